@@ -1,0 +1,120 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Client calls a Shoal server. Errors come back as *shoal.Error with the
+// code the server chose.
+type Client struct {
+	// BaseURL is the server, e.g. http://127.0.0.1:7420.
+	BaseURL string
+	// Token is the bearer token sent with every request.
+	Token string
+	// HTTP is the client used; nil means a client with a 60 s timeout.
+	HTTP *http.Client
+}
+
+// NewClient returns a client for baseURL authenticating with token.
+func NewClient(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+var statusToCode = map[int]string{
+	http.StatusBadRequest:            shoal.EINVALID,
+	http.StatusUnauthorized:          shoal.EUNAUTHORIZED,
+	http.StatusForbidden:             shoal.EFORBIDDEN,
+	http.StatusNotFound:              shoal.ENOTFOUND,
+	http.StatusConflict:              shoal.ECONFLICT,
+	http.StatusPreconditionFailed:    shoal.EPRECONDITION,
+	http.StatusNotImplemented:        shoal.ENOTIMPLEMENTED,
+	http.StatusRequestEntityTooLarge: shoal.EINVALID,
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when not nil). It returns the response headers.
+func (c *Client) do(ctx context.Context, method, path string, body any, headers map[string]string, out any) (http.Header, error) {
+	var rd io.Reader
+	if raw, ok := body.(json.RawMessage); ok {
+		rd = bytes.NewReader(raw)
+	} else if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the Shoal server at %s: %w (is `shoal server` running? set SHOAL_SERVER or the server in ~/.config/shoal/config.yaml)", c.BaseURL, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		return resp.Header, decodeErrorResponse(resp.StatusCode, data)
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.Header, fmt.Errorf("the server's answer to %s %s is not valid JSON: %w", method, path, err)
+		}
+	}
+	return resp.Header, nil
+}
+
+func decodeErrorResponse(status int, data []byte) error {
+	var body errorBody
+	code, ok := statusToCode[status]
+	if !ok {
+		code = shoal.EINTERNAL
+	}
+	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
+		if body.Error.Code != "" && StatusFor(body.Error.Code) == status {
+			code = body.Error.Code
+		}
+		return &shoal.Error{Code: code, Message: body.Error.Message, Field: body.Error.Target}
+	}
+	return &shoal.Error{Code: code, Message: fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))}
+}
+
+func wsPath(workspace string) string {
+	return "/api/v1/workspaces/" + url.PathEscape(workspace)
+}
+
+// Health calls /healthz.
+func (c *Client) Health(ctx context.Context) error {
+	_, err := c.do(ctx, http.MethodGet, "/healthz", nil, nil, nil)
+	return err
+}

@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// ApplyCompute sends a compute document (JSON with the YAML keys) to create
+// or apply it. It reports whether the compute was created.
+func (c *Client) ApplyCompute(ctx context.Context, workspace, name string, doc json.RawMessage, ifMatch string) (*shoal.Compute, bool, error) {
+	var out shoal.Compute
+	created := false
+	_, err := c.doStatus(ctx, http.MethodPut, wsPath(workspace)+"/computes/"+url.PathEscape(name), doc, map[string]string{"If-Match": ifMatch}, &out, &created)
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, created, nil
+}
+
+// doStatus is do that also reports whether the answer was 201 Created.
+func (c *Client) doStatus(ctx context.Context, method, path string, body any, headers map[string]string, out any, created *bool) (http.Header, error) {
+	h, err := c.do(ctx, method, path, body, headers, out)
+	if err == nil && h != nil {
+		*created = h.Get("X-Shoal-Created") == "true"
+	}
+	return h, err
+}
+
+// UpdateCompute applies a partial update of mutable fields.
+func (c *Client) UpdateCompute(ctx context.Context, workspace, name string, upd *shoal.ComputeUpdate, ifMatch string) (*shoal.Compute, error) {
+	var out shoal.Compute
+	_, err := c.do(ctx, http.MethodPatch, wsPath(workspace)+"/computes/"+url.PathEscape(name), upd, map[string]string{"If-Match": ifMatch}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetCompute returns one compute.
+func (c *Client) GetCompute(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+	var out shoal.Compute
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(name), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListComputes returns a workspace's computes, optionally of one type.
+func (c *Client) ListComputes(ctx context.Context, workspace, computeType string) ([]*shoal.Compute, error) {
+	var out listBody[*shoal.Compute]
+	path := wsPath(workspace) + "/computes"
+	if computeType != "" {
+		path += "?type=" + url.QueryEscape(computeType)
+	}
+	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// DeleteCompute starts deleting a compute.
+func (c *Client) DeleteCompute(ctx context.Context, workspace, name, ifMatch string) (*shoal.Compute, error) {
+	var out shoal.Compute
+	if _, err := c.do(ctx, http.MethodDelete, wsPath(workspace)+"/computes/"+url.PathEscape(name), nil, map[string]string{"If-Match": ifMatch}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListComputeEvents returns a compute's event log.
+func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) ([]*shoal.Event, error) {
+	var out listBody[*shoal.Event]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(name)+"/events", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// ListLocations returns the server's locations.
+func (c *Client) ListLocations(ctx context.Context) ([]*shoal.Location, error) {
+	var out listBody[*shoal.Location]
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// ListSizes returns the sizes offered at a location, as generic JSON
+// values in the server's key order.
+func (c *Client) ListSizes(ctx context.Context, location string) (json.RawMessage, error) {
+	return c.rawList(ctx, "/api/v1/locations/"+url.PathEscape(location)+"/sizes")
+}
+
+// ListUsages returns the quota usage lines of a location.
+func (c *Client) ListUsages(ctx context.Context, location string) (json.RawMessage, error) {
+	return c.rawList(ctx, "/api/v1/locations/"+url.PathEscape(location)+"/usages")
+}
+
+func (c *Client) rawList(ctx context.Context, path string) (json.RawMessage, error) {
+	var out struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// ListWorkspaces returns all workspaces.
+func (c *Client) ListWorkspaces(ctx context.Context) ([]*shoal.Workspace, error) {
+	var out listBody[*shoal.Workspace]
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/workspaces", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// CreateWorkspace creates a workspace.
+func (c *Client) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*shoal.Workspace, error) {
+	var out shoal.Workspace
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/workspaces", ws, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetWorkspace returns one workspace.
+func (c *Client) GetWorkspace(ctx context.Context, name string) (*shoal.Workspace, error) {
+	var out shoal.Workspace
+	if _, err := c.do(ctx, http.MethodGet, wsPath(name), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws"), Type: r.URL.Query().Get("type")})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]*shoal.Compute, len(list))
+	for i, c := range list {
+		out[i] = c.Redacted()
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Compute]{Value: out})
+}
+
+// listBody is the envelope of every list response, as Azure's.
+type listBody[T any] struct {
+	Value []T `json:"value"`
+}
+
+func (s *Server) handleGetCompute(w http.ResponseWriter, r *http.Request) {
+	c, err := s.svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusOK, c)
+}
+
+func (s *Server) handlePutCompute(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	spec, err := shoal.DecodeComputeSpec(body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	name := r.PathValue("name")
+	if spec.Name == "" {
+		spec.Name = name
+	} else if !strings.EqualFold(spec.Name, name) {
+		s.writeError(w, r, shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
+		return
+	}
+	c, created, err := s.svc.CreateOrApplyCompute(r.Context(), r.PathValue("ws"), spec, r.Header.Get("If-Match"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeCompute(w, status, c)
+}
+
+func (s *Server) handlePatchCompute(w http.ResponseWriter, r *http.Request) {
+	var upd shoal.ComputeUpdate
+	if err := decodeStrict(r.Body, &upd); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &upd, r.Header.Get("If-Match"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusOK, c)
+}
+
+func (s *Server) handleDeleteCompute(w http.ResponseWriter, r *http.Request) {
+	c, err := s.svc.DeleteCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.Header.Get("If-Match"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusAccepted, c)
+}
+
+func (s *Server) handleComputeEvents(w http.ResponseWriter, r *http.Request) {
+	events, err := s.svc.ListComputeEvents(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: events})
+}
+
+func writeCompute(w http.ResponseWriter, status int, c *shoal.Compute) {
+	w.Header().Set("ETag", c.ETag)
+	if status == http.StatusCreated {
+		w.Header().Set("X-Shoal-Created", "true")
+	}
+	writeJSON(w, status, c.Redacted())
+}
+
+// decodeStrict decodes a JSON body, refusing unknown keys with an error
+// that names the key.
+func decodeStrict(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if k, ok := strings.CutPrefix(msg, "unknown field "); ok {
+			k = strings.Trim(k, `"`)
+			return &shoal.Error{Code: shoal.EINVALID, Field: k, Message: k + ": unknown key"}
+		}
+		var te *json.UnmarshalTypeError
+		if ok := asTypeError(err, &te); ok {
+			return shoal.FieldErrorf(te.Field, "has the wrong type (%s)", te.Value)
+		}
+		return shoal.Errorf(shoal.EINVALID, "the request body is not valid JSON (%s)", msg)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// errorBody is Azure's error envelope: {"error": {"code", "message", "target"}}.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Target  string `json:"target,omitempty"`
+}
+
+var codeToStatus = map[string]int{
+	shoal.EINVALID:        http.StatusBadRequest,
+	shoal.EUNAUTHORIZED:   http.StatusUnauthorized,
+	shoal.EFORBIDDEN:      http.StatusForbidden,
+	shoal.ENOTFOUND:       http.StatusNotFound,
+	shoal.ECONFLICT:       http.StatusConflict,
+	shoal.EPRECONDITION:   http.StatusPreconditionFailed,
+	shoal.EQUOTA:          http.StatusConflict,
+	shoal.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	shoal.EINTERNAL:       http.StatusInternalServerError,
+}
+
+// StatusFor returns the HTTP status of an error code.
+func StatusFor(code string) int {
+	if s, ok := codeToStatus[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError writes err as Azure's error envelope. Internal errors are
+// logged with their detail and shown as a generic message.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := shoal.ErrorCode(err)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		code = shoal.EINVALID
+		err = shoal.Errorf(shoal.EINVALID, "the request body is larger than %d bytes", MaxRequestBytes)
+	}
+	if code == shoal.EINTERNAL {
+		s.log.Error("internal error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
+	}
+	if code == shoal.EUNAUTHORIZED {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
+	}
+	writeJSON(w, StatusFor(code), errorBody{Error: errorDetail{Code: code, Message: shoal.ErrorMessage(err), Target: shoal.ErrorField(err)}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,39 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/shoal-ml/shoal"
+)
+
+func (s *Server) handleListWorkspaces(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.ListWorkspaces(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Workspace]{Value: list})
+}
+
+func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request) {
+	var ws shoal.Workspace
+	if err := decodeStrict(r.Body, &ws); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.svc.CreateWorkspace(r.Context(), &ws)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.svc.FindWorkspace(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ws)
+}

@@ -1,0 +1,274 @@
+// Package app wires a Shoal server together: configuration, store,
+// services, HTTP API and controllers. cmd/shoal runs it; end-to-end tests
+// start it on port 0 with a temporary data directory.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/clientconfig"
+	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/provider/local"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlite"
+)
+
+// Options configure a server. Flags override the config file, which
+// overrides the built-in defaults.
+type Options struct {
+	// Listen is the HTTP address; "" means the config's or 127.0.0.1:7420.
+	Listen string
+	// DataDir holds the database; "" means the config's or ~/.local/share/shoal.
+	DataDir string
+	// ConfigPath is the server config YAML; "" means none.
+	ConfigPath string
+	// ClientConfigPath is where the local user's CLI config is written on
+	// first start; "" means ~/.config/shoal/config.yaml, "-" means never.
+	ClientConfigPath string
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// Clock is the time source of the store and controllers.
+	Clock shoal.Clock
+	// TickInterval is how often controllers run without a trigger.
+	TickInterval time.Duration
+}
+
+// Main is a running server.
+type Main struct {
+	opts     Options
+	log      *slog.Logger
+	store    *sqlite.DB
+	svc      *service.Services
+	http     *http.Server
+	listener net.Listener
+	wake     chan struct{}
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	// AdminToken is the bootstrap token when this start created it.
+	AdminToken string
+}
+
+// DefaultDataDir returns $XDG_DATA_HOME/shoal or ~/.local/share/shoal.
+func DefaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "shoal"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "share", "shoal"), nil
+}
+
+// Start opens the store, bootstraps the first start, starts listening and
+// starts the controllers. Call Close to stop.
+func Start(ctx context.Context, opts Options) (*Main, error) {
+	cfg, err := config.Load(opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Listen == "" {
+		opts.Listen = cfg.Listen
+	}
+	if opts.Listen == "" {
+		opts.Listen = config.DefaultListen
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = cfg.DataDir
+	}
+	if opts.DataDir == "" {
+		if opts.DataDir, err = DefaultDataDir(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = shoal.SystemClock{}
+	}
+	if opts.TickInterval == 0 {
+		opts.TickInterval = time.Second
+	}
+	catalog, err := cfg.Catalog(func(provider string) (int, string) { return local.DetectGPUs() })
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(opts.DataDir, "shoal.db"), Clock: opts.Clock, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	m := &Main{opts: opts, log: opts.Logger, store: store, wake: make(chan struct{}, 1)}
+	m.svc = service.New(service.Config{Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke})
+	if err := m.bootstrap(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
+	}
+	m.listener = ln
+	if err := m.writeClientConfig(); err != nil {
+		m.log.Warn("could not write the client config", slog.Any("err", err))
+	}
+	m.http = &http.Server{Handler: withRequestLog(api.NewServer(m.svc, opts.Logger), opts.Logger), ReadHeaderTimeout: 10 * time.Second}
+	runCtx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	m.wg.Add(2)
+	go func() {
+		defer m.wg.Done()
+		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.log.Error("http server stopped", slog.Any("err", err))
+		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.runControllers(runCtx)
+	}()
+	m.log.Info("shoal server started", slog.String("url", m.URL()), slog.String("data_dir", opts.DataDir))
+	return m, nil
+}
+
+// bootstrap creates the default workspace and, on the first start, the
+// admin token, written to <data-dir>/admin.token with mode 0600.
+func (m *Main) bootstrap(ctx context.Context) error {
+	token, err := m.svc.BootstrapAdmin(ctx)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if token == "" {
+		return nil
+	}
+	m.AdminToken = token
+	path := filepath.Join(m.opts.DataDir, "admin.token")
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write admin token: %w", err)
+	}
+	m.log.Info("created the admin API token", slog.String("path", path))
+	return nil
+}
+
+// writeClientConfig points the local user's CLI at this server when the
+// user has no config yet, or has one this server family wrote earlier.
+func (m *Main) writeClientConfig() error {
+	path := m.opts.ClientConfigPath
+	if path == "-" {
+		return nil
+	}
+	if path == "" {
+		var err error
+		if path, err = clientconfig.DefaultPath(); err != nil {
+			return err
+		}
+	}
+	existing, err := clientconfig.Load(path)
+	if err != nil {
+		return err
+	}
+	if existing.Server != "" && !existing.WrittenByServer {
+		return nil
+	}
+	token := m.AdminToken
+	if token == "" {
+		b, err := os.ReadFile(filepath.Join(m.opts.DataDir, "admin.token"))
+		if err != nil {
+			return nil // the token file was removed on purpose; leave the config alone
+		}
+		token = string(trimNL(b))
+	}
+	if existing.Server == m.URL() && existing.Token == token {
+		return nil
+	}
+	return clientconfig.Save(path, &clientconfig.Config{Server: m.URL(), Token: token, Workspace: existing.Workspace, WrittenByServer: true})
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// URL is the server's base URL.
+func (m *Main) URL() string { return "http://" + m.listener.Addr().String() }
+
+// Services returns the domain services (for tests and embedding).
+func (m *Main) Services() *service.Services { return m.svc }
+
+// poke wakes the controllers without blocking.
+func (m *Main) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runControllers runs the reconcilers on every change and every tick.
+func (m *Main) runControllers(ctx context.Context) {
+	t := time.NewTicker(m.opts.TickInterval)
+	defer t.Stop()
+	for {
+		if err := m.svc.ReconcileComputes(ctx); err != nil && ctx.Err() == nil {
+			m.log.Error("compute reconcile failed", slog.Any("err", err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.wake:
+		}
+	}
+}
+
+// Close stops accepting requests, lets running ones finish (up to 10 s),
+// stops the controllers and closes the store.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := m.http.Shutdown(ctx)
+	m.cancel()
+	m.wg.Wait()
+	if cerr := m.store.Close(); err == nil {
+		err = cerr
+	}
+	m.log.Info("shoal server stopped")
+	return err
+}
+
+// withRequestLog logs each request's method, path, status and duration.
+// Headers are never logged: they carry tokens.
+func withRequestLog(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		log.Info("request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.Duration("took", time.Since(start)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}

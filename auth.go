@@ -1,0 +1,87 @@
+package shoal
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// Principal kinds.
+const (
+	PrincipalAdmin = "admin" // the server's bootstrap administrator
+	PrincipalUser  = "user"
+	PrincipalNode  = "node"
+)
+
+// Principal is who makes a request.
+type Principal struct {
+	// ID is unique, e.g. "admin" or "user:alice".
+	ID string `json:"id"`
+	// Name is what events and the audit log show.
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal in ctx, or nil.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
+
+// ActorName returns the name to record as the actor of a change made in ctx.
+func ActorName(ctx context.Context) string {
+	if p := PrincipalFrom(ctx); p != nil {
+		return p.Name
+	}
+	return "system"
+}
+
+// TokenPrefix starts every Shoal API token so that secret scanners and
+// redaction can recognise them.
+const TokenPrefix = "shoal_"
+
+// APIToken is a stored API token. Only its SHA-256 hash is kept: the token
+// itself is shown once, when it is created.
+type APIToken struct {
+	ID          string     `json:"id"`
+	Name        string     `json:"name"`
+	PrincipalID string     `json:"principal_id"`
+	Hash        string     `json:"-"`
+	CreatedOn   time.Time  `json:"created_on"`
+	ExpiresOn   *time.Time `json:"expires_on,omitempty"`
+	Revoked     bool       `json:"revoked"`
+}
+
+// NewToken returns a fresh random API token and its hash.
+func NewToken() (token, hash string, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	token = TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return token, HashToken(token), nil
+}
+
+// HashToken returns the hex SHA-256 of a token, the form tokens are stored in.
+// Tokens carry 256 random bits, so a fast hash is enough.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return hex.EncodeToString(sum[:])
+}
+
+// TokenMatches compares a presented token with a stored hash in constant time.
+func TokenMatches(token, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(hash)) == 1
+}

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// computeColumns are the table columns of computes.
+var computeColumns = []string{"name", "type", "size", "location", "tier", "min_instances", "max_instances", "provisioning_state", "allocation_state", "current_node_count"}
+
+func newComputeCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "compute", Short: "Manage compute clusters (az ml compute)"}
+	cmd.AddCommand(
+		newComputeCreateCommand(g), newComputeUpdateCommand(g), newComputeShowCommand(g),
+		newComputeListCommand(g), newComputeDeleteCommand(g), newComputeListSizesCommand(g),
+		newComputeListUsageCommand(g), newComputeEventsCommand(g),
+	)
+	return cmd
+}
+
+func newComputeShowCommand(g *globals) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Show a compute",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			comp, err := c.GetCompute(cmd.Context(), ws, name)
+			if err != nil {
+				return err
+			}
+			return g.render(comp, computeColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newComputeListCommand(g *globals) *cobra.Command {
+	var typ string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the computes of the workspace",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListComputes(cmd.Context(), ws, typ)
+			if err != nil {
+				return err
+			}
+			return g.render(list, computeColumns)
+		},
+	}
+	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute)")
+	return cmd
+}
+
+func newComputeDeleteCommand(g *globals) *cobra.Command {
+	var name string
+	var yes, noWait bool
+	cmd := &cobra.Command{
+		Use:   "delete",
+		Short: "Delete a compute (asks for confirmation unless --yes)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			if !yes {
+				ok, err := confirm(g, fmt.Sprintf("Are you sure you want to delete compute %q in workspace %q? (y/n): ", name, ws))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("delete cancelled")
+				}
+			}
+			if _, err := c.DeleteCompute(cmd.Context(), ws, name, ""); err != nil {
+				return err
+			}
+			if noWait {
+				return nil
+			}
+			return waitFor(cmd.Context(), g, "Deleting "+name, func(ctx context.Context) (bool, error) {
+				_, err := c.GetCompute(ctx, ws, name)
+				if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+					return true, nil
+				}
+				return false, err
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for the deletion to finish")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+// confirm asks a yes/no question on stderr and reads the answer from stdin.
+func confirm(g *globals, question string) (bool, error) {
+	fmt.Fprint(g.stderr, question)
+	line, err := bufio.NewReader(g.stdin).ReadString('\n')
+	if err != nil && strings.TrimSpace(line) == "" {
+		return false, fmt.Errorf("no answer to the confirmation prompt; pass --yes to delete without asking")
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", nil
+}
+
+// waitFor polls done until it reports true, showing progress on stderr when
+// it is a terminal.
+func waitFor(ctx context.Context, g *globals, what string, done func(context.Context) (bool, error)) error {
+	tty := false
+	if f, ok := g.stderr.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	spin := []string{"|", "/", "-", "\\"}
+	deadline := time.Now().Add(30 * time.Minute)
+	for i := 0; ; i++ {
+		ok, err := done(ctx)
+		if err != nil || ok {
+			if tty {
+				fmt.Fprint(g.stderr, "\r\033[K")
+			}
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: still not finished after 30 minutes", what)
+		}
+		if tty {
+			fmt.Fprintf(g.stderr, "\r%s %s", spin[i%len(spin)], what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func newComputeListSizesCommand(g *globals) *cobra.Command {
+	var location string
+	cmd := &cobra.Command{
+		Use:   "list-sizes",
+		Short: "List the VM sizes offered at a location",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			if location == "" {
+				if location, err = workspaceLocation(cmd.Context(), g, ws); err != nil {
+					return err
+				}
+			}
+			raw, err := c.ListSizes(cmd.Context(), location)
+			if err != nil {
+				return err
+			}
+			return g.render(raw, []string{"name", "family", "v_cp_us", "memory_gb", "gpus", "gpu_model", "low_priority_capable"})
+		},
+	}
+	cmd.Flags().StringVarP(&location, "location", "l", "", "location (default: the workspace's)")
+	return cmd
+}
+
+func newComputeListUsageCommand(g *globals) *cobra.Command {
+	var location string
+	cmd := &cobra.Command{
+		Use:   "list-usage",
+		Short: "List vCPU quota usage at a location",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			if location == "" {
+				if location, err = workspaceLocation(cmd.Context(), g, ws); err != nil {
+					return err
+				}
+			}
+			raw, err := c.ListUsages(cmd.Context(), location)
+			if err != nil {
+				return err
+			}
+			return g.render(raw, []string{"type", "current_value", "limit", "unit"})
+		},
+	}
+	cmd.Flags().StringVarP(&location, "location", "l", "", "location (default: the workspace's)")
+	return cmd
+}
+
+// workspaceLocation returns the workspace's location, or the server's
+// default location when the workspace does not exist yet.
+func workspaceLocation(ctx context.Context, g *globals, ws string) (string, error) {
+	c, _, err := g.client()
+	if err != nil {
+		return "", err
+	}
+	w, err := c.GetWorkspace(ctx, ws)
+	if err == nil {
+		return w.Location, nil
+	}
+	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		return "", err
+	}
+	w, err = c.GetWorkspace(ctx, shoal.DefaultWorkspace)
+	if err != nil {
+		return "", err
+	}
+	return w.Location, nil
+}
+
+func newComputeEventsCommand(g *globals) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Show a compute's event log: created, updated, scaled, preempted, quota blocked, deleted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			events, err := c.ListComputeEvents(cmd.Context(), ws, name)
+			if err != nil {
+				return err
+			}
+			return g.render(events, []string{"time", "kind", "actor", "reason"})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}

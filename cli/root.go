@@ -1,0 +1,135 @@
+// Package cli is the `shoal` command line, modelled on `az ml`: the same
+// verbs, flags, output formats (--output/-o) and JMESPath --query.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/clientconfig"
+)
+
+// Version is the program version, set at build time with -ldflags.
+var Version = "dev"
+
+// globals are the flags every command takes.
+type globals struct {
+	workspace     string
+	resourceGroup string
+	subscription  string
+	output        string
+	query         string
+	configPath    string
+	stdin         io.Reader
+	stdout        io.Writer
+	stderr        io.Writer
+}
+
+// Execute runs the CLI with os.Args and returns the process exit code.
+func Execute(ctx context.Context) int {
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs the CLI with args and the given streams; it returns the exit
+// code. Errors are printed to stderr as "ERROR: <message>", as az does.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCommand(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "ERROR: "+errorText(err))
+		return 1
+	}
+	return 0
+}
+
+func errorText(err error) string {
+	var e *shoal.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+func newRootCommand(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "shoal",
+		Short:         "Self-hosted managed ML compute: compute clusters, instances and jobs, the az ml way",
+		Long:          "Shoal runs Azure Machine Learning style compute clusters on your own machines.\nStart a server with `shoal server`, then manage computes with `shoal compute ...` as you would with `az ml compute ...`.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.workspace, "workspace", "w", "", "workspace name (also --workspace-name; default: the client config's, else \"default\"; env SHOAL_WORKSPACE)")
+	pf.StringVarP(&g.resourceGroup, "resource-group", "g", "", "accepted for az compatibility; Shoal has no resource groups")
+	pf.StringVar(&g.subscription, "subscription", "", "accepted for az compatibility; Shoal has no subscriptions")
+	pf.StringVarP(&g.output, "output", "o", "json", "output format: "+strings.Join(OutputFormats, ", "))
+	pf.StringVar(&g.query, "query", "", "JMESPath query applied to the output, e.g. \"[].name\"")
+	pf.StringVar(&g.configPath, "client-config", "", "client config file (default ~/.config/shoal/config.yaml)")
+	_ = pf.MarkHidden("subscription")
+	root.SetGlobalNormalizationFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "workspace-name" {
+			name = "workspace"
+		}
+		return pflag.NormalizedName(name)
+	})
+	root.AddCommand(newServerCommand(g), newComputeCommand(g), newWorkspaceCommand(g), newVersionCommand(g))
+	return root
+}
+
+// client returns an API client and the workspace to act in, from flags,
+// environment and the client config.
+func (g *globals) client() (*api.Client, string, error) {
+	path := g.configPath
+	if path == "" {
+		var err error
+		if path, err = clientconfig.DefaultPath(); err != nil {
+			return nil, "", err
+		}
+	}
+	cfg, err := clientconfig.Load(path)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.ApplyEnv()
+	if cfg.Server == "" {
+		return nil, "", fmt.Errorf("no Shoal server is configured: start one with `shoal server` (it writes %s), or set SHOAL_SERVER and SHOAL_TOKEN", path)
+	}
+	ws := g.workspace
+	if ws == "" {
+		ws = cfg.Workspace
+	}
+	if ws == "" {
+		ws = shoal.DefaultWorkspace
+	}
+	return api.NewClient(cfg.Server, cfg.Token), ws, nil
+}
+
+// render prints v in the chosen output format.
+func (g *globals) render(v any, columns []string) error {
+	return Render(g.stdout, v, g.output, g.query, columns)
+}
+
+func newVersionCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of shoal",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.render(map[string]string{"shoal": Version}, nil)
+		},
+	}
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/app"
+)
+
+func newServerCommand(g *globals) *cobra.Command {
+	var opts app.Options
+	var logFormat, logLevel string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the Shoal control plane with embedded defaults (SQLite, local provider)",
+		Long: `Run the Shoal server. With no flags it listens on 127.0.0.1:7420, keeps its data in
+~/.local/share/shoal and needs no other service. On its first start it creates the
+workspace "default" and an admin API token (<data-dir>/admin.token), and points the
+local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is needed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			hopts := &slog.HandlerOptions{Level: level}
+			switch logFormat {
+			case "text":
+				opts.Logger = slog.New(slog.NewTextHandler(g.stderr, hopts))
+			case "json":
+				opts.Logger = slog.New(slog.NewJSONHandler(g.stderr, hopts))
+			default:
+				return fmt.Errorf("--log-format: use text or json, not %q", logFormat)
+			}
+			if g.configPath != "" {
+				opts.ClientConfigPath = g.configPath
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServer(ctx, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Listen, "listen", "", "address to listen on (default 127.0.0.1:7420)")
+	f.StringVar(&opts.DataDir, "data-dir", "", "data directory (default ~/.local/share/shoal)")
+	f.StringVar(&opts.ConfigPath, "config", "", "server config file (YAML; optional)")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+// runServer starts the server and blocks until ctx is cancelled (SIGINT or
+// SIGTERM), then shuts down gracefully.
+func runServer(ctx context.Context, opts app.Options) error {
+	m, err := app.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	opts.Logger.Info("shutting down")
+	return m.Close()
+}

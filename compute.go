@@ -1,0 +1,198 @@
+package shoal
+
+import (
+	"context"
+	"time"
+)
+
+// Compute types, as the YAML `type` key spells them (case-insensitive on input).
+const (
+	ComputeTypeCluster  = "amlcompute"
+	ComputeTypeInstance = "computeinstance"
+)
+
+// VM priority tiers, in the canonical spelling `az ml` prints.
+const (
+	TierDedicated   = "dedicated"
+	TierLowPriority = "low_priority"
+)
+
+// Provisioning states of a compute (Azure's provisioningState values).
+const (
+	ProvisioningCreating  = "Creating"
+	ProvisioningUpdating  = "Updating"
+	ProvisioningDeleting  = "Deleting"
+	ProvisioningSucceeded = "Succeeded"
+	ProvisioningFailed    = "Failed"
+	ProvisioningCanceled  = "Canceled"
+)
+
+// Allocation states of a cluster.
+const (
+	AllocationSteady   = "steady"
+	AllocationResizing = "resizing"
+)
+
+// Defaults applied to a cluster spec when the key is absent, as in `az ml`.
+const (
+	DefaultClusterSize             = "Standard_DS3_v2"
+	DefaultMinInstances            = 0
+	DefaultMaxInstances            = 1
+	DefaultIdleTimeBeforeScaleDown = 120
+)
+
+// ComputeSpec is what a user writes: the keys of an `az ml` compute YAML
+// file, snake_case in JSON and YAML alike. Pointers distinguish "absent"
+// from a zero value so that defaults and partial updates are exact.
+type ComputeSpec struct {
+	Name                    string            `json:"name"`
+	Type                    string            `json:"type"`
+	Description             string            `json:"description,omitempty"`
+	Tags                    map[string]string `json:"tags,omitempty"`
+	Size                    string            `json:"size,omitempty"`
+	Location                string            `json:"location,omitempty"`
+	Tier                    string            `json:"tier,omitempty"`
+	MinInstances            *int              `json:"min_instances,omitempty"`
+	MaxInstances            *int              `json:"max_instances,omitempty"`
+	IdleTimeBeforeScaleDown *int              `json:"idle_time_before_scale_down,omitempty"`
+	SSHPublicAccessEnabled  *bool             `json:"ssh_public_access_enabled,omitempty"`
+	SSHSettings             *SSHSettings      `json:"ssh_settings,omitempty"`
+	NetworkSettings         *NetworkSettings  `json:"network_settings,omitempty"`
+	EnableNodePublicIP      *bool             `json:"enable_node_public_ip,omitempty"`
+	Identity                *IdentitySpec     `json:"identity,omitempty"`
+}
+
+// SSHSettings are the admin account of a cluster's nodes. AdminPassword is
+// write-only: it is stored but never returned by the API.
+type SSHSettings struct {
+	AdminUsername string `json:"admin_username,omitempty"`
+	AdminPassword string `json:"admin_password,omitempty"`
+	SSHKeyValue   string `json:"ssh_key_value,omitempty"`
+}
+
+// NetworkSettings name the virtual network and subnet a compute joins.
+type NetworkSettings struct {
+	VnetName string `json:"vnet_name,omitempty"`
+	Subnet   string `json:"subnet,omitempty"`
+}
+
+// Identity types, canonical spelling.
+const (
+	IdentityNone                  = "none"
+	IdentitySystemAssigned        = "system_assigned"
+	IdentityUserAssigned          = "user_assigned"
+	IdentitySystemAndUserAssigned = "system_assigned,user_assigned"
+)
+
+// IdentitySpec is the managed identity of a compute: what its workloads act as.
+type IdentitySpec struct {
+	Type                   string                 `json:"type"`
+	UserAssignedIdentities []UserAssignedIdentity `json:"user_assigned_identities,omitempty"`
+	PrincipalID            string                 `json:"principal_id,omitempty"`
+	TenantID               string                 `json:"tenant_id,omitempty"`
+}
+
+// UserAssignedIdentity names an identity an admin created.
+type UserAssignedIdentity struct {
+	ResourceID  string `json:"resource_id"`
+	PrincipalID string `json:"principal_id,omitempty"`
+	ClientID    string `json:"client_id,omitempty"`
+}
+
+// NodeStateCounts counts a cluster's nodes per Azure node state.
+type NodeStateCounts struct {
+	IdleNodeCount      int `json:"idle_node_count"`
+	RunningNodeCount   int `json:"running_node_count"`
+	PreparingNodeCount int `json:"preparing_node_count"`
+	UnusableNodeCount  int `json:"unusable_node_count"`
+	LeavingNodeCount   int `json:"leaving_node_count"`
+	PreemptedNodeCount int `json:"preempted_node_count"`
+}
+
+// ProvisioningError explains why a compute is Failed.
+type ProvisioningError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Compute is a stored compute resource: the spec with defaults applied, plus
+// bookkeeping and the status the API computes when it is read.
+type Compute struct {
+	ComputeSpec
+
+	// Workspace owns the compute; names are unique (case-insensitively) within it.
+	Workspace string `json:"-"`
+	// ID is the resource path, as Azure's `id`.
+	ID string `json:"id"`
+	// ResourceID repeats ID under the key `az ml` prints.
+	ResourceID string `json:"resource_id"`
+	// ETag changes on every write; send it back as If-Match to update safely.
+	ETag string `json:"etag"`
+	// Version is the integer behind ETag.
+	Version int64 `json:"-"`
+
+	ProvisioningState  string              `json:"provisioning_state"`
+	ProvisioningErrors []ProvisioningError `json:"provisioning_errors"`
+	CreatedOn          time.Time           `json:"created_on"`
+	ModifiedOn         time.Time           `json:"modified_on"`
+	CreatedBy          string              `json:"created_by,omitempty"`
+
+	// Status computed from nodes on every read; never stored.
+	AllocationState               string          `json:"allocation_state"`
+	AllocationStateTransitionTime *time.Time      `json:"allocation_state_transition_time,omitempty"`
+	CurrentNodeCount              int             `json:"current_node_count"`
+	TargetNodeCount               int             `json:"target_node_count"`
+	NodeStateCounts               NodeStateCounts `json:"node_state_counts"`
+}
+
+// Redacted returns a copy of c that is safe to return to a client: secrets
+// (the admin password) are removed.
+func (c *Compute) Redacted() *Compute {
+	out := *c
+	if c.SSHSettings != nil {
+		s := *c.SSHSettings
+		s.AdminPassword = ""
+		out.SSHSettings = &s
+	}
+	return &out
+}
+
+// ComputeUpdate is a partial update of a compute's mutable fields, as
+// `shoal compute update` sends it. Nil fields are left as they are.
+type ComputeUpdate struct {
+	MinInstances            *int               `json:"min_instances,omitempty"`
+	MaxInstances            *int               `json:"max_instances,omitempty"`
+	IdleTimeBeforeScaleDown *int               `json:"idle_time_before_scale_down,omitempty"`
+	Description             *string            `json:"description,omitempty"`
+	Tags                    *map[string]string `json:"tags,omitempty"`
+	Identity                *IdentitySpec      `json:"identity,omitempty"`
+}
+
+// ComputeFilter selects computes in ListComputes.
+type ComputeFilter struct {
+	Workspace string
+	// Type, when set, keeps only computes of that type.
+	Type string
+}
+
+// ComputeService manages compute resources. Every method takes the acting
+// principal from ctx (see WithPrincipal).
+type ComputeService interface {
+	// CreateOrApplyCompute creates the compute, or applies spec to the existing
+	// one of that name when only mutable fields differ (ECONFLICT naming the
+	// immutable fields otherwise). ifMatch, when not empty, must equal the
+	// current ETag (EPRECONDITION). Returns EINVALID, ECONFLICT, ENOTFOUND
+	// (workspace), EPRECONDITION. The bool reports whether it was created.
+	CreateOrApplyCompute(ctx context.Context, workspace string, spec *ComputeSpec, ifMatch string) (*Compute, bool, error)
+	// UpdateCompute applies a partial update. Returns EINVALID, ENOTFOUND, EPRECONDITION.
+	UpdateCompute(ctx context.Context, workspace, name string, upd *ComputeUpdate, ifMatch string) (*Compute, error)
+	// FindCompute returns one compute with its computed status. Returns ENOTFOUND.
+	FindCompute(ctx context.Context, workspace, name string) (*Compute, error)
+	// ListComputes returns the workspace's computes ordered by name.
+	ListComputes(ctx context.Context, filter ComputeFilter) ([]*Compute, error)
+	// DeleteCompute starts deleting the compute: it moves to Deleting and is
+	// removed once its nodes are released. Returns ENOTFOUND, EPRECONDITION.
+	DeleteCompute(ctx context.Context, workspace, name string, ifMatch string) (*Compute, error)
+	// ListComputeEvents returns the compute's event log, oldest first.
+	ListComputeEvents(ctx context.Context, workspace, name string) ([]*Event, error)
+}

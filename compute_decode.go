@@ -1,0 +1,302 @@
+package shoal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// keySchema lists the keys an object accepts: a nil value is a leaf, a
+// keySchema value is a nested object, and a listOf value is a list of objects.
+type keySchema map[string]any
+
+type listOf struct{ item keySchema }
+
+// clusterKeys are the keys a compute cluster document may carry. Read-only
+// keys (`id`, `provisioning_state`, ...) are accepted and ignored so that the
+// output of `show -o yaml` can be applied again.
+var clusterKeys = keySchema{
+	"$schema": nil, "name": nil, "type": nil, "description": nil, "tags": nil,
+	"size": nil, "location": nil, "tier": nil,
+	"min_instances": nil, "max_instances": nil, "idle_time_before_scale_down": nil,
+	"ssh_public_access_enabled": nil,
+	"ssh_settings":              keySchema{"admin_username": nil, "admin_password": nil, "ssh_key_value": nil},
+	"network_settings":          keySchema{"vnet_name": nil, "subnet": nil},
+	"vnet_name":                 nil, "subnet_name": nil, // the top-level spelling of the Python SDK
+	"enable_node_public_ip": nil,
+	"identity": keySchema{"type": nil, "principal_id": nil, "tenant_id": nil,
+		"user_assigned_identities": listOf{keySchema{"resource_id": nil, "principal_id": nil, "client_id": nil}}},
+	// read-only keys, ignored on input
+	"id": nil, "resource_id": nil, "etag": nil, "provisioning_state": nil, "provisioning_errors": nil,
+	"created_on": nil, "modified_on": nil, "created_by": nil, "allocation_state": nil,
+	"allocation_state_transition_time": nil, "current_node_count": nil, "target_node_count": nil,
+	"node_state_counts": nil,
+}
+
+// checkKeys fails on the first key that schema does not list, naming it with
+// its full path.
+func checkKeys(raw json.RawMessage, path string, schema keySchema) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		if path == "" {
+			return Errorf(EINVALID, "the document must be a mapping of keys to values (%s)", jsonProblem(err))
+		}
+		return FieldErrorf(path, "must be a mapping of keys to values")
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		full := k
+		if path != "" {
+			full = path + "." + k
+		}
+		sub, ok := schema[k]
+		if !ok {
+			return &Error{Code: EINVALID, Field: full, Message: fmt.Sprintf("%s: unknown key %q; allowed keys here: %s", full, k, strings.Join(schemaKeys(schema), ", "))}
+		}
+		v := obj[k]
+		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			continue
+		}
+		switch s := sub.(type) {
+		case keySchema:
+			if err := checkKeys(v, full, s); err != nil {
+				return err
+			}
+		case listOf:
+			var items []json.RawMessage
+			if err := json.Unmarshal(v, &items); err != nil {
+				return FieldErrorf(full, "must be a list")
+			}
+			for i, it := range items {
+				if err := checkKeys(it, fmt.Sprintf("%s[%d]", full, i), s.item); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func schemaKeys(s keySchema) []string {
+	var out []string
+	for k := range s {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DecodeComputeSpec decodes a compute document (JSON with the snake_case
+// YAML keys). Unknown keys, wrong types and malformed values are EINVALID
+// errors naming the key. Spellings the seeds use are accepted: the top-level
+// vnet_name/subnet_name, idle_time_before_scale_down as an ISO 8601 duration
+// ("PT120S") and tag values that are numbers or booleans.
+func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, Errorf(EINVALID, "the compute document is empty")
+	}
+	if err := checkKeys(data, "", clusterKeys); err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, Errorf(EINVALID, "the document must be a mapping (%s)", jsonProblem(err))
+	}
+	// Normalise the lenient spellings before the strict decode.
+	if v, ok := obj["idle_time_before_scale_down"]; ok {
+		n, err := decodeSeconds(v)
+		if err != nil {
+			return nil, FieldErrorf("idle_time_before_scale_down", "%s", err.Error())
+		}
+		if n == nil {
+			delete(obj, "idle_time_before_scale_down")
+		} else {
+			obj["idle_time_before_scale_down"], _ = json.Marshal(*n)
+		}
+	}
+	if v, ok := obj["tags"]; ok {
+		tags, err := decodeTags(v)
+		if err != nil {
+			return nil, err
+		}
+		obj["tags"], _ = json.Marshal(tags)
+	}
+	for _, k := range []string{"min_instances", "max_instances"} {
+		if v, ok := obj[k]; ok {
+			if err := checkInteger(k, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	vnet, subnet := obj["vnet_name"], obj["subnet_name"]
+	delete(obj, "vnet_name")
+	delete(obj, "subnet_name")
+	norm, _ := json.Marshal(obj)
+
+	var spec ComputeSpec
+	dec := json.NewDecoder(bytes.NewReader(norm))
+	if err := dec.Decode(&spec); err != nil {
+		return nil, decodeError(err)
+	}
+	if vnet != nil || subnet != nil {
+		var ns NetworkSettings
+		if err := unmarshalString(vnet, &ns.VnetName, "vnet_name"); err != nil {
+			return nil, err
+		}
+		if err := unmarshalString(subnet, &ns.Subnet, "subnet_name"); err != nil {
+			return nil, err
+		}
+		if spec.NetworkSettings != nil {
+			return nil, FieldErrorf("vnet_name", "give the virtual network either as network_settings or as top-level vnet_name/subnet_name, not both")
+		}
+		spec.NetworkSettings = &ns
+	}
+	return &spec, nil
+}
+
+func unmarshalString(raw json.RawMessage, dst *string, field string) error {
+	if raw == nil || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return FieldErrorf(field, "must be a string")
+	}
+	return nil
+}
+
+// checkInteger accepts a JSON number with no fractional part.
+func checkInteger(field string, raw json.RawMessage) error {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return FieldErrorf(field, "must be a whole number, got %s", shortJSON(raw))
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return FieldErrorf(field, "must be a whole number, got %s", shortJSON(raw))
+	}
+	return nil
+}
+
+var isoSeconds = regexp.MustCompile(`^(?i)PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$`)
+
+// decodeSeconds reads a number of seconds written as an integer, a string of
+// digits or an ISO 8601 duration such as "PT2M" or "PT120S".
+func decodeSeconds(raw json.RawMessage) (*int, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err == nil {
+		if f != math.Trunc(f) || math.Abs(f) > 1e9 {
+			return nil, fmt.Errorf("must be a whole number of seconds, got %s", shortJSON(raw))
+		}
+		n := int(f)
+		return &n, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("must be a whole number of seconds, got %s", shortJSON(raw))
+	}
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		return &n, nil
+	}
+	m := isoSeconds.FindStringSubmatch(s)
+	if m == nil || s == "PT" || strings.EqualFold(s, "pt") {
+		return nil, fmt.Errorf("must be a whole number of seconds (e.g. 120) or an ISO 8601 duration (e.g. PT120S), got %q", s)
+	}
+	total := 0
+	for i, mult := range []int{3600, 60, 1} {
+		if m[i+1] != "" {
+			v, err := strconv.Atoi(m[i+1])
+			if err != nil || v > 1e8 {
+				return nil, fmt.Errorf("duration %q is too large", s)
+			}
+			total += v * mult
+		}
+	}
+	return &total, nil
+}
+
+// decodeTags accepts a mapping whose values are strings, numbers or
+// booleans (YAML writes `cost_center: 1234` unquoted) and returns strings.
+func decodeTags(raw json.RawMessage) (map[string]string, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf("tags", "must be a mapping of names to values")
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case float64:
+			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			out[k] = strconv.FormatBool(x)
+		case nil:
+			out[k] = ""
+		default:
+			return nil, FieldErrorf("tags."+k, "must be a string, number or boolean")
+		}
+	}
+	return out, nil
+}
+
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "document"
+		}
+		return FieldErrorf(field, "must be %s, got %s", jsonTypeName(te.Type.Kind().String()), te.Value)
+	}
+	return Errorf(EINVALID, "the document is not valid (%s)", jsonProblem(err))
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "int", "int64", "int32", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "map", "struct":
+		return "a mapping"
+	case "slice":
+		return "a list"
+	case "ptr":
+		return "a value of another type"
+	}
+	return "a " + kind
+}
+
+func jsonProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func shortJSON(raw json.RawMessage) string {
+	s := string(bytes.TrimSpace(raw))
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
+}

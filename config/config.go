@@ -1,0 +1,263 @@
+// Package config reads the server's YAML configuration file and turns it,
+// together with the built-in defaults, into the catalog of locations and
+// sizes the server uses. Every key is optional: with no file at all the
+// server has one location, `local`, that also answers to Azure's region names.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// DefaultListen is the address the server listens on by default.
+const DefaultListen = "127.0.0.1:7420"
+
+// Config is the server configuration file.
+type Config struct {
+	// Listen is the HTTP listen address (flag --listen overrides it).
+	Listen string `yaml:"listen"`
+	// DataDir holds the database and node working directories (flag --data-dir overrides it).
+	DataDir string `yaml:"data_dir"`
+	// DefaultLocation is the location of new workspaces. Default: the first location.
+	DefaultLocation string `yaml:"default_location"`
+	// AzureRegionAliases makes every Azure region name that no location
+	// claims an alias of the default location, so Azure YAML runs unchanged.
+	// Default true.
+	AzureRegionAliases *bool `yaml:"azure_region_aliases"`
+	// Locations are the pools of capacity. Default: one `local` location.
+	Locations []LocationConfig `yaml:"locations"`
+	// Sizes add to (or replace, by name) the built-in Azure VM sizes.
+	Sizes []SizeConfig `yaml:"sizes"`
+}
+
+// LocationConfig configures one location.
+type LocationConfig struct {
+	Name     string   `yaml:"name"`
+	Provider string   `yaml:"provider"`
+	Aliases  []string `yaml:"aliases"`
+	// EmulatedGPUs declares GPUs for testing on a host without them: GPU
+	// sizes are accepted and their jobs see the GPU count but no device.
+	EmulatedGPUs bool `yaml:"emulated_gpus"`
+	// ProvisioningDelay mimics a cloud's node start-up time (e.g. "3m").
+	ProvisioningDelay Duration `yaml:"provisioning_delay"`
+	// Sizes restricts the sizes offered here; empty offers all.
+	Sizes []string    `yaml:"sizes"`
+	Quota QuotaConfig `yaml:"quota"`
+}
+
+// QuotaConfig sets a location's vCPU limits; absent keys keep the defaults
+// and -1 means unlimited.
+type QuotaConfig struct {
+	TotalDedicatedVCPUs         *int           `yaml:"total_dedicated_vcpus"`
+	LowPriorityVCPUs            *int           `yaml:"low_priority_vcpus"`
+	DefaultFamilyDedicatedVCPUs *int           `yaml:"default_family_dedicated_vcpus"`
+	DedicatedVCPUsPerFamily     map[string]int `yaml:"dedicated_vcpus_per_family"`
+}
+
+// SizeConfig defines a VM size, e.g. a lab's own machine type.
+type SizeConfig struct {
+	Name                    string   `yaml:"name"`
+	Family                  string   `yaml:"family"`
+	VCPUs                   int      `yaml:"vcpus"`
+	MemoryGB                float64  `yaml:"memory_gb"`
+	GPUs                    int      `yaml:"gpus"`
+	GPUModel                string   `yaml:"gpu_model"`
+	LowPriorityCapable      *bool    `yaml:"low_priority_capable"`
+	SupportedComputeTypes   []string `yaml:"supported_compute_types"`
+	PricePerHour            float64  `yaml:"price_per_hour"`
+	LowPriorityPricePerHour float64  `yaml:"low_priority_price_per_hour"`
+}
+
+// Duration is a time.Duration written as "90s", "3m" or a number of seconds.
+type Duration time.Duration
+
+// UnmarshalYAML reads "3m" or 180.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var secs int
+	if err := n.Decode(&secs); err == nil {
+		*d = Duration(time.Duration(secs) * time.Second)
+		return nil
+	}
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: a duration such as 90s or 3m is required", n.Line)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration such as 90s or 3m", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Load reads the config file at path; an empty path gives the defaults.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return &Config{}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	cfg, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes a config document strictly: unknown keys are errors.
+func Parse(r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// GPUDetector reports the GPUs a provider finds on its hosts; it lets the
+// catalog say why a location has none.
+type GPUDetector func(provider string) (count int, detail string)
+
+// Catalog builds the catalog from the built-in sizes and this config.
+func (c *Config) Catalog(detect GPUDetector) (*shoal.Catalog, error) {
+	sizes := shoal.BuiltinSizes()
+	for i, sc := range c.Sizes {
+		s, err := sc.size()
+		if err != nil {
+			return nil, fmt.Errorf("sizes[%d]: %w", i, err)
+		}
+		sizes = append(sizes, s)
+	}
+	locCfgs := c.Locations
+	if len(locCfgs) == 0 {
+		locCfgs = []LocationConfig{{Name: "local", Provider: "local"}}
+	}
+	var locs []*shoal.Location
+	for i, lc := range locCfgs {
+		l, err := lc.location(detect)
+		if err != nil {
+			return nil, fmt.Errorf("locations[%d]: %w", i, err)
+		}
+		locs = append(locs, l)
+	}
+	def := c.DefaultLocation
+	if def == "" {
+		def = locs[0].Name
+	}
+	if c.AzureRegionAliases == nil || *c.AzureRegionAliases {
+		addRegionAliases(locs, def)
+	}
+	return shoal.NewCatalog(locs, sizes, def)
+}
+
+// addRegionAliases gives the default location every Azure region name that
+// no location uses already.
+func addRegionAliases(locs []*shoal.Location, def string) {
+	used := map[string]bool{}
+	var target *shoal.Location
+	for _, l := range locs {
+		used[strings.ToLower(l.Name)] = true
+		for _, a := range l.Aliases {
+			used[strings.ToLower(a)] = true
+		}
+		if strings.EqualFold(l.Name, def) {
+			target = l
+		}
+	}
+	if target == nil {
+		return
+	}
+	for _, r := range shoal.AzureRegionNames() {
+		if !used[r] {
+			target.Aliases = append(target.Aliases, r)
+		}
+	}
+}
+
+func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
+	if lc.Name == "" {
+		return nil, errors.New("name is required")
+	}
+	if lc.Provider == "" {
+		lc.Provider = "local"
+	}
+	if lc.Provider != "local" {
+		return nil, fmt.Errorf("provider %q is not available in this build; available: local", lc.Provider)
+	}
+	q := shoal.DefaultQuotaLimits()
+	if v := lc.Quota.TotalDedicatedVCPUs; v != nil {
+		q.TotalDedicatedVCPUs = *v
+	}
+	if v := lc.Quota.LowPriorityVCPUs; v != nil {
+		q.LowPriorityVCPUs = *v
+	}
+	if v := lc.Quota.DefaultFamilyDedicatedVCPUs; v != nil {
+		q.DefaultFamilyDedicatedVCPUs = *v
+	}
+	q.DedicatedVCPUsPerFamily = lc.Quota.DedicatedVCPUsPerFamily
+	l := &shoal.Location{
+		Name: lc.Name, Provider: lc.Provider, Aliases: append([]string(nil), lc.Aliases...),
+		Quota: q, ProvisioningDelay: time.Duration(lc.ProvisioningDelay), Sizes: lc.Sizes,
+	}
+	switch {
+	case lc.EmulatedGPUs:
+		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
+	case detect != nil:
+		n, detail := detect(lc.Provider)
+		l.GPUs = shoal.GPUCapability{Available: n > 0, Detail: detail}
+	}
+	return l, nil
+}
+
+func (sc SizeConfig) size() (*shoal.Size, error) {
+	switch {
+	case sc.Name == "":
+		return nil, errors.New("name is required")
+	case sc.VCPUs <= 0:
+		return nil, fmt.Errorf("size %q: vcpus must be 1 or more", sc.Name)
+	case sc.MemoryGB <= 0:
+		return nil, fmt.Errorf("size %q: memory_gb must be more than 0", sc.Name)
+	case sc.GPUs < 0:
+		return nil, fmt.Errorf("size %q: gpus must be 0 or more", sc.Name)
+	}
+	s := &shoal.Size{
+		Name: sc.Name, Family: sc.Family, VCPUs: sc.VCPUs, MemoryGB: sc.MemoryGB,
+		GPUs: sc.GPUs, GPUModel: sc.GPUModel, LowPriorityCapable: true,
+		SupportedComputeTypes: sc.SupportedComputeTypes,
+		PricePerHour:          sc.PricePerHour, LowPriorityPricePerHour: sc.LowPriorityPricePerHour,
+		OSVhdSizeMB: 1047552,
+	}
+	if s.Family == "" {
+		s.Family = "custom" + sc.Name + "Family"
+	}
+	if sc.LowPriorityCapable != nil {
+		s.LowPriorityCapable = *sc.LowPriorityCapable
+	}
+	if len(s.SupportedComputeTypes) == 0 {
+		s.SupportedComputeTypes = []string{"AmlCompute", "ComputeInstance"}
+	}
+	if s.GPUs > 0 && s.GPUModel == "" {
+		s.GPUModel = "GPU"
+	}
+	return s, nil
+}

@@ -1,0 +1,46 @@
+package shoal
+
+import "time"
+
+// Event kinds recorded in a resource's event log.
+const (
+	EventCreated      = "created"
+	EventUpdated      = "updated"
+	EventDeleting     = "deleting"
+	EventDeleted      = "deleted"
+	EventProvisioned  = "provisioned"
+	EventFailed       = "failed"
+	EventScaled       = "scaled"
+	EventPreempted    = "preempted"
+	EventQuotaBlocked = "quota_blocked"
+)
+
+// Resource types an event can be about.
+const (
+	ResourceCompute = "compute"
+	ResourceJob     = "job"
+)
+
+// Event is one entry in a resource's log: what happened, when, who did it
+// and why. Reasons are data: the API, CLI and studio show them as written.
+type Event struct {
+	ID           int64     `json:"id"`
+	Time         time.Time `json:"time"`
+	Workspace    string    `json:"workspace"`
+	ResourceType string    `json:"resource_type"`
+	ResourceName string    `json:"resource_name"`
+	Kind         string    `json:"kind"`
+	Actor        string    `json:"actor"`
+	Reason       string    `json:"reason"`
+}
+
+// EventFilter selects events; empty fields match everything.
+type EventFilter struct {
+	Workspace    string
+	ResourceType string
+	ResourceName string
+	// AfterID keeps events with a larger ID, for following a log.
+	AfterID int64
+	// Limit caps the number returned (0: no cap).
+	Limit int
+}

@@ -1,0 +1,70 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// adminPrincipal is the server's bootstrap administrator.
+var adminPrincipal = &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin}
+
+// Authenticate returns the principal a bearer token belongs to. Unknown,
+// revoked and expired tokens are EUNAUTHORIZED.
+func (s *Services) Authenticate(ctx context.Context, token string) (*shoal.Principal, error) {
+	var p *shoal.Principal
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		t, err := tx.FindTokenByHash(shoal.HashToken(token))
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token is not valid")
+		} else if err != nil {
+			return err
+		}
+		// The lookup was by hash; compare again in constant time so the
+		// check does not depend on how the index compares strings.
+		if !shoal.TokenMatches(token, t.Hash) || t.Revoked {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token is not valid")
+		}
+		if t.ExpiresOn != nil && !tx.Now().Before(*t.ExpiresOn) {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token has expired")
+		}
+		if t.PrincipalID == adminPrincipal.ID {
+			p = adminPrincipal
+			return nil
+		}
+		return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's principal %q is unknown", t.PrincipalID)
+	})
+	return p, err
+}
+
+// settingAdminTokenID records that the bootstrap admin token was made.
+const settingAdminTokenID = "admin_token_id"
+
+// BootstrapAdmin creates the default workspace and, on the first start
+// only, an admin API token. It returns the new token, or "" when one was
+// made before (the token itself is never stored, only its hash).
+func (s *Services) BootstrapAdmin(ctx context.Context) (string, error) {
+	if err := s.EnsureDefaultWorkspace(ctx); err != nil {
+		return "", fmt.Errorf("create default workspace: %w", err)
+	}
+	var token string
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		if _, err := tx.GetSetting(settingAdminTokenID); err == nil {
+			return nil
+		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			return err
+		}
+		tok, hash, err := shoal.NewToken()
+		if err != nil {
+			return err
+		}
+		id := "tok-admin-" + hash[:12]
+		if err := tx.InsertToken(&shoal.APIToken{ID: id, Name: "bootstrap admin", PrincipalID: adminPrincipal.ID, Hash: hash, CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		token = tok
+		return tx.PutSetting(settingAdminTokenID, id)
+	})
+	return token, err
+}

@@ -1,0 +1,336 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// CreateOrApplyCompute creates a compute or applies spec to the existing one
+// of that name, as `az ml compute create -f` does.
+func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, spec *shoal.ComputeSpec, ifMatch string) (*shoal.Compute, bool, error) {
+	var out *shoal.Compute
+	var created bool
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws, _, err := workspaceForWrite(tx, workspace, s.catalog.DefaultLocation())
+		if err != nil {
+			return err
+		}
+		loc, size, err := shoal.NormalizeClusterSpec(spec, s.catalog, ws.Location)
+		if err != nil {
+			return err
+		}
+		existing, err := tx.GetCompute(ws.Name, spec.Name)
+		switch {
+		case shoal.ErrorCode(err) == shoal.ENOTFOUND:
+			if ifMatch != "" && ifMatch != "*" {
+				return shoal.Errorf(shoal.EPRECONDITION, "compute %q does not exist, so If-Match %s cannot match", spec.Name, ifMatch)
+			}
+			out, err = s.insertCompute(ctx, tx, ws, spec, loc, size)
+			created = true
+			return err
+		case err != nil:
+			return err
+		}
+		if err := checkIfMatch(existing, ifMatch); err != nil {
+			return err
+		}
+		out, err = s.applyCompute(ctx, tx, existing, spec)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	s.notify()
+	return out, created, nil
+}
+
+func (s *Services) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.ComputeSpec, loc *shoal.Location, size *shoal.Size) (*shoal.Compute, error) {
+	now := tx.Now()
+	c := &shoal.Compute{
+		ComputeSpec:        *spec,
+		Workspace:          ws.Name,
+		Version:            1,
+		ProvisioningState:  shoal.ProvisioningCreating,
+		ProvisioningErrors: []shoal.ProvisioningError{},
+		CreatedOn:          now,
+		ModifiedOn:         now,
+		CreatedBy:          shoal.ActorName(ctx),
+	}
+	if err := tx.InsertCompute(c); err != nil {
+		return nil, err
+	}
+	reason := fmt.Sprintf("%s %s on %s capacity at %s (location %q), %d to %d nodes, idle %d s before scale down",
+		spec.Type, size.Name, spec.Tier, loc.Name, spec.Location, *spec.MinInstances, *spec.MaxInstances, *spec.IdleTimeBeforeScaleDown)
+	if err := appendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
+		return nil, err
+	}
+	return s.withStatus(tx, c)
+}
+
+// applyCompute updates the mutable fields of existing from spec, or fails
+// naming the immutable fields that differ.
+func (s *Services) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
+	if existing.ProvisioningState == shoal.ProvisioningDeleting {
+		return nil, shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted; wait until it is gone to create it again", existing.Name)
+	}
+	// The API never returns the admin password, so a document produced by
+	// `show` carries none: keep the stored one rather than call it a change.
+	if spec.SSHSettings != nil && existing.SSHSettings != nil && spec.SSHSettings.AdminPassword == "" {
+		spec.SSHSettings.AdminPassword = existing.SSHSettings.AdminPassword
+	}
+	if diff := shoal.ImmutableDifferences(&existing.ComputeSpec, spec); len(diff) > 0 {
+		return nil, &shoal.Error{Code: shoal.ECONFLICT, Field: diff[0], Message: fmt.Sprintf(
+			"compute %q already exists and these fields cannot change after creation: %s; delete it and create it again, or change only min_instances, max_instances, idle_time_before_scale_down, description, tags and identity",
+			existing.Name, strings.Join(diff, ", "))}
+	}
+	changes := describeChanges(&existing.ComputeSpec, spec)
+	if len(changes) == 0 {
+		return s.withStatus(tx, existing)
+	}
+	next := *existing
+	next.MinInstances, next.MaxInstances, next.IdleTimeBeforeScaleDown = spec.MinInstances, spec.MaxInstances, spec.IdleTimeBeforeScaleDown
+	next.Description, next.Tags, next.Identity = spec.Description, spec.Tags, spec.Identity
+	return s.saveUpdate(ctx, tx, &next, changes)
+}
+
+func (s *Services) saveUpdate(ctx context.Context, tx shoal.Tx, next *shoal.Compute, changes []string) (*shoal.Compute, error) {
+	next.Version++
+	next.ModifiedOn = tx.Now()
+	if err := tx.UpdateCompute(next); err != nil {
+		return nil, err
+	}
+	if err := appendComputeEvent(ctx, tx, next, shoal.EventUpdated, strings.Join(changes, "; ")); err != nil {
+		return nil, err
+	}
+	return s.withStatus(tx, next)
+}
+
+// UpdateCompute applies a partial update of mutable fields.
+func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, upd *shoal.ComputeUpdate, ifMatch string) (*shoal.Compute, error) {
+	var out *shoal.Compute
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		existing, err := s.getCompute(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(existing, ifMatch); err != nil {
+			return err
+		}
+		if existing.ProvisioningState == shoal.ProvisioningDeleting {
+			return shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted", existing.Name)
+		}
+		next := existing.ComputeSpec
+		if upd.MinInstances != nil {
+			next.MinInstances = upd.MinInstances
+		}
+		if upd.MaxInstances != nil {
+			next.MaxInstances = upd.MaxInstances
+		}
+		if upd.IdleTimeBeforeScaleDown != nil {
+			next.IdleTimeBeforeScaleDown = upd.IdleTimeBeforeScaleDown
+		}
+		if upd.Description != nil {
+			next.Description = *upd.Description
+		}
+		if upd.Tags != nil {
+			next.Tags = maps.Clone(*upd.Tags)
+		}
+		if upd.Identity != nil {
+			id := *upd.Identity
+			next.Identity = &id
+		}
+		if _, _, err := shoal.NormalizeClusterSpec(&next, s.catalog, existing.Location); err != nil {
+			return err
+		}
+		changes := describeChanges(&existing.ComputeSpec, &next)
+		if len(changes) == 0 {
+			out, err = s.withStatus(tx, existing)
+			return err
+		}
+		c := *existing
+		c.ComputeSpec = next
+		out, err = s.saveUpdate(ctx, tx, &c, changes)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return out, nil
+}
+
+// FindCompute returns one compute with its status.
+func (s *Services) FindCompute(ctx context.Context, workspace, name string) (out *shoal.Compute, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		c, err := s.getCompute(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		out, err = s.withStatus(tx, c)
+		return err
+	})
+	return out, err
+}
+
+// ListComputes returns the workspace's computes with their status.
+func (s *Services) ListComputes(ctx context.Context, filter shoal.ComputeFilter) (out []*shoal.Compute, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		if _, err := tx.GetWorkspace(filter.Workspace); err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return workspaceNotFound(filter.Workspace)
+			}
+			return err
+		}
+		if filter.Type != "" {
+			t, err := shoal.NormalizeComputeType(filter.Type)
+			if err != nil {
+				return err
+			}
+			filter.Type = t
+		}
+		list, err := tx.ListComputes(filter)
+		if err != nil {
+			return err
+		}
+		out = make([]*shoal.Compute, 0, len(list))
+		for _, c := range list {
+			c, err := s.withStatus(tx, c)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteCompute moves the compute to Deleting; the compute controller removes
+// it once its nodes are released.
+func (s *Services) DeleteCompute(ctx context.Context, workspace, name, ifMatch string) (*shoal.Compute, error) {
+	var out *shoal.Compute
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		c, err := s.getCompute(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(c, ifMatch); err != nil {
+			return err
+		}
+		if c.ProvisioningState != shoal.ProvisioningDeleting {
+			c.ProvisioningState = shoal.ProvisioningDeleting
+			c.Version++
+			c.ModifiedOn = tx.Now()
+			if err := tx.UpdateCompute(c); err != nil {
+				return err
+			}
+			if err := appendComputeEvent(ctx, tx, c, shoal.EventDeleting, "delete requested: draining and releasing nodes"); err != nil {
+				return err
+			}
+		}
+		out, err = s.withStatus(tx, c)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return out, nil
+}
+
+// ListComputeEvents returns a compute's event log. The log of a deleted
+// compute stays readable.
+func (s *Services) ListComputeEvents(ctx context.Context, workspace, name string) (out []*shoal.Event, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		if _, err := tx.GetWorkspace(workspace); err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return workspaceNotFound(workspace)
+			}
+			return err
+		}
+		out, err = tx.ListEvents(shoal.EventFilter{Workspace: workspace, ResourceType: shoal.ResourceCompute, ResourceName: name})
+		if err == nil && len(out) == 0 {
+			if _, gerr := tx.GetCompute(workspace, name); gerr != nil {
+				return gerr
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+func (s *Services) getCompute(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
+	if _, err := tx.GetWorkspace(workspace); err != nil {
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return nil, workspaceNotFound(workspace)
+		}
+		return nil, err
+	}
+	c, err := tx.GetCompute(workspace, name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", name, workspace)
+	}
+	return c, err
+}
+
+func checkIfMatch(c *shoal.Compute, ifMatch string) error {
+	if ifMatch == "" || ifMatch == "*" {
+		return nil
+	}
+	if strings.TrimPrefix(ifMatch, "W/") != c.ETag {
+		return shoal.Errorf(shoal.EPRECONDITION, "compute %q has changed (ETag is %s, If-Match was %s); read it again and retry", c.Name, c.ETag, ifMatch)
+	}
+	return nil
+}
+
+func appendComputeEvent(ctx context.Context, tx shoal.Tx, c *shoal.Compute, kind, reason string) error {
+	return tx.AppendEvent(&shoal.Event{
+		Time: tx.Now(), Workspace: c.Workspace, ResourceType: shoal.ResourceCompute,
+		ResourceName: c.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
+	})
+}
+
+// describeChanges lists the mutable fields that differ, as "field old→new".
+func describeChanges(old, new *shoal.ComputeSpec) []string {
+	var out []string
+	intChange := func(name string, a, b *int) {
+		if *a != *b {
+			out = append(out, fmt.Sprintf("%s %d→%d", name, *a, *b))
+		}
+	}
+	intChange("min_instances", old.MinInstances, new.MinInstances)
+	intChange("max_instances", old.MaxInstances, new.MaxInstances)
+	intChange("idle_time_before_scale_down", old.IdleTimeBeforeScaleDown, new.IdleTimeBeforeScaleDown)
+	if old.Description != new.Description {
+		out = append(out, "description changed")
+	}
+	if !maps.Equal(old.Tags, new.Tags) {
+		out = append(out, "tags changed")
+	}
+	if identityKey(old.Identity) != identityKey(new.Identity) {
+		out = append(out, fmt.Sprintf("identity %s→%s", identityType(old.Identity), identityType(new.Identity)))
+	}
+	return out
+}
+
+func identityType(id *shoal.IdentitySpec) string {
+	if id == nil {
+		return shoal.IdentityNone
+	}
+	return id.Type
+}
+
+func identityKey(id *shoal.IdentitySpec) string {
+	if id == nil {
+		return shoal.IdentityNone
+	}
+	k := id.Type
+	for _, u := range id.UserAssignedIdentities {
+		k += "|" + strings.ToLower(u.ResourceID)
+	}
+	return k
+}

@@ -1,0 +1,73 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// ReconcileComputes moves computes through their provisioning states: a
+// Creating compute whose location and size are still valid becomes
+// Succeeded (Failed with a provisioning error otherwise), and a Deleting
+// compute with no nodes left is removed. It is idempotent and safe to call
+// on every tick and after every change.
+func (s *Services) ReconcileComputes(ctx context.Context) error {
+	ctx = shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		workspaces, err := tx.ListWorkspaces()
+		if err != nil {
+			return err
+		}
+		for _, ws := range workspaces {
+			computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
+			if err != nil {
+				return err
+			}
+			for _, c := range computes {
+				if err := s.reconcileCompute(ctx, tx, c); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute) error {
+	switch c.ProvisioningState {
+	case shoal.ProvisioningCreating, shoal.ProvisioningUpdating:
+		c.Version++
+		c.ModifiedOn = tx.Now()
+		kind, reason := shoal.EventProvisioned, "ready: nodes are created on demand"
+		if err := s.checkPlacement(c); err != nil {
+			c.ProvisioningState = shoal.ProvisioningFailed
+			c.ProvisioningErrors = []shoal.ProvisioningError{{Code: shoal.ErrorCode(err), Message: shoal.ErrorMessage(err)}}
+			kind, reason = shoal.EventFailed, shoal.ErrorMessage(err)
+		} else {
+			c.ProvisioningState = shoal.ProvisioningSucceeded
+			c.ProvisioningErrors = []shoal.ProvisioningError{}
+		}
+		if err := tx.UpdateCompute(c); err != nil {
+			return err
+		}
+		return appendComputeEvent(ctx, tx, c, kind, reason)
+	case shoal.ProvisioningDeleting:
+		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
+			return err
+		}
+		return appendComputeEvent(ctx, tx, c, shoal.EventDeleted, "deleted: no nodes left; quota released")
+	}
+	return nil
+}
+
+// checkPlacement re-checks that the compute's location and size still exist
+// in the catalog: the server config may have changed since it was created.
+func (s *Services) checkPlacement(c *shoal.Compute) error {
+	loc, err := s.catalog.Location(c.Location)
+	if err != nil {
+		return fmt.Errorf("location: %w", err)
+	}
+	_, err = s.catalog.CheckSize(c.Size, c.Type, loc)
+	return err
+}

@@ -1,0 +1,83 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// CreateWorkspace creates a workspace; its location defaults to the
+// catalog's default location and must resolve.
+func (s *Services) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*shoal.Workspace, error) {
+	if err := shoal.ValidateWorkspaceName(ws.Name); err != nil {
+		return nil, err
+	}
+	if ws.Location == "" {
+		ws.Location = s.catalog.DefaultLocation()
+	}
+	if _, err := s.catalog.Location(ws.Location); err != nil {
+		return nil, err
+	}
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws.CreatedOn = tx.Now()
+		return tx.InsertWorkspace(ws)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+// FindWorkspace returns a workspace by name.
+func (s *Services) FindWorkspace(ctx context.Context, name string) (ws *shoal.Workspace, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		ws, err = tx.GetWorkspace(name)
+		return err
+	})
+	return ws, err
+}
+
+// ListWorkspaces returns all workspaces.
+func (s *Services) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListWorkspaces()
+		return err
+	})
+	return out, err
+}
+
+// EnsureDefaultWorkspace creates the default workspace if it is missing.
+func (s *Services) EnsureDefaultWorkspace(ctx context.Context) error {
+	_, err := s.CreateWorkspace(ctx, &shoal.Workspace{Name: shoal.DefaultWorkspace})
+	if shoal.ErrorCode(err) == shoal.ECONFLICT {
+		return nil
+	}
+	return err
+}
+
+// workspaceForWrite returns the workspace, creating it when it does not
+// exist yet. Azure users name their workspace on every command
+// (`--workspace-name`), so the first write to a new name creates it rather
+// than failing; reads of an unknown workspace still get ENOTFOUND.
+func workspaceForWrite(tx shoal.Tx, name, defaultLocation string) (*shoal.Workspace, bool, error) {
+	ws, err := tx.GetWorkspace(name)
+	if err == nil {
+		return ws, false, nil
+	}
+	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		return nil, false, err
+	}
+	if err := shoal.ValidateWorkspaceName(name); err != nil {
+		return nil, false, err
+	}
+	ws = &shoal.Workspace{Name: name, Location: defaultLocation, CreatedOn: tx.Now()}
+	if err := tx.InsertWorkspace(ws); err != nil {
+		return nil, false, err
+	}
+	return ws, true, nil
+}
+
+func workspaceNotFound(name string) error {
+	return shoal.Errorf(shoal.ENOTFOUND, "workspace %q not found", strings.TrimSpace(name))
+}

@@ -1,0 +1,63 @@
+package shoal
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps Shoal's state. Every read and write happens inside a
+// transaction; the transaction carries the time of the change so that all
+// rows written by one change agree on it.
+type Store interface {
+	// Update runs fn in a read-write transaction and commits it when fn
+	// returns nil. Writes are serialised.
+	Update(ctx context.Context, fn func(tx Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(tx Tx) error) error
+	// Close releases the store.
+	Close() error
+}
+
+// Tx is a store transaction. Methods return ENOTFOUND and ECONFLICT as
+// documented; any other error is internal.
+type Tx interface {
+	// Now is the time of this transaction, from the store's clock.
+	Now() time.Time
+
+	// GetWorkspace returns a workspace by name. Returns ENOTFOUND.
+	GetWorkspace(name string) (*Workspace, error)
+	// ListWorkspaces returns all workspaces ordered by name.
+	ListWorkspaces() ([]*Workspace, error)
+	// InsertWorkspace adds a workspace. Returns ECONFLICT if it exists.
+	InsertWorkspace(ws *Workspace) error
+
+	// GetCompute returns a compute by workspace and name (names compare
+	// case-insensitively). Returns ENOTFOUND.
+	GetCompute(workspace, name string) (*Compute, error)
+	// ListComputes returns computes matching filter ordered by name.
+	ListComputes(filter ComputeFilter) ([]*Compute, error)
+	// InsertCompute adds a compute. Returns ECONFLICT if the name is taken.
+	InsertCompute(c *Compute) error
+	// UpdateCompute replaces the stored compute of the same workspace and
+	// name. Returns ENOTFOUND.
+	UpdateCompute(c *Compute) error
+	// DeleteCompute removes a compute. Returns ENOTFOUND.
+	DeleteCompute(workspace, name string) error
+
+	// AppendEvent adds an event and sets its ID.
+	AppendEvent(e *Event) error
+	// ListEvents returns events matching filter, oldest first.
+	ListEvents(filter EventFilter) ([]*Event, error)
+
+	// InsertToken adds an API token.
+	InsertToken(t *APIToken) error
+	// FindTokenByHash returns the token with that hash. Returns ENOTFOUND.
+	FindTokenByHash(hash string) (*APIToken, error)
+	// ListTokens returns tokens of a principal ("" for all), oldest first.
+	ListTokens(principalID string) ([]*APIToken, error)
+
+	// GetSetting reads a server setting. Returns ENOTFOUND.
+	GetSetting(key string) (string, error)
+	// PutSetting writes a server setting.
+	PutSetting(key, value string) error
+}

@@ -1,0 +1,46 @@
+package shoal
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultWorkspace is created on the first start of a server.
+const DefaultWorkspace = "default"
+
+// Workspace groups computes, jobs and role assignments, as an Azure ML
+// workspace does. Its Location is where computes go when they name none.
+type Workspace struct {
+	Name        string    `json:"name"`
+	Location    string    `json:"location"`
+	Description string    `json:"description,omitempty"`
+	CreatedOn   time.Time `json:"created_on"`
+	// ResourceGroup is kept for Azure compatibility (`--resource-group`); it
+	// has no meaning in Shoal.
+	ResourceGroup string `json:"resource_group,omitempty"`
+}
+
+// ValidateWorkspaceName checks a workspace name: 3 to 33 characters,
+// letters, digits, '-' and '_', starting with a letter or digit.
+func ValidateWorkspaceName(name string) error {
+	if len(name) < 3 || len(name) > 33 {
+		return FieldErrorf("workspace", "%q must be between 3 and 33 characters long", name)
+	}
+	for i, r := range name {
+		ok := isLowerRune(r) || isUpperRune(r) || isDigitRune(r) || (i > 0 && (r == '-' || r == '_'))
+		if !ok {
+			return FieldErrorf("workspace", "%q may contain only letters, digits, '-' and '_', and must start with a letter or digit", name)
+		}
+	}
+	return nil
+}
+
+// WorkspaceService manages workspaces.
+type WorkspaceService interface {
+	// CreateWorkspace creates a workspace. Returns EINVALID, ECONFLICT.
+	CreateWorkspace(ctx context.Context, ws *Workspace) (*Workspace, error)
+	// FindWorkspace returns one workspace. Returns ENOTFOUND.
+	FindWorkspace(ctx context.Context, name string) (*Workspace, error)
+	// ListWorkspaces returns every workspace ordered by name.
+	ListWorkspaces(ctx context.Context) ([]*Workspace, error)
+}
