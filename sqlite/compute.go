@@ -1,0 +1,200 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// computeColumns are the columns scanCompute reads, in order.
+const computeColumns = `workspace, name, type, version, provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by`
+
+// etag is the ETag of a compute version: the version number, quoted.
+func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
+
+// computeRow is a compute in its stored form.
+type computeRow struct {
+	spec   string
+	errors string
+}
+
+// encodeCompute returns the JSON columns of c and makes c's ProvisioningErrors
+// non-nil, as it reads back.
+func encodeCompute(c *shoal.Compute) (computeRow, error) {
+	if c.ProvisioningErrors == nil {
+		c.ProvisioningErrors = []shoal.ProvisioningError{}
+	}
+	spec, err := json.Marshal(&c.ComputeSpec)
+	if err != nil {
+		return computeRow{}, fmt.Errorf("encode spec: %w", err)
+	}
+	errs, err := json.Marshal(c.ProvisioningErrors)
+	if err != nil {
+		return computeRow{}, fmt.Errorf("encode provisioning errors: %w", err)
+	}
+	return computeRow{spec: string(spec), errors: string(errs)}, nil
+}
+
+// scanCompute reads a row of computeColumns.
+func scanCompute(sc interface{ Scan(...any) error }) (*shoal.Compute, error) {
+	var (
+		c                     shoal.Compute
+		name, typ             string
+		spec, errs            string
+		createdOn, modifiedOn int64
+	)
+	if err := sc.Scan(&c.Workspace, &name, &typ, &c.Version, &c.ProvisioningState, &errs, &spec,
+		&createdOn, &modifiedOn, &c.CreatedBy); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(spec), &c.ComputeSpec); err != nil {
+		return nil, fmt.Errorf("decode spec of compute %q: %w", name, err)
+	}
+	if err := json.Unmarshal([]byte(errs), &c.ProvisioningErrors); err != nil {
+		return nil, fmt.Errorf("decode provisioning errors of compute %q: %w", name, err)
+	}
+	if c.ProvisioningErrors == nil {
+		c.ProvisioningErrors = []shoal.ProvisioningError{}
+	}
+	c.Name, c.Type = name, typ
+	c.ETag = etag(c.Version)
+	c.CreatedOn, c.ModifiedOn = fromMicros(createdOn), fromMicros(modifiedOn)
+	return &c, nil
+}
+
+// GetCompute returns a compute by workspace and name, both compared
+// case-insensitively. Returns ENOTFOUND.
+func (t *tx) GetCompute(workspace, name string) (*shoal.Compute, error) {
+	row := t.queryRow(`SELECT `+computeColumns+` FROM computes WHERE workspace_key = $1 AND name_key = $2`,
+		key(workspace), key(name))
+	c, err := scanCompute(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", name, workspace)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: get compute %s/%s: %w", workspace, name, err)
+	}
+	return c, nil
+}
+
+// ListComputes returns the computes of filter.Workspace (and of filter.Type
+// when set), ordered by lower-cased name.
+func (t *tx) ListComputes(filter shoal.ComputeFilter) ([]*shoal.Compute, error) {
+	q := `SELECT ` + computeColumns + ` FROM computes WHERE workspace_key = $1`
+	args := []any{key(filter.Workspace)}
+	if filter.Type != "" {
+		q += ` AND type = $2`
+		args = append(args, filter.Type)
+	}
+	q += ` ORDER BY name_key`
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list computes of %q: %w", filter.Workspace, err)
+	}
+	defer rows.Close()
+	out := []*shoal.Compute{}
+	for rows.Next() {
+		c, err := scanCompute(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list computes of %q: %w", filter.Workspace, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list computes of %q: %w", filter.Workspace, err)
+	}
+	return out, nil
+}
+
+// InsertCompute stores c as written (ID, ResourceID and the status fields are
+// not stored) and sets c.ETag. Zero CreatedOn and ModifiedOn take the
+// transaction time. Returns ECONFLICT if the workspace has a compute of that
+// name, compared case-insensitively.
+func (t *tx) InsertCompute(c *shoal.Compute) error {
+	if err := t.writable("insert compute"); err != nil {
+		return err
+	}
+	if c.CreatedOn.IsZero() {
+		c.CreatedOn = t.now
+	}
+	if c.ModifiedOn.IsZero() {
+		c.ModifiedOn = c.CreatedOn
+	}
+	r, err := encodeCompute(c)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
+	}
+	res, err := t.exec(`INSERT INTO computes (workspace_key, name_key, workspace, name, type, version,
+			provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (workspace_key, name_key) DO NOTHING`,
+		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
+		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
+	}
+	if n == 0 {
+		return shoal.Errorf(shoal.ECONFLICT, "compute %q already exists in workspace %q", c.Name, c.Workspace)
+	}
+	c.CreatedOn, c.ModifiedOn = stored(c.CreatedOn), stored(c.ModifiedOn)
+	c.ETag = etag(c.Version)
+	return nil
+}
+
+// UpdateCompute replaces the stored compute of c's workspace and name with c
+// as written (the caller bumps Version and ModifiedOn) and sets c.ETag.
+// Returns ENOTFOUND.
+func (t *tx) UpdateCompute(c *shoal.Compute) error {
+	if err := t.writable("update compute"); err != nil {
+		return err
+	}
+	r, err := encodeCompute(c)
+	if err != nil {
+		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
+	}
+	res, err := t.exec(`UPDATE computes SET workspace = $3, name = $4, type = $5, version = $6,
+			provisioning_state = $7, provisioning_errors = $8, spec = $9,
+			created_on = $10, modified_on = $11, created_by = $12
+		WHERE workspace_key = $1 AND name_key = $2`,
+		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
+		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy)
+	if err != nil {
+		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
+	}
+	if n == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", c.Name, c.Workspace)
+	}
+	c.CreatedOn, c.ModifiedOn = stored(c.CreatedOn), stored(c.ModifiedOn)
+	c.ETag = etag(c.Version)
+	return nil
+}
+
+// DeleteCompute removes a compute. Returns ENOTFOUND.
+func (t *tx) DeleteCompute(workspace, name string) error {
+	if err := t.writable("delete compute"); err != nil {
+		return err
+	}
+	res, err := t.exec(`DELETE FROM computes WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
+	if err != nil {
+		return fmt.Errorf("sqlite: delete compute %s/%s: %w", workspace, name, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete compute %s/%s: %w", workspace, name, err)
+	}
+	if n == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", name, workspace)
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+// Package sqlite implements shoal.Store on SQLite, using the pure-Go driver
+// modernc.org/sqlite.
+//
+// The queries are kept portable to PostgreSQL ($n placeholders, no
+// SQLite-only functions, times as BIGINT unix microseconds, booleans as
+// INTEGER 0/1, JSON as TEXT) so that another store can share them; only the
+// migration DDL is specific to SQLite.
+//
+// A DB holds two connection pools on the same file: a single write
+// connection whose transactions begin IMMEDIATE, so that concurrent Update
+// calls queue in Go instead of failing with "database is locked", and a pool
+// of query-only connections for View, which in WAL mode read concurrently
+// with the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// busyTimeoutMS is how long a connection waits for a lock held by another
+// connection (or process) before it fails with SQLITE_BUSY.
+const busyTimeoutMS = 10000
+
+// Config configures Open.
+type Config struct {
+	// Path is the database file. Its parent directory is created if needed.
+	Path string
+	// Clock gives transactions their time; nil means shoal.SystemClock{}.
+	Clock shoal.Clock
+	// Logger receives migration and lifecycle messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// DB is a shoal.Store backed by a SQLite file. It is safe for concurrent use.
+type DB struct {
+	rw    *sql.DB // one connection; transactions begin IMMEDIATE
+	ro    *sql.DB // query-only connections for View
+	clock shoal.Clock
+	log   *slog.Logger
+	path  string
+}
+
+var _ shoal.Store = (*DB)(nil)
+
+// Open opens (creating if needed) the database at cfg.Path, configures it
+// (WAL, busy timeout, foreign keys, synchronous=NORMAL) and applies pending
+// migrations.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("sqlite: database path is empty")
+	}
+	path, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: resolve database path %q: %w", cfg.Path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("sqlite: create directory for database %q: %w", path, err)
+	}
+	db := &DB{clock: cfg.Clock, log: cfg.Logger, path: path}
+	if db.clock == nil {
+		db.clock = shoal.SystemClock{}
+	}
+	if db.log == nil {
+		db.log = slog.New(slog.DiscardHandler)
+	}
+
+	db.rw, err = sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	// A single writer: Update calls wait for the connection in database/sql
+	// rather than contend for SQLite's write lock.
+	db.rw.SetMaxOpenConns(1)
+	db.rw.SetMaxIdleConns(1)
+	db.rw.SetConnMaxLifetime(0)
+	db.rw.SetConnMaxIdleTime(0)
+	if err := db.rw.PingContext(ctx); err != nil {
+		db.rw.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	if err := migrate(ctx, db.rw, db.clock, db.log); err != nil {
+		db.rw.Close()
+		return nil, fmt.Errorf("sqlite: migrate %q: %w", path, err)
+	}
+
+	// Readers are opened after the writer has switched the file to WAL.
+	db.ro, err = sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		db.rw.Close()
+		return nil, fmt.Errorf("sqlite: open %q for reading: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	db.ro.SetMaxOpenConns(n)
+	db.ro.SetMaxIdleConns(n)
+	if err := db.ro.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %q for reading: %w", path, err)
+	}
+	db.log.Debug("sqlite store opened", "path", path)
+	return db, nil
+}
+
+// dsn returns the driver DSN for path: a file: URI (so that any character in
+// the path is escaped) with the connection settings as parameters.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		// Writes through a reader fail at the SQL level too, not just in Tx.
+		q.Set("_query_only", "1")
+		q.Set("_txlock", "deferred")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // Windows drive letters: file:/C:/...
+	}
+	return "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Update runs fn in a read-write transaction and commits it when fn returns
+// nil; otherwise it rolls back and returns fn's error unchanged. Updates are
+// serialised. fn must not call Update itself: it would wait forever for the
+// single write connection.
+func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	return db.run(ctx, db.rw, false, fn)
+}
+
+// View runs fn in a read-only transaction that sees a consistent snapshot.
+// Writes inside it fail.
+func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	return db.run(ctx, db.ro, true, fn)
+}
+
+func (db *DB) run(ctx context.Context, h *sql.DB, readOnly bool, fn func(tx shoal.Tx) error) (err error) {
+	stx, err := h.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
+	if err != nil {
+		return fmt.Errorf("sqlite: begin transaction: %w", err)
+	}
+	t := &tx{
+		ctx:      ctx,
+		tx:       stx,
+		now:      db.clock.Now().UTC().Truncate(time.Microsecond),
+		readOnly: readOnly,
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = stx.Rollback()
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+// Close closes the database. Transactions in progress must have ended.
+func (db *DB) Close() error {
+	var errs []error
+	if db.ro != nil {
+		errs = append(errs, db.ro.Close())
+	}
+	if db.rw != nil {
+		errs = append(errs, db.rw.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close %q: %w", db.path, err)
+	}
+	return nil
+}
+
+// tx implements shoal.Tx on a database/sql transaction.
+type tx struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	now      time.Time
+	readOnly bool
+}
+
+var _ shoal.Tx = (*tx)(nil)
+
+// errReadOnly is returned by writes attempted in a View transaction.
+var errReadOnly = errors.New("sqlite: write in a read-only transaction")
+
+func (t *tx) Now() time.Time { return t.now }
+
+// writable returns an error when t is read-only.
+func (t *tx) writable(op string) error {
+	if t.readOnly {
+		return fmt.Errorf("%s: %w", op, errReadOnly)
+	}
+	return nil
+}
+
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(t.ctx, query, args...)
+}
+
+func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}
+
+// micros converts a time to what is stored: unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros converts a stored time back, in UTC.
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// stored returns t as it reads back from the database.
+func stored(t time.Time) time.Time { return fromMicros(micros(t)) }
+
+// boolInt converts a bool to its stored form.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// key is the case-insensitive form of a name.
+func key(name string) string { return strings.ToLower(name) }
+
+// affected returns the rows a statement changed.
+func affected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("rows affected: %w", err)
+	}
+	return n, nil
+}

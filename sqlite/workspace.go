@@ -1,0 +1,82 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// workspaceColumns are the columns scanWorkspace reads, in order.
+const workspaceColumns = `name, location, description, resource_group, created_on`
+
+func scanWorkspace(sc interface{ Scan(...any) error }) (*shoal.Workspace, error) {
+	var ws shoal.Workspace
+	var createdOn int64
+	if err := sc.Scan(&ws.Name, &ws.Location, &ws.Description, &ws.ResourceGroup, &createdOn); err != nil {
+		return nil, err
+	}
+	ws.CreatedOn = fromMicros(createdOn)
+	return &ws, nil
+}
+
+// GetWorkspace returns a workspace by name, compared case-insensitively.
+// Returns ENOTFOUND.
+func (t *tx) GetWorkspace(name string) (*shoal.Workspace, error) {
+	ws, err := scanWorkspace(t.queryRow(`SELECT `+workspaceColumns+` FROM workspaces WHERE name_key = $1`, key(name)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "workspace %q not found", name)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: get workspace %q: %w", name, err)
+	}
+	return ws, nil
+}
+
+// ListWorkspaces returns all workspaces ordered by lower-cased name.
+func (t *tx) ListWorkspaces() ([]*shoal.Workspace, error) {
+	rows, err := t.query(`SELECT ` + workspaceColumns + ` FROM workspaces ORDER BY name_key`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list workspaces: %w", err)
+	}
+	defer rows.Close()
+	out := []*shoal.Workspace{}
+	for rows.Next() {
+		ws, err := scanWorkspace(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list workspaces: %w", err)
+		}
+		out = append(out, ws)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list workspaces: %w", err)
+	}
+	return out, nil
+}
+
+// InsertWorkspace adds a workspace; a zero CreatedOn takes the transaction
+// time. Returns ECONFLICT if a workspace of that name (compared
+// case-insensitively) exists.
+func (t *tx) InsertWorkspace(ws *shoal.Workspace) error {
+	if err := t.writable("insert workspace"); err != nil {
+		return err
+	}
+	if ws.CreatedOn.IsZero() {
+		ws.CreatedOn = t.now
+	}
+	res, err := t.exec(`INSERT INTO workspaces (name_key, name, location, description, resource_group, created_on)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name_key) DO NOTHING`,
+		key(ws.Name), ws.Name, ws.Location, ws.Description, ws.ResourceGroup, micros(ws.CreatedOn))
+	if err != nil {
+		return fmt.Errorf("sqlite: insert workspace %q: %w", ws.Name, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert workspace %q: %w", ws.Name, err)
+	}
+	if n == 0 {
+		return shoal.Errorf(shoal.ECONFLICT, "workspace %q already exists", ws.Name)
+	}
+	ws.CreatedOn = stored(ws.CreatedOn)
+	return nil
+}

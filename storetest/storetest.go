@@ -1,0 +1,124 @@
+// Package storetest is a conformance suite for implementations of
+// shoal.Store. A store's tests call Run with a function that opens a fresh,
+// empty store:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T, clock shoal.Clock) shoal.Store {
+//			db, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db"), Clock: clock})
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { db.Close() })
+//			return db
+//		})
+//	}
+//
+// Stores must keep times in UTC at microsecond precision, compare workspace
+// and compute names case-insensitively, and return ENOTFOUND and ECONFLICT as
+// shoal.Tx documents.
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Start is the time the suite's clocks start at. It has nanoseconds and a
+// non-UTC zone, so that stores are seen to truncate to microseconds and
+// convert to UTC.
+var Start = time.Date(2025, time.March, 14, 15, 9, 26, 535897932, time.FixedZone("CET", 3600))
+
+// Run runs the conformance suite. open must return a new, empty store that
+// takes its time from clock; it should close the store in t.Cleanup.
+func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s shoal.Store, clock *Clock)
+	}{
+		{"Now", testNow},
+		{"Workspaces", testWorkspaces},
+		{"ComputeRoundTrip", testComputeRoundTrip},
+		{"ComputeMinimal", testComputeMinimal},
+		{"ComputeCaseInsensitive", testComputeCaseInsensitive},
+		{"ComputeUpdate", testComputeUpdate},
+		{"ComputeDelete", testComputeDelete},
+		{"ComputeList", testComputeList},
+		{"Events", testEvents},
+		{"Tokens", testTokens},
+		{"Settings", testSettings},
+		{"Rollback", testRollback},
+		{"RollbackOnPanic", testRollbackOnPanic},
+		{"ViewIsReadOnly", testViewIsReadOnly},
+		{"ConcurrentUpdates", testConcurrentUpdates},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := NewClock(Start)
+			s := open(t, clock)
+			tc.fn(t, s, clock)
+		})
+	}
+}
+
+// now is what Tx.Now must return when the clock reads c.
+func now(c time.Time) time.Time { return c.UTC().Truncate(time.Microsecond) }
+
+// update runs fn in an Update and fails the test on error.
+func update(t *testing.T, s shoal.Store, fn func(tx shoal.Tx) error) {
+	t.Helper()
+	if err := s.Update(t.Context(), fn); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+}
+
+// view runs fn in a View and fails the test on error.
+func view(t *testing.T, s shoal.Store, fn func(tx shoal.Tx) error) {
+	t.Helper()
+	if err := s.View(t.Context(), fn); err != nil {
+		t.Fatalf("View: %v", err)
+	}
+}
+
+// wantCode fails the test unless err carries code.
+func wantCode(t *testing.T, what string, err error, code string) {
+	t.Helper()
+	if got := shoal.ErrorCode(err); got != code {
+		t.Errorf("%s: error code %q (err %v), want %q", what, got, err, code)
+	}
+}
+
+// equal fails the test unless got and want are deeply equal, showing both.
+func equal(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got: %s\nwant: %s", what, show(got), show(want))
+	}
+}
+
+// show renders v for a failure message, including the compute fields JSON
+// leaves out.
+func show(v any) string {
+	var extra string
+	switch c := v.(type) {
+	case *shoal.Compute:
+		if c != nil {
+			extra = fmt.Sprintf(" (workspace %q, version %d)", c.Workspace, c.Version)
+		}
+	case []*shoal.Compute:
+		for _, c := range c {
+			extra += fmt.Sprintf(" (%q: workspace %q, version %d)", c.Name, c.Workspace, c.Version)
+		}
+	}
+	b, err := json.MarshalIndent(v, "      ", "  ")
+	if err != nil {
+		return fmt.Sprintf("%#v", v)
+	}
+	return string(b) + extra
+}
+
+func ptr[T any](v T) *T { return &v }
