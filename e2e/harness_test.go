@@ -1,0 +1,468 @@
+// Package e2e_test runs the real `shoal` binary end to end: a server as a
+// child process on a free port with a temporary HOME and data directory, and
+// the CLI as separate processes that find the server through the client
+// config the server wrote (~/.config/shoal/config.yaml).
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shoalBin is the binary TestMain built.
+var shoalBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "shoal-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: cannot find the module root:", err)
+		return 1
+	}
+	shoalBin = filepath.Join(dir, "shoal")
+	build := exec.Command("go", "build", "-o", shoalBin, "./cmd/shoal")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// moduleRoot returns the directory of go.mod: `go env GOMOD`, else "..".
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if gomod := strings.TrimSpace(string(out)); err == nil && gomod != "" && gomod != os.DevNull {
+		return filepath.Dir(gomod), nil
+	}
+	abs, err := filepath.Abs("..")
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// serverOpts configure startServer.
+type serverOpts struct {
+	// Config is the server config file's YAML; "" starts without --config.
+	Config string
+}
+
+// server is a `shoal server` child process.
+type server struct {
+	t       *testing.T
+	dir     string // the test's temporary directory
+	home    string // HOME of the server and of every CLI call
+	dataDir string
+	addr    string // 127.0.0.1:PORT
+	url     string
+	config  string // path of the config file, "" when none
+	logPath string
+	env     []string // environment of the server and the CLI
+
+	cmd     *exec.Cmd
+	logFile *os.File
+	done    chan struct{} // closed when the process has exited
+	waitErr error
+}
+
+// emulatedGPUConfig declares emulated GPUs for the default location.
+const emulatedGPUConfig = "locations:\n  - name: local\n    emulated_gpus: true\n"
+
+// startServer starts a server with a fresh HOME and data directory on a
+// free port and waits until /healthz answers. Cleanup stops it (SIGTERM,
+// then SIGKILL) and shows its log when the test failed.
+func startServer(t *testing.T, opts serverOpts) *server {
+	t.Helper()
+	dir := t.TempDir()
+	s := &server{t: t, dir: dir, home: filepath.Join(dir, "home"), dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "server.log")}
+	if err := os.MkdirAll(s.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if opts.Config != "" {
+		s.config = filepath.Join(dir, "server.yml")
+		if err := os.WriteFile(s.config, []byte(opts.Config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.env = childEnv(s.home)
+	t.Cleanup(s.cleanup)
+	// Another process may take the free port between the probe and the
+	// server's bind; try a few ports.
+	for attempt := 1; ; attempt++ {
+		s.addr = freeAddr(t)
+		s.url = "http://" + s.addr
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		if attempt == 3 || !strings.Contains(s.log(), "address already in use") {
+			t.Fatalf("server did not start: %v\n%s", err, s.logTail())
+		}
+	}
+}
+
+// childEnv is this process's environment with HOME replaced and every
+// variable that could point the server or CLI elsewhere removed.
+func childEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "SHOAL_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home)
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// start runs the server process and waits for /healthz.
+func (s *server) start() error {
+	args := []string{"server", "--listen", s.addr, "--data-dir", s.dataDir}
+	if s.config != "" {
+		args = append(args, "--config", s.config)
+	}
+	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "=== %s shoal %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(args, " "))
+	cmd := exec.Command(shoalBin, args...)
+	cmd.Env = s.env
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return err
+	}
+	s.cmd, s.logFile, s.done, s.waitErr = cmd, f, make(chan struct{}), nil
+	go func(done chan struct{}) {
+		err := cmd.Wait()
+		s.waitErr = err
+		f.Close()
+		close(done)
+	}(s.done)
+	return s.waitHealthy(15 * time.Second)
+}
+
+// waitHealthy polls /healthz until it answers 200.
+func (s *server) waitHealthy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case <-s.done:
+			return fmt.Errorf("the server exited before it was healthy: %v", s.waitErr)
+		default:
+		}
+		resp, err := hc.Get(s.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.signal(syscall.SIGKILL)
+			<-s.done
+			return fmt.Errorf("/healthz did not answer 200 within %s (last error: %v)", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *server) running() bool {
+	if s.done == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *server) signal(sig os.Signal) {
+	if s.running() {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
+// stop sends SIGTERM and asserts a clean exit (code 0) within 15 s.
+func (s *server) stop() {
+	s.t.Helper()
+	if !s.running() {
+		s.t.Fatal("stop: the server is not running")
+	}
+	s.signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		s.signal(syscall.SIGKILL)
+		<-s.done
+		s.t.Fatalf("the server did not exit within 15 s of SIGTERM\n%s", s.logTail())
+	}
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+		s.t.Fatalf("the server exited with code %d after SIGTERM (%v), want 0\n%s", code, s.waitErr, s.logTail())
+	}
+}
+
+// kill9 kills the server with SIGKILL: no shutdown code runs.
+func (s *server) kill9() {
+	s.t.Helper()
+	if !s.running() {
+		s.t.Fatal("kill9: the server is not running")
+	}
+	s.signal(syscall.SIGKILL)
+	<-s.done
+}
+
+// restart starts the server again on the same port and data directory
+// (stopping it first with SIGTERM if it still runs).
+func (s *server) restart() {
+	s.t.Helper()
+	if s.running() {
+		s.stop()
+	}
+	if err := s.start(); err != nil {
+		s.t.Fatalf("restart: %v\n%s", err, s.logTail())
+	}
+}
+
+func (s *server) cleanup() {
+	if s.running() {
+		s.signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			s.signal(syscall.SIGKILL)
+			<-s.done
+		}
+	}
+	if s.t.Failed() {
+		s.t.Logf("server log (%s):\n%s", s.logPath, s.logTail())
+	}
+}
+
+func (s *server) log() string {
+	b, _ := os.ReadFile(s.logPath)
+	return string(b)
+}
+
+// logTail returns the last 200 lines of the server log.
+func (s *server) logTail() string {
+	lines := strings.Split(s.log(), "\n")
+	if len(lines) > 200 {
+		lines = lines[len(lines)-200:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// adminToken reads the token the server wrote on its first start.
+func (s *server) adminToken(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.dataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// run runs the CLI with env (a server's env: its HOME) and returns its
+// output and exit code. Stdin is empty.
+func run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runStdin(t, env, "", args...)
+}
+
+// runStdin is run with the given standard input.
+func runStdin(t *testing.T, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, shoalBin, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("shoal %s: %v (stderr: %s)", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), errb.String(), code
+}
+
+// runJSON runs the CLI, requires exit code 0 and decodes stdout as JSON.
+func runJSON[T any](t *testing.T, env []string, args ...string) T {
+	t.Helper()
+	var v T
+	stdout, stderr, code := run(t, env, args...)
+	if code != 0 {
+		t.Fatalf("shoal %s: exit code %d\nstderr: %s", strings.Join(args, " "), code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+		t.Fatalf("shoal %s: stdout is not the JSON expected (%v):\n%s", strings.Join(args, " "), err, stdout)
+	}
+	return v
+}
+
+// mustRun runs the CLI and requires exit code 0; it returns stdout.
+func mustRun(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := run(t, env, args...)
+	if code != 0 {
+		t.Fatalf("shoal %s: exit code %d\nstderr: %s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout
+}
+
+// mustFail runs the CLI and requires a non-zero exit code; it returns
+// stderr and the code.
+func mustFail(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	stdout, stderr, code := run(t, env, args...)
+	if code == 0 {
+		t.Fatalf("shoal %s: exit code 0, want a failure\nstdout: %s", strings.Join(args, " "), stdout)
+	}
+	return stderr, code
+}
+
+// httpDo sends a request to the server; token "" sends no Authorization
+// header. It returns the status, headers and body.
+func (s *server) httpDo(t *testing.T, method, path, token string, body []byte, headers map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, data
+}
+
+// seedFile returns the path of a testdata seed file.
+func seedFile(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "seeds", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeVariant writes a copy of a seed file with each old string replaced
+// by its new one, and returns its path.
+func writeVariant(t *testing.T, seed string, replacements ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(seedFile(t, seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for i := 0; i+1 < len(replacements); i += 2 {
+		if !strings.Contains(text, replacements[i]) {
+			t.Fatalf("%s does not contain %q", seed, replacements[i])
+		}
+		text = strings.ReplaceAll(text, replacements[i], replacements[i+1])
+	}
+	p := filepath.Join(t.TempDir(), seed)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// jsonInt reads a JSON number decoded into any as an int (-1 when absent).
+func jsonInt(v any) int {
+	switch n := v.(type) {
+	case float64:
+		return int(n)
+	case json.Number:
+		i, _ := strconv.Atoi(string(n))
+		return i
+	}
+	return -1
+}
+
+// jsonStr reads a JSON string decoded into any ("" when absent).
+func jsonStr(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// decodeJSON decodes text as JSON into a T or fails the test.
+func decodeJSON[T any](t *testing.T, text string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("not the JSON expected (%v):\n%s", err, text)
+	}
+	return v
+}
