@@ -45,6 +45,10 @@ func checkKeys(raw json.RawMessage, path string, schema keySchema) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		if path == "" {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return Errorf(EINVALID, "the document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
+			}
 			return Errorf(EINVALID, "the document must be a mapping of keys to values (%s)", jsonProblem(err))
 		}
 		return FieldErrorf(path, "must be a mapping of keys to values")
@@ -134,12 +138,16 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 	}
 	for _, k := range []string{"min_instances", "max_instances"} {
 		if v, ok := obj[k]; ok {
-			if err := checkInteger(k, v); err != nil {
+			n, err := checkInteger(k, v)
+			if err != nil {
 				return nil, err
+			}
+			if n != nil {
+				obj[k], _ = json.Marshal(*n) // 2.0 and 1e1 are whole numbers too
 			}
 		}
 	}
-	vnet, subnet := obj["vnet_name"], obj["subnet_name"]
+	vnet, subnet := nonNull(obj["vnet_name"]), nonNull(obj["subnet_name"])
 	delete(obj, "vnet_name")
 	delete(obj, "subnet_name")
 	norm, _ := json.Marshal(obj)
@@ -165,6 +173,14 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 	return &spec, nil
 }
 
+// nonNull returns raw, or nil when it is absent or JSON null.
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
 func unmarshalString(raw json.RawMessage, dst *string, field string) error {
 	if raw == nil || bytes.Equal(raw, []byte("null")) {
 		return nil
@@ -175,20 +191,26 @@ func unmarshalString(raw json.RawMessage, dst *string, field string) error {
 	return nil
 }
 
-// checkInteger accepts a JSON number with no fractional part.
-func checkInteger(field string, raw json.RawMessage) error {
+// checkInteger accepts a JSON number with no fractional part and returns
+// it (nil for null).
+func checkInteger(field string, raw json.RawMessage) (*int, error) {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
+		return nil, nil
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return FieldErrorf(field, "must be a whole number, got %s", shortJSON(raw))
+		return nil, FieldErrorf(field, "must be a whole number, got %s", shortJSON(raw))
 	}
 	if f != math.Trunc(f) || math.Abs(f) > 1e9 {
-		return FieldErrorf(field, "must be a whole number, got %s", shortJSON(raw))
+		return nil, FieldErrorf(field, "must be a whole number, got %s", shortJSON(raw))
 	}
-	return nil
+	n := int(f)
+	return &n, nil
 }
+
+// maxSeconds bounds a number of seconds in every spelling, so that it
+// converts to a time.Duration without overflow.
+const maxSeconds = 1e9
 
 var isoSeconds = regexp.MustCompile(`^(?i)PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$`)
 
@@ -200,7 +222,7 @@ func decodeSeconds(raw json.RawMessage) (*int, error) {
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err == nil {
-		if f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		if f != math.Trunc(f) || math.Abs(f) > maxSeconds {
 			return nil, fmt.Errorf("must be a whole number of seconds, got %s", shortJSON(raw))
 		}
 		n := int(f)
@@ -212,6 +234,9 @@ func decodeSeconds(raw json.RawMessage) (*int, error) {
 	}
 	s = strings.TrimSpace(s)
 	if n, err := strconv.Atoi(s); err == nil {
+		if n > maxSeconds || n < -maxSeconds {
+			return nil, fmt.Errorf("%q is too large", s)
+		}
 		return &n, nil
 	}
 	m := isoSeconds.FindStringSubmatch(s)
@@ -227,6 +252,9 @@ func decodeSeconds(raw json.RawMessage) (*int, error) {
 			}
 			total += v * mult
 		}
+	}
+	if total > maxSeconds {
+		return nil, fmt.Errorf("duration %q is too large", s)
 	}
 	return &total, nil
 }
@@ -287,6 +315,21 @@ func jsonTypeName(kind string) string {
 		return "a value of another type"
 	}
 	return "a " + kind
+}
+
+// jsonValueName names the kind of JSON value an UnmarshalTypeError reports.
+func jsonValueName(v string) string {
+	switch v {
+	case "array":
+		return "a list"
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "true or false"
+	}
+	return v
 }
 
 func jsonProblem(err error) string {

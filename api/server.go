@@ -31,18 +31,20 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	return s
 }
 
-// route is one entry of the route table; public routes need no credential.
-type route struct {
-	pattern string
-	public  bool
+// Route is one entry of the route table.
+type Route struct {
+	// Pattern is the net/http pattern, "METHOD /path/{var}".
+	Pattern string
+	// Public routes need no credential; every other route does.
+	Public  bool
 	handler http.HandlerFunc
 }
 
 // Routes returns the route table, so that tests can walk every route.
-func (s *Server) Routes() []route { return s.routeTable() }
+func (s *Server) Routes() []Route { return s.routeTable() }
 
-func (s *Server) routeTable() []route {
-	return []route{
+func (s *Server) routeTable() []Route {
+	return []Route{
 		{"GET /healthz", true, s.handleHealth},
 		{"GET /api/v1/workspaces", false, s.handleListWorkspaces},
 		{"POST /api/v1/workspaces", false, s.handleCreateWorkspace},
@@ -62,10 +64,10 @@ func (s *Server) routeTable() []route {
 func (s *Server) routes() {
 	for _, r := range s.routeTable() {
 		h := http.Handler(r.handler)
-		if !r.public {
+		if !r.Public {
 			h = s.authenticate(h)
 		}
-		s.mux.Handle(r.pattern, h)
+		s.mux.Handle(r.Pattern, h)
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})

@@ -211,7 +211,8 @@ func waitProvisioned(ctx context.Context, g *globals, c *api.Client, ws string, 
 		}
 		var err error
 		comp, err = c.GetCompute(ctx, ws, name)
-		return false, err
+		done := err == nil && comp.ProvisioningState != shoal.ProvisioningCreating && comp.ProvisioningState != shoal.ProvisioningUpdating
+		return done, err
 	})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -82,8 +83,11 @@ type Duration time.Duration
 
 // UnmarshalYAML reads "3m" or 180.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	var secs int
+	var secs int64
 	if err := n.Decode(&secs); err == nil {
+		if secs < 0 || secs > int64(math.MaxInt64/time.Second) {
+			return fmt.Errorf("line %d: %d is not a duration such as 90s or 3m (0 or more seconds)", n.Line, secs)
+		}
 		*d = Duration(time.Duration(secs) * time.Second)
 		return nil
 	}
@@ -179,6 +183,9 @@ func addRegionAliases(locs []*shoal.Location, def string) {
 		used[strings.ToLower(l.Name)] = true
 		for _, a := range l.Aliases {
 			used[strings.ToLower(a)] = true
+			if strings.EqualFold(a, def) && target == nil {
+				target = l // default_location may name a location by an alias
+			}
 		}
 		if strings.EqualFold(l.Name, def) {
 			target = l

@@ -1,0 +1,160 @@
+package shoal_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/config"
+)
+
+// computeFuzzSeeds are the seed documents' compute examples written as the
+// JSON the CLI sends, plus documents that break one rule or another.
+var computeFuzzSeeds = []string{
+	// 000: the basic Python SDK example and the CLI YAML examples.
+	`{"name": "basic-example", "type": "amlcompute", "size": "STANDARD_DS3_v2", "location": "westus", "min_instances": 0, "max_instances": 2, "idle_time_before_scale_down": 120}`,
+	`{"$schema": "https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json", "name": "location-example", "type": "amlcompute", "size": "STANDARD_DS3_v2", "min_instances": 0, "max_instances": 2, "idle_time_before_scale_down": 120, "location": "westus"}`,
+	`{"$schema": "https://azuremlschemas.azureedge.net/latest/amlCompute.schema.json", "name": "low-pri-example", "type": "amlcompute", "size": "STANDARD_DS3_v2", "min_instances": 0, "max_instances": 2, "idle_time_before_scale_down": 120, "tier": "low_priority"}`,
+	// 001: the practitioner's guide.
+	`{"name": "cpu-training-cluster", "type": "amlcompute", "size": "Standard_DS3_v2", "min_instances": 0, "max_instances": 4, "idle_time_before_scale_down": 180, "tier": "Dedicated", "description": "CPU cluster for scikit-learn and data processing jobs"}`,
+	`{"name": "gpu-training-cluster", "type": "amlcompute", "size": "Standard_NC6s_v3", "min_instances": 0, "max_instances": 2, "idle_time_before_scale_down": 300, "tier": "Dedicated", "description": "GPU cluster for PyTorch and TensorFlow training"}`,
+	`{"name": "spot-training-cluster", "type": "amlcompute", "size": "Standard_NC6s_v3", "min_instances": 0, "max_instances": 8, "idle_time_before_scale_down": 120, "tier": "LowPriority", "description": "Low-priority GPU cluster for hyperparameter tuning"}`,
+	`{"name": "private-training-cluster", "type": "amlcompute", "size": "Standard_DS3_v2", "min_instances": 0, "max_instances": 4, "vnet_name": "ml-vnet", "subnet_name": "training-subnet", "description": "Network-isolated cluster for sensitive data processing"}`,
+	`{"name": "cpu-training-cluster", "size": "Standard_DS3_v2", "min_instances": 0, "max_instances": 4, "tags": {"team": "data-science", "project": "churn-prediction", "environment": "development"}}`,
+	// Every key at once, as `show -o json` prints it, applied again.
+	`{"name": "ssh-cluster", "type": "AmlCompute", "size": "Standard_D4s_v3", "location": "local", "tier": "dedicated", "min_instances": 1, "max_instances": 3, "idle_time_before_scale_down": "PT2M", "ssh_public_access_enabled": true, "ssh_settings": {"admin_username": "azureuser", "ssh_key_value": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 alice@laptop"}, "network_settings": {"vnet_name": "ml-vnet", "subnet": "default"}, "enable_node_public_ip": false, "identity": {"type": "SystemAssigned,UserAssigned", "user_assigned_identities": [{"resource_id": "/subscriptions/x/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/trainer"}]}, "tags": {"cost_center": 1234, "prod": true}, "id": "/subscriptions/x/computes/ssh-cluster", "provisioning_state": "Succeeded", "created_on": "2024-01-01T00:00:00Z", "node_state_counts": {"idle_node_count": 1}}`,
+	// Broken documents.
+	``,
+	`null`,
+	`[]`,
+	`"cpu-cluster"`,
+	`{"name": "cpu-cluster"`,
+	`{"name": "cpu-cluster", "max_nodes": 4, "min_nodes": 0}`,
+	`{"name": "a-1", "max_instances": "two", "tags": [1]}`,
+	`{"name": "cpu-cluster", "idle_time_before_scale_down": "PT", "ssh_settings": {"port": 22}}`,
+	`{"name": "cpu-cluster", "identity": {"type": "user_assigned", "user_assigned_identities": [null, {"foo": 1}, "x"]}}`,
+	`{"name": "cpu-cluster", "tags": {"a/b": {"c": 1}}, "min_instances": 1e300, "max_instances": -0.0}`,
+	`{"name": "cpu-cluster", "vnet_name": null, "network_settings": {"subnet": "s"}, "location": "mars", "size": "Standard_NC6s_v3"}`,
+	`{"name": "cpu-cluster", "ssh_public_access_enabled": true, "ssh_settings": {"admin_username": "root", "admin_password": "short"}}`,
+}
+
+// fuzzCheckError fails unless err is an EINVALID *shoal.Error with a message.
+func fuzzCheckError(t *testing.T, step string, doc []byte, err error) {
+	t.Helper()
+	var e *shoal.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%s: error %T %v is not a *shoal.Error (document %q)", step, err, err, doc)
+	}
+	if e.Code != shoal.EINVALID {
+		t.Fatalf("%s: code %q, want %q: %s (document %q)", step, e.Code, shoal.EINVALID, e.Message, doc)
+	}
+	if e.Message == "" {
+		t.Fatalf("%s: empty message (document %q)", step, doc)
+	}
+}
+
+func FuzzDecodeComputeSpec(f *testing.F) {
+	for _, s := range computeFuzzSeeds {
+		f.Add([]byte(s))
+	}
+	cat := defaultCatalog(f)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		spec, err := shoal.DecodeComputeSpec(doc)
+		if err != nil {
+			fuzzCheckError(t, "DecodeComputeSpec", doc, err)
+			return
+		}
+		if _, _, err := shoal.NormalizeClusterSpec(spec, cat, "local"); err != nil {
+			fuzzCheckError(t, "NormalizeClusterSpec", doc, err)
+			return
+		}
+		// A valid spec is complete and within the rules.
+		if spec.Type != shoal.ComputeTypeCluster || (spec.Tier != shoal.TierDedicated && spec.Tier != shoal.TierLowPriority) {
+			t.Fatalf("not canonical: type %q, tier %q", spec.Type, spec.Tier)
+		}
+		if spec.MinInstances == nil || spec.MaxInstances == nil || spec.IdleTimeBeforeScaleDown == nil {
+			t.Fatalf("defaults not applied: %+v", spec)
+		}
+		if err := shoal.ValidateScaleSettings(*spec.MinInstances, *spec.MaxInstances, *spec.IdleTimeBeforeScaleDown); err != nil {
+			t.Fatalf("normalised spec breaks the scale rules: %v", err)
+		}
+		// What the server returns can be applied again: encode the
+		// normalised spec, decode and normalise it, and get the same spec.
+		out, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatalf("encode normalised spec: %v", err)
+		}
+		again, err := shoal.DecodeComputeSpec(out)
+		if err != nil {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		if _, _, err := shoal.NormalizeClusterSpec(again, cat, "local"); err != nil {
+			t.Fatalf("normalise %s again: %v", out, err)
+		}
+		if out2, _ := json.Marshal(again); !bytes.Equal(out, out2) {
+			t.Fatalf("round trip changed the spec:\n%s\n%s", out, out2)
+		}
+		if d := shoal.ImmutableDifferences(spec, again); len(d) != 0 {
+			t.Fatalf("round trip changed immutable fields %v", d)
+		}
+	})
+}
+
+// configFuzzSeeds are server configs, valid and not.
+var configFuzzSeeds = []string{
+	``,
+	`listen: 127.0.0.1:7420`,
+	labCatalogYAML,
+	`
+default_location: lab
+azure_region_aliases: false
+locations:
+  - name: lab
+    provider: local
+    provisioning_delay: 3m
+    quota: {total_dedicated_vcpus: -1, low_priority_vcpus: 8, dedicated_vcpus_per_family: {standardDSv2Family: 16}}
+`,
+	`
+locations:
+  - name: a
+    aliases: [eastus]
+  - name: b
+    aliases: [EastUS]
+`,
+	`locations: [{name: x, provider: aws}]`,
+	`locations: [{name: x, provisioning_delay: soon}]`,
+	`locations: [{name: x, provisioning_delay: 99999999999999}]`,
+	`sizes: [{name: Box, vcpus: 0, memory_gb: 1}]`,
+	`sizes: [{name: standard_ds3_v2, vcpus: 2, memory_gb: 4, gpus: 1}]`,
+	`max_nodes: 3`,
+	`a: &a [*a, *a]`,
+	"locations:\n  - name: [1]\n",
+	`{"locations": [{"name": "json"}]}`,
+}
+
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range configFuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		cfg, err := config.Parse(bytes.NewReader(doc))
+		if err != nil {
+			return
+		}
+		cat, err := cfg.Catalog(nil)
+		if err != nil {
+			return
+		}
+		// A catalog that builds resolves its own default location.
+		if _, err := cat.Location(cat.DefaultLocation()); err != nil {
+			t.Fatalf("default location %q does not resolve: %v", cat.DefaultLocation(), err)
+		}
+		for _, l := range cat.Locations() {
+			if got, err := cat.Location(l.Name); err != nil || got != l {
+				t.Fatalf("location %q resolves to %v, %v", l.Name, got, err)
+			}
+		}
+	})
+}

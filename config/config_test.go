@@ -1,0 +1,396 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/config"
+)
+
+func parse(t *testing.T, doc string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(doc))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return cfg
+}
+
+func catalog(t *testing.T, doc string) *shoal.Catalog {
+	t.Helper()
+	cat, err := parse(t, doc).Catalog(nil)
+	if err != nil {
+		t.Fatalf("Catalog: %v", err)
+	}
+	return cat
+}
+
+func resolve(t *testing.T, cat *shoal.Catalog, name string) string {
+	t.Helper()
+	l, err := cat.Location(name)
+	if err != nil {
+		t.Fatalf("Location(%q): %v", name, err)
+	}
+	return l.Name
+}
+
+func intp(n int) *int { return &n }
+
+func TestDefaults(t *testing.T) {
+	for _, doc := range []string{"", "  \n# no settings\n"} {
+		cfg := parse(t, doc)
+		if cfg.Listen != "" || cfg.DataDir != "" || len(cfg.Locations) != 0 || len(cfg.Sizes) != 0 {
+			t.Errorf("Parse(%q) = %+v, want the zero config", doc, cfg)
+		}
+	}
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatalf("Load(\"\"): %v", err)
+	}
+	cat, err := cfg.Catalog(nil)
+	if err != nil {
+		t.Fatalf("Catalog: %v", err)
+	}
+	if got := cat.DefaultLocation(); got != "local" {
+		t.Errorf("DefaultLocation = %q, want local", got)
+	}
+	locs := cat.Locations()
+	if len(locs) != 1 {
+		t.Fatalf("got %d locations, want 1", len(locs))
+	}
+	l := locs[0]
+	if l.Name != "local" || l.Provider != "local" {
+		t.Errorf("location = %s/%s, want local/local", l.Name, l.Provider)
+	}
+	if !slices.Equal(l.Aliases, shoal.AzureRegionNames()) {
+		t.Errorf("aliases = %v, want every Azure region", l.Aliases)
+	}
+	for _, name := range []string{"local", "LOCAL", "westus", "WestUS", "eastus", "westeurope", " japaneast "} {
+		if got := resolve(t, cat, name); got != "local" {
+			t.Errorf("%q resolves to %q, want local", name, got)
+		}
+	}
+	if _, err := cat.Location("mars"); shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) != "location" {
+		t.Errorf("Location(mars) = %v, want EINVALID on location", err)
+	}
+	q := l.Quota
+	if q.DefaultFamilyDedicatedVCPUs != 100 || q.TotalDedicatedVCPUs != 200 || q.LowPriorityVCPUs != 100 || len(q.DedicatedVCPUsPerFamily) != 0 {
+		t.Errorf("quota = %+v, want 100 per family, 200 dedicated, 100 low-priority", q)
+	}
+	if l.GPUs.Available || l.GPUs.Emulated {
+		t.Errorf("GPUs = %+v, want none", l.GPUs)
+	}
+	if l.ProvisioningDelay != 0 || len(l.Sizes) != 0 {
+		t.Errorf("delay %v, sizes %v; want 0 and all", l.ProvisioningDelay, l.Sizes)
+	}
+	if got, want := len(cat.SizesAt(l)), len(shoal.BuiltinSizes()); got != want {
+		t.Errorf("%d sizes offered, want every built-in size (%d)", got, want)
+	}
+	if s, ok := cat.Size("standard_ds3_v2"); !ok || s.Name != "Standard_DS3_v2" {
+		t.Errorf("Size(standard_ds3_v2) = %v, %v", s, ok)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shoal.yaml")
+	if err := os.WriteFile(path, []byte("listen: 0.0.0.0:7420\ndata_dir: /var/lib/shoal\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.Listen != "0.0.0.0:7420" || cfg.DataDir != "/var/lib/shoal" {
+		t.Errorf("Load = %+v", cfg)
+	}
+	if err := os.WriteFile(path, []byte("listen: x\nlisten_port: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.Load(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "listen_port") {
+		t.Errorf("Load with an unknown key = %v, want an error naming the file and the key", err)
+	}
+	if _, err := config.Load(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}
+
+func TestLocationClaimsRegion(t *testing.T) {
+	cat := catalog(t, `
+locations:
+  - name: local
+  - name: gpu-lab
+    aliases: [eastus, lab]
+    emulated_gpus: true
+    provisioning_delay: 3m
+    quota:
+      total_dedicated_vcpus: -1
+      low_priority_vcpus: 0
+      dedicated_vcpus_per_family: {standardNCSv3Family: 24}
+`)
+	if got := cat.DefaultLocation(); got != "local" {
+		t.Errorf("DefaultLocation = %q, want the first location, local", got)
+	}
+	for name, want := range map[string]string{"eastus": "gpu-lab", "EastUS": "gpu-lab", "lab": "gpu-lab", "gpu-lab": "gpu-lab", "westus": "local", "eastus2": "local", "local": "local"} {
+		if got := resolve(t, cat, name); got != want {
+			t.Errorf("%q resolves to %q, want %q", name, got, want)
+		}
+	}
+	var lab *shoal.Location
+	for _, l := range cat.Locations() {
+		if l.Name == "local" && slices.Contains(l.Aliases, "eastus") {
+			t.Errorf("local also has the alias eastus: %v", l.Aliases)
+		}
+		if l.Name == "gpu-lab" {
+			lab = l
+		}
+	}
+	if lab == nil {
+		t.Fatal("no gpu-lab location")
+	}
+	if !slices.Equal(lab.Aliases, []string{"eastus", "lab"}) {
+		t.Errorf("gpu-lab aliases = %v, want only its own", lab.Aliases)
+	}
+	if lab.ProvisioningDelay != 3*time.Minute {
+		t.Errorf("ProvisioningDelay = %v, want 3m", lab.ProvisioningDelay)
+	}
+	q := lab.Quota
+	if q.TotalDedicatedVCPUs != -1 || q.LowPriorityVCPUs != 0 || q.DefaultFamilyDedicatedVCPUs != shoal.DefaultFamilyDedicatedVCPUs {
+		t.Errorf("quota = %+v", q)
+	}
+	if got := q.FamilyLimit("standardncsv3family"); got != 24 {
+		t.Errorf("FamilyLimit(NCSv3) = %d, want 24", got)
+	}
+	if got := q.FamilyLimit("standardDSv2Family"); got != shoal.DefaultFamilyDedicatedVCPUs {
+		t.Errorf("FamilyLimit(DSv2) = %d, want the default", got)
+	}
+}
+
+func TestDefaultLocationSetting(t *testing.T) {
+	tests := []struct {
+		name    string
+		doc     string
+		def     string            // wanted DefaultLocation
+		resolve map[string]string // name -> location
+		errPart string            // when Catalog must fail
+	}{
+		{name: "by name", doc: "default_location: b\nlocations: [{name: a}, {name: b}]", def: "b",
+			resolve: map[string]string{"westus": "b", "a": "a"}},
+		{name: "by name, other case", doc: "default_location: B\nlocations: [{name: a}, {name: b}]", def: "b",
+			resolve: map[string]string{"westus": "b"}},
+		{name: "by alias", doc: "default_location: lab\nlocations: [{name: a}, {name: b, aliases: [lab]}]", def: "b",
+			resolve: map[string]string{"westus": "b", "lab": "b"}},
+		{name: "region aliases off", doc: "azure_region_aliases: false\nlocations: [{name: a}]", def: "a",
+			resolve: map[string]string{"a": "a", "westus": ""}},
+		{name: "unknown default", doc: "default_location: nowhere\nlocations: [{name: a}]", errPart: "nowhere"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cat, err := parse(t, tt.doc).Catalog(nil)
+			if tt.errPart != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errPart) {
+					t.Fatalf("Catalog = %v, want an error containing %q", err, tt.errPart)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Catalog: %v", err)
+			}
+			if got := cat.DefaultLocation(); got != tt.def {
+				t.Errorf("DefaultLocation = %q, want %q", got, tt.def)
+			}
+			for name, want := range tt.resolve {
+				l, err := cat.Location(name)
+				switch {
+				case want == "" && err == nil:
+					t.Errorf("%q resolves to %q, want unknown", name, l.Name)
+				case want != "" && err != nil:
+					t.Errorf("%q: %v, want %q", name, err, want)
+				case want != "" && l.Name != want:
+					t.Errorf("%q resolves to %q, want %q", name, l.Name, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCustomSizes(t *testing.T) {
+	cat := catalog(t, `
+sizes:
+  - name: Lab_Box
+    vcpus: 8
+    memory_gb: 32
+    price_per_hour: 0.5
+  - name: Lab_GPU_Box
+    vcpus: 16
+    memory_gb: 64
+    gpus: 2
+  - name: standard_ds3_v2
+    family: standardDSv2Family
+    vcpus: 6
+    memory_gb: 20
+    low_priority_capable: false
+`)
+	box, ok := cat.Size("lab_box")
+	if !ok {
+		t.Fatal("Lab_Box is not in the catalog")
+	}
+	if box.Name != "Lab_Box" || box.VCPUs != 8 || box.MemoryGB != 32 || box.PricePerHour != 0.5 || !box.LowPriorityCapable || box.GPUs != 0 {
+		t.Errorf("Lab_Box = %+v", box)
+	}
+	if box.Family == "" || !box.Supports(shoal.ComputeTypeCluster) || !box.Supports(shoal.ComputeTypeInstance) {
+		t.Errorf("Lab_Box family %q, types %v: want a family and both compute types", box.Family, box.SupportedComputeTypes)
+	}
+	gpu, _ := cat.Size("Lab_GPU_Box")
+	if gpu == nil || gpu.GPUs != 2 || gpu.GPUModel == "" {
+		t.Errorf("Lab_GPU_Box = %+v, want 2 GPUs with a model", gpu)
+	}
+
+	// A size of the same name (in any case) replaces the built-in one.
+	ds3, _ := cat.Size("Standard_DS3_v2")
+	if ds3 == nil || ds3.VCPUs != 6 || ds3.LowPriorityCapable {
+		t.Errorf("Standard_DS3_v2 = %+v, want the config's definition", ds3)
+	}
+	n := 0
+	for _, s := range cat.SizesAt(cat.Locations()[0]) {
+		if strings.EqualFold(s.Name, "Standard_DS3_v2") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("Standard_DS3_v2 listed %d times, want once", n)
+	}
+
+	// The custom size is usable by a cluster.
+	spec := &shoal.ComputeSpec{Name: "lab-cluster", Size: "LAB_BOX", Tier: "low_priority", MaxInstances: intp(4)}
+	_, size, err := shoal.NormalizeClusterSpec(spec, cat, "local")
+	if err != nil {
+		t.Fatalf("NormalizeClusterSpec with Lab_Box: %v", err)
+	}
+	if size != box {
+		t.Errorf("resolved size %v, want Lab_Box", size)
+	}
+	// The replaced built-in now refuses low priority.
+	_, _, err = shoal.NormalizeClusterSpec(&shoal.ComputeSpec{Name: "lab-cluster", Tier: "LowPriority"}, cat, "local")
+	if shoal.ErrorField(err) != "tier" {
+		t.Errorf("low priority on the replaced default size = %v, want an error on tier", err)
+	}
+	// A GPU size still needs GPUs.
+	_, _, err = shoal.NormalizeClusterSpec(&shoal.ComputeSpec{Name: "lab-cluster", Size: "Lab_GPU_Box"}, cat, "local")
+	if shoal.ErrorField(err) != "size" || !strings.Contains(shoal.ErrorMessage(err), "emulated_gpus") {
+		t.Errorf("Lab_GPU_Box without GPUs = %v, want an error on size naming emulated_gpus", err)
+	}
+}
+
+func TestEmulatedGPUs(t *testing.T) {
+	cat := catalog(t, "locations:\n  - name: local\n    emulated_gpus: true\n")
+	loc := cat.Locations()[0]
+	if !loc.GPUs.Available || !loc.GPUs.Emulated || !strings.Contains(loc.GPUs.Detail, "emulated") {
+		t.Errorf("GPUs = %+v, want available, emulated, and said so", loc.GPUs)
+	}
+	if resolve(t, cat, "westus") != "local" {
+		t.Error("westus is not an alias of local")
+	}
+	spec := &shoal.ComputeSpec{Name: "gpu-training-cluster", Type: "amlcompute", Size: "Standard_NC6s_v3", Tier: "Dedicated", MaxInstances: intp(2), IdleTimeBeforeScaleDown: intp(300)}
+	if _, size, err := shoal.NormalizeClusterSpec(spec, cat, "local"); err != nil {
+		t.Fatalf("GPU cluster on emulated GPUs: %v", err)
+	} else if size.GPUs != 1 {
+		t.Errorf("size GPUs = %d, want 1", size.GPUs)
+	}
+
+	// Emulation wins over detection; detection decides otherwise and its
+	// detail is shown when a GPU size is refused.
+	detect := func(string) (int, string) { return 0, "nvidia-smi found no devices" }
+	emu, err := parse(t, "locations: [{name: a, emulated_gpus: true}, {name: b}]").Catalog(detect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := emu.Location("a")
+	b, _ := emu.Location("b")
+	if !a.GPUs.Emulated || b.GPUs.Available || b.GPUs.Detail != "nvidia-smi found no devices" {
+		t.Errorf("a %+v, b %+v", a.GPUs, b.GPUs)
+	}
+	_, _, err = shoal.NormalizeClusterSpec(&shoal.ComputeSpec{Name: "gpu-cluster", Size: "Standard_NC6s_v3", Location: "b"}, emu, "a")
+	if !strings.Contains(shoal.ErrorMessage(err), "nvidia-smi found no devices") {
+		t.Errorf("GPU size at b = %v, want the detector's detail", err)
+	}
+	found, err := parse(t, "").Catalog(func(string) (int, string) { return 2, "2 NVIDIA GPUs" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := found.Locations()[0]; !l.GPUs.Available || l.GPUs.Emulated {
+		t.Errorf("detected GPUs = %+v, want available and real", l.GPUs)
+	}
+}
+
+func TestDurations(t *testing.T) {
+	for doc, want := range map[string]time.Duration{
+		"90s": 90 * time.Second, "3m": 3 * time.Minute, "1h30m": 90 * time.Minute, "180": 180 * time.Second, "0": 0,
+	} {
+		cat := catalog(t, "locations: [{name: a, provisioning_delay: "+doc+"}]")
+		if got := cat.Locations()[0].ProvisioningDelay; got != want {
+			t.Errorf("provisioning_delay: %s = %v, want %v", doc, got, want)
+		}
+	}
+	for _, doc := range []string{"soon", "3 minutes", "-5s", "-5", "[1]", "99999999999999"} {
+		_, err := config.Parse(strings.NewReader("locations:\n  - name: a\n    provisioning_delay: " + doc + "\n"))
+		if err == nil {
+			t.Errorf("provisioning_delay: %s parsed, want an error", doc)
+			continue
+		}
+		if !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "duration") {
+			t.Errorf("provisioning_delay: %s: error %q, want the line and what a duration looks like", doc, err)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		// parse is true when Parse must fail; otherwise Catalog must.
+		parse bool
+		parts []string
+	}{
+		{name: "unknown top-level key", doc: "listen: x\nmax_nodes: 3\n", parse: true, parts: []string{"max_nodes", "line 2"}},
+		{name: "unknown location key", doc: "locations:\n  - name: a\n    region: westus\n", parse: true, parts: []string{"region"}},
+		{name: "unknown quota key", doc: "locations:\n  - name: a\n    quota: {vcpus: 3}\n", parse: true, parts: []string{"vcpus"}},
+		{name: "unknown size key", doc: "sizes:\n  - name: x\n    cores: 3\n", parse: true, parts: []string{"cores"}},
+		{name: "wrong type", doc: "locations: {name: a}\n", parse: true, parts: []string{"line 1"}},
+		{name: "not YAML", doc: "locations: [\n", parse: true},
+		{name: "unknown provider", doc: "locations: [{name: cloud, provider: aws}]", parts: []string{"locations[0]", `"aws"`, "available: local"}},
+		{name: "location without name", doc: "locations: [{name: a}, {provider: local}]", parts: []string{"locations[1]", "name is required"}},
+		{name: "duplicate alias", doc: "locations: [{name: a, aliases: [eastus]}, {name: b, aliases: [EastUS]}]", parts: []string{"EastUS", `"a"`, `"b"`}},
+		{name: "alias is another location's name", doc: "locations: [{name: a}, {name: b, aliases: [A]}]", parts: []string{`"a"`, `"b"`}},
+		{name: "duplicate location", doc: "locations: [{name: a}, {name: a}]", parts: []string{`"a"`}},
+		{name: "location offers unknown size", doc: "locations: [{name: a, sizes: [Standard_Nope]}]", parts: []string{"Standard_Nope"}},
+		{name: "size without name", doc: "sizes: [{vcpus: 2, memory_gb: 4}]", parts: []string{"sizes[0]", "name is required"}},
+		{name: "size without vcpus", doc: "sizes: [{name: Box, memory_gb: 4}]", parts: []string{"sizes[0]", "Box", "vcpus"}},
+		{name: "size without memory", doc: "sizes: [{name: Box, vcpus: 2}]", parts: []string{"Box", "memory_gb"}},
+		{name: "size with negative GPUs", doc: "sizes: [{name: Box, vcpus: 2, memory_gb: 4, gpus: -1}]", parts: []string{"Box", "gpus"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse(strings.NewReader(tt.doc))
+			if !tt.parse {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				_, err = cfg.Catalog(nil)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, p := range tt.parts {
+				if !strings.Contains(err.Error(), p) {
+					t.Errorf("error %q does not contain %q", err, p)
+				}
+			}
+		})
+	}
+}
