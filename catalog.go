@@ -26,6 +26,9 @@ type Location struct {
 	ProvisioningDelay time.Duration `json:"-"`
 	// Sizes, when not empty, restricts the sizes offered here (canonical names).
 	Sizes []string `json:"sizes,omitempty"`
+	// PreemptionRatePerHour is how often, on average, a low-priority node is
+	// preempted per node-hour; 0 never. It lets users rehearse preemption.
+	PreemptionRatePerHour float64 `json:"preemption_rate_per_hour,omitempty"`
 }
 
 // GPUCapability describes a location's GPUs.

@@ -262,7 +262,7 @@ func decodeSeconds(raw json.RawMessage) (*int, error) {
 // decodeTags accepts a mapping whose values are strings, numbers or
 // booleans (YAML writes `cost_center: 1234` unquoted) and returns strings.
 func decodeTags(raw json.RawMessage) (map[string]string, error) {
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, nil
 	}
 	var m map[string]any

@@ -56,6 +56,47 @@ type Tx interface {
 	// ListTokens returns tokens of a principal ("" for all), oldest first.
 	ListTokens(principalID string) ([]*APIToken, error)
 
+	// GetNode returns a node by ID. Returns ENOTFOUND.
+	GetNode(id string) (*Node, error)
+	// ListNodes returns nodes matching filter ordered by ID.
+	ListNodes(filter NodeFilter) ([]*Node, error)
+	// InsertNode adds a node. Returns ECONFLICT if the ID exists.
+	InsertNode(n *Node) error
+	// UpdateNode replaces the stored node of the same ID. Returns ENOTFOUND.
+	UpdateNode(n *Node) error
+	// DeleteNode removes a node. Returns ENOTFOUND.
+	DeleteNode(id string) error
+	// FindNodeByCredentialHash returns the node whose credential hash
+	// matches. Returns ENOTFOUND.
+	FindNodeByCredentialHash(hash string) (*Node, error)
+	// FindNodeByJoinTokenHash returns the node whose join token hash
+	// matches. Returns ENOTFOUND.
+	FindNodeByJoinTokenHash(hash string) (*Node, error)
+
+	// GetJob returns a job by workspace and exact name. Returns ENOTFOUND.
+	GetJob(workspace, name string) (*Job, error)
+	// ListJobs returns jobs matching filter, ordered by Seq descending
+	// (newest first).
+	ListJobs(filter JobFilter) ([]*Job, error)
+	// ListQueuedJobs returns the jobs in status Queued of every workspace,
+	// ordered by priority descending then Seq ascending.
+	ListQueuedJobs() ([]*Job, error)
+	// InsertJob adds a job. Returns ECONFLICT if the name is taken in the workspace.
+	InsertJob(j *Job) error
+	// UpdateJob replaces the stored job. Returns ENOTFOUND.
+	UpdateJob(j *Job) error
+	// NextSeq returns the next value of a named counter, starting at 1.
+	NextSeq(counter string) (int64, error)
+
+	// GetAttempt returns an attempt by ID. Returns ENOTFOUND.
+	GetAttempt(id string) (*Attempt, error)
+	// ListAttempts returns the attempts of a job ordered by Number.
+	ListAttempts(workspace, jobName string) ([]*Attempt, error)
+	// InsertAttempt adds an attempt. Returns ECONFLICT if the ID exists.
+	InsertAttempt(a *Attempt) error
+	// UpdateAttempt replaces the stored attempt. Returns ENOTFOUND.
+	UpdateAttempt(a *Attempt) error
+
 	// GetSetting reads a server setting. Returns ENOTFOUND.
 	GetSetting(key string) (string, error)
 	// PutSetting writes a server setting.

@@ -118,3 +118,5 @@ func (c *Client) Health(ctx context.Context) error {
 	_, err := c.do(ctx, http.MethodGet, "/healthz", nil, nil, nil)
 	return err
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -19,6 +19,7 @@ import (
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/clientconfig"
 	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/provider/local"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
@@ -42,6 +43,9 @@ type Options struct {
 	Clock shoal.Clock
 	// TickInterval is how often controllers run without a trigger.
 	TickInterval time.Duration
+	// AgentExecutable is the shoal binary the local provider starts as
+	// `shoal agent`; "" means this program.
+	AgentExecutable string
 }
 
 // Main is a running server.
@@ -49,7 +53,10 @@ type Main struct {
 	opts     Options
 	log      *slog.Logger
 	store    *sqlite.DB
+	files    *filestore.Store
+	local    *local.Provider
 	svc      *service.Services
+	ctrl     *service.Controller
 	http     *http.Server
 	listener net.Listener
 	wake     chan struct{}
@@ -112,9 +119,8 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{opts: opts, log: opts.Logger, store: store, wake: make(chan struct{}, 1)}
-	m.svc = service.New(service.Config{Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke})
-	if err := m.bootstrap(ctx); err != nil {
+	files, err := filestore.Open(filepath.Join(opts.DataDir, "files"))
+	if err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -123,7 +129,31 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
-	m.listener = ln
+	m := &Main{opts: opts, log: opts.Logger, store: store, files: files, wake: make(chan struct{}, 1), listener: ln}
+	m.local = local.New(local.Config{DataDir: opts.DataDir, Executable: opts.AgentExecutable, Logger: opts.Logger})
+	serverURL := cfg.AdvertiseURL
+	if serverURL == "" {
+		serverURL = m.URL()
+	}
+	m.svc = service.New(service.Config{
+		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
+		Providers: map[string]shoal.Provider{"local": m.local}, ServerURL: serverURL,
+		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
+		KillGrace: time.Duration(cfg.KillGrace),
+	})
+	m.ctrl = service.NewController(m.svc, uint64(opts.Clock.Now().UnixNano()))
+	if err := m.bootstrap(ctx); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
+	// Agents kept running while the server was down: give each a full lease
+	// to report back before any is declared lost.
+	if err := m.svc.ResetLeases(ctx); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
 	if err := m.writeClientConfig(); err != nil {
 		m.log.Warn("could not write the client config", slog.Any("err", err))
 	}
@@ -224,8 +254,8 @@ func (m *Main) runControllers(ctx context.Context) {
 	t := time.NewTicker(m.opts.TickInterval)
 	defer t.Stop()
 	for {
-		if err := m.svc.ReconcileComputes(ctx); err != nil && ctx.Err() == nil {
-			m.log.Error("compute reconcile failed", slog.Any("err", err))
+		if err := m.ctrl.RunOnce(ctx, m.opts.Clock.Now()); err != nil && ctx.Err() == nil {
+			m.log.Error("control loop pass failed", slog.Any("err", err))
 		}
 		select {
 		case <-ctx.Done():
@@ -244,6 +274,11 @@ func (m *Main) Close() error {
 	err := m.http.Shutdown(ctx)
 	m.cancel()
 	m.wg.Wait()
+	m.ctrl.Wait()
+	// Agents are left running: nodes outlive a control-plane restart and
+	// are adopted by the next start.
+	m.local.Close()
+	m.files.Close()
 	if cerr := m.store.Close(); err == nil {
 		err = cerr
 	}

@@ -22,7 +22,8 @@ func newComputeCommand(g *globals) *cobra.Command {
 	cmd.AddCommand(
 		newComputeCreateCommand(g), newComputeUpdateCommand(g), newComputeShowCommand(g),
 		newComputeListCommand(g), newComputeDeleteCommand(g), newComputeListSizesCommand(g),
-		newComputeListUsageCommand(g), newComputeEventsCommand(g),
+		newComputeListUsageCommand(g), newComputeEventsCommand(g), newComputeListNodesCommand(g),
+		newComputePreemptNodeCommand(g),
 	)
 	return cmd
 }

@@ -86,7 +86,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		}
 		return pflag.NormalizedName(name)
 	})
-	root.AddCommand(newServerCommand(g), newComputeCommand(g), newWorkspaceCommand(g), newVersionCommand(g))
+	root.AddCommand(newServerCommand(g), newAgentCommand(g), newComputeCommand(g), newJobCommand(g), newWorkspaceCommand(g), newVersionCommand(g))
 	return root
 }
 

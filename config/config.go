@@ -38,6 +38,17 @@ type Config struct {
 	Locations []LocationConfig `yaml:"locations"`
 	// Sizes add to (or replace, by name) the built-in Azure VM sizes.
 	Sizes []SizeConfig `yaml:"sizes"`
+	// NodeLease is how long a node's lease lasts without a heartbeat, and
+	// NodeLeaseGrace the grace after it; their sum bounds how long a lost
+	// node goes unnoticed. Defaults 10s and 10s.
+	NodeLease      Duration `yaml:"node_lease"`
+	NodeLeaseGrace Duration `yaml:"node_lease_grace"`
+	// KillGrace is the time between SIGTERM and SIGKILL when a job is
+	// stopped (timeout, cancel, preemption). Default 10s.
+	KillGrace Duration `yaml:"kill_grace"`
+	// AdvertiseURL is the URL agents use to reach the server; default the
+	// listen address.
+	AdvertiseURL string `yaml:"advertise_url"`
 }
 
 // LocationConfig configures one location.
@@ -51,8 +62,11 @@ type LocationConfig struct {
 	// ProvisioningDelay mimics a cloud's node start-up time (e.g. "3m").
 	ProvisioningDelay Duration `yaml:"provisioning_delay"`
 	// Sizes restricts the sizes offered here; empty offers all.
-	Sizes []string    `yaml:"sizes"`
-	Quota QuotaConfig `yaml:"quota"`
+	Sizes []string `yaml:"sizes"`
+	// PreemptionRatePerHour preempts low-priority nodes at random at this
+	// average rate per node-hour, to rehearse preemption (0: never).
+	PreemptionRatePerHour float64     `yaml:"preemption_rate_per_hour"`
+	Quota                 QuotaConfig `yaml:"quota"`
 }
 
 // QuotaConfig sets a location's vCPU limits; absent keys keep the defaults
@@ -225,6 +239,10 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	l := &shoal.Location{
 		Name: lc.Name, Provider: lc.Provider, Aliases: append([]string(nil), lc.Aliases...),
 		Quota: q, ProvisioningDelay: time.Duration(lc.ProvisioningDelay), Sizes: lc.Sizes,
+		PreemptionRatePerHour: lc.PreemptionRatePerHour,
+	}
+	if lc.PreemptionRatePerHour < 0 {
+		return nil, fmt.Errorf("preemption_rate_per_hour must be 0 or more")
 	}
 	switch {
 	case lc.EmulatedGPUs:

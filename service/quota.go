@@ -79,10 +79,23 @@ func (s *Services) ListUsages(ctx context.Context, location string) ([]Usage, er
 	return out, nil
 }
 
-// vcpuUsage counts the vCPUs of the nodes allocated at loc. Nodes arrive with
-// the job runtime; until a compute has nodes it uses no quota.
+// vcpuUsage counts the vCPUs of the nodes allocated at loc: every node that
+// exists holds its quota until it is released.
 func (s *Services) vcpuUsage(tx shoal.Tx, loc *shoal.Location) (VCPUUsage, error) {
-	return VCPUUsage{DedicatedByFamily: map[string]int{}}, nil
+	u := VCPUUsage{DedicatedByFamily: map[string]int{}}
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+	if err != nil {
+		return u, err
+	}
+	for _, n := range nodes {
+		if n.LowPriority {
+			u.LowPriority += n.VCPUs
+		} else {
+			u.Dedicated += n.VCPUs
+			u.DedicatedByFamily[n.Family] += n.VCPUs
+		}
+	}
+	return u, nil
 }
 
 func sumLimit(a, b int) int {

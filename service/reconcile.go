@@ -53,6 +53,16 @@ func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.C
 		}
 		return appendComputeEvent(ctx, tx, c, kind, reason)
 	case shoal.ProvisioningDeleting:
+		nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
+		if err != nil {
+			return err
+		}
+		if err := s.failQueuedJobs(ctx, tx, c); err != nil {
+			return err
+		}
+		if len(nodes) > 0 {
+			return nil // the autoscaler releases them; running jobs finish first
+		}
 		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
 			return err
 		}
@@ -70,4 +80,27 @@ func (s *Services) checkPlacement(c *shoal.Compute) error {
 	}
 	_, err = s.catalog.CheckSize(c.Size, c.Type, loc)
 	return err
+}
+
+// failQueuedJobs fails the jobs still queued on a compute being deleted:
+// they can never run.
+func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute) error {
+	jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: c.Workspace, Compute: c.Name, Statuses: []string{shoal.JobQueued}})
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		now := tx.Now()
+		j.Status, j.EndTime = shoal.JobFailed, &now
+		j.Error = fmt.Sprintf("compute %s was deleted before the job could run", c.Name)
+		j.StatusReason = "failed: " + j.Error
+		j.Version++
+		if err := tx.UpdateJob(j); err != nil {
+			return err
+		}
+		if err := appendJobEvent(ctx, tx, j, "failed", j.Error); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,9 +5,13 @@
 package service
 
 import (
+	"crypto/rand"
+	"io"
 	"log/slog"
+	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/filestore"
 )
 
 // Config wires a Services value.
@@ -18,6 +22,21 @@ type Config struct {
 	// Notify, when set, is called after a change that controllers should
 	// react to (for example a new compute to provision). It must not block.
 	Notify func()
+	// Files keeps artifacts, logs and outputs; nil disables jobs.
+	Files *filestore.Store
+	// Providers by name ("local"); a location's nodes come from its provider.
+	Providers map[string]shoal.Provider
+	// ServerURL is where agents reach this server.
+	ServerURL string
+	// Random is the source of names and tokens; nil means crypto/rand.
+	Random io.Reader
+	// NodeLeaseTTL and NodeLeaseGrace bound node-loss detection.
+	NodeLeaseTTL, NodeLeaseGrace time.Duration
+	// JoinTimeout is how long a provisioned node may take to join after its
+	// location's provisioning delay before it is declared unusable.
+	JoinTimeout time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL when a job is stopped.
+	KillGrace time.Duration
 }
 
 // Services bundles the domain services over one store.
@@ -26,11 +45,28 @@ type Services struct {
 	catalog *shoal.Catalog
 	log     *slog.Logger
 	notify  func()
+	cfg     Config
+	nodes   *nodeHub
 }
 
 // New returns the services for cfg.
 func New(cfg Config) *Services {
-	s := &Services{store: cfg.Store, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify}
+	if cfg.Random == nil {
+		cfg.Random = rand.Reader
+	}
+	if cfg.NodeLeaseTTL == 0 {
+		cfg.NodeLeaseTTL = shoal.DefaultNodeLeaseTTL
+	}
+	if cfg.NodeLeaseGrace == 0 {
+		cfg.NodeLeaseGrace = shoal.DefaultNodeLeaseGrace
+	}
+	if cfg.JoinTimeout == 0 {
+		cfg.JoinTimeout = 5 * time.Minute
+	}
+	if cfg.KillGrace == 0 {
+		cfg.KillGrace = 10 * time.Second
+	}
+	s := &Services{store: cfg.Store, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -43,7 +79,11 @@ func New(cfg Config) *Services {
 // Catalog returns the catalog of locations and sizes.
 func (s *Services) Catalog() *shoal.Catalog { return s.catalog }
 
+// Files returns the file store.
+func (s *Services) Files() *filestore.Store { return s.cfg.Files }
+
 var (
 	_ shoal.ComputeService   = (*Services)(nil)
 	_ shoal.WorkspaceService = (*Services)(nil)
+	_ shoal.JobService       = (*Services)(nil)
 )

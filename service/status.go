@@ -17,10 +17,38 @@ func (s *Services) withStatus(tx shoal.Tx, c *shoal.Compute) (*shoal.Compute, er
 	if out.ProvisioningErrors == nil {
 		out.ProvisioningErrors = []shoal.ProvisioningError{}
 	}
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
+	if err != nil {
+		return nil, err
+	}
+	var counts shoal.NodeStateCounts
+	target := 0
+	for _, n := range nodes {
+		switch n.State {
+		case shoal.NodeIdle:
+			counts.IdleNodeCount++
+		case shoal.NodeRunning:
+			counts.RunningNodeCount++
+		case shoal.NodePreparing:
+			counts.PreparingNodeCount++
+		case shoal.NodeUnusable:
+			counts.UnusableNodeCount++
+		case shoal.NodeLeaving:
+			counts.LeavingNodeCount++
+		case shoal.NodePreempted:
+			counts.PreemptedNodeCount++
+		}
+		if !n.Draining && (n.State == shoal.NodeIdle || n.State == shoal.NodeRunning || n.State == shoal.NodePreparing) {
+			target++
+		}
+	}
+	out.NodeStateCounts = counts
+	out.CurrentNodeCount = len(nodes)
+	out.TargetNodeCount = target
 	out.AllocationState = shoal.AllocationSteady
-	out.CurrentNodeCount = 0
-	out.TargetNodeCount = 0
-	out.NodeStateCounts = shoal.NodeStateCounts{}
+	if out.CurrentNodeCount != target || counts.PreparingNodeCount > 0 {
+		out.AllocationState = shoal.AllocationResizing
+	}
 	return &out, nil
 }
 

@@ -14,8 +14,12 @@
 //	}
 //
 // Stores must keep times in UTC at microsecond precision, compare workspace
-// and compute names case-insensitively, and return ENOTFOUND and ECONFLICT as
-// shoal.Tx documents.
+// and compute names case-insensitively (job names and IDs exactly), and
+// return ENOTFOUND and ECONFLICT as shoal.Tx documents. Nodes, jobs and
+// attempts must read back deeply equal to what was written, including their
+// json:"-" fields; values of `any` fields (JobSpec.Environment,
+// JobInput.Value) are written as JSON decodes them, so a store may keep those
+// entities as JSON documents.
 package storetest
 
 import (
@@ -51,6 +55,21 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Events", testEvents},
 		{"Tokens", testTokens},
 		{"Settings", testSettings},
+		{"NodeRoundTrip", testNodeRoundTrip},
+		{"NodeUpdate", testNodeUpdate},
+		{"NodeDelete", testNodeDelete},
+		{"NodeList", testNodeList},
+		{"NodeFind", testNodeFind},
+		{"JobRoundTrip", testJobRoundTrip},
+		{"JobNames", testJobNames},
+		{"JobUpdate", testJobUpdate},
+		{"JobList", testJobList},
+		{"JobQueue", testJobQueue},
+		{"NextSeq", testNextSeq},
+		{"AttemptRoundTrip", testAttemptRoundTrip},
+		{"AttemptUpdate", testAttemptUpdate},
+		{"AttemptList", testAttemptList},
+		{"Times", testTimes},
 		{"Rollback", testRollback},
 		{"RollbackOnPanic", testRollbackOnPanic},
 		{"ViewIsReadOnly", testViewIsReadOnly},
@@ -100,8 +119,8 @@ func equal(t *testing.T, what string, got, want any) {
 	}
 }
 
-// show renders v for a failure message, including the compute fields JSON
-// leaves out.
+// show renders v for a failure message, including the fields JSON leaves
+// out.
 func show(v any) string {
 	var extra string
 	switch c := v.(type) {
@@ -113,6 +132,26 @@ func show(v any) string {
 		for _, c := range c {
 			extra += fmt.Sprintf(" (%q: workspace %q, version %d)", c.Name, c.Workspace, c.Version)
 		}
+	case *shoal.Node:
+		extra = showNode(c)
+	case []*shoal.Node:
+		for _, n := range c {
+			extra += showNode(n)
+		}
+	case *shoal.Job:
+		extra = showJob(c)
+	case []*shoal.Job:
+		for _, j := range c {
+			extra += showJob(j)
+		}
+	case *shoal.Attempt:
+		if c != nil {
+			extra = fmt.Sprintf(" (workspace %q)", c.Workspace)
+		}
+	case []*shoal.Attempt:
+		for _, a := range c {
+			extra += fmt.Sprintf(" (%q: workspace %q)", a.ID, a.Workspace)
+		}
 	}
 	b, err := json.MarshalIndent(v, "      ", "  ")
 	if err != nil {
@@ -122,3 +161,18 @@ func show(v any) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func showNode(n *shoal.Node) string {
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%q: workspace %q, provider ref %q, join token hash %q expiring %v, credential hash %q, version %d)",
+		n.ID, n.Workspace, n.ProviderRef, n.JoinTokenHash, n.JoinTokenExpires, n.CredentialHash, n.Version)
+}
+
+func showJob(j *shoal.Job) string {
+	if j == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%q: workspace %q, seq %d, spec hash %q, version %d)", j.Name, j.Workspace, j.Seq, j.SpecHash, j.Version)
+}

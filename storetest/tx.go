@@ -52,6 +52,15 @@ func writeAll(tx shoal.Tx, suffix string) error {
 	if err := tx.InsertToken(&shoal.APIToken{ID: "tok" + suffix, PrincipalID: "user:x", Hash: shoal.HashToken(suffix), CreatedOn: tx.Now()}); err != nil {
 		return err
 	}
+	if err := tx.InsertNode(fullNode("ws"+suffix, "c"+suffix, "node"+suffix, tx.Now())); err != nil {
+		return err
+	}
+	if err := tx.InsertJob(fullJob("ws"+suffix, "job"+suffix, "c"+suffix, 1, tx.Now())); err != nil {
+		return err
+	}
+	if err := tx.InsertAttempt(fullAttempt("ws"+suffix, "job"+suffix, "att"+suffix, 1, tx.Now())); err != nil {
+		return err
+	}
 	return tx.PutSetting("key"+suffix, "value")
 }
 
@@ -67,6 +76,12 @@ func wantNothingOf(t *testing.T, s shoal.Store, suffix string) {
 		wantCode(t, "token", err, shoal.ENOTFOUND)
 		_, err = tx.GetSetting("key" + suffix)
 		wantCode(t, "setting", err, shoal.ENOTFOUND)
+		_, err = tx.GetNode("node" + suffix)
+		wantCode(t, "node", err, shoal.ENOTFOUND)
+		_, err = tx.GetJob("ws"+suffix, "job"+suffix)
+		wantCode(t, "job", err, shoal.ENOTFOUND)
+		_, err = tx.GetAttempt("att" + suffix)
+		wantCode(t, "attempt", err, shoal.ENOTFOUND)
 		events, err := tx.ListEvents(shoal.EventFilter{Workspace: "ws" + suffix})
 		if err != nil || len(events) != 0 {
 			t.Errorf("events: %d, %v; want none", len(events), err)
@@ -90,6 +105,15 @@ func wantAllOf(t *testing.T, s shoal.Store, suffix string) {
 		}
 		if _, err := tx.GetSetting("key" + suffix); err != nil {
 			t.Errorf("setting: %v", err)
+		}
+		if _, err := tx.GetNode("node" + suffix); err != nil {
+			t.Errorf("node: %v", err)
+		}
+		if _, err := tx.GetJob("ws"+suffix, "job"+suffix); err != nil {
+			t.Errorf("job: %v", err)
+		}
+		if _, err := tx.GetAttempt("att" + suffix); err != nil {
+			t.Errorf("attempt: %v", err)
 		}
 		if events, err := tx.ListEvents(shoal.EventFilter{Workspace: "ws" + suffix}); err != nil || len(events) != 1 {
 			t.Errorf("events: %d, %v; want 1", len(events), err)
@@ -122,6 +146,30 @@ func testRollback(t *testing.T, s shoal.Store, clock *Clock) {
 		if err := tx.DeleteCompute("ws-kept", "c-kept"); err != nil {
 			return err
 		}
+		n, err := tx.GetNode("node-kept")
+		if err != nil {
+			return err
+		}
+		n.State = shoal.NodeUnusable
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+		j, err := tx.GetJob("ws-kept", "job-kept")
+		if err != nil {
+			return err
+		}
+		j.Status = shoal.JobQueued
+		if err := tx.UpdateJob(j); err != nil {
+			return err
+		}
+		a, err := tx.GetAttempt("att-kept")
+		if err != nil {
+			return err
+		}
+		a.Status = shoal.AttemptLost
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
 		return errFail
 	})
 	if !errors.Is(err, errFail) {
@@ -136,6 +184,18 @@ func testRollback(t *testing.T, s shoal.Store, clock *Clock) {
 	view(t, s, func(tx shoal.Tx) error {
 		if v, err := tx.GetSetting("key-kept"); v != "value" {
 			t.Errorf("rolled-back setting: %q, %v", v, err)
+		}
+		if n, err := tx.GetNode("node-kept"); err != nil || n.State != shoal.NodeRunning {
+			t.Errorf("rolled-back node update is visible: %v, %v", n, err)
+		}
+		if j, err := tx.GetJob("ws-kept", "job-kept"); err != nil || j.Status != shoal.JobRunning {
+			t.Errorf("rolled-back job update is visible: %v, %v", j, err)
+		}
+		if queued, err := tx.ListQueuedJobs(); err != nil || len(queued) != 0 {
+			t.Errorf("rolled-back job update is queued: %d jobs, %v", len(queued), err)
+		}
+		if a, err := tx.GetAttempt("att-kept"); err != nil || a.Status != shoal.AttemptFailed {
+			t.Errorf("rolled-back attempt update is visible: %v, %v", a, err)
 		}
 		return nil
 	})
@@ -206,6 +266,31 @@ func testViewIsReadOnly(t *testing.T, s shoal.Store, clock *Clock) {
 			return tx.InsertToken(&shoal.APIToken{ID: "tok-view", PrincipalID: "user:x", Hash: shoal.HashToken("-view"), CreatedOn: at})
 		},
 		"PutSetting": func(tx shoal.Tx) error { return tx.PutSetting("key-view", "value") },
+		"InsertNode": func(tx shoal.Tx) error { return tx.InsertNode(fullNode("ws-view", "c-view", "node-view", at)) },
+		"UpdateNode": func(tx shoal.Tx) error {
+			n := fullNode("ws-x", "c-x", "node-x", at)
+			n.State = shoal.NodeUnusable
+			return tx.UpdateNode(n)
+		},
+		"DeleteNode": func(tx shoal.Tx) error { return tx.DeleteNode("node-x") },
+		"InsertJob":  func(tx shoal.Tx) error { return tx.InsertJob(fullJob("ws-view", "job-view", "c-view", 1, at)) },
+		"UpdateJob": func(tx shoal.Tx) error {
+			j := fullJob("ws-x", "job-x", "c-x", 1, at)
+			j.Status = shoal.JobQueued
+			return tx.UpdateJob(j)
+		},
+		"NextSeq": func(tx shoal.Tx) error {
+			_, err := tx.NextSeq("job")
+			return err
+		},
+		"InsertAttempt": func(tx shoal.Tx) error {
+			return tx.InsertAttempt(fullAttempt("ws-view", "job-view", "att-view", 1, at))
+		},
+		"UpdateAttempt": func(tx shoal.Tx) error {
+			a := fullAttempt("ws-x", "job-x", "att-x", 1, at)
+			a.Status = shoal.AttemptLost
+			return tx.UpdateAttempt(a)
+		},
 	}
 	for name, write := range writes {
 		var inner error
@@ -225,6 +310,21 @@ func testViewIsReadOnly(t *testing.T, s shoal.Store, clock *Clock) {
 	if c := getCompute(t, s, "ws-x", "c-x"); c.Description == "changed in a view" {
 		t.Errorf("UpdateCompute in a View was committed")
 	}
+	if n := getNode(t, s, "node-x"); n.State != shoal.NodeRunning {
+		t.Errorf("UpdateNode in a View was committed")
+	}
+	if j := getJob(t, s, "ws-x", "job-x"); j.Status != shoal.JobRunning {
+		t.Errorf("UpdateJob in a View was committed")
+	}
+	if a := getAttempt(t, s, "att-x"); a.Status != shoal.AttemptFailed {
+		t.Errorf("UpdateAttempt in a View was committed")
+	}
+	update(t, s, func(tx shoal.Tx) error {
+		if v, err := tx.NextSeq("job"); err != nil || v != 1 {
+			t.Errorf("NextSeq after NextSeq in a View = %d, %v; want 1", v, err)
+		}
+		return nil
+	})
 }
 
 func testConcurrentUpdates(t *testing.T, s shoal.Store, clock *Clock) {

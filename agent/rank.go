@@ -1,0 +1,276 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/archive"
+)
+
+// rankRun is one rank of an attempt running on this node.
+type rankRun struct {
+	a    *Agent
+	t    *shoal.AgentTask
+	dir  string
+	mu   sync.Mutex
+	run_ *runner.Run
+	// stopReason is set when the server stops the rank before its process
+	// starts.
+	stopReason string
+}
+
+func newRankRun(a *Agent, t *shoal.AgentTask) *rankRun {
+	return &rankRun{a: a, t: t, dir: a.attemptDir(t)}
+}
+
+func (r *rankRun) stop(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.run_ != nil {
+		r.run_.Stop(reason)
+	} else if r.stopReason == "" {
+		r.stopReason = reason
+	}
+}
+
+// run prepares the folders, runs the processes, ships logs, uploads the
+// outputs and reports the outcome.
+func (r *rankRun) run(ctx context.Context) {
+	t := r.t
+	log := r.a.log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
+	logPath := filepath.Join(r.dir, "user_logs", "std_log.txt")
+	outDir := filepath.Join(r.dir, "outputs")
+	cmd, err := r.prepare(ctx, outDir)
+	if err != nil {
+		log.Warn("preparing the rank failed", "err", err)
+		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
+		ship := newLogShipper(r.a.client, t.RankRef, logPath)
+		ship.flush(ctx)
+		r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "preparing failed: " + err.Error()})
+		return
+	}
+	r.mu.Lock()
+	if r.stopReason != "" {
+		reason := r.stopReason
+		r.mu.Unlock()
+		r.report(ctx, &shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start"})
+		return
+	}
+	run, err := runner.Start(runner.Task{
+		AttemptID: t.AttemptID, JobName: t.JobName, Attempt: t.Attempt, Rank: t.Rank, NodeCount: t.NodeCount,
+		ProcessesPerNode: t.ProcessesPerNode, Distribution: t.Distribution, MasterAddr: t.MasterAddr, MasterPort: t.MasterPort,
+		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: r.env(outDir), LogPath: logPath,
+		Timeout: time.Duration(t.TimeoutSeconds) * time.Second, KillGrace: t.KillGrace,
+	})
+	if err != nil {
+		r.mu.Unlock()
+		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
+		newLogShipper(r.a.client, t.RankRef, logPath).flush(ctx)
+		r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "start failed: " + err.Error()})
+		return
+	}
+	r.run_ = run
+	r.mu.Unlock()
+	log.Info("rank started", "pids", run.Pids())
+	r.report(ctx, &shoal.RankReport{State: shoal.RankRunning})
+	ship := newLogShipper(r.a.client, t.RankRef, logPath)
+	shipCtx, stopShip := context.WithCancel(ctx)
+	go ship.loop(shipCtx)
+	res := run.Wait()
+	stopShip()
+	r.report(ctx, &shoal.RankReport{State: shoal.RankFinalizing})
+	if err := r.uploadOutputs(ctx, outDir); err != nil {
+		log.Warn("uploading outputs failed", "err", err)
+		r.appendLog(logPath, fmt.Sprintf("shoal agent: uploading outputs failed: %v\n", err))
+	}
+	ship.flush(ctx)
+	code := res.ExitCode
+	r.report(ctx, &shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason})
+	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
+}
+
+func stateFor(reason string, code int) string {
+	switch reason {
+	case "completed":
+		return shoal.RankCompleted
+	case "timeout":
+		return shoal.RankTimedOut
+	case "preempted":
+		return shoal.RankPreempted
+	case "canceled", "superseded":
+		return shoal.RankCanceled
+	}
+	if code == 0 {
+		return shoal.RankCompleted
+	}
+	return shoal.RankFailed
+}
+
+func intPtr(i int) *int { return &i }
+
+// prepare creates the folders, fetches code, inputs and earlier outputs,
+// and returns the command with every ${{...}} reference substituted.
+func (r *rankRun) prepare(ctx context.Context, outDir string) (string, error) {
+	t := r.t
+	codeDir := filepath.Join(r.dir, "code")
+	for _, d := range []string{codeDir, outDir, filepath.Join(r.dir, "user_logs")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", err
+		}
+	}
+	if t.Code != "" {
+		if err := r.fetch(ctx, t.Code, codeDir); err != nil {
+			return "", fmt.Errorf("code: %w", err)
+		}
+	}
+	inputs := map[string]string{}
+	names := make([]string, 0, len(t.Inputs))
+	for name := range t.Inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		in := t.Inputs[name]
+		if in == nil {
+			continue
+		}
+		if in.Path == "" {
+			inputs[name] = shoal.FormatInputValue(in.Value)
+			continue
+		}
+		dst := filepath.Join(r.dir, "inputs", name)
+		if err := r.fetch(ctx, in.Path, dst); err != nil {
+			return "", fmt.Errorf("input %s: %w", name, err)
+		}
+		inputs[name] = dst
+		if in.Type == "uri_file" {
+			// A file input is an archive holding one file: point at it.
+			if entries, err := os.ReadDir(dst); err == nil && len(entries) == 1 {
+				inputs[name] = filepath.Join(dst, entries[0].Name())
+			}
+		}
+	}
+	if t.RestoreOutputs {
+		body, err := r.a.client.Restore(ctx, t.RankRef)
+		switch {
+		case err == nil:
+			err = archive.Unpack(body, outDir, archive.Limits{})
+			body.Close()
+			if err != nil {
+				return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
+			}
+		case shoal.ErrorCode(err) != shoal.ENOTFOUND:
+			return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
+		}
+	}
+	outputs := map[string]string{}
+	for _, name := range t.Outputs {
+		p := filepath.Join(outDir, name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return "", err
+		}
+		outputs[name] = p
+	}
+	return shoal.ExpandCommand(t.Command, inputs, outputs)
+}
+
+// fetch downloads an artifact and unpacks it into dst.
+func (r *rankRun) fetch(ctx context.Context, id, dst string) error {
+	body, err := r.a.client.Artifact(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return archive.Unpack(body, dst, archive.Limits{})
+}
+
+// env is the job's environment: its variables plus Shoal's and Azure ML's
+// names for the run.
+func (r *rankRun) env(outDir string) map[string]string {
+	t := r.t
+	env := map[string]string{}
+	for k, v := range t.EnvironmentVariables {
+		env[k] = v
+	}
+	env["SHOAL_JOB_NAME"] = t.JobName
+	env["SHOAL_WORKSPACE"] = t.Workspace
+	env["SHOAL_ATTEMPT"] = strconv.Itoa(t.Attempt)
+	env["SHOAL_ATTEMPT_ID"] = t.AttemptID
+	env["SHOAL_NODE_ID"] = r.a.cfg.NodeID
+	env["SHOAL_NODE_RANK"] = strconv.Itoa(t.Rank)
+	env["SHOAL_OUTPUTS_DIR"] = outDir
+	env["AZUREML_RUN_ID"] = t.JobName
+	env["AZUREML_ARM_WORKSPACE_NAME"] = t.Workspace
+	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
+	for _, name := range t.Outputs {
+		env["AZUREML_OUTPUT_"+name] = filepath.Join(outDir, name)
+	}
+	return env
+}
+
+// uploadOutputs packs the outputs folder and uploads it, retrying while
+// the server is away.
+func (r *rankRun) uploadOutputs(ctx context.Context, outDir string) error {
+	return retry(ctx, func() error {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := archive.Pack(pw, outDir, archive.PackOptions{})
+			pw.CloseWithError(err)
+		}()
+		err := r.a.client.PutOutputs(ctx, r.t.RankRef, pr)
+		pr.Close()
+		return err
+	})
+}
+
+// report sends a state change, retrying until the server answers; a
+// refusal (a newer attempt replaced this one) ends the retries.
+func (r *rankRun) report(ctx context.Context, rep *shoal.RankReport) {
+	err := retry(ctx, func() error { return r.a.client.Report(ctx, r.t.RankRef, rep) })
+	if err != nil {
+		r.a.log.Warn("report refused", "state", rep.State, "attempt", r.t.AttemptID, "err", err)
+	}
+}
+
+func (r *rankRun) appendLog(path, line string) {
+	_ = os.MkdirAll(filepath.Dir(path), 0o700)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.WriteString(line)
+}
+
+// retry calls fn until it succeeds or fails with an answer from the server
+// (any *shoal.Error other than an internal one); transport errors — the
+// server is down or restarting — are retried with backoff, forever, so work
+// done while the server was away is reported when it returns.
+func retry(ctx context.Context, fn func() error) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		var se *shoal.Error
+		if asShoalError(err, &se) && se.Code != shoal.EINTERNAL {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}

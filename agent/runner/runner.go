@@ -1,0 +1,448 @@
+// Package runner runs one rank of a job attempt on a node: the processes of
+// that rank, their environment (including Azure ML's distribution
+// variables), their log, their timeout, and their termination.
+//
+// Each process is "/bin/bash -c <command>" in its own process group, so that
+// stopping it reaches its whole tree: SIGTERM to the group, then SIGKILL
+// after a grace period. When a process exits, whatever it left behind in its
+// group is killed and reaped before Wait returns. To reap descendants
+// orphaned by their parent's death, Start makes the calling process a child
+// subreaper (prctl PR_SET_CHILD_SUBREAPER): on a node without a reaping init
+// they would otherwise stay zombies. A descendant that leaves the process
+// group (setsid, setpgid) escapes this supervision; confining those needs
+// cgroups or containers, which are not this package's business.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Reasons a run ends with.
+const (
+	ReasonCompleted = "completed" // every process exited 0
+	ReasonFailed    = "failed"    // a process exited non-zero on its own
+	ReasonTimeout   = "timeout"   // Task.Timeout elapsed and the processes were killed
+	ReasonCanceled  = "canceled"  // Stop("canceled")
+	ReasonPreempted = "preempted" // Stop("preempted")
+)
+
+// Distribution types, as in Azure ML's distribution.type.
+const (
+	DistributionNone       = ""
+	DistributionPyTorch    = "pytorch"
+	DistributionMPI        = "mpi"
+	DistributionTensorFlow = "tensorflow"
+)
+
+// Defaults applied by Start.
+const (
+	DefaultKillGrace  = 10 * time.Second
+	DefaultMasterPort = 29500 // torch.distributed's default
+)
+
+// Task is one rank of a job attempt.
+type Task struct {
+	AttemptID string
+	JobName   string
+	Attempt   int // attempt number (1-based)
+
+	Rank      int // node rank, 0..NodeCount-1
+	NodeCount int // number of nodes, default 1
+
+	ProcessesPerNode int    // distribution.process_count_per_instance, default 1
+	Distribution     string // "", "pytorch", "mpi", "tensorflow"
+	MasterAddr       string // rank 0's address; default 127.0.0.1 on a single node
+	MasterPort       int    // default 29500
+
+	Command string            // already expanded (${{inputs.x}} substituted)
+	Dir     string            // working directory (code unpacked here); created if missing
+	Env     map[string]string // job environment variables + SHOAL_* set by the agent
+	LogPath string            // combined stdout+stderr of all processes, appended (0600); "" discards
+
+	Timeout   time.Duration // 0 = none
+	KillGrace time.Duration // between SIGTERM and SIGKILL, default 10 s
+}
+
+// Result is how a run ended.
+type Result struct {
+	// ExitCode is the first non-zero exit code among the processes, in the
+	// order they exited (0 if all exited 0); a process killed by a signal
+	// counts as 128+signal, as in a shell.
+	ExitCode  int
+	Reason    string // one of the Reason constants
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// Run is a started rank. Its methods are safe for concurrent use.
+type Run struct {
+	task  Task
+	procs []*exec.Cmd
+	log   *os.File // nil when LogPath is empty
+
+	mu        sync.Mutex
+	reason    string // set once, by Stop, the timeout, or a failing sibling
+	code      int    // first non-zero exit code
+	haveCode  bool
+	gone      []bool // process group i is empty: never signal it again
+	exited    int
+	timer     *time.Timer // timeout
+	killTimer *time.Timer // SIGKILL after the grace
+	finished  bool
+
+	startedAt time.Time
+	done      chan struct{}
+	result    Result
+}
+
+// Start validates t, starts its processes and returns once they are all
+// started, so that the caller can report the attempt running. If a process
+// fails to start, those already started are killed.
+func Start(t Task) (*Run, error) {
+	t, err := normalize(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	var logf *os.File
+	if t.LogPath != "" {
+		if err := os.MkdirAll(filepath.Dir(t.LogPath), 0o755); err != nil {
+			return nil, fmt.Errorf("runner: log: %w", err)
+		}
+		logf, err = os.OpenFile(t.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("runner: log: %w", err)
+		}
+	}
+	becomeSubreaper()
+
+	shell := shellPath()
+	base := baseEnv()
+	r := &Run{task: t, log: logf, done: make(chan struct{}), gone: make([]bool, t.ProcessesPerNode)}
+	r.startedAt = time.Now()
+	for local := range t.ProcessesPerNode {
+		cmd := &exec.Cmd{
+			Path:        shell,
+			Args:        []string{shell, "-c", t.Command},
+			Dir:         t.Dir,
+			Env:         environ(base, t, local),
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		}
+		if logf != nil {
+			cmd.Stdout, cmd.Stderr = logf, logf // the same fd, O_APPEND: writes interleave whole
+		}
+		if err := cmd.Start(); err != nil {
+			for _, c := range r.procs {
+				_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+				_ = c.Wait()
+				cleanupGroup(c.Process.Pid)
+			}
+			if logf != nil {
+				_ = logf.Close()
+			}
+			return nil, fmt.Errorf("runner: start process %d of %d: %w", local, t.ProcessesPerNode, err)
+		}
+		r.procs = append(r.procs, cmd)
+	}
+	r.mu.Lock()
+	if t.Timeout > 0 {
+		r.timer = time.AfterFunc(t.Timeout, func() { r.stop(ReasonTimeout) })
+	}
+	r.mu.Unlock()
+	for i, c := range r.procs {
+		go r.wait(i, c)
+	}
+	return r, nil
+}
+
+// Wait blocks until every process has exited (and what they left in their
+// process groups is gone), and returns how the run ended. It may be called
+// any number of times.
+func (r *Run) Wait() Result {
+	<-r.done
+	return r.result
+}
+
+// Stop terminates the run: SIGTERM to every process group, SIGKILL after
+// the task's KillGrace. Wait's Result.Reason is reason ("canceled" when
+// empty), unless the run already ended or was already being stopped, in
+// which case Stop does nothing. Stop does not wait.
+func (r *Run) Stop(reason string) {
+	if reason == "" {
+		reason = ReasonCanceled
+	}
+	r.stop(reason)
+}
+
+// Pids returns the process ids of the rank's processes (each the leader of
+// its own process group), in local rank order.
+func (r *Run) Pids() []int {
+	pids := make([]int, len(r.procs))
+	for i, c := range r.procs {
+		pids[i] = c.Process.Pid
+	}
+	return pids
+}
+
+func (r *Run) stop(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopLocked(reason)
+}
+
+func (r *Run) stopLocked(reason string) {
+	if r.reason != "" || r.finished {
+		return
+	}
+	r.reason = reason
+	r.signalLocked(syscall.SIGTERM)
+	r.killTimer = time.AfterFunc(r.task.KillGrace, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.signalLocked(syscall.SIGKILL)
+	})
+}
+
+// signalLocked signals every process group that may still have members.
+func (r *Run) signalLocked(sig syscall.Signal) {
+	for i, c := range r.procs {
+		if !r.gone[i] {
+			_ = syscall.Kill(-c.Process.Pid, sig)
+		}
+	}
+}
+
+// wait supervises process i until it and its process group are gone.
+func (r *Run) wait(i int, c *exec.Cmd) {
+	_ = c.Wait() // the outcome is in c.ProcessState
+	code := exitCode(c)
+
+	r.mu.Lock()
+	if code != 0 && !r.haveCode {
+		r.code, r.haveCode = code, true
+	}
+	if code != 0 && len(r.procs) > 1 {
+		// Like torchrun: one local process failing ends the others.
+		r.stopLocked(ReasonFailed)
+	}
+	r.mu.Unlock()
+
+	// The leader is gone; kill and reap whatever it left in its group.
+	cleanupGroup(c.Process.Pid)
+
+	r.mu.Lock()
+	r.gone[i] = true
+	r.exited++
+	last := r.exited == len(r.procs)
+	if last {
+		r.finished = true
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		if r.killTimer != nil {
+			r.killTimer.Stop()
+		}
+		reason := r.reason
+		if reason == "" {
+			reason = ReasonCompleted
+			if r.haveCode {
+				reason = ReasonFailed
+			}
+		}
+		r.result = Result{ExitCode: r.code, Reason: reason, StartedAt: r.startedAt, EndedAt: time.Now()}
+	}
+	r.mu.Unlock()
+	if last {
+		if r.log != nil {
+			_ = r.log.Close()
+		}
+		close(r.done)
+	}
+}
+
+func exitCode(c *exec.Cmd) int {
+	if c.ProcessState == nil {
+		return -1 // Wait failed before the process was reaped: cannot happen once started
+	}
+	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return c.ProcessState.ExitCode()
+}
+
+// groupReapTimeout bounds how long cleanupGroup waits for a group to empty:
+// without the subreaper, orphans are reaped by init, if at all.
+const groupReapTimeout = 3 * time.Second
+
+// cleanupGroup kills what is left in process group pgid once its leader has
+// been reaped, reaps the members reparented to this process, and waits
+// (boundedly) until the group is empty.
+func cleanupGroup(pgid int) {
+	deadline := time.Now().Add(groupReapTimeout)
+	for {
+		if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
+			if err != nil || pid <= 0 {
+				break
+			}
+		}
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var subreaperOnce sync.Once
+
+// becomeSubreaper makes descendants orphaned by their parent's death
+// children of this process, so that cleanupGroup can reap them.
+// Best effort: without it, they are reparented to init.
+func becomeSubreaper() {
+	subreaperOnce.Do(func() {
+		const prSetChildSubreaper = 36
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	})
+}
+
+func normalize(t Task) (Task, error) {
+	if strings.TrimSpace(t.Command) == "" {
+		return t, errors.New("runner: empty command")
+	}
+	if t.Dir == "" {
+		return t, errors.New("runner: no working directory")
+	}
+	if t.NodeCount <= 0 {
+		t.NodeCount = 1
+	}
+	if t.ProcessesPerNode <= 0 {
+		t.ProcessesPerNode = 1
+	}
+	if t.Rank < 0 || t.Rank >= t.NodeCount {
+		return t, fmt.Errorf("runner: rank %d out of range for %d nodes", t.Rank, t.NodeCount)
+	}
+	t.Distribution = strings.ToLower(t.Distribution)
+	switch t.Distribution {
+	case DistributionNone, DistributionPyTorch, DistributionMPI, DistributionTensorFlow:
+	default:
+		return t, fmt.Errorf("runner: unknown distribution type %q", t.Distribution)
+	}
+	if t.MasterAddr == "" {
+		if t.NodeCount > 1 && t.Distribution != DistributionNone {
+			return t, fmt.Errorf("runner: %s job on %d nodes needs the master address", t.Distribution, t.NodeCount)
+		}
+		t.MasterAddr = "127.0.0.1"
+	}
+	if t.MasterPort <= 0 {
+		t.MasterPort = DefaultMasterPort
+	}
+	if t.KillGrace <= 0 {
+		t.KillGrace = DefaultKillGrace
+	}
+	if t.Timeout < 0 {
+		t.Timeout = 0
+	}
+	for k, v := range t.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return t, fmt.Errorf("runner: invalid environment variable %q", k)
+		}
+	}
+	return t, nil
+}
+
+func shellPath() string {
+	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		return "/bin/bash"
+	}
+	return "/bin/sh"
+}
+
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// baseEnv is the part of the agent's environment a job inherits: the
+// variables a shell needs, never the agent's own settings or credentials.
+func baseEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		switch {
+		case k == "PATH", k == "HOME", k == "LANG", k == "TMPDIR", k == "USER", k == "SHELL",
+			strings.HasPrefix(k, "LC_"):
+			env[k] = v
+		}
+	}
+	if env["PATH"] == "" {
+		env["PATH"] = defaultPath
+	}
+	return env
+}
+
+// environ is the environment of local process local: the safe base, the
+// task's variables, then the distribution variables, later ones winning.
+func environ(base map[string]string, t Task, local int) []string {
+	env := maps.Clone(base)
+	maps.Copy(env, t.Env)
+	maps.Copy(env, distributionEnv(t, local))
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// distributionEnv returns the variables Azure ML sets for a distributed
+// job's process: local rank local of node t.Rank.
+func distributionEnv(t Task, local int) map[string]string {
+	p := t.ProcessesPerNode
+	if t.Distribution == DistributionNone && p == 1 {
+		return nil
+	}
+	itoa := strconv.Itoa
+	rank := t.Rank*p + local
+	world := t.NodeCount * p
+	env := map[string]string{
+		"RANK":             itoa(rank),
+		"LOCAL_RANK":       itoa(local),
+		"WORLD_SIZE":       itoa(world),
+		"LOCAL_WORLD_SIZE": itoa(p),
+		"NODE_RANK":        itoa(t.Rank),
+	}
+	if t.Distribution == DistributionNone {
+		return env
+	}
+	env["MASTER_ADDR"] = t.MasterAddr
+	env["MASTER_PORT"] = itoa(t.MasterPort)
+	if t.Distribution == DistributionMPI {
+		env["OMPI_COMM_WORLD_RANK"] = itoa(rank)
+		env["OMPI_COMM_WORLD_SIZE"] = itoa(world)
+		env["OMPI_COMM_WORLD_LOCAL_RANK"] = itoa(local)
+		env["OMPI_COMM_WORLD_LOCAL_SIZE"] = itoa(p)
+		env["OMPI_COMM_WORLD_NODE_RANK"] = itoa(t.Rank)
+		env["AZ_BATCH_MASTER_NODE"] = t.MasterAddr + ":" + itoa(t.MasterPort)
+		env["AZ_BATCHAI_MPI_MASTER_NODE"] = t.MasterAddr
+	}
+	return env
+}

@@ -1,0 +1,170 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+type nodeKey struct{}
+
+// authenticateNode resolves a node credential; agent routes accept nothing
+// else, and user routes never accept a node credential.
+func (s *Server) authenticateNode(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r)
+		if !ok {
+			s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required"))
+			return
+		}
+		n, err := s.svc.AuthenticateNode(r.Context(), token)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + n.ID, Name: "node " + n.ID, Kind: shoal.PrincipalNode})
+		next.ServeHTTP(w, r.WithContext(withNode(ctx, n.ID)))
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+func (s *Server) handleAgentJoin(w http.ResponseWriter, r *http.Request) {
+	token, ok := bearer(r)
+	if !ok {
+		s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a join token is required"))
+		return
+	}
+	var req shoal.JoinRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	resp, err := s.svc.JoinNode(r.Context(), token, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// MaxSyncWait bounds an agent's long poll.
+const MaxSyncWait = 30 * time.Second
+
+func (s *Server) handleAgentSync(w http.ResponseWriter, r *http.Request) {
+	var req shoal.AgentSyncRequest
+	if err := decodeStrict(r.Body, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
+	wait = min(max(wait, 0), MaxSyncWait)
+	resp, err := s.svc.SyncNode(r.Context(), nodeFrom(r), &req, wait)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func rankParams(r *http.Request) (string, int, error) {
+	rank, err := strconv.Atoi(r.PathValue("rank"))
+	if err != nil || rank < 0 {
+		return "", 0, shoal.FieldErrorf("rank", "must be a whole number")
+	}
+	return r.PathValue("attempt"), rank, nil
+}
+
+func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
+	attempt, rank, err := rankParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var rep shoal.RankReport
+	if err := decodeStrict(r.Body, &rep); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.svc.ReportRank(r.Context(), nodeFrom(r), attempt, rank, &rep); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleAgentLogs(w http.ResponseWriter, r *http.Request) {
+	attempt, rank, err := rankParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	if err != nil || offset < 0 {
+		s.writeError(w, r, shoal.FieldErrorf("offset", "must be a whole number of bytes"))
+		return
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.svc.WriteRankLog(r.Context(), nodeFrom(r), attempt, rank, offset, data); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleAgentOutputs(w http.ResponseWriter, r *http.Request) {
+	attempt, rank, err := rankParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, service.MaxOutputBytes)
+	if err := s.svc.PutRankOutputs(r.Context(), nodeFrom(r), attempt, rank, body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleAgentRestore(w http.ResponseWriter, r *http.Request) {
+	attempt, rank, err := rankParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f, err := s.svc.OpenRestoreOutputs(r.Context(), nodeFrom(r), attempt, rank)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/gzip")
+	io.Copy(w, f)
+}
+
+func (s *Server) handleAgentArtifact(w http.ResponseWriter, r *http.Request) {
+	f, err := s.svc.OpenArtifactForNode(r.Context(), nodeFrom(r), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/gzip")
+	io.Copy(w, f)
+}
+
+var _ = json.Marshal

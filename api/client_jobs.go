@@ -1,0 +1,191 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// UploadArtifact uploads a tar.gz archive and returns its artifact ID.
+func (c *Client) UploadArtifact(ctx context.Context, workspace string, body io.Reader) (string, error) {
+	var out struct {
+		ID string `json:"id"`
+	}
+	if _, err := c.doStream(ctx, http.MethodPost, wsPath(workspace)+"/artifacts", body, "application/gzip", &out); err != nil {
+		return "", err
+	}
+	return out.ID, nil
+}
+
+// SubmitJob submits a job document (JSON with the YAML keys); it reports
+// whether the job was created (false: the same job existed).
+func (c *Client) SubmitJob(ctx context.Context, workspace string, doc json.RawMessage, name string) (*shoal.Job, bool, error) {
+	var out shoal.Job
+	created := false
+	method, path := http.MethodPost, wsPath(workspace)+"/jobs"
+	if name != "" {
+		method, path = http.MethodPut, path+"/"+url.PathEscape(name)
+	}
+	if _, err := c.doStatus(ctx, method, path, doc, nil, &out, &created); err != nil {
+		return nil, false, err
+	}
+	return &out, created, nil
+}
+
+// GetJob returns one job.
+func (c *Client) GetJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
+	var out shoal.Job
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListJobs lists jobs, newest first.
+func (c *Client) ListJobs(ctx context.Context, workspace string, statuses []string, compute string, limit int) ([]*shoal.Job, error) {
+	q := url.Values{}
+	if len(statuses) > 0 {
+		q.Set("status", strings.Join(statuses, ","))
+	}
+	if compute != "" {
+		q.Set("compute", compute)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out listBody[*shoal.Job]
+	path := wsPath(workspace) + "/jobs"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// CancelJob requests cancellation.
+func (c *Client) CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
+	var out shoal.Job
+	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/cancel", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListAttempts returns a job's attempts.
+func (c *Client) ListAttempts(ctx context.Context, workspace, name string) ([]*shoal.Attempt, error) {
+	var out listBody[*shoal.Attempt]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/attempts", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// ListJobEvents returns a job's event log.
+func (c *Client) ListJobEvents(ctx context.Context, workspace, name string) ([]*shoal.Event, error) {
+	var out listBody[*shoal.Event]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/events", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// StreamLogs copies a job's log (rank, attempt 0 = latest) to w; with
+// follow it returns when the job ends.
+func (c *Client) StreamLogs(ctx context.Context, workspace, name string, rank, attempt int, follow bool, w io.Writer) error {
+	q := url.Values{"rank": {strconv.Itoa(rank)}, "attempt": {strconv.Itoa(attempt)}, "follow": {strconv.FormatBool(follow)}}
+	resp, err := c.raw(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/logs?"+q.Encode(), nil, "", true)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+// DownloadOutputs returns the output archive of one rank.
+func (c *Client) DownloadOutputs(ctx context.Context, workspace, name string, rank int) (io.ReadCloser, error) {
+	resp, err := c.raw(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/outputs?rank="+strconv.Itoa(rank), nil, "", false)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// ListNodes returns a compute's nodes.
+func (c *Client) ListNodes(ctx context.Context, workspace, compute string) ([]*shoal.Node, error) {
+	var out listBody[*shoal.Node]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// PreemptNode preempts a node (admin only).
+func (c *Client) PreemptNode(ctx context.Context, workspace, compute, node string) (*shoal.Node, error) {
+	var out shoal.Node
+	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes/"+url.PathEscape(node)+"/preempt", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// doStream sends a raw body and decodes a JSON answer.
+func (c *Client) doStream(ctx context.Context, method, path string, body io.Reader, contentType string, out any) (*http.Response, error) {
+	resp, err := c.raw(ctx, method, path, body, contentType, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return resp, fmt.Errorf("the server's answer to %s %s is not valid JSON: %w", method, path, err)
+		}
+	}
+	return resp, nil
+}
+
+// raw sends a request and returns the response for the caller to read;
+// an error status is decoded into a *shoal.Error. noTimeout is for
+// long-lived streams.
+func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, contentType string, noTimeout bool) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil || noTimeout {
+		hc = &http.Client{Transport: transportOf(hc)}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the Shoal server at %s: %w", c.BaseURL, err)
+	}
+	if resp.StatusCode >= 400 {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, decodeErrorResponse(resp.StatusCode, data)
+	}
+	return resp, nil
+}
+
+func transportOf(hc *http.Client) http.RoundTripper {
+	if hc != nil && hc.Transport != nil {
+		return hc.Transport
+	}
+	return http.DefaultTransport
+}

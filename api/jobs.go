@@ -1,0 +1,236 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// MaxArtifactBytes bounds one uploaded code or input archive.
+const MaxArtifactBytes = 2 << 30
+
+func (s *Server) handleUploadArtifact(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.svc.FindWorkspace(r.Context(), r.PathValue("ws")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxArtifactBytes)
+	id, err := s.svc.Files().PutArtifact(body, MaxArtifactBytes)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	spec, err := shoal.DecodeJobSpec(body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if name := r.PathValue("name"); name != "" {
+		if spec.Name == "" {
+			spec.Name = name
+		} else if spec.Name != name {
+			s.writeError(w, r, shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
+			return
+		}
+	}
+	j, created, err := s.svc.SubmitJob(r.Context(), r.PathValue("ws"), spec)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("X-Shoal-Created", "true")
+	}
+	writeJSON(w, status, j)
+}
+
+func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := shoal.JobFilter{Workspace: r.PathValue("ws"), Compute: q.Get("compute")}
+	if st := q.Get("status"); st != "" {
+		f.Statuses = strings.Split(st, ",")
+	}
+	if l, err := strconv.Atoi(q.Get("limit")); err == nil {
+		f.Limit = l
+	}
+	jobs, err := s.svc.ListJobs(r.Context(), f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if jobs == nil {
+		jobs = []*shoal.Job{}
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Job]{Value: jobs})
+}
+
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
+	j, err := s.svc.FindJob(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
+	j, err := s.svc.CancelJob(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, j)
+}
+
+func (s *Server) handleJobAttempts(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.ListAttempts(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Attempt]{Value: list})
+}
+
+func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.ListJobEvents(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: list})
+}
+
+// handleJobLogs serves the log of one rank of an attempt (default: the
+// latest attempt, rank 0). With follow=true it streams new lines until the
+// attempt ends, as `shoal job stream` shows them.
+func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
+	ws, name := r.PathValue("ws"), r.PathValue("name")
+	q := r.URL.Query()
+	rank, _ := strconv.Atoi(q.Get("rank"))
+	attempt, _ := strconv.Atoi(q.Get("attempt"))
+	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
+	follow := q.Get("follow") == "true"
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	flusher, _ := w.(http.Flusher)
+	wrote := false
+	for {
+		j, err := s.svc.FindJob(r.Context(), ws, name)
+		if err != nil {
+			if !wrote {
+				s.writeError(w, r, err)
+			}
+			return
+		}
+		att := attempt
+		if att == 0 {
+			att = j.AttemptCount
+		}
+		done := shoal.JobTerminal(j.Status) || (attempt != 0 && attempt < j.AttemptCount)
+		if att > 0 {
+			if f, err := s.svc.Files().OpenLog(j.Workspace, j.Name, att, rank); err == nil {
+				if _, err := f.Seek(offset, io.SeekStart); err == nil {
+					n, _ := io.Copy(w, f)
+					offset += n
+					if n > 0 {
+						wrote = true
+					}
+				}
+				f.Close()
+			} else if !errors.Is(err, errNotFound) && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+				return
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if !follow || done {
+			if !wrote && !follow {
+				w.WriteHeader(http.StatusOK)
+			}
+			return
+		}
+		if attempt == 0 && att != j.AttemptCount {
+			offset = 0
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if attempt == 0 {
+			// follow the newest attempt: a requeued job logs anew
+			if j2, err := s.svc.FindJob(r.Context(), ws, name); err == nil && j2.AttemptCount != att {
+				offset = 0
+				if att > 0 {
+					w.Write([]byte("\n--- attempt " + strconv.Itoa(j2.AttemptCount) + " ---\n"))
+				}
+			}
+		}
+	}
+}
+
+var errNotFound = errors.New("not found")
+
+// handleJobOutputs serves the output archive of one rank of the newest
+// attempt that uploaded outputs.
+func (s *Server) handleJobOutputs(w http.ResponseWriter, r *http.Request) {
+	j, err := s.svc.FindJob(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rank, _ := strconv.Atoi(r.URL.Query().Get("rank"))
+	for att := j.AttemptCount; att >= 1; att-- {
+		f, err := s.svc.Files().OpenOutputs(j.Workspace, j.Name, att, rank)
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Header().Set("X-Shoal-Attempt", strconv.Itoa(att))
+		io.Copy(w, f)
+		return
+	}
+	s.writeError(w, r, shoal.Errorf(shoal.ENOTFOUND, "job %s has no outputs for rank %d (yet)", j.Name, rank))
+}
+
+func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
+	nodes, err := s.svc.ListNodes(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Node]{Value: nodes})
+}
+
+func (s *Server) handlePreemptNode(w http.ResponseWriter, r *http.Request) {
+	if p := shoal.PrincipalFrom(r.Context()); p == nil || p.Kind != shoal.PrincipalAdmin {
+		s.writeError(w, r, shoal.Errorf(shoal.EFORBIDDEN, "preempting a node is an admin operation"))
+		return
+	}
+	n, err := s.svc.PreemptNode(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.PathValue("node"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, n)
+}
+
+var _ = service.MaxOutputBytes

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/agent"
+)
+
+func newAgentCommand(g *globals) *cobra.Command {
+	var cfg agent.Config
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the node agent (started by a provider on each node)",
+		Long: `Run the node agent. A provider starts it on each node with the server URL, the
+node ID and a work directory; the single-use join token comes in the environment
+variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.JoinToken = os.Getenv("SHOAL_JOIN_TOKEN")
+			os.Unsetenv("SHOAL_JOIN_TOKEN") // jobs must not inherit it
+			cfg.Logger = slog.New(slog.NewTextHandler(g.stderr, nil))
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return agent.Run(ctx, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.ServerURL, "server", "", "Shoal server URL")
+	f.StringVar(&cfg.NodeID, "node-id", "", "the node this agent is")
+	f.StringVar(&cfg.WorkDir, "work-dir", "", "working directory of the node")
+	f.StringVar(&cfg.Address, "address", "127.0.0.1", "address other nodes reach this node at")
+	return cmd
+}

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/archive"
+)
+
+var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "status_reason", "created_on"}
+
+func newJobCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "job", Short: "Submit and manage jobs (az ml job)"}
+	cmd.AddCommand(newJobCreateCommand(g), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g),
+		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g))
+	return cmd
+}
+
+func newJobCreateCommand(g *globals) *cobra.Command {
+	var file, name, compute string
+	var sets []string
+	var stream bool
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Submit a command job from Azure ML job YAML",
+		Example: `  shoal job create -f job.yml
+  shoal job create -f job.yml --set compute=azureml:gpu-cluster --stream`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
+			}
+			doc, err := readYAMLDocument(file)
+			if err != nil {
+				return err
+			}
+			if name != "" {
+				doc["name"] = name
+			}
+			if compute != "" {
+				doc["compute"] = compute
+			}
+			for _, s := range sets {
+				if err := applySet(doc, s); err != nil {
+					return err
+				}
+			}
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			if err := uploadJobFiles(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
+				return err
+			}
+			raw, err := toJSON(doc)
+			if err != nil {
+				return err
+			}
+			jobName, _ := doc["name"].(string)
+			j, _, err := c.SubmitJob(cmd.Context(), ws, raw, jobName)
+			if err != nil {
+				return err
+			}
+			if stream {
+				fmt.Fprintf(g.stderr, "RunId: %s\n", j.Name)
+				if err := c.StreamLogs(cmd.Context(), ws, j.Name, 0, 0, true, g.stdout); err != nil {
+					return err
+				}
+				if j, err = c.GetJob(cmd.Context(), ws, j.Name); err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stderr, "Execution Summary\n=================\nRunId: %s\nStatus: %s\n", j.Name, j.Status)
+				if j.Status != shoal.JobCompleted {
+					return fmt.Errorf("job %s ended %s: %s", j.Name, j.Status, j.Error)
+				}
+				return nil
+			}
+			return g.render(j, jobColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "job YAML file")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "job name (overrides the file's)")
+	cmd.Flags().StringVar(&compute, "compute", "", "compute to run on (overrides the file's)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a key of the document: --set inputs.lr=0.1 (repeatable)")
+	cmd.Flags().BoolVarP(&stream, "stream", "s", false, "stream the job's output until it ends")
+	return cmd
+}
+
+// uploadJobFiles packs the local code folder and local input paths
+// (relative to the YAML file's folder), uploads them content-addressed and
+// replaces them in doc with their artifact IDs.
+func uploadJobFiles(ctx context.Context, c *api.Client, ws, base string, doc map[string]any) error {
+	resolve := func(p string) string {
+		p = strings.TrimPrefix(p, "file:")
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	if code, ok := doc["code"].(string); ok && code != "" && !shoal.ValidateArtifactRef(code) {
+		id, err := uploadPath(ctx, c, ws, resolve(code), true)
+		if err != nil {
+			return fmt.Errorf("code: %w", err)
+		}
+		doc["code"] = id
+	}
+	inputs, _ := doc["inputs"].(map[string]any)
+	for name, v := range inputs {
+		in, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		p, _ := in["path"].(string)
+		if p == "" || shoal.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") {
+			continue
+		}
+		id, err := uploadPath(ctx, c, ws, resolve(p), false)
+		if err != nil {
+			return fmt.Errorf("inputs.%s.path: %w", name, err)
+		}
+		in["path"] = id
+	}
+	return nil
+}
+
+func uploadPath(ctx context.Context, c *api.Client, ws, path string, honourIgnore bool) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		var err error
+		if st.IsDir() {
+			_, err = archive.Pack(pw, path, archive.PackOptions{Ignore: honourIgnore})
+		} else {
+			err = archive.PackFile(pw, path)
+		}
+		pw.CloseWithError(err)
+	}()
+	id, err := c.UploadArtifact(ctx, ws, pr)
+	pr.Close()
+	return id, err
+}
+
+func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, c *api.Client, ws, name string) error) (*cobra.Command, *string) {
+	var name string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			return run(cmd, c, ws, name)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "job name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd, &name
+}
+
+func newJobShowCommand(g *globals) *cobra.Command {
+	cmd, _ := jobNameCommand("show", "Show a job, with why it waits when it is queued", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+		j, err := c.GetJob(cmd.Context(), ws, name)
+		if err != nil {
+			return err
+		}
+		return g.render(j, jobColumns)
+	})
+	return cmd
+}
+
+func newJobCancelCommand(g *globals) *cobra.Command {
+	cmd, _ := jobNameCommand("cancel", "Cancel a job: its processes are stopped", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+		j, err := c.CancelJob(cmd.Context(), ws, name)
+		if err != nil {
+			return err
+		}
+		return g.render(j, jobColumns)
+	})
+	return cmd
+}
+
+func newJobAttemptsCommand(g *globals) *cobra.Command {
+	cmd, _ := jobNameCommand("list-attempts", "List a job's attempts: node, start, end, exit code, reason", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+		list, err := c.ListAttempts(cmd.Context(), ws, name)
+		if err != nil {
+			return err
+		}
+		return g.render(list, []string{"number", "status", "start_time", "end_time", "exit_code", "reason"})
+	})
+	return cmd
+}
+
+func newJobEventsCommand(g *globals) *cobra.Command {
+	cmd, _ := jobNameCommand("events", "Show a job's event log", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+		list, err := c.ListJobEvents(cmd.Context(), ws, name)
+		if err != nil {
+			return err
+		}
+		return g.render(list, []string{"time", "kind", "actor", "reason"})
+	})
+	return cmd
+}
+
+func newJobStreamCommand(g *globals) *cobra.Command {
+	var rank int
+	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+		return c.StreamLogs(cmd.Context(), ws, name, rank, 0, true, g.stdout)
+	})
+	cmd.Flags().IntVar(&rank, "rank", 0, "node rank whose output to show")
+	return cmd
+}
+
+func newJobListCommand(g *globals) *cobra.Command {
+	var status, compute string
+	var max int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			var statuses []string
+			if status != "" {
+				statuses = strings.Split(status, ",")
+			}
+			list, err := c.ListJobs(cmd.Context(), ws, statuses, compute, max)
+			if err != nil {
+				return err
+			}
+			return g.render(list, jobColumns)
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only jobs in these statuses (comma-separated)")
+	cmd.Flags().StringVar(&compute, "compute", "", "only jobs of this compute")
+	cmd.Flags().IntVar(&max, "max-results", 0, "at most this many jobs")
+	return cmd
+}
+
+func newJobDownloadCommand(g *globals) *cobra.Command {
+	var path string
+	cmd, _ := jobNameCommand("download", "Download a job's outputs", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+		j, err := c.GetJob(cmd.Context(), ws, name)
+		if err != nil {
+			return err
+		}
+		dest := filepath.Join(path, name)
+		nodes := 1
+		if j.Resources != nil && j.Resources.InstanceCount > 1 {
+			nodes = j.Resources.InstanceCount
+		}
+		got := 0
+		// Later ranks first, rank 0 last, so rank 0's files win where both wrote.
+		for rank := nodes - 1; rank >= 0; rank-- {
+			body, err := c.DownloadOutputs(cmd.Context(), ws, name, rank)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			err = archive.Unpack(body, dest, archive.Limits{})
+			body.Close()
+			if err != nil {
+				return err
+			}
+			got++
+		}
+		if got == 0 {
+			return shoal.Errorf(shoal.ENOTFOUND, "job %s has no outputs (yet)", name)
+		}
+		fmt.Fprintf(g.stderr, "Downloaded the outputs of %s to %s\n", name, dest)
+		return nil
+	})
+	cmd.Flags().StringVarP(&path, "download-path", "p", ".", "folder to download into (a subfolder named after the job is created)")
+	return cmd
+}

@@ -1,0 +1,206 @@
+// Package filestore keeps the server's files: content-addressed artifacts
+// (code and input archives uploaded by the CLI), job logs and output
+// archives. Every path is built from validated names and confined to the
+// store's root with os.Root, so no name can reach outside it.
+package filestore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Store is a directory of artifacts, logs and outputs.
+type Store struct {
+	root *os.Root
+	dir  string
+}
+
+// Open opens (creating) the store at dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{root: r, dir: dir}, nil
+}
+
+// Close releases the store.
+func (s *Store) Close() error { return s.root.Close() }
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+
+// checkName refuses any name that is not one plain path component.
+func checkName(kind, name string) error {
+	if !safeName.MatchString(name) || strings.Contains(name, "..") {
+		return shoal.Errorf(shoal.EINVALID, "%s %q is not a valid name", kind, name)
+	}
+	return nil
+}
+
+func artifactPath(id string) (string, error) {
+	if !shoal.ValidateArtifactRef(id) {
+		return "", shoal.Errorf(shoal.EINVALID, "artifact id %q must look like sha256:<64 hex digits>", id)
+	}
+	return path.Join("artifacts", strings.TrimPrefix(id, "sha256:")+".tar.gz"), nil
+}
+
+// PutArtifact stores r (at most max bytes) and returns its ID,
+// "sha256:<hex>" of the content. Storing the same content twice is a no-op.
+func (s *Store) PutArtifact(r io.Reader, max int64) (string, error) {
+	if err := s.root.MkdirAll("artifacts/tmp", 0o700); err != nil {
+		return "", err
+	}
+	tmpName := fmt.Sprintf("artifacts/tmp/upload-%d", randSuffix())
+	f, err := s.root.OpenFile(tmpName, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer s.root.Remove(tmpName)
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, max+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	if n > max {
+		return "", shoal.Errorf(shoal.EINVALID, "the upload is larger than %d bytes", max)
+	}
+	id := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	p, _ := artifactPath(id)
+	if err := s.root.Rename(tmpName, p); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// OpenArtifact opens a stored artifact. Returns ENOTFOUND.
+func (s *Store) OpenArtifact(id string) (*os.File, error) {
+	p, err := artifactPath(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(p, "artifact "+id)
+}
+
+// HasArtifact reports whether an artifact is stored.
+func (s *Store) HasArtifact(id string) bool {
+	p, err := artifactPath(id)
+	if err != nil {
+		return false
+	}
+	_, err = s.root.Stat(p)
+	return err == nil
+}
+
+func (s *Store) open(p, what string) (*os.File, error) {
+	f, err := s.root.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "%s not found", what)
+	}
+	return f, err
+}
+
+// attemptDir is the folder of one attempt's files.
+func attemptDir(kind, workspace, job string, attempt int) (string, error) {
+	if err := checkName("workspace", workspace); err != nil {
+		return "", err
+	}
+	if err := checkName("job", job); err != nil {
+		return "", err
+	}
+	return path.Join(kind, strings.ToLower(workspace), job, strconv.Itoa(attempt)), nil
+}
+
+// WriteLog writes data at offset of the log of one rank of an attempt.
+// Writing at an offset makes retried uploads idempotent.
+func (s *Store) WriteLog(workspace, job string, attempt, rank int, offset int64, data []byte) error {
+	dir, err := attemptDir("logs", workspace, job, attempt)
+	if err != nil {
+		return err
+	}
+	if err := s.root.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := s.root.OpenFile(path.Join(dir, fmt.Sprintf("rank-%d.log", rank)), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, offset)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// OpenLog opens the log of one rank of an attempt. Returns ENOTFOUND.
+func (s *Store) OpenLog(workspace, job string, attempt, rank int) (*os.File, error) {
+	dir, err := attemptDir("logs", workspace, job, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(path.Join(dir, fmt.Sprintf("rank-%d.log", rank)), "log")
+}
+
+// PutOutputs stores the output archive of one rank of an attempt.
+func (s *Store) PutOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error {
+	dir, err := attemptDir("outputs", workspace, job, attempt)
+	if err != nil {
+		return err
+	}
+	if err := s.root.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	final := path.Join(dir, fmt.Sprintf("rank-%d.tar.gz", rank))
+	tmp := final + ".tmp"
+	f, err := s.root.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(f, io.LimitReader(r, max+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > max {
+		err = shoal.Errorf(shoal.EINVALID, "the outputs are larger than %d bytes", max)
+	}
+	if err != nil {
+		s.root.Remove(tmp)
+		return err
+	}
+	return s.root.Rename(tmp, final)
+}
+
+// OpenOutputs opens the output archive of one rank of an attempt. Returns ENOTFOUND.
+func (s *Store) OpenOutputs(workspace, job string, attempt, rank int) (*os.File, error) {
+	dir, err := attemptDir("outputs", workspace, job, attempt)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(path.Join(dir, fmt.Sprintf("rank-%d.tar.gz", rank)), "outputs")
+}
+
+// HasOutputs reports whether an attempt's rank uploaded outputs.
+func (s *Store) HasOutputs(workspace, job string, attempt, rank int) bool {
+	f, err := s.OpenOutputs(workspace, job, attempt, rank)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}

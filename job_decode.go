@@ -1,0 +1,695 @@
+package shoal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Input and output types.
+const (
+	InputTypeURIFile   = "uri_file"
+	InputTypeURIFolder = "uri_folder"
+	InputTypeString    = "string"
+	InputTypeInteger   = "integer"
+	InputTypeNumber    = "number"
+	InputTypeBoolean   = "boolean"
+)
+
+// JobTypeCommand is the only job type Shoal runs.
+const JobTypeCommand = "command"
+
+// jobKeys are the keys of a command job document that a user writes.
+var jobKeys = keySchema{
+	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
+	"description": nil, "tags": nil, "command": nil, "code": nil, "environment": nil,
+	"environment_variables": nil, "compute": nil, "inputs": nil, "outputs": nil,
+	"resources":      keySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
+	"distribution":   keySchema{"type": nil, "process_count_per_instance": nil},
+	"limits":         keySchema{"timeout": nil},
+	"queue_settings": keySchema{"job_tier": nil, "priority": nil},
+	"retries":        nil,
+}
+
+// jobReadOnlyKeys are the keys `show -o yaml` adds to a job; they are
+// accepted and ignored so that the output can be submitted again.
+var jobReadOnlyKeys = map[string]bool{
+	"id": true, "status": true, "status_reason": true, "created_by": true, "created_on": true,
+	"start_time": true, "end_time": true, "attempt_count": true, "current_attempt_id": true,
+	"failed_attempts": true, "infra_requeues": true, "exit_code": true, "error": true,
+	"creation_context": true, "properties": true,
+}
+
+// jobUnsupportedKeys are Azure job keys Shoal knows but does not support;
+// a non-null value is rejected with the message given.
+var jobUnsupportedKeys = map[string]string{
+	"services": "job services (jupyter_lab, ssh, tensor_board, vs_code) are not supported; remove the key",
+	"identity": "identity on jobs is not supported yet; the compute's identity is used",
+}
+
+var (
+	jobInputKeys  = keySchema{"type": nil, "path": nil, "mode": nil, "default": nil, "value": nil}
+	jobOutputKeys = keySchema{"type": nil, "mode": nil, "path": nil}
+)
+
+// DecodeJobSpec decodes an Azure ML command job document (JSON with the
+// snake_case YAML keys; the CLI converts YAML to JSON). Unknown keys, wrong
+// types and malformed values are EINVALID errors naming the key. Read-only
+// keys of `show` output are ignored. Literal inputs keep numbers as
+// json.Number; {type: integer|number|string|boolean, default: X} inputs
+// become literals; path inputs default to uri_folder and null outputs to a
+// uri_folder output. Rules that do not depend on the JSON shape are checked
+// by NormalizeJobSpec.
+func DecodeJobSpec(data []byte) (*JobSpec, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, Errorf(EINVALID, "the job document is empty")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
+		}
+		return nil, Errorf(EINVALID, "the job document is not valid JSON (%s)", jsonProblem(err))
+	}
+	if obj == nil {
+		return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got null")
+	}
+	spec := &JobSpec{}
+	var err error
+	// The type first: a sweep or pipeline job has keys of its own, and
+	// "only command jobs" says more than "unknown key trial".
+	if spec.Type, err = jobString(obj["type"], "type"); err != nil {
+		return nil, err
+	}
+	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != "" && t != JobTypeCommand {
+		return nil, errOnlyCommandJobs(spec.Type)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if msg, ok := jobUnsupportedKeys[k]; ok {
+			if nonNull(obj[k]) != nil {
+				return nil, FieldErrorf(k, "%s", msg)
+			}
+			continue
+		}
+		if jobReadOnlyKeys[k] {
+			continue
+		}
+		sub, ok := jobKeys[k]
+		if !ok {
+			return nil, FieldErrorf(k, "unknown key %q in a command job; allowed keys: %s (read-only keys of show output are ignored)", k, strings.Join(schemaKeys(jobKeys), ", "))
+		}
+		if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
+			if err := checkKeys(obj[k], k, s); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	for _, f := range []struct {
+		key string
+		dst *string
+		lax bool // numbers and booleans are taken as text
+	}{
+		{"name", &spec.Name, true},
+		{"display_name", &spec.DisplayName, true},
+		{"experiment_name", &spec.ExperimentName, true},
+		{"description", &spec.Description, true},
+		{"command", &spec.Command, false},
+		{"code", &spec.Code, false},
+		{"compute", &spec.Compute, false},
+	} {
+		if f.lax {
+			*f.dst, err = jobText(obj[f.key], f.key)
+		} else {
+			*f.dst, err = jobString(obj[f.key], f.key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if spec.Tags, err = decodeTags(obj["tags"]); err != nil {
+		return nil, err
+	}
+	if len(spec.Tags) == 0 {
+		spec.Tags = nil
+	}
+	if spec.Environment, err = decodeJobEnvironment(obj["environment"]); err != nil {
+		return nil, err
+	}
+	if spec.EnvironmentVariables, err = decodeJobEnvVars(obj["environment_variables"]); err != nil {
+		return nil, err
+	}
+	if spec.Inputs, err = decodeJobInputs(obj["inputs"]); err != nil {
+		return nil, err
+	}
+	if spec.Outputs, err = decodeJobOutputs(obj["outputs"]); err != nil {
+		return nil, err
+	}
+	if spec.Resources, err = decodeJobResources(obj["resources"]); err != nil {
+		return nil, err
+	}
+	if spec.Distribution, err = decodeJobDistribution(obj["distribution"]); err != nil {
+		return nil, err
+	}
+	if spec.Limits, err = decodeJobLimits(obj["limits"]); err != nil {
+		return nil, err
+	}
+	if spec.QueueSettings, err = decodeJobQueueSettings(obj["queue_settings"]); err != nil {
+		return nil, err
+	}
+	if raw := nonNull(obj["retries"]); raw != nil {
+		if spec.Retries, err = checkInteger("retries", raw); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+func errOnlyCommandJobs(t string) error {
+	return FieldErrorf("type", "%q jobs are not supported: only command jobs are supported (type: command)", t)
+}
+
+// jsonKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
+// 'n', or a digit or '-' for a number; 0 for an absent value.
+func jsonKind(raw json.RawMessage) byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+func isJSONNumberKind(k byte) bool { return k == '-' || (k >= '0' && k <= '9') }
+
+// jobString decodes a string; null or absent is "".
+func jobString(raw json.RawMessage, field string) (string, error) {
+	if nonNull(raw) == nil {
+		return "", nil
+	}
+	var s string
+	if jsonKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", FieldErrorf(field, "must be a string, got %s", shortJSON(raw))
+	}
+	return s, nil
+}
+
+// jobText decodes a string, taking a number or a boolean as its text
+// (YAML writes `experiment_name: 2024` unquoted).
+func jobText(raw json.RawMessage, field string) (string, error) {
+	switch k := jsonKind(raw); {
+	case k == 't' || k == 'f' || isJSONNumberKind(k):
+		var v any
+		if err := jobUnmarshalAny(raw, &v); err != nil {
+			return "", FieldErrorf(field, "must be a string, got %s", shortJSON(raw))
+		}
+		return FormatInputValue(v), nil
+	}
+	return jobString(raw, field)
+}
+
+// jobUnmarshalAny decodes raw keeping numbers as json.Number.
+func jobUnmarshalAny(raw json.RawMessage, v *any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data")
+	}
+	return nil
+}
+
+// decodeJobEnvironment keeps an environment reference (a string) or an
+// inline environment (a mapping) as written.
+func decodeJobEnvironment(raw json.RawMessage) (any, error) {
+	switch jsonKind(raw) {
+	case 0, 'n':
+		return nil, nil
+	case '"', '{':
+		var v any
+		if err := jobUnmarshalAny(raw, &v); err != nil {
+			return nil, FieldErrorf("environment", "is not valid (%s)", jsonProblem(err))
+		}
+		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
+			return nil, nil
+		}
+		return v, nil
+	}
+	return nil, FieldErrorf("environment", "must be an environment reference (azureml:<name>:<version> or azureml:<name>@latest) or a mapping with image, conda_file or build, got %s", shortJSON(raw))
+}
+
+// decodeJobEnvVars accepts string, number and boolean values.
+func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if jsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, FieldErrorf("environment_variables", "must be a mapping of variable names to values")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range sortedKeys(m) {
+		v, err := jobText(m[k], jobKeyPath("environment_variables", k))
+		if err != nil {
+			return nil, FieldErrorf(jobKeyPath("environment_variables", k), "must be a string, number or boolean, got %s", shortJSON(m[k]))
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jobKeyPath joins a field and a user-chosen key, shortening a long key.
+func jobKeyPath(field, key string) string {
+	if len(key) > 64 {
+		key = key[:64] + "..."
+	}
+	return field + "." + key
+}
+
+func decodeJobInputs(raw json.RawMessage) (map[string]*JobInput, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if jsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, FieldErrorf("inputs", "must be a mapping of input names to values or to {type, path, mode} mappings")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*JobInput, len(m))
+	for _, name := range sortedKeys(m) {
+		in, err := decodeJobInput(jobKeyPath("inputs", name), m[name])
+		if err != nil {
+			return nil, err
+		}
+		out[name] = in
+	}
+	return out, nil
+}
+
+func decodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
+	switch k := jsonKind(raw); {
+	case k == 0 || k == 'n':
+		return nil, FieldErrorf(field, "has no value: give a literal (number, string, boolean) or a mapping with type and path")
+	case k == '[':
+		return nil, FieldErrorf(field, "must be a literal (number, string, boolean) or a mapping with type and path, not a list")
+	case k != '{':
+		var v any
+		if err := jobUnmarshalAny(raw, &v); err != nil {
+			return nil, FieldErrorf(field, "is not valid (%s)", jsonProblem(err))
+		}
+		return &JobInput{Value: v}, nil
+	}
+	if err := checkKeys(raw, field, jobInputKeys); err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf(field, "must be a mapping")
+	}
+	typ, err := jobString(m["type"], field+".type")
+	if err != nil {
+		return nil, err
+	}
+	path, err := jobString(m["path"], field+".path")
+	if err != nil {
+		return nil, err
+	}
+	mode, err := jobString(m["mode"], field+".mode")
+	if err != nil {
+		return nil, err
+	}
+	valueKey := ""
+	for _, k := range []string{"default", "value"} {
+		if nonNull(m[k]) != nil {
+			if valueKey != "" {
+				return nil, FieldErrorf(field+".value", "give either default or value, not both")
+			}
+			valueKey = k
+		}
+	}
+	var value any
+	if valueKey != "" {
+		switch jsonKind(m[valueKey]) {
+		case '{', '[':
+			return nil, FieldErrorf(field+"."+valueKey, "must be a number, string or boolean, got %s", shortJSON(m[valueKey]))
+		}
+		if err := jobUnmarshalAny(m[valueKey], &value); err != nil {
+			return nil, FieldErrorf(field+"."+valueKey, "is not valid (%s)", jsonProblem(err))
+		}
+	}
+	t := strings.ToLower(strings.TrimSpace(typ))
+	switch t {
+	case "":
+		switch {
+		case path != "":
+			if valueKey != "" {
+				return nil, FieldErrorf(field+"."+valueKey, "is not allowed with path: an input is either a literal value or a file/folder path")
+			}
+			return &JobInput{Type: InputTypeURIFolder, Path: path, Mode: mode}, nil
+		case valueKey != "":
+			if mode != "" {
+				return nil, FieldErrorf(field+".mode", "is only allowed for uri_file and uri_folder inputs")
+			}
+			return &JobInput{Value: value}, nil
+		}
+		return nil, FieldErrorf(field, "give a path (with type uri_folder or uri_file) or a literal value")
+	case InputTypeURIFile, InputTypeURIFolder:
+		if valueKey != "" {
+			return nil, FieldErrorf(field+"."+valueKey, "is not allowed for a %s input; give its path", t)
+		}
+		if strings.TrimSpace(path) == "" {
+			return nil, FieldErrorf(field+".path", "is required for a %s input", t)
+		}
+		return &JobInput{Type: t, Path: path, Mode: mode}, nil
+	case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
+		if path != "" {
+			return nil, FieldErrorf(field+".path", "is not allowed for a %s input; give its value as default", t)
+		}
+		if mode != "" {
+			return nil, FieldErrorf(field+".mode", "is not allowed for a %s input", t)
+		}
+		if valueKey == "" {
+			return nil, FieldErrorf(field+".default", "is required for a %s input", t)
+		}
+		v, err := convertJobLiteral(field+"."+valueKey, t, value)
+		if err != nil {
+			return nil, err
+		}
+		return &JobInput{Value: v}, nil
+	}
+	return nil, FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", typ)
+}
+
+func decodeJobOutputs(raw json.RawMessage) (map[string]*JobOutput, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if jsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, FieldErrorf("outputs", "must be a mapping of output names to {type, mode, path} mappings")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*JobOutput, len(m))
+	for _, name := range sortedKeys(m) {
+		field := jobKeyPath("outputs", name)
+		switch jsonKind(m[name]) {
+		case 0, 'n':
+			out[name] = &JobOutput{Type: InputTypeURIFolder}
+			continue
+		case '{':
+		default:
+			return nil, FieldErrorf(field, "must be a mapping with type, mode and path (or empty for a uri_folder output), got %s", shortJSON(m[name]))
+		}
+		if err := checkKeys(m[name], field, jobOutputKeys); err != nil {
+			return nil, err
+		}
+		var o map[string]json.RawMessage
+		if err := json.Unmarshal(m[name], &o); err != nil {
+			return nil, FieldErrorf(field, "must be a mapping")
+		}
+		var jo JobOutput
+		var err error
+		if jo.Type, err = jobString(o["type"], field+".type"); err != nil {
+			return nil, err
+		}
+		if jo.Mode, err = jobString(o["mode"], field+".mode"); err != nil {
+			return nil, err
+		}
+		if jo.Path, err = jobString(o["path"], field+".path"); err != nil {
+			return nil, err
+		}
+		t := strings.ToLower(strings.TrimSpace(jo.Type))
+		switch t {
+		case "":
+			t = InputTypeURIFolder
+		case InputTypeURIFolder, InputTypeURIFile:
+		default:
+			return nil, FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", jo.Type)
+		}
+		jo.Type = t
+		out[name] = &jo
+	}
+	return out, nil
+}
+
+func decodeJobResources(raw json.RawMessage) (*JobResources, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf("resources", "must be a mapping")
+	}
+	var r JobResources
+	if v := nonNull(m["instance_count"]); v != nil {
+		n, err := checkInteger("resources.instance_count", v)
+		if err != nil {
+			return nil, err
+		}
+		if *n < 1 {
+			return nil, FieldErrorf("resources.instance_count", "must be 1 or more, got %d", *n)
+		}
+		r.InstanceCount = *n
+	}
+	var err error
+	if r.InstanceType, err = jobString(m["instance_type"], "resources.instance_type"); err != nil {
+		return nil, err
+	}
+	if r.ShmSize, err = jobText(m["shm_size"], "resources.shm_size"); err != nil {
+		return nil, err
+	}
+	// resources.properties is accepted and ignored.
+	return &r, nil
+}
+
+func decodeJobDistribution(raw json.RawMessage) (*Distribution, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf("distribution", "must be a mapping")
+	}
+	var d Distribution
+	var err error
+	if d.Type, err = jobString(m["type"], "distribution.type"); err != nil {
+		return nil, err
+	}
+	if v := nonNull(m["process_count_per_instance"]); v != nil {
+		n, err := checkInteger("distribution.process_count_per_instance", v)
+		if err != nil {
+			return nil, err
+		}
+		if *n < 1 {
+			return nil, FieldErrorf("distribution.process_count_per_instance", "must be 1 or more, got %d", *n)
+		}
+		d.ProcessCountPerInstance = *n
+	}
+	return &d, nil
+}
+
+func decodeJobLimits(raw json.RawMessage) (*JobLimits, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf("limits", "must be a mapping")
+	}
+	var l JobLimits
+	n, err := decodeSeconds(m["timeout"])
+	if err != nil {
+		return nil, FieldErrorf("limits.timeout", "%s", err.Error())
+	}
+	if n != nil {
+		if *n < 1 {
+			return nil, FieldErrorf("limits.timeout", "must be at least 1 second, got %d", *n)
+		}
+		l.Timeout = *n
+	}
+	return &l, nil
+}
+
+func decodeJobQueueSettings(raw json.RawMessage) (*QueueSettings, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf("queue_settings", "must be a mapping")
+	}
+	var q QueueSettings
+	var err error
+	if q.JobTier, err = jobString(m["job_tier"], "queue_settings.job_tier"); err != nil {
+		return nil, err
+	}
+	if q.Priority, err = jobString(m["priority"], "queue_settings.priority"); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// convertJobLiteral turns the value of a typed literal input ({type:
+// integer, default: 5}) into the literal stored in JobInput.Value, or
+// checks an untyped literal when typ is "".
+func convertJobLiteral(field, typ string, v any) (any, error) {
+	switch typ {
+	case "":
+		switch x := v.(type) {
+		case string, bool:
+			return v, nil
+		case json.Number:
+			if !isJSONNumber(string(x)) {
+				return nil, FieldErrorf(field, "%q is not a valid number", string(x))
+			}
+			return v, nil
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, FieldErrorf(field, "must be a finite number")
+			}
+			return v, nil
+		case float32:
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, FieldErrorf(field, "must be a finite number")
+			}
+			return v, nil
+		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+			return v, nil
+		case nil:
+			return nil, FieldErrorf(field, "has no value")
+		}
+		return nil, FieldErrorf(field, "must be a number, string or boolean, not %T", v)
+	case InputTypeString:
+		switch v.(type) {
+		case string:
+			return v, nil
+		case bool, json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+			if _, err := convertJobLiteral(field, "", v); err != nil {
+				return nil, err
+			}
+			return FormatInputValue(v), nil
+		}
+	case InputTypeInteger:
+		s := ""
+		switch x := v.(type) {
+		case string:
+			s = strings.TrimSpace(x)
+		case json.Number:
+			s = string(x)
+		case float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+			s = fmt.Sprint(x)
+		}
+		if s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return json.Number(strconv.FormatInt(n, 10)), nil
+			}
+			if f, err := strconv.ParseFloat(s, 64); err == nil && isJSONNumber(s) && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+				return json.Number(strconv.FormatInt(int64(f), 10)), nil
+			}
+		}
+		return nil, FieldErrorf(field, "must be a whole number for an integer input, got %s", shortValue(v))
+	case InputTypeNumber:
+		switch x := v.(type) {
+		case string:
+			if s := strings.TrimSpace(x); isJSONNumber(s) {
+				return json.Number(s), nil
+			}
+		case json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+			return convertJobLiteral(field, "", v)
+		}
+		return nil, FieldErrorf(field, "must be a number for a number input, got %s", shortValue(v))
+	case InputTypeBoolean:
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string:
+			switch strings.ToLower(strings.TrimSpace(x)) {
+			case "true":
+				return true, nil
+			case "false":
+				return false, nil
+			}
+		}
+		return nil, FieldErrorf(field, "must be true or false for a boolean input, got %s", shortValue(v))
+	}
+	return nil, FieldErrorf(field, "must be a number, string or boolean, got %s", shortValue(v))
+}
+
+func shortValue(v any) string {
+	if s, ok := v.(string); ok {
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return strconv.Quote(s)
+	}
+	s := fmt.Sprint(v)
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return s
+}
+
+// isJSONNumber reports whether s is a number as JSON writes it.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	start := i
+	n := digits()
+	if n == 0 || (n > 1 && s[start] == '0') {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}

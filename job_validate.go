@@ -1,0 +1,598 @@
+package shoal
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on job fields.
+const (
+	MaxJobNameLength           = 255
+	MaxJobDisplayNameLength    = 255
+	MaxJobDescriptionLength    = 5000
+	MaxJobRetries              = 100
+	MaxProcessCountPerInstance = 1024
+	maxJobPathLength           = 4096
+)
+
+var (
+	jobNameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	jobIONameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envVarRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	shmSizeRE   = regexp.MustCompile(`^(?i)([0-9]+(?:\.[0-9]+)?) ?(?:[kmgtp]i?)?b?$`)
+	// jobRefRE matches a ${{...}} expression in a command.
+	jobRefRE = regexp.MustCompile(`(?s)\$\{\{(.*?)\}\}`)
+)
+
+// reservedEnvPrefixes are the environment variable prefixes Shoal and the
+// Azure runtime set on every node.
+var reservedEnvPrefixes = []string{"SHOAL_", "AZUREML_", "AZ_BATCH_"}
+
+var (
+	jobInputModes  = []string{"ro_mount", "rw_mount", "download", "direct", "eval_mount", "eval_download"}
+	jobOutputModes = []string{"rw_mount", "upload", "direct"}
+	jobTiers       = []string{"null", "spot", "basic", "standard", "premium"}
+)
+
+// ValidateJobName applies Azure's job name rule: 1 to 255 characters,
+// letters, digits, '-' and '_', starting with a letter or a digit.
+func ValidateJobName(name string) error {
+	switch {
+	case name == "":
+		return FieldErrorf("name", "is required")
+	case len(name) > MaxJobNameLength:
+		return FieldErrorf("name", "must be at most %d characters long (it has %d)", MaxJobNameLength, len(name))
+	case !isLetter(name[0]) && !(name[0] >= '0' && name[0] <= '9'):
+		return FieldErrorf("name", "%q must start with a letter or a digit", name)
+	case !jobNameRE.MatchString(name):
+		return FieldErrorf("name", "%q may contain only letters, digits, '-' and '_'", name)
+	}
+	return nil
+}
+
+// NormalizeJobSpec applies defaults to a command job spec, puts
+// enumerations in their canonical spelling and checks every rule that does
+// not need the store: type command, a compute name (azureml: and resource
+// ID prefixes removed), ${{inputs.x}} / ${{outputs.y}} references that name
+// declared inputs and outputs, and the shape of every field. An empty name
+// is left empty: the service generates one (GenerateJobName).
+func NormalizeJobSpec(spec *JobSpec) error {
+	if spec == nil {
+		return Errorf(EINVALID, "the job document is empty")
+	}
+	t := strings.ToLower(strings.TrimSpace(spec.Type))
+	if t == "" {
+		t = JobTypeCommand
+	}
+	if t != JobTypeCommand {
+		return errOnlyCommandJobs(spec.Type)
+	}
+	spec.Type = t
+	if spec.Name != "" {
+		if err := ValidateJobName(spec.Name); err != nil {
+			return err
+		}
+	}
+	if n := utf8.RuneCountInString(spec.DisplayName); n > MaxJobDisplayNameLength {
+		return FieldErrorf("display_name", "must be at most %d characters long (it has %d)", MaxJobDisplayNameLength, n)
+	}
+	if err := jobNoControl("display_name", spec.DisplayName); err != nil {
+		return err
+	}
+	if e := spec.ExperimentName; e != "" {
+		if len(e) > MaxJobNameLength || !jobNameRE.MatchString(e) {
+			return FieldErrorf("experiment_name", "%q must be 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", jobShort(e), MaxJobNameLength)
+		}
+	}
+	if n := utf8.RuneCountInString(spec.Description); n > MaxJobDescriptionLength {
+		return FieldErrorf("description", "must be at most %d characters long (it has %d)", MaxJobDescriptionLength, n)
+	}
+	if err := ValidateTags(spec.Tags); err != nil {
+		return err
+	}
+	if strings.TrimSpace(spec.Command) == "" {
+		return FieldErrorf("command", "is required: the shell command to run, e.g. python train.py --data ${{inputs.data}}")
+	}
+	if strings.ContainsRune(spec.Command, 0) {
+		return FieldErrorf("command", "must not contain NUL characters")
+	}
+	if spec.Code != "" {
+		if err := validateJobPath("code", spec.Code); err != nil {
+			return err
+		}
+	}
+	if err := normalizeJobEnvironment(spec); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(spec.EnvironmentVariables) {
+		if err := validateEnvVar(k, spec.EnvironmentVariables[k]); err != nil {
+			return err
+		}
+	}
+	name, err := normalizeJobCompute(spec.Compute)
+	if err != nil {
+		return err
+	}
+	spec.Compute = name
+	if err := normalizeJobInputs(spec.Inputs); err != nil {
+		return err
+	}
+	if err := normalizeJobOutputs(spec.Outputs); err != nil {
+		return err
+	}
+	inputs := make(map[string]string, len(spec.Inputs))
+	for k := range spec.Inputs {
+		inputs[k] = ""
+	}
+	outputs := make(map[string]string, len(spec.Outputs))
+	for k := range spec.Outputs {
+		outputs[k] = ""
+	}
+	if _, err := ExpandCommand(spec.Command, inputs, outputs); err != nil {
+		return err
+	}
+	if r := spec.Resources; r != nil {
+		switch {
+		case r.InstanceCount < 0:
+			return FieldErrorf("resources.instance_count", "must be 1 or more, got %d", r.InstanceCount)
+		case r.InstanceCount == 0:
+			r.InstanceCount = 1
+		case r.InstanceCount > MaxClusterNodes:
+			return FieldErrorf("resources.instance_count", "must be at most %d, got %d", MaxClusterNodes, r.InstanceCount)
+		}
+		if err := jobNoControl("resources.instance_type", r.InstanceType); err != nil {
+			return err
+		}
+		r.ShmSize = strings.TrimSpace(r.ShmSize)
+		if r.ShmSize != "" {
+			m := shmSizeRE.FindStringSubmatch(r.ShmSize)
+			if f, err := strconv.ParseFloat(jobAt(m, 1), 64); err != nil || f <= 0 {
+				return FieldErrorf("resources.shm_size", "%q must be a size greater than 0 such as 2g, 512m or 8GB", jobShort(r.ShmSize))
+			}
+		}
+	}
+	if d := spec.Distribution; d != nil {
+		dt := strings.ToLower(strings.TrimSpace(d.Type))
+		switch dt {
+		case DistributionPyTorch, DistributionMPI, DistributionTensorFlow:
+		case "":
+			return FieldErrorf("distribution.type", "is required when distribution is given: pytorch, mpi or tensorflow")
+		default:
+			return FieldErrorf("distribution.type", "unknown distribution type %q; supported: pytorch, mpi, tensorflow", jobShort(d.Type))
+		}
+		d.Type = dt
+		switch {
+		case d.ProcessCountPerInstance < 0:
+			return FieldErrorf("distribution.process_count_per_instance", "must be 1 or more, got %d", d.ProcessCountPerInstance)
+		case d.ProcessCountPerInstance == 0:
+			d.ProcessCountPerInstance = 1
+		case d.ProcessCountPerInstance > MaxProcessCountPerInstance:
+			return FieldErrorf("distribution.process_count_per_instance", "must be at most %d, got %d", MaxProcessCountPerInstance, d.ProcessCountPerInstance)
+		}
+	}
+	if l := spec.Limits; l != nil {
+		if l.Timeout < 0 || l.Timeout > maxSeconds {
+			return FieldErrorf("limits.timeout", "must be between 1 and %d seconds, got %d", int(maxSeconds), l.Timeout)
+		}
+	}
+	if q := spec.QueueSettings; q != nil {
+		p := strings.ToLower(strings.TrimSpace(q.Priority))
+		switch p {
+		case "":
+			p = PriorityMedium
+		case PriorityLow, PriorityMedium, PriorityHigh:
+		default:
+			return FieldErrorf("queue_settings.priority", "unknown priority %q; use low, medium or high", jobShort(q.Priority))
+		}
+		q.Priority = p
+		tier := strings.ToLower(strings.TrimSpace(q.JobTier))
+		if tier != "" && !jobContains(jobTiers, tier) {
+			return FieldErrorf("queue_settings.job_tier", "unknown job tier %q; use null, spot, basic, standard or premium", jobShort(q.JobTier))
+		}
+		q.JobTier = tier
+	}
+	if r := spec.Retries; r != nil && (*r < 0 || *r > MaxJobRetries) {
+		return FieldErrorf("retries", "must be between 0 and %d, got %d", MaxJobRetries, *r)
+	}
+	return nil
+}
+
+func jobAt(m []string, i int) string {
+	if i < len(m) {
+		return m[i]
+	}
+	return ""
+}
+
+func jobContains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// jobShort shortens a user value quoted in a message.
+func jobShort(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+func jobNoControl(field, s string) error {
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return FieldErrorf(field, "must not contain control characters")
+	}
+	return nil
+}
+
+// validateJobPath checks a path-like string: a local path, an artifact ID,
+// an azureml: reference or a URI on one line.
+func validateJobPath(field, p string) error {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return FieldErrorf(field, "must not be blank")
+	case len(p) > maxJobPathLength:
+		return FieldErrorf(field, "must be at most %d characters long", maxJobPathLength)
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return FieldErrorf(field, "must be a path or URI on one line, without control characters")
+	}
+	return nil
+}
+
+// ValidateArtifactRef reports whether s is an uploaded artifact ID:
+// "sha256:" and 64 lower-case hexadecimal digits.
+func ValidateArtifactRef(s string) bool {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func normalizeJobEnvironment(spec *JobSpec) error {
+	env := spec.Environment
+	switch e := env.(type) {
+	case nil:
+		return nil
+	case string:
+		if strings.TrimSpace(e) == "" {
+			spec.Environment = nil
+			return nil
+		}
+		return validateJobPath("environment", e)
+	case map[string]any:
+	default:
+		// A Go caller's own type: bring it to the JSON shape.
+		b, err := json.Marshal(env)
+		if err != nil {
+			return FieldErrorf("environment", "must be an environment reference or a mapping")
+		}
+		var v any
+		if err := jobUnmarshalAny(b, &v); err != nil {
+			return FieldErrorf("environment", "must be an environment reference or a mapping")
+		}
+		switch v.(type) {
+		case string, map[string]any:
+			spec.Environment = v
+			return normalizeJobEnvironment(spec)
+		}
+		return FieldErrorf("environment", "must be an environment reference (azureml:<name>:<version> or azureml:<name>@latest) or a mapping with image, conda_file or build")
+	}
+	m := env.(map[string]any)
+	image, hasImage := m["image"]
+	build, hasBuild := m["build"]
+	if !hasImage && !hasBuild {
+		return FieldErrorf("environment", "an inline environment needs image (a Docker image) or build (a mapping with path)")
+	}
+	if hasImage {
+		if s, ok := image.(string); !ok || strings.TrimSpace(s) == "" || strings.ContainsFunc(s, unicode.IsControl) {
+			return FieldErrorf("environment.image", "must be a Docker image reference such as mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04")
+		}
+	}
+	if hasBuild {
+		b, ok := build.(map[string]any)
+		if !ok {
+			return FieldErrorf("environment.build", "must be a mapping with path (the Docker build context)")
+		}
+		p, ok := b["path"].(string)
+		if !ok {
+			return FieldErrorf("environment.build.path", "is required: the Docker build context")
+		}
+		if err := validateJobPath("environment.build.path", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateEnvVar(name, value string) error {
+	field := jobKeyPath("environment_variables", name)
+	if !envVarRE.MatchString(name) {
+		return FieldErrorf(field, "%q is not a valid variable name: use letters, digits and '_', not starting with a digit", jobShort(name))
+	}
+	for _, p := range reservedEnvPrefixes {
+		if strings.HasPrefix(name, p) {
+			return FieldErrorf(field, "%s is reserved: names starting with SHOAL_, AZUREML_ or AZ_BATCH_ are set by the system", name)
+		}
+	}
+	if strings.ContainsRune(value, 0) {
+		return FieldErrorf(field, "the value must not contain NUL characters")
+	}
+	return nil
+}
+
+// normalizeJobCompute returns the compute name a job's compute field
+// names: "azureml:cpu-cluster", "cpu-cluster" and an ARM resource ID
+// ".../computes/cpu-cluster" all name cpu-cluster.
+func normalizeJobCompute(c string) (string, error) {
+	name := strings.TrimSpace(c)
+	if len(name) >= 8 && strings.EqualFold(name[:8], "azureml:") {
+		name = strings.TrimSpace(name[8:])
+	}
+	if strings.HasPrefix(strings.ToLower(name), "/subscriptions/") {
+		i := strings.LastIndex(strings.ToLower(name), "/computes/")
+		if i < 0 {
+			return "", FieldErrorf("compute", "%q is not a compute resource ID (.../workspaces/<workspace>/computes/<name>)", jobShort(c))
+		}
+		name = strings.TrimSuffix(name[i+len("/computes/"):], "/")
+	}
+	if name == "" {
+		return "", FieldErrorf("compute", "is required: the compute cluster to run on, e.g. compute: azureml:cpu-cluster")
+	}
+	if strings.EqualFold(name, "local") {
+		return "", FieldErrorf("compute", "local runs are not supported; submit the job to a compute cluster (compute: azureml:<cluster-name>)")
+	}
+	if err := ValidateComputeName(name); err != nil {
+		return "", FieldErrorf("compute", "%s", strings.TrimPrefix(ErrorMessage(err), "name: "))
+	}
+	return name, nil
+}
+
+func validateJobIOName(field, name string) error {
+	if len(name) > MaxJobNameLength || !jobIONameRE.MatchString(name) {
+		return FieldErrorf(field, "name %q must be 1 to %d letters, digits and '_', starting with a letter or '_'", jobShort(name), MaxJobNameLength)
+	}
+	return nil
+}
+
+func normalizeJobInputs(inputs map[string]*JobInput) error {
+	for _, name := range sortedKeys(inputs) {
+		if err := validateJobIOName("inputs", name); err != nil {
+			return err
+		}
+		field := "inputs." + name
+		in := inputs[name]
+		if in == nil {
+			return FieldErrorf(field, "has no value: give a literal (number, string, boolean) or a mapping with type and path")
+		}
+		t := strings.ToLower(strings.TrimSpace(in.Type))
+		if in.Value != nil {
+			switch t {
+			case "", InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
+			default:
+				return FieldErrorf(field+".type", "a literal input cannot have type %s", jobShort(in.Type))
+			}
+			if in.Path != "" || in.Mode != "" {
+				return FieldErrorf(field, "a literal input cannot also have a path or a mode")
+			}
+			v, err := convertJobLiteral(field, t, in.Value)
+			if err != nil {
+				return err
+			}
+			if s, ok := v.(string); ok && strings.ContainsRune(s, 0) {
+				return FieldErrorf(field, "must not contain NUL characters")
+			}
+			in.Value, in.Type = v, ""
+			continue
+		}
+		switch t {
+		case "":
+			if in.Path == "" {
+				return FieldErrorf(field, "give a path (with type uri_folder or uri_file) or a literal value")
+			}
+			t = InputTypeURIFolder
+		case InputTypeURIFile, InputTypeURIFolder:
+		case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
+			return FieldErrorf(field+".default", "is required for a %s input", t)
+		default:
+			return FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", jobShort(in.Type))
+		}
+		in.Type = t
+		if in.Path == "" {
+			return FieldErrorf(field+".path", "is required for a %s input", t)
+		}
+		if err := validateJobPath(field+".path", in.Path); err != nil {
+			return err
+		}
+		if in.Mode != "" {
+			m := strings.ToLower(strings.TrimSpace(in.Mode))
+			if !jobContains(jobInputModes, m) {
+				return FieldErrorf(field+".mode", "unknown input mode %q; use %s", jobShort(in.Mode), strings.Join(jobInputModes, ", "))
+			}
+			in.Mode = m
+		}
+	}
+	return nil
+}
+
+func normalizeJobOutputs(outputs map[string]*JobOutput) error {
+	for _, name := range sortedKeys(outputs) {
+		if err := validateJobIOName("outputs", name); err != nil {
+			return err
+		}
+		field := "outputs." + name
+		o := outputs[name]
+		if o == nil {
+			o = &JobOutput{}
+			outputs[name] = o
+		}
+		t := strings.ToLower(strings.TrimSpace(o.Type))
+		switch t {
+		case "":
+			t = InputTypeURIFolder
+		case InputTypeURIFolder, InputTypeURIFile:
+		default:
+			return FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", jobShort(o.Type))
+		}
+		o.Type = t
+		if o.Path != "" {
+			if err := validateJobPath(field+".path", o.Path); err != nil {
+				return err
+			}
+		}
+		if o.Mode != "" {
+			m := strings.ToLower(strings.TrimSpace(o.Mode))
+			if !jobContains(jobOutputModes, m) {
+				return FieldErrorf(field+".mode", "unknown output mode %q; use %s", jobShort(o.Mode), strings.Join(jobOutputModes, ", "))
+			}
+			o.Mode = m
+		}
+	}
+	return nil
+}
+
+// ExpandCommand substitutes every ${{inputs.x}} and ${{outputs.y}} in a
+// command (spaces inside the braces are allowed: ${{ inputs.x }}) with the
+// values given, verbatim and unquoted, as Azure ML does. A reference to a
+// name the maps lack, or to a namespace other than inputs and outputs, is
+// an EINVALID error on `command`.
+func ExpandCommand(command string, inputs map[string]string, outputs map[string]string) (string, error) {
+	locs := jobRefRE.FindAllStringSubmatchIndex(command, -1)
+	if len(locs) == 0 {
+		return command, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		ref := command[loc[0]:loc[1]]
+		expr := strings.TrimSpace(command[loc[2]:loc[3]])
+		ns, name, ok := strings.Cut(expr, ".")
+		ns, name = strings.TrimSpace(ns), strings.TrimSpace(name)
+		var values map[string]string
+		switch {
+		case ns == "inputs":
+			values = inputs
+		case ns == "outputs":
+			values = outputs
+		case !ok:
+			return "", FieldErrorf("command", "%s is not a valid reference; use ${{inputs.<name>}} or ${{outputs.<name>}}", jobShort(ref))
+		default:
+			return "", FieldErrorf("command", "%s refers to %q, which is not supported; only ${{inputs.<name>}} and ${{outputs.<name>}} can be used", jobShort(ref), jobShort(ns))
+		}
+		if !jobIONameRE.MatchString(name) {
+			return "", FieldErrorf("command", "%s is not a valid reference: %q is not an %s name", jobShort(ref), jobShort(name), strings.TrimSuffix(ns, "s"))
+		}
+		v, found := values[name]
+		if !found {
+			return "", FieldErrorf("command", "%s refers to %s %q, which is not declared under %s", jobShort(ref), strings.TrimSuffix(ns, "s"), name, ns)
+		}
+		b.WriteString(command[last:loc[0]])
+		b.WriteString(v)
+		last = loc[1]
+	}
+	b.WriteString(command[last:])
+	return b.String(), nil
+}
+
+// FormatInputValue returns the text a literal input stands for in a
+// command: a whole number without a fraction ("5", not "5.0"), other
+// numbers as written (json.Number) or as fmt prints them, strings as is.
+func FormatInputValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		s := string(x)
+		if s == "-0" {
+			return "0"
+		}
+		if !strings.ContainsAny(s, ".eE") {
+			return s // an integer of any size, exactly as written
+		}
+		// 5.0 and 1e3 are whole numbers; beyond 2^53 a float64 is not exact.
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			return strconv.FormatFloat(f+0, 'f', -1, 64) // +0 turns -0 into 0
+		}
+		return s
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e21 {
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+	case float32:
+		if f := float64(x); f == math.Trunc(f) && math.Abs(f) < 1e21 {
+			return strconv.FormatFloat(f, 'f', -1, 32)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// Words of generated job names, in the style of Azure ML's
+// (keen_shark_3v8k2qm1xz).
+var (
+	jobNameAdjectives = []string{
+		"affable", "amiable", "amused", "ashy", "bold", "brave", "bright", "busy", "calm", "careful",
+		"clever", "cool", "crimson", "cyan", "dreamy", "eager", "epic", "frank", "friendly", "gentle",
+		"gifted", "good", "great", "happy", "helpful", "honest", "jolly", "joyful", "keen", "kind",
+		"lemon", "lively", "loyal", "lucid", "lucky", "magenta", "mighty", "modest", "neat", "nice",
+		"olive", "patient", "plucky", "polite", "proud", "quiet", "quirky", "red", "sad", "serene",
+		"sharp", "shy", "silly", "sincere", "sleepy", "stoic", "sunny", "sweet", "tender", "tidy",
+		"upbeat", "willing", "witty", "zen",
+	}
+	jobNameNouns = []string{
+		"answer", "apple", "arch", "bear", "beetle", "brick", "calypso", "car", "carrot", "cat",
+		"cheetah", "cloud", "coconut", "cup", "dog", "eagle", "engine", "fig", "fox", "garden",
+		"glove", "grape", "hamster", "heart", "island", "jackal", "kettle", "kitten", "lamp", "leaf",
+		"lemon", "lime", "lizard", "lobster", "mango", "monkey", "napkin", "nail", "nest", "night",
+		"office", "owl", "pasta", "pear", "pencil", "pizza", "plum", "potato", "rabbit", "rail",
+		"river", "rocket", "salt", "seal", "shark", "snail", "spoon", "stem", "tiger", "tomato",
+		"train", "turtle", "whale", "yak",
+	}
+)
+
+const base36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// GenerateJobName returns a job name in Azure ML's style: an adjective, a
+// noun and 10 lower-case base-36 characters joined by '_', such as
+// keen_shark_3v8k2qm1xz. Randomness comes from random (crypto/rand when nil
+// or when random runs dry).
+func GenerateJobName(random io.Reader) string {
+	var buf [8 * 12]byte
+	n := 0
+	if random != nil {
+		n, _ = io.ReadFull(random, buf[:])
+	}
+	if n < len(buf) {
+		_, _ = rand.Read(buf[n:])
+	}
+	pick := func(i, size int) int {
+		return int(binary.BigEndian.Uint64(buf[8*i:]) % uint64(size))
+	}
+	var b strings.Builder
+	b.WriteString(jobNameAdjectives[pick(0, len(jobNameAdjectives))])
+	b.WriteByte('_')
+	b.WriteString(jobNameNouns[pick(1, len(jobNameNouns))])
+	b.WriteByte('_')
+	for i := 2; i < 12; i++ {
+		b.WriteByte(base36[pick(i, len(base36))])
+	}
+	return b.String()
+}

@@ -1,0 +1,108 @@
+package shoal
+
+import (
+	"context"
+	"time"
+)
+
+// Node states, Azure's names.
+const (
+	NodePreparing = "preparing" // provisioned, agent not joined yet
+	NodeIdle      = "idle"      // joined, no job
+	NodeRunning   = "running"   // running a job attempt
+	NodeLeaving   = "leaving"   // being released
+	NodeUnusable  = "unusable"  // missed its lease or failed
+	NodePreempted = "preempted" // low-priority capacity taken back
+)
+
+// Node lease defaults: an agent heartbeats every NodeLeaseTTL/3; a node
+// whose last heartbeat is older than NodeLeaseTTL+NodeLeaseGrace is declared
+// unusable and its work requeued. The sum is the detection bound.
+const (
+	DefaultNodeLeaseTTL   = 10 * time.Second
+	DefaultNodeLeaseGrace = 10 * time.Second
+)
+
+// Node is one machine of a compute cluster. On the local provider it is a
+// `shoal agent` process.
+type Node struct {
+	ID        string `json:"node_id"`
+	Workspace string `json:"-"`
+	// Compute is the cluster the node belongs to.
+	Compute string `json:"compute"`
+	// Location is the canonical location; with Family, VCPUs and
+	// LowPriority it says what quota the node holds while it exists.
+	Location    string `json:"location"`
+	Size        string `json:"size"`
+	Family      string `json:"family"`
+	VCPUs       int    `json:"vcpus"`
+	LowPriority bool   `json:"low_priority"`
+
+	State            string `json:"node_state"`
+	StateReason      string `json:"state_reason,omitempty"`
+	PrivateIPAddress string `json:"private_ip_address"`
+	PublicIPAddress  string `json:"public_ip_address"`
+	Port             int    `json:"port"`
+	CurrentJobName   string `json:"current_job_name"`
+	// CurrentAttemptID and CurrentRank name the work assigned to the node.
+	CurrentAttemptID string `json:"current_attempt_id,omitempty"`
+	CurrentRank      int    `json:"current_rank"`
+	// Draining nodes take no new work and are released when idle.
+	Draining bool `json:"draining"`
+
+	// ProviderRef is the provider's handle for the node (a pid for local).
+	ProviderRef string `json:"-"`
+	// JoinTokenHash and JoinTokenExpires describe the single-use join token.
+	JoinTokenHash    string    `json:"-"`
+	JoinTokenExpires time.Time `json:"-"`
+	// CredentialHash is the hash of the node credential the agent got at join.
+	CredentialHash string `json:"-"`
+
+	CreatedOn     time.Time  `json:"created_on"`
+	ReadyOn       *time.Time `json:"ready_on,omitempty"`
+	IdleSince     *time.Time `json:"idle_since,omitempty"`
+	LastHeartbeat time.Time  `json:"last_heartbeat"`
+	Version       int64      `json:"-"`
+}
+
+// Holds quota reports whether the node still counts against quota: every
+// node that exists and is not gone.
+func (n *Node) Holds() bool { return n.State != NodePreempted || n.ProviderRef != "" }
+
+// NodeFilter selects nodes.
+type NodeFilter struct {
+	Workspace string // "" = all
+	Compute   string // "" = all
+	Location  string // "" = all
+}
+
+// ProvisionRequest asks a provider for one node.
+type ProvisionRequest struct {
+	Node *Node
+	// JoinToken is the secret the node's agent presents once to join.
+	JoinToken string
+	// ServerURL is where the agent reaches the server.
+	ServerURL string
+	// Delay is the location's provisioning delay to mimic a cloud.
+	Delay time.Duration
+}
+
+// Provider creates and removes nodes at a location. Every method takes a
+// context and is safe for concurrent use. Implementations: provider/local
+// (agent processes on this host) and provider/fake (tests, simulator).
+type Provider interface {
+	// Name is the provider name used in location config ("local").
+	Name() string
+	// Provision starts a node. It returns once the start is under way; the
+	// node becomes usable when its agent joins. The returned ref is stored
+	// as Node.ProviderRef. Returns EQUOTA or ENOTIMPLEMENTED when capacity
+	// cannot be had (out of capacity is EQUOTA with a message saying so).
+	Provision(ctx context.Context, req ProvisionRequest) (ref string, err error)
+	// Release stops the node and frees its resources. It is idempotent:
+	// releasing a node that is already gone returns nil.
+	Release(ctx context.Context, node *Node) error
+	// Alive reports whether the node's machine still exists. The server
+	// calls it after a restart to adopt running nodes instead of starting
+	// duplicates.
+	Alive(ctx context.Context, node *Node) (bool, error)
+}

@@ -1,0 +1,339 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// nodePrincipal is the principal of a request made with a node credential.
+func nodePrincipal(n *shoal.Node) *shoal.Principal {
+	return &shoal.Principal{ID: "node:" + n.ID, Name: "node " + n.ID, Kind: shoal.PrincipalNode}
+}
+
+// JoinNode exchanges a node's single-use join token for its node
+// credential. The token must belong to that node and be unexpired.
+func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.JoinRequest) (*shoal.JoinResponse, error) {
+	var resp *shoal.JoinResponse
+	var node *shoal.Node
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.FindNodeByJoinTokenHash(shoal.HashToken(joinToken))
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the join token is not valid (already used, or never issued)")
+		} else if err != nil {
+			return err
+		}
+		now := tx.Now()
+		if n.ID != req.NodeID {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the join token belongs to another node")
+		}
+		if !now.Before(n.JoinTokenExpires) {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the join token has expired")
+		}
+		cred, hash, err := shoal.NewToken()
+		if err != nil {
+			return err
+		}
+		n.JoinTokenHash, n.CredentialHash = "", hash
+		n.PrivateIPAddress, n.Port = req.Address, req.Port
+		n.LastHeartbeat, n.ReadyOn = now, &now
+		if n.State == shoal.NodePreparing {
+			n.State, n.IdleSince = shoal.NodeIdle, &now
+		}
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+		node = n
+		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL}
+		c := &shoal.Compute{Workspace: n.Workspace}
+		c.Name = n.Compute
+		return appendComputeEvent(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("node joined", "node", node.ID, "compute", node.Compute)
+	s.notify()
+	return resp, nil
+}
+
+func (s *Services) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL / 3 }
+
+// AuthenticateNode returns the node a node credential belongs to.
+func (s *Services) AuthenticateNode(ctx context.Context, credential string) (n *shoal.Node, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err = tx.FindNodeByCredentialHash(shoal.HashToken(credential))
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the node credential is not valid")
+		}
+		return err
+	})
+	return n, err
+}
+
+// SyncNode is an agent's heartbeat and work poll. It renews the node's
+// lease, then answers with what the node should start, stop or whether it
+// should exit; when there is nothing to do it waits up to wait for news.
+func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	first := true
+	for {
+		woken := s.nodes.wait(nodeID)
+		resp, err := s.syncOnce(ctx, nodeID, req, first)
+		if err != nil {
+			return nil, err
+		}
+		first = false
+		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 {
+			return resp, nil
+		}
+		select {
+		case <-woken:
+		case <-deadline.C:
+			return resp, nil
+		case <-ctx.Done():
+			return resp, nil
+		}
+	}
+}
+
+// syncOnce computes the answer to a sync; renew renews the lease.
+func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
+	resp := &shoal.AgentSyncResponse{}
+	fn := func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				resp.Exit = true // the node was released while away
+				return nil
+			}
+			return err
+		}
+		now := tx.Now()
+		if renew {
+			n.LastHeartbeat = now
+			if n.State == shoal.NodeUnusable {
+				// Declared lost but back: its work was requeued; it is
+				// released rather than trusted again.
+				resp.Exit = true
+			}
+			if err := tx.UpdateNode(n); err != nil {
+				return err
+			}
+		}
+		resp.LeaseExpires = n.LastHeartbeat.Add(s.cfg.NodeLeaseTTL + s.cfg.NodeLeaseGrace)
+		running := map[shoal.RankRef]bool{}
+		for _, r := range req.Running {
+			running[r] = true
+		}
+		// Ranks the agent runs that are no longer its assignment are stopped.
+		for r := range running {
+			if r.AttemptID != n.CurrentAttemptID || r.Rank != n.CurrentRank {
+				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: r, Reason: "superseded"})
+			}
+		}
+		if n.CurrentAttemptID != "" {
+			a, err := tx.GetAttempt(n.CurrentAttemptID)
+			if err != nil {
+				return err
+			}
+			j, err := tx.GetJob(a.Workspace, a.JobName)
+			if err != nil {
+				return err
+			}
+			ref := shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank}
+			rank := a.Ranks[n.CurrentRank]
+			stopReason := ""
+			switch {
+			case n.State == shoal.NodePreempted:
+				stopReason = "preempted"
+			case j.Status == shoal.JobCancelRequested:
+				stopReason = "canceled"
+			case a.Status == shoal.AttemptFailed || shoal.AttemptTerminal(a.Status):
+				stopReason = "canceled" // a sibling rank failed: stop the gang
+			}
+			switch {
+			case stopReason != "" && running[ref]:
+				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: stopReason})
+			case stopReason == "" && !running[ref] && rank.Status == shoal.AttemptPreparing:
+				resp.Start = append(resp.Start, s.agentTask(j, a, n))
+			}
+		}
+		if n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted) {
+			resp.Exit = true
+		}
+		return nil
+	}
+	var err error
+	if renew {
+		err = s.store.Update(ctx, fn)
+	} else {
+		err = s.store.View(ctx, fn)
+	}
+	return resp, err
+}
+
+// agentTask builds the task of node n's rank of attempt a.
+func (s *Services) agentTask(j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *shoal.AgentTask {
+	t := &shoal.AgentTask{
+		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
+		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
+		Command: j.Command, Code: j.Code, Inputs: j.Inputs, EnvironmentVariables: j.EnvironmentVariables,
+		ProcessesPerNode: 1, MasterAddr: a.MasterAddr, MasterPort: a.MasterPort, KillGrace: s.cfg.KillGrace,
+		RestoreOutputs: a.Number > 1,
+	}
+	for name := range j.Outputs {
+		t.Outputs = append(t.Outputs, name)
+	}
+	if d := j.Distribution; d != nil {
+		t.Distribution = d.Type
+		if d.ProcessCountPerInstance > 0 {
+			t.ProcessesPerNode = d.ProcessCountPerInstance
+		}
+	}
+	if j.Limits != nil {
+		t.TimeoutSeconds = j.Limits.Timeout
+	}
+	return t
+}
+
+// nodeRank returns the attempt and rank a node may act on, refusing a node
+// that reports for work that is not its current assignment (fencing: a
+// partitioned agent cannot overwrite a newer attempt's state).
+func nodeRank(tx shoal.Tx, n *shoal.Node, attemptID string, rank int) (*shoal.Attempt, *shoal.RankStatus, error) {
+	a, err := tx.GetAttempt(attemptID)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, nil, shoal.Errorf(shoal.EFORBIDDEN, "attempt %s is not assigned to node %s", attemptID, n.ID)
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if rank < 0 || rank >= len(a.Ranks) || a.Ranks[rank].NodeID != n.ID {
+		return nil, nil, shoal.Errorf(shoal.EFORBIDDEN, "rank %d of attempt %s is not assigned to node %s", rank, attemptID, n.ID)
+	}
+	return a, a.Ranks[rank], nil
+}
+
+// ReportRank records a state change of one rank reported by its node.
+// A report for an attempt that is no longer the job's current one is
+// refused with ECONFLICT.
+func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) error {
+	var wake []string
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		a, rs, err := nodeRank(tx, n, attemptID, rank)
+		if err != nil {
+			return err
+		}
+		j, err := tx.GetJob(a.Workspace, a.JobName)
+		if err != nil {
+			return err
+		}
+		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
+			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
+		}
+		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
+		wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.nodes.wake(wake...)
+	s.notify()
+	return nil
+}
+
+// CheckNodeRank verifies that a node may upload logs or outputs for a rank.
+func (s *Services) CheckNodeRank(ctx context.Context, nodeID, attemptID string, rank int) (*shoal.Attempt, error) {
+	var a *shoal.Attempt
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		a, _, err = nodeRank(tx, n, attemptID, rank)
+		return err
+	})
+	return a, err
+}
+
+// WriteRankLog appends (at offset) to the log of a rank, for its node.
+func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, rank int, offset int64, data []byte) error {
+	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, offset, data)
+}
+
+// MaxOutputBytes bounds one rank's output archive.
+const MaxOutputBytes = 8 << 30
+
+// PutRankOutputs stores the output archive of a rank, for its node.
+func (s *Services) PutRankOutputs(ctx context.Context, nodeID, attemptID string, rank int, r io.Reader) error {
+	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, MaxOutputBytes)
+}
+
+// OpenRestoreOutputs opens the newest outputs an earlier attempt of the job
+// left for this rank, so the new attempt resumes from its checkpoint.
+func (s *Services) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID string, rank int) (io.ReadCloser, error) {
+	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
+	if err != nil {
+		return nil, err
+	}
+	for n := a.Number - 1; n >= 1; n-- {
+		if f, err := s.cfg.Files.OpenOutputs(a.Workspace, a.JobName, n, rank); err == nil {
+			return f, nil
+		}
+	}
+	return nil, shoal.Errorf(shoal.ENOTFOUND, "no earlier outputs for rank %d of job %s", rank, a.JobName)
+}
+
+// OpenArtifactForNode opens an artifact that the node's current job uses;
+// nodes cannot read other jobs' code or data.
+func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
+	allowed := false
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		if n.CurrentAttemptID == "" {
+			return nil
+		}
+		a, err := tx.GetAttempt(n.CurrentAttemptID)
+		if err != nil {
+			return err
+		}
+		j, err := tx.GetJob(a.Workspace, a.JobName)
+		if err != nil {
+			return err
+		}
+		allowed = j.Code == id
+		for _, in := range j.Inputs {
+			if in != nil && in.Path == id {
+				allowed = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !allowed {
+		return nil, shoal.Errorf(shoal.EFORBIDDEN, "artifact %s is not used by this node's job", id)
+	}
+	return s.cfg.Files.OpenArtifact(id)
+}

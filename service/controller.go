@@ -1,0 +1,96 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/autoscaler"
+)
+
+// Controller runs the control loops over the store: node lifecycle
+// (leases, releases), the scheduler, the autoscaler, compute provisioning
+// and simulated preemption. Each pass is RunOnce(ctx, now); the server
+// calls it on every change and on a tick, tests call it with a fake clock.
+type Controller struct {
+	s    *Services
+	rand *rand.Rand
+	as   *autoscaler.Autoscaler
+
+	mu        sync.Mutex
+	releasing map[string]bool   // nodes whose release is under way
+	blocked   map[string]string // cluster key → last quota-blocked reason
+	recorded  map[string]string // cluster key → last recorded no-op reason
+	lastPass  time.Time
+	wg        sync.WaitGroup
+}
+
+// NewController returns the controller of s; seed makes its random choices
+// (preemption) reproducible.
+func NewController(s *Services, seed uint64) *Controller {
+	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]string{}, recorded: map[string]string{}}
+	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
+	return c
+}
+
+// RunOnce runs one pass of every loop at time now.
+func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
+	var errs []error
+	if err := c.lifecycle(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.schedule(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.as.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.s.ReconcileComputes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	c.preemptAtRandom(ctx, now)
+	return errors.Join(errs...)
+}
+
+// Wait waits for background node releases to finish (tests, shutdown).
+func (c *Controller) Wait() { c.wg.Wait() }
+
+// preemptAtRandom evicts low-priority nodes at each location's configured
+// rate (per node-hour), so users can rehearse preemption.
+func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
+	c.mu.Lock()
+	dt := now.Sub(c.lastPass)
+	first := c.lastPass.IsZero()
+	c.lastPass = now
+	c.mu.Unlock()
+	if first || dt <= 0 {
+		return
+	}
+	var nodes []*shoal.Node
+	_ = c.s.store.View(ctx, func(tx shoal.Tx) error {
+		var err error
+		nodes, err = tx.ListNodes(shoal.NodeFilter{})
+		return err
+	})
+	for _, n := range nodes {
+		if !n.LowPriority || (n.State != shoal.NodeIdle && n.State != shoal.NodeRunning) {
+			continue
+		}
+		loc, err := c.s.catalog.Location(n.Location)
+		if err != nil || loc.PreemptionRatePerHour <= 0 {
+			continue
+		}
+		p := 1 - math.Exp(-loc.PreemptionRatePerHour*dt.Hours())
+		if c.rand.Float64() < p {
+			reason := "low-priority capacity reclaimed (simulated at preemption_rate_per_hour " + trimFloat(loc.PreemptionRatePerHour) + ")"
+			if err := c.s.preemptNode(ctx, n.Workspace, n.Compute, n.ID, reason); err != nil {
+				c.s.log.Warn("simulated preemption failed", slog.String("node", n.ID), slog.Any("err", err))
+			}
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// SubmitJob queues a command job on a compute cluster. Submission is
+// idempotent by name: the same name and body returns the existing job.
+func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.JobSpec) (*shoal.Job, bool, error) {
+	if spec.Name == "" {
+		spec.Name = shoal.GenerateJobName(s.cfg.Random)
+	}
+	if err := shoal.NormalizeJobSpec(spec); err != nil {
+		return nil, false, err
+	}
+	if err := s.checkArtifacts(spec); err != nil {
+		return nil, false, err
+	}
+	hash, err := specHash(spec)
+	if err != nil {
+		return nil, false, err
+	}
+	var out *shoal.Job
+	created := false
+	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+		if _, err := tx.GetWorkspace(workspace); err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return workspaceNotFound(workspace)
+			}
+			return err
+		}
+		if existing, err := tx.GetJob(workspace, spec.Name); err == nil {
+			if existing.SpecHash != hash {
+				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", spec.Name)}
+			}
+			out = existing
+			return nil
+		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			return err
+		}
+		c, err := tx.GetCompute(workspace, spec.Compute)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return &shoal.Error{Code: shoal.ENOTFOUND, Field: "compute", Message: fmt.Sprintf("compute: %q not found in workspace %q; create it with `shoal compute create`", spec.Compute, workspace)}
+		} else if err != nil {
+			return err
+		}
+		if c.ProvisioningState == shoal.ProvisioningDeleting || c.ProvisioningState == shoal.ProvisioningFailed {
+			return &shoal.Error{Code: shoal.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
+		}
+		spec.Compute = c.Name
+		if n := spec.InstanceCount(); n > *c.MaxInstances {
+			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
+				"resources.instance_count: the job needs %d nodes but compute %q has max_instances %d; raise max_instances or ask for fewer nodes", n, c.Name, *c.MaxInstances)}
+		}
+		seq, err := tx.NextSeq("job")
+		if err != nil {
+			return err
+		}
+		now := tx.Now()
+		j := &shoal.Job{
+			JobSpec: *spec, Workspace: c.Workspace, Status: shoal.JobQueued,
+			StatusReason: "queued: waiting for the scheduler",
+			CreatedBy:    shoal.ActorName(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
+		}
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("submitted to %s: %d node(s), priority %s", c.Name, spec.InstanceCount(), priorityName(spec))
+		if env, ok := spec.Environment.(string); ok || spec.Environment != nil {
+			if !ok {
+				env = "inline"
+			}
+			reason += fmt.Sprintf("; environment %s recorded — the local provider runs the command on the host and does not apply an image", env)
+		}
+		if err := appendJobEvent(ctx, tx, j, "queued", reason); err != nil {
+			return err
+		}
+		out, created = j, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		s.notify()
+	}
+	return s.jobView(out), created, nil
+}
+
+func priorityName(spec *shoal.JobSpec) string {
+	if spec.QueueSettings != nil && spec.QueueSettings.Priority != "" {
+		return spec.QueueSettings.Priority
+	}
+	return shoal.PriorityMedium
+}
+
+// checkArtifacts refuses a job whose code or inputs name artifacts that were
+// never uploaded, so a job cannot fail later for a missing upload.
+func (s *Services) checkArtifacts(spec *shoal.JobSpec) error {
+	if s.cfg.Files == nil {
+		return shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
+	}
+	if spec.Code != "" {
+		if !shoal.ValidateArtifactRef(spec.Code) {
+			return shoal.FieldErrorf("code", "must be an uploaded artifact (sha256:<hex>); `shoal job create -f` uploads local folders for you")
+		}
+		if !s.cfg.Files.HasArtifact(spec.Code) {
+			return shoal.FieldErrorf("code", "artifact %s has not been uploaded", spec.Code)
+		}
+	}
+	for name, in := range spec.Inputs {
+		if in == nil || in.Path == "" {
+			continue
+		}
+		if !shoal.ValidateArtifactRef(in.Path) {
+			return shoal.FieldErrorf("inputs."+name+".path", "%q is not an uploaded artifact; only local files and folders (uploaded by the CLI) are supported", in.Path)
+		}
+		if !s.cfg.Files.HasArtifact(in.Path) {
+			return shoal.FieldErrorf("inputs."+name+".path", "artifact %s has not been uploaded", in.Path)
+		}
+	}
+	return nil
+}
+
+func specHash(spec *shoal.JobSpec) (string, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// FindJob returns one job.
+func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *shoal.Job, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = s.getJob(tx, workspace, name)
+		return err
+	})
+	return s.jobView(out), err
+}
+
+func (s *Services) getJob(tx shoal.Tx, workspace, name string) (*shoal.Job, error) {
+	j, err := tx.GetJob(workspace, name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", name, workspace)
+	}
+	return j, err
+}
+
+// ListJobs returns jobs, newest first.
+func (s *Services) ListJobs(ctx context.Context, filter shoal.JobFilter) (out []*shoal.Job, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListJobs(filter)
+		return err
+	})
+	for i, j := range out {
+		out[i] = s.jobView(j)
+	}
+	return out, err
+}
+
+// ListAttempts returns a job's attempts.
+func (s *Services) ListAttempts(ctx context.Context, workspace, name string) (out []*shoal.Attempt, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		if _, err := s.getJob(tx, workspace, name); err != nil {
+			return err
+		}
+		out, err = tx.ListAttempts(workspace, name)
+		return err
+	})
+	return out, err
+}
+
+// CancelJob cancels a queued job at once, and asks the nodes of a running
+// one to stop it; it becomes Canceled when they confirm.
+func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
+	var out *shoal.Job
+	var wake []string
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		j, err := s.getJob(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		out = j
+		if shoal.JobTerminal(j.Status) || j.Status == shoal.JobCancelRequested {
+			return nil
+		}
+		now := tx.Now()
+		if j.CurrentAttemptID == "" {
+			j.Status, j.StatusReason, j.EndTime = shoal.JobCanceled, "canceled before it started", &now
+		} else {
+			j.Status, j.StatusReason = shoal.JobCancelRequested, "cancel requested: stopping its processes"
+			a, err := tx.GetAttempt(j.CurrentAttemptID)
+			if err != nil {
+				return err
+			}
+			for _, r := range a.Ranks {
+				wake = append(wake, r.NodeID)
+			}
+		}
+		j.Version++
+		if err := tx.UpdateJob(j); err != nil {
+			return err
+		}
+		return appendJobEvent(ctx, tx, j, "cancel", j.StatusReason)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.nodes.wake(wake...)
+	s.notify()
+	return s.jobView(out), nil
+}
+
+// jobView fills the identifiers a client sees.
+func (s *Services) jobView(j *shoal.Job) *shoal.Job {
+	if j == nil {
+		return nil
+	}
+	out := *j
+	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
+		Subscription, ResourceGroup, j.Workspace, j.Name)
+	return &out
+}
+
+func appendJobEvent(ctx context.Context, tx shoal.Tx, j *shoal.Job, kind, reason string) error {
+	return tx.AppendEvent(&shoal.Event{
+		Time: tx.Now(), Workspace: j.Workspace, ResourceType: shoal.ResourceJob,
+		ResourceName: j.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
+	})
+}
+
+// ListJobEvents returns a job's event log.
+func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (out []*shoal.Event, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		if _, err := s.getJob(tx, workspace, name); err != nil {
+			return err
+		}
+		out, err = tx.ListEvents(shoal.EventFilter{Workspace: workspace, ResourceType: shoal.ResourceJob, ResourceName: name})
+		return err
+	})
+	return out, err
+}
+
+// computeKey identifies a cluster across workspaces for the scheduler.
+func computeKey(workspace, compute string) string {
+	return strings.ToLower(workspace) + "/" + strings.ToLower(compute)
+}

@@ -1,0 +1,201 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// ResetLeases gives every node a fresh lease. The server calls it on start:
+// agents kept running while it was down and need a full lease period to
+// report back before any of them is declared lost.
+func (s *Services) ResetLeases(ctx context.Context) error {
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		nodes, err := tx.ListNodes(shoal.NodeFilter{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			n.LastHeartbeat = tx.Now()
+			if n.State == shoal.NodePreparing {
+				n.CreatedOn = tx.Now() // the join timeout restarts too
+			}
+			if err := tx.UpdateNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// lifecycle declares nodes that missed their lease unusable (requeueing
+// their work), and releases nodes that are leaving, preempted or unusable
+// once they have no work.
+func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
+	s := c.s
+	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	var toRelease []*shoal.Node
+	var wake []string
+	err := s.store.Update(sys, func(tx shoal.Tx) error {
+		nodes, err := tx.ListNodes(shoal.NodeFilter{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			switch {
+			case n.State == shoal.NodePreparing:
+				delay := time.Duration(0)
+				if loc, err := s.catalog.Location(n.Location); err == nil {
+					delay = loc.ProvisioningDelay
+				}
+				if now.Sub(n.CreatedOn) > delay+s.cfg.JoinTimeout {
+					w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+s.cfg.JoinTimeout))
+					if err != nil {
+						return err
+					}
+					wake = append(wake, w...)
+				}
+			case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > s.cfg.NodeLeaseTTL+s.cfg.NodeLeaseGrace:
+				w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
+					n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), s.cfg.NodeLeaseTTL, s.cfg.NodeLeaseGrace))
+				if err != nil {
+					return err
+				}
+				wake = append(wake, w...)
+			}
+			if n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable) {
+				toRelease = append(toRelease, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.nodes.wake(wake...)
+	for _, n := range toRelease {
+		c.release(sys, n)
+	}
+	return nil
+}
+
+// loseNode marks a node unusable and ends its rank as Lost, which requeues
+// the job once every rank of the attempt has ended.
+func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string) ([]string, error) {
+	var wake []string
+	attemptID, rank := n.CurrentAttemptID, n.CurrentRank
+	n.State, n.StateReason, n.Draining = shoal.NodeUnusable, reason, true
+	n.CurrentAttemptID, n.CurrentJobName = "", ""
+	n.Version++
+	if err := tx.UpdateNode(n); err != nil {
+		return nil, err
+	}
+	c := &shoal.Compute{Workspace: n.Workspace}
+	c.Name = n.Compute
+	if err := appendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
+		return nil, err
+	}
+	if attemptID == "" {
+		return nil, nil
+	}
+	a, err := tx.GetAttempt(attemptID)
+	if err != nil {
+		return nil, err
+	}
+	j, err := tx.GetJob(a.Workspace, a.JobName)
+	if err != nil {
+		return nil, err
+	}
+	rs := a.Ranks[rank]
+	if shoal.AttemptTerminal(rs.Status) || j.CurrentAttemptID != a.ID {
+		return nil, nil
+	}
+	now := tx.Now()
+	rs.Status, rs.EndTime, rs.Reason = shoal.AttemptLost, &now, reason
+	if !shoal.AttemptTerminal(a.Status) {
+		a.Status, a.Reason = shoal.AttemptLost, reason
+	}
+	for _, r := range a.Ranks {
+		if !shoal.AttemptTerminal(r.Status) {
+			wake = append(wake, r.NodeID)
+		}
+	}
+	if allRanks(a, func(r *shoal.RankStatus) bool { return shoal.AttemptTerminal(r.Status) }) {
+		if err := s.finalizeAttempt(ctx, tx, j, a); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.UpdateAttempt(a); err != nil {
+		return nil, err
+	}
+	j.Version++
+	return wake, tx.UpdateJob(j)
+}
+
+// release stops a node's machine through its provider in the background,
+// then removes the node; its quota is free from then on.
+func (c *Controller) release(ctx context.Context, n *shoal.Node) {
+	c.mu.Lock()
+	if c.releasing[n.ID] {
+		c.mu.Unlock()
+		return
+	}
+	c.releasing[n.ID] = true
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.releasing, n.ID)
+			c.mu.Unlock()
+		}()
+		ctx := context.WithoutCancel(ctx)
+		if p := c.s.providerFor(n.Location); p != nil {
+			if err := p.Release(ctx, n); err != nil {
+				c.s.log.Warn("node release failed; will retry", slog.String("node", n.ID), slog.Any("err", err))
+				return
+			}
+		}
+		err := c.s.store.Update(ctx, func(tx shoal.Tx) error {
+			cur, err := tx.GetNode(n.ID)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if cur.CurrentAttemptID != "" {
+				return nil // it got work again meanwhile; leave it
+			}
+			if err := tx.DeleteNode(n.ID); err != nil {
+				return err
+			}
+			comp := &shoal.Compute{Workspace: n.Workspace}
+			comp.Name = n.Compute
+			why := n.StateReason
+			if why == "" {
+				why = "released"
+			}
+			return appendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); its %d vCPUs of quota are free", n.ID, why, n.VCPUs))
+		})
+		if err != nil {
+			c.s.log.Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))
+		}
+		c.s.notify()
+	}()
+}
+
+// providerFor returns the provider of a location, or nil.
+func (s *Services) providerFor(location string) shoal.Provider {
+	loc, err := s.catalog.Location(location)
+	if err != nil {
+		return nil
+	}
+	return s.cfg.Providers[loc.Provider]
+}
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,74 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// ListNodes returns the nodes of a compute, as `list-nodes` shows them.
+func (s *Services) ListNodes(ctx context.Context, workspace, compute string) (out []*shoal.Node, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		c, err := s.getCompute(tx, workspace, compute)
+		if err != nil {
+			return err
+		}
+		out, err = tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
+		return err
+	})
+	if out == nil {
+		out = []*shoal.Node{}
+	}
+	return out, err
+}
+
+// PreemptNode takes a node back as a cloud evicts low-priority capacity: its
+// work is stopped and requeued without spending the job's retry budget,
+// and the node goes away.
+func (s *Services) PreemptNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
+	if err := s.preemptNode(ctx, workspace, compute, nodeID, "preempted on request by "+shoal.ActorName(ctx)); err != nil {
+		return nil, err
+	}
+	var n *shoal.Node
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		var err error
+		n, err = tx.GetNode(nodeID)
+		return err
+	})
+	return n, err
+}
+
+func (s *Services) preemptNode(ctx context.Context, workspace, compute, nodeID, reason string) error {
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		c, err := s.getCompute(tx, workspace, compute)
+		if err != nil {
+			return err
+		}
+		n, err := tx.GetNode(nodeID)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && (n.Workspace != c.Workspace || n.Compute != c.Name)) {
+			return &shoal.Error{Code: shoal.ENOTFOUND, Field: "node", Message: fmt.Sprintf("node %q is not a node of compute %q", nodeID, c.Name)}
+		} else if err != nil {
+			return err
+		}
+		if n.State == shoal.NodePreempted || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
+			return shoal.Errorf(shoal.ECONFLICT, "node %s is already %s", n.ID, n.State)
+		}
+		n.State, n.StateReason, n.Draining = shoal.NodePreempted, reason, true
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+		detail := reason
+		if n.CurrentJobName != "" {
+			detail += fmt.Sprintf("; job %s will be requeued", n.CurrentJobName)
+		}
+		return appendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
+	})
+	if err != nil {
+		return err
+	}
+	s.nodes.wake(nodeID)
+	s.notify()
+	return nil
+}

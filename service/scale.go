@@ -1,0 +1,229 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/autoscaler"
+)
+
+// scaleSource gives the autoscaler its snapshot: clusters, their nodes and
+// the node demand of the jobs still queued after the scheduler's pass.
+type scaleSource struct{ c *Controller }
+
+// Snapshot implements autoscaler.Source.
+func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
+	s := src.c.s
+	var snap autoscaler.Snapshot
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		st, err := readState(tx)
+		if err != nil {
+			return err
+		}
+		demand := map[string]int{}
+		for _, j := range st.queued {
+			demand[computeKey(j.Workspace, j.Compute)] += j.InstanceCount()
+		}
+		snap.Quotas = map[string]shoal.QuotaLimits{}
+		for _, l := range s.catalog.Locations() {
+			snap.Quotas[l.Name] = l.Quota
+		}
+		for key, ci := range st.clusters {
+			comp := ci.compute
+			loc, err := s.catalog.Location(comp.Location)
+			if err != nil {
+				continue
+			}
+			size, ok := s.catalog.Size(comp.Size)
+			if !ok {
+				continue
+			}
+			cl := autoscaler.Cluster{
+				Key: key, Name: comp.Name, MinInstances: *comp.MinInstances, MaxInstances: *comp.MaxInstances,
+				IdleTimeBeforeScaleDown: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second,
+				LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Family: size.Family,
+				VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
+				Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+			}
+			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
+				continue
+			}
+			for _, n := range ci.nodes {
+				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining}
+				if n.IdleSince != nil {
+					an.IdleSince = *n.IdleSince
+				}
+				cl.Nodes = append(cl.Nodes, an)
+			}
+			snap.Clusters = append(snap.Clusters, cl)
+		}
+		return nil
+	})
+	return snap, err
+}
+
+// scaleActuator carries out the autoscaler's decisions.
+type scaleActuator struct{ c *Controller }
+
+var autoscalerPrincipal = &shoal.Principal{ID: "system", Name: "autoscaler", Kind: "system"}
+
+// ScaleUp implements autoscaler.Actuator: it records the nodes, then asks
+// the location's provider for them.
+func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error {
+	s := a.c.s
+	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
+	a.c.setBlocked(d.Cluster, "")
+	type pending struct {
+		node  *shoal.Node
+		token string
+	}
+	var todo []pending
+	var loc *shoal.Location
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws, name, _ := strings.Cut(d.Cluster, "/")
+		comp, err := tx.GetCompute(ws, name)
+		if err != nil {
+			return err
+		}
+		if loc, err = s.catalog.Location(comp.Location); err != nil {
+			return err
+		}
+		size, ok := s.catalog.Size(comp.Size)
+		if !ok {
+			return shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", comp.Size)
+		}
+		now := tx.Now()
+		for i := 0; i < d.Count; i++ {
+			seq, err := tx.NextSeq("node")
+			if err != nil {
+				return err
+			}
+			token, hash, err := shoal.NewToken()
+			if err != nil {
+				return err
+			}
+			n := &shoal.Node{
+				ID: fmt.Sprintf("%s-n%d", strings.ToLower(comp.Name), seq), Workspace: comp.Workspace, Compute: comp.Name,
+				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs,
+				LowPriority: comp.Tier == shoal.TierLowPriority, State: shoal.NodePreparing,
+				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
+				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,
+			}
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+			todo = append(todo, pending{n, token})
+		}
+		return appendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason)
+	})
+	if err != nil {
+		return err
+	}
+	p := s.cfg.Providers[loc.Provider]
+	for _, t := range todo {
+		var ref string
+		var perr error
+		if p == nil {
+			perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
+		} else {
+			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: s.cfg.ServerURL, Delay: loc.ProvisioningDelay})
+		}
+		err := s.store.Update(ctx, func(tx shoal.Tx) error {
+			n, err := tx.GetNode(t.node.ID)
+			if err != nil {
+				return err
+			}
+			if perr != nil {
+				n.State, n.StateReason = shoal.NodeUnusable, "provisioning failed: "+shoal.ErrorMessage(perr)
+			} else {
+				n.ProviderRef = ref
+			}
+			return tx.UpdateNode(n)
+		})
+		if perr != nil {
+			s.log.Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release implements autoscaler.Actuator: the nodes stop taking work and
+// leave; the lifecycle loop releases their machines.
+func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error {
+	s := a.c.s
+	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
+	var wake []string
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		for _, id := range d.NodeIDs {
+			n, err := tx.GetNode(id)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			n.Draining, n.StateReason = true, d.Reason
+			if n.CurrentAttemptID == "" {
+				n.State = shoal.NodeLeaving
+			}
+			n.Version++
+			if err := tx.UpdateNode(n); err != nil {
+				return err
+			}
+			wake = append(wake, id)
+			comp := &shoal.Compute{Workspace: n.Workspace}
+			comp.Name = n.Compute
+			if err := appendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.nodes.wake(wake...)
+	return err
+}
+
+// Record implements autoscaler.Actuator: a blocked or kept decision becomes
+// an event when its reason changes, and quota blocks feed the scheduler's
+// explanation of waiting jobs.
+func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error {
+	if d.Action == autoscaler.ActionBlocked {
+		a.c.setBlocked(d.Cluster, d.Reason)
+	}
+	a.c.mu.Lock()
+	same := a.c.recorded[d.Cluster] == d.Reason
+	a.c.recorded[d.Cluster] = d.Reason
+	a.c.mu.Unlock()
+	if same {
+		return nil
+	}
+	kind := "scale_skipped"
+	if d.Action == autoscaler.ActionBlocked {
+		kind = shoal.EventQuotaBlocked
+	}
+	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
+	return a.c.s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws, name, _ := strings.Cut(d.Cluster, "/")
+		comp, err := tx.GetCompute(ws, name)
+		if err != nil {
+			return err
+		}
+		return appendComputeEvent(ctx, tx, comp, kind, d.Reason)
+	})
+}
+
+func (c *Controller) setBlocked(key, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if reason == "" {
+		delete(c.blocked, key)
+	} else {
+		c.blocked[key] = reason
+	}
+}

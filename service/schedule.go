@@ -1,0 +1,152 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/scheduler"
+)
+
+// clusterInfo is what one pass knows of a cluster.
+type clusterInfo struct {
+	compute *shoal.Compute
+	nodes   []*shoal.Node
+}
+
+// state is one consistent read of computes, nodes and queued jobs.
+type state struct {
+	clusters map[string]*clusterInfo // by computeKey
+	nodes    map[string]*shoal.Node
+	queued   []*shoal.Job
+}
+
+func readState(tx shoal.Tx) (*state, error) {
+	st := &state{clusters: map[string]*clusterInfo{}, nodes: map[string]*shoal.Node{}}
+	workspaces, err := tx.ListWorkspaces()
+	if err != nil {
+		return nil, err
+	}
+	for _, ws := range workspaces {
+		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name, Type: shoal.ComputeTypeCluster})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range computes {
+			st.clusters[computeKey(c.Workspace, c.Name)] = &clusterInfo{compute: c}
+		}
+	}
+	nodes, err := tx.ListNodes(shoal.NodeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		st.nodes[n.ID] = n
+		if ci := st.clusters[computeKey(n.Workspace, n.Compute)]; ci != nil {
+			ci.nodes = append(ci.nodes, n)
+		}
+	}
+	st.queued, err = tx.ListQueuedJobs()
+	return st, err
+}
+
+// nodeFree reports whether a node can take work now.
+func nodeFree(n *shoal.Node) bool {
+	return n.State == shoal.NodeIdle && !n.Draining && n.CurrentAttemptID == ""
+}
+
+// schedule places queued jobs on free nodes and records why the others wait.
+func (c *Controller) schedule(ctx context.Context) error {
+	s := c.s
+	var wake []string
+	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
+	err := s.store.Update(sys, func(tx shoal.Tx) error {
+		st, err := readState(tx)
+		if err != nil {
+			return err
+		}
+		if len(st.queued) == 0 {
+			return nil
+		}
+		snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
+		for key, ci := range st.clusters {
+			cs := scheduler.ClusterState{MaxInstances: *ci.compute.MaxInstances, QuotaBlocked: c.blockedReason(key)}
+			for _, n := range ci.nodes {
+				switch {
+				case n.State == shoal.NodePreparing:
+					cs.Provisioning++
+				case n.CurrentAttemptID != "":
+					cs.Busy++
+				}
+				snap.Nodes = append(snap.Nodes, scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n)})
+			}
+			snap.Clusters[key] = cs
+		}
+		jobs := map[string]*shoal.Job{}
+		for _, j := range st.queued {
+			id := j.Workspace + "/" + j.Name
+			jobs[id] = j
+			snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: computeKey(j.Workspace, j.Compute), Priority: j.PriorityValue(), Seq: j.Seq, InstanceCount: j.InstanceCount()})
+		}
+		res := scheduler.Schedule(snap)
+		for _, p := range res.Placements {
+			nodes := make([]*shoal.Node, len(p.NodeIDs))
+			for i, id := range p.NodeIDs {
+				nodes[i] = st.nodes[id]
+			}
+			if err := s.startAttempt(sys, tx, jobs[p.JobID], nodes); err != nil {
+				return err
+			}
+			wake = append(wake, p.NodeIDs...)
+		}
+		for id, r := range res.Waiting {
+			j := jobs[id]
+			if j.StatusReason == r.Message {
+				continue
+			}
+			j.StatusReason = r.Message
+			if err := tx.UpdateJob(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.nodes.wake(wake...)
+	return err
+}
+
+// startAttempt creates the next attempt of j on nodes (rank i on nodes[i])
+// and assigns the nodes; their agents learn of it on their next sync.
+func (s *Services) startAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Job, nodes []*shoal.Node) error {
+	now := tx.Now()
+	a := &shoal.Attempt{
+		ID: newID(s.cfg.Random, "att-"), Workspace: j.Workspace, JobName: j.Name,
+		Number: j.AttemptCount + 1, Status: shoal.AttemptPreparing, CreatedOn: now,
+		MasterAddr: nodes[0].PrivateIPAddress, MasterPort: nodes[0].Port,
+	}
+	for i, n := range nodes {
+		a.Ranks = append(a.Ranks, &shoal.RankStatus{Rank: i, NodeID: n.ID, Status: shoal.AttemptPreparing})
+		n.State, n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank, n.IdleSince = shoal.NodeRunning, a.ID, j.Name, i, nil
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+	}
+	if err := tx.InsertAttempt(a); err != nil {
+		return err
+	}
+	j.AttemptCount, j.CurrentAttemptID = a.Number, a.ID
+	j.Status = shoal.JobPreparing
+	j.StatusReason = fmt.Sprintf("attempt %d preparing on %s", a.Number, rankNodes(a))
+	j.Version++
+	if err := tx.UpdateJob(j); err != nil {
+		return err
+	}
+	return appendJobEvent(ctx, tx, j, "scheduled", j.StatusReason)
+}
+
+func (c *Controller) blockedReason(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.blocked[key]
+}

@@ -1,0 +1,128 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// attemptColumns are the columns scanAttempt reads, in order.
+const attemptColumns = `workspace, doc`
+
+func scanAttempt(sc scanner) (*shoal.Attempt, error) {
+	var (
+		a   shoal.Attempt
+		doc []byte
+	)
+	if err := sc.Scan(&a.Workspace, &doc); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(doc, &a); err != nil {
+		return nil, fmt.Errorf("decode attempt %q: %w", a.ID, err)
+	}
+	return &a, nil
+}
+
+// encodeAttempt sets a's times, and those of its ranks, to their stored form
+// and returns its document.
+func encodeAttempt(a *shoal.Attempt) (string, error) {
+	normTime(&a.CreatedOn)
+	normTimePtr(&a.StartTime)
+	normTimePtr(&a.EndTime)
+	for _, r := range a.Ranks {
+		if r != nil {
+			normTimePtr(&r.StartTime)
+			normTimePtr(&r.EndTime)
+		}
+	}
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return "", fmt.Errorf("encode attempt: %w", err)
+	}
+	// Stored as TEXT, not a BLOB.
+	return string(doc), nil
+}
+
+// GetAttempt returns an attempt by ID. Returns ENOTFOUND.
+func (t *tx) GetAttempt(id string) (*shoal.Attempt, error) {
+	a, err := scanAttempt(t.queryRow(`SELECT `+attemptColumns+` FROM attempts WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "attempt %q not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: get attempt %q: %w", id, err)
+	}
+	return a, nil
+}
+
+// queryListAttempts is the query of ListAttempts.
+const queryListAttempts = `SELECT ` + attemptColumns + ` FROM attempts WHERE workspace_key = $1 AND job_name = $2 ORDER BY number, id`
+
+// ListAttempts returns the attempts of a job (workspace compared
+// case-insensitively, job name exactly) ordered by Number, then ID.
+func (t *tx) ListAttempts(workspace, jobName string) ([]*shoal.Attempt, error) {
+	rows, err := t.query(queryListAttempts, key(workspace), jobName)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list attempts of job %s/%s: %w", workspace, jobName, err)
+	}
+	out, err := collect(rows, scanAttempt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list attempts of job %s/%s: %w", workspace, jobName, err)
+	}
+	return out, nil
+}
+
+// InsertAttempt adds an attempt; a zero CreatedOn takes the transaction
+// time. Returns ECONFLICT if the ID exists.
+func (t *tx) InsertAttempt(a *shoal.Attempt) error {
+	if err := t.writable("insert attempt"); err != nil {
+		return err
+	}
+	if a.CreatedOn.IsZero() {
+		a.CreatedOn = t.now
+	}
+	doc, err := encodeAttempt(a)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert attempt %q: %w", a.ID, err)
+	}
+	res, err := t.exec(`INSERT INTO attempts (id, workspace, workspace_key, job_name, number, status, doc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (id) DO NOTHING`,
+		a.ID, a.Workspace, key(a.Workspace), a.JobName, int64(a.Number), a.Status, doc)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert attempt %q: %w", a.ID, err)
+	}
+	if n, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: insert attempt %q: %w", a.ID, err)
+	} else if n == 0 {
+		return shoal.Errorf(shoal.ECONFLICT, "attempt %q already exists", a.ID)
+	}
+	return nil
+}
+
+// UpdateAttempt replaces the stored attempt of a's ID with a as written.
+// Returns ENOTFOUND.
+func (t *tx) UpdateAttempt(a *shoal.Attempt) error {
+	if err := t.writable("update attempt"); err != nil {
+		return err
+	}
+	doc, err := encodeAttempt(a)
+	if err != nil {
+		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
+	}
+	res, err := t.exec(`UPDATE attempts SET workspace = $2, workspace_key = $3, job_name = $4, number = $5,
+			status = $6, doc = $7
+		WHERE id = $1`,
+		a.ID, a.Workspace, key(a.Workspace), a.JobName, int64(a.Number), a.Status, doc)
+	if err != nil {
+		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
+	}
+	if n, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
+	} else if n == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "attempt %q not found", a.ID)
+	}
+	return nil
+}

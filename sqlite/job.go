@@ -1,0 +1,201 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// jobColumns are the columns scanJob reads, in order.
+const jobColumns = `workspace, seq, spec_hash, version, doc`
+
+func scanJob(sc scanner) (*shoal.Job, error) {
+	var (
+		j   shoal.Job
+		doc []byte
+	)
+	if err := sc.Scan(&j.Workspace, &j.Seq, &j.SpecHash, &j.Version, &doc); err != nil {
+		return nil, err
+	}
+	// Decoding leaves the json:"-" fields just scanned alone.
+	if err := json.Unmarshal(doc, &j); err != nil {
+		return nil, fmt.Errorf("decode job %q: %w", j.Name, err)
+	}
+	return &j, nil
+}
+
+// encodeJob sets j's times to their stored form and returns its document.
+func encodeJob(j *shoal.Job) (string, error) {
+	normTime(&j.CreatedOn)
+	normTimePtr(&j.StartTime)
+	normTimePtr(&j.EndTime)
+	doc, err := json.Marshal(j)
+	if err != nil {
+		return "", fmt.Errorf("encode job: %w", err)
+	}
+	// Stored as TEXT, not a BLOB.
+	return string(doc), nil
+}
+
+// queryGetJob is the query of GetJob.
+const queryGetJob = `SELECT ` + jobColumns + ` FROM jobs WHERE workspace_key = $1 AND name = $2`
+
+// GetJob returns a job by workspace (compared case-insensitively) and exact
+// name. Returns ENOTFOUND.
+func (t *tx) GetJob(workspace, name string) (*shoal.Job, error) {
+	j, err := scanJob(t.queryRow(queryGetJob, key(workspace), name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", name, workspace)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: get job %s/%s: %w", workspace, name, err)
+	}
+	return j, nil
+}
+
+// ListJobs returns the jobs matching filter, newest (highest Seq) first. An
+// empty filter.Workspace means every workspace; an empty Statuses any
+// status; Limit <= 0 no limit.
+func (t *tx) ListJobs(filter shoal.JobFilter) ([]*shoal.Job, error) {
+	q, args := listJobsQuery(filter)
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list jobs of %q: %w", filter.Workspace, err)
+	}
+	out, err := collect(rows, scanJob)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list jobs of %q: %w", filter.Workspace, err)
+	}
+	return out, nil
+}
+
+// listJobsQuery returns the query of ListJobs and its arguments. Its text
+// depends only on which filters are set and on the number of statuses.
+func listJobsQuery(filter shoal.JobFilter) (string, []any) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if filter.Workspace != "" {
+		where = append(where, `workspace_key = `+arg(key(filter.Workspace)))
+	}
+	if filter.Compute != "" {
+		where = append(where, `compute_key = `+arg(key(filter.Compute)))
+	}
+	switch len(filter.Statuses) {
+	case 0:
+	case 1:
+		where = append(where, `status = `+arg(filter.Statuses[0]))
+	default:
+		ph := make([]string, len(filter.Statuses))
+		for i, s := range filter.Statuses {
+			ph[i] = arg(s)
+		}
+		where = append(where, `status IN (`+strings.Join(ph, `, `)+`)`)
+	}
+	q := `SELECT ` + jobColumns + ` FROM jobs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY seq DESC, workspace_key DESC, name DESC`
+	if filter.Limit > 0 {
+		q += ` LIMIT ` + arg(int64(filter.Limit))
+	}
+	return q, args
+}
+
+// queryQueuedJobs is the query of ListQueuedJobs; $1 is shoal.JobQueued.
+const queryQueuedJobs = `SELECT ` + jobColumns + ` FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
+
+// ListQueuedJobs returns the jobs in status Queued of every workspace, by
+// priority descending then Seq ascending, in the order of index jobs_queue.
+func (t *tx) ListQueuedJobs() ([]*shoal.Job, error) {
+	rows, err := t.query(queryQueuedJobs, shoal.JobQueued)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list queued jobs: %w", err)
+	}
+	out, err := collect(rows, scanJob)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list queued jobs: %w", err)
+	}
+	return out, nil
+}
+
+// InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns
+// ECONFLICT if the workspace (compared case-insensitively) has a job of that
+// exact name.
+func (t *tx) InsertJob(j *shoal.Job) error {
+	if err := t.writable("insert job"); err != nil {
+		return err
+	}
+	if j.CreatedOn.IsZero() {
+		j.CreatedOn = t.now
+	}
+	doc, err := encodeJob(j)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
+	}
+	res, err := t.exec(`INSERT INTO jobs (workspace_key, name, workspace, status, compute_key, priority, seq,
+			created_on, spec_hash, version, doc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (workspace_key, name) DO NOTHING`,
+		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
+		micros(j.CreatedOn), j.SpecHash, j.Version, doc)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
+	}
+	if n, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
+	} else if n == 0 {
+		return shoal.Errorf(shoal.ECONFLICT, "job %q already exists in workspace %q", j.Name, j.Workspace)
+	}
+	return nil
+}
+
+// UpdateJob replaces the stored job of j's workspace and name with j as
+// written. Returns ENOTFOUND.
+func (t *tx) UpdateJob(j *shoal.Job) error {
+	if err := t.writable("update job"); err != nil {
+		return err
+	}
+	doc, err := encodeJob(j)
+	if err != nil {
+		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
+	}
+	res, err := t.exec(`UPDATE jobs SET workspace = $3, status = $4, compute_key = $5, priority = $6, seq = $7,
+			created_on = $8, spec_hash = $9, version = $10, doc = $11
+		WHERE workspace_key = $1 AND name = $2`,
+		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
+		micros(j.CreatedOn), j.SpecHash, j.Version, doc)
+	if err != nil {
+		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
+	}
+	if n, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
+	} else if n == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", j.Name, j.Workspace)
+	}
+	return nil
+}
+
+// NextSeq returns the next value of the named counter, starting at 1. The
+// increment is part of the transaction.
+func (t *tx) NextSeq(counter string) (int64, error) {
+	if err := t.writable("next seq"); err != nil {
+		return 0, err
+	}
+	var v int64
+	err := t.queryRow(`INSERT INTO sequences (name, value) VALUES ($1, 1)
+		ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1
+		RETURNING value`, counter).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: next value of counter %q: %w", counter, err)
+	}
+	return v, nil
+}

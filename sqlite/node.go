@@ -1,0 +1,215 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// nodeColumns are the columns scanNode reads, in order.
+const nodeColumns = `workspace, provider_ref, join_token_hash, join_token_expires, credential_hash, version, doc`
+
+// nodeComputeKey is the stored compute_key of a node: the lower-cased
+// workspace and compute names.
+func nodeComputeKey(workspace, compute string) string { return key(workspace) + "/" + key(compute) }
+
+func scanNode(sc scanner) (*shoal.Node, error) {
+	var (
+		n       shoal.Node
+		expires int64
+		doc     []byte
+	)
+	if err := sc.Scan(&n.Workspace, &n.ProviderRef, &n.JoinTokenHash, &expires, &n.CredentialHash, &n.Version, &doc); err != nil {
+		return nil, err
+	}
+	// Decoding leaves the json:"-" fields just scanned alone.
+	if err := json.Unmarshal(doc, &n); err != nil {
+		return nil, fmt.Errorf("decode node %q: %w", n.ID, err)
+	}
+	n.JoinTokenExpires = fromMicros(expires)
+	return &n, nil
+}
+
+// encodeNode sets n's times to their stored form and returns its document.
+func encodeNode(n *shoal.Node) (string, error) {
+	normTime(&n.CreatedOn)
+	normTime(&n.LastHeartbeat)
+	normTime(&n.JoinTokenExpires)
+	normTimePtr(&n.ReadyOn)
+	normTimePtr(&n.IdleSince)
+	doc, err := json.Marshal(n)
+	if err != nil {
+		return "", fmt.Errorf("encode node: %w", err)
+	}
+	// Stored as TEXT, not a BLOB.
+	return string(doc), nil
+}
+
+// GetNode returns a node by ID. Returns ENOTFOUND.
+func (t *tx) GetNode(id string) (*shoal.Node, error) {
+	n, err := scanNode(t.queryRow(`SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "node %q not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: get node %q: %w", id, err)
+	}
+	return n, nil
+}
+
+// ListNodes returns the nodes matching filter ordered by ID. Workspace and
+// compute names compare case-insensitively, locations exactly.
+func (t *tx) ListNodes(filter shoal.NodeFilter) ([]*shoal.Node, error) {
+	q, args := listNodesQuery(filter)
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+	}
+	out, err := collect(rows, scanNode)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+	}
+	return out, nil
+}
+
+// listNodesQuery returns the query of ListNodes and its arguments. Its text
+// depends only on which filters are set.
+func listNodesQuery(filter shoal.NodeFilter) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	switch {
+	case filter.Workspace != "" && filter.Compute != "":
+		add(`compute_key = ?`, nodeComputeKey(filter.Workspace, filter.Compute))
+	case filter.Workspace != "":
+		add(`workspace_key = ?`, key(filter.Workspace))
+	case filter.Compute != "":
+		// The compute of any workspace: the part of compute_key after
+		// "workspace_key/".
+		add(`substr(compute_key, length(workspace_key) + 2) = ?`, key(filter.Compute))
+	}
+	if filter.Location != "" {
+		add(`location = ?`, filter.Location)
+	}
+	q := `SELECT ` + nodeColumns + ` FROM nodes`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY id`
+	return q, args
+}
+
+// InsertNode adds a node; a zero CreatedOn takes the transaction time.
+// Returns ECONFLICT if the ID exists.
+func (t *tx) InsertNode(n *shoal.Node) error {
+	if err := t.writable("insert node"); err != nil {
+		return err
+	}
+	if n.CreatedOn.IsZero() {
+		n.CreatedOn = t.now
+	}
+	doc, err := encodeNode(n)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert node %q: %w", n.ID, err)
+	}
+	res, err := t.exec(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
+			join_token_hash, join_token_expires, credential_hash, version, doc)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (id) DO NOTHING`,
+		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
+		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert node %q: %w", n.ID, err)
+	}
+	if k, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: insert node %q: %w", n.ID, err)
+	} else if k == 0 {
+		return shoal.Errorf(shoal.ECONFLICT, "node %q already exists", n.ID)
+	}
+	return nil
+}
+
+// UpdateNode replaces the stored node of n's ID with n as written. Returns
+// ENOTFOUND.
+func (t *tx) UpdateNode(n *shoal.Node) error {
+	if err := t.writable("update node"); err != nil {
+		return err
+	}
+	doc, err := encodeNode(n)
+	if err != nil {
+		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
+	}
+	res, err := t.exec(`UPDATE nodes SET workspace = $2, workspace_key = $3, compute_key = $4, location = $5,
+			provider_ref = $6, join_token_hash = $7, join_token_expires = $8, credential_hash = $9,
+			version = $10, doc = $11
+		WHERE id = $1`,
+		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
+		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc)
+	if err != nil {
+		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
+	}
+	if k, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
+	} else if k == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", n.ID)
+	}
+	return nil
+}
+
+// DeleteNode removes a node. Returns ENOTFOUND.
+func (t *tx) DeleteNode(id string) error {
+	if err := t.writable("delete node"); err != nil {
+		return err
+	}
+	res, err := t.exec(`DELETE FROM nodes WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete node %q: %w", id, err)
+	}
+	if k, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: delete node %q: %w", id, err)
+	} else if k == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", id)
+	}
+	return nil
+}
+
+// The queries of FindNodeByCredentialHash and FindNodeByJoinTokenHash.
+const (
+	queryNodeByCredentialHash = `SELECT ` + nodeColumns + ` FROM nodes WHERE credential_hash = $1 ORDER BY id LIMIT 1`
+	queryNodeByJoinTokenHash  = `SELECT ` + nodeColumns + ` FROM nodes WHERE join_token_hash = $1 ORDER BY id LIMIT 1`
+)
+
+// FindNodeByCredentialHash returns the node whose credential hash is hash
+// (the first by ID should several share it). The empty hash matches no node.
+// Returns ENOTFOUND.
+func (t *tx) FindNodeByCredentialHash(hash string) (*shoal.Node, error) {
+	return t.findNode(queryNodeByCredentialHash, "credential", hash)
+}
+
+// FindNodeByJoinTokenHash returns the node whose join token hash is hash
+// (the first by ID should several share it). The empty hash matches no node.
+// Returns ENOTFOUND.
+func (t *tx) FindNodeByJoinTokenHash(hash string) (*shoal.Node, error) {
+	return t.findNode(queryNodeByJoinTokenHash, "join token", hash)
+}
+
+func (t *tx) findNode(query, what, hash string) (*shoal.Node, error) {
+	// The hash is a credential's fingerprint: keep it out of messages.
+	if hash == "" {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "node not found for %s", what)
+	}
+	n, err := scanNode(t.queryRow(query, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "node not found for %s", what)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: find node by %s hash: %w", what, err)
+	}
+	return n, nil
+}

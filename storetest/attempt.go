@@ -1,0 +1,169 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// fullAttempt returns an attempt with every field set, with two ranks.
+func fullAttempt(workspace, job, id string, number int, at time.Time) *shoal.Attempt {
+	return &shoal.Attempt{
+		ID:        id,
+		Workspace: workspace,
+		JobName:   job,
+		Number:    number,
+		Status:    shoal.AttemptFailed,
+		Ranks: []*shoal.RankStatus{
+			{Rank: 0, NodeID: "node-a", Status: shoal.AttemptCompleted, ExitCode: ptr(0), StartTime: ptr(at), EndTime: ptr(at.Add(time.Minute))},
+			{Rank: 1, NodeID: "node-b", Status: shoal.AttemptFailed, ExitCode: ptr(137), StartTime: ptr(at), EndTime: ptr(at.Add(2 * time.Minute)), Reason: "OOM killed ✗"},
+		},
+		MasterAddr: "10.0.0.4",
+		MasterPort: 29500,
+		CreatedOn:  at,
+		StartTime:  ptr(at),
+		EndTime:    ptr(at.Add(2 * time.Minute)),
+		ExitCode:   ptr(137),
+		Reason:     "rank 1 exited with code 137",
+	}
+}
+
+// newAttempt returns an attempt as first created: ranks preparing.
+func newAttempt(workspace, job, id string, number int, at time.Time) *shoal.Attempt {
+	return &shoal.Attempt{
+		ID: id, Workspace: workspace, JobName: job, Number: number, Status: shoal.AttemptPreparing,
+		Ranks:     []*shoal.RankStatus{{Rank: 0, NodeID: "node-a", Status: shoal.AttemptPreparing}},
+		CreatedOn: at,
+	}
+}
+
+func getAttempt(t *testing.T, s shoal.Store, id string) *shoal.Attempt {
+	t.Helper()
+	var a *shoal.Attempt
+	view(t, s, func(tx shoal.Tx) (err error) {
+		a, err = tx.GetAttempt(id)
+		return err
+	})
+	return a
+}
+
+func insertAttempts(t *testing.T, s shoal.Store, attempts ...*shoal.Attempt) {
+	t.Helper()
+	update(t, s, func(tx shoal.Tx) error {
+		for _, a := range attempts {
+			if err := tx.InsertAttempt(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func testAttemptRoundTrip(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	full := fullAttempt("Prod", "train", "att-1", 1, at)
+	fresh := newAttempt("prod", "train", "att-2", 2, at)
+	noRanks := &shoal.Attempt{ID: "att-3", Workspace: "prod", JobName: "train", Number: 3, Ranks: []*shoal.RankStatus{}, CreatedOn: at}
+	nilRanks := &shoal.Attempt{ID: "att-4", Workspace: "prod", JobName: "train", Number: 4, CreatedOn: at}
+	insertAttempts(t, s, full, fresh, noRanks, nilRanks)
+	equal(t, "GetAttempt of a full attempt", getAttempt(t, s, "att-1"), full)
+	equal(t, "GetAttempt of a new attempt", getAttempt(t, s, "att-2"), fresh)
+	equal(t, "GetAttempt of an attempt with no ranks", getAttempt(t, s, "att-3"), noRanks)
+	equal(t, "GetAttempt of an attempt with nil ranks", getAttempt(t, s, "att-4"), nilRanks)
+
+	err := s.Update(t.Context(), func(tx shoal.Tx) error {
+		return tx.InsertAttempt(newAttempt("staging", "other", "att-1", 1, at))
+	})
+	wantCode(t, "InsertAttempt of an existing ID", err, shoal.ECONFLICT)
+	equal(t, "attempt after a failed insert", getAttempt(t, s, "att-1"), full)
+	err = s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetAttempt("att-404")
+		return err
+	})
+	wantCode(t, "GetAttempt of a missing attempt", err, shoal.ENOTFOUND)
+}
+
+func testAttemptUpdate(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	insertAttempts(t, s, newAttempt("prod", "train", "att-1", 1, at))
+	later := now(clock.Advance(time.Minute))
+	var running *shoal.Attempt
+	update(t, s, func(tx shoal.Tx) error {
+		a, err := tx.GetAttempt("att-1")
+		if err != nil {
+			return err
+		}
+		a.Status, a.StartTime = shoal.AttemptRunning, ptr(tx.Now())
+		a.Ranks[0].Status, a.Ranks[0].StartTime = shoal.AttemptRunning, ptr(tx.Now())
+		a.Ranks = append(a.Ranks, &shoal.RankStatus{Rank: 1, NodeID: "node-b", Status: shoal.AttemptRunning, ExitCode: ptr(0)})
+		a.MasterAddr, a.MasterPort = "10.0.0.4", 29500
+		if err := tx.UpdateAttempt(a); err != nil {
+			return err
+		}
+		got, err := tx.GetAttempt("att-1")
+		if err != nil {
+			return err
+		}
+		equal(t, "GetAttempt in the updating transaction", got, a)
+		running = a
+		return nil
+	})
+	got := getAttempt(t, s, "att-1")
+	equal(t, "GetAttempt after update", got, running)
+	if got.StartTime == nil || !got.StartTime.Equal(later) {
+		t.Errorf("StartTime after update = %v, want %v", got.StartTime, later)
+	}
+
+	// Every field can change.
+	full := fullAttempt("Prod", "train", "att-1", 1, later)
+	update(t, s, func(tx shoal.Tx) error { return tx.UpdateAttempt(full) })
+	equal(t, "GetAttempt after replacing every field", getAttempt(t, s, "att-1"), full)
+
+	err := s.Update(t.Context(), func(tx shoal.Tx) error {
+		return tx.UpdateAttempt(newAttempt("prod", "train", "att-404", 2, later))
+	})
+	wantCode(t, "UpdateAttempt of a missing attempt", err, shoal.ENOTFOUND)
+	err = s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetAttempt("att-404")
+		return err
+	})
+	wantCode(t, "GetAttempt after a failed update", err, shoal.ENOTFOUND)
+}
+
+func testAttemptList(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	a2 := fullAttempt("Prod", "train", "att-x", 2, at)
+	a1 := newAttempt("prod", "train", "att-z", 1, at)
+	a3 := newAttempt("prod", "train", "att-a", 3, at)
+	otherCase := newAttempt("prod", "Train", "att-b", 1, at)
+	otherWS := newAttempt("staging", "train", "att-c", 1, at)
+	otherJob := newAttempt("prod", "train-2", "att-d", 1, at)
+	insertAttempts(t, s, a2, otherWS, a3, otherCase, a1, otherJob)
+	list := func(workspace, job string, want ...*shoal.Attempt) {
+		t.Helper()
+		var got []*shoal.Attempt
+		view(t, s, func(tx shoal.Tx) (err error) {
+			got, err = tx.ListAttempts(workspace, job)
+			return err
+		})
+		if len(got) == 0 && len(want) == 0 {
+			return
+		}
+		equal(t, "ListAttempts("+workspace+", "+job+")", got, want)
+	}
+	list("prod", "train", a1, a2, a3)
+	list("PROD", "train", a1, a2, a3)
+	list("prod", "Train", otherCase)
+	list("Staging", "train", otherWS)
+	list("prod", "train-2", otherJob)
+	list("prod", "TRAIN")
+	list("nope", "train")
+
+	// The list follows updates.
+	update(t, s, func(tx shoal.Tx) error {
+		a1.Status = shoal.AttemptLost
+		return tx.UpdateAttempt(a1)
+	})
+	list("prod", "train", a1, a2, a3)
+}

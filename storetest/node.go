@@ -1,0 +1,305 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// fullNode returns a node with every field set, including the fields JSON
+// leaves out and pointers.
+func fullNode(workspace, compute, id string, at time.Time) *shoal.Node {
+	return &shoal.Node{
+		ID:               id,
+		Workspace:        workspace,
+		Compute:          compute,
+		Location:         "westeurope",
+		Size:             "Standard_NC6s_v3",
+		Family:           "standardNCSv3Family",
+		VCPUs:            6,
+		LowPriority:      true,
+		State:            shoal.NodeRunning,
+		StateReason:      "running job \"train\" ✓",
+		PrivateIPAddress: "10.0.0.4",
+		PublicIPAddress:  "20.1.2.3",
+		Port:             50051,
+		CurrentJobName:   "train",
+		CurrentAttemptID: "att-1",
+		CurrentRank:      1,
+		Draining:         true,
+		ProviderRef:      "pid:4242",
+		JoinTokenHash:    shoal.HashToken("join-" + id),
+		JoinTokenExpires: at.Add(10 * time.Minute),
+		CredentialHash:   shoal.HashToken("cred-" + id),
+		CreatedOn:        at,
+		ReadyOn:          ptr(at.Add(time.Second)),
+		IdleSince:        ptr(at.Add(2 * time.Second)),
+		LastHeartbeat:    at.Add(3 * time.Second),
+		Version:          7,
+	}
+}
+
+// minimalNode returns a node as first provisioned: no times but CreatedOn,
+// no hashes, no pointers.
+func minimalNode(workspace, compute, id string, at time.Time) *shoal.Node {
+	return &shoal.Node{ID: id, Workspace: workspace, Compute: compute, Location: "eastus", State: shoal.NodePreparing, CreatedOn: at, Version: 1}
+}
+
+func getNode(t *testing.T, s shoal.Store, id string) *shoal.Node {
+	t.Helper()
+	var n *shoal.Node
+	view(t, s, func(tx shoal.Tx) (err error) {
+		n, err = tx.GetNode(id)
+		return err
+	})
+	return n
+}
+
+func insertNodes(t *testing.T, s shoal.Store, nodes ...*shoal.Node) {
+	t.Helper()
+	update(t, s, func(tx shoal.Tx) error {
+		for _, n := range nodes {
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func testNodeRoundTrip(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	full := fullNode("Prod", "GPU-Cluster", "node-1", at)
+	minimal := minimalNode("prod", "cpu", "node-2", at)
+	insertNodes(t, s, full, minimal)
+	equal(t, "GetNode of a full node", getNode(t, s, "node-1"), full)
+	got := getNode(t, s, "node-2")
+	equal(t, "GetNode of a minimal node", got, minimal)
+	if got != nil && (got.ReadyOn != nil || !got.LastHeartbeat.IsZero() || !got.JoinTokenExpires.IsZero()) {
+		t.Errorf("minimal node reads back with times set: %s", show(got))
+	}
+
+	// Pointers to zero values and zero values of every kind.
+	zero := &shoal.Node{ID: "node-3", Workspace: "prod", ReadyOn: ptr(time.Time{}), CreatedOn: at}
+	insertNodes(t, s, zero)
+	equal(t, "GetNode of a node of zero values", getNode(t, s, "node-3"), zero)
+
+	err := s.Update(t.Context(), func(tx shoal.Tx) error {
+		return tx.InsertNode(minimalNode("staging", "other", "node-1", at))
+	})
+	wantCode(t, "InsertNode of an existing ID", err, shoal.ECONFLICT)
+	equal(t, "node after a failed insert", getNode(t, s, "node-1"), full)
+
+	err = s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetNode("node-404")
+		return err
+	})
+	wantCode(t, "GetNode of a missing node", err, shoal.ENOTFOUND)
+	err = s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetNode("NODE-1")
+		return err
+	})
+	wantCode(t, "GetNode with an ID in another case", err, shoal.ENOTFOUND)
+}
+
+func testNodeUpdate(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	n := minimalNode("prod", "gpu", "node-1", at)
+	n.JoinTokenHash = shoal.HashToken("join")
+	n.JoinTokenExpires = at.Add(time.Hour)
+	n.ProviderRef = "pid:1"
+	insertNodes(t, s, n)
+
+	later := now(clock.Advance(time.Minute))
+	var joined *shoal.Node
+	update(t, s, func(tx shoal.Tx) error {
+		n, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		// The agent joins: the join token is spent, a credential issued.
+		n.JoinTokenHash, n.JoinTokenExpires = "", time.Time{}
+		n.CredentialHash = shoal.HashToken("cred")
+		n.State, n.PrivateIPAddress, n.Port = shoal.NodeIdle, "127.0.0.1", 40000
+		n.ReadyOn, n.IdleSince, n.LastHeartbeat = ptr(tx.Now()), ptr(tx.Now()), tx.Now()
+		n.Workspace, n.Compute, n.Location = "Prod", "GPU", "westeurope"
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+		got, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		equal(t, "GetNode in the updating transaction", got, n)
+		joined = n
+		return nil
+	})
+	got := getNode(t, s, "node-1")
+	equal(t, "GetNode after update", got, joined)
+	if got.Version != 2 || !got.LastHeartbeat.Equal(later) || !got.CreatedOn.Equal(at) {
+		t.Errorf("after update: version %d, heartbeat %v, created %v", got.Version, got.LastHeartbeat, got.CreatedOn)
+	}
+	view(t, s, func(tx shoal.Tx) error {
+		_, err := tx.FindNodeByJoinTokenHash(shoal.HashToken("join"))
+		wantCode(t, "FindNodeByJoinTokenHash of a spent token", err, shoal.ENOTFOUND)
+		n, err := tx.FindNodeByCredentialHash(shoal.HashToken("cred"))
+		if err != nil {
+			t.Errorf("FindNodeByCredentialHash after update: %v", err)
+		} else {
+			equal(t, "FindNodeByCredentialHash after update", n, joined)
+		}
+		// The indexed columns follow the update.
+		list, err := tx.ListNodes(shoal.NodeFilter{Workspace: "prod", Compute: "gpu", Location: "westeurope"})
+		if err != nil || len(list) != 1 {
+			t.Errorf("ListNodes after update: %d nodes, %v; want 1", len(list), err)
+		}
+		return nil
+	})
+
+	// Back to nil pointers.
+	update(t, s, func(tx shoal.Tx) error {
+		n, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		n.ReadyOn, n.IdleSince, n.CredentialHash, n.ProviderRef = nil, nil, "", ""
+		n.State = shoal.NodeLeaving
+		joined = n
+		return tx.UpdateNode(n)
+	})
+	equal(t, "GetNode after clearing fields", getNode(t, s, "node-1"), joined)
+
+	err := s.Update(t.Context(), func(tx shoal.Tx) error {
+		return tx.UpdateNode(fullNode("prod", "gpu", "node-404", later))
+	})
+	wantCode(t, "UpdateNode of a missing node", err, shoal.ENOTFOUND)
+	err = s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetNode("node-404")
+		return err
+	})
+	wantCode(t, "GetNode after a failed update", err, shoal.ENOTFOUND)
+}
+
+func testNodeDelete(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	gone, keep := fullNode("prod", "gpu", "node-1", at), fullNode("prod", "gpu", "node-2", at)
+	insertNodes(t, s, gone, keep)
+	update(t, s, func(tx shoal.Tx) error { return tx.DeleteNode("node-1") })
+	err := s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetNode("node-1")
+		return err
+	})
+	wantCode(t, "GetNode after delete", err, shoal.ENOTFOUND)
+	err = s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.FindNodeByCredentialHash(gone.CredentialHash)
+		return err
+	})
+	wantCode(t, "FindNodeByCredentialHash after delete", err, shoal.ENOTFOUND)
+	err = s.Update(t.Context(), func(tx shoal.Tx) error { return tx.DeleteNode("node-1") })
+	wantCode(t, "DeleteNode twice", err, shoal.ENOTFOUND)
+	equal(t, "the other node", getNode(t, s, "node-2"), keep)
+	// The ID is free again.
+	insertNodes(t, s, minimalNode("prod", "gpu", "node-1", at))
+}
+
+func testNodeList(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	byID := map[string]*shoal.Node{}
+	var nodes []*shoal.Node
+	for _, n := range []*shoal.Node{
+		fullNode("Prod", "GPU", "n-5", at),
+		minimalNode("prod", "gpu", "n-1", at), // eastus
+		fullNode("prod", "cpu", "n-3", at),
+		minimalNode("staging", "GPU", "n-2", at), // eastus
+		fullNode("staging", "cpu", "n-4", at),
+		minimalNode("prod", "gpu-2", "n-0", at), // eastus
+	} {
+		byID[n.ID] = n
+		nodes = append(nodes, n)
+	}
+	insertNodes(t, s, nodes...)
+	list := func(filter shoal.NodeFilter, ids ...string) {
+		t.Helper()
+		var got []*shoal.Node
+		view(t, s, func(tx shoal.Tx) (err error) {
+			got, err = tx.ListNodes(filter)
+			return err
+		})
+		want := []*shoal.Node{}
+		for _, id := range ids {
+			want = append(want, byID[id])
+		}
+		if len(got) == 0 && len(want) == 0 {
+			return
+		}
+		equal(t, "ListNodes("+show(filter)+")", got, want)
+	}
+	list(shoal.NodeFilter{}, "n-0", "n-1", "n-2", "n-3", "n-4", "n-5")
+	list(shoal.NodeFilter{Workspace: "prod"}, "n-0", "n-1", "n-3", "n-5")
+	list(shoal.NodeFilter{Workspace: "PROD", Compute: "gpu"}, "n-1", "n-5")
+	list(shoal.NodeFilter{Workspace: "prod", Compute: "GPU", Location: "westeurope"}, "n-5")
+	list(shoal.NodeFilter{Compute: "Gpu"}, "n-1", "n-2", "n-5")
+	list(shoal.NodeFilter{Compute: "gpu", Location: "eastus"}, "n-1", "n-2")
+	list(shoal.NodeFilter{Location: "eastus"}, "n-0", "n-1", "n-2")
+	list(shoal.NodeFilter{Workspace: "staging", Location: "westeurope"}, "n-4")
+	list(shoal.NodeFilter{Location: "WestEurope"}) // locations are canonical: compared exactly
+	list(shoal.NodeFilter{Workspace: "nope"})
+	list(shoal.NodeFilter{Workspace: "prod", Compute: "gp"})
+	list(shoal.NodeFilter{Compute: "nope"})
+}
+
+func testNodeFind(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	a, b := fullNode("prod", "gpu", "node-a", at), fullNode("staging", "gpu", "node-b", at)
+	// Nodes with empty hashes must not be found by the empty hash.
+	c := minimalNode("prod", "gpu", "node-c", at)
+	insertNodes(t, s, a, b, c)
+	find := func(what string, fn func(tx shoal.Tx) (*shoal.Node, error), want *shoal.Node) {
+		t.Helper()
+		var got *shoal.Node
+		err := s.View(t.Context(), func(tx shoal.Tx) (err error) {
+			got, err = fn(tx)
+			return err
+		})
+		if want == nil {
+			wantCode(t, what, err, shoal.ENOTFOUND)
+			return
+		}
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		equal(t, what, got, want)
+	}
+	for _, n := range []*shoal.Node{a, b} {
+		find("FindNodeByCredentialHash("+n.ID+")", func(tx shoal.Tx) (*shoal.Node, error) {
+			return tx.FindNodeByCredentialHash(n.CredentialHash)
+		}, n)
+		find("FindNodeByJoinTokenHash("+n.ID+")", func(tx shoal.Tx) (*shoal.Node, error) {
+			return tx.FindNodeByJoinTokenHash(n.JoinTokenHash)
+		}, n)
+	}
+	find("FindNodeByCredentialHash of a join token hash", func(tx shoal.Tx) (*shoal.Node, error) {
+		return tx.FindNodeByCredentialHash(a.JoinTokenHash)
+	}, nil)
+	find("FindNodeByJoinTokenHash of a credential hash", func(tx shoal.Tx) (*shoal.Node, error) {
+		return tx.FindNodeByJoinTokenHash(a.CredentialHash)
+	}, nil)
+	find("FindNodeByCredentialHash of an unknown hash", func(tx shoal.Tx) (*shoal.Node, error) {
+		return tx.FindNodeByCredentialHash(shoal.HashToken("unknown"))
+	}, nil)
+	find("FindNodeByCredentialHash(\"\")", func(tx shoal.Tx) (*shoal.Node, error) {
+		return tx.FindNodeByCredentialHash("")
+	}, nil)
+	find("FindNodeByJoinTokenHash(\"\")", func(tx shoal.Tx) (*shoal.Node, error) {
+		return tx.FindNodeByJoinTokenHash("")
+	}, nil)
+	// Also inside a read-write transaction.
+	err := s.Update(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.FindNodeByJoinTokenHash("")
+		return err
+	})
+	wantCode(t, "FindNodeByJoinTokenHash(\"\") in an Update", err, shoal.ENOTFOUND)
+}
