@@ -553,7 +553,7 @@ var (
 		"clever", "cool", "crimson", "cyan", "dreamy", "eager", "epic", "frank", "friendly", "gentle",
 		"gifted", "good", "great", "happy", "helpful", "honest", "jolly", "joyful", "keen", "kind",
 		"lemon", "lively", "loyal", "lucid", "lucky", "magenta", "mighty", "modest", "neat", "nice",
-		"olive", "patient", "plucky", "polite", "proud", "quiet", "quirky", "red", "sad", "serene",
+		"olive", "patient", "plucky", "polite", "proud", "quiet", "quirky", "red", "shiny", "serene",
 		"sharp", "shy", "silly", "sincere", "sleepy", "stoic", "sunny", "sweet", "tender", "tidy",
 		"upbeat", "willing", "witty", "zen",
 	}

@@ -406,6 +406,13 @@ func TestUnpackRefusesMaliciousArchives(t *testing.T) {
 			wantErr: ErrUnsafe, naming: "l",
 		},
 		{
+			name: "symlink redirected by a later entry, then an error",
+			entries: func(string) []entry {
+				return []entry{symlink("l", "x/.."), symlink("x", "."), {name: "h", typ: tar.TypeLink, link: "l"}}
+			},
+			wantErr: ErrUnsafe, naming: "h", // and l must not be left behind
+		},
+		{
 			name:    "hard link",
 			entries: func(string) []entry { return []entry{file("a", "x"), {name: "b", typ: tar.TypeLink, link: "a"}} },
 			wantErr: ErrUnsafe, naming: "b",

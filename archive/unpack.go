@@ -84,11 +84,22 @@ func Unpack(r io.Reader, dest string, limits Limits) (err error) {
 	defer gz.Close()
 
 	u := &unpacker{root: root, limits: limits, dirModes: map[string]fs.FileMode{}}
-	tr := tar.NewReader(gz)
+	if err := u.entries(tar.NewReader(gz)); err != nil {
+		// Even a partial extraction must not leave an escaping link behind.
+		_ = u.recheckLinks()
+		return err
+	}
+	if err := u.recheckLinks(); err != nil {
+		return err
+	}
+	return u.applyDirModes()
+}
+
+func (u *unpacker) entries(tr *tar.Reader) error {
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("archive: unpack: %w", err)
@@ -97,10 +108,6 @@ func Unpack(r io.Reader, dest string, limits Limits) (err error) {
 			return err
 		}
 	}
-	if err := u.recheckLinks(); err != nil {
-		return err
-	}
-	return u.applyDirModes()
 }
 
 type unpacker struct {
@@ -302,10 +309,14 @@ func (u *unpacker) file(name, target string, mode fs.FileMode, size int64, r io.
 // "l -> x/.." written before "x -> ."), so each one is checked against the
 // final tree, and an escaping one is removed.
 func (u *unpacker) recheckLinks() error {
+	var first error
 	for _, l := range u.links {
 		target, err := u.root.Readlink(l)
 		if err != nil {
-			return fmt.Errorf("archive: symlink %q: %w", l, err)
+			if first == nil {
+				first = fmt.Errorf("archive: symlink %q: %w", l, err)
+			}
+			continue
 		}
 		parent, err := resolve(u.root, nil, path.Dir(l))
 		if err == nil {
@@ -313,10 +324,12 @@ func (u *unpacker) recheckLinks() error {
 		}
 		if err != nil && !errors.Is(err, errLoop) {
 			_ = u.root.Remove(l)
-			return unsafeErr(l, "symlink target %q resolves outside the destination once unpacked", target)
+			if first == nil {
+				first = unsafeErr(l, "symlink target %q resolves outside the destination once unpacked", target)
+			}
 		}
 	}
-	return nil
+	return first
 }
 
 // applyDirModes gives directories their archived modes, deepest first so a

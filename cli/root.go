@@ -119,7 +119,12 @@ func (g *globals) client() (*api.Client, string, error) {
 }
 
 // render prints v in the chosen output format.
+// A --query result has its own shape, so the default columns apply only
+// without one.
 func (g *globals) render(v any, columns []string) error {
+	if g.query != "" {
+		columns = nil
+	}
 	return Render(g.stdout, v, g.output, g.query, columns)
 }
 

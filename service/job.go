@@ -227,6 +227,11 @@ func (s *Services) jobView(j *shoal.Job) *shoal.Job {
 		return nil
 	}
 	out := *j
+	if j.Status == shoal.JobQueued {
+		if r, ok := s.reasons.get(j.Workspace + "/" + j.Name); ok {
+			out.StatusReason = r.Message
+		}
+	}
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
 		Subscription, ResourceGroup, j.Workspace, j.Name)
 	return &out

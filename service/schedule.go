@@ -99,16 +99,17 @@ func (c *Controller) schedule(ctx context.Context) error {
 			}
 			wake = append(wake, p.NodeIDs...)
 		}
+		// Reasons change on nearly every pass ("behind 3 jobs", "behind 2
+		// jobs"): they are served from memory, and only a change of kind
+		// becomes an event, so a long queue costs no writes per pass.
 		for id, r := range res.Waiting {
-			j := jobs[id]
-			if j.StatusReason == r.Message {
-				continue
-			}
-			j.StatusReason = r.Message
-			if err := tx.UpdateJob(j); err != nil {
-				return err
+			if s.reasons.setCode(id, string(r.Code)) {
+				if err := appendJobEvent(sys, tx, jobs[id], "waiting", r.Message); err != nil {
+					return err
+				}
 			}
 		}
+		s.reasons.replace(res.Waiting)
 		return nil
 	})
 	s.nodes.wake(wake...)

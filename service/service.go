@@ -47,6 +47,7 @@ type Services struct {
 	notify  func()
 	cfg     Config
 	nodes   *nodeHub
+	reasons *waitReasons
 }
 
 // New returns the services for cfg.
@@ -66,7 +67,7 @@ func New(cfg Config) *Services {
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 10 * time.Second
 	}
-	s := &Services{store: cfg.Store, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub()}
+	s := &Services{store: cfg.Store, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), reasons: newWaitReasons()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -46,8 +46,10 @@ type Config struct {
 
 // DB is a shoal.Store backed by a SQLite file. It is safe for concurrent use.
 type DB struct {
-	rw    *sql.DB // one connection; transactions begin IMMEDIATE
-	ro    *sql.DB // query-only connections for View
+	rw      *sql.DB // one connection; transactions begin IMMEDIATE
+	ro      *sql.DB // query-only connections for View
+	rwStmts *stmtCache
+	roStmts *stmtCache
 	clock shoal.Clock
 	log   *slog.Logger
 	path  string
@@ -109,6 +111,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q for reading: %w", path, err)
 	}
+	db.rwStmts, db.roStmts = newStmtCache(db.rw), newStmtCache(db.ro)
 	db.log.Debug("sqlite store opened", "path", path)
 	return db, nil
 }
@@ -143,16 +146,16 @@ func (db *DB) Path() string { return db.path }
 // serialised. fn must not call Update itself: it would wait forever for the
 // single write connection.
 func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
-	return db.run(ctx, db.rw, false, fn)
+	return db.run(ctx, db.rw, db.rwStmts, false, fn)
 }
 
 // View runs fn in a read-only transaction that sees a consistent snapshot.
 // Writes inside it fail.
 func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
-	return db.run(ctx, db.ro, true, fn)
+	return db.run(ctx, db.ro, db.roStmts, true, fn)
 }
 
-func (db *DB) run(ctx context.Context, h *sql.DB, readOnly bool, fn func(tx shoal.Tx) error) (err error) {
+func (db *DB) run(ctx context.Context, h *sql.DB, stmts *stmtCache, readOnly bool, fn func(tx shoal.Tx) error) error {
 	stx, err := h.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
 	if err != nil {
 		return fmt.Errorf("sqlite: begin transaction: %w", err)
@@ -160,9 +163,22 @@ func (db *DB) run(ctx context.Context, h *sql.DB, readOnly bool, fn func(tx shoa
 	t := &tx{
 		ctx:      ctx,
 		tx:       stx,
+		stmts:    stmts,
 		now:      db.clock.Now().UTC().Truncate(time.Microsecond),
 		readOnly: readOnly,
 	}
+	err = t.run(fn)
+	// The transaction has released its connection: prepare what it ran
+	// unprepared.
+	if len(t.unprepared) > 0 {
+		stmts.prepare(ctx, t.unprepared)
+	}
+	return err
+}
+
+// run runs fn and commits, or rolls back when fn fails or panics.
+func (t *tx) run(fn func(tx shoal.Tx) error) error {
+	stx := t.tx
 	committed := false
 	defer func() {
 		if !committed {
@@ -182,6 +198,11 @@ func (db *DB) run(ctx context.Context, h *sql.DB, readOnly bool, fn func(tx shoa
 // Close closes the database. Transactions in progress must have ended.
 func (db *DB) Close() error {
 	var errs []error
+	for _, c := range []*stmtCache{db.roStmts, db.rwStmts} {
+		if c != nil {
+			errs = append(errs, c.close())
+		}
+	}
 	if db.ro != nil {
 		errs = append(errs, db.ro.Close())
 	}
@@ -198,8 +219,11 @@ func (db *DB) Close() error {
 type tx struct {
 	ctx      context.Context
 	tx       *sql.Tx
+	stmts    *stmtCache
 	now      time.Time
 	readOnly bool
+	// unprepared are the queries run without a cached statement.
+	unprepared []string
 }
 
 var _ shoal.Tx = (*tx)(nil)
@@ -215,18 +239,6 @@ func (t *tx) writable(op string) error {
 		return fmt.Errorf("%s: %w", op, errReadOnly)
 	}
 	return nil
-}
-
-func (t *tx) exec(query string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(t.ctx, query, args...)
-}
-
-func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(t.ctx, query, args...)
-}
-
-func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(t.ctx, query, args...)
 }
 
 // micros converts a time to what is stored: unix microseconds.

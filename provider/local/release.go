@@ -25,6 +25,11 @@ func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
 	if nd == nil || nd.ProviderRef == "" {
 		return nil
 	}
+	defer func() {
+		if n := killNodeProcesses(nd.ID); n > 0 {
+			p.log.Info("killed processes left by the node's jobs", "node", nd.ID, "processes", n)
+		}
+	}()
 	ref := nd.ProviderRef
 	if n := p.lookup(ref); n != nil {
 		n.mu.Lock()
