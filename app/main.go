@@ -154,6 +154,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, err
 	}
+	if n, err := m.svc.AdoptNodes(ctx); err != nil {
+		m.log.Warn("adopting running nodes failed", slog.Any("err", err))
+	} else if n > 0 {
+		m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))
+	}
 	if err := m.writeClientConfig(); err != nil {
 		m.log.Warn("could not write the client config", slog.Any("err", err))
 	}

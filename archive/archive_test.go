@@ -98,6 +98,8 @@ func makeTree(t testing.TB) string {
 	mk("src/pkg/mod.py", 0o640, "x = 1\n")
 	mk("src/pkg/data/table.csv", 0o644, strings.Repeat("1,2,3\n", 1000))
 	mk("src/empty.txt", 0o644, "")
+	mk(strings.Repeat("long-directory-name/", 8)+strings.Repeat("f", 150)+".txt", 0o600, "deep") // PAX names
+	mk("données/été.csv", 0o644, "a,b\n")
 	if err := os.MkdirAll(filepath.Join(root, "outputs", "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Files != 5 || st.Bytes != int64(len("import torch\n")+len("#!/bin/sh\necho hi\n")+len("x = 1\n")+6000) {
+	if st.Files != 7 || st.Bytes != int64(len("import torch\n")+len("#!/bin/sh\necho hi\n")+len("x = 1\n")+6000+len("deep")+len("a,b\n")) {
 		t.Errorf("stats = %+v", st)
 	}
 	dest := filepath.Join(t.TempDir(), "new", "dest") // created by Unpack
@@ -529,6 +531,15 @@ func TestUnpackRejectsGarbage(t *testing.T) {
 	if err := Unpack(bytes.NewReader(gzipBytes(t, []byte(strings.Repeat("z", 1000)))), dest, Limits{}); err == nil {
 		t.Error("gzip of garbage accepted")
 	}
+	good := tarGz(t, file("a", "x"))
+	bad := slices.Clone(good)
+	bad[len(bad)-8] ^= 0xff // gzip trailer: CRC-32
+	if err := Unpack(bytes.NewReader(good), t.TempDir(), Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Unpack(bytes.NewReader(bad), t.TempDir(), Limits{}); err == nil {
+		t.Error("archive with a bad CRC accepted")
+	}
 }
 
 // FuzzUnpack feeds arbitrary bytes to Unpack: it must never panic nor write
@@ -542,6 +553,7 @@ func FuzzUnpack(f *testing.F) {
 		{symlink("etc", "/etc"), file("etc/passwd", "x")},
 		{dir("a/"), dir("a/b/"), symlink("a/b/up", "../.."), symlink("a/b/up/out", "../sentinel")},
 		{symlink("l", "x/.."), symlink("x", ".")},
+		{symlink("l", "x/.."), symlink("x", "."), {name: "h", typ: tar.TypeLink, link: "l"}},
 		{file("a", "x"), {name: "b", typ: tar.TypeLink, link: "a"}},
 		{{name: "c", typ: tar.TypeChar}},
 		{file("dup", "1"), symlink("dup", "."), dir("dup/")},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -62,7 +63,7 @@ var errLoop = errors.New("too many levels of symbolic links")
 //
 // On error dest may hold part of the archive: callers extract into a fresh
 // directory and remove it on failure.
-func Unpack(r io.Reader, dest string, limits Limits) (err error) {
+func Unpack(r io.Reader, dest string, limits Limits) error {
 	if limits.MaxFiles <= 0 {
 		limits.MaxFiles = DefaultMaxFiles
 	}
@@ -83,7 +84,7 @@ func Unpack(r io.Reader, dest string, limits Limits) (err error) {
 	}
 	defer gz.Close()
 
-	u := &unpacker{root: root, limits: limits, dirModes: map[string]fs.FileMode{}}
+	u := &unpacker{root: root, limits: limits, links: map[string]bool{}, dirModes: map[string]fs.FileMode{}}
 	if err := u.entries(tar.NewReader(gz)); err != nil {
 		// Even a partial extraction must not leave an escaping link behind.
 		_ = u.recheckLinks()
@@ -92,8 +93,18 @@ func Unpack(r io.Reader, dest string, limits Limits) (err error) {
 	if err := u.recheckLinks(); err != nil {
 		return err
 	}
+	// Read what follows the tar end marker (padding), so that gzip checks
+	// its CRC: a corrupt archive is an error, not a silent success.
+	if n, err := io.Copy(io.Discard, io.LimitReader(gz, maxTrailer+1)); err != nil {
+		return fmt.Errorf("archive: unpack: %w", err)
+	} else if n > maxTrailer {
+		return fmt.Errorf("archive: unpack: more than %d bytes after the end of the tar stream: %w", maxTrailer, ErrLimit)
+	}
 	return u.applyDirModes()
 }
+
+// maxTrailer bounds the padding read after the tar stream ends.
+const maxTrailer = 1 << 20
 
 func (u *unpacker) entries(tr *tar.Reader) error {
 	for {
@@ -115,7 +126,7 @@ type unpacker struct {
 	limits   Limits
 	files    int
 	bytes    int64
-	links    []string               // symlinks created, to check once all entries are written
+	links    map[string]bool        // symlinks created, to check once all entries are written
 	dirModes map[string]fs.FileMode // final modes of directories, applied last
 }
 
@@ -220,7 +231,7 @@ func (u *unpacker) prepare(name, target string) (isDir bool, err error) {
 	if err := u.root.Remove(target); err != nil {
 		return false, fmt.Errorf("archive: entry %q: %w", name, err)
 	}
-	u.links = slices.DeleteFunc(u.links, func(l string) bool { return l == target })
+	delete(u.links, target)
 	return false, nil
 }
 
@@ -263,7 +274,7 @@ func (u *unpacker) symlink(name, target string, parent []string, link string) er
 	if err := u.root.Symlink(link, target); err != nil {
 		return fmt.Errorf("archive: entry %q: %w", name, err)
 	}
-	u.links = append(u.links, target)
+	u.links[target] = true
 	return nil
 }
 
@@ -310,7 +321,7 @@ func (u *unpacker) file(name, target string, mode fs.FileMode, size int64, r io.
 // final tree, and an escaping one is removed.
 func (u *unpacker) recheckLinks() error {
 	var first error
-	for _, l := range u.links {
+	for _, l := range slices.Sorted(maps.Keys(u.links)) {
 		target, err := u.root.Readlink(l)
 		if err != nil {
 			if first == nil {

@@ -49,7 +49,20 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	// Agents and the jobs they run outlive the server by design; every
+	// test's cleanup kills them. Anything still there is a leak: report it
+	// (and kill it) so that the suite fails.
+	if left := killSuiteProcesses(append([]string{shoalBin}, suiteDirs()...)); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: %d process(es) of the suite were still running after the tests (now killed):\n", len(left))
+		for _, p := range left {
+			fmt.Fprintf(os.Stderr, "  %s\n", p)
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
 
 // moduleRoot returns the directory of go.mod: `go env GOMOD`, else "..".
@@ -112,6 +125,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 		}
 	}
 	s.env = childEnv(s.home)
+	registerSuiteDir(dir)
 	t.Cleanup(s.cleanup)
 	// Another process may take the free port between the probe and the
 	// server's bind; try a few ports.
@@ -277,6 +291,11 @@ func (s *server) cleanup() {
 			s.signal(syscall.SIGKILL)
 			<-s.done
 		}
+	}
+	// Agents (and their jobs) run in their own process groups and outlive
+	// the server on purpose: kill what this test's server left behind.
+	if left := killSuiteProcesses([]string{s.dir}); len(left) > 0 && testing.Verbose() {
+		s.t.Logf("killed %d process(es) left by the server's nodes:\n  %s", len(left), strings.Join(left, "\n  "))
 	}
 	if s.t.Failed() {
 		s.t.Logf("server log (%s):\n%s", s.logPath, s.logTail())

@@ -24,16 +24,19 @@ type Controller struct {
 
 	mu        sync.Mutex
 	releasing map[string]bool   // nodes whose release is under way
-	blocked   map[string]string // cluster key → last quota-blocked reason
-	recorded  map[string]string // cluster key → last recorded no-op reason
-	lastPass  time.Time
-	wg        sync.WaitGroup
+	blocked   map[string]string // cluster key → quota-blocked reason of the last autoscaler pass
+	recorded  map[string]bool   // recordKey of the Blocked/None decisions of the last pass
+	// The same, being collected by the autoscaler pass under way.
+	nextBlocked map[string]string
+	seen        map[string]bool
+	lastPass    time.Time
+	wg          sync.WaitGroup
 }
 
 // NewController returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func NewController(s *Services, seed uint64) *Controller {
-	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]string{}, recorded: map[string]string{}}
+	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]string{}, recorded: map[string]bool{}, nextBlocked: map[string]string{}, seen: map[string]bool{}}
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }
@@ -47,7 +50,11 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 	if err := c.schedule(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := c.as.RunOnce(ctx, now); err != nil {
+	c.beginScalePass()
+	decisions, err := c.as.RunOnce(ctx, now)
+	// A pass that got no snapshot says nothing about what ended.
+	c.endScalePass(err == nil || len(decisions) > 0)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.s.ReconcileComputes(ctx); err != nil {

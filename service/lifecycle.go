@@ -199,3 +199,58 @@ func (s *Services) providerFor(location string) shoal.Provider {
 }
 
 func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// AdoptNodes runs after a server restart: nodes whose machines still exist
+// (agents that kept running) are adopted as they are; nodes whose machine
+// is confirmed gone are declared lost at once rather than after a lease.
+// It returns how many nodes were adopted.
+func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
+	var nodes []*shoal.Node
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		var err error
+		nodes, err = tx.ListNodes(shoal.NodeFilter{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	adopted := 0
+	var gone []*shoal.Node
+	for _, n := range nodes {
+		p := s.providerFor(n.Location)
+		if p == nil || n.ProviderRef == "" || n.State == shoal.NodeUnusable {
+			continue
+		}
+		alive, err := p.Alive(ctx, n)
+		if err != nil {
+			s.log.Warn("cannot tell whether a node is alive", slog.String("node", n.ID), slog.Any("err", err))
+			continue
+		}
+		if alive {
+			adopted++
+		} else {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) == 0 {
+		return adopted, nil
+	}
+	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	var wake []string
+	err = s.store.Update(sys, func(tx shoal.Tx) error {
+		for _, g := range gone {
+			n, err := tx.GetNode(g.ID)
+			if err != nil {
+				continue
+			}
+			w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s: its machine is gone (found after a server restart)", n.ID))
+			if err != nil {
+				return err
+			}
+			wake = append(wake, w...)
+		}
+		return nil
+	})
+	s.nodes.wake(wake...)
+	return adopted, err
+}

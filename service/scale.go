@@ -76,7 +76,6 @@ var autoscalerPrincipal = &shoal.Principal{ID: "system", Name: "autoscaler", Kin
 func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error {
 	s := a.c.s
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
-	a.c.setBlocked(d.Cluster, "")
 	type pending struct {
 		node  *shoal.Node
 		token string
@@ -155,11 +154,13 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 }
 
 // Release implements autoscaler.Actuator: the nodes stop taking work and
-// leave; the lifecycle loop releases their machines.
+// leave. A node without work is released at once; the lifecycle loop
+// releases the others once their work ends (and retries failed releases).
 func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error {
 	s := a.c.s
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	var wake []string
+	var leaving []*shoal.Node
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		for _, id := range d.NodeIDs {
 			n, err := tx.GetNode(id)
@@ -176,6 +177,9 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 			if err := tx.UpdateNode(n); err != nil {
 				return err
 			}
+			if n.State == shoal.NodeLeaving {
+				leaving = append(leaving, n)
+			}
 			wake = append(wake, id)
 			comp := &shoal.Compute{Workspace: n.Workspace}
 			comp.Name = n.Compute
@@ -186,19 +190,26 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 		return nil
 	})
 	s.nodes.wake(wake...)
-	return err
+	if err != nil {
+		return err
+	}
+	for _, n := range leaving {
+		a.c.release(ctx, n)
+	}
+	return nil
 }
 
 // Record implements autoscaler.Actuator: a blocked or kept decision becomes
-// an event when its reason changes, and quota blocks feed the scheduler's
-// explanation of waiting jobs.
+// an event when the situation starts (it comes back on every pass while it
+// lasts), and quota blocks feed the scheduler's explanation of waiting jobs.
 func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error {
-	if d.Action == autoscaler.ActionBlocked {
-		a.c.setBlocked(d.Cluster, d.Reason)
-	}
+	key := recordKey(d)
 	a.c.mu.Lock()
-	same := a.c.recorded[d.Cluster] == d.Reason
-	a.c.recorded[d.Cluster] = d.Reason
+	if d.Action == autoscaler.ActionBlocked {
+		a.c.nextBlocked[d.Cluster] = d.Reason
+	}
+	a.c.seen[key] = true
+	same := a.c.recorded[key]
 	a.c.mu.Unlock()
 	if same {
 		return nil
@@ -218,12 +229,32 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	})
 }
 
-func (c *Controller) setBlocked(key, reason string) {
+// recordKey identifies the situation of a Blocked or None decision. A kept
+// node stays the same situation while its idle time grows, which the
+// reason spells out; a quota block is the same while its numbers are.
+func recordKey(d autoscaler.Decision) string {
+	if d.Action == autoscaler.ActionNone {
+		return d.Cluster + "\x00kept\x00" + strings.Join(d.NodeIDs, ",")
+	}
+	return d.Cluster + "\x00" + string(d.Action) + "\x00" + d.Reason
+}
+
+// beginScalePass starts collecting the blocks and recorded situations of
+// an autoscaler pass.
+func (c *Controller) beginScalePass() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if reason == "" {
-		delete(c.blocked, key)
-	} else {
-		c.blocked[key] = reason
+	c.nextBlocked, c.seen = map[string]string{}, map[string]bool{}
+}
+
+// endScalePass makes them current: a cluster no longer blocked stops
+// explaining its jobs by quota, and a situation that ended is recorded
+// again if it comes back.
+func (c *Controller) endScalePass(complete bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if complete {
+		c.blocked, c.recorded = c.nextBlocked, c.seen
 	}
+	c.nextBlocked, c.seen = map[string]string{}, map[string]bool{}
 }

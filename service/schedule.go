@@ -84,6 +84,9 @@ func (c *Controller) schedule(ctx context.Context) error {
 		}
 		jobs := map[string]*shoal.Job{}
 		for _, j := range st.queued {
+			if ci := st.clusters[computeKey(j.Workspace, j.Compute)]; ci != nil && ci.compute.ProvisioningState == shoal.ProvisioningDeleting {
+				continue // it can never run: ReconcileComputes fails it
+			}
 			id := j.Workspace + "/" + j.Name
 			jobs[id] = j
 			snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: computeKey(j.Workspace, j.Compute), Priority: j.PriorityValue(), Seq: j.Seq, InstanceCount: j.InstanceCount()})

@@ -112,16 +112,18 @@ func (t *tx) UpdateAttempt(a *shoal.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
 	}
-	res, err := t.exec(`UPDATE attempts SET workspace = $2, workspace_key = $3, job_name = $4, number = $5,
-			status = $6, doc = $7
+	n, err := t.update(
+		// The job and number of an attempt do not change: then no index
+		// entry moves.
+		`UPDATE attempts SET workspace = $2, status = $3, doc = $4
+		WHERE id = $1 AND workspace_key = $5 AND job_name = $6 AND number = $7`,
+		`UPDATE attempts SET workspace = $2, status = $3, doc = $4, workspace_key = $5, job_name = $6, number = $7
 		WHERE id = $1`,
-		a.ID, a.Workspace, key(a.Workspace), a.JobName, int64(a.Number), a.Status, doc)
+		a.ID, a.Workspace, a.Status, doc, key(a.Workspace), a.JobName, int64(a.Number))
 	if err != nil {
 		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
 	}
-	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
-	} else if n == 0 {
+	if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "attempt %q not found", a.ID)
 	}
 	return nil

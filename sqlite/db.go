@@ -10,7 +10,7 @@
 // connection whose transactions begin IMMEDIATE, so that concurrent Update
 // calls queue in Go instead of failing with "database is locked", and a pool
 // of query-only connections for View, which in WAL mode read concurrently
-// with the writer.
+// with the writer. Each pool keeps its queries prepared (see stmtCache).
 package sqlite
 
 import (
@@ -50,9 +50,9 @@ type DB struct {
 	ro      *sql.DB // query-only connections for View
 	rwStmts *stmtCache
 	roStmts *stmtCache
-	clock shoal.Clock
-	log   *slog.Logger
-	path  string
+	clock   shoal.Clock
+	log     *slog.Logger
+	path    string
 }
 
 var _ shoal.Store = (*DB)(nil)
@@ -260,6 +260,26 @@ func boolInt(b bool) int64 {
 
 // key is the case-insensitive form of a name.
 func key(name string) string { return strings.ToLower(name) }
+
+// update runs the UPDATE statement fast and, when it changes no row, full,
+// both with args, and returns the rows changed. SQLite rewrites the entries
+// of every index on a column that SET names, whether its value changes or
+// not. So fast leaves out of SET the indexed columns that rarely change and
+// instead matches only rows where they already hold args; full sets them.
+func (t *tx) update(fast, full string, args ...any) (int64, error) {
+	res, err := t.exec(fast, args...)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := affected(res); err != nil || n > 0 {
+		return n, err
+	}
+	res, err = t.exec(full, args...)
+	if err != nil {
+		return 0, err
+	}
+	return affected(res)
+}
 
 // affected returns the rows a statement changed.
 func affected(res sql.Result) (int64, error) {

@@ -168,17 +168,21 @@ func (t *tx) UpdateJob(j *shoal.Job) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}
-	res, err := t.exec(`UPDATE jobs SET workspace = $3, status = $4, compute_key = $5, priority = $6, seq = $7,
-			created_on = $8, spec_hash = $9, version = $10, doc = $11
+	n, err := t.update(
+		// Seq and the compute do not change after submission: when they are
+		// as stored, only the index entries of status and priority move.
+		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
+			version = $8, doc = $9
+		WHERE workspace_key = $1 AND name = $2 AND compute_key = $10 AND seq = $11`,
+		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
+			version = $8, doc = $9, compute_key = $10, seq = $11
 		WHERE workspace_key = $1 AND name = $2`,
-		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
-		micros(j.CreatedOn), j.SpecHash, j.Version, doc)
+		key(j.Workspace), j.Name, j.Workspace, j.Status, int64(j.PriorityValue()), micros(j.CreatedOn), j.SpecHash,
+		j.Version, doc, key(j.Compute), j.Seq)
 	if err != nil {
 		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}
-	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
-	} else if n == 0 {
+	if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", j.Name, j.Workspace)
 	}
 	return nil

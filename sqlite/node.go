@@ -146,18 +146,21 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
 	}
-	res, err := t.exec(`UPDATE nodes SET workspace = $2, workspace_key = $3, compute_key = $4, location = $5,
-			provider_ref = $6, join_token_hash = $7, join_token_expires = $8, credential_hash = $9,
-			version = $10, doc = $11
+	k, err := t.update(
+		// Heartbeats and state changes leave the indexed columns as they
+		// are: then no index entry moves.
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6
+		WHERE id = $1 AND workspace_key = $7 AND compute_key = $8 AND location = $9
+			AND join_token_hash = $10 AND credential_hash = $11`,
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6,
+			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11
 		WHERE id = $1`,
-		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
-		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc)
+		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash)
 	if err != nil {
 		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
 	}
-	if k, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
-	} else if k == 0 {
+	if k == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", n.ID)
 	}
 	return nil

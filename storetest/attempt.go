@@ -115,10 +115,21 @@ func testAttemptUpdate(t *testing.T, s shoal.Store, clock *Clock) {
 		t.Errorf("StartTime after update = %v, want %v", got.StartTime, later)
 	}
 
-	// Every field can change.
-	full := fullAttempt("Prod", "train", "att-1", 1, later)
+	// Every field can change, and the lists follow.
+	full := fullAttempt("Staging", "train-2", "att-1", 2, later)
 	update(t, s, func(tx shoal.Tx) error { return tx.UpdateAttempt(full) })
 	equal(t, "GetAttempt after replacing every field", getAttempt(t, s, "att-1"), full)
+	view(t, s, func(tx shoal.Tx) error {
+		if old, err := tx.ListAttempts("prod", "train"); err != nil || len(old) != 0 {
+			t.Errorf("ListAttempts of the attempt's old job: %d attempts, %v; want none", len(old), err)
+		}
+		list, err := tx.ListAttempts("staging", "train-2")
+		if err != nil {
+			return err
+		}
+		equal(t, "ListAttempts of the attempt's new job", list, []*shoal.Attempt{full})
+		return nil
+	})
 
 	err := s.Update(t.Context(), func(tx shoal.Tx) error {
 		return tx.UpdateAttempt(newAttempt("prod", "train", "att-404", 2, later))

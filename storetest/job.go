@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -388,10 +389,9 @@ func testNextSeq(t *testing.T, s shoal.Store, clock *Clock) {
 	const writers, perWriter = 4, 25
 	seen := make(chan int64, writers*perWriter)
 	errs := make(chan error, writers*perWriter)
-	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for range writers {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		wg.Go(func() {
 			for range perWriter {
 				err := s.Update(t.Context(), func(tx shoal.Tx) error {
 					v, err := tx.NextSeq("load")
@@ -402,11 +402,9 @@ func testNextSeq(t *testing.T, s shoal.Store, clock *Clock) {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
-	for range writers {
-		<-done
-	}
+	wg.Wait()
 	close(seen)
 	close(errs)
 	for err := range errs {
