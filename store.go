@@ -81,6 +81,9 @@ type Tx interface {
 	// ListQueuedJobs returns the jobs in status Queued of every workspace,
 	// ordered by priority descending then Seq ascending.
 	ListQueuedJobs() ([]*Job, error)
+	// ListQueuedJobRefs returns what scheduling needs of every queued job,
+	// in the order of ListQueuedJobs, without the rest of each job.
+	ListQueuedJobRefs() ([]QueuedJobRef, error)
 	// InsertJob adds a job. Returns ECONFLICT if the name is taken in the workspace.
 	InsertJob(j *Job) error
 	// UpdateJob replaces the stored job. Returns ENOTFOUND.
@@ -101,4 +104,16 @@ type Tx interface {
 	GetSetting(key string) (string, error)
 	// PutSetting writes a server setting.
 	PutSetting(key, value string) error
+}
+
+// QueuedJobRef is what scheduling needs of a queued job: the scheduler
+// reads the whole queue on every pass, so it reads only this.
+type QueuedJobRef struct {
+	Workspace string
+	Name      string
+	// ComputeKey is the compute's name, lower-cased.
+	ComputeKey    string
+	Priority      int
+	Seq           int64
+	InstanceCount int
 }

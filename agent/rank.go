@@ -87,10 +87,14 @@ func (r *rankRun) run(ctx context.Context) {
 	go ship.loop(shipCtx)
 	res := run.Wait()
 	stopShip()
-	r.report(ctx, &shoal.RankReport{State: shoal.RankFinalizing})
-	if err := r.uploadOutputs(ctx, outDir); err != nil {
-		log.Warn("uploading outputs failed", "err", err)
-		r.appendLog(logPath, fmt.Sprintf("shoal agent: uploading outputs failed: %v\n", err))
+	// Finalizing is the upload of outputs; a job that wrote none has
+	// nothing to finalize and skips the round trips.
+	if dirHasFiles(outDir) {
+		r.report(ctx, &shoal.RankReport{State: shoal.RankFinalizing})
+		if err := r.uploadOutputs(ctx, outDir); err != nil {
+			log.Warn("uploading outputs failed", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: uploading outputs failed: %v\n", err))
+		}
 	}
 	ship.flush(ctx)
 	code := res.ExitCode
@@ -273,4 +277,17 @@ func retry(ctx context.Context, fn func() error) error {
 		}
 		backoff = min(backoff*2, 2*time.Second)
 	}
+}
+
+// dirHasFiles reports whether a folder tree holds at least one file.
+func dirHasFiles(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }

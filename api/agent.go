@@ -23,13 +23,13 @@ func (s *Server) authenticateNode(next http.Handler) http.Handler {
 			s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required"))
 			return
 		}
-		n, err := s.svc.AuthenticateNode(r.Context(), token)
+		id, err := s.svc.AuthenticateNode(r.Context(), token)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + n.ID, Name: "node " + n.ID, Kind: shoal.PrincipalNode})
-		next.ServeHTTP(w, r.WithContext(withNode(ctx, n.ID)))
+		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + id, Name: "node " + id, Kind: shoal.PrincipalNode})
+		next.ServeHTTP(w, r.WithContext(withNode(ctx, id)))
 	})
 }
 

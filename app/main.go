@@ -106,7 +106,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		opts.Clock = shoal.SystemClock{}
 	}
 	if opts.TickInterval == 0 {
-		opts.TickInterval = time.Second
+		opts.TickInterval = 200 * time.Millisecond
 	}
 	catalog, err := cfg.Catalog(func(provider string) (int, string) { return local.DetectGPUs() })
 	if err != nil {
@@ -254,19 +254,38 @@ func (m *Main) poke() {
 	}
 }
 
+// minPlacementGap spaces placement passes that follow each other at once.
+const minPlacementGap = 3 * time.Millisecond
+
 // runControllers runs the reconcilers on every change and every tick.
 func (m *Main) runControllers(ctx context.Context) {
 	t := time.NewTicker(m.opts.TickInterval)
 	defer t.Stop()
+	full := true
 	for {
-		if err := m.ctrl.RunOnce(ctx, m.opts.Clock.Now()); err != nil && ctx.Err() == nil {
+		var err error
+		if full {
+			err = m.ctrl.RunOnce(ctx, m.opts.Clock.Now())
+		} else {
+			err = m.ctrl.RunPlacement(ctx, m.opts.Clock.Now())
+		}
+		if err != nil && ctx.Err() == nil {
 			m.log.Error("control loop pass failed", slog.Any("err", err))
 		}
+		// Back-to-back placement passes are spaced by minPlacementGap so
+		// that under load one pass serves every change that arrived in
+		// between; an idle server still reacts at once.
+		passEnd := time.Now()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			full = true
 		case <-m.wake:
+			full = false
+			if gap := minPlacementGap - time.Since(passEnd); gap > 0 {
+				time.Sleep(gap)
+			}
 		}
 	}
 }

@@ -200,11 +200,26 @@ func waitJob(t *testing.T, s *server, name string, timeout time.Duration, status
 			return true, ""
 		}
 		if j.Status == "Completed" || j.Status == "Failed" || j.Status == "Canceled" {
-			t.Fatalf("job %s ended %s, want %s:\n%s\nattempts: %+v", name, j.Status, strings.Join(statuses, " or "), j, listAttempts(t, s, name))
+			t.Fatalf("job %s ended %s, want %s:\n%s\nattempts:%s", name, j.Status, strings.Join(statuses, " or "), j, describeAttempts(listAttempts(t, s, name)))
 		}
-		return false, j.String()
+		state := j.String()
+		if j.AttemptCount > 1 {
+			state += "\nattempts:" + describeAttempts(listAttempts(t, s, name))
+		}
+		return false, state
 	})
 	return j
+}
+
+func describeAttempts(list []attemptView) string {
+	var b strings.Builder
+	for _, a := range list {
+		fmt.Fprintf(&b, "\n  attempt %d %s: %q", a.Number, a.Status, a.Reason)
+		for _, r := range a.Ranks {
+			fmt.Fprintf(&b, "\n    rank %d on %s %s: %q", r.Rank, r.NodeID, r.Status, r.Reason)
+		}
+	}
+	return b.String()
 }
 
 // jobLog returns the log of the job's newest attempt (rank 0 unless args

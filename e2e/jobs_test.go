@@ -570,6 +570,7 @@ func TestJobsRefusedAndQueued(t *testing.T) {
 		return r != "" && r != initial, j.String()
 	})
 	j := getJob(t, s, names[2])
+	t.Logf("status_reason of the first queued job: %q; of the third: %q", sawProvision, j.StatusReason)
 	if r := j.StatusReason; !strings.Contains(r, "provision") && !strings.Contains(r, "max_instances") && !strings.Contains(r, "behind") {
 		t.Errorf("queued job %s: status_reason %q names neither provisioning, max_instances nor the jobs ahead", j.Name, r)
 	}

@@ -63,16 +63,30 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 
 func (s *Services) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL / 3 }
 
-// AuthenticateNode returns the node a node credential belongs to.
-func (s *Services) AuthenticateNode(ctx context.Context, credential string) (n *shoal.Node, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err = tx.FindNodeByCredentialHash(shoal.HashToken(credential))
+// AuthenticateNode returns the ID of the node a node credential belongs to.
+// Agents call several times per job; a credential seen in the last second
+// is trusted without a read (a node removed meanwhile fails on its next
+// step, which reads the node).
+func (s *Services) AuthenticateNode(ctx context.Context, credential string) (string, error) {
+	hash := shoal.HashToken(credential)
+	if id, ok := s.credCache.get(hash, time.Now()); ok {
+		return id, nil
+	}
+	var id string
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.FindNodeByCredentialHash(hash)
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 			return shoal.Errorf(shoal.EUNAUTHORIZED, "the node credential is not valid")
+		} else if err != nil {
+			return err
 		}
-		return err
+		id = n.ID
+		return nil
 	})
-	return n, err
+	if err == nil {
+		s.credCache.put(hash, id, time.Now())
+	}
+	return id, err
 }
 
 // SyncNode is an agent's heartbeat and work poll. It renews the node's

@@ -31,6 +31,9 @@ type Controller struct {
 	seen        map[string]bool
 	lastPass    time.Time
 	wg          sync.WaitGroup
+	// afterSchedule is the state the scheduler left in the current pass,
+	// handed to the autoscaler so that it does not read the store again.
+	afterSchedule *state
 }
 
 // NewController returns the controller of s; seed makes its random choices
@@ -41,15 +44,37 @@ func NewController(s *Services, seed uint64) *Controller {
 	return c
 }
 
-// RunOnce runs one pass of every loop at time now.
+// RunOnce runs one pass of every loop at time now: node lifecycle
+// (leases, releases), scheduling, autoscaling, compute provisioning and
+// simulated preemption.
 func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 	var errs []error
 	if err := c.lifecycle(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.schedule(ctx); err != nil {
+	if err := c.RunPlacement(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.s.ReconcileComputes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	c.preemptAtRandom(ctx, now)
+	return errors.Join(errs...)
+}
+
+// RunPlacement runs only the scheduler and the autoscaler: what a new job
+// or a freed node needs at once. The server runs it on every change and
+// the full RunOnce on a tick, so a busy server does not re-read every node
+// and compute for each report an agent sends.
+func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
+	var errs []error
+	st, err := c.schedule(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.mu.Lock()
+	c.afterSchedule = st
+	c.mu.Unlock()
 	c.beginScalePass()
 	decisions, err := c.as.RunOnce(ctx, now)
 	// A pass that got no snapshot says nothing about what ended.
@@ -57,10 +82,6 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.s.ReconcileComputes(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	c.preemptAtRandom(ctx, now)
 	return errors.Join(errs...)
 }
 
@@ -75,7 +96,7 @@ func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
 	first := c.lastPass.IsZero()
 	c.lastPass = now
 	c.mu.Unlock()
-	if first || dt <= 0 {
+	if first || dt <= 0 || !c.anyPreemptionRate() {
 		return
 	}
 	var nodes []*shoal.Node
@@ -100,4 +121,13 @@ func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
 			}
 		}
 	}
+}
+
+func (c *Controller) anyPreemptionRate() bool {
+	for _, l := range c.s.catalog.Locations() {
+		if l.PreemptionRatePerHour > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -15,18 +15,37 @@ import (
 // the node demand of the jobs still queued after the scheduler's pass.
 type scaleSource struct{ c *Controller }
 
-// Snapshot implements autoscaler.Source.
+// Snapshot implements autoscaler.Source. It plans from the state the
+// scheduler left in this pass when there is one, and reads the store
+// otherwise.
 func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
 	s := src.c.s
+	src.c.mu.Lock()
+	st := src.c.afterSchedule
+	src.c.afterSchedule = nil
+	src.c.mu.Unlock()
+	if st != nil {
+		return s.scaleSnapshot(st), nil
+	}
 	var snap autoscaler.Snapshot
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		st, err := readState(tx)
 		if err != nil {
 			return err
 		}
+		snap = s.scaleSnapshot(st)
+		return nil
+	})
+	return snap, err
+}
+
+// scaleSnapshot turns a state into the autoscaler's snapshot.
+func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
+	var snap autoscaler.Snapshot
+	{
 		demand := map[string]int{}
 		for _, j := range st.queued {
-			demand[computeKey(j.Workspace, j.Compute)] += j.InstanceCount()
+			demand[computeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
 		}
 		snap.Quotas = map[string]shoal.QuotaLimits{}
 		for _, l := range s.catalog.Locations() {
@@ -61,9 +80,8 @@ func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error
 			}
 			snap.Clusters = append(snap.Clusters, cl)
 		}
-		return nil
-	})
-	return snap, err
+	}
+	return snap
 }
 
 // scaleActuator carries out the autoscaler's decisions.

@@ -18,7 +18,7 @@ type clusterInfo struct {
 type state struct {
 	clusters map[string]*clusterInfo // by computeKey
 	nodes    map[string]*shoal.Node
-	queued   []*shoal.Job
+	queued   []shoal.QueuedJobRef
 }
 
 func readState(tx shoal.Tx) (*state, error) {
@@ -46,7 +46,7 @@ func readState(tx shoal.Tx) (*state, error) {
 			ci.nodes = append(ci.nodes, n)
 		}
 	}
-	st.queued, err = tx.ListQueuedJobs()
+	st.queued, err = tx.ListQueuedJobRefs()
 	return st, err
 }
 
@@ -55,16 +55,20 @@ func nodeFree(n *shoal.Node) bool {
 	return n.State == shoal.NodeIdle && !n.Draining && n.CurrentAttemptID == ""
 }
 
-// schedule places queued jobs on free nodes and records why the others wait.
-func (c *Controller) schedule(ctx context.Context) error {
+// schedule places queued jobs on free nodes and records why the others
+// wait. It returns the state as it is after the placements, which the
+// autoscaler plans from in the same pass.
+func (c *Controller) schedule(ctx context.Context) (*state, error) {
 	s := c.s
 	var wake []string
+	var after *state
 	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
 	err := s.store.Update(sys, func(tx shoal.Tx) error {
 		st, err := readState(tx)
 		if err != nil {
 			return err
 		}
+		after = st
 		if len(st.queued) == 0 {
 			return nil
 		}
@@ -82,14 +86,15 @@ func (c *Controller) schedule(ctx context.Context) error {
 			}
 			snap.Clusters[key] = cs
 		}
-		jobs := map[string]*shoal.Job{}
+		refs := map[string]shoal.QueuedJobRef{}
 		for _, j := range st.queued {
-			if ci := st.clusters[computeKey(j.Workspace, j.Compute)]; ci != nil && ci.compute.ProvisioningState == shoal.ProvisioningDeleting {
+			key := computeKey(j.Workspace, j.ComputeKey)
+			if ci := st.clusters[key]; ci != nil && ci.compute.ProvisioningState == shoal.ProvisioningDeleting {
 				continue // it can never run: ReconcileComputes fails it
 			}
 			id := j.Workspace + "/" + j.Name
-			jobs[id] = j
-			snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: computeKey(j.Workspace, j.Compute), Priority: j.PriorityValue(), Seq: j.Seq, InstanceCount: j.InstanceCount()})
+			refs[id] = j
+			snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: key, Priority: j.Priority, Seq: j.Seq, InstanceCount: j.InstanceCount})
 		}
 		res := scheduler.Schedule(snap)
 		for _, p := range res.Placements {
@@ -97,7 +102,12 @@ func (c *Controller) schedule(ctx context.Context) error {
 			for i, id := range p.NodeIDs {
 				nodes[i] = st.nodes[id]
 			}
-			if err := s.startAttempt(sys, tx, jobs[p.JobID], nodes); err != nil {
+			ref := refs[p.JobID]
+			j, err := tx.GetJob(ref.Workspace, ref.Name)
+			if err != nil {
+				return err
+			}
+			if err := s.startAttempt(sys, tx, j, nodes); err != nil {
 				return err
 			}
 			wake = append(wake, p.NodeIDs...)
@@ -107,16 +117,27 @@ func (c *Controller) schedule(ctx context.Context) error {
 		// becomes an event, so a long queue costs no writes per pass.
 		for id, r := range res.Waiting {
 			if s.reasons.setCode(id, string(r.Code)) {
-				if err := appendJobEvent(sys, tx, jobs[id], "waiting", r.Message); err != nil {
+				ref := refs[id]
+				if err := appendJobEvent(sys, tx, &shoal.Job{Workspace: ref.Workspace, JobSpec: shoal.JobSpec{Name: ref.Name}}, "waiting", r.Message); err != nil {
 					return err
 				}
 			}
 		}
 		s.reasons.replace(res.Waiting)
+		waiting := st.queued[:0]
+		for _, j := range st.queued {
+			if _, ok := res.Waiting[j.Workspace+"/"+j.Name]; ok {
+				waiting = append(waiting, j)
+			}
+		}
+		st.queued = waiting
 		return nil
 	})
 	s.nodes.wake(wake...)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return after, nil
 }
 
 // startAttempt creates the next attempt of j on nodes (rank i on nodes[i])

@@ -41,13 +41,14 @@ type Config struct {
 
 // Services bundles the domain services over one store.
 type Services struct {
-	store   shoal.Store
-	catalog *shoal.Catalog
-	log     *slog.Logger
-	notify  func()
-	cfg     Config
-	nodes   *nodeHub
-	reasons *waitReasons
+	store     shoal.Store
+	catalog   *shoal.Catalog
+	log       *slog.Logger
+	notify    func()
+	cfg       Config
+	nodes     *nodeHub
+	reasons   *waitReasons
+	credCache credCache
 }
 
 // New returns the services for cfg.

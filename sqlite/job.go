@@ -127,6 +127,33 @@ func (t *tx) ListQueuedJobs() ([]*shoal.Job, error) {
 	return out, nil
 }
 
+// queryQueuedJobRefs is the query of ListQueuedJobRefs; $1 is shoal.JobQueued.
+const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, instance_count FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
+
+// ListQueuedJobRefs returns what scheduling needs of every queued job, in
+// queue order, without decoding job documents.
+func (t *tx) ListQueuedJobRefs() ([]shoal.QueuedJobRef, error) {
+	rows, err := t.query(queryQueuedJobRefs, shoal.JobQueued)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list queued job refs: %w", err)
+	}
+	refs, err := collect(rows, func(sc scanner) (*shoal.QueuedJobRef, error) {
+		var r shoal.QueuedJobRef
+		var prio, count int64
+		err := sc.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count)
+		r.Priority, r.InstanceCount = int(prio), int(count)
+		return &r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list queued job refs: %w", err)
+	}
+	out := make([]shoal.QueuedJobRef, len(refs))
+	for i, r := range refs {
+		out[i] = *r
+	}
+	return out, nil
+}
+
 // InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns
 // ECONFLICT if the workspace (compared case-insensitively) has a job of that
 // exact name.
@@ -142,11 +169,11 @@ func (t *tx) InsertJob(j *shoal.Job) error {
 		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
 	res, err := t.exec(`INSERT INTO jobs (workspace_key, name, workspace, status, compute_key, priority, seq,
-			created_on, spec_hash, version, doc)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			created_on, spec_hash, version, doc, instance_count)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (workspace_key, name) DO NOTHING`,
 		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
-		micros(j.CreatedOn), j.SpecHash, j.Version, doc)
+		micros(j.CreatedOn), j.SpecHash, j.Version, doc, int64(j.InstanceCount()))
 	if err != nil {
 		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}

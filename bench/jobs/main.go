@@ -171,7 +171,7 @@ func throughput(ctx context.Context, c *api.Client, n, nodes int) {
 		if len(failed) > 0 {
 			log.Fatalf("%d jobs failed, e.g. %s: %s", len(failed), failed[0].Name, failed[0].Error)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
 	took := time.Since(start)
 	fmt.Printf("throughput: %d trivial jobs through %d local nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s)\n",
