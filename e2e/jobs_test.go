@@ -120,6 +120,9 @@ func TestJobsScaleUpAndDown(t *testing.T) {
 			}
 		}
 	}
+	if len(lastEnd) == 0 {
+		t.Fatalf("the attempts of %v name no node with an end time", names)
+	}
 	evs := events(t, s, cluster)
 	released := 0
 	for _, e := range evs {
@@ -180,7 +183,7 @@ func TestJobsMinInstancesKeepsOneNode(t *testing.T) {
 	if agents := agentProcs(s.dataDir); len(agents) != 1 {
 		t.Errorf("%d agent processes run, want 1: %v", len(agents), agents)
 	}
-	if evs := events(t, s, cluster); !hasEventText(evs, "min_instances") {
+	if evs := events(t, s, cluster); !hasEventText(evs, "kept: min_instances") {
 		t.Errorf("no compute event says a node was kept for min_instances:%s", eventLines(evs))
 	}
 }
