@@ -46,6 +46,7 @@ func (r *rankRun) stop(reason string) {
 // outputs and reports the outcome.
 func (r *rankRun) run(ctx context.Context) {
 	t := r.t
+	t0 := time.Now()
 	log := r.a.log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
 	logPath := filepath.Join(r.dir, "user_logs", "std_log.txt")
 	outDir := filepath.Join(r.dir, "outputs")
@@ -80,8 +81,9 @@ func (r *rankRun) run(ctx context.Context) {
 	}
 	r.run_ = run
 	r.mu.Unlock()
-	log.Info("rank started", "pids", run.Pids())
+	started := time.Since(t0)
 	r.report(ctx, &shoal.RankReport{State: shoal.RankRunning})
+	log.Info("rank started", "pids", run.Pids(), "start_took", started, "reported_after", time.Since(t0))
 	ship := newLogShipper(r.a.client, t.RankRef, logPath)
 	shipCtx, stopShip := context.WithCancel(ctx)
 	go ship.loop(shipCtx)

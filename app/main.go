@@ -255,7 +255,7 @@ func (m *Main) poke() {
 }
 
 // minPlacementGap spaces placement passes that follow each other at once.
-const minPlacementGap = 3 * time.Millisecond
+const minPlacementGap = 2 * time.Millisecond
 
 // runControllers runs the reconcilers on every change and every tick.
 func (m *Main) runControllers(ctx context.Context) {

@@ -119,6 +119,7 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 // syncOnce computes the answer to a sync; renew renews the lease.
 func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
 	resp := &shoal.AgentSyncResponse{}
+	writeBeat := false
 	fn := func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -130,14 +131,17 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		}
 		now := tx.Now()
 		if renew {
-			n.LastHeartbeat = now
 			if n.State == shoal.NodeUnusable {
 				// Declared lost but back: its work was requeued; it is
 				// released rather than trusted again.
 				resp.Exit = true
 			}
-			if err := tx.UpdateNode(n); err != nil {
-				return err
+			// The lease is written at most every heartbeatWriteEvery: a
+			// busy node syncs after every job, and a write per sync would
+			// queue behind every other writer.
+			if now.Sub(n.LastHeartbeat) >= s.heartbeatWriteEvery() {
+				writeBeat = true
+				n.LastHeartbeat = now
 			}
 		}
 		resp.LeaseExpires = n.LastHeartbeat.Add(s.cfg.NodeLeaseTTL + s.cfg.NodeLeaseGrace)
@@ -183,13 +187,31 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		}
 		return nil
 	}
-	var err error
-	if renew {
-		err = s.store.Update(ctx, fn)
-	} else {
-		err = s.store.View(ctx, fn)
+	if err := s.store.View(ctx, fn); err != nil {
+		return nil, err
 	}
-	return resp, err
+	if writeBeat {
+		err := s.store.Update(ctx, func(tx shoal.Tx) error {
+			n, err := tx.GetNode(nodeID)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			n.LastHeartbeat = tx.Now()
+			return tx.UpdateNode(n)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+// heartbeatWriteEvery is how stale a stored heartbeat may get before a sync
+// writes it again: a sixth of the lease, at most a second.
+func (s *Services) heartbeatWriteEvery() time.Duration {
+	return min(s.cfg.NodeLeaseTTL/6, time.Second)
 }
 
 // agentTask builds the task of node n's rank of attempt a.

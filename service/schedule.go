@@ -58,86 +58,128 @@ func nodeFree(n *shoal.Node) bool {
 // schedule places queued jobs on free nodes and records why the others
 // wait. It returns the state as it is after the placements, which the
 // autoscaler plans from in the same pass.
+//
+// The state is read and the placement decided in a read-only transaction;
+// only the placements take the write lock, each re-checked (job still
+// queued, nodes still free) since the world may have moved in between.
+// Holding the single writer while reading every node and the whole queue
+// would stall every agent's report behind each pass.
 func (c *Controller) schedule(ctx context.Context) (*state, error) {
 	s := c.s
-	var wake []string
-	var after *state
 	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
-	err := s.store.Update(sys, func(tx shoal.Tx) error {
-		st, err := readState(tx)
-		if err != nil {
-			return err
+	var st *state
+	err := s.store.View(sys, func(tx shoal.Tx) error {
+		var err error
+		st, err = readState(tx)
+		return err
+	})
+	if err != nil || len(st.queued) == 0 {
+		return st, err
+	}
+	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
+	for key, ci := range st.clusters {
+		cs := scheduler.ClusterState{MaxInstances: *ci.compute.MaxInstances, QuotaBlocked: c.blockedReason(key)}
+		for _, n := range ci.nodes {
+			switch {
+			case n.State == shoal.NodePreparing:
+				cs.Provisioning++
+			case n.CurrentAttemptID != "":
+				cs.Busy++
+			}
+			snap.Nodes = append(snap.Nodes, scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n)})
 		}
-		after = st
-		if len(st.queued) == 0 {
-			return nil
+		snap.Clusters[key] = cs
+	}
+	refs := map[string]shoal.QueuedJobRef{}
+	for _, j := range st.queued {
+		key := computeKey(j.Workspace, j.ComputeKey)
+		if ci := st.clusters[key]; ci != nil && ci.compute.ProvisioningState == shoal.ProvisioningDeleting {
+			continue // it can never run: ReconcileComputes fails it
 		}
-		snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
-		for key, ci := range st.clusters {
-			cs := scheduler.ClusterState{MaxInstances: *ci.compute.MaxInstances, QuotaBlocked: c.blockedReason(key)}
-			for _, n := range ci.nodes {
-				switch {
-				case n.State == shoal.NodePreparing:
-					cs.Provisioning++
-				case n.CurrentAttemptID != "":
-					cs.Busy++
+		id := j.Workspace + "/" + j.Name
+		refs[id] = j
+		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: key, Priority: j.Priority, Seq: j.Seq, InstanceCount: j.InstanceCount})
+	}
+	res := scheduler.Schedule(snap)
+	// Reasons change on nearly every pass ("behind 3 jobs", "behind 2
+	// jobs"): they are served from memory, and only a change of kind
+	// becomes an event, so a long queue costs no writes per pass.
+	var changed []string
+	for id, r := range res.Waiting {
+		if s.reasons.setCode(id, string(r.Code)) {
+			changed = append(changed, id)
+		}
+	}
+	s.reasons.replace(res.Waiting)
+	var wake []string
+	if len(res.Placements) > 0 || len(changed) > 0 {
+		err = s.store.Update(sys, func(tx shoal.Tx) error {
+			wake = wake[:0]
+			for _, p := range res.Placements {
+				ok, err := s.place(sys, tx, refs[p.JobID], p.NodeIDs, st)
+				if err != nil {
+					return err
 				}
-				snap.Nodes = append(snap.Nodes, scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n)})
+				if ok {
+					wake = append(wake, p.NodeIDs...)
+				}
 			}
-			snap.Clusters[key] = cs
-		}
-		refs := map[string]shoal.QueuedJobRef{}
-		for _, j := range st.queued {
-			key := computeKey(j.Workspace, j.ComputeKey)
-			if ci := st.clusters[key]; ci != nil && ci.compute.ProvisioningState == shoal.ProvisioningDeleting {
-				continue // it can never run: ReconcileComputes fails it
-			}
-			id := j.Workspace + "/" + j.Name
-			refs[id] = j
-			snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: key, Priority: j.Priority, Seq: j.Seq, InstanceCount: j.InstanceCount})
-		}
-		res := scheduler.Schedule(snap)
-		for _, p := range res.Placements {
-			nodes := make([]*shoal.Node, len(p.NodeIDs))
-			for i, id := range p.NodeIDs {
-				nodes[i] = st.nodes[id]
-			}
-			ref := refs[p.JobID]
-			j, err := tx.GetJob(ref.Workspace, ref.Name)
-			if err != nil {
-				return err
-			}
-			if err := s.startAttempt(sys, tx, j, nodes); err != nil {
-				return err
-			}
-			wake = append(wake, p.NodeIDs...)
-		}
-		// Reasons change on nearly every pass ("behind 3 jobs", "behind 2
-		// jobs"): they are served from memory, and only a change of kind
-		// becomes an event, so a long queue costs no writes per pass.
-		for id, r := range res.Waiting {
-			if s.reasons.setCode(id, string(r.Code)) {
+			for _, id := range changed {
 				ref := refs[id]
-				if err := appendJobEvent(sys, tx, &shoal.Job{Workspace: ref.Workspace, JobSpec: shoal.JobSpec{Name: ref.Name}}, "waiting", r.Message); err != nil {
+				if err := appendJobEvent(sys, tx, &shoal.Job{Workspace: ref.Workspace, JobSpec: shoal.JobSpec{Name: ref.Name}}, "waiting", res.Waiting[id].Message); err != nil {
 					return err
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		s.reasons.replace(res.Waiting)
-		waiting := st.queued[:0]
-		for _, j := range st.queued {
-			if _, ok := res.Waiting[j.Workspace+"/"+j.Name]; ok {
-				waiting = append(waiting, j)
-			}
-		}
-		st.queued = waiting
-		return nil
-	})
-	s.nodes.wake(wake...)
-	if err != nil {
-		return nil, err
 	}
-	return after, nil
+	s.nodes.wake(wake...)
+	waiting := st.queued[:0]
+	for _, j := range st.queued {
+		if _, ok := res.Waiting[j.Workspace+"/"+j.Name]; ok {
+			waiting = append(waiting, j)
+		}
+	}
+	st.queued = waiting
+	return st, nil
+}
+
+// place starts a job on nodes if the job is still queued and the nodes
+// still free; otherwise it leaves both for the next pass. It updates the
+// node records of st so the autoscaler sees the placement.
+func (s *Services) place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRef, nodeIDs []string, st *state) (bool, error) {
+	j, err := tx.GetJob(ref.Workspace, ref.Name)
+	if err != nil {
+		return false, err
+	}
+	if j.Status != shoal.JobQueued {
+		return false, nil
+	}
+	nodes := make([]*shoal.Node, len(nodeIDs))
+	for i, id := range nodeIDs {
+		n, err := tx.GetNode(id)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if !nodeFree(n) {
+			return false, nil
+		}
+		nodes[i] = n
+	}
+	if err := s.startAttempt(ctx, tx, j, nodes); err != nil {
+		return false, err
+	}
+	for _, n := range nodes {
+		if old := st.nodes[n.ID]; old != nil {
+			*old = *n
+		}
+	}
+	return true, nil
 }
 
 // startAttempt creates the next attempt of j on nodes (rank i on nodes[i])

@@ -29,6 +29,7 @@ func main() {
 	latencyJobs := flag.Int("latency-jobs", 200, "jobs submitted one after another on a warm node")
 	throughputJobs := flag.Int("throughput-jobs", 2000, "trivial jobs pushed through 8 nodes")
 	nodes := flag.Int("nodes", 8, "nodes of the throughput cluster")
+	keep := flag.Bool("keep", false, "keep the server's data directory (agent logs) and print its path")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile (it runs in this process) to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -46,7 +47,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	if *keep {
+		fmt.Println("data directory kept:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	cfgPath := filepath.Join(dir, "server.yml")
 	os.WriteFile(cfgPath, []byte("kill_grace: 1s\n"), 0o600)
 	ctx := context.Background()
@@ -176,6 +181,48 @@ func throughput(ctx context.Context, c *api.Client, n, nodes int) {
 	took := time.Since(start)
 	fmt.Printf("throughput: %d trivial jobs through %d local nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s)\n",
 		n, nodes, took.Seconds(), float64(n)/took.Seconds(), submitted.Seconds())
+	phases(ctx, c, names[len(names)/2:len(names)/2+min(200, len(names)/2)])
+}
+
+// phases prints where a node's time goes between two jobs, from the
+// times the server recorded: placement → process running → process ended
+// → job completed → next placement on the same node.
+func phases(ctx context.Context, c *api.Client, names []string) {
+	type span struct{ placed, running, ended, done time.Time }
+	byNode := map[string][]span{}
+	for _, name := range names {
+		atts, err := c.ListAttempts(ctx, "default", name)
+		if err != nil || len(atts) == 0 {
+			continue
+		}
+		a := atts[len(atts)-1]
+		r := a.Ranks[0]
+		if r.StartTime == nil || r.EndTime == nil || a.EndTime == nil {
+			continue
+		}
+		byNode[r.NodeID] = append(byNode[r.NodeID], span{a.CreatedOn, *r.StartTime, *r.EndTime, *a.EndTime})
+	}
+	var toRun, running, toDone, toNext []time.Duration
+	for _, spans := range byNode {
+		slices.SortFunc(spans, func(a, b span) int { return a.placed.Compare(b.placed) })
+		for i, sp := range spans {
+			toRun = append(toRun, sp.running.Sub(sp.placed))
+			running = append(running, sp.ended.Sub(sp.running))
+			toDone = append(toDone, sp.done.Sub(sp.ended))
+			if i+1 < len(spans) {
+				toNext = append(toNext, spans[i+1].placed.Sub(sp.done))
+			}
+		}
+	}
+	med := func(d []time.Duration) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return ms(d[len(d)/2])
+	}
+	fmt.Printf("per job on a node (medians): placed→running %.1f ms, running→ended %.1f ms, ended→completed %.1f ms, completed→next placed %.1f ms\n",
+		med(toRun), med(running), med(toDone), med(toNext))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
