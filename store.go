@@ -84,6 +84,12 @@ type Tx interface {
 	// ListQueuedJobRefs returns what scheduling needs of every queued job,
 	// in the order of ListQueuedJobs, without the rest of each job.
 	ListQueuedJobRefs() ([]QueuedJobRef, error)
+	// ListQueueHeads returns, for every compute, its first perCompute
+	// queued jobs in queue order (priority descending, then Seq), with the
+	// total node demand of each compute's whole queue keyed by
+	// "workspace/compute" lower-cased. A placement pass needs no more: a
+	// compute with k free nodes can start at most k jobs.
+	ListQueueHeads(perCompute int) ([]QueuedJobRef, map[string]int, error)
 	// InsertJob adds a job. Returns ECONFLICT if the name is taken in the workspace.
 	InsertJob(j *Job) error
 	// UpdateJob replaces the stored job. Returns ENOTFOUND.

@@ -52,7 +52,7 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 	if err := c.lifecycle(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.RunPlacement(ctx, now); err != nil {
+	if err := c.placement(ctx, now, true); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.s.ReconcileComputes(ctx); err != nil {
@@ -67,8 +67,14 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 // the full RunOnce on a tick, so a busy server does not re-read every node
 // and compute for each report an agent sends.
 func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
+	return c.placement(ctx, now, false)
+}
+
+// placement runs the scheduler (over the whole queue when full) and the
+// autoscaler.
+func (c *Controller) placement(ctx context.Context, now time.Time, full bool) error {
 	var errs []error
-	st, err := c.schedule(ctx)
+	st, err := c.schedule(ctx, full)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -43,10 +43,7 @@ func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error
 func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 	var snap autoscaler.Snapshot
 	{
-		demand := map[string]int{}
-		for _, j := range st.queued {
-			demand[computeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
-		}
+		demand := st.demand
 		snap.Quotas = map[string]shoal.QuotaLimits{}
 		for _, l := range s.catalog.Locations() {
 			snap.Quotas[l.Name] = l.Quota

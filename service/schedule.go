@@ -19,9 +19,52 @@ type state struct {
 	clusters map[string]*clusterInfo // by computeKey
 	nodes    map[string]*shoal.Node
 	queued   []shoal.QueuedJobRef
+	// demand is the node demand of each compute's whole queue.
+	demand map[string]int
+	// partial is true when queued holds only the heads of each queue.
+	partial bool
 }
 
+// readPlacementState reads what a placement pass needs: every compute and
+// node, and only the first jobs of each queue (as many as the most free
+// nodes any compute has), which is all that can start now. A long queue
+// then costs a placement pass almost nothing.
+func readPlacementState(tx shoal.Tx) (*state, error) {
+	st, err := readNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	most := 1
+	for _, ci := range st.clusters {
+		free := 0
+		for _, n := range ci.nodes {
+			if nodeFree(n) {
+				free++
+			}
+		}
+		most = max(most, free)
+	}
+	st.queued, st.demand, err = tx.ListQueueHeads(most)
+	st.partial = true
+	return st, err
+}
+
+// readState reads computes, nodes and the whole queue.
 func readState(tx shoal.Tx) (*state, error) {
+	st, err := readNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	st.queued, err = tx.ListQueuedJobRefs()
+	st.demand = map[string]int{}
+	for _, j := range st.queued {
+		st.demand[computeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
+	}
+	return st, err
+}
+
+// readNodes reads the clusters and their nodes.
+func readNodes(tx shoal.Tx) (*state, error) {
 	st := &state{clusters: map[string]*clusterInfo{}, nodes: map[string]*shoal.Node{}}
 	workspaces, err := tx.ListWorkspaces()
 	if err != nil {
@@ -46,8 +89,7 @@ func readState(tx shoal.Tx) (*state, error) {
 			ci.nodes = append(ci.nodes, n)
 		}
 	}
-	st.queued, err = tx.ListQueuedJobRefs()
-	return st, err
+	return st, nil
 }
 
 // nodeFree reports whether a node can take work now.
@@ -64,13 +106,21 @@ func nodeFree(n *shoal.Node) bool {
 // queued, nodes still free) since the world may have moved in between.
 // Holding the single writer while reading every node and the whole queue
 // would stall every agent's report behind each pass.
-func (c *Controller) schedule(ctx context.Context) (*state, error) {
+//
+// A full pass reads the whole queue and refreshes every waiting job's
+// reason; a partial one reads only the heads of the queues and leaves the
+// reasons to the next full pass.
+func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
 	var st *state
 	err := s.store.View(sys, func(tx shoal.Tx) error {
 		var err error
-		st, err = readState(tx)
+		if full {
+			st, err = readState(tx)
+		} else {
+			st, err = readPlacementState(tx)
+		}
 		return err
 	})
 	if err != nil || len(st.queued) == 0 {
@@ -105,12 +155,14 @@ func (c *Controller) schedule(ctx context.Context) (*state, error) {
 	// jobs"): they are served from memory, and only a change of kind
 	// becomes an event, so a long queue costs no writes per pass.
 	var changed []string
-	for id, r := range res.Waiting {
-		if s.reasons.setCode(id, string(r.Code)) {
-			changed = append(changed, id)
+	if !st.partial {
+		for id, r := range res.Waiting {
+			if s.reasons.setCode(id, string(r.Code)) {
+				changed = append(changed, id)
+			}
 		}
+		s.reasons.replace(res.Waiting)
 	}
-	s.reasons.replace(res.Waiting)
 	var wake []string
 	if len(res.Placements) > 0 || len(changed) > 0 {
 		err = s.store.Update(sys, func(tx shoal.Tx) error {
@@ -122,6 +174,8 @@ func (c *Controller) schedule(ctx context.Context) (*state, error) {
 				}
 				if ok {
 					wake = append(wake, p.NodeIDs...)
+					ref := refs[p.JobID]
+					st.demand[computeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
 				}
 			}
 			for _, id := range changed {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -152,6 +153,70 @@ func (t *tx) ListQueuedJobRefs() ([]shoal.QueuedJobRef, error) {
 		out[i] = *r
 	}
 	return out, nil
+}
+
+// queryQueueDemand sums the queued node demand per compute, from the
+// covering index jobs_queue_by_compute.
+const queryQueueDemand = `SELECT workspace_key, compute_key, SUM(instance_count) FROM jobs WHERE status = $1 GROUP BY workspace_key, compute_key`
+
+// queryQueueHead reads the first jobs of one compute's queue, a range of
+// the index jobs_queue_by_compute.
+const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count FROM jobs
+	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT $4`
+
+// ListQueueHeads returns the first perCompute queued jobs of every compute
+// (in queue order) and the node demand of each compute's whole queue.
+func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]int, error) {
+	rows, err := t.query(queryQueueDemand, shoal.JobQueued)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: queue demand: %w", err)
+	}
+	demand := map[string]int{}
+	var computes [][2]string
+	for rows.Next() {
+		var ws, comp string
+		var sum int64
+		if err := rows.Scan(&ws, &comp, &sum); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("sqlite: queue demand: %w", err)
+		}
+		demand[ws+"/"+comp] = int(sum)
+		computes = append(computes, [2]string{ws, comp})
+	}
+	if err := rows.Close(); err != nil {
+		return nil, nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("sqlite: queue demand: %w", err)
+	}
+	var out []shoal.QueuedJobRef
+	for _, c := range computes {
+		rows, err := t.query(queryQueueHead, shoal.JobQueued, c[0], c[1], int64(perCompute))
+		if err != nil {
+			return nil, nil, fmt.Errorf("sqlite: queue heads: %w", err)
+		}
+		for rows.Next() {
+			var r shoal.QueuedJobRef
+			var prio, count int64
+			if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("sqlite: queue heads: %w", err)
+			}
+			r.Priority, r.InstanceCount = int(prio), int(count)
+			out = append(out, r)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, nil, err
+		}
+	}
+	// One queue order across computes, as ListQueuedJobRefs.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Priority != out[j].Priority {
+			return out[i].Priority > out[j].Priority
+		}
+		return out[i].Seq < out[j].Seq
+	})
+	return out, demand, nil
 }
 
 // InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns

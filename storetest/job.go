@@ -342,6 +342,38 @@ func testJobQueue(t *testing.T, s shoal.Store, clock *Clock) {
 		return nil
 	})
 	queue("after updates", "c4 a6 r7 e2 b5 f1")
+
+	// The light forms of the queue agree with it: all refs in queue order,
+	// and the heads of each compute's queue with each queue's demand.
+	var refs, heads []shoal.QueuedJobRef
+	var demand map[string]int
+	view(t, s, func(tx shoal.Tx) (err error) {
+		if refs, err = tx.ListQueuedJobRefs(); err != nil {
+			return err
+		}
+		heads, demand, err = tx.ListQueueHeads(1)
+		return err
+	})
+	names := func(rs []shoal.QueuedJobRef) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := names(refs); got != "c4 a6 r7 e2 b5 f1" {
+		t.Errorf("ListQueuedJobRefs = %q, want the queue order", got)
+	}
+	// One head per (workspace, compute): ws-a/cpu c4, ws-a/gpu a6, ws-b/gpu e2, ws-c/gpu f1.
+	if got := names(heads); got != "c4 a6 e2 f1" {
+		t.Errorf("ListQueueHeads(1) = %q, want %q", got, "c4 a6 e2 f1")
+	}
+	wantDemand := map[string]int{"ws-a/cpu": 2, "ws-a/gpu": 2, "ws-b/gpu": 1, "ws-c/gpu": 1}
+	for k, v := range wantDemand {
+		if demand[k] != v {
+			t.Errorf("ListQueueHeads demand[%s] = %d, want %d (all: %v)", k, demand[k], v, demand)
+		}
+	}
 }
 
 func testNextSeq(t *testing.T, s shoal.Store, clock *Clock) {
