@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -107,6 +108,12 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	if opts.TickInterval == 0 {
 		opts.TickInterval = 200 * time.Millisecond
+	}
+	// The server allocates mostly short-lived request and row garbage; a
+	// larger GC target trades some memory for CPU on small machines. An
+	// explicit GOGC still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	catalog, err := cfg.Catalog(func(provider string) (int, string) { return local.DetectGPUs() })
 	if err != nil {
