@@ -81,6 +81,33 @@ type AgentTask struct {
 	// rank: the agent fetches and unpacks them before starting, so a job can
 	// resume from its checkpoint.
 	RestoreOutputs bool `json:"restore_outputs"`
+	// Identities are the managed identities the job may act as (the
+	// compute's); empty means the job gets no MSI endpoint. The first is the
+	// default (DEFAULT_IDENTITY_CLIENT_ID).
+	Identities []TaskIdentity `json:"identities,omitempty"`
+}
+
+// TaskIdentity is a managed identity a job may request tokens for.
+type TaskIdentity struct {
+	ClientID string `json:"client_id"`
+	Name     string `json:"name"`
+}
+
+// TokenRequest asks the server for a workload token on behalf of a rank.
+type TokenRequest struct {
+	Resource string `json:"resource"`
+	ClientID string `json:"client_id,omitempty"`
+}
+
+// TokenResponse is the MSI endpoint's answer, in the shape Azure's SDKs
+// read (expires_on is seconds since the epoch, as a string).
+type TokenResponse struct {
+	AccessToken string `json:"access_token"`
+	ExpiresOn   string `json:"expires_on"`
+	ExpiresIn   string `json:"expires_in"`
+	Resource    string `json:"resource"`
+	TokenType   string `json:"token_type"`
+	ClientID    string `json:"client_id"`
 }
 
 // Rank report states an agent sends.

@@ -25,6 +25,13 @@ type Principal struct {
 	// Name is what events and the audit log show.
 	Name string `json:"name"`
 	Kind string `json:"kind"`
+	// Admin principals may do everything, everywhere.
+	Admin bool `json:"admin"`
+	// OnBehalfOf is, for a workload identity, the principal that submitted
+	// the job: the workload never gets more rights than its submitter.
+	OnBehalfOf string `json:"on_behalf_of,omitempty"`
+	// AttemptID binds a workload identity to the job attempt it runs in.
+	AttemptID string `json:"attempt_id,omitempty"`
 }
 
 type principalKey struct{}

@@ -116,11 +116,14 @@ type Job struct {
 	Status    string `json:"status"`
 	// StatusReason says why a job is where it is: for a queued job, why it
 	// waits (provisioning, max_instances, quota, behind other jobs).
-	StatusReason string     `json:"status_reason,omitempty"`
-	CreatedBy    string     `json:"created_by,omitempty"`
-	CreatedOn    time.Time  `json:"created_on"`
-	StartTime    *time.Time `json:"start_time,omitempty"`
-	EndTime      *time.Time `json:"end_time,omitempty"`
+	StatusReason string `json:"status_reason,omitempty"`
+	CreatedBy    string `json:"created_by,omitempty"`
+	// CreatedByPrincipal is the submitter's principal ID: the job's workload
+	// identity never gets more rights than it.
+	CreatedByPrincipal string     `json:"created_by_principal,omitempty"`
+	CreatedOn          time.Time  `json:"created_on"`
+	StartTime          *time.Time `json:"start_time,omitempty"`
+	EndTime            *time.Time `json:"end_time,omitempty"`
 	// Seq is the submission order.
 	Seq int64 `json:"-"`
 	// AttemptCount counts attempts started; CurrentAttemptID names the live one.

@@ -106,6 +106,61 @@ type Tx interface {
 	// UpdateAttempt replaces the stored attempt. Returns ENOTFOUND.
 	UpdateAttempt(a *Attempt) error
 
+	// UpdateToken replaces a stored token (revocation). Returns ENOTFOUND.
+	UpdateToken(t *APIToken) error
+	// GetToken returns a token by ID. Returns ENOTFOUND.
+	GetToken(id string) (*APIToken, error)
+
+	// GetUser returns a user by name (case-insensitive). Returns ENOTFOUND.
+	GetUser(name string) (*User, error)
+	// FindUserByOIDC returns the user linked to an issuer and subject. Returns ENOTFOUND.
+	FindUserByOIDC(issuer, subject string) (*User, error)
+	// ListUsers returns users ordered by name.
+	ListUsers() ([]*User, error)
+	// InsertUser adds a user. Returns ECONFLICT.
+	InsertUser(u *User) error
+	// UpdateUser replaces a user. Returns ENOTFOUND.
+	UpdateUser(u *User) error
+
+	// GetIdentity returns an identity by name (case-insensitive). Returns ENOTFOUND.
+	GetIdentity(name string) (*Identity, error)
+	// FindIdentityByClientID returns an identity by client ID. Returns ENOTFOUND.
+	FindIdentityByClientID(clientID string) (*Identity, error)
+	// ListIdentities returns identities ordered by name.
+	ListIdentities() ([]*Identity, error)
+	// InsertIdentity adds an identity. Returns ECONFLICT.
+	InsertIdentity(i *Identity) error
+	// DeleteIdentity removes an identity. Returns ENOTFOUND.
+	DeleteIdentity(name string) error
+
+	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
+	GetRole(name string) (*RoleDefinition, error)
+	// ListRoles returns the custom roles ordered by name.
+	ListRoles() ([]*RoleDefinition, error)
+	// InsertRole adds a custom role. Returns ECONFLICT.
+	InsertRole(r *RoleDefinition) error
+
+	// ListRoleAssignments returns assignments of a principal ("" = all) in
+	// a workspace ("" = all), ordered by ID.
+	ListRoleAssignments(principalID, workspace string) ([]*RoleAssignment, error)
+	// InsertRoleAssignment adds an assignment. Returns ECONFLICT when the
+	// same principal already has that role in that workspace.
+	InsertRoleAssignment(a *RoleAssignment) error
+	// DeleteRoleAssignment removes an assignment by ID. Returns ENOTFOUND.
+	DeleteRoleAssignment(id string) error
+
+	// AppendAudit adds an audit record and sets its ID.
+	AppendAudit(r *AuditRecord) error
+	// ListAudit returns audit records matching filter, oldest first.
+	ListAudit(filter AuditFilter) ([]*AuditRecord, error)
+
+	// ListSigningKeys returns the workload-token signing keys, newest first.
+	ListSigningKeys() ([]*SigningKey, error)
+	// InsertSigningKey adds a key. Returns ECONFLICT.
+	InsertSigningKey(k *SigningKey) error
+	// UpdateSigningKey replaces a key (retirement). Returns ENOTFOUND.
+	UpdateSigningKey(k *SigningKey) error
+
 	// GetSetting reads a server setting. Returns ENOTFOUND.
 	GetSetting(key string) (string, error)
 	// PutSetting writes a server setting.

@@ -26,6 +26,9 @@ type rankRun struct {
 	// stopReason is set when the server stops the rank before its process
 	// starts.
 	stopReason string
+	// msi is the rank's managed identity endpoint, when the task has
+	// identities; it runs while the processes do.
+	msi *msiEndpoint
 }
 
 func newRankRun(a *Agent, t *shoal.AgentTask) *rankRun {
@@ -59,6 +62,21 @@ func (r *rankRun) run(ctx context.Context) {
 		r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "preparing failed: " + err.Error()})
 		return
 	}
+	if len(t.Identities) > 0 {
+		ref := t.RankRef
+		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+			return r.a.client.Token(ctx, ref, req)
+		}
+		r.msi, err = startMSIEndpoint(ctx, t.Identities, mint, log)
+		if err != nil {
+			log.Warn("starting the identity endpoint failed", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
+			newLogShipper(r.a.client, t.RankRef, logPath).flush(ctx)
+			r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "preparing failed: " + err.Error()})
+			return
+		}
+		defer r.msi.Close()
+	}
 	r.mu.Lock()
 	if r.stopReason != "" {
 		reason := r.stopReason
@@ -89,6 +107,9 @@ func (r *rankRun) run(ctx context.Context) {
 	go ship.loop(shipCtx)
 	res := run.Wait()
 	stopShip()
+	if r.msi != nil {
+		r.msi.Close()
+	}
 	// Finalizing is the upload of outputs; a job that wrote none has
 	// nothing to finalize and skips the round trips.
 	if dirHasFiles(outDir) {
@@ -219,6 +240,13 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
 	for _, name := range t.Outputs {
 		env["AZUREML_OUTPUT_"+name] = filepath.Join(outDir, name)
+	}
+	if r.msi != nil {
+		// The identity endpoint's variables win over the job's own: the
+		// secret is the rank's.
+		for k, v := range r.msi.env() {
+			env[k] = v
+		}
 	}
 	return env
 }

@@ -5,23 +5,97 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/workload"
 )
 
-// authenticate resolves the bearer token to a principal, or answers 401.
-// It is the single place where credentials are checked.
+// authenticate resolves the bearer credential to a principal, or answers
+// 401 (and records the refusal). An API token names a user or the admin; a
+// JWT is a workload identity token minted for a running job.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get("Authorization")
-		scheme, token, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-			s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)"))
-			return
+		token, ok := bearer(r)
+		var p *shoal.Principal
+		var err error
+		switch {
+		case !ok:
+			err = shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
+		case workload.LooksLikeJWT(token):
+			p, err = s.svc.AuthenticateWorkload(r.Context(), token)
+		default:
+			p, err = s.svc.Authenticate(r.Context(), token)
 		}
-		p, err := s.svc.Authenticate(r.Context(), strings.TrimSpace(token))
 		if err != nil {
+			ri := requestInfo(r, "authenticate")
+			_ = s.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
 			s.writeError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(shoal.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// requestInfo describes a request for the audit log.
+func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
+	target := strings.TrimPrefix(r.URL.Path, "/api/v1/")
+	return &shoal.RequestInfo{Action: action, Target: r.Method + " " + target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
+}
+
+// authorize is the single authorization point: it checks the route's
+// action for the caller before the handler runs, records refusals, logins
+// and failed changes in the audit log, and hands successful changes to the
+// store, which records them in the same transaction.
+func (s *Server) authorize(route Route, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		p := shoal.PrincipalFrom(ctx)
+		ri := requestInfo(r, route.Action)
+		var err error
+		switch route.Action {
+		case ActionAuthenticated, ActionLogin:
+			if p.Kind == shoal.PrincipalNode {
+				err = shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
+			}
+		case ActionSelfOrAdmin:
+			if !p.Admin && !strings.EqualFold(p.ID, "user:"+r.PathValue("user")) {
+				err = shoal.Errorf(shoal.EFORBIDDEN, "%s may act only on its own user", p.Name)
+			}
+		default:
+			err = s.svc.Authorize(ctx, p, r.PathValue("ws"), route.Action)
+		}
+		if err != nil {
+			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
+			s.writeError(w, r, err)
+			return
+		}
+		if route.Action == ActionLogin {
+			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditSucceeded, "login")
+		}
+		if r.Method == http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r.WithContext(shoal.WithRequestInfo(ctx, ri)))
+		if rec.status >= 400 && !ri.Audited {
+			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditFailed, http.StatusText(rec.status))
+		}
+	})
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush passes streaming flushes through.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }

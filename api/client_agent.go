@@ -82,3 +82,12 @@ func (a *AgentClient) Artifact(ctx context.Context, id string) (io.ReadCloser, e
 	}
 	return resp.Body, nil
 }
+
+// Token asks the server for a workload token for a rank's job.
+func (a *AgentClient) Token(ctx context.Context, ref shoal.RankRef, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	var out shoal.TokenResponse
+	if _, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "token"), req, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -221,10 +221,6 @@ func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handlePreemptNode(w http.ResponseWriter, r *http.Request) {
-	if p := shoal.PrincipalFrom(r.Context()); p == nil || p.Kind != shoal.PrincipalAdmin {
-		s.writeError(w, r, shoal.Errorf(shoal.EFORBIDDEN, "preempting a node is an admin operation"))
-		return
-	}
 	n, err := s.svc.PreemptNode(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.PathValue("node"))
 	if err != nil {
 		s.writeError(w, r, err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -40,9 +41,23 @@ type Route struct {
 	Public bool
 	// Agent routes take a node credential (or, for join, a join token)
 	// instead of a user's API token.
-	Agent   bool
+	Agent bool
+	// Action is what the caller must be allowed to do, in the workspace
+	// of the path's {ws} when it has one; see also the Action* pseudo-actions.
+	Action  string
 	handler http.HandlerFunc
 }
+
+// Pseudo-actions for routes that are not one workspace action.
+const (
+	// ActionAuthenticated: any authenticated principal (catalogs, lists
+	// whose service filters by the caller).
+	ActionAuthenticated = "authenticated"
+	// ActionSelfOrAdmin: the path's {user} is the caller, or an admin.
+	ActionSelfOrAdmin = "self-or-admin"
+	// ActionLogin: any authenticated principal; recorded as a login.
+	ActionLogin = "login"
+)
 
 // Routes returns the route table, so that tests can walk every route.
 func (s *Server) Routes() []Route { return s.routeTable() }
@@ -50,36 +65,59 @@ func (s *Server) Routes() []Route { return s.routeTable() }
 func (s *Server) routeTable() []Route {
 	return []Route{
 		{Pattern: "GET /healthz", Public: true, handler: s.handleHealth},
-		{Pattern: "GET /api/v1/workspaces", handler: s.handleListWorkspaces},
-		{Pattern: "POST /api/v1/workspaces", handler: s.handleCreateWorkspace},
-		{Pattern: "GET /api/v1/workspaces/{ws}", handler: s.handleGetWorkspace},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes", handler: s.handleListComputes},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}", handler: s.handleGetCompute},
-		{Pattern: "PUT /api/v1/workspaces/{ws}/computes/{name}", handler: s.handlePutCompute},
-		{Pattern: "PATCH /api/v1/workspaces/{ws}/computes/{name}", handler: s.handlePatchCompute},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}", handler: s.handleDeleteCompute},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/events", handler: s.handleComputeEvents},
-		{Pattern: "GET /api/v1/locations", handler: s.handleListLocations},
-		{Pattern: "GET /api/v1/locations/{loc}/sizes", handler: s.handleListSizes},
-		{Pattern: "GET /api/v1/locations/{loc}/usages", handler: s.handleListUsages},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/nodes", handler: s.handleListNodes},
-		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}/preempt", handler: s.handlePreemptNode},
-		{Pattern: "POST /api/v1/workspaces/{ws}/artifacts", handler: s.handleUploadArtifact},
-		{Pattern: "POST /api/v1/workspaces/{ws}/jobs", handler: s.handleSubmitJob},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs", handler: s.handleListJobs},
-		{Pattern: "PUT /api/v1/workspaces/{ws}/jobs/{name}", handler: s.handleSubmitJob},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}", handler: s.handleGetJob},
-		{Pattern: "POST /api/v1/workspaces/{ws}/jobs/{name}/cancel", handler: s.handleCancelJob},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/attempts", handler: s.handleJobAttempts},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", handler: s.handleJobEvents},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", handler: s.handleJobLogs},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", handler: s.handleJobOutputs},
+		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.handleDiscovery},
+		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.handleJWKS},
+
+		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.handleWhoami},
+		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
+		{Pattern: "POST /api/v1/workspaces", Action: shoal.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
+		{Pattern: "GET /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspace},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes", Action: shoal.ActComputesRead, handler: s.handleListComputes},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesRead, handler: s.handleGetCompute},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesWrite, handler: s.handlePutCompute},
+		{Pattern: "PATCH /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesWrite, handler: s.handlePatchCompute},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesDelete, handler: s.handleDeleteCompute},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/events", Action: shoal.ActComputesRead, handler: s.handleComputeEvents},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesRead, handler: s.handleListNodes},
+		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}/preempt", Action: shoal.ActComputesPreemptNode, handler: s.handlePreemptNode},
+		{Pattern: "GET /api/v1/locations", Action: ActionAuthenticated, handler: s.handleListLocations},
+		{Pattern: "GET /api/v1/locations/{loc}/sizes", Action: ActionAuthenticated, handler: s.handleListSizes},
+		{Pattern: "GET /api/v1/locations/{loc}/usages", Action: ActionAuthenticated, handler: s.handleListUsages},
+		{Pattern: "POST /api/v1/workspaces/{ws}/artifacts", Action: shoal.ActArtifactsWrite, handler: s.handleUploadArtifact},
+		{Pattern: "POST /api/v1/workspaces/{ws}/jobs", Action: shoal.ActJobsWrite, handler: s.handleSubmitJob},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs", Action: shoal.ActJobsRead, handler: s.handleListJobs},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/jobs/{name}", Action: shoal.ActJobsWrite, handler: s.handleSubmitJob},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}", Action: shoal.ActJobsRead, handler: s.handleGetJob},
+		{Pattern: "POST /api/v1/workspaces/{ws}/jobs/{name}/cancel", Action: shoal.ActJobsCancel, handler: s.handleCancelJob},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/attempts", Action: shoal.ActJobsRead, handler: s.handleJobAttempts},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", Action: shoal.ActJobsRead, handler: s.handleJobEvents},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", Action: shoal.ActJobsRead, handler: s.handleJobLogs},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", Action: shoal.ActJobsRead, handler: s.handleJobOutputs},
+		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.handleListAssignments},
+		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleAssignRole},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleUnassignRole},
+
+		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.handleListUsers},
+		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.handleCreateUser},
+		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, handler: s.handleGetUser},
+		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.handleDisableUser},
+		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.handleEnableUser},
+		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, handler: s.handleListTokens},
+		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, handler: s.handleCreateToken},
+		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, handler: s.handleRevokeToken},
+		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.handleListRoles},
+		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, handler: s.handleCreateRole},
+		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.handleListIdentities},
+		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.handleCreateIdentity},
+		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.handleListAudit},
+
 		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.handleAgentJoin},
 		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.handleAgentSync},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.handleAgentReport},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/logs", Agent: true, handler: s.handleAgentLogs},
 		{Pattern: "PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs", Agent: true, handler: s.handleAgentOutputs},
 		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore", Agent: true, handler: s.handleAgentRestore},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.handleAgentToken},
 		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.handleAgentArtifact},
 	}
 }
@@ -97,8 +135,9 @@ func (s *Server) routes() {
 		case r.Agent:
 			h = s.authenticateNode(h)
 		default:
-			h = s.authenticate(h)
+			h = s.authenticate(s.authorize(r, h))
 		}
+		h = csrfProtect(h)
 		s.mux.Handle(r.Pattern, h)
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

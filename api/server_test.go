@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/workload"
 )
 
 // newTestServer returns an HTTP test server over a real SQLite store and
@@ -31,7 +32,8 @@ func newTestServer(t *testing.T) (*httptest.Server, *api.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(service.Config{Store: store, Catalog: cat})
+	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test"})
+	svc.SetWorkload(workload.New(workload.Config{Keys: svc.WorkloadKeys(), Clock: shoal.SystemClock{}, Issuer: "http://shoal.test"}))
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil || token == "" {
 		t.Fatalf("bootstrap: %q %v", token, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/shoal-ml/shoal/provider/local"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/workload"
 )
 
 // Options configure a server. Flags override the config file, which
@@ -148,6 +149,14 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace),
 	})
+	// Workload tokens are signed by keys in the store, rotated daily.
+	issuer := workload.New(workload.Config{Keys: m.svc.WorkloadKeys(), Clock: opts.Clock, Issuer: serverURL})
+	m.svc.SetWorkload(issuer)
+	if err := issuer.Rotate(ctx); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, fmt.Errorf("workload signing keys: %w", err)
+	}
 	m.ctrl = service.NewController(m.svc, uint64(opts.Clock.Now().UnixNano()))
 	if err := m.bootstrap(ctx); err != nil {
 		ln.Close()
@@ -273,6 +282,9 @@ func (m *Main) runControllers(ctx context.Context) {
 		var err error
 		if full {
 			err = m.ctrl.RunOnce(ctx, m.opts.Clock.Now())
+			if rerr := m.svc.Workload().Rotate(ctx); rerr != nil && ctx.Err() == nil {
+				m.log.Error("rotating workload signing keys failed", slog.Any("err", rerr))
+			}
 		} else {
 			err = m.ctrl.RunPlacement(ctx, m.opts.Clock.Now())
 		}

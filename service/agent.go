@@ -179,7 +179,11 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			case stopReason != "" && running[ref]:
 				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: stopReason})
 			case stopReason == "" && !running[ref] && rank.Status == shoal.AttemptPreparing:
-				resp.Start = append(resp.Start, s.agentTask(j, a, n))
+				t := s.agentTask(j, a, n)
+				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
+					t.Identities = taskIdentities(tx, c)
+				}
+				resp.Start = append(resp.Start, t)
 			}
 		}
 		if n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted) {

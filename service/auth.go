@@ -8,7 +8,7 @@ import (
 )
 
 // adminPrincipal is the server's bootstrap administrator.
-var adminPrincipal = &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin}
+var adminPrincipal = &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true}
 
 // Authenticate returns the principal a bearer token belongs to. Unknown,
 // revoked and expired tokens are EUNAUTHORIZED.
@@ -29,11 +29,8 @@ func (s *Services) Authenticate(ctx context.Context, token string) (*shoal.Princ
 		if t.ExpiresOn != nil && !tx.Now().Before(*t.ExpiresOn) {
 			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token has expired")
 		}
-		if t.PrincipalID == adminPrincipal.ID {
-			p = adminPrincipal
-			return nil
-		}
-		return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's principal %q is unknown", t.PrincipalID)
+		p, err = s.authenticateUserToken(tx, t)
+		return err
 	})
 	return p, err
 }

@@ -23,6 +23,9 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 		if err != nil {
 			return err
 		}
+		if err := s.ensureComputeIdentities(tx, ws.Name, spec); err != nil {
+			return err
+		}
 		existing, err := tx.GetCompute(ws.Name, spec.Name)
 		switch {
 		case shoal.ErrorCode(err) == shoal.ENOTFOUND:
@@ -144,6 +147,9 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 			next.Identity = &id
 		}
 		if _, _, err := shoal.NormalizeClusterSpec(&next, s.catalog, existing.Location); err != nil {
+			return err
+		}
+		if err := s.ensureComputeIdentities(tx, existing.Workspace, &next); err != nil {
 			return err
 		}
 		changes := describeChanges(&existing.ComputeSpec, &next)

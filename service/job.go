@@ -68,7 +68,7 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		j := &shoal.Job{
 			JobSpec: *spec, Workspace: c.Workspace, Status: shoal.JobQueued,
 			StatusReason: "queued: waiting for the scheduler",
-			CreatedBy:    shoal.ActorName(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
+			CreatedBy:    shoal.ActorName(ctx), CreatedByPrincipal: principalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
 		}
 		if err := tx.InsertJob(j); err != nil {
 			return err
@@ -259,4 +259,16 @@ func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (o
 // computeKey identifies a cluster across workspaces for the scheduler.
 func computeKey(workspace, compute string) string {
 	return strings.ToLower(workspace) + "/" + strings.ToLower(compute)
+}
+
+func principalID(ctx context.Context) string {
+	p := shoal.PrincipalFrom(ctx)
+	switch {
+	case p == nil:
+		return ""
+	case p.OnBehalfOf != "":
+		// A job submitted by a workload acts for the original submitter.
+		return p.OnBehalfOf
+	}
+	return p.ID
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/workload"
 )
 
 // Config wires a Services value.
@@ -37,6 +38,9 @@ type Config struct {
 	JoinTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL when a job is stopped.
 	KillGrace time.Duration
+	// Workload mints and verifies workload-identity tokens; nil disables
+	// managed identities.
+	Workload *workload.Issuer
 }
 
 // Services bundles the domain services over one store.
@@ -68,7 +72,7 @@ func New(cfg Config) *Services {
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 10 * time.Second
 	}
-	s := &Services{store: cfg.Store, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), reasons: newWaitReasons()}
+	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), reasons: newWaitReasons()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -102,3 +102,35 @@ func (t *tx) ListTokens(principalID string) ([]*shoal.APIToken, error) {
 	}
 	return out, nil
 }
+
+// GetToken returns a token by ID. Returns ENOTFOUND.
+func (t *tx) GetToken(id string) (*shoal.APIToken, error) {
+	tok, err := scanToken(t.queryRow(`SELECT `+tokenColumns+` FROM api_tokens WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "token %q not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlite: get token %q: %w", id, err)
+	}
+	return tok, nil
+}
+
+// UpdateToken replaces the name, expiry and revocation of the stored token
+// of tok.ID; its principal, hash and creation time never change and are
+// kept as stored. Returns ENOTFOUND.
+func (t *tx) UpdateToken(tok *shoal.APIToken) error {
+	if err := t.writable("update token"); err != nil {
+		return err
+	}
+	res, err := t.exec(`UPDATE api_tokens SET name = $2, expires_on = $3, revoked = $4 WHERE id = $1`,
+		tok.ID, tok.Name, nullMicros(tok.ExpiresOn), boolInt(tok.Revoked))
+	if err != nil {
+		return fmt.Errorf("sqlite: update token %q: %w", tok.ID, err)
+	}
+	if n, err := affected(res); err != nil {
+		return fmt.Errorf("sqlite: update token %q: %w", tok.ID, err)
+	} else if n == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "token %q not found", tok.ID)
+	}
+	normTimePtr(&tok.ExpiresOn)
+	return nil
+}

@@ -13,8 +13,9 @@
 //		})
 //	}
 //
-// Stores must keep times in UTC at microsecond precision, compare workspace
-// and compute names case-insensitively (job names and IDs exactly), and
+// Stores must keep times in UTC at microsecond precision, compare workspace,
+// compute, user, identity and role names case-insensitively (job names, IDs,
+// principal IDs, client IDs and sign-in accounts exactly), and
 // return ENOTFOUND and ECONFLICT as shoal.Tx documents. Nodes, jobs and
 // attempts must read back deeply equal to what was written, including their
 // json:"-" fields; values of `any` fields (JobSpec.Environment,
@@ -54,6 +55,13 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"ComputeList", testComputeList},
 		{"Events", testEvents},
 		{"Tokens", testTokens},
+		{"TokenUpdate", testTokenUpdate},
+		{"Users", testUsers},
+		{"Identities", testIdentities},
+		{"Roles", testRoles},
+		{"RoleAssignments", testRoleAssignments},
+		{"Audit", testAudit},
+		{"SigningKeys", testSigningKeys},
 		{"Settings", testSettings},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},

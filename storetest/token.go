@@ -71,3 +71,62 @@ func testTokens(t *testing.T, s shoal.Store, clock *Clock) {
 	list("user:bob", c)
 	list("user:nobody")
 }
+
+func testTokenUpdate(t *testing.T, s shoal.Store, clock *Clock) {
+	raw := clock.Now() // nanoseconds, CET: the store keeps it in stored form
+	exp := raw.Add(24 * time.Hour)
+	tok := &shoal.APIToken{ID: "tok-1", Name: "laptop", PrincipalID: "user:alice", Hash: shoal.HashToken("1"), CreatedOn: raw, ExpiresOn: &exp}
+	other := &shoal.APIToken{ID: "tok-2", Name: "ci", PrincipalID: "user:bob", Hash: shoal.HashToken("2"), CreatedOn: raw}
+	update(t, s, func(tx shoal.Tx) error {
+		if err := tx.InsertToken(tok); err != nil {
+			return err
+		}
+		return tx.InsertToken(other)
+	})
+	get := func(id string) *shoal.APIToken {
+		t.Helper()
+		var got *shoal.APIToken
+		view(t, s, func(tx shoal.Tx) (err error) {
+			got, err = tx.GetToken(id)
+			return err
+		})
+		return got
+	}
+	equal(t, "GetToken(tok-1)", get("tok-1"), tok)
+	equal(t, "GetToken(tok-2)", get("tok-2"), other)
+	err := s.View(t.Context(), func(tx shoal.Tx) error {
+		_, err := tx.GetToken("TOK-1")
+		return err
+	})
+	wantCode(t, "GetToken compares IDs exactly", err, shoal.ENOTFOUND)
+
+	// Revoke, rename and extend.
+	later := raw.Add(48 * time.Hour)
+	changed := *tok
+	changed.Name, changed.Revoked, changed.ExpiresOn = "old laptop", true, &later
+	update(t, s, func(tx shoal.Tx) error { return tx.UpdateToken(&changed) })
+	if later != raw.Add(48*time.Hour) {
+		t.Errorf("UpdateToken wrote through its ExpiresOn pointer")
+	}
+	if changed.ExpiresOn == nil || *changed.ExpiresOn != now(later) {
+		t.Errorf("UpdateToken left ExpiresOn %v, want its stored form %v", changed.ExpiresOn, now(later))
+	}
+	equal(t, "GetToken after UpdateToken", get("tok-1"), &changed)
+	var byHash *shoal.APIToken
+	view(t, s, func(tx shoal.Tx) (err error) {
+		byHash, err = tx.FindTokenByHash(tok.Hash)
+		return err
+	})
+	equal(t, "FindTokenByHash after UpdateToken", byHash, &changed)
+	equal(t, "the other token after UpdateToken", get("tok-2"), other)
+
+	// Clear the expiry.
+	changed.ExpiresOn = nil
+	update(t, s, func(tx shoal.Tx) error { return tx.UpdateToken(&changed) })
+	equal(t, "GetToken after clearing ExpiresOn", get("tok-1"), &changed)
+
+	err = s.Update(t.Context(), func(tx shoal.Tx) error {
+		return tx.UpdateToken(&shoal.APIToken{ID: "tok-missing", Name: "x", Revoked: true})
+	})
+	wantCode(t, "UpdateToken of a missing token", err, shoal.ENOTFOUND)
+}

@@ -61,7 +61,46 @@ func writeAll(tx shoal.Tx, suffix string) error {
 	if err := tx.InsertAttempt(fullAttempt("ws"+suffix, "job"+suffix, "att"+suffix, 1, tx.Now())); err != nil {
 		return err
 	}
+	if err := writeAccess(tx, suffix); err != nil {
+		return err
+	}
 	return tx.PutSetting("key"+suffix, "value")
+}
+
+// writeAccess writes one access-control row of every kind through tx.
+func writeAccess(tx shoal.Tx, suffix string) error {
+	if err := tx.InsertUser(&shoal.User{Name: "user" + suffix, CreatedOn: tx.Now(), OIDCIssuer: issuer, OIDCSubject: "sub" + suffix}); err != nil {
+		return err
+	}
+	if err := tx.InsertIdentity(&shoal.Identity{Name: "id" + suffix, ClientID: "client" + suffix, CreatedOn: tx.Now()}); err != nil {
+		return err
+	}
+	if err := tx.InsertRole(&shoal.RoleDefinition{Name: "role" + suffix, Actions: []string{"*/read"}, CreatedOn: tx.Now()}); err != nil {
+		return err
+	}
+	if err := tx.InsertRoleAssignment(&shoal.RoleAssignment{ID: "ra" + suffix, PrincipalID: "user:user" + suffix,
+		Role: "role" + suffix, Workspace: "ws" + suffix, CreatedOn: tx.Now()}); err != nil {
+		return err
+	}
+	if err := tx.AppendAudit(&shoal.AuditRecord{Time: tx.Now(), PrincipalID: "user:user" + suffix, Action: shoal.ActUsersWrite,
+		Target: "users/user" + suffix, Outcome: shoal.AuditSucceeded}); err != nil {
+		return err
+	}
+	return tx.InsertSigningKey(&shoal.SigningKey{ID: "kid" + suffix, PrivatePEM: testPEM, CreatedOn: tx.Now()})
+}
+
+// hasSigningKey reports whether a signing key of that ID is stored.
+func hasSigningKey(tx shoal.Tx, id string) (*shoal.SigningKey, error) {
+	keys, err := tx.ListSigningKeys()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if k.ID == id {
+			return k, nil
+		}
+	}
+	return nil, nil
 }
 
 // wantNothingOf fails the test if any row writeAll(suffix) writes exists.
@@ -85,6 +124,25 @@ func wantNothingOf(t *testing.T, s shoal.Store, suffix string) {
 		events, err := tx.ListEvents(shoal.EventFilter{Workspace: "ws" + suffix})
 		if err != nil || len(events) != 0 {
 			t.Errorf("events: %d, %v; want none", len(events), err)
+		}
+		_, err = tx.GetUser("user" + suffix)
+		wantCode(t, "user", err, shoal.ENOTFOUND)
+		_, err = tx.FindUserByOIDC(issuer, "sub"+suffix)
+		wantCode(t, "user by sign-in account", err, shoal.ENOTFOUND)
+		_, err = tx.GetIdentity("id" + suffix)
+		wantCode(t, "identity", err, shoal.ENOTFOUND)
+		_, err = tx.FindIdentityByClientID("client" + suffix)
+		wantCode(t, "identity by client ID", err, shoal.ENOTFOUND)
+		_, err = tx.GetRole("role" + suffix)
+		wantCode(t, "role", err, shoal.ENOTFOUND)
+		if as, err := tx.ListRoleAssignments("user:user"+suffix, ""); err != nil || len(as) != 0 {
+			t.Errorf("role assignments: %d, %v; want none", len(as), err)
+		}
+		if records, err := tx.ListAudit(shoal.AuditFilter{PrincipalID: "user:user" + suffix}); err != nil || len(records) != 0 {
+			t.Errorf("audit records: %d, %v; want none", len(records), err)
+		}
+		if k, err := hasSigningKey(tx, "kid"+suffix); err != nil || k != nil {
+			t.Errorf("signing key: %v, %v; want none", k, err)
 		}
 		return nil
 	})
@@ -117,6 +175,24 @@ func wantAllOf(t *testing.T, s shoal.Store, suffix string) {
 		}
 		if events, err := tx.ListEvents(shoal.EventFilter{Workspace: "ws" + suffix}); err != nil || len(events) != 1 {
 			t.Errorf("events: %d, %v; want 1", len(events), err)
+		}
+		if _, err := tx.GetUser("user" + suffix); err != nil {
+			t.Errorf("user: %v", err)
+		}
+		if _, err := tx.GetIdentity("id" + suffix); err != nil {
+			t.Errorf("identity: %v", err)
+		}
+		if _, err := tx.GetRole("role" + suffix); err != nil {
+			t.Errorf("role: %v", err)
+		}
+		if as, err := tx.ListRoleAssignments("user:user"+suffix, ""); err != nil || len(as) != 1 {
+			t.Errorf("role assignments: %d, %v; want 1", len(as), err)
+		}
+		if records, err := tx.ListAudit(shoal.AuditFilter{PrincipalID: "user:user" + suffix}); err != nil || len(records) != 1 {
+			t.Errorf("audit records: %d, %v; want 1", len(records), err)
+		}
+		if k, err := hasSigningKey(tx, "kid"+suffix); err != nil || k == nil {
+			t.Errorf("signing key: %v, %v; want one", k, err)
 		}
 		return nil
 	})
@@ -170,6 +246,9 @@ func testRollback(t *testing.T, s shoal.Store, clock *Clock) {
 		if err := tx.UpdateAttempt(a); err != nil {
 			return err
 		}
+		if err := changeAccess(tx, "-kept"); err != nil {
+			return err
+		}
 		return errFail
 	})
 	if !errors.Is(err, errFail) {
@@ -199,6 +278,7 @@ func testRollback(t *testing.T, s shoal.Store, clock *Clock) {
 		}
 		return nil
 	})
+	wantAccessUnchanged(t, s, "-kept")
 
 	// A *shoal.Error from fn comes back with its code.
 	err = s.Update(t.Context(), func(tx shoal.Tx) error {
@@ -223,6 +303,66 @@ func testRollback(t *testing.T, s shoal.Store, clock *Clock) {
 	// The store still works.
 	update(t, s, func(tx shoal.Tx) error { return writeAll(tx, "-after") })
 	wantAllOf(t, s, "-after")
+}
+
+// changeAccess changes every access-control row writeAll(suffix) wrote.
+func changeAccess(tx shoal.Tx, suffix string) error {
+	u, err := tx.GetUser("user" + suffix)
+	if err != nil {
+		return err
+	}
+	u.Disabled, u.OIDCSubject = true, "changed"
+	if err := tx.UpdateUser(u); err != nil {
+		return err
+	}
+	tok, err := tx.GetToken("tok" + suffix)
+	if err != nil {
+		return err
+	}
+	tok.Revoked = true
+	if err := tx.UpdateToken(tok); err != nil {
+		return err
+	}
+	if err := tx.DeleteIdentity("id" + suffix); err != nil {
+		return err
+	}
+	if err := tx.DeleteRoleAssignment("ra" + suffix); err != nil {
+		return err
+	}
+	k, err := hasSigningKey(tx, "kid"+suffix)
+	if err != nil {
+		return err
+	}
+	if k == nil {
+		return fmt.Errorf("signing key %q not found", "kid"+suffix)
+	}
+	retired := tx.Now()
+	k.RetiredOn = &retired
+	return tx.UpdateSigningKey(k)
+}
+
+// wantAccessUnchanged fails the test if a change of changeAccess(suffix)
+// is visible.
+func wantAccessUnchanged(t *testing.T, s shoal.Store, suffix string) {
+	t.Helper()
+	view(t, s, func(tx shoal.Tx) error {
+		if u, err := tx.GetUser("user" + suffix); err != nil || u.Disabled || u.OIDCSubject != "sub"+suffix {
+			t.Errorf("user change is visible: %v, %v", u, err)
+		}
+		if tok, err := tx.GetToken("tok" + suffix); err != nil || tok.Revoked {
+			t.Errorf("token change is visible: %v, %v", tok, err)
+		}
+		if _, err := tx.GetIdentity("id" + suffix); err != nil {
+			t.Errorf("identity deletion is visible: %v", err)
+		}
+		if as, err := tx.ListRoleAssignments("user:user"+suffix, ""); err != nil || len(as) != 1 {
+			t.Errorf("role assignment deletion is visible: %d, %v", len(as), err)
+		}
+		if k, err := hasSigningKey(tx, "kid"+suffix); err != nil || k == nil || k.RetiredOn != nil {
+			t.Errorf("signing key change is visible: %v, %v", k, err)
+		}
+		return nil
+	})
 }
 
 func testRollbackOnPanic(t *testing.T, s shoal.Store, clock *Clock) {
@@ -291,6 +431,33 @@ func testViewIsReadOnly(t *testing.T, s shoal.Store, clock *Clock) {
 			a.Status = shoal.AttemptLost
 			return tx.UpdateAttempt(a)
 		},
+		"UpdateToken": func(tx shoal.Tx) error {
+			return tx.UpdateToken(&shoal.APIToken{ID: "tok-x", PrincipalID: "user:x", Hash: shoal.HashToken("-x"), CreatedOn: at, Revoked: true})
+		},
+		"InsertUser": func(tx shoal.Tx) error { return tx.InsertUser(&shoal.User{Name: "user-view", CreatedOn: at}) },
+		"UpdateUser": func(tx shoal.Tx) error {
+			return tx.UpdateUser(&shoal.User{Name: "user-x", Disabled: true, CreatedOn: at, OIDCIssuer: issuer, OIDCSubject: "changed"})
+		},
+		"InsertIdentity": func(tx shoal.Tx) error {
+			return tx.InsertIdentity(&shoal.Identity{Name: "id-view", ClientID: "client-view", CreatedOn: at})
+		},
+		"DeleteIdentity": func(tx shoal.Tx) error { return tx.DeleteIdentity("id-x") },
+		"InsertRole": func(tx shoal.Tx) error {
+			return tx.InsertRole(&shoal.RoleDefinition{Name: "role-view", Actions: []string{"*"}, CreatedOn: at})
+		},
+		"InsertRoleAssignment": func(tx shoal.Tx) error {
+			return tx.InsertRoleAssignment(&shoal.RoleAssignment{ID: "ra-view", PrincipalID: "user:user-view", Role: shoal.RoleOwner, Workspace: "ws-view", CreatedOn: at})
+		},
+		"DeleteRoleAssignment": func(tx shoal.Tx) error { return tx.DeleteRoleAssignment("ra-x") },
+		"AppendAudit": func(tx shoal.Tx) error {
+			return tx.AppendAudit(&shoal.AuditRecord{Time: at, PrincipalID: "user:user-view", Action: shoal.ActUsersWrite, Outcome: shoal.AuditDenied})
+		},
+		"InsertSigningKey": func(tx shoal.Tx) error {
+			return tx.InsertSigningKey(&shoal.SigningKey{ID: "kid-view", PrivatePEM: testPEM, CreatedOn: at})
+		},
+		"UpdateSigningKey": func(tx shoal.Tx) error {
+			return tx.UpdateSigningKey(&shoal.SigningKey{ID: "kid-x", PrivatePEM: testPEM, CreatedOn: at, RetiredOn: &at})
+		},
 	}
 	for name, write := range writes {
 		var inner error
@@ -319,6 +486,7 @@ func testViewIsReadOnly(t *testing.T, s shoal.Store, clock *Clock) {
 	if a := getAttempt(t, s, "att-x"); a.Status != shoal.AttemptFailed {
 		t.Errorf("UpdateAttempt in a View was committed")
 	}
+	wantAccessUnchanged(t, s, "-x")
 	update(t, s, func(tx shoal.Tx) error {
 		if v, err := tx.NextSeq("job"); err != nil || v != 1 {
 			t.Errorf("NextSeq after NextSeq in a View = %d, %v; want 1", v, err)

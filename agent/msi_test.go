@@ -1,0 +1,555 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+)
+
+const (
+	idA = "11111111-1111-1111-1111-111111111111"
+	idB = "aaaabbbb-2222-2222-2222-22222222cccc"
+)
+
+var testIdentities = []shoal.TaskIdentity{{ClientID: idA, Name: "system"}, {ClientID: idB, Name: "trainer"}}
+
+// fakeMinter records the requests the endpoint forwards.
+type fakeMinter struct {
+	mu    sync.Mutex
+	calls []shoal.TokenRequest
+	err   error
+	ttl   time.Duration
+	block chan struct{}
+}
+
+func (f *fakeMinter) mint(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, *req)
+	n := len(f.calls)
+	err, ttl, block := f.err, f.ttl, f.block
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	return &shoal.TokenResponse{
+		AccessToken: "tok-" + strconv.Itoa(n) + "-" + req.ClientID + "-" + req.Resource,
+		ExpiresOn:   strconv.FormatInt(time.Now().Add(ttl).Unix(), 10),
+		ExpiresIn:   strconv.Itoa(int(ttl / time.Second)),
+		Resource:    req.Resource,
+		TokenType:   "Bearer",
+		ClientID:    req.ClientID,
+	}, nil
+}
+
+func (f *fakeMinter) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+func (f *fakeMinter) last() shoal.TokenRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[len(f.calls)-1]
+}
+
+func newTestMSI(t *testing.T, f *fakeMinter) *msiEndpoint {
+	t.Helper()
+	m, err := newMSIEndpoint(context.Background(), testIdentities, f.mint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+type msiReq struct {
+	method  string
+	path    string
+	query   url.Values
+	headers map[string]string
+}
+
+func doMSI(t *testing.T, m *msiEndpoint, r msiReq) (int, map[string]string) {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	if r.path == "" {
+		r.path = msiPath
+	}
+	req := httptest.NewRequest(r.method, r.path+"?"+r.query.Encode(), nil)
+	for k, v := range r.headers {
+		req.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	m.ServeHTTP(w, req)
+	if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("content type %q", ct)
+	}
+	var body map[string]string
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatalf("body %q: %v", w.Body.String(), err)
+	}
+	return w.Code, body
+}
+
+// azureML is the request the Azure ML documentation's sample sends.
+func azureML(m *msiEndpoint, resource, clientID string) msiReq {
+	q := url.Values{"resource": {resource}, "api-version": {"2017-09-01"}}
+	if clientID != "" {
+		q.Set("clientid", clientID)
+	}
+	return msiReq{query: q, headers: map[string]string{"Secret": m.secret}}
+}
+
+// appService is the request the Azure SDKs send when IDENTITY_ENDPOINT is set.
+func appService(m *msiEndpoint, resource, clientID string) msiReq {
+	q := url.Values{"resource": {resource}, "api-version": {"2019-08-01"}}
+	if clientID != "" {
+		q.Set("client_id", clientID)
+	}
+	return msiReq{query: q, headers: map[string]string{"X-IDENTITY-HEADER": m.secret}}
+}
+
+func wantError(t *testing.T, code int, body map[string]string, wantCode int) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("status %d, want %d (%v)", code, wantCode, body)
+	}
+	if body["error"] == "" || body["error_description"] == "" {
+		t.Fatalf("error body %v", body)
+	}
+	if body["access_token"] != "" {
+		t.Fatalf("token in an error answer: %v", body)
+	}
+}
+
+func TestMSISecret(t *testing.T) {
+	f := &fakeMinter{}
+	m := newTestMSI(t, f)
+	if len(m.secret) != 64 {
+		t.Fatalf("secret %q is not 32 bytes in hex", m.secret)
+	}
+	if other := newTestMSI(t, f); other.secret == m.secret {
+		t.Fatal("two endpoints share a secret")
+	}
+	q := url.Values{"resource": {"https://management.azure.com"}, "api-version": {"2017-09-01"}}
+	for name, headers := range map[string]map[string]string{
+		"missing":              nil,
+		"wrong Secret":         {"Secret": m.secret[:63] + "x"},
+		"wrong identity":       {"X-IDENTITY-HEADER": "nope"},
+		"empty":                {"Secret": ""},
+		"prefix":               {"Secret": m.secret[:32]},
+		"bearer":               {"Authorization": "Bearer " + m.secret},
+		"one right, one wrong": {"Secret": m.secret, "X-IDENTITY-HEADER": "nope"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, body := doMSI(t, m, msiReq{query: q, headers: headers})
+			wantError(t, code, body, http.StatusUnauthorized)
+			if body["error"] != "invalid_request" {
+				t.Fatalf("error %q", body["error"])
+			}
+		})
+	}
+	if f.count() != 0 {
+		t.Fatalf("unauthorized requests reached the server: %v", f.calls)
+	}
+}
+
+func TestMSIRequestShapes(t *testing.T) {
+	f := &fakeMinter{}
+	m := newTestMSI(t, f)
+	for name, r := range map[string]msiReq{
+		"azureml 2017-09-01":      azureML(m, "https://management.azure.com", idB),
+		"app service 2019-08-01":  appService(m, "https://storage.azure.com", idB),
+		"secret with 2019":        {query: url.Values{"resource": {"https://vault.azure.net"}, "api-version": {"2019-08-01"}, "client_id": {idB}}, headers: map[string]string{"Secret": m.secret}},
+		"identity header 2017":    {query: url.Values{"resource": {"https://database.windows.net"}, "api-version": {"2017-09-01"}, "clientid": {idB}}, headers: map[string]string{"X-IDENTITY-HEADER": m.secret}},
+		"mi_res_id":               {query: url.Values{"resource": {"api://x"}, "api-version": {"2019-08-01"}, "mi_res_id": {idB}}, headers: map[string]string{"X-IDENTITY-HEADER": m.secret}},
+		"upper case client id":    azureML(m, "api://upper", strings.ToUpper(idB)),
+		"both headers":            {query: url.Values{"resource": {"api://both"}, "clientid": {idB}}, headers: map[string]string{"Secret": m.secret, "X-IDENTITY-HEADER": m.secret}},
+		"trailing slash":          {path: msiPath + "/", query: url.Values{"resource": {"api://slash"}, "client_id": {idB}}, headers: map[string]string{"X-IDENTITY-HEADER": m.secret}},
+		"same id in both params":  {query: url.Values{"resource": {"api://same"}, "clientid": {idB}, "client_id": {idB}}, headers: map[string]string{"Secret": m.secret}},
+		"lower-case secret name":  {query: url.Values{"resource": {"api://lower"}, "clientid": {idB}}, headers: map[string]string{"secret": m.secret}},
+		"lower-case identity hdr": {query: url.Values{"resource": {"api://lower2"}, "client_id": {idB}}, headers: map[string]string{"x-identity-header": m.secret}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, body := doMSI(t, m, r)
+			if code != http.StatusOK {
+				t.Fatalf("status %d: %v", code, body)
+			}
+			res := r.query.Get("resource")
+			got := f.last()
+			if got.Resource != res || got.ClientID != idB {
+				t.Fatalf("forwarded %+v", got)
+			}
+			if body["access_token"] == "" || body["resource"] != res || body["token_type"] != "Bearer" || body["expires_on"] == "" {
+				t.Fatalf("answer %v", body)
+			}
+			if _, err := strconv.ParseInt(body["expires_on"], 10, 64); err != nil {
+				t.Fatalf("expires_on %q", body["expires_on"])
+			}
+		})
+	}
+}
+
+func TestMSIDefaultIdentity(t *testing.T) {
+	f := &fakeMinter{}
+	m := newTestMSI(t, f)
+	for name, r := range map[string]msiReq{
+		"no client id":    azureML(m, "https://management.azure.com", ""),
+		"empty client id": {query: url.Values{"resource": {"https://storage.azure.com"}, "clientid": {""}, "api-version": {"2017-09-01"}}, headers: map[string]string{"Secret": m.secret}},
+		"app service":     appService(m, "https://vault.azure.net", ""),
+		"default by name": azureML(m, "api://default", idA),
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, body := doMSI(t, m, r)
+			if code != http.StatusOK {
+				t.Fatalf("status %d: %v", code, body)
+			}
+			if got := f.last(); got.ClientID != idA {
+				t.Fatalf("forwarded client id %q, want the default %q", got.ClientID, idA)
+			}
+		})
+	}
+}
+
+func TestMSIBadRequests(t *testing.T) {
+	f := &fakeMinter{}
+	m := newTestMSI(t, f)
+	hdr := map[string]string{"Secret": m.secret}
+	for name, tc := range map[string]struct {
+		r    msiReq
+		want int
+	}{
+		"missing resource":      {msiReq{query: url.Values{"api-version": {"2017-09-01"}, "clientid": {idA}}, headers: hdr}, http.StatusBadRequest},
+		"empty resource":        {msiReq{query: url.Values{"resource": {""}, "clientid": {idA}}, headers: hdr}, http.StatusBadRequest},
+		"two resources":         {msiReq{query: url.Values{"resource": {"a", "b"}}, headers: hdr}, http.StatusBadRequest},
+		"unknown clientid":      {azureML(m, "https://management.azure.com", "33333333-3333-3333-3333-333333333333"), http.StatusBadRequest},
+		"unknown client_id":     {appService(m, "https://management.azure.com", "None"), http.StatusBadRequest},
+		"unknown mi_res_id":     {msiReq{query: url.Values{"resource": {"r"}, "mi_res_id": {"/subscriptions/x/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/other"}}, headers: hdr}, http.StatusBadRequest},
+		"two identities":        {msiReq{query: url.Values{"resource": {"r"}, "clientid": {idA}, "client_id": {idB}}, headers: hdr}, http.StatusBadRequest},
+		"object id":             {msiReq{query: url.Values{"resource": {"r"}, "object_id": {"x"}}, headers: hdr}, http.StatusBadRequest},
+		"principal id":          {msiReq{query: url.Values{"resource": {"r"}, "principal_id": {"x"}}, headers: hdr}, http.StatusBadRequest},
+		"x-forwarded-for":       {msiReq{query: url.Values{"resource": {"r"}}, headers: map[string]string{"Secret": m.secret, "X-Forwarded-For": "10.0.0.1"}}, http.StatusBadRequest},
+		"forwarded":             {msiReq{query: url.Values{"resource": {"r"}}, headers: map[string]string{"Secret": m.secret, "Forwarded": "for=10.0.0.1"}}, http.StatusBadRequest},
+		"x-forwarded-for first": {msiReq{query: url.Values{"resource": {"r"}}, headers: map[string]string{"X-Forwarded-For": "10.0.0.1"}}, http.StatusBadRequest},
+		"post":                  {msiReq{method: http.MethodPost, query: url.Values{"resource": {"r"}}, headers: hdr}, http.StatusMethodNotAllowed},
+		"head-less put":         {msiReq{method: http.MethodPut, query: url.Values{"resource": {"r"}}, headers: hdr}, http.StatusMethodNotAllowed},
+		"other path":            {msiReq{path: "/metadata/identity/oauth2/token", query: url.Values{"resource": {"r"}}, headers: hdr}, http.StatusNotFound},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, body := doMSI(t, m, tc.r)
+			wantError(t, code, body, tc.want)
+		})
+	}
+	if f.count() != 0 {
+		t.Fatalf("bad requests reached the server: %v", f.calls)
+	}
+}
+
+func TestMSIServerErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err      error
+		want     int
+		wantDesc string
+	}{
+		"attempt ended": {shoal.Errorf(shoal.EFORBIDDEN, "the attempt has ended"), http.StatusForbidden, "the attempt has ended"},
+		"not found":     {shoal.Errorf(shoal.ENOTFOUND, "no such attempt"), http.StatusForbidden, "no such attempt"},
+		"invalid":       {shoal.Errorf(shoal.EINVALID, "resource: not a valid audience"), http.StatusBadRequest, "resource: not a valid audience"},
+		"server 5xx":    {shoal.Errorf(shoal.EINTERNAL, "the server answered 502 Bad Gateway"), http.StatusServiceUnavailable, ""},
+		"unreachable":   {errors.New("cannot reach the Shoal server at http://x: connection refused"), http.StatusServiceUnavailable, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeMinter{err: tc.err}
+			m := newTestMSI(t, f)
+			code, body := doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+			wantError(t, code, body, tc.want)
+			if tc.wantDesc != "" && body["error_description"] != tc.wantDesc {
+				t.Fatalf("description %q, want %q", body["error_description"], tc.wantDesc)
+			}
+			// Failures are not cached: the next request asks again.
+			doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+			if f.count() != 2 {
+				t.Fatalf("%d calls, want 2", f.count())
+			}
+		})
+	}
+}
+
+func TestMSICache(t *testing.T) {
+	f := &fakeMinter{}
+	m := newTestMSI(t, f)
+	now := time.Now()
+	m.now = func() time.Time { return now }
+
+	_, first := doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+	// Same resource and (default) identity, either request style: cached.
+	_, second := doMSI(t, m, appService(m, "https://management.azure.com", idA))
+	if f.count() != 1 {
+		t.Fatalf("%d calls to the server, want 1", f.count())
+	}
+	if first["access_token"] != second["access_token"] {
+		t.Fatalf("cached token differs: %v vs %v", first, second)
+	}
+	// Another resource or identity is another token.
+	doMSI(t, m, azureML(m, "https://storage.azure.com", ""))
+	doMSI(t, m, azureML(m, "https://management.azure.com", idB))
+	if f.count() != 3 {
+		t.Fatalf("%d calls to the server, want 3", f.count())
+	}
+	// A cached answer's expires_in counts down.
+	now = now.Add(10 * time.Minute)
+	_, third := doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+	if f.count() != 3 || third["access_token"] != first["access_token"] {
+		t.Fatalf("not served from the cache: %d calls, %v", f.count(), third)
+	}
+	if in, _ := strconv.Atoi(third["expires_in"]); in > 3000 || in < 2900 {
+		t.Fatalf("expires_in %q after 10 minutes of a 1 hour token", third["expires_in"])
+	}
+	// Within 5 minutes of expiry the server is asked again.
+	now = now.Add(46 * time.Minute)
+	_, fourth := doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+	if f.count() != 4 || fourth["access_token"] == first["access_token"] {
+		t.Fatalf("near-expiry token served from the cache: %d calls, %v", f.count(), fourth)
+	}
+}
+
+func TestMSIShortLivedTokenNotCached(t *testing.T) {
+	f := &fakeMinter{ttl: 4 * time.Minute}
+	m := newTestMSI(t, f)
+	doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+	doMSI(t, m, azureML(m, "https://management.azure.com", ""))
+	if f.count() != 2 {
+		t.Fatalf("%d calls, want 2: a token expiring within 5 minutes is not cached", f.count())
+	}
+}
+
+func TestMSIConcurrentRequestsShareOneCall(t *testing.T) {
+	f := &fakeMinter{block: make(chan struct{})}
+	m := newTestMSI(t, f)
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for range 8 {
+		wg.Go(func() {
+			if code, _ := doMSI(t, m, azureML(m, "https://management.azure.com", "")); code == http.StatusOK {
+				ok.Add(1)
+			}
+		})
+	}
+	for f.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(f.block)
+	wg.Wait()
+	if f.count() != 1 || ok.Load() != 8 {
+		t.Fatalf("%d calls, %d answers: want 1 call and 8 answers", f.count(), ok.Load())
+	}
+}
+
+func TestMSIEndpointListens(t *testing.T) {
+	f := &fakeMinter{}
+	m, err := startMSIEndpoint(context.Background(), testIdentities, f.mint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(m.url)
+	if err != nil || u.Hostname() != "127.0.0.1" || u.Path != msiPath || u.Port() == "" || u.Port() == "0" {
+		t.Fatalf("endpoint %q", m.url)
+	}
+	get := func() (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodGet, m.url+"?resource=https%3A%2F%2Fmanagement.azure.com&clientid="+idB+"&api-version=2017-09-01", nil)
+		req.Header.Set("Secret", m.secret)
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok shoal.TokenResponse
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &tok) != nil || tok.AccessToken == "" || tok.ClientID != idB {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	m.Close()
+	m.Close()
+	if resp, err := get(); err == nil {
+		resp.Body.Close()
+		t.Fatal("the endpoint still answers after Close")
+	}
+}
+
+func TestRankEnvIdentity(t *testing.T) {
+	a := &Agent{cfg: Config{NodeID: "node-1", WorkDir: t.TempDir()}}
+	task := &shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: "att-1"}, JobName: "job", Workspace: "ws",
+		EnvironmentVariables: map[string]string{"MSI_SECRET": "from-the-job", "FOO": "bar"}}
+	vars := []string{"MSI_ENDPOINT", "MSI_SECRET", "IDENTITY_ENDPOINT", "IDENTITY_HEADER", "DEFAULT_IDENTITY_CLIENT_ID"}
+
+	t.Run("no identity", func(t *testing.T) {
+		task := *task
+		task.EnvironmentVariables = map[string]string{"FOO": "bar"}
+		r := newRankRun(a, &task)
+		env := r.env("/out")
+		for _, k := range vars {
+			if v, ok := env[k]; ok {
+				t.Errorf("%s=%q set without an identity", k, v)
+			}
+		}
+		if env["FOO"] != "bar" {
+			t.Fatalf("job variable lost: %v", env)
+		}
+	})
+
+	t.Run("identities", func(t *testing.T) {
+		task := *task
+		task.Identities = testIdentities
+		r := newRankRun(a, &task)
+		m, err := startMSIEndpoint(context.Background(), task.Identities, (&fakeMinter{}).mint, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		r.msi = m
+		env := r.env("/out")
+		if env["MSI_ENDPOINT"] != m.url || env["IDENTITY_ENDPOINT"] != m.url {
+			t.Fatalf("endpoint variables %q %q, want %q", env["MSI_ENDPOINT"], env["IDENTITY_ENDPOINT"], m.url)
+		}
+		if env["MSI_SECRET"] != m.secret || env["IDENTITY_HEADER"] != m.secret {
+			t.Fatalf("secret variables %q %q", env["MSI_SECRET"], env["IDENTITY_HEADER"])
+		}
+		if env["DEFAULT_IDENTITY_CLIENT_ID"] != idA {
+			t.Fatalf("DEFAULT_IDENTITY_CLIENT_ID=%q, want the first identity %q", env["DEFAULT_IDENTITY_CLIENT_ID"], idA)
+		}
+		if env["FOO"] != "bar" || env["SHOAL_JOB_NAME"] != "job" {
+			t.Fatalf("other variables lost: %v", env)
+		}
+	})
+}
+
+// TestRankRunServesIdentity runs a rank against a fake server: the job sees
+// the variables, the endpoint forwards to the server's token call for the
+// rank, and it is gone once the processes end.
+func TestRankRunServesIdentity(t *testing.T) {
+	var mu sync.Mutex
+	var tokenPaths []string
+	var tokenReqs []shoal.TokenRequest
+	var states []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/token"):
+			var req shoal.TokenRequest
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			tokenPaths = append(tokenPaths, r.URL.Path)
+			tokenReqs = append(tokenReqs, req)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(shoal.TokenResponse{AccessToken: "minted", ExpiresOn: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10), Resource: req.Resource, TokenType: "Bearer", ClientID: req.ClientID})
+		case strings.HasSuffix(r.URL.Path, "/status"):
+			var rep shoal.RankReport
+			_ = json.NewDecoder(r.Body).Decode(&rep)
+			mu.Lock()
+			states = append(states, rep.State)
+			mu.Unlock()
+			w.Write([]byte("{}"))
+		default:
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Write([]byte("{}"))
+		}
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	a := &Agent{cfg: Config{NodeID: "node-1", WorkDir: dir}, client: api.NewAgentClient(srv.URL, "cred"), log: slog.New(slog.DiscardHandler)}
+	envFile := filepath.Join(dir, "env.txt")
+	goFile := filepath.Join(dir, "go")
+	task := &shoal.AgentTask{
+		RankRef: shoal.RankRef{AttemptID: "att-1", Rank: 0}, JobName: "job", Workspace: "ws", NodeCount: 1, ProcessesPerNode: 1,
+		Command:    `printf '%s\n%s\n%s\n%s\n%s\n' "$MSI_ENDPOINT" "$MSI_SECRET" "$IDENTITY_ENDPOINT" "$IDENTITY_HEADER" "$DEFAULT_IDENTITY_CLIENT_ID" > ` + envFile + `.tmp && mv ` + envFile + `.tmp ` + envFile + `; while [ ! -e ` + goFile + ` ]; do sleep 0.02; done`,
+		Identities: testIdentities,
+		KillGrace:  time.Second,
+	}
+	r := newRankRun(a, task)
+	done := make(chan struct{})
+	go func() { defer close(done); r.run(context.Background()) }()
+
+	var lines []string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(envFile)
+		if err == nil {
+			lines = strings.Split(strings.TrimSpace(string(data)), "\n")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(lines) != 5 || lines[0] == "" || lines[0] != lines[2] || len(lines[1]) != 64 || lines[1] != lines[3] || lines[4] != idA {
+		t.Fatalf("job environment: %q", lines)
+	}
+	req, _ := http.NewRequest(http.MethodGet, lines[0]+"?resource=https%3A%2F%2Fmanagement.azure.com&client_id="+idB+"&api-version=2019-08-01", nil)
+	req.Header.Set("X-IDENTITY-HEADER", lines[3])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok shoal.TokenResponse
+	_ = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || tok.AccessToken != "minted" {
+		t.Fatalf("status %d, token %+v", resp.StatusCode, tok)
+	}
+	mu.Lock()
+	if len(tokenPaths) != 1 || tokenPaths[0] != "/agent/v1/attempts/att-1/ranks/0/token" || tokenReqs[0] != (shoal.TokenRequest{Resource: "https://management.azure.com", ClientID: idB}) {
+		t.Fatalf("server saw %q %+v", tokenPaths, tokenReqs)
+	}
+	mu.Unlock()
+
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the rank did not end")
+	}
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the identity endpoint outlives the rank")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(states) == 0 || states[len(states)-1] != shoal.RankCompleted {
+		t.Fatalf("states %q", states)
+	}
+}

@@ -1,0 +1,166 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// Whoami returns the caller and its role assignments.
+func (c *Client) Whoami(ctx context.Context) (*service.Whoami, error) {
+	var out service.Whoami
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/whoami", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateUser creates a user.
+func (c *Client) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, error) {
+	var out shoal.User
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/users", u, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListUsers lists users.
+func (c *Client) ListUsers(ctx context.Context) ([]*shoal.User, error) {
+	var out listBody[*shoal.User]
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/users", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// GetUser returns a user.
+func (c *Client) GetUser(ctx context.Context, name string) (*shoal.User, error) {
+	var out shoal.User
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/users/"+url.PathEscape(name), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SetUserDisabled disables or enables a user.
+func (c *Client) SetUserDisabled(ctx context.Context, name string, disabled bool) (*shoal.User, error) {
+	verb := "enable"
+	if disabled {
+		verb = "disable"
+	}
+	var out shoal.User
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/users/"+url.PathEscape(name)+"/"+verb, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateToken creates an API token; expiresIn is a Go duration or "".
+func (c *Client) CreateToken(ctx context.Context, user, name, expiresIn string) (*TokenCreateResponse, error) {
+	var out TokenCreateResponse
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/users/"+url.PathEscape(user)+"/tokens", TokenCreateRequest{Name: name, ExpiresIn: expiresIn}, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListTokens lists a user's tokens.
+func (c *Client) ListTokens(ctx context.Context, user string) ([]*shoal.APIToken, error) {
+	var out listBody[*shoal.APIToken]
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/users/"+url.PathEscape(user)+"/tokens", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// RevokeToken revokes a token.
+func (c *Client) RevokeToken(ctx context.Context, id string) (*shoal.APIToken, error) {
+	var out shoal.APIToken
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tokens/"+url.PathEscape(id)+"/revoke", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListRoles lists roles.
+func (c *Client) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, error) {
+	var out listBody[*shoal.RoleDefinition]
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/roles", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// CreateRole defines a custom role.
+func (c *Client) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*shoal.RoleDefinition, error) {
+	var out shoal.RoleDefinition
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/roles", r, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AssignRole grants a role in a workspace.
+func (c *Client) AssignRole(ctx context.Context, workspace, principal, role string) (*shoal.RoleAssignment, error) {
+	var out shoal.RoleAssignment
+	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/roleassignments", AssignmentRequest{Principal: principal, Role: role}, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UnassignRole removes a role in a workspace.
+func (c *Client) UnassignRole(ctx context.Context, workspace, principal, role string) error {
+	q := url.Values{"principal": {principal}, "role": {role}}
+	_, err := c.do(ctx, http.MethodDelete, wsPath(workspace)+"/roleassignments?"+q.Encode(), nil, nil, nil)
+	return err
+}
+
+// ListAssignments lists a workspace's role assignments.
+func (c *Client) ListAssignments(ctx context.Context, workspace string) ([]*shoal.RoleAssignment, error) {
+	var out listBody[*shoal.RoleAssignment]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/roleassignments", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// CreateIdentity creates a user-assigned identity.
+func (c *Client) CreateIdentity(ctx context.Context, name string) (*shoal.Identity, error) {
+	var out shoal.Identity
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/identities", IdentityCreateRequest{Name: name}, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListIdentities lists identities.
+func (c *Client) ListIdentities(ctx context.Context) ([]*shoal.Identity, error) {
+	var out listBody[*shoal.Identity]
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/identities", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// ListAudit lists audit records.
+func (c *Client) ListAudit(ctx context.Context, since, principal, target string) ([]*shoal.AuditRecord, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"since": since, "principal": principal, "target": target} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	path := "/api/v1/audit"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out listBody[*shoal.AuditRecord]
+	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}

@@ -1,0 +1,372 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// requireAdmin refuses a caller that is not an administrator.
+func requireAdmin(ctx context.Context, what string) error {
+	p := shoal.PrincipalFrom(ctx)
+	if p == nil || !p.Admin {
+		return shoal.Errorf(shoal.EFORBIDDEN, "%s needs an administrator", what)
+	}
+	return nil
+}
+
+// CreateUser adds a user (administrators only).
+func (s *Services) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, error) {
+	if err := requireAdmin(ctx, "creating users"); err != nil {
+		return nil, err
+	}
+	if err := shoal.ValidateUserName(u.Name); err != nil {
+		return nil, err
+	}
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		u.CreatedOn = tx.Now()
+		return tx.InsertUser(u)
+	})
+	return u, err
+}
+
+// ListUsers lists users (administrators only).
+func (s *Services) ListUsers(ctx context.Context) (out []*shoal.User, err error) {
+	if err := requireAdmin(ctx, "listing users"); err != nil {
+		return nil, err
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListUsers()
+		return err
+	})
+	return out, err
+}
+
+// FindUser returns a user: administrators see anyone, users themselves.
+func (s *Services) FindUser(ctx context.Context, name string) (u *shoal.User, err error) {
+	if p := shoal.PrincipalFrom(ctx); p == nil || (!p.Admin && !strings.EqualFold(p.ID, "user:"+name)) {
+		return nil, shoal.Errorf(shoal.EFORBIDDEN, "reading another user needs an administrator")
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		u, err = tx.GetUser(name)
+		return err
+	})
+	return u, err
+}
+
+// SetUserDisabled disables or enables a user; a disabled user's tokens stop
+// working at once, since every request re-reads the user.
+func (s *Services) SetUserDisabled(ctx context.Context, name string, disabled bool) (*shoal.User, error) {
+	if err := requireAdmin(ctx, "disabling users"); err != nil {
+		return nil, err
+	}
+	var u *shoal.User
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		var err error
+		if u, err = tx.GetUser(name); err != nil {
+			return err
+		}
+		u.Disabled = disabled
+		return tx.UpdateUser(u)
+	})
+	return u, err
+}
+
+// MaxTokenLifetime bounds --expires-in.
+const MaxTokenLifetime = 366 * 24 * time.Hour
+
+// CreateToken makes an API token for a user and returns it with the token
+// itself, which is shown this once and stored only as a hash. Users may
+// make tokens for themselves; administrators for anyone.
+func (s *Services) CreateToken(ctx context.Context, user, name string, expiresIn time.Duration) (*shoal.APIToken, string, error) {
+	p := shoal.PrincipalFrom(ctx)
+	if p == nil || (!p.Admin && !strings.EqualFold(p.ID, "user:"+user)) {
+		return nil, "", shoal.Errorf(shoal.EFORBIDDEN, "creating tokens for another user needs an administrator")
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil, "", shoal.FieldErrorf("name", "is required (e.g. laptop)")
+	}
+	if expiresIn < 0 || expiresIn > MaxTokenLifetime {
+		return nil, "", shoal.FieldErrorf("expires_in", "must be between 0 (never) and %d days", int(MaxTokenLifetime.Hours()/24))
+	}
+	var tok *shoal.APIToken
+	var plain string
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		u, err := tx.GetUser(user)
+		if err != nil {
+			return err
+		}
+		if u.Disabled {
+			return shoal.Errorf(shoal.ECONFLICT, "user %s is disabled", u.Name)
+		}
+		t, hash, err := shoal.NewToken()
+		if err != nil {
+			return err
+		}
+		tok = &shoal.APIToken{ID: newID(s.cfg.Random, "tok-"), Name: name, PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now()}
+		if expiresIn > 0 {
+			exp := tx.Now().Add(expiresIn)
+			tok.ExpiresOn = &exp
+		}
+		plain = t
+		return tx.InsertToken(tok)
+	})
+	return tok, plain, err
+}
+
+// ListTokens lists a user's tokens (never the tokens themselves).
+func (s *Services) ListTokens(ctx context.Context, user string) (out []*shoal.APIToken, err error) {
+	p := shoal.PrincipalFrom(ctx)
+	principal := ""
+	if user != "" {
+		principal = "user:" + strings.ToLower(user)
+	}
+	if p == nil || (!p.Admin && (principal == "" || !strings.EqualFold(p.ID, principal))) {
+		return nil, shoal.Errorf(shoal.EFORBIDDEN, "listing another user's tokens needs an administrator")
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		if principal != "" {
+			u, err := tx.GetUser(user)
+			if err != nil {
+				return err
+			}
+			principal = u.PrincipalID()
+		}
+		out, err = tx.ListTokens(principal)
+		return err
+	})
+	return out, err
+}
+
+// RevokeToken revokes a token at once: its owner or an administrator.
+func (s *Services) RevokeToken(ctx context.Context, id string) (*shoal.APIToken, error) {
+	p := shoal.PrincipalFrom(ctx)
+	var tok *shoal.APIToken
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		var err error
+		if tok, err = tx.GetToken(id); err != nil {
+			return err
+		}
+		if p == nil || (!p.Admin && !strings.EqualFold(p.ID, tok.PrincipalID)) {
+			return shoal.Errorf(shoal.EFORBIDDEN, "revoking another user's token needs an administrator")
+		}
+		tok.Revoked = true
+		return tx.UpdateToken(tok)
+	})
+	return tok, err
+}
+
+// CreateIdentity adds a user-assigned managed identity (administrators only).
+func (s *Services) CreateIdentity(ctx context.Context, name string) (*shoal.Identity, error) {
+	if err := requireAdmin(ctx, "creating identities"); err != nil {
+		return nil, err
+	}
+	if err := shoal.ValidateIdentityName(name); err != nil {
+		return nil, err
+	}
+	id := &shoal.Identity{Name: name, ClientID: newClientID(s.cfg.Random)}
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		id.CreatedOn = tx.Now()
+		return tx.InsertIdentity(id)
+	})
+	return id, err
+}
+
+// ListIdentities lists managed identities.
+func (s *Services) ListIdentities(ctx context.Context) (out []*shoal.Identity, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListIdentities()
+		return err
+	})
+	return out, err
+}
+
+// newClientID returns a random GUID-shaped client ID, as Azure's.
+func newClientID(r interface{ Read([]byte) (int, error) }) string {
+	b := make([]byte, 16)
+	_, _ = r.Read(b)
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// systemIdentityName names a compute's system-assigned identity.
+func systemIdentityName(workspace, compute string) string {
+	return strings.ToLower(workspace) + "." + strings.ToLower(compute)
+}
+
+// identityNameOf reads an identity name from a resource ID: either the
+// name itself or an Azure-style ID ending in /userAssignedIdentities/<name>.
+func identityNameOf(resourceID string) string {
+	if i := strings.LastIndex(resourceID, "/"); i >= 0 {
+		return resourceID[i+1:]
+	}
+	return resourceID
+}
+
+// ensureComputeIdentities checks that a compute's user-assigned identities
+// exist and creates its system-assigned one, in the compute's transaction.
+func (s *Services) ensureComputeIdentities(tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
+	if spec.Identity == nil {
+		return nil
+	}
+	for i, u := range spec.Identity.UserAssignedIdentities {
+		id, err := tx.GetIdentity(identityNameOf(u.ResourceID))
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.FieldErrorf(fmt.Sprintf("identity.user_assigned_identities[%d].resource_id", i),
+				"no identity named %q; an administrator creates it with `shoal identity create --name %s`", identityNameOf(u.ResourceID), identityNameOf(u.ResourceID))
+		} else if err != nil {
+			return err
+		}
+		spec.Identity.UserAssignedIdentities[i].ClientID = id.ClientID
+		spec.Identity.UserAssignedIdentities[i].PrincipalID = id.PrincipalID()
+	}
+	if strings.Contains(spec.Identity.Type, shoal.IdentitySystemAssigned) {
+		name := systemIdentityName(ws, spec.Name)
+		id, err := tx.GetIdentity(name)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			id = &shoal.Identity{Name: name, ClientID: newClientID(s.cfg.Random), System: true, CreatedOn: tx.Now()}
+			if err := tx.InsertIdentity(id); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		spec.Identity.PrincipalID = id.PrincipalID()
+		spec.Identity.TenantID = "shoal"
+	}
+	return nil
+}
+
+// CreateRole adds a custom role (administrators only).
+func (s *Services) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*shoal.RoleDefinition, error) {
+	if err := requireAdmin(ctx, "defining roles"); err != nil {
+		return nil, err
+	}
+	if err := shoal.ValidateRoleDefinition(r); err != nil {
+		return nil, err
+	}
+	r.BuiltIn = false
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		r.CreatedOn = tx.Now()
+		return tx.InsertRole(r)
+	})
+	return r, err
+}
+
+// ListRoles returns the built-in and custom roles.
+func (s *Services) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, error) {
+	out := shoal.BuiltinRoles()
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		custom, err := tx.ListRoles()
+		out = append(out, custom...)
+		return err
+	})
+	return out, err
+}
+
+func (s *Services) roleByName(tx shoal.Tx, name string) (*shoal.RoleDefinition, error) {
+	for _, r := range shoal.BuiltinRoles() {
+		if strings.EqualFold(r.Name, name) {
+			return r, nil
+		}
+	}
+	r, err := tx.GetRole(name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, shoal.FieldErrorf("role", "no role named %q; see `shoal role list`", name)
+	}
+	return r, err
+}
+
+// resolvePrincipal checks that a principal ID names an existing user or
+// identity and returns it in canonical form.
+func resolvePrincipal(tx shoal.Tx, principalID string) (string, error) {
+	kind, name, _ := strings.Cut(principalID, ":")
+	switch kind {
+	case "user":
+		u, err := tx.GetUser(name)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return "", shoal.FieldErrorf("user", "no user named %q", name)
+		} else if err != nil {
+			return "", err
+		}
+		return u.PrincipalID(), nil
+	case "identity":
+		i, err := tx.GetIdentity(name)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return "", shoal.FieldErrorf("identity", "no identity named %q", name)
+		} else if err != nil {
+			return "", err
+		}
+		return i.PrincipalID(), nil
+	}
+	return "", shoal.FieldErrorf("principal", "%q must be user:<name> or identity:<name>", principalID)
+}
+
+// AssignRole grants a role to a principal in a workspace; the caller needs
+// roles/write there (Owner) or to be an administrator.
+func (s *Services) AssignRole(ctx context.Context, principalID, role, workspace string) (*shoal.RoleAssignment, error) {
+	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActRolesWrite); err != nil {
+		return nil, err
+	}
+	var a *shoal.RoleAssignment
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		if _, err := tx.GetWorkspace(workspace); err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return workspaceNotFound(workspace)
+			}
+			return err
+		}
+		pid, err := resolvePrincipal(tx, principalID)
+		if err != nil {
+			return err
+		}
+		r, err := s.roleByName(tx, role)
+		if err != nil {
+			return err
+		}
+		a = &shoal.RoleAssignment{ID: newID(s.cfg.Random, "ra-"), PrincipalID: pid, Role: r.Name, Workspace: workspace, CreatedOn: tx.Now(), CreatedBy: shoal.ActorName(ctx)}
+		return tx.InsertRoleAssignment(a)
+	})
+	return a, err
+}
+
+// UnassignRole removes a principal's role in a workspace.
+func (s *Services) UnassignRole(ctx context.Context, principalID, role, workspace string) error {
+	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActRolesWrite); err != nil {
+		return err
+	}
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		pid, err := resolvePrincipal(tx, principalID)
+		if err != nil {
+			return err
+		}
+		list, err := tx.ListRoleAssignments(pid, workspace)
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
+			if strings.EqualFold(a.Role, role) {
+				return tx.DeleteRoleAssignment(a.ID)
+			}
+		}
+		return shoal.Errorf(shoal.ENOTFOUND, "%s has no role %s in workspace %s", pid, role, workspace)
+	})
+}
+
+// ListRoleAssignments lists assignments in a workspace ("" = all, admins only).
+func (s *Services) ListRoleAssignments(ctx context.Context, workspace string) (out []*shoal.RoleAssignment, err error) {
+	if workspace == "" {
+		if err := requireAdmin(ctx, "listing assignments of every workspace"); err != nil {
+			return nil, err
+		}
+	} else if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActRolesRead); err != nil {
+		return nil, err
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListRoleAssignments("", workspace)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,78 @@
+package service
+
+import (
+	"context"
+	"net"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// auditingStore records the change a request makes in the audit log, in the
+// same transaction as the change: a change whose audit record cannot be
+// written is not made.
+type auditingStore struct {
+	shoal.Store
+}
+
+// Update runs fn and, for a request that carries RequestInfo and has not
+// been recorded yet, appends its audit record before committing.
+func (a auditingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	ri := shoal.RequestInfoFrom(ctx)
+	p := shoal.PrincipalFrom(ctx)
+	if ri == nil || ri.Audited || p == nil || p.Kind == shoal.PrincipalNode || p.Kind == "system" {
+		return a.Store.Update(ctx, fn)
+	}
+	err := a.Store.Update(ctx, func(tx shoal.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.AppendAudit(auditRecord(tx, p, ri, shoal.AuditSucceeded, ""))
+	})
+	if err == nil {
+		ri.Audited = true
+	}
+	return err
+}
+
+func auditRecord(tx shoal.Tx, p *shoal.Principal, ri *shoal.RequestInfo, outcome, detail string) *shoal.AuditRecord {
+	id := "anonymous"
+	if p != nil {
+		id = p.ID
+		if p.OnBehalfOf != "" {
+			detail = strings.TrimSpace(detail + " (workload of " + p.OnBehalfOf + ", attempt " + p.AttemptID + ")")
+		}
+	}
+	return &shoal.AuditRecord{
+		Time: tx.Now(), PrincipalID: id, Action: ri.Action, Target: ri.Target,
+		Workspace: ri.Workspace, Source: sourceHost(ri.Source), Outcome: outcome, Detail: detail,
+	}
+}
+
+func sourceHost(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
+
+// RecordAudit writes an audit record on its own: a denied request, a
+// failed change, a login. p may be nil (anonymous).
+func (s *Services) RecordAudit(ctx context.Context, p *shoal.Principal, ri *shoal.RequestInfo, outcome, detail string) error {
+	ri.Audited = true // this is the request's record; the decorator must not add another
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		return tx.AppendAudit(auditRecord(tx, p, ri, outcome, detail))
+	})
+}
+
+// ListAudit returns audit records.
+func (s *Services) ListAudit(ctx context.Context, f shoal.AuditFilter) (out []*shoal.AuditRecord, err error) {
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListAudit(f)
+		return err
+	})
+	if out == nil {
+		out = []*shoal.AuditRecord{}
+	}
+	return out, err
+}

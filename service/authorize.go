@@ -1,0 +1,135 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// serverActions are the actions that only administrators hold.
+var serverActions = map[string]bool{
+	shoal.ActUsersRead: true, shoal.ActUsersWrite: true, shoal.ActIdentitiesWrite: true,
+}
+
+// Authorize decides whether p may do action in workspace (""for actions
+// that are not about one workspace). Deny by default: only an
+// administrator, or a role assigned to the principal in that workspace
+// that grants the action, allows it. A workload identity is further bound
+// by its submitter: it never holds a right the submitter lacks.
+func (s *Services) Authorize(ctx context.Context, p *shoal.Principal, workspace, action string) error {
+	if p == nil {
+		return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+	}
+	if p.Admin {
+		return nil
+	}
+	if p.Kind == shoal.PrincipalNode {
+		return shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
+	}
+	if serverActions[action] || workspace == "" {
+		return shoal.Errorf(shoal.EFORBIDDEN, "%s is not allowed: %s needs an administrator", p.Name, action)
+	}
+	ok, err := s.allowedIn(ctx, p.ID, workspace, action)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return shoal.Errorf(shoal.EFORBIDDEN, "%s may not %s in workspace %s: no role assigned there grants it", p.Name, action, workspace)
+	}
+	if p.Kind == shoal.PrincipalIdentity && p.OnBehalfOf != "" && p.OnBehalfOf != "admin" {
+		ok, err := s.allowedIn(ctx, p.OnBehalfOf, workspace, action)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return shoal.Errorf(shoal.EFORBIDDEN, "%s may not %s in workspace %s: the job's submitter %s may not, and a workload never gets more than its submitter", p.Name, action, workspace, p.OnBehalfOf)
+		}
+	}
+	return nil
+}
+
+// allowedIn reports whether a principal's roles in a workspace grant action.
+func (s *Services) allowedIn(ctx context.Context, principalID, workspace, action string) (bool, error) {
+	allowed := false
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		if strings.HasPrefix(principalID, "user:") {
+			u, err := tx.GetUser(strings.TrimPrefix(principalID, "user:"))
+			if err != nil {
+				return nil // a deleted submitter grants nothing
+			}
+			if u.Admin && !u.Disabled {
+				allowed = true
+				return nil
+			}
+			if u.Disabled {
+				return nil
+			}
+		}
+		list, err := tx.ListRoleAssignments(principalID, workspace)
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
+			r, err := s.roleByName(tx, a.Role)
+			if err != nil {
+				continue // a role deleted since; grants nothing
+			}
+			if r.Allows(action) {
+				allowed = true
+				return nil
+			}
+		}
+		return nil
+	})
+	return allowed, err
+}
+
+// AuthenticateToken resolves an API token to its principal; the user is
+// re-read on every request so that disabling a user, or revoking a token,
+// takes effect at once.
+func (s *Services) authenticateUserToken(tx shoal.Tx, t *shoal.APIToken) (*shoal.Principal, error) {
+	if t.PrincipalID == adminPrincipal.ID {
+		return adminPrincipal, nil
+	}
+	name, ok := strings.CutPrefix(t.PrincipalID, "user:")
+	if !ok {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's principal %q is unknown", t.PrincipalID)
+	}
+	u, err := tx.GetUser(name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's user no longer exists")
+	} else if err != nil {
+		return nil, err
+	}
+	if u.Disabled {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "user %s is disabled", u.Name)
+	}
+	return &shoal.Principal{ID: u.PrincipalID(), Name: u.Name, Kind: shoal.PrincipalUser, Admin: u.Admin}, nil
+}
+
+// Whoami describes the caller, for `shoal login` and clients.
+type Whoami struct {
+	Principal   *shoal.Principal        `json:"principal"`
+	Assignments []*shoal.RoleAssignment `json:"role_assignments"`
+}
+
+// FindWhoami returns the caller and its role assignments.
+func (s *Services) FindWhoami(ctx context.Context) (*Whoami, error) {
+	p := shoal.PrincipalFrom(ctx)
+	if p == nil {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+	}
+	w := &Whoami{Principal: p, Assignments: []*shoal.RoleAssignment{}}
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		list, err := tx.ListRoleAssignments(p.ID, "")
+		if list != nil {
+			w.Assignments = list
+		}
+		return err
+	})
+	return w, err
+}
+
+var _ = fmt.Sprintf

@@ -1,0 +1,170 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/workload"
+)
+
+// WorkloadTokenTTL is the lifetime of a workload token (the MSI endpoint's
+// tokens); the issuer caps it at an hour.
+const WorkloadTokenTTL = time.Hour
+
+// workloadKeys adapts the store to workload.KeyStore.
+type workloadKeys struct{ s *Services }
+
+// ListKeys implements workload.KeyStore.
+func (k workloadKeys) ListKeys(ctx context.Context) (out []*shoal.SigningKey, err error) {
+	err = k.s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListSigningKeys()
+		return err
+	})
+	return out, err
+}
+
+// InsertKey implements workload.KeyStore.
+func (k workloadKeys) InsertKey(ctx context.Context, key *shoal.SigningKey) error {
+	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.InsertSigningKey(key) })
+}
+
+// UpdateKey implements workload.KeyStore.
+func (k workloadKeys) UpdateKey(ctx context.Context, key *shoal.SigningKey) error {
+	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.UpdateSigningKey(key) })
+}
+
+// WorkloadKeys returns the store's signing keys as a workload.KeyStore.
+func (s *Services) WorkloadKeys() workload.KeyStore { return workloadKeys{s} }
+
+// SetWorkload installs the workload-token issuer, which needs the services'
+// key store and so is made after them.
+func (s *Services) SetWorkload(i *workload.Issuer) { s.cfg.Workload = i }
+
+// Workload returns the workload-token issuer.
+func (s *Services) Workload() *workload.Issuer { return s.cfg.Workload }
+
+// WorkloadAudiences are the audiences Shoal's API accepts in a workload
+// token: the server's URL and the name "shoal".
+func (s *Services) WorkloadAudiences() []string {
+	u := strings.TrimRight(s.cfg.ServerURL, "/")
+	return []string{u, u + "/", "shoal", "api://shoal", "https://shoal"}
+}
+
+// taskIdentities returns the managed identities a job on compute c may act
+// as: the system-assigned one first, then the user-assigned ones.
+func taskIdentities(tx shoal.Tx, c *shoal.Compute) []shoal.TaskIdentity {
+	if c == nil || c.Identity == nil || c.Identity.Type == shoal.IdentityNone {
+		return nil
+	}
+	var out []shoal.TaskIdentity
+	if strings.Contains(c.Identity.Type, shoal.IdentitySystemAssigned) {
+		if id, err := tx.GetIdentity(systemIdentityName(c.Workspace, c.Name)); err == nil {
+			out = append(out, shoal.TaskIdentity{ClientID: id.ClientID, Name: id.Name})
+		}
+	}
+	for _, u := range c.Identity.UserAssignedIdentities {
+		if id, err := tx.GetIdentity(identityNameOf(u.ResourceID)); err == nil {
+			out = append(out, shoal.TaskIdentity{ClientID: id.ClientID, Name: id.Name})
+		}
+	}
+	return out
+}
+
+// MintWorkloadToken mints a token for the job running as a rank on a node:
+// the node must run that rank of the job's current attempt, the attempt
+// must not have ended, and the identity must be one of the compute's.
+func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	if s.cfg.Workload == nil {
+		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
+	}
+	if strings.TrimSpace(req.Resource) == "" {
+		return nil, shoal.FieldErrorf("resource", "is required")
+	}
+	var claims workload.Claims
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		a, rs, err := nodeRank(tx, n, attemptID, rank)
+		if err != nil {
+			return err
+		}
+		j, err := tx.GetJob(a.Workspace, a.JobName)
+		if err != nil {
+			return err
+		}
+		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) || shoal.AttemptTerminal(rs.Status) {
+			return shoal.Errorf(shoal.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
+		}
+		c, err := tx.GetCompute(j.Workspace, j.Compute)
+		if err != nil {
+			return err
+		}
+		ids := taskIdentities(tx, c)
+		if len(ids) == 0 {
+			return shoal.Errorf(shoal.EFORBIDDEN, "compute %s has no managed identity", c.Name)
+		}
+		chosen := ids[0]
+		if req.ClientID != "" {
+			found := false
+			for _, id := range ids {
+				if strings.EqualFold(id.ClientID, req.ClientID) {
+					chosen, found = id, true
+				}
+			}
+			if !found {
+				return shoal.FieldErrorf("client_id", "%q is not an identity of compute %s", req.ClientID, c.Name)
+			}
+		}
+		claims = workload.Claims{
+			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
+			AttemptID: a.ID, Job: j.Workspace + "/" + j.Name, Submitter: j.CreatedByPrincipal,
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tok, exp, err := s.cfg.Workload.Mint(ctx, claims, WorkloadTokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &shoal.TokenResponse{
+		AccessToken: tok, ExpiresOn: strconv.FormatInt(exp.Unix(), 10),
+		ExpiresIn: strconv.FormatInt(int64(time.Until(exp).Seconds()), 10),
+		Resource:  req.Resource, TokenType: "Bearer", ClientID: claims.ClientID,
+	}, nil
+}
+
+// AuthenticateWorkload resolves a workload token presented to Shoal's API:
+// it must verify, be meant for Shoal, and belong to an attempt that is
+// still running — a token is worthless once its attempt ends.
+func (s *Services) AuthenticateWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
+	if s.cfg.Workload == nil {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token is not valid")
+	}
+	c, err := s.cfg.Workload.Verify(ctx, token, s.WorkloadAudiences())
+	if err != nil {
+		return nil, err
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		a, err := tx.GetAttempt(c.AttemptID)
+		if err != nil {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt is unknown")
+		}
+		j, err := tx.GetJob(a.Workspace, a.JobName)
+		if err != nil || j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt has ended")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimPrefix(c.Subject, "identity:")
+	return &shoal.Principal{ID: c.Subject, Name: "identity " + name, Kind: shoal.PrincipalIdentity, OnBehalfOf: c.Submitter, AttemptID: c.AttemptID}, nil
+}
