@@ -48,7 +48,11 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		p := shoal.PrincipalFrom(ctx)
-		ri := requestInfo(r, route.Action)
+		action := route.Action
+		if route.Audit != "" {
+			action = route.Audit
+		}
+		ri := requestInfo(r, action)
 		var err error
 		switch route.Action {
 		case ActionAuthenticated, ActionLogin:

@@ -44,7 +44,10 @@ type Route struct {
 	Agent bool
 	// Action is what the caller must be allowed to do, in the workspace
 	// of the path's {ws} when it has one; see also the Action* pseudo-actions.
-	Action  string
+	Action string
+	// Audit names the action in the audit log when Action is a
+	// pseudo-action; default Action.
+	Audit   string
 	handler http.HandlerFunc
 }
 
@@ -99,12 +102,12 @@ func (s *Server) routeTable() []Route {
 
 		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.handleListUsers},
 		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.handleCreateUser},
-		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, handler: s.handleGetUser},
+		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: shoal.ActUsersRead, handler: s.handleGetUser},
 		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.handleDisableUser},
 		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.handleEnableUser},
-		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, handler: s.handleListTokens},
-		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, handler: s.handleCreateToken},
-		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, handler: s.handleRevokeToken},
+		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: "tokens/read", handler: s.handleListTokens},
+		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.handleCreateToken},
+		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.handleRevokeToken},
 		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.handleListRoles},
 		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, handler: s.handleCreateRole},
 		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.handleListIdentities},

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -43,8 +44,8 @@ func scanAudit(sc scanner) (*shoal.AuditRecord, error) {
 	return &r, nil
 }
 
-// ListAudit returns the audit records matching filter, by ascending ID
-// (oldest first). Since matches records at or after it; PrincipalID matches
+// ListAudit returns the audit records matching filter, oldest first: by
+// time, then ID. Since matches records at or after it; PrincipalID matches
 // exactly; Target matches a target exactly or any target under it
 // ("computes/cpu" matches "computes/cpu/nodes/n1", not "computes/cpu2"),
 // case-sensitively. Limit > 0 keeps the newest Limit records that match.
@@ -58,11 +59,17 @@ func (t *tx) ListAudit(filter shoal.AuditFilter) ([]*shoal.AuditRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list audit records: %w", err)
 	}
+	if filter.Limit > 0 {
+		// The query read the newest first.
+		slices.Reverse(out)
+	}
 	return out, nil
 }
 
 // listAuditQuery returns the query of ListAudit and its arguments. Its text
-// depends only on which filters are set.
+// depends only on which filters are set. With a limit, it reads the newest
+// records first. Ordering by time rather than ID lets the indexes on time
+// serve both the order and a Since filter.
 func listAuditQuery(filter shoal.AuditFilter) (string, []any) {
 	var where []string
 	var args []any
@@ -95,9 +102,7 @@ func listAuditQuery(filter shoal.AuditFilter) (string, []any) {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	if filter.Limit <= 0 {
-		return q + ` ORDER BY id`, args
+		return q + ` ORDER BY time, id`, args
 	}
-	// The newest Limit records, oldest first.
-	q += ` ORDER BY id DESC LIMIT ` + arg(int64(filter.Limit))
-	return `SELECT ` + auditColumns + ` FROM (` + q + `) AS newest ORDER BY id`, args
+	return q + ` ORDER BY time DESC, id DESC LIMIT ` + arg(int64(filter.Limit)), args
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -28,6 +29,25 @@ func TestQueryPlans(t *testing.T) {
 		{"FindNodeByCredentialHash", queryNodeByCredentialHash, []any{"h"}, "nodes_credential_hash"},
 		{"FindNodeByJoinTokenHash", queryNodeByJoinTokenHash, []any{"h"}, "nodes_join_token_hash"},
 		{"ListAttempts", queryListAttempts, []any{"w", "j"}, "attempts_job"},
+		{"FindUserByOIDC", queryUserByOIDC, []any{"i", "s"}, "users_oidc"},
+		{"ListSigningKeys", querySigningKeys, nil, ""},
+	}
+	for _, f := range [][2]string{{"p", ""}, {"", "w"}, {"p", "w"}} {
+		q, args := listRoleAssignmentsQuery(f[0], f[1])
+		queries = append(queries, query{"ListRoleAssignments " + q, q, args, ""})
+	}
+	for _, f := range []shoal.AuditFilter{
+		{PrincipalID: "p"},
+		{PrincipalID: "p", Limit: 10},
+		{PrincipalID: "p", Target: "t"},
+		{PrincipalID: "p", Since: time.Unix(1, 0)},
+		{Since: time.Unix(1, 0)},
+		{Since: time.Unix(1, 0), Limit: 10},
+		{Target: "t", Limit: 10},
+		{Limit: 10},
+	} {
+		q, args := listAuditQuery(f)
+		queries = append(queries, query{"ListAudit " + q, q, args, ""})
 	}
 	for _, f := range []shoal.JobFilter{
 		{Workspace: "w"},

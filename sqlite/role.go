@@ -109,6 +109,21 @@ func scanRoleAssignment(sc scanner) (*shoal.RoleAssignment, error) {
 // exactly; "" for all) in workspace (compared case-insensitively; "" for
 // all), ordered by creation time, then ID.
 func (t *tx) ListRoleAssignments(principalID, workspace string) ([]*shoal.RoleAssignment, error) {
+	q, args := listRoleAssignmentsQuery(principalID, workspace)
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list role assignments: %w", err)
+	}
+	out, err := collect(rows, scanRoleAssignment)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list role assignments: %w", err)
+	}
+	return out, nil
+}
+
+// listRoleAssignmentsQuery returns the query of ListRoleAssignments and its
+// arguments. Its text depends only on which filters are set.
+func listRoleAssignmentsQuery(principalID, workspace string) (string, []any) {
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -125,16 +140,7 @@ func (t *tx) ListRoleAssignments(principalID, workspace string) ([]*shoal.RoleAs
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	q += ` ORDER BY created_on, id`
-	rows, err := t.query(q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list role assignments: %w", err)
-	}
-	out, err := collect(rows, scanRoleAssignment)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list role assignments: %w", err)
-	}
-	return out, nil
+	return q + ` ORDER BY created_on, id`, args
 }
 
 // InsertRoleAssignment adds an assignment; a zero CreatedOn takes the

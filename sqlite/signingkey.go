@@ -31,10 +31,13 @@ func nullMicros(t *time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: micros(*t), Valid: true}
 }
 
+// querySigningKeys is the query of ListSigningKeys.
+const querySigningKeys = `SELECT kid, private_pem, created_on, retired_on FROM signing_keys ORDER BY created_on DESC, kid DESC`
+
 // ListSigningKeys returns all signing keys, newest first (by creation time
 // descending, then ID descending).
 func (t *tx) ListSigningKeys() ([]*shoal.SigningKey, error) {
-	rows, err := t.query(`SELECT kid, private_pem, created_on, retired_on FROM signing_keys ORDER BY created_on DESC, kid DESC`)
+	rows, err := t.query(querySigningKeys)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list signing keys: %w", err)
 	}

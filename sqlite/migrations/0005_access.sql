@@ -66,8 +66,10 @@ CREATE TABLE audit_log (
     detail       TEXT NOT NULL
 );
 
+-- ListAudit lists by time, then ID: oldest first, or newest first under a
+-- limit.
 CREATE INDEX audit_log_time ON audit_log (time, id);
-CREATE INDEX audit_log_principal ON audit_log (principal_id, id);
+CREATE INDEX audit_log_principal ON audit_log (principal_id, time, id);
 
 CREATE TABLE signing_keys (
     kid         TEXT PRIMARY KEY,
