@@ -14,7 +14,7 @@ import (
 
 func newUserCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Manage users (administrators)"}
-	var name string
+	var name, issuer, subject string
 	var admin bool
 	create := &cobra.Command{Use: "create", Short: "Create a user", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -22,7 +22,7 @@ func newUserCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			u, err := c.CreateUser(cmd.Context(), &shoal.User{Name: name, Admin: admin})
+			u, err := c.CreateUser(cmd.Context(), &shoal.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
 			if err != nil {
 				return err
 			}
@@ -30,6 +30,8 @@ func newUserCommand(g *globals) *cobra.Command {
 		}}
 	create.Flags().StringVarP(&name, "name", "n", "", "user name")
 	create.Flags().BoolVar(&admin, "admin", false, "make the user a server administrator")
+	create.Flags().StringVar(&issuer, "oidc-issuer", "", "link a sign-in provider account: its issuer URL")
+	create.Flags().StringVar(&subject, "oidc-subject", "", "link a sign-in provider account: its subject")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List users", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -1,0 +1,56 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// OIDCSessionLifetime is how long a token from an OIDC sign-in lasts.
+const OIDCSessionLifetime = 12 * time.Hour
+
+// LoginOIDC exchanges a verified ID token for a short-lived API token of
+// the user linked to the token's issuer and subject (the key: an email
+// address alone never identifies a user, and is used only when the
+// provider marked it verified with exactly true).
+func (s *Services) LoginOIDC(ctx context.Context, v shoal.OIDCVerifier, rawIDToken string) (*shoal.User, string, error) {
+	if v == nil {
+		return nil, "", shoal.Errorf(shoal.ENOTIMPLEMENTED, "OIDC sign-in is not configured on this server")
+	}
+	c, err := v.Verify(ctx, rawIDToken)
+	if err != nil {
+		return nil, "", shoal.Errorf(shoal.EUNAUTHORIZED, "the ID token is not valid")
+	}
+	if c.Issuer == "" || c.Subject == "" {
+		return nil, "", shoal.Errorf(shoal.EUNAUTHORIZED, "the ID token has no issuer or subject")
+	}
+	if c.Email != "" && !c.VerifiedEmail() {
+		return nil, "", shoal.Errorf(shoal.EUNAUTHORIZED, "the provider has not verified the email %s (email_verified must be true)", c.Email)
+	}
+	var u *shoal.User
+	var plain string
+	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+		var err error
+		u, err = tx.FindUserByOIDC(c.Issuer, c.Subject)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.Errorf(shoal.EFORBIDDEN, "no Shoal user is linked to this account; an administrator links it with `shoal user create --name NAME --oidc-issuer %s --oidc-subject %s`", c.Issuer, c.Subject)
+		} else if err != nil {
+			return err
+		}
+		if u.Disabled {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "user %s is disabled", u.Name)
+		}
+		t, hash, err := shoal.NewToken()
+		if err != nil {
+			return err
+		}
+		exp := tx.Now().Add(OIDCSessionLifetime)
+		plain = t
+		return tx.InsertToken(&shoal.APIToken{ID: newID(s.cfg.Random, "tok-"), Name: "oidc sign-in", PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now(), ExpiresOn: &exp})
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return u, plain, nil
+}
