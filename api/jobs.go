@@ -123,9 +123,21 @@ func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 	ws, name := r.PathValue("ws"), r.PathValue("name")
 	q := r.URL.Query()
-	rank, _ := strconv.Atoi(q.Get("rank"))
-	attempt, _ := strconv.Atoi(q.Get("attempt"))
-	offset, _ := strconv.ParseInt(q.Get("offset"), 10, 64)
+	rank, err := intParam(q.Get("rank"), "rank")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	attempt, err := intParam(q.Get("attempt"), "attempt")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	offset, err := intParam(q.Get("offset"), "offset")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	follow := q.Get("follow") == "true"
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	flusher, _ := w.(http.Flusher)
@@ -145,9 +157,9 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		done := shoal.JobTerminal(j.Status) || (attempt != 0 && attempt < j.AttemptCount)
 		if att > 0 {
 			if f, err := s.svc.Files().OpenLog(j.Workspace, j.Name, att, rank); err == nil {
-				if _, err := f.Seek(offset, io.SeekStart); err == nil {
+				if _, err := f.Seek(int64(offset), io.SeekStart); err == nil {
 					n, _ := io.Copy(w, f)
-					offset += n
+					offset += int(n)
 					if n > 0 {
 						wrote = true
 					}
@@ -161,9 +173,6 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 		if !follow || done {
-			if !wrote && !follow {
-				w.WriteHeader(http.StatusOK)
-			}
 			return
 		}
 		if attempt == 0 && att != j.AttemptCount {
@@ -196,7 +205,11 @@ func (s *Server) handleJobOutputs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rank, _ := strconv.Atoi(r.URL.Query().Get("rank"))
+	rank, err := intParam(r.URL.Query().Get("rank"), "rank")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	for att := j.AttemptCount; att >= 1; att-- {
 		f, err := s.svc.Files().OpenOutputs(j.Workspace, j.Name, att, rank)
 		if err != nil {
@@ -230,3 +243,15 @@ func (s *Server) handlePreemptNode(w http.ResponseWriter, r *http.Request) {
 }
 
 var _ = service.MaxOutputBytes
+
+// intParam reads an optional non-negative whole-number query parameter.
+func intParam(v, name string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, shoal.FieldErrorf(name, "must be a whole number 0 or more, got %q", v)
+	}
+	return n, nil
+}

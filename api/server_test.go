@@ -13,26 +13,46 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
 	"github.com/shoal-ml/shoal/workload"
 )
 
-// newTestServer returns an HTTP test server over a real SQLite store and
-// the admin token.
-func newTestServer(t *testing.T) (*httptest.Server, *api.Server, string) {
+// testEnv is a test server over a real SQLite store, with a file store and
+// the fake provider as the "local" location's provider.
+type testEnv struct {
+	ts    *httptest.Server
+	srv   *api.Server
+	svc   *service.Services
+	admin string // the bootstrap admin's API token
+	prov  *fake.Provider
+	files *filestore.Store
+	dir   string // holds the database and the file store ("files")
+}
+
+func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
+	dir := t.TempDir()
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "shoal.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	files, err := filestore.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { files.Close() })
 	cat, err := (&config.Config{}).Catalog(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test"})
+	prov := fake.New()
+	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Files: files,
+		Providers: map[string]shoal.Provider{"local": prov}})
 	svc.SetWorkload(workload.New(workload.Config{Keys: svc.WorkloadKeys(), Clock: shoal.SystemClock{}, Issuer: "http://shoal.test"}))
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil || token == "" {
@@ -41,7 +61,15 @@ func newTestServer(t *testing.T) (*httptest.Server, *api.Server, string) {
 	srv := api.NewServer(svc, nil)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return ts, srv, token
+	return &testEnv{ts: ts, srv: srv, svc: svc, admin: token, prov: prov, files: files, dir: dir}
+}
+
+// newTestServer returns an HTTP test server over a real SQLite store and
+// the admin token.
+func newTestServer(t *testing.T) (*httptest.Server, *api.Server, string) {
+	t.Helper()
+	e := newTestEnv(t)
+	return e.ts, e.srv, e.admin
 }
 
 // TestEveryRouteNeedsACredential walks the route table: every route but the
