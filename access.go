@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -229,8 +230,19 @@ type RequestInfo struct {
 	Target    string
 	Workspace string
 	Source    string
+	// Detail says what the change was, for the audit record (e.g. which
+	// user got which role); services fill it in.
+	Detail string
 	// Audited is set once the request's change was recorded.
 	Audited bool
+}
+
+// SetAuditDetail records what a change is about in the request's audit
+// record, if the change is made for a request.
+func SetAuditDetail(ctx context.Context, format string, args ...any) {
+	if ri := RequestInfoFrom(ctx); ri != nil {
+		ri.Detail = fmt.Sprintf(format, args...)
+	}
 }
 
 type requestInfoKey struct{}

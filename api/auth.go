@@ -36,8 +36,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 // requestInfo describes a request for the audit log.
 func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
-	target := strings.TrimPrefix(r.URL.Path, "/api/v1/")
-	return &shoal.RequestInfo{Action: action, Target: r.Method + " " + target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
+	// The target is the resource path: the action says what was done to it,
+	// and `audit list --target` finds a resource and what is under it.
+	target := strings.Trim(strings.TrimPrefix(r.URL.Path, "/api/v1/"), "/")
+	return &shoal.RequestInfo{Action: action, Target: target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
 }
 
 // authorize is the single authorization point: it checks the route's

@@ -109,7 +109,7 @@ func (s *Server) routeTable() []Route {
 		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.handleCreateToken},
 		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.handleRevokeToken},
 		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.handleListRoles},
-		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, handler: s.handleCreateRole},
+		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.handleCreateRole},
 		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.handleListIdentities},
 		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.handleCreateIdentity},
 		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.handleListAudit},

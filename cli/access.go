@@ -354,7 +354,11 @@ func newAuditCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := c.ListAudit(cmd.Context(), since, principal, target)
+			_, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			l, err := c.ListAudit(cmd.Context(), since, principal, auditTarget(target, ws))
 			if err != nil {
 				return err
 			}
@@ -362,7 +366,18 @@ func newAuditCommand(g *globals) *cobra.Command {
 		}}
 	list.Flags().StringVar(&since, "since", "", "only records since an RFC 3339 time or a duration ago (1h)")
 	list.Flags().StringVar(&principal, "principal", "", "only this principal (admin, user:alice, identity:trainer)")
-	list.Flags().StringVar(&target, "target", "", "only records whose target contains this (e.g. computes/cpu-cluster)")
+	list.Flags().StringVar(&target, "target", "", "only records about this resource and what is under it: computes/NAME or jobs/NAME (in the workspace), users/NAME, or a full path")
 	cmd.AddCommand(list)
 	return cmd
+}
+
+// auditTarget turns "computes/x" or "jobs/y" into the workspace's resource
+// path, as the audit log records targets.
+func auditTarget(target, ws string) string {
+	for _, p := range []string{"computes/", "jobs/", "roleassignments", "artifacts"} {
+		if strings.HasPrefix(target, p) {
+			return "workspaces/" + ws + "/" + target
+		}
+	}
+	return target
 }

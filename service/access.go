@@ -26,6 +26,7 @@ func (s *Services) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, 
 	if err := shoal.ValidateUserName(u.Name); err != nil {
 		return nil, err
 	}
+	shoal.SetAuditDetail(ctx, "user %s (admin %t)", u.Name, u.Admin)
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		u.CreatedOn = tx.Now()
 		return tx.InsertUser(u)
@@ -64,6 +65,7 @@ func (s *Services) SetUserDisabled(ctx context.Context, name string, disabled bo
 		return nil, err
 	}
 	var u *shoal.User
+	shoal.SetAuditDetail(ctx, "user %s disabled=%t", name, disabled)
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		var err error
 		if u, err = tx.GetUser(name); err != nil {
@@ -112,6 +114,7 @@ func (s *Services) CreateToken(ctx context.Context, user, name string, expiresIn
 			tok.ExpiresOn = &exp
 		}
 		plain = t
+		shoal.SetAuditDetail(ctx, "token %s (%s) for %s", tok.ID, name, u.PrincipalID())
 		return tx.InsertToken(tok)
 	})
 	return tok, plain, err
@@ -154,6 +157,7 @@ func (s *Services) RevokeToken(ctx context.Context, id string) (*shoal.APIToken,
 			return shoal.Errorf(shoal.EFORBIDDEN, "revoking another user's token needs an administrator")
 		}
 		tok.Revoked = true
+		shoal.SetAuditDetail(ctx, "token %s (%s) of %s revoked", tok.ID, tok.Name, tok.PrincipalID)
 		return tx.UpdateToken(tok)
 	})
 	return tok, err
@@ -168,6 +172,7 @@ func (s *Services) CreateIdentity(ctx context.Context, name string) (*shoal.Iden
 		return nil, err
 	}
 	id := &shoal.Identity{Name: name, ClientID: newClientID(s.cfg.Random)}
+	shoal.SetAuditDetail(ctx, "identity %s", name)
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		id.CreatedOn = tx.Now()
 		return tx.InsertIdentity(id)
@@ -248,6 +253,7 @@ func (s *Services) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*sh
 		return nil, err
 	}
 	r.BuiltIn = false
+	shoal.SetAuditDetail(ctx, "role %s: actions %v, not actions %v", r.Name, r.Actions, r.NotActions)
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		r.CreatedOn = tx.Now()
 		return tx.InsertRole(r)
@@ -327,6 +333,7 @@ func (s *Services) AssignRole(ctx context.Context, principalID, role, workspace 
 			return err
 		}
 		a = &shoal.RoleAssignment{ID: newID(s.cfg.Random, "ra-"), PrincipalID: pid, Role: r.Name, Workspace: workspace, CreatedOn: tx.Now(), CreatedBy: shoal.ActorName(ctx)}
+		shoal.SetAuditDetail(ctx, "%s granted %s in workspace %s", pid, r.Name, workspace)
 		return tx.InsertRoleAssignment(a)
 	})
 	return a, err
@@ -348,6 +355,7 @@ func (s *Services) UnassignRole(ctx context.Context, principalID, role, workspac
 		}
 		for _, a := range list {
 			if strings.EqualFold(a.Role, role) {
+				shoal.SetAuditDetail(ctx, "%s no longer %s in workspace %s", pid, a.Role, workspace)
 				return tx.DeleteRoleAssignment(a.ID)
 			}
 		}

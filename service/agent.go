@@ -120,6 +120,8 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
 	resp := &shoal.AgentSyncResponse{}
 	writeBeat := false
+	var unstarted *shoal.RankRef
+	var unstartedReason string
 	fn := func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -178,6 +180,10 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			switch {
 			case stopReason != "" && running[ref]:
 				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: stopReason})
+			case stopReason != "" && rank.Status == shoal.AttemptPreparing:
+				// Stopped before the agent ever started it: nobody will
+				// report its end, so the server ends it itself.
+				unstarted, unstartedReason = &ref, stopReason
 			case stopReason == "" && !running[ref] && rank.Status == shoal.AttemptPreparing:
 				t := s.agentTask(j, a, n)
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
@@ -193,6 +199,11 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	}
 	if err := s.store.View(ctx, fn); err != nil {
 		return nil, err
+	}
+	if unstarted != nil {
+		if err := s.endUnstartedRank(ctx, nodeID, *unstarted, unstartedReason); err != nil {
+			return nil, err
+		}
 	}
 	if writeBeat {
 		err := s.store.Update(ctx, func(tx shoal.Tx) error {
@@ -376,4 +387,41 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 		return nil, shoal.Errorf(shoal.EFORBIDDEN, "artifact %s is not used by this node's job", id)
 	}
 	return s.cfg.Files.OpenArtifact(id)
+}
+
+// endUnstartedRank ends a rank that was stopped (canceled, preempted, or
+// its gang failed) before its agent started it, as if the agent had
+// reported it.
+func (s *Services) endUnstartedRank(ctx context.Context, nodeID string, ref shoal.RankRef, reason string) error {
+	state := shoal.RankCanceled
+	if reason == "preempted" {
+		state = shoal.RankPreempted
+	}
+	var wake []string
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		a, rs, err := nodeRank(tx, n, ref.AttemptID, ref.Rank)
+		if err != nil {
+			return err
+		}
+		j, err := tx.GetJob(a.Workspace, a.JobName)
+		if err != nil {
+			return err
+		}
+		if j.CurrentAttemptID != a.ID || rs.Status != shoal.AttemptPreparing {
+			return nil // the agent got to it after all, or it ended meanwhile
+		}
+		ctx := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+		wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason + " before it started"})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.nodes.wake(wake...)
+	s.notify()
+	return nil
 }

@@ -37,6 +37,11 @@ func (a auditingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) e
 
 func auditRecord(tx shoal.Tx, p *shoal.Principal, ri *shoal.RequestInfo, outcome, detail string) *shoal.AuditRecord {
 	id := "anonymous"
+	if detail == "" {
+		detail = ri.Detail
+	} else if ri.Detail != "" {
+		detail = ri.Detail + ": " + detail
+	}
 	if p != nil {
 		id = p.ID
 		if p.OnBehalfOf != "" {

@@ -880,3 +880,27 @@ func TestDeleteComputeWithQueuedJobs(t *testing.T) {
 		t.Fatalf("%d provisions, want 2", n)
 	}
 }
+
+// A job canceled after it was placed but before its agent started it ends
+// on the node's next sync: nobody else would ever report its rank's end.
+func TestCancelBeforeTheAgentStarts(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 120)
+	h.submit("early", "cpu", 1, "")
+	h.step(0)
+	node := oneNode(t, h)
+	h.pass() // placed, but no agent has synced since
+	h.wantJob("early", shoal.JobPreparing)
+	j, err := h.svc.CancelJob(h.ctx, ws, "early")
+	if err != nil || j.Status != shoal.JobCancelRequested {
+		t.Fatalf("cancel: %+v %v", j, err)
+	}
+	resp := h.sync(node)
+	if len(resp.Start) != 0 {
+		t.Fatalf("a canceled job was handed out: %s", describeTasks(resp.Start))
+	}
+	h.wantJob("early", shoal.JobCanceled)
+	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle || n.CurrentAttemptID != "" {
+		t.Fatalf("node after cancel: %s %q", n.State, n.CurrentAttemptID)
+	}
+}

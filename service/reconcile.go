@@ -63,6 +63,9 @@ func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.C
 		if len(nodes) > 0 {
 			return nil // the autoscaler releases them; running jobs finish first
 		}
+		if err := deleteSystemIdentity(tx, c); err != nil {
+			return err
+		}
 		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
 			return err
 		}
@@ -103,4 +106,27 @@ func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		}
 	}
 	return nil
+}
+
+// deleteSystemIdentity removes a deleted compute's system-assigned identity
+// and its role assignments, as Azure deletes it with the compute: a new
+// compute of the same name must not inherit its rights.
+func deleteSystemIdentity(tx shoal.Tx, c *shoal.Compute) error {
+	name := systemIdentityName(c.Workspace, c.Name)
+	id, err := tx.GetIdentity(name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && !id.System) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	list, err := tx.ListRoleAssignments(id.PrincipalID(), "")
+	if err != nil {
+		return err
+	}
+	for _, a := range list {
+		if err := tx.DeleteRoleAssignment(a.ID); err != nil {
+			return err
+		}
+	}
+	return tx.DeleteIdentity(id.Name)
 }
