@@ -1,12 +1,11 @@
 package scheduler_test
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 
 	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/scheduler/schedulertest"
 )
 
 // Size of the benchmark snapshot.
@@ -17,43 +16,11 @@ const (
 )
 
 // benchSnapshot is 100,000 queued jobs over 10 clusters of 1,000 free nodes
-// each: priorities 0-3, 90% 1-node jobs and 10% 2-8-node gangs, Seq in
-// submission order, jobs and nodes shuffled so nothing arrives grouped by
-// cluster. At most 10,000 jobs can be placed (one per node); the rest wait
-// with a reason, which is most of the work.
-//
-// bench/scheduler/main.go builds the same snapshot; keep the two in sync.
+// each (see schedulertest.Large, which bench/scheduler measures too). At
+// most 10,000 jobs can be placed (one per node); the rest wait with a
+// reason, which is most of the work.
 func benchSnapshot() scheduler.Snapshot {
-	r := rand.New(rand.NewPCG(1, 2))
-	s := scheduler.Snapshot{
-		Nodes:    make([]scheduler.Node, 0, benchNodes),
-		Jobs:     make([]scheduler.Job, 0, benchJobs),
-		Clusters: make(map[string]scheduler.ClusterState, benchClusters),
-	}
-	names := make([]string, benchClusters)
-	for c := range names {
-		names[c] = fmt.Sprintf("ws-%d/cluster-%02d", c%3, c)
-		s.Clusters[names[c]] = scheduler.ClusterState{MaxInstances: 1200, Busy: 150, Provisioning: 20}
-		for n := range benchNodes / benchClusters {
-			s.Nodes = append(s.Nodes, scheduler.Node{ID: fmt.Sprintf("%s/node-%04d", names[c], n), Cluster: names[c], Free: true})
-		}
-	}
-	for i := range benchJobs {
-		n := 1
-		if r.IntN(10) == 0 {
-			n = 2 + r.IntN(7)
-		}
-		s.Jobs = append(s.Jobs, scheduler.Job{
-			ID:            fmt.Sprintf("job-%06d", i),
-			Cluster:       names[r.IntN(benchClusters)],
-			Priority:      r.IntN(4),
-			Seq:           int64(i),
-			InstanceCount: n,
-		})
-	}
-	r.Shuffle(len(s.Nodes), func(a, b int) { s.Nodes[a], s.Nodes[b] = s.Nodes[b], s.Nodes[a] })
-	r.Shuffle(len(s.Jobs), func(a, b int) { s.Jobs[a], s.Jobs[b] = s.Jobs[b], s.Jobs[a] })
-	return s
+	return schedulertest.Large(benchClusters, benchNodes, benchJobs)
 }
 
 // BenchmarkSchedule100kJobs10kNodes reports placements/s (placements

@@ -10,13 +10,13 @@ package main
 import (
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/scheduler/schedulertest"
 )
 
 // Size of the snapshot.
@@ -27,45 +27,8 @@ const (
 	runs     = 5
 )
 
-// snapshot is the snapshot of BenchmarkSchedule100kJobs10kNodes in
-// scheduler/scheduler_bench_test.go; keep the two in sync. Priorities 0-3,
-// 90% 1-node jobs and 10% 2-8-node gangs, Seq in submission order, jobs and
-// nodes shuffled so nothing arrives grouped by cluster.
-func snapshot() scheduler.Snapshot {
-	r := rand.New(rand.NewPCG(1, 2))
-	s := scheduler.Snapshot{
-		Nodes:    make([]scheduler.Node, 0, nodes),
-		Jobs:     make([]scheduler.Job, 0, jobs),
-		Clusters: make(map[string]scheduler.ClusterState, clusters),
-	}
-	names := make([]string, clusters)
-	for c := range names {
-		names[c] = fmt.Sprintf("ws-%d/cluster-%02d", c%3, c)
-		s.Clusters[names[c]] = scheduler.ClusterState{MaxInstances: 1200, Busy: 150, Provisioning: 20}
-		for n := range nodes / clusters {
-			s.Nodes = append(s.Nodes, scheduler.Node{ID: fmt.Sprintf("%s/node-%04d", names[c], n), Cluster: names[c], Free: true})
-		}
-	}
-	for i := range jobs {
-		n := 1
-		if r.IntN(10) == 0 {
-			n = 2 + r.IntN(7)
-		}
-		s.Jobs = append(s.Jobs, scheduler.Job{
-			ID:            fmt.Sprintf("job-%06d", i),
-			Cluster:       names[r.IntN(clusters)],
-			Priority:      r.IntN(4),
-			Seq:           int64(i),
-			InstanceCount: n,
-		})
-	}
-	r.Shuffle(len(s.Nodes), func(a, b int) { s.Nodes[a], s.Nodes[b] = s.Nodes[b], s.Nodes[a] })
-	r.Shuffle(len(s.Jobs), func(a, b int) { s.Jobs[a], s.Jobs[b] = s.Jobs[b], s.Jobs[a] })
-	return s
-}
-
 func main() {
-	s := snapshot()
+	s := schedulertest.Large(clusters, nodes, jobs)
 	var (
 		took  []time.Duration
 		alloc []uint64
