@@ -269,24 +269,43 @@ func nodeRank(tx shoal.Tx, n *shoal.Node, attemptID string, rank int) (*shoal.At
 	return a, a.Ranks[rank], nil
 }
 
+// rankWork is one rank of an attempt as its node sees it.
+type rankWork struct {
+	node    *shoal.Node
+	attempt *shoal.Attempt
+	rank    *shoal.RankStatus
+	job     *shoal.Job
+}
+
+// loadRankWork reads a node, the rank of an attempt it claims (refused
+// unless the rank is assigned to it) and the attempt's job.
+func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, error) {
+	n, err := tx.GetNode(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	a, rs, err := nodeRank(tx, n, attemptID, rank)
+	if err != nil {
+		return nil, err
+	}
+	j, err := tx.GetJob(a.Workspace, a.JobName)
+	if err != nil {
+		return nil, err
+	}
+	return &rankWork{node: n, attempt: a, rank: rs, job: j}, nil
+}
+
 // ReportRank records a state change of one rank reported by its node.
 // A report for an attempt that is no longer the job's current one is
 // refused with ECONFLICT.
 func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) error {
 	var wake []string
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(nodeID)
+		w, err := loadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
-		a, rs, err := nodeRank(tx, n, attemptID, rank)
-		if err != nil {
-			return err
-		}
-		j, err := tx.GetJob(a.Workspace, a.JobName)
-		if err != nil {
-			return err
-		}
+		n, a, rs, j := w.node, w.attempt, w.rank, w.job
 		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
 			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
 		}
@@ -399,18 +418,11 @@ func (s *Services) endUnstartedRank(ctx context.Context, nodeID string, ref shoa
 	}
 	var wake []string
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(nodeID)
+		w, err := loadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
 		if err != nil {
 			return err
 		}
-		a, rs, err := nodeRank(tx, n, ref.AttemptID, ref.Rank)
-		if err != nil {
-			return err
-		}
-		j, err := tx.GetJob(a.Workspace, a.JobName)
-		if err != nil {
-			return err
-		}
+		n, a, rs, j := w.node, w.attempt, w.rank, w.job
 		if j.CurrentAttemptID != a.ID || rs.Status != shoal.AttemptPreparing {
 			return nil // the agent got to it after all, or it ended meanwhile
 		}

@@ -85,18 +85,11 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 	}
 	var claims workload.Claims
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(nodeID)
+		w, err := loadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
-		a, rs, err := nodeRank(tx, n, attemptID, rank)
-		if err != nil {
-			return err
-		}
-		j, err := tx.GetJob(a.Workspace, a.JobName)
-		if err != nil {
-			return err
-		}
+		a, rs, j := w.attempt, w.rank, w.job
 		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) || shoal.AttemptTerminal(rs.Status) {
 			return shoal.Errorf(shoal.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
 		}
