@@ -1,0 +1,53 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlite"
+)
+
+// brokenAuditStore is a store whose audit log cannot be written.
+type brokenAuditStore struct{ shoal.Store }
+
+func (b brokenAuditStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	return b.Store.Update(ctx, func(tx shoal.Tx) error { return fn(brokenAuditTx{tx}) })
+}
+
+type brokenAuditTx struct{ shoal.Tx }
+
+func (brokenAuditTx) AppendAudit(*shoal.AuditRecord) error { return errors.New("audit log unavailable") }
+
+// A change whose audit record cannot be written is not made.
+func TestChangeFailsWhenItsAuditRecordCannotBeWritten(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cat, _ := (&config.Config{}).Catalog(nil)
+	svc := service.New(service.Config{Store: brokenAuditStore{store}, Catalog: cat})
+	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	request := shoal.WithRequestInfo(admin, &shoal.RequestInfo{Action: shoal.ActUsersWrite, Target: "users", Source: "127.0.0.1:1"})
+	if _, err := svc.CreateUser(request, &shoal.User{Name: "alice"}); err == nil {
+		t.Fatal("the user was created although its audit record could not be written")
+	}
+	err = store.View(ctx, func(tx shoal.Tx) error {
+		_, err := tx.GetUser("alice")
+		return err
+	})
+	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Fatalf("alice exists after the failed change: %v", err)
+	}
+	// Without a request (a controller's own change) nothing is audited and
+	// the change goes through.
+	if _, err := svc.CreateUser(admin, &shoal.User{Name: "bob"}); err != nil {
+		t.Fatalf("a change outside a request failed: %v", err)
+	}
+}
