@@ -90,6 +90,9 @@ type Tx interface {
 	// "workspace/compute" lower-cased. A placement pass needs no more: a
 	// compute with k free nodes can start at most k jobs.
 	ListQueueHeads(perCompute int) ([]QueuedJobRef, map[string]int, error)
+	// ListQueueHead returns the first n queued jobs of one compute (names
+	// compared case-insensitively), in queue order.
+	ListQueueHead(workspace, compute string, n int) ([]QueuedJobRef, error)
 	// InsertJob adds a job. Returns ECONFLICT if the name is taken in the workspace.
 	InsertJob(j *Job) error
 	// UpdateJob replaces the stored job. Returns ENOTFOUND.

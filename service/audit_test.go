@@ -21,7 +21,9 @@ func (b brokenAuditStore) Update(ctx context.Context, fn func(tx shoal.Tx) error
 
 type brokenAuditTx struct{ shoal.Tx }
 
-func (brokenAuditTx) AppendAudit(*shoal.AuditRecord) error { return errors.New("audit log unavailable") }
+func (brokenAuditTx) AppendAudit(*shoal.AuditRecord) error {
+	return errors.New("audit log unavailable")
+}
 
 // A change whose audit record cannot be written is not made.
 func TestChangeFailsWhenItsAuditRecordCannotBeWritten(t *testing.T) {

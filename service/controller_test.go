@@ -732,8 +732,9 @@ func TestRetriesThenFails(t *testing.T) {
 	node := oneNode(t, h)
 	h.step(0)
 	h.finishExit(node, runOn(t, h, node, "flaky"), shoal.RankFailed, 3)
-	j := h.wantJob("flaky", shoal.JobQueued)
-	if j.FailedAttempts != 1 || j.InfraRequeues != 0 {
+	// Requeued, and at once placed again on the node its failure freed.
+	j := h.wantJob("flaky", shoal.JobPreparing)
+	if j.FailedAttempts != 1 || j.InfraRequeues != 0 || j.AttemptCount != 2 {
 		t.Fatalf("after one failure: failed_attempts %d infra_requeues %d", j.FailedAttempts, j.InfraRequeues)
 	}
 
@@ -903,4 +904,33 @@ func TestCancelBeforeTheAgentStarts(t *testing.T) {
 	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle || n.CurrentAttemptID != "" {
 		t.Fatalf("node after cancel: %s %q", n.State, n.CurrentAttemptID)
 	}
+}
+
+// A node that finishes a job takes the next single-node job of its queue in
+// the same report, without waiting for a scheduler pass; a gang at the
+// head of the queue waits for the scheduler and nothing jumps ahead of it.
+func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 120)
+	h.submit("first", "cpu", 1, "")
+	h.step(0)
+	node := oneNode(t, h)
+	h.step(0)
+	task := runOn(t, h, node, "first")
+	h.submit("second", "cpu", 1, "")
+	h.finish(node, task, shoal.RankCompleted)
+	// No pass has run since "second" was submitted: the report placed it.
+	if j := h.wantJob("second", shoal.JobPreparing); j.AttemptCount != 1 {
+		t.Fatalf("second: %+v", j)
+	}
+	next := h.start(node)
+	if next.JobName != "second" {
+		t.Fatalf("node started %s, want second", next.JobName)
+	}
+	h.compute("cpu", 0, 2, 120)
+	h.submit("gang", "cpu", 2, "")
+	h.submit("small", "cpu", 1, "")
+	h.finish(node, next, shoal.RankCompleted)
+	h.wantJob("gang", shoal.JobQueued)
+	h.wantJob("small", shoal.JobQueued)
 }

@@ -191,23 +191,11 @@ func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]in
 	}
 	var out []shoal.QueuedJobRef
 	for _, c := range computes {
-		rows, err := t.query(queryQueueHead, shoal.JobQueued, c[0], c[1], int64(perCompute))
+		head, err := t.queueHead(c[0], c[1], perCompute)
 		if err != nil {
-			return nil, nil, fmt.Errorf("sqlite: queue heads: %w", err)
-		}
-		for rows.Next() {
-			var r shoal.QueuedJobRef
-			var prio, count int64
-			if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count); err != nil {
-				rows.Close()
-				return nil, nil, fmt.Errorf("sqlite: queue heads: %w", err)
-			}
-			r.Priority, r.InstanceCount = int(prio), int(count)
-			out = append(out, r)
-		}
-		if err := rows.Close(); err != nil {
 			return nil, nil, err
 		}
+		out = append(out, head...)
 	}
 	// One queue order across computes, as ListQueuedJobRefs.
 	sort.SliceStable(out, func(i, j int) bool {
@@ -217,6 +205,31 @@ func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]in
 		return out[i].Seq < out[j].Seq
 	})
 	return out, demand, nil
+}
+
+// ListQueueHead returns the first n queued jobs of one compute, in queue order.
+func (t *tx) ListQueueHead(workspace, compute string, n int) ([]shoal.QueuedJobRef, error) {
+	return t.queueHead(key(workspace), key(compute), n)
+}
+
+// queueHead reads the first n queued jobs of a compute given by its keys.
+func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]shoal.QueuedJobRef, error) {
+	rows, err := t.query(queryQueueHead, shoal.JobQueued, workspaceKey, computeKey, int64(n))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: queue head of %s/%s: %w", workspaceKey, computeKey, err)
+	}
+	defer rows.Close()
+	var out []shoal.QueuedJobRef
+	for rows.Next() {
+		var r shoal.QueuedJobRef
+		var prio, count int64
+		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count); err != nil {
+			return nil, fmt.Errorf("sqlite: queue head of %s/%s: %w", workspaceKey, computeKey, err)
+		}
+		r.Priority, r.InstanceCount = int(prio), int(count)
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns
