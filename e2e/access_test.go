@@ -901,7 +901,7 @@ func testAccessAgentRoutes(t *testing.T, f *accessFixture) {
 	// (SHOAL_JOIN_TOKEN) and has used it: a second use is refused.
 	agents := agentProcs(s.dataDir)
 	if len(agents) == 0 {
-		t.Skip("no agent is running: cannot read a used join token")
+		t.Fatal("no agent is running, though the jobs above left idle nodes: cannot read a used join token")
 	}
 	for node, pid := range agents {
 		p, ok := readProc(pid)
@@ -920,7 +920,7 @@ func testAccessAgentRoutes(t *testing.T, f *accessFixture) {
 		}
 		return
 	}
-	t.Skip("no agent had its join token in its environment")
+	t.Fatal("no agent had its join token in its environment")
 }
 
 // auditRecord is an entry of `shoal audit list -o json`.

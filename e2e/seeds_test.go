@@ -246,7 +246,9 @@ func TestSeedExamples(t *testing.T) {
 				return
 			}
 			if hostHasGPUs() {
-				t.Skip("this host has NVIDIA GPUs: GPU sizes are not refused")
+				// A host with GPUs accepts GPU sizes on the default location.
+				mustRun(t, s.env, ex.createArgs(t)...)
+				return
 			}
 			stderr, _ := mustFail(t, s.env, ex.createArgs(t)...)
 			for _, want := range []string{ex.Want.Size, "GPU", "emulated_gpus"} {
