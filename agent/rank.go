@@ -269,9 +269,18 @@ func (r *rankRun) uploadOutputs(ctx context.Context, outDir string) error {
 // report sends a state change, retrying until the server answers; a
 // refusal (a newer attempt replaced this one) ends the retries.
 func (r *rankRun) report(ctx context.Context, rep *shoal.RankReport) {
-	err := retry(ctx, func() error { return r.a.client.Report(ctx, r.t.RankRef, rep) })
+	var resp *shoal.AgentSyncResponse
+	err := retry(ctx, func() (err error) {
+		resp, err = r.a.client.Report(ctx, r.t.RankRef, rep)
+		return err
+	})
 	if err != nil {
 		r.a.log.Warn("report refused", "state", rep.State, "attempt", r.t.AttemptID, "err", err)
+		return
+	}
+	// A report that freed the node may bring its next task.
+	for _, t := range resp.Start {
+		r.a.startRank(ctx, t)
 	}
 }
 

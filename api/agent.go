@@ -96,11 +96,12 @@ func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.svc.ReportRank(r.Context(), nodeFrom(r), attempt, rank, &rep); err != nil {
+	next, err := s.svc.ReportRank(r.Context(), nodeFrom(r), attempt, rank, &rep)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, shoal.AgentSyncResponse{Start: next})
 }
 
 func (s *Server) handleAgentLogs(w http.ResponseWriter, r *http.Request) {

@@ -46,10 +46,14 @@ func rankPath(ref shoal.RankRef, what string) string {
 	return fmt.Sprintf("/agent/v1/attempts/%s/ranks/%d/%s", url.PathEscape(ref.AttemptID), ref.Rank, what)
 }
 
-// Report reports a rank's state change.
-func (a *AgentClient) Report(ctx context.Context, ref shoal.RankRef, rep *shoal.RankReport) error {
-	_, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "status"), rep, nil, nil)
-	return err
+// Report reports a rank's state change. The answer may carry the node's
+// next task when the report freed the node.
+func (a *AgentClient) Report(ctx context.Context, ref shoal.RankRef, rep *shoal.RankReport) (*shoal.AgentSyncResponse, error) {
+	var out shoal.AgentSyncResponse
+	if _, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "status"), rep, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // WriteLog uploads a chunk of a rank's log at offset.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"fmt"
 	"io"
 	"time"
@@ -297,9 +298,12 @@ func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, e
 
 // ReportRank records a state change of one rank reported by its node.
 // A report for an attempt that is no longer the job's current one is
-// refused with ECONFLICT.
-func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) error {
+// refused with ECONFLICT. When the report frees the node and the node is
+// given its next job at once, the answer carries that job's task, so the
+// agent starts it without waiting for its next sync.
+func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
 	var wake []string
+	var next []*shoal.AgentTask
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		w, err := loadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
@@ -310,15 +314,36 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
 		}
 		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
-		wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep)
-		return err
+		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
+			return err
+		}
+		if n.CurrentAttemptID == "" || n.CurrentAttemptID == a.ID {
+			return nil
+		}
+		// placeNext gave the node its next job: hand the task over here and
+		// leave the node's pending sync asleep.
+		na, err := tx.GetAttempt(n.CurrentAttemptID)
+		if err != nil {
+			return err
+		}
+		nj, err := tx.GetJob(na.Workspace, na.JobName)
+		if err != nil {
+			return err
+		}
+		t := s.agentTask(nj, na, n)
+		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
+			t.Identities = taskIdentities(tx, c)
+		}
+		next = append(next, t)
+		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })
+		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.nodes.wake(wake...)
 	s.notify()
-	return nil
+	return next, nil
 }
 
 // CheckNodeRank verifies that a node may upload logs or outputs for a rank.

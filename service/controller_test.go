@@ -598,7 +598,7 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 
 	// Fencing: the lost node's report for attempt 1 is refused.
 	zero := 0
-	err := h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &zero})
+	_, err := h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &zero})
 	if shoal.ErrorCode(err) != shoal.ECONFLICT {
 		t.Fatalf("stale report: %v, want ECONFLICT", err)
 	}
@@ -610,7 +610,7 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 	if t2.Attempt != 2 || t2.AttemptID == t1.AttemptID || !t2.RestoreOutputs {
 		t.Fatalf("second attempt task: %+v", t2)
 	}
-	err = h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &shoal.RankReport{State: shoal.RankFailed})
+	_, err = h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &shoal.RankReport{State: shoal.RankFailed})
 	if shoal.ErrorCode(err) != shoal.ECONFLICT {
 		t.Fatalf("stale report during attempt 2: %v, want ECONFLICT", err)
 	}
@@ -918,19 +918,28 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	h.step(0)
 	task := runOn(t, h, node, "first")
 	h.submit("second", "cpu", 1, "")
-	h.finish(node, task, shoal.RankCompleted)
-	// No pass has run since "second" was submitted: the report placed it.
+	zero := 0
+	next, err := h.svc.ReportRank(h.ctx, node, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(h.agent(node).running, task.RankRef)
+	// No pass has run since "second" was submitted: the report placed it,
+	// and its answer hands the task to the agent.
 	if j := h.wantJob("second", shoal.JobPreparing); j.AttemptCount != 1 {
 		t.Fatalf("second: %+v", j)
 	}
-	next := h.start(node)
-	if next.JobName != "second" {
-		t.Fatalf("node started %s, want second", next.JobName)
+	if len(next) != 1 || next[0].JobName != "second" {
+		t.Fatalf("the report's answer carries %s, want the task of second", describeTasks(next))
+	}
+	second := h.start(node) // the sync hands it over too, until the agent runs it
+	if second.JobName != "second" {
+		t.Fatalf("node started %s, want second", second.JobName)
 	}
 	h.compute("cpu", 0, 2, 120)
 	h.submit("gang", "cpu", 2, "")
 	h.submit("small", "cpu", 1, "")
-	h.finish(node, next, shoal.RankCompleted)
+	h.finish(node, second, shoal.RankCompleted)
 	h.wantJob("gang", shoal.JobQueued)
 	h.wantJob("small", shoal.JobQueued)
 }

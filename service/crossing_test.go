@@ -145,7 +145,7 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	for _, r := range refs {
 		what := func(op string) string { return "B " + op + " for " + r.name }
 		for _, state := range []string{shoal.RankCompleted, shoal.RankFailed, shoal.RankRunning, shoal.RankCanceled} {
-			err := h.svc.ReportRank(h.ctx, nodeB, r.attempt, r.rank, &shoal.RankReport{State: state, ExitCode: &exit0})
+			_, err := h.svc.ReportRank(h.ctx, nodeB, r.attempt, r.rank, &shoal.RankReport{State: state, ExitCode: &exit0})
 			wantCode(t, what("ReportRank "+state), err, shoal.EFORBIDDEN)
 		}
 		wantCode(t, what("WriteRankLog"), h.svc.WriteRankLog(h.ctx, nodeB, r.attempt, r.rank, 0, []byte("B was here\n")), shoal.EFORBIDDEN)
@@ -209,7 +209,7 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	// A's attempt ends; then A's own reports for it are stale.
 	h.finish(nodeA, taskA, shoal.RankCompleted)
 	h.wantJob("ja", shoal.JobCompleted)
-	err = h.svc.ReportRank(h.ctx, nodeA, taskA.AttemptID, 0, &shoal.RankReport{State: shoal.RankFailed, ExitCode: &exit0})
+	_, err = h.svc.ReportRank(h.ctx, nodeA, taskA.AttemptID, 0, &shoal.RankReport{State: shoal.RankFailed, ExitCode: &exit0})
 	wantCode(t, "A reporting for its ended attempt", err, shoal.ECONFLICT)
 	_, err = h.svc.MintWorkloadToken(h.ctx, nodeA, taskA.AttemptID, 0, &shoal.TokenRequest{Resource: "shoal"})
 	wantCode(t, "A minting for its ended attempt", err, shoal.EFORBIDDEN)
@@ -220,7 +220,7 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 		rc.Close()
 		t.Error("A read its finished job's code")
 	}
-	err = h.svc.ReportRank(h.ctx, nodeB, taskA.AttemptID, 0, &shoal.RankReport{State: shoal.RankFailed, ExitCode: &exit0})
+	_, err = h.svc.ReportRank(h.ctx, nodeB, taskA.AttemptID, 0, &shoal.RankReport{State: shoal.RankFailed, ExitCode: &exit0})
 	wantCode(t, "B reporting for A's ended attempt", err, shoal.EFORBIDDEN)
 	h.wantJob("ja", shoal.JobCompleted)
 }

@@ -282,7 +282,7 @@ func (h *harness) start(nodeID string) *shoal.AgentTask {
 // report sends a rank report and fails the test on error.
 func (h *harness) report(nodeID string, task *shoal.AgentTask, state string, exit *int) {
 	h.t.Helper()
-	if err := h.svc.ReportRank(h.ctx, nodeID, task.AttemptID, task.Rank, &shoal.RankReport{State: state, ExitCode: exit}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, nodeID, task.AttemptID, task.Rank, &shoal.RankReport{State: state, ExitCode: exit}); err != nil {
 		h.t.Fatalf("report %s of %s rank %d from %s: %v", state, task.JobName, task.Rank, nodeID, err)
 	}
 }
