@@ -2,9 +2,9 @@ package service
 
 import (
 	"context"
-	"slices"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/shoal-ml/shoal"
