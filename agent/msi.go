@@ -267,9 +267,10 @@ func singleParam(vals []string, name string) (string, error) {
 	return v, nil
 }
 
-// identity picks the identity the request names (clientid, client_id,
-// mi_res_id or msi_res_id), or the default one when none is named. Only the
-// task's identities can be named.
+// identity picks the identity the request names (clientid, client_id, or
+// mi_res_id / msi_res_id as a client ID or an Azure-style resource id), or
+// the default one when none is named. Only the task's identities can be
+// named.
 func (m *msiEndpoint) identity(q map[string][]string) (shoal.TaskIdentity, error) {
 	for _, p := range []string{"object_id", "principal_id"} {
 		if v, _ := singleParam(q[p], p); v != "" {
@@ -296,6 +297,16 @@ func (m *msiEndpoint) identity(q map[string][]string) (shoal.TaskIdentity, error
 	for _, id := range m.ids {
 		if id.ClientID != "" && strings.EqualFold(id.ClientID, want) {
 			return id, nil
+		}
+	}
+	// Azure SDKs also name a user-assigned identity by its resource id,
+	// ".../userAssignedIdentities/<name>": match the name.
+	if i := strings.LastIndex(strings.ToLower(want), "/userassignedidentities/"); i >= 0 {
+		name := want[i+len("/userAssignedIdentities/"):]
+		for _, id := range m.ids {
+			if id.Name != "" && strings.EqualFold(id.Name, name) {
+				return id, nil
+			}
 		}
 	}
 	return shoal.TaskIdentity{}, fmt.Errorf("identity %q is not assigned to this compute", want)

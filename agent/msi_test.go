@@ -553,3 +553,21 @@ func TestRankRunServesIdentity(t *testing.T) {
 		t.Fatalf("states %q", states)
 	}
 }
+
+// Azure SDKs name a user-assigned identity by its resource id in mi_res_id.
+func TestMSIIdentityByResourceID(t *testing.T) {
+	f := &fakeMinter{}
+	m := newTestMSI(t, f)
+	r := azureML(m, "shoal", "")
+	r.query.Set("mi_res_id", "/subscriptions/x/resourceGroups/y/providers/Microsoft.ManagedIdentity/userAssignedIdentities/Trainer")
+	if code, body := doMSI(t, m, r); code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, body)
+	}
+	if got := f.last(); got.ClientID != idB {
+		t.Fatalf("forwarded client id %q, want trainer's %q", got.ClientID, idB)
+	}
+	r.query.Set("mi_res_id", "/subscriptions/x/providers/Microsoft.ManagedIdentity/userAssignedIdentities/someone-else")
+	if code, _ := doMSI(t, m, r); code != http.StatusBadRequest {
+		t.Fatalf("an identity of another compute: status %d, want 400", code)
+	}
+}

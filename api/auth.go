@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/workload"
@@ -25,8 +26,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			p, err = s.svc.Authenticate(r.Context(), token)
 		}
 		if err != nil {
-			ri := requestInfo(r, "authenticate")
-			_ = s.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
+			// A refusal presenting a credential is always recorded; bare
+			// anonymous requests, which anyone can send for free, are
+			// recorded up to a bound per source and second.
+			if ok || s.anonymousAudit.allow(r.RemoteAddr, time.Now()) {
+				ri := requestInfo(r, "authenticate")
+				_ = s.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
+			}
 			s.writeError(w, r, err)
 			return
 		}

@@ -18,9 +18,10 @@ const MaxRequestBytes = 1 << 20
 
 // Server serves the HTTP API.
 type Server struct {
-	svc *service.Services
-	log *slog.Logger
-	mux *http.ServeMux
+	svc            *service.Services
+	log            *slog.Logger
+	mux            *http.ServeMux
+	anonymousAudit auditLimiter
 }
 
 // NewServer returns a server over svc.
