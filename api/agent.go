@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -167,5 +166,3 @@ func (s *Server) handleAgentArtifact(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/gzip")
 	io.Copy(w, f)
 }
-
-var _ = json.Marshal

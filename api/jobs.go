@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // MaxArtifactBytes bounds one uploaded code or input archive.
@@ -165,8 +163,8 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 					}
 				}
 				f.Close()
-			} else if !errors.Is(err, errNotFound) && shoal.ErrorCode(err) != shoal.ENOTFOUND {
-				return
+			} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+				return // no log yet is normal; anything else ends the stream
 			}
 		}
 		if flusher != nil {
@@ -174,9 +172,6 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		if !follow || done {
 			return
-		}
-		if attempt == 0 && att != j.AttemptCount {
-			offset = 0
 		}
 		select {
 		case <-r.Context().Done():
@@ -194,8 +189,6 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
-
-var errNotFound = errors.New("not found")
 
 // handleJobOutputs serves the output archive of one rank of the newest
 // attempt that uploaded outputs.
@@ -241,8 +234,6 @@ func (s *Server) handlePreemptNode(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusAccepted, n)
 }
-
-var _ = service.MaxOutputBytes
 
 // intParam reads an optional non-negative whole-number query parameter.
 func intParam(v, name string) (int, error) {

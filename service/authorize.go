@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -131,5 +130,3 @@ func (s *Services) FindWhoami(ctx context.Context) (*Whoami, error) {
 	})
 	return w, err
 }
-
-var _ = fmt.Sprintf
