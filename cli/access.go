@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"strings"
 
@@ -17,48 +18,22 @@ func newUserCommand(g *globals) *cobra.Command {
 	var name, issuer, subject string
 	var admin bool
 	create := &cobra.Command{Use: "create", Short: "Create a user", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			u, err := c.CreateUser(cmd.Context(), &shoal.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
-			if err != nil {
-				return err
-			}
-			return g.render(u, nil)
-		}}
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.CreateUser(ctx, &shoal.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
+		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "user name")
 	create.Flags().BoolVar(&admin, "admin", false, "make the user a server administrator")
 	create.Flags().StringVar(&issuer, "oidc-issuer", "", "link a sign-in provider account: its issuer URL")
 	create.Flags().StringVar(&subject, "oidc-subject", "", "link a sign-in provider account: its subject")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List users", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListUsers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return g.render(l, []string{"name", "admin", "disabled", "created_on"})
-		}}
+		RunE: g.callAndRender([]string{"name", "admin", "disabled", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListUsers(ctx)
+		})}
 	named := func(use, short string, run func(cmd *cobra.Command, c *api.Client, name string) (any, error)) *cobra.Command {
 		var n string
-		sub := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				c, _, err := g.client()
-				if err != nil {
-					return err
-				}
-				v, err := run(cmd, c, n)
-				if err != nil {
-					return err
-				}
-				return g.render(v, nil)
-			}}
+		sub := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+		sub.RunE = g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) { return run(sub, c, n) })
 		sub.Flags().StringVarP(&n, "name", "n", "", "user name")
 		_ = sub.MarkFlagRequired("name")
 		return sub
@@ -109,32 +84,16 @@ func newTokenCommand(g *globals) *cobra.Command {
 	_ = create.MarkFlagRequired("name")
 	var listUser string
 	list := &cobra.Command{Use: "list", Short: "List a user's tokens (never the tokens themselves)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListTokens(cmd.Context(), listUser)
-			if err != nil {
-				return err
-			}
-			return g.render(l, []string{"id", "name", "principal_id", "created_on", "expires_on", "revoked"})
-		}}
+		RunE: g.callAndRender([]string{"id", "name", "principal_id", "created_on", "expires_on", "revoked"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListTokens(ctx, listUser)
+		})}
 	list.Flags().StringVar(&listUser, "user", "", "the user")
 	_ = list.MarkFlagRequired("user")
 	var id string
 	revoke := &cobra.Command{Use: "revoke", Short: "Revoke a token: it fails at once", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			t, err := c.RevokeToken(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			return g.render(t, nil)
-		}}
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.RevokeToken(ctx, id)
+		})}
 	revoke.Flags().StringVar(&id, "id", "", "token id (see token list)")
 	_ = revoke.MarkFlagRequired("id")
 	cmd.AddCommand(create, list, revoke)
@@ -210,31 +169,15 @@ func newLoginCommand(g *globals) *cobra.Command {
 func newRoleCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "role", Short: "Roles and role assignments (per workspace)"}
 	list := &cobra.Command{Use: "list", Short: "List built-in and custom roles", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListRoles(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return g.render(l, []string{"name", "built_in", "actions", "not_actions", "description"})
-		}}
+		RunE: g.callAndRender([]string{"name", "built_in", "actions", "not_actions", "description"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListRoles(ctx)
+		})}
 	var name, description string
 	var actions, notActions []string
 	create := &cobra.Command{Use: "create", Short: "Define a custom role from actions (computes/read, computes/start/action, jobs/*, */read, ...)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			r, err := c.CreateRole(cmd.Context(), &shoal.RoleDefinition{Name: name, Description: description, Actions: actions, NotActions: notActions})
-			if err != nil {
-				return err
-			}
-			return g.render(r, nil)
-		}}
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.CreateRole(ctx, &shoal.RoleDefinition{Name: name, Description: description, Actions: actions, NotActions: notActions})
+		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "role name")
 	create.Flags().StringVar(&description, "description", "", "description")
 	create.Flags().StringSliceVar(&actions, "actions", nil, "actions granted (comma-separated)")
@@ -297,17 +240,9 @@ func newRoleCommand(g *globals) *cobra.Command {
 		_ = sub.MarkFlagRequired("role")
 	}
 	assignments := &cobra.Command{Use: "list-assignments", Short: "List the workspace's role assignments", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListAssignments(cmd.Context(), ws)
-			if err != nil {
-				return err
-			}
-			return g.render(l, []string{"principal_id", "role", "workspace", "created_by", "created_on"})
-		}}
+		RunE: g.callAndRender([]string{"principal_id", "role", "workspace", "created_by", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListAssignments(ctx, ws)
+		})}
 	cmd.AddCommand(list, create, assign, unassign, assignments)
 	return cmd
 }
@@ -316,31 +251,15 @@ func newIdentityCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "identity", Short: "Managed identities that workloads act as"}
 	var name string
 	create := &cobra.Command{Use: "create", Short: "Create a user-assigned identity (administrators)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			id, err := c.CreateIdentity(cmd.Context(), name)
-			if err != nil {
-				return err
-			}
-			return g.render(id, nil)
-		}}
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.CreateIdentity(ctx, name)
+		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "identity name")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List identities (system-assigned ones are named <workspace>.<compute>)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListIdentities(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return g.render(l, []string{"name", "client_id", "system_assigned", "created_on"})
-		}}
+		RunE: g.callAndRender([]string{"name", "client_id", "system_assigned", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListIdentities(ctx)
+		})}
 	cmd.AddCommand(create, list)
 	return cmd
 }

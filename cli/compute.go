@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/api"
 	"golang.org/x/term"
 
 	"github.com/shoal-ml/shoal"
@@ -34,17 +36,9 @@ func newComputeShowCommand(g *globals) *cobra.Command {
 		Use:   "show",
 		Short: "Show a compute",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			comp, err := c.GetCompute(cmd.Context(), ws, name)
-			if err != nil {
-				return err
-			}
-			return g.render(comp, computeColumns)
-		},
+		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.GetCompute(ctx, ws, name)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
 	_ = cmd.MarkFlagRequired("name")
@@ -57,17 +51,9 @@ func newComputeListCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List the computes of the workspace",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListComputes(cmd.Context(), ws, typ)
-			if err != nil {
-				return err
-			}
-			return g.render(list, computeColumns)
-		},
+		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListComputes(ctx, ws, typ)
+		}),
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute)")
 	return cmd
@@ -239,17 +225,9 @@ func newComputeEventsCommand(g *globals) *cobra.Command {
 		Use:   "events",
 		Short: "Show a compute's event log: created, updated, scaled, preempted, quota blocked, deleted",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			events, err := c.ListComputeEvents(cmd.Context(), ws, name)
-			if err != nil {
-				return err
-			}
-			return g.render(events, []string{"time", "kind", "actor", "reason"})
-		},
+		RunE: g.callAndRender([]string{"time", "kind", "actor", "reason"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListComputeEvents(ctx, ws, name)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
 	_ = cmd.MarkFlagRequired("name")

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/api"
 )
 
 func newComputeListNodesCommand(g *globals) *cobra.Command {
@@ -10,17 +13,9 @@ func newComputeListNodesCommand(g *globals) *cobra.Command {
 		Use:   "list-nodes",
 		Short: "List a compute cluster's nodes",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			nodes, err := c.ListNodes(cmd.Context(), ws, name)
-			if err != nil {
-				return err
-			}
-			return g.render(nodes, []string{"node_id", "private_ip_address", "port", "node_state", "current_job_name"})
-		},
+		RunE: g.callAndRender([]string{"node_id", "private_ip_address", "port", "node_state", "current_job_name"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListNodes(ctx, ws, name)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
 	_ = cmd.MarkFlagRequired("name")
@@ -33,17 +28,9 @@ func newComputePreemptNodeCommand(g *globals) *cobra.Command {
 		Use:   "preempt-node",
 		Short: "Preempt a node as a cloud evicts low-priority capacity (admin only; to rehearse preemption)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			n, err := c.PreemptNode(cmd.Context(), ws, name, node)
-			if err != nil {
-				return err
-			}
-			return g.render(n, []string{"node_id", "node_state", "current_job_name"})
-		},
+		RunE: g.callAndRender([]string{"node_id", "node_state", "current_job_name"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.PreemptNode(ctx, ws, name, node)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
 	cmd.Flags().StringVar(&node, "node", "", "node id (see list-nodes)")

@@ -140,3 +140,19 @@ func newVersionCommand(g *globals) *cobra.Command {
 		},
 	}
 }
+
+// callAndRender returns a command body that calls the server with the
+// configured client and workspace and prints what the call returns.
+func (g *globals) callAndRender(columns []string, call func(ctx context.Context, c *api.Client, ws string) (any, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, ws, err := g.client()
+		if err != nil {
+			return err
+		}
+		v, err := call(cmd.Context(), c, ws)
+		if err != nil {
+			return err
+		}
+		return g.render(v, columns)
+	}
+}

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/api"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -13,17 +16,9 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "create",
 		Short: "Create a workspace",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			ws, err := c.CreateWorkspace(cmd.Context(), &shoal.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.resourceGroup})
-			if err != nil {
-				return err
-			}
-			return g.render(ws, nil)
-		},
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.CreateWorkspace(ctx, &shoal.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.resourceGroup})
+		}),
 	}
 	create.Flags().StringVarP(&name, "name", "n", "", "workspace name")
 	create.Flags().StringVarP(&location, "location", "l", "", "default location of the workspace's computes")
@@ -33,17 +28,9 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List workspaces",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
-			if err != nil {
-				return err
-			}
-			l, err := c.ListWorkspaces(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return g.render(l, []string{"name", "location", "created_on"})
-		},
+		RunE: g.callAndRender([]string{"name", "location", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.ListWorkspaces(ctx)
+		}),
 	}
 	show := &cobra.Command{
 		Use:   "show",
