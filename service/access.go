@@ -212,17 +212,35 @@ func identityNameOf(resourceID string) string {
 
 // ensureComputeIdentities checks that a compute's user-assigned identities
 // exist and creates its system-assigned one, in the compute's transaction.
-func (s *Services) ensureComputeIdentities(tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
+//
+// A user-assigned identity may be attached by an administrator, or in a
+// workspace where it has been granted a role: identities are created by
+// administrators for the whole server, and granting one a role in a
+// workspace is what makes it usable there (as Azure asks for a role on
+// the identity itself).
+func (s *Services) ensureComputeIdentities(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
 	if spec.Identity == nil {
 		return nil
 	}
+	p := shoal.PrincipalFrom(ctx)
 	for i, u := range spec.Identity.UserAssignedIdentities {
+		field := fmt.Sprintf("identity.user_assigned_identities[%d].resource_id", i)
 		id, err := tx.GetIdentity(identityNameOf(u.ResourceID))
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			return shoal.FieldErrorf(fmt.Sprintf("identity.user_assigned_identities[%d].resource_id", i),
+			return shoal.FieldErrorf(field,
 				"no identity named %q; an administrator creates it with `shoal identity create --name %s`", identityNameOf(u.ResourceID), identityNameOf(u.ResourceID))
 		} else if err != nil {
 			return err
+		}
+		if p != nil && !p.Admin {
+			granted, err := tx.ListRoleAssignments(id.PrincipalID(), ws)
+			if err != nil {
+				return err
+			}
+			if len(granted) == 0 {
+				return &shoal.Error{Code: shoal.EFORBIDDEN, Field: field, Message: fmt.Sprintf(
+					"%s: identity %s has no role in workspace %s, so it cannot be attached here; an Owner grants it one first (`shoal role assign --identity %s --role ...`)", field, id.Name, ws, id.Name)}
+			}
 		}
 		spec.Identity.UserAssignedIdentities[i].ClientID = id.ClientID
 		spec.Identity.UserAssignedIdentities[i].PrincipalID = id.PrincipalID()

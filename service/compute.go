@@ -23,7 +23,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 		if err != nil {
 			return err
 		}
-		if err := s.ensureComputeIdentities(tx, ws.Name, spec); err != nil {
+		if err := s.ensureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
 			return err
 		}
 		existing, err := tx.GetCompute(ws.Name, spec.Name)
@@ -149,7 +149,7 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 		if _, _, err := shoal.NormalizeClusterSpec(&next, s.catalog, existing.Location); err != nil {
 			return err
 		}
-		if err := s.ensureComputeIdentities(tx, existing.Workspace, &next); err != nil {
+		if err := s.ensureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
 			return err
 		}
 		changes := describeChanges(&existing.ComputeSpec, &next)
