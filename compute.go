@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -156,6 +157,10 @@ func (c *Compute) Redacted() *Compute {
 	}
 	return &out
 }
+
+// ETag returns the ETag of a resource version: the version number, quoted,
+// as HTTP writes entity tags.
+func ETag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
 
 // ComputeUpdate is a partial update of a compute's mutable fields, as
 // `shoal compute update` sends it. Nil fields are left as they are.

@@ -13,7 +13,7 @@ func (s *Services) withStatus(tx shoal.Tx, c *shoal.Compute) (*shoal.Compute, er
 	out := *c
 	out.ID = ComputeResourceID(c.Workspace, c.Name)
 	out.ResourceID = out.ID
-	out.ETag = fmt.Sprintf("%q", fmt.Sprint(c.Version))
+	out.ETag = shoal.ETag(c.Version)
 	if out.ProvisioningErrors == nil {
 		out.ProvisioningErrors = []shoal.ProvisioningError{}
 	}

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/shoal-ml/shoal"
 )
 
 // computeColumns are the columns scanCompute reads, in order.
 const computeColumns = `workspace, name, type, version, provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by`
-
-// etag is the ETag of a compute version: the version number, quoted.
-func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
 
 // computeRow is a compute in its stored form.
 type computeRow struct {
@@ -61,7 +57,7 @@ func scanCompute(sc interface{ Scan(...any) error }) (*shoal.Compute, error) {
 		c.ProvisioningErrors = []shoal.ProvisioningError{}
 	}
 	c.Name, c.Type = name, typ
-	c.ETag = etag(c.Version)
+	c.ETag = shoal.ETag(c.Version)
 	c.CreatedOn, c.ModifiedOn = fromMicros(createdOn), fromMicros(modifiedOn)
 	return &c, nil
 }
@@ -144,7 +140,7 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 		return shoal.Errorf(shoal.ECONFLICT, "compute %q already exists in workspace %q", c.Name, c.Workspace)
 	}
 	c.CreatedOn, c.ModifiedOn = stored(c.CreatedOn), stored(c.ModifiedOn)
-	c.ETag = etag(c.Version)
+	c.ETag = shoal.ETag(c.Version)
 	return nil
 }
 
@@ -176,7 +172,7 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 		return shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", c.Name, c.Workspace)
 	}
 	c.CreatedOn, c.ModifiedOn = stored(c.CreatedOn), stored(c.ModifiedOn)
-	c.ETag = etag(c.Version)
+	c.ETag = shoal.ETag(c.Version)
 	return nil
 }
 
