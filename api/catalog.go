@@ -1,15 +1,11 @@
 package api
 
 import (
-	"encoding/json"
-	"errors"
 	"math"
 	"net/http"
 
 	"github.com/shoal-ml/shoal"
 )
-
-func asTypeError(err error, te **json.UnmarshalTypeError) bool { return errors.As(err, te) }
 
 // sizeView is a size with Azure's estimated_vm_prices block.
 type sizeView struct {

@@ -42,21 +42,21 @@ var statusToCode = map[int]string{
 }
 
 // do sends a request with an optional JSON body and decodes a JSON answer
-// into out (when not nil). It returns the response headers.
-func (c *Client) do(ctx context.Context, method, path string, body any, headers map[string]string, out any) (http.Header, error) {
+// into out (when not nil). It returns the answer's status code.
+func (c *Client) do(ctx context.Context, method, path string, body any, headers map[string]string, out any) (int, error) {
 	var rd io.Reader
 	if raw, ok := body.(json.RawMessage); ok {
 		rd = bytes.NewReader(raw)
 	} else if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -76,22 +76,22 @@ func (c *Client) do(ctx context.Context, method, path string, body any, headers 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the Shoal server at %s: %w (is `shoal server` running? set SHOAL_SERVER or the server in ~/.config/shoal/config.yaml)", c.BaseURL, err)
+		return 0, fmt.Errorf("cannot reach the Shoal server at %s: %w (is `shoal server` running? set SHOAL_SERVER or the server in ~/.config/shoal/config.yaml)", c.BaseURL, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if resp.StatusCode >= 400 {
-		return resp.Header, decodeErrorResponse(resp.StatusCode, data)
+		return resp.StatusCode, decodeErrorResponse(resp.StatusCode, data)
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp.Header, fmt.Errorf("the server's answer to %s %s is not valid JSON: %w", method, path, err)
+			return resp.StatusCode, fmt.Errorf("the server's answer to %s %s is not valid JSON: %w", method, path, err)
 		}
 	}
-	return resp.Header, nil
+	return resp.StatusCode, nil
 }
 
 func decodeErrorResponse(status int, data []byte) error {

@@ -13,21 +13,11 @@ import (
 // or apply it. It reports whether the compute was created.
 func (c *Client) ApplyCompute(ctx context.Context, workspace, name string, doc json.RawMessage, ifMatch string) (*shoal.Compute, bool, error) {
 	var out shoal.Compute
-	created := false
-	_, err := c.doStatus(ctx, http.MethodPut, wsPath(workspace)+"/computes/"+url.PathEscape(name), doc, map[string]string{"If-Match": ifMatch}, &out, &created)
+	status, err := c.do(ctx, http.MethodPut, wsPath(workspace)+"/computes/"+url.PathEscape(name), doc, map[string]string{"If-Match": ifMatch}, &out)
 	if err != nil {
 		return nil, false, err
 	}
-	return &out, created, nil
-}
-
-// doStatus is do that also reports whether the answer was 201 Created.
-func (c *Client) doStatus(ctx context.Context, method, path string, body any, headers map[string]string, out any, created *bool) (http.Header, error) {
-	h, err := c.do(ctx, method, path, body, headers, out)
-	if err == nil && h != nil {
-		*created = h.Get("X-Shoal-Created") == "true"
-	}
-	return h, err
+	return &out, status == http.StatusCreated, nil
 }
 
 // UpdateCompute applies a partial update of mutable fields.

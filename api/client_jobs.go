@@ -28,15 +28,15 @@ func (c *Client) UploadArtifact(ctx context.Context, workspace string, body io.R
 // whether the job was created (false: the same job existed).
 func (c *Client) SubmitJob(ctx context.Context, workspace string, doc json.RawMessage, name string) (*shoal.Job, bool, error) {
 	var out shoal.Job
-	created := false
 	method, path := http.MethodPost, wsPath(workspace)+"/jobs"
 	if name != "" {
 		method, path = http.MethodPut, path+"/"+url.PathEscape(name)
 	}
-	if _, err := c.doStatus(ctx, method, path, doc, nil, &out, &created); err != nil {
+	status, err := c.do(ctx, method, path, doc, nil, &out)
+	if err != nil {
 		return nil, false, err
 	}
-	return &out, created, nil
+	return &out, status == http.StatusCreated, nil
 }
 
 // GetJob returns one job.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -100,9 +101,6 @@ func (s *Server) handleComputeEvents(w http.ResponseWriter, r *http.Request) {
 
 func writeCompute(w http.ResponseWriter, status int, c *shoal.Compute) {
 	w.Header().Set("ETag", c.ETag)
-	if status == http.StatusCreated {
-		w.Header().Set("X-Shoal-Created", "true")
-	}
 	writeJSON(w, status, c.Redacted())
 }
 
@@ -118,7 +116,7 @@ func decodeStrict(body io.Reader, v any) error {
 			return &shoal.Error{Code: shoal.EINVALID, Field: k, Message: k + ": unknown key"}
 		}
 		var te *json.UnmarshalTypeError
-		if ok := asTypeError(err, &te); ok {
+		if errors.As(err, &te) {
 			return shoal.FieldErrorf(te.Field, "has the wrong type (%s)", te.Value)
 		}
 		return shoal.Errorf(shoal.EINVALID, "the request body is not valid JSON (%s)", msg)

@@ -54,7 +54,6 @@ func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
-		w.Header().Set("X-Shoal-Created", "true")
 	}
 	writeJSON(w, status, j)
 }
