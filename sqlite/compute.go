@@ -178,19 +178,6 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 
 // DeleteCompute removes a compute. Returns ENOTFOUND.
 func (t *tx) DeleteCompute(workspace, name string) error {
-	if err := t.writable("delete compute"); err != nil {
-		return err
-	}
-	res, err := t.exec(`DELETE FROM computes WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
-	if err != nil {
-		return fmt.Errorf("sqlite: delete compute %s/%s: %w", workspace, name, err)
-	}
-	n, err := affected(res)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete compute %s/%s: %w", workspace, name, err)
-	}
-	if n == 0 {
-		return shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", name, workspace)
-	}
-	return nil
+	return t.deleteOne(fmt.Sprintf("compute %s/%s", workspace, name), fmt.Sprintf("compute %q not found in workspace %q", name, workspace),
+		`DELETE FROM computes WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
 }

@@ -282,6 +282,26 @@ func (t *tx) update(fast, full string, args ...any) (int64, error) {
 }
 
 // affected returns the rows a statement changed.
+// deleteOne runs a DELETE that must remove exactly one row. what names the
+// row in messages ("compute default/cpu"); missing is the ENOTFOUND message.
+func (t *tx) deleteOne(what, missing, query string, args ...any) error {
+	if err := t.writable("delete " + what); err != nil {
+		return err
+	}
+	res, err := t.exec(query, args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %s: %w", what, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %s: %w", what, err)
+	}
+	if n == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "%s", missing)
+	}
+	return nil
+}
+
 func affected(res sql.Result) (int64, error) {
 	n, err := res.RowsAffected()
 	if err != nil {

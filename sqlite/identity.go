@@ -96,17 +96,6 @@ func (t *tx) InsertIdentity(i *shoal.Identity) error {
 // DeleteIdentity removes an identity by name, compared case-insensitively.
 // Returns ENOTFOUND.
 func (t *tx) DeleteIdentity(name string) error {
-	if err := t.writable("delete identity"); err != nil {
-		return err
-	}
-	res, err := t.exec(`DELETE FROM identities WHERE name_key = $1`, key(name))
-	if err != nil {
-		return fmt.Errorf("sqlite: delete identity %q: %w", name, err)
-	}
-	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: delete identity %q: %w", name, err)
-	} else if n == 0 {
-		return shoal.Errorf(shoal.ENOTFOUND, "identity %q not found", name)
-	}
-	return nil
+	return t.deleteOne(fmt.Sprintf("identity %q", name), fmt.Sprintf("identity %q not found", name),
+		`DELETE FROM identities WHERE name_key = $1`, key(name))
 }

@@ -168,19 +168,8 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 
 // DeleteNode removes a node. Returns ENOTFOUND.
 func (t *tx) DeleteNode(id string) error {
-	if err := t.writable("delete node"); err != nil {
-		return err
-	}
-	res, err := t.exec(`DELETE FROM nodes WHERE id = $1`, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete node %q: %w", id, err)
-	}
-	if k, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: delete node %q: %w", id, err)
-	} else if k == 0 {
-		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", id)
-	}
-	return nil
+	return t.deleteOne(fmt.Sprintf("node %q", id), fmt.Sprintf("node %q not found", id),
+		`DELETE FROM nodes WHERE id = $1`, id)
 }
 
 // The queries of FindNodeByCredentialHash and FindNodeByJoinTokenHash.

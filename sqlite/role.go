@@ -183,17 +183,6 @@ func (t *tx) InsertRoleAssignment(a *shoal.RoleAssignment) error {
 
 // DeleteRoleAssignment removes an assignment by ID. Returns ENOTFOUND.
 func (t *tx) DeleteRoleAssignment(id string) error {
-	if err := t.writable("delete role assignment"); err != nil {
-		return err
-	}
-	res, err := t.exec(`DELETE FROM role_assignments WHERE id = $1`, id)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete role assignment %q: %w", id, err)
-	}
-	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: delete role assignment %q: %w", id, err)
-	} else if n == 0 {
-		return shoal.Errorf(shoal.ENOTFOUND, "role assignment %q not found", id)
-	}
-	return nil
+	return t.deleteOne(fmt.Sprintf("role assignment %q", id), fmt.Sprintf("role assignment %q not found", id),
+		`DELETE FROM role_assignments WHERE id = $1`, id)
 }
