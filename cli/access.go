@@ -205,21 +205,13 @@ func newRoleCommand(g *globals) *cobra.Command {
 		return "identity:" + strings.ToLower(ws) + "." + strings.ToLower(compute), nil
 	}
 	assign := &cobra.Command{Use: "assign", Short: "Grant a role to a user or identity in the workspace", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
 			p, err := principalOf(ws)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			a, err := c.AssignRole(cmd.Context(), ws, p, role)
-			if err != nil {
-				return err
-			}
-			return g.render(a, nil)
-		}}
+			return c.AssignRole(ctx, ws, p, role)
+		})}
 	unassign := &cobra.Command{Use: "unassign", Short: "Remove a role from a user or identity in the workspace", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, ws, err := g.client()
