@@ -36,6 +36,15 @@ type RankRef struct {
 // AgentSyncRequest is the agent's heartbeat: the ranks it is running.
 type AgentSyncRequest struct {
 	Running []RankRef `json:"running"`
+	// Pending lists ranks that ended on the node and whose results it has
+	// not reported yet (it reports them next): the server must not start
+	// them again.
+	Pending []RankRef `json:"pending,omitempty"`
+	// First is set on an agent process's first sync. A rank the server
+	// believes runs on the node but that a new agent neither runs nor holds
+	// a result for died with the agent before it: the server ends it as
+	// lost (and requeues the job) instead of waiting for it forever.
+	First bool `json:"first,omitempty"`
 }
 
 // AgentSyncResponse tells the agent what to do.
@@ -119,6 +128,8 @@ const (
 	RankTimedOut   = "TimedOut"
 	RankCanceled   = "Canceled"
 	RankPreempted  = "Preempted"
+	// RankLost is what the server records for a rank whose node lost it.
+	RankLost = "Lost"
 )
 
 // RankReport is a state change of one rank, reported by its node.
@@ -126,4 +137,7 @@ type RankReport struct {
 	State    string `json:"state"`
 	ExitCode *int   `json:"exit_code,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// EndTime is when the rank ended on the node, for a final state: a
+	// result reported late (the server was away) keeps its real end.
+	EndTime *time.Time `json:"end_time,omitempty"`
 }

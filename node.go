@@ -106,3 +106,16 @@ type Provider interface {
 	// duplicates.
 	Alive(ctx context.Context, node *Node) (bool, error)
 }
+
+// Reviver is an optional Provider capability: providers whose machines
+// keep a node's work dir when its agent exits (the agent gave up on an
+// absent server) start a new agent on the same machine and work dir. The
+// new agent reports the results the old one kept there, so a job that
+// finished while the server was away is neither lost nor run again.
+type Reviver interface {
+	// Revive starts a new agent for req.Node on its existing machine and
+	// work dir, with the new join token req.JoinToken. It kills what is
+	// left of the old agent's jobs first. Returns ENOTFOUND when the
+	// machine or its work dir is gone.
+	Revive(ctx context.Context, req ProvisionRequest) error
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -36,11 +37,20 @@ type Config struct {
 	Address string
 	// Logger receives the agent's logs.
 	Logger *slog.Logger
-	// OrphanTimeout: an agent with no work that cannot reach the server for
-	// this long exits (default 15 minutes), so a lost control plane does
-	// not leave idle agents forever.
+	// OrphanTimeout: an agent with nothing running that cannot reach the
+	// server for this long exits (default DefaultOrphanTimeout), so a lost
+	// control plane does not leave agents behind forever. Results not yet
+	// reported stay in the work dir; the server has the next agent it
+	// starts there report them.
 	OrphanTimeout time.Duration
+	// Clock and Rand drive the retry pacing and the orphan timeout; nil
+	// means the wall clock and a random source.
+	Clock shoal.Clock
+	Rand  func() float64
 }
+
+// DefaultOrphanTimeout is Config.OrphanTimeout's default.
+const DefaultOrphanTimeout = 15 * time.Minute
 
 // Agent is a running node agent.
 type Agent struct {
@@ -52,28 +62,37 @@ type Agent struct {
 	mu    sync.Mutex
 	ranks map[shoal.RankRef]*rankRun
 	wg    sync.WaitGroup
+
+	// outbox holds finished ranks' results until the server takes them.
+	outbox *outbox
+	// outage keeps the log short while the server is away and knows when
+	// it last answered.
+	outage *outageLog
+	rand   func() float64
+}
+
+// now reads the agent's clock.
+func (a *Agent) now() time.Time { return a.cfg.Clock.Now() }
+
+// after waits d. Timers use the wall clock even under a fake Clock: only
+// decisions read the Clock.
+func (a *Agent) after(d time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	time.AfterFunc(d, func() { close(ch) })
+	return ch
 }
 
 // Run joins the server and serves until ctx is cancelled or the server
 // tells the node to exit.
 func Run(ctx context.Context, cfg Config) error {
-	if cfg.Address == "" {
-		cfg.Address = "127.0.0.1"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.OrphanTimeout == 0 {
-		cfg.OrphanTimeout = 15 * time.Minute
-	}
 	if cfg.NodeID == "" || cfg.ServerURL == "" || cfg.JoinToken == "" || cfg.WorkDir == "" {
 		return errors.New("agent: --server, --node-id, --work-dir and SHOAL_JOIN_TOKEN are required")
 	}
-	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
+	a, err := newAgent(cfg)
+	if err != nil {
 		return err
 	}
-	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}}
-	port, err := freePort(cfg.Address)
+	port, err := freePort(a.cfg.Address)
 	if err != nil {
 		return err
 	}
@@ -81,43 +100,99 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	a.log.Info("joined", "port", port)
+	deliverCtx, stopDelivering := context.WithCancel(ctx)
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		a.deliverLoop(deliverCtx)
+	}()
 	err = a.syncLoop(ctx)
 	a.stopAll("preempted")
 	a.wg.Wait()
+	stopDelivering()
+	<-delivered
 	return err
 }
 
+// newAgent fills in cfg's defaults and opens the node's work dir, with the
+// results an earlier agent left there.
+func newAgent(cfg Config) (*Agent, error) {
+	if cfg.Address == "" {
+		cfg.Address = "127.0.0.1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.OrphanTimeout == 0 {
+		cfg.OrphanTimeout = DefaultOrphanTimeout
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = shoal.SystemClock{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand}
+	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
+	var errs []error
+	a.outbox, errs = openOutbox(cfg.WorkDir)
+	for _, err := range errs {
+		a.log.Error("a result left by an earlier agent cannot be read", "err", err)
+	}
+	if n := a.outbox.len(); n > 0 {
+		a.log.Info("results left by an earlier agent wait to be reported", "results", n)
+	}
+	return a, nil
+}
+
+// status describes what the node holds, for the outage summaries.
+func (a *Agent) status() []any {
+	return []any{"results_waiting", a.outbox.len(), "ranks_running", len(a.running())}
+}
+
 // joinServer joins, retrying while the server is unreachable.
+// An agent that cannot join within the orphan timeout exits: its server is
+// gone.
 func (a *Agent) joinServer(ctx context.Context, port int) error {
-	backoff := 100 * time.Millisecond
+	b := newBackoff(MinRetryInterval/2, MaxRetryInterval, a.rand)
+	start := a.now()
 	for {
 		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port})
 		if err == nil {
 			a.join = resp
+			a.outage.succeeded()
 			return nil
 		}
 		if code := shoal.ErrorCode(err); code == shoal.EUNAUTHORIZED || code == shoal.EINVALID || code == shoal.EFORBIDDEN {
 			return fmt.Errorf("join refused: %w", err)
 		}
-		a.log.Warn("join failed; retrying", "err", err)
+		a.outage.failed("join", err)
+		if a.now().Sub(start) > a.cfg.OrphanTimeout {
+			return fmt.Errorf("no server answered for %s; giving up: %w", a.cfg.OrphanTimeout, err)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(backoff):
+		case <-a.after(b.next()):
 		}
-		backoff = min(backoff*2, 5*time.Second)
 	}
 }
 
-// syncLoop heartbeats and receives work until told to exit.
+// syncLoop heartbeats and receives work until told to exit. While the
+// server does not answer it retries with backoff; once nothing runs and
+// the server has been silent for the orphan timeout, it returns.
 func (a *Agent) syncLoop(ctx context.Context) error {
 	interval := a.join.HeartbeatInterval
 	if interval <= 0 {
 		interval = 3 * time.Second
 	}
-	lastContact := time.Now()
+	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
+	first := true
 	for ctx.Err() == nil {
-		resp, err := a.client.Sync(ctx, &shoal.AgentSyncRequest{Running: a.running()}, interval)
+		resp, err := a.client.Sync(ctx, &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first}, interval)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -126,18 +201,21 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 				a.log.Warn("the server no longer knows this node; exiting", "err", err)
 				return nil
 			}
-			if len(a.running()) == 0 && time.Since(lastContact) > a.cfg.OrphanTimeout {
-				a.log.Warn("server unreachable and no work; exiting", "for", time.Since(lastContact))
+			a.outage.failed("sync", err)
+			if away := a.now().Sub(a.outage.lastContact()); len(a.running()) == 0 && away > a.cfg.OrphanTimeout {
+				a.log.Warn("server unreachable and nothing running; exiting", "for", away.Round(time.Second),
+					"results_waiting", a.outbox.len(), "results_dir", a.outbox.dir)
 				return nil
 			}
-			a.log.Warn("sync failed; jobs keep running", "err", err)
 			select {
 			case <-ctx.Done():
-			case <-time.After(min(interval, time.Second)):
+			case <-a.after(b.next()):
 			}
 			continue
 		}
-		lastContact = time.Now()
+		b.reset()
+		first = false
+		a.outage.succeeded()
 		for _, s := range resp.Stop {
 			a.stopRank(s.RankRef, s.Reason)
 		}
@@ -179,6 +257,9 @@ func (a *Agent) stopAll(reason string) {
 }
 
 func (a *Agent) startRank(ctx context.Context, t *shoal.AgentTask) {
+	if a.outbox.has(t.RankRef) {
+		return // it ran already; its result waits to be reported
+	}
 	a.mu.Lock()
 	if _, ok := a.ranks[t.RankRef]; ok {
 		a.mu.Unlock()
@@ -192,7 +273,7 @@ func (a *Agent) startRank(ctx context.Context, t *shoal.AgentTask) {
 		defer a.wg.Done()
 		r.run(context.WithoutCancel(ctx))
 		a.mu.Lock()
-		delete(a.ranks, t.RankRef)
+		delete(a.ranks, t.RankRef) // finish did, unless the rank panicked its way out
 		a.mu.Unlock()
 	}()
 }

@@ -33,44 +33,39 @@ func (l *logShipper) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			l.ship(ctx, false)
+			l.ship(ctx)
 		}
 	}
 }
 
-// flush ships everything left, retrying while the server is away.
-func (l *logShipper) flush(ctx context.Context) { l.ship(ctx, true) }
-
-const logChunk = 512 << 10
-
-func (l *logShipper) ship(ctx context.Context, persist bool) {
+// shipAll ships everything from the current offset to the end of the
+// file, once; it returns the first error (the offset stays at the last
+// chunk that was accepted, so a later call resumes there).
+func (l *logShipper) shipAll(ctx context.Context) error {
 	f, err := os.Open(l.path)
 	if err != nil {
-		return
+		return nil // no log written: nothing to ship
 	}
 	defer f.Close()
 	buf := make([]byte, logChunk)
 	for {
-		n, err := f.ReadAt(buf, l.offset)
+		n, rerr := f.ReadAt(buf, l.offset)
 		if n > 0 {
-			chunk := buf[:n]
-			send := func() error { return l.c.WriteLog(ctx, l.ref, l.offset, chunk) }
-			var serr error
-			if persist {
-				serr = retry(ctx, send)
-			} else {
-				serr = send()
-			}
-			if serr != nil {
-				return
+			if err := l.c.WriteLog(ctx, l.ref, l.offset, buf[:n]); err != nil {
+				return err
 			}
 			l.offset += int64(n)
 		}
-		if err != nil || n == 0 {
-			if errors.Is(err, io.EOF) || n == 0 {
-				return
+		if rerr != nil || n == 0 {
+			if rerr == nil || errors.Is(rerr, io.EOF) {
+				return nil
 			}
-			return
+			return rerr
 		}
 	}
 }
+
+const logChunk = 512 << 10
+
+// ship ships new output, best effort: the final shipAll catches up.
+func (l *logShipper) ship(ctx context.Context) { _ = l.shipAll(ctx) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,7 +18,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 )
 
 const (
@@ -408,7 +406,10 @@ func TestMSIEndpointListens(t *testing.T) {
 }
 
 func TestRankEnvIdentity(t *testing.T) {
-	a := &Agent{cfg: Config{NodeID: "node-1", WorkDir: t.TempDir()}}
+	a, err := newAgent(Config{NodeID: "node-1", WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	task := &shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: "att-1"}, JobName: "job", Workspace: "ws",
 		EnvironmentVariables: map[string]string{"MSI_SECRET": "from-the-job", "FOO": "bar"}}
 	vars := []string{"MSI_ENDPOINT", "MSI_SECRET", "IDENTITY_ENDPOINT", "IDENTITY_HEADER", "DEFAULT_IDENTITY_CLIENT_ID"}
@@ -488,7 +489,10 @@ func TestRankRunServesIdentity(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	a := &Agent{cfg: Config{NodeID: "node-1", WorkDir: dir}, client: api.NewAgentClient(srv.URL, "cred"), log: slog.New(slog.DiscardHandler)}
+	a, err := newAgent(Config{NodeID: "node-1", WorkDir: dir, ServerURL: srv.URL, JoinToken: "cred"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	envFile := filepath.Join(dir, "env.txt")
 	goFile := filepath.Join(dir, "go")
 	task := &shoal.AgentTask{

@@ -57,9 +57,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if err != nil {
 		log.Warn("preparing the rank failed", "err", err)
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
-		ship := newLogShipper(r.a.client, t.RankRef, logPath)
-		ship.flush(ctx)
-		r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "preparing failed: " + err.Error()})
+		r.fail(ctx, logPath, "preparing failed: "+err.Error())
 		return
 	}
 	if len(t.Identities) > 0 {
@@ -71,8 +69,7 @@ func (r *rankRun) run(ctx context.Context) {
 		if err != nil {
 			log.Warn("starting the identity endpoint failed", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
-			newLogShipper(r.a.client, t.RankRef, logPath).flush(ctx)
-			r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "preparing failed: " + err.Error()})
+			r.fail(ctx, logPath, "preparing failed: "+err.Error())
 			return
 		}
 		defer r.msi.Close()
@@ -81,7 +78,9 @@ func (r *rankRun) run(ctx context.Context) {
 	if r.stopReason != "" {
 		reason := r.stopReason
 		r.mu.Unlock()
-		r.report(ctx, &shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start"})
+		end := r.a.now()
+		r.finish(ctx, &pendingResult{Ref: t.RankRef, JobName: t.JobName, LogPath: logPath,
+			Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
 		return
 	}
 	run, err := runner.Start(runner.Task{
@@ -93,36 +92,71 @@ func (r *rankRun) run(ctx context.Context) {
 	if err != nil {
 		r.mu.Unlock()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
-		newLogShipper(r.a.client, t.RankRef, logPath).flush(ctx)
-		r.report(ctx, &shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: "start failed: " + err.Error()})
+		r.fail(ctx, logPath, "start failed: "+err.Error())
 		return
 	}
 	r.run_ = run
 	r.mu.Unlock()
 	started := time.Since(t0)
-	r.report(ctx, &shoal.RankReport{State: shoal.RankRunning})
-	log.Info("rank started", "pids", run.Pids(), "start_took", started, "reported_after", time.Since(t0))
+	// Running is reported while the processes run: a server that is away
+	// must not hold the rank up, and the final report supersedes it.
+	runningCtx, stopRunning := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		r.report(runningCtx, &shoal.RankReport{State: shoal.RankRunning})
+	}()
+	log.Info("rank started", "pids", run.Pids(), "start_took", started)
 	ship := newLogShipper(r.a.client, t.RankRef, logPath)
 	shipCtx, stopShip := context.WithCancel(ctx)
-	go ship.loop(shipCtx)
+	shipped := make(chan struct{})
+	go func() {
+		defer close(shipped)
+		ship.loop(shipCtx)
+	}()
 	res := run.Wait()
 	stopShip()
+	<-shipped
+	stopRunning()
+	<-reported
 	if r.msi != nil {
 		r.msi.Close()
 	}
-	// Finalizing is the upload of outputs; a job that wrote none has
-	// nothing to finalize and skips the round trips.
-	if dirHasFiles(outDir) {
-		r.report(ctx, &shoal.RankReport{State: shoal.RankFinalizing})
-		if err := r.uploadOutputs(ctx, outDir); err != nil {
-			log.Warn("uploading outputs failed", "err", err)
-			r.appendLog(logPath, fmt.Sprintf("shoal agent: uploading outputs failed: %v\n", err))
-		}
-	}
-	ship.flush(ctx)
 	code := res.ExitCode
-	r.report(ctx, &shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason})
+	end := r.a.now()
+	r.finish(ctx, &pendingResult{
+		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset,
+		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, EndTime: &end},
+	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
+}
+
+// finish records the rank's result in the node's work dir, hands the rank
+// over from "running" to "result waiting", and delivers the result at once
+// when the server answers (the common case: no extra round trip). A result
+// the server cannot take now stays on disk for the delivery loop, or for
+// the next agent on this work dir should this one exit first.
+func (r *rankRun) finish(ctx context.Context, p *pendingResult) {
+	a := r.a
+	if err := a.outbox.put(p); err != nil {
+		// Without the file the result lives only in memory: deliver it
+		// until the server answers, as before there was a file.
+		a.log.Warn("writing the result to disk failed; keeping it in memory", "attempt", p.Ref.AttemptID, "err", err)
+	}
+	a.mu.Lock()
+	delete(a.ranks, p.Ref)
+	a.mu.Unlock()
+	if !a.outbox.claim(p.Ref) {
+		return
+	}
+	err := a.deliver(ctx, p)
+	a.outbox.unclaim(p.Ref)
+	if err != nil {
+		a.outage.failed("report result", err)
+		a.outbox.kick() // the delivery loop takes over, with backoff
+		return
+	}
+	a.outage.succeeded()
 }
 
 func stateFor(reason string, code int) string {
@@ -143,6 +177,13 @@ func stateFor(reason string, code int) string {
 }
 
 func intPtr(i int) *int { return &i }
+
+// fail ends a rank that never ran its command.
+func (r *rankRun) fail(ctx context.Context, logPath, reason string) {
+	end := r.a.now()
+	r.finish(ctx, &pendingResult{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath,
+		Report: shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: reason, EndTime: &end}})
+}
 
 // prepare creates the folders, fetches code, inputs and earlier outputs,
 // and returns the command with every ${{...}} reference substituted.
@@ -251,19 +292,16 @@ func (r *rankRun) env(outDir string) map[string]string {
 	return env
 }
 
-// uploadOutputs packs the outputs folder and uploads it, retrying while
-// the server is away.
-func (r *rankRun) uploadOutputs(ctx context.Context, outDir string) error {
-	return retry(ctx, func() error {
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := archive.Pack(pw, outDir, archive.PackOptions{})
-			pw.CloseWithError(err)
-		}()
-		err := r.a.client.PutOutputs(ctx, r.t.RankRef, pr)
-		pr.Close()
-		return err
-	})
+// uploadOutputs packs a rank's outputs folder and uploads it, once.
+func (a *Agent) uploadOutputs(ctx context.Context, ref shoal.RankRef, outDir string) error {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := archive.Pack(pw, outDir, archive.PackOptions{})
+		pw.CloseWithError(err)
+	}()
+	err := a.client.PutOutputs(ctx, ref, pr)
+	pr.Close()
+	return err
 }
 
 // report sends a state change, retrying until the server answers; a

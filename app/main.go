@@ -138,7 +138,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
 	m := &Main{opts: opts, log: opts.Logger, store: store, files: files, wake: make(chan struct{}, 1), listener: ln}
-	m.local = local.New(local.Config{DataDir: opts.DataDir, Executable: opts.AgentExecutable, Logger: opts.Logger})
+	var agentArgs []string
+	if cfg.AgentOrphanTimeout > 0 {
+		agentArgs = append(agentArgs, "--orphan-timeout", time.Duration(cfg.AgentOrphanTimeout).String())
+	}
+	m.local = local.New(local.Config{DataDir: opts.DataDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs})
 	serverURL := cfg.AdvertiseURL
 	if serverURL == "" {
 		serverURL = m.URL()

@@ -34,5 +34,6 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&cfg.NodeID, "node-id", "", "the node this agent is")
 	f.StringVar(&cfg.WorkDir, "work-dir", "", "working directory of the node")
 	f.StringVar(&cfg.Address, "address", "127.0.0.1", "address other nodes reach this node at")
+	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
 	return cmd
 }

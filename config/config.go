@@ -46,6 +46,10 @@ type Config struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when a job is
 	// stopped (timeout, cancel, preemption). Default 10s.
 	KillGrace Duration `yaml:"kill_grace"`
+	// AgentOrphanTimeout is how long a node's agent with nothing running
+	// waits for an absent server before it exits (the results it holds
+	// stay in its work dir). Default 15m.
+	AgentOrphanTimeout Duration `yaml:"agent_orphan_timeout"`
 	// AdvertiseURL is the URL agents use to reach the server; default the
 	// listen address.
 	AdvertiseURL string `yaml:"advertise_url"`

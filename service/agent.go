@@ -123,6 +123,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	writeBeat := false
 	var unstarted *shoal.RankRef
 	var unstartedReason string
+	var vanished *shoal.RankRef
 	fn := func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -151,6 +152,10 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		running := map[shoal.RankRef]bool{}
 		for _, r := range req.Running {
 			running[r] = true
+		}
+		pending := map[shoal.RankRef]bool{}
+		for _, r := range req.Pending {
+			pending[r] = true
 		}
 		// Ranks the agent runs that are no longer its assignment are stopped.
 		for r := range running {
@@ -185,7 +190,11 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 				// Stopped before the agent ever started it: nobody will
 				// report its end, so the server ends it itself.
 				unstarted, unstartedReason = &ref, stopReason
-			case stopReason == "" && !running[ref] && rank.Status == shoal.AttemptPreparing:
+			case req.First && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptRunning:
+				// A new agent on the node knows nothing of this rank: it
+				// died with the agent before it.
+				vanished = &ref
+			case stopReason == "" && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptPreparing:
 				t := s.agentTask(j, a, n)
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
 					t.Identities = taskIdentities(tx, c)
@@ -202,7 +211,17 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		return nil, err
 	}
 	if unstarted != nil {
-		if err := s.endUnstartedRank(ctx, nodeID, *unstarted, unstartedReason); err != nil {
+		state := shoal.RankCanceled
+		if unstartedReason == "preempted" {
+			state = shoal.RankPreempted
+		}
+		if err := s.endRankForNode(ctx, nodeID, *unstarted, shoal.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
+			return nil, err
+		}
+	}
+	if vanished != nil {
+		if err := s.endRankForNode(ctx, nodeID, *vanished, shoal.AttemptRunning, shoal.RankLost,
+			"the node's agent was restarted and the rank's processes did not survive it"); err != nil {
 			return nil, err
 		}
 	}
@@ -433,14 +452,12 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 	return s.cfg.Files.OpenArtifact(id)
 }
 
-// endUnstartedRank ends a rank that was stopped (canceled, preempted, or
-// its gang failed) before its agent started it, as if the agent had
-// reported it.
-func (s *Services) endUnstartedRank(ctx context.Context, nodeID string, ref shoal.RankRef, reason string) error {
-	state := shoal.RankCanceled
-	if reason == "preempted" {
-		state = shoal.RankPreempted
-	}
+// endRankForNode ends a rank of a node on the server's own account, as if
+// the agent had reported state: a rank stopped before its agent started
+// it, or one that died with its agent. It does nothing unless the rank is
+// still in status from (the agent got to it after all, or it ended
+// meanwhile).
+func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error {
 	var wake []string
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		w, err := loadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
@@ -448,11 +465,11 @@ func (s *Services) endUnstartedRank(ctx context.Context, nodeID string, ref shoa
 			return err
 		}
 		n, a, rs, j := w.node, w.attempt, w.rank, w.job
-		if j.CurrentAttemptID != a.ID || rs.Status != shoal.AttemptPreparing {
-			return nil // the agent got to it after all, or it ended meanwhile
+		if j.CurrentAttemptID != a.ID || rs.Status != from {
+			return nil
 		}
 		ctx := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
-		wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason + " before it started"})
+		wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason})
 		return err
 	})
 	if err != nil {

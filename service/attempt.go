@@ -21,6 +21,7 @@ var rankStatusOf = map[string]string{
 	shoal.RankTimedOut:  shoal.AttemptTimedOut,
 	shoal.RankCanceled:  shoal.AttemptCanceled,
 	shoal.RankPreempted: shoal.AttemptPreempted,
+	shoal.RankLost:      shoal.AttemptLost,
 }
 
 // applyRankReport moves a rank, its attempt and its job forward. It returns
@@ -58,7 +59,12 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		if !ok {
 			return nil, shoal.FieldErrorf("state", "unknown rank state %q", rep.State)
 		}
-		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason = st, &now, rep.ExitCode, rep.Reason
+		end := now
+		if rep.EndTime != nil && !rep.EndTime.After(now) && (rs.StartTime == nil || !rep.EndTime.Before(*rs.StartTime)) {
+			// Reported late (the server was away): keep when it really ended.
+			end = rep.EndTime.UTC()
+		}
+		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason = st, &end, rep.ExitCode, rep.Reason
 		if err := s.freeNode(tx, n, now); err != nil {
 			return nil, err
 		}
@@ -171,7 +177,17 @@ func allRanks(a *shoal.Attempt, f func(*shoal.RankStatus) bool) bool {
 // moves the job on: completed, failed, canceled, or queued again.
 // Preemption and node loss requeue without spending the retry budget.
 func (s *Services) finalizeAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Job, a *shoal.Attempt) error {
-	now := tx.Now()
+	// The attempt ended when its last rank did, which is earlier than now
+	// when a node reports a result it kept while the server was away.
+	var now time.Time
+	for _, r := range a.Ranks {
+		if r.EndTime != nil && r.EndTime.After(now) {
+			now = *r.EndTime
+		}
+	}
+	if now.IsZero() {
+		now = tx.Now()
+	}
 	a.EndTime = &now
 	var infra, failed, canceled *shoal.RankStatus
 	for _, r := range a.Ranks {

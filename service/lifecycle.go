@@ -201,9 +201,13 @@ func (s *Services) providerFor(location string) shoal.Provider {
 func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // AdoptNodes runs after a server restart: nodes whose machines still exist
-// (agents that kept running) are adopted as they are; nodes whose machine
-// is confirmed gone are declared lost at once rather than after a lease.
-// It returns how many nodes were adopted.
+// (agents that kept running) are adopted as they are. A node whose agent
+// is gone but that still holds work — its agent may have exited while the
+// server was away, keeping the results of finished jobs in its work dir —
+// is revived when its provider can (a new agent on the same machine and
+// work dir reports those results); any other node whose machine is gone
+// is declared lost at once rather than after a lease. It returns how many
+// nodes were adopted or revived.
 func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	var nodes []*shoal.Node
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
@@ -226,9 +230,12 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 			s.log.Warn("cannot tell whether a node is alive", slog.String("node", n.ID), slog.Any("err", err))
 			continue
 		}
-		if alive {
+		switch {
+		case alive:
 			adopted++
-		} else {
+		case n.CurrentAttemptID != "" && s.reviveNode(ctx, p, n) == nil:
+			adopted++
+		default:
 			gone = append(gone, n)
 		}
 	}
@@ -253,4 +260,49 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	})
 	s.nodes.wake(wake...)
 	return adopted, err
+}
+
+// reviveNode gives a node whose agent is gone a new join token and asks
+// its provider for a new agent on the same work dir. The node keeps its
+// assignment: the new agent reports the result its predecessor kept, or,
+// when there is none, the node misses its lease and the work is requeued
+// as for any lost node.
+func (s *Services) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) error {
+	rv, ok := p.(shoal.Reviver)
+	if !ok {
+		return shoal.Errorf(shoal.ENOTIMPLEMENTED, "provider %s cannot revive nodes", p.Name())
+	}
+	token, hash, err := shoal.NewToken()
+	if err != nil {
+		return err
+	}
+	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	var node *shoal.Node
+	err = s.store.Update(sys, func(tx shoal.Tx) error {
+		cur, err := tx.GetNode(n.ID)
+		if err != nil {
+			return err
+		}
+		now := tx.Now()
+		cur.JoinTokenHash, cur.JoinTokenExpires = hash, now.Add(s.cfg.JoinTimeout)
+		cur.LastHeartbeat = now // a full lease to join and report
+		cur.Version++
+		if err := tx.UpdateNode(cur); err != nil {
+			return err
+		}
+		node = cur
+		c := &shoal.Compute{Workspace: cur.Workspace}
+		c.Name = cur.Compute
+		return appendComputeEvent(sys, tx, c, "node_revived",
+			fmt.Sprintf("node %s: its agent had exited while the server was away; a new agent on the same work dir reports what it kept (job %s)", cur.ID, cur.CurrentJobName))
+	})
+	if err != nil {
+		return err
+	}
+	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL}); err != nil {
+		s.log.Warn("reviving a node failed", slog.String("node", n.ID), slog.Any("err", err))
+		return err
+	}
+	s.log.Info("node revived", slog.String("node", n.ID), slog.String("job", n.CurrentJobName))
+	return nil
 }

@@ -1,0 +1,298 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// resultsDir is the folder of a node's work dir that holds the results of
+// finished ranks not yet reported to the server.
+const resultsDir = "results"
+
+// pendingResult is the end of a rank that the server has not acknowledged
+// yet. It is written to the node's work dir before the agent reports it,
+// so that neither a server that is away nor an agent that exits meanwhile
+// loses it: this agent, or the next one started on the same work dir,
+// reports it when the server answers.
+type pendingResult struct {
+	Ref     shoal.RankRef    `json:"ref"`
+	JobName string           `json:"job_name"`
+	Report  shoal.RankReport `json:"report"`
+	// OutputsDir holds the rank's outputs; OutputsUploaded says they are
+	// with the server already.
+	OutputsDir      string `json:"outputs_dir"`
+	OutputsUploaded bool   `json:"outputs_uploaded"`
+	// LogPath is the rank's log; what is past LogOffset is shipped before
+	// the report (chunks are written at their offsets, so a resend after a
+	// lost answer is harmless).
+	LogPath string `json:"log_path"`
+	// LogOffset is how much of the log the server has already.
+	LogOffset int64 `json:"log_offset"`
+}
+
+// outbox keeps the pending results of a node, on disk and in memory.
+type outbox struct {
+	dir string
+
+	mu      sync.Mutex
+	pending map[shoal.RankRef]*pendingResult
+	// busy holds the results being delivered, so the rank that wrote a
+	// result and the delivery loop never send it twice at once.
+	busy map[shoal.RankRef]bool
+	// wake is signalled when a result is added, so the delivery loop
+	// tries at once.
+	wake chan struct{}
+}
+
+// openOutbox loads the results an earlier agent left in workDir. A file
+// that cannot be read is renamed aside (`.bad`) and reported, never
+// silently dropped.
+func openOutbox(workDir string) (*outbox, []error) {
+	o := &outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*pendingResult{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
+	var errs []error
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
+		return o, []error{err}
+	}
+	entries, err := os.ReadDir(o.dir)
+	if err != nil {
+		return o, []error{err}
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(o.dir, e.Name())
+		b, err := os.ReadFile(path)
+		var p pendingResult
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err == nil && p.Ref.AttemptID == "" {
+			err = errors.New("no attempt named")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("result %s: %w (kept as %s.bad)", e.Name(), err, e.Name()))
+			_ = os.Rename(path, path+".bad")
+			continue
+		}
+		o.pending[p.Ref] = &p
+	}
+	return o, errs
+}
+
+func (o *outbox) path(ref shoal.RankRef) string {
+	return filepath.Join(o.dir, fmt.Sprintf("%s-r%d.json", ref.AttemptID, ref.Rank))
+}
+
+// put writes p to disk (atomically: a reader sees the old file or the new
+// one) and keeps it in memory.
+func (o *outbox) put(p *pendingResult) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(o.dir, ".result-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), o.path(p.Ref))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	o.mu.Lock()
+	o.pending[p.Ref] = p
+	o.mu.Unlock()
+	o.kick()
+	return nil
+}
+
+// kick wakes the delivery loop.
+func (o *outbox) kick() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// done forgets a result the server acknowledged (or refused for good).
+func (o *outbox) done(ref shoal.RankRef) {
+	o.mu.Lock()
+	delete(o.pending, ref)
+	o.mu.Unlock()
+	_ = os.Remove(o.path(ref))
+}
+
+// claim marks ref as being delivered; false when it is already, or gone.
+func (o *outbox) claim(ref shoal.RankRef) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.busy[ref] || o.pending[ref] == nil {
+		return false
+	}
+	o.busy[ref] = true
+	return true
+}
+
+// unclaim ends a delivery claimed with claim.
+func (o *outbox) unclaim(ref shoal.RankRef) {
+	o.mu.Lock()
+	delete(o.busy, ref)
+	o.mu.Unlock()
+}
+
+// has reports whether ref's result is waiting.
+func (o *outbox) has(ref shoal.RankRef) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pending[ref] != nil
+}
+
+// list returns the waiting results, oldest attempt first (by name, which
+// is stable), as copies safe to change.
+func (o *outbox) list() []*pendingResult {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]*pendingResult, 0, len(o.pending))
+	for _, p := range o.pending {
+		c := *p
+		out = append(out, &c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Ref.AttemptID != out[j].Ref.AttemptID {
+			return out[i].Ref.AttemptID < out[j].Ref.AttemptID
+		}
+		return out[i].Ref.Rank < out[j].Ref.Rank
+	})
+	return out
+}
+
+// refs returns the refs of the waiting results.
+func (o *outbox) refs() []shoal.RankRef {
+	list := o.list()
+	out := make([]shoal.RankRef, len(list))
+	for i, p := range list {
+		out[i] = p.Ref
+	}
+	return out
+}
+
+// len returns how many results wait.
+func (o *outbox) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.pending)
+}
+
+// errUnreachable marks a delivery that failed because the server did not
+// answer: the result stays and is retried.
+var errUnreachable = errors.New("server unreachable")
+
+// deliver sends one result: outputs (once), the log, then the final
+// report. It returns errUnreachable (wrapped) when the server did not
+// answer; any answer — acceptance or a refusal such as "no longer the
+// current attempt" — ends the result's life.
+func (a *Agent) deliver(ctx context.Context, p *pendingResult) error {
+	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasFiles(p.OutputsDir) {
+		_, _ = a.client.Report(ctx, p.Ref, &shoal.RankReport{State: shoal.RankFinalizing})
+		err := a.uploadOutputs(ctx, p.Ref, p.OutputsDir)
+		switch {
+		case err == nil:
+		case isAnswer(err):
+			a.log.Warn("outputs refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "err", err)
+		default:
+			return fmt.Errorf("%w: %v", errUnreachable, err)
+		}
+		p.OutputsUploaded = true
+		if err := a.outbox.put(p); err != nil {
+			a.log.Warn("recording the upload of outputs failed", "err", err)
+		}
+	}
+	if p.LogPath != "" {
+		ship := newLogShipper(a.client, p.Ref, p.LogPath)
+		ship.offset = p.LogOffset
+		if err := ship.shipAll(ctx); err != nil && !isAnswer(err) {
+			return fmt.Errorf("%w: %v", errUnreachable, err)
+		}
+	}
+	resp, err := a.client.Report(ctx, p.Ref, &p.Report)
+	if err != nil && !isAnswer(err) {
+		return fmt.Errorf("%w: %v", errUnreachable, err)
+	}
+	a.outbox.done(p.Ref)
+	if err != nil {
+		a.log.Warn("result refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "state", p.Report.State, "err", err)
+		return nil
+	}
+	a.log.Info("result reported", "job", p.JobName, "attempt", p.Ref.AttemptID, "rank", p.Ref.Rank, "state", p.Report.State)
+	// A report that freed the node may bring its next task.
+	for _, t := range resp.Start {
+		a.startRank(ctx, t)
+	}
+	return nil
+}
+
+// isAnswer reports whether err is the server's answer (a refusal) rather
+// than a failure to reach it; internal server errors count as not reached,
+// since a retry may succeed.
+func isAnswer(err error) bool {
+	var se *shoal.Error
+	return errors.As(err, &se) && se.Code != shoal.EINTERNAL
+}
+
+// deliverLoop delivers waiting results until ctx ends, at once when one is
+// added and with backoff while the server does not answer.
+func (a *Agent) deliverLoop(ctx context.Context) {
+	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
+	for {
+		failed := false
+		for _, p := range a.outbox.list() {
+			if ctx.Err() != nil {
+				return
+			}
+			if !a.outbox.claim(p.Ref) {
+				continue
+			}
+			err := a.deliver(ctx, p)
+			a.outbox.unclaim(p.Ref)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				a.outage.failed("report result", err)
+				failed = true
+				break
+			}
+			a.outage.succeeded()
+		}
+		var wait <-chan struct{}
+		if failed {
+			d := b.next()
+			t := a.after(d)
+			wait = t
+		} else {
+			b.reset()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.outbox.wake:
+		case <-wait:
+		}
+	}
+}
