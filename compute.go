@@ -61,6 +61,26 @@ type ComputeSpec struct {
 	NetworkSettings         *NetworkSettings  `json:"network_settings,omitempty"`
 	EnableNodePublicIP      *bool             `json:"enable_node_public_ip,omitempty"`
 	Identity                *IdentitySpec     `json:"identity,omitempty"`
+
+	// Compute instance keys (type: computeinstance).
+	CreateOnBehalfOf              *CreateOnBehalfOf    `json:"create_on_behalf_of,omitempty"`
+	IdleTimeBeforeShutdownMinutes *int                 `json:"idle_time_before_shutdown_minutes,omitempty"`
+	Schedules                     *ComputeSchedules    `json:"schedules,omitempty"`
+	SetupScripts                  *SetupScripts        `json:"setup_scripts,omitempty"`
+	CustomApplications            []*CustomApplication `json:"custom_applications,omitempty"`
+	EnableSSO                     *bool                `json:"enable_sso,omitempty"`
+	EnableRootAccess              *bool                `json:"enable_root_access,omitempty"`
+	ReleaseQuotaOnStop            *bool                `json:"release_quota_on_stop,omitempty"`
+	EnableOSPatching              *bool                `json:"enable_os_patching,omitempty"`
+	// IdleCPUPercentBelow (Shoal): an instance whose CPU use is at or
+	// above this percent is busy and not idle, even with nobody attached.
+	IdleCPUPercentBelow *float64 `json:"idle_cpu_percent_below,omitempty"`
+	// MaxConcurrentJobs (Shoal) bounds the jobs an instance runs at once;
+	// default one per vCPU.
+	MaxConcurrentJobs *int `json:"max_concurrent_jobs,omitempty"`
+	// Stopped (Shoal, on create only) creates the instance stopped, as
+	// Azure's studio does for instances created on behalf of others.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // SSHSettings are the admin account of a cluster's nodes. AdminPassword is
@@ -69,6 +89,8 @@ type SSHSettings struct {
 	AdminUsername string `json:"admin_username,omitempty"`
 	AdminPassword string `json:"admin_password,omitempty"`
 	SSHKeyValue   string `json:"ssh_key_value,omitempty"`
+	// SSHPort is read-only: where an instance's SSH server listens.
+	SSHPort int `json:"ssh_port,omitempty"`
 }
 
 // NetworkSettings name the virtual network and subnet a compute joins.
@@ -144,12 +166,34 @@ type Compute struct {
 	CurrentNodeCount              int             `json:"current_node_count"`
 	TargetNodeCount               int             `json:"target_node_count"`
 	NodeStateCounts               NodeStateCounts `json:"node_state_counts"`
+
+	// Instance is the stored state of a compute instance (nil for
+	// clusters); never returned as such.
+	Instance *InstanceStatus `json:"-"`
+	// Read-only fields of an instance, computed when it is read.
+	State                 string                 `json:"state,omitempty"`
+	LastOperation         *LastOperation         `json:"last_operation,omitempty"`
+	AssignedUser          string                 `json:"assigned_user,omitempty"`
+	IdleState             *IdleState             `json:"idle_state,omitempty"`
+	Applications          []InstanceApplication  `json:"applications,omitempty"`
+	SSHConnectionString   string                 `json:"ssh_connection_string,omitempty"`
+	ConnectivityEndpoints *ConnectivityEndpoints `json:"connectivity_endpoints,omitempty"`
 }
 
+// ConnectivityEndpoints are where an instance is reached.
+type ConnectivityEndpoints struct {
+	PublicIPAddress  string `json:"public_ip_address"`
+	PrivateIPAddress string `json:"private_ip_address"`
+}
+
+// IsInstance reports whether c is a compute instance.
+func (c *Compute) IsInstance() bool { return c.Type == ComputeTypeInstance }
+
 // Redacted returns a copy of c that is safe to return to a client: secrets
-// (the admin password) are removed.
+// (the admin password, the instance's stored state) are removed.
 func (c *Compute) Redacted() *Compute {
 	out := *c
+	out.Instance = nil
 	if c.SSHSettings != nil {
 		s := *c.SSHSettings
 		s.AdminPassword = ""
@@ -171,6 +215,13 @@ type ComputeUpdate struct {
 	Description             *string            `json:"description,omitempty"`
 	Tags                    *map[string]string `json:"tags,omitempty"`
 	Identity                *IdentitySpec      `json:"identity,omitempty"`
+	// Instances: idle shutdown (15–4320 minutes, or 0 to turn it off), the
+	// SSH key (only the assigned user, only when SSH is enabled), the
+	// schedules and the CPU floor.
+	IdleTimeBeforeShutdownMinutes *int              `json:"idle_time_before_shutdown_minutes,omitempty"`
+	SSHKeyValue                   *string           `json:"ssh_key_value,omitempty"`
+	Schedules                     *ComputeSchedules `json:"schedules,omitempty"`
+	IdleCPUPercentBelow           *float64          `json:"idle_cpu_percent_below,omitempty"`
 }
 
 // ComputeFilter selects computes in ListComputes.

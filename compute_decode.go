@@ -110,12 +110,21 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 	if len(data) == 0 {
 		return nil, Errorf(EINVALID, "the compute document is empty")
 	}
-	if err := checkKeys(data, "", clusterKeys); err != nil {
+	schema, instance := clusterKeys, isInstanceDoc(data)
+	if instance {
+		schema = instanceKeys
+	}
+	if err := checkKeys(data, "", schema); err != nil {
 		return nil, err
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, Errorf(EINVALID, "the document must be a mapping (%s)", jsonProblem(err))
+	}
+	if instance {
+		if err := normalizeInstanceDoc(obj); err != nil {
+			return nil, err
+		}
 	}
 	// Normalise the lenient spellings before the strict decode.
 	if v, ok := obj["idle_time_before_scale_down"]; ok {

@@ -39,7 +39,7 @@ func NormalizeComputeType(t string) (string, error) {
 	case ComputeTypeInstance:
 		return ComputeTypeInstance, nil
 	}
-	return "", FieldErrorf("type", "unknown compute type %q; supported: amlcompute (compute cluster)", t)
+	return "", FieldErrorf("type", "unknown compute type %q; supported: amlcompute (compute cluster), computeinstance (compute instance)", t)
 }
 
 // NormalizeTier returns the canonical tier for the spellings in use:
@@ -184,6 +184,19 @@ func normalizeIdentity(id *IdentitySpec) error {
 	return nil
 }
 
+// NormalizeComputeSpec normalises a cluster or an instance spec, by its
+// type (see NormalizeClusterSpec and NormalizeInstanceSpec).
+func NormalizeComputeSpec(spec *ComputeSpec, cat *Catalog, defaultLocation string) (*Location, *Size, error) {
+	t, err := NormalizeComputeType(spec.Type)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t == ComputeTypeInstance {
+		return NormalizeInstanceSpec(spec, cat, defaultLocation)
+	}
+	return NormalizeClusterSpec(spec, cat, defaultLocation)
+}
+
 // NormalizeClusterSpec applies defaults to a compute cluster spec, puts
 // enumerations in their canonical spelling, and checks every rule. It
 // returns the resolved location and size. defaultLocation is the
@@ -197,7 +210,7 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 		return nil, nil, err
 	}
 	if t != ComputeTypeCluster {
-		return nil, nil, FieldErrorf("type", "%s is not supported by this server yet; supported: amlcompute", t)
+		return nil, nil, FieldErrorf("type", "%s is not a compute cluster", t)
 	}
 	spec.Type = t
 	if spec.Tier, err = NormalizeTier(spec.Tier); err != nil {

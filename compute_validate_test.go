@@ -157,7 +157,7 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 			}
 		}},
 		{name: "type kubernetes", spec: shoal.ComputeSpec{Name: "cpu-cluster", Type: "kubernetes"}, field: "type", fragments: []string{`unknown compute type "kubernetes"`, "amlcompute"}},
-		{name: "type computeinstance refused", spec: shoal.ComputeSpec{Name: "dev-box", Type: "ComputeInstance"}, field: "type", fragments: []string{"computeinstance", "not supported", "amlcompute"}},
+		{name: "type computeinstance is not a cluster", spec: shoal.ComputeSpec{Name: "dev-box", Type: "ComputeInstance"}, field: "type", fragments: []string{"computeinstance", "not a compute cluster"}},
 
 		// Tier.
 		{name: "tier dedicated", spec: shoal.ComputeSpec{Name: "cpu-cluster", Tier: "dedicated"}, check: wantTier(shoal.TierDedicated)},

@@ -10,12 +10,13 @@ import (
 )
 
 // computeColumns are the columns scanCompute reads, in order.
-const computeColumns = `workspace, name, type, version, provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by`
+const computeColumns = `workspace, name, type, version, provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by, instance`
 
 // computeRow is a compute in its stored form.
 type computeRow struct {
-	spec   string
-	errors string
+	spec     string
+	errors   string
+	instance string
 }
 
 // encodeCompute returns the JSON columns of c and makes c's ProvisioningErrors
@@ -32,7 +33,15 @@ func encodeCompute(c *shoal.Compute) (computeRow, error) {
 	if err != nil {
 		return computeRow{}, fmt.Errorf("encode provisioning errors: %w", err)
 	}
-	return computeRow{spec: string(spec), errors: string(errs)}, nil
+	r := computeRow{spec: string(spec), errors: string(errs)}
+	if c.Instance != nil {
+		b, err := json.Marshal(c.Instance)
+		if err != nil {
+			return computeRow{}, fmt.Errorf("encode instance state: %w", err)
+		}
+		r.instance = string(b)
+	}
+	return r, nil
 }
 
 // scanCompute reads a row of computeColumns.
@@ -40,12 +49,18 @@ func scanCompute(sc interface{ Scan(...any) error }) (*shoal.Compute, error) {
 	var (
 		c                     shoal.Compute
 		name, typ             string
-		spec, errs            string
+		spec, errs, instance  string
 		createdOn, modifiedOn int64
 	)
 	if err := sc.Scan(&c.Workspace, &name, &typ, &c.Version, &c.ProvisioningState, &errs, &spec,
-		&createdOn, &modifiedOn, &c.CreatedBy); err != nil {
+		&createdOn, &modifiedOn, &c.CreatedBy, &instance); err != nil {
 		return nil, err
+	}
+	if instance != "" {
+		c.Instance = &shoal.InstanceStatus{}
+		if err := json.Unmarshal([]byte(instance), c.Instance); err != nil {
+			return nil, fmt.Errorf("decode instance state of compute %q: %w", name, err)
+		}
 	}
 	if err := json.Unmarshal([]byte(spec), &c.ComputeSpec); err != nil {
 		return nil, fmt.Errorf("decode spec of compute %q: %w", name, err)
@@ -124,11 +139,11 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	res, err := t.exec(`INSERT INTO computes (workspace_key, name_key, workspace, name, type, version,
-			provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by, instance)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (workspace_key, name_key) DO NOTHING`,
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
-		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy)
+		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.instance)
 	if err != nil {
 		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
@@ -157,10 +172,10 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 	}
 	res, err := t.exec(`UPDATE computes SET workspace = $3, name = $4, type = $5, version = $6,
 			provisioning_state = $7, provisioning_errors = $8, spec = $9,
-			created_on = $10, modified_on = $11, created_by = $12
+			created_on = $10, modified_on = $11, created_by = $12, instance = $13
 		WHERE workspace_key = $1 AND name_key = $2`,
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
-		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy)
+		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.instance)
 	if err != nil {
 		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}

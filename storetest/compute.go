@@ -147,6 +147,31 @@ func testComputeMinimal(t *testing.T, s shoal.Store, clock *Clock) {
 	}
 }
 
+// An instance's stored state (its state machine, owner and the facts its
+// agent reports, including the notebook secret) reads back as written and
+// changes with UpdateCompute.
+func testComputeInstanceState(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	c := minimalCompute("prod", "ci-1", shoal.ComputeTypeInstance, at)
+	since := at.Add(-time.Hour)
+	c.Instance = &shoal.InstanceStatus{
+		State: shoal.InstanceRunning, AssignedUser: "alice", SSOEnabled: true, NotebookToken: "secret",
+		LastOperation: &shoal.LastOperation{OperationName: shoal.OperationStart, OperationTime: at, OperationStatus: shoal.OperationSucceeded, OperationTrigger: shoal.TriggerUser},
+		IdleSince:     &since, SSHPort: 2222, Apps: []shoal.InstanceAppReport{{Name: "jupyter", Addr: "127.0.0.1:8888", Running: true}},
+	}
+	insertCompute(t, s, c)
+	equal(t, "GetCompute of an instance", getCompute(t, s, "prod", "ci-1"), asStored(c))
+	c.Instance.State, c.Instance.LastOperation.OperationTrigger = shoal.InstanceStopped, shoal.TriggerIdleShutdown
+	update(t, s, func(tx shoal.Tx) error { return tx.UpdateCompute(c) })
+	equal(t, "GetCompute after updating the instance state", getCompute(t, s, "prod", "ci-1"), asStored(c))
+	// A cluster has none.
+	cl := minimalCompute("prod", "cl-1", shoal.ComputeTypeCluster, at)
+	insertCompute(t, s, cl)
+	if got := getCompute(t, s, "prod", "cl-1"); got.Instance != nil {
+		t.Errorf("a cluster read back with instance state %+v", got.Instance)
+	}
+}
+
 func testComputeCaseInsensitive(t *testing.T, s shoal.Store, clock *Clock) {
 	at := now(clock.Now())
 	c := fullCompute("Prod", "GPU-Cluster", at)

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Workspaces", testWorkspaces},
 		{"ComputeRoundTrip", testComputeRoundTrip},
 		{"ComputeMinimal", testComputeMinimal},
+		{"ComputeInstanceState", testComputeInstanceState},
 		{"ComputeCaseInsensitive", testComputeCaseInsensitive},
 		{"ComputeUpdate", testComputeUpdate},
 		{"ComputeDelete", testComputeDelete},

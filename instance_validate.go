@@ -1,0 +1,366 @@
+package shoal
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Defaults of an instance spec.
+const (
+	DefaultInstanceSize = "Standard_DS3_v2"
+	// MaxInstanceJobs bounds max_concurrent_jobs.
+	MaxInstanceJobs = 64
+)
+
+var (
+	appNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// NormalizeInstanceSpec applies defaults to a compute instance spec, puts
+// enumerations in their canonical spelling and checks every rule that
+// needs no other resource (the assigned user's existence, identities and
+// the cron expressions are checked by the service). It returns the
+// resolved location and size.
+func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation string) (*Location, *Size, error) {
+	if err := ValidateComputeName(spec.Name); err != nil {
+		return nil, nil, err
+	}
+	spec.Type = ComputeTypeInstance
+	if spec.Size == "" {
+		spec.Size = DefaultInstanceSize
+	}
+	if spec.Location == "" {
+		spec.Location = defaultLocation
+	}
+	spec.Location = strings.TrimSpace(spec.Location)
+	loc, err := cat.Location(spec.Location)
+	if err != nil {
+		return nil, nil, err
+	}
+	size, err := cat.CheckSize(spec.Size, ComputeTypeInstance, loc)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range []struct {
+		p   **bool
+		def bool
+	}{{&spec.SSHPublicAccessEnabled, false}, {&spec.EnableNodePublicIP, true}, {&spec.EnableSSO, true},
+		{&spec.EnableRootAccess, true}, {&spec.ReleaseQuotaOnStop, false}, {&spec.EnableOSPatching, false}} {
+		if *b.p == nil {
+			v := b.def
+			*b.p = &v
+		}
+	}
+	if err := validateInstanceSSH(spec); err != nil {
+		return nil, nil, err
+	}
+	if m := spec.IdleTimeBeforeShutdownMinutes; m != nil {
+		if err := ValidateIdleShutdownMinutes(*m); err != nil {
+			return nil, nil, err
+		}
+	}
+	if p := spec.IdleCPUPercentBelow; p != nil && (*p <= 0 || *p > 100) {
+		return nil, nil, FieldErrorf("idle_cpu_percent_below", "must be more than 0 and at most 100 (percent of the instance's CPUs), got %g", *p)
+	}
+	if spec.MaxConcurrentJobs == nil {
+		n := size.VCPUs
+		spec.MaxConcurrentJobs = &n
+	} else if n := *spec.MaxConcurrentJobs; n < 1 || n > MaxInstanceJobs {
+		return nil, nil, FieldErrorf("max_concurrent_jobs", "must be between 1 and %d, got %d", MaxInstanceJobs, n)
+	}
+	if c := spec.CreateOnBehalfOf; c != nil {
+		c.UserObjectID = strings.TrimSpace(c.UserObjectID)
+		if c.UserObjectID == "" {
+			return nil, nil, FieldErrorf("create_on_behalf_of.user_object_id", "is required: the user the instance is for (on Shoal, the user's name)")
+		}
+	}
+	if err := NormalizeSchedules(spec.Schedules); err != nil {
+		return nil, nil, err
+	}
+	if spec.Schedules != nil && len(spec.Schedules.ComputeStartStop) == 0 {
+		spec.Schedules = nil
+	}
+	if err := validateSetupScripts(spec.SetupScripts); err != nil {
+		return nil, nil, err
+	}
+	if err := validateCustomApps(spec.CustomApplications, loc); err != nil {
+		return nil, nil, err
+	}
+	if n := spec.NetworkSettings; n != nil && n.VnetName == "" && n.Subnet == "" {
+		spec.NetworkSettings = nil
+	}
+	if err := normalizeIdentity(spec.Identity); err != nil {
+		return nil, nil, err
+	}
+	if err := ValidateTags(spec.Tags); err != nil {
+		return nil, nil, err
+	}
+	if len(spec.Description) > 2000 {
+		return nil, nil, FieldErrorf("description", "must be at most 2000 characters")
+	}
+	return loc, size, nil
+}
+
+// ValidateIdleShutdownMinutes checks idle_time_before_shutdown_minutes:
+// 15 minutes to 3 days, as on Azure.
+func ValidateIdleShutdownMinutes(m int) error {
+	if m < MinIdleShutdownMinutes || m > MaxIdleShutdownMinutes {
+		return FieldErrorf("idle_time_before_shutdown_minutes", "must be between %d and %d minutes (15 minutes to 3 days), got %d", MinIdleShutdownMinutes, MaxIdleShutdownMinutes, m)
+	}
+	return nil
+}
+
+// validateInstanceSSH checks an instance's SSH settings: the login is
+// always azureuser (read-only), a key needs SSH enabled, and the key must
+// be a public key in a form Azure accepts.
+func validateInstanceSSH(spec *ComputeSpec) error {
+	s := spec.SSHSettings
+	if s == nil {
+		return nil
+	}
+	s.SSHPort = 0 // read-only
+	if s.AdminUsername != "" && s.AdminUsername != InstanceAdminUsername {
+		return FieldErrorf("ssh_settings.admin_username", "is read-only on a compute instance: the login is always %s", InstanceAdminUsername)
+	}
+	s.AdminUsername = ""
+	s.SSHKeyValue = strings.TrimSpace(s.SSHKeyValue)
+	if s.SSHKeyValue == "" {
+		if s.AdminPassword == "" {
+			spec.SSHSettings = nil
+		}
+		return nil
+	}
+	if !*spec.SSHPublicAccessEnabled {
+		return FieldErrorf("ssh_settings.ssh_key_value", "SSH is disabled on this instance (ssh_public_access_enabled is false), and cannot be enabled after creation")
+	}
+	return ValidateSSHPublicKey("ssh_settings.ssh_key_value", s.SSHKeyValue)
+}
+
+// ValidateSSHPublicKey checks that key is an SSH public key in the
+// single-line OpenSSH form or a multi-line PEM/RFC 4716 form.
+func ValidateSSHPublicKey(field, key string) error {
+	key = strings.TrimSpace(key)
+	for _, p := range sshKeyPrefixes {
+		if strings.HasPrefix(key, p) {
+			return nil
+		}
+	}
+	if strings.HasPrefix(key, "-----BEGIN") && strings.Contains(key, "PRIVATE KEY") {
+		return FieldErrorf(field, "is a private key: give the public key (e.g. the .pub file ssh-keygen wrote)")
+	}
+	return FieldErrorf(field, "must be an SSH public key in the single-line OpenSSH format (starting with ssh-rsa, ssh-ed25519 or ecdsa-sha2-...) or the multi-line PEM format")
+}
+
+// NormalizeSchedules checks the shape of an instance's schedules and puts
+// action, state and trigger type in canonical spelling. The trigger's
+// expression, times and time zone are checked by instance/schedule.
+func NormalizeSchedules(s *ComputeSchedules) error {
+	if s == nil {
+		return nil
+	}
+	if n := len(s.ComputeStartStop); n > MaxInstanceSchedules {
+		return FieldErrorf("schedules.compute_start_stop", "at most %d schedules are allowed per compute instance, got %d", MaxInstanceSchedules, n)
+	}
+	for i, sc := range s.ComputeStartStop {
+		f := fmt.Sprintf("schedules.compute_start_stop[%d]", i)
+		if sc == nil {
+			return FieldErrorf(f, "must be a schedule with action and trigger")
+		}
+		switch strings.ToLower(strings.TrimSpace(sc.Action)) {
+		case ScheduleActionStart:
+			sc.Action = ScheduleActionStart
+		case ScheduleActionStop:
+			sc.Action = ScheduleActionStop
+		case "":
+			return FieldErrorf(f+".action", "is required: start or stop")
+		default:
+			return FieldErrorf(f+".action", "must be start or stop, got %q", sc.Action)
+		}
+		switch strings.ToLower(strings.TrimSpace(sc.State)) {
+		case "", ScheduleEnabled:
+			sc.State = ScheduleEnabled
+		case ScheduleDisabled:
+			sc.State = ScheduleDisabled
+		default:
+			return FieldErrorf(f+".state", "must be enabled or disabled, got %q", sc.State)
+		}
+		if sc.Trigger == nil {
+			return FieldErrorf(f+".trigger", "is required: a cron or recurrence trigger")
+		}
+		switch strings.ToLower(strings.TrimSpace(sc.Trigger.Type)) {
+		case TriggerCron:
+			sc.Trigger.Type = TriggerCron
+			if strings.TrimSpace(sc.Trigger.Expression) == "" {
+				return FieldErrorf(f+".trigger.expression", "is required for a cron trigger (five fields: minute hour day-of-month month day-of-week)")
+			}
+		case TriggerRecurrence:
+			sc.Trigger.Type = TriggerRecurrence
+			if strings.TrimSpace(sc.Trigger.Frequency) == "" {
+				return FieldErrorf(f+".trigger.frequency", "is required for a recurrence trigger: minute, hour, day, week or month")
+			}
+		case "":
+			return FieldErrorf(f+".trigger.type", "is required: cron or recurrence")
+		default:
+			return FieldErrorf(f+".trigger.type", "must be cron or recurrence, got %q", sc.Trigger.Type)
+		}
+	}
+	return nil
+}
+
+// validateSetupScripts checks the setup scripts: each a path or a command,
+// with a timeout of 1 minute to a day.
+func validateSetupScripts(s *SetupScripts) error {
+	if s == nil {
+		return nil
+	}
+	for _, x := range []struct {
+		field string
+		sc    *SetupScript
+	}{{"setup_scripts.creation_script", s.CreationScript}, {"setup_scripts.startup_script", s.StartupScript}} {
+		sc := x.sc
+		if sc == nil {
+			continue
+		}
+		sc.Path, sc.Command = strings.TrimSpace(sc.Path), strings.TrimSpace(sc.Command)
+		switch {
+		case sc.Path == "" && sc.Command == "":
+			return FieldErrorf(x.field, "needs a path (a script in the instance's home) or a command")
+		case sc.Path != "" && sc.Command != "":
+			return FieldErrorf(x.field, "give either path or command, not both")
+		}
+		if sc.TimeoutMinutes != nil && (*sc.TimeoutMinutes < 1 || *sc.TimeoutMinutes > 1440) {
+			return FieldErrorf(x.field+".timeout_minutes", "must be between 1 and 1440 minutes, got %d", *sc.TimeoutMinutes)
+		}
+	}
+	return nil
+}
+
+// validateCustomApps checks custom applications. A provider that cannot
+// run container images (the local one) needs a command for each.
+func validateCustomApps(apps []*CustomApplication, loc *Location) error {
+	if len(apps) > MaxCustomApplications {
+		return FieldErrorf("custom_applications", "at most %d custom applications are allowed, got %d", MaxCustomApplications, len(apps))
+	}
+	names, published := map[string]bool{}, map[int]string{}
+	for i, a := range apps {
+		f := fmt.Sprintf("custom_applications[%d]", i)
+		if a == nil {
+			return FieldErrorf(f, "must be an application with a name and endpoints")
+		}
+		a.Name = strings.TrimSpace(a.Name)
+		if !appNameRE.MatchString(a.Name) {
+			return FieldErrorf(f+".name", "%q must be 1 to 32 lower-case letters, digits and '-', starting with a letter", a.Name)
+		}
+		if a.Name == JupyterApplication {
+			return FieldErrorf(f+".name", "%q is the built-in notebook application; choose another name", a.Name)
+		}
+		if names[a.Name] {
+			return FieldErrorf(f+".name", "%q is used twice", a.Name)
+		}
+		names[a.Name] = true
+		if a.Type == "" {
+			a.Type = "docker"
+		}
+		if !strings.EqualFold(a.Type, "docker") {
+			return FieldErrorf(f+".type", "must be docker, got %q", a.Type)
+		}
+		a.Type = "docker"
+		a.Command = strings.TrimSpace(a.Command)
+		if a.Command == "" {
+			if a.Image == nil || strings.TrimSpace(a.Image.Reference) == "" {
+				return FieldErrorf(f+".command", "is required: the command that starts the application (or, on a provider that runs containers, image.reference)")
+			}
+			if loc.Provider == "local" || loc.Provider == "" {
+				return FieldErrorf(f+".image", "location %s (provider %s) runs instances as processes on the host and cannot run container images such as %q; give a command that starts the application instead (e.g. command: python3 -m http.server 8080)", loc.Name, providerName(loc), a.Image.Reference)
+			}
+		}
+		if len(a.Endpoints) == 0 {
+			return FieldErrorf(f+".endpoints", "needs at least one endpoint {target, published}: the port the application listens on")
+		}
+		for j, e := range a.Endpoints {
+			ef := fmt.Sprintf("%s.endpoints[%d]", f, j)
+			if e == nil || e.Target < 1 || e.Target > 65535 {
+				return FieldErrorf(ef+".target", "must be a port between 1 and 65535")
+			}
+			if e.Published == 0 {
+				e.Published = e.Target
+			}
+			if e.Published < 1 || e.Published > 65535 {
+				return FieldErrorf(ef+".published", "must be a port between 1 and 65535, got %d", e.Published)
+			}
+			if other, ok := published[e.Published]; ok {
+				return FieldErrorf(ef+".published", "port %d is published by %s already", e.Published, other)
+			}
+			published[e.Published] = a.Name
+		}
+		for k := range a.EnvironmentVariables {
+			if !envNameRE.MatchString(k) {
+				return FieldErrorf(f+".environment_variables."+k, "is not a valid environment variable name")
+			}
+		}
+		for j, m := range a.BindMounts {
+			bf := fmt.Sprintf("%s.bind_mounts[%d]", f, j)
+			if m == nil || !path.IsAbs(m.Source) || !path.IsAbs(m.Target) {
+				return FieldErrorf(bf, "needs an absolute source and target path")
+			}
+		}
+	}
+	return nil
+}
+
+func providerName(loc *Location) string {
+	if loc.Provider == "" {
+		return "local"
+	}
+	return loc.Provider
+}
+
+// InstanceImmutableDifferences lists the fields of an instance that differ
+// between two normalised specs although they cannot change after creation.
+func InstanceImmutableDifferences(old, new *ComputeSpec) []string {
+	var out []string
+	if !strings.EqualFold(old.Type, new.Type) {
+		out = append(out, "type")
+	}
+	if !strings.EqualFold(old.Size, new.Size) {
+		out = append(out, "size")
+	}
+	if !strings.EqualFold(old.Location, new.Location) {
+		out = append(out, "location")
+	}
+	if boolOf(old.SSHPublicAccessEnabled) != boolOf(new.SSHPublicAccessEnabled) {
+		out = append(out, "ssh_public_access_enabled")
+	}
+	if netOf(old.NetworkSettings) != netOf(new.NetworkSettings) {
+		out = append(out, "network_settings")
+	}
+	if boolOf(old.EnableNodePublicIP) != boolOf(new.EnableNodePublicIP) {
+		out = append(out, "enable_node_public_ip")
+	}
+	if onBehalfOf(old.CreateOnBehalfOf) != onBehalfOf(new.CreateOnBehalfOf) {
+		out = append(out, "create_on_behalf_of")
+	}
+	if jsonKey(old.SetupScripts) != jsonKey(new.SetupScripts) {
+		out = append(out, "setup_scripts")
+	}
+	if jsonKey(old.CustomApplications) != jsonKey(new.CustomApplications) {
+		out = append(out, "custom_applications")
+	}
+	if boolOf(old.EnableRootAccess) != boolOf(new.EnableRootAccess) {
+		out = append(out, "enable_root_access")
+	}
+	if boolOf(old.ReleaseQuotaOnStop) != boolOf(new.ReleaseQuotaOnStop) {
+		out = append(out, "release_quota_on_stop")
+	}
+	return out
+}
+
+func onBehalfOf(c *CreateOnBehalfOf) string {
+	if c == nil {
+		return ""
+	}
+	return strings.ToLower(c.UserObjectID)
+}
