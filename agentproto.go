@@ -45,6 +45,8 @@ type AgentSyncRequest struct {
 	// a result for died with the agent before it: the server ends it as
 	// lost (and requeues the job) instead of waiting for it forever.
 	First bool `json:"first,omitempty"`
+	// Instance is the report of an instance's agent.
+	Instance *InstanceReport `json:"instance,omitempty"`
 }
 
 // AgentSyncResponse tells the agent what to do.
@@ -58,6 +60,8 @@ type AgentSyncResponse struct {
 	Exit bool `json:"exit,omitempty"`
 	// LeaseExpires is when the node is declared lost without another sync.
 	LeaseExpires time.Time `json:"lease_expires"`
+	// Instance is what an instance's agent must serve (instance nodes only).
+	Instance *InstanceTask `json:"instance,omitempty"`
 }
 
 // StopOrder asks the agent to stop a rank.
@@ -140,4 +144,75 @@ type RankReport struct {
 	// EndTime is when the rank ended on the node, for a final state: a
 	// result reported late (the server was away) keeps its real end.
 	EndTime *time.Time `json:"end_time,omitempty"`
+}
+
+// Node roles: what a node is for. Cluster nodes have none.
+const (
+	// NodeRoleInstance is a compute instance's own machine: its agent
+	// serves SSH, notebooks and applications for the instance's user.
+	NodeRoleInstance = "instance"
+	// NodeRoleJobSlot is one of a compute instance's job slots: a node
+	// that runs one of the instance's jobs on the instance's machine and
+	// holds no quota of its own.
+	NodeRoleJobSlot = "job_slot"
+)
+
+// InstanceTask tells an instance's agent what to serve. It comes with
+// every sync answer, so a change (a new SSH key) reaches the agent within
+// a heartbeat.
+type InstanceTask struct {
+	Workspace string `json:"workspace"`
+	Name      string `json:"name"`
+	// SSHEnabled and AuthorizedKeys: the assigned user's public keys.
+	SSHEnabled     bool     `json:"ssh_enabled"`
+	AuthorizedKeys []string `json:"authorized_keys,omitempty"`
+	// Jupyter: serve the built-in notebook under JupyterBaseURL (the
+	// server's proxy path) with NotebookToken.
+	JupyterBaseURL string `json:"jupyter_base_url"`
+	NotebookToken  string `json:"notebook_token"`
+	// Apps are the custom applications to run.
+	Apps []*CustomApplication `json:"apps,omitempty"`
+	// CreationScript is set until it has run once; StartupScript runs at
+	// every start of the agent.
+	CreationScript *SetupScript `json:"creation_script,omitempty"`
+	StartupScript  *SetupScript `json:"startup_script,omitempty"`
+	// Identities are the instance's managed identities; the user's shells
+	// and notebooks get an MSI endpoint for them.
+	Identities []TaskIdentity `json:"identities,omitempty"`
+}
+
+// Instance agent phases.
+const (
+	InstancePhaseSettingUp   = "setting_up"
+	InstancePhaseRunning     = "running"
+	InstancePhaseSetupFailed = "setup_failed"
+)
+
+// InstanceReport is what an instance's agent tells the server on each
+// sync: where it serves, how setup went and what is going on (the idle
+// shutdown signals).
+type InstanceReport struct {
+	Phase string `json:"phase"`
+	// SetupError says why setup failed.
+	SetupError string `json:"setup_error,omitempty"`
+	// CreationScriptDone is set once the creation script has run.
+	CreationScriptDone bool   `json:"creation_script_done,omitempty"`
+	SSHPort            int    `json:"ssh_port,omitempty"`
+	HostKeyFingerprint string `json:"host_key_fingerprint,omitempty"`
+	// Apps are the applications and where they listen.
+	Apps []InstanceAppReport `json:"apps,omitempty"`
+	// Activity signals for idle shutdown.
+	Kernels         []KernelActivity `json:"kernels,omitempty"`
+	Terminals       []KernelActivity `json:"terminals,omitempty"`
+	SSHSessions     int              `json:"ssh_sessions"`
+	SSHLastActivity *time.Time       `json:"ssh_last_activity,omitempty"`
+	CPUPercent      *float64         `json:"cpu_percent,omitempty"`
+}
+
+// KernelActivity is a Jupyter kernel or terminal as Jupyter's API lists it.
+type KernelActivity struct {
+	Name           string    `json:"name"`
+	ExecutionState string    `json:"execution_state,omitempty"`
+	LastActivity   time.Time `json:"last_activity"`
+	Connections    int       `json:"connections,omitempty"`
 }

@@ -17,6 +17,7 @@ const (
 	EQUOTA          = "quota_exceeded"      // the request does not fit the quota
 	EPRECONDITION   = "precondition_failed" // a stale If-Match / ETag
 	ENOTIMPLEMENTED = "not_implemented"     // an optional capability the backend lacks
+	EUNAVAILABLE    = "unavailable"         // a dependency (an instance's application) does not answer yet
 )
 
 // Error is the one error type Shoal's layers exchange. Read it with

@@ -150,10 +150,12 @@ type InstanceApplication struct {
 type InstanceStatus struct {
 	State         string         `json:"state"`
 	LastOperation *LastOperation `json:"last_operation,omitempty"`
-	// Pending is the operation under way (Start, Stop, Restart) and its
-	// trigger; the lifecycle controller carries it out.
-	Pending        string `json:"pending,omitempty"`
-	PendingTrigger string `json:"pending_trigger,omitempty"`
+	// Pending is what the lifecycle controller must do next ("start" or
+	// "stop"), for PendingOperation (Create, Start, Stop, Restart: a
+	// restart is a stop, then a start) triggered by PendingTrigger.
+	Pending          string `json:"pending,omitempty"`
+	PendingOperation string `json:"pending_operation,omitempty"`
+	PendingTrigger   string `json:"pending_trigger,omitempty"`
 	// AssignedUser is the user the instance belongs to.
 	AssignedUser string `json:"assigned_user"`
 	// SSOEnabled: an instance created on behalf of someone with a setup

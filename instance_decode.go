@@ -167,3 +167,21 @@ func jsonKey(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// DecodeIdleShutdown reads the body value of Azure's
+// updateIdleShutdownSetting ({"idleTimeBeforeShutdown": "PT30M"}): an ISO
+// 8601 duration, or a number of minutes; the result is checked against
+// the 15–4320 minute bounds.
+func DecodeIdleShutdown(raw json.RawMessage) (int, error) {
+	if nonNull(raw) == nil {
+		return 0, FieldErrorf("idleTimeBeforeShutdown", "is required: an ISO 8601 duration such as \"PT30M\"")
+	}
+	n, err := decodeMinutes(raw)
+	if err != nil {
+		return 0, FieldErrorf("idleTimeBeforeShutdown", "%s", err.Error())
+	}
+	if err := ValidateIdleShutdownMinutes(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}

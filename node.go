@@ -49,6 +49,9 @@ type Node struct {
 	CurrentRank      int    `json:"current_rank"`
 	// Draining nodes take no new work and are released when idle.
 	Draining bool `json:"draining"`
+	// Role is NodeRoleInstance or NodeRoleJobSlot for a compute
+	// instance's nodes, "" for a cluster's.
+	Role string `json:"role,omitempty"`
 
 	// ProviderRef is the provider's handle for the node (a pid for local).
 	ProviderRef string `json:"-"`
@@ -105,6 +108,16 @@ type Provider interface {
 	// calls it after a restart to adopt running nodes instead of starting
 	// duplicates.
 	Alive(ctx context.Context, node *Node) (bool, error)
+}
+
+// Purger is an optional Provider capability: Purge removes what a
+// released node left on its machine (its work dir). The server calls it
+// when a compute instance is deleted: the node's work dir is the
+// instance's home, kept across stop and start.
+type Purger interface {
+	// Purge removes node's work dir. It refuses (ECONFLICT) while an
+	// agent still runs there; a node with nothing left returns nil.
+	Purge(ctx context.Context, node *Node) error
 }
 
 // Reviver is an optional Provider capability: providers whose machines

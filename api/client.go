@@ -38,6 +38,7 @@ var statusToCode = map[int]string{
 	http.StatusConflict:              shoal.ECONFLICT,
 	http.StatusPreconditionFailed:    shoal.EPRECONDITION,
 	http.StatusNotImplemented:        shoal.ENOTIMPLEMENTED,
+	http.StatusBadGateway:            shoal.EUNAVAILABLE,
 	http.StatusRequestEntityTooLarge: shoal.EINVALID,
 }
 

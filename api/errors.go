@@ -29,6 +29,7 @@ var codeToStatus = map[string]int{
 	shoal.EPRECONDITION:   http.StatusPreconditionFailed,
 	shoal.EQUOTA:          http.StatusConflict,
 	shoal.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	shoal.EUNAVAILABLE:    http.StatusBadGateway,
 	shoal.EINTERNAL:       http.StatusInternalServerError,
 }
 

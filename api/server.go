@@ -67,6 +67,10 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
+	return append(s.baseRoutes(), s.instanceRoutes()...)
+}
+
+func (s *Server) baseRoutes() []Route {
 	return []Route{
 		{Pattern: "GET /healthz", Public: true, handler: s.handleHealth},
 		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.handleDiscovery},
@@ -116,6 +120,8 @@ func (s *Server) routeTable() []Route {
 		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.handleListAudit},
 
 		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.handleAgentJoin},
+		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.handleAgentSetupLog},
+		{Pattern: "POST /agent/v1/instance/token", Agent: true, handler: s.handleAgentInstanceToken},
 		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.handleAgentSync},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.handleAgentReport},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/logs", Agent: true, handler: s.handleAgentLogs},
@@ -129,7 +135,7 @@ func (s *Server) routeTable() []Route {
 func (s *Server) routes() {
 	for _, r := range s.routeTable() {
 		h := http.Handler(r.handler)
-		if !strings.HasSuffix(r.Pattern, "/artifacts") && !strings.HasSuffix(r.Pattern, "/outputs") {
+		if !strings.HasSuffix(r.Pattern, "/artifacts") && !strings.HasSuffix(r.Pattern, "/outputs") && !strings.Contains(r.Pattern, "/applications/") {
 			h = limitBody(h, MaxRequestBytes)
 		}
 		switch {

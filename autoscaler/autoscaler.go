@@ -119,6 +119,18 @@ type Snapshot struct {
 	// missing here gets shoal.DefaultQuotaLimits, the built-in quota a
 	// location has when its config says nothing.
 	Quotas map[string]shoal.QuotaLimits
+	// Reserved is quota held outside the clusters: compute instances,
+	// running or stopped, share their location's quota with clusters.
+	Reserved []Reservation
+}
+
+// Reservation is vCPUs of quota held by something other than a cluster's
+// nodes.
+type Reservation struct {
+	Location    string
+	Family      string
+	LowPriority bool
+	VCPUs       int
 }
 
 // Action is what a Decision asks the Actuator to do.
@@ -166,6 +178,9 @@ func Plan(s Snapshot, now time.Time) []Decision {
 	clusters := slices.Clone(s.Clusters)
 	slices.SortStableFunc(clusters, func(a, b Cluster) int { return cmp.Compare(a.Key, b.Key) })
 	book := newQuotaBook(clusters, s.Quotas)
+	for _, r := range s.Reserved {
+		book.add(&Cluster{Location: r.Location, Family: r.Family, LowPriority: r.LowPriority}, max(r.VCPUs, 0))
+	}
 	var out []Decision
 	for i := range clusters {
 		out = append(out, planCluster(&clusters[i], now, book)...)

@@ -83,6 +83,9 @@ type ClusterState struct {
 	// QuotaBlocked, when non-empty, is why the autoscaler could not add
 	// nodes, e.g. "dedicated quota standardDSv2Family 16/16 vCPUs in local".
 	QuotaBlocked string
+	// Unavailable, when non-empty, says why the compute takes no jobs now
+	// (a compute instance that is stopped); its queued jobs wait with it.
+	Unavailable string
 }
 
 // Snapshot is the input of one scheduling pass.
@@ -134,6 +137,9 @@ const (
 	// ReasonNoNodes: there are not enough free nodes yet and none are being
 	// provisioned; the autoscaler has to add some.
 	ReasonNoNodes ReasonCode = "no_nodes"
+	// ReasonUnavailable: the compute takes no jobs now (an instance that
+	// is stopped): the user has to start it.
+	ReasonUnavailable ReasonCode = "compute_unavailable"
 )
 
 // Reason explains why a job was not placed.
@@ -412,6 +418,8 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	// gets its own wording whenever the wait is on nodes arriving.
 	gang := n > 1 && free > 0
 	switch {
+	case st.Unavailable != "" && free < n:
+		return Reason{ReasonUnavailable, st.Unavailable}
 	case st.QuotaBlocked != "" && free+p < n:
 		// Even the nodes on their way are not enough, and the autoscaler
 		// cannot add more: the quota is the thing to fix.

@@ -152,6 +152,15 @@ func TestSchedule(t *testing.T) {
 			exactMsg: map[string]string{"j": "quota exhausted: dedicated quota standardDSv2Family 16/16 vCPUs in local"},
 		},
 		{
+			name: "a stopped instance says so",
+			snap: scheduler.Snapshot{
+				Jobs:     []scheduler.Job{job("j", "ci", 0, 1, 1)},
+				Clusters: map[string]scheduler.ClusterState{"ci": {MaxInstances: 4, Unavailable: "instance stopped: start it"}},
+			},
+			waiting:  map[string]want{"j": {scheduler.ReasonUnavailable, "start it"}},
+			exactMsg: map[string]string{"j": "instance stopped: start it"},
+		},
+		{
 			name: "quota does not matter when provisioning nodes suffice",
 			snap: scheduler.Snapshot{
 				Jobs:     []scheduler.Job{job("j", "c", 0, 1, 2)},

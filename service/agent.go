@@ -119,6 +119,9 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 
 // syncOnce computes the answer to a sync; renew renews the lease.
 func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
+	if renew && req.Instance != nil {
+		s.recordInstanceReport(ctx, nodeID, req.Instance)
+	}
 	resp := &shoal.AgentSyncResponse{}
 	writeBeat := false
 	var unstarted *shoal.RankRef
@@ -204,6 +207,13 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		}
 		if n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted) {
 			resp.Exit = true
+		}
+		if n.Role == shoal.NodeRoleInstance && !resp.Exit {
+			t, err := s.instanceTask(tx, n)
+			if err != nil {
+				return err
+			}
+			resp.Instance = t
 		}
 		return nil
 	}

@@ -19,26 +19,42 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 		if err != nil {
 			return err
 		}
-		loc, size, err := shoal.NormalizeClusterSpec(spec, s.catalog, ws.Location)
+		loc, size, err := shoal.NormalizeComputeSpec(spec, s.catalog, ws.Location)
 		if err != nil {
 			return err
+		}
+		existing, err := tx.GetCompute(ws.Name, spec.Name)
+		if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			return err
+		}
+		if spec.Type == shoal.ComputeTypeInstance {
+			if err := s.checkInstanceSpec(tx, ws.Name, spec, existing == nil); err != nil {
+				return err
+			}
 		}
 		if err := s.ensureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
 			return err
 		}
-		existing, err := tx.GetCompute(ws.Name, spec.Name)
-		switch {
-		case shoal.ErrorCode(err) == shoal.ENOTFOUND:
+		if existing == nil {
 			if ifMatch != "" && ifMatch != "*" {
 				return shoal.Errorf(shoal.EPRECONDITION, "compute %q does not exist, so If-Match %s cannot match", spec.Name, ifMatch)
 			}
-			out, err = s.insertCompute(ctx, tx, ws, spec, loc, size)
+			if spec.Type == shoal.ComputeTypeInstance {
+				out, err = s.insertInstance(ctx, tx, ws, spec, loc, size)
+			} else {
+				out, err = s.insertCompute(ctx, tx, ws, spec, loc, size)
+			}
 			created = true
-			return err
-		case err != nil:
 			return err
 		}
 		if err := checkIfMatch(existing, ifMatch); err != nil {
+			return err
+		}
+		if spec.Type == shoal.ComputeTypeInstance || existing.IsInstance() {
+			if !existing.IsInstance() {
+				return &shoal.Error{Code: shoal.ECONFLICT, Field: "type", Message: fmt.Sprintf("compute %q already exists as a %s; these fields cannot change after creation: type", existing.Name, existing.Type)}
+			}
+			out, err = s.applyInstance(ctx, tx, existing, spec)
 			return err
 		}
 		out, err = s.applyCompute(ctx, tx, existing, spec)
@@ -125,6 +141,13 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 		}
 		if existing.ProvisioningState == shoal.ProvisioningDeleting {
 			return shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted", existing.Name)
+		}
+		if existing.IsInstance() {
+			out, err = s.updateInstance(ctx, tx, existing, upd)
+			return err
+		}
+		if upd.IdleTimeBeforeShutdownMinutes != nil || upd.SSHKeyValue != nil || upd.Schedules != nil || upd.IdleCPUPercentBelow != nil {
+			return shoal.FieldErrorf("idle_time_before_shutdown_minutes", "compute %q is a compute cluster: idle shutdown, schedules and SSH keys set later belong to compute instances", existing.Name)
 		}
 		next := existing.ComputeSpec
 		if upd.MinInstances != nil {

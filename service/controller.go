@@ -34,6 +34,11 @@ type Controller struct {
 	// afterSchedule is the state the scheduler left in the current pass,
 	// handed to the autoscaler so that it does not read the store again.
 	afterSchedule *state
+	// idleMemo and idleWrites keep instances' idle bookkeeping between
+	// writes (see instances); schedules caches compiled schedules.
+	idleMemo   map[string]idleFields
+	idleWrites map[string]time.Time
+	schedules  map[string]compiledSchedules
 }
 
 // NewController returns the controller of s; seed makes its random choices
@@ -56,6 +61,9 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 		errs = append(errs, err)
 	}
 	if err := c.s.ReconcileComputes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.instances(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	c.preemptAtRandom(ctx, now)

@@ -56,7 +56,10 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 			return &shoal.Error{Code: shoal.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
 		}
 		spec.Compute = c.Name
-		if n := spec.InstanceCount(); n > *c.MaxInstances {
+		if n := spec.InstanceCount(); c.IsInstance() && n > 1 {
+			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
+				"resources.instance_count: compute %q is a compute instance, one machine: a job on it runs on 1 node, not %d (use a compute cluster)", c.Name, n)}
+		} else if !c.IsInstance() && n > *c.MaxInstances {
 			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
 				"resources.instance_count: the job needs %d nodes but compute %q has max_instances %d; raise max_instances or ask for fewer nodes", n, c.Name, *c.MaxInstances)}
 		}

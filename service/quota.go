@@ -79,8 +79,9 @@ func (s *Services) ListUsages(ctx context.Context, location string) ([]Usage, er
 	return out, nil
 }
 
-// vcpuUsage counts the vCPUs of the nodes allocated at loc: every node that
-// exists holds its quota until it is released.
+// vcpuUsage counts the vCPUs of the nodes allocated at loc (every node that
+// exists holds its quota until it is released) and of the stopped
+// instances that keep theirs.
 func (s *Services) vcpuUsage(tx shoal.Tx, loc *shoal.Location) (VCPUUsage, error) {
 	u := VCPUUsage{DedicatedByFamily: map[string]int{}}
 	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
@@ -94,6 +95,9 @@ func (s *Services) vcpuUsage(tx shoal.Tx, loc *shoal.Location) (VCPUUsage, error
 			u.Dedicated += n.VCPUs
 			u.DedicatedByFamily[n.Family] += n.VCPUs
 		}
+	}
+	if err := s.reservedInstanceVCPUs(tx, loc, &u); err != nil {
+		return u, err
 	}
 	return u, nil
 }

@@ -53,6 +53,9 @@ func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.C
 		}
 		return appendComputeEvent(ctx, tx, c, kind, reason)
 	case shoal.ProvisioningDeleting:
+		if c.IsInstance() {
+			return nil // the instance lifecycle removes it, with its home
+		}
 		nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
 		if err != nil {
 			return err

@@ -58,12 +58,17 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 			if !ok {
 				continue
 			}
-			cl := autoscaler.Cluster{
-				Key: key, Name: comp.Name, MinInstances: *comp.MinInstances, MaxInstances: *comp.MaxInstances,
-				IdleTimeBeforeScaleDown: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second,
-				LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Family: size.Family,
-				VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
-				Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+			var cl autoscaler.Cluster
+			if comp.IsInstance() {
+				cl = instanceSlots(comp, key, loc.Name, demand[key])
+			} else {
+				cl = autoscaler.Cluster{
+					Key: key, Name: comp.Name, MinInstances: *comp.MinInstances, MaxInstances: *comp.MaxInstances,
+					IdleTimeBeforeScaleDown: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second,
+					LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Family: size.Family,
+					VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
+					Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+				}
 			}
 			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
 				continue
@@ -76,6 +81,14 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 				cl.Nodes = append(cl.Nodes, an)
 			}
 			snap.Clusters = append(snap.Clusters, cl)
+		}
+		snap.Reserved = append(snap.Reserved, st.reserved...)
+		for _, c := range st.stopped {
+			loc, err := s.catalog.Location(c.Location)
+			size, ok := s.catalog.Size(c.Size)
+			if err == nil && ok {
+				snap.Reserved = append(snap.Reserved, autoscaler.Reservation{Location: loc.Name, Family: size.Family, VCPUs: size.VCPUs})
+			}
 		}
 	}
 	return snap
@@ -126,6 +139,13 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				LowPriority: comp.Tier == shoal.TierLowPriority, State: shoal.NodePreparing,
 				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
 				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,
+			}
+			if comp.IsInstance() {
+				// A job slot runs on the instance's machine, which holds
+				// the quota already.
+				n.ID = fmt.Sprintf("%s-j%d", strings.ToLower(comp.Name), seq)
+				n.Role, n.VCPUs, n.Family = shoal.NodeRoleJobSlot, 0, ""
+				n.JoinTokenExpires = now.Add(s.cfg.JoinTimeout)
 			}
 			if err := tx.InsertNode(n); err != nil {
 				return err
@@ -272,4 +292,23 @@ func (c *Controller) endScalePass(complete bool) {
 		c.blocked, c.recorded = c.nextBlocked, c.seen
 	}
 	c.nextBlocked, c.seen = map[string]string{}, map[string]bool{}
+}
+
+// JobSlotIdleTime is how long an idle job slot of an instance stays before
+// it is released.
+const JobSlotIdleTime = 60 * time.Second
+
+// instanceSlots presents an instance's job slots to the autoscaler as a
+// cluster: up to max_concurrent_jobs nodes while the instance runs, none
+// otherwise, holding no quota of their own.
+func instanceSlots(comp *shoal.Compute, key, location string, demand int) autoscaler.Cluster {
+	maxSlots := 0
+	if comp.Instance != nil && (comp.Instance.State == shoal.InstanceRunning || comp.Instance.State == shoal.InstanceJobRunning) {
+		maxSlots = maxNodes(comp)
+	}
+	return autoscaler.Cluster{
+		Key: key, Name: comp.Name, MaxInstances: maxSlots, IdleTimeBeforeScaleDown: JobSlotIdleTime,
+		Location: location, VCPUsPerNode: 0, QueuedNodeDemand: demand,
+		Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+	}
 }

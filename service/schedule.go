@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/scheduler"
 )
 
@@ -23,6 +24,10 @@ type state struct {
 	demand map[string]int
 	// partial is true when queued holds only the heads of each queue.
 	partial bool
+	// reserved is the quota instances' own nodes hold; stopped lists the
+	// instances that hold quota without a node.
+	reserved []autoscaler.Reservation
+	stopped  []*shoal.Compute
 }
 
 // readPlacementState reads what a placement pass needs: every compute and
@@ -71,7 +76,9 @@ func readNodes(tx shoal.Tx) (*state, error) {
 		return nil, err
 	}
 	for _, ws := range workspaces {
-		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name, Type: shoal.ComputeTypeCluster})
+		// Clusters, and instances: an instance's jobs run on its job slots,
+		// which scale like a cluster's nodes.
+		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
 		if err != nil {
 			return nil, err
 		}
@@ -83,10 +90,25 @@ func readNodes(tx shoal.Tx) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	withNode := map[string]bool{}
 	for _, n := range nodes {
 		st.nodes[n.ID] = n
+		if n.Role == shoal.NodeRoleInstance {
+			// An instance's own node holds quota outside any cluster.
+			withNode[computeKey(n.Workspace, n.Compute)] = true
+			if n.Holds() {
+				st.reserved = append(st.reserved, autoscaler.Reservation{Location: n.Location, Family: n.Family, LowPriority: n.LowPriority, VCPUs: n.VCPUs})
+			}
+			continue
+		}
 		if ci := st.clusters[computeKey(n.Workspace, n.Compute)]; ci != nil {
 			ci.nodes = append(ci.nodes, n)
+		}
+	}
+	// A stopped instance keeps its quota, unless release_quota_on_stop.
+	for key, ci := range st.clusters {
+		if c := ci.compute; c.IsInstance() && !withNode[key] && instanceHoldsQuotaStopped(c) {
+			st.stopped = append(st.stopped, c)
 		}
 	}
 	return st, nil
@@ -128,7 +150,7 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
 	for key, ci := range st.clusters {
-		cs := scheduler.ClusterState{MaxInstances: *ci.compute.MaxInstances, QuotaBlocked: c.blockedReason(key)}
+		cs := scheduler.ClusterState{MaxInstances: maxNodes(ci.compute), QuotaBlocked: c.blockedReason(key), Unavailable: unavailable(ci.compute)}
 		for _, n := range ci.nodes {
 			switch {
 			case n.State == shoal.NodePreparing:
@@ -270,4 +292,32 @@ func (c *Controller) blockedReason(key string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.blocked[key]
+}
+
+// maxNodes is how many nodes a compute may have: a cluster's
+// max_instances, an instance's job slots.
+func maxNodes(c *shoal.Compute) int {
+	if c.IsInstance() {
+		if c.MaxConcurrentJobs != nil {
+			return *c.MaxConcurrentJobs
+		}
+		return 1
+	}
+	return *c.MaxInstances
+}
+
+// unavailable says why a compute takes no jobs now: an instance runs jobs
+// only while it runs; a job on a stopped one waits for its user to start
+// it (it does not start the instance).
+func unavailable(c *shoal.Compute) string {
+	if !c.IsInstance() || c.Instance == nil {
+		return ""
+	}
+	switch c.Instance.State {
+	case shoal.InstanceRunning, shoal.InstanceJobRunning:
+		return ""
+	case shoal.InstanceStopped:
+		return fmt.Sprintf("instance stopped: start it (shoal compute start -n %s)", c.Name)
+	}
+	return fmt.Sprintf("instance %s: jobs start once it is Running", c.Instance.State)
 }

@@ -41,6 +41,17 @@ type Config struct {
 	// Workload mints and verifies workload-identity tokens; nil disables
 	// managed identities.
 	Workload *workload.Issuer
+	// InstancePolicy is imposed on compute instances.
+	InstancePolicy InstancePolicy
+	// IdleMinute is how long one minute of an instance's idle time lasts:
+	// one minute, unless shortened to rehearse idle shutdown.
+	IdleMinute time.Duration
+	// PublicURL is the server's URL as users reach it, for the links to
+	// instances' applications; default ServerURL.
+	PublicURL string
+	// Clock drives instance lifecycle decisions made outside the
+	// controller's pass (postponing a shutdown); default the wall clock.
+	Clock shoal.Clock
 }
 
 // Services bundles the domain services over one store.
@@ -53,6 +64,9 @@ type Services struct {
 	nodes     *nodeHub
 	reasons   *waitReasons
 	credCache credCache
+	// instances holds what instances' agents last reported, and the last
+	// request through each instance's application proxy.
+	instances *instanceHub
 }
 
 // New returns the services for cfg.
@@ -72,7 +86,16 @@ func New(cfg Config) *Services {
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 10 * time.Second
 	}
-	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), reasons: newWaitReasons()}
+	if cfg.IdleMinute <= 0 {
+		cfg.IdleMinute = time.Minute
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = cfg.ServerURL
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = shoal.SystemClock{}
+	}
+	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), reasons: newWaitReasons(), instances: newInstanceHub()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -49,6 +49,9 @@ func (s *Services) withStatus(tx shoal.Tx, c *shoal.Compute) (*shoal.Compute, er
 	if out.CurrentNodeCount != target || counts.PreparingNodeCount > 0 {
 		out.AllocationState = shoal.AllocationResizing
 	}
+	if out.IsInstance() {
+		s.instanceStatus(tx, &out, nodes)
+	}
 	return &out, nil
 }
 

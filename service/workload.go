@@ -145,6 +145,14 @@ func (s *Services) AuthenticateWorkload(ctx context.Context, token string) (*sho
 		return nil, err
 	}
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		if nodeID, ok := strings.CutPrefix(c.AttemptID, instanceTokenBinding); ok {
+			// An instance's token lives as long as the instance's node.
+			n, err := tx.GetNode(nodeID)
+			if err != nil || n.Role != shoal.NodeRoleInstance || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
+				return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's compute instance is no longer running")
+			}
+			return nil
+		}
 		a, err := tx.GetAttempt(c.AttemptID)
 		if err != nil {
 			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt is unknown")
@@ -160,4 +168,72 @@ func (s *Services) AuthenticateWorkload(ctx context.Context, token string) (*sho
 	}
 	name := strings.TrimPrefix(c.Subject, "identity:")
 	return &shoal.Principal{ID: c.Subject, Name: "identity " + name, Kind: shoal.PrincipalIdentity, OnBehalfOf: c.Submitter, AttemptID: c.AttemptID}, nil
+}
+
+// instanceTokenBinding prefixes the node ID an instance's workload token
+// is bound to (in place of a job attempt).
+const instanceTokenBinding = "instance-node:"
+
+// MintInstanceToken mints a token for the user's shells and notebooks on
+// a compute instance: the node must be the instance's own, and the
+// identity one of the instance's. The token acts for the instance's user
+// and never for more than that user may do; it dies with the node.
+func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	if s.cfg.Workload == nil {
+		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
+	}
+	if strings.TrimSpace(req.Resource) == "" {
+		return nil, shoal.FieldErrorf("resource", "is required")
+	}
+	var claims workload.Claims
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		if n.Role != shoal.NodeRoleInstance {
+			return shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
+		}
+		c, err := tx.GetCompute(n.Workspace, n.Compute)
+		if err != nil {
+			return err
+		}
+		ids := taskIdentities(tx, c)
+		if len(ids) == 0 {
+			return shoal.Errorf(shoal.EFORBIDDEN, "compute instance %s has no managed identity", c.Name)
+		}
+		chosen := ids[0]
+		if req.ClientID != "" {
+			found := false
+			for _, id := range ids {
+				if strings.EqualFold(id.ClientID, req.ClientID) {
+					chosen, found = id, true
+				}
+			}
+			if !found {
+				return shoal.FieldErrorf("client_id", "%q is not an identity of compute instance %s", req.ClientID, c.Name)
+			}
+		}
+		owner := ""
+		if c.Instance != nil {
+			owner = c.Instance.AssignedUser
+		}
+		claims = workload.Claims{
+			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
+			AttemptID: instanceTokenBinding + n.ID, Job: c.Workspace + "/" + c.Name, Submitter: owner,
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tok, exp, err := s.cfg.Workload.Mint(ctx, claims, WorkloadTokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &shoal.TokenResponse{
+		AccessToken: tok, ExpiresOn: strconv.FormatInt(exp.Unix(), 10),
+		ExpiresIn: strconv.FormatInt(int64(time.Until(exp).Seconds()), 10),
+		Resource:  req.Resource, TokenType: "Bearer", ClientID: claims.ClientID,
+	}, nil
 }

@@ -1,0 +1,145 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// instanceRoutes are the routes of compute instances: operations, idle
+// shutdown and schedules, the setup log, and the application proxy.
+func (s *Server) instanceRoutes() []Route {
+	const c = "/api/v1/workspaces/{ws}/computes/{name}"
+	routes := []Route{
+		{Pattern: "POST " + c + "/start", Action: shoal.ActComputesStart, handler: s.handleStartInstance},
+		{Pattern: "POST " + c + "/stop", Action: shoal.ActComputesStop, handler: s.handleStopInstance},
+		{Pattern: "POST " + c + "/restart", Action: shoal.ActComputesRestart, handler: s.handleRestartInstance},
+		{Pattern: "POST " + c + "/enableSso", Action: shoal.ActComputesEnableSSO, handler: s.handleEnableSSO},
+		{Pattern: "POST " + c + "/postponeShutdown", Action: shoal.ActComputesUpdateSchedules, handler: s.handlePostponeShutdown},
+		{Pattern: "POST " + c + "/updateIdleShutdownSetting", Action: shoal.ActComputesWrite, handler: s.handleUpdateIdleShutdown},
+		{Pattern: "POST " + c + "/updateSchedules", Action: shoal.ActComputesUpdateSchedules, handler: s.handleUpdateSchedules},
+		{Pattern: "GET " + c + "/logs", Action: shoal.ActComputesRead, handler: s.handleInstanceLogs},
+	}
+	// The application proxy passes every method an application may use.
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+		routes = append(routes, Route{Pattern: m + " " + c + "/applications/{app}/{path...}", Action: shoal.ActComputesApplicationAccess, handler: s.handleApplicationProxy})
+	}
+	return routes
+}
+
+func (s *Server) handleStartInstance(w http.ResponseWriter, r *http.Request) {
+	c, err := s.svc.StartInstance(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	s.writeOperation(w, r, c, err)
+}
+
+func (s *Server) handleStopInstance(w http.ResponseWriter, r *http.Request) {
+	c, err := s.svc.StopInstance(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	s.writeOperation(w, r, c, err)
+}
+
+func (s *Server) handleRestartInstance(w http.ResponseWriter, r *http.Request) {
+	c, err := s.svc.RestartInstance(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	s.writeOperation(w, r, c, err)
+}
+
+// writeOperation answers an operation that goes on in the background:
+// 202 with the instance as it is now; clients poll it.
+func (s *Server) writeOperation(w http.ResponseWriter, r *http.Request, c *shoal.Compute, err error) {
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusAccepted, c)
+}
+
+func (s *Server) handleEnableSSO(w http.ResponseWriter, r *http.Request) {
+	c, err := s.svc.EnableInstanceSSO(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusOK, c)
+}
+
+func (s *Server) handlePostponeShutdown(w http.ResponseWriter, r *http.Request) {
+	var d time.Duration
+	if v := r.URL.Query().Get("minutes"); v != "" {
+		m, err := strconv.Atoi(v)
+		if err != nil || m < 1 {
+			s.writeError(w, r, shoal.FieldErrorf("minutes", "must be a whole number of minutes, 1 or more"))
+			return
+		}
+		d = time.Duration(m) * time.Minute
+	}
+	c, err := s.svc.PostponeShutdown(r.Context(), r.PathValue("ws"), r.PathValue("name"), d)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusOK, c)
+}
+
+// handleUpdateIdleShutdown is Azure's POST .../updateIdleShutdownSetting
+// with {"idleTimeBeforeShutdown": "PT30M"}.
+func (s *Server) handleUpdateIdleShutdown(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		IdleTimeBeforeShutdown json.RawMessage `json:"idleTimeBeforeShutdown"`
+	}
+	if err := decodeStrict(r.Body, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := shoal.DecodeIdleShutdown(body.IdleTimeBeforeShutdown)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &shoal.ComputeUpdate{IdleTimeBeforeShutdownMinutes: &m}, r.Header.Get("If-Match"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusOK, c)
+}
+
+// handleUpdateSchedules replaces an instance's schedules; it needs only
+// computes/updateSchedules/action, not write access.
+func (s *Server) handleUpdateSchedules(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Schedules *shoal.ComputeSchedules `json:"schedules"`
+	}
+	if err := decodeStrict(r.Body, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if body.Schedules == nil {
+		body.Schedules = &shoal.ComputeSchedules{}
+	}
+	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &shoal.ComputeUpdate{Schedules: body.Schedules}, "")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeCompute(w, http.StatusOK, c)
+}
+
+// handleInstanceLogs serves an instance's setup log (?kind=setup, the
+// default) as text.
+func (s *Server) handleInstanceLogs(w http.ResponseWriter, r *http.Request) {
+	kind := r.URL.Query().Get("kind")
+	if kind == "" {
+		kind = "setup"
+	}
+	f, err := s.svc.OpenInstanceLog(r.Context(), r.PathValue("ws"), r.PathValue("name"), kind)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.Copy(w, f)
+}

@@ -1,0 +1,57 @@
+package filestore
+
+import (
+	"os"
+	"path"
+	"strings"
+)
+
+// instanceDir is the folder of a compute instance's files.
+func instanceDir(workspace, instance string) (string, error) {
+	if err := checkName("workspace", workspace); err != nil {
+		return "", err
+	}
+	if err := checkName("instance", instance); err != nil {
+		return "", err
+	}
+	return path.Join("instances", strings.ToLower(workspace), strings.ToLower(instance)), nil
+}
+
+// WriteInstanceLog writes data at offset of a compute instance's setup
+// log (its setup scripts' output), as WriteLog does for jobs.
+func (s *Store) WriteInstanceLog(workspace, instance string, offset int64, data []byte) error {
+	dir, err := instanceDir(workspace, instance)
+	if err != nil {
+		return err
+	}
+	if err := s.root.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := s.root.OpenFile(path.Join(dir, "setup.log"), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, offset)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// OpenInstanceLog opens a compute instance's setup log. Returns ENOTFOUND.
+func (s *Store) OpenInstanceLog(workspace, instance string) (*os.File, error) {
+	dir, err := instanceDir(workspace, instance)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(path.Join(dir, "setup.log"), "setup log of compute instance "+instance)
+}
+
+// RemoveInstanceFiles removes a deleted instance's files.
+func (s *Store) RemoveInstanceFiles(workspace, instance string) error {
+	dir, err := instanceDir(workspace, instance)
+	if err != nil {
+		return err
+	}
+	return s.root.RemoveAll(dir)
+}

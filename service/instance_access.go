@@ -1,0 +1,120 @@
+package service
+
+import (
+	"context"
+	"io"
+	"net/url"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// InstanceAppTarget is where the server's proxy sends a request for an
+// instance's application.
+type InstanceAppTarget struct {
+	// Addr is the application's host:port.
+	Addr string
+	// BasePath is the proxy path of the application ("/api/v1/.../
+	// applications/<app>/").
+	BasePath string
+	// StripPrefix: the application expects to be served at its root
+	// (custom applications); Jupyter is told its base URL instead.
+	StripPrefix bool
+	// Token is sent to the application as "Authorization: token ..."
+	// (Jupyter's); empty for custom applications.
+	Token string
+}
+
+// ResolveInstanceApp checks that the caller may use an instance's
+// application — the instance's user, with single sign-on enabled, on a
+// running instance — records the request as activity, and returns where
+// to send it. Returns ENOTFOUND, EFORBIDDEN, ECONFLICT (not running),
+// EUNAVAILABLE (not listening yet).
+func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app string) (*InstanceAppTarget, error) {
+	var t *InstanceAppTarget
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		c, err := s.getInstance(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		if err := s.checkInstanceUser(ctx, c); err != nil {
+			return err
+		}
+		st := c.Instance
+		if !st.SSOEnabled {
+			return shoal.Errorf(shoal.EFORBIDDEN, "single sign-on is disabled on compute instance %q: its user turns it on with `shoal compute enable-sso -n %s`", c.Name, c.Name)
+		}
+		if !running(st.State) {
+			return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; start it first (shoal compute start -n %s)", c.Name, st.State, c.Name)
+		}
+		live := s.instances.get(computeKey(c.Workspace, c.Name))
+		apps := st.Apps
+		if live.report != nil {
+			apps = live.report.Apps
+		}
+		base := instanceAppsPath(c.Workspace, c.Name) + url.PathEscape(app) + "/"
+		for _, a := range apps {
+			if a.Name != app {
+				continue
+			}
+			if a.Addr == "" {
+				return shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
+			}
+			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication}
+			if app == shoal.JupyterApplication {
+				t.Token = st.NotebookToken
+			}
+			return nil
+		}
+		return shoal.Errorf(shoal.ENOTFOUND, "compute instance %q has no application %q", c.Name, app)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.instances.touchProxy(computeKey(workspace, name), s.cfg.Clock.Now())
+	return t, nil
+}
+
+// WriteInstanceSetupLog appends to the setup log of the instance a node
+// serves (its own node only).
+func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, offset int64, data []byte) error {
+	var ws, name string
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		if n.Role != shoal.NodeRoleInstance {
+			return shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
+		}
+		ws, name = n.Workspace, n.Compute
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.cfg.Files.WriteInstanceLog(ws, name, offset, data)
+}
+
+// OpenInstanceLog opens an instance's setup log (kind "setup").
+func (s *Services) OpenInstanceLog(ctx context.Context, workspace, name, kind string) (io.ReadCloser, error) {
+	if kind != "setup" {
+		return nil, shoal.FieldErrorf("kind", "unknown log %q; instances keep their setup log (kind=setup)", kind)
+	}
+	var c *shoal.Compute
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		var err error
+		c, err = s.getCompute(tx, workspace, name)
+		if err == nil && !c.IsInstance() {
+			err = shoal.Errorf(shoal.EINVALID, "compute %q is a %s, not a compute instance", c.Name, c.Type)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.cfg.Files.OpenInstanceLog(c.Workspace, c.Name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "compute instance %q has no setup log yet (it has no setup scripts, or they have not run)", c.Name)
+	}
+	return f, err
+}

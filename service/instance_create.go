@@ -1,0 +1,316 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/instance/schedule"
+)
+
+// InstancePolicy is what a server (or workspace) imposes on compute
+// instances, as an Azure Policy would: a default shutdown schedule for
+// instances created without one, and a cap on the idle time.
+type InstancePolicy struct {
+	// DefaultSchedules are added to an instance created without schedules.
+	DefaultSchedules *shoal.ComputeSchedules
+	// DefaultIdleMinutes is set on an instance created without idle
+	// shutdown (0: none).
+	DefaultIdleMinutes int
+	// MaxIdleMinutes caps idle_time_before_shutdown_minutes (0: no cap).
+	MaxIdleMinutes int
+}
+
+// checkInstanceSpec applies the server's instance policy and checks what
+// needs other resources: the assigned user, the schedules' expressions and
+// time zones, and the name's uniqueness across the location.
+func (s *Services) checkInstanceSpec(tx shoal.Tx, ws string, spec *shoal.ComputeSpec, creating bool) error {
+	pol := s.cfg.InstancePolicy
+	if creating && spec.Schedules == nil && pol.DefaultSchedules != nil && len(pol.DefaultSchedules.ComputeStartStop) > 0 {
+		def := cloneSchedules(pol.DefaultSchedules)
+		spec.Schedules = def
+	}
+	if creating && spec.IdleTimeBeforeShutdownMinutes == nil && pol.DefaultIdleMinutes > 0 {
+		m := pol.DefaultIdleMinutes
+		spec.IdleTimeBeforeShutdownMinutes = &m
+	}
+	if m := spec.IdleTimeBeforeShutdownMinutes; m != nil && pol.MaxIdleMinutes > 0 && *m > pol.MaxIdleMinutes {
+		return shoal.FieldErrorf("idle_time_before_shutdown_minutes", "%d is above this server's policy: at most %d minutes", *m, pol.MaxIdleMinutes)
+	}
+	if err := shoal.NormalizeSchedules(spec.Schedules); err != nil {
+		return err
+	}
+	if err := schedule.Validate(spec.Schedules); err != nil {
+		return err
+	}
+	if c := spec.CreateOnBehalfOf; c != nil {
+		u, err := tx.GetUser(c.UserObjectID)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.FieldErrorf("create_on_behalf_of.user_object_id", "no user %q on this server (on Shoal the object ID is the user's name; see `shoal user list`)", c.UserObjectID)
+		} else if err != nil {
+			return err
+		}
+		if u.Disabled {
+			return shoal.FieldErrorf("create_on_behalf_of.user_object_id", "user %q is disabled", u.Name)
+		}
+		c.UserObjectID = u.Name
+	}
+	if !creating {
+		return nil
+	}
+	// Instance names are unique across the location (Azure: "unique across
+	// the region"), whatever the workspace.
+	loc, err := s.catalog.Location(spec.Location)
+	if err != nil {
+		return err
+	}
+	wss, err := tx.ListWorkspaces()
+	if err != nil {
+		return err
+	}
+	for _, w := range wss {
+		list, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name, Type: shoal.ComputeTypeInstance})
+		if err != nil {
+			return err
+		}
+		for _, c := range list {
+			if !strings.EqualFold(c.Name, spec.Name) || strings.EqualFold(w.Name, ws) {
+				continue
+			}
+			if other, err := s.catalog.Location(c.Location); err == nil && other.Name == loc.Name {
+				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+					"name: a compute instance named %q already exists in location %s (workspace %s); instance names are unique across a location", c.Name, loc.Name, w.Name)}
+			}
+		}
+	}
+	return nil
+}
+
+func cloneSchedules(in *shoal.ComputeSchedules) *shoal.ComputeSchedules {
+	out := &shoal.ComputeSchedules{}
+	for _, sc := range in.ComputeStartStop {
+		c := *sc
+		if sc.Trigger != nil {
+			t := *sc.Trigger
+			if sc.Trigger.Schedule != nil {
+				p := *sc.Trigger.Schedule
+				t.Schedule = &p
+			}
+			c.Trigger = &t
+		}
+		out.ComputeStartStop = append(out.ComputeStartStop, &c)
+	}
+	return out
+}
+
+// insertInstance stores a new instance. It is Creating with a start under
+// way (or Stopped, when created stopped), belongs to its creator or to the
+// user it was created on behalf of, and gets the secret the server's proxy
+// uses with its notebook.
+func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.ComputeSpec, loc *shoal.Location, size *shoal.Size) (*shoal.Compute, error) {
+	now := tx.Now()
+	owner := principalID(ctx)
+	if spec.CreateOnBehalfOf != nil {
+		owner = "user:" + spec.CreateOnBehalfOf.UserObjectID
+	}
+	if owner == "" {
+		return nil, shoal.Errorf(shoal.EINVALID, "a compute instance needs a user: create it as a user, or name one in create_on_behalf_of")
+	}
+	tok := make([]byte, 24)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	st := &shoal.InstanceStatus{AssignedUser: owner, NotebookToken: hex.EncodeToString(tok)}
+	// Azure: created on behalf of someone, with a setup script or custom
+	// application, SSO stays off until that user turns it on.
+	st.SSOEnabled = *spec.EnableSSO
+	if owner != principalID(ctx) && (spec.SetupScripts != nil || len(spec.CustomApplications) > 0) {
+		st.SSOEnabled = false
+	}
+	stopped := spec.Stopped
+	spec.Stopped = false
+	if stopped {
+		st.State = shoal.InstanceStopped
+		st.LastOperation = &shoal.LastOperation{OperationName: shoal.OperationCreate, OperationTime: now, OperationStatus: shoal.OperationSucceeded, OperationTrigger: shoal.TriggerUser}
+	} else {
+		st.State = shoal.InstanceCreating
+		st.Pending, st.PendingOperation, st.PendingTrigger = pendingStart, shoal.OperationCreate, shoal.TriggerUser
+		st.LastOperation = &shoal.LastOperation{OperationName: shoal.OperationCreate, OperationTime: now, OperationStatus: shoal.OperationInProgress, OperationTrigger: shoal.TriggerUser}
+	}
+	c := &shoal.Compute{
+		ComputeSpec: *spec, Workspace: ws.Name, Version: 1,
+		ProvisioningState: shoal.ProvisioningCreating, ProvisioningErrors: []shoal.ProvisioningError{},
+		CreatedOn: now, ModifiedOn: now, CreatedBy: shoal.ActorName(ctx), Instance: st,
+	}
+	if err := tx.InsertCompute(c); err != nil {
+		return nil, err
+	}
+	reason := fmt.Sprintf("compute instance %s (%d vCPUs) at %s for %s; SSH %s; idle shutdown %s; %d schedule(s)",
+		size.Name, size.VCPUs, loc.Name, displayPrincipal(owner), onOff(*spec.SSHPublicAccessEnabled), idleText(spec.IdleTimeBeforeShutdownMinutes), scheduleCount(spec))
+	if stopped {
+		reason += "; created stopped"
+	}
+	if err := appendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
+		return nil, err
+	}
+	return s.withStatus(tx, c)
+}
+
+// applyInstance applies a re-submitted instance document: only the
+// mutable fields may differ.
+func (s *Services) applyInstance(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
+	if existing.ProvisioningState == shoal.ProvisioningDeleting {
+		return nil, shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted; wait until it is gone to create it again", existing.Name)
+	}
+	if !existing.IsInstance() {
+		return nil, &shoal.Error{Code: shoal.ECONFLICT, Field: "type", Message: fmt.Sprintf("compute %q already exists as a %s; these fields cannot change after creation: type", existing.Name, existing.Type)}
+	}
+	spec.Stopped = false
+	if diff := shoal.InstanceImmutableDifferences(&existing.ComputeSpec, spec); len(diff) > 0 {
+		return nil, &shoal.Error{Code: shoal.ECONFLICT, Field: diff[0], Message: fmt.Sprintf(
+			"compute instance %q already exists and these fields cannot change after creation: %s; delete it and create it again, or change only description, tags, identity, idle_time_before_shutdown_minutes, schedules and the SSH key",
+			existing.Name, strings.Join(diff, ", "))}
+	}
+	upd := &shoal.ComputeUpdate{
+		Description: &spec.Description, Tags: &spec.Tags, Identity: spec.Identity,
+		IdleTimeBeforeShutdownMinutes: spec.IdleTimeBeforeShutdownMinutes, Schedules: spec.Schedules,
+		IdleCPUPercentBelow: spec.IdleCPUPercentBelow,
+	}
+	if spec.Identity == nil {
+		upd.Identity = &shoal.IdentitySpec{Type: shoal.IdentityNone}
+	}
+	if spec.Schedules == nil {
+		upd.Schedules = &shoal.ComputeSchedules{}
+	}
+	if spec.SSHSettings != nil && spec.SSHSettings.SSHKeyValue != "" {
+		k := spec.SSHSettings.SSHKeyValue
+		upd.SSHKeyValue = &k
+	}
+	return s.updateInstance(ctx, tx, existing, upd)
+}
+
+// updateInstance applies a partial update to an instance.
+func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, upd *shoal.ComputeUpdate) (*shoal.Compute, error) {
+	if upd.MinInstances != nil || upd.MaxInstances != nil || upd.IdleTimeBeforeScaleDown != nil {
+		return nil, shoal.FieldErrorf("min_instances", "compute %q is a compute instance: it has no min_instances, max_instances or idle_time_before_scale_down (see idle_time_before_shutdown_minutes)", existing.Name)
+	}
+	next := existing.ComputeSpec
+	st := *existing.Instance
+	var changes []string
+	if upd.Description != nil && *upd.Description != next.Description {
+		next.Description = *upd.Description
+		changes = append(changes, "description changed")
+	}
+	if upd.Tags != nil && !maps.Equal(*upd.Tags, next.Tags) {
+		next.Tags = maps.Clone(*upd.Tags)
+		changes = append(changes, "tags changed")
+	}
+	if upd.Identity != nil {
+		id := *upd.Identity
+		if id.Type == shoal.IdentityNone && len(id.UserAssignedIdentities) == 0 {
+			next.Identity = nil
+		} else {
+			next.Identity = &id
+		}
+	}
+	if upd.IdleCPUPercentBelow != nil {
+		v := *upd.IdleCPUPercentBelow
+		next.IdleCPUPercentBelow = &v
+		if v == 0 {
+			next.IdleCPUPercentBelow = nil
+		}
+	}
+	if m := upd.IdleTimeBeforeShutdownMinutes; m != nil {
+		old := 0
+		if next.IdleTimeBeforeShutdownMinutes != nil {
+			old = *next.IdleTimeBeforeShutdownMinutes
+		}
+		if *m != old {
+			v := *m
+			next.IdleTimeBeforeShutdownMinutes = &v
+			changes = append(changes, fmt.Sprintf("idle_time_before_shutdown_minutes %s→%d", idleText(&old), v))
+			s.onIdleMinutesChanged(tx, &st, v)
+		}
+	}
+	if upd.Schedules != nil {
+		sc := upd.Schedules
+		if len(sc.ComputeStartStop) == 0 {
+			sc = nil
+		}
+		if jsonEqual(sc, next.Schedules) == false {
+			next.Schedules = sc
+			changes = append(changes, fmt.Sprintf("schedules: %d", scheduleCount(&next)))
+		}
+	}
+	if k := upd.SSHKeyValue; k != nil && strings.TrimSpace(*k) != sshKeyOf(next.SSHSettings) {
+		if !*next.SSHPublicAccessEnabled {
+			return nil, shoal.FieldErrorf("ssh_settings.ssh_key_value", "SSH is disabled on compute instance %q (ssh_public_access_enabled was false at creation) and cannot be enabled after creation", existing.Name)
+		}
+		if principalID(ctx) != st.AssignedUser {
+			return nil, &shoal.Error{Code: shoal.EFORBIDDEN, Field: "ssh_settings.ssh_key_value", Message: fmt.Sprintf(
+				"only the instance's user (%s) may set its SSH key", displayPrincipal(st.AssignedUser))}
+		}
+		if err := shoal.ValidateSSHPublicKey("ssh_settings.ssh_key_value", *k); err != nil {
+			return nil, err
+		}
+		next.SSHSettings = &shoal.SSHSettings{SSHKeyValue: strings.TrimSpace(*k)}
+		changes = append(changes, "SSH key set")
+	}
+	if _, _, err := shoal.NormalizeInstanceSpec(&next, s.catalog, existing.Location); err != nil {
+		return nil, err
+	}
+	if err := s.checkInstanceSpec(tx, existing.Workspace, &next, false); err != nil {
+		return nil, err
+	}
+	if err := s.ensureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
+		return nil, err
+	}
+	if identityKey(existing.Identity) != identityKey(next.Identity) {
+		changes = append(changes, fmt.Sprintf("identity %s→%s", identityType(existing.Identity), identityType(next.Identity)))
+	}
+	if len(changes) == 0 && jsonEqual(existing.IdleCPUPercentBelow, next.IdleCPUPercentBelow) {
+		return s.withStatus(tx, existing)
+	}
+	c := *existing
+	c.ComputeSpec = next
+	c.Instance = &st
+	if len(changes) == 0 {
+		changes = append(changes, "idle_cpu_percent_below changed")
+	}
+	return s.saveUpdate(ctx, tx, &c, changes)
+}
+
+func sshKeyOf(s *shoal.SSHSettings) string {
+	if s == nil {
+		return ""
+	}
+	return strings.TrimSpace(s.SSHKeyValue)
+}
+
+// displayPrincipal shows a principal ID as a name ("user:alice" → alice).
+func displayPrincipal(id string) string { return strings.TrimPrefix(id, "user:") }
+
+func onOff(b bool) string {
+	if b {
+		return "enabled"
+	}
+	return "disabled"
+}
+
+func idleText(m *int) string {
+	if m == nil || *m == 0 {
+		return "off"
+	}
+	return fmt.Sprintf("%d min", *m)
+}
+
+func scheduleCount(spec *shoal.ComputeSpec) int {
+	if spec.Schedules == nil {
+		return 0
+	}
+	return len(spec.Schedules.ComputeStartStop)
+}

@@ -1,0 +1,392 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/instance"
+)
+
+// instances runs one pass of the instance lifecycle: for every instance,
+// instance.Step decides (operations, lost machines, idle shutdown,
+// schedules) and this carries it out.
+func (c *Controller) instances(ctx context.Context, now time.Time) error {
+	s := c.s
+	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "instance lifecycle", Kind: "system"})
+	var inputs []instance.Input
+	err := s.store.View(sys, func(tx shoal.Tx) error {
+		wss, err := tx.ListWorkspaces()
+		if err != nil {
+			return err
+		}
+		for _, w := range wss {
+			list, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name, Type: shoal.ComputeTypeInstance})
+			if err != nil {
+				return err
+			}
+			for _, comp := range list {
+				if comp.Instance == nil {
+					continue
+				}
+				in := instance.Input{Compute: comp}
+				nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: comp.Workspace, Compute: comp.Name})
+				if err != nil {
+					return err
+				}
+				for _, n := range nodes {
+					if n.Role == shoal.NodeRoleInstance {
+						in.Node = n
+					} else {
+						in.Slots = append(in.Slots, n)
+					}
+				}
+				live := s.instances.get(computeKey(comp.Workspace, comp.Name))
+				if in.Node != nil && live.node == in.Node.ID && in.Node.State != shoal.NodePreparing {
+					in.Report = live.report
+				}
+				in.ProxyLastRequest = live.proxyLast
+				in.Schedules = c.compiledSchedules(comp)
+				c.overlayIdle(comp)
+				inputs = append(inputs, in)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, in := range inputs {
+		if err := c.instanceStep(sys, in, now); err != nil {
+			errs = append(errs, fmt.Errorf("instance %s/%s: %w", in.Compute.Workspace, in.Compute.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// instanceStep runs instance.Step for one instance and carries it out.
+func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now time.Time) error {
+	s := c.s
+	out := instance.Step(in, now, instance.Config{IdleMinute: s.cfg.IdleMinute})
+	if r := in.Report; r != nil {
+		// Keep what show needs after a server restart.
+		out.Status.SSHPort, out.Status.HostKeyFingerprint, out.Status.Apps = r.SSHPort, r.HostKeyFingerprint, r.Apps
+	}
+	key := computeKey(in.Compute.Workspace, in.Compute.Name)
+	changed := !jsonEqual(withoutIdle(out.Status), withoutIdle(*in.Compute.Instance))
+	idleChanged := !jsonEqual(idlePart(out.Status), idlePart(*in.Compute.Instance))
+	if !changed && len(out.Events) == 0 && idleChanged && !c.idleWriteDue(key, now) {
+		// The idle clock moves on every pass while the instance is used:
+		// keep it in memory and write it now and then.
+		c.rememberIdle(key, out.Status)
+		idleChanged = false
+	}
+	if changed || idleChanged || len(out.Events) > 0 {
+		stale := false
+		err := s.store.Update(ctx, func(tx shoal.Tx) error {
+			cur, err := tx.GetCompute(in.Compute.Workspace, in.Compute.Name)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				stale = true
+				return nil
+			} else if err != nil {
+				return err
+			}
+			stored := *cur.Instance
+			c.overlayIdle(cur)
+			if !jsonEqual(withoutIdle(stored), withoutIdle(*in.Compute.Instance)) || cur.ProvisioningState != in.Compute.ProvisioningState {
+				// A user's operation came in meanwhile: decide again on
+				// the next pass, from what is stored now.
+				stale = true
+				return nil
+			}
+			st := out.Status
+			cur.Instance = &st
+			if err := saveInstance(tx, cur); err != nil {
+				return err
+			}
+			c.idleWritten(key, now)
+			for _, e := range out.Events {
+				if err := appendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || stale {
+			return err
+		}
+		if changed {
+			s.notify() // the scheduler sees a started or stopped instance
+		}
+	}
+	comp := *in.Compute
+	st := out.Status
+	comp.Instance = &st
+	switch {
+	case out.Provision:
+		if err := c.provisionInstance(ctx, &comp, now); err != nil {
+			return err
+		}
+	case out.Release:
+		c.releaseInstanceNodes(ctx, in, "instance "+stateVerb(st.State))
+	case out.Delete:
+		return c.deleteInstance(ctx, &comp)
+	}
+	return nil
+}
+
+func stateVerb(state string) string {
+	switch state {
+	case shoal.InstanceDeleting:
+		return "deleted"
+	case shoal.InstanceRestarting:
+		return "restarting"
+	case shoal.InstanceUnusable:
+		return "lost its machine"
+	}
+	return "stopping"
+}
+
+// provisionInstance creates the instance's own node (its ID is stable, so
+// the node's work dir, the instance's home, is the same at every start)
+// and asks the location's provider for it. When that fails — no quota, no
+// capacity — the start fails and the instance is Stopped again.
+func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute, now time.Time) error {
+	s := c.s
+	var node *shoal.Node
+	var token string
+	var loc *shoal.Location
+	var failure error
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
+		if err != nil {
+			return err
+		}
+		if cur.Instance == nil || cur.Instance.Pending != instance.PendingStart {
+			return nil
+		}
+		loc, err = s.catalog.Location(cur.Location)
+		if err != nil {
+			failure = err
+			return c.failInstanceStart(ctx, tx, cur, err)
+		}
+		size, ok := s.catalog.Size(cur.Size)
+		if !ok {
+			failure = shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", cur.Size)
+			return c.failInstanceStart(ctx, tx, cur, failure)
+		}
+		id := instanceNodeID(cur, loc)
+		if _, err := tx.GetNode(id); err == nil {
+			return nil // being released still; the next pass provisions
+		}
+		if *cur.ReleaseQuotaOnStop && cur.Instance.PendingOperation != shoal.OperationCreate {
+			if err := s.checkInstanceQuota(tx, cur); err != nil {
+				failure = err
+				return c.failInstanceStart(ctx, tx, cur, err)
+			}
+		}
+		t, hash, err := shoal.NewToken()
+		if err != nil {
+			return err
+		}
+		txNow := tx.Now()
+		node = &shoal.Node{
+			ID: id, Workspace: cur.Workspace, Compute: cur.Name, Role: shoal.NodeRoleInstance,
+			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, State: shoal.NodePreparing,
+			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
+			CreatedOn: txNow, LastHeartbeat: txNow, PrivateIPAddress: "127.0.0.1", Version: 1,
+		}
+		token = t
+		if err := tx.InsertNode(node); err != nil {
+			return err
+		}
+		return appendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
+	})
+	if err != nil || node == nil || failure != nil {
+		return err
+	}
+	p := s.cfg.Providers[loc.Provider]
+	var ref string
+	var perr error
+	if p == nil {
+		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
+	} else {
+		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL, Delay: loc.ProvisioningDelay})
+	}
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(node.ID)
+		if err != nil {
+			return err
+		}
+		if perr == nil {
+			n.ProviderRef = ref
+			return tx.UpdateNode(n)
+		}
+		if err := tx.DeleteNode(n.ID); err != nil {
+			return err
+		}
+		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
+		if err != nil {
+			return err
+		}
+		return c.failInstanceStart(ctx, tx, cur, fmt.Errorf("provider %s: %w", loc.Provider, perr))
+	})
+}
+
+// failInstanceStart records a start that cannot be carried out.
+func (c *Controller) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
+	op := cur.Instance.PendingOperation
+	instance.FailStart(cur.Instance, tx.Now(), shoal.ErrorMessage(cause))
+	if err := saveInstance(tx, cur); err != nil {
+		return err
+	}
+	return appendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, shoal.ErrorMessage(cause), cur.Instance.State))
+}
+
+// releaseInstanceNodes releases an instance's node and job slots. Jobs
+// still running on the slots are preempted: they go back to the queue
+// without spending a retry and wait for the instance to run again.
+func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input, why string) {
+	s := c.s
+	for _, n := range in.Slots {
+		if n.CurrentAttemptID != "" && n.State != shoal.NodePreempted {
+			if err := s.preemptNode(ctx, n.Workspace, n.Compute, n.ID, why); err != nil {
+				s.log.Warn("stopping an instance's job failed", slog.String("node", n.ID), slog.Any("err", err))
+			}
+			continue
+		}
+		if n.CurrentAttemptID == "" {
+			c.markLeavingAndRelease(ctx, n, why)
+		}
+	}
+	if n := in.Node; n != nil {
+		s.instances.forget(computeKey(n.Workspace, n.Compute))
+		c.markLeavingAndRelease(ctx, n, why)
+	}
+}
+
+// markLeavingAndRelease marks a node leaving and releases it.
+func (c *Controller) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why string) {
+	s := c.s
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		cur, err := tx.GetNode(n.ID)
+		if err != nil {
+			return err
+		}
+		if cur.State == shoal.NodeLeaving {
+			return nil
+		}
+		cur.State, cur.StateReason, cur.Draining = shoal.NodeLeaving, why, true
+		cur.Version++
+		n = cur
+		return tx.UpdateNode(cur)
+	})
+	if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		s.log.Warn("marking a node leaving failed", slog.String("node", n.ID), slog.Any("err", err))
+		return
+	}
+	s.nodes.wake(n.ID)
+	c.release(ctx, n)
+}
+
+// deleteInstance removes a deleted instance once its nodes are gone: its
+// home (the node's work dir) and files, its system identity, the compute.
+func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
+	s := c.s
+	loc, err := s.catalog.Location(comp.Location)
+	if err == nil {
+		if pg, ok := s.cfg.Providers[loc.Provider].(shoal.Purger); ok {
+			if err := pg.Purge(ctx, &shoal.Node{ID: instanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
+				return fmt.Errorf("removing the instance's home: %w", err)
+			}
+		}
+	}
+	if s.cfg.Files != nil {
+		if err := s.cfg.Files.RemoveInstanceFiles(comp.Workspace, comp.Name); err != nil {
+			s.log.Warn("removing an instance's files failed", slog.String("instance", comp.Name), slog.Any("err", err))
+		}
+	}
+	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+		if err := s.failQueuedJobs(ctx, tx, comp); err != nil {
+			return err
+		}
+		if err := deleteSystemIdentity(tx, comp); err != nil {
+			return err
+		}
+		if err := tx.DeleteCompute(comp.Workspace, comp.Name); err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return nil
+			}
+			return err
+		}
+		return appendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
+	})
+	s.instances.forget(computeKey(comp.Workspace, comp.Name))
+	return err
+}
+
+// idleWriteEvery bounds how often an instance's idle bookkeeping alone is
+// written.
+const idleWriteEvery = 15 * time.Second
+
+// idleFields are the parts of an instance's state that change on every
+// pass while it is used.
+type idleFields struct {
+	IdleSince        *time.Time `json:"idle_since,omitempty"`
+	ShutdownWarnedAt *time.Time `json:"shutdown_warned_at,omitempty"`
+	Activity         []string   `json:"activity,omitempty"`
+	SchedulesChecked *time.Time `json:"schedules_checked_at,omitempty"`
+}
+
+func idlePart(st shoal.InstanceStatus) idleFields {
+	return idleFields{st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt}
+}
+
+func withoutIdle(st shoal.InstanceStatus) shoal.InstanceStatus {
+	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt = nil, nil, nil, nil
+	return st
+}
+
+// rememberIdle keeps an instance's idle bookkeeping in memory.
+func (c *Controller) rememberIdle(key string, st shoal.InstanceStatus) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idleMemo == nil {
+		c.idleMemo = map[string]idleFields{}
+	}
+	c.idleMemo[key] = idlePart(st)
+}
+
+// overlayIdle puts the idle bookkeeping kept in memory over what comp's
+// stored state says (which is at most idleWriteEvery older).
+func (c *Controller) overlayIdle(comp *shoal.Compute) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.idleMemo[computeKey(comp.Workspace, comp.Name)]
+	if !ok || comp.Instance == nil {
+		return
+	}
+	st := *comp.Instance
+	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt = m.IdleSince, m.ShutdownWarnedAt, m.Activity, m.SchedulesChecked
+	comp.Instance = &st
+}
+
+func (c *Controller) idleWriteDue(key string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now.Sub(c.idleWrites[key]) >= idleWriteEvery
+}
+
+func (c *Controller) idleWritten(key string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idleWrites == nil {
+		c.idleWrites = map[string]time.Time{}
+	}
+	c.idleWrites[key] = now
+	delete(c.idleMemo, key)
+}

@@ -1,0 +1,212 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Instance operations, as `az ml compute start|stop|restart` and the
+// REST API's POST .../start|stop|restart start them: each records the
+// operation and its trigger; the lifecycle controller carries it out and
+// records how it ended in last_operation.
+
+// StartInstance starts a stopped instance. A start that quota cannot serve
+// fails at once and leaves the instance Stopped. Returns ENOTFOUND,
+// ECONFLICT (not a stopped instance), EQUOTA.
+func (s *Services) StartInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
+		if err := s.requestStart(tx, c, shoal.TriggerUser); err != nil {
+			return "", err
+		}
+		return "start requested", nil
+	})
+}
+
+// StopInstance stops a running instance: every process of the instance
+// ends; its home is kept. Returns ENOTFOUND, ECONFLICT.
+func (s *Services) StopInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
+		if err := requestStop(tx, c, shoal.OperationStop, shoal.TriggerUser); err != nil {
+			return "", err
+		}
+		return "stop requested", nil
+	})
+}
+
+// RestartInstance stops and starts an instance; it also brings back one
+// whose setup failed or whose machine was lost. Returns ENOTFOUND,
+// ECONFLICT.
+func (s *Services) RestartInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
+		st := c.Instance
+		switch st.State {
+		case shoal.InstanceRunning, shoal.InstanceSettingUp, shoal.InstanceSetupFailed, shoal.InstanceUnusable, shoal.InstanceCreateFailed:
+		default:
+			return "", shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; only a running (or failed) instance can be restarted%s", c.Name, st.State, startHint(c))
+		}
+		if err := requestStop(tx, c, shoal.OperationRestart, shoal.TriggerUser); err != nil {
+			return "", err
+		}
+		return "restart requested", nil
+	})
+}
+
+func startHint(c *shoal.Compute) string {
+	if c.Instance.State == shoal.InstanceStopped {
+		return fmt.Sprintf(" (start it: shoal compute start -n %s)", c.Name)
+	}
+	return ""
+}
+
+// requestStart records a start of a stopped instance triggered by trigger.
+func (s *Services) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) error {
+	st := c.Instance
+	if st.State != shoal.InstanceStopped {
+		if st.Pending == pendingStart {
+			return nil // already starting
+		}
+		return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; only a stopped instance can be started", c.Name, st.State)
+	}
+	if *c.ReleaseQuotaOnStop {
+		if err := s.checkInstanceQuota(tx, c); err != nil {
+			return err
+		}
+	}
+	now := tx.Now()
+	st.State, st.Pending, st.PendingOperation, st.PendingTrigger = shoal.InstanceStarting, pendingStart, shoal.OperationStart, trigger
+	st.LastOperation = &shoal.LastOperation{OperationName: shoal.OperationStart, OperationTime: now, OperationStatus: shoal.OperationInProgress, OperationTrigger: trigger}
+	return nil
+}
+
+// requestStop records a stop (or the stop half of a restart).
+func requestStop(tx shoal.Tx, c *shoal.Compute, op, trigger string) error {
+	st := c.Instance
+	switch st.State {
+	case shoal.InstanceRunning, shoal.InstanceSettingUp, shoal.InstanceSetupFailed, shoal.InstanceUnusable, shoal.InstanceCreateFailed, shoal.InstanceStarting, shoal.InstanceCreating:
+	case shoal.InstanceStopping, shoal.InstanceRestarting:
+		return nil // under way
+	case shoal.InstanceStopped:
+		if op == shoal.OperationStop {
+			return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is already stopped", c.Name)
+		}
+	default:
+		return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s", c.Name, st.State)
+	}
+	now := tx.Now()
+	st.Pending, st.PendingOperation, st.PendingTrigger = pendingStop, op, trigger
+	st.State = shoal.InstanceStopping
+	if op == shoal.OperationRestart {
+		st.State = shoal.InstanceRestarting
+	}
+	st.LastOperation = &shoal.LastOperation{OperationName: op, OperationTime: now, OperationStatus: shoal.OperationInProgress, OperationTrigger: trigger}
+	return nil
+}
+
+// instanceOp loads an instance, applies op and saves it with an event.
+func (s *Services) instanceOp(ctx context.Context, workspace, name string, op func(tx shoal.Tx, c *shoal.Compute) (string, error)) (*shoal.Compute, error) {
+	var out *shoal.Compute
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		c, err := s.getInstance(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		reason, err := op(tx, c)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			if err := saveInstance(tx, c); err != nil {
+				return err
+			}
+			if err := appendComputeEvent(ctx, tx, c, "instance_"+c.Instance.LastOperation.OperationName, reason+" by "+shoal.ActorName(ctx)); err != nil {
+				return err
+			}
+		}
+		out, err = s.withStatus(tx, c)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return out, nil
+}
+
+// getInstance reads a compute that must be an instance.
+func (s *Services) getInstance(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
+	c, err := s.getCompute(tx, workspace, name)
+	if err != nil {
+		return nil, err
+	}
+	if !c.IsInstance() || c.Instance == nil {
+		return nil, shoal.Errorf(shoal.EINVALID, "compute %q is a %s, not a compute instance", c.Name, c.Type)
+	}
+	if c.ProvisioningState == shoal.ProvisioningDeleting {
+		return nil, shoal.Errorf(shoal.ECONFLICT, "compute instance %q is being deleted", c.Name)
+	}
+	return c, nil
+}
+
+// saveInstance writes an instance's state. Its version (ETag) stays: the
+// state is the server's, and a user's If-Match guards the spec.
+func saveInstance(tx shoal.Tx, c *shoal.Compute) error {
+	return tx.UpdateCompute(c)
+}
+
+// EnableInstanceSSO turns single sign-on on. Only the instance's user may:
+// not its creator, not an administrator (Azure's rule for instances
+// created on behalf of someone). Returns ENOTFOUND, EFORBIDDEN.
+func (s *Services) EnableInstanceSSO(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
+		if principalID(ctx) != c.Instance.AssignedUser {
+			return "", shoal.Errorf(shoal.EFORBIDDEN, "only the instance's user (%s) may enable single sign-on on %q; its creator cannot", displayPrincipal(c.Instance.AssignedUser), c.Name)
+		}
+		if c.Instance.SSOEnabled {
+			return "", nil
+		}
+		c.Instance.SSOEnabled = true
+		return "single sign-on enabled", nil
+	})
+}
+
+// DefaultPostpone is how long `postpone-shutdown` delays an idle shutdown.
+const DefaultPostpone = 60 * time.Minute
+
+// PostponeShutdown dismisses an upcoming idle shutdown: the idle clock
+// starts again and no idle shutdown happens for d. Only the instance's
+// user may. Returns ENOTFOUND, EFORBIDDEN, ECONFLICT (not running).
+func (s *Services) PostponeShutdown(ctx context.Context, workspace, name string, d time.Duration) (*shoal.Compute, error) {
+	if d <= 0 {
+		d = DefaultPostpone
+	}
+	if d > 7*24*time.Hour {
+		return nil, shoal.FieldErrorf("minutes", "a shutdown can be postponed by at most 7 days")
+	}
+	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
+		if err := s.checkInstanceUser(ctx, c); err != nil {
+			return "", err
+		}
+		if !running(c.Instance.State) {
+			return "", shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; there is no shutdown to postpone", c.Name, c.Instance.State)
+		}
+		now := tx.Now()
+		until := now.Add(d)
+		c.Instance.ShutdownPostponedUntil = &until
+		c.Instance.IdleSince = &now
+		c.Instance.ShutdownWarnedAt = nil
+		return fmt.Sprintf("idle shutdown postponed until %s", until.Format(time.RFC3339)), nil
+	})
+}
+
+// checkInstanceUser refuses anyone but the instance's user: interactive
+// use (SSH, notebooks, applications) is theirs alone, administrators and
+// workspace Owners included.
+func (s *Services) checkInstanceUser(ctx context.Context, c *shoal.Compute) error {
+	if principalID(ctx) != c.Instance.AssignedUser {
+		return shoal.Errorf(shoal.EFORBIDDEN, "compute instance %q belongs to %s: only that user may use it interactively (SSH, notebooks, terminals, applications), whatever their role", c.Name, displayPrincipal(c.Instance.AssignedUser))
+	}
+	return nil
+}
