@@ -168,6 +168,7 @@ type InstanceStatus struct {
 	SetupError string `json:"setup_error,omitempty"`
 	// Idle clock and shutdown warning (see instance/idle).
 	IdleSince              *time.Time `json:"idle_since,omitempty"`
+	IdleActive             bool       `json:"idle_active,omitempty"`
 	ShutdownWarnedAt       *time.Time `json:"shutdown_warned_at,omitempty"`
 	ShutdownPostponedUntil *time.Time `json:"shutdown_postponed_until,omitempty"`
 	// SchedulesCheckedAt is when schedules were last evaluated: a firing

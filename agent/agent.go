@@ -63,6 +63,9 @@ type Agent struct {
 	ranks map[shoal.RankRef]*rankRun
 	wg    sync.WaitGroup
 
+	// instance serves a compute instance, on an instance's node.
+	instance *instanceRuntime
+
 	// outbox holds finished ranks' results until the server takes them.
 	outbox *outbox
 	// outage keeps the log short while the server is away and knows when
@@ -107,6 +110,9 @@ func Run(ctx context.Context, cfg Config) error {
 		a.deliverLoop(deliverCtx)
 	}()
 	err = a.syncLoop(ctx)
+	if rt := a.instanceRT(); rt != nil {
+		rt.close()
+	}
 	a.stopAll("preempted")
 	a.wg.Wait()
 	stopDelivering()
@@ -146,6 +152,13 @@ func newAgent(cfg Config) (*Agent, error) {
 		a.log.Info("results left by an earlier agent wait to be reported", "results", n)
 	}
 	return a, nil
+}
+
+// instanceRT returns the instance runtime, nil on other nodes.
+func (a *Agent) instanceRT() *instanceRuntime {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.instance
 }
 
 // status describes what the node holds, for the outage summaries.
@@ -192,7 +205,16 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
 	first := true
 	for ctx.Err() == nil {
-		resp, err := a.client.Sync(ctx, &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first}, interval)
+		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first}
+		wait := interval
+		if rt := a.instanceRT(); rt != nil {
+			req.Instance = rt.report(ctx)
+			if req.Instance.Phase == shoal.InstancePhaseSettingUp {
+				// The user waits for the instance: say soon when it is up.
+				wait = 250 * time.Millisecond
+			}
+		}
+		resp, err := a.client.Sync(ctx, req, wait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -222,6 +244,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		for _, t := range resp.Start {
 			a.startRank(ctx, t)
 		}
+		a.instanceTask(ctx, resp.Instance)
 		if resp.Exit {
 			a.log.Info("released by the server; exiting")
 			return nil

@@ -95,3 +95,20 @@ func (a *AgentClient) Token(ctx context.Context, ref shoal.RankRef, req *shoal.T
 	}
 	return &out, nil
 }
+
+// WriteSetupLog uploads a chunk of the setup log of the instance the node
+// serves, at offset.
+func (a *AgentClient) WriteSetupLog(ctx context.Context, offset int64, data []byte) error {
+	_, err := a.c.doStream(ctx, http.MethodPost, fmt.Sprintf("/agent/v1/instance/setup-log?offset=%d", offset), bytesReader(data), "application/octet-stream", nil)
+	return err
+}
+
+// InstanceToken asks for a workload token for the user's shells and
+// notebooks on the instance the node serves.
+func (a *AgentClient) InstanceToken(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	var out shoal.TokenResponse
+	if _, err := a.c.do(ctx, http.MethodPost, "/agent/v1/instance/token", req, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 
@@ -125,4 +126,40 @@ func (c *Client) GetWorkspace(ctx context.Context, name string) (*shoal.Workspac
 		return nil, err
 	}
 	return &out, nil
+}
+
+// InstanceOperation starts an instance operation: "start", "stop",
+// "restart", "enableSso" or "postponeShutdown" (query, e.g.
+// "minutes=30", may be empty).
+func (c *Client) InstanceOperation(ctx context.Context, workspace, name, op, query string) (*shoal.Compute, error) {
+	var out shoal.Compute
+	path := wsPath(workspace) + "/computes/" + url.PathEscape(name) + "/" + op
+	if query != "" {
+		path += "?" + query
+	}
+	if _, err := c.do(ctx, http.MethodPost, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateSchedules replaces an instance's schedules (needs only
+// computes/updateSchedules/action).
+func (c *Client) UpdateSchedules(ctx context.Context, workspace, name string, sc *shoal.ComputeSchedules) (*shoal.Compute, error) {
+	var out shoal.Compute
+	body := map[string]any{"schedules": sc}
+	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(name)+"/updateSchedules", body, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// InstanceLog returns an instance's setup log.
+func (c *Client) InstanceLog(ctx context.Context, workspace, name string) ([]byte, error) {
+	resp, err := c.raw(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(name)+"/logs?kind=setup", nil, "", true)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }

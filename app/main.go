@@ -147,7 +147,15 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if serverURL == "" {
 		serverURL = m.URL()
 	}
+	defSchedules, defIdle, maxIdle, idleMinute, err := cfg.InstancePolicy()
+	if err != nil {
+		ln.Close()
+		store.Close()
+		return nil, fmt.Errorf("config: %w", err)
+	}
 	m.svc = service.New(service.Config{
+		InstancePolicy: service.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
+		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
 		Providers: map[string]shoal.Provider{"local": m.local}, ServerURL: serverURL,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),

@@ -17,16 +17,17 @@ import (
 )
 
 // computeColumns are the table columns of computes.
-var computeColumns = []string{"name", "type", "size", "location", "tier", "min_instances", "max_instances", "provisioning_state", "allocation_state", "current_node_count"}
+var computeColumns = []string{"name", "type", "size", "location", "tier", "min_instances", "max_instances", "provisioning_state", "allocation_state", "current_node_count", "state"}
 
 func newComputeCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "compute", Short: "Manage compute clusters (az ml compute)"}
+	cmd := &cobra.Command{Use: "compute", Short: "Manage compute clusters and compute instances (az ml compute)"}
 	cmd.AddCommand(
 		newComputeCreateCommand(g), newComputeUpdateCommand(g), newComputeShowCommand(g),
 		newComputeListCommand(g), newComputeDeleteCommand(g), newComputeListSizesCommand(g),
 		newComputeListUsageCommand(g), newComputeEventsCommand(g), newComputeListNodesCommand(g),
 		newComputePreemptNodeCommand(g),
 	)
+	cmd.AddCommand(instanceVerbs(g)...)
 	return cmd
 }
 
@@ -55,7 +56,7 @@ func newComputeListCommand(g *globals) *cobra.Command {
 			return c.ListComputes(ctx, ws, typ)
 		}),
 	}
-	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute)")
+	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute, computeinstance)")
 	return cmd
 }
 

@@ -24,6 +24,9 @@ type computeFlags struct {
 	sshKey, adminUser, adminPassword, identityType, vnet, subnet string
 	userAssigned                                                 []string
 	noWait                                                       bool
+	// Compute instance flags.
+	userObjectID, userTenantID, idleShutdown string
+	enableSSO, stopped                       bool
 }
 
 // flagKeys maps a flag to the document key it sets.
@@ -35,6 +38,9 @@ var flagKeys = map[string]string{
 	"ssh-key-value": "ssh_settings.ssh_key_value", "admin-username": "ssh_settings.admin_username",
 	"admin-password": "ssh_settings.admin_password", "identity-type": "identity.type",
 	"vnet-name": "network_settings.vnet_name", "subnet": "network_settings.subnet",
+	"user-object-id": "create_on_behalf_of.user_object_id", "user-tenant-id": "create_on_behalf_of.user_tenant_id",
+	"idle-time-before-shutdown-minutes": "idle_time_before_shutdown_minutes", "enable-sso": "enable_sso",
+	"stopped": "stopped",
 }
 
 func (f *computeFlags) register(fs *pflag.FlagSet, create bool) {
@@ -48,16 +54,21 @@ func (f *computeFlags) register(fs *pflag.FlagSet, create bool) {
 	fs.StringVar(&f.identityType, "identity-type", "", "managed identity: system_assigned, user_assigned, none")
 	fs.StringSliceVar(&f.userAssigned, "user-assigned-identities", nil, "user-assigned identities (names or resource ids)")
 	fs.BoolVar(&f.noWait, "no-wait", false, "do not wait for the operation to finish")
+	fs.StringVar(&f.idleShutdown, "idle-time-before-shutdown-minutes", "", "instances: minutes idle before the instance stops itself (15 to 4320)")
+	fs.StringVar(&f.sshKey, "ssh-key-value", "", "SSH public key, or @path to a key file (instances: may be set later on an SSH-enabled instance)")
 	if !create {
 		return
 	}
+	fs.StringVar(&f.userObjectID, "user-object-id", "", "instances: the user the instance is created for (create on behalf of)")
+	fs.StringVar(&f.userTenantID, "user-tenant-id", "", "instances: the tenant of --user-object-id (kept for Azure compatibility)")
+	fs.BoolVar(&f.enableSSO, "enable-sso", true, "instances: single sign-on to the instance's applications")
+	fs.BoolVar(&f.stopped, "stopped", false, "instances: create the instance stopped")
 	fs.StringVarP(&f.file, "file", "f", "", "YAML file with the compute definition")
-	fs.StringVarP(&f.typ, "type", "t", "", "compute type: amlcompute")
+	fs.StringVarP(&f.typ, "type", "t", "", "compute type: amlcompute or computeinstance")
 	fs.StringVar(&f.size, "size", "", "VM size, e.g. Standard_DS3_v2")
 	fs.StringVar(&f.tier, "tier", "", "dedicated or low_priority")
 	fs.StringVarP(&f.location, "location", "l", "", "location (Azure region names work too)")
 	fs.BoolVar(&f.sshEnabled, "ssh-public-access-enabled", false, "enable SSH access (fixed at creation)")
-	fs.StringVar(&f.sshKey, "ssh-key-value", "", "SSH public key, or @path to a key file")
 	fs.StringVar(&f.adminUser, "admin-username", "", "admin user name on the nodes")
 	fs.StringVar(&f.adminPassword, "admin-password", "", "admin password on the nodes")
 	fs.StringVar(&f.vnet, "vnet-name", "", "virtual network name")
@@ -76,8 +87,12 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 		}
 		var v any = fl.Value.String()
 		switch fl.Name {
-		case "min-instances", "max-instances", "idle-time-before-scale-down":
+		case "min-instances", "max-instances", "idle-time-before-scale-down", "idle-time-before-shutdown-minutes":
 			v, err = intFlag(fl.Name, fl.Value.String())
+		case "enable-sso":
+			v = f.enableSSO
+		case "stopped":
+			v = f.stopped
 		case "ssh-public-access-enabled":
 			v = f.sshEnabled
 		case "enable-node-public-ip":
@@ -194,6 +209,13 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if comp.Type == shoal.ComputeTypeInstance {
+				comp, err = waitInstance(cmd.Context(), g, c, ws, comp, "Creating "+comp.Name)
+				if err != nil {
+					return err
+				}
+				return g.render(comp, instanceColumns)
+			}
 			return g.render(comp, computeColumns)
 		},
 	}
@@ -230,9 +252,11 @@ func waitProvisioned(ctx context.Context, g *globals, c *api.Client, ws string, 
 func newComputeUpdateCommand(g *globals) *cobra.Command {
 	var f computeFlags
 	cmd := &cobra.Command{
-		Use:     "update",
-		Short:   "Update a compute's mutable settings (min/max instances, idle time, description, tags, identity)",
-		Example: `  shoal compute update --name cpu-cluster --min-instances 0 --max-instances 8`,
+		Use:   "update",
+		Short: "Update a compute's mutable settings (clusters: min/max instances, idle time; instances: idle shutdown, SSH key; both: description, tags, identity)",
+		Example: `  shoal compute update --name cpu-cluster --min-instances 0 --max-instances 8
+  shoal compute update --name my-instance --idle-time-before-shutdown-minutes 30
+  shoal compute update --name my-instance --ssh-key-value @~/.ssh/id_ed25519.pub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.name == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "--name: is required"}

@@ -50,6 +50,8 @@ type Config struct {
 	// waits for an absent server before it exits (the results it holds
 	// stay in its work dir). Default 15m.
 	AgentOrphanTimeout Duration `yaml:"agent_orphan_timeout"`
+	// Instances is the policy on compute instances.
+	Instances InstancesConfig `yaml:"instances"`
 	// AdvertiseURL is the URL agents use to reach the server; default the
 	// listen address.
 	AdvertiseURL string `yaml:"advertise_url"`

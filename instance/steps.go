@@ -114,7 +114,7 @@ func idleStep(in Input, st *shoal.InstanceStatus, now time.Time, cfg Config, emi
 		w := next.WarnedAt
 		st.ShutdownWarnedAt = &w
 	}
-	st.Activity = d.Activity
+	st.Activity, st.IdleActive = d.Activity, d.Active
 	if d.Warn {
 		emit("idle_shutdown_warning", "%s; postpone it with `shoal compute postpone-shutdown -n %s`", d.Reason, c.Name)
 	}

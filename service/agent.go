@@ -104,7 +104,9 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 			return nil, err
 		}
 		first = false
-		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 {
+		// An instance's agent that has not reported yet has not started
+		// serving: it gets its task at once.
+		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 || (resp.Instance != nil && req.Instance == nil) {
 			return resp, nil
 		}
 		select {

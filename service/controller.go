@@ -34,11 +34,8 @@ type Controller struct {
 	// afterSchedule is the state the scheduler left in the current pass,
 	// handed to the autoscaler so that it does not read the store again.
 	afterSchedule *state
-	// idleMemo and idleWrites keep instances' idle bookkeeping between
-	// writes (see instances); schedules caches compiled schedules.
-	idleMemo   map[string]idleFields
-	idleWrites map[string]time.Time
-	schedules  map[string]compiledSchedules
+	// schedules caches instances' compiled schedules.
+	schedules map[string]compiledSchedules
 }
 
 // NewController returns the controller of s; seed makes its random choices

@@ -340,53 +340,29 @@ type idleFields struct {
 	ShutdownWarnedAt *time.Time `json:"shutdown_warned_at,omitempty"`
 	Activity         []string   `json:"activity,omitempty"`
 	SchedulesChecked *time.Time `json:"schedules_checked_at,omitempty"`
+	Active           bool       `json:"active,omitempty"`
 }
 
 func idlePart(st shoal.InstanceStatus) idleFields {
-	return idleFields{st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt}
+	return idleFields{st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt, st.IdleActive}
 }
 
 func withoutIdle(st shoal.InstanceStatus) shoal.InstanceStatus {
-	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt = nil, nil, nil, nil
+	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt, st.IdleActive = nil, nil, nil, nil, false
 	return st
 }
 
 // rememberIdle keeps an instance's idle bookkeeping in memory.
 func (c *Controller) rememberIdle(key string, st shoal.InstanceStatus) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.idleMemo == nil {
-		c.idleMemo = map[string]idleFields{}
-	}
-	c.idleMemo[key] = idlePart(st)
+	c.s.instances.rememberIdle(key, st)
 }
 
 // overlayIdle puts the idle bookkeeping kept in memory over what comp's
 // stored state says (which is at most idleWriteEvery older).
-func (c *Controller) overlayIdle(comp *shoal.Compute) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m, ok := c.idleMemo[computeKey(comp.Workspace, comp.Name)]
-	if !ok || comp.Instance == nil {
-		return
-	}
-	st := *comp.Instance
-	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt = m.IdleSince, m.ShutdownWarnedAt, m.Activity, m.SchedulesChecked
-	comp.Instance = &st
-}
+func (c *Controller) overlayIdle(comp *shoal.Compute) { c.s.instances.overlayIdle(comp) }
 
 func (c *Controller) idleWriteDue(key string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return now.Sub(c.idleWrites[key]) >= idleWriteEvery
+	return c.s.instances.idleWriteDue(key, now)
 }
 
-func (c *Controller) idleWritten(key string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.idleWrites == nil {
-		c.idleWrites = map[string]time.Time{}
-	}
-	c.idleWrites[key] = now
-	delete(c.idleMemo, key)
-}
+func (c *Controller) idleWritten(key string, now time.Time) { c.s.instances.idleWritten(key, now) }

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -121,7 +122,7 @@ func (s *Services) instanceOp(ctx context.Context, workspace, name string, op fu
 			if err := saveInstance(tx, c); err != nil {
 				return err
 			}
-			if err := appendComputeEvent(ctx, tx, c, "instance_"+c.Instance.LastOperation.OperationName, reason+" by "+shoal.ActorName(ctx)); err != nil {
+			if err := appendComputeEvent(ctx, tx, c, "instance_"+strings.ToLower(c.Instance.LastOperation.OperationName)+"_requested", reason+" by "+shoal.ActorName(ctx)); err != nil {
 				return err
 			}
 		}

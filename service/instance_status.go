@@ -25,6 +25,10 @@ const (
 type instanceHub struct {
 	mu      sync.Mutex
 	reports map[string]*instanceLive
+	// idle and idleWrites keep instances' idle bookkeeping between
+	// writes: it moves on every pass while an instance is used.
+	idle       map[string]idleFields
+	idleWrites map[string]time.Time
 }
 
 // instanceLive is the live state of one instance.
@@ -35,7 +39,42 @@ type instanceLive struct {
 	proxyLast  time.Time
 }
 
-func newInstanceHub() *instanceHub { return &instanceHub{reports: map[string]*instanceLive{}} }
+func newInstanceHub() *instanceHub {
+	return &instanceHub{reports: map[string]*instanceLive{}, idle: map[string]idleFields{}, idleWrites: map[string]time.Time{}}
+}
+
+func (h *instanceHub) rememberIdle(key string, st shoal.InstanceStatus) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.idle[key] = idlePart(st)
+}
+
+// overlayIdle puts the idle bookkeeping kept in memory over comp's stored
+// state.
+func (h *instanceHub) overlayIdle(comp *shoal.Compute) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m, ok := h.idle[computeKey(comp.Workspace, comp.Name)]
+	if !ok || comp.Instance == nil {
+		return
+	}
+	st := *comp.Instance
+	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt, st.IdleActive = m.IdleSince, m.ShutdownWarnedAt, m.Activity, m.SchedulesChecked, m.Active
+	comp.Instance = &st
+}
+
+func (h *instanceHub) idleWriteDue(key string, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return now.Sub(h.idleWrites[key]) >= idleWriteEvery
+}
+
+func (h *instanceHub) idleWritten(key string, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.idleWrites[key] = now
+	delete(h.idle, key)
+}
 
 func (h *instanceHub) setReport(key, node string, r *shoal.InstanceReport, at time.Time) {
 	h.mu.Lock()
@@ -83,10 +122,11 @@ func (h *instanceHub) forget(key string) {
 
 // instanceStatus fills in the read-only fields of an instance.
 func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal.Node) {
-	st := out.Instance
-	if st == nil {
+	if out.Instance == nil {
 		return
 	}
+	s.instances.overlayIdle(out)
+	st := out.Instance
 	out.State = st.State
 	busy := 0
 	var main *shoal.Node
@@ -143,7 +183,7 @@ func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoa
 	}
 	if running(st.State) {
 		idle := &shoal.IdleState{Activity: []string{}}
-		if st.IdleSince != nil {
+		if st.IdleSince != nil && !st.IdleActive {
 			since := *st.IdleSince
 			idle.IdleSince = &since
 			idle.IdleMinutes = int(s.cfg.Clock.Now().Sub(since) / s.cfg.IdleMinute)

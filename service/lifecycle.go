@@ -180,7 +180,14 @@ func (c *Controller) release(ctx context.Context, n *shoal.Node) {
 			if why == "" {
 				why = "released"
 			}
-			return appendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); its %d vCPUs of quota are free", n.ID, why, n.VCPUs))
+			freed := fmt.Sprintf("its %d vCPUs of quota are free", n.VCPUs)
+			switch n.Role {
+			case shoal.NodeRoleJobSlot:
+				freed = "a job slot of the instance, it held no quota"
+			case shoal.NodeRoleInstance:
+				freed = "the instance keeps its quota while stopped unless release_quota_on_stop"
+			}
+			return appendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
 		})
 		if err != nil {
 			c.s.log.Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))

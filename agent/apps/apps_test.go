@@ -221,4 +221,3 @@ func procsWith(kv string) []int {
 	}
 	return out
 }
-

@@ -1,0 +1,414 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/instance/idle"
+)
+
+// Files of an instance in its node's work dir, which survives stop and
+// start: the home, the SSH host key and the ports the instance used last
+// (so that the SSH port stays the same across restarts when it is free).
+const (
+	instanceHome    = "home"
+	hostKeyFile     = "ssh_host_ed25519_key"
+	sshPortFile     = "ssh_port"
+	jupyterPortFile = "jupyter_port"
+	setupLogFile    = "setup.log"
+)
+
+// instanceRuntime serves a compute instance from its agent: SSH, the
+// notebook, custom applications, setup scripts and the MSI endpoint, and
+// reports what the server needs for idle shutdown.
+type instanceRuntime struct {
+	a    *Agent
+	dir  string
+	home string
+
+	mu           sync.Mutex
+	task         *shoal.InstanceTask
+	keys         []ssh.PublicKey
+	phase        string
+	setupErr     string
+	creationDone bool
+	ssh          *sshd.Server
+	sup          *apps.Supervisor
+	msi          *msiEndpoint
+	jupyter      *idle.Jupyter
+	activity     activitySample
+	cancel       context.CancelFunc
+	done         chan struct{}
+}
+
+// activitySample is the last look at Jupyter's kernels and terminals and
+// the instance's CPU use.
+type activitySample struct {
+	at        time.Time
+	kernels   []shoal.KernelActivity
+	terminals []shoal.KernelActivity
+	cpu       *float64
+	cpuTicks  uint64
+	cpuAt     time.Time
+}
+
+// instanceTask is called with every sync answer of an instance node: the
+// first starts the runtime, later ones update what may change (the SSH
+// key).
+func (a *Agent) instanceTask(ctx context.Context, t *shoal.InstanceTask) {
+	if t == nil {
+		return
+	}
+	a.mu.Lock()
+	rt := a.instance
+	if rt == nil {
+		rt = &instanceRuntime{a: a, dir: a.cfg.WorkDir, home: filepath.Join(a.cfg.WorkDir, instanceHome), phase: shoal.InstancePhaseSettingUp, done: make(chan struct{})}
+		a.instance = rt
+	}
+	a.mu.Unlock()
+	first := rt.update(t)
+	if first {
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		rt.cancel = cancel
+		go rt.run(rctx)
+	}
+}
+
+// update installs a new task; it reports whether it is the first.
+func (rt *instanceRuntime) update(t *shoal.InstanceTask) bool {
+	keys, err := sshd.ParseAuthorizedKeys(t.AuthorizedKeys)
+	if err != nil {
+		rt.a.log.Warn("the instance's SSH key cannot be read", "err", err)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	first := rt.task == nil
+	rt.task, rt.keys = t, keys
+	return first
+}
+
+func (rt *instanceRuntime) authorizedKeys() []ssh.PublicKey {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.keys
+}
+
+// env is the environment of the user's shells, notebooks and apps.
+func (rt *instanceRuntime) env() []string {
+	rt.mu.Lock()
+	t, m := rt.task, rt.msi
+	rt.mu.Unlock()
+	env := []string{
+		"HOME=" + rt.home, "SHOAL_NODE_ID=" + rt.a.cfg.NodeID, "SHOAL_WORKSPACE=" + t.Workspace,
+		"SHOAL_INSTANCE=" + t.Name, "CI_NAME=" + t.Name, "CI_WORKSPACE=" + t.Workspace, "CI_RESOURCE_GROUP=shoal",
+	}
+	if m != nil {
+		keys := make([]string, 0, 5)
+		for k := range m.env() {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+m.env()[k])
+		}
+	}
+	return env
+}
+
+// baseEnv is the agent's environment, without Shoal's own variables,
+// plus env().
+func (rt *instanceRuntime) baseEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHOAL_") && !strings.HasPrefix(kv, "HOME=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, rt.env()...)
+}
+
+// run brings the instance up: home, identity endpoint, SSH, setup
+// scripts, then applications; then it waits to be stopped.
+func (rt *instanceRuntime) run(ctx context.Context) {
+	defer close(rt.done)
+	log := rt.a.log.With("instance", rt.currentTask().Name)
+	fail := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		log.Warn("instance setup failed", "err", msg)
+		rt.mu.Lock()
+		rt.phase, rt.setupErr = shoal.InstancePhaseSetupFailed, msg
+		rt.mu.Unlock()
+	}
+	if err := os.MkdirAll(rt.home, 0o700); err != nil {
+		fail("creating the home: %v", err)
+		return
+	}
+	t := rt.currentTask()
+	if len(t.Identities) > 0 {
+		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+			return rt.a.client.InstanceToken(ctx, req)
+		}
+		m, err := startMSIEndpoint(ctx, t.Identities, mint, log)
+		if err != nil {
+			fail("starting the managed identity endpoint: %v", err)
+			return
+		}
+		rt.mu.Lock()
+		rt.msi = m
+		rt.mu.Unlock()
+	}
+	if t.SSHEnabled {
+		srv, err := rt.startSSH()
+		if err != nil {
+			fail("starting the SSH server: %v", err)
+			return
+		}
+		rt.mu.Lock()
+		rt.ssh = srv
+		rt.mu.Unlock()
+	}
+	if !rt.setup(ctx, t, fail) {
+		return
+	}
+	rt.startApps(t, log)
+	rt.mu.Lock()
+	rt.phase = shoal.InstancePhaseRunning
+	rt.mu.Unlock()
+	log.Info("instance running")
+	<-ctx.Done()
+}
+
+func (rt *instanceRuntime) currentTask() *shoal.InstanceTask {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.task
+}
+
+// startSSH starts the SSH server on the port the instance used last, if
+// it is free, so that known connection strings keep working.
+func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
+	port := readPort(filepath.Join(rt.dir, sshPortFile))
+	cfg := sshd.Config{
+		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
+		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.a.log.With("component", "sshd"),
+		Now: rt.a.now,
+	}
+	var srv *sshd.Server
+	var err error
+	if port > 0 {
+		cfg.Listen = net.JoinHostPort(rt.a.cfg.Address, strconv.Itoa(port))
+		srv, err = sshd.Start(cfg)
+	}
+	if srv == nil {
+		cfg.Listen = net.JoinHostPort(rt.a.cfg.Address, "0")
+		if srv, err = sshd.Start(cfg); err != nil {
+			return nil, err
+		}
+	}
+	_ = os.WriteFile(filepath.Join(rt.dir, sshPortFile), []byte(strconv.Itoa(srv.Addr().Port)), 0o600)
+	return srv, nil
+}
+
+func readPort(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return p
+}
+
+// setup runs the creation script (once in the instance's life) and the
+// startup script, shipping their log to the server as they run.
+func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fail func(string, ...any)) bool {
+	logPath := filepath.Join(rt.dir, setupLogFile)
+	scripts := []apps.Script{}
+	add := func(name string, s *shoal.SetupScript) {
+		if s == nil {
+			return
+		}
+		timeout := shoal.DefaultSetupScriptTimeoutMinutes
+		if s.TimeoutMinutes != nil {
+			timeout = *s.TimeoutMinutes
+		}
+		scripts = append(scripts, apps.Script{Name: name, Path: s.Path, Command: s.Command, Timeout: time.Duration(timeout) * time.Minute})
+	}
+	add("creation_script", t.CreationScript)
+	add("startup_script", t.StartupScript)
+	if len(scripts) == 0 {
+		return true
+	}
+	ship := &setupLogShipper{a: rt.a, path: logPath}
+	if st, err := os.Stat(logPath); err == nil {
+		ship.offset = st.Size() // earlier starts' output is with the server
+	}
+	shipCtx, stop := context.WithCancel(ctx)
+	shipped := make(chan struct{})
+	go func() { defer close(shipped); ship.loop(shipCtx) }()
+	defer func() { stop(); <-shipped; ship.flush(ctx) }()
+	for _, s := range scripts {
+		res := apps.RunScript(ctx, s, rt.home, rt.baseEnv(), logPath)
+		if s.Name == "creation_script" && res.Err == nil {
+			rt.mu.Lock()
+			rt.creationDone = true
+			rt.mu.Unlock()
+		}
+		if res.Err != nil {
+			fail("%v", res.Err)
+			return false
+		}
+	}
+	return true
+}
+
+// startApps starts the notebook (when the host has Jupyter) and the
+// custom applications.
+func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(string, ...any) }) {
+	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: rt.dir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps")})
+	rt.mu.Lock()
+	rt.sup = sup
+	rt.mu.Unlock()
+	if bin, ok := apps.FindJupyter(); ok && t.NotebookToken != "" {
+		port := readPort(filepath.Join(rt.dir, jupyterPortFile))
+		if port == 0 || !portFree(port) {
+			port = 0
+			if p, err := anyFreePort(); err == nil {
+				port = p
+			}
+		}
+		_ = os.WriteFile(filepath.Join(rt.dir, jupyterPortFile), []byte(strconv.Itoa(port)), 0o600)
+		if err := sup.Start(apps.JupyterApp(bin, port, t.JupyterBaseURL, t.NotebookToken, rt.home)); err != nil {
+			log.Warn("starting Jupyter failed", "err", err)
+		} else {
+			rt.mu.Lock()
+			rt.jupyter = &idle.Jupyter{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port) + t.JupyterBaseURL, Token: t.NotebookToken}
+			rt.mu.Unlock()
+		}
+	}
+	for _, app := range t.Apps {
+		if app.Command == "" {
+			log.Warn("custom application has no command; this provider cannot run container images", "app", app.Name)
+			continue
+		}
+		env := make([]string, 0, len(app.EnvironmentVariables))
+		for k, v := range app.EnvironmentVariables {
+			env = append(env, k+"="+v)
+		}
+		port := 0
+		if len(app.Endpoints) > 0 {
+			port = app.Endpoints[0].Target
+		}
+		if err := sup.Start(apps.App{Name: app.Name, Command: []string{"/bin/bash", "-c", app.Command}, Env: env, Port: port}); err != nil {
+			log.Warn("starting a custom application failed", "app", app.Name, "err", err)
+		}
+	}
+}
+
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+func anyFreePort() (int, error) { return freePort("127.0.0.1") }
+
+// report is what the instance tells the server on each sync.
+func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
+	rt.sample(ctx)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	r := &shoal.InstanceReport{Phase: rt.phase, SetupError: rt.setupErr, CreationScriptDone: rt.creationDone}
+	if rt.ssh != nil {
+		r.SSHPort = rt.ssh.Addr().Port
+		r.HostKeyFingerprint = rt.ssh.HostKeyFingerprint()
+		r.SSHSessions = rt.ssh.ActiveSessions()
+		last := rt.ssh.LastActivity()
+		r.SSHLastActivity = &last
+	}
+	if rt.sup != nil {
+		for _, st := range rt.sup.Status() {
+			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready})
+		}
+	}
+	r.Kernels, r.Terminals, r.CPUPercent = rt.activity.kernels, rt.activity.terminals, rt.activity.cpu
+	return r
+}
+
+// sampleEvery bounds how often the agent asks Jupyter and reads /proc.
+const sampleEvery = 2 * time.Second
+
+// sample refreshes the activity sample when it is older than sampleEvery.
+func (rt *instanceRuntime) sample(ctx context.Context) {
+	now := time.Now()
+	rt.mu.Lock()
+	if now.Sub(rt.activity.at) < sampleEvery {
+		rt.mu.Unlock()
+		return
+	}
+	rt.activity.at = now
+	j := rt.jupyter
+	rt.mu.Unlock()
+	var kernels, terminals []shoal.KernelActivity
+	if j != nil {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if ks, err := j.Kernels(cctx); err == nil {
+			for _, k := range ks {
+				kernels = append(kernels, shoal.KernelActivity{Name: k.Name + " " + k.ID, ExecutionState: k.ExecutionState, LastActivity: k.LastActivity, Connections: k.Connections})
+			}
+		}
+		if ts, err := j.Terminals(cctx); err == nil {
+			for _, t := range ts {
+				terminals = append(terminals, shoal.KernelActivity{Name: t.Name, LastActivity: t.LastActivity})
+			}
+		} else if !errors.Is(err, idle.ErrTerminalsUnavailable) {
+			rt.a.log.Debug("reading Jupyter's terminals failed", "err", err)
+		}
+		cancel()
+	}
+	ticks := nodeCPUTicks(rt.a.cfg.NodeID)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.activity.kernels, rt.activity.terminals = kernels, terminals
+	if a := &rt.activity; !a.cpuAt.IsZero() && ticks >= a.cpuTicks {
+		pct := cpuPercent(ticks-a.cpuTicks, now.Sub(a.cpuAt))
+		a.cpu = &pct
+	}
+	rt.activity.cpuTicks, rt.activity.cpuAt = ticks, now
+}
+
+// close stops everything the instance runs.
+func (rt *instanceRuntime) close() {
+	if rt.cancel != nil {
+		rt.cancel()
+		<-rt.done
+	}
+	rt.mu.Lock()
+	sup, srv, m := rt.sup, rt.ssh, rt.msi
+	rt.mu.Unlock()
+	if sup != nil {
+		sup.StopAll()
+	}
+	if srv != nil {
+		srv.Close()
+	}
+	if m != nil {
+		m.Close()
+	}
+}

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+)
+
+// instanceColumns are the table columns of compute instances.
+var instanceColumns = []string{"name", "size", "location", "state", "assigned_user", "provisioning_state"}
+
+// instanceVerbs are the commands of compute instances: start, stop,
+// restart, connect-ssh, enable-sso, postpone-shutdown and logs.
+func instanceVerbs(g *globals) []*cobra.Command {
+	return []*cobra.Command{
+		newInstanceOpCommand(g, "start", "Start a stopped compute instance", shoal.InstanceRunning),
+		newInstanceOpCommand(g, "stop", "Stop a compute instance: every process ends, its home is kept", shoal.InstanceStopped),
+		newInstanceOpCommand(g, "restart", "Restart a compute instance (also one whose setup failed)", shoal.InstanceRunning),
+		newConnectSSHCommand(g), newEnableSSOCommand(g), newPostponeShutdownCommand(g), newInstanceLogsCommand(g),
+	}
+}
+
+func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
+	var name string
+	var noWait bool
+	cmd := &cobra.Command{
+		Use:   op,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			comp, err := c.InstanceOperation(cmd.Context(), ws, name, op, "")
+			if err != nil {
+				return err
+			}
+			if noWait {
+				return nil
+			}
+			comp, err = waitInstance(cmd.Context(), g, c, ws, comp, strings.ToUpper(op[:1])+op[1:]+"ing "+name)
+			if err != nil {
+				return err
+			}
+			return g.render(comp, instanceColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for the operation to finish")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+// waitInstance waits until an instance's operation is over (its state is
+// no longer a transitional one) and fails when it failed.
+func waitInstance(ctx context.Context, g *globals, c *api.Client, ws string, comp *shoal.Compute, what string) (*shoal.Compute, error) {
+	name := comp.Name
+	settled := func(st string) bool {
+		switch st {
+		case shoal.InstanceRunning, shoal.InstanceJobRunning, shoal.InstanceStopped, shoal.InstanceSetupFailed,
+			shoal.InstanceCreateFailed, shoal.InstanceUnusable:
+			return true
+		}
+		return false
+	}
+	err := waitFor(ctx, g, what, func(ctx context.Context) (bool, error) {
+		if settled(comp.State) && (comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress) {
+			return true, nil
+		}
+		var err error
+		comp, err = c.GetCompute(ctx, ws, name)
+		return err == nil && settled(comp.State) && (comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if op := comp.LastOperation; op != nil && strings.HasSuffix(op.OperationStatus, "Failed") {
+		return comp, fmt.Errorf("%s of compute instance %q: %s (state %s); see `shoal compute events -n %s` and `shoal compute logs -n %s --setup`",
+			op.OperationName, name, op.OperationStatus, comp.State, name, name)
+	}
+	return comp, nil
+}
+
+// newConnectSSHCommand runs the user's OpenSSH client against the
+// instance, as `az ml compute connect-ssh` does.
+func newConnectSSHCommand(g *globals) *cobra.Command {
+	var name, keyFile string
+	cmd := &cobra.Command{
+		Use:   "connect-ssh [-- ssh arguments]",
+		Short: "Open an SSH session to a compute instance with your OpenSSH client",
+		Example: `  shoal compute connect-ssh -n my-instance --private-key-file-path ~/.ssh/id_ed25519
+  shoal compute connect-ssh -n my-instance -- -L 8888:127.0.0.1:8888`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			comp, err := c.GetCompute(cmd.Context(), ws, name)
+			if err != nil {
+				return err
+			}
+			argv, err := sshArgs(comp, keyFile, args)
+			if err != nil {
+				return err
+			}
+			bin, err := exec.LookPath("ssh")
+			if err != nil {
+				return fmt.Errorf("the OpenSSH client is not installed (apt-get install openssh-client); connect with: %s", comp.SSHConnectionString)
+			}
+			return syscall.Exec(bin, append([]string{"ssh"}, argv...), os.Environ())
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
+	cmd.Flags().StringVar(&keyFile, "private-key-file-path", "", "the private key to log in with")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+// sshArgs is the OpenSSH command line of an instance.
+func sshArgs(comp *shoal.Compute, keyFile string, extra []string) ([]string, error) {
+	if comp.Type != shoal.ComputeTypeInstance {
+		return nil, fmt.Errorf("compute %q is a %s; connect-ssh is for compute instances", comp.Name, comp.Type)
+	}
+	if comp.SSHPublicAccessEnabled == nil || !*comp.SSHPublicAccessEnabled {
+		return nil, fmt.Errorf("SSH is disabled on compute instance %q (it is fixed at creation: create an instance with --ssh-public-access-enabled)", comp.Name)
+	}
+	if comp.SSHSettings == nil || comp.SSHSettings.SSHPort == 0 || comp.ConnectivityEndpoints == nil {
+		return nil, fmt.Errorf("compute instance %q is %s and not serving SSH; start it (shoal compute start -n %s)", comp.Name, comp.State, comp.Name)
+	}
+	args := []string{"-p", strconv.Itoa(comp.SSHSettings.SSHPort)}
+	if keyFile != "" {
+		args = append(args, "-i", keyFile)
+	}
+	args = append(args, extra...)
+	args = append(args, shoal.InstanceAdminUsername+"@"+comp.ConnectivityEndpoints.PrivateIPAddress)
+	return args, nil
+}
+
+func newEnableSSOCommand(g *globals) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "enable-sso",
+		Short: "Enable single sign-on on your compute instance (only its user may)",
+		Args:  cobra.NoArgs,
+		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.InstanceOperation(ctx, ws, name, "enableSso", "")
+		}),
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newPostponeShutdownCommand(g *globals) *cobra.Command {
+	var name string
+	var minutes int
+	cmd := &cobra.Command{
+		Use:   "postpone-shutdown",
+		Short: "Dismiss an upcoming idle shutdown of your compute instance",
+		Args:  cobra.NoArgs,
+		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			q := ""
+			if minutes > 0 {
+				q = "minutes=" + url.QueryEscape(strconv.Itoa(minutes))
+			}
+			return c.InstanceOperation(ctx, ws, name, "postponeShutdown", q)
+		}),
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
+	cmd.Flags().IntVar(&minutes, "minutes", 60, "no idle shutdown for this many minutes")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newInstanceLogsCommand(g *globals) *cobra.Command {
+	var name string
+	var setup bool
+	cmd := &cobra.Command{
+		Use:   "logs",
+		Short: "Show a compute instance's setup log (the output of its setup scripts)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !setup {
+				return &shoal.Error{Code: shoal.EINVALID, Field: "setup", Message: "--setup: name the log to show (instances keep their setup log)"}
+			}
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			b, err := c.InstanceLog(cmd.Context(), ws, name)
+			if err != nil {
+				return err
+			}
+			_, err = g.stdout.Write(b)
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
+	cmd.Flags().BoolVar(&setup, "setup", true, "the setup scripts' log")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
