@@ -3,24 +3,31 @@ package schedule
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 )
 
-// recurrenceMatcher fires as a Logic Apps recurrence does: every interval
-// minutes or hours from the start time, or on every interval-th day, week
-// or month at the schedule's hours and minutes (and week days or month
-// days). The count of days, weeks or months starts at start_time, or at
-// 2000-01-03 (a Monday) when there is none, so it is stable.
-type recurrenceMatcher struct {
-	freq           string
-	interval       int
-	hours, minutes []int
-	weekDays       []time.Weekday
-	monthDays      []int
-	anchor         time.Time // in the schedule's zone
+// Recurrence frequencies, canonical spelling; any case is accepted.
+const (
+	FrequencyMinute = "minute"
+	FrequencyHour   = "hour"
+	FrequencyDay    = "day"
+	FrequencyWeek   = "week"
+	FrequencyMonth  = "month"
+)
+
+// maxInterval bounds interval per frequency — about a year and a half for
+// the calendar ones, 50 days for minutes — which keeps every search for a
+// firing short and the arithmetic far from overflow.
+var maxInterval = map[string]int{
+	FrequencyMinute: 72000,
+	FrequencyHour:   12000,
+	FrequencyDay:    500,
+	FrequencyWeek:   71,
+	FrequencyMonth:  16,
 }
 
 var weekdayNames = map[string]time.Weekday{
@@ -30,180 +37,261 @@ var weekdayNames = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
-func parseRecurrence(tr *shoal.ScheduleTrigger, s *Schedule) (*recurrenceMatcher, error) {
-	m := &recurrenceMatcher{freq: strings.ToLower(strings.TrimSpace(tr.Frequency)), interval: tr.Interval}
-	switch m.freq {
-	case "minute", "hour", "day", "week", "month":
-	case "":
-		return nil, shoal.FieldErrorf("trigger.frequency", "is required for a recurrence trigger: minute, hour, day, week or month")
-	default:
-		return nil, shoal.FieldErrorf("trigger.frequency", "must be minute, hour, day, week or month, got %q", tr.Frequency)
-	}
-	if m.interval == 0 {
-		m.interval = 1
-	}
-	if m.interval < 1 || m.interval > 1000 {
-		return nil, shoal.FieldErrorf("trigger.interval", "must be between 1 and 1000, got %d", tr.Interval)
-	}
-	m.anchor = s.start
-	if m.anchor.IsZero() {
-		m.anchor = time.Date(2000, 1, 3, 0, 0, 0, 0, s.loc)
-	}
-	m.anchor = m.anchor.In(s.loc)
-	if p := tr.Schedule; p != nil {
-		for _, h := range p.Hours {
-			if h < 0 || h > 23 {
-				return nil, shoal.FieldErrorf("trigger.schedule.hours", "must be between 0 and 23, got %d", h)
-			}
-		}
-		for _, mi := range p.Minutes {
-			if mi < 0 || mi > 59 {
-				return nil, shoal.FieldErrorf("trigger.schedule.minutes", "must be between 0 and 59, got %d", mi)
-			}
-		}
-		for _, d := range p.MonthDays {
-			if d < 1 || d > 31 {
-				return nil, shoal.FieldErrorf("trigger.schedule.month_days", "must be between 1 and 31, got %d", d)
-			}
-		}
-		for _, w := range p.WeekDays {
-			wd, ok := weekdayNames[strings.ToLower(strings.TrimSpace(w))]
-			if !ok {
-				return nil, shoal.FieldErrorf("trigger.schedule.week_days", "%q is not a day of the week (Monday ... Sunday)", w)
-			}
-			if !slices.Contains(m.weekDays, wd) {
-				m.weekDays = append(m.weekDays, wd)
-			}
-		}
-		m.hours, m.minutes, m.monthDays = sortedUnique(p.Hours), sortedUnique(p.Minutes), sortedUnique(p.MonthDays)
-	}
-	if len(m.weekDays) > 0 && m.freq != "week" {
-		return nil, shoal.FieldErrorf("trigger.schedule.week_days", "apply to a weekly recurrence (frequency: week), not %s", m.freq)
-	}
-	if len(m.monthDays) > 0 && m.freq != "month" {
-		return nil, shoal.FieldErrorf("trigger.schedule.month_days", "apply to a monthly recurrence (frequency: month), not %s", m.freq)
-	}
-	if len(m.hours) == 0 {
-		m.hours = []int{m.anchor.Hour()}
-	}
-	if len(m.minutes) == 0 {
-		m.minutes = []int{m.anchor.Minute()}
-	}
-	if m.freq == "week" && len(m.weekDays) == 0 {
-		m.weekDays = []time.Weekday{m.anchor.Weekday()}
-	}
-	if m.freq == "month" && len(m.monthDays) == 0 {
-		m.monthDays = []int{m.anchor.Day()}
-	}
-	return m, nil
+// recurrence is a recurrence trigger checked and with its defaults filled
+// in, ready to compile and describe.
+type recurrence struct {
+	freq           string
+	interval       int
+	hours, minutes []int
+	weekDays       []time.Weekday // week
+	monthDays      []int          // month
+	explicitTimes  bool
 }
 
-func sortedUnique(in []int) []int {
+// compileRecurrence checks a recurrence trigger and compiles it, following
+// Logic Apps' recurrence:
+//
+//   - minute, hour: every interval minutes or hours of elapsed time from
+//     start_time; hour also takes schedule.minutes (those minutes of every
+//     interval-th hour, the hours counted from start_time's hour);
+//   - day, week, month: every interval-th day, week (Monday to Sunday) or
+//     month, at each schedule.hours × schedule.minutes, on schedule.week_days
+//     (week) or schedule.month_days (month; a day the month lacks, such as
+//     the 31st in April, is skipped);
+//   - hours, minutes, week days and month days not given are start_time's
+//     (00:00 without a start time).
+//
+// Intervals are counted from start_time. Without one they are counted
+// from the Unix epoch — 1970-01-01 00:00 in the zone, weeks from Monday
+// 1969-12-29, months from January 1970 — so which weeks an "every 2
+// weeks" recurrence fires in is fixed, not the week the schedule happened
+// to be saved. A weekly recurrence without start_time needs week_days, and
+// a monthly one month_days, as there is no day to take them from.
+func compileRecurrence(tr *shoal.ScheduleTrigger, loc *time.Location, start time.Time, field func(string, string, ...any) error) (firings, *recurrence, error) {
+	r := &recurrence{freq: strings.ToLower(strings.TrimSpace(tr.Frequency)), interval: tr.Interval}
+	limit, ok := maxInterval[r.freq]
+	switch {
+	case r.freq == "":
+		return nil, nil, field("trigger.frequency", "is required for a recurrence trigger: minute, hour, day, week or month")
+	case !ok:
+		return nil, nil, field("trigger.frequency", "must be minute, hour, day, week or month, got %q", tr.Frequency)
+	}
+	if r.interval == 0 {
+		r.interval = 1
+	}
+	if r.interval < 1 || r.interval > limit {
+		return nil, nil, field("trigger.interval", "must be between 1 and %d for frequency %s, got %d", limit, r.freq, tr.Interval)
+	}
+	if err := r.readPattern(tr.Schedule, field); err != nil {
+		return nil, nil, err
+	}
+
+	// The anchor: start_time on the zone's clock, or the epoch.
+	anchor := wallClock(0, 0, 0, 0, loc)
+	if !start.IsZero() {
+		anchor = start.In(loc)
+	}
+	r.explicitTimes = len(r.hours) > 0 || len(r.minutes) > 0
+	if len(r.hours) == 0 {
+		r.hours = []int{anchor.Hour()}
+	}
+	if len(r.minutes) == 0 {
+		r.minutes = []int{anchor.Minute()}
+	}
+	anchorDay := dayOf(anchor)
+	switch r.freq {
+	case FrequencyMinute, FrequencyHour:
+		unit := int64(60)
+		offsets := []int64{0}
+		base := anchor.Unix()
+		if r.freq == FrequencyHour {
+			unit = 3600
+			// The anchor's hour on the zone's clock, so minutes are the
+			// clock's minutes also in zones offset by half an hour.
+			base -= int64(anchor.Minute()*60 + anchor.Second())
+			offsets = offsets[:0]
+			for _, m := range r.minutes {
+				offsets = append(offsets, int64(m)*60)
+			}
+		}
+		return &elapsed{loc: loc, anchor: base, period: unit * int64(r.interval), offsets: offsets}, r, nil
+	case FrequencyWeek:
+		if len(r.weekDays) == 0 {
+			if start.IsZero() {
+				return nil, nil, field("trigger.schedule.week_days", "is required for frequency week without a start_time (the week days to fire on, such as [Monday, Friday])")
+			}
+			r.weekDays = []time.Weekday{anchor.Weekday()}
+		}
+	case FrequencyMonth:
+		if len(r.monthDays) == 0 {
+			if start.IsZero() {
+				return nil, nil, field("trigger.schedule.month_days", "is required for frequency month without a start_time (the days of the month to fire on, such as [1, 15])")
+			}
+			r.monthDays = []int{anchor.Day()}
+		}
+		if !r.monthsHaveDay(anchor.Month()) {
+			return nil, nil, field("trigger.schedule.month_days", "never fires: the months this recurrence runs in (every %d from %s) have none of the days %v", r.interval, anchor.Month(), r.monthDays)
+		}
+	}
+	c := &calendar{loc: loc, hours: r.hours, minutes: r.minutes, firstDay: noFirstDay, lastDay: noLastDay}
+	n := int64(r.interval)
+	switch r.freq {
+	case FrequencyDay:
+		c.day = func(z int64) bool { return floorMod(z-anchorDay, n) == 0 }
+	case FrequencyWeek:
+		monday := anchorDay - int64((anchor.Weekday()+6)%7)
+		var days [7]bool
+		for _, d := range r.weekDays {
+			days[d] = true
+		}
+		c.day = func(z int64) bool {
+			return days[weekdayOf(z)] && floorMod(floorDiv(z-monday, 7), n) == 0
+		}
+	case FrequencyMonth:
+		anchorMonth := int64(anchor.Year())*12 + int64(anchor.Month()-1)
+		var days [32]bool
+		for _, d := range r.monthDays {
+			days[d] = true
+		}
+		c.day = func(z int64) bool {
+			y, m, d := civilDate(z)
+			return days[d] && floorMod(int64(y)*12+int64(m-1)-anchorMonth, n) == 0
+		}
+	}
+	return c, r, nil
+}
+
+// readPattern checks schedule's lists against the frequency: each applies
+// to the frequencies it can narrow, and is refused elsewhere rather than
+// silently ignored.
+func (r *recurrence) readPattern(p *shoal.RecurrencePattern, field func(string, string, ...any) error) error {
+	if p == nil {
+		return nil
+	}
+	uses := map[string][]string{
+		"hours":      {FrequencyDay, FrequencyWeek, FrequencyMonth},
+		"minutes":    {FrequencyHour, FrequencyDay, FrequencyWeek, FrequencyMonth},
+		"week_days":  {FrequencyWeek},
+		"month_days": {FrequencyMonth},
+	}
+	for _, x := range []struct {
+		name string
+		n    int
+	}{{"hours", len(p.Hours)}, {"minutes", len(p.Minutes)}, {"week_days", len(p.WeekDays)}, {"month_days", len(p.MonthDays)}} {
+		if x.n > 0 && !slices.Contains(uses[x.name], r.freq) {
+			return field("trigger.schedule."+x.name, "is not used with frequency %s; it applies to frequency %s", r.freq, strings.Join(uses[x.name], ", "))
+		}
+	}
+	var err error
+	if r.hours, err = intsIn(p.Hours, 0, 23, "trigger.schedule.hours", "hours of the day", field); err != nil {
+		return err
+	}
+	if r.minutes, err = intsIn(p.Minutes, 0, 59, "trigger.schedule.minutes", "minutes of the hour", field); err != nil {
+		return err
+	}
+	if r.monthDays, err = intsIn(p.MonthDays, 1, 31, "trigger.schedule.month_days", "days of the month", field); err != nil {
+		return err
+	}
+	for _, w := range p.WeekDays {
+		wd, ok := weekdayNames[strings.ToLower(strings.TrimSpace(w))]
+		if !ok {
+			return field("trigger.schedule.week_days", "%q is not a day of the week: Monday, Tuesday, ... Sunday (or Mon ... Sun)", w)
+		}
+		if !slices.Contains(r.weekDays, wd) {
+			r.weekDays = append(r.weekDays, wd)
+		}
+	}
+	// Monday first, as the week is counted.
+	slices.SortFunc(r.weekDays, func(a, b time.Weekday) int { return int((a+6)%7) - int((b+6)%7) })
+	return nil
+}
+
+// intsIn checks that every value is within [lo, hi] and returns them
+// sorted without duplicates.
+func intsIn(in []int, lo, hi int, name, what string, field func(string, string, ...any) error) ([]int, error) {
+	for _, v := range in {
+		if v < lo || v > hi {
+			return nil, field(name, "must be %s, %d to %d, got %d", what, lo, hi, v)
+		}
+	}
 	out := slices.Clone(in)
 	slices.Sort(out)
-	return slices.Compact(out)
+	return slices.Compact(out), nil
 }
 
-func (m *recurrenceMatcher) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "every %d %s", m.interval, m.freq)
-	if m.freq == "minute" {
-		return b.String()
+// monthsHaveDay reports whether a monthly recurrence anchored in month
+// m0 ever visits a month that has one of its days (February counted with
+// 29 days).
+func (r *recurrence) monthsHaveDay(m0 time.Month) bool {
+	for k := 0; k < 12; k++ {
+		m := time.Month((int(m0)-1+k*r.interval)%12 + 1)
+		for _, d := range r.monthDays {
+			if d <= maxMonthDays(m) {
+				return true
+			}
+		}
 	}
-	if len(m.weekDays) > 0 {
-		names := make([]string, len(m.weekDays))
-		for i, d := range m.weekDays {
+	return false
+}
+
+// describe is the recurrence in words: "every 2 weeks on Monday, Friday at
+// 08:00, 18:00".
+func (r *recurrence) describe() string {
+	var b strings.Builder
+	b.WriteString("every ")
+	if r.interval != 1 {
+		b.WriteString(strconv.Itoa(r.interval) + " " + r.freq + "s")
+	} else {
+		b.WriteString(r.freq)
+	}
+	switch r.freq {
+	case FrequencyMinute:
+		return b.String()
+	case FrequencyHour:
+		if r.explicitTimes {
+			fmt.Fprintf(&b, " at minutes %s", joinInts(r.minutes))
+		}
+		return b.String()
+	case FrequencyWeek:
+		names := make([]string, len(r.weekDays))
+		for i, d := range r.weekDays {
 			names[i] = d.String()
 		}
-		fmt.Fprintf(&b, " on %s", strings.Join(names, ","))
+		fmt.Fprintf(&b, " on %s", strings.Join(names, ", "))
+	case FrequencyMonth:
+		fmt.Fprintf(&b, " on day %s", joinInts(r.monthDays))
 	}
-	if len(m.monthDays) > 0 {
-		fmt.Fprintf(&b, " on day %v", m.monthDays)
+	if len(r.hours)*len(r.minutes) <= 6 {
+		var times []string
+		for _, h := range r.hours {
+			for _, m := range r.minutes {
+				times = append(times, fmt.Sprintf("%02d:%02d", h, m))
+			}
+		}
+		fmt.Fprintf(&b, " at %s", strings.Join(times, ", "))
+	} else {
+		fmt.Fprintf(&b, " at hours %s and minutes %s", joinInts(r.hours), joinInts(r.minutes))
 	}
-	if m.freq != "hour" {
-		fmt.Fprintf(&b, " at hours %v", m.hours)
-	}
-	fmt.Fprintf(&b, " minutes %v", m.minutes)
 	return b.String()
 }
 
-func (m *recurrenceMatcher) next(after time.Time, s *Schedule) time.Time {
-	loc := s.loc
-	switch m.freq {
-	case "minute":
-		step := time.Duration(m.interval) * time.Minute
-		if after.Before(m.anchor) {
-			return m.anchor
+// joinInts writes sorted values, runs of three or more as ranges:
+// "0-23", "1, 15".
+func joinInts(v []int) string {
+	var s []string
+	for i := 0; i < len(v); {
+		j := i
+		for j+1 < len(v) && v[j+1] == v[j]+1 {
+			j++
 		}
-		k := after.Sub(m.anchor)/step + 1
-		return m.anchor.Add(k * step)
-	case "hour":
-		// At the listed minutes of every interval-th hour from the anchor
-		// hour; hours are counted in elapsed time, so DST does not skew them.
-		base := m.anchor.Truncate(time.Hour)
-		start := after.Truncate(time.Hour)
-		if start.Before(base) {
-			start = base
-		}
-		for h := start; h.Sub(start) < time.Duration(m.interval+2)*time.Hour*2+48*time.Hour; h = h.Add(time.Hour) {
-			if int(h.Sub(base)/time.Hour)%m.interval != 0 {
-				continue
-			}
-			for _, mi := range m.minutes {
-				t := h.Add(time.Duration(mi) * time.Minute)
-				if t.After(after) && !t.Before(m.anchor) {
-					return t
-				}
+		if j-i >= 2 {
+			s = append(s, strconv.Itoa(v[i])+"-"+strconv.Itoa(v[j]))
+		} else {
+			for k := i; k <= j; k++ {
+				s = append(s, strconv.Itoa(v[k]))
 			}
 		}
-		return time.Time{}
+		i = j + 1
 	}
-	day := after.In(loc)
-	if day.Before(m.anchor) {
-		day = m.anchor
-	}
-	y, mo, d := day.Date()
-	ay, am, ad := m.anchor.Date()
-	anchorDay := time.Date(ay, am, ad, 12, 0, 0, 0, time.UTC)
-	var found time.Time
-	for i := 0; i < maxDays && found.IsZero(); i++ {
-		date := time.Date(y, mo, d+i, 12, 0, 0, 0, loc)
-		if !m.dayMatches(date, anchorDay) {
-			continue
-		}
-		wallTimes(date.Year(), date.Month(), date.Day(), loc, m.hours, m.minutes, func(t time.Time) bool {
-			if t.After(after) && !t.Before(m.anchor) {
-				found = t
-				return false
-			}
-			return true
-		})
-	}
-	return found
-}
-
-// dayMatches reports whether a calendar day (noon, in the zone) is one the
-// recurrence fires on; anchorDay is the anchor's date at noon UTC.
-func (m *recurrenceMatcher) dayMatches(date, anchorDay time.Time) bool {
-	cal := time.Date(date.Year(), date.Month(), date.Day(), 12, 0, 0, 0, time.UTC)
-	days := int(cal.Sub(anchorDay).Hours() / 24)
-	switch m.freq {
-	case "day":
-		return days%m.interval == 0
-	case "week":
-		if !slices.Contains(m.weekDays, date.Weekday()) {
-			return false
-		}
-		// Weeks start on Monday; count them from the anchor's week.
-		anchorMonday := anchorDay.AddDate(0, 0, -((int(anchorDay.Weekday()) + 6) % 7))
-		weeks := int(cal.Sub(anchorMonday).Hours()/24) / 7
-		return weeks%m.interval == 0
-	case "month":
-		if !slices.Contains(m.monthDays, date.Day()) {
-			return false
-		}
-		months := (date.Year()-anchorDay.Year())*12 + int(date.Month()-anchorDay.Month())
-		return months%m.interval == 0
-	}
-	return false
+	return strings.Join(s, ", ")
 }
