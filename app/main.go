@@ -362,3 +362,8 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap gives http.ResponseController the underlying writer: the
+// application proxy hijacks connections for WebSockets (Jupyter's kernels)
+// and flushes streamed answers through it.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
