@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ func readYAMLDocument(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--file: %w", err)
 	}
+	data = schemaLine(data)
 	doc := map[string]any{}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("--file %s: not valid YAML: %w", path, err)
@@ -135,4 +137,21 @@ func intFlag(name, v string) (int, error) {
 		return 0, fmt.Errorf("--%s: %q is not a whole number", name, v)
 	}
 	return n, nil
+}
+
+// schemaLine reads a document whose first line is a bare schema URL, as
+// Microsoft's pages print some examples ("https://azuremlschemas.
+// azureedge.net/latest/computeInstance.schema.json" with no "$schema: "),
+// as the $schema key it stands for.
+func schemaLine(data []byte) []byte {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	end := bytes.IndexByte(trimmed, '\n')
+	if end < 0 {
+		return data
+	}
+	first := string(bytes.TrimSpace(trimmed[:end]))
+	if strings.HasPrefix(first, "https://azuremlschemas.") && strings.HasSuffix(first, ".json") && !strings.Contains(first, " ") {
+		return append([]byte("$schema: "+first+"\n"), trimmed[end+1:]...)
+	}
+	return data
 }

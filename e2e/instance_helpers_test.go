@@ -168,3 +168,15 @@ func instanceVariant(t *testing.T, name string, replacements ...string) string {
 	}
 	return p
 }
+
+var osReadFile = os.ReadFile
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o700); err != nil {
+		t.Fatal(err)
+	}
+}

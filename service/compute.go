@@ -40,6 +40,14 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 				return shoal.Errorf(shoal.EPRECONDITION, "compute %q does not exist, so If-Match %s cannot match", spec.Name, ifMatch)
 			}
 			if spec.Type == shoal.ComputeTypeInstance {
+				if !spec.Stopped || !*spec.ReleaseQuotaOnStop {
+					// The instance holds its quota from the start (a
+					// stopped one too, unless release_quota_on_stop).
+					probe := &shoal.Compute{ComputeSpec: *spec}
+					if err := s.checkInstanceQuota(tx, probe); err != nil {
+						return err
+					}
+				}
 				out, err = s.insertInstance(ctx, tx, ws, spec, loc, size)
 			} else {
 				out, err = s.insertCompute(ctx, tx, ws, spec, loc, size)

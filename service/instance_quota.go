@@ -94,11 +94,11 @@ func (s *Services) checkInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
 	q := loc.Quota
 	need := size.VCPUs
 	if lim := q.FamilyLimit(size.Family); lim >= 0 && used.DedicatedByFamily[size.Family]+need > lim {
-		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: dedicated quota for %s in %s would be %d/%d vCPUs; stop another instance or cluster, or raise the quota",
+		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: dedicated quota for %s in %s would be %d/%d vCPUs; delete another instance, scale a cluster down or raise the quota (a stopped instance keeps its quota unless release_quota_on_stop)",
 			c.Name, size.Family, loc.Name, used.DedicatedByFamily[size.Family]+need, lim)
 	}
 	if lim := q.TotalDedicatedVCPUs; lim >= 0 && used.Dedicated+need > lim {
-		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: total dedicated quota in %s would be %d/%d vCPUs", c.Name, loc.Name, used.Dedicated+need, lim)
+		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: total dedicated quota in %s would be %d/%d vCPUs; delete another instance, scale a cluster down or raise the quota (a stopped instance keeps its quota unless release_quota_on_stop)", c.Name, loc.Name, used.Dedicated+need, lim)
 	}
 	return nil
 }

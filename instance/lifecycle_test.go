@@ -1,0 +1,262 @@
+package instance_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/instance"
+	"github.com/shoal-ml/shoal/instance/schedule"
+)
+
+var t0 = time.Date(2026, 3, 6, 12, 0, 0, 0, time.UTC)
+
+func intp(i int) *int { return &i }
+
+// inst is a Running instance with its node joined and its agent running.
+func inst(state string) instance.Input {
+	c := &shoal.Compute{ProvisioningState: shoal.ProvisioningSucceeded, Instance: &shoal.InstanceStatus{State: state, AssignedUser: "user:alice"}}
+	c.Name, c.Type = "ci", shoal.ComputeTypeInstance
+	return instance.Input{
+		Compute: c,
+		Node:    &shoal.Node{ID: "ci-local-ci", State: shoal.NodeIdle, Role: shoal.NodeRoleInstance},
+		Report:  &shoal.InstanceReport{Phase: shoal.InstancePhaseRunning},
+	}
+}
+
+func step(t *testing.T, in *instance.Input, now time.Time) instance.Output {
+	t.Helper()
+	out := instance.Step(*in, now, instance.Config{})
+	st := out.Status
+	in.Compute.Instance = &st
+	return out
+}
+
+func hasEvent(out instance.Output, kind, text string) bool {
+	for _, e := range out.Events {
+		if e.Kind == kind && strings.Contains(e.Reason, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStartProvisionsThenRuns(t *testing.T) {
+	in := inst(shoal.InstanceStopped)
+	in.Node, in.Report = nil, nil
+	instance.RequestStart(in.Compute.Instance, shoal.TriggerUser, t0)
+	if out := step(t, &in, t0); !out.Provision || in.Compute.Instance.State != shoal.InstanceStarting {
+		t.Fatalf("start: %+v, state %s", out, in.Compute.Instance.State)
+	}
+	in.Node = &shoal.Node{ID: "n", State: shoal.NodePreparing}
+	if out := step(t, &in, t0.Add(time.Second)); out.Provision || in.Compute.Instance.State != shoal.InstanceStarting {
+		t.Fatalf("while the node prepares: %+v %s", out, in.Compute.Instance.State)
+	}
+	in.Node.State = shoal.NodeIdle
+	step(t, &in, t0.Add(2*time.Second))
+	if in.Compute.Instance.State != shoal.InstanceSettingUp {
+		t.Fatalf("joined, no report: %s", in.Compute.Instance.State)
+	}
+	in.Report = &shoal.InstanceReport{Phase: shoal.InstancePhaseRunning}
+	out := step(t, &in, t0.Add(3*time.Second))
+	st := in.Compute.Instance
+	if st.State != shoal.InstanceRunning || st.Pending != "" || st.LastOperation.OperationStatus != shoal.OperationSucceeded || st.LastOperation.OperationName != shoal.OperationStart || !hasEvent(out, "instance_running", "") {
+		t.Fatalf("running: %+v, events %+v", st, out.Events)
+	}
+}
+
+func TestSetupFailureAndLostMachine(t *testing.T) {
+	in := inst(shoal.InstanceCreating)
+	st := in.Compute.Instance
+	st.Pending, st.PendingOperation, st.PendingTrigger = instance.PendingStart, shoal.OperationCreate, shoal.TriggerUser
+	in.Report = &shoal.InstanceReport{Phase: shoal.InstancePhaseSetupFailed, SetupError: "startup_script exited with code 3"}
+	out := step(t, &in, t0)
+	st = in.Compute.Instance
+	if st.State != shoal.InstanceSetupFailed || st.LastOperation.OperationStatus != shoal.OperationCreateFailed || !strings.Contains(st.SetupError, "code 3") || !hasEvent(out, "instance_setup_failed", "logs") {
+		t.Fatalf("setup failed: %+v", st)
+	}
+	in = inst(shoal.InstanceRunning)
+	in.Node.State, in.Node.StateReason = shoal.NodeUnusable, "missed its lease"
+	out = step(t, &in, t0)
+	if in.Compute.Instance.State != shoal.InstanceUnusable || !out.Release || !hasEvent(out, "instance_unusable", "missed its lease") {
+		t.Fatalf("lost machine: %s %+v", in.Compute.Instance.State, out)
+	}
+}
+
+func TestStopAndRestart(t *testing.T) {
+	in := inst(shoal.InstanceRunning)
+	instance.RequestStop(in.Compute.Instance, shoal.OperationRestart, shoal.TriggerUser, t0)
+	if out := step(t, &in, t0); !out.Release || in.Compute.Instance.State != shoal.InstanceRestarting {
+		t.Fatalf("restart, nodes up: %+v %s", out, in.Compute.Instance.State)
+	}
+	in.Node, in.Report = nil, nil
+	if out := step(t, &in, t0.Add(time.Second)); !out.Provision || in.Compute.Instance.Pending != instance.PendingStart {
+		t.Fatalf("restart, nodes gone: %+v %+v", out, in.Compute.Instance)
+	}
+	in.Node, in.Report = &shoal.Node{ID: "n", State: shoal.NodeIdle}, &shoal.InstanceReport{Phase: shoal.InstancePhaseRunning}
+	step(t, &in, t0.Add(2*time.Second))
+	if op := in.Compute.Instance.LastOperation; in.Compute.Instance.State != shoal.InstanceRunning || op.OperationName != shoal.OperationRestart || op.OperationStatus != shoal.OperationSucceeded {
+		t.Fatalf("after restart: %+v", in.Compute.Instance)
+	}
+	instance.RequestStop(in.Compute.Instance, shoal.OperationStop, shoal.TriggerUser, t0.Add(3*time.Second))
+	step(t, &in, t0.Add(3*time.Second))
+	in.Node, in.Report = nil, nil
+	step(t, &in, t0.Add(4*time.Second))
+	if st := in.Compute.Instance; st.State != shoal.InstanceStopped || st.LastOperation.OperationName != shoal.OperationStop || st.LastOperation.OperationTrigger != shoal.TriggerUser {
+		t.Fatalf("after stop: %+v", st)
+	}
+}
+
+// Idle shutdown through the lifecycle: the warning, then the stop with
+// trigger IdleShutdown; a running job keeps it up.
+func TestIdleShutdownStep(t *testing.T) {
+	in := inst(shoal.InstanceRunning)
+	in.Compute.IdleTimeBeforeShutdownMinutes = intp(15)
+	step(t, &in, t0)
+	in.Slots = []*shoal.Node{{ID: "ci-j1", CurrentAttemptID: "a1", CurrentJobName: "train"}}
+	out := step(t, &in, t0.Add(20*time.Minute))
+	if in.Compute.Instance.Pending != "" || !in.Compute.Instance.IdleActive || len(out.Events) != 0 {
+		t.Fatalf("a running job: %+v %+v", in.Compute.Instance, out.Events)
+	}
+	in.Slots = nil
+	jobEnded := t0.Add(20 * time.Minute)
+	out = step(t, &in, jobEnded.Add(9*time.Minute))
+	if len(out.Events) != 0 {
+		t.Fatalf("9 min idle: %+v", out.Events)
+	}
+	out = step(t, &in, jobEnded.Add(10*time.Minute))
+	if !hasEvent(out, "idle_shutdown_warning", "postpone-shutdown") {
+		t.Fatalf("10 min idle: no warning %+v", out.Events)
+	}
+	out = step(t, &in, jobEnded.Add(15*time.Minute))
+	st := in.Compute.Instance
+	if st.Pending != instance.PendingStop || st.PendingTrigger != shoal.TriggerIdleShutdown || !hasEvent(out, "idle_shutdown", "idle for 15 min") {
+		t.Fatalf("15 min idle: %+v %+v", st, out.Events)
+	}
+	in.Node, in.Report = nil, nil
+	step(t, &in, jobEnded.Add(15*time.Minute+time.Second))
+	if op := in.Compute.Instance.LastOperation; in.Compute.Instance.State != shoal.InstanceStopped || op.OperationTrigger != shoal.TriggerIdleShutdown {
+		t.Fatalf("after idle shutdown: %+v", in.Compute.Instance)
+	}
+}
+
+// A custom application that runs keeps the instance up (Azure's rule).
+func TestCustomAppNeverIdle(t *testing.T) {
+	in := inst(shoal.InstanceRunning)
+	in.Compute.IdleTimeBeforeShutdownMinutes = intp(15)
+	in.Report.Apps = []shoal.InstanceAppReport{{Name: "rstudio", Running: true}, {Name: "jupyter", Running: true}}
+	step(t, &in, t0)
+	for h := 1; h <= 72; h++ {
+		if out := step(t, &in, t0.Add(time.Duration(h)*time.Hour)); in.Compute.Instance.Pending != "" || len(out.Events) > 0 {
+			t.Fatalf("after %d h with a custom app running: %+v", h, out.Events)
+		}
+	}
+}
+
+func schedules(t *testing.T, list ...*shoal.ComputeStartStopSchedule) []instance.Schedule {
+	t.Helper()
+	compiled, err := schedule.CompileAll(&shoal.ComputeSchedules{ComputeStartStop: list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]instance.Schedule, len(compiled))
+	for i, c := range compiled {
+		out[i] = c
+	}
+	return out
+}
+
+func cron(action, expr, tz string) *shoal.ComputeStartStopSchedule {
+	return &shoal.ComputeStartStopSchedule{Action: action, Trigger: &shoal.ScheduleTrigger{Type: "cron", Expression: expr, TimeZone: tz}}
+}
+
+// The seed's schedule fires at 18:00 Pacific, before and after the DST
+// change, with trigger Schedule.
+func TestScheduleStopsAcrossDST(t *testing.T) {
+	la, _ := time.LoadLocation("America/Los_Angeles")
+	for _, day := range []int{7, 9} { // the US changes clocks on 2026-03-08
+		in := inst(shoal.InstanceRunning)
+		in.Schedules = schedules(t, cron("stop", "0 18 * * *", "Pacific Standard Time"))
+		start := time.Date(2026, 3, day, 17, 0, 0, 0, la)
+		step(t, &in, start)
+		step(t, &in, time.Date(2026, 3, day, 17, 59, 30, 0, la))
+		if in.Compute.Instance.Pending != "" {
+			t.Fatalf("day %d: stopped before 18:00", day)
+		}
+		at := time.Date(2026, 3, day, 18, 0, 10, 0, la)
+		out := step(t, &in, at)
+		st := in.Compute.Instance
+		if st.Pending != instance.PendingStop || st.PendingTrigger != shoal.TriggerSchedule || !hasEvent(out, "schedule_fired", `Pacific Standard Time) fired at 2026-03-0`) {
+			t.Fatalf("day %d at %s (UTC %s): %+v %+v", day, at, at.UTC(), st, out.Events)
+		}
+	}
+}
+
+// Schedules missed while the server was down: the latest firing runs
+// once at start-up; a firing older than MissedFiringMaxAge is dropped.
+func TestMissedFiringRunsOnce(t *testing.T) {
+	in := inst(shoal.InstanceStopped)
+	in.Node, in.Report = nil, nil
+	in.Schedules = schedules(t, cron("stop", "0 18 * * *", "UTC"), cron("start", "0 8 * * *", "UTC"))
+	checked := time.Date(2026, 3, 5, 17, 0, 0, 0, time.UTC) // the server went down at 17:00
+	in.Compute.Instance.SchedulesCheckedAt = &checked
+	now := time.Date(2026, 3, 6, 9, 0, 0, 0, time.UTC) // and came back the next day at 09:00
+	out := step(t, &in, now)
+	st := in.Compute.Instance
+	if st.Pending != instance.PendingStart || st.PendingTrigger != shoal.TriggerSchedule || !hasEvent(out, "schedule_fired", "carried out once") {
+		t.Fatalf("after downtime: %+v %+v", st, out.Events)
+	}
+	if n := len(out.Events); n != 1 {
+		t.Fatalf("%d events, want the one start: %+v", n, out.Events)
+	}
+	// The next pass does not fire again.
+	in.Node = &shoal.Node{ID: "n", State: shoal.NodePreparing}
+	if out := step(t, &in, now.Add(time.Minute)); hasEvent(out, "schedule_fired", "") {
+		t.Fatalf("fired twice: %+v", out.Events)
+	}
+
+	in = inst(shoal.InstanceRunning)
+	in.Schedules = schedules(t, cron("stop", "0 18 * * *", "UTC"))
+	old := time.Date(2026, 3, 1, 17, 0, 0, 0, time.UTC)
+	in.Compute.Instance.SchedulesCheckedAt = &old
+	out = step(t, &in, time.Date(2026, 3, 6, 12, 0, 0, 0, time.UTC))
+	if in.Compute.Instance.Pending != "" || !hasEvent(out, "schedule_missed", "not carried out") {
+		t.Fatalf("a firing 18 h old: %+v %+v", in.Compute.Instance, out.Events)
+	}
+}
+
+// The first pass only notes the time: a schedule does not fire for the
+// past when it is created.
+func TestNewScheduleDoesNotFireForThePast(t *testing.T) {
+	in := inst(shoal.InstanceRunning)
+	in.Schedules = schedules(t, cron("stop", "0 6 * * *", "UTC"))
+	if out := step(t, &in, t0); len(out.Events) != 0 || in.Compute.Instance.Pending != "" {
+		t.Fatalf("first pass: %+v", out.Events)
+	}
+}
+
+// A user who postponed the shutdown skips a scheduled stop meanwhile.
+func TestPostponeSkipsScheduledStop(t *testing.T) {
+	in := inst(shoal.InstanceRunning)
+	in.Schedules = schedules(t, cron("stop", "0 18 * * *", "UTC"))
+	step(t, &in, time.Date(2026, 3, 6, 17, 0, 0, 0, time.UTC))
+	until := time.Date(2026, 3, 6, 19, 0, 0, 0, time.UTC)
+	in.Compute.Instance.ShutdownPostponedUntil = &until
+	out := step(t, &in, time.Date(2026, 3, 6, 18, 0, 30, 0, time.UTC))
+	if in.Compute.Instance.Pending != "" || !hasEvent(out, "schedule_postponed", "postponed") {
+		t.Fatalf("postponed: %+v %+v", in.Compute.Instance, out.Events)
+	}
+}
+
+func TestDeleteReleasesThenRemoves(t *testing.T) {
+	in := inst(shoal.InstanceRunning)
+	in.Compute.ProvisioningState = shoal.ProvisioningDeleting
+	if out := step(t, &in, t0); !out.Release || out.Delete || in.Compute.Instance.State != shoal.InstanceDeleting {
+		t.Fatalf("deleting with a node: %+v", out)
+	}
+	in.Node = nil
+	if out := step(t, &in, t0); out.Release || !out.Delete {
+		t.Fatalf("deleting without nodes: %+v", out)
+	}
+}
