@@ -25,6 +25,15 @@ var computeFuzzSeeds = []string{
 	`{"name": "cpu-training-cluster", "size": "Standard_DS3_v2", "min_instances": 0, "max_instances": 4, "tags": {"team": "data-science", "project": "churn-prediction", "environment": "development"}}`,
 	// Every key at once, as `show -o json` prints it, applied again.
 	`{"name": "ssh-cluster", "type": "AmlCompute", "size": "Standard_D4s_v3", "location": "local", "tier": "dedicated", "min_instances": 1, "max_instances": 3, "idle_time_before_scale_down": "PT2M", "ssh_public_access_enabled": true, "ssh_settings": {"admin_username": "azureuser", "ssh_key_value": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 alice@laptop"}, "network_settings": {"vnet_name": "ml-vnet", "subnet": "default"}, "enable_node_public_ip": false, "identity": {"type": "SystemAssigned,UserAssigned", "user_assigned_identities": [{"resource_id": "/subscriptions/x/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/trainer"}]}, "tags": {"cost_center": 1234, "prod": true}, "id": "/subscriptions/x/computes/ssh-cluster", "provisioning_state": "Succeeded", "created_on": "2024-01-01T00:00:00Z", "node_state_counts": {"idle_node_count": 1}}`,
+	// 002: compute instances.
+	`{"$schema": "https://azuremlschemas.azureedge.net/latest/computeInstance.schema.json", "name": "basic-example-i", "type": "computeinstance", "size": "STANDARD_DS3_v2"}`,
+	`{"name": "idle-ci", "type": "computeinstance", "idle_time_before_shutdown_minutes": "30"}`,
+	`{"name": "idle-ci", "type": "computeinstance", "idle_time_before_shutdown": "PT30M"}`,
+	`{"name": "schedule-example-i", "type": "computeinstance", "schedules": {"compute_start_stop": [{"action": "stop", "trigger": {"type": "cron", "start_time": "2021-03-10T21:21:07", "time_zone": "Pacific Standard Time", "expression": "0 18 * * *"}}]}}`,
+	`{"name": "ci-name", "type": "computeinstance", "schedules": {"compute_start_stop": [{"action": "start", "trigger": {"type": "recurrence", "start_time": "2023-06-21T11:47:00", "time_zone": "India Standard Time", "frequency": "week", "interval": 1, "schedule": {"week_days": ["Friday"], "hours": 15, "minutes": [30]}}}]}}`,
+	`{"name": "behalf-i", "type": "computeinstance", "create_on_behalf_of": {"user_object_id": "alice"}, "ssh_public_access_enabled": true, "ssh_settings": {"ssh_key_value": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 a@b", "admin_username": "azureuser", "ssh_port": 50000}, "setup_scripts": {"creation_script": {"command": "echo hi", "timeout_minutes": 5}}, "custom_applications": [{"name": "web", "command": "python3 -m http.server 8080", "endpoints": [{"target": 8080, "published": 8080}], "environment_variables": {"A": "b"}}], "identity": {"type": "system_assigned"}, "idle_cpu_percent_below": 10, "max_concurrent_jobs": 2, "release_quota_on_stop": true, "state": "Running", "idle_state": {"idle_minutes": 3}}`,
+	`{"name": "bad-i", "type": "computeinstance", "idle_time_before_shutdown_minutes": 14, "schedules": {"compute_start_stop": [null, {"action": "reboot"}]}, "custom_applications": [{"name": "jupyter"}]}`,
+	`{"name": "bad-i", "type": "computeinstance", "min_instances": 1, "ssh_settings": {"admin_username": "root"}, "setup_scripts": {"startup_script": {}}}`,
 	// Broken documents.
 	``,
 	`null`,
@@ -66,8 +75,12 @@ func FuzzDecodeComputeSpec(f *testing.F) {
 			fuzzCheckError(t, "DecodeComputeSpec", doc, err)
 			return
 		}
-		if _, _, err := shoal.NormalizeClusterSpec(spec, cat, "local"); err != nil {
-			fuzzCheckError(t, "NormalizeClusterSpec", doc, err)
+		if _, _, err := shoal.NormalizeComputeSpec(spec, cat, "local"); err != nil {
+			fuzzCheckError(t, "NormalizeComputeSpec", doc, err)
+			return
+		}
+		if spec.Type == shoal.ComputeTypeInstance {
+			fuzzInstanceRoundTrip(t, cat, spec)
 			return
 		}
 		// A valid spec is complete and within the rules.
@@ -100,6 +113,34 @@ func FuzzDecodeComputeSpec(f *testing.F) {
 			t.Fatalf("round trip changed immutable fields %v", d)
 		}
 	})
+}
+
+// fuzzInstanceRoundTrip checks that a normalised instance spec applies
+// again unchanged.
+func fuzzInstanceRoundTrip(t *testing.T, cat *shoal.Catalog, spec *shoal.ComputeSpec) {
+	if m := spec.IdleTimeBeforeShutdownMinutes; m != nil && shoal.ValidateIdleShutdownMinutes(*m) != nil {
+		t.Fatalf("normalised instance has idle minutes %d", *m)
+	}
+	if spec.Schedules != nil && len(spec.Schedules.ComputeStartStop) > shoal.MaxInstanceSchedules {
+		t.Fatalf("normalised instance has %d schedules", len(spec.Schedules.ComputeStartStop))
+	}
+	out, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatalf("encode normalised spec: %v", err)
+	}
+	again, err := shoal.DecodeComputeSpec(out)
+	if err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	if _, _, err := shoal.NormalizeComputeSpec(again, cat, "local"); err != nil {
+		t.Fatalf("normalise %s again: %v", out, err)
+	}
+	if out2, _ := json.Marshal(again); !bytes.Equal(out, out2) {
+		t.Fatalf("round trip changed the spec:\n%s\n%s", out, out2)
+	}
+	if d := shoal.InstanceImmutableDifferences(spec, again); len(d) != 0 {
+		t.Fatalf("round trip changed immutable fields %v", d)
+	}
 }
 
 // configFuzzSeeds are server configs, valid and not.

@@ -1,86 +1,102 @@
-// Package apps runs what a compute instance serves besides SSH: its setup
-// scripts, the Jupyter notebook server (the built-in application when the
-// host has Debian's jupyter-notebook) and its custom applications, given
-// as commands. Processes run as the agent's OS user, in the instance's
-// home, each in its own process group, with the environment the agent
-// gives (which carries SHOAL_NODE_ID, so that the host provider finds and
-// stops them with the instance).
 package apps
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
+	"strings"
 	"time"
 )
 
-// Script is a setup script: a file (Path, relative to the home) or an
-// inline Command.
+// Script is a setup script of a compute instance (Azure's
+// setup_scripts.creation_script, run once when the instance is created,
+// and startup_script, run at every start): a file or an inline command.
 type Script struct {
-	Name    string // "creation_script" or "startup_script", for the log
-	Path    string
+	// Name names the script in the log and in errors:
+	// "creation_script" or "startup_script".
+	Name string
+	// Path is a script file, relative to the home (or absolute), run with
+	// bash. It may lead out of the home with "..": the instance is the
+	// user's machine. It wins over Command when both are set.
+	Path string
+	// Command is an inline command, run with bash -c.
 	Command string
+	// Timeout bounds the run; 0 means none.
 	Timeout time.Duration
 }
 
 // ScriptResult is how a script ended.
 type ScriptResult struct {
+	// ExitCode is the script's exit code, or -1 when it did not run, was
+	// killed or timed out.
 	ExitCode int
+	// TimedOut says the script ran out of time and was killed.
 	TimedOut bool
-	// Err is set when the script could not run, failed or timed out; its
-	// text says which.
-	Err            error
+	// Err is set when the script could not run, failed, timed out or was
+	// stopped; its text says which, naming the script.
+	Err error
+	// Log is the file the output went to.
+	Log            string
 	Started, Ended time.Time
 }
 
-// killGrace is the time between SIGTERM and SIGKILL for a script that ran
-// out of time, and for applications being stopped.
-const killGrace = 5 * time.Second
-
-// RunScript runs a setup script to its end (or its timeout), appending its
-// output to logPath after a line naming it.
+// RunScript runs a setup script to its end, in home, with env (the
+// agent's environment when nil), appending its output (stdout and stderr,
+// interleaved as written) to logPath after a line naming it, and a line
+// saying how it ended. A script that outlives Timeout, or ctx, is ended
+// with its whole process tree: SIGTERM, then SIGKILL after 5 s. Processes
+// a script leaves running in the background when it succeeds are left
+// alone, as they would be on a virtual machine; they stop with the
+// instance.
 func RunScript(ctx context.Context, s Script, home string, env []string, logPath string) ScriptResult {
-	res := ScriptResult{Started: time.Now()}
+	res := ScriptResult{Log: logPath, Started: time.Now(), ExitCode: -1}
 	defer func() { res.Ended = time.Now() }()
+	name := s.Name
+	if name == "" {
+		name = "setup script"
+	}
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		res.Err = fmt.Errorf("opening the setup log: %w", err)
+		res.Err = fmt.Errorf("%s: opening its log: %w", name, err)
 		return res
 	}
 	defer log.Close()
-	what := s.Command
-	var cmd *exec.Cmd
+	fail := func(err error) ScriptResult {
+		res.Err = err
+		fmt.Fprintf(log, "== %s failed: %v\n", name, err)
+		return res
+	}
 	shell := "/bin/bash"
 	if _, err := os.Stat(shell); err != nil {
-		shell = "/bin/sh"
+		shell = "/bin/sh" // the script may still be sh-compatible
 	}
-	if s.Path != "" {
+	var argv []string
+	switch {
+	case s.Path != "":
 		p := s.Path
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(home, p)
 		}
-		what = p
-		if _, err := os.Stat(p); err != nil {
-			res.Err = fmt.Errorf("%s: script %s not found in the instance: %w", s.Name, s.Path, err)
-			fmt.Fprintf(log, "== %s %s: %v\n", s.Name, s.Path, res.Err)
-			return res
+		fmt.Fprintf(log, "== %s: %s %s (timeout %s), started %s\n", name, shell, p, timeoutText(s.Timeout), res.Started.UTC().Format(time.RFC3339))
+		switch st, err := os.Stat(p); {
+		case err != nil:
+			return fail(fmt.Errorf("%s: script %s not found on the instance (a relative path is taken from the home, %s)", name, s.Path, home))
+		case st.IsDir():
+			return fail(fmt.Errorf("%s: %s is a directory, not a script", name, s.Path))
 		}
-		cmd = exec.Command(shell, p)
-	} else {
-		cmd = exec.Command(shell, "-c", s.Command)
+		argv = []string{shell, p}
+	case strings.TrimSpace(s.Command) != "":
+		fmt.Fprintf(log, "== %s: %s -c %q (timeout %s), started %s\n", name, shell, s.Command, timeoutText(s.Timeout), res.Started.UTC().Format(time.RFC3339))
+		argv = []string{shell, "-c", s.Command}
+	default:
+		fmt.Fprintf(log, "== %s\n", name)
+		return fail(fmt.Errorf("%s has neither a path nor a command", name))
 	}
-	fmt.Fprintf(log, "== %s: %s (timeout %s) at %s\n", s.Name, what, s.Timeout, res.Started.UTC().Format(time.RFC3339))
-	cmd.Dir, cmd.Env = home, env
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	tree := newTree("script")
+	cmd := command(argv, home, env, tree, log)
 	if err := cmd.Start(); err != nil {
-		res.Err = fmt.Errorf("%s: %w", s.Name, err)
-		fmt.Fprintf(log, "== %s could not start: %v\n", s.Name, err)
-		return res
+		return fail(fmt.Errorf("%s could not start: %w", name, err))
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -90,49 +106,28 @@ func RunScript(ctx context.Context, s Script, home string, env []string, logPath
 		defer t.Stop()
 		timeout = t.C
 	}
-	var werr error
 	select {
-	case werr = <-done:
+	case werr := <-done:
+		if werr != nil {
+			res.ExitCode = cmd.ProcessState.ExitCode()
+			return fail(fmt.Errorf("%s %s", name, exitText(werr)))
+		}
+		res.ExitCode = 0
+		fmt.Fprintf(log, "== %s succeeded in %s\n", name, time.Since(res.Started).Round(time.Millisecond))
+		return res
 	case <-timeout:
 		res.TimedOut = true
-		werr = stopGroup(cmd.Process.Pid, done)
+		_ = stopTree(cmd.Process.Pid, tree, killGrace, done)
+		return fail(fmt.Errorf("%s timed out after %s and was killed", name, s.Timeout))
 	case <-ctx.Done():
-		werr = stopGroup(cmd.Process.Pid, done)
+		_ = stopTree(cmd.Process.Pid, tree, killGrace, done)
+		return fail(fmt.Errorf("%s was stopped before its end: %w", name, context.Cause(ctx)))
 	}
-	// Whatever the script left behind in its group goes with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	var ee *exec.ExitError
-	switch {
-	case res.TimedOut:
-		res.ExitCode = -1
-		res.Err = fmt.Errorf("%s timed out after %s", s.Name, s.Timeout)
-	case ctx.Err() != nil:
-		res.ExitCode = -1
-		res.Err = fmt.Errorf("%s was stopped: the instance is stopping", s.Name)
-	case errors.As(werr, &ee):
-		res.ExitCode = ee.ExitCode()
-		res.Err = fmt.Errorf("%s exited with code %d", s.Name, res.ExitCode)
-	case werr != nil:
-		res.ExitCode = -1
-		res.Err = fmt.Errorf("%s: %w", s.Name, werr)
-	}
-	if res.Err != nil {
-		fmt.Fprintf(log, "== %s failed: %v\n", s.Name, res.Err)
-	} else {
-		fmt.Fprintf(log, "== %s succeeded in %s\n", s.Name, time.Since(res.Started).Round(time.Millisecond))
-	}
-	return res
 }
 
-// stopGroup sends SIGTERM to a process group, then SIGKILL after
-// killGrace, and returns the leader's wait result.
-func stopGroup(pid int, done <-chan error) error {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(killGrace):
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		return <-done
+func timeoutText(d time.Duration) string {
+	if d <= 0 {
+		return "none"
 	}
+	return d.String()
 }

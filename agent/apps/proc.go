@@ -1,0 +1,157 @@
+package apps
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// treeEnv names the environment variable that marks every process of one
+// run (see the package documentation).
+const treeEnv = "SHOAL_PROCESS_TREE"
+
+// killGrace is the default time between SIGTERM and SIGKILL: for a script
+// that ran out of time, and for applications being stopped.
+const killGrace = 5 * time.Second
+
+// treePoll is how often a stop looks for what is left of a run; reading
+// /proc costs little, but not nothing.
+const treePoll = 50 * time.Millisecond
+
+// newTree returns a run's marker value: the name, for someone reading
+// /proc, and randomness, so that no other run shares it.
+func newTree(name string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return name + "-" + hex.EncodeToString(b)
+}
+
+// command prepares argv to run in dir, in a new process group, with env
+// (the agent's environment when nil) plus the run's marker, its output
+// appended to out. Passing the *os.File itself (not a pipe) means Wait
+// returns when the process ends even if a background child keeps the file
+// open.
+func command(argv []string, dir string, env []string, tree string, out *os.File) *exec.Cmd {
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	// exec keeps the last value of a repeated variable: ours win.
+	cmd.Env = append(append([]string{}, env...), treeEnv+"="+tree)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// stopTree ends a run whose leader is pgid: SIGTERM to its process group
+// and to every process carrying its marker, then, once grace has passed
+// without all of them ending, SIGKILL. It returns the leader's Wait result
+// (from done) after everything is gone.
+func stopTree(pgid int, tree string, grace time.Duration, done <-chan error) error {
+	signalTree(pgid, tree, syscall.SIGTERM)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(treePoll)
+	defer tick.Stop()
+	var werr error
+	exited := false
+	for !exited || len(treeProcs(tree)) > 0 {
+		select {
+		case werr = <-done:
+			exited = true
+			continue
+		case <-tick.C:
+			continue
+		case <-deadline.C:
+		}
+		break
+	}
+	killTree(pgid, tree)
+	if !exited {
+		werr = <-done
+	}
+	return werr
+}
+
+// killTree SIGKILLs a run's process group and every process carrying its
+// marker, and waits (a little) for them to be gone.
+func killTree(pgid int, tree string) {
+	signalTree(pgid, tree, syscall.SIGKILL)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && len(treeProcs(tree)) > 0; {
+		time.Sleep(treePoll)
+	}
+}
+
+// killGroup SIGKILLs what is left of a process group.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+func signalTree(pgid int, tree string, sig syscall.Signal) {
+	_ = syscall.Kill(-pgid, sig)
+	for _, pid := range treeProcs(tree) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// treeProcs lists the live processes whose environment carries the
+// marker tree. Zombies do not count: they are dead, waiting for a parent
+// (or init) to reap them.
+func treeProcs(tree string) []int {
+	want := []byte("\x00" + treeEnv + "=" + tree + "\x00")
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	self := os.Getpid()
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), want) {
+			continue
+		}
+		if alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid is a process that has not ended.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and
+	// may itself hold spaces or parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	state := b[i+2]
+	return state != 'Z' && state != 'X'
+}
+
+// exitText says how a process ended, for a status or a log.
+func exitText(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "exited with code 0"
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + ws.Signal().String()
+		}
+		return "exited with code " + strconv.Itoa(ee.ExitCode())
+	default:
+		return err.Error()
+	}
+}

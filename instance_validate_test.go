@@ -1,0 +1,119 @@
+package shoal_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// TestInstanceSpecRules: each instance rule, with the field it names.
+func TestInstanceSpecRules(t *testing.T) {
+	cat := defaultCatalog(t)
+	for _, tc := range []struct {
+		name, doc, field, fragment string
+		check                      func(t *testing.T, s *shoal.ComputeSpec)
+	}{
+		{name: "defaults", doc: `{"name": "ci-one", "type": "computeinstance"}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			if s.Size != shoal.DefaultInstanceSize || *s.SSHPublicAccessEnabled || !*s.EnableSSO || *s.ReleaseQuotaOnStop || *s.MaxConcurrentJobs != 4 || s.IdleTimeBeforeShutdownMinutes != nil {
+				t.Errorf("defaults: %+v", s)
+			}
+		}},
+		{name: "ComputeInstance spelling", doc: `{"name": "ci-one", "type": "ComputeInstance"}`},
+		{name: "idle PT30M", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "PT30M"}`, check: idleIs(30)},
+		{name: "idle P3D", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "P3D"}`, check: idleIs(4320)},
+		{name: "idle minutes as a string", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": "30"}`, check: idleIs(30)},
+		{name: "idle 15", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": 15}`, check: idleIs(15)},
+		{name: "idle 4320", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": 4320}`, check: idleIs(4320)},
+		{name: "idle 14", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": 14}`, field: "idle_time_before_shutdown_minutes", fragment: "between 15 and 4320"},
+		{name: "idle 4321", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": 4321}`, field: "idle_time_before_shutdown_minutes", fragment: "between 15 and 4320"},
+		{name: "idle PT10M", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "PT10M"}`, field: "idle_time_before_shutdown_minutes", fragment: "between 15 and 4320"},
+		{name: "idle forms disagree", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "PT30M", "idle_time_before_shutdown_minutes": 60}`, field: "idle_time_before_shutdown", fragment: "disagrees"},
+		{name: "idle not a duration", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "half an hour"}`, field: "idle_time_before_shutdown", fragment: "ISO 8601"},
+		{name: "a cluster key", doc: `{"name": "ci-one", "type": "computeinstance", "max_instances": 2}`, field: "max_instances", fragment: "unknown key"},
+		{name: "name rule", doc: `{"name": "1ci", "type": "computeinstance"}`, field: "name", fragment: "start with a letter"},
+		{name: "key without SSH", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_settings": {"ssh_key_value": "ssh-ed25519 AAAA x"}}`, field: "ssh_settings.ssh_key_value", fragment: "SSH is disabled"},
+		{name: "not a public key", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_public_access_enabled": true, "ssh_settings": {"ssh_key_value": "hello"}}`, field: "ssh_settings.ssh_key_value", fragment: "public key"},
+		{name: "a private key", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_public_access_enabled": true, "ssh_settings": {"ssh_key_value": "-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----"}}`, field: "ssh_settings.ssh_key_value", fragment: "private key"},
+		{name: "PEM public key", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_public_access_enabled": true, "ssh_settings": {"ssh_key_value": "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----"}}`},
+		{name: "SSH enabled, key later", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_public_access_enabled": true}`},
+		{name: "admin user is read-only", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_settings": {"admin_username": "root"}}`, field: "ssh_settings.admin_username", fragment: "azureuser"},
+		{name: "on behalf of nobody", doc: `{"name": "ci-one", "type": "computeinstance", "create_on_behalf_of": {"user_tenant_id": "t"}}`, field: "create_on_behalf_of.user_object_id", fragment: "required"},
+		{name: "five schedules", doc: `{"name": "ci-one", "type": "computeinstance", "schedules": {"compute_start_stop": [` + strings.TrimSuffix(strings.Repeat(`{"action": "stop", "trigger": {"type": "cron", "expression": "0 18 * * *"}},`, 5), ",") + `]}}`, field: "schedules.compute_start_stop", fragment: "at most 4"},
+		{name: "four schedules", doc: `{"name": "ci-one", "type": "computeinstance", "schedules": {"compute_start_stop": [` + strings.TrimSuffix(strings.Repeat(`{"action": "Stop", "status": "x", "trigger": {"type": "Cron", "expression": "0 18 * * *"}},`, 4), ",") + `]}}`, field: "schedules.compute_start_stop[0].status", fragment: "unknown key"},
+		{name: "schedule action", doc: `{"name": "ci-one", "type": "computeinstance", "schedules": {"compute_start_stop": [{"action": "reboot", "trigger": {"type": "cron", "expression": "0 18 * * *"}}]}}`, field: "schedules.compute_start_stop[0].action", fragment: "start or stop"},
+		{name: "schedule Azure spellings", doc: `{"name": "ci-one", "type": "computeinstance", "schedules": {"compute_start_stop": [{"action": "Stop", "state": "Enabled", "trigger": {"type": "Cron", "expression": "0 18 * * *"}}]}}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			sc := s.Schedules.ComputeStartStop[0]
+			if sc.Action != "stop" || sc.State != "enabled" || sc.Trigger.Type != "cron" {
+				t.Errorf("not canonical: %+v %+v", sc, sc.Trigger)
+			}
+		}},
+		{name: "cron without expression", doc: `{"name": "ci-one", "type": "computeinstance", "schedules": {"compute_start_stop": [{"action": "stop", "trigger": {"type": "cron"}}]}}`, field: "schedules.compute_start_stop[0].trigger.expression", fragment: "five fields"},
+		{name: "script with both", doc: `{"name": "ci-one", "type": "computeinstance", "setup_scripts": {"creation_script": {"path": "a.sh", "command": "echo"}}}`, field: "setup_scripts.creation_script", fragment: "not both"},
+		{name: "script with neither", doc: `{"name": "ci-one", "type": "computeinstance", "setup_scripts": {"startup_script": {"timeout_minutes": 3}}}`, field: "setup_scripts.startup_script", fragment: "path"},
+		{name: "script timeout", doc: `{"name": "ci-one", "type": "computeinstance", "setup_scripts": {"startup_script": {"command": "x", "timeout_minutes": 0}}}`, field: "setup_scripts.startup_script.timeout_minutes", fragment: "between 1 and 1440"},
+		{name: "app image on local", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "rstudio", "image": {"reference": "ghcr.io/azure/rocker-rstudio-ml-verse:latest"}, "endpoints": [{"target": 8787}]}]}`, field: "custom_applications[0].image", fragment: "cannot run container images"},
+		{name: "app named jupyter", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "jupyter", "command": "x", "endpoints": [{"target": 8787}]}]}`, field: "custom_applications[0].name", fragment: "built-in"},
+		{name: "app without endpoints", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x"}]}`, field: "custom_applications[0].endpoints", fragment: "at least one"},
+		{name: "app port", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 70000}]}]}`, field: "custom_applications[0].endpoints[0].target", fragment: "65535"},
+		{name: "published twice", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "a", "command": "x", "endpoints": [{"target": 80}]}, {"name": "b", "command": "y", "endpoints": [{"target": 80}]}]}`, field: "custom_applications[1].endpoints[0].published", fragment: "published by a"},
+		{name: "cpu floor", doc: `{"name": "ci-one", "type": "computeinstance", "idle_cpu_percent_below": 150}`, field: "idle_cpu_percent_below", fragment: "at most 100"},
+		{name: "jobs", doc: `{"name": "ci-one", "type": "computeinstance", "max_concurrent_jobs": 0}`, field: "max_concurrent_jobs", fragment: "between 1 and 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := shoal.DecodeComputeSpec([]byte(tc.doc))
+			if err == nil {
+				_, _, err = shoal.NormalizeComputeSpec(spec, cat, "local")
+			}
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if spec.Type != shoal.ComputeTypeInstance {
+					t.Fatalf("type %q", spec.Type)
+				}
+				if tc.check != nil {
+					tc.check(t, spec)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted; want an error on %s", tc.field)
+			}
+			if shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) != tc.field || !strings.Contains(shoal.ErrorMessage(err), tc.fragment) {
+				t.Fatalf("error %s %q (field %q); want field %q with %q", shoal.ErrorCode(err), shoal.ErrorMessage(err), shoal.ErrorField(err), tc.field, tc.fragment)
+			}
+		})
+	}
+}
+
+func idleIs(m int) func(t *testing.T, s *shoal.ComputeSpec) {
+	return func(t *testing.T, s *shoal.ComputeSpec) {
+		if s.IdleTimeBeforeShutdownMinutes == nil || *s.IdleTimeBeforeShutdownMinutes != m {
+			t.Errorf("idle minutes %v, want %d", s.IdleTimeBeforeShutdownMinutes, m)
+		}
+	}
+}
+
+// What cannot change after creation, and what can.
+func TestInstanceImmutableFields(t *testing.T) {
+	cat := defaultCatalog(t)
+	norm := func(doc string) *shoal.ComputeSpec {
+		s, err := shoal.DecodeComputeSpec([]byte(doc))
+		if err == nil {
+			_, _, err = shoal.NormalizeComputeSpec(s, cat, "local")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := norm(`{"name": "ci-one", "type": "computeinstance"}`)
+	if d := shoal.InstanceImmutableDifferences(base, norm(`{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": 30, "description": "x"}`)); len(d) != 0 {
+		t.Errorf("mutable fields reported immutable: %v", d)
+	}
+	d := shoal.InstanceImmutableDifferences(base, norm(`{"name": "ci-one", "type": "computeinstance", "size": "Standard_D4s_v3", "ssh_public_access_enabled": true, "release_quota_on_stop": true}`))
+	if strings.Join(d, ",") != "size,ssh_public_access_enabled,release_quota_on_stop" {
+		t.Errorf("immutable differences %v", d)
+	}
+}
