@@ -322,9 +322,13 @@ func runKernel(t *testing.T, s *server, token, path, code string) string {
 			t.Fatalf("reading the kernel's answer: %v", err)
 		}
 		var m struct {
-			Header       struct{ MsgType string `json:"msg_type"` } `json:"header"`
-			ParentHeader struct{ MsgID string `json:"msg_id"` }   `json:"parent_header"`
-			Content      struct {
+			Header struct {
+				MsgType string `json:"msg_type"`
+			} `json:"header"`
+			ParentHeader struct {
+				MsgID string `json:"msg_id"`
+			} `json:"parent_header"`
+			Content struct {
 				Data  map[string]any `json:"data"`
 				Ename string         `json:"ename"`
 			} `json:"content"`
