@@ -23,7 +23,7 @@ const (
 // kept one would outlive the application).
 func newHealthClient() *http.Client {
 	return &http.Client{
-		Timeout:       probeTimeout,
+		Timeout: probeTimeout,
 		// No Proxy: an HTTP_PROXY of the host must not see 127.0.0.1.
 		Transport:     &http.Transport{DisableKeepAlives: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -54,15 +54,19 @@ func command(argv []string, dir string, env []string, tree string, out *os.File)
 // stopTree ends a run whose leader is pgid: SIGTERM to its process group
 // and to every process carrying its marker, then, once grace has passed
 // without all of them ending, SIGKILL. It returns the leader's Wait result
-// (from done) after everything is gone.
+// (from done) after everything is gone. With pgid 0 and done nil, it ends
+// what is left of a run whose leader has already gone.
 func stopTree(pgid int, tree string, grace time.Duration, done <-chan error) error {
+	exited := done == nil
+	if exited && len(treeProcs(tree)) == 0 {
+		return nil
+	}
 	signalTree(pgid, tree, syscall.SIGTERM)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 	tick := time.NewTicker(treePoll)
 	defer tick.Stop()
 	var werr error
-	exited := false
 	for !exited || len(treeProcs(tree)) > 0 {
 		select {
 		case werr = <-done:
@@ -91,10 +95,16 @@ func killTree(pgid int, tree string) {
 }
 
 // killGroup SIGKILLs what is left of a process group.
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+func killGroup(pgid int) {
+	if pgid > 0 { // kill(-0) would be the agent's own group
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
 
 func signalTree(pgid int, tree string, sig syscall.Signal) {
-	_ = syscall.Kill(-pgid, sig)
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, sig)
+	}
 	for _, pid := range treeProcs(tree) {
 		_ = syscall.Kill(pid, sig)
 	}

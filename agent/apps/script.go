@@ -49,8 +49,8 @@ type ScriptResult struct {
 // a script leaves running in the background when it succeeds are left
 // alone, as they would be on a virtual machine; they stop with the
 // instance.
-func RunScript(ctx context.Context, s Script, home string, env []string, logPath string) ScriptResult {
-	res := ScriptResult{Log: logPath, Started: time.Now(), ExitCode: -1}
+func RunScript(ctx context.Context, s Script, home string, env []string, logPath string) (res ScriptResult) {
+	res = ScriptResult{Log: logPath, Started: time.Now(), ExitCode: -1}
 	defer func() { res.Ended = time.Now() }()
 	name := s.Name
 	if name == "" {

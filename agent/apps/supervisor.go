@@ -102,6 +102,9 @@ type Supervisor struct {
 type running struct {
 	app  App
 	addr string
+	// tree marks the processes of every run of the application, so that
+	// StopAll also ends what an earlier run left behind.
+	tree string
 
 	pid      int
 	run      int // counts runs, so that a late probe of an old run is ignored
@@ -145,7 +148,7 @@ func (s *Supervisor) Start(app App) error {
 		}
 		app.Port = p
 	}
-	r := &running{app: app, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(app.Port)), since: s.cfg.Clock()}
+	r := &running{app: app, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(app.Port)), tree: newTree(app.Name), since: s.cfg.Clock()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -165,6 +168,9 @@ func (s *Supervisor) Start(app App) error {
 // keep runs r again and again, with backoff, until StopAll.
 func (s *Supervisor) keep(r *running) {
 	defer s.wg.Done()
+	// Stopped while waiting to restart, or after a run that left
+	// processes behind: those go too.
+	defer stopTree(0, r.tree, s.cfg.StopGrace, nil)
 	log := s.cfg.Logger.With("app", r.app.Name)
 	backoff := backoffFirst
 	for {
@@ -208,13 +214,12 @@ func (s *Supervisor) runOnce(r *running) (exit string, stopped bool) {
 		return exit, false
 	}
 	defer logf.Close()
-	tree := newTree(r.app.Name)
 	env := s.cfg.BaseEnv
 	if env == nil {
 		env = os.Environ()
 	}
 	env = append(append(append([]string{}, env...), r.app.Env...), "PORT="+strconv.Itoa(r.app.Port))
-	cmd := command(r.app.Command, s.cfg.Home, env, tree, logf)
+	cmd := command(r.app.Command, s.cfg.Home, env, r.tree, logf)
 	fmt.Fprintf(logf, "== %s: starting %q on port %d at %s\n", r.app.Name, r.app.Command, r.app.Port, time.Now().UTC().Format(time.RFC3339))
 	if err := cmd.Start(); err != nil {
 		exit = "could not start: " + err.Error()
@@ -242,7 +247,7 @@ func (s *Supervisor) runOnce(r *running) (exit string, stopped bool) {
 		ended(exit)
 		return exit, false
 	case <-s.ctx.Done():
-		exit = exitText(stopTree(pid, tree, s.cfg.StopGrace, done))
+		exit = exitText(stopTree(pid, r.tree, s.cfg.StopGrace, done))
 		fmt.Fprintf(logf, "== %s stopped (%s) at %s\n", r.app.Name, exit, time.Now().UTC().Format(time.RFC3339))
 		ended("stopped: " + exit)
 		return exit, true
