@@ -1,42 +1,46 @@
-// Package sshd is the SSH server of a compute instance's agent: users reach
-// their instance with the real OpenSSH client — shells with a terminal,
-// `ssh host command`, port forwarding (`ssh -L`, which VS Code Remote-SSH
-// needs), and scp/sftp. Only public keys are accepted, only for the
-// instance's login (azureuser). Sessions run as the agent's OS user, in
-// the instance's home: on Shoal the agent is the instance's machine.
 package sshd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 )
 
-// Config configures a Server.
+// handshakeTimeout bounds the key exchange and authentication of a new
+// connection, so that half-open or silent clients cannot pile up.
+const handshakeTimeout = 30 * time.Second
+
+// Config configures a Server. Only HostKeyPath is required.
 type Config struct {
-	// Listen is the address to listen on; default 127.0.0.1:0.
+	// Listen is the TCP address to listen on; default 127.0.0.1:0.
 	Listen string
-	// HostKeyPath holds the host key (created when missing).
+	// HostKeyPath is the host key file (OpenSSH private key format). An
+	// ed25519 key is created there (mode 0600) when it is missing, so
+	// that the host key stays the same across stop and start.
 	HostKeyPath string
 	// Username is the only login accepted; default azureuser.
 	Username string
-	// AuthorizedKeys returns the keys allowed in now; called at each
-	// login, so a key set after start takes effect on the next one.
+	// AuthorizedKeys returns the keys allowed in now. It is called at
+	// each login, so keys set or changed after Start take effect on the
+	// next login. Nil allows nobody.
 	AuthorizedKeys func() []ssh.PublicKey
-	// HomeDir is where sessions start and sftp paths are relative to.
+	// HomeDir is where sessions start, HOME in their environment, and
+	// what relative sftp and scp paths are relative to; default the
+	// agent's own home.
 	HomeDir string
-	// Shell runs commands and interactive sessions; default /bin/bash
-	// (/bin/sh when there is no bash).
+	// Shell runs commands and interactive sessions; default /bin/bash,
+	// else /bin/sh.
 	Shell string
-	// Env returns extra environment for each session (the MSI endpoint).
+	// Env returns extra environment for sessions (the managed identity
+	// endpoint, the instance's name). It is called for each session.
 	Env func() []string
-	// Logger receives the server's log.
+	// Logger receives logins, refusals and errors; default discards.
 	Logger *slog.Logger
 	// Now tells the time for LastActivity; default time.Now.
 	Now func() time.Time
@@ -50,48 +54,40 @@ type Server struct {
 	fp   string
 
 	mu       sync.Mutex
-	conns    map[*ssh.ServerConn]int // open channels per connection
-	procs    map[*session]bool
+	conns    map[*conn]struct{}
+	sessions map[*session]struct{}
+	leftover map[int]uint64 // finished sessions that left processes: session id → its leader's start time
 	last     time.Time
 	closed   bool
 	wg       sync.WaitGroup
-	closeErr error
 }
 
-// Start listens and serves in the background.
+// conn is one authenticated SSH connection.
+type conn struct {
+	*ssh.ServerConn
+	// The fields below are guarded by Server.mu.
+	channels int                     // open channels of any type
+	remote   map[string]net.Listener // tcpip-forward listeners by forwardKey
+	gone     bool                    // the connection ended: open no more listeners
+}
+
+// Start listens and serves in the background until Close.
 func Start(cfg Config) (*Server, error) {
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:0"
-	}
-	if cfg.Username == "" {
-		cfg.Username = "azureuser"
-	}
-	if cfg.Shell == "" {
-		cfg.Shell = defaultShell()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.AuthorizedKeys == nil {
-		cfg.AuthorizedKeys = func() []ssh.PublicKey { return nil }
-	}
-	if cfg.HostKeyPath == "" {
-		return nil, errors.New("sshd: a host key path is required")
+	if err := defaults(&cfg); err != nil {
+		return nil, err
 	}
 	signer, err := loadHostKey(cfg.HostKeyPath)
 	if err != nil {
-		return nil, fmt.Errorf("sshd: host key: %w", err)
+		return nil, fmt.Errorf("sshd: host key %s: %w", cfg.HostKeyPath, err)
 	}
-	s := &Server{cfg: cfg, conns: map[*ssh.ServerConn]int{}, procs: map[*session]bool{}, fp: ssh.FingerprintSHA256(signer.PublicKey())}
-	s.conf = &ssh.ServerConfig{
-		PublicKeyCallback: s.checkKey,
-		ServerVersion:     "SSH-2.0-Shoal",
-		MaxAuthTries:      6,
+	s := &Server{
+		cfg:      cfg,
+		fp:       ssh.FingerprintSHA256(signer.PublicKey()),
+		conns:    map[*conn]struct{}{},
+		sessions: map[*session]struct{}{},
+		leftover: map[int]uint64{},
 	}
-	s.conf.AddHostKey(signer)
+	s.conf = s.serverConfig(signer)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("sshd: %w", err)
@@ -103,35 +99,63 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// checkKey accepts the configured login with one of the authorized keys.
-func (s *Server) checkKey(meta ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-	if meta.User() != s.cfg.Username {
-		return nil, fmt.Errorf("user %q may not log in; the login is %s", meta.User(), s.cfg.Username)
+func defaults(cfg *Config) error {
+	if cfg.HostKeyPath == "" {
+		return errors.New("sshd: a host key path is required")
 	}
-	want := key.Marshal()
-	for _, k := range s.cfg.AuthorizedKeys() {
-		if bytes.Equal(k.Marshal(), want) {
-			return &ssh.Permissions{Extensions: map[string]string{"fp": ssh.FingerprintSHA256(key)}}, nil
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Username == "" {
+		cfg.Username = "azureuser"
+	}
+	if cfg.HomeDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("sshd: no home directory given and none known: %w", err)
+		}
+		cfg.HomeDir = home
+	}
+	if st, err := os.Stat(cfg.HomeDir); err != nil || !st.IsDir() {
+		return fmt.Errorf("sshd: the home %s is not a directory", cfg.HomeDir)
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = "/bin/sh"
+		if _, err := os.Stat("/bin/bash"); err == nil {
+			cfg.Shell = "/bin/bash"
 		}
 	}
-	return nil, errors.New("public key not authorized")
+	if cfg.AuthorizedKeys == nil {
+		cfg.AuthorizedKeys = func() []ssh.PublicKey { return nil }
+	}
+	if cfg.Env == nil {
+		cfg.Env = func() []string { return nil }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return nil
 }
 
-// Addr is where the server listens.
+// Addr is the address the server listens on.
 func (s *Server) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
 
-// HostKeyFingerprint is the host key's SHA256 fingerprint, as ssh-keygen
-// -l prints it.
+// HostKeyFingerprint is the host key's fingerprint as `ssh-keygen -l`
+// prints it ("SHA256:..."), for users to check on first connection.
 func (s *Server) HostKeyFingerprint() string { return s.fp }
 
-// ActiveSessions counts open connections that have at least one channel
-// (a shell, a command, a forwarded port, an sftp session).
+// ActiveSessions counts the open connections with at least one open
+// channel (a shell, a command, sftp, a forwarded connection): an idle
+// instance is one nobody uses, and an open SSH session is use.
 func (s *Server) ActiveSessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, ch := range s.conns {
-		if ch > 0 {
+	for c := range s.conns {
+		if c.channels > 0 {
 			n++
 		}
 	}
@@ -139,13 +163,14 @@ func (s *Server) ActiveSessions() int {
 }
 
 // LastActivity is when a connection last opened or closed, or data last
-// moved on one of its channels.
+// moved on one of its channels (Start's time before any).
 func (s *Server) LastActivity() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last
 }
 
+// touch records activity now.
 func (s *Server) touch() {
 	now := s.cfg.Now()
 	s.mu.Lock()
@@ -155,30 +180,35 @@ func (s *Server) touch() {
 	s.mu.Unlock()
 }
 
-// Close stops listening, closes every connection and kills every
-// session's processes.
+// Close stops listening, kills the processes of every session this
+// server started (the instance is going off), closes every connection
+// and waits for their goroutines. It may be called more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.wg.Wait()
 		return nil
 	}
 	s.closed = true
-	conns := make([]*ssh.ServerConn, 0, len(s.conns))
+	var conns []*conn
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	procs := make([]*session, 0, len(s.procs))
-	for p := range s.procs {
-		procs = append(procs, p)
+	var sessions []*session
+	for sess := range s.sessions {
+		sessions = append(sessions, sess)
 	}
+	leftover := s.leftover
+	s.leftover = nil
 	s.mu.Unlock()
 	err := s.ln.Close()
-	for _, p := range procs {
-		p.kill()
+	for _, sess := range sessions {
+		sess.kill()
 	}
+	killLeftovers(leftover)
 	for _, c := range conns {
-		c.Close()
+		_ = c.Close()
 	}
 	s.wg.Wait()
 	return err
@@ -188,8 +218,15 @@ func (s *Server) accept() {
 	defer s.wg.Done()
 	for {
 		nc, err := s.ln.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return
+		}
+		if err != nil {
+			// Out of file descriptors and the like: wait a little rather
+			// than stop serving the instance for good, or spin.
+			s.cfg.Logger.Warn("ssh accept failed", "err", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		s.wg.Add(1)
 		go func() {
@@ -199,76 +236,100 @@ func (s *Server) accept() {
 	}
 }
 
-// serveConn runs one SSH connection.
+// serveConn runs one SSH connection to its end.
 func (s *Server) serveConn(nc net.Conn) {
-	_ = nc.SetDeadline(time.Now().Add(30 * time.Second)) // the handshake
-	conn, chans, reqs, err := ssh.NewServerConn(nc, s.conf)
+	defer nc.Close()
+	// A network deadline is wall-clock time by nature, not Config.Now's.
+	_ = nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	sc, chans, reqs, err := ssh.NewServerConn(nc, s.conf)
 	if err != nil {
-		s.cfg.Logger.Info("ssh login refused", "remote", nc.RemoteAddr().String(), "err", err)
-		nc.Close()
+		s.cfg.Logger.Info("ssh connection refused", "remote", nc.RemoteAddr().String(), "err", err)
 		return
 	}
 	_ = nc.SetDeadline(time.Time{})
+	c := &conn{ServerConn: sc, remote: map[string]net.Listener{}}
+	if !s.addConn(c) {
+		_ = sc.Close()
+		go ssh.DiscardRequests(reqs)
+		for nch := range chans {
+			_ = nch.Reject(ssh.ResourceShortage, "the server is shutting down")
+		}
+		return
+	}
+	s.cfg.Logger.Info("ssh login", "user", sc.User(), "remote", sc.RemoteAddr().String(), "key", sc.Permissions.Extensions[extFingerprint])
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.globalRequests(c, reqs, &wg)
+	}()
+	for nch := range chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.openChannel(c, nch)
+		}()
+	}
+	// The connection is gone: its remote forwards go with it, and its
+	// channels' goroutines end as their channels are now closed.
+	s.closeRemoteForwards(c)
+	wg.Wait()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.touch()
+	s.cfg.Logger.Info("ssh logout", "user", sc.User(), "remote", sc.RemoteAddr().String())
+}
+
+func (s *Server) addConn(c *conn) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		conn.Close()
-		return
+		return false
 	}
-	s.conns[conn] = 0
+	s.conns[c] = struct{}{}
 	s.mu.Unlock()
 	s.touch()
-	s.cfg.Logger.Info("ssh login", "user", conn.User(), "remote", conn.RemoteAddr().String(), "key", conn.Permissions.Extensions["fp"])
-	go s.globalRequests(reqs)
-	var wg sync.WaitGroup
-	for nch := range chans {
-		switch nch.ChannelType() {
-		case "session":
-			ch, creqs, err := nch.Accept()
-			if err != nil {
-				continue
-			}
-			s.channelOpened(conn, 1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer s.channelOpened(conn, -1)
-				s.serveSession(ch, creqs)
-			}()
-		case "direct-tcpip":
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s.forward(conn, nch)
-			}()
-		default:
-			_ = nch.Reject(ssh.UnknownChannelType, "unsupported channel type "+nch.ChannelType())
-		}
+	return true
+}
+
+// openChannel serves a channel the client opens.
+func (s *Server) openChannel(c *conn, nch ssh.NewChannel) {
+	switch nch.ChannelType() {
+	case "session":
+		s.serveSession(c, nch)
+	case "direct-tcpip":
+		s.directTCPIP(c, nch)
+	case "direct-streamlocal@openssh.com":
+		s.directStreamLocal(c, nch)
+	default:
+		_ = nch.Reject(ssh.UnknownChannelType, "unsupported channel type "+nch.ChannelType())
 	}
-	wg.Wait()
+}
+
+// channelOpened counts a channel opening (+1) or closing (-1).
+func (s *Server) channelOpened(c *conn, delta int) {
 	s.mu.Lock()
-	delete(s.conns, conn)
+	c.channels += delta
 	s.mu.Unlock()
 	s.touch()
 }
 
-func (s *Server) channelOpened(conn *ssh.ServerConn, delta int) {
-	s.mu.Lock()
-	if _, ok := s.conns[conn]; ok {
-		s.conns[conn] += delta
-	}
-	s.mu.Unlock()
-	s.touch()
-}
-
-// globalRequests answers keepalives; remote forwarding is refused.
-func (s *Server) globalRequests(reqs <-chan *ssh.Request) {
+// globalRequests answers the connection-wide requests: keepalives (so
+// that ServerAliveInterval works) and remote forwarding.
+func (s *Server) globalRequests(c *conn, reqs <-chan *ssh.Request, wg *sync.WaitGroup) {
 	for r := range reqs {
+		ok, payload := false, []byte(nil)
 		switch r.Type {
 		case "keepalive@openssh.com":
-			_ = r.Reply(true, nil)
-		default:
-			_ = r.Reply(false, nil)
+			ok = true
+		case "tcpip-forward":
+			ok, payload = s.remoteForward(c, r.Payload, wg)
+		case "cancel-tcpip-forward":
+			ok = s.cancelRemoteForward(c, r.Payload)
+		}
+		if r.WantReply {
+			_ = r.Reply(ok, payload)
 		}
 	}
 }

@@ -1,357 +1,323 @@
 package sshd
 
 import (
-	"encoding/binary"
-	"errors"
-	"io"
+	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 
-	"github.com/creack/pty"
-	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
 // session is one "session" channel: a shell, a command or sftp.
 type session struct {
-	s   *Server
-	ch  ssh.Channel
-	env []string
+	s  *Server
+	c  *conn
+	ch ssh.Channel
+	wg sync.WaitGroup // the goroutines serving the program and its I/O
 
 	mu      sync.Mutex
-	term    string
-	winsize *pty.Winsize
-	ptyFile *os.File
-	cmd     *exec.Cmd
-	started bool
+	env     []string // variables the client sent and we accept
+	term    string   // from pty-req
+	winsize *winsize // from pty-req and window-change; nil: no terminal
+	prog    *program // the running shell or command; nil before, or for sftp
+	started bool     // shell, exec or subsystem accepted: the channel runs one thing
+	ended   bool     // hung up or killed: start nothing any more
+	done    chan struct{}
 }
 
 // serveSession answers a session channel's requests until it closes.
-func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
-	sess := &session{s: s, ch: ch}
+func (s *Server) serveSession(c *conn, nch ssh.NewChannel) {
+	ch, reqs, err := nch.Accept()
+	if err != nil {
+		return
+	}
+	sess := &session{s: s, c: c, ch: ch, done: make(chan struct{})}
 	s.mu.Lock()
-	s.procs[sess] = true
+	closed := s.closed
+	if !closed {
+		s.sessions[sess] = struct{}{}
+	}
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.procs, sess)
-		s.mu.Unlock()
-		sess.kill()
-	}()
+	if closed {
+		_ = ch.Close()
+		ssh.DiscardRequests(reqs)
+		return
+	}
+	s.channelOpened(c, 1)
 	for req := range reqs {
-		ok := false
-		switch req.Type {
-		case "env":
-			var kv struct{ Name, Value string }
-			if ssh.Unmarshal(req.Payload, &kv) == nil && allowedEnv(kv.Name) {
-				sess.env = append(sess.env, kv.Name+"="+kv.Value)
-				ok = true
-			}
-		case "pty-req":
-			var p struct {
-				Term          string
-				Cols, Rows    uint32
-				Width, Height uint32
-				Modes         string
-			}
-			if ssh.Unmarshal(req.Payload, &p) == nil {
-				sess.mu.Lock()
-				sess.term, sess.winsize = p.Term, &pty.Winsize{Cols: uint16(p.Cols), Rows: uint16(p.Rows)}
-				sess.mu.Unlock()
-				ok = true
-			}
-		case "window-change":
-			var w struct{ Cols, Rows, Width, Height uint32 }
-			if ssh.Unmarshal(req.Payload, &w) == nil {
-				sess.resize(uint16(w.Cols), uint16(w.Rows))
-				ok = true
-			}
-		case "shell", "exec":
-			var command string
-			if req.Type == "exec" {
-				var p struct{ Command string }
-				if ssh.Unmarshal(req.Payload, &p) != nil {
-					break
-				}
-				command = p.Command
-			}
-			ok = sess.start(func() { sess.run(command) })
-		case "subsystem":
-			var p struct{ Name string }
-			if ssh.Unmarshal(req.Payload, &p) == nil && p.Name == "sftp" {
-				ok = sess.start(sess.sftp)
-			}
-		case "signal":
-			var p struct{ Signal string }
-			if ssh.Unmarshal(req.Payload, &p) == nil {
-				sess.signal(p.Signal)
-				ok = true
-			}
-		}
+		ok, then := sess.handle(req)
 		if req.WantReply {
 			_ = req.Reply(ok, nil)
 		}
+		// The program's output starts flowing only after the reply, so
+		// that its exit status can never overtake the reply.
+		if then != nil {
+			then()
+		}
 	}
+	// The channel is closed: by us once the program ended, or by the
+	// client (or with the connection) while it runs. The connection need
+	// not wait for the program's end (a nohup'd command may outlive the
+	// hangup): the server does, and Close kills it.
+	s.channelOpened(c, -1)
+	s.wg.Add(1) // s.wg counts this goroutine's connection: not zero
+	go func() {
+		defer s.wg.Done()
+		sess.hangup()
+		sess.wg.Wait()
+		s.mu.Lock()
+		delete(s.sessions, sess)
+		s.mu.Unlock()
+	}()
 }
 
-// allowedEnv says which variables a client may set, as OpenSSH's
-// default AcceptEnv does (locale), plus TERM-like harmless ones.
-func allowedEnv(name string) bool {
-	return name == "LANG" || strings.HasPrefix(name, "LC_") || name == "TZ" || name == "COLORTERM"
-}
-
-// start runs fn once per session.
-func (sess *session) start(fn func()) bool {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.started {
-		return false
+// handle answers one channel request; then, when not nil, is to run
+// after the reply.
+func (sess *session) handle(req *ssh.Request) (ok bool, then func()) {
+	switch req.Type {
+	case "env":
+		var kv struct{ Name, Value string }
+		if ssh.Unmarshal(req.Payload, &kv) != nil || !acceptedEnv(kv.Name) {
+			return false, nil
+		}
+		sess.mu.Lock()
+		sess.env = append(sess.env, kv.Name+"="+kv.Value)
+		sess.mu.Unlock()
+		return true, nil
+	case "pty-req":
+		var p struct {
+			Term                 string
+			Cols, Rows, Wpx, Hpx uint32
+			Modes                string
+		}
+		if ssh.Unmarshal(req.Payload, &p) != nil {
+			return false, nil
+		}
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if sess.started {
+			return false, nil
+		}
+		sess.term, sess.winsize = p.Term, &winsize{cols: p.Cols, rows: p.Rows}
+		return true, nil
+	case "window-change":
+		var w struct{ Cols, Rows, Wpx, Hpx uint32 }
+		if ssh.Unmarshal(req.Payload, &w) != nil {
+			return false, nil
+		}
+		sess.resize(w.Cols, w.Rows)
+		return true, nil
+	case "shell":
+		return sess.start("")
+	case "exec":
+		var p struct{ Command string }
+		if ssh.Unmarshal(req.Payload, &p) != nil {
+			return false, nil
+		}
+		return sess.start(p.Command)
+	case "subsystem":
+		var p struct{ Name string }
+		if ssh.Unmarshal(req.Payload, &p) != nil || p.Name != "sftp" {
+			return false, nil
+		}
+		return sess.startSFTP()
+	case "signal":
+		var p struct{ Signal string }
+		if ssh.Unmarshal(req.Payload, &p) != nil {
+			return false, nil
+		}
+		return sess.signal(p.Signal), nil
 	}
-	sess.started = true
-	go fn()
-	return true
+	// x11-req, auth-agent-req@openssh.com and the like are not offered.
+	return false, nil
 }
 
-// environ is the session's environment.
-func (sess *session) environ() []string {
+// acceptedEnv says which variables a client may set: the locale, as
+// OpenSSH's stock AcceptEnv, and a few equally harmless ones. Anything
+// else (PATH, LD_PRELOAD...) stays the server's business.
+func acceptedEnv(name string) bool {
+	switch name {
+	case "LANG", "LANGUAGE", "TZ", "COLORTERM":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_") && !strings.ContainsAny(name, "=\x00")
+}
+
+// environ is the environment of the session's program: the agent's
+// PATH and LANG, the configured extra variables, the client's accepted
+// ones, then the login's own (which nothing overrides). The caller holds
+// sess.mu.
+func (sess *session) environ(tty string) []string {
 	cfg := sess.s.cfg
-	env := []string{
-		"HOME=" + cfg.HomeDir, "USER=" + cfg.Username, "LOGNAME=" + cfg.Username, "SHELL=" + cfg.Shell,
-		"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"),
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
 	}
-	if v := os.Getenv("LANG"); v != "" {
+	env := []string{"PATH=" + path}
+	if v, ok := os.LookupEnv("LANG"); ok {
 		env = append(env, "LANG="+v)
 	}
-	if cfg.Env != nil {
-		env = append(env, cfg.Env()...)
-	}
-	sess.mu.Lock()
-	if sess.term != "" {
-		env = append(env, "TERM="+sess.term)
-	}
-	sess.mu.Unlock()
-	return append(env, sess.env...)
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-// run runs a command (or a login shell when command is empty) and sends
-// its exit status.
-func (sess *session) run(command string) {
-	cfg := sess.s.cfg
-	var cmd *exec.Cmd
-	if command == "" {
-		cmd = exec.Command(cfg.Shell, "-l")
-	} else {
-		cmd = exec.Command(cfg.Shell, "-c", command)
-	}
-	cmd.Dir, cmd.Env = cfg.HomeDir, sess.environ()
-	sess.mu.Lock()
-	ws := sess.winsize
-	sess.mu.Unlock()
-	var err error
-	if ws != nil {
-		err = sess.runPTY(cmd, ws)
-	} else {
-		err = sess.runPipes(cmd)
-	}
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			_, _ = sess.ch.SendRequest("exit-signal", false, ssh.Marshal(struct {
-				Signal     string
-				CoreDumped bool
-				Msg, Lang  string
-			}{Signal: signalName(st.Signal())}))
-			sess.ch.Close()
-			return
+	env = append(env, cfg.Env()...)
+	env = append(env, sess.env...)
+	term := sess.term
+	client, _, _ := net.SplitHostPort(sess.c.RemoteAddr().String())
+	clientPort := portOf(sess.c.RemoteAddr())
+	server, serverPort := hostOf(sess.c.LocalAddr()), portOf(sess.c.LocalAddr())
+	env = append(env,
+		"HOME="+cfg.HomeDir, "USER="+cfg.Username, "LOGNAME="+cfg.Username, "SHELL="+cfg.Shell,
+		"SSH_CLIENT="+client+" "+clientPort+" "+serverPort,
+		"SSH_CONNECTION="+client+" "+clientPort+" "+server+" "+serverPort,
+	)
+	if tty != "" {
+		if term == "" {
+			term = "dumb"
 		}
-		code = ee.ExitCode()
+		env = append(env, "TERM="+term, "SSH_TTY="+tty)
+	}
+	return env
+}
+
+func hostOf(a net.Addr) string {
+	h, _, _ := net.SplitHostPort(a.String())
+	return h
+}
+
+func portOf(a net.Addr) string {
+	_, p, _ := net.SplitHostPort(a.String())
+	return p
+}
+
+// start runs the shell (command "") or a command, once per channel. The
+// process starts here, under the lock, so that a hangup or kill either
+// sees it or prevents it.
+func (sess *session) start(command string) (bool, func()) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.started || sess.ended {
+		return false, nil
+	}
+	sess.started = true
+	prog, err := sess.launch(command)
+	if err != nil {
+		// As sshd does when the shell cannot run: say why, exit 127.
+		return true, sess.async(func() {
+			_, _ = sess.ch.Stderr().Write([]byte("shoal sshd: " + err.Error() + "\n"))
+			sess.finish(nil)
+			sess.exit(exitCode(127))
+		})
+	}
+	sess.prog = prog
+	return true, sess.async(func() { sess.exit(sess.run(prog)) })
+}
+
+// async returns a func that runs fn on a goroutine the session waits for.
+func (sess *session) async(fn func()) func() {
+	return func() {
+		sess.wg.Add(1)
+		go func() {
+			defer sess.wg.Done()
+			fn()
+		}()
+	}
+}
+
+// finish marks the program as over, by itself. What it left running on
+// purpose is noted, for Close to end with the instance.
+func (sess *session) finish(prog *program) {
+	if prog != nil {
+		if members := sessionMembers(prog.pid()); len(members) > 0 && prog.startTime != 0 {
+			sess.s.mu.Lock()
+			if sess.s.leftover != nil {
+				sess.s.leftover[prog.pid()] = prog.startTime
+			}
+			sess.s.mu.Unlock()
+		}
+	}
+	close(sess.done)
+}
+
+// exit sends the program's end to the client and closes the channel,
+// which ends the request loop.
+func (sess *session) exit(st exitStatus) {
+	_ = sess.ch.CloseWrite()
+	if st.signal != "" {
+		_, _ = sess.ch.SendRequest("exit-signal", false, ssh.Marshal(struct {
+			Signal     string
+			CoreDumped bool
+			Msg, Lang  string
+		}{Signal: st.signal, CoreDumped: st.core}))
+	} else {
+		_, _ = sess.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{st.code}))
+	}
+	_ = sess.ch.Close()
+}
+
+// hangup ends a session whose channel closed while its program still
+// runs, as a terminal hangup would: SIGHUP (with SIGCONT, so stopped jobs
+// see it) to every process of the session, then SIGKILL for those that
+// neither exited nor ignore SIGHUP. Processes started with nohup survive,
+// as they would on a machine.
+func (sess *session) hangup() {
+	sess.mu.Lock()
+	sess.ended = true
+	prog := sess.prog
+	sess.mu.Unlock()
+	if prog == nil {
+		return // never started, or sftp: nothing runs apart from the channel
+	}
+	select {
+	case <-sess.done:
+		return // the program ended by itself; its leftovers are on purpose
 	default:
-		_, _ = io.WriteString(sess.ch.Stderr(), "shoal sshd: "+err.Error()+"\n")
-		code = 127
 	}
-	status := make([]byte, 4)
-	binary.BigEndian.PutUint32(status, uint32(code))
-	_, _ = sess.ch.SendRequest("exit-status", false, status)
-	sess.ch.Close()
+	pid := prog.pid()
+	signalSession(pid, syscall.SIGHUP, nil)
+	signalSession(pid, syscall.SIGCONT, nil)
+	waitHangup(pid)
+	signalSession(pid, syscall.SIGKILL, ignoresHangup)
+	prog.closeIO() // whoever still holds the program's output, we are done reading it
 }
 
-// runPTY runs cmd on a new terminal in its own session.
-func (sess *session) runPTY(cmd *exec.Cmd, ws *pty.Winsize) error {
-	f, err := pty.StartWithSize(cmd, ws)
-	if err != nil {
-		return err
-	}
+// kill ends the session's processes at once: the server closes.
+func (sess *session) kill() {
 	sess.mu.Lock()
-	sess.ptyFile, sess.cmd = f, cmd
+	sess.ended = true
+	prog := sess.prog
 	sess.mu.Unlock()
-	go func() {
-		_, _ = io.Copy(f, activity{sess.s, sess.ch})
-	}()
-	_, _ = io.Copy(activityWriter{sess.s, sess.ch}, f) // ends with EIO when the shell exits
-	err = cmd.Wait()
-	f.Close()
-	return err
+	if prog != nil {
+		signalSession(prog.pid(), syscall.SIGKILL, nil)
+		prog.closeIO()
+	}
 }
 
-// runPipes runs cmd with the channel as stdin, stdout and stderr, in its
-// own process group.
-func (sess *session) runPipes(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	sess.mu.Lock()
-	sess.cmd = cmd
-	sess.mu.Unlock()
-	go func() {
-		_, _ = io.Copy(stdin, activity{sess.s, sess.ch})
-		stdin.Close()
-	}()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _, _ = io.Copy(activityWriter{sess.s, sess.ch}, stdout) }()
-	go func() { defer wg.Done(); _, _ = io.Copy(sess.ch.Stderr(), stderr) }()
-	wg.Wait()
-	return cmd.Wait()
-}
-
-// sftp serves the sftp subsystem from the home directory (which is also
-// where scp, which speaks sftp in OpenSSH 9, puts files).
-func (sess *session) sftp() {
-	srv, err := sftp.NewServer(activityRW{sess.s, sess.ch}, sftp.WithServerWorkingDirectory(sess.s.cfg.HomeDir))
-	if err != nil {
-		sess.ch.Close()
-		return
-	}
-	err = srv.Serve()
-	code := 0
-	if err != nil && !errors.Is(err, io.EOF) {
-		code = 1
-	}
-	status := make([]byte, 4)
-	binary.BigEndian.PutUint32(status, uint32(code))
-	_, _ = sess.ch.SendRequest("exit-status", false, status)
-	srv.Close()
-	sess.ch.Close()
-}
-
-func (sess *session) resize(cols, rows uint16) {
+// resize applies a window change, to the terminal if there is one yet.
+func (sess *session) resize(cols, rows uint32) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.winsize != nil {
-		sess.winsize.Cols, sess.winsize.Rows = cols, rows
+		sess.winsize.cols, sess.winsize.rows = cols, rows
 	}
-	if sess.ptyFile != nil {
-		_ = pty.Setsize(sess.ptyFile, &pty.Winsize{Cols: cols, Rows: rows})
+	if sess.prog != nil && sess.prog.master != nil {
+		_ = setWinsize(sess.prog.master, winsize{cols: cols, rows: rows})
 	}
 }
 
-// kill ends the session's processes: its whole process group.
-func (sess *session) kill() {
+// signal delivers a client's signal ("INT", "TERM"...) to the program's
+// foreground process group, as a terminal's ^C would.
+func (sess *session) signal(name string) bool {
+	sig, ok := signalNames()[name]
 	sess.mu.Lock()
-	cmd := sess.cmd
+	prog := sess.prog
 	sess.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Process.Kill()
+	if !ok || prog == nil {
+		return false
 	}
-}
-
-var signals = map[string]syscall.Signal{
-	"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "HUP": syscall.SIGHUP,
-	"QUIT": syscall.SIGQUIT, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2,
-}
-
-func (sess *session) signal(name string) {
-	sig, ok := signals[name]
-	if !ok {
-		return
+	select {
+	case <-sess.done:
+		return false
+	default:
 	}
-	sess.mu.Lock()
-	cmd := sess.cmd
-	sess.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, sig)
-	}
+	return syscall.Kill(-prog.foreground(), sig) == nil
 }
-
-func signalName(sig syscall.Signal) string {
-	for n, s := range signals {
-		if s == sig {
-			return n
-		}
-	}
-	return "KILL"
-}
-
-func defaultShell() string {
-	if _, err := os.Stat("/bin/bash"); err == nil {
-		return "/bin/bash"
-	}
-	return "/bin/sh"
-}
-
-// activity and friends note data moving on a channel as activity.
-type activity struct {
-	s *Server
-	r io.Reader
-}
-
-func (a activity) Read(p []byte) (int, error) {
-	n, err := a.r.Read(p)
-	if n > 0 {
-		a.s.touch()
-	}
-	return n, err
-}
-
-type activityWriter struct {
-	s *Server
-	w io.Writer
-}
-
-func (a activityWriter) Write(p []byte) (int, error) {
-	a.s.touch()
-	return a.w.Write(p)
-}
-
-type activityRW struct {
-	s  *Server
-	ch ssh.Channel
-}
-
-func (a activityRW) Read(p []byte) (int, error) {
-	n, err := a.ch.Read(p)
-	if n > 0 {
-		a.s.touch()
-	}
-	return n, err
-}
-
-func (a activityRW) Write(p []byte) (int, error) { a.s.touch(); return a.ch.Write(p) }
-func (a activityRW) Close() error                { return a.ch.Close() }
