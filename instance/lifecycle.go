@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/instance/schedule"
 )
 
 // Pending steps of an instance (shoal.InstanceStatus.Pending).
@@ -55,21 +56,9 @@ type Input struct {
 	// ProxyLastRequest is when the application proxy last carried a
 	// request to the instance.
 	ProxyLastRequest time.Time
-	// Schedules are the instance's compiled schedules (see
-	// instance/schedule), in the order of the spec.
-	Schedules []Schedule
-}
-
-// Schedule is a compiled start/stop schedule.
-type Schedule interface {
-	// Due returns the latest firing in (last, now], if any.
-	Due(last, now time.Time) (time.Time, bool)
-	// Action is shoal.ScheduleActionStart or shoal.ScheduleActionStop.
-	Action() string
-	// Enabled reports whether the schedule fires at all.
-	Enabled() bool
-	// String describes the schedule for events.
-	String() string
+	// Schedules are the instance's compiled schedules, in the order of
+	// the spec.
+	Schedules []*schedule.Schedule
 }
 
 // Output is what to do for one instance.
@@ -91,7 +80,7 @@ type Event struct{ Kind, Reason string }
 // carried out: a firing missed while the server was down runs once at
 // start-up if it is at most this old, and is dropped (with an event)
 // otherwise.
-const MissedFiringMaxAge = 12 * time.Hour
+const MissedFiringMaxAge = schedule.MissedFiringMaxAge
 
 // Step decides what to do for one instance at now.
 func Step(in Input, now time.Time, cfg Config) Output {

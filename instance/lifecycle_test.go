@@ -154,17 +154,13 @@ func TestCustomAppNeverIdle(t *testing.T) {
 	}
 }
 
-func schedules(t *testing.T, list ...*shoal.ComputeStartStopSchedule) []instance.Schedule {
+func schedules(t *testing.T, list ...*shoal.ComputeStartStopSchedule) []*schedule.Schedule {
 	t.Helper()
 	compiled, err := schedule.CompileAll(&shoal.ComputeSchedules{ComputeStartStop: list})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]instance.Schedule, len(compiled))
-	for i, c := range compiled {
-		out[i] = c
-	}
-	return out
+	return compiled
 }
 
 func cron(action, expr, tz string) *shoal.ComputeStartStopSchedule {

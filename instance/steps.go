@@ -1,11 +1,11 @@
 package instance
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/instance/idle"
+	"github.com/shoal-ml/shoal/instance/schedule"
 )
 
 // scheduleStep fires the instance's schedules: of the firings due since
@@ -29,22 +29,12 @@ func scheduleStep(in Input, st *shoal.InstanceStatus, now time.Time, emit func(s
 	}
 	t := now
 	st.SchedulesCheckedAt = &t
-	var best Schedule
-	var at time.Time
-	idx := 0
-	for i, s := range in.Schedules {
-		if !s.Enabled() {
-			continue
-		}
-		if f, ok := s.Due(last, now); ok && !f.Before(at) {
-			best, at, idx = s, f, i
-		}
-	}
-	if best == nil {
+	f, ok := schedule.Decide(in.Schedules, last, now, MissedFiringMaxAge)
+	if !ok {
 		return
 	}
-	desc := scheduleDesc(idx, best, at)
-	if now.Sub(at) > MissedFiringMaxAge {
+	desc, at := f.Reason, f.At
+	if f.Stale {
 		emit("schedule_missed", "%s while the server was down, more than %s ago: not carried out", desc, MissedFiringMaxAge)
 		return
 	}
@@ -52,7 +42,7 @@ func scheduleStep(in Input, st *shoal.InstanceStatus, now time.Time, emit func(s
 	if now.Sub(at) > 2*time.Minute {
 		late = " (missed while the server was down; carried out once now)"
 	}
-	switch best.Action() {
+	switch f.Action {
 	case shoal.ScheduleActionStop:
 		if st.Pending == PendingStop {
 			return
@@ -78,12 +68,6 @@ func scheduleStep(in Input, st *shoal.InstanceStatus, now time.Time, emit func(s
 		}
 	}
 }
-
-func scheduleDesc(idx int, s Schedule, at time.Time) string {
-	return "schedule " + itoa(idx+1) + " (" + s.String() + ") fired at " + at.Format("2006-01-02 15:04 MST")
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // idleStep keeps a running instance's idle clock and shuts it down when
 // it has been idle long enough.

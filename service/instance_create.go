@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/instance"
 	"github.com/shoal-ml/shoal/instance/schedule"
 )
 
@@ -138,7 +139,7 @@ func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Wo
 		st.LastOperation = &shoal.LastOperation{OperationName: shoal.OperationCreate, OperationTime: now, OperationStatus: shoal.OperationSucceeded, OperationTrigger: shoal.TriggerUser}
 	} else {
 		st.State = shoal.InstanceCreating
-		st.Pending, st.PendingOperation, st.PendingTrigger = pendingStart, shoal.OperationCreate, shoal.TriggerUser
+		st.Pending, st.PendingOperation, st.PendingTrigger = instance.PendingStart, shoal.OperationCreate, shoal.TriggerUser
 		st.LastOperation = &shoal.LastOperation{OperationName: shoal.OperationCreate, OperationTime: now, OperationStatus: shoal.OperationInProgress, OperationTrigger: shoal.TriggerUser}
 	}
 	c := &shoal.Compute{

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/instance"
 )
 
 // Instance operations, as `az ml compute start|stop|restart` and the
@@ -66,7 +67,7 @@ func startHint(c *shoal.Compute) string {
 func (s *Services) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) error {
 	st := c.Instance
 	if st.State != shoal.InstanceStopped {
-		if st.Pending == pendingStart {
+		if st.Pending == instance.PendingStart {
 			return nil // already starting
 		}
 		return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; only a stopped instance can be started", c.Name, st.State)
@@ -76,9 +77,7 @@ func (s *Services) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) e
 			return err
 		}
 	}
-	now := tx.Now()
-	st.State, st.Pending, st.PendingOperation, st.PendingTrigger = shoal.InstanceStarting, pendingStart, shoal.OperationStart, trigger
-	st.LastOperation = &shoal.LastOperation{OperationName: shoal.OperationStart, OperationTime: now, OperationStatus: shoal.OperationInProgress, OperationTrigger: trigger}
+	instance.RequestStart(st, trigger, tx.Now())
 	return nil
 }
 
@@ -96,13 +95,7 @@ func requestStop(tx shoal.Tx, c *shoal.Compute, op, trigger string) error {
 	default:
 		return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s", c.Name, st.State)
 	}
-	now := tx.Now()
-	st.Pending, st.PendingOperation, st.PendingTrigger = pendingStop, op, trigger
-	st.State = shoal.InstanceStopping
-	if op == shoal.OperationRestart {
-		st.State = shoal.InstanceRestarting
-	}
-	st.LastOperation = &shoal.LastOperation{OperationName: op, OperationTime: now, OperationStatus: shoal.OperationInProgress, OperationTrigger: trigger}
+	instance.RequestStop(st, op, trigger, tx.Now())
 	return nil
 }
 

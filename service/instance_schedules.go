@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/instance"
 	"github.com/shoal-ml/shoal/instance/idle"
 	"github.com/shoal-ml/shoal/instance/schedule"
 )
@@ -13,12 +12,12 @@ import (
 // they were compiled from.
 type compiledSchedules struct {
 	key  string
-	list []instance.Schedule
+	list []*schedule.Schedule
 }
 
 // compiledSchedules compiles an instance's schedules, once per change of
 // its spec.
-func (c *Controller) compiledSchedules(comp *shoal.Compute) []instance.Schedule {
+func (c *Controller) compiledSchedules(comp *shoal.Compute) []*schedule.Schedule {
 	if comp.Schedules == nil || len(comp.Schedules.ComputeStartStop) == 0 {
 		return nil
 	}
@@ -36,15 +35,11 @@ func (c *Controller) compiledSchedules(comp *shoal.Compute) []instance.Schedule 
 		c.s.log.Warn("an instance's schedules do not compile", "instance", comp.Name, "err", err)
 		return nil
 	}
-	out := make([]instance.Schedule, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
 	if c.schedules == nil {
 		c.schedules = map[string]compiledSchedules{}
 	}
-	c.schedules[key] = compiledSchedules{key: spec, list: out}
-	return out
+	c.schedules[key] = compiledSchedules{key: spec, list: list}
+	return list
 }
 
 func jsonKey(v any) string {

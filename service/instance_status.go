@@ -13,12 +13,6 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// Pending steps of an instance (InstanceStatus.Pending).
-const (
-	pendingStart = "start"
-	pendingStop  = "stop"
-)
-
 // instanceHub keeps, in memory, what each instance's agent reported last
 // and when its application proxy last carried a request: they change on
 // every heartbeat and are not worth a write each. Keyed by computeKey.
