@@ -141,9 +141,12 @@ type RankReport struct {
 	State    string `json:"state"`
 	ExitCode *int   `json:"exit_code,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-	// EndTime is when the rank ended on the node, for a final state: a
-	// result reported late (the server was away) keeps its real end.
-	EndTime *time.Time `json:"end_time,omitempty"`
+	// StartTime and EndTime are when the rank's processes started and
+	// ended on the node, for a final state: a result reported late (the
+	// server was away, or the job ended before its Running report got
+	// through) keeps its real times.
+	StartTime *time.Time `json:"start_time,omitempty"`
+	EndTime   *time.Time `json:"end_time,omitempty"`
 }
 
 // Node roles: what a node is for. Cluster nodes have none.

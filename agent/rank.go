@@ -98,6 +98,7 @@ func (r *rankRun) run(ctx context.Context) {
 	r.run_ = run
 	r.mu.Unlock()
 	started := time.Since(t0)
+	startedAt := r.a.now()
 	// Running is reported while the processes run: a server that is away
 	// must not hold the rank up, and the final report supersedes it.
 	runningCtx, stopRunning := context.WithCancel(ctx)
@@ -117,6 +118,13 @@ func (r *rankRun) run(ctx context.Context) {
 	res := run.Wait()
 	stopShip()
 	<-shipped
+	// A quick job may end before its Running report is through: give the
+	// report a moment (the server records the start), then give up on it
+	// — the final report carries the start time too.
+	select {
+	case <-reported:
+	case <-time.After(runningReportGrace):
+	}
 	stopRunning()
 	<-reported
 	if r.msi != nil {
@@ -126,7 +134,7 @@ func (r *rankRun) run(ctx context.Context) {
 	end := r.a.now()
 	r.finish(ctx, &pendingResult{
 		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset,
-		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, EndTime: &end},
+		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
 }
@@ -177,6 +185,10 @@ func stateFor(reason string, code int) string {
 }
 
 func intPtr(i int) *int { return &i }
+
+// runningReportGrace is how long a rank that has ended waits for its
+// Running report to get through before its final report goes.
+const runningReportGrace = 2 * time.Second
 
 // fail ends a rank that never ran its command.
 func (r *rankRun) fail(ctx context.Context, logPath, reason string) {

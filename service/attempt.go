@@ -59,6 +59,18 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		if !ok {
 			return nil, shoal.FieldErrorf("state", "unknown rank state %q", rep.State)
 		}
+		if rs.StartTime == nil && rep.StartTime != nil && !rep.StartTime.After(now) {
+			// Its Running report never got through: the node says when
+			// it started.
+			st := rep.StartTime.UTC()
+			rs.StartTime = &st
+			if a.StartTime == nil {
+				a.StartTime = &st
+			}
+			if j.StartTime == nil {
+				j.StartTime = &st
+			}
+		}
 		end := now
 		if rep.EndTime != nil && !rep.EndTime.After(now) && (rs.StartTime == nil || !rep.EndTime.Before(*rs.StartTime)) {
 			// Reported late (the server was away): keep when it really ended.

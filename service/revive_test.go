@@ -87,3 +87,31 @@ func TestFirstSyncOfANewAgent(t *testing.T) {
 		h.wantJob("j1", shoal.JobRunning)
 	})
 }
+
+// A job that ended before its Running report got through keeps the start
+// time its node reports.
+func TestFinalReportCarriesTheStartTime(t *testing.T) {
+	h := newHarness(t, leaseConfig)
+	h.compute("cpu", 0, 1, 120)
+	h.submit("j1", "cpu", 1, "")
+	h.step(0)
+	node := oneNode(t, h)
+	h.step(0)
+	tasks := h.syncStart(node)
+	if len(tasks) != 1 {
+		t.Fatalf("tasks %v", tasks)
+	}
+	started := h.clock.Now()
+	h.clock.Advance(time.Second)
+	ended, code := h.clock.Now(), 0
+	if _, err := h.svc.ReportRank(h.ctx, node, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &code, StartTime: &started, EndTime: &ended}); err != nil {
+		t.Fatal(err)
+	}
+	j := h.wantJob("j1", shoal.JobCompleted)
+	if j.StartTime == nil || !j.StartTime.Equal(started) {
+		t.Fatalf("job start time %v, want %v", j.StartTime, started)
+	}
+	if a := h.attempts("j1"); a[0].Ranks[0].StartTime == nil || !a[0].Ranks[0].StartTime.Equal(started) {
+		t.Fatalf("rank start time %v", a[0].Ranks[0].StartTime)
+	}
+}
