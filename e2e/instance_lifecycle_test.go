@@ -208,3 +208,30 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// An instance outlives its server: killed, the server leaves the instance
+// serving SSH; restarted, it adopts the instance as it is.
+func TestInstanceSurvivesServerRestart(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	key := sshKey(t, "k")
+	mustRun(t, s.env, "compute", "create", "--name", "durable-ci", "--type", "computeinstance",
+		"--ssh-public-access-enabled", "--ssh-key-value", "@"+key+".pub", "-o", "none")
+	port := showInstance(t, s.env, "durable-ci").SSHSettings.SSHPort
+	s.kill9()
+	if out, errOut, code := sshRun(t, key, port, "echo still here"); code != 0 || out != "still here\n" {
+		t.Fatalf("SSH while the server is down: exit %d, %q, %s", code, out, errOut)
+	}
+	s.restart()
+	waitFor(t, 15*time.Second, "the instance to be running after the restart", func() (bool, string) {
+		v := showInstance(t, s.env, "durable-ci")
+		return v.State == "Running" && v.SSHSettings.SSHPort == port, v.String()
+	})
+	time.Sleep(3 * time.Second) // a lease: the node must not be declared lost
+	if v := showInstance(t, s.env, "durable-ci"); v.State != "Running" {
+		t.Fatalf("after a lease: %s", v)
+	}
+	if out, _, code := sshRun(t, key, port, "echo back"); code != 0 || out != "back\n" {
+		t.Fatalf("SSH after the restart: %d %q", code, out)
+	}
+}

@@ -96,7 +96,6 @@ func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now ti
 				return err
 			}
 			stored := *cur.Instance
-			c.overlayIdle(cur)
 			if !jsonEqual(withoutIdle(stored), withoutIdle(*in.Compute.Instance)) || cur.ProvisioningState != in.Compute.ProvisioningState {
 				// A user's operation came in meanwhile: decide again on
 				// the next pass, from what is stored now.

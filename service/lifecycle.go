@@ -240,7 +240,9 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 		switch {
 		case alive:
 			adopted++
-		case n.CurrentAttemptID != "" && s.reviveNode(ctx, p, n) == nil:
+		case (n.CurrentAttemptID != "" || n.Role == shoal.NodeRoleInstance) && s.reviveNode(ctx, p, n) == nil:
+			// A node with work, or a compute instance's own node (its
+			// user's home and applications), comes back on its work dir.
 			adopted++
 		default:
 			gone = append(gone, n)
@@ -267,6 +269,17 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	})
 	s.nodes.wake(wake...)
 	return adopted, err
+}
+
+// revivedWork says what a revived node's new agent picks up.
+func revivedWork(n *shoal.Node) string {
+	if n.CurrentJobName != "" {
+		return " and reports what it kept of job " + n.CurrentJobName
+	}
+	if n.Role == shoal.NodeRoleInstance {
+		return " and serves compute instance " + n.Compute + " again"
+	}
+	return ""
 }
 
 // reviveNode gives a node whose agent is gone a new join token and asks
@@ -301,7 +314,7 @@ func (s *Services) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.No
 		c := &shoal.Compute{Workspace: cur.Workspace}
 		c.Name = cur.Compute
 		return appendComputeEvent(sys, tx, c, "node_revived",
-			fmt.Sprintf("node %s: its agent had exited while the server was away; a new agent on the same work dir reports what it kept (job %s)", cur.ID, cur.CurrentJobName))
+			fmt.Sprintf("node %s: its agent had exited while the server was away; a new agent on the same work dir takes over%s", cur.ID, revivedWork(cur)))
 	})
 	if err != nil {
 		return err
