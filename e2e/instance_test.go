@@ -108,6 +108,14 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if code, _, body := s.httpDo(t, "GET", "/api/v1/workspaces/default/computes/dev-alice/applications/jupyter/api/kernels", "", nil, nil); code != http.StatusUnauthorized {
 		t.Errorf("anonymous at the notebook: %d %s", code, body)
 	}
+	// Only alice may postpone its idle shutdown.
+	if stderr, _ := mustFail(t, bob, "compute", "postpone-shutdown", "-n", "dev-alice"); !strings.Contains(stderr, "belongs to alice") {
+		t.Errorf("bob postponing alice's shutdown: %s", stderr)
+	}
+	pp := runJSON[map[string]any](t, alice, "compute", "postpone-shutdown", "-n", "dev-alice", "--minutes", "30", "-o", "json")
+	if idle, _ := pp["idle_state"].(map[string]any); idle == nil || jsonStr(idle["shutdown_postponed_until"]) == "" {
+		t.Errorf("postpone-shutdown: idle_state %v", pp["idle_state"])
+	}
 	// ... but may stop it, as Azure lets an Owner.
 	mustRun(t, bob, "compute", "stop", "-n", "dev-alice", "-o", "none")
 	v = showInstance(t, alice, "dev-alice")
@@ -204,6 +212,11 @@ func TestInstanceWithoutSSH(t *testing.T) {
 	stderr, _ = mustFail(t, s.env, "compute", "connect-ssh", "-n", "basic-example-i")
 	if !strings.Contains(stderr, "SSH is disabled") {
 		t.Errorf("connect-ssh without SSH: %s", stderr)
+	}
+	// Instance names are unique across the location, whatever the workspace.
+	stderr, _ = mustFail(t, s.env, "compute", "create", "-f", instanceFile(t, "basic-example-i.yml"), "--workspace-name", "other-ws")
+	if !strings.Contains(stderr, "already exists in location local") || !strings.Contains(stderr, "unique across a location") {
+		t.Errorf("the same instance name in another workspace: %s", stderr)
 	}
 	// A key given at creation without SSH is refused, naming the rule.
 	stderr, _ = mustFail(t, s.env, "compute", "create", "--name", "nossh-key", "--type", "computeinstance", "--ssh-key-value", "@"+key+".pub")
