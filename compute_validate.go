@@ -325,30 +325,33 @@ func setDefaultInt(p **int, v int) {
 // cluster spec and a new one although they cannot change after creation.
 // Both specs must be normalised.
 func ImmutableDifferences(old, new *ComputeSpec) []string {
+	return immutableDifferences(old, new, map[string]bool{
+		"tier":         old.Tier != new.Tier,
+		"ssh_settings": sshOf(old.SSHSettings) != sshOf(new.SSHSettings),
+	})
+}
+
+// immutableOrder is the order fixed fields are reported in: the
+// document's.
+var immutableOrder = []string{"type", "size", "tier", "location", "ssh_public_access_enabled", "ssh_settings", "network_settings", "enable_node_public_ip"}
+
+// immutableDifferences lists the fields every compute keeps for life
+// (type, size, location, SSH access, network) that differ, with the
+// type's own fixed fields (typed), in the document's order.
+func immutableDifferences(old, new *ComputeSpec, typed map[string]bool) []string {
+	differs := map[string]bool{
+		"type":                      !strings.EqualFold(old.Type, new.Type),
+		"size":                      !strings.EqualFold(old.Size, new.Size),
+		"location":                  !strings.EqualFold(old.Location, new.Location),
+		"ssh_public_access_enabled": boolOf(old.SSHPublicAccessEnabled) != boolOf(new.SSHPublicAccessEnabled),
+		"network_settings":          netOf(old.NetworkSettings) != netOf(new.NetworkSettings),
+		"enable_node_public_ip":     boolOf(old.EnableNodePublicIP) != boolOf(new.EnableNodePublicIP),
+	}
 	var out []string
-	if !strings.EqualFold(old.Type, new.Type) {
-		out = append(out, "type")
-	}
-	if !strings.EqualFold(old.Size, new.Size) {
-		out = append(out, "size")
-	}
-	if old.Tier != new.Tier {
-		out = append(out, "tier")
-	}
-	if !strings.EqualFold(old.Location, new.Location) {
-		out = append(out, "location")
-	}
-	if boolOf(old.SSHPublicAccessEnabled) != boolOf(new.SSHPublicAccessEnabled) {
-		out = append(out, "ssh_public_access_enabled")
-	}
-	if sshOf(old.SSHSettings) != sshOf(new.SSHSettings) {
-		out = append(out, "ssh_settings")
-	}
-	if netOf(old.NetworkSettings) != netOf(new.NetworkSettings) {
-		out = append(out, "network_settings")
-	}
-	if boolOf(old.EnableNodePublicIP) != boolOf(new.EnableNodePublicIP) {
-		out = append(out, "enable_node_public_ip")
+	for _, f := range immutableOrder {
+		if differs[f] || typed[f] {
+			out = append(out, f)
+		}
 	}
 	return out
 }

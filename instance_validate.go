@@ -321,39 +321,20 @@ func providerName(loc *Location) string {
 // InstanceImmutableDifferences lists the fields of an instance that differ
 // between two normalised specs although they cannot change after creation.
 func InstanceImmutableDifferences(old, new *ComputeSpec) []string {
-	var out []string
-	if !strings.EqualFold(old.Type, new.Type) {
-		out = append(out, "type")
-	}
-	if !strings.EqualFold(old.Size, new.Size) {
-		out = append(out, "size")
-	}
-	if !strings.EqualFold(old.Location, new.Location) {
-		out = append(out, "location")
-	}
-	if boolOf(old.SSHPublicAccessEnabled) != boolOf(new.SSHPublicAccessEnabled) {
-		out = append(out, "ssh_public_access_enabled")
-	}
-	if netOf(old.NetworkSettings) != netOf(new.NetworkSettings) {
-		out = append(out, "network_settings")
-	}
-	if boolOf(old.EnableNodePublicIP) != boolOf(new.EnableNodePublicIP) {
-		out = append(out, "enable_node_public_ip")
-	}
-	if onBehalfOf(old.CreateOnBehalfOf) != onBehalfOf(new.CreateOnBehalfOf) {
-		out = append(out, "create_on_behalf_of")
-	}
-	if jsonKey(old.SetupScripts) != jsonKey(new.SetupScripts) {
-		out = append(out, "setup_scripts")
-	}
-	if jsonKey(old.CustomApplications) != jsonKey(new.CustomApplications) {
-		out = append(out, "custom_applications")
-	}
-	if boolOf(old.EnableRootAccess) != boolOf(new.EnableRootAccess) {
-		out = append(out, "enable_root_access")
-	}
-	if boolOf(old.ReleaseQuotaOnStop) != boolOf(new.ReleaseQuotaOnStop) {
-		out = append(out, "release_quota_on_stop")
+	out := immutableDifferences(old, new, nil)
+	for _, f := range []struct {
+		name    string
+		differs bool
+	}{
+		{"create_on_behalf_of", onBehalfOf(old.CreateOnBehalfOf) != onBehalfOf(new.CreateOnBehalfOf)},
+		{"setup_scripts", jsonKey(old.SetupScripts) != jsonKey(new.SetupScripts)},
+		{"custom_applications", jsonKey(old.CustomApplications) != jsonKey(new.CustomApplications)},
+		{"enable_root_access", boolOf(old.EnableRootAccess) != boolOf(new.EnableRootAccess)},
+		{"release_quota_on_stop", boolOf(old.ReleaseQuotaOnStop) != boolOf(new.ReleaseQuotaOnStop)},
+	} {
+		if f.differs {
+			out = append(out, f.name)
+		}
 	}
 	return out
 }

@@ -123,38 +123,13 @@ func wantStatus(t *testing.T, s *server, who, token string, want int, cases ...h
 const wsAPI = "/api/v1/workspaces/default"
 
 // accessFile returns the path of a file in testdata/access.
-func accessFile(t *testing.T, name string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", "access", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func accessFile(t *testing.T, name string) string { t.Helper(); return testdataFile(t, "access", name) }
 
 // accessVariant writes a copy of a testdata/access file with each old
 // string replaced by its new one.
 func accessVariant(t *testing.T, name string, replacements ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(accessFile(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	for i := 0; i+1 < len(replacements); i += 2 {
-		if !strings.Contains(text, replacements[i]) {
-			t.Fatalf("%s does not contain %q", name, replacements[i])
-		}
-		text = strings.ReplaceAll(text, replacements[i], replacements[i+1])
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testdataVariant(t, "access", name, replacements...)
 }
 
 // TestAccess runs one server; its subtests run in order on it and share

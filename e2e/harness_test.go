@@ -424,9 +424,20 @@ func (s *server) httpDo(t *testing.T, method, path, token string, body []byte, h
 }
 
 // seedFile returns the path of a testdata seed file.
-func seedFile(t *testing.T, name string) string {
+func seedFile(t *testing.T, name string) string { t.Helper(); return testdataFile(t, "seeds", name) }
+
+// writeVariant writes a copy of a seed file with each old string replaced
+// by its new one, and returns its path.
+func writeVariant(t *testing.T, seed string, replacements ...string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", "seeds", name))
+	return testdataVariant(t, "seeds", seed, replacements...)
+}
+
+// testdataFile returns the absolute path of testdata/<dir>/<name>, which
+// must exist.
+func testdataFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,22 +447,22 @@ func seedFile(t *testing.T, name string) string {
 	return p
 }
 
-// writeVariant writes a copy of a seed file with each old string replaced
-// by its new one, and returns its path.
-func writeVariant(t *testing.T, seed string, replacements ...string) string {
+// testdataVariant writes a copy of testdata/<dir>/<name> with each old
+// string replaced by its new one (each must occur), and returns its path.
+func testdataVariant(t *testing.T, dir, name string, replacements ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(seedFile(t, seed))
+	b, err := os.ReadFile(testdataFile(t, dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
 	for i := 0; i+1 < len(replacements); i += 2 {
 		if !strings.Contains(text, replacements[i]) {
-			t.Fatalf("%s does not contain %q", seed, replacements[i])
+			t.Fatalf("%s does not contain %q", name, replacements[i])
 		}
 		text = strings.ReplaceAll(text, replacements[i], replacements[i+1])
 	}
-	p := filepath.Join(t.TempDir(), seed)
+	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

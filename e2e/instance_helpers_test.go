@@ -123,14 +123,7 @@ func sshRun(t *testing.T, key string, port int, command string) (string, string,
 
 func instanceFile(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", "instances", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testdataFile(t, "instances", name)
 }
 
 // withUsers creates users with a role in the default workspace and
@@ -151,25 +144,8 @@ func withUsers(t *testing.T, s *server, roles map[string]string) map[string][]st
 // string replaced by its new one, and returns its path.
 func instanceVariant(t *testing.T, name string, replacements ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(instanceFile(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	for i := 0; i+1 < len(replacements); i += 2 {
-		if !strings.Contains(text, replacements[i]) {
-			t.Fatalf("%s does not contain %q", name, replacements[i])
-		}
-		text = strings.ReplaceAll(text, replacements[i], replacements[i+1])
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testdataVariant(t, "instances", name, replacements...)
 }
-
-var osReadFile = os.ReadFile
 
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()

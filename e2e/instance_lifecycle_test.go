@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -202,7 +203,7 @@ func TestInstanceManagedIdentity(t *testing.T) {
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()
-	b, err := osReadFile(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,21 +97,9 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 		if err != nil {
 			return err
 		}
-		ids := taskIdentities(tx, c)
-		if len(ids) == 0 {
-			return shoal.Errorf(shoal.EFORBIDDEN, "compute %s has no managed identity", c.Name)
-		}
-		chosen := ids[0]
-		if req.ClientID != "" {
-			found := false
-			for _, id := range ids {
-				if strings.EqualFold(id.ClientID, req.ClientID) {
-					chosen, found = id, true
-				}
-			}
-			if !found {
-				return shoal.FieldErrorf("client_id", "%q is not an identity of compute %s", req.ClientID, c.Name)
-			}
+		chosen, err := chooseIdentity(taskIdentities(tx, c), req.ClientID, "compute "+c.Name)
+		if err != nil {
+			return err
 		}
 		claims = workload.Claims{
 			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
@@ -122,15 +110,7 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 	if err != nil {
 		return nil, err
 	}
-	tok, exp, err := s.cfg.Workload.Mint(ctx, claims, WorkloadTokenTTL)
-	if err != nil {
-		return nil, err
-	}
-	return &shoal.TokenResponse{
-		AccessToken: tok, ExpiresOn: strconv.FormatInt(exp.Unix(), 10),
-		ExpiresIn: strconv.FormatInt(int64(time.Until(exp).Seconds()), 10),
-		Resource:  req.Resource, TokenType: "Bearer", ClientID: claims.ClientID,
-	}, nil
+	return s.mintToken(ctx, claims)
 }
 
 // AuthenticateWorkload resolves a workload token presented to Shoal's API:
@@ -198,21 +178,9 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 		if err != nil {
 			return err
 		}
-		ids := taskIdentities(tx, c)
-		if len(ids) == 0 {
-			return shoal.Errorf(shoal.EFORBIDDEN, "compute instance %s has no managed identity", c.Name)
-		}
-		chosen := ids[0]
-		if req.ClientID != "" {
-			found := false
-			for _, id := range ids {
-				if strings.EqualFold(id.ClientID, req.ClientID) {
-					chosen, found = id, true
-				}
-			}
-			if !found {
-				return shoal.FieldErrorf("client_id", "%q is not an identity of compute instance %s", req.ClientID, c.Name)
-			}
+		chosen, err := chooseIdentity(taskIdentities(tx, c), req.ClientID, "compute instance "+c.Name)
+		if err != nil {
+			return err
 		}
 		owner := ""
 		if c.Instance != nil {
@@ -227,6 +195,28 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 	if err != nil {
 		return nil, err
 	}
+	return s.mintToken(ctx, claims)
+}
+
+// chooseIdentity picks the identity a token request names by client ID,
+// or the first (the default) when it names none.
+func chooseIdentity(ids []shoal.TaskIdentity, clientID, what string) (shoal.TaskIdentity, error) {
+	if len(ids) == 0 {
+		return shoal.TaskIdentity{}, shoal.Errorf(shoal.EFORBIDDEN, "%s has no managed identity", what)
+	}
+	if clientID == "" {
+		return ids[0], nil
+	}
+	for _, id := range ids {
+		if strings.EqualFold(id.ClientID, clientID) {
+			return id, nil
+		}
+	}
+	return shoal.TaskIdentity{}, shoal.FieldErrorf("client_id", "%q is not an identity of %s", clientID, what)
+}
+
+// mintToken signs claims and answers in the MSI endpoint's shape.
+func (s *Services) mintToken(ctx context.Context, claims workload.Claims) (*shoal.TokenResponse, error) {
 	tok, exp, err := s.cfg.Workload.Mint(ctx, claims, WorkloadTokenTTL)
 	if err != nil {
 		return nil, err
@@ -234,6 +224,6 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 	return &shoal.TokenResponse{
 		AccessToken: tok, ExpiresOn: strconv.FormatInt(exp.Unix(), 10),
 		ExpiresIn: strconv.FormatInt(int64(time.Until(exp).Seconds()), 10),
-		Resource:  req.Resource, TokenType: "Bearer", ClientID: claims.ClientID,
+		Resource:  claims.Audience, TokenType: "Bearer", ClientID: claims.ClientID,
 	}, nil
 }
