@@ -205,11 +205,24 @@ type InstanceReport struct {
 	// Apps are the applications and where they listen.
 	Apps []InstanceAppReport `json:"apps,omitempty"`
 	// Activity signals for idle shutdown.
-	Kernels         []KernelActivity `json:"kernels,omitempty"`
-	Terminals       []KernelActivity `json:"terminals,omitempty"`
-	SSHSessions     int              `json:"ssh_sessions"`
-	SSHLastActivity *time.Time       `json:"ssh_last_activity,omitempty"`
-	CPUPercent      *float64         `json:"cpu_percent,omitempty"`
+	Kernels     []KernelActivity `json:"kernels,omitempty"`
+	Terminals   []KernelActivity `json:"terminals,omitempty"`
+	SSHSessions int              `json:"ssh_sessions"`
+	// SSHLogins are the logins (and refused attempts) since the last
+	// report, for the audit log.
+	SSHLogins       []SSHLogin `json:"ssh_logins,omitempty"`
+	SSHLastActivity *time.Time `json:"ssh_last_activity,omitempty"`
+	CPUPercent      *float64   `json:"cpu_percent,omitempty"`
+}
+
+// SSHLogin is a login to an instance's SSH server, or a refused attempt.
+type SSHLogin struct {
+	At             time.Time `json:"at"`
+	User           string    `json:"user,omitempty"`
+	Remote         string    `json:"remote"`
+	KeyFingerprint string    `json:"key_fingerprint,omitempty"`
+	Accepted       bool      `json:"accepted"`
+	Error          string    `json:"error,omitempty"`
 }
 
 // KernelActivity is a Jupyter kernel or terminal as Jupyter's API lists it.

@@ -238,6 +238,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		b.reset()
 		first = false
 		a.outage.succeeded()
+		if rt := a.instanceRT(); rt != nil && req.Instance != nil {
+			rt.reported()
+		}
 		for _, s := range resp.Stop {
 			a.stopRank(s.RankRef, s.Reason)
 		}

@@ -51,8 +51,12 @@ type instanceRuntime struct {
 	msi          *msiEndpoint
 	jupyter      *idle.Jupyter
 	activity     activitySample
-	cancel       context.CancelFunc
-	done         chan struct{}
+	// logins wait for the next report; sent counts those the report in
+	// flight carries, dropped once the server has them.
+	logins     []shoal.SSHLogin
+	sentLogins int
+	cancel     context.CancelFunc
+	done       chan struct{}
 }
 
 // activitySample is the last look at Jupyter's kernels and terminals and
@@ -205,7 +209,7 @@ func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
 	cfg := sshd.Config{
 		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.a.log.With("component", "sshd"),
-		Now: rt.a.now,
+		Now: rt.a.now, OnLogin: rt.login,
 	}
 	var srv *sshd.Server
 	var err error
@@ -348,7 +352,34 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 		}
 	}
 	r.Kernels, r.Terminals, r.CPUPercent = rt.activity.kernels, rt.activity.terminals, rt.activity.cpu
+	rt.sentLogins = min(len(rt.logins), maxLoginsPerReport)
+	r.SSHLogins = append([]shoal.SSHLogin(nil), rt.logins[:rt.sentLogins]...)
 	return r
+}
+
+// Bounds on the SSH logins kept for the audit log while the server does
+// not take them: a scanner hammering the port cannot fill memory.
+const (
+	maxLoginsPerReport = 50
+	maxLoginsKept      = 1000
+)
+
+// login keeps an SSH login for the next report.
+func (rt *instanceRuntime) login(l sshd.Login) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.logins) >= maxLoginsKept {
+		return
+	}
+	rt.logins = append(rt.logins, shoal.SSHLogin{At: l.At, User: l.User, Remote: l.Remote, KeyFingerprint: l.KeyFingerprint, Accepted: l.Accepted, Error: l.Err})
+}
+
+// reported drops the logins the last report carried: the server has them.
+func (rt *instanceRuntime) reported() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.logins = rt.logins[rt.sentLogins:]
+	rt.sentLogins = 0
 }
 
 // sampleEvery bounds how often the agent asks Jupyter and reads /proc.

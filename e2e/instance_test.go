@@ -108,6 +108,24 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if code, _, body := s.httpDo(t, "GET", "/api/v1/workspaces/default/computes/dev-alice/applications/jupyter/api/kernels", "", nil, nil); code != http.StatusUnauthorized {
 		t.Errorf("anonymous at the notebook: %d %s", code, body)
 	}
+	// Interactive sessions are in the audit log: alice's logins, bob's
+	// refused attempt.
+	waitFor(t, 15*time.Second, "the SSH logins in the audit log", func() (bool, string) {
+		recs := runJSON[[]map[string]any](t, s.env, "audit", "list", "-o", "json")
+		ok, denied := 0, 0
+		for _, r := range recs {
+			if jsonStr(r["action"]) != "computes/ssh/action" {
+				continue
+			}
+			switch {
+			case jsonStr(r["outcome"]) == "succeeded" && jsonStr(r["principal_id"]) == "user:alice" && strings.Contains(jsonStr(r["detail"]), "SHA256:"):
+				ok++
+			case jsonStr(r["outcome"]) == "denied":
+				denied++
+			}
+		}
+		return ok >= 3 && denied >= 1, fmt.Sprintf("%d logins by alice, %d refused", ok, denied)
+	})
 	// Only alice may postpone its idle shutdown.
 	if stderr, _ := mustFail(t, bob, "compute", "postpone-shutdown", "-n", "dev-alice"); !strings.Contains(stderr, "belongs to alice") {
 		t.Errorf("bob postponing alice's shutdown: %s", stderr)

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -57,6 +58,9 @@ func (s *Services) recordInstanceReport(ctx context.Context, nodeID string, r *s
 	if key == "" {
 		return
 	}
+	if len(r.SSHLogins) > 0 {
+		s.auditSSHLogins(ctx, nodeID, r.SSHLogins)
+	}
 	prev := s.instances.get(key)
 	s.instances.setReport(key, nodeID, r, s.cfg.Clock.Now())
 	// A phase change moves the instance's state: run a pass soon.
@@ -75,4 +79,41 @@ func appsKey(r *shoal.InstanceReport) string {
 		b.WriteString(";")
 	}
 	return b.String()
+}
+
+// ActComputesSSH names SSH logins to an instance in the audit log.
+const ActComputesSSH = "computes/ssh/action"
+
+// auditSSHLogins writes an instance's SSH logins to the audit log: an
+// accepted login is its user's (only their key is authorized), a refused
+// one is recorded as denied.
+func (s *Services) auditSSHLogins(ctx context.Context, nodeID string, logins []shoal.SSHLogin) {
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		c, err := tx.GetCompute(n.Workspace, n.Compute)
+		if err != nil || c.Instance == nil {
+			return err
+		}
+		for _, l := range logins {
+			rec := &shoal.AuditRecord{
+				Time: l.At.UTC(), Action: ActComputesSSH, Target: ComputeResourceID(c.Workspace, c.Name), Workspace: c.Workspace,
+				Source: l.Remote, PrincipalID: c.Instance.AssignedUser, Outcome: shoal.AuditSucceeded,
+				Detail: fmt.Sprintf("ssh login as %s with key %s", l.User, l.KeyFingerprint),
+			}
+			if !l.Accepted {
+				rec.PrincipalID, rec.Outcome = "anonymous", shoal.AuditDenied
+				rec.Detail = "ssh connection refused: " + l.Error
+			}
+			if err := tx.AppendAudit(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("recording SSH logins in the audit log failed", "node", nodeID, "err", err)
+	}
 }

@@ -44,6 +44,20 @@ type Config struct {
 	Logger *slog.Logger
 	// Now tells the time for LastActivity; default time.Now.
 	Now func() time.Time
+	// OnLogin, when set, is told of every login and every refused
+	// connection, so that interactive sessions reach the audit log.
+	OnLogin func(Login)
+}
+
+// Login is a login to the server, or a refused attempt.
+type Login struct {
+	At             time.Time
+	User           string
+	Remote         string
+	KeyFingerprint string
+	Accepted       bool
+	// Err says why a connection was refused.
+	Err string
 }
 
 // Server is a running SSH server.
@@ -244,6 +258,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	sc, chans, reqs, err := ssh.NewServerConn(nc, s.conf)
 	if err != nil {
 		s.cfg.Logger.Info("ssh connection refused", "remote", nc.RemoteAddr().String(), "err", err)
+		if s.cfg.OnLogin != nil {
+			s.cfg.OnLogin(Login{At: s.cfg.Now(), Remote: nc.RemoteAddr().String(), Err: err.Error()})
+		}
 		return
 	}
 	_ = nc.SetDeadline(time.Time{})
@@ -257,6 +274,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	s.cfg.Logger.Info("ssh login", "user", sc.User(), "remote", sc.RemoteAddr().String(), "key", sc.Permissions.Extensions[extFingerprint])
+	if s.cfg.OnLogin != nil {
+		s.cfg.OnLogin(Login{At: s.cfg.Now(), User: sc.User(), Remote: sc.RemoteAddr().String(), KeyFingerprint: sc.Permissions.Extensions[extFingerprint], Accepted: true})
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
