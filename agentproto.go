@@ -158,6 +158,9 @@ const (
 	// that runs one of the instance's jobs on the instance's machine and
 	// holds no quota of its own.
 	NodeRoleJobSlot = "job_slot"
+	// NodeRoleStatic is a machine its owner joined to a cluster by hand
+	// (`shoal compute add-node`): never released by the autoscaler.
+	NodeRoleStatic = "static"
 )
 
 // InstanceTask tells an instance's agent what to serve. It comes with

@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // ApplyCompute sends a compute document (JSON with the YAML keys) to create
@@ -162,4 +163,22 @@ func (c *Client) InstanceLog(ctx context.Context, workspace, name string) ([]byt
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+}
+
+// AddNode adds a node to be joined by hand and returns its join command.
+func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*service.JoinCommand, error) {
+	var out service.JoinCommand
+	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RemoveNode removes a node joined by hand.
+func (c *Client) RemoveNode(ctx context.Context, workspace, compute, node string) (*shoal.Node, error) {
+	var out shoal.Node
+	if _, err := c.do(ctx, http.MethodDelete, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes/"+url.PathEscape(node), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

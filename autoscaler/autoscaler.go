@@ -67,6 +67,10 @@ type Node struct {
 	// Draining is true when the node is already being released, so it is
 	// neither live nor released a second time (but still holds quota).
 	Draining bool
+	// Static nodes were joined by hand (a machine its owner added): they
+	// count as capacity like any node but are never released by the
+	// autoscaler; they leave when their owner removes them.
+	Static bool
 }
 
 // Cluster is one compute cluster as the autoscaler sees it.
@@ -245,13 +249,25 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 		// first regardless of their idle time. Running nodes finish their
 		// job and are shed on a later pass, once idle.
 		reason := func(n Node) string { return fmt.Sprintf("release %s: max_instances lowered to %d", n.ID, maxN) }
-		for len(idle) > 0 && live > maxN {
-			release(idle[0], reason(idle[0]))
-			idle = idle[1:]
+		for _, n := range slices.Clone(idle) {
+			if live <= maxN {
+				break
+			}
+			if n.Static {
+				continue
+			}
+			release(n, reason(n))
+			idle = slices.DeleteFunc(idle, func(x Node) bool { return x.ID == n.ID })
 		}
-		for len(preparing) > 0 && live > maxN {
-			release(preparing[0], reason(preparing[0]))
-			preparing = preparing[1:]
+		for _, n := range slices.Clone(preparing) {
+			if live <= maxN {
+				break
+			}
+			if n.Static {
+				continue
+			}
+			release(n, reason(n))
+			preparing = slices.DeleteFunc(preparing, func(x Node) bool { return x.ID == n.ID })
 		}
 	}
 
@@ -280,8 +296,10 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 	threshold := max(c.IdleTimeBeforeScaleDown, 0)
 	for _, n := range idle {
 		base, ok := idleBase(n)
-		if !ok {
-			continue // idle time unknown: never release a node on a guess
+		if !ok || n.Static {
+			// Idle time unknown: never release a node on a guess. A node
+			// joined by hand leaves when its owner removes it.
+			continue
 		}
 		idleFor := now.Sub(base)
 		if idleFor < threshold {

@@ -761,3 +761,30 @@ func TestRunOnceErrors(t *testing.T) {
 		}
 	})
 }
+
+// Nodes joined by hand are capacity the autoscaler never releases: past
+// the idle time, above max_instances, or while they wait to join.
+func TestStaticNodesAreNeverReleased(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	c := autoscaler.Cluster{
+		Key: "ws/own", Name: "own", MinInstances: 0, MaxInstances: 1, IdleTimeBeforeScaleDown: time.Minute,
+		Location: "local", Family: "f", VCPUsPerNode: 0,
+		Nodes: []autoscaler.Node{
+			{ID: "h1", State: autoscaler.NodeIdle, IdleSince: now.Add(-time.Hour), Static: true},
+			{ID: "h2", State: autoscaler.NodeIdle, IdleSince: now.Add(-time.Hour), Static: true},
+			{ID: "h3", State: autoscaler.NodePreparing, CreatedOn: now.Add(-time.Hour), Static: true},
+		},
+	}
+	for _, d := range autoscaler.Plan(autoscaler.Snapshot{Clusters: []autoscaler.Cluster{c}}, now) {
+		if d.Action == autoscaler.ActionRelease {
+			t.Fatalf("released a node joined by hand: %+v", d)
+		}
+	}
+	// Idle static nodes cover queued demand: nothing is provisioned.
+	c.QueuedNodeDemand = 2
+	for _, d := range autoscaler.Plan(autoscaler.Snapshot{Clusters: []autoscaler.Cluster{c}}, now) {
+		if d.Action == autoscaler.ActionScaleUp {
+			t.Fatalf("scaled up although static nodes are idle: %+v", d)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 
 func newAgentCommand(g *globals) *cobra.Command {
 	var cfg agent.Config
+	var joinToken string
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run the node agent (started by a provider on each node)",
@@ -21,8 +23,17 @@ node ID and a work directory; the single-use join token comes in the environment
 variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.JoinToken = os.Getenv("SHOAL_JOIN_TOKEN")
+			if joinToken != "" {
+				cfg.JoinToken = joinToken
+			} else {
+				cfg.JoinToken = os.Getenv("SHOAL_JOIN_TOKEN")
+			}
 			os.Unsetenv("SHOAL_JOIN_TOKEN") // jobs must not inherit it
+			if strings.HasPrefix(cfg.WorkDir, "~/") {
+				if home, err := os.UserHomeDir(); err == nil {
+					cfg.WorkDir = home + cfg.WorkDir[1:]
+				}
+			}
 			cfg.Logger = slog.New(slog.NewTextHandler(g.stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -33,6 +44,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&cfg.ServerURL, "server", "", "Shoal server URL")
 	f.StringVar(&cfg.NodeID, "node-id", "", "the node this agent is")
 	f.StringVar(&cfg.WorkDir, "work-dir", "", "working directory of the node")
+	f.StringVar(&joinToken, "join-token", "", "the one-time join token (prefer SHOAL_JOIN_TOKEN: other users can read a process's arguments)")
 	f.StringVar(&cfg.Address, "address", "127.0.0.1", "address other nodes reach this node at")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
 	return cmd

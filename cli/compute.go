@@ -25,7 +25,7 @@ func newComputeCommand(g *globals) *cobra.Command {
 		newComputeCreateCommand(g), newComputeUpdateCommand(g), newComputeShowCommand(g),
 		newComputeListCommand(g), newComputeDeleteCommand(g), newComputeListSizesCommand(g),
 		newComputeListUsageCommand(g), newComputeEventsCommand(g), newComputeListNodesCommand(g),
-		newComputePreemptNodeCommand(g),
+		newComputePreemptNodeCommand(g), newComputeAddNodeCommand(g), newComputeRemoveNodeCommand(g),
 	)
 	cmd.AddCommand(instanceVerbs(g)...)
 	return cmd

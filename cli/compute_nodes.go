@@ -38,3 +38,39 @@ func newComputePreemptNodeCommand(g *globals) *cobra.Command {
 	_ = cmd.MarkFlagRequired("node")
 	return cmd
 }
+
+func newComputeAddNodeCommand(g *globals) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "add-node",
+		Short: "Add a machine of yours to a cluster: prints the one-time command that joins it",
+		Long: `Add a node that you join by hand: run the printed command on the machine (it needs
+the shoal binary and to reach the server). The node is never released by the
+autoscaler; remove it with remove-node. The join command is shown once and stays
+valid for 24 hours.`,
+		Args: cobra.NoArgs,
+		RunE: g.callAndRender([]string{"node_id", "compute", "expires_on", "command"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.AddNode(ctx, ws, name)
+		}),
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "cluster name")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newComputeRemoveNodeCommand(g *globals) *cobra.Command {
+	var name, node string
+	cmd := &cobra.Command{
+		Use:   "remove-node",
+		Short: "Remove a node that was joined by hand (it finishes its job first)",
+		Args:  cobra.NoArgs,
+		RunE: g.callAndRender([]string{"node_id", "node_state", "current_job_name"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.RemoveNode(ctx, ws, name, node)
+		}),
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "cluster name")
+	cmd.Flags().StringVar(&node, "node", "", "node id (see list-nodes)")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("node")
+	return cmd
+}

@@ -47,6 +47,16 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 		}
 		for _, n := range nodes {
 			switch {
+			case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
+				// A machine joined by hand has until its join token
+				// expires: its owner runs the command when they can.
+				if now.After(n.JoinTokenExpires) {
+					w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s was not joined before its join command expired", n.ID))
+					if err != nil {
+						return err
+					}
+					wake = append(wake, w...)
+				}
 			case n.State == shoal.NodePreparing:
 				delay := time.Duration(0)
 				if loc, err := s.catalog.Location(n.Location); err == nil {

@@ -74,7 +74,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 				continue
 			}
 			for _, n := range ci.nodes {
-				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining}
+				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == shoal.NodeRoleStatic}
 				if n.IdleSince != nil {
 					an.IdleSince = *n.IdleSince
 				}

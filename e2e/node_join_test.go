@@ -1,0 +1,75 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A machine joined by hand: `compute add-node` prints the command, the
+// user runs it, the node takes jobs and stays past the idle time, and
+// `compute remove-node` drains it and its agent exits.
+func TestNodeJoinedByHand(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	createCluster(t, s, "own-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "1")
+	j := runJSON[map[string]any](t, s.env, "compute", "add-node", "-n", "own-cluster", "-o", "json")
+	node, command := jsonStr(j["node_id"]), jsonStr(j["command"])
+	if node == "" || !strings.Contains(command, "SHOAL_JOIN_TOKEN=shoal_") || !strings.Contains(command, "--node-id "+node) || !strings.Contains(command, s.url) {
+		t.Fatalf("add-node printed %v", j)
+	}
+	// The user runs the command on their machine (here, this host), with
+	// their shoal binary.
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.Replace(command, "shoal agent", shoalBin+" agent", 1))
+	cmd.Env = append(childEnv(home), "HOME="+home)
+	logf, err := os.Create(filepath.Join(home, "agent.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+	}()
+	waitFor(t, 20*time.Second, "node "+node+" to join", func() (bool, string) {
+		nodes := listNodes(t, s, "own-cluster")
+		return len(nodes) == 1 && nodes[0].ID == node && nodes[0].State == "idle", describeNodes(nodes)
+	})
+	// A job runs on it, without the autoscaler adding a node.
+	name := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo on $SHOAL_NODE_ID\ncompute: azureml:own-cluster\n"))
+	waitJob(t, s, name, 30*time.Second, "Completed")
+	if log := jobLog(t, s, name); !strings.Contains(log, "on "+node) {
+		t.Errorf("the job ran elsewhere: %q", log)
+	}
+	// Past the idle time (1 s) it stays: the autoscaler never releases it.
+	time.Sleep(3 * time.Second)
+	if nodes := listNodes(t, s, "own-cluster"); len(nodes) != 1 || nodes[0].ID != node {
+		t.Fatalf("after the idle time: %s", describeNodes(nodes))
+	}
+	// Only nodes added by hand are removed by hand.
+	mustRun(t, s.env, "compute", "remove-node", "-n", "own-cluster", "--node", node, "-o", "none")
+	waitFor(t, 20*time.Second, "the node to be gone", func() (bool, string) {
+		nodes := listNodes(t, s, "own-cluster")
+		return len(nodes) == 0, describeNodes(nodes)
+	})
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the agent of the removed node did not exit")
+	}
+	if evs := eventLines(events(t, s, "own-cluster")); !strings.Contains(evs, "node_added") || !strings.Contains(evs, "node_removing") {
+		t.Errorf("events:%s", evs)
+	}
+}

@@ -1,0 +1,121 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// StaticJoinTTL is how long the join command of a node added by hand
+// stays valid.
+const StaticJoinTTL = 24 * time.Hour
+
+// JoinCommand is what `shoal compute add-node` prints: the node it made
+// and the one-time command that makes a machine that node.
+type JoinCommand struct {
+	NodeID    string    `json:"node_id"`
+	Compute   string    `json:"compute"`
+	JoinToken string    `json:"join_token"`
+	ExpiresOn time.Time `json:"expires_on"`
+	// Command is the shell command to run on the machine.
+	Command string `json:"command"`
+}
+
+// AddStaticNode adds to a cluster a node that its owner joins by hand: a
+// machine of theirs running `shoal agent` with the one-time join token
+// returned. Such a node is capacity like any other, is never released by
+// the autoscaler, holds no quota of the location, and leaves with
+// RemoveStaticNode. Returns ENOTFOUND, EINVALID (an instance), ECONFLICT
+// (being deleted).
+func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string) (*JoinCommand, error) {
+	var out *JoinCommand
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		c, err := s.getCompute(tx, workspace, compute)
+		if err != nil {
+			return err
+		}
+		if c.IsInstance() {
+			return shoal.Errorf(shoal.EINVALID, "compute %q is a compute instance (one machine); nodes are added to compute clusters", c.Name)
+		}
+		if c.ProvisioningState == shoal.ProvisioningDeleting {
+			return shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted", c.Name)
+		}
+		loc, err := s.catalog.Location(c.Location)
+		if err != nil {
+			return err
+		}
+		seq, err := tx.NextSeq("node")
+		if err != nil {
+			return err
+		}
+		token, hash, err := shoal.NewToken()
+		if err != nil {
+			return err
+		}
+		now := tx.Now()
+		n := &shoal.Node{
+			ID: fmt.Sprintf("%s-h%d", strings.ToLower(c.Name), seq), Workspace: c.Workspace, Compute: c.Name, Role: shoal.NodeRoleStatic,
+			Location: loc.Name, Size: c.Size, LowPriority: c.Tier == shoal.TierLowPriority, State: shoal.NodePreparing,
+			JoinTokenHash: hash, JoinTokenExpires: now.Add(StaticJoinTTL), CreatedOn: now, LastHeartbeat: now, Version: 1,
+		}
+		if err := tx.InsertNode(n); err != nil {
+			return err
+		}
+		out = &JoinCommand{
+			NodeID: n.ID, Compute: c.Name, JoinToken: token, ExpiresOn: n.JoinTokenExpires,
+			Command: fmt.Sprintf("SHOAL_JOIN_TOKEN=%s shoal agent --server %s --node-id %s --work-dir ~/.shoal/%s", token, s.cfg.ServerURL, n.ID, n.ID),
+		}
+		shoal.SetAuditDetail(ctx, "node %s added to %s, to be joined by hand", n.ID, c.Name)
+		return appendComputeEvent(ctx, tx, c, "node_added", fmt.Sprintf("node %s added by %s: a machine joins it with the printed command (valid until %s)", n.ID, shoal.ActorName(ctx), n.JoinTokenExpires.Format(time.RFC3339)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return out, nil
+}
+
+// RemoveStaticNode removes a node that was joined by hand: it takes no new
+// work, and leaves once its job (if any) has ended; its agent is told to
+// exit. Returns ENOTFOUND, EINVALID (not a node joined by hand).
+func (s *Services) RemoveStaticNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
+	var out *shoal.Node
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		c, err := s.getCompute(tx, workspace, compute)
+		if err != nil {
+			return err
+		}
+		n, err := tx.GetNode(nodeID)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && (n.Workspace != c.Workspace || n.Compute != c.Name)) {
+			return &shoal.Error{Code: shoal.ENOTFOUND, Field: "node", Message: fmt.Sprintf("node %q is not a node of compute %q", nodeID, c.Name)}
+		} else if err != nil {
+			return err
+		}
+		if n.Role != shoal.NodeRoleStatic {
+			return &shoal.Error{Code: shoal.EINVALID, Field: "node", Message: fmt.Sprintf("node %s was not added by hand; the autoscaler releases it (lower max_instances to shed it)", n.ID)}
+		}
+		n.Draining, n.StateReason = true, "removed by "+shoal.ActorName(ctx)
+		if n.CurrentAttemptID == "" && n.State != shoal.NodeUnusable {
+			n.State = shoal.NodeLeaving
+		}
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+		out = n
+		why := "it leaves now"
+		if n.CurrentJobName != "" {
+			why = "it leaves once job " + n.CurrentJobName + " has ended"
+		}
+		return appendComputeEvent(ctx, tx, c, "node_removing", fmt.Sprintf("node %s removed by %s: %s", n.ID, shoal.ActorName(ctx), why))
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.nodes.wake(nodeID)
+	s.notify()
+	return out, nil
+}
