@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // sizeView is a size with Azure's estimated_vm_prices block.
@@ -37,7 +38,21 @@ func newSizeView(s *shoal.Size) sizeView {
 func round4(f float64) float64 { return math.Round(f*10000) / 10000 }
 
 func (s *Server) handleListLocations(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, listBody[*shoal.Location]{Value: s.svc.Catalog().Locations()})
+	list, err := s.svc.ListLocations(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*service.LocationDetail]{Value: list})
+}
+
+func (s *Server) handleGetLocation(w http.ResponseWriter, r *http.Request) {
+	d, err := s.svc.FindLocation(r.Context(), r.PathValue("loc"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
 }
 
 func (s *Server) handleListSizes(w http.ResponseWriter, r *http.Request) {

@@ -72,13 +72,24 @@ func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) 
 	return out.Value, nil
 }
 
-// ListLocations returns the server's locations.
-func (c *Client) ListLocations(ctx context.Context) ([]*shoal.Location, error) {
-	var out listBody[*shoal.Location]
+// ListLocations returns the server's locations with their quota use and
+// hosts.
+func (c *Client) ListLocations(ctx context.Context) ([]*service.LocationDetail, error) {
+	var out listBody[*service.LocationDetail]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations", nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return out.Value, nil
+}
+
+// GetLocation returns one location (by name or alias) with its quota use
+// and hosts.
+func (c *Client) GetLocation(ctx context.Context, name string) (*service.LocationDetail, error) {
+	var out service.LocationDetail
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations/"+url.PathEscape(name), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // ListSizes returns the sizes offered at a location, as generic JSON

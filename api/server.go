@@ -91,6 +91,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesWrite, handler: s.handleAddNode},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}", Action: shoal.ActComputesWrite, handler: s.handleRemoveNode},
 		{Pattern: "GET /api/v1/locations", Action: ActionAuthenticated, handler: s.handleListLocations},
+		{Pattern: "GET /api/v1/locations/{loc}", Action: ActionAuthenticated, handler: s.handleGetLocation},
 		{Pattern: "GET /api/v1/locations/{loc}/sizes", Action: ActionAuthenticated, handler: s.handleListSizes},
 		{Pattern: "GET /api/v1/locations/{loc}/usages", Action: ActionAuthenticated, handler: s.handleListUsages},
 		{Pattern: "POST /api/v1/workspaces/{ws}/artifacts", Action: shoal.ActArtifactsWrite, handler: s.handleUploadArtifact},

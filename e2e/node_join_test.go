@@ -22,6 +22,24 @@ func TestNodeJoinedByHand(t *testing.T) {
 	if node == "" || !strings.Contains(command, "SHOAL_JOIN_TOKEN=shoal_") || !strings.Contains(command, "--node-id "+node) || !strings.Contains(command, s.url) {
 		t.Fatalf("add-node printed %v", j)
 	}
+	hostState := func() (string, string, int) {
+		loc := runJSON[map[string]any](t, s.env, "location", "show", "-n", "local", "-o", "json")
+		hosts, _ := loc["hosts"].([]any)
+		cpus := 0
+		for _, h := range hosts {
+			hm := h.(map[string]any)
+			if jsonStr(hm["kind"]) == "provider" {
+				cpus = jsonInt(hm["vcpus"])
+			}
+			if jsonStr(hm["name"]) == node {
+				return jsonStr(hm["state"]), jsonStr(hm["reason"]), cpus
+			}
+		}
+		return "", "", cpus
+	}
+	if st, reason, cpus := hostState(); st != "unusable" || !strings.Contains(reason, "not joined yet") || cpus < 1 {
+		t.Errorf("location show before the join: %q %q, this host's vCPUs %d", st, reason, cpus)
+	}
 	// The user runs the command on their machine (here, this host), with
 	// their shoal binary.
 	home := t.TempDir()
@@ -47,6 +65,9 @@ func TestNodeJoinedByHand(t *testing.T) {
 		nodes := listNodes(t, s, "own-cluster")
 		return len(nodes) == 1 && nodes[0].ID == node && nodes[0].State == "idle", describeNodes(nodes)
 	})
+	if st, reason, _ := hostState(); st != "ready" {
+		t.Errorf("location show after the join: %q %q", st, reason)
+	}
 	// A job runs on it, without the autoscaler adding a node.
 	name := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo on $SHOAL_NODE_ID\ncompute: azureml:own-cluster\n"))
 	waitJob(t, s, name, 30*time.Second, "Completed")

@@ -1,0 +1,35 @@
+package shoal
+
+import "context"
+
+// Host states.
+const (
+	HostReady    = "ready"
+	HostUnusable = "unusable"
+)
+
+// Host is a machine nodes of a location run on, with its capacity and
+// what is in use: the local provider's is this machine; a machine joined
+// by hand is one too.
+type Host struct {
+	Name     string  `json:"name"`
+	Address  string  `json:"address"`
+	Kind     string  `json:"kind"` // "provider" or "joined by hand"
+	VCPUs    int     `json:"vcpus"`
+	MemoryGB float64 `json:"memory_gb"`
+	GPUs     int     `json:"gpus"`
+	// Nodes counts the nodes on the host; UsedVCPUs their vCPUs.
+	Nodes     int    `json:"nodes"`
+	UsedVCPUs int    `json:"used_vcpus"`
+	State     string `json:"state"`
+	// Reason says why a host is unusable.
+	Reason string `json:"reason,omitempty"`
+}
+
+// HostLister is an optional Provider capability: the machines it runs
+// nodes on and their capacity.
+type HostLister interface {
+	// Hosts returns the provider's machines (capacity only; the server
+	// counts the nodes on them).
+	Hosts(ctx context.Context) ([]*Host, error)
+}

@@ -1,0 +1,85 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// LocationDetail is a location with its quota use and its hosts, as
+// `shoal location show` prints it.
+type LocationDetail struct {
+	*shoal.Location
+	Usage []Usage       `json:"usage"`
+	Hosts []*shoal.Host `json:"hosts"`
+	// Nodes counts the nodes at the location.
+	Nodes int `json:"nodes"`
+}
+
+// FindLocation returns a location (by name or alias) with its quota use,
+// its provider's hosts and the machines joined by hand. Returns ENOTFOUND.
+func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDetail, error) {
+	loc, err := s.catalog.Location(name)
+	if err != nil {
+		return nil, err
+	}
+	d := &LocationDetail{Location: loc, Hosts: []*shoal.Host{}}
+	if d.Usage, err = s.ListUsages(ctx, loc.Name); err != nil {
+		return nil, err
+	}
+	if hl, ok := s.cfg.Providers[loc.Provider].(shoal.HostLister); ok {
+		hosts, err := hl.Hosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d.Hosts = append(d.Hosts, hosts...)
+	}
+	var nodes []*shoal.Node
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		var err error
+		nodes, err = tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.Nodes = len(nodes)
+	for _, n := range nodes {
+		if n.Role == shoal.NodeRoleStatic {
+			// A machine joined by hand is a host of its own.
+			h := &shoal.Host{Name: n.ID, Address: n.PrivateIPAddress, Kind: "joined by hand", Nodes: 1, State: shoal.HostReady}
+			switch n.State {
+			case shoal.NodeUnusable:
+				h.State, h.Reason = shoal.HostUnusable, n.StateReason
+			case shoal.NodePreparing:
+				h.State, h.Reason = shoal.HostUnusable, fmt.Sprintf("not joined yet: its join command is valid until %s", n.JoinTokenExpires.UTC().Format("2006-01-02 15:04 MST"))
+			}
+			d.Hosts = append(d.Hosts, h)
+			continue
+		}
+		// The provider's nodes run on its hosts; with one host (local)
+		// they are all on it.
+		for _, h := range d.Hosts {
+			if h.Kind == "provider" {
+				h.Nodes++
+				h.UsedVCPUs += n.VCPUs
+				break
+			}
+		}
+	}
+	return d, nil
+}
+
+// ListLocations returns every location with its detail.
+func (s *Services) ListLocations(ctx context.Context) ([]*LocationDetail, error) {
+	var out []*LocationDetail
+	for _, l := range s.catalog.Locations() {
+		d, err := s.FindLocation(ctx, l.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
