@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/provider/local"
+	"github.com/shoal-ml/shoal/provider/sshpool"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
 	"github.com/shoal-ml/shoal/workload"
@@ -153,11 +154,29 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	providers := map[string]shoal.Provider{"local": m.local}
+	for _, lc := range cfg.Locations {
+		if lc.Provider != "ssh" {
+			continue
+		}
+		pc := sshpool.Config{KnownHostsFile: lc.KnownHosts, Executable: opts.AgentExecutable, Logger: opts.Logger}
+		for _, h := range lc.Hosts {
+			pc.Hosts = append(pc.Hosts, sshpool.Host{Address: h.Address, Port: h.Port, User: h.User, IdentityFile: h.IdentityFile,
+				VCPUs: h.VCPUs, MemoryGB: h.MemoryGB, GPUs: h.GPUs, RemoteDir: h.RemoteDir})
+		}
+		p, err := sshpool.New(pc)
+		if err != nil {
+			ln.Close()
+			store.Close()
+			return nil, fmt.Errorf("config: location %s: %w", lc.Name, err)
+		}
+		providers[lc.Name] = p
+	}
 	m.svc = service.New(service.Config{
 		InstancePolicy: service.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
-		Providers: map[string]shoal.Provider{"local": m.local}, ServerURL: serverURL,
+		Providers: providers, ServerURL: serverURL,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace),
 	})

@@ -73,6 +73,24 @@ type LocationConfig struct {
 	// average rate per node-hour, to rehearse preemption (0: never).
 	PreemptionRatePerHour float64     `yaml:"preemption_rate_per_hour"`
 	Quota                 QuotaConfig `yaml:"quota"`
+	// Hosts and KnownHosts back a location with provider: ssh — a static
+	// pool of machines reached over SSH, whose keys known_hosts lists.
+	Hosts      []SSHHostConfig `yaml:"hosts"`
+	KnownHosts string          `yaml:"known_hosts"`
+}
+
+// SSHHostConfig is a machine of an ssh location's pool.
+type SSHHostConfig struct {
+	Address      string  `yaml:"address"`
+	Port         int     `yaml:"port"`
+	User         string  `yaml:"user"`
+	IdentityFile string  `yaml:"identity_file"`
+	VCPUs        int     `yaml:"vcpus"`
+	MemoryGB     float64 `yaml:"memory_gb"`
+	GPUs         int     `yaml:"gpus"`
+	// RemoteDir holds the shoal binary and the nodes' work dirs on the
+	// host; default ~/.shoal.
+	RemoteDir string `yaml:"remote_dir"`
 }
 
 // QuotaConfig sets a location's vCPU limits; absent keys keep the defaults
@@ -228,8 +246,22 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	if lc.Provider == "" {
 		lc.Provider = "local"
 	}
-	if lc.Provider != "local" {
-		return nil, fmt.Errorf("provider %q is not available in this build; available: local", lc.Provider)
+	switch lc.Provider {
+	case "local":
+		if len(lc.Hosts) > 0 || lc.KnownHosts != "" {
+			return nil, errors.New("hosts and known_hosts belong to provider: ssh")
+		}
+	case "ssh":
+		if len(lc.Hosts) == 0 || lc.KnownHosts == "" {
+			return nil, errors.New("provider ssh needs hosts (address, user, identity_file, vcpus) and known_hosts")
+		}
+		for i, h := range lc.Hosts {
+			if h.Address == "" || h.User == "" || h.IdentityFile == "" || h.VCPUs <= 0 {
+				return nil, fmt.Errorf("hosts[%d]: address, user, identity_file and vcpus are required", i)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("provider %q is not available in this build; available: local, ssh", lc.Provider)
 	}
 	q := shoal.DefaultQuotaLimits()
 	if v := lc.Quota.TotalDedicatedVCPUs; v != nil {
@@ -253,6 +285,12 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	switch {
 	case lc.EmulatedGPUs:
 		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
+	case lc.Provider == "ssh":
+		gpus := 0
+		for _, h := range lc.Hosts {
+			gpus += h.GPUs
+		}
+		l.GPUs = shoal.GPUCapability{Available: gpus > 0, Detail: fmt.Sprintf("%d GPU(s) declared on the pool's hosts", gpus)}
 	case detect != nil:
 		n, detail := detect(lc.Provider)
 		l.GPUs = shoal.GPUCapability{Available: n > 0, Detail: detail}

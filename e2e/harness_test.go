@@ -6,6 +6,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,9 @@ func moduleRoot() (string, error) {
 type serverOpts struct {
 	// Config is the server config file's YAML; "" starts without --config.
 	Config string
+	// Host is the address to listen on; default 127.0.0.1. Tests whose
+	// nodes run in network namespaces listen on their bridge's address.
+	Host string
 }
 
 // server is a `shoal server` child process.
@@ -130,7 +134,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 	// Another process may take the free port between the probe and the
 	// server's bind; try a few ports.
 	for attempt := 1; ; attempt++ {
-		s.addr = freeAddr(t)
+		s.addr = freeAddrOn(t, cmp.Or(opts.Host, "127.0.0.1"))
 		s.url = "http://" + s.addr
 		err := s.start()
 		if err == nil {
@@ -157,9 +161,12 @@ func childEnv(home string) []string {
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
+func freeAddr(t *testing.T) string { t.Helper(); return freeAddrOn(t, "127.0.0.1") }
+
+// freeAddrOn returns a free host:port on host.
+func freeAddrOn(t *testing.T, host string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,7 @@ type nodeView struct {
 	CurrentJobName string `json:"current_job_name"`
 	Port           int    `json:"port"`
 	Draining       bool   `json:"draining"`
+	Address        string `json:"private_ip_address"`
 }
 
 func nodeIDs(nodes []nodeView) []string {

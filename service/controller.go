@@ -36,6 +36,10 @@ type Controller struct {
 	afterSchedule *state
 	// schedules caches instances' compiled schedules.
 	schedules map[string]compiledSchedules
+	// provisionFailures holds back clusters whose provider failed to
+	// provision, so that a provider that keeps failing (a host key that
+	// does not match) is not asked again on every pass.
+	provisionFailures map[string]provisionFailure
 }
 
 // NewController returns the controller of s; seed makes its random choices

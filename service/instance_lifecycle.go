@@ -208,7 +208,7 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 	if err != nil || node == nil || failure != nil {
 		return err
 	}
-	p := s.cfg.Providers[loc.Provider]
+	p := s.provider(loc)
 	var ref string
 	var perr error
 	if p == nil {
@@ -298,7 +298,7 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 	s := c.s
 	loc, err := s.catalog.Location(comp.Location)
 	if err == nil {
-		if pg, ok := s.cfg.Providers[loc.Provider].(shoal.Purger); ok {
+		if pg, ok := s.provider(loc).(shoal.Purger); ok {
 			if err := pg.Purge(ctx, &shoal.Node{ID: instanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
 				return fmt.Errorf("removing the instance's home: %w", err)
 			}

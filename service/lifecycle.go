@@ -212,6 +212,15 @@ func (s *Services) providerFor(location string) shoal.Provider {
 	if err != nil {
 		return nil
 	}
+	return s.provider(loc)
+}
+
+// provider returns a location's provider: its own (an ssh pool is one
+// location's), else the one its provider name names (local), or nil.
+func (s *Services) provider(loc *shoal.Location) shoal.Provider {
+	if p, ok := s.cfg.Providers[loc.Name]; ok {
+		return p
+	}
 	return s.cfg.Providers[loc.Provider]
 }
 

@@ -28,7 +28,7 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 	if d.Usage, err = s.ListUsages(ctx, loc.Name); err != nil {
 		return nil, err
 	}
-	if hl, ok := s.cfg.Providers[loc.Provider].(shoal.HostLister); ok {
+	if hl, ok := s.provider(loc).(shoal.HostLister); ok {
 		hosts, err := hl.Hosts(ctx)
 		if err != nil {
 			return nil, err
@@ -58,10 +58,16 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 			d.Hosts = append(d.Hosts, h)
 			continue
 		}
-		// The provider's nodes run on its hosts; with one host (local)
-		// they are all on it.
+		// The provider's nodes run on its hosts: the one whose address
+		// the node's agent reported, or the only one (local).
+		var providerHosts []*shoal.Host
 		for _, h := range d.Hosts {
 			if h.Kind == "provider" {
+				providerHosts = append(providerHosts, h)
+			}
+		}
+		for _, h := range providerHosts {
+			if len(providerHosts) == 1 || h.Address == n.PrivateIPAddress {
 				h.Nodes++
 				h.UsedVCPUs += n.VCPUs
 				break

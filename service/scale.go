@@ -19,6 +19,12 @@ type scaleSource struct{ c *Controller }
 // scheduler left in this pass when there is one, and reads the store
 // otherwise.
 func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
+	snap, err := src.snapshot(ctx)
+	src.c.holdBackFailedProvisioning(&snap, src.c.s.cfg.Clock.Now())
+	return snap, err
+}
+
+func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
 	s := src.c.s
 	src.c.mu.Lock()
 	st := src.c.afterSchedule
@@ -157,7 +163,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 	if err != nil {
 		return err
 	}
-	p := s.cfg.Providers[loc.Provider]
+	p := s.provider(loc)
 	for _, t := range todo {
 		var ref string
 		var perr error
@@ -180,6 +186,9 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		})
 		if perr != nil {
 			s.log.Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
+			a.c.provisionFailed(d.Cluster, perr, s.cfg.Clock.Now())
+		} else {
+			a.c.provisionSucceeded(d.Cluster)
 		}
 		if err != nil {
 			return err

@@ -25,7 +25,9 @@ type Config struct {
 	Notify func()
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
 	Files *filestore.Store
-	// Providers by name ("local"); a location's nodes come from its provider.
+	// Providers by provider name ("local"), or by location name for a
+	// provider that serves one location (an ssh pool); a location's nodes
+	// come from its provider.
 	Providers map[string]shoal.Provider
 	// ServerURL is where agents reach this server.
 	ServerURL string

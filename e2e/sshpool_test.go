@@ -1,0 +1,124 @@
+package e2e_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A location backed by a pool of machines reached over SSH (real OpenSSH
+// servers in network namespaces): a cluster scales 0 → 3 across two hosts
+// and back to 0; a host whose key is not the known one is refused.
+func TestSSHPoolScalesAcrossHosts(t *testing.T) {
+	t.Parallel()
+	pool := newSSHPool(t, 2)
+	cfg := fastJobsConfig + "locations:\n  - name: local\n" + pool.config("lab", 8)
+	s := startServer(t, serverOpts{Config: cfg, Host: pool.bridgeAddr})
+	createCluster(t, s, "pool-cluster", "--location", "lab", "--max-instances", "3", "--idle-time-before-scale-down", "2")
+	file := writeJobFile(t, "type: command\ncommand: echo on $SHOAL_NODE_ID; sleep 3\ncompute: azureml:pool-cluster\n")
+	var names []string
+	for range 3 {
+		names = append(names, submitJob(t, s, file))
+	}
+	for _, n := range names {
+		waitJob(t, s, n, 60*time.Second, "Running")
+	}
+	nodes := listNodes(t, s, "pool-cluster")
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Address)
+	}
+	slices.Sort(addrs)
+	// Three 4-vCPU nodes on two 8-vCPU hosts: the first host is filled,
+	// then the second.
+	if len(nodes) != 3 || len(slices.Compact(slices.Clone(addrs))) != 2 {
+		t.Fatalf("nodes %s; want 3 across the two hosts", describeNodes(nodes))
+	}
+	for _, n := range names {
+		waitJob(t, s, n, 60*time.Second, "Completed")
+	}
+	loc := runJSON[map[string]any](t, s.env, "location", "show", "-n", "lab", "-o", "json")
+	if hosts, _ := loc["hosts"].([]any); len(hosts) != 2 {
+		t.Errorf("location show: hosts %v", loc["hosts"])
+	}
+	// Back to 0: the agents stop and their work dirs go.
+	waitFor(t, 30*time.Second, "the cluster to scale back to 0", func() (bool, string) {
+		nodes := listNodes(t, s, "pool-cluster")
+		return len(nodes) == 0, describeNodes(nodes)
+	})
+	for _, h := range pool.hosts {
+		for _, p := range allProcs() {
+			if strings.Contains(p.cmdline, h.dir) && strings.Contains(p.cmdline, " agent ") {
+				t.Errorf("an agent still runs on %s: %s", h.addr, p)
+			}
+		}
+	}
+
+	// A two-node PyTorch-style job on 8-vCPU nodes: one per host, and
+	// each rank reaches MASTER_ADDR.
+	createCluster(t, s, "wide", "--location", "lab", "--size", "Standard_D8s_v3", "--max-instances", "2", "--idle-time-before-scale-down", "60")
+	two := submitJob(t, s, writeJobFile(t, `type: command
+command: python3 -c "import os,socket; a=os.environ['MASTER_ADDR']; socket.create_connection((a, 22), 5).close(); print('rank', os.environ['NODE_RANK'], 'reached', a)"
+compute: azureml:wide
+resources:
+  instance_count: 2
+distribution:
+  type: pytorch
+`))
+	waitJob(t, s, two, 60*time.Second, "Completed")
+	log := jobLog(t, s, two, "--rank", "0") + jobLog(t, s, two, "--rank", "1")
+	if strings.Count(log, "reached "+pool.hosts[0].addr)+strings.Count(log, "reached "+pool.hosts[1].addr) != 2 {
+		t.Errorf("the ranks did not both reach MASTER_ADDR:\n%s", log)
+	}
+	wide := listNodes(t, s, "wide")
+	if len(wide) != 2 || wide[0].Address == wide[1].Address {
+		t.Fatalf("the two ranks' nodes: %s; want one per host", describeNodes(wide))
+	}
+
+	// A host cut off mid-job: its node is lost after the lease (1 s + 1 s)
+	// and the job runs again on the other host.
+	long := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo attempt $SHOAL_ATTEMPT on $SHOAL_NODE_ID; sleep 4\ncompute: azureml:wide\n"))
+	waitJob(t, s, long, 30*time.Second, "Running")
+	a := currentAttempt(t, s, long)
+	var victim string
+	for _, n := range listNodes(t, s, "wide") {
+		if n.ID == a.Ranks[0].NodeID {
+			victim = n.Address
+		}
+	}
+	for i, h := range pool.hosts {
+		if h.addr == victim {
+			pool.cut(t, i)
+		}
+	}
+	j := waitJob(t, s, long, 60*time.Second, "Completed")
+	if j.AttemptCount != 2 || j.InfraRequeues != 1 {
+		t.Errorf("%s; want a second attempt after the host was lost", j)
+	}
+	if atts := listAttempts(t, s, long); len(atts) != 2 || atts[0].Status != "Lost" || atts[1].Ranks[0].NodeID == atts[0].Ranks[0].NodeID {
+		t.Errorf("attempts %+v", atts)
+	}
+}
+
+// A host whose key does not match known_hosts is refused: the node fails
+// to provision and says why.
+func TestSSHPoolRefusesUnknownHostKey(t *testing.T) {
+	t.Parallel()
+	pool := newSSHPool(t, 1)
+	// known_hosts holds another key for the host.
+	other := newSSHPool(t, 1)
+	wrong := strings.Replace(readFile(t, other.knownHosts), other.hosts[0].addr, pool.hosts[0].addr, 1)
+	writeFile(t, pool.knownHosts, wrong)
+	cfg := fastJobsConfig + "locations:\n  - name: local\n" + pool.config("lab", 8)
+	s := startServer(t, serverOpts{Config: cfg, Host: pool.bridgeAddr})
+	createCluster(t, s, "keyed", "--location", "lab", "--max-instances", "1")
+	submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo hi\ncompute: azureml:keyed\n"))
+	waitFor(t, 30*time.Second, "the refusal to be an event", func() (bool, string) {
+		evs := eventLines(events(t, s, "keyed"))
+		return strings.Contains(evs, "host key does not match known_hosts"), evs
+	})
+	if left := procsWithEnv("SHOAL_NODE_ID=keyed-n1"); len(left) != 0 {
+		t.Errorf("an agent started despite the refused key: %v", left)
+	}
+}
