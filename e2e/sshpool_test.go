@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testhosts"
 )
 
 // A location backed by a pool of machines reached over SSH (real OpenSSH
@@ -12,9 +14,9 @@ import (
 // and back to 0; a host whose key is not the known one is refused.
 func TestSSHPoolScalesAcrossHosts(t *testing.T) {
 	t.Parallel()
-	pool := newSSHPool(t, 2)
-	cfg := fastJobsConfig + "locations:\n  - name: local\n" + pool.config("lab", 8)
-	s := startServer(t, serverOpts{Config: cfg, Host: pool.bridgeAddr})
+	pool := testhosts.New(t, 2)
+	cfg := fastJobsConfig + "locations:\n  - name: local\n" + pool.LocationYAML("lab", 8)
+	s := startServer(t, serverOpts{Config: cfg, Host: pool.BridgeAddr})
 	createCluster(t, s, "pool-cluster", "--location", "lab", "--max-instances", "3", "--idle-time-before-scale-down", "2")
 	file := writeJobFile(t, "type: command\ncommand: echo on $SHOAL_NODE_ID; sleep 3\ncompute: azureml:pool-cluster\n")
 	var names []string
@@ -47,10 +49,10 @@ func TestSSHPoolScalesAcrossHosts(t *testing.T) {
 		nodes := listNodes(t, s, "pool-cluster")
 		return len(nodes) == 0, describeNodes(nodes)
 	})
-	for _, h := range pool.hosts {
+	for _, h := range pool.Hosts {
 		for _, p := range allProcs() {
-			if strings.Contains(p.cmdline, h.dir) && strings.Contains(p.cmdline, " agent ") {
-				t.Errorf("an agent still runs on %s: %s", h.addr, p)
+			if strings.Contains(p.cmdline, h.Dir) && strings.Contains(p.cmdline, " agent ") {
+				t.Errorf("an agent still runs on %s: %s", h.Addr, p)
 			}
 		}
 	}
@@ -68,7 +70,7 @@ distribution:
 `))
 	waitJob(t, s, two, 60*time.Second, "Completed")
 	log := jobLog(t, s, two, "--rank", "0") + jobLog(t, s, two, "--rank", "1")
-	if strings.Count(log, "reached "+pool.hosts[0].addr)+strings.Count(log, "reached "+pool.hosts[1].addr) != 2 {
+	if strings.Count(log, "reached "+pool.Hosts[0].Addr)+strings.Count(log, "reached "+pool.Hosts[1].Addr) != 2 {
 		t.Errorf("the ranks did not both reach MASTER_ADDR:\n%s", log)
 	}
 	wide := listNodes(t, s, "wide")
@@ -87,9 +89,9 @@ distribution:
 			victim = n.Address
 		}
 	}
-	for i, h := range pool.hosts {
-		if h.addr == victim {
-			pool.cut(t, i)
+	for i, h := range pool.Hosts {
+		if h.Addr == victim {
+			pool.Cut(t, i)
 		}
 	}
 	j := waitJob(t, s, long, 60*time.Second, "Completed")
@@ -105,13 +107,13 @@ distribution:
 // to provision and says why.
 func TestSSHPoolRefusesUnknownHostKey(t *testing.T) {
 	t.Parallel()
-	pool := newSSHPool(t, 1)
+	pool := testhosts.New(t, 1)
 	// known_hosts holds another key for the host.
-	other := newSSHPool(t, 1)
-	wrong := strings.Replace(readFile(t, other.knownHosts), other.hosts[0].addr, pool.hosts[0].addr, 1)
-	writeFile(t, pool.knownHosts, wrong)
-	cfg := fastJobsConfig + "locations:\n  - name: local\n" + pool.config("lab", 8)
-	s := startServer(t, serverOpts{Config: cfg, Host: pool.bridgeAddr})
+	other := testhosts.New(t, 1)
+	wrong := strings.Replace(readFile(t, other.KnownHosts), other.Hosts[0].Addr, pool.Hosts[0].Addr, 1)
+	writeFile(t, pool.KnownHosts, wrong)
+	cfg := fastJobsConfig + "locations:\n  - name: local\n" + pool.LocationYAML("lab", 8)
+	s := startServer(t, serverOpts{Config: cfg, Host: pool.BridgeAddr})
 	createCluster(t, s, "keyed", "--location", "lab", "--max-instances", "1")
 	submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo hi\ncompute: azureml:keyed\n"))
 	waitFor(t, 30*time.Second, "the refusal to be an event", func() (bool, string) {

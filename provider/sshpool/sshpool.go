@@ -229,12 +229,14 @@ func (p *Provider) unplace(id string) {
 	p.mu.Unlock()
 }
 
-// ref is a node's provider ref: the host's index and address.
-func ref(i int, h Host) string { return fmt.Sprintf("%d@%s", i, h.Address) }
+// ref is a node's provider ref: the host's index and address, and the
+// node's ID ("1@gpu2.lab/cpu-cluster-n4").
+func ref(i int, h Host, id string) string { return fmt.Sprintf("%d@%s/%s", i, h.Address, id) }
 
-// hostOf reads a ref back.
+// hostOf reads a ref back: the host's index.
 func (p *Provider) hostOf(ref string) (int, error) {
-	i, addr, ok := strings.Cut(ref, "@")
+	hostPart, _, _ := strings.Cut(ref, "/")
+	i, addr, ok := strings.Cut(hostPart, "@")
 	n, err := strconv.Atoi(i)
 	if !ok || err != nil || n < 0 || n >= len(p.cfg.Hosts) || p.cfg.Hosts[n].Address != addr {
 		return 0, fmt.Errorf("ssh provider: %q names no host of the pool", ref)
@@ -273,7 +275,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: starting the agent: %v: %s", h.Address, err, out))
 	}
 	p.log.Info("agent started", "node", n.ID, "host", h.Address)
-	return ref(i, h), nil
+	return ref(i, h, n.ID), nil
 }
 
 // ensureBinary copies this shoal binary to the host unless the host has
@@ -327,7 +329,7 @@ func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
 	}
 	i, err := p.hostOf(n.ProviderRef)
 	if err != nil {
-		return err
+		return nil // not a node of this pool: nothing of it to stop
 	}
 	c, err := p.dial(ctx, i)
 	if err != nil {
@@ -352,7 +354,7 @@ func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
 	}
 	i, err := p.hostOf(n.ProviderRef)
 	if err != nil {
-		return false, err
+		return false, nil // not a node of this pool
 	}
 	c, err := p.dial(ctx, i)
 	if err != nil {

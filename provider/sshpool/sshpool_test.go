@@ -1,0 +1,141 @@
+package sshpool_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/testhosts"
+	"github.com/shoal-ml/shoal/provider/providertest"
+	"github.com/shoal-ml/shoal/provider/sshpool"
+)
+
+// shoalBin is the shoal binary the provider copies to the hosts (the test
+// binary has no `agent` command).
+var shoalBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sshpool-test-")
+	if err != nil {
+		panic(err)
+	}
+	shoalBin = filepath.Join(dir, "shoal")
+	out, err := exec.Command("go", "build", "-o", shoalBin, "github.com/shoal-ml/shoal/cmd/shoal").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The conformance suite every provider passes, against a pool of two real
+// OpenSSH hosts in network namespaces.
+func TestConformance(t *testing.T) {
+	pool := testhosts.New(t, 2)
+	providertest.Run(t, providertest.Harness{
+		New: func(t *testing.T) shoal.Provider {
+			p := newProvider(t, pool)
+			t.Cleanup(func() {
+				for _, h := range pool.Hosts {
+					testhosts.KillUnder(filepath.Join(h.Dir, "shoal"))
+				}
+			})
+			return p
+		},
+		Started: func(t *testing.T, p shoal.Provider, ref string) bool {
+			// The agent runs on its host: Alive asks the host over SSH.
+			node := &shoal.Node{ID: ref[strings.LastIndex(ref, "/")+1:], ProviderRef: ref, VCPUs: 4}
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				if ok, err := p.Alive(context.Background(), node); err == nil && ok {
+					return true
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return false
+		},
+	})
+}
+
+func newProvider(t *testing.T, pool *testhosts.Pool) *sshpool.Provider {
+	t.Helper()
+	cfg := sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin}
+	for _, h := range pool.Hosts {
+		cfg.Hosts = append(cfg.Hosts, sshpool.Host{Address: h.Addr, User: "root", IdentityFile: pool.Key, VCPUs: 64, RemoteDir: filepath.Join(h.Dir, "shoal")})
+	}
+	p, err := sshpool.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Hosts fill one after another; a host with no room is skipped; none with
+// room is EQUOTA, naming the need.
+func TestPlacementAndCapacity(t *testing.T) {
+	pool := testhosts.New(t, 2)
+	cfg := sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin}
+	for _, h := range pool.Hosts {
+		cfg.Hosts = append(cfg.Hosts, sshpool.Host{Address: h.Addr, User: "root", IdentityFile: pool.Key, VCPUs: 8, RemoteDir: filepath.Join(h.Dir, "shoal")})
+	}
+	p, err := sshpool.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, h := range pool.Hosts {
+			testhosts.KillUnder(filepath.Join(h.Dir, "shoal"))
+		}
+	})
+	ctx := context.Background()
+	hosts := map[string]int{}
+	var nodes []*shoal.Node
+	for _, id := range []string{"a", "b", "c", "d"} {
+		n := providertest.NewNode(id)
+		ref, err := p.Provision(ctx, providertest.NewRequest(n))
+		if err != nil {
+			t.Fatalf("provision %s: %v", id, err)
+		}
+		n.ProviderRef = ref
+		nodes = append(nodes, n)
+		hosts[ref[strings.Index(ref, "@")+1:strings.LastIndex(ref, "/")]]++
+	}
+	if len(hosts) != 2 || hosts[pool.Hosts[0].Addr] != 2 || hosts[pool.Hosts[1].Addr] != 2 {
+		t.Fatalf("placement %v; want two 4-vCPU nodes on each 8-vCPU host, the first host first", hosts)
+	}
+	if _, err := p.Provision(ctx, providertest.NewRequest(providertest.NewNode("e"))); shoal.ErrorCode(err) != shoal.EQUOTA {
+		t.Fatalf("a fifth node: %v; want EQUOTA (out of capacity)", err)
+	}
+	if err := p.Release(ctx, nodes[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pool.Hosts[0].Dir, "shoal", "nodes", "a")); !os.IsNotExist(err) {
+		t.Errorf("the released node's work dir is still there (%v)", err)
+	}
+	n := providertest.NewNode("e")
+	ref, err := p.Provision(ctx, providertest.NewRequest(n))
+	if err != nil || !strings.Contains(ref, "@"+pool.Hosts[0].Addr+"/") {
+		t.Fatalf("after a release: %q %v; want the freed host", ref, err)
+	}
+	// The binary is copied once per host, named by its checksum.
+	bins, _ := filepath.Glob(filepath.Join(pool.Hosts[0].Dir, "shoal", "bin", "shoal-*"))
+	if len(bins) != 1 {
+		t.Errorf("binaries on host 0: %v", bins)
+	}
+	hs, err := p.Hosts(ctx)
+	if err != nil || len(hs) != 2 || hs[0].State != shoal.HostReady || hs[0].VCPUs != 8 {
+		t.Errorf("Hosts: %+v %v", hs, err)
+	}
+	pool.Cut(t, 1)
+	hs, _ = p.Hosts(ctx)
+	if hs[1].State != shoal.HostUnusable || hs[1].Reason == "" {
+		t.Errorf("a cut host: %+v", hs[1])
+	}
+}
