@@ -17,9 +17,17 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"testing"
 	"time"
 )
+
+// T is what New needs of a test (testing.TB has it); a benchmark program
+// passes its own.
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+}
 
 // poolSeq numbers the pools of this process.
 var poolSeq atomic.Int32
@@ -46,10 +54,10 @@ type Pool struct {
 // New starts n hosts. It needs root, iproute2 and Debian's
 // openssh-server (the test command installs them) and fails, not skips,
 // without them. Everything it starts goes at cleanup.
-func New(t testing.TB, n int) *Pool {
+func New(t T, n int) *Pool {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Fatal("the SSH pool tests make network namespaces and need root (run scripts/test as root)")
+		t.Fatalf("the SSH pool tests make network namespaces and need root (run scripts/test as root)")
 	}
 	for _, bin := range []string{"/usr/sbin/sshd", "/usr/sbin/ip", "/usr/bin/ssh-keygen"} {
 		if _, err := os.Stat(bin); err != nil {
@@ -121,7 +129,7 @@ Subsystem sftp internal-sftp
 		logf, _ := os.Create(filepath.Join(h.Dir, "sshd.log"))
 		h.sshd.Stdout, h.sshd.Stderr = logf, logf
 		if err := h.sshd.Start(); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		hk, _ := os.ReadFile(hostKey + ".pub")
 		fields := strings.Fields(string(hk))
@@ -158,7 +166,7 @@ func (p *Pool) LocationYAML(name string, vcpus int) string {
 }
 
 // Cut takes host i off the network, as a pulled cable does.
-func (p *Pool) Cut(t testing.TB, i int) {
+func (p *Pool) Cut(t T, i int) {
 	t.Helper()
 	h := p.Hosts[i]
 	if out, err := exec.Command("ip", "netns", "exec", h.NS, "ip", "link", "set", h.veth, "down").CombinedOutput(); err != nil {

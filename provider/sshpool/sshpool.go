@@ -249,6 +249,7 @@ func (p *Provider) hostOf(ref string) (int, error) {
 // when it cannot be reached or its key is not the known one.
 func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
 	n := req.Node
+	t0 := time.Now()
 	i, err := p.pick(n.ID, max(n.VCPUs, 1))
 	if err != nil {
 		return "", err
@@ -263,6 +264,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 		return fail(err)
 	}
 	defer c.Close()
+	dialed := time.Since(t0)
 	bin, err := p.ensureBinary(c, h)
 	if err != nil {
 		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: copying the shoal binary: %v", h.Address, err))
@@ -271,10 +273,11 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 	cmd := fmt.Sprintf(`set -e; d=%s; mkdir -p "$d"; chmod 700 "$d"; read -r T; cd "$d"; `+
 		`SHOAL_JOIN_TOKEN="$T" setsid %s agent --server %s --node-id %s --work-dir "$PWD" --address %s >>agent.log 2>&1 </dev/null & echo $! > agent.pid`,
 		quote(dir), quote(bin), quote(req.ServerURL), quote(n.ID), quote(h.Address))
+	copied := time.Since(t0)
 	if out, err := run(c, cmd, req.JoinToken+"\n"); err != nil {
 		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: starting the agent: %v: %s", h.Address, err, out))
 	}
-	p.log.Info("agent started", "node", n.ID, "host", h.Address)
+	p.log.Info("agent started", "node", n.ID, "host", h.Address, "took", time.Since(t0), "dial", dialed, "binary", copied-dialed)
 	return ref(i, h, n.ID), nil
 }
 
