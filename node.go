@@ -32,11 +32,14 @@ type Node struct {
 	Compute string `json:"compute"`
 	// Location is the canonical location; with Family, VCPUs and
 	// LowPriority it says what quota the node holds while it exists.
-	Location    string `json:"location"`
-	Size        string `json:"size"`
-	Family      string `json:"family"`
-	VCPUs       int    `json:"vcpus"`
-	LowPriority bool   `json:"low_priority"`
+	Location string `json:"location"`
+	Size     string `json:"size"`
+	Family   string `json:"family"`
+	VCPUs    int    `json:"vcpus"`
+	// GPUs is how many GPUs the node's size has; a provider gives the node
+	// that many devices of its host.
+	GPUs        int  `json:"gpus,omitempty"`
+	LowPriority bool `json:"low_priority"`
 
 	State            string `json:"node_state"`
 	StateReason      string `json:"state_reason,omitempty"`

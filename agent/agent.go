@@ -43,6 +43,9 @@ type Config struct {
 	// reported stay in the work dir; the server has the next agent it
 	// starts there report them.
 	OrphanTimeout time.Duration
+	// GPUDevices lists the host's GPU devices this node owns ("0,1"); its
+	// jobs see only these (CUDA_VISIBLE_DEVICES). Empty: no restriction.
+	GPUDevices string
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
 	Clock shoal.Clock

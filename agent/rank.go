@@ -291,6 +291,10 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["AZUREML_RUN_ID"] = t.JobName
 	env["AZUREML_ARM_WORKSPACE_NAME"] = t.Workspace
 	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
+	if d := r.a.cfg.GPUDevices; d != "" {
+		// Several nodes may share a host's GPUs: each sees its own.
+		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = d, d
+	}
 	for _, name := range t.Outputs {
 		env["AZUREML_OUTPUT_"+name] = filepath.Join(outDir, name)
 	}

@@ -44,6 +44,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&cfg.ServerURL, "server", "", "Shoal server URL")
 	f.StringVar(&cfg.NodeID, "node-id", "", "the node this agent is")
 	f.StringVar(&cfg.WorkDir, "work-dir", "", "working directory of the node")
+	f.StringVar(&cfg.GPUDevices, "gpus", "", "the GPU devices of this node on its host (e.g. 0,1): its jobs see only these (CUDA_VISIBLE_DEVICES)")
 	f.StringVar(&joinToken, "join-token", "", "the one-time join token (prefer SHOAL_JOIN_TOKEN: other users can read a process's arguments)")
 	f.StringVar(&cfg.Address, "address", "127.0.0.1", "address other nodes reach this node at")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")

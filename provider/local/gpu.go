@@ -3,7 +3,11 @@
 package local
 
 import (
+	"context"
 	"fmt"
+	"time"
+
+	"github.com/shoal-ml/shoal/agent/gpu"
 	"os"
 	"path/filepath"
 )
@@ -11,8 +15,14 @@ import (
 // nvidiaGPUDir lists one entry per NVIDIA GPU when the driver is loaded.
 const nvidiaGPUDir = "/proc/driver/nvidia/gpus"
 
-// DetectGPUs counts the NVIDIA GPUs of this host and says how it knows.
+// DetectGPUs counts the NVIDIA GPUs of this host and says how it knows:
+// nvidia-smi when the driver has it, else the driver's /proc entries.
 func DetectGPUs() (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if devs, err := gpu.Query(ctx); err == nil && len(devs) > 0 {
+		return len(devs), fmt.Sprintf("%d NVIDIA GPU(s) listed by nvidia-smi (%s)", len(devs), devs[0].Name)
+	}
 	entries, err := os.ReadDir(nvidiaGPUDir)
 	if err == nil && len(entries) > 0 {
 		return len(entries), fmt.Sprintf("%d NVIDIA GPU(s) found in %s", len(entries), nvidiaGPUDir)

@@ -75,6 +75,7 @@ type Provider struct {
 type placement struct {
 	host  int
 	vcpus int
+	gpus  []int // device indices on the host
 }
 
 var (
@@ -197,19 +198,27 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 // login's home).
 func nodeDir(h Host, id string) string { return path.Join(h.RemoteDir, "nodes", id) }
 
-// pick chooses the host for a node of vcpus: the fullest host that still
-// has room, so that hosts fill one after another and whole hosts stay
-// free for large sizes. The choice is reserved.
-func (p *Provider) pick(id string, vcpus int) (int, error) {
+// pick chooses the host for a node of vcpus and gpus: the fullest host
+// that still has room, so that hosts fill one after another and whole
+// hosts stay free for large sizes. The choice, with the GPU devices the
+// node gets, is reserved.
+func (p *Provider) pick(id string, vcpus, gpus int) (int, []int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	used := make([]int, len(p.cfg.Hosts))
+	taken := make([]map[int]bool, len(p.cfg.Hosts))
 	for _, pl := range p.placed {
 		used[pl.host] += pl.vcpus
+		if taken[pl.host] == nil {
+			taken[pl.host] = map[int]bool{}
+		}
+		for _, g := range pl.gpus {
+			taken[pl.host][g] = true
+		}
 	}
 	best := -1
 	for i, h := range p.cfg.Hosts {
-		if used[i]+vcpus > h.VCPUs {
+		if used[i]+vcpus > h.VCPUs || h.GPUs-len(taken[i]) < gpus {
 			continue
 		}
 		if best < 0 || used[i] > used[best] {
@@ -217,10 +226,16 @@ func (p *Provider) pick(id string, vcpus int) (int, error) {
 		}
 	}
 	if best < 0 {
-		return 0, shoal.Errorf(shoal.EQUOTA, "out of capacity: no host of the pool has %d free vCPUs", vcpus)
+		return 0, nil, shoal.Errorf(shoal.EQUOTA, "out of capacity: no host of the pool has %d free vCPUs and %d free GPUs", vcpus, gpus)
 	}
-	p.placed[id] = placement{host: best, vcpus: vcpus}
-	return best, nil
+	var devices []int
+	for g := 0; g < p.cfg.Hosts[best].GPUs && len(devices) < gpus; g++ {
+		if !taken[best][g] {
+			devices = append(devices, g)
+		}
+	}
+	p.placed[id] = placement{host: best, vcpus: vcpus, gpus: devices}
+	return best, devices, nil
 }
 
 func (p *Provider) unplace(id string) {
@@ -250,9 +265,17 @@ func (p *Provider) hostOf(ref string) (int, error) {
 func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
 	n := req.Node
 	t0 := time.Now()
-	i, err := p.pick(n.ID, max(n.VCPUs, 1))
+	i, devices, err := p.pick(n.ID, max(n.VCPUs, 1), n.GPUs)
 	if err != nil {
 		return "", err
+	}
+	gpuArg := ""
+	if len(devices) > 0 {
+		list := make([]string, len(devices))
+		for k, d := range devices {
+			list[k] = strconv.Itoa(d)
+		}
+		gpuArg = " --gpus " + strings.Join(list, ",")
 	}
 	h := p.cfg.Hosts[i]
 	fail := func(err error) (string, error) {
@@ -271,8 +294,8 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 	}
 	dir := nodeDir(h, n.ID)
 	cmd := fmt.Sprintf(`set -e; d=%s; mkdir -p "$d"; chmod 700 "$d"; read -r T; cd "$d"; `+
-		`SHOAL_JOIN_TOKEN="$T" setsid %s agent --server %s --node-id %s --work-dir "$PWD" --address %s >>agent.log 2>&1 </dev/null & echo $! > agent.pid`,
-		quote(dir), quote(bin), quote(req.ServerURL), quote(n.ID), quote(h.Address))
+		`SHOAL_JOIN_TOKEN="$T" setsid %s agent --server %s --node-id %s --work-dir "$PWD" --address %s%s >>agent.log 2>&1 </dev/null & echo $! > agent.pid`,
+		quote(dir), quote(bin), quote(req.ServerURL), quote(n.ID), quote(h.Address), gpuArg)
 	copied := time.Since(t0)
 	if out, err := run(c, cmd, req.JoinToken+"\n"); err != nil {
 		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: starting the agent: %v: %s", h.Address, err, out))
@@ -369,6 +392,8 @@ func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
 	if alive {
 		// A server that restarted learns where its nodes run.
 		p.mu.Lock()
+		// (Its GPU devices are not known again: a node adopted after a
+		// restart holds its vCPUs; its devices are free for the next.)
 		p.placed[n.ID] = placement{host: i, vcpus: max(n.VCPUs, 1)}
 		p.mu.Unlock()
 	}

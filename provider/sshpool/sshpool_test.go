@@ -139,3 +139,73 @@ func TestPlacementAndCapacity(t *testing.T) {
 		t.Errorf("a cut host: %+v", hs[1])
 	}
 }
+
+// GPU nodes get devices of their own: two 1-GPU nodes on a 2-GPU host get
+// devices 0 and 1 (their jobs see CUDA_VISIBLE_DEVICES), a third does not
+// fit; a released node's device is free again.
+func TestGPUDevicesPerNode(t *testing.T) {
+	pool := testhosts.New(t, 1)
+	h := pool.Hosts[0]
+	p, err := sshpool.New(sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin, Hosts: []sshpool.Host{
+		{Address: h.Addr, User: "root", IdentityFile: pool.Key, VCPUs: 64, GPUs: 2, RemoteDir: filepath.Join(h.Dir, "shoal")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { testhosts.KillUnder(filepath.Join(h.Dir, "shoal")) })
+	ctx := context.Background()
+	var nodes []*shoal.Node
+	for _, id := range []string{"g1", "g2"} {
+		n := providertest.NewNode(id)
+		n.GPUs = 1
+		ref, err := p.Provision(ctx, providertest.NewRequest(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.ProviderRef = ref
+		nodes = append(nodes, n)
+	}
+	devices := map[string]string{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(devices) < 2 && time.Now().Before(deadline) {
+		for _, id := range []string{"g1", "g2"} {
+			for _, pid := range pidsWith("--node-id " + id) {
+				cmd, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+				args := strings.Split(string(cmd), "\x00")
+				for k, a := range args {
+					if a == "--gpus" && k+1 < len(args) {
+						devices[id] = args[k+1]
+					}
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if devices["g1"] == "" || devices["g2"] == "" || devices["g1"] == devices["g2"] {
+		t.Fatalf("the nodes' devices: %v; want one each, different", devices)
+	}
+	n := providertest.NewNode("g3")
+	n.GPUs = 1
+	if _, err := p.Provision(ctx, providertest.NewRequest(n)); shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(shoal.ErrorMessage(err), "GPUs") {
+		t.Fatalf("a third GPU node: %v", err)
+	}
+	if err := p.Release(ctx, nodes[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Provision(ctx, providertest.NewRequest(n)); err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+}
+
+// pidsWith lists the processes whose command line (arguments joined by
+// spaces) contains s.
+func pidsWith(s string) []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmd), "\x00", " "), s) {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	return out
+}
