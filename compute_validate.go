@@ -216,18 +216,7 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	if spec.Tier, err = NormalizeTier(spec.Tier); err != nil {
 		return nil, nil, err
 	}
-	if spec.Size == "" {
-		spec.Size = DefaultClusterSize
-	}
-	if spec.Location == "" {
-		spec.Location = defaultLocation
-	}
-	spec.Location = strings.TrimSpace(spec.Location)
-	loc, err := cat.Location(spec.Location)
-	if err != nil {
-		return nil, nil, err
-	}
-	size, err := cat.CheckSize(spec.Size, ComputeTypeCluster, loc)
+	loc, size, err := resolvePlacement(spec, cat, defaultLocation, DefaultClusterSize)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,6 +256,28 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	}
 	if len(spec.Description) > 2000 {
 		return nil, nil, FieldErrorf("description", "must be at most 2000 characters")
+	}
+	return loc, size, nil
+}
+
+// resolvePlacement fills in the size and location a spec omits and
+// resolves them in the catalog: the location (by name or alias) must
+// exist and offer the size for the spec's compute type.
+func resolvePlacement(spec *ComputeSpec, cat *Catalog, defaultLocation, defaultSize string) (*Location, *Size, error) {
+	if spec.Size == "" {
+		spec.Size = defaultSize
+	}
+	if spec.Location == "" {
+		spec.Location = defaultLocation
+	}
+	spec.Location = strings.TrimSpace(spec.Location)
+	loc, err := cat.Location(spec.Location)
+	if err != nil {
+		return nil, nil, err
+	}
+	size, err := cat.CheckSize(spec.Size, spec.Type, loc)
+	if err != nil {
+		return nil, nil, err
 	}
 	return loc, size, nil
 }

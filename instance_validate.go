@@ -29,18 +29,7 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 		return nil, nil, err
 	}
 	spec.Type = ComputeTypeInstance
-	if spec.Size == "" {
-		spec.Size = DefaultInstanceSize
-	}
-	if spec.Location == "" {
-		spec.Location = defaultLocation
-	}
-	spec.Location = strings.TrimSpace(spec.Location)
-	loc, err := cat.Location(spec.Location)
-	if err != nil {
-		return nil, nil, err
-	}
-	size, err := cat.CheckSize(spec.Size, ComputeTypeInstance, loc)
+	loc, size, err := resolvePlacement(spec, cat, defaultLocation, DefaultInstanceSize)
 	if err != nil {
 		return nil, nil, err
 	}
