@@ -91,6 +91,10 @@ type SSHHostConfig struct {
 	// RemoteDir holds the shoal binary and the nodes' work dirs on the
 	// host; default ~/.shoal.
 	RemoteDir string `yaml:"remote_dir"`
+	// PowerOnCommand and PowerOffCommand run on the server to power the
+	// host on before its first node and off after its last.
+	PowerOnCommand  string `yaml:"power_on_command"`
+	PowerOffCommand string `yaml:"power_off_command"`
 }
 
 // QuotaConfig sets a location's vCPU limits; absent keys keep the defaults

@@ -165,6 +165,16 @@ func (p *Pool) LocationYAML(name string, vcpus int) string {
 	return b.String()
 }
 
+// LinkCommand is the shell command that takes host i off the network
+// (up false) or back on it: a stand-in for powering a machine off and on.
+func (p *Pool) LinkCommand(i int, up bool) string {
+	state := "down"
+	if up {
+		state = "up"
+	}
+	return fmt.Sprintf("ip netns exec %s ip link set %s %s", p.Hosts[i].NS, p.Hosts[i].veth, state)
+}
+
 // Cut takes host i off the network, as a pulled cable does.
 func (p *Pool) Cut(t T, i int) {
 	t.Helper()

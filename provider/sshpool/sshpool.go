@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path"
 	"strconv"
 	"strings"
@@ -46,6 +47,10 @@ type Host struct {
 	// RemoteDir holds the binary and the nodes' work dirs on the host;
 	// default ".shoal" in the login's home.
 	RemoteDir string
+	// PowerOnCommand and PowerOffCommand, when set, run on the server
+	// (sh -c) to power the host on before its first node and off after
+	// its last (wake-on-LAN, IPMI), as Slurm's power saving does.
+	PowerOnCommand, PowerOffCommand string
 }
 
 // Config configures a Provider.
@@ -282,6 +287,9 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 		p.unplace(n.ID)
 		return "", err
 	}
+	if err := p.powerOn(ctx, i); err != nil {
+		return fail(err)
+	}
 	c, err := p.dial(ctx, i)
 	if err != nil {
 		return fail(err)
@@ -368,7 +376,8 @@ func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
 		return fmt.Errorf("host %s: stopping node %s: %v: %s", p.cfg.Hosts[i].Address, n.ID, err, out)
 	}
 	p.unplace(n.ID)
-	return nil
+	c.Close()
+	return p.powerOffIfIdle(ctx, i)
 }
 
 // Alive reports whether the node's agent still runs on its host; a host
@@ -415,4 +424,61 @@ func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
 		out = append(out, host)
 	}
 	return out, nil
+}
+
+// powerOn runs host i's power-on command when it has no node yet (it may
+// be off), then waits for its SSH server to answer.
+func (p *Provider) powerOn(ctx context.Context, i int) error {
+	h := p.cfg.Hosts[i]
+	if h.PowerOnCommand == "" || p.nodesOn(i) > 1 {
+		return nil // the node being provisioned is already counted
+	}
+	if out, err := exec.CommandContext(ctx, "sh", "-c", h.PowerOnCommand).CombinedOutput(); err != nil {
+		return shoal.Errorf(shoal.EUNAVAILABLE, "host %s: power_on_command failed: %v: %s", h.Address, err, strings.TrimSpace(string(out)))
+	}
+	addr := net.JoinHostPort(h.Address, strconv.Itoa(h.Port))
+	deadline := time.Now().Add(powerOnWait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			p.log.Info("host powered on", "host", h.Address)
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return shoal.Errorf(shoal.EUNAVAILABLE, "host %s: SSH did not answer within %s of power_on_command", h.Address, powerOnWait)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// powerOnWait bounds how long a powered-on host may take to answer SSH.
+const powerOnWait = 5 * time.Minute
+
+// powerOffIfIdle runs host i's power-off command once it has no node.
+func (p *Provider) powerOffIfIdle(ctx context.Context, i int) error {
+	h := p.cfg.Hosts[i]
+	if h.PowerOffCommand == "" || p.nodesOn(i) > 0 {
+		return nil
+	}
+	if out, err := exec.CommandContext(ctx, "sh", "-c", h.PowerOffCommand).CombinedOutput(); err != nil {
+		// The node is released all the same; the host stays on.
+		p.log.Warn("power_off_command failed", "host", h.Address, "err", err, "output", strings.TrimSpace(string(out)))
+		return nil
+	}
+	p.log.Info("host powered off: no node left", "host", h.Address)
+	return nil
+}
+
+// nodesOn counts the nodes placed on host i.
+func (p *Provider) nodesOn(i int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, pl := range p.placed {
+		if pl.host == i {
+			n++
+		}
+	}
+	return n
 }

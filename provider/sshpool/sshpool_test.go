@@ -209,3 +209,51 @@ func pidsWith(s string) []string {
 	}
 	return out
 }
+
+// A host with power commands is powered on for its first node and off
+// after its last (here its network link stands for its power).
+func TestPowerOnAndOff(t *testing.T) {
+	pool := testhosts.New(t, 1)
+	h := pool.Hosts[0]
+	on, off := pool.LinkCommand(0, true), pool.LinkCommand(0, false)
+	p, err := sshpool.New(sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin, Hosts: []sshpool.Host{
+		{Address: h.Addr, User: "root", IdentityFile: pool.Key, VCPUs: 8, RemoteDir: filepath.Join(h.Dir, "shoal"), PowerOnCommand: on, PowerOffCommand: off}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { testhosts.KillUnder(filepath.Join(h.Dir, "shoal")) })
+	ctx := context.Background()
+	if out, err := exec.Command("sh", "-c", off).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostUnusable {
+		t.Fatalf("the host is off but %+v", hs[0])
+	}
+	for round := 0; round < 2; round++ {
+		var nodes []*shoal.Node
+		for _, id := range []string{"p1", "p2"} {
+			n := providertest.NewNode(id)
+			ref, err := p.Provision(ctx, providertest.NewRequest(n))
+			if err != nil {
+				t.Fatalf("round %d, provision %s on a powered-off host: %v", round, id, err)
+			}
+			n.ProviderRef = ref
+			nodes = append(nodes, n)
+		}
+		if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostReady {
+			t.Fatalf("round %d: with nodes the host is %+v", round, hs[0])
+		}
+		if err := p.Release(ctx, nodes[0]); err != nil {
+			t.Fatal(err)
+		}
+		if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostReady {
+			t.Fatalf("round %d: with one node left the host is %+v", round, hs[0])
+		}
+		if err := p.Release(ctx, nodes[1]); err != nil {
+			t.Fatal(err)
+		}
+		if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostUnusable {
+			t.Fatalf("round %d: with no node left the host is %+v; want it powered off", round, hs[0])
+		}
+	}
+}
