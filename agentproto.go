@@ -47,6 +47,11 @@ type AgentSyncRequest struct {
 	First bool `json:"first,omitempty"`
 	// Instance is the report of an instance's agent.
 	Instance *InstanceReport `json:"instance,omitempty"`
+	// Leaving, when set, says why the node's machine is being taken back
+	// (Slurm preempted, cancelled or timed out its pilot job): the server
+	// marks the node preempted and requeues its work without spending
+	// retries.
+	Leaving string `json:"leaving,omitempty"`
 }
 
 // AgentSyncResponse tells the agent what to do.

@@ -38,8 +38,11 @@ type Node struct {
 	VCPUs    int    `json:"vcpus"`
 	// GPUs is how many GPUs the node's size has; a provider gives the node
 	// that many devices of its host.
-	GPUs        int  `json:"gpus,omitempty"`
-	LowPriority bool `json:"low_priority"`
+	GPUs int `json:"gpus,omitempty"`
+	// MemoryGB is the memory of the node's size; providers that reserve
+	// memory (Slurm's --mem) ask for this much.
+	MemoryGB    float64 `json:"memory_gb,omitempty"`
+	LowPriority bool    `json:"low_priority"`
 
 	State            string `json:"node_state"`
 	StateReason      string `json:"state_reason,omitempty"`

@@ -46,6 +46,13 @@ type Config struct {
 	// GPUDevices lists the host's GPU devices this node owns ("0,1"); its
 	// jobs see only these (CUDA_VISIBLE_DEVICES). Empty: no restriction.
 	GPUDevices string
+	// PreemptOnSignal says that the agent being stopped (its context
+	// cancelled: SIGTERM) means its machine is being taken back, as Slurm
+	// does to a pilot job it preempts, cancels or stops at its time limit.
+	// The agent then tells the server its node is leaving, and its ranks —
+	// including those the same signal reached first — end as preempted,
+	// so their jobs requeue without spending retries.
+	PreemptOnSignal bool
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
 	Clock shoal.Clock
@@ -75,6 +82,8 @@ type Agent struct {
 	// it last answered.
 	outage *outageLog
 	rand   func() float64
+	// terminating is closed once the agent is being stopped.
+	terminating chan struct{}
 }
 
 // now reads the agent's clock.
@@ -102,6 +111,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	stopWatching := context.AfterFunc(ctx, func() { close(a.terminating) })
+	defer stopWatching()
 	if err := a.joinServer(ctx, port); err != nil {
 		return err
 	}
@@ -113,6 +124,9 @@ func Run(ctx context.Context, cfg Config) error {
 		a.deliverLoop(deliverCtx)
 	}()
 	err = a.syncLoop(ctx)
+	if ctx.Err() != nil && a.cfg.PreemptOnSignal {
+		a.leave(context.WithoutCancel(ctx), "the agent was sent SIGTERM (the node's machine is being taken back)")
+	}
 	if rt := a.instanceRT(); rt != nil {
 		rt.close()
 	}
@@ -144,7 +158,7 @@ func newAgent(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand}
+	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{})}
 	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
 	var errs []error
 	a.outbox, errs = openOutbox(cfg.WorkDir)

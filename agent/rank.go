@@ -131,6 +131,9 @@ func (r *rankRun) run(ctx context.Context) {
 		r.msi.Close()
 	}
 	code := res.ExitCode
+	if r.a.takenBack(res.Reason, code) {
+		res.Reason = "preempted"
+	}
 	end := r.a.now()
 	r.finish(ctx, &pendingResult{
 		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset,

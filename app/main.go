@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,9 @@ import (
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/provider/local"
+	"github.com/shoal-ml/shoal/provider/slurm"
 	"github.com/shoal-ml/shoal/provider/sshpool"
+	"github.com/shoal-ml/shoal/provider/static"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
 	"github.com/shoal-ml/shoal/workload"
@@ -156,7 +159,27 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	providers := map[string]shoal.Provider{"local": m.local}
 	for _, lc := range cfg.Locations {
-		if lc.Provider != "ssh" {
+		switch lc.Provider {
+		case "static":
+			providers[lc.Name] = &static.Provider{Location: lc.Name}
+			continue
+		case "slurm":
+			sc := lc.Slurm
+			if sc == nil {
+				sc = &config.SlurmConfig{}
+			}
+			p, err := slurm.New(slurm.Config{Partition: sc.Partition, Account: sc.Account, TimeLimit: sc.TimeLimit,
+				SlurmConf: sc.Conf, AgentBinary: cmp.Or(sc.AgentBinary, opts.AgentExecutable), WorkDir: sc.WorkDir,
+				ExtraArgs: sc.SbatchArgs, AgentArgs: agentArgs, Logger: opts.Logger})
+			if err != nil {
+				ln.Close()
+				store.Close()
+				return nil, fmt.Errorf("config: location %s: %w", lc.Name, err)
+			}
+			providers[lc.Name] = p
+			continue
+		case "ssh":
+		default:
 			continue
 		}
 		pc := sshpool.Config{KnownHostsFile: lc.KnownHosts, Executable: opts.AgentExecutable, Logger: opts.Logger}

@@ -47,6 +47,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&cfg.GPUDevices, "gpus", "", "the GPU devices of this node on its host (e.g. 0,1): its jobs see only these (CUDA_VISIBLE_DEVICES)")
 	f.StringVar(&joinToken, "join-token", "", "the one-time join token (prefer SHOAL_JOIN_TOKEN: other users can read a process's arguments)")
 	f.StringVar(&cfg.Address, "address", "127.0.0.1", "address other nodes reach this node at")
+	f.BoolVar(&cfg.PreemptOnSignal, "preempt-on-sigterm", false, "SIGTERM means the machine is being taken back (a Slurm pilot preempted, cancelled or at its time limit): tell the server and end the ranks as preempted")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
 	return cmd
 }

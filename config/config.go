@@ -77,6 +77,30 @@ type LocationConfig struct {
 	// pool of machines reached over SSH, whose keys known_hosts lists.
 	Hosts      []SSHHostConfig `yaml:"hosts"`
 	KnownHosts string          `yaml:"known_hosts"`
+	// Slurm backs a location with provider: slurm — nodes are pilot jobs
+	// on an existing Slurm cluster.
+	Slurm *SlurmConfig `yaml:"slurm"`
+}
+
+// SlurmConfig is where and how an slurm location submits its pilot jobs.
+type SlurmConfig struct {
+	// Partition and Account are sbatch's --partition and --account.
+	Partition string `yaml:"partition"`
+	Account   string `yaml:"account"`
+	// TimeLimit is each pilot's --time ("1-00:00:00"); empty for the
+	// partition's default.
+	TimeLimit string `yaml:"time_limit"`
+	// Conf is the slurm.conf the commands use (SLURM_CONF); empty for
+	// Slurm's default.
+	Conf string `yaml:"conf"`
+	// AgentBinary is the shoal binary's path as the compute nodes see it;
+	// default the server's own (a shared filesystem).
+	AgentBinary string `yaml:"agent_binary"`
+	// WorkDir holds the pilots' work dirs as the compute nodes see it;
+	// default ~/.shoal/slurm.
+	WorkDir string `yaml:"work_dir"`
+	// SbatchArgs are passed to sbatch as they are (["--qos=low"]).
+	SbatchArgs []string `yaml:"sbatch_args"`
 }
 
 // SSHHostConfig is a machine of an ssh location's pool.
@@ -250,10 +274,17 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	if lc.Provider == "" {
 		lc.Provider = "local"
 	}
+	if lc.Provider != "ssh" && (len(lc.Hosts) > 0 || lc.KnownHosts != "") {
+		return nil, errors.New("hosts and known_hosts belong to provider: ssh")
+	}
+	if lc.Provider != "slurm" && lc.Slurm != nil {
+		return nil, errors.New("slurm settings belong to provider: slurm")
+	}
 	switch lc.Provider {
-	case "local":
-		if len(lc.Hosts) > 0 || lc.KnownHosts != "" {
-			return nil, errors.New("hosts and known_hosts belong to provider: ssh")
+	case "local", "static":
+	case "slurm":
+		if lc.Slurm == nil {
+			lc.Slurm = &SlurmConfig{} // the cluster's default partition
 		}
 	case "ssh":
 		if len(lc.Hosts) == 0 || lc.KnownHosts == "" {
@@ -265,7 +296,7 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("provider %q is not available in this build; available: local, ssh", lc.Provider)
+		return nil, fmt.Errorf("provider %q is not one of local, ssh, slurm, static", lc.Provider)
 	}
 	q := shoal.DefaultQuotaLimits()
 	if v := lc.Quota.TotalDedicatedVCPUs; v != nil {
@@ -289,6 +320,10 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	switch {
 	case lc.EmulatedGPUs:
 		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
+	case lc.Provider == "slurm":
+		l.GPUs = shoal.GPUCapability{Available: true, Detail: "GPU sizes ask Slurm for --gres=gpu:N; Slurm refuses a pilot its partition cannot hold"}
+	case lc.Provider == "static":
+		l.GPUs = shoal.GPUCapability{Available: true, Detail: "nodes joined by hand bring their own GPUs"}
 	case lc.Provider == "ssh":
 		gpus := 0
 		for _, h := range lc.Hosts {

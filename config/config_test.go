@@ -363,11 +363,13 @@ func TestErrors(t *testing.T) {
 		{name: "unknown size key", doc: "sizes:\n  - name: x\n    cores: 3\n", parse: true, parts: []string{"cores"}},
 		{name: "wrong type", doc: "locations: {name: a}\n", parse: true, parts: []string{"line 1"}},
 		{name: "not YAML", doc: "locations: [\n", parse: true},
-		{name: "unknown provider", doc: "locations: [{name: cloud, provider: aws}]", parts: []string{"locations[0]", `"aws"`, "available: local"}},
+		{name: "unknown provider", doc: "locations: [{name: cloud, provider: aws}]", parts: []string{"locations[0]", `"aws"`, "is not one of local, ssh, slurm, static"}},
 		{name: "location without name", doc: "locations: [{name: a}, {provider: local}]", parts: []string{"locations[1]", "name is required"}},
 		{name: "ssh without hosts", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k}]", parts: []string{"locations[0]", "provider ssh needs hosts"}},
 		{name: "ssh without known_hosts", doc: "locations: [{name: lab, provider: ssh, hosts: [{address: h, user: u, identity_file: /k, vcpus: 4}]}]", parts: []string{"locations[0]", "known_hosts"}},
 		{name: "ssh host without vcpus", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k, hosts: [{address: h, user: u, identity_file: /k}]}]", parts: []string{"hosts[0]", "vcpus are required"}},
+		{name: "slurm settings on ssh", doc: "locations: [{name: l, provider: local, slurm: {partition: gpu}}]", parts: []string{"locations[0]", "provider: slurm"}},
+		{name: "unknown slurm key", doc: "locations: [{name: l, provider: slurm, slurm: {queue: gpu}}]", parse: true, parts: []string{"queue"}},
 		{name: "hosts on local", doc: "locations: [{name: l, hosts: [{address: h}]}]", parts: []string{"locations[0]", "provider: ssh"}},
 		{name: "duplicate alias", doc: "locations: [{name: a, aliases: [eastus]}, {name: b, aliases: [EastUS]}]", parts: []string{"EastUS", `"a"`, `"b"`}},
 		{name: "alias is another location's name", doc: "locations: [{name: a}, {name: b, aliases: [A]}]", parts: []string{`"a"`, `"b"`}},
@@ -396,5 +398,34 @@ func TestErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Slurm and static locations: the slurm settings are read as written,
+// GPU sizes are left to Slurm (it refuses a pilot its partition cannot
+// hold), and a static location needs no settings.
+func TestSlurmAndStaticLocations(t *testing.T) {
+	c := parse(t, `locations:
+  - name: hpc
+    provider: slurm
+    slurm: {partition: gpu, account: lab, time_limit: "1-00:00:00", conf: /etc/slurm/slurm.conf, agent_binary: /shared/bin/shoal, work_dir: /shared/shoal, sbatch_args: [--qos=low]}
+  - name: desks
+    provider: static
+`)
+	sc := c.Locations[0].Slurm
+	if sc == nil || sc.Partition != "gpu" || sc.Account != "lab" || sc.TimeLimit != "1-00:00:00" || sc.AgentBinary != "/shared/bin/shoal" || len(sc.SbatchArgs) != 1 {
+		t.Fatalf("slurm settings = %+v", sc)
+	}
+	cat, err := c.Catalog(func(string) (int, string) { return 0, "no GPUs on the server" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hpc, _ := cat.Location("hpc")
+	desks, _ := cat.Location("desks")
+	if hpc.Provider != "slurm" || !hpc.GPUs.Available || desks.Provider != "static" {
+		t.Errorf("hpc %+v, desks %+v", hpc, desks)
+	}
+	if _, _, err := shoal.NormalizeClusterSpec(&shoal.ComputeSpec{Name: "gpu-cluster", Size: "Standard_NC6s_v3", Location: "hpc"}, cat, "hpc"); err != nil {
+		t.Errorf("a GPU size at a Slurm location: %v", err)
 	}
 }

@@ -94,6 +94,12 @@ func (s *Services) AuthenticateNode(ctx context.Context, credential string) (str
 // lease, then answers with what the node should start, stop or whether it
 // should exit; when there is nothing to do it waits up to wait for news.
 func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
+	if req.Leaving != "" {
+		if err := s.nodeLeaving(ctx, nodeID, req.Leaving); err != nil {
+			return nil, err
+		}
+		wait = 0
+	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	first := true

@@ -195,7 +195,7 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 		txNow := tx.Now()
 		node = &shoal.Node{
 			ID: id, Workspace: cur.Workspace, Compute: cur.Name, Role: shoal.NodeRoleInstance,
-			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, State: shoal.NodePreparing,
+			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB, State: shoal.NodePreparing,
 			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
 			CreatedOn: txNow, LastHeartbeat: txNow, PrivateIPAddress: "127.0.0.1", Version: 1,
 		}

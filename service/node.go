@@ -54,18 +54,55 @@ func (s *Services) preemptNode(ctx context.Context, workspace, compute, nodeID, 
 		if n.State == shoal.NodePreempted || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
 			return shoal.Errorf(shoal.ECONFLICT, "node %s is already %s", n.ID, n.State)
 		}
-		n.State, n.StateReason, n.Draining = shoal.NodePreempted, reason, true
-		n.Version++
-		if err := tx.UpdateNode(n); err != nil {
-			return err
-		}
-		detail := reason
-		if n.CurrentJobName != "" {
-			detail += fmt.Sprintf("; job %s will be requeued", n.CurrentJobName)
-		}
-		return appendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
+		return markPreempted(ctx, tx, c, n, reason)
 	})
 	if err != nil {
+		return err
+	}
+	s.nodes.wake(nodeID)
+	s.notify()
+	return nil
+}
+
+// markPreempted records that node n of compute c was taken back.
+func markPreempted(ctx context.Context, tx shoal.Tx, c *shoal.Compute, n *shoal.Node, reason string) error {
+	n.State, n.StateReason, n.Draining = shoal.NodePreempted, reason, true
+	n.Version++
+	if err := tx.UpdateNode(n); err != nil {
+		return err
+	}
+	detail := reason
+	if n.CurrentJobName != "" {
+		detail += fmt.Sprintf("; job %s will be requeued", n.CurrentJobName)
+	}
+	return appendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
+}
+
+// nodeLeaving records an agent's notice that its machine is being taken
+// back (a Slurm pilot preempted, cancelled or at its time limit): the node
+// is preempted, as a cloud's low-priority node would be. A node already
+// leaving, preempted or lost is left as it is; a node Shoal itself is
+// releasing gets the notice because Shoal cancelled it.
+func (s *Services) nodeLeaving(ctx context.Context, nodeID, why string) error {
+	changed := false
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if n.State == shoal.NodePreempted || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
+			return nil
+		}
+		c, err := tx.GetCompute(n.Workspace, n.Compute)
+		if err != nil {
+			return err
+		}
+		changed = true
+		return markPreempted(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, n, "taken back by its provider: "+why)
+	})
+	if err != nil || !changed {
 		return err
 	}
 	s.nodes.wake(nodeID)

@@ -141,7 +141,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			}
 			n := &shoal.Node{
 				ID: fmt.Sprintf("%s-n%d", strings.ToLower(comp.Name), seq), Workspace: comp.Workspace, Compute: comp.Name,
-				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs,
+				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB,
 				LowPriority: comp.Tier == shoal.TierLowPriority, State: shoal.NodePreparing,
 				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
 				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,

@@ -381,6 +381,8 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 
 // baseEnv is the part of the agent's environment a job inherits: the
 // variables a shell needs, never the agent's own settings or credentials.
+// Under a batch system the node's allocation is inherited too: Slurm's
+// SLURM_* variables and the GPUs it gave the pilot (CUDA_VISIBLE_DEVICES).
 func baseEnv() map[string]string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
@@ -390,7 +392,7 @@ func baseEnv() map[string]string {
 		}
 		switch {
 		case k == "PATH", k == "HOME", k == "LANG", k == "TMPDIR", k == "USER", k == "SHELL",
-			strings.HasPrefix(k, "LC_"):
+			strings.HasPrefix(k, "LC_"), strings.HasPrefix(k, "SLURM_"), k == "CUDA_VISIBLE_DEVICES":
 			env[k] = v
 		}
 	}
