@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -77,6 +78,18 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 			end = rep.EndTime.UTC()
 		}
 		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason = st, &end, rep.ExitCode, rep.Reason
+		if st == shoal.AttemptPreempted && n.Role == "" && n.State != shoal.NodePreempted && n.State != shoal.NodeLeaving && n.State != shoal.NodeUnusable {
+			// The node's own agent says its machine is being taken back (a
+			// Slurm pilot's SIGTERM) before the server heard so: no more
+			// work goes there, not even the job being requeued.
+			c, err := tx.GetCompute(n.Workspace, n.Compute)
+			if err != nil {
+				return nil, err
+			}
+			if err := markPreempted(ctx, tx, c, n, "taken back by its provider: its agent ended rank "+strconv.Itoa(rs.Rank)+" of job "+j.Name+" as preempted"); err != nil {
+				return nil, err
+			}
+		}
 		if err := s.freeNode(tx, n, now); err != nil {
 			return nil, err
 		}
