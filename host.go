@@ -18,6 +18,10 @@ type Host struct {
 	VCPUs    int     `json:"vcpus"`
 	MemoryGB float64 `json:"memory_gb"`
 	GPUs     int     `json:"gpus"`
+	// GPUModel names the host's GPUs ("NVIDIA A100-SXM4-80GB").
+	GPUModel string `json:"gpu_model,omitempty"`
+	// Labels are the operator's notes on the host (rack, owner).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Nodes counts the nodes on the host; UsedVCPUs their vCPUs.
 	Nodes     int    `json:"nodes"`
 	UsedVCPUs int    `json:"used_vcpus"`

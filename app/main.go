@@ -185,7 +185,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		pc := sshpool.Config{KnownHostsFile: lc.KnownHosts, Executable: opts.AgentExecutable, Logger: opts.Logger}
 		for _, h := range lc.Hosts {
 			pc.Hosts = append(pc.Hosts, sshpool.Host{Address: h.Address, Port: h.Port, User: h.User, IdentityFile: h.IdentityFile,
-				VCPUs: h.VCPUs, MemoryGB: h.MemoryGB, GPUs: h.GPUs, RemoteDir: h.RemoteDir,
+				VCPUs: h.VCPUs, MemoryGB: h.MemoryGB, GPUs: h.GPUs.N, DetectGPUs: h.GPUs.Auto, GPUModel: h.GPUModel, Labels: h.Labels, RemoteDir: h.RemoteDir,
 				PowerOnCommand: h.PowerOnCommand, PowerOffCommand: h.PowerOffCommand})
 		}
 		p, err := sshpool.New(pc)

@@ -111,7 +111,10 @@ type SSHHostConfig struct {
 	IdentityFile string  `yaml:"identity_file"`
 	VCPUs        int     `yaml:"vcpus"`
 	MemoryGB     float64 `yaml:"memory_gb"`
-	GPUs         int     `yaml:"gpus"`
+	// GPUs is a number, or "auto" to ask the host's nvidia-smi.
+	GPUs     GPUCount          `yaml:"gpus"`
+	GPUModel string            `yaml:"gpu_model"`
+	Labels   map[string]string `yaml:"labels"`
 	// RemoteDir holds the shoal binary and the nodes' work dirs on the
 	// host; default ~/.shoal.
 	RemoteDir string `yaml:"remote_dir"`
@@ -119,6 +122,31 @@ type SSHHostConfig struct {
 	// host on before its first node and off after its last.
 	PowerOnCommand  string `yaml:"power_on_command"`
 	PowerOffCommand string `yaml:"power_off_command"`
+}
+
+// GPUCount is a host's GPUs: a number, or "auto" (Auto) to detect them
+// with nvidia-smi.
+type GPUCount struct {
+	N    int
+	Auto bool
+}
+
+// UnmarshalYAML reads 8 or "auto".
+func (g *GPUCount) UnmarshalYAML(n *yaml.Node) error {
+	var v int
+	if err := n.Decode(&v); err == nil {
+		if v < 0 {
+			return fmt.Errorf("line %d: gpus must be 0 or more, or auto", n.Line)
+		}
+		*g = GPUCount{N: v}
+		return nil
+	}
+	var s string
+	if err := n.Decode(&s); err != nil || s != "auto" {
+		return fmt.Errorf("line %d: gpus must be a number or auto (detect with nvidia-smi)", n.Line)
+	}
+	*g = GPUCount{Auto: true}
+	return nil
 }
 
 // QuotaConfig sets a location's vCPU limits; absent keys keep the defaults
@@ -325,11 +353,18 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	case lc.Provider == "static":
 		l.GPUs = shoal.GPUCapability{Available: true, Detail: "nodes joined by hand bring their own GPUs"}
 	case lc.Provider == "ssh":
-		gpus := 0
+		gpus, auto := 0, 0
 		for _, h := range lc.Hosts {
-			gpus += h.GPUs
+			gpus += h.GPUs.N
+			if h.GPUs.Auto {
+				auto++
+			}
 		}
-		l.GPUs = shoal.GPUCapability{Available: gpus > 0, Detail: fmt.Sprintf("%d GPU(s) declared on the pool's hosts", gpus)}
+		detail := fmt.Sprintf("%d GPU(s) declared on the pool's hosts", gpus)
+		if auto > 0 {
+			detail += fmt.Sprintf(", and %d host(s) asked with nvidia-smi (gpus: auto)", auto)
+		}
+		l.GPUs = shoal.GPUCapability{Available: gpus > 0 || auto > 0, Detail: detail}
 	case detect != nil:
 		n, detail := detect(lc.Provider)
 		l.GPUs = shoal.GPUCapability{Available: n > 0, Detail: detail}

@@ -370,6 +370,7 @@ func TestErrors(t *testing.T) {
 		{name: "ssh host without vcpus", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k, hosts: [{address: h, user: u, identity_file: /k}]}]", parts: []string{"hosts[0]", "vcpus are required"}},
 		{name: "slurm settings on ssh", doc: "locations: [{name: l, provider: local, slurm: {partition: gpu}}]", parts: []string{"locations[0]", "provider: slurm"}},
 		{name: "unknown slurm key", doc: "locations: [{name: l, provider: slurm, slurm: {queue: gpu}}]", parse: true, parts: []string{"queue"}},
+		{name: "gpus neither number nor auto", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k, hosts: [{address: h, user: u, identity_file: /k, vcpus: 4, gpus: many}]}]", parse: true, parts: []string{"gpus must be a number or auto"}},
 		{name: "hosts on local", doc: "locations: [{name: l, hosts: [{address: h}]}]", parts: []string{"locations[0]", "provider: ssh"}},
 		{name: "duplicate alias", doc: "locations: [{name: a, aliases: [eastus]}, {name: b, aliases: [EastUS]}]", parts: []string{"EastUS", `"a"`, `"b"`}},
 		{name: "alias is another location's name", doc: "locations: [{name: a}, {name: b, aliases: [A]}]", parts: []string{`"a"`, `"b"`}},
@@ -427,5 +428,30 @@ func TestSlurmAndStaticLocations(t *testing.T) {
 	}
 	if _, _, err := shoal.NormalizeClusterSpec(&shoal.ComputeSpec{Name: "gpu-cluster", Size: "Standard_NC6s_v3", Location: "hpc"}, cat, "hpc"); err != nil {
 		t.Errorf("a GPU size at a Slurm location: %v", err)
+	}
+}
+
+// An ssh host's GPUs are a number or auto (asked of nvidia-smi); either
+// makes GPU sizes welcome at the location.
+func TestSSHHostGPUs(t *testing.T) {
+	c := parse(t, `locations:
+  - name: lab
+    provider: ssh
+    known_hosts: /k
+    hosts:
+      - {address: a, user: u, identity_file: /k, vcpus: 8, gpus: auto, labels: {rack: r1}}
+      - {address: b, user: u, identity_file: /k, vcpus: 8, gpus: 2, gpu_model: RTX4090}
+`)
+	h := c.Locations[0].Hosts
+	if !h[0].GPUs.Auto || h[0].Labels["rack"] != "r1" || h[1].GPUs.N != 2 || h[1].GPUs.Auto || h[1].GPUModel != "RTX4090" {
+		t.Fatalf("hosts = %+v", h)
+	}
+	cat, err := c.Catalog(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, _ := cat.Location("lab")
+	if !lab.GPUs.Available || !strings.Contains(lab.GPUs.Detail, "gpus: auto") {
+		t.Errorf("GPUs = %+v", lab.GPUs)
 	}
 }

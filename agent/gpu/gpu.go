@@ -22,8 +22,8 @@ type Device struct {
 	Utilization int // percent, at the time of the query
 }
 
-// queryFields are what Query asks nvidia-smi for, in order.
-const queryFields = "index,uuid,name,memory.total,utilization.gpu"
+// QueryFields are what Query asks nvidia-smi for, in order; Parse reads them.
+const QueryFields = "index,uuid,name,memory.total,utilization.gpu"
 
 // ErrNoDriver means the host has no NVIDIA driver (no nvidia-smi).
 var ErrNoDriver = errors.New("nvidia-smi not found: this host has no NVIDIA driver")
@@ -35,7 +35,7 @@ func Query(ctx context.Context) ([]Device, error) {
 	if err != nil {
 		return nil, ErrNoDriver
 	}
-	out, err := exec.CommandContext(ctx, bin, "--query-gpu="+queryFields, "--format=csv,noheader,nounits").Output()
+	out, err := exec.CommandContext(ctx, bin, "--query-gpu="+QueryFields, "--format=csv,noheader,nounits").Output()
 	if err != nil {
 		return nil, fmt.Errorf("nvidia-smi: %w", err)
 	}

@@ -124,7 +124,8 @@ UsePAM no
 StrictModes no
 PidFile %s
 Subsystem sftp internal-sftp
-`, h.Addr, hostKey, filepath.Join(h.Dir, "authorized_keys"), filepath.Join(h.Dir, "sshd.pid"))), 0o600)
+SetEnv PATH=%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+`, h.Addr, hostKey, filepath.Join(h.Dir, "authorized_keys"), filepath.Join(h.Dir, "sshd.pid"), h.BinDir())), 0o600)
 		h.sshd = exec.Command("ip", "netns", "exec", h.NS, "/usr/sbin/sshd", "-D", "-e", "-f", cfg)
 		logf, _ := os.Create(filepath.Join(h.Dir, "sshd.log"))
 		h.sshd.Stdout, h.sshd.Stderr = logf, logf
@@ -153,6 +154,11 @@ Subsystem sftp internal-sftp
 	}
 	return p
 }
+
+// BinDir is a directory first on the PATH of the host's SSH sessions:
+// a test puts there the programs the host has and this machine lacks
+// (a stand-in nvidia-smi: no GPU here).
+func (h *Host) BinDir() string { return filepath.Join(h.Dir, "bin") }
 
 // LocationYAML is a server config's `locations:` entry for an ssh
 // location over the pool, each host declaring vcpus.

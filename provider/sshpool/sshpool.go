@@ -44,6 +44,14 @@ type Host struct {
 	VCPUs        int
 	MemoryGB     float64
 	GPUs         int
+	// DetectGPUs (gpus: auto) asks the host's nvidia-smi how many GPUs it
+	// has, the first time they matter; GPUs is then ignored.
+	DetectGPUs bool
+	// GPUModel names the host's GPUs; with DetectGPUs, nvidia-smi's name
+	// is used when this is empty.
+	GPUModel string
+	// Labels are the operator's notes on the host, shown by `location show`.
+	Labels map[string]string
 	// RemoteDir holds the binary and the nodes' work dirs on the host;
 	// default ".shoal" in the login's home.
 	RemoteDir string
@@ -75,6 +83,8 @@ type Provider struct {
 
 	mu     sync.Mutex
 	placed map[string]placement // node ID → where it runs
+	// gpus are the GPUs found on hosts with DetectGPUs, by host index.
+	gpus map[int]detected
 }
 
 type placement struct {
@@ -128,7 +138,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh provider: %w", err)
 	}
-	return &Provider{cfg: cfg, hostKeys: hk, sum: sum, log: cfg.Logger.With("provider", "ssh"), placed: map[string]placement{}}, nil
+	return &Provider{cfg: cfg, hostKeys: hk, sum: sum, log: cfg.Logger.With("provider", "ssh"), placed: map[string]placement{}, gpus: map[int]detected{}}, nil
 }
 
 func fileSum(p string) (string, error) {
@@ -223,7 +233,7 @@ func (p *Provider) pick(id string, vcpus, gpus int) (int, []int, error) {
 	}
 	best := -1
 	for i, h := range p.cfg.Hosts {
-		if used[i]+vcpus > h.VCPUs || h.GPUs-len(taken[i]) < gpus {
+		if used[i]+vcpus > h.VCPUs || p.gpuCountLocked(i)-len(taken[i]) < gpus {
 			continue
 		}
 		if best < 0 || used[i] > used[best] {
@@ -234,7 +244,7 @@ func (p *Provider) pick(id string, vcpus, gpus int) (int, []int, error) {
 		return 0, nil, shoal.Errorf(shoal.EQUOTA, "out of capacity: no host of the pool has %d free vCPUs and %d free GPUs", vcpus, gpus)
 	}
 	var devices []int
-	for g := 0; g < p.cfg.Hosts[best].GPUs && len(devices) < gpus; g++ {
+	for g := 0; g < p.gpuCountLocked(best) && len(devices) < gpus; g++ {
 		if !taken[best][g] {
 			devices = append(devices, g)
 		}
@@ -270,6 +280,9 @@ func (p *Provider) hostOf(ref string) (int, error) {
 func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
 	n := req.Node
 	t0 := time.Now()
+	if n.GPUs > 0 {
+		p.detectGPUs(ctx)
+	}
 	i, devices, err := p.pick(n.ID, max(n.VCPUs, 1), n.GPUs)
 	if err != nil {
 		return "", err
@@ -412,9 +425,17 @@ func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
 // Hosts returns the pool with each host's capacity, unusable when it
 // does not answer.
 func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
+	p.detectGPUs(ctx)
 	out := make([]*shoal.Host, 0, len(p.cfg.Hosts))
-	for _, h := range p.cfg.Hosts {
-		host := &shoal.Host{Name: h.Address, Address: h.Address, Kind: "provider", VCPUs: h.VCPUs, MemoryGB: h.MemoryGB, GPUs: h.GPUs, State: shoal.HostReady}
+	for i, h := range p.cfg.Hosts {
+		p.mu.Lock()
+		gpus, model := p.gpuCountLocked(i), h.GPUModel
+		if d, ok := p.gpus[i]; ok && model == "" {
+			model = d.model
+		}
+		p.mu.Unlock()
+		host := &shoal.Host{Name: h.Address, Address: h.Address, Kind: "provider", VCPUs: h.VCPUs, MemoryGB: h.MemoryGB,
+			GPUs: gpus, GPUModel: model, Labels: h.Labels, State: shoal.HostReady}
 		d := net.Dialer{Timeout: 2 * time.Second}
 		if c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(h.Address, strconv.Itoa(h.Port))); err != nil {
 			host.State, host.Reason = shoal.HostUnusable, "SSH does not answer: "+err.Error()

@@ -257,3 +257,54 @@ func TestPowerOnAndOff(t *testing.T) {
 		}
 	}
 }
+
+// gpus: auto asks each host's nvidia-smi. This machine has no GPU: the
+// first host's PATH holds a stand-in nvidia-smi printing what the real
+// one prints for two A100s (the parser is the one the agent uses, tested
+// on real output in agent/gpu); the second host has no nvidia-smi and so
+// no GPUs, which is not an error.
+func TestGPUsAuto(t *testing.T) {
+	pool := testhosts.New(t, 2)
+	withGPUs, without := pool.Hosts[0], pool.Hosts[1]
+	if err := os.MkdirAll(withGPUs.BinDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	standIn := "#!/bin/sh\n# stand-in for nvidia-smi --query-gpu=... --format=csv,noheader,nounits\n" +
+		"printf '0, GPU-6f4b, NVIDIA A100-SXM4-80GB, 81920, 3\\n1, GPU-9a1c, NVIDIA A100-SXM4-80GB, 81920, 0\\n'\n"
+	if err := os.WriteFile(filepath.Join(withGPUs.BinDir(), "nvidia-smi"), []byte(standIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin}
+	for _, h := range []*testhosts.Host{without, withGPUs} {
+		cfg.Hosts = append(cfg.Hosts, sshpool.Host{Address: h.Addr, User: "root", IdentityFile: pool.Key, VCPUs: 64, DetectGPUs: true,
+			Labels: map[string]string{"rack": "r1"}, RemoteDir: filepath.Join(h.Dir, "shoal")})
+	}
+	p, err := sshpool.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, h := range pool.Hosts {
+			testhosts.KillUnder(filepath.Join(h.Dir, "shoal"))
+		}
+	})
+	ctx := context.Background()
+	hosts, err := p.Hosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hosts[0].GPUs != 0 || hosts[1].GPUs != 2 || hosts[1].GPUModel != "NVIDIA A100-SXM4-80GB" || hosts[1].Labels["rack"] != "r1" {
+		t.Fatalf("hosts: %+v, %+v; want none on the first, two A100s on the second", hosts[0], hosts[1])
+	}
+	// A 2-GPU node goes to the host that has them, though the other is
+	// listed first.
+	n := providertest.NewNode("auto-gpu")
+	n.GPUs = 2
+	ref, err := p.Provision(ctx, providertest.NewRequest(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ref, "@"+withGPUs.Addr+"/") {
+		t.Fatalf("ref %s; want the node on %s", ref, withGPUs.Addr)
+	}
+}
