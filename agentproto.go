@@ -25,6 +25,23 @@ type JoinResponse struct {
 	// LeaseTTL+LeaseGrace of them makes the node unusable.
 	HeartbeatInterval time.Duration `json:"heartbeat_interval"`
 	LeaseTTL          time.Duration `json:"lease_ttl"`
+	// GPUSampleInterval is how often a node with GPUs reports their
+	// utilisation while it runs a rank (0: never).
+	GPUSampleInterval time.Duration `json:"gpu_sample_interval,omitempty"`
+}
+
+// GPUSample is a node's GPUs' utilisation while it runs a rank; the
+// server records it as an event of the job.
+type GPUSample struct {
+	Time    time.Time        `json:"time"`
+	Devices []GPUDeviceUsage `json:"devices"`
+}
+
+// GPUDeviceUsage is one GPU in a GPUSample.
+type GPUDeviceUsage struct {
+	Index              int    `json:"index"`
+	Name               string `json:"name"`
+	UtilizationPercent int    `json:"utilization_percent"`
 }
 
 // RankRef names one rank of one attempt.

@@ -13,6 +13,8 @@ const (
 	EventScaled       = "scaled"
 	EventPreempted    = "preempted"
 	EventQuotaBlocked = "quota_blocked"
+	// EventGPUUtilization is a sample of a job's GPUs' utilisation.
+	EventGPUUtilization = "gpu_utilization"
 )
 
 // Resource types an event can be about.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/gpu"
 	"github.com/shoal-ml/shoal/api"
 )
 
@@ -84,6 +85,8 @@ type Agent struct {
 	rand   func() float64
 	// terminating is closed once the agent is being stopped.
 	terminating chan struct{}
+	// gpus asks nvidia-smi for the GPUs' utilisation.
+	gpus *gpuProbe
 }
 
 // now reads the agent's clock.
@@ -158,7 +161,7 @@ func newAgent(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{})}
+	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
 	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
 	var errs []error
 	a.outbox, errs = openOutbox(cfg.WorkDir)

@@ -115,9 +115,15 @@ func (r *rankRun) run(ctx context.Context) {
 		defer close(shipped)
 		ship.loop(shipCtx)
 	}()
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		r.a.sampleGPUs(shipCtx, t.RankRef)
+	}()
 	res := run.Wait()
 	stopShip()
 	<-shipped
+	<-sampled
 	// A quick job may end before its Running report is through: give the
 	// report a moment (the server records the start), then give up on it
 	// — the final report carries the start time too.

@@ -103,6 +103,24 @@ func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, shoal.AgentSyncResponse{Start: next})
 }
 
+func (s *Server) handleAgentGPUSample(w http.ResponseWriter, r *http.Request) {
+	attempt, rank, err := rankParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var sample shoal.GPUSample
+	if err := decodeStrict(r.Body, &sample); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.svc.RecordGPUSample(r.Context(), nodeFrom(r), attempt, rank, &sample); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) handleAgentLogs(w http.ResponseWriter, r *http.Request) {
 	attempt, rank, err := rankParams(r)
 	if err != nil {

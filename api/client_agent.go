@@ -56,6 +56,12 @@ func (a *AgentClient) Report(ctx context.Context, ref shoal.RankRef, rep *shoal.
 	return &out, nil
 }
 
+// GPUSample reports the node's GPUs' utilisation while it runs a rank.
+func (a *AgentClient) GPUSample(ctx context.Context, ref shoal.RankRef, s *shoal.GPUSample) error {
+	_, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "gpu"), s, nil, nil)
+	return err
+}
+
 // WriteLog uploads a chunk of a rank's log at offset.
 func (a *AgentClient) WriteLog(ctx context.Context, ref shoal.RankRef, offset int64, data []byte) error {
 	_, err := a.c.doStream(ctx, http.MethodPost, rankPath(ref, "logs")+fmt.Sprintf("?offset=%d", offset), bytesReader(data), "application/octet-stream", nil)

@@ -131,6 +131,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs", Agent: true, handler: s.handleAgentOutputs},
 		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore", Agent: true, handler: s.handleAgentRestore},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.handleAgentToken},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/gpu", Agent: true, handler: s.handleAgentGPUSample},
 		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.handleAgentArtifact},
 	}
 }

@@ -202,7 +202,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
 		Providers: providers, ServerURL: serverURL,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
-		KillGrace: time.Duration(cfg.KillGrace),
+		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
 	})
 	// Workload tokens are signed by keys in the store, rotated daily.
 	issuer := workload.New(workload.Config{Keys: m.svc.WorkloadKeys(), Clock: opts.Clock, Issuer: serverURL})

@@ -46,6 +46,9 @@ type Config struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when a job is
 	// stopped (timeout, cancel, preemption). Default 10s.
 	KillGrace Duration `yaml:"kill_grace"`
+	// GPUSampleInterval is how often a node with GPUs records their
+	// utilisation in the events of the job it runs. Default 1m.
+	GPUSampleInterval Duration `yaml:"gpu_sample_interval"`
 	// AgentOrphanTimeout is how long a node's agent with nothing running
 	// waits for an absent server before it exits (the results it holds
 	// stay in its work dir). Default 15m.

@@ -1,6 +1,9 @@
 package e2e_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +125,54 @@ func TestSSHPoolRefusesUnknownHostKey(t *testing.T) {
 	})
 	if left := procsWithEnv("SHOAL_NODE_ID=keyed-n1"); len(left) != 0 {
 		t.Errorf("an agent started despite the refused key: %v", left)
+	}
+}
+
+// GPUs on a pool host (gpus: auto): the location reports what nvidia-smi
+// lists, a GPU size schedules there, the job sees only its node's device,
+// and the job's events carry utilisation samples. This machine has no
+// GPU: the host's PATH holds a stand-in nvidia-smi that prints what the
+// real one prints for two A100s (its parser is tested on real output in
+// agent/gpu; scripts/gpu-check runs the real thing on a GPU host).
+func TestSSHPoolGPUs(t *testing.T) {
+	t.Parallel()
+	pool := testhosts.New(t, 1)
+	h := pool.Hosts[0]
+	if err := os.MkdirAll(h.BinDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(h.BinDir(), "nvidia-smi"), "#!/bin/sh\n# stand-in for nvidia-smi --query-gpu=index,uuid,name,memory.total,utilization.gpu --format=csv,noheader,nounits\n"+
+		"printf '0, GPU-6f4b, NVIDIA A100-SXM4-80GB, 81920, 87\\n1, GPU-9a1c, NVIDIA A100-SXM4-80GB, 81920, 12\\n'\n")
+	if err := os.Chmod(filepath.Join(h.BinDir(), "nvidia-smi"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fastJobsConfig + "gpu_sample_interval: 1s\nlocations:\n  - name: local\n" +
+		fmt.Sprintf("  - name: gpulab\n    provider: ssh\n    known_hosts: %s\n    hosts:\n      - {address: %s, user: root, identity_file: %s, vcpus: 16, memory_gb: 128, gpus: auto, labels: {rack: r7}, remote_dir: %s}\n",
+			pool.KnownHosts, h.Addr, pool.Key, filepath.Join(h.Dir, "shoal"))
+	s := startServer(t, serverOpts{Config: cfg, Host: pool.BridgeAddr})
+	loc := runJSON[map[string]any](t, s.env, "location", "show", "-n", "gpulab", "-o", "json")
+	hosts, _ := loc["hosts"].([]any)
+	if len(hosts) != 1 {
+		t.Fatalf("location show: hosts %v", loc["hosts"])
+	}
+	host := hosts[0].(map[string]any)
+	if host["gpus"] != float64(2) || host["gpu_model"] != "NVIDIA A100-SXM4-80GB" || host["labels"].(map[string]any)["rack"] != "r7" {
+		t.Errorf("the host as location show reports it: %v", host)
+	}
+	createCluster(t, s, "gpu-cluster", "--location", "gpulab", "--size", "Standard_NC6s_v3", "--max-instances", "1")
+	name := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo devices $CUDA_VISIBLE_DEVICES; sleep 4\ncompute: azureml:gpu-cluster\n"))
+	waitJob(t, s, name, 60*time.Second, "Completed")
+	if log := jobLog(t, s, name); !strings.Contains(log, "devices 0\n") {
+		t.Errorf("the job's devices: %q; want device 0 only", log)
+	}
+	evs := runJSON[[]map[string]any](t, s.env, "job", "events", "-n", name, "-o", "json")
+	var samples []string
+	for _, e := range evs {
+		if e["kind"] == "gpu_utilization" {
+			samples = append(samples, jsonStr(e["reason"]))
+		}
+	}
+	if len(samples) == 0 || !strings.Contains(samples[0], "GPU 0 NVIDIA A100-SXM4-80GB 87%") || strings.Contains(samples[0], "GPU 1") {
+		t.Errorf("GPU samples in the job's events: %q; want GPU 0 at 87%% and not the other node's GPU 1", samples)
 	}
 }

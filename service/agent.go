@@ -49,7 +49,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 			return err
 		}
 		node = n
-		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL}
+		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
 		return appendComputeEvent(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))

@@ -40,6 +40,9 @@ type Config struct {
 	JoinTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL when a job is stopped.
 	KillGrace time.Duration
+	// GPUSampleInterval is how often nodes with GPUs sample their
+	// utilisation into their jobs' events (default 1 minute).
+	GPUSampleInterval time.Duration
 	// Workload mints and verifies workload-identity tokens; nil disables
 	// managed identities.
 	Workload *workload.Issuer
@@ -84,6 +87,9 @@ func New(cfg Config) *Services {
 	}
 	if cfg.JoinTimeout == 0 {
 		cfg.JoinTimeout = 5 * time.Minute
+	}
+	if cfg.GPUSampleInterval == 0 {
+		cfg.GPUSampleInterval = time.Minute
 	}
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 10 * time.Second

@@ -1,0 +1,50 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// maxGPUsPerSample bounds a sample: no machine has more GPUs than this.
+const maxGPUsPerSample = 64
+
+// RecordGPUSample records a node's GPUs' utilisation, sampled while it
+// runs rank of attempt, as an event of the attempt's job ("rank 0 on
+// gpu-n1: GPU 0 NVIDIA A100 87%, GPU 1 NVIDIA A100 91%"). Only the node
+// running the rank may report it.
+func (s *Services) RecordGPUSample(ctx context.Context, nodeID, attemptID string, rank int, sample *shoal.GPUSample) error {
+	if len(sample.Devices) == 0 || len(sample.Devices) > maxGPUsPerSample {
+		return shoal.FieldErrorf("devices", "a sample has 1 to %d GPUs, not %d", maxGPUsPerSample, len(sample.Devices))
+	}
+	parts := make([]string, len(sample.Devices))
+	for i, d := range sample.Devices {
+		if d.UtilizationPercent < 0 || d.UtilizationPercent > 100 || d.Index < 0 {
+			return shoal.FieldErrorf(fmt.Sprintf("devices[%d]", i), "utilization_percent must be 0 to 100 and index 0 or more")
+		}
+		name := strings.TrimSpace(d.Name)
+		if len(name) > 100 {
+			name = name[:100]
+		}
+		parts[i] = strings.TrimSpace(fmt.Sprintf("GPU %d %s %d%%", d.Index, name, d.UtilizationPercent))
+	}
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		a, _, err := nodeRank(tx, n, attemptID, rank)
+		if err != nil {
+			return err
+		}
+		j, err := tx.GetJob(a.Workspace, a.JobName)
+		if err != nil {
+			return err
+		}
+		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
+		return appendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
+			fmt.Sprintf("attempt %d, rank %d on %s: %s", a.Number, rank, n.ID, strings.Join(parts, ", ")))
+	})
+}
