@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Compares the providers side by side with real agents: provision → idle
 # (cold and warm) and submit → running on a warm node. The ssh provider's
-# host is a real OpenSSH server in a network namespace: run it as root with
-# openssh-server and iproute2 installed (scripts/test installs them).
+# host is a real OpenSSH server in a network namespace and the slurm provider's
+# partition a real slurmctld + slurmd: run it as root with
+# openssh-server, iproute2, slurmctld, slurmd, slurm-client and munge installed
+# (scripts/test installs them).
 # Usage: bench/providers.sh [--rounds N] [--jobs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."

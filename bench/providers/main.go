@@ -3,8 +3,9 @@
 // (idle), cold (the ssh provider copies the shoal binary to the host
 // first) and warm, and the latency from submitting a job to its process
 // running on a warm idle node. The ssh provider's hosts are real OpenSSH
-// servers in network namespaces on this machine (internal/testhosts), so
-// it needs root. Run it with bench/providers.sh.
+// servers in network namespaces on this machine (internal/testhosts), and
+// the slurm provider's partition a real slurmctld and slurmd
+// (internal/testslurm), so it needs root. Run it with bench/providers.sh.
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
 	"github.com/shoal-ml/shoal/internal/testhosts"
+	"github.com/shoal-ml/shoal/internal/testslurm"
 )
 
 // verbose prints where provisioning time goes.
@@ -58,9 +60,11 @@ func main() {
 	b := &bench{}
 	defer b.done()
 	pool := testhosts.New(b, 1)
+	slurm := testslurm.New(b, 16, 64000)
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "server.yml")
-	os.WriteFile(cfg, []byte("kill_grace: 1s\nlocations:\n  - name: local\n"+pool.LocationYAML("lab", 64)), 0o600)
+	os.WriteFile(cfg, []byte("kill_grace: 1s\nlocations:\n  - name: local\n"+pool.LocationYAML("lab", 64)+
+		slurm.LocationYAML("hpc", filepath.Join(dir, "pilots"))), 0o600)
 	ctx := context.Background()
 	m, err := app.Start(ctx, app.Options{Listen: pool.BridgeAddr + ":0", DataDir: filepath.Join(dir, "data"), ConfigPath: cfg,
 		ClientConfigPath: "-", AgentExecutable: *agentBin})
@@ -70,7 +74,7 @@ func main() {
 	b.Cleanup(func() { m.Close() })
 	c := api.NewClient(m.URL(), m.AdminToken)
 	fmt.Printf("%-8s %-22s %-22s %s\n", "provider", "provision→idle, cold", "provision→idle, warm", "submit→running on a warm node")
-	for _, loc := range []string{"local", "lab"} {
+	for _, loc := range []string{"local", "lab", "hpc"} {
 		var idle []time.Duration
 		for i := 0; i < *rounds; i++ {
 			name := fmt.Sprintf("b%d-%s", i, loc)
@@ -80,7 +84,7 @@ func main() {
 			}
 		}
 		lat := dispatch(ctx, b, c, fmt.Sprintf("b%d-%s", *rounds-1, loc), *jobs)
-		provider := map[string]string{"local": "local", "lab": "ssh"}[loc]
+		provider := map[string]string{"local": "local", "lab": "ssh", "hpc": "slurm"}[loc]
 		fmt.Printf("%-8s %-22s %-22s p50 %.1f ms, p99 %.1f ms (%d jobs)\n", provider, idle[0].Round(time.Millisecond),
 			median(idle[1:]).Round(time.Millisecond).String()+fmt.Sprintf(" (median of %d)", len(idle)-1), ms(pct(lat, 0.5)), ms(pct(lat, 0.99)), len(lat))
 		drop(ctx, b, c, fmt.Sprintf("b%d-%s", *rounds-1, loc))
