@@ -98,7 +98,31 @@ type ProvisionRequest struct {
 
 // Provider creates and removes nodes at a location. Every method takes a
 // context and is safe for concurrent use. Implementations: provider/local
-// (agent processes on this host) and provider/fake (tests, simulator).
+// (agent processes on this host), provider/sshpool (agents on a pool of
+// hosts over SSH), provider/slurm (agents in Slurm pilot jobs),
+// provider/static (nothing: machines join by hand) and provider/fake
+// (tests, simulator).
+//
+// The contract, which the local provider's sharing a host with the server
+// would otherwise hide:
+//   - The agent binary reaches the machine by the provider's means (the
+//     local path, a copy named by its checksum over SSH, a path the Slurm
+//     nodes share).
+//   - The agent reaches the server at ProvisionRequest.ServerURL (the
+//     server's advertise_url); the join token goes to it out of sight of
+//     other users (stdin, the environment), never on a command line.
+//   - Logs, outputs and artifacts travel over the agent's HTTP connection
+//     to the server: no filesystem is shared with the server.
+//   - Capacity per machine is what HostLister reports (vCPUs, memory,
+//     GPUs); a node whose size no machine can hold is EQUOTA ("out of
+//     capacity", not retried soon), a quota the server keeps, an
+//     unreachable machine EUNAVAILABLE (transient: retried with backoff).
+//   - A node that vanished is told from one that is slow by its lease: a
+//     node whose agent misses node_lease + node_lease_grace of heartbeats
+//     is lost and its work requeued; Alive says whether its machine still
+//     exists, so that a server restart adopts rather than duplicates.
+//   - A machine taken back by its owner (Slurm preempting a pilot) makes
+//     the agent report its ranks preempted: requeued, retries unspent.
 type Provider interface {
 	// Name is the provider name used in location config ("local").
 	Name() string
