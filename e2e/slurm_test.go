@@ -21,6 +21,10 @@ func TestSlurmPilots(t *testing.T) {
 	registerSuiteDir(pilots + string(filepath.Separator))
 	cfg := fastJobsConfig + "locations:\n  - name: local\n" + c.LocationYAML("hpc", pilots)
 	s := startServer(t, serverOpts{Config: cfg})
+	loc := runJSON[map[string]any](t, s.env, "location", "show", "-n", "hpc", "-o", "json")
+	if hosts, _ := loc["hosts"].([]any); len(hosts) != 1 || hosts[0].(map[string]any)["name"] != c.Node || hosts[0].(map[string]any)["vcpus"] != float64(16) {
+		t.Errorf("location show: hosts %v; want the partition's node %s with 16 CPUs", loc["hosts"], c.Node)
+	}
 	createCluster(t, s, "slurm-cluster", "--location", "hpc", "--max-instances", "2", "--idle-time-before-scale-down", "2")
 
 	// Two jobs: two pilots, each a node.
