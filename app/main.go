@@ -120,7 +120,14 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	catalog, err := cfg.Catalog(func(provider string) (int, string) { return local.DetectGPUs() })
+	// This host's GPUs, asked once: the local locations report them and
+	// the local provider shares them out between its GPU nodes.
+	hostGPUs := -1
+	catalog, err := cfg.Catalog(func(provider string) (int, string) {
+		n, detail := local.DetectGPUs()
+		hostGPUs = n
+		return n, detail
+	})
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -146,7 +153,10 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if cfg.AgentOrphanTimeout > 0 {
 		agentArgs = append(agentArgs, "--orphan-timeout", time.Duration(cfg.AgentOrphanTimeout).String())
 	}
-	m.local = local.New(local.Config{DataDir: opts.DataDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs})
+	if hostGPUs < 0 {
+		hostGPUs, _ = local.DetectGPUs()
+	}
+	m.local = local.New(local.Config{DataDir: opts.DataDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs, GPUs: hostGPUs})
 	serverURL := cfg.AdvertiseURL
 	if serverURL == "" {
 		serverURL = m.URL()

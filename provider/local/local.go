@@ -51,6 +51,9 @@ type Config struct {
 	StopGrace time.Duration
 	// ExtraArgs are appended to the agent command line (tests).
 	ExtraArgs []string
+	// GPUs is how many real GPU devices this host has (DetectGPUs): GPU
+	// nodes get devices of their own. 0 gives none (no GPUs, or emulated).
+	GPUs int
 }
 
 // Provider is the embedded default provider: each node is a `shoal agent`
@@ -66,9 +69,10 @@ type Provider struct {
 	cfg Config
 	log *slog.Logger
 
-	mu     sync.Mutex
-	closed bool
-	nodes  map[string]*node // by ref (work dir)
+	mu      sync.Mutex
+	closed  bool
+	nodes   map[string]*node // by ref (work dir)
+	devices map[string][]int // GPU devices by node ID
 }
 
 var _ shoal.Provider = (*Provider)(nil)
@@ -88,9 +92,10 @@ func New(cfg Config) *Provider {
 	}
 	cfg.ExtraArgs = append([]string(nil), cfg.ExtraArgs...)
 	return &Provider{
-		cfg:   cfg,
-		log:   cfg.Logger.With("provider", "local"),
-		nodes: make(map[string]*node),
+		cfg:     cfg,
+		log:     cfg.Logger.With("provider", "local"),
+		nodes:   make(map[string]*node),
+		devices: make(map[string][]int),
 	}
 }
 
@@ -154,6 +159,7 @@ type node struct {
 	state  nodeState
 	token  string // join token, kept only until the process starts
 	server string
+	gpus   []int         // the host's GPU devices it owns
 	timer  *time.Timer   // delayed start, while statePending
 	pid    int           // once started
 	done   chan struct{} // closed once the process is reaped

@@ -435,3 +435,64 @@ func TestName(t *testing.T) {
 		t.Fatalf("Name() = %q, want local", got)
 	}
 }
+
+// On a host with GPUs each GPU node gets devices of its own (--gpus):
+// two 1-GPU nodes on a 2-GPU host get 0 and 1, a third is out of
+// capacity, a released node's device is free again, and a provider that
+// restarts learns the devices from the running agents.
+func TestGPUDevicesPerNode(t *testing.T) {
+	dataDir := t.TempDir()
+	p := newProvider(t, local.Config{DataDir: dataDir, GPUs: 2})
+	gpuNode := func(id string) (*shoal.Node, error) {
+		n := providertest.NewNode(id)
+		n.GPUs = 1
+		ref, err := p.Provision(context.Background(), providertest.NewRequest(n))
+		n.ProviderRef = ref
+		return n, err
+	}
+	devicesOf := func(n *shoal.Node) string {
+		args := cmdline(t, readPID(n.ProviderRef))
+		if i := slices.Index(args, "--gpus"); i >= 0 && i+1 < len(args) {
+			return args[i+1]
+		}
+		return ""
+	}
+	a, err := gpuNode("g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := gpuNode("g2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if devicesOf(a) != "0" || devicesOf(b) != "1" {
+		t.Fatalf("devices %q and %q; want 0 and 1", devicesOf(a), devicesOf(b))
+	}
+	if _, err := gpuNode("g3"); shoal.ErrorCode(err) != shoal.EQUOTA {
+		t.Fatalf("a third GPU node: %v; want EQUOTA", err)
+	}
+	if err := p.Release(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	c, err := gpuNode("g3")
+	if err != nil || devicesOf(c) != "0" {
+		t.Fatalf("after a release: %v, devices %q; want device 0 again", err, devicesOf(c))
+	}
+	// A CPU node takes no device.
+	if cpu := provision(t, p, "cpu", 0); devicesOf(cpu) != "" {
+		t.Errorf("a CPU node got devices %q", devicesOf(cpu))
+	}
+	// After a restart the running agents keep theirs.
+	again := local.New(local.Config{DataDir: dataDir, Executable: stub, GPUs: 2})
+	for _, n := range []*shoal.Node{b, c} {
+		n.GPUs = 1
+		if alive, err := again.Alive(context.Background(), n); !alive || err != nil {
+			t.Fatalf("Alive(%s) = %v, %v", n.ID, alive, err)
+		}
+	}
+	d := providertest.NewNode("g4")
+	d.GPUs = 1
+	if _, err := again.Provision(context.Background(), providertest.NewRequest(d)); shoal.ErrorCode(err) != shoal.EQUOTA {
+		t.Fatalf("a GPU node after the restart, with both devices held: %v; want EQUOTA", err)
+	}
+}

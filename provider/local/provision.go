@@ -36,7 +36,7 @@ var errClosed = errors.New("local provider: closed")
 //
 // Errors: EINVALID for a node ID that cannot name a directory, ECONFLICT
 // when an agent for the node is already running, and internal errors.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
+func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (_ string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -64,7 +64,18 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 		return "", fmt.Errorf("local provider: %w", err)
 	}
 
-	n := &node{id: id, dir: dir, token: req.JoinToken, server: req.ServerURL}
+	devices, reserved, err := p.reserveGPUs(id, req.Node.GPUs)
+	if err != nil {
+		return "", err
+	}
+	if reserved {
+		defer func() {
+			if err != nil {
+				p.freeGPUs(id)
+			}
+		}()
+	}
+	n := &node{id: id, dir: dir, token: req.JoinToken, server: req.ServerURL, gpus: devices}
 	n.mu.Lock() // held through a synchronous start; n is not shared yet
 	defer n.mu.Unlock()
 
@@ -134,6 +145,7 @@ func (p *Provider) start(n *node) (err error) {
 	defer logf.Close() // the child has its own copy
 
 	args := []string{"agent", "--server", n.server, "--node-id", n.id, "--work-dir", n.dir}
+	args = append(args, gpuArgs(n.gpus)...)
 	args = append(args, p.cfg.ExtraArgs...)
 	cmd := exec.Command(p.cfg.Executable, args...)
 	cmd.Dir = n.dir

@@ -29,6 +29,7 @@ func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
 		if n := killNodeProcesses(nd.ID); n > 0 {
 			p.log.Info("killed processes left by the node's jobs", "node", nd.ID, "processes", n)
 		}
+		p.freeGPUs(nd.ID)
 	}()
 	ref := nd.ProviderRef
 	if n := p.lookup(ref); n != nil {
@@ -176,5 +177,10 @@ func (p *Provider) Alive(ctx context.Context, nd *shoal.Node) (bool, error) {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false, nil
 	}
-	return isAgent(pid, nd.ID), nil
+	if !isAgent(pid, nd.ID) {
+		return false, nil
+	}
+	// A server that restarted learns which devices the agent holds.
+	p.adoptGPUs(nd.ID, pid)
+	return true, nil
 }

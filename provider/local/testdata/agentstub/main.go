@@ -36,6 +36,7 @@ func main() {
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM")
 	spawnChild := fs.Bool("spawn-child", false, "start a child that ignores SIGTERM and write its pid to <work-dir>/child.pid")
 	exitAfter := fs.Duration("exit-after", 0, "exit on its own after this long")
+	_ = fs.String("gpus", "", "the node's GPU devices (as shoal agent takes them)")
 	fs.Parse(os.Args[2:])
 	if os.Getenv("SHOAL_JOIN_TOKEN") == "" {
 		fmt.Fprintln(os.Stderr, "agentstub: SHOAL_JOIN_TOKEN is not set")
