@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -92,5 +93,39 @@ func TestNodeJoinedByHand(t *testing.T) {
 	}
 	if evs := eventLines(events(t, s, "own-cluster")); !strings.Contains(evs, "node_added") || !strings.Contains(evs, "node_removing") {
 		t.Errorf("events:%s", evs)
+	}
+}
+
+// A static location starts no machines: a job waits, and the cluster's
+// events say why and what to do, until a machine is joined by hand.
+func TestStaticLocation(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig + "locations:\n  - name: local\n  - name: desks\n    provider: static\n"})
+	createCluster(t, s, "desk-cluster", "--location", "desks", "--max-instances", "2")
+	name := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo on $SHOAL_NODE_ID\ncompute: azureml:desk-cluster\n"))
+	waitFor(t, 20*time.Second, "the refusal to provision to be an event", func() (bool, string) {
+		evs := eventLines(events(t, s, "desk-cluster"))
+		return strings.Contains(evs, "location desks is static") && strings.Contains(evs, "add-node"), evs
+	})
+	if nodes := listNodes(t, s, "desk-cluster"); len(nodes) != 0 {
+		t.Fatalf("nodes at a static location: %s", describeNodes(nodes))
+	}
+	j := runJSON[map[string]any](t, s.env, "compute", "add-node", "-n", "desk-cluster", "-o", "json")
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.Replace(jsonStr(j["command"]), "shoal agent", shoalBin+" agent", 1))
+	cmd.Env = append(childEnv(home), "HOME="+home)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the shell and the agent it starts
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	waitJob(t, s, name, 60*time.Second, "Completed")
+	if log := jobLog(t, s, name); !strings.Contains(log, "on "+jsonStr(j["node_id"])) {
+		t.Errorf("the job ran elsewhere: %q", log)
 	}
 }
