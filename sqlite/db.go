@@ -1,21 +1,20 @@
 // Package sqlite implements shoal.Store on SQLite, using the pure-Go driver
 // modernc.org/sqlite.
 //
-// The queries are kept portable to PostgreSQL ($n placeholders, no
-// SQLite-only functions, times as BIGINT unix microseconds, booleans as
-// INTEGER 0/1, JSON as TEXT) so that another store can share them; only the
-// migration DDL is specific to SQLite.
+// The queries live in package sqlstore, shared with the PostgreSQL store;
+// only opening the file and the migration DDL are specific to SQLite.
 //
 // A DB holds two connection pools on the same file: a single write
 // connection whose transactions begin IMMEDIATE, so that concurrent Update
 // calls queue in Go instead of failing with "database is locked", and a pool
 // of query-only connections for View, which in WAL mode read concurrently
-// with the writer. Each pool keeps its queries prepared (see stmtCache).
+// with the writer. Each pool keeps its queries prepared (see StmtCache).
 package sqlite
 
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,11 +23,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
+
+// migrationFS holds the SQLite schema, migrations/NNNN_name.sql.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
 
 // busyTimeoutMS is how long a connection waits for a lock held by another
 // connection (or process) before it fails with SQLITE_BUSY.
@@ -48,8 +52,8 @@ type Config struct {
 type DB struct {
 	rw      *sql.DB // one connection; transactions begin IMMEDIATE
 	ro      *sql.DB // query-only connections for View
-	rwStmts *stmtCache
-	roStmts *stmtCache
+	rwStmts *sqlstore.StmtCache
+	roStmts *sqlstore.StmtCache
 	clock   shoal.Clock
 	log     *slog.Logger
 	path    string
@@ -93,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.rw.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	if err := migrate(ctx, db.rw, db.clock, db.log); err != nil {
+	if err := sqlstore.Migrate(ctx, db.rw, migrationFS, nil, db.clock, db.log); err != nil {
 		db.rw.Close()
 		return nil, fmt.Errorf("sqlite: migrate %q: %w", path, err)
 	}
@@ -111,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q for reading: %w", path, err)
 	}
-	db.rwStmts, db.roStmts = newStmtCache(db.rw), newStmtCache(db.ro)
+	db.rwStmts, db.roStmts = sqlstore.NewStmtCache(db.rw), sqlstore.NewStmtCache(db.ro)
 	db.log.Debug("sqlite store opened", "path", path)
 	return db, nil
 }
@@ -155,52 +159,16 @@ func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	return db.run(ctx, db.ro, db.roStmts, true, fn)
 }
 
-func (db *DB) run(ctx context.Context, h *sql.DB, stmts *stmtCache, readOnly bool, fn func(tx shoal.Tx) error) error {
-	stx, err := h.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
-	if err != nil {
-		return fmt.Errorf("sqlite: begin transaction: %w", err)
-	}
-	t := &tx{
-		ctx:      ctx,
-		tx:       stx,
-		stmts:    stmts,
-		now:      db.clock.Now().UTC().Truncate(time.Microsecond),
-		readOnly: readOnly,
-	}
-	err = t.run(fn)
-	// The transaction has released its connection: prepare what it ran
-	// unprepared.
-	if len(t.unprepared) > 0 {
-		stmts.prepare(ctx, t.unprepared)
-	}
-	return err
-}
-
-// run runs fn and commits, or rolls back when fn fails or panics.
-func (t *tx) run(fn func(tx shoal.Tx) error) error {
-	stx := t.tx
-	committed := false
-	defer func() {
-		if !committed {
-			_ = stx.Rollback()
-		}
-	}()
-	if err := fn(t); err != nil {
-		return err
-	}
-	if err := stx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
-	}
-	committed = true
-	return nil
+func (db *DB) run(ctx context.Context, h *sql.DB, stmts *sqlstore.StmtCache, readOnly bool, fn func(tx shoal.Tx) error) error {
+	return sqlstore.Run(ctx, h, stmts, &sql.TxOptions{ReadOnly: readOnly}, db.clock.Now(), nil, fn)
 }
 
 // Close closes the database. Transactions in progress must have ended.
 func (db *DB) Close() error {
 	var errs []error
-	for _, c := range []*stmtCache{db.roStmts, db.rwStmts} {
+	for _, c := range []*sqlstore.StmtCache{db.roStmts, db.rwStmts} {
 		if c != nil {
-			errs = append(errs, c.close())
+			errs = append(errs, c.Close())
 		}
 	}
 	if db.ro != nil {
@@ -213,99 +181,4 @@ func (db *DB) Close() error {
 		return fmt.Errorf("sqlite: close %q: %w", db.path, err)
 	}
 	return nil
-}
-
-// tx implements shoal.Tx on a database/sql transaction.
-type tx struct {
-	ctx      context.Context
-	tx       *sql.Tx
-	stmts    *stmtCache
-	now      time.Time
-	readOnly bool
-	// unprepared are the queries run without a cached statement.
-	unprepared []string
-}
-
-var _ shoal.Tx = (*tx)(nil)
-
-// errReadOnly is returned by writes attempted in a View transaction.
-var errReadOnly = errors.New("sqlite: write in a read-only transaction")
-
-func (t *tx) Now() time.Time { return t.now }
-
-// writable returns an error when t is read-only.
-func (t *tx) writable(op string) error {
-	if t.readOnly {
-		return fmt.Errorf("%s: %w", op, errReadOnly)
-	}
-	return nil
-}
-
-// micros converts a time to what is stored: unix microseconds.
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// fromMicros converts a stored time back, in UTC.
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
-// stored returns t as it reads back from the database.
-func stored(t time.Time) time.Time { return fromMicros(micros(t)) }
-
-// boolInt converts a bool to its stored form.
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// key is the case-insensitive form of a name.
-func key(name string) string { return strings.ToLower(name) }
-
-// update runs the UPDATE statement fast and, when it changes no row, full,
-// both with args, and returns the rows changed. SQLite rewrites the entries
-// of every index on a column that SET names, whether its value changes or
-// not. So fast leaves out of SET the indexed columns that rarely change and
-// instead matches only rows where they already hold args; full sets them.
-func (t *tx) update(fast, full string, args ...any) (int64, error) {
-	res, err := t.exec(fast, args...)
-	if err != nil {
-		return 0, err
-	}
-	if n, err := affected(res); err != nil || n > 0 {
-		return n, err
-	}
-	res, err = t.exec(full, args...)
-	if err != nil {
-		return 0, err
-	}
-	return affected(res)
-}
-
-// affected returns the rows a statement changed.
-// deleteOne runs a DELETE that must remove exactly one row. what names the
-// row in messages ("compute default/cpu"); missing is the ENOTFOUND message.
-func (t *tx) deleteOne(what, missing, query string, args ...any) error {
-	if err := t.writable("delete " + what); err != nil {
-		return err
-	}
-	res, err := t.exec(query, args...)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete %s: %w", what, err)
-	}
-	n, err := affected(res)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete %s: %w", what, err)
-	}
-	if n == 0 {
-		return shoal.Errorf(shoal.ENOTFOUND, "%s", missing)
-	}
-	return nil
-}
-
-func affected(res sql.Result) (int64, error) {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("rows affected: %w", err)
-	}
-	return n, nil
 }

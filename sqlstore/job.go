@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -53,7 +53,7 @@ func (t *tx) GetJob(workspace, name string) (*shoal.Job, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", name, workspace)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get job %s/%s: %w", workspace, name, err)
+		return nil, fmt.Errorf("store: get job %s/%s: %w", workspace, name, err)
 	}
 	return j, nil
 }
@@ -65,11 +65,11 @@ func (t *tx) ListJobs(filter shoal.JobFilter) ([]*shoal.Job, error) {
 	q, args := listJobsQuery(filter)
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list jobs of %q: %w", filter.Workspace, err)
+		return nil, fmt.Errorf("store: list jobs of %q: %w", filter.Workspace, err)
 	}
 	out, err := collect(rows, scanJob)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list jobs of %q: %w", filter.Workspace, err)
+		return nil, fmt.Errorf("store: list jobs of %q: %w", filter.Workspace, err)
 	}
 	return out, nil
 }
@@ -119,11 +119,11 @@ const queryQueuedJobs = `SELECT ` + jobColumns + ` FROM jobs WHERE status = $1 O
 func (t *tx) ListQueuedJobs() ([]*shoal.Job, error) {
 	rows, err := t.query(queryQueuedJobs, shoal.JobQueued)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list queued jobs: %w", err)
+		return nil, fmt.Errorf("store: list queued jobs: %w", err)
 	}
 	out, err := collect(rows, scanJob)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list queued jobs: %w", err)
+		return nil, fmt.Errorf("store: list queued jobs: %w", err)
 	}
 	return out, nil
 }
@@ -136,7 +136,7 @@ const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, 
 func (t *tx) ListQueuedJobRefs() ([]shoal.QueuedJobRef, error) {
 	rows, err := t.query(queryQueuedJobRefs, shoal.JobQueued)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list queued job refs: %w", err)
+		return nil, fmt.Errorf("store: list queued job refs: %w", err)
 	}
 	refs, err := collect(rows, func(sc scanner) (*shoal.QueuedJobRef, error) {
 		var r shoal.QueuedJobRef
@@ -146,7 +146,7 @@ func (t *tx) ListQueuedJobRefs() ([]shoal.QueuedJobRef, error) {
 		return &r, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list queued job refs: %w", err)
+		return nil, fmt.Errorf("store: list queued job refs: %w", err)
 	}
 	out := make([]shoal.QueuedJobRef, len(refs))
 	for i, r := range refs {
@@ -169,7 +169,7 @@ const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, inst
 func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]int, error) {
 	rows, err := t.query(queryQueueDemand, shoal.JobQueued)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite: queue demand: %w", err)
+		return nil, nil, fmt.Errorf("store: queue demand: %w", err)
 	}
 	demand := map[string]int{}
 	var computes [][2]string
@@ -178,7 +178,7 @@ func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]in
 		var sum int64
 		if err := rows.Scan(&ws, &comp, &sum); err != nil {
 			rows.Close()
-			return nil, nil, fmt.Errorf("sqlite: queue demand: %w", err)
+			return nil, nil, fmt.Errorf("store: queue demand: %w", err)
 		}
 		demand[ws+"/"+comp] = int(sum)
 		computes = append(computes, [2]string{ws, comp})
@@ -187,7 +187,7 @@ func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]in
 		return nil, nil, err
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: queue demand: %w", err)
+		return nil, nil, fmt.Errorf("store: queue demand: %w", err)
 	}
 	var out []shoal.QueuedJobRef
 	for _, c := range computes {
@@ -216,7 +216,7 @@ func (t *tx) ListQueueHead(workspace, compute string, n int) ([]shoal.QueuedJobR
 func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]shoal.QueuedJobRef, error) {
 	rows, err := t.query(queryQueueHead, shoal.JobQueued, workspaceKey, computeKey, int64(n))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: queue head of %s/%s: %w", workspaceKey, computeKey, err)
+		return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 	}
 	defer rows.Close()
 	var out []shoal.QueuedJobRef
@@ -224,7 +224,7 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]shoal.QueuedJo
 		var r shoal.QueuedJobRef
 		var prio, count int64
 		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count); err != nil {
-			return nil, fmt.Errorf("sqlite: queue head of %s/%s: %w", workspaceKey, computeKey, err)
+			return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 		}
 		r.Priority, r.InstanceCount = int(prio), int(count)
 		out = append(out, r)
@@ -244,7 +244,7 @@ func (t *tx) InsertJob(j *shoal.Job) error {
 	}
 	doc, err := encodeJob(j)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
+		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
 	res, err := t.exec(`INSERT INTO jobs (workspace_key, name, workspace, status, compute_key, priority, seq,
 			created_on, spec_hash, version, doc, instance_count)
@@ -253,10 +253,10 @@ func (t *tx) InsertJob(j *shoal.Job) error {
 		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
 		micros(j.CreatedOn), j.SpecHash, j.Version, doc, int64(j.InstanceCount()))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
+		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
 	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: insert job %s/%s: %w", j.Workspace, j.Name, err)
+		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	} else if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "job %q already exists in workspace %q", j.Name, j.Workspace)
 	}
@@ -271,7 +271,7 @@ func (t *tx) UpdateJob(j *shoal.Job) error {
 	}
 	doc, err := encodeJob(j)
 	if err != nil {
-		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
+		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}
 	n, err := t.update(
 		// Seq and the compute do not change after submission: when they are
@@ -285,7 +285,7 @@ func (t *tx) UpdateJob(j *shoal.Job) error {
 		key(j.Workspace), j.Name, j.Workspace, j.Status, int64(j.PriorityValue()), micros(j.CreatedOn), j.SpecHash,
 		j.Version, doc, key(j.Compute), j.Seq)
 	if err != nil {
-		return fmt.Errorf("sqlite: update job %s/%s: %w", j.Workspace, j.Name, err)
+		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", j.Name, j.Workspace)
@@ -304,7 +304,7 @@ func (t *tx) NextSeq(counter string) (int64, error) {
 		ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1
 		RETURNING value`, counter).Scan(&v)
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: next value of counter %q: %w", counter, err)
+		return 0, fmt.Errorf("store: next value of counter %q: %w", counter, err)
 	}
 	return v, nil
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -28,7 +28,7 @@ func (t *tx) GetWorkspace(name string) (*shoal.Workspace, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "workspace %q not found", name)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get workspace %q: %w", name, err)
+		return nil, fmt.Errorf("store: get workspace %q: %w", name, err)
 	}
 	return ws, nil
 }
@@ -37,19 +37,19 @@ func (t *tx) GetWorkspace(name string) (*shoal.Workspace, error) {
 func (t *tx) ListWorkspaces() ([]*shoal.Workspace, error) {
 	rows, err := t.query(`SELECT ` + workspaceColumns + ` FROM workspaces ORDER BY name_key`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list workspaces: %w", err)
+		return nil, fmt.Errorf("store: list workspaces: %w", err)
 	}
 	defer rows.Close()
 	out := []*shoal.Workspace{}
 	for rows.Next() {
 		ws, err := scanWorkspace(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list workspaces: %w", err)
+			return nil, fmt.Errorf("store: list workspaces: %w", err)
 		}
 		out = append(out, ws)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list workspaces: %w", err)
+		return nil, fmt.Errorf("store: list workspaces: %w", err)
 	}
 	return out, nil
 }
@@ -68,11 +68,11 @@ func (t *tx) InsertWorkspace(ws *shoal.Workspace) error {
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name_key) DO NOTHING`,
 		key(ws.Name), ws.Name, ws.Location, ws.Description, ws.ResourceGroup, micros(ws.CreatedOn))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert workspace %q: %w", ws.Name, err)
+		return fmt.Errorf("store: insert workspace %q: %w", ws.Name, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert workspace %q: %w", ws.Name, err)
+		return fmt.Errorf("store: insert workspace %q: %w", ws.Name, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "workspace %q already exists", ws.Name)

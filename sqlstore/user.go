@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -29,7 +29,7 @@ func (t *tx) GetUser(name string) (*shoal.User, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "user %q not found", name)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get user %q: %w", name, err)
+		return nil, fmt.Errorf("store: get user %q: %w", name, err)
 	}
 	return u, nil
 }
@@ -50,7 +50,7 @@ func (t *tx) FindUserByOIDC(issuer, subject string) (*shoal.User, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "no user is linked to subject %q of issuer %q", subject, issuer)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: find user by subject %q of issuer %q: %w", subject, issuer, err)
+		return nil, fmt.Errorf("store: find user by subject %q of issuer %q: %w", subject, issuer, err)
 	}
 	return u, nil
 }
@@ -59,11 +59,11 @@ func (t *tx) FindUserByOIDC(issuer, subject string) (*shoal.User, error) {
 func (t *tx) ListUsers() ([]*shoal.User, error) {
 	rows, err := t.query(`SELECT ` + userColumns + ` FROM users ORDER BY name_key`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
+		return nil, fmt.Errorf("store: list users: %w", err)
 	}
 	out, err := collect(rows, scanUser)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list users: %w", err)
+		return nil, fmt.Errorf("store: list users: %w", err)
 	}
 	return out, nil
 }
@@ -84,11 +84,11 @@ func (t *tx) InsertUser(u *shoal.User) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
 		key(u.Name), u.Name, boolInt(u.Disabled), boolInt(u.Admin), micros(u.CreatedOn), u.OIDCIssuer, u.OIDCSubject)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert user %q: %w", u.Name, err)
+		return fmt.Errorf("store: insert user %q: %w", u.Name, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert user %q: %w", u.Name, err)
+		return fmt.Errorf("store: insert user %q: %w", u.Name, err)
 	}
 	if n == 0 {
 		if err := t.oidcTaken(u); err != nil {
@@ -135,10 +135,10 @@ func (t *tx) UpdateUser(u *shoal.User) error {
 		WHERE name_key = $1`,
 		key(u.Name), u.Name, boolInt(u.Disabled), boolInt(u.Admin), micros(u.CreatedOn), u.OIDCIssuer, u.OIDCSubject)
 	if err != nil {
-		return fmt.Errorf("sqlite: update user %q: %w", u.Name, err)
+		return fmt.Errorf("store: update user %q: %w", u.Name, err)
 	}
 	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: update user %q: %w", u.Name, err)
+		return fmt.Errorf("store: update user %q: %w", u.Name, err)
 	} else if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "user %q not found", u.Name)
 	}

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -45,11 +45,11 @@ func (t *tx) InsertToken(tok *shoal.APIToken) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
 		tok.ID, tok.Name, tok.PrincipalID, tok.Hash, micros(tok.CreatedOn), expiresOn, boolInt(tok.Revoked))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert token %q: %w", tok.ID, err)
+		return fmt.Errorf("store: insert token %q: %w", tok.ID, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert token %q: %w", tok.ID, err)
+		return fmt.Errorf("store: insert token %q: %w", tok.ID, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "token %q already exists", tok.ID)
@@ -69,7 +69,7 @@ func (t *tx) FindTokenByHash(hash string) (*shoal.APIToken, error) {
 		// The hash is a credential's fingerprint: keep it out of the message.
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "token not found")
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: find token by hash: %w", err)
+		return nil, fmt.Errorf("store: find token by hash: %w", err)
 	}
 	return tok, nil
 }
@@ -86,19 +86,19 @@ func (t *tx) ListTokens(principalID string) ([]*shoal.APIToken, error) {
 	q += ` ORDER BY created_on, id`
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+		return nil, fmt.Errorf("store: list tokens: %w", err)
 	}
 	defer rows.Close()
 	out := []*shoal.APIToken{}
 	for rows.Next() {
 		tok, err := scanToken(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+			return nil, fmt.Errorf("store: list tokens: %w", err)
 		}
 		out = append(out, tok)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list tokens: %w", err)
+		return nil, fmt.Errorf("store: list tokens: %w", err)
 	}
 	return out, nil
 }
@@ -109,7 +109,7 @@ func (t *tx) GetToken(id string) (*shoal.APIToken, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "token %q not found", id)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get token %q: %w", id, err)
+		return nil, fmt.Errorf("store: get token %q: %w", id, err)
 	}
 	return tok, nil
 }
@@ -124,10 +124,10 @@ func (t *tx) UpdateToken(tok *shoal.APIToken) error {
 	res, err := t.exec(`UPDATE api_tokens SET name = $2, expires_on = $3, revoked = $4 WHERE id = $1`,
 		tok.ID, tok.Name, nullMicros(tok.ExpiresOn), boolInt(tok.Revoked))
 	if err != nil {
-		return fmt.Errorf("sqlite: update token %q: %w", tok.ID, err)
+		return fmt.Errorf("store: update token %q: %w", tok.ID, err)
 	}
 	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: update token %q: %w", tok.ID, err)
+		return fmt.Errorf("store: update token %q: %w", tok.ID, err)
 	} else if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "token %q not found", tok.ID)
 	}

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -29,7 +29,7 @@ func (t *tx) GetIdentity(name string) (*shoal.Identity, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "identity %q not found", name)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get identity %q: %w", name, err)
+		return nil, fmt.Errorf("store: get identity %q: %w", name, err)
 	}
 	return i, nil
 }
@@ -41,7 +41,7 @@ func (t *tx) FindIdentityByClientID(clientID string) (*shoal.Identity, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "no identity has client ID %q", clientID)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: find identity by client ID %q: %w", clientID, err)
+		return nil, fmt.Errorf("store: find identity by client ID %q: %w", clientID, err)
 	}
 	return i, nil
 }
@@ -50,11 +50,11 @@ func (t *tx) FindIdentityByClientID(clientID string) (*shoal.Identity, error) {
 func (t *tx) ListIdentities() ([]*shoal.Identity, error) {
 	rows, err := t.query(`SELECT ` + identityColumns + ` FROM identities ORDER BY name_key`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list identities: %w", err)
+		return nil, fmt.Errorf("store: list identities: %w", err)
 	}
 	out, err := collect(rows, scanIdentity)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list identities: %w", err)
+		return nil, fmt.Errorf("store: list identities: %w", err)
 	}
 	return out, nil
 }
@@ -75,11 +75,11 @@ func (t *tx) InsertIdentity(i *shoal.Identity) error {
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
 		key(i.Name), i.Name, i.ClientID, boolInt(i.System), micros(i.CreatedOn))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert identity %q: %w", i.Name, err)
+		return fmt.Errorf("store: insert identity %q: %w", i.Name, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert identity %q: %w", i.Name, err)
+		return fmt.Errorf("store: insert identity %q: %w", i.Name, err)
 	}
 	if n == 0 {
 		if _, err := t.GetIdentity(i.Name); err == nil {

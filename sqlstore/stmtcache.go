@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"sync/atomic"
 )
 
-// maxCachedStmts bounds a stmtCache. Query texts never hold values (they
+// maxCachedStmts bounds a StmtCache. Query texts never hold values (they
 // take $n parameters), so the texts in use are few: the constant queries and
 // the variants of the list queries by which filters are set.
 const maxCachedStmts = 512
 
-// stmtCache keeps prepared statements of one connection pool by query text,
+// StmtCache keeps prepared statements of one connection pool by query text,
 // so that the queries run many times a second are parsed once per
 // connection instead of at every call (parsing is about a quarter of the
 // cost of a small write transaction).
@@ -25,7 +25,7 @@ const maxCachedStmts = 512
 // transaction has ended. A cached statement is bound to a transaction with
 // sql.Tx.StmtContext, which reuses it on the transaction's connection, or
 // prepares it there the first time.
-type stmtCache struct {
+type StmtCache struct {
 	pool  *sql.DB
 	stmts atomic.Pointer[map[string]*sql.Stmt] // replaced, never changed
 
@@ -33,23 +33,23 @@ type stmtCache struct {
 	closed bool
 }
 
-func newStmtCache(pool *sql.DB) *stmtCache {
-	c := &stmtCache{pool: pool}
+func NewStmtCache(pool *sql.DB) *StmtCache {
+	c := &StmtCache{pool: pool}
 	c.stmts.Store(&map[string]*sql.Stmt{})
 	return c
 }
 
 // get returns the statement of query, or nil.
-func (c *stmtCache) get(query string) *sql.Stmt { return (*c.stmts.Load())[query] }
+func (c *StmtCache) get(query string) *sql.Stmt { return (*c.stmts.Load())[query] }
 
 // full reports whether the cache takes no more statements.
-func (c *stmtCache) full() bool { return len(*c.stmts.Load()) >= maxCachedStmts }
+func (c *StmtCache) full() bool { return len(*c.stmts.Load()) >= maxCachedStmts }
 
 // prepare prepares and caches those of queries that are not cached. It must
 // not be called while the caller holds a connection of the pool. A query
 // that fails to prepare is left out: it runs unprepared, and the next
 // transaction that runs it tries again.
-func (c *stmtCache) prepare(ctx context.Context, queries []string) {
+func (c *StmtCache) prepare(ctx context.Context, queries []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -74,7 +74,7 @@ func (c *stmtCache) prepare(ctx context.Context, queries []string) {
 }
 
 // close closes the cached statements; later prepares do nothing.
-func (c *stmtCache) close() error {
+func (c *StmtCache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true

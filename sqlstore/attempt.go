@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -52,7 +52,7 @@ func (t *tx) GetAttempt(id string) (*shoal.Attempt, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "attempt %q not found", id)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get attempt %q: %w", id, err)
+		return nil, fmt.Errorf("store: get attempt %q: %w", id, err)
 	}
 	return a, nil
 }
@@ -65,11 +65,11 @@ const queryListAttempts = `SELECT ` + attemptColumns + ` FROM attempts WHERE wor
 func (t *tx) ListAttempts(workspace, jobName string) ([]*shoal.Attempt, error) {
 	rows, err := t.query(queryListAttempts, key(workspace), jobName)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list attempts of job %s/%s: %w", workspace, jobName, err)
+		return nil, fmt.Errorf("store: list attempts of job %s/%s: %w", workspace, jobName, err)
 	}
 	out, err := collect(rows, scanAttempt)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list attempts of job %s/%s: %w", workspace, jobName, err)
+		return nil, fmt.Errorf("store: list attempts of job %s/%s: %w", workspace, jobName, err)
 	}
 	return out, nil
 }
@@ -85,17 +85,17 @@ func (t *tx) InsertAttempt(a *shoal.Attempt) error {
 	}
 	doc, err := encodeAttempt(a)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert attempt %q: %w", a.ID, err)
+		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
 	}
 	res, err := t.exec(`INSERT INTO attempts (id, workspace, workspace_key, job_name, number, status, doc)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.Workspace, key(a.Workspace), a.JobName, int64(a.Number), a.Status, doc)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert attempt %q: %w", a.ID, err)
+		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
 	}
 	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: insert attempt %q: %w", a.ID, err)
+		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
 	} else if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "attempt %q already exists", a.ID)
 	}
@@ -110,7 +110,7 @@ func (t *tx) UpdateAttempt(a *shoal.Attempt) error {
 	}
 	doc, err := encodeAttempt(a)
 	if err != nil {
-		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
+		return fmt.Errorf("store: update attempt %q: %w", a.ID, err)
 	}
 	n, err := t.update(
 		// The job and number of an attempt do not change: then no index
@@ -121,7 +121,7 @@ func (t *tx) UpdateAttempt(a *shoal.Attempt) error {
 		WHERE id = $1`,
 		a.ID, a.Workspace, a.Status, doc, key(a.Workspace), a.JobName, int64(a.Number))
 	if err != nil {
-		return fmt.Errorf("sqlite: update attempt %q: %w", a.ID, err)
+		return fmt.Errorf("store: update attempt %q: %w", a.ID, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "attempt %q not found", a.ID)

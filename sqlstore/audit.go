@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func (t *tx) AppendAudit(r *shoal.AuditRecord) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
 		micros(r.Time), r.PrincipalID, r.Action, r.Target, r.Workspace, r.Source, r.Outcome, r.Detail).Scan(&id)
 	if err != nil {
-		return fmt.Errorf("sqlite: append audit record of %s %s on %q: %w", r.PrincipalID, r.Action, r.Target, err)
+		return fmt.Errorf("store: append audit record of %s %s on %q: %w", r.PrincipalID, r.Action, r.Target, err)
 	}
 	r.ID = id
 	normTime(&r.Time)
@@ -53,11 +53,11 @@ func (t *tx) ListAudit(filter shoal.AuditFilter) ([]*shoal.AuditRecord, error) {
 	q, args := listAuditQuery(filter)
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list audit records: %w", err)
+		return nil, fmt.Errorf("store: list audit records: %w", err)
 	}
 	out, err := collect(rows, scanAudit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list audit records: %w", err)
+		return nil, fmt.Errorf("store: list audit records: %w", err)
 	}
 	if filter.Limit > 0 {
 		// The query read the newest first.

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -86,7 +86,7 @@ func (t *tx) GetCompute(workspace, name string) (*shoal.Compute, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", name, workspace)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get compute %s/%s: %w", workspace, name, err)
+		return nil, fmt.Errorf("store: get compute %s/%s: %w", workspace, name, err)
 	}
 	return c, nil
 }
@@ -103,19 +103,19 @@ func (t *tx) ListComputes(filter shoal.ComputeFilter) ([]*shoal.Compute, error) 
 	q += ` ORDER BY name_key`
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list computes of %q: %w", filter.Workspace, err)
+		return nil, fmt.Errorf("store: list computes of %q: %w", filter.Workspace, err)
 	}
 	defer rows.Close()
 	out := []*shoal.Compute{}
 	for rows.Next() {
 		c, err := scanCompute(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list computes of %q: %w", filter.Workspace, err)
+			return nil, fmt.Errorf("store: list computes of %q: %w", filter.Workspace, err)
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list computes of %q: %w", filter.Workspace, err)
+		return nil, fmt.Errorf("store: list computes of %q: %w", filter.Workspace, err)
 	}
 	return out, nil
 }
@@ -136,7 +136,7 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 	}
 	r, err := encodeCompute(c)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
+		return fmt.Errorf("store: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	res, err := t.exec(`INSERT INTO computes (workspace_key, name_key, workspace, name, type, version,
 			provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by, instance)
@@ -145,11 +145,11 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
 		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.instance)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
+		return fmt.Errorf("store: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert compute %s/%s: %w", c.Workspace, c.Name, err)
+		return fmt.Errorf("store: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "compute %q already exists in workspace %q", c.Name, c.Workspace)
@@ -168,7 +168,7 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 	}
 	r, err := encodeCompute(c)
 	if err != nil {
-		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
+		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	res, err := t.exec(`UPDATE computes SET workspace = $3, name = $4, type = $5, version = $6,
 			provisioning_state = $7, provisioning_errors = $8, spec = $9,
@@ -177,11 +177,11 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
 		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.instance)
 	if err != nil {
-		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
+		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: update compute %s/%s: %w", c.Workspace, c.Name, err)
+		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "compute %q not found in workspace %q", c.Name, c.Workspace)

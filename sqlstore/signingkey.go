@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -39,11 +39,11 @@ const querySigningKeys = `SELECT kid, private_pem, created_on, retired_on FROM s
 func (t *tx) ListSigningKeys() ([]*shoal.SigningKey, error) {
 	rows, err := t.query(querySigningKeys)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list signing keys: %w", err)
+		return nil, fmt.Errorf("store: list signing keys: %w", err)
 	}
 	out, err := collect(rows, scanSigningKey)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list signing keys: %w", err)
+		return nil, fmt.Errorf("store: list signing keys: %w", err)
 	}
 	return out, nil
 }
@@ -61,11 +61,11 @@ func (t *tx) InsertSigningKey(k *shoal.SigningKey) error {
 		VALUES ($1, $2, $3, $4) ON CONFLICT (kid) DO NOTHING`,
 		k.ID, k.PrivatePEM, micros(k.CreatedOn), nullMicros(k.RetiredOn))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert signing key %q: %w", k.ID, err)
+		return fmt.Errorf("store: insert signing key %q: %w", k.ID, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert signing key %q: %w", k.ID, err)
+		return fmt.Errorf("store: insert signing key %q: %w", k.ID, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "signing key %q already exists", k.ID)
@@ -84,10 +84,10 @@ func (t *tx) UpdateSigningKey(k *shoal.SigningKey) error {
 	res, err := t.exec(`UPDATE signing_keys SET private_pem = $2, created_on = $3, retired_on = $4 WHERE kid = $1`,
 		k.ID, k.PrivatePEM, micros(k.CreatedOn), nullMicros(k.RetiredOn))
 	if err != nil {
-		return fmt.Errorf("sqlite: update signing key %q: %w", k.ID, err)
+		return fmt.Errorf("store: update signing key %q: %w", k.ID, err)
 	}
 	if n, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: update signing key %q: %w", k.ID, err)
+		return fmt.Errorf("store: update signing key %q: %w", k.ID, err)
 	} else if n == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "signing key %q not found", k.ID)
 	}

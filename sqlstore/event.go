@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ func (t *tx) AppendEvent(e *shoal.Event) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		micros(e.Time), e.Workspace, e.ResourceType, e.ResourceName, e.Kind, e.Actor, e.Reason).Scan(&id)
 	if err != nil {
-		return fmt.Errorf("sqlite: append %s event of %s %s/%s: %w", e.Kind, e.ResourceType, e.Workspace, e.ResourceName, err)
+		return fmt.Errorf("store: append %s event of %s %s/%s: %w", e.Kind, e.ResourceType, e.Workspace, e.ResourceName, err)
 	}
 	e.ID = id
 	e.Time = stored(e.Time)
@@ -60,7 +60,7 @@ func (t *tx) ListEvents(filter shoal.EventFilter) ([]*shoal.Event, error) {
 	}
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list events: %w", err)
+		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	defer rows.Close()
 	out := []*shoal.Event{}
@@ -68,13 +68,13 @@ func (t *tx) ListEvents(filter shoal.EventFilter) ([]*shoal.Event, error) {
 		var e shoal.Event
 		var at int64
 		if err := rows.Scan(&e.ID, &at, &e.Workspace, &e.ResourceType, &e.ResourceName, &e.Kind, &e.Actor, &e.Reason); err != nil {
-			return nil, fmt.Errorf("sqlite: list events: %w", err)
+			return nil, fmt.Errorf("store: list events: %w", err)
 		}
 		e.Time = fromMicros(at)
 		out = append(out, &e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list events: %w", err)
+		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -56,7 +56,7 @@ func (t *tx) GetNode(id string) (*shoal.Node, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "node %q not found", id)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get node %q: %w", id, err)
+		return nil, fmt.Errorf("store: get node %q: %w", id, err)
 	}
 	return n, nil
 }
@@ -67,11 +67,11 @@ func (t *tx) ListNodes(filter shoal.NodeFilter) ([]*shoal.Node, error) {
 	q, args := listNodesQuery(filter)
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+		return nil, fmt.Errorf("store: list nodes: %w", err)
 	}
 	out, err := collect(rows, scanNode)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list nodes: %w", err)
+		return nil, fmt.Errorf("store: list nodes: %w", err)
 	}
 	return out, nil
 }
@@ -117,7 +117,7 @@ func (t *tx) InsertNode(n *shoal.Node) error {
 	}
 	doc, err := encodeNode(n)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert node %q: %w", n.ID, err)
+		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
 	res, err := t.exec(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
 			join_token_hash, join_token_expires, credential_hash, version, doc)
@@ -126,10 +126,10 @@ func (t *tx) InsertNode(n *shoal.Node) error {
 		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
 		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert node %q: %w", n.ID, err)
+		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
 	if k, err := affected(res); err != nil {
-		return fmt.Errorf("sqlite: insert node %q: %w", n.ID, err)
+		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	} else if k == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "node %q already exists", n.ID)
 	}
@@ -144,7 +144,7 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 	}
 	doc, err := encodeNode(n)
 	if err != nil {
-		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
+		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}
 	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
@@ -158,7 +158,7 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
 		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash)
 	if err != nil {
-		return fmt.Errorf("sqlite: update node %q: %w", n.ID, err)
+		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}
 	if k == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", n.ID)
@@ -201,7 +201,7 @@ func (t *tx) findNode(query, what, hash string) (*shoal.Node, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "node not found for %s", what)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: find node by %s hash: %w", what, err)
+		return nil, fmt.Errorf("store: find node by %s hash: %w", what, err)
 	}
 	return n, nil
 }

@@ -1,9 +1,8 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -15,9 +14,6 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
 // migration is one schema change, from a file named NNNN_description.sql.
 type migration struct {
 	version int64
@@ -25,9 +21,10 @@ type migration struct {
 	sql     string
 }
 
-// loadMigrations reads the embedded migrations in version order.
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+// loadMigrations reads the migrations in fsys's "migrations" directory in
+// version order.
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("read migrations: %w", err)
 	}
@@ -46,7 +43,7 @@ func loadMigrations() ([]migration, error) {
 			return nil, fmt.Errorf("migrations %q and %q have the same version %d", other, e.Name(), v)
 		}
 		seen[v] = e.Name()
-		b, err := migrationFS.ReadFile(path.Join("migrations", e.Name()))
+		b, err := fs.ReadFile(fsys, path.Join("migrations", e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("read migration %q: %w", e.Name(), err)
 		}
@@ -56,18 +53,24 @@ func loadMigrations() ([]migration, error) {
 	return out, nil
 }
 
-// migrate applies the migrations not yet recorded in schema_migrations, each
-// in its own transaction together with its record.
-func migrate(ctx context.Context, db *sql.DB, clock shoal.Clock, log *slog.Logger) error {
-	migrations, err := loadMigrations()
+// Migrate applies the migrations of fsys ("migrations/NNNN_name.sql") not
+// yet recorded in schema_migrations, each in its own transaction together
+// with its record. lock, when set, runs first in each of those
+// transactions: a store shared by several servers serialises their
+// migrations there.
+func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS, lock func(*sql.Tx) error, clock shoal.Clock, log *slog.Logger) error {
+	migrations, err := loadMigrations(fsys)
 	if err != nil {
 		return err
 	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if err := inTx(ctx, db, lock, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    BIGINT PRIMARY KEY,
 		name       TEXT NOT NULL,
 		applied_on BIGINT NOT NULL
-	)`); err != nil {
+	)`)
+		return err
+	}); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var current int64
@@ -78,7 +81,7 @@ func migrate(ctx context.Context, db *sql.DB, clock shoal.Clock, log *slog.Logge
 		return fmt.Errorf("database schema version %d is newer than this program knows (%d); upgrade Shoal", current, migrations[n-1].version)
 	}
 	for _, m := range migrations {
-		applied, err := applyMigration(ctx, db, m, clock)
+		applied, err := applyMigration(ctx, db, m, lock, clock)
 		if err != nil {
 			return fmt.Errorf("apply migration %s: %w", m.name, err)
 		}
@@ -90,7 +93,7 @@ func migrate(ctx context.Context, db *sql.DB, clock shoal.Clock, log *slog.Logge
 }
 
 // applyMigration runs m unless it is already recorded, and reports whether it ran.
-func applyMigration(ctx context.Context, db *sql.DB, m migration, clock shoal.Clock) (applied bool, err error) {
+func applyMigration(ctx context.Context, db *sql.DB, m migration, lock func(*sql.Tx) error, clock shoal.Clock) (applied bool, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("begin: %w", err)
@@ -100,6 +103,11 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, clock shoal.Cl
 			_ = tx.Rollback()
 		}
 	}()
+	if lock != nil {
+		if err := lock(tx); err != nil {
+			return false, fmt.Errorf("lock: %w", err)
+		}
+	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
 		return false, fmt.Errorf("check: %w", err)
@@ -118,4 +126,23 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, clock shoal.Cl
 		return false, fmt.Errorf("commit: %w", err)
 	}
 	return true, nil
+}
+
+// inTx runs fn in a transaction, after lock when set.
+func inTx(ctx context.Context, db *sql.DB, lock func(*sql.Tx) error, fn func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if lock != nil {
+		if err := lock(tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }

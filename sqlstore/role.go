@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -38,7 +38,7 @@ func (t *tx) GetRole(name string) (*shoal.RoleDefinition, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "role %q not found", name)
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlite: get role %q: %w", name, err)
+		return nil, fmt.Errorf("store: get role %q: %w", name, err)
 	}
 	return r, nil
 }
@@ -47,11 +47,11 @@ func (t *tx) GetRole(name string) (*shoal.RoleDefinition, error) {
 func (t *tx) ListRoles() ([]*shoal.RoleDefinition, error) {
 	rows, err := t.query(`SELECT ` + roleColumns + ` FROM roles ORDER BY name_key`)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list roles: %w", err)
+		return nil, fmt.Errorf("store: list roles: %w", err)
 	}
 	out, err := collect(rows, scanRole)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list roles: %w", err)
+		return nil, fmt.Errorf("store: list roles: %w", err)
 	}
 	return out, nil
 }
@@ -69,21 +69,21 @@ func (t *tx) InsertRole(r *shoal.RoleDefinition) error {
 	// nil and empty lists each read back as written.
 	actions, err := json.Marshal(r.Actions)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert role %q: encode actions: %w", r.Name, err)
+		return fmt.Errorf("store: insert role %q: encode actions: %w", r.Name, err)
 	}
 	notActions, err := json.Marshal(r.NotActions)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert role %q: encode not_actions: %w", r.Name, err)
+		return fmt.Errorf("store: insert role %q: encode not_actions: %w", r.Name, err)
 	}
 	res, err := t.exec(`INSERT INTO roles (name_key, name, description, actions, not_actions, created_on)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name_key) DO NOTHING`,
 		key(r.Name), r.Name, r.Description, string(actions), string(notActions), micros(r.CreatedOn))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert role %q: %w", r.Name, err)
+		return fmt.Errorf("store: insert role %q: %w", r.Name, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert role %q: %w", r.Name, err)
+		return fmt.Errorf("store: insert role %q: %w", r.Name, err)
 	}
 	if n == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "role %q already exists", r.Name)
@@ -112,11 +112,11 @@ func (t *tx) ListRoleAssignments(principalID, workspace string) ([]*shoal.RoleAs
 	q, args := listRoleAssignmentsQuery(principalID, workspace)
 	rows, err := t.query(q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list role assignments: %w", err)
+		return nil, fmt.Errorf("store: list role assignments: %w", err)
 	}
 	out, err := collect(rows, scanRoleAssignment)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list role assignments: %w", err)
+		return nil, fmt.Errorf("store: list role assignments: %w", err)
 	}
 	return out, nil
 }
@@ -161,11 +161,11 @@ func (t *tx) InsertRoleAssignment(a *shoal.RoleAssignment) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		a.ID, a.PrincipalID, a.Role, key(a.Role), a.Workspace, key(a.Workspace), micros(a.CreatedOn), a.CreatedBy)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert role assignment %q: %w", a.ID, err)
+		return fmt.Errorf("store: insert role assignment %q: %w", a.ID, err)
 	}
 	n, err := affected(res)
 	if err != nil {
-		return fmt.Errorf("sqlite: insert role assignment %q: %w", a.ID, err)
+		return fmt.Errorf("store: insert role assignment %q: %w", a.ID, err)
 	}
 	if n == 0 {
 		var one int
@@ -173,7 +173,7 @@ func (t *tx) InsertRoleAssignment(a *shoal.RoleAssignment) error {
 		if err == nil {
 			return shoal.Errorf(shoal.ECONFLICT, "role assignment %q already exists", a.ID)
 		} else if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite: insert role assignment %q: %w", a.ID, err)
+			return fmt.Errorf("store: insert role assignment %q: %w", a.ID, err)
 		}
 		return shoal.Errorf(shoal.ECONFLICT, "%s already has role %q in workspace %q", a.PrincipalID, a.Role, a.Workspace)
 	}

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"database/sql"
@@ -15,7 +15,7 @@ func (t *tx) GetSetting(k string) (string, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", shoal.Errorf(shoal.ENOTFOUND, "setting %q not found", k)
 	} else if err != nil {
-		return "", fmt.Errorf("sqlite: get setting %q: %w", k, err)
+		return "", fmt.Errorf("store: get setting %q: %w", k, err)
 	}
 	return v, nil
 }
@@ -27,7 +27,7 @@ func (t *tx) PutSetting(k, v string) error {
 	}
 	if _, err := t.exec(`INSERT INTO settings (key, value) VALUES ($1, $2)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
-		return fmt.Errorf("sqlite: put setting %q: %w", k, err)
+		return fmt.Errorf("store: put setting %q: %w", k, err)
 	}
 	return nil
 }
