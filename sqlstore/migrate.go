@@ -58,7 +58,7 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 // with its record. lock, when set, runs first in each of those
 // transactions: a store shared by several servers serialises their
 // migrations there.
-func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS, lock func(*sql.Tx) error, clock shoal.Clock, log *slog.Logger) error {
+func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS, lock func(context.Context, *sql.Tx) error, clock shoal.Clock, log *slog.Logger) error {
 	migrations, err := loadMigrations(fsys)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS, lock func(*sql.Tx) err
 }
 
 // applyMigration runs m unless it is already recorded, and reports whether it ran.
-func applyMigration(ctx context.Context, db *sql.DB, m migration, lock func(*sql.Tx) error, clock shoal.Clock) (applied bool, err error) {
+func applyMigration(ctx context.Context, db *sql.DB, m migration, lock func(context.Context, *sql.Tx) error, clock shoal.Clock) (applied bool, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("begin: %w", err)
@@ -104,7 +104,7 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, lock func(*sql
 		}
 	}()
 	if lock != nil {
-		if err := lock(tx); err != nil {
+		if err := lock(ctx, tx); err != nil {
 			return false, fmt.Errorf("lock: %w", err)
 		}
 	}
@@ -129,13 +129,13 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, lock func(*sql
 }
 
 // inTx runs fn in a transaction, after lock when set.
-func inTx(ctx context.Context, db *sql.DB, lock func(*sql.Tx) error, fn func(*sql.Tx) error) error {
+func inTx(ctx context.Context, db *sql.DB, lock func(context.Context, *sql.Tx) error, fn func(*sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	if lock != nil {
-		if err := lock(tx); err != nil {
+		if err := lock(ctx, tx); err != nil {
 			_ = tx.Rollback()
 			return err
 		}

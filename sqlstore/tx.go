@@ -137,13 +137,13 @@ func affected(res sql.Result) (int64, error) {
 // set, runs first inside the transaction (a store takes its write lock
 // there). The statements fn ran unprepared are prepared in stmts
 // afterwards, once the transaction has released its connection.
-func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, now time.Time, before func(*sql.Tx) error, fn func(tx shoal.Tx) error) error {
+func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx shoal.Tx) error) error {
 	stx, err := h.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("store: begin transaction: %w", err)
 	}
 	if before != nil {
-		if err := before(stx); err != nil {
+		if err := before(ctx, stx); err != nil {
 			_ = stx.Rollback()
 			return err
 		}

@@ -1,0 +1,116 @@
+// Package testpg starts a private PostgreSQL server for tests: Debian's
+// postgresql binaries (initdb, pg_ctl), a data dir in a temp dir, a free
+// port on 127.0.0.1, no fsync. As root it runs the server as the postgres
+// user (PostgreSQL refuses to run as root). The test command installs the
+// package.
+package testpg
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shoal-ml/shoal/internal/testhosts"
+)
+
+// Server is a running PostgreSQL server.
+type Server struct {
+	dir, bin string
+	Port     int
+	runAs    string // "" when the test's own user runs it
+	seq      atomic.Int32
+}
+
+// Start starts a server, stopped at cleanup. It fails, not skips, when
+// PostgreSQL is not installed.
+func Start(t testhosts.T) *Server {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(bins) == 0 {
+		t.Fatalf("PostgreSQL not found (no /usr/lib/postgresql/*/bin/initdb): apt-get install postgresql")
+	}
+	sort.Strings(bins)
+	s := &Server{bin: filepath.Dir(bins[len(bins)-1])}
+	dir, err := os.MkdirTemp("", "shoal-pg-")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s.dir = dir
+	t.Cleanup(func() { s.stop(); os.RemoveAll(dir) })
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root needs the postgres user (apt-get install postgresql creates it): %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatalf("%v", err)
+		}
+		s.runAs = "postgres"
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s.Port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	data := filepath.Join(dir, "data")
+	if out, err := s.command("initdb", "-D", data, "-A", "trust", "-U", "shoal", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.Port, dir)
+	if out, err := s.command("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctl start: %v\n%s", err, out)
+	}
+	return s
+}
+
+// command runs one of the server's programs as the server's user.
+func (s *Server) command(name string, args ...string) *exec.Cmd {
+	prog := filepath.Join(s.bin, name)
+	if s.runAs == "" {
+		return exec.Command(prog, args...)
+	}
+	return exec.Command("runuser", append([]string{"-u", s.runAs, "--", prog}, args...)...)
+}
+
+// URL is the connection URL of database db.
+func (s *Server) URL(db string) string {
+	return fmt.Sprintf("postgres://shoal@127.0.0.1:%d/%s?sslmode=disable", s.Port, db)
+}
+
+// NewDatabase creates an empty database and returns its URL.
+func (s *Server) NewDatabase(t testhosts.T) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.seq.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	return s.URL(name)
+}
+
+// stop stops the server at once.
+func (s *Server) stop() {
+	s.command("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop").Run()
+}

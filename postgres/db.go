@@ -1,0 +1,146 @@
+// Package postgres implements shoal.Store on PostgreSQL with pgx
+// (pgxpool, through pgx's database/sql adapter so that the queries of
+// package sqlstore, shared with the SQLite store, run unchanged).
+//
+// Several Shoal servers may share one database. Every Update transaction
+// first takes one transaction-scoped advisory lock, so read-modify-write
+// changes (ETag checks, counters, placement) are serialised across all
+// servers exactly as SQLite's single writer serialises them in one
+// process: the same rules hold on both stores, and no change is lost to a
+// concurrent one. View transactions are REPEATABLE READ and read-only: a
+// consistent snapshot that never waits for writers.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore"
+)
+
+// migrationFS holds the PostgreSQL schema, migrations/NNNN_name.sql.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// writeLockKey is the advisory lock every Update holds (the ASCII of
+// "shoalwri").
+const writeLockKey int64 = 0x73686f616c777269
+
+// Config configures Open.
+type Config struct {
+	// URL is the connection string ("postgres://user:pass@host:5432/db").
+	URL string
+	// Clock gives transactions their time; nil means shoal.SystemClock{}.
+	Clock shoal.Clock
+	// Logger receives migration and lifecycle messages; nil discards them.
+	Logger *slog.Logger
+	// MaxConns bounds the pool; 0 keeps pgxpool's default.
+	MaxConns int32
+}
+
+// DB is a shoal.Store backed by PostgreSQL. It is safe for concurrent use.
+type DB struct {
+	pool  *pgxpool.Pool
+	db    *sql.DB
+	stmts *sqlstore.StmtCache
+	clock shoal.Clock
+	log   *slog.Logger
+	where string // the URL without its password, for messages
+}
+
+var _ shoal.Store = (*DB)(nil)
+
+// Redact returns a connection URL with its password replaced, for logs
+// and messages.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Open connects to the database at cfg.URL and applies pending migrations
+// (several servers starting at once apply each migration once).
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("postgres: connection URL is empty")
+	}
+	where := Redact(cfg.URL)
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		// pgx's message may quote the URL: say what is wrong without it.
+		return nil, fmt.Errorf("postgres: %s is not a valid connection URL", where)
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect to %s: %w", where, err)
+	}
+	db := &DB{pool: pool, db: stdlib.OpenDBFromPool(pool), clock: cfg.Clock, log: cfg.Logger, where: where}
+	if db.clock == nil {
+		db.clock = shoal.SystemClock{}
+	}
+	if db.log == nil {
+		db.log = slog.New(slog.DiscardHandler)
+	}
+	if err := db.db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: connect to %s: %w", where, err)
+	}
+	if err := sqlstore.Migrate(ctx, db.db, migrationFS, lockWrites, db.clock, db.log); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: migrate %s: %w", where, err)
+	}
+	db.stmts = sqlstore.NewStmtCache(db.db)
+	db.log.Debug("postgres store opened", "url", where)
+	return db, nil
+}
+
+// lockWrites takes the store's write lock for the rest of tx.
+func lockWrites(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey); err != nil {
+		return fmt.Errorf("postgres: take the write lock: %w", err)
+	}
+	return nil
+}
+
+// Update runs fn in a read-write transaction, serialised with every other
+// Update of every server on the database, and commits it when fn returns
+// nil; otherwise it rolls back and returns fn's error unchanged.
+func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{Isolation: sql.LevelReadCommitted}, db.clock.Now(), lockWrites, fn)
+}
+
+// View runs fn in a read-only transaction on a consistent snapshot.
+func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}, db.clock.Now(), nil, fn)
+}
+
+// Close closes the pool. Transactions in progress must have ended.
+func (db *DB) Close() error {
+	var errs []error
+	if db.stmts != nil {
+		errs = append(errs, db.stmts.Close())
+	}
+	if db.db != nil {
+		errs = append(errs, db.db.Close())
+	}
+	db.pool.Close()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("postgres: close %s: %w", db.where, err)
+	}
+	return nil
+}
