@@ -27,7 +27,6 @@ import (
 	"github.com/shoal-ml/shoal/provider/sshpool"
 	"github.com/shoal-ml/shoal/provider/static"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -38,6 +37,9 @@ type Options struct {
 	Listen string
 	// DataDir holds the database; "" means the config's or ~/.local/share/shoal.
 	DataDir string
+	// Store is the store's URL (sqlite:///path or postgres://...); "" means
+	// the config's store, else SQLite in the data dir.
+	Store string
 	// ConfigPath is the server config YAML; "" means none.
 	ConfigPath string
 	// ClientConfigPath is where the local user's CLI config is written on
@@ -58,7 +60,7 @@ type Options struct {
 type Main struct {
 	opts     Options
 	log      *slog.Logger
-	store    *sqlite.DB
+	store    shoal.Store
 	files    *filestore.Store
 	local    *local.Provider
 	svc      *service.Services
@@ -134,10 +136,14 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(opts.DataDir, "shoal.db"), Clock: opts.Clock, Logger: opts.Logger})
+	if opts.Store == "" {
+		opts.Store = cfg.Store
+	}
+	store, where, err := openStore(ctx, opts.Store, opts.DataDir, opts.Clock, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
+	opts.Logger.Info("store opened", "store", where)
 	files, err := filestore.Open(filepath.Join(opts.DataDir, "files"))
 	if err != nil {
 		store.Close()

@@ -50,6 +50,7 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 	f.StringVar(&opts.Listen, "listen", "", "address to listen on (default 127.0.0.1:7420)")
 	f.StringVar(&opts.DataDir, "data-dir", "", "data directory (default ~/.local/share/shoal)")
 	f.StringVar(&opts.ConfigPath, "config", "", "server config file (YAML; optional)")
+	f.StringVar(&opts.Store, "store", "", "where state is kept: sqlite:///path/to/shoal.db or postgres://user:password@host:5432/db (default SQLite in the data dir)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd

@@ -28,6 +28,10 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// DataDir holds the database and node working directories (flag --data-dir overrides it).
 	DataDir string `yaml:"data_dir"`
+	// Store is where Shoal keeps its state: sqlite:///path/to/shoal.db or
+	// postgres://user:password@host:5432/database (flag --store overrides
+	// it). Default: SQLite in the data dir.
+	Store string `yaml:"store"`
 	// DefaultLocation is the location of new workspaces. Default: the first location.
 	DefaultLocation string `yaml:"default_location"`
 	// AzureRegionAliases makes every Azure region name that no location
