@@ -86,7 +86,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		}
 		return pflag.NormalizedName(name)
 	})
-	root.AddCommand(newServerCommand(g), newAgentCommand(g), newComputeCommand(g), newJobCommand(g), newWorkspaceCommand(g), newLocationCommand(g),
+	root.AddCommand(newServerCommand(g), newAgentCommand(g), newComputeCommand(g), newJobCommand(g), newWorkspaceCommand(g), newLocationCommand(g), newAdminCommand(g),
 		newUserCommand(g), newTokenCommand(g), newLoginCommand(g), newRoleCommand(g), newIdentityCommand(g), newAuditCommand(g),
 		newVersionCommand(g))
 	return root

@@ -144,3 +144,22 @@ func (db *DB) Close() error {
 	}
 	return nil
 }
+
+// CopyEndpoint is the database as a copy's source or destination
+// (backups, restores, moving to another store): read on a REPEATABLE READ
+// snapshot, written under the write lock, with the identity sequences
+// moved past the copied IDs.
+func (db *DB) CopyEndpoint() sqlstore.Endpoint {
+	return sqlstore.Endpoint{
+		DB: db.db, ReadOptions: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
+		Lock: lockWrites,
+		AfterCopy: func(ctx context.Context, tx *sql.Tx) error {
+			for _, table := range []string{"events", "audit_log"} {
+				if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('`+table+`', 'id'), COALESCE((SELECT MAX(id) FROM `+table+`), 0) + 1, false)`); err != nil {
+					return fmt.Errorf("postgres: move the %s ids on: %w", table, err)
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -182,3 +182,10 @@ func (db *DB) Close() error {
 	}
 	return nil
 }
+
+// CopyEndpoint is the database as a copy's source or destination
+// (backups, restores, moving to another store): read through the
+// query-only pool, written through the writer.
+func (db *DB) CopyEndpoint() sqlstore.Endpoint {
+	return sqlstore.Endpoint{DB: db.rw, Read: db.ro, ReadOptions: &sql.TxOptions{ReadOnly: true}}
+}

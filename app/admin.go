@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore"
+)
+
+// copier is a store that can be a copy's source or destination.
+type copier interface {
+	CopyEndpoint() sqlstore.Endpoint
+}
+
+// CopyStore copies the whole state of the store at from into the store at
+// to (URLs as --store takes them): jobs, attempts, nodes, computes, users,
+// tokens, roles, identities, signing keys, events and the audit log, from
+// one consistent snapshot of from (which may be serving), in one
+// transaction on to, which must be new (created here if need be, never
+// used by a server). Returns the rows copied per table.
+func CopyStore(ctx context.Context, from, to string) (sqlstore.CopyStats, error) {
+	if from == "" || to == "" {
+		return nil, errors.New("both stores are needed: --from and --to")
+	}
+	if err := mustExist(from); err != nil {
+		return nil, err
+	}
+	src, srcWhere, err := openStore(ctx, from, "", nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the source %s: %w", from, err)
+	}
+	defer src.Close()
+	dst, dstWhere, err := openStore(ctx, to, "", nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the destination: %w", err)
+	}
+	defer dst.Close()
+	if srcWhere == dstWhere {
+		return nil, &shoal.Error{Code: shoal.EINVALID, Field: "to", Message: "the source and the destination are the same store"}
+	}
+	sc, ok1 := src.(copier)
+	dc, ok2 := dst.(copier)
+	if !ok1 || !ok2 {
+		return nil, errors.New("these stores cannot be copied")
+	}
+	stats, err := sqlstore.Copy(ctx, sc.CopyEndpoint(), dc.CopyEndpoint())
+	if err != nil {
+		return nil, fmt.Errorf("copy %s to %s: %w", srcWhere, dstWhere, err)
+	}
+	return stats, nil
+}
+
+// mustExist refuses a SQLite source that does not exist: opening it would
+// create an empty one and copy nothing.
+func mustExist(url string) error {
+	path, ok := strings.CutPrefix(url, "sqlite://")
+	if !ok {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return &shoal.Error{Code: shoal.ENOTFOUND, Field: "from", Message: fmt.Sprintf("%s does not exist", path)}
+	}
+	return nil
+}
+
+// SQLiteURL is the store URL of a SQLite file.
+func SQLiteURL(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return "sqlite://" + abs, nil
+}
+
+// DataDirStore is the store URL of a data dir's SQLite file (the default
+// store).
+func DataDirStore(dataDir string) (string, error) {
+	if dataDir == "" {
+		var err error
+		if dataDir, err = DefaultDataDir(); err != nil {
+			return "", err
+		}
+	}
+	return SQLiteURL(filepath.Join(dataDir, "shoal.db"))
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/sqlstore"
+)
+
+// newAdminCommand is `shoal admin`: work on a server's store directly, on
+// the machine that can reach it (no server call).
+func newAdminCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "admin", Short: "Back up, restore and move a server's store (run where the store is reachable)"}
+	var store, dataDir, to, from string
+	storeOf := func() (string, error) {
+		if store != "" {
+			return store, nil
+		}
+		return app.DataDirStore(dataDir)
+	}
+	backup := &cobra.Command{
+		Use:   "backup --to FILE",
+		Short: "Write a consistent snapshot of the store to a new SQLite file, while the server runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := os.Stat(to); !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("--to %s: the file exists; a backup goes to a new file", to)
+			}
+			src, err := storeOf()
+			if err != nil {
+				return err
+			}
+			dst, err := app.SQLiteURL(to)
+			if err != nil {
+				return err
+			}
+			return g.copyStore(cmd, src, dst)
+		},
+	}
+	restore := &cobra.Command{
+		Use:   "restore --from FILE",
+		Short: "Fill a new store (one no server has used) from a backup file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src, err := app.SQLiteURL(from)
+			if err != nil {
+				return err
+			}
+			dst, err := storeOf()
+			if err != nil {
+				return err
+			}
+			return g.copyStore(cmd, src, dst)
+		},
+	}
+	migrate := &cobra.Command{
+		Use:   "migrate-store --from URL --to URL",
+		Short: "Move an installation to another store (sqlite:///path or postgres://...): stop the server, copy, start it on the new store",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.copyStore(cmd, from, to)
+		},
+	}
+	for _, c := range []*cobra.Command{backup, restore} {
+		c.Flags().StringVar(&store, "store", "", "the server's store URL (default the data dir's SQLite file)")
+		c.Flags().StringVar(&dataDir, "data-dir", "", "the server's data dir (default ~/.local/share/shoal)")
+	}
+	backup.Flags().StringVar(&to, "to", "", "the backup file to create (SQLite)")
+	_ = backup.MarkFlagRequired("to")
+	restore.Flags().StringVar(&from, "from", "", "the backup file")
+	_ = restore.MarkFlagRequired("from")
+	migrate.Flags().StringVar(&from, "from", "", "the store to copy (e.g. sqlite:///var/lib/shoal/shoal.db)")
+	migrate.Flags().StringVar(&to, "to", "", "the new store (e.g. postgres://shoal:...@db:5432/shoal)")
+	_ = migrate.MarkFlagRequired("from")
+	_ = migrate.MarkFlagRequired("to")
+	cmd.AddCommand(backup, restore, migrate)
+	return cmd
+}
+
+// copyStore copies and prints the rows copied per table.
+func (g *globals) copyStore(cmd *cobra.Command, from, to string) error {
+	stats, err := app.CopyStore(cmd.Context(), from, to)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, t := range sqlstore.Tables {
+		total += stats[t]
+	}
+	fmt.Fprintf(g.stdout, "copied %d rows:", total)
+	for _, t := range slices.Sorted(maps.Keys(stats)) {
+		if stats[t] > 0 {
+			fmt.Fprintf(g.stdout, " %s %d", t, stats[t])
+		}
+	}
+	fmt.Fprintln(g.stdout)
+	return nil
+}
