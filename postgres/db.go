@@ -119,9 +119,17 @@ func lockWrites(ctx context.Context, tx *sql.Tx) error {
 
 // Update runs fn in a read-write transaction, serialised with every other
 // Update of every server on the database, and commits it when fn returns
-// nil; otherwise it rolls back and returns fn's error unchanged.
+// nil; otherwise it rolls back and returns fn's error unchanged. Under a
+// fence (shoal.WithFence: a leader's controllers) it fails, writing
+// nothing, once the fence's term is over.
 func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
-	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{Isolation: sql.LevelReadCommitted}, db.clock.Now(), lockWrites, fn)
+	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{Isolation: sql.LevelReadCommitted}, db.clock.Now(),
+		func(ctx context.Context, tx *sql.Tx) error {
+			if err := lockWrites(ctx, tx); err != nil {
+				return err
+			}
+			return checkFence(ctx, tx)
+		}, fn)
 }
 
 // View runs fn in a read-only transaction on a consistent snapshot.

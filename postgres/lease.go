@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// dbNow is the database's clock in unix microseconds: lease times never
+// depend on the servers' clocks agreeing.
+const dbNow = `(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT`
+
+// Term is what a lease call found: who holds the lease, in which term,
+// until when (the database's clock).
+type Term struct {
+	Held    bool // by the caller
+	Holder  string
+	Token   int64
+	Expires time.Time
+	// Renewed is when the holder last renewed it.
+	Renewed time.Time
+}
+
+// Acquire takes the lease name for holder for ttl, or renews it when
+// holder holds it still. A lease taken (not renewed) starts a new term:
+// its token is one more than the last. When another holder's lease has
+// not expired, Acquire reports that holder and changes nothing.
+func (db *DB) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (Term, error) {
+	var t Term
+	var exp, ren int64
+	err := db.db.QueryRowContext(ctx, `INSERT INTO leader_lease (name, holder, token, expires, renewed)
+		VALUES ($1, $2, 1, `+dbNow+` + $3, `+dbNow+`)
+		ON CONFLICT (name) DO UPDATE SET
+			token = CASE WHEN leader_lease.holder = excluded.holder AND leader_lease.expires > `+dbNow+`
+				THEN leader_lease.token ELSE leader_lease.token + 1 END,
+			holder = excluded.holder, expires = excluded.expires, renewed = excluded.renewed
+		WHERE leader_lease.holder = excluded.holder OR leader_lease.expires <= `+dbNow+`
+		RETURNING holder, token, expires, renewed`, name, holder, ttl.Microseconds()).Scan(&t.Holder, &t.Token, &exp, &ren)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Another server holds it.
+		err = db.db.QueryRowContext(ctx, `SELECT holder, token, expires, renewed FROM leader_lease WHERE name = $1`, name).Scan(&t.Holder, &t.Token, &exp, &ren)
+	}
+	if err != nil {
+		return Term{}, fmt.Errorf("postgres: lease %s: %w", name, err)
+	}
+	t.Held = t.Holder == holder
+	t.Expires, t.Renewed = time.UnixMicro(exp).UTC(), time.UnixMicro(ren).UTC()
+	return t, nil
+}
+
+// Resign ends holder's term of lease name now, so that another server
+// takes it at once (a server shutting down).
+func (db *DB) Resign(ctx context.Context, name, holder string) error {
+	_, err := db.db.ExecContext(ctx, `UPDATE leader_lease SET expires = `+dbNow+` WHERE name = $1 AND holder = $2`, name, holder)
+	if err != nil {
+		return fmt.Errorf("postgres: resign lease %s: %w", name, err)
+	}
+	return nil
+}
+
+// Lease returns the lease name as it stands; ENOTFOUND before anyone
+// took it.
+func (db *DB) Lease(ctx context.Context, name string) (Term, error) {
+	var t Term
+	var exp, ren int64
+	err := db.db.QueryRowContext(ctx, `SELECT holder, token, expires, renewed FROM leader_lease WHERE name = $1`, name).Scan(&t.Holder, &t.Token, &exp, &ren)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Term{}, shoal.Errorf(shoal.ENOTFOUND, "nobody has held lease %s yet", name)
+	} else if err != nil {
+		return Term{}, fmt.Errorf("postgres: lease %s: %w", name, err)
+	}
+	t.Expires, t.Renewed = time.UnixMicro(exp).UTC(), time.UnixMicro(ren).UTC()
+	return t, nil
+}
+
+// checkFence fails the transaction when ctx carries a fence that is no
+// longer the lease's current, unexpired term: a leader that lost its
+// lease cannot write what it decided in its old term.
+func checkFence(ctx context.Context, tx *sql.Tx) error {
+	f, ok := shoal.FenceFrom(ctx)
+	if !ok {
+		return nil
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM leader_lease WHERE name = $1 AND holder = $2 AND token = $3 AND expires > `+dbNow,
+		f.Name, f.Holder, f.Token).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("postgres: check the leader's fence: %w", err)
+	}
+	if n == 0 {
+		return shoal.Errorf(shoal.ECONFLICT, "this server's term %d as holder of %s is over: its decision is not applied", f.Token, f.Name)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/postgres"
+)
+
+// The lease: one holder at a time, renewals keep the term, an expired
+// lease passes to another in a new term; a write under an old term's
+// fence is refused and writes nothing, under the current one it lands.
+func TestLeaseAndFence(t *testing.T) {
+	pg := testpg.Start(t)
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	const ttl = 500 * time.Millisecond
+	a, err := db.Acquire(ctx, "controllers", "a", ttl)
+	if err != nil || !a.Held || a.Token != 1 {
+		t.Fatalf("a: %+v %v", a, err)
+	}
+	if b, err := db.Acquire(ctx, "controllers", "b", ttl); err != nil || b.Held || b.Holder != "a" {
+		t.Fatalf("b while a holds: %+v %v", b, err)
+	}
+	if again, err := db.Acquire(ctx, "controllers", "a", ttl); err != nil || !again.Held || again.Token != 1 {
+		t.Fatalf("a renews: %+v %v", again, err)
+	}
+	time.Sleep(ttl + 100*time.Millisecond)
+	b, err := db.Acquire(ctx, "controllers", "b", ttl)
+	if err != nil || !b.Held || b.Token != 2 {
+		t.Fatalf("b after a's lease expired: %+v %v", b, err)
+	}
+	old := shoal.WithFence(ctx, shoal.Fence{Name: "controllers", Holder: "a", Token: 1})
+	err = db.Update(old, func(tx shoal.Tx) error { return tx.PutSetting("decision", "stale") })
+	if shoal.ErrorCode(err) != shoal.ECONFLICT {
+		t.Fatalf("a write in a's old term: %v; want ECONFLICT", err)
+	}
+	cur := shoal.WithFence(ctx, shoal.Fence{Name: "controllers", Holder: "b", Token: 2})
+	if err := db.Update(cur, func(tx shoal.Tx) error { return tx.PutSetting("decision", "fresh") }); err != nil {
+		t.Fatalf("a write in b's term: %v", err)
+	}
+	var got string
+	if err := db.View(ctx, func(tx shoal.Tx) error { got, err = tx.GetSetting("decision"); return err }); err != nil || got != "fresh" {
+		t.Fatalf("decision = %q, %v", got, err)
+	}
+	// b resigns: a takes it at once, in term 3.
+	if err := db.Resign(ctx, "controllers", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := db.Acquire(ctx, "controllers", "a", ttl); err != nil || !a.Held || a.Token != 3 {
+		t.Fatalf("a after b resigned: %+v %v", a, err)
+	}
+}
