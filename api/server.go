@@ -22,6 +22,7 @@ type Server struct {
 	log            *slog.Logger
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
+	ready          Readiness
 }
 
 // NewServer returns a server over svc.
@@ -73,6 +74,7 @@ func (s *Server) routeTable() []Route {
 func (s *Server) baseRoutes() []Route {
 	return []Route{
 		{Pattern: "GET /healthz", Public: true, handler: s.handleHealth},
+		{Pattern: "GET /readyz", Public: true, handler: s.handleReady},
 		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.handleDiscovery},
 		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.handleJWKS},
 

@@ -22,6 +22,8 @@ import (
 	"github.com/shoal-ml/shoal/clientconfig"
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/leader"
+	"github.com/shoal-ml/shoal/postgres"
 	"github.com/shoal-ml/shoal/provider/local"
 	"github.com/shoal-ml/shoal/provider/slurm"
 	"github.com/shoal-ml/shoal/provider/sshpool"
@@ -234,22 +236,32 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, err
 	}
-	// Agents kept running while the server was down: give each a full lease
-	// to report back before any is declared lost.
-	if err := m.svc.ResetLeases(ctx); err != nil {
-		ln.Close()
-		store.Close()
-		return nil, err
-	}
-	if n, err := m.svc.AdoptNodes(ctx); err != nil {
-		m.log.Warn("adopting running nodes failed", slog.Any("err", err))
-	} else if n > 0 {
-		m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))
+	// With PostgreSQL several servers may share the store: one of them,
+	// elected, runs the controllers (and first takes over the nodes).
+	var elector *leader.Elector
+	if pg, ok := store.(*postgres.DB); ok {
+		elector = leader.New(leader.Config{Lease: pgLease{pg}, Name: controllersLease, Holder: m.holderID(),
+			TTL: time.Duration(cfg.LeaderLease), Logger: opts.Logger})
+	} else {
+		// Agents kept running while the server was down: give each a full
+		// lease to report back before any is declared lost.
+		if err := m.svc.ResetLeases(ctx); err != nil {
+			ln.Close()
+			store.Close()
+			return nil, err
+		}
+		if n, err := m.svc.AdoptNodes(ctx); err != nil {
+			m.log.Warn("adopting running nodes failed", slog.Any("err", err))
+		} else if n > 0 {
+			m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))
+		}
 	}
 	if err := m.writeClientConfig(); err != nil {
 		m.log.Warn("could not write the client config", slog.Any("err", err))
 	}
-	m.http = &http.Server{Handler: withRequestLog(api.NewServer(m.svc, opts.Logger), opts.Logger), ReadHeaderTimeout: 10 * time.Second}
+	apiServer := api.NewServer(m.svc, opts.Logger)
+	apiServer.SetReadiness(m.readiness(where, elector))
+	m.http = &http.Server{Handler: withRequestLog(apiServer, opts.Logger), ReadHeaderTimeout: 10 * time.Second}
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.wg.Add(2)
@@ -261,6 +273,10 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}()
 	go func() {
 		defer m.wg.Done()
+		if elector != nil {
+			m.runAsReplica(runCtx, elector)
+			return
+		}
 		m.runControllers(runCtx)
 	}()
 	m.log.Info("shoal server started", slog.String("url", m.URL()), slog.String("data_dir", opts.DataDir))

@@ -32,6 +32,10 @@ type Config struct {
 	// postgres://user:password@host:5432/database (flag --store overrides
 	// it). Default: SQLite in the data dir.
 	Store string `yaml:"store"`
+	// LeaderLease is the lease of the server that runs the controllers
+	// when several share a PostgreSQL store; its work moves to another
+	// within about LeaderLease * 4/3 of its loss. Default 6s.
+	LeaderLease Duration `yaml:"leader_lease"`
 	// DefaultLocation is the location of new workspaces. Default: the first location.
 	DefaultLocation string `yaml:"default_location"`
 	// AzureRegionAliases makes every Azure region name that no location

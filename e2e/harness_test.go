@@ -89,6 +89,9 @@ type serverOpts struct {
 	// Host is the address to listen on; default 127.0.0.1. Tests whose
 	// nodes run in network namespaces listen on their bridge's address.
 	Host string
+	// Addr, when set, is the host:port to listen on (a front URL names it
+	// before the server starts).
+	Addr string
 }
 
 // server is a `shoal server` child process.
@@ -135,12 +138,15 @@ func startServer(t *testing.T, opts serverOpts) *server {
 	// server's bind; try a few ports.
 	for attempt := 1; ; attempt++ {
 		s.addr = freeAddrOn(t, cmp.Or(opts.Host, "127.0.0.1"))
+		if opts.Addr != "" {
+			s.addr = opts.Addr
+		}
 		s.url = "http://" + s.addr
 		err := s.start()
 		if err == nil {
 			return s
 		}
-		if attempt == 3 || !strings.Contains(s.log(), "address already in use") {
+		if attempt == 3 || opts.Addr != "" || !strings.Contains(s.log(), "address already in use") {
 			t.Fatalf("server did not start: %v\n%s", err, s.logTail())
 		}
 	}

@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/leader"
+	"github.com/shoal-ml/shoal/postgres"
+)
+
+// controllersLease names the lease of the server that runs the controllers.
+const controllersLease = "controllers"
+
+// pgLease adapts the PostgreSQL store's lease to the elector.
+type pgLease struct{ db *postgres.DB }
+
+func (l pgLease) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (leader.Term, error) {
+	t, err := l.db.Acquire(ctx, name, holder, ttl)
+	return leader.Term{Held: t.Held, Holder: t.Holder, Token: t.Token, Expires: t.Expires}, err
+}
+
+func (l pgLease) Resign(ctx context.Context, name, holder string) error {
+	return l.db.Resign(ctx, name, holder)
+}
+
+// holderID names this server among the replicas: host, URL and process.
+func (m *Main) holderID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s %s pid %d", host, m.URL(), os.Getpid())
+}
+
+// runAsReplica campaigns for the controllers' lease and runs them while
+// this server holds it, every write under the term's fence. On taking
+// over it first gives every node a full lease (the old leader may have
+// stopped renewing them) and adopts the running ones.
+func (m *Main) runAsReplica(ctx context.Context, e *leader.Elector) {
+	e.Run(ctx, func(ctx context.Context) {
+		if err := m.svc.ResetLeases(ctx); err != nil {
+			m.log.Error("taking over the nodes' leases failed", slog.Any("err", err))
+			return
+		}
+		if n, err := m.svc.AdoptNodes(ctx); err != nil {
+			m.log.Warn("adopting running nodes failed", slog.Any("err", err))
+		} else if n > 0 {
+			m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))
+		}
+		m.runControllers(ctx)
+	})
+}
+
+// readiness is /readyz: the store answers, and this server's role.
+func (m *Main) readiness(where string, e *leader.Elector) func(ctx context.Context) (map[string]any, error) {
+	return func(ctx context.Context) (map[string]any, error) {
+		body := map[string]any{"store": where, "replica": m.holderID()}
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := m.store.View(ctx, func(tx shoal.Tx) error {
+			_, err := tx.ListWorkspaces()
+			return err
+		}); err != nil {
+			return body, fmt.Errorf("the store does not answer: %w", err)
+		}
+		if e == nil {
+			body["role"] = "single" // SQLite: this server is the only one
+			return body, nil
+		}
+		st := e.Status()
+		body["role"], body["leader"], body["term"] = "follower", st.Holder, st.Token
+		if st.Leading {
+			body["role"] = "leader"
+			body["leading_since"] = st.Since
+		}
+		if !st.LastRenewal.IsZero() {
+			body["lease_seen"] = st.LastRenewal
+		}
+		if st.Error != "" {
+			body["lease_error"] = st.Error
+		}
+		return body, nil
+	}
+}

@@ -1,0 +1,115 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/testpg"
+)
+
+// frontProxy is the one URL in front of the replicas that users and
+// agents reach, as a load balancer would be: each connection goes to the
+// first replica that accepts it.
+func frontProxy(t *testing.T, backends ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for _, b := range backends {
+					up, err := net.DialTimeout("tcp", b, time.Second)
+					if err != nil {
+						continue
+					}
+					defer up.Close()
+					var wg sync.WaitGroup
+					wg.Add(2)
+					go func() { defer wg.Done(); io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
+					go func() { defer wg.Done(); io.Copy(c, up); c.(*net.TCPConn).CloseWrite() }()
+					wg.Wait()
+					return
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// readyz returns a server's /readyz body.
+func readyz(s *server) map[string]any {
+	resp, err := http.Get(s.url + "/readyz")
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	json.NewDecoder(resp.Body).Decode(&body)
+	return body
+}
+
+// Two servers on one PostgreSQL database behind one URL: one leads the
+// controllers, the other follows; killing the leader (kill -9) moves the
+// controllers to the other within the lease's bound, and every job ends
+// Completed exactly once.
+func TestReplicasFailover(t *testing.T) {
+	t.Parallel()
+	pg := testpg.Start(t)
+	url := pg.NewDatabase(t)
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	front := frontProxy(t, addrA, addrB)
+	cfg := fastJobsConfig + "store: " + url + "\nleader_lease: 2s\nadvertise_url: " + front + "\n"
+	a := startServer(t, serverOpts{Config: cfg, Addr: addrA})
+	waitFor(t, 10*time.Second, "the first server to lead", func() (bool, string) {
+		r := readyz(a)
+		return r["role"] == "leader", jsonStr(r["role"])
+	})
+	b := startServer(t, serverOpts{Config: cfg, Addr: addrB})
+	if r := readyz(b); r["role"] != "follower" || r["status"] != "ready" {
+		t.Fatalf("the second server's /readyz: %v", r)
+	}
+	// Users reach the replicas through the front URL, with the admin
+	// token the first start created.
+	users := *a
+	users.env = append(append([]string(nil), a.env...), "SHOAL_SERVER="+front)
+	createCluster(t, &users, "ha-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "60")
+	file := writeJobFile(t, "type: command\ncommand: sleep 0.3\ncompute: azureml:ha-cluster\n")
+	var jobs []string
+	for range 20 {
+		jobs = append(jobs, submitJob(t, &users, file))
+	}
+	waitJob(t, &users, jobs[3], 60*time.Second, "Completed")
+	a.kill9()
+	killed := time.Now()
+	waitFor(t, 20*time.Second, "the second server to lead", func() (bool, string) {
+		r := readyz(b)
+		return r["role"] == "leader", jsonStr(r["role"])
+	})
+	t.Logf("kill -9 of the leader → the other server leads: %v (leader_lease 2s)", time.Since(killed).Round(10*time.Millisecond))
+	for range 10 {
+		jobs = append(jobs, submitJob(t, &users, file))
+	}
+	for _, j := range jobs {
+		if v := waitJob(t, &users, j, 90*time.Second, "Completed"); v.AttemptCount != 1 {
+			t.Errorf("%s ran %d times", j, v.AttemptCount)
+		}
+	}
+	// The killed server comes back as a follower.
+	a.restart()
+	if r := readyz(a); r["role"] != "follower" {
+		t.Errorf("the restarted server's /readyz: %v", r)
+	}
+}
