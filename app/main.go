@@ -63,7 +63,7 @@ type Main struct {
 	opts     Options
 	log      *slog.Logger
 	store    shoal.Store
-	files    *filestore.Store
+	files    *filestore.Store // nil when files are in the store
 	local    *local.Provider
 	svc      *service.Services
 	ctrl     *service.Controller
@@ -146,17 +146,25 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		return nil, err
 	}
 	opts.Logger.Info("store opened", "store", where)
-	files, err := filestore.Open(filepath.Join(opts.DataDir, "files"))
-	if err != nil {
-		store.Close()
-		return nil, err
+	// Files live beside SQLite on this server's disk; with PostgreSQL in
+	// the database, where every server sharing it finds them.
+	var files service.Files
+	var disk *filestore.Store
+	if pg, ok := store.(*postgres.DB); ok {
+		files = pg.Files()
+	} else {
+		if disk, err = filestore.Open(filepath.Join(opts.DataDir, "files")); err != nil {
+			store.Close()
+			return nil, err
+		}
+		files = disk
 	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
-	m := &Main{opts: opts, log: opts.Logger, store: store, files: files, wake: make(chan struct{}, 1), listener: ln}
+	m := &Main{opts: opts, log: opts.Logger, store: store, files: disk, wake: make(chan struct{}, 1), listener: ln}
 	var agentArgs []string
 	if cfg.AgentOrphanTimeout > 0 {
 		agentArgs = append(agentArgs, "--orphan-timeout", time.Duration(cfg.AgentOrphanTimeout).String())
@@ -408,7 +416,9 @@ func (m *Main) Close() error {
 	// Agents are left running: nodes outlive a control-plane restart and
 	// are adopted by the next start.
 	m.local.Close()
-	m.files.Close()
+	if m.files != nil {
+		m.files.Close()
+	}
 	if cerr := m.store.Close(); err == nil {
 		err = cerr
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,8 +64,8 @@ func readyz(s *server) map[string]any {
 
 // Two servers on one PostgreSQL database behind one URL: one leads the
 // controllers, the other follows; killing the leader (kill -9) moves the
-// controllers to the other within the lease's bound, and every job ends
-// Completed exactly once.
+// controllers to the other within the lease's bound, every job ends
+// Completed exactly once, and the other serves every job's log.
 func TestReplicasFailover(t *testing.T) {
 	t.Parallel()
 	pg := testpg.Start(t)
@@ -86,7 +87,7 @@ func TestReplicasFailover(t *testing.T) {
 	users := *a
 	users.env = append(append([]string(nil), a.env...), "SHOAL_SERVER="+front)
 	createCluster(t, &users, "ha-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "60")
-	file := writeJobFile(t, "type: command\ncommand: sleep 0.3\ncompute: azureml:ha-cluster\n")
+	file := writeJobFile(t, "type: command\ncommand: echo ran on $SHOAL_NODE_ID; sleep 0.3\ncompute: azureml:ha-cluster\n")
 	var jobs []string
 	for range 20 {
 		jobs = append(jobs, submitJob(t, &users, file))
@@ -99,6 +100,11 @@ func TestReplicasFailover(t *testing.T) {
 		return r["role"] == "leader", jsonStr(r["role"])
 	})
 	t.Logf("kill -9 of the leader → the other server leads: %v (leader_lease 2s)", time.Since(killed).Round(10*time.Millisecond))
+	// Files are in the database: the surviving server serves the log of a
+	// job the killed one received.
+	if log := jobLog(t, &users, jobs[0]); !strings.Contains(log, "ran on ") {
+		t.Errorf("the log of a job run before the failover, from the other server: %q", log)
+	}
 	for range 10 {
 		jobs = append(jobs, submitJob(t, &users, file))
 	}

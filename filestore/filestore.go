@@ -90,7 +90,7 @@ func (s *Store) PutArtifact(r io.Reader, max int64) (string, error) {
 }
 
 // OpenArtifact opens a stored artifact. Returns ENOTFOUND.
-func (s *Store) OpenArtifact(id string) (*os.File, error) {
+func (s *Store) OpenArtifact(id string) (io.ReadCloser, error) {
 	p, err := artifactPath(id)
 	if err != nil {
 		return nil, err
@@ -108,12 +108,14 @@ func (s *Store) HasArtifact(id string) bool {
 	return err == nil
 }
 
-func (s *Store) open(p, what string) (*os.File, error) {
+func (s *Store) open(p, what string) (io.ReadSeekCloser, error) {
 	f, err := s.root.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "%s not found", what)
+	} else if err != nil {
+		return nil, err
 	}
-	return f, err
+	return f, nil
 }
 
 // attemptDir is the folder of one attempt's files.
@@ -149,7 +151,7 @@ func (s *Store) WriteLog(workspace, job string, attempt, rank int, offset int64,
 }
 
 // OpenLog opens the log of one rank of an attempt. Returns ENOTFOUND.
-func (s *Store) OpenLog(workspace, job string, attempt, rank int) (*os.File, error) {
+func (s *Store) OpenLog(workspace, job string, attempt, rank int) (io.ReadSeekCloser, error) {
 	dir, err := attemptDir("logs", workspace, job, attempt)
 	if err != nil {
 		return nil, err
@@ -187,7 +189,7 @@ func (s *Store) PutOutputs(workspace, job string, attempt, rank int, r io.Reader
 }
 
 // OpenOutputs opens the output archive of one rank of an attempt. Returns ENOTFOUND.
-func (s *Store) OpenOutputs(workspace, job string, attempt, rank int) (*os.File, error) {
+func (s *Store) OpenOutputs(workspace, job string, attempt, rank int) (io.ReadCloser, error) {
 	dir, err := attemptDir("outputs", workspace, job, attempt)
 	if err != nil {
 		return nil, err

@@ -210,9 +210,9 @@ func TestNamesAreOnePathComponent(t *testing.T) {
 			}
 			wantInvalid(t, what("OpenLog"), err)
 			wantInvalid(t, what("PutOutputs"), sb.fs.PutOutputs(ws, job, 1, 0, strings.NewReader("pwned"), 1<<20))
-			f, err = sb.fs.OpenOutputs(ws, job, 1, 0)
-			if f != nil {
-				f.Close()
+			o, err := sb.fs.OpenOutputs(ws, job, 1, 0)
+			if o != nil {
+				o.Close()
 			}
 			wantInvalid(t, what("OpenOutputs"), err)
 			if sb.fs.HasOutputs(ws, job, 1, 0) {

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -39,7 +40,7 @@ func (s *Store) WriteInstanceLog(workspace, instance string, offset int64, data 
 }
 
 // OpenInstanceLog opens a compute instance's setup log. Returns ENOTFOUND.
-func (s *Store) OpenInstanceLog(workspace, instance string) (*os.File, error) {
+func (s *Store) OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error) {
 	dir, err := instanceDir(workspace, instance)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -24,7 +23,7 @@ type Config struct {
 	// react to (for example a new compute to provision). It must not block.
 	Notify func()
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
-	Files *filestore.Store
+	Files Files
 	// Providers by provider name ("local"), or by location name for a
 	// provider that serves one location (an ssh pool); a location's nodes
 	// come from its provider.
@@ -117,7 +116,7 @@ func New(cfg Config) *Services {
 func (s *Services) Catalog() *shoal.Catalog { return s.catalog }
 
 // Files returns the file store.
-func (s *Services) Files() *filestore.Store { return s.cfg.Files }
+func (s *Services) Files() Files { return s.cfg.Files }
 
 var (
 	_ shoal.ComputeService   = (*Services)(nil)

@@ -1,0 +1,117 @@
+package postgres_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/postgres"
+)
+
+// Files in the database: artifacts larger than a chunk round-trip and are
+// content-addressed, a log written at offsets (retries included) reads
+// back whole and seeks, outputs are replaced whole, bad names and
+// oversized uploads are refused, an instance's files go with it.
+func TestFiles(t *testing.T) {
+	pg := testpg.Start(t)
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f := db.Files()
+	big := make([]byte, 5<<20+123)
+	rand.Read(big)
+	id, err := f.PutArtifact(bytes.NewReader(big), 10<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := f.PutArtifact(bytes.NewReader(big), 10<<20); err != nil || again != id {
+		t.Fatalf("the same content again: %s %v; want %s", again, err, id)
+	}
+	r, err := f.OpenArtifact(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r)
+	r.Close()
+	if !bytes.Equal(got, big) || !f.HasArtifact(id) {
+		t.Fatalf("artifact read back %d bytes of %d", len(got), len(big))
+	}
+	if _, err := f.PutArtifact(bytes.NewReader(big), 1<<20); shoal.ErrorCode(err) != shoal.EINVALID {
+		t.Fatalf("an oversized upload: %v", err)
+	}
+	empty, err := f.PutArtifact(strings.NewReader(""), 10)
+	if err != nil || !f.HasArtifact(empty) {
+		t.Fatalf("an empty artifact: %v", err)
+	}
+	if _, err := f.OpenArtifact("sha256:" + strings.Repeat("0", 64)); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Fatalf("a missing artifact: %v", err)
+	}
+
+	// A log uploaded in pieces, one piece retried with more bytes.
+	for _, w := range []struct {
+		off  int64
+		data string
+	}{{0, "hello "}, {6, "wor"}, {6, "world\n"}, {12, "bye\n"}} {
+		if err := f.WriteLog("Default", "j1", 1, 0, w.off, []byte(w.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lr, err := f.OpenLog("default", "j1", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := io.ReadAll(lr)
+	if string(all) != "hello world\nbye\n" {
+		t.Fatalf("log %q", all)
+	}
+	if _, err := lr.Seek(6, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(lr)
+	if end, _ := lr.Seek(0, io.SeekEnd); string(rest) != "world\nbye\n" || end != 16 {
+		t.Fatalf("after seeking to 6: %q; end %d", rest, end)
+	}
+	lr.Close()
+
+	// Outputs replace earlier ones whole.
+	for _, o := range []string{"first archive, longer", "second"} {
+		if err := f.PutOutputs("default", "j1", 1, 0, strings.NewReader(o), 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	or, err := f.OpenOutputs("default", "j1", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(or); string(b) != "second" || !f.HasOutputs("default", "j1", 1, 0) || f.HasOutputs("default", "j1", 2, 0) {
+		t.Fatalf("outputs %q", b)
+	}
+	for _, bad := range []string{"../etc", "a/b", ""} {
+		if err := f.WriteLog(bad, "j", 1, 0, 0, []byte("x")); shoal.ErrorCode(err) != shoal.EINVALID {
+			t.Errorf("workspace %q: %v", bad, err)
+		}
+	}
+	// An instance's setup log, then its files removed; a neighbour's stay.
+	for _, inst := range []string{"box", "box2"} {
+		if err := f.WriteInstanceLog("default", inst, 0, []byte("setup of "+inst)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.RemoveInstanceFiles("default", "box"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.OpenInstanceLog("default", "box"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Errorf("a removed instance's log: %v", err)
+	}
+	if r, err := f.OpenInstanceLog("default", "box2"); err != nil {
+		t.Errorf("the other instance's log: %v", err)
+	} else {
+		r.Close()
+	}
+}

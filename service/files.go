@@ -1,0 +1,29 @@
+package service
+
+import "io"
+
+// Files keeps artifacts (content-addressed uploads: code, inputs), the
+// logs and output archives of jobs' ranks, and instances' setup logs.
+// filestore.Store keeps them on the server's disk (the embedded
+// default); the PostgreSQL store keeps them in the database, so that any
+// replica serves any download. Open* return ENOTFOUND for what is not
+// there; names are checked (one path component each) before use.
+type Files interface {
+	// PutArtifact stores r (at most max bytes) and returns its ID,
+	// "sha256:<hex>" of the content; storing it again is a no-op.
+	PutArtifact(r io.Reader, max int64) (string, error)
+	OpenArtifact(id string) (io.ReadCloser, error)
+	HasArtifact(id string) bool
+	// WriteLog writes data at offset of a rank's log: a retried upload
+	// writes the same bytes again.
+	WriteLog(workspace, job string, attempt, rank int, offset int64, data []byte) error
+	OpenLog(workspace, job string, attempt, rank int) (io.ReadSeekCloser, error)
+	// PutOutputs stores a rank's output archive (at most max bytes),
+	// replacing an earlier upload whole.
+	PutOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error
+	OpenOutputs(workspace, job string, attempt, rank int) (io.ReadCloser, error)
+	HasOutputs(workspace, job string, attempt, rank int) bool
+	WriteInstanceLog(workspace, instance string, offset int64, data []byte) error
+	OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error)
+	RemoveInstanceFiles(workspace, instance string) error
+}
