@@ -329,4 +329,3 @@ func (r *chunkReader) Seek(offset int64, whence int) (int64, error) {
 
 // Close releases nothing: every read is its own query.
 func (r *chunkReader) Close() error { return nil }
-
