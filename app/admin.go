@@ -23,8 +23,10 @@ type copier interface {
 // tokens, roles, identities, signing keys, events and the audit log, from
 // one consistent snapshot of from (which may be serving), in one
 // transaction on to, which must be new (created here if need be, never
-// used by a server). Returns the rows copied per table.
-func CopyStore(ctx context.Context, from, to string) (sqlstore.CopyStats, error) {
+// used by a server). withFiles moves the files (artifacts, logs, outputs)
+// along, between a SQLite installation's files/ and PostgreSQL. Returns the rows copied
+// per table, and the files moved ("files").
+func CopyStore(ctx context.Context, from, to string, withFiles bool) (sqlstore.CopyStats, error) {
 	if from == "" || to == "" {
 		return nil, errors.New("both stores are needed: --from and --to")
 	}
@@ -53,6 +55,14 @@ func CopyStore(ctx context.Context, from, to string) (sqlstore.CopyStats, error)
 	if err != nil {
 		return nil, fmt.Errorf("copy %s to %s: %w", srcWhere, dstWhere, err)
 	}
+	if !withFiles {
+		return stats, nil
+	}
+	n, err := copyFiles(ctx, src, dst, srcWhere, dstWhere)
+	if err != nil {
+		return stats, fmt.Errorf("the store was copied, its files not all (%d moved): %w", n, err)
+	}
+	stats["files"] = n
 	return stats, nil
 }
 

@@ -41,7 +41,7 @@ func newAdminCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.copyStore(cmd, src, dst)
+			return g.copyStore(cmd, src, dst, false)
 		},
 	}
 	restore := &cobra.Command{
@@ -57,7 +57,7 @@ func newAdminCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.copyStore(cmd, src, dst)
+			return g.copyStore(cmd, src, dst, false)
 		},
 	}
 	migrate := &cobra.Command{
@@ -65,7 +65,7 @@ func newAdminCommand(g *globals) *cobra.Command {
 		Short: "Move an installation to another store (sqlite:///path or postgres://...): stop the server, copy, start it on the new store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.copyStore(cmd, from, to)
+			return g.copyStore(cmd, from, to, true)
 		},
 	}
 	for _, c := range []*cobra.Command{backup, restore} {
@@ -85,8 +85,8 @@ func newAdminCommand(g *globals) *cobra.Command {
 }
 
 // copyStore copies and prints the rows copied per table.
-func (g *globals) copyStore(cmd *cobra.Command, from, to string) error {
-	stats, err := app.CopyStore(cmd.Context(), from, to)
+func (g *globals) copyStore(cmd *cobra.Command, from, to string, withFiles bool) error {
+	stats, err := app.CopyStore(cmd.Context(), from, to, withFiles)
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,14 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	for _, j := range jobs {
 		waitJob(t, s, j, 10*time.Second, "Completed")
 	}
+	// The files moved with the store: PostgreSQL serves the logs written
+	// to SQLite's files/, and the copy back wrote them beside back.db.
+	if log := jobLog(t, s, jobs[0]); !strings.Contains(log, "moved") {
+		t.Errorf("a job's log after the move: %q", log)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(s.dir, "files", "logs", "default", "*", "1", "rank-0.log")); len(logs) != 4 {
+		t.Errorf("logs copied back out of PostgreSQL: %v; want 4", logs)
+	}
 	next := submitJob(t, s, file)
 	waitJob(t, s, next, 60*time.Second, "Completed")
 

@@ -329,3 +329,38 @@ func (r *chunkReader) Seek(offset int64, whence int) (int64, error) {
 
 // Close releases nothing: every read is its own query.
 func (r *chunkReader) Close() error { return nil }
+
+// Import stores r under key (a path as the disk store names its files),
+// replacing what key held: moving a SQLite installation's files in.
+func (f *Files) Import(key string, r io.Reader) error {
+	tmp, _, _, err := f.putStream(r, 1<<62, "import")
+	if err != nil {
+		return err
+	}
+	if err := f.rename(tmp, key, false); err != nil {
+		f.drop(tmp)
+		return fmt.Errorf("postgres files: %w", err)
+	}
+	return nil
+}
+
+// Keys lists the stored files' keys, in order: moving them out.
+func (f *Files) Keys(ctx context.Context) ([]string, error) {
+	rows, err := f.db.QueryContext(ctx, `SELECT DISTINCT key FROM file_chunks WHERE key NOT LIKE 'tmp/%' ORDER BY key`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres files: %w", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}
+
+// Open opens the file under key. Returns ENOTFOUND.
+func (f *Files) Open(key string) (io.ReadSeekCloser, error) { return f.open(key, key) }
