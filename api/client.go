@@ -120,4 +120,12 @@ func (c *Client) Health(ctx context.Context) error {
 	return err
 }
 
+// Ready calls /readyz: whether the server's store answers, its role
+// among the replicas, the leader, the lease and the replicas seen.
+func (c *Client) Ready(ctx context.Context) (map[string]any, error) {
+	var out map[string]any
+	_, err := c.do(ctx, http.MethodGet, "/readyz", nil, nil, &out)
+	return out, err
+}
+
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

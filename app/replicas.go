@@ -19,6 +19,10 @@ const controllersLease = "controllers"
 type pgLease struct{ db *postgres.DB }
 
 func (l pgLease) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (leader.Term, error) {
+	// Each campaign round also says this server is up, for admin status.
+	if err := l.db.ReportReplica(ctx, holder); err != nil {
+		return leader.Term{}, err
+	}
 	t, err := l.db.Acquire(ctx, name, holder, ttl)
 	return leader.Term{Held: t.Held, Holder: t.Holder, Token: t.Token, Expires: t.Expires}, err
 }
@@ -70,6 +74,20 @@ func (m *Main) readiness(where string, e *leader.Elector) func(ctx context.Conte
 		}
 		st := e.Status()
 		body["role"], body["leader"], body["term"] = "follower", st.Holder, st.Token
+		if pg, ok := m.store.(*postgres.DB); ok {
+			if t, err := pg.Lease(ctx, controllersLease); err == nil {
+				body["lease_renewed_ago"] = time.Since(t.Renewed).Round(time.Millisecond).String()
+				body["lease_expires"] = t.Expires
+			}
+			// The servers that reported within a few of their rounds.
+			if reps, err := pg.Replicas(ctx, 4*e.TTL()); err == nil {
+				list := make([]map[string]any, len(reps))
+				for i, r := range reps {
+					list[i] = map[string]any{"replica": r.Holder, "seen_ago": r.Age.Round(time.Millisecond).String(), "leader": r.Holder == st.Holder}
+				}
+				body["replicas"] = list
+			}
+		}
 		if st.Leading {
 			body["role"] = "leader"
 			body["leading_since"] = st.Since

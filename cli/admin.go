@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
 	"github.com/shoal-ml/shoal/sqlstore"
 )
@@ -80,7 +82,15 @@ func newAdminCommand(g *globals) *cobra.Command {
 	migrate.Flags().StringVar(&to, "to", "", "the new store (e.g. postgres://shoal:...@db:5432/shoal)")
 	_ = migrate.MarkFlagRequired("from")
 	_ = migrate.MarkFlagRequired("to")
-	cmd.AddCommand(backup, restore, migrate)
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "The server's store and role: with several servers on PostgreSQL, the leader, its term, the lease's age and the replicas seen",
+		Args:  cobra.NoArgs,
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.Ready(ctx)
+		}),
+	}
+	cmd.AddCommand(backup, restore, migrate, status)
 	return cmd
 }
 

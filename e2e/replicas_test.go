@@ -113,9 +113,14 @@ func TestReplicasFailover(t *testing.T) {
 			t.Errorf("%s ran %d times", j, v.AttemptCount)
 		}
 	}
-	// The killed server comes back as a follower.
+	// The killed server comes back as a follower; admin status lists both.
 	a.restart()
 	if r := readyz(a); r["role"] != "follower" {
 		t.Errorf("the restarted server's /readyz: %v", r)
+	}
+	status := runJSON[map[string]any](t, append(append([]string(nil), a.env...), "SHOAL_SERVER="+b.url), "admin", "status", "-o", "json")
+	reps, _ := status["replicas"].([]any)
+	if status["role"] != "leader" || len(reps) < 2 || status["lease_renewed_ago"] == nil {
+		t.Errorf("admin status on the leader: %v", status)
 	}
 }

@@ -80,6 +80,9 @@ func New(cfg Config) *Elector {
 	return &Elector{cfg: cfg}
 }
 
+// TTL is the lease's length.
+func (e *Elector) TTL() time.Duration { return e.cfg.TTL }
+
 // Status returns what the elector knows now.
 func (e *Elector) Status() Status {
 	e.mu.Lock()

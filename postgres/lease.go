@@ -96,3 +96,45 @@ func checkFence(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
+
+// Replica is a server sharing the store, as it last reported itself.
+type Replica struct {
+	Holder string    `json:"replica"`
+	Seen   time.Time `json:"seen"`
+	// Age is how long ago that was, by the database's clock.
+	Age time.Duration `json:"-"`
+}
+
+// ReportReplica records that holder is serving now.
+func (db *DB) ReportReplica(ctx context.Context, holder string) error {
+	_, err := db.db.ExecContext(ctx, `INSERT INTO replicas (holder, seen) VALUES ($1, `+dbNow+`)
+		ON CONFLICT (holder) DO UPDATE SET seen = excluded.seen`, holder)
+	if err != nil {
+		return fmt.Errorf("postgres: report replica: %w", err)
+	}
+	return nil
+}
+
+// Replicas lists the servers seen within the last window, most recent
+// first, forgetting those not seen for a day.
+func (db *DB) Replicas(ctx context.Context, window time.Duration) ([]Replica, error) {
+	if _, err := db.db.ExecContext(ctx, `DELETE FROM replicas WHERE seen < `+dbNow+` - $1`, (24 * time.Hour).Microseconds()); err != nil {
+		return nil, fmt.Errorf("postgres: replicas: %w", err)
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT holder, seen, `+dbNow+` - seen FROM replicas WHERE seen >= `+dbNow+` - $1 ORDER BY seen DESC, holder`, window.Microseconds())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: replicas: %w", err)
+	}
+	defer rows.Close()
+	var out []Replica
+	for rows.Next() {
+		var r Replica
+		var seen, age int64
+		if err := rows.Scan(&r.Holder, &seen, &age); err != nil {
+			return nil, err
+		}
+		r.Seen, r.Age = time.UnixMicro(seen).UTC(), time.Duration(age)*time.Microsecond
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
