@@ -244,6 +244,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 				return nil
 			}
 			a.outage.failed("sync", err)
+			// The next try on a new connection: several servers may
+			// answer at this URL, and this one failed.
+			a.client.Reconnect()
 			if away := a.now().Sub(a.outage.lastContact()); len(a.running()) == 0 && away > a.cfg.OrphanTimeout {
 				a.log.Warn("server unreachable and nothing running; exiting", "for", away.Round(time.Second),
 					"results_waiting", a.outbox.len(), "results_dir", a.outbox.dir)

@@ -17,6 +17,15 @@ type AgentClient struct {
 	c *Client
 }
 
+// Reconnect drops the client's idle connections, so that the next call
+// opens a new one: behind a load balancer it reaches a replica that is
+// ready rather than the one that just failed.
+func (a *AgentClient) Reconnect() {
+	if a.c.HTTP != nil {
+		a.c.HTTP.CloseIdleConnections()
+	}
+}
+
 // NewAgentClient returns an agent client for the server at baseURL.
 func NewAgentClient(baseURL, joinToken string) *AgentClient {
 	return &AgentClient{c: &Client{BaseURL: baseURL, Token: joinToken, HTTP: &http.Client{Timeout: 60 * time.Second}}}

@@ -59,7 +59,23 @@ func (m *Main) runAsReplica(ctx context.Context, e *leader.Elector) {
 // readiness is /readyz: the store answers, and this server's role.
 func (m *Main) readiness(where string, e *leader.Elector) func(ctx context.Context) (map[string]any, error) {
 	return func(ctx context.Context) (map[string]any, error) {
-		body := map[string]any{"store": where, "replica": m.holderID()}
+		body := map[string]any{"store": where, "replica": m.holderID(), "role": "single"} // SQLite: the only server
+		if e != nil {
+			// The role first: a leader cut off from the database says
+			// it stepped down even though the store does not answer.
+			st := e.Status()
+			body["role"], body["leader"], body["term"] = "follower", st.Holder, st.Token
+			if st.Leading {
+				body["role"] = "leader"
+				body["leading_since"] = st.Since
+			}
+			if !st.LastRenewal.IsZero() {
+				body["lease_seen"] = st.LastRenewal
+			}
+			if st.Error != "" {
+				body["lease_error"] = st.Error
+			}
+		}
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		if err := m.store.View(ctx, func(tx shoal.Tx) error {
@@ -68,13 +84,8 @@ func (m *Main) readiness(where string, e *leader.Elector) func(ctx context.Conte
 		}); err != nil {
 			return body, fmt.Errorf("the store does not answer: %w", err)
 		}
-		if e == nil {
-			body["role"] = "single" // SQLite: this server is the only one
-			return body, nil
-		}
-		st := e.Status()
-		body["role"], body["leader"], body["term"] = "follower", st.Holder, st.Token
-		if pg, ok := m.store.(*postgres.DB); ok {
+		if pg, ok := m.store.(*postgres.DB); ok && e != nil {
+			holder, _ := body["leader"].(string)
 			if t, err := pg.Lease(ctx, controllersLease); err == nil {
 				body["lease_renewed_ago"] = time.Since(t.Renewed).Round(time.Millisecond).String()
 				body["lease_expires"] = t.Expires
@@ -83,20 +94,10 @@ func (m *Main) readiness(where string, e *leader.Elector) func(ctx context.Conte
 			if reps, err := pg.Replicas(ctx, 4*e.TTL()); err == nil {
 				list := make([]map[string]any, len(reps))
 				for i, r := range reps {
-					list[i] = map[string]any{"replica": r.Holder, "seen_ago": r.Age.Round(time.Millisecond).String(), "leader": r.Holder == st.Holder}
+					list[i] = map[string]any{"replica": r.Holder, "seen_ago": r.Age.Round(time.Millisecond).String(), "leader": r.Holder == holder}
 				}
 				body["replicas"] = list
 			}
-		}
-		if st.Leading {
-			body["role"] = "leader"
-			body["leading_since"] = st.Since
-		}
-		if !st.LastRenewal.IsZero() {
-			body["lease_seen"] = st.LastRenewal
-		}
-		if st.Error != "" {
-			body["lease_error"] = st.Error
 		}
 		return body, nil
 	}

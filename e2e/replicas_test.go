@@ -14,8 +14,9 @@ import (
 )
 
 // frontProxy is the one URL in front of the replicas that users and
-// agents reach, as a load balancer would be: each connection goes to the
-// first replica that accepts it.
+// agents reach, as a load balancer with health checks would be: each
+// connection goes to the first replica whose /readyz answers 200, else
+// to the first that accepts it.
 func frontProxy(t *testing.T, backends ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -31,7 +32,18 @@ func frontProxy(t *testing.T, backends ...string) string {
 			}
 			go func() {
 				defer c.Close()
-				for _, b := range backends {
+				order := append([]string(nil), backends...)
+				for i, b := range backends {
+					hc := http.Client{Timeout: 500 * time.Millisecond}
+					if resp, err := hc.Get("http://" + b + "/readyz"); err == nil {
+						resp.Body.Close()
+						if resp.StatusCode == http.StatusOK {
+							order = append([]string{b}, append(append([]string(nil), backends[:i]...), backends[i+1:]...)...)
+							break
+						}
+					}
+				}
+				for _, b := range order {
 					up, err := net.DialTimeout("tcp", b, time.Second)
 					if err != nil {
 						continue
@@ -122,5 +134,102 @@ func TestReplicasFailover(t *testing.T) {
 	reps, _ := status["replicas"].([]any)
 	if status["role"] != "leader" || len(reps) < 2 || status["lease_renewed_ago"] == nil {
 		t.Errorf("admin status on the leader: %v", status)
+	}
+}
+
+// cuttableProxy forwards TCP connections to backend until cut, which
+// closes the listener and every connection: a network partition.
+func cuttableProxy(t *testing.T, backend string) (addr string, cut func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	closed := false
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", backend)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			if closed {
+				mu.Unlock()
+				c.Close()
+				up.Close()
+				return
+			}
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	cut = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		ln.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Cleanup(cut)
+	return ln.Addr().String(), cut
+}
+
+// A leader cut off from the database steps down before its lease ends —
+// it cannot renew, so it stops deciding — and the other server takes
+// over; the jobs all complete once.
+func TestLeaderPartitionedFromDatabase(t *testing.T) {
+	t.Parallel()
+	pg := testpg.Start(t)
+	url := pg.NewDatabase(t)
+	dbAddr := strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(url, "postgres://shoal@"), "/", 2)[0], "")
+	viaProxy, cut := cuttableProxy(t, dbAddr)
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	front := frontProxy(t, addrA, addrB)
+	common := fastJobsConfig + "leader_lease: 3s\nadvertise_url: " + front + "\n"
+	a := startServer(t, serverOpts{Config: common + "store: " + strings.Replace(url, dbAddr, viaProxy, 1) + "\n", Addr: addrA})
+	waitFor(t, 10*time.Second, "the first server to lead", func() (bool, string) {
+		r := readyz(a)
+		return r["role"] == "leader", jsonStr(r["role"])
+	})
+	b := startServer(t, serverOpts{Config: common + "store: " + url + "\n", Addr: addrB})
+	users := *a
+	users.env = append(append([]string(nil), a.env...), "SHOAL_SERVER="+front)
+	createCluster(t, &users, "part-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "60")
+	file := writeJobFile(t, "type: command\ncommand: sleep 0.3\ncompute: azureml:part-cluster\n")
+	var jobs []string
+	for range 10 {
+		jobs = append(jobs, submitJob(t, &users, file))
+	}
+	waitJob(t, &users, jobs[1], 60*time.Second, "Completed")
+	cut()
+	cutAt := time.Now()
+	waitFor(t, 10*time.Second, "the cut-off leader to step down", func() (bool, string) {
+		r := readyz(a)
+		return r["role"] == "follower", jsonStr(r["role"])
+	})
+	stepped := time.Since(cutAt)
+	if stepped >= 3*time.Second {
+		t.Errorf("the cut-off leader stepped down %v after the cut; want before its 3 s lease ended", stepped)
+	}
+	waitFor(t, 20*time.Second, "the other server to lead", func() (bool, string) {
+		r := readyz(b)
+		return r["role"] == "leader", jsonStr(r["role"])
+	})
+	t.Logf("leader cut from the database: stepped down after %v, the other leads after %v (leader_lease 3s)", stepped.Round(10*time.Millisecond), time.Since(cutAt).Round(10*time.Millisecond))
+	for _, j := range jobs {
+		if v := waitJob(t, &users, j, 90*time.Second, "Completed"); v.AttemptCount != 1 {
+			t.Errorf("%s ran %d times", j, v.AttemptCount)
+		}
 	}
 }
