@@ -2,7 +2,9 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -74,65 +76,129 @@ func readyz(s *server) map[string]any {
 	return body
 }
 
-// Two servers on one PostgreSQL database behind one URL: one leads the
-// controllers, the other follows; killing the leader (kill -9) moves the
-// controllers to the other within the lease's bound, every job ends
-// Completed exactly once, and the other serves every job's log.
+// Three servers on one PostgreSQL database behind one URL: one leads the
+// controllers, the others follow. With 200 short jobs in flight the
+// leader is killed (kill -9) at a random moment, three times in a row,
+// the killed one restarted each time; every time another server leads
+// within the lease's bound, every job ends Completed exactly once, every
+// node has exactly one agent, and any server serves any job's log.
 func TestReplicasFailover(t *testing.T) {
 	t.Parallel()
 	pg := testpg.Start(t)
 	url := pg.NewDatabase(t)
-	addrA, addrB := freeAddr(t), freeAddr(t)
-	front := frontProxy(t, addrA, addrB)
+	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	front := frontProxy(t, addrs...)
 	cfg := fastJobsConfig + "store: " + url + "\nleader_lease: 2s\nadvertise_url: " + front + "\n"
-	a := startServer(t, serverOpts{Config: cfg, Addr: addrA})
-	waitFor(t, 10*time.Second, "the first server to lead", func() (bool, string) {
-		r := readyz(a)
-		return r["role"] == "leader", jsonStr(r["role"])
-	})
-	b := startServer(t, serverOpts{Config: cfg, Addr: addrB})
-	if r := readyz(b); r["role"] != "follower" || r["status"] != "ready" {
-		t.Fatalf("the second server's /readyz: %v", r)
+	var servers []*server
+	for i, addr := range addrs {
+		servers = append(servers, startServer(t, serverOpts{Config: cfg, Addr: addr}))
+		if i == 0 {
+			waitFor(t, 10*time.Second, "the first server to lead", func() (bool, string) {
+				r := readyz(servers[0])
+				return r["role"] == "leader", jsonStr(r["role"])
+			})
+		}
 	}
-	// Users reach the replicas through the front URL, with the admin
-	// token the first start created.
-	users := *a
-	users.env = append(append([]string(nil), a.env...), "SHOAL_SERVER="+front)
-	createCluster(t, &users, "ha-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "60")
-	file := writeJobFile(t, "type: command\ncommand: echo ran on $SHOAL_NODE_ID; sleep 0.3\ncompute: azureml:ha-cluster\n")
-	var jobs []string
-	for range 20 {
-		jobs = append(jobs, submitJob(t, &users, file))
+	leaderOf := func() *server {
+		for _, s := range servers {
+			if s.running() && readyz(s)["role"] == "leader" {
+				return s
+			}
+		}
+		return nil
 	}
-	waitJob(t, &users, jobs[3], 60*time.Second, "Completed")
-	a.kill9()
-	killed := time.Now()
-	waitFor(t, 20*time.Second, "the second server to lead", func() (bool, string) {
-		r := readyz(b)
-		return r["role"] == "leader", jsonStr(r["role"])
-	})
-	t.Logf("kill -9 of the leader → the other server leads: %v (leader_lease 2s)", time.Since(killed).Round(10*time.Millisecond))
-	// Files are in the database: the surviving server serves the log of a
-	// job the killed one received.
-	if log := jobLog(t, &users, jobs[0]); !strings.Contains(log, "ran on ") {
-		t.Errorf("the log of a job run before the failover, from the other server: %q", log)
+	// Users reach the servers through the front URL, with the admin token
+	// the first start created.
+	users := *servers[0]
+	users.env = append(append([]string(nil), servers[0].env...), "SHOAL_SERVER="+front)
+	createCluster(t, &users, "ha-cluster", "--max-instances", "4", "--idle-time-before-scale-down", "60")
+	file := writeJobFile(t, "type: command\ncommand: echo ran on $SHOAL_NODE_ID; sleep 0.1\ncompute: azureml:ha-cluster\n")
+	jobs := make([]string, 0, 200)
+	submitted := make(chan struct{})
+	var submitMu sync.Mutex
+	var submitErr string
+	go func() {
+		defer close(submitted)
+		// Named, so that a submission cut short by a kill is retried
+		// safely: a job is created once per name.
+		for i := range 200 {
+			name := fmt.Sprintf("ha-job-%03d", i)
+			for try := 1; ; try++ {
+				_, errOut, code := run(t, users.env, "job", "create", "-f", file, "--name", name, "-o", "none")
+				if code == 0 {
+					break
+				}
+				if try == 10 {
+					submitMu.Lock()
+					submitErr = name + ": " + errOut
+					submitMu.Unlock()
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			submitMu.Lock()
+			jobs = append(jobs, name)
+			submitMu.Unlock()
+		}
+	}()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for round := 1; round <= 3; round++ {
+		time.Sleep(time.Duration(300+rng.IntN(1500)) * time.Millisecond)
+		old := leaderOf()
+		if old == nil {
+			t.Fatalf("round %d: no server leads", round)
+		}
+		old.kill9()
+		killed := time.Now()
+		var next *server
+		waitFor(t, 20*time.Second, "another server to lead", func() (bool, string) {
+			next = leaderOf()
+			return next != nil, "none yet"
+		})
+		t.Logf("round %d: kill -9 of the leader → the next leads (and decides) after %v (leader_lease 2s)", round, time.Since(killed).Round(10*time.Millisecond))
+		old.restart()
 	}
-	for range 10 {
-		jobs = append(jobs, submitJob(t, &users, file))
+	<-submitted
+	if submitErr != "" {
+		t.Fatalf("a job could not be submitted in 10 tries: %s", submitErr)
 	}
 	for _, j := range jobs {
-		if v := waitJob(t, &users, j, 90*time.Second, "Completed"); v.AttemptCount != 1 {
+		if v := waitJob(t, &users, j, 120*time.Second, "Completed"); v.AttemptCount != 1 {
 			t.Errorf("%s ran %d times", j, v.AttemptCount)
 		}
 	}
-	// The killed server comes back as a follower; admin status lists both.
-	a.restart()
-	if r := readyz(a); r["role"] != "follower" {
-		t.Errorf("the restarted server's /readyz: %v", r)
+	// Files are in the database: a job's log from any server.
+	for _, s := range servers {
+		direct := *s
+		direct.env = append(append([]string(nil), servers[0].env...), "SHOAL_SERVER="+s.url)
+		if log := jobLog(t, &direct, jobs[0]); !strings.Contains(log, "ran on ") {
+			t.Errorf("the log of %s from %s: %q", jobs[0], s.url, log)
+		}
 	}
-	status := runJSON[map[string]any](t, append(append([]string(nil), a.env...), "SHOAL_SERVER="+b.url), "admin", "status", "-o", "json")
-	reps, _ := status["replicas"].([]any)
-	if status["role"] != "leader" || len(reps) < 2 || status["lease_renewed_ago"] == nil {
+	// No node leaked or doubled: one agent per node, at most max_instances.
+	nodes := listNodes(t, &users, "ha-cluster")
+	agents := map[string]int{}
+	for _, p := range allProcs() {
+		if strings.Contains(p.cmdline, " agent ") && strings.Contains(p.cmdline, "--node-id ha-cluster-") {
+			f := strings.Fields(p.cmdline[strings.Index(p.cmdline, "--node-id "):])
+			agents[f[1]]++
+		}
+	}
+	if len(nodes) > 4 || len(agents) != len(nodes) {
+		t.Errorf("nodes %s; agents %v", describeNodes(nodes), agents)
+	}
+	for _, n := range nodes {
+		if agents[n.ID] != 1 {
+			t.Errorf("node %s has %d agents", n.ID, agents[n.ID])
+		}
+	}
+	leader := leaderOf()
+	if leader == nil {
+		t.Fatal("no server leads at the end")
+	}
+	direct := append(append([]string(nil), servers[0].env...), "SHOAL_SERVER="+leader.url)
+	status := runJSON[map[string]any](t, direct, "admin", "status", "-o", "json")
+	if reps, _ := status["replicas"].([]any); status["role"] != "leader" || len(reps) < 3 || status["lease_renewed_ago"] == nil {
 		t.Errorf("admin status on the leader: %v", status)
 	}
 }
