@@ -22,6 +22,8 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/internal/testhosts"
+	"github.com/shoal-ml/shoal/internal/testpg"
 )
 
 func main() {
@@ -30,6 +32,7 @@ func main() {
 	throughputJobs := flag.Int("throughput-jobs", 2000, "trivial jobs pushed through 8 nodes")
 	nodes := flag.Int("nodes", 8, "nodes of the throughput cluster")
 	keep := flag.Bool("keep", false, "keep the server's data directory (agent logs) and print its path")
+	store := flag.String("store", "sqlite", "the store: sqlite, postgres (a private PostgreSQL server, as root with Debian's postgresql) or both, side by side")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile (it runs in this process) to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -43,20 +46,48 @@ func main() {
 	if *agentBin == "" {
 		log.Fatal("--agent is required")
 	}
+	var stores []string
+	switch *store {
+	case "sqlite", "postgres":
+		stores = []string{*store}
+	case "both":
+		stores = []string{"sqlite", "postgres"}
+	default:
+		log.Fatalf("--store %q: sqlite, postgres or both", *store)
+	}
+	prog := &testhosts.Program{}
+	defer prog.Done()
+	ctx := context.Background()
+	var pg *testpg.Server
+	for _, st := range stores {
+		url := ""
+		if st == "postgres" {
+			if pg == nil {
+				pg = testpg.Start(prog) // a private server: needs Debian's postgresql
+			}
+			url = pg.NewDatabase(prog)
+		}
+		fmt.Printf("== store: %s\n", st)
+		run(ctx, *agentBin, url, *keep, *latencyJobs, *throughputJobs, *nodes)
+	}
+}
+
+// run starts a server on the store (url; "" for SQLite in its data dir)
+// and measures latency and throughput on it.
+func run(ctx context.Context, agentBin, url string, keep bool, latencyJobs, throughputJobs, nodes int) {
 	dir, err := os.MkdirTemp("", "shoal-bench-")
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *keep {
+	if keep {
 		fmt.Println("data directory kept:", dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
 	cfgPath := filepath.Join(dir, "server.yml")
 	os.WriteFile(cfgPath, []byte("kill_grace: 1s\n"), 0o600)
-	ctx := context.Background()
 	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), ConfigPath: cfgPath,
-		ClientConfigPath: "-", AgentExecutable: *agentBin})
+		ClientConfigPath: "-", AgentExecutable: agentBin, Store: url})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,8 +106,8 @@ func main() {
 		}
 		m.Close()
 	}()
-	latency(ctx, c, *latencyJobs)
-	throughput(ctx, c, *throughputJobs, *nodes)
+	latency(ctx, c, latencyJobs)
+	throughput(ctx, c, throughputJobs, nodes)
 }
 
 func mustCompute(ctx context.Context, c *api.Client, name string, n int) {

@@ -29,25 +29,6 @@ import (
 // verbose prints where provisioning time goes.
 var verbose *bool
 
-// bench is testhosts.T for a program: failures end it, cleanups run at
-// the end.
-type bench struct{ cleanups []func() }
-
-func (b *bench) Helper()                           {}
-func (b *bench) Fatalf(format string, args ...any) { b.done(); log.Fatalf(format, args...) }
-func (b *bench) Cleanup(f func())                  { b.cleanups = append(b.cleanups, f) }
-func (b *bench) TempDir() string {
-	d, _ := os.MkdirTemp("", "shoal-bench-")
-	b.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-func (b *bench) done() {
-	for i := len(b.cleanups) - 1; i >= 0; i-- {
-		b.cleanups[i]()
-	}
-	b.cleanups = nil
-}
-
 func main() {
 	agentBin := flag.String("agent", "", "path of the shoal binary (started as `shoal agent`, copied to the ssh hosts) (required)")
 	rounds := flag.Int("rounds", 5, "provisionings per provider")
@@ -57,8 +38,8 @@ func main() {
 	if *agentBin == "" {
 		log.Fatal("--agent is required")
 	}
-	b := &bench{}
-	defer b.done()
+	b := &testhosts.Program{}
+	defer b.Done()
 	pool := testhosts.New(b, 1)
 	slurm := testslurm.New(b, 16, 64000)
 	dir := b.TempDir()
@@ -93,7 +74,7 @@ func main() {
 
 // provisionToIdle creates a cluster with one node kept and times its node
 // from creation to idle.
-func provisionToIdle(ctx context.Context, b *bench, c *api.Client, name, loc string) time.Duration {
+func provisionToIdle(ctx context.Context, b *testhosts.Program, c *api.Client, name, loc string) time.Duration {
 	doc, _ := json.Marshal(map[string]any{"name": name, "type": "amlcompute", "location": loc, "min_instances": 1, "max_instances": 1, "idle_time_before_scale_down": 600})
 	start := time.Now()
 	if _, _, err := c.ApplyCompute(ctx, "default", name, doc, ""); err != nil {
@@ -119,7 +100,7 @@ func provisionToIdle(ctx context.Context, b *bench, c *api.Client, name, loc str
 
 // dispatch submits jobs one after another to a cluster's warm node and
 // returns each one's submit → process running time.
-func dispatch(ctx context.Context, b *bench, c *api.Client, cluster string, n int) []time.Duration {
+func dispatch(ctx context.Context, b *testhosts.Program, c *api.Client, cluster string, n int) []time.Duration {
 	var out []time.Duration
 	for i := 0; i < n; i++ {
 		doc, _ := json.Marshal(map[string]any{"command": "true", "compute": cluster})
@@ -148,7 +129,7 @@ func dispatch(ctx context.Context, b *bench, c *api.Client, cluster string, n in
 }
 
 // drop deletes a cluster and waits until it is gone.
-func drop(ctx context.Context, b *bench, c *api.Client, name string) {
+func drop(ctx context.Context, b *testhosts.Program, c *api.Client, name string) {
 	if _, err := c.DeleteCompute(ctx, "default", name, ""); err != nil {
 		b.Fatalf("%v", err)
 	}
