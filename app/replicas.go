@@ -52,6 +52,11 @@ func (m *Main) runAsReplica(ctx context.Context, e *leader.Elector) {
 		} else if n > 0 {
 			m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))
 		}
+		// Changes made on the other servers (a job submitted there, an
+		// agent's report) wake the controllers at once, as local ones do.
+		if pg, ok := m.store.(*postgres.DB); ok {
+			go pg.ListenChanges(ctx, m.poke)
+		}
 		m.runControllers(ctx)
 	})
 }

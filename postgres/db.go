@@ -125,8 +125,11 @@ func lockWrites(ctx context.Context, tx *sql.Tx) error {
 func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{Isolation: sql.LevelReadCommitted}, db.clock.Now(),
 		func(ctx context.Context, tx *sql.Tx) error {
-			if err := lockWrites(ctx, tx); err != nil {
-				return err
+			// The lock, and a notification for the other servers that
+			// PostgreSQL delivers only if the change commits: the
+			// leader's controllers react to a change made on any server.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', '')`, writeLockKey); err != nil {
+				return fmt.Errorf("postgres: take the write lock: %w", err)
 			}
 			return checkFence(ctx, tx)
 		}, fn)

@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -55,5 +57,44 @@ func TestLeaseAndFence(t *testing.T) {
 	}
 	if a, err := db.Acquire(ctx, "controllers", "a", ttl); err != nil || !a.Held || a.Token != 3 {
 		t.Fatalf("a after b resigned: %+v %v", a, err)
+	}
+}
+
+// A change committed through one store wakes a listener on another (two
+// servers on one database); a change rolled back does not.
+func TestListenChanges(t *testing.T) {
+	pg := testpg.Start(t)
+	url := pg.NewDatabase(t)
+	a, err := postgres.Open(t.Context(), postgres.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(t.Context(), postgres.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	woken := make(chan struct{}, 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go b.ListenChanges(ctx, func() { woken <- struct{}{} })
+	time.Sleep(200 * time.Millisecond) // LISTEN is under way
+	errRollback := errors.New("rolled back")
+	if err := a.Update(t.Context(), func(tx shoal.Tx) error { tx.PutSetting("k", "v"); return errRollback }); err != errRollback {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+		t.Fatal("woken by a change rolled back")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := a.Update(t.Context(), func(tx shoal.Tx) error { return tx.PutSetting("k", "v") }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woken:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a committed change did not wake the other store's listener")
 	}
 }
