@@ -92,6 +92,10 @@ type ProvisionRequest struct {
 	JoinToken string
 	// ServerURL is where the agent reaches the server.
 	ServerURL string
+	// ServerCA, when set, is the PEM of the CA of the server's HTTPS
+	// certificate (a server with --tls): the agent trusts it, and it
+	// reaches the agent with the join token (SHOAL_SERVER_CA).
+	ServerCA []byte
 	// Delay is the location's provisioning delay to mimic a cloud.
 	Delay time.Duration
 }

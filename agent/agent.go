@@ -54,6 +54,9 @@ type Config struct {
 	// including those the same signal reached first — end as preempted,
 	// so their jobs requeue without spending retries.
 	PreemptOnSignal bool
+	// ServerCA is the PEM of the CA the server's HTTPS certificate comes
+	// from, when not a system root (a server with --tls).
+	ServerCA []byte
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
 	Clock shoal.Clock
@@ -162,6 +165,9 @@ func newAgent(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	if err := a.client.TrustCA(cfg.ServerCA); err != nil {
+		return nil, fmt.Errorf("agent: the server's CA: %w", err)
+	}
 	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
 	var errs []error
 	a.outbox, errs = openOutbox(cfg.WorkDir)

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/tlsconf"
 )
 
 // Client calls a Shoal server. Errors come back as *shoal.Error with the
@@ -28,6 +30,25 @@ type Client struct {
 // NewClient returns a client for baseURL authenticating with token.
 func NewClient(baseURL, token string) *Client {
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// TrustCA makes the client trust caPEM's certificates (a server's private
+// CA) besides the system's roots.
+func (c *Client) TrustCA(caPEM []byte) error {
+	if len(caPEM) == 0 {
+		return nil
+	}
+	pool, err := tlsconf.Pool(caPEM)
+	if err != nil {
+		return err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if c.HTTP == nil {
+		c.HTTP = &http.Client{Timeout: 60 * time.Second}
+	}
+	c.HTTP.Transport = t
+	return nil
 }
 
 var statusToCode = map[int]string{

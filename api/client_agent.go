@@ -26,6 +26,10 @@ func (a *AgentClient) Reconnect() {
 	}
 }
 
+// TrustCA makes the agent trust caPEM's certificates (the server's
+// private CA) besides the system's roots.
+func (a *AgentClient) TrustCA(caPEM []byte) error { return a.c.TrustCA(caPEM) }
+
 // NewAgentClient returns an agent client for the server at baseURL.
 func NewAgentClient(baseURL, joinToken string) *AgentClient {
 	return &AgentClient{c: &Client{BaseURL: baseURL, Token: joinToken, HTTP: &http.Client{Timeout: 60 * time.Second}}}

@@ -53,6 +53,12 @@ type Options struct {
 	Clock shoal.Clock
 	// TickInterval is how often controllers run without a trigger.
 	TickInterval time.Duration
+	// TLS serves HTTPS with a private CA and certificate made in the data
+	// dir on first start; TLSCert and TLSKey serve it with the operator's
+	// certificate instead, TLSCA naming the CA bundle clients and agents
+	// need when it does not chain to a system root.
+	TLS                    bool
+	TLSCert, TLSKey, TLSCA string
 	// AgentExecutable is the shoal binary the local provider starts as
 	// `shoal agent`; "" means this program.
 	AgentExecutable string
@@ -72,6 +78,8 @@ type Main struct {
 	wake     chan struct{}
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	scheme   string // "http" or "https"
+	caPEM    []byte // the CA clients and agents trust, for HTTPS with a private CA
 	// AdminToken is the bootstrap token when this start created it.
 	AdminToken string
 }
@@ -164,7 +172,13 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
-	m := &Main{opts: opts, log: opts.Logger, store: store, files: disk, wake: make(chan struct{}, 1), listener: ln}
+	m := &Main{opts: opts, log: opts.Logger, store: store, files: disk, wake: make(chan struct{}, 1), listener: ln, scheme: "http"}
+	if ln, m.caPEM, err = m.serveTLS(ln, cfg.AdvertiseURL); err != nil {
+		m.listener.Close()
+		store.Close()
+		return nil, err
+	}
+	m.listener = ln
 	var agentArgs []string
 	if cfg.AgentOrphanTimeout > 0 {
 		agentArgs = append(agentArgs, "--orphan-timeout", time.Duration(cfg.AgentOrphanTimeout).String())
@@ -226,7 +240,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		InstancePolicy: service.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
-		Providers: providers, ServerURL: serverURL,
+		Providers: providers, ServerURL: serverURL, ServerCA: m.caPEM,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
 	})
@@ -338,10 +352,10 @@ func (m *Main) writeClientConfig() error {
 		}
 		token = string(trimNL(b))
 	}
-	if existing.Server == m.URL() && existing.Token == token {
+	if existing.Server == m.URL() && existing.Token == token && existing.CACert == string(m.caPEM) {
 		return nil
 	}
-	return clientconfig.Save(path, &clientconfig.Config{Server: m.URL(), Token: token, Workspace: existing.Workspace, WrittenByServer: true})
+	return clientconfig.Save(path, &clientconfig.Config{Server: m.URL(), Token: token, CACert: string(m.caPEM), Workspace: existing.Workspace, WrittenByServer: true})
 }
 
 func trimNL(b []byte) []byte {
@@ -352,7 +366,11 @@ func trimNL(b []byte) []byte {
 }
 
 // URL is the server's base URL.
-func (m *Main) URL() string { return "http://" + m.listener.Addr().String() }
+func (m *Main) URL() string { return m.scheme + "://" + m.listener.Addr().String() }
+
+// CA returns the PEM of the CA clients must trust (HTTPS with a private
+// CA), or nil.
+func (m *Main) CA() []byte { return m.caPEM }
 
 // Services returns the domain services (for tests and embedding).
 func (m *Main) Services() *service.Services { return m.svc }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,7 +16,7 @@ import (
 
 func newAgentCommand(g *globals) *cobra.Command {
 	var cfg agent.Config
-	var joinToken string
+	var joinToken, caFile string
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run the node agent (started by a provider on each node)",
@@ -29,6 +31,11 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 				cfg.JoinToken = os.Getenv("SHOAL_JOIN_TOKEN")
 			}
 			os.Unsetenv("SHOAL_JOIN_TOKEN") // jobs must not inherit it
+			ca, err := serverCA(caFile)
+			if err != nil {
+				return err
+			}
+			cfg.ServerCA = ca
 			if strings.HasPrefix(cfg.WorkDir, "~/") {
 				if home, err := os.UserHomeDir(); err == nil {
 					cfg.WorkDir = home + cfg.WorkDir[1:]
@@ -47,7 +54,32 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&cfg.GPUDevices, "gpus", "", "the GPU devices of this node on its host (e.g. 0,1): its jobs see only these (CUDA_VISIBLE_DEVICES)")
 	f.StringVar(&joinToken, "join-token", "", "the one-time join token (prefer SHOAL_JOIN_TOKEN: other users can read a process's arguments)")
 	f.StringVar(&cfg.Address, "address", "127.0.0.1", "address other nodes reach this node at")
+	f.StringVar(&caFile, "server-ca", "", "the CA certificate (PEM file) of the server's HTTPS, when not a system root (or SHOAL_SERVER_CA: the PEM, or it base64-encoded)")
 	f.BoolVar(&cfg.PreemptOnSignal, "preempt-on-sigterm", false, "SIGTERM means the machine is being taken back (a Slurm pilot preempted, cancelled or at its time limit): tell the server and end the ranks as preempted")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
 	return cmd
+}
+
+// serverCA reads the server's CA: the file, else SHOAL_SERVER_CA (PEM,
+// or base64 of it so that it fits one line), else none.
+func serverCA(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--server-ca: %w", err)
+		}
+		return b, nil
+	}
+	v := strings.TrimSpace(os.Getenv("SHOAL_SERVER_CA"))
+	if v == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(v, "-----BEGIN") {
+		return []byte(v + "\n"), nil
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("SHOAL_SERVER_CA is neither a PEM certificate nor base64 of one")
+	}
+	return b, nil
 }

@@ -117,7 +117,11 @@ func (g *globals) client() (*api.Client, string, error) {
 	if ws == "" {
 		ws = shoal.DefaultWorkspace
 	}
-	return api.NewClient(cfg.Server, cfg.Token), ws, nil
+	c := api.NewClient(cfg.Server, cfg.Token)
+	if err := c.TrustCA([]byte(cfg.CACert)); err != nil {
+		return nil, "", fmt.Errorf("%s: ca_cert: %w", path, err)
+	}
+	return c, ws, nil
 }
 
 // render prints v in the chosen output format.

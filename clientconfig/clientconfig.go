@@ -1,6 +1,7 @@
 // Package clientconfig reads and writes the CLI's configuration file,
-// ~/.config/shoal/config.yaml: which server to call, with which token, and
-// the default workspace. SHOAL_SERVER, SHOAL_TOKEN and SHOAL_WORKSPACE
+// ~/.config/shoal/config.yaml: which server to call, with which token, the
+// CA its HTTPS certificate comes from, and the default workspace.
+// SHOAL_SERVER, SHOAL_TOKEN, SHOAL_CA_FILE (a PEM file) and SHOAL_WORKSPACE
 // override the file.
 package clientconfig
 
@@ -20,6 +21,9 @@ type Config struct {
 	Server string `yaml:"server"`
 	// Token is the API token sent as a bearer token.
 	Token string `yaml:"token"`
+	// CACert is the PEM of the CA the server's HTTPS certificate comes
+	// from, when not a system root (a server started with --tls).
+	CACert string `yaml:"ca_cert,omitempty"`
 	// Workspace is the default workspace (default "default").
 	Workspace string `yaml:"workspace,omitempty"`
 	// WrittenByServer marks a file that `shoal server` wrote for the local
@@ -75,6 +79,11 @@ func (c *Config) ApplyEnv() {
 	}
 	if v := os.Getenv("SHOAL_TOKEN"); v != "" {
 		c.Token = v
+	}
+	if v := os.Getenv("SHOAL_CA_FILE"); v != "" {
+		if b, err := os.ReadFile(v); err == nil {
+			c.CACert = string(b)
+		}
 	}
 	if v := os.Getenv("SHOAL_WORKSPACE"); v != "" {
 		c.Workspace = v

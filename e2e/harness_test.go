@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,10 +93,15 @@ type serverOpts struct {
 	// Addr, when set, is the host:port to listen on (a front URL names it
 	// before the server starts).
 	Addr string
+	// Args are more `shoal server` flags (--tls ...); TLS says the server
+	// then serves HTTPS.
+	Args []string
+	TLS  bool
 }
 
 // server is a `shoal server` child process.
 type server struct {
+	args    []string // more `shoal server` flags
 	t       *testing.T
 	dir     string // the test's temporary directory
 	home    string // HOME of the server and of every CLI call
@@ -132,6 +138,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 		}
 	}
 	s.env = childEnv(s.home)
+	s.args = opts.Args
 	registerSuiteDir(dir + string(filepath.Separator))
 	t.Cleanup(s.cleanup)
 	// Another process may take the free port between the probe and the
@@ -142,6 +149,9 @@ func startServer(t *testing.T, opts serverOpts) *server {
 			s.addr = opts.Addr
 		}
 		s.url = "http://" + s.addr
+		if opts.TLS {
+			s.url = "https://" + s.addr
+		}
 		err := s.start()
 		if err == nil {
 			return s
@@ -183,7 +193,7 @@ func freeAddrOn(t *testing.T, host string) string {
 
 // start runs the server process and waits for /healthz.
 func (s *server) start() error {
-	args := []string{"server", "--listen", s.addr, "--data-dir", s.dataDir}
+	args := append([]string{"server", "--listen", s.addr, "--data-dir", s.dataDir}, s.args...)
 	if s.config != "" {
 		args = append(args, "--config", s.config)
 	}
@@ -213,7 +223,8 @@ func (s *server) start() error {
 // waitHealthy polls /healthz until it answers 200.
 func (s *server) waitHealthy(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	hc := &http.Client{Timeout: time.Second}
+	// Up is all this asks: whether HTTPS verifies is the TLS tests' matter.
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for {
 		select {
 		case <-s.done:

@@ -20,7 +20,9 @@ func TestSlurmPilots(t *testing.T) {
 	pilots := filepath.Join(t.TempDir(), "pilots")
 	registerSuiteDir(pilots + string(filepath.Separator))
 	cfg := fastJobsConfig + "locations:\n  - name: local\n" + c.LocationYAML("hpc", pilots)
-	s := startServer(t, serverOpts{Config: cfg})
+	// Over HTTPS with a private CA: the pilots get the CA with their join
+	// token and verify the server.
+	s := startServer(t, serverOpts{Config: cfg, Args: []string{"--tls"}, TLS: true})
 	loc := runJSON[map[string]any](t, s.env, "location", "show", "-n", "hpc", "-o", "json")
 	if hosts, _ := loc["hosts"].([]any); len(hosts) != 1 || hosts[0].(map[string]any)["name"] != c.Node || hosts[0].(map[string]any)["vcpus"] != float64(16) {
 		t.Errorf("location show: hosts %v; want the partition's node %s with 16 CPUs", loc["hosts"], c.Node)

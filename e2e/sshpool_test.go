@@ -149,7 +149,9 @@ func TestSSHPoolGPUs(t *testing.T) {
 	cfg := fastJobsConfig + "gpu_sample_interval: 1s\nlocations:\n  - name: local\n" +
 		fmt.Sprintf("  - name: gpulab\n    provider: ssh\n    known_hosts: %s\n    hosts:\n      - {address: %s, user: root, identity_file: %s, vcpus: 16, memory_gb: 128, gpus: auto, labels: {rack: r7}, remote_dir: %s}\n",
 			pool.KnownHosts, h.Addr, pool.Key, filepath.Join(h.Dir, "shoal"))
-	s := startServer(t, serverOpts{Config: cfg, Host: pool.BridgeAddr})
+	// Over HTTPS with a private CA: the agent on the host gets the CA on
+	// its standard input and verifies the server.
+	s := startServer(t, serverOpts{Config: cfg, Host: pool.BridgeAddr, Args: []string{"--tls"}, TLS: true})
 	loc := runJSON[map[string]any](t, s.env, "location", "show", "-n", "gpulab", "-o", "json")
 	hosts, _ := loc["hosts"].([]any)
 	if len(hosts) != 1 {

@@ -214,7 +214,7 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 	if p == nil {
 		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
 	} else {
-		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL, Delay: loc.ProvisioningDelay})
+		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL, ServerCA: s.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 	}
 	return s.store.Update(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(node.ID)

@@ -338,7 +338,7 @@ func (s *Services) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.No
 	if err != nil {
 		return err
 	}
-	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL}); err != nil {
+	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL, ServerCA: s.cfg.ServerCA}); err != nil {
 		s.log.Warn("reviving a node failed", slog.String("node", n.ID), slog.Any("err", err))
 		return err
 	}

@@ -170,7 +170,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		if p == nil {
 			perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
 		} else {
-			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: s.cfg.ServerURL, Delay: loc.ProvisioningDelay})
+			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: s.cfg.ServerURL, ServerCA: s.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 		}
 		err := s.store.Update(ctx, func(tx shoal.Tx) error {
 			n, err := tx.GetNode(t.node.ID)

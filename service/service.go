@@ -30,6 +30,9 @@ type Config struct {
 	Providers map[string]shoal.Provider
 	// ServerURL is where agents reach this server.
 	ServerURL string
+	// ServerCA is the PEM of the CA of the server's HTTPS certificate, handed
+	// to the nodes it provisions; nil over HTTP or with a public certificate.
+	ServerCA []byte
 	// Random is the source of names and tokens; nil means crypto/rand.
 	Random io.Reader
 	// NodeLeaseTTL and NodeLeaseGrace bound node-loss detection.

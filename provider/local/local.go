@@ -159,6 +159,7 @@ type node struct {
 	state  nodeState
 	token  string // join token, kept only until the process starts
 	server string
+	ca     []byte        // the server's CA, for an HTTPS server
 	gpus   []int         // the host's GPU devices it owns
 	timer  *time.Timer   // delayed start, while statePending
 	pid    int           // once started

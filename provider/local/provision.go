@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -75,7 +76,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (_
 			}
 		}()
 	}
-	n := &node{id: id, dir: dir, token: req.JoinToken, server: req.ServerURL, gpus: devices}
+	n := &node{id: id, dir: dir, token: req.JoinToken, server: req.ServerURL, ca: req.ServerCA, gpus: devices}
 	n.mu.Lock() // held through a synchronous start; n is not shared yet
 	defer n.mu.Unlock()
 
@@ -149,7 +150,7 @@ func (p *Provider) start(n *node) (err error) {
 	args = append(args, p.cfg.ExtraArgs...)
 	cmd := exec.Command(p.cfg.Executable, args...)
 	cmd.Dir = n.dir
-	cmd.Env = agentEnv(n.token)
+	cmd.Env = agentEnv(n.token, n.ca)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: terminal signals sent to the server's group
 	// do not reach the agent, and Release can signal the whole group.
@@ -197,12 +198,15 @@ func (p *Provider) reap(n *node, cmd *exec.Cmd) {
 }
 
 // agentEnv is this process's environment with the join token set.
-func agentEnv(token string) []string {
-	env := make([]string, 0, len(os.Environ())+1)
+func agentEnv(token string, ca []byte) []string {
+	env := make([]string, 0, len(os.Environ())+2)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, JoinTokenEnv+"=") {
+		if !strings.HasPrefix(kv, JoinTokenEnv+"=") && !strings.HasPrefix(kv, "SHOAL_SERVER_CA=") {
 			env = append(env, kv)
 		}
+	}
+	if len(ca) > 0 {
+		env = append(env, "SHOAL_SERVER_CA="+base64.StdEncoding.EncodeToString(ca))
 	}
 	return append(env, JoinTokenEnv+"="+token)
 }

@@ -16,6 +16,7 @@ package slurm
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
@@ -152,7 +153,11 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 	}
 	args = append(args, p.cfg.ExtraArgs...)
 	args = append(args, "--wrap", p.script(req))
-	out, err := p.command(ctx, []string{"SHOAL_JOIN_TOKEN=" + req.JoinToken}, "sbatch", args...)
+	env := []string{"SHOAL_JOIN_TOKEN=" + req.JoinToken}
+	if len(req.ServerCA) > 0 {
+		env = append(env, "SHOAL_SERVER_CA="+base64.StdEncoding.EncodeToString(req.ServerCA))
+	}
+	out, err := p.command(ctx, env, "sbatch", args...)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", shoal.Errorf(shoal.EQUOTA, "Slurm refused the pilot job of node %s: %v", n.ID, err)

@@ -14,6 +14,7 @@ package sshpool
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -314,11 +315,13 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: copying the shoal binary: %v", h.Address, err))
 	}
 	dir := nodeDir(h, n.ID)
-	cmd := fmt.Sprintf(`set -e; d=%s; mkdir -p "$d"; chmod 700 "$d"; read -r T; cd "$d"; `+
-		`SHOAL_JOIN_TOKEN="$T" setsid %s agent --server %s --node-id %s --work-dir "$PWD" --address %s%s >>agent.log 2>&1 </dev/null & echo $! > agent.pid`,
+	// Standard input: the join token, then the server's CA (base64, or
+	// an empty line): neither goes on a command line.
+	cmd := fmt.Sprintf(`set -e; d=%s; mkdir -p "$d"; chmod 700 "$d"; read -r T; read -r C || true; cd "$d"; `+
+		`SHOAL_JOIN_TOKEN="$T" SHOAL_SERVER_CA="$C" setsid %s agent --server %s --node-id %s --work-dir "$PWD" --address %s%s >>agent.log 2>&1 </dev/null & echo $! > agent.pid`,
 		quote(dir), quote(bin), quote(req.ServerURL), quote(n.ID), quote(h.Address), gpuArg)
 	copied := time.Since(t0)
-	if out, err := run(c, cmd, req.JoinToken+"\n"); err != nil {
+	if out, err := run(c, cmd, req.JoinToken+"\n"+base64.StdEncoding.EncodeToString(req.ServerCA)+"\n"); err != nil {
 		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: starting the agent: %v: %s", h.Address, err, out))
 	}
 	p.log.Info("agent started", "node", n.ID, "host", h.Address, "took", time.Since(t0), "dial", dialed, "binary", copied-dialed)
