@@ -87,6 +87,7 @@ type conn struct {
 
 // Start listens and serves in the background until Close.
 func Start(cfg Config) (*Server, error) {
+	resetHangup()
 	if err := defaults(&cfg); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 package sshd_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,6 +95,9 @@ func TestHangupEndsSession(t *testing.T) {
 	for _, pid := range ps {
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	}
+	// nohup ignores SIGHUP only once it runs: a hangup before that is a
+	// hangup before the job was nohup'd.
+	eventually(t, 10*time.Second, func() bool { return hupIgnored(ps["nohup"]) }, "nohup (pid %d) never ignored SIGHUP", ps["nohup"])
 	_ = cmd.Process.Kill() // the client vanishes
 	for _, name := range []string{"shell", "job", "stubborn"} {
 		eventually(t, 10*time.Second, func() bool { return !alive(ps[name]) }, "the %s (pid %d) survived the hangup", name, ps[name])
@@ -133,4 +139,19 @@ func TestHangupOfNohupCommand(t *testing.T) {
 	}
 	f.srv.Close()
 	eventually(t, 5*time.Second, func() bool { return !alive(pid) }, "the nohup command survived Close")
+}
+
+// hupIgnored says whether process pid ignores SIGHUP (its SigIgn mask).
+func hupIgnored(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(syscall.SIGHUP)-1)) != 0
+		}
+	}
+	return false
 }
