@@ -68,7 +68,7 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
-	return append(s.baseRoutes(), s.instanceRoutes()...)
+	return append(append(s.baseRoutes(), s.instanceRoutes()...), s.armRoutes()...)
 }
 
 func (s *Server) baseRoutes() []Route {

@@ -1,0 +1,31 @@
+package api
+
+import (
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/arm"
+)
+
+// armPrefix is the ARM path of a workspace; {sub} and {rg} are accepted
+// and echoed, never required to exist.
+const armPrefix = "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
+
+// armLocation is the ARM path of a location's catalog and quota.
+const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningServices/locations/{loc}"
+
+// armRoutes are the routes Azure's SDKs call (package arm), authorized
+// and audited as the native routes that do the same.
+func (s *Server) armRoutes() []Route {
+	h := arm.Handlers{Svc: s.svc}
+	c := arm.Checked
+	return []Route{
+		{Pattern: "GET " + armPrefix, Action: ActionAuthenticated, handler: c(h.Workspace)},
+		{Pattern: "GET " + armPrefix + "/computes", Action: shoal.ActComputesRead, handler: c(h.ListComputes)},
+		{Pattern: "GET " + armPrefix + "/computes/{name}", Action: shoal.ActComputesRead, handler: c(h.GetCompute)},
+		{Pattern: "PUT " + armPrefix + "/computes/{name}", Action: shoal.ActComputesWrite, handler: c(h.PutCompute)},
+		{Pattern: "DELETE " + armPrefix + "/computes/{name}", Action: shoal.ActComputesDelete, handler: c(h.DeleteCompute)},
+		{Pattern: "GET " + armPrefix + "/computes/{name}/operations/{kind}", Action: shoal.ActComputesRead, handler: c(h.Operation)},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/listNodes", Action: shoal.ActComputesRead, handler: c(h.ListNodes)},
+		{Pattern: "GET " + armLocation + "/usages", Action: ActionAuthenticated, handler: c(h.Usages)},
+		{Pattern: "GET " + armLocation + "/vmSizes", Action: ActionAuthenticated, handler: c(h.VMSizes)},
+	}
+}

@@ -1,0 +1,68 @@
+package arm
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+func TestAPIVersion(t *testing.T) {
+	for _, v := range []string{"2024-04-01", "2022-10-01-preview", "2021-07-01", "2025-01-01-preview"} {
+		if err := CheckAPIVersion(v); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+	for _, v := range []string{"", "2019-01-01", "2024-13-01", "latest", "2024-04-01-beta"} {
+		if err := CheckAPIVersion(v); err == nil {
+			t.Errorf("%q accepted", v)
+		} else if status, code := azureCode(err); status != 400 || code != "InvalidApiVersionParameter" {
+			t.Errorf("%q: %d %s", v, status, code)
+		}
+	}
+}
+
+func TestDurations(t *testing.T) {
+	for in, want := range map[string]time.Duration{"PT120S": 2 * time.Minute, "PT2M": 2 * time.Minute, "P1DT2H": 26 * time.Hour, "PT0.5S": 500 * time.Millisecond} {
+		if got, err := parseDuration(in); err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "P", "PT", "120", "PT2X"} {
+		if _, err := parseDuration(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// A PUT body reads into the spec the services check, with Azure's
+// spellings; what cannot be is refused naming the field.
+func TestFromResource(t *testing.T) {
+	spec, err := FromResource("c1", []byte(`{"location":"westus","identity":{"type":"SystemAssigned"},"properties":{"computeType":"AmlCompute",
+		"properties":{"vmSize":"STANDARD_DS3_V2","vmPriority":"LowPriority","remoteLoginPortPublicAccess":"Enabled",
+		"scaleSettings":{"maxNodeCount":4,"minNodeCount":1,"nodeIdleTimeBeforeScaleDown":"PT2M"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Type != "amlcompute" || spec.Size != "STANDARD_DS3_V2" || spec.Tier != shoal.TierLowPriority || *spec.MaxInstances != 4 ||
+		*spec.MinInstances != 1 || *spec.IdleTimeBeforeScaleDown != 120 || !*spec.SSHPublicAccessEnabled || spec.Identity.Type != "system_assigned" {
+		t.Errorf("spec %+v", spec)
+	}
+	for body, field := range map[string]string{
+		`{"properties":{"computeType":"Kubernetes"}}`: "properties.computeType",
+		`{"properties":{"computeType":"AmlCompute","properties":{"vmPriority":"Spot"}}}`: "vmPriority",
+		`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"nodeIdleTimeBeforeScaleDown":"2 minutes"}}}}`: "nodeIdleTimeBeforeScaleDown",
+		`{"identity":{"type":"Magic"},"properties":{"computeType":"AmlCompute"}}`: "identity.type",
+		`{}`: "properties",
+		`not json`: "body",
+	} {
+		_, err := FromResource("c1", []byte(body))
+		var e *shoal.Error
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v; want an error naming %s", body, err, field)
+		} else if shoal.ErrorCode(err) != shoal.EINVALID {
+			t.Errorf("%s: code %s (%v)", body, shoal.ErrorCode(err), e)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package arm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// ResourceType is the type string of a compute resource.
+const ResourceType = "Microsoft.MachineLearningServices/workspaces/computes"
+
+// Scope is the subscription and resource group a request named: echoed
+// in ids, never required to exist.
+type Scope struct {
+	Subscription, ResourceGroup string
+}
+
+// WorkspaceID is the ARM id of a workspace in scope.
+func (s Scope) WorkspaceID(ws string) string {
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s", s.Subscription, s.ResourceGroup, ws)
+}
+
+// Resource is ComputeResource.
+type Resource struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Type       string            `json:"type"`
+	Location   string            `json:"location,omitempty"`
+	Tags       map[string]string `json:"tags,omitempty"`
+	Identity   *Identity         `json:"identity,omitempty"`
+	Properties *Properties       `json:"properties,omitempty"`
+}
+
+// Identity is a managed identity in ARM's shape.
+type Identity struct {
+	Type                   string                         `json:"type"`
+	PrincipalID            string                         `json:"principalId,omitempty"`
+	TenantID               string                         `json:"tenantId,omitempty"`
+	UserAssignedIdentities map[string]*UserAssignedObject `json:"userAssignedIdentities,omitempty"`
+}
+
+// UserAssignedObject is one user-assigned identity.
+type UserAssignedObject struct {
+	PrincipalID string `json:"principalId,omitempty"`
+	ClientID    string `json:"clientId,omitempty"`
+}
+
+// Properties are the properties common to every compute type; the
+// type-specific part is Properties.Properties.
+type Properties struct {
+	ComputeType        string          `json:"computeType"`
+	ComputeLocation    string          `json:"computeLocation,omitempty"`
+	ProvisioningState  string          `json:"provisioningState,omitempty"`
+	Description        string          `json:"description,omitempty"`
+	CreatedOn          *time.Time      `json:"createdOn,omitempty"`
+	ModifiedOn         *time.Time      `json:"modifiedOn,omitempty"`
+	ResourceID         string          `json:"resourceId,omitempty"`
+	ProvisioningErrors []any           `json:"provisioningErrors"`
+	IsAttachedCompute  bool            `json:"isAttachedCompute"`
+	DisableLocalAuth   bool            `json:"disableLocalAuth"`
+	Properties         json.RawMessage `json:"properties,omitempty"`
+}
+
+// AmlComputeProperties are a cluster's.
+type AmlComputeProperties struct {
+	OSType                        string           `json:"osType,omitempty"`
+	VMSize                        string           `json:"vmSize,omitempty"`
+	VMPriority                    string           `json:"vmPriority,omitempty"`
+	ScaleSettings                 *ScaleSettings   `json:"scaleSettings,omitempty"`
+	RemoteLoginPortPublicAccess   string           `json:"remoteLoginPortPublicAccess,omitempty"`
+	EnableNodePublicIP            *bool            `json:"enableNodePublicIp,omitempty"`
+	IsolatedNetwork               *bool            `json:"isolatedNetwork,omitempty"`
+	AllocationState               string           `json:"allocationState,omitempty"`
+	AllocationStateTransitionTime *time.Time       `json:"allocationStateTransitionTime,omitempty"`
+	CurrentNodeCount              *int             `json:"currentNodeCount,omitempty"`
+	TargetNodeCount               *int             `json:"targetNodeCount,omitempty"`
+	NodeStateCounts               *NodeStateCounts `json:"nodeStateCounts,omitempty"`
+	Errors                        []any            `json:"errors,omitempty"`
+}
+
+// ScaleSettings are a cluster's node bounds and idle timeout.
+type ScaleSettings struct {
+	MaxNodeCount                *int   `json:"maxNodeCount,omitempty"`
+	MinNodeCount                *int   `json:"minNodeCount,omitempty"`
+	NodeIdleTimeBeforeScaleDown string `json:"nodeIdleTimeBeforeScaleDown,omitempty"`
+}
+
+// NodeStateCounts counts a cluster's nodes by state.
+type NodeStateCounts struct {
+	IdleNodeCount      int `json:"idleNodeCount"`
+	RunningNodeCount   int `json:"runningNodeCount"`
+	PreparingNodeCount int `json:"preparingNodeCount"`
+	UnusableNodeCount  int `json:"unusableNodeCount"`
+	LeavingNodeCount   int `json:"leavingNodeCount"`
+	PreemptedNodeCount int `json:"preemptedNodeCount"`
+}
+
+// InstanceProperties are a compute instance's (what ARM shows of one).
+type InstanceProperties struct {
+	VMSize      string `json:"vmSize,omitempty"`
+	State       string `json:"state,omitempty"`
+	SSHSettings *struct {
+		SSHPublicAccess string `json:"sshPublicAccess"`
+	} `json:"sshSettings,omitempty"`
+}
+
+// ToResource is a compute as ARM shows it.
+func ToResource(scope Scope, c *shoal.Compute) *Resource {
+	r := &Resource{
+		ID: scope.WorkspaceID(c.Workspace) + "/computes/" + c.Name, Name: c.Name, Type: ResourceType,
+		Location: c.Location, Tags: c.Tags, Identity: toIdentity(c.Identity),
+	}
+	created, modified := c.CreatedOn, c.ModifiedOn
+	p := &Properties{
+		ComputeLocation: c.Location, ProvisioningState: c.ProvisioningState, Description: c.Description,
+		CreatedOn: &created, ModifiedOn: &modified, ResourceID: r.ID, ProvisioningErrors: []any{},
+	}
+	if c.IsInstance() {
+		p.ComputeType = "ComputeInstance"
+		ip := InstanceProperties{VMSize: c.Size, State: c.State}
+		b, _ := json.Marshal(ip)
+		p.Properties = b
+	} else {
+		p.ComputeType = "AmlCompute"
+		ssh := "Disabled"
+		if c.SSHPublicAccessEnabled != nil && *c.SSHPublicAccessEnabled {
+			ssh = "Enabled"
+		}
+		prio := "Dedicated"
+		if c.Tier == shoal.TierLowPriority {
+			prio = "LowPriority"
+		}
+		cur, tgt := c.CurrentNodeCount, c.TargetNodeCount
+		nc := c.NodeStateCounts
+		ap := AmlComputeProperties{
+			OSType: "Linux", VMSize: c.Size, VMPriority: prio, RemoteLoginPortPublicAccess: ssh, EnableNodePublicIP: c.EnableNodePublicIP,
+			ScaleSettings:   &ScaleSettings{MaxNodeCount: c.MaxInstances, MinNodeCount: c.MinInstances},
+			AllocationState: map[string]string{shoal.AllocationSteady: "Steady", shoal.AllocationResizing: "Resizing"}[c.AllocationState], AllocationStateTransitionTime: c.AllocationStateTransitionTime,
+			CurrentNodeCount: &cur, TargetNodeCount: &tgt,
+			NodeStateCounts: &NodeStateCounts{IdleNodeCount: nc.IdleNodeCount, RunningNodeCount: nc.RunningNodeCount,
+				PreparingNodeCount: nc.PreparingNodeCount, UnusableNodeCount: nc.UnusableNodeCount,
+				LeavingNodeCount: nc.LeavingNodeCount, PreemptedNodeCount: nc.PreemptedNodeCount},
+		}
+		if c.IdleTimeBeforeScaleDown != nil {
+			ap.ScaleSettings.NodeIdleTimeBeforeScaleDown = formatSeconds(*c.IdleTimeBeforeScaleDown)
+		}
+		b, _ := json.Marshal(ap)
+		p.Properties = b
+	}
+	r.Properties = p
+	return r
+}
+
+func toIdentity(id *shoal.IdentitySpec) *Identity {
+	if id == nil || id.Type == "" {
+		return nil
+	}
+	out := &Identity{PrincipalID: id.PrincipalID, TenantID: id.TenantID}
+	var parts []string
+	for _, t := range strings.Split(id.Type, ",") {
+		switch strings.TrimSpace(t) {
+		case "system_assigned":
+			parts = append(parts, "SystemAssigned")
+		case "user_assigned":
+			parts = append(parts, "UserAssigned")
+		case "none":
+			parts = append(parts, "None")
+		}
+	}
+	out.Type = strings.Join(parts, ",")
+	for _, u := range id.UserAssignedIdentities {
+		if out.UserAssignedIdentities == nil {
+			out.UserAssignedIdentities = map[string]*UserAssignedObject{}
+		}
+		out.UserAssignedIdentities[u.ResourceID] = &UserAssignedObject{PrincipalID: u.PrincipalID, ClientID: u.ClientID}
+	}
+	return out
+}
+
+// FromResource reads a PUT body into the spec the services validate.
+// Only clusters (AmlCompute) are created through ARM here.
+func FromResource(name string, body []byte) (*shoal.ComputeSpec, error) {
+	var r Resource
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, shoal.FieldErrorf("body", "not a ComputeResource: %v", err)
+	}
+	if r.Properties == nil {
+		return nil, shoal.FieldErrorf("properties", "is required")
+	}
+	spec := &shoal.ComputeSpec{Name: name, Location: r.Location, Tags: r.Tags, Description: r.Properties.Description}
+	if r.Properties.ComputeLocation != "" {
+		spec.Location = r.Properties.ComputeLocation
+	}
+	switch strings.ToLower(r.Properties.ComputeType) {
+	case "amlcompute":
+		spec.Type = "amlcompute"
+	default:
+		return nil, shoal.FieldErrorf("properties.computeType", "%q cannot be created through this API; AmlCompute can (compute instances: shoal compute create)", r.Properties.ComputeType)
+	}
+	if len(r.Properties.Properties) > 0 {
+		var ap AmlComputeProperties
+		if err := json.Unmarshal(r.Properties.Properties, &ap); err != nil {
+			return nil, shoal.FieldErrorf("properties.properties", "%v", err)
+		}
+		spec.Size = ap.VMSize
+		switch strings.ToLower(ap.VMPriority) {
+		case "", "dedicated":
+			if ap.VMPriority != "" {
+				spec.Tier = shoal.TierDedicated
+			}
+		case "lowpriority":
+			spec.Tier = shoal.TierLowPriority
+		default:
+			return nil, shoal.FieldErrorf("properties.properties.vmPriority", "%q is not Dedicated or LowPriority", ap.VMPriority)
+		}
+		if s := ap.ScaleSettings; s != nil {
+			spec.MaxInstances, spec.MinInstances = s.MaxNodeCount, s.MinNodeCount
+			if s.NodeIdleTimeBeforeScaleDown != "" {
+				d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
+				if err != nil {
+					return nil, shoal.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
+				}
+				secs := int(d / time.Second)
+				spec.IdleTimeBeforeScaleDown = &secs
+			}
+		}
+		switch ap.RemoteLoginPortPublicAccess {
+		case "Enabled":
+			t := true
+			spec.SSHPublicAccessEnabled = &t
+		case "Disabled":
+			f := false
+			spec.SSHPublicAccessEnabled = &f
+		}
+		spec.EnableNodePublicIP = ap.EnableNodePublicIP
+	}
+	if r.Identity != nil && r.Identity.Type != "" {
+		var parts []string
+		for _, t := range strings.Split(r.Identity.Type, ",") {
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "systemassigned":
+				parts = append(parts, "system_assigned")
+			case "userassigned":
+				parts = append(parts, "user_assigned")
+			case "none":
+				parts = append(parts, "none")
+			default:
+				return nil, shoal.FieldErrorf("identity.type", "%q is not SystemAssigned, UserAssigned or None", t)
+			}
+		}
+		spec.Identity = &shoal.IdentitySpec{Type: strings.Join(parts, ",")}
+		for id := range r.Identity.UserAssignedIdentities {
+			spec.Identity.UserAssignedIdentities = append(spec.Identity.UserAssignedIdentities, shoal.UserAssignedIdentity{ResourceID: id})
+		}
+	}
+	return spec, nil
+}

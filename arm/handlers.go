@@ -1,0 +1,212 @@
+package arm
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// Handlers serve the ARM routes over the services. The caller (package
+// api) authenticates and authorizes each route as it does the native
+// ones: the same roles and the same audit.
+type Handlers struct {
+	Svc *service.Services
+}
+
+// Checked wraps an ARM handler: an api-version it does not speak is
+// refused as Azure refuses it, before anything else.
+func Checked(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := CheckAPIVersion(r.URL.Query().Get("api-version")); err != nil {
+			WriteError(w, err)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func scopeOf(r *http.Request) Scope {
+	return Scope{Subscription: r.PathValue("sub"), ResourceGroup: r.PathValue("rg")}
+}
+
+// Workspace is GET …/workspaces/{ws}.
+func (h Handlers) Workspace(w http.ResponseWriter, r *http.Request) {
+	ws, err := h.Svc.FindWorkspace(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": scopeOf(r).WorkspaceID(ws.Name), "name": ws.Name, "type": "Microsoft.MachineLearningServices/workspaces",
+		"location": ws.Location, "kind": "Default", "tags": map[string]string{},
+		"properties": map[string]any{
+			"friendlyName": ws.Name, "description": ws.Description, "provisioningState": "Succeeded",
+			"creationTime": ws.CreatedOn, "workspaceId": ws.Name, "discoveryUrl": "",
+		},
+	})
+}
+
+// ListComputes is GET …/computes: one page (no nextLink).
+func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
+	list, err := h.Svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws")})
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	out := make([]*Resource, len(list))
+	for i, c := range list {
+		out[i] = ToResource(scopeOf(r), c.Redacted())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"value": out})
+}
+
+// GetCompute is GET …/computes/{name}.
+func (h Handlers) GetCompute(w http.ResponseWriter, r *http.Request) {
+	c, err := h.Svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ToResource(scopeOf(r), c.Redacted()))
+}
+
+// PutCompute is PUT …/computes/{name}: create (201) or apply (200),
+// with Azure-AsyncOperation naming the operation the SDKs poll.
+func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	spec, err := FromResource(r.PathValue("name"), body)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	c, created, err := h.Svc.CreateOrApplyCompute(r.Context(), r.PathValue("ws"), spec, r.Header.Get("If-Match"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	w.Header().Set("Azure-AsyncOperation", operationURL(r, "create"))
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, status, ToResource(scopeOf(r), c.Redacted()))
+}
+
+// DeleteCompute is DELETE …/computes/{name}: 202, then the operation's
+// status says when it is gone.
+func (h Handlers) DeleteCompute(w http.ResponseWriter, r *http.Request) {
+	switch a := r.URL.Query().Get("underlyingResourceAction"); a {
+	case "", "Delete", "Detach":
+	default:
+		WriteError(w, shoal.FieldErrorf("underlyingResourceAction", "%q is not Delete or Detach", a))
+		return
+	}
+	if _, err := h.Svc.DeleteCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.Header.Get("If-Match")); err != nil {
+		WriteError(w, err)
+		return
+	}
+	op := operationURL(r, "delete")
+	w.Header().Set("Azure-AsyncOperation", op)
+	w.Header().Set("Location", op)
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// Operation is GET …/computes/{name}/operations/{kind}: the status the
+// SDKs poll after a PUT or DELETE, read from the compute itself.
+func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
+	c, err := h.Svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	status := "InProgress"
+	switch {
+	case r.PathValue("kind") == "delete" && shoal.ErrorCode(err) == shoal.ENOTFOUND:
+		status = "Succeeded"
+	case err != nil:
+		WriteError(w, err)
+		return
+	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded:
+		status = "Succeeded"
+	case c.ProvisioningState == shoal.ProvisioningFailed:
+		status = "Failed"
+	}
+	body := map[string]any{"status": status, "startTime": time.Now().UTC()}
+	if status == "Failed" {
+		body["error"] = errorDetail{Code: "ComputeProvisioningFailed", Message: "the compute failed to provision", Details: []errorDetail{}}
+	}
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusOK, body)
+}
+
+// operationURL is the absolute URL of an operation on the request's
+// compute, with its api-version (the SDKs GET it as it is).
+func operationURL(r *http.Request, kind string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: strings.TrimSuffix(r.URL.Path, "/") + "/operations/" + kind,
+		RawQuery: "api-version=" + url.QueryEscape(r.URL.Query().Get("api-version"))}
+	return u.String()
+}
+
+// ListNodes is POST …/computes/{name}/listNodes.
+func (h Handlers) ListNodes(w http.ResponseWriter, r *http.Request) {
+	nodes, err := h.Svc.ListNodes(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	out := make([]map[string]any, len(nodes))
+	for i, n := range nodes {
+		out[i] = map[string]any{"nodeId": n.ID, "privateIpAddress": n.PrivateIPAddress, "publicIpAddress": n.PublicIPAddress,
+			"port": n.Port, "nodeState": n.State, "runId": n.CurrentJobName}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
+}
+
+// Usages is GET /subscriptions/{sub}/providers/…/locations/{loc}/usages.
+func (h Handlers) Usages(w http.ResponseWriter, r *http.Request) {
+	usages, err := h.Svc.ListUsages(r.Context(), r.PathValue("loc"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	out := make([]map[string]any, len(usages))
+	for i, u := range usages {
+		out[i] = map[string]any{"id": u.ID, "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
+			"currentValue": u.CurrentValue, "limit": u.Limit, "name": map[string]string{"value": u.Name.Value, "localizedValue": u.Name.LocalizedValue}}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"value": out})
+}
+
+// VMSizes is GET /subscriptions/{sub}/providers/…/locations/{loc}/vmSizes.
+func (h Handlers) VMSizes(w http.ResponseWriter, r *http.Request) {
+	loc, err := h.Svc.Catalog().Location(r.PathValue("loc"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	var out []map[string]any
+	for _, sz := range h.Svc.Catalog().SizesAt(loc) {
+		types := make([]string, len(sz.SupportedComputeTypes))
+		for i, t := range sz.SupportedComputeTypes {
+			types[i] = map[string]string{"amlcompute": "AmlCompute", "computeinstance": "ComputeInstance"}[strings.ToLower(t)]
+			if types[i] == "" {
+				types[i] = t
+			}
+		}
+		out = append(out, map[string]any{"name": sz.Name, "family": sz.Family, "vCPUs": sz.VCPUs, "gpus": sz.GPUs,
+			"osVhdSizeMB": sz.OSVhdSizeMB, "maxResourceVolumeMB": sz.MaxResourceVolumeMB, "memoryGB": sz.MemoryGB,
+			"lowPriorityCapable": sz.LowPriorityCapable, "premiumIO": sz.PremiumIO, "supportedComputeTypes": types})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"value": out})
+}
