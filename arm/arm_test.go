@@ -50,11 +50,11 @@ func TestFromResource(t *testing.T) {
 		t.Errorf("spec %+v", spec)
 	}
 	for body, field := range map[string]string{
-		`{"properties":{"computeType":"Kubernetes"}}`: "properties.computeType",
-		`{"properties":{"computeType":"AmlCompute","properties":{"vmPriority":"Spot"}}}`: "vmPriority",
+		`{"properties":{"computeType":"Kubernetes"}}`:                                                                            "properties.computeType",
+		`{"properties":{"computeType":"AmlCompute","properties":{"vmPriority":"Spot"}}}`:                                         "vmPriority",
 		`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"nodeIdleTimeBeforeScaleDown":"2 minutes"}}}}`: "nodeIdleTimeBeforeScaleDown",
-		`{"identity":{"type":"Magic"},"properties":{"computeType":"AmlCompute"}}`: "identity.type",
-		`{}`: "properties",
+		`{"identity":{"type":"Magic"},"properties":{"computeType":"AmlCompute"}}`:                                                "identity.type",
+		`{}`:       "properties",
 		`not json`: "body",
 	} {
 		_, err := FromResource("c1", []byte(body))
