@@ -97,7 +97,7 @@ func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	w.Header().Set("Azure-AsyncOperation", operationURL(r, "create"))
+	w.Header().Set("Azure-AsyncOperation", operationURL(r, r.URL.Path, "create"))
 	w.Header().Set("Retry-After", "1")
 	writeJSON(w, status, ToResource(scopeOf(r), c.Redacted()))
 }
@@ -115,7 +115,7 @@ func (h Handlers) DeleteCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	op := operationURL(r, "delete")
+	op := operationURL(r, r.URL.Path, "delete")
 	w.Header().Set("Azure-AsyncOperation", op)
 	w.Header().Set("Location", op)
 	w.Header().Set("Retry-After", "1")
@@ -135,6 +135,14 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded:
 		status = "Succeeded"
+	case c.LastOperation != nil && strings.EqualFold(c.LastOperation.OperationName, r.PathValue("kind")):
+		// An instance's start, stop or restart: its last operation says.
+		switch st := c.LastOperation.OperationStatus; {
+		case st == "Succeeded":
+			status = "Succeeded"
+		case strings.HasSuffix(st, "Failed"):
+			status = "Failed"
+		}
 	case c.ProvisioningState == shoal.ProvisioningFailed:
 		status = "Failed"
 	}
@@ -146,14 +154,14 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// operationURL is the absolute URL of an operation on the request's
-// compute, with its api-version (the SDKs GET it as it is).
-func operationURL(r *http.Request, kind string) string {
+// operationURL is the absolute URL of an operation on the compute at
+// computePath, with the request's api-version (the SDKs GET it as it is).
+func operationURL(r *http.Request, computePath, kind string) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: strings.TrimSuffix(r.URL.Path, "/") + "/operations/" + kind,
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: strings.TrimSuffix(computePath, "/") + "/operations/" + kind,
 		RawQuery: "api-version=" + url.QueryEscape(r.URL.Query().Get("api-version"))}
 	return u.String()
 }

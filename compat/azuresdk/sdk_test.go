@@ -225,6 +225,25 @@ func TestGoSDK(t *testing.T) {
 		t.Error("Usages.List is empty")
 	}
 
+	// PATCH the scale settings (BeginUpdate), polled; Get shows them.
+	up, err := cc.BeginUpdate(ctx, rg, ws, "sdk-cluster", armmachinelearning.ClusterUpdateParameters{
+		Properties: &armmachinelearning.ClusterUpdateProperties{Properties: &armmachinelearning.ScaleSettingsInformation{
+			ScaleSettings: &armmachinelearning.ScaleSettings{MaxNodeCount: to.Ptr[int32](3), NodeIdleTimeBeforeScaleDown: to.Ptr("PT10M")}}},
+	}, nil)
+	if err != nil {
+		t.Fatalf("BeginUpdate: %v", err)
+	}
+	if _, err := up.PollUntilDone(ctx, fast); err != nil {
+		t.Fatalf("update: PollUntilDone: %v", err)
+	}
+	got, err = cc.Get(ctx, rg, ws, "sdk-cluster", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Properties.(*armmachinelearning.AmlCompute).Properties.ScaleSettings; *s.MaxNodeCount != 3 || *s.NodeIdleTimeBeforeScaleDown != "PT600S" {
+		t.Errorf("after BeginUpdate: max %d, idle %s", *s.MaxNodeCount, *s.NodeIdleTimeBeforeScaleDown)
+	}
+
 	// Delete, polled until the cluster is gone; then Azure's 404.
 	dp, err := cc.BeginDelete(ctx, rg, ws, "sdk-cluster", armmachinelearning.UnderlyingResourceActionDelete, nil)
 	if err != nil {
@@ -265,5 +284,83 @@ func TestUnknownAPIVersion(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&body)
 	if resp.StatusCode != http.StatusBadRequest || body.Error.Code != "InvalidApiVersionParameter" {
 		t.Fatalf("%d %s; want 400 InvalidApiVersionParameter", resp.StatusCode, body.Error.Code)
+	}
+}
+
+// A compute instance stopped, started and restarted through the SDK's
+// pollers, its state read back each time.
+func TestGoSDKInstanceOperations(t *testing.T) {
+	url, token, ca := shoalServer(t)
+	cred, opts := tokenCredential(token), options(url, ca)
+	ctx := context.Background()
+	// Created with Shoal's own API: this facade creates clusters.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest("PUT", url+"/api/v1/workspaces/default/computes/sdk-ci", strings.NewReader(`{"type":"computeinstance","size":"Standard_DS3_v2"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("creating the instance: %v %v", err, resp.Status)
+	}
+	resp.Body.Close()
+	cc, _ := armmachinelearning.NewComputeClient(sub, cred, opts)
+	state := func() armmachinelearning.ComputeInstanceState {
+		t.Helper()
+		got, err := cc.Get(ctx, rg, ws, "sdk-ci", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci, ok := got.Properties.(*armmachinelearning.ComputeInstance)
+		if !ok || ci.Properties == nil || ci.Properties.State == nil {
+			t.Fatalf("properties %T", got.Properties)
+		}
+		return *ci.Properties.State
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for state() != armmachinelearning.ComputeInstanceStateRunning {
+		if time.Now().After(deadline) {
+			t.Fatalf("the instance is %s, not Running, after 60 s", state())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fast := &runtime.PollUntilDoneOptions{Frequency: 100 * time.Millisecond}
+	stop, err := cc.BeginStop(ctx, rg, ws, "sdk-ci", nil)
+	if err != nil {
+		t.Fatalf("BeginStop: %v", err)
+	}
+	if _, err := stop.PollUntilDone(ctx, fast); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if s := state(); s != armmachinelearning.ComputeInstanceStateStopped {
+		t.Fatalf("after stop: %s", s)
+	}
+	start, err := cc.BeginStart(ctx, rg, ws, "sdk-ci", nil)
+	if err != nil {
+		t.Fatalf("BeginStart: %v", err)
+	}
+	if _, err := start.PollUntilDone(ctx, fast); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if s := state(); s != armmachinelearning.ComputeInstanceStateRunning {
+		t.Fatalf("after start: %s", s)
+	}
+	restart, err := cc.BeginRestart(ctx, rg, ws, "sdk-ci", nil)
+	if err != nil {
+		t.Fatalf("BeginRestart: %v", err)
+	}
+	if _, err := restart.PollUntilDone(ctx, fast); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if s := state(); s != armmachinelearning.ComputeInstanceStateRunning {
+		t.Fatalf("after restart: %s", s)
+	}
+	dp, err := cc.BeginDelete(ctx, rg, ws, "sdk-ci", armmachinelearning.UnderlyingResourceActionDelete, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dp.PollUntilDone(ctx, fast); err != nil {
+		t.Fatalf("delete: %v", err)
 	}
 }

@@ -1,0 +1,78 @@
+package arm
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// UpdateCompute is PATCH …/computes/{name}: a cluster's scale settings
+// ({"properties": {"properties": {"scaleSettings": {...}}}}).
+func (h Handlers) UpdateCompute(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Properties *struct {
+			Properties *struct {
+				ScaleSettings *ScaleSettings `json:"scaleSettings"`
+			} `json:"properties"`
+		} `json:"properties"`
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(raw, &body)
+	}
+	if err != nil {
+		WriteError(w, shoal.FieldErrorf("body", "not a ClusterUpdateParameters: %v", err))
+		return
+	}
+	if body.Properties == nil || body.Properties.Properties == nil || body.Properties.Properties.ScaleSettings == nil {
+		WriteError(w, shoal.FieldErrorf("properties.properties.scaleSettings", "is required"))
+		return
+	}
+	s := body.Properties.Properties.ScaleSettings
+	upd := &shoal.ComputeUpdate{MinInstances: s.MinNodeCount, MaxInstances: s.MaxNodeCount}
+	if s.NodeIdleTimeBeforeScaleDown != "" {
+		d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
+		if err != nil {
+			WriteError(w, shoal.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err))
+			return
+		}
+		secs := int(d / time.Second)
+		upd.IdleTimeBeforeScaleDown = &secs
+	}
+	c, err := h.Svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), upd, r.Header.Get("If-Match"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ToResource(scopeOf(r), c.Redacted()))
+}
+
+// InstanceOperation is POST …/computes/{name}/start, /stop or /restart:
+// 202 with the operation the SDKs poll (they accept nothing else).
+func (h Handlers) InstanceOperation(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var err error
+		ws, name := r.PathValue("ws"), r.PathValue("name")
+		switch kind {
+		case "start":
+			_, err = h.Svc.StartInstance(r.Context(), ws, name)
+		case "stop":
+			_, err = h.Svc.StopInstance(r.Context(), ws, name)
+		default:
+			_, err = h.Svc.RestartInstance(r.Context(), ws, name)
+		}
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		op := operationURL(r, strings.TrimSuffix(r.URL.Path, "/"+kind), kind)
+		w.Header().Set("Azure-AsyncOperation", op)
+		w.Header().Set("Location", op)
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
