@@ -76,3 +76,36 @@ func (h Handlers) InstanceOperation(kind string) http.HandlerFunc {
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
+
+// ListKeys is POST …/computes/{name}/listKeys. A cluster or an instance
+// has no keys a client could use (its SSH settings stay write-only), so
+// the answer is the compute type alone, as Azure's for AmlCompute.
+func (h Handlers) ListKeys(w http.ResponseWriter, r *http.Request) {
+	c, err := h.Svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	t := "AmlCompute"
+	if c.IsInstance() {
+		t = "ComputeInstance"
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"computeType": t})
+}
+
+// Quotas is GET /subscriptions/{sub}/providers/…/locations/{loc}/quotas:
+// the location's vCPU limits (set in the server's config), one line per
+// family and the totals, as Usages reports them without the use.
+func (h Handlers) Quotas(w http.ResponseWriter, r *http.Request) {
+	usages, err := h.Svc.ListUsages(r.Context(), r.PathValue("loc"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	out := make([]map[string]any, len(usages))
+	for i, u := range usages {
+		out[i] = map[string]any{"id": u.ID, "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
+			"limit": u.Limit, "name": map[string]string{"value": u.Name.Value, "localizedValue": u.Name.LocalizedValue}}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"value": out})
+}

@@ -225,6 +225,28 @@ func TestGoSDK(t *testing.T) {
 		t.Error("Usages.List is empty")
 	}
 
+	keys, err := cc.ListKeys(ctx, rg, ws, "sdk-cluster", nil)
+	if err != nil || *keys.GetComputeSecrets().ComputeType != armmachinelearning.ComputeTypeAmlCompute {
+		t.Fatalf("ListKeys: %+v %v", keys, err)
+	}
+	qc, _ := armmachinelearning.NewQuotasClient(sub, cred, opts)
+	quotas := 0
+	for pager := qc.NewListPager("westus", nil); pager.More(); {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatalf("Quotas.List: %v", err)
+		}
+		for _, q := range page.Value {
+			if q.Limit == nil || q.Name == nil || *q.Unit != armmachinelearning.QuotaUnitCount {
+				t.Errorf("quota %+v", q)
+			}
+			quotas++
+		}
+	}
+	if quotas == 0 {
+		t.Error("Quotas.List is empty")
+	}
+
 	// PATCH the scale settings (BeginUpdate), polled; Get shows them.
 	up, err := cc.BeginUpdate(ctx, rg, ws, "sdk-cluster", armmachinelearning.ClusterUpdateParameters{
 		Properties: &armmachinelearning.ClusterUpdateProperties{Properties: &armmachinelearning.ScaleSettingsInformation{
