@@ -3,6 +3,7 @@ package arm
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,13 +99,45 @@ type NodeStateCounts struct {
 	PreemptedNodeCount int `json:"preemptedNodeCount"`
 }
 
-// InstanceProperties are a compute instance's (what ARM shows of one).
+// InstanceProperties are a compute instance's.
 type InstanceProperties struct {
-	VMSize      string `json:"vmSize,omitempty"`
-	State       string `json:"state,omitempty"`
-	SSHSettings *struct {
-		SSHPublicAccess string `json:"sshPublicAccess"`
-	} `json:"sshSettings,omitempty"`
+	VMSize                           string               `json:"vmSize,omitempty"`
+	State                            string               `json:"state,omitempty"`
+	SSHSettings                      *InstanceSSHSettings `json:"sshSettings,omitempty"`
+	ApplicationSharingPolicy         string               `json:"applicationSharingPolicy,omitempty"`
+	ComputeInstanceAuthorizationType string               `json:"computeInstanceAuthorizationType,omitempty"`
+	PersonalComputeInstanceSettings  *struct {
+		AssignedUser *AssignedUser `json:"assignedUser,omitempty"`
+	} `json:"personalComputeInstanceSettings,omitempty"`
+	IdleTimeBeforeShutdown string          `json:"idleTimeBeforeShutdown,omitempty"`
+	EnableSSO              *bool           `json:"enableSSO,omitempty"`
+	EnableRootAccess       *bool           `json:"enableRootAccess,omitempty"`
+	ReleaseQuotaOnStop     *bool           `json:"releaseQuotaOnStop,omitempty"`
+	LastOperation          *LastOperation  `json:"lastOperation,omitempty"`
+	Schedules              json.RawMessage `json:"schedules,omitempty"`
+	SetupScripts           json.RawMessage `json:"setupScripts,omitempty"`
+}
+
+// InstanceSSHSettings are an instance's SSH access.
+type InstanceSSHSettings struct {
+	SSHPublicAccess string `json:"sshPublicAccess,omitempty"`
+	AdminUserName   string `json:"adminUserName,omitempty"`
+	SSHPort         int    `json:"sshPort,omitempty"`
+	AdminPublicKey  string `json:"adminPublicKey,omitempty"`
+}
+
+// AssignedUser is the user an instance was created for.
+type AssignedUser struct {
+	ObjectID string `json:"objectId"`
+	TenantID string `json:"tenantId,omitempty"`
+}
+
+// LastOperation is an instance's last start, stop, restart or create.
+type LastOperation struct {
+	OperationName    string     `json:"operationName"`
+	OperationTime    *time.Time `json:"operationTime,omitempty"`
+	OperationStatus  string     `json:"operationStatus"`
+	OperationTrigger string     `json:"operationTrigger,omitempty"`
 }
 
 // ToResource is a compute as ARM shows it.
@@ -120,7 +153,28 @@ func ToResource(scope Scope, c *shoal.Compute) *Resource {
 	}
 	if c.IsInstance() {
 		p.ComputeType = "ComputeInstance"
-		ip := InstanceProperties{VMSize: c.Size, State: c.State}
+		ip := InstanceProperties{VMSize: c.Size, State: c.State, ApplicationSharingPolicy: "Personal", ComputeInstanceAuthorizationType: "personal",
+			EnableSSO: c.EnableSSO, EnableRootAccess: c.EnableRootAccess, ReleaseQuotaOnStop: c.ReleaseQuotaOnStop}
+		ssh := &InstanceSSHSettings{SSHPublicAccess: "Disabled", AdminUserName: shoal.InstanceAdminUsername}
+		if c.SSHPublicAccessEnabled != nil && *c.SSHPublicAccessEnabled {
+			ssh.SSHPublicAccess = "Enabled"
+		}
+		if c.SSHSettings != nil {
+			ssh.SSHPort, ssh.AdminPublicKey = c.SSHSettings.SSHPort, c.SSHSettings.SSHKeyValue
+		}
+		ip.SSHSettings = ssh
+		if o := c.CreateOnBehalfOf; o != nil {
+			ip.PersonalComputeInstanceSettings = &struct {
+				AssignedUser *AssignedUser `json:"assignedUser,omitempty"`
+			}{&AssignedUser{ObjectID: o.UserObjectID, TenantID: o.UserTenantID}}
+		}
+		if m := c.IdleTimeBeforeShutdownMinutes; m != nil && *m > 0 {
+			ip.IdleTimeBeforeShutdown = "PT" + strconv.Itoa(*m) + "M"
+		}
+		if o := c.LastOperation; o != nil {
+			t := o.OperationTime
+			ip.LastOperation = &LastOperation{OperationName: o.OperationName, OperationTime: &t, OperationStatus: o.OperationStatus, OperationTrigger: o.OperationTrigger}
+		}
 		b, _ := json.Marshal(ip)
 		p.Properties = b
 	} else {
@@ -197,10 +251,15 @@ func FromResource(name string, body []byte) (*shoal.ComputeSpec, error) {
 	switch strings.ToLower(r.Properties.ComputeType) {
 	case "amlcompute":
 		spec.Type = "amlcompute"
+	case "computeinstance":
+		spec.Type = "computeinstance"
+		if err := instanceSpec(spec, r.Properties.Properties); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, shoal.FieldErrorf("properties.computeType", "%q cannot be created through this API; AmlCompute can (compute instances: shoal compute create)", r.Properties.ComputeType)
+		return nil, shoal.FieldErrorf("properties.computeType", "%q is not a compute Shoal runs (AmlCompute, ComputeInstance)", r.Properties.ComputeType)
 	}
-	if len(r.Properties.Properties) > 0 {
+	if spec.Type == "amlcompute" && len(r.Properties.Properties) > 0 {
 		var ap AmlComputeProperties
 		if err := json.Unmarshal(r.Properties.Properties, &ap); err != nil {
 			return nil, shoal.FieldErrorf("properties.properties", "%v", err)

@@ -315,19 +315,34 @@ func TestGoSDKInstanceOperations(t *testing.T) {
 	url, token, ca := shoalServer(t)
 	cred, opts := tokenCredential(token), options(url, ca)
 	ctx := context.Background()
-	// Created with Shoal's own API: this facade creates clusters.
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	req, _ := http.NewRequest("PUT", url+"/api/v1/workspaces/default/computes/sdk-ci", strings.NewReader(`{"type":"computeinstance","size":"Standard_DS3_v2"}`))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil || resp.StatusCode >= 300 {
-		t.Fatalf("creating the instance: %v %v", err, resp.Status)
-	}
-	resp.Body.Close()
 	cc, _ := armmachinelearning.NewComputeClient(sub, cred, opts)
+	// The seed's instance: SSH enabled with a key, idle shutdown after 30
+	// minutes, created for another user.
+	const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl sdk@test"
+	cp, err := cc.BeginCreateOrUpdate(ctx, rg, ws, "sdk-ci", armmachinelearning.ComputeResource{
+		Properties: &armmachinelearning.ComputeInstance{
+			ComputeType: to.Ptr(armmachinelearning.ComputeTypeComputeInstance),
+			Properties: &armmachinelearning.ComputeInstanceProperties{
+				VMSize:      to.Ptr("Standard_DS3_v2"),
+				SSHSettings: &armmachinelearning.ComputeInstanceSSHSettings{SSHPublicAccess: to.Ptr(armmachinelearning.SSHPublicAccessEnabled), AdminPublicKey: to.Ptr(key)},
+			},
+		},
+	}, nil)
+	if err != nil {
+		t.Fatalf("BeginCreateOrUpdate(ComputeInstance): %v", err)
+	}
+	fast := &runtime.PollUntilDoneOptions{Frequency: 100 * time.Millisecond}
+	if _, err := cp.PollUntilDone(ctx, fast); err != nil {
+		t.Fatalf("create instance: %v", err)
+	}
+	got, err := cc.Get(ctx, rg, ws, "sdk-ci", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci := got.Properties.(*armmachinelearning.ComputeInstance).Properties; *ci.SSHSettings.SSHPublicAccess != armmachinelearning.SSHPublicAccessEnabled ||
+		*ci.SSHSettings.AdminUserName != "azureuser" || *ci.VMSize != "Standard_DS3_v2" {
+		t.Errorf("the instance as created: %+v %+v", ci, ci.SSHSettings)
+	}
 	state := func() armmachinelearning.ComputeInstanceState {
 		t.Helper()
 		got, err := cc.Get(ctx, rg, ws, "sdk-ci", nil)
@@ -347,7 +362,6 @@ func TestGoSDKInstanceOperations(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	fast := &runtime.PollUntilDoneOptions{Frequency: 100 * time.Millisecond}
 	stop, err := cc.BeginStop(ctx, rg, ws, "sdk-ci", nil)
 	if err != nil {
 		t.Fatalf("BeginStop: %v", err)

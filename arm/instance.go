@@ -1,0 +1,56 @@
+package arm
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// instanceSpec reads a ComputeInstance's properties into spec. Schedules
+// and setup scripts are set with Shoal's own API for now: a body that
+// carries them is refused rather than half applied.
+func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var p InstanceProperties
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return shoal.FieldErrorf("properties.properties", "%v", err)
+	}
+	if len(p.Schedules) > 0 && string(p.Schedules) != "null" {
+		return shoal.FieldErrorf("properties.properties.schedules", "set schedules with `shoal compute update` or Shoal's API; this API does not take them yet")
+	}
+	if len(p.SetupScripts) > 0 && string(p.SetupScripts) != "null" {
+		return shoal.FieldErrorf("properties.properties.setupScripts", "set setup scripts with `shoal compute create -f`; this API does not take them yet")
+	}
+	spec.Size = p.VMSize
+	if s := p.SSHSettings; s != nil {
+		switch s.SSHPublicAccess {
+		case "Enabled":
+			t := true
+			spec.SSHPublicAccessEnabled = &t
+		case "Disabled", "":
+			f := false
+			spec.SSHPublicAccessEnabled = &f
+		default:
+			return shoal.FieldErrorf("properties.properties.sshSettings.sshPublicAccess", "%q is not Enabled or Disabled", s.SSHPublicAccess)
+		}
+		if s.AdminPublicKey != "" {
+			spec.SSHSettings = &shoal.SSHSettings{SSHKeyValue: s.AdminPublicKey}
+		}
+	}
+	if pc := p.PersonalComputeInstanceSettings; pc != nil && pc.AssignedUser != nil {
+		spec.CreateOnBehalfOf = &shoal.CreateOnBehalfOf{UserObjectID: pc.AssignedUser.ObjectID, UserTenantID: pc.AssignedUser.TenantID}
+	}
+	if p.IdleTimeBeforeShutdown != "" {
+		d, err := parseDuration(p.IdleTimeBeforeShutdown)
+		if err != nil {
+			return shoal.FieldErrorf("properties.properties.idleTimeBeforeShutdown", "%v", err)
+		}
+		m := int(d / time.Minute)
+		spec.IdleTimeBeforeShutdownMinutes = &m
+	}
+	spec.EnableSSO, spec.EnableRootAccess, spec.ReleaseQuotaOnStop = p.EnableSSO, p.EnableRootAccess, p.ReleaseQuotaOnStop
+	return nil
+}
