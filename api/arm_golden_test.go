@@ -1,0 +1,89 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the ARM golden files from what the server answers")
+
+// Each ARM exchange an SDK makes is kept as a golden file
+// (testdata/arm/NN-name.golden: the request, the status, the headers the
+// SDKs read and the body), so that a change in a shape shows up in review.
+// Times, hosts and generated ids are replaced by placeholders. Run with
+// -update to rewrite them after an intended change.
+func TestARMGolden(t *testing.T) {
+	e := newTestEnv(t)
+	const ws = "/subscriptions/sub-1/resourceGroups/rg-1/providers/Microsoft.MachineLearningServices/workspaces/default"
+	const loc = "/subscriptions/sub-1/providers/Microsoft.MachineLearningServices/locations/westus"
+	const v = "?api-version=2024-04-01"
+	cluster := `{"location":"westus","tags":{"team":"vision"},"properties":{"computeType":"AmlCompute","description":"golden",
+		"properties":{"vmSize":"Standard_DS3_v2","vmPriority":"Dedicated","scaleSettings":{"maxNodeCount":2,"minNodeCount":0,"nodeIdleTimeBeforeScaleDown":"PT120S"}}}}`
+	steps := []struct{ name, method, path, body string }{
+		{"workspace-get", "GET", ws + v, ""},
+		{"compute-put-cluster", "PUT", ws + "/computes/gold-cluster" + v, cluster},
+		{"compute-get", "GET", ws + "/computes/gold-cluster" + v, ""},
+		{"compute-list", "GET", ws + "/computes" + v, ""},
+		{"compute-patch", "PATCH", ws + "/computes/gold-cluster" + v, `{"properties":{"properties":{"scaleSettings":{"maxNodeCount":3}}}}`},
+		{"compute-listnodes", "POST", ws + "/computes/gold-cluster/listNodes" + v, ""},
+		{"compute-listkeys", "POST", ws + "/computes/gold-cluster/listKeys" + v, ""},
+		{"compute-operation-create", "GET", ws + "/computes/gold-cluster/operations/create" + v, ""},
+		{"location-usages", "GET", loc + "/usages" + v, ""},
+		{"location-quotas", "GET", loc + "/quotas" + v, ""},
+		{"compute-put-bad", "PUT", ws + "/computes/gold-bad" + v, `{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"maxNodeCount":1,"minNodeCount":2}}}}`},
+		{"compute-delete", "DELETE", ws + "/computes/gold-cluster" + v + "&underlyingResourceAction=Delete", ""},
+		{"compute-get-missing", "GET", ws + "/computes/no-such" + v, ""},
+		{"bad-api-version", "GET", ws + "/computes?api-version=2019-01-01", ""},
+	}
+	times := regexp.MustCompile(`"\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})"`)
+	for i, st := range steps {
+		req, _ := http.NewRequest(st.method, e.ts.URL+st.path, strings.NewReader(st.body))
+		req.Header.Set("Authorization", "Bearer "+e.admin)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var pretty bytes.Buffer
+		if len(bytes.TrimSpace(raw)) > 0 && json.Indent(&pretty, raw, "", "  ") != nil {
+			pretty.Reset()
+			pretty.Write(raw)
+		}
+		var got strings.Builder
+		fmt.Fprintf(&got, "%s %s\n%s\n", st.method, st.path, resp.Status)
+		for _, h := range []string{"Azure-AsyncOperation", "Location", "Retry-After", "Content-Type"} {
+			if v := resp.Header.Get(h); v != "" {
+				fmt.Fprintf(&got, "%s: %s\n", h, v)
+			}
+		}
+		got.WriteString("\n" + pretty.String() + "\n")
+		text := strings.ReplaceAll(got.String(), e.ts.URL, "<server>")
+		text = times.ReplaceAllString(text, `"<time>"`)
+		path := filepath.Join("testdata", "arm", fmt.Sprintf("%02d-%s.golden", i+1, st.name))
+		if *updateGolden {
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./api -run TestARMGolden -update to write it)", err)
+		}
+		if string(want) != text {
+			t.Errorf("%s changed (go test ./api -run TestARMGolden -update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, text)
+		}
+	}
+}
