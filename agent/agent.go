@@ -90,6 +90,7 @@ type Agent struct {
 	terminating chan struct{}
 	// gpus asks nvidia-smi for the GPUs' utilisation.
 	gpus *gpuProbe
+	bundleState
 }
 
 // now reads the agent's clock.

@@ -78,3 +78,28 @@ func TestServerTLSWithOwnCertificate(t *testing.T) {
 	name := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo ok\ncompute: azureml:own-tls\n"))
 	waitJob(t, s, name, 60*time.Second, "Completed")
 }
+
+// Inside a job on a compute with a system-assigned identity, what Azure's
+// SDKs do with no configuration works against Shoal: a token for
+// Resource Manager from the identity endpoint, then Resource Manager's
+// compute list at AZUREML_DEV_URL_MFE over HTTPS, trusting the CA bundle
+// the job is given.
+func TestJobReachesARMWithItsIdentity(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
+	createCluster(t, s, "msi-arm", "--max-instances", "1", "--identity-type", "SystemAssigned")
+	mustRun(t, s.env, "role", "assign", "--compute", "msi-arm", "--role", "Reader", "-o", "none")
+	name := submitJob(t, s, writeJobFile(t, `type: command
+command: >-
+  tok=$(curl -sf -H "X-IDENTITY-HEADER: $IDENTITY_HEADER" "$IDENTITY_ENDPOINT?resource=https://management.azure.com/&api-version=2019-08-01"
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])') &&
+  curl -sf -H "Authorization: Bearer $tok"
+  "${AZUREML_DEV_URL_MFE}subscriptions/s1/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/computes?api-version=2022-10-01-preview"
+  | python3 -c 'import json,sys; print("computes:", [c["name"] for c in json.load(sys.stdin)["value"]])'
+compute: azureml:msi-arm
+`))
+	j := waitJob(t, s, name, 60*time.Second, "Completed", "Failed")
+	if log := jobLog(t, s, name); j.Status != "Completed" || !strings.Contains(log, "computes: ['msi-arm']") {
+		t.Fatalf("%s:\n%s", j, log)
+	}
+}

@@ -47,10 +47,14 @@ func (s *Services) SetWorkload(i *workload.Issuer) { s.cfg.Workload = i }
 func (s *Services) Workload() *workload.Issuer { return s.cfg.Workload }
 
 // WorkloadAudiences are the audiences Shoal's API accepts in a workload
-// token: the server's URL and the name "shoal".
+// token: the server's URL, the name "shoal", and Azure Resource Manager's
+// audiences — Azure's SDKs in a job ask the identity endpoint for a
+// management.azure.com token and send it to Shoal, which stands for
+// Resource Manager (same roles, same audit).
 func (s *Services) WorkloadAudiences() []string {
 	u := strings.TrimRight(s.cfg.ServerURL, "/")
-	return []string{u, u + "/", "shoal", "api://shoal", "https://shoal"}
+	return []string{u, u + "/", "shoal", "api://shoal", "https://shoal",
+		"https://management.azure.com", "https://management.azure.com/", "https://management.core.windows.net/"}
 }
 
 // taskIdentities returns the managed identities a job on compute c may act
