@@ -1,0 +1,97 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The seeds' Python examples run with Azure's own Python SDK (Debian's
+// python3-azure: azure-ai-ml 1.4.0) against `shoal server --tls`, and
+// `shoal compute show` then prints what the SDK wrote. pydash, which
+// azure-ai-ml imports and Debian does not package, is the labelled
+// stand-in in compat/azurepy/standin; nothing of the SDK is patched.
+func TestAzurePythonSDK(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/usr/lib/python3/dist-packages/azure/ai/ml"); err != nil {
+		t.Fatalf("azure-ai-ml not found: apt-get install python3-azure (scripts/test does)")
+	}
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
+	mustRun(t, s.env, "user", "create", "--name", "dana", "-o", "none")
+	key := strings.TrimSpace(readFile(t, sshKey(t, "sdk")+".pub"))
+	standin, _ := filepath.Abs("../compat/azurepy/standin")
+	cmd := exec.Command("/usr/bin/python3", "testdata/azurepy/seeds.py")
+	cmd.Env = append(os.Environ(), "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
+		"PYTHONPATH="+standin, "SHOAL_TOKEN="+s.adminToken(t), "SSH_KEY="+key)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+	}
+	if err != nil {
+		t.Fatalf("the seeds' Python examples failed: %v\n%s", err, out)
+	}
+	steps := map[string]map[string]any{}
+	for _, line := range strings.Split(string(out), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
+			steps[jsonStr(m["step"])] = m
+		}
+	}
+	want := map[string]map[string]any{
+		"cluster":       {"name": "cpu-cluster", "size": "STANDARD_DS3_v2", "max": float64(2), "idle": float64(120)},
+		"low_priority":  {"tier": "low_priority"},
+		"identity":      {"type": "system_assigned"},
+		"instance":      {"state": "Running"},
+		"idle_shutdown": {"minutes": float64(30)},
+		"ssh":           {"enabled": true, "admin": "azureuser"},
+		"on_behalf_of":  {"user": "dana"},
+		"stop":          {"state": "Stopped"},
+		"start":         {"state": "Running"},
+		"restart":       {"state": "Running"},
+		"get":           {"max": float64(2)},
+		"list_nodes":    {"nodes": float64(0)},
+	}
+	for step, fields := range want {
+		for k, v := range fields {
+			if got := steps[step][k]; got != v {
+				t.Errorf("step %s: %s = %v, want %v\n%s", step, k, got, v, out)
+			}
+		}
+	}
+	if n, _ := steps["list_sizes"]["count"].(float64); n < 10 {
+		t.Errorf("list_sizes: %v", steps["list_sizes"])
+	}
+	if n, _ := steps["list_usage"]["count"].(float64); n < 1 {
+		t.Errorf("list_usage: %v", steps["list_usage"])
+	}
+	if got := jsonStr(steps["delete"]["names"]); strings.Contains(got, "low-pri-example") {
+		t.Errorf("after begin_delete: %v", got)
+	}
+	// What the SDK wrote, as Shoal's CLI shows it.
+	show := func(name string) map[string]any { return runJSON[map[string]any](t, s.env, "compute", "show", "-n", name, "-o", "json") }
+	if c := show("cpu-cluster"); c["size"] != "STANDARD_DS3_v2" || c["max_instances"] != float64(2) || c["idle_time_before_scale_down"] != float64(120) {
+		t.Errorf("compute show cpu-cluster: %v", c)
+	}
+	if c := show("identity-cluster"); jsonStr(mapField(c, "identity", "type")) != "system_assigned" {
+		t.Errorf("compute show identity-cluster: identity %v", c["identity"])
+	}
+	if c := show("ci-idle-demo"); c["idle_time_before_shutdown_minutes"] != float64(30) {
+		t.Errorf("compute show ci-idle-demo: %v", c["idle_time_before_shutdown_minutes"])
+	}
+	if c := show("ci-ssh-demo"); c["ssh_public_access_enabled"] != true {
+		t.Errorf("compute show ci-ssh-demo: %v", c["ssh_public_access_enabled"])
+	}
+	if c := show("ci-obo-demo"); jsonStr(mapField(c, "create_on_behalf_of", "user_object_id")) != "dana" {
+		t.Errorf("compute show ci-obo-demo: %v", c["create_on_behalf_of"])
+	}
+}

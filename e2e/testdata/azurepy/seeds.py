@@ -1,0 +1,82 @@
+"""The Python examples of seeds 000 and 002, run with Azure's own SDK
+(azure-ai-ml 1.4.0 from Debian's python3-azure) against a Shoal server:
+only where the client connects differs (AZUREML_DEV_URL_MFE, the CA bundle
+in REQUESTS_CA_BUNDLE, and a credential that hands the SDK a Shoal API
+token). Prints one line per step, which the Go test compares with what
+`shoal compute show` then prints."""
+
+import json
+import os
+import time
+
+from azure.ai.ml import MLClient
+from azure.ai.ml.entities import (AmlCompute, AssignedUserConfiguration, ComputeInstance,
+                                  ComputeInstanceSshSettings, IdentityConfiguration)
+from azure.core.credentials import AccessToken
+
+
+class ShoalToken:
+    """A credential as azure-identity's: get_token returns an AccessToken,
+    here Shoal's API token (service principals come later)."""
+
+    def get_token(self, *scopes, **kwargs):
+        return AccessToken(os.environ["SHOAL_TOKEN"], int(time.time()) + 3600)
+
+
+ml_client = MLClient(ShoalToken(), "00000000-0000-0000-0000-000000000000", "ml-project-rg", "default")
+
+
+def say(step, **values):
+    print(json.dumps({"step": step, **values}), flush=True)
+
+
+# Seed 000: a basic cluster, a low-priority one, one with a managed identity.
+cluster_basic = AmlCompute(name="cpu-cluster", type="amlcompute", size="STANDARD_DS3_v2",
+                           location="westus", min_instances=0, max_instances=2,
+                           idle_time_before_scale_down=120)
+r = ml_client.begin_create_or_update(cluster_basic).result()
+say("cluster", name=r.name, size=r.size, max=r.max_instances, idle=int(r.idle_time_before_scale_down))
+
+cluster_low_pri = AmlCompute(name="low-pri-example", size="STANDARD_DS3_v2", min_instances=0,
+                             max_instances=2, idle_time_before_scale_down=120, tier="low_priority")
+r = ml_client.begin_create_or_update(cluster_low_pri).result()
+say("low_priority", name=r.name, tier=r.tier)
+
+cluster_identity = AmlCompute(name="identity-cluster", size="STANDARD_DS3_v2", max_instances=2,
+                              identity=IdentityConfiguration(type="system_assigned"))
+r = ml_client.begin_create_or_update(cluster_identity).result()
+say("identity", name=r.name, type=r.identity.type)
+
+# Seed 002: instances — basic, with idle shutdown, with SSH, on behalf of a user.
+ci_basic = ComputeInstance(name="ci-basic-demo", size="STANDARD_DS3_v2")
+r = ml_client.begin_create_or_update(ci_basic).result()
+say("instance", name=r.name, state=r.state)
+
+ci_idle = ComputeInstance(name="ci-idle-demo", size="STANDARD_DS3_v2", idle_time_before_shutdown_minutes=30)
+r = ml_client.begin_create_or_update(ci_idle).result()
+say("idle_shutdown", name=r.name, minutes=r.idle_time_before_shutdown_minutes)
+
+ci_ssh = ComputeInstance(name="ci-ssh-demo", size="STANDARD_DS3_v2", ssh_public_access_enabled=True,
+                         ssh_settings=ComputeInstanceSshSettings(ssh_key_value=os.environ["SSH_KEY"]))
+r = ml_client.begin_create_or_update(ci_ssh).result()
+say("ssh", name=r.name, enabled=r.ssh_public_access_enabled, admin=r.ssh_settings.admin_username)
+
+ci_obo = ComputeInstance(name="ci-obo-demo", size="STANDARD_DS3_v2",
+                         create_on_behalf_of=AssignedUserConfiguration(user_tenant_id="tenant-1", user_object_id="dana"))
+r = ml_client.begin_create_or_update(ci_obo).result()
+say("on_behalf_of", name=r.name, user=r.create_on_behalf_of.user_object_id)
+
+# The verbs.
+ml_client.compute.begin_stop("ci-basic-demo").wait()
+say("stop", state=ml_client.compute.get("ci-basic-demo").state)
+ml_client.compute.begin_start("ci-basic-demo").wait()
+say("start", state=ml_client.compute.get("ci-basic-demo").state)
+ml_client.compute.begin_restart("ci-basic-demo").wait()
+say("restart", state=ml_client.compute.get("ci-basic-demo").state)
+say("get", max=ml_client.compute.get("cpu-cluster").max_instances)
+say("list", names=sorted(c.name for c in ml_client.compute.list()))
+say("list_nodes", nodes=len(list(ml_client.compute.list_nodes("cpu-cluster"))))
+say("list_sizes", count=len(list(ml_client.compute.list_sizes())))
+say("list_usage", count=len(list(ml_client.compute.list_usage())))
+ml_client.compute.begin_delete("low-pri-example").wait()
+say("delete", names=sorted(c.name for c in ml_client.compute.list()))
