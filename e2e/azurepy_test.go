@@ -78,7 +78,9 @@ func TestAzurePythonSDK(t *testing.T) {
 		t.Errorf("after begin_delete: %v", got)
 	}
 	// What the SDK wrote, as Shoal's CLI shows it.
-	show := func(name string) map[string]any { return runJSON[map[string]any](t, s.env, "compute", "show", "-n", name, "-o", "json") }
+	show := func(name string) map[string]any {
+		return runJSON[map[string]any](t, s.env, "compute", "show", "-n", name, "-o", "json")
+	}
 	if c := show("cpu-cluster"); c["size"] != "STANDARD_DS3_v2" || c["max_instances"] != float64(2) || c["idle_time_before_scale_down"] != float64(120) {
 		t.Errorf("compute show cpu-cluster: %v", c)
 	}
