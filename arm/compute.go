@@ -171,6 +171,7 @@ func ToResource(scope Scope, c *shoal.Compute) *Resource {
 		if m := c.IdleTimeBeforeShutdownMinutes; m != nil && *m > 0 {
 			ip.IdleTimeBeforeShutdown = "PT" + strconv.Itoa(*m) + "M"
 		}
+		ip.Schedules = schedulesTo(c.Schedules)
 		if o := c.LastOperation; o != nil {
 			t := o.OperationTime
 			ip.LastOperation = &LastOperation{OperationName: o.OperationName, OperationTime: &t, OperationStatus: o.OperationStatus, OperationTrigger: o.OperationTrigger}

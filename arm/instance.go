@@ -7,9 +7,9 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// instanceSpec reads a ComputeInstance's properties into spec. Schedules
-// and setup scripts are set with Shoal's own API for now: a body that
-// carries them is refused rather than half applied.
+// instanceSpec reads a ComputeInstance's properties into spec. Setup
+// scripts are set with Shoal's own API for now: a body that carries them
+// is refused rather than half applied.
 func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil
@@ -19,7 +19,11 @@ func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 		return shoal.FieldErrorf("properties.properties", "%v", err)
 	}
 	if len(p.Schedules) > 0 && string(p.Schedules) != "null" {
-		return shoal.FieldErrorf("properties.properties.schedules", "set schedules with `shoal compute update` or Shoal's API; this API does not take them yet")
+		s, err := schedulesFrom(p.Schedules)
+		if err != nil {
+			return err
+		}
+		spec.Schedules = s
 	}
 	if len(p.SetupScripts) > 0 && string(p.SetupScripts) != "null" {
 		return shoal.FieldErrorf("properties.properties.setupScripts", "set setup scripts with `shoal compute create -f`; this API does not take them yet")

@@ -55,6 +55,7 @@ func TestAzurePythonSDK(t *testing.T) {
 		"idle_shutdown": {"minutes": float64(30)},
 		"ssh":           {"enabled": true, "admin": "azureuser"},
 		"on_behalf_of":  {"user": "dana"},
+		"schedule":      {"action": "Start", "frequency": "Week", "time_zone": "India Standard Time"}, // REST enums, as Azure returns them
 		"stop":          {"state": "Stopped"},
 		"start":         {"state": "Running"},
 		"restart":       {"state": "Running"},
@@ -92,6 +93,9 @@ func TestAzurePythonSDK(t *testing.T) {
 	}
 	if c := show("ci-ssh-demo"); c["ssh_public_access_enabled"] != true {
 		t.Errorf("compute show ci-ssh-demo: %v", c["ssh_public_access_enabled"])
+	}
+	if c := show("ci-sched-demo"); !strings.Contains(jsonStr(c["schedules"]), "India Standard Time") || !strings.Contains(strings.ToLower(jsonStr(c["schedules"])), "friday") {
+		t.Errorf("compute show ci-sched-demo: schedules %v", c["schedules"])
 	}
 	if c := show("ci-obo-demo"); jsonStr(mapField(c, "create_on_behalf_of", "user_object_id")) != "dana" {
 		t.Errorf("compute show ci-obo-demo: %v", c["create_on_behalf_of"])

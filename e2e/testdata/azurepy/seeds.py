@@ -10,8 +10,10 @@ import os
 import time
 
 from azure.ai.ml import MLClient
+from azure.ai.ml.constants import TimeZone
 from azure.ai.ml.entities import (AmlCompute, AssignedUserConfiguration, ComputeInstance,
-                                  ComputeInstanceSshSettings, IdentityConfiguration)
+                                  ComputeInstanceSshSettings, ComputeSchedules, ComputeStartStopSchedule,
+                                  IdentityConfiguration, RecurrencePattern, RecurrenceTrigger)
 from azure.core.credentials import AccessToken
 
 
@@ -65,6 +67,15 @@ ci_obo = ComputeInstance(name="ci-obo-demo", size="STANDARD_DS3_v2",
                          create_on_behalf_of=AssignedUserConfiguration(user_tenant_id="tenant-1", user_object_id="dana"))
 r = ml_client.begin_create_or_update(ci_obo).result()
 say("on_behalf_of", name=r.name, user=r.create_on_behalf_of.user_object_id)
+
+ci_start_time = "2023-06-21T11:47:00"
+rec_trigger = RecurrenceTrigger(start_time=ci_start_time, time_zone=TimeZone.INDIA_STANDARD_TIME, frequency="week",
+                                interval=1, schedule=RecurrencePattern(week_days=["Friday"], hours=15, minutes=[30]))
+myschedule = ComputeStartStopSchedule(trigger=rec_trigger, action="start")
+com_sch = ComputeSchedules(compute_start_stop=[myschedule])
+r = ml_client.begin_create_or_update(ComputeInstance(name="ci-sched-demo", schedules=com_sch)).result()
+s0 = r.schedules.compute_start_stop[0]
+say("schedule", action=s0.action, frequency=s0.trigger.frequency, time_zone=s0.trigger.time_zone)
 
 # The verbs.
 ml_client.compute.begin_stop("ci-basic-demo").wait()
