@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func TestAzurePythonSDK(t *testing.T) {
 	if c := show("ci-ssh-demo"); c["ssh_public_access_enabled"] != true {
 		t.Errorf("compute show ci-ssh-demo: %v", c["ssh_public_access_enabled"])
 	}
-	if c := show("ci-sched-demo"); !strings.Contains(jsonStr(c["schedules"]), "India Standard Time") || !strings.Contains(strings.ToLower(jsonStr(c["schedules"])), "friday") {
+	if c := show("ci-sched-demo"); !strings.Contains(fmt.Sprint(c["schedules"]), "India Standard Time") || !strings.Contains(strings.ToLower(fmt.Sprint(c["schedules"])), "friday") {
 		t.Errorf("compute show ci-sched-demo: schedules %v", c["schedules"])
 	}
 	if c := show("ci-obo-demo"); jsonStr(mapField(c, "create_on_behalf_of", "user_object_id")) != "dana" {
