@@ -102,3 +102,32 @@ func TestAzurePythonSDK(t *testing.T) {
 		t.Errorf("compute show ci-obo-demo: %v", c["create_on_behalf_of"])
 	}
 }
+
+// The seed's `MLClient(DefaultAzureCredential(), ...)` runs verbatim in a
+// job on a compute with a system-assigned identity: no credential is
+// configured; azure-identity finds the job's identity endpoint, and
+// azure-ai-ml reaches Shoal through AZUREML_DEV_URL_MFE and the CA
+// bundle the job is given.
+func TestDefaultAzureCredentialInAJob(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/usr/lib/python3/dist-packages/azure/ai/ml"); err != nil {
+		t.Fatalf("azure-ai-ml not found: apt-get install python3-azure (scripts/test does)")
+	}
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
+	createCluster(t, s, "msi-sdk", "--max-instances", "1", "--identity-type", "SystemAssigned")
+	mustRun(t, s.env, "role", "assign", "--compute", "msi-sdk", "--role", "Reader", "-o", "none")
+	standin, _ := filepath.Abs("../compat/azurepy/standin")
+	name := submitJob(t, s, writeJobFile(t, `type: command
+command: >-
+  /usr/bin/python3 -c "from azure.ai.ml import MLClient; from azure.identity import DefaultAzureCredential;
+  ml_client = MLClient(DefaultAzureCredential(), '00000000-0000-0000-0000-000000000000', 'ml-project-rg', 'default');
+  print('computes:', sorted(c.name for c in ml_client.compute.list()))"
+compute: azureml:msi-sdk
+environment_variables:
+  PYTHONPATH: `+standin+`
+`))
+	j := waitJob(t, s, name, 90*time.Second, "Completed", "Failed")
+	if log := jobLog(t, s, name); j.Status != "Completed" || !strings.Contains(log, "computes: ['msi-sdk']") {
+		t.Fatalf("%s:\n%s", j, log)
+	}
+}
