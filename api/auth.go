@@ -20,6 +20,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		switch {
 		case !ok:
 			err = shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
+		case workload.LooksLikeJWT(token) && strings.HasPrefix(r.URL.Path, "/subscriptions/"):
+			p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
 		case workload.LooksLikeJWT(token):
 			p, err = s.svc.AuthenticateWorkload(r.Context(), token)
 		default:

@@ -47,14 +47,19 @@ func (s *Services) SetWorkload(i *workload.Issuer) { s.cfg.Workload = i }
 func (s *Services) Workload() *workload.Issuer { return s.cfg.Workload }
 
 // WorkloadAudiences are the audiences Shoal's API accepts in a workload
-// token: the server's URL, the name "shoal", and Azure Resource Manager's
-// audiences — Azure's SDKs in a job ask the identity endpoint for a
-// management.azure.com token and send it to Shoal, which stands for
-// Resource Manager (same roles, same audit).
+// token: the server's URL and the name "shoal".
 func (s *Services) WorkloadAudiences() []string {
 	u := strings.TrimRight(s.cfg.ServerURL, "/")
-	return []string{u, u + "/", "shoal", "api://shoal", "https://shoal",
-		"https://management.azure.com", "https://management.azure.com/", "https://management.core.windows.net/"}
+	return []string{u, u + "/", "shoal", "api://shoal", "https://shoal"}
+}
+
+// ARMAudiences are the audiences the Resource Manager routes accept as
+// well: Azure's SDKs in a job ask the identity endpoint for a
+// management.azure.com token and send it to Shoal, which stands for
+// Resource Manager there (same roles, same audit). Shoal's own routes
+// keep refusing them: a token meant for Azure is not one for Shoal.
+func (s *Services) ARMAudiences() []string {
+	return append(s.WorkloadAudiences(), "https://management.azure.com", "https://management.azure.com/", "https://management.core.windows.net/")
 }
 
 // taskIdentities returns the managed identities a job on compute c may act
@@ -121,10 +126,20 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 // it must verify, be meant for Shoal, and belong to an attempt that is
 // still running — a token is worthless once its attempt ends.
 func (s *Services) AuthenticateWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
+	return s.authenticateWorkload(ctx, token, s.WorkloadAudiences())
+}
+
+// AuthenticateARMWorkload is AuthenticateWorkload for the Resource
+// Manager routes, which accept Resource Manager's audiences too.
+func (s *Services) AuthenticateARMWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
+	return s.authenticateWorkload(ctx, token, s.ARMAudiences())
+}
+
+func (s *Services) authenticateWorkload(ctx context.Context, token string, audiences []string) (*shoal.Principal, error) {
 	if s.cfg.Workload == nil {
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token is not valid")
 	}
-	c, err := s.cfg.Workload.Verify(ctx, token, s.WorkloadAudiences())
+	c, err := s.cfg.Workload.Verify(ctx, token, audiences)
 	if err != nil {
 		return nil, err
 	}
