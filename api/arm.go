@@ -29,6 +29,7 @@ func (s *Server) armRoutes() []Route {
 		{Pattern: "DELETE " + armPrefix + "/computes/{name}", Action: shoal.ActComputesDelete, handler: c(h.DeleteCompute)},
 		{Pattern: "GET " + armPrefix + "/computes/{name}/operations/{kind}", Action: shoal.ActComputesRead, handler: c(h.Operation)},
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listNodes", Action: shoal.ActComputesRead, handler: c(h.ListNodes)},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/updateIdleShutdownSetting", Action: shoal.ActComputesWrite, handler: c(h.UpdateIdleShutdown)},
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listKeys", Action: shoal.ActComputesWrite, handler: c(h.ListKeys)},
 		{Pattern: "GET " + armLocation + "/quotas", Action: shoal.ActQuotasRead, handler: c(h.Quotas)},
 		{Pattern: "GET " + armLocation + "/usages", Action: ActionAuthenticated, handler: c(h.Usages)},

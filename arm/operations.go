@@ -109,3 +109,30 @@ func (h Handlers) Quotas(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"value": out})
 }
+
+// UpdateIdleShutdown is POST …/computes/{name}/updateIdleShutdownSetting
+// with {"idleTimeBeforeShutdown": "PT30M"} (preview api-versions): 200
+// with no body, as Azure answers.
+func (h Handlers) UpdateIdleShutdown(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		IdleTimeBeforeShutdown json.RawMessage `json:"idleTimeBeforeShutdown"`
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(raw, &body)
+	}
+	if err != nil {
+		WriteError(w, shoal.FieldErrorf("body", "not an IdleShutdownSetting: %v", err))
+		return
+	}
+	m, err := shoal.DecodeIdleShutdown(body.IdleTimeBeforeShutdown)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	if _, err := h.Svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &shoal.ComputeUpdate{IdleTimeBeforeShutdownMinutes: &m}, r.Header.Get("If-Match")); err != nil {
+		WriteError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
