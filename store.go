@@ -136,6 +136,22 @@ type Tx interface {
 	// DeleteIdentity removes an identity. Returns ENOTFOUND.
 	DeleteIdentity(name string) error
 
+	// GetServicePrincipal returns a service principal by name
+	// (case-insensitive). Returns ENOTFOUND.
+	GetServicePrincipal(name string) (*ServicePrincipal, error)
+	// FindServicePrincipalByClientID returns a service principal by client
+	// ID. Returns ENOTFOUND.
+	FindServicePrincipalByClientID(clientID string) (*ServicePrincipal, error)
+	// ListServicePrincipals returns service principals ordered by name.
+	ListServicePrincipals() ([]*ServicePrincipal, error)
+	// InsertServicePrincipal adds a service principal. Returns ECONFLICT.
+	InsertServicePrincipal(sp *ServicePrincipal) error
+	// UpdateServicePrincipal replaces a service principal (a new secret).
+	// Returns ENOTFOUND.
+	UpdateServicePrincipal(sp *ServicePrincipal) error
+	// DeleteServicePrincipal removes a service principal. Returns ENOTFOUND.
+	DeleteServicePrincipal(name string) error
+
 	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
 	GetRole(name string) (*RoleDefinition, error)
 	// ListRoles returns the custom roles ordered by name.

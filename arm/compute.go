@@ -172,6 +172,7 @@ func ToResource(scope Scope, c *shoal.Compute) *Resource {
 			ip.IdleTimeBeforeShutdown = "PT" + strconv.Itoa(*m) + "M"
 		}
 		ip.Schedules = schedulesTo(c.Schedules)
+		ip.SetupScripts = setupScriptsTo(c.SetupScripts)
 		if o := c.LastOperation; o != nil {
 			t := o.OperationTime
 			ip.LastOperation = &LastOperation{OperationName: o.OperationName, OperationTime: &t, OperationStatus: o.OperationStatus, OperationTrigger: o.OperationTrigger}

@@ -7,9 +7,7 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// instanceSpec reads a ComputeInstance's properties into spec. Setup
-// scripts are set with Shoal's own API for now: a body that carries them
-// is refused rather than half applied.
+// instanceSpec reads a ComputeInstance's properties into spec.
 func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil
@@ -26,7 +24,11 @@ func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 		spec.Schedules = s
 	}
 	if len(p.SetupScripts) > 0 && string(p.SetupScripts) != "null" {
-		return shoal.FieldErrorf("properties.properties.setupScripts", "set setup scripts with `shoal compute create -f`; this API does not take them yet")
+		s, err := setupScriptsFrom(p.SetupScripts)
+		if err != nil {
+			return err
+		}
+		spec.SetupScripts = s
 	}
 	spec.Size = p.VMSize
 	if s := p.SSHSettings; s != nil {

@@ -184,18 +184,20 @@ func newRoleCommand(g *globals) *cobra.Command {
 	create.Flags().StringSliceVar(&notActions, "not-actions", nil, "actions subtracted")
 	_ = create.MarkFlagRequired("name")
 	_ = create.MarkFlagRequired("actions")
-	var user, identity, compute, role string
+	var user, identity, compute, sp, role string
 	principalOf := func(ws string) (string, error) {
 		n := 0
-		for _, v := range []string{user, identity, compute} {
+		for _, v := range []string{user, identity, compute, sp} {
 			if v != "" {
 				n++
 			}
 		}
 		if n != 1 {
-			return "", fmt.Errorf("give exactly one of --user, --identity or --compute")
+			return "", fmt.Errorf("give exactly one of --user, --identity, --sp or --compute")
 		}
 		switch {
+		case sp != "":
+			return "sp:" + sp, nil
 		case user != "":
 			return "user:" + user, nil
 		case identity != "":
@@ -204,7 +206,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 		// A compute's system-assigned identity is named <workspace>.<compute>.
 		return "identity:" + strings.ToLower(ws) + "." + strings.ToLower(compute), nil
 	}
-	assign := &cobra.Command{Use: "assign", Short: "Grant a role to a user or identity in the workspace", Args: cobra.NoArgs,
+	assign := &cobra.Command{Use: "assign", Short: "Grant a role to a user, identity or service principal in the workspace", Args: cobra.NoArgs,
 		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
 			p, err := principalOf(ws)
 			if err != nil {
@@ -212,7 +214,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 			}
 			return c.AssignRole(ctx, ws, p, role)
 		})}
-	unassign := &cobra.Command{Use: "unassign", Short: "Remove a role from a user or identity in the workspace", Args: cobra.NoArgs,
+	unassign := &cobra.Command{Use: "unassign", Short: "Remove a role from a user, identity or service principal in the workspace", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, ws, err := g.client()
 			if err != nil {
@@ -227,6 +229,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 	for _, sub := range []*cobra.Command{assign, unassign} {
 		sub.Flags().StringVar(&user, "user", "", "user name")
 		sub.Flags().StringVar(&identity, "identity", "", "identity name")
+		sub.Flags().StringVar(&sp, "sp", "", "service principal name")
 		sub.Flags().StringVar(&compute, "compute", "", "a compute whose system-assigned identity gets the role")
 		sub.Flags().StringVar(&role, "role", "", "role name (Owner, Contributor, Reader or a custom one)")
 		_ = sub.MarkFlagRequired("role")

@@ -23,11 +23,17 @@ func TestAzurePythonSDK(t *testing.T) {
 	}
 	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
 	mustRun(t, s.env, "user", "create", "--name", "dana", "-o", "none")
+	// The SDK signs in as a service principal, as a pipeline would:
+	// DefaultAzureCredential reads the AZURE_* variables (see the README).
+	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-seeds", "-o", "json")
+	mustRun(t, s.env, "role", "assign", "--sp", "sdk-seeds", "--role", "Contributor", "-o", "none")
 	key := strings.TrimSpace(readFile(t, sshKey(t, "sdk")+".pub"))
 	standin, _ := filepath.Abs("../compat/azurepy/standin")
 	cmd := exec.Command("/usr/bin/python3", "testdata/azurepy/seeds.py")
 	cmd.Env = append(os.Environ(), "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
-		"PYTHONPATH="+standin, "SHOAL_TOKEN="+s.adminToken(t), "SSH_KEY="+key)
+		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
+		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
+		"PYTHONPATH="+standin, "SSH_KEY="+key)
 	done := make(chan struct{})
 	var out []byte
 	var err error
@@ -62,6 +68,7 @@ func TestAzurePythonSDK(t *testing.T) {
 		"restart":       {"state": "Running"},
 		"get":           {"max": float64(2)},
 		"list_nodes":    {"nodes": float64(0)},
+		"setup_scripts": {"command": "echo made-by-the-sdk > setup-ran.txt", "timeout": float64(5)},
 	}
 	for step, fields := range want {
 		for k, v := range fields {
@@ -100,6 +107,19 @@ func TestAzurePythonSDK(t *testing.T) {
 	}
 	if c := show("ci-obo-demo"); jsonStr(mapField(c, "create_on_behalf_of", "user_object_id")) != "dana" {
 		t.Errorf("compute show ci-obo-demo: %v", c["create_on_behalf_of"])
+	}
+	c := show("ci-setup-demo")
+	if cs, _ := mapField(c, "setup_scripts", "creation_script").(map[string]any); cs["command"] != "echo made-by-the-sdk > setup-ran.txt" || cs["timeout_minutes"] != float64(5) {
+		t.Errorf("compute show ci-setup-demo: setup_scripts %v", c["setup_scripts"])
+	}
+	// The SDK acted as the service principal: the audit log says so.
+	audit := runJSON[[]map[string]any](t, s.env, "audit", "list", "--principal", "sp:sdk-seeds", "-o", "json")
+	actions := map[string]int{}
+	for _, a := range audit {
+		actions[jsonStr(a["action"])+" "+jsonStr(a["outcome"])]++
+	}
+	if actions["oauth2/token succeeded"] < 1 || actions["computes/write succeeded"] < 7 || actions["computes/delete succeeded"] < 1 {
+		t.Errorf("audit of sp:sdk-seeds: %v", actions)
 	}
 }
 

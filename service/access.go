@@ -324,8 +324,16 @@ func resolvePrincipal(tx shoal.Tx, principalID string) (string, error) {
 			return "", err
 		}
 		return i.PrincipalID(), nil
+	case "sp":
+		sp, err := tx.GetServicePrincipal(name)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return "", shoal.FieldErrorf("service_principal", "no service principal named %q", name)
+		} else if err != nil {
+			return "", err
+		}
+		return sp.PrincipalID(), nil
 	}
-	return "", shoal.FieldErrorf("principal", "%q must be user:<name> or identity:<name>", principalID)
+	return "", shoal.FieldErrorf("principal", "%q must be user:<name>, identity:<name> or sp:<name>", principalID)
 }
 
 // AssignRole grants a role to a principal in a workspace; the caller needs

@@ -143,6 +143,16 @@ func (s *Services) authenticateWorkload(ctx context.Context, token string, audie
 	if err != nil {
 		return nil, err
 	}
+	if strings.HasPrefix(c.Subject, "sp:") {
+		// A service principal's token (the client-credentials grant) is
+		// bound to the service principal, not to a job.
+		var p *shoal.Principal
+		err = s.store.View(ctx, func(tx shoal.Tx) error {
+			p, err = authenticateServicePrincipal(tx, c)
+			return err
+		})
+		return p, err
+	}
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		if nodeID, ok := strings.CutPrefix(c.AttemptID, instanceTokenBinding); ok {
 			// An instance's token lives as long as the instance's node.

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"TokenUpdate", testTokenUpdate},
 		{"Users", testUsers},
 		{"Identities", testIdentities},
+		{"ServicePrincipals", testServicePrincipals},
 		{"Roles", testRoles},
 		{"RoleAssignments", testRoleAssignments},
 		{"Audit", testAudit},

@@ -542,6 +542,9 @@ func (i *Issuer) JWKS(ctx context.Context) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
+// IssuerURL is the "iss" of the tokens this issuer mints.
+func (i *Issuer) IssuerURL() string { return i.cfg.Issuer }
+
 // Discovery returns the /.well-known/openid-configuration document: issuer,
 // jwks_uri (issuer + "/.well-known/jwks.json"), id_token_signing_alg_values_supported
 // ["RS256"], response_types_supported ["id_token"], subject_types_supported

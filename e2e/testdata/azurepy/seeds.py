@@ -1,9 +1,10 @@
 """The Python examples of seeds 000 and 002, run with Azure's own SDK
 (azure-ai-ml 1.4.0 from Debian's python3-azure) against a Shoal server:
 only where the client connects differs (AZUREML_DEV_URL_MFE, the CA bundle
-in REQUESTS_CA_BUNDLE, and a credential that hands the SDK a Shoal API
-token). Prints one line per step, which the Go test compares with what
-`shoal compute show` then prints."""
+in REQUESTS_CA_BUNDLE, and AZURE_AUTHORITY_HOST with a Shoal service
+principal's AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET, which
+azure-identity's DefaultAzureCredential reads). Prints one line per step,
+which the Go test compares with what `shoal compute show` then prints."""
 
 import json
 import os
@@ -14,18 +15,9 @@ from azure.ai.ml.constants import TimeZone
 from azure.ai.ml.entities import (AmlCompute, AssignedUserConfiguration, ComputeInstance,
                                   ComputeInstanceSshSettings, ComputeSchedules, ComputeStartStopSchedule,
                                   IdentityConfiguration, RecurrencePattern, RecurrenceTrigger)
-from azure.core.credentials import AccessToken
+from azure.identity import DefaultAzureCredential
 
-
-class ShoalToken:
-    """A credential as azure-identity's: get_token returns an AccessToken,
-    here Shoal's API token (service principals come later)."""
-
-    def get_token(self, *scopes, **kwargs):
-        return AccessToken(os.environ["SHOAL_TOKEN"], int(time.time()) + 3600)
-
-
-ml_client = MLClient(ShoalToken(), "00000000-0000-0000-0000-000000000000", "ml-project-rg", "default")
+ml_client = MLClient(DefaultAzureCredential(), "00000000-0000-0000-0000-000000000000", "ml-project-rg", "default")
 
 
 def say(step, **values):
@@ -76,6 +68,16 @@ com_sch = ComputeSchedules(compute_start_stop=[myschedule])
 r = ml_client.begin_create_or_update(ComputeInstance(name="ci-sched-demo", schedules=com_sch)).result()
 s0 = r.schedules.compute_start_stop[0]
 say("schedule", action=s0.action, frequency=s0.trigger.frequency, time_zone=s0.trigger.time_zone)
+
+# Beyond the seeds: an instance with a creation script (azure-ai-ml 1.4.0
+# keeps SetupScripts and ScriptReference out of azure.ai.ml.entities).
+from azure.ai.ml.entities._compute._setup_scripts import ScriptReference, SetupScripts  # noqa: E402
+
+ci_setup = ComputeInstance(name="ci-setup-demo", size="STANDARD_DS3_v2", setup_scripts=SetupScripts(
+    creation_script=ScriptReference(command="echo made-by-the-sdk > setup-ran.txt", timeout_minutes=5)))
+r = ml_client.begin_create_or_update(ci_setup).result()
+cs = r.setup_scripts.creation_script
+say("setup_scripts", command=cs.command, timeout=int(cs.timeout_minutes))
 
 # The verbs.
 ml_client.compute.begin_stop("ci-basic-demo").wait()

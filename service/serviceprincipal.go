@@ -1,0 +1,189 @@
+package service
+
+import (
+	"context"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/workload"
+)
+
+// ServicePrincipalTokenTTL is the lifetime of a token from the OAuth 2.0
+// token endpoint (Azure's is about an hour too).
+const ServicePrincipalTokenTTL = WorkloadTokenTTL
+
+// CreateServicePrincipal adds a service principal (administrators only)
+// and returns it with its secret, which is shown this once: only its hash
+// is stored.
+func (s *Services) CreateServicePrincipal(ctx context.Context, name, description string) (*shoal.ServicePrincipal, string, error) {
+	if err := requireAdmin(ctx, "creating service principals"); err != nil {
+		return nil, "", err
+	}
+	if err := shoal.ValidateServicePrincipalName(name); err != nil {
+		return nil, "", err
+	}
+	if len(description) > 256 {
+		return nil, "", shoal.FieldErrorf("description", "is %d characters long; at most 256", len(description))
+	}
+	secret, hash, err := shoal.NewServicePrincipalSecret()
+	if err != nil {
+		return nil, "", err
+	}
+	sp := &shoal.ServicePrincipal{Name: name, Description: description, ClientID: newClientID(s.cfg.Random), SecretHash: hash, CreatedBy: shoal.ActorName(ctx)}
+	shoal.SetAuditDetail(ctx, "service principal %s (client ID %s)", name, sp.ClientID)
+	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+		sp.CreatedOn = tx.Now()
+		sp.SecretCreatedOn = sp.CreatedOn
+		return tx.InsertServicePrincipal(sp)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return sp, secret, nil
+}
+
+// ListServicePrincipals lists service principals (administrators only).
+func (s *Services) ListServicePrincipals(ctx context.Context) (out []*shoal.ServicePrincipal, err error) {
+	if err := requireAdmin(ctx, "listing service principals"); err != nil {
+		return nil, err
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = tx.ListServicePrincipals()
+		return err
+	})
+	return out, err
+}
+
+// FindServicePrincipal returns a service principal by name (administrators only).
+func (s *Services) FindServicePrincipal(ctx context.Context, name string) (sp *shoal.ServicePrincipal, err error) {
+	if err := requireAdmin(ctx, "reading service principals"); err != nil {
+		return nil, err
+	}
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		sp, err = tx.GetServicePrincipal(name)
+		return err
+	})
+	return sp, err
+}
+
+// ResetServicePrincipalSecret gives a service principal a new secret and
+// returns it (shown once). The old secret stops working at once, and
+// tokens minted with it are refused from then on.
+func (s *Services) ResetServicePrincipalSecret(ctx context.Context, name string) (*shoal.ServicePrincipal, string, error) {
+	if err := requireAdmin(ctx, "resetting service principal secrets"); err != nil {
+		return nil, "", err
+	}
+	secret, hash, err := shoal.NewServicePrincipalSecret()
+	if err != nil {
+		return nil, "", err
+	}
+	var sp *shoal.ServicePrincipal
+	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+		sp, err = tx.GetServicePrincipal(name)
+		if err != nil {
+			return err
+		}
+		sp.SecretHash, sp.SecretCreatedOn = hash, tx.Now()
+		shoal.SetAuditDetail(ctx, "new secret for service principal %s", sp.Name)
+		return tx.UpdateServicePrincipal(sp)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return sp, secret, nil
+}
+
+// DeleteServicePrincipal removes a service principal and its role
+// assignments in one transaction; its tokens are refused from then on.
+func (s *Services) DeleteServicePrincipal(ctx context.Context, name string) error {
+	if err := requireAdmin(ctx, "deleting service principals"); err != nil {
+		return err
+	}
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		sp, err := tx.GetServicePrincipal(name)
+		if err != nil {
+			return err
+		}
+		list, err := tx.ListRoleAssignments(sp.PrincipalID(), "")
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
+			if err := tx.DeleteRoleAssignment(a.ID); err != nil {
+				return err
+			}
+		}
+		shoal.SetAuditDetail(ctx, "service principal %s and its %d role assignments", sp.Name, len(list))
+		return tx.DeleteServicePrincipal(sp.Name)
+	})
+}
+
+// ClientCredentialsToken answers the OAuth 2.0 client-credentials grant:
+// the client ID and secret must be a service principal's, and the scope
+// "<resource>/.default" names the audience (Shoal's URL for the native
+// API, https://management.azure.com/ for the Resource Manager routes).
+// Errors are EUNAUTHORIZED (invalid_client) or EINVALID (invalid_scope).
+func (s *Services) ClientCredentialsToken(ctx context.Context, clientID, secret, scope string) (*shoal.TokenResponse, *shoal.Principal, error) {
+	if s.cfg.Workload == nil {
+		return nil, nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no tokens")
+	}
+	resource, err := resourceOfScope(scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sp *shoal.ServicePrincipal
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		sp, err = tx.FindServicePrincipalByClientID(clientID)
+		return err
+	})
+	// The same answer whether the client ID or the secret is wrong, and a
+	// comparison that takes the same time either way.
+	ok := err == nil && subtle.ConstantTimeCompare([]byte(shoal.HashToken(secret)), []byte(sp.SecretHash)) == 1
+	if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, shoal.Errorf(shoal.EUNAUTHORIZED, "invalid client: no service principal has that client ID and secret")
+	}
+	tok, err := s.mintToken(ctx, workload.Claims{Subject: sp.PrincipalID(), Audience: resource, ClientID: sp.ClientID})
+	if err != nil {
+		return nil, nil, err
+	}
+	return tok, &shoal.Principal{ID: sp.PrincipalID(), Name: "service principal " + sp.Name, Kind: shoal.PrincipalServicePrincipal}, nil
+}
+
+// resourceOfScope turns a client-credentials scope into an audience:
+// "https://management.azure.com/.default" is https://management.azure.com/.
+func resourceOfScope(scope string) (string, error) {
+	fields := strings.Fields(scope)
+	if len(fields) != 1 {
+		return "", shoal.FieldErrorf("scope", "must be one resource's \"<resource>/.default\" (got %q)", scope)
+	}
+	resource, ok := strings.CutSuffix(fields[0], "/.default")
+	if !ok || resource == "" {
+		return "", shoal.FieldErrorf("scope", "%q must end in /.default: the client-credentials grant asks for all of a resource's permissions", fields[0])
+	}
+	if strings.HasPrefix(resource, "https://") && !strings.HasSuffix(resource, "/") && strings.Count(resource, "/") == 2 {
+		// Azure's resource URLs carry a trailing slash in tokens' audience.
+		return resource + "/", nil
+	}
+	return resource, nil
+}
+
+// authenticateServicePrincipal checks that a token's service principal
+// still exists with the client ID it was minted for, and that the token
+// was minted after its current secret was made.
+func authenticateServicePrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Principal, error) {
+	name := strings.TrimPrefix(c.Subject, "sp:")
+	sp, err := tx.GetServicePrincipal(name)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && sp.ClientID != c.ClientID) {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's service principal %s no longer exists", name)
+	} else if err != nil {
+		return nil, err
+	}
+	if c.IssuedAt.Before(sp.SecretCreatedOn.Truncate(1e9)) {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token was minted before service principal %s's secret was reset", name)
+	}
+	return &shoal.Principal{ID: sp.PrincipalID(), Name: "service principal " + sp.Name, Kind: shoal.PrincipalServicePrincipal}, nil
+}
