@@ -31,7 +31,9 @@ func (s *Server) armRoutes() []Route {
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listNodes", Action: shoal.ActComputesRead, handler: c(h.ListNodes)},
 		{Pattern: "POST " + armPrefix + "/computes/{name}/updateIdleShutdownSetting", Action: shoal.ActComputesWrite, handler: c(h.UpdateIdleShutdown)},
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listKeys", Action: shoal.ActComputesWrite, handler: c(h.ListKeys)},
-		{Pattern: "GET " + armLocation + "/quotas", Action: shoal.ActQuotasRead, handler: c(h.Quotas)},
+		// Quotas are per workspace: the services authorize each workspace.
+		{Pattern: "GET " + armLocation + "/quotas", Action: ActionAuthenticated, Audit: shoal.ActQuotasRead, handler: c(h.Quotas)},
+		{Pattern: "POST " + armLocation + "/updateQuotas", Action: ActionAuthenticated, Audit: shoal.ActQuotasWrite, handler: c(h.UpdateQuotas)},
 		{Pattern: "GET " + armLocation + "/usages", Action: ActionAuthenticated, handler: c(h.Usages)},
 		{Pattern: "GET " + armLocation + "/vmSizes", Action: ActionAuthenticated, handler: c(h.VMSizes)},
 	}

@@ -46,26 +46,24 @@ func authorityBase(r *http.Request) string {
 
 func (s *Server) handleOAuthMetadata(w http.ResponseWriter, r *http.Request) {
 	base := authorityBase(r)
-	tenant, token := r.PathValue("tenant"), ""
+	tenant := r.PathValue("tenant")
+	token, authorize := base+"/"+tenant+"/oauth2/v2.0/token", base+"/"+tenant+"/oauth2/v2.0/authorize"
 	if tenant == "" { // the AD FS route
-		tenant = "adfs"
-		token = base + "/adfs/oauth2/token"
-	} else {
-		token = base + "/" + tenant + "/oauth2/v2.0/token"
+		token, authorize = base+"/adfs/oauth2/token", base+"/adfs/oauth2/authorize"
 	}
 	issuer := strings.TrimRight(s.svc.Workload().IssuerURL(), "/")
 	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                issuer,
-		"token_endpoint":                        token,
-		"authorization_endpoint":                base + "/" + tenant + "/oauth2/v2.0/authorize",
+		"issuer":         issuer,
+		"token_endpoint": token,
+		// No user signs in here (only the client-credentials grant is
+		// served), but MSAL requires the field.
+		"authorization_endpoint":                authorize,
 		"jwks_uri":                              base + "/.well-known/jwks.json",
 		"grant_types_supported":                 []string{"client_credentials"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
 		"response_types_supported":              []string{"token"},
 		"subject_types_supported":               []string{"pairwise"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
-		"tenant_region_scope":                   nil,
-		"cloud_instance_name":                   r.Host,
 	})
 }
 

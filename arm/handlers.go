@@ -51,9 +51,15 @@ func (h Handlers) Workspace(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// ListComputes is GET …/computes: one page (no nextLink).
+// ListComputes is GET …/computes: PageSize computes by name, with an
+// absolute nextLink while more follow.
 func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
 	list, err := h.Svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws")})
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	list, next, err := page(r, list)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -62,7 +68,11 @@ func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
 	for i, c := range list {
 		out[i] = ToResource(scopeOf(r), c.Redacted())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"value": out})
+	body := map[string]any{"value": out}
+	if next != "" {
+		body["nextLink"] = next
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // GetCompute is GET …/computes/{name}.

@@ -93,23 +93,6 @@ func (h Handlers) ListKeys(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"computeType": t})
 }
 
-// Quotas is GET /subscriptions/{sub}/providers/…/locations/{loc}/quotas:
-// the location's vCPU limits (set in the server's config), one line per
-// family and the totals, as Usages reports them without the use.
-func (h Handlers) Quotas(w http.ResponseWriter, r *http.Request) {
-	usages, err := h.Svc.ListUsages(r.Context(), r.PathValue("loc"))
-	if err != nil {
-		WriteError(w, err)
-		return
-	}
-	out := make([]map[string]any, len(usages))
-	for i, u := range usages {
-		out[i] = map[string]any{"id": u.ID, "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
-			"limit": u.Limit, "name": map[string]string{"value": u.Name.Value, "localizedValue": u.Name.LocalizedValue}}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"value": out})
-}
-
 // UpdateIdleShutdown is POST …/computes/{name}/updateIdleShutdownSetting
 // with {"idleTimeBeforeShutdown": "PT30M"} (preview api-versions): 200
 // with no body, as Azure answers.

@@ -92,6 +92,9 @@ type Cluster struct {
 	LowPriority bool
 	// Location is the canonical location name; quota is per location.
 	Location string
+	// Workspace is the cluster's workspace, for its workspace's own
+	// per-family limits (Snapshot.WorkspaceQuotas).
+	Workspace string
 	// Family is the VM family of the cluster's size, for the dedicated
 	// per-family limit.
 	Family string
@@ -126,12 +129,18 @@ type Snapshot struct {
 	// Reserved is quota held outside the clusters: compute instances,
 	// running or stopped, share their location's quota with clusters.
 	Reserved []Reservation
+	// WorkspaceQuotas are the workspaces' own dedicated vCPU limits, by
+	// lower-cased workspace then lower-cased family (Azure's workspace
+	// quotas, set with updateQuotas): a workspace's clusters of a family
+	// stay under both its limit and the location's.
+	WorkspaceQuotas map[string]map[string]int
 }
 
 // Reservation is vCPUs of quota held by something other than a cluster's
 // nodes.
 type Reservation struct {
 	Location    string
+	Workspace   string
 	Family      string
 	LowPriority bool
 	VCPUs       int
@@ -182,8 +191,9 @@ func Plan(s Snapshot, now time.Time) []Decision {
 	clusters := slices.Clone(s.Clusters)
 	slices.SortStableFunc(clusters, func(a, b Cluster) int { return cmp.Compare(a.Key, b.Key) })
 	book := newQuotaBook(clusters, s.Quotas)
+	book.wsLimits = s.WorkspaceQuotas
 	for _, r := range s.Reserved {
-		book.add(&Cluster{Location: r.Location, Family: r.Family, LowPriority: r.LowPriority}, max(r.VCPUs, 0))
+		book.add(&Cluster{Location: r.Location, Workspace: r.Workspace, Family: r.Family, LowPriority: r.LowPriority}, max(r.VCPUs, 0))
 	}
 	var out []Decision
 	for i := range clusters {
@@ -386,13 +396,17 @@ type quotaBook struct {
 	family    map[famKey]int
 	dedicated map[string]int
 	low       map[string]int
+	// wsLimits and wsFamily are the workspaces' own family limits and
+	// their use, keyed by lower-cased workspace and family.
+	wsLimits map[string]map[string]int
+	wsFamily map[famKey]int
 }
 
 // newQuotaBook counts the vCPUs held by every node of every cluster: live
 // nodes, including draining ones, and leaving nodes, which hold quota until
 // they are gone.
 func newQuotaBook(clusters []Cluster, limits map[string]shoal.QuotaLimits) *quotaBook {
-	b := &quotaBook{limits: limits, family: map[famKey]int{}, dedicated: map[string]int{}, low: map[string]int{}}
+	b := &quotaBook{limits: limits, family: map[famKey]int{}, dedicated: map[string]int{}, low: map[string]int{}, wsFamily: map[famKey]int{}}
 	for i := range clusters {
 		c := &clusters[i]
 		held := 0
@@ -415,6 +429,16 @@ func (b *quotaBook) add(c *Cluster, vcpus int) {
 	}
 	b.family[famKey{c.Location, strings.ToLower(c.Family)}] += vcpus
 	b.dedicated[c.Location] += vcpus
+	b.wsFamily[famKey{strings.ToLower(c.Workspace), strings.ToLower(c.Family)}] += vcpus
+}
+
+// workspaceLimit returns the workspace's own limit of c's family, or -1
+// (unlimited: the location's limits alone apply).
+func (b *quotaBook) workspaceLimit(c *Cluster) int {
+	if lim, ok := b.wsLimits[strings.ToLower(c.Workspace)][strings.ToLower(c.Family)]; ok {
+		return lim
+	}
+	return -1
 }
 
 // limitsAt returns the limits of location, or the built-in ones when the
@@ -443,10 +467,15 @@ func (b *quotaBook) take(c *Cluster, need int) (int, string) {
 		famLimit := q.FamilyLimit(c.Family)
 		hf := headroom(famLimit, famUsed, v)
 		ht := headroom(q.TotalDedicatedVCPUs, totUsed, v)
-		fit = min(need, hf, ht)
-		if hf <= ht {
+		wsUsed, wsLimit := b.wsFamily[famKey{strings.ToLower(c.Workspace), strings.ToLower(c.Family)}], b.workspaceLimit(c)
+		hw := headroom(wsLimit, wsUsed, v)
+		fit = min(need, hf, ht, hw)
+		switch {
+		case hw < hf && hw < ht:
+			blocked = fmt.Sprintf("blocked: workspace %s quota %s %d/%d vCPUs", c.Workspace, c.Family, wsUsed+fit*v, wsLimit)
+		case hf <= ht:
 			blocked = fmt.Sprintf("blocked: dedicated quota %s %d/%d vCPUs in %s", c.Family, famUsed+fit*v, famLimit, c.Location)
-		} else {
+		default:
 			blocked = fmt.Sprintf("blocked: total dedicated quota %d/%d vCPUs in %s", totUsed+fit*v, q.TotalDedicatedVCPUs, c.Location)
 		}
 	}

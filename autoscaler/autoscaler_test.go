@@ -319,6 +319,28 @@ func TestPlan(t *testing.T) {
 			want: []autoscaler.Decision{blocked("cpu", 1, 0, "blocked: dedicated quota StandardDSv2Family 4/4 vCPUs in local")},
 		},
 		{
+			name: "a workspace's own family limit binds before the location's",
+			snap: autoscaler.Snapshot{
+				Clusters: []autoscaler.Cluster{
+					cluster("cpu", func(c *autoscaler.Cluster) { c.Workspace = "Vision"; c.MaxInstances = 4; c.QueuedNodeDemand = 3 }),
+					// Another workspace's nodes count against the location, not against Vision.
+					cluster("other", func(c *autoscaler.Cluster) {
+						c.Workspace = "nlp"
+						c.Nodes = []autoscaler.Node{node("o-1", autoscaler.NodeRunning)}
+					}),
+				},
+				Quotas: quota(100, 200, 100),
+				// An instance of Vision holds 4 vCPUs of the family.
+				Reserved:        []autoscaler.Reservation{{Location: "local", Workspace: "vision", Family: family, VCPUs: 4}},
+				WorkspaceQuotas: map[string]map[string]int{"vision": {strings.ToLower(family): 12}},
+			},
+			now: at(0),
+			want: []autoscaler.Decision{
+				scaleUp("cpu", 2, 0, "scale 0→2: 3 nodes needed by queued jobs, quota allows 2 of 3"),
+				blocked("cpu", 1, 2, "blocked: workspace Vision quota standardDSv2Family 12/12 vCPUs"),
+			},
+		},
+		{
 			name: "total dedicated limit spans families",
 			snap: autoscaler.Snapshot{
 				Clusters: []autoscaler.Cluster{

@@ -100,7 +100,7 @@ func (s *Services) checkInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
 	if lim := q.TotalDedicatedVCPUs; lim >= 0 && used.Dedicated+need > lim {
 		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: total dedicated quota in %s would be %d/%d vCPUs; delete another instance, scale a cluster down or raise the quota (a stopped instance keeps its quota unless release_quota_on_stop)", c.Name, loc.Name, used.Dedicated+need, lim)
 	}
-	return nil
+	return s.checkWorkspaceQuota(tx, c.Workspace, size.Family, need, fmt.Sprintf("cannot start compute instance %q", c.Name))
 }
 
 // instanceNodeID is the ID of an instance's own node. It is stable, so

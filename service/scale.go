@@ -51,6 +51,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 	{
 		demand := st.demand
 		snap.Quotas = map[string]shoal.QuotaLimits{}
+		snap.WorkspaceQuotas = st.wsQuotas
 		for _, l := range s.catalog.Locations() {
 			snap.Quotas[l.Name] = l.Quota
 		}
@@ -71,7 +72,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 				cl = autoscaler.Cluster{
 					Key: key, Name: comp.Name, MinInstances: *comp.MinInstances, MaxInstances: *comp.MaxInstances,
 					IdleTimeBeforeScaleDown: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second,
-					LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Family: size.Family,
+					LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Workspace: comp.Workspace, Family: size.Family,
 					VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
 					Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
 				}
@@ -93,7 +94,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 			loc, err := s.catalog.Location(c.Location)
 			size, ok := s.catalog.Size(c.Size)
 			if err == nil && ok {
-				snap.Reserved = append(snap.Reserved, autoscaler.Reservation{Location: loc.Name, Family: size.Family, VCPUs: size.VCPUs})
+				snap.Reserved = append(snap.Reserved, autoscaler.Reservation{Location: loc.Name, Workspace: c.Workspace, Family: size.Family, VCPUs: size.VCPUs})
 			}
 		}
 	}

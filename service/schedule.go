@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
@@ -28,6 +29,8 @@ type state struct {
 	// instances that hold quota without a node.
 	reserved []autoscaler.Reservation
 	stopped  []*shoal.Compute
+	// wsQuotas are the workspaces' own family limits (workspace_quota.go).
+	wsQuotas map[string]map[string]int
 }
 
 // readPlacementState reads what a placement pass needs: every compute and
@@ -70,12 +73,19 @@ func readState(tx shoal.Tx) (*state, error) {
 
 // readNodes reads the clusters and their nodes.
 func readNodes(tx shoal.Tx) (*state, error) {
-	st := &state{clusters: map[string]*clusterInfo{}, nodes: map[string]*shoal.Node{}}
+	st := &state{clusters: map[string]*clusterInfo{}, nodes: map[string]*shoal.Node{}, wsQuotas: map[string]map[string]int{}}
 	workspaces, err := tx.ListWorkspaces()
 	if err != nil {
 		return nil, err
 	}
 	for _, ws := range workspaces {
+		q, err := readWorkspaceQuotas(tx, ws.Name)
+		if err != nil {
+			return nil, err
+		}
+		if len(q) > 0 {
+			st.wsQuotas[strings.ToLower(ws.Name)] = q
+		}
 		// Clusters, and instances: an instance's jobs run on its job slots,
 		// which scale like a cluster's nodes.
 		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
@@ -97,7 +107,7 @@ func readNodes(tx shoal.Tx) (*state, error) {
 			// An instance's own node holds quota outside any cluster.
 			withNode[computeKey(n.Workspace, n.Compute)] = true
 			if n.Holds() {
-				st.reserved = append(st.reserved, autoscaler.Reservation{Location: n.Location, Family: n.Family, LowPriority: n.LowPriority, VCPUs: n.VCPUs})
+				st.reserved = append(st.reserved, autoscaler.Reservation{Location: n.Location, Workspace: n.Workspace, Family: n.Family, LowPriority: n.LowPriority, VCPUs: n.VCPUs})
 			}
 			continue
 		}

@@ -156,7 +156,16 @@ func (s *Services) ClientCredentialsToken(ctx context.Context, clientID, secret,
 // resourceOfScope turns a client-credentials scope into an audience:
 // "https://management.azure.com/.default" is https://management.azure.com/.
 func resourceOfScope(scope string) (string, error) {
-	fields := strings.Fields(scope)
+	var fields []string
+	for _, f := range strings.Fields(scope) {
+		// MSAL adds OpenID Connect's scopes to every request; they ask
+		// for nothing a client-credentials token carries.
+		switch f {
+		case "openid", "offline_access", "profile", "email":
+			continue
+		}
+		fields = append(fields, f)
+	}
 	if len(fields) != 1 {
 		return "", shoal.FieldErrorf("scope", "must be one resource's \"<resource>/.default\" (got %q)", scope)
 	}

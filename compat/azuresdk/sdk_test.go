@@ -247,6 +247,34 @@ func TestGoSDK(t *testing.T) {
 		t.Error("Quotas.List is empty")
 	}
 
+	// Workspace quotas (updateQuotas): each item's status as Azure's.
+	quotaID := "/subscriptions/" + sub + "/resourceGroups/" + rg + "/providers/Microsoft.MachineLearningServices/workspaces/" + ws + "/quotas/"
+	upd, err := qc.Update(ctx, "westus", armmachinelearning.QuotaUpdateParameters{Value: []*armmachinelearning.QuotaBaseProperties{
+		{ID: to.Ptr(quotaID + "standardDSv2Family"), Limit: to.Ptr[int64](48), Unit: to.Ptr(armmachinelearning.QuotaUnitCount)},
+		{ID: to.Ptr(quotaID + "standardDSv2Family"), Limit: to.Ptr[int64](1 << 20), Unit: to.Ptr(armmachinelearning.QuotaUnitCount)},
+		{ID: to.Ptr(quotaID + "noSuchFamily"), Limit: to.Ptr[int64](8), Unit: to.Ptr(armmachinelearning.QuotaUnitCount)},
+	}}, nil)
+	if err != nil {
+		t.Fatalf("Quotas.Update: %v", err)
+	}
+	wantStatus := []armmachinelearning.Status{armmachinelearning.StatusSuccess, armmachinelearning.StatusInvalidQuotaExceedsSubscriptionLimit, armmachinelearning.StatusInvalidVMFamilyName}
+	if len(upd.Value) != 3 {
+		t.Fatalf("Quotas.Update answered %d items", len(upd.Value))
+	}
+	for i, v := range upd.Value {
+		if v.Status == nil || *v.Status != wantStatus[i] {
+			t.Errorf("Quotas.Update item %d: status %v, want %s", i, v.Status, wantStatus[i])
+		}
+	}
+	for pager := qc.NewListPager("westus", nil); pager.More(); {
+		page, _ := pager.NextPage(ctx)
+		for _, q := range page.Value {
+			if *q.Name.Value == "standardDSv2Family" && strings.Contains(*q.ID, "/workspaces/"+ws+"/") && *q.Limit != 48 {
+				t.Errorf("after Quotas.Update: %s limit %d, want 48", *q.ID, *q.Limit)
+			}
+		}
+	}
+
 	// PATCH the scale settings (BeginUpdate), polled; Get shows them.
 	up, err := cc.BeginUpdate(ctx, rg, ws, "sdk-cluster", armmachinelearning.ClusterUpdateParameters{
 		Properties: &armmachinelearning.ClusterUpdateProperties{Properties: &armmachinelearning.ScaleSettingsInformation{

@@ -1,0 +1,44 @@
+package arm
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// PageSize is how many computes one page of a list holds; the SDKs follow
+// nextLink for the rest.
+const PageSize = 25
+
+// page returns the computes after the $skip continuation token (a
+// position by name, so that computes created or deleted between pages
+// neither repeat nor vanish) and, when more follow, the absolute nextLink
+// that continues from the page's last one.
+func page(r *http.Request, list []*shoal.Compute) ([]*shoal.Compute, string, error) {
+	sort.SliceStable(list, func(i, j int) bool { return strings.ToLower(list[i].Name) < strings.ToLower(list[j].Name) })
+	if tok := r.URL.Query().Get("$skip"); tok != "" {
+		after, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return nil, "", shoal.FieldErrorf("$skip", "%q is not a continuation token from a nextLink", tok)
+		}
+		i := sort.Search(len(list), func(i int) bool { return strings.ToLower(list[i].Name) > string(after) })
+		list = list[i:]
+	}
+	if len(list) <= PageSize {
+		return list, "", nil
+	}
+	list = list[:PageSize]
+	q := url.Values{}
+	q.Set("api-version", r.URL.Query().Get("api-version"))
+	q.Set("$skip", base64.RawURLEncoding.EncodeToString([]byte(strings.ToLower(list[len(list)-1].Name))))
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	next := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+	return list, next.String(), nil
+}
