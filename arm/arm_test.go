@@ -66,3 +66,41 @@ func TestFromResource(t *testing.T) {
 		}
 	}
 }
+
+// Setup scripts as azure-ai-ml sends them (a path as scriptData, a
+// command as scriptArguments, "5m" or "Nonem" as the timeout) and back.
+func TestSetupScripts(t *testing.T) {
+	spec, err := FromResource("ci", []byte(`{"properties":{"computeType":"ComputeInstance","properties":{"vmSize":"Standard_DS3_v2",
+		"setupScripts":{"scripts":{"creationScript":{"scriptSource":"workspaceStorage","scriptArguments":"pip install -r req.txt","timeout":"5m"},
+		"startupScript":{"scriptSource":"workspaceStorage","scriptData":"setup/start.sh","timeout":"Nonem"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, ss := spec.SetupScripts.CreationScript, spec.SetupScripts.StartupScript
+	if cs.Command != "pip install -r req.txt" || cs.Path != "" || *cs.TimeoutMinutes != 5 || ss.Path != "setup/start.sh" || ss.TimeoutMinutes != nil {
+		t.Fatalf("setup scripts %+v %+v", cs, ss)
+	}
+	back := string(setupScriptsTo(spec.SetupScripts))
+	want := `{"scripts":{"creationScript":{"scriptSource":"workspaceStorage","scriptArguments":"pip install -r req.txt","timeout":"5m"},"startupScript":{"scriptSource":"workspaceStorage","scriptData":"setup/start.sh"}}}`
+	if back != want {
+		t.Errorf("written back as\n%s\nwant\n%s", back, want)
+	}
+	inline, err := FromResource("ci", []byte(`{"properties":{"computeType":"ComputeInstance","properties":{
+		"setupScripts":{"scripts":{"creationScript":{"scriptSource":"inline","scriptData":"echo","scriptArguments":"hi"}}}}}}`))
+	if err != nil || inline.SetupScripts.CreationScript.Command != "echo hi" {
+		t.Errorf("inline script: %+v %v", inline, err)
+	}
+	for body, field := range map[string]string{
+		`{"scripts":{"creationScript":{"scriptSource":"http","scriptData":"x"}}}`: "creationScript.scriptSource",
+		`{"scripts":{"startupScript":{"scriptData":"x.sh","timeout":"soon"}}}`:    "startupScript.timeout",
+	} {
+		_, err := FromResource("ci", []byte(`{"properties":{"computeType":"ComputeInstance","properties":{"setupScripts":`+body+`}}}`))
+		if shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v; want an error naming %s", body, err, field)
+		}
+	}
+	_, err = FromResource("ci", []byte(`{"properties":{"computeType":"ComputeInstance","properties":{"customServices":[{"name":"rstudio"}]}}}`))
+	if shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), "customServices") {
+		t.Errorf("customServices: %v; want a refusal naming the field", err)
+	}
+}

@@ -116,6 +116,7 @@ type InstanceProperties struct {
 	LastOperation          *LastOperation  `json:"lastOperation,omitempty"`
 	Schedules              json.RawMessage `json:"schedules,omitempty"`
 	SetupScripts           json.RawMessage `json:"setupScripts,omitempty"`
+	CustomServices         json.RawMessage `json:"customServices,omitempty"`
 }
 
 // InstanceSSHSettings are an instance's SSH access.

@@ -30,6 +30,10 @@ func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 		}
 		spec.SetupScripts = s
 	}
+	if len(p.CustomServices) > 0 && string(p.CustomServices) != "null" && string(p.CustomServices) != "[]" {
+		// Refused rather than dropped: a PUT must not half apply.
+		return shoal.FieldErrorf("properties.properties.customServices", "set custom applications with `shoal compute create -f` (custom_applications); this API does not take them")
+	}
 	spec.Size = p.VMSize
 	if s := p.SSHSettings; s != nil {
 		switch s.SSHPublicAccess {
