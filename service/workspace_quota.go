@@ -41,8 +41,8 @@ type WorkspaceQuota struct {
 	Workspace string `json:"workspace"`
 	// ResourceGroup is the workspace's, for Azure's resource IDs.
 	ResourceGroup string `json:"resource_group,omitempty"`
-	Location  string `json:"location"`
-	Family    string `json:"family"`
+	Location      string `json:"location"`
+	Family        string `json:"family"`
 	// Limit is the workspace's own limit, or the location's when the
 	// workspace has none (Own false); negative is unlimited.
 	Limit int  `json:"limit"`
