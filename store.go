@@ -152,6 +152,15 @@ type Tx interface {
 	// DeleteServicePrincipal removes a service principal. Returns ENOTFOUND.
 	DeleteServicePrincipal(name string) error
 
+	// InsertNodeSample records a compute's node counts at a time.
+	InsertNodeSample(s *NodeSample) error
+	// ListNodeSamples returns a compute's samples since a time, oldest
+	// first, with the last one before it (whose counts held at since).
+	ListNodeSamples(workspace, compute string, since time.Time) ([]*NodeSample, error)
+	// DeleteNodeSamplesBefore removes samples older than t, keeping each
+	// compute's newest one; it returns how many went.
+	DeleteNodeSamplesBefore(t time.Time) (int, error)
+
 	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
 	GetRole(name string) (*RoleDefinition, error)
 	// ListRoles returns the custom roles ordered by name.

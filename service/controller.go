@@ -40,6 +40,10 @@ type Controller struct {
 	// provision, so that a provider that keeps failing (a host key that
 	// does not match) is not asked again on every pass.
 	provisionFailures map[string]provisionFailure
+	// samples are the node counts last written per cluster key, and
+	// lastPrune when old samples were last removed (nodesamples.go).
+	samples   map[string]*shoal.NodeSample
+	lastPrune time.Time
 }
 
 // NewController returns the controller of s; seed makes its random choices
@@ -68,6 +72,9 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 		errs = append(errs, err)
 	}
 	c.preemptAtRandom(ctx, now)
+	if err := c.sampleNodes(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Users", testUsers},
 		{"Identities", testIdentities},
 		{"ServicePrincipals", testServicePrincipals},
+		{"NodeSamples", testNodeSamples},
 		{"Roles", testRoles},
 		{"RoleAssignments", testRoleAssignments},
 		{"Audit", testAudit},
