@@ -14,19 +14,7 @@ import (
 // JWT is a workload identity token minted for a running job.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := bearer(r)
-		var p *shoal.Principal
-		var err error
-		switch {
-		case !ok:
-			err = shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
-		case workload.LooksLikeJWT(token) && strings.HasPrefix(r.URL.Path, "/subscriptions/"):
-			p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
-		case workload.LooksLikeJWT(token):
-			p, err = s.svc.AuthenticateWorkload(r.Context(), token)
-		default:
-			p, err = s.svc.Authenticate(r.Context(), token)
-		}
+		p, ok, err := s.credential(r)
 		if err != nil {
 			// A refusal presenting a credential is always recorded; bare
 			// anonymous requests, which anyone can send for free, are
@@ -40,6 +28,43 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(shoal.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// credential resolves the request's credential: the bearer token, or a
+// studio session's cookie (which holds an API token) when there is no
+// Authorization header. ok says whether a credential was presented.
+func (s *Server) credential(r *http.Request) (p *shoal.Principal, ok bool, err error) {
+	token, ok := bearer(r)
+	if !ok {
+		if c, cerr := r.Cookie(SessionCookie); cerr == nil && c.Value != "" {
+			token, ok = c.Value, true
+		}
+	}
+	switch {
+	case !ok:
+		err = shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
+	case workload.LooksLikeJWT(token) && strings.HasPrefix(r.URL.Path, "/subscriptions/"):
+		p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
+	case workload.LooksLikeJWT(token):
+		p, err = s.svc.AuthenticateWorkload(r.Context(), token)
+	default:
+		p, err = s.svc.Authenticate(r.Context(), token)
+	}
+	return p, ok, err
+}
+
+// Principal returns the principal of a request's credential (bearer
+// token or session cookie), for handlers mounted with Mount that
+// authenticate on their own (the studio's pages redirect to sign-in).
+func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
+	p, _, err := s.credential(r)
+	return p, err
+}
+
+// Mount adds a handler outside the API's route table (the studio), with
+// the same body limit and CSRF protection; it authenticates on its own.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, csrfProtect(limitBody(h, MaxRequestBytes)))
 }
 
 // requestInfo describes a request for the audit log.

@@ -55,6 +55,14 @@ func (s *Server) handlePutCompute(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
 		return
 	}
+	if r.Header.Get("If-None-Match") == "*" {
+		// Create only (the studio's create form): an existing compute of
+		// that name is not changed.
+		if _, err := s.svc.FindCompute(r.Context(), r.PathValue("ws"), name); err == nil {
+			s.writeError(w, r, shoal.FieldErrorf("name", "a compute named %q already exists in workspace %s", name, r.PathValue("ws")))
+			return
+		}
+	}
 	c, created, err := s.svc.CreateOrApplyCompute(r.Context(), r.PathValue("ws"), spec, r.Header.Get("If-Match"))
 	if err != nil {
 		s.writeError(w, r, err)

@@ -283,6 +283,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	apiServer := api.NewServer(m.svc, opts.Logger)
 	apiServer.SetReadiness(m.readiness(where, elector))
+	if err := m.mountStudio(ctx, apiServer, cfg); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
 	m.http = &http.Server{Handler: withRequestLog(apiServer, opts.Logger), ReadHeaderTimeout: 10 * time.Second}
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel

@@ -66,6 +66,33 @@ type Config struct {
 	// AdvertiseURL is the URL agents use to reach the server; default the
 	// listen address.
 	AdvertiseURL string `yaml:"advertise_url"`
+	// OIDC, when set, lets people sign in to the studio with an OpenID
+	// Connect provider (users are linked with `shoal user create
+	// --oidc-issuer --oidc-subject`).
+	OIDC *OIDCConfig `yaml:"oidc"`
+}
+
+// OIDCConfig names the studio's OpenID Connect provider.
+type OIDCConfig struct {
+	Issuer       string `yaml:"issuer"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	// RedirectURL is the callback registered with the provider; default
+	// <advertise URL>/signin/oidc/callback.
+	RedirectURL string `yaml:"redirect_url"`
+	// DisplayName names the provider on the sign-in page (default "OIDC").
+	DisplayName string `yaml:"display_name"`
+}
+
+// Validate checks the OIDC settings.
+func (o *OIDCConfig) Validate() error {
+	if o.Issuer == "" {
+		return fmt.Errorf("oidc.issuer: is required (the provider's issuer URL)")
+	}
+	if o.ClientID == "" {
+		return fmt.Errorf("oidc.client_id: is required")
+	}
+	return nil
 }
 
 // LocationConfig configures one location.

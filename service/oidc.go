@@ -10,6 +10,9 @@ import (
 // OIDCSessionLifetime is how long a token from an OIDC sign-in lasts.
 const OIDCSessionLifetime = 12 * time.Hour
 
+// oidcTokenName names the tokens OIDC sign-ins make.
+const oidcTokenName = "oidc sign-in"
+
 // LoginOIDC exchanges a verified ID token for a short-lived API token of
 // the user linked to the token's issuer and subject (the key: an email
 // address alone never identifies a user, and is used only when the
@@ -47,10 +50,25 @@ func (s *Services) LoginOIDC(ctx context.Context, v shoal.OIDCVerifier, rawIDTok
 		}
 		exp := tx.Now().Add(OIDCSessionLifetime)
 		plain = t
-		return tx.InsertToken(&shoal.APIToken{ID: newID(s.cfg.Random, "tok-"), Name: "oidc sign-in", PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now(), ExpiresOn: &exp})
+		return tx.InsertToken(&shoal.APIToken{ID: newID(s.cfg.Random, "tok-"), Name: oidcTokenName, PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now(), ExpiresOn: &exp})
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	return u, plain, nil
+}
+
+// EndOIDCSession revokes the token of a studio session that an OIDC
+// sign-in made (an API token the user signed in with stays valid: the
+// session only held it).
+func (s *Services) EndOIDCSession(ctx context.Context, token string) {
+	_ = s.store.Update(ctx, func(tx shoal.Tx) error {
+		t, err := tx.FindTokenByHash(shoal.HashToken(token))
+		if err != nil || t.Name != oidcTokenName || t.Revoked {
+			return nil
+		}
+		t.Revoked = true
+		shoal.SetAuditDetail(ctx, "signed out: token %s revoked", t.ID)
+		return tx.UpdateToken(t)
+	})
 }

@@ -1,0 +1,247 @@
+package studio
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// computeRow is a line of the compute list.
+type computeRow struct {
+	*shoal.Compute
+	StateText string
+	Owner     string
+}
+
+func (s *Studio) computesPage(q *req) error {
+	if err := s.allow(q, shoal.ActComputesRead); err != nil {
+		return err
+	}
+	list, err := s.cfg.Svc.ListComputes(q.ctx, shoal.ComputeFilter{Workspace: q.workspace})
+	if err != nil {
+		return err
+	}
+	var clusters, instances []computeRow
+	for _, c := range list {
+		row := computeRow{Compute: c.Redacted(), StateText: computeState(c), Owner: principalName(c.AssignedUser)}
+		if c.IsInstance() {
+			instances = append(instances, row)
+		} else {
+			row.Owner = principalName(c.CreatedBy)
+			clusters = append(clusters, row)
+		}
+	}
+	tab := "clusters"
+	if q.r.URL.Query().Get("tab") == "instances" {
+		tab = "instances"
+	}
+	return s.render(q, "computes", "Compute", "compute", map[string]any{
+		"Tab": tab, "Clusters": clusters, "Instances": instances, "CanCreate": s.can(q, shoal.ActComputesWrite),
+	})
+}
+
+// formData is what the create and edit forms offer.
+func (s *Studio) formData(q *req, kind string) map[string]any {
+	cat := s.cfg.Svc.Catalog()
+	var sizes []string
+	seen := map[string]bool{}
+	for _, l := range cat.Locations() {
+		for _, sz := range cat.SizesAt(l) {
+			if !seen[sz.Name] && sz.Supports(kind) {
+				seen[sz.Name] = true
+				sizes = append(sizes, sz.Name)
+			}
+		}
+	}
+	sort.Strings(sizes)
+	var users []string
+	if list, err := s.cfg.Svc.ListUsers(q.ctx); err == nil {
+		for _, u := range list {
+			users = append(users, u.Name)
+		}
+	}
+	var locations []string
+	for _, l := range cat.Locations() {
+		locations = append(locations, l.Name)
+	}
+	return map[string]any{"Kind": kind, "Sizes": sizes, "Locations": locations, "DefaultLocation": cat.DefaultLocation(),
+		"Users": users, "TimeZones": timeZones}
+}
+
+func (s *Studio) newComputePage(q *req) error {
+	if err := s.allow(q, shoal.ActComputesWrite); err != nil {
+		return err
+	}
+	kind := shoal.ComputeTypeCluster
+	title := "New compute cluster"
+	if q.r.URL.Query().Get("type") == "instance" {
+		kind, title = shoal.ComputeTypeInstance, "New compute instance"
+	}
+	return s.render(q, "compute_new", title, "compute", s.formData(q, kind))
+}
+
+func (s *Studio) editComputePage(q *req) error {
+	if err := s.allow(q, shoal.ActComputesWrite); err != nil {
+		return err
+	}
+	c, err := s.cfg.Svc.FindCompute(q.ctx, q.workspace, q.r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	d := s.formData(q, c.Type)
+	d["C"] = c.Redacted()
+	return s.render(q, "compute_edit", "Edit "+c.Name, "compute", d)
+}
+
+// nodeGroup is a node state with its nodes, for the nodes table.
+type nodeGroup struct {
+	State string
+	Nodes []*shoal.Node
+}
+
+func (s *Studio) computePage(q *req) error {
+	if err := s.allow(q, shoal.ActComputesRead); err != nil {
+		return err
+	}
+	c, err := s.cfg.Svc.FindCompute(q.ctx, q.workspace, q.r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	if c.IsInstance() {
+		return s.instancePage(q, c)
+	}
+	nodes, err := s.cfg.Svc.ListNodes(q.ctx, q.workspace, c.Name)
+	if err != nil {
+		return err
+	}
+	groups := map[string]*nodeGroup{}
+	var order []*nodeGroup
+	for _, st := range []string{shoal.NodeRunning, shoal.NodeIdle, shoal.NodePreparing, shoal.NodeLeaving, shoal.NodeUnusable, shoal.NodePreempted} {
+		g := &nodeGroup{State: st}
+		groups[st] = g
+		order = append(order, g)
+	}
+	vcpus := 0
+	for _, n := range nodes {
+		if g := groups[n.State]; g != nil {
+			g.Nodes = append(g.Nodes, n)
+		}
+		if n.Holds() {
+			vcpus += n.VCPUs
+		}
+	}
+	queued, err := s.cfg.Svc.ListJobs(q.ctx, shoal.JobFilter{Workspace: q.workspace, Compute: c.Name, Statuses: []string{shoal.JobQueued}})
+	if err != nil {
+		return err
+	}
+	events, err := s.cfg.Svc.ListComputeEvents(q.ctx, q.workspace, c.Name)
+	if err != nil {
+		return err
+	}
+	if len(events) > 50 {
+		events = events[len(events)-50:]
+	}
+	for i, j := 0, len(events)-1; i < j; i, j = i+1, j-1 {
+		events[i], events[j] = events[j], events[i]
+	}
+	now := s.cfg.Now()
+	hours := 6
+	history, err := s.cfg.Svc.NodeHistory(q.ctx, q.workspace, c.Name, now.Add(-time.Duration(hours)*time.Hour))
+	if err != nil {
+		return err
+	}
+	all, err := s.cfg.Svc.NodeHistory(q.ctx, q.workspace, c.Name, c.CreatedOn)
+	if err != nil {
+		return err
+	}
+	cost := s.cfg.Svc.ClusterCost(all, now)
+	quota := map[string]any{"VCPUs": vcpus}
+	if loc, err := s.cfg.Svc.Catalog().Location(c.Location); err == nil {
+		if size, ok := s.cfg.Svc.Catalog().Size(c.Size); ok {
+			if c.Tier == shoal.TierLowPriority {
+				quota["Limit"], quota["What"] = loc.Quota.LowPriorityVCPUs, "low-priority vCPUs in "+loc.Name
+			} else {
+				quota["Limit"], quota["What"] = loc.Quota.FamilyLimit(size.Family), size.Family+" vCPUs in "+loc.Name
+			}
+		}
+	}
+	return s.render(q, "cluster", c.Name, "compute", map[string]any{
+		"C": c.Redacted(), "State": computeState(c), "Groups": order, "Nodes": len(nodes), "Queued": queued, "Events": events,
+		"Chart": stackedChart(history, now.Add(-time.Duration(hours)*time.Hour), now), "Hours": hours,
+		"Cost": cost, "Quota": quota, "CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
+	})
+}
+
+func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
+	owner := isOwner(q, c)
+	setupLog := ""
+	if f, err := s.cfg.Svc.OpenInstanceLog(q.ctx, q.workspace, c.Name, "setup"); err == nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+		f.Close()
+		setupLog = string(b)
+	}
+	var schedules []*shoal.ComputeStartStopSchedule
+	if c.Schedules != nil {
+		schedules = c.Schedules.ComputeStartStop
+	}
+	rows := make([]scheduleRow, shoal.MaxInstanceSchedules)
+	for i := range rows {
+		rows[i] = scheduleRow{Index: i, Type: "cron", Frequency: "day", TimeZone: "UTC", Enabled: true, Days: map[string]bool{}}
+		if i < len(schedules) {
+			rows[i].fill(schedules[i])
+		}
+	}
+	activity := []string{"a Jupyter kernel busy or a terminal session", "an SSH session", "a job running on the instance", "a custom application running"}
+	return s.render(q, "instance", c.Name, "compute", map[string]any{
+		"C": c.Redacted(), "State": computeState(c), "Owner": owner, "OwnerName": principalName(c.AssignedUser),
+		"Schedules": rows, "SetupLog": setupLog, "Activity": activity,
+		"CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
+		"CanSchedule": owner || s.can(q, shoal.ActComputesUpdateSchedules),
+		"Apps":        c.Applications, "TimeZones": timeZones, "Days": []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"},
+	})
+}
+
+// scheduleRow is one row of the schedules editor.
+type scheduleRow struct {
+	Index                                   int
+	Action, Type, Expression, Frequency, At string
+	TimeZone                                string
+	Enabled                                 bool
+	Days                                    map[string]bool
+}
+
+func (r *scheduleRow) fill(s *shoal.ComputeStartStopSchedule) {
+	r.Action = strings.ToLower(s.Action)
+	r.Enabled = !strings.EqualFold(s.State, shoal.ScheduleDisabled)
+	t := s.Trigger
+	if t == nil {
+		return
+	}
+	r.Type, r.Expression = strings.ToLower(t.Type), t.Expression
+	if t.TimeZone != "" {
+		r.TimeZone = t.TimeZone
+	}
+	if t.Frequency != "" {
+		r.Frequency = strings.ToLower(t.Frequency)
+	}
+	if p := t.Schedule; p != nil {
+		for _, d := range p.WeekDays {
+			for _, name := range []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"} {
+				if strings.EqualFold(d, name) {
+					r.Days[name] = true
+				}
+			}
+		}
+		if len(p.Hours) > 0 {
+			m := 0
+			if len(p.Minutes) > 0 {
+				m = p.Minutes[0]
+			}
+			r.At = fmt.Sprintf("%02d:%02d", p.Hours[0], m)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package studio
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// livePoll is how often a live view re-reads what it shows.
+const livePoll = 500 * time.Millisecond
+
+// sse streams Server-Sent Events: read is called every livePoll and its
+// value sent whenever it changes, until the client goes or done says so.
+func (s *Studio) sse(q *req, read func() (any, bool, error)) error {
+	fl, ok := q.w.(http.Flusher)
+	if !ok {
+		return shoal.Errorf(shoal.EINVALID, "streaming is not supported here")
+	}
+	q.w.Header().Set("Content-Type", "text/event-stream")
+	q.w.Header().Set("Cache-Control", "no-store")
+	q.w.WriteHeader(http.StatusOK)
+	last := ""
+	tick := time.NewTicker(livePoll)
+	defer tick.Stop()
+	keepalive := time.Now()
+	for {
+		v, done, err := read()
+		if err != nil {
+			fmt.Fprintf(q.w, "event: error\ndata: %s\n\n", jsonString(map[string]string{"message": shoal.ErrorMessage(err)}))
+			fl.Flush()
+			return nil
+		}
+		if b := jsonString(v); b != last {
+			last = b
+			fmt.Fprintf(q.w, "data: %s\n\n", b)
+			fl.Flush()
+			keepalive = time.Now()
+		} else if time.Since(keepalive) > 15*time.Second {
+			fmt.Fprint(q.w, ": keepalive\n\n")
+			fl.Flush()
+			keepalive = time.Now()
+		}
+		if done {
+			fmt.Fprint(q.w, "event: end\ndata: {}\n\n")
+			fl.Flush()
+			return nil
+		}
+		select {
+		case <-q.r.Context().Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// liveCompute streams a compute's state: an instance's state and last
+// operation, a cluster's node counts.
+func (s *Studio) liveCompute(q *req) error {
+	if err := s.allow(q, shoal.ActComputesRead); err != nil {
+		return err
+	}
+	name := q.r.PathValue("name")
+	return s.sse(q, func() (any, bool, error) {
+		c, err := s.cfg.Svc.FindCompute(q.ctx, q.workspace, name)
+		if err != nil {
+			return nil, shoal.ErrorCode(err) == shoal.ENOTFOUND, err
+		}
+		out := map[string]any{"state": computeState(c), "nodes": c.NodeStateCounts, "current": c.CurrentNodeCount}
+		if c.LastOperation != nil {
+			out["last_operation"] = c.LastOperation
+		}
+		if c.IdleState != nil {
+			out["idle"] = c.IdleState
+		}
+		return out, false, nil
+	})
+}
+
+// liveJob streams a job's status and reason until it ends.
+func (s *Studio) liveJob(q *req) error {
+	if err := s.allow(q, shoal.ActJobsRead); err != nil {
+		return err
+	}
+	name := q.r.PathValue("name")
+	return s.sse(q, func() (any, bool, error) {
+		j, err := s.cfg.Svc.FindJob(q.ctx, q.workspace, name)
+		if err != nil {
+			return nil, false, err
+		}
+		return map[string]any{"status": j.Status, "status_reason": j.StatusReason, "attempts": j.AttemptCount}, shoal.JobTerminal(j.Status), nil
+	})
+}

@@ -1,0 +1,88 @@
+package studio
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/oidcauth"
+)
+
+// OIDC is sign-in with an OpenID Connect provider.
+type OIDC struct {
+	Provider *oidcauth.Provider
+	// DisplayName names the provider on the sign-in page.
+	DisplayName string
+}
+
+// oidcCookie carries a sign-in's state, nonce and PKCE verifier from the
+// redirect to the callback.
+const oidcCookie = "shoal_oidc"
+
+func random() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// oidcStart sends the browser to the provider.
+func (s *Studio) oidcStart(w http.ResponseWriter, r *http.Request) {
+	state, nonce, verifier := random(), random(), oauth2.GenerateVerifier()
+	v := url.Values{"state": {state}, "nonce": {nonce}, "verifier": {verifier}, "next": {safeNext(r.URL.Query().Get("next"))}}
+	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: base64.RawURLEncoding.EncodeToString([]byte(v.Encode())), Path: "/signin/oidc",
+		HttpOnly: true, Secure: s.cfg.Secure, SameSite: http.SameSiteLaxMode, MaxAge: 600})
+	http.Redirect(w, r, s.cfg.OIDC.Provider.AuthCodeURL(state, nonce, verifier), http.StatusFound)
+}
+
+// oidcCallback finishes the sign-in: the state must match the cookie's,
+// the code is exchanged for an ID token, which must verify and carry the
+// nonce; the linked user gets a session token (LoginOIDC's rules).
+func (s *Studio) oidcCallback(w http.ResponseWriter, r *http.Request) {
+	fail := func(status int, msg string) {
+		ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+		_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, "OIDC sign-in: "+msg)
+		s.signInForm(w, r, status, msg)
+	}
+	c, err := r.Cookie(oidcCookie)
+	clearCookie(w, oidcCookie, s.cfg.Secure)
+	if err != nil {
+		fail(http.StatusBadRequest, "The sign-in expired or was started elsewhere; try again.")
+		return
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(c.Value)
+	v, _ := url.ParseQuery(string(raw))
+	if e := r.URL.Query().Get("error"); e != "" {
+		fail(http.StatusUnauthorized, "The provider refused the sign-in: "+e+" "+r.URL.Query().Get("error_description"))
+		return
+	}
+	if st := r.URL.Query().Get("state"); st == "" || st != v.Get("state") {
+		fail(http.StatusBadRequest, "The sign-in's state does not match; try again.")
+		return
+	}
+	idToken, err := s.cfg.OIDC.Provider.Exchange(r.Context(), r.URL.Query().Get("code"), v.Get("verifier"))
+	if err != nil {
+		fail(http.StatusUnauthorized, err.Error())
+		return
+	}
+	verifier := nonceVerifier{p: s.cfg.OIDC.Provider, nonce: v.Get("nonce")}
+	u, token, err := s.cfg.Svc.LoginOIDC(r.Context(), verifier, idToken)
+	if err != nil {
+		fail(http.StatusUnauthorized, shoal.ErrorMessage(err))
+		return
+	}
+	p := &shoal.Principal{ID: u.PrincipalID(), Name: u.Name, Kind: shoal.PrincipalUser, Admin: u.Admin}
+	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, shoal.AuditSucceeded, "studio sign-in with OIDC")
+	s.startSession(w, token, s.cfg.Now().Add(sessionLifetime-time.Minute))
+	next := v.Get("next")
+	if !strings.HasPrefix(next, "/") {
+		next = "/computes"
+	}
+	http.Redirect(w, r, safeNext(next), http.StatusFound)
+}

@@ -1,0 +1,202 @@
+package studio
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+)
+
+// workspaceCookie remembers the workspace the viewer chose.
+const workspaceCookie = "shoal_workspace"
+
+// sessionLifetime bounds a session cookie (an OIDC sign-in's token lives
+// as long; an API token's own expiry applies too).
+const sessionLifetime = 12 * time.Hour
+
+// req is one page request: who asks, in which workspace, and the values
+// every page shows.
+type req struct {
+	w         http.ResponseWriter
+	r         *http.Request
+	ctx       context.Context
+	p         *shoal.Principal
+	workspace string
+	csrf      string
+}
+
+// view is what the layout reads; Data is the page's own.
+type view struct {
+	Title      string
+	Section    string
+	User       string
+	Admin      bool
+	CSRF       string
+	Workspace  string
+	Workspaces []string
+	Data       any
+}
+
+// page wraps a page handler: the viewer must be signed in (else to the
+// sign-in page, coming back here after), and the principal goes in the
+// context so that the services authorize as for the API.
+func (s *Studio) page(h func(*req) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.cfg.Principal(r)
+		if err != nil {
+			if _, cerr := r.Cookie(api.SessionCookie); cerr == nil {
+				clearCookie(w, api.SessionCookie, s.cfg.Secure)
+			}
+			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+			return
+		}
+		q := &req{w: w, r: r, ctx: shoal.WithPrincipal(r.Context(), p), p: p, workspace: shoal.DefaultWorkspace}
+		if c, err := r.Cookie(workspaceCookie); err == nil && c.Value != "" {
+			q.workspace = c.Value
+		}
+		if ws := r.URL.Query().Get("workspace"); ws != "" {
+			q.workspace = ws
+		}
+		if c, err := r.Cookie(api.CSRFCookie); err == nil {
+			q.csrf = c.Value
+		} else {
+			q.csrf = s.setCSRF(w)
+		}
+		if err := h(q); err != nil {
+			s.renderError(q, err)
+		}
+	})
+}
+
+// render writes a page in the layout.
+func (s *Studio) render(q *req, name, title, section string, data any) error {
+	t := s.pages[name]
+	v := view{Title: title, Section: section, User: q.p.Name, Admin: q.p.Admin, CSRF: q.csrf, Workspace: q.workspace, Data: data}
+	if wss, err := s.cfg.Svc.ListWorkspaces(q.ctx); err == nil {
+		for _, ws := range wss {
+			v.Workspaces = append(v.Workspaces, ws.Name)
+		}
+	}
+	q.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	q.w.Header().Set("Cache-Control", "no-store")
+	q.w.Header().Set("X-Frame-Options", "DENY")
+	q.w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	return t.ExecuteTemplate(q.w, "layout.html", v)
+}
+
+// renderError shows an error page with the API's status for the error.
+func (s *Studio) renderError(q *req, err error) {
+	status := http.StatusInternalServerError
+	switch shoal.ErrorCode(err) {
+	case shoal.ENOTFOUND:
+		status = http.StatusNotFound
+	case shoal.EFORBIDDEN:
+		status = http.StatusForbidden
+	case shoal.EINVALID:
+		status = http.StatusBadRequest
+	case shoal.EUNAUTHORIZED:
+		status = http.StatusUnauthorized
+	}
+	if status == http.StatusInternalServerError {
+		s.cfg.Logger.Error("studio page failed", "path", q.r.URL.Path, "err", err)
+	}
+	q.w.WriteHeader(status)
+	_ = s.render(q, "error", http.StatusText(status), "", map[string]any{"Status": status, "Message": shoal.ErrorMessage(err)})
+}
+
+// setCSRF makes the session's CSRF token: a cookie the page's JavaScript
+// echoes in the X-CSRF-Token header (double submit), as the API checks.
+func (s *Studio) setCSRF(w http.ResponseWriter) string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	v := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{Name: api.CSRFCookie, Value: v, Path: "/", Secure: s.cfg.Secure, SameSite: http.SameSiteLaxMode})
+	return v
+}
+
+// startSession sets the session cookie (an API token) and a fresh CSRF token.
+func (s *Studio) startSession(w http.ResponseWriter, token string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: api.SessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.Secure,
+		SameSite: http.SameSiteLaxMode, Expires: expires})
+	s.setCSRF(w)
+}
+
+func clearCookie(w http.ResponseWriter, name string, secure bool) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+}
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/computes"
+	}
+	return next
+}
+
+// signInPage offers sign-in with an API token (and with the OIDC
+// provider, when one is configured).
+func (s *Studio) signInPage(w http.ResponseWriter, r *http.Request) {
+	s.signInForm(w, r, http.StatusOK, "")
+}
+
+func (s *Studio) signInForm(w http.ResponseWriter, r *http.Request, status int, message string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Frame-Options", "DENY")
+	csrf := ""
+	if c, err := r.Cookie(api.CSRFCookie); err == nil {
+		csrf = c.Value
+	} else {
+		csrf = s.setCSRF(w)
+	}
+	w.WriteHeader(status)
+	data := map[string]any{"Next": safeNext(r.FormValue("next")), "Error": message, "OIDC": s.cfg.OIDC != nil, "CSRF": csrf}
+	if s.cfg.OIDC != nil {
+		data["OIDCName"] = s.cfg.OIDC.DisplayName
+	}
+	_ = s.pages["signin"].ExecuteTemplate(w, "signin", data)
+}
+
+// signIn checks the API token and makes it the session.
+func (s *Studio) signIn(w http.ResponseWriter, r *http.Request) {
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	p, err := s.cfg.Svc.Authenticate(r.Context(), token)
+	if err != nil {
+		s.signInForm(w, r, http.StatusUnauthorized, "That token is not valid: "+shoal.ErrorMessage(err))
+		return
+	}
+	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, shoal.AuditSucceeded, "studio sign-in with an API token")
+	s.startSession(w, token, s.cfg.Now().Add(sessionLifetime))
+	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+// signOut ends the session (the API's CSRF check has passed: the form
+// carries the token). A session made by an OIDC sign-in revokes its token.
+func (s *Studio) signOut(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(api.SessionCookie); err == nil {
+		if p, err := s.cfg.Svc.Authenticate(r.Context(), c.Value); err == nil {
+			s.cfg.Svc.EndOIDCSession(shoal.WithPrincipal(r.Context(), p), c.Value)
+		}
+	}
+	clearCookie(w, api.SessionCookie, s.cfg.Secure)
+	clearCookie(w, api.CSRFCookie, s.cfg.Secure)
+	http.Redirect(w, r, "/signin", http.StatusSeeOther)
+}
+
+// chooseWorkspace remembers the viewer's workspace.
+func (s *Studio) chooseWorkspace(q *req) error {
+	ws := q.r.URL.Query().Get("name")
+	if _, err := s.cfg.Svc.FindWorkspace(q.ctx, ws); err != nil {
+		return err
+	}
+	http.SetCookie(q.w, &http.Cookie{Name: workspaceCookie, Value: ws, Path: "/", Secure: s.cfg.Secure, SameSite: http.SameSiteLaxMode})
+	http.Redirect(q.w, q.r, "/computes?workspace="+url.QueryEscape(ws), http.StatusFound)
+	return nil
+}
