@@ -149,8 +149,18 @@ func (s *Studio) computePage(q *req) error {
 		events[i], events[j] = events[j], events[i]
 	}
 	now := s.cfg.Now()
-	hours := 6
-	history, err := s.cfg.Svc.NodeHistory(q.ctx, q.workspace, c.Name, now.Add(-time.Duration(hours)*time.Hour))
+	// The last six hours, or the cluster's life when shorter (at least
+	// a minute, so that a young cluster's chart is not a sliver).
+	from := now.Add(-6 * time.Hour)
+	if c.CreatedOn.After(from) {
+		from = c.CreatedOn
+	}
+	if now.Sub(from) < time.Minute {
+		from = now.Add(-time.Minute)
+	}
+	window := now.Sub(from).Round(time.Minute).String()
+	window = strings.TrimSuffix(window, "0s")
+	history, err := s.cfg.Svc.NodeHistory(q.ctx, q.workspace, c.Name, from)
 	if err != nil {
 		return err
 	}
@@ -171,7 +181,7 @@ func (s *Studio) computePage(q *req) error {
 	}
 	return s.render(q, "cluster", c.Name, "compute", map[string]any{
 		"C": c.Redacted(), "State": computeState(c), "Groups": order, "Nodes": len(nodes), "Queued": queued, "Events": events,
-		"Chart": stackedChart(history, now.Add(-time.Duration(hours)*time.Hour), now), "Hours": hours,
+		"Chart": stackedChart(history, from, now), "Window": window,
 		"Cost": cost, "Quota": quota, "CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
 	})
 }

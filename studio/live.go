@@ -15,10 +15,8 @@ const livePoll = 500 * time.Millisecond
 // sse streams Server-Sent Events: read is called every livePoll and its
 // value sent whenever it changes, until the client goes or done says so.
 func (s *Studio) sse(q *req, read func() (any, bool, error)) error {
-	fl, ok := q.w.(http.Flusher)
-	if !ok {
-		return shoal.Errorf(shoal.EINVALID, "streaming is not supported here")
-	}
+	// The server's writers unwrap to one that flushes.
+	fl := http.NewResponseController(q.w)
 	q.w.Header().Set("Content-Type", "text/event-stream")
 	q.w.Header().Set("Cache-Control", "no-store")
 	q.w.WriteHeader(http.StatusOK)
@@ -30,22 +28,22 @@ func (s *Studio) sse(q *req, read func() (any, bool, error)) error {
 		v, done, err := read()
 		if err != nil {
 			fmt.Fprintf(q.w, "event: error\ndata: %s\n\n", jsonString(map[string]string{"message": shoal.ErrorMessage(err)}))
-			fl.Flush()
+			_ = fl.Flush()
 			return nil
 		}
 		if b := jsonString(v); b != last {
 			last = b
 			fmt.Fprintf(q.w, "data: %s\n\n", b)
-			fl.Flush()
+			_ = fl.Flush()
 			keepalive = time.Now()
 		} else if time.Since(keepalive) > 15*time.Second {
 			fmt.Fprint(q.w, ": keepalive\n\n")
-			fl.Flush()
+			_ = fl.Flush()
 			keepalive = time.Now()
 		}
 		if done {
 			fmt.Fprint(q.w, "event: end\ndata: {}\n\n")
-			fl.Flush()
+			_ = fl.Flush()
 			return nil
 		}
 		select {

@@ -45,8 +45,13 @@ var funcs = template.FuncMap{
 	"path":  url.PathEscape,
 	"query": url.QueryEscape,
 	"lower": strings.ToLower,
-	"money": func(f float64) string { return fmt.Sprintf("$%.2f", f) },
-	"hours": func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"money": func(f float64) string {
+		if f > 0 && f < 1 {
+			return fmt.Sprintf("$%.4f", f)
+		}
+		return fmt.Sprintf("$%.2f", f)
+	},
+	"hours": func(f float64) string { return fmt.Sprintf("%.3g", f) },
 	"join":  strings.Join,
 	"state": stateClass,
 	"add":   func(a, b int) int { return a + b },

@@ -1,0 +1,92 @@
+package studio_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/studio"
+)
+
+// newServer is the API with the studio mounted, as the server runs them.
+func newServer(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cat, _ := (&config.Config{}).Catalog(nil)
+	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Providers: map[string]shoal.Provider{"local": fake.New()}})
+	token, err := svc.BootstrapAdmin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.NewServer(svc, nil)
+	st, err := studio.New(studio.Config{Svc: svc, Principal: srv.Principal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, h := range st.Routes() { // a conflicting pattern panics here
+		srv.Mount(p, h)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts, token
+}
+
+func get(t *testing.T, ts *httptest.Server, path, session string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", ts.URL+path, nil)
+	if session != "" {
+		req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: session})
+	}
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// Pages need a session: without one, to the sign-in page (coming back
+// after); with one, they render; a bad next never leaves the site.
+func TestPagesNeedASession(t *testing.T) {
+	ts, admin := newServer(t)
+	for _, p := range []string{"/computes", "/jobs", "/quota", "/audit", "/users", "/computes/new"} {
+		if resp := get(t, ts, p, ""); resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), "/signin?next=") {
+			t.Errorf("GET %s without a session: %d %s", p, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if resp := get(t, ts, p, admin); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s as admin: %d", p, resp.StatusCode)
+		}
+	}
+	if resp := get(t, ts, "/computes/nothing-here", admin); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a missing compute: %d", resp.StatusCode)
+	}
+	if resp := get(t, ts, "/computes", "shoal_not-a-token"); resp.StatusCode != http.StatusFound {
+		t.Errorf("a bad session: %d", resp.StatusCode)
+	}
+	// Sign-in: a token, then back to next — only on this site.
+	for next, want := range map[string]string{"/jobs": "/jobs", "//evil.example/x": "/computes", "https://evil.example/": "/computes"} {
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).PostForm(ts.URL+"/signin",
+			map[string][]string{"token": {admin}, "next": {next}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("sign-in with next %q: %d %s, want %s", next, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}
