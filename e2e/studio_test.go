@@ -162,7 +162,8 @@ func TestStudio(t *testing.T) {
 	browse(t, ctx, "the job page", chromedp.Navigate(s.url+"/jobs/"+name), chromedp.WaitVisible("#status"))
 	waitJS(t, ctx, 90*time.Second, "the log streaming while the job runs", `document.getElementById("log").textContent.includes("hello-from-the-studio")`)
 	waitJS(t, ctx, 90*time.Second, "the job Completed on its page", `document.getElementById("status").textContent.trim() === "Completed"`)
-	waitJS(t, ctx, 30*time.Second, "the whole log", `document.getElementById("log").textContent.includes("goodbye")`)
+	waitJS(t, ctx, 30*time.Second, "the page reloaded for the ended job, its whole log read",
+		`!document.getElementById("cancel") && document.getElementById("log").dataset.done === "true" && document.getElementById("log").textContent.includes("goodbye")`)
 	shot(t, ctx, "job")
 	browse(t, ctx, "the cluster page with its node", chromedp.Navigate(s.url+"/computes/web-cpu"), chromedp.WaitVisible("svg.chart"))
 	shot(t, ctx, "cluster")
@@ -204,7 +205,7 @@ func TestStudio(t *testing.T) {
 	// Every page, screenshotted.
 	for shotName, path := range map[string]string{
 		"computes-instances": "/computes?tab=instances", "cluster-new": "/computes/new", "instance-new": "/computes/new?type=instance",
-		"cluster-edit": "/computes/web-cpu/edit", "jobs": "/jobs", "quota": "/quota", "audit": "/audit", "users": "/users",
+		"cluster-edit": "/computes/web-cpu/edit", "instance-edit": "/computes/studio-ci/edit", "jobs": "/jobs", "quota": "/quota", "audit": "/audit", "users": "/users",
 	} {
 		browse(t, ctx, "page "+path, chromedp.Navigate(s.url+path), chromedp.WaitVisible("#main h1"))
 		shot(t, ctx, shotName)

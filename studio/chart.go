@@ -49,10 +49,14 @@ func stackedChart(samples []*shoal.NodeSample, from, to time.Time) template.HTML
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/><text class="axis" x="%.1f" y="%.1f" text-anchor="end">%d</text>`,
 			left, w-4, y(i), y(i), left-6, y(i)+4, i)
 	}
+	layout, precise := "15:04", ""
+	if to.Sub(from) < 10*time.Minute {
+		layout, precise = "15:04:05", ` data-seconds="true"`
+	}
 	for i := 0; i <= 6; i++ {
 		t := from.Add(time.Duration(float64(i) / 6 * float64(to.Sub(from))))
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle"><tspan data-time="%s">%s</tspan></text>`,
-			x(t), h-6, t.UTC().Format(time.RFC3339), t.UTC().Format("15:04"))
+		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%.1f" text-anchor="middle"><tspan data-time="%s"%s>%s</tspan></text>`,
+			x(t), h-6, t.UTC().Format(time.RFC3339), precise, t.UTC().Format(layout))
 	}
 	// One polygon per state: the band between the states below it and
 	// itself, as steps (a count holds until the next sample).

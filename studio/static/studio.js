@@ -17,7 +17,8 @@
     });
     root.querySelectorAll("tspan[data-time]").forEach((el) => {
       const d = new Date(el.dataset.time);
-      if (!isNaN(d)) el.textContent = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      const opts = el.dataset.seconds ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" };
+      if (!isNaN(d)) el.textContent = d.toLocaleTimeString([], opts);
     });
   }
   localTimes(document);
