@@ -37,6 +37,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Node is one node of a compute cluster as the scheduler sees it.
@@ -49,6 +50,11 @@ type Node struct {
 	// Free reports that the node is idle and accepting work (not draining,
 	// not preparing, not busy). Only free nodes are ever placed on.
 	Free bool
+	// IdleSince is when the node last became idle. A job takes the node
+	// idle longest first (the one whose idle timer is nearest to expiring
+	// is reused, the recently freed ones stay warm); equal times, or none,
+	// go by ID.
+	IdleSince time.Time
 }
 
 // Job is one queued job waiting to be placed.
@@ -232,10 +238,19 @@ func Schedule(s Snapshot) Result {
 	nodeSlot := make([]int32, len(s.Nodes))
 	freeCount := make([]int, len(names))
 	totalFree := 0
+	var idleSince map[string]time.Time // only when some node says
 	for i := range s.Nodes {
 		nodeSlot[i] = -1
 		if !s.Nodes[i].Free {
 			continue
+		}
+		if t := s.Nodes[i].IdleSince; !t.IsZero() {
+			if idleSince == nil {
+				idleSince = map[string]time.Time{}
+			}
+			if old, ok := idleSince[s.Nodes[i].ID]; !ok || t.Before(old) {
+				idleSince[s.Nodes[i].ID] = t
+			}
 		}
 		name := s.Nodes[i].Cluster
 		if lastSlot < 0 || name != lastName {
@@ -307,6 +322,9 @@ func Schedule(s Snapshot) Result {
 		q.sort(c.jobs, s.Jobs)
 		slices.Sort(c.free)
 		c.free = slices.Compact(c.free)
+		if idleSince != nil {
+			slices.SortStableFunc(c.free, func(a, b string) int { return idleSince[a].Compare(idleSince[b]) })
+		}
 		maxPlaced += min(len(c.jobs), len(c.free))
 	}
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/scheduler"
 )
@@ -524,4 +525,24 @@ func TestWideSeqRange(t *testing.T) {
 		t.Fatalf("bottom: %q", r.Message)
 	}
 	checkInvariants(t, s, res)
+}
+
+// A job takes the free node idle longest; nodes idle equally long (or
+// without a time) go by ID.
+func TestIdleLongestFirst(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	idle := func(id string, d time.Duration) scheduler.Node {
+		return scheduler.Node{ID: id, Cluster: "c", Free: true, IdleSince: t0.Add(d)}
+	}
+	res := scheduler.Schedule(scheduler.Snapshot{
+		Nodes: []scheduler.Node{idle("a", 3*time.Minute), idle("b", time.Minute), idle("c", 2*time.Minute), idle("d", time.Minute)},
+		Jobs:  []scheduler.Job{job("j1", "c", 0, 1, 1), job("j2", "c", 0, 2, 1), job("j3", "c", 0, 3, 1)},
+	})
+	var got []string
+	for _, p := range res.Placements {
+		got = append(got, p.JobID+"→"+p.NodeIDs[0])
+	}
+	if want := "j1→b j2→d j3→c"; strings.Join(got, " ") != want {
+		t.Errorf("placements %v, want %s", got, want)
+	}
 }

@@ -168,7 +168,11 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 			case n.CurrentAttemptID != "":
 				cs.Busy++
 			}
-			snap.Nodes = append(snap.Nodes, scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n)})
+			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n)}
+			if n.IdleSince != nil {
+				sn.IdleSince = *n.IdleSince
+			}
+			snap.Nodes = append(snap.Nodes, sn)
 		}
 		snap.Clusters[key] = cs
 	}
