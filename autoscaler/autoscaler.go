@@ -108,6 +108,12 @@ type Cluster struct {
 	// Deleting is true while the compute is being deleted: every node that
 	// is not running is released; running nodes finish their job first.
 	Deleting bool
+	// Idle, when set, decides the idle timeout (IdlePolicy: fixed or
+	// adaptive); nil keeps IdleTimeBeforeScaleDown.
+	Idle *IdlePolicy
+	// RecentArrivals are the submission times of the cluster's recent
+	// jobs, oldest first, for the adaptive policy.
+	RecentArrivals []time.Time
 }
 
 // LocationQuota wraps a location's vCPU limits, for callers that keep quota
@@ -303,8 +309,12 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 	// the idle nodes queued demand is about to use and those min_instances
 	// keeps.
 	releasable := len(idle) - min(len(idle), demand)
-	threshold := max(c.IdleTimeBeforeScaleDown, 0)
-	for _, n := range idle {
+	adaptive := c.Idle != nil && c.Idle.Adaptive
+	for rank, n := range idle {
+		threshold := max(c.IdleTimeBeforeScaleDown, 0)
+		if c.Idle != nil {
+			threshold = c.Idle.NodeThreshold(*c, n, rank+1)
+		}
 		base, ok := idleBase(n)
 		if !ok || n.Static {
 			// Idle time unknown: never release a node on a guess. A node
@@ -313,6 +323,11 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 		}
 		idleFor := now.Sub(base)
 		if idleFor < threshold {
+			if adaptive && idleFor >= c.Idle.Fixed && releasable > 0 && live > minN {
+				// Past the fixed timeout, kept by the adaptive one: say why.
+				out = append(out, Decision{Cluster: c.Key, Action: ActionNone, NodeIDs: []string{n.ID}, From: live, To: live,
+					Reason: c.Idle.keptReason(n, rank+1, idleFor, *c)})
+			}
 			continue
 		}
 		if releasable == 0 {
@@ -325,7 +340,11 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			})
 			continue
 		}
-		release(n, fmt.Sprintf("node %s idle %s s ≥ %s s: released", n.ID, seconds(idleFor), seconds(threshold)))
+		if adaptive {
+			release(n, c.Idle.releaseReason(n, rank+1, idleFor, *c))
+		} else {
+			release(n, fmt.Sprintf("node %s idle %s s ≥ %s s: released", n.ID, seconds(idleFor), seconds(threshold)))
+		}
 		releasable--
 	}
 	return out
