@@ -343,3 +343,12 @@ func quantile(sorted []float64, q float64) float64 {
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
+
+// Round rounds the figures for display: hours and money to 0.01, waits
+// to 0.1 s.
+func (r *Result) Round() {
+	r2 := func(f float64) float64 { return math.Round(f*100) / 100 }
+	r.NodeHours, r.BusyNodeHours, r.IdleNodeHours, r.Cost = r2(r.NodeHours), r2(r.BusyNodeHours), r2(r.IdleNodeHours), r2(r.Cost)
+	r1 := func(f float64) float64 { return math.Round(f*10) / 10 }
+	r.WaitMean, r.WaitP50, r.WaitP95, r.WaitMax = r1(r.WaitMean), r1(r.WaitP50), r1(r.WaitP95), r1(r.WaitMax)
+}

@@ -1,0 +1,52 @@
+package e2e_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `shoal sim` replays a trace file and a live server's own history.
+func TestSim(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	writeFile(t, trace, "submit_time,duration,instance_count\n0,600,1\n30,600,1\n700,60,2\n1500,60,1\n")
+	plot := filepath.Join(dir, "plot.svg")
+	res := runJSON[[]map[string]any](t, s.env, "sim", "--trace", trace, "--provision-delay", "3m", "--sweep", "0s,120s,1800s,adaptive", "--plot", plot, "-o", "json")
+	if len(res) != 4 || res[0]["policy"] != "fixed:0s" || res[3]["policy"] != "adaptive" {
+		t.Fatalf("sweep: %v", res)
+	}
+	for _, r := range res {
+		if r["jobs"] != float64(4) || r["node_hours"].(float64) <= 0 {
+			t.Errorf("result %v", r)
+		}
+	}
+	// A longer idle timeout keeps the node for the job at 700 s: less wait.
+	if res[2]["wait_mean_s"].(float64) >= res[0]["wait_mean_s"].(float64) {
+		t.Errorf("1800 s waits no less than 0 s: %v vs %v", res[2]["wait_mean_s"], res[0]["wait_mean_s"])
+	}
+	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "adaptive") {
+		t.Errorf("plot: %v", err)
+	}
+	stderr, _ := mustFail(t, s.env, "sim", "--trace", trace, "--idle-policy", "sometimes")
+	if !strings.Contains(stderr, "--idle-policy") {
+		t.Errorf("a bad policy: %s", stderr)
+	}
+
+	// The server's own history: two jobs run, then replayed.
+	mustRun(t, s.env, "compute", "create", "--name", "hist", "--size", "Standard_DS3_v2", "--max-instances", "2", "-o", "none")
+	for range 2 {
+		mustRun(t, s.env, "job", "create", "-f", writeJobFile(t, "command: sleep 1\ncompute: hist\n"), "-o", "none")
+	}
+	waitFor(t, 60e9, "both jobs completed", func() (bool, string) {
+		out := mustRun(t, s.env, "job", "list", "--status", "Completed", "--query", "length(@)", "-o", "tsv")
+		return strings.TrimSpace(out) == "2", out
+	})
+	hist := runJSON[[]map[string]any](t, s.env, "sim", "--from-history", "--idle-policy", "fixed:120s", "-o", "json")
+	if len(hist) != 1 || hist[0]["jobs"] != float64(2) {
+		t.Fatalf("--from-history: %v", hist)
+	}
+}
