@@ -40,6 +40,9 @@ const (
 	DefaultMinInstances            = 0
 	DefaultMaxInstances            = 1
 	DefaultIdleTimeBeforeScaleDown = 120
+	// IdlePolicyAdaptive is the idle policy that chooses each idle node's
+	// timeout from the cluster's recent arrivals.
+	IdlePolicyAdaptive = "adaptive"
 )
 
 // ComputeSpec is what a user writes: the keys of an `az ml` compute YAML
@@ -56,6 +59,14 @@ type ComputeSpec struct {
 	MinInstances            *int              `json:"min_instances,omitempty"`
 	MaxInstances            *int              `json:"max_instances,omitempty"`
 	IdleTimeBeforeScaleDown *int              `json:"idle_time_before_scale_down,omitempty"`
+	// IdlePolicy is IdlePolicyAdaptive when the YAML says
+	// idle_time_before_scale_down: adaptive (a Shoal extension): the
+	// autoscaler chooses each idle node's timeout from recent arrivals,
+	// IdleTimeBeforeScaleDown being its fallback; "" is the fixed number.
+	IdlePolicy string `json:"idle_policy,omitempty"`
+	// WaitCostPerHour is what an hour of a waiting job is worth to the
+	// adaptive policy (default 1.5 × the node's price).
+	WaitCostPerHour         *float64          `json:"wait_cost_per_hour,omitempty"`
 	SSHPublicAccessEnabled  *bool             `json:"ssh_public_access_enabled,omitempty"`
 	SSHSettings             *SSHSettings      `json:"ssh_settings,omitempty"`
 	NetworkSettings         *NetworkSettings  `json:"network_settings,omitempty"`
@@ -212,6 +223,9 @@ type ComputeUpdate struct {
 	MinInstances            *int               `json:"min_instances,omitempty"`
 	MaxInstances            *int               `json:"max_instances,omitempty"`
 	IdleTimeBeforeScaleDown *int               `json:"idle_time_before_scale_down,omitempty"`
+	// IdlePolicy: "adaptive" or "fixed" (the number alone).
+	IdlePolicy              *string            `json:"idle_policy,omitempty"`
+	WaitCostPerHour         *float64           `json:"wait_cost_per_hour,omitempty"`
 	Description             *string            `json:"description,omitempty"`
 	Tags                    *map[string]string `json:"tags,omitempty"`
 	Identity                *IdentitySpec      `json:"identity,omitempty"`

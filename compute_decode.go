@@ -25,6 +25,7 @@ var clusterKeys = keySchema{
 	"$schema": nil, "name": nil, "type": nil, "description": nil, "tags": nil,
 	"size": nil, "location": nil, "tier": nil,
 	"min_instances": nil, "max_instances": nil, "idle_time_before_scale_down": nil,
+	"idle_policy": nil, "wait_cost_per_hour": nil,
 	"ssh_public_access_enabled": nil,
 	"ssh_settings":              keySchema{"admin_username": nil, "admin_password": nil, "ssh_key_value": nil},
 	"network_settings":          keySchema{"vnet_name": nil, "subnet": nil},
@@ -127,6 +128,15 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 		}
 	}
 	// Normalise the lenient spellings before the strict decode.
+	if v, ok := obj["idle_time_before_scale_down"]; ok && strings.EqualFold(strings.Trim(string(bytes.TrimSpace(v)), `"`), IdlePolicyAdaptive) {
+		// idle_time_before_scale_down: adaptive — the default number stays
+		// the fallback.
+		if p, ok := obj["idle_policy"]; ok && !strings.Contains(strings.ToLower(string(p)), IdlePolicyAdaptive) {
+			return nil, FieldErrorf("idle_policy", "contradicts idle_time_before_scale_down: adaptive")
+		}
+		delete(obj, "idle_time_before_scale_down")
+		obj["idle_policy"], _ = json.Marshal(IdlePolicyAdaptive)
+	}
 	if v, ok := obj["idle_time_before_scale_down"]; ok {
 		n, err := decodeSeconds(v)
 		if err != nil {

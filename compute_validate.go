@@ -237,6 +237,9 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	if err := ValidateScaleSettings(*spec.MinInstances, *spec.MaxInstances, *spec.IdleTimeBeforeScaleDown); err != nil {
 		return nil, nil, err
 	}
+	if err := validateIdlePolicy(spec.IdlePolicy, spec.WaitCostPerHour); err != nil {
+		return nil, nil, err
+	}
 	if err := validateSSH(spec); err != nil {
 		return nil, nil, err
 	}
@@ -381,4 +384,22 @@ func netOf(n *NetworkSettings) NetworkSettings {
 		return NetworkSettings{}
 	}
 	return *n
+}
+
+// validateIdlePolicy checks idle_policy and wait_cost_per_hour.
+func validateIdlePolicy(policy string, waitCost *float64) error {
+	switch policy {
+	case "", IdlePolicyAdaptive:
+	default:
+		return FieldErrorf("idle_policy", "%q must be adaptive (or absent: idle_time_before_scale_down alone)", policy)
+	}
+	if waitCost != nil {
+		if *waitCost < 0 || *waitCost > 1e6 || *waitCost != *waitCost {
+			return FieldErrorf("wait_cost_per_hour", "%v must be a price between 0 and 1000000", *waitCost)
+		}
+		if policy != IdlePolicyAdaptive {
+			return FieldErrorf("wait_cost_per_hour", "only applies with idle_time_before_scale_down: adaptive")
+		}
+	}
+	return nil
 }

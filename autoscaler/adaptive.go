@@ -47,6 +47,9 @@ const AdaptiveHistory = 100
 // before it trusts them; until then the fixed timeout applies.
 const MinArrivals = 10
 
+// AdaptiveMargin stretches the chosen window by this fraction.
+const AdaptiveMargin = 0.05
+
 // MaxAdaptiveIdle caps the adaptive timeout.
 const MaxAdaptiveIdle = 24 * time.Hour
 
@@ -115,6 +118,9 @@ func (p *IdlePolicy) choose(arrivals []time.Time, since time.Time, rank int) cho
 			best, bestW, bestWithin = cost, w, float64(i)/n
 		}
 	}
+	// A little past the span chosen, so that a job coming as often as the
+	// last ones did (a periodic one, say) still finds the node.
+	bestW *= 1 + AdaptiveMargin
 	return choice{window: time.Duration(bestW * float64(time.Hour)).Round(time.Second), within: bestWithin, ok: true}
 }
 

@@ -167,6 +167,15 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 		if upd.IdleTimeBeforeScaleDown != nil {
 			next.IdleTimeBeforeScaleDown = upd.IdleTimeBeforeScaleDown
 		}
+		if upd.IdlePolicy != nil {
+			next.IdlePolicy = *upd.IdlePolicy
+			if next.IdlePolicy == "fixed" {
+				next.IdlePolicy, next.WaitCostPerHour = "", nil
+			}
+		}
+		if upd.WaitCostPerHour != nil {
+			next.WaitCostPerHour = upd.WaitCostPerHour
+		}
 		if upd.Description != nil {
 			next.Description = *upd.Description
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ type scaleSource struct{ c *Controller }
 // otherwise.
 func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
 	snap, err := src.snapshot(ctx)
+	if err == nil {
+		err = src.c.s.adaptiveArrivals(ctx, &snap)
+	}
 	src.c.holdBackFailedProvisioning(&snap, src.c.s.cfg.Clock.Now())
 	return snap, err
 }
@@ -75,6 +79,9 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 					LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Workspace: comp.Workspace, Family: size.Family,
 					VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
 					Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+				}
+				if comp.IdlePolicy == shoal.IdlePolicyAdaptive {
+					cl.Idle = adaptivePolicy(comp, loc, size)
 				}
 			}
 			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
@@ -321,4 +328,50 @@ func instanceSlots(comp *shoal.Compute, key, location string, demand int) autosc
 		Location: location, VCPUsPerNode: 0, QueuedNodeDemand: demand,
 		Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
 	}
+}
+
+// DefaultProvisionEstimate is the provisioning delay the adaptive idle
+// policy assumes at a location whose config gives none.
+const DefaultProvisionEstimate = time.Minute
+
+// adaptivePolicy is the adaptive idle policy of a cluster.
+func adaptivePolicy(comp *shoal.Compute, loc *shoal.Location, size *shoal.Size) *autoscaler.IdlePolicy {
+	p := &autoscaler.IdlePolicy{Fixed: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second, Adaptive: true,
+		ProvisionDelay: loc.ProvisioningDelay, NodePricePerHour: size.PricePerHour}
+	if p.ProvisionDelay <= 0 {
+		p.ProvisionDelay = DefaultProvisionEstimate
+	}
+	if comp.Tier == shoal.TierLowPriority {
+		p.NodePricePerHour = size.LowPriorityPricePerHour
+	}
+	if comp.WaitCostPerHour != nil {
+		p.WaitCostPerHour = *comp.WaitCostPerHour
+	}
+	return p
+}
+
+// adaptiveArrivals gives the clusters with an adaptive idle policy their
+// recent arrivals: the submission times of their last jobs.
+func (s *Services) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapshot) error {
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		if c.Idle == nil || !c.Idle.Adaptive {
+			continue
+		}
+		ws, name, _ := strings.Cut(c.Key, "/")
+		var jobs []*shoal.Job
+		err := s.store.View(ctx, func(tx shoal.Tx) (err error) {
+			jobs, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Compute: name, Limit: autoscaler.AdaptiveHistory})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		c.RecentArrivals = make([]time.Time, 0, len(jobs))
+		for _, j := range jobs {
+			c.RecentArrivals = append(c.RecentArrivals, j.CreatedOn)
+		}
+		slices.SortFunc(c.RecentArrivals, func(a, b time.Time) int { return a.Compare(b) })
+	}
+	return nil
 }
