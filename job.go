@@ -117,6 +117,9 @@ type Job struct {
 	// StatusReason says why a job is where it is: for a queued job, why it
 	// waits (provisioning, max_instances, quota, behind other jobs).
 	StatusReason string `json:"status_reason,omitempty"`
+	// Cost is what the job's attempts cost so far (computed when the job
+	// is read alone, never stored).
+	Cost *JobCost `json:"cost,omitempty"`
 	CreatedBy    string `json:"created_by,omitempty"`
 	// CreatedByPrincipal is the submitter's principal ID: the job's workload
 	// identity never gets more rights than it.
@@ -236,4 +239,11 @@ type JobService interface {
 	CancelJob(ctx context.Context, workspace, name string) (*Job, error)
 	// ListAttempts returns a job's attempts, oldest first.
 	ListAttempts(ctx context.Context, workspace, name string) ([]*Attempt, error)
+}
+
+// JobCost is a job's node-seconds and their price: each rank's run time on
+// its node, at the node's size and tier price.
+type JobCost struct {
+	NodeSeconds float64 `json:"node_seconds"`
+	USD         float64 `json:"usd"`
 }

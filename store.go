@@ -161,6 +161,10 @@ type Tx interface {
 	// compute's newest one; it returns how many went.
 	DeleteNodeSamplesBefore(t time.Time) (int, error)
 
+	// ListNodeUsage returns the usage ledger's nodes of a workspace ("" for
+	// all) that lived at some time in [since, until), by creation.
+	ListNodeUsage(workspace string, since, until time.Time) ([]*NodeUsage, error)
+
 	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
 	GetRole(name string) (*RoleDefinition, error)
 	// ListRoles returns the custom roles ordered by name.

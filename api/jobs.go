@@ -79,7 +79,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
-	j, err := s.svc.FindJob(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	j, err := s.svc.FindJobWithCost(r.Context(), r.PathValue("ws"), r.PathValue("name"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

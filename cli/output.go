@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 )
 
 // OutputFormats are the output formats accepted by --output/-o.
-var OutputFormats = []string{"json", "jsonc", "yaml", "yamlc", "table", "tsv", "none"}
+var OutputFormats = []string{"json", "jsonc", "yaml", "yamlc", "table", "tsv", "csv", "none"}
 
 // object is a decoded JSON object that remembers the order of its members.
 type object []member
@@ -64,6 +65,10 @@ func Render(w io.Writer, data any, format, query string, columns []string) error
 		writeTable(&buf, v, columns)
 	case "tsv":
 		writeTSV(&buf, v, columns)
+	case "csv":
+		if err := writeCSV(&buf, v, columns); err != nil {
+			return err
+		}
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
@@ -450,4 +455,21 @@ func writeTSV(b *bytes.Buffer, v any, columns []string) {
 	for _, row := range rows {
 		b.WriteString(strings.Join(row, "\t") + "\n")
 	}
+}
+
+// writeCSV writes rows as CSV with a header line (the column keys), for
+// spreadsheets.
+func writeCSV(b *bytes.Buffer, v any, columns []string) error {
+	w := csv.NewWriter(b)
+	if isScalar(v) {
+		return w.WriteAll([][]string{{formatScalar(v)}})
+	}
+	keys, rows := tabulate(v, columns)
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := w.Write(keys); err != nil {
+		return err
+	}
+	return w.WriteAll(rows)
 }

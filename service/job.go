@@ -151,6 +151,25 @@ func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *sh
 	return s.jobView(out), err
 }
 
+// FindJobWithCost is FindJob with the job's cost so far (what `job show`
+// prints); FindJob alone stays cheap for the paths that poll it.
+func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) (out *shoal.Job, err error) {
+	var cost *shoal.JobCost
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		out, err = s.getJob(tx, workspace, name)
+		if err != nil {
+			return err
+		}
+		cost, err = s.jobCost(tx, out, tx.Now())
+		return err
+	})
+	v := s.jobView(out)
+	if v != nil {
+		v.Cost = cost
+	}
+	return v, err
+}
+
 func (s *Services) getJob(tx shoal.Tx, workspace, name string) (*shoal.Job, error) {
 	j, err := tx.GetJob(workspace, name)
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND {

@@ -133,6 +133,12 @@ func (t *tx) InsertNode(n *shoal.Node) error {
 	} else if k == 0 {
 		return shoal.Errorf(shoal.ECONFLICT, "node %q already exists", n.ID)
 	}
+	// The node's life starts in the usage ledger, in the same transaction.
+	if _, err := t.exec(`INSERT INTO node_usage (node_id, created_on, workspace, compute, size, low_priority)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (node_id, created_on) DO NOTHING`,
+		n.ID, micros(n.CreatedOn), n.Workspace, n.Compute, n.Size, boolInt(n.LowPriority)); err != nil {
+		return fmt.Errorf("store: insert node %q: usage: %w", n.ID, err)
+	}
 	return nil
 }
 
@@ -168,8 +174,15 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 
 // DeleteNode removes a node. Returns ENOTFOUND.
 func (t *tx) DeleteNode(id string) error {
-	return t.deleteOne(fmt.Sprintf("node %q", id), fmt.Sprintf("node %q not found", id),
-		`DELETE FROM nodes WHERE id = $1`, id)
+	if err := t.deleteOne(fmt.Sprintf("node %q", id), fmt.Sprintf("node %q not found", id),
+		`DELETE FROM nodes WHERE id = $1`, id); err != nil {
+		return err
+	}
+	// Its life ends in the usage ledger.
+	if _, err := t.exec(`UPDATE node_usage SET released_on = $2 WHERE node_id = $1 AND released_on IS NULL`, id, micros(t.now)); err != nil {
+		return fmt.Errorf("store: delete node %q: usage: %w", id, err)
+	}
+	return nil
 }
 
 // The queries of FindNodeByCredentialHash and FindNodeByJoinTokenHash.

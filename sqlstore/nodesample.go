@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -74,4 +75,38 @@ func (t *tx) DeleteNodeSamplesBefore(before time.Time) (int, error) {
 	}
 	n, err := affected(res)
 	return int(n), err
+}
+
+// ListNodeUsage returns the ledger's nodes of a workspace ("" for all)
+// alive at some time in [since, until), by creation.
+func (t *tx) ListNodeUsage(workspace string, since, until time.Time) ([]*shoal.NodeUsage, error) {
+	q := `SELECT node_id, workspace, compute, size, low_priority, created_on, released_on FROM node_usage
+		WHERE created_on < $1 AND (released_on IS NULL OR released_on > $2)`
+	args := []any{micros(until), micros(since)}
+	if workspace != "" {
+		q += ` AND lower(workspace) = $3`
+		args = append(args, key(workspace))
+	}
+	rows, err := t.query(q+` ORDER BY created_on, node_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list node usage: %w", err)
+	}
+	out, err := collect(rows, func(sc scanner) (*shoal.NodeUsage, error) {
+		var u shoal.NodeUsage
+		var low, created int64
+		var released sql.NullInt64
+		if err := sc.Scan(&u.NodeID, &u.Workspace, &u.Compute, &u.Size, &low, &created, &released); err != nil {
+			return nil, err
+		}
+		u.LowPriority, u.CreatedOn = low != 0, fromMicros(created)
+		if released.Valid {
+			r := fromMicros(released.Int64)
+			u.ReleasedOn = &r
+		}
+		return &u, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list node usage: %w", err)
+	}
+	return out, nil
 }

@@ -65,3 +65,44 @@ func testNodeSamples(t *testing.T, s shoal.Store, clock *Clock) {
 		return nil
 	})
 }
+
+// The usage ledger: a node's life starts with InsertNode and ends with
+// DeleteNode, and stays listed after the node is gone.
+func testNodeUsage(t *testing.T, s shoal.Store, clock *Clock) {
+	t0 := now(clock.Now())
+	a := fullNode("Prod", "gpu", "node-a", t0)
+	insertNodes(t, s, a)
+	clock.Advance(time.Hour)
+	t1 := now(clock.Now())
+	b := minimalNode("prod", "cpu", "node-b", t1)
+	insertNodes(t, s, b)
+	clock.Advance(30 * time.Minute)
+	update(t, s, func(tx shoal.Tx) error { return tx.DeleteNode("node-a") })
+	released := now(clock.Now())
+	list := func(ws string, since, until time.Time) []*shoal.NodeUsage {
+		t.Helper()
+		var out []*shoal.NodeUsage
+		view(t, s, func(tx shoal.Tx) (err error) {
+			out, err = tx.ListNodeUsage(ws, since, until)
+			return err
+		})
+		return out
+	}
+	all := list("prod", t0, released.Add(time.Hour))
+	if len(all) != 2 || all[0].NodeID != "node-a" || all[0].ReleasedOn == nil || !all[0].ReleasedOn.Equal(released) ||
+		all[1].NodeID != "node-b" || all[1].ReleasedOn != nil || all[0].Size != a.Size || all[0].LowPriority != a.LowPriority {
+		t.Fatalf("usage %+v", all)
+	}
+	if d := all[0].Overlap(t0, released.Add(time.Hour)); d != 90*time.Minute {
+		t.Errorf("node-a's overlap %s, want 1h30m", d)
+	}
+	if got := list("prod", released.Add(time.Minute), released.Add(time.Hour)); len(got) != 1 || got[0].NodeID != "node-b" {
+		t.Errorf("after node-a's release only node-b: %+v", got)
+	}
+	if got := list("other", t0, released); len(got) != 0 {
+		t.Errorf("another workspace: %+v", got)
+	}
+	if got := list("", t0.Add(-2*time.Hour), t0.Add(-time.Hour)); len(got) != 0 {
+		t.Errorf("before any node: %+v", got)
+	}
+}

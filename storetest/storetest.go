@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Identities", testIdentities},
 		{"ServicePrincipals", testServicePrincipals},
 		{"NodeSamples", testNodeSamples},
+		{"NodeUsage", testNodeUsage},
 		{"Roles", testRoles},
 		{"RoleAssignments", testRoleAssignments},
 		{"Audit", testAudit},

@@ -37,7 +37,7 @@ func (s *Studio) jobPage(q *req) error {
 	if err := s.allow(q, shoal.ActJobsRead); err != nil {
 		return err
 	}
-	j, err := s.cfg.Svc.FindJob(q.ctx, q.workspace, q.r.PathValue("name"))
+	j, err := s.cfg.Svc.FindJobWithCost(q.ctx, q.workspace, q.r.PathValue("name"))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,58 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// costRoutes serve the cost report.
+func (s *Server) costRoutes() []Route {
+	return []Route{
+		{Pattern: "GET /api/v1/workspaces/{ws}/cost", Action: shoal.ActComputesRead, handler: s.handleCostReport},
+	}
+}
+
+func (s *Server) handleCostReport(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	now := time.Now()
+	since := now.Add(-30 * 24 * time.Hour)
+	if v := q.Get("since"); v != "" {
+		t, err := service.ParseSince(v, now)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		since = t
+	}
+	group := q.Get("group_by")
+	if group == "" {
+		group = "compute"
+	}
+	lines, err := s.svc.CostReport(r.Context(), r.PathValue("ws"), since, now, group)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[service.CostLine]{Value: orEmpty(lines)})
+}
+
+// CostReport reads the cost report.
+func (c *Client) CostReport(ctx context.Context, workspace, since, groupBy string) ([]service.CostLine, error) {
+	q := url.Values{}
+	if since != "" {
+		q.Set("since", since)
+	}
+	if groupBy != "" {
+		q.Set("group_by", groupBy)
+	}
+	var out listBody[service.CostLine]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/cost?"+q.Encode(), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}

@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/api"
+)
+
+// newCostCommand is `shoal cost`: what the workspace's nodes cost.
+func newCostCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "cost", Short: "What the workspace's nodes cost, from the catalog's prices"}
+	var since, group string
+	report := &cobra.Command{Use: "report", Short: "Node-seconds and cost grouped by compute, node, size, tier, tag:NAME, user or job", Args: cobra.NoArgs,
+		RunE: g.callAndRender([]string{"key", "node_hours", "usd", "dedicated_usd", "low_priority_usd"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.CostReport(ctx, ws, since, group)
+		})}
+	report.Flags().StringVar(&since, "since", "30d", "from this long ago (30d, 12h) or an RFC 3339 time, to now")
+	report.Flags().StringVar(&group, "group-by", "compute", "compute, node, size, tier, tag:NAME (a compute tag, e.g. tag:team), user or job (the idle rest is one line)")
+	cmd.AddCommand(report)
+	return cmd
+}

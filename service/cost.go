@@ -1,0 +1,284 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// CostLine is one group of a cost report.
+type CostLine struct {
+	Key         string  `json:"key"`
+	NodeSeconds float64 `json:"node_seconds"`
+	NodeHours   float64 `json:"node_hours"`
+	USD         float64 `json:"usd"`
+	Dedicated   float64 `json:"dedicated_usd"`
+	LowPriority float64 `json:"low_priority_usd"`
+}
+
+// CostGroupings are the report's group-by keys (tag:NAME too).
+var CostGroupings = []string{"compute", "node", "size", "tier", "user", "job", "tag:NAME"}
+
+// IdleKey is the report line of node time no job used (grouped by user or job).
+const IdleKey = "(idle)"
+
+// price is the hourly price of a size on a tier.
+func (s *Services) price(size string, lowPriority bool) float64 {
+	sz, ok := s.catalog.Size(size)
+	if !ok {
+		return 0
+	}
+	if lowPriority {
+		return sz.LowPriorityPricePerHour
+	}
+	return sz.PricePerHour
+}
+
+// CostReport prices a workspace's node time in [since, until) from the
+// usage ledger, grouped by compute, node, size, tier, tag:NAME (the
+// compute's tag, the seed's cost-tracking tags), user or job (the job's
+// submitter or name: the time its ranks ran; the rest of the node time is
+// the (idle) line, so that every grouping adds up to the same total).
+func (s *Services) CostReport(ctx context.Context, workspace string, since, until time.Time, groupBy string) ([]CostLine, error) {
+	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActComputesRead); err != nil {
+		return nil, err
+	}
+	tag, byTag := strings.CutPrefix(groupBy, "tag:")
+	switch {
+	case byTag && tag == "":
+		return nil, shoal.FieldErrorf("group_by", "tag: needs a tag name, e.g. tag:team")
+	case byTag, groupBy == "compute", groupBy == "node", groupBy == "size", groupBy == "tier", groupBy == "user", groupBy == "job":
+	default:
+		return nil, shoal.FieldErrorf("group_by", "%q must be one of %s", groupBy, strings.Join(CostGroupings, ", "))
+	}
+	if !since.Before(until) {
+		return nil, shoal.FieldErrorf("since", "%s is not before %s", since.Format(time.RFC3339), until.Format(time.RFC3339))
+	}
+	lines := map[string]*CostLine{}
+	add := func(key string, d time.Duration, size string, low bool) {
+		l := lines[key]
+		if l == nil {
+			l = &CostLine{Key: key}
+			lines[key] = l
+		}
+		usd := d.Hours() * s.price(size, low)
+		l.NodeSeconds += d.Seconds()
+		if low {
+			l.LowPriority += usd
+		} else {
+			l.Dedicated += usd
+		}
+	}
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		usage, err := tx.ListNodeUsage(workspace, since, until)
+		if err != nil {
+			return err
+		}
+		tags := map[string]map[string]string{}
+		if byTag {
+			computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: workspace})
+			if err != nil {
+				return err
+			}
+			for _, c := range computes {
+				tags[strings.ToLower(c.Name)] = c.Tags
+			}
+		}
+		if groupBy != "user" && groupBy != "job" {
+			for _, u := range usage {
+				var k string
+				switch {
+				case byTag:
+					k = tags[strings.ToLower(u.Compute)][tag]
+					if k == "" {
+						k = "(untagged)"
+					}
+				case groupBy == "compute":
+					k = u.Compute
+				case groupBy == "node":
+					k = u.NodeID
+				case groupBy == "size":
+					k = u.Size
+				case groupBy == "tier":
+					k = tierName(u.LowPriority)
+				}
+				add(k, u.Overlap(since, until), u.Size, u.LowPriority)
+			}
+			return nil
+		}
+		// By user or job: each rank's run on its node, the rest idle.
+		busy, err := s.rankUsage(tx, workspace, usage, since, until)
+		if err != nil {
+			return err
+		}
+		used := map[*shoal.NodeUsage]time.Duration{}
+		for _, r := range busy {
+			k := r.job.CreatedBy
+			if groupBy == "job" {
+				k = r.job.Name
+			}
+			if k == "" {
+				k = principalName(r.job.CreatedByPrincipal)
+			}
+			add(k, r.d, r.node.Size, r.node.LowPriority)
+			used[r.node] += r.d
+		}
+		for _, u := range usage {
+			if idle := u.Overlap(since, until) - used[u]; idle > 0 {
+				add(IdleKey, idle, u.Size, u.LowPriority)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CostLine, 0, len(lines))
+	for _, l := range lines {
+		l.USD = l.Dedicated + l.LowPriority
+		l.NodeHours = l.NodeSeconds / 3600
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].USD != out[j].USD {
+			return out[i].USD > out[j].USD
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out, nil
+}
+
+func tierName(low bool) string {
+	if low {
+		return shoal.TierLowPriority
+	}
+	return shoal.TierDedicated
+}
+
+func principalName(id string) string {
+	_, n, ok := strings.Cut(id, ":")
+	if !ok {
+		return id
+	}
+	return n
+}
+
+// rankRun is a rank's time on a node within a window.
+type rankRun struct {
+	job  *shoal.Job
+	node *shoal.NodeUsage
+	d    time.Duration
+}
+
+// rankUsage returns the time each rank of the workspace's jobs ran on a
+// node of the ledger within [since, until).
+func (s *Services) rankUsage(tx shoal.Tx, workspace string, usage []*shoal.NodeUsage, since, until time.Time) ([]rankRun, error) {
+	byNode := map[string][]*shoal.NodeUsage{}
+	for _, u := range usage {
+		byNode[u.NodeID] = append(byNode[u.NodeID], u)
+	}
+	jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: workspace})
+	if err != nil {
+		return nil, err
+	}
+	var out []rankRun
+	for _, j := range jobs {
+		if j.StartTime == nil || !j.StartTime.Before(until) || (j.EndTime != nil && !j.EndTime.After(since)) {
+			continue
+		}
+		attempts, err := tx.ListAttempts(j.Workspace, j.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range attempts {
+			for _, r := range a.Ranks {
+				if r.StartTime == nil {
+					continue
+				}
+				end := until
+				if r.EndTime != nil && r.EndTime.Before(end) {
+					end = *r.EndTime
+				}
+				start := *r.StartTime
+				if start.Before(since) {
+					start = since
+				}
+				if !end.After(start) {
+					continue
+				}
+				for _, u := range byNode[r.NodeID] {
+					// The node's life that held this run.
+					if !u.CreatedOn.After(*r.StartTime) && (u.ReleasedOn == nil || !u.ReleasedOn.Before(start)) {
+						out = append(out, rankRun{job: j, node: u, d: u.Overlap(start, end)})
+						break
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// jobCost prices a job's ranks on their nodes (from the ledger).
+func (s *Services) jobCost(tx shoal.Tx, j *shoal.Job, now time.Time) (*shoal.JobCost, error) {
+	if j.StartTime == nil {
+		return &shoal.JobCost{}, nil
+	}
+	attempts, err := tx.ListAttempts(j.Workspace, j.Name)
+	if err != nil {
+		return nil, err
+	}
+	usage, err := tx.ListNodeUsage(j.Workspace, *j.StartTime, now.Add(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	byNode := map[string]*shoal.NodeUsage{}
+	for _, u := range usage {
+		byNode[u.NodeID] = u
+	}
+	c := &shoal.JobCost{}
+	for _, a := range attempts {
+		for _, r := range a.Ranks {
+			if r.StartTime == nil {
+				continue
+			}
+			end := now
+			if r.EndTime != nil {
+				end = *r.EndTime
+			}
+			d := end.Sub(*r.StartTime)
+			if d <= 0 {
+				continue
+			}
+			c.NodeSeconds += d.Seconds()
+			if u := byNode[r.NodeID]; u != nil {
+				c.USD += d.Hours() * s.price(u.Size, u.LowPriority)
+			}
+		}
+	}
+	c.NodeSeconds = math.Round(c.NodeSeconds*1000) / 1000
+	c.USD = math.Round(c.USD*1e6) / 1e6
+	return c, nil
+}
+
+// ParseSince reads "30d", "12h", "90m" or an RFC 3339 time, back from now.
+func ParseSince(v string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		var days int
+		if _, err := fmt.Sscanf(n, "%d", &days); err == nil && days >= 0 && fmt.Sprint(days) == n {
+			return now.Add(-time.Duration(days) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, shoal.FieldErrorf("since", "%q is neither a duration such as 30d or 12h nor an RFC 3339 time", v)
+}
