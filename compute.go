@@ -66,12 +66,12 @@ type ComputeSpec struct {
 	IdlePolicy string `json:"idle_policy,omitempty"`
 	// WaitCostPerHour is what an hour of a waiting job is worth to the
 	// adaptive policy (default 1.5 × the node's price).
-	WaitCostPerHour         *float64          `json:"wait_cost_per_hour,omitempty"`
-	SSHPublicAccessEnabled  *bool             `json:"ssh_public_access_enabled,omitempty"`
-	SSHSettings             *SSHSettings      `json:"ssh_settings,omitempty"`
-	NetworkSettings         *NetworkSettings  `json:"network_settings,omitempty"`
-	EnableNodePublicIP      *bool             `json:"enable_node_public_ip,omitempty"`
-	Identity                *IdentitySpec     `json:"identity,omitempty"`
+	WaitCostPerHour        *float64         `json:"wait_cost_per_hour,omitempty"`
+	SSHPublicAccessEnabled *bool            `json:"ssh_public_access_enabled,omitempty"`
+	SSHSettings            *SSHSettings     `json:"ssh_settings,omitempty"`
+	NetworkSettings        *NetworkSettings `json:"network_settings,omitempty"`
+	EnableNodePublicIP     *bool            `json:"enable_node_public_ip,omitempty"`
+	Identity               *IdentitySpec    `json:"identity,omitempty"`
 
 	// Compute instance keys (type: computeinstance).
 	CreateOnBehalfOf              *CreateOnBehalfOf    `json:"create_on_behalf_of,omitempty"`
@@ -220,15 +220,15 @@ func ETag(version int64) string { return `"` + strconv.FormatInt(version, 10) + 
 // ComputeUpdate is a partial update of a compute's mutable fields, as
 // `shoal compute update` sends it. Nil fields are left as they are.
 type ComputeUpdate struct {
-	MinInstances            *int               `json:"min_instances,omitempty"`
-	MaxInstances            *int               `json:"max_instances,omitempty"`
-	IdleTimeBeforeScaleDown *int               `json:"idle_time_before_scale_down,omitempty"`
+	MinInstances            *int `json:"min_instances,omitempty"`
+	MaxInstances            *int `json:"max_instances,omitempty"`
+	IdleTimeBeforeScaleDown *int `json:"idle_time_before_scale_down,omitempty"`
 	// IdlePolicy: "adaptive" or "fixed" (the number alone).
-	IdlePolicy              *string            `json:"idle_policy,omitempty"`
-	WaitCostPerHour         *float64           `json:"wait_cost_per_hour,omitempty"`
-	Description             *string            `json:"description,omitempty"`
-	Tags                    *map[string]string `json:"tags,omitempty"`
-	Identity                *IdentitySpec      `json:"identity,omitempty"`
+	IdlePolicy      *string            `json:"idle_policy,omitempty"`
+	WaitCostPerHour *float64           `json:"wait_cost_per_hour,omitempty"`
+	Description     *string            `json:"description,omitempty"`
+	Tags            *map[string]string `json:"tags,omitempty"`
+	Identity        *IdentitySpec      `json:"identity,omitempty"`
 	// Instances: idle shutdown (15–4320 minutes, or 0 to turn it off), the
 	// SSH key (only the assigned user, only when SSH is enabled), the
 	// schedules and the CPU floor.

@@ -119,8 +119,8 @@ type Job struct {
 	StatusReason string `json:"status_reason,omitempty"`
 	// Cost is what the job's attempts cost so far (computed when the job
 	// is read alone, never stored).
-	Cost *JobCost `json:"cost,omitempty"`
-	CreatedBy    string `json:"created_by,omitempty"`
+	Cost      *JobCost `json:"cost,omitempty"`
+	CreatedBy string   `json:"created_by,omitempty"`
 	// CreatedByPrincipal is the submitter's principal ID: the job's workload
 	// identity never gets more rights than it.
 	CreatedByPrincipal string     `json:"created_by_principal,omitempty"`
