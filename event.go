@@ -13,6 +13,10 @@ const (
 	EventScaled       = "scaled"
 	EventPreempted    = "preempted"
 	EventQuotaBlocked = "quota_blocked"
+	// EventBudget records a budget crossing 50, 80 or 100 %.
+	EventBudget = "budget"
+	// EventBudgetBlocked records scale-up stopped by a reached budget.
+	EventBudgetBlocked = "budget_blocked"
 	// EventGPUUtilization is a sample of a job's GPUs' utilisation.
 	EventGPUUtilization = "gpu_utilization"
 )
@@ -21,6 +25,8 @@ const (
 const (
 	ResourceCompute = "compute"
 	ResourceJob     = "job"
+	// ResourceBudget names a budget's events (by its name, scope/period).
+	ResourceBudget = "budget"
 )
 
 // Event is one entry in a resource's log: what happened, when, who did it

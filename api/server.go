@@ -68,7 +68,7 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
-	return append(append(append(s.baseRoutes(), s.instanceRoutes()...), s.armRoutes()...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), s.oauthRoutes()...)...)
+	return append(append(append(s.baseRoutes(), s.instanceRoutes()...), s.armRoutes()...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...)
 }
 
 func (s *Server) baseRoutes() []Route {

@@ -114,6 +114,9 @@ type Cluster struct {
 	// RecentArrivals are the submission times of the cluster's recent
 	// jobs, oldest first, for the adaptive policy.
 	RecentArrivals []time.Time
+	// BudgetBlocked, when set, is why the cluster may not grow (a block
+	// budget of its scope is reached): no scale-up, nodes still go.
+	BudgetBlocked string
 }
 
 // LocationQuota wraps a location's vCPU limits, for callers that keep quota
@@ -290,7 +293,9 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 	// Scale up: idle and preparing nodes already cover part of the demand,
 	// so only the shortfall is provisioned.
 	desired := max(min(max(running+demand, minN), maxN), running)
-	if desired > live {
+	if desired > live && c.BudgetBlocked != "" {
+		out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: desired - live, From: live, To: live, Reason: c.BudgetBlocked})
+	} else if desired > live {
 		need := desired - live
 		fit, blocked := book.take(c, need)
 		if fit > 0 {

@@ -131,6 +131,9 @@ const (
 	// for busy nodes to finish; also used for a job that needs more nodes
 	// than max_instances allows at all.
 	ReasonAtMax ReasonCode = "at_max_instances"
+	// ReasonBudget: a reached block budget stops scale-up for the job's
+	// cluster or for its submitter.
+	ReasonBudget ReasonCode = "budget_reached"
 	// ReasonQuota: the autoscaler could not add the nodes the job needs
 	// because a quota is exhausted.
 	ReasonQuota ReasonCode = "quota_exceeded"
@@ -438,6 +441,9 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	switch {
 	case st.Unavailable != "" && free < n:
 		return Reason{ReasonUnavailable, st.Unavailable}
+	case st.QuotaBlocked != "" && free+p < n && strings.HasPrefix(st.QuotaBlocked, "budget "):
+		// A block budget stopped scale-up for this cluster.
+		return Reason{ReasonBudget, st.QuotaBlocked + ": no new nodes until the next period or a higher limit; running jobs finish"}
 	case st.QuotaBlocked != "" && free+p < n:
 		// Even the nodes on their way are not enough, and the autoscaler
 		// cannot add more: the quota is the thing to fix.

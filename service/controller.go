@@ -44,6 +44,10 @@ type Controller struct {
 	// lastPrune when old samples were last removed (nodesamples.go).
 	samples   map[string]*shoal.NodeSample
 	lastPrune time.Time
+	// budgets are the scopes whose block budget is reached, priced every
+	// budgetCheckInterval (budget.go).
+	budgets         budgetBlocks
+	lastBudgetCheck time.Time
 }
 
 // NewController returns the controller of s; seed makes its random choices
@@ -73,6 +77,9 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 	}
 	c.preemptAtRandom(ctx, now)
 	if err := c.sampleNodes(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.checkBudgets(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

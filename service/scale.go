@@ -24,6 +24,9 @@ func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error
 	if err == nil {
 		err = src.c.s.adaptiveArrivals(ctx, &snap)
 	}
+	if err == nil {
+		err = src.c.applyBudgets(ctx, &snap)
+	}
 	src.c.holdBackFailedProvisioning(&snap, src.c.s.cfg.Clock.Now())
 	return snap, err
 }
@@ -269,6 +272,9 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	kind := "scale_skipped"
 	if d.Action == autoscaler.ActionBlocked {
 		kind = shoal.EventQuotaBlocked
+		if strings.HasPrefix(d.Reason, "budget ") {
+			kind = shoal.EventBudgetBlocked
+		}
 	}
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	return a.c.s.store.Update(ctx, func(tx shoal.Tx) error {

@@ -192,6 +192,7 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	// becomes an event, so a long queue costs no writes per pass.
 	var changed []string
 	if !st.partial {
+		c.userBudgetReasons(ctx, res.Waiting)
 		for id, r := range res.Waiting {
 			if s.reasons.setCode(id, string(r.Code)) {
 				changed = append(changed, id)

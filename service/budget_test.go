@@ -1,0 +1,104 @@
+package service_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A block budget on a tag: two nodes of a team=vision cluster run until
+// the team's spend crosses 50 and 80 % (warnings) and then 100 %: the
+// next job's scale-up stops with the budget as its reason, the running
+// job finishes, and the cost report adds up to the node-seconds the
+// ledger recorded.
+func TestBudgetBlocksScaleUp(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	start := h.clock.Now()
+	minN, maxN, idle := 0, 3, 60
+	spec := &shoal.ComputeSpec{Name: "vision-gpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
+		IdleTimeBeforeScaleDown: &idle, Tags: map[string]string{"team": "vision"}}
+	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.svc.ReconcileComputes(h.ctx)
+	// $1 a month: two DS3_v2 nodes ($0.293/h each) spend it in about 1.7 h.
+	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "tag:team=vision", Limit: 1, Period: "month", Action: shoal.BudgetBlock}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []shoal.Budget{{Scope: "tag:team", Limit: 1}, {Scope: "workspace", Limit: 0}, {Scope: "workspace", Limit: 5, Period: "year"}, {Scope: "everyone", Limit: 5}} {
+		if _, err := h.svc.CreateBudget(admin, ws, &bad); shoal.ErrorCode(err) != shoal.EINVALID {
+			t.Errorf("budget %+v: %v", bad, err)
+		}
+	}
+	h.submit("long", "vision-gpu", 2, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	nodes := h.nodeIDs("vision-gpu")
+	tasks := []*shoal.AgentTask{h.start(nodes[0]), h.start(nodes[1])}
+	for range 12 { // 2 hours in 10-minute steps
+		h.step(10 * time.Minute)
+	}
+	st, err := h.svc.ListBudgets(admin, ws)
+	if err != nil || len(st) != 1 || !st[0].Reached {
+		t.Fatalf("budgets after 2 hours: %+v %v", st, err)
+	}
+	var warnings []string
+	evs, err := h.svc.ListBudgetEvents(admin, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		warnings = append(warnings, e.Reason)
+	}
+	if len(warnings) != 3 || !strings.Contains(warnings[0], "at 50 %") || !strings.Contains(warnings[1], "at 80 %") || !strings.Contains(warnings[2], "at 100 %") {
+		t.Fatalf("budget events: %q", warnings)
+	}
+
+	// Another job needs a third node: no scale-up, the budget is the reason.
+	h.submit("next", "vision-gpu", 1, "")
+	h.step(time.Second)
+	h.step(time.Second)
+	if n := len(h.nodes("vision-gpu")); n != 2 {
+		t.Fatalf("%d nodes; the budget should have stopped scale-up at 2", n)
+	}
+	j := h.wantJob("next", shoal.JobQueued)
+	if !strings.Contains(j.StatusReason, "budget team=vision 1 USD/month reached") {
+		t.Errorf("the queued job's reason %q does not name the budget", j.StatusReason)
+	}
+	h.wantEvent("vision-gpu", "budget team=vision 1 USD/month reached")
+	// The running job finishes.
+	for i, n := range nodes {
+		h.finish(n, tasks[i], shoal.RankCompleted)
+	}
+	h.step(0)
+	h.wantJob("long", shoal.JobCompleted)
+
+	// The report adds up to the ledger's node-seconds.
+	until := h.clock.Now()
+	usage := 0.0
+	lines, err := h.svc.CostReport(admin, ws, start, until, "tag:team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		usage += l.NodeSeconds
+	}
+	want := 0.0
+	if err := h.store.View(h.ctx, func(tx shoal.Tx) error {
+		list, err := tx.ListNodeUsage(ws, start, until)
+		for _, u := range list {
+			want += u.Overlap(start, until).Seconds()
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want == 0 || math.Abs(usage-want) > 1e-6 {
+		t.Errorf("report %v node-seconds, ledger %v", usage, want)
+	}
+}
