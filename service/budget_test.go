@@ -102,3 +102,59 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 		t.Errorf("report %v node-seconds, ledger %v", usage, want)
 	}
 }
+
+// A user's block budget: once alice's jobs have spent it, her next job
+// gets no new node (her reason says why) while bob's job scales up.
+func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	as := func(user string) *shoal.Principal {
+		return &shoal.Principal{ID: "user:" + user, Name: user, Kind: shoal.PrincipalUser}
+	}
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: u}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.svc.AssignRole(admin, "user:"+u, "Contributor", ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.compute("cpu", 0, 4, 3600)
+	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "user:alice", Limit: 0.01, Period: "day", Action: shoal.BudgetBlock}); err != nil {
+		t.Fatal(err)
+	}
+	submitAs := func(user, name string) {
+		t.Helper()
+		ctx := shoal.WithPrincipal(h.ctx, as(user))
+		if _, _, err := h.svc.SubmitJob(ctx, ws, &shoal.JobSpec{Name: name, Command: "train", Compute: "cpu"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submitAs("alice", "a1")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	task := h.start(n)
+	h.step(10 * time.Minute) // $0.049 of a DS3_v2: alice's $0.01 is spent
+	h.finish(n, task, shoal.RankCompleted)
+	h.step(15 * time.Second)
+	// The node is idle: her next job still runs on it (a budget stops
+	// scale-up, not placement); the one after waits without a new node.
+	submitAs("alice", "a2")
+	submitAs("alice", "a3")
+	h.step(time.Second)
+	h.step(time.Second)
+	if got := len(h.nodes("cpu")); got != 1 {
+		t.Fatalf("%d nodes after alice's budget was spent, want 1", got)
+	}
+	j := h.wantJob("a3", shoal.JobQueued)
+	if !strings.Contains(j.StatusReason, "budget alice 0.01 USD/day reached") {
+		t.Errorf("a3's reason %q does not name alice's budget", j.StatusReason)
+	}
+	submitAs("bob", "b1")
+	h.step(time.Second)
+	if got := len(h.nodes("cpu")); got != 2 {
+		t.Errorf("%d nodes after bob's job, want 2: alice's budget is not bob's", got)
+	}
+}
