@@ -64,6 +64,9 @@ type ComputeSpec struct {
 	// autoscaler chooses each idle node's timeout from recent arrivals,
 	// IdleTimeBeforeScaleDown being its fallback; "" is the fixed number.
 	IdlePolicy string `json:"idle_policy,omitempty"`
+	// TierFallback (a Shoal extension, low-priority clusters): a job that
+	// waited After for low-priority capacity gets dedicated nodes.
+	TierFallback *TierFallback `json:"tier_fallback,omitempty"`
 	// WaitCostPerHour is what an hour of a waiting job is worth to the
 	// adaptive policy (default 1.5 × the node's price).
 	WaitCostPerHour        *float64         `json:"wait_cost_per_hour,omitempty"`
@@ -265,4 +268,21 @@ type ComputeService interface {
 	DeleteCompute(ctx context.Context, workspace, name string, ifMatch string) (*Compute, error)
 	// ListComputeEvents returns the compute's event log, oldest first.
 	ListComputeEvents(ctx context.Context, workspace, name string) ([]*Event, error)
+}
+
+// TierFallback moves jobs of a low-priority cluster to dedicated nodes
+// when low-priority capacity does not come: After is how long a job waits
+// first ("10m"; Go duration syntax).
+type TierFallback struct {
+	After string `json:"after"`
+}
+
+// Duration returns After as a duration (0 when unparsable: validation
+// refuses those).
+func (f *TierFallback) Duration() time.Duration {
+	if f == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(f.After)
+	return d
 }

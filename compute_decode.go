@@ -25,7 +25,7 @@ var clusterKeys = keySchema{
 	"$schema": nil, "name": nil, "type": nil, "description": nil, "tags": nil,
 	"size": nil, "location": nil, "tier": nil,
 	"min_instances": nil, "max_instances": nil, "idle_time_before_scale_down": nil,
-	"idle_policy": nil, "wait_cost_per_hour": nil,
+	"idle_policy": nil, "wait_cost_per_hour": nil, "tier_fallback": keySchema{"after": nil},
 	"ssh_public_access_enabled": nil,
 	"ssh_settings":              keySchema{"admin_username": nil, "admin_password": nil, "ssh_key_value": nil},
 	"network_settings":          keySchema{"vnet_name": nil, "subnet": nil},

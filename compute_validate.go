@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 var computeNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{2,23}$`)
@@ -239,6 +240,16 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	}
 	if err := validateIdlePolicy(spec.IdlePolicy, spec.WaitCostPerHour); err != nil {
 		return nil, nil, err
+	}
+	if f := spec.TierFallback; f != nil {
+		if spec.Tier != TierLowPriority {
+			return nil, nil, FieldErrorf("tier_fallback", "only applies to tier: low_priority")
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(f.After))
+		if err != nil || d < 0 || d > 24*time.Hour {
+			return nil, nil, FieldErrorf("tier_fallback.after", "%q must be a duration from 0s to 24h, e.g. 10m", f.After)
+		}
+		f.After = d.String()
 	}
 	if err := validateSSH(spec); err != nil {
 		return nil, nil, err

@@ -71,6 +71,9 @@ type Node struct {
 	// count as capacity like any node but are never released by the
 	// autoscaler; they leave when their owner removes them.
 	Static bool
+	// Dedicated marks a dedicated node of a low-priority cluster (the
+	// tier fallback's): it counts against dedicated quota.
+	Dedicated bool
 }
 
 // Cluster is one compute cluster as the autoscaler sees it.
@@ -117,6 +120,12 @@ type Cluster struct {
 	// BudgetBlocked, when set, is why the cluster may not grow (a block
 	// budget of its scope is reached): no scale-up, nodes still go.
 	BudgetBlocked string
+	// FallbackAfter, for a low-priority cluster, is how long a job waits
+	// for low-priority capacity before dedicated nodes are added for it
+	// (tier_fallback); 0 is never. LongWaitDemand is the node demand of
+	// the queued jobs that have waited that long.
+	FallbackAfter  time.Duration
+	LongWaitDemand int
 }
 
 // LocationQuota wraps a location's vCPU limits, for callers that keep quota
@@ -181,6 +190,9 @@ type Decision struct {
 	// Count is the nodes to add (ScaleUp), or the nodes that could not be
 	// added (Blocked).
 	Count int
+	// Dedicated, on a ScaleUp of a low-priority cluster, asks for
+	// dedicated nodes (the tier fallback).
+	Dedicated bool
 	// NodeIDs are the nodes to release (Release) or the node kept (None).
 	NodeIDs []string
 	// From and To are the live node count before and after this decision,
@@ -305,7 +317,25 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			})
 		}
 		live += fit
+		if fit < need && c.LowPriority && c.FallbackAfter > 0 && c.LongWaitDemand > 0 {
+			// Low-priority capacity does not come: jobs that waited
+			// long enough get dedicated nodes (the tier fallback).
+			dc := *c
+			dc.LowPriority = false
+			want := min(need-fit, c.LongWaitDemand)
+			dfit, _ := book.take(&dc, want)
+			if dfit > 0 {
+				out = append(out, Decision{Cluster: c.Key, Action: ActionScaleUp, Count: dfit, From: live, To: live + dfit, Dedicated: true,
+					Reason: fmt.Sprintf("scale %d→%d on dedicated nodes: %d node(s) needed by jobs that waited over %s for low-priority capacity (%s; tier_fallback)",
+						live, live+dfit, want, roundD(c.FallbackAfter), strings.TrimPrefix(blocked, "blocked: "))})
+				live += dfit
+				fit += dfit
+			}
+		}
 		if fit < need {
+			if c.LowPriority && c.FallbackAfter > 0 {
+				blocked += fmt.Sprintf("; jobs waiting over %s get dedicated nodes (tier_fallback)", roundD(c.FallbackAfter))
+			}
 			out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: need - fit, From: live, To: live, Reason: blocked})
 		}
 	}
@@ -433,14 +463,23 @@ func newQuotaBook(clusters []Cluster, limits map[string]shoal.QuotaLimits) *quot
 	b := &quotaBook{limits: limits, family: map[famKey]int{}, dedicated: map[string]int{}, low: map[string]int{}, wsFamily: map[famKey]int{}}
 	for i := range clusters {
 		c := &clusters[i]
-		held := 0
+		held, dedicated := 0, 0
 		for _, n := range c.Nodes {
 			switch n.State {
 			case NodePreparing, NodeIdle, NodeRunning, NodeLeaving:
-				held++
+				if n.Dedicated && c.LowPriority {
+					dedicated++
+				} else {
+					held++
+				}
 			}
 		}
 		b.add(c, held*max(c.VCPUsPerNode, 0))
+		if dedicated > 0 {
+			dc := *c
+			dc.LowPriority = false
+			b.add(&dc, dedicated*max(c.VCPUsPerNode, 0))
+		}
 	}
 	return b
 }

@@ -27,6 +27,9 @@ func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error
 	if err == nil {
 		err = src.c.applyBudgets(ctx, &snap)
 	}
+	if err == nil {
+		err = src.c.s.longWaitDemand(ctx, &snap)
+	}
 	src.c.holdBackFailedProvisioning(&snap, src.c.s.cfg.Clock.Now())
 	return snap, err
 }
@@ -86,12 +89,16 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 				if comp.IdlePolicy == shoal.IdlePolicyAdaptive {
 					cl.Idle = adaptivePolicy(comp, loc, size)
 				}
+				if comp.Tier == shoal.TierLowPriority {
+					cl.FallbackAfter = comp.TierFallback.Duration()
+				}
 			}
 			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
 				continue
 			}
 			for _, n := range ci.nodes {
-				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == shoal.NodeRoleStatic}
+				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == shoal.NodeRoleStatic,
+					Dedicated: comp.Tier == shoal.TierLowPriority && !n.LowPriority}
 				if n.IdleSince != nil {
 					an.IdleSince = *n.IdleSince
 				}
@@ -153,7 +160,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			n := &shoal.Node{
 				ID: fmt.Sprintf("%s-n%d", strings.ToLower(comp.Name), seq), Workspace: comp.Workspace, Compute: comp.Name,
 				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB,
-				LowPriority: comp.Tier == shoal.TierLowPriority, State: shoal.NodePreparing,
+				LowPriority: comp.Tier == shoal.TierLowPriority && !d.Dedicated, State: shoal.NodePreparing,
 				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
 				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,
 			}
@@ -378,6 +385,34 @@ func (s *Services) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapsh
 			c.RecentArrivals = append(c.RecentArrivals, j.CreatedOn)
 		}
 		slices.SortFunc(c.RecentArrivals, func(a, b time.Time) int { return a.Compare(b) })
+	}
+	return nil
+}
+
+// longWaitDemand gives the low-priority clusters with a tier fallback the
+// node demand of their queued jobs that have waited FallbackAfter.
+func (s *Services) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot) error {
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		if c.FallbackAfter <= 0 || c.QueuedNodeDemand == 0 {
+			continue
+		}
+		ws, name, _ := strings.Cut(c.Key, "/")
+		var queued []*shoal.Job
+		var now time.Time // the store's clock, which stamped CreatedOn
+		err := s.store.View(ctx, func(tx shoal.Tx) (err error) {
+			now = tx.Now()
+			queued, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Compute: name, Statuses: []string{shoal.JobQueued}})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, j := range queued {
+			if now.Sub(j.CreatedOn) >= c.FallbackAfter {
+				c.LongWaitDemand += j.InstanceCount()
+			}
+		}
 	}
 	return nil
 }

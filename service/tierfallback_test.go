@@ -1,0 +1,92 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// tier_fallback: after 10m — with low-priority quota for one node, the
+// second job waits for low-priority capacity (its reason says the
+// fallback is coming), then gets a dedicated node; once the cluster has
+// shrunk, it grows on low-priority nodes again.
+func TestTierFallback(t *testing.T) {
+	h := newHarness(t, `
+locations:
+  - name: local
+    quota:
+      low_priority_vcpus: 4
+`)
+	minN, maxN, idle := 0, 3, 60
+	spec := &shoal.ComputeSpec{Name: "lowpri", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: shoal.TierLowPriority,
+		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle, TierFallback: &shoal.TierFallback{After: "10m"}}
+	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.svc.ReconcileComputes(h.ctx)
+	for _, bad := range []*shoal.ComputeSpec{
+		{Name: "ded1", Type: "amlcompute", Size: "Standard_DS3_v2", TierFallback: &shoal.TierFallback{After: "10m"}},
+		{Name: "low2", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: shoal.TierLowPriority, TierFallback: &shoal.TierFallback{After: "soon"}},
+	} {
+		if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, bad, ""); shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), "tier_fallback") {
+			t.Errorf("%s: %v", bad.Name, err)
+		}
+	}
+	h.submit("a", "lowpri", 1, "")
+	h.submit("b", "lowpri", 1, "")
+	h.step(0)
+	h.step(time.Second)
+	nodes := h.nodes("lowpri")
+	if len(nodes) != 1 || !nodes[0].LowPriority {
+		t.Fatalf("%d nodes (first low priority: %v; %s), want one low-priority node", len(nodes), nodes[0].LowPriority, strings.Join(h.events("lowpri"), " / "))
+	}
+	h.joinAll()
+	h.step(0)
+	if j := h.wantJob("b", shoal.JobQueued); !strings.Contains(j.StatusReason, "low-priority quota") || !strings.Contains(j.StatusReason, "tier_fallback") {
+		t.Errorf("b's reason %q", j.StatusReason)
+	}
+	h.step(10 * time.Minute)
+	h.step(time.Second)
+	var dedicated *shoal.Node
+	for _, n := range h.nodes("lowpri") {
+		if !n.LowPriority {
+			dedicated = n
+		}
+	}
+	if dedicated == nil {
+		t.Fatalf("no dedicated node after 10 minutes: %+v", h.nodes("lowpri"))
+	}
+	h.wantEvent("lowpri", "on dedicated nodes: 1 node(s) needed by jobs that waited over 10m0s for low-priority capacity")
+	if u := h.usage("local", "standardDSv2Family"); u.CurrentValue != 4 {
+		t.Errorf("dedicated usage %d vCPUs, want the fallback node's 4", u.CurrentValue)
+	}
+	h.joinAll()
+	h.step(0)
+	h.step(0)
+	for _, name := range []string{"a", "b"} {
+		j := h.job(name)
+		if j.Status != shoal.JobPreparing && j.Status != shoal.JobRunning {
+			t.Fatalf("job %s is %s", name, j.Status)
+		}
+	}
+	// Both jobs end; the nodes go after their idle minute; a new job gets
+	// a low-priority node again.
+	for _, id := range h.nodeIDs("lowpri") {
+		task := h.start(id)
+		h.finish(id, task, shoal.RankCompleted)
+	}
+	h.step(0)
+	h.step(2 * time.Minute)
+	h.step(0)
+	if n := len(h.nodes("lowpri")); n != 0 {
+		t.Fatalf("%d nodes left after their idle time", n)
+	}
+	h.submit("c", "lowpri", 1, "")
+	h.step(0)
+	h.step(time.Second)
+	if nodes := h.nodes("lowpri"); len(nodes) != 1 || !nodes[0].LowPriority {
+		t.Errorf("after the cluster shrank: %+v, want one low-priority node", nodes)
+	}
+}
