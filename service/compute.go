@@ -121,6 +121,7 @@ func (s *Services) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoa
 	next := *existing
 	next.MinInstances, next.MaxInstances, next.IdleTimeBeforeScaleDown = spec.MinInstances, spec.MaxInstances, spec.IdleTimeBeforeScaleDown
 	next.Description, next.Tags, next.Identity = spec.Description, spec.Tags, spec.Identity
+	next.IdlePolicy, next.WaitCostPerHour, next.TierFallback = spec.IdlePolicy, spec.WaitCostPerHour, spec.TierFallback
 	return s.saveUpdate(ctx, tx, &next, changes)
 }
 
@@ -351,6 +352,15 @@ func describeChanges(old, new *shoal.ComputeSpec) []string {
 	intChange("min_instances", old.MinInstances, new.MinInstances)
 	intChange("max_instances", old.MaxInstances, new.MaxInstances)
 	intChange("idle_time_before_scale_down", old.IdleTimeBeforeScaleDown, new.IdleTimeBeforeScaleDown)
+	if old.IdlePolicy != new.IdlePolicy {
+		out = append(out, fmt.Sprintf("idle policy %s→%s", orFixed(old.IdlePolicy), orFixed(new.IdlePolicy)))
+	}
+	if fmt.Sprint(deref(old.WaitCostPerHour)) != fmt.Sprint(deref(new.WaitCostPerHour)) {
+		out = append(out, "wait_cost_per_hour changed")
+	}
+	if old.TierFallback.Duration() != new.TierFallback.Duration() || (old.TierFallback == nil) != (new.TierFallback == nil) {
+		out = append(out, "tier_fallback changed")
+	}
 	if old.Description != new.Description {
 		out = append(out, "description changed")
 	}
@@ -379,4 +389,18 @@ func identityKey(id *shoal.IdentitySpec) string {
 		k += "|" + strings.ToLower(u.ResourceID)
 	}
 	return k
+}
+
+func orFixed(p string) string {
+	if p == "" {
+		return "fixed"
+	}
+	return p
+}
+
+func deref(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
 }
