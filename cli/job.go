@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +20,7 @@ var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_
 
 func newJobCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Submit and manage jobs (az ml job)"}
-	cmd.AddCommand(newJobCreateCommand(g), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g),
+	cmd.AddCommand(newJobCreateCommand(g), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g), newJobExportCommand(g),
 		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g))
 	return cmd
 }
@@ -287,5 +288,37 @@ func newJobDownloadCommand(g *globals) *cobra.Command {
 		return nil
 	})
 	cmd.Flags().StringVarP(&path, "download-path", "p", ".", "folder to download into (a subfolder named after the job is created)")
+	return cmd
+}
+
+// newJobExportCommand is `shoal job export`: the workspace's job history
+// as JSON, which `shoal sim --trace FILE` replays.
+func newJobExportCommand(g *globals) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{Use: "export", Short: "Write the workspace's job history as JSON (for shoal sim --trace)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			jobs, err := c.ListJobs(cmd.Context(), ws, nil, "", 0)
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(jobs, "", "  ")
+			if err != nil {
+				return err
+			}
+			if file == "" || file == "-" {
+				_, err = g.stdout.Write(append(b, '\n'))
+				return err
+			}
+			if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+				return fmt.Errorf("--file: %w", err)
+			}
+			fmt.Fprintf(g.stderr, "%d jobs written to %s\n", len(jobs), file)
+			return nil
+		}}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "write to this file (default: standard output)")
 	return cmd
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -98,7 +99,7 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 	}
 	f := cmd.Flags()
 	f.StringVar(&trace, "trace", "", "trace file: the Alibaba GPU 2023 CSV or submit_time,duration,instance_count")
-	f.StringVar(&format, "format", "auto", "trace format: auto, alibaba or simple")
+	f.StringVar(&format, "format", "auto", "trace format: auto, alibaba, simple or history (a `shoal job export` file)")
 	f.IntVar(&gpus, "gpus", -1, "Alibaba trace: keep only the jobs asking for this many GPUs (-1: all)")
 	f.BoolVar(&fromHistory, "from-history", false, "replay the server's own job history (submission times and run times) instead of a file")
 	f.StringVar(&cluster, "cluster", "", "cluster YAML (size, tier, min_instances, max_instances, idle_time_before_scale_down); default min 0, unbounded max")
@@ -141,8 +142,11 @@ func loadTrace(ctx context.Context, g *globals, path, format string, gpus int, f
 			return nil, err
 		}
 		format = "simple"
-		if strings.Contains(string(head[:n]), "num_gpu") {
+		switch h := strings.TrimSpace(string(head[:n])); {
+		case strings.Contains(h, "num_gpu"):
 			format = "alibaba"
+		case strings.HasPrefix(h, "["):
+			format = "history"
 		}
 	}
 	switch format {
@@ -150,8 +154,14 @@ func loadTrace(ctx context.Context, g *globals, path, format string, gpus int, f
 		return sim.ReadAlibaba(f, sim.Filter{GPUs: gpus})
 	case "simple":
 		return sim.ReadSimple(f)
+	case "history":
+		var jobs []*shoal.Job
+		if err := json.NewDecoder(f).Decode(&jobs); err != nil {
+			return nil, fmt.Errorf("--trace %s: not a `shoal job export` file: %w", path, err)
+		}
+		return sim.FromHistory(jobs), nil
 	}
-	return nil, fmt.Errorf("--format %q: want auto, alibaba or simple", format)
+	return nil, fmt.Errorf("--format %q: want auto, alibaba, simple or history", format)
 }
 
 // simCluster reads the cluster YAML into a replay config (with the

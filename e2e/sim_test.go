@@ -49,4 +49,11 @@ func TestSim(t *testing.T) {
 	if len(hist) != 1 || hist[0]["jobs"] != float64(2) {
 		t.Fatalf("--from-history: %v", hist)
 	}
+	// The same history exported to a file.
+	export := filepath.Join(dir, "history.json")
+	mustRun(t, s.env, "job", "export", "-f", export)
+	fromFile := runJSON[[]map[string]any](t, s.env, "sim", "--trace", export, "--idle-policy", "fixed:120s", "-o", "json")
+	if len(fromFile) != 1 || fromFile[0]["jobs"] != float64(2) || fromFile[0]["node_hours"] != hist[0]["node_hours"] {
+		t.Errorf("an exported history: %v, the live one: %v", fromFile, hist)
+	}
 }
