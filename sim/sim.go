@@ -92,9 +92,17 @@ type Result struct {
 	ScaleDowns    int     `json:"scale_downs"`
 	Waits         []Wait  `json:"-"`
 	Series        []Point `json:"-"`
-	// Decisions are the autoscaler's decisions with their reasons, for
-	// the determinism test and for reading; only with Config.Series.
-	Decisions []autoscaler.Decision `json:"-"`
+	// Decisions are the autoscaler's decisions with their reasons and
+	// times, for the determinism test and for reading; only with
+	// Config.Series.
+	Decisions []Decision `json:"-"`
+}
+
+// Decision is an autoscaler decision and when (from the trace's start)
+// it was taken.
+type Decision struct {
+	At time.Duration
+	autoscaler.Decision
 }
 
 // node is a simulated node.
@@ -228,7 +236,7 @@ func Run(jobs []Job, cfg Config) (*Result, error) {
 		}
 		for _, d := range autoscaler.Plan(autoscaler.Snapshot{Clusters: []autoscaler.Cluster{cl}}, now) {
 			if cfg.Series {
-				r.Decisions = append(r.Decisions, d)
+				r.Decisions = append(r.Decisions, Decision{At: now.Sub(epoch), Decision: d})
 			}
 			switch d.Action {
 			case autoscaler.ActionScaleUp:
