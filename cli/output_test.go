@@ -212,7 +212,7 @@ func TestRenderErrors(t *testing.T) {
 	}{
 		{
 			name: "unknown format", format: "xml",
-			want: `--output: unknown format "xml"; use one of json, jsonc, yaml, yamlc, table, tsv, none`,
+			want: `--output: unknown format "xml"; use one of json, jsonc, yaml, yamlc, table, tsv, csv, none`,
 		},
 		{name: "invalid query", format: "json", query: "[?", want: "--query: invalid JMESPath expression: "},
 		{name: "invalid query with none", format: "none", query: "[?", want: "--query: invalid JMESPath expression: "},
@@ -236,5 +236,18 @@ func TestOutputFormatsAllRender(t *testing.T) {
 		if err := Render(&bytes.Buffer{}, renderTestData(), format, "", nil); err != nil {
 			t.Errorf("Render(%q): %v", format, err)
 		}
+	}
+}
+
+// CSV output: a header of the column keys, then one line per row, quoted
+// where a value needs it.
+func TestRenderCSV(t *testing.T) {
+	var b bytes.Buffer
+	rows := []map[string]any{{"key": "team, a", "usd": 1.5}, {"key": "b", "usd": 2}}
+	if err := Render(&b, rows, "csv", "", []string{"key", "usd"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "key,usd\n\"team, a\",1.5\nb,2\n"; b.String() != want {
+		t.Errorf("csv:\n%s\nwant\n%s", b.String(), want)
 	}
 }
