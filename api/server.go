@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/service"
@@ -23,6 +25,7 @@ type Server struct {
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
 	ready          Readiness
+	observer       atomic.Pointer[RequestObserver]
 }
 
 // NewServer returns a server over svc.
@@ -154,7 +157,7 @@ func (s *Server) routes() {
 			h = s.authenticate(s.authorize(r, h))
 		}
 		h = csrfProtect(h)
-		s.mux.Handle(r.Pattern, h)
+		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
@@ -176,4 +179,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// RequestObserver is told each request's route pattern, status and
+// latency (the metrics).
+type RequestObserver func(route string, code int, d time.Duration)
+
+// SetRequestObserver installs the request observer.
+func (s *Server) SetRequestObserver(o RequestObserver) { s.observer.Store(&o) }
+
+// timed measures a route's requests for the observer.
+func (s *Server) timed(route string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o := s.observer.Load()
+		if o == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		(*o)(route, rec.status, time.Since(start))
+	})
+}
+
+// SetMetrics serves the metrics at GET /metrics: to any authenticated
+// caller, or to anyone when public.
+func (s *Server) SetMetrics(h http.Handler, public bool) {
+	if public {
+		s.mux.Handle("GET /metrics", h)
+		return
+	}
+	route := Route{Pattern: "GET /metrics", Action: ActionAuthenticated, Audit: "metrics/read"}
+	s.mux.Handle("GET /metrics", s.authenticate(s.authorize(route, h)))
 }

@@ -23,12 +23,14 @@ import (
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/leader"
+	"github.com/shoal-ml/shoal/metrics"
 	"github.com/shoal-ml/shoal/postgres"
 	"github.com/shoal-ml/shoal/provider/local"
 	"github.com/shoal-ml/shoal/provider/slurm"
 	"github.com/shoal-ml/shoal/provider/sshpool"
 	"github.com/shoal-ml/shoal/provider/static"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlstore"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -283,6 +285,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	apiServer := api.NewServer(m.svc, opts.Logger)
 	apiServer.SetReadiness(m.readiness(where, elector))
+	met := metrics.New(m.svc)
+	m.svc.SetObserver(met)
+	apiServer.SetRequestObserver(met.ObserveRequest)
+	sqlstore.SetObserver(met.ObserveTransaction)
+	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
 	if err := m.mountStudio(ctx, apiServer, cfg); err != nil {
 		ln.Close()
 		store.Close()

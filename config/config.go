@@ -66,6 +66,9 @@ type Config struct {
 	// AdvertiseURL is the URL agents use to reach the server; default the
 	// listen address.
 	AdvertiseURL string `yaml:"advertise_url"`
+	// MetricsPublic serves /metrics without authentication (for a
+	// Prometheus that scrapes without a token); default false.
+	MetricsPublic bool `yaml:"metrics_public"`
 	// OIDC, when set, lets people sign in to the studio with an OpenID
 	// Connect provider (users are linked with `shoal user create
 	// --oidc-issuer --oidc-subject`).

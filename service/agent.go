@@ -57,6 +57,9 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 	if err != nil {
 		return nil, err
 	}
+	if node.ReadyOn != nil {
+		s.observe().NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
+	}
 	s.log.Info("node joined", "node", node.ID, "compute", node.Compute)
 	s.notify()
 	return resp, nil
@@ -341,12 +344,15 @@ func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, e
 func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
 	var wake []string
 	var next []*shoal.AgentTask
+	var before string
+	var job *shoal.Job
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		w, err := loadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
 		n, a, rs, j := w.node, w.attempt, w.rank, w.job
+		before, job = j.Status, j
 		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
 			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
 		}
@@ -377,6 +383,15 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 	})
 	if err != nil {
 		return nil, err
+	}
+	if job != nil && job.Status != before {
+		o := s.observe()
+		if job.Status == shoal.JobRunning && job.StartTime != nil && (before == shoal.JobQueued || before == shoal.JobPreparing) {
+			o.JobStarted(job.Workspace, job.Compute, job.StartTime.Sub(job.CreatedOn))
+		}
+		if shoal.JobTerminal(job.Status) {
+			o.JobEnded(job.Workspace, job.Compute, job.Status)
+		}
 	}
 	s.nodes.wake(wake...)
 	s.notify()

@@ -126,6 +126,9 @@ var autoscalerPrincipal = &shoal.Principal{ID: "system", Name: "autoscaler", Kin
 // ScaleUp implements autoscaler.Actuator: it records the nodes, then asks
 // the location's provider for them.
 func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error {
+	if ws, name, ok := strings.Cut(d.Cluster, "/"); ok {
+		a.c.s.observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
+	}
 	s := a.c.s
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	type pending struct {
@@ -220,6 +223,9 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 // releases the others once their work ends (and retries failed releases).
 func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error {
 	s := a.c.s
+	if ws, name, ok := strings.Cut(d.Cluster, "/"); ok {
+		s.observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
+	}
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	var wake []string
 	var leaving []*shoal.Node
@@ -265,6 +271,8 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 // an event when the situation starts (it comes back on every pass while it
 // lasts), and quota blocks feed the scheduler's explanation of waiting jobs.
 func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error {
+	ws, name, _ := strings.Cut(d.Cluster, "/")
+	a.c.s.observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
 	key := recordKey(d)
 	a.c.mu.Lock()
 	if d.Action == autoscaler.ActionBlocked {
@@ -415,4 +423,32 @@ func (s *Services) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot
 		}
 	}
 	return nil
+}
+
+// decisionKind classifies a decision's reason for the metrics: demand,
+// min_instances, idle, adaptive, deleting, max_instances, quota, budget,
+// tier_fallback or other.
+func decisionKind(d autoscaler.Decision) string {
+	r := d.Reason
+	switch {
+	case strings.Contains(r, "tier_fallback"):
+		return "tier_fallback"
+	case strings.HasPrefix(r, "budget "):
+		return "budget"
+	case strings.Contains(r, "quota"):
+		return "quota"
+	case strings.Contains(r, "being deleted"):
+		return "deleting"
+	case strings.Contains(r, "max_instances lowered"):
+		return "max_instances"
+	case strings.Contains(r, "adaptive") || strings.Contains(r, "kept idle"):
+		return "adaptive"
+	case strings.Contains(r, "min_instances"):
+		return "min_instances"
+	case strings.Contains(r, "idle"):
+		return "idle"
+	case strings.Contains(r, "needed by queued jobs"):
+		return "demand"
+	}
+	return "other"
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -63,6 +64,8 @@ type Config struct {
 
 // Services bundles the domain services over one store.
 type Services struct {
+	// observer is told what was committed (metrics); see SetObserver.
+	observer  atomic.Pointer[Observer]
 	store     shoal.Store
 	catalog   *shoal.Catalog
 	log       *slog.Logger

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -138,6 +139,7 @@ func affected(res sql.Result) (int64, error) {
 // there). The statements fn ran unprepared are prepared in stmts
 // afterwards, once the transaction has released its connection.
 func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx shoal.Tx) error) error {
+	began := time.Now() // latency is wall time, whatever the store's clock says
 	stx, err := h.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("store: begin transaction: %w", err)
@@ -159,5 +161,22 @@ func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, 
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.prepare(ctx, t.unprepared)
 	}
+	if o := observer.Load(); o != nil {
+		(*o)(t.readOnly, time.Since(began), err)
+	}
 	return err
+}
+
+// observer, when set, is told every transaction's kind, duration and
+// outcome (the server's store-latency metric).
+var observer atomic.Pointer[func(readOnly bool, d time.Duration, err error)]
+
+// SetObserver installs the transaction observer (nil removes it). The
+// server sets it once at start-up; tests leave it unset.
+func SetObserver(f func(readOnly bool, d time.Duration, err error)) {
+	if f == nil {
+		observer.Store(nil)
+		return
+	}
+	observer.Store(&f)
 }

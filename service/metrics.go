@@ -1,0 +1,57 @@
+package service
+
+import (
+	"context"
+	"sort"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// ClusterMetrics is one compute's state for the metrics scrape.
+type ClusterMetrics struct {
+	Workspace, Compute string
+	Nodes              map[string]int
+	Queued, Demand     int
+	CostPerHour        float64
+}
+
+// MetricsSnapshot reads every compute's nodes by state, its queue and the
+// hourly price of the nodes it holds, in one read transaction.
+func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error) {
+	var out []ClusterMetrics
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		st, err := readNodes(tx)
+		if err != nil {
+			return err
+		}
+		refs, err := tx.ListQueuedJobRefs()
+		if err != nil {
+			return err
+		}
+		queued, demand := map[string]int{}, map[string]int{}
+		for _, r := range refs {
+			k := computeKey(r.Workspace, r.ComputeKey)
+			queued[k]++
+			demand[k] += r.InstanceCount
+		}
+		for key, ci := range st.clusters {
+			c := ci.compute
+			m := ClusterMetrics{Workspace: c.Workspace, Compute: c.Name, Nodes: map[string]int{}, Queued: queued[key], Demand: demand[key]}
+			for _, n := range ci.nodes {
+				m.Nodes[n.State]++
+				if n.Holds() && n.State != shoal.NodePreempted {
+					m.CostPerHour += s.price(n.Size, n.LowPriority)
+				}
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Workspace != out[j].Workspace {
+			return out[i].Workspace < out[j].Workspace
+		}
+		return out[i].Compute < out[j].Compute
+	})
+	return out, err
+}
