@@ -222,14 +222,49 @@ func workspaceLocation(ctx context.Context, g *globals, ws string) (string, erro
 
 func newComputeEventsCommand(g *globals) *cobra.Command {
 	var name string
+	var follow bool
+	columns := []string{"time", "kind", "actor", "reason"}
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Show a compute's event log: created, updated, scaled, preempted, quota blocked, deleted",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"time", "kind", "actor", "reason"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
-			return c.ListComputeEvents(ctx, ws, name)
-		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			var last int64
+			for first := true; ; first = false {
+				list, err := c.ListComputeEvents(ctx, ws, name)
+				if err != nil {
+					return err
+				}
+				var fresh []*shoal.Event
+				for _, e := range list {
+					if e.ID > last {
+						fresh = append(fresh, e)
+						last = e.ID
+					}
+				}
+				if first || len(fresh) > 0 {
+					if err := g.render(fresh, columns); err != nil {
+						return err
+					}
+				}
+				if !follow {
+					return nil
+				}
+				// New events as they come, until interrupted.
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Second):
+				}
+			}
+		},
 	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events as they happen (Ctrl-C ends)")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

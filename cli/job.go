@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -227,6 +228,7 @@ func newJobStreamCommand(g *globals) *cobra.Command {
 func newJobListCommand(g *globals) *cobra.Command {
 	var status, compute string
 	var max int
+	var watch bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs, newest first",
@@ -240,13 +242,40 @@ func newJobListCommand(g *globals) *cobra.Command {
 			if status != "" {
 				statuses = strings.Split(status, ",")
 			}
-			list, err := c.ListJobs(cmd.Context(), ws, statuses, compute, max)
-			if err != nil {
-				return err
+			ctx := cmd.Context()
+			seen := map[string]string{} // job → "status reason" last printed
+			for first := true; ; first = false {
+				list, err := c.ListJobs(ctx, ws, statuses, compute, max)
+				if err != nil {
+					return err
+				}
+				if !watch {
+					return g.render(list, jobColumns)
+				}
+				// Watching: the list once, then each job whose status or
+				// reason changed, as it changes.
+				var changed []*shoal.Job
+				for _, j := range list {
+					key := j.Status + "\x00" + j.StatusReason
+					if seen[j.Name] != key {
+						seen[j.Name] = key
+						changed = append(changed, j)
+					}
+				}
+				if first || len(changed) > 0 {
+					if err := g.render(changed, jobColumns); err != nil {
+						return err
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Second):
+				}
 			}
-			return g.render(list, jobColumns)
 		},
 	}
+	cmd.Flags().BoolVar(&watch, "watch", false, "keep printing jobs whose status or reason changes (Ctrl-C ends)")
 	cmd.Flags().StringVar(&status, "status", "", "only jobs in these statuses (comma-separated)")
 	cmd.Flags().StringVar(&compute, "compute", "", "only jobs of this compute")
 	cmd.Flags().IntVar(&max, "max-results", 0, "at most this many jobs")
