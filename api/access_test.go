@@ -286,7 +286,7 @@ func TestDisabledUserAndRevokedToken(t *testing.T) {
 
 // joinNode queues work for the fake provider, runs a controller pass and
 // joins the node it provisioned; it returns the node ID and credential.
-func joinNode(t *testing.T, e *testEnv) (string, string) {
+func joinNode(t testing.TB, e *testEnv) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	maxN := 1

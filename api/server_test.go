@@ -32,7 +32,7 @@ type testEnv struct {
 	dir   string // holds the database and the file store ("files")
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
