@@ -80,6 +80,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /readyz", Public: true, handler: s.handleReady},
 		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.handleDiscovery},
 		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.handleJWKS},
+		{Pattern: "GET /api/v1/openapi.json", Public: true, handler: s.handleOpenAPI},
 
 		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.handleWhoami},
 		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
