@@ -1,0 +1,283 @@
+// Command scale measures one `shoal server` (a child process, SQLite)
+// carrying many nodes and a long queue: N in-process fake agents join a
+// static cluster and heartbeat over the real agent HTTP protocol at the
+// real interval, M jobs wait in a queue, and it reports the server's RSS
+// and CPU at steady state, p99 of compute list and job show, the time
+// from a job's submission to the autoscaler's scale-up decision, and the
+// time from a restart (kill -9) to serving again. Run it with
+// bench/scale.sh.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+)
+
+var (
+	bin     = flag.String("bin", "", "the shoal binary (required)")
+	nodes   = flag.Int("nodes", 10000, "fake agents joined to the static cluster")
+	jobs    = flag.Int("jobs", 100000, "jobs waiting in the queue")
+	steady  = flag.Duration("steady", 30*time.Second, "how long the CPU is measured at steady state")
+	workers = flag.Int("workers", 32, "concurrent requests while setting up")
+)
+
+type server struct {
+	cmd             *exec.Cmd
+	url, token, dir string
+	addr            string
+}
+
+func (s *server) start() time.Duration {
+	began := time.Now()
+	s.cmd = exec.Command(*bin, "server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml"))
+	s.cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if err := s.cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	for {
+		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
+			s.token = strings.TrimSpace(string(t))
+			if st, _ := s.get("/api/v1/workspaces/default/computes"); st == 200 {
+				return time.Since(began)
+			}
+		}
+		if time.Since(began) > 5*time.Minute {
+			log.Fatal("the server did not start within 5 minutes; see " + filepath.Join(s.dir, "server.log"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *server) do(method, path string, body any) (int, []byte) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.url+path, rd)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (s *server) get(path string) (int, []byte) { return s.do("GET", path, nil) }
+
+// usage reads the server's RSS (bytes) and CPU time so far.
+func (s *server) usage() (int64, time.Duration) {
+	pid := s.cmd.Process.Pid
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	var rss int64
+	for _, line := range strings.Split(string(st), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			rss = kb * 1024
+		}
+	}
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	stt, _ := strconv.ParseInt(f[12], 10, 64)
+	return rss, time.Duration(ut+stt) * (time.Second / 100) // USER_HZ = 100
+}
+
+func parallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range *workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, len(ds)*p/100)]
+}
+
+func main() {
+	flag.Parse()
+	if *bin == "" {
+		log.Fatal("--bin is required")
+	}
+	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = *nodes + 100
+	dir, _ := os.MkdirTemp("", "shoal-scale-")
+	defer os.RemoveAll(dir)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(`locations:
+  - name: local
+    provider: local
+  - name: lab
+    provider: static
+`), 0o644)
+	s := &server{dir: dir, addr: addr, url: "http://" + addr}
+	s.start()
+	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
+	for _, c := range []struct {
+		name string
+		doc  map[string]any
+	}{
+		{"fleet", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": *nodes}},
+		{"backlog", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": 1}},
+	} {
+		if st, b := s.do("PUT", "/api/v1/workspaces/default/computes/"+c.name, c.doc); st >= 300 {
+			log.Fatalf("create %s: %d %s", c.name, st, b)
+		}
+	}
+
+	// The fleet: fake agents join and heartbeat as real ones do.
+	began := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var syncs, syncErrors atomic.Int64
+	parallel(*nodes, func(i int) {
+		st, b := s.do("POST", "/api/v1/workspaces/default/computes/fleet/nodes", nil)
+		if st != 201 {
+			log.Fatalf("add node %d: %d %s", i, st, b)
+		}
+		var jc struct {
+			NodeID    string `json:"node_id"`
+			JoinToken string `json:"join_token"`
+		}
+		json.Unmarshal(b, &jc)
+		a := api.NewAgentClient(s.url, jc.JoinToken)
+		resp, err := a.Join(ctx, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
+		if err != nil {
+			log.Fatalf("join %s: %v", jc.NodeID, err)
+		}
+		go func() {
+			for ctx.Err() == nil {
+				if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{}, resp.HeartbeatInterval); err != nil {
+					syncErrors.Add(1)
+					a.Reconnect()
+					time.Sleep(time.Second)
+					continue
+				}
+				syncs.Add(1)
+			}
+		}()
+	})
+	joined := time.Since(began)
+	fmt.Printf("%d fake agents joined in %s (%.0f/s)\n", *nodes, joined.Round(time.Millisecond), float64(*nodes)/joined.Seconds())
+
+	began = time.Now()
+	var names sync.Map
+	parallel(*jobs, func(i int) {
+		st, b := s.do("POST", "/api/v1/workspaces/default/jobs", map[string]any{"command": "true", "compute": "backlog"})
+		if st != 201 {
+			log.Fatalf("submit %d: %d %s", i, st, b)
+		}
+		if i%500 == 0 {
+			var j struct {
+				Name string `json:"name"`
+			}
+			json.Unmarshal(b, &j)
+			names.Store(i, j.Name)
+		}
+	})
+	queued := time.Since(began)
+	fmt.Printf("%d jobs queued in %s (%.0f/s)\n", *jobs, queued.Round(time.Millisecond), float64(*jobs)/queued.Seconds())
+
+	// Steady state: nothing but heartbeats and the controller's passes.
+	time.Sleep(10 * time.Second)
+	rss0, cpu0 := s.usage()
+	s0, t0 := syncs.Load(), time.Now()
+	time.Sleep(*steady)
+	rss1, cpu1 := s.usage()
+	wall := time.Since(t0)
+	cores := cpu1.Seconds() - cpu0.Seconds()
+	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS %.0f MB (was %.0f MB), %.0f heartbeats/s, %d sync errors\n",
+		wall.Round(time.Second), cores/wall.Seconds(), float64(rss1)/(1<<20), float64(rss0)/(1<<20), float64(syncs.Load()-s0)/wall.Seconds(), syncErrors.Load())
+
+	var list, show []time.Duration
+	var sample []string
+	names.Range(func(_, v any) bool { sample = append(sample, v.(string)); return true })
+	for i := range 200 {
+		t := time.Now()
+		if st, b := s.get("/api/v1/workspaces/default/computes"); st != 200 {
+			log.Fatalf("compute list: %d %s", st, b)
+		}
+		list = append(list, time.Since(t))
+		t = time.Now()
+		if st, b := s.get("/api/v1/workspaces/default/jobs/" + sample[i%len(sample)]); st != 200 {
+			log.Fatalf("job show: %d %s", st, b)
+		}
+		show = append(show, time.Since(t))
+	}
+	fmt.Printf("compute list: p50 %s p99 %s; job show: p50 %s p99 %s\n", pct(list, 50), pct(list, 99), pct(show, 50), pct(show, 99))
+
+	// Submission to the autoscaler's decision, on an elastic cluster.
+	var decide []time.Duration
+	for i := range 5 {
+		name := fmt.Sprintf("elastic%d", i)
+		s.do("PUT", "/api/v1/workspaces/default/computes/"+name, map[string]any{"size": "Standard_DS3_v2", "max_instances": 1})
+		time.Sleep(500 * time.Millisecond) // provisioned (nothing to do for min 0)
+		t := time.Now()
+		s.do("POST", "/api/v1/workspaces/default/jobs", map[string]any{"command": "true", "compute": name})
+		for {
+			_, b := s.get("/api/v1/workspaces/default/computes/" + name + "/events")
+			if strings.Contains(string(b), `"kind":"scaled"`) {
+				break
+			}
+			if time.Since(t) > time.Minute {
+				log.Fatalf("%s: no scale-up decision within a minute", name)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		decide = append(decide, time.Since(t))
+	}
+	fmt.Printf("submit → scale-up decision (as its event): median %s, max %s\n", pct(decide, 50), pct(decide, 100))
+
+	// Restart: kill -9 and start on the same store.
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	restart := s.start()
+	fmt.Printf("restart (kill -9) → serving compute list: %s\n", restart.Round(time.Millisecond))
+	time.Sleep(5 * time.Second)
+	_, b := s.get("/api/v1/workspaces/default/computes/fleet")
+	var c struct {
+		Counts struct {
+			Idle int `json:"idle_node_count"`
+		} `json:"node_state_counts"`
+	}
+	json.Unmarshal(b, &c)
+	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, *nodes)
+}
