@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Chaos trials: a mixed workload on a real server while kill -9 of the
+# server and of agents and low-priority eviction storms are injected;
+# invariants checked after each trial. Usage: bench/chaos.sh [--trials N]
+# [--jobs N] [--seed S] [--long]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/shoal" ./cmd/shoal
+go run ./bench/chaos --bin "$bin/shoal" "$@"

@@ -1,0 +1,391 @@
+// Command chaos runs trials of a mixed job workload on a real server (a
+// child process, SQLite, nodes of the local provider running real
+// agents) while it injects faults at random moments from a seeded RNG —
+// kill -9 of the server (restarted on the same store), kill -9 of agents,
+// low-priority eviction storms (half the nodes at once) — and after each
+// trial checks invariants from the store: every job reached a terminal
+// state; no attempt of a job ran at the same time as another; a job's
+// retries were spent only by its own failures; no agent process leaked;
+// quota use equals the live nodes. It prints a table. Run it with
+// bench/chaos.sh; --long runs the full suite.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
+)
+
+var (
+	bin    = flag.String("bin", "", "the shoal binary (required)")
+	trials = flag.Int("trials", 2, "trials")
+	jobs   = flag.Int("jobs", 60, "jobs per trial")
+	seed   = flag.Uint64("seed", 1, "the fault injector's seed")
+	long   = flag.Bool("long", false, "the full suite: 20 trials of 1,000 jobs")
+	every  = flag.Duration("every", 3*time.Second, "mean time between faults")
+)
+
+// kinds of fault.
+const (
+	killServer = "kill -9 server"
+	killAgent  = "kill -9 agent"
+	evict      = "eviction storm"
+)
+
+type trialResult struct {
+	faults     map[string]int
+	jobs, lost int
+	// dup counts jobs with two attempts running at once.
+	dup        int
+	violations []string
+	recovery   []time.Duration
+	took       time.Duration
+}
+
+type server struct {
+	cmd       *exec.Cmd
+	dir, addr string
+	token     string
+	c         *api.Client
+	mu        sync.Mutex
+}
+
+func (s *server) start() time.Duration {
+	began := time.Now()
+	cmd := exec.Command(*bin, "server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml"))
+	cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group: agents the local provider starts are its
+	// children but outlive it, as on a real host.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	for {
+		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
+			s.token = strings.TrimSpace(string(t))
+			s.c = api.NewClient("http://"+s.addr, s.token)
+			if _, err := s.c.ListComputes(context.Background(), "default", ""); err == nil {
+				return time.Since(began)
+			}
+		}
+		if time.Since(began) > 2*time.Minute {
+			log.Fatalf("the server did not start; see %s/server.log", s.dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *server) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Wait()
+}
+
+// agents lists the pids of this trial's `shoal agent` processes.
+func (s *server) agents() []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && args[1] == "agent" && strings.Contains(string(b), s.dir) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func main() {
+	flag.Parse()
+	if *bin == "" {
+		log.Fatal("--bin is required")
+	}
+	if *long {
+		*trials, *jobs = 20, 1000
+	}
+	rng := rand.New(rand.NewPCG(*seed, *seed^0xc4a05))
+	var results []trialResult
+	for i := range *trials {
+		r := trial(rng, i)
+		results = append(results, r)
+		fmt.Printf("trial %d: %d jobs, faults %v, lost %d, violations %d, took %s\n", i+1, r.jobs, r.faults, r.lost, len(r.violations), r.took.Round(time.Second))
+		for _, v := range r.violations {
+			fmt.Println("  violation:", v)
+		}
+	}
+	report(results)
+	for _, r := range results {
+		if r.lost > 0 || len(r.violations) > 0 {
+			os.Exit(1)
+		}
+	}
+}
+
+func trial(rng *rand.Rand, n int) trialResult {
+	began := time.Now()
+	res := trialResult{faults: map[string]int{}}
+	dir, _ := os.MkdirTemp("", fmt.Sprintf("shoal-chaos-%d-", n))
+	defer os.RemoveAll(dir)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	os.WriteFile(filepath.Join(dir, "server.yml"), []byte("node_lease: 2s\nnode_lease_grace: 2s\nkill_grace: 1s\nagent_orphan_timeout: 20s\n"), 0o644)
+	s := &server{dir: dir, addr: addr}
+	s.start()
+	ctx := context.Background()
+	for name, doc := range map[string]string{
+		"cpu":    `{"size":"Standard_DS3_v2","max_instances":4,"idle_time_before_scale_down":20}`,
+		"lowpri": `{"size":"Standard_DS3_v2","tier":"low_priority","max_instances":4,"idle_time_before_scale_down":20}`,
+	} {
+		if _, _, err := s.c.ApplyCompute(ctx, "default", name, json.RawMessage(doc), ""); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// The workload: mostly short single-node jobs, some gangs, some
+	// low-priority, some failing (retries 2), some cancelled.
+	type want struct {
+		fails, cancel bool
+		retries       int
+	}
+	wants := map[string]want{}
+	var names []string
+	for i := range *jobs {
+		var doc map[string]any
+		w := want{}
+		switch p := rng.IntN(100); {
+		case p < 55:
+			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.2+rng.Float64()*1.5), "compute": "cpu"}
+		case p < 70:
+			doc = map[string]any{"command": "sleep 1", "compute": "cpu", "resources": map[string]any{"instance_count": 2}}
+		case p < 85:
+			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.5+rng.Float64()), "compute": "lowpri"}
+		case p < 93:
+			doc = map[string]any{"command": "exit 3", "compute": "cpu", "retries": 2}
+			w.fails, w.retries = true, 2
+		default:
+			doc = map[string]any{"command": "sleep 30", "compute": "cpu"}
+			w.cancel = true
+		}
+		doc["name"] = fmt.Sprintf("chaos-%d-%04d", n, i)
+		b, _ := json.Marshal(doc)
+		for {
+			if _, _, err := s.c.SubmitJob(ctx, "default", b, ""); err == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		wants[doc["name"].(string)] = w
+		names = append(names, doc["name"].(string))
+	}
+	// Cancel the long ones after a moment, and inject faults meanwhile.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(2 * time.Second)
+		for name, w := range wants {
+			if w.cancel {
+				for range 50 {
+					if _, err := s.c.CancelJob(ctx, "default", name); err == nil {
+						break
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(float64(*every) * (0.5 + rng.Float64()))):
+			}
+			switch k := rng.IntN(3); k {
+			case 0:
+				s.kill()
+				res.faults[killServer]++
+				time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+				res.recovery = append(res.recovery, s.start())
+			case 1:
+				if pids := s.agents(); len(pids) > 0 {
+					syscall.Kill(pids[rng.IntN(len(pids))], syscall.SIGKILL)
+					res.faults[killAgent]++
+				}
+			case 2:
+				nodes, err := s.c.ListNodes(ctx, "default", "lowpri")
+				if err != nil || len(nodes) == 0 {
+					continue
+				}
+				rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+				for _, nd := range nodes[:(len(nodes)+1)/2] {
+					s.c.PreemptNode(ctx, "default", "lowpri", nd.ID)
+				}
+				res.faults[evict]++
+			}
+		}
+	}()
+	// Wait for every job to end.
+	deadline := time.Now().Add(time.Duration(*jobs)*2*time.Second + 3*time.Minute)
+	var final map[string]*shoal.Job
+	for {
+		final = map[string]*shoal.Job{}
+		all, err := s.c.ListJobs(ctx, "default", nil, "", 0)
+		if err == nil {
+			done := 0
+			for _, j := range all {
+				final[j.Name] = j
+				if shoal.JobTerminal(j.Status) {
+					done++
+				}
+			}
+			if done == len(names) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	res.jobs = len(names)
+	viol := func(format string, args ...any) {
+		res.violations = append(res.violations, fmt.Sprintf(format, args...))
+	}
+	for _, name := range names {
+		j := final[name]
+		w := wants[name]
+		if j == nil || !shoal.JobTerminal(j.Status) {
+			res.lost++
+			continue
+		}
+		switch {
+		case w.fails && (j.Status != shoal.JobFailed || j.FailedAttempts != w.retries+1):
+			viol("%s (exit 3, retries %d): %s with %d failed attempts", name, w.retries, j.Status, j.FailedAttempts)
+		case !w.fails && j.FailedAttempts > 0:
+			viol("%s failed %d attempts on its own, yet never fails", name, j.FailedAttempts)
+		case !w.fails && !w.cancel && j.Status != shoal.JobCompleted:
+			viol("%s: %s (%s), want Completed", name, j.Status, j.Error)
+		case w.cancel && j.Status != shoal.JobCanceled && j.Status != shoal.JobCompleted:
+			viol("%s (cancelled): %s", name, j.Status)
+		}
+		// No two attempts at once.
+		atts, err := s.c.ListAttempts(ctx, "default", name)
+		if err != nil {
+			viol("%s: attempts: %v", name, err)
+			continue
+		}
+		sort.Slice(atts, func(a, b int) bool { return atts[a].Number < atts[b].Number })
+		for k := 1; k < len(atts); k++ {
+			prev, cur := atts[k-1], atts[k]
+			if cur.StartTime != nil && (prev.EndTime == nil || cur.StartTime.Before(*prev.EndTime)) {
+				res.dup++
+				viol("%s: attempt %d started at %v before attempt %d ended (%v)", name, cur.Number, cur.StartTime, prev.Number, prev.EndTime)
+			}
+		}
+	}
+	// Quota use equals the live nodes.
+	var live int
+	for _, c := range []string{"cpu", "lowpri"} {
+		nodes, _ := s.c.ListNodes(ctx, "default", c)
+		for _, nd := range nodes {
+			if nd.State != shoal.NodePreempted {
+				live += nd.VCPUs
+			}
+		}
+	}
+	raw, _ := s.c.ListUsages(ctx, "local")
+	var usages struct {
+		Value []struct {
+			Name struct {
+				Value string `json:"value"`
+			} `json:"name"`
+			Current int `json:"current_value"`
+		} `json:"value"`
+	}
+	json.Unmarshal(raw, &usages)
+	for _, u := range usages.Value {
+		if u.Name.Value == "TotalCores" && u.Current != live {
+			viol("quota use %d vCPUs, live nodes hold %d", u.Current, live)
+		}
+	}
+	// No leaked agents: delete the computes; every agent must go.
+	for _, c := range []string{"cpu", "lowpri"} {
+		s.c.DeleteCompute(ctx, "default", c, "")
+	}
+	gone := time.Now().Add(90 * time.Second)
+	for len(s.agents()) > 0 && time.Now().Before(gone) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	if pids := s.agents(); len(pids) > 0 {
+		viol("%d agent processes left after their computes were deleted: %v", len(pids), pids)
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+	s.kill()
+	res.took = time.Since(began)
+	return res
+}
+
+func report(results []trialResult) {
+	faults := map[string]int{}
+	var jobsN, lost, viol, total, dup int
+	var rec []time.Duration
+	for _, r := range results {
+		for k, v := range r.faults {
+			faults[k] += v
+			total += v
+		}
+		jobsN += r.jobs
+		lost += r.lost
+		dup += r.dup
+		viol += len(r.violations)
+		rec = append(rec, r.recovery...)
+	}
+	sort.Slice(rec, func(i, j int) bool { return rec[i] < rec[j] })
+	fmt.Println()
+	fmt.Printf("%-8s %-10s %-36s %-6s %-5s %-11s %-10s %s\n", "trials", "jobs", "faults injected", "lost", "dup.", "violations", "restart p50", "restart max")
+	fs := []string{}
+	for _, k := range []string{killServer, killAgent, evict} {
+		fs = append(fs, fmt.Sprintf("%s ×%d", k, faults[k]))
+	}
+	p50, pmax := time.Duration(0), time.Duration(0)
+	if len(rec) > 0 {
+		p50, pmax = rec[len(rec)/2], rec[len(rec)-1]
+	}
+	fmt.Printf("%-8d %-10d %-36s %-6d %-5d %-11d %-10s %s\n", len(results), jobsN, fmt.Sprintf("%d (%s)", total, strings.Join(fs, ", ")), lost, dup, viol, p50.Round(time.Millisecond), pmax.Round(time.Millisecond))
+}
