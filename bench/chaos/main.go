@@ -378,7 +378,6 @@ func report(results []trialResult) {
 	}
 	sort.Slice(rec, func(i, j int) bool { return rec[i] < rec[j] })
 	fmt.Println()
-	fmt.Printf("%-8s %-10s %-36s %-6s %-5s %-11s %-10s %s\n", "trials", "jobs", "faults injected", "lost", "dup.", "violations", "restart p50", "restart max")
 	fs := []string{}
 	for _, k := range []string{killServer, killAgent, evict} {
 		fs = append(fs, fmt.Sprintf("%s ×%d", k, faults[k]))
@@ -387,5 +386,8 @@ func report(results []trialResult) {
 	if len(rec) > 0 {
 		p50, pmax = rec[len(rec)/2], rec[len(rec)-1]
 	}
-	fmt.Printf("%-8d %-10d %-36s %-6d %-5d %-11d %-10s %s\n", len(results), jobsN, fmt.Sprintf("%d (%s)", total, strings.Join(fs, ", ")), lost, dup, viol, p50.Round(time.Millisecond), pmax.Round(time.Millisecond))
+	fmt.Printf("| trials | jobs | faults injected | lost | duplicated | invariant violations | restart → serving p50 / max |\n")
+	fmt.Printf("| --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Printf("| %d | %d | %d (%s) | %d | %d | %d | %s / %s |\n", len(results), jobsN, total, strings.Join(fs, ", "), lost, dup, viol,
+		p50.Round(time.Millisecond), pmax.Round(time.Millisecond))
 }
