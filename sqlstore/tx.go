@@ -140,6 +140,9 @@ func affected(res sql.Result) (int64, error) {
 // afterwards, once the transaction has released its connection.
 func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx shoal.Tx) error) error {
 	began := time.Now() // latency is wall time, whatever the store's clock says
+	if err := failpoint(); err != nil {
+		return err
+	}
 	stx, err := h.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("store: begin transaction: %w", err)

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/rand/v2"
 	"net"
@@ -45,7 +46,86 @@ const (
 	killServer = "kill -9 server"
 	killAgent  = "kill -9 agent"
 	evict      = "eviction storm"
+	partition  = "agents partitioned"
+	storeFault = "store errors"
 )
+
+var kinds = []string{killServer, killAgent, evict, partition, storeFault}
+
+// proxy stands between the agents and the server (their advertise_url):
+// a partition drops every connection and refuses new ones for a while.
+type proxy struct {
+	addr, target string
+	mu           sync.Mutex
+	cut          bool
+	conns        map[net.Conn]bool
+}
+
+func newProxy(target string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := &proxy{addr: l.Addr().String(), target: target, conns: map[net.Conn]bool{}}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.cut {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.conns[c] = true
+			p.mu.Unlock()
+			go p.pipe(c)
+		}
+	}()
+	return p
+}
+
+func (p *proxy) pipe(c net.Conn) {
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, c)
+		p.mu.Unlock()
+		c.Close()
+	}()
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	p.conns[up] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, up)
+		p.mu.Unlock()
+		up.Close()
+	}()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(up, c); done <- struct{}{} }()
+	go func() { io.Copy(c, up); done <- struct{}{} }()
+	<-done
+}
+
+// cutFor partitions the agents from the server for d.
+func (p *proxy) cutFor(d time.Duration) {
+	p.mu.Lock()
+	p.cut = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	time.Sleep(d)
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
 
 type trialResult struct {
 	faults     map[string]int
@@ -68,7 +148,7 @@ type server struct {
 func (s *server) start() time.Duration {
 	began := time.Now()
 	cmd := exec.Command(*bin, "server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml"))
-	cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	cmd.Env = append(os.Environ(), "HOME="+s.dir, "SHOAL_FAILPOINT_FILE="+filepath.Join(s.dir, "failpoint"))
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: agents the local provider starts are its
@@ -157,7 +237,8 @@ func trial(rng *rand.Rand, n int) trialResult {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	os.WriteFile(filepath.Join(dir, "server.yml"), []byte("node_lease: 2s\nnode_lease_grace: 2s\nkill_grace: 1s\nagent_orphan_timeout: 20s\n"), 0o644)
+	px := newProxy(addr)
+	os.WriteFile(filepath.Join(dir, "server.yml"), []byte("node_lease: 2s\nnode_lease_grace: 2s\nkill_grace: 1s\nagent_orphan_timeout: 30s\nadvertise_url: http://"+px.addr+"\n"), 0o644)
 	s := &server{dir: dir, addr: addr}
 	s.start()
 	ctx := context.Background()
@@ -232,7 +313,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 				return
 			case <-time.After(time.Duration(float64(*every) * (0.5 + rng.Float64()))):
 			}
-			switch k := rng.IntN(3); k {
+			switch k := rng.IntN(5); k {
 			case 0:
 				s.kill()
 				res.faults[killServer]++
@@ -253,6 +334,16 @@ func trial(rng *rand.Rand, n int) trialResult {
 					s.c.PreemptNode(ctx, "default", "lowpri", nd.ID)
 				}
 				res.faults[evict]++
+			case 3:
+				res.faults[partition]++
+				px.cutFor(time.Duration(1000+rng.IntN(5000)) * time.Millisecond)
+			case 4:
+				// Store errors: one transaction in five fails for a while.
+				res.faults[storeFault]++
+				f := filepath.Join(dir, "failpoint")
+				os.WriteFile(f, nil, 0o644)
+				time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
+				os.Remove(f)
 			}
 		}
 	}()
@@ -379,7 +470,7 @@ func report(results []trialResult) {
 	sort.Slice(rec, func(i, j int) bool { return rec[i] < rec[j] })
 	fmt.Println()
 	fs := []string{}
-	for _, k := range []string{killServer, killAgent, evict} {
+	for _, k := range kinds {
 		fs = append(fs, fmt.Sprintf("%s ×%d", k, faults[k]))
 	}
 	p50, pmax := time.Duration(0), time.Duration(0)
