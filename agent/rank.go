@@ -58,7 +58,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if err != nil {
 		log.Warn("preparing the rank failed", "err", err)
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
-		r.fail(ctx, logPath, "preparing failed: "+err.Error())
+		r.fail(ctx, logPath, prepareFailureState(err), "preparing failed: "+err.Error())
 		return
 	}
 	if len(t.Identities) > 0 {
@@ -70,7 +70,7 @@ func (r *rankRun) run(ctx context.Context) {
 		if err != nil {
 			log.Warn("starting the identity endpoint failed", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
-			r.fail(ctx, logPath, "preparing failed: "+err.Error())
+			r.fail(ctx, logPath, shoal.RankLost, "preparing failed: "+err.Error())
 			return
 		}
 		defer r.msi.Close()
@@ -93,7 +93,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if err != nil {
 		r.mu.Unlock()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
-		r.fail(ctx, logPath, "start failed: "+err.Error())
+		r.fail(ctx, logPath, shoal.RankFailed, "start failed: "+err.Error())
 		return
 	}
 	r.run_ = run
@@ -200,11 +200,28 @@ func intPtr(i int) *int { return &i }
 // Running report to get through before its final report goes.
 const runningReportGrace = 2 * time.Second
 
-// fail ends a rank that never ran its command.
-func (r *rankRun) fail(ctx context.Context, logPath, reason string) {
+// fail ends a rank that never ran its command, as Failed (the job's own
+// failure: it spends a retry) or Lost (this machine or the server failed:
+// the job runs again, its retries untouched).
+func (r *rankRun) fail(ctx context.Context, logPath, state, reason string) {
 	end := r.a.now()
-	r.finish(ctx, &pendingResult{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath,
-		Report: shoal.RankReport{State: shoal.RankFailed, ExitCode: intPtr(-1), Reason: reason, EndTime: &end}})
+	rep := shoal.RankReport{State: state, Reason: reason, EndTime: &end}
+	if state == shoal.RankFailed {
+		rep.ExitCode = intPtr(-1)
+	}
+	r.finish(ctx, &pendingResult{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath, Report: rep})
+}
+
+// prepareFailureState says whose fault a failed preparation is: the job's
+// when the server refused what it asked for (an input or artifact that
+// does not exist, a bad reference), else the infrastructure's (the server
+// unreachable or failing, this machine's disk).
+func prepareFailureState(err error) string {
+	switch shoal.ErrorCode(err) {
+	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
+		return shoal.RankFailed
+	}
+	return shoal.RankLost
 }
 
 // prepare creates the folders, fetches code, inputs and earlier outputs,

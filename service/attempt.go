@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -238,6 +239,9 @@ func (s *Services) finalizeAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 	case infra != nil:
 		a.Status = infra.Status
 		a.Reason = fmt.Sprintf("node %s %s", infra.NodeID, map[string]string{shoal.AttemptPreempted: "was preempted", shoal.AttemptLost: "was lost (missed its lease)"}[infra.Status])
+		if strings.HasPrefix(infra.Reason, "preparing failed") {
+			a.Reason = fmt.Sprintf("rank %d on node %s could not be prepared (%s)", infra.Rank, infra.NodeID, infra.Reason)
+		}
 		j.InfraRequeues++
 		if j.InfraRequeues > MaxInfraRequeues {
 			j.Status, j.EndTime = shoal.JobFailed, &now

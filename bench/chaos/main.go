@@ -387,7 +387,13 @@ func trial(rng *rand.Rand, n int) trialResult {
 		case w.fails && (j.Status != shoal.JobFailed || j.FailedAttempts != w.retries+1):
 			viol("%s (exit 3, retries %d): %s with %d failed attempts", name, w.retries, j.Status, j.FailedAttempts)
 		case !w.fails && j.FailedAttempts > 0:
-			viol("%s failed %d attempts on its own, yet never fails", name, j.FailedAttempts)
+			detail := ""
+			if atts, err := s.c.ListAttempts(ctx, "default", name); err == nil {
+				for _, a := range atts {
+					detail += fmt.Sprintf(" [attempt %d %s exit %v: %s]", a.Number, a.Status, deref(a.ExitCode), a.Reason)
+				}
+			}
+			viol("%s (cancel %v) failed %d attempts on its own, yet never fails:%s", name, w.cancel, j.FailedAttempts, detail)
 		case !w.fails && !w.cancel && j.Status != shoal.JobCompleted:
 			viol("%s: %s (%s), want Completed", name, j.Status, j.Error)
 		case w.cancel && j.Status != shoal.JobCanceled && j.Status != shoal.JobCompleted:
@@ -481,4 +487,11 @@ func report(results []trialResult) {
 	fmt.Printf("| --- | --- | --- | --- | --- | --- | --- |\n")
 	fmt.Printf("| %d | %d | %d (%s) | %d | %d | %d | %s / %s |\n", len(results), jobsN, total, strings.Join(fs, ", "), lost, dup, viol,
 		p50.Round(time.Millisecond), pmax.Round(time.Millisecond))
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

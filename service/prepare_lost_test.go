@@ -1,0 +1,37 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A rank whose preparation failed because the server or the machine did
+// (the agent reports it Lost) requeues the job without spending a retry,
+// and the attempt says why.
+func TestPreparationLostIsInfra(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	h.submit("j", "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	tasks := h.syncStart(n)
+	if len(tasks) != 1 {
+		t.Fatalf("%d tasks", len(tasks))
+	}
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankLost, Reason: "preparing failed: fetch the code: connection refused"}); err != nil {
+		t.Fatal(err)
+	}
+	j := h.job("j")
+	// Requeued (and at once placed again on the node, now free).
+	if (j.Status != shoal.JobQueued && j.Status != shoal.JobPreparing) || j.FailedAttempts != 0 || j.InfraRequeues != 1 {
+		t.Fatalf("job %s, %d failed attempts, %d infra requeues; want it requeued with 0 and 1", j.Status, j.FailedAttempts, j.InfraRequeues)
+	}
+	a := h.attempts("j")[0]
+	if a.Status != shoal.AttemptLost || !strings.Contains(a.Reason, "could not be prepared") || !strings.Contains(a.Reason, "connection refused") {
+		t.Errorf("attempt %s: %q", a.Status, a.Reason)
+	}
+}
