@@ -132,6 +132,9 @@ func Run(jobs []Job, cfg Config) (*Result, error) {
 		if j.Nodes < 1 {
 			return nil, fmt.Errorf("job %s: instance_count %d must be ≥ 1", j.ID, j.Nodes)
 		}
+		if j.Duration < 0 || j.Submit < 0 {
+			return nil, fmt.Errorf("job %s: submit time %s and duration %s must not be negative", j.ID, j.Submit, j.Duration)
+		}
 		if j.Nodes > cfg.MaxInstances {
 			return nil, fmt.Errorf("job %s needs %d nodes; max_instances is %d", j.ID, j.Nodes, cfg.MaxInstances)
 		}

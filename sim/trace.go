@@ -126,8 +126,9 @@ func ReadSimple(r io.Reader) ([]Job, error) {
 
 func seconds(s string) (time.Duration, error) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1e12 {
-		return 0, fmt.Errorf("%q is not a number of seconds ≥ 0", s)
+	// At most 100 years: a time.Duration holds about 292.
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 100*365*86400 {
+		return 0, fmt.Errorf("%q is not a number of seconds from 0 to 100 years", s)
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }
