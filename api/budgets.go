@@ -15,7 +15,26 @@ func (s *Server) budgetRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/budgets", Action: shoal.ActQuotasRead, Audit: "budgets/read", handler: s.handleListBudgets},
 		{Pattern: "POST /api/v1/workspaces/{ws}/budgets", Action: shoal.ActQuotasWrite, Audit: "budgets/write", handler: s.handleCreateBudget},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/budgets", Action: shoal.ActQuotasWrite, Audit: "budgets/delete", handler: s.handleDeleteBudget},
+		{Pattern: "GET /api/v1/workspaces/{ws}/budgets/events", Action: shoal.ActQuotasRead, Audit: "budgets/read", handler: s.handleBudgetEvents},
 	}
+}
+
+func (s *Server) handleBudgetEvents(w http.ResponseWriter, r *http.Request) {
+	list, err := s.svc.ListBudgetEvents(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: orEmpty(list)})
+}
+
+// BudgetEvents lists the budgets' warnings (50, 80 and 100 %).
+func (c *Client) BudgetEvents(ctx context.Context, workspace string) ([]*shoal.Event, error) {
+	var out listBody[*shoal.Event]
+	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/budgets/events", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
 }
 
 func (s *Server) handleListBudgets(w http.ResponseWriter, r *http.Request) {

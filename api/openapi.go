@@ -101,6 +101,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/budgets":              {summary: "Budgets with their spend this period", out: list[service.BudgetStatus]{}},
 	"POST /api/v1/workspaces/{ws}/budgets":             {summary: "Create or replace a budget", in: shoal.Budget{}, out: shoal.Budget{}, status: 201},
 	"DELETE /api/v1/workspaces/{ws}/budgets":           {summary: "Delete a budget", status: 204, query: []string{"name"}},
+	"GET /api/v1/workspaces/{ws}/budgets/events":       {summary: "The budgets' warnings at 50, 80 and 100 %", out: list[shoal.Event]{}},
 	"GET /api/v1/openapi.json":                         {summary: "This document"},
 }
 

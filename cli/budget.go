@@ -37,6 +37,10 @@ func newBudgetCommand(g *globals) *cobra.Command {
 		}}
 	del.Flags().StringVarP(&name, "name", "n", "", "budget name, SCOPE/PERIOD as budget list shows (e.g. tag:team=vision/month)")
 	_ = del.MarkFlagRequired("name")
-	cmd.AddCommand(create, list, del)
+	events := &cobra.Command{Use: "events", Short: "The budgets' warnings at 50, 80 and 100 % of their limit", Args: cobra.NoArgs,
+		RunE: g.callAndRender([]string{"time", "resource_name", "reason"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+			return c.BudgetEvents(ctx, ws)
+		})}
+	cmd.AddCommand(create, list, del, events)
 	return cmd
 }
