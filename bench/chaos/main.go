@@ -372,6 +372,9 @@ func trial(rng *rand.Rand, n int) trialResult {
 	}
 	close(stop)
 	wg.Wait()
+	// The server re-reads the failpoint file at most every 100 ms: give it
+	// time to see that store errors have stopped before the checks read.
+	time.Sleep(500 * time.Millisecond)
 	res.jobs = len(names)
 	viol := func(format string, args ...any) {
 		res.violations = append(res.violations, fmt.Sprintf(format, args...))
@@ -401,6 +404,11 @@ func trial(rng *rand.Rand, n int) trialResult {
 		}
 		// No two attempts at once.
 		atts, err := s.c.ListAttempts(ctx, "default", name)
+		for try := 0; err != nil && try < 5; try++ {
+			// A read the store refused is retried as any client would.
+			time.Sleep(200 * time.Millisecond)
+			atts, err = s.c.ListAttempts(ctx, "default", name)
+		}
 		if err != nil {
 			viol("%s: attempts: %v", name, err)
 			continue
