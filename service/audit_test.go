@@ -53,3 +53,24 @@ func TestChangeFailsWhenItsAuditRecordCannotBeWritten(t *testing.T) {
 		t.Fatalf("a change outside a request failed: %v", err)
 	}
 }
+
+// A job submitted to the collection (POST .../jobs, no name in the path)
+// is audited under its own name, so every change can be found by target.
+func TestSubmittedJobIsAuditedUnderItsName(t *testing.T) {
+	h := newHarness(t, "")
+	minN, maxN := 0, 1
+	spec := &shoal.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN}
+	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
+		t.Fatal(err)
+	}
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	req := shoal.WithRequestInfo(admin, &shoal.RequestInfo{Action: "jobs/write", Target: "workspaces/" + ws + "/jobs", Workspace: ws, Source: "127.0.0.1:1"})
+	j, _, err := h.svc.SubmitJob(req, ws, &shoal.JobSpec{Command: "true", Compute: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := h.svc.ListAudit(admin, shoal.AuditFilter{Target: "workspaces/" + ws + "/jobs/" + j.Name})
+	if err != nil || len(recs) != 1 || recs[0].Outcome != shoal.AuditSucceeded {
+		t.Fatalf("audit records for job %s: %v (%v)", j.Name, recs, err)
+	}
+}
