@@ -18,6 +18,7 @@ const (
 	EPRECONDITION   = "precondition_failed" // a stale If-Match / ETag
 	ENOTIMPLEMENTED = "not_implemented"     // an optional capability the backend lacks
 	EUNAVAILABLE    = "unavailable"         // a dependency (an instance's application) does not answer yet
+	ESTORAGEFULL    = "storage_full"        // the store's disk is full: nothing was changed; retry once space is freed
 )
 
 // Error is the one error type Shoal's layers exchange. Read it with
@@ -79,4 +80,12 @@ func ErrorField(err error) string {
 		return e.Field
 	}
 	return ""
+}
+
+// Transient reports whether the code of a server's answer says a retry
+// may succeed without anything changing on the caller's side: an internal
+// error, a dependency that does not answer yet, or a store whose disk is
+// full. Agents keep work they could not report on such answers and retry.
+func Transient(code string) bool {
+	return code == EINTERNAL || code == EUNAVAILABLE || code == ESTORAGEFULL
 }

@@ -416,7 +416,7 @@ func msiFailure(err error) (int, string, string) {
 	var se *shoal.Error
 	if errors.As(err, &se) {
 		switch se.Code {
-		case shoal.EINTERNAL:
+		case shoal.EINTERNAL, shoal.EUNAVAILABLE, shoal.ESTORAGEFULL:
 		case shoal.EINVALID, shoal.EQUOTA:
 			return http.StatusBadRequest, "invalid_request", se.Message
 		default:

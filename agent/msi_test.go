@@ -282,6 +282,7 @@ func TestMSIServerErrors(t *testing.T) {
 		"not found":     {shoal.Errorf(shoal.ENOTFOUND, "no such attempt"), http.StatusForbidden, "no such attempt"},
 		"invalid":       {shoal.Errorf(shoal.EINVALID, "resource: not a valid audience"), http.StatusBadRequest, "resource: not a valid audience"},
 		"server 5xx":    {shoal.Errorf(shoal.EINTERNAL, "the server answered 502 Bad Gateway"), http.StatusServiceUnavailable, ""},
+		"store full":    {shoal.Errorf(shoal.ESTORAGEFULL, "the store cannot write: its disk is full"), http.StatusServiceUnavailable, ""},
 		"unreachable":   {errors.New("cannot reach the Shoal server at http://x: connection refused"), http.StatusServiceUnavailable, ""},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -248,11 +248,11 @@ func (a *Agent) deliver(ctx context.Context, p *pendingResult) error {
 }
 
 // isAnswer reports whether err is the server's answer (a refusal) rather
-// than a failure to reach it; internal server errors count as not reached,
-// since a retry may succeed.
+// than a failure to reach it; transient answers (an internal error, a full
+// store disk) count as not reached, since a retry may succeed.
 func isAnswer(err error) bool {
 	var se *shoal.Error
-	return errors.As(err, &se) && se.Code != shoal.EINTERNAL
+	return errors.As(err, &se) && !shoal.Transient(se.Code)
 }
 
 // deliverLoop delivers waiting results until ctx ends, at once when one is

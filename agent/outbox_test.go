@@ -59,3 +59,17 @@ func TestOutboxKeepsResultsAcrossAgents(t *testing.T) {
 		t.Fatal("done did not remove the result's file")
 	}
 }
+
+// A result the server could not take because of a transient answer (an
+// internal error, its store's disk full) is kept and retried; only a real
+// refusal ends delivery.
+func TestTransientAnswersKeepResults(t *testing.T) {
+	for code, want := range map[string]bool{
+		shoal.EINTERNAL: false, shoal.ESTORAGEFULL: false, shoal.EUNAVAILABLE: false,
+		shoal.EFORBIDDEN: true, shoal.ENOTFOUND: true, shoal.ECONFLICT: true,
+	} {
+		if got := isAnswer(shoal.Errorf(code, "x")); got != want {
+			t.Errorf("isAnswer(%s) = %v, want %v", code, got, want)
+		}
+	}
+}

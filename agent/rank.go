@@ -383,7 +383,7 @@ func (r *rankRun) appendLog(path, line string) {
 }
 
 // retry calls fn until it succeeds or fails with an answer from the server
-// (any *shoal.Error other than an internal one); transport errors — the
+// (any *shoal.Error but a transient one, see shoal.Transient); transport errors — the
 // server is down or restarting — are retried with backoff, forever, so work
 // done while the server was away is reported when it returns.
 func retry(ctx context.Context, fn func() error) error {
@@ -394,7 +394,7 @@ func retry(ctx context.Context, fn func() error) error {
 			return nil
 		}
 		var se *shoal.Error
-		if asShoalError(err, &se) && se.Code != shoal.EINTERNAL {
+		if asShoalError(err, &se) && !shoal.Transient(se.Code) {
 			return err
 		}
 		select {

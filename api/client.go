@@ -60,6 +60,7 @@ var statusToCode = map[int]string{
 	http.StatusPreconditionFailed:    shoal.EPRECONDITION,
 	http.StatusNotImplemented:        shoal.ENOTIMPLEMENTED,
 	http.StatusBadGateway:            shoal.EUNAVAILABLE,
+	http.StatusInsufficientStorage:   shoal.ESTORAGEFULL,
 	http.StatusRequestEntityTooLarge: shoal.EINVALID,
 }
 

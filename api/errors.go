@@ -30,6 +30,7 @@ var codeToStatus = map[string]int{
 	shoal.EQUOTA:          http.StatusConflict,
 	shoal.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	shoal.EUNAVAILABLE:    http.StatusBadGateway,
+	shoal.ESTORAGEFULL:    http.StatusInsufficientStorage,
 	shoal.EINTERNAL:       http.StatusInternalServerError,
 }
 
@@ -49,6 +50,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &mbe) {
 		code = shoal.EINVALID
 		err = shoal.Errorf(shoal.EINVALID, "the request body is larger than %d bytes", MaxRequestBytes)
+	}
+	if code == shoal.ESTORAGEFULL {
+		s.log.Error("store disk full", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 	}
 	if code == shoal.EINTERNAL {
 		s.log.Error("internal error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))

@@ -41,6 +41,9 @@ func azureCode(err error) (int, string) {
 		return http.StatusBadRequest, "QuotaExceeded"
 	case shoal.EPRECONDITION:
 		return http.StatusPreconditionFailed, "PreconditionFailed"
+	case shoal.ESTORAGEFULL:
+		// 503 is a status Azure's SDKs retry on their own.
+		return http.StatusServiceUnavailable, "ServiceUnavailable"
 	}
 	return http.StatusInternalServerError, "InternalServerError"
 }

@@ -2,7 +2,8 @@
 # Chaos trials: a mixed workload on a real server while kill -9 of the
 # server and of agents and low-priority eviction storms are injected;
 # invariants checked after each trial. Also agents partitioned from the
-# server (a proxy on their advertise_url) and store errors (a failpoint). Usage: bench/chaos.sh [--trials N]
+# server (a proxy on their advertise_url), store errors (a failpoint) and
+# a full disk (the data dir on a small tmpfs). Usage: bench/chaos.sh [--trials N]
 # [--jobs N] [--seed S] [--long]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -61,6 +61,11 @@ func artifactPath(id string) (string, error) {
 // PutArtifact stores r (at most max bytes) and returns its ID,
 // "sha256:<hex>" of the content. Storing the same content twice is a no-op.
 func (s *Store) PutArtifact(r io.Reader, max int64) (string, error) {
+	id, err := s.putArtifact(r, max)
+	return id, noSpace(err)
+}
+
+func (s *Store) putArtifact(r io.Reader, max int64) (string, error) {
 	if err := s.root.MkdirAll("artifacts/tmp", 0o700); err != nil {
 		return "", err
 	}
@@ -132,6 +137,10 @@ func attemptDir(kind, workspace, job string, attempt int) (string, error) {
 // WriteLog writes data at offset of the log of one rank of an attempt.
 // Writing at an offset makes retried uploads idempotent.
 func (s *Store) WriteLog(workspace, job string, attempt, rank int, offset int64, data []byte) error {
+	return noSpace(s.writeLog(workspace, job, attempt, rank, offset, data))
+}
+
+func (s *Store) writeLog(workspace, job string, attempt, rank int, offset int64, data []byte) error {
 	dir, err := attemptDir("logs", workspace, job, attempt)
 	if err != nil {
 		return err
@@ -161,6 +170,10 @@ func (s *Store) OpenLog(workspace, job string, attempt, rank int) (io.ReadSeekCl
 
 // PutOutputs stores the output archive of one rank of an attempt.
 func (s *Store) PutOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error {
+	return noSpace(s.putOutputs(workspace, job, attempt, rank, r, max))
+}
+
+func (s *Store) putOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error {
 	dir, err := attemptDir("outputs", workspace, job, attempt)
 	if err != nil {
 		return err

@@ -21,6 +21,10 @@ func instanceDir(workspace, instance string) (string, error) {
 // WriteInstanceLog writes data at offset of a compute instance's setup
 // log (its setup scripts' output), as WriteLog does for jobs.
 func (s *Store) WriteInstanceLog(workspace, instance string, offset int64, data []byte) error {
+	return noSpace(s.writeInstanceLog(workspace, instance, offset, data))
+}
+
+func (s *Store) writeInstanceLog(workspace, instance string, offset int64, data []byte) error {
 	dir, err := instanceDir(workspace, instance)
 	if err != nil {
 		return err

@@ -134,7 +134,8 @@ func affected(res sql.Result) (int64, error) {
 
 // Run runs fn in a transaction begun on h with opts, whose time is now
 // (truncated to the stored precision), and commits it when fn returns nil;
-// otherwise it rolls back and returns fn's error unchanged. before, when
+// otherwise it rolls back and returns fn's error unchanged, but for a full
+// disk, which becomes a storage_full error (diskFull). before, when
 // set, runs first inside the transaction (a store takes its write lock
 // there). The statements fn ran unprepared are prepared in stmts
 // afterwards, once the transaction has released its connection.
@@ -160,7 +161,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, 
 		now:      now.UTC().Truncate(time.Microsecond),
 		readOnly: opts != nil && opts.ReadOnly,
 	}
-	err = t.run(fn)
+	err = diskFull(t.run(fn))
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.prepare(ctx, t.unprepared)
 	}

@@ -2,11 +2,15 @@
 // child process, SQLite, nodes of the local provider running real
 // agents) while it injects faults at random moments from a seeded RNG —
 // kill -9 of the server (restarted on the same store), kill -9 of agents,
-// low-priority eviction storms (half the nodes at once) — and after each
-// trial checks invariants from the store: every job reached a terminal
-// state; no attempt of a job ran at the same time as another; a job's
-// retries were spent only by its own failures; no agent process leaked;
-// quota use equals the live nodes. It prints a table. Run it with
+// low-priority eviction storms (half the nodes at once), agents
+// partitioned from the server (a proxy on their advertise_url), store
+// errors (a failpoint compiled in with the failpoint build tag) and a full
+// disk (the data dir is a small tmpfs, filled for a few seconds) — and
+// after each trial checks invariants from the store: every job reached a
+// terminal state; no attempt of a job ran at the same time as another; a
+// job's retries were spent only by its own failures; no agent process
+// leaked; quota use equals the live nodes; every change the server
+// acknowledged has its audit record. It prints a table. Run it with
 // bench/chaos.sh; --long runs the full suite.
 package main
 
@@ -37,8 +41,10 @@ var (
 	trials = flag.Int("trials", 2, "trials")
 	jobs   = flag.Int("jobs", 60, "jobs per trial")
 	seed   = flag.Uint64("seed", 1, "the fault injector's seed")
-	long   = flag.Bool("long", false, "the full suite: 20 trials of 1,000 jobs")
+	long   = flag.Bool("long", false, "the full suite: 20 trials of 1,000 jobs, a fault every 1.5 s on average")
 	every  = flag.Duration("every", 3*time.Second, "mean time between faults")
+	keep   = flag.Bool("keep", false, "keep each trial's directory (server log, store) for a look afterwards")
+	tmpfs  = flag.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)")
 )
 
 // kinds of fault.
@@ -48,9 +54,10 @@ const (
 	evict      = "eviction storm"
 	partition  = "agents partitioned"
 	storeFault = "store errors"
+	diskFull   = "disk full"
 )
 
-var kinds = []string{killServer, killAgent, evict, partition, storeFault}
+var kinds = []string{killServer, killAgent, evict, partition, storeFault, diskFull}
 
 // proxy stands between the agents and the server (their advertise_url):
 // a partition drops every connection and refuses new ones for a while.
@@ -135,6 +142,33 @@ type trialResult struct {
 	violations []string
 	recovery   []time.Duration
 	took       time.Duration
+	// audited counts the changes whose audit records were checked.
+	audited int
+	notes   []string
+}
+
+// fill takes every free byte of the file system at dir with a file (which
+// the caller removes to end the fault) and says whether none is left.
+func fill(name string) bool {
+	f, err := os.Create(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var st syscall.Statfs_t
+	if syscall.Statfs(filepath.Dir(name), &st) == nil {
+		syscall.Fallocate(int(f.Fd()), 0, 0, int64(st.Bavail)*int64(st.Bsize))
+	}
+	// Whatever fallocate left (it is all or nothing), writes past its end
+	// take.
+	f.Seek(0, io.SeekEnd)
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	return syscall.Statfs(filepath.Dir(name), &st) == nil && st.Bavail == 0
 }
 
 type server struct {
@@ -209,14 +243,17 @@ func main() {
 		log.Fatal("--bin is required")
 	}
 	if *long {
-		*trials, *jobs = 20, 1000
+		*trials, *jobs, *every = 20, 1000, 1500*time.Millisecond
 	}
 	rng := rand.New(rand.NewPCG(*seed, *seed^0xc4a05))
 	var results []trialResult
 	for i := range *trials {
 		r := trial(rng, i)
 		results = append(results, r)
-		fmt.Printf("trial %d: %d jobs, faults %v, lost %d, violations %d, took %s\n", i+1, r.jobs, r.faults, r.lost, len(r.violations), r.took.Round(time.Second))
+		fmt.Printf("trial %d: %d jobs, faults %v, lost %d, violations %d, %d changes audited, took %s\n", i+1, r.jobs, r.faults, r.lost, len(r.violations), r.audited, r.took.Round(time.Second))
+		for _, n := range r.notes {
+			fmt.Println("  note:", n)
+		}
 		for _, v := range r.violations {
 			fmt.Println("  violation:", v)
 		}
@@ -233,28 +270,62 @@ func trial(rng *rand.Rand, n int) trialResult {
 	began := time.Now()
 	res := trialResult{faults: map[string]int{}}
 	dir, _ := os.MkdirTemp("", fmt.Sprintf("shoal-chaos-%d-", n))
-	defer os.RemoveAll(dir)
+	if !*keep {
+		defer os.RemoveAll(dir)
+	}
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
 	px := newProxy(addr)
+	// The data dir lives on a small tmpfs of its own, which disk-full
+	// faults fill; where mounting is not allowed (not root) that fault
+	// cannot be injected and the trial says so.
+	data := filepath.Join(dir, "data")
+	os.MkdirAll(data, 0o755)
+	canFill := true
+	if err := syscall.Mount("tmpfs", data, "tmpfs", 0, "size="+*tmpfs); err != nil {
+		canFill = false
+		res.notes = append(res.notes, fmt.Sprintf("disk full: not injected: mounting a tmpfs on the data dir failed (%v; it needs root)", err))
+	} else {
+		defer syscall.Unmount(data, syscall.MNT_DETACH)
+		// The local provider's nodes keep their work dirs in the data dir;
+		// they stand for other machines, whose disks a full data dir does
+		// not fill: a bind mount puts them on a disk of their own.
+		nodes := filepath.Join(dir, "node-disks")
+		os.MkdirAll(nodes, 0o755)
+		os.MkdirAll(filepath.Join(data, "nodes"), 0o755)
+		if err := syscall.Mount(nodes, filepath.Join(data, "nodes"), "", syscall.MS_BIND, ""); err != nil {
+			log.Fatalf("bind-mounting the nodes' disks: %v", err)
+		}
+		defer syscall.Unmount(filepath.Join(data, "nodes"), syscall.MNT_DETACH)
+	}
+	// Every change the suite makes and the server acknowledges, by audit
+	// target: the audit log must hold a record of each.
+	var auditMu sync.Mutex
+	changed := map[string]int{}
+	change := func(target string) {
+		auditMu.Lock()
+		changed[target]++
+		auditMu.Unlock()
+	}
 	os.WriteFile(filepath.Join(dir, "server.yml"), []byte("node_lease: 2s\nnode_lease_grace: 2s\nkill_grace: 1s\nagent_orphan_timeout: 30s\nadvertise_url: http://"+px.addr+"\n"), 0o644)
 	s := &server{dir: dir, addr: addr}
 	s.start()
 	ctx := context.Background()
 	for name, doc := range map[string]string{
-		"cpu":    `{"size":"Standard_DS3_v2","max_instances":4,"idle_time_before_scale_down":20}`,
-		"lowpri": `{"size":"Standard_DS3_v2","tier":"low_priority","max_instances":4,"idle_time_before_scale_down":20}`,
+		"cpu":    `{"size":"Standard_DS3_v2","max_instances":8,"idle_time_before_scale_down":20}`,
+		"lowpri": `{"size":"Standard_DS3_v2","tier":"low_priority","max_instances":6,"idle_time_before_scale_down":20}`,
 	} {
 		if _, _, err := s.c.ApplyCompute(ctx, "default", name, json.RawMessage(doc), ""); err != nil {
 			log.Fatal(err)
 		}
+		change("workspaces/default/computes/" + name)
 	}
 	// The workload: mostly short single-node jobs, some gangs, some
 	// low-priority, some failing (retries 2), some cancelled.
 	type want struct {
-		fails, cancel bool
-		retries       int
+		fails, cancel, prints bool
+		retries               int
 	}
 	wants := map[string]want{}
 	var names []string
@@ -263,11 +334,13 @@ func trial(rng *rand.Rand, n int) trialResult {
 		w := want{}
 		switch p := rng.IntN(100); {
 		case p < 55:
-			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.2+rng.Float64()*1.5), "compute": "cpu"}
+			// It prints, so that its log crosses the server's disk.
+			doc = map[string]any{"command": fmt.Sprintf("echo begin; sleep %.1f; echo end of chaos-%d-%04d", 0.1+rng.Float64()*0.8, n, i), "compute": "cpu"}
+			w.prints = true
 		case p < 70:
-			doc = map[string]any{"command": "sleep 1", "compute": "cpu", "resources": map[string]any{"instance_count": 2}}
+			doc = map[string]any{"command": "sleep 0.5", "compute": "cpu", "resources": map[string]any{"instance_count": 2}}
 		case p < 85:
-			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.5+rng.Float64()), "compute": "lowpri"}
+			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.3+rng.Float64()*0.6), "compute": "lowpri"}
 		case p < 93:
 			doc = map[string]any{"command": "exit 3", "compute": "cpu", "retries": 2}
 			w.fails, w.retries = true, 2
@@ -279,6 +352,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 		b, _ := json.Marshal(doc)
 		for {
 			if _, _, err := s.c.SubmitJob(ctx, "default", b, ""); err == nil {
+				change("workspaces/default/jobs/" + doc["name"].(string))
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -297,6 +371,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 			if w.cancel {
 				for range 50 {
 					if _, err := s.c.CancelJob(ctx, "default", name); err == nil {
+						change("workspaces/default/jobs/" + name + "/cancel")
 						break
 					}
 					time.Sleep(200 * time.Millisecond)
@@ -313,7 +388,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 				return
 			case <-time.After(time.Duration(float64(*every) * (0.5 + rng.Float64()))):
 			}
-			switch k := rng.IntN(5); k {
+			switch k := rng.IntN(len(kinds)); k {
 			case 0:
 				s.kill()
 				res.faults[killServer]++
@@ -331,7 +406,9 @@ func trial(rng *rand.Rand, n int) trialResult {
 				}
 				rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 				for _, nd := range nodes[:(len(nodes)+1)/2] {
-					s.c.PreemptNode(ctx, "default", "lowpri", nd.ID)
+					if _, err := s.c.PreemptNode(ctx, "default", "lowpri", nd.ID); err == nil {
+						change("workspaces/default/computes/lowpri/nodes/" + nd.ID + "/preempt")
+					}
 				}
 				res.faults[evict]++
 			case 3:
@@ -344,6 +421,18 @@ func trial(rng *rand.Rand, n int) trialResult {
 				os.WriteFile(f, nil, 0o644)
 				time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
 				os.Remove(f)
+			case 5:
+				if !canFill {
+					continue
+				}
+				filler := filepath.Join(data, ".chaos-filler")
+				if fill(filler) {
+					res.faults[diskFull]++
+				} else {
+					res.notes = append(res.notes, "disk full: the filler left space free")
+				}
+				time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
+				os.Remove(filler)
 			}
 		}
 	}()
@@ -402,6 +491,14 @@ func trial(rng *rand.Rand, n int) trialResult {
 		case w.cancel && j.Status != shoal.JobCanceled && j.Status != shoal.JobCompleted:
 			viol("%s (cancelled): %s", name, j.Status)
 		}
+		// A job that printed has its whole log on the server.
+		if w.prints && j.Status == shoal.JobCompleted {
+			var b strings.Builder
+			err := s.c.StreamLogs(ctx, "default", name, 0, 0, false, &b)
+			if err != nil || !strings.Contains(b.String(), "end of "+name) {
+				viol("%s: log on the server lacks its last line (%v): %q", name, err, b.String())
+			}
+		}
 		// No two attempts at once.
 		atts, err := s.c.ListAttempts(ctx, "default", name)
 		for try := 0; err != nil && try < 5; try++ {
@@ -449,7 +546,11 @@ func trial(rng *rand.Rand, n int) trialResult {
 	}
 	// No leaked agents: delete the computes; every agent must go.
 	for _, c := range []string{"cpu", "lowpri"} {
-		s.c.DeleteCompute(ctx, "default", c, "")
+		if _, err := s.c.DeleteCompute(ctx, "default", c, ""); err == nil {
+			change("workspaces/default/computes/" + c)
+		} else {
+			viol("delete compute %s: %v", c, err)
+		}
 	}
 	gone := time.Now().Add(90 * time.Second)
 	for len(s.agents()) > 0 && time.Now().Before(gone) {
@@ -461,7 +562,38 @@ func trial(rng *rand.Rand, n int) trialResult {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
+	// Every acknowledged change has its audit record.
+	if recs, err := s.c.ListAudit(ctx, "", "", ""); err != nil {
+		viol("audit log: %v", err)
+	} else {
+		have := map[string]int{}
+		for _, r := range recs {
+			if r.Outcome == shoal.AuditSucceeded {
+				have[r.Target]++
+			}
+		}
+		missing := 0
+		for target, n := range changed {
+			if have[target] < n {
+				missing++
+				if missing <= 10 {
+					viol("audit log: %d records of %s, %d changes acknowledged", have[target], target, n)
+				}
+			}
+		}
+		res.audited = len(changed)
+		if missing > 10 {
+			viol("audit log: %d more targets without their records", missing-10)
+		}
+	}
 	s.kill()
+	// Evidence that the full disk bit: the server's own log of it.
+	if canFill {
+		logb, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+		low := strings.ToLower(string(logb))
+		res.notes = append(res.notes, fmt.Sprintf("disk full: the server logged %d errors of a full disk (\"database or disk is full\", \"no space left on device\")",
+			strings.Count(low, "disk is full")+strings.Count(low, "no space left on device")))
+	}
 	res.took = time.Since(began)
 	return res
 }

@@ -1,0 +1,18 @@
+package filestore
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// noSpace turns a write that failed for want of disk space into a
+// storage_full error naming the cause (HTTP 507; agents keep the data and
+// retry), rather than a bare internal error. Other errors pass unchanged.
+func noSpace(err error) error {
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	return shoal.Errorf(shoal.ESTORAGEFULL, "the server's file store cannot write: its disk is full; the operator must free space in the data dir, then retry")
+}
