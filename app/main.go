@@ -249,7 +249,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	// Workload tokens are signed by keys in the store, rotated daily.
 	issuer := workload.New(workload.Config{Keys: m.svc.WorkloadKeys(), Clock: opts.Clock, Issuer: serverURL})
 	m.svc.SetWorkload(issuer)
-	if err := issuer.Rotate(ctx); err != nil {
+	if err := m.retryStartup(ctx, "workload signing keys", issuer.Rotate); err != nil {
 		ln.Close()
 		store.Close()
 		return nil, fmt.Errorf("workload signing keys: %w", err)
@@ -269,7 +269,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	} else {
 		// Agents kept running while the server was down: give each a full
 		// lease to report back before any is declared lost.
-		if err := m.svc.ResetLeases(ctx); err != nil {
+		if err := m.retryStartup(ctx, "reset node leases", m.svc.ResetLeases); err != nil {
 			ln.Close()
 			store.Close()
 			return nil, err
@@ -320,7 +320,13 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 // bootstrap creates the default workspace and, on the first start, the
 // admin token, written to <data-dir>/admin.token with mode 0600.
 func (m *Main) bootstrap(ctx context.Context) error {
-	token, err := m.svc.BootstrapAdmin(ctx)
+	// Only the store's part is retried: the token is returned once, by the
+	// transaction that creates it.
+	var token string
+	err := m.retryStartup(ctx, "bootstrap", func(ctx context.Context) (err error) {
+		token, err = m.svc.BootstrapAdmin(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -168,6 +168,9 @@ func Start(t Task) (*Run, error) {
 	return r, nil
 }
 
+// Done is closed when every process has exited (Wait would return).
+func (r *Run) Done() <-chan struct{} { return r.done }
+
 // Wait blocks until every process has exited (and what they left in their
 // process groups is gone), and returns how the run ended. It may be called
 // any number of times.

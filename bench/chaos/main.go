@@ -37,14 +37,15 @@ import (
 )
 
 var (
-	bin    = flag.String("bin", "", "the shoal binary (required)")
-	trials = flag.Int("trials", 2, "trials")
-	jobs   = flag.Int("jobs", 60, "jobs per trial")
-	seed   = flag.Uint64("seed", 1, "the fault injector's seed")
-	long   = flag.Bool("long", false, "the full suite: 20 trials of 1,000 jobs, a fault every 1.5 s on average")
-	every  = flag.Duration("every", 3*time.Second, "mean time between faults")
-	keep   = flag.Bool("keep", false, "keep each trial's directory (server log, store) for a look afterwards")
-	tmpfs  = flag.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)")
+	bin      = flag.String("bin", "", "the shoal binary (required)")
+	trials   = flag.Int("trials", 2, "trials")
+	jobs     = flag.Int("jobs", 60, "jobs per trial")
+	seed     = flag.Uint64("seed", 1, "the fault injector's seed")
+	long     = flag.Bool("long", false, "the full suite: 20 trials of 1,000 jobs, a fault every 2 s on average")
+	every    = flag.Duration("every", 3*time.Second, "mean time between faults")
+	settling = flag.Duration("settling", 3*time.Minute, "how long jobs have to end once the faults stop")
+	keep     = flag.Bool("keep", false, "keep each trial's directory (server log, store) for a look afterwards")
+	tmpfs    = flag.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)")
 )
 
 // kinds of fault.
@@ -196,8 +197,12 @@ func (s *server) start() time.Duration {
 	s.mu.Unlock()
 	for {
 		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
-			s.token = strings.TrimSpace(string(t))
-			s.c = api.NewClient("http://"+s.addr, s.token)
+			if s.c == nil {
+				// The token outlives restarts (it is in the data dir):
+				// one client serves the whole trial, whoever holds it.
+				s.token = strings.TrimSpace(string(t))
+				s.c = api.NewClient("http://"+s.addr, s.token)
+			}
 			if _, err := s.c.ListComputes(context.Background(), "default", ""); err == nil {
 				return time.Since(began)
 			}
@@ -243,7 +248,7 @@ func main() {
 		log.Fatal("--bin is required")
 	}
 	if *long {
-		*trials, *jobs, *every = 20, 1000, 1500*time.Millisecond
+		*trials, *jobs, *every = 20, 1000, 2*time.Second
 	}
 	rng := rand.New(rand.NewPCG(*seed, *seed^0xc4a05))
 	var results []trialResult
@@ -379,82 +384,127 @@ func trial(rng *rand.Rand, n int) trialResult {
 			}
 		}
 	}()
+	var faultMu sync.Mutex
+	var faults sync.WaitGroup
+	busy := make([]bool, len(kinds))
+	count := func(kind string) {
+		faultMu.Lock()
+		res.faults[kind]++
+		faultMu.Unlock()
+	}
+	note := func(n string) {
+		faultMu.Lock()
+		res.notes = append(res.notes, n)
+		faultMu.Unlock()
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer faults.Wait()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-time.After(time.Duration(float64(*every) * (0.5 + rng.Float64()))):
 			}
-			switch k := rng.IntN(len(kinds)); k {
-			case 0:
-				s.kill()
-				res.faults[killServer]++
-				time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
-				res.recovery = append(res.recovery, s.start())
-			case 1:
-				if pids := s.agents(); len(pids) > 0 {
-					syscall.Kill(pids[rng.IntN(len(pids))], syscall.SIGKILL)
-					res.faults[killAgent]++
-				}
-			case 2:
-				nodes, err := s.c.ListNodes(ctx, "default", "lowpri")
-				if err != nil || len(nodes) == 0 {
-					continue
-				}
-				rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
-				for _, nd := range nodes[:(len(nodes)+1)/2] {
-					if _, err := s.c.PreemptNode(ctx, "default", "lowpri", nd.ID); err == nil {
-						change("workspaces/default/computes/lowpri/nodes/" + nd.ID + "/preempt")
-					}
-				}
-				res.faults[evict]++
-			case 3:
-				res.faults[partition]++
-				px.cutFor(time.Duration(1000+rng.IntN(5000)) * time.Millisecond)
-			case 4:
-				// Store errors: one transaction in five fails for a while.
-				res.faults[storeFault]++
-				f := filepath.Join(dir, "failpoint")
-				os.WriteFile(f, nil, 0o644)
-				time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
-				os.Remove(f)
-			case 5:
-				if !canFill {
-					continue
-				}
-				filler := filepath.Join(data, ".chaos-filler")
-				if fill(filler) {
-					res.faults[diskFull]++
-				} else {
-					res.notes = append(res.notes, "disk full: the filler left space free")
-				}
-				time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
-				os.Remove(filler)
+			k := rng.IntN(len(kinds))
+			// Faults overlap (a partition during a full disk), but never
+			// two of one kind at once.
+			faultMu.Lock()
+			if busy[k] {
+				faultMu.Unlock()
+				continue
 			}
+			busy[k] = true
+			faultMu.Unlock()
+			// Durations are drawn here, in the injector's own order, so
+			// that a seed gives the same schedule of faults.
+			pause := time.Duration(rng.IntN(1000)) * time.Millisecond
+			cut := time.Duration(1000+rng.IntN(5000)) * time.Millisecond
+			storeFor := time.Duration(1000+rng.IntN(3000)) * time.Millisecond
+			fullFor := time.Duration(2000+rng.IntN(6000)) * time.Millisecond
+			pick := rng.Uint64()
+			faults.Add(1)
+			go func() {
+				defer faults.Done()
+				defer func() { faultMu.Lock(); busy[k] = false; faultMu.Unlock() }()
+				switch k {
+				case 0:
+					s.kill()
+					count(killServer)
+					time.Sleep(pause)
+					d := s.start()
+					faultMu.Lock()
+					res.recovery = append(res.recovery, d)
+					faultMu.Unlock()
+				case 1:
+					if pids := s.agents(); len(pids) > 0 {
+						syscall.Kill(pids[pick%uint64(len(pids))], syscall.SIGKILL)
+						count(killAgent)
+					}
+				case 2:
+					nodes, err := s.c.ListNodes(ctx, "default", "lowpri")
+					if err != nil || len(nodes) == 0 {
+						return
+					}
+					// Half the nodes, from a random place in the list.
+					off := int(pick % uint64(len(nodes)))
+					for i := range (len(nodes) + 1) / 2 {
+						nd := nodes[(off+i)%len(nodes)]
+						if _, err := s.c.PreemptNode(ctx, "default", "lowpri", nd.ID); err == nil {
+							change("workspaces/default/computes/lowpri/nodes/" + nd.ID + "/preempt")
+						}
+					}
+					count(evict)
+				case 3:
+					count(partition)
+					px.cutFor(cut)
+				case 4:
+					// Store errors: one transaction in five fails for a while.
+					count(storeFault)
+					f := filepath.Join(dir, "failpoint")
+					os.WriteFile(f, nil, 0o644)
+					time.Sleep(storeFor)
+					os.Remove(f)
+				case 5:
+					if !canFill {
+						return
+					}
+					filler := filepath.Join(data, ".chaos-filler")
+					if fill(filler) {
+						count(diskFull)
+					} else {
+						note("disk full: the filler left space free")
+					}
+					time.Sleep(fullFor)
+					os.Remove(filler)
+				}
+			}()
 		}
 	}()
-	// Wait for every job to end.
-	deadline := time.Now().Add(time.Duration(*jobs)*2*time.Second + 3*time.Minute)
-	var final map[string]*shoal.Job
-	for {
-		final = map[string]*shoal.Job{}
+	// Faults go on while jobs run, for at most the fault window; then they
+	// stop and every job must end within the settling time: a job still
+	// running after that is lost.
+	poll := func() (map[string]*shoal.Job, bool) {
 		all, err := s.c.ListJobs(ctx, "default", nil, "", 0)
-		if err == nil {
-			done := 0
-			for _, j := range all {
-				final[j.Name] = j
-				if shoal.JobTerminal(j.Status) {
-					done++
-				}
-			}
-			if done == len(names) {
-				break
+		if err != nil {
+			return nil, false
+		}
+		m := map[string]*shoal.Job{}
+		done := 0
+		for _, j := range all {
+			m[j.Name] = j
+			if shoal.JobTerminal(j.Status) {
+				done++
 			}
 		}
-		if time.Now().After(deadline) {
+		return m, done == len(names)
+	}
+	var final map[string]*shoal.Job
+	window := time.Now().Add(time.Duration(*jobs) * 500 * time.Millisecond)
+	for time.Now().Before(window) {
+		if m, all := poll(); all {
+			final = m
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -464,6 +514,14 @@ func trial(rng *rand.Rand, n int) trialResult {
 	// The server re-reads the failpoint file at most every 100 ms: give it
 	// time to see that store errors have stopped before the checks read.
 	time.Sleep(500 * time.Millisecond)
+	for settle := time.Now().Add(*settling); final == nil; {
+		m, all := poll()
+		if all || (m != nil && time.Now().After(settle)) {
+			final = m
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	res.jobs = len(names)
 	viol := func(format string, args ...any) {
 		res.violations = append(res.violations, fmt.Sprintf(format, args...))
@@ -473,6 +531,11 @@ func trial(rng *rand.Rand, n int) trialResult {
 		w := wants[name]
 		if j == nil || !shoal.JobTerminal(j.Status) {
 			res.lost++
+			state := "missing"
+			if j != nil {
+				state = fmt.Sprintf("%s (%s)", j.Status, j.StatusReason)
+			}
+			res.notes = append(res.notes, fmt.Sprintf("lost: %s had not ended %s after the faults stopped: %s", name, *settling, state))
 			continue
 		}
 		switch {
