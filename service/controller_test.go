@@ -943,3 +943,67 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	h.wantJob("gang", shoal.JobQueued)
 	h.wantJob("small", shoal.JobQueued)
 }
+
+// A node that never joins is lost after its join timeout even when the
+// server restarts more often than that: a restart gives a joining node a
+// lease, not a new join timeout (found by the chaos suite, where restarts
+// every few seconds left a cluster full of nodes that never came).
+func TestFrequentRestartsDoNotKeepDeadNodesJoining(t *testing.T) {
+	h := newHarness(t, leaseConfig)
+	h.compute("cpu", 0, 1, 120)
+	h.submit("j1", "cpu", 1, "")
+	h.step(0)
+	provisioned := h.prov.TakeProvisioned() // and never joined
+	if len(provisioned) != 1 {
+		t.Fatalf("%d nodes provisioned, want 1", len(provisioned))
+	}
+	node := provisioned[0].Req.Node.ID
+	// Its machine is up but its agent never joins; the server restarts
+	// every 30 s for 6 minutes (the join timeout is 5, a lease and its
+	// grace 20 s).
+	for range 12 {
+		h.restart()
+		h.step(30 * time.Second)
+	}
+	if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {
+		t.Fatalf("node %s after 6 minutes of restarts without joining, want lost", n.State)
+	}
+}
+
+// A cluster node recorded but never handed to its provider (the server
+// died in between) is lost at the next start, so the autoscaler asks for
+// a new one rather than waiting for a join that cannot come.
+func TestNodeWithInterruptedProvisioningIsLostAtStart(t *testing.T) {
+	h := newHarness(t, leaseConfig)
+	h.compute("cpu", 0, 1, 120)
+	h.submit("j1", "cpu", 1, "")
+	h.step(0)
+	provisioned := h.prov.TakeProvisioned()
+	if len(provisioned) != 1 {
+		t.Fatalf("%d nodes provisioned, want 1", len(provisioned))
+	}
+	node := provisioned[0].Req.Node.ID
+	// As if the server died before the provider's answer was recorded.
+	err := h.store.Update(h.ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(node)
+		if err != nil {
+			return err
+		}
+		n.ProviderRef = ""
+		return tx.UpdateNode(n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	if _, err := h.svc.AdoptNodes(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {
+		t.Fatalf("node %s after a start found its provisioning interrupted, want lost", n.State)
+	}
+	h.step(0)
+	if again := h.prov.TakeProvisioned(); len(again) != 1 || again[0].Req.Node.ID == node {
+		t.Fatalf("provisioned after the restart: %d nodes, want one new one", len(again))
+	}
+}

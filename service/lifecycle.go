@@ -22,7 +22,17 @@ func (s *Services) ResetLeases(ctx context.Context) error {
 		for _, n := range nodes {
 			n.LastHeartbeat = tx.Now()
 			if n.State == shoal.NodePreparing {
-				n.CreatedOn = tx.Now() // the join timeout restarts too
+				// A node still joining gets at least a lease to do so after
+				// the restart, but its join timeout does not start over: a
+				// server restarted more often than that timeout would
+				// otherwise wait forever for a node that never joins.
+				delay := time.Duration(0)
+				if loc, err := s.catalog.Location(n.Location); err == nil {
+					delay = loc.ProvisioningDelay
+				}
+				if least := tx.Now().Add(-(delay + s.cfg.JoinTimeout) + s.cfg.NodeLeaseTTL + s.cfg.NodeLeaseGrace); n.CreatedOn.Before(least) {
+					n.CreatedOn = least
+				}
 			}
 			if err := tx.UpdateNode(n); err != nil {
 				return err
@@ -248,6 +258,15 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	var gone []*shoal.Node
 	for _, n := range nodes {
 		p := s.providerFor(n.Location)
+		if p != nil && n.ProviderRef == "" && n.State == shoal.NodePreparing && n.Role == "" {
+			// A cluster node recorded but never handed to its provider (or
+			// whose provider's answer was never recorded): the server died
+			// in between. Nothing will join it; the autoscaler asks for a
+			// new one. An agent started meanwhile is refused at its join
+			// and exits.
+			gone = append(gone, n)
+			continue
+		}
 		if p == nil || n.ProviderRef == "" || n.State == shoal.NodeUnusable {
 			continue
 		}
@@ -278,7 +297,11 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 			if err != nil {
 				continue
 			}
-			w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s: its machine is gone (found after a server restart)", n.ID))
+			reason := fmt.Sprintf("node %s: its machine is gone (found after a server restart)", n.ID)
+			if g.ProviderRef == "" {
+				reason = fmt.Sprintf("node %s: its provisioning was interrupted by a server restart", n.ID)
+			}
+			w, err := s.loseNode(sys, tx, n, reason)
 			if err != nil {
 				return err
 			}
