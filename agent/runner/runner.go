@@ -134,12 +134,16 @@ func Start(t Task) (*Run, error) {
 	r := &Run{task: t, log: logf, done: make(chan struct{}), gone: make([]bool, t.ProcessesPerNode)}
 	r.startedAt = time.Now()
 	for local := range t.ProcessesPerNode {
+		env := environ(base, t, local)
 		cmd := &exec.Cmd{
 			Path:        shell,
 			Args:        []string{shell, "-c", t.Command},
 			Dir:         t.Dir,
-			Env:         environ(base, t, local),
+			Env:         env,
 			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		}
+		if argv := directArgv(t.Command, env); argv != nil {
+			cmd.Path, cmd.Args = argv[0], argv
 		}
 		if logf != nil {
 			cmd.Stdout, cmd.Stderr = logf, logf // the same fd, O_APPEND: writes interleave whole
