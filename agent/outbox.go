@@ -18,6 +18,14 @@ import (
 // finished ranks not yet reported to the server.
 const resultsDir = "results"
 
+// deliveredDir, under resultsDir, keeps the results the server took. They
+// are moved there rather than deleted: on ext4 every inode freed makes the
+// next inode allocations skip it for a minute or more (the recently-deleted
+// check), and a node running hundreds of jobs a second spent a third of its
+// CPU in that scan when each delivered result was deleted. They are kept
+// as the rank's work dir is, until the node goes.
+const deliveredDir = "delivered"
+
 // pendingResult is the end of a rank that the server has not acknowledged
 // yet. It is written to the node's work dir before the agent reports it,
 // so that neither a server that is away nor an agent that exits meanwhile
@@ -59,7 +67,7 @@ type outbox struct {
 func openOutbox(workDir string) (*outbox, []error) {
 	o := &outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*pendingResult{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
 	var errs []error
-	if err := os.MkdirAll(o.dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(o.dir, deliveredDir), 0o700); err != nil {
 		return o, []error{err}
 	}
 	entries, err := os.ReadDir(o.dir)
@@ -135,7 +143,10 @@ func (o *outbox) done(ref shoal.RankRef) {
 	o.mu.Lock()
 	delete(o.pending, ref)
 	o.mu.Unlock()
-	_ = os.Remove(o.path(ref))
+	path := o.path(ref)
+	if err := os.Rename(path, filepath.Join(o.dir, deliveredDir, filepath.Base(path))); err != nil {
+		_ = os.Remove(path)
+	}
 }
 
 // claim marks ref as being delivered; false when it is already, or gone.
