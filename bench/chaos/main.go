@@ -319,7 +319,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	ctx := context.Background()
 	for name, doc := range map[string]string{
 		"cpu":    `{"size":"Standard_DS3_v2","max_instances":8,"idle_time_before_scale_down":20}`,
-		"lowpri": `{"size":"Standard_DS3_v2","tier":"low_priority","max_instances":6,"idle_time_before_scale_down":20}`,
+		"lowpri": `{"size":"Standard_DS3_v2","tier":"low_priority","max_instances":3,"idle_time_before_scale_down":20}`,
 	} {
 		if _, _, err := s.c.ApplyCompute(ctx, "default", name, json.RawMessage(doc), ""); err != nil {
 			log.Fatal(err)
@@ -338,14 +338,16 @@ func trial(rng *rand.Rand, n int) trialResult {
 		var doc map[string]any
 		w := want{}
 		switch p := rng.IntN(100); {
-		case p < 55:
+		case p < 45:
 			// It prints, so that its log crosses the server's disk.
 			doc = map[string]any{"command": fmt.Sprintf("echo begin; sleep %.1f; echo end of chaos-%d-%04d", 0.1+rng.Float64()*0.8, n, i), "compute": "cpu"}
 			w.prints = true
-		case p < 70:
+		case p < 58:
 			doc = map[string]any{"command": "sleep 0.5", "compute": "cpu", "resources": map[string]any{"instance_count": 2}}
 		case p < 85:
-			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.3+rng.Float64()*0.6), "compute": "lowpri"}
+			// Enough low-priority work, on few nodes, that they live
+			// through the trial for eviction storms to hit.
+			doc = map[string]any{"command": fmt.Sprintf("sleep %.1f", 0.5+rng.Float64()*1.5), "compute": "lowpri"}
 		case p < 93:
 			doc = map[string]any{"command": "exit 3", "compute": "cpu", "retries": 2}
 			w.fails, w.retries = true, 2
