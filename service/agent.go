@@ -247,17 +247,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		}
 	}
 	if writeBeat {
-		err := s.store.Update(ctx, func(tx shoal.Tx) error {
-			n, err := tx.GetNode(nodeID)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			n.LastHeartbeat = tx.Now()
-			return tx.UpdateNode(n)
-		})
-		if err != nil {
+		if err := s.beats.beat(ctx, s.store, nodeID); err != nil {
 			return nil, err
 		}
 	}

@@ -72,6 +72,7 @@ type Services struct {
 	notify    func()
 	cfg       Config
 	nodes     *nodeHub
+	beats     *heartbeatBatch
 	reasons   *waitReasons
 	credCache credCache
 	// instances holds what instances' agents last reported, and the last
@@ -108,7 +109,7 @@ func New(cfg Config) *Services {
 	if cfg.Clock == nil {
 		cfg.Clock = shoal.SystemClock{}
 	}
-	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), reasons: newWaitReasons(), instances: newInstanceHub()}
+	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

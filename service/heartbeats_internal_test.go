@@ -1,0 +1,105 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/storetest"
+)
+
+// countingStore counts write transactions.
+type countingStore struct {
+	shoal.Store
+	updates atomic.Int64
+}
+
+func (c *countingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	c.updates.Add(1)
+	return c.Store.Update(ctx, fn)
+}
+
+// Heartbeats that arrive together are written together, and every one of
+// them is written: concurrent beats of 200 nodes renew all 200 leases in
+// fewer transactions than beats; a lone beat is written at once.
+func TestHeartbeatsAreGroupCommitted(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const nodes = 200
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		for i := range nodes {
+			n := &shoal.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: db}
+	b := newHeartbeatBatch()
+	clock.Advance(time.Minute)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.beat(ctx, store, fmt.Sprintf("n%d", i)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := store.updates.Load(); n >= nodes {
+		t.Errorf("%d transactions for %d concurrent heartbeats, want fewer", n, nodes)
+	}
+	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
+	err = db.View(ctx, func(tx shoal.Tx) error {
+		for i := range nodes {
+			n, err := tx.GetNode(fmt.Sprintf("n%d", i))
+			if err != nil {
+				return err
+			}
+			if !n.LastHeartbeat.Equal(want) {
+				t.Errorf("node %s: lease %v, want %v", n.ID, n.LastHeartbeat, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A lone heartbeat is written before beat returns.
+	clock.Advance(time.Minute)
+	before := store.updates.Load()
+	if err := b.beat(ctx, store, "n7"); err != nil {
+		t.Fatal(err)
+	}
+	if store.updates.Load() != before+1 {
+		t.Fatalf("a lone heartbeat took %d transactions", store.updates.Load()-before)
+	}
+	db.View(ctx, func(tx shoal.Tx) error {
+		n, _ := tx.GetNode("n7")
+		if !n.LastHeartbeat.Equal(storetest.Start.Add(2 * time.Minute).Truncate(time.Microsecond)) {
+			t.Errorf("lone heartbeat not written: %v", n.LastHeartbeat)
+		}
+		return nil
+	})
+}
