@@ -28,7 +28,7 @@ func scanNode(sc scanner) (*shoal.Node, error) {
 		return nil, err
 	}
 	// Decoding leaves the json:"-" fields just scanned alone.
-	if err := json.Unmarshal(doc, &n); err != nil {
+	if err := decodeNodeDoc(doc, &n); err != nil {
 		return nil, fmt.Errorf("decode node %q: %w", n.ID, err)
 	}
 	n.JoinTokenExpires = fromMicros(expires)
