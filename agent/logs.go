@@ -47,7 +47,16 @@ func (l *logShipper) shipAll(ctx context.Context) error {
 		return nil // no log written: nothing to ship
 	}
 	defer f.Close()
-	buf := make([]byte, logChunk)
+	// Most polls find nothing new: they cost a stat, not a buffer (a
+	// chunk-sized buffer per poll was most of a busy agent's garbage).
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= l.offset {
+		return nil
+	}
+	buf := make([]byte, min(logChunk, fi.Size()-l.offset))
 	for {
 		n, rerr := f.ReadAt(buf, l.offset)
 		if n > 0 {
