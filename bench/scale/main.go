@@ -251,7 +251,15 @@ func main() {
 	for i := range 5 {
 		name := fmt.Sprintf("elastic%d", i)
 		s.do("PUT", "/api/v1/workspaces/default/computes/"+name, map[string]any{"size": "Standard_DS3_v2", "max_instances": 1})
-		time.Sleep(500 * time.Millisecond) // provisioned (nothing to do for min 0)
+		// The cluster is ready (Succeeded) before the clock starts: the
+		// measure is from a job's submission to the decision for it.
+		for {
+			_, b := s.get("/api/v1/workspaces/default/computes/" + name)
+			if strings.Contains(string(b), `"provisioning_state":"Succeeded"`) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		t := time.Now()
 		s.do("POST", "/api/v1/workspaces/default/jobs", map[string]any{"command": "true", "compute": name})
 		for {
