@@ -71,6 +71,28 @@ func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.
 	}
 }
 
+// open navigates to url and waits for sel, retrying a navigation the page
+// itself interrupted: the studio reloads a page three seconds after a state
+// change, and Chromium reports a navigation racing that reload as "Not
+// attached to an active page".
+func open(t *testing.T, ctx context.Context, what, url, sel string) {
+	t.Helper()
+	var err error
+	for try := 0; try < 4; try++ {
+		c, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err = chromedp.Run(c, chromedp.Navigate(url), chromedp.WaitVisible(sel))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Not attached to an active page") && !strings.Contains(err.Error(), "net::ERR_ABORTED") {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v (navigating to %s)", what, err, url)
+}
+
 // js evaluates an expression in the page.
 func js[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
@@ -137,7 +159,7 @@ func TestStudio(t *testing.T) {
 	ctx := browser(t)
 
 	// The sign-in page, and a wrong token.
-	browse(t, ctx, "sign-in page", chromedp.Navigate(s.url+"/jobs"), chromedp.WaitVisible("#token"))
+	open(t, ctx, "sign-in page", s.url+"/jobs", "#token")
 	shot(t, ctx, "signin")
 	browse(t, ctx, "a wrong token", chromedp.SendKeys("#token", "shoal_wrong"), chromedp.Click("#signin"), chromedp.WaitVisible("#signin-error"))
 	signIn(t, ctx, s.url, admin)
@@ -159,18 +181,19 @@ func TestStudio(t *testing.T) {
 	// A job from the CLI, watched on its page to Completed, its log streaming.
 	job := writeJobFile(t, "command: echo hello-from-the-studio; sleep 3; echo goodbye\ncompute: web-cpu\n")
 	name := strings.TrimSpace(mustRun(t, s.env, "job", "create", "-f", job, "--query", "name", "-o", "tsv"))
-	browse(t, ctx, "the job page", chromedp.Navigate(s.url+"/jobs/"+name), chromedp.WaitVisible("#status"))
+	open(t, ctx, "the job page", s.url+"/jobs/"+name, "#status")
 	waitJS(t, ctx, 90*time.Second, "the log streaming while the job runs", `document.getElementById("log").textContent.includes("hello-from-the-studio")`)
 	waitJS(t, ctx, 90*time.Second, "the job Completed on its page", `document.getElementById("status").textContent.trim() === "Completed"`)
 	waitJS(t, ctx, 30*time.Second, "the page reloaded for the ended job, its whole log read",
 		`!document.getElementById("cancel") && document.getElementById("log").dataset.done === "true" && document.getElementById("log").textContent.includes("goodbye")`)
 	shot(t, ctx, "job")
-	browse(t, ctx, "the cluster page with its node", chromedp.Navigate(s.url+"/computes/web-cpu"), chromedp.WaitVisible("svg.chart"))
+	open(t, ctx, "the cluster page with its node", s.url+"/computes/web-cpu", "svg.chart")
 	shot(t, ctx, "cluster")
 
 	// An instance through the form, with a custom application.
 	port := strconv.Itoa(freePort(t))
-	browse(t, ctx, "the instance form", chromedp.Navigate(s.url+"/computes?tab=instances"), chromedp.Click("#new-instance"), chromedp.WaitVisible("#compute-form"),
+	open(t, ctx, "the instances tab", s.url+"/computes?tab=instances", "#new-instance")
+	browse(t, ctx, "the instance form", chromedp.Click("#new-instance"), chromedp.WaitVisible("#compute-form"),
 		chromedp.SendKeys("#f-name", "studio-ci"), chromedp.SendKeys("#f-app", "files"),
 		chromedp.SendKeys("#f-app-cmd", "python3 -m http.server "+port+" --bind 127.0.0.1"),
 		chromedp.SendKeys("#f-app-target", port), chromedp.SendKeys("#f-app-pub", port), chromedp.Click("#create"))
@@ -196,10 +219,10 @@ func TestStudio(t *testing.T) {
 		c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "studio-ci", "-o", "json")
 		return strings.Contains(fmt.Sprint(c["applications"]), "ready:true"), fmt.Sprint(c["applications"])
 	})
-	browse(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(`a[data-app="files"]`))
+	open(t, ctx, "reload", s.url+"/computes/studio-ci", `a[data-app="files"]`)
 	shot(t, ctx, "instance")
 	href := js[string](t, ctx, `document.querySelector('a[data-app="files"]').href`)
-	browse(t, ctx, "open the application", chromedp.Navigate(href))
+	open(t, ctx, "open the application", href, "body")
 	waitJS(t, ctx, 20*time.Second, "the application's page through the proxy", `document.body.innerText.includes("Directory listing")`)
 
 	// Every page, screenshotted.
@@ -207,7 +230,7 @@ func TestStudio(t *testing.T) {
 		"computes-instances": "/computes?tab=instances", "cluster-new": "/computes/new", "instance-new": "/computes/new?type=instance",
 		"cluster-edit": "/computes/web-cpu/edit", "instance-edit": "/computes/studio-ci/edit", "jobs": "/jobs", "quota": "/quota", "audit": "/audit", "users": "/users",
 	} {
-		browse(t, ctx, "page "+path, chromedp.Navigate(s.url+path), chromedp.WaitVisible("#main h1"))
+		open(t, ctx, "page "+path, s.url+path, "#main h1")
 		shot(t, ctx, shotName)
 	}
 
@@ -229,7 +252,7 @@ func TestStudio(t *testing.T) {
 	if js[bool](t, rctx, `!!document.getElementById("new-cluster")`) {
 		t.Error("a Reader sees the create button")
 	}
-	browse(t, rctx, "instances tab", chromedp.Navigate(s.url+"/computes?tab=instances"), chromedp.WaitVisible("#instances"))
+	open(t, rctx, "instances tab", s.url+"/computes?tab=instances", "#instances")
 	if js[bool](t, rctx, `!!document.getElementById("new-instance")`) {
 		t.Error("a Reader sees the new-instance button")
 	}
@@ -239,7 +262,7 @@ func TestStudio(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("a Reader's PUT with a valid session and CSRF token: %d, want 403", status)
 	}
-	browse(t, rctx, "a Reader at the instance", chromedp.Navigate(s.url+"/computes/studio-ci"), chromedp.WaitVisible("#not-owner"))
+	open(t, rctx, "a Reader at the instance", s.url+"/computes/studio-ci", "#not-owner")
 	if js[bool](t, rctx, `!!document.getElementById("stop")`) {
 		t.Error("a Reader sees the instance's stop button")
 	}
