@@ -56,22 +56,27 @@ func (l *logShipper) shipAll(ctx context.Context) error {
 	if fi.Size() <= l.offset {
 		return nil
 	}
-	buf := make([]byte, min(logChunk, fi.Size()-l.offset))
-	for {
-		n, rerr := f.ReadAt(buf, l.offset)
+	// Ship up to the size just seen, so the buffer fits what is there; what
+	// is written meanwhile is the next poll's (the last call comes after
+	// the processes have exited, when the size is final).
+	end := fi.Size()
+	buf := make([]byte, min(logChunk, end-l.offset))
+	for l.offset < end {
+		n, rerr := f.ReadAt(buf[:min(int64(len(buf)), end-l.offset)], l.offset)
 		if n > 0 {
 			if err := l.c.WriteLog(ctx, l.ref, l.offset, buf[:n]); err != nil {
 				return err
 			}
 			l.offset += int64(n)
 		}
-		if rerr != nil || n == 0 {
-			if rerr == nil || errors.Is(rerr, io.EOF) {
-				return nil
-			}
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return rerr
 		}
+		if n == 0 {
+			return nil // truncated meanwhile
+		}
 	}
+	return nil
 }
 
 const logChunk = 512 << 10

@@ -7,64 +7,84 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// heartbeatBatch writes node leases by group commit: a heartbeat that
-// finds no write in progress writes its lease at once (a lone node, and
-// every test with a fake clock, see no difference); one that arrives while
-// a write is in progress leaves its lease to that writer, which writes
-// every lease that arrived meanwhile in one more transaction before it
-// returns. With thousands of nodes heartbeating, a transaction per
-// heartbeat queued behind SQLite's single writer and took most of the
+// heartbeatBatch writes node leases by group commit. Heartbeats join the
+// round that is gathering; the first to join leads it: it waits for the
+// write in progress, if any, closes the round to newcomers and writes every
+// lease in it in one transaction. The others wait for that write and get its
+// result. So at most one round is writing and one gathering, no caller waits
+// longer than two writes, and each sees only its own round's error. A lone
+// heartbeat (and every test with a fake clock) finds nothing in progress and
+// is written at once. With thousands of nodes heartbeating, a transaction
+// per heartbeat queued behind SQLite's single writer and took most of the
 // server's CPU; batched, a few transactions a second carry them all.
 type heartbeatBatch struct {
 	mu      sync.Mutex
+	idle    *sync.Cond // signalled when a write ends
 	writing bool
-	pending map[string]bool
+	next    *heartbeatRound // the round gathering, nil when none is
+}
+
+// heartbeatRound is one group-committed write.
+type heartbeatRound struct {
+	ids  map[string]bool
+	done chan struct{} // closed when written; err is then set
+	err  error
 }
 
 func newHeartbeatBatch() *heartbeatBatch {
-	return &heartbeatBatch{pending: map[string]bool{}}
+	b := &heartbeatBatch{}
+	b.idle = sync.NewCond(&b.mu)
+	return b
 }
 
-// beat renews nodeID's lease: it writes it (and any others waiting) or
-// hands it to the write in progress. The lease is the transaction's time.
-// An error is returned only to the heartbeat that wrote the batch; a lease
-// lost with a failed batch is written by the node's next heartbeat.
+// beat renews nodeID's lease, returning once it is written (or ctx ends;
+// the lease is then still written with its round). The lease is the
+// transaction's time.
 func (b *heartbeatBatch) beat(ctx context.Context, store shoal.Store, nodeID string) error {
 	b.mu.Lock()
-	b.pending[nodeID] = true
-	if b.writing {
-		b.mu.Unlock()
-		return nil
+	r, lead := b.next, false
+	if r == nil {
+		r, lead = &heartbeatRound{ids: map[string]bool{}, done: make(chan struct{})}, true
+		b.next = r
 	}
-	b.writing = true
-	var err error
-	for len(b.pending) > 0 {
-		ids := b.pending
-		b.pending = map[string]bool{}
+	r.ids[nodeID] = true
+	if !lead {
 		b.mu.Unlock()
-		// Others' leases ride on this request: its cancellation must not
-		// drop them.
-		err = store.Update(context.WithoutCancel(ctx), func(tx shoal.Tx) error {
-			for id := range ids {
-				n, err := tx.GetNode(id)
-				if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-					continue // released meanwhile
-				} else if err != nil {
-					return err
-				}
-				n.LastHeartbeat = tx.Now()
-				if err := tx.UpdateNode(n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		b.mu.Lock()
-		if err != nil {
-			break
+		select {
+		case <-r.done:
+			return r.err
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	b.writing = false
+	// Gather while the previous round writes, then close this one.
+	for b.writing {
+		b.idle.Wait()
+	}
+	b.writing, b.next = true, nil
 	b.mu.Unlock()
-	return err
+
+	// Others' leases ride on this request: its cancellation must not drop
+	// them.
+	r.err = store.Update(context.WithoutCancel(ctx), func(tx shoal.Tx) error {
+		for id := range r.ids {
+			n, err := tx.GetNode(id)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue // released meanwhile
+			} else if err != nil {
+				return err
+			}
+			n.LastHeartbeat = tx.Now()
+			if err := tx.UpdateNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	close(r.done)
+	b.mu.Lock()
+	b.writing = false
+	b.idle.Broadcast() // the gathering round's leader, if one waits
+	b.mu.Unlock()
+	return r.err
 }

@@ -103,3 +103,94 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 		return nil
 	})
 }
+
+// gatedStore fails its first write after the gate opens and writes the rest.
+type gatedStore struct {
+	shoal.Store
+	gate    chan struct{}
+	entered chan struct{}
+	calls   atomic.Int64
+}
+
+func (g *gatedStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	if g.calls.Add(1) == 1 {
+		close(g.entered)
+		<-g.gate
+		return shoal.Errorf(shoal.EUNAVAILABLE, "the first write fails")
+	}
+	return g.Store.Update(ctx, fn)
+}
+
+// Heartbeats that arrive while a write is in progress form the next round:
+// they wait for their own round's write, are stored when beat returns, and
+// do not see the error of the round before.
+func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	store := &gatedStore{Store: db, gate: make(chan struct{}), entered: make(chan struct{})}
+	b := newHeartbeatBatch()
+	first := make(chan error, 1)
+	go func() { first <- b.beat(ctx, store, "a") }()
+	<-store.entered
+	later := make(chan error, 2)
+	for _, id := range []string{"b", "c"} {
+		go func() {
+			err := b.beat(ctx, store, id)
+			if err == nil {
+				db.View(ctx, func(tx shoal.Tx) error {
+					n, _ := tx.GetNode(id)
+					if !n.LastHeartbeat.Equal(storetest.Start.Add(time.Minute).Truncate(time.Microsecond)) {
+						err = fmt.Errorf("node %s: beat returned before its lease was written (%v)", id, n.LastHeartbeat)
+					}
+					return nil
+				})
+			}
+			later <- err
+		}()
+	}
+	// Both have joined the gathering round before the first write ends.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		joined := b.next != nil && len(b.next.ids) == 2
+		b.mu.Unlock()
+		if joined {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the later heartbeats never joined a round")
+		}
+	}
+	close(store.gate)
+	if err := <-first; shoal.ErrorCode(err) != shoal.EUNAVAILABLE {
+		t.Errorf("the failed round's heartbeat: %v, want its error", err)
+	}
+	for range 2 {
+		if err := <-later; err != nil {
+			t.Errorf("a later round's heartbeat: %v", err)
+		}
+	}
+	if n := store.calls.Load(); n != 2 {
+		t.Errorf("%d writes, want 2 (the failed round, then b and c together)", n)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // A command that is nothing but plain words — no quoting, expansion,
@@ -46,30 +48,45 @@ var shellOnly = map[string]bool{
 	"done": true, "function": true, "select": true, "time": true, "coproc": true,
 }
 
-// directArgv returns the program and arguments of a plain command, with
-// the program resolved on the job's PATH (env), or nil when a shell must
-// run it.
-func directArgv(command string, env []string) []string {
-	// Words are split on spaces only: a tab or a newline (two commands)
-	// is not a plain word's byte, so such a command goes to the shell.
-	words := strings.Fields(command)
-	if len(words) == 0 || strings.ContainsAny(command, "\t\n\r\v\f") {
-		return nil
-	}
-	for _, w := range words {
-		if !plainWord(w) {
-			return nil
+// directArgv returns the program to start and its argv for a plain
+// command, with the program resolved on the job's PATH (env) and argv[0]
+// as typed (as a shell passes it), or "", nil when a shell must run it.
+func directArgv(command string, env []string) (string, []string) {
+	// Bytes outside ASCII are left to the shell, and words are split on
+	// spaces only: a tab or a newline (two commands) is not a plain
+	// word's byte, so such a command goes to the shell.
+	for i := 0; i < len(command); i++ {
+		if command[i] >= 0x80 {
+			return "", nil
 		}
 	}
+	var words []string
+	for _, w := range strings.Split(command, " ") {
+		if w == "" {
+			continue
+		}
+		if !plainWord(w) {
+			return "", nil
+		}
+		words = append(words, w)
+	}
 	// A first word with "=" assigns a variable.
-	if shellOnly[words[0]] || strings.Contains(words[0], "=") {
-		return nil
+	if len(words) == 0 || shellOnly[words[0]] || strings.Contains(words[0], "=") {
+		return "", nil
+	}
+	// What bash reads before any command (BASH_ENV, ENV) or exported
+	// functions that may shadow the program change what the command
+	// means: the shell runs it.
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "BASH_ENV=") || strings.HasPrefix(kv, "ENV=") || strings.HasPrefix(kv, "BASH_FUNC_") {
+			return "", nil
+		}
 	}
 	prog := lookPath(words[0], env)
 	if prog == "" {
-		return nil // the shell says "command not found" as users expect
+		return "", nil // the shell says "command not found" as users expect
 	}
-	return append([]string{prog}, words[1:]...)
+	return prog, words
 }
 
 // lookPath finds name as the job's shell would: a name with a slash as
@@ -101,7 +118,9 @@ func lookPath(name string, env []string) string {
 	return ""
 }
 
+// executable reports whether p is a regular file this process may execute
+// (its effective ids, as the shell checks, not just any x bit).
 func executable(p string) bool {
 	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	return err == nil && fi.Mode().IsRegular() && unix.Faccessat(unix.AT_FDCWD, p, unix.X_OK, unix.AT_EACCESS) == nil
 }

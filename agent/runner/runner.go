@@ -2,7 +2,9 @@
 // that rank, their environment (including Azure ML's distribution
 // variables), their log, their timeout, and their termination.
 //
-// Each process is "/bin/bash -c <command>" in its own process group, so that
+// Each process is "/bin/bash -c <command>" (or, for a command of plain
+// words, its program started directly, see direct.go) in its own process
+// group, so that
 // stopping it reaches its whole tree: SIGTERM to the group, then SIGKILL
 // after a grace period. When a process exits, whatever it left behind in its
 // group is killed and reaped before Wait returns. To reap descendants
@@ -135,20 +137,28 @@ func Start(t Task) (*Run, error) {
 	r.startedAt = time.Now()
 	for local := range t.ProcessesPerNode {
 		env := environ(base, t, local)
-		cmd := &exec.Cmd{
-			Path:        shell,
-			Args:        []string{shell, "-c", t.Command},
-			Dir:         t.Dir,
-			Env:         env,
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		newCmd := func(path string, args, env []string) *exec.Cmd {
+			cmd := &exec.Cmd{Path: path, Args: args, Dir: t.Dir, Env: env, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+			if logf != nil {
+				cmd.Stdout, cmd.Stderr = logf, logf // the same fd, O_APPEND: writes interleave whole
+			}
+			return cmd
 		}
-		if argv := directArgv(t.Command, env); argv != nil {
-			cmd.Path, cmd.Args = argv[0], argv
+		cmd := newCmd(shell, []string{shell, "-c", t.Command}, env)
+		err := errors.New("not started")
+		if prog, argv := directArgv(t.Command, env); prog != "" {
+			// A shell would have set PWD to the working directory.
+			direct := newCmd(prog, argv, append(slices.Clip(env), "PWD="+t.Dir))
+			if err = direct.Start(); err == nil {
+				cmd = direct
+			}
+			// Otherwise (a script without a "#!" line, a missing
+			// interpreter) the shell starts it, or says why it cannot.
 		}
-		if logf != nil {
-			cmd.Stdout, cmd.Stderr = logf, logf // the same fd, O_APPEND: writes interleave whole
+		if err != nil {
+			err = cmd.Start()
 		}
-		if err := cmd.Start(); err != nil {
+		if err != nil {
 			for _, c := range r.procs {
 				_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 				_ = c.Wait()
