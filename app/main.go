@@ -404,6 +404,13 @@ func (m *Main) poke() {
 // minPlacementGap spaces placement passes that follow each other at once.
 const minPlacementGap = 2 * time.Millisecond
 
+// fullPassGap is how long after a full controller pass that took took the
+// next one starts: a tick, or four times took when that is longer, at most
+// five ticks.
+func fullPassGap(tick, took time.Duration) time.Duration {
+	return min(max(tick, 4*took), 5*tick)
+}
+
 // runControllers runs the reconcilers on every change and every tick.
 func (m *Main) runControllers(ctx context.Context) {
 	t := time.NewTimer(m.opts.TickInterval)
@@ -418,8 +425,10 @@ func (m *Main) runControllers(ctx context.Context) {
 			// as this one took if that is longer: at 10,000 nodes a full
 			// pass reads every node, and five a second took half a core.
 			// Placement passes, which new jobs and freed nodes need at
-			// once, still run on every change.
-			t.Reset(max(m.opts.TickInterval, 4*time.Since(began)))
+			// once, still run on every change. The spacing is capped at
+			// five ticks so that one slow pass (a stalled disk) does not
+			// hold back lease expiry and scale-down for long.
+			t.Reset(fullPassGap(m.opts.TickInterval, time.Since(began)))
 			if rerr := m.svc.Workload().Rotate(ctx); rerr != nil && ctx.Err() == nil {
 				m.log.Error("rotating workload signing keys failed", slog.Any("err", rerr))
 			}

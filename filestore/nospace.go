@@ -9,10 +9,11 @@ import (
 
 // noSpace turns a write that failed for want of disk space into a
 // storage_full error naming the cause (HTTP 507; agents keep the data and
-// retry), rather than a bare internal error. Other errors pass unchanged.
+// retry), rather than a bare internal error; over a disk quota counts as
+// full. Other errors pass unchanged.
 func noSpace(err error) error {
-	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+	if err == nil || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
 		return err
 	}
-	return shoal.Errorf(shoal.ESTORAGEFULL, "the server's file store cannot write: its disk is full; the operator must free space in the data dir, then retry")
+	return shoal.Errorf(shoal.ESTORAGEFULL, "the server's file store cannot write: its disk is full or over quota (%v); the operator must free space in the data dir, then retry", err)
 }

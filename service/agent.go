@@ -57,6 +57,9 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 	if err != nil {
 		return nil, err
 	}
+	// The node's earlier credential (a revived node's old agent) stops
+	// being trusted now, not when its cache entry expires.
+	s.credCache.put(node.CredentialHash, node.ID, time.Now())
 	if node.ReadyOn != nil {
 		s.observe().NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
 	}
@@ -68,9 +71,9 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 func (s *Services) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL / 3 }
 
 // AuthenticateNode returns the ID of the node a node credential belongs to.
-// Agents call several times per job; a credential seen in the last second
-// is trusted without a read (a node removed meanwhile fails on its next
-// step, which reads the node).
+// Agents call several times per job; a credential seen within
+// credCacheTTL is trusted without a read (a node removed meanwhile fails
+// on its next step, which reads the node).
 func (s *Services) AuthenticateNode(ctx context.Context, credential string) (string, error) {
 	hash := shoal.HashToken(credential)
 	if id, ok := s.credCache.get(hash, time.Now()); ok {

@@ -73,4 +73,20 @@ func TestSubmittedJobIsAuditedUnderItsName(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Outcome != shoal.AuditSucceeded {
 		t.Fatalf("audit records for job %s: %v (%v)", j.Name, recs, err)
 	}
+	// A job named "jobs", PUT by name, keeps its target as it is; a refused
+	// one posted to the collection keeps the collection's.
+	ri := &shoal.RequestInfo{Action: "jobs/write", Target: "workspaces/" + ws + "/jobs/jobs", Workspace: ws}
+	if _, _, err := h.svc.SubmitJob(shoal.WithRequestInfo(admin, ri), ws, &shoal.JobSpec{Name: "jobs", Command: "true", Compute: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	if ri.Target != "workspaces/"+ws+"/jobs/jobs" {
+		t.Errorf("a job named jobs is audited under %s", ri.Target)
+	}
+	ri = &shoal.RequestInfo{Action: "jobs/write", Target: "workspaces/" + ws + "/jobs", Workspace: ws}
+	if _, _, err := h.svc.SubmitJob(shoal.WithRequestInfo(admin, ri), ws, &shoal.JobSpec{Compute: "cpu"}); err == nil {
+		t.Fatal("a job without a command was accepted")
+	}
+	if ri.Target != "workspaces/"+ws+"/jobs" {
+		t.Errorf("a refused job is audited under %s", ri.Target)
+	}
 }

@@ -31,3 +31,18 @@ func TestCredCache(t *testing.T) {
 		t.Fatalf("fresh entry lost: %q %v", id, ok)
 	}
 }
+
+// A node's new credential (its revived agent joined) retires the old one at
+// once, within the TTL.
+func TestCredCacheRetiresReplacedCredential(t *testing.T) {
+	var c credCache
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	c.put("old", "n1", t0)
+	c.put("new", "n1", t0.Add(time.Second))
+	if _, ok := c.get("old", t0.Add(2*time.Second)); ok {
+		t.Error("the replaced credential is still trusted")
+	}
+	if id, ok := c.get("new", t0.Add(2*time.Second)); !ok || id != "n1" {
+		t.Errorf("the new credential: %q %v", id, ok)
+	}
+}

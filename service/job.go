@@ -17,13 +17,14 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 	if spec.Name == "" {
 		spec.Name = shoal.GenerateJobName(s.cfg.Random)
 	}
-	if ri := shoal.RequestInfoFrom(ctx); ri != nil && strings.HasSuffix(ri.Target, "/jobs") {
-		// A job submitted by POST to the collection is audited under its
-		// own name, so that `audit list --target` finds it.
-		ri.Target += "/" + spec.Name
-	}
 	if err := shoal.NormalizeJobSpec(spec); err != nil {
 		return nil, false, err
+	}
+	if ri := shoal.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
+		// A valid job submitted by POST to the collection is audited
+		// under its own name, so that `audit list --target` finds it (a
+		// refused one stays under the collection it was posted to).
+		ri.Target += "/" + spec.Name
 	}
 	if err := s.checkArtifacts(spec); err != nil {
 		return nil, false, err

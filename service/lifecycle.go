@@ -294,7 +294,12 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	err = s.store.Update(sys, func(tx shoal.Tx) error {
 		for _, g := range gone {
 			n, err := tx.GetNode(g.ID)
-			if err != nil {
+			if err != nil || n.State != g.State || n.ProviderRef != g.ProviderRef || n.CredentialHash != g.CredentialHash ||
+				n.LastHeartbeat.After(g.LastHeartbeat) {
+				// Released, or changed since it was looked at (its
+				// provider's answer recorded, its agent joined or
+				// heartbeating): what was decided about it no longer
+				// holds, and its lease decides instead.
 				continue
 			}
 			reason := fmt.Sprintf("node %s: its machine is gone (found after a server restart)", n.ID)

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/shoal-ml/shoal"
@@ -13,13 +14,18 @@ import (
 const sqliteFull = 13
 
 // pgDiskFull is PostgreSQL's SQLSTATE for a full disk (class 53,
-// insufficient resources).
-const pgDiskFull = "53100"
+// insufficient resources); pgIOError is the one PostgreSQL reports for a
+// failed file write, whose message then names the errno.
+const (
+	pgDiskFull = "53100"
+	pgIOError  = "58030"
+)
 
 // diskFull turns a store error caused by a full disk into an error a
 // client can act on (storage_full, HTTP 507: retry once space is freed),
-// naming the cause, instead of a bare internal error. The transaction was rolled back, so nothing
-// was changed. Other errors are returned as they are.
+// naming the cause, instead of a bare internal error. The transaction was
+// rolled back, so nothing was changed. Other errors are returned as they
+// are.
 func diskFull(err error) error {
 	if err == nil {
 		return nil
@@ -28,14 +34,22 @@ func diskFull(err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	full := errors.Is(err, syscall.ENOSPC)
+	full := errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 	var lite interface{ Code() int }
 	if errors.As(err, &lite) && lite.Code()&0xff == sqliteFull {
 		full = true
 	}
 	var pg interface{ SQLState() string }
-	if errors.As(err, &pg) && pg.SQLState() == pgDiskFull {
-		full = true
+	if errors.As(err, &pg) {
+		switch pg.SQLState() {
+		case pgDiskFull:
+			full = true
+		case pgIOError:
+			// Out of space or over quota where PostgreSQL reports the
+			// write's errno rather than DISK_FULL.
+			msg := err.Error()
+			full = strings.Contains(msg, "No space left on device") || strings.Contains(msg, "Disk quota exceeded")
+		}
 	}
 	if !full {
 		return err

@@ -19,6 +19,12 @@ type pgErr string
 func (e pgErr) Error() string    { return "pg error " + string(e) }
 func (e pgErr) SQLState() string { return string(e) }
 
+// pgIOErr is PostgreSQL's I/O error with the message it carries.
+type pgIOErr string
+
+func (e pgIOErr) Error() string    { return string(e) + " (SQLSTATE 58030)" }
+func (e pgIOErr) SQLState() string { return "58030" }
+
 // A full disk, as SQLite, PostgreSQL or the OS reports it, becomes a
 // storage_full error naming the cause; anything else is left alone.
 func TestDiskFullIsReportedAsSuch(t *testing.T) {
@@ -27,6 +33,9 @@ func TestDiskFullIsReportedAsSuch(t *testing.T) {
 		fmt.Errorf("store: commit: %w", liteErr(13|(1<<8))),
 		fmt.Errorf("store: insert: %w", pgErr("53100")),
 		fmt.Errorf("write wal: %w", syscall.ENOSPC),
+		fmt.Errorf("write wal: %w", syscall.EDQUOT),
+		fmt.Errorf("store: commit: %w", pgIOErr(`could not write to file "pg_wal/xlogtemp.123": No space left on device`)),
+		fmt.Errorf("store: commit: %w", pgIOErr(`could not extend file "base/1/2": Disk quota exceeded`)),
 	} {
 		got := diskFull(err)
 		if shoal.ErrorCode(got) != shoal.ESTORAGEFULL {
@@ -37,6 +46,7 @@ func TestDiskFullIsReportedAsSuch(t *testing.T) {
 		nil,
 		fmt.Errorf("store: commit: %w", liteErr(5)), // SQLITE_BUSY
 		fmt.Errorf("store: insert: %w", pgErr("23505")),
+		fmt.Errorf("store: read: %w", pgIOErr(`could not read block 3 in file "base/1/2": read only 0 of 8192 bytes`)),
 		shoal.Errorf(shoal.ENOTFOUND, "no such job"),
 		errors.New("something else"),
 	} {

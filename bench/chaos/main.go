@@ -174,14 +174,16 @@ func fill(name string) bool {
 
 type server struct {
 	cmd       *exec.Cmd
+	exited    chan struct{} // closed when cmd has exited
 	dir, addr string
 	token     string
 	c         *api.Client
 	mu        sync.Mutex
+	restarts  int // times the server exited during start-up and was started again
 }
 
-func (s *server) start() time.Duration {
-	began := time.Now()
+// launch starts the server process.
+func (s *server) launch() {
 	cmd := exec.Command(*bin, "server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml"))
 	cmd.Env = append(os.Environ(), "HOME="+s.dir, "SHOAL_FAILPOINT_FILE="+filepath.Join(s.dir, "failpoint"))
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -192,10 +194,35 @@ func (s *server) start() time.Duration {
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(exited)
+	}()
 	s.mu.Lock()
-	s.cmd = cmd
+	s.cmd, s.exited = cmd, exited
 	s.mu.Unlock()
+}
+
+// start starts the server and returns how long it took to serve. A server
+// that exits before it serves (it may refuse to start while its disk is
+// full) is started again, as a supervisor (systemd's Restart=) would.
+func (s *server) start() time.Duration {
+	began := time.Now()
+	s.launch()
 	for {
+		s.mu.Lock()
+		exited := s.exited
+		s.mu.Unlock()
+		select {
+		case <-exited:
+			s.restarts++
+			time.Sleep(time.Second)
+			s.launch()
+			continue
+		default:
+		}
 		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
 			if s.c == nil {
 				// The token outlives restarts (it is in the data dir):
@@ -218,7 +245,7 @@ func (s *server) kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cmd.Process.Signal(syscall.SIGKILL)
-	s.cmd.Wait()
+	<-s.exited
 }
 
 // agents lists the pids of this trial's `shoal agent` processes.
@@ -516,10 +543,24 @@ func trial(rng *rand.Rand, n int) trialResult {
 	// The server re-reads the failpoint file at most every 100 ms: give it
 	// time to see that store errors have stopped before the checks read.
 	time.Sleep(500 * time.Millisecond)
+	// A server that stops answering does not hang the run: two minutes
+	// past the settling time the last answer (or none) is judged.
+	var last map[string]*shoal.Job
 	for settle := time.Now().Add(*settling); final == nil; {
 		m, all := poll()
+		if m != nil {
+			last = m
+		}
 		if all || (m != nil && time.Now().After(settle)) {
 			final = m
+			break
+		}
+		if time.Now().After(settle.Add(2 * time.Minute)) {
+			res.notes = append(res.notes, fmt.Sprintf("the server did not answer job lists for 2 minutes after the settling time; judging its last answer (see %s/server.log)", s.dir))
+			final = last
+			if final == nil {
+				final = map[string]*shoal.Job{}
+			}
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -652,6 +693,9 @@ func trial(rng *rand.Rand, n int) trialResult {
 		}
 	}
 	s.kill()
+	if s.restarts > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("the server exited during start-up %d times and was started again", s.restarts))
+	}
 	// Evidence that the full disk bit: the server's own log of it.
 	if canFill {
 		logb, _ := os.ReadFile(filepath.Join(dir, "server.log"))

@@ -1,0 +1,21 @@
+package app
+
+import (
+	"testing"
+	"time"
+)
+
+// Full passes are a tick apart, four times their duration when that is
+// longer, and never more than five ticks apart.
+func TestFullPassGap(t *testing.T) {
+	tick := 200 * time.Millisecond
+	for _, c := range []struct{ took, want time.Duration }{
+		{10 * time.Millisecond, tick},
+		{100 * time.Millisecond, 400 * time.Millisecond},
+		{2 * time.Second, time.Second},
+	} {
+		if got := fullPassGap(tick, c.took); got != c.want {
+			t.Errorf("after a %v pass: %v, want %v", c.took, got, c.want)
+		}
+	}
+}
