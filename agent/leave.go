@@ -19,6 +19,12 @@ const leaveTimeout = 5 * time.Second
 // handled its own SIGTERM.
 const signalGrace = 2 * time.Second
 
+// exitGrace is the same wait for a rank that exited on its own (any exit
+// code): one that catches SIGTERM and exits — to checkpoint, or a shell
+// whose child was killed and which then ran on to its end — usually does
+// so a little after the signal, but may beat the agent to it.
+const exitGrace = 300 * time.Millisecond
+
 // leave tells the server that the node's machine is being taken back, so
 // that it marks the node preempted and requeues its work at once instead
 // of waiting for the node's lease to run out. The ranks' own reports
@@ -36,16 +42,23 @@ func (a *Agent) leave(ctx context.Context, why string) {
 
 // takenBack reports whether a rank that ended with reason and exit code
 // was ended by the machine being taken back rather than by the job: under
-// PreemptOnSignal, a rank killed by a signal (code 128+n) while the agent
-// itself is being stopped.
+// PreemptOnSignal, a rank that exited or was killed by a signal (code
+// 128+n) while the agent itself is being stopped. Counting a rank that
+// truly finished in that instant as preempted costs a rerun; counting an
+// interrupted one as finished would lose its work, so the doubt goes to
+// preemption.
 func (a *Agent) takenBack(reason string, code int) bool {
-	if !a.cfg.PreemptOnSignal || reason != runner.ReasonFailed || code <= 128 {
+	if !a.cfg.PreemptOnSignal || (reason != runner.ReasonFailed && reason != runner.ReasonCompleted) {
 		return false
+	}
+	grace := exitGrace
+	if code > 128 {
+		grace = signalGrace
 	}
 	select {
 	case <-a.terminating:
 		return true
-	case <-time.After(signalGrace):
+	case <-time.After(grace):
 		return false
 	}
 }

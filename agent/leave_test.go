@@ -7,9 +7,11 @@ import (
 	"github.com/shoal-ml/shoal/agent/gpu"
 )
 
-// Under --preempt-on-sigterm, a rank killed by a signal while the agent
-// itself is being stopped was taken back with its machine: preempted. A
-// rank that fails on its own, or any rank without the flag, is not.
+// Under --preempt-on-sigterm, a rank that ends while the agent itself is
+// being stopped was taken back with its machine: preempted, whether a
+// signal killed it or it exited (a job that checkpoints on SIGTERM and
+// exits 0, a shell that ran on after its child was killed). A rank that
+// ends while the agent goes on, or any rank without the flag, is not.
 func TestTakenBack(t *testing.T) {
 	a, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir(), PreemptOnSignal: true})
 	if err != nil {
@@ -19,11 +21,18 @@ func TestTakenBack(t *testing.T) {
 	if !a.takenBack("failed", 143) {
 		t.Error("SIGTERM while the agent stops: not taken back")
 	}
-	if a.takenBack("failed", 1) {
-		t.Error("exit 1: taken back")
+	if !a.takenBack("failed", 1) || !a.takenBack("completed", 0) {
+		t.Error("a rank that exited while the agent stops: not taken back")
 	}
-	if a.takenBack("completed", 0) {
-		t.Error("a completed rank: taken back")
+	if a.takenBack("timeout", 143) || a.takenBack("canceled", 143) {
+		t.Error("a rank the job's own timeout or a cancel ended: taken back")
+	}
+	going, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir(), PreemptOnSignal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if going.takenBack("failed", 1) || going.takenBack("completed", 0) || going.takenBack("failed", 143) {
+		t.Error("a rank that ended while the agent goes on: taken back")
 	}
 	plain, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir()})
 	if err != nil {
