@@ -4,7 +4,7 @@
 # invariants checked after each trial. Also agents partitioned from the
 # server (a proxy on their advertise_url), store errors (a failpoint) and
 # a full disk (the data dir on a small tmpfs). Usage: bench/chaos.sh [--trials N]
-# [--jobs N] [--seed S] [--long]
+# [--jobs N] [--seed S] (the defaults are the full suite: 20 trials of 1,000 jobs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
