@@ -15,7 +15,7 @@ import (
 
 func newServerCommand(g *globals) *cobra.Command {
 	var opts app.Options
-	var logFormat, logLevel string
+	var logFormat, logLevel, pprofListen string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the Shoal control plane with embedded defaults (SQLite, local provider)",
@@ -43,6 +43,11 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if pprofListen != "" {
+				if err := servePprof(ctx, pprofListen); err != nil {
+					return fmt.Errorf("--pprof-listen: %w", err)
+				}
+			}
 			return runServer(ctx, opts)
 		},
 	}
@@ -57,6 +62,7 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 	f.StringVar(&opts.Store, "store", "", "where state is kept: sqlite:///path/to/shoal.db or postgres://user:password@host:5432/db (default SQLite in the data dir)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/) on this address, without authentication: keep it on loopback (for diagnosing CPU and memory; off by default)")
 	return cmd
 }
 

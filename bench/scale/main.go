@@ -38,17 +38,23 @@ var (
 	jobs    = flag.Int("jobs", 100000, "jobs waiting in the queue")
 	steady  = flag.Duration("steady", 30*time.Second, "how long the CPU is measured at steady state")
 	workers = flag.Int("workers", 32, "concurrent requests while setting up")
+	profile = flag.String("profile", "", "write the server's heap and a 10 s CPU profile at steady state into this directory (go tool pprof reads them)")
 )
 
 type server struct {
 	cmd             *exec.Cmd
 	url, token, dir string
 	addr            string
+	pprofAddr       string // the server's --pprof-listen, with --profile
 }
 
 func (s *server) start() time.Duration {
 	began := time.Now()
-	s.cmd = exec.Command(*bin, "server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml"))
+	args := []string{"server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml")}
+	if s.pprofAddr != "" {
+		args = append(args, "--pprof-listen", s.pprofAddr)
+	}
+	s.cmd = exec.Command(*bin, args...)
 	s.cmd.Env = append(os.Environ(), "HOME="+s.dir)
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
@@ -149,6 +155,11 @@ func main() {
     provider: static
 `), 0o644)
 	s := &server{dir: dir, addr: addr, url: "http://" + addr}
+	if *profile != "" {
+		pl, _ := net.Listen("tcp", "127.0.0.1:0")
+		s.pprofAddr = pl.Addr().String()
+		pl.Close()
+	}
 	s.start()
 	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
 	for _, c := range []struct {
@@ -228,6 +239,20 @@ func main() {
 	cores := cpu1.Seconds() - cpu0.Seconds()
 	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS %.0f MB (was %.0f MB), %.0f heartbeats/s, %d sync errors\n",
 		wall.Round(time.Second), cores/wall.Seconds(), float64(rss1)/(1<<20), float64(rss0)/(1<<20), float64(syncs.Load()-s0)/wall.Seconds(), syncErrors.Load())
+
+	if *profile != "" {
+		os.MkdirAll(*profile, 0o755)
+		for file, path := range map[string]string{"heap.pb.gz": "/debug/pprof/heap", "cpu.pb.gz": "/debug/pprof/profile?seconds=10", "goroutine.txt": "/debug/pprof/goroutine?debug=1"} {
+			resp, err := http.Get("http://" + s.pprofAddr + path)
+			if err != nil {
+				log.Fatalf("profile %s: %v", path, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			os.WriteFile(filepath.Join(*profile, file), b, 0o644)
+		}
+		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", *profile, *profile)
+	}
 
 	var list, show []time.Duration
 	var sample []string
