@@ -84,12 +84,14 @@ type Tx interface {
 	// ListQueuedJobRefs returns what scheduling needs of every queued job,
 	// in the order of ListQueuedJobs, without the rest of each job.
 	ListQueuedJobRefs() ([]QueuedJobRef, error)
-	// ListQueueHeads returns, for every compute, its first perCompute
-	// queued jobs in queue order (priority descending, then Seq), with the
-	// total node demand of each compute's whole queue keyed by
-	// "workspace/compute" lower-cased. A placement pass needs no more: a
-	// compute with k free nodes can start at most k jobs.
-	ListQueueHeads(perCompute int) ([]QueuedJobRef, map[string]int, error)
+	// ListQueueHeads returns, for every compute with queued jobs, its
+	// first headLen(key) queued jobs in queue order (priority descending,
+	// then Seq), with the total node demand of each compute's whole queue;
+	// key is "workspace/compute" lower-cased. A placement pass needs no
+	// more: a compute with k free nodes can start at most k jobs. The
+	// demand is kept as jobs are queued and dequeued, so reading it does
+	// not cost a scan of the queue.
+	ListQueueHeads(headLen func(key string) int) ([]QueuedJobRef, map[string]int, error)
 	// ListQueueHead returns the first n queued jobs of one compute (names
 	// compared case-insensitively), in queue order.
 	ListQueueHead(workspace, compute string, n int) ([]QueuedJobRef, error)

@@ -134,6 +134,12 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+	// At 10,000 nodes the live heap is about 240 MB and this lets the heap
+	// (and RSS) grow to 1.6 GB. A default soft limit of 512 MB was tried
+	// and left out: with the transient heap of a pass over 100,000 queued
+	// jobs the collector then ran all the time and the server fell behind
+	// its heartbeats. An operator who would rather trade CPU for memory
+	// sets GOMEMLIMIT (or GOGC).
 	// This host's GPUs, asked once: the local locations report them and
 	// the local provider shares them out between its GPU nodes.
 	hostGPUs := -1
@@ -411,16 +417,31 @@ func fullPassGap(tick, took time.Duration) time.Duration {
 	return min(max(tick, 4*took), 5*tick)
 }
 
+// wholeQueueGap is how long after a full pass that read the whole queue
+// and took took the next one reads it again: a tick, or ten times took
+// when that is longer, at most 30 s. Only waiting jobs' reasons (and
+// backfill past the heads of the queues) need the whole queue; reading
+// 100,000 queued jobs on every full pass took a quarter of a core.
+func wholeQueueGap(tick, took time.Duration) time.Duration {
+	return min(max(tick, 10*took), 30*time.Second)
+}
+
 // runControllers runs the reconcilers on every change and every tick.
 func (m *Main) runControllers(ctx context.Context) {
 	t := time.NewTimer(m.opts.TickInterval)
 	defer t.Stop()
 	full := true
+	var lastWhole time.Time     // when a full pass last read the whole queue
+	var wholeTook time.Duration // how long that pass took
 	for {
 		var err error
 		if full {
 			began := time.Now()
-			err = m.ctrl.RunOnce(ctx, m.opts.Clock.Now())
+			whole := began.Sub(lastWhole) >= wholeQueueGap(m.opts.TickInterval, wholeTook)
+			err = m.ctrl.RunPass(ctx, m.opts.Clock.Now(), whole)
+			if whole {
+				lastWhole, wholeTook = began, time.Since(began)
+			}
 			// The next full pass comes a tick later, or four times as long
 			// as this one took if that is longer: at 10,000 nodes a full
 			// pass reads every node, and five a second took half a core.

@@ -19,3 +19,18 @@ func TestFullPassGap(t *testing.T) {
 		}
 	}
 }
+
+// The whole queue is read a tick apart when that is cheap, ten times the
+// reading pass's duration apart when not, and at least every 30 s.
+func TestWholeQueueGap(t *testing.T) {
+	tick := 200 * time.Millisecond
+	for _, c := range []struct{ took, want time.Duration }{
+		{5 * time.Millisecond, tick},
+		{300 * time.Millisecond, 3 * time.Second},
+		{time.Minute, 30 * time.Second},
+	} {
+		if got := wholeQueueGap(tick, c.took); got != c.want {
+			t.Errorf("after a %v pass: %v, want %v", c.took, got, c.want)
+		}
+	}
+}

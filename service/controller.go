@@ -62,11 +62,20 @@ func NewController(s *Services, seed uint64) *Controller {
 // (leases, releases), scheduling, autoscaling, compute provisioning and
 // simulated preemption.
 func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
+	return c.RunPass(ctx, now, true)
+}
+
+// RunPass is RunOnce, reading the whole queue only when wholeQueue: a
+// pass without it schedules from the heads of the queues, as a placement
+// pass does, and leaves waiting jobs' reasons as the last whole read set
+// them. The server reads a long queue less often than it runs the other
+// loops (reading 100,000 queued jobs took most of a pass).
+func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool) error {
 	var errs []error
 	if err := c.lifecycle(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.placement(ctx, now, true); err != nil {
+	if err := c.placement(ctx, now, wholeQueue); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.s.ReconcileComputes(ctx); err != nil {

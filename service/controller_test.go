@@ -1007,3 +1007,44 @@ func TestNodeWithInterruptedProvisioningIsLostAtStart(t *testing.T) {
 		t.Fatalf("provisioned after the restart: %d nodes, want one new one", len(again))
 	}
 }
+
+// A pass that does not read the whole queue still places the heads of the
+// queues and scales for the whole queue's demand (kept by the store as
+// jobs are queued); waiting jobs keep the reasons the last whole read
+// gave them until the next one.
+func TestPassWithoutTheWholeQueue(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 2, 120)
+	for _, name := range []string{"j1", "j2", "j3"} {
+		h.submit(name, "cpu", 1, "")
+	}
+	light := func() {
+		t.Helper()
+		if err := h.ctrl.RunPass(h.ctx, h.clock.Now(), false); err != nil {
+			t.Fatal(err)
+		}
+		h.ctrl.Wait()
+	}
+	light()
+	if n := h.provisions(); n != 2 {
+		t.Fatalf("%d provisions for 3 queued jobs at max 2 from the demand alone, want 2", n)
+	}
+	nodes := h.joinAll()
+	light()
+	for _, n := range nodes {
+		h.sync(n)
+	}
+	light()
+	for _, name := range []string{"j1", "j2"} {
+		if j := h.job(name); j.Status == shoal.JobQueued {
+			t.Errorf("%s still queued after a light pass with free nodes", name)
+		}
+	}
+	if j := h.wantJob("j3", shoal.JobQueued); strings.Contains(j.StatusReason, "max_instances") {
+		t.Errorf("a light pass refreshed j3's reason: %q", j.StatusReason)
+	}
+	h.pass() // the whole queue: j3's reason
+	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "max_instances") {
+		t.Errorf("after a whole read, j3's reason %q does not mention max_instances", j.StatusReason)
+	}
+}

@@ -34,25 +34,23 @@ type state struct {
 }
 
 // readPlacementState reads what a placement pass needs: every compute and
-// node, and only the first jobs of each queue (as many as the most free
-// nodes any compute has), which is all that can start now. A long queue
+// node, and only the first jobs of each queue (as many as that compute has
+// free nodes, at least one), which is all that can start now. A long queue
 // then costs a placement pass almost nothing.
 func readPlacementState(tx shoal.Tx) (*state, error) {
 	st, err := readNodes(tx)
 	if err != nil {
 		return nil, err
 	}
-	most := 1
-	for _, ci := range st.clusters {
-		free := 0
+	free := map[string]int{}
+	for key, ci := range st.clusters {
 		for _, n := range ci.nodes {
 			if nodeFree(n) {
-				free++
+				free[key]++
 			}
 		}
-		most = max(most, free)
 	}
-	st.queued, st.demand, err = tx.ListQueueHeads(most)
+	st.queued, st.demand, err = tx.ListQueueHeads(func(key string) int { return free[key] })
 	st.partial = true
 	return st, err
 }

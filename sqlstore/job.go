@@ -157,17 +157,18 @@ func (t *tx) ListQueuedJobRefs() ([]shoal.QueuedJobRef, error) {
 
 // queryQueueDemand sums the queued node demand per compute, from the
 // covering index jobs_queue_by_compute.
-const queryQueueDemand = `SELECT workspace_key, compute_key, SUM(instance_count) FROM jobs WHERE status = $1 GROUP BY workspace_key, compute_key`
+const queryQueueDemand = `SELECT workspace_key, compute_key, nodes FROM queue_demand WHERE jobs > 0`
 
 // queryQueueHead reads the first jobs of one compute's queue, a range of
 // the index jobs_queue_by_compute.
 const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count FROM jobs
 	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT $4`
 
-// ListQueueHeads returns the first perCompute queued jobs of every compute
-// (in queue order) and the node demand of each compute's whole queue.
-func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]int, error) {
-	rows, err := t.query(queryQueueDemand, shoal.JobQueued)
+// ListQueueHeads returns the first headLen(key) queued jobs of every
+// compute (in queue order) and the node demand of each compute's whole
+// queue, which triggers keep in the table queue_demand.
+func (t *tx) ListQueueHeads(headLen func(key string) int) ([]shoal.QueuedJobRef, map[string]int, error) {
+	rows, err := t.query(queryQueueDemand)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: queue demand: %w", err)
 	}
@@ -191,7 +192,7 @@ func (t *tx) ListQueueHeads(perCompute int) ([]shoal.QueuedJobRef, map[string]in
 	}
 	var out []shoal.QueuedJobRef
 	for _, c := range computes {
-		head, err := t.queueHead(c[0], c[1], perCompute)
+		head, err := t.queueHead(c[0], c[1], max(1, headLen(c[0]+"/"+c[1])))
 		if err != nil {
 			return nil, nil, err
 		}
