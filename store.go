@@ -64,6 +64,9 @@ type Tx interface {
 	InsertNode(n *Node) error
 	// UpdateNode replaces the stored node of the same ID. Returns ENOTFOUND.
 	UpdateNode(n *Node) error
+	// RenewNodeLease sets a node's LastHeartbeat to the transaction's
+	// time and changes nothing else (a heartbeat). Returns ENOTFOUND.
+	RenewNodeLease(id string) error
 	// DeleteNode removes a node. Returns ENOTFOUND.
 	DeleteNode(id string) error
 	// FindNodeByCredentialHash returns the node whose credential hash

@@ -68,15 +68,9 @@ func (b *heartbeatBatch) beat(ctx context.Context, store shoal.Store, nodeID str
 	// them.
 	r.err = store.Update(context.WithoutCancel(ctx), func(tx shoal.Tx) error {
 		for id := range r.ids {
-			n, err := tx.GetNode(id)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				continue // released meanwhile
-			} else if err != nil {
-				return err
-			}
-			n.LastHeartbeat = tx.Now()
-			if err := tx.UpdateNode(n); err != nil {
-				return err
+			// The lease alone: no read of the node, no document written.
+			if err := tx.RenewNodeLease(id); err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+				return err // (a node not found was released meanwhile)
 			}
 		}
 		return nil

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 )
 
 // nodeColumns are the columns scanNode reads, in order.
-const nodeColumns = `workspace, provider_ref, join_token_hash, join_token_expires, credential_hash, version, doc`
+const nodeColumns = `workspace, provider_ref, join_token_hash, join_token_expires, credential_hash, version, last_heartbeat, doc`
 
 // nodeComputeKey is the stored compute_key of a node: the lower-cased
 // workspace and compute names.
@@ -22,10 +23,16 @@ func scanNode(sc scanner) (*shoal.Node, error) {
 	var (
 		n       shoal.Node
 		expires int64
+		hb      int64
 		doc     []byte
 	)
-	if err := sc.Scan(&n.Workspace, &n.ProviderRef, &n.JoinTokenHash, &expires, &n.CredentialHash, &n.Version, &doc); err != nil {
+	if err := sc.Scan(&n.Workspace, &n.ProviderRef, &n.JoinTokenHash, &expires, &n.CredentialHash, &n.Version, &hb, &doc); err != nil {
 		return nil, err
+	}
+	if hb != 0 {
+		// Else the lease is in the document (a row from before the
+		// column).
+		n.LastHeartbeat = fromMicros(hb)
 	}
 	// Decoding leaves the json:"-" fields just scanned alone.
 	if err := decodeNodeDoc(doc, &n); err != nil {
@@ -42,7 +49,12 @@ func encodeNode(n *shoal.Node) (string, error) {
 	normTime(&n.JoinTokenExpires)
 	normTimePtr(&n.ReadyOn)
 	normTimePtr(&n.IdleSince)
+	// The lease is stored in its own column: the document leaves it out,
+	// so that it does not change with every heartbeat.
+	hb := n.LastHeartbeat
+	n.LastHeartbeat = time.Time{}
 	doc, err := json.Marshal(n)
+	n.LastHeartbeat = hb
 	if err != nil {
 		return "", fmt.Errorf("encode node: %w", err)
 	}
@@ -120,11 +132,11 @@ func (t *tx) InsertNode(n *shoal.Node) error {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
 	res, err := t.exec(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
-			join_token_hash, join_token_expires, credential_hash, version, doc)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (id) DO NOTHING`,
 		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
-		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc)
+		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat))
 	if err != nil {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
@@ -155,19 +167,37 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
 		// are: then no index entry moves.
-		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12
 		WHERE id = $1 AND workspace_key = $7 AND compute_key = $8 AND location = $9
 			AND join_token_hash = $10 AND credential_hash = $11`,
 		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6,
-			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11
+			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12
 		WHERE id = $1`,
 		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
-		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash)
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat))
 	if err != nil {
 		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}
 	if k == 0 {
 		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", n.ID)
+	}
+	return nil
+}
+
+// RenewNodeLease sets a node's LastHeartbeat to the transaction's time,
+// writing nothing else. Returns ENOTFOUND.
+func (t *tx) RenewNodeLease(id string) error {
+	if err := t.writable("renew node lease"); err != nil {
+		return err
+	}
+	res, err := t.exec(`UPDATE nodes SET last_heartbeat = $2 WHERE id = $1`, id, micros(t.now))
+	if err != nil {
+		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
+	}
+	if k, err := affected(res); err != nil {
+		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
+	} else if k == 0 {
+		return shoal.Errorf(shoal.ENOTFOUND, "node %q not found", id)
 	}
 	return nil
 }

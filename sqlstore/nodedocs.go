@@ -45,6 +45,9 @@ func decodeNodeDoc(doc []byte, n *shoal.Node) error {
 	c := *cached
 	c.Workspace, c.ProviderRef, c.JoinTokenHash, c.CredentialHash, c.Version = n.Workspace, n.ProviderRef, n.JoinTokenHash, n.CredentialHash, n.Version
 	c.JoinTokenExpires = n.JoinTokenExpires
+	if !n.LastHeartbeat.IsZero() {
+		c.LastHeartbeat = n.LastHeartbeat // from its column
+	}
 	if c.ReadyOn != nil {
 		t := *c.ReadyOn
 		c.ReadyOn = &t

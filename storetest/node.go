@@ -302,3 +302,34 @@ func testNodeFind(t *testing.T, s shoal.Store, clock *Clock) {
 	})
 	wantCode(t, "FindNodeByJoinTokenHash(\"\") in an Update", err, shoal.ENOTFOUND)
 }
+
+// RenewNodeLease moves a node's lease to the transaction's time and leaves
+// the rest of the node as it was; an unknown node is ENOTFOUND.
+func testNodeLeaseRenewal(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	n := fullNode("prod", "gpu", "node-1", at)
+	insertNodes(t, s, n)
+	before := getNode(t, s, "node-1")
+	later := now(clock.Advance(time.Minute))
+	update(t, s, func(tx shoal.Tx) error { return tx.RenewNodeLease("node-1") })
+	got := getNode(t, s, "node-1")
+	if !got.LastHeartbeat.Equal(later) {
+		t.Errorf("lease after renewal: %v, want %v", got.LastHeartbeat, later)
+	}
+	got.LastHeartbeat = before.LastHeartbeat
+	equal(t, "the rest of the node after a renewal", got, before)
+	// A later full update keeps the lease it carries.
+	update(t, s, func(tx shoal.Tx) error {
+		n, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		n.StateReason = "changed"
+		return tx.UpdateNode(n)
+	})
+	if got := getNode(t, s, "node-1"); !got.LastHeartbeat.Equal(later) || got.StateReason != "changed" {
+		t.Errorf("after an update: lease %v reason %q", got.LastHeartbeat, got.StateReason)
+	}
+	err := s.Update(t.Context(), func(tx shoal.Tx) error { return tx.RenewNodeLease("node-404") })
+	wantCode(t, "RenewNodeLease of a missing node", err, shoal.ENOTFOUND)
+}

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Settings", testSettings},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},
+		{"NodeLeaseRenewal", testNodeLeaseRenewal},
 		{"NodeDelete", testNodeDelete},
 		{"NodeList", testNodeList},
 		{"NodeFind", testNodeFind},
