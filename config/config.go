@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -336,9 +337,17 @@ func addRegionAliases(locs []*shoal.Location, def string) {
 	}
 }
 
+// locationNameRE is what a location's name may be.
+var locationNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
 func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	if lc.Name == "" {
 		return nil, errors.New("name is required")
+	}
+	if !locationNameRE.MatchString(lc.Name) {
+		// Names are looked up trimmed and case-insensitively, in URLs and
+		// YAML: a name with spaces or punctuation could never be found.
+		return nil, fmt.Errorf("name %q: a location name is 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit", lc.Name)
 	}
 	if lc.Provider == "" {
 		lc.Provider = "local"

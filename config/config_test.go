@@ -363,6 +363,7 @@ func TestErrors(t *testing.T) {
 		{name: "unknown size key", doc: "sizes:\n  - name: x\n    cores: 3\n", parse: true, parts: []string{"cores"}},
 		{name: "wrong type", doc: "locations: {name: a}\n", parse: true, parts: []string{"line 1"}},
 		{name: "not YAML", doc: "locations: [\n", parse: true},
+		{name: "location name with a space", doc: "locations: [{name: \"my lab\"}]", parts: []string{"locations[0]", `name "my lab"`, "letters, digits"}},
 		{name: "unknown provider", doc: "locations: [{name: cloud, provider: aws}]", parts: []string{"locations[0]", `"aws"`, "is not one of local, ssh, slurm, static"}},
 		{name: "location without name", doc: "locations: [{name: a}, {provider: local}]", parts: []string{"locations[1]", "name is required"}},
 		{name: "ssh without hosts", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k}]", parts: []string{"locations[0]", "provider ssh needs hosts"}},
