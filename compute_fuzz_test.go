@@ -183,8 +183,10 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("default location %q does not resolve: %v", cat.DefaultLocation(), err)
 		}
 		for _, l := range cat.Locations() {
-			if got, err := cat.Location(l.Name); err != nil || got != l {
-				t.Fatalf("location %q resolves to %v, %v", l.Name, got, err)
+			for _, n := range append([]string{l.Name}, l.Aliases...) {
+				if got, err := cat.Location(n); err != nil || got != l {
+					t.Fatalf("location %q (name or alias %q) resolves to %v, %v", l.Name, n, got, err)
+				}
 			}
 		}
 	})

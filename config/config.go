@@ -349,6 +349,11 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 		// YAML: a name with spaces or punctuation could never be found.
 		return nil, fmt.Errorf("name %q: a location name is 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit", lc.Name)
 	}
+	for i, a := range lc.Aliases {
+		if !locationNameRE.MatchString(a) {
+			return nil, fmt.Errorf("aliases[%d] %q: an alias is 1 to 64 letters, digits, '-', '_' or '.', starting with a letter or digit", i, a)
+		}
+	}
 	if lc.Provider == "" {
 		lc.Provider = "local"
 	}

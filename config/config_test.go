@@ -364,6 +364,7 @@ func TestErrors(t *testing.T) {
 		{name: "wrong type", doc: "locations: {name: a}\n", parse: true, parts: []string{"line 1"}},
 		{name: "not YAML", doc: "locations: [\n", parse: true},
 		{name: "location name with a space", doc: "locations: [{name: \"my lab\"}]", parts: []string{"locations[0]", `name "my lab"`, "letters, digits"}},
+		{name: "alias with a space", doc: "locations: [{name: lab, aliases: [\" \"]}]", parts: []string{"locations[0]", `aliases[0] " "`}},
 		{name: "unknown provider", doc: "locations: [{name: cloud, provider: aws}]", parts: []string{"locations[0]", `"aws"`, "is not one of local, ssh, slurm, static"}},
 		{name: "location without name", doc: "locations: [{name: a}, {provider: local}]", parts: []string{"locations[1]", "name is required"}},
 		{name: "ssh without hosts", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k}]", parts: []string{"locations[0]", "provider ssh needs hosts"}},
