@@ -34,6 +34,10 @@ type Controller struct {
 	// afterSchedule is the state the scheduler left in the current pass,
 	// handed to the autoscaler so that it does not read the store again.
 	afterSchedule *state
+	// passNodes is the same state, kept for the node samples of a full
+	// pass (taken by sampleNodes), so that they do not read every node
+	// once more.
+	passNodes *state
 	// schedules caches instances' compiled schedules.
 	schedules map[string]compiledSchedules
 	// provisionFailures holds back clusters whose provider failed to
@@ -112,6 +116,9 @@ func (c *Controller) placement(ctx context.Context, now time.Time, full bool) er
 	}
 	c.mu.Lock()
 	c.afterSchedule = st
+	if st != nil {
+		c.passNodes = st
+	}
 	c.mu.Unlock()
 	c.beginScalePass()
 	decisions, err := c.as.RunOnce(ctx, now)

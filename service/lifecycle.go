@@ -44,50 +44,51 @@ func (s *Services) ResetLeases(ctx context.Context) error {
 
 // lifecycle declares nodes that missed their lease unusable (requeueing
 // their work), and releases nodes that are leaving, preempted or unusable
-// once they have no work.
+// once they have no work. The nodes are looked at in a read transaction;
+// only those that need something are read again, and changed, in a write
+// transaction. At 10,000 nodes, holding the single writer while reading
+// them all stalled every heartbeat and submission for tens of
+// milliseconds on every pass.
 func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
-	var toRelease []*shoal.Node
-	var wake []string
-	err := s.store.Update(sys, func(tx shoal.Tx) error {
+	var due []string
+	err := s.store.View(sys, func(tx shoal.Tx) error {
 		nodes, err := tx.ListNodes(shoal.NodeFilter{})
 		if err != nil {
 			return err
 		}
+		due = due[:0]
 		for _, n := range nodes {
-			switch {
-			case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
-				// A machine joined by hand has until its join token
-				// expires: its owner runs the command when they can.
-				if now.After(n.JoinTokenExpires) {
-					w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s was not joined before its join command expired", n.ID))
-					if err != nil {
-						return err
-					}
-					wake = append(wake, w...)
-				}
-			case n.State == shoal.NodePreparing:
-				delay := time.Duration(0)
-				if loc, err := s.catalog.Location(n.Location); err == nil {
-					delay = loc.ProvisioningDelay
-				}
-				if now.Sub(n.CreatedOn) > delay+s.cfg.JoinTimeout {
-					w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+s.cfg.JoinTimeout))
-					if err != nil {
-						return err
-					}
-					wake = append(wake, w...)
-				}
-			case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > s.cfg.NodeLeaseTTL+s.cfg.NodeLeaseGrace:
-				w, err := s.loseNode(sys, tx, n, fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
-					n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), s.cfg.NodeLeaseTTL, s.cfg.NodeLeaseGrace))
+			if c.loseReason(n, now) != "" || releasable(n) {
+				due = append(due, n.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(due) == 0 {
+		return err
+	}
+	var toRelease []*shoal.Node
+	var wake []string
+	err = s.store.Update(sys, func(tx shoal.Tx) error {
+		toRelease, wake = toRelease[:0], wake[:0]
+		for _, id := range due {
+			// Read again: the node may have moved on since.
+			n, err := tx.GetNode(id)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if reason := c.loseReason(n, now); reason != "" {
+				w, err := s.loseNode(sys, tx, n, reason)
 				if err != nil {
 					return err
 				}
 				wake = append(wake, w...)
 			}
-			if n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable) {
+			if releasable(n) {
 				toRelease = append(toRelease, n)
 			}
 		}
@@ -101,6 +102,40 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 		c.release(sys, n)
 	}
 	return nil
+}
+
+// loseReason says why node n is to be declared lost at now, or "" when it
+// is not: a machine joined by hand whose join command expired, a node that
+// did not join within its provisioning delay and the join timeout, or one
+// that missed its lease.
+func (c *Controller) loseReason(n *shoal.Node, now time.Time) string {
+	s := c.s
+	switch {
+	case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
+		// A machine joined by hand has until its join token expires: its
+		// owner runs the command when they can.
+		if now.After(n.JoinTokenExpires) {
+			return fmt.Sprintf("node %s was not joined before its join command expired", n.ID)
+		}
+	case n.State == shoal.NodePreparing:
+		delay := time.Duration(0)
+		if loc, err := s.catalog.Location(n.Location); err == nil {
+			delay = loc.ProvisioningDelay
+		}
+		if now.Sub(n.CreatedOn) > delay+s.cfg.JoinTimeout {
+			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+s.cfg.JoinTimeout)
+		}
+	case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > s.cfg.NodeLeaseTTL+s.cfg.NodeLeaseGrace:
+		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
+			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), s.cfg.NodeLeaseTTL, s.cfg.NodeLeaseGrace)
+	}
+	return ""
+}
+
+// releasable reports whether a node is to be released: leaving, preempted
+// or unusable, with no work.
+func releasable(n *shoal.Node) bool {
+	return n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable)
 }
 
 // loseNode marks a node unusable and ends its rank as Lost, which requeues

@@ -15,13 +15,20 @@ import (
 // sampleNodes writes the clusters' node counts that differ from the last
 // ones written.
 func (c *Controller) sampleNodes(ctx context.Context, now time.Time) error {
-	var st *state
-	err := c.s.store.View(ctx, func(tx shoal.Tx) (err error) {
-		st, err = readNodes(tx)
-		return err
-	})
-	if err != nil {
-		return err
+	// The nodes as this pass's placement left them, when it read them;
+	// else read.
+	c.mu.Lock()
+	st := c.passNodes
+	c.passNodes = nil
+	c.mu.Unlock()
+	if st == nil {
+		err := c.s.store.View(ctx, func(tx shoal.Tx) (err error) {
+			st, err = readNodes(tx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	var due []*shoal.NodeSample
 	c.mu.Lock()
@@ -81,7 +88,7 @@ func (c *Controller) sampleNodes(ctx context.Context, now time.Time) error {
 	}
 	prune := now.Sub(c.lastPrune) >= time.Hour
 	if len(due) > 0 || prune {
-		err = c.s.store.Update(ctx, func(tx shoal.Tx) error {
+		err := c.s.store.Update(ctx, func(tx shoal.Tx) error {
 			for _, s := range due {
 				if err := tx.InsertNodeSample(s); err != nil {
 					return err
