@@ -36,6 +36,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/bench/internal/ports"
 )
 
 var (
@@ -331,9 +332,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	if !*keep {
 		defer os.RemoveAll(dir)
 	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := l.Addr().String()
-	l.Close()
+	addr := ports.Restartable()
 	px := newProxy(addr)
 	// The data dir lives on a small tmpfs of its own, which disk-full
 	// faults fill; where mounting is not allowed (not root) that fault

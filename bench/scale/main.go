@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/bench/internal/ports"
 )
 
 var (
@@ -145,9 +145,7 @@ func main() {
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = *nodes + 100
 	dir, _ := os.MkdirTemp("", "shoal-scale-")
 	defer os.RemoveAll(dir)
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := l.Addr().String()
-	l.Close()
+	addr := ports.Restartable()
 	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(`locations:
   - name: local
     provider: local
@@ -156,9 +154,7 @@ func main() {
 `), 0o644)
 	s := &server{dir: dir, addr: addr, url: "http://" + addr}
 	if *profile != "" {
-		pl, _ := net.Listen("tcp", "127.0.0.1:0")
-		s.pprofAddr = pl.Addr().String()
-		pl.Close()
+		s.pprofAddr = ports.Restartable()
 	}
 	s.start()
 	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
