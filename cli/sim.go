@@ -19,7 +19,7 @@ import (
 // newSimCommand is `shoal sim`: replay a job trace through Shoal's own
 // scheduler and autoscaler to compare idle policies.
 func newSimCommand(g *globals) *cobra.Command {
-	var trace, format, cluster, policy, sweep, plot string
+	var trace, format, cluster, policy, sweep, plot, waits string
 	var gpus int
 	var delay time.Duration
 	var waitCost float64
@@ -78,23 +78,21 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 				}
 			}
 			if plot != "" {
-				f, err := os.Create(plot)
-				if err != nil {
+				if err := writeFile(plot, func(w io.Writer) error { return sim.Plot(w, results, series) }); err != nil {
 					return fmt.Errorf("--plot: %w", err)
 				}
-				if err := sim.Plot(f, results, series); err != nil {
-					f.Close()
-					return err
-				}
-				if err := f.Close(); err != nil {
-					return err
-				}
 				fmt.Fprintf(g.stderr, "plot written to %s\n", plot)
+			}
+			if waits != "" {
+				if err := writeFile(waits, func(w io.Writer) error { return sim.WriteWaits(w, jobs, results) }); err != nil {
+					return fmt.Errorf("--waits: %w", err)
+				}
+				fmt.Fprintf(g.stderr, "the wait of each of %d jobs written to %s\n", len(jobs), waits)
 			}
 			for _, r := range results {
 				r.Round()
 			}
-			return g.render(results, []string{"policy", "jobs", "node_hours", "idle_node_hours", "cost", "jobs_waited", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_max_s", "scale_ups", "scale_downs"})
+			return g.render(results, []string{"policy", "jobs", "node_hours", "busy_node_hours", "idle_node_hours", "cost", "jobs_waited", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_max_s", "scale_ups", "scale_downs"})
 		},
 	}
 	f := cmd.Flags()
@@ -108,6 +106,7 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 	f.StringVar(&sweep, "sweep", "", "compare policies: fixed timeouts and adaptive, e.g. 0s,60s,120s,300s,600s,1800s,adaptive")
 	f.Float64Var(&waitCost, "wait-cost-per-hour", 0, "adaptive: what an hour of a waiting job is worth (default 1.5 × the node's price)")
 	f.StringVar(&plot, "plot", "", "write an SVG: cost against mean wait per policy, and node count over time")
+	f.StringVar(&waits, "waits", "", "write the wait of every job (submit to start, seconds) as CSV: a row per job, a column per policy")
 	return cmd
 }
 
@@ -222,4 +221,17 @@ func withPolicy(c sim.Config, p string) (sim.Config, error) {
 	}
 	c.Adaptive, c.IdleTimeBeforeScaleDown = false, d
 	return c, nil
+}
+
+// writeFile creates path and writes it with write, closing it either way.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

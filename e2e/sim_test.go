@@ -15,7 +15,8 @@ func TestSim(t *testing.T) {
 	trace := filepath.Join(dir, "trace.csv")
 	writeFile(t, trace, "submit_time,duration,instance_count\n0,600,1\n30,600,1\n700,60,2\n1500,60,1\n")
 	plot := filepath.Join(dir, "plot.svg")
-	res := runJSON[[]map[string]any](t, s.env, "sim", "--trace", trace, "--provision-delay", "3m", "--sweep", "0s,120s,1800s,adaptive", "--plot", plot, "-o", "json")
+	waits := filepath.Join(dir, "waits.csv")
+	res := runJSON[[]map[string]any](t, s.env, "sim", "--trace", trace, "--provision-delay", "3m", "--sweep", "0s,120s,1800s,adaptive", "--plot", plot, "--waits", waits, "-o", "json")
 	if len(res) != 4 || res[0]["policy"] != "fixed:0s" || res[3]["policy"] != "adaptive" {
 		t.Fatalf("sweep: %v", res)
 	}
@@ -27,6 +28,15 @@ func TestSim(t *testing.T) {
 	// A longer idle timeout keeps the node for the job at 700 s: less wait.
 	if res[2]["wait_mean_s"].(float64) >= res[0]["wait_mean_s"].(float64) {
 		t.Errorf("1800 s waits no less than 0 s: %v vs %v", res[2]["wait_mean_s"], res[0]["wait_mean_s"])
+	}
+	// Every job's wait: the first job waits for a node (180 s) under every
+	// policy; the one at 1500 s finds a node kept idle only at 1800 s.
+	if b, err := os.ReadFile(waits); err != nil || !strings.HasPrefix(string(b), "job,submit_s,fixed:0s,fixed:120s,fixed:1800s,adaptive\njob-2,0,180,180,180,180\n") ||
+		!strings.Contains(string(b), "\njob-5,1500,180,180,0,") {
+		t.Errorf("--waits: %v\n%s", err, b)
+	}
+	if r := res[0]; r["busy_node_hours"].(float64) <= 0 || r["busy_node_hours"].(float64) > r["node_hours"].(float64) {
+		t.Errorf("busy node-hours %v of %v", r["busy_node_hours"], r["node_hours"])
 	}
 	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "adaptive") {
 		t.Errorf("plot: %v", err)

@@ -63,6 +63,22 @@ func TestGoldenReplay(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
+	// What `shoal sim --waits` writes is the same per-job table.
+	var csvWaits strings.Builder
+	if err := WriteWaits(&csvWaits, jobs, results); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(csvWaits.String()), "\n")
+	if rows[0] != "job,submit_s,fixed:0s,fixed:120s,fixed:600s,fixed:1800s" || len(rows) != len(jobs)+1 {
+		t.Fatalf("--waits header %q, %d rows", rows[0], len(rows))
+	}
+	perJob := strings.SplitAfter(b.String(), "# job wait_s at idle timeouts 0 120 600 1800\n")[1]
+	for i, line := range strings.Split(strings.TrimSpace(perJob), "\n") {
+		f := strings.Split(rows[i+1], ",")
+		if got := strings.Join(append(f[:1:1], f[2:]...), " "); got != line {
+			t.Fatalf("--waits row %d is %q, the golden table's %q", i+1, rows[i+1], line)
+		}
+	}
 	path := filepath.Join("testdata", "golden", "alibaba-1gpu.txt")
 	if *update {
 		os.MkdirAll(filepath.Dir(path), 0o755)
