@@ -120,15 +120,21 @@ func (rt *instanceRuntime) env() []string {
 		"HOME=" + rt.home, "SHOAL_NODE_ID=" + rt.a.cfg.NodeID, "SHOAL_WORKSPACE=" + t.Workspace,
 		"SHOAL_INSTANCE=" + t.Name, "CI_NAME=" + t.Name, "CI_WORKSPACE=" + t.Workspace, "CI_RESOURCE_GROUP=shoal",
 	}
+	// Azure's SDKs reach Shoal from the instance as from a job; the
+	// identity endpoint's variables when it has an identity.
+	extra := rt.a.sdkEnv()
 	if m != nil {
-		keys := make([]string, 0, 5)
-		for k := range m.env() {
-			keys = append(keys, k)
+		for k, v := range m.env() {
+			extra[k] = v
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			env = append(env, k+"="+m.env()[k])
-		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
 	}
 	return env
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -333,12 +332,8 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["AZUREML_RUN_ID"] = t.JobName
 	env["AZUREML_ARM_WORKSPACE_NAME"] = t.Workspace
 	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
-	// Azure's Python SDK (azure-ai-ml) sends management calls to this
-	// URL when it is set: to Shoal. Its HTTPS CA, when private, joins
-	// the system's roots in a bundle the usual variables name.
-	env["AZUREML_DEV_URL_MFE"] = strings.TrimRight(r.a.cfg.ServerURL, "/") + "/"
-	if bundle := r.a.caBundle(); bundle != "" {
-		env["REQUESTS_CA_BUNDLE"], env["SSL_CERT_FILE"], env["CURL_CA_BUNDLE"] = bundle, bundle, bundle
+	for k, v := range r.a.sdkEnv() {
+		env[k] = v
 	}
 	if d := r.a.cfg.GPUDevices; d != "" {
 		// Several nodes may share a host's GPUs: each sees its own.

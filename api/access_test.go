@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/shoal-ml/shoal/provider/fake"
 	"io"
 	"net/http"
 	"strings"
@@ -304,9 +305,14 @@ func joinNode(t testing.TB, e *testEnv) (string, string) {
 		t.Fatal(err)
 	}
 	ctrl.Wait()
-	prov := e.prov.TakeProvisioned()
+	var prov []fake.Provisioned
+	for _, p := range e.prov.TakeProvisioned() {
+		if p.Req.Node.Compute == "gpu" {
+			prov = append(prov, p)
+		}
+	}
 	if len(prov) != 1 {
-		t.Fatalf("the fake provider got %d nodes to provision, want 1", len(prov))
+		t.Fatalf("the fake provider got %d nodes of gpu to provision, want 1", len(prov))
 	}
 	id := prov[0].Req.Node.ID
 	resp, err := e.svc.JoinNode(ctx, prov[0].Req.JoinToken, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001})

@@ -31,6 +31,15 @@ func TestARMGolden(t *testing.T) {
 	const v = "?api-version=2024-04-01"
 	cluster := `{"location":"westus","tags":{"team":"vision"},"properties":{"computeType":"AmlCompute","description":"golden",
 		"properties":{"vmSize":"Standard_DS3_v2","vmPriority":"Dedicated","scaleSettings":{"maxNodeCount":2,"minNodeCount":0,"nodeIdleTimeBeforeScaleDown":"PT120S"}}}}`
+	// An instance with what the seeds set: SSH, a schedule, idle shutdown,
+	// on behalf of a user, an identity, a setup script.
+	instanceFull := `{"location":"westus","identity":{"type":"SystemAssigned"},"properties":{"computeType":"ComputeInstance","properties":{
+		"vmSize":"Standard_DS3_v2","idleTimeBeforeShutdown":"PT20M",
+		"sshSettings":{"sshPublicAccess":"Enabled","adminPublicKey":"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGolden golden@example"},
+		"personalComputeInstanceSettings":{"assignedUser":{"objectId":"reader","tenantId":"adfs"}},
+		"schedules":{"computeStartStop":[{"action":"Stop","triggerType":"Recurrence","status":"Enabled",
+			"recurrence":{"frequency":"Week","interval":1,"startTime":"2026-01-05T18:00:00","timeZone":"Pacific Standard Time","schedule":{"hours":[18],"minutes":[0],"weekDays":["Monday","Friday"]}}}]},
+		"setupScripts":{"scripts":{"creationScript":{"scriptSource":"inline","scriptData":"ZWNobyBoaQ==","timeout":"5m"}}}}}}`
 	sp, secret, err := e.svc.CreateServicePrincipal(shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true}), "golden-sp", "")
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +78,48 @@ func TestARMGolden(t *testing.T) {
 		{"compute-delete", "DELETE", ws + "/computes/gold-cluster" + v + "&underlyingResourceAction=Delete", ""},
 		{"compute-get-missing", "GET", ws + "/computes/no-such" + v, ""},
 		{"bad-api-version", "GET", ws + "/computes?api-version=2019-01-01", ""},
+		{"compute-put-create", "PUT", ws + "/computes/gold-update" + v, cluster},
+		{"compute-put-update", "PUT", ws + "/computes/gold-update" + v, strings.Replace(cluster, `"maxNodeCount":2`, `"maxNodeCount":4`, 1)},
+		{"compute-operation-delete", "GET", ws + "/computes/gold-cluster/operations/delete" + v, ""},
+		{"instance-start", "POST", ws + "/computes/gold-ci/start" + v, ""},
+		{"instance-operation-start", "GET", ws + "/computes/gold-ci/operations/start" + v, ""},
+		{"instance-restart", "POST", ws + "/computes/gold-ci/restart" + v, ""},
+		{"instance-operation-restart", "GET", ws + "/computes/gold-ci/operations/restart" + v, ""},
+		{"compute-put-forbidden", "PUT", ws + "/computes/gold-reader" + v, cluster},
+		{"compute-list-unauthenticated", "GET", ws + "/computes" + v, ""},
+		{"compute-listnodes-with-nodes", "POST", ws + "/computes/gpu/listNodes" + v, ""},
+		{"location-update-quotas-low", "POST", loc + "/updateQuotas" + v, `{"location":"westus","value":[{"id":"` + ws + `/quotas/standardDSv2Family","limit":2,"unit":"Count"}]}`},
+		{"instance-put-quota-exceeded", "PUT", ws + "/computes/goldci" + v, `{"location":"westus","properties":{"computeType":"ComputeInstance","properties":{"vmSize":"Standard_DS3_v2"}}}`},
+		{"instance-put-full", "PUT", ws + "/computes/goldfull" + v, instanceFull},
+		{"instance-get-full", "GET", ws + "/computes/goldfull" + v, ""},
+		{"oauth-metadata-tenant", "GET", "/my-tenant/v2.0/.well-known/openid-configuration", ""},
+		{"oauth-token-tenant", "POST", "/my-tenant/oauth2/v2.0/token", tokenForm},
+	}
+	// What happens between steps that no ARM call does: the controller
+	// and the agent move an instance along (no controller runs here), a
+	// Reader and an anonymous caller come by, a node joins.
+	setInstance := func(state string) func() string {
+		return func() string {
+			err := e.store.Update(context.Background(), func(tx shoal.Tx) error {
+				c, err := tx.GetCompute("default", "gold-ci")
+				if err != nil {
+					return err
+				}
+				c.Instance.State, c.Instance.Pending = state, ""
+				return tx.UpdateCompute(c)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.admin
+		}
+	}
+	before := map[string]func() string{
+		"instance-start":               setInstance(shoal.InstanceStopped),
+		"instance-restart":             setInstance(shoal.InstanceRunning),
+		"compute-put-forbidden":        func() string { return addUser(t, e, "reader", shoal.RoleReader) },
+		"compute-list-unauthenticated": func() string { return "shoal_not-a-real-token" },
+		"compute-listnodes-with-nodes": func() string { joinNode(t, e); return e.admin },
 	}
 	jwts := regexp.MustCompile(`"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"`)
 	if *updateGolden {
@@ -81,8 +132,12 @@ func TestARMGolden(t *testing.T) {
 	expiresIn := regexp.MustCompile(`("(?:ext_)?expires_in"): \d+`)
 	times := regexp.MustCompile(`"\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})"`)
 	for i, st := range steps {
+		token := e.admin
+		if f := before[st.name]; f != nil {
+			token = f()
+		}
 		req, _ := http.NewRequest(st.method, e.ts.URL+st.path, strings.NewReader(st.body))
-		req.Header.Set("Authorization", "Bearer "+e.admin)
+		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		if strings.HasPrefix(st.name, "oauth-token") {
 			req.Header.Del("Authorization")

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/arm"
 )
 
 // errorBody is Azure's error envelope: {"error": {"code", "message", "target"}}.
@@ -60,6 +62,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == shoal.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
 	}
+	if isARM(r) {
+		// Azure's SDKs read Azure's codes (AuthorizationFailed, ...),
+		// also for refusals made before the ARM handler runs.
+		arm.WriteError(w, err)
+		return
+	}
 	writeJSON(w, StatusFor(code), errorBody{Error: errorDetail{Code: code, Message: shoal.ErrorMessage(err), Target: shoal.ErrorField(err)}})
 }
 
@@ -69,4 +77,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// isARM reports whether a request is for the Azure Resource Manager
+// facade, whose errors are in Azure's codes.
+func isARM(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/subscriptions/")
 }

@@ -30,6 +30,7 @@ type testEnv struct {
 	prov  *fake.Provider
 	files *filestore.Store
 	dir   string // holds the database and the file store ("files")
+	store shoal.Store
 }
 
 func newTestEnv(t testing.TB) *testEnv {
@@ -61,7 +62,7 @@ func newTestEnv(t testing.TB) *testEnv {
 	srv := api.NewServer(svc, nil)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return &testEnv{ts: ts, srv: srv, svc: svc, admin: token, prov: prov, files: files, dir: dir}
+	return &testEnv{ts: ts, srv: srv, svc: svc, admin: token, prov: prov, files: files, dir: dir, store: store}
 }
 
 // newTestServer returns an HTTP test server over a real SQLite store and

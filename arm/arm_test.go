@@ -9,12 +9,16 @@ import (
 )
 
 func TestAPIVersion(t *testing.T) {
-	for _, v := range []string{"2024-04-01", "2022-10-01-preview", "2021-07-01", "2025-01-01-preview"} {
+	// What the two SDKs send (Go v4.0.0; azure-ai-ml 1.4's compute and
+	// usage clients), what az ml 2.x sends, and the newest published.
+	for _, v := range []string{"2024-04-01", "2022-10-01-preview", "2022-05-01", "2023-02-01-preview", "2021-07-01", "2025-01-01-preview", "2026-05-01"} {
 		if err := CheckAPIVersion(v); err != nil {
 			t.Errorf("%s: %v", v, err)
 		}
 	}
-	for _, v := range []string{"", "2019-01-01", "2024-13-01", "latest", "2024-04-01-beta"} {
+	// Before 2021, never published (a date with no specification, an
+	// impossible date, a future one), or not a version at all.
+	for _, v := range []string{"", "2019-01-01", "2024-13-01", "2023-02-30-preview", "2099-12-31", "2024-05-01", "latest", "2024-04-01-beta", " 2024-04-01"} {
 		if err := CheckAPIVersion(v); err == nil {
 			t.Errorf("%q accepted", v)
 		} else if status, code := azureCode(err); status != 400 || code != "InvalidApiVersionParameter" {

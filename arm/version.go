@@ -1,25 +1,43 @@
 package arm
 
 import (
-	"regexp"
-	"strconv"
+	"slices"
+	"strings"
 
 	"github.com/shoal-ml/shoal"
 )
 
-var apiVersionRE = regexp.MustCompile(`^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(-preview)?$`)
+// apiVersions are the published api-versions of Microsoft.MachineLearningServices'
+// Resource Manager specification from 2021 on, stable and preview, as Azure's
+// REST API specifications list them. The compute, usage, size and quota shapes
+// Shoal serves are the same across them (the Go SDK v4.0.0 sends 2024-04-01,
+// azure-ai-ml 1.4 sends 2022-10-01-preview and 2022-05-01, az ml 2.x sends
+// 2023-02-01-preview and later previews). A version not on the list is refused,
+// as Azure refuses it, rather than answered in shapes it never had.
+var apiVersions = []string{
+	"2021-01-01", "2021-03-01-preview", "2021-04-01", "2021-07-01",
+	"2022-01-01-preview", "2022-02-01-preview", "2022-05-01", "2022-06-01-preview",
+	"2022-10-01", "2022-10-01-preview", "2022-12-01-preview",
+	"2023-02-01-preview", "2023-04-01", "2023-04-01-preview", "2023-06-01-preview",
+	"2023-08-01-preview", "2023-10-01",
+	"2024-01-01-preview", "2024-04-01", "2024-04-01-preview", "2024-07-01-preview",
+	"2024-10-01", "2024-10-01-preview",
+	"2025-01-01-preview", "2025-04-01", "2025-04-01-preview", "2025-06-01",
+	"2025-07-01-preview", "2025-09-01", "2025-10-01-preview", "2025-12-01",
+	"2026-01-15-preview", "2026-03-01", "2026-03-15-preview", "2026-05-01",
+}
 
-// CheckAPIVersion accepts the api-versions of the stable and preview
-// specifications from 2021 on (the Go SDK sends 2024-04-01, azure-ai-ml
-// 1.4 sends 2022-10-01-preview) and refuses anything else as Azure does.
+// APIVersions returns the api-versions the facade accepts, oldest first.
+func APIVersions() []string { return slices.Clone(apiVersions) }
+
+// CheckAPIVersion accepts the published api-versions of the stable and
+// preview specifications from 2021 on and refuses anything else with
+// Azure's InvalidApiVersionParameter.
 func CheckAPIVersion(v string) error {
-	m := apiVersionRE.FindStringSubmatch(v)
-	if m != nil {
-		if year, _ := strconv.Atoi(m[1]); year >= 2021 {
-			return nil
-		}
+	if slices.Contains(apiVersions, v) {
+		return nil
 	}
-	msg := "The api-version '" + v + "' is invalid. The supported versions are the Microsoft.MachineLearningServices versions from 2021-01-01 on, e.g. '2024-04-01' or '2022-10-01-preview'."
+	msg := "The api-version '" + v + "' is invalid. The supported versions are '" + strings.Join(apiVersions, ",") + "'."
 	if v == "" {
 		msg = "The api-version query parameter (?api-version=) is required for all requests."
 	}

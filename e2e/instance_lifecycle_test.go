@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,18 +187,32 @@ func TestInstanceCreateOnBehalfOf(t *testing.T) {
 }
 
 // The seed's managed identity on an instance: the user's shell gets the
-// MSI endpoint and a token from it.
+// MSI endpoint and a token from it, and — as in a job — the seed's
+// `MLClient(DefaultAzureCredential(), ...)` with nothing configured
+// reaches Shoal over HTTPS (AZUREML_DEV_URL_MFE and the CA bundle are in
+// the shell's environment).
 func TestInstanceManagedIdentity(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	if _, err := os.Stat("/usr/lib/python3/dist-packages/azure/ai/ml"); err != nil {
+		t.Fatalf("azure-ai-ml not found: apt-get install python3-azure (scripts/test does)")
+	}
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
 	key := sshKey(t, "k")
 	mustRun(t, s.env, "compute", "create", "--name", "myinstance", "--identity-type", "SystemAssigned", "--type", "ComputeInstance",
 		"--ssh-public-access-enabled", "--ssh-key-value", "@"+key+".pub", "-o", "none")
+	mustRun(t, s.env, "role", "assign", "--compute", "myinstance", "--role", "Reader", "-o", "none")
 	v := showInstance(t, s.env, "myinstance")
 	out, errOut, code := sshRun(t, key, v.SSHSettings.SSHPort,
 		`curl -sf "$MSI_ENDPOINT?resource=https://management.azure.com&clientid=$DEFAULT_IDENTITY_CLIENT_ID&api-version=2017-09-01" -H "Secret: $MSI_SECRET"`)
 	if code != 0 || !strings.Contains(out, `"access_token":"ey`) {
 		t.Fatalf("the MSI endpoint from the instance's shell: exit %d, %q, %s", code, out, errOut)
+	}
+	standin, _ := filepath.Abs("../compat/azurepy/standin")
+	out, errOut, code = sshRun(t, key, v.SSHSettings.SSHPort, `PYTHONPATH=`+standin+` /usr/bin/python3 -c "from azure.ai.ml import MLClient; from azure.identity import DefaultAzureCredential;
+ml_client = MLClient(DefaultAzureCredential(), '00000000-0000-0000-0000-000000000000', 'ml-project-rg', 'default');
+print('computes:', sorted(c.name for c in ml_client.compute.list()))"`)
+	if code != 0 || !strings.Contains(out, "computes: ['myinstance']") {
+		t.Fatalf("MLClient(DefaultAzureCredential()) in the instance's shell: exit %d, %q, %s", code, out, errOut)
 	}
 }
 

@@ -43,7 +43,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 				if !spec.Stopped || !*spec.ReleaseQuotaOnStop {
 					// The instance holds its quota from the start (a
 					// stopped one too, unless release_quota_on_stop).
-					probe := &shoal.Compute{ComputeSpec: *spec}
+					probe := &shoal.Compute{ComputeSpec: *spec, Workspace: ws.Name}
 					if err := s.checkInstanceQuota(tx, probe); err != nil {
 						return err
 					}

@@ -81,3 +81,28 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 		t.Fatalf("%d provisions after raising the quota to 12, want 3", n)
 	}
 }
+
+// A new compute instance holds its quota from its creation, so creating
+// one beyond the workspace's own quota is refused with EQUOTA, and
+// nothing is stored (the probe of its quota once ignored the workspace's
+// limits: it did not know the workspace).
+func TestWorkspaceQuotaRefusesAnInstance(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []service.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 6}}); err != nil || res[0].Status != service.QuotaSuccess {
+		t.Fatalf("limit 6: %+v %v", res, err)
+	}
+	spec := func(name string) *shoal.ComputeSpec {
+		return &shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2"}
+	}
+	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec("ci1"), ""); err != nil {
+		t.Fatalf("the first 4-vCPU instance under 6: %v", err)
+	}
+	_, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec("ci2"), "")
+	if shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(shoal.ErrorMessage(err), "workspace "+ws+"'s quota for standardDSv2Family would be 8/6") {
+		t.Fatalf("a second one: %v", err)
+	}
+	if _, err := h.svc.FindCompute(admin, ws, "ci2"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Fatalf("the refused instance was stored: %v", err)
+	}
+}

@@ -78,14 +78,23 @@ func (c tokenCredential) GetToken(context.Context, policy.TokenRequestOptions) (
 }
 
 // options point the SDK at Shoal: cloud.Configuration's endpoint and
-// audience, and an HTTP client trusting Shoal's CA.
+// audience (Shoal's own URL), and an HTTP client trusting Shoal's CA.
 func options(url string, ca []byte) *arm.ClientOptions {
+	return optionsFor(url, url, ca)
+}
+
+// armAudience is Resource Manager's audience, which the ARM routes accept
+// as well as Shoal's own URL: the README's Go example uses it.
+const armAudience = "https://management.azure.com/"
+
+// optionsFor is options with the token audience given.
+func optionsFor(url, audience string, ca []byte) *arm.ClientOptions {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return &arm.ClientOptions{ClientOptions: policy.ClientOptions{
 		Cloud: cloud.Configuration{Services: map[cloud.ServiceName]cloud.ServiceConfiguration{
-			cloud.ResourceManager: {Endpoint: url, Audience: url},
+			cloud.ResourceManager: {Endpoint: url, Audience: audience},
 		}},
 		Transport: hc,
 		Retry:     policy.RetryOptions{MaxRetries: -1},

@@ -71,8 +71,11 @@ func TestGoSDKServicePrincipal(t *testing.T) {
 		t.Fatal("a wrong secret got a token")
 	}
 
+	// The AD FS credential asks for Shoal's own audience, the Entra one
+	// for Resource Manager's (as the README's example does).
+	audiences := map[string]string{"adfs": url, "entra": armAudience}
 	for name, cred := range map[string]azcore.TokenCredential{"adfs": adfs, "entra": entra} {
-		cc, err := armmachinelearning.NewComputeClient(sub, cred, options(url, ca))
+		cc, err := armmachinelearning.NewComputeClient(sub, cred, optionsFor(url, audiences[name], ca))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +97,7 @@ func TestGoSDKServicePrincipal(t *testing.T) {
 			t.Errorf("%s: %d computes over %d pages, want 30 over 2", name, len(names), pages)
 		}
 		// Contributor: may read, may not change quotas (Owner's right).
-		qc, _ := armmachinelearning.NewQuotasClient(sub, cred, options(url, ca))
+		qc, _ := armmachinelearning.NewQuotasClient(sub, cred, optionsFor(url, audiences[name], ca))
 		_, err = qc.Update(ctx, "westus", armmachinelearning.QuotaUpdateParameters{Value: []*armmachinelearning.QuotaBaseProperties{
 			{ID: to.Ptr("/subscriptions/" + sub + "/resourceGroups/" + rg + "/providers/Microsoft.MachineLearningServices/workspaces/" + ws + "/quotas/standardDSv2Family"), Limit: to.Ptr[int64](8)},
 		}}, nil)
@@ -102,5 +105,24 @@ func TestGoSDKServicePrincipal(t *testing.T) {
 		if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden || re.ErrorCode != "AuthorizationFailed" {
 			t.Errorf("%s: a Contributor's Quotas.Update: %v, want 403 AuthorizationFailed", name, err)
 		}
+	}
+
+	// A Reader may list but not create: refused by the role check before
+	// any ARM handler runs, still in Azure's code.
+	reader := admin(t, hc, url, token, "POST", "/api/v1/serviceprincipals", map[string]string{"name": "go-sdk-reader"})
+	admin(t, hc, url, token, "POST", "/api/v1/workspaces/"+ws+"/roleassignments", map[string]string{"principal": "sp:go-sdk-reader", "role": "Reader"})
+	rcred, err := azidentity.NewClientSecretCredential("adfs", reader["client_id"].(string), reader["client_secret"].(string), &azidentity.ClientSecretCredentialOptions{ClientOptions: idOpts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := armmachinelearning.NewComputeClient(sub, rcred, optionsFor(url, armAudience, ca))
+	if _, err := rc.Get(ctx, rg, ws, "page00", nil); err != nil {
+		t.Fatalf("a Reader's Get: %v", err)
+	}
+	_, err = rc.BeginCreateOrUpdate(ctx, rg, ws, "by-reader", armmachinelearning.ComputeResource{Properties: &armmachinelearning.AmlCompute{
+		Properties: &armmachinelearning.AmlComputeProperties{VMSize: to.Ptr("Standard_DS3_v2")}}}, nil)
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden || re.ErrorCode != "AuthorizationFailed" {
+		t.Errorf("a Reader's BeginCreateOrUpdate: %v, want 403 AuthorizationFailed", err)
 	}
 }
