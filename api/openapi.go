@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ var apiDocs = map[string]opDoc{
 	"POST /api/v1/workspaces/{ws}/artifacts":           {summary: "Upload a tar.gz (code, inputs); content-addressed", status: 201},
 	"POST /api/v1/workspaces/{ws}/jobs":                {summary: "Submit a job", in: shoal.JobSpec{}, out: shoal.Job{}, status: 201},
 	"PUT /api/v1/workspaces/{ws}/jobs/{name}":          {summary: "Submit a job by name (idempotent)", in: shoal.JobSpec{}, out: shoal.Job{}, status: 201},
-	"GET /api/v1/workspaces/{ws}/jobs":                 {summary: "List jobs, newest first", out: list[shoal.Job]{}, query: []string{"status", "compute", "max_results"}},
+	"GET /api/v1/workspaces/{ws}/jobs":                 {summary: "List jobs, newest first", out: list[shoal.Job]{}, query: []string{"status", "compute", "limit"}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}":          {summary: "Show a job with its reason and cost", out: shoal.Job{}},
 	"POST /api/v1/workspaces/{ws}/jobs/{name}/cancel":  {summary: "Cancel a job", out: shoal.Job{}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/attempts": {summary: "A job's attempts", out: list[shoal.Attempt]{}},
@@ -187,6 +188,15 @@ func operationID(method, path string) string {
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=60")
 	writeJSON(w, http.StatusOK, s.OpenAPI())
+}
+
+// HandlerName is the name of the Server method that serves a route (the
+// test reads that method's source to compare the query parameters it
+// reads with those the document lists).
+func (r Route) HandlerName() string {
+	name := runtime.FuncForPC(reflect.ValueOf(r.handler).Pointer()).Name()
+	name = strings.TrimSuffix(name[strings.LastIndex(name, ".")+1:], "-fm")
+	return name
 }
 
 // DocumentedRoutes lists apiDocs' patterns, sorted (for the test).

@@ -2,8 +2,14 @@ package api_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,10 +51,31 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 	inRoutes := map[string]bool{}
+	reads := handlerQueryParams(t)
 	for _, r := range e.srv.Routes() {
 		method, path, _ := strings.Cut(r.Pattern, " ")
-		if strings.HasPrefix(path, "/api/v1/") {
-			inRoutes[method+" "+strings.ReplaceAll(path, "...}", "}")] = true
+		if !strings.HasPrefix(path, "/api/v1/") {
+			continue
+		}
+		path = strings.ReplaceAll(path, "...}", "}")
+		inRoutes[method+" "+path] = true
+		// The query parameters documented are those the handler reads.
+		var documented []string
+		if op := doc.Paths[path][strings.ToLower(method)]; op != nil {
+			params, _ := op["parameters"].([]any)
+			for _, p := range params {
+				if p, _ := p.(map[string]any); p["in"] == "query" {
+					documented = append(documented, p["name"].(string))
+				}
+			}
+		}
+		read, ok := reads[r.HandlerName()]
+		if !ok {
+			t.Errorf("%s: handler %q not found in api/*.go", r.Pattern, r.HandlerName())
+		}
+		sort.Strings(documented)
+		if !slices.Equal(documented, read) {
+			t.Errorf("%s: the document lists query parameters %q; its handler %s reads %q", r.Pattern, documented, r.HandlerName(), read)
 		}
 	}
 	for k := range inRoutes {
@@ -77,4 +104,123 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	if len(inRoutes) < 60 || len(doc.Components.Schemas) < 20 {
 		t.Errorf("%d routes, %d schemas: the document looks empty", len(inRoutes), len(doc.Components.Schemas))
 	}
+}
+
+// handlerQueryParams reads api/*.go and returns, for each method of
+// *Server, the query parameters it reads (sorted): the literal names in
+// r.URL.Query().Get/Has (directly or through a variable holding the
+// query) and r.FormValue, in the method and in the package's functions
+// and *Server methods it calls.
+func handlerQueryParams(t *testing.T) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	funcs := map[string]*ast.FuncDecl{} // "Server.name" or "name"
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			key := fd.Name.Name
+			if fd.Recv != nil {
+				star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
+				if !ok {
+					continue
+				}
+				id, ok := star.X.(*ast.Ident)
+				if !ok || id.Name != "Server" {
+					continue
+				}
+				key = "Server." + key
+			}
+			funcs[key] = fd
+		}
+	}
+	isQuery := func(e ast.Expr) bool { // r.URL.Query()
+		c, ok := e.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Query" {
+			return false
+		}
+		inner, ok := sel.X.(*ast.SelectorExpr)
+		return ok && inner.Sel.Name == "URL"
+	}
+	var reads func(key string, seen map[string]bool, into map[string]bool)
+	reads = func(key string, seen map[string]bool, into map[string]bool) {
+		fd := funcs[key]
+		if fd == nil || seen[key] {
+			return
+		}
+		seen[key] = true
+		queryVars := map[string]bool{}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for i, rhs := range n.Rhs {
+					if id, ok := n.Lhs[i].(*ast.Ident); ok && isQuery(rhs) {
+						queryVars[id.Name] = true
+					}
+				}
+			case *ast.CallExpr:
+				switch fun := n.Fun.(type) {
+				case *ast.Ident:
+					reads(fun.Name, seen, into)
+				case *ast.SelectorExpr:
+					if id, ok := fun.X.(*ast.Ident); ok && id.Name == "s" {
+						reads("Server."+fun.Sel.Name, seen, into)
+					}
+					param := ""
+					if len(n.Args) > 0 {
+						if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							param, _ = strconv.Unquote(lit.Value)
+						}
+					}
+					if param == "" {
+						break
+					}
+					id, isVar := fun.X.(*ast.Ident)
+					switch {
+					case (fun.Sel.Name == "Get" || fun.Sel.Name == "Has") && (isQuery(fun.X) || isVar && queryVars[id.Name]):
+						into[param] = true
+					case fun.Sel.Name == "FormValue":
+						into[param] = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	out := map[string][]string{}
+	for key := range funcs {
+		name, ok := strings.CutPrefix(key, "Server.")
+		if !ok {
+			continue
+		}
+		into := map[string]bool{}
+		reads(key, map[string]bool{}, into)
+		params := []string{}
+		for p := range into {
+			params = append(params, p)
+		}
+		sort.Strings(params)
+		out[name] = params
+	}
+	if got := out["handleListJobs"]; !slices.Contains(got, "limit") {
+		t.Fatalf("the reader of handlers finds %q in handleListJobs, which reads limit: it is broken", got)
+	}
+	return out
 }

@@ -122,8 +122,8 @@ func main() {
 					op = "read: compute show"
 					st, _, _ = call("GET", "/computes/load-cpu", nil, nil)
 				case p < 55:
-					op = "read: job list"
-					st, _, _ = call("GET", "/jobs?max_results=20", nil, nil)
+					op = "read: job list (20)"
+					st, _, _ = call("GET", "/jobs?limit=20", nil, nil)
 				case p < 75:
 					op = "write: counter with If-Match"
 					st = increment(call, &inc)
