@@ -1,21 +1,30 @@
 package api_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // fuzzRoutes are the message-taking routes the fuzz target posts to: the
-// agent protocol (with the node's credential), the ARM PUT and PATCH (with
-// the admin's token) and the OAuth token endpoint (no credential).
+// agent protocol (the join with a valid join token, the rest with the
+// node's credential), the ARM PUT and PATCH (with the admin's token) and
+// the OAuth token endpoint (no credential). ATT in a path is the node's
+// current attempt.
 var fuzzRoutes = []struct{ method, path, cred, ctype string }{
 	{"POST", "/agent/v1/sync", "node", "application/json"},
-	{"POST", "/agent/v1/attempts/ATT/ranks/0", "node", "application/json"},
+	{"POST", "/agent/v1/attempts/ATT/ranks/0/status", "node", "application/json"},
 	{"POST", "/agent/v1/attempts/ATT/ranks/0/token", "node", "application/json"},
 	{"POST", "/agent/v1/attempts/ATT/ranks/0/gpu", "node", "application/json"},
-	{"POST", "/agent/v1/join", "", "application/json"},
+	{"POST", "/agent/v1/join", "join", "application/json"},
 	{"PUT", "/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/default/computes/fuzz-c?api-version=2024-04-01", "admin", "application/json"},
 	{"PATCH", "/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/default/computes/gpu?api-version=2024-04-01", "admin", "application/json"},
 	{"POST", "/subscriptions/s/providers/Microsoft.MachineLearningServices/locations/local/updateQuotas?api-version=2024-04-01", "admin", "application/json"},
@@ -24,14 +33,74 @@ var fuzzRoutes = []struct{ method, path, cred, ctype string }{
 	{"POST", "/api/v1/workspaces/default/budgets", "admin", "application/json"},
 }
 
+// joinNodeID in a join body is replaced by the node the current join
+// token belongs to, so that the fuzzer can reach a successful join.
+const joinNodeID = "NODE_ID"
+
+// fuzzAgent keeps what the agent routes need between inputs: a node
+// with a current attempt (a new job is placed on it once the last one
+// ends) and an unused join token (a new one once it is spent).
+type fuzzAgent struct {
+	e                *testEnv
+	ctrl             *service.Controller
+	node, cred, job  string
+	jobs             int
+	joinNode, joinTk string
+}
+
+// attempt returns the ID of the node's current attempt, placing a new
+// job on the node when the last one has ended.
+func (a *fuzzAgent) attempt(t *testing.T) string {
+	ctx := context.Background()
+	for range 3 {
+		j, err := a.e.svc.FindJob(ctx, "default", a.job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.CurrentAttemptID != "" && (j.Status == shoal.JobPreparing || j.Status == shoal.JobRunning) {
+			return j.CurrentAttemptID
+		}
+		if shoal.JobTerminal(j.Status) {
+			a.jobs++
+			a.job = fmt.Sprintf("fz-%d", a.jobs)
+			if _, _, err := a.e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "gpu"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.ctrl.RunOnce(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		a.ctrl.Wait()
+	}
+	j, _ := a.e.svc.FindJob(ctx, "default", a.job)
+	t.Fatalf("job %s is not placed on node %s: %s (%s)", a.job, a.node, j.Status, j.StatusReason)
+	return ""
+}
+
+// joinToken returns an unused join token and the node it belongs to.
+func (a *fuzzAgent) joinToken(t *testing.T) (token, node string) {
+	if a.joinTk == "" {
+		jc, err := a.e.svc.AddStaticNode(context.Background(), "default", "gpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.joinTk, a.joinNode = jc.JoinToken, jc.NodeID
+	}
+	return a.joinTk, a.joinNode
+}
+
 // FuzzMessages sends arbitrary bodies to every agent-protocol route with
-// a joined node's credential, and to the ARM, OAuth and native routes that
-// take documents: no message may crash the server or get a 5xx — a bad one
-// is a 4xx that says what is wrong.
+// a joined node's credential (a valid join token for the join), and to the
+// ARM, OAuth and native routes that take documents: no message may crash
+// the server or get a 5xx — a bad one is a 4xx that says what is wrong.
+// Agent messages must reach their handler's decoder: a 401 before it, or
+// a path that is no route, fails (the seed corpus run catches both).
 func FuzzMessages(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `{"running":[{"attempt_id":"a","rank":0}]}`, `{"state":"Running"}`, `{"state":"Completed","exit_code":0}`,
+		`{"state":"Failed","exit_code":3,"reason":"x","start_time":"2025-01-01T00:00:00Z","end_time":"2024-01-01T00:00:00Z"}`,
 		`{"resource":"https://management.azure.com/"}`, `{"node_id":"gpu-n1","address":"127.0.0.1","port":1}`,
+		`{"node_id":"` + joinNodeID + `","address":"127.0.0.1","port":5002}`,
 		`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"maxNodeCount":2}}}}`,
 		`{"value":[{"id":"/x/workspaces/default/quotas/standardDSv2Family","limit":8}]}`,
 		`grant_type=client_credentials&client_id=x&client_secret=y&scope=https%3A%2F%2Fmanagement.azure.com%2F.default`,
@@ -43,25 +112,54 @@ func FuzzMessages(f *testing.F) {
 		}
 	}
 	e := newTestEnv(f)
-	_, nodeCred := joinNode(f, e)
+	node, cred := joinNode(f, e)
+	a := &fuzzAgent{e: e, ctrl: service.NewController(e.svc, 1), node: node, cred: cred, job: "j-gpu"}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		r := fuzzRoutes[int(which)%len(fuzzRoutes)]
-		req, _ := http.NewRequest(r.method, e.ts.URL+r.path, strings.NewReader(body))
-		req.Header.Set("Content-Type", r.ctype)
+		path := r.path
+		if strings.Contains(path, "ATT") {
+			path = strings.Replace(path, "ATT", a.attempt(t), 1)
+		}
+		req, _ := http.NewRequest(r.method, e.ts.URL+path, nil)
 		switch r.cred {
 		case "node":
-			req.Header.Set("Authorization", "Bearer "+nodeCred)
+			req.Header.Set("Authorization", "Bearer "+a.cred)
+		case "join":
+			token, node := a.joinToken(t)
+			req.Header.Set("Authorization", "Bearer "+token)
+			body = strings.ReplaceAll(body, joinNodeID, node)
 		case "admin":
 			req.Header.Set("Authorization", "Bearer "+e.admin)
 		}
+		req.Body = io.NopCloser(strings.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", r.ctype)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatalf("%s %s: %v", r.method, r.path, err)
+			t.Fatalf("%s %s: %v", r.method, path, err)
 		}
 		out, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode >= 500 {
-			t.Fatalf("%s %s with %q: %d %s", r.method, r.path, body, resp.StatusCode, out)
+			t.Fatalf("%s %s with %q: %d %s", r.method, path, body, resp.StatusCode, out)
+		}
+		if r.cred == "join" && resp.StatusCode == http.StatusOK {
+			a.joinTk = "" // spent
+		}
+		if strings.HasPrefix(r.path, "/agent/") {
+			var eb struct {
+				Error struct{ Code, Message string }
+			}
+			_ = json.Unmarshal(out, &eb)
+			switch {
+			case resp.StatusCode == http.StatusNotFound && strings.HasPrefix(eb.Error.Message, "no such route"),
+				resp.StatusCode == http.StatusMethodNotAllowed:
+				t.Fatalf("%s %s is no route: %d %s", r.method, path, resp.StatusCode, out)
+			case resp.StatusCode == http.StatusUnauthorized && !strings.Contains(eb.Error.Message, "belongs to another node"):
+				// Only a join naming another node than its token's is
+				// refused after its body was decoded.
+				t.Fatalf("%s %s was refused before its body was read: %d %s", r.method, path, resp.StatusCode, out)
+			}
 		}
 	})
 }
