@@ -13,7 +13,14 @@ func (s *Studio) allow(q *req, action string) error {
 func (s *Studio) can(q *req, action string) bool { return s.allow(q, action) == nil }
 
 // isOwner reports whether the viewer is the instance's user: its
-// interactive actions are theirs alone.
+// interactive actions are theirs alone. The stored state holds the user's
+// principal ID ("user:alice"); the read-only assigned_user field shows
+// the name ("alice"), so it is the stored one that is compared, as the
+// API's check does.
 func isOwner(q *req, c *shoal.Compute) bool {
-	return c.AssignedUser != "" && c.AssignedUser == q.p.ID
+	id := c.AssignedUser
+	if c.Instance != nil {
+		id = c.Instance.AssignedUser
+	}
+	return id != "" && id == q.p.ID
 }

@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -187,6 +186,10 @@ func (s *Studio) computePage(q *req) error {
 }
 
 func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
+	// The page offers what the API would allow this viewer: operations by
+	// role (a workspace Owner or Contributor may start, stop and restart
+	// someone else's instance), interactive use (SSH, applications,
+	// postponing its shutdown, single sign-on) to the instance's user alone.
 	owner := isOwner(q, c)
 	setupLog := ""
 	if f, err := s.cfg.Svc.OpenInstanceLog(q.ctx, q.workspace, c.Name, "setup"); err == nil {
@@ -200,58 +203,141 @@ func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
 	}
 	rows := make([]scheduleRow, shoal.MaxInstanceSchedules)
 	for i := range rows {
-		rows[i] = scheduleRow{Index: i, Type: "cron", Frequency: "day", TimeZone: "UTC", Enabled: true, Days: map[string]bool{}}
+		var sc *shoal.ComputeStartStopSchedule
 		if i < len(schedules) {
-			rows[i].fill(schedules[i])
+			sc = schedules[i]
 		}
+		rows[i] = newScheduleRow(i, sc)
+	}
+	sso := c.EnableSSO != nil && *c.EnableSSO
+	apps := make([]appView, 0, len(c.Applications))
+	for _, a := range c.Applications {
+		v := appView{Name: a.DisplayName, Running: a.Running, Ready: a.Ready}
+		// A link only where the proxy would serve it: to the instance's
+		// user, with single sign-on on, once the application answers.
+		if owner && sso && a.Ready {
+			v.URL = a.EndpointURI
+		}
+		apps = append(apps, v)
+	}
+	ssh := ""
+	if owner {
+		ssh = c.SSHConnectionString
 	}
 	activity := []string{"a Jupyter kernel busy or a terminal session", "an SSH session", "a job running on the instance", "a custom application running"}
+	canSchedule := s.can(q, shoal.ActComputesUpdateSchedules)
 	return s.render(q, "instance", c.Name, "compute", map[string]any{
 		"C": c.Redacted(), "State": computeState(c), "Owner": owner, "OwnerName": principalName(c.AssignedUser),
-		"Schedules": rows, "SetupLog": setupLog, "Activity": activity,
+		"Schedules": rows, "SetupLog": setupLog, "Activity": activity, "SSH": ssh, "SSO": sso,
+		"CanStart": s.can(q, shoal.ActComputesStart), "CanStop": s.can(q, shoal.ActComputesStop), "CanRestart": s.can(q, shoal.ActComputesRestart),
 		"CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
-		"CanSchedule": owner || s.can(q, shoal.ActComputesUpdateSchedules),
-		"Apps":        c.Applications, "TimeZones": timeZones, "Days": []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"},
+		"CanSchedule": canSchedule, "CanPostpone": owner && canSchedule, "CanEnableSSO": owner && !sso && s.can(q, shoal.ActComputesEnableSSO),
+		"Apps": apps, "Days": weekDays,
 	})
 }
 
-// scheduleRow is one row of the schedules editor.
-type scheduleRow struct {
-	Index                                   int
-	Action, Type, Expression, Frequency, At string
-	TimeZone                                string
-	Enabled                                 bool
-	Days                                    map[string]bool
+// appView is an application as the instance page lists it; URL is empty
+// where the proxy would refuse the viewer (or the application is not
+// answering yet).
+type appView struct {
+	Name, URL      string
+	Running, Ready bool
 }
 
-func (r *scheduleRow) fill(s *shoal.ComputeStartStopSchedule) {
-	r.Action = strings.ToLower(s.Action)
-	r.Enabled = !strings.EqualFold(s.State, shoal.ScheduleDisabled)
-	t := s.Trigger
-	if t == nil {
-		return
-	}
-	r.Type, r.Expression = strings.ToLower(t.Type), t.Expression
-	if t.TimeZone != "" {
-		r.TimeZone = t.TimeZone
-	}
-	if t.Frequency != "" {
-		r.Frequency = strings.ToLower(t.Frequency)
-	}
-	if p := t.Schedule; p != nil {
-		for _, d := range p.WeekDays {
-			for _, name := range []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"} {
-				if strings.EqualFold(d, name) {
-					r.Days[name] = true
+// weekDays are the days a recurrence's week_days names, as the editor
+// offers them.
+var weekDays = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+
+// frequencies are a recurrence's periods, as the API takes them.
+var frequencies = []string{"Minute", "Hour", "Day", "Week", "Month"}
+
+// option is a <select>'s choice.
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// scheduleRow is one row of the schedules editor. It holds every field of
+// a stored schedule (so that saving a row unchanged stores it unchanged),
+// and Original, the schedule as stored, which the page's script sends back
+// verbatim for rows the viewer did not touch.
+type scheduleRow struct {
+	Index                               int
+	Action, Type, Expression            string
+	Interval, Hours, Minutes, MonthDays string
+	StartTime, EndTime                  string
+	Frequencies, Zones                  []option
+	Enabled                             bool
+	Days                                map[string]bool
+	Original                            string
+}
+
+// newScheduleRow is the editor's row i for sc (nil: an empty row, a daily
+// cron in UTC until the viewer fills it in).
+func newScheduleRow(i int, sc *shoal.ComputeStartStopSchedule) scheduleRow {
+	r := scheduleRow{Index: i, Type: shoal.TriggerCron, Enabled: true, Days: map[string]bool{}}
+	freq, zone := "Day", "UTC"
+	if sc != nil {
+		r.Original = jsonString(sc)
+		r.Action = strings.ToLower(sc.Action)
+		r.Enabled = !strings.EqualFold(sc.State, shoal.ScheduleDisabled)
+		zone = ""
+		if t := sc.Trigger; t != nil {
+			r.Type, r.Expression, zone = strings.ToLower(t.Type), t.Expression, t.TimeZone
+			r.StartTime, r.EndTime = t.StartTime, t.EndTime
+			if t.Frequency != "" {
+				freq = t.Frequency
+			}
+			if t.Interval != 0 {
+				r.Interval = itoa(t.Interval)
+			}
+			if p := t.Schedule; p != nil {
+				r.Hours, r.Minutes, r.MonthDays = intList(p.Hours), intList(p.Minutes), intList(p.MonthDays)
+				for _, d := range p.WeekDays {
+					for _, name := range weekDays {
+						if strings.EqualFold(d, name) {
+							r.Days[name] = true
+						}
+					}
 				}
 			}
 		}
-		if len(p.Hours) > 0 {
-			m := 0
-			if len(p.Minutes) > 0 {
-				m = p.Minutes[0]
-			}
-			r.At = fmt.Sprintf("%02d:%02d", p.Hours[0], m)
-		}
 	}
+	// The stored spelling is the option's value, so that it goes back
+	// as it came; a frequency or zone the lists lack is offered too.
+	found := false
+	for _, f := range frequencies {
+		o := option{Value: f, Label: f}
+		if strings.EqualFold(f, freq) {
+			o.Value, o.Selected, found = freq, true, true
+		}
+		r.Frequencies = append(r.Frequencies, o)
+	}
+	if !found {
+		r.Frequencies = append(r.Frequencies, option{Value: freq, Label: freq, Selected: true})
+	}
+	found = false
+	for _, z := range timeZones {
+		o := option{Value: z, Label: z, Selected: z == zone}
+		found = found || o.Selected
+		r.Zones = append(r.Zones, o)
+	}
+	switch {
+	case zone == "":
+		// Stored without a zone: UTC, and left unset when saved.
+		r.Zones = append([]option{{Value: "", Label: "UTC (not set)", Selected: true}}, r.Zones...)
+	case !found:
+		r.Zones = append([]option{{Value: zone, Label: zone, Selected: true}}, r.Zones...)
+	}
+	return r
+}
+
+// intList writes a list of whole numbers as the editor's fields hold them:
+// "8,18".
+func intList(l shoal.IntList) string {
+	parts := make([]string, len(l))
+	for i, n := range l {
+		parts[i] = itoa(n)
+	}
+	return strings.Join(parts, ",")
 }

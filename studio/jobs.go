@@ -1,6 +1,9 @@
 package studio
 
 import (
+	"bytes"
+	"io"
+	"strconv"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -53,8 +56,72 @@ func (s *Studio) jobPage(q *req) error {
 	if j.Resources != nil && j.Resources.InstanceCount > 1 {
 		ranks = j.Resources.InstanceCount
 	}
+	rank := 0
+	if v := q.r.URL.Query().Get("rank"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n >= ranks {
+			return shoal.FieldErrorf("rank", "must be one of the job's ranks, 0 to %d, got %q", ranks-1, v)
+		}
+		rank = n
+	}
+	terminal := shoal.JobTerminal(j.Status)
+	text, cut := s.logTail(j, rank)
 	return s.render(q, "job", j.Name, "jobs", map[string]any{
-		"J": j, "Attempts": attempts, "Events": events, "Ranks": ranks, "Terminal": shoal.JobTerminal(j.Status),
-		"CanCancel": s.can(q, shoal.ActJobsCancel) && !shoal.JobTerminal(j.Status),
+		"J": j, "Attempts": attempts, "Events": events, "Ranks": ranks, "Rank": rank, "Terminal": terminal,
+		"Log": text, "LogCut": cut, "Outputs": terminal && s.hasOutputs(j, rank),
+		"CanCancel": s.can(q, shoal.ActJobsCancel) && !terminal,
 	})
+}
+
+// logTailBytes is how much of a log the job page renders: its end, which
+// is what a reader looks for; the whole log is a link away.
+const logTailBytes = 64 << 10
+
+// logTail reads the end of a rank's log in the job's latest attempt, for
+// the page to read without JavaScript; cut is how many bytes before it
+// are not shown.
+func (s *Studio) logTail(j *shoal.Job, rank int) (text string, cut int64) {
+	files := s.cfg.Svc.Files()
+	if files == nil || j.AttemptCount == 0 {
+		return "", 0
+	}
+	f, err := files.OpenLog(j.Workspace, j.Name, j.AttemptCount, rank)
+	if err != nil {
+		return "", 0
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return "", 0
+	}
+	if size > logTailBytes {
+		cut = size - logTailBytes
+	}
+	if _, err := f.Seek(cut, io.SeekStart); err != nil {
+		return "", 0
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, logTailBytes))
+	if cut > 0 {
+		// Start at a line, not inside one (or inside a UTF-8 sequence).
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+			cut += int64(i + 1)
+		}
+	}
+	return string(b), cut
+}
+
+// hasOutputs reports whether some attempt of the job uploaded outputs for
+// rank, as the API's outputs download looks for them.
+func (s *Studio) hasOutputs(j *shoal.Job, rank int) bool {
+	files := s.cfg.Svc.Files()
+	if files == nil {
+		return false
+	}
+	for att := j.AttemptCount; att >= 1; att-- {
+		if files.HasOutputs(j.Workspace, j.Name, att, rank) {
+			return true
+		}
+	}
+	return false
 }

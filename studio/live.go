@@ -78,6 +78,18 @@ func (s *Studio) liveCompute(q *req) error {
 		if c.IdleState != nil {
 			out["idle"] = c.IdleState
 		}
+		if c.IsInstance() {
+			// What the instance page refreshes when it changes: whether
+			// SSH answers (not the address: that is its user's) and each
+			// application's readiness.
+			out["ssh"] = c.SSHConnectionString != ""
+			apps := make([]map[string]any, 0, len(c.Applications))
+			for _, a := range c.Applications {
+				apps = append(apps, map[string]any{"name": a.DisplayName, "running": a.Running, "ready": a.Ready})
+			}
+			out["apps"] = apps
+			out["sso"] = c.EnableSSO != nil && *c.EnableSSO
+		}
 		return out, false, nil
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
@@ -20,14 +21,26 @@ import (
 // newServer is the API with the studio mounted, as the server runs them.
 func newServer(t *testing.T) (*httptest.Server, string) {
 	t.Helper()
+	ts, token, _ := newServerWithServices(t)
+	return ts, token
+}
+
+// newServerWithServices is newServer with the services behind it, for
+// tests that set things up without the API.
+func newServerWithServices(t *testing.T) (*httptest.Server, string, *service.Services) {
+	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cat, _ := (&config.Config{}).Catalog(nil)
-	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Providers: map[string]shoal.Provider{"local": fake.New()}})
+	svc := service.New(service.Config{Store: store, Files: files, Catalog: cat, ServerURL: "http://shoal.test", Providers: map[string]shoal.Provider{"local": fake.New()}})
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +55,7 @@ func newServer(t *testing.T) (*httptest.Server, string) {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return ts, token
+	return ts, token, svc
 }
 
 func get(t *testing.T, ts *httptest.Server, path, session string) *http.Response {

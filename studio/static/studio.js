@@ -109,11 +109,17 @@
     if (!confirm("Delete " + b.dataset.delete + "? Its nodes are released; this cannot be undone.")) return;
     try { await api("DELETE", computePath(b.dataset.delete)); location.href = b.dataset.then; } catch (err) { opError(err); }
   }));
-  document.querySelectorAll("[data-op]").forEach((b) => b.addEventListener("click", async () => {
+  // Delegated, so that buttons in a part the page refreshes keep working.
+  document.addEventListener("click", async (ev) => {
+    const b = ev.target.closest("button[data-op]");
+    if (!b) return;
     b.disabled = true;
-    try { await api("POST", computePath(b.dataset.name) + "/" + b.dataset.op); } catch (err) { opError(err); }
+    try {
+      await api("POST", computePath(b.dataset.name) + "/" + b.dataset.op);
+      if (b.dataset.reload) { location.reload(); return; }
+    } catch (err) { opError(err); }
     b.disabled = false;
-  }));
+  });
   document.querySelectorAll("[data-cancel]").forEach((b) => b.addEventListener("click", async () => {
     if (!confirm("Cancel job " + b.dataset.cancel + "?")) return;
     try { await api("POST", "/api/v1/workspaces/" + encodeURIComponent(ws) + "/jobs/" + encodeURIComponent(b.dataset.cancel) + "/cancel"); } catch (err) { opError(err); }
@@ -122,35 +128,91 @@
   const idleForm = document.getElementById("idle-form");
   if (idleForm) idleForm.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const name = document.querySelector("[data-op]") ? document.querySelector("[data-op]").dataset.name : location.pathname.split("/").pop();
-    try { await api("PATCH", computePath(decodeURIComponent(name)), formJSON(idleForm)); location.reload(); } catch (err) { showError(idleForm, err); }
+    try { await api("PATCH", computePath(idleForm.dataset.name), formJSON(idleForm)); location.reload(); } catch (err) { showError(idleForm, err); }
   });
 
+  // The schedules editor. A row the viewer did not touch goes back as it
+  // was stored (its data-original), so saving one row leaves the others
+  // exactly as they were; an edited row is built from its fields, which
+  // hold every field of a schedule.
   const schedForm = document.getElementById("schedules-form");
-  if (schedForm) schedForm.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    const list = [];
-    schedForm.querySelectorAll("tr.schedule").forEach((row) => {
-      const f = (n) => row.querySelector('[name="' + n + '"]');
-      const action = f("action").value;
-      if (!action) return;
-      const trigger = { type: f("type").value, time_zone: f("time_zone").value };
-      if (trigger.type === "Cron") trigger.expression = f("expression").value.trim();
-      else {
-        trigger.frequency = f("frequency").value;
-        trigger.interval = 1;
-        const at = (f("at").value.trim() || "0:00").split(":");
-        const pattern = { hours: [Number(at[0])], minutes: [Number(at[1] || 0)] };
-        const days = [...row.querySelectorAll('[name="week_days"]:checked')].map((c) => c.value);
-        if (days.length) pattern.week_days = days;
-        trigger.schedule = pattern;
+  function intList(row, name, label) {
+    const v = row.querySelector('[name="' + name + '"]').value.trim();
+    if (v === "") return undefined;
+    const parts = v.split(/[\s,]+/).filter((x) => x !== "");
+    if (!parts.every((x) => /^\d+$/.test(x))) throw { target: "schedules", message: label + ": whole numbers separated by commas, got \"" + v + "\"" };
+    return parts.map(Number);
+  }
+  function scheduleOf(row) {
+    const f = (n) => row.querySelector('[name="' + n + '"]');
+    const action = f("action").value;
+    if (!action) return null;
+    const trigger = { type: f("type").value };
+    const tz = f("time_zone").value;
+    if (tz) trigger.time_zone = tz;
+    const start = f("start_time").value.trim(), end = f("end_time").value.trim();
+    if (start) trigger.start_time = start;
+    if (end) trigger.end_time = end;
+    if (trigger.type === "Cron") trigger.expression = f("expression").value.trim();
+    else {
+      trigger.frequency = f("frequency").value;
+      const iv = f("interval").value.trim();
+      if (iv !== "") {
+        if (!/^\d+$/.test(iv)) throw { target: "schedules", message: "every: a whole number, got \"" + iv + "\"" };
+        trigger.interval = Number(iv);
       }
-      list.push({ action, state: f("enabled").checked ? "enabled" : "disabled", trigger });
+      const pattern = {};
+      const hours = intList(row, "hours", "hours"), minutes = intList(row, "minutes", "minutes"), mdays = intList(row, "month_days", "month days");
+      if (hours) pattern.hours = hours;
+      if (minutes) pattern.minutes = minutes;
+      const days = [...row.querySelectorAll('[name="week_days"]:checked')].map((c) => c.value);
+      if (days.length) pattern.week_days = days;
+      if (mdays) pattern.month_days = mdays;
+      if (Object.keys(pattern).length) trigger.schedule = pattern;
+    }
+    return { action, state: f("enabled").checked ? "enabled" : "disabled", trigger };
+  }
+  if (schedForm) {
+    // What each row's fields held when the page came: a row whose fields
+    // still hold that is unchanged, however its values were set.
+    const rowState = (row) => JSON.stringify([...row.querySelectorAll("[name]")].map((el) => el.type === "checkbox" ? el.checked : el.value));
+    schedForm.querySelectorAll("tr.schedule").forEach((row) => { row.dataset.initial = rowState(row); });
+    schedForm.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const list = [];
+      try {
+        schedForm.querySelectorAll("tr.schedule").forEach((row) => {
+          if (row.dataset.original && rowState(row) === row.dataset.initial) { list.push(JSON.parse(row.dataset.original)); return; }
+          const sc = scheduleOf(row);
+          if (sc) list.push(sc);
+        });
+        await api("POST", computePath(schedForm.dataset.name) + "/updateSchedules", { schedules: { compute_start_stop: list } });
+        location.reload();
+      } catch (err) { showError(schedForm, Object.assign({}, err, { target: "schedules" })); }
     });
-    const name = location.pathname.split("/").pop();
-    try { await api("POST", computePath(decodeURIComponent(name)) + "/updateSchedules", { schedules: { compute_start_stop: list } }); location.reload(); }
-    catch (err) { showError(schedForm, Object.assign({}, err, { target: "schedules" })); }
-  });
+  }
+
+  // The instance page's live parts (SSH, applications, idle clock, setup
+  // log): when the live state changes, the page is read again and the
+  // parts marked data-refresh are swapped in place — no navigation, so a
+  // half-edited form keeps what the viewer typed.
+  let refreshTimer = null;
+  function refreshParts() {
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(async () => {
+      refreshTimer = null;
+      try {
+        const resp = await fetch(location.href, { credentials: "same-origin" });
+        if (!resp.ok) return;
+        const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+        document.querySelectorAll("[data-refresh][id]").forEach((el) => {
+          const fresh = doc.getElementById(el.id);
+          if (fresh) { el.innerHTML = fresh.innerHTML; localTimes(el); }
+        });
+        document.documentElement.dataset.refreshed = String(Number(document.documentElement.dataset.refreshed || 0) + 1);
+      } catch (e) { /* the next change tries again */ }
+    }, 300);
+  }
 
   // Live state.
   document.querySelectorAll("[data-live]").forEach((badge) => {
@@ -167,6 +229,7 @@
         if (lo) lo.textContent = v.last_operation.operation_name + " " + v.last_operation.operation_status + " (" + v.last_operation.operation_trigger + ")";
       }
       if (!first && v.nodes !== undefined && document.getElementById("nodes")) scheduleReload();
+      if (!first && document.querySelector("[data-refresh]")) refreshParts();
       first = false;
     };
     es.addEventListener("end", () => { es.close(); setTimeout(() => { if (!document.getElementById("log") || logDone) location.reload(); else reloadWhenLogEnds = true; }, 300); });
@@ -180,32 +243,39 @@
     return "busy";
   }
 
-  // The log, streamed (follow=true until the job ends), per rank.
-  let logDone = false, reloadWhenLogEnds = false, logAbort = null;
+  // The log, streamed (follow=true until the job ends), for the page's
+  // rank. The server rendered the log's tail into the <pre> (so it reads
+  // without this script); the stream replaces it from the start once the
+  // first bytes come.
+  let logDone = false, reloadWhenLogEnds = false;
   const log = document.getElementById("log");
   async function streamLog() {
     if (!log) return;
-    if (logAbort) logAbort.abort();
-    logAbort = new AbortController();
-    const rank = (document.getElementById("rank") || { value: "0" }).value;
-    log.textContent = "";
     logDone = false;
     try {
-      const resp = await fetch(log.dataset.log + "?follow=true&rank=" + rank, { signal: logAbort.signal, credentials: "same-origin" });
+      const resp = await fetch(log.dataset.log + "?follow=true&rank=" + encodeURIComponent(log.dataset.rank || "0"), { credentials: "same-origin" });
       const reader = resp.body.getReader();
       const dec = new TextDecoder();
+      let first = true;
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        log.textContent += dec.decode(value, { stream: true });
+        const text = dec.decode(value, { stream: true });
+        if (first && text) { log.textContent = ""; first = false; }
+        log.textContent += text;
         log.scrollTop = log.scrollHeight;
       }
       logDone = true;
       log.dataset.done = "true";
       if (reloadWhenLogEnds) location.reload();
-    } catch (e) { /* aborted or gone */ }
+    } catch (e) { /* gone */ }
   }
+  // Another rank is another page (?rank=N): its log, its outputs link.
   const rankSel = document.getElementById("rank");
-  if (rankSel) rankSel.addEventListener("change", streamLog);
+  if (rankSel) rankSel.addEventListener("change", () => {
+    const u = new URL(location.href);
+    u.searchParams.set("rank", rankSel.value);
+    location.href = u.toString();
+  });
   streamLog();
 })();
