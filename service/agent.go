@@ -337,22 +337,23 @@ func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, e
 func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
 	var wake []string
 	var next []*shoal.AgentTask
-	var before string
-	var job *shoal.Job
+	var outcomes jobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		outcomes.reset()
 		w, err := loadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
 		n, a, rs, j := w.node, w.attempt, w.rank, w.job
-		before, job = j.Status, j
 		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
 			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
 		}
 		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
+		before := markOf(j)
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
+		outcomes.note(before, j)
 		if n.CurrentAttemptID == "" || n.CurrentAttemptID == a.ID {
 			return nil
 		}
@@ -377,15 +378,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 	if err != nil {
 		return nil, err
 	}
-	if job != nil && job.Status != before {
-		o := s.observe()
-		if job.Status == shoal.JobRunning && job.StartTime != nil && (before == shoal.JobQueued || before == shoal.JobPreparing) {
-			o.JobStarted(job.Workspace, job.Compute, job.StartTime.Sub(job.CreatedOn))
-		}
-		if shoal.JobTerminal(job.Status) {
-			o.JobEnded(job.Workspace, job.Compute, job.Status)
-		}
-	}
+	s.report(&outcomes)
 	s.nodes.wake(wake...)
 	s.notify()
 	return next, nil
@@ -485,7 +478,9 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 // meanwhile).
 func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error {
 	var wake []string
+	var outcomes jobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		outcomes.reset()
 		w, err := loadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
 		if err != nil {
 			return err
@@ -495,12 +490,17 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.
 			return nil
 		}
 		ctx := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
-		wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason})
-		return err
+		before := markOf(j)
+		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason}); err != nil {
+			return err
+		}
+		outcomes.note(before, j)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
+	s.report(&outcomes)
 	s.nodes.wake(wake...)
 	s.notify()
 	return nil

@@ -213,7 +213,9 @@ func (s *Services) ListAttempts(ctx context.Context, workspace, name string) (ou
 func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
 	var out *shoal.Job
 	var wake []string
+	var outcomes jobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		outcomes.reset()
 		j, err := s.getJob(tx, workspace, name)
 		if err != nil {
 			return err
@@ -222,6 +224,7 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 		if shoal.JobTerminal(j.Status) || j.Status == shoal.JobCancelRequested {
 			return nil
 		}
+		before := markOf(j)
 		now := tx.Now()
 		if j.CurrentAttemptID == "" {
 			j.Status, j.StatusReason, j.EndTime = shoal.JobCanceled, "canceled before it started", &now
@@ -239,11 +242,13 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 		if err := tx.UpdateJob(j); err != nil {
 			return err
 		}
+		outcomes.note(before, j)
 		return appendJobEvent(ctx, tx, j, "cancel", j.StatusReason)
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.report(&outcomes)
 	s.nodes.wake(wake...)
 	s.notify()
 	return s.jobView(out), nil

@@ -71,8 +71,10 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 	}
 	var toRelease []*shoal.Node
 	var wake []string
+	var outcomes jobOutcomes
 	err = s.store.Update(sys, func(tx shoal.Tx) error {
 		toRelease, wake = toRelease[:0], wake[:0]
+		outcomes.reset()
 		for _, id := range due {
 			// Read again: the node may have moved on since.
 			n, err := tx.GetNode(id)
@@ -82,7 +84,7 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 				return err
 			}
 			if reason := c.loseReason(n, now); reason != "" {
-				w, err := s.loseNode(sys, tx, n, reason)
+				w, err := s.loseNode(sys, tx, n, reason, &outcomes)
 				if err != nil {
 					return err
 				}
@@ -97,6 +99,7 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	s.report(&outcomes)
 	s.nodes.wake(wake...)
 	for _, n := range toRelease {
 		c.release(sys, n)
@@ -139,8 +142,10 @@ func releasable(n *shoal.Node) bool {
 }
 
 // loseNode marks a node unusable and ends its rank as Lost, which requeues
-// the job once every rank of the attempt has ended.
-func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string) ([]string, error) {
+// the job once every rank of the attempt has ended (or fails it, past
+// MaxInfraRequeues, or cancels it when a cancel was requested): what it
+// does to the job goes into outcomes, for the metrics.
+func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *jobOutcomes) ([]string, error) {
 	var wake []string
 	attemptID, rank := n.CurrentAttemptID, n.CurrentRank
 	n.State, n.StateReason, n.Draining = shoal.NodeUnusable, reason, true
@@ -169,6 +174,7 @@ func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if shoal.AttemptTerminal(rs.Status) || j.CurrentAttemptID != a.ID {
 		return nil, nil
 	}
+	before := markOf(j)
 	now := tx.Now()
 	rs.Status, rs.EndTime, rs.Reason = shoal.AttemptLost, &now, reason
 	if !shoal.AttemptTerminal(a.Status) {
@@ -188,7 +194,11 @@ func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 		return nil, err
 	}
 	j.Version++
-	return wake, tx.UpdateJob(j)
+	if err := tx.UpdateJob(j); err != nil {
+		return nil, err
+	}
+	outcomes.note(before, j)
+	return wake, nil
 }
 
 // release stops a node's machine through its provider in the background,
@@ -326,7 +336,10 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	}
 	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
 	var wake []string
+	var outcomes jobOutcomes
 	err = s.store.Update(sys, func(tx shoal.Tx) error {
+		wake = wake[:0]
+		outcomes.reset()
 		for _, g := range gone {
 			n, err := tx.GetNode(g.ID)
 			if err != nil || n.State != g.State || n.ProviderRef != g.ProviderRef || n.CredentialHash != g.CredentialHash ||
@@ -341,7 +354,7 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 			if g.ProviderRef == "" {
 				reason = fmt.Sprintf("node %s: its provisioning was interrupted by a server restart", n.ID)
 			}
-			w, err := s.loseNode(sys, tx, n, reason)
+			w, err := s.loseNode(sys, tx, n, reason, &outcomes)
 			if err != nil {
 				return err
 			}
@@ -349,6 +362,9 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		s.report(&outcomes)
+	}
 	s.nodes.wake(wake...)
 	return adopted, err
 }

@@ -1,6 +1,10 @@
 package service
 
-import "time"
+import (
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
 
 // Observer is told what the services do, after it is committed: the
 // server's metrics (package metrics) implement it. Every method must be
@@ -38,4 +42,54 @@ func (s *Services) observe() Observer {
 		return *o
 	}
 	return noObserver{}
+}
+
+// jobMark is what the observer has been told of a job, as a transaction
+// read it: whether it had started and whether it had ended.
+type jobMark struct{ started, ended bool }
+
+func markOf(j *shoal.Job) jobMark {
+	return jobMark{started: j.StartTime != nil, ended: shoal.JobTerminal(j.Status)}
+}
+
+// jobOutcomes gathers, in a transaction, the jobs it started for the first
+// time and the jobs it ended, to tell the observer once the transaction is
+// committed. Comparing each job's stored state before and after the
+// change, rather than watching one report, counts every way a job ends (a
+// report, a cancellation in the queue, a lost node, the server ending a
+// rank) once, and a job's first start once however often it is retried or
+// however quickly it ends. A transaction function may run more than once:
+// it calls reset first.
+type jobOutcomes struct {
+	started []*shoal.Job
+	ended   []*shoal.Job
+}
+
+func (o *jobOutcomes) reset() { o.started, o.ended = o.started[:0], o.ended[:0] }
+
+// note records what the transaction did to j, which was before before it.
+func (o *jobOutcomes) note(before jobMark, j *shoal.Job) {
+	after := markOf(j)
+	if !before.started && after.started {
+		o.started = append(o.started, j)
+	}
+	if !before.ended && after.ended {
+		o.ended = append(o.ended, j)
+	}
+}
+
+// report tells the observer of a committed transaction's outcomes.
+func (s *Services) report(o *jobOutcomes) {
+	if len(o.started) == 0 && len(o.ended) == 0 {
+		return
+	}
+	obs := s.observe()
+	for _, j := range o.started {
+		// A start a node reported late may fall, by the node's clock,
+		// before the submission.
+		obs.JobStarted(j.Workspace, j.Compute, max(j.StartTime.Sub(j.CreatedOn), 0))
+	}
+	for _, j := range o.ended {
+		obs.JobEnded(j.Workspace, j.Compute, j.Status)
+	}
 }
