@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,8 +42,10 @@ func (b *Budget) Describe() string {
 	return fmt.Sprintf("%s %s USD/%s", s, trimFloat(b.Limit), b.Period)
 }
 
+// trimFloat prints an amount as written: 500, 0.5, 0.000001 (cents alone
+// would show a limit under a cent as 0).
 func trimFloat(f float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // ValidateBudget checks and normalises a budget.

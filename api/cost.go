@@ -19,7 +19,7 @@ func (s *Server) costRoutes() []Route {
 
 func (s *Server) handleCostReport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	now := time.Now()
+	now := s.svc.Now()
 	since := now.Add(-30 * 24 * time.Hour)
 	if v := q.Get("since"); v != "" {
 		t, err := service.ParseSince(v, now)

@@ -47,7 +47,7 @@ func (f *computeFlags) register(fs *pflag.FlagSet, create bool) {
 	fs.StringVarP(&f.name, "name", "n", "", "compute name")
 	fs.StringVar(&f.minInstances, "min-instances", "", "minimum number of nodes")
 	fs.StringVar(&f.maxInstances, "max-instances", "", "maximum number of nodes")
-	fs.StringVar(&f.idleTime, "idle-time-before-scale-down", "", "seconds a node stays idle before it is released")
+	fs.StringVar(&f.idleTime, "idle-time-before-scale-down", "", "seconds a node stays idle before it is released, or adaptive (chosen from recent arrivals)")
 	fs.StringVar(&f.description, "description", "", "description")
 	fs.StringArrayVar(&f.tags, "tags", nil, "space-separated tags: key1=value1 key2=value2")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a key of the document: --set max_instances=4 (repeatable)")
@@ -87,7 +87,16 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 		}
 		var v any = fl.Value.String()
 		switch fl.Name {
-		case "min-instances", "max-instances", "idle-time-before-scale-down", "idle-time-before-shutdown-minutes":
+		case "idle-time-before-scale-down":
+			// A number is a fixed timeout; "adaptive" (a Shoal extension)
+			// keeps the number as the adaptive policy's fallback.
+			delete(doc, "idle_policy")
+			if strings.EqualFold(strings.TrimSpace(fl.Value.String()), shoal.IdlePolicyAdaptive) {
+				key, v = "idle_policy", shoal.IdlePolicyAdaptive
+				break
+			}
+			v, err = intFlag(fl.Name, fl.Value.String())
+		case "min-instances", "max-instances", "idle-time-before-shutdown-minutes":
 			v, err = intFlag(fl.Name, fl.Value.String())
 		case "enable-sso":
 			v = f.enableSSO

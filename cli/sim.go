@@ -43,7 +43,10 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 			if err != nil {
 				return err
 			}
-			base.ProvisionDelay, base.WaitCostPerHour = delay, waitCost
+			base.ProvisionDelay = delay
+			if cmd.Flags().Changed("wait-cost-per-hour") {
+				base.WaitCostPerHour = waitCost
+			}
 			var configs []sim.Config
 			if sweep != "" {
 				for _, p := range strings.Split(sweep, ",") {
@@ -190,6 +193,12 @@ func simCluster(path string) (sim.Config, error) {
 	}
 	if spec.IdleTimeBeforeScaleDown != nil {
 		c.IdleTimeBeforeScaleDown = time.Duration(*spec.IdleTimeBeforeScaleDown) * time.Second
+	}
+	// The cluster's own policy is the default replay (--idle-policy and
+	// --sweep choose others), so what `compute show` prints replays as is.
+	c.Adaptive = spec.IdlePolicy == shoal.IdlePolicyAdaptive
+	if spec.WaitCostPerHour != nil {
+		c.WaitCostPerHour = *spec.WaitCostPerHour
 	}
 	if spec.Size != "" {
 		cat, err := (&config.Config{}).Catalog(nil)

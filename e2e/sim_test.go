@@ -46,6 +46,17 @@ func TestSim(t *testing.T) {
 		t.Errorf("a bad policy: %s", stderr)
 	}
 
+	// A cluster YAML's own adaptive policy (as `compute show` prints it)
+	// is what replays by default.
+	ad := filepath.Join(dir, "adaptive.yml")
+	writeFile(t, ad, "name: ad\ntype: amlcompute\nsize: Standard_DS3_v2\nidle_time_before_scale_down: adaptive\nwait_cost_per_hour: 2\n")
+	if r := runJSON[[]map[string]any](t, s.env, "sim", "--trace", trace, "--cluster", ad, "-o", "json"); len(r) != 1 || r[0]["policy"] != "adaptive" || r[0]["cost"].(float64) <= 0 {
+		t.Errorf("--cluster with idle_time_before_scale_down: adaptive replays %v", r)
+	}
+	if stderr, _ := mustFail(t, s.env, "sim", "--trace", trace, "--provision-delay", "-1s"); !strings.Contains(stderr, "must not be negative") {
+		t.Errorf("a negative provisioning delay: %s", stderr)
+	}
+
 	// The server's own history: two jobs run, then replayed.
 	mustRun(t, s.env, "compute", "create", "--name", "hist", "--size", "Standard_DS3_v2", "--max-instances", "2", "-o", "none")
 	for range 2 {
@@ -55,6 +66,15 @@ func TestSim(t *testing.T) {
 		out := mustRun(t, s.env, "job", "list", "--status", "Completed", "--query", "length(@)", "-o", "tsv")
 		return strings.TrimSpace(out) == "2", out
 	})
+	// The idle policy changes from the command line both ways.
+	mustRun(t, s.env, "compute", "update", "-n", "hist", "--idle-time-before-scale-down", "adaptive", "-o", "none")
+	if c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "hist", "-o", "json"); c["idle_policy"] != "adaptive" {
+		t.Errorf("after update to adaptive: idle_policy %v", c["idle_policy"])
+	}
+	mustRun(t, s.env, "compute", "update", "-n", "hist", "--idle-time-before-scale-down", "300", "-o", "none")
+	if c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "hist", "-o", "json"); c["idle_policy"] != nil || c["idle_time_before_scale_down"] != float64(300) {
+		t.Errorf("after update to 300: idle_policy %v, idle_time_before_scale_down %v", c["idle_policy"], c["idle_time_before_scale_down"])
+	}
 	hist := runJSON[[]map[string]any](t, s.env, "sim", "--from-history", "--idle-policy", "fixed:120s", "-o", "json")
 	if len(hist) != 1 || hist[0]["jobs"] != float64(2) {
 		t.Fatalf("--from-history: %v", hist)

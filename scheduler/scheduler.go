@@ -55,6 +55,11 @@ type Node struct {
 	// is reused, the recently freed ones stay warm); equal times, or none,
 	// go by ID.
 	IdleSince time.Time
+	// Fallback marks a node to use only when no other free node of its
+	// cluster is left: a dedicated node a low-priority cluster got through
+	// its tier fallback. Jobs move back to low-priority nodes as they come,
+	// so the dedicated ones go idle and are released first.
+	Fallback bool
 }
 
 // Job is one queued job waiting to be placed.
@@ -242,10 +247,17 @@ func Schedule(s Snapshot) Result {
 	freeCount := make([]int, len(names))
 	totalFree := 0
 	var idleSince map[string]time.Time // only when some node says
+	var fallback map[string]bool       // likewise
 	for i := range s.Nodes {
 		nodeSlot[i] = -1
 		if !s.Nodes[i].Free {
 			continue
+		}
+		if s.Nodes[i].Fallback {
+			if fallback == nil {
+				fallback = map[string]bool{}
+			}
+			fallback[s.Nodes[i].ID] = true
 		}
 		if t := s.Nodes[i].IdleSince; !t.IsZero() {
 			if idleSince == nil {
@@ -327,6 +339,17 @@ func Schedule(s Snapshot) Result {
 		c.free = slices.Compact(c.free)
 		if idleSince != nil {
 			slices.SortStableFunc(c.free, func(a, b string) int { return idleSince[a].Compare(idleSince[b]) })
+		}
+		if fallback != nil {
+			slices.SortStableFunc(c.free, func(a, b string) int {
+				switch {
+				case fallback[a] == fallback[b]:
+					return 0
+				case fallback[a]:
+					return 1
+				}
+				return -1
+			})
 		}
 		maxPlaced += min(len(c.jobs), len(c.free))
 	}

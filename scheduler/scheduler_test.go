@@ -546,3 +546,24 @@ func TestIdleLongestFirst(t *testing.T) {
 		t.Errorf("placements %v, want %s", got, want)
 	}
 }
+
+// A fallback node (a dedicated node of a low-priority cluster) is taken
+// only when no other free node is left, however long it has been idle.
+func TestFallbackNodesLast(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := scheduler.Schedule(scheduler.Snapshot{
+		Nodes: []scheduler.Node{
+			{ID: "ded", Cluster: "c", Free: true, IdleSince: t0, Fallback: true},
+			{ID: "low1", Cluster: "c", Free: true, IdleSince: t0.Add(time.Minute)},
+			{ID: "low2", Cluster: "c", Free: true, IdleSince: t0.Add(2 * time.Minute)},
+		},
+		Jobs: []scheduler.Job{job("j1", "c", 0, 1, 1), job("j2", "c", 0, 2, 1), job("j3", "c", 0, 3, 1)},
+	})
+	var got []string
+	for _, p := range res.Placements {
+		got = append(got, p.JobID+"→"+p.NodeIDs[0])
+	}
+	if want := "j1→low1 j2→low2 j3→ded"; strings.Join(got, " ") != want {
+		t.Errorf("placements %v, want %s", got, want)
+	}
+}

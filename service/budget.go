@@ -270,24 +270,38 @@ func (c *Controller) checkBudgets(ctx context.Context, now time.Time) error {
 		return err
 	}
 	for _, a := range alerts {
-		// Only a higher threshold in the same period, or any in a new one.
-		if p, t, ok := parseAlert(a.prev); ok && p.Equal(a.st.PeriodStart) && t >= a.pct {
+		// Only higher thresholds in the same period, or any in a new one;
+		// each threshold crossed since the last check gets its own event
+		// (spend can jump from 40 % to 100 % between two checks).
+		done := 0
+		if p, t, ok := parseAlert(a.prev); ok && p.Equal(a.st.PeriodStart) {
+			done = t
+		}
+		var pcts []int
+		for _, th := range shoal.BudgetThresholds {
+			if th > done && th <= a.pct {
+				pcts = append(pcts, th)
+			}
+		}
+		if len(pcts) == 0 {
 			continue
 		}
 		ctx := shoal.WithPrincipal(ctx, autoscalerPrincipal)
 		err := s.store.Update(ctx, func(tx shoal.Tx) error {
-			verb := "warning"
-			if a.pct >= 100 {
-				verb = "reached"
-				if a.st.Action == shoal.BudgetBlock {
-					verb = "reached: scale-up stopped for its scope, running jobs finish"
+			for _, pct := range pcts {
+				verb := "warning"
+				if pct >= 100 {
+					verb = "reached"
+					if a.st.Action == shoal.BudgetBlock {
+						verb = "reached: scale-up stopped for its scope, running jobs finish"
+					}
 				}
-			}
-			if err := tx.AppendEvent(&shoal.Event{Time: tx.Now(), Workspace: a.ws, ResourceType: shoal.ResourceBudget, ResourceName: a.st.Name,
-				Kind: shoal.EventBudget, Actor: "controller",
-				Reason: fmt.Sprintf("budget %s at %d %% (%.2f of %s USD since %s): %s", a.st.Describe(), a.pct, a.st.Spent,
-					strconv.FormatFloat(a.st.Limit, 'f', -1, 64), a.st.PeriodStart.Format("2006-01-02"), verb)}); err != nil {
-				return err
+				if err := tx.AppendEvent(&shoal.Event{Time: tx.Now(), Workspace: a.ws, ResourceType: shoal.ResourceBudget, ResourceName: a.st.Name,
+					Kind: shoal.EventBudget, Actor: "controller",
+					Reason: fmt.Sprintf("budget %s at %d %% (%.2f of %s USD since %s): %s", a.st.Describe(), pct, a.st.Spent,
+						strconv.FormatFloat(a.st.Limit, 'f', -1, 64), a.st.PeriodStart.Format("2006-01-02"), verb)}); err != nil {
+					return err
+				}
 			}
 			return tx.PutSetting(alertKey(a.ws, a.st.Budget), alertValue(a.st.PeriodStart, a.pct))
 		})
@@ -368,9 +382,35 @@ func (c *Controller) applyBudgets(ctx context.Context, snap *autoscaler.Snapshot
 		}
 		cl.BudgetBlocked = c.budgetBlock(comp)
 	}
+	blocked, err := c.blockedUserJobs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range blocked {
+		for i := range snap.Clusters {
+			if snap.Clusters[i].Key == b.cluster {
+				snap.Clusters[i].QueuedNodeDemand = max(snap.Clusters[i].QueuedNodeDemand-b.nodes, 0)
+			}
+		}
+	}
+	return nil
+}
+
+// blockedJob is a queued job of a user whose block budget is reached.
+type blockedJob struct {
+	cluster string // computeKey of its compute
+	nodes   int    // its instance_count
+	reason  string // "budget user:alice 50 USD/week reached"
+}
+
+// blockedUserJobs returns the queued jobs, by workspace/name, of users
+// whose block budget is reached; nil when no user is blocked (the common
+// case costs no read).
+func (c *Controller) blockedUserJobs(ctx context.Context) (map[string]blockedJob, error) {
 	c.mu.Lock()
 	users := c.budgets.users
 	c.mu.Unlock()
+	var out map[string]blockedJob
 	for ws, blocked := range users {
 		if len(blocked) == 0 {
 			continue
@@ -381,49 +421,37 @@ func (c *Controller) applyBudgets(ctx context.Context, snap *autoscaler.Snapshot
 			return err
 		})
 		if err != nil {
-			return err
-		}
-		for _, j := range queued {
-			if blocked[strings.ToLower(j.CreatedBy)] == "" && blocked[strings.ToLower(principalName(j.CreatedByPrincipal))] == "" {
-				continue
-			}
-			key := computeKey(j.Workspace, j.Compute)
-			for i := range snap.Clusters {
-				if snap.Clusters[i].Key == key {
-					snap.Clusters[i].QueuedNodeDemand = max(snap.Clusters[i].QueuedNodeDemand-j.InstanceCount(), 0)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// userBudgetReasons overrides the reasons of a blocked user's waiting
-// jobs: no node is added for them.
-func (c *Controller) userBudgetReasons(ctx context.Context, waiting map[string]scheduler.Reason) {
-	c.mu.Lock()
-	users := c.budgets.users
-	c.mu.Unlock()
-	for ws, blocked := range users {
-		if len(blocked) == 0 {
-			continue
-		}
-		var queued []*shoal.Job
-		if err := c.s.store.View(ctx, func(tx shoal.Tx) (err error) {
-			queued, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Statuses: []string{shoal.JobQueued}})
-			return err
-		}); err != nil {
-			return
+			return nil, err
 		}
 		for _, j := range queued {
 			r := blocked[strings.ToLower(j.CreatedBy)]
 			if r == "" {
 				r = blocked[strings.ToLower(principalName(j.CreatedByPrincipal))]
 			}
-			id := j.Workspace + "/" + j.Name
-			if _, ok := waiting[id]; ok && r != "" {
-				waiting[id] = scheduler.Reason{Code: scheduler.ReasonBudget, Message: r + ": no new nodes for this user's jobs until the next period or a higher limit"}
+			if r == "" {
+				continue
 			}
+			if out == nil {
+				out = map[string]blockedJob{}
+			}
+			out[j.Workspace+"/"+j.Name] = blockedJob{cluster: computeKey(j.Workspace, j.Compute), nodes: j.InstanceCount(), reason: r}
+		}
+	}
+	return out, nil
+}
+
+// budgetBlockedPriority is the queue priority a blocked user's jobs are
+// scheduled at: below every real one (low is 1), so that a node added for
+// another user's job goes to that job, not to a blocked one ahead of it in
+// the queue; a node no other job wants still takes the blocked user's work.
+const budgetBlockedPriority = 0
+
+// userBudgetReasons overrides the reasons of a blocked user's waiting
+// jobs: no node is added for them.
+func userBudgetReasons(blocked map[string]blockedJob, waiting map[string]scheduler.Reason) {
+	for id, b := range blocked {
+		if _, ok := waiting[id]; ok {
+			waiting[id] = scheduler.Reason{Code: scheduler.ReasonBudget, Message: b.reason + ": no new nodes for this user's jobs until the next period or a higher limit"}
 		}
 	}
 }

@@ -29,10 +29,14 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "tag:team=vision", Limit: 1, Period: "month", Action: shoal.BudgetBlock}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []shoal.Budget{{Scope: "tag:team", Limit: 1}, {Scope: "workspace", Limit: 0}, {Scope: "workspace", Limit: 5, Period: "year"}, {Scope: "everyone", Limit: 5}} {
-		if _, err := h.svc.CreateBudget(admin, ws, &bad); shoal.ErrorCode(err) != shoal.EINVALID {
-			t.Errorf("budget %+v: %v", bad, err)
+	for field, bad := range map[string]shoal.Budget{"scope": {Scope: "tag:team", Limit: 1}, "limit": {Scope: "workspace", Limit: 0},
+		"period": {Scope: "workspace", Limit: 5, Period: "year"}, "action": {Scope: "workspace", Limit: 5, Action: "stop"}} {
+		if _, err := h.svc.CreateBudget(admin, ws, &bad); shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) != field {
+			t.Errorf("budget %+v: %v (field %q), want EINVALID naming %s", bad, err, shoal.ErrorField(err), field)
 		}
+	}
+	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "everyone", Limit: 5}); shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(shoal.ErrorMessage(err), "scope") {
+		t.Errorf("scope everyone: %v", err)
 	}
 	h.submit("long", "vision-gpu", 2, "")
 	h.step(0)
@@ -101,6 +105,26 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	if want == 0 || math.Abs(usage-want) > 1e-6 {
 		t.Errorf("report %v node-seconds, ledger %v", usage, want)
 	}
+
+	// A budget whose spend is past its limit the first time it is
+	// priced warns at 50, 80 and 100 % at once: no threshold is skipped.
+	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "workspace", Limit: 0.1, Period: "month"}); err != nil {
+		t.Fatal(err)
+	}
+	h.step(15 * time.Second)
+	evs, err = h.svc.ListBudgetEvents(admin, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if strings.Contains(e.Reason, "budget workspace 0.1 USD/month") {
+			got = append(got, e.Reason)
+		}
+	}
+	if len(got) != 3 || !strings.Contains(got[0], "at 50 %") || !strings.Contains(got[1], "at 80 %") || !strings.Contains(got[2], "at 100 %") || !strings.HasSuffix(got[2], ": reached") {
+		t.Errorf("a budget found past its limit: %q, want 50, 80 and 100 %%", got)
+	}
 }
 
 // A user's block budget: once alice's jobs have spent it, her next job
@@ -156,5 +180,18 @@ func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 	h.step(time.Second)
 	if got := len(h.nodes("cpu")); got != 2 {
 		t.Errorf("%d nodes after bob's job, want 2: alice's budget is not bob's", got)
+	}
+	// The node added for bob goes to bob's job, although alice's a3 is
+	// ahead of it in the queue; a3 keeps waiting and no third node comes.
+	h.joinAll()
+	h.step(time.Second)
+	h.step(time.Second)
+	h.wantJob("b1", shoal.JobPreparing)
+	if j := h.wantJob("a3", shoal.JobQueued); !strings.Contains(j.StatusReason, "budget alice") {
+		t.Errorf("a3's reason %q", j.StatusReason)
+	}
+	h.step(time.Second)
+	if got := len(h.nodes("cpu")); got != 2 {
+		t.Errorf("%d nodes once bob's node joined, want 2: alice's blocked job took bob's node", got)
 	}
 }

@@ -166,13 +166,17 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 			case n.CurrentAttemptID != "":
 				cs.Busy++
 			}
-			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n)}
+			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: nodeFree(n), Fallback: fallbackNode(ci.compute, n)}
 			if n.IdleSince != nil {
 				sn.IdleSince = *n.IdleSince
 			}
 			snap.Nodes = append(snap.Nodes, sn)
 		}
 		snap.Clusters[key] = cs
+	}
+	blocked, err := c.blockedUserJobs(ctx)
+	if err != nil {
+		return nil, err
 	}
 	refs := map[string]shoal.QueuedJobRef{}
 	for _, j := range st.queued {
@@ -182,7 +186,11 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 		}
 		id := j.Workspace + "/" + j.Name
 		refs[id] = j
-		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: key, Priority: j.Priority, Seq: j.Seq, InstanceCount: j.InstanceCount})
+		prio := j.Priority
+		if _, ok := blocked[id]; ok {
+			prio = budgetBlockedPriority
+		}
+		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: key, Priority: prio, Seq: j.Seq, InstanceCount: j.InstanceCount})
 	}
 	res := scheduler.Schedule(snap)
 	// Reasons change on nearly every pass ("behind 3 jobs", "behind 2
@@ -190,7 +198,7 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	// becomes an event, so a long queue costs no writes per pass.
 	var changed []string
 	if !st.partial {
-		c.userBudgetReasons(ctx, res.Waiting)
+		userBudgetReasons(blocked, res.Waiting)
 		for id, r := range res.Waiting {
 			if s.reasons.setCode(id, string(r.Code)) {
 				changed = append(changed, id)
@@ -294,6 +302,14 @@ func (s *Services) startAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Job, 
 	j.AttemptCount, j.CurrentAttemptID = a.Number, a.ID
 	j.Status = shoal.JobPreparing
 	j.StatusReason = fmt.Sprintf("attempt %d preparing on %s", a.Number, rankNodes(a))
+	if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
+		for _, n := range nodes {
+			if fallbackNode(c, n) {
+				j.StatusReason += fmt.Sprintf(" (dedicated: no low-priority node was free; tier_fallback after %s)", c.TierFallback.Duration())
+				break
+			}
+		}
+	}
 	j.Version++
 	if err := tx.UpdateJob(j); err != nil {
 		return err
@@ -333,4 +349,11 @@ func unavailable(c *shoal.Compute) string {
 		return fmt.Sprintf("instance stopped: start it (shoal compute start -n %s)", c.Name)
 	}
 	return fmt.Sprintf("instance %s: jobs start once it is Running", c.Instance.State)
+}
+
+// fallbackNode reports whether n is a dedicated node of a low-priority
+// cluster: one its tier fallback added, which jobs use only when no
+// low-priority node is free.
+func fallbackNode(c *shoal.Compute, n *shoal.Node) bool {
+	return c != nil && c.Tier == shoal.TierLowPriority && !n.LowPriority
 }

@@ -119,6 +119,11 @@ func New(cfg Config) *Services {
 	return s
 }
 
+// Now is the services' clock's time: reports that default a window to
+// "until now" read it, so a server on a test clock prices that clock's
+// window.
+func (s *Services) Now() time.Time { return s.cfg.Clock.Now() }
+
 // Catalog returns the catalog of locations and sizes.
 func (s *Services) Catalog() *shoal.Catalog { return s.catalog }
 

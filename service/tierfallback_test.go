@@ -71,22 +71,35 @@ locations:
 			t.Fatalf("job %s is %s", name, j.Status)
 		}
 	}
-	// Both jobs end; the nodes go after their idle minute; a new job gets
-	// a low-priority node again.
+	if j := h.job("b"); !strings.Contains(j.StatusReason, "dedicated") || !strings.Contains(j.StatusReason, "tier_fallback") {
+		t.Errorf("b on the dedicated node: reason %q does not say why", j.StatusReason)
+	}
+	// The dedicated node's job ends first, then the low-priority one's: a
+	// new job goes back to the low-priority node although the dedicated
+	// one has been idle longer, and the dedicated node goes after its
+	// idle minute.
+	var lowID string
+	for _, n := range h.nodes("lowpri") {
+		if n.LowPriority {
+			lowID = n.ID
+		}
+	}
+	tasks := map[string]*shoal.AgentTask{}
 	for _, id := range h.nodeIDs("lowpri") {
-		task := h.start(id)
-		h.finish(id, task, shoal.RankCompleted)
+		tasks[id] = h.start(id)
 	}
-	h.step(0)
-	h.step(2 * time.Minute)
-	h.step(0)
-	if n := len(h.nodes("lowpri")); n != 0 {
-		t.Fatalf("%d nodes left after their idle time", n)
-	}
+	h.finish(dedicated.ID, tasks[dedicated.ID], shoal.RankCompleted)
+	h.step(5 * time.Second)
+	h.finish(lowID, tasks[lowID], shoal.RankCompleted)
+	h.step(time.Second)
 	h.submit("c", "lowpri", 1, "")
 	h.step(0)
-	h.step(time.Second)
+	if n := h.node("lowpri", lowID); n.CurrentJobName != "c" {
+		t.Fatalf("c went to %s, not the low-priority node %s", h.job("c").StatusReason, lowID)
+	}
+	h.step(2 * time.Minute)
+	h.step(0)
 	if nodes := h.nodes("lowpri"); len(nodes) != 1 || !nodes[0].LowPriority {
-		t.Errorf("after the cluster shrank: %+v, want one low-priority node", nodes)
+		t.Errorf("after the dedicated node's idle minute: %+v, want the low-priority node alone", nodes)
 	}
 }

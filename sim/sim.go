@@ -125,6 +125,12 @@ func Run(jobs []Job, cfg Config) (*Result, error) {
 	if cfg.MaxInstances <= 0 {
 		cfg.MaxInstances = math.MaxInt32
 	}
+	if cfg.ProvisionDelay < 0 {
+		return nil, fmt.Errorf("provision delay %s must not be negative", cfg.ProvisionDelay)
+	}
+	if cfg.IdleTimeBeforeScaleDown < 0 {
+		return nil, fmt.Errorf("idle_time_before_scale_down %s must not be negative", cfg.IdleTimeBeforeScaleDown)
+	}
 	if cfg.MinInstances < 0 || cfg.MinInstances > cfg.MaxInstances {
 		return nil, fmt.Errorf("min_instances %d must be between 0 and max_instances %d", cfg.MinInstances, cfg.MaxInstances)
 	}
