@@ -3,8 +3,13 @@
 # server and of agents and low-priority eviction storms are injected;
 # invariants checked after each trial. Also agents partitioned from the
 # server (a proxy on their advertise_url), store errors (a failpoint) and
-# a full disk (the data dir on a small tmpfs). Usage: bench/chaos.sh [--trials N]
-# [--jobs N] [--seed S] (the defaults are the full suite: 20 trials of 1,000 jobs)
+# a full disk (the data dir on a small tmpfs). Every flag is passed to
+# bench/chaos: bench/chaos.sh [--trials N] [--jobs N] [--every D] [--seed S]
+# [--settling D] [--keep] [--long] [--bin PATH]. The defaults are the full
+# suite (20 trials of 1,000 jobs, a fault every 2 s on average); --long asks
+# for it by name and sets only the flags not given; scripts/test runs the
+# short one (--trials 1 --jobs 40 --every 1s). A --bin given here wins over
+# the binary built below (the bench never removes a binary it was given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)

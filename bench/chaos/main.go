@@ -6,14 +6,17 @@
 // partitioned from the server (a proxy on their advertise_url), store
 // errors (a failpoint compiled in with the failpoint build tag) and a full
 // disk (the data dir is a small tmpfs, filled for a few seconds) — and
-// after each trial checks invariants from the store: every job reached a
-// terminal state; no attempt of a job ran at the same time as another; a
-// job's retries were spent only by its own failures; no agent process
-// leaked; quota use equals the live nodes; every change the server
-// acknowledged has its audit record. It prints a table. By default it runs
-// the full suite (20 trials of 1,000 jobs, a fault every 2 s on average);
-// `go run ./bench/chaos` builds the server itself, bench/chaos.sh is the
-// same.
+// after each trial checks invariants from the store and from the jobs'
+// own records: every job reached a terminal state; no attempt of a job ran
+// at the same time as another (by the server's times, and, for the
+// recorded jobs, by their processes' own record and a lock they hold, see
+// recordedCommand); a job's retries were spent only by its own failures;
+// no agent process leaked; quota use equals the live nodes; every change
+// the server acknowledged has its audit record. It prints a table. By
+// default it runs the full suite (20 trials of 1,000 jobs, a fault every
+// 2 s on average; --long asks for it by name, setting only the flags not
+// given); `go run ./bench/chaos` builds the server itself, bench/chaos.sh
+// is the same.
 package main
 
 import (
@@ -29,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,16 +43,63 @@ import (
 	"github.com/shoal-ml/shoal/bench/internal/ports"
 )
 
+// options are the command's flags.
+type options struct {
+	bin             *string
+	trials, jobs    *int
+	seed            *uint64
+	long, keep      *bool
+	every, settling *time.Duration
+	tmpfs           *string
+}
+
+// defineFlags defines the flags on fs. The defaults are the full suite;
+// CI's short run sets its own (scripts/test: --trials 1 --jobs 40 --every 1s).
+func defineFlags(fs *flag.FlagSet) options {
+	return options{
+		bin:      fs.String("bin", "", "the shoal binary, built with -tags failpoint (default: built from this module into a temp dir, removed afterwards; a binary given here is never removed)"),
+		trials:   fs.Int("trials", 20, "trials"),
+		jobs:     fs.Int("jobs", 1000, "jobs per trial"),
+		seed:     fs.Uint64("seed", 1, "the fault injector's seed"),
+		long:     fs.Bool("long", false, "the full suite: 20 trials of 1,000 jobs, a fault every 2 s on average, for each of --trials, --jobs, --every not given (the defaults are the same)"),
+		every:    fs.Duration("every", 2*time.Second, "mean time between faults"),
+		settling: fs.Duration("settling", 3*time.Minute, "how long jobs have to end once the faults stop"),
+		keep:     fs.Bool("keep", false, "keep each trial's directory (server log, store, the jobs' own records) for a look afterwards"),
+		tmpfs:    fs.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)"),
+	}
+}
+
+// longSuite is what --long sets, flag by flag.
+var longSuite = map[string]string{"trials": "20", "jobs": "1000", "every": "2s"}
+
+// applyLong gives the flags the user did not set the full suite's values
+// when --long is given: an explicit flag always wins (--long --trials 5 is
+// five full trials).
+func applyLong(fs *flag.FlagSet, o options) {
+	if !*o.long {
+		return
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, v := range longSuite {
+		if !given[name] {
+			if err := fs.Set(name, v); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
 var (
-	bin      = flag.String("bin", "", "the shoal binary, built with -tags failpoint (default: built from this module into a temp dir)")
-	trials   = flag.Int("trials", 20, "trials")
-	jobs     = flag.Int("jobs", 1000, "jobs per trial")
-	seed     = flag.Uint64("seed", 1, "the fault injector's seed")
-	long     = flag.Bool("long", false, "the full suite (the defaults): 20 trials of 1,000 jobs, a fault every 2 s on average")
-	every    = flag.Duration("every", 2*time.Second, "mean time between faults")
-	settling = flag.Duration("settling", 3*time.Minute, "how long jobs have to end once the faults stop")
-	keep     = flag.Bool("keep", false, "keep each trial's directory (server log, store) for a look afterwards")
-	tmpfs    = flag.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)")
+	opts     = defineFlags(flag.CommandLine)
+	bin      = opts.bin
+	trials   = opts.trials
+	jobs     = opts.jobs
+	seed     = opts.seed
+	every    = opts.every
+	settling = opts.settling
+	keep     = opts.keep
+	tmpfs    = opts.tmpfs
 )
 
 // kinds of fault.
@@ -274,16 +325,22 @@ func (s *server) agents() []int {
 
 func main() {
 	flag.Parse()
+	applyLong(flag.CommandLine, opts)
+	os.Exit(run(buildShoal, trial))
+}
+
+// run builds the server unless --bin names one, runs the trials and
+// reports; it returns the exit status (1 when a job was lost or an
+// invariant violated). It removes only the directory it built the server
+// into: --bin may name a binary in the user's own directory (~/.local/bin).
+func run(build func(dir string) string, trial func(*rand.Rand, int) trialResult) int {
 	if *bin == "" {
 		dir, err := os.MkdirTemp("", "shoal-chaos-bin")
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		*bin = buildShoal(dir)
-	}
-	if *long {
-		*trials, *jobs, *every = 20, 1000, 2*time.Second
+		*bin = build(dir)
 	}
 	rng := rand.New(rand.NewPCG(*seed, *seed^0xc4a05))
 	var results []trialResult
@@ -301,10 +358,10 @@ func main() {
 	report(results)
 	for _, r := range results {
 		if r.lost > 0 || len(r.violations) > 0 {
-			os.RemoveAll(filepath.Dir(*bin))
-			os.Exit(1)
+			return 1
 		}
 	}
+	return 0
 }
 
 // buildShoal builds the shoal command of the module this program belongs
@@ -382,18 +439,30 @@ func trial(rng *rand.Rand, n int) trialResult {
 	// low-priority, some failing (retries 2), some cancelled.
 	type want struct {
 		fails, cancel, prints bool
-		retries               int
+		// recorded jobs keep their own record of their attempts.
+		recorded bool
+		retries  int
 	}
+	// The recorded jobs' records: a directory of the bench, outside the
+	// server's data dir and the nodes' work dirs.
+	records := filepath.Join(dir, "records")
+	os.MkdirAll(records, 0o777)
 	wants := map[string]want{}
 	var names []string
 	for i := range *jobs {
 		var doc map[string]any
 		w := want{}
 		switch p := rng.IntN(100); {
-		case p < 45:
+		case p < 40:
 			// It prints, so that its log crosses the server's disk.
 			doc = map[string]any{"command": fmt.Sprintf("echo begin; sleep %.1f; echo end of chaos-%d-%04d", 0.1+rng.Float64()*0.8, n, i), "compute": "cpu"}
 			w.prints = true
+		case p < 45:
+			// 5–10 s, long enough for faults to hit it, on either
+			// cluster (evictions hit low priority); it keeps its own
+			// record of its attempts.
+			doc = map[string]any{"command": recordedCommand(records, 25+rng.IntN(26)), "compute": []string{"cpu", "lowpri"}[rng.IntN(2)]}
+			w.recorded = true
 		case p < 58:
 			doc = map[string]any{"command": "sleep 0.5", "compute": "cpu", "resources": map[string]any{"instance_count": 2}}
 		case p < 85:
@@ -642,12 +711,36 @@ func trial(rng *rand.Rand, n int) trialResult {
 			continue
 		}
 		sort.Slice(atts, func(a, b int) bool { return atts[a].Number < atts[b].Number })
+		dup := false
 		for k := 1; k < len(atts); k++ {
 			prev, cur := atts[k-1], atts[k]
 			if cur.StartTime != nil && (prev.EndTime == nil || cur.StartTime.Before(*prev.EndTime)) {
-				res.dup++
+				dup = true
 				viol("%s: attempt %d started at %v before attempt %d ended (%v)", name, cur.Number, cur.StartTime, prev.Number, prev.EndTime)
 			}
+		}
+		// The server's times are its own view; a recorded job's processes
+		// say what really ran.
+		if w.recorded {
+			b, err := os.ReadFile(filepath.Join(records, name))
+			if err != nil {
+				viol("%s: no record of its attempts: %v", name, err)
+			} else {
+				final := ""
+				if j.Status == shoal.JobCompleted {
+					final = j.CurrentAttemptID
+				}
+				problems := checkRecord(b, final)
+				for _, p := range problems {
+					viol("%s: %s\n    record:\n%s    server's attempts:%s", name, p, indent(string(b)), describeAttempts(atts))
+				}
+				if len(problems) > 0 && !strings.HasPrefix(problems[0], "record:") {
+					dup = true
+				}
+			}
+		}
+		if dup {
+			res.dup++
 		}
 	}
 	// Quota use equals the live nodes.
@@ -768,4 +861,115 @@ func deref(p *int) any {
 		return nil
 	}
 	return *p
+}
+
+// recordedCommand is a job of about ticks × 0.2 s that keeps a record of
+// its attempts in dir, one file per job (SHOAL_JOB_NAME), each line
+// "start|alive|held|end <attempt-id> <unix-nanos>". While it runs, it
+// holds an flock on that file: the kernel releases it only when the last
+// process holding the file open is gone (killed with SIGKILL included), so
+// an attempt that finds it held proves that a process of an earlier
+// attempt was still running when it started — whatever the server
+// believed, and however that process ended. It says so ("held") and waits
+// for the lock (at most a minute), so that later attempts can check again.
+// Its children (sleep) do not inherit the descriptor, so a killed job's
+// stray child does not hold the lock for it. The timestamps are a second
+// proof: an "alive" or "end" line of one attempt after the "start" of a
+// later one.
+func recordedCommand(dir string, ticks int) string {
+	stamp := `"$SHOAL_ATTEMPT_ID ${EPOCHREALTIME/./}000"`
+	return fmt.Sprintf(`exec 9>>'%s'/"$SHOAL_JOB_NAME"; echo start %s >&9; `+
+		`if ! flock -n 9; then echo held %s >&9; flock -w 60 9; fi; `+
+		`for i in $(seq %d); do sleep 0.2 9>&-; echo alive %s >&9; done; echo end %s >&9`,
+		dir, stamp, stamp, ticks, stamp, stamp)
+}
+
+// recordedAttempt is what a recorded job's file says of one attempt.
+type recordedAttempt struct {
+	id           string
+	start, proof time.Time // its start, and the last moment it was seen alive
+	held         bool      // it found an earlier attempt's lock held
+	ended        bool
+}
+
+// checkRecord reads a recorded job's file and returns what is wrong: two
+// attempts that ran at once (one found the lock held, or wrote a line
+// after another had started), or, when final names the attempt the server
+// says completed the job, that attempt not having run to its end. A
+// problem that is not an overlap starts with "record:".
+func checkRecord(b []byte, final string) []string {
+	var order []*recordedAttempt
+	byID := map[string]*recordedAttempt{}
+	var problems []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			if line != "" {
+				problems = append(problems, fmt.Sprintf("record: unreadable line %q", line))
+			}
+			continue
+		}
+		ns, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("record: unreadable line %q", line))
+			continue
+		}
+		at := time.Unix(0, ns)
+		a := byID[f[1]]
+		if a == nil {
+			a = &recordedAttempt{id: f[1], start: at}
+			byID[f[1]] = a
+			order = append(order, a)
+		}
+		if at.After(a.proof) {
+			a.proof = at
+		}
+		switch f[0] {
+		case "held":
+			a.held = true
+		case "end":
+			a.ended = true
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].start.Before(order[j].start) })
+	for i, a := range order {
+		if a.held {
+			problems = append(problems, fmt.Sprintf("attempt %s found the lock of an earlier attempt held when it started: two attempts ran at once", a.id))
+		}
+		for _, b := range order[i+1:] {
+			if b.start.Before(a.proof) {
+				problems = append(problems, fmt.Sprintf("attempt %s was still running %s after attempt %s started (at %s)",
+					a.id, a.proof.Sub(b.start).Round(time.Millisecond), b.id, b.start.UTC().Format("15:04:05.000")))
+			}
+		}
+	}
+	if final != "" && (byID[final] == nil || !byID[final].ended) {
+		problems = append(problems, fmt.Sprintf("record: attempt %s completed the job on the server but its record has no end", final))
+	}
+	return problems
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("      " + l + "\n")
+	}
+	return b.String()
+}
+
+func describeAttempts(atts []*shoal.Attempt) string {
+	var b strings.Builder
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.UTC().Format("15:04:05.000")
+	}
+	for _, a := range atts {
+		fmt.Fprintf(&b, "\n      %d %s %s–%s %q", a.Number, a.ID, ts(a.StartTime), ts(a.EndTime), a.Reason)
+		for _, r := range a.Ranks {
+			fmt.Fprintf(&b, " [rank %d on %s: %s %s–%s %q]", r.Rank, r.NodeID, r.Status, ts(r.StartTime), ts(r.EndTime), r.Reason)
+		}
+	}
+	return b.String()
 }
