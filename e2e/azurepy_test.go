@@ -83,7 +83,17 @@ func TestAzurePythonSDK(t *testing.T) {
 	if n, _ := steps["list_usage"]["count"].(float64); n < 1 {
 		t.Errorf("list_usage: %v", steps["list_usage"])
 	}
-	if got := jsonStr(steps["delete"]["names"]); strings.Contains(got, "low-pri-example") {
+	names := func(step string) string { b, _ := json.Marshal(steps[step]["names"]); return string(b) }
+	if got := names("list"); !strings.Contains(got, `"low-pri-example"`) {
+		t.Errorf("list before the delete: %v", got)
+	} else {
+		for _, name := range []string{"cpu-cluster", "identity-cluster", "ci-basic-demo", "ci-idle-demo", "ci-ssh-demo", "ci-obo-demo", "ci-sched-demo", "ci-setup-demo"} {
+			if !strings.Contains(got, `"`+name+`"`) {
+				t.Errorf("list: %s missing from %v", name, got)
+			}
+		}
+	}
+	if got := names("delete"); !strings.Contains(got, `"cpu-cluster"`) || strings.Contains(got, "low-pri-example") {
 		t.Errorf("after begin_delete: %v", got)
 	}
 	// What the SDK wrote, as Shoal's CLI shows it.

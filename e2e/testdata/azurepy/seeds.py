@@ -46,7 +46,7 @@ ci_basic = ComputeInstance(name="ci-basic-demo", size="STANDARD_DS3_v2")
 r = ml_client.begin_create_or_update(ci_basic).result()
 say("instance", name=r.name, state=r.state)
 
-ci_idle = ComputeInstance(name="ci-idle-demo", size="STANDARD_DS3_v2", idle_time_before_shutdown_minutes=30)
+ci_idle = ComputeInstance(name="ci-idle-demo", size="STANDARD_DS3_v2", idle_time_before_shutdown_minutes="30")  # as the seed writes it
 r = ml_client.begin_create_or_update(ci_idle).result()
 say("idle_shutdown", name=r.name, minutes=r.idle_time_before_shutdown_minutes)
 
@@ -65,7 +65,15 @@ rec_trigger = RecurrenceTrigger(start_time=ci_start_time, time_zone=TimeZone.IND
                                 interval=1, schedule=RecurrencePattern(week_days=["Friday"], hours=15, minutes=[30]))
 myschedule = ComputeStartStopSchedule(trigger=rec_trigger, action="start")
 com_sch = ComputeSchedules(compute_start_stop=[myschedule])
-r = ml_client.begin_create_or_update(ComputeInstance(name="ci-sched-demo", schedules=com_sch)).result()
+# The seed's call as written: no .result(); the instance is read back once
+# its creation has ended.
+my_compute = ComputeInstance(name="ci-sched-demo", schedules=com_sch)
+ml_client.compute.begin_create_or_update(my_compute)
+for _ in range(300):
+    r = ml_client.compute.get("ci-sched-demo")
+    if r.provisioning_state != "Creating":
+        break
+    time.sleep(0.2)
 s0 = r.schedules.compute_start_stop[0]
 say("schedule", action=s0.action, frequency=s0.trigger.frequency, time_zone=s0.trigger.time_zone)
 
