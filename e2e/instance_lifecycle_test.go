@@ -214,6 +214,19 @@ print('computes:', sorted(c.name for c in ml_client.compute.list()))"`)
 	if code != 0 || !strings.Contains(out, "computes: ['myinstance']") {
 		t.Fatalf("MLClient(DefaultAzureCredential()) in the instance's shell: exit %d, %q, %s", code, out, errOut)
 	}
+	// Seed 002's own lines for an instance's identity, verbatim but for
+	// the names the seed leaves to the reader.
+	out, errOut, code = sshRun(t, key, v.SSHSettings.SSHPort, `PYTHONPATH=`+standin+` /usr/bin/python3 -c "import os
+subscription_id, resource_group, workspace = '00000000-0000-0000-0000-000000000000', 'ml-project-rg', 'default'
+from azure.ai.ml import MLClient
+from azure.identity import ManagedIdentityCredential
+client_id = os.environ.get('DEFAULT_IDENTITY_CLIENT_ID', None)
+credential = ManagedIdentityCredential(client_id=client_id)
+ml_client = MLClient(credential, subscription_id, resource_group, workspace)
+print('instance:', ml_client.compute.get('myinstance').name)"`)
+	if code != 0 || !strings.Contains(out, "instance: myinstance") {
+		t.Fatalf("the seed's ManagedIdentityCredential(client_id=DEFAULT_IDENTITY_CLIENT_ID) in the instance's shell: exit %d, %q, %s", code, out, errOut)
+	}
 }
 
 func readFile(t *testing.T, path string) string {
