@@ -109,8 +109,8 @@ func TestScheduleEditorKeepsEveryField(t *testing.T) {
 // The instance page offers what the API allows: a Contributor who is not
 // the instance's user gets start, stop and restart (the API lets them) but
 // not its SSH string or application links (the API refuses them); a
-// Reader gets no buttons; the user gets postpone and, while it is off,
-// single sign-on.
+// Reader gets no buttons; the user gets, while it is off, single sign-on
+// (and postponing an idle shutdown, when one is coming).
 func TestInstancePagePermissions(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	admin := as(t, svc, token)
@@ -144,7 +144,7 @@ func TestInstancePagePermissions(t *testing.T) {
 		t.Error("a Reader is not told why there are no buttons")
 	}
 	_, body = page(t, ts, "/computes/alice-ci", alice)
-	for _, b := range []string{`id="stop"`, `id="postpone"`, `id="enable-sso"`, `id="save-schedules"`} {
+	for _, b := range []string{`id="stop"`, `id="enable-sso"`, `id="save-schedules"`} {
 		if !has(body, b) {
 			t.Errorf("the instance's user misses %s", b)
 		}
