@@ -2,18 +2,24 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -157,6 +163,7 @@ func TestStudio(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	admin := s.adminToken(t)
 	ctx := browser(t)
+	dialogs := acceptDialogs(ctx)
 
 	// The sign-in page, and a wrong token.
 	open(t, ctx, "sign-in page", s.url+"/jobs", "#token")
@@ -190,19 +197,29 @@ func TestStudio(t *testing.T) {
 	open(t, ctx, "the cluster page with its node", s.url+"/computes/web-cpu", "svg.chart")
 	shot(t, ctx, "cluster")
 
-	// An instance through the form, with a custom application.
+	// An instance through the form, with SSH and a custom application.
 	port := strconv.Itoa(freePort(t))
+	pub, err := os.ReadFile(sshKey(t, "studio") + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
 	open(t, ctx, "the instances tab", s.url+"/computes?tab=instances", "#new-instance")
 	browse(t, ctx, "the instance form", chromedp.Click("#new-instance"), chromedp.WaitVisible("#compute-form"),
-		chromedp.SendKeys("#f-name", "studio-ci"), chromedp.SendKeys("#f-app", "files"),
+		chromedp.SendKeys("#f-name", "studio-ci"), chromedp.Click("#f-ssh"), chromedp.SetValue("#f-key", strings.TrimSpace(string(pub))),
+		chromedp.SendKeys("#f-app", "files"),
 		chromedp.SendKeys("#f-app-cmd", "python3 -m http.server "+port+" --bind 127.0.0.1"),
 		chromedp.SendKeys("#f-app-target", port), chromedp.SendKeys("#f-app-pub", port), chromedp.Click("#create"))
 	waitJS(t, ctx, 10*time.Second, "the instance page", `location.pathname === "/computes/studio-ci"`)
+	// From here the page must not navigate: the SSH string and the
+	// application's link come by the live refresh of their parts.
+	js[bool](t, ctx, `window.stayed = true`)
 	waitJS(t, ctx, 120*time.Second, "the instance Running (live)", `document.getElementById("state").textContent.trim() === "Running"`)
 	browse(t, ctx, "stop", chromedp.Click("#stop"))
 	waitJS(t, ctx, 120*time.Second, "Stopped after the stop button", `document.getElementById("state").textContent.trim() === "Stopped"`)
 	browse(t, ctx, "start", chromedp.Click("#start"))
 	waitJS(t, ctx, 120*time.Second, "Running after the start button", `document.getElementById("state").textContent.trim() === "Running"`)
+	waitJS(t, ctx, 60*time.Second, "the SSH string and the application's link refreshed in place",
+		`window.stayed && document.getElementById("ssh") && document.getElementById("ssh").textContent.startsWith("ssh azureuser@") && document.querySelector('#apps a[data-app="files"]')`)
 
 	// A schedule: stop at 19:00 on weekdays, Pacific time.
 	browse(t, ctx, "edit a schedule", chromedp.SetValue("#s0-action", "Stop"), chromedp.SetValue("#s0-type", "Cron"),
@@ -221,6 +238,7 @@ func TestStudio(t *testing.T) {
 	})
 	open(t, ctx, "reload", s.url+"/computes/studio-ci", `a[data-app="files"]`)
 	shot(t, ctx, "instance")
+
 	href := js[string](t, ctx, `document.querySelector('a[data-app="files"]').href`)
 	open(t, ctx, "open the application", href, "body")
 	waitJS(t, ctx, 20*time.Second, "the application's page through the proxy", `document.body.innerText.includes("Directory listing")`)
@@ -243,46 +261,242 @@ func TestStudio(t *testing.T) {
 		t.Errorf("the cluster is gone after a forged DELETE: %s", stderr)
 	}
 
+	// The cluster's edit form: max_instances changes.
+	open(t, ctx, "the cluster's edit form", s.url+"/computes/web-cpu/edit", "#compute-form")
+	browse(t, ctx, "edit max_instances", chromedp.SetValue("#f-max", "3"), chromedp.Click("#save"))
+	waitJS(t, ctx, 10*time.Second, "the cluster page after the edit", `location.pathname === "/computes/web-cpu"`)
+	if c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "web-cpu", "-o", "json"); c["max_instances"] != float64(3) {
+		t.Errorf("max_instances after the edit form: %v", c["max_instances"])
+	}
+
+	// Delete asks first (the dialog is accepted), then the cluster is gone.
+	mustRun(t, s.env, "compute", "create", "--name", "doomed", "--size", "Standard_DS3_v2", "--max-instances", "1", "-o", "none")
+	open(t, ctx, "the cluster to delete", s.url+"/computes/doomed", "#delete")
+	asked := dialogs.Load()
+	browse(t, ctx, "delete", chromedp.Click("#delete"))
+	waitJS(t, ctx, 20*time.Second, "the compute list after delete", `location.pathname === "/computes"`)
+	if dialogs.Load() == asked {
+		t.Error("delete did not ask for confirmation")
+	}
+	waitFor(t, 30*time.Second, "the deleted cluster gone", func() (bool, string) {
+		_, stderr, code := run(t, s.env, "compute", "show", "-n", "doomed", "-o", "none")
+		return code != 0, stderr
+	})
+
+	// A job canceled with its button (confirmed).
+	long := writeJobFile(t, "command: sleep 600\ncompute: web-cpu\n")
+	longName := strings.TrimSpace(mustRun(t, s.env, "job", "create", "-f", long, "--query", "name", "-o", "tsv"))
+	open(t, ctx, "the job to cancel", s.url+"/jobs/"+longName, "#cancel")
+	asked = dialogs.Load()
+	browse(t, ctx, "cancel", chromedp.Click("#cancel"))
+	waitFor(t, 60*time.Second, "the job Canceled", func() (bool, string) {
+		st := strings.TrimSpace(mustRun(t, s.env, "job", "show", "-n", longName, "--query", "status", "-o", "tsv"))
+		return st == "Canceled", st
+	})
+	if dialogs.Load() == asked {
+		t.Error("cancel did not ask for confirmation")
+	}
+	open(t, ctx, "the canceled job", s.url+"/jobs/"+longName, "#status")
+	waitJS(t, ctx, 30*time.Second, "the page showing Canceled", `document.getElementById("status").textContent.trim() === "Canceled" && !document.getElementById("cancel")`)
+	shot(t, ctx, "job-canceled")
+
+	// Idle shutdown saved from the instance page.
+	open(t, ctx, "the instance", s.url+"/computes/studio-ci", "#idle-form")
+	browse(t, ctx, "set idle shutdown", chromedp.SetValue("#f-idle-min", "30"), chromedp.Click("#save-idle"))
+	waitFor(t, 15*time.Second, "the idle shutdown stored", func() (bool, string) {
+		c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "studio-ci", "-o", "json")
+		return c["idle_time_before_shutdown_minutes"] == float64(30), fmt.Sprint(c["idle_time_before_shutdown_minutes"])
+	})
+
+	// The schedules editor keeps what it does not show changed: an
+	// instance whose schedules came from the API (lists of hours and
+	// minutes, an interval, an IANA zone, odd spellings) has one row
+	// edited in the browser; the others come back exactly as they were.
+	stored := studioSchedules(t, s, admin, "sched-ci", `{"type": "ComputeInstance", "size": "Standard_DS3_v2", "stopped": true, "schedules": {"compute_start_stop": [
+		{"action": "start", "trigger": {"type": "recurrence", "frequency": "Day", "interval": 2, "time_zone": "Europe/Berlin", "schedule": {"hours": [8, 18], "minutes": [0, 30]}}},
+		{"action": "stop", "trigger": {"type": "cron", "expression": "0 19 * * 1-5", "time_zone": "America/New_York"}},
+		{"action": "start", "state": "disabled", "trigger": {"type": "recurrence", "frequency": "week", "time_zone": "W. Europe Standard Time", "schedule": {"hours": 7, "week_days": ["friday", "Monday"]}}},
+		{"action": "stop", "trigger": {"type": "recurrence", "frequency": "Month", "start_time": "2030-01-01T00:00:00", "schedule": {"hours": [20], "month_days": [1, 15]}}}]}}`)
+	open(t, ctx, "the instance with API-made schedules", s.url+"/computes/sched-ci", "#schedules")
+	if got := js[string](t, ctx, `document.getElementById("s0-tz").value + "|" + document.getElementById("s0-hours").value + "|" + document.getElementById("s0-interval").value`); got != "Europe/Berlin|8,18|2" {
+		t.Errorf("row 0 shows %q, want its zone, hours and interval", got)
+	}
+	shot(t, ctx, "instance-schedules")
+	browse(t, ctx, "edit row 1's expression", chromedp.SetValue("#s1-expr", "30 19 * * 1-5"), chromedp.Click("#save-schedules"))
+	var after []map[string]any
+	waitFor(t, 15*time.Second, "row 1 stored", func() (bool, string) {
+		after = studioSchedules(t, s, admin, "sched-ci", "")
+		return len(after) == 4 && after[1]["trigger"].(map[string]any)["expression"] == "30 19 * * 1-5", fmt.Sprint(after)
+	})
+	for _, i := range []int{0, 2, 3} {
+		if !reflect.DeepEqual(after[i], stored[i]) {
+			t.Errorf("row %d changed when row 1 was saved:\n was %v\n now %v", i, stored[i], after[i])
+		}
+	}
+	if tz := after[1]["trigger"].(map[string]any)["time_zone"]; tz != "America/New_York" {
+		t.Errorf("row 1's zone after its edit: %v", tz)
+	}
+	// An edited row keeps the fields not edited: row 0 disabled only.
+	open(t, ctx, "the schedules again", s.url+"/computes/sched-ci", "#schedules")
+	browse(t, ctx, "disable row 0", chromedp.Click("#s0-enabled"), chromedp.Click("#save-schedules"))
+	waitFor(t, 15*time.Second, "row 0 disabled", func() (bool, string) {
+		after = studioSchedules(t, s, admin, "sched-ci", "")
+		return len(after) == 4 && after[0]["state"] == "disabled", fmt.Sprint(after)
+	})
+	want := maps.Clone(stored[0])
+	want["state"] = "disabled"
+	if !reflect.DeepEqual(after[0], want) {
+		t.Errorf("row 0 after disabling it in the editor:\n got %v\nwant %v", after[0], want)
+	}
+
+	// Sign-out ends the session: the pages ask for a token again (an API
+	// token is not revoked by it: the CLI still works).
+	open(t, ctx, "a page", s.url+"/computes", "#who")
+	browse(t, ctx, "sign out", chromedp.Click(".who button"))
+	waitJS(t, ctx, 10*time.Second, "the sign-in page after sign-out", `location.pathname === "/signin"`)
+	open(t, ctx, "a page after sign-out", s.url+"/computes", "#token")
+	if status := js[int](t, ctx, `fetch("/api/v1/workspaces/default/computes", {credentials: "same-origin"}).then(r => r.status)`); status != http.StatusUnauthorized {
+		t.Errorf("the API with the browser's cookies after sign-out: %d, want 401", status)
+	}
+	mustRun(t, s.env, "compute", "list", "-o", "none")
+
+	// A Contributor who is not the instance's user: may stop it (the API
+	// lets their role), may not use it (no SSH string, no application link).
+	users := withUsers(t, s, map[string]string{"cody": "Contributor", "rita": "Reader"})
+	signIn(t, ctx, s.url, envToken(users["cody"]))
+	open(t, ctx, "a Contributor at another's instance", s.url+"/computes/studio-ci", "#not-owner")
+	if got := js[string](t, ctx, `[document.getElementById("stop") ? "stop" : "", document.getElementById("ssh") ? "ssh" : "", document.querySelector("a[data-app]") ? "app link" : ""].join(",")`); got != "stop,," {
+		t.Errorf("a Contributor who is not the user sees %q, want the stop button only", got)
+	}
+	if v := showInstance(t, s.env, "studio-ci"); v.SSHConnectionString == "" {
+		t.Error("the instance has no SSH string: hiding it proves nothing")
+	}
+	shot(t, ctx, "instance-contributor")
+	browse(t, ctx, "stop as a Contributor", chromedp.Click("#stop"))
+	waitJS(t, ctx, 120*time.Second, "Stopped after a Contributor's stop", `document.getElementById("state").textContent.trim() === "Stopped"`)
+	if v := showInstance(t, s.env, "studio-ci"); v.State != "Stopped" {
+		t.Errorf("after a Contributor's stop: %s", v)
+	}
+	open(t, ctx, "a page", s.url+"/computes", "#who")
+	browse(t, ctx, "sign out", chromedp.Click(".who button"))
+	waitJS(t, ctx, 10*time.Second, "the sign-in page after sign-out", `location.pathname === "/signin"`)
+
 	// A Reader: no create button; a post anyway is refused.
-	mustRun(t, s.env, "user", "create", "--name", "rita", "-o", "none")
-	mustRun(t, s.env, "role", "assign", "--user", "rita", "--role", "Reader", "-o", "none")
-	rita := strings.TrimSpace(mustRun(t, s.env, "token", "create", "--user", "rita", "--name", "studio", "--query", "token", "-o", "tsv"))
-	rctx := browser(t)
-	signIn(t, rctx, s.url, rita)
-	if js[bool](t, rctx, `!!document.getElementById("new-cluster")`) {
+	signIn(t, ctx, s.url, envToken(users["rita"]))
+	if js[bool](t, ctx, `!!document.getElementById("new-cluster")`) {
 		t.Error("a Reader sees the create button")
 	}
-	open(t, rctx, "instances tab", s.url+"/computes?tab=instances", "#instances")
-	if js[bool](t, rctx, `!!document.getElementById("new-instance")`) {
+	open(t, ctx, "instances tab", s.url+"/computes?tab=instances", "#instances")
+	if js[bool](t, ctx, `!!document.getElementById("new-instance")`) {
 		t.Error("a Reader sees the new-instance button")
 	}
-	status = js[int](t, rctx, `fetch("/api/v1/workspaces/default/computes/reader-made", {method: "PUT", credentials: "same-origin",
+	status = js[int](t, ctx, `fetch("/api/v1/workspaces/default/computes/reader-made", {method: "PUT", credentials: "same-origin",
 		headers: {"Content-Type": "application/json", "X-CSRF-Token": document.cookie.match(/shoal_csrf=([^;]*)/)[1]},
 		body: JSON.stringify({size: "Standard_DS3_v2", max_instances: 1})}).then(r => r.status)`)
 	if status != http.StatusForbidden {
 		t.Errorf("a Reader's PUT with a valid session and CSRF token: %d, want 403", status)
 	}
-	open(t, rctx, "a Reader at the instance", s.url+"/computes/studio-ci", "#not-owner")
-	if js[bool](t, rctx, `!!document.getElementById("stop")`) {
-		t.Error("a Reader sees the instance's stop button")
+	open(t, ctx, "a Reader at the instance", s.url+"/computes/studio-ci", "#not-owner")
+	if got := js[string](t, ctx, `["start", "stop", "restart", "save-schedules", "idle-form", "delete"].filter((id) => document.getElementById(id)).join(",")`); got != "" {
+		t.Errorf("a Reader sees %s", got)
+	}
+	shot(t, ctx, "instance-reader")
+	status = js[int](t, ctx, `fetch("/api/v1/workspaces/default/computes/studio-ci/start", {method: "POST", credentials: "same-origin",
+		headers: {"X-CSRF-Token": document.cookie.match(/shoal_csrf=([^;]*)/)[1]}}).then(r => r.status)`)
+	if status != http.StatusForbidden {
+		t.Errorf("a Reader's forged start with a valid session and CSRF token: %d, want 403", status)
 	}
 }
 
+// acceptDialogs accepts every dialog the page opens (the delete and
+// cancel buttons confirm first) and counts them.
+func acceptDialogs(ctx context.Context) *atomic.Int32 {
+	var n atomic.Int32
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			n.Add(1)
+			go chromedp.Run(ctx, page.HandleJavaScriptDialog(true))
+		}
+	})
+	return &n
+}
+
+// envToken is the API token of a CLI environment withUsers made.
+func envToken(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SHOAL_TOKEN="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// studioSchedules creates instance name with the API body create (when
+// not empty) and returns its stored schedules, as JSON objects.
+func studioSchedules(t *testing.T, s *server, token, name, create string) []map[string]any {
+	t.Helper()
+	path := "/api/v1/workspaces/default/computes/" + name
+	if create != "" {
+		if code, _, body := s.httpDo(t, "PUT", path, token, []byte(create), nil); code != http.StatusCreated && code != http.StatusOK {
+			t.Fatalf("creating %s: %d %s", name, code, body)
+		}
+	}
+	code, _, body := s.httpDo(t, "GET", path, token, nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", name, code, body)
+	}
+	var c struct {
+		Schedules struct {
+			List []map[string]any `json:"compute_start_stop"`
+		} `json:"schedules"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Schedules.List
+}
+
 // TestStudioLinks crawls the studio from / as a signed-in administrator:
-// every link, stylesheet and script on every page answers 200.
+// every link, stylesheet and script on every page answers 200, the API's
+// links the pages show (a job's plain log and outputs, an instance's
+// application through the proxy) included — a page shows those only
+// when they would answer. An instance and ended jobs are there, so that
+// the instance page, its edit form and its application link are crawled,
+// and the job pages hold their logs without JavaScript.
 func TestStudioLinks(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	admin := s.adminToken(t)
 	mustRun(t, s.env, "compute", "create", "--name", "crawl-cpu", "--size", "Standard_DS3_v2", "--max-instances", "1", "-o", "none")
 	job := writeJobFile(t, "command: echo crawled\ncompute: crawl-cpu\n")
-	mustRun(t, s.env, "job", "create", "-f", job, "-o", "none")
+	small := strings.TrimSpace(mustRun(t, s.env, "job", "create", "-f", job, "--query", "name", "-o", "tsv"))
+	// More than the 64 KiB the page holds: the page has the log's end.
+	job = writeJobFile(t, "command: seq 1 20000\ncompute: crawl-cpu\n")
+	big := strings.TrimSpace(mustRun(t, s.env, "job", "create", "-f", job, "--query", "name", "-o", "tsv"))
+	port := strconv.Itoa(freePort(t))
+	ci := `{"type": "ComputeInstance", "size": "Standard_DS3_v2", "custom_applications": [{"name": "files",
+		"command": "python3 -m http.server ` + port + ` --bind 127.0.0.1", "endpoints": [{"target": ` + port + `, "published": ` + port + `}]}]}`
+	if code, _, body := s.httpDo(t, "PUT", "/api/v1/workspaces/default/computes/crawl-ci", admin, []byte(ci), nil); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("creating the instance: %d %s", code, body)
+	}
+	waitJob(t, s, small, 120*time.Second, "Completed")
+	waitJob(t, s, big, 120*time.Second, "Completed")
+	waitFor(t, 120*time.Second, "the instance's applications ready", func() (bool, string) {
+		v := showInstance(t, s.env, "crawl-ci")
+		ready := len(v.Applications) > 0
+		for _, a := range v.Applications {
+			ready = ready && a.Ready
+		}
+		return ready, fmt.Sprint(v.Applications)
+	})
+
 	jar := &cookieJar{cookies: []*http.Cookie{{Name: "shoal_session", Value: admin}}}
 	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	ref := regexp.MustCompile(`(?:href|src)="([^"#]*)"`)
 	seen := map[string]bool{}
 	queue := []string{"/"}
 	pages := 0
+	var apiLinks []string
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
@@ -302,7 +516,13 @@ func TestStudioLinks(t *testing.T) {
 			queue = append(queue, loc.RequestURI())
 			continue
 		case resp.StatusCode != http.StatusOK:
-			t.Errorf("GET %s: %d", p, resp.StatusCode)
+			t.Errorf("GET %s: %d %.300s", p, resp.StatusCode, body)
+			continue
+		}
+		// The API's answers (logs, archives, an application's pages)
+		// are checked, not crawled: the studio's pages are.
+		if strings.HasPrefix(p, "/api/") {
+			apiLinks = append(apiLinks, p)
 			continue
 		}
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
@@ -314,16 +534,40 @@ func TestStudioLinks(t *testing.T) {
 			if err != nil || (u.Host != "" && u.Host != strings.TrimPrefix(s.url, "http://")) || u.Path == "" {
 				continue
 			}
-			// Job logs stream (and outputs download) from the API; the
-			// crawl reads pages and their assets.
-			if strings.HasPrefix(u.Path, "/api/") {
-				continue
-			}
 			queue = append(queue, u.RequestURI())
 		}
 	}
 	if pages < 8 {
 		t.Errorf("crawled %d pages, want every page of the studio (%v)", pages, seen)
+	}
+	for _, want := range []string{"/computes/crawl-ci", "/computes/crawl-ci/edit", "/jobs/" + big} {
+		if !seen[want] {
+			t.Errorf("the crawl did not reach %s", want)
+		}
+	}
+	for _, want := range []string{"/jobs/" + small + "/logs?rank=0", "/jobs/" + big + "/logs?rank=0", "/computes/crawl-ci/applications/files/"} {
+		if !slices.ContainsFunc(apiLinks, func(l string) bool { return strings.HasSuffix(l, want) }) {
+			t.Errorf("no page links %s (the API links crawled: %v)", want, apiLinks)
+		}
+	}
+
+	// Without JavaScript a job page holds its log: all of a small one,
+	// the end of a big one.
+	get := func(path string) string {
+		resp, err := client.Get(s.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	logOf := regexp.MustCompile(`(?s)<pre id="log"[^>]*>(.*?)</pre>`)
+	if m := logOf.FindStringSubmatch(get("/jobs/" + small)); m == nil || !strings.Contains(m[1], "crawled") {
+		t.Errorf("the small job's page without its log: %v", m)
+	}
+	if m := logOf.FindStringSubmatch(get("/jobs/" + big)); m == nil || !strings.Contains(m[1], "bytes are left out") || !strings.HasSuffix(strings.TrimSpace(m[1]), "\n20000") || strings.Contains(m[1], "\n2\n3\n") {
+		t.Errorf("the big job's page does not hold the log's end alone: %.200q", m)
 	}
 }
 
