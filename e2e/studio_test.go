@@ -133,10 +133,24 @@ func waitJS(t *testing.T, ctx context.Context, timeout time.Duration, what, expr
 }
 
 // shot saves a full-page screenshot as <name>.png in the artifacts.
+// A page just navigated to may not be laid out yet: Chromium refuses to
+// capture it ("Cannot take screenshot with 0 width"), so that is retried
+// for a few seconds.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	var png []byte
-	browse(t, ctx, "screenshot "+name, chromedp.FullScreenshot(&png, 100))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := chromedp.Run(c, chromedp.FullScreenshot(&png, 100))
+		cancel()
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "0 width") || time.Now().After(deadline) {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if err := os.WriteFile(filepath.Join(artifactDir(t), name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}

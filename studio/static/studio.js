@@ -229,7 +229,9 @@
         if (lo) lo.textContent = v.last_operation.operation_name + " " + v.last_operation.operation_status + " (" + v.last_operation.operation_trigger + ")";
       }
       if (!first && v.nodes !== undefined && document.getElementById("nodes")) scheduleReload();
-      if (!first && document.querySelector("[data-refresh]")) refreshParts();
+      // The first message too: the state may have moved since the page
+      // was rendered.
+      if (document.querySelector("[data-refresh]")) refreshParts();
       first = false;
     };
     es.addEventListener("end", () => { es.close(); setTimeout(() => { if (!document.getElementById("log") || logDone) location.reload(); else reloadWhenLogEnds = true; }, 300); });
