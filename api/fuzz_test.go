@@ -38,18 +38,51 @@ var fuzzRoutes = []struct{ method, path, cred, ctype string }{
 const joinNodeID = "NODE_ID"
 
 // fuzzAgent keeps what the agent routes need between inputs: a node
-// with a current attempt (a new job is placed on it once the last one
-// ends) and an unused join token (a new one once it is spent).
+// joined by hand to cluster fz-run with a current attempt (a new job is
+// placed on it once the last one ends; a new node joins once an input made
+// the node leave, or it was lost) and an unused join token for cluster
+// fz-join (a new one once it is spent).
 type fuzzAgent struct {
 	e                *testEnv
 	ctrl             *service.Controller
 	node, cred, job  string
+	last             string // the last attempt seen
 	jobs             int
 	joinNode, joinTk string
 }
 
+// newNode joins a new node to fz-run.
+func (a *fuzzAgent) newNode(t testing.TB) {
+	ctx := context.Background()
+	jc, err := a.e.svc.AddStaticNode(ctx, "default", "fz-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.e.svc.JoinNode(ctx, jc.JoinToken, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 5001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.node, a.cred = jc.NodeID, resp.Credential
+}
+
+// usable reports whether the node can still take work.
+func (a *fuzzAgent) usable(t testing.TB) bool {
+	nodes, err := a.e.svc.ListNodes(context.Background(), "default", "fz-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.ID == a.node {
+			return (n.State == shoal.NodeIdle || n.State == shoal.NodeRunning) && !n.Draining
+		}
+	}
+	return false
+}
+
 // attempt returns the ID of the node's current attempt, placing a new
-// job on the node when the last one has ended.
+// job on the node when the last one has ended. When none can be placed
+// the last attempt serves, whose messages are refused after their bodies
+// are read.
 func (a *fuzzAgent) attempt(t *testing.T) string {
 	ctx := context.Background()
 	for range 3 {
@@ -57,30 +90,40 @@ func (a *fuzzAgent) attempt(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if j.CurrentAttemptID != "" {
+			a.last = j.CurrentAttemptID
+		}
 		if j.CurrentAttemptID != "" && (j.Status == shoal.JobPreparing || j.Status == shoal.JobRunning) {
 			return j.CurrentAttemptID
+		}
+		if !a.usable(t) {
+			a.newNode(t)
 		}
 		if shoal.JobTerminal(j.Status) {
 			a.jobs++
 			a.job = fmt.Sprintf("fz-%d", a.jobs)
-			if _, _, err := a.e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "gpu"}); err != nil {
+			if _, _, err := a.e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// A heartbeat first: the node must not miss its lease in a long
+		// run (nothing else syncs it but the fuzzer's inputs).
+		if _, err := a.e.svc.SyncNode(ctx, a.node, &shoal.AgentSyncRequest{}, 0); err != nil {
+			t.Fatal(err)
 		}
 		if err := a.ctrl.RunOnce(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		a.ctrl.Wait()
 	}
-	j, _ := a.e.svc.FindJob(ctx, "default", a.job)
-	t.Fatalf("job %s is not placed on node %s: %s (%s)", a.job, a.node, j.Status, j.StatusReason)
-	return ""
+	return a.last
 }
 
-// joinToken returns an unused join token and the node it belongs to.
+// joinToken returns an unused join token and the node it belongs to, a
+// machine added by hand to cluster fz-join.
 func (a *fuzzAgent) joinToken(t *testing.T) (token, node string) {
 	if a.joinTk == "" {
-		jc, err := a.e.svc.AddStaticNode(context.Background(), "default", "gpu")
+		jc, err := a.e.svc.AddStaticNode(context.Background(), "default", "fz-join")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,15 +148,30 @@ func FuzzMessages(f *testing.F) {
 		`{"value":[{"id":"/x/workspaces/default/quotas/standardDSv2Family","limit":8}]}`,
 		`grant_type=client_credentials&client_id=x&client_secret=y&scope=https%3A%2F%2Fmanagement.azure.com%2F.default`,
 		`{"scope":"tag:team=a","limit":5,"period":"week","action":"block"}`,
-		`null`, `[]`, `{"state":7}`, "\x00\xff", strings.Repeat("[", 1000),
+		`{"leaving":"preempted"}`, `null`, `[]`, `{"state":7}`, "\x00\xff", strings.Repeat("[", 1000),
 	} {
 		for r := range fuzzRoutes {
 			f.Add(seed, uint8(r))
 		}
 	}
 	e := newTestEnv(f)
-	node, cred := joinNode(f, e)
-	a := &fuzzAgent{e: e, ctrl: service.NewController(e.svc, 1), node: node, cred: cred, job: "j-gpu"}
+	joinNode(f, e) // cluster gpu, which the ARM PATCH changes
+	// The rank messages' jobs run on fz-run; joins are to fz-join, which
+	// runs no job.
+	maxN := 1
+	for _, name := range []string{"fz-run", "fz-join"} {
+		if _, _, err := e.svc.CreateOrApplyCompute(context.Background(), "default", &shoal.ComputeSpec{Name: name, Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := e.svc.ReconcileComputes(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	a := &fuzzAgent{e: e, ctrl: service.NewController(e.svc, 1), job: "fz-0"}
+	a.newNode(f)
+	if _, _, err := e.svc.SubmitJob(context.Background(), "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		r := fuzzRoutes[int(which)%len(fuzzRoutes)]
 		path := r.path
