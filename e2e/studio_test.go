@@ -482,7 +482,7 @@ func TestStudioLinks(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	admin := s.adminToken(t)
 	mustRun(t, s.env, "compute", "create", "--name", "crawl-cpu", "--size", "Standard_DS3_v2", "--max-instances", "1", "-o", "none")
-	job := writeJobFile(t, "command: echo crawled\ncompute: crawl-cpu\n")
+	job := writeJobFile(t, "command: echo crawled | tee ${{outputs.out}}/crawled.txt\noutputs:\n  out:\n    type: uri_folder\ncompute: crawl-cpu\n")
 	small := strings.TrimSpace(mustRun(t, s.env, "job", "create", "-f", job, "--query", "name", "-o", "tsv"))
 	// More than the 64 KiB the page holds: the page has the log's end.
 	job = writeJobFile(t, "command: seq 1 20000\ncompute: crawl-cpu\n")
@@ -559,10 +559,16 @@ func TestStudioLinks(t *testing.T) {
 			t.Errorf("the crawl did not reach %s", want)
 		}
 	}
-	for _, want := range []string{"/jobs/" + small + "/logs?rank=0", "/jobs/" + big + "/logs?rank=0", "/computes/crawl-ci/applications/files/"} {
-		if !slices.ContainsFunc(apiLinks, func(l string) bool { return strings.HasSuffix(l, want) }) {
+	linked := func(suffix string) bool {
+		return slices.ContainsFunc(apiLinks, func(l string) bool { return strings.HasSuffix(l, suffix) })
+	}
+	for _, want := range []string{"/jobs/" + small + "/logs?rank=0", "/jobs/" + small + "/outputs?rank=0", "/jobs/" + big + "/logs?rank=0", "/computes/crawl-ci/applications/files/"} {
+		if !linked(want) {
 			t.Errorf("no page links %s (the API links crawled: %v)", want, apiLinks)
 		}
+	}
+	if linked("/jobs/" + big + "/outputs?rank=0") {
+		t.Error("a job without outputs links an outputs download")
 	}
 
 	// Without JavaScript a job page holds its log: all of a small one,
