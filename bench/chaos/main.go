@@ -663,6 +663,9 @@ func trial(rng *rand.Rand, n int) trialResult {
 	viol := func(format string, args ...any) {
 		res.violations = append(res.violations, fmt.Sprintf(format, args...))
 	}
+	// Recorded jobs, and those of them whose processes ran more than one
+	// attempt: how much the processes' own check saw.
+	recorded, recordedRetried := 0, 0
 	for _, name := range names {
 		j := final[name]
 		w := wants[name]
@@ -730,6 +733,10 @@ func trial(rng *rand.Rand, n int) trialResult {
 				if j.Status == shoal.JobCompleted {
 					final = j.CurrentAttemptID
 				}
+				recorded++
+				if starts := strings.Count(string(b), "start "); starts > 1 {
+					recordedRetried++
+				}
 				problems := checkRecord(b, final)
 				for _, p := range problems {
 					viol("%s: %s\n    record:\n%s    server's attempts:%s", name, p, indent(string(b)), describeAttempts(atts))
@@ -743,6 +750,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 			res.dup++
 		}
 	}
+	res.notes = append(res.notes, fmt.Sprintf("recorded jobs: %d checked, %d of them with more than one attempt run", recorded, recordedRetried))
 	// Quota use equals the live nodes.
 	var live int
 	for _, c := range []string{"cpu", "lowpri"} {
