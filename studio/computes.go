@@ -67,8 +67,25 @@ func (s *Studio) formData(q *req, kind string) map[string]any {
 	for _, l := range cat.Locations() {
 		locations = append(locations, l.Name)
 	}
+	// The user-assigned identities a compute may name (a compute's own
+	// system-assigned identity is not one to pick): offered as
+	// suggestions, since the API checks that each exists and is usable in
+	// the workspace.
+	var identities []string
+	if list, err := s.cfg.Svc.ListIdentities(q.ctx); err == nil {
+		for _, id := range list {
+			if !id.System {
+				identities = append(identities, id.Name)
+			}
+		}
+	}
+	sort.Strings(identities)
+	rows := make([]int, shoal.MaxInstanceSchedules)
+	for i := range rows {
+		rows[i] = i
+	}
 	return map[string]any{"Kind": kind, "Sizes": sizes, "Locations": locations, "DefaultLocation": cat.DefaultLocation(),
-		"Users": users, "TimeZones": timeZones}
+		"Users": users, "TimeZones": timeZones, "Identities": identities, "ScheduleRows": rows, "Days": weekDays}
 }
 
 func (s *Studio) newComputePage(q *req) error {
@@ -99,7 +116,36 @@ func (s *Studio) editComputePage(q *req) error {
 // nodeGroup is a node state with its nodes, for the nodes table.
 type nodeGroup struct {
 	State string
-	Nodes []*shoal.Node
+	Nodes []nodeRow
+}
+
+// nodeRow is a node as the nodes table shows it. SSH is its connection
+// string, as Azure's studio lists one per node: only when the cluster was
+// created with SSH access and the node has an address.
+type nodeRow struct {
+	*shoal.Node
+	SSH string
+}
+
+// nodeSSH is the connection string of node n of cluster c: the cluster's
+// admin user at the node's address (public when it has one) and port, as
+// the API's node list reports them; "" when SSH is off.
+func nodeSSH(c *shoal.Compute, n *shoal.Node) string {
+	if c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled {
+		return ""
+	}
+	addr := n.PublicIPAddress
+	if addr == "" {
+		addr = n.PrivateIPAddress
+	}
+	if addr == "" || n.Port == 0 {
+		return ""
+	}
+	user := "azureuser"
+	if c.SSHSettings != nil && c.SSHSettings.AdminUsername != "" {
+		user = c.SSHSettings.AdminUsername
+	}
+	return "ssh " + user + "@" + addr + " -p " + itoa(n.Port)
 }
 
 func (s *Studio) computePage(q *req) error {
@@ -127,7 +173,7 @@ func (s *Studio) computePage(q *req) error {
 	vcpus := 0
 	for _, n := range nodes {
 		if g := groups[n.State]; g != nil {
-			g.Nodes = append(g.Nodes, n)
+			g.Nodes = append(g.Nodes, nodeRow{Node: n, SSH: nodeSSH(c, n)})
 		}
 		if n.Holds() {
 			vcpus += n.VCPUs
@@ -148,17 +194,21 @@ func (s *Studio) computePage(q *req) error {
 		events[i], events[j] = events[j], events[i]
 	}
 	now := s.cfg.Now()
-	// The last six hours, or the cluster's life when shorter (at least
-	// a minute, so that a young cluster's chart is not a sliver).
+	// The last six hours, or the cluster's life when shorter, so that a
+	// young cluster's nodes fill the chart rather than a sliver at its
+	// right edge (at least ten seconds, so that one just made still has
+	// a span to draw).
 	from := now.Add(-6 * time.Hour)
 	if c.CreatedOn.After(from) {
 		from = c.CreatedOn
 	}
-	if now.Sub(from) < time.Minute {
-		from = now.Add(-time.Minute)
+	if now.Sub(from) < 10*time.Second {
+		from = now.Add(-10 * time.Second)
 	}
-	window := now.Sub(from).Round(time.Minute).String()
-	window = strings.TrimSuffix(window, "0s")
+	window := now.Sub(from).Round(time.Second).String()
+	if now.Sub(from) >= time.Minute {
+		window = strings.TrimSuffix(now.Sub(from).Round(time.Minute).String(), "0s")
+	}
 	history, err := s.cfg.Svc.NodeHistory(q.ctx, q.workspace, c.Name, from)
 	if err != nil {
 		return err
@@ -180,6 +230,7 @@ func (s *Studio) computePage(q *req) error {
 	}
 	return s.render(q, "cluster", c.Name, "compute", map[string]any{
 		"C": c.Redacted(), "State": computeState(c), "Groups": order, "Nodes": len(nodes), "Queued": queued, "Events": events,
+		"SSH":   c.SSHPublicAccessEnabled != nil && *c.SSHPublicAccessEnabled,
 		"Chart": stackedChart(history, from, now), "Window": window,
 		"Cost": cost, "Quota": quota, "CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
 	})

@@ -42,6 +42,8 @@ var funcs = template.FuncMap{
 		}
 		return strconv.Itoa(*p)
 	},
+	// on reads an optional switch of a compute (nil: off).
+	"on":    func(p *bool) bool { return p != nil && *p },
 	"path":  url.PathEscape,
 	"query": url.QueryEscape,
 	"lower": strings.ToLower,

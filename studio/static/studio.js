@@ -42,7 +42,7 @@
     return m ? decodeURIComponent(m[1]) : meta("csrf-token");
   }
 
-  // Show an API error next to the field it names (the longest
+  // Show an API error next to the field it names (the longest visible
   // data-error-for that prefixes its target), else at the form's top.
   function showError(form, err) {
     form.querySelectorAll("[data-error-for]").forEach((el) => { el.textContent = ""; if (el.dataset.errorFor === "") el.hidden = true; });
@@ -51,11 +51,14 @@
     let best = null;
     form.querySelectorAll("[data-error-for]").forEach((el) => {
       const f = el.dataset.errorFor;
-      if (f && (target === f || target.startsWith(f + ".") || target.startsWith(f + "[")) && (!best || f.length > best.dataset.errorFor.length)) best = el;
+      // Not next to a field hidden for now (a key when a password was
+      // chosen): the error goes to the part around it instead.
+      if (f && !(el.parentElement && el.parentElement.closest("[hidden]")) && (target === f || target.startsWith(f + ".") || target.startsWith(f + "[")) && (!best || f.length > best.dataset.errorFor.length)) best = el;
     });
     if (!best) { best = form.querySelector('[data-error-for=""]'); if (best) best.hidden = false; }
     if (best) {
       best.textContent = err.message;
+      best.hidden = false;
       const input = form.querySelector('[name="' + best.dataset.errorFor + '"], [name^="' + best.dataset.errorFor + '."]');
       if (input) { input.setAttribute("aria-invalid", "true"); input.focus(); }
     } else {
@@ -73,6 +76,8 @@
       if (el.type === "checkbox") { if (el.dataset.type !== "bool") return; v = el.checked; }
       else { v = el.value.trim(); if (v === "") return; }
       if (el.dataset.type === "int") { const n = Number(v); v = Number.isInteger(n) ? n : v; }
+      // A list of identities, as the API takes them: [{resource_id}].
+      if (el.dataset.type === "resource-ids") v = v.split(/[\s,]+/).filter((x) => x !== "").map((x) => ({ resource_id: x }));
       const parts = el.name.split(".");
       let o = out;
       parts.forEach((p, i) => {
@@ -85,11 +90,61 @@
     return out;
   }
 
+  // Parts of a form that apply only with another field's value
+  // (data-when="id", a checked box; "id=value"; "id*=part", a value
+  // containing part) are hidden and left out of the body otherwise, so
+  // that, say, an admin username typed before SSH was turned off is not
+  // sent.
+  function applyWhen(form) {
+    form.querySelectorAll("[data-when]").forEach((el) => {
+      const m = el.dataset.when.match(/^([^=*]+)(\*?=)?(.*)$/);
+      const ctl = document.getElementById(m[1]);
+      let on = false;
+      if (ctl && !m[2]) on = ctl.checked;
+      else if (ctl && m[2] === "=") on = ctl.value === m[3];
+      else if (ctl) on = ctl.value.includes(m[3]);
+      el.hidden = !on;
+      if (on) delete el.dataset.skip; else el.dataset.skip = "true";
+    });
+  }
+
+  // The create form's schedules: each row with an action is a weekly (or,
+  // without days, daily) recurrence at its time in its zone.
+  function newSchedules(form) {
+    const list = [];
+    form.querySelectorAll(".new-schedule").forEach((row) => {
+      const f = (n) => row.querySelector('[data-s="' + n + '"]');
+      const action = f("action").value;
+      if (!action) return;
+      const tm = f("time").value.match(/^(\d{1,2}):(\d{2})/);
+      if (!tm) throw { target: "schedules", message: "schedule " + (Number(row.dataset.row) + 1) + ": give the time (hh:mm)" };
+      const days = [...row.querySelectorAll('[data-s="day"]:checked')].map((c) => c.value);
+      const pattern = { hours: [Number(tm[1])], minutes: [Number(tm[2])] };
+      if (days.length) pattern.week_days = days;
+      list.push({ action, state: "enabled", trigger: { type: "Recurrence", frequency: days.length ? "Week" : "Day", interval: 1, time_zone: f("tz").value, schedule: pattern } });
+    });
+    return list;
+  }
+
   const computeForm = document.getElementById("compute-form");
   if (computeForm) {
+    applyWhen(computeForm);
+    computeForm.addEventListener("change", () => applyWhen(computeForm));
+    const addSchedule = document.getElementById("add-schedule");
+    if (addSchedule) addSchedule.addEventListener("click", () => {
+      const next = computeForm.querySelector(".new-schedule[hidden]");
+      if (next) { next.hidden = false; next.querySelector("select").focus(); }
+      if (!computeForm.querySelector(".new-schedule[hidden]")) addSchedule.hidden = true;
+    });
     computeForm.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const body = formJSON(computeForm);
+      if (computeForm.querySelector(".new-schedule")) {
+        try {
+          const list = newSchedules(computeForm);
+          if (list.length) body.schedules = { compute_start_stop: list };
+        } catch (err) { showError(computeForm, err); return; }
+      }
       const create = computeForm.dataset.create === "true";
       const name = create ? (body.name || "") : computeForm.dataset.name;
       if (create && !name) { showError(computeForm, { target: "name", message: "name: is required" }); return; }
