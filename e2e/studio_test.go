@@ -186,17 +186,68 @@ func TestStudio(t *testing.T) {
 	signIn(t, ctx, s.url, admin)
 	shot(t, ctx, "computes")
 
-	// A cluster through the form: min above max first.
+	// A cluster through the form: min above max first. The identity it
+	// will name is an administrator's, made before the form is opened so
+	// that the form offers it.
+	mustRun(t, s.env, "identity", "create", "--name", "studio-id", "-o", "none")
 	browse(t, ctx, "the cluster form", chromedp.Click("#new-cluster"), chromedp.WaitVisible("#compute-form"))
 	browse(t, ctx, "fill the form wrongly", chromedp.SendKeys("#f-name", "web-cpu"),
 		chromedp.SetValue("#f-min", "3"), chromedp.SetValue("#f-max", "1"), chromedp.Click("#create"))
 	waitJS(t, ctx, 10*time.Second, "the validation error next to the field",
 		`(document.getElementById("err-min_instances").textContent + document.getElementById("err-max_instances").textContent).includes("max_instances")`)
 	shot(t, ctx, "cluster-form-error")
-	browse(t, ctx, "fix the form", chromedp.SetValue("#f-min", "0"), chromedp.SetValue("#f-max", "2"), chromedp.Click("#create"))
+
+	// Its advanced settings, as the seed's: SSH access (an admin user and
+	// a key or a password) and a managed identity. Each wrong value is
+	// refused by the API with its message next to its field.
+	pub, err := os.ReadFile(sshKey(t, "studio") + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(pub))
+	browse(t, ctx, "fix the scale, enable SSH with a reserved admin name", chromedp.SetValue("#f-min", "0"), chromedp.SetValue("#f-max", "2"),
+		chromedp.Click("#f-ssh"), chromedp.WaitVisible("#f-admin"), chromedp.SetValue("#f-admin", "root"), chromedp.SetValue("#f-key", key), chromedp.Click("#create"))
+	fieldError(t, ctx, "ssh_settings.admin_username", "reserved")
+	choose(t, ctx, "#f-auth", "password")
+	browse(t, ctx, "a password too short", chromedp.SetValue("#f-admin", "azureuser"), chromedp.WaitVisible("#f-password"),
+		chromedp.SetValue("#f-password", "Short1!"), chromedp.Click("#create"))
+	fieldError(t, ctx, "ssh_settings.admin_password", "12 to 123")
+	choose(t, ctx, "#f-auth", "key")
+	choose(t, ctx, "#f-identity", "user_assigned")
+	browse(t, ctx, "a user-assigned identity without its name", chromedp.Click("#create"))
+	fieldError(t, ctx, "identity.user_assigned_identities", "at least one")
+	// The error focuses its field, and a focused field with suggestions
+	// opens them over the form: the screenshot is of the form.
+	js[bool](t, ctx, `document.activeElement.blur(), true`)
+	shot(t, ctx, "cluster-form-advanced")
+	choose(t, ctx, "#f-identity", "system_assigned,user_assigned")
+	browse(t, ctx, "name the identity and create", chromedp.SetValue("#f-identities", "studio-id"), chromedp.Click("#create"))
 	waitJS(t, ctx, 10*time.Second, "the cluster page", `location.pathname === "/computes/web-cpu"`)
-	if c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "web-cpu", "-o", "json"); c["max_instances"] != float64(2) {
-		t.Fatalf("the form's cluster: %v", c)
+	var cluster struct {
+		MaxInstances int  `json:"max_instances"`
+		SSH          bool `json:"ssh_public_access_enabled"`
+		SSHSettings  struct {
+			AdminUsername string `json:"admin_username"`
+			SSHKeyValue   string `json:"ssh_key_value"`
+		} `json:"ssh_settings"`
+		Identity struct {
+			Type string `json:"type"`
+			User []struct {
+				ResourceID string `json:"resource_id"`
+			} `json:"user_assigned_identities"`
+		} `json:"identity"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, s.env, "compute", "show", "-n", "web-cpu", "-o", "json")), &cluster); err != nil {
+		t.Fatal(err)
+	}
+	// The password field was hidden when the key was chosen again: it is
+	// not sent (a cluster with both would have been stored as well).
+	if cluster.MaxInstances != 2 || !cluster.SSH || cluster.SSHSettings.AdminUsername != "azureuser" || cluster.SSHSettings.SSHKeyValue != key ||
+		cluster.Identity.Type != "system_assigned,user_assigned" || len(cluster.Identity.User) != 1 || cluster.Identity.User[0].ResourceID != "studio-id" {
+		t.Fatalf("the form's cluster: %+v", cluster)
+	}
+	if got := js[string](t, ctx, `document.getElementById("ssh-access").textContent + " | " + document.getElementById("identity").textContent`); !strings.Contains(got, "azureuser") || !strings.Contains(got, "studio-id") {
+		t.Errorf("the cluster page's SSH and identity: %q", got)
 	}
 
 	// A job from the CLI, watched on its page to Completed, its log streaming.
@@ -208,22 +259,138 @@ func TestStudio(t *testing.T) {
 	waitJS(t, ctx, 30*time.Second, "the page reloaded for the ended job, its whole log read",
 		`!document.getElementById("cancel") && document.getElementById("log").dataset.done === "true" && document.getElementById("log").textContent.includes("goodbye")`)
 	shot(t, ctx, "job")
-	open(t, ctx, "the cluster page with its node", s.url+"/computes/web-cpu", "svg.chart")
-	shot(t, ctx, "cluster")
 
-	// An instance through the form, with SSH and a custom application.
-	port := strconv.Itoa(freePort(t))
-	pub, err := os.ReadFile(sshKey(t, "studio") + ".pub")
-	if err != nil {
+	// The cluster page busy: three jobs on a cluster of at most two nodes,
+	// so two run and one waits with its reason. Each node has its SSH
+	// connection string (the cluster's admin user at the node's address
+	// and port, as list-nodes gives them).
+	busy := writeJobFile(t, "command: sleep 300\ncompute: web-cpu\n")
+	var busyJobs []string
+	for range 3 {
+		busyJobs = append(busyJobs, strings.TrimSpace(mustRun(t, s.env, "job", "create", "-f", busy, "--query", "name", "-o", "tsv")))
+	}
+	waitFor(t, 90*time.Second, "two jobs running and one queued with its reason", func() (bool, string) {
+		var states []string
+		running, queued := 0, 0
+		for _, j := range busyJobs {
+			v := runJSON[map[string]any](t, s.env, "job", "show", "-n", j, "-o", "json")
+			states = append(states, fmt.Sprint(v["status"], ": ", v["status_reason"]))
+			switch {
+			case v["status"] == "Running":
+				running++
+			case v["status"] == "Queued" && strings.Contains(fmt.Sprint(v["status_reason"]), "max_instances"):
+				queued++
+			}
+		}
+		return running == 2 && queued == 1, strings.Join(states, "; ")
+	})
+	var nodes []struct {
+		ID   string `json:"node_id"`
+		IP   string `json:"private_ip_address"`
+		Port int    `json:"port"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, s.env, "compute", "list-nodes", "-n", "web-cpu", "-o", "json")), &nodes); err != nil || len(nodes) != 2 {
+		t.Fatalf("the busy cluster's nodes: %v %+v", err, nodes)
+	}
+	open(t, ctx, "the busy cluster page", s.url+"/computes/web-cpu", "svg.chart")
+	waitJS(t, ctx, 30*time.Second, "two nodes with connection strings and the queued job's reason",
+		`document.querySelectorAll("#nodes .node-ssh").length === 2 && document.getElementById("queued").textContent.includes("max_instances")`)
+	for _, n := range nodes {
+		want := fmt.Sprintf("ssh azureuser@%s -p %d", n.IP, n.Port)
+		if got := js[string](t, ctx, `(document.querySelector('#nodes tr[data-node="`+n.ID+`"] .node-ssh') || {}).textContent || ""`); got != want {
+			t.Errorf("node %s's connection string: %q, want %q", n.ID, got, want)
+		}
+	}
+	shot(t, ctx, "cluster")
+	for _, j := range busyJobs {
+		mustRun(t, s.env, "job", "cancel", "-n", j, "-o", "none")
+	}
+
+	// An instance for another user, through the form: single sign-on
+	// off, a user-assigned identity, idle shutdown after 30 minutes. (No
+	// setup script and no application, so that SSO is off because the
+	// box was unticked, not because Azure's rule for those turned it off.)
+	users := withUsers(t, s, map[string]string{"cody": "Contributor", "rita": "Reader"})
+	open(t, ctx, "the instance form", s.url+"/computes/new?type=instance", "#compute-form")
+	browse(t, ctx, "an instance for cody", chromedp.SendKeys("#f-name", "cody-ci"), chromedp.SetValue("#f-user", "cody"),
+		chromedp.SetValue("#f-idle-ci", "30"), chromedp.Click("#f-sso"))
+	choose(t, ctx, "#f-identity", "user_assigned")
+	browse(t, ctx, "create it", chromedp.SetValue("#f-identities", "studio-id"), chromedp.Click("#create"))
+	waitJS(t, ctx, 10*time.Second, "cody's instance page", `location.pathname === "/computes/cody-ci"`)
+	var cody struct {
+		User     string `json:"assigned_user"`
+		Idle     int    `json:"idle_time_before_shutdown_minutes"`
+		SSO      *bool  `json:"enable_sso"`
+		Identity struct {
+			Type string `json:"type"`
+			User []struct {
+				ResourceID string `json:"resource_id"`
+			} `json:"user_assigned_identities"`
+		} `json:"identity"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, s.env, "compute", "show", "-n", "cody-ci", "-o", "json")), &cody); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(cody.User, "cody") || cody.Idle != 30 || cody.SSO == nil || *cody.SSO || cody.Identity.Type != "user_assigned" ||
+		len(cody.Identity.User) != 1 || cody.Identity.User[0].ResourceID != "studio-id" {
+		t.Fatalf("the form's instance for cody: %+v (enable_sso %v)", cody, cody.SSO)
+	}
+	if got := js[string](t, ctx, `document.getElementById("sso").textContent + " | " + document.getElementById("identity").textContent`); got != "off | user_assigned: studio-id" {
+		t.Errorf("cody's instance page shows SSO and identity as %q", got)
+	}
+	// It has served its purpose: its machine is not needed for the rest.
+	mustRun(t, s.env, "compute", "delete", "-n", "cody-ci", "--yes", "-o", "none")
+
+	// An instance through the form, with SSH, a custom application, a
+	// setup script, a schedule (a start two days from now, so that it
+	// does not fire during the test) and a system-assigned identity.
+	port := strconv.Itoa(freePort(t))
+	day := time.Now().UTC().Add(48 * time.Hour).Weekday().String()
 	open(t, ctx, "the instances tab", s.url+"/computes?tab=instances", "#new-instance")
 	browse(t, ctx, "the instance form", chromedp.Click("#new-instance"), chromedp.WaitVisible("#compute-form"),
-		chromedp.SendKeys("#f-name", "studio-ci"), chromedp.Click("#f-ssh"), chromedp.SetValue("#f-key", strings.TrimSpace(string(pub))),
+		chromedp.SendKeys("#f-name", "studio-ci"), chromedp.Click("#f-ssh"), chromedp.SetValue("#f-key", key),
+		chromedp.SendKeys("#f-setup", "echo set-up-by-the-studio"),
+		chromedp.SetValue("#n0-action", "Start"), chromedp.SetValue("#n0-time", "07:30"), chromedp.Click(`#new-schedules [data-row="0"] input[value="`+day+`"]`),
 		chromedp.SendKeys("#f-app", "files"),
 		chromedp.SendKeys("#f-app-cmd", "python3 -m http.server "+port+" --bind 127.0.0.1"),
-		chromedp.SendKeys("#f-app-target", port), chromedp.SendKeys("#f-app-pub", port), chromedp.Click("#create"))
+		chromedp.SendKeys("#f-app-target", port), chromedp.SendKeys("#f-app-pub", port))
+	choose(t, ctx, "#f-identity", "system_assigned")
+	shot(t, ctx, "instance-form")
+	browse(t, ctx, "create the instance", chromedp.Click("#create"))
 	waitJS(t, ctx, 10*time.Second, "the instance page", `location.pathname === "/computes/studio-ci"`)
+	var ci struct {
+		Identity struct {
+			Type string `json:"type"`
+		} `json:"identity"`
+		SSO       bool `json:"enable_sso"`
+		Schedules struct {
+			List []struct {
+				Action  string `json:"action"`
+				Trigger struct {
+					Frequency string `json:"frequency"`
+					TimeZone  string `json:"time_zone"`
+					Schedule  struct {
+						Hours    []int    `json:"hours"`
+						Minutes  []int    `json:"minutes"`
+						WeekDays []string `json:"week_days"`
+					} `json:"schedule"`
+				} `json:"trigger"`
+			} `json:"compute_start_stop"`
+		} `json:"schedules"`
+		Setup struct {
+			Creation struct {
+				Command string `json:"command"`
+			} `json:"creation_script"`
+		} `json:"setup_scripts"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, s.env, "compute", "show", "-n", "studio-ci", "-o", "json")), &ci); err != nil {
+		t.Fatal(err)
+	}
+	if sc := ci.Schedules.List; ci.Identity.Type != "system_assigned" || !ci.SSO || ci.Setup.Creation.Command != "echo set-up-by-the-studio" || len(sc) != 1 ||
+		!strings.EqualFold(sc[0].Action, "start") || !strings.EqualFold(sc[0].Trigger.Frequency, "week") || sc[0].Trigger.TimeZone != "UTC" ||
+		!slices.Equal(sc[0].Trigger.Schedule.Hours, []int{7}) || !slices.Equal(sc[0].Trigger.Schedule.Minutes, []int{30}) || !slices.Equal(sc[0].Trigger.Schedule.WeekDays, []string{day}) {
+		t.Fatalf("the form's instance: %+v", ci)
+	}
 	// From here the page must not navigate: the SSH string and the
 	// application's link come by the live refresh of their parts.
 	js[bool](t, ctx, `window.stayed = true`)
@@ -234,16 +401,18 @@ func TestStudio(t *testing.T) {
 	waitJS(t, ctx, 120*time.Second, "Running after the start button", `document.getElementById("state").textContent.trim() === "Running"`)
 	waitJS(t, ctx, 60*time.Second, "the SSH string and the application's link refreshed in place",
 		`window.stayed && document.getElementById("ssh") && document.getElementById("ssh").textContent.startsWith("ssh azureuser@") && document.querySelector('#apps a[data-app="files"]')`)
+	waitJS(t, ctx, 30*time.Second, "the setup script's output in its log", `document.getElementById("setup-log").textContent.includes("set-up-by-the-studio")`)
 
-	// A schedule: stop at 19:00 on weekdays, Pacific time.
-	browse(t, ctx, "edit a schedule", chromedp.SetValue("#s0-action", "Stop"), chromedp.SetValue("#s0-type", "Cron"),
-		chromedp.SetValue("#s0-expr", "0 19 * * 1-5"), chromedp.SetValue("#s0-tz", "Pacific Standard Time"), chromedp.Click("#save-schedules"))
+	// A schedule: stop at 19:00 on weekdays, Pacific time, in the row after
+	// the form's.
+	browse(t, ctx, "edit a schedule", chromedp.SetValue("#s1-action", "Stop"), chromedp.SetValue("#s1-type", "Cron"),
+		chromedp.SetValue("#s1-expr", "0 19 * * 1-5"), chromedp.SetValue("#s1-tz", "Pacific Standard Time"), chromedp.Click("#save-schedules"))
 	waitFor(t, 15*time.Second, "the schedule stored", func() (bool, string) {
 		c := runJSON[map[string]any](t, s.env, "compute", "show", "-n", "studio-ci", "-o", "json")
 		got := fmt.Sprint(c["schedules"])
 		return strings.Contains(got, "0 19 * * 1-5") && strings.Contains(got, "Pacific Standard Time"), got
 	})
-	waitJS(t, ctx, 15*time.Second, "the page showing the schedule", `document.getElementById("s0-expr").value === "0 19 * * 1-5"`)
+	waitJS(t, ctx, 15*time.Second, "the page showing the schedule after the form's", `document.getElementById("s1-expr").value === "0 19 * * 1-5" && document.getElementById("s0-hours").value === "7"`)
 
 	// The custom application through the proxy link.
 	waitFor(t, 60*time.Second, "the application ready", func() (bool, string) {
@@ -251,6 +420,7 @@ func TestStudio(t *testing.T) {
 		return strings.Contains(fmt.Sprint(c["applications"]), "ready:true"), fmt.Sprint(c["applications"])
 	})
 	open(t, ctx, "reload", s.url+"/computes/studio-ci", `a[data-app="files"]`)
+	waitJS(t, ctx, 10*time.Second, "the SSH string for the screenshot", `document.getElementById("ssh")`)
 	shot(t, ctx, "instance")
 
 	href := js[string](t, ctx, `document.querySelector('a[data-app="files"]').href`)
@@ -376,7 +546,6 @@ func TestStudio(t *testing.T) {
 
 	// A Contributor who is not the instance's user: may stop it (the API
 	// lets their role), may not use it (no SSH string, no application link).
-	users := withUsers(t, s, map[string]string{"cody": "Contributor", "rita": "Reader"})
 	signIn(t, ctx, s.url, envToken(users["cody"]))
 	open(t, ctx, "a Contributor at another's instance", s.url+"/computes/studio-ci", "#not-owner")
 	if got := js[string](t, ctx, `[document.getElementById("stop") ? "stop" : "", document.getElementById("ssh") ? "ssh" : "", document.querySelector("a[data-app]") ? "app link" : ""].join(",")`); got != "stop,," {
@@ -420,6 +589,24 @@ func TestStudio(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("a Reader's forged start with a valid session and CSRF token: %d, want 403", status)
 	}
+}
+
+// choose selects value in the <select> sel as a person would: the change
+// event fires, so that the form shows the fields that choice needs.
+func choose(t *testing.T, ctx context.Context, sel, value string) {
+	t.Helper()
+	expr := fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q; el.dispatchEvent(new Event("change", {bubbles: true})); return el.value; })()`, sel, value)
+	if got := js[string](t, ctx, expr); got != value {
+		t.Fatalf("choosing %q in %s: it holds %q", value, sel, got)
+	}
+}
+
+// fieldError waits for the API's error for field to show next to it (in
+// its data-error-for element) with want in its text.
+func fieldError(t *testing.T, ctx context.Context, field, want string) {
+	t.Helper()
+	waitJS(t, ctx, 10*time.Second, "the error next to "+field,
+		fmt.Sprintf(`(() => { const el = document.querySelector('[data-error-for=%q]'); return el && el.offsetParent !== null && el.textContent.includes(%q); })()`, field, want))
 }
 
 // acceptDialogs accepts every dialog the page opens (the delete and
