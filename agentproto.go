@@ -1,6 +1,10 @@
 package shoal
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
 
 // The agent protocol: what a node's `shoal agent` and the server exchange.
 // The server keeps the truth (which attempt and rank a node should run);
@@ -69,6 +73,9 @@ type AgentSyncRequest struct {
 	// marks the node preempted and requeues its work without spending
 	// retries.
 	Leaving string `json:"leaving,omitempty"`
+	// SSHPort is where a cluster node's SSH server listens (a cluster with
+	// ssh_public_access_enabled); 0 when it serves none.
+	SSHPort int `json:"ssh_port,omitempty"`
 }
 
 // AgentSyncResponse tells the agent what to do.
@@ -84,6 +91,22 @@ type AgentSyncResponse struct {
 	LeaseExpires time.Time `json:"lease_expires"`
 	// Instance is what an instance's agent must serve (instance nodes only).
 	Instance *InstanceTask `json:"instance,omitempty"`
+	// SSH is the admin account a cluster node serves SSH with, when its
+	// cluster has ssh_public_access_enabled; sent on the agent's first
+	// sync (a cluster's SSH settings cannot change after creation).
+	SSH *NodeSSH `json:"ssh,omitempty"`
+}
+
+// NodeSSH is the admin account of a cluster's nodes (the seed's
+// ssh_settings): the login name and the public key or password it logs
+// in with.
+type NodeSSH struct {
+	AdminUsername  string   `json:"admin_username"`
+	AuthorizedKeys []string `json:"authorized_keys,omitempty"`
+	// PasswordSalt and PasswordSHA256 (hex of SHA-256 over the salt and
+	// the admin password) let the node check a password it is never told.
+	PasswordSalt   string `json:"password_salt,omitempty"`
+	PasswordSHA256 string `json:"password_sha256,omitempty"`
 }
 
 // StopOrder asks the agent to stop a rank.
@@ -256,4 +279,11 @@ type KernelActivity struct {
 	ExecutionState string    `json:"execution_state,omitempty"`
 	LastActivity   time.Time `json:"last_activity"`
 	Connections    int       `json:"connections,omitempty"`
+}
+
+// NodePasswordHash is the hex SHA-256 of a salt and a password: what a
+// cluster node compares an SSH login's password with (NodeSSH).
+func NodePasswordHash(salt, password string) string {
+	sum := sha256.Sum256([]byte(salt + "\x00" + password))
+	return hex.EncodeToString(sum[:])
 }

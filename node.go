@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -49,7 +50,10 @@ type Node struct {
 	PrivateIPAddress string `json:"private_ip_address"`
 	PublicIPAddress  string `json:"public_ip_address"`
 	Port             int    `json:"port"`
-	CurrentJobName   string `json:"current_job_name"`
+	// SSHPort is where the node's SSH server listens (a cluster with
+	// ssh_public_access_enabled), 0 when it serves none.
+	SSHPort        int    `json:"ssh_port,omitempty"`
+	CurrentJobName string `json:"current_job_name"`
 	// CurrentAttemptID and CurrentRank name the work assigned to the node.
 	CurrentAttemptID string `json:"current_attempt_id,omitempty"`
 	CurrentRank      int    `json:"current_rank"`
@@ -165,4 +169,18 @@ type Reviver interface {
 	// left of the old agent's jobs first. Returns ENOTFOUND when the
 	// machine or its work dir is gone.
 	Revive(ctx context.Context, req ProvisionRequest) error
+}
+
+// SSHConnectionString is how user reaches the node's SSH server (a
+// cluster with SSH access): its public address when it has one, else its
+// private one, and its SSH port; "" while it serves none.
+func (n *Node) SSHConnectionString(user string) string {
+	addr := n.PublicIPAddress
+	if addr == "" {
+		addr = n.PrivateIPAddress
+	}
+	if addr == "" || n.SSHPort == 0 {
+		return ""
+	}
+	return "ssh " + user + "@" + addr + " -p " + strconv.Itoa(n.SSHPort)
 }

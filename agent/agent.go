@@ -91,6 +91,9 @@ type Agent struct {
 	// gpus asks nvidia-smi for the GPUs' utilisation.
 	gpus *gpuProbe
 	bundleState
+	// nodeSSH is a cluster node's SSH server, when its cluster has SSH
+	// access.
+	nodeSSH nodeSSHState
 }
 
 // now reads the agent's clock.
@@ -137,6 +140,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if rt := a.instanceRT(); rt != nil {
 		rt.close()
 	}
+	a.closeNodeSSH()
 	a.stopAll("preempted")
 	a.wg.Wait()
 	stopDelivering()
@@ -232,7 +236,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
 	first := true
 	for ctx.Err() == nil {
-		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first}
+		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort()}
 		wait := interval
 		if rt := a.instanceRT(); rt != nil {
 			req.Instance = rt.report(ctx)
@@ -278,6 +282,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 			a.startRank(ctx, t)
 		}
 		a.instanceTask(ctx, resp.Instance)
+		if resp.SSH != nil {
+			a.serveNodeSSH(resp.SSH)
+		}
 		if resp.Exit {
 			a.log.Info("released by the server; exiting")
 			return nil

@@ -186,7 +186,7 @@ func (h Handlers) ListNodes(w http.ResponseWriter, r *http.Request) {
 	out := make([]map[string]any, len(nodes))
 	for i, n := range nodes {
 		out[i] = map[string]any{"nodeId": n.ID, "privateIpAddress": n.PrivateIPAddress, "publicIpAddress": n.PublicIPAddress,
-			"port": n.Port, "nodeState": n.State, "runId": n.CurrentJobName}
+			"port": nodePort(n), "nodeState": n.State, "runId": n.CurrentJobName}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
 }
@@ -229,4 +229,13 @@ func (h Handlers) VMSizes(w http.ResponseWriter, r *http.Request) {
 			"lowPriorityCapable": sz.LowPriorityCapable, "premiumIO": sz.PremiumIO, "supportedComputeTypes": types})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"value": out})
+}
+
+// nodePort is a node's port as Azure lists it: its SSH port (a cluster
+// with SSH access), else the port its jobs' processes reach it on.
+func nodePort(n *shoal.Node) int {
+	if n.SSHPort > 0 {
+		return n.SSHPort
+	}
+	return n.Port
 }

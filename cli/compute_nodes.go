@@ -13,7 +13,7 @@ func newComputeListNodesCommand(g *globals) *cobra.Command {
 		Use:   "list-nodes",
 		Short: "List a compute cluster's nodes",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"node_id", "private_ip_address", "port", "node_state", "current_job_name"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"node_id", "private_ip_address", "port", "ssh_port", "node_state", "current_job_name"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
 			return c.ListNodes(ctx, ws, name)
 		}),
 	}

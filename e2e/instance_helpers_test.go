@@ -98,13 +98,20 @@ func sshOpts(t *testing.T, key string) []string {
 // sshRun runs a command on an instance with the real OpenSSH client.
 func sshRun(t *testing.T, key string, port int, command string) (string, string, int) {
 	t.Helper()
+	return runSSH(t, key, port, "azureuser", command)
+}
+
+// runSSH runs a command as user at 127.0.0.1:port with the real OpenSSH
+// client, returning stdout, stderr and the exit code.
+func runSSH(t *testing.T, key string, port int, user, command string) (string, string, int) {
+	t.Helper()
 	bin, err := exec.LookPath("ssh")
 	if err != nil {
 		t.Fatal("ssh not found: apt-get install openssh-client")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	args := append(sshOpts(t, key), "-p", strconv.Itoa(port), "azureuser@127.0.0.1", command)
+	args := append(sshOpts(t, key), "-p", strconv.Itoa(port), user+"@127.0.0.1", command)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

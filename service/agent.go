@@ -118,7 +118,7 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 		first = false
 		// An instance's agent that has not reported yet has not started
 		// serving: it gets its task at once.
-		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 || (resp.Instance != nil && req.Instance == nil) {
+		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 || (resp.Instance != nil && req.Instance == nil) || resp.SSH != nil {
 			return resp, nil
 		}
 		select {
@@ -141,6 +141,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	var unstarted *shoal.RankRef
 	var unstartedReason string
 	var vanished *shoal.RankRef
+	sshPortChanged := false
 	fn := func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -229,6 +230,14 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			}
 			resp.Instance = t
 		}
+		if n.Role == "" && req.First && !resp.Exit {
+			// A cluster's SSH settings are fixed at creation: the agent
+			// learns them once, on its first sync.
+			if c, err := tx.GetCompute(n.Workspace, n.Compute); err == nil {
+				resp.SSH = s.nodeSSH(c)
+			}
+		}
+		sshPortChanged = renew && n.Role == "" && req.SSHPort != n.SSHPort
 		return nil
 	}
 	if err := s.store.View(ctx, fn); err != nil {
@@ -246,6 +255,11 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	if vanished != nil {
 		if err := s.endRankForNode(ctx, nodeID, *vanished, shoal.AttemptRunning, shoal.RankLost,
 			"the node's agent was restarted and the rank's processes did not survive it"); err != nil {
+			return nil, err
+		}
+	}
+	if sshPortChanged && !resp.Exit {
+		if err := s.recordNodeSSHPort(ctx, nodeID, req.SSHPort); err != nil {
 			return nil, err
 		}
 	}

@@ -128,24 +128,17 @@ type nodeRow struct {
 }
 
 // nodeSSH is the connection string of node n of cluster c: the cluster's
-// admin user at the node's address (public when it has one) and port, as
-// the API's node list reports them; "" when SSH is off.
+// admin user at the node's address (public when it has one) and the port
+// its SSH server listens on; "" when SSH is off or not served yet.
 func nodeSSH(c *shoal.Compute, n *shoal.Node) string {
 	if c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled {
 		return ""
 	}
-	addr := n.PublicIPAddress
-	if addr == "" {
-		addr = n.PrivateIPAddress
-	}
-	if addr == "" || n.Port == 0 {
-		return ""
-	}
-	user := "azureuser"
+	user := shoal.InstanceAdminUsername
 	if c.SSHSettings != nil && c.SSHSettings.AdminUsername != "" {
 		user = c.SSHSettings.AdminUsername
 	}
-	return "ssh " + user + "@" + addr + " -p " + itoa(n.Port)
+	return n.SSHConnectionString(user)
 }
 
 func (s *Studio) computePage(q *req) error {

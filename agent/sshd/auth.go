@@ -12,9 +12,10 @@ import (
 // fingerprint of the key a connection logged in with, for the log.
 const extFingerprint = "key-fingerprint"
 
-// serverConfig offers public-key authentication only: with no password
-// or keyboard-interactive callback, the library neither offers nor
-// accepts those methods, so clients see "Permission denied (publickey)".
+// serverConfig offers public-key authentication, and passwords only when
+// the config checks them: with no password or keyboard-interactive
+// callback, the library neither offers nor accepts those methods, so
+// clients see "Permission denied (publickey)".
 func (s *Server) serverConfig(hostKey ssh.Signer) *ssh.ServerConfig {
 	conf := &ssh.ServerConfig{
 		PublicKeyCallback: s.checkKey,
@@ -25,6 +26,17 @@ func (s *Server) serverConfig(hostKey ssh.Signer) *ssh.ServerConfig {
 				s.cfg.Logger.Debug("ssh authentication failed", "user", meta.User(), "remote", meta.RemoteAddr().String(), "method", method, "err", err)
 			}
 		},
+	}
+	if s.cfg.CheckPassword != nil {
+		conf.PasswordCallback = func(meta ssh.ConnMetadata, password []byte) (*ssh.Permissions, error) {
+			if meta.User() != s.cfg.Username {
+				return nil, fmt.Errorf("user %q may not log in: the login is %q", meta.User(), s.cfg.Username)
+			}
+			if !s.cfg.CheckPassword(password) {
+				return nil, errors.New("wrong password")
+			}
+			return &ssh.Permissions{Extensions: map[string]string{extFingerprint: "password"}}, nil
+		}
 	}
 	conf.AddHostKey(hostKey)
 	return conf

@@ -44,6 +44,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now tells the time for LastActivity; default time.Now.
 	Now func() time.Time
+	// CheckPassword, when set, also offers password authentication for
+	// the login (a cluster's admin_password); it reports whether the
+	// password is right. Nil offers public keys only.
+	CheckPassword func(password []byte) bool
 	// OnLogin, when set, is told of every login and every refused
 	// connection, so that interactive sessions reach the audit log.
 	OnLogin func(Login)

@@ -1,0 +1,50 @@
+package service
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// nodeSSH is the admin account a cluster's nodes serve SSH with, or nil
+// when the cluster has no SSH access. The admin password never leaves the
+// server: the node gets a salted hash to check a login against.
+func (s *Services) nodeSSH(c *shoal.Compute) *shoal.NodeSSH {
+	if c == nil || c.Type == shoal.ComputeTypeInstance || c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled || c.SSHSettings == nil {
+		return nil
+	}
+	out := &shoal.NodeSSH{AdminUsername: c.SSHSettings.AdminUsername}
+	if out.AdminUsername == "" {
+		out.AdminUsername = shoal.InstanceAdminUsername
+	}
+	if k := c.SSHSettings.SSHKeyValue; k != "" {
+		out.AuthorizedKeys = []string{k}
+	}
+	if pw := c.SSHSettings.AdminPassword; pw != "" {
+		salt := make([]byte, 16)
+		_, _ = io.ReadFull(s.cfg.Random, salt)
+		out.PasswordSalt = hex.EncodeToString(salt)
+		out.PasswordSHA256 = shoal.NodePasswordHash(out.PasswordSalt, pw)
+	}
+	return out
+}
+
+// recordNodeSSHPort stores where a cluster node's SSH server listens, as
+// its agent reported it (list-nodes shows it; Azure's node port is the
+// SSH port).
+func (s *Services) recordNodeSSHPort(ctx context.Context, nodeID string, port int) error {
+	return s.store.Update(shoal.WithPrincipal(ctx, nodePrincipal(&shoal.Node{ID: nodeID})), func(tx shoal.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return nil // released meanwhile
+		}
+		if err != nil || n.SSHPort == port {
+			return err
+		}
+		n.SSHPort = port
+		n.Version++
+		return tx.UpdateNode(n)
+	})
+}
