@@ -263,7 +263,7 @@ func TestStudio(t *testing.T) {
 	// The cluster page busy: three jobs on a cluster of at most two nodes,
 	// so two run and one waits with its reason. Each node has its SSH
 	// connection string (the cluster's admin user at the node's address
-	// and port, as list-nodes gives them).
+	// and the port its SSH server listens on, as list-nodes gives them).
 	busy := writeJobFile(t, "command: sleep 300\ncompute: web-cpu\n")
 	var busyJobs []string
 	for range 3 {
@@ -287,11 +287,15 @@ func TestStudio(t *testing.T) {
 	var nodes []struct {
 		ID   string `json:"node_id"`
 		IP   string `json:"private_ip_address"`
-		Port int    `json:"port"`
+		Port int    `json:"ssh_port"`
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, s.env, "compute", "list-nodes", "-n", "web-cpu", "-o", "json")), &nodes); err != nil || len(nodes) != 2 {
-		t.Fatalf("the busy cluster's nodes: %v %+v", err, nodes)
-	}
+	waitFor(t, 30*time.Second, "both nodes serving SSH", func() (bool, string) {
+		out := mustRun(t, s.env, "compute", "list-nodes", "-n", "web-cpu", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &nodes); err != nil || len(nodes) != 2 {
+			return false, out
+		}
+		return nodes[0].Port > 0 && nodes[1].Port > 0, out
+	})
 	open(t, ctx, "the busy cluster page", s.url+"/computes/web-cpu", "svg.chart")
 	waitJS(t, ctx, 30*time.Second, "two nodes with connection strings and the queued job's reason",
 		`document.querySelectorAll("#nodes .node-ssh").length === 2 && document.getElementById("queued").textContent.includes("max_instances")`)
