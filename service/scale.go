@@ -193,7 +193,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		} else {
 			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: s.cfg.ServerURL, ServerCA: s.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 		}
-		err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		record := func(tx shoal.Tx) error {
 			n, err := tx.GetNode(t.node.ID)
 			if err != nil {
 				return err
@@ -204,7 +204,19 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				n.ProviderRef = ref
 			}
 			return tx.UpdateNode(n)
-		})
+		}
+		err := recordProvisioned(ctx, s.store, record)
+		if err != nil && perr == nil && p != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			// The machine runs but the store does not know how to reach
+			// it: stop it rather than leave work running that nothing
+			// can stop (chaos found a node whose reference was lost keep
+			// running a job the server had requeued elsewhere).
+			stopped := *t.node
+			stopped.ProviderRef = ref
+			if rerr := p.Release(context.WithoutCancel(ctx), &stopped); rerr != nil {
+				s.log.Error("releasing a node whose reference could not be recorded failed", slog.String("node", t.node.ID), slog.Any("err", rerr))
+			}
+		}
 		if perr != nil {
 			s.log.Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
 			a.c.provisionFailed(d.Cluster, perr, s.cfg.Clock.Now())
@@ -451,4 +463,24 @@ func decisionKind(d autoscaler.Decision) string {
 		return "demand"
 	}
 	return "other"
+}
+
+// recordProvisioned writes a provisioning's outcome, retrying transient
+// store errors a few times: a node whose provider reference is not
+// recorded cannot be released.
+func recordProvisioned(ctx context.Context, store shoal.Store, fn func(tx shoal.Tx) error) error {
+	var err error
+	for try, wait := 0, 20*time.Millisecond; try < 5; try, wait = try+1, wait*2 {
+		if err = store.Update(ctx, fn); err == nil || shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+	return err
 }

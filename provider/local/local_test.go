@@ -496,3 +496,28 @@ func TestGPUDevicesPerNode(t *testing.T) {
 		t.Fatalf("a GPU node after the restart, with both devices held: %v; want EQUOTA", err)
 	}
 }
+
+// A node whose reference the server never recorded (a store error right
+// after Provision) is still stopped by Release: a local node's reference
+// is its work dir, which its ID names. Chaos found such a node running a
+// job the server had already requeued elsewhere.
+func TestReleaseWithoutReference(t *testing.T) {
+	p := newProvider(t, local.Config{StopGrace: time.Second})
+	node := provision(t, p, "unrecorded", 0)
+	if !started(node.ProviderRef, 10*time.Second) {
+		t.Fatal("agent did not start")
+	}
+	pid := readPID(node.ProviderRef)
+	providertest.MustRelease(t, p, &shoal.Node{ID: node.ID})
+	waitGone(t, pid, 5*time.Second)
+
+	// And by a provider that did not start it (after a server restart).
+	other := provision(t, p, "unrecorded-adopted", 0)
+	if !started(other.ProviderRef, 10*time.Second) {
+		t.Fatal("agent did not start")
+	}
+	pid = readPID(other.ProviderRef)
+	fresh := local.New(local.Config{DataDir: filepath.Dir(filepath.Dir(other.ProviderRef)), Executable: stub, StopGrace: time.Second})
+	providertest.MustRelease(t, fresh, &shoal.Node{ID: other.ID})
+	waitGone(t, pid, 5*time.Second)
+}

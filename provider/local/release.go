@@ -20,10 +20,18 @@ import (
 // agent.log are kept.
 //
 // Release is idempotent: a node that is unknown, never started or already
-// gone returns nil.
+// gone returns nil. A node without a reference (its provisioning was
+// never recorded) is released by the reference its ID gives.
 func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
-	if nd == nil || nd.ProviderRef == "" {
+	if nd == nil {
 		return nil
+	}
+	ref := nd.ProviderRef
+	if ref == "" {
+		// The server may have started the agent and then failed to record
+		// its reference (a store error): the node must not keep running.
+		// A local node's reference is its work dir, which its ID names.
+		ref = p.nodeDir(nd.ID)
 	}
 	defer func() {
 		if n := killNodeProcesses(nd.ID); n > 0 {
@@ -31,7 +39,6 @@ func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
 		}
 		p.freeGPUs(nd.ID)
 	}()
-	ref := nd.ProviderRef
 	if n := p.lookup(ref); n != nil {
 		n.mu.Lock()
 		switch n.state {
