@@ -309,8 +309,10 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 			s.log.Warn("removing an instance's files failed", slog.String("instance", comp.Name), slog.Any("err", err))
 		}
 	}
+	var out jobOutcomes
 	err = s.store.Update(ctx, func(tx shoal.Tx) error {
-		if err := s.failQueuedJobs(ctx, tx, comp); err != nil {
+		out.reset()
+		if err := s.failQueuedJobs(ctx, tx, comp, &out); err != nil {
 			return err
 		}
 		if err := deleteSystemIdentity(tx, comp); err != nil {
@@ -324,6 +326,9 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 		}
 		return appendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
 	})
+	if err == nil {
+		s.report(&out)
+	}
 	s.instances.forget(computeKey(comp.Workspace, comp.Name))
 	return err
 }

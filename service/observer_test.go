@@ -178,3 +178,19 @@ func TestMetricsCountServerEndedRank(t *testing.T) {
 	}
 	o.want(t, 0, map[string]int{shoal.JobCanceled: 1})
 }
+
+// A job still queued when its compute is deleted fails, and is counted
+// once as Failed.
+func TestMetricsCountJobOfDeletedCompute(t *testing.T) {
+	h := newHarness(t, "")
+	o := observe(h)
+	h.compute("cpu", 0, 1, 600)
+	h.submit("orphan", "cpu", 1, "")
+	if _, err := h.svc.DeleteCompute(h.ctx, ws, "cpu", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.step(0)
+	h.step(time.Second)
+	h.wantJob("orphan", shoal.JobFailed)
+	o.want(t, 0, map[string]int{shoal.JobFailed: 1})
+}

@@ -14,7 +14,9 @@ import (
 // on every tick and after every change.
 func (s *Services) ReconcileComputes(ctx context.Context) error {
 	ctx = shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
-	return s.store.Update(ctx, func(tx shoal.Tx) error {
+	var out jobOutcomes
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		out.reset()
 		workspaces, err := tx.ListWorkspaces()
 		if err != nil {
 			return err
@@ -25,16 +27,20 @@ func (s *Services) ReconcileComputes(ctx context.Context) error {
 				return err
 			}
 			for _, c := range computes {
-				if err := s.reconcileCompute(ctx, tx, c); err != nil {
+				if err := s.reconcileCompute(ctx, tx, c, &out); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		s.report(&out)
+	}
+	return err
 }
 
-func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute) error {
+func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *jobOutcomes) error {
 	switch c.ProvisioningState {
 	case shoal.ProvisioningCreating, shoal.ProvisioningUpdating:
 		c.Version++
@@ -60,7 +66,7 @@ func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.C
 		if err != nil {
 			return err
 		}
-		if err := s.failQueuedJobs(ctx, tx, c); err != nil {
+		if err := s.failQueuedJobs(ctx, tx, c, out); err != nil {
 			return err
 		}
 		if len(nodes) > 0 {
@@ -90,12 +96,13 @@ func (s *Services) checkPlacement(c *shoal.Compute) error {
 
 // failQueuedJobs fails the jobs still queued on a compute being deleted:
 // they can never run.
-func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute) error {
+func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *jobOutcomes) error {
 	jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: c.Workspace, Compute: c.Name, Statuses: []string{shoal.JobQueued}})
 	if err != nil {
 		return err
 	}
 	for _, j := range jobs {
+		before := markOf(j)
 		now := tx.Now()
 		j.Status, j.EndTime = shoal.JobFailed, &now
 		j.Error = fmt.Sprintf("compute %s was deleted before the job could run", c.Name)
@@ -107,6 +114,7 @@ func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		if err := appendJobEvent(ctx, tx, j, "failed", j.Error); err != nil {
 			return err
 		}
+		out.note(before, j)
 	}
 	return nil
 }
