@@ -95,6 +95,10 @@ type AgentSyncResponse struct {
 	// cluster has ssh_public_access_enabled; sent on the agent's first
 	// sync (a cluster's SSH settings cannot change after creation).
 	SSH *NodeSSH `json:"ssh,omitempty"`
+	// Resync asks the agent to sync again at once: the long-poll this
+	// answers began before something changed that only a fresh list of
+	// its running ranks can settle.
+	Resync bool `json:"resync,omitempty"`
 }
 
 // NodeSSH is the admin account of a cluster's nodes (the seed's

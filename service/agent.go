@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -118,7 +119,7 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 		first = false
 		// An instance's agent that has not reported yet has not started
 		// serving: it gets its task at once.
-		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 || (resp.Instance != nil && req.Instance == nil) || resp.SSH != nil {
+		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 || (resp.Instance != nil && req.Instance == nil) || resp.SSH != nil || resp.Resync {
 			return resp, nil
 		}
 		select {
@@ -141,7 +142,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	var unstarted *shoal.RankRef
 	var unstartedReason string
 	var vanished *shoal.RankRef
-	sshPortChanged := false
+	sshPortChanged, resync := false, false
 	fn := func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -204,10 +205,20 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			switch {
 			case stopReason != "" && running[ref]:
 				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: stopReason})
+			case stopReason != "" && rank.Status == shoal.AttemptPreparing && !renew:
+				// The request this long-poll answers was made before now:
+				// its list of running ranks may predate a Start another
+				// sync handed out since, so it proves nothing. The agent
+				// syncs again at once and that fresh request decides.
+				resync = true
 			case stopReason != "" && rank.Status == shoal.AttemptPreparing:
 				// Stopped before the agent ever started it: nobody will
-				// report its end, so the server ends it itself.
+				// report its end, so the server ends it itself. (bench/chaos
+				// caught the stale case above ending a rank whose process
+				// had just started from another sync's answer.)
 				unstarted, unstartedReason = &ref, stopReason
+			case req.First && !renew && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptRunning:
+				resync = true
 			case req.First && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptRunning:
 				// A new agent on the node knows nothing of this rank: it
 				// died with the agent before it.
@@ -233,15 +244,22 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		if n.Role == "" && req.First && !resp.Exit {
 			// A cluster's SSH settings are fixed at creation: the agent
 			// learns them once, on its first sync.
-			if c, err := tx.GetCompute(n.Workspace, n.Compute); err == nil {
+			c, err := tx.GetCompute(n.Workspace, n.Compute)
+			if err == nil {
 				resp.SSH = s.nodeSSH(c)
+			} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+				return err // the agent asks again (First) on its next sync
 			}
 		}
-		sshPortChanged = renew && n.Role == "" && req.SSHPort != n.SSHPort
+		// A restarted agent's first sync reports no port yet.
+		sshPortChanged = renew && n.Role == "" && !req.First && req.SSHPort != n.SSHPort
 		return nil
 	}
 	if err := s.store.View(ctx, fn); err != nil {
 		return nil, err
+	}
+	if resync {
+		resp.Resync = true
 	}
 	if unstarted != nil {
 		state := shoal.RankCanceled
@@ -260,7 +278,8 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	}
 	if sshPortChanged && !resp.Exit {
 		if err := s.recordNodeSSHPort(ctx, nodeID, req.SSHPort); err != nil {
-			return nil, err
+			// Written again on the next sync; the heartbeat goes on.
+			s.log.Warn("recording a node's SSH port failed", slog.String("node", nodeID), slog.Any("err", err))
 		}
 	}
 	if writeBeat {

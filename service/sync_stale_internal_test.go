@@ -1,0 +1,77 @@
+package service
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/storetest"
+)
+
+// A long-poll woken after its request was made must not end a rank as
+// "stopped before it started" on the strength of that request's list of
+// running ranks: another sync may have handed the rank out since, and its
+// process may be starting (bench/chaos caught a preempted node's rank
+// ended that way 2 ms before its process started, and the job's next
+// attempt ran beside it). The stale pass asks the agent to sync again; the
+// fresh request then decides.
+func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		j := &shoal.Job{Workspace: "ws", JobSpec: shoal.JobSpec{Name: "j", Command: "sleep 5", Compute: "cpu"}, Status: shoal.JobPreparing,
+			CreatedOn: tx.Now(), AttemptCount: 1, CurrentAttemptID: "att-1", Version: 1}
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		a := &shoal.Attempt{ID: "att-1", Workspace: "ws", JobName: "j", Number: 1, Status: shoal.AttemptPreparing, CreatedOn: tx.Now(),
+			Ranks: []*shoal.RankStatus{{Rank: 0, NodeID: "n1", Status: shoal.AttemptPreparing}}}
+		if err := tx.InsertAttempt(a); err != nil {
+			return err
+		}
+		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodePreempted,
+			CurrentAttemptID: "att-1", CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Store: db})
+	rankStatus := func() string {
+		var st string
+		if err := db.View(ctx, func(tx shoal.Tx) error {
+			a, err := tx.GetAttempt("att-1")
+			if err == nil {
+				st = a.Ranks[0].Status
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// A woken long-poll (renew false) whose request lists nothing running.
+	resp, err := s.syncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Resync || rankStatus() != shoal.AttemptPreparing {
+		t.Fatalf("a stale request: resync %v, rank %s; want a resync and the rank left alone", resp.Resync, rankStatus())
+	}
+	// The fresh request that follows does decide.
+	if _, err := s.syncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if st := rankStatus(); st != shoal.RankPreempted {
+		t.Fatalf("a fresh request: rank %s, want %s", st, shoal.RankPreempted)
+	}
+}
