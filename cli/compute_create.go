@@ -95,6 +95,8 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 				key, v = "idle_policy", shoal.IdlePolicyAdaptive
 				break
 			}
+			// wait_cost_per_hour belongs to the adaptive policy alone.
+			delete(doc, "wait_cost_per_hour")
 			v, err = intFlag(fl.Name, fl.Value.String())
 		case "min-instances", "max-instances", "idle-time-before-shutdown-minutes":
 			v, err = intFlag(fl.Name, fl.Value.String())

@@ -182,8 +182,13 @@ func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 		t.Errorf("%d nodes after bob's job, want 2: alice's budget is not bob's", got)
 	}
 	// The node added for bob goes to bob's job, although alice's a3 is
-	// ahead of it in the queue; a3 keeps waiting and no third node comes.
+	// ahead of it in the queue — also in the placement pass a joining node
+	// triggers, which reads only the heads of the queues —; a3 keeps
+	// waiting and no third node comes.
 	h.joinAll()
+	if err := h.ctrl.RunPlacement(h.ctx, h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	h.step(time.Second)
 	h.step(time.Second)
 	h.wantJob("b1", shoal.JobPreparing)

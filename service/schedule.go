@@ -143,8 +143,18 @@ func nodeFree(n *shoal.Node) bool {
 func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
+	blocked, err := c.blockedUserJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(blocked) > 0 {
+		// The heads of the queues, as a partial pass reads them, may be
+		// a blocked user's jobs alone: the others behind them must be in
+		// the snapshot to go first.
+		full = true
+	}
 	var st *state
-	err := s.store.View(sys, func(tx shoal.Tx) error {
+	err = s.store.View(sys, func(tx shoal.Tx) error {
 		var err error
 		if full {
 			st, err = readState(tx)
@@ -173,10 +183,6 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 			snap.Nodes = append(snap.Nodes, sn)
 		}
 		snap.Clusters[key] = cs
-	}
-	blocked, err := c.blockedUserJobs(ctx)
-	if err != nil {
-		return nil, err
 	}
 	refs := map[string]shoal.QueuedJobRef{}
 	for _, j := range st.queued {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -32,6 +33,11 @@ func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
 		// its reference (a store error): the node must not keep running.
 		// A local node's reference is its work dir, which its ID names.
 		ref = p.nodeDir(nd.ID)
+		if p.lookup(ref) == nil {
+			if _, err := os.Stat(filepath.Join(ref, PIDFile)); err != nil {
+				return nil // never started here: nothing of it to stop
+			}
+		}
 	}
 	defer func() {
 		if n := killNodeProcesses(nd.ID); n > 0 {
