@@ -284,6 +284,8 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		a.instanceTask(ctx, resp.Instance)
 		if resp.SSH != nil {
 			a.serveNodeSSH(resp.SSH)
+		} else if cfg := a.retrySSH(); cfg != nil {
+			a.serveNodeSSH(cfg)
 		}
 		if resp.Exit {
 			a.log.Info("released by the server; exiting")

@@ -28,6 +28,17 @@ const (
 type nodeSSHState struct {
 	mu  sync.Mutex
 	srv *sshd.Server
+	// retry is the settings of a server that failed to start: the
+	// server sends them only once, so the agent tries again on later
+	// syncs.
+	retry *shoal.NodeSSH
+}
+
+// retrySSH returns the settings of an SSH server still to be started.
+func (a *Agent) retrySSH() *shoal.NodeSSH {
+	a.nodeSSH.mu.Lock()
+	defer a.nodeSSH.mu.Unlock()
+	return a.nodeSSH.retry
 }
 
 // sshPort is where the node's SSH server listens, 0 when it serves none.
@@ -91,10 +102,14 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 	if srv == nil {
 		sc.Listen = net.JoinHostPort(a.cfg.Address, "0")
 		if srv, err = sshd.Start(sc); err != nil {
-			a.log.Error("the node's SSH server did not start", "err", err)
+			if a.nodeSSH.retry == nil {
+				a.log.Error("the node's SSH server did not start; trying again on later syncs", "err", err)
+			}
+			a.nodeSSH.retry = cfg
 			return
 		}
 	}
+	a.nodeSSH.retry = nil
 	_ = os.WriteFile(portPath, []byte(strconv.Itoa(srv.Addr().Port)), 0o600)
 	a.nodeSSH.srv = srv
 	a.log.Info("serving SSH", "port", srv.Addr().Port, "user", cfg.AdminUsername)
