@@ -3,14 +3,12 @@ package service
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/sqlite"
 	"github.com/shoal-ml/shoal/storetest"
 )
 
@@ -30,17 +28,9 @@ func (c *countingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) 
 // fewer transactions than beats; a lone beat is written at once.
 func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(storetest.Start)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, clock := openTestStore(t)
 	const nodes = 200
-	err = db.Update(ctx, func(tx shoal.Tx) error {
-		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
-			return err
-		}
+	err := db.Update(ctx, func(tx shoal.Tx) error {
 		for i := range nodes {
 			n := &shoal.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
@@ -126,16 +116,8 @@ func (g *gatedStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) err
 // do not see the error of the round before.
 func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(storetest.Start)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(ctx, func(tx shoal.Tx) error {
-		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
-			return err
-		}
+	db, clock := openTestStore(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
 		for _, id := range []string{"a", "b", "c"} {
 			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {

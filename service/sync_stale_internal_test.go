@@ -2,12 +2,9 @@ package service
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
 )
 
 // A long-poll woken after its request was made must not end a rank as
@@ -19,16 +16,8 @@ import (
 // fresh request then decides.
 func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(storetest.Start)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(ctx, func(tx shoal.Tx) error {
-		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
-			return err
-		}
+	db, _ := openTestStore(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
 		j := &shoal.Job{Workspace: "ws", JobSpec: shoal.JobSpec{Name: "j", Command: "sleep 5", Compute: "cpu"}, Status: shoal.JobPreparing,
 			CreatedOn: tx.Now(), AttemptCount: 1, CurrentAttemptID: "att-1", Version: 1}
 		if err := tx.InsertJob(j); err != nil {
