@@ -323,7 +323,23 @@ func (s *server) cleanup() {
 	}
 	if s.t.Failed() {
 		s.t.Logf("server log (%s):\n%s", s.logPath, s.logTail())
+		// The agents' side of a failure (an SSH session, a job's start)
+		// is only in their own logs, which t.TempDir's cleanup removes.
+		logs, _ := filepath.Glob(filepath.Join(s.dataDir, "nodes", "*", "agent.log"))
+		for _, path := range logs {
+			s.t.Logf("agent log (%s):\n%s", path, tailLines(path, 60))
+		}
 	}
+}
+
+// tailLines returns the last n lines of the file at path.
+func tailLines(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func (s *server) log() string {
