@@ -145,6 +145,7 @@ func main() {
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = *nodes + 100
 	dir, _ := os.MkdirTemp("", "shoal-scale-")
 	defer os.RemoveAll(dir)
+	defer killLeftovers(dir)
 	addr := ports.Restartable()
 	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(`locations:
   - name: local
@@ -311,4 +312,24 @@ func main() {
 	}
 	json.Unmarshal(b, &c)
 	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, *nodes)
+}
+
+// killLeftovers kills the processes whose command line names dir: the
+// elastic clusters' local agents, which outlive the server on purpose
+// (nodes survive a control-plane restart) and would otherwise keep
+// running after the bench.
+func killLeftovers(dir string) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), dir+"/") {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+		}
+	}
 }
