@@ -41,6 +41,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
+	"github.com/shoal-ml/shoal/bench/internal/procs"
 )
 
 // options are the command's flags.
@@ -303,25 +304,7 @@ func (s *server) kill() {
 }
 
 // agents lists the pids of this trial's `shoal agent` processes.
-func (s *server) agents() []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "agent" && strings.Contains(string(b), s.dir) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func (s *server) agents() []int { return procs.Agents(s.dir) }
 
 func main() {
 	flag.Parse()

@@ -25,11 +25,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
+	"github.com/shoal-ml/shoal/bench/internal/procs"
 )
 
 var (
@@ -314,22 +316,11 @@ func main() {
 	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, *nodes)
 }
 
-// killLeftovers kills the processes whose command line names dir: the
-// elastic clusters' local agents, which outlive the server on purpose
-// (nodes survive a control-plane restart) and would otherwise keep
-// running after the bench.
+// killLeftovers kills the elastic clusters' local agents, whose command
+// lines name dir: they outlive the server on purpose (nodes survive a
+// control-plane restart) and would otherwise keep running after the bench.
 func killLeftovers(dir string) {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), dir+"/") {
-			if p, err := os.FindProcess(pid); err == nil {
-				_ = p.Kill()
-			}
-		}
+	for _, pid := range procs.Agents(dir) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
