@@ -166,6 +166,13 @@ func newAgent(cfg Config) (*Agent, error) {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
 	}
+	// The work dir marks the node's processes (SHOAL_NODE_DIR), which the
+	// local provider finds by it: an absolute path, as the provider has it.
+	dir, err := filepath.Abs(cfg.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.WorkDir = dir
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return nil, err
 	}

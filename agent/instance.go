@@ -19,6 +19,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/instance/idle"
+	"github.com/shoal-ml/shoal/internal/nodeproc"
 )
 
 // Files of an instance in its node's work dir, which survives stop and
@@ -117,9 +118,9 @@ func (rt *instanceRuntime) env() []string {
 	t, m := rt.task, rt.msi
 	rt.mu.Unlock()
 	env := []string{
-		"HOME=" + rt.home, "SHOAL_NODE_ID=" + rt.a.cfg.NodeID, "SHOAL_WORKSPACE=" + t.Workspace,
-		"SHOAL_INSTANCE=" + t.Name, "CI_NAME=" + t.Name, "CI_WORKSPACE=" + t.Workspace, "CI_RESOURCE_GROUP=shoal",
+		"HOME=" + rt.home, "SHOAL_WORKSPACE=" + t.Workspace, "SHOAL_INSTANCE=" + t.Name, "CI_NAME=" + t.Name, "CI_WORKSPACE=" + t.Workspace, "CI_RESOURCE_GROUP=shoal",
 	}
+	env = append(env, nodeproc.Env(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)...)
 	// Azure's SDKs reach Shoal from the instance as from a job; the
 	// identity endpoint's variables when it has an identity.
 	extra := rt.a.sdkEnv()
@@ -419,7 +420,7 @@ func (rt *instanceRuntime) sample(ctx context.Context) {
 		}
 		cancel()
 	}
-	ticks := nodeCPUTicks(rt.a.cfg.NodeID)
+	ticks := nodeCPUTicks(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.activity.kernels, rt.activity.terminals = kernels, terminals

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/nodeproc"
 )
 
 // setupLogShipper uploads an instance's setup log as it grows, each chunk
@@ -77,18 +79,12 @@ func (l *setupLogShipper) ship(ctx context.Context) error {
 const clockTicks = 100
 
 // nodeCPUTicks sums the CPU time (user + system, in clock ticks) of the
-// processes that belong to a node: those whose environment carries its
-// SHOAL_NODE_ID, which every process of an instance does.
-func nodeCPUTicks(nodeID string) uint64 {
-	needle := []byte("SHOAL_NODE_ID=" + nodeID + "\x00")
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
+// processes that belong to a node: those whose environment carries its ID
+// and work dir, which every process of an instance does.
+func nodeCPUTicks(nodeID, dir string) uint64 {
 	var total uint64
-	for _, d := range dirs {
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil || !bytes.Contains(append(env, 0), needle) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+	for _, pid := range nodeproc.Find(nodeID, dir) {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err != nil {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/nodeproc"
 )
 
 // rankRun is one rank of an attempt running on this node.
@@ -326,7 +327,8 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["SHOAL_WORKSPACE"] = t.Workspace
 	env["SHOAL_ATTEMPT"] = strconv.Itoa(t.Attempt)
 	env["SHOAL_ATTEMPT_ID"] = t.AttemptID
-	env["SHOAL_NODE_ID"] = r.a.cfg.NodeID
+	env[nodeproc.EnvNodeID] = r.a.cfg.NodeID
+	env[nodeproc.EnvNodeDir] = r.a.cfg.WorkDir
 	env["SHOAL_NODE_RANK"] = strconv.Itoa(t.Rank)
 	env["SHOAL_OUTPUTS_DIR"] = outDir
 	env["AZUREML_RUN_ID"] = t.JobName

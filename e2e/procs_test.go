@@ -20,7 +20,9 @@ import (
 //   - agents (and servers): their command line names the test's directory
 //     (--work-dir <dir>/data/nodes/<id>) or the suite's shoal binary;
 //   - job processes: their environment has SHOAL_JOB_NAME= and their working
-//     directory, or SHOAL_OUTPUTS_DIR, is under the test's directory.
+//     directory, or SHOAL_OUTPUTS_DIR, is under the test's directory;
+//   - every process an agent starts (jobs, an instance's applications,
+//     notebook and shells): its SHOAL_NODE_DIR is under the test's directory.
 
 var (
 	suiteDirsMu sync.Mutex
@@ -127,6 +129,11 @@ func (p procInfo) belongsTo(needles []string) bool {
 			if underDir(p.cwd, n) || underDir(out, n) {
 				return true
 			}
+		}
+		// Every process an agent starts (an instance's applications and
+		// shells too) carries its node's work dir.
+		if dir, ok := p.envValue("SHOAL_NODE_DIR"); ok && underDir(dir, n) {
+			return true
 		}
 	}
 	return false

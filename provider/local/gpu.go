@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-ml/shoal/agent/gpu"
 	"os"
 	"path/filepath"
+
+	"github.com/shoal-ml/shoal/agent/gpu"
 )
 
 // nvidiaGPUDir lists one entry per NVIDIA GPU when the driver is loaded.

@@ -91,6 +91,14 @@ func New(cfg Config) *Provider {
 		cfg.StopGrace = DefaultStopGrace
 	}
 	cfg.ExtraArgs = append([]string(nil), cfg.ExtraArgs...)
+	// A node's work dir is its agent's --work-dir and the directory the
+	// agent starts in, and it marks the node's processes (SHOAL_NODE_DIR):
+	// it must be absolute.
+	if cfg.DataDir != "" {
+		if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+			cfg.DataDir = abs
+		}
+	}
 	return &Provider{
 		cfg:     cfg,
 		log:     cfg.Logger.With("provider", "local"),

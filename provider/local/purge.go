@@ -19,6 +19,6 @@ func (p *Provider) Purge(ctx context.Context, nd *shoal.Node) error {
 	if pid, err := readPID(dir); err == nil && isAgent(pid, nd.ID) {
 		return shoal.Errorf(shoal.ECONFLICT, "an agent still runs in node %s's work dir (pid %d)", nd.ID, pid)
 	}
-	killNodeProcesses(nd.ID)
+	killNodeProcesses(nd.ID, p.nodeDir(nd.ID))
 	return os.RemoveAll(dir)
 }

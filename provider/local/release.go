@@ -40,7 +40,7 @@ func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
 		}
 	}
 	defer func() {
-		if n := killNodeProcesses(nd.ID); n > 0 {
+		if n := killNodeProcesses(nd.ID, p.nodeDir(nd.ID)); n > 0 {
 			p.log.Info("killed processes left by the node's jobs", "node", nd.ID, "processes", n)
 		}
 		p.freeGPUs(nd.ID)

@@ -26,7 +26,7 @@ func (p *Provider) Revive(ctx context.Context, req shoal.ProvisionRequest) error
 	if _, err := os.Stat(p.nodeDir(req.Node.ID)); errors.Is(err, fs.ErrNotExist) {
 		return shoal.Errorf(shoal.ENOTFOUND, "node %s has no work dir left to revive", req.Node.ID)
 	}
-	if n := killNodeProcesses(req.Node.ID); n > 0 {
+	if n := killNodeProcesses(req.Node.ID, p.nodeDir(req.Node.ID)); n > 0 {
 		p.log.Info("killed processes left by the node's previous agent", "node", req.Node.ID, "processes", n)
 	}
 	req.Delay = 0 // the machine exists already
