@@ -7,9 +7,10 @@
 // Every process runs as the agent's OS user (the instance's user is the
 // machine's user: there is no switch of identity), with the instance's
 // home as working directory, in a process group of its own, and with the
-// environment the caller gives. That environment carries SHOAL_NODE_ID,
-// which is how the host provider finds and stops an instance's processes
-// even if the agent is gone; this package only passes it through.
+// environment the caller gives. That environment carries SHOAL_NODE_ID and
+// SHOAL_NODE_DIR (see internal/nodeproc), which is how the host provider
+// finds and stops an instance's processes even if the agent is gone; this
+// package only passes them through.
 //
 // Each run of a script or an application also carries SHOAL_PROCESS_TREE,
 // a value unique to that run. Processes that leave the run's process group

@@ -65,7 +65,8 @@ type SupervisorConfig struct {
 	// line at each start and end.
 	LogDir string
 	// BaseEnv is every application's environment before its own (the
-	// agent's environment when nil). It carries SHOAL_NODE_ID.
+	// agent's environment when nil). It carries SHOAL_NODE_ID and
+	// SHOAL_NODE_DIR.
 	BaseEnv []string
 	// Logger receives starts, exits and readiness changes; none when nil.
 	Logger *slog.Logger
