@@ -5,10 +5,9 @@ package local
 import (
 	"context"
 	"fmt"
-	"time"
-
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/shoal-ml/shoal/agent/gpu"
 )
