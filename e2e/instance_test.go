@@ -42,8 +42,12 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	}
 
 	// ssh host cmd, in the instance's home.
-	out, errOut, code := sshRun(t, key, port, "pwd; echo kept > notes.txt; echo $SHOAL_INSTANCE")
-	if code != 0 || !strings.HasSuffix(strings.Split(out, "\n")[0], "/home") || !strings.Contains(out, "dev-alice") {
+	out, errOut, code := sshRun(t, key, port, "pwd; echo kept > notes.txt; echo $SHOAL_INSTANCE; echo dir=$SHOAL_NODE_DIR")
+	// The node's work dir marks its processes: what this server's
+	// provider ends with the node (another server's "dev-alice" has
+	// the same node ID).
+	nodeDir := filepath.Join(s.dataDir, "nodes", "ci-local-dev-alice")
+	if code != 0 || !strings.HasSuffix(strings.Split(out, "\n")[0], "/home") || !strings.Contains(out, "dev-alice") || !strings.Contains(out, "dir="+nodeDir+"\n") {
 		t.Fatalf("ssh: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// scp both ways.
@@ -143,7 +147,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if procs := agentProcs(s.dataDir); len(procs) != 0 {
 		t.Errorf("agents still running after stop: %v", procs)
 	}
-	if left := procsWithEnv("SHOAL_NODE_ID=ci-local-dev-alice"); len(left) != 0 {
+	if left := procsWithEnv("SHOAL_NODE_DIR="+nodeDir); len(left) != 0 {
 		t.Errorf("processes of the stopped instance still running: %v", left)
 	}
 	if _, _, code := sshRun(t, key, port, "true"); code == 0 {
@@ -173,7 +177,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.dataDir, "nodes", "ci-local-dev-alice")); !os.IsNotExist(err) {
 		t.Errorf("the instance's home is still there after delete (%v)", err)
 	}
-	if left := procsWithEnv("SHOAL_NODE_ID=ci-local-dev-alice"); len(left) != 0 {
+	if left := procsWithEnv("SHOAL_NODE_DIR="+nodeDir); len(left) != 0 {
 		t.Errorf("processes of the deleted instance: %v", left)
 	}
 }
