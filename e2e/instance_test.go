@@ -147,7 +147,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if procs := agentProcs(s.dataDir); len(procs) != 0 {
 		t.Errorf("agents still running after stop: %v", procs)
 	}
-	if left := procsWithEnv("SHOAL_NODE_DIR="+nodeDir); len(left) != 0 {
+	if left := procsWithEnv("SHOAL_NODE_DIR=" + nodeDir); len(left) != 0 {
 		t.Errorf("processes of the stopped instance still running: %v", left)
 	}
 	if _, _, code := sshRun(t, key, port, "true"); code == 0 {
@@ -177,7 +177,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.dataDir, "nodes", "ci-local-dev-alice")); !os.IsNotExist(err) {
 		t.Errorf("the instance's home is still there after delete (%v)", err)
 	}
-	if left := procsWithEnv("SHOAL_NODE_DIR="+nodeDir); len(left) != 0 {
+	if left := procsWithEnv("SHOAL_NODE_DIR=" + nodeDir); len(left) != 0 {
 		t.Errorf("processes of the deleted instance: %v", left)
 	}
 }
