@@ -19,7 +19,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/instance/idle"
-	"github.com/shoal-ml/shoal/internal/nodeproc"
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // Files of an instance in its node's work dir, which survives stop and
@@ -120,7 +120,7 @@ func (rt *instanceRuntime) env() []string {
 	env := []string{
 		"HOME=" + rt.home, "SHOAL_WORKSPACE=" + t.Workspace, "SHOAL_INSTANCE=" + t.Name, "CI_NAME=" + t.Name, "CI_WORKSPACE=" + t.Workspace, "CI_RESOURCE_GROUP=shoal",
 	}
-	env = append(env, nodeproc.Env(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)...)
+	env = append(env, procmark.Node(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)...)
 	// Azure's SDKs reach Shoal from the instance as from a job; the
 	// identity endpoint's variables when it has an identity.
 	extra := rt.a.sdkEnv()

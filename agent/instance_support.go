@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/internal/nodeproc"
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // setupLogShipper uploads an instance's setup log as it grows, each chunk
@@ -83,7 +83,7 @@ const clockTicks = 100
 // and work dir, which every process of an instance does.
 func nodeCPUTicks(nodeID, dir string) uint64 {
 	var total uint64
-	for _, pid := range nodeproc.Find(nodeID, dir) {
+	for _, pid := range procmark.FindNode(nodeID, dir) {
 		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err != nil {
 			continue

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/sshd"
-	"github.com/shoal-ml/shoal/internal/nodeproc"
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // Files in a cluster node's work dir for its SSH server: the host key and
@@ -71,7 +71,7 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 		}
 		keys = append(keys, parsed...)
 	}
-	env := nodeproc.Env(a.cfg.NodeID, a.cfg.WorkDir)
+	env := procmark.Node(a.cfg.NodeID, a.cfg.WorkDir)
 	for k, v := range a.sdkEnv() {
 		env = append(env, k+"="+v)
 	}

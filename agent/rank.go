@@ -14,7 +14,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/archive"
-	"github.com/shoal-ml/shoal/internal/nodeproc"
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // rankRun is one rank of an attempt running on this node.
@@ -327,8 +327,8 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["SHOAL_WORKSPACE"] = t.Workspace
 	env["SHOAL_ATTEMPT"] = strconv.Itoa(t.Attempt)
 	env["SHOAL_ATTEMPT_ID"] = t.AttemptID
-	env[nodeproc.EnvNodeID] = r.a.cfg.NodeID
-	env[nodeproc.EnvNodeDir] = r.a.cfg.WorkDir
+	env[procmark.NodeID] = r.a.cfg.NodeID
+	env[procmark.NodeDir] = r.a.cfg.WorkDir
 	env["SHOAL_NODE_RANK"] = strconv.Itoa(t.Rank)
 	env["SHOAL_OUTPUTS_DIR"] = outDir
 	env["AZUREML_RUN_ID"] = t.JobName

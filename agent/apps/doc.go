@@ -8,7 +8,7 @@
 // machine's user: there is no switch of identity), with the instance's
 // home as working directory, in a process group of its own, and with the
 // environment the caller gives. That environment carries SHOAL_NODE_ID and
-// SHOAL_NODE_DIR (see internal/nodeproc), which is how the host provider
+// SHOAL_NODE_DIR (see internal/procmark), which is how the host provider
 // finds and stops an instance's processes even if the agent is gone; this
 // package only passes them through.
 //

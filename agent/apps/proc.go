@@ -1,16 +1,16 @@
 package apps
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // treeEnv names the environment variable that marks every process of one
@@ -111,43 +111,9 @@ func signalTree(pgid int, tree string, sig syscall.Signal) {
 }
 
 // treeProcs lists the live processes whose environment carries the
-// marker tree. Zombies do not count: they are dead, waiting for a parent
-// (or init) to reap them.
+// marker tree.
 func treeProcs(tree string) []int {
-	want := []byte("\x00" + treeEnv + "=" + tree + "\x00")
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	self := os.Getpid()
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), want) {
-			continue
-		}
-		if alive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// alive reports whether pid is a process that has not ended.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses and
-	// may itself hold spaces or parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	state := b[i+2]
-	return state != 'Z' && state != 'X'
+	return procmark.Find(treeEnv + "=" + tree)
 }
 
 // exitText says how a process ended, for a status or a log.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/internal/nodeproc"
+	"github.com/shoal-ml/shoal/internal/procmark"
 	"github.com/shoal-ml/shoal/provider/local"
 	"github.com/shoal-ml/shoal/provider/providertest"
 )
@@ -16,7 +16,7 @@ import (
 func startNodeProcess(t *testing.T, id, dir string) int {
 	t.Helper()
 	cmd := exec.Command("sleep", "60")
-	cmd.Env = nodeproc.Env(id, dir)
+	cmd.Env = procmark.Node(id, dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
