@@ -78,6 +78,12 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 	if err := validateCustomApps(spec.CustomApplications, loc); err != nil {
 		return nil, nil, err
 	}
+	// An empty list and an absent one mean the same: keep one spelling, so
+	// that what the server returns (which omits an empty list) applies again
+	// with the same immutable fields.
+	if len(spec.CustomApplications) == 0 {
+		spec.CustomApplications = nil
+	}
 	if n := spec.NetworkSettings; n != nil && n.VnetName == "" && n.Subnet == "" {
 		spec.NetworkSettings = nil
 	}
