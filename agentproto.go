@@ -111,6 +111,10 @@ type NodeSSH struct {
 	// the admin password) let the node check a password it is never told.
 	PasswordSalt   string `json:"password_salt,omitempty"`
 	PasswordSHA256 string `json:"password_sha256,omitempty"`
+	// RunAs is the principal whose OS account the admin's sessions run as
+	// (the cluster's own, compute:<workspace>/<name>): a login to a node
+	// reaches neither the server's files nor the jobs' of any user.
+	RunAs string `json:"run_as,omitempty"`
 }
 
 // StopOrder asks the agent to stop a rank.
@@ -147,6 +151,10 @@ type AgentTask struct {
 	// compute's); empty means the job gets no MSI endpoint. The first is the
 	// default (DEFAULT_IDENTITY_CLIENT_ID).
 	Identities []TaskIdentity `json:"identities,omitempty"`
+	// RunAs is the principal the rank's processes run for (the job's
+	// submitter): an agent running as root runs them as that principal's
+	// OS account, never as itself.
+	RunAs string `json:"run_as,omitempty"`
 }
 
 // TaskIdentity is a managed identity a job may request tokens for.
@@ -234,6 +242,10 @@ type InstanceTask struct {
 	// Identities are the instance's managed identities; the user's shells
 	// and notebooks get an MSI endpoint for them.
 	Identities []TaskIdentity `json:"identities,omitempty"`
+	// RunAs is the instance's assigned user: an agent running as root runs
+	// its shells, notebook, applications and setup scripts as that
+	// principal's OS account.
+	RunAs string `json:"run_as,omitempty"`
 }
 
 // Instance agent phases.

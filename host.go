@@ -37,3 +37,10 @@ type HostLister interface {
 	// counts the nodes on them).
 	Hosts(ctx context.Context) ([]*Host, error)
 }
+
+// WorkIsolationReporter is an optional Provider capability: it says as
+// whom its nodes' work runs and what that work can therefore read, which
+// `shoal location show` prints (work_isolation).
+type WorkIsolationReporter interface {
+	WorkIsolation() string
+}

@@ -37,11 +37,14 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 		p   **bool
 		def bool
 	}{{&spec.SSHPublicAccessEnabled, false}, {&spec.EnableNodePublicIP, true}, {&spec.EnableSSO, true},
-		{&spec.EnableRootAccess, true}, {&spec.ReleaseQuotaOnStop, false}, {&spec.EnableOSPatching, false}} {
+		{&spec.EnableRootAccess, false}, {&spec.ReleaseQuotaOnStop, false}, {&spec.EnableOSPatching, false}} {
 		if *b.p == nil {
 			v := b.def
 			*b.p = &v
 		}
+	}
+	if err := validateRootAccess(spec, loc); err != nil {
+		return nil, nil, err
 	}
 	if err := validateInstanceSSH(spec); err != nil {
 		return nil, nil, err
@@ -339,4 +342,17 @@ func onBehalfOf(c *CreateOnBehalfOf) string {
 		return ""
 	}
 	return strings.ToLower(c.UserObjectID)
+}
+
+// validateRootAccess refuses enable_root_access: true. Azure allows root
+// by default because each instance is a virtual machine of its own; on
+// Shoal's locations an instance's processes run on a shared host without
+// a container around them, where root on the instance would be root on
+// the server and on every other user's work. Left unset it is false
+// there, which is what `compute show` reports.
+func validateRootAccess(spec *ComputeSpec, loc *Location) error {
+	if spec.EnableRootAccess != nil && *spec.EnableRootAccess {
+		return FieldErrorf("enable_root_access", "cannot be true on location %s: its instances run on shared hosts without containers, where root on one instance is root on every user's work; leave it unset or false (no root)", loc.Name)
+	}
+	return nil
 }

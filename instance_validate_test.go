@@ -20,6 +20,13 @@ func TestInstanceSpecRules(t *testing.T) {
 			}
 		}},
 		{name: "ComputeInstance spelling", doc: `{"name": "ci-one", "type": "ComputeInstance"}`},
+		{name: "root unset means no root", doc: `{"name": "ci-one", "type": "computeinstance"}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			if s.EnableRootAccess == nil || *s.EnableRootAccess {
+				t.Errorf("enable_root_access: %v, want false shown", s.EnableRootAccess)
+			}
+		}},
+		{name: "root refused without isolation", doc: `{"name": "ci-one", "type": "computeinstance", "enable_root_access": true}`, field: "enable_root_access", fragment: "root on every user's work"},
+		{name: "root false", doc: `{"name": "ci-one", "type": "computeinstance", "enable_root_access": false}`},
 		{name: "idle PT30M", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "PT30M"}`, check: idleIs(30)},
 		{name: "idle P3D", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "P3D"}`, check: idleIs(4320)},
 		{name: "idle minutes as a string", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown_minutes": "30"}`, check: idleIs(30)},

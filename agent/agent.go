@@ -21,6 +21,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/gpu"
+	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/api"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	// ServerCA is the PEM of the CA the server's HTTPS certificate comes
 	// from, when not a system root (a server with --tls).
 	ServerCA []byte
+	// Accounts are the OS accounts work runs as; nil: one per principal
+	// when the agent runs as root, else the agent's own user.
+	Accounts *runas.Accounts
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
 	Clock shoal.Clock
@@ -94,6 +98,9 @@ type Agent struct {
 	// nodeSSH is a cluster node's SSH server, when its cluster has SSH
 	// access.
 	nodeSSH nodeSSHState
+	// accounts are the OS accounts work runs as (one per principal when
+	// the agent runs as root).
+	accounts *runas.Accounts
 }
 
 // now reads the agent's clock.
@@ -176,7 +183,16 @@ func newAgent(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	accounts := cfg.Accounts
+	if accounts == nil {
+		if accounts, err = runas.New(); err != nil {
+			return nil, err
+		}
+	}
+	if err := prepareWorkDir(cfg.WorkDir, accounts.Isolated()); err != nil {
+		return nil, err
+	}
+	a := &Agent{accounts: accounts, cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
 	if err := a.client.TrustCA(cfg.ServerCA); err != nil {
 		return nil, fmt.Errorf("agent: the server's CA: %w", err)
 	}

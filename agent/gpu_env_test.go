@@ -4,12 +4,13 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/runas"
 )
 
 // A node that owns some of its host's GPUs gives its jobs only those.
 func TestJobsSeeTheNodesGPUs(t *testing.T) {
 	for _, tc := range []struct{ devices, want string }{{"1,3", "1,3"}, {"", ""}} {
-		a, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir(), GPUDevices: tc.devices})
+		a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), GPUDevices: tc.devices})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/instance/idle"
 	"github.com/shoal-ml/shoal/internal/procmark"
@@ -58,6 +60,9 @@ type instanceRuntime struct {
 	sentLogins int
 	cancel     context.CancelFunc
 	done       chan struct{}
+	// account is the OS account the instance user's shells, notebook,
+	// applications and setup scripts run as.
+	account *runas.Account
 }
 
 // activitySample is the last look at Jupyter's kernels and terminals and
@@ -115,11 +120,11 @@ func (rt *instanceRuntime) authorizedKeys() []ssh.PublicKey {
 // env is the environment of the user's shells, notebooks and apps.
 func (rt *instanceRuntime) env() []string {
 	rt.mu.Lock()
-	t, m := rt.task, rt.msi
+	t, m, acct := rt.task, rt.msi, rt.account
 	rt.mu.Unlock()
-	env := []string{
-		"HOME=" + rt.home, "SHOAL_WORKSPACE=" + t.Workspace, "SHOAL_INSTANCE=" + t.Name, "CI_NAME=" + t.Name, "CI_WORKSPACE=" + t.Workspace, "CI_RESOURCE_GROUP=shoal",
-	}
+	env := append(acct.Env(),
+		"HOME="+rt.home, "SHOAL_WORKSPACE="+t.Workspace, "SHOAL_INSTANCE="+t.Name, "CI_NAME="+t.Name, "CI_WORKSPACE="+t.Workspace, "CI_RESOURCE_GROUP=shoal",
+	)
 	env = append(env, procmark.Node(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)...)
 	// Azure's SDKs reach Shoal from the instance as from a job; the
 	// identity endpoint's variables when it has an identity.
@@ -164,11 +169,21 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 		rt.phase, rt.setupErr = shoal.InstancePhaseSetupFailed, msg
 		rt.mu.Unlock()
 	}
-	if err := os.MkdirAll(rt.home, 0o700); err != nil {
+	t := rt.currentTask()
+	acct, err := rt.a.accounts.For(t.RunAs)
+	if err != nil {
+		fail("the instance user's account: %v", err)
+		return
+	}
+	rt.mu.Lock()
+	rt.account = acct
+	rt.mu.Unlock()
+	// The home is the instance user's own (0700): neither another user's
+	// work nor the agent's other files are reachable from it.
+	if err := acct.MkdirOwned(rt.home); err != nil {
 		fail("creating the home: %v", err)
 		return
 	}
-	t := rt.currentTask()
 	if len(t.Identities) > 0 {
 		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
 			return rt.a.client.InstanceToken(ctx, req)
@@ -216,7 +231,7 @@ func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
 	cfg := sshd.Config{
 		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.a.log.With("component", "sshd"),
-		Now: rt.a.now, OnLogin: rt.login,
+		Now: rt.a.now, OnLogin: rt.login, Credential: rt.credential(), SFTPCommand: sftpCommand(),
 	}
 	var srv *sshd.Server
 	var err error
@@ -256,7 +271,7 @@ func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fai
 		if s.TimeoutMinutes != nil {
 			timeout = *s.TimeoutMinutes
 		}
-		scripts = append(scripts, apps.Script{Name: name, Path: s.Path, Command: s.Command, Timeout: time.Duration(timeout) * time.Minute})
+		scripts = append(scripts, apps.Script{Name: name, Path: s.Path, Command: s.Command, Timeout: time.Duration(timeout) * time.Minute, Credential: rt.credential()})
 	}
 	add("creation_script", t.CreationScript)
 	add("startup_script", t.StartupScript)
@@ -289,7 +304,7 @@ func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fai
 // startApps starts the notebook (when the host has Jupyter) and the
 // custom applications.
 func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(string, ...any) }) {
-	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: rt.dir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps")})
+	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: rt.dir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps"), Credential: rt.credential()})
 	rt.mu.Lock()
 	rt.sup = sup
 	rt.mu.Unlock()
@@ -449,4 +464,12 @@ func (rt *instanceRuntime) close() {
 	if m != nil {
 		m.Close()
 	}
+}
+
+// credential is the instance user's account for the processes started
+// for them; nil when they run as the agent's own user.
+func (rt *instanceRuntime) credential() *syscall.Credential {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.account.Apply(nil).Credential
 }

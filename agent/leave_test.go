@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/agent/gpu"
+	"github.com/shoal-ml/shoal/agent/runas"
 )
 
 // Under --preempt-on-sigterm, a rank that ends while the agent itself is
@@ -13,7 +14,7 @@ import (
 // exits 0, a shell that ran on after its child was killed). A rank that
 // ends while the agent goes on, or any rank without the flag, is not.
 func TestTakenBack(t *testing.T) {
-	a, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir(), PreemptOnSignal: true})
+	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), PreemptOnSignal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +28,14 @@ func TestTakenBack(t *testing.T) {
 	if a.takenBack("timeout", 143) || a.takenBack("canceled", 143) {
 		t.Error("a rank the job's own timeout or a cancel ended: taken back")
 	}
-	going, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir(), PreemptOnSignal: true})
+	going, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), PreemptOnSignal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if going.takenBack("failed", 1) || going.takenBack("completed", 0) || going.takenBack("failed", 143) {
 		t.Error("a rank that ended while the agent goes on: taken back")
 	}
-	plain, err := newAgent(Config{NodeID: "n", WorkDir: t.TempDir()})
+	plain, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +57,12 @@ func TestSampledDevicesAreTheNodes(t *testing.T) {
 		}
 		return out
 	}
-	a, _ := newAgent(Config{NodeID: "n", WorkDir: t.TempDir(), GPUDevices: "1,2"})
+	a, _ := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), GPUDevices: "1,2"})
 	if got := pick(a); len(got) != 2 || got[0] != 1 || got[1] != 2 {
 		t.Errorf("--gpus 1,2: %v", got)
 	}
 	t.Setenv("CUDA_VISIBLE_DEVICES", "GPU-c")
-	b, _ := newAgent(Config{NodeID: "n", WorkDir: t.TempDir()})
+	b, _ := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir()})
 	if got := pick(b); len(got) != 1 || got[0] != 2 {
 		t.Errorf("CUDA_VISIBLE_DEVICES=GPU-c: %v", got)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/runas"
 )
 
 const (
@@ -407,7 +408,7 @@ func TestMSIEndpointListens(t *testing.T) {
 }
 
 func TestRankEnvIdentity(t *testing.T) {
-	a, err := newAgent(Config{NodeID: "node-1", WorkDir: t.TempDir()})
+	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "node-1", WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +491,7 @@ func TestRankRunServesIdentity(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	a, err := newAgent(Config{NodeID: "node-1", WorkDir: dir, ServerURL: srv.URL, JoinToken: "cred"})
+	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "node-1", WorkDir: dir, ServerURL: srv.URL, JoinToken: "cred"})
 	if err != nil {
 		t.Fatal(err)
 	}

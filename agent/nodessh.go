@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"golang.org/x/crypto/ssh"
 
@@ -75,9 +76,31 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 	for k, v := range a.sdkEnv() {
 		env = append(env, k+"="+v)
 	}
+	// Logins run as the cluster's own account (compute:<ws>/<name>), in
+	// its home on the node: an admin password shared with a team must not
+	// open the server's files, nor the folders of any user's jobs.
+	home := a.cfg.WorkDir
+	var cred *syscall.Credential
+	if a.accounts != nil && a.accounts.Isolated() {
+		principal := cfg.RunAs
+		if principal == "" {
+			principal = "node:" + a.cfg.NodeID
+		}
+		acct, err := a.accounts.For(principal)
+		if err == nil {
+			home, err = a.homeFor(acct)
+		}
+		if err != nil {
+			a.log.Error("the cluster's SSH account cannot be set up; the node serves no SSH", "err", err)
+			return
+		}
+		cred = acct.Apply(nil).Credential
+		env = append(env, acct.Env()...)
+	}
 	sc := sshd.Config{
 		HostKeyPath: filepath.Join(a.cfg.WorkDir, nodeHostKeyFile), Username: cfg.AdminUsername,
-		AuthorizedKeys: func() []ssh.PublicKey { return keys }, HomeDir: a.cfg.WorkDir,
+		Credential: cred, SFTPCommand: sftpCommand(),
+		AuthorizedKeys: func() []ssh.PublicKey { return keys }, HomeDir: home,
 		Env: func() []string { return env }, Logger: a.log.With("component", "sshd"), Now: a.now,
 		OnLogin: func(l sshd.Login) {
 			a.log.Info("ssh login", "user", l.User, "remote", l.Remote, "key", l.KeyFingerprint, "accepted", l.Accepted, "err", l.Err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/archive"
 	"github.com/shoal-ml/shoal/internal/procmark"
@@ -30,6 +31,10 @@ type rankRun struct {
 	// msi is the rank's managed identity endpoint, when the task has
 	// identities; it runs while the processes do.
 	msi *msiEndpoint
+	// account is the OS account the rank's processes run as, and
+	// accountEnv its HOME, USER and LOGNAME (set by prepare).
+	account    *runas.Account
+	accountEnv map[string]string
 }
 
 func newRankRun(a *Agent, t *shoal.AgentTask) *rankRun {
@@ -84,11 +89,16 @@ func (r *rankRun) run(ctx context.Context) {
 			Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
 		return
 	}
+	env := r.env(outDir)
+	for k, v := range r.accountEnv {
+		env[k] = v
+	}
 	run, err := runner.Start(runner.Task{
 		AttemptID: t.AttemptID, JobName: t.JobName, Attempt: t.Attempt, Rank: t.Rank, NodeCount: t.NodeCount,
 		ProcessesPerNode: t.ProcessesPerNode, Distribution: t.Distribution, MasterAddr: t.MasterAddr, MasterPort: t.MasterPort,
-		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: r.env(outDir), LogPath: logPath,
+		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: env, LogPath: logPath,
 		Timeout: time.Duration(t.TimeoutSeconds) * time.Second, KillGrace: t.KillGrace,
+		Credential: r.account.Apply(nil).Credential,
 	})
 	if err != nil {
 		r.mu.Unlock()
@@ -241,14 +251,40 @@ func prepareFailureState(err error) string {
 
 // prepare creates the folders, fetches code, inputs and earlier outputs,
 // and returns the command with every ${{...}} reference substituted.
-func (r *rankRun) prepare(ctx context.Context, outDir string) (string, error) {
+func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err error) {
 	t := r.t
+	acct, err := r.a.accounts.For(runAsOf(t))
+	if err != nil {
+		return "", err
+	}
+	r.account = acct
+	if r.accountEnv, err = r.a.accountEnv(acct); err != nil {
+		return "", err
+	}
 	codeDir := filepath.Join(r.dir, "code")
-	for _, d := range []string{codeDir, outDir, filepath.Join(r.dir, "user_logs")} {
+	inputsDir := filepath.Join(r.dir, "inputs")
+	// The attempt's folder is the agent's: work running as another account
+	// passes through it (0711) to the folders handed to it below, and
+	// cannot reach user_logs, where the agent writes the rank's log.
+	if err := mkdirMode(r.dir, 0o711); err != nil {
+		return "", err
+	}
+	for _, d := range []string{codeDir, outDir, inputsDir, filepath.Join(r.dir, "user_logs")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return "", err
 		}
 	}
+	// What the agent unpacked as root becomes the account's before any of
+	// its processes start (OwnTree follows no link).
+	defer func() {
+		if err == nil {
+			for _, d := range []string{codeDir, outDir, inputsDir} {
+				if err = acct.OwnTree(d); err != nil {
+					return
+				}
+			}
+		}
+	}()
 	if t.Code != "" {
 		if err := r.fetch(ctx, t.Code, codeDir); err != nil {
 			return "", fmt.Errorf("code: %w", err)

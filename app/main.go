@@ -41,6 +41,9 @@ type Options struct {
 	Listen string
 	// DataDir holds the database; "" means the config's or ~/.local/share/shoal.
 	DataDir string
+	// NodesDir holds the local provider's nodes' work dirs; "" means the
+	// config's, else the default (see config.Config.NodesDir).
+	NodesDir string
 	// Store is the store's URL (sqlite:///path or postgres://...); "" means
 	// the config's store, else SQLite in the data dir.
 	Store string
@@ -151,8 +154,14 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if err := secureDataDir(opts.DataDir); err != nil {
+		return nil, err
+	}
+	if opts.NodesDir == "" {
+		opts.NodesDir = cfg.NodesDir
+	}
+	if opts.NodesDir, err = nodesDir(opts.DataDir, opts.NodesDir); err != nil {
+		return nil, err
 	}
 	if opts.Store == "" {
 		opts.Store = cfg.Store
@@ -194,7 +203,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if hostGPUs < 0 {
 		hostGPUs, _ = local.DetectGPUs()
 	}
-	m.local = local.New(local.Config{DataDir: opts.DataDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs, GPUs: hostGPUs})
+	m.local = local.New(local.Config{DataDir: opts.DataDir, NodesDir: opts.NodesDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs, GPUs: hostGPUs})
 	serverURL := cfg.AdvertiseURL
 	if serverURL == "" {
 		serverURL = m.URL()
@@ -319,7 +328,10 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		}
 		m.runControllers(runCtx)
 	}()
-	m.log.Info("shoal server started", slog.String("url", m.URL()), slog.String("data_dir", opts.DataDir))
+	m.log.Info("shoal server started", slog.String("url", m.URL()), slog.String("data_dir", opts.DataDir), slog.String("nodes_dir", opts.NodesDir))
+	if note := LocalIsolation(); !runsAsRoot() {
+		m.log.Warn(note)
+	}
 	return m, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -62,6 +63,16 @@ func Pack(w io.Writer, root string, opts PackOptions) (Stats, error) {
 	if opts.Ignore {
 		ign = &ignorer{}
 	}
+	// Files are opened through a Root at the folder, without following a
+	// link at the end of their path or out of the folder: whoever else can
+	// write the folder (a job's outputs, packed by an agent running as
+	// root) cannot swap a file for a link to one the packer alone may
+	// read.
+	top, err := os.OpenRoot(real)
+	if err != nil {
+		return st, fmt.Errorf("archive: pack %s: %w", root, err)
+	}
+	defer top.Close()
 	gz, tw := newWriters(w)
 	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -98,7 +109,12 @@ func Pack(w io.Writer, root string, opts PackOptions) (Stats, error) {
 			}
 			return tw.WriteHeader(header(rel, tar.TypeSymlink, fi, target, 0))
 		case fi.Mode().IsRegular():
-			n, err := writeFile(tw, p, rel)
+			f, err := top.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return err
+			}
+			n, err := writeOpenFile(tw, f, p, rel)
+			f.Close()
 			if err != nil {
 				return err
 			}
@@ -206,6 +222,12 @@ func writeFile(tw *tar.Writer, p, name string) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	return writeOpenFile(tw, f, p, name)
+}
+
+// writeOpenFile writes the open file f (found at p) as name; anything but
+// a regular file is refused.
+func writeOpenFile(tw *tar.Writer, f *os.File, p, name string) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err

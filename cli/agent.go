@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal/agent"
+	"github.com/shoal-ml/shoal/agent/sshd"
 )
 
 func newAgentCommand(g *globals) *cobra.Command {
@@ -57,6 +58,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&caFile, "server-ca", "", "the CA certificate (PEM file) of the server's HTTPS, when not a system root (or SHOAL_SERVER_CA: the PEM, or it base64-encoded)")
 	f.BoolVar(&cfg.PreemptOnSignal, "preempt-on-sigterm", false, "SIGTERM means the machine is being taken back (a Slurm pilot preempted, cancelled or at its time limit): tell the server and end the ranks as preempted")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
+	cmd.AddCommand(newAgentSFTPServerCommand())
 	return cmd
 }
 
@@ -82,4 +84,23 @@ func serverCA(file string) ([]byte, error) {
 		return nil, fmt.Errorf("SHOAL_SERVER_CA is neither a PEM certificate nor base64 of one")
 	}
 	return b, nil
+}
+
+// newAgentSFTPServerCommand is what an agent's SSH server starts, as the
+// login's account, for each SFTP session: SFTP on standard input and
+// output, relative paths in the home.
+func newAgentSFTPServerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "sftp-server",
+		Short:  "Serve SFTP on standard input and output (started by the agent's SSH server)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				home = "/"
+			}
+			return sshd.ServeStdio(home)
+		},
+	}
 }

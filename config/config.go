@@ -27,8 +27,15 @@ const DefaultListen = "127.0.0.1:7420"
 type Config struct {
 	// Listen is the HTTP listen address (flag --listen overrides it).
 	Listen string `yaml:"listen"`
-	// DataDir holds the database and node working directories (flag --data-dir overrides it).
+	// DataDir holds the database, the files and the server's keys (flag
+	// --data-dir overrides it); mode 0700, its files 0600.
 	DataDir string `yaml:"data_dir"`
+	// NodesDir holds the work dirs of the local provider's nodes (flag
+	// --nodes-dir overrides it). Default: <data_dir>/nodes when the server
+	// does not run as root; as root, where work that runs as other
+	// accounts can reach its folders and nothing of the server's:
+	// /var/lib/shoal-nodes/<data dir's name>-<hash>.
+	NodesDir string `yaml:"nodes_dir"`
 	// Store is where Shoal keeps its state: sqlite:///path/to/shoal.db or
 	// postgres://user:password@host:5432/database (flag --store overrides
 	// it). Default: SQLite in the data dir.

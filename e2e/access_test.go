@@ -874,7 +874,7 @@ func testAccessAgentRoutes(t *testing.T, f *accessFixture) {
 
 	// A join token works once. The agent got its own in its environment
 	// (SHOAL_JOIN_TOKEN) and has used it: a second use is refused.
-	agents := agentProcs(s.dataDir)
+	agents := agentProcs(s.nodesDir)
 	if len(agents) == 0 {
 		t.Fatal("no agent is running, though the jobs above left idle nodes: cannot read a used join token")
 	}
@@ -1077,7 +1077,7 @@ func testAccessSecrets(t *testing.T, f *accessFixture) {
 		}
 	}
 	check("the server log", s.log())
-	logs, _ := filepath.Glob(filepath.Join(s.dataDir, "nodes", "*", "agent.log"))
+	logs, _ := filepath.Glob(filepath.Join(s.nodesDir, "*", "agent.log"))
 	for _, p := range logs {
 		b, _ := os.ReadFile(p)
 		check(p, string(b))

@@ -106,11 +106,14 @@ type server struct {
 	dir     string // the test's temporary directory
 	home    string // HOME of the server and of every CLI call
 	dataDir string
-	addr    string // 127.0.0.1:PORT
-	url     string
-	config  string // path of the config file, "" when none
-	logPath string
-	env     []string // environment of the server and the CLI
+	// nodesDir holds the local provider's nodes (--nodes-dir): outside the
+	// data dir, in a folder the accounts work runs as can enter.
+	nodesDir string
+	addr     string // 127.0.0.1:PORT
+	url      string
+	config   string // path of the config file, "" when none
+	logPath  string
+	env      []string // environment of the server and the CLI
 
 	cmd     *exec.Cmd
 	logFile *os.File
@@ -131,6 +134,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 	if err := os.MkdirAll(s.home, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	s.nodesDir = reachableDir(t, "shoal-e2e-nodes-")
 	if opts.Config != "" {
 		s.config = filepath.Join(dir, "server.yml")
 		if err := os.WriteFile(s.config, []byte(opts.Config), 0o600); err != nil {
@@ -193,7 +197,7 @@ func freeAddrOn(t *testing.T, host string) string {
 
 // start runs the server process and waits for /healthz.
 func (s *server) start() error {
-	args := append([]string{"server", "--listen", s.addr, "--data-dir", s.dataDir}, s.args...)
+	args := append([]string{"server", "--listen", s.addr, "--data-dir", s.dataDir, "--nodes-dir", s.nodesDir}, s.args...)
 	if s.config != "" {
 		args = append(args, "--config", s.config)
 	}
@@ -325,7 +329,7 @@ func (s *server) cleanup() {
 		s.t.Logf("server log (%s):\n%s", s.logPath, s.logTail())
 		// The agents' side of a failure (an SSH session, a job's start)
 		// is only in their own logs, which t.TempDir's cleanup removes.
-		logs, _ := filepath.Glob(filepath.Join(s.dataDir, "nodes", "*", "agent.log"))
+		logs, _ := filepath.Glob(filepath.Join(s.nodesDir, "*", "agent.log"))
 		for _, path := range logs {
 			s.t.Logf("agent log (%s):\n%s", path, tailLines(path, 60))
 		}
@@ -535,4 +539,20 @@ func decodeJSON[T any](t *testing.T, text string) T {
 		t.Fatalf("not the JSON expected (%v):\n%s", err, text)
 	}
 	return v
+}
+
+// reachableDir makes a folder for a test whose parents every account may
+// enter (t.TempDir's may not: it is 0700), mode 0711, removed after the
+// test: a server running as root runs work as other accounts there.
+func reachableDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }

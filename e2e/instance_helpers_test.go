@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -156,10 +157,29 @@ func instanceVariant(t *testing.T, name string, replacements ...string) string {
 
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
+	// What is written becomes the owner's of the folder it is written in
+	// (an instance's home is its user's account's, not the test's).
+	owner := filepath.Dir(path)
+	for {
+		if _, err := os.Stat(owner); err == nil {
+			break
+		}
+		owner = filepath.Dir(owner)
+	}
+	fi, err := os.Stat(owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(text), 0o700); err != nil {
 		t.Fatal(err)
+	}
+	for p := path; p != owner && len(p) > len(owner); p = filepath.Dir(p) {
+		if err := os.Lchown(p, int(st.Uid), int(st.Gid)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

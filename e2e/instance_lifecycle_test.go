@@ -118,7 +118,7 @@ func TestInstanceSetupScripts(t *testing.T) {
 	if strings.Count(log, "creation_script succeeded") != 1 || strings.Count(log, "startup_script succeeded") != 2 {
 		t.Errorf("setup log (creation once, startup twice):\n%s", log)
 	}
-	home := s.dataDir + "/nodes/ci-local-setup-example-i/home/"
+	home := s.nodesDir + "/ci-local-setup-example-i/home/"
 	if b := readFile(t, home+"created.txt"); b != "created once\n" {
 		t.Errorf("created.txt: %q", b)
 	}
@@ -138,7 +138,7 @@ func TestInstanceSetupScripts(t *testing.T) {
 		t.Errorf("setup log of the failure:\n%s", log)
 	}
 	// The user fixes the script and restarts.
-	writeFile(t, s.dataDir+"/nodes/ci-local-setup-fails-i/home/scripts/missing.sh", "echo fixed\n")
+	writeFile(t, s.nodesDir+"/ci-local-setup-fails-i/home/scripts/missing.sh", "echo fixed\n")
 	mustRun(t, s.env, "compute", "restart", "-n", "setup-fails-i", "-o", "none")
 	if v := showInstance(t, s.env, "setup-fails-i"); v.State != "Running" {
 		t.Fatalf("after fixing the script and restarting: %s", v)

@@ -134,7 +134,7 @@ func TestInstanceSeedExamples(t *testing.T) {
 			t.Errorf("the RStudio image on the local provider: %q lacks %q", stderr, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(s.dataDir, "nodes", "ci-local-rstudio-example-i")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(s.nodesDir, "ci-local-rstudio-example-i")); !os.IsNotExist(err) {
 		t.Error("a refused instance left a node behind")
 	}
 }

@@ -46,7 +46,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	// The node's work dir marks its processes: what this server's
 	// provider ends with the node (another server's "dev-alice" has
 	// the same node ID).
-	nodeDir := filepath.Join(s.dataDir, "nodes", "ci-local-dev-alice")
+	nodeDir := filepath.Join(s.nodesDir, "ci-local-dev-alice")
 	if code != 0 || !strings.HasSuffix(strings.Split(out, "\n")[0], "/home") || !strings.Contains(out, "dev-alice") || !strings.Contains(out, "dir="+nodeDir+"\n") {
 		t.Fatalf("ssh: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -144,7 +144,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if v.State != "Stopped" || v.LastOperation.Name != "Stop" || v.LastOperation.Trigger != "User" || v.LastOperation.Status != "Succeeded" {
 		t.Fatalf("after stop: %s", v)
 	}
-	if procs := agentProcs(s.dataDir); len(procs) != 0 {
+	if procs := agentProcs(s.nodesDir); len(procs) != 0 {
 		t.Errorf("agents still running after stop: %v", procs)
 	}
 	if left := procsWithEnv("SHOAL_NODE_DIR=" + nodeDir); len(left) != 0 {
@@ -174,7 +174,7 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 		_, _, code := run(t, alice, "compute", "show", "-n", "dev-alice")
 		return code != 0, "still there"
 	})
-	if _, err := os.Stat(filepath.Join(s.dataDir, "nodes", "ci-local-dev-alice")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(s.nodesDir, "ci-local-dev-alice")); !os.IsNotExist(err) {
 		t.Errorf("the instance's home is still there after delete (%v)", err)
 	}
 	if left := procsWithEnv("SHOAL_NODE_DIR=" + nodeDir); len(left) != 0 {
@@ -269,7 +269,7 @@ func TestInstanceNotebookAndCustomApp(t *testing.T) {
 		t.Fatalf("applications %+v; want files at %s", v.Applications, want)
 	}
 	aliceTok, bobTok := tokenOf(alice), tokenOf(users["bob"])
-	os.WriteFile(filepath.Join(s.dataDir, "nodes", "ci-local-app-example-i", "home", "hello.txt"), []byte("from the home"), 0o600)
+	writeFile(t, filepath.Join(s.nodesDir, "ci-local-app-example-i", "home", "hello.txt"), "from the home")
 	code, _, body := s.httpDo(t, "GET", base+"files/hello.txt", aliceTok, nil, nil)
 	if code != 200 || string(body) != "from the home" {
 		t.Fatalf("the custom app through the proxy: %d %q", code, body)

@@ -256,7 +256,7 @@ func readPIDFile(t *testing.T, path string) int {
 // attemptOutputs returns the outputs folder of rank 0 of an attempt on the
 // node's work dir (the agent writes there while the job runs).
 func attemptOutputs(s *server, node, attemptID string) string {
-	return filepath.Join(s.dataDir, "nodes", node, "attempts", attemptID+"-r0", "outputs")
+	return filepath.Join(s.nodesDir, node, "attempts", attemptID+"-r0", "outputs")
 }
 
 // currentAttempt waits until the job has a current attempt with its rank 0

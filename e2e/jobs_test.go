@@ -104,7 +104,7 @@ func TestJobsScaleUpAndDown(t *testing.T) {
 		t.Errorf("%d distinct nodes were started for 4 back-to-back jobs on a max-2 cluster: %v", len(seen), seen)
 	}
 	mu.Unlock()
-	if agents := agentProcs(s.dataDir); len(agents) > 0 {
+	if agents := agentProcs(s.nodesDir); len(agents) > 0 {
 		t.Errorf("agent processes still run after the cluster scaled to 0: %v", agents)
 	}
 
@@ -180,7 +180,7 @@ func TestJobsMinInstancesKeepsOneNode(t *testing.T) {
 	if c := show(t, s, cluster); jsonInt(c["current_node_count"]) != 1 {
 		t.Errorf("current_node_count = %v, want 1", c["current_node_count"])
 	}
-	if agents := agentProcs(s.dataDir); len(agents) != 1 {
+	if agents := agentProcs(s.nodesDir); len(agents) != 1 {
 		t.Errorf("%d agent processes run, want 1: %v", len(agents), agents)
 	}
 	if evs := events(t, s, cluster); !hasEventText(evs, "kept: min_instances") {
@@ -262,7 +262,7 @@ func TestJobsTimeoutKillsProcessTree(t *testing.T) {
 	// Read the pids first: they are checked against the state at the end.
 	pids := treePIDs(t, downloadJob(t, s, name))
 	assertPIDsGone(t, name, pids, 5*time.Second)
-	if left := jobProcs(s.dataDir, name); len(left) > 0 {
+	if left := jobProcs(s.nodesDir, name); len(left) > 0 {
 		t.Errorf("processes of %s are left: %v", name, left)
 	}
 
@@ -311,7 +311,7 @@ func TestJobsCancelKillsProcessTree(t *testing.T) {
 	mustRun(t, s.env, "job", "cancel", "-n", name, "-o", "none")
 	j := waitJob(t, s, name, 20*time.Second, "Canceled")
 	assertPIDsGone(t, name, pids, 5*time.Second)
-	if left := jobProcs(s.dataDir, name); len(left) > 0 {
+	if left := jobProcs(s.nodesDir, name); len(left) > 0 {
 		t.Errorf("processes of %s are left: %v", name, left)
 	}
 	if attempts := listAttempts(t, s, name); len(attempts) != 1 || attempts[0].Status != "Canceled" {
@@ -380,7 +380,7 @@ func TestJobsPreemption(t *testing.T) {
 		nodes := listNodes(t, s, cluster)
 		return !slices.Contains(nodeIDs(nodes), node1), describeNodes(nodes)
 	})
-	if pid, ok := agentProcs(s.dataDir)[node1]; ok {
+	if pid, ok := agentProcs(s.nodesDir)[node1]; ok {
 		t.Errorf("the agent of the preempted node %s still runs (pid %d)", node1, pid)
 	}
 }
@@ -412,7 +412,7 @@ compute: azureml:`+cluster+"\n")
 		waitJob(t, s, name, 30*time.Second, "Running")
 	}
 	nodesBefore := nodeIDs(listNodes(t, s, cluster))
-	agentsBefore := agentProcs(s.dataDir)
+	agentsBefore := agentProcs(s.nodesDir)
 	if len(nodesBefore) != 4 || len(agentsBefore) != 4 {
 		t.Fatalf("before the crash: nodes %v, agents %v; want 4 of each", nodesBefore, agentsBefore)
 	}
@@ -450,7 +450,7 @@ compute: azureml:`+cluster+"\n")
 	if after := nodeIDs(listNodes(t, s, cluster)); !slices.Equal(after, nodesBefore) {
 		t.Errorf("nodes after the restart %v, before %v; want the same nodes", after, nodesBefore)
 	}
-	if after := agentProcs(s.dataDir); !maps.Equal(after, agentsBefore) {
+	if after := agentProcs(s.nodesDir); !maps.Equal(after, agentsBefore) {
 		t.Errorf("agent processes after the restart %v, before %v; want the same processes", after, agentsBefore)
 	}
 	if evs := events(t, s, cluster); hasEventText(evs, "node_lost") || strings.Count(eventLines(evs), " node_ready ") != 4 {
@@ -471,13 +471,13 @@ func TestJobsAgentKill9(t *testing.T) {
 	waitJob(t, s, name, 30*time.Second, "Running")
 	a1 := currentAttempt(t, s, name)
 	node1 := a1.Ranks[0].NodeID
-	pid := readPIDFile(t, filepath.Join(s.dataDir, "nodes", node1, "agent.pid"))
-	if got := agentProcs(s.dataDir)[node1]; got != pid {
+	pid := readPIDFile(t, filepath.Join(s.nodesDir, node1, "agent.pid"))
+	if got := agentProcs(s.nodesDir)[node1]; got != pid {
 		t.Fatalf("agent.pid of %s says %d, the agent process is %d", node1, pid, got)
 	}
 	var orphans []procInfo
 	waitFor(t, 10*time.Second, "the job's sleep to start", func() (bool, string) {
-		orphans = jobProcs(s.dataDir, name)
+		orphans = jobProcs(s.nodesDir, name)
 		return slices.ContainsFunc(orphans, func(p procInfo) bool { return strings.HasPrefix(p.cmdline, "sleep") }), fmt.Sprint(orphans)
 	})
 

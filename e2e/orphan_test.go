@@ -37,14 +37,14 @@ compute: azureml:`+cluster+"\n")
 		t.Fatalf("nodes %s, want one", describeNodes(nodes))
 	}
 	node := nodes[0].ID
-	nodeDir := filepath.Join(s.dataDir, "nodes", node)
+	nodeDir := filepath.Join(s.nodesDir, node)
 	killedAt := time.Now()
 	s.kill9()
 
 	// The job ends about 3 s in; the agent gives up 3 s after its last
 	// contact with the server once nothing runs.
 	waitFor(t, 40*time.Second, "the agent of "+node+" to exit", func() (bool, string) {
-		procs := agentProcs(s.dataDir)
+		procs := agentProcs(s.nodesDir)
 		_, alive := procs[node]
 		return !alive, "agent still running"
 	})
@@ -100,7 +100,7 @@ compute: azureml:`+cluster+"\n")
 		return len(nodes) == 0, describeNodes(nodes)
 	})
 	waitFor(t, 10*time.Second, "no agent or job process left", func() (bool, string) {
-		agents, jobs := agentProcs(s.dataDir), jobProcs(s.dataDir, name)
+		agents, jobs := agentProcs(s.nodesDir), jobProcs(s.nodesDir, name)
 		return len(agents) == 0 && len(jobs) == 0, fmt.Sprintf("agents %v, job processes %v", agents, jobs)
 	})
 	if results, _ := filepath.Glob(filepath.Join(nodeDir, "results", "*.json")); len(results) != 0 {

@@ -175,10 +175,10 @@ func killSuiteProcesses(needles []string) []string {
 	}
 }
 
-// agentProcs returns the live agent processes of a data dir by node ID.
-func agentProcs(dataDir string) map[string]int {
+// agentProcs returns the live agent processes of a nodes dir by node ID.
+func agentProcs(nodesDir string) map[string]int {
 	out := map[string]int{}
-	prefix := filepath.Join(dataDir, "nodes") + "/"
+	prefix := filepath.Clean(nodesDir) + "/"
 	for _, p := range allProcs() {
 		args := strings.Fields(p.cmdline)
 		isAgent := false
@@ -195,11 +195,11 @@ func agentProcs(dataDir string) map[string]int {
 }
 
 // jobProcs returns the live processes of a job (by SHOAL_JOB_NAME) whose
-// outputs are under dataDir.
-func jobProcs(dataDir, job string) []procInfo {
+// outputs are under nodesDir.
+func jobProcs(nodesDir, job string) []procInfo {
 	var out []procInfo
 	for _, p := range allProcs() {
-		if v, ok := p.envValue("SHOAL_JOB_NAME"); ok && v == job && p.belongsTo([]string{dataDir}) {
+		if v, ok := p.envValue("SHOAL_JOB_NAME"); ok && v == job && p.belongsTo([]string{nodesDir}) {
 			out = append(out, p)
 		}
 	}

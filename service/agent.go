@@ -303,7 +303,7 @@ func (s *Services) agentTask(j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *sho
 		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
 		Command: j.Command, Code: j.Code, Inputs: j.Inputs, EnvironmentVariables: j.EnvironmentVariables,
 		ProcessesPerNode: 1, MasterAddr: a.MasterAddr, MasterPort: a.MasterPort, KillGrace: s.cfg.KillGrace,
-		RestoreOutputs: a.Number > 1,
+		RestoreOutputs: a.Number > 1, RunAs: j.CreatedByPrincipal,
 	}
 	for name := range j.Outputs {
 		t.Outputs = append(t.Outputs, name)

@@ -28,6 +28,7 @@ func (s *Services) instanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask
 		NotebookToken:  st.NotebookToken,
 		Apps:           c.CustomApplications,
 		Identities:     taskIdentities(tx, c),
+		RunAs:          st.AssignedUser,
 	}
 	if k := sshKeyOf(c.SSHSettings); t.SSHEnabled && k != "" {
 		t.AuthorizedKeys = []string{k}

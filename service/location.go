@@ -15,6 +15,9 @@ type LocationDetail struct {
 	Hosts []*shoal.Host `json:"hosts"`
 	// Nodes counts the nodes at the location.
 	Nodes int `json:"nodes"`
+	// WorkIsolation says as whom the location's work runs, when its
+	// provider can tell.
+	WorkIsolation string `json:"work_isolation,omitempty"`
 }
 
 // FindLocation returns a location (by name or alias) with its quota use,
@@ -27,6 +30,9 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 	d := &LocationDetail{Location: loc, Hosts: []*shoal.Host{}}
 	if d.Usage, err = s.ListUsages(ctx, loc.Name); err != nil {
 		return nil, err
+	}
+	if r, ok := s.provider(loc).(shoal.WorkIsolationReporter); ok {
+		d.WorkIsolation = r.WorkIsolation()
 	}
 	if hl, ok := s.provider(loc).(shoal.HostLister); ok {
 		hosts, err := hl.Hosts(ctx)

@@ -15,7 +15,7 @@ func (s *Services) nodeSSH(c *shoal.Compute) *shoal.NodeSSH {
 	if c == nil || c.Type == shoal.ComputeTypeInstance || c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled || c.SSHSettings == nil {
 		return nil
 	}
-	out := &shoal.NodeSSH{AdminUsername: c.SSHSettings.AdminUsername}
+	out := &shoal.NodeSSH{AdminUsername: c.SSHSettings.AdminUsername, RunAs: "compute:" + c.Workspace + "/" + c.Name}
 	if out.AdminUsername == "" {
 		out.AdminUsername = shoal.InstanceAdminUsername
 	}

@@ -33,12 +33,13 @@ func newTree(name string) string {
 	return name + "-" + hex.EncodeToString(b)
 }
 
-// command prepares argv to run in dir, in a new process group, with env
+// command prepares argv to run in dir as cred's account (the agent's own
+// when nil), in a new process group, with env
 // (the agent's environment when nil) plus the run's marker, its output
 // appended to out. Passing the *os.File itself (not a pipe) means Wait
 // returns when the process ends even if a background child keeps the file
 // open.
-func command(argv []string, dir string, env []string, tree string, out *os.File) *exec.Cmd {
+func command(argv []string, dir string, env []string, tree string, out *os.File, cred *syscall.Credential) *exec.Cmd {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -47,7 +48,7 @@ func command(argv []string, dir string, env []string, tree string, out *os.File)
 	// exec keeps the last value of a repeated variable: ours win.
 	cmd.Env = append(append([]string{}, env...), treeEnv+"="+tree)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -24,6 +25,9 @@ type Script struct {
 	Command string
 	// Timeout bounds the run; 0 means none.
 	Timeout time.Duration
+	// Credential is the OS account the script runs as (the instance
+	// user's); nil runs it as the agent's own user.
+	Credential *syscall.Credential
 }
 
 // ScriptResult is how a script ended.
@@ -94,7 +98,7 @@ func RunScript(ctx context.Context, s Script, home string, env []string, logPath
 		return fail(fmt.Errorf("%s has neither a path nor a command", name))
 	}
 	tree := newTree("script")
-	cmd := command(argv, home, env, tree, log)
+	cmd := command(argv, home, env, tree, log, s.Credential)
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("%s could not start: %w", name, err))
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +76,9 @@ type SupervisorConfig struct {
 	// StopGrace is the time StopAll leaves an application between SIGTERM
 	// and SIGKILL; 5 s when 0.
 	StopGrace time.Duration
+	// Credential is the OS account applications run as (the instance
+	// user's); nil runs them as the agent's own user.
+	Credential *syscall.Credential
 }
 
 // Restart backoff: an application that exits is started again after 1 s,
@@ -220,7 +224,7 @@ func (s *Supervisor) runOnce(r *running) (exit string, stopped bool) {
 		env = os.Environ()
 	}
 	env = append(append(append([]string{}, env...), r.app.Env...), "PORT="+strconv.Itoa(r.app.Port))
-	cmd := command(r.app.Command, s.cfg.Home, env, r.tree, logf)
+	cmd := command(r.app.Command, s.cfg.Home, env, r.tree, logf, s.cfg.Credential)
 	fmt.Fprintf(logf, "== %s: starting %q on port %d at %s\n", r.app.Name, r.app.Command, r.app.Port, time.Now().UTC().Format(time.RFC3339))
 	if err := cmd.Start(); err != nil {
 		exit = "could not start: " + err.Error()

@@ -74,6 +74,10 @@ type Task struct {
 
 	Timeout   time.Duration // 0 = none
 	KillGrace time.Duration // between SIGTERM and SIGKILL, default 10 s
+
+	// Credential is the OS account the processes run as; nil runs them as
+	// the calling process's user. Dir must be that account's to enter.
+	Credential *syscall.Credential
 }
 
 // Result is how a run ended.
@@ -138,7 +142,7 @@ func Start(t Task) (*Run, error) {
 	for local := range t.ProcessesPerNode {
 		env := environ(base, t, local)
 		newCmd := func(path string, args, env []string) *exec.Cmd {
-			cmd := &exec.Cmd{Path: path, Args: args, Dir: t.Dir, Env: env, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+			cmd := &exec.Cmd{Path: path, Args: args, Dir: t.Dir, Env: env, SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: t.Credential}}
 			if logf != nil {
 				cmd.Stdout, cmd.Stderr = logf, logf // the same fd, O_APPEND: writes interleave whole
 			}

@@ -64,6 +64,13 @@ func (sess *session) launch(command string) (*program, error) {
 	} else {
 		cmd.Args = []string{filepath.Base(cfg.Shell), "-c", command}
 	}
+	return sess.launchCmd(cmd)
+}
+
+// launchCmd starts cmd as the login's account, in a new OS session, on
+// a terminal if the client asked for one. The caller holds sess.mu.
+func (sess *session) launchCmd(cmd *exec.Cmd) (*program, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: sess.s.cfg.Credential}
 	var p *program
 	var err error
 	if sess.winsize != nil {
@@ -94,7 +101,7 @@ func startPipes(cmd *exec.Cmd) (*program, error) {
 		ends[i], ends[i+1] = r, w
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0], ends[3], ends[5]
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: credentialOf(cmd)}
 	err := cmd.Start()
 	for _, f := range []*os.File{ends[0], ends[3], ends[5]} { // the child's ends
 		_ = f.Close()
@@ -204,4 +211,13 @@ func signalName(sig syscall.Signal) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// credentialOf is the account cmd was set to run as (launchCmd sets it in
+// a SysProcAttr that the start functions replace with their own).
+func credentialOf(cmd *exec.Cmd) *syscall.Credential {
+	if cmd.SysProcAttr == nil {
+		return nil
+	}
+	return cmd.SysProcAttr.Credential
 }

@@ -29,9 +29,16 @@ func startTerminal(cmd *exec.Cmd, ws winsize, env func(tty string) []string) (*p
 		return nil, err
 	}
 	cmd.Env = env(tty.Name())
+	if c := credentialOf(cmd); c != nil {
+		// The terminal is the login's, as login(1) makes it.
+		if err := tty.Chown(int(c.Uid), int(c.Gid)); err != nil {
+			_ = master.Close()
+			return nil, err
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// Ctty 0 is the child's stdin: the terminal.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Credential: credentialOf(cmd)}
 	if err := cmd.Start(); err != nil {
 		_ = master.Close()
 		return nil, err

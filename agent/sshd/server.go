@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -51,6 +52,15 @@ type Config struct {
 	// OnLogin, when set, is told of every login and every refused
 	// connection, so that interactive sessions reach the audit log.
 	OnLogin func(Login)
+	// Credential, when set, is the OS account sessions, commands and file
+	// transfers run as (the login's run-as account); nil runs them as the
+	// server's own user.
+	Credential *syscall.Credential
+	// SFTPCommand serves SFTP on its standard input and output (`shoal
+	// agent sftp-server`). With a Credential, SFTP runs as this command
+	// under that account, never inside the server, and is refused when it
+	// is empty.
+	SFTPCommand []string
 }
 
 // Login is a login to the server, or a refused attempt.

@@ -3,6 +3,8 @@ package sshd
 import (
 	"errors"
 	"io"
+	"os"
+	"os/exec"
 
 	"github.com/pkg/sftp"
 )
@@ -16,9 +18,55 @@ func (sess *session) startSFTP() (bool, func()) {
 	if sess.started || sess.ended {
 		return false, nil
 	}
+	cfg := sess.s.cfg
+	if cfg.Credential != nil {
+		// Files are reached as the login's account: the SFTP server is a
+		// process of that account, never the server itself (which may be
+		// root).
+		if len(cfg.SFTPCommand) == 0 {
+			return false, nil
+		}
+		sess.started = true
+		cmd := &exec.Cmd{Path: cfg.SFTPCommand[0], Args: cfg.SFTPCommand, Dir: cfg.HomeDir}
+		winsize := sess.winsize
+		sess.winsize = nil // SFTP speaks over pipes, never a terminal
+		prog, err := sess.launchCmd(cmd)
+		sess.winsize = winsize
+		if err != nil {
+			return true, sess.async(func() {
+				sess.s.cfg.Logger.Info("sftp server did not start", "err", err)
+				sess.finish(nil)
+				sess.exit(exitCode(1))
+			})
+		}
+		sess.prog = prog
+		return true, sess.async(func() { sess.exit(sess.run(prog)) })
+	}
 	sess.started = true
 	return true, sess.async(sess.serveSFTP)
 }
+
+// ServeStdio serves SFTP on standard input and output, with relative paths
+// resolved in dir: `shoal agent sftp-server`, which an SSH server whose
+// logins run as another account starts as that account.
+func ServeStdio(dir string) error {
+	srv, err := sftp.NewServer(stdio{}, sftp.WithServerWorkingDirectory(dir))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if err := srv.Serve(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// stdio is standard input and output as one stream.
+type stdio struct{}
+
+func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdio) Close() error                { return os.Stdin.Close() }
 
 // serveSFTP runs pkg/sftp's server on the channel, as the agent's user,
 // with relative paths (and so scp's ~/ paths, which OpenSSH's scp sends

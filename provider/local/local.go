@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/runas"
 )
 
 // DefaultStopGrace is how long Release waits between SIGTERM and SIGKILL
@@ -38,9 +39,13 @@ const pollInterval = 50 * time.Millisecond
 
 // Config configures a Provider.
 type Config struct {
-	// DataDir is the server's data dir; a node gets DataDir/nodes/<node-id>/
+	// DataDir is the server's data dir; a node gets NodesDir/<node-id>/
 	// as its work dir, which is also its provider ref.
 	DataDir string
+	// NodesDir holds the nodes' work dirs; default DataDir/nodes. A server
+	// running as root keeps it outside the data dir, where the accounts
+	// work runs as can reach their folders (see app).
+	NodesDir string
 	// Executable is the path of the shoal binary run as
 	// `<Executable> agent ...`; default os.Executable().
 	Executable string
@@ -99,6 +104,12 @@ func New(cfg Config) *Provider {
 			cfg.DataDir = abs
 		}
 	}
+	if cfg.NodesDir == "" && cfg.DataDir != "" {
+		cfg.NodesDir = filepath.Join(cfg.DataDir, "nodes")
+	}
+	if abs, err := filepath.Abs(cfg.NodesDir); err == nil && cfg.NodesDir != "" {
+		cfg.NodesDir = abs
+	}
 	return &Provider{
 		cfg:     cfg,
 		log:     cfg.Logger.With("provider", "local"),
@@ -138,7 +149,7 @@ func (p *Provider) Close() {
 
 // nodeDir is the work dir, and ref, of node id.
 func (p *Provider) nodeDir(id string) string {
-	return filepath.Join(p.cfg.DataDir, "nodes", id)
+	return filepath.Join(p.cfg.NodesDir, id)
 }
 
 // lookup returns the node this Provider started under ref, or nil.
@@ -196,4 +207,15 @@ func (n *node) exited() bool {
 	default:
 		return false
 	}
+}
+
+// WorkIsolation says as whom the nodes' work runs: the agents run as this
+// server's user, and run work as accounts of their own only when that
+// user is root.
+func (p *Provider) WorkIsolation() string {
+	accounts, err := runas.New()
+	if err != nil {
+		return err.Error()
+	}
+	return accounts.Describe()
 }

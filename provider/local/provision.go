@@ -19,7 +19,7 @@ import (
 // errClosed is returned by Provision after Close.
 var errClosed = errors.New("local provider: closed")
 
-// Provision creates the node's work dir, DataDir/nodes/<node-id> (mode
+// Provision creates the node's work dir, NodesDir/<node-id> (mode
 // 0700), which is the returned ref, and starts
 //
 //	<Executable> agent --server <ServerURL> --node-id <id> --work-dir <dir> [ExtraArgs...]
@@ -55,7 +55,12 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (_
 		return "", errors.New("local provider: cannot tell the path of the shoal executable")
 	}
 	dir := p.nodeDir(id)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+	// As root, the nodes dir is one the accounts work runs as pass through
+	// (0711, made so by the server); otherwise nobody else needs it.
+	if err := os.MkdirAll(filepath.Dir(dir), nodesDirMode()); err != nil {
+		return "", fmt.Errorf("local provider: %w", err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), nodesDirMode()); err != nil {
 		return "", fmt.Errorf("local provider: %w", err)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -212,7 +217,7 @@ func agentEnv(token string, ca []byte) []string {
 }
 
 // checkNodeID refuses IDs that would not name exactly one directory under
-// DataDir/nodes or could be read as a flag.
+// NodesDir or could be read as a flag.
 func checkNodeID(id string) error {
 	switch {
 	case id == "":
@@ -222,4 +227,13 @@ func checkNodeID(id string) error {
 		return shoal.Errorf(shoal.EINVALID, "provision: node ID %q cannot name a work dir", id)
 	}
 	return nil
+}
+
+// nodesDirMode is the mode a missing nodes dir is created with: 0711 when
+// work runs as other accounts (this process is root), else 0700.
+func nodesDirMode() os.FileMode {
+	if os.Geteuid() == 0 {
+		return 0o711
+	}
+	return 0o700
 }
