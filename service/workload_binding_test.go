@@ -143,3 +143,39 @@ func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 		t.Fatalf("a token from before the stop, after the start: %+v %v, want EUNAUTHORIZED", p, err)
 	}
 }
+
+// A service principal's token minted before its secret is reset is
+// refused, even within the same second (a token's iat has whole seconds).
+func TestServicePrincipalTokenDiesWithItsSecretWithinTheSecond(t *testing.T) {
+	h := newHarness(t, "")
+	h.withWorkload()
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	sp, secret, err := h.svc.CreateServicePrincipal(admin, "ci-bot", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(100 * time.Millisecond)
+	old, _, err := h.svc.ClientCredentialsToken(h.ctx, sp.ClientID, secret, "shoal/.default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := h.svc.AuthenticateWorkload(h.ctx, old.AccessToken); err != nil || p.ID != "sp:ci-bot" {
+		t.Fatalf("the token before the reset: %+v %v", p, err)
+	}
+	h.clock.Advance(100 * time.Millisecond)
+	_, secret, err = h.svc.ResetServicePrincipalSecret(admin, "ci-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(100 * time.Millisecond)
+	if p, err := h.svc.AuthenticateWorkload(h.ctx, old.AccessToken); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+		t.Fatalf("a token minted 100 ms before the reset, within the same second: %+v %v, want EUNAUTHORIZED", p, err)
+	}
+	fresh, _, err := h.svc.ClientCredentialsToken(h.ctx, sp.ClientID, secret, "shoal/.default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := h.svc.AuthenticateWorkload(h.ctx, fresh.AccessToken); err != nil || p.ID != "sp:ci-bot" {
+		t.Fatalf("the token after the reset, within the same second: %+v %v", p, err)
+	}
+}
