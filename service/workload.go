@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -17,7 +18,9 @@ import (
 // tokens); the issuer caps it at an hour.
 const WorkloadTokenTTL = time.Hour
 
-// workloadKeys adapts the store to workload.KeyStore.
+// workloadKeys adapts the store to workload.KeyStore. Private keys are
+// sealed with the secrets key on their way into the store and opened on
+// their way out: the store never holds one in the clear.
 type workloadKeys struct{ s *Services }
 
 // ListKeys implements workload.KeyStore.
@@ -26,17 +29,121 @@ func (k workloadKeys) ListKeys(ctx context.Context) (out []*shoal.SigningKey, er
 		out, err = tx.ListSigningKeys()
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for i, sk := range out {
+		if !sealing.IsSealed(sk.PrivatePEM) {
+			continue // left by an older server until SealStoredSecrets
+		}
+		if k.s.cfg.SecretsKey == nil {
+			return nil, noSecretsKey()
+		}
+		plain, err := k.s.cfg.SecretsKey.Open(sk.PrivatePEM, sk.ID)
+		if err != nil {
+			return nil, shoal.Errorf(shoal.EINTERNAL, "workload signing key %s cannot be decrypted with the secrets key %s: %v; every server sharing this store needs the same secrets_key_file", sk.ID, k.s.cfg.SecretsKey.Path, err)
+		}
+		opened := *sk
+		opened.PrivatePEM = string(plain)
+		out[i] = &opened
+	}
+	return out, nil
+}
+
+// noSecretsKey is the error of a server that has no secrets key.
+func noSecretsKey() error {
+	return shoal.Errorf(shoal.EINTERNAL, "workload signing keys are stored encrypted and this server has no secrets key: set secrets_key_file (default <data-dir>/keys/workload.key)")
+}
+
+// sealed returns key with its private key sealed for the store.
+func (k workloadKeys) sealed(key *shoal.SigningKey) (*shoal.SigningKey, error) {
+	if sealing.IsSealed(key.PrivatePEM) {
+		return key, nil
+	}
+	if k.s.cfg.SecretsKey == nil {
+		return nil, noSecretsKey()
+	}
+	v, err := k.s.cfg.SecretsKey.Seal([]byte(key.PrivatePEM), key.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := *key
+	out.PrivatePEM = v
+	return &out, nil
 }
 
 // InsertKey implements workload.KeyStore.
 func (k workloadKeys) InsertKey(ctx context.Context, key *shoal.SigningKey) error {
-	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.InsertSigningKey(key) })
+	sk, err := k.sealed(key)
+	if err != nil {
+		return err
+	}
+	err = k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.InsertSigningKey(sk) })
+	key.CreatedOn = sk.CreatedOn
+	return err
 }
 
 // UpdateKey implements workload.KeyStore.
 func (k workloadKeys) UpdateKey(ctx context.Context, key *shoal.SigningKey) error {
-	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.UpdateSigningKey(key) })
+	sk, err := k.sealed(key)
+	if err != nil {
+		return err
+	}
+	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.UpdateSigningKey(sk) })
+}
+
+// SealStoredSecrets encrypts what an older server stored in the clear:
+// workload signing keys (sealed with the secrets key) and clusters' SSH
+// admin passwords (replaced by their salted hash). It runs at start-up,
+// before the issuer first loads its keys; it is idempotent.
+func (s *Services) SealStoredSecrets(ctx context.Context) error {
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		keys, err := tx.ListSigningKeys()
+		if err != nil {
+			return err
+		}
+		wk := workloadKeys{s}
+		for _, sk := range keys {
+			if sealing.IsSealed(sk.PrivatePEM) {
+				continue
+			}
+			sealed, err := wk.sealed(sk)
+			if err != nil {
+				return err
+			}
+			if err := tx.UpdateSigningKey(sealed); err != nil {
+				return err
+			}
+		}
+		wss, err := tx.ListWorkspaces()
+		if err != nil {
+			return err
+		}
+		var computes []*shoal.Compute
+		for _, w := range wss {
+			cs, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name})
+			if err != nil {
+				return err
+			}
+			computes = append(computes, cs...)
+		}
+		for _, c := range computes {
+			if c.SSHSettings == nil || c.SSHSettings.AdminPassword == "" {
+				continue
+			}
+			h, err := shoal.HashAdminPassword(s.cfg.Random, c.SSHSettings.AdminPassword)
+			if err != nil {
+				return err
+			}
+			ssh := *c.SSHSettings
+			ssh.AdminPassword, ssh.AdminPasswordHash = "", h
+			c.SSHSettings = &ssh
+			if err := tx.UpdateCompute(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // WorkloadKeys returns the store's signing keys as a workload.KeyStore.
