@@ -98,11 +98,15 @@ type ComputeSpec struct {
 }
 
 // SSHSettings are the admin account of a cluster's nodes. AdminPassword is
-// write-only: it is stored but never returned by the API.
+// write-only: the server keeps only AdminPasswordHash, a salted hash of
+// it, and returns neither.
 type SSHSettings struct {
 	AdminUsername string `json:"admin_username,omitempty"`
 	AdminPassword string `json:"admin_password,omitempty"`
-	SSHKeyValue   string `json:"ssh_key_value,omitempty"`
+	// AdminPasswordHash is the stored form of the admin password (see
+	// HashAdminPassword); clients can neither send nor read it.
+	AdminPasswordHash string `json:"admin_password_hash,omitempty"`
+	SSHKeyValue       string `json:"ssh_key_value,omitempty"`
 	// SSHPort is read-only: where an instance's SSH server listens.
 	SSHPort int `json:"ssh_port,omitempty"`
 }
@@ -210,7 +214,7 @@ func (c *Compute) Redacted() *Compute {
 	out.Instance = nil
 	if c.SSHSettings != nil {
 		s := *c.SSHSettings
-		s.AdminPassword = ""
+		s.AdminPassword, s.AdminPasswordHash = "", ""
 		out.SSHSettings = &s
 	}
 	return &out

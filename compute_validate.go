@@ -387,7 +387,7 @@ func sshOf(s *SSHSettings) SSHSettings {
 	if s == nil {
 		return SSHSettings{}
 	}
-	return SSHSettings{AdminUsername: s.AdminUsername, AdminPassword: s.AdminPassword, SSHKeyValue: strings.TrimSpace(s.SSHKeyValue)}
+	return SSHSettings{AdminUsername: s.AdminUsername, AdminPassword: s.AdminPassword, AdminPasswordHash: s.AdminPasswordHash, SSHKeyValue: strings.TrimSpace(s.SSHKeyValue)}
 }
 
 func netOf(n *NetworkSettings) NetworkSettings {

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
@@ -52,8 +53,12 @@ func newTestEnv(t testing.TB) *testEnv {
 		t.Fatal(err)
 	}
 	prov := fake.New()
+	secretsKey, err := sealing.LoadOrCreate(filepath.Join(dir, "keys", "workload.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Files: files,
-		Providers: map[string]shoal.Provider{"local": prov}})
+		Providers: map[string]shoal.Provider{"local": prov}, SecretsKey: secretsKey})
 	svc.SetWorkload(workload.New(workload.Config{Keys: svc.WorkloadKeys(), Clock: shoal.SystemClock{}, Issuer: "http://shoal.test"}))
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil || token == "" {

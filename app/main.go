@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/clientconfig"
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/leader"
 	"github.com/shoal-ml/shoal/metrics"
 	"github.com/shoal-ml/shoal/postgres"
@@ -253,7 +254,19 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		}
 		providers[lc.Name] = p
 	}
+	// The key sealing the signing keys in the store lives outside it.
+	keyFile := cfg.SecretsKeyFile
+	if keyFile == "" {
+		keyFile = filepath.Join(opts.DataDir, "keys", "workload.key")
+	}
+	secretsKey, err := sealing.LoadOrCreate(keyFile)
+	if err != nil {
+		ln.Close()
+		store.Close()
+		return nil, fmt.Errorf("secrets_key_file: %w", err)
+	}
 	m.svc = service.New(service.Config{
+		SecretsKey:     secretsKey,
 		InstancePolicy: service.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
@@ -264,7 +277,12 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	// Workload tokens are signed by keys in the store, rotated daily.
 	issuer := workload.New(workload.Config{Keys: m.svc.WorkloadKeys(), Clock: opts.Clock, Issuer: serverURL})
 	m.svc.SetWorkload(issuer)
-	if err := m.retryStartup(ctx, "workload signing keys", issuer.Rotate); err != nil {
+	if err := m.retryStartup(ctx, "workload signing keys", func(ctx context.Context) error {
+		if err := m.svc.SealStoredSecrets(ctx); err != nil {
+			return err
+		}
+		return issuer.Rotate(ctx)
+	}); err != nil {
 		ln.Close()
 		store.Close()
 		return nil, fmt.Errorf("workload signing keys: %w", err)

@@ -40,6 +40,11 @@ type Config struct {
 	// postgres://user:password@host:5432/database (flag --store overrides
 	// it). Default: SQLite in the data dir.
 	Store string `yaml:"store"`
+	// SecretsKeyFile holds the key that encrypts the workload token signing
+	// keys in the store (32 random bytes, base64, mode 0600). It is created
+	// on first start when missing. Servers sharing a PostgreSQL store must
+	// each be given the same file. Default <data-dir>/keys/workload.key.
+	SecretsKeyFile string `yaml:"secrets_key_file"`
 	// LeaderLease is the lease of the server that runs the controllers
 	// when several share a PostgreSQL store; its work moves to another
 	// within about LeaderLease * 4/3 of its loss. Default 6s.

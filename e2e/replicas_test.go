@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -88,7 +89,9 @@ func TestReplicasFailover(t *testing.T) {
 	url := pg.NewDatabase(t)
 	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	front := frontProxy(t, addrs...)
-	cfg := fastJobsConfig + "store: " + url + "\nleader_lease: 2s\nadvertise_url: " + front + "\n"
+	// Servers sharing a store share the key that seals its signing keys.
+	cfg := fastJobsConfig + "store: " + url + "\nleader_lease: 2s\nadvertise_url: " + front + "\n" +
+		"secrets_key_file: " + filepath.Join(t.TempDir(), "workload.key") + "\n"
 	var servers []*server
 	for i, addr := range addrs {
 		servers = append(servers, startServer(t, serverOpts{Config: cfg, Addr: addr}))
@@ -262,7 +265,8 @@ func TestLeaderPartitionedFromDatabase(t *testing.T) {
 	viaProxy, cut := cuttableProxy(t, dbAddr)
 	addrA, addrB := freeAddr(t), freeAddr(t)
 	front := frontProxy(t, addrA, addrB)
-	common := fastJobsConfig + "leader_lease: 3s\nadvertise_url: " + front + "\n"
+	common := fastJobsConfig + "leader_lease: 3s\nadvertise_url: " + front + "\n" +
+		"secrets_key_file: " + filepath.Join(t.TempDir(), "workload.key") + "\n"
 	a := startServer(t, serverOpts{Config: common + "store: " + strings.Replace(url, dbAddr, viaProxy, 1) + "\n", Addr: addrA})
 	waitFor(t, 10*time.Second, "the first server to lead", func() (bool, string) {
 		r := readyz(a)

@@ -27,6 +27,10 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 		if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
 			return err
 		}
+		// The admin password is stored only as a salted hash.
+		if err := shoal.SealAdminPassword(spec, existing, s.cfg.Random); err != nil {
+			return err
+		}
 		if spec.Type == shoal.ComputeTypeInstance {
 			if err := s.checkInstanceSpec(tx, ws.Name, spec, existing == nil); err != nil {
 				return err
@@ -103,11 +107,6 @@ func (s *Services) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Wor
 func (s *Services) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
 	if existing.ProvisioningState == shoal.ProvisioningDeleting {
 		return nil, shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted; wait until it is gone to create it again", existing.Name)
-	}
-	// The API never returns the admin password, so a document produced by
-	// `show` carries none: keep the stored one rather than call it a change.
-	if spec.SSHSettings != nil && existing.SSHSettings != nil && spec.SSHSettings.AdminPassword == "" {
-		spec.SSHSettings.AdminPassword = existing.SSHSettings.AdminPassword
 	}
 	if diff := shoal.ImmutableDifferences(&existing.ComputeSpec, spec); len(diff) > 0 {
 		return nil, &shoal.Error{Code: shoal.ECONFLICT, Field: diff[0], Message: fmt.Sprintf(

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
@@ -40,19 +41,21 @@ type agent struct {
 // clock, the fake provider, simulated agents, and Controller.RunOnce.
 // Nothing runs in the background except node releases, which step awaits.
 type harness struct {
-	t      *testing.T
-	ctx    context.Context
-	cfg    *config.Config
-	cat    *shoal.Catalog
-	clock  *storetest.Clock
-	store  *sqlite.DB
-	files  *filestore.Store
-	prov   *fake.Provider
-	svc    *service.Services
-	ctrl   *service.Controller
-	agents map[string]*agent
-	order  []string // agent IDs in join order
-	ports  int
+	t     *testing.T
+	ctx   context.Context
+	cfg   *config.Config
+	cat   *shoal.Catalog
+	clock *storetest.Clock
+	store *sqlite.DB
+	files *filestore.Store
+	prov  *fake.Provider
+	svc   *service.Services
+	ctrl  *service.Controller
+	// secretsKey seals the workload signing keys in the store.
+	secretsKey *sealing.Key
+	agents     map[string]*agent
+	order      []string // agent IDs in join order
+	ports      int
 }
 
 // newHarness builds a server from a config document (may be empty).
@@ -78,6 +81,9 @@ func newHarness(t *testing.T, configYAML string) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, ctx: ctx, cfg: cfg, cat: cat, clock: clock, store: store, files: files, prov: fake.New(), agents: map[string]*agent{}}
+	if h.secretsKey, err = sealing.LoadOrCreate(filepath.Join(dir, "keys", "workload.key")); err != nil {
+		t.Fatal(err)
+	}
 	h.boot()
 	t.Cleanup(func() {
 		h.ctrl.Wait()
@@ -91,9 +97,15 @@ func newHarness(t *testing.T, configYAML string) *harness {
 }
 
 // boot builds the services and the controller, as a server start does.
-func (h *harness) boot() {
+func (h *harness) boot() { h.bootWith(h.secretsKey) }
+
+// bootWith is boot with the given secrets key (nil: none).
+func (h *harness) bootWith(key *sealing.Key) {
+	if h.ctrl != nil {
+		h.ctrl.Wait()
+	}
 	h.svc = service.New(service.Config{
-		Store: h.store, Catalog: h.cat, Files: h.files,
+		Store: h.store, Catalog: h.cat, Files: h.files, SecretsKey: key,
 		Providers: map[string]shoal.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
 	})

@@ -10,7 +10,8 @@ import (
 
 // nodeSSH is the admin account a cluster's nodes serve SSH with, or nil
 // when the cluster has no SSH access. The admin password never leaves the
-// server: the node gets a salted hash to check a login against.
+// server, nor is it stored: the node gets the stored salted hash to check
+// a login against.
 func (s *Services) nodeSSH(c *shoal.Compute) *shoal.NodeSSH {
 	if c == nil || c.Type == shoal.ComputeTypeInstance || c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled || c.SSHSettings == nil {
 		return nil
@@ -22,7 +23,11 @@ func (s *Services) nodeSSH(c *shoal.Compute) *shoal.NodeSSH {
 	if k := c.SSHSettings.SSHKeyValue; k != "" {
 		out.AuthorizedKeys = []string{k}
 	}
-	if pw := c.SSHSettings.AdminPassword; pw != "" {
+	if salt, hash, ok := c.SSHSettings.PasswordSaltAndHash(); ok {
+		out.PasswordSalt, out.PasswordSHA256 = salt, hash
+	} else if pw := c.SSHSettings.AdminPassword; pw != "" {
+		// Stored in the clear by an older server, until SealStoredSecrets
+		// hashes it.
 		salt := make([]byte, 16)
 		_, _ = io.ReadFull(s.cfg.Random, salt)
 		out.PasswordSalt = hex.EncodeToString(salt)

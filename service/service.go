@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	// Workload mints and verifies workload-identity tokens; nil disables
 	// managed identities.
 	Workload *workload.Issuer
+	// SecretsKey seals the workload signing keys in the store; it is kept
+	// outside the database (secrets_key_file). Nil: this server can
+	// neither sign nor read sealed keys, and says so.
+	SecretsKey *sealing.Key
 	// InstancePolicy is imposed on compute instances.
 	InstancePolicy InstancePolicy
 	// IdleMinute is how long one minute of an instance's idle time lasts:

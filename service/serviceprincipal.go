@@ -146,7 +146,7 @@ func (s *Services) ClientCredentialsToken(ctx context.Context, clientID, secret,
 	if !ok {
 		return nil, nil, shoal.Errorf(shoal.EUNAUTHORIZED, "invalid client: no service principal has that client ID and secret")
 	}
-	tok, err := s.mintToken(ctx, workload.Claims{Subject: sp.PrincipalID(), Audience: resource, ClientID: sp.ClientID})
+	tok, err := s.mintToken(ctx, workload.Claims{Subject: sp.PrincipalID(), Audience: resource, ClientID: sp.ClientID, Binding: secretBinding(sp)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,9 +180,17 @@ func resourceOfScope(scope string) (string, error) {
 	return resource, nil
 }
 
+// secretBinding binds a service principal's token to the secret it was
+// minted with: a reset makes a new secret, so the token is refused from
+// then on, whatever the clocks say (a token's iat has whole seconds, and
+// a reset can fall in the second a token was minted).
+func secretBinding(sp *shoal.ServicePrincipal) string {
+	return tokenBinding("sp-secret", sp.SecretHash)
+}
+
 // authenticateServicePrincipal checks that a token's service principal
 // still exists with the client ID it was minted for, and that the token
-// was minted after its current secret was made.
+// was minted with its current secret.
 func authenticateServicePrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Principal, error) {
 	name := strings.TrimPrefix(c.Subject, "sp:")
 	sp, err := tx.GetServicePrincipal(name)
@@ -191,7 +199,7 @@ func authenticateServicePrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Princ
 	} else if err != nil {
 		return nil, err
 	}
-	if c.IssuedAt.Before(sp.SecretCreatedOn.Truncate(1e9)) {
+	if subtle.ConstantTimeCompare([]byte(c.Binding), []byte(secretBinding(sp))) != 1 {
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token was minted before service principal %s's secret was reset", name)
 	}
 	return &shoal.Principal{ID: sp.PrincipalID(), Name: "service principal " + sp.Name, Kind: shoal.PrincipalServicePrincipal}, nil

@@ -2,11 +2,15 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -14,7 +18,9 @@ import (
 // tokens); the issuer caps it at an hour.
 const WorkloadTokenTTL = time.Hour
 
-// workloadKeys adapts the store to workload.KeyStore.
+// workloadKeys adapts the store to workload.KeyStore. Private keys are
+// sealed with the secrets key on their way into the store and opened on
+// their way out: the store never holds one in the clear.
 type workloadKeys struct{ s *Services }
 
 // ListKeys implements workload.KeyStore.
@@ -23,17 +29,121 @@ func (k workloadKeys) ListKeys(ctx context.Context) (out []*shoal.SigningKey, er
 		out, err = tx.ListSigningKeys()
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for i, sk := range out {
+		if !sealing.IsSealed(sk.PrivatePEM) {
+			continue // left by an older server until SealStoredSecrets
+		}
+		if k.s.cfg.SecretsKey == nil {
+			return nil, noSecretsKey()
+		}
+		plain, err := k.s.cfg.SecretsKey.Open(sk.PrivatePEM, sk.ID)
+		if err != nil {
+			return nil, shoal.Errorf(shoal.EINTERNAL, "workload signing key %s cannot be decrypted with the secrets key %s: %v; every server sharing this store needs the same secrets_key_file", sk.ID, k.s.cfg.SecretsKey.Path, err)
+		}
+		opened := *sk
+		opened.PrivatePEM = string(plain)
+		out[i] = &opened
+	}
+	return out, nil
+}
+
+// noSecretsKey is the error of a server that has no secrets key.
+func noSecretsKey() error {
+	return shoal.Errorf(shoal.EINTERNAL, "workload signing keys are stored encrypted and this server has no secrets key: set secrets_key_file (default <data-dir>/keys/workload.key)")
+}
+
+// sealed returns key with its private key sealed for the store.
+func (k workloadKeys) sealed(key *shoal.SigningKey) (*shoal.SigningKey, error) {
+	if sealing.IsSealed(key.PrivatePEM) {
+		return key, nil
+	}
+	if k.s.cfg.SecretsKey == nil {
+		return nil, noSecretsKey()
+	}
+	v, err := k.s.cfg.SecretsKey.Seal([]byte(key.PrivatePEM), key.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := *key
+	out.PrivatePEM = v
+	return &out, nil
 }
 
 // InsertKey implements workload.KeyStore.
 func (k workloadKeys) InsertKey(ctx context.Context, key *shoal.SigningKey) error {
-	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.InsertSigningKey(key) })
+	sk, err := k.sealed(key)
+	if err != nil {
+		return err
+	}
+	err = k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.InsertSigningKey(sk) })
+	key.CreatedOn = sk.CreatedOn
+	return err
 }
 
 // UpdateKey implements workload.KeyStore.
 func (k workloadKeys) UpdateKey(ctx context.Context, key *shoal.SigningKey) error {
-	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.UpdateSigningKey(key) })
+	sk, err := k.sealed(key)
+	if err != nil {
+		return err
+	}
+	return k.s.store.Update(ctx, func(tx shoal.Tx) error { return tx.UpdateSigningKey(sk) })
+}
+
+// SealStoredSecrets encrypts what an older server stored in the clear:
+// workload signing keys (sealed with the secrets key) and clusters' SSH
+// admin passwords (replaced by their salted hash). It runs at start-up,
+// before the issuer first loads its keys; it is idempotent.
+func (s *Services) SealStoredSecrets(ctx context.Context) error {
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		keys, err := tx.ListSigningKeys()
+		if err != nil {
+			return err
+		}
+		wk := workloadKeys{s}
+		for _, sk := range keys {
+			if sealing.IsSealed(sk.PrivatePEM) {
+				continue
+			}
+			sealed, err := wk.sealed(sk)
+			if err != nil {
+				return err
+			}
+			if err := tx.UpdateSigningKey(sealed); err != nil {
+				return err
+			}
+		}
+		wss, err := tx.ListWorkspaces()
+		if err != nil {
+			return err
+		}
+		var computes []*shoal.Compute
+		for _, w := range wss {
+			cs, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name})
+			if err != nil {
+				return err
+			}
+			computes = append(computes, cs...)
+		}
+		for _, c := range computes {
+			if c.SSHSettings == nil || c.SSHSettings.AdminPassword == "" {
+				continue
+			}
+			h, err := shoal.HashAdminPassword(s.cfg.Random, c.SSHSettings.AdminPassword)
+			if err != nil {
+				return err
+			}
+			ssh := *c.SSHSettings
+			ssh.AdminPassword, ssh.AdminPasswordHash = "", h
+			c.SSHSettings = &ssh
+			if err := tx.UpdateCompute(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // WorkloadKeys returns the store's signing keys as a workload.KeyStore.
@@ -110,9 +220,12 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 		if err != nil {
 			return err
 		}
+		// The token carries its binding (the attempt) and the identity
+		// for verifiers outside Shoal; Shoal itself derives the submitter
+		// from the attempt's job when the token comes back.
 		claims = workload.Claims{
 			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
-			AttemptID: a.ID, Job: j.Workspace + "/" + j.Name, Submitter: j.CreatedByPrincipal,
+			AttemptID: a.ID, Job: j.Workspace + "/" + j.Name,
 		}
 		return nil
 	})
@@ -153,30 +266,84 @@ func (s *Services) authenticateWorkload(ctx context.Context, token string, audie
 		})
 		return p, err
 	}
+	var p *shoal.Principal
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
-		if nodeID, ok := strings.CutPrefix(c.AttemptID, instanceTokenBinding); ok {
-			// An instance's token lives as long as the instance's node.
-			n, err := tx.GetNode(nodeID)
-			if err != nil || n.Role != shoal.NodeRoleInstance || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
-				return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's compute instance is no longer running")
-			}
-			return nil
+		p, err = workloadPrincipal(tx, c)
+		return err
+	})
+	return p, err
+}
+
+// workloadPrincipal derives a workload token's principal from the record
+// the token is bound to — the job attempt, or the instance's node in its
+// current run — and never from the token's own claims: the identity must
+// still be one of that compute's, and the submitter (whose rights cap the
+// workload's) is the job's or the instance's user as the store says.
+func workloadPrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Principal, error) {
+	var comp *shoal.Compute
+	var onBehalfOf string
+	if nodeID, ok := strings.CutPrefix(c.AttemptID, instanceTokenBinding); ok {
+		// An instance's token lives as long as the instance's node, in
+		// the run it was minted for: a stop and start makes a new one.
+		n, err := tx.GetNode(nodeID)
+		if err != nil || n.Role != shoal.NodeRoleInstance || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
+			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's compute instance is no longer running")
 		}
+		if n.CredentialHash == "" || subtle.ConstantTimeCompare([]byte(c.Binding), []byte(instanceRunBinding(n))) != 1 {
+			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token was minted for an earlier run of its compute instance")
+		}
+		if comp, err = tx.GetCompute(n.Workspace, n.Compute); err != nil || comp.Instance == nil {
+			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's compute instance is no longer running")
+		}
+		onBehalfOf = comp.Instance.AssignedUser
+	} else {
 		a, err := tx.GetAttempt(c.AttemptID)
 		if err != nil {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt is unknown")
+			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt is unknown")
 		}
 		j, err := tx.GetJob(a.Workspace, a.JobName)
 		if err != nil || j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt has ended")
+			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's job attempt has ended")
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		if comp, err = tx.GetCompute(j.Workspace, j.Compute); err != nil {
+			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's compute %s is gone", j.Compute)
+		}
+		onBehalfOf = j.CreatedByPrincipal
 	}
-	name := strings.TrimPrefix(c.Subject, "identity:")
-	return &shoal.Principal{ID: c.Subject, Name: "identity " + name, Kind: shoal.PrincipalIdentity, OnBehalfOf: c.Submitter, AttemptID: c.AttemptID}, nil
+	id, ok := tokenIdentity(taskIdentities(tx, comp), c)
+	if !ok {
+		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's identity %s is not a managed identity of compute %s", c.Subject, comp.Name)
+	}
+	return &shoal.Principal{ID: "identity:" + id.Name, Name: "identity " + id.Name, Kind: shoal.PrincipalIdentity, OnBehalfOf: onBehalfOf, AttemptID: c.AttemptID}, nil
+}
+
+// tokenIdentity finds the identity a token names among a compute's: its
+// client ID and its subject must both be that identity's.
+func tokenIdentity(ids []shoal.TaskIdentity, c *workload.Claims) (shoal.TaskIdentity, bool) {
+	if c.ClientID == "" {
+		return shoal.TaskIdentity{}, false
+	}
+	for _, id := range ids {
+		if strings.EqualFold(id.ClientID, c.ClientID) && c.Subject == "identity:"+id.Name {
+			return id, true
+		}
+	}
+	return shoal.TaskIdentity{}, false
+}
+
+// instanceRunBinding names an instance node's current run: it is derived
+// from the node credential its agent got when it joined, which every
+// start makes anew, so a token minted before a stop is refused after the
+// next start although the node's ID is the same.
+func instanceRunBinding(n *shoal.Node) string {
+	return tokenBinding("instance-run", n.CredentialHash)
+}
+
+// tokenBinding derives a token's binding from a record's secret hash
+// (never the hash itself: tokens are readable by the workload).
+func tokenBinding(kind, secretHash string) string {
+	sum := sha256.Sum256([]byte("shoal token binding\x00" + kind + "\x00" + secretHash))
+	return hex.EncodeToString(sum[:16])
 }
 
 // instanceTokenBinding prefixes the node ID an instance's workload token
@@ -211,13 +378,12 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 		if err != nil {
 			return err
 		}
-		owner := ""
-		if c.Instance != nil {
-			owner = c.Instance.AssignedUser
+		if n.CredentialHash == "" {
+			return shoal.Errorf(shoal.EFORBIDDEN, "node %s has not joined", nodeID)
 		}
 		claims = workload.Claims{
 			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
-			AttemptID: instanceTokenBinding + n.ID, Job: c.Workspace + "/" + c.Name, Submitter: owner,
+			AttemptID: instanceTokenBinding + n.ID, Binding: instanceRunBinding(n), Job: c.Workspace + "/" + c.Name,
 		}
 		return nil
 	})

@@ -65,6 +65,7 @@ const (
 	ClaimAttempt   = "shoal_attempt"
 	ClaimJob       = "shoal_job"
 	ClaimSubmitter = "shoal_submitter"
+	ClaimBinding   = "shoal_binding"
 )
 
 // KeyStore persists signing keys (the server implements it over its store).
@@ -115,7 +116,13 @@ type Claims struct {
 	// Job is "workspace/job" ("shoal_job").
 	Job string
 	// Submitter is the principal of the job's submitter ("shoal_submitter").
+	// It is informational: the server derives the submitter from the
+	// record the token is bound to.
 	Submitter string
+	// Binding names the generation of the record the token is bound to
+	// (an instance's run, a service principal's secret), so that a token
+	// dies when that record is replaced ("shoal_binding").
+	Binding string
 	// ExpiresAt is when the token expires ("exp"); set by Mint and Verify.
 	ExpiresAt time.Time
 	// IssuedAt is when the token was minted ("iat"); set by Mint and Verify.
@@ -321,6 +328,7 @@ type tokenClaims struct {
 	Attempt   string `json:"shoal_attempt,omitempty"`
 	Job       string `json:"shoal_job,omitempty"`
 	Submitter string `json:"shoal_submitter,omitempty"`
+	Binding   string `json:"shoal_binding,omitempty"`
 }
 
 // Mint signs a token for c with lifetime ttl (capped at MaxTTL; default
@@ -366,6 +374,7 @@ func (i *Issuer) Mint(ctx context.Context, c Claims, ttl time.Duration) (token s
 	for name, v := range map[string]string{
 		ClaimAppID: c.ClientID, ClaimOID: c.ClientID,
 		ClaimAttempt: c.AttemptID, ClaimJob: c.Job, ClaimSubmitter: c.Submitter,
+		ClaimBinding: c.Binding,
 	} {
 		if v != "" {
 			claims[name] = v
@@ -455,6 +464,7 @@ func (i *Issuer) Verify(ctx context.Context, token string, audiences []string) (
 		AttemptID: tc.Attempt,
 		Job:       tc.Job,
 		Submitter: tc.Submitter,
+		Binding:   tc.Binding,
 		ID:        tc.ID,
 	}
 	for _, a := range tc.Audience {
@@ -566,7 +576,7 @@ func (i *Issuer) Discovery() ([]byte, error) {
 		SubjectTypes:  []string{"public"},
 		Scopes:        []string{"openid"},
 		ClaimsSupported: []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti",
-			ClaimAppID, ClaimOID, ClaimAttempt, ClaimJob, ClaimSubmitter},
+			ClaimAppID, ClaimOID, ClaimAttempt, ClaimJob, ClaimSubmitter, ClaimBinding},
 	})
 }
 
