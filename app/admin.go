@@ -38,6 +38,11 @@ func CopyStore(ctx context.Context, from, to string, withFiles bool) (sqlstore.C
 		return nil, fmt.Errorf("the source %s: %w", from, err)
 	}
 	defer src.Close()
+	// A SQLite destination (a backup) holds every hash, sealed key and
+	// record of the source: it is created 0600, for its owner alone.
+	if err := createPrivateSQLite(to); err != nil {
+		return nil, err
+	}
 	dst, dstWhere, err := openStore(ctx, to, "", nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the destination: %w", err)
@@ -98,4 +103,23 @@ func DataDirStore(dataDir string) (string, error) {
 		}
 	}
 	return SQLiteURL(filepath.Join(dataDir, "shoal.db"))
+}
+
+// createPrivateSQLite creates the missing SQLite file of url (and its
+// journal files, whose mode SQLite copies from it) empty and mode 0600,
+// whatever the umask; a store URL of another kind is left alone.
+func createPrivateSQLite(url string) error {
+	path, ok := strings.CutPrefix(url, "sqlite://")
+	if !ok {
+		return nil
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("the destination: %w", err)
+	}
+	defer f.Close()
+	return f.Chmod(0o600)
 }
