@@ -43,6 +43,12 @@ func (s *Server) directStreamLocal(c *conn, nch ssh.NewChannel) {
 		_ = nch.Reject(ssh.ConnectionFailed, "malformed direct-streamlocal request")
 		return
 	}
+	if s.cfg.Credential != nil {
+		// The server would connect as itself (root), past the socket's
+		// permissions that bind the login's account: refused.
+		_ = nch.Reject(ssh.Prohibited, "forwarding to Unix sockets is not offered: logins here run as an account of their own, and the server would connect as itself")
+		return
+	}
 	s.dialAndJoin(c, nch, "unix", p.SocketPath)
 }
 
