@@ -51,6 +51,10 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 			}
 			pr.SetXForwarded()
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			stripStudioCookies(resp.Header)
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if shoal.ErrorCode(err) == shoal.EFORBIDDEN {
 				s.writeError(w, r, err)
@@ -101,5 +105,25 @@ func checkAppListener(app, instance, addr string, mark []string) error {
 		return err // not listening yet: EUNAVAILABLE, as for a refused connection
 	default:
 		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s targets port %d, where a process that is not the instance's listens: the proxy reaches only applications the instance itself runs", app, instance, port)
+	}
+}
+
+// stripStudioCookies drops the Set-Cookie headers that name one of the
+// studio's cookies (shoal_*, with or without a __Host- or __Secure-
+// prefix, in any case): an application is served on the studio's origin,
+// and could otherwise overwrite the viewer's session or CSRF cookie.
+func stripStudioCookies(h http.Header) {
+	var keep []string
+	for _, sc := range h.Values("Set-Cookie") {
+		name, _, _ := strings.Cut(sc, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "__host-"), "__secure-")
+		if !strings.HasPrefix(name, "shoal_") {
+			keep = append(keep, sc)
+		}
+	}
+	h.Del("Set-Cookie")
+	for _, sc := range keep {
+		h.Add("Set-Cookie", sc)
 	}
 }
