@@ -236,6 +236,10 @@ func validateSetupScripts(s *SetupScripts) error {
 	return nil
 }
 
+// ReservedSSHPort is SSH's port, which no custom application may target:
+// the application proxy would reach the host's SSH server.
+const ReservedSSHPort = 22
+
 // validateCustomApps checks custom applications. A provider that cannot
 // run container images (the local one) needs a command for each.
 func validateCustomApps(apps []*CustomApplication, loc *Location) error {
@@ -282,6 +286,9 @@ func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 			ef := fmt.Sprintf("%s.endpoints[%d]", f, j)
 			if e == nil || e.Target < 1 || e.Target > 65535 {
 				return FieldErrorf(ef+".target", "must be a port between 1 and 65535")
+			}
+			if e.Target == ReservedSSHPort {
+				return FieldErrorf(ef+".target", "port %d is reserved for SSH; an application listens on a port of its own", e.Target)
 			}
 			if e.Published == 0 {
 				e.Published = e.Target

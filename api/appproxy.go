@@ -1,12 +1,19 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/portowner"
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // handleApplicationProxy is the authenticated reverse proxy to an
@@ -26,6 +33,7 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 	target := &url.URL{Scheme: "http", Host: t.Addr}
 	prefix := t.BasePath
 	rp := &httputil.ReverseProxy{
+		Transport: appTransport(app, name, t.Mark),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if t.StripPrefix {
@@ -43,9 +51,79 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 			}
 			pr.SetXForwarded()
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			stripStudioCookies(resp.Header)
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if shoal.ErrorCode(err) == shoal.EFORBIDDEN {
+				s.writeError(w, r, err)
+				return
+			}
 			s.writeError(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
 		},
 	}
-	rp.ServeHTTP(w, r)
+	s.stream(w, shoal.PrincipalFrom(r.Context()), s.appStreams, "requests to instance applications", func() { rp.ServeHTTP(w, r) })
+}
+
+// appTransport dials an application only after checking, at each dial,
+// that the socket listening on its port is held by one of the instance's
+// own processes (those carrying mark): a custom application's target port
+// is whatever its spec says, and without the check it could name another
+// user's notebook, an agent's endpoint or the server itself. Connections
+// are not kept for reuse, since a kept one would skip the check for the
+// next request (possibly another instance's, at the same address).
+func appTransport(app, instance string, mark []string) http.RoundTripper {
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	return &http.Transport{
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if err := checkAppListener(app, instance, addr, mark); err != nil {
+				return nil, err
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}
+}
+
+// checkAppListener refuses (EFORBIDDEN) an address whose listener is not
+// the instance's own.
+func checkAppListener(app, instance, addr string, mark []string) error {
+	_, p, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(p)
+	if err != nil || perr != nil {
+		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s has no port to reach (%q)", app, instance, addr)
+	}
+	if len(mark) == 0 {
+		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
+	}
+	err = portowner.Check(port, func(pid int) bool { return procmark.Carries(pid, mark...) })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, portowner.ErrNoListener):
+		return err // not listening yet: EUNAVAILABLE, as for a refused connection
+	default:
+		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s targets port %d, where a process that is not the instance's listens: the proxy reaches only applications the instance itself runs", app, instance, port)
+	}
+}
+
+// stripStudioCookies drops the Set-Cookie headers that name one of the
+// studio's cookies (shoal_*, with or without a __Host- or __Secure-
+// prefix, in any case): an application is served on the studio's origin,
+// and could otherwise overwrite the viewer's session or CSRF cookie.
+func stripStudioCookies(h http.Header) {
+	var keep []string
+	for _, sc := range h.Values("Set-Cookie") {
+		name, _, _ := strings.Cut(sc, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "__host-"), "__secure-")
+		if !strings.HasPrefix(name, "shoal_") {
+			keep = append(keep, sc)
+		}
+	}
+	h.Del("Set-Cookie")
+	for _, sc := range keep {
+		h.Add("Set-Cookie", sc)
+	}
 }

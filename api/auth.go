@@ -64,7 +64,24 @@ func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
 // Mount adds a handler outside the API's route table (the studio), with
 // the same body limit and CSRF protection; it authenticates on its own.
 func (s *Server) Mount(pattern string, h http.Handler) {
+	if strings.HasPrefix(pattern, "GET /live/") {
+		h = s.liveStream(h)
+	}
 	s.mux.Handle(pattern, csrfProtect(limitBody(h, MaxRequestBytes)))
+}
+
+// liveStream counts a studio live page (server-sent events) among its
+// viewer's streams; a request that does not authenticate goes on to the
+// studio, which sends it to the sign-in page.
+func (s *Server) liveStream(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.Principal(r)
+		if err != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		s.stream(w, p, s.streams, "live studio pages", func() { h.ServeHTTP(w, r) })
+	})
 }
 
 // requestInfo describes a request for the audit log.

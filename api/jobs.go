@@ -135,7 +135,16 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	follow := q.Get("follow") == "true"
+	if q.Get("follow") == "true" {
+		s.stream(w, shoal.PrincipalFrom(r.Context()), s.streams, "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
+		return
+	}
+	s.serveJobLog(w, r, ws, name, rank, attempt, offset, false)
+}
+
+// serveJobLog writes a rank's log from offset; with follow, until the
+// attempt ends.
+func (s *Server) serveJobLog(w http.ResponseWriter, r *http.Request, ws, name string, rank, attempt, offset int, follow bool) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	flusher, _ := w.(http.Flusher)
 	wrote := false

@@ -26,6 +26,9 @@ type Server struct {
 	anonymousAudit auditLimiter
 	ready          Readiness
 	observer       atomic.Pointer[RequestObserver]
+	// streams, appStreams and anonymous are the caps of Limits.
+	streams, appStreams *principalLimiter
+	anonymous           chan struct{}
 }
 
 // NewServer returns a server over svc.
@@ -34,6 +37,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
 }
@@ -147,6 +151,8 @@ func (s *Server) routes() {
 		h := http.Handler(r.handler)
 		if !strings.HasSuffix(r.Pattern, "/artifacts") && !strings.HasSuffix(r.Pattern, "/outputs") && !strings.Contains(r.Pattern, "/applications/") {
 			h = limitBody(h, MaxRequestBytes)
+		} else if !strings.Contains(r.Pattern, "/applications/") {
+			h = liftReadDeadline(h) // an upload: as long as it takes, once authenticated
 		}
 		switch {
 		case r.Public:
@@ -175,7 +181,7 @@ func limitBody(next http.Handler, n int64) http.Handler {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	s.limitAnonymous(s.mux).ServeHTTP(w, r)
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

@@ -328,7 +328,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, err
 	}
-	m.http = &http.Server{Handler: withRequestLog(apiServer, opts.Logger), ReadHeaderTimeout: 10 * time.Second}
+	m.http = api.NewHTTPServer(withRequestLog(apiServer, opts.Logger), api.DefaultLimits())
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	m.wg.Add(2)

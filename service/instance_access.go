@@ -22,6 +22,12 @@ type InstanceAppTarget struct {
 	// Token is sent to the application as "Authorization: token ..."
 	// (Jupyter's); empty for custom applications.
 	Token string
+	// Mark is the environment mark (KEY=value) of the instance's node:
+	// the proxy reaches the application only when the socket listening on
+	// Addr is held by a process carrying it (see shoal.NodeMarker). Empty
+	// when the instance's provider cannot tell, and then nothing is
+	// proxied.
+	Mark []string
 }
 
 // ResolveInstanceApp checks that the caller may use an instance's
@@ -59,7 +65,7 @@ func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app 
 			if a.Addr == "" {
 				return shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
 			}
-			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication}
+			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication, Mark: s.instanceMark(tx, c)}
 			if app == shoal.JupyterApplication {
 				t.Token = st.NotebookToken
 			}
@@ -72,6 +78,24 @@ func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app 
 	}
 	s.instances.touchProxy(computeKey(workspace, name), s.cfg.Clock.Now())
 	return t, nil
+}
+
+// instanceMark returns the mark of the processes of c's node, or nil when
+// its provider cannot tell.
+func (s *Services) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
+	loc, err := s.catalog.Location(c.Location)
+	if err != nil {
+		return nil
+	}
+	m, ok := s.provider(loc).(shoal.NodeMarker)
+	if !ok {
+		return nil
+	}
+	n, err := tx.GetNode(instanceNodeID(c, loc))
+	if err != nil {
+		return nil
+	}
+	return m.NodeMark(n)
 }
 
 // WriteInstanceSetupLog appends to the setup log of the instance a node

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -46,6 +48,9 @@ func (s *Services) checkInstanceSpec(tx shoal.Tx, ws string, spec *shoal.Compute
 		return err
 	}
 	if err := schedule.Validate(spec.Schedules); err != nil {
+		return err
+	}
+	if err := s.checkAppTargets(spec); err != nil {
 		return err
 	}
 	if c := spec.CreateOnBehalfOf; c != nil {
@@ -314,4 +319,49 @@ func scheduleCount(spec *shoal.ComputeSpec) int {
 		return 0
 	}
 	return len(spec.Schedules.ComputeStartStop)
+}
+
+// checkAppTargets refuses a custom application whose target is this
+// server's own port (its listen or public URL's): the application proxy
+// dials targets on the server's host, and would reach the server itself.
+// Any other port that is not the instance's is refused by the proxy at
+// each request, since what listens there can change.
+func (s *Services) checkAppTargets(spec *shoal.ComputeSpec) error {
+	reserved := map[int]bool{}
+	for _, raw := range []string{s.cfg.ServerURL, s.cfg.PublicURL} {
+		if p := urlPort(raw); p > 0 {
+			reserved[p] = true
+		}
+	}
+	for i, a := range spec.CustomApplications {
+		if a == nil {
+			continue
+		}
+		for j, e := range a.Endpoints {
+			if e != nil && reserved[e.Target] {
+				return shoal.FieldErrorf(fmt.Sprintf("custom_applications[%d].endpoints[%d].target", i, j), "port %d is reserved: it is this Shoal server's own port; an application listens on a port of its own", e.Target)
+			}
+		}
+	}
+	return nil
+}
+
+// urlPort is the port of an http(s) URL, explicit or implied; 0 when raw
+// is not one.
+func urlPort(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return 0
+	}
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		return n
+	}
+	switch u.Scheme {
+	case "https":
+		return 443
+	case "http":
+		return 80
+	}
+	return 0
 }

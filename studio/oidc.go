@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -80,9 +79,5 @@ func (s *Studio) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
 	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, shoal.AuditSucceeded, "studio sign-in with OIDC")
 	s.startSession(w, token, s.cfg.Now().Add(sessionLifetime-time.Minute))
-	next := v.Get("next")
-	if !strings.HasPrefix(next, "/") {
-		next = "/computes"
-	}
-	http.Redirect(w, r, safeNext(next), http.StatusFound)
+	http.Redirect(w, r, safeNext(v.Get("next")), http.StatusFound)
 }

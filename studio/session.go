@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
@@ -131,12 +133,35 @@ func clearCookie(w http.ResponseWriter, name string, secure bool) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
 }
 
-// safeNext keeps a post-sign-in redirect on this site.
+// safeNext keeps a post-sign-in redirect on this site: next must be a
+// path that begins with exactly one "/", with no backslash (browsers read
+// "/\host" as "//host"), no control character (they drop a tab or a
+// newline, so "/\t/host" becomes "//host") and no scheme or host, both as
+// given and once percent-decoded. Anything else goes to "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/computes"
+	if !onSite(next) {
+		return "/"
 	}
 	return next
+}
+
+func onSite(next string) bool {
+	dec, err := url.PathUnescape(next)
+	if err != nil || !utf8.ValidString(dec) {
+		return false
+	}
+	for _, p := range []string{next, dec} {
+		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsRune(p, '\\') {
+			return false
+		}
+		for _, r := range p {
+			if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+				return false
+			}
+		}
+	}
+	u, err := url.Parse(next)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil
 }
 
 // signInPage offers sign-in with an API token (and with the OIDC

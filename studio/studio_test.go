@@ -91,7 +91,7 @@ func TestPagesNeedASession(t *testing.T) {
 		t.Errorf("a bad session: %d", resp.StatusCode)
 	}
 	// Sign-in: a token, then back to next — only on this site.
-	for next, want := range map[string]string{"/jobs": "/jobs", "//evil.example/x": "/computes", "https://evil.example/": "/computes"} {
+	for next, want := range map[string]string{"/jobs": "/jobs", "//evil.example/x": "/", "https://evil.example/": "/", "/\\evil.example": "/", "/\t/evil.example": "/"} {
 		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).PostForm(ts.URL+"/signin",
 			map[string][]string{"token": {admin}, "next": {next}})
 		if err != nil {

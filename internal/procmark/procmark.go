@@ -82,6 +82,25 @@ func Find(vars ...string) []int {
 	return out
 }
 
+// Carries reports whether live process pid's environment holds every one
+// of vars (KEY=value) exactly, as Find matches them; false when there are
+// none, or when the environment cannot be read (another user's process,
+// when not root): a caller deciding whether to trust pid then refuses.
+func Carries(pid int, vars ...string) bool {
+	if len(vars) == 0 || pid <= 0 {
+		return false
+	}
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || len(env) == 0 {
+		return false
+	}
+	want := make([][]byte, len(vars))
+	for i, v := range vars {
+		want[i] = []byte("\x00" + v + "\x00")
+	}
+	return holdsAll(append(append([]byte{0}, env...), 0), want) && alive(pid)
+}
+
 func holdsAll(env []byte, want [][]byte) bool {
 	for _, w := range want {
 		if !bytes.Contains(env, w) {

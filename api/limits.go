@@ -1,0 +1,163 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Limits bound what one connection or caller can hold of the server, so
+// that a client cannot keep connections open forever (a slowloris sending
+// its headers a byte at a time, a body that never ends, an idle keep-alive)
+// or pile up streams.
+type Limits struct {
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included. Uploads
+	// (artifacts, outputs, logs from agents), log follows, the studio's
+	// live pages and instance applications (WebSockets) lift it once the
+	// caller is authenticated.
+	ReadTimeout time.Duration
+	// IdleTimeout bounds a keep-alive connection between requests.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers.
+	MaxHeaderBytes int
+	// MaxStreamsPerPrincipal bounds one principal's concurrent log follows
+	// and live studio pages; more are refused with 429.
+	MaxStreamsPerPrincipal int
+	// MaxAppStreamsPerPrincipal bounds one principal's concurrent requests
+	// to instance applications (a notebook holds a WebSocket per kernel
+	// and terminal); more are refused with 429.
+	MaxAppStreamsPerPrincipal int
+	// MaxAnonymous bounds concurrent requests that carry no credential
+	// (public routes, the sign-in page, refusals); more are refused with
+	// 429 until some end.
+	MaxAnonymous int
+}
+
+// DefaultLimits are the server's limits.
+func DefaultLimits() Limits {
+	return Limits{
+		ReadHeaderTimeout:         10 * time.Second,
+		ReadTimeout:               60 * time.Second,
+		IdleTimeout:               120 * time.Second,
+		MaxHeaderBytes:            64 << 10,
+		MaxStreamsPerPrincipal:    16,
+		MaxAppStreamsPerPrincipal: 64,
+		MaxAnonymous:              256,
+	}
+}
+
+// NewHTTPServer returns an http.Server for h with l's timeouts and header
+// bound. It sets no WriteTimeout: downloads of outputs and artifacts, and
+// streams, take as long as they take; a stalled reader is ended by TCP.
+func NewHTTPServer(h http.Handler, l Limits) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
+		IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes}
+}
+
+// SetLimits replaces the per-principal and anonymous caps (DefaultLimits
+// until then); the timeouts are the http.Server's (NewHTTPServer).
+func (s *Server) SetLimits(l Limits) {
+	s.streams = newPrincipalLimiter(l.MaxStreamsPerPrincipal)
+	s.appStreams = newPrincipalLimiter(l.MaxAppStreamsPerPrincipal)
+	s.anonymous = make(chan struct{}, max(l.MaxAnonymous, 1))
+}
+
+// principalLimiter counts each principal's concurrent long requests.
+type principalLimiter struct {
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newPrincipalLimiter(n int) *principalLimiter {
+	return &principalLimiter{max: max(n, 1), n: map[string]int{}}
+}
+
+// acquire takes a slot for id, or reports false when id holds max.
+func (l *principalLimiter) acquire(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[id] >= l.max {
+		return false
+	}
+	l.n[id]++
+	return true
+}
+
+func (l *principalLimiter) release(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[id]--; l.n[id] <= 0 {
+		delete(l.n, id)
+	}
+}
+
+// longLived lifts the connection's read deadline for a request that
+// legitimately lasts (an upload, a stream), once the caller is known.
+func longLived(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
+// liftReadDeadline lifts the read deadline for an upload's handler.
+func liftReadDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		longLived(w)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// stream runs h as one of p's streams under lim: it lifts the read
+// deadline, or answers 429 when p already holds lim's cap. what names
+// the kind of stream in the refusal.
+func (s *Server) stream(w http.ResponseWriter, p *shoal.Principal, lim *principalLimiter, what string, h func()) {
+	id := "anonymous"
+	if p != nil {
+		id = p.ID
+	}
+	if !lim.acquire(id) {
+		writeTooMany(w, what+": at most "+strconv.Itoa(lim.max)+" at a time per caller; close one (another terminal's `shoal job stream`, a browser tab) and retry")
+		return
+	}
+	defer lim.release(id)
+	longLived(w)
+	h()
+}
+
+// writeTooMany answers 429 with Azure's error envelope.
+func writeTooMany(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", "5")
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Code: "TooManyRequests", Message: msg}})
+}
+
+// limitAnonymous bounds the concurrent requests that present no
+// credential (neither an Authorization header nor a session cookie):
+// public routes, the sign-in pages, refusals. Anyone can send those, so
+// they get a bounded share of the server; a full share is 429. A request
+// that presents a credential is not counted: a made-up one is refused at
+// once, before any body is read, and a real one must not be locked out
+// by anonymous traffic.
+func (s *Server) limitAnonymous(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case s.anonymous <- struct{}{}:
+		default:
+			writeTooMany(w, "too many requests without a credential at once (at most "+strconv.Itoa(cap(s.anonymous))+"); retry shortly, or send Authorization: Bearer <token>")
+			return
+		}
+		defer func() { <-s.anonymous }()
+		next.ServeHTTP(w, r)
+	})
+}
