@@ -101,6 +101,9 @@ type Agent struct {
 	// accounts are the OS accounts work runs as (one per principal when
 	// the agent runs as root).
 	accounts *runas.Accounts
+	// runDir holds the folders of the node's work (see prepareWorkDir):
+	// the work dir, or a folder under RunRoot.
+	runDir string
 }
 
 // now reads the agent's clock.
@@ -189,10 +192,11 @@ func newAgent(cfg Config) (*Agent, error) {
 			return nil, err
 		}
 	}
-	if err := prepareWorkDir(cfg.WorkDir, accounts.Isolated()); err != nil {
+	runDir, err := prepareWorkDir(cfg.WorkDir, cfg.NodeID, accounts.Isolated())
+	if err != nil {
 		return nil, err
 	}
-	a := &Agent{accounts: accounts, cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
 	if err := a.client.TrustCA(cfg.ServerCA); err != nil {
 		return nil, fmt.Errorf("agent: the server's CA: %w", err)
 	}
@@ -368,7 +372,7 @@ func (a *Agent) startRank(ctx context.Context, t *shoal.AgentTask) {
 
 // attemptDir is where one rank of an attempt runs.
 func (a *Agent) attemptDir(t *shoal.AgentTask) string {
-	return filepath.Join(a.cfg.WorkDir, "attempts", fmt.Sprintf("%s-r%d", t.AttemptID, t.Rank))
+	return filepath.Join(a.runDir, "attempts", fmt.Sprintf("%s-r%d", t.AttemptID, t.Rank))
 }
 
 // freePort picks a port for this node's distributed jobs (MASTER_PORT when

@@ -25,8 +25,14 @@ func (a *Agent) caBundle() string {
 			}
 		}
 		pem = append(pem, a.cfg.ServerCA...)
-		path := filepath.Join(a.cfg.WorkDir, "ca-bundle.pem")
-		if err := os.WriteFile(path, pem, 0o644); err != nil {
+		path := filepath.Join(a.runDir, "ca-bundle.pem")
+		// Public certificates, read by work that runs as other accounts:
+		// 0644 whatever the umask the agent inherited (the server's, 077).
+		err := os.WriteFile(path, pem, 0o644)
+		if err == nil {
+			err = os.Chmod(path, 0o644)
+		}
+		if err != nil {
 			a.log.Warn("writing the CA bundle for jobs failed", "err", err)
 			return
 		}

@@ -86,7 +86,7 @@ func (a *Agent) instanceTask(ctx context.Context, t *shoal.InstanceTask) {
 	a.mu.Lock()
 	rt := a.instance
 	if rt == nil {
-		rt = &instanceRuntime{a: a, dir: a.cfg.WorkDir, home: filepath.Join(a.cfg.WorkDir, instanceHome), phase: shoal.InstancePhaseSettingUp, done: make(chan struct{})}
+		rt = &instanceRuntime{a: a, dir: a.cfg.WorkDir, home: filepath.Join(a.runDir, instanceHome), phase: shoal.InstancePhaseSettingUp, done: make(chan struct{})}
 		a.instance = rt
 	}
 	a.mu.Unlock()

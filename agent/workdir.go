@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"os"
 	"path/filepath"
 
@@ -9,28 +12,45 @@ import (
 	"github.com/shoal-ml/shoal/agent/runas"
 )
 
-// prepareWorkDir sets the modes of the node's work dir. Everything the
-// agent keeps there itself (its credential, results waiting to be
-// reported, logs, host keys) is root's, 0600 in 0700 folders. When work
-// runs as other accounts, they must be able to pass through the work dir
-// (and the folders above it) to the folders handed to them, without
-// listing it: the work dir and its attempts folder are 0711.
-func prepareWorkDir(dir string, isolated bool) error {
+// RunRoot is where an agent running as root keeps the folders of work
+// that runs as other accounts when its own work dir cannot hold them (its
+// parents are closed to those accounts, as root's home is): one folder
+// per node, named after the node and its work dir.
+const RunRoot = "/var/lib/shoal-work"
+
+// prepareWorkDir sets the modes of the node's work dir and returns the run
+// dir: where the folders of the node's work (attempts, homes, the CA
+// bundle) live. Everything the agent keeps for itself (its credential,
+// results waiting to be reported, logs, host keys) is root's, 0600 in
+// 0700 folders. When work runs as other accounts, they must pass through
+// the run dir (and the folders above it) to the folders handed to them,
+// without listing it: it and its attempts and homes folders are 0711. The
+// run dir is the work dir when the accounts can reach it, else a folder
+// of its own under RunRoot.
+func prepareWorkDir(dir, nodeID string, isolated bool) (string, error) {
 	if !isolated {
-		return os.Chmod(dir, 0o700)
+		return dir, os.Chmod(dir, 0o700)
 	}
-	if err := runas.CheckReachable(dir); err != nil {
-		return fmt.Errorf("agent: work dir %s: %w", dir, err)
+	run := dir
+	if runas.CheckReachable(dir) != nil {
+		sum := sha256.Sum256([]byte(dir))
+		name := strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+				return r
+			}
+			return '_'
+		}, nodeID)
+		run = filepath.Join(RunRoot, strings.TrimLeft(name, ".")+"-"+hex.EncodeToString(sum[:4]))
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "attempts"), filepath.Join(dir, "homes")} {
-		if err := os.MkdirAll(d, 0o711); err != nil {
-			return err
+	for _, d := range []string{run, filepath.Join(run, "attempts"), filepath.Join(run, "homes")} {
+		if err := runas.MkdirReachable(d); err != nil {
+			return "", fmt.Errorf("agent: run dir: %w", err)
 		}
-		if err := os.Chmod(d, 0o711); err != nil {
-			return err
-		}
 	}
-	return nil
+	if err := runas.CheckReachable(filepath.Join(run, "attempts")); err != nil {
+		return "", fmt.Errorf("agent: run dir %s: %w", run, err)
+	}
+	return run, nil
 }
 
 // homeFor is the home of account acct on this node: its own folder
@@ -41,7 +61,7 @@ func (a *Agent) homeFor(acct *runas.Account) (string, error) {
 	if !acct.Switched() {
 		return "", nil
 	}
-	home := filepath.Join(a.cfg.WorkDir, "homes", acct.Name)
+	home := filepath.Join(a.runDir, "homes", acct.Name)
 	if err := acct.MkdirOwned(home); err != nil {
 		return "", fmt.Errorf("home of %s: %w", acct.Name, err)
 	}
@@ -84,10 +104,21 @@ func mkdirMode(dir string, mode os.FileMode) error {
 }
 
 // sftpCommand is what the SSH servers of an agent start, as the login's
-// account, for an SFTP session: this program's `agent sftp-server`.
+// account, for an SFTP session: OpenSSH's sftp-server where the host has
+// one, else this program's `agent sftp-server` when that account can run
+// it (its folders are open to others: `go run` builds in a 0700 folder).
+// Nil when neither: SFTP is then refused.
 func sftpCommand() []string {
+	for _, p := range []string{"/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/lib/ssh/sftp-server", "/usr/libexec/sftp-server"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o001 != 0 {
+			return []string{p}
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
+		return nil
+	}
+	if fi, err := os.Stat(exe); err != nil || fi.Mode().Perm()&0o001 == 0 || runas.CheckReachable(exe) != nil {
 		return nil
 	}
 	return []string{exe, "agent", "sftp-server"}

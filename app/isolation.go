@@ -77,7 +77,7 @@ func nodesDir(dataDir, configured string) (string, error) {
 	if !runsAsRoot() {
 		return dir, nil
 	}
-	if err := mkdirReachable(dir); err != nil {
+	if err := runas.MkdirReachable(dir); err != nil {
 		return "", fmt.Errorf("nodes_dir: %w", err)
 	}
 	if err := runas.CheckReachable(dir); err != nil {
@@ -92,25 +92,4 @@ func nodesDir(dataDir, configured string) (string, error) {
 func LocalIsolation() string {
 	accounts, _ := runas.New()
 	return accounts.Describe()
-}
-
-// mkdirReachable creates dir and the parents it lacks, each 0711 whatever
-// the umask (077 in the server), and makes dir itself 0711.
-func mkdirReachable(dir string) error {
-	var missing []string
-	for p := dir; ; p = filepath.Dir(p) {
-		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
-			break
-		}
-		missing = append(missing, p)
-	}
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return err
-	}
-	for _, p := range append(missing, dir) {
-		if err := os.Chmod(p, 0o711); err != nil {
-			return err
-		}
-	}
-	return nil
 }

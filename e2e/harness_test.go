@@ -556,3 +556,15 @@ func reachableDir(t *testing.T, pattern string) string {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
+
+// sharedDir makes a folder any account may write (mode 01777, as /tmp),
+// for a test whose jobs, which run as accounts of their own, leave a
+// record there.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir := reachableDir(t, "shoal-e2e-shared-")
+	if err := os.Chmod(dir, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -394,7 +394,7 @@ func TestJobsServerKill9(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	const cluster = "crash-cluster"
 	createCluster(t, s, cluster, "--max-instances", "4", "--idle-time-before-scale-down", "120")
-	runLog := filepath.Join(t.TempDir(), "runs.log")
+	runLog := filepath.Join(sharedDir(t), "runs.log") // jobs run as accounts of their own
 	file := writeJobFile(t, `type: command
 command: echo "$SHOAL_JOB_NAME $SHOAL_ATTEMPT $SHOAL_NODE_ID" >> "$RUNLOG"; echo start; sleep $SECONDS_TO_RUN; echo done
 environment_variables:

@@ -21,7 +21,7 @@ func TestAgentOutlivesAbsentServer(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig + "agent_orphan_timeout: 3s\n"})
 	const cluster = "orphan-cluster"
 	createCluster(t, s, cluster, "--max-instances", "1", "--idle-time-before-scale-down", "1")
-	runLog := filepath.Join(t.TempDir(), "runs.log")
+	runLog := filepath.Join(sharedDir(t), "runs.log") // jobs run as accounts of their own
 	file := writeJobFile(t, `type: command
 command: echo "$SHOAL_JOB_NAME $SHOAL_ATTEMPT" >> "$RUNLOG"; echo start; sleep 3; echo weights > ${{outputs.model}}/model.txt; echo done
 environment_variables:

@@ -299,3 +299,25 @@ func (s *Accounts) Describe() string {
 	name := s.self.Name
 	return fmt.Sprintf("work runs as %s and can read what %s can read: run as root, or use containers, before sharing this server", name, name)
 }
+
+// MkdirReachable creates dir and the parents it lacks, each mode 0711
+// whatever the umask, and makes dir itself 0711: the accounts work runs as
+// pass through it to their own folders without listing it.
+func MkdirReachable(dir string) error {
+	var missing []string
+	for p := dir; ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	for _, p := range append(missing, dir) {
+		if err := os.Chmod(p, 0o711); err != nil {
+			return err
+		}
+	}
+	return nil
+}

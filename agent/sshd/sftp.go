@@ -27,7 +27,7 @@ func (sess *session) startSFTP() (bool, func()) {
 			return false, nil
 		}
 		sess.started = true
-		cmd := &exec.Cmd{Path: cfg.SFTPCommand[0], Args: cfg.SFTPCommand, Dir: cfg.HomeDir}
+		cmd := &exec.Cmd{Path: cfg.SFTPCommand[0], Args: cfg.SFTPCommand, Dir: cfg.HomeDir, Env: sess.environ("")}
 		winsize := sess.winsize
 		sess.winsize = nil // SFTP speaks over pipes, never a terminal
 		prog, err := sess.launchCmd(cmd)
