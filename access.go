@@ -20,6 +20,7 @@ const (
 	ActComputesUpdateSchedules   = "computes/updateSchedules/action"
 	ActComputesEnableSSO         = "computes/enableSso/action"
 	ActComputesPreemptNode       = "computes/preemptNode/action"
+	ActComputesJoinNode          = "computes/joinNode/action" // add-node: a machine of the caller's joins a cluster
 	ActJobsRead                  = "jobs/read"
 	ActJobsWrite                 = "jobs/write"
 	ActJobsCancel                = "jobs/cancel/action"
@@ -44,7 +45,7 @@ const (
 var WorkspaceActions = []string{
 	ActComputesRead, ActComputesWrite, ActComputesDelete, ActComputesStart, ActComputesStop,
 	ActComputesRestart, ActComputesApplicationAccess, ActComputesUpdateSchedules, ActComputesEnableSSO,
-	ActComputesPreemptNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
+	ActComputesPreemptNode, ActComputesJoinNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 }
 
@@ -69,12 +70,14 @@ type RoleDefinition struct {
 // BuiltinRoles are Azure's three built-in roles as they apply to Shoal:
 // Owner may do everything in the workspace, Contributor everything but
 // change who has access, Reader only read. Preempting nodes is kept for
-// Owners: it rehearses an outage on shared capacity.
+// Owners: it rehearses an outage on shared capacity. So is joining a
+// machine by hand (computes/joinNode/action): whoever controls that
+// machine sees the work of every job placed on it.
 func BuiltinRoles() []*RoleDefinition {
 	return []*RoleDefinition{
 		{Name: RoleOwner, Description: "full access, including granting roles", Actions: []string{"*"}, BuiltIn: true},
 		{Name: RoleContributor, Description: "create, change and delete computes and jobs; cannot grant roles", Actions: []string{"*"},
-			NotActions: []string{ActRolesWrite, ActComputesPreemptNode, ActQuotasWrite, ActWorkspacesWrite}, BuiltIn: true},
+			NotActions: []string{ActRolesWrite, ActComputesPreemptNode, ActComputesJoinNode, ActQuotasWrite, ActWorkspacesWrite}, BuiltIn: true},
 		{Name: RoleReader, Description: "read everything, change nothing", Actions: []string{"*/read"}, BuiltIn: true},
 	}
 }

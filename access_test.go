@@ -24,6 +24,7 @@ func TestBuiltinRoleMatrix(t *testing.T) {
 		shoal.ActComputesUpdateSchedules:   {true, true, false},
 		shoal.ActComputesEnableSSO:         {true, true, false},
 		shoal.ActComputesPreemptNode:       {true, false, false},
+		shoal.ActComputesJoinNode:          {true, false, false},
 		shoal.ActJobsRead:                  {true, true, true},
 		shoal.ActJobsWrite:                 {true, true, false},
 		shoal.ActJobsCancel:                {true, true, false},

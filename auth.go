@@ -32,6 +32,9 @@ type Principal struct {
 	OnBehalfOf string `json:"on_behalf_of,omitempty"`
 	// AttemptID binds a workload identity to the job attempt it runs in.
 	AttemptID string `json:"attempt_id,omitempty"`
+	// ExpiresOn is when the API token the request was made with expires,
+	// nil when it never does: a token may not mint one that outlives it.
+	ExpiresOn *time.Time `json:"expires_on,omitempty"`
 }
 
 type principalKey struct{}

@@ -62,6 +62,9 @@ type Node struct {
 	// Role is NodeRoleInstance or NodeRoleJobSlot for a compute
 	// instance's nodes, "" for a cluster's.
 	Role string `json:"role,omitempty"`
+	// AddedBy is the principal that added a node joined by hand (add-node),
+	// "" for nodes the autoscaler made: who vouched for the machine.
+	AddedBy string `json:"added_by,omitempty"`
 
 	// ProviderRef is the provider's handle for the node (a pid for local).
 	ProviderRef string `json:"-"`

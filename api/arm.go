@@ -18,7 +18,7 @@ func (s *Server) armRoutes() []Route {
 	h := arm.Handlers{Svc: s.svc}
 	c := arm.Checked
 	return []Route{
-		{Pattern: "GET " + armPrefix, Action: ActionAuthenticated, handler: c(h.Workspace)},
+		{Pattern: "GET " + armPrefix, Action: shoal.ActWorkspacesRead, handler: c(h.Workspace)},
 		{Pattern: "GET " + armPrefix + "/computes", Action: shoal.ActComputesRead, handler: c(h.ListComputes)},
 		{Pattern: "GET " + armPrefix + "/computes/{name}", Action: shoal.ActComputesRead, handler: c(h.GetCompute)},
 		{Pattern: "PUT " + armPrefix + "/computes/{name}", Action: shoal.ActComputesWrite, handler: c(h.PutCompute)},

@@ -133,7 +133,11 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r.WithContext(shoal.WithRequestInfo(ctx, ri)))
 		if rec.status >= 400 && !ri.Audited {
-			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditFailed, http.StatusText(rec.status))
+			why := http.StatusText(rec.status)
+			if rec.status == StatusClientClosedRequest {
+				why = "the client closed the request"
+			}
+			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditFailed, why)
 		}
 	})
 }

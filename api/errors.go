@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -44,10 +45,23 @@ func StatusFor(code string) int {
 	return http.StatusInternalServerError
 }
 
+// StatusClientClosedRequest is the status (nginx's 499) a request gets
+// when its client went away before the answer: the metrics and the audit
+// log then tell it from a server error.
+const StatusClientClosedRequest = 499
+
 // writeError writes err as Azure's error envelope. Internal errors are
-// logged with their detail and shown as a generic message.
+// logged with their detail and shown as a generic message. A request
+// whose client has gone (its context is done) fails with the context's
+// error, or with a driver's interruption: that is no server fault, so it
+// is answered 499 and logged at Info.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := shoal.ErrorCode(err)
+	if cerr := r.Context().Err(); cerr != nil && (code == shoal.EINTERNAL || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		s.log.Info("client closed the request", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
+		w.WriteHeader(StatusClientClosedRequest)
+		return
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		code = shoal.EINVALID

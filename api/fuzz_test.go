@@ -123,6 +123,13 @@ func (a *fuzzAgent) attempt(t *testing.T) string {
 // machine added by hand to cluster fz-join.
 func (a *fuzzAgent) joinToken(t *testing.T) (token, node string) {
 	if a.joinTk == "" {
+		// The spent token's node leaves first: fz-join's max_instances
+		// (1) bounds its nodes, joined or not.
+		if a.joinNode != "" {
+			if _, err := a.e.svc.RemoveStaticNode(context.Background(), "default", "fz-join", a.joinNode); err != nil {
+				t.Fatal(err)
+			}
+		}
 		jc, err := a.e.svc.AddStaticNode(context.Background(), "default", "fz-join")
 		if err != nil {
 			t.Fatal(err)

@@ -33,19 +33,16 @@ func (s *Server) oauthRoutes() []Route {
 	}
 }
 
-// authorityBase is the authority's URL as the client reached it: the
-// metadata must name endpoints the client can reach, whatever name or
-// address it used.
-func authorityBase(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+// authorityBase is the authority's URL: the server's configured public
+// URL, never the request's Host header. The metadata tells clients where
+// to send their client secret; built from a Host header, a forged one (a
+// poisoned cache, a rebinding name) would send it elsewhere.
+func (s *Server) authorityBase() string {
+	return strings.TrimRight(s.svc.PublicURL(), "/")
 }
 
 func (s *Server) handleOAuthMetadata(w http.ResponseWriter, r *http.Request) {
-	base := authorityBase(r)
+	base := s.authorityBase()
 	tenant := r.PathValue("tenant")
 	token, authorize := base+"/"+tenant+"/oauth2/v2.0/token", base+"/"+tenant+"/oauth2/v2.0/authorize"
 	if tenant == "" { // the AD FS route

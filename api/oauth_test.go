@@ -37,17 +37,18 @@ func TestServicePrincipalClientCredentials(t *testing.T) {
 		t.Fatalf("create: %d %v", resp.StatusCode, created)
 	}
 	id, secret := created["client_id"].(string), created["client_secret"].(string)
-	if id == "" || !strings.HasPrefix(secret, "shoalsp_") || created["tenant_id"] != "adfs" || created["authority_host"] != e.ts.URL {
+	if id == "" || !strings.HasPrefix(secret, "shoalsp_") || created["tenant_id"] != "adfs" || created["authority_host"] != "http://shoal.test" {
 		t.Fatalf("create answered %v", created)
 	}
 	if resp, got := do(t, e.ts, e.admin, "GET", "/api/v1/serviceprincipals/ci-bot", "", nil); resp.StatusCode != 200 || got["client_secret"] != nil || got["secret_hash"] != nil {
 		t.Fatalf("show: %d %v (the secret is never shown again)", resp.StatusCode, got)
 	}
 
-	// The metadata MSAL reads names this server's token endpoints.
+	// The metadata MSAL reads names this server's token endpoints, at its
+	// configured URL (http://shoal.test).
 	for path, want := range map[string]string{
-		"/adfs/.well-known/openid-configuration":           e.ts.URL + "/adfs/oauth2/token",
-		"/my-tenant/v2.0/.well-known/openid-configuration": e.ts.URL + "/my-tenant/oauth2/v2.0/token",
+		"/adfs/.well-known/openid-configuration":           "http://shoal.test/adfs/oauth2/token",
+		"/my-tenant/v2.0/.well-known/openid-configuration": "http://shoal.test/my-tenant/oauth2/v2.0/token",
 	} {
 		resp, body := do(t, e.ts, "", "GET", path, "", nil)
 		if resp.StatusCode != 200 || body["token_endpoint"] != want || body["authorization_endpoint"] == nil {

@@ -98,7 +98,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/events", Action: shoal.ActComputesRead, handler: s.handleComputeEvents},
 		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesRead, handler: s.handleListNodes},
 		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}/preempt", Action: shoal.ActComputesPreemptNode, handler: s.handlePreemptNode},
-		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesWrite, handler: s.handleAddNode},
+		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesJoinNode, handler: s.handleAddNode},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}", Action: shoal.ActComputesWrite, handler: s.handleRemoveNode},
 		{Pattern: "GET /api/v1/locations", Action: ActionAuthenticated, handler: s.handleListLocations},
 		{Pattern: "GET /api/v1/locations/{loc}", Action: ActionAuthenticated, handler: s.handleGetLocation},

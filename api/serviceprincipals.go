@@ -39,7 +39,7 @@ type SPCredentials struct {
 }
 
 func (s *Server) spCredentials(r *http.Request, sp *shoal.ServicePrincipal, secret string) SPCredentials {
-	return SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: authorityBase(r)}
+	return SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: s.authorityBase()}
 }
 
 func (s *Server) handleListSPs(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package arm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -44,6 +45,10 @@ func azureCode(err error) (int, string) {
 	case shoal.ESTORAGEFULL:
 		// 503 is a status Azure's SDKs retry on their own.
 		return http.StatusServiceUnavailable, "ServiceUnavailable"
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away mid-request: no server fault (nginx's 499).
+		return 499, "ClientClosedRequest"
 	}
 	return http.StatusInternalServerError, "InternalServerError"
 }

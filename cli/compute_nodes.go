@@ -13,7 +13,7 @@ func newComputeListNodesCommand(g *globals) *cobra.Command {
 		Use:   "list-nodes",
 		Short: "List a compute cluster's nodes",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"node_id", "private_ip_address", "port", "ssh_port", "node_state", "current_job_name"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"node_id", "private_ip_address", "port", "ssh_port", "node_state", "current_job_name", "added_by"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
 			return c.ListNodes(ctx, ws, name)
 		}),
 	}
@@ -47,7 +47,9 @@ func newComputeAddNodeCommand(g *globals) *cobra.Command {
 		Long: `Add a node that you join by hand: run the printed command on the machine (it needs
 the shoal binary and to reach the server). The node is never released by the
 autoscaler; remove it with remove-node. The join command is shown once and stays
-valid for 24 hours.`,
+valid for 24 hours, for that node only. Adding a node needs the
+computes/joinNode/action permission (Owner has it, Contributor does not), and a
+cluster never has more nodes than its max_instances, joined or waiting to join.`,
 		Args: cobra.NoArgs,
 		RunE: g.callAndRender([]string{"node_id", "compute", "expires_on", "command"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
 			return c.AddNode(ctx, ws, name)

@@ -529,8 +529,12 @@ func testAccessRevocation(t *testing.T, f *accessFixture) {
 	wantStatus(t, s, "a revoked token", temp, http.StatusUnauthorized, httpCase{"GET", wsAPI + "/computes", ""}, httpCase{"GET", "/api/v1/whoami", ""})
 	wantStatus(t, s, "alice's other token", f.alice, http.StatusOK, httpCase{"GET", wsAPI + "/computes", ""})
 
-	// Self-service: alice makes and revokes her own token, but not bob's.
-	selfID, self := f.createToken(t, f.as(f.alice), "alice", "self-made")
+	// Self-service: alice makes and revokes her own token, but not bob's;
+	// her 30-day token cannot make one that outlives it.
+	if _, stderr, code := run(t, f.as(f.alice), "token", "create", "--user", "alice", "--name", "forever"); code != 1 || !strings.Contains(stderr, "expires_in") {
+		t.Errorf("alice's 30-day token making a token without expiry: exit code %d, stderr %q; want 1 naming expires_in", code, stderr)
+	}
+	selfID, self := f.createToken(t, f.as(f.alice), "alice", "self-made", "--expires-in", "1d")
 	wantStatus(t, s, "alice's self-made token", self, http.StatusOK, httpCase{"GET", wsAPI + "/computes", ""})
 	mustRun(t, f.as(f.alice), "token", "revoke", "--id", selfID, "-o", "none")
 	wantStatus(t, s, "alice's self-revoked token", self, http.StatusUnauthorized, httpCase{"GET", wsAPI + "/computes", ""})

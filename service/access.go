@@ -88,8 +88,8 @@ func (s *Services) CreateToken(ctx context.Context, user, name string, expiresIn
 	if p == nil || (!p.Admin && !strings.EqualFold(p.ID, "user:"+user)) {
 		return nil, "", shoal.Errorf(shoal.EFORBIDDEN, "creating tokens for another user needs an administrator")
 	}
-	if strings.TrimSpace(name) == "" {
-		return nil, "", shoal.FieldErrorf("name", "is required (e.g. laptop)")
+	if err := shoal.ValidateTokenName(name); err != nil {
+		return nil, "", err
 	}
 	if expiresIn < 0 || expiresIn > MaxTokenLifetime {
 		return nil, "", shoal.FieldErrorf("expires_in", "must be between 0 (never) and %d days", int(MaxTokenLifetime.Hours()/24))
@@ -113,11 +113,30 @@ func (s *Services) CreateToken(ctx context.Context, user, name string, expiresIn
 			exp := tx.Now().Add(expiresIn)
 			tok.ExpiresOn = &exp
 		}
+		if err := checkTokenOutlives(p, tok.ExpiresOn, tx.Now()); err != nil {
+			return err
+		}
 		plain = t
 		shoal.SetAuditDetail(ctx, "token %s (%s) for %s", tok.ID, name, u.PrincipalID())
 		return tx.InsertToken(tok)
 	})
 	return tok, plain, err
+}
+
+// checkTokenOutlives refuses a token (expiring at exp, nil for never)
+// that would outlive the token of the request that mints it: otherwise a
+// stolen short-lived token (a studio session's) buys a lasting one.
+func checkTokenOutlives(p *shoal.Principal, exp *time.Time, now time.Time) error {
+	if p.ExpiresOn == nil || (exp != nil && !exp.After(*p.ExpiresOn)) {
+		return nil
+	}
+	left := p.ExpiresOn.Sub(now).Truncate(time.Second)
+	if exp == nil {
+		return shoal.FieldErrorf("expires_in", "a token that never expires would outlive the token this request is made with, which expires at %s; ask for at most %s, or use a token without expiry",
+			p.ExpiresOn.UTC().Format(time.RFC3339), left)
+	}
+	return shoal.FieldErrorf("expires_in", "the new token would expire at %s, after the token this request is made with (%s); ask for at most %s",
+		exp.UTC().Format(time.RFC3339), p.ExpiresOn.UTC().Format(time.RFC3339), left)
 }
 
 // ListTokens lists a user's tokens (never the tokens themselves).

@@ -30,6 +30,13 @@ func (s *Services) Authenticate(ctx context.Context, token string) (*shoal.Princ
 			return shoal.Errorf(shoal.EUNAUTHORIZED, "the token has expired")
 		}
 		p, err = s.authenticateUserToken(tx, t)
+		if err == nil && t.ExpiresOn != nil {
+			// A copy: adminPrincipal is shared.
+			c := *p
+			exp := *t.ExpiresOn
+			c.ExpiresOn = &exp
+			p = &c
+		}
 		return err
 	})
 	return p, err

@@ -28,8 +28,11 @@ type JoinCommand struct {
 // machine of theirs running `shoal agent` with the one-time join token
 // returned. Such a node is capacity like any other, is never released by
 // the autoscaler, holds no quota of the location, and leaves with
-// RemoveStaticNode. Returns ENOTFOUND, EINVALID (an instance), ECONFLICT
-// (being deleted).
+// RemoveStaticNode. The node records who added it. A cluster never gets
+// more live nodes than its max_instances this way: the autoscaler's nodes
+// and those added by hand, joined or not, count alike. Returns ENOTFOUND,
+// EINVALID (an instance), ECONFLICT (being deleted, or max_instances
+// reached).
 func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string) (*JoinCommand, error) {
 	var out *JoinCommand
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
@@ -42,6 +45,9 @@ func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string)
 		}
 		if c.ProvisioningState == shoal.ProvisioningDeleting {
 			return shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted", c.Name)
+		}
+		if err := checkRoomForNode(tx, c); err != nil {
+			return err
 		}
 		loc, err := s.catalog.Location(c.Location)
 		if err != nil {
@@ -61,6 +67,9 @@ func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string)
 			Location: loc.Name, Size: c.Size, LowPriority: c.Tier == shoal.TierLowPriority, State: shoal.NodePreparing,
 			JoinTokenHash: hash, JoinTokenExpires: now.Add(StaticJoinTTL), CreatedOn: now, LastHeartbeat: now, Version: 1,
 		}
+		if p := shoal.PrincipalFrom(ctx); p != nil {
+			n.AddedBy = p.ID
+		}
 		if err := tx.InsertNode(n); err != nil {
 			return err
 		}
@@ -76,6 +85,27 @@ func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string)
 	}
 	s.notify()
 	return out, nil
+}
+
+// checkRoomForNode refuses a node beyond the cluster's max_instances. It
+// counts the nodes the autoscaler counts as live (preparing, idle or
+// running, not draining): a node on its way out frees its place.
+func checkRoomForNode(tx shoal.Tx, c *shoal.Compute) error {
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, n := range nodes {
+		if !n.Draining && (n.State == shoal.NodePreparing || n.State == shoal.NodeIdle || n.State == shoal.NodeRunning) {
+			live++
+		}
+	}
+	if c.MaxInstances != nil && live >= *c.MaxInstances {
+		return &shoal.Error{Code: shoal.ECONFLICT, Field: "max_instances", Message: fmt.Sprintf(
+			"max_instances: compute %q already has %d of its max_instances %d nodes (joined or waiting to join); raise max_instances or remove a node first", c.Name, live, *c.MaxInstances)}
+	}
+	return nil
 }
 
 // RemoveStaticNode removes a node that was joined by hand: it takes no new

@@ -38,13 +38,56 @@ func (s *Services) FindWorkspace(ctx context.Context, name string) (ws *shoal.Wo
 	return ws, err
 }
 
-// ListWorkspaces returns all workspaces.
+// ListWorkspaces returns the workspaces the caller holds a role in (all of
+// them for an administrator, or a call made by the server itself): the
+// names of other teams' workspaces are theirs to share. A workload
+// identity sees only those where its job's submitter holds a role too.
 func (s *Services) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, err error) {
+	p := shoal.PrincipalFrom(ctx)
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
-		out, err = tx.ListWorkspaces()
-		return err
+		all, err := tx.ListWorkspaces()
+		if err != nil || p == nil || p.Admin {
+			out = all
+			return err
+		}
+		mine, err := workspacesWithRole(tx, p.ID)
+		if err != nil {
+			return err
+		}
+		if p.Kind == shoal.PrincipalIdentity && p.OnBehalfOf != "" && p.OnBehalfOf != adminPrincipal.ID {
+			theirs, err := workspacesWithRole(tx, p.OnBehalfOf)
+			if err != nil {
+				return err
+			}
+			for ws := range mine {
+				if !theirs[ws] {
+					delete(mine, ws)
+				}
+			}
+		}
+		out = []*shoal.Workspace{}
+		for _, ws := range all {
+			if mine[strings.ToLower(ws.Name)] {
+				out = append(out, ws)
+			}
+		}
+		return nil
 	})
 	return out, err
+}
+
+// workspacesWithRole returns the (lower-cased) names of the workspaces
+// where principalID holds any role.
+func workspacesWithRole(tx shoal.Tx, principalID string) (map[string]bool, error) {
+	list, err := tx.ListRoleAssignments(principalID, "")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, a := range list {
+		out[strings.ToLower(a.Workspace)] = true
+	}
+	return out, nil
 }
 
 // EnsureDefaultWorkspace creates the default workspace if it is missing.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -28,13 +29,22 @@ func (s *Server) serverConfig(hostKey ssh.Signer) *ssh.ServerConfig {
 		},
 	}
 	if s.cfg.CheckPassword != nil {
+		throttle := newPasswordThrottle(s.cfg.Now)
 		conf.PasswordCallback = func(meta ssh.ConnMetadata, password []byte) (*ssh.Permissions, error) {
-			if meta.User() != s.cfg.Username {
-				return nil, fmt.Errorf("user %q may not log in: the login is %q", meta.User(), s.cfg.Username)
+			source := sourceOf(meta.RemoteAddr())
+			if until := throttle.lockedUntil(source); !until.IsZero() {
+				return nil, fmt.Errorf("password logins from %s are refused until %s after %d failures", source, until.UTC().Format(time.RFC3339), PasswordFailuresAllowed)
 			}
-			if !s.cfg.CheckPassword(password) {
+			if meta.User() != s.cfg.Username || !s.cfg.CheckPassword(password) {
+				if throttle.failed(source) {
+					s.cfg.Logger.Warn("ssh password logins refused: too many failures", "remote", source, "failures", PasswordFailuresAllowed, "for", PasswordLockout.String())
+				}
+				if meta.User() != s.cfg.Username {
+					return nil, fmt.Errorf("user %q may not log in: the login is %q", meta.User(), s.cfg.Username)
+				}
 				return nil, errors.New("wrong password")
 			}
+			throttle.succeeded(source)
 			return &ssh.Permissions{Extensions: map[string]string{extFingerprint: "password"}}, nil
 		}
 	}
