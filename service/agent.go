@@ -470,7 +470,7 @@ func (s *Services) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID str
 // OpenArtifactForNode opens an artifact that the node's current job uses;
 // nodes cannot read other jobs' code or data.
 func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
-	allowed := false
+	allowed, workspace := false, ""
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -487,6 +487,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 		if err != nil {
 			return err
 		}
+		workspace = j.Workspace
 		allowed = j.Code == id
 		for _, in := range j.Inputs {
 			if in != nil && in.Path == id {
@@ -501,7 +502,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 	if !allowed {
 		return nil, shoal.Errorf(shoal.EFORBIDDEN, "artifact %s is not used by this node's job", id)
 	}
-	return s.cfg.Files.OpenArtifact(id)
+	return s.cfg.Files.OpenArtifact(workspace, id)
 }
 
 // endRankForNode ends a rank of a node on the server's own account, as if
