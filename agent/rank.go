@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -229,9 +230,14 @@ func (r *rankRun) fail(ctx context.Context, logPath, state, reason string) {
 
 // prepareFailureState says whose fault a failed preparation is: the job's
 // when the server refused what it asked for (an input or artifact that
-// does not exist, a bad reference), else the infrastructure's (the server
+// does not exist, a bad reference) or its archive was refused for safety
+// (an entry escaping its folder, a link out of it, past the limits: every
+// node would refuse it again), else the infrastructure's (the server
 // unreachable or failing, this machine's disk).
 func prepareFailureState(err error) string {
+	if errors.Is(err, archive.ErrUnsafe) || errors.Is(err, archive.ErrLimit) {
+		return shoal.RankFailed
+	}
 	switch shoal.ErrorCode(err) {
 	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
 		return shoal.RankFailed

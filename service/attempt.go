@@ -175,6 +175,10 @@ func describeExit(r *shoal.RankStatus) string {
 		return "timed out"
 	case r.ExitCode != nil:
 		return fmt.Sprintf("exit code %d", *r.ExitCode)
+	case r.Status == shoal.AttemptFailed && r.Reason != "":
+		// Failed before any process ran (its code refused for safety,
+		// an input missing): the agent's reason is the job's.
+		return r.Reason
 	}
 	return r.Status
 }
