@@ -147,6 +147,10 @@ type AgentTask struct {
 	// compute's); empty means the job gets no MSI endpoint. The first is the
 	// default (DEFAULT_IDENTITY_CLIENT_ID).
 	Identities []TaskIdentity `json:"identities,omitempty"`
+	// MaxLogBytes caps the rank's log (the workspace's limit): the agent
+	// keeps and ships no more, and marks the cut with LogCutMarker. 0
+	// (an older server) means DefaultMaxLogBytes.
+	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
 }
 
 // TaskIdentity is a managed identity a job may request tokens for.

@@ -121,6 +121,7 @@ func (r *rankRun) run(ctx context.Context) {
 	}()
 	log.Info("rank started", "pids", run.Pids(), "start_took", started)
 	ship := newLogShipper(r.a.client, t.RankRef, logPath)
+	ship.max = t.MaxLogBytes
 	shipCtx, stopShip := context.WithCancel(ctx)
 	shipped := make(chan struct{})
 	go func() {
@@ -154,7 +155,7 @@ func (r *rankRun) run(ctx context.Context) {
 	}
 	end := r.a.now()
 	r.finish(ctx, &pendingResult{
-		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset,
+		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset, LogMax: ship.max,
 		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)

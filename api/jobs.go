@@ -20,7 +20,7 @@ func (s *Server) handleUploadArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, MaxArtifactBytes)
-	id, err := s.svc.Files().PutArtifact(ws.Name, body, MaxArtifactBytes)
+	id, err := s.svc.PutArtifact(r.Context(), ws.Name, body, MaxArtifactBytes)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -424,3 +424,26 @@ func TestLegacyArtifactOpensButIsNotHeld(t *testing.T) {
 		t.Errorf("read %q", b)
 	}
 }
+
+// A workspace's storage use is the bytes of its artifacts and outputs,
+// not another workspace's.
+func TestUsage(t *testing.T) {
+	sb := newSandbox(t)
+	if _, err := sb.fs.PutArtifact("default", strings.NewReader("12345"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.fs.PutOutputs("default", "job1", 1, 0, strings.NewReader("123"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.fs.PutArtifact("other", strings.NewReader("1234567"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.fs.WriteLog("default", "job1", 1, 0, 0, []byte("a log is capped on its own")); err != nil {
+		t.Fatal(err)
+	}
+	for ws, want := range map[string]int64{"default": 8, "other": 7, "empty": 0} {
+		if n, err := sb.fs.Usage(ws); err != nil || n != want {
+			t.Errorf("%s: %d %v; want %d", ws, n, err, want)
+		}
+	}
+}

@@ -189,6 +189,26 @@ func (f *Files) HasArtifact(workspace, id string) bool {
 	return err == nil && f.has(key)
 }
 
+// Usage returns the bytes a workspace's artifacts and outputs take.
+func (f *Files) Usage(workspace string) (int64, error) {
+	dirs, err := filestore.UsageDirs(workspace)
+	if err != nil {
+		return 0, err
+	}
+	c, cancel := fileCtx()
+	defer cancel()
+	var total int64
+	for _, dir := range dirs {
+		var n sql.NullInt64
+		// Keys are paths: the folder's are those between "dir/" and "dir0".
+		if err := f.db.QueryRowContext(c, `SELECT SUM(length(data)) FROM file_chunks WHERE key >= $1 AND key < $2`, dir+"/", dir+"0").Scan(&n); err != nil {
+			return 0, fmt.Errorf("postgres files: %w", err)
+		}
+		total += n.Int64
+	}
+	return total, nil
+}
+
 // WriteLog writes data at offset of a rank's log.
 func (f *Files) WriteLog(workspace, job string, attempt, rank int, offset int64, data []byte) error {
 	key, err := filestore.LogKey(workspace, job, attempt, rank)

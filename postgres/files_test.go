@@ -52,6 +52,13 @@ func TestFiles(t *testing.T) {
 	if _, err := f.OpenArtifact("default", "sha256:"+strings.Repeat("0", 64)); shoal.ErrorCode(err) != shoal.ENOTFOUND {
 		t.Fatalf("a missing artifact: %v", err)
 	}
+	// The workspace's artifacts count in its storage use, not another's.
+	if n, err := f.Usage("default"); err != nil || n != int64(len(big)) {
+		t.Fatalf("usage of default: %d %v; want %d", n, err, len(big))
+	}
+	if n, err := f.Usage("other"); err != nil || n != 0 {
+		t.Fatalf("usage of other: %d %v", n, err)
+	}
 	// Another workspace neither has nor opens it.
 	if _, err := f.OpenArtifact("other", id); f.HasArtifact("other", id) || shoal.ErrorCode(err) != shoal.ENOTFOUND {
 		t.Fatalf("another workspace's artifact: %v", err)

@@ -25,6 +25,9 @@ type Files interface {
 	PutOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error
 	OpenOutputs(workspace, job string, attempt, rank int) (io.ReadCloser, error)
 	HasOutputs(workspace, job string, attempt, rank int) bool
+	// Usage is the bytes of a workspace's artifacts and outputs, which
+	// count against its storage quota.
+	Usage(workspace string) (int64, error)
 	WriteInstanceLog(workspace, instance string, offset int64, data []byte) error
 	OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error)
 	RemoveInstanceFiles(workspace, instance string) error
