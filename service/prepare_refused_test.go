@@ -22,8 +22,9 @@ func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
 	if len(tasks) != 1 {
 		t.Fatalf("%d tasks", len(tasks))
 	}
+	minusOne := -1 // as the agent reports a rank that never ran
 	reason := `preparing failed: code: archive: entry "../../escape.txt": path escapes the destination: unsafe archive entry`
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Reason: reason}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
