@@ -155,6 +155,10 @@ type AgentTask struct {
 	// submitter): an agent running as root runs them as that principal's
 	// OS account, never as itself.
 	RunAs string `json:"run_as,omitempty"`
+	// MaxLogBytes caps the rank's log (the workspace's limit): the agent
+	// keeps and ships no more, and marks the cut with LogCutMarker. 0
+	// (an older server) means DefaultMaxLogBytes.
+	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
 }
 
 // TaskIdentity is a managed identity a job may request tokens for.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 )
 
 var computeNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{2,23}$`)
@@ -268,8 +269,8 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	if err := ValidateTags(spec.Tags); err != nil {
 		return nil, nil, err
 	}
-	if len(spec.Description) > 2000 {
-		return nil, nil, FieldErrorf("description", "must be at most 2000 characters")
+	if err := validateComputeDescription(spec.Description); err != nil {
+		return nil, nil, err
 	}
 	return loc, size, nil
 }
@@ -411,6 +412,20 @@ func validateIdlePolicy(policy string, waitCost *float64) error {
 		if policy != IdlePolicyAdaptive {
 			return FieldErrorf("wait_cost_per_hour", "only applies with idle_time_before_scale_down: adaptive")
 		}
+	}
+	return nil
+}
+
+// validateComputeDescription bounds a compute's description and refuses
+// control characters but newline and tab, as job display names refuse
+// them: the CLI and the studio print descriptions, and an ESC or a CR
+// there would drive the reader's terminal.
+func validateComputeDescription(s string) error {
+	if len(s) > 2000 {
+		return FieldErrorf("description", "must be at most 2000 characters")
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return FieldErrorf("description", "must not contain control characters (only newlines and tabs)")
 	}
 	return nil
 }

@@ -274,6 +274,13 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		{name: "tag value 257 chars", spec: shoal.ComputeSpec{Name: "cpu-cluster", Tags: map[string]string{"note": strings.Repeat("v", 257)}}, field: "tags.note", fragments: []string{"at most 256"}},
 		{name: "description 2000", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: strings.Repeat("d", 2000)}},
 		{name: "description 2001", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: strings.Repeat("d", 2001)}, field: "description", fragments: []string{"at most 2000"}},
+		// A description is printed by the CLI and the studio: terminal
+		// escapes (ESC, BEL, CR, DEL, C1) are refused; lines and tabs are not.
+		{name: "description with ESC", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\x1b]0;pwned\x07"}, field: "description", fragments: []string{"control characters"}},
+		{name: "description with CR", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\rfake"}, field: "description", fragments: []string{"control characters"}},
+		{name: "description with C1 CSI", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\u009b2J"}, field: "description", fragments: []string{"control characters"}},
+		{name: "description with DEL", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\x7f"}, field: "description", fragments: []string{"control characters"}},
+		{name: "description on lines", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "line one\n\tline two\n"}},
 
 		// Network.
 		{name: "subnet without vnet", spec: shoal.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &shoal.NetworkSettings{Subnet: "training-subnet"}}, field: "network_settings.vnet_name", fragments: []string{"required"}},

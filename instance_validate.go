@@ -96,8 +96,8 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 	if err := ValidateTags(spec.Tags); err != nil {
 		return nil, nil, err
 	}
-	if len(spec.Description) > 2000 {
-		return nil, nil, FieldErrorf("description", "must be at most 2000 characters")
+	if err := validateComputeDescription(spec.Description); err != nil {
+		return nil, nil, err
 	}
 	return loc, size, nil
 }

@@ -39,6 +39,7 @@ func TestInstanceSpecRules(t *testing.T) {
 		{name: "idle not a duration", doc: `{"name": "ci-one", "type": "computeinstance", "idle_time_before_shutdown": "half an hour"}`, field: "idle_time_before_shutdown", fragment: "ISO 8601"},
 		{name: "a cluster key", doc: `{"name": "ci-one", "type": "computeinstance", "max_instances": 2}`, field: "max_instances", fragment: "unknown key"},
 		{name: "name rule", doc: `{"name": "1ci", "type": "computeinstance"}`, field: "name", fragment: "start with a letter"},
+		{name: "description with ESC", doc: `{"name": "ci-one", "type": "computeinstance", "description": "x\u001b[2J"}`, field: "description", fragment: "control characters"},
 		{name: "key without SSH", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_settings": {"ssh_key_value": "ssh-ed25519 AAAA x"}}`, field: "ssh_settings.ssh_key_value", fragment: "SSH is disabled"},
 		{name: "not a public key", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_public_access_enabled": true, "ssh_settings": {"ssh_key_value": "hello"}}`, field: "ssh_settings.ssh_key_value", fragment: "public key"},
 		{name: "a private key", doc: `{"name": "ci-one", "type": "computeinstance", "ssh_public_access_enabled": true, "ssh_settings": {"ssh_key_value": "-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----"}}`, field: "ssh_settings.ssh_key_value", fragment: "private key"},

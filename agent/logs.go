@@ -18,6 +18,9 @@ type logShipper struct {
 	ref    shoal.RankRef
 	path   string
 	offset int64
+	// max caps the log (the task's MaxLogBytes; 0: the default): past it
+	// the file is cut, on the node, to max bytes and one marker line.
+	max int64
 }
 
 func newLogShipper(c *api.AgentClient, ref shoal.RankRef, path string) *logShipper {
@@ -53,13 +56,18 @@ func (l *logShipper) shipAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if fi.Size() <= l.offset {
+	end := fi.Size()
+	if limit := l.limit(); end > limit {
+		if end, err = cutLog(l.path, limit, end); err != nil {
+			return err
+		}
+	}
+	if end <= l.offset {
 		return nil
 	}
 	// Ship up to the size just seen, so the buffer fits what is there; what
 	// is written meanwhile is the next poll's (the last call comes after
 	// the processes have exited, when the size is final).
-	end := fi.Size()
 	buf := make([]byte, min(logChunk, end-l.offset))
 	for l.offset < end {
 		n, rerr := f.ReadAt(buf[:min(int64(len(buf)), end-l.offset)], l.offset)
@@ -80,6 +88,36 @@ func (l *logShipper) shipAll(ctx context.Context) error {
 }
 
 const logChunk = 512 << 10
+
+// limit is the log's cap in force.
+func (l *logShipper) limit() int64 {
+	return shoal.WorkspaceLimits{MaxLogBytes: l.max}.LogCap()
+}
+
+// cutLog bounds a log of size bytes past its limit: the marker line is
+// written at limit (once: a log already cut keeps its marker) and the
+// file truncated after it. The job's processes append (O_APPEND) after
+// the marker until the next poll cuts again, so the node's disk holds at
+// most a poll's worth more. It returns the log's new size.
+func cutLog(path string, limit, size int64) (int64, error) {
+	marker := []byte(shoal.LogCutMarker(limit))
+	end := limit + int64(len(marker))
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	have := make([]byte, len(marker))
+	if n, _ := f.ReadAt(have, limit); n != len(marker) || string(have) != string(marker) {
+		if _, err := f.WriteAt(marker, limit); err != nil {
+			return 0, err
+		}
+	}
+	if err := f.Truncate(end); err != nil {
+		return 0, err
+	}
+	return end, nil
+}
 
 // ship ships new output, best effort: the final shipAll catches up.
 func (l *logShipper) ship(ctx context.Context) { _ = l.shipAll(ctx) }

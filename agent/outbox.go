@@ -45,6 +45,8 @@ type pendingResult struct {
 	LogPath string `json:"log_path"`
 	// LogOffset is how much of the log the server has already.
 	LogOffset int64 `json:"log_offset"`
+	// LogMax is the log's cap (the task's MaxLogBytes).
+	LogMax int64 `json:"log_max,omitempty"`
 }
 
 // outbox keeps the pending results of a node, on disk and in memory.
@@ -237,6 +239,7 @@ func (a *Agent) deliver(ctx context.Context, p *pendingResult) error {
 	if p.LogPath != "" {
 		ship := newLogShipper(a.client, p.Ref, p.LogPath)
 		ship.offset = p.LogOffset
+		ship.max = p.LogMax
 		if err := ship.shipAll(ctx); err != nil && !isAnswer(err) {
 			return fmt.Errorf("%w: %v", errUnreachable, err)
 		}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -130,6 +131,7 @@ func (r *rankRun) run(ctx context.Context) {
 	}()
 	log.Info("rank started", "pids", run.Pids(), "start_took", started)
 	ship := newLogShipper(r.a.client, t.RankRef, logPath)
+	ship.max = t.MaxLogBytes
 	shipCtx, stopShip := context.WithCancel(ctx)
 	shipped := make(chan struct{})
 	go func() {
@@ -163,7 +165,7 @@ func (r *rankRun) run(ctx context.Context) {
 	}
 	end := r.a.now()
 	r.finish(ctx, &pendingResult{
-		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset,
+		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset, LogMax: ship.max,
 		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
@@ -239,9 +241,14 @@ func (r *rankRun) fail(ctx context.Context, logPath, state, reason string) {
 
 // prepareFailureState says whose fault a failed preparation is: the job's
 // when the server refused what it asked for (an input or artifact that
-// does not exist, a bad reference), else the infrastructure's (the server
+// does not exist, a bad reference) or its archive was refused for safety
+// (an entry escaping its folder, a link out of it, past the limits: every
+// node would refuse it again), else the infrastructure's (the server
 // unreachable or failing, this machine's disk).
 func prepareFailureState(err error) string {
+	if errors.Is(err, archive.ErrUnsafe) || errors.Is(err, archive.ErrLimit) {
+		return shoal.RankFailed
+	}
 	switch shoal.ErrorCode(err) {
 	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
 		return shoal.RankFailed

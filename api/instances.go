@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // instanceRoutes are the routes of compute instances: operations, idle
@@ -71,6 +72,12 @@ func (s *Server) handlePostponeShutdown(w http.ResponseWriter, r *http.Request) 
 		m, err := strconv.Atoi(v)
 		if err != nil || m < 1 {
 			s.writeError(w, r, shoal.FieldErrorf("minutes", "must be a whole number of minutes, 1 or more"))
+			return
+		}
+		// Bounded before multiplying: a huge count would wrap to a short
+		// (or negative) duration instead of being refused.
+		if m > int(service.MaxPostpone/time.Minute) {
+			s.writeError(w, r, shoal.FieldErrorf("minutes", "a shutdown can be postponed by at most %d minutes (7 days)", int(service.MaxPostpone/time.Minute)))
 			return
 		}
 		d = time.Duration(m) * time.Minute

@@ -14,12 +14,13 @@ import (
 const MaxArtifactBytes = 2 << 30
 
 func (s *Server) handleUploadArtifact(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.svc.FindWorkspace(r.Context(), r.PathValue("ws")); err != nil {
+	ws, err := s.svc.FindWorkspace(r.Context(), r.PathValue("ws"))
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, MaxArtifactBytes)
-	id, err := s.svc.Files().PutArtifact(body, MaxArtifactBytes)
+	id, err := s.svc.PutArtifact(r.Context(), ws.Name, body, MaxArtifactBytes)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -90,6 +90,8 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
 		{Pattern: "POST /api/v1/workspaces", Action: shoal.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
 		{Pattern: "GET /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspace},
+		{Pattern: "GET /api/v1/workspaces/{ws}/limits", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspaceLimits},
+		{Pattern: "PATCH /api/v1/workspaces/{ws}/limits", Action: shoal.ActWorkspacesWrite, handler: s.handlePatchWorkspaceLimits},
 		{Pattern: "GET /api/v1/workspaces/{ws}/computes", Action: shoal.ActComputesRead, handler: s.handleListComputes},
 		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesRead, handler: s.handleGetCompute},
 		{Pattern: "PUT /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesWrite, handler: s.handlePutCompute},

@@ -41,7 +41,10 @@ func copyFiles(ctx context.Context, src, dst shoal.Store, srcURL, dstURL string)
 			}
 			key, _ := filepath.Rel(root, p)
 			key = filepath.ToSlash(key)
-			if strings.HasPrefix(key, "artifacts/tmp/") || strings.HasSuffix(key, ".tmp") {
+			// Uploads under way: artifacts/.tmp/ now, artifacts/tmp/upload-*
+			// before artifacts were kept per workspace (a workspace named
+			// "tmp" keeps its artifacts in artifacts/tmp/ too).
+			if strings.HasPrefix(key, "artifacts/.tmp/") || strings.HasPrefix(key, "artifacts/tmp/upload-") || strings.HasSuffix(key, ".tmp") {
 				return nil // an upload under way when the copy began
 			}
 			f, err := os.Open(p)

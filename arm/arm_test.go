@@ -38,6 +38,21 @@ func TestDurations(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// Durations past what a time.Duration (or a sane setting) holds are
+	// refused, not wrapped: PT2251799813685249H used to be stored as 3600 s.
+	for _, big := range []string{"PT2251799813685249H", "P106751991167301D", "PT9223372036854775807S", "PT99999999999999999999M", "PT1" + strings.Repeat("0", 400) + ".5S", "P20000DT1H"} {
+		if d, err := parseDuration(big); err == nil || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("%.40q = %v, %v; want a too-large error", big, d, err)
+		}
+	}
+}
+
+// An overflowing idle time is refused naming the field, never stored.
+func TestFromResourceDurationOverflow(t *testing.T) {
+	_, err := FromResource("c1", []byte(`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"maxNodeCount":1,"nodeIdleTimeBeforeScaleDown":"PT2251799813685249H"}}}}`))
+	if err == nil || !strings.Contains(err.Error(), "nodeIdleTimeBeforeScaleDown") || shoal.ErrorCode(err) != shoal.EINVALID {
+		t.Fatalf("err = %v; want EINVALID naming nodeIdleTimeBeforeScaleDown", err)
+	}
 }
 
 // A PUT body reads into the spec the services check, with Azure's

@@ -9,6 +9,7 @@ func FuzzFromResource(f *testing.F) {
 		`{"properties":{"computeType":"AmlCompute","properties":{"vmSize":"Standard_DS3_v2","scaleSettings":{"maxNodeCount":2,"minNodeCount":0,"nodeIdleTimeBeforeScaleDown":"PT2M"}}}}`,
 		`{"properties":{"computeType":"ComputeInstance","properties":{"vmSize":"Standard_DS3_v2","idleTimeBeforeShutdown":"PT30M","setupScripts":{"scripts":{"creationScript":{"scriptArguments":"echo","timeout":"5m"}}},"schedules":{"computeStartStop":[{"action":"Stop","triggerType":"Cron","cron":{"expression":"0 18 * * *","timeZone":"UTC"}}]}}}}`,
 		`{"identity":{"type":"SystemAssigned,UserAssigned","userAssignedIdentities":{"/x/userAssignedIdentities/a":{}}},"properties":{"computeType":"AmlCompute"}}`,
+		`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"maxNodeCount":1,"nodeIdleTimeBeforeScaleDown":"PT2251799813685249H"}}}}`,
 		`{}`, `null`, `[1]`,
 	} {
 		f.Add([]byte(s))
@@ -17,6 +18,23 @@ func FuzzFromResource(f *testing.F) {
 		spec, err := FromResource("fuzz-c", data)
 		if err == nil && (spec == nil || spec.Name == "") {
 			t.Fatalf("decoded without a name: %+v", spec)
+		}
+		if err == nil && spec.IdleTimeBeforeScaleDown != nil && *spec.IdleTimeBeforeScaleDown < 0 {
+			t.Fatalf("idle time wrapped to %d s", *spec.IdleTimeBeforeScaleDown)
+		}
+	})
+}
+
+// FuzzParseDuration: any string is a duration in range or an error, never
+// a value that wrapped around (PT2251799813685249H once read as 1 h).
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"PT120S", "P1DT2H", "PT0.5S", "PT2251799813685249H", "P106751991167301D", "PT9223372036854775807S"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if err == nil && (d < 0 || d > maxDuration) {
+			t.Fatalf("%q = %v: out of range", s, d)
 		}
 	})
 }

@@ -202,8 +202,11 @@ func newInstanceLogsCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = g.stdout.Write(b)
-			return err
+			out, done := g.logOut()
+			if _, err = out.Write(b); err != nil {
+				return err
+			}
+			return done()
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")

@@ -73,7 +73,11 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 			}
 			if stream {
 				fmt.Fprintf(g.stderr, "RunId: %s\n", j.Name)
-				if err := c.StreamLogs(cmd.Context(), ws, j.Name, 0, 0, true, g.stdout); err != nil {
+				out, done := g.logOut()
+				if err := c.StreamLogs(cmd.Context(), ws, j.Name, 0, 0, true, out); err != nil {
+					return err
+				}
+				if err := done(); err != nil {
 					return err
 				}
 				if j, err = c.GetJob(cmd.Context(), ws, j.Name); err != nil {
@@ -219,7 +223,11 @@ func newJobEventsCommand(g *globals) *cobra.Command {
 func newJobStreamCommand(g *globals) *cobra.Command {
 	var rank int
 	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
-		return c.StreamLogs(cmd.Context(), ws, name, rank, 0, true, g.stdout)
+		out, done := g.logOut()
+		if err := c.StreamLogs(cmd.Context(), ws, name, rank, 0, true, out); err != nil {
+			return err
+		}
+		return done()
 	})
 	cmd.Flags().IntVar(&rank, "rank", 0, "node rank whose output to show")
 	return cmd

@@ -330,7 +330,9 @@ func tabulate(v any, columns []string) (keys []string, rows [][]string) {
 		rec, keys = record(item, keys)
 		records[i] = make(map[string]string, len(rec))
 		for _, m := range rec {
-			records[i][m.key] = formatScalar(m.value)
+			// Cells print what users wrote: escaped, so that no value
+			// drives the terminal or forges a row or a column.
+			records[i][m.key] = escapeControls(formatScalar(m.value), false)
 		}
 	}
 	keys = pickColumns(keys, columns)
@@ -402,7 +404,7 @@ func headerName(key string) string {
 // and one row per item, columns separated by two spaces.
 func writeTable(b *bytes.Buffer, v any, columns []string) {
 	if isScalar(v) {
-		b.WriteString(formatScalar(v) + "\n")
+		b.WriteString(escapeControls(formatScalar(v), false) + "\n")
 		return
 	}
 	keys, rows := tabulate(v, columns)
@@ -445,7 +447,7 @@ func writeTableRow(b *bytes.Buffer, cells []string, widths []int) {
 // item, or the value alone for a scalar.
 func writeTSV(b *bytes.Buffer, v any, columns []string) {
 	if isScalar(v) {
-		b.WriteString(formatScalar(v) + "\n")
+		b.WriteString(escapeControls(formatScalar(v), false) + "\n")
 		return
 	}
 	keys, rows := tabulate(v, columns)

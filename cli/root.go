@@ -49,7 +49,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "ERROR: "+errorText(err))
+		// Messages quote what users wrote (names, paths): escaped.
+		fmt.Fprintln(stderr, "ERROR: "+escapeControls(errorText(err), true))
 		return 1
 	}
 	return 0

@@ -53,5 +53,6 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 	}
 	show.Flags().StringVarP(&name, "name", "n", "", "workspace name")
 	cmd.AddCommand(create, list, show)
+	cmd.AddCommand(workspaceLimitsCommands(g)...)
 	return cmd
 }

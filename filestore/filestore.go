@@ -51,25 +51,45 @@ func checkName(kind, name string) error {
 	return nil
 }
 
-func artifactPath(id string) (string, error) {
+// artifactPath is where a workspace's artifact lives: each workspace has
+// its own, so that a hash known in one cannot be used (or learnt to
+// exist, by an upload that dedupes) from another.
+func artifactPath(workspace, id string) (string, error) {
+	if err := checkName("workspace", workspace); err != nil {
+		return "", err
+	}
 	if !shoal.ValidateArtifactRef(id) {
 		return "", shoal.Errorf(shoal.EINVALID, "artifact id %q must look like sha256:<64 hex digits>", id)
 	}
-	return path.Join("artifacts", strings.TrimPrefix(id, "sha256:")+".tar.gz"), nil
+	return path.Join("artifacts", strings.ToLower(workspace), strings.TrimPrefix(id, "sha256:")+".tar.gz"), nil
 }
 
-// PutArtifact stores r (at most max bytes) and returns its ID,
-// "sha256:<hex>" of the content. Storing the same content twice is a no-op.
-func (s *Store) PutArtifact(r io.Reader, max int64) (string, error) {
-	id, err := s.putArtifact(r, max)
+// legacyArtifactPath is where artifacts lived before they were kept per
+// workspace; read only for jobs accepted before the change.
+func legacyArtifactPath(id string) string {
+	return path.Join("artifacts", strings.TrimPrefix(id, "sha256:")+".tar.gz")
+}
+
+// uploadTmp holds uploads in flight; the dot keeps it apart from every
+// workspace's folder (a workspace name starts with a letter or digit).
+const uploadTmp = "artifacts/.tmp"
+
+// PutArtifact stores r (at most max bytes) in a workspace and returns its
+// ID, "sha256:<hex>" of the content. Storing the same content twice in
+// one workspace is a no-op.
+func (s *Store) PutArtifact(workspace string, r io.Reader, max int64) (string, error) {
+	id, err := s.putArtifact(workspace, r, max)
 	return id, noSpace(err)
 }
 
-func (s *Store) putArtifact(r io.Reader, max int64) (string, error) {
-	if err := s.root.MkdirAll("artifacts/tmp", 0o700); err != nil {
+func (s *Store) putArtifact(workspace string, r io.Reader, max int64) (string, error) {
+	if err := checkName("workspace", workspace); err != nil {
 		return "", err
 	}
-	tmpName := fmt.Sprintf("artifacts/tmp/upload-%d", randSuffix())
+	if err := s.root.MkdirAll(uploadTmp, 0o700); err != nil {
+		return "", err
+	}
+	tmpName := fmt.Sprintf(uploadTmp+"/upload-%d", randSuffix())
 	f, err := s.root.OpenFile(tmpName, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", err
@@ -87,25 +107,38 @@ func (s *Store) putArtifact(r io.Reader, max int64) (string, error) {
 		return "", shoal.Errorf(shoal.EINVALID, "the upload is larger than %d bytes", max)
 	}
 	id := "sha256:" + hex.EncodeToString(h.Sum(nil))
-	p, _ := artifactPath(id)
+	p, _ := artifactPath(workspace, id)
+	if err := s.root.MkdirAll(path.Dir(p), 0o700); err != nil {
+		return "", err
+	}
 	if err := s.root.Rename(tmpName, p); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
-// OpenArtifact opens a stored artifact. Returns ENOTFOUND.
-func (s *Store) OpenArtifact(id string) (io.ReadCloser, error) {
-	p, err := artifactPath(id)
+// OpenArtifact opens a workspace's artifact. Returns ENOTFOUND, also for
+// an artifact that only another workspace holds.
+func (s *Store) OpenArtifact(workspace, id string) (io.ReadCloser, error) {
+	p, err := artifactPath(workspace, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.open(p, "artifact "+id)
+	f, err := s.open(p, "artifact "+id)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		// Jobs accepted before artifacts were kept per workspace name
+		// an artifact in the old, shared folder; HasArtifact never looks
+		// there, so no new job can reach it.
+		if lf, lerr := s.open(legacyArtifactPath(id), "artifact "+id); lerr == nil {
+			return lf, nil
+		}
+	}
+	return f, err
 }
 
-// HasArtifact reports whether an artifact is stored.
-func (s *Store) HasArtifact(id string) bool {
-	p, err := artifactPath(id)
+// HasArtifact reports whether a workspace holds an artifact.
+func (s *Store) HasArtifact(workspace, id string) bool {
+	p, err := artifactPath(workspace, id)
 	if err != nil {
 		return false
 	}

@@ -87,7 +87,7 @@ func wantInvalid(t *testing.T, what string, err error) {
 func TestArtifactRoundTrip(t *testing.T) {
 	sb := newSandbox(t)
 	data := []byte("code archive")
-	id, err := sb.fs.PutArtifact(bytes.NewReader(data), 1<<20)
+	id, err := sb.fs.PutArtifact("default", bytes.NewReader(data), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +95,10 @@ func TestArtifactRoundTrip(t *testing.T) {
 	if want := "sha256:" + hex.EncodeToString(sum[:]); id != want {
 		t.Fatalf("id %s, want %s", id, want)
 	}
-	if !sb.fs.HasArtifact(id) {
+	if !sb.fs.HasArtifact("default", id) {
 		t.Fatal("HasArtifact is false for a stored artifact")
 	}
-	f, err := sb.fs.OpenArtifact(id)
+	f, err := sb.fs.OpenArtifact("default", id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +108,27 @@ func TestArtifactRoundTrip(t *testing.T) {
 		t.Fatalf("read %q, want %q", got, data)
 	}
 	other := "sha256:" + strings.Repeat("0", 64)
-	if _, err := sb.fs.OpenArtifact(other); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := sb.fs.OpenArtifact("default", other); shoal.ErrorCode(err) != shoal.ENOTFOUND {
 		t.Fatalf("missing artifact: %v, want ENOTFOUND", err)
 	}
-	if _, err := sb.fs.PutArtifact(strings.NewReader("too long"), 3); shoal.ErrorCode(err) != shoal.EINVALID {
+	if _, err := sb.fs.PutArtifact("default", strings.NewReader("too long"), 3); shoal.ErrorCode(err) != shoal.EINVALID {
 		t.Fatalf("oversized upload: %v, want EINVALID", err)
+	}
+	// Another workspace neither sees nor opens it; nor does a workspace
+	// name that is not one path component.
+	if sb.fs.HasArtifact("other", id) {
+		t.Error("another workspace has the artifact")
+	}
+	if _, err := sb.fs.OpenArtifact("other", id); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Errorf("another workspace opening it: %v, want ENOTFOUND", err)
+	}
+	for _, ws := range []string{"", "..", "../default", "a/b", ".tmp"} {
+		if _, err := sb.fs.OpenArtifact(ws, id); shoal.ErrorCode(err) != shoal.EINVALID {
+			t.Errorf("workspace %q: %v, want EINVALID", ws, err)
+		}
+		if _, err := sb.fs.PutArtifact(ws, strings.NewReader("x"), 10); shoal.ErrorCode(err) != shoal.EINVALID {
+			t.Errorf("upload to workspace %q: %v, want EINVALID", ws, err)
+		}
 	}
 }
 
@@ -150,13 +166,13 @@ func TestArtifactIDTraversal(t *testing.T) {
 		"sha256:" + hex64 + "/../../../outside/etc.tar.gz", // suffix
 	}
 	for _, id := range ids {
-		f, err := sb.fs.OpenArtifact(id)
+		f, err := sb.fs.OpenArtifact("default", id)
 		if f != nil {
 			f.Close()
 			t.Errorf("OpenArtifact(%q) opened a file", id)
 		}
 		wantInvalid(t, "OpenArtifact("+id+")", err)
-		if sb.fs.HasArtifact(id) {
+		if sb.fs.HasArtifact("default", id) {
 			t.Errorf("HasArtifact(%q) is true", id)
 		}
 	}
@@ -360,7 +376,7 @@ func TestSymlinkOutOfRootNotFollowed(t *testing.T) {
 	t.Run("artifacts folder", func(t *testing.T) {
 		sb := newSandbox(t)
 		symlink(t, sb.outside, filepath.Join(sb.root, "artifacts"))
-		if _, err := sb.fs.PutArtifact(strings.NewReader("escaped"), 1<<20); err == nil {
+		if _, err := sb.fs.PutArtifact("default", strings.NewReader("escaped"), 1<<20); err == nil {
 			t.Error("PutArtifact through a symlink out of the root succeeded")
 		}
 		if got := files(t, sb.outside); len(got) != 0 {
@@ -375,10 +391,59 @@ func TestSymlinkOutOfRootNotFollowed(t *testing.T) {
 		}
 		id := "sha256:" + strings.Repeat("cd", 32)
 		symlink(t, target, filepath.Join(sb.root, "artifacts", strings.TrimPrefix(id, "sha256:")+".tar.gz"))
-		if f, err := sb.fs.OpenArtifact(id); err == nil {
+		if f, err := sb.fs.OpenArtifact("default", id); err == nil {
 			b, _ := io.ReadAll(f)
 			f.Close()
 			t.Errorf("OpenArtifact read %q through a symlink out of the root", b)
 		}
 	})
+}
+
+// An artifact stored before artifacts were kept per workspace (in the
+// shared folder) still opens for the job that named it, but no
+// workspace "has" it: a new job cannot be accepted naming it.
+func TestLegacyArtifactOpensButIsNotHeld(t *testing.T) {
+	sb := newSandbox(t)
+	id := "sha256:" + strings.Repeat("ef", 32)
+	if err := os.MkdirAll(filepath.Join(sb.root, "artifacts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sb.root, "artifacts", strings.TrimPrefix(id, "sha256:")+".tar.gz"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if sb.fs.HasArtifact("default", id) {
+		t.Error("a legacy artifact is held by a workspace")
+	}
+	f, err := sb.fs.OpenArtifact("default", id)
+	if err != nil {
+		t.Fatalf("opening a legacy artifact: %v", err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if string(b) != "old" {
+		t.Errorf("read %q", b)
+	}
+}
+
+// A workspace's storage use is the bytes of its artifacts and outputs,
+// not another workspace's.
+func TestUsage(t *testing.T) {
+	sb := newSandbox(t)
+	if _, err := sb.fs.PutArtifact("default", strings.NewReader("12345"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.fs.PutOutputs("default", "job1", 1, 0, strings.NewReader("123"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.fs.PutArtifact("other", strings.NewReader("1234567"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.fs.WriteLog("default", "job1", 1, 0, 0, []byte("a log is capped on its own")); err != nil {
+		t.Fatal(err)
+	}
+	for ws, want := range map[string]int64{"default": 8, "other": 7, "empty": 0} {
+		if n, err := sb.fs.Usage(ws); err != nil || n != want {
+			t.Errorf("%s: %d %v; want %d", ws, n, err, want)
+		}
+	}
 }

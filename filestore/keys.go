@@ -9,8 +9,13 @@ import (
 // file store (a name is one path component): this one's paths under its
 // directory, and the PostgreSQL store's keys.
 
-// ArtifactKey is the key of an artifact ("artifacts/<hex>.tar.gz").
-func ArtifactKey(id string) (string, error) { return artifactPath(id) }
+// ArtifactKey is the key of a workspace's artifact
+// ("artifacts/<workspace>/<hex>.tar.gz").
+func ArtifactKey(workspace, id string) (string, error) { return artifactPath(workspace, id) }
+
+// LegacyArtifactKey is where an artifact was kept before artifacts were
+// kept per workspace ("artifacts/<hex>.tar.gz"); id must be valid.
+func LegacyArtifactKey(id string) string { return legacyArtifactPath(id) }
 
 // LogKey is the key of a rank's log.
 func LogKey(workspace, job string, attempt, rank int) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -148,14 +149,17 @@ func (f *Files) writeAt(key string, offset int64, data []byte) error {
 	return nil
 }
 
-// PutArtifact stores r and returns its content's ID.
-func (f *Files) PutArtifact(r io.Reader, max int64) (string, error) {
+// PutArtifact stores r in a workspace and returns its content's ID.
+func (f *Files) PutArtifact(workspace string, r io.Reader, max int64) (string, error) {
+	if _, err := filestore.ArtifactKey(workspace, "sha256:"+strings.Repeat("0", 64)); err != nil {
+		return "", err
+	}
 	tmp, _, sum, err := f.putStream(r, max, "upload")
 	if err != nil {
 		return "", err
 	}
 	id := "sha256:" + hex.EncodeToString(sum)
-	key, _ := filestore.ArtifactKey(id)
+	key, _ := filestore.ArtifactKey(workspace, id)
 	if err := f.rename(tmp, key, true); err != nil {
 		f.drop(tmp)
 		return "", fmt.Errorf("postgres files: %w", err)
@@ -163,19 +167,46 @@ func (f *Files) PutArtifact(r io.Reader, max int64) (string, error) {
 	return id, nil
 }
 
-// OpenArtifact opens an artifact. Returns ENOTFOUND.
-func (f *Files) OpenArtifact(id string) (io.ReadCloser, error) {
-	key, err := filestore.ArtifactKey(id)
+// OpenArtifact opens a workspace's artifact (or, for jobs accepted before
+// artifacts were kept per workspace, the shared one). Returns ENOTFOUND.
+func (f *Files) OpenArtifact(workspace, id string) (io.ReadCloser, error) {
+	key, err := filestore.ArtifactKey(workspace, id)
 	if err != nil {
 		return nil, err
 	}
-	return f.open(key, "artifact "+id)
+	r, err := f.open(key, "artifact "+id)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		if lr, lerr := f.open(filestore.LegacyArtifactKey(id), "artifact "+id); lerr == nil {
+			return lr, nil
+		}
+	}
+	return r, err
 }
 
-// HasArtifact reports whether an artifact is stored.
-func (f *Files) HasArtifact(id string) bool {
-	key, err := filestore.ArtifactKey(id)
+// HasArtifact reports whether a workspace holds an artifact.
+func (f *Files) HasArtifact(workspace, id string) bool {
+	key, err := filestore.ArtifactKey(workspace, id)
 	return err == nil && f.has(key)
+}
+
+// Usage returns the bytes a workspace's artifacts and outputs take.
+func (f *Files) Usage(workspace string) (int64, error) {
+	dirs, err := filestore.UsageDirs(workspace)
+	if err != nil {
+		return 0, err
+	}
+	c, cancel := fileCtx()
+	defer cancel()
+	var total int64
+	for _, dir := range dirs {
+		var n sql.NullInt64
+		// Keys are paths: the folder's are those between "dir/" and "dir0".
+		if err := f.db.QueryRowContext(c, `SELECT SUM(length(data)) FROM file_chunks WHERE key >= $1 AND key < $2`, dir+"/", dir+"0").Scan(&n); err != nil {
+			return 0, fmt.Errorf("postgres files: %w", err)
+		}
+		total += n.Int64
+	}
+	return total, nil
 }
 
 // WriteLog writes data at offset of a rank's log.

@@ -26,31 +26,42 @@ func TestFiles(t *testing.T) {
 	f := db.Files()
 	big := make([]byte, 5<<20+123)
 	rand.Read(big)
-	id, err := f.PutArtifact(bytes.NewReader(big), 10<<20)
+	id, err := f.PutArtifact("default", bytes.NewReader(big), 10<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := f.PutArtifact(bytes.NewReader(big), 10<<20); err != nil || again != id {
+	if again, err := f.PutArtifact("default", bytes.NewReader(big), 10<<20); err != nil || again != id {
 		t.Fatalf("the same content again: %s %v; want %s", again, err, id)
 	}
-	r, err := f.OpenArtifact(id)
+	r, err := f.OpenArtifact("default", id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := io.ReadAll(r)
 	r.Close()
-	if !bytes.Equal(got, big) || !f.HasArtifact(id) {
+	if !bytes.Equal(got, big) || !f.HasArtifact("default", id) {
 		t.Fatalf("artifact read back %d bytes of %d", len(got), len(big))
 	}
-	if _, err := f.PutArtifact(bytes.NewReader(big), 1<<20); shoal.ErrorCode(err) != shoal.EINVALID {
+	if _, err := f.PutArtifact("default", bytes.NewReader(big), 1<<20); shoal.ErrorCode(err) != shoal.EINVALID {
 		t.Fatalf("an oversized upload: %v", err)
 	}
-	empty, err := f.PutArtifact(strings.NewReader(""), 10)
-	if err != nil || !f.HasArtifact(empty) {
+	empty, err := f.PutArtifact("default", strings.NewReader(""), 10)
+	if err != nil || !f.HasArtifact("default", empty) {
 		t.Fatalf("an empty artifact: %v", err)
 	}
-	if _, err := f.OpenArtifact("sha256:" + strings.Repeat("0", 64)); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := f.OpenArtifact("default", "sha256:"+strings.Repeat("0", 64)); shoal.ErrorCode(err) != shoal.ENOTFOUND {
 		t.Fatalf("a missing artifact: %v", err)
+	}
+	// The workspace's artifacts count in its storage use, not another's.
+	if n, err := f.Usage("default"); err != nil || n != int64(len(big)) {
+		t.Fatalf("usage of default: %d %v; want %d", n, err, len(big))
+	}
+	if n, err := f.Usage("other"); err != nil || n != 0 {
+		t.Fatalf("usage of other: %d %v", n, err)
+	}
+	// Another workspace neither has nor opens it.
+	if _, err := f.OpenArtifact("other", id); f.HasArtifact("other", id) || shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Fatalf("another workspace's artifact: %v", err)
 	}
 
 	// A log uploaded in pieces, one piece retried with more bytes.

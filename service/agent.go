@@ -224,7 +224,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 				// died with the agent before it.
 				vanished = &ref
 			case stopReason == "" && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptPreparing:
-				t := s.agentTask(j, a, n)
+				t := s.agentTask(tx, j, a, n)
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
 					t.Identities = taskIdentities(tx, c)
 				}
@@ -297,7 +297,7 @@ func (s *Services) heartbeatWriteEvery() time.Duration {
 }
 
 // agentTask builds the task of node n's rank of attempt a.
-func (s *Services) agentTask(j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *shoal.AgentTask {
+func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *shoal.AgentTask {
 	t := &shoal.AgentTask{
 		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
 		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
@@ -317,6 +317,10 @@ func (s *Services) agentTask(j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *sho
 	if j.Limits != nil {
 		t.TimeoutSeconds = j.Limits.Timeout
 	}
+	// The agent cuts the log on the node too (an unreadable setting
+	// leaves the default; the server applies the workspace's anyway).
+	l, _ := readWorkspaceLimits(tx, j.Workspace)
+	t.MaxLogBytes = l.LogCap()
 	return t
 }
 
@@ -400,7 +404,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		if err != nil {
 			return err
 		}
-		t := s.agentTask(nj, na, n)
+		t := s.agentTask(tx, nj, na, n)
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
 			t.Identities = taskIdentities(tx, c)
 		}
@@ -437,7 +441,26 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	if err != nil {
 		return err
 	}
-	return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, offset, data)
+	// The workspace's cap holds whatever the agent does: past it, the
+	// log keeps one marker line and nothing more.
+	var l shoal.WorkspaceLimits
+	if err := s.store.View(ctx, func(tx shoal.Tx) error {
+		l, err = readWorkspaceLimits(tx, a.Workspace)
+		return err
+	}); err != nil {
+		return err
+	}
+	limit := l.LogCap()
+	keep, cut := capLogWrite(limit, offset, data)
+	if len(keep) > 0 {
+		if err := s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, offset, keep); err != nil {
+			return err
+		}
+	}
+	if cut {
+		return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, limit, []byte(shoal.LogCutMarker(limit)))
+	}
+	return nil
 }
 
 // MaxOutputBytes bounds one rank's output archive.
@@ -449,7 +472,9 @@ func (s *Services) PutRankOutputs(ctx context.Context, nodeID, attemptID string,
 	if err != nil {
 		return err
 	}
-	return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, MaxOutputBytes)
+	return s.putWithinQuota(ctx, a.Workspace, MaxOutputBytes, func(bound int64) error {
+		return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, bound)
+	})
 }
 
 // OpenRestoreOutputs opens the newest outputs an earlier attempt of the job
@@ -470,7 +495,7 @@ func (s *Services) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID str
 // OpenArtifactForNode opens an artifact that the node's current job uses;
 // nodes cannot read other jobs' code or data.
 func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
-	allowed := false
+	allowed, workspace := false, ""
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -487,6 +512,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 		if err != nil {
 			return err
 		}
+		workspace = j.Workspace
 		allowed = j.Code == id
 		for _, in := range j.Inputs {
 			if in != nil && in.Path == id {
@@ -501,7 +527,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 	if !allowed {
 		return nil, shoal.Errorf(shoal.EFORBIDDEN, "artifact %s is not used by this node's job", id)
 	}
-	return s.cfg.Files.OpenArtifact(id)
+	return s.cfg.Files.OpenArtifact(workspace, id)
 }
 
 // endRankForNode ends a rank of a node on the server's own account, as if

@@ -173,6 +173,11 @@ func describeExit(r *shoal.RankStatus) string {
 	switch {
 	case r.Status == shoal.AttemptTimedOut:
 		return "timed out"
+	case r.Status == shoal.AttemptFailed && (strings.HasPrefix(r.Reason, "preparing failed") || strings.HasPrefix(r.Reason, "start failed")):
+		// Failed before any process ran (its code refused for safety,
+		// an input missing): the agent's reason is the job's, not the
+		// -1 it reports as an exit code.
+		return r.Reason
 	case r.ExitCode != nil:
 		return fmt.Sprintf("exit code %d", *r.ExitCode)
 	}

@@ -50,7 +50,7 @@ func (h *harness) identityCompute(name string, maxN int) {
 // upload stores an artifact and returns its ID.
 func (h *harness) upload(content string) string {
 	h.t.Helper()
-	id, err := h.files.PutArtifact(strings.NewReader(content), 1<<20)
+	id, err := h.files.PutArtifact(ws, strings.NewReader(content), 1<<20)
 	if err != nil {
 		h.t.Fatal(err)
 	}

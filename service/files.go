@@ -9,11 +9,13 @@ import "io"
 // replica serves any download. Open* return ENOTFOUND for what is not
 // there; names are checked (one path component each) before use.
 type Files interface {
-	// PutArtifact stores r (at most max bytes) and returns its ID,
-	// "sha256:<hex>" of the content; storing it again is a no-op.
-	PutArtifact(r io.Reader, max int64) (string, error)
-	OpenArtifact(id string) (io.ReadCloser, error)
-	HasArtifact(id string) bool
+	// PutArtifact stores r (at most max bytes) in a workspace and
+	// returns its ID, "sha256:<hex>" of the content; storing it again in
+	// that workspace is a no-op. Each workspace keeps its own: Has and
+	// Open never see another workspace's, so a hash is no key across them.
+	PutArtifact(workspace string, r io.Reader, max int64) (string, error)
+	OpenArtifact(workspace, id string) (io.ReadCloser, error)
+	HasArtifact(workspace, id string) bool
 	// WriteLog writes data at offset of a rank's log: a retried upload
 	// writes the same bytes again.
 	WriteLog(workspace, job string, attempt, rank int, offset int64, data []byte) error
@@ -23,6 +25,9 @@ type Files interface {
 	PutOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error
 	OpenOutputs(workspace, job string, attempt, rank int) (io.ReadCloser, error)
 	HasOutputs(workspace, job string, attempt, rank int) bool
+	// Usage is the bytes of a workspace's artifacts and outputs, which
+	// count against its storage quota.
+	Usage(workspace string) (int64, error)
 	WriteInstanceLog(workspace, instance string, offset int64, data []byte) error
 	OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error)
 	RemoveInstanceFiles(workspace, instance string) error

@@ -136,9 +136,30 @@ func (s *Services) OpenInstanceLog(ctx context.Context, workspace, name, kind st
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkSetupLogReader(ctx, c); err != nil {
+		return nil, err
+	}
 	f, err := s.cfg.Files.OpenInstanceLog(c.Workspace, c.Name)
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 		return nil, shoal.Errorf(shoal.ENOTFOUND, "compute instance %q has no setup log yet (it has no setup scripts, or they have not run)", c.Name)
 	}
 	return f, err
+}
+
+// checkSetupLogReader lets the instance's user, administrators and those
+// who may grant roles in its workspace (Owners) read its setup log: what
+// setup scripts print (tokens, paths, the user's environment) is the
+// user's, not every Reader's or Contributor's.
+func (s *Services) checkSetupLogReader(ctx context.Context, c *shoal.Compute) error {
+	if c.Instance != nil && principalID(ctx) == c.Instance.AssignedUser {
+		return nil
+	}
+	if s.Authorize(ctx, shoal.PrincipalFrom(ctx), c.Workspace, shoal.ActRolesWrite) == nil {
+		return nil
+	}
+	owner := "its user"
+	if c.Instance != nil {
+		owner = displayPrincipal(c.Instance.AssignedUser)
+	}
+	return shoal.Errorf(shoal.EFORBIDDEN, "the setup log of compute instance %q is readable only by its user (%s), administrators and the workspace's Owners", c.Name, owner)
 }

@@ -169,6 +169,9 @@ func (s *Services) EnableInstanceSSO(ctx context.Context, workspace, name string
 // DefaultPostpone is how long `postpone-shutdown` delays an idle shutdown.
 const DefaultPostpone = 60 * time.Minute
 
+// MaxPostpone is the longest `postpone-shutdown` may delay one.
+const MaxPostpone = 7 * 24 * time.Hour
+
 // PostponeShutdown dismisses an upcoming idle shutdown: the idle clock
 // starts again and no idle shutdown happens for d. Only the instance's
 // user may. Returns ENOTFOUND, EFORBIDDEN, ECONFLICT (not running).
@@ -176,7 +179,7 @@ func (s *Services) PostponeShutdown(ctx context.Context, workspace, name string,
 	if d <= 0 {
 		d = DefaultPostpone
 	}
-	if d > 7*24*time.Hour {
+	if d > MaxPostpone {
 		return nil, shoal.FieldErrorf("minutes", "a shutdown can be postponed by at most 7 days")
 	}
 	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {

@@ -26,7 +26,7 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		// refused one stays under the collection it was posted to).
 		ri.Target += "/" + spec.Name
 	}
-	if err := s.checkArtifacts(spec); err != nil {
+	if err := s.checkArtifacts(workspace, spec); err != nil {
 		return nil, false, err
 	}
 	hash, err := specHash(spec)
@@ -112,8 +112,10 @@ func priorityName(spec *shoal.JobSpec) string {
 }
 
 // checkArtifacts refuses a job whose code or inputs name artifacts that were
-// never uploaded, so a job cannot fail later for a missing upload.
-func (s *Services) checkArtifacts(spec *shoal.JobSpec) error {
+// never uploaded to its workspace, so a job cannot fail later for a
+// missing upload. Another workspace's artifact is refused with the same
+// words as one never uploaded: a hash tells nothing across workspaces.
+func (s *Services) checkArtifacts(workspace string, spec *shoal.JobSpec) error {
 	if s.cfg.Files == nil {
 		return shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
 	}
@@ -121,7 +123,7 @@ func (s *Services) checkArtifacts(spec *shoal.JobSpec) error {
 		if !shoal.ValidateArtifactRef(spec.Code) {
 			return shoal.FieldErrorf("code", "must be an uploaded artifact (sha256:<hex>); `shoal job create -f` uploads local folders for you")
 		}
-		if !s.cfg.Files.HasArtifact(spec.Code) {
+		if !s.cfg.Files.HasArtifact(workspace, spec.Code) {
 			return shoal.FieldErrorf("code", "artifact %s has not been uploaded", spec.Code)
 		}
 	}
@@ -132,7 +134,7 @@ func (s *Services) checkArtifacts(spec *shoal.JobSpec) error {
 		if !shoal.ValidateArtifactRef(in.Path) {
 			return shoal.FieldErrorf("inputs."+name+".path", "%q is not an uploaded artifact; only local files and folders (uploaded by the CLI) are supported", in.Path)
 		}
-		if !s.cfg.Files.HasArtifact(in.Path) {
+		if !s.cfg.Files.HasArtifact(workspace, in.Path) {
 			return shoal.FieldErrorf("inputs."+name+".path", "artifact %s has not been uploaded", in.Path)
 		}
 	}

@@ -1,0 +1,55 @@
+package service_test
+
+import (
+	"io"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// An instance's setup log (which can hold what its setup scripts print:
+// tokens, paths, the user's environment) is read by its user, by
+// administrators and by the workspace's Owners; a Reader or a Contributor
+// of the workspace who is not its user is refused.
+func TestInstanceSetupLogIsItsUsersAndAdmins(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	as := func(name string) *shoal.Principal {
+		return &shoal.Principal{ID: "user:" + name, Name: name, Kind: shoal.PrincipalUser}
+	}
+	for name, role := range map[string]string{"alice": shoal.RoleContributor, "bob": shoal.RoleReader, "carol": shoal.RoleOwner, "dave": shoal.RoleContributor} {
+		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.svc.AssignRole(admin, "user:"+name, role, ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
+		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"}}
+	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.files.WriteInstanceLog(ws, "ci1", 0, []byte("export HF_TOKEN=hf_secret\n")); err != nil {
+		t.Fatal(err)
+	}
+	for who, want := range map[string]string{"alice": "", "carol": "", "bob": shoal.EFORBIDDEN, "dave": shoal.EFORBIDDEN} {
+		ctx := shoal.WithPrincipal(h.ctx, as(who))
+		f, err := h.svc.OpenInstanceLog(ctx, ws, "ci1", "setup")
+		if shoal.ErrorCode(err) != want {
+			t.Errorf("%s: %v; want %q", who, err, want)
+		}
+		if err == nil {
+			data, _ := io.ReadAll(f)
+			f.Close()
+			if string(data) != "export HF_TOKEN=hf_secret\n" {
+				t.Errorf("%s read %q", who, data)
+			}
+		}
+	}
+	if f, err := h.svc.OpenInstanceLog(admin, ws, "ci1", "setup"); err != nil {
+		t.Errorf("admin: %v", err)
+	} else {
+		f.Close()
+	}
+}

@@ -1,0 +1,38 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A rank whose archive was refused for safety (the agent reports it
+// Failed, with the archive's reason) fails the job at once with that
+// reason: no requeue, no other node tried.
+func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	h.submit("j", "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	tasks := h.syncStart(n)
+	if len(tasks) != 1 {
+		t.Fatalf("%d tasks", len(tasks))
+	}
+	minusOne := -1 // as the agent reports a rank that never ran
+	reason := `preparing failed: code: archive: entry "../../escape.txt": path escapes the destination: unsafe archive entry`
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+		t.Fatal(err)
+	}
+	h.step(0)
+	j := h.job("j")
+	if j.Status != shoal.JobFailed || j.InfraRequeues != 0 || len(h.attempts("j")) != 1 {
+		t.Fatalf("job %s, %d infra requeues, %d attempts; want Failed at once", j.Status, j.InfraRequeues, len(h.attempts("j")))
+	}
+	if !strings.Contains(j.Error+j.StatusReason+h.attempts("j")[0].Reason, "unsafe archive entry") {
+		t.Errorf("the job does not say why: error %q, reason %q, attempt %q", j.Error, j.StatusReason, h.attempts("j")[0].Reason)
+	}
+}

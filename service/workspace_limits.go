@@ -1,0 +1,183 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A workspace's limits (the cap of a rank's log, the storage quota of its
+// artifacts and outputs) live in one setting per workspace, so that
+// every server sharing the store enforces the same ones.
+
+func workspaceLimitsKey(ws string) string { return "workspace_limits/" + strings.ToLower(ws) }
+
+// readWorkspaceLimits returns a workspace's limits (zero fields: the
+// defaults).
+func readWorkspaceLimits(tx shoal.Tx, ws string) (shoal.WorkspaceLimits, error) {
+	var l shoal.WorkspaceLimits
+	v, err := tx.GetSetting(workspaceLimitsKey(ws))
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return l, nil
+	} else if err != nil {
+		return l, err
+	}
+	if err := json.Unmarshal([]byte(v), &l); err != nil {
+		return l, fmt.Errorf("workspace %s: stored limits: %w", ws, err)
+	}
+	return l, nil
+}
+
+// WorkspaceLimitsView is a workspace's limits in force and its storage use.
+type WorkspaceLimitsView struct {
+	Workspace string `json:"workspace"`
+	// MaxLogBytes and StorageQuotaBytes are the limits in force (the
+	// defaults where none was set); Own says which were set.
+	MaxLogBytes       int64                 `json:"max_log_bytes"`
+	StorageQuotaBytes int64                 `json:"storage_quota_bytes"`
+	StorageUsedBytes  int64                 `json:"storage_used_bytes"`
+	Own               shoal.WorkspaceLimits `json:"workspace_limits"`
+}
+
+// FindWorkspaceLimits returns a workspace's limits and storage use.
+func (s *Services) FindWorkspaceLimits(ctx context.Context, workspace string) (*WorkspaceLimitsView, error) {
+	var out *WorkspaceLimitsView
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		ws, err := tx.GetWorkspace(workspace)
+		if err != nil {
+			return err
+		}
+		l, err := readWorkspaceLimits(tx, ws.Name)
+		if err != nil {
+			return err
+		}
+		out = &WorkspaceLimitsView{Workspace: ws.Name, MaxLogBytes: l.LogCap(), StorageQuotaBytes: l.StorageQuota(), Own: l}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Files != nil {
+		if out.StorageUsedBytes, err = s.cfg.Files.Usage(out.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// UpdateWorkspaceLimits sets a workspace's limits; a nil field is left as
+// it is, 0 restores the default. Administrators only: the limits protect
+// the server's disk, which every workspace shares, so a workspace's
+// Owner cannot raise its own.
+func (s *Services) UpdateWorkspaceLimits(ctx context.Context, workspace string, maxLog, quota *int64) (*WorkspaceLimitsView, error) {
+	if err := requireAdmin(ctx, "changing a workspace's limits"); err != nil {
+		return nil, err
+	}
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws, err := tx.GetWorkspace(workspace)
+		if err != nil {
+			return err
+		}
+		l, err := readWorkspaceLimits(tx, ws.Name)
+		if err != nil {
+			return err
+		}
+		if maxLog != nil {
+			l.MaxLogBytes = *maxLog
+		}
+		if quota != nil {
+			l.StorageQuotaBytes = *quota
+		}
+		if err := shoal.ValidateWorkspaceLimits(l); err != nil {
+			return err
+		}
+		shoal.SetAuditDetail(ctx, "workspace %s: log cap %s, storage quota %s", ws.Name, shoal.FormatBytes(l.LogCap()), shoal.FormatBytes(l.StorageQuota()))
+		b, _ := json.Marshal(l)
+		return tx.PutSetting(workspaceLimitsKey(ws.Name), string(b))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.FindWorkspaceLimits(ctx, workspace)
+}
+
+// storageLeft returns how many bytes a workspace may still store, and its
+// quota; EQUOTA (field storage_quota) when nothing is left.
+func (s *Services) storageLeft(ctx context.Context, workspace string) (left, quota int64, err error) {
+	var l shoal.WorkspaceLimits
+	err = s.store.View(ctx, func(tx shoal.Tx) error {
+		var err error
+		l, err = readWorkspaceLimits(tx, workspace)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	used, err := s.cfg.Files.Usage(workspace)
+	if err != nil {
+		return 0, 0, err
+	}
+	quota = l.StorageQuota()
+	if used >= quota {
+		return 0, quota, storageQuotaError(workspace, quota, used)
+	}
+	return quota - used, quota, nil
+}
+
+// storageQuotaError is the refusal of a write past a workspace's quota.
+func storageQuotaError(workspace string, quota, used int64) error {
+	return &shoal.Error{Code: shoal.EQUOTA, Field: "storage_quota", Message: fmt.Sprintf(
+		"storage_quota: workspace %s's storage quota of %s (artifacts and job outputs) would be exceeded: %s stored; an administrator can raise it with `shoal workspace update --storage-quota-bytes`",
+		workspace, shoal.FormatBytes(quota), shoal.FormatBytes(used))}
+}
+
+// putWithinQuota runs put with a size bound of at most max and what the
+// workspace's quota leaves; an upload refused for size where the quota
+// was the tighter bound is reported as EQUOTA (storage_quota). Two
+// uploads at once may each fit and together pass the quota by at most
+// one upload.
+func (s *Services) putWithinQuota(ctx context.Context, workspace string, max int64, put func(max int64) error) error {
+	left, quota, err := s.storageLeft(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	bound := min(max, left)
+	err = put(bound)
+	if err != nil && bound < max && shoal.ErrorCode(err) == shoal.EINVALID && strings.Contains(shoal.ErrorMessage(err), "larger than") {
+		return storageQuotaError(workspace, quota, quota-left)
+	}
+	return err
+}
+
+// PutArtifact stores an upload (code, inputs) in a workspace, within the
+// workspace's storage quota and max bytes.
+func (s *Services) PutArtifact(ctx context.Context, workspace string, r io.Reader, max int64) (string, error) {
+	if s.cfg.Files == nil {
+		return "", shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
+	}
+	var id string
+	err := s.putWithinQuota(ctx, workspace, max, func(bound int64) error {
+		var err error
+		id, err = s.cfg.Files.PutArtifact(workspace, r, bound)
+		return err
+	})
+	return id, err
+}
+
+// capLogWrite bounds a write at offset of a rank's log to limit bytes:
+// what lies past it is dropped, and the cut is marked once, at limit
+// itself (the same bytes the node's agent writes there), so retried or
+// late chunks leave the stored log the same.
+func capLogWrite(limit, offset int64, data []byte) (keep []byte, marker bool) {
+	if offset+int64(len(data)) <= limit {
+		return data, false
+	}
+	if offset >= limit {
+		return nil, true
+	}
+	return data[:limit-offset], true
+}
