@@ -144,6 +144,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 	s.env = childEnv(s.home)
 	s.args = opts.Args
 	registerSuiteDir(dir + string(filepath.Separator))
+	registerSuiteDir(s.nodesDir + string(filepath.Separator))
 	t.Cleanup(s.cleanup)
 	// Another process may take the free port between the probe and the
 	// server's bind; try a few ports.
@@ -322,7 +323,7 @@ func (s *server) cleanup() {
 	}
 	// Agents (and their jobs) run in their own process groups and outlive
 	// the server on purpose: kill what this test's server left behind.
-	if left := killSuiteProcesses([]string{s.dir + string(filepath.Separator)}); len(left) > 0 && testing.Verbose() {
+	if left := killSuiteProcesses([]string{s.dir + string(filepath.Separator), s.nodesDir + string(filepath.Separator)}); len(left) > 0 && testing.Verbose() {
 		s.t.Logf("killed %d process(es) left by the server's nodes:\n  %s", len(left), strings.Join(left, "\n  "))
 	}
 	if s.t.Failed() {
