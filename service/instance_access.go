@@ -102,6 +102,7 @@ func (s *Services) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
 // serves (its own node only).
 func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, offset int64, data []byte) error {
 	var ws, name string
+	var l shoal.WorkspaceLimits
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -111,12 +112,25 @@ func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, off
 			return shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
 		}
 		ws, name = n.Workspace, n.Compute
-		return nil
+		l, err = readWorkspaceLimits(tx, ws)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.cfg.Files.WriteInstanceLog(ws, name, offset, data)
+	// A setup script's output is bounded like a rank's log: the
+	// workspace's cap, then one marker line and nothing more.
+	limit := l.LogCap()
+	keep, cut := capLogWrite(limit, offset, data)
+	if len(keep) > 0 {
+		if err := s.cfg.Files.WriteInstanceLog(ws, name, offset, keep); err != nil {
+			return err
+		}
+	}
+	if cut {
+		return s.cfg.Files.WriteInstanceLog(ws, name, limit, []byte(shoal.LogCutMarker(limit)))
+	}
+	return nil
 }
 
 // OpenInstanceLog opens an instance's setup log (kind "setup").

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
@@ -51,5 +52,47 @@ func TestInstanceSetupLogIsItsUsersAndAdmins(t *testing.T) {
 		t.Errorf("admin: %v", err)
 	} else {
 		f.Close()
+	}
+}
+
+// An instance's setup log is bounded by the workspace's log cap like a
+// rank's: past it one marker line, then nothing more, whatever the agent
+// sends.
+func TestInstanceSetupLogIsCutAtTheWorkspaceCap(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	limit := int64(100)
+	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, &limit, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
+		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"}}
+	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.step(0)
+	nodes := h.nodeIDs("ci1")
+	if len(nodes) != 1 {
+		t.Fatalf("instance nodes %v", nodes)
+	}
+	for _, w := range []struct {
+		off  int64
+		data string
+	}{{0, strings.Repeat("a", 60)}, {60, strings.Repeat("b", 60)}, {120, strings.Repeat("c", 1000)}, {1 << 40, "far past the cap"}} {
+		if err := h.svc.WriteInstanceSetupLog(h.ctx, nodes[0], w.off, []byte(w.data)); err != nil {
+			t.Fatalf("write at %d: %v", w.off, err)
+		}
+	}
+	f, err := h.svc.OpenInstanceLog(admin, ws, "ci1", "setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, _ := io.ReadAll(f)
+	if want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + shoal.LogCutMarker(limit); string(got) != want {
+		t.Errorf("stored setup log %q, want %q", got, want)
 	}
 }
