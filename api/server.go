@@ -29,7 +29,14 @@ type Server struct {
 	// streams, appStreams and anonymous are the caps of Limits.
 	streams, appStreams *principalLimiter
 	anonymous           chan struct{}
+	// secure: the server serves HTTPS, and its cookies carry the
+	// __Host- prefix (SetSecure).
+	secure atomic.Bool
 }
+
+// SetSecure says that the server serves HTTPS: browser sessions then use
+// the __Host- prefixed cookie names (CookieName). Call before serving.
+func (s *Server) SetSecure(secure bool) { s.secure.Store(secure) }
 
 // NewServer returns a server over svc.
 func NewServer(svc *service.Services, log *slog.Logger) *Server {
@@ -163,7 +170,7 @@ func (s *Server) routes() {
 		default:
 			h = s.authenticate(s.authorize(r, h))
 		}
-		h = csrfProtect(h)
+		h = s.csrfProtect(h)
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
