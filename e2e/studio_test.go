@@ -741,6 +741,21 @@ func TestStudioLinks(t *testing.T) {
 		pages++
 		for _, m := range ref.FindAllStringSubmatch(string(body), -1) {
 			u, err := url.Parse(strings.ReplaceAll(m[1], "&amp;", "&"))
+			if err == nil && u.Host != "" && u.Host != strings.TrimPrefix(s.url, "http://") && strings.Contains(u.Path, "/applications/") && !seen[u.String()] {
+				// An application, on the applications' own origin: the
+				// session cookie (host-scoped, not port-scoped) opens it.
+				seen[u.String()] = true
+				resp, err := client.Get(u.String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("GET %s with the session: %d", u, resp.StatusCode)
+				}
+				apiLinks = append(apiLinks, u.RequestURI())
+				continue
+			}
 			if err != nil || (u.Host != "" && u.Host != strings.TrimPrefix(s.url, "http://")) || u.Path == "" {
 				continue
 			}
