@@ -750,7 +750,7 @@ func TestStudioLinks(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
+				if resp.StatusCode >= 400 { // Jupyter's root redirects to its tree
 					t.Errorf("GET %s with the session: %d", u, resp.StatusCode)
 				}
 				apiLinks = append(apiLinks, u.RequestURI())
