@@ -53,6 +53,11 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			stripStudioCookies(resp.Header)
+			if resp.Header.Get("Cross-Origin-Resource-Policy") == "" {
+				// Other origins (another site, the studio) may not embed
+				// the application's responses as scripts or images.
+				resp.Header.Set("Cross-Origin-Resource-Policy", "same-origin")
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -110,8 +115,9 @@ func checkAppListener(app, instance, addr string, mark []string) error {
 
 // stripStudioCookies drops the Set-Cookie headers that name one of the
 // studio's cookies (shoal_*, with or without a __Host- or __Secure-
-// prefix, in any case): an application is served on the studio's origin,
-// and could otherwise overwrite the viewer's session or CSRF cookie.
+// prefix, in any case): cookies are not port-scoped, so an application,
+// even on its own origin, could otherwise overwrite the viewer's session
+// or pre-session cookie.
 func stripStudioCookies(h http.Header) {
 	var keep []string
 	for _, sc := range h.Values("Set-Cookie") {

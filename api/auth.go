@@ -36,8 +36,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func (s *Server) credential(r *http.Request) (p *shoal.Principal, ok bool, err error) {
 	token, ok := bearer(r)
 	if !ok {
-		if c, cerr := r.Cookie(SessionCookie); cerr == nil && c.Value != "" {
-			token, ok = c.Value, true
+		if c := s.sessionCookie(r); c != "" {
+			token, ok = c, true
 		}
 	}
 	switch {
@@ -62,12 +62,17 @@ func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
 }
 
 // Mount adds a handler outside the API's route table (the studio), with
-// the same body limit and CSRF protection; it authenticates on its own.
+// the same body limit and CSRF protection (except for a PreSessionForm,
+// which checks its own); it authenticates on its own.
 func (s *Server) Mount(pattern string, h http.Handler) {
 	if strings.HasPrefix(pattern, "GET /live/") {
 		h = s.liveStream(h)
 	}
-	s.mux.Handle(pattern, csrfProtect(limitBody(h, MaxRequestBytes)))
+	if f, ok := h.(PreSessionForm); ok {
+		s.mux.Handle(pattern, limitBody(f.Handler, MaxRequestBytes))
+		return
+	}
+	s.mux.Handle(pattern, s.csrfProtect(limitBody(h, MaxRequestBytes)))
 }
 
 // liveStream counts a studio live page (server-sent events) among its

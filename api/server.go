@@ -29,14 +29,26 @@ type Server struct {
 	// streams, appStreams and anonymous are the caps of Limits.
 	streams, appStreams *principalLimiter
 	anonymous           chan struct{}
+	// secure: the server serves HTTPS, and its cookies carry the
+	// __Host- prefix (SetSecure).
+	secure atomic.Bool
+	// appsMux serves the application proxy alone, on the applications'
+	// own origin (AppsHandler); appsURL is that origin, where the API's
+	// listener redirects application requests (SetAppsURL).
+	appsMux *http.ServeMux
+	appsURL atomic.Pointer[string]
 }
+
+// SetSecure says that the server serves HTTPS: browser sessions then use
+// the __Host- prefixed cookie names (CookieName). Call before serving.
+func (s *Server) SetSecure(secure bool) { s.secure.Store(secure) }
 
 // NewServer returns a server over svc.
 func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, mux: http.NewServeMux()}
+	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), appsMux: http.NewServeMux()}
 	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
@@ -165,12 +177,20 @@ func (s *Server) routes() {
 		default:
 			h = s.authenticate(s.authorize(r, h))
 		}
-		h = csrfProtect(h)
+		h = s.csrfProtect(h)
+		if strings.Contains(r.Pattern, "/applications/") {
+			s.appsMux.Handle(r.Pattern, s.timed(r.Pattern, h))
+			s.mux.Handle(r.Pattern, s.timed(r.Pattern, s.toAppsOrigin(h)))
+			continue
+		}
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
-	})
+	s.mux.HandleFunc("/", notFound)
+	s.appsMux.HandleFunc("/", notFound)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
 }
 
 // limitBody bounds the request body; uploads set their own, larger bound.

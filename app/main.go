@@ -6,6 +6,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,9 @@ import (
 type Options struct {
 	// Listen is the HTTP address; "" means the config's or 127.0.0.1:7420.
 	Listen string
+	// AppsListen is the address of the applications' own origin; ""
+	// means the config's, else Listen's host with a port the system picks.
+	AppsListen string
 	// DataDir holds the database; "" means the config's or ~/.local/share/shoal.
 	DataDir string
 	// NodesDir holds the local provider's nodes' work dirs; "" means the
@@ -81,11 +85,18 @@ type Main struct {
 	ctrl     *service.Controller
 	http     *http.Server
 	listener net.Listener
-	wake     chan struct{}
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	scheme   string // "http" or "https"
-	caPEM    []byte // the CA clients and agents trust, for HTTPS with a private CA
+	// appsHTTP and appsListener serve instances' applications on their
+	// own origin (see api.Server.SetAppsURL).
+	appsHTTP     *http.Server
+	appsListener net.Listener
+	appsOrigin   string
+	wake         chan struct{}
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	scheme       string // "http" or "https"
+	// tlsConfig serves HTTPS on both listeners; nil over plain HTTP.
+	tlsConfig *tls.Config
+	caPEM     []byte // the CA clients and agents trust, for HTTPS with a private CA
 	// AdminToken is the bootstrap token when this start created it.
 	AdminToken string
 }
@@ -190,13 +201,32 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
-	m := &Main{opts: opts, log: opts.Logger, store: store, files: disk, wake: make(chan struct{}, 1), listener: ln, scheme: "http"}
-	if ln, m.caPEM, err = m.serveTLS(ln, cfg.AdvertiseURL); err != nil {
+	if opts.AppsListen == "" {
+		opts.AppsListen = cfg.AppsListen
+	}
+	appsLn, err := listenApps(opts.AppsListen, opts.Listen)
+	if err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			appsLn.Close()
+		}
+	}()
+	m := &Main{opts: opts, log: opts.Logger, store: store, files: disk, wake: make(chan struct{}, 1), listener: ln, appsListener: appsLn, scheme: "http"}
+	if ln, m.caPEM, err = m.serveTLS(ln, cfg.AdvertiseURL, appsLn); err != nil {
 		m.listener.Close()
 		store.Close()
 		return nil, err
 	}
 	m.listener = ln
+	if m.tlsConfig != nil {
+		m.appsListener = tls.NewListener(appsLn, m.tlsConfig)
+	}
+	m.appsOrigin = m.appsURL(cfg)
 	var agentArgs []string
 	if cfg.AgentOrphanTimeout > 0 {
 		agentArgs = append(agentArgs, "--orphan-timeout", time.Duration(cfg.AgentOrphanTimeout).String())
@@ -270,7 +300,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		InstancePolicy: service.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
-		Providers: providers, ServerURL: serverURL, ServerCA: m.caPEM,
+		Providers: providers, ServerURL: serverURL, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
 	})
@@ -329,13 +359,22 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		return nil, err
 	}
 	m.http = api.NewHTTPServer(withRequestLog(apiServer, opts.Logger), api.DefaultLimits())
+	apiServer.SetAppsURL(m.appsOrigin)
+	m.appsHTTP = api.NewHTTPServer(withRequestLog(apiServer.AppsHandler(), opts.Logger), api.DefaultLimits())
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	m.wg.Add(2)
+	started = true
+	m.wg.Add(3)
 	go func() {
 		defer m.wg.Done()
 		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error("http server stopped", slog.Any("err", err))
+		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		if err := m.appsHTTP.Serve(m.appsListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.log.Error("applications' http server stopped", slog.Any("err", err))
 		}
 	}()
 	go func() {
@@ -346,7 +385,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		}
 		m.runControllers(runCtx)
 	}()
-	m.log.Info("shoal server started", slog.String("url", m.URL()), slog.String("data_dir", opts.DataDir), slog.String("nodes_dir", opts.NodesDir))
+	m.log.Info("shoal server started", slog.String("url", m.URL()), slog.String("apps_url", m.appsOrigin), slog.String("data_dir", opts.DataDir), slog.String("nodes_dir", opts.NodesDir))
 	if note := LocalIsolation(); !runsAsRoot() {
 		m.log.Warn(note)
 	}
@@ -513,6 +552,9 @@ func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := m.http.Shutdown(ctx)
+	if aerr := m.appsHTTP.Shutdown(ctx); err == nil {
+		err = aerr
+	}
 	m.cancel()
 	m.wg.Wait()
 	m.ctrl.Wait()

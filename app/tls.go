@@ -16,8 +16,10 @@ import (
 // is meant to chain to a system root). With --tls and no certificate, a
 // private CA and a certificate for the listen and advertise addresses
 // (and this machine's names and addresses when listening on all of them)
-// are made in <data-dir>/tls.
-func (m *Main) serveTLS(ln net.Listener, advertise string) (net.Listener, []byte, error) {
+// are made in <data-dir>/tls. The certificate covers the listeners in
+// also (the applications' origin), which serve with the same
+// configuration (m.tlsConfig).
+func (m *Main) serveTLS(ln net.Listener, advertise string, also ...net.Listener) (net.Listener, []byte, error) {
 	o := m.opts
 	if !o.TLS && o.TLSCert == "" && o.TLSKey == "" {
 		return ln, nil, nil
@@ -40,6 +42,9 @@ func (m *Main) serveTLS(ln net.Listener, advertise string) (net.Listener, []byte
 		}
 	default:
 		hosts := listenHosts(ln)
+		for _, l := range also {
+			hosts = append(hosts, listenHosts(l)...)
+		}
 		if u, err := url.Parse(advertise); err == nil && u.Hostname() != "" {
 			hosts = append(hosts, u.Hostname())
 		}
@@ -49,7 +54,8 @@ func (m *Main) serveTLS(ln net.Listener, advertise string) (net.Listener, []byte
 		}
 	}
 	m.scheme = "https"
-	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), caPEM, nil
+	m.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return tls.NewListener(ln, m.tlsConfig), caPEM, nil
 }
 
 // listenHosts are the names the listener answers to: its address, or

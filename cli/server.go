@@ -53,6 +53,7 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Listen, "listen", "", "address to listen on (default 127.0.0.1:7420)")
+	f.StringVar(&opts.AppsListen, "apps-listen", "", "address where instances' applications (Jupyter, custom ones) are served, on an origin of their own (default: the --listen host, a port the system picks)")
 	f.StringVar(&opts.DataDir, "data-dir", "", "data directory (default ~/.local/share/shoal)")
 	f.StringVar(&opts.NodesDir, "nodes-dir", "", "where the local provider's nodes keep their work dirs (default <data-dir>/nodes; as root /var/lib/shoal-nodes/<data dir's name>-<hash>, outside the data dir, which work never reaches)")
 	f.StringVar(&opts.ConfigPath, "config", "", "server config file (YAML; optional)")

@@ -27,6 +27,13 @@ const DefaultListen = "127.0.0.1:7420"
 type Config struct {
 	// Listen is the HTTP listen address (flag --listen overrides it).
 	Listen string `yaml:"listen"`
+	// AppsListen is the address of the second listener, which serves
+	// instances' applications (Jupyter, custom ones) on an origin of their
+	// own, so that their pages' scripts cannot read the studio or call the
+	// API as the viewer (flag --apps-listen overrides it). Default: the
+	// host of Listen with a port the system picks ("<host>:0"). It serves
+	// HTTPS when the API does, with the same certificate.
+	AppsListen string `yaml:"apps_listen"`
 	// DataDir holds the database, the files and the server's keys (flag
 	// --data-dir overrides it); mode 0700, its files 0600.
 	DataDir string `yaml:"data_dir"`

@@ -265,29 +265,56 @@ func TestInstanceNotebookAndCustomApp(t *testing.T) {
 	mustRun(t, alice, "compute", "create", "-f", file, "-o", "none")
 	v := waitAppsReady(t, alice, "app-example-i", "files", "jupyter")
 	base := "/api/v1/workspaces/default/computes/app-example-i/applications/"
-	if want := s.url + base + "files/"; !hasApp(v, "files", want) {
-		t.Fatalf("applications %+v; want files at %s", v.Applications, want)
+	// Applications are served on an origin of their own: the server's
+	// host on another port (their scripts cannot read the API's origin).
+	var appsURL string
+	for _, a := range v.Applications {
+		if a.Name == "files" {
+			appsURL = strings.TrimSuffix(a.URI, base+"files/")
+		}
 	}
+	if appsURL == "" || appsURL == s.url || !strings.HasPrefix(appsURL, "http://127.0.0.1:") || !hasApp(v, "files", appsURL+base+"files/") || !hasApp(v, "jupyter", appsURL+base+"jupyter/") {
+		t.Fatalf("applications %+v; want files and jupyter on an origin apart from %s", v.Applications, s.url)
+	}
+	apps := &server{url: appsURL, addr: strings.TrimPrefix(appsURL, "http://")}
 	aliceTok, bobTok := tokenOf(alice), tokenOf(users["bob"])
 	writeFile(t, filepath.Join(s.nodesDir, "ci-local-app-example-i", "home", "hello.txt"), "from the home")
-	code, _, body := s.httpDo(t, "GET", base+"files/hello.txt", aliceTok, nil, nil)
+	code, hdr, body := apps.httpDo(t, "GET", base+"files/hello.txt", aliceTok, nil, nil)
 	if code != 200 || string(body) != "from the home" {
 		t.Fatalf("the custom app through the proxy: %d %q", code, body)
 	}
-	if code, _, _ := s.httpDo(t, "GET", base+"files/hello.txt", bobTok, nil, nil); code != http.StatusForbidden {
+	if got := hdr.Get("Cross-Origin-Resource-Policy"); got != "same-origin" {
+		t.Errorf("the custom app's Cross-Origin-Resource-Policy %q, want same-origin", got)
+	}
+	// The API's origin sends old links there (307), and the applications'
+	// origin serves nothing but applications.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := noFollow.Get(s.url + base + "files/hello.txt"); err != nil || resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != appsURL+base+"files/hello.txt" {
+		t.Errorf("the app on the API's origin: %v %v, want 307 to the applications' origin", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if code, _, _ := apps.httpDo(t, "GET", "/api/v1/whoami", aliceTok, nil, nil); code != http.StatusNotFound {
+		t.Errorf("whoami on the applications' origin: %d, want 404", code)
+	}
+	// Old links on the API's origin still work (the client follows the 307).
+	if code, _, body := s.httpDo(t, "GET", base+"files/hello.txt", aliceTok, nil, nil); code != 200 || string(body) != "from the home" {
+		t.Errorf("the custom app through the API's origin: %d %q", code, body)
+	}
+	if code, _, _ := apps.httpDo(t, "GET", base+"files/hello.txt", bobTok, nil, nil); code != http.StatusForbidden {
 		t.Errorf("bob (Owner) at alice's app: %d", code)
 	}
 	// The notebook: start a kernel over the proxy and run 1+1 on its
 	// WebSocket, as a notebook page does.
-	code, _, body = s.httpDo(t, "POST", base+"jupyter/api/kernels", aliceTok, []byte(`{"name":"python3"}`), map[string]string{"Content-Type": "application/json"})
+	code, _, body = apps.httpDo(t, "POST", base+"jupyter/api/kernels", aliceTok, []byte(`{"name":"python3"}`), map[string]string{"Content-Type": "application/json"})
 	var k struct{ ID string }
 	if code != http.StatusCreated || json.Unmarshal(body, &k) != nil || k.ID == "" {
 		t.Fatalf("starting a kernel through the proxy: %d %s", code, body)
 	}
-	if got := runKernel(t, s, aliceTok, base+"jupyter/api/kernels/"+k.ID+"/channels", "1+1"); got != "2" {
+	if got := runKernel(t, apps, aliceTok, base+"jupyter/api/kernels/"+k.ID+"/channels", "1+1"); got != "2" {
 		t.Fatalf("1+1 on the kernel gave %q", got)
 	}
-	if _, _, err := websocket.Dial(context.Background(), "ws://"+s.addr+base+"jupyter/api/kernels/"+k.ID+"/channels",
+	if _, _, err := websocket.Dial(context.Background(), "ws://"+apps.addr+base+"jupyter/api/kernels/"+k.ID+"/channels",
 		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + bobTok}}}); err == nil {
 		t.Error("bob opened the kernel's WebSocket")
 	}

@@ -445,6 +445,11 @@ func TestStudio(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("DELETE with the session cookie and no CSRF token: %d, want 403", status)
 	}
+	// Page scripts read no Shoal cookie: the session's is HttpOnly and the
+	// CSRF token (bound to the session) comes in the page.
+	if c := js[string](t, ctx, `document.cookie`); strings.Contains(c, "shoal_") {
+		t.Errorf("document.cookie shows Shoal's cookies: %q", c)
+	}
 	if _, stderr, code := run(t, s.env, "compute", "show", "-n", "web-cpu", "-o", "none"); code != 0 {
 		t.Errorf("the cluster is gone after a forged DELETE: %s", stderr)
 	}
@@ -578,7 +583,7 @@ func TestStudio(t *testing.T) {
 		t.Error("a Reader sees the new-instance button")
 	}
 	status = js[int](t, ctx, `fetch("/api/v1/workspaces/default/computes/reader-made", {method: "PUT", credentials: "same-origin",
-		headers: {"Content-Type": "application/json", "X-CSRF-Token": document.cookie.match(/shoal_csrf=([^;]*)/)[1]},
+		headers: {"Content-Type": "application/json", "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content},
 		body: JSON.stringify({size: "Standard_DS3_v2", max_instances: 1})}).then(r => r.status)`)
 	if status != http.StatusForbidden {
 		t.Errorf("a Reader's PUT with a valid session and CSRF token: %d, want 403", status)
@@ -589,7 +594,7 @@ func TestStudio(t *testing.T) {
 	}
 	shot(t, ctx, "instance-reader")
 	status = js[int](t, ctx, `fetch("/api/v1/workspaces/default/computes/studio-ci/start", {method: "POST", credentials: "same-origin",
-		headers: {"X-CSRF-Token": document.cookie.match(/shoal_csrf=([^;]*)/)[1]}}).then(r => r.status)`)
+		headers: {"X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content}}).then(r => r.status)`)
 	if status != http.StatusForbidden {
 		t.Errorf("a Reader's forged start with a valid session and CSRF token: %d, want 403", status)
 	}
@@ -736,6 +741,21 @@ func TestStudioLinks(t *testing.T) {
 		pages++
 		for _, m := range ref.FindAllStringSubmatch(string(body), -1) {
 			u, err := url.Parse(strings.ReplaceAll(m[1], "&amp;", "&"))
+			if err == nil && u.Host != "" && u.Host != strings.TrimPrefix(s.url, "http://") && strings.Contains(u.Path, "/applications/") && !seen[u.String()] {
+				// An application, on the applications' own origin: the
+				// session cookie (host-scoped, not port-scoped) opens it.
+				seen[u.String()] = true
+				resp, err := client.Get(u.String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode >= 400 { // Jupyter's root redirects to its tree
+					t.Errorf("GET %s with the session: %d", u, resp.StatusCode)
+				}
+				apiLinks = append(apiLinks, u.RequestURI())
+				continue
+			}
 			if err != nil || (u.Host != "" && u.Host != strings.TrimPrefix(s.url, "http://")) || u.Path == "" {
 				continue
 			}

@@ -322,13 +322,14 @@ func scheduleCount(spec *shoal.ComputeSpec) int {
 }
 
 // checkAppTargets refuses a custom application whose target is this
-// server's own port (its listen or public URL's): the application proxy
-// dials targets on the server's host, and would reach the server itself.
+// server's own port (its listen, public or applications URL's): the
+// application proxy dials targets on the server's host, and would reach
+// the server itself.
 // Any other port that is not the instance's is refused by the proxy at
 // each request, since what listens there can change.
 func (s *Services) checkAppTargets(spec *shoal.ComputeSpec) error {
 	reserved := map[int]bool{}
-	for _, raw := range []string{s.cfg.ServerURL, s.cfg.PublicURL} {
+	for _, raw := range []string{s.cfg.ServerURL, s.cfg.PublicURL, s.cfg.AppsURL} {
 		if p := urlPort(raw); p > 0 {
 			reserved[p] = true
 		}

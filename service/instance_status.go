@@ -167,7 +167,7 @@ func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoa
 	if live.report != nil {
 		apps = live.report.Apps
 	}
-	base := strings.TrimRight(s.cfg.PublicURL, "/") + instanceAppsPath(out.Workspace, out.Name)
+	base := strings.TrimRight(s.cfg.AppsURL, "/") + instanceAppsPath(out.Workspace, out.Name)
 	for _, a := range apps {
 		app := shoal.InstanceApplication{DisplayName: a.Name, EndpointURI: base + url.PathEscape(a.Name) + "/"}
 		if running(st.State) {

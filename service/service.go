@@ -62,6 +62,10 @@ type Config struct {
 	// PublicURL is the server's URL as users reach it, for the links to
 	// instances' applications; default ServerURL.
 	PublicURL string
+	// AppsURL is the origin (scheme://host:port) where the server serves
+	// instances' applications, apart from the API's and studio's origin;
+	// default PublicURL.
+	AppsURL string
 	// Clock drives instance lifecycle decisions made outside the
 	// controller's pass (postponing a shutdown); default the wall clock.
 	Clock shoal.Clock
@@ -110,6 +114,9 @@ func New(cfg Config) *Services {
 	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = cfg.ServerURL
+	}
+	if cfg.AppsURL == "" {
+		cfg.AppsURL = cfg.PublicURL
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = shoal.SystemClock{}

@@ -30,12 +30,16 @@ func random() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// oidcStart sends the browser to the provider.
+// oidcStart sends the browser to the provider. It is the sign-in page's
+// form post, with the sign-in token (login CSRF): another site cannot
+// start a sign-in in the viewer's browser.
 func (s *Studio) oidcStart(w http.ResponseWriter, r *http.Request) {
+	if !s.signInChecked(w, r) {
+		return
+	}
 	state, nonce, verifier := random(), random(), oauth2.GenerateVerifier()
-	v := url.Values{"state": {state}, "nonce": {nonce}, "verifier": {verifier}, "next": {safeNext(r.URL.Query().Get("next"))}}
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: base64.RawURLEncoding.EncodeToString([]byte(v.Encode())), Path: "/signin/oidc",
-		HttpOnly: true, Secure: s.cfg.Secure, SameSite: http.SameSiteLaxMode, MaxAge: 600})
+	v := url.Values{"state": {state}, "nonce": {nonce}, "verifier": {verifier}, "next": {safeNext(r.PostFormValue("next"))}}
+	s.setCookie(w, oidcCookie, base64.RawURLEncoding.EncodeToString([]byte(v.Encode())), time.Time{}, 600)
 	http.Redirect(w, r, s.cfg.OIDC.Provider.AuthCodeURL(state, nonce, verifier), http.StatusFound)
 }
 
@@ -48,8 +52,8 @@ func (s *Studio) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, "OIDC sign-in: "+msg)
 		s.signInForm(w, r, status, msg)
 	}
-	c, err := r.Cookie(oidcCookie)
-	clearCookie(w, oidcCookie, s.cfg.Secure)
+	c, err := r.Cookie(s.cookie(oidcCookie))
+	s.clearCookie(w, oidcCookie)
 	if err != nil {
 		fail(http.StatusBadRequest, "The sign-in expired or was started elsewhere; try again.")
 		return

@@ -2,8 +2,6 @@ package studio
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,8 +50,8 @@ func (s *Studio) page(h func(*req) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Principal(r)
 		if err != nil {
-			if _, cerr := r.Cookie(api.SessionCookie); cerr == nil {
-				clearCookie(w, api.SessionCookie, s.cfg.Secure)
+			if _, cerr := r.Cookie(s.cookie(api.SessionCookie)); cerr == nil {
+				s.clearCookie(w, api.SessionCookie)
 			}
 			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
 			return
@@ -65,10 +63,8 @@ func (s *Studio) page(h func(*req) error) http.Handler {
 		if ws := r.URL.Query().Get("workspace"); ws != "" {
 			q.workspace = ws
 		}
-		if c, err := r.Cookie(api.CSRFCookie); err == nil {
-			q.csrf = c.Value
-		} else {
-			q.csrf = s.setCSRF(w)
+		if c, err := r.Cookie(s.cookie(api.SessionCookie)); err == nil {
+			q.csrf = api.CSRFToken(c.Value)
 		}
 		if err := h(q); err != nil {
 			s.renderError(q, err)
@@ -112,25 +108,55 @@ func (s *Studio) renderError(q *req, err error) {
 	_ = s.render(q, "error", http.StatusText(status), "", map[string]any{"Status": status, "Message": shoal.ErrorMessage(err)})
 }
 
-// setCSRF makes the session's CSRF token: a cookie the page's JavaScript
-// echoes in the X-CSRF-Token header (double submit), as the API checks.
-func (s *Studio) setCSRF(w http.ResponseWriter) string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	v := base64.RawURLEncoding.EncodeToString(b)
-	http.SetCookie(w, &http.Cookie{Name: api.CSRFCookie, Value: v, Path: "/", Secure: s.cfg.Secure, SameSite: http.SameSiteLaxMode})
-	return v
+// cookie is the name of one of Shoal's cookies on this server: under
+// HTTPS with the __Host- prefix (Secure, Path=/, no Domain).
+func (s *Studio) cookie(base string) string { return api.CookieName(base, s.cfg.Secure) }
+
+// setCookie sets one of the studio's cookies, HttpOnly (no page script
+// reads them: the CSRF token comes in the page), host-only and on /
+// (as the __Host- prefix demands), Secure under HTTPS; maxAge 0 keeps it
+// for the browser's session, negative deletes it.
+func (s *Studio) setCookie(w http.ResponseWriter, base, value string, expires time.Time, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: s.cookie(base), Value: value, Path: "/", HttpOnly: true, Secure: s.cfg.Secure,
+		SameSite: http.SameSiteLaxMode, Expires: expires, MaxAge: maxAge})
 }
 
-// startSession sets the session cookie (an API token) and a fresh CSRF token.
+func (s *Studio) clearCookie(w http.ResponseWriter, base string) {
+	s.setCookie(w, base, "", time.Time{}, -1)
+}
+
+// startSession sets the session cookie (an API token); pages derive the
+// session's CSRF token from it (api.CSRFToken).
 func (s *Studio) startSession(w http.ResponseWriter, token string, expires time.Time) {
-	http.SetCookie(w, &http.Cookie{Name: api.SessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.cfg.Secure,
-		SameSite: http.SameSiteLaxMode, Expires: expires})
-	s.setCSRF(w)
+	s.setCookie(w, api.SessionCookie, token, expires, 0)
 }
 
-func clearCookie(w http.ResponseWriter, name string, secure bool) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+// preSession returns the sign-in forms' token (login CSRF): the HMAC of
+// the pre-session cookie's secret, which is made and set when missing.
+// An attacker's page can post a sign-in form, but not with a token
+// matching the victim's cookie, so he cannot sign the victim into his
+// own account.
+func (s *Studio) preSession(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(s.cookie(api.PreSessionCookie)); err == nil && c.Value != "" {
+		return api.SignInToken(c.Value)
+	}
+	v := random()
+	s.setCookie(w, api.PreSessionCookie, v, time.Time{}, 0)
+	return api.SignInToken(v)
+}
+
+// signInChecked reports whether a sign-in form's post carries the token
+// of the browser's pre-session cookie; if not, it answers 403 with the
+// sign-in form (and a fresh pre-session cookie when there was none).
+func (s *Studio) signInChecked(w http.ResponseWriter, r *http.Request) bool {
+	c, err := r.Cookie(s.cookie(api.PreSessionCookie))
+	if err == nil && api.ValidToken(api.SignInToken(c.Value), r.PostFormValue(api.CSRFField)) {
+		return true
+	}
+	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+	_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, "studio sign-in without the sign-in form's CSRF token")
+	s.signInForm(w, r, http.StatusForbidden, "This sign-in did not come from this site's sign-in form (its CSRF token is missing, or the form is from an earlier visit); sign in again from this page.")
+	return false
 }
 
 // safeNext keeps a post-sign-in redirect on this site: next must be a
@@ -174,12 +200,7 @@ func (s *Studio) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
-	csrf := ""
-	if c, err := r.Cookie(api.CSRFCookie); err == nil {
-		csrf = c.Value
-	} else {
-		csrf = s.setCSRF(w)
-	}
+	csrf := s.preSession(w, r)
 	w.WriteHeader(status)
 	data := map[string]any{"Next": safeNext(r.FormValue("next")), "Error": message, "OIDC": s.cfg.OIDC != nil, "CSRF": csrf}
 	if s.cfg.OIDC != nil {
@@ -190,6 +211,9 @@ func (s *Studio) signInForm(w http.ResponseWriter, r *http.Request, status int, 
 
 // signIn checks the API token and makes it the session.
 func (s *Studio) signIn(w http.ResponseWriter, r *http.Request) {
+	if !s.signInChecked(w, r) {
+		return
+	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	p, err := s.cfg.Svc.Authenticate(r.Context(), token)
 	if err != nil {
@@ -205,13 +229,12 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request) {
 // signOut ends the session (the API's CSRF check has passed: the form
 // carries the token). A session made by an OIDC sign-in revokes its token.
 func (s *Studio) signOut(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(api.SessionCookie); err == nil {
+	if c, err := r.Cookie(s.cookie(api.SessionCookie)); err == nil {
 		if p, err := s.cfg.Svc.Authenticate(r.Context(), c.Value); err == nil {
 			s.cfg.Svc.EndOIDCSession(shoal.WithPrincipal(r.Context(), p), c.Value)
 		}
 	}
-	clearCookie(w, api.SessionCookie, s.cfg.Secure)
-	clearCookie(w, api.CSRFCookie, s.cfg.Secure)
+	s.clearCookie(w, api.SessionCookie)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -83,7 +84,7 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /{$}":                  http.RedirectHandler("/computes", http.StatusFound),
 		"GET /static/{file}":        http.StripPrefix("/static/", cacheFor(http.FileServerFS(static), time.Hour)),
 		"GET /signin":               http.HandlerFunc(s.signInPage),
-		"POST /signin":              http.HandlerFunc(s.signIn),
+		"POST /signin":              api.PreSessionForm{Handler: http.HandlerFunc(s.signIn)},
 		"POST /signout":             http.HandlerFunc(s.signOut),
 		"GET /workspace":            s.page(s.chooseWorkspace),
 		"GET /computes":             s.page(s.computesPage),
@@ -99,7 +100,7 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /live/jobs/{name}":     s.page(s.liveJob),
 	}
 	if s.cfg.OIDC != nil {
-		r["GET /signin/oidc"] = http.HandlerFunc(s.oidcStart)
+		r["POST /signin/oidc"] = api.PreSessionForm{Handler: http.HandlerFunc(s.oidcStart)}
 		r["GET /signin/oidc/callback"] = http.HandlerFunc(s.oidcCallback)
 	}
 	return r

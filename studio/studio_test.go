@@ -2,9 +2,12 @@ package studio_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,6 +32,14 @@ func newServer(t *testing.T) (*httptest.Server, string) {
 // tests that set things up without the API.
 func newServerWithServices(t *testing.T) (*httptest.Server, string, *service.Services) {
 	t.Helper()
+	return newServerScheme(t, false)
+}
+
+// newServerScheme is newServerWithServices as served over HTTPS when
+// secure (the test server itself speaks plain HTTP: cookies are what
+// changes).
+func newServerScheme(t *testing.T, secure bool) (*httptest.Server, string, *service.Services) {
+	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
 	if err != nil {
@@ -46,7 +57,8 @@ func newServerWithServices(t *testing.T) (*httptest.Server, string, *service.Ser
 		t.Fatal(err)
 	}
 	srv := api.NewServer(svc, nil)
-	st, err := studio.New(studio.Config{Svc: svc, Principal: srv.Principal})
+	srv.SetSecure(secure)
+	st, err := studio.New(studio.Config{Svc: svc, Principal: srv.Principal, Secure: secure})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +103,51 @@ func TestPagesNeedASession(t *testing.T) {
 		t.Errorf("a bad session: %d", resp.StatusCode)
 	}
 	// Sign-in: a token, then back to next — only on this site.
+	pre, field := signInPage(t, ts)
 	for next, want := range map[string]string{"/jobs": "/jobs", "//evil.example/x": "/", "https://evil.example/": "/", "/\\evil.example": "/", "/\t/evil.example": "/"} {
-		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).PostForm(ts.URL+"/signin",
-			map[string][]string{"token": {admin}, "next": {next}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := postSignIn(t, ts, pre, url.Values{"token": {admin}, "next": {next}, api.CSRFField: {field}})
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
 			t.Errorf("sign-in with next %q: %d %s, want %s", next, resp.StatusCode, resp.Header.Get("Location"), want)
 		}
 	}
+}
+
+// signInPage GETs the sign-in page and returns the pre-session cookie it
+// sets and the CSRF field its form carries.
+func signInPage(t *testing.T, ts *httptest.Server) (*http.Cookie, string) {
+	t.Helper()
+	resp, err := http.Get(ts.URL + "/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var pre *http.Cookie
+	for _, c := range resp.Cookies() {
+		if strings.HasSuffix(c.Name, api.PreSessionCookie) {
+			pre = c
+		}
+	}
+	m := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(b)
+	if pre == nil || m == nil {
+		t.Fatalf("the sign-in page sets no pre-session cookie (%v) or has no CSRF field", resp.Cookies())
+	}
+	return pre, string(m[1])
+}
+
+// postSignIn posts the sign-in form with the pre-session cookie (none
+// when nil), not following the redirect.
+func postSignIn(t *testing.T, ts *httptest.Server, pre *http.Cookie, form url.Values) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", ts.URL+"/signin", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if pre != nil {
+		req.AddCookie(&http.Cookie{Name: pre.Name, Value: pre.Value})
+	}
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
 }

@@ -37,10 +37,8 @@
     }
     return data;
   }
-  function csrf() {
-    const m = document.cookie.match(/(?:^|; )shoal_csrf=([^;]*)/);
-    return m ? decodeURIComponent(m[1]) : meta("csrf-token");
-  }
+  // The session's CSRF token comes in the page (no cookie script reads).
+  function csrf() { return meta("csrf-token"); }
 
   // Show an API error next to the field it names (the longest visible
   // data-error-for that prefixes its target), else at the form's top.
