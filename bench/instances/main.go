@@ -34,7 +34,7 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), ClientConfigPath: "-", AgentExecutable: *agentBin})
+	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), NodesDir: benchNodesDir(dir), ClientConfigPath: "-", AgentExecutable: *agentBin})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -127,4 +127,12 @@ func list(d []time.Duration) string {
 		out += x.Round(time.Millisecond).String()
 	}
 	return out
+}
+
+// benchNodesDir is where the bench's nodes keep their work dirs: beside
+// the data dir, in the bench's folder, which is opened (0711) so that the
+// accounts work runs as (the server running as root) reach their folders.
+func benchNodesDir(dir string) string {
+	_ = os.Chmod(dir, 0o711)
+	return filepath.Join(dir, "nodes")
 }

@@ -86,7 +86,7 @@ func run(ctx context.Context, agentBin, url string, keep bool, latencyJobs, thro
 	}
 	cfgPath := filepath.Join(dir, "server.yml")
 	os.WriteFile(cfgPath, []byte("kill_grace: 1s\n"), 0o600)
-	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), ConfigPath: cfgPath,
+	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), NodesDir: benchNodesDir(dir), ConfigPath: cfgPath,
 		ClientConfigPath: "-", AgentExecutable: agentBin, Store: url})
 	if err != nil {
 		log.Fatal(err)
@@ -257,3 +257,11 @@ func phases(ctx context.Context, c *api.Client, names []string) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// benchNodesDir is where the bench's nodes keep their work dirs: beside
+// the data dir, in the bench's folder, which is opened (0711) so that the
+// accounts work runs as (the server running as root) reach their folders.
+func benchNodesDir(dir string) string {
+	_ = os.Chmod(dir, 0o711)
+	return filepath.Join(dir, "nodes")
+}

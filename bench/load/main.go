@@ -50,7 +50,7 @@ func main() {
 	cfg := filepath.Join(dir, "server.yml")
 	os.WriteFile(cfg, []byte("kill_grace: 1s\n"), 0o600)
 	ctx := context.Background()
-	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), ConfigPath: cfg,
+	m, err := app.Start(ctx, app.Options{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), NodesDir: benchNodesDir(dir), ConfigPath: cfg,
 		ClientConfigPath: "-", AgentExecutable: *agentBin})
 	if err != nil {
 		log.Fatal(err)
@@ -216,3 +216,11 @@ func report(samples []sample, d time.Duration, clients int) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// benchNodesDir is where the bench's nodes keep their work dirs: beside
+// the data dir, in the bench's folder, which is opened (0711) so that the
+// accounts work runs as (the server running as root) reach their folders.
+func benchNodesDir(dir string) string {
+	_ = os.Chmod(dir, 0o711)
+	return filepath.Join(dir, "nodes")
+}

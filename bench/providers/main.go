@@ -47,7 +47,7 @@ func main() {
 	os.WriteFile(cfg, []byte("kill_grace: 1s\nlocations:\n  - name: local\n"+pool.LocationYAML("lab", 64)+
 		slurm.LocationYAML("hpc", filepath.Join(dir, "pilots"))), 0o600)
 	ctx := context.Background()
-	m, err := app.Start(ctx, app.Options{Listen: pool.BridgeAddr + ":0", DataDir: filepath.Join(dir, "data"), ConfigPath: cfg,
+	m, err := app.Start(ctx, app.Options{Listen: pool.BridgeAddr + ":0", DataDir: filepath.Join(dir, "data"), NodesDir: benchNodesDir(dir), ConfigPath: cfg,
 		ClientConfigPath: "-", AgentExecutable: *agentBin})
 	if err != nil {
 		b.Fatalf("%v", err)
@@ -155,3 +155,11 @@ func pct(d []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchNodesDir is where the bench's nodes keep their work dirs: beside
+// the data dir, in the bench's folder, which is opened (0711) so that the
+// accounts work runs as (the server running as root) reach their folders.
+func benchNodesDir(dir string) string {
+	_ = os.Chmod(dir, 0o711)
+	return filepath.Join(dir, "nodes")
+}

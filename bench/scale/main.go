@@ -52,7 +52,10 @@ type server struct {
 
 func (s *server) start() time.Duration {
 	began := time.Now()
-	args := []string{"server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--config", filepath.Join(s.dir, "server.yml")}
+	// The nodes live beside the data dir, in the bench's folder, opened
+	// (0711) for the accounts work runs as when the server is root.
+	_ = os.Chmod(s.dir, 0o711)
+	args := []string{"server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--nodes-dir", filepath.Join(s.dir, "nodes"), "--config", filepath.Join(s.dir, "server.yml")}
 	if s.pprofAddr != "" {
 		args = append(args, "--pprof-listen", s.pprofAddr)
 	}
