@@ -192,4 +192,9 @@ type InstanceAppReport struct {
 	Addr    string `json:"addr"`
 	Running bool   `json:"running"`
 	Ready   bool   `json:"ready"`
+	// UID is the OS account the instance's processes run as, when its
+	// agent runs work as accounts of their own: the application proxy
+	// then also requires the listening process to be that account's (an
+	// environment mark alone can be copied by anyone's process).
+	UID *int `json:"uid,omitempty"`
 }

@@ -369,8 +369,13 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 		r.SSHLastActivity = &last
 	}
 	if rt.sup != nil {
+		var uid *int
+		if rt.account.Switched() {
+			n := int(rt.account.UID)
+			uid = &n
+		}
 		for _, st := range rt.sup.Status() {
-			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready})
+			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
 		}
 	}
 	r.Kernels, r.Terminals, r.CPUPercent = rt.activity.kernels, rt.activity.terminals, rt.activity.cpu
@@ -435,7 +440,13 @@ func (rt *instanceRuntime) sample(ctx context.Context) {
 		}
 		cancel()
 	}
-	ticks := nodeCPUTicks(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)
+	uid := -1
+	rt.mu.Lock()
+	if rt.account.Switched() {
+		uid = int(rt.account.UID)
+	}
+	rt.mu.Unlock()
+	ticks := nodeCPUTicks(rt.a.cfg.NodeID, rt.a.cfg.WorkDir, uid)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.activity.kernels, rt.activity.terminals = kernels, terminals

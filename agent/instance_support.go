@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shoal-ml/shoal/internal/procmark"
@@ -81,9 +82,17 @@ const clockTicks = 100
 // nodeCPUTicks sums the CPU time (user + system, in clock ticks) of the
 // processes that belong to a node: those whose environment carries its ID
 // and work dir, which every process of an instance does.
-func nodeCPUTicks(nodeID, dir string) uint64 {
+func nodeCPUTicks(nodeID, dir string, uid int) uint64 {
 	var total uint64
 	for _, pid := range procmark.FindNode(nodeID, dir) {
+		// With an account of its own (uid >= 0), only that account's
+		// processes count: anyone's process can carry a copy of the mark,
+		// and another user's must not keep the instance from idling.
+		if uid >= 0 {
+			if fi, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != uid {
+				continue
+			}
+		}
 		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err != nil {
 			continue

@@ -270,10 +270,18 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 	}
 	codeDir := filepath.Join(r.dir, "code")
 	inputsDir := filepath.Join(r.dir, "inputs")
-	// The attempt's folder is the agent's: work running as another account
-	// passes through it (0711) to the folders handed to it below, and
-	// cannot reach user_logs, where the agent writes the rank's log.
-	if err := mkdirMode(r.dir, 0o711); err != nil {
+	// The attempt's folder is the agent's. While the agent fills it (as
+	// root) it is closed to everyone (0700): no process of the account,
+	// another job of the same user included, can reach what is being
+	// unpacked and handed over, and so cannot swap a folder for a link
+	// under the hand-over's walk. Once everything below is the account's,
+	// the folder opens (0711) for the work to pass through to code,
+	// inputs and outputs, never to user_logs, where the agent writes the
+	// rank's log. A folder left by an earlier run is started afresh.
+	if err := os.RemoveAll(r.dir); err != nil {
+		return "", err
+	}
+	if err := mkdirMode(r.dir, 0o700); err != nil {
 		return "", err
 	}
 	for _, d := range []string{codeDir, outDir, inputsDir, filepath.Join(r.dir, "user_logs")} {
@@ -281,16 +289,16 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 			return "", err
 		}
 	}
-	// What the agent unpacked as root becomes the account's before any of
-	// its processes start (OwnTree follows no link).
 	defer func() {
-		if err == nil {
-			for _, d := range []string{codeDir, outDir, inputsDir} {
-				if err = acct.OwnTree(d); err != nil {
-					return
-				}
+		if err != nil {
+			return
+		}
+		for _, d := range []string{codeDir, outDir, inputsDir} {
+			if err = acct.OwnTree(d); err != nil {
+				return
 			}
 		}
+		err = os.Chmod(r.dir, 0o711)
 	}()
 	if t.Code != "" {
 		if err := r.fetch(ctx, t.Code, codeDir); err != nil {
@@ -401,7 +409,9 @@ func (r *rankRun) env(outDir string) map[string]string {
 func (a *Agent) uploadOutputs(ctx context.Context, ref shoal.RankRef, outDir string) error {
 	pr, pw := io.Pipe()
 	go func() {
-		_, err := archive.Pack(pw, outDir, archive.PackOptions{})
+		// Work that runs as an account of its own owns its outputs: a file
+		// of anyone else's there is a hard link the agent must not read.
+		_, err := archive.Pack(pw, outDir, archive.PackOptions{SameOwner: a.accounts != nil && a.accounts.Isolated()})
 		pw.CloseWithError(err)
 	}()
 	err := a.client.PutOutputs(ctx, ref, pr)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 	target := &url.URL{Scheme: "http", Host: t.Addr}
 	prefix := t.BasePath
 	rp := &httputil.ReverseProxy{
-		Transport: appTransport(app, name, t.Mark),
+		Transport: appTransport(app, name, t.Mark, t.UID),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if t.StripPrefix {
@@ -78,12 +79,12 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 // user's notebook, an agent's endpoint or the server itself. Connections
 // are not kept for reuse, since a kept one would skip the check for the
 // next request (possibly another instance's, at the same address).
-func appTransport(app, instance string, mark []string) http.RoundTripper {
+func appTransport(app, instance string, mark []string, uid *int) http.RoundTripper {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	return &http.Transport{
 		DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if err := checkAppListener(app, instance, addr, mark); err != nil {
+			if err := checkAppListener(app, instance, addr, mark, uid); err != nil {
 				return nil, err
 			}
 			return dialer.DialContext(ctx, network, addr)
@@ -93,7 +94,7 @@ func appTransport(app, instance string, mark []string) http.RoundTripper {
 
 // checkAppListener refuses (EFORBIDDEN) an address whose listener is not
 // the instance's own.
-func checkAppListener(app, instance, addr string, mark []string) error {
+func checkAppListener(app, instance, addr string, mark []string, uid *int) error {
 	_, p, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(p)
 	if err != nil || perr != nil {
@@ -102,7 +103,9 @@ func checkAppListener(app, instance, addr string, mark []string) error {
 	if len(mark) == 0 {
 		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
 	}
-	err = portowner.Check(port, func(pid int) bool { return procmark.Carries(pid, mark...) })
+	err = portowner.Check(port, func(pid int) bool {
+		return procmark.Carries(pid, mark...) && (uid == nil || processUID(pid) == *uid)
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -132,4 +135,23 @@ func stripStudioCookies(h http.Header) {
 	for _, sc := range keep {
 		h.Add("Set-Cookie", sc)
 	}
+}
+
+// processUID is the real user ID of process pid, -1 when it cannot be
+// read.
+func processUID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.Atoi(f[0]); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
 }

@@ -572,3 +572,45 @@ func FuzzUnpack(f *testing.F) {
 		assertContained(t, base, dest, sentinel)
 	})
 }
+
+// A folder others write, packed by root with SameOwner, cannot lend the
+// packer a file of someone else's through a hard link: the pack is
+// refused. Without SameOwner (the folder is the packer's own) it is packed.
+func TestPackSameOwnerRefusesOthersFiles(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "outputs")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "mine.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pack(io.Discard, out, PackOptions{SameOwner: true}); err != nil {
+		t.Fatalf("a folder of one owner's files: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		// Only root can make a file of another owner here; the refusal
+		// itself is the same code path as below.
+		return
+	}
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("root's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(out, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Join(out, "mine.txt"), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secret, filepath.Join(out, "link")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Pack(io.Discard, out, PackOptions{SameOwner: true})
+	if err == nil || !strings.Contains(err.Error(), "link: not the folder owner's file") {
+		t.Fatalf("a hard link to root's file: %v", err)
+	}
+	if _, err := Pack(io.Discard, out, PackOptions{}); err != nil {
+		t.Fatalf("without SameOwner: %v", err)
+	}
+}

@@ -30,6 +30,11 @@ type PackOptions struct {
 	// an .amlignore if present, else a .gitignore, with gitignore pattern
 	// semantics (rules of deeper files override those of their parents).
 	Ignore bool
+	// SameOwner refuses a regular file whose owner is not the folder's:
+	// whoever else writes the folder (a job whose outputs an agent running
+	// as root packs) cannot have the packer read a file of another's
+	// through a hard link to it.
+	SameOwner bool
 }
 
 // Stats describes what Pack wrote.
@@ -73,6 +78,14 @@ func Pack(w io.Writer, root string, opts PackOptions) (Stats, error) {
 		return st, fmt.Errorf("archive: pack %s: %w", root, err)
 	}
 	defer top.Close()
+	owner := -1
+	if opts.SameOwner {
+		fi, err := top.Stat(".")
+		if err != nil {
+			return st, fmt.Errorf("archive: pack %s: %w", root, err)
+		}
+		owner = int(fi.Sys().(*syscall.Stat_t).Uid)
+	}
 	gz, tw := newWriters(w)
 	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -112,6 +125,12 @@ func Pack(w io.Writer, root string, opts PackOptions) (Stats, error) {
 			f, err := top.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 			if err != nil {
 				return err
+			}
+			if owner >= 0 {
+				if fi, err := f.Stat(); err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != owner {
+					f.Close()
+					return fmt.Errorf("%s: not the folder owner's file (a hard link to another's?): refused", rel)
+				}
 			}
 			n, err := writeOpenFile(tw, f, p, rel)
 			f.Close()

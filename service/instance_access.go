@@ -28,6 +28,10 @@ type InstanceAppTarget struct {
 	// when the instance's provider cannot tell, and then nothing is
 	// proxied.
 	Mark []string
+	// UID, when not nil, is the OS account the instance's processes run
+	// as (its agent's report): the listening process must also be that
+	// account's, since anyone's process can carry a copy of Mark.
+	UID *int
 }
 
 // ResolveInstanceApp checks that the caller may use an instance's
@@ -65,7 +69,7 @@ func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app 
 			if a.Addr == "" {
 				return shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
 			}
-			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication, Mark: s.instanceMark(tx, c)}
+			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication, Mark: s.instanceMark(tx, c), UID: a.UID}
 			if app == shoal.JupyterApplication {
 				t.Token = st.NotebookToken
 			}

@@ -79,7 +79,6 @@ func JupyterApp(bin string, port int, baseURL, token, home string) App {
 		"--ip=127.0.0.1",
 		"--port="+strconv.Itoa(port),
 		"--port-retries=0", // fail rather than serve where the proxy does not look
-		"--NotebookApp.token="+token,
 		"--NotebookApp.password=",
 		"--NotebookApp.base_url="+baseURL,
 		"--NotebookApp.notebook_dir="+home,
@@ -93,6 +92,10 @@ func JupyterApp(bin string, port int, baseURL, token, home string) App {
 		Name:    JupyterAppName,
 		Command: argv,
 		Env: []string{
+			// The token goes in the environment, which only its own
+			// account can read: every user of the host can read a
+			// process's arguments.
+			"JUPYTER_TOKEN=" + token,
 			"HOME=" + home,
 			"JUPYTER_CONFIG_DIR=" + filepath.Join(home, ".jupyter"),
 			"JUPYTER_DATA_DIR=" + data,

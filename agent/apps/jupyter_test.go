@@ -22,13 +22,17 @@ import (
 
 func TestJupyterAppCommand(t *testing.T) {
 	app := apps.JupyterApp("/usr/bin/jupyter-notebook", 8899, "api/v1/x/applications/jupyter", "tok", "/home/u")
-	for _, want := range []string{"--port=8899", "--ip=127.0.0.1", "--port-retries=0", "--NotebookApp.token=tok", "--NotebookApp.password=",
+	for _, want := range []string{"--port=8899", "--ip=127.0.0.1", "--port-retries=0", "--NotebookApp.password=",
 		"--NotebookApp.base_url=/api/v1/x/applications/jupyter/", "--NotebookApp.notebook_dir=/home/u"} {
 		if !slices.Contains(app.Command, want) {
 			t.Errorf("command %q lacks %q", app.Command, want)
 		}
 	}
 	for _, arg := range app.Command {
+		// Every user of the host can read a process's arguments.
+		if strings.Contains(arg, "tok") {
+			t.Errorf("command %q carries the token: %s", app.Command, arg)
+		}
 		if strings.Contains(arg, "disable_check_xsrf") || strings.Contains(arg, "allow_origin") {
 			t.Errorf("command %q turns off a cross-site check: %s", app.Command, arg)
 		}
@@ -36,7 +40,7 @@ func TestJupyterAppCommand(t *testing.T) {
 	if app.Name != "jupyter" || app.Port != 8899 || app.HealthPath != "/api/v1/x/applications/jupyter/api/status" || app.HealthHeader != "Authorization: token tok" {
 		t.Errorf("app %+v", app)
 	}
-	for _, want := range []string{"HOME=/home/u", "JUPYTER_DATA_DIR=/home/u/.local/share/jupyter", "JUPYTER_CONFIG_DIR=/home/u/.jupyter"} {
+	for _, want := range []string{"JUPYTER_TOKEN=tok", "HOME=/home/u", "JUPYTER_DATA_DIR=/home/u/.local/share/jupyter", "JUPYTER_CONFIG_DIR=/home/u/.jupyter"} {
 		if !slices.Contains(app.Env, want) {
 			t.Errorf("env %q lacks %q", app.Env, want)
 		}

@@ -126,8 +126,8 @@ type Accounts struct {
 
 	mu    sync.Mutex
 	known map[string]*Account
-	// add creates an account (useradd); replaced in tests.
-	add func(name string) error
+	// add creates an account with a comment (useradd).
+	add func(name, comment string) error
 }
 
 // New returns the accounts of this process: isolated (one account per
@@ -161,8 +161,11 @@ func (s *Accounts) Isolated() bool { return s.isolated }
 func (s *Accounts) Self() *Account { return s.self }
 
 // NameFor is the account name of a principal: Prefix, a readable part of
-// the principal's name and a hash of the whole principal, at most 32
-// characters (useradd's limit) of lower-case letters, digits and dashes.
+// the principal's name (at most 8 characters) and 64 bits of a hash of the
+// whole principal, at most 31 characters (useradd allows 32) of lower-case
+// letters, digits and dashes. The readable part is chosen by users (a
+// cluster's name, a user's); the hash is what tells principals apart, and
+// For also checks the account's comment, which names the whole hash.
 func NameFor(principal string) string {
 	sum := sha256.Sum256([]byte(principal))
 	readable := principal
@@ -171,7 +174,7 @@ func NameFor(principal string) string {
 	}
 	var b strings.Builder
 	for _, r := range strings.ToLower(readable) {
-		if b.Len() == 12 {
+		if b.Len() == 8 {
 			break
 		}
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
@@ -181,7 +184,15 @@ func NameFor(principal string) string {
 	if b.Len() == 0 {
 		b.WriteString("work")
 	}
-	return Prefix + b.String() + "-" + hex.EncodeToString(sum[:4])
+	return Prefix + b.String() + "-" + hex.EncodeToString(sum[:8])
+}
+
+// commentFor is the comment (GECOS) of a principal's account: the hash of
+// the whole principal, so that an account is used only by the principal
+// it was made for, whatever its name.
+func commentFor(principal string) string {
+	sum := sha256.Sum256([]byte(principal))
+	return "Shoal work account " + hex.EncodeToString(sum[:])
 }
 
 // For returns the account principal's work runs as: its own (created on
@@ -200,14 +211,18 @@ func (s *Accounts) For(principal string) (*Account, error) {
 	if a := s.known[name]; a != nil {
 		return a, nil
 	}
-	a, err := lookup(name)
+	comment := commentFor(principal)
+	a, gecos, err := lookup(name)
 	if err != nil {
-		if err := s.add(name); err != nil {
+		if err := s.add(name, comment); err != nil {
 			return nil, fmt.Errorf("run as %s: create account %s: %w", principal, name, err)
 		}
-		if a, err = lookup(name); err != nil {
+		if a, gecos, err = lookup(name); err != nil {
 			return nil, fmt.Errorf("run as %s: %w", principal, err)
 		}
+	}
+	if gecos != comment {
+		return nil, fmt.Errorf("run as %s: the account %s exists and was not made for it (its comment is %q): refused", principal, name, gecos)
 	}
 	if a.UID == 0 || a.GID == 0 {
 		return nil, fmt.Errorf("run as %s: account %s is root's uid or gid", principal, name)
@@ -217,18 +232,18 @@ func (s *Accounts) For(principal string) (*Account, error) {
 	return a, nil
 }
 
-// lookup reads an existing account.
-func lookup(name string) (*Account, error) {
+// lookup reads an existing account and its comment.
+func lookup(name string) (*Account, string, error) {
 	u, err := user.Lookup(name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("account %s: uid %q, gid %q", name, u.Uid, u.Gid)
+		return nil, "", fmt.Errorf("account %s: uid %q, gid %q", name, u.Uid, u.Gid)
 	}
-	return &Account{Name: name, UID: uint32(uid), GID: uint32(gid)}, nil
+	return &Account{Name: name, UID: uint32(uid), GID: uint32(gid)}, u.Name, nil
 }
 
 // useradd creates a system account with a group of its own, no home, no
@@ -236,12 +251,12 @@ func lookup(name string) (*Account, error) {
 // agent on the same host may be writing /etc/passwd at the same moment:
 // useradd then fails to lock it (exit 10) or finds the account made
 // (exit 9), and both are retried or taken as done.
-func useradd(name string) error {
+func useradd(name, comment string) error {
 	var out []byte
 	var err error
 	for try := 0; try < 50; try++ {
 		cmd := exec.Command(useraddPath(), "--system", "--user-group", "--no-create-home",
-			"--home-dir", "/nonexistent", "--shell", "/bin/bash", "--comment", "Shoal work account", name)
+			"--home-dir", "/nonexistent", "--shell", "/bin/bash", "--comment", comment, name)
 		out, err = cmd.CombinedOutput()
 		var ee *exec.ExitError
 		switch {

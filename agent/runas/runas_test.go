@@ -14,7 +14,7 @@ func TestNameFor(t *testing.T) {
 	seen := map[string]string{}
 	for _, p := range []string{"user:alice", "user:Alice", "sp:0f8fad5b-d9cb-469f-a165-70867728950e", "compute:default/cpu-cluster", "user:ÉVE;rm -rf /", ""} {
 		n := NameFor(p)
-		if len(n) > 32 || !strings.HasPrefix(n, Prefix) || strings.Trim(n, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		if len(n) > 31 || !strings.HasPrefix(n, Prefix) || strings.Trim(n, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			t.Errorf("%q: name %q", p, n)
 		}
 		if other, ok := seen[n]; ok {
@@ -63,6 +63,18 @@ func TestAccounts(t *testing.T) {
 	}
 	if again, _ := s.For("user:alice-runas-test"); again.UID != alice.UID {
 		t.Errorf("a second lookup gave %+v", again)
+	}
+	// An account of the right name that was not made for the principal
+	// (another principal's, whose name was forced to match, or the
+	// host's own) is not used.
+	squatted := NameFor("user:squatted-runas-test")
+	if _, _, err := lookup(squatted); err != nil {
+		if err := useradd(squatted, "someone else"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err := s.For("user:squatted-runas-test"); err == nil || !strings.Contains(err.Error(), "was not made for it") {
+		t.Errorf("a squatted account was used: %+v, %v", a, err)
 	}
 
 	dir, err := os.MkdirTemp("", "runas-test-")
