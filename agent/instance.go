@@ -145,12 +145,17 @@ func (rt *instanceRuntime) env() []string {
 	return env
 }
 
-// baseEnv is the agent's environment, without Shoal's own variables,
-// plus env().
+// baseEnv is the part of the agent's environment an instance's processes
+// get (the path, the locale, the time zone, the GPUs the node owns), plus
+// env(). Nothing else of the agent's passes: it is the server's
+// environment, which can hold a database password or a cloud credential.
 func (rt *instanceRuntime) baseEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHOAL_") && !strings.HasPrefix(kv, "HOME=") {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "PATH", k == "LANG", k == "LANGUAGE", k == "TZ", k == "TERM", k == "SHELL", k == "USER", k == "LOGNAME",
+			strings.HasPrefix(k, "LC_"), k == "CUDA_VISIBLE_DEVICES", k == "NVIDIA_VISIBLE_DEVICES":
 			out = append(out, kv)
 		}
 	}
@@ -304,7 +309,13 @@ func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fai
 // startApps starts the notebook (when the host has Jupyter) and the
 // custom applications.
 func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(string, ...any) }) {
-	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: rt.dir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps"), Credential: rt.credential()})
+	// The applications' logs are named after them (users name them): a
+	// folder of their own keeps them off the agent's files.
+	logDir := filepath.Join(rt.dir, "app-logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		log.Warn("the applications' log folder", "err", err)
+	}
+	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: logDir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps"), Credential: rt.credential()})
 	rt.mu.Lock()
 	rt.sup = sup
 	rt.mu.Unlock()

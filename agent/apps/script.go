@@ -2,8 +2,10 @@ package apps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -83,10 +85,10 @@ func RunScript(ctx context.Context, s Script, home string, env []string, logPath
 			p = filepath.Join(home, p)
 		}
 		fmt.Fprintf(log, "== %s: %s %s (timeout %s), started %s\n", name, shell, p, timeoutText(s.Timeout), res.Started.UTC().Format(time.RFC3339))
-		switch st, err := os.Stat(p); {
-		case err != nil:
+		switch scriptKind(shell, p, s.Credential) {
+		case scriptMissing:
 			return fail(fmt.Errorf("%s: script %s not found on the instance (a relative path is taken from the home, %s)", name, s.Path, home))
-		case st.IsDir():
+		case scriptDir:
 			return fail(fmt.Errorf("%s: %s is a directory, not a script", name, s.Path))
 		}
 		argv = []string{shell, p}
@@ -134,4 +136,38 @@ func timeoutText(d time.Duration) string {
 		return "none"
 	}
 	return d.String()
+}
+
+// What a script path names, as the script's account sees it.
+const (
+	scriptFile = iota
+	scriptMissing
+	scriptDir
+)
+
+// scriptKind tells whether p is missing or a directory, looked at as the
+// script's account (cred) would: the agent (root) must not tell a user
+// whether a path only root can see exists.
+func scriptKind(shell, p string, cred *syscall.Credential) int {
+	if cred == nil {
+		switch st, err := os.Stat(p); {
+		case err != nil:
+			return scriptMissing
+		case st.IsDir():
+			return scriptDir
+		}
+		return scriptFile
+	}
+	cmd := exec.Command(shell, "-c", `if [ -d "$1" ]; then exit 4; elif [ ! -e "$1" ]; then exit 3; fi`, "check", p)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 4:
+		return scriptDir
+	case err != nil:
+		return scriptMissing
+	}
+	return scriptFile
 }

@@ -99,6 +99,10 @@ func TestLoginsRunAsTheirAccount(t *testing.T) {
 	if _, err := client.Dial("unix", "/run/does-not-matter.sock"); err == nil || !strings.Contains(err.Error(), "Unix sockets") {
 		t.Errorf("a Unix socket forward: %v", err)
 	}
+	// A privileged port is the server's (root's) to bind, not the login's.
+	if _, err := client.Listen("tcp", "127.0.0.1:999"); err == nil {
+		t.Error("a remote forward took privileged port 999")
+	}
 	// No SFTP command configured: SFTP is refused rather than served by
 	// the server itself.
 	sess, err := client.NewSession()
