@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/postgres"
 	"github.com/shoal-ml/shoal/sqlstore"
 )
 
@@ -35,7 +36,7 @@ func CopyStore(ctx context.Context, from, to string, withFiles bool) (sqlstore.C
 	}
 	src, srcWhere, err := openStore(ctx, from, "", nil, nil)
 	if err != nil {
-		return nil, fmt.Errorf("the source %s: %w", from, err)
+		return nil, fmt.Errorf("the source %s: %w", postgres.Redact(from), err)
 	}
 	defer src.Close()
 	// A SQLite destination (a backup) holds every hash, sealed key and

@@ -49,9 +49,14 @@ type Options struct {
 	// NodesDir holds the local provider's nodes' work dirs; "" means the
 	// config's, else the default (see config.Config.NodesDir).
 	NodesDir string
-	// Store is the store's URL (sqlite:///path or postgres://...); "" means
-	// the config's store, else SQLite in the data dir.
+	// Store is the store's URL (sqlite:///path or postgres://...) as given
+	// on the command line (--store): a password in it is refused when the
+	// server runs as root (see resolveStore). "" means StoreEnv, else the
+	// config's store, else SQLite in the data dir.
 	Store string
+	// StoreEnv is the value of the SHOAL_STORE environment variable (the
+	// caller reads it): the store's URL when Store is "".
+	StoreEnv string
 	// ConfigPath is the server config YAML; "" means none.
 	ConfigPath string
 	// ClientConfigPath is where the local user's CLI config is written on
@@ -140,6 +145,16 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if opts.Clock == nil {
 		opts.Clock = shoal.SystemClock{}
 	}
+	// Before anything is written: a password on the command line as root
+	// is refused.
+	raw, warning, err := resolveStore(opts.Store, opts.StoreEnv, cfg.Store, runsAsRoot())
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		opts.Logger.Warn(warning)
+	}
+	opts.Store = raw
 	if opts.TickInterval == 0 {
 		opts.TickInterval = 200 * time.Millisecond
 	}
@@ -174,9 +189,6 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	if opts.NodesDir, err = nodesDir(opts.DataDir, opts.NodesDir); err != nil {
 		return nil, err
-	}
-	if opts.Store == "" {
-		opts.Store = cfg.Store
 	}
 	store, where, err := openStore(ctx, opts.Store, opts.DataDir, opts.Clock, opts.Logger)
 	if err != nil {

@@ -21,9 +21,17 @@ import (
 func newAdminCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Back up, restore and move a server's store (run where the store is reachable)"}
 	var store, dataDir, to, from string
+	// storeOf is the server's store: --store, else SHOAL_STORE, else the
+	// data dir's SQLite file.
 	storeOf := func() (string, error) {
 		if store != "" {
+			if err := g.checkCommandLineURL("--store", store, "put the URL in "+app.StoreEnv+" instead"); err != nil {
+				return "", err
+			}
 			return store, nil
+		}
+		if env := os.Getenv(app.StoreEnv); env != "" {
+			return env, nil
 		}
 		return app.DataDirStore(dataDir)
 	}
@@ -67,11 +75,16 @@ func newAdminCommand(g *globals) *cobra.Command {
 		Short: "Move an installation to another store (sqlite:///path or postgres://...): stop the server, copy, start it on the new store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, f := range [][2]string{{"--from", from}, {"--to", to}} {
+				if err := g.checkCommandLineURL(f[0], f[1], pgPasswordAdvice); err != nil {
+					return err
+				}
+			}
 			return g.copyStore(cmd, from, to, true)
 		},
 	}
 	for _, c := range []*cobra.Command{backup, restore} {
-		c.Flags().StringVar(&store, "store", "", "the server's store URL (default the data dir's SQLite file)")
+		c.Flags().StringVar(&store, "store", "", "the server's store URL (default $SHOAL_STORE, else the data dir's SQLite file; a URL with a password goes in SHOAL_STORE: a command line is readable by every process on the host)")
 		c.Flags().StringVar(&dataDir, "data-dir", "", "the server's data dir (default ~/.local/share/shoal)")
 	}
 	backup.Flags().StringVar(&to, "to", "", "the backup file to create (SQLite)")
@@ -79,7 +92,7 @@ func newAdminCommand(g *globals) *cobra.Command {
 	restore.Flags().StringVar(&from, "from", "", "the backup file")
 	_ = restore.MarkFlagRequired("from")
 	migrate.Flags().StringVar(&from, "from", "", "the store to copy (e.g. sqlite:///var/lib/shoal/shoal.db)")
-	migrate.Flags().StringVar(&to, "to", "", "the new store (e.g. postgres://shoal:...@db:5432/shoal)")
+	migrate.Flags().StringVar(&to, "to", "", "the new store (e.g. postgres://shoal@db:5432/shoal, the password in PGPASSWORD or ~/.pgpass)")
 	_ = migrate.MarkFlagRequired("from")
 	_ = migrate.MarkFlagRequired("to")
 	status := &cobra.Command{
@@ -92,6 +105,22 @@ func newAdminCommand(g *globals) *cobra.Command {
 	}
 	cmd.AddCommand(backup, restore, migrate, status)
 	return cmd
+}
+
+// pgPasswordAdvice is where migrate-store's passwords go: it takes two
+// URLs, so one environment variable would not do; PostgreSQL's own
+// PGPASSWORD and password file (~/.pgpass, or PGPASSFILE) hold them, and
+// are read when the URL has none.
+const pgPasswordAdvice = "leave the password out of the URL and give it in PGPASSWORD or in ~/.pgpass (PGPASSFILE), which are read when the URL has none"
+
+// checkCommandLineURL refuses, when this process runs as root, a store URL
+// with a password given in a command-line flag, and warns otherwise.
+func (g *globals) checkCommandLineURL(flag, raw, advice string) error {
+	warning, err := app.CheckCommandLineURL(flag, raw, advice, g.root())
+	if warning != "" {
+		fmt.Fprintln(g.stderr, "warning:", warning)
+	}
+	return err
 }
 
 // copyStore copies and prints the rows copied per table.

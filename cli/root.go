@@ -32,6 +32,17 @@ type globals struct {
 	stdin         io.Reader
 	stdout        io.Writer
 	stderr        io.Writer
+	// isRoot reports whether this process runs as root; nil asks the
+	// system (tests set it to try both).
+	isRoot func() bool
+}
+
+// root reports whether this process runs as root (see isRoot).
+func (g *globals) root() bool {
+	if g.isRoot != nil {
+		return g.isRoot()
+	}
+	return os.Geteuid() == 0
 }
 
 // Execute runs the CLI with os.Args and returns the process exit code.

@@ -48,6 +48,7 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 					return fmt.Errorf("--pprof-listen: %w", err)
 				}
 			}
+			opts.StoreEnv = os.Getenv(app.StoreEnv)
 			return runServer(ctx, opts)
 		},
 	}
@@ -61,7 +62,7 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 	f.StringVar(&opts.TLSCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&opts.TLSKey, "tls-key", "", "the certificate's private key (PEM)")
 	f.StringVar(&opts.TLSCA, "tls-ca", "", "with --tls-cert: the CA bundle clients and agents need when the certificate does not chain to a system root")
-	f.StringVar(&opts.Store, "store", "", "where state is kept: sqlite:///path/to/shoal.db or postgres://user:password@host:5432/db (default SQLite in the data dir)")
+	f.StringVar(&opts.Store, "store", "", "where state is kept: sqlite:///path/to/shoal.db or postgres://user@host:5432/db (default: $SHOAL_STORE, else the config file's store:, else SQLite in the data dir); a URL with a password goes in SHOAL_STORE or the config file, since a command line is readable by every process on the host (refused as root)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&pprofListen, "pprof-listen", "", "serve Go's profiles (/debug/pprof/) on this address, without authentication: keep it on loopback (for diagnosing CPU and memory; off by default)")

@@ -23,6 +23,8 @@ func TestAzurePythonSDK(t *testing.T) {
 	}
 	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
 	mustRun(t, s.env, "user", "create", "--name", "dana", "-o", "none")
+	// ci-obo-demo is created for dana: a member of the workspace.
+	mustRun(t, s.env, "role", "assign", "--user", "dana", "--role", "Reader", "-o", "none")
 	// The SDK signs in as a service principal, as a pipeline would:
 	// DefaultAzureCredential reads the AZURE_* variables (see the README).
 	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-seeds", "-o", "json")

@@ -97,6 +97,9 @@ type serverOpts struct {
 	// then serves HTTPS.
 	Args []string
 	TLS  bool
+	// Env are more environment variables (KEY=value) of the server and of
+	// every CLI call.
+	Env []string
 }
 
 // server is a `shoal server` child process.
@@ -141,7 +144,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 			t.Fatal(err)
 		}
 	}
-	s.env = childEnv(s.home)
+	s.env = append(childEnv(s.home), opts.Env...)
 	s.args = opts.Args
 	registerSuiteDir(dir + string(filepath.Separator))
 	registerSuiteDir(s.nodesDir + string(filepath.Separator))

@@ -147,11 +147,17 @@ func TestInstanceSetupScripts(t *testing.T) {
 }
 
 // Created on behalf of a user with a setup script: SSO starts disabled;
-// only the assigned user can enable it, not its creator (an admin).
+// only the assigned user can enable it, not its creator (an admin). Only
+// an administrator may create it so: a Contributor's script would run as
+// the user's account.
 func TestInstanceCreateOnBehalfOf(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
-	users := withUsers(t, s, map[string]string{"alice": "Reader"})
+	users := withUsers(t, s, map[string]string{"alice": "Reader", "mallory": "Contributor"})
+	// A Contributor may not: the script would run as alice's account.
+	if stderr, _ := mustFail(t, users["mallory"], "compute", "create", "-f", instanceVariant(t, "create-on-behalf-of.yml", "behalf-example-i", "mallory-for-alice")); !strings.Contains(stderr, "setup_scripts: they would run as alice's account; only an administrator") {
+		t.Errorf("a Contributor creating for alice with a setup script: %s", stderr)
+	}
 	mustRun(t, s.env, "compute", "create", "-f", instanceFile(t, "create-on-behalf-of.yml"), "-o", "none")
 	v := showInstance(t, s.env, "behalf-example-i")
 	if v.AssignedUser != "alice" || v.EnableSSO == nil || *v.EnableSSO {

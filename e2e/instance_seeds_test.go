@@ -76,6 +76,8 @@ func TestInstanceSeedExamples(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	mustRun(t, s.env, "user", "create", "--name", "alice", "-o", "none")
+	// An instance is created only for a member of its workspace.
+	mustRun(t, s.env, "role", "assign", "--user", "alice", "--role", "Reader", "-o", "none")
 	mustRun(t, s.env, "identity", "create", "--name", "identity_resource_id", "-o", "none")
 	for _, ex := range instanceSeeds {
 		t.Run(ex.Name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 			return err
 		}
 		if spec.Type == shoal.ComputeTypeInstance {
-			if err := s.checkInstanceSpec(tx, ws.Name, spec, existing == nil); err != nil {
+			if err := s.checkInstanceSpec(ctx, tx, ws.Name, spec, existing == nil); err != nil {
 				return err
 			}
 		}

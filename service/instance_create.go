@@ -29,9 +29,10 @@ type InstancePolicy struct {
 }
 
 // checkInstanceSpec applies the server's instance policy and checks what
-// needs other resources: the assigned user, the schedules' expressions and
-// time zones, and the name's uniqueness across the location.
-func (s *Services) checkInstanceSpec(tx shoal.Tx, ws string, spec *shoal.ComputeSpec, creating bool) error {
+// needs other resources: the assigned user (and, at creation, what its
+// creator may set for them), the schedules' expressions and time zones,
+// and the name's uniqueness across the location.
+func (s *Services) checkInstanceSpec(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec, creating bool) error {
 	pol := s.cfg.InstancePolicy
 	if creating && spec.Schedules == nil && pol.DefaultSchedules != nil && len(pol.DefaultSchedules.ComputeStartStop) > 0 {
 		def := cloneSchedules(pol.DefaultSchedules)
@@ -67,6 +68,9 @@ func (s *Services) checkInstanceSpec(tx shoal.Tx, ws string, spec *shoal.Compute
 	}
 	if !creating {
 		return nil
+	}
+	if err := s.checkOnBehalfOf(ctx, tx, ws, spec); err != nil {
+		return err
 	}
 	// Instance names are unique across the location (Azure: "unique across
 	// the region"), whatever the workspace.
@@ -269,7 +273,7 @@ func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *sh
 	if _, _, err := shoal.NormalizeInstanceSpec(&next, s.catalog, existing.Location); err != nil {
 		return nil, err
 	}
-	if err := s.checkInstanceSpec(tx, existing.Workspace, &next, false); err != nil {
+	if err := s.checkInstanceSpec(ctx, tx, existing.Workspace, &next, false); err != nil {
 		return nil, err
 	}
 	if err := s.ensureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {

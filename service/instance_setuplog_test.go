@@ -68,6 +68,10 @@ func TestInstanceSetupLogIsCutAtTheWorkspaceCap(t *testing.T) {
 	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
+	// An instance is created only for a member of its workspace.
+	if _, err := h.svc.AssignRole(admin, "user:alice", shoal.RoleReader, ws); err != nil {
+		t.Fatal(err)
+	}
 	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
 		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
