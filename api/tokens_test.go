@@ -47,3 +47,19 @@ func TestTokenNamesAreBounded(t *testing.T) {
 	mustSend(t, e, e.admin, "POST", "/api/v1/users/bob/tokens", `{"name":"`+strings.Repeat("n", 64)+`"}`, http.StatusCreated)
 	mustSend(t, e, e.admin, "POST", "/api/v1/users/bob/tokens", `{"name":"laptop (work) – 2025"}`, http.StatusCreated)
 }
+
+// A service principal's secret never expires: an administrator's token
+// that does expire (a studio session's) can neither make one nor reset
+// one, and buys no lasting credential that way.
+func TestServicePrincipalSecretNeedsALastingToken(t *testing.T) {
+	e := newTestEnv(t)
+	mustSend(t, e, e.admin, "POST", "/api/v1/users", `{"name":"root2","admin":true}`, http.StatusCreated)
+	short := mustSend(t, e, e.admin, "POST", "/api/v1/users/root2/tokens", `{"name":"short","expires_in":"1h"}`, http.StatusCreated).json(t)["token"].(string)
+	if r := send(t, e, short, "POST", "/api/v1/serviceprincipals", `{"name":"ci-bot"}`, nil); r.status != http.StatusForbidden || !strings.Contains(string(r.body), "never expires") {
+		t.Errorf("an expiring token made a service principal: %s", r)
+	}
+	mustSend(t, e, e.admin, "POST", "/api/v1/serviceprincipals", `{"name":"ci-bot"}`, http.StatusCreated)
+	if r := send(t, e, short, "POST", "/api/v1/serviceprincipals/ci-bot/secret", ``, nil); r.status != http.StatusForbidden {
+		t.Errorf("an expiring token reset a service principal's secret: %s", r)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/workload"
@@ -18,6 +19,9 @@ const ServicePrincipalTokenTTL = WorkloadTokenTTL
 // is stored.
 func (s *Services) CreateServicePrincipal(ctx context.Context, name, description string) (*shoal.ServicePrincipal, string, error) {
 	if err := requireAdmin(ctx, "creating service principals"); err != nil {
+		return nil, "", err
+	}
+	if err := checkSecretOutlives(ctx); err != nil {
 		return nil, "", err
 	}
 	if err := shoal.ValidateServicePrincipalName(name); err != nil {
@@ -72,6 +76,9 @@ func (s *Services) FindServicePrincipal(ctx context.Context, name string) (sp *s
 // tokens minted with it are refused from then on.
 func (s *Services) ResetServicePrincipalSecret(ctx context.Context, name string) (*shoal.ServicePrincipal, string, error) {
 	if err := requireAdmin(ctx, "resetting service principal secrets"); err != nil {
+		return nil, "", err
+	}
+	if err := checkSecretOutlives(ctx); err != nil {
 		return nil, "", err
 	}
 	secret, hash, err := shoal.NewServicePrincipalSecret()
@@ -203,4 +210,15 @@ func authenticateServicePrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Princ
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token was minted before service principal %s's secret was reset", name)
 	}
 	return &shoal.Principal{ID: sp.PrincipalID(), Name: "service principal " + sp.Name, Kind: shoal.PrincipalServicePrincipal}, nil
+}
+
+// checkSecretOutlives refuses to mint a service principal's secret, which
+// never expires, with a token that does: a stolen short-lived token (a
+// studio session's) must not buy a lasting credential.
+func checkSecretOutlives(ctx context.Context) error {
+	p := shoal.PrincipalFrom(ctx)
+	if p == nil || p.ExpiresOn == nil {
+		return nil
+	}
+	return shoal.Errorf(shoal.EFORBIDDEN, "a service principal's secret never expires, and the token this request is made with expires at %s: use a token without expiry to make or reset one", p.ExpiresOn.UTC().Format(time.RFC3339))
 }
