@@ -58,3 +58,27 @@ func TestOpenIDMetadataIgnoresHostHeader(t *testing.T) {
 		t.Errorf("a new service principal's authority_host: %v, want http://shoal.test", sp["authority_host"])
 	}
 }
+
+// The ARM facade's async-operation URLs, which Azure's SDKs poll with
+// their bearer token, are on the server's configured URL, never a
+// forged Host header's.
+func TestARMOperationURLsIgnoreHostHeader(t *testing.T) {
+	e := newTestEnv(t)
+	path := "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/computes/hostc?api-version=2024-04-01"
+	req, err := http.NewRequest("PUT", e.ts.URL+path, strings.NewReader(`{"location":"local","properties":{"computeType":"AmlCompute","properties":{"vmSize":"Standard_DS3_v2","scaleSettings":{"maxNodeCount":1}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "evil.example"
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	op := resp.Header.Get("Azure-AsyncOperation")
+	if resp.StatusCode >= 300 || op == "" || strings.Contains(op, "evil.example") || !strings.HasPrefix(op, "http://shoal.test/") {
+		t.Errorf("PUT with Host evil.example: %d, Azure-AsyncOperation %q", resp.StatusCode, op)
+	}
+}

@@ -59,7 +59,7 @@ func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	list, next, err := page(r, list)
+	list, next, err := page(h.Svc.PublicURL(), r, list)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -107,7 +107,7 @@ func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	w.Header().Set("Azure-AsyncOperation", operationURL(r, r.URL.Path, "create"))
+	w.Header().Set("Azure-AsyncOperation", operationURL(h.Svc.PublicURL(), r, r.URL.Path, "create"))
 	w.Header().Set("Retry-After", "1")
 	writeJSON(w, status, ToResource(scopeOf(r), c.Redacted()))
 }
@@ -125,7 +125,7 @@ func (h Handlers) DeleteCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	op := operationURL(r, r.URL.Path, "delete")
+	op := operationURL(h.Svc.PublicURL(), r, r.URL.Path, "delete")
 	w.Header().Set("Azure-AsyncOperation", op)
 	w.Header().Set("Location", op)
 	w.Header().Set("Retry-After", "1")
@@ -165,15 +165,28 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 }
 
 // operationURL is the absolute URL of an operation on the compute at
-// computePath, with the request's api-version (the SDKs GET it as it is).
-func operationURL(r *http.Request, computePath, kind string) string {
+// computePath, with the request's api-version (the SDKs GET it as it is,
+// with their bearer token): on the server's configured URL (base), never
+// the request's Host header, which a client or a proxy can set to
+// anything.
+func operationURL(base string, r *http.Request, computePath, kind string) string {
+	u := serverURL(base, r)
+	u.Path = strings.TrimSuffix(u.Path, "/") + strings.TrimSuffix(computePath, "/") + "/operations/" + kind
+	u.RawQuery = "api-version=" + url.QueryEscape(r.URL.Query().Get("api-version"))
+	return u.String()
+}
+
+// serverURL is the server's configured URL (base); the request's own
+// scheme and host only when none is configured.
+func serverURL(base string, r *http.Request) *url.URL {
+	if u, err := url.Parse(base); err == nil && base != "" && u.Host != "" {
+		return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: strings.TrimSuffix(computePath, "/") + "/operations/" + kind,
-		RawQuery: "api-version=" + url.QueryEscape(r.URL.Query().Get("api-version"))}
-	return u.String()
+	return &url.URL{Scheme: scheme, Host: r.Host}
 }
 
 // ListNodes is POST …/computes/{name}/listNodes.

@@ -69,7 +69,7 @@ func (h Handlers) InstanceOperation(kind string) http.HandlerFunc {
 			WriteError(w, err)
 			return
 		}
-		op := operationURL(r, strings.TrimSuffix(r.URL.Path, "/"+kind), kind)
+		op := operationURL(h.Svc.PublicURL(), r, strings.TrimSuffix(r.URL.Path, "/"+kind), kind)
 		w.Header().Set("Azure-AsyncOperation", op)
 		w.Header().Set("Location", op)
 		w.Header().Set("Retry-After", "1")

@@ -18,7 +18,7 @@ const PageSize = 25
 // position by name, so that computes created or deleted between pages
 // neither repeat nor vanish) and, when more follow, the absolute nextLink
 // that continues from the page's last one.
-func page(r *http.Request, list []*shoal.Compute) ([]*shoal.Compute, string, error) {
+func page(base string, r *http.Request, list []*shoal.Compute) ([]*shoal.Compute, string, error) {
 	sort.SliceStable(list, func(i, j int) bool { return strings.ToLower(list[i].Name) < strings.ToLower(list[j].Name) })
 	if tok := r.URL.Query().Get("$skip"); tok != "" {
 		after, err := base64.RawURLEncoding.DecodeString(tok)
@@ -35,10 +35,8 @@ func page(r *http.Request, list []*shoal.Compute) ([]*shoal.Compute, string, err
 	q := url.Values{}
 	q.Set("api-version", r.URL.Query().Get("api-version"))
 	q.Set("$skip", base64.RawURLEncoding.EncodeToString([]byte(strings.ToLower(list[len(list)-1].Name))))
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	next := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+	next := serverURL(base, r)
+	next.Path = strings.TrimSuffix(next.Path, "/") + r.URL.Path
+	next.RawQuery = q.Encode()
 	return list, next.String(), nil
 }
