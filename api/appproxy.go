@@ -124,12 +124,17 @@ func checkAppListener(app, instance, addr string, mark []string, uid *int) error
 func stripStudioCookies(h http.Header) {
 	var keep []string
 	for _, sc := range h.Values("Set-Cookie") {
-		name, _, _ := strings.Cut(sc, "=")
+		pair, _, _ := strings.Cut(sc, ";")
+		name, _, hasValue := strings.Cut(pair, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
-		name = strings.TrimPrefix(strings.TrimPrefix(name, "__host-"), "__secure-")
-		if !strings.HasPrefix(name, "shoal_") {
-			keep = append(keep, sc)
+		// A nameless cookie ("=shoal_session=x") is stored by browsers
+		// and sent back as "shoal_session=x": any cookie whose name or
+		// first pair mentions the studio's cookies goes, and so does one
+		// without a name.
+		if name == "" || !hasValue || strings.Contains(strings.ToLower(pair), "shoal_") {
+			continue
 		}
+		keep = append(keep, sc)
 	}
 	h.Del("Set-Cookie")
 	for _, sc := range keep {

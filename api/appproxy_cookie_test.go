@@ -19,6 +19,9 @@ func TestApplicationCannotSetTheStudiosCookies(t *testing.T) {
 		"Shoal_Session=attacker",
 		" shoal_oidc =x",
 		"__Secure-shoal_session=x; Secure",
+		"=shoal_session=attacker; Path=/computes",
+		"=__Host-shoal_presession=x; Path=/; Secure",
+		"shoal_session",
 		"_xsrf=jupyter; Path=/api/v1/workspaces/default/computes/i/applications/jupyter/",
 		"theme=dark",
 	}}
