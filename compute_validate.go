@@ -424,8 +424,15 @@ func validateComputeDescription(s string) error {
 	if len(s) > 2000 {
 		return FieldErrorf("description", "must be at most 2000 characters")
 	}
-	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
-		return FieldErrorf("description", "must not contain control characters (only newlines and tabs)")
+	if strings.ContainsFunc(s, func(r rune) bool { return IsUnprintable(r) && r != '\n' && r != '\t' }) {
+		return FieldErrorf("description", "must not contain control characters (only newlines and tabs) nor bidirectional overrides")
 	}
 	return nil
+}
+
+// IsUnprintable reports the runes a reader's terminal or page acts on
+// instead of showing: control characters, and the bidirectional controls
+// (U+202E and the like) that make a text read otherwise than it is.
+func IsUnprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }

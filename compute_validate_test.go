@@ -278,6 +278,7 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		// escapes (ESC, BEL, CR, DEL, C1) are refused; lines and tabs are not.
 		{name: "description with ESC", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\x1b]0;pwned\x07"}, field: "description", fragments: []string{"control characters"}},
 		{name: "description with CR", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\rfake"}, field: "description", fragments: []string{"control characters"}},
+		{name: "description with a right-to-left override", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "invoice\u202Efdp.exe"}, field: "description", fragments: []string{"bidirectional"}},
 		{name: "description with C1 CSI", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\u009b2J"}, field: "description", fragments: []string{"control characters"}},
 		{name: "description with DEL", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "ok\x7f"}, field: "description", fragments: []string{"control characters"}},
 		{name: "description on lines", spec: shoal.ComputeSpec{Name: "cpu-cluster", Description: "line one\n\tline two\n"}},

@@ -231,8 +231,8 @@ func jobShort(s string) string {
 }
 
 func jobNoControl(field, s string) error {
-	if strings.ContainsFunc(s, unicode.IsControl) {
-		return FieldErrorf(field, "must not contain control characters")
+	if strings.ContainsFunc(s, IsUnprintable) {
+		return FieldErrorf(field, "must not contain control characters nor bidirectional overrides")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package shoal
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -20,7 +19,7 @@ func ValidateTokenName(name string) error {
 	if n := utf8.RuneCountInString(name); n > MaxTokenNameLength {
 		return FieldErrorf("name", "is %d characters long; at most %d are allowed", n, MaxTokenNameLength)
 	}
-	if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, IsUnprintable) {
 		return FieldErrorf("name", "must be printable text: no control characters (newlines, escapes) and valid UTF-8")
 	}
 	return nil

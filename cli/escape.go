@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -12,8 +13,11 @@ import (
 
 // isControl reports the runes a terminal acts on: C0 controls, DEL and
 // the C1 controls (U+0080–U+009F; U+009B alone is a CSI on many
-// terminals).
-func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
+// terminals), and the bidirectional controls (U+202E and the like), which
+// make a text read otherwise than it is.
+func isControl(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r)
+}
 
 // writeEscaped writes r as a visible escape: \n, \t and \r by name, other
 // bytes as \xNN, C1 controls as \uNNNN.

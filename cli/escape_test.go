@@ -11,20 +11,20 @@ import (
 // every control character is escaped, so a value cannot move the cursor,
 // retitle the terminal, or forge rows and columns.
 func TestTableAndTSVEscapeControls(t *testing.T) {
-	data := []map[string]string{{"name": "cpu", "description": "ok\x1b]0;pwned\x07\r\nfake-row\tfake-col\u009b2J\x7f"}}
+	data := []map[string]string{{"name": "cpu", "description": "ok\x1b]0;pwned\x07\r\nfake-row\tfake-col\u009b2J\x7f\u202Eright-to-left"}}
 	for _, format := range []string{"table", "tsv"} {
 		var b bytes.Buffer
 		if err := Render(&b, data, format, "", []string{"name", "description"}); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()
-		if strings.ContainsAny(out, "\x1b\x07\r\x7f\u009b") || strings.Count(out, "\n") != map[string]int{"table": 3, "tsv": 1}[format] {
+		if strings.ContainsAny(out, "\x1b\x07\r\x7f\u009b\u202e") || strings.Count(out, "\n") != map[string]int{"table": 3, "tsv": 1}[format] {
 			t.Errorf("%s: %q", format, out)
 		}
 		if format == "tsv" && strings.Count(out, "\t") != 1 {
 			t.Errorf("tsv columns forged: %q", out)
 		}
-		if !strings.Contains(out, `ok\x1b]0;pwned\x07\r\nfake-row\tfake-col\u009b2J\x7f`) {
+		if !strings.Contains(out, `ok\x1b]0;pwned\x07\r\nfake-row\tfake-col\u009b2J\x7f\u202eright-to-left`) {
 			t.Errorf("%s: escapes not shown: %q", format, out)
 		}
 	}
