@@ -44,10 +44,16 @@ func newPasswordThrottle(now func() time.Time) *passwordThrottle {
 // sourceOf is the address a connection's failures count against: its
 // IP, whatever the port.
 func sourceOf(addr net.Addr) string {
-	if host, _, err := net.SplitHostPort(addr.String()); err == nil {
-		return host
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
 	}
-	return addr.String()
+	// One IPv6 client commonly holds a whole /64 and can rotate through
+	// it: the /64 is the source.
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return host
 }
 
 // lockedUntil returns when the source's lockout ends, or the zero time
