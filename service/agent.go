@@ -472,8 +472,8 @@ func (s *Services) PutRankOutputs(ctx context.Context, nodeID, attemptID string,
 	if err != nil {
 		return err
 	}
-	return s.putWithinQuota(ctx, a.Workspace, MaxOutputBytes, func(bound int64) error {
-		return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, bound)
+	return s.putWithinQuota(ctx, a.Workspace, r, MaxOutputBytes, func(r io.Reader, max int64) error {
+		return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, max)
 	})
 }
 
