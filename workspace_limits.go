@@ -62,6 +62,14 @@ func LogCutMarker(limit int64) string {
 	return fmt.Sprintf("\n[shoal: log cut at %s; the rest was discarded]\n", FormatBytes(limit))
 }
 
+// LogQuotaMarker is the line that ends a log cut because its
+// workspace's storage quota was full. The server writes it once, where
+// the cut fell; while it ends the log, later chunks are dropped, so the
+// job runs on and its log stays cut.
+func LogQuotaMarker(quota int64) string {
+	return fmt.Sprintf("\n[shoal: log cut: the workspace's storage quota of %s is full; the rest was discarded]\n", FormatBytes(quota))
+}
+
 // FormatBytes writes n in the largest binary unit that divides it
 // ("100 MiB", "10 GiB"), or in bytes.
 func FormatBytes(n int64) string {
