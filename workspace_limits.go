@@ -21,7 +21,8 @@ type WorkspaceLimits struct {
 	// MaxLogBytes caps one rank's stored log; what a job writes past it
 	// is discarded, on the node and on the server, after one marker line.
 	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
-	// StorageQuotaBytes caps the workspace's artifacts and outputs.
+	// StorageQuotaBytes caps the workspace's artifacts, outputs and logs
+	// (jobs' rank logs, instances' setup logs).
 	StorageQuotaBytes int64 `json:"storage_quota_bytes,omitempty"`
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // A workspace's limits (the cap of a rank's log, the storage quota of its
-// artifacts and outputs) live in one setting per workspace, so that
+// artifacts, outputs and logs) live in one setting per workspace, so that
 // every server sharing the store enforces the same ones.
 
 func workspaceLimitsKey(ws string) string { return "workspace_limits/" + strings.ToLower(ws) }
