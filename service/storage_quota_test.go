@@ -223,3 +223,30 @@ func TestInstanceSetupLogCountsTowardsTheQuota(t *testing.T) {
 		t.Fatalf("stored setup log %q, want %q", got, want)
 	}
 }
+
+// A chunk retried once the quota is exactly full, which the log holds
+// already, is not overwritten by the marker: the marker goes after the
+// stored bytes.
+func TestLogRetriedAtAFullQuotaKeepsItsBytes(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	quota := int64(1000)
+	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
+		t.Fatal(err)
+	}
+	h.compute("cpu", 0, 1, 600)
+	h.submit("j", "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	task := h.syncStart(n)[0]
+	for range 2 {
+		if err := h.svc.WriteRankLog(h.ctx, n, task.AttemptID, 0, 0, bytes.Repeat([]byte("a"), 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := h.readLog("j", 1, 0), strings.Repeat("a", 1000)+shoal.LogQuotaMarker(quota); got != want {
+		t.Fatalf("stored log %q, want %q", got, want)
+	}
+}
