@@ -21,7 +21,8 @@ type WorkspaceLimits struct {
 	// MaxLogBytes caps one rank's stored log; what a job writes past it
 	// is discarded, on the node and on the server, after one marker line.
 	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
-	// StorageQuotaBytes caps the workspace's artifacts and outputs.
+	// StorageQuotaBytes caps the workspace's artifacts, outputs and logs
+	// (jobs' rank logs, instances' setup logs).
 	StorageQuotaBytes int64 `json:"storage_quota_bytes,omitempty"`
 }
 
@@ -60,6 +61,14 @@ func ValidateWorkspaceLimits(l WorkspaceLimits) error {
 // cap), so whichever writes it, the stored log ends the same.
 func LogCutMarker(limit int64) string {
 	return fmt.Sprintf("\n[shoal: log cut at %s; the rest was discarded]\n", FormatBytes(limit))
+}
+
+// LogQuotaMarker is the line that ends a log cut because its
+// workspace's storage quota was full. The server writes it once, where
+// the cut fell; while it ends the log, later chunks are dropped, so the
+// job runs on and its log stays cut.
+func LogQuotaMarker(quota int64) string {
+	return fmt.Sprintf("\n[shoal: log cut: the workspace's storage quota of %s is full; the rest was discarded]\n", FormatBytes(quota))
 }
 
 // FormatBytes writes n in the largest binary unit that divides it

@@ -94,6 +94,6 @@ func workspaceLimitsCommands(g *globals) []*cobra.Command {
 	}
 	update.Flags().StringVarP(&name, "name", "n", "", "workspace name")
 	update.Flags().StringVar(&maxLog, "max-log-bytes", "", "cap of one rank's stored log (e.g. 100MiB; default 100MiB)")
-	update.Flags().StringVar(&quota, "storage-quota-bytes", "", "storage quota of the workspace's artifacts and job outputs (e.g. 10GiB; default 10GiB)")
+	update.Flags().StringVar(&quota, "storage-quota-bytes", "", "storage quota of the workspace's artifacts, job outputs and logs (e.g. 10GiB; default 10GiB)")
 	return []*cobra.Command{limits, update}
 }

@@ -22,8 +22,9 @@ import (
 
 // Store is a directory of artifacts, logs and outputs.
 type Store struct {
-	root *os.Root
-	dir  string
+	root  *os.Root
+	dir   string
+	usage usageCounters
 }
 
 // Open opens (creating) the store at dir.
@@ -111,7 +112,16 @@ func (s *Store) putArtifact(workspace string, r io.Reader, max int64) (string, e
 	if err := s.root.MkdirAll(path.Dir(p), 0o700); err != nil {
 		return "", err
 	}
-	if err := s.root.Rename(tmpName, p); err != nil {
+	err = s.account(workspace, func() (int64, error) {
+		if _, err := s.root.Stat(p); err == nil {
+			return 0, nil // held already: the same bytes
+		}
+		if err := s.root.Rename(tmpName, p); err != nil {
+			return 0, err
+		}
+		return n, nil
+	})
+	if err != nil {
 		return "", err
 	}
 	return id, nil
@@ -181,15 +191,32 @@ func (s *Store) writeLog(workspace, job string, attempt, rank int, offset int64,
 	if err := s.root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := s.root.OpenFile(path.Join(dir, fmt.Sprintf("rank-%d.log", rank)), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, offset)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.writeAt(workspace, path.Join(dir, fmt.Sprintf("rank-%d.log", rank)), offset, data)
+}
+
+// writeAt writes data at offset of the file p of a workspace, counting
+// what it adds to the file's size.
+func (s *Store) writeAt(workspace, p string, offset int64, data []byte) error {
+	return s.account(workspace, func() (int64, error) {
+		f, err := s.root.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		before, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return 0, err
+		}
+		_, err = f.WriteAt(data, offset)
+		var grew int64
+		if after, serr := f.Stat(); serr == nil {
+			grew = after.Size() - before.Size()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return grew, err
+	})
 }
 
 // OpenLog opens the log of one rank of an attempt. Returns ENOTFOUND.
@@ -231,7 +258,16 @@ func (s *Store) putOutputs(workspace, job string, attempt, rank int, r io.Reader
 		s.root.Remove(tmp)
 		return err
 	}
-	return s.root.Rename(tmp, final)
+	return s.account(workspace, func() (int64, error) {
+		var old int64
+		if fi, err := s.root.Stat(final); err == nil {
+			old = fi.Size()
+		}
+		if err := s.root.Rename(tmp, final); err != nil {
+			return 0, err
+		}
+		return n - old, nil
+	})
 }
 
 // OpenOutputs opens the output archive of one rank of an attempt. Returns ENOTFOUND.

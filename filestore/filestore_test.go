@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -425,25 +426,88 @@ func TestLegacyArtifactOpensButIsNotHeld(t *testing.T) {
 	}
 }
 
-// A workspace's storage use is the bytes of its artifacts and outputs,
-// not another workspace's.
+// A workspace's storage use is the bytes of its artifacts, outputs, rank
+// logs and instances' setup logs, not another workspace's; the counts
+// kept as files are written agree with a walk of the folders (a store
+// opened afresh) after duplicates, retries, replacements and removals.
 func TestUsage(t *testing.T) {
 	sb := newSandbox(t)
-	if _, err := sb.fs.PutArtifact("default", strings.NewReader("12345"), 100); err != nil {
-		t.Fatal(err)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := sb.fs.PutOutputs("default", "job1", 1, 0, strings.NewReader("123"), 100); err != nil {
-		t.Fatal(err)
+	// Counted from the start, and from a walk of what was there.
+	if n, err := sb.fs.Usage("default"); err != nil || n != 0 {
+		t.Fatalf("empty: %d %v", n, err)
 	}
-	if _, err := sb.fs.PutArtifact("other", strings.NewReader("1234567"), 100); err != nil {
-		t.Fatal(err)
+	_, err := sb.fs.PutArtifact("default", strings.NewReader("12345"), 100)
+	must(err)
+	_, err = sb.fs.PutArtifact("Default", strings.NewReader("12345"), 100) // held already
+	must(err)
+	must(sb.fs.PutOutputs("default", "job1", 1, 0, strings.NewReader("123456"), 100))
+	must(sb.fs.PutOutputs("default", "job1", 1, 0, strings.NewReader("123"), 100)) // replaced
+	if err := sb.fs.PutOutputs("default", "job1", 1, 1, strings.NewReader("too long"), 2); err == nil {
+		t.Fatal("an oversized output was stored")
 	}
-	if err := sb.fs.WriteLog("default", "job1", 1, 0, 0, []byte("a log is capped on its own")); err != nil {
-		t.Fatal(err)
-	}
-	for ws, want := range map[string]int64{"default": 8, "other": 7, "empty": 0} {
+	_, err = sb.fs.PutArtifact("other", strings.NewReader("1234567"), 100)
+	must(err)
+	must(sb.fs.WriteLog("default", "job1", 1, 0, 0, []byte("a log "))) // 6
+	must(sb.fs.WriteLog("default", "job1", 1, 0, 0, []byte("a log "))) // retried
+	must(sb.fs.WriteLog("default", "job1", 1, 0, 6, []byte("counts"))) // 12
+	must(sb.fs.WriteInstanceLog("default", "ci1", 0, []byte("setup")))
+	must(sb.fs.WriteInstanceLog("default", "ci2", 0, []byte("setup 2")))
+	must(sb.fs.RemoveInstanceFiles("default", "ci2"))
+	want := map[string]int64{"default": 5 + 3 + 12 + 5, "other": 7, "empty": 0}
+	for ws, want := range want {
 		if n, err := sb.fs.Usage(ws); err != nil || n != want {
 			t.Errorf("%s: %d %v; want %d", ws, n, err, want)
 		}
 	}
+	fresh, err := filestore.Open(sb.root)
+	must(err)
+	defer fresh.Close()
+	for ws, want := range want {
+		if n, err := fresh.Usage(ws); err != nil || n != want {
+			t.Errorf("%s walked afresh: %d %v; want %d", ws, n, err, want)
+		}
+	}
+}
+
+// BenchmarkUsage compares the kept count (asked before each log write)
+// with the walk it replaced, over a workspace of 100 jobs × 8 ranks.
+func BenchmarkUsage(b *testing.B) {
+	dir := b.TempDir()
+	s, err := filestore.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for j := range 100 {
+		for r := range 8 {
+			if err := s.WriteLog("default", fmt.Sprintf("job%d", j), 1, r, 0, []byte("line\n")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("kept", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Usage("default"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			fresh, err := filestore.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := fresh.Usage("default"); err != nil {
+				b.Fatal(err)
+			}
+			fresh.Close()
+		}
+	})
 }

@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"io"
-	"os"
 	"path"
 	"strings"
 )
@@ -32,15 +31,7 @@ func (s *Store) writeInstanceLog(workspace, instance string, offset int64, data 
 	if err := s.root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := s.root.OpenFile(path.Join(dir, "setup.log"), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, offset)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.writeAt(workspace, path.Join(dir, "setup.log"), offset, data)
 }
 
 // OpenInstanceLog opens a compute instance's setup log. Returns ENOTFOUND.
@@ -58,5 +49,5 @@ func (s *Store) RemoveInstanceFiles(workspace, instance string) error {
 	if err != nil {
 		return err
 	}
-	return s.root.RemoveAll(dir)
+	return s.forget(workspace, func() error { return s.root.RemoveAll(dir) })
 }

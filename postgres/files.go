@@ -189,24 +189,23 @@ func (f *Files) HasArtifact(workspace, id string) bool {
 	return err == nil && f.has(key)
 }
 
-// Usage returns the bytes a workspace's artifacts and outputs take.
+// Usage returns the bytes a workspace's artifacts, outputs and logs
+// take: one row, kept by the database as chunks change (migration 0018),
+// so it is cheap enough to ask before every log write.
 func (f *Files) Usage(workspace string) (int64, error) {
-	dirs, err := filestore.UsageDirs(workspace)
-	if err != nil {
+	if _, err := filestore.UsageDirs(workspace); err != nil {
 		return 0, err
 	}
 	c, cancel := fileCtx()
 	defer cancel()
-	var total int64
-	for _, dir := range dirs {
-		var n sql.NullInt64
-		// Keys are paths: the folder's are those between "dir/" and "dir0".
-		if err := f.db.QueryRowContext(c, `SELECT SUM(length(data)) FROM file_chunks WHERE key >= $1 AND key < $2`, dir+"/", dir+"0").Scan(&n); err != nil {
-			return 0, fmt.Errorf("postgres files: %w", err)
-		}
-		total += n.Int64
+	var n int64
+	err := f.db.QueryRowContext(c, `SELECT bytes FROM file_usage WHERE workspace = $1`, strings.ToLower(workspace)).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("postgres files: %w", err)
 	}
-	return total, nil
+	return n, nil
 }
 
 // WriteLog writes data at offset of a rank's log.

@@ -125,4 +125,14 @@ func TestFiles(t *testing.T) {
 	} else {
 		r.Close()
 	}
+	// The workspace's storage use counts its logs and setup logs with its
+	// artifacts and outputs: the log's 16 bytes, the outputs that
+	// replaced the first, the remaining instance's setup log.
+	want := int64(len(big)) + 16 + int64(len("second")) + int64(len("setup of box2"))
+	if n, err := f.Usage("Default"); err != nil || n != want {
+		t.Errorf("usage of default: %d %v; want %d", n, err, want)
+	}
+	if n, err := f.Usage("other"); err != nil || n != 0 {
+		t.Errorf("usage of other: %d %v", n, err)
+	}
 }

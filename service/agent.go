@@ -441,8 +441,8 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	if err != nil {
 		return err
 	}
-	// The workspace's cap holds whatever the agent does: past it, the
-	// log keeps one marker line and nothing more.
+	// The workspace's cap and storage quota hold whatever the agent
+	// does: past either, the log keeps one marker line and nothing more.
 	var l shoal.WorkspaceLimits
 	if err := s.store.View(ctx, func(tx shoal.Tx) error {
 		l, err = readWorkspaceLimits(tx, a.Workspace)
@@ -450,17 +450,13 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	}); err != nil {
 		return err
 	}
-	limit := l.LogCap()
-	keep, cut := capLogWrite(limit, offset, data)
-	if len(keep) > 0 {
-		if err := s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, offset, keep); err != nil {
-			return err
-		}
-	}
-	if cut {
-		return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, limit, []byte(shoal.LogCutMarker(limit)))
-	}
-	return nil
+	return s.writeCappedLog(l, logFile{
+		workspace: a.Workspace,
+		write: func(off int64, data []byte) error {
+			return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, off, data)
+		},
+		open: func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenLog(a.Workspace, a.JobName, a.Number, rank) },
+	}, offset, data)
 }
 
 // MaxOutputBytes bounds one rank's output archive.
@@ -472,8 +468,8 @@ func (s *Services) PutRankOutputs(ctx context.Context, nodeID, attemptID string,
 	if err != nil {
 		return err
 	}
-	return s.putWithinQuota(ctx, a.Workspace, MaxOutputBytes, func(bound int64) error {
-		return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, bound)
+	return s.putWithinQuota(ctx, a.Workspace, r, MaxOutputBytes, func(r io.Reader, max int64) error {
+		return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, max)
 	})
 }
 

@@ -25,8 +25,10 @@ type Files interface {
 	PutOutputs(workspace, job string, attempt, rank int, r io.Reader, max int64) error
 	OpenOutputs(workspace, job string, attempt, rank int) (io.ReadCloser, error)
 	HasOutputs(workspace, job string, attempt, rank int) bool
-	// Usage is the bytes of a workspace's artifacts and outputs, which
-	// count against its storage quota.
+	// Usage is the bytes of a workspace's artifacts, outputs, rank logs
+	// and instances' setup logs, which count against its storage quota.
+	// It is asked before every log write and upload step, so it must be
+	// cheap (a kept count, not a walk or a sum).
 	Usage(workspace string) (int64, error)
 	WriteInstanceLog(workspace, instance string, offset int64, data []byte) error
 	OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error)

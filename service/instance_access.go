@@ -123,18 +123,13 @@ func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, off
 		return err
 	}
 	// A setup script's output is bounded like a rank's log: the
-	// workspace's cap, then one marker line and nothing more.
-	limit := l.LogCap()
-	keep, cut := capLogWrite(limit, offset, data)
-	if len(keep) > 0 {
-		if err := s.cfg.Files.WriteInstanceLog(ws, name, offset, keep); err != nil {
-			return err
-		}
-	}
-	if cut {
-		return s.cfg.Files.WriteInstanceLog(ws, name, limit, []byte(shoal.LogCutMarker(limit)))
-	}
-	return nil
+	// workspace's cap and storage quota, then one marker line and
+	// nothing more.
+	return s.writeCappedLog(l, logFile{
+		workspace: ws,
+		write:     func(off int64, data []byte) error { return s.cfg.Files.WriteInstanceLog(ws, name, off, data) },
+		open:      func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenInstanceLog(ws, name) },
+	}, offset, data)
 }
 
 // OpenInstanceLog opens an instance's setup log (kind "setup").

@@ -87,6 +87,9 @@ type Services struct {
 	// instances holds what instances' agents last reported, and the last
 	// request through each instance's application proxy.
 	instances *instanceHub
+	// reservations are the storage quota's bytes in flight per
+	// workspace (uploads and log writes under way on this server).
+	reservations storageReservations
 }
 
 // New returns the services for cfg.

@@ -11,7 +11,7 @@ import (
 )
 
 // A workspace's limits (the cap of a rank's log, the storage quota of its
-// artifacts and outputs) live in one setting per workspace, so that
+// artifacts, outputs and logs) live in one setting per workspace, so that
 // every server sharing the store enforces the same ones.
 
 func workspaceLimitsKey(ws string) string { return "workspace_limits/" + strings.ToLower(ws) }
@@ -105,50 +105,49 @@ func (s *Services) UpdateWorkspaceLimits(ctx context.Context, workspace string, 
 	return s.FindWorkspaceLimits(ctx, workspace)
 }
 
-// storageLeft returns how many bytes a workspace may still store, and its
-// quota; EQUOTA (field storage_quota) when nothing is left.
-func (s *Services) storageLeft(ctx context.Context, workspace string) (left, quota int64, err error) {
+// workspaceQuota returns a workspace's storage quota.
+func (s *Services) workspaceQuota(ctx context.Context, workspace string) (int64, error) {
 	var l shoal.WorkspaceLimits
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		var err error
 		l, err = readWorkspaceLimits(tx, workspace)
 		return err
 	})
-	if err != nil {
-		return 0, 0, err
-	}
-	used, err := s.cfg.Files.Usage(workspace)
-	if err != nil {
-		return 0, 0, err
-	}
-	quota = l.StorageQuota()
-	if used >= quota {
-		return 0, quota, storageQuotaError(workspace, quota, used)
-	}
-	return quota - used, quota, nil
+	return l.StorageQuota(), err
 }
 
 // storageQuotaError is the refusal of a write past a workspace's quota.
 func storageQuotaError(workspace string, quota, used int64) error {
 	return &shoal.Error{Code: shoal.EQUOTA, Field: "storage_quota", Message: fmt.Sprintf(
-		"storage_quota: workspace %s's storage quota of %s (artifacts and job outputs) would be exceeded: %s stored; an administrator can raise it with `shoal workspace update --storage-quota-bytes`",
+		"storage_quota: workspace %s's storage quota of %s (artifacts, job outputs and logs) would be exceeded: %s stored or being written; an administrator can raise it with `shoal workspace update --storage-quota-bytes`",
 		workspace, shoal.FormatBytes(quota), shoal.FormatBytes(used))}
 }
 
-// putWithinQuota runs put with a size bound of at most max and what the
-// workspace's quota leaves; an upload refused for size where the quota
-// was the tighter bound is reported as EQUOTA (storage_quota). Two
-// uploads at once may each fit and together pass the quota by at most
-// one upload.
-func (s *Services) putWithinQuota(ctx context.Context, workspace string, max int64, put func(max int64) error) error {
-	left, quota, err := s.storageLeft(ctx, workspace)
+// putWithinQuota runs put (a store's upload of at most max bytes) on a
+// reader that reserves the workspace's quota for each byte before put
+// sees it (storage_reserve.go), so parallel uploads cannot together pass
+// the quota. An upload into a full workspace is refused before it
+// streams; one that reaches the quota midway fails with EQUOTA
+// (storage_quota), whatever error the store made of it.
+func (s *Services) putWithinQuota(ctx context.Context, workspace string, r io.Reader, max int64, put func(r io.Reader, max int64) error) error {
+	quota, err := s.workspaceQuota(ctx, workspace)
 	if err != nil {
 		return err
 	}
-	bound := min(max, left)
-	err = put(bound)
-	if err != nil && bound < max && shoal.ErrorCode(err) == shoal.EINVALID && strings.Contains(shoal.ErrorMessage(err), "larger than") {
-		return storageQuotaError(workspace, quota, quota-left)
+	// Nothing left: refused before a byte moves (an empty upload too).
+	g, used, err := s.reserve(workspace, quota, 1)
+	if err != nil {
+		return err
+	}
+	s.release(workspace, g)
+	if g == 0 {
+		return storageQuotaError(workspace, quota, used)
+	}
+	q := &quotaReader{s: s, r: r, workspace: workspace, quota: quota}
+	defer q.Close()
+	err = put(q, max)
+	if q.err != nil && shoal.ErrorCode(q.err) == shoal.EQUOTA {
+		return q.err
 	}
 	return err
 }
@@ -160,9 +159,9 @@ func (s *Services) PutArtifact(ctx context.Context, workspace string, r io.Reade
 		return "", shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
 	}
 	var id string
-	err := s.putWithinQuota(ctx, workspace, max, func(bound int64) error {
+	err := s.putWithinQuota(ctx, workspace, r, max, func(r io.Reader, max int64) error {
 		var err error
-		id, err = s.cfg.Files.PutArtifact(workspace, r, bound)
+		id, err = s.cfg.Files.PutArtifact(workspace, r, max)
 		return err
 	})
 	return id, err
