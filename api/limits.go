@@ -36,6 +36,24 @@ type Limits struct {
 	// (public routes, the sign-in page, refusals); more are refused with
 	// 429 until some end.
 	MaxAnonymous int
+	// MaxAnonymousPerSource bounds the share of MaxAnonymous that one
+	// source address (an IPv4 address, an IPv6 /64) may hold at once, so
+	// that one client cannot take every slot.
+	MaxAnonymousPerSource int
+	// AnonymousTimeout bounds reading a request, body included, until its
+	// caller is authenticated (from the request's start); a request that
+	// never authenticates has no longer. It applies when shorter than
+	// ReadTimeout.
+	AnonymousTimeout time.Duration
+	// MaxTransfersPerPrincipal bounds one principal's concurrent uploads
+	// (artifacts, outputs) and downloads (outputs, artifacts, logs); more
+	// are refused with 429.
+	MaxTransfersPerPrincipal int
+	// TransferStallTimeout is how long an upload or download may go
+	// without moving a byte: each byte read or written extends the
+	// deadline by that much, so a slow transfer that moves goes on and a
+	// stalled one is cut.
+	TransferStallTimeout time.Duration
 }
 
 // DefaultLimits are the server's limits.
@@ -48,6 +66,10 @@ func DefaultLimits() Limits {
 		MaxStreamsPerPrincipal:    16,
 		MaxAppStreamsPerPrincipal: 64,
 		MaxAnonymous:              256,
+		MaxAnonymousPerSource:     16,
+		AnonymousTimeout:          10 * time.Second,
+		MaxTransfersPerPrincipal:  8,
+		TransferStallTimeout:      30 * time.Second,
 	}
 }
 
@@ -62,10 +84,23 @@ func NewHTTPServer(h http.Handler, l Limits) *http.Server {
 // SetLimits replaces the per-principal and anonymous caps (DefaultLimits
 // until then); the timeouts are the http.Server's (NewHTTPServer).
 func (s *Server) SetLimits(l Limits) {
-	s.streams = newPrincipalLimiter(l.MaxStreamsPerPrincipal)
-	s.appStreams = newPrincipalLimiter(l.MaxAppStreamsPerPrincipal)
-	s.anonymous = make(chan struct{}, max(l.MaxAnonymous, 1))
+	s.caps.Store(&caps{
+		Limits:     l,
+		streams:    newPrincipalLimiter(l.MaxStreamsPerPrincipal),
+		appStreams: newPrincipalLimiter(l.MaxAppStreamsPerPrincipal),
+		transfers:  newPrincipalLimiter(l.MaxTransfersPerPrincipal),
+		anonymous:  newSourceLimiter(l.MaxAnonymous, l.MaxAnonymousPerSource),
+	})
 }
+
+// caps are the limiters of one Limits, replaced whole by SetLimits.
+type caps struct {
+	Limits
+	streams, appStreams, transfers *principalLimiter
+	anonymous                      *sourceLimiter
+}
+
+func (s *Server) limits() *caps { return s.caps.Load() }
 
 // principalLimiter counts each principal's concurrent long requests.
 type principalLimiter struct {
@@ -132,32 +167,4 @@ func (s *Server) stream(w http.ResponseWriter, p *shoal.Principal, lim *principa
 func writeTooMany(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "5")
 	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Code: "TooManyRequests", Message: msg}})
-}
-
-// limitAnonymous bounds the concurrent requests that present no
-// credential (neither an Authorization header nor a session cookie):
-// public routes, the sign-in pages, refusals. Anyone can send those, so
-// they get a bounded share of the server; a full share is 429. A request
-// that presents a credential is not counted: a made-up one is refused at
-// once, before any body is read, and a real one must not be locked out
-// by anonymous traffic.
-func (s *Server) limitAnonymous(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		select {
-		case s.anonymous <- struct{}{}:
-		default:
-			writeTooMany(w, "too many requests without a credential at once (at most "+strconv.Itoa(cap(s.anonymous))+"); retry shortly, or send Authorization: Bearer <token>")
-			return
-		}
-		defer func() { <-s.anonymous }()
-		next.ServeHTTP(w, r)
-	})
 }
