@@ -32,9 +32,13 @@ type startKey struct{}
 func (s *Server) admit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		rc := http.NewResponseController(w)
 		if d := s.limits().anonymousTimeout(); d > 0 {
-			_ = http.NewResponseController(w).SetReadDeadline(start.Add(d))
+			_ = rc.SetReadDeadline(start.Add(d))
 		}
+		// A download's rolling write deadline (transfer) outlives its
+		// response; the server sets none of its own (no WriteTimeout).
+		_ = rc.SetWriteDeadline(time.Time{})
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), startKey{}, start)))
 	})
 }
@@ -71,10 +75,10 @@ func (s *Server) asAnonymous(w http.ResponseWriter, r *http.Request, h func()) {
 	src := sourceOf(r.RemoteAddr)
 	switch lim.acquire(src) {
 	case sourceFull:
-		writeTooMany(w, "too many requests without a valid credential from one address: at most "+strconv.Itoa(lim.perSource)+" at a time from one address; retry shortly, or send Authorization: Bearer <token>")
+		refuseTooMany(w, r, "too many requests without a valid credential from one address: at most "+strconv.Itoa(lim.perSource)+" at a time from one address; retry shortly, or send Authorization: Bearer <token>")
 		return
 	case allFull:
-		writeTooMany(w, "too many requests without a valid credential at once (at most "+strconv.Itoa(lim.max)+"); retry shortly, or send Authorization: Bearer <token>")
+		refuseTooMany(w, r, "too many requests without a valid credential at once (at most "+strconv.Itoa(lim.max)+"); retry shortly, or send Authorization: Bearer <token>")
 		return
 	}
 	defer lim.release(src)

@@ -16,10 +16,11 @@ import (
 type Limits struct {
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds reading a whole request, body included. Uploads
-	// (artifacts, outputs, logs from agents), log follows, the studio's
-	// live pages and instance applications (WebSockets) lift it once the
-	// caller is authenticated.
+	// ReadTimeout bounds reading a whole request, body included, once the
+	// caller is authenticated (AnonymousTimeout before). Uploads
+	// (artifacts, outputs) replace it with a rolling deadline
+	// (TransferStallTimeout); log follows, the studio's live pages and
+	// instance applications (WebSockets) lift it.
 	ReadTimeout time.Duration
 	// IdleTimeout bounds a keep-alive connection between requests.
 	IdleTimeout time.Duration
@@ -32,9 +33,10 @@ type Limits struct {
 	// to instance applications (a notebook holds a WebSocket per kernel
 	// and terminal); more are refused with 429.
 	MaxAppStreamsPerPrincipal int
-	// MaxAnonymous bounds concurrent requests that carry no credential
-	// (public routes, the sign-in page, refusals); more are refused with
-	// 429 until some end.
+	// MaxAnonymous bounds concurrent requests that are not authenticated
+	// (public routes, the sign-in pages, signed-out studio pages, requests
+	// whose credential is missing or invalid; see admission.go); more are
+	// refused with 429 until some end.
 	MaxAnonymous int
 	// MaxAnonymousPerSource bounds the share of MaxAnonymous that one
 	// source address (an IPv4 address, an IPv6 /64) may hold at once, so
@@ -75,7 +77,8 @@ func DefaultLimits() Limits {
 
 // NewHTTPServer returns an http.Server for h with l's timeouts and header
 // bound. It sets no WriteTimeout: downloads of outputs and artifacts, and
-// streams, take as long as they take; a stalled reader is ended by TCP.
+// streams, take as long as they take; a download's reader that stalls is
+// cut by its rolling write deadline (TransferStallTimeout).
 func NewHTTPServer(h http.Handler, l Limits) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
 		IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes}
@@ -138,14 +141,6 @@ func longLived(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 }
 
-// liftReadDeadline lifts the read deadline for an upload's handler.
-func liftReadDeadline(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		longLived(w)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // stream runs h as one of p's streams under lim: it lifts the read
 // deadline, or answers 429 when p already holds lim's cap. what names
 // the kind of stream in the refusal.
@@ -161,6 +156,16 @@ func (s *Server) stream(w http.ResponseWriter, p *shoal.Principal, lim *principa
 	defer lim.release(id)
 	longLived(w)
 	h()
+}
+
+// refuseTooMany answers 429 to r; a body that came with it is not read
+// (the connection is closed after the answer), since a refused request
+// must not hold its connection while the body trickles in.
+func refuseTooMany(w http.ResponseWriter, r *http.Request, msg string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	writeTooMany(w, msg)
 }
 
 // writeTooMany answers 429 with Azure's error envelope.

@@ -162,10 +162,15 @@ func (s *Server) baseRoutes() []Route {
 func (s *Server) routes() {
 	for _, r := range s.routeTable() {
 		h := http.Handler(r.handler)
-		if !strings.HasSuffix(r.Pattern, "/artifacts") && !strings.HasSuffix(r.Pattern, "/outputs") && !strings.Contains(r.Pattern, "/applications/") {
+		switch {
+		case strings.Contains(r.Pattern, "/applications/"):
+			// the application proxy: one of the caller's app streams
+		case uploadRoutes[r.Pattern]:
+			h = s.transfer(h) // the handler bounds the body's size
+		case downloadRoutes[r.Pattern]:
+			h = s.transfer(limitBody(h, MaxRequestBytes))
+		default:
 			h = limitBody(h, MaxRequestBytes)
-		} else if !strings.Contains(r.Pattern, "/applications/") {
-			h = liftReadDeadline(h) // an upload: as long as it takes, once authenticated
 		}
 		switch {
 		case r.Pattern == "GET /healthz" || r.Pattern == "GET /readyz":
