@@ -19,14 +19,15 @@ func (s *Server) authenticateNode(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r)
 		if !ok {
-			s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required"))
+			s.asAnonymous(w, r, func() { s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required")) })
 			return
 		}
 		id, err := s.svc.AuthenticateNode(r.Context(), token)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.asAnonymous(w, r, func() { s.writeError(w, r, err) })
 			return
 		}
+		s.authenticated(w, r)
 		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + id, Name: "node " + id, Kind: shoal.PrincipalNode})
 		next.ServeHTTP(w, r.WithContext(withNode(ctx, id)))
 	})

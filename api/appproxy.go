@@ -69,7 +69,7 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 			s.writeError(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
 		},
 	}
-	s.stream(w, shoal.PrincipalFrom(r.Context()), s.appStreams, "requests to instance applications", func() { rp.ServeHTTP(w, r) })
+	s.stream(w, shoal.PrincipalFrom(r.Context()), s.limits().appStreams, "requests to instance applications", func() { rp.ServeHTTP(w, r) })
 }
 
 // appTransport dials an application only after checking, at each dial,

@@ -26,7 +26,7 @@ func (s *Server) SetAppsURL(u string) {
 // AppsHandler serves the applications' origin: the application proxy's
 // routes only, everything else 404.
 func (s *Server) AppsHandler() http.Handler {
-	return s.limitAnonymous(s.appsMux)
+	return s.admit(s.appsMux)
 }
 
 // toAppsOrigin redirects an application request that reached the API's

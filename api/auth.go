@@ -16,16 +16,21 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok, err := s.credential(r)
 		if err != nil {
-			// A refusal presenting a credential is always recorded; bare
-			// anonymous requests, which anyone can send for free, are
-			// recorded up to a bound per source and second.
-			if ok || s.anonymousAudit.allow(r.RemoteAddr, time.Now()) {
-				ri := requestInfo(r, "authenticate")
-				_ = s.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
-			}
-			s.writeError(w, r, err)
+			// A refused request is anonymous: it takes an anonymous slot
+			// (or is answered 429) like any request without a credential.
+			s.asAnonymous(w, r, func() {
+				// A refusal presenting a credential is always recorded;
+				// bare anonymous requests, which anyone can send for free,
+				// are recorded up to a bound per source and second.
+				if ok || s.anonymousAudit.allow(r.RemoteAddr, time.Now()) {
+					ri := requestInfo(r, "authenticate")
+					_ = s.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
+				}
+				s.writeError(w, r, err)
+			})
 			return
 		}
+		s.authenticated(w, r)
 		next.ServeHTTP(w, r.WithContext(shoal.WithPrincipal(r.Context(), p)))
 	})
 }
@@ -57,22 +62,27 @@ func (s *Server) credential(r *http.Request) (p *shoal.Principal, ok bool, err e
 // token or session cookie), for handlers mounted with Mount that
 // authenticate on their own (the studio's pages redirect to sign-in).
 func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
+	if v, ok := r.Context().Value(resolvedKey{}).(resolved); ok {
+		return v.p, v.err // Mount resolved it already
+	}
 	p, _, err := s.credential(r)
 	return p, err
 }
 
 // Mount adds a handler outside the API's route table (the studio), with
 // the same body limit and CSRF protection (except for a PreSessionForm,
-// which checks its own); it authenticates on its own.
+// which checks its own); it authenticates on its own (Principal). A
+// request whose credential does not authenticate, and every request to a
+// PreSessionForm, is anonymous (admission.go).
 func (s *Server) Mount(pattern string, h http.Handler) {
 	if strings.HasPrefix(pattern, "GET /live/") {
 		h = s.liveStream(h)
 	}
 	if f, ok := h.(PreSessionForm); ok {
-		s.mux.Handle(pattern, limitBody(f.Handler, MaxRequestBytes))
+		s.mux.Handle(pattern, s.anonymousOnly(limitBody(f.Handler, MaxRequestBytes)))
 		return
 	}
-	s.mux.Handle(pattern, s.csrfProtect(limitBody(h, MaxRequestBytes)))
+	s.mux.Handle(pattern, s.identify(s.csrfProtect(limitBody(h, MaxRequestBytes))))
 }
 
 // liveStream counts a studio live page (server-sent events) among its
@@ -85,7 +95,7 @@ func (s *Server) liveStream(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s.stream(w, p, s.streams, "live studio pages", func() { h.ServeHTTP(w, r) })
+		s.stream(w, p, s.limits().streams, "live studio pages", func() { h.ServeHTTP(w, r) })
 	})
 }
 

@@ -16,10 +16,11 @@ import (
 type Limits struct {
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds reading a whole request, body included. Uploads
-	// (artifacts, outputs, logs from agents), log follows, the studio's
-	// live pages and instance applications (WebSockets) lift it once the
-	// caller is authenticated.
+	// ReadTimeout bounds reading a whole request, body included, once the
+	// caller is authenticated (AnonymousTimeout before). Uploads
+	// (artifacts, outputs) replace it with a rolling deadline
+	// (TransferStallTimeout); log follows, the studio's live pages and
+	// instance applications (WebSockets) lift it.
 	ReadTimeout time.Duration
 	// IdleTimeout bounds a keep-alive connection between requests.
 	IdleTimeout time.Duration
@@ -32,10 +33,29 @@ type Limits struct {
 	// to instance applications (a notebook holds a WebSocket per kernel
 	// and terminal); more are refused with 429.
 	MaxAppStreamsPerPrincipal int
-	// MaxAnonymous bounds concurrent requests that carry no credential
-	// (public routes, the sign-in page, refusals); more are refused with
-	// 429 until some end.
+	// MaxAnonymous bounds concurrent requests that are not authenticated
+	// (public routes, the sign-in pages, signed-out studio pages, requests
+	// whose credential is missing or invalid; see admission.go); more are
+	// refused with 429 until some end.
 	MaxAnonymous int
+	// MaxAnonymousPerSource bounds the share of MaxAnonymous that one
+	// source address (an IPv4 address, an IPv6 /64) may hold at once, so
+	// that one client cannot take every slot.
+	MaxAnonymousPerSource int
+	// AnonymousTimeout bounds reading a request, body included, until its
+	// caller is authenticated (from the request's start); a request that
+	// never authenticates has no longer. It applies when shorter than
+	// ReadTimeout.
+	AnonymousTimeout time.Duration
+	// MaxTransfersPerPrincipal bounds one principal's concurrent uploads
+	// (artifacts, outputs) and downloads (outputs, artifacts, logs); more
+	// are refused with 429.
+	MaxTransfersPerPrincipal int
+	// TransferStallTimeout is how long an upload or download may go
+	// without moving a byte: each byte read or written extends the
+	// deadline by that much, so a slow transfer that moves goes on and a
+	// stalled one is cut.
+	TransferStallTimeout time.Duration
 }
 
 // DefaultLimits are the server's limits.
@@ -48,12 +68,17 @@ func DefaultLimits() Limits {
 		MaxStreamsPerPrincipal:    16,
 		MaxAppStreamsPerPrincipal: 64,
 		MaxAnonymous:              256,
+		MaxAnonymousPerSource:     16,
+		AnonymousTimeout:          10 * time.Second,
+		MaxTransfersPerPrincipal:  8,
+		TransferStallTimeout:      30 * time.Second,
 	}
 }
 
 // NewHTTPServer returns an http.Server for h with l's timeouts and header
 // bound. It sets no WriteTimeout: downloads of outputs and artifacts, and
-// streams, take as long as they take; a stalled reader is ended by TCP.
+// streams, take as long as they take; a download's reader that stalls is
+// cut by its rolling write deadline (TransferStallTimeout).
 func NewHTTPServer(h http.Handler, l Limits) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
 		IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes}
@@ -62,10 +87,23 @@ func NewHTTPServer(h http.Handler, l Limits) *http.Server {
 // SetLimits replaces the per-principal and anonymous caps (DefaultLimits
 // until then); the timeouts are the http.Server's (NewHTTPServer).
 func (s *Server) SetLimits(l Limits) {
-	s.streams = newPrincipalLimiter(l.MaxStreamsPerPrincipal)
-	s.appStreams = newPrincipalLimiter(l.MaxAppStreamsPerPrincipal)
-	s.anonymous = make(chan struct{}, max(l.MaxAnonymous, 1))
+	s.caps.Store(&caps{
+		Limits:     l,
+		streams:    newPrincipalLimiter(l.MaxStreamsPerPrincipal),
+		appStreams: newPrincipalLimiter(l.MaxAppStreamsPerPrincipal),
+		transfers:  newPrincipalLimiter(l.MaxTransfersPerPrincipal),
+		anonymous:  newSourceLimiter(l.MaxAnonymous, l.MaxAnonymousPerSource),
+	})
 }
+
+// caps are the limiters of one Limits, replaced whole by SetLimits.
+type caps struct {
+	Limits
+	streams, appStreams, transfers *principalLimiter
+	anonymous                      *sourceLimiter
+}
+
+func (s *Server) limits() *caps { return s.caps.Load() }
 
 // principalLimiter counts each principal's concurrent long requests.
 type principalLimiter struct {
@@ -103,14 +141,6 @@ func longLived(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 }
 
-// liftReadDeadline lifts the read deadline for an upload's handler.
-func liftReadDeadline(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		longLived(w)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // stream runs h as one of p's streams under lim: it lifts the read
 // deadline, or answers 429 when p already holds lim's cap. what names
 // the kind of stream in the refusal.
@@ -128,36 +158,18 @@ func (s *Server) stream(w http.ResponseWriter, p *shoal.Principal, lim *principa
 	h()
 }
 
+// refuseTooMany answers 429 to r; a body that came with it is not read
+// (the connection is closed after the answer), since a refused request
+// must not hold its connection while the body trickles in.
+func refuseTooMany(w http.ResponseWriter, r *http.Request, msg string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	writeTooMany(w, msg)
+}
+
 // writeTooMany answers 429 with Azure's error envelope.
 func writeTooMany(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "5")
 	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Code: "TooManyRequests", Message: msg}})
-}
-
-// limitAnonymous bounds the concurrent requests that present no
-// credential (neither an Authorization header nor a session cookie):
-// public routes, the sign-in pages, refusals. Anyone can send those, so
-// they get a bounded share of the server; a full share is 429. A request
-// that presents a credential is not counted: a made-up one is refused at
-// once, before any body is read, and a real one must not be locked out
-// by anonymous traffic.
-func (s *Server) limitAnonymous(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		select {
-		case s.anonymous <- struct{}{}:
-		default:
-			writeTooMany(w, "too many requests without a credential at once (at most "+strconv.Itoa(cap(s.anonymous))+"); retry shortly, or send Authorization: Bearer <token>")
-			return
-		}
-		defer func() { <-s.anonymous }()
-		next.ServeHTTP(w, r)
-	})
 }

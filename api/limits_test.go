@@ -23,9 +23,11 @@ func shortLimits() api.Limits {
 	return l
 }
 
-// limitedServer serves e's API through api.NewHTTPServer with l.
+// limitedServer serves e's API through api.NewHTTPServer with l, and
+// sets e's server's caps to l's.
 func limitedServer(t *testing.T, e *testEnv, l api.Limits) *httptest.Server {
 	t.Helper()
+	e.srv.SetLimits(l)
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = api.NewHTTPServer(e.srv, l)
 	ts.Start()
@@ -60,7 +62,9 @@ func TestDefaultLimitsBoundEveryConnection(t *testing.T) {
 	l := api.DefaultLimits()
 	srv := api.NewHTTPServer(http.NotFoundHandler(), l)
 	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 || srv.MaxHeaderBytes <= 0 ||
-		l.MaxStreamsPerPrincipal <= 0 || l.MaxAppStreamsPerPrincipal <= 0 || l.MaxAnonymous <= 0 {
+		l.MaxStreamsPerPrincipal <= 0 || l.MaxAppStreamsPerPrincipal <= 0 || l.MaxAnonymous <= 0 ||
+		l.MaxAnonymousPerSource <= 0 || l.MaxAnonymousPerSource >= l.MaxAnonymous || l.AnonymousTimeout <= 0 ||
+		l.AnonymousTimeout >= l.ReadTimeout || l.MaxTransfersPerPrincipal <= 0 || l.TransferStallTimeout <= 0 {
 		t.Fatalf("the server's limits %+v leave something unbounded", l)
 	}
 }
@@ -221,7 +225,7 @@ func TestUnauthenticatedRequestsAreCapped(t *testing.T) {
 		}
 	}()
 	<-entered
-	resp, err := http.Get(e.ts.URL + "/healthz")
+	resp, err := http.Get(e.ts.URL + "/api/v1/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +238,7 @@ func TestUnauthenticatedRequestsAreCapped(t *testing.T) {
 	}
 	close(release)
 	<-done
-	if resp, err := http.Get(e.ts.URL + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+	if resp, err := http.Get(e.ts.URL + "/api/v1/openapi.json"); err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("a request without a credential once the slot is free: %v %v", resp, err)
 	} else {
 		resp.Body.Close()

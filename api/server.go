@@ -26,9 +26,8 @@ type Server struct {
 	anonymousAudit auditLimiter
 	ready          Readiness
 	observer       atomic.Pointer[RequestObserver]
-	// streams, appStreams and anonymous are the caps of Limits.
-	streams, appStreams *principalLimiter
-	anonymous           chan struct{}
+	// caps are the limiters of Limits (SetLimits).
+	caps atomic.Pointer[caps]
 	// secure: the server serves HTTPS, and its cookies carry the
 	// __Host- prefix (SetSecure).
 	secure atomic.Bool
@@ -163,15 +162,25 @@ func (s *Server) baseRoutes() []Route {
 func (s *Server) routes() {
 	for _, r := range s.routeTable() {
 		h := http.Handler(r.handler)
-		if !strings.HasSuffix(r.Pattern, "/artifacts") && !strings.HasSuffix(r.Pattern, "/outputs") && !strings.Contains(r.Pattern, "/applications/") {
+		switch {
+		case strings.Contains(r.Pattern, "/applications/"):
+			// the application proxy: one of the caller's app streams
+		case uploadRoutes[r.Pattern]:
+			h = s.transfer(h) // the handler bounds the body's size
+		case downloadRoutes[r.Pattern]:
+			h = s.transfer(limitBody(h, MaxRequestBytes))
+		default:
 			h = limitBody(h, MaxRequestBytes)
-		} else if !strings.Contains(r.Pattern, "/applications/") {
-			h = liftReadDeadline(h) // an upload: as long as it takes, once authenticated
 		}
 		switch {
+		case r.Pattern == "GET /healthz" || r.Pattern == "GET /readyz":
+			// no slot: probes are answered while the anonymous slots are
+			// full (they read no body and answer at once)
 		case r.Public:
+			h = s.anonymousOnly(h)
 		case r.Agent && r.Pattern == "POST /agent/v1/join":
 			// the join token is checked by the handler: it is single-use
+			h = s.anonymousOnly(h)
 		case r.Agent:
 			h = s.authenticateNode(h)
 		default:
@@ -185,8 +194,8 @@ func (s *Server) routes() {
 		}
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
-	s.mux.HandleFunc("/", notFound)
-	s.appsMux.HandleFunc("/", notFound)
+	s.mux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
+	s.appsMux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
@@ -203,7 +212,7 @@ func limitBody(next http.Handler, n int64) http.Handler {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.limitAnonymous(s.mux).ServeHTTP(w, r)
+	s.admit(s.mux).ServeHTTP(w, r)
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -236,7 +245,7 @@ func (s *Server) timed(route string, next http.Handler) http.Handler {
 // caller, or to anyone when public.
 func (s *Server) SetMetrics(h http.Handler, public bool) {
 	if public {
-		s.mux.Handle("GET /metrics", h)
+		s.mux.Handle("GET /metrics", s.anonymousOnly(h))
 		return
 	}
 	route := Route{Pattern: "GET /metrics", Action: ActionAuthenticated, Audit: "metrics/read"}
