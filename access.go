@@ -289,3 +289,9 @@ type SigningKey struct {
 	CreatedOn  time.Time  `json:"created_on"`
 	RetiredOn  *time.Time `json:"retired_on,omitempty"`
 }
+
+// Whoami describes the caller, for `shoal login` and clients.
+type Whoami struct {
+	Principal   *Principal        `json:"principal"`
+	Assignments []*RoleAssignment `json:"role_assignments"`
+}

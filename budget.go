@@ -97,3 +97,13 @@ func (b *Budget) PeriodStart(now time.Time) time.Time {
 	}
 	return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 }
+
+// BudgetStatus is a budget with its spend in the current period.
+type BudgetStatus struct {
+	*Budget
+	Name        string    `json:"name"`
+	PeriodStart time.Time `json:"period_start"`
+	Spent       float64   `json:"spent"`
+	Percent     float64   `json:"percent"`
+	Reached     bool      `json:"reached"`
+}

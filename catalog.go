@@ -262,3 +262,34 @@ func (c *Catalog) CheckSize(name, computeType string, loc *Location) (*Size, err
 	}
 	return s, nil
 }
+
+// LocationDetail is a location with its quota use and its hosts, as
+// `shoal location show` prints it.
+type LocationDetail struct {
+	*Location
+	Usage []Usage `json:"usage"`
+	Hosts []*Host `json:"hosts"`
+	// Nodes counts the nodes at the location.
+	Nodes int `json:"nodes"`
+	// WorkIsolation says as whom the location's work runs, when its
+	// provider can tell.
+	WorkIsolation string `json:"work_isolation,omitempty"`
+}
+
+// Usage is one quota line of a location, with the keys `az ml compute
+// list-usage` prints.
+type Usage struct {
+	ID                   string    `json:"id"`
+	AmlWorkspaceLocation string    `json:"aml_workspace_location"`
+	Type                 string    `json:"type"`
+	Unit                 string    `json:"unit"`
+	CurrentValue         int       `json:"current_value"`
+	Limit                int       `json:"limit"`
+	Name                 UsageName `json:"name"`
+}
+
+// UsageName names a usage line.
+type UsageName struct {
+	Value          string `json:"value"`
+	LocalizedValue string `json:"localized_value"`
+}

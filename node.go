@@ -187,3 +187,14 @@ func (n *Node) SSHConnectionString(user string) string {
 	}
 	return "ssh " + user + "@" + addr + " -p " + strconv.Itoa(n.SSHPort)
 }
+
+// JoinCommand is what `shoal compute add-node` prints: the node it made
+// and the one-time command that makes a machine that node.
+type JoinCommand struct {
+	NodeID    string    `json:"node_id"`
+	Compute   string    `json:"compute"`
+	JoinToken string    `json:"join_token"`
+	ExpiresOn time.Time `json:"expires_on"`
+	// Command is the shell command to run on the machine.
+	Command string `json:"command"`
+}

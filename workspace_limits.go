@@ -84,3 +84,14 @@ func FormatBytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }
+
+// WorkspaceLimitsView is a workspace's limits in force and its storage use.
+type WorkspaceLimitsView struct {
+	Workspace string `json:"workspace"`
+	// MaxLogBytes and StorageQuotaBytes are the limits in force (the
+	// defaults where none was set); Own says which were set.
+	MaxLogBytes       int64           `json:"max_log_bytes"`
+	StorageQuotaBytes int64           `json:"storage_quota_bytes"`
+	StorageUsedBytes  int64           `json:"storage_used_bytes"`
+	Own               WorkspaceLimits `json:"workspace_limits"`
+}

@@ -22,7 +22,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/gpu"
 	"github.com/shoal-ml/shoal/agent/runas"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // Config configures an agent.
@@ -73,7 +73,7 @@ const DefaultOrphanTimeout = 15 * time.Minute
 // Agent is a running node agent.
 type Agent struct {
 	cfg    Config
-	client *api.AgentClient
+	client *client.AgentClient
 	log    *slog.Logger
 	join   *shoal.JoinResponse
 
@@ -196,7 +196,7 @@ func newAgent(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: api.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: client.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
 	if err := a.client.TrustCA(cfg.ServerCA); err != nil {
 		return nil, fmt.Errorf("agent: the server's CA: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // A rank's log past its cap is cut on the node: the file keeps the first
@@ -38,7 +38,7 @@ func TestLogShipperCutsAtTheCap(t *testing.T) {
 	}
 	defer job.Close()
 	const limit = 64
-	l := newLogShipper(api.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1"}, path)
+	l := newLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1"}, path)
 	l.max = limit
 	marker := shoal.LogCutMarker(limit)
 	for i := range 50 {

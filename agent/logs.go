@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // logShipper uploads a growing log file to the server in chunks, each at
 // its offset, so a retried chunk overwrites rather than duplicates.
 type logShipper struct {
-	c      *api.AgentClient
+	c      *client.AgentClient
 	ref    shoal.RankRef
 	path   string
 	offset int64
@@ -23,7 +23,7 @@ type logShipper struct {
 	max int64
 }
 
-func newLogShipper(c *api.AgentClient, ref shoal.RankRef, path string) *logShipper {
+func newLogShipper(c *client.AgentClient, ref shoal.RankRef, path string) *logShipper {
 	return &logShipper{c: c, ref: ref, path: path}
 }
 

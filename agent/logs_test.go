@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // A log ships in chunks at their offsets; what is appended while a poll
@@ -49,7 +49,7 @@ func TestLogShipperChunks(t *testing.T) {
 	if err := os.WriteFile(path, want[:100], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l := newLogShipper(api.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1", Rank: 0}, path)
+	l := newLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1", Rank: 0}, path)
 	if err := l.shipAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}

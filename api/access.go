@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/client"
 )
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
@@ -60,21 +61,8 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 	writeJSON(w, http.StatusOK, u)
 }
 
-// TokenCreateRequest asks for a new API token.
-type TokenCreateRequest struct {
-	Name string `json:"name"`
-	// ExpiresIn is a duration such as "720h"; "" never expires.
-	ExpiresIn string `json:"expires_in,omitempty"`
-}
-
-// TokenCreateResponse carries the token itself, shown this once.
-type TokenCreateResponse struct {
-	*shoal.APIToken
-	Token string `json:"token"`
-}
-
 func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
-	var req TokenCreateRequest
+	var req client.TokenCreateRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -93,7 +81,7 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, TokenCreateResponse{APIToken: tok, Token: plain})
+	writeJSON(w, http.StatusCreated, client.TokenCreateResponse{APIToken: tok, Token: plain})
 }
 
 func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request) {
@@ -137,15 +125,8 @@ func (s *Server) handleCreateRole(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-// AssignmentRequest names a principal ("user:alice", "identity:trainer")
-// and a role.
-type AssignmentRequest struct {
-	Principal string `json:"principal"`
-	Role      string `json:"role"`
-}
-
 func (s *Server) handleAssignRole(w http.ResponseWriter, r *http.Request) {
-	var req AssignmentRequest
+	var req client.AssignmentRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -185,13 +166,8 @@ func (s *Server) handleListIdentities(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, listBody[*shoal.Identity]{Value: orEmpty(list)})
 }
 
-// IdentityCreateRequest names a new user-assigned identity.
-type IdentityCreateRequest struct {
-	Name string `json:"name"`
-}
-
 func (s *Server) handleCreateIdentity(w http.ResponseWriter, r *http.Request) {
-	var req IdentityCreateRequest
+	var req client.IdentityCreateRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/service"
@@ -26,15 +24,6 @@ func (s *Server) handleBudgetEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: orEmpty(list)})
-}
-
-// BudgetEvents lists the budgets' warnings (50, 80 and 100 %).
-func (c *Client) BudgetEvents(ctx context.Context, workspace string) ([]*shoal.Event, error) {
-	var out listBody[*shoal.Event]
-	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/budgets/events", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Value, nil
 }
 
 func (s *Server) handleListBudgets(w http.ResponseWriter, r *http.Request) {
@@ -66,28 +55,4 @@ func (s *Server) handleDeleteBudget(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// CreateBudget creates or replaces a budget.
-func (c *Client) CreateBudget(ctx context.Context, workspace string, b *shoal.Budget) (*shoal.Budget, error) {
-	var out shoal.Budget
-	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/budgets", b, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// ListBudgets lists budgets with their spend.
-func (c *Client) ListBudgets(ctx context.Context, workspace string) ([]service.BudgetStatus, error) {
-	var out listBody[service.BudgetStatus]
-	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/budgets", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Value, nil
-}
-
-// DeleteBudget deletes a budget by name (scope/period).
-func (c *Client) DeleteBudget(ctx context.Context, workspace, name string) error {
-	_, err := c.do(ctx, http.MethodDelete, wsPath(workspace)+"/budgets?name="+url.QueryEscape(name), nil, nil, nil)
-	return err
 }

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -39,20 +37,4 @@ func (s *Server) handleCostReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, listBody[service.CostLine]{Value: orEmpty(lines)})
-}
-
-// CostReport reads the cost report.
-func (c *Client) CostReport(ctx context.Context, workspace, since, groupBy string) ([]service.CostLine, error) {
-	q := url.Values{}
-	if since != "" {
-		q.Set("since", since)
-	}
-	if groupBy != "" {
-		q.Set("group_by", groupBy)
-	}
-	var out listBody[service.CostLine]
-	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/cost?"+q.Encode(), nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Value, nil
 }

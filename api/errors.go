@@ -10,40 +10,18 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/client"
 )
 
-// errorBody is Azure's error envelope: {"error": {"code", "message", "target"}}.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
+// errorBody is Azure's error envelope, shared with the Go client so that
+// what the server writes is what the client reads.
+type errorBody = client.ErrorBody
 
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Target  string `json:"target,omitempty"`
-}
+type errorDetail = client.ErrorDetail
 
-var codeToStatus = map[string]int{
-	shoal.EINVALID:        http.StatusBadRequest,
-	shoal.EUNAUTHORIZED:   http.StatusUnauthorized,
-	shoal.EFORBIDDEN:      http.StatusForbidden,
-	shoal.ENOTFOUND:       http.StatusNotFound,
-	shoal.ECONFLICT:       http.StatusConflict,
-	shoal.EPRECONDITION:   http.StatusPreconditionFailed,
-	shoal.EQUOTA:          http.StatusConflict,
-	shoal.ENOTIMPLEMENTED: http.StatusNotImplemented,
-	shoal.EUNAVAILABLE:    http.StatusBadGateway,
-	shoal.ESTORAGEFULL:    http.StatusInsufficientStorage,
-	shoal.EINTERNAL:       http.StatusInternalServerError,
-}
-
-// StatusFor returns the HTTP status of an error code.
-func StatusFor(code string) int {
-	if s, ok := codeToStatus[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// StatusFor returns the HTTP status of an error code (the table lives with
+// the client, which maps the status back).
+func StatusFor(code string) int { return client.StatusFor(code) }
 
 // StatusClientClosedRequest is the status (nginx's 499) a request gets
 // when its client went away before the answer: the metrics and the audit

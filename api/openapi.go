@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -35,7 +36,7 @@ var apiDocs = map[string]opDoc{
 	"POST /api/v1/workspaces":                                                {summary: "Create a workspace", in: shoal.Workspace{}, out: shoal.Workspace{}, status: 201},
 	"GET /api/v1/workspaces/{ws}":                                            {summary: "Show a workspace", out: shoal.Workspace{}},
 	"GET /api/v1/workspaces/{ws}/limits":                                     {summary: "A workspace's log cap and storage quota, with its storage use", out: service.WorkspaceLimitsView{}},
-	"PATCH /api/v1/workspaces/{ws}/limits":                                   {summary: "Set a workspace's log cap and storage quota (administrators)", in: WorkspaceLimitsUpdate{}, out: service.WorkspaceLimitsView{}},
+	"PATCH /api/v1/workspaces/{ws}/limits":                                   {summary: "Set a workspace's log cap and storage quota (administrators)", in: client.WorkspaceLimitsUpdate{}, out: service.WorkspaceLimitsView{}},
 	"GET /api/v1/workspaces/{ws}/computes":                                   {summary: "List computes (clusters and instances)", out: list[shoal.Compute]{}, query: []string{"type"}},
 	"GET /api/v1/workspaces/{ws}/computes/{name}":                            {summary: "Show a compute with its status", out: shoal.Compute{}},
 	"PUT /api/v1/workspaces/{ws}/computes/{name}":                            {summary: "Create (201) or apply (200) a compute; If-Match, If-None-Match: *", in: shoal.ComputeSpec{}, out: shoal.Compute{}},
@@ -78,7 +79,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":     {summary: "A rank's output (text; follow=true streams)", query: []string{"rank", "attempt", "offset", "follow"}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":  {summary: "A rank's outputs (tar.gz)", query: []string{"rank"}},
 	"GET /api/v1/workspaces/{ws}/roleassignments":      {summary: "Role assignments of the workspace", out: list[shoal.RoleAssignment]{}},
-	"POST /api/v1/workspaces/{ws}/roleassignments":     {summary: "Grant a role", in: AssignmentRequest{}, out: shoal.RoleAssignment{}, status: 201},
+	"POST /api/v1/workspaces/{ws}/roleassignments":     {summary: "Grant a role", in: client.AssignmentRequest{}, out: shoal.RoleAssignment{}, status: 201},
 	"DELETE /api/v1/workspaces/{ws}/roleassignments":   {summary: "Remove a role", status: 204, query: []string{"principal", "role"}},
 	"GET /api/v1/users":                                {summary: "Users (administrators)", out: list[shoal.User]{}},
 	"POST /api/v1/users":                               {summary: "Create a user", in: shoal.User{}, out: shoal.User{}, status: 201},
@@ -86,20 +87,20 @@ var apiDocs = map[string]opDoc{
 	"POST /api/v1/users/{user}/disable":                {summary: "Disable a user", out: shoal.User{}},
 	"POST /api/v1/users/{user}/enable":                 {summary: "Enable a user", out: shoal.User{}},
 	"GET /api/v1/users/{user}/tokens":                  {summary: "A user's tokens", out: list[shoal.APIToken]{}},
-	"POST /api/v1/users/{user}/tokens":                 {summary: "Create a token (shown once)", in: TokenCreateRequest{}, out: TokenCreateResponse{}, status: 201},
+	"POST /api/v1/users/{user}/tokens":                 {summary: "Create a token (shown once)", in: client.TokenCreateRequest{}, out: client.TokenCreateResponse{}, status: 201},
 	"POST /api/v1/tokens/{id}/revoke":                  {summary: "Revoke a token", out: shoal.APIToken{}},
 	"GET /api/v1/roles":                                {summary: "Built-in and custom roles", out: list[shoal.RoleDefinition]{}},
 	"POST /api/v1/roles":                               {summary: "Define a custom role", in: shoal.RoleDefinition{}, out: shoal.RoleDefinition{}, status: 201},
 	"GET /api/v1/identities":                           {summary: "Managed identities", out: list[shoal.Identity]{}},
-	"POST /api/v1/identities":                          {summary: "Create a user-assigned identity", in: IdentityCreateRequest{}, out: shoal.Identity{}, status: 201},
+	"POST /api/v1/identities":                          {summary: "Create a user-assigned identity", in: client.IdentityCreateRequest{}, out: shoal.Identity{}, status: 201},
 	"GET /api/v1/audit":                                {summary: "The audit log (administrators)", out: list[shoal.AuditRecord]{}, query: []string{"since", "principal", "target"}},
 	"GET /api/v1/serviceprincipals":                    {summary: "Service principals (administrators)", out: list[shoal.ServicePrincipal]{}},
-	"POST /api/v1/serviceprincipals":                   {summary: "Create a service principal (secret shown once)", in: SPCreateRequest{}, out: SPCredentials{}, status: 201},
+	"POST /api/v1/serviceprincipals":                   {summary: "Create a service principal (secret shown once)", in: client.SPCreateRequest{}, out: client.SPCredentials{}, status: 201},
 	"GET /api/v1/serviceprincipals/{sp}":               {summary: "A service principal", out: shoal.ServicePrincipal{}},
-	"POST /api/v1/serviceprincipals/{sp}/secret":       {summary: "A new secret (the old one stops)", out: SPCredentials{}},
+	"POST /api/v1/serviceprincipals/{sp}/secret":       {summary: "A new secret (the old one stops)", out: client.SPCredentials{}},
 	"DELETE /api/v1/serviceprincipals/{sp}":            {summary: "Delete a service principal", status: 204},
 	"GET /api/v1/workspaces/{ws}/quotas":               {summary: "The workspace's vCPU limit and use per VM family", out: list[service.WorkspaceQuota]{}, query: []string{"location"}},
-	"PUT /api/v1/workspaces/{ws}/quotas/{family}":      {summary: "Set the workspace's limit of a VM family", in: QuotaSetRequest{}, out: service.QuotaUpdateResult{}, query: []string{"location"}},
+	"PUT /api/v1/workspaces/{ws}/quotas/{family}":      {summary: "Set the workspace's limit of a VM family", in: client.QuotaSetRequest{}, out: service.QuotaUpdateResult{}, query: []string{"location"}},
 	"GET /api/v1/workspaces/{ws}/cost":                 {summary: "Node-seconds and cost, grouped", out: list[service.CostLine]{}, query: []string{"since", "group_by"}},
 	"GET /api/v1/workspaces/{ws}/budgets":              {summary: "Budgets with their spend this period", out: list[service.BudgetStatus]{}},
 	"POST /api/v1/workspaces/{ws}/budgets":             {summary: "Create or replace a budget", in: shoal.Budget{}, out: shoal.Budget{}, status: 201},

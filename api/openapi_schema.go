@@ -98,7 +98,9 @@ func schemaName(t reflect.Type) string {
 	switch {
 	case strings.HasSuffix(pkg, "/service"):
 		return "Service" + t.Name()
-	case strings.HasSuffix(pkg, "/api"):
+	case strings.HasSuffix(pkg, "/api"), strings.HasSuffix(pkg, "/client"):
+		// The native API's own bodies live with its Go client; they keep
+		// the names they had when they lived here.
 		return "Api" + t.Name()
 	}
 	return t.Name()

@@ -1,12 +1,11 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -43,13 +42,8 @@ func (s *Server) handleListQuotas(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, listBody[service.WorkspaceQuota]{Value: out})
 }
 
-// QuotaSetRequest is the body of PUT …/quotas/{family}.
-type QuotaSetRequest struct {
-	Limit *int `json:"limit"`
-}
-
 func (s *Server) handleSetQuota(w http.ResponseWriter, r *http.Request) {
-	var req QuotaSetRequest
+	var req client.QuotaSetRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -73,31 +67,4 @@ func (s *Server) handleSetQuota(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res[0])
-}
-
-// ListQuotas lists a workspace's limit and use of each VM family at a
-// location ("" for the default one).
-func (c *Client) ListQuotas(ctx context.Context, workspace, location string) ([]service.WorkspaceQuota, error) {
-	var out listBody[service.WorkspaceQuota]
-	path := wsPath(workspace) + "/quotas"
-	if location != "" {
-		path += "?location=" + url.QueryEscape(location)
-	}
-	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Value, nil
-}
-
-// SetQuota sets a workspace's vCPU limit of a VM family at a location.
-func (c *Client) SetQuota(ctx context.Context, workspace, location, family string, limit int) (*service.QuotaUpdateResult, error) {
-	var out service.QuotaUpdateResult
-	path := wsPath(workspace) + "/quotas/" + url.PathEscape(family)
-	if location != "" {
-		path += "?location=" + url.QueryEscape(location)
-	}
-	if _, err := c.do(ctx, http.MethodPut, path, QuotaSetRequest{Limit: &limit}, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
 }

@@ -1,7 +1,8 @@
 // Package api is Shoal's HTTP layer: the server's handlers for the native
-// REST API under /api/v1 and the Go client the CLI uses. It is the only
-// package that knows HTTP status codes; the client maps them back to
-// shoal.Error codes.
+// REST API under /api/v1. The Go client the CLI and the agent use lives in
+// client/, with the request bodies and the error code/status table both
+// sides share: the server answers an error at client.StatusFor(code), the
+// client maps the status back to the shoal.Error code.
 package api
 
 import (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
@@ -197,12 +198,12 @@ func TestComputeHTTPContract(t *testing.T) {
 		}
 	})
 	t.Run("client maps status codes back to error codes", func(t *testing.T) {
-		c := api.NewClient(ts.URL, token)
+		c := client.NewClient(ts.URL, token)
 		_, err := c.GetCompute(context.Background(), "default", "nope-cluster")
 		if shoal.ErrorCode(err) != shoal.ENOTFOUND {
 			t.Fatalf("got %v", err)
 		}
-		_, err = api.NewClient(ts.URL, "bad").GetCompute(context.Background(), "default", "cpu-cluster")
+		_, err = client.NewClient(ts.URL, "bad").GetCompute(context.Background(), "default", "cpu-cluster")
 		if shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
 			t.Fatalf("got %v", err)
 		}

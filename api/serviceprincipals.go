@@ -1,11 +1,10 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // spRoutes manage service principals (administrators only: the actions
@@ -20,26 +19,8 @@ func (s *Server) spRoutes() []Route {
 	}
 }
 
-// SPCreateRequest names a new service principal.
-type SPCreateRequest struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-}
-
-// SPCredentials is a service principal with its secret, answered once,
-// when it is created or given a new secret: what AZURE_CLIENT_ID,
-// AZURE_CLIENT_SECRET, AZURE_TENANT_ID and AZURE_AUTHORITY_HOST take.
-type SPCredentials struct {
-	*shoal.ServicePrincipal
-	ClientSecret string `json:"client_secret"`
-	// TenantID is "adfs": Azure's identity libraries skip Microsoft's
-	// instance discovery for it (see oauthRoutes).
-	TenantID      string `json:"tenant_id"`
-	AuthorityHost string `json:"authority_host"`
-}
-
-func (s *Server) spCredentials(r *http.Request, sp *shoal.ServicePrincipal, secret string) SPCredentials {
-	return SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: s.authorityBase()}
+func (s *Server) spCredentials(r *http.Request, sp *shoal.ServicePrincipal, secret string) client.SPCredentials {
+	return client.SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: s.authorityBase()}
 }
 
 func (s *Server) handleListSPs(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +33,7 @@ func (s *Server) handleListSPs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreateSP(w http.ResponseWriter, r *http.Request) {
-	var req SPCreateRequest
+	var req client.SPCreateRequest
 	if err := decodeStrict(r.Body, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -91,47 +72,4 @@ func (s *Server) handleDeleteSP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// CreateServicePrincipal creates a service principal; the answer holds its
-// secret, which is never shown again.
-func (c *Client) CreateServicePrincipal(ctx context.Context, name, description string) (*SPCredentials, error) {
-	var out SPCredentials
-	if _, err := c.do(ctx, http.MethodPost, "/api/v1/serviceprincipals", SPCreateRequest{Name: name, Description: description}, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// ListServicePrincipals lists service principals.
-func (c *Client) ListServicePrincipals(ctx context.Context) ([]*shoal.ServicePrincipal, error) {
-	var out listBody[*shoal.ServicePrincipal]
-	if _, err := c.do(ctx, http.MethodGet, "/api/v1/serviceprincipals", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Value, nil
-}
-
-// GetServicePrincipal returns a service principal.
-func (c *Client) GetServicePrincipal(ctx context.Context, name string) (*shoal.ServicePrincipal, error) {
-	var out shoal.ServicePrincipal
-	if _, err := c.do(ctx, http.MethodGet, "/api/v1/serviceprincipals/"+url.PathEscape(name), nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// ResetServicePrincipalSecret gives a service principal a new secret.
-func (c *Client) ResetServicePrincipalSecret(ctx context.Context, name string) (*SPCredentials, error) {
-	var out SPCredentials
-	if _, err := c.do(ctx, http.MethodPost, "/api/v1/serviceprincipals/"+url.PathEscape(name)+"/secret", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// DeleteServicePrincipal deletes a service principal and its role assignments.
-func (c *Client) DeleteServicePrincipal(ctx context.Context, name string) error {
-	_, err := c.do(ctx, http.MethodDelete, "/api/v1/serviceprincipals/"+url.PathEscape(name), nil, nil, nil)
-	return err
 }

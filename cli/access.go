@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/clientconfig"
 )
 
@@ -18,7 +18,7 @@ func newUserCommand(g *globals) *cobra.Command {
 	var name, issuer, subject string
 	var admin bool
 	create := &cobra.Command{Use: "create", Short: "Create a user", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateUser(ctx, &shoal.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "user name")
@@ -27,24 +27,24 @@ func newUserCommand(g *globals) *cobra.Command {
 	create.Flags().StringVar(&subject, "oidc-subject", "", "link a sign-in provider account: its subject")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List users", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "admin", "disabled", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"name", "admin", "disabled", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListUsers(ctx)
 		})}
-	named := func(use, short string, run func(cmd *cobra.Command, c *api.Client, name string) (any, error)) *cobra.Command {
+	named := func(use, short string, run func(cmd *cobra.Command, c *client.Client, name string) (any, error)) *cobra.Command {
 		var n string
 		sub := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
-		sub.RunE = g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) { return run(sub, c, n) })
+		sub.RunE = g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) { return run(sub, c, n) })
 		sub.Flags().StringVarP(&n, "name", "n", "", "user name")
 		_ = sub.MarkFlagRequired("name")
 		return sub
 	}
-	show := named("show", "Show a user", func(cmd *cobra.Command, c *api.Client, n string) (any, error) {
+	show := named("show", "Show a user", func(cmd *cobra.Command, c *client.Client, n string) (any, error) {
 		return c.GetUser(cmd.Context(), n)
 	})
-	disable := named("disable", "Disable a user: their tokens stop working at once", func(cmd *cobra.Command, c *api.Client, n string) (any, error) {
+	disable := named("disable", "Disable a user: their tokens stop working at once", func(cmd *cobra.Command, c *client.Client, n string) (any, error) {
 		return c.SetUserDisabled(cmd.Context(), n, true)
 	})
-	enable := named("enable", "Enable a disabled user", func(cmd *cobra.Command, c *api.Client, n string) (any, error) {
+	enable := named("enable", "Enable a disabled user", func(cmd *cobra.Command, c *client.Client, n string) (any, error) {
 		return c.SetUserDisabled(cmd.Context(), n, false)
 	})
 	cmd.AddCommand(create, list, show, disable, enable)
@@ -84,14 +84,14 @@ func newTokenCommand(g *globals) *cobra.Command {
 	_ = create.MarkFlagRequired("name")
 	var listUser string
 	list := &cobra.Command{Use: "list", Short: "List a user's tokens (never the tokens themselves)", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"id", "name", "principal_id", "created_on", "expires_on", "revoked"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"id", "name", "principal_id", "created_on", "expires_on", "revoked"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListTokens(ctx, listUser)
 		})}
 	list.Flags().StringVar(&listUser, "user", "", "the user")
 	_ = list.MarkFlagRequired("user")
 	var id string
 	revoke := &cobra.Command{Use: "revoke", Short: "Revoke a token: it fails at once", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.RevokeToken(ctx, id)
 		})}
 	revoke.Flags().StringVar(&id, "id", "", "token id (see token list)")
@@ -135,7 +135,7 @@ func newLoginCommand(g *globals) *cobra.Command {
 				}
 				token = strings.TrimSpace(line)
 			}
-			c := api.NewClient(server, token)
+			c := client.NewClient(server, token)
 			who, err := c.Whoami(cmd.Context())
 			if err != nil {
 				return err
@@ -169,13 +169,13 @@ func newLoginCommand(g *globals) *cobra.Command {
 func newRoleCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "role", Short: "Roles and role assignments (per workspace)"}
 	list := &cobra.Command{Use: "list", Short: "List built-in and custom roles", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "built_in", "actions", "not_actions", "description"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"name", "built_in", "actions", "not_actions", "description"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListRoles(ctx)
 		})}
 	var name, description string
 	var actions, notActions []string
 	create := &cobra.Command{Use: "create", Short: "Define a custom role from actions (computes/read, computes/start/action, jobs/*, */read, ...)", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateRole(ctx, &shoal.RoleDefinition{Name: name, Description: description, Actions: actions, NotActions: notActions})
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "role name")
@@ -207,7 +207,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 		return "identity:" + strings.ToLower(ws) + "." + strings.ToLower(compute), nil
 	}
 	assign := &cobra.Command{Use: "assign", Short: "Grant a role to a user, identity or service principal in the workspace", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			p, err := principalOf(ws)
 			if err != nil {
 				return nil, err
@@ -235,7 +235,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 		_ = sub.MarkFlagRequired("role")
 	}
 	assignments := &cobra.Command{Use: "list-assignments", Short: "List the workspace's role assignments", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"principal_id", "role", "workspace", "created_by", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"principal_id", "role", "workspace", "created_by", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListAssignments(ctx, ws)
 		})}
 	cmd.AddCommand(list, create, assign, unassign, assignments)
@@ -246,13 +246,13 @@ func newIdentityCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "identity", Short: "Managed identities that workloads act as"}
 	var name string
 	create := &cobra.Command{Use: "create", Short: "Create a user-assigned identity (administrators)", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateIdentity(ctx, name)
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "identity name")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List identities (system-assigned ones are named <workspace>.<compute>)", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "client_id", "system_assigned", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"name", "client_id", "system_assigned", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListIdentities(ctx)
 		})}
 	cmd.AddCommand(create, list)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/sqlstore"
 )
 
@@ -99,7 +99,7 @@ func newAdminCommand(g *globals) *cobra.Command {
 		Use:   "status",
 		Short: "The server's store and role: with several servers on PostgreSQL, the leader, its term, the lease's age and the replicas seen",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.Ready(ctx)
 		}),
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 	"golang.org/x/term"
 
 	"github.com/shoal-ml/shoal"
@@ -37,7 +37,7 @@ func newComputeShowCommand(g *globals) *cobra.Command {
 		Use:   "show",
 		Short: "Show a compute",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetCompute(ctx, ws, name)
 		}),
 	}
@@ -52,7 +52,7 @@ func newComputeListCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List the computes of the workspace",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListComputes(ctx, ws, typ)
 		}),
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // computeFlags are the az ml compute create/update flags that map to keys of
@@ -236,7 +236,7 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 
 // waitProvisioned waits until the compute leaves Creating/Updating and
 // returns it; a Failed compute is an error carrying its provisioning errors.
-func waitProvisioned(ctx context.Context, g *globals, c *api.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
+func waitProvisioned(ctx context.Context, g *globals, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
 	name := comp.Name
 	err := waitFor(ctx, g, "Creating "+name, func(ctx context.Context) (bool, error) {
 		if comp.ProvisioningState != shoal.ProvisioningCreating && comp.ProvisioningState != shoal.ProvisioningUpdating {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // instanceColumns are the table columns of compute instances.
@@ -64,7 +64,7 @@ func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
 
 // waitInstance waits until an instance's operation is over (its state is
 // no longer a transitional one) and fails when it failed.
-func waitInstance(ctx context.Context, g *globals, c *api.Client, ws string, comp *shoal.Compute, what string) (*shoal.Compute, error) {
+func waitInstance(ctx context.Context, g *globals, c *client.Client, ws string, comp *shoal.Compute, what string) (*shoal.Compute, error) {
 	name := comp.Name
 	settled := func(st string) bool {
 		switch st {
@@ -153,7 +153,7 @@ func newEnableSSOCommand(g *globals) *cobra.Command {
 		Use:   "enable-sso",
 		Short: "Enable single sign-on on your compute instance (only its user may)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.InstanceOperation(ctx, ws, name, "enableSso", "")
 		}),
 	}
@@ -169,7 +169,7 @@ func newPostponeShutdownCommand(g *globals) *cobra.Command {
 		Use:   "postpone-shutdown",
 		Short: "Dismiss an upcoming idle shutdown of your compute instance",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			q := ""
 			if minutes > 0 {
 				q = "minutes=" + url.QueryEscape(strconv.Itoa(minutes))

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // newCostCommand is `shoal cost`: what the workspace's nodes cost.
@@ -13,7 +13,7 @@ func newCostCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "cost", Short: "What the workspace's nodes cost, from the catalog's prices"}
 	var since, group string
 	report := &cobra.Command{Use: "report", Short: "Node-seconds and cost grouped by compute, node, size, tier, tag:NAME, user or job", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"key", "node_hours", "usd", "dedicated_usd", "low_priority_usd"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"key", "node_hours", "usd", "dedicated_usd", "low_priority_usd"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CostReport(ctx, ws, since, group)
 		})}
 	report.Flags().StringVar(&since, "since", "30d", "from this long ago (30d, 12h) or an RFC 3339 time, to now")

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/client"
 )
 
 var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "status_reason", "created_on"}
@@ -103,7 +103,7 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 // uploadJobFiles packs the local code folder and local input paths
 // (relative to the YAML file's folder), uploads them content-addressed and
 // replaces them in doc with their artifact IDs.
-func uploadJobFiles(ctx context.Context, c *api.Client, ws, base string, doc map[string]any) error {
+func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc map[string]any) error {
 	resolve := func(p string) string {
 		p = strings.TrimPrefix(p, "file:")
 		if filepath.IsAbs(p) {
@@ -137,7 +137,7 @@ func uploadJobFiles(ctx context.Context, c *api.Client, ws, base string, doc map
 	return nil
 }
 
-func uploadPath(ctx context.Context, c *api.Client, ws, path string, honourIgnore bool) (string, error) {
+func uploadPath(ctx context.Context, c *client.Client, ws, path string, honourIgnore bool) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -157,7 +157,7 @@ func uploadPath(ctx context.Context, c *api.Client, ws, path string, honourIgnor
 	return id, err
 }
 
-func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, c *api.Client, ws, name string) error) (*cobra.Command, *string) {
+func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, c *client.Client, ws, name string) error) (*cobra.Command, *string) {
 	var name string
 	cmd := &cobra.Command{
 		Use:   use,
@@ -177,7 +177,7 @@ func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, 
 }
 
 func newJobShowCommand(g *globals) *cobra.Command {
-	cmd, _ := jobNameCommand("show", "Show a job, with why it waits when it is queued", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("show", "Show a job, with why it waits when it is queued", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		j, err := c.GetJob(cmd.Context(), ws, name)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func newJobShowCommand(g *globals) *cobra.Command {
 }
 
 func newJobCancelCommand(g *globals) *cobra.Command {
-	cmd, _ := jobNameCommand("cancel", "Cancel a job: its processes are stopped", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("cancel", "Cancel a job: its processes are stopped", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		j, err := c.CancelJob(cmd.Context(), ws, name)
 		if err != nil {
 			return err
@@ -199,7 +199,7 @@ func newJobCancelCommand(g *globals) *cobra.Command {
 }
 
 func newJobAttemptsCommand(g *globals) *cobra.Command {
-	cmd, _ := jobNameCommand("list-attempts", "List a job's attempts: node, start, end, exit code, reason", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("list-attempts", "List a job's attempts: node, start, end, exit code, reason", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		list, err := c.ListAttempts(cmd.Context(), ws, name)
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func newJobAttemptsCommand(g *globals) *cobra.Command {
 }
 
 func newJobEventsCommand(g *globals) *cobra.Command {
-	cmd, _ := jobNameCommand("events", "Show a job's event log", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("events", "Show a job's event log", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		list, err := c.ListJobEvents(cmd.Context(), ws, name)
 		if err != nil {
 			return err
@@ -222,7 +222,7 @@ func newJobEventsCommand(g *globals) *cobra.Command {
 
 func newJobStreamCommand(g *globals) *cobra.Command {
 	var rank int
-	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		out, done := g.logOut()
 		if err := c.StreamLogs(cmd.Context(), ws, name, rank, 0, true, out); err != nil {
 			return err
@@ -292,7 +292,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 
 func newJobDownloadCommand(g *globals) *cobra.Command {
 	var path string
-	cmd, _ := jobNameCommand("download", "Download a job's outputs", g, func(cmd *cobra.Command, c *api.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("download", "Download a job's outputs", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		j, err := c.GetJob(cmd.Context(), ws, name)
 		if err != nil {
 			return err

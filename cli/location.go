@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // locationColumns are the table columns of locations.
@@ -18,7 +18,7 @@ func newLocationCommand(g *globals) *cobra.Command {
 		Use:   "show",
 		Short: "A location with its hosts (capacity, nodes, why one is unusable) and quota use",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetLocation(ctx, name)
 		}),
 	}
@@ -28,7 +28,7 @@ func newLocationCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "The server's locations",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(locationColumns, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(locationColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListLocations(ctx)
 		}),
 	}

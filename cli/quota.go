@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // newQuotaCommand is `shoal quota`: the workspace's own vCPU limits per
@@ -15,11 +15,11 @@ func newQuotaCommand(g *globals) *cobra.Command {
 	var location, family string
 	var limit int
 	list := &cobra.Command{Use: "list", Short: "Each VM family's limit for the workspace and what it uses", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"family", "limit", "used", "workspace_limit", "location"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"family", "limit", "used", "workspace_limit", "location"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListQuotas(ctx, ws, location)
 		})}
 	set := &cobra.Command{Use: "set", Short: "Set the workspace's vCPU limit of a VM family (Owner)", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.SetQuota(ctx, ws, location, family, limit)
 		})}
 	set.Flags().StringVar(&family, "family", "", "VM family, e.g. standardDSv2Family (see `shoal quota list`)")

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/clientconfig"
 )
 
@@ -106,7 +106,7 @@ func newRootCommand(g *globals) *cobra.Command {
 
 // client returns an API client and the workspace to act in, from flags,
 // environment and the client config.
-func (g *globals) client() (*api.Client, string, error) {
+func (g *globals) client() (*client.Client, string, error) {
 	path := g.configPath
 	if path == "" {
 		var err error
@@ -129,7 +129,7 @@ func (g *globals) client() (*api.Client, string, error) {
 	if ws == "" {
 		ws = shoal.DefaultWorkspace
 	}
-	c := api.NewClient(cfg.Server, cfg.Token)
+	c := client.NewClient(cfg.Server, cfg.Token)
 	if err := c.TrustCA([]byte(cfg.CACert)); err != nil {
 		return nil, "", fmt.Errorf("%s: ca_cert: %w", path, err)
 	}
@@ -159,7 +159,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 
 // callAndRender returns a command body that calls the server with the
 // configured client and workspace and prints what the call returns.
-func (g *globals) callAndRender(columns []string, call func(ctx context.Context, c *api.Client, ws string) (any, error)) func(*cobra.Command, []string) error {
+func (g *globals) callAndRender(columns []string, call func(ctx context.Context, c *client.Client, ws string) (any, error)) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		c, ws, err := g.client()
 		if err != nil {

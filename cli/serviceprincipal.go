@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // newSPCommand is `shoal sp`: service principals, the applications that
@@ -17,8 +17,8 @@ func newSPCommand(g *globals) *cobra.Command {
 	var name, description string
 	// withHint prints what to set for Azure's SDKs, on stderr so that
 	// -o json stays machine-readable.
-	withHint := func(call func(ctx context.Context, c *api.Client) (*api.SPCredentials, error)) func(*cobra.Command, []string) error {
-		return g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+	withHint := func(call func(ctx context.Context, c *client.Client) (*client.SPCredentials, error)) func(*cobra.Command, []string) error {
+		return g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			cred, err := call(ctx, c)
 			if err != nil {
 				return nil, err
@@ -31,26 +31,26 @@ func newSPCommand(g *globals) *cobra.Command {
 		})
 	}
 	create := &cobra.Command{Use: "create", Short: "Create a service principal and print its client ID and secret (shown once)", Args: cobra.NoArgs,
-		RunE: withHint(func(ctx context.Context, c *api.Client) (*api.SPCredentials, error) {
+		RunE: withHint(func(ctx context.Context, c *client.Client) (*client.SPCredentials, error) {
 			return c.CreateServicePrincipal(ctx, name, description)
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "service principal name")
 	create.Flags().StringVar(&description, "description", "", "what it is for")
 	_ = create.MarkFlagRequired("name")
 	reset := &cobra.Command{Use: "reset-secret", Short: "Give a service principal a new secret (the old one and its tokens stop working)", Args: cobra.NoArgs,
-		RunE: withHint(func(ctx context.Context, c *api.Client) (*api.SPCredentials, error) {
+		RunE: withHint(func(ctx context.Context, c *client.Client) (*client.SPCredentials, error) {
 			return c.ResetServicePrincipalSecret(ctx, name)
 		})}
 	reset.Flags().StringVarP(&name, "name", "n", "", "service principal name")
 	_ = reset.MarkFlagRequired("name")
 	show := &cobra.Command{Use: "show", Short: "Show a service principal", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetServicePrincipal(ctx, name)
 		})}
 	show.Flags().StringVarP(&name, "name", "n", "", "service principal name")
 	_ = show.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List service principals", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "client_id", "description", "created_by", "created_on", "secret_created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"name", "client_id", "description", "created_by", "created_on", "secret_created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListServicePrincipals(ctx)
 		})}
 	del := &cobra.Command{Use: "delete", Short: "Delete a service principal and its role assignments", Args: cobra.NoArgs,

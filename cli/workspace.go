@@ -4,7 +4,7 @@ import (
 	"context"
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -16,7 +16,7 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "create",
 		Short: "Create a workspace",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateWorkspace(ctx, &shoal.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.resourceGroup})
 		}),
 	}
@@ -28,7 +28,7 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List workspaces",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "location", "created_on"}, func(ctx context.Context, c *api.Client, ws string) (any, error) {
+		RunE: g.callAndRender([]string{"name", "location", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListWorkspaces(ctx)
 		}),
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // parseSize reads a number of bytes, bare or with a binary unit
@@ -61,7 +61,7 @@ func workspaceLimitsCommands(g *globals) []*cobra.Command {
 		Short: "Set a workspace's log cap and storage quota (administrators; 0 restores the default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			upd := &api.WorkspaceLimitsUpdate{}
+			upd := &client.WorkspaceLimitsUpdate{}
 			for _, f := range []struct {
 				flag, v string
 				dst     **int64

@@ -108,11 +108,8 @@ func (s *Services) authenticateUserToken(tx shoal.Tx, t *shoal.APIToken) (*shoal
 	return &shoal.Principal{ID: u.PrincipalID(), Name: u.Name, Kind: shoal.PrincipalUser, Admin: u.Admin}, nil
 }
 
-// Whoami describes the caller, for `shoal login` and clients.
-type Whoami struct {
-	Principal   *shoal.Principal        `json:"principal"`
-	Assignments []*shoal.RoleAssignment `json:"role_assignments"`
-}
+// Whoami describes the caller; see shoal.Whoami.
+type Whoami = shoal.Whoami
 
 // FindWhoami returns the caller and its role assignments.
 func (s *Services) FindWhoami(ctx context.Context) (*Whoami, error) {

@@ -40,15 +40,8 @@ func writeBudgets(tx shoal.Tx, ws string, list []*shoal.Budget) error {
 	return tx.PutSetting(budgetsKey(ws), string(b))
 }
 
-// BudgetStatus is a budget with its spend in the current period.
-type BudgetStatus struct {
-	*shoal.Budget
-	Name        string    `json:"name"`
-	PeriodStart time.Time `json:"period_start"`
-	Spent       float64   `json:"spent"`
-	Percent     float64   `json:"percent"`
-	Reached     bool      `json:"reached"`
-}
+// BudgetStatus is a budget with its spend; see shoal.BudgetStatus.
+type BudgetStatus = shoal.BudgetStatus
 
 // CreateBudget adds (or replaces, by scope and period) a budget; Owners
 // (quotas/write) only.

@@ -11,15 +11,8 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// CostLine is one group of a cost report.
-type CostLine struct {
-	Key         string  `json:"key"`
-	NodeSeconds float64 `json:"node_seconds"`
-	NodeHours   float64 `json:"node_hours"`
-	USD         float64 `json:"usd"`
-	Dedicated   float64 `json:"dedicated_usd"`
-	LowPriority float64 `json:"low_priority_usd"`
-}
+// CostLine is one group of a cost report; see shoal.CostLine.
+type CostLine = shoal.CostLine
 
 // CostGroupings are the report's group-by keys (tag:NAME too).
 var CostGroupings = []string{"compute", "node", "size", "tier", "user", "job", "tag:NAME"}

@@ -7,18 +7,9 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// LocationDetail is a location with its quota use and its hosts, as
-// `shoal location show` prints it.
-type LocationDetail struct {
-	*shoal.Location
-	Usage []Usage       `json:"usage"`
-	Hosts []*shoal.Host `json:"hosts"`
-	// Nodes counts the nodes at the location.
-	Nodes int `json:"nodes"`
-	// WorkIsolation says as whom the location's work runs, when its
-	// provider can tell.
-	WorkIsolation string `json:"work_isolation,omitempty"`
-}
+// LocationDetail is a location with its quota use and hosts; see
+// shoal.LocationDetail.
+type LocationDetail = shoal.LocationDetail
 
 // FindLocation returns a location (by name or alias) with its quota use,
 // its provider's hosts and the machines joined by hand. Returns ENOTFOUND.

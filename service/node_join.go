@@ -13,16 +13,9 @@ import (
 // stays valid.
 const StaticJoinTTL = 24 * time.Hour
 
-// JoinCommand is what `shoal compute add-node` prints: the node it made
-// and the one-time command that makes a machine that node.
-type JoinCommand struct {
-	NodeID    string    `json:"node_id"`
-	Compute   string    `json:"compute"`
-	JoinToken string    `json:"join_token"`
-	ExpiresOn time.Time `json:"expires_on"`
-	// Command is the shell command to run on the machine.
-	Command string `json:"command"`
-}
+// JoinCommand is what `shoal compute add-node` prints; see
+// shoal.JoinCommand.
+type JoinCommand = shoal.JoinCommand
 
 // AddStaticNode adds to a cluster a node that its owner joins by hand: a
 // machine of theirs running `shoal agent` with the one-time join token

@@ -8,23 +8,11 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// Usage is one quota line of a location, with the keys `az ml compute
-// list-usage` prints.
-type Usage struct {
-	ID                   string    `json:"id"`
-	AmlWorkspaceLocation string    `json:"aml_workspace_location"`
-	Type                 string    `json:"type"`
-	Unit                 string    `json:"unit"`
-	CurrentValue         int       `json:"current_value"`
-	Limit                int       `json:"limit"`
-	Name                 UsageName `json:"name"`
-}
+// Usage is one quota line of a location; see shoal.Usage.
+type Usage = shoal.Usage
 
-// UsageName names a usage line.
-type UsageName struct {
-	Value          string `json:"value"`
-	LocalizedValue string `json:"localized_value"`
-}
+// UsageName names a usage line; see shoal.UsageName.
+type UsageName = shoal.UsageName
 
 // VCPUUsage is the vCPUs allocated at a location: dedicated per family and
 // in total, and low-priority in total.

@@ -32,16 +32,9 @@ func readWorkspaceLimits(tx shoal.Tx, ws string) (shoal.WorkspaceLimits, error) 
 	return l, nil
 }
 
-// WorkspaceLimitsView is a workspace's limits in force and its storage use.
-type WorkspaceLimitsView struct {
-	Workspace string `json:"workspace"`
-	// MaxLogBytes and StorageQuotaBytes are the limits in force (the
-	// defaults where none was set); Own says which were set.
-	MaxLogBytes       int64                 `json:"max_log_bytes"`
-	StorageQuotaBytes int64                 `json:"storage_quota_bytes"`
-	StorageUsedBytes  int64                 `json:"storage_used_bytes"`
-	Own               shoal.WorkspaceLimits `json:"workspace_limits"`
-}
+// WorkspaceLimitsView is a workspace's limits and storage use; see
+// shoal.WorkspaceLimitsView.
+type WorkspaceLimitsView = shoal.WorkspaceLimitsView
 
 // FindWorkspaceLimits returns a workspace's limits and storage use.
 func (s *Services) FindWorkspaceLimits(ctx context.Context, workspace string) (*WorkspaceLimitsView, error) {

@@ -36,45 +36,26 @@ func readWorkspaceQuotas(tx shoal.Tx, ws string) (map[string]int, error) {
 	return q, nil
 }
 
-// WorkspaceQuota is one family's limit in one workspace.
-type WorkspaceQuota struct {
-	Workspace string `json:"workspace"`
-	// ResourceGroup is the workspace's, for Azure's resource IDs.
-	ResourceGroup string `json:"resource_group,omitempty"`
-	Location      string `json:"location"`
-	Family        string `json:"family"`
-	// Limit is the workspace's own limit, or the location's when the
-	// workspace has none (Own false); negative is unlimited.
-	Limit int  `json:"limit"`
-	Own   bool `json:"workspace_limit"`
-	// Used is the vCPUs the workspace's nodes and instances of the
-	// family hold now.
-	Used int `json:"used"`
-}
+// WorkspaceQuota is one family's limit in one workspace; see
+// shoal.WorkspaceQuota.
+type WorkspaceQuota = shoal.WorkspaceQuota
 
-// Quota update outcomes, Azure's QuotaUpdateParameters statuses.
+// Quota update outcomes, Azure's QuotaUpdateParameters statuses; see
+// shoal.QuotaSuccess.
 const (
-	QuotaSuccess                  = "Success"
-	QuotaInvalidFamily            = "InvalidVMFamilyName"
-	QuotaExceedsSubscriptionLimit = "InvalidQuotaExceedsSubscriptionLimit"
-	QuotaBelowClusterMinimum      = "InvalidQuotaBelowClusterMinimum"
-	QuotaFailure                  = "Failure"
+	QuotaSuccess                  = shoal.QuotaSuccess
+	QuotaInvalidFamily            = shoal.QuotaInvalidFamily
+	QuotaExceedsSubscriptionLimit = shoal.QuotaExceedsSubscriptionLimit
+	QuotaBelowClusterMinimum      = shoal.QuotaBelowClusterMinimum
+	QuotaFailure                  = shoal.QuotaFailure
 )
 
-// QuotaUpdate asks for a workspace's limit of a family.
-type QuotaUpdate struct {
-	Workspace string `json:"workspace"`
-	Family    string `json:"family"`
-	Limit     int    `json:"limit"`
-}
+// QuotaUpdate asks for a workspace's limit of a family; see
+// shoal.QuotaUpdate.
+type QuotaUpdate = shoal.QuotaUpdate
 
-// QuotaUpdateResult is one update's outcome: Status is QuotaSuccess or
-// says which rule it broke, and Message says it in words.
-type QuotaUpdateResult struct {
-	QuotaUpdate
-	Status  string `json:"status"`
-	Message string `json:"message,omitempty"`
-}
+// QuotaUpdateResult is one update's outcome; see shoal.QuotaUpdateResult.
+type QuotaUpdateResult = shoal.QuotaUpdateResult
 
 // ListWorkspaceQuotas returns, for every workspace whose quotas the caller
 // may read, each VM family of the location's sizes with its limit and use.

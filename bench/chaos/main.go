@@ -39,9 +39,9 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
 	"github.com/shoal-ml/shoal/bench/internal/procs"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // options are the command's flags.
@@ -232,7 +232,7 @@ type server struct {
 	exited    chan struct{} // closed when cmd has exited
 	dir, addr string
 	token     string
-	c         *api.Client
+	c         *client.Client
 	mu        sync.Mutex
 	restarts  int // times the server exited during start-up and was started again
 }
@@ -283,7 +283,7 @@ func (s *server) start() time.Duration {
 				// The token outlives restarts (it is in the data dir):
 				// one client serves the whole trial, whoever holds it.
 				s.token = strings.TrimSpace(string(t))
-				s.c = api.NewClient("http://"+s.addr, s.token)
+				s.c = client.NewClient("http://"+s.addr, s.token)
 			}
 			if _, err := s.c.ListComputes(context.Background(), "default", ""); err == nil {
 				return time.Since(began)

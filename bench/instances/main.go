@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/client"
 )
 
 func main() {
@@ -39,7 +39,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer m.Close()
-	c := api.NewClient(m.URL(), m.AdminToken)
+	c := client.NewClient(m.URL(), m.AdminToken)
 	doc, _ := json.Marshal(map[string]any{"name": "bench-ci", "type": "computeinstance", "size": "Standard_DS3_v2"})
 	t0 := time.Now()
 	if _, _, err := c.ApplyCompute(ctx, "default", "bench-ci", doc, ""); err != nil {
@@ -70,7 +70,7 @@ func main() {
 	time.Sleep(time.Second)
 }
 
-func op(ctx context.Context, c *api.Client, name string) {
+func op(ctx context.Context, c *client.Client, name string) {
 	if _, err := c.InstanceOperation(ctx, "default", "bench-ci", name, ""); err != nil {
 		log.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func op(ctx context.Context, c *api.Client, name string) {
 
 // wait polls every 5 ms until the instance is in state with no operation
 // under way.
-func wait(ctx context.Context, c *api.Client, state string) {
+func wait(ctx context.Context, c *client.Client, state string) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		comp, err := c.GetCompute(ctx, "default", "bench-ci")
@@ -93,7 +93,7 @@ func wait(ctx context.Context, c *api.Client, state string) {
 	log.Fatalf("instance never %s", state)
 }
 
-func waitApps(ctx context.Context, c *api.Client) {
+func waitApps(ctx context.Context, c *client.Client) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		comp, err := c.GetCompute(ctx, "default", "bench-ci")

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/internal/testpg"
 )
@@ -91,7 +91,7 @@ func run(ctx context.Context, agentBin, url string, keep bool, latencyJobs, thro
 	if err != nil {
 		log.Fatal(err)
 	}
-	c := api.NewClient(m.URL(), m.AdminToken)
+	c := client.NewClient(m.URL(), m.AdminToken)
 	defer func() {
 		for _, name := range []string{"bench-warm", "bench-tput"} {
 			c.DeleteCompute(ctx, "default", name, "")
@@ -110,7 +110,7 @@ func run(ctx context.Context, agentBin, url string, keep bool, latencyJobs, thro
 	throughput(ctx, c, throughputJobs, nodes)
 }
 
-func mustCompute(ctx context.Context, c *api.Client, name string, n int) {
+func mustCompute(ctx context.Context, c *client.Client, name string, n int) {
 	doc, _ := json.Marshal(map[string]any{"name": name, "min_instances": n, "max_instances": n, "idle_time_before_scale_down": 600})
 	if _, _, err := c.ApplyCompute(ctx, "default", name, doc, ""); err != nil {
 		log.Fatal(err)
@@ -126,7 +126,7 @@ func mustCompute(ctx context.Context, c *api.Client, name string, n int) {
 	log.Fatalf("%s: %d idle nodes not ready within 60 s", name, n)
 }
 
-func submit(ctx context.Context, c *api.Client, compute, command string) *shoal.Job {
+func submit(ctx context.Context, c *client.Client, compute, command string) *shoal.Job {
 	doc, _ := json.Marshal(map[string]any{"command": command, "compute": compute})
 	j, _, err := c.SubmitJob(ctx, "default", doc, "")
 	if err != nil {
@@ -135,7 +135,7 @@ func submit(ctx context.Context, c *api.Client, compute, command string) *shoal.
 	return j
 }
 
-func waitDone(ctx context.Context, c *api.Client, name string) *shoal.Job {
+func waitDone(ctx context.Context, c *client.Client, name string) *shoal.Job {
 	for {
 		j, err := c.GetJob(ctx, "default", name)
 		if err != nil {
@@ -154,7 +154,7 @@ func waitDone(ctx context.Context, c *api.Client, name string) *shoal.Job {
 // latency submits jobs one at a time to a warm idle node and measures the
 // time from the submit call to the server recording the job's process as
 // started (the agent reports it right after the process is spawned).
-func latency(ctx context.Context, c *api.Client, n int) {
+func latency(ctx context.Context, c *client.Client, n int) {
 	mustCompute(ctx, c, "bench-warm", 1)
 	var samples []time.Duration
 	for i := 0; i < n; i++ {
@@ -174,7 +174,7 @@ func latency(ctx context.Context, c *api.Client, n int) {
 }
 
 // throughput pushes n trivial jobs through a cluster of nodes nodes.
-func throughput(ctx context.Context, c *api.Client, n, nodes int) {
+func throughput(ctx context.Context, c *client.Client, n, nodes int) {
 	mustCompute(ctx, c, "bench-tput", nodes)
 	names := make([]string, n)
 	start := time.Now()
@@ -218,7 +218,7 @@ func throughput(ctx context.Context, c *api.Client, n, nodes int) {
 // phases prints where a node's time goes between two jobs, from the
 // times the server recorded: placement → process running → process ended
 // → job completed → next placement on the same node.
-func phases(ctx context.Context, c *api.Client, names []string) {
+func phases(ctx context.Context, c *client.Client, names []string) {
 	type span struct{ placed, running, ended, done time.Time }
 	byNode := map[string][]span{}
 	for _, name := range names {

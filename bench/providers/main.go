@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/internal/testslurm"
 )
@@ -53,7 +53,7 @@ func main() {
 		b.Fatalf("%v", err)
 	}
 	b.Cleanup(func() { m.Close() })
-	c := api.NewClient(m.URL(), m.AdminToken)
+	c := client.NewClient(m.URL(), m.AdminToken)
 	fmt.Printf("%-8s %-22s %-22s %s\n", "provider", "provision→idle, cold", "provision→idle, warm", "submit→running on a warm node")
 	for _, loc := range []string{"local", "lab", "hpc"} {
 		var idle []time.Duration
@@ -74,7 +74,7 @@ func main() {
 
 // provisionToIdle creates a cluster with one node kept and times its node
 // from creation to idle.
-func provisionToIdle(ctx context.Context, b *testhosts.Program, c *api.Client, name, loc string) time.Duration {
+func provisionToIdle(ctx context.Context, b *testhosts.Program, c *client.Client, name, loc string) time.Duration {
 	doc, _ := json.Marshal(map[string]any{"name": name, "type": "amlcompute", "location": loc, "min_instances": 1, "max_instances": 1, "idle_time_before_scale_down": 600})
 	start := time.Now()
 	if _, _, err := c.ApplyCompute(ctx, "default", name, doc, ""); err != nil {
@@ -100,7 +100,7 @@ func provisionToIdle(ctx context.Context, b *testhosts.Program, c *api.Client, n
 
 // dispatch submits jobs one after another to a cluster's warm node and
 // returns each one's submit → process running time.
-func dispatch(ctx context.Context, b *testhosts.Program, c *api.Client, cluster string, n int) []time.Duration {
+func dispatch(ctx context.Context, b *testhosts.Program, c *client.Client, cluster string, n int) []time.Duration {
 	var out []time.Duration
 	for i := 0; i < n; i++ {
 		doc, _ := json.Marshal(map[string]any{"command": "true", "compute": cluster})
@@ -129,7 +129,7 @@ func dispatch(ctx context.Context, b *testhosts.Program, c *api.Client, cluster 
 }
 
 // drop deletes a cluster and waits until it is gone.
-func drop(ctx context.Context, b *testhosts.Program, c *api.Client, name string) {
+func drop(ctx context.Context, b *testhosts.Program, c *client.Client, name string) {
 	if _, err := c.DeleteCompute(ctx, "default", name, ""); err != nil {
 		b.Fatalf("%v", err)
 	}

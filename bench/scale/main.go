@@ -29,9 +29,9 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
 	"github.com/shoal-ml/shoal/bench/internal/procs"
+	"github.com/shoal-ml/shoal/client"
 )
 
 var (
@@ -211,7 +211,7 @@ func main() {
 			JoinToken string `json:"join_token"`
 		}
 		json.Unmarshal(b, &jc)
-		a := api.NewAgentClient(s.url, jc.JoinToken)
+		a := client.NewAgentClient(s.url, jc.JoinToken)
 		resp, err := a.Join(ctx, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
 		if err != nil {
 			log.Fatalf("join %s: %v", jc.NodeID, err)

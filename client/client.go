@@ -1,4 +1,4 @@
-package api
+package client
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/tlsconf"
 )
 
@@ -49,19 +48,6 @@ func (c *Client) TrustCA(caPEM []byte) error {
 	}
 	c.HTTP.Transport = t
 	return nil
-}
-
-var statusToCode = map[int]string{
-	http.StatusBadRequest:            shoal.EINVALID,
-	http.StatusUnauthorized:          shoal.EUNAUTHORIZED,
-	http.StatusForbidden:             shoal.EFORBIDDEN,
-	http.StatusNotFound:              shoal.ENOTFOUND,
-	http.StatusConflict:              shoal.ECONFLICT,
-	http.StatusPreconditionFailed:    shoal.EPRECONDITION,
-	http.StatusNotImplemented:        shoal.ENOTIMPLEMENTED,
-	http.StatusBadGateway:            shoal.EUNAVAILABLE,
-	http.StatusInsufficientStorage:   shoal.ESTORAGEFULL,
-	http.StatusRequestEntityTooLarge: shoal.EINVALID,
 }
 
 // do sends a request with an optional JSON body and decodes a JSON answer
@@ -115,21 +101,6 @@ func (c *Client) do(ctx context.Context, method, path string, body any, headers 
 		}
 	}
 	return resp.StatusCode, nil
-}
-
-func decodeErrorResponse(status int, data []byte) error {
-	var body errorBody
-	code, ok := statusToCode[status]
-	if !ok {
-		code = shoal.EINTERNAL
-	}
-	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
-		if body.Error.Code != "" && StatusFor(body.Error.Code) == status {
-			code = body.Error.Code
-		}
-		return &shoal.Error{Code: code, Message: body.Error.Message, Field: body.Error.Target}
-	}
-	return &shoal.Error{Code: code, Message: fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))}
 }
 
 func wsPath(workspace string) string {

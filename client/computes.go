@@ -1,4 +1,4 @@
-package api
+package client
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"net/url"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // ApplyCompute sends a compute document (JSON with the YAML keys) to create
@@ -74,8 +73,8 @@ func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) 
 
 // ListLocations returns the server's locations with their quota use and
 // hosts.
-func (c *Client) ListLocations(ctx context.Context) ([]*service.LocationDetail, error) {
-	var out listBody[*service.LocationDetail]
+func (c *Client) ListLocations(ctx context.Context) ([]*shoal.LocationDetail, error) {
+	var out listBody[*shoal.LocationDetail]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -84,8 +83,8 @@ func (c *Client) ListLocations(ctx context.Context) ([]*service.LocationDetail, 
 
 // GetLocation returns one location (by name or alias) with its quota use
 // and hosts.
-func (c *Client) GetLocation(ctx context.Context, name string) (*service.LocationDetail, error) {
-	var out service.LocationDetail
+func (c *Client) GetLocation(ctx context.Context, name string) (*shoal.LocationDetail, error) {
+	var out shoal.LocationDetail
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -177,8 +176,8 @@ func (c *Client) InstanceLog(ctx context.Context, workspace, name string) ([]byt
 }
 
 // AddNode adds a node to be joined by hand and returns its join command.
-func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*service.JoinCommand, error) {
-	var out service.JoinCommand
+func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*shoal.JoinCommand, error) {
+	var out shoal.JoinCommand
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes", nil, nil, &out); err != nil {
 		return nil, err
 	}

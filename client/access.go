@@ -1,4 +1,4 @@
-package api
+package client
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"net/url"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // Whoami returns the caller and its role assignments.
-func (c *Client) Whoami(ctx context.Context) (*service.Whoami, error) {
-	var out service.Whoami
+func (c *Client) Whoami(ctx context.Context) (*shoal.Whoami, error) {
+	var out shoal.Whoami
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/whoami", nil, nil, &out); err != nil {
 		return nil, err
 	}
