@@ -118,7 +118,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		return nil, err
 	}
 	if freed {
-		placed, err := s.placeNext(ctx, tx, n)
+		placed, err := s.handOn(ctx, tx, n)
 		if err != nil {
 			return nil, err
 		}
@@ -127,32 +127,6 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		}
 	}
 	return wake, nil
-}
-
-// placeNext gives a node that has just finished its work the next job of
-// its compute's queue at once, in the same transaction, when that job
-// needs one node: the scheduler would choose the same job for it one pass
-// later, and a busy cluster would wait a pass per job. A gang at the head
-// of the queue is left to the scheduler, which sees every free node, and
-// nothing behind it jumps ahead.
-func (s *Services) placeNext(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool, error) {
-	if !nodeFree(n) {
-		return false, nil
-	}
-	c, err := tx.GetCompute(n.Workspace, n.Compute)
-	if err != nil || c.ProvisioningState == shoal.ProvisioningDeleting {
-		return false, nil
-	}
-	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
-	if err != nil || len(head) == 0 || head[0].InstanceCount != 1 {
-		return false, err
-	}
-	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
-	if err != nil || j.Status != shoal.JobQueued {
-		return false, err
-	}
-	ctx = shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
-	return true, s.startAttempt(ctx, tx, j, []*shoal.Node{n})
 }
 
 // freeNode returns a node to idle once its rank ended (or leaves it

@@ -87,6 +87,9 @@ type Services struct {
 	// instances holds what instances' agents last reported, and the last
 	// request through each instance's application proxy.
 	instances *instanceHub
+	// budgets are the block budgets found reached, which placement and
+	// scale-up obey (placement.go).
+	budgets *budgetGate
 }
 
 // New returns the services for cfg.
@@ -121,7 +124,7 @@ func New(cfg Config) *Services {
 	if cfg.Clock == nil {
 		cfg.Clock = shoal.SystemClock{}
 	}
-	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub()}
+	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub(), budgets: &budgetGate{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
