@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -78,7 +77,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 			// Reported late (the server was away): keep when it really ended.
 			end = rep.EndTime.UTC()
 		}
-		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason = st, &end, rep.ExitCode, rep.Reason
+		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason, rs.Failure = st, &end, rep.ExitCode, rep.Reason, rep.Failure
 		if st == shoal.AttemptPreempted && n.Role == "" && n.State != shoal.NodePreempted && n.State != shoal.NodeLeaving && n.State != shoal.NodeUnusable {
 			// The node's own agent says its machine is being taken back (a
 			// Slurm pilot's SIGTERM) before the server heard so: no more
@@ -147,7 +146,7 @@ func describeExit(r *shoal.RankStatus) string {
 	switch {
 	case r.Status == shoal.AttemptTimedOut:
 		return "timed out"
-	case r.Status == shoal.AttemptFailed && (strings.HasPrefix(r.Reason, "preparing failed") || strings.HasPrefix(r.Reason, "start failed")):
+	case r.Status == shoal.AttemptFailed && r.Failure != "":
 		// Failed before any process ran (its code refused for safety,
 		// an input missing): the agent's reason is the job's, not the
 		// -1 it reports as an exit code.
@@ -218,7 +217,7 @@ func (s *Services) finalizeAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 	case infra != nil:
 		a.Status = infra.Status
 		a.Reason = fmt.Sprintf("node %s %s", infra.NodeID, map[string]string{shoal.AttemptPreempted: "was preempted", shoal.AttemptLost: "was lost (missed its lease)"}[infra.Status])
-		if strings.HasPrefix(infra.Reason, "preparing failed") {
+		if infra.Failure == shoal.RankPrepareFailed {
 			a.Reason = fmt.Sprintf("rank %d on node %s could not be prepared (%s)", infra.Rank, infra.NodeID, infra.Reason)
 		}
 		j.InfraRequeues++
