@@ -197,11 +197,27 @@ const (
 	RankLost = "Lost"
 )
 
+// RankFailure classifies a rank that ended before its processes ran, for
+// the server to act on; the report's Reason says the same for people.
+type RankFailure string
+
+// Rank failures an agent reports.
+const (
+	// RankPrepareFailed: the node could not prepare the rank (its code,
+	// inputs or identity endpoint).
+	RankPrepareFailed RankFailure = "prepare_failed"
+	// RankStartFailed: the rank's command could not be started.
+	RankStartFailed RankFailure = "start_failed"
+)
+
 // RankReport is a state change of one rank, reported by its node.
 type RankReport struct {
 	State    string `json:"state"`
 	ExitCode *int   `json:"exit_code,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Failure, when set, says the rank ended before any of its processes
+	// ran: Reason is then the job's reason, not its exit code.
+	Failure RankFailure `json:"failure,omitempty"`
 	// StartTime and EndTime are when the rank's processes started and
 	// ended on the node, for a final state: a result reported late (the
 	// server was away, or the job ended before its Running report got

@@ -213,6 +213,9 @@ type RankStatus struct {
 	StartTime *time.Time `json:"start_time,omitempty"`
 	EndTime   *time.Time `json:"end_time,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
+	// Failure is the report's RankFailure, when the rank ended before any
+	// of its processes ran.
+	Failure RankFailure `json:"failure,omitempty"`
 }
 
 // JobFilter selects jobs.

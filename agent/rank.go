@@ -64,7 +64,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if err != nil {
 		log.Warn("preparing the rank failed", "err", err)
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
-		r.fail(ctx, logPath, prepareFailureState(err), "preparing failed: "+err.Error())
+		r.fail(ctx, logPath, prepareFailureState(err), shoal.RankPrepareFailed, "preparing failed: "+err.Error())
 		return
 	}
 	if len(t.Identities) > 0 {
@@ -76,7 +76,7 @@ func (r *rankRun) run(ctx context.Context) {
 		if err != nil {
 			log.Warn("starting the identity endpoint failed", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
-			r.fail(ctx, logPath, shoal.RankLost, "preparing failed: "+err.Error())
+			r.fail(ctx, logPath, shoal.RankLost, shoal.RankPrepareFailed, "preparing failed: "+err.Error())
 			return
 		}
 		defer r.msi.Close()
@@ -104,7 +104,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if err != nil {
 		r.mu.Unlock()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
-		r.fail(ctx, logPath, shoal.RankFailed, "start failed: "+err.Error())
+		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankStartFailed, "start failed: "+err.Error())
 		return
 	}
 	r.run_ = run
@@ -230,9 +230,9 @@ const runningReportGrace = 2 * time.Second
 // fail ends a rank that never ran its command, as Failed (the job's own
 // failure: it spends a retry) or Lost (this machine or the server failed:
 // the job runs again, its retries untouched).
-func (r *rankRun) fail(ctx context.Context, logPath, state, reason string) {
+func (r *rankRun) fail(ctx context.Context, logPath, state string, failure shoal.RankFailure, reason string) {
 	end := r.a.now()
-	rep := shoal.RankReport{State: state, Reason: reason, EndTime: &end}
+	rep := shoal.RankReport{State: state, Reason: reason, Failure: failure, EndTime: &end}
 	if state == shoal.RankFailed {
 		rep.ExitCode = intPtr(-1)
 	}

@@ -394,7 +394,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		if n.CurrentAttemptID == "" || n.CurrentAttemptID == a.ID {
 			return nil
 		}
-		// placeNext gave the node its next job: hand the task over here and
+		// handOn gave the node its next job: hand the task over here and
 		// leave the node's pending sync asleep.
 		na, err := tx.GetAttempt(n.CurrentAttemptID)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -78,7 +77,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 			// Reported late (the server was away): keep when it really ended.
 			end = rep.EndTime.UTC()
 		}
-		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason = st, &end, rep.ExitCode, rep.Reason
+		rs.Status, rs.EndTime, rs.ExitCode, rs.Reason, rs.Failure = st, &end, rep.ExitCode, rep.Reason, rep.Failure
 		if st == shoal.AttemptPreempted && n.Role == "" && n.State != shoal.NodePreempted && n.State != shoal.NodeLeaving && n.State != shoal.NodeUnusable {
 			// The node's own agent says its machine is being taken back (a
 			// Slurm pilot's SIGTERM) before the server heard so: no more
@@ -118,7 +117,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		return nil, err
 	}
 	if freed {
-		placed, err := s.placeNext(ctx, tx, n)
+		placed, err := s.handOn(ctx, tx, n)
 		if err != nil {
 			return nil, err
 		}
@@ -127,32 +126,6 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		}
 	}
 	return wake, nil
-}
-
-// placeNext gives a node that has just finished its work the next job of
-// its compute's queue at once, in the same transaction, when that job
-// needs one node: the scheduler would choose the same job for it one pass
-// later, and a busy cluster would wait a pass per job. A gang at the head
-// of the queue is left to the scheduler, which sees every free node, and
-// nothing behind it jumps ahead.
-func (s *Services) placeNext(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool, error) {
-	if !nodeFree(n) {
-		return false, nil
-	}
-	c, err := tx.GetCompute(n.Workspace, n.Compute)
-	if err != nil || c.ProvisioningState == shoal.ProvisioningDeleting {
-		return false, nil
-	}
-	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
-	if err != nil || len(head) == 0 || head[0].InstanceCount != 1 {
-		return false, err
-	}
-	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
-	if err != nil || j.Status != shoal.JobQueued {
-		return false, err
-	}
-	ctx = shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
-	return true, s.startAttempt(ctx, tx, j, []*shoal.Node{n})
 }
 
 // freeNode returns a node to idle once its rank ended (or leaves it
@@ -173,7 +146,7 @@ func describeExit(r *shoal.RankStatus) string {
 	switch {
 	case r.Status == shoal.AttemptTimedOut:
 		return "timed out"
-	case r.Status == shoal.AttemptFailed && (strings.HasPrefix(r.Reason, "preparing failed") || strings.HasPrefix(r.Reason, "start failed")):
+	case r.Status == shoal.AttemptFailed && r.Failure != "":
 		// Failed before any process ran (its code refused for safety,
 		// an input missing): the agent's reason is the job's, not the
 		// -1 it reports as an exit code.
@@ -244,7 +217,7 @@ func (s *Services) finalizeAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 	case infra != nil:
 		a.Status = infra.Status
 		a.Reason = fmt.Sprintf("node %s %s", infra.NodeID, map[string]string{shoal.AttemptPreempted: "was preempted", shoal.AttemptLost: "was lost (missed its lease)"}[infra.Status])
-		if strings.HasPrefix(infra.Reason, "preparing failed") {
+		if infra.Failure == shoal.RankPrepareFailed {
 			a.Reason = fmt.Sprintf("rank %d on node %s could not be prepared (%s)", infra.Rank, infra.NodeID, infra.Reason)
 		}
 		j.InfraRequeues++

@@ -302,8 +302,9 @@ func (c *Controller) checkBudgets(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
+	s.budgets.set(blocks)
 	c.mu.Lock()
-	c.budgets, c.lastBudgetCheck = blocks, now
+	c.lastBudgetCheck = now
 	c.mu.Unlock()
 	return nil
 }
@@ -329,27 +330,18 @@ func parseAlert(v string) (time.Time, int, bool) {
 // budgetBlock returns why a cluster may not scale up (a block budget of
 // its workspace or of one of its tags is reached), or "".
 func (c *Controller) budgetBlock(comp *shoal.Compute) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	blocks, _ := c.s.budgets.get()
 	key := strings.ToLower(comp.Workspace)
-	if r := c.budgets.workspace[key]; r != "" {
+	if r := blocks.workspace[key]; r != "" {
 		return r
 	}
-	for kv, r := range c.budgets.tags[key] {
+	for kv, r := range blocks.tags[key] {
 		k, v, _ := strings.Cut(kv, "=")
 		if comp.Tags[k] == v {
 			return r
 		}
 	}
 	return ""
-}
-
-// blockedUsers returns the users of a workspace whose block budget is
-// reached, with the reason.
-func (c *Controller) blockedUsers(ws string) map[string]string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.budgets.users[strings.ToLower(ws)]
 }
 
 // applyBudgets stops scale-up where a block budget is reached: clusters of
@@ -359,10 +351,8 @@ func (c *Controller) applyBudgets(ctx context.Context, snap *autoscaler.Snapshot
 	for i := range snap.Clusters {
 		cl := &snap.Clusters[i]
 		ws, name, _ := strings.Cut(cl.Key, "/")
-		c.mu.Lock()
-		any := len(c.budgets.workspace)+len(c.budgets.tags) > 0
-		c.mu.Unlock()
-		if !any {
+		blocks, _ := c.s.budgets.get()
+		if len(blocks.workspace)+len(blocks.tags) == 0 {
 			break
 		}
 		var comp *shoal.Compute
@@ -400,9 +390,8 @@ type blockedJob struct {
 // whose block budget is reached; nil when no user is blocked (the common
 // case costs no read).
 func (c *Controller) blockedUserJobs(ctx context.Context) (map[string]blockedJob, error) {
-	c.mu.Lock()
-	users := c.budgets.users
-	c.mu.Unlock()
+	blocks, _ := c.s.budgets.get()
+	users := blocks.users
 	var out map[string]blockedJob
 	for ws, blocked := range users {
 		if len(blocked) == 0 {
@@ -417,10 +406,7 @@ func (c *Controller) blockedUserJobs(ctx context.Context) (map[string]blockedJob
 			return nil, err
 		}
 		for _, j := range queued {
-			r := blocked[strings.ToLower(j.CreatedBy)]
-			if r == "" {
-				r = blocked[strings.ToLower(principalName(j.CreatedByPrincipal))]
-			}
+			r := blockedBy(blocked, j)
 			if r == "" {
 				continue
 			}
@@ -432,12 +418,6 @@ func (c *Controller) blockedUserJobs(ctx context.Context) (map[string]blockedJob
 	}
 	return out, nil
 }
-
-// budgetBlockedPriority is the queue priority a blocked user's jobs are
-// scheduled at: below every real one (low is 1), so that a node added for
-// another user's job goes to that job, not to a blocked one ahead of it in
-// the queue; a node no other job wants still takes the blocked user's work.
-const budgetBlockedPriority = 0
 
 // userBudgetReasons overrides the reasons of a blocked user's waiting
 // jobs: no node is added for them.

@@ -48,9 +48,8 @@ type Controller struct {
 	// lastPrune when old samples were last removed (nodesamples.go).
 	samples   map[string]*shoal.NodeSample
 	lastPrune time.Time
-	// budgets are the scopes whose block budget is reached, priced every
-	// budgetCheckInterval (budget.go).
-	budgets         budgetBlocks
+	// lastBudgetCheck is when the budgets were last priced; the blocks
+	// found are in s.budgets (budget.go, placement.go).
 	lastBudgetCheck time.Time
 }
 

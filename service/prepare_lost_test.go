@@ -22,7 +22,7 @@ func TestPreparationLostIsInfra(t *testing.T) {
 	if len(tasks) != 1 {
 		t.Fatalf("%d tasks", len(tasks))
 	}
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankLost, Reason: "preparing failed: fetch the code: connection refused"}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankLost, Failure: shoal.RankPrepareFailed, Reason: "preparing failed: fetch the code: connection refused"}); err != nil {
 		t.Fatal(err)
 	}
 	j := h.job("j")

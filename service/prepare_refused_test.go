@@ -24,7 +24,7 @@ func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
 	}
 	minusOne := -1 // as the agent reports a rank that never ran
 	reason := `preparing failed: code: archive: entry "../../escape.txt": path escapes the destination: unsafe archive entry`
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankPrepareFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
@@ -34,5 +34,35 @@ func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
 	}
 	if !strings.Contains(j.Error+j.StatusReason+h.attempts("j")[0].Reason, "unsafe archive entry") {
 		t.Errorf("the job does not say why: error %q, reason %q, attempt %q", j.Error, j.StatusReason, h.attempts("j")[0].Reason)
+	}
+}
+
+// The server reads why a rank never ran from the report's Failure code,
+// not from its text: a start failure whose reason says nothing of
+// "start failed" still becomes the job's error, instead of the -1 the
+// agent reports as an exit code.
+func TestRankFailureIsReadByCode(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	h.submit("j", "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	tasks := h.syncStart(n)
+	if len(tasks) != 1 {
+		t.Fatalf("%d tasks", len(tasks))
+	}
+	minusOne := -1
+	reason := `exec: "python": executable file not found in $PATH`
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankStartFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+		t.Fatal(err)
+	}
+	j := h.job("j")
+	if j.Status != shoal.JobFailed || !strings.Contains(j.Error, "executable file not found") || strings.Contains(j.Error, "exit code") {
+		t.Errorf("job %s, error %q: want Failed with the start failure's reason", j.Status, j.Error)
+	}
+	if a := h.attempts("j")[0]; a.Ranks[0].Failure != shoal.RankStartFailed {
+		t.Errorf("rank 0 kept failure %q, want %q", a.Ranks[0].Failure, shoal.RankStartFailed)
 	}
 }

@@ -142,7 +142,7 @@ func nodeFree(n *shoal.Node) bool {
 // reasons to the next full pass.
 func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	s := c.s
-	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"})
+	sys := shoal.WithPrincipal(ctx, schedulerPrincipal)
 	blocked, err := c.blockedUserJobs(ctx)
 	if err != nil {
 		return nil, err
@@ -192,11 +192,8 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 		}
 		id := j.Workspace + "/" + j.Name
 		refs[id] = j
-		prio := j.Priority
-		if _, ok := blocked[id]; ok {
-			prio = budgetBlockedPriority
-		}
-		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: id, Cluster: key, Priority: prio, Seq: j.Seq, InstanceCount: j.InstanceCount})
+		_, demoted := blocked[id]
+		snap.Jobs = append(snap.Jobs, queueJob(j, demoted))
 	}
 	res := scheduler.Schedule(snap)
 	// Reasons change on nearly every pass ("behind 3 jobs", "behind 2

@@ -90,6 +90,9 @@ type Services struct {
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
 	reservations storageReservations
+	// budgets are the block budgets found reached, which placement and
+	// scale-up obey (placement.go).
+	budgets *budgetGate
 }
 
 // New returns the services for cfg.
@@ -124,7 +127,7 @@ func New(cfg Config) *Services {
 	if cfg.Clock == nil {
 		cfg.Clock = shoal.SystemClock{}
 	}
-	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub()}
+	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub(), budgets: &budgetGate{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

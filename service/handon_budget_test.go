@@ -1,0 +1,81 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A node freed by a rank report is handed on by the same placement policy
+// as a controller pass: with one node, alice over a blocking budget and
+// bob's job queued behind hers, the freed node goes to bob's job, as a
+// pass over the same queue would give it, not to alice's next job.
+func TestHandOnKeepsBudgetDemotion(t *testing.T) {
+	h := newHarness(t, "")
+	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: u}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.svc.AssignRole(admin, "user:"+u, "Contributor", ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.compute("cpu", 0, 1, 3600) // one node at most
+	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "user:alice", Limit: 0.01, Period: "day", Action: shoal.BudgetBlock}); err != nil {
+		t.Fatal(err)
+	}
+	submitAs := func(user, name string) {
+		t.Helper()
+		ctx := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "user:" + user, Name: user, Kind: shoal.PrincipalUser})
+		if _, _, err := h.svc.SubmitJob(ctx, ws, &shoal.JobSpec{Name: name, Command: "train", Compute: "cpu"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submitAs("alice", "a1")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	task := h.start(n)
+	h.step(10 * time.Minute) // $0.049 of a DS3_v2: alice's $0.01 is spent
+	h.finish(n, task, shoal.RankCompleted)
+	h.step(15 * time.Second)
+	// Nobody else wants the node: alice's next job still takes it (a
+	// budget stops scale-up, not placement).
+	submitAs("alice", "a2")
+	h.step(time.Second)
+	task = h.start(n)
+	// Behind it, alice's a3 and then bob's b1.
+	submitAs("alice", "a3")
+	submitAs("bob", "b1")
+	h.step(time.Second)
+	if j := h.wantJob("a3", shoal.JobQueued); !strings.Contains(j.StatusReason, "budget alice") {
+		t.Fatalf("a3's reason %q does not name alice's budget", j.StatusReason)
+	}
+	h.wantJob("b1", shoal.JobQueued)
+
+	// a2 ends: its report frees the only node.
+	code := 0
+	next, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(h.agent(n).running, task.RankRef)
+	for _, nt := range next {
+		if nt.JobName != "b1" {
+			t.Errorf("the report handed the freed node to %s, want b1 (alice is over her blocking budget)", nt.JobName)
+		}
+	}
+	if j := h.job("a3"); j.Status != shoal.JobQueued {
+		t.Fatalf("a3 is %s after a2's report, want Queued: the hand-on skipped the budget demotion a pass applies", j.Status)
+	}
+	h.step(time.Second)
+	h.wantJob("b1", shoal.JobPreparing)
+	h.wantJob("a3", shoal.JobQueued)
+	if got := len(h.nodes("cpu")); got != 1 {
+		t.Errorf("%d nodes, want 1", got)
+	}
+}

@@ -1,0 +1,137 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/scheduler"
+)
+
+// Placement: which queued job a free node takes is decided by one
+// function, scheduler.Schedule, over a snapshot whose jobs are built by
+// queueJob. Controller passes (schedule.go) and a rank report's hand-on
+// (handOn, below) both go through them, so a node freed by a report goes
+// where a pass would send it.
+
+// schedulerPrincipal is who starts the attempts placement decides.
+var schedulerPrincipal = &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"}
+
+// budgetBlockedPriority is the queue priority a blocked user's jobs are
+// scheduled at: below every real one (low is 1), so that a node added for
+// another user's job goes to that job, not to a blocked one ahead of it in
+// the queue; a node no other job wants still takes the blocked user's work.
+const budgetBlockedPriority = 0
+
+// queueJob is the scheduler's view of a queued job; demoted says its
+// submitter is over a block budget (blockedBy).
+func queueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
+	prio := ref.Priority
+	if demoted {
+		prio = budgetBlockedPriority
+	}
+	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: computeKey(ref.Workspace, ref.ComputeKey),
+		Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount}
+}
+
+// blockedBy returns why j's submitter may get no new node (the reason of
+// the user's reached block budget), or "". users are the blocked users of
+// j's workspace, by lower-cased name.
+func blockedBy(users map[string]string, j *shoal.Job) string {
+	if len(users) == 0 {
+		return ""
+	}
+	if r := users[strings.ToLower(j.CreatedBy)]; r != "" {
+		return r
+	}
+	return users[strings.ToLower(principalName(j.CreatedByPrincipal))]
+}
+
+// budgetGate holds the block budgets the controller found reached when it
+// last priced them (checkBudgets): scale-up reads the workspace and tag
+// blocks, placement the user blocks, in passes and hand-ons alike.
+type budgetGate struct {
+	mu     sync.Mutex
+	blocks budgetBlocks
+	priced bool // checkBudgets ran in this process
+}
+
+func (g *budgetGate) set(b budgetBlocks) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.blocks, g.priced = b, true
+}
+
+// get returns the blocks (never modified once set) and whether they were
+// ever priced here.
+func (g *budgetGate) get() (budgetBlocks, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.blocks, g.priced
+}
+
+// demoted reports whether j's submitter is over a block budget, for a
+// hand-on. Where the budgets were never priced (a replica that is not the
+// leader runs no controller), a job whose user has any block budget
+// counts as demoted: the leader's pass, which knows, places it.
+func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
+	b, priced := g.get()
+	if priced {
+		return blockedBy(b.users[strings.ToLower(j.Workspace)], j) != "", nil
+	}
+	list, err := readBudgets(tx, j.Workspace)
+	if err != nil || len(list) == 0 {
+		return false, err
+	}
+	users := map[string]string{}
+	for _, b := range list {
+		if u, ok := strings.CutPrefix(b.Scope, "user:"); ok && b.Action == shoal.BudgetBlock {
+			users[strings.ToLower(u)] = "budget " + b.Describe()
+		}
+	}
+	return blockedBy(users, j) != "", nil
+}
+
+// handOn gives a node that has just finished its work the job a pass
+// would give it, at once and in the same transaction: a busy cluster
+// would otherwise wait a pass per job. It reads only the head of the
+// node's compute's queue, which decides when the head is not demoted (no
+// job behind it goes first) and the scheduler then places it or not (a
+// gang waits for a pass, which sees every free node). A demoted head
+// leaves the node to the next pass, which reads the jobs behind it.
+func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool, error) {
+	if !nodeFree(n) {
+		return false, nil
+	}
+	c, err := tx.GetCompute(n.Workspace, n.Compute)
+	if err != nil || c.ProvisioningState == shoal.ProvisioningDeleting {
+		return false, nil
+	}
+	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
+	if err != nil || len(head) == 0 {
+		return false, err
+	}
+	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
+	if err != nil || j.Status != shoal.JobQueued {
+		return false, err
+	}
+	if demoted, err := s.budgets.demoted(tx, j); err != nil || demoted {
+		return false, err
+	}
+	key := computeKey(n.Workspace, n.Compute)
+	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: fallbackNode(c, n)}
+	if n.IdleSince != nil {
+		sn.IdleSince = *n.IdleSince
+	}
+	res := scheduler.Schedule(scheduler.Snapshot{
+		Nodes:    []scheduler.Node{sn},
+		Jobs:     []scheduler.Job{queueJob(head[0], false)},
+		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: maxNodes(c)}},
+	})
+	if len(res.Placements) == 0 {
+		return false, nil
+	}
+	ctx = shoal.WithPrincipal(ctx, schedulerPrincipal)
+	return true, s.startAttempt(ctx, tx, j, []*shoal.Node{n})
+}
