@@ -91,14 +91,28 @@ func key(workspace, name string) string {
 // instance was deleted: a first report is always written) and is not
 // used.
 func (l *Instances) Get(tx shoal.Tx, workspace, name string) (shoal.InstanceLive, error) {
-	out := shoal.InstanceLive{Workspace: workspace, Compute: name}
+	st, err := stored(tx, workspace, name)
+	if err != nil {
+		return shoal.InstanceLive{Workspace: workspace, Compute: name}, err
+	}
+	return l.over(st, workspace, name), nil
+}
+
+// stored reads an instance's stored live state, nil when none.
+func stored(tx shoal.Tx, workspace, name string) (*shoal.InstanceLive, error) {
 	st, err := tx.GetInstanceLive(workspace, name)
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return out, nil
-	} else if err != nil {
-		return out, err
+		return nil, nil
 	}
-	out = *st
+	return st, err
+}
+
+// over returns st with what this replica heard since over it.
+func (l *Instances) over(st *shoal.InstanceLive, workspace, name string) shoal.InstanceLive {
+	if st == nil {
+		return shoal.InstanceLive{Workspace: workspace, Compute: name}
+	}
+	out := *st
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if h := l.local[key(workspace, name)]; h != nil {
@@ -109,27 +123,20 @@ func (l *Instances) Get(tx shoal.Tx, workspace, name string) (shoal.InstanceLive
 			out.ProxyLastRequest = h.proxy
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Report records a report; see InstanceState.
 func (l *Instances) Report(ctx context.Context, workspace, name, node string, r *shoal.InstanceReport, at time.Time) (bool, error) {
-	var prev shoal.InstanceLive
-	var stored *shoal.InstanceLive
-	err := l.store.View(ctx, func(tx shoal.Tx) error {
-		var err error
-		if prev, err = l.Get(tx, workspace, name); err != nil {
-			return err
-		}
-		stored, err = tx.GetInstanceLive(workspace, name)
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			stored, err = nil, nil
-		}
+	var st *shoal.InstanceLive
+	err := l.store.View(ctx, func(tx shoal.Tx) (err error) {
+		st, err = stored(tx, workspace, name)
 		return err
 	})
 	if err != nil {
 		return false, err
 	}
+	prev := l.over(st, workspace, name)
 	k := key(workspace, name)
 	l.mu.Lock()
 	h := l.local[k]
@@ -142,8 +149,8 @@ func (l *Instances) Report(ctx context.Context, workspace, name, node string, r 
 	}
 	l.mu.Unlock()
 	moved := prev.Report == nil || prev.Node != node || prev.Report.Phase != r.Phase || !strings.EqualFold(appsKey(prev.Report), appsKey(r))
-	write := stored == nil || stored.Report == nil || stored.Node != node || shape(stored.Report) != shape(r) ||
-		(at.Sub(stored.ReportedAt) >= l.every && activity(stored.Report) != activity(r))
+	write := st == nil || st.Report == nil || st.Node != node || shape(st.Report) != shape(r) ||
+		(at.Sub(st.ReportedAt) >= l.every && activity(st.Report) != activity(r))
 	if !write {
 		return moved, nil
 	}
