@@ -170,6 +170,21 @@ type Tx interface {
 	// all) that lived at some time in [since, until), by creation.
 	ListNodeUsage(workspace string, since, until time.Time) ([]*NodeUsage, error)
 
+	// GetInstanceLive returns the live state of an instance (names
+	// compare case-insensitively). Returns ENOTFOUND when none is stored.
+	GetInstanceLive(workspace, compute string) (*InstanceLive, error)
+	// PutInstanceReport stores l's Node, Report and ReportedAt, unless
+	// the stored report is newer than l.ReportedAt (a late write from
+	// another replica); the proxy time is kept. It reports whether it
+	// wrote.
+	PutInstanceReport(l *InstanceLive) (bool, error)
+	// TouchInstanceProxy moves an instance's ProxyLastRequest to at, when
+	// at is later than the stored one.
+	TouchInstanceProxy(workspace, compute string, at time.Time) error
+	// DeleteInstanceLive removes an instance's live state; none stored is
+	// no error.
+	DeleteInstanceLive(workspace, compute string) error
+
 	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
 	GetRole(name string) (*RoleDefinition, error)
 	// ListRoles returns the custom roles ordered by name.

@@ -56,10 +56,13 @@ func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app 
 		if !running(st.State) {
 			return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; start it first (shoal compute start -n %s)", c.Name, st.State, c.Name)
 		}
-		live := s.instances.get(computeKey(c.Workspace, c.Name))
+		live, err := s.live.Get(tx, c.Workspace, c.Name)
+		if err != nil {
+			return err
+		}
 		apps := st.Apps
-		if live.report != nil {
-			apps = live.report.Apps
+		if live.Report != nil {
+			apps = live.Report.Apps
 		}
 		base := instanceAppsPath(c.Workspace, c.Name) + url.PathEscape(app) + "/"
 		for _, a := range apps {
@@ -80,7 +83,10 @@ func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app 
 	if err != nil {
 		return nil, err
 	}
-	s.instances.touchProxy(computeKey(workspace, name), s.cfg.Clock.Now())
+	if err := s.live.TouchProxy(ctx, workspace, name, s.cfg.Clock.Now()); err != nil {
+		// Written with a later request; the request goes on.
+		s.log.Warn("recording a request to an instance's application failed", "instance", name, "err", err)
+	}
 	return t, nil
 }
 

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -47,39 +46,28 @@ func (s *Services) instanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask
 func (s *Services) recordInstanceReport(ctx context.Context, nodeID string, r *shoal.InstanceReport) {
 	// The node's ID says which instance it serves; reading the node is
 	// cheap and keeps a node from reporting for another instance.
-	var key string
+	var n *shoal.Node
 	_ = s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(nodeID)
-		if err != nil || n.Role != shoal.NodeRoleInstance {
-			return err
-		}
-		key = computeKey(n.Workspace, n.Compute)
-		return nil
+		var err error
+		n, err = tx.GetNode(nodeID)
+		return err
 	})
-	if key == "" {
+	if n == nil || n.Role != shoal.NodeRoleInstance {
 		return
 	}
 	if len(r.SSHLogins) > 0 {
 		s.auditSSHLogins(ctx, nodeID, r.SSHLogins)
 	}
-	prev := s.instances.get(key)
-	s.instances.setReport(key, nodeID, r, s.cfg.Clock.Now())
+	// Kept where every replica reads it: the agent may sync with one
+	// that does not run the controllers.
+	moved, err := s.live.Report(ctx, n.Workspace, n.Compute, nodeID, r, s.cfg.Clock.Now())
+	if err != nil {
+		s.log.Warn("recording an instance's report failed", "node", nodeID, "err", err)
+	}
 	// A phase change moves the instance's state: run a pass soon.
-	if prev.report == nil || prev.report.Phase != r.Phase || !strings.EqualFold(appsKey(prev.report), appsKey(r)) {
+	if moved {
 		s.notify()
 	}
-}
-
-func appsKey(r *shoal.InstanceReport) string {
-	var b strings.Builder
-	for _, a := range r.Apps {
-		b.WriteString(a.Name + "=" + a.Addr)
-		if a.Ready {
-			b.WriteString("+")
-		}
-		b.WriteString(";")
-	}
-	return b.String()
 }
 
 // ActComputesSSH names SSH logins to an instance in the audit log.

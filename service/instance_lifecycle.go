@@ -44,11 +44,14 @@ func (c *Controller) instances(ctx context.Context, now time.Time) error {
 						in.Slots = append(in.Slots, n)
 					}
 				}
-				live := s.instances.get(computeKey(comp.Workspace, comp.Name))
-				if in.Node != nil && live.node == in.Node.ID && in.Node.State != shoal.NodePreparing {
-					in.Report = live.report
+				live, err := s.live.Get(tx, comp.Workspace, comp.Name)
+				if err != nil {
+					return err
 				}
-				in.ProxyLastRequest = live.proxyLast
+				if in.Node != nil && live.Node == in.Node.ID && in.Node.State != shoal.NodePreparing {
+					in.Report = live.Report
+				}
+				in.ProxyLastRequest = live.ProxyLastRequest
 				in.Schedules = c.compiledSchedules(comp)
 				c.overlayIdle(comp)
 				inputs = append(inputs, in)
@@ -263,7 +266,9 @@ func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input
 		}
 	}
 	if n := in.Node; n != nil {
-		s.instances.forget(computeKey(n.Workspace, n.Compute))
+		if err := s.live.Forget(ctx, n.Workspace, n.Compute, s.cfg.Clock.Now()); err != nil {
+			s.log.Warn("forgetting an instance's report failed", slog.String("node", n.ID), slog.Any("err", err))
+		}
 		c.markLeavingAndRelease(ctx, n, why)
 	}
 }
@@ -318,6 +323,9 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 		if err := deleteSystemIdentity(tx, comp); err != nil {
 			return err
 		}
+		if err := s.live.Delete(tx, comp.Workspace, comp.Name); err != nil {
+			return err
+		}
 		if err := tx.DeleteCompute(comp.Workspace, comp.Name); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 				return nil
@@ -329,7 +337,6 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 	if err == nil {
 		s.report(&out)
 	}
-	s.instances.forget(computeKey(comp.Workspace, comp.Name))
 	return err
 }
 

@@ -13,28 +13,18 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// instanceHub keeps, in memory, what each instance's agent reported last
-// and when its application proxy last carried a request: they change on
-// every heartbeat and are not worth a write each. Keyed by computeKey.
+// instanceHub keeps, in memory, the idle bookkeeping of the leader's
+// instance lifecycle between writes: it moves on every pass while an
+// instance is used. Keyed by computeKey. (What agents report is live
+// state, the same on every replica: see package live.)
 type instanceHub struct {
-	mu      sync.Mutex
-	reports map[string]*instanceLive
-	// idle and idleWrites keep instances' idle bookkeeping between
-	// writes: it moves on every pass while an instance is used.
+	mu         sync.Mutex
 	idle       map[string]idleFields
 	idleWrites map[string]time.Time
 }
 
-// instanceLive is the live state of one instance.
-type instanceLive struct {
-	report     *shoal.InstanceReport
-	reportedAt time.Time
-	node       string
-	proxyLast  time.Time
-}
-
 func newInstanceHub() *instanceHub {
-	return &instanceHub{reports: map[string]*instanceLive{}, idle: map[string]idleFields{}, idleWrites: map[string]time.Time{}}
+	return &instanceHub{idle: map[string]idleFields{}, idleWrites: map[string]time.Time{}}
 }
 
 func (h *instanceHub) rememberIdle(key string, st shoal.InstanceStatus) {
@@ -70,50 +60,6 @@ func (h *instanceHub) idleWritten(key string, now time.Time) {
 	delete(h.idle, key)
 }
 
-func (h *instanceHub) setReport(key, node string, r *shoal.InstanceReport, at time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l := h.reports[key]
-	if l == nil {
-		l = &instanceLive{}
-		h.reports[key] = l
-	}
-	l.report, l.reportedAt, l.node = r, at, node
-}
-
-func (h *instanceHub) touchProxy(key string, at time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l := h.reports[key]
-	if l == nil {
-		l = &instanceLive{}
-		h.reports[key] = l
-	}
-	if at.After(l.proxyLast) {
-		l.proxyLast = at
-	}
-}
-
-// get returns a copy of the live state of an instance.
-func (h *instanceHub) get(key string) instanceLive {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if l := h.reports[key]; l != nil {
-		return *l
-	}
-	return instanceLive{}
-}
-
-// forget drops the report of a node that is gone (the proxy time stays:
-// it is activity of the instance, not of a node).
-func (h *instanceHub) forget(key string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if l := h.reports[key]; l != nil {
-		l.report, l.node = nil, ""
-	}
-}
-
 // instanceStatus fills in the read-only fields of an instance.
 func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal.Node) {
 	if out.Instance == nil {
@@ -144,15 +90,19 @@ func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoa
 	out.EnableSSO = &sso
 	// Azure shows the login and port of an instance's SSH server.
 	ssh := shoal.SSHSettings{AdminUsername: shoal.InstanceAdminUsername, SSHKeyValue: sshKeyOf(out.SSHSettings)}
-	live := s.instances.get(computeKey(out.Workspace, out.Name))
+	live, err := s.live.Get(tx, out.Workspace, out.Name)
+	if err != nil {
+		// Shown from what the controller stored instead.
+		s.log.Warn("reading an instance's live state failed", "instance", out.Name, "err", err)
+	}
 	host := "127.0.0.1"
 	if main != nil && main.PrivateIPAddress != "" {
 		host = main.PrivateIPAddress
 	}
 	if *out.SSHPublicAccessEnabled {
 		port := st.SSHPort
-		if live.report != nil && live.report.SSHPort > 0 {
-			port = live.report.SSHPort
+		if live.Report != nil && live.Report.SSHPort > 0 {
+			port = live.Report.SSHPort
 		}
 		ssh.SSHPort = port
 		if port > 0 && running(st.State) {
@@ -164,8 +114,8 @@ func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoa
 		out.ConnectivityEndpoints = &shoal.ConnectivityEndpoints{PrivateIPAddress: host, PublicIPAddress: host}
 	}
 	apps := st.Apps
-	if live.report != nil {
-		apps = live.report.Apps
+	if live.Report != nil {
+		apps = live.Report.Apps
 	}
 	base := strings.TrimRight(s.cfg.AppsURL, "/") + instanceAppsPath(out.Workspace, out.Name)
 	for _, a := range apps {

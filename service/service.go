@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/internal/sealing"
+	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -84,8 +85,7 @@ type Services struct {
 	beats     *heartbeatBatch
 	reasons   *waitReasons
 	credCache credCache
-	// instances holds what instances' agents last reported, and the last
-	// request through each instance's application proxy.
+	// instances keeps the leader's idle bookkeeping between writes.
 	instances *instanceHub
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
@@ -93,6 +93,10 @@ type Services struct {
 	// budgets are the block budgets found reached, which placement and
 	// scale-up obey (placement.go).
 	budgets *budgetGate
+	// live is what instances' agents last reported and the last request
+	// through each instance's application proxy, the same on every
+	// replica.
+	live live.InstanceState
 }
 
 // New returns the services for cfg.
@@ -128,6 +132,9 @@ func New(cfg Config) *Services {
 		cfg.Clock = shoal.SystemClock{}
 	}
 	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub(), budgets: &budgetGate{}}
+	// The store itself, not the auditing one: a report or a proxied
+	// request is no change of the user's to audit.
+	s.live = live.NewInstances(live.Config{Store: cfg.Store, WriteEvery: min(cfg.IdleMinute/4, idleWriteEvery)})
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -14,7 +14,7 @@ import (
 var Tables = []string{
 	"workspaces", "computes", "events", "api_tokens", "settings", "nodes", "jobs", "attempts",
 	"sequences", "users", "identities", "roles", "role_assignments", "audit_log", "signing_keys",
-	"service_principals", "node_samples", "node_usage",
+	"service_principals", "node_samples", "node_usage", "instance_live",
 }
 
 // Endpoint is one side of a copy: a database with Shoal's schema.

@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Audit", testAudit},
 		{"SigningKeys", testSigningKeys},
 		{"Settings", testSettings},
+		{"InstanceLive", testInstanceLive},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},
 		{"NodeLeaseRenewal", testNodeLeaseRenewal},
