@@ -181,6 +181,40 @@ const (
 	ActionNone Action = "none"
 )
 
+// ReasonCode classifies why a Decision was taken, for programs (metrics,
+// event kinds, the scheduler's explanation of waiting jobs); Decision.Reason
+// is the same thing for people. Code decides, the sentence only explains:
+// nothing may be decided by reading Reason.
+type ReasonCode string
+
+// Reason codes. The spellings are the reason label of the scale decision
+// metric (shoal_scale_decisions_total), which shows them as they are.
+const (
+	// ReasonDemand: nodes added because queued jobs need them.
+	ReasonDemand ReasonCode = "demand"
+	// ReasonMinInstances: nodes added to reach min_instances, or an idle
+	// node kept because releasing it would go below min_instances.
+	ReasonMinInstances ReasonCode = "min_instances"
+	// ReasonIdle: a node idle past idle_time_before_scale_down released.
+	ReasonIdle ReasonCode = "idle"
+	// ReasonAdaptive: the adaptive idle policy kept or released a node.
+	ReasonAdaptive ReasonCode = "adaptive"
+	// ReasonDeleting: a node released because its compute is being deleted.
+	ReasonDeleting ReasonCode = "deleting"
+	// ReasonMaxInstances: a node released because max_instances was lowered
+	// below the live node count.
+	ReasonMaxInstances ReasonCode = "max_instances"
+	// ReasonQuota: nodes not added (Blocked), or fewer added (ScaleUp),
+	// because a vCPU quota is exhausted.
+	ReasonQuota ReasonCode = "quota"
+	// ReasonBudget: nodes not added because a block budget of the
+	// cluster's scope is reached (Cluster.BudgetBlocked).
+	ReasonBudget ReasonCode = "budget"
+	// ReasonTierFallback: dedicated nodes added to a low-priority cluster
+	// for jobs that waited too long for low-priority capacity.
+	ReasonTierFallback ReasonCode = "tier_fallback"
+)
+
 // Decision is one step of a plan, with a reason the user can read.
 type Decision struct {
 	// Cluster is the cluster key.
@@ -198,6 +232,8 @@ type Decision struct {
 	// From and To are the live node count before and after this decision,
 	// for the message.
 	From, To int
+	// Code is why, for programs: every Decision carries one.
+	Code ReasonCode
 	// Reason is a complete sentence saying why, e.g. "scale 0→2: 4 nodes
 	// needed by queued jobs, capped at max_instances 2" or "node n-3 idle
 	// 120 s ≥ 120 s: released".
@@ -258,8 +294,8 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 	})
 
 	var out []Decision
-	release := func(n Node, reason string) {
-		out = append(out, Decision{Cluster: c.Key, Action: ActionRelease, NodeIDs: []string{n.ID}, From: live, To: live - 1, Reason: reason})
+	release := func(n Node, code ReasonCode, reason string) {
+		out = append(out, Decision{Cluster: c.Key, Action: ActionRelease, NodeIDs: []string{n.ID}, From: live, To: live - 1, Code: code, Reason: reason})
 		live--
 	}
 
@@ -267,10 +303,10 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 		// Nothing new is provisioned for a compute being deleted; running
 		// nodes finish their job and go on a later pass, once idle.
 		for _, n := range idle {
-			release(n, fmt.Sprintf("release %s: compute %s is being deleted", n.ID, c.Name))
+			release(n, ReasonDeleting, fmt.Sprintf("release %s: compute %s is being deleted", n.ID, c.Name))
 		}
 		for _, n := range preparing {
-			release(n, fmt.Sprintf("release %s: compute %s is being deleted", n.ID, c.Name))
+			release(n, ReasonDeleting, fmt.Sprintf("release %s: compute %s is being deleted", n.ID, c.Name))
 		}
 		return out
 	}
@@ -287,7 +323,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			if n.Static {
 				continue
 			}
-			release(n, reason(n))
+			release(n, ReasonMaxInstances, reason(n))
 			idle = slices.DeleteFunc(idle, func(x Node) bool { return x.ID == n.ID })
 		}
 		for _, n := range slices.Clone(preparing) {
@@ -297,7 +333,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			if n.Static {
 				continue
 			}
-			release(n, reason(n))
+			release(n, ReasonMaxInstances, reason(n))
 			preparing = slices.DeleteFunc(preparing, func(x Node) bool { return x.ID == n.ID })
 		}
 	}
@@ -306,13 +342,14 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 	// so only the shortfall is provisioned.
 	desired := max(min(max(running+demand, minN), maxN), running)
 	if desired > live && c.BudgetBlocked != "" {
-		out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: desired - live, From: live, To: live, Reason: c.BudgetBlocked})
+		out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: desired - live, From: live, To: live, Code: ReasonBudget, Reason: c.BudgetBlocked})
 	} else if desired > live {
 		need := desired - live
 		fit, blocked := book.take(c, need)
 		if fit > 0 {
 			out = append(out, Decision{
 				Cluster: c.Key, Action: ActionScaleUp, Count: fit, From: live, To: live + fit,
+				Code:   scaleUpCode(running, demand, minN, fit, need),
 				Reason: scaleUpReason(c, live, live+fit, running, len(preparing), len(idle), demand, minN, maxN, fit, need),
 			})
 		}
@@ -326,7 +363,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			dfit, _ := book.take(&dc, want)
 			if dfit > 0 {
 				out = append(out, Decision{Cluster: c.Key, Action: ActionScaleUp, Count: dfit, From: live, To: live + dfit, Dedicated: true,
-					Reason: fmt.Sprintf("scale %d→%d on dedicated nodes: %d node(s) needed by jobs that waited over %s for low-priority capacity (%s; tier_fallback)",
+					Code: ReasonTierFallback, Reason: fmt.Sprintf("scale %d→%d on dedicated nodes: %d node(s) needed by jobs that waited over %s for low-priority capacity (%s; tier_fallback)",
 						live, live+dfit, want, roundD(c.FallbackAfter), strings.TrimPrefix(blocked, "blocked: "))})
 				live += dfit
 				fit += dfit
@@ -336,7 +373,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			if c.LowPriority && c.FallbackAfter > 0 {
 				blocked += fmt.Sprintf("; jobs waiting over %s get dedicated nodes (tier_fallback)", roundD(c.FallbackAfter))
 			}
-			out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: need - fit, From: live, To: live, Reason: blocked})
+			out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: need - fit, From: live, To: live, Code: ReasonQuota, Reason: blocked})
 		}
 	}
 
@@ -361,7 +398,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			if adaptive && idleFor >= c.Idle.Fixed && releasable > 0 && live > minN {
 				// Past the fixed timeout, kept by the adaptive one: say why.
 				out = append(out, Decision{Cluster: c.Key, Action: ActionNone, NodeIDs: []string{n.ID}, From: live, To: live,
-					Reason: c.Idle.keptReason(n, rank+1, idleFor, *c)})
+					Code: ReasonAdaptive, Reason: c.Idle.keptReason(n, rank+1, idleFor, *c)})
 			}
 			continue
 		}
@@ -370,15 +407,15 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 		}
 		if live <= minN {
 			out = append(out, Decision{
-				Cluster: c.Key, Action: ActionNone, NodeIDs: []string{n.ID}, From: live, To: live,
+				Cluster: c.Key, Action: ActionNone, NodeIDs: []string{n.ID}, From: live, To: live, Code: ReasonMinInstances,
 				Reason: fmt.Sprintf("node %s idle %s s ≥ %s s but kept: min_instances %d", n.ID, seconds(idleFor), seconds(threshold), c.MinInstances),
 			})
 			continue
 		}
 		if adaptive {
-			release(n, c.Idle.releaseReason(n, rank+1, idleFor, *c))
+			release(n, ReasonAdaptive, c.Idle.releaseReason(n, rank+1, idleFor, *c))
 		} else {
-			release(n, fmt.Sprintf("node %s idle %s s ≥ %s s: released", n.ID, seconds(idleFor), seconds(threshold)))
+			release(n, ReasonIdle, fmt.Sprintf("node %s idle %s s ≥ %s s: released", n.ID, seconds(idleFor), seconds(threshold)))
 		}
 		releasable--
 	}
@@ -410,6 +447,18 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// scaleUpCode classifies a scale-up: capped by quota, or asked for by
+// min_instances (the part its reason names), or by queued demand.
+func scaleUpCode(running, demand, minN, fit, need int) ReasonCode {
+	switch {
+	case fit < need:
+		return ReasonQuota
+	case running+demand < minN:
+		return ReasonMinInstances
+	}
+	return ReasonDemand
 }
 
 // scaleUpReason explains a scale-up: what demand asked for, what already
@@ -563,8 +612,11 @@ func headroom(limit, used, v int) int {
 
 // Source provides the state a pass plans from.
 type Source interface {
-	// Snapshot returns the clusters and quotas as they are now.
-	Snapshot(ctx context.Context) (Snapshot, error)
+	// Snapshot returns the clusters and quotas as they are at now, the
+	// time of the pass: a source that decides anything by time (a backoff
+	// still running) reads this now, never a clock of its own, so that a
+	// pass sees one instant throughout.
+	Snapshot(ctx context.Context, now time.Time) (Snapshot, error)
 }
 
 // Actuator carries out decisions. Its methods are called once per decision
@@ -597,7 +649,7 @@ func (a *Autoscaler) RunOnce(ctx context.Context, now time.Time) ([]Decision, er
 	if a.Source == nil || a.Actuator == nil {
 		return nil, errors.New("autoscaler: Source and Actuator are required")
 	}
-	snap, err := a.Source.Snapshot(ctx)
+	snap, err := a.Source.Snapshot(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("autoscaler: snapshot: %w", err)
 	}

@@ -523,12 +523,28 @@ func TestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := autoscaler.Plan(tt.snap, tt.now)
+			got := withoutCodes(t, autoscaler.Plan(tt.snap, tt.now))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Plan:\n got %s\nwant %s", show(got), show(tt.want))
 			}
 		})
 	}
+}
+
+// withoutCodes checks that every decision carries a code and returns them
+// without it, for the tables that spell out sentences (TestPlanCodes checks
+// the codes).
+func withoutCodes(t *testing.T, ds []autoscaler.Decision) []autoscaler.Decision {
+	t.Helper()
+	var out []autoscaler.Decision
+	for _, d := range ds {
+		if d.Code == "" {
+			t.Errorf("decision without a code: %+v", d)
+		}
+		d.Code = ""
+		out = append(out, d)
+	}
+	return out
 }
 
 func show(ds []autoscaler.Decision) string {
@@ -608,9 +624,11 @@ func (w *world) node(id string) *autoscaler.Node {
 type fakeSource struct {
 	clusters func() []autoscaler.Cluster
 	err      error
+	asked    []time.Time // the now of each Snapshot call
 }
 
-func (s *fakeSource) Snapshot(context.Context) (autoscaler.Snapshot, error) {
+func (s *fakeSource) Snapshot(_ context.Context, now time.Time) (autoscaler.Snapshot, error) {
+	s.asked = append(s.asked, now)
 	if s.err != nil {
 		return autoscaler.Snapshot{}, s.err
 	}
@@ -634,6 +652,7 @@ type fakeActuator struct {
 }
 
 func (a *fakeActuator) do(method string, d autoscaler.Decision, then func(autoscaler.Decision)) error {
+	d.Code = "" // the scenarios spell out sentences; TestPlanCodes checks codes
 	a.calls = append(a.calls, call{method, d})
 	if err := a.fail[d.Cluster]; err != nil {
 		return err
@@ -719,6 +738,9 @@ func TestRunOnceScenario(t *testing.T) {
 		}
 		if len(ds) != len(st.want) {
 			t.Fatalf("t0+%v: returned %s", st.at, show(ds))
+		}
+		if last := src.asked[len(src.asked)-1]; !last.Equal(now) {
+			t.Fatalf("t0+%v: the source was asked for its snapshot at %v, not at the pass's now", st.at, last)
 		}
 	}
 }

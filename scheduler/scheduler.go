@@ -92,8 +92,13 @@ type ClusterState struct {
 	// Busy counts nodes running jobs at the time of the snapshot.
 	Busy int
 	// QuotaBlocked, when non-empty, is why the autoscaler could not add
-	// nodes, e.g. "dedicated quota standardDSv2Family 16/16 vCPUs in local".
+	// nodes, e.g. "dedicated quota standardDSv2Family 16/16 vCPUs in local":
+	// a sentence, shown, never read. BlockedBy says what blocked them.
 	QuotaBlocked string
+	// BlockedBy classifies QuotaBlocked: ReasonBudget for a reached block
+	// budget, ReasonQuota (or empty) for an exhausted quota. The waiting
+	// jobs' reason follows it, whatever QuotaBlocked says.
+	BlockedBy ReasonCode
 	// Unavailable, when non-empty, says why the compute takes no jobs now
 	// (a compute instance that is stopped); its queued jobs wait with it.
 	Unavailable string
@@ -464,7 +469,7 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	switch {
 	case st.Unavailable != "" && free < n:
 		return Reason{ReasonUnavailable, st.Unavailable}
-	case st.QuotaBlocked != "" && free+p < n && strings.HasPrefix(st.QuotaBlocked, "budget "):
+	case st.QuotaBlocked != "" && free+p < n && st.BlockedBy == ReasonBudget:
 		// A block budget stopped scale-up for this cluster.
 		return Reason{ReasonBudget, st.QuotaBlocked + ": no new nodes until the next period or a higher limit; running jobs finish"}
 	case st.QuotaBlocked != "" && free+p < n:

@@ -153,6 +153,28 @@ func TestSchedule(t *testing.T) {
 			exactMsg: map[string]string{"j": "quota exhausted: dedicated quota standardDSv2Family 16/16 vCPUs in local"},
 		},
 		{
+			// The block's kind follows BlockedBy, not its wording: a
+			// budget block worded without "budget " is still a budget.
+			name: "a budget block is told by its code",
+			snap: scheduler.Snapshot{
+				Jobs:     []scheduler.Job{job("j", "c", 0, 1, 1)},
+				Clusters: map[string]scheduler.ClusterState{"c": {MaxInstances: 10, QuotaBlocked: "spending limit of team ml reached", BlockedBy: scheduler.ReasonBudget}},
+			},
+			waiting:  map[string]want{"j": {scheduler.ReasonBudget, "spending limit"}},
+			exactMsg: map[string]string{"j": "spending limit of team ml reached: no new nodes until the next period or a higher limit; running jobs finish"},
+		},
+		{
+			// ... and a quota block that happens to start with "budget "
+			// is still a quota.
+			name: "a quota block worded like a budget is a quota",
+			snap: scheduler.Snapshot{
+				Jobs:     []scheduler.Job{job("j", "c", 0, 1, 1)},
+				Clusters: map[string]scheduler.ClusterState{"c": {MaxInstances: 10, QuotaBlocked: "budget family quota 8/8 vCPUs", BlockedBy: scheduler.ReasonQuota}},
+			},
+			waiting:  map[string]want{"j": {scheduler.ReasonQuota, "budget family"}},
+			exactMsg: map[string]string{"j": "quota exhausted: budget family quota 8/8 vCPUs"},
+		},
+		{
 			name: "a stopped instance says so",
 			snap: scheduler.Snapshot{
 				Jobs:     []scheduler.Job{job("j", "ci", 0, 1, 1)},

@@ -23,11 +23,11 @@ type Controller struct {
 	as   *autoscaler.Autoscaler
 
 	mu        sync.Mutex
-	releasing map[string]bool   // nodes whose release is under way
-	blocked   map[string]string // cluster key → quota-blocked reason of the last autoscaler pass
-	recorded  map[string]bool   // recordKey of the Blocked/None decisions of the last pass
+	releasing map[string]bool       // nodes whose release is under way
+	blocked   map[string]scaleBlock // cluster key → why the last autoscaler pass could not grow it
+	recorded  map[string]bool       // recordKey of the Blocked/None decisions of the last pass
 	// The same, being collected by the autoscaler pass under way.
-	nextBlocked map[string]string
+	nextBlocked map[string]scaleBlock
 	seen        map[string]bool
 	lastPass    time.Time
 	wg          sync.WaitGroup
@@ -56,7 +56,7 @@ type Controller struct {
 // NewController returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func NewController(s *Services, seed uint64) *Controller {
-	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]string{}, recorded: map[string]bool{}, nextBlocked: map[string]string{}, seen: map[string]bool{}}
+	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }

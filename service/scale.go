@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/scheduler"
 )
 
 // scaleSource gives the autoscaler its snapshot: clusters, their nodes and
@@ -19,7 +20,7 @@ type scaleSource struct{ c *Controller }
 // Snapshot implements autoscaler.Source. It plans from the state the
 // scheduler left in this pass when there is one, and reads the store
 // otherwise.
-func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
+func (src scaleSource) Snapshot(ctx context.Context, now time.Time) (autoscaler.Snapshot, error) {
 	snap, err := src.snapshot(ctx)
 	if err == nil {
 		err = src.c.s.adaptiveArrivals(ctx, &snap)
@@ -30,7 +31,7 @@ func (src scaleSource) Snapshot(ctx context.Context) (autoscaler.Snapshot, error
 	if err == nil {
 		err = src.c.s.longWaitDemand(ctx, &snap)
 	}
-	src.c.holdBackFailedProvisioning(&snap, src.c.s.cfg.Clock.Now())
+	src.c.holdBackFailedProvisioning(&snap, now)
 	return snap, err
 }
 
@@ -288,7 +289,7 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	key := recordKey(d)
 	a.c.mu.Lock()
 	if d.Action == autoscaler.ActionBlocked {
-		a.c.nextBlocked[d.Cluster] = d.Reason
+		a.c.nextBlocked[d.Cluster] = scaleBlock{code: d.Code, reason: d.Reason}
 	}
 	a.c.seen[key] = true
 	same := a.c.recorded[key]
@@ -296,13 +297,7 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	if same {
 		return nil
 	}
-	kind := "scale_skipped"
-	if d.Action == autoscaler.ActionBlocked {
-		kind = shoal.EventQuotaBlocked
-		if strings.HasPrefix(d.Reason, "budget ") {
-			kind = shoal.EventBudgetBlocked
-		}
-	}
+	kind := recordEventKind(d)
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	return a.c.s.store.Update(ctx, func(tx shoal.Tx) error {
 		ws, name, _ := strings.Cut(d.Cluster, "/")
@@ -314,14 +309,48 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	})
 }
 
+// recordEventKind is the kind of event a Blocked or None decision
+// becomes: a block by a budget or by quota, told by the decision's code,
+// or a scale-down skipped.
+func recordEventKind(d autoscaler.Decision) string {
+	switch {
+	case d.Action != autoscaler.ActionBlocked:
+		return "scale_skipped"
+	case d.Code == autoscaler.ReasonBudget:
+		return shoal.EventBudgetBlocked
+	}
+	return shoal.EventQuotaBlocked
+}
+
+// scaleBlock is why the autoscaler could not grow a cluster: the code the
+// scheduler's explanation of waiting jobs follows, and the sentence it
+// quotes.
+type scaleBlock struct {
+	code   autoscaler.ReasonCode
+	reason string
+}
+
+// blockedBy is the scheduler's code of the block: a budget or a quota.
+func (b scaleBlock) blockedBy() scheduler.ReasonCode {
+	switch {
+	case b.reason == "":
+		return ""
+	case b.code == autoscaler.ReasonBudget:
+		return scheduler.ReasonBudget
+	}
+	return scheduler.ReasonQuota
+}
+
 // recordKey identifies the situation of a Blocked or None decision. A kept
 // node stays the same situation while its idle time grows, which the
-// reason spells out; a quota block is the same while its numbers are.
+// reason spells out; a block is the same while its kind and its numbers
+// are (the numbers live only in the sentence, which is compared whole,
+// never read).
 func recordKey(d autoscaler.Decision) string {
 	if d.Action == autoscaler.ActionNone {
 		return d.Cluster + "\x00kept\x00" + strings.Join(d.NodeIDs, ",")
 	}
-	return d.Cluster + "\x00" + string(d.Action) + "\x00" + d.Reason
+	return d.Cluster + "\x00" + string(d.Action) + "\x00" + string(d.Code) + "\x00" + d.Reason
 }
 
 // beginScalePass starts collecting the blocks and recorded situations of
@@ -329,7 +358,7 @@ func recordKey(d autoscaler.Decision) string {
 func (c *Controller) beginScalePass() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nextBlocked, c.seen = map[string]string{}, map[string]bool{}
+	c.nextBlocked, c.seen = map[string]scaleBlock{}, map[string]bool{}
 }
 
 // endScalePass makes them current: a cluster no longer blocked stops
@@ -341,7 +370,7 @@ func (c *Controller) endScalePass(complete bool) {
 	if complete {
 		c.blocked, c.recorded = c.nextBlocked, c.seen
 	}
-	c.nextBlocked, c.seen = map[string]string{}, map[string]bool{}
+	c.nextBlocked, c.seen = map[string]scaleBlock{}, map[string]bool{}
 }
 
 // JobSlotIdleTime is how long an idle job slot of an instance stays before
@@ -437,32 +466,14 @@ func (s *Services) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot
 	return nil
 }
 
-// decisionKind classifies a decision's reason for the metrics: demand,
-// min_instances, idle, adaptive, deleting, max_instances, quota, budget,
-// tier_fallback or other.
+// decisionKind is a decision's reason label for the metrics: its code
+// (demand, min_instances, idle, adaptive, deleting, max_instances, quota,
+// budget, tier_fallback), or other for a decision without one.
 func decisionKind(d autoscaler.Decision) string {
-	r := d.Reason
-	switch {
-	case strings.Contains(r, "tier_fallback"):
-		return "tier_fallback"
-	case strings.HasPrefix(r, "budget "):
-		return "budget"
-	case strings.Contains(r, "quota"):
-		return "quota"
-	case strings.Contains(r, "being deleted"):
-		return "deleting"
-	case strings.Contains(r, "max_instances lowered"):
-		return "max_instances"
-	case strings.Contains(r, "adaptive") || strings.Contains(r, "kept idle"):
-		return "adaptive"
-	case strings.Contains(r, "min_instances"):
-		return "min_instances"
-	case strings.Contains(r, "idle"):
-		return "idle"
-	case strings.Contains(r, "needed by queued jobs"):
-		return "demand"
+	if d.Code == "" {
+		return "other"
 	}
-	return "other"
+	return string(d.Code)
 }
 
 // recordProvisioned writes a provisioning's outcome, retrying transient

@@ -168,7 +168,8 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*state, error) {
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
 	for key, ci := range st.clusters {
-		cs := scheduler.ClusterState{MaxInstances: maxNodes(ci.compute), QuotaBlocked: c.blockedReason(key), Unavailable: unavailable(ci.compute)}
+		block := c.scaleBlock(key)
+		cs := scheduler.ClusterState{MaxInstances: maxNodes(ci.compute), QuotaBlocked: block.reason, BlockedBy: block.blockedBy(), Unavailable: unavailable(ci.compute)}
 		for _, n := range ci.nodes {
 			switch {
 			case n.State == shoal.NodePreparing:
@@ -320,7 +321,9 @@ func (s *Services) startAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Job, 
 	return appendJobEvent(ctx, tx, j, "scheduled", j.StatusReason)
 }
 
-func (c *Controller) blockedReason(key string) string {
+// scaleBlock returns why the last autoscaler pass could not grow the
+// cluster key, or the zero scaleBlock.
+func (c *Controller) scaleBlock(key string) scaleBlock {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.blocked[key]

@@ -1,0 +1,93 @@
+package service
+
+import (
+	"context"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/scheduler"
+)
+
+// A blocked decision's event kind, and the block the scheduler explains
+// waiting jobs by, follow the decision's code, never its sentence: a
+// budget block worded without "budget " is a budget block, and a quota
+// block whose sentence starts with "budget " is a quota block.
+func TestScaleBlockFollowsCode(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTestStore(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		for _, name := range []string{"a", "b"} {
+			err := tx.InsertCompute(&shoal.Compute{
+				ComputeSpec: shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeCluster},
+				Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
+				ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewController(New(Config{Store: db}), 1)
+	act := scaleActuator{c}
+	decisions := []autoscaler.Decision{
+		{Cluster: "ws/a", Action: autoscaler.ActionBlocked, Count: 1, Code: autoscaler.ReasonBudget, Reason: "spending limit of team ml reached"},
+		{Cluster: "ws/b", Action: autoscaler.ActionBlocked, Count: 1, Code: autoscaler.ReasonQuota, Reason: "budget family quota 8/8 vCPUs"},
+	}
+	c.beginScalePass()
+	for _, d := range decisions {
+		if err := act.Record(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.endScalePass(true)
+
+	for _, tc := range []struct {
+		compute, event string
+		blockedBy      scheduler.ReasonCode
+	}{
+		{"a", shoal.EventBudgetBlocked, scheduler.ReasonBudget},
+		{"b", shoal.EventQuotaBlocked, scheduler.ReasonQuota},
+	} {
+		var evs []*shoal.Event
+		if err := db.View(ctx, func(tx shoal.Tx) (err error) {
+			evs, err = tx.ListEvents(shoal.EventFilter{Workspace: "ws", ResourceType: shoal.ResourceCompute, ResourceName: tc.compute})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].Kind != tc.event {
+			t.Errorf("compute %s: events %+v, want one %s", tc.compute, evs, tc.event)
+		}
+		if got := c.scaleBlock("ws/" + tc.compute).blockedBy(); got != tc.blockedBy {
+			t.Errorf("compute %s: the scheduler is told the block is %q, want %q", tc.compute, got, tc.blockedBy)
+		}
+	}
+	if got := c.scaleBlock("ws/none").blockedBy(); got != "" {
+		t.Errorf("a cluster nothing blocked: %q", got)
+	}
+}
+
+// The metrics' reason label is the decision's code, whatever its sentence
+// says (the text classifier it replaces called a scale-up with idle nodes
+// "idle" and a release of a node named quota-1 "quota").
+func TestDecisionKindFollowsCode(t *testing.T) {
+	for _, tc := range []struct {
+		d    autoscaler.Decision
+		want string
+	}{
+		{autoscaler.Decision{Action: autoscaler.ActionScaleUp, Code: autoscaler.ReasonDemand, Reason: "scale 1→2: 2 nodes needed by queued jobs, 1 idle"}, "demand"},
+		{autoscaler.Decision{Action: autoscaler.ActionRelease, Code: autoscaler.ReasonDeleting, Reason: "release quota-1: compute cpu is being deleted"}, "deleting"},
+		{autoscaler.Decision{Action: autoscaler.ActionBlocked, Code: autoscaler.ReasonBudget, Reason: "spending limit reached"}, "budget"},
+		{autoscaler.Decision{Action: autoscaler.ActionBlocked, Code: autoscaler.ReasonQuota, Reason: "budget family quota 8/8 vCPUs"}, "quota"},
+		{autoscaler.Decision{Action: autoscaler.ActionBlocked, Reason: "budget x reached"}, "other"},
+	} {
+		if got := decisionKind(tc.d); got != tc.want {
+			t.Errorf("decisionKind(%q, code %q) = %q, want %q", tc.d.Reason, tc.d.Code, got, tc.want)
+		}
+	}
+}
