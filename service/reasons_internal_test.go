@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
@@ -89,5 +91,52 @@ func TestDecisionKindFollowsCode(t *testing.T) {
 		if got := decisionKind(tc.d); got != tc.want {
 			t.Errorf("decisionKind(%q, code %q) = %q, want %q", tc.d.Reason, tc.d.Code, got, tc.want)
 		}
+	}
+}
+
+// The autoscaler's source decides by the pass's now, not by a clock of its
+// own: a provisioning backoff running until T holds a cluster back in a
+// pass at T-1s and lets it go in a pass at T+1s, whatever the server's
+// clock reads meanwhile.
+func TestScaleSnapshotUsesThePassNow(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTestStore(t)
+	one, two, idle := 1, 2, 120
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		return tx.InsertCompute(&shoal.Compute{
+			ComputeSpec: shoal.ComputeSpec{Name: "a", Type: shoal.ComputeTypeCluster, Location: "local", Size: "Standard_DS3_v2",
+				MinInstances: &one, MaxInstances: &two, IdleTimeBeforeScaleDown: &idle},
+			Workspace: "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
+			ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewController(New(Config{Store: db, Catalog: cat}), 1)
+	// Far from the server's clock, so a source that read it would not
+	// agree with both passes below.
+	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.provisionFailed("ws/a", errors.New("boom"), t0) // backoff until t0+2s
+	minAt := func(now time.Time) int {
+		t.Helper()
+		snap, err := scaleSource{c}.Snapshot(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Clusters) != 1 {
+			t.Fatalf("clusters %+v", snap.Clusters)
+		}
+		return snap.Clusters[0].MinInstances
+	}
+	if got := minAt(t0.Add(time.Second)); got != 0 {
+		t.Errorf("during the backoff: min_instances %d, want 0 (held back)", got)
+	}
+	if got := minAt(t0.Add(3 * time.Second)); got != 1 {
+		t.Errorf("after the backoff: min_instances %d, want 1", got)
 	}
 }
