@@ -16,7 +16,21 @@ const (
 	PrincipalAdmin = "admin" // the server's bootstrap administrator
 	PrincipalUser  = "user"
 	PrincipalNode  = "node"
+	// PrincipalSystem is the server acting on its own: the control loops
+	// (scheduler, autoscaler, lifecycle). Its requests are not audited and
+	// its changes are recorded under the loop's name (SystemPrincipal).
+	PrincipalSystem = "system"
 )
+
+// systemPrincipalID is the ID every system principal shares.
+const systemPrincipalID = "system"
+
+// SystemPrincipal returns the server's own principal acting as name (the
+// loop that acts, "scheduler" or "autoscaler", or "system"), which events
+// show as their actor.
+func SystemPrincipal(name string) *Principal {
+	return &Principal{ID: systemPrincipalID, Name: name, Kind: PrincipalSystem}
+}
 
 // Principal is who makes a request.
 type Principal struct {

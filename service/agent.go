@@ -544,7 +544,7 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.
 		if j.CurrentAttemptID != a.ID || rs.Status != from {
 			return nil
 		}
-		ctx := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+		ctx := shoal.WithPrincipal(ctx, systemPrincipal)
 		before := markOf(j)
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason}); err != nil {
 			return err

@@ -20,7 +20,7 @@ type auditingStore struct {
 func (a auditingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	ri := shoal.RequestInfoFrom(ctx)
 	p := shoal.PrincipalFrom(ctx)
-	if ri == nil || ri.Audited || p == nil || p.Kind == shoal.PrincipalNode || p.Kind == "system" {
+	if ri == nil || ri.Audited || p == nil || p.Kind == shoal.PrincipalNode || p.Kind == shoal.PrincipalSystem {
 		return a.Store.Update(ctx, fn)
 	}
 	err := a.Store.Update(ctx, func(tx shoal.Tx) error {

@@ -16,7 +16,7 @@ import (
 // schedules) and this carries it out.
 func (c *Controller) instances(ctx context.Context, now time.Time) error {
 	s := c.s
-	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "instance lifecycle", Kind: "system"})
+	sys := shoal.WithPrincipal(ctx, shoal.SystemPrincipal("instance lifecycle"))
 	var inputs []instance.Input
 	err := s.store.View(sys, func(tx shoal.Tx) error {
 		wss, err := tx.ListWorkspaces()

@@ -42,6 +42,11 @@ func (s *Services) ResetLeases(ctx context.Context) error {
 	})
 }
 
+// systemPrincipal is who the node lifecycle, reconciliation and the
+// agent protocol's own repairs act as (the scheduler and the autoscaler
+// have principals of their own, placement.go and scale.go).
+var systemPrincipal = shoal.SystemPrincipal("system")
+
 // lifecycle declares nodes that missed their lease unusable (requeueing
 // their work), and releases nodes that are leaving, preempted or unusable
 // once they have no work. The nodes are looked at in a read transaction;
@@ -51,7 +56,7 @@ func (s *Services) ResetLeases(ctx context.Context) error {
 // milliseconds on every pass.
 func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 	s := c.s
-	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	sys := shoal.WithPrincipal(ctx, systemPrincipal)
 	var due []string
 	err := s.store.View(sys, func(tx shoal.Tx) error {
 		nodes, err := tx.ListNodes(shoal.NodeFilter{})
@@ -334,7 +339,7 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	if len(gone) == 0 {
 		return adopted, nil
 	}
-	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	sys := shoal.WithPrincipal(ctx, systemPrincipal)
 	var wake []string
 	var outcomes jobOutcomes
 	err = s.store.Update(sys, func(tx shoal.Tx) error {
@@ -394,7 +399,7 @@ func (s *Services) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.No
 	if err != nil {
 		return err
 	}
-	sys := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	sys := shoal.WithPrincipal(ctx, systemPrincipal)
 	var node *shoal.Node
 	err = s.store.Update(sys, func(tx shoal.Tx) error {
 		cur, err := tx.GetNode(n.ID)

@@ -16,7 +16,7 @@ import (
 // where a pass would send it.
 
 // schedulerPrincipal is who starts the attempts placement decides.
-var schedulerPrincipal = &shoal.Principal{ID: "system", Name: "scheduler", Kind: "system"}
+var schedulerPrincipal = shoal.SystemPrincipal("scheduler")
 
 // budgetBlockedPriority is the queue priority a blocked user's jobs are
 // scheduled at: below every real one (low is 1), so that a node added for

@@ -13,7 +13,7 @@ import (
 // compute with no nodes left is removed. It is idempotent and safe to call
 // on every tick and after every change.
 func (s *Services) ReconcileComputes(ctx context.Context) error {
-	ctx = shoal.WithPrincipal(ctx, &shoal.Principal{ID: "system", Name: "system", Kind: "system"})
+	ctx = shoal.WithPrincipal(ctx, systemPrincipal)
 	var out jobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		out.reset()

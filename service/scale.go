@@ -122,7 +122,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 // scaleActuator carries out the autoscaler's decisions.
 type scaleActuator struct{ c *Controller }
 
-var autoscalerPrincipal = &shoal.Principal{ID: "system", Name: "autoscaler", Kind: "system"}
+var autoscalerPrincipal = shoal.SystemPrincipal("autoscaler")
 
 // ScaleUp implements autoscaler.Actuator: it records the nodes, then asks
 // the location's provider for them.
