@@ -117,6 +117,12 @@ type Job struct {
 	// StatusReason says why a job is where it is: for a queued job, why it
 	// waits (provisioning, max_instances, quota, behind other jobs).
 	StatusReason string `json:"status_reason,omitempty"`
+	// StatusReasonCode is, for a queued job, the code of StatusReason for
+	// programs (the scheduler's: provisioning, at_max_instances,
+	// budget_reached, quota_exceeded, waiting_behind, gang_incomplete,
+	// no_nodes, compute_unavailable); empty otherwise. Filled when the job
+	// is read, never stored.
+	StatusReasonCode string `json:"status_reason_code,omitempty"`
 	// Cost is what the job's attempts cost so far (computed when the job
 	// is read alone, never stored).
 	Cost      *JobCost `json:"cost,omitempty"`

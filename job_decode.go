@@ -39,7 +39,7 @@ var jobKeys = keySchema{
 // jobReadOnlyKeys are the keys `show -o yaml` adds to a job; they are
 // accepted and ignored so that the output can be submitted again.
 var jobReadOnlyKeys = map[string]bool{
-	"id": true, "status": true, "status_reason": true, "created_by": true, "created_on": true,
+	"id": true, "status": true, "status_reason": true, "status_reason_code": true, "created_by": true, "created_on": true,
 	"start_time": true, "end_time": true, "attempt_count": true, "current_attempt_id": true,
 	"failed_attempts": true, "infra_requeues": true, "exit_code": true, "error": true,
 	"creation_context": true, "properties": true,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/scheduler"
 )
 
 // A block budget on a tag: two nodes of a team=vision cluster run until
@@ -74,6 +75,10 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	if !strings.Contains(j.StatusReason, "budget team=vision 1 USD/month reached") {
 		t.Errorf("the queued job's reason %q does not name the budget", j.StatusReason)
 	}
+	if j.StatusReasonCode != string(scheduler.ReasonBudget) {
+		t.Errorf("the queued job's reason code %q, want %s", j.StatusReasonCode, scheduler.ReasonBudget)
+	}
+	h.wantEvent("vision-gpu", shoal.EventBudgetBlocked+": budget team=vision")
 	h.wantEvent("vision-gpu", "budget team=vision 1 USD/month reached")
 	// The running job finishes.
 	for i, n := range nodes {

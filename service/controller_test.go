@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/scheduler"
 )
 
 // These tests walk the autoscaling flowchart (seeds/001) and the job
@@ -398,11 +399,12 @@ locations:
 	h.step(0)
 	h.wantJob("j1", shoal.JobPreparing)
 	h.wantJob("j2", shoal.JobPreparing)
-	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "quota") || !strings.Contains(j.StatusReason, "standardDSv2Family") {
-		t.Fatalf("j3 status_reason %q does not mention the quota", j.StatusReason)
+	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "quota") || !strings.Contains(j.StatusReason, "standardDSv2Family") ||
+		j.StatusReasonCode != string(scheduler.ReasonQuota) {
+		t.Fatalf("j3 status_reason %q (%s) does not mention the quota", j.StatusReason, j.StatusReasonCode)
 	}
-	if j := h.wantJob("j4", shoal.JobQueued); !strings.Contains(j.StatusReason, "j3") {
-		t.Fatalf("j4 status_reason %q does not name the job it waits behind", j.StatusReason)
+	if j := h.wantJob("j4", shoal.JobQueued); !strings.Contains(j.StatusReason, "j3") || j.StatusReasonCode != string(scheduler.ReasonBehind) {
+		t.Fatalf("j4 status_reason %q (%s) does not name the job it waits behind", j.StatusReason, j.StatusReasonCode)
 	}
 	if n := h.provisions(); n != 2 {
 		t.Fatalf("%d provisions, want 2", n)

@@ -264,7 +264,7 @@ func (s *Services) jobView(j *shoal.Job) *shoal.Job {
 	out := *j
 	if j.Status == shoal.JobQueued {
 		if r, ok := s.reasons.get(j.Workspace + "/" + j.Name); ok {
-			out.StatusReason = r.Message
+			out.StatusReason, out.StatusReasonCode = r.Message, string(r.Code)
 		}
 	}
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
