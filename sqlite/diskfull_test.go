@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/storetest"
 )
 
@@ -17,9 +18,9 @@ import (
 // which needs root (mount); elsewhere the test says so and skips.
 func TestFullDiskRefusesChangesAndKeepsData(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("cannot mount a tmpfs to fill (needs root): %v", err)
-	}
+	testenv.Require(t, "a tmpfs of its own to fill (mount needs root)", func() error {
+		return syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m")
+	}, "run the tests as root")
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	db := open(t, filepath.Join(dir, "shoal.db"), storetest.NewClock(storetest.Start))
 	defer db.Close()
