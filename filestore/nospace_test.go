@@ -14,7 +14,7 @@ import (
 // A log written to a full disk fails with storage_full (which agents
 // retry), and the same write succeeds once space is freed. The store
 // lives on a small tmpfs of its own, which needs root (mount); elsewhere
-// the test says so and skips.
+// the test says so and skips (fails under SHOAL_TEST_REQUIRE_ALL).
 func TestFullDiskIsStorageFull(t *testing.T) {
 	dir := t.TempDir()
 	testenv.Require(t, "a tmpfs of its own to fill (mount needs root)", func() error {

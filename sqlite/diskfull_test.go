@@ -15,7 +15,8 @@ import (
 // On a full disk a change fails with storage_full and changes nothing;
 // what was stored before stays readable, and once space is freed the
 // same change goes through. The store lives on a small tmpfs of its own,
-// which needs root (mount); elsewhere the test says so and skips.
+// which needs root (mount); elsewhere the test says so and skips (fails
+// under SHOAL_TEST_REQUIRE_ALL).
 func TestFullDiskRefusesChangesAndKeepsData(t *testing.T) {
 	dir := t.TempDir()
 	testenv.Require(t, "a tmpfs of its own to fill (mount needs root)", func() error {
