@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // Identity and access end to end: users, API tokens, `shoal login`, roles,
@@ -688,9 +689,9 @@ func (p probeResult) afterEnd(t *testing.T, s *server) {
 // than the submitter's, and only while their attempt runs.
 func testAccessWorkload(t *testing.T, f *accessFixture) {
 	s := f.s
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Fatalf("the managed identity probe (testdata/access/probe/probe.sh) needs curl on PATH: %v", err)
-	}
+	// The managed identity probe (testdata/access/probe/probe.sh) calls
+	// the MSI endpoint with curl.
+	testenv.Command(t, "curl", "curl (the managed identity probe)", "apt-get install curl")
 	// msi-reader: system-assigned identity with Reader; msi-contrib: with
 	// Contributor; msi-trainer: the user-assigned identity trainer, with
 	// Contributor; no-identity: none.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // The seeds' Python examples run with Azure's own Python SDK (Debian's
@@ -18,9 +20,7 @@ import (
 // stand-in in compat/azurepy/standin; nothing of the SDK is patched.
 func TestAzurePythonSDK(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("/usr/lib/python3/dist-packages/azure/ai/ml"); err != nil {
-		t.Fatalf("azure-ai-ml not found: apt-get install python3-azure (scripts/test does)")
-	}
+	testenv.AzureML(t)
 	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
 	mustRun(t, s.env, "user", "create", "--name", "dana", "-o", "none")
 	// ci-obo-demo is created for dana: a member of the workspace.
@@ -142,9 +142,7 @@ func TestAzurePythonSDK(t *testing.T) {
 // bundle the job is given.
 func TestDefaultAzureCredentialInAJob(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("/usr/lib/python3/dist-packages/azure/ai/ml"); err != nil {
-		t.Fatalf("azure-ai-ml not found: apt-get install python3-azure (scripts/test does)")
-	}
+	testenv.AzureML(t)
 	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
 	createCluster(t, s, "msi-sdk", "--max-instances", "1", "--identity-type", "SystemAssigned")
 	mustRun(t, s.env, "role", "assign", "--compute", "msi-sdk", "--role", "Reader", "-o", "none")

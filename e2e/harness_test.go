@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // shoalBin is the binary TestMain built.
@@ -33,6 +36,10 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
+	flag.Parse()
+	if code, skip := testenv.MainShort("the end-to-end tests build the shoal binary and run servers, agents and jobs for minutes"); skip {
+		return code
+	}
 	dir, err := os.MkdirTemp("", "shoal-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // instanceView is what `compute show` prints of an instance, the fields
@@ -78,10 +80,7 @@ func waitInstanceState(t *testing.T, env []string, name string, timeout time.Dur
 // key's path (the public key is path + ".pub").
 func sshKey(t *testing.T, name string) string {
 	t.Helper()
-	bin, err := exec.LookPath("ssh-keygen")
-	if err != nil {
-		t.Fatal("ssh-keygen not found: the instance tests need the OpenSSH client (apt-get install openssh-client)")
-	}
+	bin := testenv.OpenSSH(t, "ssh-keygen")
 	path := filepath.Join(t.TempDir(), name)
 	if out, err := exec.Command(bin, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen: %v\n%s", err, out)
@@ -106,17 +105,14 @@ func sshRun(t *testing.T, key string, port int, command string) (string, string,
 // client, returning stdout, stderr and the exit code.
 func runSSH(t *testing.T, key string, port int, user, command string) (string, string, int) {
 	t.Helper()
-	bin, err := exec.LookPath("ssh")
-	if err != nil {
-		t.Fatal("ssh not found: apt-get install openssh-client")
-	}
+	bin := testenv.OpenSSH(t, "ssh")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	args := append(sshOpts(t, key), "-p", strconv.Itoa(port), user+"@127.0.0.1", command)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	code := 0
 	switch {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // idleMinuteConfig makes a minute of idle time last a second, so a
@@ -199,9 +201,7 @@ func TestInstanceCreateOnBehalfOf(t *testing.T) {
 // the shell's environment).
 func TestInstanceManagedIdentity(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("/usr/lib/python3/dist-packages/azure/ai/ml"); err != nil {
-		t.Fatalf("azure-ai-ml not found: apt-get install python3-azure (scripts/test does)")
-	}
+	testenv.AzureML(t)
 	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
 	key := sshKey(t, "k")
 	mustRun(t, s.env, "compute", "create", "--name", "myinstance", "--identity-type", "SystemAssigned", "--type", "ComputeInstance",

@@ -10,12 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // Compute instances end to end: the real binary, agents, OpenSSH and
@@ -336,6 +339,11 @@ func hasApp(v instanceView, name, uri string) bool {
 
 func waitAppsReady(t *testing.T, env []string, name string, apps ...string) instanceView {
 	t.Helper()
+	if slices.Contains(apps, "jupyter") {
+		// The agent starts Debian's notebook server: without it the
+		// application never becomes ready.
+		testenv.Jupyter(t)
+	}
 	var v instanceView
 	waitFor(t, 60*time.Second, "applications "+strings.Join(apps, ", ")+" to be ready", func() (bool, string) {
 		v = showInstance(t, env, name)

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/testpg"
 )
 
@@ -24,9 +24,8 @@ import (
 // still fires.
 func TestReplicaInstance(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("/usr/bin/jupyter-notebook"); err != nil {
-		t.Fatal("/usr/bin/jupyter-notebook not found: the instance tests need Jupyter (apt-get install jupyter-notebook)")
-	}
+	testenv.Jupyter(t)
+	testenv.OpenSSH(t, "ssh")
 	pg := testpg.Start(t)
 	url := pg.NewDatabase(t)
 	addrA, addrB := freeAddr(t), freeAddr(t)

@@ -22,6 +22,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // chromium is Debian's headless browser (scripts/test installs it).
@@ -46,9 +48,7 @@ func artifactDir(t *testing.T) string {
 // own cookies) and returns a context that drives it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s not found: apt-get install chromium (scripts/test does)", chromium)
-	}
+	testenv.Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),

@@ -8,17 +8,18 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // A log written to a full disk fails with storage_full (which agents
 // retry), and the same write succeeds once space is freed. The store
 // lives on a small tmpfs of its own, which needs root (mount); elsewhere
-// the test says so and skips.
+// the test says so and skips (fails under SHOAL_TEST_REQUIRE_ALL).
 func TestFullDiskIsStorageFull(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs to fill (needs root): %v", err)
-	}
+	testenv.Require(t, "a tmpfs of its own to fill (mount needs root)", func() error {
+		return syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m")
+	}, "run the tests as root")
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	fs, err := filestore.Open(filepath.Join(dir, "files"))
 	if err != nil {

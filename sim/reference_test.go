@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // The golden replay agrees with testdata/reference.py, a replay written
 // from the flowchart alone (no Shoal code), on node-hours, jobs that
 // waited and mean wait for every idle timeout.
 func TestReferenceReplay(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatalf("python3 not found (scripts/test installs it): %v", err)
-	}
+	testenv.Command(t, "python3", "python3 (the reference scheduler)", "apt-get install python3")
 	out, err := exec.Command("python3", "testdata/reference.py", "testdata/alibaba-gpu-2023/openb_pod_list_default.csv").Output()
 	if err != nil {
 		t.Fatalf("reference.py: %v", err)

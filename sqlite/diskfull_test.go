@@ -8,18 +8,20 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/storetest"
 )
 
 // On a full disk a change fails with storage_full and changes nothing;
 // what was stored before stays readable, and once space is freed the
 // same change goes through. The store lives on a small tmpfs of its own,
-// which needs root (mount); elsewhere the test says so and skips.
+// which needs root (mount); elsewhere the test says so and skips (fails
+// under SHOAL_TEST_REQUIRE_ALL).
 func TestFullDiskRefusesChangesAndKeepsData(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("cannot mount a tmpfs to fill (needs root): %v", err)
-	}
+	testenv.Require(t, "a tmpfs of its own to fill (mount needs root)", func() error {
+		return syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m")
+	}, "run the tests as root")
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	db := open(t, filepath.Join(dir, "shoal.db"), storetest.NewClock(storetest.Start))
 	defer db.Close()

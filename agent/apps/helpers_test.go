@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // waitFor polls cond until it holds, failing the test after d.
@@ -90,11 +91,7 @@ func freePort(t *testing.T) int {
 // python is Debian's python3: the custom application of the tests.
 func python(t *testing.T) string {
 	t.Helper()
-	const p = "/usr/bin/python3"
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s is needed for a custom application: apt-get install python3", p)
-	}
-	return p
+	return testenv.Python3(t)
 }
 
 func status(s *apps.Supervisor, name string) apps.AppStatus {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 func TestJupyterAppCommand(t *testing.T) {
@@ -54,10 +56,14 @@ func TestJupyterAppCommand(t *testing.T) {
 // behind the base URL of the server's proxy, with the token the proxy
 // sends.
 func TestJupyter(t *testing.T) {
-	bin, ok := apps.FindJupyter()
-	if !ok {
-		t.Fatal("Jupyter Notebook not found (no /usr/bin/jupyter-notebook nor jupyter-notebook on the PATH): apt-get install jupyter-notebook python3-ipykernel")
-	}
+	var bin string
+	testenv.Require(t, "Jupyter Notebook", func() error {
+		var ok bool
+		if bin, ok = apps.FindJupyter(); !ok {
+			return errors.New("no /usr/bin/jupyter-notebook nor jupyter-notebook on the PATH")
+		}
+		return nil
+	}, "apt-get install jupyter-notebook python3-ipykernel")
 	home, logDir := t.TempDir(), t.TempDir()
 	env, marker := nodeEnv(t)
 	s := apps.NewSupervisor(apps.SupervisorConfig{Home: home, LogDir: logDir, BaseEnv: env})

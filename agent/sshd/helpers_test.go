@@ -17,22 +17,20 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // The tests drive the server with the real OpenSSH client binaries, as
-// users do; a missing client is a failure, not a skip, so that a CI
-// without it cannot pass unnoticed.
+// users do; without the client they skip, saying so, and under
+// SHOAL_TEST_REQUIRE_ALL (scripts/test) fail, so that a CI without it
+// cannot pass unnoticed.
 
 // commandTimeout bounds every client command, so that nothing hangs.
 const commandTimeout = 30 * time.Second
 
 func openssh(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s not found: the SSH server's tests need the OpenSSH client (apt-get install openssh-client)", name)
-	}
-	return p
+	return testenv.OpenSSH(t, name)
 }
 
 // clock is a settable Config.Now.

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // The Debian Jupyter Notebook server and the kernel spec of
@@ -32,11 +34,7 @@ const (
 // and a terminal through its API, and checks the client sees both with
 // their last_activity, and that Evaluate takes the idle clock from them.
 func TestJupyterAgainstRealServer(t *testing.T) {
-	for _, f := range []string{jupyterBinary, ipykernelSpec} {
-		if _, err := os.Stat(f); err != nil {
-			t.Fatalf("%s is missing (%v): apt-get install jupyter-notebook python3-ipykernel", f, err)
-		}
-	}
+	testenv.Files(t, "Debian's Jupyter Notebook", "apt-get install jupyter-notebook python3-ipykernel", jupyterBinary, ipykernelSpec)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	url, token := startJupyter(t, ctx)

@@ -15,6 +15,12 @@ func (p *Program) Helper() {}
 // Fatalf runs the cleanups and exits with the message.
 func (p *Program) Fatalf(format string, args ...any) { p.Done(); log.Fatalf(format, args...) }
 
+// Skipf ends the program as Fatalf does: a benchmark cannot go on
+// without what a test would skip for.
+func (p *Program) Skipf(format string, args ...any) {
+	p.Fatalf("cannot run: "+format, args...)
+}
+
 // Cleanup registers f to run at Done, last registered first.
 func (p *Program) Cleanup(f func()) { p.cleanups = append(p.cleanups, f) }
 

@@ -1,8 +1,10 @@
 // Package testhosts makes machines for tests on one host: network
 // namespaces joined by a bridge, each with its own address and a real
 // OpenSSH server (Debian's openssh-server), so that providers that reach
-// hosts over SSH are tested against the real thing. It needs root and
-// iproute2; the test command installs what it needs.
+// hosts over SSH are tested against the real thing. It needs root,
+// iproute2 and openssh-server: without them a test skips, saying so
+// (internal/testenv; under SHOAL_TEST_REQUIRE_ALL, as scripts/test runs,
+// it fails).
 package testhosts
 
 import (
@@ -18,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // T is what New needs of a test (testing.TB has it); a benchmark program
@@ -25,6 +29,7 @@ import (
 type T interface {
 	Helper()
 	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
 	Cleanup(func())
 	TempDir() string
 }
@@ -52,18 +57,14 @@ type Pool struct {
 }
 
 // New starts n hosts. It needs root, iproute2 and Debian's
-// openssh-server (the test command installs them) and fails, not skips,
-// without them. Everything it starts goes at cleanup.
+// openssh-server (the test command installs them): without them the test
+// skips, or fails under SHOAL_TEST_REQUIRE_ALL. Everything it starts
+// goes at cleanup.
 func New(t T, n int) *Pool {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("the SSH pool tests make network namespaces and need root (run scripts/test as root)")
-	}
-	for _, bin := range []string{"/usr/sbin/sshd", "/usr/sbin/ip", "/usr/bin/ssh-keygen"} {
-		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("%s not found: apt-get install openssh-server iproute2", bin)
-		}
-	}
+	testenv.Root(t, "makes network namespaces with an OpenSSH server in each")
+	testenv.Files(t, "OpenSSH's server and iproute2", "apt-get install openssh-server openssh-client iproute2",
+		"/usr/sbin/sshd", "/usr/sbin/ip", "/usr/bin/ssh-keygen")
 	b := make([]byte, 3)
 	rand.Read(b)
 	id := hex.EncodeToString(b)

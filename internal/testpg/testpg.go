@@ -2,7 +2,8 @@
 // postgresql binaries (initdb, pg_ctl), a data dir in a temp dir, a free
 // port on 127.0.0.1, no fsync. As root it runs the server as the postgres
 // user (PostgreSQL refuses to run as root). The test command installs the
-// package.
+// package; without it a test skips, saying so (internal/testenv; under
+// SHOAL_TEST_REQUIRE_ALL, as scripts/test runs, it fails).
 package testpg
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 )
 
@@ -31,13 +33,17 @@ type Server struct {
 	seq      atomic.Int32
 }
 
-// Start starts a server, stopped at cleanup. It fails, not skips, when
-// PostgreSQL is not installed.
+// Start starts a server, stopped at cleanup. Without PostgreSQL the test
+// skips (fails under SHOAL_TEST_REQUIRE_ALL).
 func Start(t testhosts.T) *Server {
 	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(bins) == 0 {
-		t.Fatalf("PostgreSQL not found (no /usr/lib/postgresql/*/bin/initdb): apt-get install postgresql")
+	bins := testenv.Glob(t, "/usr/lib/postgresql/*/bin/initdb", "PostgreSQL's initdb and pg_ctl", "apt-get install postgresql")
+	if os.Geteuid() == 0 {
+		// The package makes the postgres user the server then runs as.
+		testenv.Require(t, "the postgres user to run PostgreSQL as (it refuses root)", func() error {
+			_, err := user.Lookup("postgres")
+			return err
+		}, "apt-get install postgresql")
 	}
 	sort.Strings(bins)
 	s := &Server{bin: filepath.Dir(bins[len(bins)-1])}
@@ -50,7 +56,7 @@ func Start(t testhosts.T) *Server {
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("running as root needs the postgres user (apt-get install postgresql creates it): %v", err)
+			t.Fatalf("%v", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 )
 
@@ -40,19 +41,14 @@ type Cluster struct {
 // Binaries are the Slurm and MUNGE programs the cluster runs.
 var Binaries = []string{"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch", "/usr/bin/squeue", "/usr/bin/scancel", "/usr/bin/sinfo"}
 
-// New starts a cluster whose node has cpus CPUs and memMB megabytes. It
-// fails, not skips, without root or the packages. Everything it starts —
-// the daemons and every job — goes at cleanup.
+// New starts a cluster whose node has cpus CPUs and memMB megabytes.
+// Without root or the packages the test skips (fails under
+// SHOAL_TEST_REQUIRE_ALL). Everything it starts — the daemons and every
+// job — goes at cleanup.
 func New(t testhosts.T, cpus, memMB int) *Cluster {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("the Slurm tests run slurmd, which needs root (run scripts/test as root)")
-	}
-	for _, bin := range Binaries {
-		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("%s not found: apt-get install slurmctld slurmd slurm-client munge", bin)
-		}
-	}
+	testenv.Root(t, "runs slurmd, which starts jobs as their users")
+	testenv.Files(t, "Slurm and MUNGE", "apt-get install slurmctld slurmd slurm-client munge", Binaries...)
 	dir := t.TempDir()
 	// Slurm's daemons refuse state and spool dirs other users can write;
 	// t.TempDir's are private already.
