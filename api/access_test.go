@@ -13,7 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -300,7 +300,7 @@ func joinNode(t testing.TB, e *testEnv) (string, string) {
 	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: "j-gpu", Command: "echo hi", Compute: "gpu"}); err != nil {
 		t.Fatal(err)
 	}
-	ctrl := service.NewController(e.svc, 1)
+	ctrl := control.New(e.svc, 1)
 	if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/control"
 )
 
 const sentinel = "SENTINEL-SECRET"
@@ -51,7 +51,7 @@ func runJob(t *testing.T, e *testEnv, name string) *shoal.Job {
 	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
 		t.Fatal(err)
 	}
-	ctrl := service.NewController(e.svc, 1)
+	ctrl := control.New(e.svc, 1)
 	pass := func() {
 		if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
@@ -50,7 +51,7 @@ type harness struct {
 	files *filestore.Store
 	prov  *fake.Provider
 	svc   *service.Services
-	ctrl  *service.Controller
+	ctrl  *control.Controller
 	// secretsKey seals the workload signing keys in the store.
 	secretsKey *sealing.Key
 	agents     map[string]*agent
@@ -109,7 +110,7 @@ func (h *harness) bootWith(key *sealing.Key) {
 		Providers: map[string]shoal.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
 	})
-	h.ctrl = service.NewController(h.svc, 1)
+	h.ctrl = control.New(h.svc, 1)
 }
 
 // restart replaces the services and controller over the same store, as a

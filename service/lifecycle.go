@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/shoal-ml/shoal"
@@ -47,110 +46,11 @@ func (s *Services) ResetLeases(ctx context.Context) error {
 // have principals of their own, placement.go and scale.go).
 var systemPrincipal = shoal.SystemPrincipal("system")
 
-// lifecycle declares nodes that missed their lease unusable (requeueing
-// their work), and releases nodes that are leaving, preempted or unusable
-// once they have no work. The nodes are looked at in a read transaction;
-// only those that need something are read again, and changed, in a write
-// transaction. At 10,000 nodes, holding the single writer while reading
-// them all stalled every heartbeat and submission for tens of
-// milliseconds on every pass.
-func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
-	s := c.s
-	sys := shoal.WithPrincipal(ctx, systemPrincipal)
-	var due []string
-	err := s.store.View(sys, func(tx shoal.Tx) error {
-		nodes, err := tx.ListNodes(shoal.NodeFilter{})
-		if err != nil {
-			return err
-		}
-		due = due[:0]
-		for _, n := range nodes {
-			if c.loseReason(n, now) != "" || releasable(n) {
-				due = append(due, n.ID)
-			}
-		}
-		return nil
-	})
-	if err != nil || len(due) == 0 {
-		return err
-	}
-	var toRelease []*shoal.Node
-	var wake []string
-	var outcomes jobOutcomes
-	err = s.store.Update(sys, func(tx shoal.Tx) error {
-		toRelease, wake = toRelease[:0], wake[:0]
-		outcomes.reset()
-		for _, id := range due {
-			// Read again: the node may have moved on since.
-			n, err := tx.GetNode(id)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				continue
-			} else if err != nil {
-				return err
-			}
-			if reason := c.loseReason(n, now); reason != "" {
-				w, err := s.loseNode(sys, tx, n, reason, &outcomes)
-				if err != nil {
-					return err
-				}
-				wake = append(wake, w...)
-			}
-			if releasable(n) {
-				toRelease = append(toRelease, n)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	s.report(&outcomes)
-	s.nodes.wake(wake...)
-	for _, n := range toRelease {
-		c.release(sys, n)
-	}
-	return nil
-}
-
-// loseReason says why node n is to be declared lost at now, or "" when it
-// is not: a machine joined by hand whose join command expired, a node that
-// did not join within its provisioning delay and the join timeout, or one
-// that missed its lease.
-func (c *Controller) loseReason(n *shoal.Node, now time.Time) string {
-	s := c.s
-	switch {
-	case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
-		// A machine joined by hand has until its join token expires: its
-		// owner runs the command when they can.
-		if now.After(n.JoinTokenExpires) {
-			return fmt.Sprintf("node %s was not joined before its join command expired", n.ID)
-		}
-	case n.State == shoal.NodePreparing:
-		delay := time.Duration(0)
-		if loc, err := s.catalog.Location(n.Location); err == nil {
-			delay = loc.ProvisioningDelay
-		}
-		if now.Sub(n.CreatedOn) > delay+s.cfg.JoinTimeout {
-			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+s.cfg.JoinTimeout)
-		}
-	case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > s.cfg.NodeLeaseTTL+s.cfg.NodeLeaseGrace:
-		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
-			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), s.cfg.NodeLeaseTTL, s.cfg.NodeLeaseGrace)
-	}
-	return ""
-}
-
-// releasable reports whether a node is to be released: leaving, preempted
-// or unusable, with no work.
-func releasable(n *shoal.Node) bool {
-	return n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable)
-}
-
-// loseNode marks a node unusable and ends its rank as Lost, which requeues
+// LoseNode marks a node unusable and ends its rank as Lost, which requeues
 // the job once every rank of the attempt has ended (or fails it, past
 // MaxInfraRequeues, or cancels it when a cancel was requested): what it
 // does to the job goes into outcomes, for the metrics.
-func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *jobOutcomes) ([]string, error) {
+func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *JobOutcomes) ([]string, error) {
 	var wake []string
 	attemptID, rank := n.CurrentAttemptID, n.CurrentRank
 	n.State, n.StateReason, n.Draining = shoal.NodeUnusable, reason, true
@@ -161,7 +61,7 @@ func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	}
 	c := &shoal.Compute{Workspace: n.Workspace}
 	c.Name = n.Compute
-	if err := appendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
+	if err := AppendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
 		return nil, err
 	}
 	if attemptID == "" {
@@ -206,85 +106,23 @@ func (s *Services) loseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	return wake, nil
 }
 
-// release stops a node's machine through its provider in the background,
-// then removes the node; its quota is free from then on.
-func (c *Controller) release(ctx context.Context, n *shoal.Node) {
-	c.mu.Lock()
-	if c.releasing[n.ID] {
-		c.mu.Unlock()
-		return
-	}
-	c.releasing[n.ID] = true
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.releasing, n.ID)
-			c.mu.Unlock()
-		}()
-		ctx := context.WithoutCancel(ctx)
-		if p := c.s.providerFor(n.Location); p != nil {
-			if err := p.Release(ctx, n); err != nil {
-				c.s.log.Warn("node release failed; will retry", slog.String("node", n.ID), slog.Any("err", err))
-				return
-			}
-		}
-		err := c.s.store.Update(ctx, func(tx shoal.Tx) error {
-			cur, err := tx.GetNode(n.ID)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			if cur.CurrentAttemptID != "" {
-				return nil // it got work again meanwhile; leave it
-			}
-			if err := tx.DeleteNode(n.ID); err != nil {
-				return err
-			}
-			comp := &shoal.Compute{Workspace: n.Workspace}
-			comp.Name = n.Compute
-			why := n.StateReason
-			if why == "" {
-				why = "released"
-			}
-			freed := fmt.Sprintf("its %d vCPUs of quota are free", n.VCPUs)
-			switch n.Role {
-			case shoal.NodeRoleJobSlot:
-				freed = "a job slot of the instance, it held no quota"
-			case shoal.NodeRoleInstance:
-				freed = "the instance keeps its quota while stopped unless release_quota_on_stop"
-			}
-			return appendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
-		})
-		if err != nil {
-			c.s.log.Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))
-		}
-		c.s.notify()
-	}()
-}
-
-// providerFor returns the provider of a location, or nil.
-func (s *Services) providerFor(location string) shoal.Provider {
+// ProviderFor returns the provider of a location, or nil.
+func (s *Services) ProviderFor(location string) shoal.Provider {
 	loc, err := s.catalog.Location(location)
 	if err != nil {
 		return nil
 	}
-	return s.provider(loc)
+	return s.Provider(loc)
 }
 
-// provider returns a location's provider: its own (an ssh pool is one
+// Provider returns a location's provider: its own (an ssh pool is one
 // location's), else the one its provider name names (local), or nil.
-func (s *Services) provider(loc *shoal.Location) shoal.Provider {
+func (s *Services) Provider(loc *shoal.Location) shoal.Provider {
 	if p, ok := s.cfg.Providers[loc.Name]; ok {
 		return p
 	}
 	return s.cfg.Providers[loc.Provider]
 }
-
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // AdoptNodes runs after a server restart: nodes whose machines still exist
 // (agents that kept running) are adopted as they are. A node whose agent
@@ -307,7 +145,7 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	adopted := 0
 	var gone []*shoal.Node
 	for _, n := range nodes {
-		p := s.providerFor(n.Location)
+		p := s.ProviderFor(n.Location)
 		if p != nil && n.ProviderRef == "" && n.State == shoal.NodePreparing && n.Role == "" {
 			// A cluster node recorded but never handed to its provider (or
 			// whose provider's answer was never recorded): the server died
@@ -341,10 +179,10 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 	}
 	sys := shoal.WithPrincipal(ctx, systemPrincipal)
 	var wake []string
-	var outcomes jobOutcomes
+	var outcomes JobOutcomes
 	err = s.store.Update(sys, func(tx shoal.Tx) error {
 		wake = wake[:0]
-		outcomes.reset()
+		outcomes.Reset()
 		for _, g := range gone {
 			n, err := tx.GetNode(g.ID)
 			if err != nil || n.State != g.State || n.ProviderRef != g.ProviderRef || n.CredentialHash != g.CredentialHash ||
@@ -359,7 +197,7 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 			if g.ProviderRef == "" {
 				reason = fmt.Sprintf("node %s: its provisioning was interrupted by a server restart", n.ID)
 			}
-			w, err := s.loseNode(sys, tx, n, reason, &outcomes)
+			w, err := s.LoseNode(sys, tx, n, reason, &outcomes)
 			if err != nil {
 				return err
 			}
@@ -368,7 +206,7 @@ func (s *Services) AdoptNodes(ctx context.Context) (int, error) {
 		return nil
 	})
 	if err == nil {
-		s.report(&outcomes)
+		s.Report(&outcomes)
 	}
 	s.nodes.wake(wake...)
 	return adopted, err
@@ -416,7 +254,7 @@ func (s *Services) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.No
 		node = cur
 		c := &shoal.Compute{Workspace: cur.Workspace}
 		c.Name = cur.Compute
-		return appendComputeEvent(sys, tx, c, "node_revived",
+		return AppendComputeEvent(sys, tx, c, "node_revived",
 			fmt.Sprintf("node %s: its agent had exited while the server was away; a new agent on the same work dir takes over%s", cur.ID, revivedWork(cur)))
 	})
 	if err != nil {

@@ -14,9 +14,9 @@ import (
 // on every tick and after every change.
 func (s *Services) ReconcileComputes(ctx context.Context) error {
 	ctx = shoal.WithPrincipal(ctx, systemPrincipal)
-	var out jobOutcomes
+	var out JobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		out.reset()
+		out.Reset()
 		workspaces, err := tx.ListWorkspaces()
 		if err != nil {
 			return err
@@ -35,12 +35,12 @@ func (s *Services) ReconcileComputes(ctx context.Context) error {
 		return nil
 	})
 	if err == nil {
-		s.report(&out)
+		s.Report(&out)
 	}
 	return err
 }
 
-func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *jobOutcomes) error {
+func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *JobOutcomes) error {
 	switch c.ProvisioningState {
 	case shoal.ProvisioningCreating, shoal.ProvisioningUpdating:
 		c.Version++
@@ -57,7 +57,7 @@ func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.C
 		if err := tx.UpdateCompute(c); err != nil {
 			return err
 		}
-		return appendComputeEvent(ctx, tx, c, kind, reason)
+		return AppendComputeEvent(ctx, tx, c, kind, reason)
 	case shoal.ProvisioningDeleting:
 		if c.IsInstance() {
 			return nil // the instance lifecycle removes it, with its home
@@ -66,19 +66,19 @@ func (s *Services) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.C
 		if err != nil {
 			return err
 		}
-		if err := s.failQueuedJobs(ctx, tx, c, out); err != nil {
+		if err := s.FailQueuedJobs(ctx, tx, c, out); err != nil {
 			return err
 		}
 		if len(nodes) > 0 {
 			return nil // the autoscaler releases them; running jobs finish first
 		}
-		if err := deleteSystemIdentity(tx, c); err != nil {
+		if err := DeleteSystemIdentity(tx, c); err != nil {
 			return err
 		}
 		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
 			return err
 		}
-		return appendComputeEvent(ctx, tx, c, shoal.EventDeleted, "deleted: no nodes left; quota released")
+		return AppendComputeEvent(ctx, tx, c, shoal.EventDeleted, "deleted: no nodes left; quota released")
 	}
 	return nil
 }
@@ -94,9 +94,9 @@ func (s *Services) checkPlacement(c *shoal.Compute) error {
 	return err
 }
 
-// failQueuedJobs fails the jobs still queued on a compute being deleted:
+// FailQueuedJobs fails the jobs still queued on a compute being deleted:
 // they can never run.
-func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *jobOutcomes) error {
+func (s *Services) FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *JobOutcomes) error {
 	jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: c.Workspace, Compute: c.Name, Statuses: []string{shoal.JobQueued}})
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		if err := tx.UpdateJob(j); err != nil {
 			return err
 		}
-		if err := appendJobEvent(ctx, tx, j, "failed", j.Error); err != nil {
+		if err := AppendJobEvent(ctx, tx, j, "failed", j.Error); err != nil {
 			return err
 		}
 		out.note(before, j)
@@ -119,10 +119,10 @@ func (s *Services) failQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 	return nil
 }
 
-// deleteSystemIdentity removes a deleted compute's system-assigned identity
+// DeleteSystemIdentity removes a deleted compute's system-assigned identity
 // and its role assignments, as Azure deletes it with the compute: a new
 // compute of the same name must not inherit its rights.
-func deleteSystemIdentity(tx shoal.Tx, c *shoal.Compute) error {
+func DeleteSystemIdentity(tx shoal.Tx, c *shoal.Compute) error {
 	name := systemIdentityName(c.Workspace, c.Name)
 	id, err := tx.GetIdentity(name)
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && !id.System) {

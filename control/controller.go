@@ -1,4 +1,4 @@
-package service
+package control
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // Controller runs the control loops over the store: node lifecycle
@@ -18,7 +19,7 @@ import (
 // and simulated preemption. Each pass is RunOnce(ctx, now); the server
 // calls it on every change and on a tick, tests call it with a fake clock.
 type Controller struct {
-	s    *Services
+	s    Services
 	rand *rand.Rand
 	as   *autoscaler.Autoscaler
 
@@ -33,11 +34,11 @@ type Controller struct {
 	wg          sync.WaitGroup
 	// afterSchedule is the state the scheduler left in the current pass,
 	// handed to the autoscaler so that it does not read the store again.
-	afterSchedule *state
+	afterSchedule *service.State
 	// passNodes is the same state, kept for the node samples of a full
 	// pass (taken by sampleNodes), so that they do not read every node
 	// once more.
-	passNodes *state
+	passNodes *service.State
 	// schedules caches instances' compiled schedules.
 	schedules map[string]compiledSchedules
 	// provisionFailures holds back clusters whose provider failed to
@@ -53,9 +54,9 @@ type Controller struct {
 	lastBudgetCheck time.Time
 }
 
-// NewController returns the controller of s; seed makes its random choices
+// New returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
-func NewController(s *Services, seed uint64) *Controller {
+func New(s Services, seed uint64) *Controller {
 	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
@@ -144,7 +145,7 @@ func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
 		return
 	}
 	var nodes []*shoal.Node
-	_ = c.s.store.View(ctx, func(tx shoal.Tx) error {
+	_ = c.s.Store().View(ctx, func(tx shoal.Tx) error {
 		var err error
 		nodes, err = tx.ListNodes(shoal.NodeFilter{})
 		return err
@@ -153,25 +154,33 @@ func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
 		if !n.LowPriority || (n.State != shoal.NodeIdle && n.State != shoal.NodeRunning) {
 			continue
 		}
-		loc, err := c.s.catalog.Location(n.Location)
+		loc, err := c.s.Catalog().Location(n.Location)
 		if err != nil || loc.PreemptionRatePerHour <= 0 {
 			continue
 		}
 		p := 1 - math.Exp(-loc.PreemptionRatePerHour*dt.Hours())
 		if c.rand.Float64() < p {
 			reason := "low-priority capacity reclaimed (simulated at preemption_rate_per_hour " + trimFloat(loc.PreemptionRatePerHour) + ")"
-			if err := c.s.preemptNode(ctx, n.Workspace, n.Compute, n.ID, reason); err != nil {
-				c.s.log.Warn("simulated preemption failed", slog.String("node", n.ID), slog.Any("err", err))
+			if err := c.s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, reason); err != nil {
+				c.s.Logger().Warn("simulated preemption failed", slog.String("node", n.ID), slog.Any("err", err))
 			}
 		}
 	}
 }
 
 func (c *Controller) anyPreemptionRate() bool {
-	for _, l := range c.s.catalog.Locations() {
+	for _, l := range c.s.Catalog().Locations() {
 		if l.PreemptionRatePerHour > 0 {
 			return true
 		}
 	}
 	return false
 }
+
+// The principals the loops act as, in the audit log and the events they
+// write: the same as the services' own (service/lifecycle.go,
+// service/placement.go) so that the record does not change with the move.
+var (
+	systemPrincipal    = shoal.SystemPrincipal("system")
+	schedulerPrincipal = shoal.SystemPrincipal("scheduler")
+)

@@ -1,4 +1,4 @@
-package service
+package control
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // A blocked decision's event kind, and the block the scheduler explains
@@ -34,7 +35,7 @@ func TestScaleBlockFollowsCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewController(New(Config{Store: db}), 1)
+	c := New(service.New(service.Config{Store: db}), 1)
 	act := scaleActuator{c}
 	decisions := []autoscaler.Decision{
 		{Cluster: "ws/a", Action: autoscaler.ActionBlocked, Count: 1, Code: autoscaler.ReasonBudget, Reason: "spending limit of team ml reached"},
@@ -117,7 +118,7 @@ func TestScaleSnapshotUsesThePassNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewController(New(Config{Store: db, Catalog: cat}), 1)
+	c := New(service.New(service.Config{Store: db, Catalog: cat}), 1)
 	// Far from the server's clock, so a source that read it would not
 	// agree with both passes below.
 	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
