@@ -171,7 +171,7 @@ func FuzzMessages(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	if err := e.svc.ReconcileComputes(context.Background()); err != nil {
+	if err := control.New(e.svc, 1).ReconcileComputes(context.Background()); err != nil {
 		f.Fatal(err)
 	}
 	a := &fuzzAgent{e: e, ctrl: control.New(e.svc, 1), job: "fz-0"}

@@ -345,12 +345,12 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	} else {
 		// Agents kept running while the server was down: give each a full
 		// lease to report back before any is declared lost.
-		if err := m.retryStartup(ctx, "reset node leases", m.svc.ResetLeases); err != nil {
+		if err := m.retryStartup(ctx, "reset node leases", m.ctrl.ResetLeases); err != nil {
 			ln.Close()
 			store.Close()
 			return nil, err
 		}
-		if n, err := m.svc.AdoptNodes(ctx); err != nil {
+		if n, err := m.ctrl.AdoptNodes(ctx); err != nil {
 			m.log.Warn("adopting running nodes failed", slog.Any("err", err))
 		} else if n > 0 {
 			m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))

@@ -50,7 +50,7 @@ type Controller struct {
 	samples   map[string]*shoal.NodeSample
 	lastPrune time.Time
 	// lastBudgetCheck is when the budgets were last priced; the blocks
-	// found are in s.budgets (budget.go, placement.go).
+	// found are in the services' budget gate (budget.go, service/placement.go).
 	lastBudgetCheck time.Time
 }
 
@@ -82,7 +82,7 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.placement(ctx, now, wholeQueue); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.s.ReconcileComputes(ctx); err != nil {
+	if err := c.ReconcileComputes(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.instances(ctx, now); err != nil {

@@ -43,8 +43,6 @@ type Services interface {
 	LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *service.JobOutcomes) ([]string, error)
 	// PreemptNodeBecause evicts a node as its provider would.
 	PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error
-	// ReconcileComputes moves computes through their provisioning states.
-	ReconcileComputes(ctx context.Context) error
 	// FailQueuedJobs fails the jobs queued on a compute being deleted.
 	FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error
 	// CheckInstanceQuota fails with EQUOTA when starting c would exceed a

@@ -119,7 +119,7 @@ func (h *harness) restart() {
 	h.t.Helper()
 	h.ctrl.Wait()
 	h.boot()
-	if err := h.svc.ResetLeases(h.ctx); err != nil {
+	if err := h.ctrl.ResetLeases(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -134,7 +134,7 @@ func (h *harness) compute(name string, minN, maxN, idle int) {
 	if err != nil {
 		h.t.Fatalf("create compute %s: %v", name, err)
 	}
-	if err := h.svc.ReconcileComputes(h.ctx); err != nil {
+	if err := h.ctrl.ReconcileComputes(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
 	if c := h.findCompute(name); c.ProvisioningState != shoal.ProvisioningSucceeded {
