@@ -31,7 +31,7 @@ func (c *Controller) ResetLeases(ctx context.Context) error {
 				if loc, err := s.Catalog().Location(n.Location); err == nil {
 					delay = loc.ProvisioningDelay
 				}
-				if least := tx.Now().Add(-(delay + s.Config().JoinTimeout) + s.Config().NodeLeaseTTL + s.Config().NodeLeaseGrace); n.CreatedOn.Before(least) {
+				if least := tx.Now().Add(-(delay + c.cfg.JoinTimeout) + c.cfg.NodeLeaseTTL + c.cfg.NodeLeaseGrace); n.CreatedOn.Before(least) {
 					n.CreatedOn = least
 				}
 			}
@@ -166,7 +166,7 @@ func (c *Controller) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.
 			return err
 		}
 		now := tx.Now()
-		cur.JoinTokenHash, cur.JoinTokenExpires = hash, now.Add(s.Config().JoinTimeout)
+		cur.JoinTokenHash, cur.JoinTokenExpires = hash, now.Add(c.cfg.JoinTimeout)
 		cur.LastHeartbeat = now // a full lease to join and report
 		cur.Version++
 		if err := tx.UpdateNode(cur); err != nil {
@@ -181,7 +181,7 @@ func (c *Controller) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.
 	if err != nil {
 		return err
 	}
-	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.Config().ServerURL, ServerCA: s.Config().ServerCA}); err != nil {
+	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA}); err != nil {
 		s.Logger().Warn("reviving a node failed", slog.String("node", n.ID), slog.Any("err", err))
 		return err
 	}

@@ -19,7 +19,12 @@ import (
 // and simulated preemption. Each pass is RunOnce(ctx, now); the server
 // calls it on every change and on a tick, tests call it with a fake clock.
 type Controller struct {
-	s    Services
+	s Services
+	// cfg is the services' configuration, read once: the loops use only
+	// settings fixed when the services were built (leases, join timeout,
+	// the server's URL and CA, the clock, files), and a pass reads some of
+	// them for every node.
+	cfg  service.Config
 	rand *rand.Rand
 	as   *autoscaler.Autoscaler
 
@@ -57,7 +62,7 @@ type Controller struct {
 // New returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func New(s Services, seed uint64) *Controller {
-	c := &Controller{s: s, rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
+	c := &Controller{s: s, cfg: s.Config(), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }

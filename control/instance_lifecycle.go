@@ -75,7 +75,7 @@ func (c *Controller) instances(ctx context.Context, now time.Time) error {
 // instanceStep runs instance.Step for one instance and carries it out.
 func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now time.Time) error {
 	s := c.s
-	out := instance.Step(in, now, instance.Config{IdleMinute: s.Config().IdleMinute})
+	out := instance.Step(in, now, instance.Config{IdleMinute: c.cfg.IdleMinute})
 	if r := in.Report; r != nil {
 		// Keep what show needs after a server restart.
 		out.Status.SSHPort, out.Status.HostKeyFingerprint, out.Status.Apps = r.SSHPort, r.HostKeyFingerprint, r.Apps
@@ -200,7 +200,7 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 		node = &shoal.Node{
 			ID: id, Workspace: cur.Workspace, Compute: cur.Name, Role: shoal.NodeRoleInstance,
 			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB, State: shoal.NodePreparing,
-			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + s.Config().JoinTimeout),
+			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + c.cfg.JoinTimeout),
 			CreatedOn: txNow, LastHeartbeat: txNow, PrivateIPAddress: "127.0.0.1", Version: 1,
 		}
 		token = t
@@ -218,7 +218,7 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 	if p == nil {
 		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
 	} else {
-		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.Config().ServerURL, ServerCA: s.Config().ServerCA, Delay: loc.ProvisioningDelay})
+		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 	}
 	return s.Store().Update(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(node.ID)
@@ -267,7 +267,7 @@ func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input
 		}
 	}
 	if n := in.Node; n != nil {
-		if err := s.Live().Forget(ctx, n.Workspace, n.Compute, s.Config().Clock.Now()); err != nil {
+		if err := s.Live().Forget(ctx, n.Workspace, n.Compute, c.cfg.Clock.Now()); err != nil {
 			s.Logger().Warn("forgetting an instance's report failed", slog.String("node", n.ID), slog.Any("err", err))
 		}
 		c.markLeavingAndRelease(ctx, n, why)
@@ -310,8 +310,8 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 			}
 		}
 	}
-	if s.Config().Files != nil {
-		if err := s.Config().Files.RemoveInstanceFiles(comp.Workspace, comp.Name); err != nil {
+	if c.cfg.Files != nil {
+		if err := c.cfg.Files.RemoveInstanceFiles(comp.Workspace, comp.Name); err != nil {
 			s.Logger().Warn("removing an instance's files failed", slog.String("instance", comp.Name), slog.Any("err", err))
 		}
 	}

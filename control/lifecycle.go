@@ -94,12 +94,12 @@ func (c *Controller) loseReason(n *shoal.Node, now time.Time) string {
 		if loc, err := s.Catalog().Location(n.Location); err == nil {
 			delay = loc.ProvisioningDelay
 		}
-		if now.Sub(n.CreatedOn) > delay+s.Config().JoinTimeout {
-			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+s.Config().JoinTimeout)
+		if now.Sub(n.CreatedOn) > delay+c.cfg.JoinTimeout {
+			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+c.cfg.JoinTimeout)
 		}
-	case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > s.Config().NodeLeaseTTL+s.Config().NodeLeaseGrace:
+	case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
 		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
-			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), s.Config().NodeLeaseTTL, s.Config().NodeLeaseGrace)
+			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), c.cfg.NodeLeaseTTL, c.cfg.NodeLeaseGrace)
 	}
 	return ""
 }

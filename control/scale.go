@@ -167,7 +167,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				ID: fmt.Sprintf("%s-n%d", strings.ToLower(comp.Name), seq), Workspace: comp.Workspace, Compute: comp.Name,
 				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB,
 				LowPriority: comp.Tier == shoal.TierLowPriority && !d.Dedicated, State: shoal.NodePreparing,
-				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + s.Config().JoinTimeout),
+				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + a.c.cfg.JoinTimeout),
 				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,
 			}
 			if comp.IsInstance() {
@@ -175,7 +175,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				// the quota already.
 				n.ID = fmt.Sprintf("%s-j%d", strings.ToLower(comp.Name), seq)
 				n.Role, n.VCPUs, n.Family = shoal.NodeRoleJobSlot, 0, ""
-				n.JoinTokenExpires = now.Add(s.Config().JoinTimeout)
+				n.JoinTokenExpires = now.Add(a.c.cfg.JoinTimeout)
 			}
 			if err := tx.InsertNode(n); err != nil {
 				return err
@@ -194,7 +194,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		if p == nil {
 			perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
 		} else {
-			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: s.Config().ServerURL, ServerCA: s.Config().ServerCA, Delay: loc.ProvisioningDelay})
+			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 		}
 		record := func(tx shoal.Tx) error {
 			n, err := tx.GetNode(t.node.ID)
@@ -222,7 +222,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		}
 		if perr != nil {
 			s.Logger().Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
-			a.c.provisionFailed(d.Cluster, perr, s.Config().Clock.Now())
+			a.c.provisionFailed(d.Cluster, perr, a.c.cfg.Clock.Now())
 		} else {
 			a.c.provisionSucceeded(d.Cluster)
 		}
