@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -41,7 +42,7 @@ type Controller struct {
 	// handed to the autoscaler so that it does not read the store again.
 	afterSchedule *service.State
 	// passNodes is the same state, kept for the node samples of a full
-	// pass (taken by sampleNodes), so that they do not read every node
+	// pass (taken by the accounting loop), so that they do not read every node
 	// once more.
 	passNodes *service.State
 	// schedules caches instances' compiled schedules.
@@ -50,19 +51,14 @@ type Controller struct {
 	// provision, so that a provider that keeps failing (a host key that
 	// does not match) is not asked again on every pass.
 	provisionFailures map[string]provisionFailure
-	// samples are the node counts last written per cluster key, and
-	// lastPrune when old samples were last removed (nodesamples.go).
-	samples   map[string]*shoal.NodeSample
-	lastPrune time.Time
-	// lastBudgetCheck is when the budgets were last priced; the blocks
-	// found are in the services' budget gate (budget.go, service/placement.go).
-	lastBudgetCheck time.Time
+	// acct samples the nodes and prices the budgets (control/accounting).
+	acct *accounting.Accounting
 }
 
 // New returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func New(s Services, seed uint64) *Controller {
-	c := &Controller{s: s, cfg: s.Config(), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
+	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }
@@ -94,10 +90,16 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 		errs = append(errs, err)
 	}
 	c.preemptAtRandom(ctx, now)
-	if err := c.sampleNodes(ctx, now); err != nil {
+	// The node samples take the nodes as this pass's placement left them,
+	// when it read them.
+	c.mu.Lock()
+	passNodes := c.passNodes
+	c.passNodes = nil
+	c.mu.Unlock()
+	if err := c.acct.SampleNodes(ctx, now, passNodes); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.checkBudgets(ctx, now); err != nil {
+	if err := c.acct.CheckBudgets(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -1,4 +1,4 @@
-package control
+package accounting
 
 import (
 	"context"
@@ -8,15 +8,10 @@ import (
 	"github.com/shoal-ml/shoal/service"
 )
 
-// sampleNodes writes the clusters' node counts that differ from the last
-// ones written.
-func (c *Controller) sampleNodes(ctx context.Context, now time.Time) error {
-	// The nodes as this pass's placement left them, when it read them;
-	// else read.
-	c.mu.Lock()
-	st := c.passNodes
-	c.passNodes = nil
-	c.mu.Unlock()
+// SampleNodes writes the clusters' node counts that differ from the last
+// ones written, from st (the nodes as a placement pass left them) or, when
+// st is nil, from a read of the store.
+func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service.State) error {
 	if st == nil {
 		err := c.s.Store().View(ctx, func(tx shoal.Tx) (err error) {
 			st, err = service.ReadNodes(tx)
