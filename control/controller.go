@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -45,8 +46,8 @@ type Controller struct {
 	// pass (taken by the accounting loop), so that they do not read every node
 	// once more.
 	passNodes *service.State
-	// schedules caches instances' compiled schedules.
-	schedules map[string]compiledSchedules
+	// inst runs the instance lifecycle (control/instances).
+	inst *instances.Loop
 	// provisionFailures holds back clusters whose provider failed to
 	// provision, so that a provider that keeps failing (a host key that
 	// does not match) is not asked again on every pass.
@@ -59,6 +60,7 @@ type Controller struct {
 // (preemption) reproducible.
 func New(s Services, seed uint64) *Controller {
 	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
+	c.inst = instances.New(s, c.cfg, c.release)
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }
@@ -86,7 +88,7 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.ReconcileComputes(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.instances(ctx, now); err != nil {
+	if err := c.inst.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	c.preemptAtRandom(ctx, now)

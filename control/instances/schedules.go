@@ -1,4 +1,4 @@
-package control
+package instances
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ type compiledSchedules struct {
 
 // compiledSchedules compiles an instance's schedules, once per change of
 // its spec.
-func (c *Controller) compiledSchedules(comp *shoal.Compute) []*schedule.Schedule {
+func (c *Loop) compiledSchedules(comp *shoal.Compute) []*schedule.Schedule {
 	if comp.Schedules == nil || len(comp.Schedules.ComputeStartStop) == 0 {
 		return nil
 	}

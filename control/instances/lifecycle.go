@@ -1,4 +1,4 @@
-package control
+package instances
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/shoal-ml/shoal/service"
 )
 
-// instances runs one pass of the instance lifecycle: for every instance,
+// RunOnce runs one pass of the instance lifecycle at now: for every instance,
 // instance.Step decides (operations, lost machines, idle shutdown,
 // schedules) and this carries it out.
-func (c *Controller) instances(ctx context.Context, now time.Time) error {
+func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, shoal.SystemPrincipal("instance lifecycle"))
 	var inputs []instance.Input
@@ -73,7 +73,7 @@ func (c *Controller) instances(ctx context.Context, now time.Time) error {
 }
 
 // instanceStep runs instance.Step for one instance and carries it out.
-func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now time.Time) error {
+func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Time) error {
 	s := c.s
 	out := instance.Step(in, now, instance.Config{IdleMinute: c.cfg.IdleMinute})
 	if r := in.Report; r != nil {
@@ -158,7 +158,7 @@ func stateVerb(state string) string {
 // the node's work dir, the instance's home, is the same at every start)
 // and asks the location's provider for it. When that fails — no quota, no
 // capacity — the start fails and the instance is Stopped again.
-func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute, now time.Time) error {
+func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now time.Time) error {
 	s := c.s
 	var node *shoal.Node
 	var token string
@@ -241,7 +241,7 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 }
 
 // failInstanceStart records a start that cannot be carried out.
-func (c *Controller) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
+func (c *Loop) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
 	op := cur.Instance.PendingOperation
 	instance.FailStart(cur.Instance, tx.Now(), shoal.ErrorMessage(cause))
 	if err := service.SaveInstance(tx, cur); err != nil {
@@ -253,7 +253,7 @@ func (c *Controller) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *sh
 // releaseInstanceNodes releases an instance's node and job slots. Jobs
 // still running on the slots are preempted: they go back to the queue
 // without spending a retry and wait for the instance to run again.
-func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input, why string) {
+func (c *Loop) releaseInstanceNodes(ctx context.Context, in instance.Input, why string) {
 	s := c.s
 	for _, n := range in.Slots {
 		if n.CurrentAttemptID != "" && n.State != shoal.NodePreempted {
@@ -275,7 +275,7 @@ func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input
 }
 
 // markLeavingAndRelease marks a node leaving and releases it.
-func (c *Controller) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why string) {
+func (c *Loop) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why string) {
 	s := c.s
 	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		cur, err := tx.GetNode(n.ID)
@@ -300,7 +300,7 @@ func (c *Controller) markLeavingAndRelease(ctx context.Context, n *shoal.Node, w
 
 // deleteInstance removes a deleted instance once its nodes are gone: its
 // home (the node's work dir) and files, its system identity, the compute.
-func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
+func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 	s := c.s
 	loc, err := s.Catalog().Location(comp.Location)
 	if err == nil {
@@ -342,16 +342,16 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 }
 
 // rememberIdle keeps an instance's idle bookkeeping in memory.
-func (c *Controller) rememberIdle(key string, st shoal.InstanceStatus) {
+func (c *Loop) rememberIdle(key string, st shoal.InstanceStatus) {
 	c.s.RememberIdle(key, st)
 }
 
 // overlayIdle puts the idle bookkeeping kept in memory over what comp's
 // stored state says (which is at most idleWriteEvery older).
-func (c *Controller) overlayIdle(comp *shoal.Compute) { c.s.OverlayIdle(comp) }
+func (c *Loop) overlayIdle(comp *shoal.Compute) { c.s.OverlayIdle(comp) }
 
-func (c *Controller) idleWriteDue(key string, now time.Time) bool {
+func (c *Loop) idleWriteDue(key string, now time.Time) bool {
 	return c.s.IdleWriteDue(key, now)
 }
 
-func (c *Controller) idleWritten(key string, now time.Time) { c.s.IdleWritten(key, now) }
+func (c *Loop) idleWritten(key string, now time.Time) { c.s.IdleWritten(key, now) }
