@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
+	"github.com/shoal-ml/shoal/control/nodes"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -30,15 +32,13 @@ type Controller struct {
 	rand *rand.Rand
 	as   *autoscaler.Autoscaler
 
-	mu        sync.Mutex
-	releasing map[string]bool       // nodes whose release is under way
-	blocked   map[string]scaleBlock // cluster key → why the last autoscaler pass could not grow it
-	recorded  map[string]bool       // recordKey of the Blocked/None decisions of the last pass
+	mu       sync.Mutex
+	blocked  map[string]scaleBlock // cluster key → why the last autoscaler pass could not grow it
+	recorded map[string]bool       // recordKey of the Blocked/None decisions of the last pass
 	// The same, being collected by the autoscaler pass under way.
 	nextBlocked map[string]scaleBlock
 	seen        map[string]bool
 	lastPass    time.Time
-	wg          sync.WaitGroup
 	// afterSchedule is the state the scheduler left in the current pass,
 	// handed to the autoscaler so that it does not read the store again.
 	afterSchedule *service.State
@@ -46,6 +46,9 @@ type Controller struct {
 	// pass (taken by the accounting loop), so that they do not read every node
 	// once more.
 	passNodes *service.State
+	// nodes runs leases, releases and compute reconciliation
+	// (control/nodes).
+	nodes *nodes.Loop
 	// inst runs the instance lifecycle (control/instances).
 	inst *instances.Loop
 	// provisionFailures holds back clusters whose provider failed to
@@ -59,8 +62,9 @@ type Controller struct {
 // New returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func New(s Services, seed uint64) *Controller {
-	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), releasing: map[string]bool{}, blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
-	c.inst = instances.New(s, c.cfg, c.release)
+	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
+	c.nodes = nodes.New(s, c.cfg)
+	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }
@@ -79,13 +83,13 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 // loops (reading 100,000 queued jobs took most of a pass).
 func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool) error {
 	var errs []error
-	if err := c.lifecycle(ctx, now); err != nil {
+	if err := c.nodes.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.placement(ctx, now, wholeQueue); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.ReconcileComputes(ctx); err != nil {
+	if err := c.nodes.ReconcileComputes(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.inst.RunOnce(ctx, now); err != nil {
@@ -140,7 +144,7 @@ func (c *Controller) placement(ctx context.Context, now time.Time, full bool) er
 }
 
 // Wait waits for background node releases to finish (tests, shutdown).
-func (c *Controller) Wait() { c.wg.Wait() }
+func (c *Controller) Wait() { c.nodes.Wait() }
 
 // preemptAtRandom evicts low-priority nodes at each location's configured
 // rate (per node-hour), so users can rehearse preemption.
@@ -193,3 +197,19 @@ var (
 	systemPrincipal    = shoal.SystemPrincipal("system")
 	schedulerPrincipal = shoal.SystemPrincipal("scheduler")
 )
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// ReconcileComputes moves computes through their provisioning states (the
+// node loop's, control/nodes); tests call it to make a new compute ready.
+func (c *Controller) ReconcileComputes(ctx context.Context) error {
+	return c.nodes.ReconcileComputes(ctx)
+}
+
+// ResetLeases gives every node a fresh lease: a server start, or a
+// replica taking the lead, calls it before the first pass.
+func (c *Controller) ResetLeases(ctx context.Context) error { return c.nodes.ResetLeases(ctx) }
+
+// AdoptNodes takes back the nodes whose agents kept running while no
+// server led; it returns how many it adopted.
+func (c *Controller) AdoptNodes(ctx context.Context) (int, error) { return c.nodes.AdoptNodes(ctx) }

@@ -277,7 +277,7 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 		return err
 	}
 	for _, n := range leaving {
-		a.c.release(ctx, n)
+		a.c.nodes.Release(ctx, n)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
+	"github.com/shoal-ml/shoal/control/nodes"
 	"github.com/shoal-ml/shoal/scheduler"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -15,26 +16,22 @@ import (
 // job, losing a node, failing a deleted compute's queue), and the
 // in-memory state the request handlers read (wait reasons, budget blocks,
 // agents' long polls). It holds what the loops with packages of their own
-// need (accounting.Services, instances.Services), since the controller
+// need (accounting.Services, instances.Services, nodes.Services), since the controller
 // builds them. *service.Services implements it; the interface lives here,
 // with its consumers.
 type Services interface {
 	accounting.Services
 	instances.Services
+	nodes.Services
 
 	// Config is the services' configuration, defaults filled in.
 	Config() service.Config
-	// ProviderFor is a location's provider by name, or nil.
-	ProviderFor(location string) shoal.Provider
-
 	// Observe tells the observer the jobs a transaction started and
 	// ended.
 	Observe() service.Observer
 
 	// Place starts a queued job on nodes the scheduler chose.
 	Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error)
-	// LoseNode marks a node unusable and ends its rank as Lost.
-	LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *service.JobOutcomes) ([]string, error)
 
 	// ReplaceReasons and SetReasonCode keep the queued jobs' wait
 	// reasons the API shows.

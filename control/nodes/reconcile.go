@@ -1,4 +1,4 @@
-package control
+package nodes
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // Succeeded (Failed with a provisioning error otherwise), and a Deleting
 // compute with no nodes left is removed. It is idempotent and safe to call
 // on every tick and after every change.
-func (ctl *Controller) ReconcileComputes(ctx context.Context) error {
+func (ctl *Loop) ReconcileComputes(ctx context.Context) error {
 	s := ctl.s
 	ctx = shoal.WithPrincipal(ctx, systemPrincipal)
 	var out service.JobOutcomes
@@ -42,7 +42,7 @@ func (ctl *Controller) ReconcileComputes(ctx context.Context) error {
 	return err
 }
 
-func (ctl *Controller) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error {
+func (ctl *Loop) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error {
 	s := ctl.s
 	switch c.ProvisioningState {
 	case shoal.ProvisioningCreating, shoal.ProvisioningUpdating:
@@ -88,7 +88,7 @@ func (ctl *Controller) reconcileCompute(ctx context.Context, tx shoal.Tx, c *sho
 
 // checkPlacement re-checks that the compute's location and size still exist
 // in the catalog: the server config may have changed since it was created.
-func (ctl *Controller) checkPlacement(c *shoal.Compute) error {
+func (ctl *Loop) checkPlacement(c *shoal.Compute) error {
 	s := ctl.s
 	loc, err := s.Catalog().Location(c.Location)
 	if err != nil {

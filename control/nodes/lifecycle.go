@@ -1,24 +1,23 @@
-package control
+package nodes
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/service"
 )
 
-// lifecycle declares nodes that missed their lease unusable (requeueing
+// RunOnce declares nodes that missed their lease unusable (requeueing
 // their work), and releases nodes that are leaving, preempted or unusable
 // once they have no work. The nodes are looked at in a read transaction;
 // only those that need something are read again, and changed, in a write
 // transaction. At 10,000 nodes, holding the single writer while reading
 // them all stalled every heartbeat and submission for tens of
 // milliseconds on every pass.
-func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
+func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, systemPrincipal)
 	var due []string
@@ -71,7 +70,7 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 	s.Report(&outcomes)
 	s.WakeNodes(wake...)
 	for _, n := range toRelease {
-		c.release(sys, n)
+		c.Release(sys, n)
 	}
 	return nil
 }
@@ -80,7 +79,7 @@ func (c *Controller) lifecycle(ctx context.Context, now time.Time) error {
 // is not: a machine joined by hand whose join command expired, a node that
 // did not join within its provisioning delay and the join timeout, or one
 // that missed its lease.
-func (c *Controller) loseReason(n *shoal.Node, now time.Time) string {
+func (c *Loop) loseReason(n *shoal.Node, now time.Time) string {
 	s := c.s
 	switch {
 	case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
@@ -110,9 +109,10 @@ func releasable(n *shoal.Node) bool {
 	return n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable)
 }
 
-// release stops a node's machine through its provider in the background,
-// then removes the node; its quota is free from then on.
-func (c *Controller) release(ctx context.Context, n *shoal.Node) {
+// Release stops a node's machine through its provider in the background,
+// then removes the node; its quota is free from then on. A node already
+// being released is left to that release; Wait waits for them all.
+func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
 	c.mu.Lock()
 	if c.releasing[n.ID] {
 		c.mu.Unlock()
@@ -169,5 +169,3 @@ func (c *Controller) release(ctx context.Context, n *shoal.Node) {
 		c.s.Notify()
 	}()
 }
-
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

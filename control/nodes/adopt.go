@@ -1,4 +1,4 @@
-package control
+package nodes
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // ResetLeases gives every node a fresh lease. The server calls it on start:
 // agents kept running while it was down and need a full lease period to
 // report back before any of them is declared lost.
-func (c *Controller) ResetLeases(ctx context.Context) error {
+func (c *Loop) ResetLeases(ctx context.Context) error {
 	s := c.s
 	return s.Store().Update(ctx, func(tx shoal.Tx) error {
 		nodes, err := tx.ListNodes(shoal.NodeFilter{})
@@ -51,7 +51,7 @@ func (c *Controller) ResetLeases(ctx context.Context) error {
 // work dir reports those results); any other node whose machine is gone
 // is declared lost at once rather than after a lease. It returns how many
 // nodes were adopted or revived.
-func (c *Controller) AdoptNodes(ctx context.Context) (int, error) {
+func (c *Loop) AdoptNodes(ctx context.Context) (int, error) {
 	s := c.s
 	var nodes []*shoal.Node
 	err := s.Store().View(ctx, func(tx shoal.Tx) error {
@@ -148,7 +148,7 @@ func revivedWork(n *shoal.Node) string {
 // assignment: the new agent reports the result its predecessor kept, or,
 // when there is none, the node misses its lease and the work is requeued
 // as for any lost node.
-func (c *Controller) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) error {
+func (c *Loop) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) error {
 	s := c.s
 	rv, ok := p.(shoal.Reviver)
 	if !ok {
