@@ -14,7 +14,7 @@ import (
 // handlers read (wait reasons, budget blocks, instances' idle
 // bookkeeping, long-poll hubs). The loops live in their own package so
 // that this one holds request handling only; service must not import
-// control (deps_test.go).
+// control (TestServiceLinksNoControlLoop, deps_link_test.go).
 
 // Store is the store every service and loop writes through (audited).
 func (s *Services) Store() shoal.Store { return s.store }
