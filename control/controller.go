@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -30,42 +30,28 @@ type Controller struct {
 	// them for every node.
 	cfg  service.Config
 	rand *rand.Rand
-	as   *autoscaler.Autoscaler
+
+	// The loops with packages of their own.
+	nodes *nodes.Loop            // leases, releases, compute reconciliation
+	scale *scaling.Loop          // the autoscaler and provisioning
+	inst  *instances.Loop        // the instance lifecycle
+	acct  *accounting.Accounting // node samples, budgets
 
 	mu       sync.Mutex
-	blocked  map[string]scaleBlock // cluster key → why the last autoscaler pass could not grow it
-	recorded map[string]bool       // recordKey of the Blocked/None decisions of the last pass
-	// The same, being collected by the autoscaler pass under way.
-	nextBlocked map[string]scaleBlock
-	seen        map[string]bool
-	lastPass    time.Time
-	// afterSchedule is the state the scheduler left in the current pass,
-	// handed to the autoscaler so that it does not read the store again.
-	afterSchedule *service.State
-	// passNodes is the same state, kept for the node samples of a full
-	// pass (taken by the accounting loop), so that they do not read every node
-	// once more.
+	lastPass time.Time
+	// passNodes is the state the placement pass left, kept for the node
+	// samples of a full pass (taken by the accounting loop), so that they
+	// do not read every node once more.
 	passNodes *service.State
-	// nodes runs leases, releases and compute reconciliation
-	// (control/nodes).
-	nodes *nodes.Loop
-	// inst runs the instance lifecycle (control/instances).
-	inst *instances.Loop
-	// provisionFailures holds back clusters whose provider failed to
-	// provision, so that a provider that keeps failing (a host key that
-	// does not match) is not asked again on every pass.
-	provisionFailures map[string]provisionFailure
-	// acct samples the nodes and prices the budgets (control/accounting).
-	acct *accounting.Accounting
 }
 
 // New returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func New(s Services, seed uint64) *Controller {
-	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed)), blocked: map[string]scaleBlock{}, recorded: map[string]bool{}, nextBlocked: map[string]scaleBlock{}, seen: map[string]bool{}}
+	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 	c.nodes = nodes.New(s, c.cfg)
+	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
-	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c
 }
 
@@ -127,17 +113,12 @@ func (c *Controller) placement(ctx context.Context, now time.Time, full bool) er
 	if err != nil {
 		errs = append(errs, err)
 	}
-	c.mu.Lock()
-	c.afterSchedule = st
 	if st != nil {
+		c.mu.Lock()
 		c.passNodes = st
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
-	c.beginScalePass()
-	decisions, err := c.as.RunOnce(ctx, now)
-	// A pass that got no snapshot says nothing about what ended.
-	c.endScalePass(err == nil || len(decisions) > 0)
-	if err != nil {
+	if err := c.scale.RunOnce(ctx, now, st); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

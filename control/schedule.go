@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/scheduler"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -25,7 +26,7 @@ import (
 func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, error) {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, schedulerPrincipal)
-	blocked, err := c.blockedUserJobs(ctx)
+	blocked, err := accounting.BlockedUserJobs(ctx, c.s)
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +51,8 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
 	for key, ci := range st.Clusters {
-		block := c.scaleBlock(key)
-		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.reason, BlockedBy: block.blockedBy(), Unavailable: unavailable(ci.Compute)}
+		block := c.scale.Block(key)
+		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
 			case n.State == shoal.NodePreparing:
@@ -130,14 +131,6 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 	return st, nil
 }
 
-// scaleBlock returns why the last autoscaler pass could not grow the
-// cluster key, or the zero scaleBlock.
-func (c *Controller) scaleBlock(key string) scaleBlock {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.blocked[key]
-}
-
 // unavailable says why a compute takes no jobs now: an instance runs jobs
 // only while it runs; a job on a stopped one waits for its user to start
 // it (it does not start the instance).
@@ -152,4 +145,14 @@ func unavailable(c *shoal.Compute) string {
 		return fmt.Sprintf("instance stopped: start it (shoal compute start -n %s)", c.Name)
 	}
 	return fmt.Sprintf("instance %s: jobs start once it is Running", c.Instance.State)
+}
+
+// userBudgetReasons overrides the reasons of a blocked user's waiting
+// jobs: no node is added for them.
+func userBudgetReasons(blocked map[string]accounting.BlockedJob, waiting map[string]scheduler.Reason) {
+	for id, b := range blocked {
+		if _, ok := waiting[id]; ok {
+			waiting[id] = scheduler.Reason{Code: scheduler.ReasonBudget, Message: b.Reason + ": no new nodes for this user's jobs until the next period or a higher limit"}
+		}
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // systemPrincipal is who the node lifecycle, reconciliation and the
 // agent protocol's own repairs act as (the scheduler and the autoscaler
-// have principals of their own, placement.go and control/scale.go).
+// have principals of their own, placement.go and control/scaling/scale.go).
 var systemPrincipal = shoal.SystemPrincipal("system")
 
 // LoseNode marks a node unusable and ends its rank as Lost, which requeues

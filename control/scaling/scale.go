@@ -1,4 +1,4 @@
-package control
+package scaling
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // scaleSource gives the autoscaler its snapshot: clusters, their nodes and
 // the node demand of the jobs still queued after the scheduler's pass.
-type scaleSource struct{ c *Controller }
+type scaleSource struct{ c *Loop }
 
 // Snapshot implements autoscaler.Source. It plans from the state the
 // scheduler left in this pass when there is one, and reads the store
@@ -58,7 +58,7 @@ func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error
 }
 
 // scaleSnapshot turns a state into the autoscaler's snapshot.
-func (ctl *Controller) scaleSnapshot(st *service.State) autoscaler.Snapshot {
+func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 	s := ctl.s
 	var snap autoscaler.Snapshot
 	{
@@ -122,7 +122,7 @@ func (ctl *Controller) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 }
 
 // scaleActuator carries out the autoscaler's decisions.
-type scaleActuator struct{ c *Controller }
+type scaleActuator struct{ c *Loop }
 
 var autoscalerPrincipal = shoal.SystemPrincipal("autoscaler")
 
@@ -277,7 +277,7 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 		return err
 	}
 	for _, n := range leaving {
-		a.c.nodes.Release(ctx, n)
+		a.c.release(ctx, n)
 	}
 	return nil
 }
@@ -291,7 +291,7 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	key := recordKey(d)
 	a.c.mu.Lock()
 	if d.Action == autoscaler.ActionBlocked {
-		a.c.nextBlocked[d.Cluster] = scaleBlock{code: d.Code, reason: d.Reason}
+		a.c.nextBlocked[d.Cluster] = Block{Code: d.Code, Reason: d.Reason}
 	}
 	a.c.seen[key] = true
 	same := a.c.recorded[key]
@@ -324,20 +324,22 @@ func recordEventKind(d autoscaler.Decision) string {
 	return shoal.EventQuotaBlocked
 }
 
-// scaleBlock is why the autoscaler could not grow a cluster: the code the
+// Block is why the autoscaler could not grow a cluster: the code the
 // scheduler's explanation of waiting jobs follows, and the sentence it
 // quotes.
-type scaleBlock struct {
-	code   autoscaler.ReasonCode
-	reason string
+type Block struct {
+	// Code is the autoscaler's code of the decision that blocked it.
+	Code autoscaler.ReasonCode
+	// Reason is its sentence, "" when the cluster is not blocked.
+	Reason string
 }
 
-// blockedBy is the scheduler's code of the block: a budget or a quota.
-func (b scaleBlock) blockedBy() scheduler.ReasonCode {
+// BlockedBy is the scheduler's code of the block: a budget or a quota.
+func (b Block) BlockedBy() scheduler.ReasonCode {
 	switch {
-	case b.reason == "":
+	case b.Reason == "":
 		return ""
-	case b.code == autoscaler.ReasonBudget:
+	case b.Code == autoscaler.ReasonBudget:
 		return scheduler.ReasonBudget
 	}
 	return scheduler.ReasonQuota
@@ -357,22 +359,22 @@ func recordKey(d autoscaler.Decision) string {
 
 // beginScalePass starts collecting the blocks and recorded situations of
 // an autoscaler pass.
-func (c *Controller) beginScalePass() {
+func (c *Loop) beginScalePass() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nextBlocked, c.seen = map[string]scaleBlock{}, map[string]bool{}
+	c.nextBlocked, c.seen = map[string]Block{}, map[string]bool{}
 }
 
 // endScalePass makes them current: a cluster no longer blocked stops
 // explaining its jobs by quota, and a situation that ended is recorded
 // again if it comes back.
-func (c *Controller) endScalePass(complete bool) {
+func (c *Loop) endScalePass(complete bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if complete {
 		c.blocked, c.recorded = c.nextBlocked, c.seen
 	}
-	c.nextBlocked, c.seen = map[string]scaleBlock{}, map[string]bool{}
+	c.nextBlocked, c.seen = map[string]Block{}, map[string]bool{}
 }
 
 // JobSlotIdleTime is how long an idle job slot of an instance stays before
@@ -416,7 +418,7 @@ func adaptivePolicy(comp *shoal.Compute, loc *shoal.Location, size *shoal.Size) 
 
 // adaptiveArrivals gives the clusters with an adaptive idle policy their
 // recent arrivals: the submission times of their last jobs.
-func (ctl *Controller) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapshot) error {
+func (ctl *Loop) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapshot) error {
 	s := ctl.s
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
@@ -443,7 +445,7 @@ func (ctl *Controller) adaptiveArrivals(ctx context.Context, snap *autoscaler.Sn
 
 // longWaitDemand gives the low-priority clusters with a tier fallback the
 // node demand of their queued jobs that have waited FallbackAfter.
-func (ctl *Controller) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot) error {
+func (ctl *Loop) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot) error {
 	s := ctl.s
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
