@@ -15,7 +15,7 @@ const module = "github.com/shoal-ml/shoal"
 // handling, control loops, stores and providers. A package named here
 // forbids its sub-packages too.
 var serverPackages = []string{
-	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "filestore", "leader",
+	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "control", "filestore", "leader",
 	"metrics", "oidcauth", "postgres", "provider", "scheduler", "service", "sim",
 	"sqlite", "sqlstore", "storetest", "studio",
 }
@@ -56,9 +56,19 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{
-		"api", "app", "arm", "filestore", "leader", "postgres", "provider", "service",
+		"api", "app", "arm", "control", "filestore", "leader", "postgres", "provider", "service",
 		"sim", "sqlite", "sqlstore", "storetest", "studio",
 	})
+}
+
+// TestServiceLinksNoControlLoop: the control loops (control/) call the
+// request services through an interface they declare, so the dependency
+// points one way: control links service, never the reverse. A request
+// handler that needed a loop would hide a second policy (a hand-on that
+// placed differently from a pass) where the loops cannot see it.
+func TestServiceLinksNoControlLoop(t *testing.T) {
+	g := importGraph(t)
+	forbidLinks(t, g, g.match("service/..."), []string{"control"})
 }
 
 // graph is the module's import graph (standard library included) as `go

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -294,13 +294,13 @@ func joinNode(t testing.TB, e *testEnv) (string, string) {
 	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &shoal.ComputeSpec{Name: "gpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.ReconcileComputes(ctx); err != nil {
+	if err := control.New(e.svc, 1).ReconcileComputes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: "j-gpu", Command: "echo hi", Compute: "gpu"}); err != nil {
 		t.Fatal(err)
 	}
-	ctrl := service.NewController(e.svc, 1)
+	ctrl := control.New(e.svc, 1)
 	if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
 		t.Fatal(err)
 	}

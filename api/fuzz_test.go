@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/control"
 )
 
 // fuzzRoutes are the message-taking routes the fuzz target posts to: the
@@ -44,7 +44,7 @@ const joinNodeID = "NODE_ID"
 // fz-join (a new one once it is spent).
 type fuzzAgent struct {
 	e                *testEnv
-	ctrl             *service.Controller
+	ctrl             *control.Controller
 	node, cred, job  string
 	last             string // the last attempt seen
 	jobs             int
@@ -171,10 +171,10 @@ func FuzzMessages(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	if err := e.svc.ReconcileComputes(context.Background()); err != nil {
+	if err := control.New(e.svc, 1).ReconcileComputes(context.Background()); err != nil {
 		f.Fatal(err)
 	}
-	a := &fuzzAgent{e: e, ctrl: service.NewController(e.svc, 1), job: "fz-0"}
+	a := &fuzzAgent{e: e, ctrl: control.New(e.svc, 1), job: "fz-0"}
 	a.newNode(f)
 	if _, _, err := e.svc.SubmitJob(context.Background(), "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
 		f.Fatal(err)

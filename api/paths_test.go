@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/control"
 )
 
 const sentinel = "SENTINEL-SECRET"
@@ -45,13 +45,13 @@ func runJob(t *testing.T, e *testEnv, name string) *shoal.Job {
 	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.ReconcileComputes(ctx); err != nil {
+	if err := control.New(e.svc, 1).ReconcileComputes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
 		t.Fatal(err)
 	}
-	ctrl := service.NewController(e.svc, 1)
+	ctrl := control.New(e.svc, 1)
 	pass := func() {
 		if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
 			t.Fatal(err)

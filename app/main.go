@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/clientconfig"
 	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/leader"
@@ -87,7 +88,7 @@ type Main struct {
 	files    *filestore.Store // nil when files are in the store
 	local    *local.Provider
 	svc      *service.Services
-	ctrl     *service.Controller
+	ctrl     *control.Controller
 	http     *http.Server
 	listener net.Listener
 	// appsHTTP and appsListener serve instances' applications on their
@@ -329,7 +330,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("workload signing keys: %w", err)
 	}
-	m.ctrl = service.NewController(m.svc, uint64(opts.Clock.Now().UnixNano()))
+	m.ctrl = control.New(m.svc, uint64(opts.Clock.Now().UnixNano()))
 	if err := m.bootstrap(ctx); err != nil {
 		ln.Close()
 		store.Close()
@@ -344,12 +345,12 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	} else {
 		// Agents kept running while the server was down: give each a full
 		// lease to report back before any is declared lost.
-		if err := m.retryStartup(ctx, "reset node leases", m.svc.ResetLeases); err != nil {
+		if err := m.retryStartup(ctx, "reset node leases", m.ctrl.ResetLeases); err != nil {
 			ln.Close()
 			store.Close()
 			return nil, err
 		}
-		if n, err := m.svc.AdoptNodes(ctx); err != nil {
+		if n, err := m.ctrl.AdoptNodes(ctx); err != nil {
 			m.log.Warn("adopting running nodes failed", slog.Any("err", err))
 		} else if n > 0 {
 			m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))

@@ -43,11 +43,11 @@ func (m *Main) holderID() string {
 // stopped renewing them) and adopts the running ones.
 func (m *Main) runAsReplica(ctx context.Context, e *leader.Elector) {
 	e.Run(ctx, func(ctx context.Context) {
-		if err := m.svc.ResetLeases(ctx); err != nil {
+		if err := m.ctrl.ResetLeases(ctx); err != nil {
 			m.log.Error("taking over the nodes' leases failed", slog.Any("err", err))
 			return
 		}
-		if n, err := m.svc.AdoptNodes(ctx); err != nil {
+		if n, err := m.ctrl.AdoptNodes(ctx); err != nil {
 			m.log.Warn("adopting running nodes failed", slog.Any("err", err))
 		} else if n > 0 {
 			m.log.Info("adopted nodes whose agents kept running", slog.Int("nodes", n))

@@ -3,7 +3,7 @@
 // lost machine, and stops instances when they are idle or a schedule says
 // so. Step is pure — it takes what the controller read and the time, and
 // says what to do — so every rule is tested on a fake clock; the server's
-// controller (service.Controller) reads the store, calls Step and carries
+// controller (control.Controller) reads the store, calls Step and carries
 // out the result. Idle rules live in instance/idle, schedules in
 // instance/schedule.
 package instance

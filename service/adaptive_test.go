@@ -23,7 +23,7 @@ locations:
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.svc.ReconcileComputes(h.ctx); err != nil {
+	if err := h.ctrl.ReconcileComputes(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 14 {

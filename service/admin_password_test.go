@@ -56,7 +56,7 @@ func TestClusterAdminPasswordIsStoredOnlyAsASaltedHash(t *testing.T) {
 		t.Fatalf("another password: %v, want ECONFLICT on ssh_settings", err)
 	}
 	// A node learns the salt and hash, and they check the password.
-	if err := h.svc.ReconcileComputes(h.ctx); err != nil {
+	if err := h.ctrl.ReconcileComputes(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	h.submit("j", "ssh", 1, "")

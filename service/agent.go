@@ -53,7 +53,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
-		return appendComputeEvent(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
+		return AppendComputeEvent(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
 	})
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 	// being trusted now, not when its cache entry expires.
 	s.credCache.put(node.CredentialHash, node.ID, time.Now())
 	if node.ReadyOn != nil {
-		s.observe().NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
+		s.Observe().NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
 	}
 	s.log.Info("node joined", "node", node.ID, "compute", node.Compute)
 	s.notify()
@@ -374,9 +374,9 @@ func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, e
 func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
 	var wake []string
 	var next []*shoal.AgentTask
-	var outcomes jobOutcomes
+	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		outcomes.reset()
+		outcomes.Reset()
 		w, err := loadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
@@ -415,7 +415,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 	if err != nil {
 		return nil, err
 	}
-	s.report(&outcomes)
+	s.Report(&outcomes)
 	s.nodes.wake(wake...)
 	s.notify()
 	return next, nil
@@ -533,9 +533,9 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 // meanwhile).
 func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error {
 	var wake []string
-	var outcomes jobOutcomes
+	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		outcomes.reset()
+		outcomes.Reset()
 		w, err := loadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
 		if err != nil {
 			return err
@@ -555,7 +555,7 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.
 	if err != nil {
 		return err
 	}
-	s.report(&outcomes)
+	s.Report(&outcomes)
 	s.nodes.wake(wake...)
 	s.notify()
 	return nil

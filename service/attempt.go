@@ -46,7 +46,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 			if j.StartTime == nil {
 				j.StartTime = &now
 			}
-			if err := appendJobEvent(ctx, tx, j, "running", j.StatusReason); err != nil {
+			if err := AppendJobEvent(ctx, tx, j, "running", j.StatusReason); err != nil {
 				return nil, err
 			}
 		}
@@ -265,7 +265,7 @@ func (s *Services) finalizeAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		j.CurrentAttemptID = ""
 	}
 	kind := map[string]string{shoal.JobQueued: "requeued", shoal.JobCompleted: "completed", shoal.JobFailed: "failed", shoal.JobCanceled: "canceled"}[j.Status]
-	return appendJobEvent(ctx, tx, j, kind, fmt.Sprintf("attempt %d %s: %s", a.Number, a.Status, firstNonEmpty(a.Reason, j.StatusReason)))
+	return AppendJobEvent(ctx, tx, j, kind, fmt.Sprintf("attempt %d %s: %s", a.Number, a.Status, firstNonEmpty(a.Reason, j.StatusReason)))
 }
 
 func firstNonEmpty(a, b string) string {

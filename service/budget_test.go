@@ -25,7 +25,7 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
-	h.svc.ReconcileComputes(h.ctx)
+	h.ctrl.ReconcileComputes(h.ctx)
 	// $1 a month: two DS3_v2 nodes ($0.293/h each) spend it in about 1.7 h.
 	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "tag:team=vision", Limit: 1, Period: "month", Action: shoal.BudgetBlock}); err != nil {
 		t.Fatal(err)

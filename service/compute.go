@@ -48,7 +48,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 					// The instance holds its quota from the start (a
 					// stopped one too, unless release_quota_on_stop).
 					probe := &shoal.Compute{ComputeSpec: *spec, Workspace: ws.Name}
-					if err := s.checkInstanceQuota(tx, probe); err != nil {
+					if err := s.CheckInstanceQuota(tx, probe); err != nil {
 						return err
 					}
 				}
@@ -96,7 +96,7 @@ func (s *Services) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Wor
 	}
 	reason := fmt.Sprintf("%s %s on %s capacity at %s (location %q), %d to %d nodes, idle %d s before scale down",
 		spec.Type, size.Name, spec.Tier, loc.Name, spec.Location, *spec.MinInstances, *spec.MaxInstances, *spec.IdleTimeBeforeScaleDown)
-	if err := appendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
+	if err := AppendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
 		return nil, err
 	}
 	return s.withStatus(tx, c)
@@ -130,7 +130,7 @@ func (s *Services) saveUpdate(ctx context.Context, tx shoal.Tx, next *shoal.Comp
 	if err := tx.UpdateCompute(next); err != nil {
 		return nil, err
 	}
-	if err := appendComputeEvent(ctx, tx, next, shoal.EventUpdated, strings.Join(changes, "; ")); err != nil {
+	if err := AppendComputeEvent(ctx, tx, next, shoal.EventUpdated, strings.Join(changes, "; ")); err != nil {
 		return nil, err
 	}
 	return s.withStatus(tx, next)
@@ -274,7 +274,7 @@ func (s *Services) DeleteCompute(ctx context.Context, workspace, name, ifMatch s
 			if err := tx.UpdateCompute(c); err != nil {
 				return err
 			}
-			if err := appendComputeEvent(ctx, tx, c, shoal.EventDeleting, "delete requested: draining and releasing nodes"); err != nil {
+			if err := AppendComputeEvent(ctx, tx, c, shoal.EventDeleting, "delete requested: draining and releasing nodes"); err != nil {
 				return err
 			}
 		}
@@ -333,7 +333,9 @@ func checkIfMatch(c *shoal.Compute, ifMatch string) error {
 	return nil
 }
 
-func appendComputeEvent(ctx context.Context, tx shoal.Tx, c *shoal.Compute, kind, reason string) error {
+// AppendComputeEvent records an event on a compute in tx, as the
+// principal of ctx.
+func AppendComputeEvent(ctx context.Context, tx shoal.Tx, c *shoal.Compute, kind, reason string) error {
 	return tx.AppendEvent(&shoal.Event{
 		Time: tx.Now(), Workspace: c.Workspace, ResourceType: shoal.ResourceCompute,
 		ResourceName: c.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,

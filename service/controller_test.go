@@ -998,7 +998,7 @@ func TestNodeWithInterruptedProvisioningIsLostAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.restart()
-	if _, err := h.svc.AdoptNodes(h.ctx); err != nil {
+	if _, err := h.ctrl.AdoptNodes(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {

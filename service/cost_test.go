@@ -22,7 +22,7 @@ func TestCostReportAddsUp(t *testing.T) {
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
-	h.svc.ReconcileComputes(h.ctx)
+	h.ctrl.ReconcileComputes(h.ctx)
 	j := h.submit("train", "cpu", 1, "")
 	h.step(0)
 	h.joinAll()

@@ -42,7 +42,7 @@ func (h *harness) identityCompute(name string, maxN int) {
 	if err != nil {
 		h.t.Fatalf("create compute %s: %v", name, err)
 	}
-	if err := h.svc.ReconcileComputes(h.ctx); err != nil {
+	if err := h.ctrl.ReconcileComputes(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -44,7 +44,7 @@ func (s *Services) RecordGPUSample(ctx context.Context, nodeID, attemptID string
 			return err
 		}
 		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
-		return appendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
+		return AppendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
 			fmt.Sprintf("attempt %d, rank %d on %s: %s", a.Number, rank, n.ID, strings.Join(parts, ", ")))
 	})
 }

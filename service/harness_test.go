@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
@@ -50,7 +51,7 @@ type harness struct {
 	files *filestore.Store
 	prov  *fake.Provider
 	svc   *service.Services
-	ctrl  *service.Controller
+	ctrl  *control.Controller
 	// secretsKey seals the workload signing keys in the store.
 	secretsKey *sealing.Key
 	agents     map[string]*agent
@@ -109,7 +110,7 @@ func (h *harness) bootWith(key *sealing.Key) {
 		Providers: map[string]shoal.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
 	})
-	h.ctrl = service.NewController(h.svc, 1)
+	h.ctrl = control.New(h.svc, 1)
 }
 
 // restart replaces the services and controller over the same store, as a
@@ -118,7 +119,7 @@ func (h *harness) restart() {
 	h.t.Helper()
 	h.ctrl.Wait()
 	h.boot()
-	if err := h.svc.ResetLeases(h.ctx); err != nil {
+	if err := h.ctrl.ResetLeases(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -133,7 +134,7 @@ func (h *harness) compute(name string, minN, maxN, idle int) {
 	if err != nil {
 		h.t.Fatalf("create compute %s: %v", name, err)
 	}
-	if err := h.svc.ReconcileComputes(h.ctx); err != nil {
+	if err := h.ctrl.ReconcileComputes(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
 	if c := h.findCompute(name); c.ProvisioningState != shoal.ProvisioningSucceeded {

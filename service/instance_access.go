@@ -97,11 +97,11 @@ func (s *Services) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
 	if err != nil {
 		return nil
 	}
-	m, ok := s.provider(loc).(shoal.NodeMarker)
+	m, ok := s.Provider(loc).(shoal.NodeMarker)
 	if !ok {
 		return nil
 	}
-	n, err := tx.GetNode(instanceNodeID(c, loc))
+	n, err := tx.GetNode(InstanceNodeID(c, loc))
 	if err != nil {
 		return nil
 	}

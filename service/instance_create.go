@@ -164,7 +164,7 @@ func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Wo
 	if stopped {
 		reason += "; created stopped"
 	}
-	if err := appendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
+	if err := AppendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
 		return nil, err
 	}
 	return s.withStatus(tx, c)
@@ -251,7 +251,7 @@ func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *sh
 		if len(sc.ComputeStartStop) == 0 {
 			sc = nil
 		}
-		if jsonEqual(sc, next.Schedules) == false {
+		if JSONEqual(sc, next.Schedules) == false {
 			next.Schedules = sc
 			changes = append(changes, fmt.Sprintf("schedules: %d", scheduleCount(&next)))
 		}
@@ -282,7 +282,7 @@ func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *sh
 	if identityKey(existing.Identity) != identityKey(next.Identity) {
 		changes = append(changes, fmt.Sprintf("identity %s→%s", identityType(existing.Identity), identityType(next.Identity)))
 	}
-	if len(changes) == 0 && jsonEqual(existing.IdleCPUPercentBelow, next.IdleCPUPercentBelow) {
+	if len(changes) == 0 && JSONEqual(existing.IdleCPUPercentBelow, next.IdleCPUPercentBelow) {
 		return s.withStatus(tx, existing)
 	}
 	c := *existing

@@ -73,7 +73,7 @@ func (s *Services) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) e
 		return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; only a stopped instance can be started", c.Name, st.State)
 	}
 	if *c.ReleaseQuotaOnStop {
-		if err := s.checkInstanceQuota(tx, c); err != nil {
+		if err := s.CheckInstanceQuota(tx, c); err != nil {
 			return err
 		}
 	}
@@ -112,10 +112,10 @@ func (s *Services) instanceOp(ctx context.Context, workspace, name string, op fu
 			return err
 		}
 		if reason != "" {
-			if err := saveInstance(tx, c); err != nil {
+			if err := SaveInstance(tx, c); err != nil {
 				return err
 			}
-			if err := appendComputeEvent(ctx, tx, c, "instance_"+strings.ToLower(c.Instance.LastOperation.OperationName)+"_requested", reason+" by "+shoal.ActorName(ctx)); err != nil {
+			if err := AppendComputeEvent(ctx, tx, c, "instance_"+strings.ToLower(c.Instance.LastOperation.OperationName)+"_requested", reason+" by "+shoal.ActorName(ctx)); err != nil {
 				return err
 			}
 		}
@@ -144,9 +144,9 @@ func (s *Services) getInstance(tx shoal.Tx, workspace, name string) (*shoal.Comp
 	return c, nil
 }
 
-// saveInstance writes an instance's state. Its version (ETag) stays: the
+// SaveInstance writes an instance's state. Its version (ETag) stays: the
 // state is the server's, and a user's If-Match guards the spec.
-func saveInstance(tx shoal.Tx, c *shoal.Compute) error {
+func SaveInstance(tx shoal.Tx, c *shoal.Compute) error {
 	return tx.UpdateCompute(c)
 }
 

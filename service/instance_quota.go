@@ -54,7 +54,7 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 	hasNode := map[string]bool{}
 	for _, n := range nodes {
 		if n.Role == shoal.NodeRoleInstance {
-			hasNode[computeKey(n.Workspace, n.Compute)] = true
+			hasNode[ComputeKey(n.Workspace, n.Compute)] = true
 		}
 	}
 	var out []*shoal.Compute
@@ -65,7 +65,7 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 		}
 		for _, c := range list {
 			l, err := s.catalog.Location(c.Location)
-			if err != nil || l.Name != loc.Name || hasNode[computeKey(c.Workspace, c.Name)] {
+			if err != nil || l.Name != loc.Name || hasNode[ComputeKey(c.Workspace, c.Name)] {
 				continue
 			}
 			if instanceHoldsQuotaStopped(c) {
@@ -76,9 +76,9 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 	return out, nil
 }
 
-// checkInstanceQuota fails with EQUOTA when starting c (which holds no
+// CheckInstanceQuota fails with EQUOTA when starting c (which holds no
 // quota now) would exceed its location's quota.
-func (s *Services) checkInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
+func (s *Services) CheckInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
 	loc, err := s.catalog.Location(c.Location)
 	if err != nil {
 		return err
@@ -103,8 +103,8 @@ func (s *Services) checkInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
 	return s.checkWorkspaceQuota(tx, c.Workspace, size.Family, need, fmt.Sprintf("cannot start compute instance %q", c.Name))
 }
 
-// instanceNodeID is the ID of an instance's own node. It is stable, so
+// InstanceNodeID is the ID of an instance's own node. It is stable, so
 // the node's work dir — the instance's home — survives stop and start.
-func instanceNodeID(c *shoal.Compute, loc *shoal.Location) string {
+func InstanceNodeID(c *shoal.Compute, loc *shoal.Location) string {
 	return fmt.Sprintf("ci-%s-%s", strings.ToLower(loc.Name), strings.ToLower(c.Name))
 }

@@ -15,22 +15,22 @@ import (
 
 // instanceHub keeps, in memory, the idle bookkeeping of the leader's
 // instance lifecycle between writes: it moves on every pass while an
-// instance is used. Keyed by computeKey. (What agents report is live
+// instance is used. Keyed by ComputeKey. (What agents report is live
 // state, the same on every replica: see package live.)
 type instanceHub struct {
 	mu         sync.Mutex
-	idle       map[string]idleFields
+	idle       map[string]IdleFields
 	idleWrites map[string]time.Time
 }
 
 func newInstanceHub() *instanceHub {
-	return &instanceHub{idle: map[string]idleFields{}, idleWrites: map[string]time.Time{}}
+	return &instanceHub{idle: map[string]IdleFields{}, idleWrites: map[string]time.Time{}}
 }
 
 func (h *instanceHub) rememberIdle(key string, st shoal.InstanceStatus) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.idle[key] = idlePart(st)
+	h.idle[key] = IdlePart(st)
 }
 
 // overlayIdle puts the idle bookkeeping kept in memory over comp's stored
@@ -38,7 +38,7 @@ func (h *instanceHub) rememberIdle(key string, st shoal.InstanceStatus) {
 func (h *instanceHub) overlayIdle(comp *shoal.Compute) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	m, ok := h.idle[computeKey(comp.Workspace, comp.Name)]
+	m, ok := h.idle[ComputeKey(comp.Workspace, comp.Name)]
 	if !ok || comp.Instance == nil {
 		return
 	}
@@ -166,7 +166,8 @@ func instanceAppsPath(workspace, name string) string {
 // "jupyter/").
 func InstanceAppsPath(workspace, name string) string { return instanceAppsPath(workspace, name) }
 
-func jsonEqual(a, b any) bool {
+// JSONEqual reports whether a and b encode to the same JSON.
+func JSONEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)

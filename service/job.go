@@ -89,7 +89,7 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 			}
 			reason += fmt.Sprintf("; environment %s recorded — the local provider runs the command on the host and does not apply an image", env)
 		}
-		if err := appendJobEvent(ctx, tx, j, "queued", reason); err != nil {
+		if err := AppendJobEvent(ctx, tx, j, "queued", reason); err != nil {
 			return err
 		}
 		out, created = j, true
@@ -215,9 +215,9 @@ func (s *Services) ListAttempts(ctx context.Context, workspace, name string) (ou
 func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
 	var out *shoal.Job
 	var wake []string
-	var outcomes jobOutcomes
+	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		outcomes.reset()
+		outcomes.Reset()
 		j, err := s.getJob(tx, workspace, name)
 		if err != nil {
 			return err
@@ -245,12 +245,12 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 			return err
 		}
 		outcomes.note(before, j)
-		return appendJobEvent(ctx, tx, j, "cancel", j.StatusReason)
+		return AppendJobEvent(ctx, tx, j, "cancel", j.StatusReason)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.report(&outcomes)
+	s.Report(&outcomes)
 	s.nodes.wake(wake...)
 	s.notify()
 	return s.jobView(out), nil
@@ -272,7 +272,9 @@ func (s *Services) jobView(j *shoal.Job) *shoal.Job {
 	return &out
 }
 
-func appendJobEvent(ctx context.Context, tx shoal.Tx, j *shoal.Job, kind, reason string) error {
+// AppendJobEvent records an event on a job in tx, as the principal of
+// ctx.
+func AppendJobEvent(ctx context.Context, tx shoal.Tx, j *shoal.Job, kind, reason string) error {
 	return tx.AppendEvent(&shoal.Event{
 		Time: tx.Now(), Workspace: j.Workspace, ResourceType: shoal.ResourceJob,
 		ResourceName: j.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
@@ -291,8 +293,8 @@ func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (o
 	return out, err
 }
 
-// computeKey identifies a cluster across workspaces for the scheduler.
-func computeKey(workspace, compute string) string {
+// ComputeKey identifies a cluster across workspaces for the scheduler.
+func ComputeKey(workspace, compute string) string {
 	return strings.ToLower(workspace) + "/" + strings.ToLower(compute)
 }
 

@@ -22,10 +22,10 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 	if d.Usage, err = s.ListUsages(ctx, loc.Name); err != nil {
 		return nil, err
 	}
-	if r, ok := s.provider(loc).(shoal.WorkIsolationReporter); ok {
+	if r, ok := s.Provider(loc).(shoal.WorkIsolationReporter); ok {
 		d.WorkIsolation = r.WorkIsolation()
 	}
-	if hl, ok := s.provider(loc).(shoal.HostLister); ok {
+	if hl, ok := s.Provider(loc).(shoal.HostLister); ok {
 		hosts, err := hl.Hosts(ctx)
 		if err != nil {
 			return nil, err

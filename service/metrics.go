@@ -20,7 +20,7 @@ type ClusterMetrics struct {
 func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error) {
 	var out []ClusterMetrics
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		st, err := readNodes(tx)
+		st, err := ReadNodes(tx)
 		if err != nil {
 			return err
 		}
@@ -30,14 +30,14 @@ func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error
 		}
 		queued, demand := map[string]int{}, map[string]int{}
 		for _, r := range refs {
-			k := computeKey(r.Workspace, r.ComputeKey)
+			k := ComputeKey(r.Workspace, r.ComputeKey)
 			queued[k]++
 			demand[k] += r.InstanceCount
 		}
-		for key, ci := range st.clusters {
-			c := ci.compute
+		for key, ci := range st.Clusters {
+			c := ci.Compute
 			m := ClusterMetrics{Workspace: c.Workspace, Compute: c.Name, Nodes: map[string]int{}, Queued: queued[key], Demand: demand[key]}
-			for _, n := range ci.nodes {
+			for _, n := range ci.Nodes {
 				m.Nodes[n.State]++
 				if n.Holds() && n.State != shoal.NodePreempted {
 					m.CostPerHour += s.price(n.Size, n.LowPriority)

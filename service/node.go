@@ -27,7 +27,7 @@ func (s *Services) ListNodes(ctx context.Context, workspace, compute string) (ou
 // work is stopped and requeued without spending the job's retry budget,
 // and the node goes away.
 func (s *Services) PreemptNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
-	if err := s.preemptNode(ctx, workspace, compute, nodeID, "preempted on request by "+shoal.ActorName(ctx)); err != nil {
+	if err := s.PreemptNodeBecause(ctx, workspace, compute, nodeID, "preempted on request by "+shoal.ActorName(ctx)); err != nil {
 		return nil, err
 	}
 	var n *shoal.Node
@@ -39,7 +39,9 @@ func (s *Services) PreemptNode(ctx context.Context, workspace, compute, nodeID s
 	return n, err
 }
 
-func (s *Services) preemptNode(ctx context.Context, workspace, compute, nodeID, reason string) error {
+// PreemptNodeBecause evicts a node as its provider would reclaim it,
+// with reason (the simulated preemption of the control loops).
+func (s *Services) PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error {
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		c, err := s.getCompute(tx, workspace, compute)
 		if err != nil {
@@ -75,7 +77,7 @@ func markPreempted(ctx context.Context, tx shoal.Tx, c *shoal.Compute, n *shoal.
 	if n.CurrentJobName != "" {
 		detail += fmt.Sprintf("; job %s will be requeued", n.CurrentJobName)
 	}
-	return appendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
+	return AppendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
 }
 
 // nodeLeaving records an agent's notice that its machine is being taken

@@ -71,7 +71,7 @@ func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string)
 			Command: fmt.Sprintf("SHOAL_JOIN_TOKEN=%s shoal agent --server %s --node-id %s --work-dir ~/.shoal/%s", token, s.cfg.ServerURL, n.ID, n.ID),
 		}
 		shoal.SetAuditDetail(ctx, "node %s added to %s, to be joined by hand", n.ID, c.Name)
-		return appendComputeEvent(ctx, tx, c, "node_added", fmt.Sprintf("node %s added by %s: a machine joins it with the printed command (valid until %s)", n.ID, shoal.ActorName(ctx), n.JoinTokenExpires.Format(time.RFC3339)))
+		return AppendComputeEvent(ctx, tx, c, "node_added", fmt.Sprintf("node %s added by %s: a machine joins it with the printed command (valid until %s)", n.ID, shoal.ActorName(ctx), n.JoinTokenExpires.Format(time.RFC3339)))
 	})
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func (s *Services) RemoveStaticNode(ctx context.Context, workspace, compute, nod
 		if n.CurrentJobName != "" {
 			why = "it leaves once job " + n.CurrentJobName + " has ended"
 		}
-		return appendComputeEvent(ctx, tx, c, "node_removing", fmt.Sprintf("node %s removed by %s: %s", n.ID, shoal.ActorName(ctx), why))
+		return AppendComputeEvent(ctx, tx, c, "node_removing", fmt.Sprintf("node %s removed by %s: %s", n.ID, shoal.ActorName(ctx), why))
 	})
 	if err != nil {
 		return nil, err

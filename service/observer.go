@@ -37,7 +37,8 @@ func (s *Services) SetObserver(o Observer) {
 	s.observer.Store(&o)
 }
 
-func (s *Services) observe() Observer {
+// Observe is the observer of job outcomes (SetObserver), never nil.
+func (s *Services) Observe() Observer {
 	if o := s.observer.Load(); o != nil {
 		return *o
 	}
@@ -52,7 +53,7 @@ func markOf(j *shoal.Job) jobMark {
 	return jobMark{started: j.StartTime != nil, ended: shoal.JobTerminal(j.Status)}
 }
 
-// jobOutcomes gathers, in a transaction, the jobs it started for the first
+// JobOutcomes gathers, in a transaction, the jobs it started for the first
 // time and the jobs it ended, to tell the observer once the transaction is
 // committed. Comparing each job's stored state before and after the
 // change, rather than watching one report, counts every way a job ends (a
@@ -60,15 +61,16 @@ func markOf(j *shoal.Job) jobMark {
 // rank) once, and a job's first start once however often it is retried or
 // however quickly it ends. A transaction function may run more than once:
 // it calls reset first.
-type jobOutcomes struct {
+type JobOutcomes struct {
 	started []*shoal.Job
 	ended   []*shoal.Job
 }
 
-func (o *jobOutcomes) reset() { o.started, o.ended = o.started[:0], o.ended[:0] }
+// Reset empties o, for a transaction that is retried.
+func (o *JobOutcomes) Reset() { o.started, o.ended = o.started[:0], o.ended[:0] }
 
 // note records what the transaction did to j, which was before before it.
-func (o *jobOutcomes) note(before jobMark, j *shoal.Job) {
+func (o *JobOutcomes) note(before jobMark, j *shoal.Job) {
 	after := markOf(j)
 	if !before.started && after.started {
 		o.started = append(o.started, j)
@@ -78,12 +80,12 @@ func (o *jobOutcomes) note(before jobMark, j *shoal.Job) {
 	}
 }
 
-// report tells the observer of a committed transaction's outcomes.
-func (s *Services) report(o *jobOutcomes) {
+// Report tells the observer of a committed transaction's outcomes.
+func (s *Services) Report(o *JobOutcomes) {
 	if len(o.started) == 0 && len(o.ended) == 0 {
 		return
 	}
-	obs := s.observe()
+	obs := s.Observe()
 	for _, j := range o.started {
 		// A start a node reported late may fall, by the node's clock,
 		// before the submission.

@@ -11,7 +11,7 @@ import (
 
 // Placement: which queued job a free node takes is decided by one
 // function, scheduler.Schedule, over a snapshot whose jobs are built by
-// queueJob. Controller passes (schedule.go) and a rank report's hand-on
+// QueueJob. Controller passes (control/schedule.go) and a rank report's hand-on
 // (handOn, below) both go through them, so a node freed by a report goes
 // where a pass would send it.
 
@@ -24,21 +24,21 @@ var schedulerPrincipal = shoal.SystemPrincipal("scheduler")
 // the queue; a node no other job wants still takes the blocked user's work.
 const budgetBlockedPriority = 0
 
-// queueJob is the scheduler's view of a queued job; demoted says its
+// QueueJob is the scheduler's view of a queued job; demoted says its
 // submitter is over a block budget (blockedBy).
-func queueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
+func QueueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
 	prio := ref.Priority
 	if demoted {
 		prio = budgetBlockedPriority
 	}
-	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: computeKey(ref.Workspace, ref.ComputeKey),
+	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: ComputeKey(ref.Workspace, ref.ComputeKey),
 		Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount}
 }
 
-// blockedBy returns why j's submitter may get no new node (the reason of
+// BlockedBy returns why j's submitter may get no new node (the reason of
 // the user's reached block budget), or "". users are the blocked users of
 // j's workspace, by lower-cased name.
-func blockedBy(users map[string]string, j *shoal.Job) string {
+func BlockedBy(users map[string]string, j *shoal.Job) string {
 	if len(users) == 0 {
 		return ""
 	}
@@ -53,11 +53,11 @@ func blockedBy(users map[string]string, j *shoal.Job) string {
 // blocks, placement the user blocks, in passes and hand-ons alike.
 type budgetGate struct {
 	mu     sync.Mutex
-	blocks budgetBlocks
+	blocks BudgetBlocks
 	priced bool // checkBudgets ran in this process
 }
 
-func (g *budgetGate) set(b budgetBlocks) {
+func (g *budgetGate) set(b BudgetBlocks) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.blocks, g.priced = b, true
@@ -65,7 +65,7 @@ func (g *budgetGate) set(b budgetBlocks) {
 
 // get returns the blocks (never modified once set) and whether they were
 // ever priced here.
-func (g *budgetGate) get() (budgetBlocks, bool) {
+func (g *budgetGate) get() (BudgetBlocks, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.blocks, g.priced
@@ -78,9 +78,9 @@ func (g *budgetGate) get() (budgetBlocks, bool) {
 func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
 	b, priced := g.get()
 	if priced {
-		return blockedBy(b.users[strings.ToLower(j.Workspace)], j) != "", nil
+		return BlockedBy(b.Users[strings.ToLower(j.Workspace)], j) != "", nil
 	}
-	list, err := readBudgets(tx, j.Workspace)
+	list, err := ReadBudgets(tx, j.Workspace)
 	if err != nil || len(list) == 0 {
 		return false, err
 	}
@@ -90,7 +90,7 @@ func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
 			users[strings.ToLower(u)] = "budget " + b.Describe()
 		}
 	}
-	return blockedBy(users, j) != "", nil
+	return BlockedBy(users, j) != "", nil
 }
 
 // handOn gives a node that has just finished its work the job a pass
@@ -101,7 +101,7 @@ func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
 // gang waits for a pass, which sees every free node). A demoted head
 // leaves the node to the next pass, which reads the jobs behind it.
 func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool, error) {
-	if !nodeFree(n) {
+	if !NodeFree(n) {
 		return false, nil
 	}
 	c, err := tx.GetCompute(n.Workspace, n.Compute)
@@ -119,15 +119,15 @@ func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool
 	if demoted, err := s.budgets.demoted(tx, j); err != nil || demoted {
 		return false, err
 	}
-	key := computeKey(n.Workspace, n.Compute)
-	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: fallbackNode(c, n)}
+	key := ComputeKey(n.Workspace, n.Compute)
+	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n)}
 	if n.IdleSince != nil {
 		sn.IdleSince = *n.IdleSince
 	}
 	res := scheduler.Schedule(scheduler.Snapshot{
 		Nodes:    []scheduler.Node{sn},
-		Jobs:     []scheduler.Job{queueJob(head[0], false)},
-		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: maxNodes(c)}},
+		Jobs:     []scheduler.Job{QueueJob(head[0], false)},
+		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: MaxNodes(c)}},
 	})
 	if len(res.Placements) == 0 {
 		return false, nil

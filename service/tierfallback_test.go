@@ -25,7 +25,7 @@ locations:
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
-	h.svc.ReconcileComputes(h.ctx)
+	h.ctrl.ReconcileComputes(h.ctx)
 	for _, bad := range []*shoal.ComputeSpec{
 		{Name: "ded1", Type: "amlcompute", Size: "Standard_DS3_v2", TierFallback: &shoal.TierFallback{After: "10m"}},
 		{Name: "low2", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: shoal.TierLowPriority, TierFallback: &shoal.TierFallback{After: "soon"}},

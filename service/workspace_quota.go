@@ -209,7 +209,7 @@ func (s *Services) familiesAt(loc *shoal.Location) []string {
 // workspaceFamilyUse returns the dedicated vCPUs a workspace's nodes and
 // quota-holding stopped instances hold, by lower-cased family.
 func (s *Services) workspaceFamilyUse(tx shoal.Tx, ws string) (map[string]int, error) {
-	st, err := readNodes(tx)
+	st, err := ReadNodes(tx)
 	if err != nil {
 		return nil, err
 	}
@@ -217,14 +217,14 @@ func (s *Services) workspaceFamilyUse(tx shoal.Tx, ws string) (map[string]int, e
 }
 
 // workspaceUse counts from a state what workspaceFamilyUse returns.
-func (s *Services) workspaceUse(st *state, ws string) map[string]int {
+func (s *Services) workspaceUse(st *State, ws string) map[string]int {
 	used := map[string]int{}
-	for _, n := range st.nodes {
+	for _, n := range st.Nodes {
 		if strings.EqualFold(n.Workspace, ws) && !n.LowPriority && n.Holds() {
 			used[strings.ToLower(n.Family)] += n.VCPUs
 		}
 	}
-	for _, c := range st.stopped {
+	for _, c := range st.Stopped {
 		if strings.EqualFold(c.Workspace, ws) {
 			if size, ok := s.catalog.Size(c.Size); ok {
 				used[strings.ToLower(size.Family)] += size.VCPUs

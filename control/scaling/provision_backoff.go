@@ -1,4 +1,4 @@
-package service
+package scaling
 
 import (
 	"time"
@@ -19,7 +19,7 @@ const (
 )
 
 // provisionFailed records a failed provisioning of cluster key at now.
-func (c *Controller) provisionFailed(key string, err error, now time.Time) {
+func (c *Loop) provisionFailed(key string, err error, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.provisionFailures == nil {
@@ -36,7 +36,7 @@ func (c *Controller) provisionFailed(key string, err error, now time.Time) {
 }
 
 // provisionSucceeded ends a cluster's run of failures.
-func (c *Controller) provisionSucceeded(key string) {
+func (c *Loop) provisionSucceeded(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.provisionFailures, key)
@@ -46,7 +46,7 @@ func (c *Controller) provisionSucceeded(key string) {
 // provisioning failed recently, so that the autoscaler does not ask again
 // before their backoff is over; everything else (releases, min_instances
 // shortfalls) plans as usual.
-func (c *Controller) holdBackFailedProvisioning(snap *autoscaler.Snapshot, now time.Time) {
+func (c *Loop) holdBackFailedProvisioning(snap *autoscaler.Snapshot, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range snap.Clusters {

@@ -1,4 +1,4 @@
-package service
+package scaling
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // A blocked decision's event kind, and the block the scheduler explains
@@ -34,7 +35,8 @@ func TestScaleBlockFollowsCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewController(New(Config{Store: db}), 1)
+	svc := service.New(service.Config{Store: db})
+	c := New(svc, svc.Config(), nil)
 	act := scaleActuator{c}
 	decisions := []autoscaler.Decision{
 		{Cluster: "ws/a", Action: autoscaler.ActionBlocked, Count: 1, Code: autoscaler.ReasonBudget, Reason: "spending limit of team ml reached"},
@@ -65,11 +67,11 @@ func TestScaleBlockFollowsCode(t *testing.T) {
 		if len(evs) != 1 || evs[0].Kind != tc.event {
 			t.Errorf("compute %s: events %+v, want one %s", tc.compute, evs, tc.event)
 		}
-		if got := c.scaleBlock("ws/" + tc.compute).blockedBy(); got != tc.blockedBy {
+		if got := c.Block("ws/" + tc.compute).BlockedBy(); got != tc.blockedBy {
 			t.Errorf("compute %s: the scheduler is told the block is %q, want %q", tc.compute, got, tc.blockedBy)
 		}
 	}
-	if got := c.scaleBlock("ws/none").blockedBy(); got != "" {
+	if got := c.Block("ws/none").BlockedBy(); got != "" {
 		t.Errorf("a cluster nothing blocked: %q", got)
 	}
 }
@@ -117,7 +119,8 @@ func TestScaleSnapshotUsesThePassNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewController(New(Config{Store: db, Catalog: cat}), 1)
+	svc := service.New(service.Config{Store: db, Catalog: cat})
+	c := New(svc, svc.Config(), nil)
 	// Far from the server's clock, so a source that read it would not
 	// agree with both passes below.
 	t0 := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -1,4 +1,4 @@
-package service
+package scaling
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // scaleSource gives the autoscaler its snapshot: clusters, their nodes and
 // the node demand of the jobs still queued after the scheduler's pass.
-type scaleSource struct{ c *Controller }
+type scaleSource struct{ c *Loop }
 
 // Snapshot implements autoscaler.Source. It plans from the state the
 // scheduler left in this pass when there is one, and reads the store
@@ -23,13 +24,13 @@ type scaleSource struct{ c *Controller }
 func (src scaleSource) Snapshot(ctx context.Context, now time.Time) (autoscaler.Snapshot, error) {
 	snap, err := src.snapshot(ctx)
 	if err == nil {
-		err = src.c.s.adaptiveArrivals(ctx, &snap)
+		err = src.c.adaptiveArrivals(ctx, &snap)
 	}
 	if err == nil {
 		err = src.c.applyBudgets(ctx, &snap)
 	}
 	if err == nil {
-		err = src.c.s.longWaitDemand(ctx, &snap)
+		err = src.c.longWaitDemand(ctx, &snap)
 	}
 	src.c.holdBackFailedProvisioning(&snap, now)
 	return snap, err
@@ -42,37 +43,38 @@ func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error
 	src.c.afterSchedule = nil
 	src.c.mu.Unlock()
 	if st != nil {
-		return s.scaleSnapshot(st), nil
+		return src.c.scaleSnapshot(st), nil
 	}
 	var snap autoscaler.Snapshot
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		st, err := readState(tx)
+	err := s.Store().View(ctx, func(tx shoal.Tx) error {
+		st, err := service.ReadState(tx)
 		if err != nil {
 			return err
 		}
-		snap = s.scaleSnapshot(st)
+		snap = src.c.scaleSnapshot(st)
 		return nil
 	})
 	return snap, err
 }
 
 // scaleSnapshot turns a state into the autoscaler's snapshot.
-func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
+func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
+	s := ctl.s
 	var snap autoscaler.Snapshot
 	{
-		demand := st.demand
+		demand := st.Demand
 		snap.Quotas = map[string]shoal.QuotaLimits{}
-		snap.WorkspaceQuotas = st.wsQuotas
-		for _, l := range s.catalog.Locations() {
+		snap.WorkspaceQuotas = st.WsQuotas
+		for _, l := range s.Catalog().Locations() {
 			snap.Quotas[l.Name] = l.Quota
 		}
-		for key, ci := range st.clusters {
-			comp := ci.compute
-			loc, err := s.catalog.Location(comp.Location)
+		for key, ci := range st.Clusters {
+			comp := ci.Compute
+			loc, err := s.Catalog().Location(comp.Location)
 			if err != nil {
 				continue
 			}
-			size, ok := s.catalog.Size(comp.Size)
+			size, ok := s.Catalog().Size(comp.Size)
 			if !ok {
 				continue
 			}
@@ -97,7 +99,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
 				continue
 			}
-			for _, n := range ci.nodes {
+			for _, n := range ci.Nodes {
 				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == shoal.NodeRoleStatic,
 					Dedicated: comp.Tier == shoal.TierLowPriority && !n.LowPriority}
 				if n.IdleSince != nil {
@@ -107,10 +109,10 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 			}
 			snap.Clusters = append(snap.Clusters, cl)
 		}
-		snap.Reserved = append(snap.Reserved, st.reserved...)
-		for _, c := range st.stopped {
-			loc, err := s.catalog.Location(c.Location)
-			size, ok := s.catalog.Size(c.Size)
+		snap.Reserved = append(snap.Reserved, st.Reserved...)
+		for _, c := range st.Stopped {
+			loc, err := s.Catalog().Location(c.Location)
+			size, ok := s.Catalog().Size(c.Size)
 			if err == nil && ok {
 				snap.Reserved = append(snap.Reserved, autoscaler.Reservation{Location: loc.Name, Workspace: c.Workspace, Family: size.Family, VCPUs: size.VCPUs})
 			}
@@ -120,7 +122,7 @@ func (s *Services) scaleSnapshot(st *state) autoscaler.Snapshot {
 }
 
 // scaleActuator carries out the autoscaler's decisions.
-type scaleActuator struct{ c *Controller }
+type scaleActuator struct{ c *Loop }
 
 var autoscalerPrincipal = shoal.SystemPrincipal("autoscaler")
 
@@ -128,7 +130,7 @@ var autoscalerPrincipal = shoal.SystemPrincipal("autoscaler")
 // the location's provider for them.
 func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error {
 	if ws, name, ok := strings.Cut(d.Cluster, "/"); ok {
-		a.c.s.observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
+		a.c.s.Observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
 	}
 	s := a.c.s
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
@@ -138,16 +140,16 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 	}
 	var todo []pending
 	var loc *shoal.Location
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		ws, name, _ := strings.Cut(d.Cluster, "/")
 		comp, err := tx.GetCompute(ws, name)
 		if err != nil {
 			return err
 		}
-		if loc, err = s.catalog.Location(comp.Location); err != nil {
+		if loc, err = s.Catalog().Location(comp.Location); err != nil {
 			return err
 		}
-		size, ok := s.catalog.Size(comp.Size)
+		size, ok := s.Catalog().Size(comp.Size)
 		if !ok {
 			return shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", comp.Size)
 		}
@@ -165,7 +167,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				ID: fmt.Sprintf("%s-n%d", strings.ToLower(comp.Name), seq), Workspace: comp.Workspace, Compute: comp.Name,
 				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB,
 				LowPriority: comp.Tier == shoal.TierLowPriority && !d.Dedicated, State: shoal.NodePreparing,
-				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
+				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + a.c.cfg.JoinTimeout),
 				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,
 			}
 			if comp.IsInstance() {
@@ -173,26 +175,26 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				// the quota already.
 				n.ID = fmt.Sprintf("%s-j%d", strings.ToLower(comp.Name), seq)
 				n.Role, n.VCPUs, n.Family = shoal.NodeRoleJobSlot, 0, ""
-				n.JoinTokenExpires = now.Add(s.cfg.JoinTimeout)
+				n.JoinTokenExpires = now.Add(a.c.cfg.JoinTimeout)
 			}
 			if err := tx.InsertNode(n); err != nil {
 				return err
 			}
 			todo = append(todo, pending{n, token})
 		}
-		return appendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason)
+		return service.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason)
 	})
 	if err != nil {
 		return err
 	}
-	p := s.provider(loc)
+	p := s.Provider(loc)
 	for _, t := range todo {
 		var ref string
 		var perr error
 		if p == nil {
 			perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
 		} else {
-			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: s.cfg.ServerURL, ServerCA: s.cfg.ServerCA, Delay: loc.ProvisioningDelay})
+			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 		}
 		record := func(tx shoal.Tx) error {
 			n, err := tx.GetNode(t.node.ID)
@@ -206,7 +208,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			}
 			return tx.UpdateNode(n)
 		}
-		err := recordProvisioned(ctx, s.store, record)
+		err := recordProvisioned(ctx, s.Store(), record)
 		if err != nil && perr == nil && p != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
 			// The machine runs but the store does not know how to reach
 			// it: stop it rather than leave work running that nothing
@@ -215,12 +217,12 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			stopped := *t.node
 			stopped.ProviderRef = ref
 			if rerr := p.Release(context.WithoutCancel(ctx), &stopped); rerr != nil {
-				s.log.Error("releasing a node whose reference could not be recorded failed", slog.String("node", t.node.ID), slog.Any("err", rerr))
+				s.Logger().Error("releasing a node whose reference could not be recorded failed", slog.String("node", t.node.ID), slog.Any("err", rerr))
 			}
 		}
 		if perr != nil {
-			s.log.Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
-			a.c.provisionFailed(d.Cluster, perr, s.cfg.Clock.Now())
+			s.Logger().Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
+			a.c.provisionFailed(d.Cluster, perr, a.c.cfg.Clock.Now())
 		} else {
 			a.c.provisionSucceeded(d.Cluster)
 		}
@@ -237,12 +239,12 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error {
 	s := a.c.s
 	if ws, name, ok := strings.Cut(d.Cluster, "/"); ok {
-		s.observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
+		s.Observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
 	}
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	var wake []string
 	var leaving []*shoal.Node
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		for _, id := range d.NodeIDs {
 			n, err := tx.GetNode(id)
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
@@ -264,13 +266,13 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 			wake = append(wake, id)
 			comp := &shoal.Compute{Workspace: n.Workspace}
 			comp.Name = n.Compute
-			if err := appendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason); err != nil {
+			if err := service.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	s.nodes.wake(wake...)
+	s.WakeNodes(wake...)
 	if err != nil {
 		return err
 	}
@@ -285,11 +287,11 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 // lasts), and quota blocks feed the scheduler's explanation of waiting jobs.
 func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error {
 	ws, name, _ := strings.Cut(d.Cluster, "/")
-	a.c.s.observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
+	a.c.s.Observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
 	key := recordKey(d)
 	a.c.mu.Lock()
 	if d.Action == autoscaler.ActionBlocked {
-		a.c.nextBlocked[d.Cluster] = scaleBlock{code: d.Code, reason: d.Reason}
+		a.c.nextBlocked[d.Cluster] = Block{Code: d.Code, Reason: d.Reason}
 	}
 	a.c.seen[key] = true
 	same := a.c.recorded[key]
@@ -299,13 +301,13 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 	}
 	kind := recordEventKind(d)
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
-	return a.c.s.store.Update(ctx, func(tx shoal.Tx) error {
+	return a.c.s.Store().Update(ctx, func(tx shoal.Tx) error {
 		ws, name, _ := strings.Cut(d.Cluster, "/")
 		comp, err := tx.GetCompute(ws, name)
 		if err != nil {
 			return err
 		}
-		return appendComputeEvent(ctx, tx, comp, kind, d.Reason)
+		return service.AppendComputeEvent(ctx, tx, comp, kind, d.Reason)
 	})
 }
 
@@ -322,20 +324,22 @@ func recordEventKind(d autoscaler.Decision) string {
 	return shoal.EventQuotaBlocked
 }
 
-// scaleBlock is why the autoscaler could not grow a cluster: the code the
+// Block is why the autoscaler could not grow a cluster: the code the
 // scheduler's explanation of waiting jobs follows, and the sentence it
 // quotes.
-type scaleBlock struct {
-	code   autoscaler.ReasonCode
-	reason string
+type Block struct {
+	// Code is the autoscaler's code of the decision that blocked it.
+	Code autoscaler.ReasonCode
+	// Reason is its sentence, "" when the cluster is not blocked.
+	Reason string
 }
 
-// blockedBy is the scheduler's code of the block: a budget or a quota.
-func (b scaleBlock) blockedBy() scheduler.ReasonCode {
+// BlockedBy is the scheduler's code of the block: a budget or a quota.
+func (b Block) BlockedBy() scheduler.ReasonCode {
 	switch {
-	case b.reason == "":
+	case b.Reason == "":
 		return ""
-	case b.code == autoscaler.ReasonBudget:
+	case b.Code == autoscaler.ReasonBudget:
 		return scheduler.ReasonBudget
 	}
 	return scheduler.ReasonQuota
@@ -355,22 +359,22 @@ func recordKey(d autoscaler.Decision) string {
 
 // beginScalePass starts collecting the blocks and recorded situations of
 // an autoscaler pass.
-func (c *Controller) beginScalePass() {
+func (c *Loop) beginScalePass() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nextBlocked, c.seen = map[string]scaleBlock{}, map[string]bool{}
+	c.nextBlocked, c.seen = map[string]Block{}, map[string]bool{}
 }
 
 // endScalePass makes them current: a cluster no longer blocked stops
 // explaining its jobs by quota, and a situation that ended is recorded
 // again if it comes back.
-func (c *Controller) endScalePass(complete bool) {
+func (c *Loop) endScalePass(complete bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if complete {
 		c.blocked, c.recorded = c.nextBlocked, c.seen
 	}
-	c.nextBlocked, c.seen = map[string]scaleBlock{}, map[string]bool{}
+	c.nextBlocked, c.seen = map[string]Block{}, map[string]bool{}
 }
 
 // JobSlotIdleTime is how long an idle job slot of an instance stays before
@@ -383,7 +387,7 @@ const JobSlotIdleTime = 60 * time.Second
 func instanceSlots(comp *shoal.Compute, key, location string, demand int) autoscaler.Cluster {
 	maxSlots := 0
 	if comp.Instance != nil && (comp.Instance.State == shoal.InstanceRunning || comp.Instance.State == shoal.InstanceJobRunning) {
-		maxSlots = maxNodes(comp)
+		maxSlots = service.MaxNodes(comp)
 	}
 	return autoscaler.Cluster{
 		Key: key, Name: comp.Name, MaxInstances: maxSlots, IdleTimeBeforeScaleDown: JobSlotIdleTime,
@@ -414,7 +418,8 @@ func adaptivePolicy(comp *shoal.Compute, loc *shoal.Location, size *shoal.Size) 
 
 // adaptiveArrivals gives the clusters with an adaptive idle policy their
 // recent arrivals: the submission times of their last jobs.
-func (s *Services) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapshot) error {
+func (ctl *Loop) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapshot) error {
+	s := ctl.s
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		if c.Idle == nil || !c.Idle.Adaptive {
@@ -422,7 +427,7 @@ func (s *Services) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapsh
 		}
 		ws, name, _ := strings.Cut(c.Key, "/")
 		var jobs []*shoal.Job
-		err := s.store.View(ctx, func(tx shoal.Tx) (err error) {
+		err := s.Store().View(ctx, func(tx shoal.Tx) (err error) {
 			jobs, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Compute: name, Limit: autoscaler.AdaptiveHistory})
 			return err
 		})
@@ -440,7 +445,8 @@ func (s *Services) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapsh
 
 // longWaitDemand gives the low-priority clusters with a tier fallback the
 // node demand of their queued jobs that have waited FallbackAfter.
-func (s *Services) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot) error {
+func (ctl *Loop) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot) error {
+	s := ctl.s
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		if c.FallbackAfter <= 0 || c.QueuedNodeDemand == 0 {
@@ -449,7 +455,7 @@ func (s *Services) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot
 		ws, name, _ := strings.Cut(c.Key, "/")
 		var queued []*shoal.Job
 		var now time.Time // the store's clock, which stamped CreatedOn
-		err := s.store.View(ctx, func(tx shoal.Tx) (err error) {
+		err := s.Store().View(ctx, func(tx shoal.Tx) (err error) {
 			now = tx.Now()
 			queued, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Compute: name, Statuses: []string{shoal.JobQueued}})
 			return err

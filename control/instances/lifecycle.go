@@ -1,4 +1,4 @@
-package service
+package instances
 
 import (
 	"context"
@@ -9,16 +9,17 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/instance"
+	"github.com/shoal-ml/shoal/service"
 )
 
-// instances runs one pass of the instance lifecycle: for every instance,
+// RunOnce runs one pass of the instance lifecycle at now: for every instance,
 // instance.Step decides (operations, lost machines, idle shutdown,
 // schedules) and this carries it out.
-func (c *Controller) instances(ctx context.Context, now time.Time) error {
+func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, shoal.SystemPrincipal("instance lifecycle"))
 	var inputs []instance.Input
-	err := s.store.View(sys, func(tx shoal.Tx) error {
+	err := s.Store().View(sys, func(tx shoal.Tx) error {
 		wss, err := tx.ListWorkspaces()
 		if err != nil {
 			return err
@@ -44,7 +45,7 @@ func (c *Controller) instances(ctx context.Context, now time.Time) error {
 						in.Slots = append(in.Slots, n)
 					}
 				}
-				live, err := s.live.Get(tx, comp.Workspace, comp.Name)
+				live, err := s.Live().Get(tx, comp.Workspace, comp.Name)
 				if err != nil {
 					return err
 				}
@@ -72,16 +73,16 @@ func (c *Controller) instances(ctx context.Context, now time.Time) error {
 }
 
 // instanceStep runs instance.Step for one instance and carries it out.
-func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now time.Time) error {
+func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Time) error {
 	s := c.s
-	out := instance.Step(in, now, instance.Config{IdleMinute: s.cfg.IdleMinute})
+	out := instance.Step(in, now, instance.Config{IdleMinute: c.cfg.IdleMinute})
 	if r := in.Report; r != nil {
 		// Keep what show needs after a server restart.
 		out.Status.SSHPort, out.Status.HostKeyFingerprint, out.Status.Apps = r.SSHPort, r.HostKeyFingerprint, r.Apps
 	}
-	key := computeKey(in.Compute.Workspace, in.Compute.Name)
-	changed := !jsonEqual(withoutIdle(out.Status), withoutIdle(*in.Compute.Instance))
-	idleChanged := !jsonEqual(idlePart(out.Status), idlePart(*in.Compute.Instance))
+	key := service.ComputeKey(in.Compute.Workspace, in.Compute.Name)
+	changed := !service.JSONEqual(service.WithoutIdle(out.Status), service.WithoutIdle(*in.Compute.Instance))
+	idleChanged := !service.JSONEqual(service.IdlePart(out.Status), service.IdlePart(*in.Compute.Instance))
 	if !changed && len(out.Events) == 0 && idleChanged && !c.idleWriteDue(key, now) {
 		// The idle clock moves on every pass while the instance is used:
 		// keep it in memory and write it now and then.
@@ -90,7 +91,7 @@ func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now ti
 	}
 	if changed || idleChanged || len(out.Events) > 0 {
 		stale := false
-		err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 			cur, err := tx.GetCompute(in.Compute.Workspace, in.Compute.Name)
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 				stale = true
@@ -99,7 +100,7 @@ func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now ti
 				return err
 			}
 			stored := *cur.Instance
-			if !jsonEqual(withoutIdle(stored), withoutIdle(*in.Compute.Instance)) || cur.ProvisioningState != in.Compute.ProvisioningState {
+			if !service.JSONEqual(service.WithoutIdle(stored), service.WithoutIdle(*in.Compute.Instance)) || cur.ProvisioningState != in.Compute.ProvisioningState {
 				// A user's operation came in meanwhile: decide again on
 				// the next pass, from what is stored now.
 				stale = true
@@ -107,12 +108,12 @@ func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now ti
 			}
 			st := out.Status
 			cur.Instance = &st
-			if err := saveInstance(tx, cur); err != nil {
+			if err := service.SaveInstance(tx, cur); err != nil {
 				return err
 			}
 			c.idleWritten(key, now)
 			for _, e := range out.Events {
-				if err := appendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
+				if err := service.AppendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
 					return err
 				}
 			}
@@ -122,7 +123,7 @@ func (c *Controller) instanceStep(ctx context.Context, in instance.Input, now ti
 			return err
 		}
 		if changed {
-			s.notify() // the scheduler sees a started or stopped instance
+			s.Notify() // the scheduler sees a started or stopped instance
 		}
 	}
 	comp := *in.Compute
@@ -157,13 +158,13 @@ func stateVerb(state string) string {
 // the node's work dir, the instance's home, is the same at every start)
 // and asks the location's provider for it. When that fails — no quota, no
 // capacity — the start fails and the instance is Stopped again.
-func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute, now time.Time) error {
+func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now time.Time) error {
 	s := c.s
 	var node *shoal.Node
 	var token string
 	var loc *shoal.Location
 	var failure error
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
 		if err != nil {
 			return err
@@ -171,22 +172,22 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 		if cur.Instance == nil || cur.Instance.Pending != instance.PendingStart {
 			return nil
 		}
-		loc, err = s.catalog.Location(cur.Location)
+		loc, err = s.Catalog().Location(cur.Location)
 		if err != nil {
 			failure = err
 			return c.failInstanceStart(ctx, tx, cur, err)
 		}
-		size, ok := s.catalog.Size(cur.Size)
+		size, ok := s.Catalog().Size(cur.Size)
 		if !ok {
 			failure = shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", cur.Size)
 			return c.failInstanceStart(ctx, tx, cur, failure)
 		}
-		id := instanceNodeID(cur, loc)
+		id := service.InstanceNodeID(cur, loc)
 		if _, err := tx.GetNode(id); err == nil {
 			return nil // being released still; the next pass provisions
 		}
 		if *cur.ReleaseQuotaOnStop && cur.Instance.PendingOperation != shoal.OperationCreate {
-			if err := s.checkInstanceQuota(tx, cur); err != nil {
+			if err := s.CheckInstanceQuota(tx, cur); err != nil {
 				failure = err
 				return c.failInstanceStart(ctx, tx, cur, err)
 			}
@@ -199,27 +200,27 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 		node = &shoal.Node{
 			ID: id, Workspace: cur.Workspace, Compute: cur.Name, Role: shoal.NodeRoleInstance,
 			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB, State: shoal.NodePreparing,
-			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + s.cfg.JoinTimeout),
+			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + c.cfg.JoinTimeout),
 			CreatedOn: txNow, LastHeartbeat: txNow, PrivateIPAddress: "127.0.0.1", Version: 1,
 		}
 		token = t
 		if err := tx.InsertNode(node); err != nil {
 			return err
 		}
-		return appendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
+		return service.AppendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
 	})
 	if err != nil || node == nil || failure != nil {
 		return err
 	}
-	p := s.provider(loc)
+	p := s.Provider(loc)
 	var ref string
 	var perr error
 	if p == nil {
 		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
 	} else {
-		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: s.cfg.ServerURL, ServerCA: s.cfg.ServerCA, Delay: loc.ProvisioningDelay})
+		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA, Delay: loc.ProvisioningDelay})
 	}
-	return s.store.Update(ctx, func(tx shoal.Tx) error {
+	return s.Store().Update(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(node.ID)
 		if err != nil {
 			return err
@@ -240,24 +241,24 @@ func (c *Controller) provisionInstance(ctx context.Context, comp *shoal.Compute,
 }
 
 // failInstanceStart records a start that cannot be carried out.
-func (c *Controller) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
+func (c *Loop) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
 	op := cur.Instance.PendingOperation
 	instance.FailStart(cur.Instance, tx.Now(), shoal.ErrorMessage(cause))
-	if err := saveInstance(tx, cur); err != nil {
+	if err := service.SaveInstance(tx, cur); err != nil {
 		return err
 	}
-	return appendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, shoal.ErrorMessage(cause), cur.Instance.State))
+	return service.AppendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, shoal.ErrorMessage(cause), cur.Instance.State))
 }
 
 // releaseInstanceNodes releases an instance's node and job slots. Jobs
 // still running on the slots are preempted: they go back to the queue
 // without spending a retry and wait for the instance to run again.
-func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input, why string) {
+func (c *Loop) releaseInstanceNodes(ctx context.Context, in instance.Input, why string) {
 	s := c.s
 	for _, n := range in.Slots {
 		if n.CurrentAttemptID != "" && n.State != shoal.NodePreempted {
-			if err := s.preemptNode(ctx, n.Workspace, n.Compute, n.ID, why); err != nil {
-				s.log.Warn("stopping an instance's job failed", slog.String("node", n.ID), slog.Any("err", err))
+			if err := s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, why); err != nil {
+				s.Logger().Warn("stopping an instance's job failed", slog.String("node", n.ID), slog.Any("err", err))
 			}
 			continue
 		}
@@ -266,17 +267,17 @@ func (c *Controller) releaseInstanceNodes(ctx context.Context, in instance.Input
 		}
 	}
 	if n := in.Node; n != nil {
-		if err := s.live.Forget(ctx, n.Workspace, n.Compute, s.cfg.Clock.Now()); err != nil {
-			s.log.Warn("forgetting an instance's report failed", slog.String("node", n.ID), slog.Any("err", err))
+		if err := s.Live().Forget(ctx, n.Workspace, n.Compute, c.cfg.Clock.Now()); err != nil {
+			s.Logger().Warn("forgetting an instance's report failed", slog.String("node", n.ID), slog.Any("err", err))
 		}
 		c.markLeavingAndRelease(ctx, n, why)
 	}
 }
 
 // markLeavingAndRelease marks a node leaving and releases it.
-func (c *Controller) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why string) {
+func (c *Loop) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why string) {
 	s := c.s
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		cur, err := tx.GetNode(n.ID)
 		if err != nil {
 			return err
@@ -290,40 +291,40 @@ func (c *Controller) markLeavingAndRelease(ctx context.Context, n *shoal.Node, w
 		return tx.UpdateNode(cur)
 	})
 	if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
-		s.log.Warn("marking a node leaving failed", slog.String("node", n.ID), slog.Any("err", err))
+		s.Logger().Warn("marking a node leaving failed", slog.String("node", n.ID), slog.Any("err", err))
 		return
 	}
-	s.nodes.wake(n.ID)
+	s.WakeNodes(n.ID)
 	c.release(ctx, n)
 }
 
 // deleteInstance removes a deleted instance once its nodes are gone: its
 // home (the node's work dir) and files, its system identity, the compute.
-func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
+func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 	s := c.s
-	loc, err := s.catalog.Location(comp.Location)
+	loc, err := s.Catalog().Location(comp.Location)
 	if err == nil {
-		if pg, ok := s.provider(loc).(shoal.Purger); ok {
-			if err := pg.Purge(ctx, &shoal.Node{ID: instanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
+		if pg, ok := s.Provider(loc).(shoal.Purger); ok {
+			if err := pg.Purge(ctx, &shoal.Node{ID: service.InstanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
 				return fmt.Errorf("removing the instance's home: %w", err)
 			}
 		}
 	}
-	if s.cfg.Files != nil {
-		if err := s.cfg.Files.RemoveInstanceFiles(comp.Workspace, comp.Name); err != nil {
-			s.log.Warn("removing an instance's files failed", slog.String("instance", comp.Name), slog.Any("err", err))
+	if c.cfg.Files != nil {
+		if err := c.cfg.Files.RemoveInstanceFiles(comp.Workspace, comp.Name); err != nil {
+			s.Logger().Warn("removing an instance's files failed", slog.String("instance", comp.Name), slog.Any("err", err))
 		}
 	}
-	var out jobOutcomes
-	err = s.store.Update(ctx, func(tx shoal.Tx) error {
-		out.reset()
-		if err := s.failQueuedJobs(ctx, tx, comp, &out); err != nil {
+	var out service.JobOutcomes
+	err = s.Store().Update(ctx, func(tx shoal.Tx) error {
+		out.Reset()
+		if err := s.FailQueuedJobs(ctx, tx, comp, &out); err != nil {
 			return err
 		}
-		if err := deleteSystemIdentity(tx, comp); err != nil {
+		if err := service.DeleteSystemIdentity(tx, comp); err != nil {
 			return err
 		}
-		if err := s.live.Delete(tx, comp.Workspace, comp.Name); err != nil {
+		if err := s.Live().Delete(tx, comp.Workspace, comp.Name); err != nil {
 			return err
 		}
 		if err := tx.DeleteCompute(comp.Workspace, comp.Name); err != nil {
@@ -332,48 +333,25 @@ func (c *Controller) deleteInstance(ctx context.Context, comp *shoal.Compute) er
 			}
 			return err
 		}
-		return appendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
+		return service.AppendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
 	})
 	if err == nil {
-		s.report(&out)
+		s.Report(&out)
 	}
 	return err
 }
 
-// idleWriteEvery bounds how often an instance's idle bookkeeping alone is
-// written.
-const idleWriteEvery = 15 * time.Second
-
-// idleFields are the parts of an instance's state that change on every
-// pass while it is used.
-type idleFields struct {
-	IdleSince        *time.Time `json:"idle_since,omitempty"`
-	ShutdownWarnedAt *time.Time `json:"shutdown_warned_at,omitempty"`
-	Activity         []string   `json:"activity,omitempty"`
-	SchedulesChecked *time.Time `json:"schedules_checked_at,omitempty"`
-	Active           bool       `json:"active,omitempty"`
-}
-
-func idlePart(st shoal.InstanceStatus) idleFields {
-	return idleFields{st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt, st.IdleActive}
-}
-
-func withoutIdle(st shoal.InstanceStatus) shoal.InstanceStatus {
-	st.IdleSince, st.ShutdownWarnedAt, st.Activity, st.SchedulesCheckedAt, st.IdleActive = nil, nil, nil, nil, false
-	return st
-}
-
 // rememberIdle keeps an instance's idle bookkeeping in memory.
-func (c *Controller) rememberIdle(key string, st shoal.InstanceStatus) {
-	c.s.instances.rememberIdle(key, st)
+func (c *Loop) rememberIdle(key string, st shoal.InstanceStatus) {
+	c.s.RememberIdle(key, st)
 }
 
 // overlayIdle puts the idle bookkeeping kept in memory over what comp's
 // stored state says (which is at most idleWriteEvery older).
-func (c *Controller) overlayIdle(comp *shoal.Compute) { c.s.instances.overlayIdle(comp) }
+func (c *Loop) overlayIdle(comp *shoal.Compute) { c.s.OverlayIdle(comp) }
 
-func (c *Controller) idleWriteDue(key string, now time.Time) bool {
-	return c.s.instances.idleWriteDue(key, now)
+func (c *Loop) idleWriteDue(key string, now time.Time) bool {
+	return c.s.IdleWriteDue(key, now)
 }
 
-func (c *Controller) idleWritten(key string, now time.Time) { c.s.instances.idleWritten(key, now) }
+func (c *Loop) idleWritten(key string, now time.Time) { c.s.IdleWritten(key, now) }

@@ -1,0 +1,73 @@
+package accounting_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/storetest"
+)
+
+// The loop runs on its own, over the services' store: a cluster's node
+// counts are written once, again only when they change or a sample
+// interval has passed, and a budget pass is due only every so often.
+func TestRunOnceSamplesNodes(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		if err := tx.InsertCompute(&shoal.Compute{
+			ComputeSpec: shoal.ComputeSpec{Name: "cpu", Type: shoal.ComputeTypeCluster, Size: "Standard_DS3_v2"},
+			Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
+			ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+		}); err != nil {
+			return err
+		}
+		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := accounting.New(service.New(service.Config{Store: db}))
+	samples := func(now time.Time) []*shoal.NodeSample {
+		t.Helper()
+		var out []*shoal.NodeSample
+		if err := db.View(ctx, func(tx shoal.Tx) (err error) {
+			out, err = tx.ListNodeSamples("ws", "cpu", now.Add(-time.Hour))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	now := clock.Now()
+	for _, step := range []struct {
+		after time.Duration
+		want  int
+	}{
+		{0, 1},           // the first look writes the counts
+		{time.Second, 1}, // same counts, soon after: nothing
+		{shoal.NodeSampleInterval + time.Second, 2}, // a node billed: at least one per interval
+	} {
+		now = now.Add(step.after)
+		if err := a.RunOnce(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if got := samples(now); len(got) != step.want || got[len(got)-1].Idle != 1 {
+			t.Fatalf("after %s: %d samples (%+v), want %d with one idle node", step.after, len(got), got, step.want)
+		}
+	}
+}

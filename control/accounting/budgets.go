@@ -1,0 +1,155 @@
+package accounting
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// budgetCheckInterval is how often the budgets are priced: a pass more
+// often than that prices nothing.
+const budgetCheckInterval = 10 * time.Second
+
+// CheckBudgets prices every budget, records the warnings crossed, and
+// keeps the blocks scale-up reads.
+func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
+	c.mu.Lock()
+	due := c.lastBudgetCheck.IsZero() || now.Sub(c.lastBudgetCheck) >= budgetCheckInterval
+	c.mu.Unlock()
+	if !due {
+		return nil
+	}
+	s := c.s
+	blocks := service.BudgetBlocks{Workspace: map[string]string{}, Tags: map[string]map[string]string{}, Users: map[string]map[string]string{}}
+	type alert struct {
+		ws   string
+		st   service.BudgetStatus
+		pct  int
+		prev string
+	}
+	var alerts []alert
+	err := s.Store().View(ctx, func(tx shoal.Tx) error {
+		wss, err := tx.ListWorkspaces()
+		if err != nil {
+			return err
+		}
+		for _, ws := range wss {
+			list, err := service.ReadBudgets(tx, ws.Name)
+			if err != nil || len(list) == 0 {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			for _, b := range list {
+				st, err := s.BudgetStatusAt(tx, ws.Name, b, now)
+				if err != nil {
+					return err
+				}
+				key := strings.ToLower(ws.Name)
+				if st.Reached && b.Action == shoal.BudgetBlock {
+					reason := "budget " + b.Describe() + " reached"
+					switch {
+					case b.Scope == "workspace":
+						blocks.Workspace[key] = reason
+					case strings.HasPrefix(b.Scope, "tag:"):
+						if blocks.Tags[key] == nil {
+							blocks.Tags[key] = map[string]string{}
+						}
+						blocks.Tags[key][strings.TrimPrefix(b.Scope, "tag:")] = reason
+					default:
+						if blocks.Users[key] == nil {
+							blocks.Users[key] = map[string]string{}
+						}
+						blocks.Users[key][strings.ToLower(strings.TrimPrefix(b.Scope, "user:"))] = reason
+					}
+				}
+				crossed := 0
+				for _, th := range shoal.BudgetThresholds {
+					if st.Percent >= float64(th) {
+						crossed = th
+					}
+				}
+				if crossed == 0 {
+					continue
+				}
+				prev, _ := tx.GetSetting(alertKey(ws.Name, b))
+				if prev != alertValue(st.PeriodStart, crossed) {
+					alerts = append(alerts, alert{ws: ws.Name, st: st, pct: crossed, prev: prev})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range alerts {
+		// Only higher thresholds in the same period, or any in a new one;
+		// each threshold crossed since the last check gets its own event
+		// (spend can jump from 40 % to 100 % between two checks).
+		done := 0
+		if p, t, ok := parseAlert(a.prev); ok && p.Equal(a.st.PeriodStart) {
+			done = t
+		}
+		var pcts []int
+		for _, th := range shoal.BudgetThresholds {
+			if th > done && th <= a.pct {
+				pcts = append(pcts, th)
+			}
+		}
+		if len(pcts) == 0 {
+			continue
+		}
+		ctx := shoal.WithPrincipal(ctx, budgetPrincipal)
+		err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+			for _, pct := range pcts {
+				verb := "warning"
+				if pct >= 100 {
+					verb = "reached"
+					if a.st.Action == shoal.BudgetBlock {
+						verb = "reached: scale-up stopped for its scope, running jobs finish"
+					}
+				}
+				if err := tx.AppendEvent(&shoal.Event{Time: tx.Now(), Workspace: a.ws, ResourceType: shoal.ResourceBudget, ResourceName: a.st.Name,
+					Kind: shoal.EventBudget, Actor: "controller",
+					Reason: fmt.Sprintf("budget %s at %d %% (%.2f of %s USD since %s): %s", a.st.Describe(), pct, a.st.Spent,
+						strconv.FormatFloat(a.st.Limit, 'f', -1, 64), a.st.PeriodStart.Format("2006-01-02"), verb)}); err != nil {
+					return err
+				}
+			}
+			return tx.PutSetting(alertKey(a.ws, a.st.Budget), alertValue(a.st.PeriodStart, a.pct))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.SetBudgetBlocks(blocks)
+	c.mu.Lock()
+	c.lastBudgetCheck = now
+	c.mu.Unlock()
+	return nil
+}
+
+func alertKey(ws string, b *shoal.Budget) string {
+	return "budget_alert/" + strings.ToLower(ws) + "/" + b.Name()
+}
+
+func alertValue(period time.Time, pct int) string {
+	return period.UTC().Format(time.RFC3339) + " " + strconv.Itoa(pct)
+}
+
+func parseAlert(v string) (time.Time, int, bool) {
+	a, b, ok := strings.Cut(v, " ")
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	t, err1 := time.Parse(time.RFC3339, a)
+	n, err2 := strconv.Atoi(b)
+	return t, n, err1 == nil && err2 == nil
+}

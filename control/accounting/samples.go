@@ -1,0 +1,105 @@
+package accounting
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// SampleNodes writes the clusters' node counts that differ from the last
+// ones written, from st (the nodes as a placement pass left them) or, when
+// st is nil, from a read of the store.
+func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service.State) error {
+	if st == nil {
+		err := c.s.Store().View(ctx, func(tx shoal.Tx) (err error) {
+			st, err = service.ReadNodes(tx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var due []*shoal.NodeSample
+	c.mu.Lock()
+	if c.samples == nil {
+		c.samples = map[string]*shoal.NodeSample{}
+	}
+	known := make(map[string]*shoal.NodeSample, len(c.samples))
+	for k, v := range c.samples {
+		known[k] = v
+	}
+	c.mu.Unlock()
+	for key, ci := range st.Clusters {
+		comp := ci.Compute
+		if comp.IsInstance() {
+			continue
+		}
+		s := &shoal.NodeSample{Workspace: comp.Workspace, Compute: comp.Name, Time: now, Size: comp.Size, Tier: comp.Tier}
+		for _, n := range ci.Nodes {
+			switch n.State {
+			case shoal.NodePreparing:
+				s.Preparing++
+			case shoal.NodeIdle:
+				s.Idle++
+			case shoal.NodeRunning:
+				s.Running++
+			case shoal.NodeLeaving:
+				s.Leaving++
+			case shoal.NodeUnusable:
+				s.Unusable++
+			case shoal.NodePreempted:
+				s.Preempted++
+			}
+		}
+		last, ok := known[key]
+		if !ok {
+			// First look since this controller started: the store says
+			// what was written last (by this server or another).
+			err := c.s.Store().View(ctx, func(tx shoal.Tx) error {
+				l, err := tx.ListNodeSamples(comp.Workspace, comp.Name, now)
+				if err == nil && len(l) > 0 {
+					last = l[len(l)-1]
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		switch {
+		case last == nil && s.Billed()+s.Preempted == 0:
+			// Nothing ever ran: no history to start.
+		case !s.SameCounts(last), s.Billed() > 0 && now.Sub(last.Time) >= shoal.NodeSampleInterval:
+			due = append(due, s)
+			last = s
+		}
+		known[key] = last
+	}
+	prune := now.Sub(c.lastPrune) >= time.Hour
+	if len(due) > 0 || prune {
+		err := c.s.Store().Update(ctx, func(tx shoal.Tx) error {
+			for _, s := range due {
+				if err := tx.InsertNodeSample(s); err != nil {
+					return err
+				}
+			}
+			if prune {
+				_, err := tx.DeleteNodeSamplesBefore(now.Add(-shoal.NodeSampleRetention))
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	c.samples = known
+	if prune {
+		c.lastPrune = now
+	}
+	c.mu.Unlock()
+	return nil
+}

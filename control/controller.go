@@ -1,0 +1,196 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/control/instances"
+	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// Controller runs the control loops over the store: node lifecycle
+// (leases, releases), the scheduler, the autoscaler, compute provisioning
+// and simulated preemption. Each pass is RunOnce(ctx, now); the server
+// calls it on every change and on a tick, tests call it with a fake clock.
+type Controller struct {
+	s Services
+	// cfg is the services' configuration, read once: the loops use only
+	// settings fixed when the services were built (leases, join timeout,
+	// the server's URL and CA, the clock, files), and a pass reads some of
+	// them for every node.
+	cfg  service.Config
+	rand *rand.Rand
+
+	// The loops with packages of their own.
+	nodes *nodes.Loop            // leases, releases, compute reconciliation
+	scale *scaling.Loop          // the autoscaler and provisioning
+	inst  *instances.Loop        // the instance lifecycle
+	acct  *accounting.Accounting // node samples, budgets
+
+	mu       sync.Mutex
+	lastPass time.Time
+	// passNodes is the state the placement pass left, kept for the node
+	// samples of a full pass (taken by the accounting loop), so that they
+	// do not read every node once more.
+	passNodes *service.State
+}
+
+// New returns the controller of s; seed makes its random choices
+// (preemption) reproducible.
+func New(s Services, seed uint64) *Controller {
+	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+	c.nodes = nodes.New(s, c.cfg)
+	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
+	c.inst = instances.New(s, c.cfg, c.nodes.Release)
+	return c
+}
+
+// RunOnce runs one pass of every loop at time now: node lifecycle
+// (leases, releases), scheduling, autoscaling, compute provisioning and
+// simulated preemption.
+func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
+	return c.RunPass(ctx, now, true)
+}
+
+// RunPass is RunOnce, reading the whole queue only when wholeQueue: a
+// pass without it schedules from the heads of the queues, as a placement
+// pass does, and leaves waiting jobs' reasons as the last whole read set
+// them. The server reads a long queue less often than it runs the other
+// loops (reading 100,000 queued jobs took most of a pass).
+func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool) error {
+	var errs []error
+	if err := c.nodes.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.placement(ctx, now, wholeQueue); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.nodes.ReconcileComputes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.inst.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	c.preemptAtRandom(ctx, now)
+	// The node samples take the nodes as this pass's placement left them,
+	// when it read them.
+	c.mu.Lock()
+	passNodes := c.passNodes
+	c.passNodes = nil
+	c.mu.Unlock()
+	if err := c.acct.SampleNodes(ctx, now, passNodes); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.acct.CheckBudgets(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// RunPlacement runs only the scheduler and the autoscaler: what a new job
+// or a freed node needs at once. The server runs it on every change and
+// the full RunOnce on a tick, so a busy server does not re-read every node
+// and compute for each report an agent sends.
+func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
+	return c.placement(ctx, now, false)
+}
+
+// placement runs the scheduler (over the whole queue when full) and the
+// autoscaler.
+func (c *Controller) placement(ctx context.Context, now time.Time, full bool) error {
+	var errs []error
+	st, err := c.schedule(ctx, full)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if st != nil {
+		c.mu.Lock()
+		c.passNodes = st
+		c.mu.Unlock()
+	}
+	if err := c.scale.RunOnce(ctx, now, st); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Wait waits for background node releases to finish (tests, shutdown).
+func (c *Controller) Wait() { c.nodes.Wait() }
+
+// preemptAtRandom evicts low-priority nodes at each location's configured
+// rate (per node-hour), so users can rehearse preemption.
+func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
+	c.mu.Lock()
+	dt := now.Sub(c.lastPass)
+	first := c.lastPass.IsZero()
+	c.lastPass = now
+	c.mu.Unlock()
+	if first || dt <= 0 || !c.anyPreemptionRate() {
+		return
+	}
+	var nodes []*shoal.Node
+	_ = c.s.Store().View(ctx, func(tx shoal.Tx) error {
+		var err error
+		nodes, err = tx.ListNodes(shoal.NodeFilter{})
+		return err
+	})
+	for _, n := range nodes {
+		if !n.LowPriority || (n.State != shoal.NodeIdle && n.State != shoal.NodeRunning) {
+			continue
+		}
+		loc, err := c.s.Catalog().Location(n.Location)
+		if err != nil || loc.PreemptionRatePerHour <= 0 {
+			continue
+		}
+		p := 1 - math.Exp(-loc.PreemptionRatePerHour*dt.Hours())
+		if c.rand.Float64() < p {
+			reason := "low-priority capacity reclaimed (simulated at preemption_rate_per_hour " + trimFloat(loc.PreemptionRatePerHour) + ")"
+			if err := c.s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, reason); err != nil {
+				c.s.Logger().Warn("simulated preemption failed", slog.String("node", n.ID), slog.Any("err", err))
+			}
+		}
+	}
+}
+
+func (c *Controller) anyPreemptionRate() bool {
+	for _, l := range c.s.Catalog().Locations() {
+		if l.PreemptionRatePerHour > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// The principals the loops act as, in the audit log and the events they
+// write: the same as the services' own (service/lifecycle.go,
+// service/placement.go) so that the record does not change with the move.
+var (
+	systemPrincipal    = shoal.SystemPrincipal("system")
+	schedulerPrincipal = shoal.SystemPrincipal("scheduler")
+)
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// ReconcileComputes moves computes through their provisioning states (the
+// node loop's, control/nodes); tests call it to make a new compute ready.
+func (c *Controller) ReconcileComputes(ctx context.Context) error {
+	return c.nodes.ReconcileComputes(ctx)
+}
+
+// ResetLeases gives every node a fresh lease: a server start, or a
+// replica taking the lead, calls it before the first pass.
+func (c *Controller) ResetLeases(ctx context.Context) error { return c.nodes.ResetLeases(ctx) }
+
+// AdoptNodes takes back the nodes whose agents kept running while no
+// server led; it returns how many it adopted.
+func (c *Controller) AdoptNodes(ctx context.Context) (int, error) { return c.nodes.AdoptNodes(ctx) }

@@ -1,0 +1,73 @@
+package instances_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/instances"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/storetest"
+)
+
+// The loop runs on its own over the services' store: a deleted instance
+// first has its node released through the release it was given (the
+// controller's, shared with the other loops), then, with no node left,
+// is removed.
+func TestRunOnceReleasesThenRemovesADeletedInstance(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		if err := tx.InsertCompute(&shoal.Compute{
+			ComputeSpec: shoal.ComputeSpec{Name: "nb", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2", Location: "local"},
+			Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningDeleting,
+			ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+			Instance: &shoal.InstanceStatus{State: shoal.InstanceRunning},
+		}); err != nil {
+			return err
+		}
+		return tx.InsertNode(&shoal.Node{ID: "nb-node", Workspace: "ws", Compute: "nb", Location: "local", State: shoal.NodeIdle,
+			Role: shoal.NodeRoleInstance, CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: db, Catalog: cat})
+	var released []string
+	loop := instances.New(svc, svc.Config(), func(_ context.Context, n *shoal.Node) { released = append(released, n.ID) })
+
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if len(released) != 1 || released[0] != "nb-node" {
+		t.Fatalf("released %v, want the instance's node", released)
+	}
+	// The release removes the node, as the controller's does.
+	if err := db.Update(ctx, func(tx shoal.Tx) error { return tx.DeleteNode("nb-node") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(ctx, func(tx shoal.Tx) error {
+		_, err := tx.GetCompute("ws", "nb")
+		return err
+	})
+	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		t.Fatalf("the deleted instance is still there (%v)", err)
+	}
+}

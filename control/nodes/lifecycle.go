@@ -1,0 +1,171 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// RunOnce declares nodes that missed their lease unusable (requeueing
+// their work), and releases nodes that are leaving, preempted or unusable
+// once they have no work. The nodes are looked at in a read transaction;
+// only those that need something are read again, and changed, in a write
+// transaction. At 10,000 nodes, holding the single writer while reading
+// them all stalled every heartbeat and submission for tens of
+// milliseconds on every pass.
+func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
+	s := c.s
+	sys := shoal.WithPrincipal(ctx, systemPrincipal)
+	var due []string
+	err := s.Store().View(sys, func(tx shoal.Tx) error {
+		nodes, err := tx.ListNodes(shoal.NodeFilter{})
+		if err != nil {
+			return err
+		}
+		due = due[:0]
+		for _, n := range nodes {
+			if c.loseReason(n, now) != "" || releasable(n) {
+				due = append(due, n.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(due) == 0 {
+		return err
+	}
+	var toRelease []*shoal.Node
+	var wake []string
+	var outcomes service.JobOutcomes
+	err = s.Store().Update(sys, func(tx shoal.Tx) error {
+		toRelease, wake = toRelease[:0], wake[:0]
+		outcomes.Reset()
+		for _, id := range due {
+			// Read again: the node may have moved on since.
+			n, err := tx.GetNode(id)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if reason := c.loseReason(n, now); reason != "" {
+				w, err := s.LoseNode(sys, tx, n, reason, &outcomes)
+				if err != nil {
+					return err
+				}
+				wake = append(wake, w...)
+			}
+			if releasable(n) {
+				toRelease = append(toRelease, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.Report(&outcomes)
+	s.WakeNodes(wake...)
+	for _, n := range toRelease {
+		c.Release(sys, n)
+	}
+	return nil
+}
+
+// loseReason says why node n is to be declared lost at now, or "" when it
+// is not: a machine joined by hand whose join command expired, a node that
+// did not join within its provisioning delay and the join timeout, or one
+// that missed its lease.
+func (c *Loop) loseReason(n *shoal.Node, now time.Time) string {
+	s := c.s
+	switch {
+	case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
+		// A machine joined by hand has until its join token expires: its
+		// owner runs the command when they can.
+		if now.After(n.JoinTokenExpires) {
+			return fmt.Sprintf("node %s was not joined before its join command expired", n.ID)
+		}
+	case n.State == shoal.NodePreparing:
+		delay := time.Duration(0)
+		if loc, err := s.Catalog().Location(n.Location); err == nil {
+			delay = loc.ProvisioningDelay
+		}
+		if now.Sub(n.CreatedOn) > delay+c.cfg.JoinTimeout {
+			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+c.cfg.JoinTimeout)
+		}
+	case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
+		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
+			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), c.cfg.NodeLeaseTTL, c.cfg.NodeLeaseGrace)
+	}
+	return ""
+}
+
+// releasable reports whether a node is to be released: leaving, preempted
+// or unusable, with no work.
+func releasable(n *shoal.Node) bool {
+	return n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable)
+}
+
+// Release stops a node's machine through its provider in the background,
+// then removes the node; its quota is free from then on. A node already
+// being released is left to that release; Wait waits for them all.
+func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
+	c.mu.Lock()
+	if c.releasing[n.ID] {
+		c.mu.Unlock()
+		return
+	}
+	c.releasing[n.ID] = true
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.releasing, n.ID)
+			c.mu.Unlock()
+		}()
+		ctx := context.WithoutCancel(ctx)
+		if p := c.s.ProviderFor(n.Location); p != nil {
+			if err := p.Release(ctx, n); err != nil {
+				c.s.Logger().Warn("node release failed; will retry", slog.String("node", n.ID), slog.Any("err", err))
+				return
+			}
+		}
+		err := c.s.Store().Update(ctx, func(tx shoal.Tx) error {
+			cur, err := tx.GetNode(n.ID)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if cur.CurrentAttemptID != "" {
+				return nil // it got work again meanwhile; leave it
+			}
+			if err := tx.DeleteNode(n.ID); err != nil {
+				return err
+			}
+			comp := &shoal.Compute{Workspace: n.Workspace}
+			comp.Name = n.Compute
+			why := n.StateReason
+			if why == "" {
+				why = "released"
+			}
+			freed := fmt.Sprintf("its %d vCPUs of quota are free", n.VCPUs)
+			switch n.Role {
+			case shoal.NodeRoleJobSlot:
+				freed = "a job slot of the instance, it held no quota"
+			case shoal.NodeRoleInstance:
+				freed = "the instance keeps its quota while stopped unless release_quota_on_stop"
+			}
+			return service.AppendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
+		})
+		if err != nil {
+			c.s.Logger().Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))
+		}
+		c.s.Notify()
+	}()
+}

@@ -1,0 +1,67 @@
+// Package nodes is the control loop of nodes and the computes they
+// belong to: leases (a node whose agent stopped reporting is lost and its
+// work requeued, a node that never joined is given up), releases (in the
+// background, once per node whichever loop asks), compute reconciliation
+// (provisioning states, removing a deleted cluster), and what a server
+// does on taking the lead (fresh leases, adopting nodes whose agents kept
+// running). The controller (package control) orders it among the other
+// loops.
+package nodes
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// Services is what the node loop needs of the request services.
+// *service.Services implements it.
+type Services interface {
+	// Store is the (audited) store the loop reads and writes.
+	Store() shoal.Store
+	// Catalog is the sizes and locations offered.
+	Catalog() *shoal.Catalog
+	// Logger is where the loop logs what it could not do.
+	Logger() *slog.Logger
+	// Notify asks the server for a placement pass soon.
+	Notify()
+	// ProviderFor is a location's provider, or nil.
+	ProviderFor(location string) shoal.Provider
+	// LoseNode marks a node unusable and ends its rank as Lost.
+	LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *service.JobOutcomes) ([]string, error)
+	// FailQueuedJobs fails the jobs queued on a compute being deleted.
+	FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error
+	// Report tells the observer the jobs a transaction ended.
+	Report(o *service.JobOutcomes)
+	// WakeNodes wakes the named nodes' agents' long polls.
+	WakeNodes(ids ...string)
+}
+
+var _ Services = (*service.Services)(nil)
+
+// systemPrincipal is who the node loop acts as: the same as the services'
+// own repairs (service/lifecycle.go), so that the record does not change
+// with the move.
+var systemPrincipal = shoal.SystemPrincipal("system")
+
+// Loop is the node loop's state between passes: the releases under way.
+type Loop struct {
+	s   Services
+	cfg service.Config
+
+	mu        sync.Mutex
+	releasing map[string]bool // nodes whose release is under way
+	wg        sync.WaitGroup
+}
+
+// New returns the node loop over s, with the services' configuration cfg
+// (leases, join timeout, the server's URL and CA).
+func New(s Services, cfg service.Config) *Loop {
+	return &Loop{s: s, cfg: cfg, releasing: map[string]bool{}}
+}
+
+// Wait waits for background node releases to finish (tests, shutdown).
+func (c *Loop) Wait() { c.wg.Wait() }

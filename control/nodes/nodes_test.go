@@ -1,0 +1,91 @@
+package nodes_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/storetest"
+)
+
+// The loop runs on its own over the services' store: a node whose agent
+// stopped reporting past its lease and grace is lost, then released (no
+// provider here: the release only removes it), and a node within its
+// lease is left alone.
+func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		if err := tx.InsertCompute(&shoal.Compute{
+			ComputeSpec: shoal.ComputeSpec{Name: "cpu", Type: shoal.ComputeTypeCluster, Size: "Standard_DS3_v2"},
+			Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
+			ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+		}); err != nil {
+			return err
+		}
+		for _, id := range []string{"old", "fresh"} {
+			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
+	loop := nodes.New(svc, svc.Config())
+
+	// "fresh" reports just before the pass; "old" last reported 16 s ago.
+	clock.Advance(16 * time.Second)
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode("fresh")
+		if err != nil {
+			return err
+		}
+		n.LastHeartbeat = tx.Now()
+		return tx.UpdateNode(n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first pass loses it, the next releases it
+		if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		loop.Wait()
+	}
+	err = db.View(ctx, func(tx shoal.Tx) error {
+		if _, err := tx.GetNode("old"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			t.Errorf("the node past its lease is still there (%v)", err)
+		}
+		n, err := tx.GetNode("fresh")
+		if err != nil {
+			return err
+		}
+		if n.State != shoal.NodeIdle {
+			t.Errorf("the node within its lease is %s, want idle", n.State)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,86 @@
+// Package scaling is the control loop that sizes computes: the
+// autoscaler (package autoscaler) plans over the state the placement pass
+// left, and this loop carries its decisions out — provisions nodes
+// through the provider (clusters and instances' job slots), releases idle
+// ones, records why a cluster could not grow (which the next placement
+// pass quotes), and holds back a provider that keeps failing. Budgets
+// found reached (control/accounting) stop scale-up for their scope.
+package scaling
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// Services is what the scaling loop needs of the request services.
+// *service.Services implements it.
+type Services interface {
+	// Store is the (audited) store the loop reads and writes.
+	Store() shoal.Store
+	// Catalog is the sizes, locations and quotas offered.
+	Catalog() *shoal.Catalog
+	// Logger is where the loop logs what it could not do.
+	Logger() *slog.Logger
+	// Provider is a location's provider, or nil.
+	Provider(loc *shoal.Location) shoal.Provider
+	// Observe is the observer of scale decisions and provisioning.
+	Observe() service.Observer
+	// WakeNodes wakes the named nodes' agents' long polls.
+	WakeNodes(ids ...string)
+	// BudgetBlocks are the blocking budgets the accounting loop found
+	// reached, and whether it has priced them yet.
+	BudgetBlocks() (service.BudgetBlocks, bool)
+}
+
+var _ Services = (*service.Services)(nil)
+
+// Loop is the scaling loop's state between passes.
+type Loop struct {
+	s   Services
+	cfg service.Config
+	// release gives a node back to its provider and removes it, in the
+	// background: the node loop's, so that a node is released once.
+	release func(ctx context.Context, n *shoal.Node)
+	as      *autoscaler.Autoscaler
+
+	mu          sync.Mutex
+	blocked     map[string]Block // cluster key → why the last pass could not grow it
+	recorded    map[string]bool  // recordKey of the Blocked/None decisions of the last pass
+	nextBlocked map[string]Block // the same, being collected by the pass under way
+	seen        map[string]bool
+	// afterSchedule is the state the placement pass left, which this pass
+	// plans from instead of reading the store again.
+	afterSchedule *service.State
+	// provisionFailures holds back clusters whose provider failed to
+	// provision, so that a provider that keeps failing (a host key that
+	// does not match) is not asked again on every pass.
+	provisionFailures map[string]provisionFailure
+}
+
+// New returns the scaling loop over s, with the services' configuration
+// cfg (join timeout, the server's URL and CA, the clock) and the node
+// loop's release.
+func New(s Services, cfg service.Config, release func(ctx context.Context, n *shoal.Node)) *Loop {
+	c := &Loop{s: s, cfg: cfg, release: release, blocked: map[string]Block{}, recorded: map[string]bool{}, nextBlocked: map[string]Block{}, seen: map[string]bool{}}
+	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
+	return c
+}
+
+// RunOnce runs the autoscaler at now and carries its decisions out. st is
+// the state the placement pass left (nil: read the store).
+func (c *Loop) RunOnce(ctx context.Context, now time.Time, st *service.State) error {
+	c.mu.Lock()
+	c.afterSchedule = st
+	c.mu.Unlock()
+	c.beginScalePass()
+	decisions, err := c.as.RunOnce(ctx, now)
+	// A pass that got no snapshot says nothing about what ended.
+	c.endScalePass(err == nil || len(decisions) > 0)
+	return err
+}
