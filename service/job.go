@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/jobrun"
 )
 
 // SubmitJob queues a command job on a compute cluster. Submission is
@@ -227,25 +228,23 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 			return nil
 		}
 		before := markOf(j)
-		now := tx.Now()
-		if j.CurrentAttemptID == "" {
-			j.Status, j.StatusReason, j.EndTime = shoal.JobCanceled, "canceled before it started", &now
-		} else {
-			j.Status, j.StatusReason = shoal.JobCancelRequested, "cancel requested: stopping its processes"
-			a, err := tx.GetAttempt(j.CurrentAttemptID)
-			if err != nil {
+		var a *shoal.Attempt
+		if j.CurrentAttemptID != "" {
+			if a, err = tx.GetAttempt(j.CurrentAttemptID); err != nil {
 				return err
 			}
-			for _, r := range a.Ranks {
-				wake = append(wake, r.NodeID)
-			}
 		}
+		st, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.Cancel}, tx.Now())
+		if err != nil {
+			return err
+		}
+		*j, wake = st.Job, st.Wake
 		j.Version++
 		if err := tx.UpdateJob(j); err != nil {
 			return err
 		}
 		outcomes.note(before, j)
-		return AppendJobEvent(ctx, tx, j, "cancel", j.StatusReason)
+		return appendStepEvents(ctx, tx, j, st.Events)
 	})
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/jobrun"
 )
 
 // systemPrincipal is who the node lifecycle, reconciliation and the
@@ -40,25 +41,18 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if err != nil {
 		return nil, err
 	}
-	rs := a.Ranks[rank]
-	if shoal.AttemptTerminal(rs.Status) || j.CurrentAttemptID != a.ID {
+	before := markOf(j)
+	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.NodeLost, Rank: rank, Reason: reason}, tx.Now())
+	if err != nil {
+		return nil, err
+	}
+	if !out.Changed {
 		return nil, nil
 	}
-	before := markOf(j)
-	now := tx.Now()
-	rs.Status, rs.EndTime, rs.Reason = shoal.AttemptLost, &now, reason
-	if !shoal.AttemptTerminal(a.Status) {
-		a.Status, a.Reason = shoal.AttemptLost, reason
-	}
-	for _, r := range a.Ranks {
-		if !shoal.AttemptTerminal(r.Status) {
-			wake = append(wake, r.NodeID)
-		}
-	}
-	if allRanks(a, func(r *shoal.RankStatus) bool { return shoal.AttemptTerminal(r.Status) }) {
-		if err := s.finalizeAttempt(ctx, tx, j, a); err != nil {
-			return nil, err
-		}
+	*j, *a = out.Job, *out.Attempt
+	wake = out.Wake
+	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
+		return nil, err
 	}
 	if err := tx.UpdateAttempt(a); err != nil {
 		return nil, err
