@@ -46,13 +46,14 @@ func TestClientLinksOnlyTheDomain(t *testing.T) {
 }
 
 // TestPureCoresImportNoStoreProviderOrService: the scheduler, the
-// autoscaler and the instance state machine decide over a snapshot and a
+// autoscaler, the instance state machine and the job state machine
+// (jobrun) decide over a snapshot and a
 // time given to them; reaching a store, a provider or the services from
 // there would hide I/O inside a decision.
 func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 	g := importGraph(t)
 	var roots []string
-	for _, p := range []string{"scheduler/...", "autoscaler/...", "instance/..."} {
+	for _, p := range []string{"scheduler/...", "autoscaler/...", "instance/...", "jobrun/..."} {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{

@@ -1,0 +1,280 @@
+package jobrun_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/jobrun"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func ip(i int) *int { return &i }
+
+// fixture is a job on its first attempt over the given nodes, every rank
+// and the attempt in status st, the job in jobStatus.
+func fixture(jobStatus, st string, nodes ...string) (*shoal.Job, *shoal.Attempt) {
+	j := &shoal.Job{Workspace: "w", Status: jobStatus, CurrentAttemptID: "a1"}
+	j.Name = "j"
+	a := &shoal.Attempt{ID: "a1", JobName: "j", Workspace: "w", Number: 1, Status: st}
+	for i, n := range nodes {
+		a.Ranks = append(a.Ranks, &shoal.RankStatus{Rank: i, NodeID: n, Status: st})
+	}
+	return j, a
+}
+
+func report(rank int, state string, exit *int) jobrun.Event {
+	return jobrun.Event{Kind: jobrun.RankReport, Rank: rank, Report: &shoal.RankReport{State: state, ExitCode: exit}}
+}
+
+func codes(o jobrun.Output) []jobrun.Code {
+	var c []jobrun.Code
+	for _, e := range o.Events {
+		c = append(c, e.Code)
+	}
+	return c
+}
+
+func TestStep(t *testing.T) {
+	type want struct {
+		job, attempt  string
+		rank0         string
+		free, preempt bool
+		ended         bool
+		requeued      bool
+		retrySpent    bool
+		wake          []string
+		codes         []jobrun.Code
+		unchanged     bool
+	}
+	cases := []struct {
+		name  string
+		setup func() (*shoal.Job, *shoal.Attempt)
+		ev    jobrun.Event
+		want  want
+	}{
+		{
+			name: "first rank running starts the job",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0", "n1")
+			},
+			ev:   report(0, shoal.RankRunning, nil),
+			want: want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, codes: []jobrun.Code{jobrun.CodeRunning}},
+		},
+		{
+			name:  "running again changes nothing",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankRunning, nil),
+			want:  want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, unchanged: true},
+		},
+		{
+			name:  "last rank finalizing finalizes the job",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankFinalizing, nil),
+			want:  want{job: shoal.JobFinalizing, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning},
+		},
+		{
+			name:  "completed single rank completes the job",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankCompleted, ip(0)),
+			want:  want{job: shoal.JobCompleted, attempt: shoal.AttemptCompleted, rank0: shoal.AttemptCompleted, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeCompleted}},
+		},
+		{
+			name: "one of two ranks completed: the attempt goes on",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0", "n1")
+			},
+			ev:   report(0, shoal.RankCompleted, ip(0)),
+			want: want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptCompleted, free: true},
+		},
+		{
+			name: "a failed rank fails the gang and stops its siblings",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0", "n1")
+			},
+			ev:   report(0, shoal.RankFailed, ip(3)),
+			want: want{job: shoal.JobRunning, attempt: shoal.AttemptFailed, rank0: shoal.AttemptFailed, free: true, wake: []string{"n1"}},
+		},
+		{
+			name:  "failed without retries fails the job",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankFailed, ip(3)),
+			want:  want{job: shoal.JobFailed, attempt: shoal.AttemptFailed, rank0: shoal.AttemptFailed, free: true, ended: true, retrySpent: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name: "failed with a retry left requeues and spends it",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobRunning, shoal.AttemptRunning, "n0")
+				j.Retries = ip(1)
+				return j, a
+			},
+			ev:   report(0, shoal.RankFailed, ip(3)),
+			want: want{job: shoal.JobQueued, attempt: shoal.AttemptFailed, rank0: shoal.AttemptFailed, free: true, ended: true, requeued: true, retrySpent: true, codes: []jobrun.Code{jobrun.CodeRequeued}},
+		},
+		{
+			name:  "timed out fails the job as timed out",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankTimedOut, nil),
+			want:  want{job: shoal.JobFailed, attempt: shoal.AttemptTimedOut, rank0: shoal.AttemptTimedOut, free: true, ended: true, retrySpent: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name:  "preempted requeues without spending a retry and marks the node",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankPreempted, nil),
+			want:  want{job: shoal.JobQueued, attempt: shoal.AttemptPreempted, rank0: shoal.AttemptPreempted, free: true, preempt: true, ended: true, requeued: true, codes: []jobrun.Code{jobrun.CodeRequeued}},
+		},
+		{
+			name:  "lost reported by the server requeues",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankLost, nil),
+			want:  want{job: shoal.JobQueued, attempt: shoal.AttemptLost, rank0: shoal.AttemptLost, free: true, ended: true, requeued: true, codes: []jobrun.Code{jobrun.CodeRequeued}},
+		},
+		{
+			name: "past MaxInfraRequeues an infra end fails the job",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobRunning, shoal.AttemptRunning, "n0")
+				j.InfraRequeues = jobrun.MaxInfraRequeues
+				return j, a
+			},
+			ev:   report(0, shoal.RankLost, nil),
+			want: want{job: shoal.JobFailed, attempt: shoal.AttemptLost, rank0: shoal.AttemptLost, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name: "canceled rank under a cancel request cancels the job",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobCancelRequested, shoal.AttemptRunning, "n0")
+			},
+			ev:   report(0, shoal.RankCanceled, nil),
+			want: want{job: shoal.JobCanceled, attempt: shoal.AttemptCanceled, rank0: shoal.AttemptCanceled, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeCanceled}},
+		},
+		{
+			name:  "canceled rank without a request fails the attempt",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    report(0, shoal.RankCanceled, nil),
+			want:  want{job: shoal.JobFailed, attempt: shoal.AttemptFailed, rank0: shoal.AttemptCanceled, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name: "node lost ends its rank and wakes the others",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0", "n1")
+			},
+			ev:   jobrun.Event{Kind: jobrun.NodeLost, Rank: 0, Reason: "missed its lease"},
+			want: want{job: shoal.JobRunning, attempt: shoal.AttemptLost, rank0: shoal.AttemptLost, wake: []string{"n1"}},
+		},
+		{
+			name:  "node lost on the last rank requeues",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    jobrun.Event{Kind: jobrun.NodeLost, Rank: 0, Reason: "missed its lease"},
+			want:  want{job: shoal.JobQueued, attempt: shoal.AttemptLost, rank0: shoal.AttemptLost, ended: true, requeued: true, codes: []jobrun.Code{jobrun.CodeRequeued}},
+		},
+		{
+			name: "node lost for an attempt no longer current changes nothing",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobRunning, shoal.AttemptRunning, "n0")
+				j.CurrentAttemptID = "a2"
+				return j, a
+			},
+			ev:   jobrun.Event{Kind: jobrun.NodeLost, Rank: 0},
+			want: want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, unchanged: true},
+		},
+		{
+			name: "cancel of a queued job cancels it at once",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return &shoal.Job{Status: shoal.JobQueued}, nil
+			},
+			ev:   jobrun.Event{Kind: jobrun.Cancel},
+			want: want{job: shoal.JobCanceled, codes: []jobrun.Code{jobrun.CodeCancel}},
+		},
+		{
+			name: "cancel of a running job asks its ranks to stop",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0", "n1")
+			},
+			ev:   jobrun.Event{Kind: jobrun.Cancel},
+			want: want{job: shoal.JobCancelRequested, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, wake: []string{"n0", "n1"}, codes: []jobrun.Code{jobrun.CodeCancel}},
+		},
+		{
+			name:  "cancel of an ended job changes nothing",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return &shoal.Job{Status: shoal.JobCompleted}, nil },
+			ev:    jobrun.Event{Kind: jobrun.Cancel},
+			want:  want{job: shoal.JobCompleted, unchanged: true},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j, a := tc.setup()
+			jobBefore := j.Status
+			var attemptBefore string
+			if a != nil {
+				attemptBefore = a.Status
+			}
+			out, err := jobrun.Step(j, a, tc.ev, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := tc.want
+			if out.Job.Status != w.job {
+				t.Errorf("job %s, want %s (%s)", out.Job.Status, w.job, out.Job.StatusReason)
+			}
+			if out.Attempt != nil {
+				if out.Attempt.Status != w.attempt {
+					t.Errorf("attempt %s, want %s (%s)", out.Attempt.Status, w.attempt, out.Attempt.Reason)
+				}
+				if got := out.Attempt.Ranks[0].Status; got != w.rank0 {
+					t.Errorf("rank 0 %s, want %s", got, w.rank0)
+				}
+			}
+			if out.FreeNode != w.free || out.MarkPreempted != w.preempt || out.Ended != w.ended || out.Requeued != w.requeued || out.RetrySpent != w.retrySpent {
+				t.Errorf("free %v preempt %v ended %v requeued %v retrySpent %v, want %v %v %v %v %v",
+					out.FreeNode, out.MarkPreempted, out.Ended, out.Requeued, out.RetrySpent, w.free, w.preempt, w.ended, w.requeued, w.retrySpent)
+			}
+			if !slices.Equal(out.Wake, w.wake) {
+				t.Errorf("wake %v, want %v", out.Wake, w.wake)
+			}
+			if !slices.Equal(codes(out), w.codes) {
+				t.Errorf("events %v, want %v", codes(out), w.codes)
+			}
+			if out.Changed == w.unchanged {
+				t.Errorf("changed %v, want %v", out.Changed, !w.unchanged)
+			}
+			if out.Requeued && out.Job.CurrentAttemptID != "" {
+				t.Errorf("requeued job keeps attempt %q", out.Job.CurrentAttemptID)
+			}
+			// Step is pure: its inputs are left as they were.
+			if j.Status != jobBefore || (a != nil && (a.Status != attemptBefore || a.Ranks[0].Status != attemptBefore)) {
+				t.Errorf("Step modified its inputs")
+			}
+		})
+	}
+}
+
+// TestStepKeepsReportedTimes: a result the node kept while the server was
+// away ends the rank and the attempt when the node says it did.
+func TestStepKeepsReportedTimes(t *testing.T) {
+	j, a := fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0")
+	start, end := t0.Add(-time.Hour), t0.Add(-time.Minute)
+	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.RankReport, Report: &shoal.RankReport{State: shoal.RankCompleted, ExitCode: ip(0), StartTime: &start, EndTime: &end}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Attempt.StartTime.Equal(start) || !out.Job.StartTime.Equal(start) {
+		t.Errorf("start %v / %v, want %v", out.Attempt.StartTime, out.Job.StartTime, start)
+	}
+	if !out.Attempt.EndTime.Equal(end) || !out.Job.EndTime.Equal(end) {
+		t.Errorf("end %v / %v, want %v", out.Attempt.EndTime, out.Job.EndTime, end)
+	}
+}
+
+// TestStepRefuses: an unknown report state is the caller's field error;
+// a rank the attempt lacks is refused.
+func TestStepRefuses(t *testing.T) {
+	j, a := fixture(shoal.JobRunning, shoal.AttemptRunning, "n0")
+	if _, err := jobrun.Step(j, a, report(0, "Dancing", nil), t0); shoal.ErrorCode(err) != shoal.EINVALID {
+		t.Errorf("unknown state: %v, want EINVALID", err)
+	}
+	if _, err := jobrun.Step(j, a, report(3, shoal.RankCompleted, nil), t0); err == nil {
+		t.Error("rank 3 of a one-rank attempt was accepted")
+	}
+}
