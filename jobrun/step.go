@@ -23,6 +23,12 @@ const (
 	NodeLost
 	// Cancel is a user's cancel request.
 	Cancel
+	// Start is placement giving a queued job its next attempt (the
+	// attempt passed to Step, its ranks assigned).
+	Start
+	// ComputeDeleted is the job's compute being deleted while the job
+	// still waits: it can never run.
+	ComputeDeleted
 )
 
 // Event is what happened: its kind, the rank it concerns, and the report
@@ -33,7 +39,8 @@ type Event struct {
 	Rank int
 	// Report is the rank's report (RankReport).
 	Report *shoal.RankReport
-	// Reason says why the node was lost (NodeLost).
+	// Reason says why the node was lost (NodeLost); for Start, a note
+	// added to the job's reason (the nodes are a tier fallback's).
 	Reason string
 }
 
@@ -49,6 +56,7 @@ const (
 	CodeFailed    Code = "failed"
 	CodeCanceled  Code = "canceled"
 	CodeCancel    Code = "cancel"
+	CodeScheduled Code = "scheduled"
 )
 
 // JobEvent is an entry for the job's event log.
@@ -104,6 +112,15 @@ func Step(j *shoal.Job, a *shoal.Attempt, ev Event, now time.Time) (Output, erro
 	case Cancel:
 		cancel(&out, now)
 		return out, nil
+	case Start:
+		if out.Attempt == nil {
+			return out, fmt.Errorf("jobrun: start without an attempt")
+		}
+		start(&out, ev.Reason)
+		return out, nil
+	case ComputeDeleted:
+		computeDeleted(&out, now)
+		return out, nil
 	case RankReport, NodeLost:
 		if out.Attempt == nil || ev.Rank < 0 || ev.Rank >= len(out.Attempt.Ranks) {
 			return out, fmt.Errorf("jobrun: attempt has no rank %d", ev.Rank)
@@ -153,6 +170,30 @@ func cancel(o *Output, now time.Time) {
 		}
 	}
 	o.emit(CodeCancel, "%s", j.StatusReason)
+}
+
+// start makes the attempt the job's current one: the job prepares on its
+// ranks' nodes.
+func start(o *Output, note string) {
+	j, a := &o.Job, o.Attempt
+	o.Changed = true
+	j.AttemptCount, j.CurrentAttemptID = a.Number, a.ID
+	j.Status = shoal.JobPreparing
+	j.StatusReason = fmt.Sprintf("attempt %d preparing on %s", a.Number, rankNodes(a)) + note
+	o.emit(CodeScheduled, "%s", j.StatusReason)
+}
+
+// computeDeleted fails a job still queued on a compute being deleted.
+func computeDeleted(o *Output, now time.Time) {
+	j := &o.Job
+	if j.Status != shoal.JobQueued {
+		return
+	}
+	o.Changed = true
+	j.Status, j.EndTime = shoal.JobFailed, &now
+	j.Error = fmt.Sprintf("compute %s was deleted before the job could run", j.Compute)
+	j.StatusReason = "failed: " + j.Error
+	o.emit(CodeFailed, "%s", j.Error)
 }
 
 // nodeLost ends a rank as Lost; the attempt ends with it once every rank

@@ -196,6 +196,28 @@ func TestStep(t *testing.T) {
 			want: want{job: shoal.JobCancelRequested, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, wake: []string{"n0", "n1"}, codes: []jobrun.Code{jobrun.CodeCancel}},
 		},
 		{
+			name: "start makes the attempt current and the job prepare",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobQueued, shoal.AttemptPreparing, "n0")
+				j.CurrentAttemptID = ""
+				return j, a
+			},
+			ev:   jobrun.Event{Kind: jobrun.Start},
+			want: want{job: shoal.JobPreparing, attempt: shoal.AttemptPreparing, rank0: shoal.AttemptPreparing, codes: []jobrun.Code{jobrun.CodeScheduled}},
+		},
+		{
+			name:  "compute deleted fails a queued job",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return &shoal.Job{Status: shoal.JobQueued}, nil },
+			ev:    jobrun.Event{Kind: jobrun.ComputeDeleted},
+			want:  want{job: shoal.JobFailed, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name:  "compute deleted leaves a running job alone",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    jobrun.Event{Kind: jobrun.ComputeDeleted},
+			want:  want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, unchanged: true},
+		},
+		{
 			name:  "cancel of an ended job changes nothing",
 			setup: func() (*shoal.Job, *shoal.Attempt) { return &shoal.Job{Status: shoal.JobCompleted}, nil },
 			ev:    jobrun.Event{Kind: jobrun.Cancel},
@@ -238,6 +260,9 @@ func TestStep(t *testing.T) {
 			}
 			if out.Changed == w.unchanged {
 				t.Errorf("changed %v, want %v", out.Changed, !w.unchanged)
+			}
+			if tc.ev.Kind == jobrun.Start && (out.Job.CurrentAttemptID != a.ID || out.Job.AttemptCount != a.Number) {
+				t.Errorf("started job on attempt %q (%d), want %q (%d)", out.Job.CurrentAttemptID, out.Job.AttemptCount, a.ID, a.Number)
 			}
 			if out.Requeued && out.Job.CurrentAttemptID != "" {
 				t.Errorf("requeued job keeps attempt %q", out.Job.CurrentAttemptID)

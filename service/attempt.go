@@ -92,26 +92,6 @@ func (s *Services) freeNode(tx shoal.Tx, n *shoal.Node, now time.Time) error {
 	return tx.UpdateNode(n)
 }
 
-func rankNodes(a *shoal.Attempt) string {
-	s := ""
-	for i, r := range a.Ranks {
-		if i > 0 {
-			s += ", "
-		}
-		s += r.NodeID
-	}
-	return s
-}
-
-func allRanks(a *shoal.Attempt, f func(*shoal.RankStatus) bool) bool {
-	for _, r := range a.Ranks {
-		if !f(r) {
-			return false
-		}
-	}
-	return true
-}
-
 // newID returns prefix + 16 random hex digits.
 func newID(r io.Reader, prefix string) string {
 	b := make([]byte, 8)

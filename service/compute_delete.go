@@ -2,9 +2,9 @@ package service
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/jobrun"
 )
 
 // FailQueuedJobs fails the jobs still queued on a compute being deleted:
@@ -16,15 +16,19 @@ func (s *Services) FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 	}
 	for _, j := range jobs {
 		before := markOf(j)
-		now := tx.Now()
-		j.Status, j.EndTime = shoal.JobFailed, &now
-		j.Error = fmt.Sprintf("compute %s was deleted before the job could run", c.Name)
-		j.StatusReason = "failed: " + j.Error
+		st, err := jobrun.Step(j, nil, jobrun.Event{Kind: jobrun.ComputeDeleted}, tx.Now())
+		if err != nil {
+			return err
+		}
+		if !st.Changed {
+			continue
+		}
+		*j = st.Job
 		j.Version++
 		if err := tx.UpdateJob(j); err != nil {
 			return err
 		}
-		if err := AppendJobEvent(ctx, tx, j, "failed", j.Error); err != nil {
+		if err := appendStepEvents(ctx, tx, j, st.Events); err != nil {
 			return err
 		}
 		out.note(before, j)

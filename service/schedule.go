@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/jobrun"
 )
 
 // ClusterInfo is what one pass knows of a cluster.
@@ -181,22 +182,25 @@ func (s *Services) startAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Job, 
 	if err := tx.InsertAttempt(a); err != nil {
 		return err
 	}
-	j.AttemptCount, j.CurrentAttemptID = a.Number, a.ID
-	j.Status = shoal.JobPreparing
-	j.StatusReason = fmt.Sprintf("attempt %d preparing on %s", a.Number, rankNodes(a))
+	note := ""
 	if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
 		for _, n := range nodes {
 			if FallbackNode(c, n) {
-				j.StatusReason += fmt.Sprintf(" (dedicated: no low-priority node was free; tier_fallback after %s)", c.TierFallback.Duration())
+				note = fmt.Sprintf(" (dedicated: no low-priority node was free; tier_fallback after %s)", c.TierFallback.Duration())
 				break
 			}
 		}
 	}
+	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.Start, Reason: note}, now)
+	if err != nil {
+		return err
+	}
+	*j = out.Job
 	j.Version++
 	if err := tx.UpdateJob(j); err != nil {
 		return err
 	}
-	return AppendJobEvent(ctx, tx, j, "scheduled", j.StatusReason)
+	return appendStepEvents(ctx, tx, j, out.Events)
 }
 
 // MaxNodes is how many nodes a compute may have: a cluster's
