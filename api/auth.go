@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -107,6 +109,33 @@ func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
 	return &shoal.RequestInfo{Action: action, Target: target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
 }
 
+// Allow is the one authorization decision, for the API's routes and the
+// studio's pages alike: may p do action (a route's declared action or one
+// of the Action* pseudo-actions) in workspace ws ("" for a route without
+// {ws}), on user (the path's {user}, for ActionSelfOrAdmin)? Nil when it
+// may; EUNAUTHORIZED or EFORBIDDEN otherwise.
+func Allow(ctx context.Context, svc *service.Services, p *shoal.Principal, action, ws, user string) error {
+	switch action {
+	case ActionAuthenticated, ActionLogin:
+		if p == nil {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+		}
+		if p.Kind == shoal.PrincipalNode {
+			return shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
+		}
+		return nil
+	case ActionSelfOrAdmin:
+		if p == nil {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+		}
+		if !p.Admin && !strings.EqualFold(p.ID, "user:"+user) {
+			return shoal.Errorf(shoal.EFORBIDDEN, "%s may act only on its own user", p.Name)
+		}
+		return nil
+	}
+	return svc.Authorize(ctx, p, ws, action)
+}
+
 // authorize is the single authorization point: it checks the route's
 // action for the caller before the handler runs, records refusals, logins
 // and failed changes in the audit log, and hands successful changes to the
@@ -120,19 +149,7 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 			action = route.Audit
 		}
 		ri := requestInfo(r, action)
-		var err error
-		switch route.Action {
-		case ActionAuthenticated, ActionLogin:
-			if p.Kind == shoal.PrincipalNode {
-				err = shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
-			}
-		case ActionSelfOrAdmin:
-			if !p.Admin && !strings.EqualFold(p.ID, "user:"+r.PathValue("user")) {
-				err = shoal.Errorf(shoal.EFORBIDDEN, "%s may act only on its own user", p.Name)
-			}
-		default:
-			err = s.svc.Authorize(ctx, p, r.PathValue("ws"), route.Action)
-		}
+		err := Allow(ctx, s.svc, p, route.Action, r.PathValue("ws"), r.PathValue("user"))
 		if err != nil {
 			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
 			s.writeError(w, r, err)

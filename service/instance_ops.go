@@ -198,6 +198,17 @@ func (s *Services) PostponeShutdown(ctx context.Context, workspace, name string,
 	})
 }
 
+// CheckInstanceUser is the one answer to "is this viewer the instance's
+// user?", for the API's interactive operations and the studio's page alike:
+// nil for the instance's user (a workload acting for them included),
+// EFORBIDDEN for anyone else or for a compute that is no instance.
+func (s *Services) CheckInstanceUser(ctx context.Context, c *shoal.Compute) error {
+	if c == nil || c.Instance == nil {
+		return shoal.Errorf(shoal.EFORBIDDEN, "not a compute instance: it has no user")
+	}
+	return s.checkInstanceUser(ctx, c)
+}
+
 // checkInstanceUser refuses anyone but the instance's user: interactive
 // use (SSH, notebooks, applications) is theirs alone, administrators and
 // workspace Owners included.

@@ -37,8 +37,8 @@ func (s *Studio) quotaPage(q *req) error {
 
 // auditPage is the audit log, newest first (administrators).
 func (s *Studio) auditPage(q *req) error {
-	if !q.p.Admin {
-		return shoal.Errorf(shoal.EFORBIDDEN, "the audit log is for administrators")
+	if err := s.allowServer(q, auditPageAction); err != nil {
+		return err
 	}
 	f := shoal.AuditFilter{PrincipalID: q.r.URL.Query().Get("principal"), Target: q.r.URL.Query().Get("target"), Limit: 500}
 	list, err := s.cfg.Svc.ListAudit(q.ctx, f)
@@ -54,8 +54,8 @@ func (s *Studio) auditPage(q *req) error {
 // usersPage lists users with their tokens, roles and role assignments,
 // identities and service principals (administrators).
 func (s *Studio) usersPage(q *req) error {
-	if !q.p.Admin {
-		return shoal.Errorf(shoal.EFORBIDDEN, "users, roles and tokens are for administrators")
+	if err := s.allowServer(q, usersPageAction); err != nil {
+		return err
 	}
 	users, err := s.cfg.Svc.ListUsers(q.ctx)
 	if err != nil {

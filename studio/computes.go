@@ -234,7 +234,7 @@ func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
 	// role (a workspace Owner or Contributor may start, stop and restart
 	// someone else's instance), interactive use (SSH, applications,
 	// postponing its shutdown, single sign-on) to the instance's user alone.
-	owner := isOwner(q, c)
+	owner := s.isOwner(q, c)
 	setupLog := ""
 	if f, err := s.cfg.Svc.OpenInstanceLog(q.ctx, q.workspace, c.Name, "setup"); err == nil {
 		b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
