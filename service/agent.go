@@ -183,11 +183,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			}
 		}
 		if n.CurrentAttemptID != "" {
-			a, err := tx.GetAttempt(n.CurrentAttemptID)
-			if err != nil {
-				return err
-			}
-			j, err := tx.GetJob(a.Workspace, a.JobName)
+			a, j, err := attemptWithJob(tx, n.CurrentAttemptID)
 			if err != nil {
 				return err
 			}
@@ -396,11 +392,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		}
 		// handOn gave the node its next job: hand the task over here and
 		// leave the node's pending sync asleep.
-		na, err := tx.GetAttempt(n.CurrentAttemptID)
-		if err != nil {
-			return err
-		}
-		nj, err := tx.GetJob(na.Workspace, na.JobName)
+		na, nj, err := attemptWithJob(tx, n.CurrentAttemptID)
 		if err != nil {
 			return err
 		}
@@ -500,11 +492,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 		if n.CurrentAttemptID == "" {
 			return nil
 		}
-		a, err := tx.GetAttempt(n.CurrentAttemptID)
-		if err != nil {
-			return err
-		}
-		j, err := tx.GetJob(a.Workspace, a.JobName)
+		_, j, err := attemptWithJob(tx, n.CurrentAttemptID)
 		if err != nil {
 			return err
 		}

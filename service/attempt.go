@@ -97,23 +97,13 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		if (st == shoal.AttemptFailed || st == shoal.AttemptTimedOut) && !shoal.AttemptTerminal(a.Status) {
 			// One rank failed: the gang cannot finish; stop the others.
 			a.Status, a.Reason = shoal.AttemptFailed, fmt.Sprintf("rank %d on %s: %s", rs.Rank, n.ID, describeExit(rs))
-			for _, r := range a.Ranks {
-				if !shoal.AttemptTerminal(r.Status) {
-					wake = append(wake, r.NodeID)
-				}
-			}
+			wake = append(wake, liveRankNodes(a)...)
 		}
-		if allRanks(a, func(r *shoal.RankStatus) bool { return shoal.AttemptTerminal(r.Status) }) {
-			if err := s.finalizeAttempt(ctx, tx, j, a); err != nil {
-				return nil, err
-			}
+		if err := s.finalizeIfEnded(ctx, tx, j, a); err != nil {
+			return nil, err
 		}
 	}
-	if err := tx.UpdateAttempt(a); err != nil {
-		return nil, err
-	}
-	j.Version++
-	if err := tx.UpdateJob(j); err != nil {
+	if err := saveAttemptAndJob(tx, j, a); err != nil {
 		return nil, err
 	}
 	if freed {

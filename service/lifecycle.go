@@ -32,11 +32,7 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if attemptID == "" {
 		return nil, nil
 	}
-	a, err := tx.GetAttempt(attemptID)
-	if err != nil {
-		return nil, err
-	}
-	j, err := tx.GetJob(a.Workspace, a.JobName)
+	a, j, err := attemptWithJob(tx, attemptID)
 	if err != nil {
 		return nil, err
 	}
@@ -50,21 +46,11 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if !shoal.AttemptTerminal(a.Status) {
 		a.Status, a.Reason = shoal.AttemptLost, reason
 	}
-	for _, r := range a.Ranks {
-		if !shoal.AttemptTerminal(r.Status) {
-			wake = append(wake, r.NodeID)
-		}
-	}
-	if allRanks(a, func(r *shoal.RankStatus) bool { return shoal.AttemptTerminal(r.Status) }) {
-		if err := s.finalizeAttempt(ctx, tx, j, a); err != nil {
-			return nil, err
-		}
-	}
-	if err := tx.UpdateAttempt(a); err != nil {
+	wake = append(wake, liveRankNodes(a)...)
+	if err := s.finalizeIfEnded(ctx, tx, j, a); err != nil {
 		return nil, err
 	}
-	j.Version++
-	if err := tx.UpdateJob(j); err != nil {
+	if err := saveAttemptAndJob(tx, j, a); err != nil {
 		return nil, err
 	}
 	outcomes.note(before, j)
