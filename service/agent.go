@@ -315,7 +315,7 @@ func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 	}
 	// The agent cuts the log on the node too (an unreadable setting
 	// leaves the default; the server applies the workspace's anyway).
-	l, _ := readWorkspaceLimits(tx, j.Workspace)
+	l, _ := tx.GetWorkspaceLimits(j.Workspace)
 	t.MaxLogBytes = l.LogCap()
 	return t
 }
@@ -437,7 +437,7 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	// does: past either, the log keeps one marker line and nothing more.
 	var l shoal.WorkspaceLimits
 	if err := s.store.View(ctx, func(tx shoal.Tx) error {
-		l, err = readWorkspaceLimits(tx, a.Workspace)
+		l, err = tx.GetWorkspaceLimits(a.Workspace)
 		return err
 	}); err != nil {
 		return err

@@ -13,11 +13,6 @@ import (
 // passes, which record warnings at 50, 80 and 100 % as events (once per
 // period each) and keep the blocked scopes that scale-up skips.
 
-// ReadBudgets reads a workspace's budgets in tx.
-func ReadBudgets(tx shoal.Tx, ws string) ([]*shoal.Budget, error) {
-	return tx.ListBudgets(ws)
-}
-
 // BudgetStatus is a budget with its spend; see shoal.BudgetStatus.
 type BudgetStatus = shoal.BudgetStatus
 
@@ -73,7 +68,7 @@ func (s *Services) ListBudgets(ctx context.Context, ws string) ([]BudgetStatus, 
 	}
 	var out []BudgetStatus
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		list, err := ReadBudgets(tx, ws)
+		list, err := tx.ListBudgets(ws)
 		if err != nil {
 			return err
 		}

@@ -122,7 +122,7 @@ func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, off
 			return shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
 		}
 		ws, name = n.Workspace, n.Compute
-		l, err = readWorkspaceLimits(tx, ws)
+		l, err = tx.GetWorkspaceLimits(ws)
 		return err
 	})
 	if err != nil {

@@ -12,12 +12,6 @@ import (
 // artifacts, outputs and logs) are stored per workspace, so that
 // every server sharing the store enforces the same ones.
 
-// readWorkspaceLimits returns a workspace's limits (zero fields: the
-// defaults).
-func readWorkspaceLimits(tx shoal.Tx, ws string) (shoal.WorkspaceLimits, error) {
-	return tx.GetWorkspaceLimits(ws)
-}
-
 // WorkspaceLimitsView is a workspace's limits and storage use; see
 // shoal.WorkspaceLimitsView.
 type WorkspaceLimitsView = shoal.WorkspaceLimitsView
@@ -30,7 +24,7 @@ func (s *Services) FindWorkspaceLimits(ctx context.Context, workspace string) (*
 		if err != nil {
 			return err
 		}
-		l, err := readWorkspaceLimits(tx, ws.Name)
+		l, err := tx.GetWorkspaceLimits(ws.Name)
 		if err != nil {
 			return err
 		}
@@ -61,7 +55,7 @@ func (s *Services) UpdateWorkspaceLimits(ctx context.Context, workspace string, 
 		if err != nil {
 			return err
 		}
-		l, err := readWorkspaceLimits(tx, ws.Name)
+		l, err := tx.GetWorkspaceLimits(ws.Name)
 		if err != nil {
 			return err
 		}
@@ -88,7 +82,7 @@ func (s *Services) workspaceQuota(ctx context.Context, workspace string) (int64,
 	var l shoal.WorkspaceLimits
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		var err error
-		l, err = readWorkspaceLimits(tx, workspace)
+		l, err = tx.GetWorkspaceLimits(workspace)
 		return err
 	})
 	return l.StorageQuota(), err
