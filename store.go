@@ -217,6 +217,27 @@ type Tx interface {
 	GetSetting(key string) (string, error)
 	// PutSetting writes a server setting.
 	PutSetting(key, value string) error
+
+	// ListBudgets returns a workspace's budgets ordered by Name.
+	ListBudgets(workspace string) ([]*Budget, error)
+	// PutBudget adds a budget to a workspace or replaces the one with its
+	// Name (scope and period).
+	PutBudget(workspace string, b *Budget) error
+	// DeleteBudget removes a workspace's budget by Name. Returns
+	// ENOTFOUND.
+	DeleteBudget(workspace, name string) error
+
+	// GetWorkspaceQuotas returns a workspace's own vCPU limits by
+	// lower-cased VM family; none is an empty map.
+	GetWorkspaceQuotas(workspace string) (map[string]int, error)
+	// PutWorkspaceQuota sets a workspace's own limit of a VM family.
+	PutWorkspaceQuota(workspace, family string, vcpus int) error
+
+	// GetWorkspaceLimits returns a workspace's limits; a workspace
+	// without any has the zero value (the defaults).
+	GetWorkspaceLimits(workspace string) (WorkspaceLimits, error)
+	// PutWorkspaceLimits replaces a workspace's limits.
+	PutWorkspaceLimits(workspace string, l WorkspaceLimits) error
 }
 
 // QueuedJobRef is what scheduling needs of a queued job: the scheduler

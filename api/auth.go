@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/workload"
 )
@@ -162,36 +163,14 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Wrap(w)
 		next.ServeHTTP(rec, r.WithContext(shoal.WithRequestInfo(ctx, ri)))
-		if rec.status >= 400 && !ri.Audited {
-			why := http.StatusText(rec.status)
-			if rec.status == StatusClientClosedRequest {
+		if rec.Status >= 400 && !ri.Audited {
+			why := http.StatusText(rec.Status)
+			if rec.Status == StatusClientClosedRequest {
 				why = "the client closed the request"
 			}
 			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditFailed, why)
 		}
 	})
-}
-
-// statusWriter remembers the status code written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController reach the connection: the
-// application proxy hijacks it for WebSockets.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// Flush passes streaming flushes through.
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }

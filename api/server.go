@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -236,9 +237,9 @@ func (s *Server) timed(route string, next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Wrap(w)
 		next.ServeHTTP(rec, r)
-		(*o)(route, rec.status, time.Since(start))
+		(*o)(route, rec.Status, time.Since(start))
 	})
 }
 

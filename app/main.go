@@ -24,6 +24,7 @@ import (
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/leader"
 	"github.com/shoal-ml/shoal/metrics"
@@ -589,24 +590,9 @@ func (m *Main) Close() error {
 func withRequestLog(next http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := httpstatus.Wrap(w)
 		next.ServeHTTP(rec, r)
 		log.Info("request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.Duration("took", time.Since(start)))
+			slog.Int("status", rec.Status), slog.Duration("took", time.Since(start)))
 	})
 }
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap gives http.ResponseController the underlying writer: the
-// application proxy hijacks connections for WebSockets (Jupyter's kernels)
-// and flushes streamed answers through it.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -146,54 +147,33 @@ func waitFor(ctx context.Context, g *globals, what string, done func(context.Con
 }
 
 func newComputeListSizesCommand(g *globals) *cobra.Command {
-	var location string
-	cmd := &cobra.Command{
-		Use:   "list-sizes",
-		Short: "List the VM sizes offered at a location",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			if location == "" {
-				if location, err = workspaceLocation(cmd.Context(), g, ws); err != nil {
-					return err
-				}
-			}
-			raw, err := c.ListSizes(cmd.Context(), location)
-			if err != nil {
-				return err
-			}
-			return g.render(raw, []string{"name", "family", "v_cp_us", "memory_gb", "gpus", "gpu_model", "low_priority_capable"})
-		},
-	}
-	cmd.Flags().StringVarP(&location, "location", "l", "", "location (default: the workspace's)")
-	return cmd
+	return newLocationListCommand(g, "list-sizes", "List the VM sizes offered at a location",
+		[]string{"name", "family", "v_cp_us", "memory_gb", "gpus", "gpu_model", "low_priority_capable"}, (*client.Client).ListSizes)
 }
 
 func newComputeListUsageCommand(g *globals) *cobra.Command {
+	return newLocationListCommand(g, "list-usage", "List vCPU quota usage at a location",
+		[]string{"type", "current_value", "limit", "unit"}, (*client.Client).ListUsages)
+}
+
+// newLocationListCommand is a command that renders what list returns for
+// a location, the workspace's unless --location names one.
+func newLocationListCommand(g *globals, use, short string, columns []string, list func(*client.Client, context.Context, string) (json.RawMessage, error)) *cobra.Command {
 	var location string
 	cmd := &cobra.Command{
-		Use:   "list-usage",
-		Short: "List vCPU quota usage at a location",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			if location == "" {
-				if location, err = workspaceLocation(cmd.Context(), g, ws); err != nil {
-					return err
+		RunE: g.callAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			loc := location
+			if loc == "" {
+				var err error
+				if loc, err = workspaceLocation(ctx, g, ws); err != nil {
+					return nil, err
 				}
 			}
-			raw, err := c.ListUsages(cmd.Context(), location)
-			if err != nil {
-				return err
-			}
-			return g.render(raw, []string{"type", "current_value", "limit", "unit"})
-		},
+			return list(c, ctx, loc)
+		}),
 	}
 	cmd.Flags().StringVarP(&location, "location", "l", "", "location (default: the workspace's)")
 	return cmd

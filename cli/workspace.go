@@ -36,23 +36,21 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "show",
 		Short: "Show a workspace (default: the current one)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			if name != "" {
-				ws = name
-			}
-			w, err := c.GetWorkspace(cmd.Context(), ws)
-			if err != nil {
-				return err
-			}
-			return g.render(w, nil)
-		},
+		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			return c.GetWorkspace(ctx, orDefault(name, ws))
+		}),
 	}
 	show.Flags().StringVarP(&name, "name", "n", "", "workspace name")
 	cmd.AddCommand(create, list, show)
 	cmd.AddCommand(workspaceLimitsCommands(g)...)
 	return cmd
+}
+
+// orDefault is name, or def when name is empty: a --name flag that
+// defaults to the current workspace.
+func orDefault(name, def string) string {
+	if name != "" {
+		return name
+	}
+	return def
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,20 +41,9 @@ func workspaceLimitsCommands(g *globals) []*cobra.Command {
 		Use:   "limits",
 		Short: "Show a workspace's log cap and storage quota, and its storage use (default: the current workspace)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			if name != "" {
-				ws = name
-			}
-			v, err := c.GetWorkspaceLimits(cmd.Context(), ws)
-			if err != nil {
-				return err
-			}
-			return g.render(v, columns)
-		},
+		RunE: g.callAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			return c.GetWorkspaceLimits(ctx, orDefault(name, ws))
+		}),
 	}
 	limits.Flags().StringVarP(&name, "name", "n", "", "workspace name")
 	update := &cobra.Command{

@@ -32,6 +32,9 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	for _, j := range jobs {
 		waitJob(t, s, j, 60*time.Second, "Completed")
 	}
+	// A workspace's budgets and limits have tables of their own: they move too.
+	mustRun(t, s.env, "budget", "create", "--scope", "tag:team=vision", "--limit", "500.25", "--period", "month", "-o", "none")
+	mustRun(t, s.env, "workspace", "update", "--max-log-bytes", "50MiB", "-o", "none")
 	// A backup while the server serves (a job is being submitted meanwhile).
 	backup := filepath.Join(s.dir, "backup.db")
 	during := make(chan string, 1)
@@ -64,6 +67,9 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	if len(orig["jobs"]) != 4 || len(orig["audit_log"]) == 0 || len(orig["api_tokens"]) == 0 {
 		t.Errorf("the store held %d jobs, %d audit records, %d tokens", len(orig["jobs"]), len(orig["audit_log"]), len(orig["api_tokens"]))
 	}
+	if len(orig["workspace_budgets"]) != 1 || len(orig["workspace_limits"]) != 1 {
+		t.Errorf("the store held %d budgets, %d workspace limits; want 1 each", len(orig["workspace_budgets"]), len(orig["workspace_limits"]))
+	}
 	// Copying into a store that holds anything is refused.
 	if _, errOut, code := run(t, s.env, "admin", "migrate-store", "--from", from, "--to", pgURL); code == 0 || !strings.Contains(errOut, "not empty") {
 		t.Errorf("a copy into a used store: %d %s", code, errOut)
@@ -82,6 +88,12 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	}
 	if logs, _ := filepath.Glob(filepath.Join(s.dir, "files", "logs", "default", "*", "1", "rank-0.log")); len(logs) != 4 {
 		t.Errorf("logs copied back out of PostgreSQL: %v; want 4", logs)
+	}
+	if out := mustRun(t, s.env, "budget", "list", "-o", "json"); !strings.Contains(out, "tag:team=vision") || !strings.Contains(out, "500.25") {
+		t.Errorf("budgets on the moved store: %s", out)
+	}
+	if out := mustRun(t, s.env, "workspace", "limits", "-o", "json"); !strings.Contains(out, "52428800") {
+		t.Errorf("workspace limits on the moved store: %s", out)
 	}
 	next := submitJob(t, s, file)
 	waitJob(t, s, next, 60*time.Second, "Completed")

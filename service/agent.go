@@ -183,11 +183,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			}
 		}
 		if n.CurrentAttemptID != "" {
-			a, err := tx.GetAttempt(n.CurrentAttemptID)
-			if err != nil {
-				return err
-			}
-			j, err := tx.GetJob(a.Workspace, a.JobName)
+			a, j, err := attemptWithJob(tx, n.CurrentAttemptID)
 			if err != nil {
 				return err
 			}
@@ -319,7 +315,7 @@ func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 	}
 	// The agent cuts the log on the node too (an unreadable setting
 	// leaves the default; the server applies the workspace's anyway).
-	l, _ := readWorkspaceLimits(tx, j.Workspace)
+	l, _ := tx.GetWorkspaceLimits(j.Workspace)
 	t.MaxLogBytes = l.LogCap()
 	return t
 }
@@ -396,11 +392,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		}
 		// handOn gave the node its next job: hand the task over here and
 		// leave the node's pending sync asleep.
-		na, err := tx.GetAttempt(n.CurrentAttemptID)
-		if err != nil {
-			return err
-		}
-		nj, err := tx.GetJob(na.Workspace, na.JobName)
+		na, nj, err := attemptWithJob(tx, n.CurrentAttemptID)
 		if err != nil {
 			return err
 		}
@@ -445,7 +437,7 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	// does: past either, the log keeps one marker line and nothing more.
 	var l shoal.WorkspaceLimits
 	if err := s.store.View(ctx, func(tx shoal.Tx) error {
-		l, err = readWorkspaceLimits(tx, a.Workspace)
+		l, err = tx.GetWorkspaceLimits(a.Workspace)
 		return err
 	}); err != nil {
 		return err
@@ -500,11 +492,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 		if n.CurrentAttemptID == "" {
 			return nil
 		}
-		a, err := tx.GetAttempt(n.CurrentAttemptID)
-		if err != nil {
-			return err
-		}
-		j, err := tx.GetJob(a.Workspace, a.JobName)
+		_, j, err := attemptWithJob(tx, n.CurrentAttemptID)
 		if err != nil {
 			return err
 		}

@@ -49,11 +49,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		}
 	}
 	wake := out.Wake
-	if err := tx.UpdateAttempt(a); err != nil {
-		return nil, err
-	}
-	j.Version++
-	if err := tx.UpdateJob(j); err != nil {
+	if err := saveAttemptAndJob(tx, j, a); err != nil {
 		return nil, err
 	}
 	if out.FreeNode {

@@ -2,41 +2,16 @@ package service
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 )
 
-// Budgets live in one setting per workspace; their spend is priced from
-// the usage ledger (cost.go) on the controller's full passes, which record
-// warnings at 50, 80 and 100 % as events (once per period each) and keep
-// the blocked scopes that scale-up skips.
-
-func budgetsKey(ws string) string { return "budgets/" + strings.ToLower(ws) }
-
-// ReadBudgets reads a workspace's budgets in tx.
-func ReadBudgets(tx shoal.Tx, ws string) ([]*shoal.Budget, error) {
-	v, err := tx.GetSetting(budgetsKey(ws))
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	var out []*shoal.Budget
-	if err := json.Unmarshal([]byte(v), &out); err != nil {
-		return nil, fmt.Errorf("workspace %s: stored budgets: %w", ws, err)
-	}
-	return out, nil
-}
-
-func writeBudgets(tx shoal.Tx, ws string, list []*shoal.Budget) error {
-	b, _ := json.Marshal(list)
-	return tx.PutSetting(budgetsKey(ws), string(b))
-}
+// Budgets are stored per workspace (shoal.Tx.ListBudgets); their spend
+// is priced from the usage ledger (cost.go) on the controller's full
+// passes, which record warnings at 50, 80 and 100 % as events (once per
+// period each) and keep the blocked scopes that scale-up skips.
 
 // BudgetStatus is a budget with its spend; see shoal.BudgetStatus.
 type BudgetStatus = shoal.BudgetStatus
@@ -54,20 +29,9 @@ func (s *Services) CreateBudget(ctx context.Context, ws string, b *shoal.Budget)
 		if _, err := tx.GetWorkspace(ws); err != nil {
 			return err
 		}
-		list, err := ReadBudgets(tx, ws)
-		if err != nil {
-			return err
-		}
 		b.CreatedOn, b.CreatedBy = tx.Now(), shoal.ActorName(ctx)
-		out := []*shoal.Budget{b}
-		for _, x := range list {
-			if x.Name() != b.Name() {
-				out = append(out, x)
-			}
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 		shoal.SetAuditDetail(ctx, "budget %s: %s, %s", b.Name(), b.Describe(), b.Action)
-		return writeBudgets(tx, ws, out)
+		return tx.PutBudget(ws, b)
 	})
 	if err != nil {
 		return nil, err
@@ -82,21 +46,14 @@ func (s *Services) DeleteBudget(ctx context.Context, ws, name string) error {
 		return err
 	}
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		list, err := ReadBudgets(tx, ws)
-		if err != nil {
+		err := tx.DeleteBudget(ws, name)
+		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return shoal.Errorf(shoal.ENOTFOUND, "no budget %q in workspace %s (see `shoal budget list`)", name, ws)
+		} else if err != nil {
 			return err
 		}
-		var out []*shoal.Budget
-		for _, x := range list {
-			if x.Name() != name {
-				out = append(out, x)
-			}
-		}
-		if len(out) == len(list) {
-			return shoal.Errorf(shoal.ENOTFOUND, "no budget %q in workspace %s (see `shoal budget list`)", name, ws)
-		}
 		shoal.SetAuditDetail(ctx, "budget %s deleted", name)
-		return writeBudgets(tx, ws, out)
+		return nil
 	})
 	if err == nil {
 		s.notify()
@@ -111,7 +68,7 @@ func (s *Services) ListBudgets(ctx context.Context, ws string) ([]BudgetStatus, 
 	}
 	var out []BudgetStatus
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		list, err := ReadBudgets(tx, ws)
+		list, err := tx.ListBudgets(ws)
 		if err != nil {
 			return err
 		}

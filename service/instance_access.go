@@ -114,15 +114,12 @@ func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, off
 	var ws, name string
 	var l shoal.WorkspaceLimits
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(nodeID)
+		n, err := instanceNode(tx, nodeID)
 		if err != nil {
 			return err
 		}
-		if n.Role != shoal.NodeRoleInstance {
-			return shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
-		}
 		ws, name = n.Workspace, n.Compute
-		l, err = readWorkspaceLimits(tx, ws)
+		l, err = tx.GetWorkspaceLimits(ws)
 		return err
 	})
 	if err != nil {
@@ -181,4 +178,17 @@ func (s *Services) checkSetupLogReader(ctx context.Context, c *shoal.Compute) er
 		owner = displayPrincipal(c.Instance.AssignedUser)
 	}
 	return shoal.Errorf(shoal.EFORBIDDEN, "the setup log of compute instance %q is readable only by its user (%s), administrators and the workspace's Owners", c.Name, owner)
+}
+
+// instanceNode reads a node that must be a compute instance's own: what
+// an instance's agent may act on. Returns EFORBIDDEN for any other node.
+func instanceNode(tx shoal.Tx, nodeID string) (*shoal.Node, error) {
+	n, err := tx.GetNode(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if n.Role != shoal.NodeRoleInstance {
+		return nil, shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
+	}
+	return n, nil
 }

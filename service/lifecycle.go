@@ -33,11 +33,7 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if attemptID == "" {
 		return nil, nil
 	}
-	a, err := tx.GetAttempt(attemptID)
-	if err != nil {
-		return nil, err
-	}
-	j, err := tx.GetJob(a.Workspace, a.JobName)
+	a, j, err := attemptWithJob(tx, attemptID)
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +50,7 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
 		return nil, err
 	}
-	if err := tx.UpdateAttempt(a); err != nil {
-		return nil, err
-	}
-	j.Version++
-	if err := tx.UpdateJob(j); err != nil {
+	if err := saveAttemptAndJob(tx, j, a); err != nil {
 		return nil, err
 	}
 	outcomes.note(before, j)

@@ -43,14 +43,8 @@ func (s *Services) PreemptNode(ctx context.Context, workspace, compute, nodeID s
 // with reason (the simulated preemption of the control loops).
 func (s *Services) PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error {
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		c, err := s.getCompute(tx, workspace, compute)
+		c, n, err := s.computeNode(tx, workspace, compute, nodeID)
 		if err != nil {
-			return err
-		}
-		n, err := tx.GetNode(nodeID)
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && (n.Workspace != c.Workspace || n.Compute != c.Name)) {
-			return &shoal.Error{Code: shoal.ENOTFOUND, Field: "node", Message: fmt.Sprintf("node %q is not a node of compute %q", nodeID, c.Name)}
-		} else if err != nil {
 			return err
 		}
 		if n.State == shoal.NodePreempted || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
@@ -110,4 +104,20 @@ func (s *Services) nodeLeaving(ctx context.Context, nodeID, why string) error {
 	s.nodes.wake(nodeID)
 	s.notify()
 	return nil
+}
+
+// computeNode reads a compute and one of its nodes. Returns ENOTFOUND
+// (field "node") when the node is not the compute's.
+func (s *Services) computeNode(tx shoal.Tx, workspace, compute, nodeID string) (*shoal.Compute, *shoal.Node, error) {
+	c, err := s.getCompute(tx, workspace, compute)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := tx.GetNode(nodeID)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && (n.Workspace != c.Workspace || n.Compute != c.Name)) {
+		return nil, nil, &shoal.Error{Code: shoal.ENOTFOUND, Field: "node", Message: fmt.Sprintf("node %q is not a node of compute %q", nodeID, c.Name)}
+	} else if err != nil {
+		return nil, nil, err
+	}
+	return c, n, nil
 }

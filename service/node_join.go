@@ -107,14 +107,8 @@ func checkRoomForNode(tx shoal.Tx, c *shoal.Compute) error {
 func (s *Services) RemoveStaticNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
 	var out *shoal.Node
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		c, err := s.getCompute(tx, workspace, compute)
+		c, n, err := s.computeNode(tx, workspace, compute, nodeID)
 		if err != nil {
-			return err
-		}
-		n, err := tx.GetNode(nodeID)
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && (n.Workspace != c.Workspace || n.Compute != c.Name)) {
-			return &shoal.Error{Code: shoal.ENOTFOUND, Field: "node", Message: fmt.Sprintf("node %q is not a node of compute %q", nodeID, c.Name)}
-		} else if err != nil {
 			return err
 		}
 		if n.Role != shoal.NodeRoleStatic {

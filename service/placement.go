@@ -80,7 +80,7 @@ func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
 	if priced {
 		return BlockedBy(b.Users[strings.ToLower(j.Workspace)], j) != "", nil
 	}
-	list, err := ReadBudgets(tx, j.Workspace)
+	list, err := tx.ListBudgets(j.Workspace)
 	if err != nil || len(list) == 0 {
 		return false, err
 	}

@@ -363,12 +363,9 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 	}
 	var claims workload.Claims
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(nodeID)
+		n, err := instanceNode(tx, nodeID)
 		if err != nil {
 			return err
-		}
-		if n.Role != shoal.NodeRoleInstance {
-			return shoal.Errorf(shoal.EFORBIDDEN, "node %s is not a compute instance", nodeID)
 		}
 		c, err := tx.GetCompute(n.Workspace, n.Compute)
 		if err != nil {

@@ -2,35 +2,15 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/shoal-ml/shoal"
 )
 
 // A workspace's limits (the cap of a rank's log, the storage quota of its
-// artifacts, outputs and logs) live in one setting per workspace, so that
+// artifacts, outputs and logs) are stored per workspace, so that
 // every server sharing the store enforces the same ones.
-
-func workspaceLimitsKey(ws string) string { return "workspace_limits/" + strings.ToLower(ws) }
-
-// readWorkspaceLimits returns a workspace's limits (zero fields: the
-// defaults).
-func readWorkspaceLimits(tx shoal.Tx, ws string) (shoal.WorkspaceLimits, error) {
-	var l shoal.WorkspaceLimits
-	v, err := tx.GetSetting(workspaceLimitsKey(ws))
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return l, nil
-	} else if err != nil {
-		return l, err
-	}
-	if err := json.Unmarshal([]byte(v), &l); err != nil {
-		return l, fmt.Errorf("workspace %s: stored limits: %w", ws, err)
-	}
-	return l, nil
-}
 
 // WorkspaceLimitsView is a workspace's limits and storage use; see
 // shoal.WorkspaceLimitsView.
@@ -44,7 +24,7 @@ func (s *Services) FindWorkspaceLimits(ctx context.Context, workspace string) (*
 		if err != nil {
 			return err
 		}
-		l, err := readWorkspaceLimits(tx, ws.Name)
+		l, err := tx.GetWorkspaceLimits(ws.Name)
 		if err != nil {
 			return err
 		}
@@ -75,7 +55,7 @@ func (s *Services) UpdateWorkspaceLimits(ctx context.Context, workspace string, 
 		if err != nil {
 			return err
 		}
-		l, err := readWorkspaceLimits(tx, ws.Name)
+		l, err := tx.GetWorkspaceLimits(ws.Name)
 		if err != nil {
 			return err
 		}
@@ -89,8 +69,7 @@ func (s *Services) UpdateWorkspaceLimits(ctx context.Context, workspace string, 
 			return err
 		}
 		shoal.SetAuditDetail(ctx, "workspace %s: log cap %s, storage quota %s", ws.Name, shoal.FormatBytes(l.LogCap()), shoal.FormatBytes(l.StorageQuota()))
-		b, _ := json.Marshal(l)
-		return tx.PutSetting(workspaceLimitsKey(ws.Name), string(b))
+		return tx.PutWorkspaceLimits(ws.Name, l)
 	})
 	if err != nil {
 		return nil, err
@@ -103,7 +82,7 @@ func (s *Services) workspaceQuota(ctx context.Context, workspace string) (int64,
 	var l shoal.WorkspaceLimits
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		var err error
-		l, err = readWorkspaceLimits(tx, workspace)
+		l, err = tx.GetWorkspaceLimits(workspace)
 		return err
 	})
 	return l.StorageQuota(), err

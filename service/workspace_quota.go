@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,24 +13,16 @@ import (
 // (set with the updateQuotas operation): a workspace's dedicated nodes
 // and instances of a family stay under its own limit as well as under
 // the location's. A workspace without one for a family shares the
-// location's limit with the others. They are stored as one setting per
-// workspace, read with the rest of the state on every planning pass, so
+// location's limit with the others. They are stored per workspace and
+// family, read with the rest of the state on every planning pass, so
 // that every server sharing the store enforces the same limits.
 
-// workspaceQuotaKey is the setting holding a workspace's limits.
-func workspaceQuotaKey(ws string) string { return "workspace_quotas/" + strings.ToLower(ws) }
-
-// readWorkspaceQuotas returns a workspace's limits by lower-cased family.
+// readWorkspaceQuotas returns a workspace's limits by lower-cased family
+// (nil when it has none).
 func readWorkspaceQuotas(tx shoal.Tx, ws string) (map[string]int, error) {
-	v, err := tx.GetSetting(workspaceQuotaKey(ws))
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return nil, nil
-	} else if err != nil {
+	q, err := tx.GetWorkspaceQuotas(ws)
+	if err != nil || len(q) == 0 {
 		return nil, err
-	}
-	var q map[string]int
-	if err := json.Unmarshal([]byte(v), &q); err != nil {
-		return nil, fmt.Errorf("workspace %s: stored quotas: %w", ws, err)
 	}
 	return q, nil
 }
@@ -175,9 +166,15 @@ func (s *Services) UpdateWorkspaceQuotas(ctx context.Context, location string, u
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			b, _ := json.Marshal(pending[k])
-			if err := tx.PutSetting(workspaceQuotaKey(k), string(b)); err != nil {
-				return err
+			fams := make([]string, 0, len(pending[k]))
+			for f := range pending[k] {
+				fams = append(fams, f)
+			}
+			sort.Strings(fams)
+			for _, f := range fams {
+				if err := tx.PutWorkspaceQuota(k, f, pending[k][f]); err != nil {
+					return err
+				}
 			}
 		}
 		shoal.SetAuditDetail(ctx, "workspace quotas at %s: %s", loc.Name, strings.Join(changed, ", "))

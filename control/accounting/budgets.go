@@ -39,7 +39,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 			return err
 		}
 		for _, ws := range wss {
-			list, err := service.ReadBudgets(tx, ws.Name)
+			list, err := tx.ListBudgets(ws.Name)
 			if err != nil || len(list) == 0 {
 				if err != nil {
 					return err
