@@ -2,14 +2,12 @@ package instances_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/instances"
+	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
 )
 
 // The loop runs on its own over the services' store: a deleted instance
@@ -18,16 +16,8 @@ import (
 // is removed.
 func TestRunOnceReleasesThenRemovesADeletedInstance(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(storetest.Start)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	err = db.Update(ctx, func(tx shoal.Tx) error {
-		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
-			return err
-		}
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
 		if err := tx.InsertCompute(&shoal.Compute{
 			ComputeSpec: shoal.ComputeSpec{Name: "nb", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2", Location: "local"},
 			Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningDeleting,

@@ -2,15 +2,13 @@ package nodes_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
 )
 
 // The loop runs on its own over the services' store: a node whose agent
@@ -19,21 +17,9 @@ import (
 // lease is left alone.
 func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(storetest.Start)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	err = db.Update(ctx, func(tx shoal.Tx) error {
-		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
-			return err
-		}
-		if err := tx.InsertCompute(&shoal.Compute{
-			ComputeSpec: shoal.ComputeSpec{Name: "cpu", Type: shoal.ComputeTypeCluster, Size: "Standard_DS3_v2"},
-			Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
-			ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
-		}); err != nil {
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
 			return err
 		}
 		for _, id := range []string{"old", "fresh"} {

@@ -1,0 +1,42 @@
+// Package teststore opens the store tests of the services and the control
+// loops run over: SQLite in a temp dir, on a test clock, with the
+// workspace "ws" (location "local") in it, and makes the clusters they
+// need. For tests only.
+package teststore
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/storetest"
+)
+
+// Open opens the store, closed when the test ends.
+func Open(t testing.TB) (*sqlite.DB, *storetest.Clock) {
+	t.Helper()
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		return tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return db, clock
+}
+
+// Cluster is a provisioned cluster named name in "ws", for tx.InsertCompute.
+func Cluster(tx shoal.Tx, name string) *shoal.Compute {
+	return &shoal.Compute{
+		ComputeSpec: shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeCluster, Size: "Standard_DS3_v2"},
+		Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
+		ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+	}
+}
