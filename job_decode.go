@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -177,10 +174,6 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 	return spec, nil
 }
 
-func errOnlyCommandJobs(t string) error {
-	return FieldErrorf("type", "%q jobs are not supported: only command jobs are supported (type: command)", t)
-}
-
 // jsonKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
 // 'n', or a digit or '-' for a number; 0 for an absent value.
 func jsonKind(raw json.RawMessage) byte {
@@ -217,19 +210,6 @@ func jobText(raw json.RawMessage, field string) (string, error) {
 		return FormatInputValue(v), nil
 	}
 	return jobString(raw, field)
-}
-
-// jobUnmarshalAny decodes raw keeping numbers as json.Number.
-func jobUnmarshalAny(raw json.RawMessage, v *any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data")
-	}
-	return nil
 }
 
 // decodeJobEnvironment keeps an environment reference (a string) or an
@@ -272,23 +252,6 @@ func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// jobKeyPath joins a field and a user-chosen key, shortening a long key.
-func jobKeyPath(field, key string) string {
-	if len(key) > 64 {
-		key = key[:64] + "..."
-	}
-	return field + "." + key
 }
 
 func decodeJobInputs(raw json.RawMessage) (map[string]*JobInput, error) {
@@ -556,140 +519,4 @@ func decodeJobQueueSettings(raw json.RawMessage) (*QueueSettings, error) {
 		return nil, err
 	}
 	return &q, nil
-}
-
-// convertJobLiteral turns the value of a typed literal input ({type:
-// integer, default: 5}) into the literal stored in JobInput.Value, or
-// checks an untyped literal when typ is "".
-func convertJobLiteral(field, typ string, v any) (any, error) {
-	switch typ {
-	case "":
-		switch x := v.(type) {
-		case string, bool:
-			return v, nil
-		case json.Number:
-			if !isJSONNumber(string(x)) {
-				return nil, FieldErrorf(field, "%q is not a valid number", string(x))
-			}
-			return v, nil
-		case float64:
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, FieldErrorf(field, "must be a finite number")
-			}
-			return v, nil
-		case float32:
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, FieldErrorf(field, "must be a finite number")
-			}
-			return v, nil
-		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-			return v, nil
-		case nil:
-			return nil, FieldErrorf(field, "has no value")
-		}
-		return nil, FieldErrorf(field, "must be a number, string or boolean, not %T", v)
-	case InputTypeString:
-		switch v.(type) {
-		case string:
-			return v, nil
-		case bool, json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-			if _, err := convertJobLiteral(field, "", v); err != nil {
-				return nil, err
-			}
-			return FormatInputValue(v), nil
-		}
-	case InputTypeInteger:
-		s := ""
-		switch x := v.(type) {
-		case string:
-			s = strings.TrimSpace(x)
-		case json.Number:
-			s = string(x)
-		case float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-			s = fmt.Sprint(x)
-		}
-		if s != "" {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return json.Number(strconv.FormatInt(n, 10)), nil
-			}
-			if f, err := strconv.ParseFloat(s, 64); err == nil && isJSONNumber(s) && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-				return json.Number(strconv.FormatInt(int64(f), 10)), nil
-			}
-		}
-		return nil, FieldErrorf(field, "must be a whole number for an integer input, got %s", shortValue(v))
-	case InputTypeNumber:
-		switch x := v.(type) {
-		case string:
-			if s := strings.TrimSpace(x); isJSONNumber(s) {
-				return json.Number(s), nil
-			}
-		case json.Number, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-			return convertJobLiteral(field, "", v)
-		}
-		return nil, FieldErrorf(field, "must be a number for a number input, got %s", shortValue(v))
-	case InputTypeBoolean:
-		switch x := v.(type) {
-		case bool:
-			return x, nil
-		case string:
-			switch strings.ToLower(strings.TrimSpace(x)) {
-			case "true":
-				return true, nil
-			case "false":
-				return false, nil
-			}
-		}
-		return nil, FieldErrorf(field, "must be true or false for a boolean input, got %s", shortValue(v))
-	}
-	return nil, FieldErrorf(field, "must be a number, string or boolean, got %s", shortValue(v))
-}
-
-func shortValue(v any) string {
-	if s, ok := v.(string); ok {
-		if len(s) > 40 {
-			s = s[:40] + "..."
-		}
-		return strconv.Quote(s)
-	}
-	s := fmt.Sprint(v)
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return s
-}
-
-// isJSONNumber reports whether s is a number as JSON writes it.
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i - j
-	}
-	start := i
-	n := digits()
-	if n == 0 || (n > 1 && s[start] == '0') {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }

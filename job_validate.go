@@ -4,9 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -509,40 +507,6 @@ func ExpandCommand(command string, inputs map[string]string, outputs map[string]
 	}
 	b.WriteString(command[last:])
 	return b.String(), nil
-}
-
-// FormatInputValue returns the text a literal input stands for in a
-// command: a whole number without a fraction ("5", not "5.0"), other
-// numbers as written (json.Number) or as fmt prints them, strings as is.
-func FormatInputValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		s := string(x)
-		if s == "-0" {
-			return "0"
-		}
-		if !strings.ContainsAny(s, ".eE") {
-			return s // an integer of any size, exactly as written
-		}
-		// 5.0 and 1e3 are whole numbers; beyond 2^53 a float64 is not exact.
-		if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-			return strconv.FormatFloat(f+0, 'f', -1, 64) // +0 turns -0 into 0
-		}
-		return s
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e21 {
-			return strconv.FormatFloat(x, 'f', -1, 64)
-		}
-	case float32:
-		if f := float64(x); f == math.Trunc(f) && math.Abs(f) < 1e21 {
-			return strconv.FormatFloat(f, 'f', -1, 32)
-		}
-	}
-	return fmt.Sprint(v)
 }
 
 // Words of generated job names, in the style of Azure ML's
