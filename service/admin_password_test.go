@@ -15,7 +15,7 @@ import (
 func TestClusterAdminPasswordIsStoredOnlyAsASaltedHash(t *testing.T) {
 	const password = "Sup3r-Secret-Pass!"
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	minN, maxN, idle, on := 0, 1, 120, true
 	spec := func(pw string) *shoal.ComputeSpec {
 		return &shoal.ComputeSpec{Name: "ssh", Type: "amlcompute", Size: "Standard_DS3_v2",

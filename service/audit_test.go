@@ -63,7 +63,7 @@ func TestSubmittedJobIsAuditedUnderItsName(t *testing.T) {
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	req := shoal.WithRequestInfo(admin, &shoal.RequestInfo{Action: "jobs/write", Target: "workspaces/" + ws + "/jobs", Workspace: ws, Source: "127.0.0.1:1"})
 	j, _, err := h.svc.SubmitJob(req, ws, &shoal.JobSpec{Command: "true", Compute: "cpu"})
 	if err != nil {

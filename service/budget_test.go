@@ -17,7 +17,7 @@ import (
 // ledger recorded.
 func TestBudgetBlocksScaleUp(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	start := h.clock.Now()
 	minN, maxN, idle := 0, 3, 60
 	spec := &shoal.ComputeSpec{Name: "vision-gpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
@@ -136,7 +136,7 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 // gets no new node (her reason says why) while bob's job scales up.
 func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	as := func(user string) *shoal.Principal {
 		return &shoal.Principal{ID: "user:" + user, Name: user, Kind: shoal.PrincipalUser}
 	}

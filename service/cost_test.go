@@ -14,7 +14,7 @@ import (
 // rest is (idle); job show prices the job's own 2 hours.
 func TestCostReportAddsUp(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	start := h.clock.Now()
 	minN, maxN, idle := 0, 1, 3600
 	spec := &shoal.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,

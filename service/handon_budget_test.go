@@ -14,7 +14,7 @@ import (
 // pass over the same queue would give it, not to alice's next job.
 func TestHandOnKeepsBudgetDemotion(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	for _, u := range []string{"alice", "bob"} {
 		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: u}); err != nil {
 			t.Fatal(err)

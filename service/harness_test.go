@@ -472,3 +472,35 @@ func (h *harness) mustNode(compute, id string) *shoal.Node {
 	}
 	return n
 }
+
+// adminCtx is h.ctx as the bootstrap administrator.
+func (h *harness) adminCtx() context.Context {
+	return shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+}
+
+// setLimits sets the workspace's rank log cap and storage quota as the
+// administrator; nil keeps one as it is.
+func (h *harness) setLimits(maxLogBytes, storageQuota *int64) {
+	h.t.Helper()
+	if _, err := h.svc.UpdateWorkspaceLimits(h.adminCtx(), ws, maxLogBytes, storageQuota); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// placeOne makes the one-node cluster "cpu", submits job to it, joins its
+// node and returns the node with the one rank it is told to start (not
+// yet reported running).
+func (h *harness) placeOne(job string) (string, *shoal.AgentTask) {
+	h.t.Helper()
+	h.compute("cpu", 0, 1, 600)
+	h.submit(job, "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	tasks := h.syncStart(n)
+	if len(tasks) != 1 {
+		h.t.Fatalf("node %s got %d tasks to start, want 1: %s", n, len(tasks), describeTasks(tasks))
+	}
+	return n, tasks[0]
+}

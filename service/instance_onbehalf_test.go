@@ -15,7 +15,7 @@ import (
 // alice (Reader in default only).
 func TestInstanceOnBehalfOfCannotRunAsAnotherUser(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	if _, err := h.svc.CreateWorkspace(admin, &shoal.Workspace{Name: "malws"}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // of the workspace who is not its user is refused.
 func TestInstanceSetupLogIsItsUsersAndAdmins(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	as := func(name string) *shoal.Principal {
 		return &shoal.Principal{ID: "user:" + name, Name: name, Kind: shoal.PrincipalUser}
 	}
@@ -60,11 +60,9 @@ func TestInstanceSetupLogIsItsUsersAndAdmins(t *testing.T) {
 // sends.
 func TestInstanceSetupLogIsCutAtTheWorkspaceCap(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	limit := int64(100)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, &limit, nil); err != nil {
-		t.Fatal(err)
-	}
+	h.setLimits(&limit, nil)
 	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,17 +12,8 @@ import (
 // and the attempt says why.
 func TestPreparationLostIsInfra(t *testing.T) {
 	h := newHarness(t, "")
-	h.compute("cpu", 0, 1, 600)
-	h.submit("j", "cpu", 1, "")
-	h.step(0)
-	h.joinAll()
-	h.step(0)
-	n := h.nodeIDs("cpu")[0]
-	tasks := h.syncStart(n)
-	if len(tasks) != 1 {
-		t.Fatalf("%d tasks", len(tasks))
-	}
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankLost, Failure: shoal.RankPrepareFailed, Reason: "preparing failed: fetch the code: connection refused"}); err != nil {
+	n, task := h.placeOne("j")
+	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankLost, Failure: shoal.RankPrepareFailed, Reason: "preparing failed: fetch the code: connection refused"}); err != nil {
 		t.Fatal(err)
 	}
 	j := h.job("j")

@@ -12,19 +12,10 @@ import (
 // reason: no requeue, no other node tried.
 func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
 	h := newHarness(t, "")
-	h.compute("cpu", 0, 1, 600)
-	h.submit("j", "cpu", 1, "")
-	h.step(0)
-	h.joinAll()
-	h.step(0)
-	n := h.nodeIDs("cpu")[0]
-	tasks := h.syncStart(n)
-	if len(tasks) != 1 {
-		t.Fatalf("%d tasks", len(tasks))
-	}
+	n, task := h.placeOne("j")
 	minusOne := -1 // as the agent reports a rank that never ran
 	reason := `preparing failed: code: archive: entry "../../escape.txt": path escapes the destination: unsafe archive entry`
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankPrepareFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankPrepareFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
@@ -43,19 +34,10 @@ func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
 // agent reports as an exit code.
 func TestRankFailureIsReadByCode(t *testing.T) {
 	h := newHarness(t, "")
-	h.compute("cpu", 0, 1, 600)
-	h.submit("j", "cpu", 1, "")
-	h.step(0)
-	h.joinAll()
-	h.step(0)
-	n := h.nodeIDs("cpu")[0]
-	tasks := h.syncStart(n)
-	if len(tasks) != 1 {
-		t.Fatalf("%d tasks", len(tasks))
-	}
+	n, task := h.placeOne("j")
 	minusOne := -1
 	reason := `exec: "python": executable file not found in $PATH`
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, tasks[0].Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankStartFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankStartFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
 		t.Fatal(err)
 	}
 	j := h.job("j")

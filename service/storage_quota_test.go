@@ -74,11 +74,9 @@ func (h *harness) storageUsed() int64 {
 // or failed.
 func TestParallelArtifactUploadsStayWithinTheQuota(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	quota := int64(1 << 20)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
-		t.Fatal(err)
-	}
+	h.setLimits(nil, &quota)
 	ok := raceUploads(t, 8, 900_000, func(_ int, r io.Reader) error {
 		_, err := h.svc.PutArtifact(admin, ws, r, 1<<30)
 		return err
@@ -101,11 +99,8 @@ func TestParallelArtifactUploadsStayWithinTheQuota(t *testing.T) {
 // uploading at once cannot together pass the quota.
 func TestParallelOutputUploadsStayWithinTheQuota(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
 	quota := int64(1 << 20)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
-		t.Fatal(err)
-	}
+	h.setLimits(nil, &quota)
 	const ranks = 4
 	h.compute("cpu", 0, ranks, 600)
 	h.submit("j", "cpu", ranks, "")
@@ -139,18 +134,10 @@ func TestParallelOutputUploadsStayWithinTheQuota(t *testing.T) {
 // change nothing.
 func TestRankLogsCountTowardsTheQuota(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	quota := int64(1000)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
-		t.Fatal(err)
-	}
-	h.compute("cpu", 0, 1, 600)
-	h.submit("j", "cpu", 1, "")
-	h.step(0)
-	h.joinAll()
-	h.step(0)
-	n := h.nodeIDs("cpu")[0]
-	task := h.syncStart(n)[0]
+	h.setLimits(nil, &quota)
+	n, task := h.placeOne("j")
 	write := func(off int64, data string) {
 		t.Helper()
 		if err := h.svc.WriteRankLog(h.ctx, n, task.AttemptID, 0, off, []byte(data)); err != nil {
@@ -184,11 +171,9 @@ func TestRankLogsCountTowardsTheQuota(t *testing.T) {
 // way.
 func TestInstanceSetupLogCountsTowardsTheQuota(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	quota := int64(1000)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
-		t.Fatal(err)
-	}
+	h.setLimits(nil, &quota)
 	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
@@ -229,18 +214,9 @@ func TestInstanceSetupLogCountsTowardsTheQuota(t *testing.T) {
 // stored bytes.
 func TestLogRetriedAtAFullQuotaKeepsItsBytes(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
 	quota := int64(1000)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
-		t.Fatal(err)
-	}
-	h.compute("cpu", 0, 1, 600)
-	h.submit("j", "cpu", 1, "")
-	h.step(0)
-	h.joinAll()
-	h.step(0)
-	n := h.nodeIDs("cpu")[0]
-	task := h.syncStart(n)[0]
+	h.setLimits(nil, &quota)
+	n, task := h.placeOne("j")
 	for range 2 {
 		if err := h.svc.WriteRankLog(h.ctx, n, task.AttemptID, 0, 0, bytes.Repeat([]byte("a"), 1000)); err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 func TestWorkloadTokenClaimsAreCheckedAgainstTheRecord(t *testing.T) {
 	h := newHarness(t, "")
 	h.withWorkload()
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	other, err := h.svc.CreateIdentity(admin, "other")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestWorkloadTokenClaimsAreCheckedAgainstTheRecord(t *testing.T) {
 func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 	h := newHarness(t, "")
 	h.withWorkload()
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance,
 		Size: "Standard_DS3_v2", Identity: &shoal.IdentitySpec{Type: shoal.IdentitySystemAssigned}}, ""); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 func TestServicePrincipalTokenDiesWithItsSecretWithinTheSecond(t *testing.T) {
 	h := newHarness(t, "")
 	h.withWorkload()
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	sp, secret, err := h.svc.CreateServicePrincipal(admin, "ci-bot", "")
 	if err != nil {
 		t.Fatal(err)

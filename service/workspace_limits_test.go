@@ -14,11 +14,8 @@ import (
 // the cap, retries); the agent learns the cap in its task.
 func TestRankLogIsCutAtTheWorkspaceCap(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
 	limit := int64(100)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, &limit, nil); err != nil {
-		t.Fatal(err)
-	}
+	h.setLimits(&limit, nil)
 	h.compute("cpu", 0, 1, 600)
 	h.submit("j", "cpu", 1, "")
 	h.step(0)
@@ -56,11 +53,9 @@ func TestRankLogIsCutAtTheWorkspaceCap(t *testing.T) {
 // it an upload is refused with EQUOTA on field storage_quota.
 func TestStorageQuota(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	quota := int64(1000)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, nil, &quota); err != nil {
-		t.Fatal(err)
-	}
+	h.setLimits(nil, &quota)
 	if _, err := h.svc.PutArtifact(admin, ws, bytes.NewReader(bytes.Repeat([]byte("x"), 600)), 1<<20); err != nil {
 		t.Fatalf("600 of 1000: %v", err)
 	}
@@ -77,13 +72,7 @@ func TestStorageQuota(t *testing.T) {
 	}
 
 	// A rank's outputs count too.
-	h.compute("cpu", 0, 1, 600)
-	h.submit("j", "cpu", 1, "")
-	h.step(0)
-	h.joinAll()
-	h.step(0)
-	n := h.nodeIDs("cpu")[0]
-	task := h.syncStart(n)[0]
+	n, task := h.placeOne("j")
 	err = h.svc.PutRankOutputs(h.ctx, n, task.AttemptID, 0, bytes.NewReader(bytes.Repeat([]byte("o"), 200)))
 	if shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(err.Error(), "storage_quota") {
 		t.Fatalf("outputs past the quota: %v", err)
@@ -98,7 +87,7 @@ func TestStorageQuota(t *testing.T) {
 // refused naming the field.
 func TestWorkspaceLimitsAreSetByAdministrators(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "olga"}); err != nil {
 		t.Fatal(err)
 	}

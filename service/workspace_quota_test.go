@@ -16,7 +16,7 @@ import (
 // quota as its reason; raising the quota lets it go on.
 func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	h.compute("cpu", 1, 4, 120)
 
 	set := func(limit int) service.QuotaUpdateResult {
@@ -88,7 +88,7 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 // limits: it did not know the workspace).
 func TestWorkspaceQuotaRefusesAnInstance(t *testing.T) {
 	h := newHarness(t, "")
-	admin := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := h.adminCtx()
 	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []service.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 6}}); err != nil || res[0].Status != service.QuotaSuccess {
 		t.Fatalf("limit 6: %+v %v", res, err)
 	}
