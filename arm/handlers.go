@@ -143,10 +143,13 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		WriteError(w, err)
 		return
-	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded:
+	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded && !c.IsInstance():
 		status = "Succeeded"
 	case c.LastOperation != nil && strings.EqualFold(c.LastOperation.OperationName, r.PathValue("kind")):
-		// An instance's start, stop or restart: its last operation says.
+		// An instance's create, start, stop or restart: its last operation
+		// says. (An instance's provisioning state turns Succeeded once its
+		// spec is accepted, before it runs: the SDK's create would end
+		// with the instance still Creating.)
 		switch st := c.LastOperation.OperationStatus; {
 		case st == "Succeeded":
 			status = "Succeeded"
@@ -155,6 +158,8 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 		}
 	case c.ProvisioningState == shoal.ProvisioningFailed:
 		status = "Failed"
+	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded && c.LastOperation == nil:
+		status = "Succeeded" // an instance stored before it had operations
 	}
 	body := map[string]any{"status": status, "startTime": time.Now().UTC()}
 	if status == "Failed" {
