@@ -109,3 +109,16 @@ func HashToken(token string) string {
 func TokenMatches(token, hash string) bool {
 	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(hash)) == 1
 }
+
+// AdminPrincipalID is the ID of the server's bootstrap administrator.
+const AdminPrincipalID = "admin"
+
+// RequireAdmin refuses a caller that is not an administrator; what names
+// the request in the refusal ("creating users").
+func RequireAdmin(ctx context.Context, what string) error {
+	p := PrincipalFrom(ctx)
+	if p == nil || !p.Admin {
+		return Errorf(EFORBIDDEN, "%s needs an administrator", what)
+	}
+	return nil
+}

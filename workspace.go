@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -43,4 +44,9 @@ type WorkspaceService interface {
 	FindWorkspace(ctx context.Context, name string) (*Workspace, error)
 	// ListWorkspaces returns every workspace ordered by name.
 	ListWorkspaces(ctx context.Context) ([]*Workspace, error)
+}
+
+// WorkspaceNotFound is the refusal for a workspace that does not exist.
+func WorkspaceNotFound(name string) error {
+	return Errorf(ENOTFOUND, "workspace %q not found", strings.TrimSpace(name))
 }

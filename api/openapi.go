@@ -31,7 +31,7 @@ type list[T any] struct {
 
 // apiDocs are the native API's routes, by pattern.
 var apiDocs = map[string]opDoc{
-	"GET /api/v1/whoami":                                                     {summary: "The caller: principal, roles by workspace", out: service.Whoami{}},
+	"GET /api/v1/whoami":                                                     {summary: "The caller: principal, roles by workspace", out: shoal.Whoami{}},
 	"GET /api/v1/workspaces":                                                 {summary: "List workspaces", out: list[shoal.Workspace]{}},
 	"POST /api/v1/workspaces":                                                {summary: "Create a workspace", in: shoal.Workspace{}, out: shoal.Workspace{}, status: 201},
 	"GET /api/v1/workspaces/{ws}":                                            {summary: "Show a workspace", out: shoal.Workspace{}},

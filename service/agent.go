@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
 )
 
 // nodePrincipal is the principal of a request made with a node credential.
@@ -222,7 +223,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			case stopReason == "" && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptPreparing:
 				t := s.agentTask(tx, j, a, n)
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
-					t.Identities = taskIdentities(tx, c)
+					t.Identities = access.TaskIdentities(tx, c)
 				}
 				resp.Start = append(resp.Start, t)
 			}
@@ -398,7 +399,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		}
 		t := s.agentTask(tx, nj, na, n)
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
-			t.Identities = taskIdentities(tx, c)
+			t.Identities = access.TaskIdentities(tx, c)
 		}
 		next = append(next, t)
 		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })

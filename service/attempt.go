@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/hex"
-	"io"
 	"strconv"
 	"time"
 
@@ -86,11 +84,4 @@ func (s *Services) freeNode(tx shoal.Tx, n *shoal.Node, now time.Time) error {
 	}
 	n.Version++
 	return tx.UpdateNode(n)
-}
-
-// newID returns prefix + 16 random hex digits.
-func newID(r io.Reader, prefix string) string {
-	b := make([]byte, 8)
-	_, _ = io.ReadFull(r, b)
-	return prefix + hex.EncodeToString(b)
 }

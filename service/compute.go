@@ -36,7 +36,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 				return err
 			}
 		}
-		if err := s.ensureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
+		if err := s.EnsureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
 			return err
 		}
 		if existing == nil {
@@ -189,7 +189,7 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 		if _, _, err := shoal.NormalizeClusterSpec(&next, s.catalog, existing.Location); err != nil {
 			return err
 		}
-		if err := s.ensureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
+		if err := s.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
 			return err
 		}
 		changes := describeChanges(&existing.ComputeSpec, &next)
@@ -227,7 +227,7 @@ func (s *Services) ListComputes(ctx context.Context, filter shoal.ComputeFilter)
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(filter.Workspace); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return workspaceNotFound(filter.Workspace)
+				return shoal.WorkspaceNotFound(filter.Workspace)
 			}
 			return err
 		}
@@ -294,7 +294,7 @@ func (s *Services) ListComputeEvents(ctx context.Context, workspace, name string
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(workspace); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return workspaceNotFound(workspace)
+				return shoal.WorkspaceNotFound(workspace)
 			}
 			return err
 		}
@@ -312,7 +312,7 @@ func (s *Services) ListComputeEvents(ctx context.Context, workspace, name string
 func (s *Services) getCompute(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
 	if _, err := tx.GetWorkspace(workspace); err != nil {
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			return nil, workspaceNotFound(workspace)
+			return nil, shoal.WorkspaceNotFound(workspace)
 		}
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/jobrun"
 )
 
@@ -40,7 +41,7 @@ func (s *Services) FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 // and its role assignments, as Azure deletes it with the compute: a new
 // compute of the same name must not inherit its rights.
 func DeleteSystemIdentity(tx shoal.Tx, c *shoal.Compute) error {
-	name := systemIdentityName(c.Workspace, c.Name)
+	name := access.SystemIdentityName(c.Workspace, c.Name)
 	id, err := tx.GetIdentity(name)
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && !id.System) {
 		return nil

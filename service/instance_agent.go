@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
 )
 
 // instanceTask is what an instance's agent must serve, built for every
@@ -26,7 +27,7 @@ func (s *Services) instanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask
 		JupyterBaseURL: instanceAppsPath(c.Workspace, c.Name) + shoal.JupyterApplication + "/",
 		NotebookToken:  st.NotebookToken,
 		Apps:           c.CustomApplications,
-		Identities:     taskIdentities(tx, c),
+		Identities:     access.TaskIdentities(tx, c),
 		RunAs:          st.AssignedUser,
 	}
 	if k := sshKeyOf(c.SSHSettings); t.SSHEnabled && k != "" {

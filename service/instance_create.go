@@ -276,7 +276,7 @@ func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *sh
 	if err := s.checkInstanceSpec(ctx, tx, existing.Workspace, &next, false); err != nil {
 		return nil, err
 	}
-	if err := s.ensureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
+	if err := s.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
 		return nil, err
 	}
 	if identityKey(existing.Identity) != identityKey(next.Identity) {

@@ -39,7 +39,7 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 	err = s.store.Update(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(workspace); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return workspaceNotFound(workspace)
+				return shoal.WorkspaceNotFound(workspace)
 			}
 			return err
 		}

@@ -167,7 +167,7 @@ func (s *Services) Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRe
 func (s *Services) startAttempt(ctx context.Context, tx shoal.Tx, j *shoal.Job, nodes []*shoal.Node) error {
 	now := tx.Now()
 	a := &shoal.Attempt{
-		ID: newID(s.cfg.Random, "att-"), Workspace: j.Workspace, JobName: j.Name,
+		ID: shoal.NewID(s.cfg.Random, "att-"), Workspace: j.Workspace, JobName: j.Name,
 		Number: j.AttemptCount + 1, Status: shoal.AttemptPreparing, CreatedOn: now,
 		MasterAddr: nodes[0].PrivateIPAddress, MasterPort: nodes[0].Port,
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/workload"
@@ -74,6 +75,9 @@ type Config struct {
 
 // Services bundles the domain services over one store.
 type Services struct {
+	// Service answers users, tokens, roles, identities, the audit log and
+	// every authorization decision; its methods are the services' own.
+	*access.Service
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     shoal.Store
@@ -131,7 +135,8 @@ func New(cfg Config) *Services {
 	if cfg.Clock == nil {
 		cfg.Clock = shoal.SystemClock{}
 	}
-	s := &Services{store: auditingStore{cfg.Store}, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub(), budgets: &budgetGate{}}
+	audited := access.AuditingStore{Store: cfg.Store}
+	s := &Services{Service: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub(), budgets: &budgetGate{}}
 	// The store itself, not the auditing one: a report or a proxied
 	// request is no change of the user's to audit.
 	s.live = live.NewInstances(live.Config{Store: cfg.Store, WriteEvery: min(cfg.IdleMinute/4, idleWriteEvery)})

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -54,7 +55,7 @@ func (s *Services) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, 
 		if err != nil {
 			return err
 		}
-		if p.Kind == shoal.PrincipalIdentity && p.OnBehalfOf != "" && p.OnBehalfOf != adminPrincipal.ID {
+		if p.Kind == shoal.PrincipalIdentity && p.OnBehalfOf != "" && p.OnBehalfOf != shoal.AdminPrincipalID {
 			theirs, err := workspacesWithRole(tx, p.OnBehalfOf)
 			if err != nil {
 				return err
@@ -121,6 +122,12 @@ func workspaceForWrite(tx shoal.Tx, name, defaultLocation string) (*shoal.Worksp
 	return ws, true, nil
 }
 
-func workspaceNotFound(name string) error {
-	return shoal.Errorf(shoal.ENOTFOUND, "workspace %q not found", strings.TrimSpace(name))
+// BootstrapAdmin creates the default workspace and, on the first start
+// only, an admin API token. It returns the new token, or "" when one was
+// made before (the token itself is never stored, only its hash).
+func (s *Services) BootstrapAdmin(ctx context.Context) (string, error) {
+	if err := s.EnsureDefaultWorkspace(ctx); err != nil {
+		return "", fmt.Errorf("create default workspace: %w", err)
+	}
+	return s.BootstrapAdminToken(ctx)
 }

@@ -47,7 +47,7 @@ func (s *Services) FindWorkspaceLimits(ctx context.Context, workspace string) (*
 // the server's disk, which every workspace shares, so a workspace's
 // Owner cannot raise its own.
 func (s *Services) UpdateWorkspaceLimits(ctx context.Context, workspace string, maxLog, quota *int64) (*WorkspaceLimitsView, error) {
-	if err := requireAdmin(ctx, "changing a workspace's limits"); err != nil {
+	if err := shoal.RequireAdmin(ctx, "changing a workspace's limits"); err != nil {
 		return nil, err
 	}
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {

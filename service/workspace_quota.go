@@ -119,7 +119,7 @@ func (s *Services) UpdateWorkspaceQuotas(ctx context.Context, location string, u
 			out[i] = r
 			ws, err := tx.GetWorkspace(u.Workspace)
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return workspaceNotFound(u.Workspace)
+				return shoal.WorkspaceNotFound(u.Workspace)
 			} else if err != nil {
 				return err
 			}

@@ -1,18 +1,17 @@
-package service
+package access
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/shoal-ml/shoal"
 )
 
 // adminPrincipal is the server's bootstrap administrator.
-var adminPrincipal = &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true}
+var adminPrincipal = &shoal.Principal{ID: shoal.AdminPrincipalID, Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true}
 
 // Authenticate returns the principal a bearer token belongs to. Unknown,
 // revoked and expired tokens are EUNAUTHORIZED.
-func (s *Services) Authenticate(ctx context.Context, token string) (*shoal.Principal, error) {
+func (s *Service) Authenticate(ctx context.Context, token string) (*shoal.Principal, error) {
 	var p *shoal.Principal
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		t, err := tx.FindTokenByHash(shoal.HashToken(token))
@@ -45,13 +44,10 @@ func (s *Services) Authenticate(ctx context.Context, token string) (*shoal.Princ
 // settingAdminTokenID records that the bootstrap admin token was made.
 const settingAdminTokenID = "admin_token_id"
 
-// BootstrapAdmin creates the default workspace and, on the first start
-// only, an admin API token. It returns the new token, or "" when one was
-// made before (the token itself is never stored, only its hash).
-func (s *Services) BootstrapAdmin(ctx context.Context) (string, error) {
-	if err := s.EnsureDefaultWorkspace(ctx); err != nil {
-		return "", fmt.Errorf("create default workspace: %w", err)
-	}
+// BootstrapAdminToken makes, on the first start only, an admin API token.
+// It returns the new token, or "" when one was made before (the token
+// itself is never stored, only its hash).
+func (s *Service) BootstrapAdminToken(ctx context.Context) (string, error) {
 	var token string
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetSetting(settingAdminTokenID); err == nil {

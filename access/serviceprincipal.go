@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -17,8 +17,8 @@ const ServicePrincipalTokenTTL = WorkloadTokenTTL
 // CreateServicePrincipal adds a service principal (administrators only)
 // and returns it with its secret, which is shown this once: only its hash
 // is stored.
-func (s *Services) CreateServicePrincipal(ctx context.Context, name, description string) (*shoal.ServicePrincipal, string, error) {
-	if err := requireAdmin(ctx, "creating service principals"); err != nil {
+func (s *Service) CreateServicePrincipal(ctx context.Context, name, description string) (*shoal.ServicePrincipal, string, error) {
+	if err := shoal.RequireAdmin(ctx, "creating service principals"); err != nil {
 		return nil, "", err
 	}
 	if err := checkSecretOutlives(ctx); err != nil {
@@ -48,8 +48,8 @@ func (s *Services) CreateServicePrincipal(ctx context.Context, name, description
 }
 
 // ListServicePrincipals lists service principals (administrators only).
-func (s *Services) ListServicePrincipals(ctx context.Context) (out []*shoal.ServicePrincipal, err error) {
-	if err := requireAdmin(ctx, "listing service principals"); err != nil {
+func (s *Service) ListServicePrincipals(ctx context.Context) (out []*shoal.ServicePrincipal, err error) {
+	if err := shoal.RequireAdmin(ctx, "listing service principals"); err != nil {
 		return nil, err
 	}
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
@@ -60,8 +60,8 @@ func (s *Services) ListServicePrincipals(ctx context.Context) (out []*shoal.Serv
 }
 
 // FindServicePrincipal returns a service principal by name (administrators only).
-func (s *Services) FindServicePrincipal(ctx context.Context, name string) (sp *shoal.ServicePrincipal, err error) {
-	if err := requireAdmin(ctx, "reading service principals"); err != nil {
+func (s *Service) FindServicePrincipal(ctx context.Context, name string) (sp *shoal.ServicePrincipal, err error) {
+	if err := shoal.RequireAdmin(ctx, "reading service principals"); err != nil {
 		return nil, err
 	}
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
@@ -74,8 +74,8 @@ func (s *Services) FindServicePrincipal(ctx context.Context, name string) (sp *s
 // ResetServicePrincipalSecret gives a service principal a new secret and
 // returns it (shown once). The old secret stops working at once, and
 // tokens minted with it are refused from then on.
-func (s *Services) ResetServicePrincipalSecret(ctx context.Context, name string) (*shoal.ServicePrincipal, string, error) {
-	if err := requireAdmin(ctx, "resetting service principal secrets"); err != nil {
+func (s *Service) ResetServicePrincipalSecret(ctx context.Context, name string) (*shoal.ServicePrincipal, string, error) {
+	if err := shoal.RequireAdmin(ctx, "resetting service principal secrets"); err != nil {
 		return nil, "", err
 	}
 	if err := checkSecretOutlives(ctx); err != nil {
@@ -103,8 +103,8 @@ func (s *Services) ResetServicePrincipalSecret(ctx context.Context, name string)
 
 // DeleteServicePrincipal removes a service principal and its role
 // assignments in one transaction; its tokens are refused from then on.
-func (s *Services) DeleteServicePrincipal(ctx context.Context, name string) error {
-	if err := requireAdmin(ctx, "deleting service principals"); err != nil {
+func (s *Service) DeleteServicePrincipal(ctx context.Context, name string) error {
+	if err := shoal.RequireAdmin(ctx, "deleting service principals"); err != nil {
 		return err
 	}
 	return s.store.Update(ctx, func(tx shoal.Tx) error {
@@ -131,7 +131,7 @@ func (s *Services) DeleteServicePrincipal(ctx context.Context, name string) erro
 // "<resource>/.default" names the audience (Shoal's URL for the native
 // API, https://management.azure.com/ for the Resource Manager routes).
 // Errors are EUNAUTHORIZED (invalid_client) or EINVALID (invalid_scope).
-func (s *Services) ClientCredentialsToken(ctx context.Context, clientID, secret, scope string) (*shoal.TokenResponse, *shoal.Principal, error) {
+func (s *Service) ClientCredentialsToken(ctx context.Context, clientID, secret, scope string) (*shoal.TokenResponse, *shoal.Principal, error) {
 	if s.cfg.Workload == nil {
 		return nil, nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no tokens")
 	}
@@ -153,7 +153,7 @@ func (s *Services) ClientCredentialsToken(ctx context.Context, clientID, secret,
 	if !ok {
 		return nil, nil, shoal.Errorf(shoal.EUNAUTHORIZED, "invalid client: no service principal has that client ID and secret")
 	}
-	tok, err := s.mintToken(ctx, workload.Claims{Subject: sp.PrincipalID(), Audience: resource, ClientID: sp.ClientID, Binding: secretBinding(sp)})
+	tok, err := s.MintToken(ctx, workload.Claims{Subject: sp.PrincipalID(), Audience: resource, ClientID: sp.ClientID, Binding: secretBinding(sp)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const WorkloadTokenTTL = time.Hour
 // workloadKeys adapts the store to workload.KeyStore. Private keys are
 // sealed with the secrets key on their way into the store and opened on
 // their way out: the store never holds one in the clear.
-type workloadKeys struct{ s *Services }
+type workloadKeys struct{ s *Service }
 
 // ListKeys implements workload.KeyStore.
 func (k workloadKeys) ListKeys(ctx context.Context) (out []*shoal.SigningKey, err error) {
@@ -96,7 +96,7 @@ func (k workloadKeys) UpdateKey(ctx context.Context, key *shoal.SigningKey) erro
 // workload signing keys (sealed with the secrets key) and clusters' SSH
 // admin passwords (replaced by their salted hash). It runs at start-up,
 // before the issuer first loads its keys; it is idempotent.
-func (s *Services) SealStoredSecrets(ctx context.Context) error {
+func (s *Service) SealStoredSecrets(ctx context.Context) error {
 	return s.store.Update(ctx, func(tx shoal.Tx) error {
 		keys, err := tx.ListSigningKeys()
 		if err != nil {
@@ -147,18 +147,18 @@ func (s *Services) SealStoredSecrets(ctx context.Context) error {
 }
 
 // WorkloadKeys returns the store's signing keys as a workload.KeyStore.
-func (s *Services) WorkloadKeys() workload.KeyStore { return workloadKeys{s} }
+func (s *Service) WorkloadKeys() workload.KeyStore { return workloadKeys{s} }
 
 // SetWorkload installs the workload-token issuer, which needs the services'
 // key store and so is made after them.
-func (s *Services) SetWorkload(i *workload.Issuer) { s.cfg.Workload = i }
+func (s *Service) SetWorkload(i *workload.Issuer) { s.cfg.Workload = i }
 
 // Workload returns the workload-token issuer.
-func (s *Services) Workload() *workload.Issuer { return s.cfg.Workload }
+func (s *Service) Workload() *workload.Issuer { return s.cfg.Workload }
 
 // WorkloadAudiences are the audiences Shoal's API accepts in a workload
 // token: the server's URL and the name "shoal".
-func (s *Services) WorkloadAudiences() []string {
+func (s *Service) WorkloadAudiences() []string {
 	u := strings.TrimRight(s.cfg.ServerURL, "/")
 	return []string{u, u + "/", "shoal", "api://shoal", "https://shoal"}
 }
@@ -168,19 +168,19 @@ func (s *Services) WorkloadAudiences() []string {
 // management.azure.com token and send it to Shoal, which stands for
 // Resource Manager there (same roles, same audit). Shoal's own routes
 // keep refusing them: a token meant for Azure is not one for Shoal.
-func (s *Services) ARMAudiences() []string {
+func (s *Service) ARMAudiences() []string {
 	return append(s.WorkloadAudiences(), "https://management.azure.com", "https://management.azure.com/", "https://management.core.windows.net/")
 }
 
 // taskIdentities returns the managed identities a job on compute c may act
 // as: the system-assigned one first, then the user-assigned ones.
-func taskIdentities(tx shoal.Tx, c *shoal.Compute) []shoal.TaskIdentity {
+func TaskIdentities(tx shoal.Tx, c *shoal.Compute) []shoal.TaskIdentity {
 	if c == nil || c.Identity == nil || c.Identity.Type == shoal.IdentityNone {
 		return nil
 	}
 	var out []shoal.TaskIdentity
 	if strings.Contains(c.Identity.Type, shoal.IdentitySystemAssigned) {
-		if id, err := tx.GetIdentity(systemIdentityName(c.Workspace, c.Name)); err == nil {
+		if id, err := tx.GetIdentity(SystemIdentityName(c.Workspace, c.Name)); err == nil {
 			out = append(out, shoal.TaskIdentity{ClientID: id.ClientID, Name: id.Name})
 		}
 	}
@@ -192,63 +192,20 @@ func taskIdentities(tx shoal.Tx, c *shoal.Compute) []shoal.TaskIdentity {
 	return out
 }
 
-// MintWorkloadToken mints a token for the job running as a rank on a node:
-// the node must run that rank of the job's current attempt, the attempt
-// must not have ended, and the identity must be one of the compute's.
-func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	if s.cfg.Workload == nil {
-		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
-	}
-	if strings.TrimSpace(req.Resource) == "" {
-		return nil, shoal.FieldErrorf("resource", "is required")
-	}
-	var claims workload.Claims
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		w, err := loadRankWork(tx, nodeID, attemptID, rank)
-		if err != nil {
-			return err
-		}
-		a, rs, j := w.attempt, w.rank, w.job
-		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) || shoal.AttemptTerminal(rs.Status) {
-			return shoal.Errorf(shoal.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
-		}
-		c, err := tx.GetCompute(j.Workspace, j.Compute)
-		if err != nil {
-			return err
-		}
-		chosen, err := chooseIdentity(taskIdentities(tx, c), req.ClientID, "compute "+c.Name)
-		if err != nil {
-			return err
-		}
-		// The token carries its binding (the attempt) and the identity
-		// for verifiers outside Shoal; Shoal itself derives the submitter
-		// from the attempt's job when the token comes back.
-		claims = workload.Claims{
-			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
-			AttemptID: a.ID, Job: j.Workspace + "/" + j.Name,
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.mintToken(ctx, claims)
-}
-
 // AuthenticateWorkload resolves a workload token presented to Shoal's API:
 // it must verify, be meant for Shoal, and belong to an attempt that is
 // still running — a token is worthless once its attempt ends.
-func (s *Services) AuthenticateWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
+func (s *Service) AuthenticateWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
 	return s.authenticateWorkload(ctx, token, s.WorkloadAudiences())
 }
 
 // AuthenticateARMWorkload is AuthenticateWorkload for the Resource
 // Manager routes, which accept Resource Manager's audiences too.
-func (s *Services) AuthenticateARMWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
+func (s *Service) AuthenticateARMWorkload(ctx context.Context, token string) (*shoal.Principal, error) {
 	return s.authenticateWorkload(ctx, token, s.ARMAudiences())
 }
 
-func (s *Services) authenticateWorkload(ctx context.Context, token string, audiences []string) (*shoal.Principal, error) {
+func (s *Service) authenticateWorkload(ctx context.Context, token string, audiences []string) (*shoal.Principal, error) {
 	if s.cfg.Workload == nil {
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token is not valid")
 	}
@@ -282,14 +239,14 @@ func (s *Services) authenticateWorkload(ctx context.Context, token string, audie
 func workloadPrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Principal, error) {
 	var comp *shoal.Compute
 	var onBehalfOf string
-	if nodeID, ok := strings.CutPrefix(c.AttemptID, instanceTokenBinding); ok {
+	if nodeID, ok := strings.CutPrefix(c.AttemptID, InstanceTokenBinding); ok {
 		// An instance's token lives as long as the instance's node, in
 		// the run it was minted for: a stop and start makes a new one.
 		n, err := tx.GetNode(nodeID)
 		if err != nil || n.Role != shoal.NodeRoleInstance || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
 			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's compute instance is no longer running")
 		}
-		if n.CredentialHash == "" || subtle.ConstantTimeCompare([]byte(c.Binding), []byte(instanceRunBinding(n))) != 1 {
+		if n.CredentialHash == "" || subtle.ConstantTimeCompare([]byte(c.Binding), []byte(InstanceRunBinding(n))) != 1 {
 			return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token was minted for an earlier run of its compute instance")
 		}
 		if comp, err = tx.GetCompute(n.Workspace, n.Compute); err != nil || comp.Instance == nil {
@@ -310,7 +267,7 @@ func workloadPrincipal(tx shoal.Tx, c *workload.Claims) (*shoal.Principal, error
 		}
 		onBehalfOf = j.CreatedByPrincipal
 	}
-	id, ok := tokenIdentity(taskIdentities(tx, comp), c)
+	id, ok := tokenIdentity(TaskIdentities(tx, comp), c)
 	if !ok {
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "the token's identity %s is not a managed identity of compute %s", c.Subject, comp.Name)
 	}
@@ -331,11 +288,11 @@ func tokenIdentity(ids []shoal.TaskIdentity, c *workload.Claims) (shoal.TaskIden
 	return shoal.TaskIdentity{}, false
 }
 
-// instanceRunBinding names an instance node's current run: it is derived
+// InstanceRunBinding names an instance node's current run: it is derived
 // from the node credential its agent got when it joined, which every
 // start makes anew, so a token minted before a stop is refused after the
 // next start although the node's ID is the same.
-func instanceRunBinding(n *shoal.Node) string {
+func InstanceRunBinding(n *shoal.Node) string {
 	return tokenBinding("instance-run", n.CredentialHash)
 }
 
@@ -346,53 +303,13 @@ func tokenBinding(kind, secretHash string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// instanceTokenBinding prefixes the node ID an instance's workload token
+// InstanceTokenBinding prefixes the node ID an instance's workload token
 // is bound to (in place of a job attempt).
-const instanceTokenBinding = "instance-node:"
+const InstanceTokenBinding = "instance-node:"
 
-// MintInstanceToken mints a token for the user's shells and notebooks on
-// a compute instance: the node must be the instance's own, and the
-// identity one of the instance's. The token acts for the instance's user
-// and never for more than that user may do; it dies with the node.
-func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	if s.cfg.Workload == nil {
-		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
-	}
-	if strings.TrimSpace(req.Resource) == "" {
-		return nil, shoal.FieldErrorf("resource", "is required")
-	}
-	var claims workload.Claims
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := instanceNode(tx, nodeID)
-		if err != nil {
-			return err
-		}
-		c, err := tx.GetCompute(n.Workspace, n.Compute)
-		if err != nil {
-			return err
-		}
-		chosen, err := chooseIdentity(taskIdentities(tx, c), req.ClientID, "compute instance "+c.Name)
-		if err != nil {
-			return err
-		}
-		if n.CredentialHash == "" {
-			return shoal.Errorf(shoal.EFORBIDDEN, "node %s has not joined", nodeID)
-		}
-		claims = workload.Claims{
-			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
-			AttemptID: instanceTokenBinding + n.ID, Binding: instanceRunBinding(n), Job: c.Workspace + "/" + c.Name,
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.mintToken(ctx, claims)
-}
-
-// chooseIdentity picks the identity a token request names by client ID,
+// ChooseIdentity picks the identity a token request names by client ID,
 // or the first (the default) when it names none.
-func chooseIdentity(ids []shoal.TaskIdentity, clientID, what string) (shoal.TaskIdentity, error) {
+func ChooseIdentity(ids []shoal.TaskIdentity, clientID, what string) (shoal.TaskIdentity, error) {
 	if len(ids) == 0 {
 		return shoal.TaskIdentity{}, shoal.Errorf(shoal.EFORBIDDEN, "%s has no managed identity", what)
 	}
@@ -407,8 +324,8 @@ func chooseIdentity(ids []shoal.TaskIdentity, clientID, what string) (shoal.Task
 	return shoal.TaskIdentity{}, shoal.FieldErrorf("client_id", "%q is not an identity of %s", clientID, what)
 }
 
-// mintToken signs claims and answers in the MSI endpoint's shape.
-func (s *Services) mintToken(ctx context.Context, claims workload.Claims) (*shoal.TokenResponse, error) {
+// MintToken signs claims and answers in the MSI endpoint's shape.
+func (s *Service) MintToken(ctx context.Context, claims workload.Claims) (*shoal.TokenResponse, error) {
 	tok, exp, err := s.cfg.Workload.Mint(ctx, claims, WorkloadTokenTTL)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -9,18 +9,9 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// requireAdmin refuses a caller that is not an administrator.
-func requireAdmin(ctx context.Context, what string) error {
-	p := shoal.PrincipalFrom(ctx)
-	if p == nil || !p.Admin {
-		return shoal.Errorf(shoal.EFORBIDDEN, "%s needs an administrator", what)
-	}
-	return nil
-}
-
 // CreateUser adds a user (administrators only).
-func (s *Services) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, error) {
-	if err := requireAdmin(ctx, "creating users"); err != nil {
+func (s *Service) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, error) {
+	if err := shoal.RequireAdmin(ctx, "creating users"); err != nil {
 		return nil, err
 	}
 	if err := shoal.ValidateUserName(u.Name); err != nil {
@@ -35,8 +26,8 @@ func (s *Services) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, 
 }
 
 // ListUsers lists users (administrators only).
-func (s *Services) ListUsers(ctx context.Context) (out []*shoal.User, err error) {
-	if err := requireAdmin(ctx, "listing users"); err != nil {
+func (s *Service) ListUsers(ctx context.Context) (out []*shoal.User, err error) {
+	if err := shoal.RequireAdmin(ctx, "listing users"); err != nil {
 		return nil, err
 	}
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
@@ -47,7 +38,7 @@ func (s *Services) ListUsers(ctx context.Context) (out []*shoal.User, err error)
 }
 
 // FindUser returns a user: administrators see anyone, users themselves.
-func (s *Services) FindUser(ctx context.Context, name string) (u *shoal.User, err error) {
+func (s *Service) FindUser(ctx context.Context, name string) (u *shoal.User, err error) {
 	if p := shoal.PrincipalFrom(ctx); p == nil || (!p.Admin && !strings.EqualFold(p.ID, "user:"+name)) {
 		return nil, shoal.Errorf(shoal.EFORBIDDEN, "reading another user needs an administrator")
 	}
@@ -60,8 +51,8 @@ func (s *Services) FindUser(ctx context.Context, name string) (u *shoal.User, er
 
 // SetUserDisabled disables or enables a user; a disabled user's tokens stop
 // working at once, since every request re-reads the user.
-func (s *Services) SetUserDisabled(ctx context.Context, name string, disabled bool) (*shoal.User, error) {
-	if err := requireAdmin(ctx, "disabling users"); err != nil {
+func (s *Service) SetUserDisabled(ctx context.Context, name string, disabled bool) (*shoal.User, error) {
+	if err := shoal.RequireAdmin(ctx, "disabling users"); err != nil {
 		return nil, err
 	}
 	var u *shoal.User
@@ -83,7 +74,7 @@ const MaxTokenLifetime = 366 * 24 * time.Hour
 // CreateToken makes an API token for a user and returns it with the token
 // itself, which is shown this once and stored only as a hash. Users may
 // make tokens for themselves; administrators for anyone.
-func (s *Services) CreateToken(ctx context.Context, user, name string, expiresIn time.Duration) (*shoal.APIToken, string, error) {
+func (s *Service) CreateToken(ctx context.Context, user, name string, expiresIn time.Duration) (*shoal.APIToken, string, error) {
 	p := shoal.PrincipalFrom(ctx)
 	if p == nil || (!p.Admin && !strings.EqualFold(p.ID, "user:"+user)) {
 		return nil, "", shoal.Errorf(shoal.EFORBIDDEN, "creating tokens for another user needs an administrator")
@@ -108,7 +99,7 @@ func (s *Services) CreateToken(ctx context.Context, user, name string, expiresIn
 		if err != nil {
 			return err
 		}
-		tok = &shoal.APIToken{ID: newID(s.cfg.Random, "tok-"), Name: name, PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now()}
+		tok = &shoal.APIToken{ID: shoal.NewID(s.cfg.Random, "tok-"), Name: name, PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now()}
 		if expiresIn > 0 {
 			exp := tx.Now().Add(expiresIn)
 			tok.ExpiresOn = &exp
@@ -140,7 +131,7 @@ func checkTokenOutlives(p *shoal.Principal, exp *time.Time, now time.Time) error
 }
 
 // ListTokens lists a user's tokens (never the tokens themselves).
-func (s *Services) ListTokens(ctx context.Context, user string) (out []*shoal.APIToken, err error) {
+func (s *Service) ListTokens(ctx context.Context, user string) (out []*shoal.APIToken, err error) {
 	p := shoal.PrincipalFrom(ctx)
 	principal := ""
 	if user != "" {
@@ -164,7 +155,7 @@ func (s *Services) ListTokens(ctx context.Context, user string) (out []*shoal.AP
 }
 
 // RevokeToken revokes a token at once: its owner or an administrator.
-func (s *Services) RevokeToken(ctx context.Context, id string) (*shoal.APIToken, error) {
+func (s *Service) RevokeToken(ctx context.Context, id string) (*shoal.APIToken, error) {
 	p := shoal.PrincipalFrom(ctx)
 	var tok *shoal.APIToken
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
@@ -183,8 +174,8 @@ func (s *Services) RevokeToken(ctx context.Context, id string) (*shoal.APIToken,
 }
 
 // CreateIdentity adds a user-assigned managed identity (administrators only).
-func (s *Services) CreateIdentity(ctx context.Context, name string) (*shoal.Identity, error) {
-	if err := requireAdmin(ctx, "creating identities"); err != nil {
+func (s *Service) CreateIdentity(ctx context.Context, name string) (*shoal.Identity, error) {
+	if err := shoal.RequireAdmin(ctx, "creating identities"); err != nil {
 		return nil, err
 	}
 	if err := shoal.ValidateIdentityName(name); err != nil {
@@ -200,7 +191,7 @@ func (s *Services) CreateIdentity(ctx context.Context, name string) (*shoal.Iden
 }
 
 // ListIdentities lists managed identities.
-func (s *Services) ListIdentities(ctx context.Context) (out []*shoal.Identity, err error) {
+func (s *Service) ListIdentities(ctx context.Context) (out []*shoal.Identity, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		out, err = tx.ListIdentities()
 		return err
@@ -216,7 +207,7 @@ func newClientID(r interface{ Read([]byte) (int, error) }) string {
 }
 
 // systemIdentityName names a compute's system-assigned identity.
-func systemIdentityName(workspace, compute string) string {
+func SystemIdentityName(workspace, compute string) string {
 	return strings.ToLower(workspace) + "." + strings.ToLower(compute)
 }
 
@@ -237,7 +228,7 @@ func identityNameOf(resourceID string) string {
 // administrators for the whole server, and granting one a role in a
 // workspace is what makes it usable there (as Azure asks for a role on
 // the identity itself).
-func (s *Services) ensureComputeIdentities(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
+func (s *Service) EnsureComputeIdentities(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
 	if spec.Identity == nil {
 		return nil
 	}
@@ -265,7 +256,7 @@ func (s *Services) ensureComputeIdentities(ctx context.Context, tx shoal.Tx, ws 
 		spec.Identity.UserAssignedIdentities[i].PrincipalID = id.PrincipalID()
 	}
 	if strings.Contains(spec.Identity.Type, shoal.IdentitySystemAssigned) {
-		name := systemIdentityName(ws, spec.Name)
+		name := SystemIdentityName(ws, spec.Name)
 		id, err := tx.GetIdentity(name)
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 			id = &shoal.Identity{Name: name, ClientID: newClientID(s.cfg.Random), System: true, CreatedOn: tx.Now()}
@@ -282,8 +273,8 @@ func (s *Services) ensureComputeIdentities(ctx context.Context, tx shoal.Tx, ws 
 }
 
 // CreateRole adds a custom role (administrators only).
-func (s *Services) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*shoal.RoleDefinition, error) {
-	if err := requireAdmin(ctx, "defining roles"); err != nil {
+func (s *Service) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*shoal.RoleDefinition, error) {
+	if err := shoal.RequireAdmin(ctx, "defining roles"); err != nil {
 		return nil, err
 	}
 	if err := shoal.ValidateRoleDefinition(r); err != nil {
@@ -299,7 +290,7 @@ func (s *Services) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*sh
 }
 
 // ListRoles returns the built-in and custom roles.
-func (s *Services) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, error) {
+func (s *Service) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, error) {
 	out := shoal.BuiltinRoles()
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		custom, err := tx.ListRoles()
@@ -309,7 +300,7 @@ func (s *Services) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, erro
 	return out, err
 }
 
-func (s *Services) roleByName(tx shoal.Tx, name string) (*shoal.RoleDefinition, error) {
+func (s *Service) roleByName(tx shoal.Tx, name string) (*shoal.RoleDefinition, error) {
 	for _, r := range shoal.BuiltinRoles() {
 		if strings.EqualFold(r.Name, name) {
 			return r, nil
@@ -357,7 +348,7 @@ func resolvePrincipal(tx shoal.Tx, principalID string) (string, error) {
 
 // AssignRole grants a role to a principal in a workspace; the caller needs
 // roles/write there (Owner) or to be an administrator.
-func (s *Services) AssignRole(ctx context.Context, principalID, role, workspace string) (*shoal.RoleAssignment, error) {
+func (s *Service) AssignRole(ctx context.Context, principalID, role, workspace string) (*shoal.RoleAssignment, error) {
 	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActRolesWrite); err != nil {
 		return nil, err
 	}
@@ -365,7 +356,7 @@ func (s *Services) AssignRole(ctx context.Context, principalID, role, workspace 
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(workspace); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return workspaceNotFound(workspace)
+				return shoal.WorkspaceNotFound(workspace)
 			}
 			return err
 		}
@@ -377,7 +368,7 @@ func (s *Services) AssignRole(ctx context.Context, principalID, role, workspace 
 		if err != nil {
 			return err
 		}
-		a = &shoal.RoleAssignment{ID: newID(s.cfg.Random, "ra-"), PrincipalID: pid, Role: r.Name, Workspace: workspace, CreatedOn: tx.Now(), CreatedBy: shoal.ActorName(ctx)}
+		a = &shoal.RoleAssignment{ID: shoal.NewID(s.cfg.Random, "ra-"), PrincipalID: pid, Role: r.Name, Workspace: workspace, CreatedOn: tx.Now(), CreatedBy: shoal.ActorName(ctx)}
 		shoal.SetAuditDetail(ctx, "%s granted %s in workspace %s", pid, r.Name, workspace)
 		return tx.InsertRoleAssignment(a)
 	})
@@ -385,7 +376,7 @@ func (s *Services) AssignRole(ctx context.Context, principalID, role, workspace 
 }
 
 // UnassignRole removes a principal's role in a workspace.
-func (s *Services) UnassignRole(ctx context.Context, principalID, role, workspace string) error {
+func (s *Service) UnassignRole(ctx context.Context, principalID, role, workspace string) error {
 	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActRolesWrite); err != nil {
 		return err
 	}
@@ -409,9 +400,9 @@ func (s *Services) UnassignRole(ctx context.Context, principalID, role, workspac
 }
 
 // ListRoleAssignments lists assignments in a workspace ("" = all, admins only).
-func (s *Services) ListRoleAssignments(ctx context.Context, workspace string) (out []*shoal.RoleAssignment, err error) {
+func (s *Service) ListRoleAssignments(ctx context.Context, workspace string) (out []*shoal.RoleAssignment, err error) {
 	if workspace == "" {
-		if err := requireAdmin(ctx, "listing assignments of every workspace"); err != nil {
+		if err := shoal.RequireAdmin(ctx, "listing assignments of every workspace"); err != nil {
 			return nil, err
 		}
 	} else if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActRolesRead); err != nil {

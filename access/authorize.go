@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -17,7 +17,7 @@ var serverActions = map[string]bool{
 // administrator, or a role assigned to the principal in that workspace
 // that grants the action, allows it. A workload identity is further bound
 // by its submitter: it never holds a right the submitter lacks.
-func (s *Services) Authorize(ctx context.Context, p *shoal.Principal, workspace, action string) error {
+func (s *Service) Authorize(ctx context.Context, p *shoal.Principal, workspace, action string) error {
 	if p == nil {
 		return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
 	}
@@ -50,7 +50,7 @@ func (s *Services) Authorize(ctx context.Context, p *shoal.Principal, workspace,
 }
 
 // allowedIn reports whether a principal's roles in a workspace grant action.
-func (s *Services) allowedIn(ctx context.Context, principalID, workspace, action string) (bool, error) {
+func (s *Service) allowedIn(ctx context.Context, principalID, workspace, action string) (bool, error) {
 	allowed := false
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		if strings.HasPrefix(principalID, "user:") {
@@ -88,7 +88,7 @@ func (s *Services) allowedIn(ctx context.Context, principalID, workspace, action
 // AuthenticateToken resolves an API token to its principal; the user is
 // re-read on every request so that disabling a user, or revoking a token,
 // takes effect at once.
-func (s *Services) authenticateUserToken(tx shoal.Tx, t *shoal.APIToken) (*shoal.Principal, error) {
+func (s *Service) authenticateUserToken(tx shoal.Tx, t *shoal.APIToken) (*shoal.Principal, error) {
 	if t.PrincipalID == adminPrincipal.ID {
 		return adminPrincipal, nil
 	}
@@ -108,16 +108,13 @@ func (s *Services) authenticateUserToken(tx shoal.Tx, t *shoal.APIToken) (*shoal
 	return &shoal.Principal{ID: u.PrincipalID(), Name: u.Name, Kind: shoal.PrincipalUser, Admin: u.Admin}, nil
 }
 
-// Whoami describes the caller; see shoal.Whoami.
-type Whoami = shoal.Whoami
-
 // FindWhoami returns the caller and its role assignments.
-func (s *Services) FindWhoami(ctx context.Context) (*Whoami, error) {
+func (s *Service) FindWhoami(ctx context.Context) (*shoal.Whoami, error) {
 	p := shoal.PrincipalFrom(ctx)
 	if p == nil {
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
 	}
-	w := &Whoami{Principal: p, Assignments: []*shoal.RoleAssignment{}}
+	w := &shoal.Whoami{Principal: p, Assignments: []*shoal.RoleAssignment{}}
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		list, err := tx.ListRoleAssignments(p.ID, "")
 		if list != nil {

@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -17,7 +17,7 @@ const oidcTokenName = "oidc sign-in"
 // the user linked to the token's issuer and subject (the key: an email
 // address alone never identifies a user, and is used only when the
 // provider marked it verified with exactly true).
-func (s *Services) LoginOIDC(ctx context.Context, v shoal.OIDCVerifier, rawIDToken string) (*shoal.User, string, error) {
+func (s *Service) LoginOIDC(ctx context.Context, v shoal.OIDCVerifier, rawIDToken string) (*shoal.User, string, error) {
 	if v == nil {
 		return nil, "", shoal.Errorf(shoal.ENOTIMPLEMENTED, "OIDC sign-in is not configured on this server")
 	}
@@ -50,7 +50,7 @@ func (s *Services) LoginOIDC(ctx context.Context, v shoal.OIDCVerifier, rawIDTok
 		}
 		exp := tx.Now().Add(OIDCSessionLifetime)
 		plain = t
-		return tx.InsertToken(&shoal.APIToken{ID: newID(s.cfg.Random, "tok-"), Name: oidcTokenName, PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now(), ExpiresOn: &exp})
+		return tx.InsertToken(&shoal.APIToken{ID: shoal.NewID(s.cfg.Random, "tok-"), Name: oidcTokenName, PrincipalID: u.PrincipalID(), Hash: hash, CreatedOn: tx.Now(), ExpiresOn: &exp})
 	})
 	if err != nil {
 		return nil, "", err
@@ -61,7 +61,7 @@ func (s *Services) LoginOIDC(ctx context.Context, v shoal.OIDCVerifier, rawIDTok
 // EndOIDCSession revokes the token of a studio session that an OIDC
 // sign-in made (an API token the user signed in with stays valid: the
 // session only held it).
-func (s *Services) EndOIDCSession(ctx context.Context, token string) {
+func (s *Service) EndOIDCSession(ctx context.Context, token string) {
 	_ = s.store.Update(ctx, func(tx shoal.Tx) error {
 		t, err := tx.FindTokenByHash(shoal.HashToken(token))
 		if err != nil || t.Name != oidcTokenName || t.Revoked {

@@ -1,4 +1,4 @@
-package service
+package access
 
 import (
 	"context"
@@ -8,16 +8,16 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// auditingStore records the change a request makes in the audit log, in the
+// AuditingStore records the change a request makes in the audit log, in the
 // same transaction as the change: a change whose audit record cannot be
 // written is not made.
-type auditingStore struct {
+type AuditingStore struct {
 	shoal.Store
 }
 
 // Update runs fn and, for a request that carries RequestInfo and has not
 // been recorded yet, appends its audit record before committing.
-func (a auditingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (a AuditingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	ri := shoal.RequestInfoFrom(ctx)
 	p := shoal.PrincipalFrom(ctx)
 	if ri == nil || ri.Audited || p == nil || p.Kind == shoal.PrincipalNode || p.Kind == shoal.PrincipalSystem {
@@ -63,7 +63,7 @@ func sourceHost(addr string) string {
 
 // RecordAudit writes an audit record on its own: a denied request, a
 // failed change, a login. p may be nil (anonymous).
-func (s *Services) RecordAudit(ctx context.Context, p *shoal.Principal, ri *shoal.RequestInfo, outcome, detail string) error {
+func (s *Service) RecordAudit(ctx context.Context, p *shoal.Principal, ri *shoal.RequestInfo, outcome, detail string) error {
 	ri.Audited = true // this is the request's record; the decorator must not add another
 	return s.store.Update(ctx, func(tx shoal.Tx) error {
 		return tx.AppendAudit(auditRecord(tx, p, ri, outcome, detail))
@@ -71,7 +71,7 @@ func (s *Services) RecordAudit(ctx context.Context, p *shoal.Principal, ri *shoa
 }
 
 // ListAudit returns audit records.
-func (s *Services) ListAudit(ctx context.Context, f shoal.AuditFilter) (out []*shoal.AuditRecord, err error) {
+func (s *Service) ListAudit(ctx context.Context, f shoal.AuditFilter) (out []*shoal.AuditRecord, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		out, err = tx.ListAudit(f)
 		return err

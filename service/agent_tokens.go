@@ -1,0 +1,93 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/workload"
+)
+
+// MintWorkloadToken mints a token for the job running as a rank on a node:
+// the node must run that rank of the job's current attempt, the attempt
+// must not have ended, and the identity must be one of the compute's.
+func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	if s.Workload() == nil {
+		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
+	}
+	if strings.TrimSpace(req.Resource) == "" {
+		return nil, shoal.FieldErrorf("resource", "is required")
+	}
+	var claims workload.Claims
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		w, err := loadRankWork(tx, nodeID, attemptID, rank)
+		if err != nil {
+			return err
+		}
+		a, rs, j := w.attempt, w.rank, w.job
+		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) || shoal.AttemptTerminal(rs.Status) {
+			return shoal.Errorf(shoal.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
+		}
+		c, err := tx.GetCompute(j.Workspace, j.Compute)
+		if err != nil {
+			return err
+		}
+		chosen, err := access.ChooseIdentity(access.TaskIdentities(tx, c), req.ClientID, "compute "+c.Name)
+		if err != nil {
+			return err
+		}
+		// The token carries its binding (the attempt) and the identity
+		// for verifiers outside Shoal; Shoal itself derives the submitter
+		// from the attempt's job when the token comes back.
+		claims = workload.Claims{
+			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
+			AttemptID: a.ID, Job: j.Workspace + "/" + j.Name,
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.MintToken(ctx, claims)
+}
+
+// MintInstanceToken mints a token for the user's shells and notebooks on
+// a compute instance: the node must be the instance's own, and the
+// identity one of the instance's. The token acts for the instance's user
+// and never for more than that user may do; it dies with the node.
+func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	if s.Workload() == nil {
+		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
+	}
+	if strings.TrimSpace(req.Resource) == "" {
+		return nil, shoal.FieldErrorf("resource", "is required")
+	}
+	var claims workload.Claims
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := instanceNode(tx, nodeID)
+		if err != nil {
+			return err
+		}
+		c, err := tx.GetCompute(n.Workspace, n.Compute)
+		if err != nil {
+			return err
+		}
+		chosen, err := access.ChooseIdentity(access.TaskIdentities(tx, c), req.ClientID, "compute instance "+c.Name)
+		if err != nil {
+			return err
+		}
+		if n.CredentialHash == "" {
+			return shoal.Errorf(shoal.EFORBIDDEN, "node %s has not joined", nodeID)
+		}
+		claims = workload.Claims{
+			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
+			AttemptID: access.InstanceTokenBinding + n.ID, Binding: access.InstanceRunBinding(n), Job: c.Workspace + "/" + c.Name,
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.MintToken(ctx, claims)
+}
