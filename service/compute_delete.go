@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/jobrun"
 )
 
@@ -35,27 +34,4 @@ func (s *Services) FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		out.note(before, j)
 	}
 	return nil
-}
-
-// DeleteSystemIdentity removes a deleted compute's system-assigned identity
-// and its role assignments, as Azure deletes it with the compute: a new
-// compute of the same name must not inherit its rights.
-func DeleteSystemIdentity(tx shoal.Tx, c *shoal.Compute) error {
-	name := access.SystemIdentityName(c.Workspace, c.Name)
-	id, err := tx.GetIdentity(name)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND || (err == nil && !id.System) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	list, err := tx.ListRoleAssignments(id.PrincipalID(), "")
-	if err != nil {
-		return err
-	}
-	for _, a := range list {
-		if err := tx.DeleteRoleAssignment(a.ID); err != nil {
-			return err
-		}
-	}
-	return tx.DeleteIdentity(id.Name)
 }

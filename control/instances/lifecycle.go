@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/instance"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -321,7 +322,7 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 		if err := s.FailQueuedJobs(ctx, tx, comp, &out); err != nil {
 			return err
 		}
-		if err := service.DeleteSystemIdentity(tx, comp); err != nil {
+		if err := access.DeleteSystemIdentity(tx, comp); err != nil {
 			return err
 		}
 		if err := s.Live().Delete(tx, comp.Workspace, comp.Name); err != nil {

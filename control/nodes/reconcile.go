@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -75,7 +76,7 @@ func (ctl *Loop) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		if len(nodes) > 0 {
 			return nil // the autoscaler releases them; running jobs finish first
 		}
-		if err := service.DeleteSystemIdentity(tx, c); err != nil {
+		if err := access.DeleteSystemIdentity(tx, c); err != nil {
 			return err
 		}
 		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
