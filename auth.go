@@ -122,3 +122,22 @@ func RequireAdmin(ctx context.Context, what string) error {
 	}
 	return nil
 }
+
+// ActingPrincipalID is the ID of the principal a request acts for: its
+// caller, or the submitter a workload acts on behalf of.
+func ActingPrincipalID(ctx context.Context) string {
+	p := PrincipalFrom(ctx)
+	switch {
+	case p == nil:
+		return ""
+	case p.OnBehalfOf != "":
+		// A job submitted by a workload acts for the original submitter.
+		return p.OnBehalfOf
+	}
+	return p.ID
+}
+
+// NodePrincipal is the principal of a request made with a node credential.
+func NodePrincipal(n *Node) *Principal {
+	return &Principal{ID: "node:" + n.ID, Name: "node " + n.ID, Kind: PrincipalNode}
+}

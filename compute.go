@@ -2,7 +2,9 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -289,4 +291,31 @@ func (f *TierFallback) Duration() time.Duration {
 	}
 	d, _ := time.ParseDuration(f.After)
 	return d
+}
+
+// ComputeKey identifies a cluster across workspaces for the scheduler.
+func ComputeKey(workspace, compute string) string {
+	return strings.ToLower(workspace) + "/" + strings.ToLower(compute)
+}
+
+// Subscription and resource group used in resource IDs; Shoal has neither,
+// but Azure tooling parses IDs of this shape.
+const (
+	Subscription  = "00000000-0000-0000-0000-000000000000"
+	ResourceGroup = "shoal"
+)
+
+// ComputeResourceID returns the Azure-shaped resource ID of a compute.
+func ComputeResourceID(workspace, name string) string {
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/computes/%s",
+		Subscription, ResourceGroup, workspace, name)
+}
+
+// AppendComputeEvent records an event on a compute in tx, as the
+// principal of ctx.
+func AppendComputeEvent(ctx context.Context, tx Tx, c *Compute, kind, reason string) error {
+	return tx.AppendEvent(&Event{
+		Time: tx.Now(), Workspace: c.Workspace, ResourceType: ResourceCompute,
+		ResourceName: c.Name, Kind: kind, Actor: ActorName(ctx), Reason: reason,
+	})
 }

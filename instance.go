@@ -1,6 +1,10 @@
 package shoal
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Compute instance states: Azure's ComputeInstanceState values.
 const (
@@ -197,4 +201,10 @@ type InstanceAppReport struct {
 	// then also requires the listening process to be that account's (an
 	// environment mark alone can be copied by anyone's process).
 	UID *int `json:"uid,omitempty"`
+}
+
+// InstanceNodeID is the ID of an instance's own node. It is stable, so
+// the node's work dir — the instance's home — survives stop and start.
+func InstanceNodeID(c *Compute, loc *Location) string {
+	return fmt.Sprintf("ci-%s-%s", strings.ToLower(loc.Name), strings.ToLower(c.Name))
 }

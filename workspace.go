@@ -50,3 +50,25 @@ type WorkspaceService interface {
 func WorkspaceNotFound(name string) error {
 	return Errorf(ENOTFOUND, "workspace %q not found", strings.TrimSpace(name))
 }
+
+// WorkspaceForWrite returns the workspace, creating it when it does not
+// exist yet. Azure users name their workspace on every command
+// (`--workspace-name`), so the first write to a new name creates it rather
+// than failing; reads of an unknown workspace still get ENOTFOUND.
+func WorkspaceForWrite(tx Tx, name, defaultLocation string) (*Workspace, bool, error) {
+	ws, err := tx.GetWorkspace(name)
+	if err == nil {
+		return ws, false, nil
+	}
+	if ErrorCode(err) != ENOTFOUND {
+		return nil, false, err
+	}
+	if err := ValidateWorkspaceName(name); err != nil {
+		return nil, false, err
+	}
+	ws = &Workspace{Name: name, Location: defaultLocation, CreatedOn: tx.Now()}
+	if err := tx.InsertWorkspace(ws); err != nil {
+		return nil, false, err
+	}
+	return ws, true, nil
+}

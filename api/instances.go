@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/computes"
 )
 
 // instanceRoutes are the routes of compute instances: operations, idle
@@ -76,8 +76,8 @@ func (s *Server) handlePostponeShutdown(w http.ResponseWriter, r *http.Request) 
 		}
 		// Bounded before multiplying: a huge count would wrap to a short
 		// (or negative) duration instead of being refused.
-		if m > int(service.MaxPostpone/time.Minute) {
-			s.writeError(w, r, shoal.FieldErrorf("minutes", "a shutdown can be postponed by at most %d minutes (7 days)", int(service.MaxPostpone/time.Minute)))
+		if m > int(computes.MaxPostpone/time.Minute) {
+			s.writeError(w, r, shoal.FieldErrorf("minutes", "a shutdown can be postponed by at most %d minutes (7 days)", int(computes.MaxPostpone/time.Minute)))
 			return
 		}
 		d = time.Duration(m) * time.Minute

@@ -21,6 +21,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/clientconfig"
+	"github.com/shoal-ml/shoal/computes"
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/filestore"
@@ -199,7 +200,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	opts.Logger.Info("store opened", "store", where)
 	// Files live beside SQLite on this server's disk; with PostgreSQL in
 	// the database, where every server sharing it finds them.
-	var files service.Files
+	var files shoal.Files
 	var disk *filestore.Store
 	if pg, ok := store.(*postgres.DB); ok {
 		files = pg.Files()
@@ -311,7 +312,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	m.svc = service.New(service.Config{
 		SecretsKey:     secretsKey,
-		InstancePolicy: service.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
+		InstancePolicy: computes.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
 		Providers: providers, ServerURL: serverURL, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,

@@ -220,7 +220,7 @@ func (h Handlers) Usages(w http.ResponseWriter, r *http.Request) {
 	sub := "/subscriptions/" + r.PathValue("sub") + "/"
 	out := make([]map[string]any, len(usages))
 	for i, u := range usages {
-		out[i] = map[string]any{"id": strings.Replace(u.ID, "/subscriptions/"+service.Subscription+"/", sub, 1), "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
+		out[i] = map[string]any{"id": strings.Replace(u.ID, "/subscriptions/"+shoal.Subscription+"/", sub, 1), "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
 			"currentValue": u.CurrentValue, "limit": u.Limit, "name": map[string]string{"value": u.Name.Value, "localizedValue": u.Name.LocalizedValue}}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"value": out})

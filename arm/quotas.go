@@ -17,7 +17,7 @@ const quotaType = "Microsoft.MachineLearningServices/workspaces/quotas"
 // quotaID is the resource ID of a workspace's quota of a family.
 func quotaID(sub, rg, ws, family string) string {
 	if rg == "" {
-		rg = service.ResourceGroup
+		rg = shoal.ResourceGroup
 	}
 	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/quotas/%s", sub, rg, ws, family)
 }

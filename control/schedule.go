@@ -70,7 +70,7 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 	}
 	refs := map[string]shoal.QueuedJobRef{}
 	for _, j := range st.Queued {
-		key := service.ComputeKey(j.Workspace, j.ComputeKey)
+		key := shoal.ComputeKey(j.Workspace, j.ComputeKey)
 		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == shoal.ProvisioningDeleting {
 			continue // it can never run: ReconcileComputes fails it
 		}
@@ -105,7 +105,7 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 				if ok {
 					wake = append(wake, p.NodeIDs...)
 					ref := refs[p.JobID]
-					st.Demand[service.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
+					st.Demand[shoal.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
 				}
 			}
 			for _, id := range changed {

@@ -23,7 +23,7 @@ const chunkSize = 1 << 20
 // fileTimeout bounds one chunk's read or write.
 const fileTimeout = time.Minute
 
-// Files keeps artifacts, logs and outputs in the database (service.Files),
+// Files keeps artifacts, logs and outputs in the database (shoal.Files),
 // so that every server sharing it serves every file.
 type Files struct{ db *sql.DB }
 

@@ -12,11 +12,6 @@ import (
 	"github.com/shoal-ml/shoal/access"
 )
 
-// nodePrincipal is the principal of a request made with a node credential.
-func nodePrincipal(n *shoal.Node) *shoal.Principal {
-	return &shoal.Principal{ID: "node:" + n.ID, Name: "node " + n.ID, Kind: shoal.PrincipalNode}
-}
-
 // JoinNode exchanges a node's single-use join token for its node
 // credential. The token must belong to that node and be unexpired.
 func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.JoinRequest) (*shoal.JoinResponse, error) {
@@ -54,7 +49,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
-		return AppendComputeEvent(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
+		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
 	})
 	if err != nil {
 		return nil, err
@@ -103,7 +98,7 @@ func (s *Services) AuthenticateNode(ctx context.Context, credential string) (str
 // should exit; when there is nothing to do it waits up to wait for news.
 func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
 	if req.Leaving != "" {
-		if err := s.nodeLeaving(ctx, nodeID, req.Leaving); err != nil {
+		if err := s.NodeLeaving(ctx, nodeID, req.Leaving); err != nil {
 			return nil, err
 		}
 		wait = 0
@@ -136,7 +131,7 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 // syncOnce computes the answer to a sync; renew renews the lease.
 func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
 	if renew && req.Instance != nil {
-		s.recordInstanceReport(ctx, nodeID, req.Instance)
+		s.RecordInstanceReport(ctx, nodeID, req.Instance)
 	}
 	resp := &shoal.AgentSyncResponse{}
 	writeBeat := false
@@ -232,7 +227,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			resp.Exit = true
 		}
 		if n.Role == shoal.NodeRoleInstance && !resp.Exit {
-			t, err := s.instanceTask(tx, n)
+			t, err := s.InstanceTask(tx, n)
 			if err != nil {
 				return err
 			}
@@ -243,7 +238,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			// learns them once, on its first sync.
 			c, err := tx.GetCompute(n.Workspace, n.Compute)
 			if err == nil {
-				resp.SSH = s.nodeSSH(c)
+				resp.SSH = s.NodeSSH(c)
 			} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
 				return err // the agent asks again (First) on its next sync
 			}
@@ -274,7 +269,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		}
 	}
 	if sshPortChanged && !resp.Exit {
-		if err := s.recordNodeSSHPort(ctx, nodeID, req.SSHPort); err != nil {
+		if err := s.RecordNodeSSHPort(ctx, nodeID, req.SSHPort); err != nil {
 			// Written again on the next sync; the heartbeat goes on.
 			s.log.Warn("recording a node's SSH port failed", slog.String("node", nodeID), slog.Any("err", err))
 		}
@@ -382,7 +377,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
 			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
 		}
-		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
+		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
 		before := markOf(j)
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
@@ -443,12 +438,12 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	}); err != nil {
 		return err
 	}
-	return s.writeCappedLog(l, logFile{
-		workspace: a.Workspace,
-		write: func(off int64, data []byte) error {
+	return s.WriteCappedLog(l, shoal.LogFile{
+		Workspace: a.Workspace,
+		Write: func(off int64, data []byte) error {
 			return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, off, data)
 		},
-		open: func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenLog(a.Workspace, a.JobName, a.Number, rank) },
+		Open: func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenLog(a.Workspace, a.JobName, a.Number, rank) },
 	}, offset, data)
 }
 

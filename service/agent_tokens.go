@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/computes"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -65,7 +66,7 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 	}
 	var claims workload.Claims
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := instanceNode(tx, nodeID)
+		n, err := computes.InstanceNode(tx, nodeID)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/computes"
 	"github.com/shoal-ml/shoal/jobrun"
 )
 
@@ -37,7 +38,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 		if err != nil {
 			return nil, err
 		}
-		if err := markPreempted(ctx, tx, c, n, "taken back by its provider: its agent ended rank "+strconv.Itoa(rs.Rank)+" of job "+j.Name+" as preempted"); err != nil {
+		if err := computes.MarkPreempted(ctx, tx, c, n, "taken back by its provider: its agent ended rank "+strconv.Itoa(rs.Rank)+" of job "+j.Name+" as preempted"); err != nil {
 			return nil, err
 		}
 	}

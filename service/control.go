@@ -2,7 +2,6 @@ package service
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/live"
@@ -51,21 +50,3 @@ func (s *Services) BudgetBlocks() (BudgetBlocks, bool) { return s.budgets.get() 
 // SetBudgetBlocks records the blocking budgets a budget pass found
 // reached, which placement (a report's hand-on included) reads.
 func (s *Services) SetBudgetBlocks(b BudgetBlocks) { s.budgets.set(b) }
-
-// RememberIdle keeps an instance's idle bookkeeping in memory between
-// writes.
-func (s *Services) RememberIdle(key string, st shoal.InstanceStatus) {
-	s.instances.rememberIdle(key, st)
-}
-
-// OverlayIdle puts the idle bookkeeping kept in memory on comp.
-func (s *Services) OverlayIdle(comp *shoal.Compute) { s.instances.overlayIdle(comp) }
-
-// IdleWriteDue reports whether an instance's idle bookkeeping alone is due
-// to be written at now.
-func (s *Services) IdleWriteDue(key string, now time.Time) bool {
-	return s.instances.idleWriteDue(key, now)
-}
-
-// IdleWritten notes that an instance's idle bookkeeping was written at now.
-func (s *Services) IdleWritten(key string, now time.Time) { s.instances.idleWritten(key, now) }

@@ -43,7 +43,7 @@ func (s *Services) RecordGPUSample(ctx context.Context, nodeID, attemptID string
 		if err != nil {
 			return err
 		}
-		ctx := shoal.WithPrincipal(ctx, nodePrincipal(n))
+		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
 		return AppendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
 			fmt.Sprintf("attempt %d, rank %d on %s: %s", a.Number, rank, n.ID, strings.Join(parts, ", ")))
 	})

@@ -2,7 +2,6 @@ package service
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -54,7 +53,7 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 	hasNode := map[string]bool{}
 	for _, n := range nodes {
 		if n.Role == shoal.NodeRoleInstance {
-			hasNode[ComputeKey(n.Workspace, n.Compute)] = true
+			hasNode[shoal.ComputeKey(n.Workspace, n.Compute)] = true
 		}
 	}
 	var out []*shoal.Compute
@@ -65,7 +64,7 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 		}
 		for _, c := range list {
 			l, err := s.catalog.Location(c.Location)
-			if err != nil || l.Name != loc.Name || hasNode[ComputeKey(c.Workspace, c.Name)] {
+			if err != nil || l.Name != loc.Name || hasNode[shoal.ComputeKey(c.Workspace, c.Name)] {
 				continue
 			}
 			if instanceHoldsQuotaStopped(c) {
@@ -101,10 +100,4 @@ func (s *Services) CheckInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
 		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: total dedicated quota in %s would be %d/%d vCPUs; delete another instance, scale a cluster down or raise the quota (a stopped instance keeps its quota unless release_quota_on_stop)", c.Name, loc.Name, used.Dedicated+need, lim)
 	}
 	return s.checkWorkspaceQuota(tx, c.Workspace, size.Family, need, fmt.Sprintf("cannot start compute instance %q", c.Name))
-}
-
-// InstanceNodeID is the ID of an instance's own node. It is stable, so
-// the node's work dir — the instance's home — survives stop and start.
-func InstanceNodeID(c *shoal.Compute, loc *shoal.Location) string {
-	return fmt.Sprintf("ci-%s-%s", strings.ToLower(loc.Name), strings.ToLower(c.Name))
 }

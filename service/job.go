@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/jobrun"
@@ -78,7 +77,7 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		j := &shoal.Job{
 			JobSpec: *spec, Workspace: c.Workspace, Status: shoal.JobQueued,
 			StatusReason: "queued: waiting for the scheduler",
-			CreatedBy:    shoal.ActorName(ctx), CreatedByPrincipal: principalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
+			CreatedBy:    shoal.ActorName(ctx), CreatedByPrincipal: shoal.ActingPrincipalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
 		}
 		if err := tx.InsertJob(j); err != nil {
 			return err
@@ -267,7 +266,7 @@ func (s *Services) jobView(j *shoal.Job) *shoal.Job {
 		}
 	}
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
-		Subscription, ResourceGroup, j.Workspace, j.Name)
+		shoal.Subscription, shoal.ResourceGroup, j.Workspace, j.Name)
 	return &out
 }
 
@@ -290,21 +289,4 @@ func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (o
 		return err
 	})
 	return out, err
-}
-
-// ComputeKey identifies a cluster across workspaces for the scheduler.
-func ComputeKey(workspace, compute string) string {
-	return strings.ToLower(workspace) + "/" + strings.ToLower(compute)
-}
-
-func principalID(ctx context.Context) string {
-	p := shoal.PrincipalFrom(ctx)
-	switch {
-	case p == nil:
-		return ""
-	case p.OnBehalfOf != "":
-		// A job submitted by a workload acts for the original submitter.
-		return p.OnBehalfOf
-	}
-	return p.ID
 }

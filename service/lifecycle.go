@@ -27,7 +27,7 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	}
 	c := &shoal.Compute{Workspace: n.Workspace}
 	c.Name = n.Compute
-	if err := AppendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
+	if err := shoal.AppendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
 		return nil, err
 	}
 	if attemptID == "" {
@@ -55,22 +55,4 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	}
 	outcomes.note(before, j)
 	return wake, nil
-}
-
-// ProviderFor returns the provider of a location, or nil.
-func (s *Services) ProviderFor(location string) shoal.Provider {
-	loc, err := s.catalog.Location(location)
-	if err != nil {
-		return nil
-	}
-	return s.Provider(loc)
-}
-
-// Provider returns a location's provider: its own (an ssh pool is one
-// location's), else the one its provider name names (local), or nil.
-func (s *Services) Provider(loc *shoal.Location) shoal.Provider {
-	if p, ok := s.cfg.Providers[loc.Name]; ok {
-		return p
-	}
-	return s.cfg.Providers[loc.Provider]
 }

@@ -30,7 +30,7 @@ func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error
 		}
 		queued, demand := map[string]int{}, map[string]int{}
 		for _, r := range refs {
-			k := ComputeKey(r.Workspace, r.ComputeKey)
+			k := shoal.ComputeKey(r.Workspace, r.ComputeKey)
 			queued[k]++
 			demand[k] += r.InstanceCount
 		}

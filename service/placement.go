@@ -31,7 +31,7 @@ func QueueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
 	if demoted {
 		prio = budgetBlockedPriority
 	}
-	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: ComputeKey(ref.Workspace, ref.ComputeKey),
+	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: shoal.ComputeKey(ref.Workspace, ref.ComputeKey),
 		Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount}
 }
 
@@ -119,7 +119,7 @@ func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool
 	if demoted, err := s.budgets.demoted(tx, j); err != nil || demoted {
 		return false, err
 	}
-	key := ComputeKey(n.Workspace, n.Compute)
+	key := shoal.ComputeKey(n.Workspace, n.Compute)
 	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n)}
 	if n.IdleSince != nil {
 		sn.IdleSince = *n.IdleSince

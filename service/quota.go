@@ -38,7 +38,7 @@ func (s *Services) ListUsages(ctx context.Context, location string) ([]Usage, er
 		return nil, err
 	}
 	q := loc.Quota
-	base := fmt.Sprintf("/subscriptions/%s/providers/Microsoft.MachineLearningServices/locations/%s/usages/", Subscription, loc.Name)
+	base := fmt.Sprintf("/subscriptions/%s/providers/Microsoft.MachineLearningServices/locations/%s/usages/", shoal.Subscription, loc.Name)
 	line := func(kind, value, localized string, current, limit int) Usage {
 		return Usage{
 			ID: base + value, AmlWorkspaceLocation: loc.Name,

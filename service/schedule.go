@@ -64,7 +64,7 @@ func ReadState(tx shoal.Tx) (*State, error) {
 	st.Queued, err = tx.ListQueuedJobRefs()
 	st.Demand = map[string]int{}
 	for _, j := range st.Queued {
-		st.Demand[ComputeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
+		st.Demand[shoal.ComputeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
 	}
 	return st, err
 }
@@ -91,7 +91,7 @@ func ReadNodes(tx shoal.Tx) (*State, error) {
 			return nil, err
 		}
 		for _, c := range computes {
-			st.Clusters[ComputeKey(c.Workspace, c.Name)] = &ClusterInfo{Compute: c}
+			st.Clusters[shoal.ComputeKey(c.Workspace, c.Name)] = &ClusterInfo{Compute: c}
 		}
 	}
 	nodes, err := tx.ListNodes(shoal.NodeFilter{})
@@ -103,13 +103,13 @@ func ReadNodes(tx shoal.Tx) (*State, error) {
 		st.Nodes[n.ID] = n
 		if n.Role == shoal.NodeRoleInstance {
 			// An instance's own node holds quota outside any cluster.
-			withNode[ComputeKey(n.Workspace, n.Compute)] = true
+			withNode[shoal.ComputeKey(n.Workspace, n.Compute)] = true
 			if n.Holds() {
 				st.Reserved = append(st.Reserved, autoscaler.Reservation{Location: n.Location, Workspace: n.Workspace, Family: n.Family, LowPriority: n.LowPriority, VCPUs: n.VCPUs})
 			}
 			continue
 		}
-		if ci := st.Clusters[ComputeKey(n.Workspace, n.Compute)]; ci != nil {
+		if ci := st.Clusters[shoal.ComputeKey(n.Workspace, n.Compute)]; ci != nil {
 			ci.Nodes = append(ci.Nodes, n)
 		}
 	}

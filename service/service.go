@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/computes"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/workload"
@@ -27,7 +28,7 @@ type Config struct {
 	// react to (for example a new compute to provision). It must not block.
 	Notify func()
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
-	Files Files
+	Files shoal.Files
 	// Providers by provider name ("local"), or by location name for a
 	// provider that serves one location (an ssh pool); a location's nodes
 	// come from its provider.
@@ -57,7 +58,7 @@ type Config struct {
 	// neither sign nor read sealed keys, and says so.
 	SecretsKey *sealing.Key
 	// InstancePolicy is imposed on compute instances.
-	InstancePolicy InstancePolicy
+	InstancePolicy computes.InstancePolicy
 	// IdleMinute is how long one minute of an instance's idle time lasts:
 	// one minute, unless shortened to rehearse idle shutdown.
 	IdleMinute time.Duration
@@ -73,11 +74,18 @@ type Config struct {
 	Clock shoal.Clock
 }
 
+// The embedded services' field names (two types named Service).
+type (
+	accessService   = access.Service
+	computesService = computes.Service
+)
+
 // Services bundles the domain services over one store.
 type Services struct {
-	// Service answers users, tokens, roles, identities, the audit log and
-	// every authorization decision; its methods are the services' own.
-	*access.Service
+	// The request services per resource, embedded so that their methods
+	// are the services' own (what api/, arm/ and studio/ call).
+	*accessService
+	*computesService
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     shoal.Store
@@ -89,8 +97,6 @@ type Services struct {
 	beats     *heartbeatBatch
 	reasons   *waitReasons
 	credCache credCache
-	// instances keeps the leader's idle bookkeeping between writes.
-	instances *instanceHub
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
 	reservations storageReservations
@@ -136,16 +142,22 @@ func New(cfg Config) *Services {
 		cfg.Clock = shoal.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
-	s := &Services{Service: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), instances: newInstanceHub(), budgets: &budgetGate{}}
+	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), budgets: &budgetGate{}}
 	// The store itself, not the auditing one: a report or a proxied
 	// request is no change of the user's to audit.
-	s.live = live.NewInstances(live.Config{Store: cfg.Store, WriteEvery: min(cfg.IdleMinute/4, idleWriteEvery)})
+	s.live = live.NewInstances(live.Config{Store: cfg.Store, WriteEvery: min(cfg.IdleMinute/4, computes.IdleWriteEvery)})
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.notify == nil {
 		s.notify = func() {}
 	}
+	s.computesService = computes.New(computes.Config{
+		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.wake,
+		Files: cfg.Files, Providers: cfg.Providers, Live: s.live, Access: s.accessService, Quota: s, Logs: s,
+		Random: cfg.Random, InstancePolicy: cfg.InstancePolicy, IdleMinute: cfg.IdleMinute,
+		ServerURL: cfg.ServerURL, PublicURL: cfg.PublicURL, AppsURL: cfg.AppsURL, Clock: cfg.Clock,
+	})
 	return s
 }
 
@@ -158,7 +170,7 @@ func (s *Services) Now() time.Time { return s.cfg.Clock.Now() }
 func (s *Services) Catalog() *shoal.Catalog { return s.catalog }
 
 // Files returns the file store.
-func (s *Services) Files() Files { return s.cfg.Files }
+func (s *Services) Files() shoal.Files { return s.cfg.Files }
 
 var (
 	_ shoal.ComputeService   = (*Services)(nil)

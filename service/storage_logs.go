@@ -7,15 +7,7 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// logFile is one stored log (a rank's, an instance's setup log), as
-// the log writers below see it.
-type logFile struct {
-	workspace string
-	write     func(offset int64, data []byte) error
-	open      func() (io.ReadSeekCloser, error)
-}
-
-// writeCappedLog writes data at offset of a log within the workspace's
+// WriteCappedLog writes data at offset of a log within the workspace's
 // log cap (limits.LogCap, a fixed offset: the cap marker goes there)
 // and its storage quota, which logs count towards like artifacts and
 // outputs: many jobs × ranks × attempts would otherwise fill the disk,
@@ -24,20 +16,20 @@ type logFile struct {
 // runs on (an agent's log uploads never fail a job), and while that
 // marker ends the log later chunks are dropped. The marker's own bytes
 // pass the quota, once per log.
-func (s *Services) writeCappedLog(l shoal.WorkspaceLimits, f logFile, offset int64, data []byte) error {
+func (s *Services) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offset int64, data []byte) error {
 	limit := l.LogCap()
 	keep, cut := capLogWrite(limit, offset, data)
 	if len(keep) > 0 {
 		quota := l.StorageQuota()
-		g, _, err := s.reserve(f.workspace, quota, int64(len(keep)))
+		g, _, err := s.reserve(f.Workspace, quota, int64(len(keep)))
 		if err != nil {
 			return err
 		}
-		defer s.release(f.workspace, g)
+		defer s.release(f.Workspace, g)
 		if g < int64(len(keep)) {
 			return s.cutLogAtQuota(f, quota, offset, keep[:g])
 		}
-		if err := f.write(offset, keep); err != nil {
+		if err := f.Write(offset, keep); err != nil {
 			return err
 		}
 	}
@@ -48,7 +40,7 @@ func (s *Services) writeCappedLog(l shoal.WorkspaceLimits, f logFile, offset int
 		} else if end > 0 && tail == marker {
 			return nil // cut at the quota before it reached its cap
 		}
-		return f.write(limit, []byte(shoal.LogCutMarker(limit)))
+		return f.Write(limit, []byte(shoal.LogCutMarker(limit)))
 	}
 	return nil
 }
@@ -57,7 +49,7 @@ func (s *Services) writeCappedLog(l shoal.WorkspaceLimits, f logFile, offset int
 // the log with the quota's marker, unless the marker ends it already (a
 // retry, a later chunk). The marker goes after every byte stored, so a
 // retried chunk the log already holds is not overwritten by it.
-func (s *Services) cutLogAtQuota(f logFile, quota, offset int64, fit []byte) error {
+func (s *Services) cutLogAtQuota(f shoal.LogFile, quota, offset int64, fit []byte) error {
 	marker := shoal.LogQuotaMarker(quota)
 	end, tail, err := logTail(f, len(marker))
 	if err != nil {
@@ -67,17 +59,17 @@ func (s *Services) cutLogAtQuota(f logFile, quota, offset int64, fit []byte) err
 		return nil
 	}
 	if len(fit) > 0 {
-		if err := f.write(offset, fit); err != nil {
+		if err := f.Write(offset, fit); err != nil {
 			return err
 		}
 	}
-	return f.write(max(end, offset+int64(len(fit))), []byte(marker))
+	return f.Write(max(end, offset+int64(len(fit))), []byte(marker))
 }
 
 // logTail returns a log's size and its last n bytes (fewer when
 // shorter); a log not yet written is empty.
-func logTail(f logFile, n int) (int64, string, error) {
-	r, err := f.open()
+func logTail(f shoal.LogFile, n int) (int64, string, error) {
+	r, err := f.Open()
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 		return 0, "", nil
 	} else if err != nil {

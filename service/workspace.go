@@ -100,28 +100,6 @@ func (s *Services) EnsureDefaultWorkspace(ctx context.Context) error {
 	return err
 }
 
-// workspaceForWrite returns the workspace, creating it when it does not
-// exist yet. Azure users name their workspace on every command
-// (`--workspace-name`), so the first write to a new name creates it rather
-// than failing; reads of an unknown workspace still get ENOTFOUND.
-func workspaceForWrite(tx shoal.Tx, name, defaultLocation string) (*shoal.Workspace, bool, error) {
-	ws, err := tx.GetWorkspace(name)
-	if err == nil {
-		return ws, false, nil
-	}
-	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
-		return nil, false, err
-	}
-	if err := shoal.ValidateWorkspaceName(name); err != nil {
-		return nil, false, err
-	}
-	ws = &shoal.Workspace{Name: name, Location: defaultLocation, CreatedOn: tx.Now()}
-	if err := tx.InsertWorkspace(ws); err != nil {
-		return nil, false, err
-	}
-	return ws, true, nil
-}
-
 // BootstrapAdmin creates the default workspace and, on the first start
 // only, an admin API token. It returns the new token, or "" when one was
 // made before (the token itself is never stored, only its hash).

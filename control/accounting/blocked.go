@@ -52,7 +52,7 @@ func BlockedUserJobs(ctx context.Context, s BudgetReader) (map[string]BlockedJob
 			if out == nil {
 				out = map[string]BlockedJob{}
 			}
-			out[j.Workspace+"/"+j.Name] = BlockedJob{Cluster: service.ComputeKey(j.Workspace, j.Compute), Nodes: j.InstanceCount(), Reason: r}
+			out[j.Workspace+"/"+j.Name] = BlockedJob{Cluster: shoal.ComputeKey(j.Workspace, j.Compute), Nodes: j.InstanceCount(), Reason: r}
 		}
 	}
 	return out, nil

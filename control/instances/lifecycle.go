@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/computes"
 	"github.com/shoal-ml/shoal/instance"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -81,9 +82,9 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 		// Keep what show needs after a server restart.
 		out.Status.SSHPort, out.Status.HostKeyFingerprint, out.Status.Apps = r.SSHPort, r.HostKeyFingerprint, r.Apps
 	}
-	key := service.ComputeKey(in.Compute.Workspace, in.Compute.Name)
-	changed := !service.JSONEqual(service.WithoutIdle(out.Status), service.WithoutIdle(*in.Compute.Instance))
-	idleChanged := !service.JSONEqual(service.IdlePart(out.Status), service.IdlePart(*in.Compute.Instance))
+	key := shoal.ComputeKey(in.Compute.Workspace, in.Compute.Name)
+	changed := !computes.JSONEqual(computes.WithoutIdle(out.Status), computes.WithoutIdle(*in.Compute.Instance))
+	idleChanged := !computes.JSONEqual(computes.IdlePart(out.Status), computes.IdlePart(*in.Compute.Instance))
 	if !changed && len(out.Events) == 0 && idleChanged && !c.idleWriteDue(key, now) {
 		// The idle clock moves on every pass while the instance is used:
 		// keep it in memory and write it now and then.
@@ -101,7 +102,7 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 				return err
 			}
 			stored := *cur.Instance
-			if !service.JSONEqual(service.WithoutIdle(stored), service.WithoutIdle(*in.Compute.Instance)) || cur.ProvisioningState != in.Compute.ProvisioningState {
+			if !computes.JSONEqual(computes.WithoutIdle(stored), computes.WithoutIdle(*in.Compute.Instance)) || cur.ProvisioningState != in.Compute.ProvisioningState {
 				// A user's operation came in meanwhile: decide again on
 				// the next pass, from what is stored now.
 				stale = true
@@ -109,12 +110,12 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 			}
 			st := out.Status
 			cur.Instance = &st
-			if err := service.SaveInstance(tx, cur); err != nil {
+			if err := computes.SaveInstance(tx, cur); err != nil {
 				return err
 			}
 			c.idleWritten(key, now)
 			for _, e := range out.Events {
-				if err := service.AppendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
+				if err := shoal.AppendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
 					return err
 				}
 			}
@@ -183,7 +184,7 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 			failure = shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", cur.Size)
 			return c.failInstanceStart(ctx, tx, cur, failure)
 		}
-		id := service.InstanceNodeID(cur, loc)
+		id := shoal.InstanceNodeID(cur, loc)
 		if _, err := tx.GetNode(id); err == nil {
 			return nil // being released still; the next pass provisions
 		}
@@ -208,7 +209,7 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 		if err := tx.InsertNode(node); err != nil {
 			return err
 		}
-		return service.AppendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
+		return shoal.AppendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
 	})
 	if err != nil || node == nil || failure != nil {
 		return err
@@ -245,10 +246,10 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 func (c *Loop) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
 	op := cur.Instance.PendingOperation
 	instance.FailStart(cur.Instance, tx.Now(), shoal.ErrorMessage(cause))
-	if err := service.SaveInstance(tx, cur); err != nil {
+	if err := computes.SaveInstance(tx, cur); err != nil {
 		return err
 	}
-	return service.AppendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, shoal.ErrorMessage(cause), cur.Instance.State))
+	return shoal.AppendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, shoal.ErrorMessage(cause), cur.Instance.State))
 }
 
 // releaseInstanceNodes releases an instance's node and job slots. Jobs
@@ -306,7 +307,7 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 	loc, err := s.Catalog().Location(comp.Location)
 	if err == nil {
 		if pg, ok := s.Provider(loc).(shoal.Purger); ok {
-			if err := pg.Purge(ctx, &shoal.Node{ID: service.InstanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
+			if err := pg.Purge(ctx, &shoal.Node{ID: shoal.InstanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
 				return fmt.Errorf("removing the instance's home: %w", err)
 			}
 		}
@@ -334,7 +335,7 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 			}
 			return err
 		}
-		return service.AppendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
+		return shoal.AppendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
 	})
 	if err == nil {
 		s.Report(&out)

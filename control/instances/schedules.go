@@ -5,7 +5,6 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/instance/schedule"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // compiledSchedules is an instance's schedules compiled, with the spec
@@ -21,7 +20,7 @@ func (c *Loop) compiledSchedules(comp *shoal.Compute) []*schedule.Schedule {
 	if comp.Schedules == nil || len(comp.Schedules.ComputeStartStop) == 0 {
 		return nil
 	}
-	key := service.ComputeKey(comp.Workspace, comp.Name)
+	key := shoal.ComputeKey(comp.Workspace, comp.Name)
 	spec := jsonKey(comp.Schedules)
 	c.mu.Lock()
 	defer c.mu.Unlock()

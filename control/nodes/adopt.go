@@ -175,7 +175,7 @@ func (c *Loop) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) 
 		node = cur
 		c := &shoal.Compute{Workspace: cur.Workspace}
 		c.Name = cur.Compute
-		return service.AppendComputeEvent(sys, tx, c, "node_revived",
+		return shoal.AppendComputeEvent(sys, tx, c, "node_revived",
 			fmt.Sprintf("node %s: its agent had exited while the server was away; a new agent on the same work dir takes over%s", cur.ID, revivedWork(cur)))
 	})
 	if err != nil {

@@ -161,7 +161,7 @@ func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
 			case shoal.NodeRoleInstance:
 				freed = "the instance keeps its quota while stopped unless release_quota_on_stop"
 			}
-			return service.AppendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
+			return shoal.AppendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
 		})
 		if err != nil {
 			c.s.Logger().Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))

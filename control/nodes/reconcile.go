@@ -61,7 +61,7 @@ func (ctl *Loop) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		if err := tx.UpdateCompute(c); err != nil {
 			return err
 		}
-		return service.AppendComputeEvent(ctx, tx, c, kind, reason)
+		return shoal.AppendComputeEvent(ctx, tx, c, kind, reason)
 	case shoal.ProvisioningDeleting:
 		if c.IsInstance() {
 			return nil // the instance lifecycle removes it, with its home
@@ -82,7 +82,7 @@ func (ctl *Loop) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
 			return err
 		}
-		return service.AppendComputeEvent(ctx, tx, c, shoal.EventDeleted, "deleted: no nodes left; quota released")
+		return shoal.AppendComputeEvent(ctx, tx, c, shoal.EventDeleted, "deleted: no nodes left; quota released")
 	}
 	return nil
 }

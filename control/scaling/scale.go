@@ -182,7 +182,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			}
 			todo = append(todo, pending{n, token})
 		}
-		return service.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason)
+		return shoal.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason)
 	})
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 			wake = append(wake, id)
 			comp := &shoal.Compute{Workspace: n.Workspace}
 			comp.Name = n.Compute
-			if err := service.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason); err != nil {
+			if err := shoal.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason); err != nil {
 				return err
 			}
 		}
@@ -307,7 +307,7 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 		if err != nil {
 			return err
 		}
-		return service.AppendComputeEvent(ctx, tx, comp, kind, d.Reason)
+		return shoal.AppendComputeEvent(ctx, tx, comp, kind, d.Reason)
 	})
 }
 

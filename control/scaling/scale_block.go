@@ -1,7 +1,5 @@
 package scaling
 
-import ()
-
 // Block returns why the last autoscaler pass could not grow the
 // cluster key, or the zero Block: the next placement pass explains the
 // cluster's waiting jobs by it.

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 )
 
 // ListNodes returns the nodes of a compute, as `list-nodes` shows them.
-func (s *Services) ListNodes(ctx context.Context, workspace, compute string) (out []*shoal.Node, err error) {
+func (s *Service) ListNodes(ctx context.Context, workspace, compute string) (out []*shoal.Node, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		c, err := s.getCompute(tx, workspace, compute)
 		if err != nil {
@@ -26,7 +26,7 @@ func (s *Services) ListNodes(ctx context.Context, workspace, compute string) (ou
 // PreemptNode takes a node back as a cloud evicts low-priority capacity: its
 // work is stopped and requeued without spending the job's retry budget,
 // and the node goes away.
-func (s *Services) PreemptNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
+func (s *Service) PreemptNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
 	if err := s.PreemptNodeBecause(ctx, workspace, compute, nodeID, "preempted on request by "+shoal.ActorName(ctx)); err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (s *Services) PreemptNode(ctx context.Context, workspace, compute, nodeID s
 
 // PreemptNodeBecause evicts a node as its provider would reclaim it,
 // with reason (the simulated preemption of the control loops).
-func (s *Services) PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error {
+func (s *Service) PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error {
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		c, n, err := s.computeNode(tx, workspace, compute, nodeID)
 		if err != nil {
@@ -50,18 +50,18 @@ func (s *Services) PreemptNodeBecause(ctx context.Context, workspace, compute, n
 		if n.State == shoal.NodePreempted || n.State == shoal.NodeLeaving || n.State == shoal.NodeUnusable {
 			return shoal.Errorf(shoal.ECONFLICT, "node %s is already %s", n.ID, n.State)
 		}
-		return markPreempted(ctx, tx, c, n, reason)
+		return MarkPreempted(ctx, tx, c, n, reason)
 	})
 	if err != nil {
 		return err
 	}
-	s.nodes.wake(nodeID)
+	s.cfg.Wake(nodeID)
 	s.notify()
 	return nil
 }
 
-// markPreempted records that node n of compute c was taken back.
-func markPreempted(ctx context.Context, tx shoal.Tx, c *shoal.Compute, n *shoal.Node, reason string) error {
+// MarkPreempted records that node n of compute c was taken back.
+func MarkPreempted(ctx context.Context, tx shoal.Tx, c *shoal.Compute, n *shoal.Node, reason string) error {
 	n.State, n.StateReason, n.Draining = shoal.NodePreempted, reason, true
 	n.Version++
 	if err := tx.UpdateNode(n); err != nil {
@@ -71,15 +71,15 @@ func markPreempted(ctx context.Context, tx shoal.Tx, c *shoal.Compute, n *shoal.
 	if n.CurrentJobName != "" {
 		detail += fmt.Sprintf("; job %s will be requeued", n.CurrentJobName)
 	}
-	return AppendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
+	return shoal.AppendComputeEvent(ctx, tx, c, shoal.EventPreempted, fmt.Sprintf("node %s: %s", n.ID, detail))
 }
 
-// nodeLeaving records an agent's notice that its machine is being taken
+// NodeLeaving records an agent's notice that its machine is being taken
 // back (a Slurm pilot preempted, cancelled or at its time limit): the node
 // is preempted, as a cloud's low-priority node would be. A node already
 // leaving, preempted or lost is left as it is; a node Shoal itself is
 // releasing gets the notice because Shoal cancelled it.
-func (s *Services) nodeLeaving(ctx context.Context, nodeID, why string) error {
+func (s *Service) NodeLeaving(ctx context.Context, nodeID, why string) error {
 	changed := false
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
@@ -96,19 +96,19 @@ func (s *Services) nodeLeaving(ctx context.Context, nodeID, why string) error {
 			return err
 		}
 		changed = true
-		return markPreempted(shoal.WithPrincipal(ctx, nodePrincipal(n)), tx, c, n, "taken back by its provider: "+why)
+		return MarkPreempted(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, n, "taken back by its provider: "+why)
 	})
 	if err != nil || !changed {
 		return err
 	}
-	s.nodes.wake(nodeID)
+	s.cfg.Wake(nodeID)
 	s.notify()
 	return nil
 }
 
 // computeNode reads a compute and one of its nodes. Returns ENOTFOUND
 // (field "node") when the node is not the compute's.
-func (s *Services) computeNode(tx shoal.Tx, workspace, compute, nodeID string) (*shoal.Compute, *shoal.Node, error) {
+func (s *Service) computeNode(tx shoal.Tx, workspace, compute, nodeID string) (*shoal.Compute, *shoal.Node, error) {
 	c, err := s.getCompute(tx, workspace, compute)
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"time"
@@ -6,9 +6,9 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// idleWriteEvery bounds how often an instance's idle bookkeeping alone is
+// IdleWriteEvery bounds how often an instance's idle bookkeeping alone is
 // written.
-const idleWriteEvery = 15 * time.Second
+const IdleWriteEvery = 15 * time.Second
 
 // IdleFields are the parts of an instance's state that change on every
 // pass while it is used.

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // StartInstance starts a stopped instance. A start that quota cannot serve
 // fails at once and leaves the instance Stopped. Returns ENOTFOUND,
 // ECONFLICT (not a stopped instance), EQUOTA.
-func (s *Services) StartInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+func (s *Service) StartInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
 	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
 		if err := s.requestStart(tx, c, shoal.TriggerUser); err != nil {
 			return "", err
@@ -29,7 +29,7 @@ func (s *Services) StartInstance(ctx context.Context, workspace, name string) (*
 
 // StopInstance stops a running instance: every process of the instance
 // ends; its home is kept. Returns ENOTFOUND, ECONFLICT.
-func (s *Services) StopInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+func (s *Service) StopInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
 	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
 		if err := requestStop(tx, c, shoal.OperationStop, shoal.TriggerUser); err != nil {
 			return "", err
@@ -41,7 +41,7 @@ func (s *Services) StopInstance(ctx context.Context, workspace, name string) (*s
 // RestartInstance stops and starts an instance; it also brings back one
 // whose setup failed or whose machine was lost. Returns ENOTFOUND,
 // ECONFLICT.
-func (s *Services) RestartInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+func (s *Service) RestartInstance(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
 	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
 		st := c.Instance
 		switch st.State {
@@ -64,7 +64,7 @@ func startHint(c *shoal.Compute) string {
 }
 
 // requestStart records a start of a stopped instance triggered by trigger.
-func (s *Services) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) error {
+func (s *Service) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) error {
 	st := c.Instance
 	if st.State != shoal.InstanceStopped {
 		if st.Pending == instance.PendingStart {
@@ -73,7 +73,7 @@ func (s *Services) requestStart(tx shoal.Tx, c *shoal.Compute, trigger string) e
 		return shoal.Errorf(shoal.ECONFLICT, "compute instance %q is %s; only a stopped instance can be started", c.Name, st.State)
 	}
 	if *c.ReleaseQuotaOnStop {
-		if err := s.CheckInstanceQuota(tx, c); err != nil {
+		if err := s.cfg.Quota.CheckInstanceQuota(tx, c); err != nil {
 			return err
 		}
 	}
@@ -100,7 +100,7 @@ func requestStop(tx shoal.Tx, c *shoal.Compute, op, trigger string) error {
 }
 
 // instanceOp loads an instance, applies op and saves it with an event.
-func (s *Services) instanceOp(ctx context.Context, workspace, name string, op func(tx shoal.Tx, c *shoal.Compute) (string, error)) (*shoal.Compute, error) {
+func (s *Service) instanceOp(ctx context.Context, workspace, name string, op func(tx shoal.Tx, c *shoal.Compute) (string, error)) (*shoal.Compute, error) {
 	var out *shoal.Compute
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		c, err := s.getInstance(tx, workspace, name)
@@ -115,7 +115,7 @@ func (s *Services) instanceOp(ctx context.Context, workspace, name string, op fu
 			if err := SaveInstance(tx, c); err != nil {
 				return err
 			}
-			if err := AppendComputeEvent(ctx, tx, c, "instance_"+strings.ToLower(c.Instance.LastOperation.OperationName)+"_requested", reason+" by "+shoal.ActorName(ctx)); err != nil {
+			if err := shoal.AppendComputeEvent(ctx, tx, c, "instance_"+strings.ToLower(c.Instance.LastOperation.OperationName)+"_requested", reason+" by "+shoal.ActorName(ctx)); err != nil {
 				return err
 			}
 		}
@@ -130,7 +130,7 @@ func (s *Services) instanceOp(ctx context.Context, workspace, name string, op fu
 }
 
 // getInstance reads a compute that must be an instance.
-func (s *Services) getInstance(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
+func (s *Service) getInstance(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
 	c, err := s.getCompute(tx, workspace, name)
 	if err != nil {
 		return nil, err
@@ -153,9 +153,9 @@ func SaveInstance(tx shoal.Tx, c *shoal.Compute) error {
 // EnableInstanceSSO turns single sign-on on. Only the instance's user may:
 // not its creator, not an administrator (Azure's rule for instances
 // created on behalf of someone). Returns ENOTFOUND, EFORBIDDEN.
-func (s *Services) EnableInstanceSSO(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
+func (s *Service) EnableInstanceSSO(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
 	return s.instanceOp(ctx, workspace, name, func(tx shoal.Tx, c *shoal.Compute) (string, error) {
-		if principalID(ctx) != c.Instance.AssignedUser {
+		if shoal.ActingPrincipalID(ctx) != c.Instance.AssignedUser {
 			return "", shoal.Errorf(shoal.EFORBIDDEN, "only the instance's user (%s) may enable single sign-on on %q; its creator cannot", displayPrincipal(c.Instance.AssignedUser), c.Name)
 		}
 		if c.Instance.SSOEnabled {
@@ -175,7 +175,7 @@ const MaxPostpone = 7 * 24 * time.Hour
 // PostponeShutdown dismisses an upcoming idle shutdown: the idle clock
 // starts again and no idle shutdown happens for d. Only the instance's
 // user may. Returns ENOTFOUND, EFORBIDDEN, ECONFLICT (not running).
-func (s *Services) PostponeShutdown(ctx context.Context, workspace, name string, d time.Duration) (*shoal.Compute, error) {
+func (s *Service) PostponeShutdown(ctx context.Context, workspace, name string, d time.Duration) (*shoal.Compute, error) {
 	if d <= 0 {
 		d = DefaultPostpone
 	}
@@ -202,7 +202,7 @@ func (s *Services) PostponeShutdown(ctx context.Context, workspace, name string,
 // user?", for the API's interactive operations and the studio's page alike:
 // nil for the instance's user (a workload acting for them included),
 // EFORBIDDEN for anyone else or for a compute that is no instance.
-func (s *Services) CheckInstanceUser(ctx context.Context, c *shoal.Compute) error {
+func (s *Service) CheckInstanceUser(ctx context.Context, c *shoal.Compute) error {
 	if c == nil || c.Instance == nil {
 		return shoal.Errorf(shoal.EFORBIDDEN, "not a compute instance: it has no user")
 	}
@@ -212,8 +212,8 @@ func (s *Services) CheckInstanceUser(ctx context.Context, c *shoal.Compute) erro
 // checkInstanceUser refuses anyone but the instance's user: interactive
 // use (SSH, notebooks, applications) is theirs alone, administrators and
 // workspace Owners included.
-func (s *Services) checkInstanceUser(ctx context.Context, c *shoal.Compute) error {
-	if principalID(ctx) != c.Instance.AssignedUser {
+func (s *Service) checkInstanceUser(ctx context.Context, c *shoal.Compute) error {
+	if shoal.ActingPrincipalID(ctx) != c.Instance.AssignedUser {
 		return shoal.Errorf(shoal.EFORBIDDEN, "compute instance %q belongs to %s: only that user may use it interactively (SSH, notebooks, terminals, applications), whatever their role", c.Name, displayPrincipal(c.Instance.AssignedUser))
 	}
 	return nil

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"github.com/shoal-ml/shoal/access"
 )
 
-// instanceTask is what an instance's agent must serve, built for every
+// InstanceTask is what an instance's agent must serve, built for every
 // sync so that changes (an SSH key set later) reach it within a heartbeat.
-func (s *Services) instanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask, error) {
+func (s *Service) InstanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask, error) {
 	c, err := tx.GetCompute(n.Workspace, n.Compute)
 	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 		return nil, nil
@@ -42,9 +42,9 @@ func (s *Services) instanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask
 	return t, nil
 }
 
-// recordInstanceReport keeps what an instance's agent reported; the
+// RecordInstanceReport keeps what an instance's agent reported; the
 // lifecycle controller reads it on its next pass.
-func (s *Services) recordInstanceReport(ctx context.Context, nodeID string, r *shoal.InstanceReport) {
+func (s *Service) RecordInstanceReport(ctx context.Context, nodeID string, r *shoal.InstanceReport) {
 	// The node's ID says which instance it serves; reading the node is
 	// cheap and keeps a node from reporting for another instance.
 	var n *shoal.Node
@@ -77,7 +77,7 @@ const ActComputesSSH = "computes/ssh/action"
 // auditSSHLogins writes an instance's SSH logins to the audit log: an
 // accepted login is its user's (only their key is authorized), a refused
 // one is recorded as denied.
-func (s *Services) auditSSHLogins(ctx context.Context, nodeID string, logins []shoal.SSHLogin) {
+func (s *Service) auditSSHLogins(ctx context.Context, nodeID string, logins []shoal.SSHLogin) {
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
@@ -89,7 +89,7 @@ func (s *Services) auditSSHLogins(ctx context.Context, nodeID string, logins []s
 		}
 		for _, l := range logins {
 			rec := &shoal.AuditRecord{
-				Time: l.At.UTC(), Action: ActComputesSSH, Target: ComputeResourceID(c.Workspace, c.Name), Workspace: c.Workspace,
+				Time: l.At.UTC(), Action: ActComputesSSH, Target: shoal.ComputeResourceID(c.Workspace, c.Name), Workspace: c.Workspace,
 				Source: l.Remote, PrincipalID: c.Instance.AssignedUser, Outcome: shoal.AuditSucceeded,
 				Detail: fmt.Sprintf("ssh login as %s with key %s", l.User, l.KeyFingerprint),
 			}

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type InstanceAppTarget struct {
 // running instance — records the request as activity, and returns where
 // to send it. Returns ENOTFOUND, EFORBIDDEN, ECONFLICT (not running),
 // EUNAVAILABLE (not listening yet).
-func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app string) (*InstanceAppTarget, error) {
+func (s *Service) ResolveInstanceApp(ctx context.Context, workspace, name, app string) (*InstanceAppTarget, error) {
 	var t *InstanceAppTarget
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		c, err := s.getInstance(tx, workspace, name)
@@ -92,7 +92,7 @@ func (s *Services) ResolveInstanceApp(ctx context.Context, workspace, name, app 
 
 // instanceMark returns the mark of the processes of c's node, or nil when
 // its provider cannot tell.
-func (s *Services) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
+func (s *Service) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
 	loc, err := s.catalog.Location(c.Location)
 	if err != nil {
 		return nil
@@ -101,7 +101,7 @@ func (s *Services) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
 	if !ok {
 		return nil
 	}
-	n, err := tx.GetNode(InstanceNodeID(c, loc))
+	n, err := tx.GetNode(shoal.InstanceNodeID(c, loc))
 	if err != nil {
 		return nil
 	}
@@ -110,11 +110,11 @@ func (s *Services) instanceMark(tx shoal.Tx, c *shoal.Compute) []string {
 
 // WriteInstanceSetupLog appends to the setup log of the instance a node
 // serves (its own node only).
-func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, offset int64, data []byte) error {
+func (s *Service) WriteInstanceSetupLog(ctx context.Context, nodeID string, offset int64, data []byte) error {
 	var ws, name string
 	var l shoal.WorkspaceLimits
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		n, err := instanceNode(tx, nodeID)
+		n, err := InstanceNode(tx, nodeID)
 		if err != nil {
 			return err
 		}
@@ -128,15 +128,15 @@ func (s *Services) WriteInstanceSetupLog(ctx context.Context, nodeID string, off
 	// A setup script's output is bounded like a rank's log: the
 	// workspace's cap and storage quota, then one marker line and
 	// nothing more.
-	return s.writeCappedLog(l, logFile{
-		workspace: ws,
-		write:     func(off int64, data []byte) error { return s.cfg.Files.WriteInstanceLog(ws, name, off, data) },
-		open:      func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenInstanceLog(ws, name) },
+	return s.cfg.Logs.WriteCappedLog(l, shoal.LogFile{
+		Workspace: ws,
+		Write:     func(off int64, data []byte) error { return s.cfg.Files.WriteInstanceLog(ws, name, off, data) },
+		Open:      func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenInstanceLog(ws, name) },
 	}, offset, data)
 }
 
 // OpenInstanceLog opens an instance's setup log (kind "setup").
-func (s *Services) OpenInstanceLog(ctx context.Context, workspace, name, kind string) (io.ReadCloser, error) {
+func (s *Service) OpenInstanceLog(ctx context.Context, workspace, name, kind string) (io.ReadCloser, error) {
 	if kind != "setup" {
 		return nil, shoal.FieldErrorf("kind", "unknown log %q; instances keep their setup log (kind=setup)", kind)
 	}
@@ -166,11 +166,11 @@ func (s *Services) OpenInstanceLog(ctx context.Context, workspace, name, kind st
 // who may grant roles in its workspace (Owners) read its setup log: what
 // setup scripts print (tokens, paths, the user's environment) is the
 // user's, not every Reader's or Contributor's.
-func (s *Services) checkSetupLogReader(ctx context.Context, c *shoal.Compute) error {
-	if c.Instance != nil && principalID(ctx) == c.Instance.AssignedUser {
+func (s *Service) checkSetupLogReader(ctx context.Context, c *shoal.Compute) error {
+	if c.Instance != nil && shoal.ActingPrincipalID(ctx) == c.Instance.AssignedUser {
 		return nil
 	}
-	if s.Authorize(ctx, shoal.PrincipalFrom(ctx), c.Workspace, shoal.ActRolesWrite) == nil {
+	if s.cfg.Access.Authorize(ctx, shoal.PrincipalFrom(ctx), c.Workspace, shoal.ActRolesWrite) == nil {
 		return nil
 	}
 	owner := "its user"
@@ -180,9 +180,9 @@ func (s *Services) checkSetupLogReader(ctx context.Context, c *shoal.Compute) er
 	return shoal.Errorf(shoal.EFORBIDDEN, "the setup log of compute instance %q is readable only by its user (%s), administrators and the workspace's Owners", c.Name, owner)
 }
 
-// instanceNode reads a node that must be a compute instance's own: what
+// InstanceNode reads a node that must be a compute instance's own: what
 // an instance's agent may act on. Returns EFORBIDDEN for any other node.
-func instanceNode(tx shoal.Tx, nodeID string) (*shoal.Node, error) {
+func InstanceNode(tx shoal.Tx, nodeID string) (*shoal.Node, error) {
 	n, err := tx.GetNode(nodeID)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 
 // CreateOrApplyCompute creates a compute or applies spec to the existing one
 // of that name, as `az ml compute create -f` does.
-func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, spec *shoal.ComputeSpec, ifMatch string) (*shoal.Compute, bool, error) {
+func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, spec *shoal.ComputeSpec, ifMatch string) (*shoal.Compute, bool, error) {
 	var out *shoal.Compute
 	var created bool
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		ws, _, err := workspaceForWrite(tx, workspace, s.catalog.DefaultLocation())
+		ws, _, err := shoal.WorkspaceForWrite(tx, workspace, s.catalog.DefaultLocation())
 		if err != nil {
 			return err
 		}
@@ -36,7 +36,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 				return err
 			}
 		}
-		if err := s.EnsureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
+		if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
 			return err
 		}
 		if existing == nil {
@@ -48,7 +48,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 					// The instance holds its quota from the start (a
 					// stopped one too, unless release_quota_on_stop).
 					probe := &shoal.Compute{ComputeSpec: *spec, Workspace: ws.Name}
-					if err := s.CheckInstanceQuota(tx, probe); err != nil {
+					if err := s.cfg.Quota.CheckInstanceQuota(tx, probe); err != nil {
 						return err
 					}
 				}
@@ -79,7 +79,7 @@ func (s *Services) CreateOrApplyCompute(ctx context.Context, workspace string, s
 	return out, created, nil
 }
 
-func (s *Services) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.ComputeSpec, loc *shoal.Location, size *shoal.Size) (*shoal.Compute, error) {
+func (s *Service) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.ComputeSpec, loc *shoal.Location, size *shoal.Size) (*shoal.Compute, error) {
 	now := tx.Now()
 	c := &shoal.Compute{
 		ComputeSpec:        *spec,
@@ -96,7 +96,7 @@ func (s *Services) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Wor
 	}
 	reason := fmt.Sprintf("%s %s on %s capacity at %s (location %q), %d to %d nodes, idle %d s before scale down",
 		spec.Type, size.Name, spec.Tier, loc.Name, spec.Location, *spec.MinInstances, *spec.MaxInstances, *spec.IdleTimeBeforeScaleDown)
-	if err := AppendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
+	if err := shoal.AppendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
 		return nil, err
 	}
 	return s.withStatus(tx, c)
@@ -104,7 +104,7 @@ func (s *Services) insertCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Wor
 
 // applyCompute updates the mutable fields of existing from spec, or fails
 // naming the immutable fields that differ.
-func (s *Services) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
+func (s *Service) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
 	if existing.ProvisioningState == shoal.ProvisioningDeleting {
 		return nil, shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted; wait until it is gone to create it again", existing.Name)
 	}
@@ -124,20 +124,20 @@ func (s *Services) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoa
 	return s.saveUpdate(ctx, tx, &next, changes)
 }
 
-func (s *Services) saveUpdate(ctx context.Context, tx shoal.Tx, next *shoal.Compute, changes []string) (*shoal.Compute, error) {
+func (s *Service) saveUpdate(ctx context.Context, tx shoal.Tx, next *shoal.Compute, changes []string) (*shoal.Compute, error) {
 	next.Version++
 	next.ModifiedOn = tx.Now()
 	if err := tx.UpdateCompute(next); err != nil {
 		return nil, err
 	}
-	if err := AppendComputeEvent(ctx, tx, next, shoal.EventUpdated, strings.Join(changes, "; ")); err != nil {
+	if err := shoal.AppendComputeEvent(ctx, tx, next, shoal.EventUpdated, strings.Join(changes, "; ")); err != nil {
 		return nil, err
 	}
 	return s.withStatus(tx, next)
 }
 
 // UpdateCompute applies a partial update of mutable fields.
-func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, upd *shoal.ComputeUpdate, ifMatch string) (*shoal.Compute, error) {
+func (s *Service) UpdateCompute(ctx context.Context, workspace, name string, upd *shoal.ComputeUpdate, ifMatch string) (*shoal.Compute, error) {
 	var out *shoal.Compute
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		existing, err := s.getCompute(tx, workspace, name)
@@ -189,7 +189,7 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 		if _, _, err := shoal.NormalizeClusterSpec(&next, s.catalog, existing.Location); err != nil {
 			return err
 		}
-		if err := s.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
+		if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
 			return err
 		}
 		changes := describeChanges(&existing.ComputeSpec, &next)
@@ -210,7 +210,7 @@ func (s *Services) UpdateCompute(ctx context.Context, workspace, name string, up
 }
 
 // FindCompute returns one compute with its status.
-func (s *Services) FindCompute(ctx context.Context, workspace, name string) (out *shoal.Compute, err error) {
+func (s *Service) FindCompute(ctx context.Context, workspace, name string) (out *shoal.Compute, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		c, err := s.getCompute(tx, workspace, name)
 		if err != nil {
@@ -223,7 +223,7 @@ func (s *Services) FindCompute(ctx context.Context, workspace, name string) (out
 }
 
 // ListComputes returns the workspace's computes with their status.
-func (s *Services) ListComputes(ctx context.Context, filter shoal.ComputeFilter) (out []*shoal.Compute, err error) {
+func (s *Service) ListComputes(ctx context.Context, filter shoal.ComputeFilter) (out []*shoal.Compute, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(filter.Workspace); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
@@ -257,7 +257,7 @@ func (s *Services) ListComputes(ctx context.Context, filter shoal.ComputeFilter)
 
 // DeleteCompute moves the compute to Deleting; the compute controller removes
 // it once its nodes are released.
-func (s *Services) DeleteCompute(ctx context.Context, workspace, name, ifMatch string) (*shoal.Compute, error) {
+func (s *Service) DeleteCompute(ctx context.Context, workspace, name, ifMatch string) (*shoal.Compute, error) {
 	var out *shoal.Compute
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		c, err := s.getCompute(tx, workspace, name)
@@ -274,7 +274,7 @@ func (s *Services) DeleteCompute(ctx context.Context, workspace, name, ifMatch s
 			if err := tx.UpdateCompute(c); err != nil {
 				return err
 			}
-			if err := AppendComputeEvent(ctx, tx, c, shoal.EventDeleting, "delete requested: draining and releasing nodes"); err != nil {
+			if err := shoal.AppendComputeEvent(ctx, tx, c, shoal.EventDeleting, "delete requested: draining and releasing nodes"); err != nil {
 				return err
 			}
 		}
@@ -290,7 +290,7 @@ func (s *Services) DeleteCompute(ctx context.Context, workspace, name, ifMatch s
 
 // ListComputeEvents returns a compute's event log. The log of a deleted
 // compute stays readable.
-func (s *Services) ListComputeEvents(ctx context.Context, workspace, name string) (out []*shoal.Event, err error) {
+func (s *Service) ListComputeEvents(ctx context.Context, workspace, name string) (out []*shoal.Event, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(workspace); err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
@@ -309,7 +309,7 @@ func (s *Services) ListComputeEvents(ctx context.Context, workspace, name string
 	return out, err
 }
 
-func (s *Services) getCompute(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
+func (s *Service) getCompute(tx shoal.Tx, workspace, name string) (*shoal.Compute, error) {
 	if _, err := tx.GetWorkspace(workspace); err != nil {
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 			return nil, shoal.WorkspaceNotFound(workspace)
@@ -331,15 +331,6 @@ func checkIfMatch(c *shoal.Compute, ifMatch string) error {
 		return shoal.Errorf(shoal.EPRECONDITION, "compute %q has changed (ETag is %s, If-Match was %s); read it again and retry", c.Name, c.ETag, ifMatch)
 	}
 	return nil
-}
-
-// AppendComputeEvent records an event on a compute in tx, as the
-// principal of ctx.
-func AppendComputeEvent(ctx context.Context, tx shoal.Tx, c *shoal.Compute, kind, reason string) error {
-	return tx.AppendEvent(&shoal.Event{
-		Time: tx.Now(), Workspace: c.Workspace, ResourceType: shoal.ResourceCompute,
-		ResourceName: c.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
-	})
 }
 
 // describeChanges lists the mutable fields that differ, as "field old→new".

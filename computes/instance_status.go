@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func (h *instanceHub) rememberIdle(key string, st shoal.InstanceStatus) {
 func (h *instanceHub) overlayIdle(comp *shoal.Compute) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	m, ok := h.idle[ComputeKey(comp.Workspace, comp.Name)]
+	m, ok := h.idle[shoal.ComputeKey(comp.Workspace, comp.Name)]
 	if !ok || comp.Instance == nil {
 		return
 	}
@@ -50,7 +50,7 @@ func (h *instanceHub) overlayIdle(comp *shoal.Compute) {
 func (h *instanceHub) idleWriteDue(key string, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return now.Sub(h.idleWrites[key]) >= idleWriteEvery
+	return now.Sub(h.idleWrites[key]) >= IdleWriteEvery
 }
 
 func (h *instanceHub) idleWritten(key string, now time.Time) {
@@ -61,7 +61,7 @@ func (h *instanceHub) idleWritten(key string, now time.Time) {
 }
 
 // instanceStatus fills in the read-only fields of an instance.
-func (s *Services) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal.Node) {
+func (s *Service) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal.Node) {
 	if out.Instance == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // someone else with setup scripts, custom applications or an SSH key.
 // Called at creation only: these fields cannot change afterwards (the SSH
 // key only by the instance's own user).
-func (s *Services) checkOnBehalfOf(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
+func (s *Service) checkOnBehalfOf(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error {
 	c := spec.CreateOnBehalfOf
 	if c == nil {
 		return nil
@@ -37,7 +37,7 @@ func (s *Services) checkOnBehalfOf(ctx context.Context, tx shoal.Tx, ws string, 
 		}
 	}
 	p := shoal.PrincipalFrom(ctx)
-	if principalID(ctx) == u.PrincipalID() || (p != nil && p.Admin) {
+	if shoal.ActingPrincipalID(ctx) == u.PrincipalID() || (p != nil && p.Admin) {
 		return nil
 	}
 	refuse := func(field string) error {

@@ -1,4 +1,4 @@
-package service
+package shoal
 
 import "io"
 
@@ -33,4 +33,13 @@ type Files interface {
 	WriteInstanceLog(workspace, instance string, offset int64, data []byte) error
 	OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error)
 	RemoveInstanceFiles(workspace, instance string) error
+}
+
+// LogFile is one stored log (a rank's, an instance's setup log) as the
+// capped log writer sees it: where it counts towards a storage quota,
+// how to write at an offset and how to read it back.
+type LogFile struct {
+	Workspace string
+	Write     func(offset int64, data []byte) error
+	Open      func() (io.ReadSeekCloser, error)
 }

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -32,7 +32,7 @@ type InstancePolicy struct {
 // needs other resources: the assigned user (and, at creation, what its
 // creator may set for them), the schedules' expressions and time zones,
 // and the name's uniqueness across the location.
-func (s *Services) checkInstanceSpec(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec, creating bool) error {
+func (s *Service) checkInstanceSpec(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec, creating bool) error {
 	pol := s.cfg.InstancePolicy
 	if creating && spec.Schedules == nil && pol.DefaultSchedules != nil && len(pol.DefaultSchedules.ComputeStartStop) > 0 {
 		def := cloneSchedules(pol.DefaultSchedules)
@@ -121,9 +121,9 @@ func cloneSchedules(in *shoal.ComputeSchedules) *shoal.ComputeSchedules {
 // way (or Stopped, when created stopped), belongs to its creator or to the
 // user it was created on behalf of, and gets the secret the server's proxy
 // uses with its notebook.
-func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.ComputeSpec, loc *shoal.Location, size *shoal.Size) (*shoal.Compute, error) {
+func (s *Service) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.ComputeSpec, loc *shoal.Location, size *shoal.Size) (*shoal.Compute, error) {
 	now := tx.Now()
-	owner := principalID(ctx)
+	owner := shoal.ActingPrincipalID(ctx)
 	if spec.CreateOnBehalfOf != nil {
 		owner = "user:" + spec.CreateOnBehalfOf.UserObjectID
 	}
@@ -138,7 +138,7 @@ func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Wo
 	// Azure: created on behalf of someone, with a setup script or custom
 	// application, SSO stays off until that user turns it on.
 	st.SSOEnabled = *spec.EnableSSO
-	if owner != principalID(ctx) && (spec.SetupScripts != nil || len(spec.CustomApplications) > 0) {
+	if owner != shoal.ActingPrincipalID(ctx) && (spec.SetupScripts != nil || len(spec.CustomApplications) > 0) {
 		st.SSOEnabled = false
 	}
 	stopped := spec.Stopped
@@ -164,7 +164,7 @@ func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Wo
 	if stopped {
 		reason += "; created stopped"
 	}
-	if err := AppendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
+	if err := shoal.AppendComputeEvent(ctx, tx, c, shoal.EventCreated, reason); err != nil {
 		return nil, err
 	}
 	return s.withStatus(tx, c)
@@ -172,7 +172,7 @@ func (s *Services) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Wo
 
 // applyInstance applies a re-submitted instance document: only the
 // mutable fields may differ.
-func (s *Services) applyInstance(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
+func (s *Service) applyInstance(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, spec *shoal.ComputeSpec) (*shoal.Compute, error) {
 	if existing.ProvisioningState == shoal.ProvisioningDeleting {
 		return nil, shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted; wait until it is gone to create it again", existing.Name)
 	}
@@ -204,7 +204,7 @@ func (s *Services) applyInstance(ctx context.Context, tx shoal.Tx, existing *sho
 }
 
 // updateInstance applies a partial update to an instance.
-func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, upd *shoal.ComputeUpdate) (*shoal.Compute, error) {
+func (s *Service) updateInstance(ctx context.Context, tx shoal.Tx, existing *shoal.Compute, upd *shoal.ComputeUpdate) (*shoal.Compute, error) {
 	if upd.MinInstances != nil || upd.MaxInstances != nil || upd.IdleTimeBeforeScaleDown != nil {
 		return nil, shoal.FieldErrorf("min_instances", "compute %q is a compute instance: it has no min_instances, max_instances or idle_time_before_scale_down (see idle_time_before_shutdown_minutes)", existing.Name)
 	}
@@ -260,7 +260,7 @@ func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *sh
 		if !*next.SSHPublicAccessEnabled {
 			return nil, shoal.FieldErrorf("ssh_settings.ssh_key_value", "SSH is disabled on compute instance %q (ssh_public_access_enabled was false at creation) and cannot be enabled after creation", existing.Name)
 		}
-		if principalID(ctx) != st.AssignedUser {
+		if shoal.ActingPrincipalID(ctx) != st.AssignedUser {
 			return nil, &shoal.Error{Code: shoal.EFORBIDDEN, Field: "ssh_settings.ssh_key_value", Message: fmt.Sprintf(
 				"only the instance's user (%s) may set its SSH key", displayPrincipal(st.AssignedUser))}
 		}
@@ -276,7 +276,7 @@ func (s *Services) updateInstance(ctx context.Context, tx shoal.Tx, existing *sh
 	if err := s.checkInstanceSpec(ctx, tx, existing.Workspace, &next, false); err != nil {
 		return nil, err
 	}
-	if err := s.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
+	if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {
 		return nil, err
 	}
 	if identityKey(existing.Identity) != identityKey(next.Identity) {
@@ -331,7 +331,7 @@ func scheduleCount(spec *shoal.ComputeSpec) int {
 // the server itself.
 // Any other port that is not the instance's is refused by the proxy at
 // each request, since what listens there can change.
-func (s *Services) checkAppTargets(spec *shoal.ComputeSpec) error {
+func (s *Service) checkAppTargets(spec *shoal.ComputeSpec) error {
 	reserved := map[int]bool{}
 	for _, raw := range []string{s.cfg.ServerURL, s.cfg.PublicURL, s.cfg.AppsURL} {
 		if p := urlPort(raw); p > 0 {

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"github.com/shoal-ml/shoal"
@@ -8,7 +8,7 @@ import (
 // onIdleMinutesChanged applies Azure's reset rule when the idle setting
 // changes: a new setting shorter than the time already idle starts the
 // idle clock again.
-func (s *Services) onIdleMinutesChanged(tx shoal.Tx, st *shoal.InstanceStatus, newMin int) {
+func (s *Service) onIdleMinutesChanged(tx shoal.Tx, st *shoal.InstanceStatus, newMin int) {
 	if st.IdleSince == nil {
 		return
 	}

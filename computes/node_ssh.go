@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// nodeSSH is the admin account a cluster's nodes serve SSH with, or nil
+// NodeSSH is the admin account a cluster's nodes serve SSH with, or nil
 // when the cluster has no SSH access. The admin password never leaves the
 // server, nor is it stored: the node gets the stored salted hash to check
 // a login against.
-func (s *Services) nodeSSH(c *shoal.Compute) *shoal.NodeSSH {
+func (s *Service) NodeSSH(c *shoal.Compute) *shoal.NodeSSH {
 	if c == nil || c.Type == shoal.ComputeTypeInstance || c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled || c.SSHSettings == nil {
 		return nil
 	}
@@ -36,11 +36,11 @@ func (s *Services) nodeSSH(c *shoal.Compute) *shoal.NodeSSH {
 	return out
 }
 
-// recordNodeSSHPort stores where a cluster node's SSH server listens, as
+// RecordNodeSSHPort stores where a cluster node's SSH server listens, as
 // its agent reported it (list-nodes shows it; Azure's node port is the
 // SSH port).
-func (s *Services) recordNodeSSHPort(ctx context.Context, nodeID string, port int) error {
-	return s.store.Update(shoal.WithPrincipal(ctx, nodePrincipal(&shoal.Node{ID: nodeID})), func(tx shoal.Tx) error {
+func (s *Service) RecordNodeSSHPort(ctx context.Context, nodeID string, port int) error {
+	return s.store.Update(shoal.WithPrincipal(ctx, shoal.NodePrincipal(&shoal.Node{ID: nodeID})), func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 			return nil // released meanwhile

@@ -1,4 +1,4 @@
-package service
+package computes
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type JoinCommand = shoal.JoinCommand
 // and those added by hand, joined or not, count alike. Returns ENOTFOUND,
 // EINVALID (an instance), ECONFLICT (being deleted, or max_instances
 // reached).
-func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string) (*JoinCommand, error) {
+func (s *Service) AddStaticNode(ctx context.Context, workspace, compute string) (*JoinCommand, error) {
 	var out *JoinCommand
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		c, err := s.getCompute(tx, workspace, compute)
@@ -71,7 +71,7 @@ func (s *Services) AddStaticNode(ctx context.Context, workspace, compute string)
 			Command: fmt.Sprintf("SHOAL_JOIN_TOKEN=%s shoal agent --server %s --node-id %s --work-dir ~/.shoal/%s", token, s.cfg.ServerURL, n.ID, n.ID),
 		}
 		shoal.SetAuditDetail(ctx, "node %s added to %s, to be joined by hand", n.ID, c.Name)
-		return AppendComputeEvent(ctx, tx, c, "node_added", fmt.Sprintf("node %s added by %s: a machine joins it with the printed command (valid until %s)", n.ID, shoal.ActorName(ctx), n.JoinTokenExpires.Format(time.RFC3339)))
+		return shoal.AppendComputeEvent(ctx, tx, c, "node_added", fmt.Sprintf("node %s added by %s: a machine joins it with the printed command (valid until %s)", n.ID, shoal.ActorName(ctx), n.JoinTokenExpires.Format(time.RFC3339)))
 	})
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func checkRoomForNode(tx shoal.Tx, c *shoal.Compute) error {
 // RemoveStaticNode removes a node that was joined by hand: it takes no new
 // work, and leaves once its job (if any) has ended; its agent is told to
 // exit. Returns ENOTFOUND, EINVALID (not a node joined by hand).
-func (s *Services) RemoveStaticNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
+func (s *Service) RemoveStaticNode(ctx context.Context, workspace, compute, nodeID string) (*shoal.Node, error) {
 	var out *shoal.Node
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		c, n, err := s.computeNode(tx, workspace, compute, nodeID)
@@ -127,12 +127,12 @@ func (s *Services) RemoveStaticNode(ctx context.Context, workspace, compute, nod
 		if n.CurrentJobName != "" {
 			why = "it leaves once job " + n.CurrentJobName + " has ended"
 		}
-		return AppendComputeEvent(ctx, tx, c, "node_removing", fmt.Sprintf("node %s removed by %s: %s", n.ID, shoal.ActorName(ctx), why))
+		return shoal.AppendComputeEvent(ctx, tx, c, "node_removing", fmt.Sprintf("node %s removed by %s: %s", n.ID, shoal.ActorName(ctx), why))
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.nodes.wake(nodeID)
+	s.cfg.Wake(nodeID)
 	s.notify()
 	return out, nil
 }
