@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/jobrun"
 )
 
 // JoinNode exchanges a node's single-use join token for its node
@@ -184,38 +185,20 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 				return err
 			}
 			ref := shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank}
-			rank := a.Ranks[n.CurrentRank]
-			stopReason := ""
-			switch {
-			case n.State == shoal.NodePreempted:
-				stopReason = "preempted"
-			case j.Status == shoal.JobCancelRequested:
-				stopReason = "canceled"
-			case a.Status == shoal.AttemptFailed || shoal.AttemptTerminal(a.Status):
-				stopReason = "canceled" // a sibling rank failed: stop the gang
-			}
-			switch {
-			case stopReason != "" && running[ref]:
-				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: stopReason})
-			case stopReason != "" && rank.Status == shoal.AttemptPreparing && !renew:
-				// The request this long-poll answers was made before now:
-				// its list of running ranks may predate a Start another
-				// sync handed out since, so it proves nothing. The agent
-				// syncs again at once and that fresh request decides.
+			order, reason := jobrun.RankOrder(jobrun.SyncView{
+				NodeState: n.State, Job: j, Attempt: a, Rank: n.CurrentRank,
+				Running: running[ref], Pending: pending[ref], FirstSync: req.First, Fresh: renew,
+			})
+			switch order {
+			case jobrun.Stop:
+				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: reason})
+			case jobrun.Resync:
 				resync = true
-			case stopReason != "" && rank.Status == shoal.AttemptPreparing:
-				// Stopped before the agent ever started it: nobody will
-				// report its end, so the server ends it itself. (bench/chaos
-				// caught the stale case above ending a rank whose process
-				// had just started from another sync's answer.)
-				unstarted, unstartedReason = &ref, stopReason
-			case req.First && !renew && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptRunning:
-				resync = true
-			case req.First && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptRunning:
-				// A new agent on the node knows nothing of this rank: it
-				// died with the agent before it.
+			case jobrun.EndUnstarted:
+				unstarted, unstartedReason = &ref, reason
+			case jobrun.Vanished:
 				vanished = &ref
-			case stopReason == "" && !running[ref] && !pending[ref] && rank.Status == shoal.AttemptPreparing:
+			case jobrun.StartRank:
 				t := s.agentTask(tx, j, a, n)
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
 					t.Identities = access.TaskIdentities(tx, c)
@@ -255,7 +238,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	}
 	if unstarted != nil {
 		state := shoal.RankCanceled
-		if unstartedReason == "preempted" {
+		if unstartedReason == jobrun.StopPreempted {
 			state = shoal.RankPreempted
 		}
 		if err := s.endRankForNode(ctx, nodeID, *unstarted, shoal.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
