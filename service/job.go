@@ -169,7 +169,7 @@ func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) 
 		if err != nil {
 			return err
 		}
-		cost, err = s.jobCost(tx, out, tx.Now())
+		cost, err = s.JobCost(tx, out, tx.Now())
 		return err
 	})
 	v := s.jobView(out)
@@ -295,6 +295,15 @@ func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (o
 // ComputeKey identifies a cluster across workspaces for the scheduler.
 func ComputeKey(workspace, compute string) string {
 	return strings.ToLower(workspace) + "/" + strings.ToLower(compute)
+}
+
+// principalName is a principal's ID without its kind ("user:").
+func principalName(id string) string {
+	_, n, ok := strings.Cut(id, ":")
+	if !ok {
+		return id
+	}
+	return n
 }
 
 func principalID(ctx context.Context) string {

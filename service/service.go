@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/cost"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/live"
+	"github.com/shoal-ml/shoal/quota"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -74,6 +76,11 @@ type Config struct {
 
 // Services bundles the domain services over one store.
 type Services struct {
+	// Quotas and Costs serve the quota, limits, cost and budget requests
+	// (packages quota and cost); embedded, so their methods are the
+	// services' own to callers.
+	*quota.Quotas
+	*cost.Costs
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     shoal.Store
@@ -141,6 +148,12 @@ func New(cfg Config) *Services {
 	if s.notify == nil {
 		s.notify = func() {}
 	}
+	var storageUsage func(string) (int64, error)
+	if cfg.Files != nil {
+		storageUsage = cfg.Files.Usage
+	}
+	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: Subscription})
+	s.Costs = cost.New(cost.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify})
 	return s
 }
 
