@@ -107,3 +107,13 @@ type BudgetStatus struct {
 	Percent     float64   `json:"percent"`
 	Reached     bool      `json:"reached"`
 }
+
+// BudgetBlocks is what the block budgets that are reached stop: by
+// lower-cased workspace, the reason for the workspace, for each tag
+// KEY=VALUE and for each user. The controller's budget pass finds them;
+// placement and scale-up obey them.
+type BudgetBlocks struct {
+	Workspace map[string]string
+	Tags      map[string]map[string]string
+	Users     map[string]map[string]string
+}

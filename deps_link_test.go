@@ -15,8 +15,8 @@ const module = "github.com/shoal-ml/shoal"
 // handling, control loops, stores and providers. A package named here
 // forbids its sub-packages too.
 var serverPackages = []string{
-	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "control", "filestore", "leader",
-	"metrics", "oidcauth", "postgres", "provider", "scheduler", "service", "sim",
+	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "control", "cost", "filestore", "leader",
+	"metrics", "oidcauth", "postgres", "provider", "quota", "scheduler", "service", "sim",
 	"sqlite", "sqlstore", "storetest", "studio",
 }
 
@@ -56,6 +56,20 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 	for _, p := range []string{"scheduler/...", "autoscaler/...", "instance/...", "jobrun/..."} {
 		roots = append(roots, g.match(p)...)
 	}
+	forbidLinks(t, g, roots, []string{
+		"api", "app", "arm", "control", "cost", "filestore", "leader", "postgres", "provider", "quota", "service",
+		"sim", "sqlite", "sqlstore", "storetest", "studio",
+	})
+}
+
+// TestQuotaAndCostLinkNoServiceOrStore: the quota and cost requests
+// (quota/, cost/) reach the store through shoal.Store and authorization
+// through an interface they declare, so service links them and never
+// the reverse, and a request room stays testable over any store without
+// the rest of the server.
+func TestQuotaAndCostLinkNoServiceOrStore(t *testing.T) {
+	g := importGraph(t)
+	roots := append(g.match("quota/..."), g.match("cost/...")...)
 	forbidLinks(t, g, roots, []string{
 		"api", "app", "arm", "control", "filestore", "leader", "postgres", "provider", "service",
 		"sim", "sqlite", "sqlstore", "storetest", "studio",

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // budgetRoutes manage a workspace's budgets.
@@ -32,7 +31,7 @@ func (s *Server) handleListBudgets(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[service.BudgetStatus]{Value: orEmpty(list)})
+	writeJSON(w, http.StatusOK, listBody[shoal.BudgetStatus]{Value: orEmpty(list)})
 }
 
 func (s *Server) handleCreateBudget(w http.ResponseWriter, r *http.Request) {

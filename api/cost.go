@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/cost"
 )
 
 // costRoutes serve the cost report.
@@ -20,7 +20,7 @@ func (s *Server) handleCostReport(w http.ResponseWriter, r *http.Request) {
 	now := s.svc.Now()
 	since := now.Add(-30 * 24 * time.Hour)
 	if v := q.Get("since"); v != "" {
-		t, err := service.ParseSince(v, now)
+		t, err := cost.ParseSince(v, now)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -36,5 +36,5 @@ func (s *Server) handleCostReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[service.CostLine]{Value: orEmpty(lines)})
+	writeJSON(w, http.StatusOK, listBody[shoal.CostLine]{Value: orEmpty(lines)})
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // quotaRoutes read and set a workspace's own vCPU limits per VM family
@@ -33,13 +32,13 @@ func (s *Server) handleListQuotas(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := []service.WorkspaceQuota{}
+	out := []shoal.WorkspaceQuota{}
 	for _, q := range list {
 		if strings.EqualFold(q.Workspace, r.PathValue("ws")) {
 			out = append(out, q)
 		}
 	}
-	writeJSON(w, http.StatusOK, listBody[service.WorkspaceQuota]{Value: out})
+	writeJSON(w, http.StatusOK, listBody[shoal.WorkspaceQuota]{Value: out})
 }
 
 func (s *Server) handleSetQuota(w http.ResponseWriter, r *http.Request) {
@@ -53,14 +52,14 @@ func (s *Server) handleSetQuota(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.svc.UpdateWorkspaceQuotas(r.Context(), s.quotaLocation(r),
-		[]service.QuotaUpdate{{Workspace: r.PathValue("ws"), Family: r.PathValue("family"), Limit: *req.Limit}})
+		[]shoal.QuotaUpdate{{Workspace: r.PathValue("ws"), Family: r.PathValue("family"), Limit: *req.Limit}})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if res[0].Status != service.QuotaSuccess {
+	if res[0].Status != shoal.QuotaSuccess {
 		field := "limit"
-		if res[0].Status == service.QuotaInvalidFamily {
+		if res[0].Status == shoal.QuotaInvalidFamily {
 			field = "family"
 		}
 		s.writeError(w, r, shoal.FieldErrorf(field, "%s (%s)", res[0].Message, res[0].Status))

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // quotaType is the resource type of a workspace's quota of a VM family.
@@ -83,7 +82,7 @@ func (h Handlers) UpdateQuotas(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, shoal.FieldErrorf("value", "names no quota to update"))
 		return
 	}
-	updates := make([]service.QuotaUpdate, len(body.Value))
+	updates := make([]shoal.QuotaUpdate, len(body.Value))
 	for i, v := range body.Value {
 		f := fmt.Sprintf("value[%d]", i)
 		ws, family, ok := parseQuotaID(v.ID)
@@ -103,7 +102,7 @@ func (h Handlers) UpdateQuotas(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, shoal.FieldErrorf(f+".unit", "%q is not Count", v.Unit))
 			return
 		}
-		updates[i] = service.QuotaUpdate{Workspace: ws, Family: family, Limit: int(*v.Limit)}
+		updates[i] = shoal.QuotaUpdate{Workspace: ws, Family: family, Limit: int(*v.Limit)}
 	}
 	results, err := h.Svc.UpdateWorkspaceQuotas(r.Context(), r.PathValue("loc"), updates)
 	if err != nil {

@@ -45,8 +45,8 @@ func (s *Services) SetReasonCode(id, code string) bool { return s.reasons.setCod
 
 // BudgetBlocks are the blocking budgets the last budget pass found
 // reached, and whether a pass has run yet.
-func (s *Services) BudgetBlocks() (BudgetBlocks, bool) { return s.budgets.get() }
+func (s *Services) BudgetBlocks() (shoal.BudgetBlocks, bool) { return s.budgets.get() }
 
 // SetBudgetBlocks records the blocking budgets a budget pass found
 // reached, which placement (a report's hand-on included) reads.
-func (s *Services) SetBudgetBlocks(b BudgetBlocks) { s.budgets.set(b) }
+func (s *Services) SetBudgetBlocks(b shoal.BudgetBlocks) { s.budgets.set(b) }

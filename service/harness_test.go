@@ -448,7 +448,7 @@ func describeTasks(tasks []*shoal.AgentTask) string {
 }
 
 // usage returns one line of a location's quota usage.
-func (h *harness) usage(location, name string) service.Usage {
+func (h *harness) usage(location, name string) shoal.Usage {
 	h.t.Helper()
 	us, err := h.svc.ListUsages(h.ctx, location)
 	if err != nil {
@@ -460,7 +460,7 @@ func (h *harness) usage(location, name string) service.Usage {
 		}
 	}
 	h.t.Fatalf("no usage line %s at %s", name, location)
-	return service.Usage{}
+	return shoal.Usage{}
 }
 
 // mustNode returns one node and fails the test when it is gone.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/jobrun"
@@ -168,7 +169,7 @@ func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) 
 		if err != nil {
 			return err
 		}
-		cost, err = s.jobCost(tx, out, tx.Now())
+		cost, err = s.JobCost(tx, out, tx.Now())
 		return err
 	})
 	v := s.jobView(out)
@@ -289,4 +290,13 @@ func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (o
 		return err
 	})
 	return out, err
+}
+
+// principalName is a principal's ID without its kind ("user:").
+func principalName(id string) string {
+	_, n, ok := strings.Cut(id, ":")
+	if !ok {
+		return id
+	}
+	return n
 }

@@ -40,7 +40,7 @@ func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error
 			for _, n := range ci.Nodes {
 				m.Nodes[n.State]++
 				if n.Holds() && n.State != shoal.NodePreempted {
-					m.CostPerHour += s.price(n.Size, n.LowPriority)
+					m.CostPerHour += s.Price(n.Size, n.LowPriority)
 				}
 			}
 			out = append(out, m)

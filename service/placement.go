@@ -53,11 +53,11 @@ func BlockedBy(users map[string]string, j *shoal.Job) string {
 // blocks, placement the user blocks, in passes and hand-ons alike.
 type budgetGate struct {
 	mu     sync.Mutex
-	blocks BudgetBlocks
+	blocks shoal.BudgetBlocks
 	priced bool // checkBudgets ran in this process
 }
 
-func (g *budgetGate) set(b BudgetBlocks) {
+func (g *budgetGate) set(b shoal.BudgetBlocks) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.blocks, g.priced = b, true
@@ -65,7 +65,7 @@ func (g *budgetGate) set(b BudgetBlocks) {
 
 // get returns the blocks (never modified once set) and whether they were
 // ever priced here.
-func (g *budgetGate) get() (BudgetBlocks, bool) {
+func (g *budgetGate) get() (shoal.BudgetBlocks, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.blocks, g.priced

@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
 	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/quota"
 )
 
 // ClusterInfo is what one pass knows of a cluster.
@@ -77,7 +78,7 @@ func ReadNodes(tx shoal.Tx) (*State, error) {
 		return nil, err
 	}
 	for _, ws := range workspaces {
-		q, err := readWorkspaceQuotas(tx, ws.Name)
+		q, err := tx.GetWorkspaceQuotas(ws.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +116,7 @@ func ReadNodes(tx shoal.Tx) (*State, error) {
 	}
 	// A stopped instance keeps its quota, unless release_quota_on_stop.
 	for key, ci := range st.Clusters {
-		if c := ci.Compute; c.IsInstance() && !withNode[key] && instanceHoldsQuotaStopped(c) {
+		if c := ci.Compute; c.IsInstance() && !withNode[key] && quota.HoldsStopped(c) {
 			st.Stopped = append(st.Stopped, c)
 		}
 	}

@@ -14,8 +14,10 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/computes"
+	"github.com/shoal-ml/shoal/cost"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/live"
+	"github.com/shoal-ml/shoal/quota"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -86,6 +88,11 @@ type Services struct {
 	// are the services' own (what api/, arm/ and studio/ call).
 	*accessService
 	*computesService
+	// Quotas and Costs serve the quota, limits, cost and budget requests
+	// (packages quota and cost); embedded, so their methods are the
+	// services' own to callers.
+	*quota.Quotas
+	*cost.Costs
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     shoal.Store
@@ -158,6 +165,12 @@ func New(cfg Config) *Services {
 		Random: cfg.Random, InstancePolicy: cfg.InstancePolicy, IdleMinute: cfg.IdleMinute,
 		ServerURL: cfg.ServerURL, PublicURL: cfg.PublicURL, AppsURL: cfg.AppsURL, Clock: cfg.Clock,
 	})
+	var storageUsage func(string) (int64, error)
+	if cfg.Files != nil {
+		storageUsage = cfg.Files.Usage
+	}
+	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: shoal.Subscription})
+	s.Costs = cost.New(cost.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify})
 	return s
 }
 

@@ -89,3 +89,17 @@ func logTail(f shoal.LogFile, n int) (int64, string, error) {
 	}
 	return end, b.String(), nil
 }
+
+// capLogWrite bounds a write at offset of a rank's log to limit bytes:
+// what lies past it is dropped, and the cut is marked once, at limit
+// itself (the same bytes the node's agent writes there), so retried or
+// late chunks leave the stored log the same.
+func capLogWrite(limit, offset int64, data []byte) (keep []byte, marker bool) {
+	if offset+int64(len(data)) <= limit {
+		return data, false
+	}
+	if offset >= limit {
+		return nil, true
+	}
+	return data[:limit-offset], true
+}

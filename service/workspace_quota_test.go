@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // A workspace's own quota of a family caps its clusters below the
@@ -19,28 +18,28 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 	admin := h.adminCtx()
 	h.compute("cpu", 1, 4, 120)
 
-	set := func(limit int) service.QuotaUpdateResult {
+	set := func(limit int) shoal.QuotaUpdateResult {
 		t.Helper()
-		res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []service.QuotaUpdate{{Workspace: ws, Family: "StandardDSv2Family", Limit: limit}})
+		res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "StandardDSv2Family", Limit: limit}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res[0]
 	}
 	// The rules: under the location's 100, above min_instances' 4 vCPUs.
-	if r := set(101); r.Status != service.QuotaExceedsSubscriptionLimit || !strings.Contains(r.Message, "100") {
+	if r := set(101); r.Status != shoal.QuotaExceedsSubscriptionLimit || !strings.Contains(r.Message, "100") {
 		t.Errorf("limit 101: %+v", r)
 	}
-	if r := set(3); r.Status != service.QuotaBelowClusterMinimum {
+	if r := set(3); r.Status != shoal.QuotaBelowClusterMinimum {
 		t.Errorf("limit 3 under a min_instances of one 4-vCPU node: %+v", r)
 	}
-	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []service.QuotaUpdate{{Workspace: ws, Family: "noSuchFamily", Limit: 8}}); err != nil || res[0].Status != service.QuotaInvalidFamily {
+	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "noSuchFamily", Limit: 8}}); err != nil || res[0].Status != shoal.QuotaInvalidFamily {
 		t.Errorf("an unknown family: %+v %v", res, err)
 	}
-	if _, err := h.svc.UpdateWorkspaceQuotas(h.ctx, "local", []service.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 8}}); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+	if _, err := h.svc.UpdateWorkspaceQuotas(h.ctx, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 8}}); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
 		t.Errorf("no principal: %v", err)
 	}
-	if r := set(8); r.Status != service.QuotaSuccess || r.Family != "standardDSv2Family" {
+	if r := set(8); r.Status != shoal.QuotaSuccess || r.Family != "standardDSv2Family" {
 		t.Fatalf("limit 8: %+v", r)
 	}
 	list, err := h.svc.ListWorkspaceQuotas(admin, "local")
@@ -73,7 +72,7 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 		t.Fatalf("j3 status_reason %q does not name the workspace's quota", j.StatusReason)
 	}
 
-	if r := set(12); r.Status != service.QuotaSuccess {
+	if r := set(12); r.Status != shoal.QuotaSuccess {
 		t.Fatalf("limit 12: %+v", r)
 	}
 	h.step(time.Second)
@@ -89,7 +88,7 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 func TestWorkspaceQuotaRefusesAnInstance(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []service.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 6}}); err != nil || res[0].Status != service.QuotaSuccess {
+	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 6}}); err != nil || res[0].Status != shoal.QuotaSuccess {
 		t.Fatalf("limit 6: %+v %v", res, err)
 	}
 	spec := func(name string) *shoal.ComputeSpec {

@@ -1,16 +1,13 @@
 package studio
 
-import (
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
-)
+import "github.com/shoal-ml/shoal"
 
 // quotaPage shows each location's quota and use, and the workspace's own
 // limits.
 func (s *Studio) quotaPage(q *req) error {
 	type loc struct {
 		Name   string
-		Usages []service.Usage
+		Usages []shoal.Usage
 	}
 	var locs []loc
 	for _, l := range s.cfg.Svc.Catalog().Locations() {
@@ -20,7 +17,7 @@ func (s *Studio) quotaPage(q *req) error {
 		}
 		locs = append(locs, loc{Name: l.Name, Usages: u})
 	}
-	var own []service.WorkspaceQuota
+	var own []shoal.WorkspaceQuota
 	if s.can(q, shoal.ActQuotasRead) {
 		list, err := s.cfg.Svc.ListWorkspaceQuotas(q.ctx, s.cfg.Svc.Catalog().DefaultLocation())
 		if err != nil {

@@ -22,9 +22,9 @@ type Services interface {
 	// Store is the (audited) store samples, warnings and alerts go to.
 	Store() shoal.Store
 	// BudgetStatusAt prices a budget's scope since its period began.
-	BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now time.Time) (service.BudgetStatus, error)
+	BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now time.Time) (shoal.BudgetStatus, error)
 	// SetBudgetBlocks records the blocking budgets found reached.
-	SetBudgetBlocks(b service.BudgetBlocks)
+	SetBudgetBlocks(b shoal.BudgetBlocks)
 }
 
 var _ Services = (*service.Services)(nil)

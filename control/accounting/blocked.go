@@ -14,7 +14,7 @@ type BudgetReader interface {
 	Store() shoal.Store
 	// BudgetBlocks are the blocking budgets found reached, and whether a
 	// budget pass has run yet.
-	BudgetBlocks() (service.BudgetBlocks, bool)
+	BudgetBlocks() (shoal.BudgetBlocks, bool)
 }
 
 // BlockedJob is a queued job of a user whose block budget is reached.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // budgetCheckInterval is how often the budgets are priced: a pass more
@@ -25,10 +24,10 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	s := c.s
-	blocks := service.BudgetBlocks{Workspace: map[string]string{}, Tags: map[string]map[string]string{}, Users: map[string]map[string]string{}}
+	blocks := shoal.BudgetBlocks{Workspace: map[string]string{}, Tags: map[string]map[string]string{}, Users: map[string]map[string]string{}}
 	type alert struct {
 		ws   string
-		st   service.BudgetStatus
+		st   shoal.BudgetStatus
 		pct  int
 		prev string
 	}

@@ -35,7 +35,7 @@ type Services interface {
 	WakeNodes(ids ...string)
 	// BudgetBlocks are the blocking budgets the accounting loop found
 	// reached, and whether it has priced them yet.
-	BudgetBlocks() (service.BudgetBlocks, bool)
+	BudgetBlocks() (shoal.BudgetBlocks, bool)
 }
 
 var _ Services = (*service.Services)(nil)

@@ -1,4 +1,4 @@
-package service
+package cost
 
 import (
 	"context"
@@ -9,23 +9,20 @@ import (
 )
 
 // Budgets are stored per workspace (shoal.Tx.ListBudgets); their spend
-// is priced from the usage ledger (cost.go) on the controller's full
+// is priced from the usage ledger (report.go) on the controller's full
 // passes, which record warnings at 50, 80 and 100 % as events (once per
 // period each) and keep the blocked scopes that scale-up skips.
 
-// BudgetStatus is a budget with its spend; see shoal.BudgetStatus.
-type BudgetStatus = shoal.BudgetStatus
-
 // CreateBudget adds (or replaces, by scope and period) a budget; Owners
 // (quotas/write) only.
-func (s *Services) CreateBudget(ctx context.Context, ws string, b *shoal.Budget) (*shoal.Budget, error) {
-	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasWrite); err != nil {
+func (c *Costs) CreateBudget(ctx context.Context, ws string, b *shoal.Budget) (*shoal.Budget, error) {
+	if err := c.cfg.Auth.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasWrite); err != nil {
 		return nil, err
 	}
 	if err := shoal.ValidateBudget(b); err != nil {
 		return nil, err
 	}
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := c.cfg.Store.Update(ctx, func(tx shoal.Tx) error {
 		if _, err := tx.GetWorkspace(ws); err != nil {
 			return err
 		}
@@ -36,16 +33,16 @@ func (s *Services) CreateBudget(ctx context.Context, ws string, b *shoal.Budget)
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	c.cfg.Notify()
 	return b, nil
 }
 
 // DeleteBudget removes a budget by name (scope/period).
-func (s *Services) DeleteBudget(ctx context.Context, ws, name string) error {
-	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasWrite); err != nil {
+func (c *Costs) DeleteBudget(ctx context.Context, ws, name string) error {
+	if err := c.cfg.Auth.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasWrite); err != nil {
 		return err
 	}
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := c.cfg.Store.Update(ctx, func(tx shoal.Tx) error {
 		err := tx.DeleteBudget(ws, name)
 		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 			return shoal.Errorf(shoal.ENOTFOUND, "no budget %q in workspace %s (see `shoal budget list`)", name, ws)
@@ -56,24 +53,24 @@ func (s *Services) DeleteBudget(ctx context.Context, ws, name string) error {
 		return nil
 	})
 	if err == nil {
-		s.notify()
+		c.cfg.Notify()
 	}
 	return err
 }
 
 // ListBudgets returns a workspace's budgets with their spend now.
-func (s *Services) ListBudgets(ctx context.Context, ws string) ([]BudgetStatus, error) {
-	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasRead); err != nil {
+func (c *Costs) ListBudgets(ctx context.Context, ws string) ([]shoal.BudgetStatus, error) {
+	if err := c.cfg.Auth.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasRead); err != nil {
 		return nil, err
 	}
-	var out []BudgetStatus
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	var out []shoal.BudgetStatus
+	err := c.cfg.Store.View(ctx, func(tx shoal.Tx) error {
 		list, err := tx.ListBudgets(ws)
 		if err != nil {
 			return err
 		}
 		for _, b := range list {
-			st, err := s.BudgetStatusAt(tx, ws, b, tx.Now())
+			st, err := c.BudgetStatusAt(tx, ws, b, tx.Now())
 			if err != nil {
 				return err
 			}
@@ -85,9 +82,9 @@ func (s *Services) ListBudgets(ctx context.Context, ws string) ([]BudgetStatus, 
 }
 
 // BudgetStatusAt prices a budget's scope since its period began.
-func (s *Services) BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now time.Time) (BudgetStatus, error) {
+func (c *Costs) BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now time.Time) (shoal.BudgetStatus, error) {
 	start := b.PeriodStart(now)
-	st := BudgetStatus{Budget: b, Name: b.Name(), PeriodStart: start}
+	st := shoal.BudgetStatus{Budget: b, Name: b.Name(), PeriodStart: start}
 	usage, err := tx.ListNodeUsage(ws, start, now)
 	if err != nil {
 		return st, err
@@ -95,7 +92,7 @@ func (s *Services) BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now t
 	switch {
 	case b.Scope == "workspace":
 		for _, u := range usage {
-			st.Spent += u.Overlap(start, now).Hours() * s.price(u.Size, u.LowPriority)
+			st.Spent += u.Overlap(start, now).Hours() * c.Price(u.Size, u.LowPriority)
 		}
 	case strings.HasPrefix(b.Scope, "tag:"):
 		k, v, _ := strings.Cut(strings.TrimPrefix(b.Scope, "tag:"), "=")
@@ -104,25 +101,25 @@ func (s *Services) BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now t
 			return st, err
 		}
 		tagged := map[string]bool{}
-		for _, c := range computes {
-			if c.Tags[k] == v {
-				tagged[strings.ToLower(c.Name)] = true
+		for _, comp := range computes {
+			if comp.Tags[k] == v {
+				tagged[strings.ToLower(comp.Name)] = true
 			}
 		}
 		for _, u := range usage {
 			if tagged[strings.ToLower(u.Compute)] {
-				st.Spent += u.Overlap(start, now).Hours() * s.price(u.Size, u.LowPriority)
+				st.Spent += u.Overlap(start, now).Hours() * c.Price(u.Size, u.LowPriority)
 			}
 		}
 	default: // user:NAME — the node time their jobs' ranks ran
 		user := strings.TrimPrefix(b.Scope, "user:")
-		runs, err := s.rankUsage(tx, ws, usage, start, now)
+		runs, err := c.rankUsage(tx, ws, usage, start, now)
 		if err != nil {
 			return st, err
 		}
 		for _, r := range runs {
 			if strings.EqualFold(r.job.CreatedBy, user) || strings.EqualFold(r.job.CreatedByPrincipal, "user:"+user) {
-				st.Spent += r.d.Hours() * s.price(r.node.Size, r.node.LowPriority)
+				st.Spent += r.d.Hours() * c.Price(r.node.Size, r.node.LowPriority)
 			}
 		}
 	}
@@ -131,21 +128,12 @@ func (s *Services) BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now t
 	return st, nil
 }
 
-// BudgetBlocks is what the block budgets that are reached stop: by
-// lower-cased workspace, the reason for the workspace, for each tag
-// KEY=VALUE and for each user.
-type BudgetBlocks struct {
-	Workspace map[string]string
-	Tags      map[string]map[string]string
-	Users     map[string]map[string]string
-}
-
 // ListBudgetEvents returns a workspace's budget warnings, oldest first.
-func (s *Services) ListBudgetEvents(ctx context.Context, ws string) (out []*shoal.Event, err error) {
-	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasRead); err != nil {
+func (c *Costs) ListBudgetEvents(ctx context.Context, ws string) (out []*shoal.Event, err error) {
+	if err := c.cfg.Auth.Authorize(ctx, shoal.PrincipalFrom(ctx), ws, shoal.ActQuotasRead); err != nil {
 		return nil, err
 	}
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+	err = c.cfg.Store.View(ctx, func(tx shoal.Tx) error {
 		out, err = tx.ListEvents(shoal.EventFilter{Workspace: ws, ResourceType: shoal.ResourceBudget})
 		return err
 	})

@@ -1,4 +1,4 @@
-package service
+package cost
 
 import (
 	"context"
@@ -11,34 +11,19 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// CostLine is one group of a cost report; see shoal.CostLine.
-type CostLine = shoal.CostLine
-
-// CostGroupings are the report's group-by keys (tag:NAME too).
-var CostGroupings = []string{"compute", "node", "size", "tier", "user", "job", "tag:NAME"}
+// Groupings are the report's group-by keys (tag:NAME too).
+var Groupings = []string{"compute", "node", "size", "tier", "user", "job", "tag:NAME"}
 
 // IdleKey is the report line of node time no job used (grouped by user or job).
 const IdleKey = "(idle)"
-
-// price is the hourly price of a size on a tier.
-func (s *Services) price(size string, lowPriority bool) float64 {
-	sz, ok := s.catalog.Size(size)
-	if !ok {
-		return 0
-	}
-	if lowPriority {
-		return sz.LowPriorityPricePerHour
-	}
-	return sz.PricePerHour
-}
 
 // CostReport prices a workspace's node time in [since, until) from the
 // usage ledger, grouped by compute, node, size, tier, tag:NAME (the
 // compute's tag, the seed's cost-tracking tags), user or job (the job's
 // submitter or name: the time its ranks ran; the rest of the node time is
 // the (idle) line, so that every grouping adds up to the same total).
-func (s *Services) CostReport(ctx context.Context, workspace string, since, until time.Time, groupBy string) ([]CostLine, error) {
-	if err := s.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActComputesRead); err != nil {
+func (c *Costs) CostReport(ctx context.Context, workspace string, since, until time.Time, groupBy string) ([]shoal.CostLine, error) {
+	if err := c.cfg.Auth.Authorize(ctx, shoal.PrincipalFrom(ctx), workspace, shoal.ActComputesRead); err != nil {
 		return nil, err
 	}
 	tag, byTag := strings.CutPrefix(groupBy, "tag:")
@@ -47,19 +32,19 @@ func (s *Services) CostReport(ctx context.Context, workspace string, since, unti
 		return nil, shoal.FieldErrorf("group_by", "tag: needs a tag name, e.g. tag:team")
 	case byTag, groupBy == "compute", groupBy == "node", groupBy == "size", groupBy == "tier", groupBy == "user", groupBy == "job":
 	default:
-		return nil, shoal.FieldErrorf("group_by", "%q must be one of %s", groupBy, strings.Join(CostGroupings, ", "))
+		return nil, shoal.FieldErrorf("group_by", "%q must be one of %s", groupBy, strings.Join(Groupings, ", "))
 	}
 	if !since.Before(until) {
 		return nil, shoal.FieldErrorf("since", "%s is not before %s", since.Format(time.RFC3339), until.Format(time.RFC3339))
 	}
-	lines := map[string]*CostLine{}
+	lines := map[string]*shoal.CostLine{}
 	add := func(key string, d time.Duration, size string, low bool) {
 		l := lines[key]
 		if l == nil {
-			l = &CostLine{Key: key}
+			l = &shoal.CostLine{Key: key}
 			lines[key] = l
 		}
-		usd := d.Hours() * s.price(size, low)
+		usd := d.Hours() * c.Price(size, low)
 		l.NodeSeconds += d.Seconds()
 		if low {
 			l.LowPriority += usd
@@ -67,7 +52,7 @@ func (s *Services) CostReport(ctx context.Context, workspace string, since, unti
 			l.Dedicated += usd
 		}
 	}
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	err := c.cfg.Store.View(ctx, func(tx shoal.Tx) error {
 		usage, err := tx.ListNodeUsage(workspace, since, until)
 		if err != nil {
 			return err
@@ -78,8 +63,8 @@ func (s *Services) CostReport(ctx context.Context, workspace string, since, unti
 			if err != nil {
 				return err
 			}
-			for _, c := range computes {
-				tags[strings.ToLower(c.Name)] = c.Tags
+			for _, comp := range computes {
+				tags[strings.ToLower(comp.Name)] = comp.Tags
 			}
 		}
 		if groupBy != "user" && groupBy != "job" {
@@ -105,7 +90,7 @@ func (s *Services) CostReport(ctx context.Context, workspace string, since, unti
 			return nil
 		}
 		// By user or job: each rank's run on its node, the rest idle.
-		busy, err := s.rankUsage(tx, workspace, usage, since, until)
+		busy, err := c.rankUsage(tx, workspace, usage, since, until)
 		if err != nil {
 			return err
 		}
@@ -131,7 +116,7 @@ func (s *Services) CostReport(ctx context.Context, workspace string, since, unti
 	if err != nil {
 		return nil, err
 	}
-	out := make([]CostLine, 0, len(lines))
+	out := make([]shoal.CostLine, 0, len(lines))
 	for _, l := range lines {
 		l.USD = l.Dedicated + l.LowPriority
 		l.NodeHours = l.NodeSeconds / 3600
@@ -146,6 +131,7 @@ func (s *Services) CostReport(ctx context.Context, workspace string, since, unti
 	return out, nil
 }
 
+// tierName names a tier as a report line does.
 func tierName(low bool) string {
 	if low {
 		return shoal.TierLowPriority
@@ -153,6 +139,7 @@ func tierName(low bool) string {
 	return shoal.TierDedicated
 }
 
+// principalName is a principal's ID without its kind ("user:").
 func principalName(id string) string {
 	_, n, ok := strings.Cut(id, ":")
 	if !ok {
@@ -170,7 +157,7 @@ type rankRun struct {
 
 // rankUsage returns the time each rank of the workspace's jobs ran on a
 // node of the ledger within [since, until).
-func (s *Services) rankUsage(tx shoal.Tx, workspace string, usage []*shoal.NodeUsage, since, until time.Time) ([]rankRun, error) {
+func (c *Costs) rankUsage(tx shoal.Tx, workspace string, usage []*shoal.NodeUsage, since, until time.Time) ([]rankRun, error) {
 	byNode := map[string][]*shoal.NodeUsage{}
 	for _, u := range usage {
 		byNode[u.NodeID] = append(byNode[u.NodeID], u)
@@ -217,8 +204,9 @@ func (s *Services) rankUsage(tx shoal.Tx, workspace string, usage []*shoal.NodeU
 	return out, nil
 }
 
-// jobCost prices a job's ranks on their nodes (from the ledger).
-func (s *Services) jobCost(tx shoal.Tx, j *shoal.Job, now time.Time) (*shoal.JobCost, error) {
+// JobCost prices a job's ranks on their nodes (from the ledger) up to
+// now.
+func (c *Costs) JobCost(tx shoal.Tx, j *shoal.Job, now time.Time) (*shoal.JobCost, error) {
 	if j.StartTime == nil {
 		return &shoal.JobCost{}, nil
 	}
@@ -234,7 +222,7 @@ func (s *Services) jobCost(tx shoal.Tx, j *shoal.Job, now time.Time) (*shoal.Job
 	for _, u := range usage {
 		byNode[u.NodeID] = u
 	}
-	c := &shoal.JobCost{}
+	jc := &shoal.JobCost{}
 	for _, a := range attempts {
 		for _, r := range a.Ranks {
 			if r.StartTime == nil {
@@ -248,15 +236,15 @@ func (s *Services) jobCost(tx shoal.Tx, j *shoal.Job, now time.Time) (*shoal.Job
 			if d <= 0 {
 				continue
 			}
-			c.NodeSeconds += d.Seconds()
+			jc.NodeSeconds += d.Seconds()
 			if u := byNode[r.NodeID]; u != nil {
-				c.USD += d.Hours() * s.price(u.Size, u.LowPriority)
+				jc.USD += d.Hours() * c.Price(u.Size, u.LowPriority)
 			}
 		}
 	}
-	c.NodeSeconds = math.Round(c.NodeSeconds*1000) / 1000
-	c.USD = math.Round(c.USD*1e6) / 1e6
-	return c, nil
+	jc.NodeSeconds = math.Round(jc.NodeSeconds*1000) / 1000
+	jc.USD = math.Round(jc.USD*1e6) / 1e6
+	return jc, nil
 }
 
 // ParseSince reads "30d", "12h", "90m" or an RFC 3339 time, back from now.

@@ -1,4 +1,4 @@
-package service
+package quota
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 // that it can start again, unless it was created with
 // release_quota_on_stop (Azure's rule).
 
-// instanceHoldsQuotaStopped reports whether c, an instance without a node,
-// still holds its quota.
-func instanceHoldsQuotaStopped(c *shoal.Compute) bool {
+// HoldsStopped reports whether c, an instance without a node, still
+// holds its quota.
+func HoldsStopped(c *shoal.Compute) bool {
 	if c.Instance == nil || c.ReleaseQuotaOnStop == nil || *c.ReleaseQuotaOnStop {
 		return false
 	}
@@ -23,13 +23,16 @@ func instanceHoldsQuotaStopped(c *shoal.Compute) bool {
 // reservedInstanceVCPUs adds to u the vCPUs of loc's instances that have
 // no node but hold their quota (stopped, or starting before their node
 // exists).
-func (s *Services) reservedInstanceVCPUs(tx shoal.Tx, loc *shoal.Location, u *VCPUUsage) error {
-	list, err := s.instancesWithoutNode(tx, loc)
+func (q *Quotas) reservedInstanceVCPUs(tx shoal.Tx, loc *shoal.Location, u *heldVCPUs) error {
+	list, err := q.instancesWithoutNode(tx, loc.Name, func(c *shoal.Compute) bool {
+		l, err := q.cfg.Catalog.Location(c.Location)
+		return err == nil && l.Name == loc.Name
+	})
 	if err != nil {
 		return err
 	}
 	for _, c := range list {
-		size, ok := s.catalog.Size(c.Size)
+		size, ok := q.cfg.Catalog.Size(c.Size)
 		if !ok {
 			continue
 		}
@@ -39,14 +42,14 @@ func (s *Services) reservedInstanceVCPUs(tx shoal.Tx, loc *shoal.Location, u *VC
 	return nil
 }
 
-// instancesWithoutNode lists the instances at loc that hold quota but have
-// no node.
-func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*shoal.Compute, error) {
+// instancesWithoutNode lists the instances that keep accepts which hold
+// quota but have no node at location ("" for every location).
+func (q *Quotas) instancesWithoutNode(tx shoal.Tx, location string, keep func(*shoal.Compute) bool) ([]*shoal.Compute, error) {
 	wss, err := tx.ListWorkspaces()
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: location})
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +66,7 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 			return nil, err
 		}
 		for _, c := range list {
-			l, err := s.catalog.Location(c.Location)
-			if err != nil || l.Name != loc.Name || hasNode[shoal.ComputeKey(c.Workspace, c.Name)] {
-				continue
-			}
-			if instanceHoldsQuotaStopped(c) {
+			if keep(c) && !hasNode[shoal.ComputeKey(c.Workspace, c.Name)] && HoldsStopped(c) {
 				out = append(out, c)
 			}
 		}
@@ -76,28 +75,28 @@ func (s *Services) instancesWithoutNode(tx shoal.Tx, loc *shoal.Location) ([]*sh
 }
 
 // CheckInstanceQuota fails with EQUOTA when starting c (which holds no
-// quota now) would exceed its location's quota.
-func (s *Services) CheckInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
-	loc, err := s.catalog.Location(c.Location)
+// quota now) would exceed its location's quota or its workspace's.
+func (q *Quotas) CheckInstanceQuota(tx shoal.Tx, c *shoal.Compute) error {
+	loc, err := q.cfg.Catalog.Location(c.Location)
 	if err != nil {
 		return err
 	}
-	size, ok := s.catalog.Size(c.Size)
+	size, ok := q.cfg.Catalog.Size(c.Size)
 	if !ok {
 		return shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", c.Size)
 	}
-	used, err := s.vcpuUsage(tx, loc)
+	used, err := q.vcpuUsage(tx, loc)
 	if err != nil {
 		return err
 	}
-	q := loc.Quota
+	lq := loc.Quota
 	need := size.VCPUs
-	if lim := q.FamilyLimit(size.Family); lim >= 0 && used.DedicatedByFamily[size.Family]+need > lim {
+	if lim := lq.FamilyLimit(size.Family); lim >= 0 && used.DedicatedByFamily[size.Family]+need > lim {
 		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: dedicated quota for %s in %s would be %d/%d vCPUs; delete another instance, scale a cluster down or raise the quota (a stopped instance keeps its quota unless release_quota_on_stop)",
 			c.Name, size.Family, loc.Name, used.DedicatedByFamily[size.Family]+need, lim)
 	}
-	if lim := q.TotalDedicatedVCPUs; lim >= 0 && used.Dedicated+need > lim {
+	if lim := lq.TotalDedicatedVCPUs; lim >= 0 && used.Dedicated+need > lim {
 		return shoal.Errorf(shoal.EQUOTA, "cannot start compute instance %q: total dedicated quota in %s would be %d/%d vCPUs; delete another instance, scale a cluster down or raise the quota (a stopped instance keeps its quota unless release_quota_on_stop)", c.Name, loc.Name, used.Dedicated+need, lim)
 	}
-	return s.checkWorkspaceQuota(tx, c.Workspace, size.Family, need, fmt.Sprintf("cannot start compute instance %q", c.Name))
+	return q.checkWorkspaceQuota(tx, c.Workspace, size.Family, need, fmt.Sprintf("cannot start compute instance %q", c.Name))
 }

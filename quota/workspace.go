@@ -1,4 +1,4 @@
-package service
+package quota
 
 import (
 	"context"
@@ -17,70 +17,39 @@ import (
 // family, read with the rest of the state on every planning pass, so
 // that every server sharing the store enforces the same limits.
 
-// readWorkspaceQuotas returns a workspace's limits by lower-cased family
-// (nil when it has none).
-func readWorkspaceQuotas(tx shoal.Tx, ws string) (map[string]int, error) {
-	q, err := tx.GetWorkspaceQuotas(ws)
-	if err != nil || len(q) == 0 {
-		return nil, err
-	}
-	return q, nil
-}
-
-// WorkspaceQuota is one family's limit in one workspace; see
-// shoal.WorkspaceQuota.
-type WorkspaceQuota = shoal.WorkspaceQuota
-
-// Quota update outcomes, Azure's QuotaUpdateParameters statuses; see
-// shoal.QuotaSuccess.
-const (
-	QuotaSuccess                  = shoal.QuotaSuccess
-	QuotaInvalidFamily            = shoal.QuotaInvalidFamily
-	QuotaExceedsSubscriptionLimit = shoal.QuotaExceedsSubscriptionLimit
-	QuotaBelowClusterMinimum      = shoal.QuotaBelowClusterMinimum
-	QuotaFailure                  = shoal.QuotaFailure
-)
-
-// QuotaUpdate asks for a workspace's limit of a family; see
-// shoal.QuotaUpdate.
-type QuotaUpdate = shoal.QuotaUpdate
-
-// QuotaUpdateResult is one update's outcome; see shoal.QuotaUpdateResult.
-type QuotaUpdateResult = shoal.QuotaUpdateResult
-
 // ListWorkspaceQuotas returns, for every workspace whose quotas the caller
 // may read, each VM family of the location's sizes with its limit and use.
-func (s *Services) ListWorkspaceQuotas(ctx context.Context, location string) ([]WorkspaceQuota, error) {
-	loc, err := s.catalog.Location(location)
+func (q *Quotas) ListWorkspaceQuotas(ctx context.Context, location string) ([]shoal.WorkspaceQuota, error) {
+	loc, err := q.cfg.Catalog.Location(location)
 	if err != nil {
 		return nil, err
 	}
-	families := s.familiesAt(loc)
-	var out []WorkspaceQuota
+	families := q.familiesAt(loc)
+	var out []shoal.WorkspaceQuota
 	p := shoal.PrincipalFrom(ctx)
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+	err = q.cfg.Store.View(ctx, func(tx shoal.Tx) error {
 		wss, err := tx.ListWorkspaces()
 		if err != nil {
 			return err
 		}
 		for _, ws := range wss {
-			if s.Authorize(ctx, p, ws.Name, shoal.ActQuotasRead) != nil {
+			if q.cfg.Auth.Authorize(ctx, p, ws.Name, shoal.ActQuotasRead) != nil {
 				continue
 			}
-			own, err := readWorkspaceQuotas(tx, ws.Name)
+			own, err := tx.GetWorkspaceQuotas(ws.Name)
 			if err != nil {
 				return err
 			}
-			used, err := s.workspaceFamilyUse(tx, ws.Name)
+			used, err := q.workspaceFamilyUse(tx, ws.Name)
 			if err != nil {
 				return err
 			}
 			for _, f := range families {
-				q := WorkspaceQuota{Workspace: ws.Name, ResourceGroup: ws.ResourceGroup, Location: loc.Name, Family: f, Limit: loc.Quota.FamilyLimit(f), Used: used[strings.ToLower(f)]}
+				wq := shoal.WorkspaceQuota{Workspace: ws.Name, ResourceGroup: ws.ResourceGroup, Location: loc.Name, Family: f, Limit: loc.Quota.FamilyLimit(f), Used: used[strings.ToLower(f)]}
 				if lim, ok := own[strings.ToLower(f)]; ok {
-					q.Limit, q.Own = lim, true
+					wq.Limit, wq.Own = lim, true
 				}
-				out = append(out, q)
+				out = append(out, wq)
 			}
 		}
 		return nil
@@ -94,28 +63,28 @@ func (s *Services) ListWorkspaceQuotas(ctx context.Context, location string) ([]
 // nor fall below what the workspace's clusters' min_instances hold. The
 // caller needs quotas/write in each workspace named (Owner); all the
 // updates are written in one transaction.
-func (s *Services) UpdateWorkspaceQuotas(ctx context.Context, location string, updates []QuotaUpdate) ([]QuotaUpdateResult, error) {
-	loc, err := s.catalog.Location(location)
+func (q *Quotas) UpdateWorkspaceQuotas(ctx context.Context, location string, updates []shoal.QuotaUpdate) ([]shoal.QuotaUpdateResult, error) {
+	loc, err := q.cfg.Catalog.Location(location)
 	if err != nil {
 		return nil, err
 	}
 	p := shoal.PrincipalFrom(ctx)
 	for _, u := range updates {
-		if err := s.Authorize(ctx, p, u.Workspace, shoal.ActQuotasWrite); err != nil {
+		if err := q.cfg.Auth.Authorize(ctx, p, u.Workspace, shoal.ActQuotasWrite); err != nil {
 			return nil, err
 		}
 	}
 	families := map[string]string{}
-	for _, f := range s.familiesAt(loc) {
+	for _, f := range q.familiesAt(loc) {
 		families[strings.ToLower(f)] = f
 	}
-	out := make([]QuotaUpdateResult, len(updates))
+	out := make([]shoal.QuotaUpdateResult, len(updates))
 	var changed []string
-	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+	err = q.cfg.Store.Update(ctx, func(tx shoal.Tx) error {
 		changed = changed[:0]
 		pending := map[string]map[string]int{}
 		for i, u := range updates {
-			r := QuotaUpdateResult{QuotaUpdate: u, Status: QuotaSuccess}
+			r := shoal.QuotaUpdateResult{QuotaUpdate: u, Status: shoal.QuotaSuccess}
 			out[i] = r
 			ws, err := tx.GetWorkspace(u.Workspace)
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
@@ -127,26 +96,26 @@ func (s *Services) UpdateWorkspaceQuotas(ctx context.Context, location string, u
 			lim := loc.Quota.FamilyLimit(fam)
 			switch {
 			case !ok:
-				r.Status, r.Message = QuotaInvalidFamily, fmt.Sprintf("no size at %s is of the VM family %q; see `shoal location show %s`", loc.Name, u.Family, loc.Name)
+				r.Status, r.Message = shoal.QuotaInvalidFamily, fmt.Sprintf("no size at %s is of the VM family %q; see `shoal location show %s`", loc.Name, u.Family, loc.Name)
 			case u.Limit < 0:
-				r.Status, r.Message = QuotaFailure, fmt.Sprintf("limit %d is negative", u.Limit)
+				r.Status, r.Message = shoal.QuotaFailure, fmt.Sprintf("limit %d is negative", u.Limit)
 			case lim >= 0 && u.Limit > lim:
-				r.Status, r.Message = QuotaExceedsSubscriptionLimit, fmt.Sprintf("limit %d exceeds %s's limit of %d vCPUs for %s", u.Limit, loc.Name, lim, fam)
+				r.Status, r.Message = shoal.QuotaExceedsSubscriptionLimit, fmt.Sprintf("limit %d exceeds %s's limit of %d vCPUs for %s", u.Limit, loc.Name, lim, fam)
 			}
-			if r.Status == QuotaSuccess {
-				floor, err := s.clusterMinimum(tx, ws.Name, fam)
+			if r.Status == shoal.QuotaSuccess {
+				floor, err := q.clusterMinimum(tx, ws.Name, fam)
 				if err != nil {
 					return err
 				}
 				if u.Limit < floor {
-					r.Status, r.Message = QuotaBelowClusterMinimum, fmt.Sprintf("limit %d is below the %d vCPUs the min_instances of workspace %s's %s clusters hold", u.Limit, floor, ws.Name, fam)
+					r.Status, r.Message = shoal.QuotaBelowClusterMinimum, fmt.Sprintf("limit %d is below the %d vCPUs the min_instances of workspace %s's %s clusters hold", u.Limit, floor, ws.Name, fam)
 				}
 			}
-			if r.Status == QuotaSuccess {
+			if r.Status == shoal.QuotaSuccess {
 				r.Workspace, r.Family = ws.Name, fam
 				key := strings.ToLower(ws.Name)
 				if pending[key] == nil {
-					cur, err := readWorkspaceQuotas(tx, ws.Name)
+					cur, err := tx.GetWorkspaceQuotas(ws.Name)
 					if err != nil {
 						return err
 					}
@@ -184,56 +153,39 @@ func (s *Services) UpdateWorkspaceQuotas(ctx context.Context, location string, u
 		return nil, err
 	}
 	if len(changed) > 0 {
-		s.notify() // a raised limit may unblock queued jobs now
+		q.cfg.Notify() // a raised limit may unblock queued jobs now
 	}
 	return out, nil
 }
 
-// familiesAt returns the VM families of a location's sizes, sorted.
-func (s *Services) familiesAt(loc *shoal.Location) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, sz := range s.catalog.SizesAt(loc) {
-		if !seen[sz.Family] {
-			seen[sz.Family] = true
-			out = append(out, sz.Family)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // workspaceFamilyUse returns the dedicated vCPUs a workspace's nodes and
 // quota-holding stopped instances hold, by lower-cased family.
-func (s *Services) workspaceFamilyUse(tx shoal.Tx, ws string) (map[string]int, error) {
-	st, err := ReadNodes(tx)
+func (q *Quotas) workspaceFamilyUse(tx shoal.Tx, ws string) (map[string]int, error) {
+	nodes, err := tx.ListNodes(shoal.NodeFilter{})
 	if err != nil {
 		return nil, err
 	}
-	return s.workspaceUse(st, ws), nil
-}
-
-// workspaceUse counts from a state what workspaceFamilyUse returns.
-func (s *Services) workspaceUse(st *State, ws string) map[string]int {
 	used := map[string]int{}
-	for _, n := range st.Nodes {
+	for _, n := range nodes {
 		if strings.EqualFold(n.Workspace, ws) && !n.LowPriority && n.Holds() {
 			used[strings.ToLower(n.Family)] += n.VCPUs
 		}
 	}
-	for _, c := range st.Stopped {
-		if strings.EqualFold(c.Workspace, ws) {
-			if size, ok := s.catalog.Size(c.Size); ok {
-				used[strings.ToLower(size.Family)] += size.VCPUs
-			}
+	stopped, err := q.instancesWithoutNode(tx, "", func(c *shoal.Compute) bool { return strings.EqualFold(c.Workspace, ws) })
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range stopped {
+		if size, ok := q.cfg.Catalog.Size(c.Size); ok {
+			used[strings.ToLower(size.Family)] += size.VCPUs
 		}
 	}
-	return used
+	return used, nil
 }
 
 // clusterMinimum is the dedicated vCPUs of a family that a workspace's
 // clusters keep at their min_instances.
-func (s *Services) clusterMinimum(tx shoal.Tx, ws, family string) (int, error) {
+func (q *Quotas) clusterMinimum(tx shoal.Tx, ws, family string) (int, error) {
 	list, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws})
 	if err != nil {
 		return 0, err
@@ -243,7 +195,7 @@ func (s *Services) clusterMinimum(tx shoal.Tx, ws, family string) (int, error) {
 		if c.IsInstance() || c.Tier == shoal.TierLowPriority || c.MinInstances == nil {
 			continue
 		}
-		if size, ok := s.catalog.Size(c.Size); ok && strings.EqualFold(size.Family, family) {
+		if size, ok := q.cfg.Catalog.Size(c.Size); ok && strings.EqualFold(size.Family, family) {
 			total += *c.MinInstances * size.VCPUs
 		}
 	}
@@ -252,8 +204,8 @@ func (s *Services) clusterMinimum(tx shoal.Tx, ws, family string) (int, error) {
 
 // checkWorkspaceQuota fails with EQUOTA when need more vCPUs of family
 // would take workspace ws past its own limit.
-func (s *Services) checkWorkspaceQuota(tx shoal.Tx, ws, family string, need int, what string) error {
-	own, err := readWorkspaceQuotas(tx, ws)
+func (q *Quotas) checkWorkspaceQuota(tx shoal.Tx, ws, family string, need int, what string) error {
+	own, err := tx.GetWorkspaceQuotas(ws)
 	if err != nil {
 		return err
 	}
@@ -261,7 +213,7 @@ func (s *Services) checkWorkspaceQuota(tx shoal.Tx, ws, family string, need int,
 	if !ok {
 		return nil
 	}
-	used, err := s.workspaceFamilyUse(tx, ws)
+	used, err := q.workspaceFamilyUse(tx, ws)
 	if err != nil {
 		return err
 	}

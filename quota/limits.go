@@ -1,0 +1,73 @@
+package quota
+
+import (
+	"context"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A workspace's limits (the cap of a rank's log, the storage quota of its
+// artifacts, outputs and logs) are stored per workspace, so that
+// every server sharing the store enforces the same ones. The service
+// enforces them where it writes files (service/storage_quota.go).
+
+// FindWorkspaceLimits returns a workspace's limits and storage use.
+func (q *Quotas) FindWorkspaceLimits(ctx context.Context, workspace string) (*shoal.WorkspaceLimitsView, error) {
+	var out *shoal.WorkspaceLimitsView
+	err := q.cfg.Store.View(ctx, func(tx shoal.Tx) error {
+		ws, err := tx.GetWorkspace(workspace)
+		if err != nil {
+			return err
+		}
+		l, err := tx.GetWorkspaceLimits(ws.Name)
+		if err != nil {
+			return err
+		}
+		out = &shoal.WorkspaceLimitsView{Workspace: ws.Name, MaxLogBytes: l.LogCap(), StorageQuotaBytes: l.StorageQuota(), Own: l}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if q.cfg.StorageUsage != nil {
+		if out.StorageUsedBytes, err = q.cfg.StorageUsage(out.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// UpdateWorkspaceLimits sets a workspace's limits; a nil field is left as
+// it is, 0 restores the default. Administrators only: the limits protect
+// the server's disk, which every workspace shares, so a workspace's
+// Owner cannot raise its own.
+func (q *Quotas) UpdateWorkspaceLimits(ctx context.Context, workspace string, maxLog, quota *int64) (*shoal.WorkspaceLimitsView, error) {
+	if err := requireAdmin(ctx, "changing a workspace's limits"); err != nil {
+		return nil, err
+	}
+	err := q.cfg.Store.Update(ctx, func(tx shoal.Tx) error {
+		ws, err := tx.GetWorkspace(workspace)
+		if err != nil {
+			return err
+		}
+		l, err := tx.GetWorkspaceLimits(ws.Name)
+		if err != nil {
+			return err
+		}
+		if maxLog != nil {
+			l.MaxLogBytes = *maxLog
+		}
+		if quota != nil {
+			l.StorageQuotaBytes = *quota
+		}
+		if err := shoal.ValidateWorkspaceLimits(l); err != nil {
+			return err
+		}
+		shoal.SetAuditDetail(ctx, "workspace %s: log cap %s, storage quota %s", ws.Name, shoal.FormatBytes(l.LogCap()), shoal.FormatBytes(l.StorageQuota()))
+		return tx.PutWorkspaceLimits(ws.Name, l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return q.FindWorkspaceLimits(ctx, workspace)
+}
