@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/computes"
+	"github.com/shoal-ml/shoal/control/provisioning"
 	"github.com/shoal-ml/shoal/instance"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -214,32 +215,23 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 	if err != nil || node == nil || failure != nil {
 		return err
 	}
-	p := s.Provider(loc)
-	var ref string
-	var perr error
-	if p == nil {
-		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
-	} else {
-		ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA, Delay: loc.ProvisioningDelay})
-	}
-	return s.Store().Update(ctx, func(tx shoal.Tx) error {
-		n, err := tx.GetNode(node.ID)
-		if err != nil {
-			return err
-		}
-		if perr == nil {
-			n.ProviderRef = ref
-			return tx.UpdateNode(n)
-		}
-		if err := tx.DeleteNode(n.ID); err != nil {
-			return err
-		}
-		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
-		if err != nil {
-			return err
-		}
-		return c.failInstanceStart(ctx, tx, cur, fmt.Errorf("provider %s: %w", loc.Provider, perr))
+	perr, err := provisioning.Provision(ctx, s.Store(), s.Logger(), provisioning.Request{
+		Provider: s.Provider(loc), Location: loc, Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA,
+		Failed: func(tx shoal.Tx, n *shoal.Node, cause error) error {
+			if err := tx.DeleteNode(n.ID); err != nil {
+				return err
+			}
+			cur, err := tx.GetCompute(comp.Workspace, comp.Name)
+			if err != nil {
+				return err
+			}
+			return c.failInstanceStart(ctx, tx, cur, fmt.Errorf("provider %s: %w", loc.Provider, cause))
+		},
 	})
+	if perr != nil {
+		s.Logger().Warn("provisioning an instance failed", slog.String("node", node.ID), slog.Any("err", perr))
+	}
+	return err
 }
 
 // failInstanceStart records a start that cannot be carried out.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/control/provisioning"
 	"github.com/shoal-ml/shoal/scheduler"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -189,37 +190,13 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 	}
 	p := s.Provider(loc)
 	for _, t := range todo {
-		var ref string
-		var perr error
-		if p == nil {
-			perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", loc.Provider)
-		} else {
-			ref, perr = p.Provision(ctx, shoal.ProvisionRequest{Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA, Delay: loc.ProvisioningDelay})
-		}
-		record := func(tx shoal.Tx) error {
-			n, err := tx.GetNode(t.node.ID)
-			if err != nil {
-				return err
-			}
-			if perr != nil {
-				n.State, n.StateReason = shoal.NodeUnusable, "provisioning failed: "+shoal.ErrorMessage(perr)
-			} else {
-				n.ProviderRef = ref
-			}
-			return tx.UpdateNode(n)
-		}
-		err := recordProvisioned(ctx, s.Store(), record)
-		if err != nil && perr == nil && p != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
-			// The machine runs but the store does not know how to reach
-			// it: stop it rather than leave work running that nothing
-			// can stop (chaos found a node whose reference was lost keep
-			// running a job the server had requeued elsewhere).
-			stopped := *t.node
-			stopped.ProviderRef = ref
-			if rerr := p.Release(context.WithoutCancel(ctx), &stopped); rerr != nil {
-				s.Logger().Error("releasing a node whose reference could not be recorded failed", slog.String("node", t.node.ID), slog.Any("err", rerr))
-			}
-		}
+		perr, err := provisioning.Provision(ctx, s.Store(), s.Logger(), provisioning.Request{
+			Provider: p, Location: loc, Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA,
+			Failed: func(tx shoal.Tx, n *shoal.Node, cause error) error {
+				n.State, n.StateReason = shoal.NodeUnusable, "provisioning failed: "+shoal.ErrorMessage(cause)
+				return tx.UpdateNode(n)
+			},
+		})
 		if perr != nil {
 			s.Logger().Warn("provisioning failed", slog.String("node", t.node.ID), slog.Any("err", perr))
 			a.c.provisionFailed(d.Cluster, perr, a.c.cfg.Clock.Now())
@@ -480,24 +457,4 @@ func decisionKind(d autoscaler.Decision) string {
 		return "other"
 	}
 	return string(d.Code)
-}
-
-// recordProvisioned writes a provisioning's outcome, retrying transient
-// store errors a few times: a node whose provider reference is not
-// recorded cannot be released.
-func recordProvisioned(ctx context.Context, store shoal.Store, fn func(tx shoal.Tx) error) error {
-	var err error
-	for try, wait := 0, 20*time.Millisecond; try < 5; try, wait = try+1, wait*2 {
-		if err = store.Update(ctx, fn); err == nil || shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-	}
-	return err
 }

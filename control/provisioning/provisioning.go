@@ -1,0 +1,91 @@
+// Package provisioning asks a location's provider for a node the store
+// already holds and records the outcome. Clusters' scale-up
+// (control/scaling) and instances' starts (control/instances) provision
+// through it alike, so both keep the one rule that matters most: a
+// machine whose reference the store cannot record is released, never
+// left running where nothing can reach or stop it.
+package provisioning
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Request is one stored node to ask its provider for.
+type Request struct {
+	// Provider is the node's location's provider; nil when this server
+	// has none by that name, which fails the node.
+	Provider  shoal.Provider
+	Location  *shoal.Location
+	Node      *shoal.Node
+	JoinToken string
+	ServerURL string
+	ServerCA  []byte
+	// Failed records, in tx, that the node could not be had (n is the
+	// node as stored now): the caller marks it unusable, or deletes it
+	// and fails what waited for it.
+	Failed func(tx shoal.Tx, n *shoal.Node, cause error) error
+}
+
+// Provision asks the provider for r.Node and records the outcome: the
+// provider's reference on the node, or r.Failed. It returns the
+// provider's error (nil when the machine was made) and the store's. When
+// the reference cannot be recorded (after a few tries: a transient store
+// error must not orphan a machine), the machine is released: chaos runs
+// found a node whose reference was lost keep running a job the server
+// had requeued elsewhere.
+func Provision(ctx context.Context, store shoal.Store, log *slog.Logger, r Request) (perr, err error) {
+	var ref string
+	if r.Provider == nil {
+		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", r.Location.Provider)
+	} else {
+		ref, perr = r.Provider.Provision(ctx, shoal.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay})
+	}
+	err = record(ctx, store, func(tx shoal.Tx) error {
+		n, err := tx.GetNode(r.Node.ID)
+		if err != nil {
+			return err
+		}
+		if perr != nil {
+			return r.Failed(tx, n, perr)
+		}
+		n.ProviderRef = ref
+		return tx.UpdateNode(n)
+	})
+	if err != nil && perr == nil && r.Provider != nil {
+		// ENOTFOUND too: the node was deleted meanwhile (its compute or
+		// instance went away), and the machine with it.
+		stopped := *r.Node
+		stopped.ProviderRef = ref
+		if rerr := r.Provider.Release(context.WithoutCancel(ctx), &stopped); rerr != nil {
+			log.Error("releasing a node whose reference could not be recorded failed", slog.String("node", r.Node.ID), slog.Any("err", rerr))
+		}
+	}
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		err = nil
+	}
+	return perr, err
+}
+
+// record writes a provisioning's outcome, retrying transient store errors
+// a few times: a node whose provider reference is not recorded cannot be
+// released.
+func record(ctx context.Context, store shoal.Store, fn func(tx shoal.Tx) error) error {
+	var err error
+	for try, wait := 0, 20*time.Millisecond; try < 5; try, wait = try+1, wait*2 {
+		if err = store.Update(ctx, fn); err == nil || shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+	return err
+}
