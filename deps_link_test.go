@@ -15,7 +15,7 @@ const module = "github.com/shoal-ml/shoal"
 // handling, control loops, stores and providers. A package named here
 // forbids its sub-packages too.
 var serverPackages = []string{
-	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "control", "cost", "filestore", "leader",
+	"access", "api", "app", "arm", "autoscaler", "cli", "cmd", "computes", "config", "control", "cost", "filestore", "leader",
 	"metrics", "oidcauth", "postgres", "provider", "quota", "scheduler", "service", "sim",
 	"sqlite", "sqlstore", "storetest", "studio",
 }
@@ -62,14 +62,17 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 	})
 }
 
-// TestQuotaAndCostLinkNoServiceOrStore: the quota and cost requests
-// (quota/, cost/) reach the store through shoal.Store and authorization
-// through an interface they declare, so service links them and never
-// the reverse, and a request room stays testable over any store without
-// the rest of the server.
-func TestQuotaAndCostLinkNoServiceOrStore(t *testing.T) {
+// TestRequestServicesLinkNoServiceOrStore: the request services per
+// resource (access/, computes/, quota/, cost/) reach the store through
+// shoal.Store and one another through interfaces they declare, so service
+// links them and never the reverse, and a request room stays testable
+// over any store without the rest of the server.
+func TestRequestServicesLinkNoServiceOrStore(t *testing.T) {
 	g := importGraph(t)
-	roots := append(g.match("quota/..."), g.match("cost/...")...)
+	var roots []string
+	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/..."} {
+		roots = append(roots, g.match(p)...)
+	}
 	forbidLinks(t, g, roots, []string{
 		"api", "app", "arm", "control", "filestore", "leader", "postgres", "provider", "service",
 		"sim", "sqlite", "sqlstore", "storetest", "studio",
