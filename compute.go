@@ -250,6 +250,11 @@ type ComputeUpdate struct {
 // ComputeFilter selects computes in ListComputes.
 type ComputeFilter struct {
 	Workspace string
+	// AllWorkspaces lists the computes of every workspace (Workspace is
+	// then ignored), ordered by workspace: the loops and the checks that
+	// span workspaces (instance names are unique across a location) read
+	// them in one query.
+	AllWorkspaces bool
 	// Type, when set, keeps only computes of that type.
 	Type string
 }

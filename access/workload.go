@@ -115,17 +115,9 @@ func (s *Service) SealStoredSecrets(ctx context.Context) error {
 				return err
 			}
 		}
-		wss, err := tx.ListWorkspaces()
+		computes, err := tx.ListComputes(shoal.ComputeFilter{AllWorkspaces: true})
 		if err != nil {
 			return err
-		}
-		var computes []*shoal.Compute
-		for _, w := range wss {
-			cs, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name})
-			if err != nil {
-				return err
-			}
-			computes = append(computes, cs...)
 		}
 		for _, c := range computes {
 			if c.SSHSettings == nil || c.SSHSettings.AdminPassword == "" {

@@ -78,23 +78,17 @@ func (s *Service) checkInstanceSpec(ctx context.Context, tx shoal.Tx, ws string,
 	if err != nil {
 		return err
 	}
-	wss, err := tx.ListWorkspaces()
+	list, err := tx.ListComputes(shoal.ComputeFilter{AllWorkspaces: true, Type: shoal.ComputeTypeInstance})
 	if err != nil {
 		return err
 	}
-	for _, w := range wss {
-		list, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name, Type: shoal.ComputeTypeInstance})
-		if err != nil {
-			return err
+	for _, c := range list {
+		if !strings.EqualFold(c.Name, spec.Name) || strings.EqualFold(c.Workspace, ws) {
+			continue
 		}
-		for _, c := range list {
-			if !strings.EqualFold(c.Name, spec.Name) || strings.EqualFold(w.Name, ws) {
-				continue
-			}
-			if other, err := s.catalog.Location(c.Location); err == nil && other.Name == loc.Name {
-				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
-					"name: a compute instance named %q already exists in location %s (workspace %s); instance names are unique across a location", c.Name, loc.Name, w.Name)}
-			}
+		if other, err := s.catalog.Location(c.Location); err == nil && other.Name == loc.Name {
+			return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+				"name: a compute instance named %q already exists in location %s (workspace %s); instance names are unique across a location", c.Name, loc.Name, c.Workspace)}
 		}
 	}
 	return nil

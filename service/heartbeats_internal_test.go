@@ -12,14 +12,22 @@ import (
 	"github.com/shoal-ml/shoal/storetest"
 )
 
-// countingStore counts write transactions.
+// countingStore counts write transactions; the first waits for hold to
+// close, so that the test decides when the others gather (a loaded
+// machine may otherwise run 200 goroutines one after another, each
+// writing alone).
 type countingStore struct {
 	shoal.Store
 	updates atomic.Int64
+	hold    chan struct{}
+	held    chan struct{}
 }
 
 func (c *countingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
-	c.updates.Add(1)
+	if c.updates.Add(1) == 1 && c.hold != nil {
+		close(c.held)
+		<-c.hold
+	}
 	return c.Store.Update(ctx, fn)
 }
 
@@ -43,22 +51,37 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &countingStore{Store: db}
+	store := &countingStore{Store: db, hold: make(chan struct{}), held: make(chan struct{})}
 	b := newHeartbeatBatch()
 	clock.Advance(time.Minute)
 	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := b.beat(ctx, store, fmt.Sprintf("n%d", i)); err != nil {
-				t.Error(err)
-			}
-		}()
+	beat := func(i int) {
+		defer wg.Done()
+		if err := b.beat(ctx, store, fmt.Sprintf("n%d", i)); err != nil {
+			t.Error(err)
+		}
 	}
+	// The first beat writes alone and is held in its write; the others
+	// gather meanwhile into the next round, which one transaction writes.
+	wg.Add(1)
+	go beat(0)
+	<-store.held
+	for i := 1; i < nodes; i++ {
+		wg.Add(1)
+		go beat(i)
+	}
+	for gathered := 0; gathered < nodes-1; {
+		time.Sleep(time.Millisecond)
+		b.mu.Lock()
+		if b.next != nil {
+			gathered = len(b.next.ids)
+		}
+		b.mu.Unlock()
+	}
+	close(store.hold)
 	wg.Wait()
-	if n := store.updates.Load(); n >= nodes {
-		t.Errorf("%d transactions for %d concurrent heartbeats, want fewer", n, nodes)
+	if n := store.updates.Load(); n != 2 {
+		t.Errorf("%d transactions for %d concurrent heartbeats, want 2 (one held, one for the round gathered behind it)", n, nodes)
 	}
 	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
 	err = db.View(ctx, func(tx shoal.Tx) error {

@@ -91,16 +91,22 @@ func (t *tx) GetCompute(workspace, name string) (*shoal.Compute, error) {
 	return c, nil
 }
 
-// ListComputes returns the computes of filter.Workspace (and of filter.Type
-// when set), ordered by lower-cased name.
+// ListComputes returns the computes of filter.Workspace, or of every
+// workspace (AllWorkspaces), and of filter.Type when set, ordered by
+// lower-cased workspace and name.
 func (t *tx) ListComputes(filter shoal.ComputeFilter) ([]*shoal.Compute, error) {
+	// Two query shapes rather than one with an OR, so that the one
+	// workspace's listing keeps using the workspace's index.
 	q := `SELECT ` + computeColumns + ` FROM computes WHERE workspace_key = $1`
 	args := []any{key(filter.Workspace)}
+	if filter.AllWorkspaces {
+		q, args = `SELECT `+computeColumns+` FROM computes WHERE $1 = ''`, []any{""}
+	}
 	if filter.Type != "" {
 		q += ` AND type = $2`
 		args = append(args, filter.Type)
 	}
-	q += ` ORDER BY name_key`
+	q += ` ORDER BY workspace_key, name_key`
 	rows, err := t.query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list computes of %q: %w", filter.Workspace, err)

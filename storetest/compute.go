@@ -327,4 +327,6 @@ func testComputeList(t *testing.T, s shoal.Store, clock *Clock) {
 	list(shoal.ComputeFilter{Workspace: "staging"}, "staging/aaa")
 	list(shoal.ComputeFilter{Workspace: "staging", Type: shoal.ComputeTypeInstance})
 	list(shoal.ComputeFilter{Workspace: "empty"})
+	list(shoal.ComputeFilter{AllWorkspaces: true}, "prod/Alpha", "prod/B-instance", "prod/ci-1", "prod/mid", "prod/zeta", "staging/aaa")
+	list(shoal.ComputeFilter{AllWorkspaces: true, Workspace: "staging", Type: shoal.ComputeTypeInstance}, "prod/B-instance", "prod/ci-1")
 }

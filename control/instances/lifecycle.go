@@ -23,43 +23,37 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	sys := shoal.WithPrincipal(ctx, shoal.SystemPrincipal("instance lifecycle"))
 	var inputs []instance.Input
 	err := s.Store().View(sys, func(tx shoal.Tx) error {
-		wss, err := tx.ListWorkspaces()
+		list, err := tx.ListComputes(shoal.ComputeFilter{AllWorkspaces: true, Type: shoal.ComputeTypeInstance})
 		if err != nil {
 			return err
 		}
-		for _, w := range wss {
-			list, err := tx.ListComputes(shoal.ComputeFilter{Workspace: w.Name, Type: shoal.ComputeTypeInstance})
+		for _, comp := range list {
+			if comp.Instance == nil {
+				continue
+			}
+			in := instance.Input{Compute: comp}
+			nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: comp.Workspace, Compute: comp.Name})
 			if err != nil {
 				return err
 			}
-			for _, comp := range list {
-				if comp.Instance == nil {
-					continue
+			for _, n := range nodes {
+				if n.Role == shoal.NodeRoleInstance {
+					in.Node = n
+				} else {
+					in.Slots = append(in.Slots, n)
 				}
-				in := instance.Input{Compute: comp}
-				nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: comp.Workspace, Compute: comp.Name})
-				if err != nil {
-					return err
-				}
-				for _, n := range nodes {
-					if n.Role == shoal.NodeRoleInstance {
-						in.Node = n
-					} else {
-						in.Slots = append(in.Slots, n)
-					}
-				}
-				live, err := s.Live().Get(tx, comp.Workspace, comp.Name)
-				if err != nil {
-					return err
-				}
-				if in.Node != nil && live.Node == in.Node.ID && in.Node.State != shoal.NodePreparing {
-					in.Report = live.Report
-				}
-				in.ProxyLastRequest = live.ProxyLastRequest
-				in.Schedules = c.compiledSchedules(comp)
-				c.overlayIdle(comp)
-				inputs = append(inputs, in)
 			}
+			live, err := s.Live().Get(tx, comp.Workspace, comp.Name)
+			if err != nil {
+				return err
+			}
+			if in.Node != nil && live.Node == in.Node.ID && in.Node.State != shoal.NodePreparing {
+				in.Report = live.Report
+			}
+			in.ProxyLastRequest = live.ProxyLastRequest
+			in.Schedules = c.compiledSchedules(comp)
+			c.overlayIdle(comp)
+			inputs = append(inputs, in)
 		}
 		return nil
 	})

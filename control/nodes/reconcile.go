@@ -20,19 +20,13 @@ func (ctl *Loop) ReconcileComputes(ctx context.Context) error {
 	var out service.JobOutcomes
 	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		out.Reset()
-		workspaces, err := tx.ListWorkspaces()
+		computes, err := tx.ListComputes(shoal.ComputeFilter{AllWorkspaces: true})
 		if err != nil {
 			return err
 		}
-		for _, ws := range workspaces {
-			computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
-			if err != nil {
+		for _, c := range computes {
+			if err := ctl.reconcileCompute(ctx, tx, c, &out); err != nil {
 				return err
-			}
-			for _, c := range computes {
-				if err := ctl.reconcileCompute(ctx, tx, c, &out); err != nil {
-					return err
-				}
 			}
 		}
 		return nil

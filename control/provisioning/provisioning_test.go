@@ -46,7 +46,10 @@ func node(t *testing.T, s shoal.Store, id string) *shoal.Node {
 }
 
 func noFailure(t *testing.T) func(shoal.Tx, *shoal.Node, error) error {
-	return func(shoal.Tx, *shoal.Node, error) error { t.Error("Failed called for a node that was made"); return nil }
+	return func(shoal.Tx, *shoal.Node, error) error {
+		t.Error("Failed called for a node that was made")
+		return nil
+	}
 }
 
 // A machine made is recorded on its node.
