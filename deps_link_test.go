@@ -15,7 +15,7 @@ const module = "github.com/shoal-ml/shoal"
 // handling, control loops, stores and providers. A package named here
 // forbids its sub-packages too.
 var serverPackages = []string{
-	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "control", "filestore", "leader",
+	"api", "app", "arm", "autoscaler", "cli", "cmd", "config", "control", "environments", "filestore", "leader",
 	"metrics", "oidcauth", "postgres", "provider", "scheduler", "service", "sim",
 	"sqlite", "sqlstore", "storetest", "studio",
 }
