@@ -13,6 +13,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/archive"
@@ -84,7 +85,8 @@ func (s *Service) CreateEnvironment(ctx context.Context, e *shoal.Environment) (
 		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
 			return err
 		}
-		e.CreatedBy, e.Archived = shoal.ActorName(ctx), false
+		// Who and when are the server's to say, not the request's.
+		e.CreatedBy, e.CreatedOn, e.Archived = shoal.ActorName(ctx), time.Time{}, false
 		if err := tx.InsertEnvironment(e); err != nil {
 			return err
 		}
