@@ -471,7 +471,7 @@ func TestCuratedEnvironments(t *testing.T) {
 	}
 	for doc, word := range map[string]string{
 		"curated_environments:\n  sklearn-1.5: Not An Image\n": "curated_environments.sklearn-1.5",
-		"curated_environments:\n  'a b': python\n":            "curated_environments.a b",
+		"curated_environments:\n  'a b': python\n":             "curated_environments.a b",
 	} {
 		if _, err := config.Parse(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), word) {
 			t.Errorf("%q: %v, want an error naming %s", doc, err, word)
