@@ -25,13 +25,18 @@ const (
 	ActJobsWrite                 = "jobs/write"
 	ActJobsCancel                = "jobs/cancel/action"
 	ActArtifactsWrite            = "artifacts/write"
-	ActQuotasRead                = "quotas/read"
-	ActQuotasWrite               = "quotas/write"
-	ActRolesRead                 = "roles/read"
-	ActRolesWrite                = "roles/write"
-	ActWorkspacesRead            = "workspaces/read"
-	ActWorkspacesWrite           = "workspaces/write"
-	ActAuditRead                 = "audit/read"
+	// Registered environments: reading them and creating versions,
+	// archiving or restoring them (Azure's environments/read and
+	// environments/write, both in its AzureML Data Scientist role).
+	ActEnvironmentsRead  = "environments/read"
+	ActEnvironmentsWrite = "environments/write"
+	ActQuotasRead        = "quotas/read"
+	ActQuotasWrite       = "quotas/write"
+	ActRolesRead         = "roles/read"
+	ActRolesWrite        = "roles/write"
+	ActWorkspacesRead    = "workspaces/read"
+	ActWorkspacesWrite   = "workspaces/write"
+	ActAuditRead         = "audit/read"
 	// Server-scoped actions: only administrators hold them.
 	ActUsersRead       = "users/read"
 	ActUsersWrite      = "users/write"
@@ -46,6 +51,7 @@ var WorkspaceActions = []string{
 	ActComputesRead, ActComputesWrite, ActComputesDelete, ActComputesStart, ActComputesStop,
 	ActComputesRestart, ActComputesApplicationAccess, ActComputesUpdateSchedules, ActComputesEnableSSO,
 	ActComputesPreemptNode, ActComputesJoinNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
+	ActEnvironmentsRead, ActEnvironmentsWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 }
 

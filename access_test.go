@@ -29,6 +29,8 @@ func TestBuiltinRoleMatrix(t *testing.T) {
 		shoal.ActJobsWrite:                 {true, true, false},
 		shoal.ActJobsCancel:                {true, true, false},
 		shoal.ActArtifactsWrite:            {true, true, false},
+		shoal.ActEnvironmentsRead:          {true, true, true},
+		shoal.ActEnvironmentsWrite:         {true, true, false},
 		shoal.ActQuotasRead:                {true, true, true},
 		shoal.ActQuotasWrite:               {true, false, false},
 		shoal.ActRolesRead:                 {true, true, true},

@@ -137,12 +137,15 @@ type AgentTask struct {
 	Inputs               map[string]*JobInput `json:"inputs,omitempty"`
 	Outputs              []string             `json:"outputs,omitempty"`
 	EnvironmentVariables map[string]string    `json:"environment_variables,omitempty"`
-	Distribution         string               `json:"distribution,omitempty"`
-	ProcessesPerNode     int                  `json:"processes_per_node"`
-	MasterAddr           string               `json:"master_addr"`
-	MasterPort           int                  `json:"master_port"`
-	TimeoutSeconds       int                  `json:"timeout_seconds,omitempty"`
-	KillGrace            time.Duration        `json:"kill_grace"`
+	// Environment is the job's resolved environment (what its rank runs
+	// in); nil: the rank runs on the host.
+	Environment      *EnvironmentSpec `json:"environment,omitempty"`
+	Distribution     string           `json:"distribution,omitempty"`
+	ProcessesPerNode int              `json:"processes_per_node"`
+	MasterAddr       string           `json:"master_addr"`
+	MasterPort       int              `json:"master_port"`
+	TimeoutSeconds   int              `json:"timeout_seconds,omitempty"`
+	KillGrace        time.Duration    `json:"kill_grace"`
 	// RestoreOutputs is true when an earlier attempt left outputs for this
 	// rank: the agent fetches and unpacks them before starting, so a job can
 	// resume from its checkpoint.

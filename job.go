@@ -127,6 +127,12 @@ type Job struct {
 	// is read alone, never stored).
 	Cost      *JobCost `json:"cost,omitempty"`
 	CreatedBy string   `json:"created_by,omitempty"`
+	// ResolvedEnvironment is what the job's environment field resolved
+	// to at submit (an image, a build context, a conda file on an image),
+	// kept so that a later change to a registered environment's latest
+	// version does not change a job already submitted; nil for a job that
+	// runs on the host.
+	ResolvedEnvironment *EnvironmentSpec `json:"resolved_environment,omitempty"`
 	// CreatedByPrincipal is the submitter's principal ID: the job's workload
 	// identity never gets more rights than it.
 	CreatedByPrincipal string     `json:"created_by_principal,omitempty"`

@@ -274,7 +274,11 @@ func normalizeJobEnvironment(spec *JobSpec) error {
 			spec.Environment = nil
 			return nil
 		}
-		return validateJobPath("environment", e)
+		if err := validateJobPath("environment", e); err != nil {
+			return err
+		}
+		_, err := ParseEnvironmentRef(e)
+		return err
 	case map[string]any:
 	default:
 		// A Go caller's own type: bring it to the JSON shape.
@@ -294,28 +298,41 @@ func normalizeJobEnvironment(spec *JobSpec) error {
 		return FieldErrorf("environment", "must be an environment reference (azureml:<name>:<version> or azureml:<name>@latest) or a mapping with image, conda_file or build")
 	}
 	m := env.(map[string]any)
-	image, hasImage := m["image"]
-	build, hasBuild := m["build"]
-	if !hasImage && !hasBuild {
-		return FieldErrorf("environment", "an inline environment needs image (a Docker image) or build (a mapping with path)")
-	}
-	if hasImage {
-		if s, ok := image.(string); !ok || strings.TrimSpace(s) == "" || strings.ContainsFunc(s, unicode.IsControl) {
+	var image string
+	if v, ok := m["image"]; ok {
+		s, isString := v.(string)
+		if !isString || strings.TrimSpace(s) == "" {
 			return FieldErrorf("environment.image", "must be a Docker image reference such as mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04")
 		}
+		image = strings.TrimSpace(s)
+		m["image"] = image
 	}
-	if hasBuild {
-		b, ok := build.(map[string]any)
-		if !ok {
+	var build *EnvironmentBuild
+	if v, ok := m["build"]; ok {
+		b, isMap := v.(map[string]any)
+		if !isMap {
 			return FieldErrorf("environment.build", "must be a mapping with path (the Docker build context)")
 		}
-		p, ok := b["path"].(string)
-		if !ok {
+		p, isString := b["path"].(string)
+		if !isString {
 			return FieldErrorf("environment.build.path", "is required: the Docker build context")
 		}
-		if err := validateJobPath("environment.build.path", p); err != nil {
-			return err
+		build = &EnvironmentBuild{Path: p}
+		if d, ok := b["dockerfile_path"]; ok {
+			if build.DockerfilePath, isString = d.(string); !isString {
+				return FieldErrorf("environment.build.dockerfile_path", "must be a path inside the build context, such as Dockerfile")
+			}
 		}
+	}
+	conda, err := condaFileText("environment.conda_file", m["conda_file"])
+	if err != nil {
+		return err
+	}
+	if err := validateEnvironmentParts("environment.", image, build, conda); err != nil {
+		return err
+	}
+	if build != nil {
+		m["build"].(map[string]any)["dockerfile_path"] = build.DockerfilePath
 	}
 	return nil
 }

@@ -238,6 +238,25 @@ type Tx interface {
 	GetWorkspaceLimits(workspace string) (WorkspaceLimits, error)
 	// PutWorkspaceLimits replaces a workspace's limits.
 	PutWorkspaceLimits(workspace string, l WorkspaceLimits) error
+
+	// InsertEnvironment adds a registered environment's version; a zero
+	// CreatedOn takes the transaction time. Returns ECONFLICT when the
+	// workspace has that version of that name (compared
+	// case-insensitively).
+	InsertEnvironment(e *Environment) error
+	// GetEnvironment returns one version of an environment, archived or
+	// not. Returns ENOTFOUND.
+	GetEnvironment(workspace, name, version string) (*Environment, error)
+	// LatestEnvironment returns the version of an environment created
+	// last that is not archived. Returns ENOTFOUND.
+	LatestEnvironment(workspace, name string) (*Environment, error)
+	// ListEnvironments returns the versions filter selects, ordered by
+	// name and, within a name, newest (created last) first.
+	ListEnvironments(filter EnvironmentFilter) ([]*Environment, error)
+	// SetEnvironmentArchived archives or restores one version of an
+	// environment, or every version when version is "". Returns ENOTFOUND
+	// when no version matches.
+	SetEnvironmentArchived(workspace, name, version string, archived bool) error
 }
 
 // QueuedJobRef is what scheduling needs of a queued job: the scheduler

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -23,6 +24,7 @@ const MaxRequestBytes = 1 << 20
 // Server serves the HTTP API.
 type Server struct {
 	svc            *service.Services
+	envs           *environments.Service
 	log            *slog.Logger
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
@@ -50,6 +52,9 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), appsMux: http.NewServeMux()}
+	// Registered environments are a service of their own over the same
+	// store and file store.
+	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
@@ -129,6 +134,13 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", Action: shoal.ActJobsRead, handler: s.handleJobEvents},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", Action: shoal.ActJobsRead, handler: s.handleJobLogs},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", Action: shoal.ActJobsRead, handler: s.handleJobOutputs},
+		{Pattern: "POST /api/v1/workspaces/{ws}/environments", Action: shoal.ActEnvironmentsWrite, handler: s.handleCreateEnvironment},
+		{Pattern: "GET /api/v1/workspaces/{ws}/environments", Action: shoal.ActEnvironmentsRead, handler: s.handleListEnvironments},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: s.handleCreateEnvironment},
+		{Pattern: "GET /api/v1/workspaces/{ws}/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsRead, handler: s.handleGetEnvironment},
+		{Pattern: "GET /api/v1/workspaces/{ws}/environments/{name}/labels/{label}", Action: shoal.ActEnvironmentsRead, handler: s.handleGetEnvironment},
+		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/archive", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
+		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/restore", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
 		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.handleListAssignments},
 		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleAssignRole},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleUnassignRole},

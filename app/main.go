@@ -318,6 +318,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		Providers: providers, ServerURL: serverURL, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
+		CuratedEnvironments: cfg.CuratedEnvironments,
 	})
 	// Workload tokens are signed by keys in the store, rotated daily.
 	issuer := workload.New(workload.Config{Keys: m.svc.WorkloadKeys(), Clock: opts.Clock, Issuer: serverURL})

@@ -118,6 +118,11 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 		}
 		doc["code"] = id
 	}
+	if env, ok := doc["environment"].(map[string]any); ok {
+		if err := prepareEnvironmentFiles(ctx, c, ws, base, "environment.", env); err != nil {
+			return err
+		}
+	}
 	inputs, _ := doc["inputs"].(map[string]any)
 	for name, v := range inputs {
 		in, ok := v.(map[string]any)

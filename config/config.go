@@ -93,6 +93,14 @@ type Config struct {
 	// Connect provider (users are linked with `shoal user create
 	// --oidc-issuer --oidc-subject`).
 	OIDC *OIDCConfig `yaml:"oidc"`
+	// CuratedEnvironments maps Azure's curated environment names to
+	// images the operator provides, so that jobs written for Azure
+	// (environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest,
+	// azureml://registries/azureml/environments/sklearn-1.5/labels/latest)
+	// run unchanged: a key is a name (every version) or name:version, a
+	// value an image reference. A job naming an unmapped curated name is
+	// refused at submit with the lines to add here.
+	CuratedEnvironments map[string]string `yaml:"curated_environments"`
 }
 
 // OIDCConfig names the studio's OpenID Connect provider.
@@ -288,6 +296,9 @@ func Parse(r io.Reader) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := shoal.ValidateCuratedEnvironments(cfg.CuratedEnvironments); err != nil {
 		return nil, err
 	}
 	return cfg, nil

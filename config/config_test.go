@@ -457,3 +457,24 @@ func TestSSHHostGPUs(t *testing.T) {
 		t.Errorf("GPUs = %+v", lab.GPUs)
 	}
 }
+
+// curated_environments maps curated names to images; a key that is no
+// curated name, or a value that is no image reference, fails the load
+// naming the key.
+func TestCuratedEnvironments(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader("curated_environments:\n  AzureML-sklearn-1.0-ubuntu20.04-py38-cpu: localhost:5000/sklearn:1.0\n  sklearn-1.5: python:3.11\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.CuratedEnvironments["sklearn-1.5"]; got != "python:3.11" {
+		t.Errorf("sklearn-1.5 maps to %q", got)
+	}
+	for doc, word := range map[string]string{
+		"curated_environments:\n  sklearn-1.5: Not An Image\n": "curated_environments.sklearn-1.5",
+		"curated_environments:\n  'a b': python\n":             "curated_environments.a b",
+	} {
+		if _, err := config.Parse(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), word) {
+			t.Errorf("%q: %v, want an error naming %s", doc, err, word)
+		}
+	}
+}

@@ -277,6 +277,7 @@ func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
 		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
 		Command: j.Command, Code: j.Code, Inputs: j.Inputs, EnvironmentVariables: j.EnvironmentVariables,
+		Environment:      j.ResolvedEnvironment,
 		ProcessesPerNode: 1, MasterAddr: a.MasterAddr, MasterPort: a.MasterPort, KillGrace: s.cfg.KillGrace,
 		RestoreOutputs: a.Number > 1, RunAs: j.CreatedByPrincipal,
 	}

@@ -109,6 +109,7 @@ func (h *harness) bootWith(key *sealing.Key) {
 		Store: h.store, Catalog: h.cat, Files: h.files, SecretsKey: key,
 		Providers: map[string]shoal.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
+		CuratedEnvironments: h.cfg.CuratedEnvironments,
 	})
 	h.ctrl = control.New(h.svc, 1)
 }

@@ -63,6 +63,10 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 			return &shoal.Error{Code: shoal.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
 		}
 		spec.Compute = c.Name
+		env, err := shoal.ResolveJobEnvironment(tx, c.Workspace, spec.Environment, s.cfg.CuratedEnvironments)
+		if err != nil {
+			return err
+		}
 		if n := spec.InstanceCount(); c.IsInstance() && n > 1 {
 			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
 				"resources.instance_count: compute %q is a compute instance, one machine: a job on it runs on 1 node, not %d (use a compute cluster)", c.Name, n)}
@@ -77,18 +81,19 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		now := tx.Now()
 		j := &shoal.Job{
 			JobSpec: *spec, Workspace: c.Workspace, Status: shoal.JobQueued,
-			StatusReason: "queued: waiting for the scheduler",
-			CreatedBy:    shoal.ActorName(ctx), CreatedByPrincipal: shoal.ActingPrincipalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
+			StatusReason:        "queued: waiting for the scheduler",
+			ResolvedEnvironment: env,
+			CreatedBy:           shoal.ActorName(ctx), CreatedByPrincipal: shoal.ActingPrincipalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
 		}
 		if err := tx.InsertJob(j); err != nil {
 			return err
 		}
 		reason := fmt.Sprintf("submitted to %s: %d node(s), priority %s", c.Name, spec.InstanceCount(), priorityName(spec))
-		if env, ok := spec.Environment.(string); ok || spec.Environment != nil {
-			if !ok {
-				env = "inline"
+		if env != nil {
+			reason += "; environment " + env.Source
+			if env.Source != "inline" && env.Image != "" {
+				reason += " (image " + env.Image + ")"
 			}
-			reason += fmt.Sprintf("; environment %s recorded — the local provider runs the command on the host and does not apply an image", env)
 		}
 		if err := AppendJobEvent(ctx, tx, j, "queued", reason); err != nil {
 			return err
@@ -126,6 +131,17 @@ func (s *Services) checkArtifacts(workspace string, spec *shoal.JobSpec) error {
 		}
 		if !s.cfg.Files.HasArtifact(workspace, spec.Code) {
 			return shoal.FieldErrorf("code", "artifact %s has not been uploaded", spec.Code)
+		}
+	}
+	if env, ok := spec.Environment.(map[string]any); ok {
+		if b, ok := env["build"].(map[string]any); ok {
+			p, _ := b["path"].(string)
+			if !shoal.ValidateArtifactRef(p) {
+				return shoal.FieldErrorf("environment.build.path", "must be an uploaded build context (sha256:<hex>); `shoal job create -f` uploads the local folder for you")
+			}
+			if !s.cfg.Files.HasArtifact(workspace, p) {
+				return shoal.FieldErrorf("environment.build.path", "artifact %s has not been uploaded", p)
+			}
 		}
 	}
 	for name, in := range spec.Inputs {

@@ -71,6 +71,10 @@ type Config struct {
 	// instances' applications, apart from the API's and studio's origin;
 	// default PublicURL.
 	AppsURL string
+	// CuratedEnvironments maps Azure's curated environment names to the
+	// images the operator provides (config curated_environments); a job
+	// naming an unmapped one is refused at submit.
+	CuratedEnvironments shoal.CuratedEnvironments
 	// Clock drives instance lifecycle decisions made outside the
 	// controller's pass (postponing a shutdown); default the wall clock.
 	Clock shoal.Clock

@@ -71,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Budgets", testBudgets},
 		{"WorkspaceQuotas", testWorkspaceQuotas},
 		{"WorkspaceLimits", testWorkspaceLimits},
+		{"Environments", testEnvironments},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},
 		{"NodeLeaseRenewal", testNodeLeaseRenewal},

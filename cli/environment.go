@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/client"
+)
+
+var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
+
+func newEnvironmentCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "environment", Short: "Register job environments: images, Docker build contexts, conda files (az ml environment)"}
+	cmd.AddCommand(newEnvironmentCreateCommand(g), newEnvironmentListCommand(g), newEnvironmentShowCommand(g),
+		newEnvironmentArchiveCommand(g, true), newEnvironmentArchiveCommand(g, false))
+	return cmd
+}
+
+func newEnvironmentCreateCommand(g *globals) *cobra.Command {
+	var file, name, version, image, conda, buildContext, dockerfile, description string
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Register a version of an environment from Azure ML environment YAML or flags",
+		Long: `Register a version of an environment. Without a version, the next one is
+given (1 for a new name, else one more than the largest). A build context
+folder is uploaded like a job's code; a conda file is read and sent.`,
+		Example: `  shoal environment create -f env.yml
+  shoal environment create --name train --image localhost:5000/team/train:3
+  shoal environment create --name sk --image python:3.11 --conda-file conda.yml --version 2
+  shoal environment create --name built --build-context ./docker --dockerfile-path Dockerfile`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			doc, base := map[string]any{}, "."
+			if file != "" {
+				var err error
+				if doc, err = readYAMLDocument(file); err != nil {
+					return err
+				}
+				base = filepath.Dir(file)
+			}
+			delete(doc, "$schema")
+			for k, v := range map[string]string{"name": name, "version": version, "image": image, "conda_file": conda, "description": description} {
+				if v != "" {
+					doc[k] = v
+				}
+			}
+			if buildContext != "" || dockerfile != "" {
+				b, _ := doc["build"].(map[string]any)
+				if b == nil {
+					b = map[string]any{}
+				}
+				if buildContext != "" {
+					b["path"] = buildContext
+				}
+				if dockerfile != "" {
+					b["dockerfile_path"] = dockerfile
+				}
+				doc["build"] = b
+			}
+			if v, ok := doc["version"]; ok {
+				// YAML reads version: 1 as a number; a version is text.
+				doc["version"] = fmt.Sprint(v)
+			}
+			if s, _ := doc["name"].(string); s == "" {
+				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (in the file or --name)"}
+			}
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			if err := prepareEnvironmentFiles(cmd.Context(), c, ws, base, "", doc); err != nil {
+				return err
+			}
+			raw, err := toJSON(doc)
+			if err != nil {
+				return err
+			}
+			var e shoal.Environment
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return fmt.Errorf("--file: %w", err)
+			}
+			// Unknown keys are the server's to refuse, naming them.
+			out, _, err := c.CreateEnvironment(cmd.Context(), ws, &e)
+			if err != nil {
+				return err
+			}
+			return g.render(out, environmentColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "environment YAML file")
+	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name (overrides the file's)")
+	cmd.Flags().StringVarP(&version, "version", "v", "", "version (overrides the file's; default the next)")
+	cmd.Flags().StringVarP(&image, "image", "i", "", "Docker image")
+	cmd.Flags().StringVar(&conda, "conda-file", "", "conda file applied on the image")
+	cmd.Flags().StringVarP(&buildContext, "build-context", "b", "", "Docker build context folder")
+	cmd.Flags().StringVarP(&dockerfile, "dockerfile-path", "d", "", "Dockerfile inside the build context (default Dockerfile)")
+	cmd.Flags().StringVar(&description, "description", "", "description")
+	return cmd
+}
+
+// prepareEnvironmentFiles replaces, in an environment mapping (a job's
+// inline environment when prefix is "environment."), a local conda file
+// by its content and a local build context folder by its uploaded
+// artifact, after checking that the Dockerfile is in it. Paths are
+// relative to base, the YAML file's folder.
+func prepareEnvironmentFiles(ctx context.Context, c *client.Client, ws, base, prefix string, doc map[string]any) error {
+	resolve := func(p string) string {
+		p = strings.TrimPrefix(p, "file:")
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	if p, ok := doc["conda_file"].(string); ok && p != "" && !strings.Contains(p, "\n") {
+		data, err := os.ReadFile(resolve(p))
+		if err != nil {
+			return fmt.Errorf("%sconda_file: %w", prefix, err)
+		}
+		doc["conda_file"] = string(data)
+	}
+	b, _ := doc["build"].(map[string]any)
+	p, _ := b["path"].(string)
+	if p == "" || shoal.ValidateArtifactRef(p) {
+		return nil
+	}
+	dir := resolve(p)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%sbuild.path: %w", prefix, err)
+	}
+	if !st.IsDir() {
+		return &shoal.Error{Code: shoal.EINVALID, Field: prefix + "build.path", Message: fmt.Sprintf("%sbuild.path: %s is not a folder (the Docker build context)", prefix, dir)}
+	}
+	dockerfile, _ := b["dockerfile_path"].(string)
+	if dockerfile == "" {
+		dockerfile = shoal.DefaultDockerfilePath
+	}
+	if err := shoal.ValidateDockerfilePath(prefix+"build.dockerfile_path", dockerfile); err != nil {
+		return err
+	}
+	if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(dockerfile))); err != nil || !st.Mode().IsRegular() {
+		return &shoal.Error{Code: shoal.EINVALID, Field: prefix + "build.dockerfile_path", Message: fmt.Sprintf("%sbuild.dockerfile_path: %s is not a file in the build context %s", prefix, dockerfile, dir)}
+	}
+	// The whole context, as Docker sees it: its .dockerignore is applied
+	// by the build, not here.
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := archive.Pack(pw, dir, archive.PackOptions{})
+		pw.CloseWithError(err)
+	}()
+	id, err := c.UploadArtifact(ctx, ws, pr)
+	pr.Close()
+	if err != nil {
+		return fmt.Errorf("%sbuild.path: %w", prefix, err)
+	}
+	b["path"] = id
+	return nil
+}
+
+func newEnvironmentListCommand(g *globals) *cobra.Command {
+	var name string
+	var archived bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List environment versions, by name, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListEnvironments(cmd.Context(), ws, name, archived)
+			if err != nil {
+				return err
+			}
+			return g.render(list, environmentColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")
+	cmd.Flags().BoolVar(&archived, "include-archived", false, "list archived versions too")
+	return cmd
+}
+
+func newEnvironmentShowCommand(g *globals) *cobra.Command {
+	var name, version, label string
+	cmd := &cobra.Command{
+		Use:     "show",
+		Short:   "Show a version of an environment (--version) or its latest (--label latest)",
+		Example: "  shoal environment show --name train --version 3\n  shoal environment show --name train --label latest",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if version == "" && label == "" {
+				return &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
+			}
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			e, err := c.GetEnvironment(cmd.Context(), ws, name, version, label)
+			if err != nil {
+				return err
+			}
+			return g.render(e, environmentColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
+	cmd.Flags().StringVarP(&version, "version", "v", "", "version")
+	cmd.Flags().StringVarP(&label, "label", "l", "", "label (latest)")
+	_ = cmd.MarkFlagRequired("name")
+	cmd.MarkFlagsMutuallyExclusive("version", "label")
+	return cmd
+}
+
+func newEnvironmentArchiveCommand(g *globals, archived bool) *cobra.Command {
+	var name, version string
+	use, short := "restore", "Restore an archived version, or every version"
+	if archived {
+		use, short = "archive", "Archive a version, or every version: archived versions leave lists and @latest; jobs naming one by version still run"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ArchiveEnvironment(cmd.Context(), ws, name, version, archived)
+			if err != nil {
+				return err
+			}
+			return g.render(list, environmentColumns)
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
+	cmd.Flags().StringVarP(&version, "version", "v", "", "only this version (default: every version)")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
