@@ -3,10 +3,7 @@ package control
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"math"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -28,17 +26,17 @@ type Controller struct {
 	// settings fixed when the services were built (leases, join timeout,
 	// the server's URL and CA, the clock, files), and a pass reads some of
 	// them for every node.
-	cfg  service.Config
-	rand *rand.Rand
+	cfg service.Config
 
 	// The loops with packages of their own.
 	nodes *nodes.Loop            // leases, releases, compute reconciliation
 	scale *scaling.Loop          // the autoscaler and provisioning
 	inst  *instances.Loop        // the instance lifecycle
 	acct  *accounting.Accounting // node samples, budgets
+	// preempt simulates low-priority preemption.
+	preempt *preemption.Loop
 
-	mu       sync.Mutex
-	lastPass time.Time
+	mu sync.Mutex
 	// passNodes is the state the placement pass left, kept for the node
 	// samples of a full pass (taken by the accounting loop), so that they
 	// do not read every node once more.
@@ -48,7 +46,7 @@ type Controller struct {
 // New returns the controller of s; seed makes its random choices
 // (preemption) reproducible.
 func New(s Services, seed uint64) *Controller {
-	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), rand: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), preempt: preemption.New(s, rand.New(rand.NewPCG(seed, seed^0x5eed)))}
 	c.nodes = nodes.New(s, c.cfg)
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
@@ -81,7 +79,7 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.inst.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
-	c.preemptAtRandom(ctx, now)
+	c.preempt.RunOnce(ctx, now)
 	// The node samples take the nodes as this pass's placement left them,
 	// when it read them.
 	c.mu.Lock()
@@ -127,50 +125,6 @@ func (c *Controller) placement(ctx context.Context, now time.Time, full bool) er
 // Wait waits for background node releases to finish (tests, shutdown).
 func (c *Controller) Wait() { c.nodes.Wait() }
 
-// preemptAtRandom evicts low-priority nodes at each location's configured
-// rate (per node-hour), so users can rehearse preemption.
-func (c *Controller) preemptAtRandom(ctx context.Context, now time.Time) {
-	c.mu.Lock()
-	dt := now.Sub(c.lastPass)
-	first := c.lastPass.IsZero()
-	c.lastPass = now
-	c.mu.Unlock()
-	if first || dt <= 0 || !c.anyPreemptionRate() {
-		return
-	}
-	var nodes []*shoal.Node
-	_ = c.s.Store().View(ctx, func(tx shoal.Tx) error {
-		var err error
-		nodes, err = tx.ListNodes(shoal.NodeFilter{})
-		return err
-	})
-	for _, n := range nodes {
-		if !n.LowPriority || (n.State != shoal.NodeIdle && n.State != shoal.NodeRunning) {
-			continue
-		}
-		loc, err := c.s.Catalog().Location(n.Location)
-		if err != nil || loc.PreemptionRatePerHour <= 0 {
-			continue
-		}
-		p := 1 - math.Exp(-loc.PreemptionRatePerHour*dt.Hours())
-		if c.rand.Float64() < p {
-			reason := "low-priority capacity reclaimed (simulated at preemption_rate_per_hour " + trimFloat(loc.PreemptionRatePerHour) + ")"
-			if err := c.s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, reason); err != nil {
-				c.s.Logger().Warn("simulated preemption failed", slog.String("node", n.ID), slog.Any("err", err))
-			}
-		}
-	}
-}
-
-func (c *Controller) anyPreemptionRate() bool {
-	for _, l := range c.s.Catalog().Locations() {
-		if l.PreemptionRatePerHour > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // The principals the loops act as, in the audit log and the events they
 // write: the same as the services' own (service/lifecycle.go,
 // service/placement.go) so that the record does not change with the move.
@@ -178,8 +132,6 @@ var (
 	systemPrincipal    = shoal.SystemPrincipal("system")
 	schedulerPrincipal = shoal.SystemPrincipal("scheduler")
 )
-
-func trimFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // ReconcileComputes moves computes through their provisioning states (the
 // node loop's, control/nodes); tests call it to make a new compute ready.

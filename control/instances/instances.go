@@ -8,11 +8,11 @@ package instances
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -20,14 +20,8 @@ import (
 // Services is what the instance loop needs of the request services.
 // *service.Services implements it.
 type Services interface {
-	// Store is the (audited) store the loop reads and writes.
-	Store() shoal.Store
-	// Catalog is the sizes and locations offered.
-	Catalog() *shoal.Catalog
-	// Logger is where the loop logs what it could not do.
-	Logger() *slog.Logger
-	// Notify asks the server for a placement pass soon.
-	Notify()
+	loop.Base
+	loop.Notifier
 	// Provider is a location's provider, or nil.
 	Provider(loc *shoal.Location) shoal.Provider
 	// CheckInstanceQuota fails with EQUOTA when starting c would exceed a

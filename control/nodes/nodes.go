@@ -10,24 +10,18 @@ package nodes
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/service"
 )
 
 // Services is what the node loop needs of the request services.
 // *service.Services implements it.
 type Services interface {
-	// Store is the (audited) store the loop reads and writes.
-	Store() shoal.Store
-	// Catalog is the sizes and locations offered.
-	Catalog() *shoal.Catalog
-	// Logger is where the loop logs what it could not do.
-	Logger() *slog.Logger
-	// Notify asks the server for a placement pass soon.
-	Notify()
+	loop.Base
+	loop.Notifier
 	// ProviderFor is a location's provider, or nil.
 	ProviderFor(location string) shoal.Provider
 	// LoseNode marks a node unusable and ends its rank as Lost.

@@ -9,24 +9,19 @@ package scaling
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/service"
 )
 
 // Services is what the scaling loop needs of the request services.
 // *service.Services implements it.
 type Services interface {
-	// Store is the (audited) store the loop reads and writes.
-	Store() shoal.Store
-	// Catalog is the sizes, locations and quotas offered.
-	Catalog() *shoal.Catalog
-	// Logger is where the loop logs what it could not do.
-	Logger() *slog.Logger
+	loop.Base
 	// Provider is a location's provider, or nil.
 	Provider(loc *shoal.Location) shoal.Provider
 	// Observe is the observer of scale decisions and provisioning.

@@ -1,0 +1,26 @@
+// Package loop holds what every control loop asks of the request
+// services, so that each loop's own interface (nodes.Services,
+// instances.Services, …) names only what is particular to it.
+package loop
+
+import (
+	"log/slog"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Base is the store, catalog and logger a loop works with.
+type Base interface {
+	// Store is the (audited) store the loop reads and writes.
+	Store() shoal.Store
+	// Catalog is the sizes, locations and quotas offered.
+	Catalog() *shoal.Catalog
+	// Logger is where the loop logs what it could not do.
+	Logger() *slog.Logger
+}
+
+// Notifier asks the server for a placement pass soon (after a change a
+// queued job may be waiting for).
+type Notifier interface {
+	Notify()
+}
