@@ -12,7 +12,9 @@ import (
 // fakeStore is an in-memory image store.
 type fakeStore struct{ imgs []container.Image }
 
-func (f *fakeStore) Images(context.Context) ([]container.Image, error) { return slices.Clone(f.imgs), nil }
+func (f *fakeStore) Images(context.Context) ([]container.Image, error) {
+	return slices.Clone(f.imgs), nil
+}
 
 func (f *fakeStore) RemoveImage(_ context.Context, id string) error {
 	for i, img := range f.imgs {
