@@ -33,6 +33,11 @@ type Config struct {
 	// Host is the engine's address: "unix:///var/run/docker.sock", or a
 	// podman service's socket (StartPodman's Podman.Host).
 	Host string
+	// EnginePID, when the engine runs on this host with a known process
+	// (StartPodman's Podman.PID), bounds the default ulimits by that
+	// process's hard limits too: a container cannot get more than the
+	// engine that starts it has (podman caps its own nproc at 32768).
+	EnginePID int
 }
 
 // Open connects to the engine at cfg.Host and negotiates the API
@@ -51,7 +56,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, errorf(ErrRuntimeMissing, "open engine", "nothing answers at %s: %v", cfg.Host, err)
 	}
 	cli.NegotiateAPIVersion(ctx)
-	limits, err := hardLimits()
+	limits, err := hardLimits(cfg.EnginePID)
 	if err != nil {
 		cli.Close()
 		return nil, err

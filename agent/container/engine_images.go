@@ -17,7 +17,6 @@ import (
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
 )
@@ -130,7 +129,8 @@ func (e *Engine) Build(ctx context.Context, opts BuildOptions) (Image, error) {
 		Labels:      opts.Labels,
 		Remove:      true,
 		ForceRemove: true,
-		Ulimits:     toUlimits(e.defaultUlimits(nil)),
+		// No ulimits here: podman 4's service refuses the parameter (400);
+		// StartPodman's containers.conf bounds its build steps instead.
 	})
 	if err != nil {
 		return Image{}, classify(op, err)
@@ -183,17 +183,25 @@ func sameID(a, b string) bool {
 }
 
 // RemoveImage removes an image and all its tags; ErrInUse while a
-// container uses it.
+// container uses it. The check is made here, by image id, because the
+// engine's own refusal cannot be relied on: removing all the tags needs
+// force, and podman's force removes the containers using the image too.
 func (e *Engine) RemoveImage(ctx context.Context, id string) error {
 	op := "remove image " + id
-	ctrs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("ancestor", id))})
+	img, err := e.cli.ImageInspect(ctx, id)
 	if err != nil {
 		return classify(op, err)
 	}
-	if len(ctrs) > 0 {
-		return errorf(ErrInUse, op, "used by container %s", ctrs[0].ID)
+	ctrs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true})
+	if err != nil {
+		return classify(op, err)
 	}
-	_, err = e.cli.ImageRemove(ctx, id, image.RemoveOptions{Force: true, PruneChildren: true})
+	for _, c := range ctrs {
+		if sameID(c.ImageID, img.ID) {
+			return errorf(ErrInUse, op, "used by container %s", c.ID)
+		}
+	}
+	_, err = e.cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true})
 	return classify(op, err)
 }
 

@@ -15,9 +15,11 @@ import (
 	units "github.com/docker/go-units"
 )
 
-// Run creates the container, attaches to its output before starting it
-// (so that nothing it prints is lost), and starts it. A container that
-// fails to start is removed.
+// Run creates and starts the container, then follows its log from the
+// beginning to spec.Stdout and spec.Stderr (the engine keeps the log, so
+// nothing printed before the follow begins is lost; attaching before the
+// start, as `docker run` does, is refused by podman 4's service). A
+// container that fails to start is removed.
 func (e *Engine) Run(ctx context.Context, spec Spec) (string, error) {
 	op := "run " + spec.Image
 	if err := e.validate(spec); err != nil {
@@ -29,14 +31,10 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (string, error) {
 		return "", classify(op, err)
 	}
 	id := created.ID
-	fail := func(err error) (string, error) {
+	if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		// A background context: the caller's may be what ended.
 		_ = e.cli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		return "", classify(op, err)
-	}
-	att, err := e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
-	if err != nil {
-		return fail(err)
 	}
 	done := make(chan struct{})
 	e.mu.Lock()
@@ -44,15 +42,16 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (string, error) {
 	e.mu.Unlock()
 	go func() {
 		defer close(done)
-		defer att.Close()
+		// Not the caller's context: the copy lasts as long as the
+		// container, and ends with its log.
+		logs, err := e.cli.ContainerLogs(context.Background(), id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+		if err != nil {
+			return
+		}
+		defer logs.Close()
 		// Without a TTY the engine multiplexes stdout and stderr.
-		_, _ = stdcopy.StdCopy(orDiscard(spec.Stdout), orDiscard(spec.Stderr), att.Reader)
+		_, _ = stdcopy.StdCopy(orDiscard(spec.Stdout), orDiscard(spec.Stderr), logs)
 	}()
-	if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		att.Close()
-		e.forget(id)
-		return fail(err)
-	}
 	return id, nil
 }
 

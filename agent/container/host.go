@@ -16,17 +16,27 @@ import (
 // defaults): nvidia-ctk writes the GPUs' spec there.
 var cdiSpecDirs = []string{"/etc/cdi", "/var/run/cdi"}
 
-// hardLimits are this process's hard limits for the ulimits a Spec
-// defaults: an engine's defaults (podman's nofile is 1048576) can exceed
-// them, and the runtime then refuses to start the container.
-func hardLimits() (map[string]int64, error) {
+// hardLimits are the hard limits for the ulimits a Spec defaults: this
+// process's, lowered to the engine process's (pid, when not 0). An
+// engine's own defaults (podman's nofile is 1048576) can exceed them,
+// and the OCI runtime then refuses to start the container.
+func hardLimits(pid int) (map[string]int64, error) {
 	limits := map[string]int64{}
 	for name, res := range map[string]int{"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC} {
 		var rl unix.Rlimit
-		if err := unix.Getrlimit(res, &rl); err != nil {
-			return nil, fmt.Errorf("read this host's %s limit: %w", name, err)
+		if err := unix.Prlimit(pid, res, nil, &rl); err != nil {
+			return nil, fmt.Errorf("read the %s limit of process %d: %w", name, pid, err)
 		}
-		limits[name] = clampLimit(rl.Max)
+		own := clampLimit(rl.Max)
+		if pid != 0 {
+			if err := unix.Getrlimit(res, &rl); err != nil {
+				return nil, fmt.Errorf("read this host's %s limit: %w", name, err)
+			}
+			if mine := clampLimit(rl.Max); mine >= 0 && (own < 0 || mine < own) {
+				own = mine
+			}
+		}
+		limits[name] = own
 	}
 	return limits, nil
 }

@@ -143,12 +143,25 @@ func (p *Podman) Close() error {
 	return nil
 }
 
+// podmanNprocCap is the nproc podman sets itself when its hard limit is
+// higher.
+const podmanNprocCap = 32768
+
+// PID is the service's process id (for Config.EnginePID).
+func (p *Podman) PID() int { return p.cmd.Process.Pid }
+
 // writePodmanConfs writes the service's containers.conf and
 // registries.conf into cfg.Dir and returns their paths.
 func writePodmanConfs(cfg PodmanConfig) (string, string, error) {
-	limits, err := hardLimits()
+	limits, err := hardLimits(0)
 	if err != nil {
 		return "", "", err
+	}
+	// podman lowers its own nproc to at most 32768 when it starts (seen
+	// with podman 4.3), and what it starts inherits that: its build
+	// steps' default must not exceed it.
+	if v := limits["nproc"]; v < 0 || v > podmanNprocCap {
+		limits["nproc"] = podmanNprocCap
 	}
 	var ulimits []string
 	for _, name := range []string{"nofile", "nproc"} {
