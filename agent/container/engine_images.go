@@ -73,16 +73,18 @@ func (e *Engine) checkInsecure(ctx context.Context, domain string) error {
 	if err != nil {
 		return err
 	}
-	if registryListed(domain, info.InsecureRegistries) {
+	if info.Insecure(domain) {
 		return nil
 	}
 	return fmt.Errorf("registry %s is marked insecure but the %s engine does not list it among its insecure registries %v "+
 		"(Docker: insecure-registries in daemon.json; podman: insecure = true in registries.conf)", domain, info.Engine, info.InsecureRegistries)
 }
 
-// registryListed reports whether domain (host or host:port) is among
-// the insecure entries: a name, or a CIDR holding its address.
-func registryListed(domain string, insecure []string) bool {
+// Insecure reports whether the engine reaches registry (host or
+// host:port) over plain HTTP: it is listed by name, or its address is in
+// a listed CIDR (Docker lists 127.0.0.0/8 by default).
+func (i Info) Insecure(registry string) bool {
+	domain, insecure := registry, i.InsecureRegistries
 	if slices.Contains(insecure, domain) {
 		return true
 	}

@@ -35,15 +35,32 @@ func TestEnginePodman(t *testing.T) {
 
 // The same suite against Docker's daemon, where one runs: the test
 // command does not install Docker (podman serves the same API, and two
-// engines on one test host is not what a node runs).
+// engines on one test host is not what a node runs). Docker reaches the
+// test registries on 127.0.0.1 over HTTP by default (127.0.0.0/8 is in
+// its insecure CIDRs), and pulls its base image from there.
 func TestEngineDocker(t *testing.T) {
 	const sock = "/var/run/docker.sock"
 	testenv.Optional(t, "Docker's daemon at "+sock, func() error {
 		_, err := os.Stat(sock)
 		return err
 	}, "install and start Docker (docker.io) to run the suite against it")
-	t.Fatal("a Docker daemon is present, but this test has no registry set-up for Docker yet: " +
-		"run the suite by hand with Harness pointed at registries Docker lists as insecure")
+	env := testctr.Shared(t)
+	ctx := context.Background()
+	e, err := container.Open(ctx, container.Config{Host: "unix://" + sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	base := env.Registry.Addr + "/" + testctr.PushedBase
+	if _, err := e.Pull(ctx, base, container.PullOptions{Insecure: true}); err != nil {
+		t.Fatal(err)
+	}
+	containertest.Run(t, containertest.Harness{
+		Runtime: e, BaseImage: base,
+		Registry: env.Registry.Addr, AuthRegistry: env.AuthRegistry.Addr,
+		Credentials: container.Credentials{Username: env.AuthRegistry.User, Password: env.AuthRegistry.Password},
+		Pushed:      testctr.PushedBase,
+	})
 }
 
 // Nothing answers on a socket no engine serves: the node has no runtime.
