@@ -48,3 +48,17 @@ func AzureML(t T) {
 	Files(t, "Azure's Python SDK (azure-ai-ml)", "apt-get install python3-azure",
 		"/usr/lib/python3/dist-packages/azure/ai/ml")
 }
+
+// Containers are what the container tests need, all from Debian: podman
+// with runc (crun refuses to start containers under hybrid cgroups),
+// mmdebstrap to build the base image, and docker-registry for a private
+// registry. Root too: podman runs rootful, as the agent does.
+func Containers(t T) {
+	t.Helper()
+	Root(t, "runs podman rootful, as the agent does")
+	const hint = "apt-get install podman runc mmdebstrap docker-registry"
+	Command(t, "podman", "podman (containers)", hint)
+	Command(t, "runc", "runc (podman's OCI runtime here: crun refuses hybrid cgroups)", hint)
+	Command(t, "mmdebstrap", "mmdebstrap (builds the test base image from Debian packages)", hint)
+	Command(t, "docker-registry", "Debian's docker-registry (a private registry)", hint)
+}

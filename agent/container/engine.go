@@ -1,0 +1,130 @@
+package container
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/client"
+)
+
+// Engine is the Runtime over the Docker Engine API, served by Docker or
+// by `podman system service`.
+type Engine struct {
+	cli  *client.Client
+	host string
+	// hostLimits are this host's hard limits for the ulimits a Spec
+	// defaults (nofile, nproc) and may not exceed.
+	hostLimits map[string]int64
+	// podman is true when the engine is podman's service, which differs
+	// from Docker in how it takes CDI devices.
+	podman bool
+
+	mu      sync.Mutex
+	copying map[string]chan struct{} // container id → closed when its output is copied
+}
+
+var _ Runtime = (*Engine)(nil)
+
+// Config says which engine to open.
+type Config struct {
+	// Host is the engine's address: "unix:///var/run/docker.sock", or a
+	// podman service's socket (StartPodman's Podman.Host).
+	Host string
+	// EnginePID, when the engine runs on this host with a known process
+	// (StartPodman's Podman.PID), bounds the default ulimits by that
+	// process's hard limits too: a container cannot get more than the
+	// engine that starts it has (podman caps its own nproc at 32768).
+	EnginePID int
+}
+
+// Open connects to the engine at cfg.Host and negotiates the API
+// version (podman 4 serves 1.41, Docker 28 1.51: the client speaks the
+// lower). ErrRuntimeMissing when nothing answers there.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Host == "" {
+		return nil, errorf(ErrInvalid, "open engine", "Host is required (unix:///var/run/docker.sock or a podman service's socket)")
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost(cfg.Host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, errorf(ErrInvalid, "open engine", "host %q: %v", cfg.Host, err)
+	}
+	if _, err := cli.Ping(ctx); err != nil {
+		cli.Close()
+		return nil, errorf(ErrRuntimeMissing, "open engine", "nothing answers at %s: %v", cfg.Host, err)
+	}
+	cli.NegotiateAPIVersion(ctx)
+	limits, err := hardLimits(cfg.EnginePID)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	ver, err := cli.ServerVersion(ctx)
+	if err != nil {
+		cli.Close()
+		return nil, classify("open engine", err)
+	}
+	return &Engine{cli: cli, host: cfg.Host, hostLimits: limits, podman: isPodman(ver.Components),
+		copying: map[string]chan struct{}{}}, nil
+}
+
+// Close closes the connection to the engine; containers keep running.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// Host is the address the engine was opened at.
+func (e *Engine) Host() string { return e.host }
+
+// Info describes the engine: which one (podman names itself among the
+// version's components), its storage, the registries it reaches over
+// HTTP, and the GPUs this host can give containers.
+func (e *Engine) Info(ctx context.Context) (Info, error) {
+	const op = "engine info"
+	ver, err := e.cli.ServerVersion(ctx)
+	if err != nil {
+		return Info{}, classify(op, err)
+	}
+	sys, err := e.cli.Info(ctx)
+	if err != nil {
+		return Info{}, classify(op, err)
+	}
+	info := Info{
+		Engine:        "docker",
+		Version:       ver.Version,
+		APIVersion:    e.cli.ClientVersion(),
+		Runtime:       sys.DefaultRuntime,
+		StorageDriver: sys.Driver,
+		StorageRoot:   sys.DockerRootDir,
+		FreeBytes:     freeBytes(sys.DockerRootDir),
+	}
+	if isPodman(ver.Components) {
+		info.Engine = "podman"
+	}
+	if reg := sys.RegistryConfig; reg != nil {
+		for _, cidr := range reg.InsecureRegistryCIDRs {
+			info.InsecureRegistries = append(info.InsecureRegistries, cidr.String())
+		}
+		for name, idx := range reg.IndexConfigs {
+			if idx != nil && !idx.Secure {
+				info.InsecureRegistries = append(info.InsecureRegistries, name)
+			}
+		}
+	}
+	info.GPUs, err = hostGPUs(cdiSpecDirs, "/dev")
+	if err != nil {
+		return info, fmt.Errorf("%s: %w", op, err)
+	}
+	return info, nil
+}
+
+// isPodman reports whether the version's components name podman (its
+// service answers as "Podman Engine"; Docker's as "Engine").
+func isPodman(components []types.ComponentVersion) bool {
+	for _, c := range components {
+		if strings.Contains(strings.ToLower(c.Name), "podman") {
+			return true
+		}
+	}
+	return false
+}
