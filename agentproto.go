@@ -19,6 +19,9 @@ type JoinRequest struct {
 	// Address and Port are where other nodes of a distributed job reach it.
 	Address string `json:"address"`
 	Port    int    `json:"port"`
+	// Runtime is the host's container engine as the agent found it; nil
+	// from an agent that does not look (older agents).
+	Runtime *ContainerRuntimeInfo `json:"runtime,omitempty"`
 }
 
 // JoinResponse gives the agent its node credential.
@@ -139,13 +142,17 @@ type AgentTask struct {
 	EnvironmentVariables map[string]string    `json:"environment_variables,omitempty"`
 	// Environment is the job's resolved environment (what its rank runs
 	// in); nil: the rank runs on the host.
-	Environment      *EnvironmentSpec `json:"environment,omitempty"`
-	Distribution     string           `json:"distribution,omitempty"`
-	ProcessesPerNode int              `json:"processes_per_node"`
-	MasterAddr       string           `json:"master_addr"`
-	MasterPort       int              `json:"master_port"`
-	TimeoutSeconds   int              `json:"timeout_seconds,omitempty"`
-	KillGrace        time.Duration    `json:"kill_grace"`
+	Environment *EnvironmentSpec `json:"environment,omitempty"`
+	// Container says how to run Environment in a container (the
+	// location's mode, registry logins, limits); nil when the task has
+	// no image to run.
+	Container        *ContainerTask `json:"container,omitempty"`
+	Distribution     string         `json:"distribution,omitempty"`
+	ProcessesPerNode int            `json:"processes_per_node"`
+	MasterAddr       string         `json:"master_addr"`
+	MasterPort       int            `json:"master_port"`
+	TimeoutSeconds   int            `json:"timeout_seconds,omitempty"`
+	KillGrace        time.Duration  `json:"kill_grace"`
 	// RestoreOutputs is true when an earlier attempt left outputs for this
 	// rank: the agent fetches and unpacks them before starting, so a job can
 	// resume from its checkpoint.
@@ -189,6 +196,12 @@ type TokenResponse struct {
 
 // Rank report states an agent sends.
 const (
+	// RankPreparing reports progress before the rank's processes start:
+	// the image being pulled or built ("pulling localhost:5000/team/
+	// train:3 — 120 of 216 MB"). It changes no state: the server records
+	// the Reason on the rank and the job, and an event when it changes
+	// kind (pulling → building), not at every byte.
+	RankPreparing  = "Preparing"
 	RankRunning    = "Running"
 	RankFinalizing = "Finalizing"
 	RankCompleted  = "Completed"
