@@ -46,17 +46,26 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	root, err := moduleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: cannot find the module root:", err)
-		return 1
-	}
 	shoalBin = filepath.Join(dir, "shoal")
-	build := exec.Command("go", "build", "-o", shoalBin, "./cmd/shoal")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
-		return 1
+	if prebuilt := os.Getenv("SHOAL_E2E_BIN"); prebuilt != "" {
+		// A machine without Go (scripts/gpu-check --prebuilt on a GPU
+		// host) runs the suite against a binary built elsewhere.
+		if err := copyFile(prebuilt, shoalBin); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: SHOAL_E2E_BIN:", err)
+			return 1
+		}
+	} else {
+		root, err := moduleRoot()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: cannot find the module root:", err)
+			return 1
+		}
+		build := exec.Command("go", "build", "-o", shoalBin, "./cmd/shoal")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
+			return 1
+		}
 	}
 	code := m.Run()
 	// Agents and the jobs they run outlive the server by design; every
@@ -72,6 +81,15 @@ func runTests(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// copyFile copies an executable.
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }
 
 // moduleRoot returns the directory of go.mod: `go env GOMOD`, else "..".
