@@ -185,6 +185,20 @@ type Tx interface {
 	// no error.
 	DeleteInstanceLive(workspace, compute string) error
 
+	// GetWaitReason returns a queued job's wait reason (the workspace
+	// compares case-insensitively, the job's name exactly, as in GetJob).
+	// Returns ENOTFOUND when none is stored.
+	GetWaitReason(workspace, job string) (*WaitReason, error)
+	// ListWaitReasons returns the wait reasons of a workspace's jobs (""
+	// for all), ordered by workspace and job.
+	ListWaitReasons(workspace string) ([]*WaitReason, error)
+	// PutWaitReasons adds the reasons or replaces those of the same jobs;
+	// rs names each job once.
+	PutWaitReasons(rs []*WaitReason) error
+	// DeleteWaitReason removes a job's wait reason; none stored is no
+	// error.
+	DeleteWaitReason(workspace, job string) error
+
 	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
 	GetRole(name string) (*RoleDefinition, error)
 	// ListRoles returns the custom roles ordered by name.

@@ -28,6 +28,7 @@ import (
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/leader"
+	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/metrics"
 	"github.com/shoal-ml/shoal/postgres"
 	"github.com/shoal-ml/shoal/provider/local"
@@ -310,7 +311,16 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("secrets_key_file: %w", err)
 	}
+	// Replicas on one PostgreSQL database forward agents' wake-ups to
+	// each other: an agent long-polls whichever replica it reached.
+	var wakes *postgres.Wakes
+	var svcWakes live.Wakes
+	if pg, ok := store.(*postgres.DB); ok {
+		wakes = pg.NewWakes()
+		svcWakes = wakes
+	}
 	m.svc = service.New(service.Config{
+		Wakes:          svcWakes,
 		SecretsKey:     secretsKey,
 		InstancePolicy: computes.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
@@ -381,6 +391,13 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	m.cancel = cancel
 	started = true
 	m.wg.Add(3)
+	if wakes != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			wakes.Run(runCtx)
+		}()
+	}
 	go func() {
 		defer m.wg.Done()
 		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -58,6 +58,9 @@ func (m *Main) runAsReplica(ctx context.Context, e *leader.Elector) {
 			go pg.ListenChanges(ctx, m.poke)
 		}
 		m.runControllers(ctx)
+		// Another server's passes write the wait reasons now: this
+		// one's memory of them would go stale.
+		m.svc.WaitReasons().Forget()
 	})
 }
 

@@ -107,7 +107,7 @@ func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
 // autoscaler.
 func (c *Controller) placement(ctx context.Context, now time.Time, full bool) error {
 	var errs []error
-	st, err := c.schedule(ctx, full)
+	st, err := c.schedule(ctx, now, full)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -3,9 +3,11 @@ package control
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/scheduler"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -23,7 +25,7 @@ import (
 // A full pass reads the whole queue and refreshes every waiting job's
 // reason; a partial one reads only the heads of the queues and leaves the
 // reasons to the next full pass.
-func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, error) {
+func (c *Controller) schedule(ctx context.Context, now time.Time, full bool) (*service.State, error) {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, schedulerPrincipal)
 	blocked, err := accounting.BlockedUserJobs(ctx, c.s)
@@ -46,7 +48,14 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 		}
 		return err
 	})
-	if err != nil || len(st.Queued) == 0 {
+	if err != nil {
+		return nil, err
+	}
+	if len(st.Queued) == 0 {
+		// The queue emptied: the reasons of the jobs that waited go.
+		if !st.Partial {
+			err = c.writeReasons(sys, now, map[string]scheduler.Reason{})
+		}
 		return st, err
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
@@ -80,21 +89,18 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 		snap.Jobs = append(snap.Jobs, service.QueueJob(j, demoted))
 	}
 	res := scheduler.Schedule(snap)
-	// Reasons change on nearly every pass ("behind 3 jobs", "behind 2
-	// jobs"): they are served from memory, and only a change of kind
-	// becomes an event, so a long queue costs no writes per pass.
-	var changed []string
+	// The reasons join the placements' transaction; only those that
+	// changed are written (live.Reasons), so a long queue costs few
+	// writes per pass, and only a change of code becomes an event.
+	var reasons *live.ReasonChanges
 	if !st.Partial {
 		userBudgetReasons(blocked, res.Waiting)
-		for id, r := range res.Waiting {
-			if s.SetReasonCode(id, string(r.Code)) {
-				changed = append(changed, id)
-			}
+		if reasons, err = s.WaitReasons().Plan(sys, now, res.Waiting); err != nil {
+			return nil, err
 		}
-		s.ReplaceReasons(res.Waiting)
 	}
 	var wake []string
-	if len(res.Placements) > 0 || len(changed) > 0 {
+	if len(res.Placements) > 0 || (reasons != nil && !reasons.Empty()) {
 		err = s.Store().Update(sys, func(tx shoal.Tx) error {
 			wake = wake[:0]
 			for _, p := range res.Placements {
@@ -108,17 +114,23 @@ func (c *Controller) schedule(ctx context.Context, full bool) (*service.State, e
 					st.Demand[shoal.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
 				}
 			}
-			for _, id := range changed {
+			if reasons == nil {
+				return nil
+			}
+			for _, id := range reasons.Changed {
 				ref := refs[id]
 				if err := service.AppendJobEvent(sys, tx, &shoal.Job{Workspace: ref.Workspace, JobSpec: shoal.JobSpec{Name: ref.Name}}, "waiting", res.Waiting[id].Message); err != nil {
 					return err
 				}
 			}
-			return nil
+			return reasons.Write(tx)
 		})
 		if err != nil {
 			return nil, err
 		}
+	}
+	if reasons != nil {
+		s.WaitReasons().Committed(reasons)
 	}
 	s.WakeNodes(wake...)
 	waiting := st.Queued[:0]
@@ -155,4 +167,21 @@ func userBudgetReasons(blocked map[string]accounting.BlockedJob, waiting map[str
 			waiting[id] = scheduler.Reason{Code: scheduler.ReasonBudget, Message: b.Reason + ": no new nodes for this user's jobs until the next period or a higher limit"}
 		}
 	}
+}
+
+// writeReasons writes the wait reasons of a pass that placed nothing in a
+// transaction of its own.
+func (c *Controller) writeReasons(ctx context.Context, now time.Time, reasons map[string]scheduler.Reason) error {
+	r := c.s.WaitReasons()
+	ch, err := r.Plan(ctx, now, reasons)
+	if err != nil {
+		return err
+	}
+	if !ch.Empty() {
+		if err := c.s.Store().Update(ctx, ch.Write); err != nil {
+			return err
+		}
+	}
+	r.Committed(ch)
+	return nil
 }

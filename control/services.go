@@ -8,7 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
 	"github.com/shoal-ml/shoal/control/scaling"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -30,10 +30,9 @@ type Services interface {
 	// Place starts a queued job on nodes the scheduler chose.
 	Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error)
 
-	// ReplaceReasons and SetReasonCode keep the queued jobs' wait
-	// reasons the API shows.
-	ReplaceReasons(r map[string]scheduler.Reason)
-	SetReasonCode(id, code string) bool
+	// WaitReasons keeps the queued jobs' wait reasons the API shows on
+	// every replica.
+	WaitReasons() live.WaitReasons
 }
 
 var _ Services = (*service.Services)(nil)

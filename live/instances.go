@@ -1,7 +1,11 @@
-// Package live keeps the live state of compute instances — what each
-// instance's agent reported last and when the application proxy last
-// carried a request to it — so that every server replica answers the
-// same. Agents sync with whichever replica they reach and any replica may
+// Package live keeps the state that agents and passes refresh all the
+// time, so that every server replica answers the same: the live state of
+// compute instances (InstanceState), why queued jobs wait (WaitReasons,
+// reasons.go) and the wake-ups of agents' long polls (Wakes, wakes.go).
+//
+// The live state of compute instances is what each instance's agent
+// reported last and when the application proxy last carried a request to
+// it. Agents sync with whichever replica they reach and any replica may
 // serve the proxy, while the leader's controllers decide from this state
 // (setup done, where applications listen, idle activity): it is stored
 // (shoal.InstanceLive), not kept in the memory of the replica that heard

@@ -108,7 +108,7 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 	defer deadline.Stop()
 	first := true
 	for {
-		woken := s.nodes.wait(nodeID)
+		woken := s.nodes.Wait(nodeID)
 		resp, err := s.syncOnce(ctx, nodeID, req, first)
 		if err != nil {
 			return nil, err
@@ -388,7 +388,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		return nil, err
 	}
 	s.Report(&outcomes)
-	s.nodes.wake(wake...)
+	s.nodes.Wake(wake...)
 	s.notify()
 	return next, nil
 }
@@ -524,7 +524,7 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.
 		return err
 	}
 	s.Report(&outcomes)
-	s.nodes.wake(wake...)
+	s.nodes.Wake(wake...)
 	s.notify()
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/live"
-	"github.com/shoal-ml/shoal/scheduler"
 )
 
 // What the control loops (package control) reach of the services: the
@@ -33,15 +32,11 @@ func (s *Services) Live() live.InstanceState { return s.live }
 
 // WakeNodes wakes the long polls of the named nodes' agents, so that they
 // sync at once.
-func (s *Services) WakeNodes(ids ...string) { s.nodes.wake(ids...) }
+func (s *Services) WakeNodes(ids ...string) { s.nodes.Wake(ids...) }
 
-// ReplaceReasons sets the wait reasons of every queued job, as a whole
-// queue pass found them.
-func (s *Services) ReplaceReasons(r map[string]scheduler.Reason) { s.reasons.replace(r) }
-
-// SetReasonCode updates the code of one job's wait reason; it reports
-// whether the job had a reason to update.
-func (s *Services) SetReasonCode(id, code string) bool { return s.reasons.setCode(id, code) }
+// WaitReasons is why each queued job waits, which the leader's passes
+// write and every replica shows.
+func (s *Services) WaitReasons() live.WaitReasons { return s.reasons }
 
 // BudgetBlocks are the blocking budgets the last budget pass found
 // reached, and whether a pass has run yet.

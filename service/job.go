@@ -170,8 +170,10 @@ func specHash(spec *shoal.JobSpec) (string, error) {
 // FindJob returns one job.
 func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *shoal.Job, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
-		out, err = s.getJob(tx, workspace, name)
-		return err
+		if out, err = s.getJob(tx, workspace, name); err != nil {
+			return err
+		}
+		return s.withReasons(tx, out)
 	})
 	return s.jobView(out), err
 }
@@ -185,8 +187,10 @@ func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) 
 		if err != nil {
 			return err
 		}
-		cost, err = s.JobCost(tx, out, tx.Now())
-		return err
+		if cost, err = s.JobCost(tx, out, tx.Now()); err != nil {
+			return err
+		}
+		return s.withReasons(tx, out)
 	})
 	v := s.jobView(out)
 	if v != nil {
@@ -206,8 +210,10 @@ func (s *Services) getJob(tx shoal.Tx, workspace, name string) (*shoal.Job, erro
 // ListJobs returns jobs, newest first.
 func (s *Services) ListJobs(ctx context.Context, filter shoal.JobFilter) (out []*shoal.Job, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
-		out, err = tx.ListJobs(filter)
-		return err
+		if out, err = tx.ListJobs(filter); err != nil {
+			return err
+		}
+		return s.withReasons(tx, out...)
 	})
 	for i, j := range out {
 		out[i] = s.jobView(j)
@@ -266,7 +272,7 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 		return nil, err
 	}
 	s.Report(&outcomes)
-	s.nodes.wake(wake...)
+	s.nodes.Wake(wake...)
 	s.notify()
 	return s.jobView(out), nil
 }
@@ -277,11 +283,6 @@ func (s *Services) jobView(j *shoal.Job) *shoal.Job {
 		return nil
 	}
 	out := *j
-	if j.Status == shoal.JobQueued {
-		if r, ok := s.reasons.get(j.Workspace + "/" + j.Name); ok {
-			out.StatusReason, out.StatusReasonCode = r.Message, string(r.Code)
-		}
-	}
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
 		shoal.Subscription, shoal.ResourceGroup, j.Workspace, j.Name)
 	return &out

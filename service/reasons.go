@@ -1,50 +1,55 @@
 package service
 
 import (
-	"sync"
-
+	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/scheduler"
 )
 
-// waitReasons holds why each queued job waits, from the scheduler's latest
-// pass, keyed by "workspace/name".
-type waitReasons struct {
-	mu    sync.Mutex
-	now   map[string]scheduler.Reason
-	codes map[string]string
-}
+// listReasonsAbove is how many queued jobs a view reads the reasons of
+// one by one; above it, it reads the workspace's reasons at once.
+const listReasonsAbove = 8
 
-func newWaitReasons() *waitReasons {
-	return &waitReasons{now: map[string]scheduler.Reason{}, codes: map[string]string{}}
-}
-
-// replace installs the reasons of a pass; jobs no longer waiting drop out.
-func (w *waitReasons) replace(r map[string]scheduler.Reason) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.now = r
-	for id := range w.codes {
-		if _, ok := r[id]; !ok {
-			delete(w.codes, id)
+// withReasons sets the status reason of the queued jobs among jobs to why
+// they wait, as the leader's latest scheduler pass said (live.WaitReasons:
+// the same on every replica), as of tx, the jobs' transaction.
+func (s *Services) withReasons(tx shoal.Tx, jobs ...*shoal.Job) error {
+	var queued []*shoal.Job
+	for _, j := range jobs {
+		if j != nil && j.Status == shoal.JobQueued {
+			queued = append(queued, j)
 		}
 	}
-}
-
-// setCode records a job's reason code and reports whether it changed.
-func (w *waitReasons) setCode(id, code string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.codes[id] == code {
-		return false
+	if len(queued) == 0 {
+		return nil
 	}
-	w.codes[id] = code
-	return true
-}
-
-// get returns the current reason of a waiting job.
-func (w *waitReasons) get(id string) (scheduler.Reason, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r, ok := w.now[id]
-	return r, ok
+	set := func(j *shoal.Job, r scheduler.Reason) {
+		j.StatusReason, j.StatusReasonCode = r.Message, string(r.Code)
+	}
+	if len(queued) <= listReasonsAbove {
+		for _, j := range queued {
+			r, ok, err := s.reasons.Get(tx, j.Workspace, j.Name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				set(j, r)
+			}
+		}
+		return nil
+	}
+	byWorkspace := map[string]map[string]scheduler.Reason{}
+	for _, j := range queued {
+		rs, ok := byWorkspace[j.Workspace]
+		if !ok {
+			var err error
+			if rs, err = s.reasons.List(tx, j.Workspace); err != nil {
+				return err
+			}
+			byWorkspace[j.Workspace] = rs
+		}
+		if r, ok := rs[j.Workspace+"/"+j.Name]; ok {
+			set(j, r)
+		}
+	}
+	return nil
 }

@@ -78,7 +78,17 @@ type Config struct {
 	// Clock drives instance lifecycle decisions made outside the
 	// controller's pass (postponing a shutdown); default the wall clock.
 	Clock shoal.Clock
+	// Wakes wakes node agents' long polls; default one server's
+	// live.Hub. Replicas sharing a store pass one that forwards wakes
+	// between them (postgres.Wakes).
+	Wakes live.Wakes
 }
+
+// ReasonMessageEvery bounds how often the leader writes wait reasons
+// whose sentence alone changed ("waiting behind 2 jobs" after "behind
+// 3"); a new code is written with the pass that found it. The leader
+// shows its latest pass at once, other replicas at most this late.
+const ReasonMessageEvery = 5 * time.Second
 
 // The embedded services' field names (two types named Service).
 type (
@@ -104,9 +114,9 @@ type Services struct {
 	log       *slog.Logger
 	notify    func()
 	cfg       Config
-	nodes     *nodeHub
+	nodes     live.Wakes
 	beats     *heartbeatBatch
-	reasons   *waitReasons
+	reasons   live.WaitReasons
 	credCache credCache
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
@@ -153,7 +163,11 @@ func New(cfg Config) *Services {
 		cfg.Clock = shoal.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
-	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: newNodeHub(), beats: newHeartbeatBatch(), reasons: newWaitReasons(), budgets: &budgetGate{}}
+	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, beats: newHeartbeatBatch(), budgets: &budgetGate{}}
+	if s.nodes == nil {
+		s.nodes = live.NewHub()
+	}
+	s.reasons = live.NewReasons(live.ReasonsConfig{Store: cfg.Store, MessageEvery: ReasonMessageEvery})
 	// The store itself, not the auditing one: a report or a proxied
 	// request is no change of the user's to audit.
 	s.live = live.NewInstances(live.Config{Store: cfg.Store, WriteEvery: min(cfg.IdleMinute/4, computes.IdleWriteEvery)})
@@ -164,7 +178,7 @@ func New(cfg Config) *Services {
 		s.notify = func() {}
 	}
 	s.computesService = computes.New(computes.Config{
-		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.wake,
+		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.Wake,
 		Files: cfg.Files, Providers: cfg.Providers, Live: s.live, Access: s.accessService, Quota: s, Logs: s,
 		Random: cfg.Random, InstancePolicy: cfg.InstancePolicy, IdleMinute: cfg.IdleMinute,
 		ServerURL: cfg.ServerURL, PublicURL: cfg.PublicURL, AppsURL: cfg.AppsURL, Clock: cfg.Clock,

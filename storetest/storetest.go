@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"SigningKeys", testSigningKeys},
 		{"Settings", testSettings},
 		{"InstanceLive", testInstanceLive},
+		{"WaitReasons", testWaitReasons},
 		{"Budgets", testBudgets},
 		{"WorkspaceQuotas", testWorkspaceQuotas},
 		{"WorkspaceLimits", testWorkspaceLimits},
