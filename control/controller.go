@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/service"
@@ -33,6 +33,7 @@ type Controller struct {
 	scale *scaling.Loop          // the autoscaler and provisioning
 	inst  *instances.Loop        // the instance lifecycle
 	acct  *accounting.Accounting // node samples, budgets
+	place *placement.Loop        // the scheduler's placements and wait reasons
 	// preempt simulates low-priority preemption.
 	preempt *preemption.Loop
 
@@ -49,6 +50,7 @@ func New(s Services, seed uint64) *Controller {
 	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), preempt: preemption.New(s, rand.New(rand.NewPCG(seed, seed^0x5eed)))}
 	c.nodes = nodes.New(s, c.cfg)
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
+	c.place = placement.New(s, c.scale)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	return c
 }
@@ -107,7 +109,7 @@ func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
 // autoscaler.
 func (c *Controller) placement(ctx context.Context, now time.Time, full bool) error {
 	var errs []error
-	st, err := c.schedule(ctx, now, full)
+	st, err := c.place.RunOnce(ctx, now, full)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -124,14 +126,6 @@ func (c *Controller) placement(ctx context.Context, now time.Time, full bool) er
 
 // Wait waits for background node releases to finish (tests, shutdown).
 func (c *Controller) Wait() { c.nodes.Wait() }
-
-// The principals the loops act as, in the audit log and the events they
-// write: the same as the services' own (service/lifecycle.go,
-// service/placement.go) so that the record does not change with the move.
-var (
-	systemPrincipal    = shoal.SystemPrincipal("system")
-	schedulerPrincipal = shoal.SystemPrincipal("scheduler")
-)
 
 // ReconcileComputes moves computes through their provisioning states (the
 // node loop's, control/nodes); tests call it to make a new compute ready.

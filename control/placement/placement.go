@@ -1,4 +1,8 @@
-package control
+// Package placement is the placement pass: it places queued jobs on free
+// nodes with the scheduler (scheduler.Schedule, the one policy; a report's
+// hand-on of a freed node asks the same one through service.Place's
+// callers) and keeps why every other job waits.
+package placement
 
 import (
 	"context"
@@ -7,12 +11,49 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/scheduler"
 	"github.com/shoal-ml/shoal/service"
 )
 
-// schedule places queued jobs on free nodes and records why the others
+// Services is what placement needs of the request services.
+// *service.Services implements it.
+type Services interface {
+	loop.Base
+	accounting.BudgetReader
+	// Place starts a queued job on nodes the scheduler chose.
+	Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error)
+	// WaitReasons keeps the queued jobs' wait reasons the API shows on
+	// every replica.
+	WaitReasons() live.WaitReasons
+	// WakeNodes wakes the named nodes' agents' long polls.
+	WakeNodes(ids ...string)
+}
+
+// Blocks says which clusters could not grow and why (the scaling loop's
+// findings of its last pass), for the jobs' reasons.
+type Blocks interface {
+	Block(key string) scaling.Block
+}
+
+// Loop is the placement pass.
+type Loop struct {
+	s      Services
+	blocks Blocks
+}
+
+// New returns the placement pass over s, reading the scaling loop's
+// blocks.
+func New(s Services, blocks Blocks) *Loop { return &Loop{s: s, blocks: blocks} }
+
+// principal is the scheduler as the events and the audit name it: the
+// same as the services' own (service/placement.go), so that the record
+// does not change with the move.
+var principal = shoal.SystemPrincipal("scheduler")
+
+// RunOnce places queued jobs on free nodes and records why the others
 // wait. It returns the state as it is after the placements, which the
 // autoscaler plans from in the same pass.
 //
@@ -25,10 +66,10 @@ import (
 // A full pass reads the whole queue and refreshes every waiting job's
 // reason; a partial one reads only the heads of the queues and leaves the
 // reasons to the next full pass.
-func (c *Controller) schedule(ctx context.Context, now time.Time, full bool) (*service.State, error) {
-	s := c.s
-	sys := shoal.WithPrincipal(ctx, schedulerPrincipal)
-	blocked, err := accounting.BlockedUserJobs(ctx, c.s)
+func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.State, error) {
+	s := l.s
+	sys := shoal.WithPrincipal(ctx, principal)
+	blocked, err := accounting.BlockedUserJobs(ctx, l.s)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +95,13 @@ func (c *Controller) schedule(ctx context.Context, now time.Time, full bool) (*s
 	if len(st.Queued) == 0 {
 		// The queue emptied: the reasons of the jobs that waited go.
 		if !st.Partial {
-			err = c.writeReasons(sys, now, map[string]scheduler.Reason{})
+			err = l.writeReasons(sys, now, map[string]scheduler.Reason{})
 		}
 		return st, err
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
 	for key, ci := range st.Clusters {
-		block := c.scale.Block(key)
+		block := l.blocks.Block(key)
 		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
@@ -171,14 +212,14 @@ func userBudgetReasons(blocked map[string]accounting.BlockedJob, waiting map[str
 
 // writeReasons writes the wait reasons of a pass that placed nothing in a
 // transaction of its own.
-func (c *Controller) writeReasons(ctx context.Context, now time.Time, reasons map[string]scheduler.Reason) error {
-	r := c.s.WaitReasons()
+func (l *Loop) writeReasons(ctx context.Context, now time.Time, reasons map[string]scheduler.Reason) error {
+	r := l.s.WaitReasons()
 	ch, err := r.Plan(ctx, now, reasons)
 	if err != nil {
 		return err
 	}
 	if !ch.Empty() {
-		if err := c.s.Store().Update(ctx, ch.Write); err != nil {
+		if err := l.s.Store().Update(ctx, ch.Write); err != nil {
 			return err
 		}
 	}
