@@ -1,0 +1,91 @@
+package placement_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/placement"
+	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// noBlocks: no cluster was refused growth.
+type noBlocks struct{}
+
+func (noBlocks) Block(string) scaling.Block { return scaling.Block{} }
+
+// The pass runs on its own over the services' store: of two queued jobs
+// and one idle node, the first is started on the node and the second
+// waits, its reason stored where every replica reads it.
+func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		c := teststore.Cluster(tx, "cpu")
+		one := 1
+		c.MaxInstances = &one
+		if err := tx.InsertCompute(c); err != nil {
+			return err
+		}
+		now := tx.Now()
+		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
+	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	for _, name := range []string{"first", "second"} {
+		if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: name, Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(1)
+	}
+	st, err := placement.New(svc, noBlocks{}).RunOnce(ctx, clock.Now(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Queued) != 1 || st.Queued[0].Name != "second" {
+		t.Errorf("still queued after the pass: %v, want second", st.Queued)
+	}
+	err = db.View(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode("n1")
+		if err != nil {
+			return err
+		}
+		if n.CurrentAttemptID == "" {
+			t.Error("the idle node was given no job")
+		}
+		j, err := tx.GetJob("ws", "first")
+		if err != nil {
+			return err
+		}
+		if j.CurrentAttemptID != n.CurrentAttemptID {
+			t.Errorf("the node runs attempt %q, the first job's is %q", n.CurrentAttemptID, j.CurrentAttemptID)
+		}
+		r, ok, err := svc.WaitReasons().Get(tx, "ws", "second")
+		if err != nil {
+			return err
+		}
+		if !ok || r.Code == "" {
+			t.Errorf("the second job's reason: %+v %v, want one with a code", r, ok)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
