@@ -38,6 +38,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		}
 		n.JoinTokenHash, n.CredentialHash = "", hash
 		n.PrivateIPAddress, n.Port = req.Address, req.Port
+		n.Runtime = req.Runtime
 		n.LastHeartbeat, n.ReadyOn = now, &now
 		if n.State == shoal.NodePreparing {
 			n.State, n.IdleSince = shoal.NodeIdle, &now
@@ -50,7 +51,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
-		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
+		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d); %s", n.ID, n.PrivateIPAddress, n.Port, n.Runtime.Describe()))
 	})
 	if err != nil {
 		return nil, err

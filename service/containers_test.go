@@ -1,0 +1,143 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// hostedProvider is the fake provider with one host, as the local
+// provider has.
+type hostedProvider struct{ *fake.Provider }
+
+func (hostedProvider) Hosts(context.Context) ([]*shoal.Host, error) {
+	return []*shoal.Host{{Name: "this machine", Address: "127.0.0.1", Kind: "provider", VCPUs: 16, MemoryGB: 64, State: shoal.HostReady}}, nil
+}
+
+// joinWithRuntime joins a provisioned node as its agent would, reporting
+// the host's container runtime rt.
+func (h *harness) joinWithRuntime(p fake.Provisioned, rt *shoal.ContainerRuntimeInfo) string {
+	h.t.Helper()
+	id := p.Req.Node.ID
+	h.ports++
+	port := 5000 + h.ports
+	if _, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: port, Runtime: rt}); err != nil {
+		h.t.Fatalf("join %s: %v", id, err)
+	}
+	h.agents[id] = &agent{id: id, port: port, running: map[shoal.RankRef]*shoal.AgentTask{}}
+	h.order = append(h.order, id)
+	return id
+}
+
+// wantFieldRefusal checks that err refuses field with a 4xx code and says
+// every one of parts.
+func wantFieldRefusal(t *testing.T, what string, err error, field string, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted, want refused", what)
+		return
+	}
+	var e *shoal.Error
+	if !errors.As(err, &e) || e.Field != field {
+		t.Errorf("%s: %v, want an error on field %s", what, err, field)
+	}
+	if code := shoal.ErrorCode(err); code != shoal.EINVALID && code != shoal.ENOTFOUND && code != shoal.ECONFLICT {
+		t.Errorf("%s: code %s, want a 4xx code", what, code)
+	}
+	for _, p := range parts {
+		if !strings.Contains(shoal.ErrorMessage(err), p) {
+			t.Errorf("%s: %q does not say %q", what, shoal.ErrorMessage(err), p)
+		}
+	}
+}
+
+var imageEnv = map[string]any{"image": "localhost:5000/team/train:3"}
+
+// A location with containers: off refuses image jobs and takes bare
+// ones; containers: required refuses bare jobs and takes image ones.
+func TestSubmitContainerModes(t *testing.T) {
+	off := newHarness(t, "locations: [{name: local, containers: off}]")
+	off.compute("cpu", 0, 1, 600)
+	_, _, err := off.svc.SubmitJob(off.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
+	wantFieldRefusal(t, "image job at containers: off", err, "environment", `"local"`, "containers: off")
+	off.submitSpec(&shoal.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
+
+	req := newHarness(t, "locations: [{name: local, containers: required}]")
+	req.compute("cpu", 0, 1, 600)
+	_, _, err = req.svc.SubmitJob(req.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu"})
+	wantFieldRefusal(t, "bare job at containers: required", err, "environment", `"local"`, "containers: required", "image")
+	req.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+
+	opt := newHarness(t, "")
+	opt.compute("cpu", 0, 1, 600)
+	opt.submitSpec(&shoal.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
+	opt.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+}
+
+// An image job is refused when every host that reported says it has no
+// usable runtime, naming the hosts and why; taken while nothing is known
+// or when one host has an engine. The runtime is kept with the node and
+// shown with its host in the location's detail.
+func TestSubmitImageJobNeedsARuntime(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 1, 2, 600)
+	// No node has joined: nothing is known, the job is taken.
+	h.submitSpec(&shoal.JobSpec{Name: "unknown", Command: "true", Compute: "cpu", Environment: imageEnv})
+	if _, err := h.svc.CancelJob(h.ctx, ws, "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	h.step(0)
+	prov := h.prov.TakeProvisioned()
+	if len(prov) != 1 {
+		t.Fatalf("provisioned %d nodes, want the cluster's minimum of 1", len(prov))
+	}
+	none := &shoal.ContainerRuntimeInfo{Error: "no Docker socket, and podman is not installed"}
+	id := h.joinWithRuntime(prov[0], none)
+	_, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
+	wantFieldRefusal(t, "image job, host without runtime", err, "environment", "host 127.0.0.1", id, "podman is not installed", "localhost:5000/team/train:3")
+	// A job without an image still runs on the host.
+	h.submitSpec(&shoal.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
+
+	d, err := h.svc.FindLocation(h.ctx, "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Containers != shoal.ContainersOptional {
+		t.Errorf("location containers = %q, want optional", d.Containers)
+	}
+	if n := h.mustNode("cpu", id); n.Runtime == nil || n.Runtime.Error != none.Error {
+		t.Errorf("node's runtime = %+v, want the reported one", n.Runtime)
+	}
+
+	// A second node whose host has podman: the image job is taken.
+	h.step(0)
+	h.submit("two", "cpu", 2, "")
+	h.step(0)
+	prov = h.prov.TakeProvisioned()
+	if len(prov) != 1 {
+		t.Fatalf("provisioned %d nodes, want 1 more", len(prov))
+	}
+	podman := &shoal.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", StorageDriver: "overlay", StorageRoot: "/var/lib/shoal/containers", FreeBytes: 12_300_000_000, GPUs: nil}
+	id2 := h.joinWithRuntime(prov[0], podman)
+	h.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+	// The location's detail shows the report with the host the nodes
+	// run on: the latest joined node's.
+	lister := service.New(service.Config{
+		Store: h.store, Catalog: h.cat, Files: h.files,
+		Providers: map[string]shoal.Provider{"local": hostedProvider{h.prov}}, ServerURL: "http://shoal.test",
+	})
+	if d, err = lister.FindLocation(h.ctx, "local"); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Hosts) != 1 || d.Hosts[0].ContainerRuntimeNode != id2 || d.Hosts[0].ContainerRuntime == nil || d.Hosts[0].ContainerRuntime.Engine != "podman" {
+		t.Errorf("location's hosts %+v: want the one host showing node %s's podman", d.Hosts, id2)
+	}
+	if got := podman.Describe(); !strings.Contains(got, "podman 4.3.1") || !strings.Contains(got, "12.3 GB free") || !strings.Contains(got, "no GPUs visible") {
+		t.Errorf("Describe = %q", got)
+	}
+}
