@@ -18,11 +18,16 @@ type Registry struct {
 	Server   string `json:"server"`
 	Username string `json:"username"`
 	// Insecure: reached over plain HTTP; only when added with --insecure.
-	Insecure  bool      `json:"insecure,omitempty"`
+	Insecure bool `json:"insecure,omitempty"`
+	// Push: images built on the workspace's nodes are pushed here
+	// (under PushRepository), so other nodes pull them rather than build
+	// them again. At most one registry of a workspace has it.
+	Push      bool      `json:"push,omitempty"`
 	CreatedOn time.Time `json:"created_on"`
 	CreatedBy string    `json:"created_by,omitempty"`
 	// SealedPassword is the password sealed by the server's secrets key
-	// (internal/sealing, context RegistrySealContext).
+	// (internal/sealing, context RegistrySealContext); empty for an
+	// insecure registry kept without a login.
 	SealedPassword string `json:"-"`
 }
 
@@ -32,6 +37,8 @@ type RegistryAdd struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
 	Insecure bool   `json:"insecure,omitempty"`
+	// Push makes it the workspace's registry for built images.
+	Push bool `json:"push,omitempty"`
 }
 
 // String hides the password, so that a request printed by mistake leaks
@@ -53,8 +60,16 @@ func (r *RegistryAdd) Validate() error {
 	if !imageDomainRE.MatchString(r.Server) {
 		return FieldErrorf("server", "%q is not a registry host: a host name or IP address with an optional :port", jobShort(r.Server))
 	}
+	if r.Username == "" && r.Password == "" {
+		// A registry without a login is kept only to be reached over
+		// plain HTTP.
+		if !r.Insecure {
+			return FieldErrorf("username", "is required, unless the registry is added only to be reached over plain HTTP (--insecure)")
+		}
+		return nil
+	}
 	if r.Username == "" {
-		return FieldErrorf("username", "is required")
+		return FieldErrorf("username", "is required with a password")
 	}
 	if len(r.Username) > 256 || strings.ContainsFunc(r.Username, func(c rune) bool { return c < ' ' }) {
 		return FieldErrorf("username", "must be at most 256 characters without control characters")
@@ -84,4 +99,24 @@ func ImageRegistry(image string) string {
 		return strings.ToLower(first)
 	}
 	return "docker.io"
+}
+
+// PushRepository is where images built for a workspace's jobs are pushed
+// in its push registry: <server>/shoal/<workspace>, the workspace's name
+// lower-cased with anything an image path may not hold made '-'.
+func (r *Registry) PushRepository() string {
+	ws := strings.Map(func(c rune) rune {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			return c
+		case c >= 'A' && c <= 'Z':
+			return c + 'a' - 'A'
+		}
+		return '-'
+	}, r.Workspace)
+	ws = strings.Trim(ws, "-")
+	if ws == "" {
+		ws = "workspace"
+	}
+	return strings.ToLower(r.Server) + "/shoal/" + ws
 }

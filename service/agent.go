@@ -200,7 +200,10 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			case jobrun.Vanished:
 				vanished = &ref
 			case jobrun.StartRank:
-				t := s.agentTask(tx, j, a, n)
+				t, err := s.agentTask(tx, j, a, n)
+				if err != nil {
+					return err
+				}
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
 					t.Identities = access.TaskIdentities(tx, c)
 				}
@@ -273,7 +276,7 @@ func (s *Services) heartbeatWriteEvery() time.Duration {
 }
 
 // agentTask builds the task of node n's rank of attempt a.
-func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *shoal.AgentTask {
+func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) (*shoal.AgentTask, error) {
 	t := &shoal.AgentTask{
 		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
 		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
@@ -298,7 +301,9 @@ func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 	// leaves the default; the server applies the workspace's anyway).
 	l, _ := tx.GetWorkspaceLimits(j.Workspace)
 	t.MaxLogBytes = l.LogCap()
-	return t
+	var err error
+	t.Container, err = s.containerTask(tx, j, n)
+	return t, err
 }
 
 // nodeRank returns the attempt and rank a node may act on, refusing a node
@@ -377,7 +382,10 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		if err != nil {
 			return err
 		}
-		t := s.agentTask(tx, nj, na, n)
+		t, err := s.agentTask(tx, nj, na, n)
+		if err != nil {
+			return err
+		}
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
 			t.Identities = access.TaskIdentities(tx, c)
 		}

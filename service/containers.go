@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/registries"
 )
 
 // checkContainers applies the location's container mode and what its
@@ -74,4 +75,25 @@ func envImage(env *shoal.EnvironmentSpec) string {
 		return env.Image
 	}
 	return fmt.Sprintf("built from %s", env.Build.Path)
+}
+
+// containerTask is how node n runs job j's rank in a container: the
+// location's mode, the node's size as the container's limits, the
+// workspace's push registry and the logins of the registries the job's
+// image comes from (and of the push registry), and no others. Nil for a
+// job with no image to run. The base images of a build are named by its
+// Dockerfile, which the server does not read: a build pulls them without
+// a login unless they come from the push registry.
+func (s *Services) containerTask(tx shoal.Tx, j *shoal.Job, n *shoal.Node) (*shoal.ContainerTask, error) {
+	env := j.ResolvedEnvironment
+	if env == nil || (env.Image == "" && env.Build == nil) {
+		return nil, nil
+	}
+	loc, _ := s.catalog.Location(n.Location)
+	ct := &shoal.ContainerTask{Mode: loc.ContainerMode(), VCPUs: n.VCPUs, MemoryGB: n.MemoryGB}
+	var err error
+	if ct.PushTo, ct.Registries, err = registries.ForTask(tx, s.cfg.SecretsKey, j.Workspace, env.Image); err != nil {
+		return nil, err
+	}
+	return ct, nil
 }

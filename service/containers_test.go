@@ -2,12 +2,16 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/registries"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -139,5 +143,127 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	}
 	if got := podman.Describe(); !strings.Contains(got, "podman 4.3.1") || !strings.Contains(got, "12.3 GB free") || !strings.Contains(got, "no GPUs visible") {
 		t.Errorf("Describe = %q", got)
+	}
+}
+
+// A task whose job runs an image carries the location's mode, the node's
+// size and the logins of the registries its image comes from (and of the
+// workspace's push registry) and no other; a task without an image has
+// no container part.
+func TestTaskCarriesOnlyItsRegistries(t *testing.T) {
+	h := newHarness(t, "locations: [{name: local, containers: required}]")
+	regs := registries.New(registries.Config{Store: h.store, SecretsKey: h.secretsKey})
+	for _, r := range []*shoal.RegistryAdd{
+		{Server: "localhost:5000", Username: "team", Password: "s3cret-pull"},
+		{Server: "other.example.com", Username: "else", Password: "s3cret-other"},
+		{Server: "push.example.com:443", Username: "builder", Password: "s3cret-push", Push: true},
+	} {
+		if _, err := regs.AddRegistry(h.adminCtx(), ws, r); err != nil {
+			t.Fatalf("add %s: %v", r, err)
+		}
+	}
+	h.compute("cpu", 0, 1, 600)
+	h.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	node := h.nodeIDs("cpu")[0]
+	task := h.start(node)
+	ct := task.Container
+	if ct == nil {
+		t.Fatal("task of an image job has no container part")
+	}
+	n := h.mustNode("cpu", node)
+	if ct.Mode != shoal.ContainersRequired || ct.VCPUs != n.VCPUs || ct.MemoryGB != n.MemoryGB || ct.VCPUs == 0 {
+		t.Errorf("container task %+v, want mode required and the node's %d vCPUs, %g GB", ct, n.VCPUs, n.MemoryGB)
+	}
+	if ct.PushTo != "push.example.com:443/shoal/default" {
+		t.Errorf("PushTo = %q, want the push registry's repository for the workspace", ct.PushTo)
+	}
+	got := map[string]string{}
+	for _, c := range ct.Registries {
+		got[c.Registry] = c.Username + ":" + c.Password
+	}
+	want := map[string]string{"localhost:5000": "team:s3cret-pull", "push.example.com:443": "builder:s3cret-push"}
+	if len(got) != len(want) || got["localhost:5000"] != want["localhost:5000"] || got["push.example.com:443"] != want["push.example.com:443"] {
+		t.Errorf("task's logins %v, want %v (never other.example.com's)", got, want)
+	}
+	// Nothing the job's users read carries a password.
+	events, err := h.svc.ListJobEvents(h.ctx, ws, "boxed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen strings.Builder
+	for _, e := range events {
+		seen.WriteString(e.Reason)
+	}
+	j, _ := json.Marshal(h.job("boxed"))
+	seen.Write(j)
+	list, err := regs.ListRegistries(h.ctx, ws)
+	if err != nil || len(list) != 3 {
+		t.Fatalf("list: %d, %v", len(list), err)
+	}
+	l, _ := json.Marshal(list)
+	seen.Write(l)
+	seen.WriteString(fmt.Sprint(ct.Registries, task))
+	if strings.Contains(seen.String(), "s3cret") {
+		t.Errorf("a password shows in what users and logs see: %s", seen.String())
+	}
+	if !list[2].Push || list[0].Push {
+		t.Errorf("push flags %v %v %v, want only push.example.com:443", list[0].Push, list[1].Push, list[2].Push)
+	}
+
+	// At rest the password is sealed, under its workspace and server.
+	if err := h.store.View(h.ctx, func(tx shoal.Tx) error {
+		stored, err := tx.ListRegistries(ws)
+		if err != nil {
+			return err
+		}
+		for _, r := range stored {
+			if !sealing.IsSealed(r.SealedPassword) || strings.Contains(r.SealedPassword, "s3cret") {
+				t.Errorf("registry %s stored password %q, want it sealed", r.Server, r.SealedPassword)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A bare job's task has no container part; a registry login cannot be
+// kept by a server without a secrets key, and says so.
+func TestRegistriesNeedASecretsKey(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	h.submit("bare", "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	if task := h.start(h.nodeIDs("cpu")[0]); task.Container != nil {
+		t.Errorf("bare job's task has a container part %+v", task.Container)
+	}
+	keyless := registries.New(registries.Config{Store: h.store})
+	_, err := keyless.AddRegistry(h.adminCtx(), ws, &shoal.RegistryAdd{Server: "localhost:5000", Username: "u", Password: "p"})
+	if shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(shoal.ErrorMessage(err), "secrets_key_file") {
+		t.Errorf("add without a secrets key: %v, want refused naming secrets_key_file", err)
+	}
+	// An insecure registry without a login needs no key.
+	if _, err := keyless.AddRegistry(h.adminCtx(), ws, &shoal.RegistryAdd{Server: "localhost:5000", Insecure: true}); err != nil {
+		t.Errorf("insecure registry without a login: %v", err)
+	}
+	for _, bad := range []struct {
+		req   shoal.RegistryAdd
+		field string
+	}{
+		{shoal.RegistryAdd{Username: "u", Password: "p"}, "server"},
+		{shoal.RegistryAdd{Server: "http://localhost:5000", Username: "u", Password: "p"}, "server"},
+		{shoal.RegistryAdd{Server: "localhost:5000/team", Username: "u", Password: "p"}, "server"},
+		{shoal.RegistryAdd{Server: "bad host", Username: "u", Password: "p"}, "server"},
+		{shoal.RegistryAdd{Server: "localhost:5000"}, "username"},
+		{shoal.RegistryAdd{Server: "localhost:5000", Password: "p"}, "username"},
+		{shoal.RegistryAdd{Server: "localhost:5000", Username: "u"}, "password"},
+	} {
+		_, err := keyless.AddRegistry(h.adminCtx(), ws, &bad.req)
+		wantFieldRefusal(t, bad.req.String(), err, bad.field)
 	}
 }
