@@ -14,8 +14,8 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/environments"
-	"github.com/shoal-ml/shoal/registries"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
+	"github.com/shoal-ml/shoal/registries"
 	"github.com/shoal-ml/shoal/service"
 )
 
