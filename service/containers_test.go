@@ -1,14 +1,18 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/archive"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/registries"
@@ -266,4 +270,27 @@ func TestRegistriesNeedASecretsKey(t *testing.T) {
 		_, err := keyless.AddRegistry(h.adminCtx(), ws, &bad.req)
 		wantFieldRefusal(t, bad.req.String(), err, bad.field)
 	}
+}
+
+// A job's inline build context is checked at submit as a registered
+// environment's is: its Dockerfile must be in it.
+func TestSubmitChecksInlineBuildContext(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM python:3.11\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := archive.Pack(&buf, dir, archive.PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := h.files.PutArtifact(ws, &buf, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu",
+		Environment: map[string]any{"build": map[string]any{"path": id, "dockerfile_path": "docker/train.Dockerfile"}}})
+	wantFieldRefusal(t, "a build without its Dockerfile", err, "environment.build.dockerfile_path", "docker/train.Dockerfile")
+	h.submitSpec(&shoal.JobSpec{Name: "built", Command: "true", Compute: "cpu", Environment: map[string]any{"build": map[string]any{"path": id}}})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/jobrun"
 )
 
@@ -142,8 +143,12 @@ func (s *Services) checkArtifacts(workspace string, spec *shoal.JobSpec) error {
 			if !shoal.ValidateArtifactRef(p) {
 				return shoal.FieldErrorf("environment.build.path", "must be an uploaded build context (sha256:<hex>); `shoal job create -f` uploads the local folder for you")
 			}
-			if !s.cfg.Files.HasArtifact(workspace, p) {
-				return shoal.FieldErrorf("environment.build.path", "artifact %s has not been uploaded", p)
+			df, _ := b["dockerfile_path"].(string)
+			if df == "" {
+				df = shoal.DefaultDockerfilePath
+			}
+			if err := environments.CheckBuildContext(s.cfg.Files, workspace, "environment.build.", &shoal.EnvironmentBuild{Path: p, DockerfilePath: df}); err != nil {
+				return err
 			}
 		}
 	}
