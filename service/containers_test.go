@@ -294,3 +294,65 @@ func TestSubmitChecksInlineBuildContext(t *testing.T) {
 	wantFieldRefusal(t, "a build without its Dockerfile", err, "environment.build.dockerfile_path", "docker/train.Dockerfile")
 	h.submitSpec(&shoal.JobSpec{Name: "built", Command: "true", Compute: "cpu", Environment: map[string]any{"build": map[string]any{"path": id}}})
 }
+
+// A node's Preparing reports reach the job through ReportRank: its reason
+// quotes the progress, the state stays Preparing, an event marks each new
+// phase; an image failure then fails the job and frees the node, which is
+// not lost.
+func TestPreparingReportsAndImageFailure(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	retries := 2
+	h.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv, Retries: &retries})
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	node := h.nodeIDs("cpu")[0]
+	tasks := h.syncStart(node)
+	if len(tasks) != 1 {
+		t.Fatalf("tasks %s", describeTasks(tasks))
+	}
+	task := tasks[0]
+	send := func(rep *shoal.RankReport) {
+		t.Helper()
+		if _, err := h.svc.ReportRank(h.ctx, node, task.AttemptID, task.Rank, rep); err != nil {
+			t.Fatalf("report %+v: %v", rep, err)
+		}
+	}
+	for _, mb := range []int{20, 120, 216} {
+		send(&shoal.RankReport{State: shoal.RankPreparing, Reason: fmt.Sprintf("pulling localhost:5000/team/train:3 — %d of 216 MB", mb)})
+	}
+	j := h.wantJob("boxed", shoal.JobPreparing)
+	if want := "attempt 1 preparing: pulling localhost:5000/team/train:3 — 216 of 216 MB"; j.StatusReason != want {
+		t.Errorf("job reason %q, want %q", j.StatusReason, want)
+	}
+	if n := h.countJobEvents("boxed", "pulling"); n != 1 {
+		t.Errorf("%d pulling events, want 1 (one per phase)", n)
+	}
+	send(&shoal.RankReport{State: shoal.RankFailed, ExitCode: ptr(-1), Failure: shoal.RankImageFailed, Reason: "pull localhost:5000/team/train:3: unauthorized: authentication required"})
+	j = h.wantJob("boxed", shoal.JobFailed)
+	if !strings.Contains(j.Error, "unauthorized: authentication required") || j.FailedAttempts != 0 || j.AttemptCount != 1 {
+		t.Errorf("job error %q, failed attempts %d, attempts %d: want the registry's words, no retry spent, no requeue", j.Error, j.FailedAttempts, j.AttemptCount)
+	}
+	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle {
+		t.Errorf("node %s is %s after an image failure, want idle (not lost)", node, n.State)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// countJobEvents counts a job's events whose reason contains substr.
+func (h *harness) countJobEvents(job, substr string) int {
+	h.t.Helper()
+	events, err := h.svc.ListJobEvents(h.ctx, ws, job)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range events {
+		if strings.Contains(e.Reason, substr) {
+			n++
+		}
+	}
+	return n
+}
