@@ -30,13 +30,19 @@ const (
 	// environments/write, both in its AzureML Data Scientist role).
 	ActEnvironmentsRead  = "environments/read"
 	ActEnvironmentsWrite = "environments/write"
-	ActQuotasRead        = "quotas/read"
-	ActQuotasWrite       = "quotas/write"
-	ActRolesRead         = "roles/read"
-	ActRolesWrite        = "roles/write"
-	ActWorkspacesRead    = "workspaces/read"
-	ActWorkspacesWrite   = "workspaces/write"
-	ActAuditRead         = "audit/read"
+	// Private container registries' logins: listing them (never their
+	// passwords) and adding or removing them. Only Owners write them: a
+	// login is a team's secret, and whoever adds one decides which
+	// registry the workspace's jobs trust.
+	ActRegistriesRead  = "registries/read"
+	ActRegistriesWrite = "registries/write"
+	ActQuotasRead      = "quotas/read"
+	ActQuotasWrite     = "quotas/write"
+	ActRolesRead       = "roles/read"
+	ActRolesWrite      = "roles/write"
+	ActWorkspacesRead  = "workspaces/read"
+	ActWorkspacesWrite = "workspaces/write"
+	ActAuditRead       = "audit/read"
 	// Server-scoped actions: only administrators hold them.
 	ActUsersRead       = "users/read"
 	ActUsersWrite      = "users/write"
@@ -51,7 +57,7 @@ var WorkspaceActions = []string{
 	ActComputesRead, ActComputesWrite, ActComputesDelete, ActComputesStart, ActComputesStop,
 	ActComputesRestart, ActComputesApplicationAccess, ActComputesUpdateSchedules, ActComputesEnableSSO,
 	ActComputesPreemptNode, ActComputesJoinNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
-	ActEnvironmentsRead, ActEnvironmentsWrite,
+	ActEnvironmentsRead, ActEnvironmentsWrite, ActRegistriesRead, ActRegistriesWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 }
 
@@ -83,7 +89,7 @@ func BuiltinRoles() []*RoleDefinition {
 	return []*RoleDefinition{
 		{Name: RoleOwner, Description: "full access, including granting roles", Actions: []string{"*"}, BuiltIn: true},
 		{Name: RoleContributor, Description: "create, change and delete computes and jobs; cannot grant roles", Actions: []string{"*"},
-			NotActions: []string{ActRolesWrite, ActComputesPreemptNode, ActComputesJoinNode, ActQuotasWrite, ActWorkspacesWrite}, BuiltIn: true},
+			NotActions: []string{ActRolesWrite, ActComputesPreemptNode, ActComputesJoinNode, ActQuotasWrite, ActWorkspacesWrite, ActRegistriesWrite}, BuiltIn: true},
 		{Name: RoleReader, Description: "read everything, change nothing", Actions: []string{"*/read"}, BuiltIn: true},
 	}
 }

@@ -29,6 +29,19 @@ type Location struct {
 	// PreemptionRatePerHour is how often, on average, a low-priority node is
 	// preempted per node-hour; 0 never. It lets users rehearse preemption.
 	PreemptionRatePerHour float64 `json:"preemption_rate_per_hour,omitempty"`
+	// Containers is whether the location's hosts run jobs' ranks in
+	// containers: ContainersRequired, ContainersOptional or ContainersOff;
+	// empty means ContainersOptional (see ContainerMode).
+	Containers string `json:"containers,omitempty"`
+}
+
+// ContainerMode is the location's container mode, ContainersOptional
+// when none was set.
+func (l *Location) ContainerMode() string {
+	if l == nil || l.Containers == "" {
+		return ContainersOptional
+	}
+	return l.Containers
 }
 
 // GPUCapability describes a location's GPUs.

@@ -16,7 +16,7 @@ const module = "github.com/shoal-ml/shoal"
 // forbids its sub-packages too.
 var serverPackages = []string{
 	"access", "api", "app", "arm", "autoscaler", "cli", "cmd", "computes", "config", "control", "cost", "environments", "filestore", "leader",
-	"metrics", "oidcauth", "postgres", "provider", "quota", "scheduler", "service", "sim",
+	"metrics", "oidcauth", "postgres", "provider", "quota", "registries", "scheduler", "service", "sim",
 	"sqlite", "sqlstore", "storetest", "studio",
 }
 
@@ -70,7 +70,7 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 func TestRequestServicesLinkNoServiceOrStore(t *testing.T) {
 	g := importGraph(t)
 	var roots []string
-	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/..."} {
+	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "registries/..."} {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{

@@ -28,6 +28,11 @@ type Host struct {
 	State     string `json:"state"`
 	// Reason says why a host is unusable.
 	Reason string `json:"reason,omitempty"`
+	// ContainerRuntime is the host's container engine as its most
+	// recently joined node reported it (nil while no node there has
+	// reported one); ContainerRuntimeNode names that node.
+	ContainerRuntime     *ContainerRuntimeInfo `json:"container_runtime,omitempty"`
+	ContainerRuntimeNode string                `json:"container_runtime_node,omitempty"`
 }
 
 // HostLister is an optional Provider capability: the machines it runs

@@ -65,6 +65,10 @@ type Node struct {
 	// AddedBy is the principal that added a node joined by hand (add-node),
 	// "" for nodes the autoscaler made: who vouched for the machine.
 	AddedBy string `json:"added_by,omitempty"`
+	// Runtime is the host's container engine as the node's agent found
+	// it when it joined (nil: not joined yet, or an agent that does not
+	// look). Kept in the node's document: it lives and goes with the node.
+	Runtime *ContainerRuntimeInfo `json:"container_runtime,omitempty"`
 
 	// ProviderRef is the provider's handle for the node (a pid for local).
 	ProviderRef string `json:"-"`

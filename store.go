@@ -271,6 +271,17 @@ type Tx interface {
 	// environment, or every version when version is "". Returns ENOTFOUND
 	// when no version matches.
 	SetEnvironmentArchived(workspace, name, version string, archived bool) error
+
+	// PutRegistry adds a workspace's registry login, or replaces the one
+	// of the same server (compared case-insensitively); a zero CreatedOn
+	// takes the transaction time.
+	PutRegistry(r *Registry) error
+	// ListRegistries returns a workspace's registry logins, sealed
+	// passwords included, ordered by server.
+	ListRegistries(workspace string) ([]*Registry, error)
+	// DeleteRegistry removes a workspace's registry login. Returns
+	// ENOTFOUND.
+	DeleteRegistry(workspace, server string) error
 }
 
 // QueuedJobRef is what scheduling needs of a queued job: the scheduler

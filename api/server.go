@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
+	"github.com/shoal-ml/shoal/registries"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -25,6 +26,7 @@ const MaxRequestBytes = 1 << 20
 type Server struct {
 	svc            *service.Services
 	envs           *environments.Service
+	registries     *registries.Service
 	log            *slog.Logger
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
@@ -55,6 +57,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
+	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
@@ -141,6 +144,9 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/environments/{name}/labels/{label}", Action: shoal.ActEnvironmentsRead, handler: s.handleGetEnvironment},
 		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/archive", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
 		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/restore", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
+		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesRead, handler: s.handleListRegistries},
+		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesWrite, handler: s.handleAddRegistry},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: shoal.ActRegistriesWrite, handler: s.handleRemoveRegistry},
 		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.handleListAssignments},
 		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleAssignRole},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleUnassignRole},

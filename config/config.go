@@ -142,6 +142,10 @@ type LocationConfig struct {
 	// average rate per node-hour, to rehearse preemption (0: never).
 	PreemptionRatePerHour float64     `yaml:"preemption_rate_per_hour"`
 	Quota                 QuotaConfig `yaml:"quota"`
+	// Containers says whether the location's hosts run jobs' ranks in
+	// containers: required (every job names an image), optional (the
+	// default: image jobs in containers, the rest on the host) or off.
+	Containers string `yaml:"containers"`
 	// Hosts and KnownHosts back a location with provider: ssh — a static
 	// pool of machines reached over SSH, whose keys known_hosts lists.
 	Hosts      []SSHHostConfig `yaml:"hosts"`
@@ -429,6 +433,14 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	}
 	if lc.PreemptionRatePerHour < 0 {
 		return nil, fmt.Errorf("preemption_rate_per_hour must be 0 or more")
+	}
+	switch lc.Containers {
+	case "":
+		l.Containers = shoal.ContainersOptional
+	case shoal.ContainersRequired, shoal.ContainersOptional, shoal.ContainersOff:
+		l.Containers = lc.Containers
+	default:
+		return nil, fmt.Errorf("containers %q: must be one of required, optional (the default), off", lc.Containers)
 	}
 	switch {
 	case lc.EmulatedGPUs:

@@ -381,6 +381,7 @@ func TestErrors(t *testing.T) {
 		{name: "size without name", doc: "sizes: [{vcpus: 2, memory_gb: 4}]", parts: []string{"sizes[0]", "name is required"}},
 		{name: "size without vcpus", doc: "sizes: [{name: Box, memory_gb: 4}]", parts: []string{"sizes[0]", "Box", "vcpus"}},
 		{name: "size without memory", doc: "sizes: [{name: Box, vcpus: 2}]", parts: []string{"Box", "memory_gb"}},
+		{name: "bad container mode", doc: "locations: [{name: a, containers: always}]", parts: []string{"locations[0]", `containers "always"`, "required, optional (the default), off"}},
 		{name: "size with negative GPUs", doc: "sizes: [{name: Box, vcpus: 2, memory_gb: 4, gpus: -1}]", parts: []string{"Box", "gpus"}},
 	}
 	for _, tt := range tests {
@@ -476,5 +477,26 @@ func TestCuratedEnvironments(t *testing.T) {
 		if _, err := config.Parse(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), word) {
 			t.Errorf("%q: %v, want an error naming %s", doc, err, word)
 		}
+	}
+}
+
+// A location's container mode is read as written and defaults to
+// optional, also for the built-in location.
+func TestContainerModes(t *testing.T) {
+	cat := catalog(t, "locations: [{name: a, containers: required}, {name: b, containers: off}, {name: c}]")
+	for name, want := range map[string]string{"a": shoal.ContainersRequired, "b": shoal.ContainersOff, "c": shoal.ContainersOptional} {
+		l, err := cat.Location(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Containers != want || l.ContainerMode() != want {
+			t.Errorf("location %s: containers %q (mode %q), want %q", name, l.Containers, l.ContainerMode(), want)
+		}
+	}
+	if got := catalog(t, "").Locations()[0].ContainerMode(); got != shoal.ContainersOptional {
+		t.Errorf("built-in location's mode = %q, want optional", got)
+	}
+	if got := (&shoal.Location{}).ContainerMode(); got != shoal.ContainersOptional {
+		t.Errorf("unset mode = %q, want optional", got)
 	}
 }

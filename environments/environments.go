@@ -100,7 +100,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, e *shoal.Environment) (
 }
 
 // checkBuild refuses a build context that was never uploaded to the
-// workspace, or whose Dockerfile is not in it.
+// workspace, is over the limit, or lacks its Dockerfile.
 func (s *Service) checkBuild(workspace string, b *shoal.EnvironmentBuild) error {
 	if s.files == nil {
 		return shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
@@ -108,22 +108,61 @@ func (s *Service) checkBuild(workspace string, b *shoal.EnvironmentBuild) error 
 	if !shoal.ValidateArtifactRef(b.Path) {
 		return shoal.FieldErrorf("build.path", "must be an uploaded build context (sha256:<hex>); `shoal environment create -f` uploads the local folder for you")
 	}
-	if !s.files.HasArtifact(workspace, b.Path) {
-		return shoal.FieldErrorf("build.path", "artifact %s has not been uploaded to workspace %s", b.Path, workspace)
+	return CheckBuildContext(s.files, workspace, "build.", b)
+}
+
+// MaxBuildContextBytes bounds a build context's archive: a node
+// downloads it before building, and a context that large has almost
+// always swept in data or a virtual environment by mistake (list them in
+// a .amlignore or .gitignore).
+const MaxBuildContextBytes = 1 << 30
+
+// maxBuildContextBytes is the limit in force: MaxBuildContextBytes, less
+// in tests.
+var maxBuildContextBytes int64 = MaxBuildContextBytes
+
+// CheckBuildContext refuses a build context b (an artifact of the
+// workspace) that was never uploaded, is over MaxBuildContextBytes or
+// does not hold its Dockerfile; the error names prefix+"path" or
+// prefix+"dockerfile_path". Registered environments and jobs' inline
+// environments are checked alike.
+func CheckBuildContext(files Artifacts, workspace, prefix string, b *shoal.EnvironmentBuild) error {
+	if !files.HasArtifact(workspace, b.Path) {
+		return shoal.FieldErrorf(prefix+"path", "artifact %s has not been uploaded to workspace %s", b.Path, workspace)
 	}
-	r, err := s.files.OpenArtifact(workspace, b.Path)
+	r, err := files.OpenArtifact(workspace, b.Path)
 	if err != nil {
 		return fmt.Errorf("open build context %s: %w", b.Path, err)
 	}
 	defer r.Close()
-	ok, err := archive.HasFile(r, b.DockerfilePath)
+	counted := &countingReader{r: r}
+	ok, err := archive.HasFile(counted, b.DockerfilePath)
 	if err != nil {
-		return shoal.FieldErrorf("build.path", "artifact %s is not a build context (a tar.gz archive): %v", b.Path, err)
+		return shoal.FieldErrorf(prefix+"path", "artifact %s is not a build context (a tar.gz archive): %v", b.Path, err)
+	}
+	// The rest of the archive counts too.
+	if _, err := io.Copy(io.Discard, io.LimitReader(counted, maxBuildContextBytes+1-counted.n)); err != nil {
+		return fmt.Errorf("read build context %s: %w", b.Path, err)
+	}
+	if counted.n > maxBuildContextBytes {
+		return shoal.FieldErrorf(prefix+"path", "the build context is over the limit of %s; leave data, outputs and virtual environments out of the folder (list them in .amlignore or .gitignore)", shoal.FormatBytes(maxBuildContextBytes))
 	}
 	if !ok {
-		return shoal.FieldErrorf("build.dockerfile_path", "%q is not a file in the build context", b.DockerfilePath)
+		return shoal.FieldErrorf(prefix+"dockerfile_path", "%q is not a file in the build context", b.DockerfilePath)
 	}
 	return nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // nextVersion is one more than the largest integer version of name,

@@ -25,7 +25,7 @@ func finalize(o *Output, now time.Time) {
 		end = now
 	}
 	a.EndTime = &end
-	var infra, failed, canceled *shoal.RankStatus
+	var infra, failed, canceled, image *shoal.RankStatus
 	for _, r := range a.Ranks {
 		switch r.Status {
 		case shoal.AttemptPreempted, shoal.AttemptLost:
@@ -33,6 +33,9 @@ func finalize(o *Output, now time.Time) {
 				infra = r
 			}
 		case shoal.AttemptFailed, shoal.AttemptTimedOut:
+			if r.Failure == shoal.RankImageFailed && image == nil {
+				image = r
+			}
 			if failed == nil {
 				failed = r
 			}
@@ -46,6 +49,15 @@ func finalize(o *Output, now time.Time) {
 	case j.Status == shoal.JobCancelRequested:
 		a.Status, a.Reason = shoal.AttemptCanceled, "canceled by request"
 		j.Status, j.StatusReason, j.EndTime = shoal.JobCanceled, "canceled", &end
+	case image != nil:
+		// A missing image, a refused login, a failing build: another
+		// attempt would meet the same, and the node is not to blame. The
+		// job fails with the registry's or the build's words, spending
+		// no retry and counting no infrastructure requeue.
+		a.Status, a.ExitCode = shoal.AttemptFailed, nil
+		a.Reason = fmt.Sprintf("rank %d on %s: %s", image.Rank, image.NodeID, describeExit(image))
+		j.Status, j.EndTime, j.Error = shoal.JobFailed, &end, a.Reason
+		j.StatusReason = "failed: " + j.Error
 	case infra != nil:
 		a.Status = infra.Status
 		a.Reason = fmt.Sprintf("node %s %s", infra.NodeID, map[string]string{shoal.AttemptPreempted: "was preempted", shoal.AttemptLost: "was lost (missed its lease)"}[infra.Status])

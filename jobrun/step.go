@@ -242,6 +242,9 @@ func report(o *Output, rank int, rep *shoal.RankReport, now time.Time) error {
 			o.emit(CodeRunning, "%s", j.StatusReason)
 		}
 		return nil
+	case shoal.RankPreparing:
+		preparing(o, rank, rep)
+		return nil
 	case shoal.RankFinalizing:
 		o.Changed = true
 		rs.Reason = "finalizing: uploading outputs"
@@ -253,6 +256,11 @@ func report(o *Output, rank int, rep *shoal.RankReport, now time.Time) error {
 	st, ok := rankStatusOf[rep.State]
 	if !ok {
 		return shoal.FieldErrorf("state", "unknown rank state %q", rep.State)
+	}
+	if rep.Failure == shoal.RankImageFailed && st == shoal.AttemptLost {
+		// The image could not be had: the job's fault or its
+		// registry's, never the node's, whatever state the report says.
+		st = shoal.AttemptFailed
 	}
 	o.Changed = true
 	if rs.StartTime == nil && rep.StartTime != nil && !rep.StartTime.After(now) {
@@ -294,6 +302,8 @@ func describeExit(r *shoal.RankStatus) string {
 	switch {
 	case r.Status == shoal.AttemptTimedOut:
 		return "timed out"
+	case r.Status == shoal.AttemptFailed && r.Failure == shoal.RankImageFailed:
+		return "its image could not be had: " + r.Reason
 	case r.Status == shoal.AttemptFailed && r.Failure != "":
 		// Failed before any process ran (its code refused for safety, an
 		// input missing): the agent's reason is the job's, not the -1 it

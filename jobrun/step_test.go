@@ -1,7 +1,9 @@
 package jobrun_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +29,21 @@ func fixture(jobStatus, st string, nodes ...string) (*shoal.Job, *shoal.Attempt)
 
 func report(rank int, state string, exit *int) jobrun.Event {
 	return jobrun.Event{Kind: jobrun.RankReport, Rank: rank, Report: &shoal.RankReport{State: state, ExitCode: exit}}
+}
+
+func reportWith(rank int, rep shoal.RankReport) jobrun.Event {
+	return jobrun.Event{Kind: jobrun.RankReport, Rank: rank, Report: &rep}
+}
+
+// imageFailed is a node's report that the rank's image could not be had.
+func imageFailed(state string) shoal.RankReport {
+	return shoal.RankReport{State: state, ExitCode: ip(-1), Failure: shoal.RankImageFailed,
+		Reason: "pull localhost:5000/team/train:3: manifest unknown"}
+}
+
+// pulling is a preparing report of a pull that has done done of 216 MB.
+func pulling(done int) shoal.RankReport {
+	return shoal.RankReport{State: shoal.RankPreparing, Reason: fmt.Sprintf("pulling localhost:5000/team/train:3 — %d of 216 MB", done)}
 }
 
 func codes(o jobrun.Output) []jobrun.Code {
@@ -218,6 +235,62 @@ func TestStep(t *testing.T) {
 			want:  want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, unchanged: true},
 		},
 		{
+			name:  "a preparing report changes no state and records a new phase",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0") },
+			ev:    reportWith(0, pulling(120)),
+			want:  want{job: shoal.JobPreparing, attempt: shoal.AttemptPreparing, rank0: shoal.AttemptPreparing, codes: []jobrun.Code{jobrun.CodePreparing}},
+		},
+		{
+			name: "progress in the same phase records no event",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0")
+				a.Ranks[0].Reason = pulling(120).Reason
+				return j, a
+			},
+			ev:   reportWith(0, pulling(180)),
+			want: want{job: shoal.JobPreparing, attempt: shoal.AttemptPreparing, rank0: shoal.AttemptPreparing},
+		},
+		{
+			name: "the same progress again changes nothing",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0")
+				a.Ranks[0].Reason = pulling(120).Reason
+				return j, a
+			},
+			ev:   reportWith(0, pulling(120)),
+			want: want{job: shoal.JobPreparing, attempt: shoal.AttemptPreparing, rank0: shoal.AttemptPreparing, unchanged: true},
+		},
+		{
+			name:  "a preparing report after the rank started is late and changes nothing",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobRunning, shoal.AttemptRunning, "n0") },
+			ev:    reportWith(0, pulling(216)),
+			want:  want{job: shoal.JobRunning, attempt: shoal.AttemptRunning, rank0: shoal.AttemptRunning, unchanged: true},
+		},
+		{
+			name: "an image failure fails the job at once: no retry spent, not requeued",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				j, a := fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0")
+				j.Retries = ip(3)
+				return j, a
+			},
+			ev:   reportWith(0, imageFailed(shoal.RankFailed)),
+			want: want{job: shoal.JobFailed, attempt: shoal.AttemptFailed, rank0: shoal.AttemptFailed, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name:  "an image failure reported as lost is no node loss",
+			setup: func() (*shoal.Job, *shoal.Attempt) { return fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0") },
+			ev:    reportWith(0, imageFailed(shoal.RankLost)),
+			want:  want{job: shoal.JobFailed, attempt: shoal.AttemptFailed, rank0: shoal.AttemptFailed, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name: "an image failure of one rank stops the gang",
+			setup: func() (*shoal.Job, *shoal.Attempt) {
+				return fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0", "n1")
+			},
+			ev:   reportWith(0, imageFailed(shoal.RankFailed)),
+			want: want{job: shoal.JobPreparing, attempt: shoal.AttemptFailed, rank0: shoal.AttemptFailed, free: true, wake: []string{"n1"}},
+		},
+		{
 			name:  "cancel of an ended job changes nothing",
 			setup: func() (*shoal.Job, *shoal.Attempt) { return &shoal.Job{Status: shoal.JobCompleted}, nil },
 			ev:    jobrun.Event{Kind: jobrun.Cancel},
@@ -301,5 +374,48 @@ func TestStepRefuses(t *testing.T) {
 	}
 	if _, err := jobrun.Step(j, a, report(3, shoal.RankCompleted, nil), t0); err == nil {
 		t.Error("rank 3 of a one-rank attempt was accepted")
+	}
+}
+
+// TestStepPreparingReasons: the rank's and the job's reasons quote the
+// node's progress; the event log gets one line per phase.
+func TestStepPreparingReasons(t *testing.T) {
+	j, a := fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0", "n1")
+	var events []string
+	for _, rep := range []shoal.RankReport{pulling(120), pulling(216),
+		{State: shoal.RankPreparing, Reason: "building shoal-build/3f2a — step 2 of 5"},
+		{State: shoal.RankPreparing, Reason: "starting the container"}} {
+		out, err := jobrun.Step(j, a, reportWith(1, rep), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, a = &out.Job, out.Attempt
+		if a.Ranks[1].Reason != rep.Reason {
+			t.Errorf("rank 1 reason %q, want %q", a.Ranks[1].Reason, rep.Reason)
+		}
+		if want := "attempt 1 preparing: rank 1 on n1: " + rep.Reason; j.StatusReason != want {
+			t.Errorf("job reason %q, want %q", j.StatusReason, want)
+		}
+		for _, e := range out.Events {
+			events = append(events, e.Reason)
+		}
+	}
+	want := []string{
+		"attempt 1: rank 1 on n1: pulling localhost:5000/team/train:3 — 120 of 216 MB",
+		"attempt 1: rank 1 on n1: building shoal-build/3f2a — step 2 of 5",
+		"attempt 1: rank 1 on n1: starting the container",
+	}
+	if !slices.Equal(events, want) {
+		t.Errorf("events %q, want %q", events, want)
+	}
+	// The image failure is the job's error, in the registry's words.
+	j, a = fixture(shoal.JobPreparing, shoal.AttemptPreparing, "n0")
+	out, err := jobrun.Step(j, a, reportWith(0, imageFailed(shoal.RankFailed)), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Job.Error, "manifest unknown") || out.Job.ExitCode != nil || out.Job.FailedAttempts != 0 || out.Job.InfraRequeues != 0 {
+		t.Errorf("job error %q exit %v failed attempts %d infra requeues %d: want the registry's words, no exit code, nothing counted",
+			out.Job.Error, out.Job.ExitCode, out.Job.FailedAttempts, out.Job.InfraRequeues)
 	}
 }

@@ -38,6 +38,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		}
 		n.JoinTokenHash, n.CredentialHash = "", hash
 		n.PrivateIPAddress, n.Port = req.Address, req.Port
+		n.Runtime = req.Runtime
 		n.LastHeartbeat, n.ReadyOn = now, &now
 		if n.State == shoal.NodePreparing {
 			n.State, n.IdleSince = shoal.NodeIdle, &now
@@ -50,7 +51,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
-		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d)", n.ID, n.PrivateIPAddress, n.Port))
+		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d); %s", n.ID, n.PrivateIPAddress, n.Port, n.Runtime.Describe()))
 	})
 	if err != nil {
 		return nil, err
@@ -199,7 +200,10 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			case jobrun.Vanished:
 				vanished = &ref
 			case jobrun.StartRank:
-				t := s.agentTask(tx, j, a, n)
+				t, err := s.agentTask(tx, j, a, n)
+				if err != nil {
+					return err
+				}
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
 					t.Identities = access.TaskIdentities(tx, c)
 				}
@@ -272,7 +276,7 @@ func (s *Services) heartbeatWriteEvery() time.Duration {
 }
 
 // agentTask builds the task of node n's rank of attempt a.
-func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) *shoal.AgentTask {
+func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) (*shoal.AgentTask, error) {
 	t := &shoal.AgentTask{
 		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
 		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
@@ -297,7 +301,9 @@ func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 	// leaves the default; the server applies the workspace's anyway).
 	l, _ := tx.GetWorkspaceLimits(j.Workspace)
 	t.MaxLogBytes = l.LogCap()
-	return t
+	var err error
+	t.Container, err = s.containerTask(tx, j, n)
+	return t, err
 }
 
 // nodeRank returns the attempt and rank a node may act on, refusing a node
@@ -376,7 +382,10 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		if err != nil {
 			return err
 		}
-		t := s.agentTask(tx, nj, na, n)
+		t, err := s.agentTask(tx, nj, na, n)
+		if err != nil {
+			return err
+		}
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
 			t.Identities = access.TaskIdentities(tx, c)
 		}

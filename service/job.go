@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/jobrun"
 )
 
@@ -65,6 +66,9 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		spec.Compute = c.Name
 		env, err := shoal.ResolveJobEnvironment(tx, c.Workspace, spec.Environment, s.cfg.CuratedEnvironments)
 		if err != nil {
+			return err
+		}
+		if err := s.checkContainers(tx, c, env); err != nil {
 			return err
 		}
 		if n := spec.InstanceCount(); c.IsInstance() && n > 1 {
@@ -139,8 +143,12 @@ func (s *Services) checkArtifacts(workspace string, spec *shoal.JobSpec) error {
 			if !shoal.ValidateArtifactRef(p) {
 				return shoal.FieldErrorf("environment.build.path", "must be an uploaded build context (sha256:<hex>); `shoal job create -f` uploads the local folder for you")
 			}
-			if !s.cfg.Files.HasArtifact(workspace, p) {
-				return shoal.FieldErrorf("environment.build.path", "artifact %s has not been uploaded", p)
+			df, _ := b["dockerfile_path"].(string)
+			if df == "" {
+				df = shoal.DefaultDockerfilePath
+			}
+			if err := environments.CheckBuildContext(s.cfg.Files, workspace, "environment.build.", &shoal.EnvironmentBuild{Path: p, DockerfilePath: df}); err != nil {
+				return err
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -42,10 +43,12 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 		return nil, err
 	}
 	d.Nodes = len(nodes)
+	since := map[*shoal.Host]time.Time{}
 	for _, n := range nodes {
 		if n.Role == shoal.NodeRoleStatic {
 			// A machine joined by hand is a host of its own.
 			h := &shoal.Host{Name: n.ID, Address: n.PrivateIPAddress, Kind: "joined by hand", Nodes: 1, State: shoal.HostReady}
+			noteRuntime(h, n, since)
 			switch n.State {
 			case shoal.NodeUnusable:
 				h.State, h.Reason = shoal.HostUnusable, n.StateReason
@@ -67,11 +70,27 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 			if len(providerHosts) == 1 || h.Address == n.PrivateIPAddress {
 				h.Nodes++
 				h.UsedVCPUs += n.VCPUs
+				noteRuntime(h, n, since)
 				break
 			}
 		}
 	}
 	return d, nil
+}
+
+// noteRuntime keeps node n's container runtime report on its host h when
+// n joined after the node whose report h shows: the latest word on the
+// host's engine.
+// since holds, per host, when the node it shows joined.
+func noteRuntime(h *shoal.Host, n *shoal.Node, since map[*shoal.Host]time.Time) {
+	if n.Runtime == nil || n.ReadyOn == nil {
+		return
+	}
+	if t, ok := since[h]; ok && t.After(*n.ReadyOn) {
+		return
+	}
+	h.ContainerRuntime, h.ContainerRuntimeNode = n.Runtime, n.ID
+	since[h] = *n.ReadyOn
 }
 
 // ListLocations returns every location with its detail.

@@ -203,6 +203,10 @@ func (s *Services) Catalog() *shoal.Catalog { return s.catalog }
 // Files returns the file store.
 func (s *Services) Files() shoal.Files { return s.cfg.Files }
 
+// SecretsKey is the key that seals the secrets kept in the store (nil:
+// none), for the request services that keep secrets of their own.
+func (s *Services) SecretsKey() *sealing.Key { return s.cfg.SecretsKey }
+
 var (
 	_ shoal.ComputeService   = (*Services)(nil)
 	_ shoal.WorkspaceService = (*Services)(nil)

@@ -1,0 +1,99 @@
+package service
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/registries"
+)
+
+// checkContainers applies the location's container mode and what its
+// hosts reported of their container engines to a job about to be
+// submitted to compute c with the resolved environment env: a job the
+// location could never run is refused now, with why, rather than failing
+// on a node later.
+func (s *Services) checkContainers(tx shoal.Tx, c *shoal.Compute, env *shoal.EnvironmentSpec) error {
+	loc, err := s.catalog.Location(c.Location)
+	if err != nil {
+		// A compute of a location the config no longer has is refused
+		// elsewhere; its mode is the default.
+		loc = &shoal.Location{Name: c.Location}
+	}
+	container := env != nil && (env.Image != "" || env.Build != nil)
+	switch loc.ContainerMode() {
+	case shoal.ContainersOff:
+		if container {
+			return shoal.FieldErrorf("environment", "compute %q is at location %q, which runs no containers (containers: off in the server config): a job with an image or a build cannot run there; leave environment: out to run on the host, or use a compute at a location that runs containers", c.Name, loc.Name)
+		}
+		return nil
+	case shoal.ContainersRequired:
+		if !container {
+			return shoal.FieldErrorf("environment", "compute %q is at location %q, which runs every job in a container (containers: required in the server config): name an environment with an image (environment: {image: <image>}, or azureml:<name>@latest; see `shoal environment list`)", c.Name, loc.Name)
+		}
+	}
+	if !container {
+		return nil
+	}
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+	if err != nil {
+		return err
+	}
+	// Only what the hosts said counts: a location none of whose nodes
+	// has reported yet may well run containers.
+	why := map[string]string{}
+	for _, n := range nodes {
+		if n.Runtime == nil {
+			continue
+		}
+		if n.Runtime.Usable() {
+			return nil
+		}
+		host := n.PrivateIPAddress
+		if host == "" {
+			host = n.ID
+		}
+		why["host "+host+" (node "+n.ID+"): "+n.Runtime.Describe()] = ""
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(why))
+	for l := range why {
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	return shoal.FieldErrorf("environment", "the job runs in a container (image %s) but no host of location %q has a usable container runtime: %s; install podman or Docker on the hosts (the node's agent looks when it joins), or leave environment: out to run on the host",
+		envImage(env), loc.Name, strings.Join(lines, "; "))
+}
+
+// envImage names an environment's image for people: the image, or the
+// build it comes from.
+func envImage(env *shoal.EnvironmentSpec) string {
+	if env.Image != "" {
+		return env.Image
+	}
+	return fmt.Sprintf("built from %s", env.Build.Path)
+}
+
+// containerTask is how node n runs job j's rank in a container: the
+// location's mode, the node's size as the container's limits, the
+// workspace's push registry and the logins of the registries the job's
+// image comes from (and of the push registry), and no others. Nil for a
+// job with no image to run. The base images of a build are named by its
+// Dockerfile, which the server does not read: a build pulls them without
+// a login unless they come from the push registry.
+func (s *Services) containerTask(tx shoal.Tx, j *shoal.Job, n *shoal.Node) (*shoal.ContainerTask, error) {
+	env := j.ResolvedEnvironment
+	if env == nil || (env.Image == "" && env.Build == nil) {
+		return nil, nil
+	}
+	loc, _ := s.catalog.Location(n.Location)
+	ct := &shoal.ContainerTask{Mode: loc.ContainerMode(), VCPUs: n.VCPUs, MemoryGB: n.MemoryGB}
+	var err error
+	if ct.PushTo, ct.Registries, err = registries.ForTask(tx, s.cfg.SecretsKey, j.Workspace, env.Image); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
