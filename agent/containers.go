@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
@@ -111,7 +114,7 @@ func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containe
 
 // openHost opens the engine at host and fills info from it.
 func (h *containerHost) openHost(ctx context.Context, host string) bool {
-	e, err := container.Open(ctx, container.Config{Host: host})
+	e, err := container.Open(ctx, container.Config{Host: host, EnginePID: socketPeerPID(host)})
 	if err != nil {
 		h.info = shoal.ContainerRuntimeInfo{Error: err.Error()}
 		return false
@@ -268,6 +271,33 @@ func (h *containerHost) report() *shoal.ContainerRuntimeInfo {
 	defer h.mu.Unlock()
 	info := h.info
 	return &info
+}
+
+// socketPeerPID is the pid of the process serving a unix socket address
+// (SO_PEERCRED), 0 when unknown: the containers an engine starts cannot
+// get ulimits above the engine's own (podman caps its nproc), so the
+// defaults are bounded by that process's limits.
+func socketPeerPID(host string) int {
+	path, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		return 0
+	}
+	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close()
+	raw, err := conn.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	_ = raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
 }
 
 // podmanVersion is the installed podman's version, without starting its
