@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
@@ -58,7 +59,9 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
 		return 1
 	}
-	code := m.Run()
+	// testctr.Main stops the shared container set-up (registries, podman
+	// service) of the container tests after the run.
+	code := testctr.Main(m)
 	// Agents and the jobs they run outlive the server by design; every
 	// test's cleanup kills them. Anything still there is a leak: report it
 	// (and kill it) so that the suite fails.
