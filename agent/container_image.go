@@ -76,18 +76,7 @@ func (h *containerHost) pull(ctx context.Context, rt container.Runtime, j imageJ
 	if _, err := rt.Inspect(ctx, ref); err == nil {
 		return ref, nil
 	}
-	domain := reference.Domain(named)
-	opts := container.PullOptions{}
-	if j.task != nil {
-		for _, c := range j.task.Registries {
-			if c.Registry == domain {
-				if c.Username != "" || c.Password != "" {
-					opts.Auth = &container.Credentials{Username: c.Username, Password: c.Password}
-				}
-				opts.Insecure = c.Insecure
-			}
-		}
-	}
+	opts := registryOptions(j.task, reference.Domain(named))
 	opts.Progress = func(p container.Progress) {
 		if p.Total > 0 {
 			j.progress(fmt.Sprintf("pulling %s — %d of %d MB", ref, p.Done>>20, p.Total>>20))
@@ -98,6 +87,23 @@ func (h *containerHost) pull(ctx context.Context, rt container.Runtime, j imageJ
 		return "", err
 	}
 	return ref, nil
+}
+
+// registryOptions are the task's login for registry domain, if any.
+func registryOptions(task *shoal.ContainerTask, domain string) container.PullOptions {
+	var opts container.PullOptions
+	if task == nil {
+		return opts
+	}
+	for _, c := range task.Registries {
+		if c.Registry == domain {
+			if c.Username != "" || c.Password != "" {
+				opts.Auth = &container.Credentials{Username: c.Username, Password: c.Password}
+			}
+			opts.Insecure = c.Insecure
+		}
+	}
+	return opts
 }
 
 // build builds the uploaded context, tagged by its content's hash: the
@@ -115,7 +121,45 @@ func (h *containerHost) build(ctx context.Context, rt container.Runtime, j image
 	}
 	io.WriteString(sum, "\x00"+dockerfile)
 	tag := "shoal-build/" + hex.EncodeToString(sum.Sum(nil))[:32]
-	return h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
+	pushTo := ""
+	if j.task != nil {
+		pushTo = strings.TrimRight(j.task.PushTo, "/")
+	}
+	if pushTo == "" {
+		return h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
+	}
+	// With a workspace registry the image is named there: a node that
+	// finds it there pulls it; the one that builds it pushes it.
+	tag = pushTo + "/" + tag
+	named, err := reference.ParseNormalizedNamed(tag)
+	if err != nil {
+		return "", &container.Error{Kind: container.ErrInvalid, Op: "build", Msg: fmt.Sprintf("push_to %q: %v", pushTo, err)}
+	}
+	opts := registryOptions(j.task, reference.Domain(named))
+	unlock := h.building.lock("build " + tag)
+	if _, err := rt.Inspect(ctx, tag); err == nil {
+		unlock()
+		return tag, nil
+	}
+	j.progress("pulling " + tag)
+	_, pullErr := rt.Pull(ctx, tag, opts)
+	unlock()
+	if pullErr == nil {
+		return tag, nil
+	}
+	ref, err := h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
+	if err != nil {
+		return "", err
+	}
+	if p, ok := rt.(container.Pusher); ok {
+		j.progress("pushing " + tag)
+		if err := p.Push(ctx, tag, opts); err != nil {
+			// The job runs on this node's image all the same; other nodes
+			// will build it again.
+			j.log("shoal agent: pushing the built image failed: " + err.Error())
+		}
+	}
+	return ref, nil
 }
 
 // buildOnce builds opts as tag unless the node has tag already.

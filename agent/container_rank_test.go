@@ -324,3 +324,31 @@ func TestContainerRankModeOffRefused(t *testing.T) {
 		t.Fatalf("no environment: %v, %v", ok, err)
 	}
 }
+
+// A node that builds an image for a workspace with a registry names it
+// there and pushes it, so that other nodes pull it rather than build.
+func TestContainerRankBuildPushesToWorkspaceRegistry(t *testing.T) {
+	env := testctr.Shared(t)
+	srv := newFakeAgentServer(t)
+	a := containerAgent(t, env, srv, "ctr-push")
+	marker := fmt.Sprintf("pushed-%d", time.Now().UnixNano())
+	srv.artifacts["ctx-push"] = tarGzFiles(t, map[string]string{"Dockerfile": "FROM " + env.BaseImage + "\nRUN echo " + marker + " > /m.txt\n"})
+	tk := task("att-ctr-push", "")
+	tk.Environment = &shoal.EnvironmentSpec{Build: &shoal.EnvironmentBuild{Path: "ctx-push"}, Source: "inline"}
+	tk.Container.PushTo = env.Registry.Addr + "/ws-push"
+	tk.Container.Registries = []shoal.RegistryCredential{{Registry: env.Registry.Addr, Insecure: true}}
+	tk.Command = "cat /m.txt"
+	log := runRank(t, a, tk, nil)
+	if rep := srv.final(t); rep.State != shoal.RankCompleted || !strings.Contains(log, marker) {
+		t.Fatalf("final report %+v; log:\n%s", rep, log)
+	}
+	resp, err := http.Get("http://" + env.Registry.Addr + "/v2/_catalog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "ws-push/shoal-build/") {
+		t.Errorf("the registry's catalog %s lacks the pushed build; log:\n%s", body, log)
+	}
+}
