@@ -61,6 +61,22 @@ type Config struct {
 	// Accounts are the OS accounts work runs as; nil: one per principal
 	// when the agent runs as root, else the agent's own user.
 	Accounts *runas.Accounts
+	// Containers is ContainersAuto (find an engine for jobs that name an
+	// image) or ContainersOff.
+	Containers string
+	// ContainerHost is the engine's address (unix:///run/podman/podman.sock);
+	// empty: Docker's socket when it answers, else a private podman
+	// service started on first use.
+	ContainerHost string
+	// ContainerDir holds the private podman service's socket and store;
+	// default <WorkDir>/podman.
+	ContainerDir string
+	// InsecureRegistries are registries (host:port) the private podman
+	// service reaches over plain HTTP.
+	InsecureRegistries []string
+	// ImageCacheBytes caps the node's images (DefaultImageCacheBytes when
+	// 0): the least recently used are removed after a run.
+	ImageCacheBytes int64
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
 	Clock shoal.Clock
@@ -101,6 +117,8 @@ type Agent struct {
 	// accounts are the OS accounts work runs as (one per principal when
 	// the agent runs as root).
 	accounts *runas.Accounts
+	// ctr is the node's container engine.
+	ctr *containerHost
 	// runDir holds the folders of the node's work (see prepareWorkDir):
 	// the work dir, or a folder under RunRoot.
 	runDir string
@@ -133,6 +151,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	stopWatching := context.AfterFunc(ctx, func() { close(a.terminating) })
 	defer stopWatching()
+	a.ctr = openContainers(ctx, a.cfg, a.log)
+	defer a.ctr.close()
+	if info := a.ctr.report(); info.Error != "" {
+		a.log.Info("no container engine: jobs that name an image cannot run here", "why", info.Error)
+	} else {
+		a.log.Info("container engine", "engine", info.Engine, "version", info.Version)
+	}
 	if err := a.joinServer(ctx, port); err != nil {
 		return err
 	}
@@ -231,7 +256,7 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 	b := newBackoff(MinRetryInterval/2, MaxRetryInterval, a.rand)
 	start := a.now()
 	for {
-		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port})
+		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.report()})
 		if err == nil {
 			a.join = resp
 			a.outage.succeeded()

@@ -25,7 +25,10 @@ type rankRun struct {
 	t    *shoal.AgentTask
 	dir  string
 	mu   sync.Mutex
-	run_ *runner.Run
+	run_ rankProcs
+	// cancelPrep ends the preparation of the rank's image when the rank
+	// is stopped before it starts.
+	cancelPrep context.CancelFunc
 	// stopReason is set when the server stops the rank before its process
 	// starts.
 	stopReason string
@@ -49,6 +52,9 @@ func (r *rankRun) stop(reason string) {
 		r.run_.Stop(reason)
 	} else if r.stopReason == "" {
 		r.stopReason = reason
+		if r.cancelPrep != nil {
+			r.cancelPrep()
+		}
 	}
 }
 
@@ -66,6 +72,23 @@ func (r *rankRun) run(ctx context.Context) {
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
 		r.fail(ctx, logPath, prepareFailureState(err), shoal.RankPrepareFailed, "preparing failed: "+err.Error())
 		return
+	}
+	var image string
+	if inContainer, err := wantsContainer(t); err != nil {
+		r.appendLog(logPath, "shoal agent: "+err.Error()+"\n")
+		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankImageFailed, err.Error())
+		return
+	} else if inContainer {
+		if image, err = r.prepareImage(ctx, logPath); err != nil {
+			if r.stoppedBeforeStart(ctx, logPath) {
+				return
+			}
+			state, failure := imageFailure(err)
+			log.Warn("preparing the rank's image failed", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the image failed: %v\n", err))
+			r.fail(ctx, logPath, state, failure, "image: "+err.Error())
+			return
+		}
 	}
 	if len(t.Identities) > 0 {
 		ref := t.RankRef
@@ -94,13 +117,28 @@ func (r *rankRun) run(ctx context.Context) {
 	for k, v := range r.accountEnv {
 		env[k] = v
 	}
-	run, err := runner.Start(runner.Task{
+	task := runner.Task{
 		AttemptID: t.AttemptID, JobName: t.JobName, Attempt: t.Attempt, Rank: t.Rank, NodeCount: t.NodeCount,
 		ProcessesPerNode: t.ProcessesPerNode, Distribution: t.Distribution, MasterAddr: t.MasterAddr, MasterPort: t.MasterPort,
 		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: env, LogPath: logPath,
 		Timeout: time.Duration(t.TimeoutSeconds) * time.Second, KillGrace: t.KillGrace,
 		Credential: r.account.Apply(nil).Credential,
-	})
+	}
+	var run rankProcs
+	var where []any
+	if image != "" {
+		var crun *containerRun
+		crun, err = r.startInContainer(ctx, task, image, outDir)
+		if err == nil {
+			run, where = crun, []any{"image", image, "containers", crun.IDs()}
+		}
+	} else {
+		var hrun *runner.Run
+		hrun, err = runner.Start(task)
+		if err == nil {
+			run, where = hrun, []any{"pids", hrun.Pids()}
+		}
+	}
 	if err != nil {
 		r.mu.Unlock()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
@@ -129,7 +167,7 @@ func (r *rankRun) run(ctx context.Context) {
 		}
 		r.report(runningCtx, &shoal.RankReport{State: shoal.RankRunning})
 	}()
-	log.Info("rank started", "pids", run.Pids(), "start_took", started)
+	log.Info("rank started", append(where, "start_took", started)...)
 	ship := newLogShipper(r.a.client, t.RankRef, logPath)
 	ship.max = t.MaxLogBytes
 	shipCtx, stopShip := context.WithCancel(ctx)
@@ -158,6 +196,9 @@ func (r *rankRun) run(ctx context.Context) {
 	<-reported
 	if r.msi != nil {
 		r.msi.Close()
+	}
+	if image != "" {
+		r.a.ctr.evict(ctx)
 	}
 	code := res.ExitCode
 	if r.a.takenBack(res.Reason, code) {

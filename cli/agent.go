@@ -18,6 +18,8 @@ import (
 func newAgentCommand(g *globals) *cobra.Command {
 	var cfg agent.Config
 	var joinToken, caFile string
+	var insecure string
+	var cacheGB float64
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run the node agent (started by a provider on each node)",
@@ -42,6 +44,15 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 					cfg.WorkDir = home + cfg.WorkDir[1:]
 				}
 			}
+			for _, r := range strings.Split(insecure, ",") {
+				if r = strings.TrimSpace(r); r != "" {
+					cfg.InsecureRegistries = append(cfg.InsecureRegistries, r)
+				}
+			}
+			if cacheGB < 0 {
+				return fmt.Errorf("--image-cache-gb %g must not be negative", cacheGB)
+			}
+			cfg.ImageCacheBytes = int64(cacheGB * (1 << 30))
 			cfg.Logger = slog.New(slog.NewTextHandler(g.stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -58,6 +69,11 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&caFile, "server-ca", "", "the CA certificate (PEM file) of the server's HTTPS, when not a system root (or SHOAL_SERVER_CA: the PEM, or it base64-encoded)")
 	f.BoolVar(&cfg.PreemptOnSignal, "preempt-on-sigterm", false, "SIGTERM means the machine is being taken back (a Slurm pilot preempted, cancelled or at its time limit): tell the server and end the ranks as preempted")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
+	f.StringVar(&cfg.Containers, "containers", os.Getenv("SHOAL_AGENT_CONTAINERS"), `"off": run nothing in containers (env SHOAL_AGENT_CONTAINERS); empty: find an engine for jobs that name an image`)
+	f.StringVar(&cfg.ContainerHost, "container-host", os.Getenv("SHOAL_AGENT_CONTAINER_HOST"), "the container engine's address, unix:///PATH (env SHOAL_AGENT_CONTAINER_HOST); empty: Docker's socket when it answers, else a private podman service")
+	f.StringVar(&cfg.ContainerDir, "container-dir", os.Getenv("SHOAL_AGENT_CONTAINER_DIR"), "where the private podman service keeps its socket and images (env SHOAL_AGENT_CONTAINER_DIR; default WORK_DIR/podman)")
+	f.StringVar(&insecure, "insecure-registries", os.Getenv("SHOAL_AGENT_INSECURE_REGISTRIES"), "registries (host:port, comma-separated) the private podman service reaches over plain HTTP (env SHOAL_AGENT_INSECURE_REGISTRIES)")
+	f.Float64Var(&cacheGB, "image-cache-gb", 20, "the node's images are kept within this size, least recently used removed first")
 	cmd.AddCommand(newAgentSFTPServerCommand())
 	return cmd
 }

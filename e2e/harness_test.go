@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
@@ -67,7 +68,9 @@ func runTests(m *testing.M) int {
 			return 1
 		}
 	}
-	code := m.Run()
+	// testctr.Main stops the shared container set-up (registries, podman
+	// service) of the container tests after the run.
+	code := testctr.Main(m)
 	// Agents and the jobs they run outlive the server by design; every
 	// test's cleanup kills them. Anything still there is a leak: report it
 	// (and kill it) so that the suite fails.

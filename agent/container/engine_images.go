@@ -298,3 +298,48 @@ func progressSink(report func(Progress)) func(streamMessage) {
 		report(p)
 	}
 }
+
+// Pusher is a Runtime that can push an image to a registry (Engine
+// does): a node that built an image pushes it to the workspace's
+// registry so that other nodes pull it rather than build it again.
+type Pusher interface {
+	// Push pushes the local image ref (a reference naming its registry).
+	// ErrNotFound when the image is not local; ErrUnauthorized,
+	// ErrNoSpace with the registry's words.
+	Push(ctx context.Context, ref string, opts PullOptions) error
+}
+
+var _ Pusher = (*Engine)(nil)
+
+// Push pushes ref with opts' credentials (opts.Progress is not called).
+func (e *Engine) Push(ctx context.Context, ref string, opts PullOptions) error {
+	op := "push " + ref
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return errorf(ErrInvalid, op, "image reference %q: %v", ref, err)
+	}
+	named = reference.TagNameOnly(named)
+	if opts.Insecure {
+		if err := e.checkInsecure(ctx, reference.Domain(named)); err != nil {
+			return &Error{Kind: ErrInvalid, Op: op, Msg: err.Error()}
+		}
+	}
+	// The API wants an auth header even for an anonymous push.
+	auth := registry.AuthConfig{ServerAddress: reference.Domain(named)}
+	if opts.Auth != nil {
+		auth.Username, auth.Password = opts.Auth.Username, opts.Auth.Password
+	}
+	encoded, err := registry.EncodeAuthConfig(auth)
+	if err != nil {
+		return errorf(ErrInvalid, op, "encode credentials: %v", err)
+	}
+	body, err := e.cli.ImagePush(ctx, named.String(), image.PushOptions{RegistryAuth: encoded})
+	if err != nil {
+		return classify(op, err)
+	}
+	defer body.Close()
+	if err := readStream(body, nil, nil); err != nil {
+		return classify(op, err)
+	}
+	return nil
+}

@@ -469,3 +469,21 @@ func distributionEnv(t Task, local int) map[string]string {
 	}
 	return env
 }
+
+// Normalize checks t and fills in its defaults as Start does (one node,
+// one process, master 127.0.0.1:29500, a 10 s kill grace): for a rank
+// that runs elsewhere than in this package's processes (a container).
+func Normalize(t Task) (Task, error) { return normalize(t) }
+
+// ProcessEnv is what local process local of a normalized task gets on top
+// of the environment it starts from: the task's variables, then Azure
+// ML's distribution variables, later ones winning. A container starts
+// from its image's environment rather than this host's (baseEnv).
+func ProcessEnv(t Task, local int) map[string]string {
+	env := maps.Clone(t.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, distributionEnv(t, local))
+	return env
+}

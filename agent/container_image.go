@@ -1,0 +1,296 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/distribution/reference"
+	"golang.org/x/sys/unix"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/archive"
+)
+
+// imageJob is what preparing one rank's image needs.
+type imageJob struct {
+	env   *shoal.EnvironmentSpec
+	task  *shoal.ContainerTask // may be nil (an older server)
+	fetch func(ctx context.Context, id string, w io.Writer, dst string) error
+	// progress reports a phase ("pulling …", "building …"); the caller
+	// rate-limits it.
+	progress func(reason string)
+	// log gets the build's output (the rank's log).
+	log func(line string)
+	// tmp is a folder for build contexts, removed by the caller.
+	tmp string
+}
+
+// errNoConda is an image without conda or mamba given a conda file.
+var errNoConda = errors.New("no conda")
+
+// prepareImage makes the rank's image local: pulled, built from its
+// uploaded context, or derived with its conda file; it returns the
+// reference to run.
+func (h *containerHost) prepareImage(ctx context.Context, j imageJob) (string, error) {
+	rt, cache, err := h.runtime(ctx)
+	if err != nil {
+		return "", err
+	}
+	var ref string
+	switch {
+	case j.env.Build != nil:
+		ref, err = h.build(ctx, rt, j)
+	default:
+		ref, err = h.pull(ctx, rt, j, j.env.Image)
+		if err == nil && j.env.CondaFile != "" {
+			ref, err = h.condaImage(ctx, rt, j, ref)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if img, err := rt.Inspect(ctx, ref); err == nil {
+		cache.Used(img.ID)
+	}
+	return ref, nil
+}
+
+// pull pulls ref unless the node has it (a tag pulled before is used as
+// it is: tags that move are re-pulled when a job names a digest).
+func (h *containerHost) pull(ctx context.Context, rt container.Runtime, j imageJob, ref string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", &container.Error{Kind: container.ErrInvalid, Op: "pull " + ref, Msg: err.Error()}
+	}
+	defer h.building.lock("pull " + ref)()
+	if _, err := rt.Inspect(ctx, ref); err == nil {
+		return ref, nil
+	}
+	opts := registryOptions(j.task, reference.Domain(named))
+	opts.Progress = func(p container.Progress) {
+		if p.Total > 0 {
+			j.progress(fmt.Sprintf("pulling %s — %d of %d MB", ref, p.Done>>20, p.Total>>20))
+		}
+	}
+	j.progress("pulling " + ref)
+	if _, err := rt.Pull(ctx, ref, opts); err != nil {
+		return "", err
+	}
+	return ref, nil
+}
+
+// registryOptions are the task's login for registry domain, if any.
+func registryOptions(task *shoal.ContainerTask, domain string) container.PullOptions {
+	var opts container.PullOptions
+	if task == nil {
+		return opts
+	}
+	for _, c := range task.Registries {
+		if c.Registry == domain {
+			if c.Username != "" || c.Password != "" {
+				opts.Auth = &container.Credentials{Username: c.Username, Password: c.Password}
+			}
+			opts.Insecure = c.Insecure
+		}
+	}
+	return opts
+}
+
+// build builds the uploaded context, tagged by its content's hash: the
+// same context on this node is built once.
+func (h *containerHost) build(ctx context.Context, rt container.Runtime, j imageJob) (string, error) {
+	b := j.env.Build
+	dir := filepath.Join(j.tmp, "context")
+	sum := sha256.New()
+	if err := j.fetch(ctx, b.Path, sum, dir); err != nil {
+		return "", fmt.Errorf("build context: %w", err)
+	}
+	dockerfile := b.DockerfilePath
+	if dockerfile == "" {
+		dockerfile = shoal.DefaultDockerfilePath
+	}
+	io.WriteString(sum, "\x00"+dockerfile)
+	tag := "shoal-build/" + hex.EncodeToString(sum.Sum(nil))[:32]
+	pushTo := ""
+	if j.task != nil {
+		pushTo = strings.TrimRight(j.task.PushTo, "/")
+	}
+	if pushTo == "" {
+		return h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
+	}
+	// With a workspace registry the image is named there: a node that
+	// finds it there pulls it; the one that builds it pushes it.
+	tag = pushTo + "/" + tag
+	named, err := reference.ParseNormalizedNamed(tag)
+	if err != nil {
+		return "", &container.Error{Kind: container.ErrInvalid, Op: "build", Msg: fmt.Sprintf("push_to %q: %v", pushTo, err)}
+	}
+	opts := registryOptions(j.task, reference.Domain(named))
+	unlock := h.building.lock("build " + tag)
+	if _, err := rt.Inspect(ctx, tag); err == nil {
+		unlock()
+		return tag, nil
+	}
+	j.progress("pulling " + tag)
+	_, pullErr := rt.Pull(ctx, tag, opts)
+	unlock()
+	if pullErr == nil {
+		return tag, nil
+	}
+	ref, err := h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
+	if err != nil {
+		return "", err
+	}
+	if p, ok := rt.(container.Pusher); ok {
+		j.progress("pushing " + tag)
+		if err := p.Push(ctx, tag, opts); err != nil {
+			// The job runs on this node's image all the same; other nodes
+			// will build it again.
+			j.log("shoal agent: pushing the built image failed: " + err.Error())
+		}
+	}
+	return ref, nil
+}
+
+// buildOnce builds opts as tag unless the node has tag already.
+func (h *containerHost) buildOnce(ctx context.Context, rt container.Runtime, j imageJob, tag string, opts container.BuildOptions) (string, error) {
+	defer h.building.lock("build " + tag)()
+	if _, err := rt.Inspect(ctx, tag); err == nil {
+		return tag, nil
+	}
+	j.progress("building " + tag)
+	opts.Tag = tag
+	opts.Labels = map[string]string{"shoal.build": "1"}
+	opts.Log = j.log
+	if _, err := rt.Build(ctx, opts); err != nil {
+		return "", err
+	}
+	return tag, nil
+}
+
+// condaSetup is the derived image's Dockerfile: the base's own mamba or
+// conda updates its base environment with the job's file.
+const condaSetup = `FROM %s
+COPY conda.yml /tmp/shoal-conda.yml
+RUN set -e; if command -v mamba >/dev/null 2>&1; then mamba env update -n base -f /tmp/shoal-conda.yml; \
+    elif command -v micromamba >/dev/null 2>&1; then micromamba install -y -n base -f /tmp/shoal-conda.yml; \
+    else conda env update -n base -f /tmp/shoal-conda.yml; fi; \
+    (conda clean -afy || mamba clean -afy || true) >/dev/null 2>&1; rm -f /tmp/shoal-conda.yml
+`
+
+// condaImage derives an image from base with the task's conda file,
+// tagged by the hash of both; an image without conda or mamba is refused
+// with that reason.
+func (h *containerHost) condaImage(ctx context.Context, rt container.Runtime, j imageJob, base string) (string, error) {
+	img, err := rt.Inspect(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(img.ID + "\x00" + j.env.CondaFile))
+	tag := "shoal-conda/" + hex.EncodeToString(sum[:])[:32]
+	if _, err := rt.Inspect(ctx, tag); err == nil {
+		return tag, nil
+	}
+	if err := h.probeConda(ctx, rt, base); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(j.tmp, "conda")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "conda.yml"), []byte(j.env.CondaFile), 0o600); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(fmt.Sprintf(condaSetup, img.ID)), 0o600); err != nil {
+		return "", err
+	}
+	return h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir})
+}
+
+// probeConda runs the image once to see whether it has mamba,
+// micromamba or conda.
+func (h *containerHost) probeConda(ctx context.Context, rt container.Runtime, image string) error {
+	id, err := rt.Run(ctx, container.Spec{Image: image, Entrypoint: []string{"/bin/sh", "-c",
+		"command -v mamba || command -v micromamba || command -v conda"}, Network: "none",
+		Labels: map[string]string{labelNode: h.nodeID}})
+	if err != nil {
+		return err
+	}
+	defer rt.Remove(context.WithoutCancel(ctx), id)
+	code, err := rt.Wait(ctx, id)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("%w: the image %s has neither conda nor mamba, which a conda_file needs: "+
+			"name an image that has one (a Miniconda or Mambaforge base) or install the packages in a build: context", errNoConda, image)
+	}
+	return nil
+}
+
+// imageFailure says how a failed image preparation ends the rank: the
+// registry's or the build's refusal fails the job (RankImageFailed, its
+// words kept); an engine that broke is the node's failure.
+func imageFailure(err error) (state string, failure shoal.RankFailure) {
+	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, errNoConda} {
+		if errors.Is(err, kind) {
+			return shoal.RankFailed, shoal.RankImageFailed
+		}
+	}
+	if errors.Is(err, archive.ErrUnsafe) || errors.Is(err, archive.ErrLimit) {
+		return shoal.RankFailed, shoal.RankImageFailed
+	}
+	switch shoal.ErrorCode(err) {
+	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
+		return shoal.RankFailed, shoal.RankImageFailed
+	}
+	return shoal.RankLost, shoal.RankPrepareFailed
+}
+
+// progressReporter sends Preparing reports: on a phase change at once,
+// within a phase at most every interval. The server may not record them
+// (progress only): a refusal is logged, never retried.
+type progressReporter struct {
+	send     func(reason string)
+	interval time.Duration
+	now      func() time.Time
+
+	mu     sync.Mutex
+	phase  string
+	last   time.Time
+	reason string
+}
+
+// report sends reason when its phase (the words before " — ") changed or
+// the interval passed since the last report.
+func (p *progressReporter) report(reason string) {
+	phase, _, _ := strings.Cut(reason, " — ")
+	p.mu.Lock()
+	now := p.now()
+	if reason == p.reason || (phase == p.phase && now.Sub(p.last) < p.interval) {
+		p.mu.Unlock()
+		return
+	}
+	p.phase, p.last, p.reason = phase, now, reason
+	p.mu.Unlock()
+	p.send(reason)
+}
+
+// dirFree is the free space under dir, -1 when unknown.
+func dirFree(dir string) int64 {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return -1
+	}
+	return int64(st.Bavail) * int64(st.Bsize)
+}

@@ -1,0 +1,267 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/runner"
+)
+
+// rankProcs is a started rank: its processes on the host (runner.Run) or
+// its containers (containerRun).
+type rankProcs interface {
+	Done() <-chan struct{}
+	Wait() runner.Result
+	Stop(reason string)
+}
+
+var (
+	_ rankProcs = (*runner.Run)(nil)
+	_ rankProcs = (*containerRun)(nil)
+)
+
+// containerRank is how one rank runs in containers: one container per
+// local process, each with the environment the host runner would give
+// that process.
+type containerRank struct {
+	Task  runner.Task // as for the host runner (Credential unused)
+	Image string
+	// User is the run-as account's "uid:gid".
+	User string
+	// Mounts are the rank's folders, at the paths the host run uses.
+	Mounts []container.Mount
+	// NanoCPUs and MemoryBytes are the node's size as limits.
+	NanoCPUs, MemoryBytes int64
+	Devices               []container.Device
+	Labels                map[string]string
+}
+
+// containerRun is a rank running in containers. Its methods are safe for
+// concurrent use.
+type containerRun struct {
+	rt    container.Runtime
+	grace time.Duration
+	ids   []string
+	log   *os.File
+
+	mu       sync.Mutex
+	reason   string
+	timer    *time.Timer
+	done     chan struct{}
+	result   runner.Result
+	started  time.Time
+	stopOnce sync.Once
+}
+
+// rankShell runs the command with bash where the image has it (as the
+// host runner does), else sh.
+const rankShell = `if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi`
+
+// startContainers starts the rank's containers, its output appended to
+// the task's log file; a failure removes those already started.
+func startContainers(ctx context.Context, rt container.Runtime, cr containerRank) (*containerRun, error) {
+	t, err := runner.Normalize(cr.Task)
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(t.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	r := &containerRun{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{}), started: time.Now()}
+	for local := range t.ProcessesPerNode {
+		env := runner.ProcessEnv(t, local)
+		env["PWD"] = t.Dir
+		labels := map[string]string{"shoal.local_rank": strconv.Itoa(local)}
+		for k, v := range cr.Labels {
+			labels[k] = v
+		}
+		id, err := rt.Run(ctx, container.Spec{
+			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", rankShell, "shoal-rank", t.Command},
+			Env: env, WorkingDir: t.Dir, Mounts: cr.Mounts, User: cr.User,
+			NanoCPUs: cr.NanoCPUs, MemoryBytes: cr.MemoryBytes, Devices: cr.Devices,
+			Network: "host", Labels: labels, Stdout: logf, Stderr: logf,
+		})
+		if err != nil {
+			r.removeAll()
+			logf.Close()
+			return nil, fmt.Errorf("start process %d of %d in a container: %w", local, t.ProcessesPerNode, err)
+		}
+		r.ids = append(r.ids, id)
+	}
+	if t.Timeout > 0 {
+		r.timer = time.AfterFunc(t.Timeout, func() { r.Stop(runner.ReasonTimeout) })
+	}
+	go r.wait()
+	return r, nil
+}
+
+// wait waits for every container, ends the others when one fails (as
+// torchrun does), and removes them all.
+func (r *containerRun) wait() {
+	codes := make([]int, len(r.ids))
+	var wg sync.WaitGroup
+	for i, id := range r.ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, err := r.rt.Wait(context.Background(), id)
+			if err != nil {
+				fmt.Fprintf(r.log, "shoal agent: waiting for container %s failed: %v\n", shortID(id), err)
+				code = -1
+			}
+			codes[i] = code
+			if code != 0 && len(r.ids) > 1 {
+				r.Stop(runner.ReasonFailed)
+			}
+		}()
+	}
+	wg.Wait()
+	r.removeAll()
+	res := runner.Result{StartedAt: r.started, EndedAt: time.Now()}
+	for _, c := range codes {
+		if c != 0 {
+			res.ExitCode = c
+			break
+		}
+	}
+	r.mu.Lock()
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	res.Reason = r.reason
+	r.mu.Unlock()
+	if res.Reason == "" {
+		res.Reason = runner.ReasonCompleted
+		if res.ExitCode != 0 {
+			res.Reason = runner.ReasonFailed
+		}
+	}
+	r.result = res
+	r.log.Close()
+	close(r.done)
+}
+
+// removeAll removes the rank's containers: nothing is left behind.
+func (r *containerRun) removeAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, id := range r.ids {
+		if err := r.rt.Remove(ctx, id); err != nil {
+			fmt.Fprintf(r.log, "shoal agent: removing container %s failed: %v\n", shortID(id), err)
+		}
+	}
+}
+
+// Done is closed once every container has exited and been removed.
+func (r *containerRun) Done() <-chan struct{} { return r.done }
+
+// Wait returns how the rank ended, once its containers are gone.
+func (r *containerRun) Wait() runner.Result {
+	<-r.done
+	return r.result
+}
+
+// Stop stops the containers (SIGTERM, SIGKILL after the grace); the
+// result's reason is reason unless the rank already ended or was being
+// stopped.
+func (r *containerRun) Stop(reason string) {
+	if reason == "" {
+		reason = runner.ReasonCanceled
+	}
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	r.mu.Lock()
+	if r.reason == "" {
+		r.reason = reason
+	}
+	r.mu.Unlock()
+	r.stopOnce.Do(func() {
+		for _, id := range r.ids {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), r.grace+30*time.Second)
+				defer cancel()
+				_ = r.rt.Stop(ctx, id, r.grace)
+			}()
+		}
+	})
+}
+
+// IDs are the rank's containers.
+func (r *containerRun) IDs() []string { return r.ids }
+
+// shortID is a container id as engines print it.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// gpuDevices are the devices a container of this node gets and what
+// CUDA_VISIBLE_DEVICES says inside: the node's GPUs (nodeGPUs, host
+// indices "0,2"; empty: all the host's) as CDI devices where the host
+// declares them, else their /dev/nvidia<N> nodes with the control nodes
+// that exist, renumbered from 0 as the container sees them.
+func gpuDevices(nodeGPUs string, host container.GPUs, exists func(string) bool) ([]container.Device, string) {
+	var idx []string
+	if nodeGPUs != "" {
+		for _, s := range strings.Split(nodeGPUs, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				idx = append(idx, s)
+			}
+		}
+	} else {
+		for _, n := range host.DevNodes {
+			idx = append(idx, strings.TrimPrefix(filepath.Base(n), "nvidia"))
+		}
+		if len(idx) == 0 {
+			for _, c := range host.CDI {
+				if _, name, ok := strings.Cut(c, "="); ok && name != "all" {
+					idx = append(idx, name)
+				}
+			}
+		}
+	}
+	if len(idx) == 0 {
+		return nil, ""
+	}
+	var devs []container.Device
+	visible := make([]string, len(idx))
+	for i, n := range idx {
+		visible[i] = strconv.Itoa(i)
+		if cdi := "nvidia.com/gpu=" + n; containsString(host.CDI, cdi) {
+			devs = append(devs, container.Device{Path: cdi, CDI: true})
+		} else if node := "/dev/nvidia" + n; exists(node) {
+			devs = append(devs, container.Device{Path: node})
+		}
+	}
+	if len(devs) > 0 && !devs[0].CDI {
+		for _, ctl := range []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"} {
+			if exists(ctl) {
+				devs = append(devs, container.Device{Path: ctl})
+			}
+		}
+	}
+	return devs, strings.Join(visible, ",")
+}
+
+// containsString reports whether list holds s.
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/agent/container"
+)
+
+// A container gets its node's GPUs only, renumbered from 0: CDI devices
+// where the host declares them, else the /dev/nvidia<N> nodes and the
+// control nodes that exist.
+func TestGPUDevices(t *testing.T) {
+	exists := func(p string) bool {
+		return p == "/dev/nvidia2" || p == "/dev/nvidia3" || p == "/dev/nvidiactl" || p == "/dev/nvidia-uvm"
+	}
+	nodes := container.GPUs{DevNodes: []string{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"}}
+	devs, visible := gpuDevices("2,3", nodes, exists)
+	want := []container.Device{{Path: "/dev/nvidia2"}, {Path: "/dev/nvidia3"}, {Path: "/dev/nvidiactl"}, {Path: "/dev/nvidia-uvm"}}
+	if !reflect.DeepEqual(devs, want) || visible != "0,1" {
+		t.Errorf("device nodes: %v %q", devs, visible)
+	}
+	cdi := container.GPUs{CDI: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=all"}}
+	devs, visible = gpuDevices("1", cdi, exists)
+	if !reflect.DeepEqual(devs, []container.Device{{Path: "nvidia.com/gpu=1", CDI: true}}) || visible != "0" {
+		t.Errorf("CDI: %v %q", devs, visible)
+	}
+	devs, visible = gpuDevices("", cdi, exists)
+	if len(devs) != 2 || visible != "0,1" {
+		t.Errorf("all of the host's: %v %q", devs, visible)
+	}
+	if devs, visible := gpuDevices("", container.GPUs{}, exists); devs != nil || visible != "" {
+		t.Errorf("no GPUs: %v %q", devs, visible)
+	}
+}
+
+// Preparing reports go out on each change of phase at once, and within a
+// phase at most once per interval.
+func TestProgressReporterRateLimits(t *testing.T) {
+	now := time.Unix(0, 0)
+	var mu sync.Mutex
+	var sent []string
+	p := &progressReporter{interval: 2 * time.Second, now: func() time.Time { return now },
+		send: func(r string) { mu.Lock(); sent = append(sent, r); mu.Unlock() }}
+	p.report("pulling a")
+	p.report("pulling a — 1 of 10 MB")
+	now = now.Add(time.Second)
+	p.report("pulling a — 2 of 10 MB")
+	now = now.Add(1500 * time.Millisecond)
+	p.report("pulling a — 5 of 10 MB")
+	p.report("building b")
+	want := []string{"pulling a", "pulling a — 5 of 10 MB", "building b"}
+	if !reflect.DeepEqual(sent, want) {
+		t.Errorf("sent %q, want %q", sent, want)
+	}
+}

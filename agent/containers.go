@@ -1,0 +1,339 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/container"
+)
+
+// Container settings of an agent (Config.Containers).
+const (
+	// ContainersAuto finds an engine: Config.ContainerHost, else Docker's
+	// socket when it answers, else a private podman service.
+	ContainersAuto = ""
+	// ContainersOff: this agent runs nothing in containers.
+	ContainersOff = "off"
+)
+
+// DefaultImageCacheBytes caps a node's images when Config.ImageCacheBytes
+// is 0: enough for a few CUDA images.
+const DefaultImageCacheBytes = 20 << 30
+
+// dockerSocket is where Docker's daemon listens by default.
+const dockerSocket = "/var/run/docker.sock"
+
+// Labels on every container the agent starts: List by shoal.node finds a
+// node's leftovers.
+const (
+	labelNode    = "shoal.node"
+	labelAttempt = "shoal.attempt"
+	labelRank    = "shoal.rank"
+)
+
+// containerHost is the node's container engine as the agent uses it: the
+// engine is found when the agent starts, but a private podman service
+// (the fallback) starts only when the first task needs it, so a node that
+// never runs an image pays nothing for it.
+type containerHost struct {
+	log      *slog.Logger
+	nodeID   string
+	dir      string // the private podman service's folder
+	insecure []string
+	cacheMax int64
+	clock    shoal.Clock
+
+	// info is what the agent reports on join.
+	info shoal.ContainerRuntimeInfo
+
+	mu     sync.Mutex
+	rt     container.Runtime
+	cache  *container.ImageCache
+	podman *container.Podman
+	// lazy: podman is installed, its service not yet started.
+	lazy bool
+	// openErr is why the engine could not be opened when a task needed it.
+	openErr error
+
+	// building serializes builds and pulls of one image on this node: a
+	// second job with the same context waits for the first's build.
+	building keyedMutex
+}
+
+// openContainers finds the node's engine as cfg says. It never fails: a
+// host without an engine reports why (ContainerRuntimeInfo.Error).
+func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containerHost {
+	h := &containerHost{log: log, nodeID: cfg.NodeID, insecure: cfg.InsecureRegistries, cacheMax: cfg.ImageCacheBytes, clock: cfg.Clock,
+		dir: cfg.ContainerDir}
+	if h.cacheMax <= 0 {
+		h.cacheMax = DefaultImageCacheBytes
+	}
+	if h.dir == "" {
+		h.dir = filepath.Join(cfg.WorkDir, "podman")
+	}
+	switch {
+	case cfg.Containers == ContainersOff:
+		h.info.Error = "containers are off on this node (shoal agent --containers off)"
+		return h
+	case cfg.Containers != ContainersAuto:
+		h.info.Error = fmt.Sprintf("--containers %q: must be empty (find an engine) or %q", cfg.Containers, ContainersOff)
+		return h
+	case cfg.ContainerHost != "":
+		h.openHost(ctx, cfg.ContainerHost)
+		return h
+	}
+	if st, err := os.Stat(dockerSocket); err == nil && st.Mode()&os.ModeSocket != 0 {
+		if h.openHost(ctx, "unix://"+dockerSocket) {
+			return h
+		}
+	}
+	version, err := podmanVersion(ctx)
+	if err != nil {
+		h.info = shoal.ContainerRuntimeInfo{Error: "no container engine: no Docker daemon at " + dockerSocket + " and " + err.Error()}
+		return h
+	}
+	h.lazy = true
+	h.info = shoal.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
+		StorageRoot: filepath.Join(h.dir, "storage"), FreeBytes: dirFree(cfg.WorkDir)}
+	return h
+}
+
+// openHost opens the engine at host and fills info from it.
+func (h *containerHost) openHost(ctx context.Context, host string) bool {
+	e, err := container.Open(ctx, container.Config{Host: host, EnginePID: socketPeerPID(host)})
+	if err != nil {
+		h.info = shoal.ContainerRuntimeInfo{Error: err.Error()}
+		return false
+	}
+	if err := h.use(ctx, e); err != nil {
+		e.Close()
+		h.info = shoal.ContainerRuntimeInfo{Error: err.Error()}
+		return false
+	}
+	return true
+}
+
+// use makes e the node's engine: its info, an image cache over it, and
+// the leftovers of an earlier agent of this node removed.
+func (h *containerHost) use(ctx context.Context, e container.Runtime) error {
+	info, err := e.Info(ctx)
+	if err != nil {
+		return err
+	}
+	cache, err := container.NewImageCache(container.CacheConfig{Store: e, MaxBytes: h.cacheMax, Clock: h.clock})
+	if err != nil {
+		return err
+	}
+	h.rt, h.cache = e, cache
+	h.info = runtimeInfo(info)
+	h.removeLeftovers(ctx)
+	return nil
+}
+
+// runtimeInfo is what the node reports of an engine.
+func runtimeInfo(info container.Info) shoal.ContainerRuntimeInfo {
+	gpus := info.GPUs.CDI
+	if len(gpus) == 0 {
+		gpus = info.GPUs.DevNodes
+	}
+	return shoal.ContainerRuntimeInfo{Engine: info.Engine, Version: info.Version, StorageDriver: info.StorageDriver,
+		StorageRoot: info.StorageRoot, FreeBytes: info.FreeBytes, GPUs: gpus}
+}
+
+// removeLeftovers stops and removes the containers an earlier agent of
+// this node left (it was killed before it could): their ranks were
+// reported lost, or will be, and must not run on unseen.
+func (h *containerHost) removeLeftovers(ctx context.Context) {
+	list, err := h.rt.List(ctx, map[string]string{labelNode: h.nodeID})
+	if err != nil {
+		h.log.Warn("listing the containers an earlier agent left failed", "err", err)
+		return
+	}
+	for _, c := range list {
+		h.log.Info("removing a container an earlier agent of this node left", "container", c.ID, "attempt", c.Labels[labelAttempt])
+		if err := h.rt.Remove(ctx, c.ID); err != nil {
+			h.log.Warn("removing a leftover container failed", "container", c.ID, "err", err)
+		}
+	}
+}
+
+// runtime is the engine, starting the private podman service on first
+// use.
+func (h *containerHost) runtime(ctx context.Context) (container.Runtime, *container.ImageCache, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rt != nil {
+		return h.rt, h.cache, nil
+	}
+	if h.openErr != nil {
+		return nil, nil, h.openErr
+	}
+	if !h.lazy {
+		return nil, nil, &container.Error{Kind: container.ErrRuntimeMissing, Op: "run a container", Msg: h.info.Error}
+	}
+	if err := h.startPodman(ctx); err != nil {
+		h.openErr = err
+		h.info.Error = err.Error()
+		return nil, nil, err
+	}
+	return h.rt, h.cache, nil
+}
+
+// startPodman starts the node's private podman service, its store under
+// the node's folder (not the server's, not the host's default store).
+func (h *containerHost) startPodman(ctx context.Context) error {
+	dir := h.dir
+	// A unix socket's path is at most 107 bytes: a deep work dir gets its
+	// socket folder under the temporary folder, named by the work dir.
+	if len(filepath.Join(dir, "podman.sock")) > 100 {
+		sum := sha256.Sum256([]byte(dir))
+		dir = filepath.Join(os.TempDir(), "shoal-podman-"+hex.EncodeToString(sum[:6]))
+	}
+	stopStale(dir)
+	p, err := container.StartPodman(ctx, container.PodmanConfig{Dir: dir, Root: filepath.Join(h.dir, "storage"),
+		RunRoot: filepath.Join(h.dir, "run"), InsecureRegistries: h.insecure})
+	if err != nil {
+		return err
+	}
+	_ = os.WriteFile(filepath.Join(dir, "podman.pid"), []byte(fmt.Sprint(p.PID())), 0o600)
+	e, err := container.Open(ctx, container.Config{Host: p.Host, EnginePID: p.PID()})
+	if err == nil {
+		err = h.use(ctx, e)
+	}
+	if err != nil {
+		_ = p.Close()
+		return err
+	}
+	h.podman = p
+	h.log.Info("started a private podman service", "socket", p.Host, "storage", filepath.Join(h.dir, "storage"))
+	return nil
+}
+
+// stopStale stops the podman service an earlier agent of this node
+// started and did not stop (it was killed): two services on one store
+// would both run, and the earlier one would never end.
+func stopStale(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "podman.pid"))
+	if err != nil {
+		return
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
+		return
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(string(cmdline), filepath.Join(dir, "podman.sock")) {
+		return // gone, or the pid is another process's now
+	}
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Signal(os.Interrupt)
+		for range 50 {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = p.Kill()
+	}
+}
+
+// close stops the private podman service (the engine of a node whose
+// agent exits); the containers were stopped and removed before.
+func (h *containerHost) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.rt.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+	if h.podman != nil {
+		_ = h.podman.Close()
+		h.podman = nil
+	}
+}
+
+// report is the runtime info the node reports, with its image cache.
+func (h *containerHost) report() *shoal.ContainerRuntimeInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	info := h.info
+	return &info
+}
+
+// socketPeerPID is the pid of the process serving a unix socket address
+// (SO_PEERCRED), 0 when unknown: the containers an engine starts cannot
+// get ulimits above the engine's own (podman caps its nproc), so the
+// defaults are bounded by that process's limits.
+func socketPeerPID(host string) int {
+	path, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		return 0
+	}
+	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close()
+	raw, err := conn.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	_ = raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
+}
+
+// podmanVersion is the installed podman's version, without starting its
+// service.
+func podmanVersion(ctx context.Context) (string, error) {
+	path, err := exec.LookPath("podman")
+	if err != nil {
+		return "", errors.New("podman is not installed")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "version", "--format", "{{.Client.Version}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("podman version: %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// keyedMutex is one mutex per key.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// lock locks key's mutex and returns its unlock.
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*sync.Mutex{}
+	}
+	m := k.locks[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		k.locks[key] = m
+	}
+	k.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}

@@ -1,0 +1,200 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/archive"
+)
+
+// preparingInterval is how often a pull or build in progress is reported
+// (besides each change of phase).
+const preparingInterval = 2 * time.Second
+
+// wantsContainer says whether the task's rank runs in a container: it
+// names an image (or a build). A location whose mode is off refuses
+// such a job at submit; one that reaches the node anyway fails with the
+// reason.
+func wantsContainer(t *shoal.AgentTask) (bool, error) {
+	env := t.Environment
+	if env == nil || (env.Image == "" && env.Build == nil) {
+		return false, nil
+	}
+	if t.Container != nil && t.Container.Mode == shoal.ContainersOff {
+		return false, fmt.Errorf("the job's environment names an image (%s) but its location runs no containers (mode %q)",
+			imageName(env), shoal.ContainersOff)
+	}
+	return true, nil
+}
+
+// imageName is what an environment runs, for messages.
+func imageName(env *shoal.EnvironmentSpec) string {
+	if env.Build != nil {
+		return "a build of " + env.Build.Path
+	}
+	return env.Image
+}
+
+// prepareImage makes the rank's image local, reporting Preparing while
+// it pulls or builds; stopping the rank ends it.
+func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, error) {
+	t := r.t
+	prepCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.mu.Lock()
+	if r.stopReason != "" {
+		r.mu.Unlock()
+		return "", errors.New("stopped: " + r.stopReason)
+	}
+	r.cancelPrep = cancel
+	r.mu.Unlock()
+	if r.a.ctr == nil {
+		return "", &container.Error{Kind: container.ErrRuntimeMissing, Op: "run a container", Msg: "this agent has no container engine"}
+	}
+	tmp, err := os.MkdirTemp(r.dir, "image-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	log := r.a.log.With("job", t.JobName, "attempt", t.AttemptID, "rank", t.Rank)
+	progress := &progressReporter{interval: preparingInterval, now: time.Now, send: func(reason string) {
+		// Progress only: a server that does not record it (or is away)
+		// holds nothing up.
+		go func() {
+			c, done := context.WithTimeout(ctx, 10*time.Second)
+			defer done()
+			if _, err := r.a.client.Report(c, t.RankRef, &shoal.RankReport{State: shoal.RankPreparing, Reason: reason}); err != nil {
+				log.Debug("a Preparing report was not taken", "err", err)
+			}
+		}()
+	}}
+	r.appendLog(logPath, "shoal agent: the job runs in a container of "+imageName(t.Environment)+"\n")
+	ref, err := r.a.ctr.prepareImage(prepCtx, imageJob{
+		env: t.Environment, task: t.Container, tmp: tmp, progress: progress.report,
+		log: func(line string) { r.appendLog(logPath, line+"\n") },
+		fetch: func(ctx context.Context, id string, w io.Writer, dst string) error {
+			body, err := r.a.client.Artifact(ctx, id)
+			if err != nil {
+				return err
+			}
+			defer body.Close()
+			return archive.Unpack(io.TeeReader(body, w), dst, archive.Limits{})
+		},
+	})
+	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return "", fmt.Errorf("stopped while preparing the image: %w", err)
+	}
+	return ref, err
+}
+
+// stoppedBeforeStart ends a rank that was stopped while its image was
+// being prepared, as stopped before start; false when it was not.
+func (r *rankRun) stoppedBeforeStart(ctx context.Context, logPath string) bool {
+	r.mu.Lock()
+	reason := r.stopReason
+	r.mu.Unlock()
+	if reason == "" {
+		return false
+	}
+	end := r.a.now()
+	r.finish(ctx, &pendingResult{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath,
+		Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
+	return true
+}
+
+// startInContainer starts the rank's processes in containers of image:
+// as the run-as account (never root), its folders mounted where the host
+// run has them, on the host's network, within the node's size, with the
+// node's GPUs only.
+func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image, outDir string) (*containerRun, error) {
+	t := r.t
+	rt, _, err := r.a.ctr.runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.account == nil || r.account.UID == 0 {
+		return nil, errors.New("containers never run as root, and this node's agent runs work as root " +
+			"(start the agent as root to give each user an account of its own, or as an unprivileged user)")
+	}
+	cr := containerRank{
+		Task: task, Image: image, User: fmt.Sprintf("%d:%d", r.account.UID, r.account.GID),
+		Labels: map[string]string{labelNode: r.a.cfg.NodeID, labelAttempt: t.AttemptID, labelRank: strconv.Itoa(t.Rank)},
+	}
+	for _, d := range []string{filepath.Join(r.dir, "code"), filepath.Join(r.dir, "inputs"), outDir} {
+		cr.Mounts = append(cr.Mounts, container.Mount{Source: d, Target: d})
+	}
+	if home := r.accountEnv["HOME"]; home != "" {
+		cr.Mounts = append(cr.Mounts, container.Mount{Source: home, Target: home})
+	}
+	if bundle := r.a.caBundle(); bundle != "" {
+		cr.Mounts = append(cr.Mounts, container.Mount{Source: bundle, Target: bundle, ReadOnly: true})
+	}
+	if c := t.Container; c != nil {
+		cr.NanoCPUs = int64(c.VCPUs) * 1e9
+		cr.MemoryBytes = int64(c.MemoryGB * (1 << 30))
+	}
+	env := make(map[string]string, len(task.Env))
+	for k, v := range task.Env {
+		env[k] = v
+	}
+	delete(env, "CUDA_VISIBLE_DEVICES")
+	delete(env, "NVIDIA_VISIBLE_DEVICES")
+	devs, visible := gpuDevices(r.a.cfg.GPUDevices, r.a.ctr.gpus(ctx), fileExists)
+	cr.Devices = devs
+	if visible != "" {
+		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = visible, visible
+	}
+	cr.Task.Env = env
+	return startContainers(ctx, rt, cr)
+}
+
+// fileExists reports whether a path exists.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// gpus are the GPUs the engine can give containers on this host.
+func (h *containerHost) gpus(ctx context.Context) container.GPUs {
+	h.mu.Lock()
+	rt := h.rt
+	h.mu.Unlock()
+	if rt == nil {
+		return container.GPUs{}
+	}
+	info, err := rt.Info(ctx)
+	if err != nil {
+		return container.GPUs{}
+	}
+	return info.GPUs
+}
+
+// evict keeps the node's images within the cache's cap once a rank is
+// done with its image.
+func (h *containerHost) evict(ctx context.Context) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	cache := h.cache
+	h.mu.Unlock()
+	if cache == nil {
+		return
+	}
+	evicted, err := cache.Evict(ctx)
+	if err != nil {
+		h.log.Warn("evicting images failed", "err", err)
+	}
+	for _, img := range evicted {
+		h.log.Info("evicted an image (the cache is over its cap)", "image", img.ID, "refs", img.Refs, "bytes", img.Size)
+	}
+}

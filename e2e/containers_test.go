@@ -1,0 +1,68 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/internal/testctr"
+)
+
+// A job whose environment names an image runs in a container of it,
+// pulled by the node's agent from a private registry: its output shows
+// the image's files (python3, no podman) and none of the host's, as the
+// run-as account, and no container is left once it completes.
+func TestContainerJobRunsInItsImage(t *testing.T) {
+	env := testctr.Shared(t)
+	s := startServer(t, serverOpts{Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
+	createCluster(t, s, "ctr", "--size", "Standard_DS3_v2", "--max-instances", "1")
+	marker := filepath.Join(s.dir, "host-marker")
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	image := env.Registry.Addr + "/" + testctr.PushedBase
+	file := writeJobFile(t, "command: >-\n  python3 -c 'print(\"python\", 3)';\n"+
+		"  if test -e /usr/bin/podman; then echo HOST-PODMAN; else echo no-podman; fi;\n"+
+		"  if test -e "+marker+"; then echo HOST-FILE; else echo no-host-file; fi;\n"+
+		"  echo uid=$(id -u)\n"+
+		"compute: azureml:ctr\nenvironment:\n  image: "+image+"\n")
+	name := submitJob(t, s, file)
+	j := waitJob(t, s, name, 4*time.Minute, "Completed", "Failed")
+	log := jobLog(t, s, name)
+	if j.Status != "Completed" {
+		t.Fatalf("%v\nlog:\n%s", j, log)
+	}
+	for _, want := range []string{"in a container of " + image, "python 3", "no-podman", "no-host-file"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "uid=0\n") || !strings.Contains(log, "uid=") {
+		t.Errorf("the job ran as root (or printed no uid):\n%s", log)
+	}
+	assertNoShoalContainers(t, env)
+}
+
+// assertNoShoalContainers is the leak check: no container the agents
+// started (labelled shoal.node) is left on the shared engine.
+func assertNoShoalContainers(t *testing.T, env *testctr.Env) {
+	t.Helper()
+	e, err := container.Open(context.Background(), container.Config{Host: env.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	all, err := e.List(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range all {
+		if c.Labels["shoal.node"] != "" {
+			t.Errorf("container %s of node %s (attempt %s) left behind, state %s", c.ID, c.Labels["shoal.node"], c.Labels["shoal.attempt"], c.State)
+		}
+	}
+}
