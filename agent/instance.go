@@ -18,6 +18,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/instance/idle"
@@ -51,7 +52,7 @@ type instanceRuntime struct {
 	creationDone bool
 	ssh          *sshd.Server
 	sup          *apps.Supervisor
-	msi          *msiEndpoint
+	msi          *msi.Endpoint
 	jupyter      *idle.Jupyter
 	activity     activitySample
 	// logins wait for the next report; sent counts those the report in
@@ -130,7 +131,7 @@ func (rt *instanceRuntime) env() []string {
 	// identity endpoint's variables when it has an identity.
 	extra := rt.a.sdkEnv()
 	if m != nil {
-		for k, v := range m.env() {
+		for k, v := range m.Env() {
 			extra[k] = v
 		}
 	}
@@ -193,7 +194,7 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
 			return rt.a.client.InstanceToken(ctx, req)
 		}
-		m, err := startMSIEndpoint(ctx, t.Identities, mint, log)
+		m, err := msi.Start(ctx, t.Identities, mint, log)
 		if err != nil {
 			fail("starting the managed identity endpoint: %v", err)
 			return

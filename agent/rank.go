@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/archive"
@@ -34,7 +35,7 @@ type rankRun struct {
 	stopReason string
 	// msi is the rank's managed identity endpoint, when the task has
 	// identities; it runs while the processes do.
-	msi *msiEndpoint
+	msi *msi.Endpoint
 	// account is the OS account the rank's processes run as, and
 	// accountEnv its HOME, USER and LOGNAME (set by prepare).
 	account    *runas.Account
@@ -95,7 +96,7 @@ func (r *rankRun) run(ctx context.Context) {
 		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
 			return r.a.client.Token(ctx, ref, req)
 		}
-		r.msi, err = startMSIEndpoint(ctx, t.Identities, mint, log)
+		r.msi, err = msi.Start(ctx, t.Identities, mint, log)
 		if err != nil {
 			log.Warn("starting the identity endpoint failed", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
@@ -439,7 +440,7 @@ func (r *rankRun) env(outDir string) map[string]string {
 	if r.msi != nil {
 		// The identity endpoint's variables win over the job's own: the
 		// secret is the rank's.
-		for k, v := range r.msi.env() {
+		for k, v := range r.msi.Env() {
 			env[k] = v
 		}
 	}

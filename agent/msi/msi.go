@@ -1,4 +1,8 @@
-package agent
+// Package msi is the managed-identity endpoint a node's agent serves to
+// the work it runs: Azure's MSI protocol (MSI_ENDPOINT, MSI_SECRET,
+// IDENTITY_ENDPOINT, IDENTITY_HEADER) on 127.0.0.1, minting tokens for
+// the task's identities through the server and caching them.
+package msi
 
 import (
 	"context"
@@ -50,9 +54,9 @@ const (
 	msiMaxResource = 2048
 )
 
-// tokenMinter asks the server for a token on behalf of the rank; in the agent
+// Minter asks the server for a token on behalf of the rank; in the agent
 // it is AgentClient.Token bound to the rank's reference.
-type tokenMinter func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error)
+type Minter func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error)
 
 type msiKey struct{ resource, clientID string }
 
@@ -67,11 +71,11 @@ type msiFlight struct {
 	err  error
 }
 
-// msiEndpoint serves tokens to one rank's processes.
-type msiEndpoint struct {
+// Endpoint serves tokens to one rank's processes.
+type Endpoint struct {
 	secret string
 	ids    []shoal.TaskIdentity
-	mint   tokenMinter
+	mint   Minter
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -89,9 +93,9 @@ type msiEndpoint struct {
 	once sync.Once
 }
 
-// newMSIEndpoint returns the handler with a fresh secret; it does not listen
-// (see start). ids must not be empty.
-func newMSIEndpoint(ctx context.Context, ids []shoal.TaskIdentity, mint tokenMinter, log *slog.Logger) (*msiEndpoint, error) {
+// New returns the handler with a fresh secret; it does not listen
+// (see Start). ids must not be empty.
+func New(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("msi endpoint: no identity")
 	}
@@ -102,7 +106,7 @@ func newMSIEndpoint(ctx context.Context, ids []shoal.TaskIdentity, mint tokenMin
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &msiEndpoint{
+	m := &Endpoint{
 		secret:  hex.EncodeToString(b[:]),
 		ids:     append([]shoal.TaskIdentity(nil), ids...),
 		mint:    mint,
@@ -115,9 +119,9 @@ func newMSIEndpoint(ctx context.Context, ids []shoal.TaskIdentity, mint tokenMin
 	return m, nil
 }
 
-// startMSIEndpoint starts an endpoint on 127.0.0.1 on a free port.
-func startMSIEndpoint(ctx context.Context, ids []shoal.TaskIdentity, mint tokenMinter, log *slog.Logger) (*msiEndpoint, error) {
-	m, err := newMSIEndpoint(ctx, ids, mint, log)
+// Start starts an endpoint on 127.0.0.1 on a free port.
+func Start(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
+	m, err := New(ctx, ids, mint, log)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +153,7 @@ func startMSIEndpoint(ctx context.Context, ids []shoal.TaskIdentity, mint tokenM
 
 // Close stops the endpoint and aborts calls to the server in flight. It is
 // safe to call more than once.
-func (m *msiEndpoint) Close() {
+func (m *Endpoint) Close() {
 	m.once.Do(func() {
 		m.cancel()
 		if m.srv != nil {
@@ -159,8 +163,11 @@ func (m *msiEndpoint) Close() {
 	})
 }
 
-// env is what the job's processes need to find the endpoint.
-func (m *msiEndpoint) env() map[string]string {
+// URL is where the endpoint answers.
+func (m *Endpoint) URL() string { return m.url }
+
+// Env is what the job's processes need to find the endpoint.
+func (m *Endpoint) Env() map[string]string {
 	return map[string]string{
 		"MSI_ENDPOINT":               m.url,
 		"MSI_SECRET":                 m.secret,
@@ -187,7 +194,7 @@ func writeMSIError(w http.ResponseWriter, status int, code, desc string) {
 }
 
 // ServeHTTP answers a token request.
-func (m *msiEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != msiPath && r.URL.Path != msiPath+"/" {
 		writeMSIError(w, http.StatusNotFound, "not_found", "the token endpoint is "+msiPath)
 		return
@@ -238,7 +245,7 @@ func (m *msiEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authorized checks the secret; every secret header sent must match and at
 // least one must be sent.
-func (m *msiEndpoint) authorized(r *http.Request) bool {
+func (m *Endpoint) authorized(r *http.Request) bool {
 	seen := false
 	for _, h := range []string{"Secret", "X-IDENTITY-HEADER"} {
 		for _, v := range r.Header.Values(h) {
@@ -271,7 +278,7 @@ func singleParam(vals []string, name string) (string, error) {
 // mi_res_id / msi_res_id as a client ID or an Azure-style resource id), or
 // the default one when none is named. Only the task's identities can be
 // named.
-func (m *msiEndpoint) identity(q map[string][]string) (shoal.TaskIdentity, error) {
+func (m *Endpoint) identity(q map[string][]string) (shoal.TaskIdentity, error) {
 	for _, p := range []string{"object_id", "principal_id"} {
 		if v, _ := singleParam(q[p], p); v != "" {
 			return shoal.TaskIdentity{}, fmt.Errorf("selecting an identity by %s is not supported; use client_id", p)
@@ -314,7 +321,7 @@ func (m *msiEndpoint) identity(q map[string][]string) (shoal.TaskIdentity, error
 
 // token returns a cached token or asks the server, one call per key at a
 // time.
-func (m *msiEndpoint) token(ctx context.Context, key msiKey) (*shoal.TokenResponse, error) {
+func (m *Endpoint) token(ctx context.Context, key msiKey) (*shoal.TokenResponse, error) {
 	m.mu.Lock()
 	if c := m.cache[key]; c != nil {
 		now := m.now()
@@ -349,7 +356,7 @@ func (m *msiEndpoint) token(ctx context.Context, key msiKey) (*shoal.TokenRespon
 
 // fetch asks the server for a token; it runs on the endpoint's context, not
 // the caller's, so a caller that gives up does not fail the others waiting.
-func (m *msiEndpoint) fetch(key msiKey, f *msiFlight) {
+func (m *Endpoint) fetch(key msiKey, f *msiFlight) {
 	ctx, cancel := context.WithTimeout(m.ctx, msiMintTimeout)
 	defer cancel()
 	resp, err := m.mint(ctx, &shoal.TokenRequest{Resource: key.resource, ClientID: key.clientID})
