@@ -82,6 +82,10 @@ func StartPodman(ctx context.Context, cfg PodmanConfig) (*Podman, error) {
 	if cfg.RunRoot != "" {
 		args = append(args, "--runroot", cfg.RunRoot)
 	}
+	// Its own temporary dir too: podman's default (/run/libpod for root)
+	// is shared by every podman on the host, and another one's `system
+	// reset` removes it from under this one.
+	args = append(args, "--tmpdir", TmpDir(cfg.Dir))
 	args = append(args, "system", "service", "--time", "0", "unix://"+sock)
 	logf, err := os.OpenFile(filepath.Join(cfg.Dir, "podman.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -106,6 +110,10 @@ func StartPodman(ctx context.Context, cfg PodmanConfig) (*Podman, error) {
 	}
 	return p, nil
 }
+
+// TmpDir is the temporary dir of the podman service StartPodman starts
+// in dir; a podman CLI run on the same store passes it as --tmpdir.
+func TmpDir(dir string) string { return filepath.Join(dir, "tmp") }
 
 // waitReady polls the socket until the service answers.
 func (p *Podman) waitReady(ctx context.Context, timeout time.Duration) error {

@@ -79,6 +79,18 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// Start starts a set-up of its own for a program that is not a test (a
+// benchmark): the same base image, registries and podman service. The
+// caller closes it.
+func Start() (*Env, error) { return start() }
+
+// Close stops what Start started and removes its store.
+func (e *Env) Close() { e.close() }
+
+// PodmanCLI runs the podman CLI on the set-up's private store (runc, its
+// root and run root).
+func (e *Env) PodmanCLI(ctx context.Context, args ...string) error { return e.podman(ctx, args...) }
+
 // start builds (or finds) the base image, starts the registries and the
 // podman service, imports the base image and pushes it.
 func start() (env *Env, err error) {
@@ -132,8 +144,13 @@ func start() (env *Env, err error) {
 
 // podman runs the podman CLI on the private store.
 func (e *Env) podman(ctx context.Context, args ...string) error {
-	full := append([]string{"--runtime", "runc", "--root", e.Root, "--runroot", e.RunRoot}, args...)
-	out, err := exec.CommandContext(ctx, "podman", full...).CombinedOutput()
+	full := append([]string{"--runtime", "runc", "--root", e.Root, "--runroot", e.RunRoot, "--tmpdir", container.TmpDir(filepath.Join(e.dir, "podman"))}, args...)
+	cmd := exec.CommandContext(ctx, "podman", full...)
+	// The service's own configuration (ulimits within the host's hard
+	// limits, its insecure registries), which StartPodman wrote.
+	pd := filepath.Join(e.dir, "podman")
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(pd, "containers.conf"), "CONTAINERS_REGISTRIES_CONF="+filepath.Join(pd, "registries.conf"))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("podman %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
