@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -126,21 +125,14 @@ func (s *Service) checkBuild(workspace string, b *shoal.EnvironmentBuild) error 
 	return nil
 }
 
-// nextVersion is one more than the largest integer version of name,
-// archived versions included (a version number is never reused); 1 for
-// a new name.
+// nextVersion is the next version of name (shoal.NextEnvironmentVersion
+// over all its versions, archived ones included).
 func nextVersion(tx shoal.Tx, workspace, name string) (string, error) {
 	list, err := tx.ListEnvironments(shoal.EnvironmentFilter{Workspace: workspace, Name: name, Archived: true})
 	if err != nil {
 		return "", err
 	}
-	next := int64(1)
-	for _, e := range list {
-		if n, err := strconv.ParseInt(e.Version, 10, 64); err == nil && n >= next {
-			next = n + 1
-		}
-	}
-	return strconv.FormatInt(next, 10), nil
+	return shoal.NextEnvironmentVersion(list), nil
 }
 
 // sameDefinition reports whether two versions define the same
