@@ -103,9 +103,14 @@ var environmentFields = []struct{ shoal, arm string }{
 }
 
 // armEnvironmentError renames the field of an EINVALID error from the
-// environments service to its name in an EnvironmentVersion.
-func armEnvironmentError(err error) error {
+// environments service to its name in an EnvironmentVersion, and says a
+// version's conflict without the CLI's flags.
+func armEnvironmentError(err error, name, version string) error {
 	f := shoal.ErrorField(err)
+	if shoal.ErrorCode(err) == shoal.ECONFLICT && f == "version" {
+		return &shoal.Error{Code: shoal.ECONFLICT, Field: f, Message: fmt.Sprintf(
+			"version: environment %s already has version %s with another definition; a version never changes: PUT a new version (the container's nextVersion is free)", name, version)}
+	}
 	if f == "" || shoal.ErrorCode(err) != shoal.EINVALID {
 		return err
 	}

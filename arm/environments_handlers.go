@@ -254,7 +254,7 @@ func (h Handlers) PutEnvironmentVersion(w http.ResponseWriter, r *http.Request) 
 	}
 	out, created, err := h.Envs.CreateEnvironment(r.Context(), e)
 	if err != nil {
-		WriteError(w, armEnvironmentError(err))
+		WriteError(w, armEnvironmentError(err, name, version))
 		return
 	}
 	if archived != nil && *archived != out.Archived {

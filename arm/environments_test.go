@@ -58,14 +58,18 @@ func TestArmEnvironmentError(t *testing.T) {
 		"image": "properties.image", "conda_file": "properties.condaFile", "os_type": "properties.osType",
 		"tags.a/b": "properties.tags.a/b", "description": "properties.description", "name": "name",
 	} {
-		err := armEnvironmentError(shoal.FieldErrorf(from, "is wrong"))
+		err := armEnvironmentError(shoal.FieldErrorf(from, "is wrong"), "train", "1")
 		if shoal.ErrorField(err) != to || shoal.ErrorMessage(err) != to+": is wrong" || shoal.ErrorCode(err) != shoal.EINVALID {
 			t.Errorf("%s: %q %q", from, shoal.ErrorField(err), shoal.ErrorMessage(err))
 		}
 	}
-	conflict := &shoal.Error{Code: shoal.ECONFLICT, Field: "version", Message: "version: differs"}
-	if err := armEnvironmentError(conflict); err != conflict {
-		t.Errorf("a conflict changed: %v", err)
+	conflict := &shoal.Error{Code: shoal.ECONFLICT, Field: "version", Message: "version: differs (omit --version for the next)"}
+	if err := armEnvironmentError(conflict, "train", "1"); shoal.ErrorCode(err) != shoal.ECONFLICT || strings.Contains(err.Error(), "--version") || !strings.Contains(err.Error(), "train already has version 1") {
+		t.Errorf("a conflict: %v", err)
+	}
+	notFound := shoal.Errorf(shoal.ENOTFOUND, "workspace %q not found", "x")
+	if err := armEnvironmentError(notFound, "train", "1"); err != notFound {
+		t.Errorf("not found changed: %v", err)
 	}
 }
 
