@@ -125,8 +125,9 @@ func (s *Service) checkBuild(workspace string, b *shoal.EnvironmentBuild) error 
 	return nil
 }
 
-// nextVersion is the next version of name (shoal.NextEnvironmentVersion
-// over all its versions, archived ones included).
+// nextVersion is one more than the largest integer version of name,
+// archived versions included (a version number is never reused); 1 for
+// a new name.
 func nextVersion(tx shoal.Tx, workspace, name string) (string, error) {
 	list, err := tx.ListEnvironments(shoal.EnvironmentFilter{Workspace: workspace, Name: name, Archived: true})
 	if err != nil {
