@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -199,6 +200,21 @@ func ValidateDockerfilePath(field, p string) error {
 		return FieldErrorf(field, "%q must be a file inside the build context (a relative path such as Dockerfile or docker/train.Dockerfile)", jobShort(p))
 	}
 	return nil
+}
+
+// NextEnvironmentVersion is the version a new version of an environment
+// gets when none is given, as Azure gives it: one more than the largest
+// integer version among versions (archived ones included: a number is
+// never reused), 1 for a new name. The environments service creates with
+// it and the ARM facade shows it as a container's nextVersion.
+func NextEnvironmentVersion(versions []*Environment) string {
+	next := int64(1)
+	for _, e := range versions {
+		if n, err := strconv.ParseInt(e.Version, 10, 64); err == nil && n >= next {
+			next = n + 1
+		}
+	}
+	return strconv.FormatInt(next, 10)
 }
 
 // EnvironmentFilter selects environment versions.

@@ -28,6 +28,7 @@ var fuzzRoutes = []struct{ method, path, cred, ctype string }{
 	{"PUT", "/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/default/computes/fuzz-c?api-version=2024-04-01", "admin", "application/json"},
 	{"PATCH", "/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/default/computes/gpu?api-version=2024-04-01", "admin", "application/json"},
 	{"POST", "/subscriptions/s/providers/Microsoft.MachineLearningServices/locations/local/updateQuotas?api-version=2024-04-01", "admin", "application/json"},
+	{"PUT", "/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/default/environments/fuzz-e/versions/1?api-version=2024-04-01", "admin", "application/json"},
 	{"POST", "/adfs/oauth2/token", "", "application/x-www-form-urlencoded"},
 	{"PUT", "/api/v1/workspaces/default/computes/fuzz-n", "admin", "application/json"},
 	{"POST", "/api/v1/workspaces/default/budgets", "admin", "application/json"},
@@ -141,8 +142,9 @@ func (a *fuzzAgent) joinToken(t *testing.T) (token, node string) {
 
 // FuzzMessages sends arbitrary bodies to every agent-protocol route with
 // a joined node's credential (a valid join token for the join), and to the
-// ARM, OAuth and native routes that take documents: no message may crash
-// the server or get a 5xx — a bad one is a 4xx that says what is wrong.
+// ARM (computes, quotas, environment versions), OAuth and native routes
+// that take documents: no message may crash the server or get a 5xx — a
+// bad one is a 4xx that says what is wrong.
 // Agent messages must reach their handler's decoder: a 401 before it, or
 // a path that is no route, fails (the seed corpus run catches both).
 func FuzzMessages(f *testing.F) {
@@ -153,6 +155,7 @@ func FuzzMessages(f *testing.F) {
 		`{"node_id":"` + joinNodeID + `","address":"127.0.0.1","port":5002}`,
 		`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"maxNodeCount":2}}}}`,
 		`{"value":[{"id":"/x/workspaces/default/quotas/standardDSv2Family","limit":8}]}`,
+		`{"properties":{"image":"python:3.11","isArchived":true}}`,
 		`grant_type=client_credentials&client_id=x&client_secret=y&scope=https%3A%2F%2Fmanagement.azure.com%2F.default`,
 		`{"scope":"tag:team=a","limit":5,"period":"week","action":"block"}`,
 		`{"leaving":"preempted"}`, `null`, `[]`, `{"state":7}`, "\x00\xff", strings.Repeat("[", 1000),

@@ -1,6 +1,11 @@
 package arm
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
 
 // FuzzFromResource: any body is an ARM compute resource or a field error,
 // never a crash; what decodes carries a name.
@@ -35,6 +40,36 @@ func FuzzParseDuration(f *testing.F) {
 		d, err := parseDuration(s)
 		if err == nil && (d < 0 || d > maxDuration) {
 			t.Fatalf("%q = %v: out of range", s, d)
+		}
+	})
+}
+
+// FuzzFromEnvironmentVersion: any body is an environment version or a
+// field error, never a crash; what decodes carries the path's name and
+// version, and a build context that is not an uploaded artifact never
+// gets through.
+func FuzzFromEnvironmentVersion(f *testing.F) {
+	for _, s := range []string{
+		`{"properties":{"image":"python:3.11","condaFile":"dependencies: [numpy]","tags":{"a":"b"},"osType":"Linux","isArchived":true}}`,
+		`{"properties":{"build":{"contextUri":"sha256:` + strings.Repeat("0", 64) + `","dockerfilePath":"Dockerfile"}}}`,
+		`{"properties":{"build":{"contextUri":"https://acct.blob.core.windows.net/c/"},"inferenceConfig":{}}}`,
+		`{}`, `null`, `[1]`, `{"properties":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, _, err := FromEnvironmentVersion("default", "fuzz-env", "1", data)
+		if err != nil {
+			if shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) == "" {
+				t.Fatalf("%v: not a field error", err)
+			}
+			return
+		}
+		if e.Name != "fuzz-env" || e.Version != "1" || e.Workspace != "default" {
+			t.Fatalf("decoded %+v", e)
+		}
+		if e.Build != nil && !shoal.ValidateArtifactRef(e.Build.Path) {
+			t.Fatalf("build context %q got through", e.Build.Path)
 		}
 	})
 }

@@ -16,6 +16,9 @@ import (
 // ones: the same roles and the same audit.
 type Handlers struct {
 	Svc *service.Services
+	// Envs registers environments (package environments), a service of
+	// its own beside Svc.
+	Envs shoal.EnvironmentService
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

@@ -71,6 +71,9 @@ func TestAzurePythonSDK(t *testing.T) {
 		"get":           {"max": float64(2)},
 		"list_nodes":    {"nodes": float64(0)},
 		"setup_scripts": {"command": "echo made-by-the-sdk > setup-ran.txt", "timeout": float64(5)},
+		"env_create":    {"name": "sdk-env", "version": "1", "image": "python:3.11"},
+		"env_next":      {"version": "2"},
+		"env_get":       {"image": "python:3.11", "latest": "2"},
 	}
 	for step, fields := range want {
 		for k, v := range fields {
@@ -98,6 +101,10 @@ func TestAzurePythonSDK(t *testing.T) {
 	if got := names("delete"); !strings.Contains(got, `"cpu-cluster"`) || strings.Contains(got, "low-pri-example") {
 		t.Errorf("after begin_delete: %v", got)
 	}
+	// After archiving version 2: version 1 listed, the environment too.
+	if got := names("env_archive"); got != `["sdk-env"]` || fmt.Sprint(steps["env_archive"]["versions"]) != "[1]" {
+		t.Errorf("env_archive: %v", steps["env_archive"])
+	}
 	// What the SDK wrote, as Shoal's CLI shows it.
 	show := func(name string) map[string]any {
 		return runJSON[map[string]any](t, s.env, "compute", "show", "-n", name, "-o", "json")
@@ -123,6 +130,9 @@ func TestAzurePythonSDK(t *testing.T) {
 	c := show("ci-setup-demo")
 	if cs, _ := mapField(c, "setup_scripts", "creation_script").(map[string]any); cs["command"] != "echo made-by-the-sdk > setup-ran.txt" || cs["timeout_minutes"] != float64(5) {
 		t.Errorf("compute show ci-setup-demo: setup_scripts %v", c["setup_scripts"])
+	}
+	if e := runJSON[map[string]any](t, s.env, "environment", "show", "--name", "sdk-env", "--version", "2", "-o", "json"); e["image"] != "python:3.12" || e["archived"] != true {
+		t.Errorf("environment show sdk-env 2: %v", e)
 	}
 	// The SDK acted as the service principal: the audit log says so.
 	audit := runJSON[[]map[string]any](t, s.env, "audit", "list", "--principal", "sp:sdk-seeds", "-o", "json")

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -173,13 +172,7 @@ func nextVersion(tx shoal.Tx, workspace, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	next := int64(1)
-	for _, e := range list {
-		if n, err := strconv.ParseInt(e.Version, 10, 64); err == nil && n >= next {
-			next = n + 1
-		}
-	}
-	return strconv.FormatInt(next, 10), nil
+	return shoal.NextEnvironmentVersion(list), nil
 }
 
 // sameDefinition reports whether two versions define the same

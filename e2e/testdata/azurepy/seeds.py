@@ -13,7 +13,7 @@ import time
 from azure.ai.ml import MLClient
 from azure.ai.ml.constants import TimeZone
 from azure.ai.ml.entities import (AmlCompute, AssignedUserConfiguration, ComputeInstance,
-                                  ComputeInstanceSshSettings, ComputeSchedules, ComputeStartStopSchedule,
+                                  ComputeInstanceSshSettings, ComputeSchedules, ComputeStartStopSchedule, Environment,
                                   IdentityConfiguration, RecurrencePattern, RecurrenceTrigger)
 from azure.identity import DefaultAzureCredential
 
@@ -101,3 +101,16 @@ say("list_sizes", count=len(list(ml_client.compute.list_sizes())))
 say("list_usage", count=len(list(ml_client.compute.list_usage())))
 ml_client.compute.begin_delete("low-pri-example").wait()
 say("delete", names=sorted(c.name for c in ml_client.compute.list()))
+
+# Registered environments (issue 23) through azure-ai-ml's environments
+# operations: the first create asks the container for its next version
+# (404: 1), the second gets 2; @latest lists versions newest first, $top 1;
+# archive reads the version and puts it back archived.
+env = ml_client.environments.create_or_update(Environment(name="sdk-env", image="python:3.11", description="made by azure-ai-ml"))
+say("env_create", name=env.name, version=env.version, image=env.image)
+say("env_next", version=ml_client.environments.create_or_update(Environment(name="sdk-env", image="python:3.12")).version)
+say("env_get", image=ml_client.environments.get("sdk-env", version="1").image,
+    latest=ml_client.environments.get("sdk-env", label="latest").version)
+ml_client.environments.archive("sdk-env", version="2")
+say("env_archive", versions=sorted(e.version for e in ml_client.environments.list(name="sdk-env")),
+    names=sorted(e.name for e in ml_client.environments.list()))

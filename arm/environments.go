@@ -1,0 +1,266 @@
+package arm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Resource types of registered environments, as Azure names them.
+const (
+	EnvironmentContainerType = "Microsoft.MachineLearningServices/workspaces/environments"
+	EnvironmentVersionType   = "Microsoft.MachineLearningServices/workspaces/environments/versions"
+)
+
+// EnvironmentVersion is Azure's EnvironmentVersion resource: one version
+// of a registered environment.
+type EnvironmentVersion struct {
+	ID         string                        `json:"id,omitempty"`
+	Name       string                        `json:"name,omitempty"`
+	Type       string                        `json:"type,omitempty"`
+	SystemData *SystemData                   `json:"systemData,omitempty"`
+	Properties *EnvironmentVersionProperties `json:"properties"`
+}
+
+// EnvironmentVersionProperties are an EnvironmentVersion's properties.
+// Read-only ones (environmentType, provisioningState) are accepted back
+// as the SDKs send them when they PUT what they read (an archive).
+type EnvironmentVersionProperties struct {
+	Description string            `json:"description,omitempty"`
+	Tags        map[string]string `json:"tags"`
+	// Properties is Azure's asset property dictionary; Shoal keeps none.
+	Properties  map[string]string `json:"properties"`
+	IsAnonymous *bool             `json:"isAnonymous,omitempty"`
+	IsArchived  *bool             `json:"isArchived,omitempty"`
+	Image       string            `json:"image,omitempty"`
+	CondaFile   string            `json:"condaFile,omitempty"`
+	Build       *BuildContext     `json:"build,omitempty"`
+	OSType      string            `json:"osType,omitempty"`
+	// EnvironmentType is UserCreated for every registered version
+	// (Curated ones are Azure's, mapped by the server config).
+	EnvironmentType string `json:"environmentType,omitempty"`
+	// AutoRebuild is Disabled: Shoal does not rebuild a version when its
+	// base image changes (a version never changes).
+	AutoRebuild string `json:"autoRebuild,omitempty"`
+	// InferenceConfig is for online deployments, which Shoal does not
+	// run; it is refused when given.
+	InferenceConfig   json.RawMessage `json:"inferenceConfig,omitempty"`
+	Stage             string          `json:"stage,omitempty"`
+	ProvisioningState string          `json:"provisioningState,omitempty"`
+}
+
+// BuildContext is a version's Docker build context. Shoal's ContextURI
+// is an artifact uploaded to the workspace (sha256:<hex>), not a storage
+// URL.
+type BuildContext struct {
+	ContextURI     string `json:"contextUri"`
+	DockerfilePath string `json:"dockerfilePath,omitempty"`
+}
+
+// EnvironmentContainer is Azure's EnvironmentContainer resource: a
+// registered environment's name and what its versions add up to.
+type EnvironmentContainer struct {
+	ID         string                          `json:"id,omitempty"`
+	Name       string                          `json:"name,omitempty"`
+	Type       string                          `json:"type,omitempty"`
+	SystemData *SystemData                     `json:"systemData,omitempty"`
+	Properties *EnvironmentContainerProperties `json:"properties"`
+}
+
+// EnvironmentContainerProperties are a container's properties. Shoal
+// keeps descriptions and tags on versions only.
+type EnvironmentContainerProperties struct {
+	Description       string            `json:"description,omitempty"`
+	Tags              map[string]string `json:"tags"`
+	Properties        map[string]string `json:"properties"`
+	IsArchived        *bool             `json:"isArchived,omitempty"`
+	LatestVersion     string            `json:"latestVersion,omitempty"`
+	NextVersion       string            `json:"nextVersion,omitempty"`
+	ProvisioningState string            `json:"provisioningState,omitempty"`
+}
+
+// SystemData is Azure's creation metadata of a resource.
+type SystemData struct {
+	CreatedAt time.Time `json:"createdAt"`
+	CreatedBy string    `json:"createdBy,omitempty"`
+}
+
+// environmentFields are the names Shoal's environment rules give their
+// fields and the names the same fields have in an EnvironmentVersion, so
+// that an error names what the caller sent.
+var environmentFields = []struct{ shoal, arm string }{
+	{"build.path", "properties.build.contextUri"},
+	{"build.dockerfile_path", "properties.build.dockerfilePath"},
+	{"build", "properties.build"},
+	{"image", "properties.image"},
+	{"conda_file", "properties.condaFile"},
+	{"os_type", "properties.osType"},
+	{"description", "properties.description"},
+	{"tags", "properties.tags"},
+}
+
+// armEnvironmentError renames the field of an EINVALID error from the
+// environments service to its name in an EnvironmentVersion, and says a
+// version's conflict without the CLI's flags.
+func armEnvironmentError(err error, name, version string) error {
+	f := shoal.ErrorField(err)
+	if shoal.ErrorCode(err) == shoal.ECONFLICT && f == "version" {
+		return &shoal.Error{Code: shoal.ECONFLICT, Field: f, Message: fmt.Sprintf(
+			"version: environment %s already has version %s with another definition; a version never changes: PUT a new version (the container's nextVersion is free)", name, version)}
+	}
+	if f == "" || shoal.ErrorCode(err) != shoal.EINVALID {
+		return err
+	}
+	for _, m := range environmentFields {
+		if f == m.shoal || strings.HasPrefix(f, m.shoal+".") {
+			to := m.arm + strings.TrimPrefix(f, m.shoal)
+			return &shoal.Error{Code: shoal.EINVALID, Field: to, Message: to + strings.TrimPrefix(shoal.ErrorMessage(err), f)}
+		}
+	}
+	return err
+}
+
+// FromEnvironmentVersion reads a PUT body into the version it registers
+// (name and version from the path) and whether the body asks for it
+// archived (nil: it does not say). What Shoal cannot keep is refused
+// naming the field, never dropped.
+func FromEnvironmentVersion(workspace, name, version string, body []byte) (*shoal.Environment, *bool, error) {
+	var r EnvironmentVersion
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, nil, shoal.FieldErrorf("body", "not an EnvironmentVersion: %v", err)
+	}
+	p := r.Properties
+	if p == nil {
+		return nil, nil, shoal.FieldErrorf("properties", "is required")
+	}
+	switch {
+	case p.IsAnonymous != nil && *p.IsAnonymous:
+		return nil, nil, shoal.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only (a job's inline environment needs no registration)")
+	case len(p.InferenceConfig) > 0 && string(p.InferenceConfig) != "null":
+		return nil, nil, shoal.FieldErrorf("properties.inferenceConfig", "is for online deployments, which Shoal does not run; leave it out")
+	case len(p.Properties) > 0:
+		return nil, nil, shoal.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
+	case p.Stage != "":
+		return nil, nil, shoal.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
+	case p.EnvironmentType != "" && !strings.EqualFold(p.EnvironmentType, "UserCreated"):
+		return nil, nil, shoal.FieldErrorf("properties.environmentType", "%q: a registered environment is UserCreated; curated ones are mapped to images in the server config", p.EnvironmentType)
+	case p.AutoRebuild != "" && !strings.EqualFold(p.AutoRebuild, "Disabled"):
+		return nil, nil, shoal.FieldErrorf("properties.autoRebuild", "%q: Shoal never rebuilds a version (a version never changes); give Disabled or leave it out", p.AutoRebuild)
+	}
+	e := &shoal.Environment{
+		Workspace: workspace, Name: name, Version: version, Description: p.Description, Tags: p.Tags,
+		Image: p.Image, CondaFile: p.CondaFile, OSType: p.OSType,
+	}
+	if b := p.Build; b != nil {
+		uri := strings.TrimSpace(b.ContextURI)
+		if !shoal.ValidateArtifactRef(uri) {
+			return nil, nil, shoal.FieldErrorf("properties.build.contextUri",
+				"%q is not an uploaded build context: Shoal takes a context uploaded to the workspace (sha256:<hex>, as POST /api/v1/workspaces/%s/artifacts or `shoal environment create -f` give), not a storage or Git URL", short(uri), workspace)
+		}
+		e.Build = &shoal.EnvironmentBuild{Path: uri, DockerfilePath: b.DockerfilePath}
+	}
+	return e, p.IsArchived, nil
+}
+
+// short cuts a value quoted in an error to a readable length.
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// environmentID is the resource ID of a registered environment.
+func environmentID(scope Scope, workspace, name string) string {
+	return scope.WorkspaceID(workspace) + "/environments/" + name
+}
+
+// ToEnvironmentVersion is a version as Azure shows it.
+func ToEnvironmentVersion(scope Scope, e *shoal.Environment) *EnvironmentVersion {
+	archived, anonymous := e.Archived, false
+	p := &EnvironmentVersionProperties{
+		Description: e.Description, Tags: e.Tags, Properties: map[string]string{}, IsAnonymous: &anonymous, IsArchived: &archived,
+		Image: e.Image, CondaFile: e.CondaFile, OSType: osTypeName(e.OSType),
+		EnvironmentType: "UserCreated", AutoRebuild: "Disabled", ProvisioningState: "Succeeded",
+	}
+	if p.Tags == nil {
+		p.Tags = map[string]string{}
+	}
+	if e.Build != nil {
+		p.Build = &BuildContext{ContextURI: e.Build.Path, DockerfilePath: e.Build.DockerfilePath}
+	}
+	return &EnvironmentVersion{
+		ID:   environmentID(scope, e.Workspace, e.Name) + "/versions/" + e.Version,
+		Name: e.Version, Type: EnvironmentVersionType, Properties: p,
+		SystemData: &SystemData{CreatedAt: e.CreatedOn.UTC(), CreatedBy: e.CreatedBy},
+	}
+}
+
+// osTypeName is Azure's spelling of an operating system.
+func osTypeName(os string) string {
+	switch os {
+	case shoal.OSTypeLinux, "":
+		return "Linux"
+	case shoal.OSTypeWindows:
+		return "Windows"
+	}
+	return os
+}
+
+// ToEnvironmentContainer is a registered environment as Azure shows its
+// container, from all its versions (archived ones included, in the
+// store's order: the newest first): archived when every version is,
+// latestVersion the newest not archived (the newest when all are), and
+// nextVersion the one a PUT without a version would get.
+func ToEnvironmentContainer(scope Scope, versions []*shoal.Environment) (*EnvironmentContainer, error) {
+	if len(versions) == 0 {
+		return nil, fmt.Errorf("an environment container needs a version")
+	}
+	archived, latest, first := true, versions[0], versions[0]
+	for _, v := range versions {
+		if !v.Archived {
+			if archived {
+				latest = v
+			}
+			archived = false
+		}
+		if v.CreatedOn.Before(first.CreatedOn) {
+			first = v
+		}
+	}
+	e := versions[0]
+	return &EnvironmentContainer{
+		ID: environmentID(scope, e.Workspace, e.Name), Name: e.Name, Type: EnvironmentContainerType,
+		SystemData: &SystemData{CreatedAt: first.CreatedOn.UTC(), CreatedBy: first.CreatedBy},
+		Properties: &EnvironmentContainerProperties{
+			Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
+			LatestVersion: latest.Version, NextVersion: shoal.NextEnvironmentVersion(versions), ProvisioningState: "Succeeded",
+		},
+	}, nil
+}
+
+// FromEnvironmentContainer reads a container's PUT body: whether it asks
+// the environment archived (nil: it does not say). A description, tags
+// or asset properties are refused: Shoal keeps them on versions.
+func FromEnvironmentContainer(body []byte) (*bool, error) {
+	var r EnvironmentContainer
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, shoal.FieldErrorf("body", "not an EnvironmentContainer: %v", err)
+	}
+	p := r.Properties
+	if p == nil {
+		return nil, shoal.FieldErrorf("properties", "is required")
+	}
+	switch {
+	case p.Description != "":
+		return nil, shoal.FieldErrorf("properties.description", "Shoal keeps descriptions on versions, not on the environment; set it on a version")
+	case len(p.Tags) > 0:
+		return nil, shoal.FieldErrorf("properties.tags", "Shoal keeps tags on versions, not on the environment; set them on a version")
+	case len(p.Properties) > 0:
+		return nil, shoal.FieldErrorf("properties.properties", "Shoal keeps no asset properties")
+	}
+	return p.IsArchived, nil
+}
