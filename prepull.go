@@ -55,7 +55,7 @@ func ValidatePrepullImages(list []string) error {
 		field := fmt.Sprintf("prepull_images[%d]", i)
 		if isEnvironmentRef(s) {
 			if _, err := ParseEnvironmentRef(s); err != nil {
-				return FieldErrorf(field, "%s", strings.TrimPrefix(err.Error(), "environment: "))
+				return FieldErrorf(field, "%s", strings.TrimPrefix(ErrorMessage(err), "environment: "))
 			}
 		} else if err := ValidateImageReference(field, s); err != nil {
 			return err
