@@ -35,6 +35,10 @@ type JoinResponse struct {
 	// GPUSampleInterval is how often a node with GPUs reports their
 	// utilisation while it runs a rank (0: never).
 	GPUSampleInterval time.Duration `json:"gpu_sample_interval,omitempty"`
+	// Prepull lists the images the node pulls before it takes work (its
+	// cluster's prepull_images); the node says when it is done
+	// (AgentSyncRequest.Prepulled) and gets no work until then.
+	Prepull *PrepullOrder `json:"prepull,omitempty"`
 }
 
 // GPUSample is a node's GPUs' utilisation while it runs a rank; the
@@ -79,6 +83,12 @@ type AgentSyncRequest struct {
 	// SSHPort is where a cluster node's SSH server listens (a cluster with
 	// ssh_public_access_enabled); 0 when it serves none.
 	SSHPort int `json:"ssh_port,omitempty"`
+	// Prepulled says the pulls of the join's Prepull ended; sent until a
+	// sync carrying it succeeds.
+	Prepulled *PrepullReport `json:"prepulled,omitempty"`
+	// Runtime is the host's container engine and image cache as the
+	// agent sees them now: sent on the first sync and with Prepulled.
+	Runtime *ContainerRuntimeInfo `json:"runtime,omitempty"`
 }
 
 // AgentSyncResponse tells the agent what to do.

@@ -77,6 +77,11 @@ type ComputeSpec struct {
 	NetworkSettings        *NetworkSettings `json:"network_settings,omitempty"`
 	EnableNodePublicIP     *bool            `json:"enable_node_public_ip,omitempty"`
 	Identity               *IdentitySpec    `json:"identity,omitempty"`
+	// PrepullImages (a Shoal extension; Azure has none) are images, or
+	// environment references (azureml:<name>@latest), that every node of
+	// the cluster pulls when it joins, before it takes work: scale-up
+	// pays the pull then, not on the first job.
+	PrepullImages []string `json:"prepull_images,omitempty"`
 
 	// Compute instance keys (type: computeinstance).
 	CreateOnBehalfOf              *CreateOnBehalfOf    `json:"create_on_behalf_of,omitempty"`

@@ -30,7 +30,7 @@ var clusterKeys = keySchema{
 	"ssh_settings":              keySchema{"admin_username": nil, "admin_password": nil, "ssh_key_value": nil},
 	"network_settings":          keySchema{"vnet_name": nil, "subnet": nil},
 	"vnet_name":                 nil, "subnet_name": nil, // the top-level spelling of the Python SDK
-	"enable_node_public_ip": nil,
+	"enable_node_public_ip": nil, "prepull_images": nil,
 	"identity": keySchema{"type": nil, "principal_id": nil, "tenant_id": nil,
 		"user_assigned_identities": listOf{keySchema{"resource_id": nil, "principal_id": nil, "client_id": nil}}},
 	// read-only keys, ignored on input

@@ -272,6 +272,9 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	if err := validateComputeDescription(spec.Description); err != nil {
 		return nil, nil, err
 	}
+	if err := ValidatePrepullImages(spec.PrepullImages); err != nil {
+		return nil, nil, err
+	}
 	return loc, size, nil
 }
 

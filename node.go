@@ -69,6 +69,10 @@ type Node struct {
 	// it when it joined (nil: not joined yet, or an agent that does not
 	// look). Kept in the node's document: it lives and goes with the node.
 	Runtime *ContainerRuntimeInfo `json:"container_runtime,omitempty"`
+	// PullingImages are the cluster's prepull_images the node pulls
+	// since it joined: it takes no work until its agent says the pulls
+	// ended (StateReason says "pulling images" meanwhile).
+	PullingImages []string `json:"pulling_images,omitempty"`
 
 	// ProviderRef is the provider's handle for the node (a pid for local).
 	ProviderRef string `json:"-"`

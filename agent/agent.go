@@ -119,6 +119,8 @@ type Agent struct {
 	accounts *runas.Accounts
 	// ctr is the node's container engine.
 	ctr *containerHost
+	// prepulls is the pre-pull of the cluster's images the join asked.
+	prepulls prepullState
 	// runDir holds the folders of the node's work (see prepareWorkDir):
 	// the work dir, or a folder under RunRoot.
 	runDir string
@@ -153,7 +155,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stopWatching()
 	a.ctr = openContainers(ctx, a.cfg, a.log)
 	defer a.ctr.close()
-	if info := a.ctr.report(); info.Error != "" {
+	if info := a.ctr.report(ctx); info.Error != "" {
 		a.log.Info("no container engine: jobs that name an image cannot run here", "why", info.Error)
 	} else {
 		a.log.Info("container engine", "engine", info.Engine, "version", info.Version)
@@ -162,6 +164,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	a.log.Info("joined", "port", port)
+	if order := a.join.Prepull; order != nil && len(order.Images) > 0 {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.prepull(ctx, order)
+		}()
+	}
 	deliverCtx, stopDelivering := context.WithCancel(ctx)
 	delivered := make(chan struct{})
 	go func() {
@@ -256,7 +265,7 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 	b := newBackoff(MinRetryInterval/2, MaxRetryInterval, a.rand)
 	start := a.now()
 	for {
-		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.report()})
+		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.report(ctx)})
 		if err == nil {
 			a.join = resp
 			a.outage.succeeded()
@@ -288,7 +297,13 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
 	first := true
 	for ctx.Err() == nil {
-		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort()}
+		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort(),
+			Prepulled: a.prepulls.take()}
+		if first || req.Prepulled != nil {
+			// The server keeps what the host has: its GPUs and its image
+			// cache, which pre-pulls filled.
+			req.Runtime = a.ctr.report(ctx)
+		}
 		wait := interval
 		if rt := a.instanceRT(); rt != nil {
 			req.Instance = rt.report(ctx)
@@ -323,6 +338,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		}
 		b.reset()
 		first = false
+		if req.Prepulled != nil {
+			a.prepulls.sent(req.Prepulled)
+		}
 		a.outage.succeeded()
 		if rt := a.instanceRT(); rt != nil && req.Instance != nil {
 			rt.reported()

@@ -42,6 +42,13 @@ var errNoConda = errors.New("no conda")
 // uploaded context, or derived with its conda file; it returns the
 // reference to run.
 func (h *containerHost) prepareImage(ctx context.Context, j imageJob) (string, error) {
+	if j.task != nil {
+		// Before the service starts (which then lists them) or before
+		// its pulls, builds and pushes reach them.
+		if err := h.ensureInsecure(ctx, j.task.Registries); err != nil {
+			return "", err
+		}
+	}
 	rt, cache, err := h.runtime(ctx)
 	if err != nil {
 		return "", err

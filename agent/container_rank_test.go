@@ -97,7 +97,7 @@ func containerAgent(t *testing.T, env *testctr.Env, srv *fakeAgentServer, nodeID
 		t.Fatal(err)
 	}
 	a.ctr = openContainers(context.Background(), a.cfg, a.log)
-	if info := a.ctr.report(); !info.Usable() {
+	if info := a.ctr.report(context.Background()); !info.Usable() {
 		t.Fatalf("runtime info %+v", info)
 	}
 	t.Cleanup(a.ctr.close)

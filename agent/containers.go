@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,11 @@ func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containe
 	h.lazy = true
 	h.info = shoal.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
 		StorageRoot: filepath.Join(h.dir, "storage"), FreeBytes: dirFree(cfg.WorkDir)}
+	// The GPUs are the host's, whichever engine gives them: reported
+	// before the service starts, as once it runs.
+	if g, err := container.HostGPUs(); err == nil {
+		h.info.GPUs = runtimeInfo(container.Info{GPUs: g}).GPUs
+	}
 	return h
 }
 
@@ -265,12 +271,79 @@ func (h *containerHost) close() {
 	}
 }
 
-// report is the runtime info the node reports, with its image cache.
-func (h *containerHost) report() *shoal.ContainerRuntimeInfo {
+// report is the runtime info the node reports, with its image cache
+// once the engine is open (a private podman service not yet started has
+// none to count).
+func (h *containerHost) report(ctx context.Context) *shoal.ContainerRuntimeInfo {
+	h.mu.Lock()
+	info, cache := h.info, h.cache
+	h.mu.Unlock()
+	if cache != nil {
+		if n, size, err := cache.Usage(ctx); err == nil {
+			info.CachedImages, info.CacheBytes = n, size
+		}
+	}
+	return &info
+}
+
+// insecureReloadTimeout bounds the wait for a podman service to reload
+// its registries.conf.
+const insecureReloadTimeout = 10 * time.Second
+
+// ensureInsecure makes the node's engine reach the insecure registries
+// among creds (listed so with `shoal registry add --insecure`) over
+// plain HTTP. The private podman service is told (its registries.conf
+// rewritten and reloaded), or starts with them; an engine the node does
+// not run (Docker, or --container-host) keeps its own list, and a pull
+// from a registry it does not list fails saying where to add it.
+func (h *containerHost) ensureInsecure(ctx context.Context, creds []shoal.RegistryCredential) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	info := h.info
-	return &info
+	var added []string
+	for _, c := range creds {
+		if c.Insecure && !slices.Contains(h.insecure, c.Registry) {
+			added = append(added, c.Registry)
+		}
+	}
+	if len(added) == 0 || (h.podman == nil && !h.lazy) {
+		return nil
+	}
+	next := append(slices.Clone(h.insecure), added...)
+	if h.podman == nil {
+		h.insecure = next // the service starts with them
+		return nil
+	}
+	if err := h.podman.SetInsecureRegistries(next); err != nil {
+		return fmt.Errorf("listing insecure registries %v for the podman service: %w", added, err)
+	}
+	h.insecure = next
+	h.log.Info("the podman service reaches these registries over HTTP now", "registries", added)
+	deadline := time.Now().Add(insecureReloadTimeout)
+	for {
+		info, err := h.rt.Info(ctx)
+		if err == nil && allInsecure(info, added) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the podman service did not reload its registries.conf within %s (insecure registries %v)", insecureReloadTimeout, added)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// allInsecure reports whether the engine reaches every one of regs over
+// HTTP.
+func allInsecure(info container.Info, regs []string) bool {
+	for _, r := range regs {
+		if !info.Insecure(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // socketPeerPID is the pid of the process serving a unix socket address

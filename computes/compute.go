@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -37,6 +38,11 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 			}
 		}
 		if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
+			return err
+		}
+		// Each environment a cluster pre-pulls must name an image now;
+		// one archived later is skipped (and noted) when a node joins.
+		if _, err := shoal.ResolvePrepullImages(tx, ws.Name, spec.PrepullImages, s.cfg.CuratedEnvironments); err != nil {
 			return err
 		}
 		if existing == nil {
@@ -121,6 +127,7 @@ func (s *Service) applyCompute(ctx context.Context, tx shoal.Tx, existing *shoal
 	next.MinInstances, next.MaxInstances, next.IdleTimeBeforeScaleDown = spec.MinInstances, spec.MaxInstances, spec.IdleTimeBeforeScaleDown
 	next.Description, next.Tags, next.Identity = spec.Description, spec.Tags, spec.Identity
 	next.IdlePolicy, next.WaitCostPerHour, next.TierFallback = spec.IdlePolicy, spec.WaitCostPerHour, spec.TierFallback
+	next.PrepullImages = spec.PrepullImages
 	return s.saveUpdate(ctx, tx, &next, changes)
 }
 
@@ -358,6 +365,9 @@ func describeChanges(old, new *shoal.ComputeSpec) []string {
 	}
 	if !maps.Equal(old.Tags, new.Tags) {
 		out = append(out, "tags changed")
+	}
+	if !slices.Equal(old.PrepullImages, new.PrepullImages) {
+		out = append(out, fmt.Sprintf("prepull_images [%s]→[%s] (nodes that join from now on)", strings.Join(old.PrepullImages, ", "), strings.Join(new.PrepullImages, ", ")))
 	}
 	if identityKey(old.Identity) != identityKey(new.Identity) {
 		out = append(out, fmt.Sprintf("identity %s→%s", identityType(old.Identity), identityType(new.Identity)))

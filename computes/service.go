@@ -68,6 +68,9 @@ type Config struct {
 	// Clock drives the lifecycle decisions taken on a request
 	// (postponing a shutdown).
 	Clock shoal.Clock
+	// CuratedEnvironments resolves the curated names a cluster's
+	// prepull_images may list.
+	CuratedEnvironments shoal.CuratedEnvironments
 }
 
 // Service answers the requests about computes, nodes and instances.

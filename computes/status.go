@@ -22,18 +22,22 @@ func (s *Service) withStatus(tx shoal.Tx, c *shoal.Compute) (*shoal.Compute, err
 	var counts shoal.NodeStateCounts
 	target := 0
 	for _, n := range nodes {
-		switch n.State {
-		case shoal.NodeIdle:
-			counts.IdleNodeCount++
-		case shoal.NodeRunning:
-			counts.RunningNodeCount++
-		case shoal.NodePreparing:
+		switch {
+		case n.State == shoal.NodeIdle && len(n.PullingImages) > 0:
+			// Pulling its cluster's prepull_images: Azure counts a node
+			// that sets up before it takes work as preparing.
 			counts.PreparingNodeCount++
-		case shoal.NodeUnusable:
+		case n.State == shoal.NodeIdle:
+			counts.IdleNodeCount++
+		case n.State == shoal.NodeRunning:
+			counts.RunningNodeCount++
+		case n.State == shoal.NodePreparing:
+			counts.PreparingNodeCount++
+		case n.State == shoal.NodeUnusable:
 			counts.UnusableNodeCount++
-		case shoal.NodeLeaving:
+		case n.State == shoal.NodeLeaving:
 			counts.LeavingNodeCount++
-		case shoal.NodePreempted:
+		case n.State == shoal.NodePreempted:
 			counts.PreemptedNodeCount++
 		}
 		if !n.Draining && (n.State == shoal.NodeIdle || n.State == shoal.NodeRunning || n.State == shoal.NodePreparing) {

@@ -43,15 +43,32 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 		if n.State == shoal.NodePreparing {
 			n.State, n.IdleSince = shoal.NodeIdle, &now
 		}
+		// A cluster with prepull_images: the node pulls them before it
+		// takes work (NodeFree is false while PullingImages is set).
+		prepull, notes, err := s.prepullOrder(tx, n)
+		if err != nil {
+			return err
+		}
+		n.PullingImages = nil
+		if prepull != nil {
+			n.PullingImages, n.StateReason = prepull.Images, pullingReason(prepull.Images)
+		}
 		n.Version++
 		if err := tx.UpdateNode(n); err != nil {
 			return err
 		}
 		node = n
-		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval}
+		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
-		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and is idle (%s:%d); %s", n.ID, n.PrivateIPAddress, n.Port, n.Runtime.Describe()))
+		what := "is idle"
+		if prepull != nil {
+			what = fmt.Sprintf("pulls %d images before it takes work", len(prepull.Images))
+		}
+		for _, note := range notes {
+			what += "; " + note
+		}
+		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and %s (%s:%d); %s", n.ID, what, n.PrivateIPAddress, n.Port, n.Runtime.Describe()))
 	})
 	if err != nil {
 		return nil, err
@@ -104,6 +121,9 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 			return nil, err
 		}
 		wait = 0
+	}
+	if err := s.recordNodeReport(ctx, nodeID, req); err != nil {
+		return nil, err
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()

@@ -123,9 +123,10 @@ func ReadNodes(tx shoal.Tx) (*State, error) {
 	return st, nil
 }
 
-// NodeFree reports whether a node can take work now.
+// NodeFree reports whether a node can take work now: idle, not
+// draining, and done with its cluster's pre-pulls.
 func NodeFree(n *shoal.Node) bool {
-	return n.State == shoal.NodeIdle && !n.Draining && n.CurrentAttemptID == ""
+	return n.State == shoal.NodeIdle && !n.Draining && n.CurrentAttemptID == "" && len(n.PullingImages) == 0
 }
 
 // Place starts a job on nodes if the job is still queued and the nodes

@@ -123,3 +123,16 @@ func normalID(id string) string {
 	}
 	return id
 }
+
+// Usage is how many images the store holds and their total size, as
+// the node reports its cache.
+func (c *ImageCache) Usage(ctx context.Context) (images int, bytes int64, err error) {
+	imgs, err := c.store.Images(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, img := range imgs {
+		bytes += img.Size
+	}
+	return len(imgs), bytes, nil
+}

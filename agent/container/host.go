@@ -124,3 +124,9 @@ func cdiDevices(path string) ([]string, error) {
 	}
 	return names, nil
 }
+
+// HostGPUs lists the GPUs this host can give containers (the CDI devices
+// its specs declare, the /dev/nvidia<N> nodes), without asking an
+// engine: an agent whose podman service has not started yet reports
+// them all the same.
+func HostGPUs() (GPUs, error) { return hostGPUs(cdiSpecDirs, "/dev") }

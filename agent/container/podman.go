@@ -39,6 +39,7 @@ type Podman struct {
 	Host string
 	cmd  *exec.Cmd
 	done chan error
+	cfg  PodmanConfig
 }
 
 // StartPodman starts `podman system service` on a socket of its own,
@@ -101,7 +102,7 @@ func StartPodman(ctx context.Context, cfg PodmanConfig) (*Podman, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, errorf(ErrRuntimeMissing, op, "%v", err)
 	}
-	p := &Podman{Host: "unix://" + sock, cmd: cmd, done: make(chan error, 1)}
+	p := &Podman{Host: "unix://" + sock, cmd: cmd, done: make(chan error, 1), cfg: cfg}
 	go func() { p.done <- cmd.Wait() }()
 	if err := p.waitReady(ctx, cfg.StartTimeout); err != nil {
 		_ = p.Close()
@@ -149,6 +150,21 @@ func (p *Podman) Close() error {
 		<-p.done
 	}
 	return nil
+}
+
+// SetInsecureRegistries makes the running service reach regs (host:port)
+// over plain HTTP: it rewrites the service's registries.conf and sends
+// it SIGHUP, on which podman reloads its configuration (podman 4.3 and
+// later; its Docker-compatible pull has no per-pull TLS switch). The
+// reload is asynchronous: a caller that must see it polls Info.
+func (p *Podman) SetInsecureRegistries(regs []string) error {
+	cfg := p.cfg
+	cfg.InsecureRegistries = regs
+	if _, _, err := writePodmanConfs(cfg); err != nil {
+		return err
+	}
+	p.cfg = cfg
+	return p.cmd.Process.Signal(syscall.SIGHUP)
 }
 
 // podmanNprocCap is the nproc podman sets itself when its hard limit is

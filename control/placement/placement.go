@@ -105,7 +105,8 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
-			case n.State == shoal.NodePreparing:
+			case n.State == shoal.NodePreparing, len(n.PullingImages) > 0:
+				// A node pulling its cluster's images is on its way too.
 				cs.Provisioning++
 			case n.CurrentAttemptID != "":
 				cs.Busy++

@@ -106,6 +106,11 @@ func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 				if n.IdleSince != nil {
 					an.IdleSince = *n.IdleSince
 				}
+				if n.State == shoal.NodeIdle && len(n.PullingImages) > 0 {
+					// Pulling its cluster's images: not idle yet (its idle
+					// timer must not release it mid-pull), but on its way.
+					an.State = autoscaler.NodePreparing
+				}
 				cl.Nodes = append(cl.Nodes, an)
 			}
 			snap.Clusters = append(snap.Clusters, cl)

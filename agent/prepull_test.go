@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/testctr"
+)
+
+// privatePodman is the node's private podman service as an agent with no
+// engine of its own starts it, on a store of its own, reaching no
+// registry over HTTP; it is stopped and its store reset at the end.
+func privatePodman(t *testing.T) *Agent {
+	t.Helper()
+	// podman refuses a run root over 50 characters: a short folder.
+	base, err := os.MkdirTemp("", "shoal-pp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "podman")
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h := &containerHost{log: log, nodeID: "prepull-node", dir: dir, cacheMax: DefaultImageCacheBytes,
+		clock: shoal.SystemClock{}, lazy: true, info: shoal.ContainerRuntimeInfo{Engine: "podman"}}
+	t.Cleanup(func() {
+		h.close()
+		out, err := exec.Command("podman", "--runtime", "runc", "--root", filepath.Join(dir, "storage"),
+			"--runroot", filepath.Join(dir, "run"), "system", "reset", "--force").CombinedOutput()
+		if err != nil {
+			t.Logf("resetting the private store: %v: %s", err, out)
+		}
+		os.RemoveAll(base)
+	})
+	return &Agent{log: log, ctr: h}
+}
+
+// A registry added with --insecure reaches the node's running private
+// podman service: before, a pull from it fails (the service tries
+// HTTPS); once a task names it insecure, the service's registries.conf
+// lists it and the pull over HTTP works. The pre-pull reports what it
+// pulled and the registry's words for what it could not, and the
+// runtime report counts the cache.
+func TestInsecureRegistryAndPrepull(t *testing.T) {
+	env := testctr.Shared(t)
+	a := privatePodman(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, _, err := a.ctr.runtime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	image := env.Registry.Addr + "/" + testctr.PushedBase
+	noop := func(string) {}
+	_, err := a.ctr.prepareImage(ctx, imageJob{env: &shoal.EnvironmentSpec{Image: image}, task: &shoal.ContainerTask{}, progress: noop, log: noop})
+	if err == nil || !strings.Contains(err.Error(), "HTTPS") {
+		t.Fatalf("a pull from an HTTP registry not listed insecure: %v, want the HTTPS failure", err)
+	}
+
+	missing := env.Registry.Addr + "/shoal-test/missing:1"
+	a.prepull(ctx, &shoal.PrepullOrder{Images: []string{image, missing},
+		Registries: []shoal.RegistryCredential{{Registry: env.Registry.Addr, Insecure: true}}})
+	rep := a.prepulls.take()
+	if rep == nil || len(rep.Pulled) != 1 || rep.Pulled[0] != image {
+		t.Fatalf("prepull report %+v, want %s pulled", rep, image)
+	}
+	if len(rep.Failed) != 1 || rep.Failed[0].Image != missing || !strings.Contains(rep.Failed[0].Error, "manifest unknown") {
+		t.Errorf("prepull failures %+v, want %s with the registry's words", rep.Failed, missing)
+	}
+	conf, err := os.ReadFile(filepath.Join(a.ctr.dir, "registries.conf"))
+	if err != nil || !strings.Contains(string(conf), env.Registry.Addr) {
+		t.Errorf("the service's registries.conf does not list %s: %q, %v", env.Registry.Addr, conf, err)
+	}
+	info := a.ctr.report(ctx)
+	if info.CachedImages < 1 || info.CacheBytes <= 0 {
+		t.Errorf("runtime report %+v, want the pulled image counted in the cache", info)
+	}
+	a.prepulls.sent(rep)
+	if a.prepulls.take() != nil {
+		t.Error("the report is sent again after the server took it")
+	}
+}
