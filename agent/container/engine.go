@@ -23,7 +23,7 @@ type Engine struct {
 	podman bool
 
 	mu      sync.Mutex
-	copying map[string]chan struct{} // container id → closed when its output is copied
+	copying map[string]*outputCopy // container id → the copy of its output
 }
 
 var _ Runtime = (*Engine)(nil)
@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, classify("open engine", err)
 	}
 	return &Engine{cli: cli, host: cfg.Host, hostLimits: limits, podman: isPodman(ver.Components),
-		copying: map[string]chan struct{}{}}, nil
+		copying: map[string]*outputCopy{}}, nil
 }
 
 // Close closes the connection to the engine; containers keep running.

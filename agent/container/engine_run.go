@@ -36,21 +36,23 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (string, error) {
 		_ = e.cli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		return "", classify(op, err)
 	}
-	done := make(chan struct{})
+	oc := &outputCopy{done: make(chan struct{}), stdout: &countingWriter{w: orDiscard(spec.Stdout)}, stderr: &countingWriter{w: orDiscard(spec.Stderr)}}
+	// Not the caller's context: the copy lasts as long as the container,
+	// and ends with its log (or when Wait gives up on the follow).
+	var followCtx context.Context
+	followCtx, oc.cancel = context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.copying[id] = done
+	e.copying[id] = oc
 	e.mu.Unlock()
 	go func() {
-		defer close(done)
-		// Not the caller's context: the copy lasts as long as the
-		// container, and ends with its log.
-		logs, err := e.cli.ContainerLogs(context.Background(), id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+		defer close(oc.done)
+		logs, err := e.cli.ContainerLogs(followCtx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
 		if err != nil {
 			return
 		}
 		defer logs.Close()
 		// Without a TTY the engine multiplexes stdout and stderr.
-		_, _ = stdcopy.StdCopy(orDiscard(spec.Stdout), orDiscard(spec.Stderr), logs)
+		_, _ = stdcopy.StdCopy(oc.stdout, oc.stderr, logs)
 	}()
 	return id, nil
 }
@@ -145,17 +147,83 @@ func (e *Engine) Wait(ctx context.Context, id string) (int, error) {
 		return -1, classify(op, err)
 	}
 	e.mu.Lock()
-	done := e.copying[id]
+	oc := e.copying[id]
 	e.mu.Unlock()
-	if done != nil {
-		select {
-		case <-done:
-			e.forget(id)
-		case <-ctx.Done():
-			return -1, classify(op, ctx.Err())
+	if oc != nil {
+		if err := e.finishCopy(ctx, id, oc); err != nil {
+			return -1, classify(op, err)
 		}
 	}
 	return code, nil
+}
+
+// followGrace is how long the log follow may take to end once the
+// container has exited. podman 4.3's follow of a container that exits
+// before the follow is under way can wait forever (a one-second `true`
+// hung a benchmark's job for ten minutes).
+const followGrace = 2 * time.Second
+
+// outputCopy is the copy of one container's output to the caller's
+// writers.
+type outputCopy struct {
+	done           chan struct{}
+	cancel         context.CancelFunc
+	stdout, stderr *countingWriter
+}
+
+// finishCopy waits for the follow to end after the container exited;
+// past followGrace it stops the follow and copies the rest of the log
+// from a plain read, skipping the bytes of each stream already copied.
+func (e *Engine) finishCopy(ctx context.Context, id string, oc *outputCopy) error {
+	defer e.forget(id)
+	t := time.NewTimer(followGrace)
+	defer t.Stop()
+	select {
+	case <-oc.done:
+		return nil
+	case <-ctx.Done():
+		oc.cancel()
+		return ctx.Err()
+	case <-t.C:
+	}
+	oc.cancel()
+	<-oc.done
+	logs, err := e.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return err
+	}
+	defer logs.Close()
+	_, err = stdcopy.StdCopy(&skippingWriter{w: oc.stdout, skip: oc.stdout.n}, &skippingWriter{w: oc.stderr, skip: oc.stderr.n}, logs)
+	return err
+}
+
+// countingWriter counts what it wrote.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// skippingWriter drops the first skip bytes written to it.
+type skippingWriter struct {
+	w    io.Writer
+	skip int64
+}
+
+func (s *skippingWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if s.skip >= int64(n) {
+		s.skip -= int64(n)
+		return n, nil
+	}
+	_, err := s.w.Write(p[s.skip:])
+	s.skip = 0
+	return n, err
 }
 
 // forget drops a container's output copy from the table.
