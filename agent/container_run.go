@@ -75,7 +75,7 @@ func startContainers(ctx context.Context, rt container.Runtime, cr containerRank
 	if err != nil {
 		return nil, fmt.Errorf("log: %w", err)
 	}
-	r := &containerRun{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{}), started: time.Now()}
+	r := &containerRun{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{})}
 	for local := range t.ProcessesPerNode {
 		env := runner.ProcessEnv(t, local)
 		env["PWD"] = t.Dir
@@ -96,6 +96,9 @@ func startContainers(ctx context.Context, rt container.Runtime, cr containerRank
 		}
 		r.ids = append(r.ids, id)
 	}
+	// The processes start when the engine has started their containers,
+	// as a host run's start when its processes are spawned.
+	r.started = time.Now()
 	if t.Timeout > 0 {
 		r.timer = time.AfterFunc(t.Timeout, func() { r.Stop(runner.ReasonTimeout) })
 	}

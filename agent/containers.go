@@ -64,6 +64,10 @@ type containerHost struct {
 	mu     sync.Mutex
 	rt     container.Runtime
 	cache  *container.ImageCache
+	// gpuInfo is what the engine said of the host's GPUs when it was
+	// opened: asked once, since podman's info takes most of a second
+	// (asking per rank made a container's start five times podman's).
+	gpuInfo container.GPUs
 	podman *container.Podman
 	// lazy: podman is installed, its service not yet started.
 	lazy bool
@@ -144,7 +148,7 @@ func (h *containerHost) use(ctx context.Context, e container.Runtime) error {
 	if err != nil {
 		return err
 	}
-	h.rt, h.cache = e, cache
+	h.rt, h.cache, h.gpuInfo = e, cache, info.GPUs
 	h.info = runtimeInfo(info)
 	h.removeLeftovers(ctx)
 	return nil

@@ -163,19 +163,12 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// gpus are the GPUs the engine can give containers on this host.
-func (h *containerHost) gpus(ctx context.Context) container.GPUs {
+// gpus are the GPUs the engine can give containers on this host, as it
+// said when it was opened.
+func (h *containerHost) gpus(context.Context) container.GPUs {
 	h.mu.Lock()
-	rt := h.rt
-	h.mu.Unlock()
-	if rt == nil {
-		return container.GPUs{}
-	}
-	info, err := rt.Info(ctx)
-	if err != nil {
-		return container.GPUs{}
-	}
-	return info.GPUs
+	defer h.mu.Unlock()
+	return h.gpuInfo
 }
 
 // evict keeps the node's images within the cache's cap once a rank is

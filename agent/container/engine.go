@@ -24,6 +24,9 @@ type Engine struct {
 
 	mu      sync.Mutex
 	copying map[string]*outputCopy // container id → the copy of its output
+	// lastInfo is the engine's latest Info, which checkInsecure reads
+	// before asking again: podman's info takes most of a second.
+	lastInfo *Info
 }
 
 var _ Runtime = (*Engine)(nil)
@@ -115,6 +118,9 @@ func (e *Engine) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return info, fmt.Errorf("%s: %w", op, err)
 	}
+	e.mu.Lock()
+	e.lastInfo = &info
+	e.mu.Unlock()
 	return info, nil
 }
 

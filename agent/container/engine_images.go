@@ -69,6 +69,12 @@ func (e *Engine) Pull(ctx context.Context, ref string, opts PullOptions) (Image,
 // does not reach over HTTP: the engine would try HTTPS and fail with a
 // TLS error that says nothing of the cause.
 func (e *Engine) checkInsecure(ctx context.Context, domain string) error {
+	e.mu.Lock()
+	last := e.lastInfo
+	e.mu.Unlock()
+	if last != nil && last.Insecure(domain) {
+		return nil // a registry listed stays listed until the engine restarts
+	}
 	info, err := e.Info(ctx)
 	if err != nil {
 		return err

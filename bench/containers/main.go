@@ -46,6 +46,12 @@ func main() {
 	defer env.Close()
 	fmt.Printf("set-up: %.1f s (base image build %.1f s)\n", env.Setup.Seconds(), env.BaseBuild.Seconds())
 	image := env.Registry.Addr + "/" + testctr.PushedBase
+	// The set-up keeps the base under a local name too, which would keep
+	// its layers when the registry's tag is removed: a first pull would
+	// then fetch nothing.
+	if err := env.PodmanCLI(ctx, "rmi", env.BaseImage); err != nil {
+		log.Fatal(err)
+	}
 
 	// The agents the local provider starts inherit the server's
 	// environment: they use the set-up's engine and reach its registry
