@@ -61,14 +61,14 @@ type containerHost struct {
 	// info is what the agent reports on join.
 	info shoal.ContainerRuntimeInfo
 
-	mu     sync.Mutex
-	rt     container.Runtime
-	cache  *container.ImageCache
+	mu    sync.Mutex
+	rt    container.Runtime
+	cache *container.ImageCache
 	// gpuInfo is what the engine said of the host's GPUs when it was
 	// opened: asked once, since podman's info takes most of a second
 	// (asking per rank made a container's start five times podman's).
 	gpuInfo container.GPUs
-	podman *container.Podman
+	podman  *container.Podman
 	// lazy: podman is installed, its service not yet started.
 	lazy bool
 	// openErr is why the engine could not be opened when a task needed it.
