@@ -3,8 +3,10 @@ package container
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/client"
@@ -23,7 +25,12 @@ type Engine struct {
 	podman bool
 
 	mu      sync.Mutex
-	copying map[string]chan struct{} // container id → closed when its output is copied
+	copying map[string]*logCopy // container id → the copy of its output
+	// logFollowGrace bounds how long Wait waits for a log follow after
+	// the container exited (logFollowGrace; tests shorten it).
+	logFollowGrace time.Duration
+	// followEnding, in tests only, wraps each log follow's stream.
+	followEnding func(io.ReadCloser) io.ReadCloser
 }
 
 var _ Runtime = (*Engine)(nil)
@@ -67,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, classify("open engine", err)
 	}
 	return &Engine{cli: cli, host: cfg.Host, hostLimits: limits, podman: isPodman(ver.Components),
-		copying: map[string]chan struct{}{}}, nil
+		copying: map[string]*logCopy{}, logFollowGrace: logFollowGrace}, nil
 }
 
 // Close closes the connection to the engine; containers keep running.

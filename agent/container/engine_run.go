@@ -11,7 +11,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/pkg/stdcopy"
 	units "github.com/docker/go-units"
 )
 
@@ -36,22 +35,14 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (string, error) {
 		_ = e.cli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		return "", classify(op, err)
 	}
-	done := make(chan struct{})
+	followCtx, cancel := context.WithCancel(context.Background())
+	c := &logCopy{done: make(chan struct{}), cancel: cancel, stdout: orDiscard(spec.Stdout), stderr: orDiscard(spec.Stderr), followEnding: e.followEnding}
 	e.mu.Lock()
-	e.copying[id] = done
+	e.copying[id] = c
 	e.mu.Unlock()
-	go func() {
-		defer close(done)
-		// Not the caller's context: the copy lasts as long as the
-		// container, and ends with its log.
-		logs, err := e.cli.ContainerLogs(context.Background(), id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-		if err != nil {
-			return
-		}
-		defer logs.Close()
-		// Without a TTY the engine multiplexes stdout and stderr.
-		_, _ = stdcopy.StdCopy(orDiscard(spec.Stdout), orDiscard(spec.Stderr), logs)
-	}()
+	// Not the caller's context: the copy lasts as long as the container,
+	// and ends with its log.
+	go c.follow(followCtx, e, id)
 	return id, nil
 }
 
@@ -145,15 +136,14 @@ func (e *Engine) Wait(ctx context.Context, id string) (int, error) {
 		return -1, classify(op, err)
 	}
 	e.mu.Lock()
-	done := e.copying[id]
+	c := e.copying[id]
+	grace := e.logFollowGrace
 	e.mu.Unlock()
-	if done != nil {
-		select {
-		case <-done:
-			e.forget(id)
-		case <-ctx.Done():
-			return -1, classify(op, ctx.Err())
+	if c != nil {
+		if err := c.wait(ctx, e, id, grace); err != nil {
+			return -1, classify(op, err)
 		}
+		e.forget(id)
 	}
 	return code, nil
 }
@@ -177,6 +167,11 @@ func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error
 // volumes; a container already gone is no error.
 func (e *Engine) Remove(ctx context.Context, id string) error {
 	err := classify("remove "+id, e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}))
+	e.mu.Lock()
+	if c := e.copying[id]; c != nil {
+		c.cancel()
+	}
+	e.mu.Unlock()
 	e.forget(id)
 	if isKind(err, ErrNotFound) {
 		return nil
