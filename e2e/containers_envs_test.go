@@ -118,7 +118,8 @@ func testContainerPrivateRegistry(t *testing.T, f *ctrFixture) {
 	image := reg.Addr + "/" + "shoal-test/base:1"
 	createCluster(t, s, "ctr-auth", "--size", "Standard_DS3_v2", "--max-instances", "1", "--idle-time-before-scale-down", "120")
 	// Without the login the registry refuses the pull: the job fails with
-	// its words.
+	// its words. (No other test pulls from this registry into the shared
+	// engine, which would then have the image and not pull.)
 	j, _ := runToEnd(t, s, writeJobFile(t, "command: echo pulled\ncompute: azureml:ctr-auth\nenvironment:\n  image: "+image+"\n"), 2*time.Minute)
 	if j.Status != "Failed" || !strings.Contains(strings.ToLower(j.Error), "unauthorized") {
 		t.Errorf("without a login: %v; want Failed, unauthorized", j)
