@@ -146,12 +146,14 @@ func (h *containerHost) build(ctx context.Context, rt container.Runtime, j image
 	unlock := h.building.lock("build " + tag)
 	if _, err := rt.Inspect(ctx, tag); err == nil {
 		unlock()
+		j.log(builtBefore(tag))
 		return tag, nil
 	}
 	j.progress("pulling " + tag)
 	_, pullErr := rt.Pull(ctx, tag, opts)
 	unlock()
 	if pullErr == nil {
+		j.log("shoal agent: the image " + tag + " was built from this context before, on another node: pulled from the workspace's registry, not built")
 		return tag, nil
 	}
 	ref, err := h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
@@ -173,6 +175,7 @@ func (h *containerHost) build(ctx context.Context, rt container.Runtime, j image
 func (h *containerHost) buildOnce(ctx context.Context, rt container.Runtime, j imageJob, tag string, opts container.BuildOptions) (string, error) {
 	defer h.building.lock("build " + tag)()
 	if _, err := rt.Inspect(ctx, tag); err == nil {
+		j.log(builtBefore(tag))
 		return tag, nil
 	}
 	j.progress("building " + tag)
@@ -183,6 +186,12 @@ func (h *containerHost) buildOnce(ctx context.Context, rt container.Runtime, j i
 		return "", err
 	}
 	return tag, nil
+}
+
+// builtBefore is the rank's log line for a build context this node built
+// before: a user who sees no build output learns why.
+func builtBefore(tag string) string {
+	return "shoal agent: the image " + tag + " was built from this context before: used as it is, not built again"
 }
 
 // condaSetup is the derived image's Dockerfile: the base's own mamba or

@@ -267,7 +267,8 @@ func tarGzFiles(t *testing.T, files map[string]string) []byte {
 }
 
 // A build context is built on the node, tagged by its hash, and a second
-// job with the same context uses the image without building again.
+// job with the same context uses the image without building again, its
+// log saying so.
 func TestContainerRankBuildsOnce(t *testing.T) {
 	env := testctr.Shared(t)
 	srv := newFakeAgentServer(t)
@@ -286,6 +287,9 @@ func TestContainerRankBuildsOnce(t *testing.T) {
 			t.Fatalf("run %d: final report %+v; log:\n%s", i, rep, log)
 		}
 		logs = append(logs, log)
+	}
+	if strings.Contains(logs[0], "built from this context before") || !strings.Contains(logs[1], "built from this context before: used as it is") {
+		t.Errorf("only the second run's log should say the image was built before:\n--- first\n%s\n--- second\n%s", logs[0], logs[1])
 	}
 	if !strings.Contains(logs[0], "BUILD-STEP-RAN") || strings.Contains(logs[1], "BUILD-STEP-RAN") {
 		t.Errorf("the build ran %v times (want once, the first):\n--- first\n%s\n--- second\n%s",

@@ -489,8 +489,9 @@ func (s *Services) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID str
 	return nil, shoal.Errorf(shoal.ENOTFOUND, "no earlier outputs for rank %d of job %s", rank, a.JobName)
 }
 
-// OpenArtifactForNode opens an artifact that the node's current job uses;
-// nodes cannot read other jobs' code or data.
+// OpenArtifactForNode opens an artifact that the node's current job uses
+// (its code, an input, or the build context of its environment, which
+// the node builds); nodes cannot read other jobs' code or data.
 func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
 	allowed, workspace := false, ""
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
@@ -511,6 +512,9 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 			if in != nil && in.Path == id {
 				allowed = true
 			}
+		}
+		if env := j.ResolvedEnvironment; env != nil && env.Build != nil && env.Build.Path == id {
+			allowed = true
 		}
 		return nil
 	})

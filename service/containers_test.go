@@ -273,7 +273,8 @@ func TestRegistriesNeedASecretsKey(t *testing.T) {
 }
 
 // A job's inline build context is checked at submit as a registered
-// environment's is: its Dockerfile must be in it.
+// environment's is: its Dockerfile must be in it. The node that runs the
+// job may then fetch it to build.
 func TestSubmitChecksInlineBuildContext(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 1, 600)
@@ -293,6 +294,27 @@ func TestSubmitChecksInlineBuildContext(t *testing.T) {
 		Environment: map[string]any{"build": map[string]any{"path": id, "dockerfile_path": "docker/train.Dockerfile"}}})
 	wantFieldRefusal(t, "a build without its Dockerfile", err, "environment.build.dockerfile_path", "docker/train.Dockerfile")
 	h.submitSpec(&shoal.JobSpec{Name: "built", Command: "true", Compute: "cpu", Environment: map[string]any{"build": map[string]any{"path": id}}})
+
+	// The node the job runs on builds the image: it may read the build
+	// context (as it reads the job's code), and nothing else uploaded.
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	node := h.nodeIDs("cpu")[0]
+	if task := h.start(node); task.Environment == nil || task.Environment.Build == nil || task.Environment.Build.Path != id {
+		t.Fatalf("the task's environment %+v does not name the build context %s", task.Environment, id)
+	}
+	rc, err := h.svc.OpenArtifactForNode(h.ctx, node, id)
+	if err != nil {
+		t.Fatalf("the node reading its job's build context: %v", err)
+	}
+	rc.Close()
+	other := h.upload("not this job's")
+	rc, err = h.svc.OpenArtifactForNode(h.ctx, node, other)
+	if rc != nil {
+		rc.Close()
+	}
+	wantCode(t, "the node reading an artifact its job does not use", err, shoal.EFORBIDDEN)
 }
 
 // A node's Preparing reports reach the job through ReportRank: its reason

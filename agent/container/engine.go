@@ -3,8 +3,10 @@ package container
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/client"
@@ -23,7 +25,12 @@ type Engine struct {
 	podman bool
 
 	mu      sync.Mutex
-	copying map[string]*outputCopy // container id → the copy of its output
+	copying map[string]*logCopy // container id → the copy of its output
+	// logFollowGrace bounds how long Wait waits for a log follow after
+	// the container exited (logFollowGrace; tests shorten it).
+	logFollowGrace time.Duration
+	// followEnding, in tests only, wraps each log follow's stream.
+	followEnding func(io.ReadCloser) io.ReadCloser
 	// lastInfo is the engine's latest Info, which checkInsecure reads
 	// before asking again: podman's info takes most of a second.
 	lastInfo *Info
@@ -70,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, classify("open engine", err)
 	}
 	return &Engine{cli: cli, host: cfg.Host, hostLimits: limits, podman: isPodman(ver.Components),
-		copying: map[string]*outputCopy{}}, nil
+		copying: map[string]*logCopy{}, logFollowGrace: logFollowGrace}, nil
 }
 
 // Close closes the connection to the engine; containers keep running.

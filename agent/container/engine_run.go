@@ -11,7 +11,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/pkg/stdcopy"
 	units "github.com/docker/go-units"
 )
 
@@ -36,24 +35,14 @@ func (e *Engine) Run(ctx context.Context, spec Spec) (string, error) {
 		_ = e.cli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		return "", classify(op, err)
 	}
-	oc := &outputCopy{done: make(chan struct{}), stdout: &countingWriter{w: orDiscard(spec.Stdout)}, stderr: &countingWriter{w: orDiscard(spec.Stderr)}}
-	// Not the caller's context: the copy lasts as long as the container,
-	// and ends with its log (or when Wait gives up on the follow).
-	var followCtx context.Context
-	followCtx, oc.cancel = context.WithCancel(context.Background())
+	followCtx, cancel := context.WithCancel(context.Background())
+	c := &logCopy{done: make(chan struct{}), cancel: cancel, stdout: orDiscard(spec.Stdout), stderr: orDiscard(spec.Stderr), followEnding: e.followEnding}
 	e.mu.Lock()
-	e.copying[id] = oc
+	e.copying[id] = c
 	e.mu.Unlock()
-	go func() {
-		defer close(oc.done)
-		logs, err := e.cli.ContainerLogs(followCtx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-		if err != nil {
-			return
-		}
-		defer logs.Close()
-		// Without a TTY the engine multiplexes stdout and stderr.
-		_, _ = stdcopy.StdCopy(oc.stdout, oc.stderr, logs)
-	}()
+	// Not the caller's context: the copy lasts as long as the container,
+	// and ends with its log.
+	go c.follow(followCtx, e, id)
 	return id, nil
 }
 
@@ -147,83 +136,16 @@ func (e *Engine) Wait(ctx context.Context, id string) (int, error) {
 		return -1, classify(op, err)
 	}
 	e.mu.Lock()
-	oc := e.copying[id]
+	c := e.copying[id]
+	grace := e.logFollowGrace
 	e.mu.Unlock()
-	if oc != nil {
-		if err := e.finishCopy(ctx, id, oc); err != nil {
+	if c != nil {
+		if err := c.wait(ctx, e, id, grace); err != nil {
 			return -1, classify(op, err)
 		}
+		e.forget(id)
 	}
 	return code, nil
-}
-
-// followGrace is how long the log follow may take to end once the
-// container has exited. podman 4.3's follow of a container that exits
-// before the follow is under way can wait forever (a one-second `true`
-// hung a benchmark's job for ten minutes).
-const followGrace = 2 * time.Second
-
-// outputCopy is the copy of one container's output to the caller's
-// writers.
-type outputCopy struct {
-	done           chan struct{}
-	cancel         context.CancelFunc
-	stdout, stderr *countingWriter
-}
-
-// finishCopy waits for the follow to end after the container exited;
-// past followGrace it stops the follow and copies the rest of the log
-// from a plain read, skipping the bytes of each stream already copied.
-func (e *Engine) finishCopy(ctx context.Context, id string, oc *outputCopy) error {
-	defer e.forget(id)
-	t := time.NewTimer(followGrace)
-	defer t.Stop()
-	select {
-	case <-oc.done:
-		return nil
-	case <-ctx.Done():
-		oc.cancel()
-		return ctx.Err()
-	case <-t.C:
-	}
-	oc.cancel()
-	<-oc.done
-	logs, err := e.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
-	if err != nil {
-		return err
-	}
-	defer logs.Close()
-	_, err = stdcopy.StdCopy(&skippingWriter{w: oc.stdout, skip: oc.stdout.n}, &skippingWriter{w: oc.stderr, skip: oc.stderr.n}, logs)
-	return err
-}
-
-// countingWriter counts what it wrote.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// skippingWriter drops the first skip bytes written to it.
-type skippingWriter struct {
-	w    io.Writer
-	skip int64
-}
-
-func (s *skippingWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if s.skip >= int64(n) {
-		s.skip -= int64(n)
-		return n, nil
-	}
-	_, err := s.w.Write(p[s.skip:])
-	s.skip = 0
-	return n, err
 }
 
 // forget drops a container's output copy from the table.
@@ -245,6 +167,11 @@ func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error
 // volumes; a container already gone is no error.
 func (e *Engine) Remove(ctx context.Context, id string) error {
 	err := classify("remove "+id, e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}))
+	e.mu.Lock()
+	if c := e.copying[id]; c != nil {
+		c.cancel()
+	}
+	e.mu.Unlock()
 	e.forget(id)
 	if isKind(err, ErrNotFound) {
 		return nil

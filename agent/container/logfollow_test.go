@@ -1,0 +1,54 @@
+package container_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/internal/testctr"
+)
+
+// A log follow that never ends after its container exited (podman's
+// service does this now and then) does not hold Wait: after a grace it
+// stops the follow and writes the rest of the log, read without
+// following, each byte once.
+func TestEngineWaitOutlivesAHungLogFollow(t *testing.T) {
+	env := testctr.Shared(t)
+	for _, c := range []struct {
+		name  string
+		limit int
+	}{
+		{"hung after the whole log", -1},
+		{"hung after the first line", 8 + len("one\n")}, // a frame header and its line
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := container.Open(context.Background(), container.Config{Host: env.Host, EnginePID: env.Podman.PID()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			container.HangLogFollows(e, 300*time.Millisecond, c.limit)
+			var stdout, stderr bytes.Buffer
+			id, err := e.Run(context.Background(), container.Spec{
+				Image:   env.BaseImage,
+				Command: []string{"sh", "-c", "echo one; sleep 0.2; echo err-one >&2; sleep 0.2; echo two; exit 3"},
+				Stdout:  &stdout, Stderr: &stderr,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Remove(context.Background(), id)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			code, err := e.Wait(ctx, id)
+			if err != nil || code != 3 {
+				t.Fatalf("Wait = %d, %v; want 3 (the follow hangs: Wait must not)", code, err)
+			}
+			if stdout.String() != "one\ntwo\n" || stderr.String() != "err-one\n" {
+				t.Errorf("stdout %q, stderr %q; want %q, %q", stdout.String(), stderr.String(), "one\ntwo\n", "err-one\n")
+			}
+		})
+	}
+}
