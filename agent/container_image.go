@@ -258,7 +258,10 @@ func (h *containerHost) probeConda(ctx context.Context, rt container.Runtime, im
 // registry's or the build's refusal fails the job (RankImageFailed, its
 // words kept); an engine that broke is the node's failure.
 func imageFailure(err error) (state string, failure shoal.RankFailure) {
-	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, errNoConda} {
+	// ErrRuntimeMissing too: an engine that cannot start here fails the
+	// job with its words; as node loss it was requeued onto the same
+	// engine twenty times.
+	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, container.ErrRuntimeMissing, errNoConda} {
 		if errors.Is(err, kind) {
 			return shoal.RankFailed, shoal.RankImageFailed
 		}

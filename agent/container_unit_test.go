@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 )
 
@@ -54,5 +55,25 @@ func TestProgressReporterRateLimits(t *testing.T) {
 	want := []string{"pulling a", "pulling a — 5 of 10 MB", "building b"}
 	if !reflect.DeepEqual(sent, want) {
 		t.Errorf("sent %q, want %q", sent, want)
+	}
+}
+
+// The private podman service's run root stays within podman's 50 bytes
+// however deep the node's work dir (the nodes dir of a server as root is
+// /var/lib/shoal-nodes/<server>/<node>), and differs per node.
+func TestPodmanRunRootIsShort(t *testing.T) {
+	a := podmanRunRoot("/var/lib/shoal-nodes/shoal-bd36762a/cpu-cluster-n1/podman")
+	b := podmanRunRoot("/var/lib/shoal-nodes/shoal-bd36762a/cpu-cluster-n2/podman")
+	if len(a) > 50 || len(b) > 50 || a == b {
+		t.Errorf("run roots %q (%d) and %q (%d): want two of at most 50 bytes", a, len(a), b, len(b))
+	}
+}
+
+// An engine that cannot start on the node fails the job with its words:
+// as node loss it was requeued onto the same engine twenty times.
+func TestRuntimeMissingFailsTheJob(t *testing.T) {
+	err := &container.Error{Kind: container.ErrRuntimeMissing, Op: "start podman service", Msg: "the specified runroot is longer than 50 characters"}
+	if state, failure := imageFailure(err); state != shoal.RankFailed || failure != shoal.RankImageFailed {
+		t.Errorf("imageFailure = %s, %s; want Failed, image_failed", state, failure)
 	}
 }

@@ -203,6 +203,19 @@ func (h *containerHost) runtime(ctx context.Context) (container.Runtime, *contai
 	return h.rt, h.cache, nil
 }
 
+// podmanRunRoot is the private service's run root: podman (4.3) refuses
+// one longer than 50 bytes, which a node's work dir under the nodes dir
+// (/var/lib/shoal-nodes/<server>/<node>/...) always is, so it goes under
+// /run (the temporary dir without root), named by the work dir.
+func podmanRunRoot(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	base := "/run"
+	if os.Geteuid() != 0 {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "shoal-podman-"+hex.EncodeToString(sum[:6]))
+}
+
 // startPodman starts the node's private podman service, its store under
 // the node's folder (not the server's, not the host's default store).
 func (h *containerHost) startPodman(ctx context.Context) error {
@@ -215,7 +228,7 @@ func (h *containerHost) startPodman(ctx context.Context) error {
 	}
 	stopStale(dir)
 	p, err := container.StartPodman(ctx, container.PodmanConfig{Dir: dir, Root: filepath.Join(h.dir, "storage"),
-		RunRoot: filepath.Join(h.dir, "run"), InsecureRegistries: h.insecure})
+		RunRoot: podmanRunRoot(h.dir), InsecureRegistries: h.insecure})
 	if err != nil {
 		return err
 	}
@@ -272,6 +285,9 @@ func (h *containerHost) close() {
 	if h.podman != nil {
 		_ = h.podman.Close()
 		h.podman = nil
+		// Its run root is outside the node's folder (podmanRunRoot):
+		// released with the node's work dir it would stay behind.
+		_ = os.RemoveAll(podmanRunRoot(h.dir))
 	}
 }
 
