@@ -41,6 +41,9 @@ type containerRank struct {
 	NanoCPUs, MemoryBytes int64
 	Devices               []container.Device
 	Labels                map[string]string
+	// Network is the container network: "host" (the default, "") or the
+	// subnet's network of a compute in a virtual network.
+	Network string
 }
 
 // containerRun is a rank running in containers. Its methods are safe for
@@ -87,7 +90,7 @@ func startContainers(ctx context.Context, rt container.Runtime, cr containerRank
 			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", rankShell, "shoal-rank", t.Command},
 			Env: env, WorkingDir: t.Dir, Mounts: cr.Mounts, User: cr.User,
 			NanoCPUs: cr.NanoCPUs, MemoryBytes: cr.MemoryBytes, Devices: cr.Devices,
-			Network: "host", Labels: labels, Stdout: logf, Stderr: logf,
+			Network: orHost(cr.Network), Labels: labels, Stdout: logf, Stderr: logf,
 		})
 		if err != nil {
 			r.removeAll()
@@ -267,4 +270,12 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// orHost is network, or "host" when none is named.
+func orHost(network string) string {
+	if network == "" {
+		return "host"
+	}
+	return network
 }

@@ -43,6 +43,8 @@ const dockerSocket = "/var/run/docker.sock"
 const (
 	labelNode    = "shoal.node"
 	labelAttempt = "shoal.attempt"
+	// labelNetwork marks a subnet's network with its vnet/subnet.
+	labelNetwork = "shoal.subnet"
 	labelRank    = "shoal.rank"
 )
 
@@ -73,6 +75,11 @@ type containerHost struct {
 	lazy bool
 	// openErr is why the engine could not be opened when a task needed it.
 	openErr error
+
+	// networks are the subnets' networks this agent's ranks joined,
+	// removed when the agent closes (one still in use by another node's
+	// containers stays).
+	networks map[string]bool
 
 	// building serializes builds and pulls of one image on this node: a
 	// second job with the same context waits for the first's build.
@@ -279,6 +286,13 @@ func stopStale(dir string) {
 func (h *containerHost) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if nw, ok := h.rt.(container.Networker); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for name := range h.networks {
+			_ = nw.RemoveNetwork(ctx, name)
+		}
+		cancel()
+	}
 	if c, ok := h.rt.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
@@ -429,4 +443,14 @@ func (k *keyedMutex) lock(key string) func() {
 	k.mu.Unlock()
 	m.Lock()
 	return m.Unlock
+}
+
+// joined notes that a rank of this node joined a subnet's network.
+func (h *containerHost) joined(network string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.networks == nil {
+		h.networks = map[string]bool{}
+	}
+	h.networks[network] = true
 }

@@ -141,6 +141,17 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 	if c := t.Container; c != nil {
 		cr.NanoCPUs = int64(c.VCPUs) * 1e9
 		cr.MemoryBytes = int64(c.MemoryGB * (1 << 30))
+		if n := c.Network; n != nil {
+			nw, ok := rt.(container.Networker)
+			if !ok {
+				return nil, fmt.Errorf("the compute is in virtual network %q, subnet %q, and this node's engine makes no networks", n.VNet, n.Subnet)
+			}
+			if err := nw.EnsureNetwork(ctx, n.Name, n.Internal, map[string]string{labelNetwork: n.VNet + "/" + n.Subnet}); err != nil {
+				return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
+			}
+			cr.Network = n.Name
+			r.a.ctr.joined(n.Name)
+		}
 	}
 	env := make(map[string]string, len(task.Env))
 	for k, v := range task.Env {

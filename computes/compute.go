@@ -37,6 +37,9 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 				return err
 			}
 		}
+		if err := checkNetwork(loc, spec); err != nil {
+			return err
+		}
 		if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
 			return err
 		}

@@ -91,9 +91,35 @@ func (s *Services) containerTask(tx shoal.Tx, j *shoal.Job, n *shoal.Node) (*sho
 	}
 	loc, _ := s.catalog.Location(n.Location)
 	ct := &shoal.ContainerTask{Mode: loc.ContainerMode(), VCPUs: n.VCPUs, MemoryGB: n.MemoryGB}
+	if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
+		ct.Network = shoal.SubnetNetwork(j.Workspace, &c.ComputeSpec)
+	}
 	var err error
 	if ct.PushTo, ct.Registries, err = registries.ForTask(tx, s.cfg.SecretsKey, j.Workspace, env.Image); err != nil {
 		return nil, err
 	}
 	return ct, nil
+}
+
+// checkSubnet applies what a compute's virtual network asks of a job: it
+// runs in a container on the subnet's network (a job on the host would
+// be silently outside it), on one node (a multi-node job needs the
+// host's network, across hosts), and without the identity endpoint,
+// which the node serves on its loopback, outside the subnet.
+func checkSubnet(c *shoal.Compute, env *shoal.EnvironmentSpec, nodes int) error {
+	net := shoal.SubnetNetwork(c.Workspace, &c.ComputeSpec)
+	if net == nil {
+		return nil
+	}
+	where := fmt.Sprintf("compute %q is in virtual network %q, subnet %q", c.Name, net.VNet, net.Subnet)
+	if env == nil || (env.Image == "" && env.Build == nil) {
+		return shoal.FieldErrorf("environment", "%s: its jobs run in containers on the subnet's network, and this job names no image; name an environment with an image (environment: {image: <image>}, or azureml:<name>@latest)", where)
+	}
+	if nodes > 1 {
+		return shoal.FieldErrorf("resources.instance_count", "%s: a job there runs on one node (a multi-node job needs the hosts' own network, outside the subnet), not %d", where, nodes)
+	}
+	if id := c.Identity; id != nil && id.Type != "" && id.Type != shoal.IdentityNone {
+		return shoal.FieldErrorf("compute", "%s and has a managed identity: the identity endpoint is served on the node's loopback, which a container in the subnet does not reach; remove the identity or the virtual network", where)
+	}
+	return nil
 }

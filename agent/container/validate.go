@@ -11,6 +11,10 @@ import (
 )
 
 // isKind reports whether err is of kind.
+// networkName is what a network name may be (Docker's rule); not
+// "container:ID", which would share another container's namespace.
+var networkName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
 func isKind(err, kind error) bool { return err != nil && errors.Is(err, kind) }
 
 // userPattern is "uid" or "uid:gid", numeric: the run-as user is a
@@ -48,10 +52,12 @@ func (e *Engine) validate(s Spec) error {
 	if s.MemoryBytes > 0 && s.MemoryBytes < 6<<20 {
 		return bad("spec.MemoryBytes %d is below the 6 MiB a container needs", s.MemoryBytes)
 	}
-	switch s.Network {
-	case "", "host", "none":
+	switch {
+	case s.Network == "", s.Network == "host", s.Network == "none":
+	case networkName.MatchString(s.Network):
+		// A network of the engine's own (Networker.EnsureNetwork).
 	default:
-		return bad("spec.Network %q must be \"host\", \"none\" or empty", s.Network)
+		return bad("spec.Network %q must be \"host\", \"none\", empty or a network's name", s.Network)
 	}
 	for i, m := range s.Mounts {
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) {
