@@ -292,7 +292,35 @@ type InstanceTask struct {
 	// its shells, notebook, applications and setup scripts as that
 	// principal's OS account.
 	RunAs string `json:"run_as,omitempty"`
+	// Container, when set, makes the instance one long-lived container:
+	// the server sets it when the location's containers mode is not off
+	// and the node's host has a runtime (IsolationContainer).
+	Container *InstanceContainer `json:"container,omitempty"`
 }
+
+// InstanceContainer is how an instance's node runs it as a container.
+type InstanceContainer struct {
+	// Image is the instance image (the instance's own, else its
+	// location's instance_image).
+	Image string `json:"image"`
+	// RootAccess lets azureuser sudo inside (enable_root_access, true
+	// unless the instance says false): root inside is not root on the
+	// host (a user namespace of its own).
+	RootAccess bool `json:"root_access,omitempty"`
+	// VCPUs and MemoryGB are the instance's size: the container's limits.
+	VCPUs    int     `json:"vcpus,omitempty"`
+	MemoryGB float64 `json:"memory_gb,omitempty"`
+}
+
+// Instance isolations, as `compute show` reports them.
+const (
+	// IsolationContainer: the instance is a container of its own, its
+	// root not the host's.
+	IsolationContainer = "container"
+	// IsolationHostProcesses: the instance is processes on the host,
+	// run as its user's account, without root.
+	IsolationHostProcesses = "host-processes"
+)
 
 // Instance agent phases.
 const (

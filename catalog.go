@@ -33,6 +33,10 @@ type Location struct {
 	// containers: ContainersRequired, ContainersOptional or ContainersOff;
 	// empty means ContainersOptional (see ContainerMode).
 	Containers string `json:"containers,omitempty"`
+	// InstanceImage is the image compute instances here run in, one
+	// container each, on hosts with a container runtime; empty: they run
+	// as host processes.
+	InstanceImage string `json:"instance_image,omitempty"`
 }
 
 // ContainerMode is the location's container mode, ContainersOptional

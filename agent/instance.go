@@ -64,6 +64,11 @@ type instanceRuntime struct {
 	// account is the OS account the instance user's shells, notebook,
 	// applications and setup scripts run as.
 	account *runas.Account
+	// box is the instance's container when it runs as one (the task's
+	// Container); nil when it runs as host processes.
+	box *instanceBox
+	// jupyterPort is the notebook's port when it runs in box.
+	jupyterPort int
 }
 
 // activitySample is the last look at Jupyter's kernels and terminals and
@@ -184,9 +189,20 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 	rt.mu.Lock()
 	rt.account = acct
 	rt.mu.Unlock()
-	// The home is the instance user's own (0700): neither another user's
-	// work nor the agent's other files are reachable from it.
-	if err := acct.MkdirOwned(rt.home); err != nil {
+	if t.Container != nil {
+		// One long-lived container; the home is azureuser's inside it.
+		box, err := rt.startBox(ctx, t)
+		if err != nil {
+			fail("starting the instance's container (image %s): %v", t.Container.Image, err)
+			return
+		}
+		rt.mu.Lock()
+		rt.box = box
+		rt.mu.Unlock()
+		log.Info("the instance runs in a container", "container", box.id, "image", t.Container.Image, "root_access", t.Container.RootAccess)
+	} else if err := acct.MkdirOwned(rt.home); err != nil {
+		// The home is the instance user's own (0700): neither another
+		// user's work nor the agent's other files are reachable from it.
 		fail("creating the home: %v", err)
 		return
 	}
@@ -234,6 +250,9 @@ func (rt *instanceRuntime) currentTask() *shoal.InstanceTask {
 // it is free, so that known connection strings keep working.
 func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
 	port := readPort(filepath.Join(rt.dir, sshPortFile))
+	// When the instance is a container (rt.ContainerID() is not empty),
+	// its sessions belong inside it: the SSH server's container option
+	// takes that id and the node's engine.
 	cfg := sshd.Config{
 		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.a.log.With("component", "sshd"),
@@ -292,8 +311,16 @@ func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fai
 	shipped := make(chan struct{})
 	go func() { defer close(shipped); ship.loop(shipCtx) }()
 	defer func() { stop(); <-shipped; ship.flush(ctx) }()
+	rt.mu.Lock()
+	box := rt.box
+	rt.mu.Unlock()
 	for _, s := range scripts {
-		res := apps.RunScript(ctx, s, rt.home, rt.baseEnv(), logPath)
+		var res apps.ScriptResult
+		if box != nil {
+			res.Err = rt.runScriptInBox(ctx, box, s, logPath)
+		} else {
+			res = apps.RunScript(ctx, s, rt.home, rt.baseEnv(), logPath)
+		}
 		if s.Name == "creation_script" && res.Err == nil {
 			rt.mu.Lock()
 			rt.creationDone = true
@@ -319,7 +346,12 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: logDir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps"), Credential: rt.credential()})
 	rt.mu.Lock()
 	rt.sup = sup
+	box := rt.box
 	rt.mu.Unlock()
+	if box != nil {
+		rt.startBoxApps(t, box, log)
+		return
+	}
 	if bin, ok := apps.FindJupyter(); ok && t.NotebookToken != "" {
 		port := readPort(filepath.Join(rt.dir, jupyterPortFile))
 		if port == 0 || !portFree(port) {
@@ -380,7 +412,13 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 		last := rt.ssh.LastActivity()
 		r.SSHLastActivity = &last
 	}
-	if rt.sup != nil {
+	if rt.box != nil {
+		if rt.jupyterPort > 0 {
+			up := listening(rt.jupyterPort)
+			uid := rt.box.hostUID
+			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid})
+		}
+	} else if rt.sup != nil {
 		var uid *int
 		if rt.account.Switched() {
 			n := int(rt.account.UID)
@@ -457,8 +495,16 @@ func (rt *instanceRuntime) sample(ctx context.Context) {
 	if rt.account.Switched() {
 		uid = int(rt.account.UID)
 	}
+	box := rt.box
 	rt.mu.Unlock()
-	ticks := nodeCPUTicks(rt.a.cfg.NodeID, rt.a.cfg.WorkDir, uid)
+	var ticks uint64
+	if box != nil {
+		// The container's cgroup: every process of the instance, and
+		// nothing of another's.
+		ticks = boxCPUTicks(ctx, box)
+	} else {
+		ticks = nodeCPUTicks(rt.a.cfg.NodeID, rt.a.cfg.WorkDir, uid)
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.activity.kernels, rt.activity.terminals = kernels, terminals
@@ -476,8 +522,16 @@ func (rt *instanceRuntime) close() {
 		<-rt.done
 	}
 	rt.mu.Lock()
-	sup, srv, m := rt.sup, rt.ssh, rt.msi
+	sup, srv, m, box := rt.sup, rt.ssh, rt.msi, rt.box
 	rt.mu.Unlock()
+	if box != nil {
+		// Stop removes the container; the home stays for the next start.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := box.remove(ctx); err != nil {
+			rt.a.log.Warn("removing the instance's container failed", "container", box.id, "err", err)
+		}
+		cancel()
+	}
 	if sup != nil {
 		sup.StopAll()
 	}

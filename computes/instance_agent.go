@@ -30,6 +30,9 @@ func (s *Service) InstanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask,
 		Identities:     access.TaskIdentities(tx, c),
 		RunAs:          st.AssignedUser,
 	}
+	if loc, err := s.catalog.Location(c.Location); err == nil {
+		t.Container = InstanceContainer(c, loc, n, s.catalog)
+	}
 	if k := sshKeyOf(c.SSHSettings); t.SSHEnabled && k != "" {
 		t.AuthorizedKeys = []string{k}
 	}

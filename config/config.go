@@ -146,6 +146,11 @@ type LocationConfig struct {
 	// containers: required (every job names an image), optional (the
 	// default: image jobs in containers, the rest on the host) or off.
 	Containers string `yaml:"containers"`
+	// InstanceImage is the image a compute instance of this location runs
+	// in (one container per instance) on a host with a container runtime,
+	// unless containers is off; empty: instances run as host processes.
+	// images/instance/Containerfile builds the default one.
+	InstanceImage string `yaml:"instance_image"`
 	// Hosts and KnownHosts back a location with provider: ssh — a static
 	// pool of machines reached over SSH, whose keys known_hosts lists.
 	Hosts      []SSHHostConfig `yaml:"hosts"`
@@ -429,7 +434,7 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	l := &shoal.Location{
 		Name: lc.Name, Provider: lc.Provider, Aliases: append([]string(nil), lc.Aliases...),
 		Quota: q, ProvisioningDelay: time.Duration(lc.ProvisioningDelay), Sizes: lc.Sizes,
-		PreemptionRatePerHour: lc.PreemptionRatePerHour,
+		PreemptionRatePerHour: lc.PreemptionRatePerHour, InstanceImage: lc.InstanceImage,
 	}
 	if lc.PreemptionRatePerHour < 0 {
 		return nil, fmt.Errorf("preemption_rate_per_hour must be 0 or more")

@@ -72,6 +72,7 @@ func (e *Engine) configs(spec Spec) (*container.Config, *container.HostConfig) {
 	}
 	host := &container.HostConfig{
 		NetworkMode: container.NetworkMode(spec.Network),
+		UsernsMode:  container.UsernsMode(spec.Userns),
 		Resources: container.Resources{
 			NanoCPUs: spec.NanoCPUs,
 			Memory:   spec.MemoryBytes,
@@ -82,6 +83,15 @@ func (e *Engine) configs(spec Spec) (*container.Config, *container.HostConfig) {
 		host.Resources.MemorySwap = spec.MemoryBytes // no swap beyond the limit
 	}
 	for _, m := range spec.Mounts {
+		if m.Chown {
+			// Only the bind string form carries podman's U option.
+			opt := "U"
+			if m.ReadOnly {
+				opt = "ro,U"
+			}
+			host.Binds = append(host.Binds, m.Source+":"+m.Target+":"+opt)
+			continue
+		}
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
 	for _, d := range spec.Devices {

@@ -167,7 +167,13 @@ type Spec struct {
 	// Network is "host" (the host's network: multi-node jobs reach each
 	// other's MASTER_ADDR), "none", or "" for the engine's default.
 	Network string
-	Labels  map[string]string
+	// Userns is the user namespace: "" for the engine's default, "auto"
+	// (podman: a range of its own from the "containers" entries in
+	// /etc/subuid and /etc/subgid, so that root inside is not root on the
+	// host). Docker takes none per container (its daemon's userns-remap
+	// decides) and refuses it.
+	Userns string
+	Labels map[string]string
 	// Ulimits are set as given; nofile and nproc not given default to
 	// the host's hard limits (an engine's own defaults can exceed them,
 	// and the container then fails to start). A limit above the host's
@@ -182,6 +188,10 @@ type Mount struct {
 	Source   string // an existing absolute host path
 	Target   string // an absolute path in the container
 	ReadOnly bool
+	// Chown (podman only) gives Source, recursively, to the host uid and
+	// gid the container's user maps to in its user namespace, so that
+	// the user owns it inside.
+	Chown bool
 }
 
 // Device is a device given to the container: a host device node

@@ -59,7 +59,22 @@ func (e *Engine) validate(s Spec) error {
 	default:
 		return bad("spec.Network %q must be \"host\", \"none\", empty or a network's name", s.Network)
 	}
+	switch s.Userns {
+	case "":
+	case "auto":
+		if !e.podman {
+			return bad("spec.Userns %q: only podman gives a container a user namespace of its own (Docker's daemon decides with userns-remap)", s.Userns)
+		}
+	default:
+		return bad("spec.Userns %q must be \"auto\" or empty", s.Userns)
+	}
 	for i, m := range s.Mounts {
+		if m.Chown && !e.podman {
+			return bad("spec.Mounts[%d].Chown: only podman gives a mount to the container's mapped user", i)
+		}
+		if strings.ContainsAny(m.Source+m.Target, ":,") && m.Chown {
+			return bad("spec.Mounts[%d]: a chowned mount's paths may not hold ':' or ','", i)
+		}
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) {
 			return bad("spec.Mounts[%d]: source %q and target %q must be absolute paths", i, m.Source, m.Target)
 		}

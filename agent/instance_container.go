@@ -1,0 +1,291 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/instance/idle"
+)
+
+// Where an instance container keeps its user's things.
+const (
+	// boxHome is azureuser's home inside: the node's persistent home.
+	boxHome = "/home/azureuser"
+	// boxUser is azureuser's uid:gid in the instance image.
+	boxUser = "1000:1000"
+	// labelInstance marks an instance's container (workspace/name).
+	labelInstance = "shoal.instance"
+)
+
+// boxInit is the container's first process: it waits for nothing and
+// ends on SIGTERM (a bare sleep as pid 1 ignores it, and Stop would wait
+// out its grace).
+var boxInit = []string{"/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
+
+// instanceBox is an instance's long-lived container.
+type instanceBox struct {
+	rt   container.Runtime
+	ex   container.Execer
+	id   string
+	task *shoal.InstanceContainer
+	// hostUID is the host uid azureuser is in the container's user
+	// namespace: its processes' owner as the host (and the app proxy's
+	// owner check) sees them.
+	hostUID int
+}
+
+// ContainerID is the instance's container id and the engine's address
+// (for the SSH server, which starts sessions inside it); empty when the
+// instance runs as host processes.
+func (rt *instanceRuntime) ContainerID() string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.box == nil {
+		return ""
+	}
+	return rt.box.id
+}
+
+// startBox creates and starts the instance's container: the image, its
+// size's limits, its GPUs only, the home bound at /home/azureuser, the
+// host's network (the app proxy reaches Jupyter on the loopback), and a
+// user namespace of its own so that root inside is not root here.
+func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) (*instanceBox, error) {
+	if rt.a.ctr == nil {
+		return nil, errors.New("this node has no container engine")
+	}
+	r, _, err := rt.a.ctr.runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := r.(container.Execer)
+	if !ok {
+		return nil, errors.New("this node's container engine cannot run processes inside a container")
+	}
+	c := t.Container
+	if _, err := r.Inspect(ctx, c.Image); errors.Is(err, container.ErrNotFound) {
+		if _, err := r.Pull(ctx, c.Image, container.PullOptions{}); err != nil {
+			return nil, fmt.Errorf("pulling the instance image: %w", err)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(rt.home, 0o700); err != nil {
+		return nil, err
+	}
+	labels := map[string]string{labelNode: rt.a.cfg.NodeID, labelInstance: t.Workspace + "/" + t.Name}
+	// A container an earlier run of this agent left (killed before it
+	// could stop it) goes first: its name is the one wanted.
+	if left, err := r.List(ctx, labels); err == nil {
+		for _, l := range left {
+			_ = r.Remove(ctx, l.ID)
+		}
+	}
+	spec := container.Spec{
+		Name: "shoal-instance-" + rt.a.cfg.NodeID, Image: c.Image, Entrypoint: boxInit, User: boxUser,
+		Network: "host", Labels: labels, WorkingDir: boxHome,
+		Mounts: []container.Mount{{Source: rt.home, Target: boxHome, Chown: true},
+			// In a user namespace on the host's network the runtime may not
+			// mount a sysfs of its own: the host's, read-only.
+			{Source: "/sys", Target: "/sys", ReadOnly: true}},
+		NanoCPUs: int64(c.VCPUs) * 1e9, MemoryBytes: int64(c.MemoryGB * (1 << 30)),
+	}
+	if info := rt.a.ctr.report(ctx); info.Engine == "podman" {
+		spec.Userns = "auto"
+	}
+	devs, visible := gpuDevices(rt.a.cfg.GPUDevices, rt.a.ctr.gpus(ctx), fileExists)
+	spec.Devices = devs
+	if visible != "" {
+		spec.Env = map[string]string{"CUDA_VISIBLE_DEVICES": visible, "NVIDIA_VISIBLE_DEVICES": visible}
+	}
+	id, err := r.Run(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	b := &instanceBox{rt: r, ex: ex, id: id, task: c}
+	st, err := ex.State(ctx, id)
+	if err == nil && !st.Running {
+		err = errors.New("the container ended as it started")
+	}
+	if err == nil {
+		b.hostUID, err = procUID(st.Pid)
+	}
+	if err == nil && !c.RootAccess {
+		// enable_root_access: false: azureuser may not sudo.
+		err = b.run(ctx, "0:0", nil, io.Discard, "/bin/sh", "-c", "rm -f /etc/sudoers.d/azureuser; ! grep -rqs azureuser /etc/sudoers /etc/sudoers.d")
+	}
+	if err != nil {
+		_ = r.Remove(context.WithoutCancel(ctx), id)
+		return nil, err
+	}
+	return b, nil
+}
+
+// run runs argv in the container as user and fails unless it exits 0.
+func (b *instanceBox) run(ctx context.Context, user string, env map[string]string, out io.Writer, argv ...string) error {
+	code, err := b.ex.Exec(ctx, b.id, container.ExecOptions{Command: argv, User: user, Env: env, WorkingDir: boxHome, Stdout: out, Stderr: out})
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("%s exited with %d", strings.Join(argv, " "), code)
+	}
+	return nil
+}
+
+// remove stops and removes the container (its home stays on the node).
+func (b *instanceBox) remove(ctx context.Context) error { return b.rt.Remove(ctx, b.id) }
+
+// boxEnv is the environment of the instance's processes inside: the
+// instance's variables (identity endpoint included: the host's network
+// reaches it) with the container's home, and none of the host's path.
+func (rt *instanceRuntime) boxEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range rt.env() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, k := range []string{"PATH", "SHELL"} {
+		delete(env, k)
+	}
+	env["HOME"], env["USER"], env["LOGNAME"] = boxHome, shoal.InstanceAdminUsername, shoal.InstanceAdminUsername
+	return env
+}
+
+// runScriptInBox runs a setup script inside the container as azureuser,
+// its output appended to the setup log, within its timeout.
+func (rt *instanceRuntime) runScriptInBox(ctx context.Context, b *instanceBox, s apps.Script, logPath string) error {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("%s: opening its log: %w", s.Name, err)
+	}
+	defer log.Close()
+	var argv []string
+	switch {
+	case s.Path != "":
+		p := s.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(boxHome, p)
+		}
+		argv = []string{"/bin/bash", p}
+	case strings.TrimSpace(s.Command) != "":
+		argv = []string{"/bin/bash", "-c", s.Command}
+	default:
+		return fmt.Errorf("%s has neither a path nor a command", s.Name)
+	}
+	fmt.Fprintf(log, "== %s in the instance's container: %s (timeout %s), started %s\n", s.Name, strings.Join(argv, " "), s.Timeout, rt.a.now().UTC().Format(time.RFC3339))
+	sctx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	// The exec's processes carry the mark; a timed-out script's tree is
+	// ended by the kill below (the engine has no exec kill).
+	env := rt.boxEnv()
+	env["SHOAL_SETUP_SCRIPT"] = s.Name
+	code, err := b.ex.Exec(sctx, b.id, container.ExecOptions{Command: argv, User: boxUser, Env: env, WorkingDir: boxHome, Stdout: log, Stderr: log})
+	if sctx.Err() != nil && ctx.Err() == nil {
+		_ = b.run(context.WithoutCancel(ctx), "0:0", nil, io.Discard, "/bin/sh", "-c", "for p in /proc/[0-9]*; do grep -qsz '^SHOAL_SETUP_SCRIPT=' $p/environ && kill -KILL ${p#/proc/}; done; true")
+		err = fmt.Errorf("%s ran past its timeout of %s", s.Name, s.Timeout)
+	}
+	if err == nil && code != 0 {
+		err = fmt.Errorf("%s exited with %d (its output is in the setup log)", s.Name, code)
+	}
+	if err != nil {
+		fmt.Fprintf(log, "== %s failed: %v\n", s.Name, err)
+		return err
+	}
+	fmt.Fprintf(log, "== %s done\n", s.Name)
+	return nil
+}
+
+// startJupyterInBox starts the notebook inside the container as
+// azureuser on the host's loopback port.
+func (rt *instanceRuntime) startJupyterInBox(ctx context.Context, b *instanceBox, port int, baseURL, token string) error {
+	app := apps.JupyterApp("jupyter", port, baseURL, token, boxHome)
+	env := rt.boxEnv()
+	for _, kv := range app.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	// Its log stays inside (the container's /tmp): the home is the
+	// user's.
+	argv := append([]string{"/bin/sh", "-c", `exec "$@" >>/tmp/jupyter.log 2>&1`, "sh"}, app.Command...)
+	_, err := b.ex.Exec(ctx, b.id, container.ExecOptions{Command: argv, User: boxUser, Env: env, WorkingDir: boxHome, Detach: true})
+	return err
+}
+
+// boxCPUTicks is the container's CPU time in clock ticks (the unit of
+// the host processes' sample), 0 when it cannot be read.
+func boxCPUTicks(ctx context.Context, b *instanceBox) uint64 {
+	st, err := b.ex.State(ctx, b.id)
+	if err != nil {
+		return 0
+	}
+	return st.CPUNanos / (1e9 / clockTicks)
+}
+
+// listening reports whether something answers on the loopback port.
+func listening(port int) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// procUID is a host process's real uid.
+func procUID(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			return strconv.Atoi(f[1])
+		}
+	}
+	return -1, fmt.Errorf("no Uid in /proc/%d/status", pid)
+}
+
+// startBoxApps starts what the instance serves from inside its
+// container: the notebook (custom applications with a command run on the
+// host's side only when the instance is not a container).
+func (rt *instanceRuntime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, log interface{ Warn(string, ...any) }) {
+	if t.NotebookToken != "" {
+		port := readPort(filepath.Join(rt.dir, jupyterPortFile))
+		if port == 0 || !portFree(port) {
+			if p, err := anyFreePort(); err == nil {
+				port = p
+			}
+		}
+		_ = os.WriteFile(filepath.Join(rt.dir, jupyterPortFile), []byte(strconv.Itoa(port)), 0o600)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := rt.startJupyterInBox(ctx, b, port, t.JupyterBaseURL, t.NotebookToken)
+		cancel()
+		if err != nil {
+			log.Warn("starting Jupyter in the instance's container failed", "err", err)
+		} else {
+			rt.mu.Lock()
+			rt.jupyterPort = port
+			rt.jupyter = &idle.Jupyter{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port) + t.JupyterBaseURL, Token: t.NotebookToken}
+			rt.mu.Unlock()
+		}
+	}
+	for _, app := range t.Apps {
+		log.Warn("custom applications do not run in an instance's container yet", "app", app.Name)
+	}
+}

@@ -1,0 +1,19 @@
+package computes
+
+import "github.com/shoal-ml/shoal"
+
+// InstanceContainer is how node n runs instance c as a container, nil
+// when it runs as host processes: the location's containers mode is off,
+// it names no instance image, or the node's host reported no usable
+// runtime. Root access inside follows enable_root_access.
+func InstanceContainer(c *shoal.Compute, loc *shoal.Location, n *shoal.Node, cat *shoal.Catalog) *shoal.InstanceContainer {
+	if loc.ContainerMode() == shoal.ContainersOff || loc.InstanceImage == "" || n == nil || !n.Runtime.Usable() {
+		return nil
+	}
+	ic := &shoal.InstanceContainer{Image: loc.InstanceImage,
+		RootAccess: c.EnableRootAccess != nil && *c.EnableRootAccess}
+	if size, ok := cat.Size(c.Size); ok {
+		ic.VCPUs, ic.MemoryGB = size.VCPUs, size.MemoryGB
+	}
+	return ic
+}

@@ -1,0 +1,42 @@
+package computes
+
+import (
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// An instance is a container only where the location's mode allows it,
+// it names an instance image and the node's host has a runtime; root
+// access follows enable_root_access and the limits its size.
+func TestInstanceContainerNeedsModeImageAndRuntime(t *testing.T) {
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local"}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	c := &shoal.Compute{ComputeSpec: shoal.ComputeSpec{Size: "Standard_DS3_v2", EnableRootAccess: &yes}}
+	usable := &shoal.Node{Runtime: &shoal.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}}
+	loc := &shoal.Location{Name: "local", InstanceImage: "shoal/instance:1"}
+	ic := InstanceContainer(c, loc, usable, cat)
+	if ic == nil || ic.Image != "shoal/instance:1" || !ic.RootAccess || ic.VCPUs != 4 || ic.MemoryGB != 14 {
+		t.Fatalf("container %+v, want shoal/instance:1 with root, 4 vCPUs, 14 GB", ic)
+	}
+	c.EnableRootAccess = &no
+	if ic := InstanceContainer(c, loc, usable, cat); ic == nil || ic.RootAccess {
+		t.Errorf("enable_root_access false: %+v", ic)
+	}
+	for name, tc := range map[string]struct {
+		loc *shoal.Location
+		n   *shoal.Node
+	}{
+		"containers off":   {&shoal.Location{InstanceImage: "x", Containers: shoal.ContainersOff}, usable},
+		"no image":         {&shoal.Location{}, usable},
+		"no runtime":       {loc, &shoal.Node{Runtime: &shoal.ContainerRuntimeInfo{Error: "podman is not installed"}}},
+		"nothing reported": {loc, &shoal.Node{}},
+	} {
+		if ic := InstanceContainer(c, tc.loc, tc.n, cat); ic != nil {
+			t.Errorf("%s: %+v, want host processes", name, ic)
+		}
+	}
+}
