@@ -33,6 +33,10 @@ type Location struct {
 	// containers: ContainersRequired, ContainersOptional or ContainersOff;
 	// empty means ContainersOptional (see ContainerMode).
 	Containers string `json:"containers,omitempty"`
+	// AppBindMountsAllowed are host paths (absolute, clean) under which
+	// an instance's custom application may bind-mount a source beyond
+	// the instance's own home.
+	AppBindMountsAllowed []string `json:"app_bind_mounts_allowed,omitempty"`
 }
 
 // ContainerMode is the location's container mode, ContainersOptional

@@ -146,6 +146,10 @@ type LocationConfig struct {
 	// containers: required (every job names an image), optional (the
 	// default: image jobs in containers, the rest on the host) or off.
 	Containers string `yaml:"containers"`
+	// AppBindMountsAllowed are host paths under which an instance's
+	// custom application may bind-mount a source beyond the instance's
+	// own home (absolute; a path and everything below it).
+	AppBindMountsAllowed []string `yaml:"app_bind_mounts_allowed"`
 	// Hosts and KnownHosts back a location with provider: ssh — a static
 	// pool of machines reached over SSH, whose keys known_hosts lists.
 	Hosts      []SSHHostConfig `yaml:"hosts"`
@@ -442,6 +446,11 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	default:
 		return nil, fmt.Errorf("containers %q: must be one of required, optional (the default), off", lc.Containers)
 	}
+	allowed, err := bindMountsAllowed(lc.AppBindMountsAllowed)
+	if err != nil {
+		return nil, err
+	}
+	l.AppBindMountsAllowed = allowed
 	switch {
 	case lc.EmulatedGPUs:
 		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
