@@ -52,6 +52,7 @@ type instanceRuntime struct {
 	creationDone bool
 	ssh          *sshd.Server
 	sup          *apps.Supervisor
+	images       *imageApps
 	msi          *msi.Endpoint
 	jupyter      *idle.Jupyter
 	activity     activitySample
@@ -337,10 +338,13 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 			rt.mu.Unlock()
 		}
 	}
+	images := rt.startImageApps(t, logDir)
+	rt.mu.Lock()
+	rt.images = images
+	rt.mu.Unlock()
 	for _, app := range t.Apps {
-		if app.Command == "" {
-			log.Warn("custom application has no command; this provider cannot run container images", "app", app.Name)
-			continue
+		if app.Image != nil {
+			continue // in a container: startImageApps
 		}
 		env := make([]string, 0, len(app.EnvironmentVariables))
 		for k, v := range app.EnvironmentVariables {
@@ -390,6 +394,7 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
 		}
 	}
+	r.Apps = append(r.Apps, rt.images.reports()...)
 	r.Kernels, r.Terminals, r.CPUPercent = rt.activity.kernels, rt.activity.terminals, rt.activity.cpu
 	rt.sentLogins = min(len(rt.logins), maxLoginsPerReport)
 	r.SSHLogins = append([]shoal.SSHLogin(nil), rt.logins[:rt.sentLogins]...)
@@ -476,11 +481,12 @@ func (rt *instanceRuntime) close() {
 		<-rt.done
 	}
 	rt.mu.Lock()
-	sup, srv, m := rt.sup, rt.ssh, rt.msi
+	sup, srv, m, images := rt.sup, rt.ssh, rt.msi, rt.images
 	rt.mu.Unlock()
 	if sup != nil {
 		sup.StopAll()
 	}
+	images.stop()
 	if srv != nil {
 		srv.Close()
 	}
