@@ -129,6 +129,9 @@ func (a *imageApp) supervise(ctx context.Context) {
 		began := time.Now()
 		err := a.once(ctx)
 		if ctx.Err() != nil {
+			a.mu.Lock()
+			a.running, a.ready, a.id, a.pid = false, false, "", 0
+			a.mu.Unlock()
 			return
 		}
 		if time.Since(began) > time.Minute {
@@ -158,11 +161,11 @@ func (a *imageApp) once(ctx context.Context) error {
 		return errors.New("this host has no container runtime (the agent's containers are off)")
 	}
 	if err := h.ensureInsecure(ctx, a.task.AppRegistries); err != nil {
-		return err
+		return fmt.Errorf("image %s: %w", a.spec.Image.Reference, err)
 	}
 	rt, _, err := h.runtime(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("image %s: %w", a.spec.Image.Reference, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, appPullTimeout)
 	ref, err := h.pull(pctx, rt, imageJob{env: &shoal.EnvironmentSpec{Image: a.spec.Image.Reference},
