@@ -281,6 +281,12 @@ type InstanceTask struct {
 	NotebookToken  string `json:"notebook_token"`
 	// Apps are the custom applications to run.
 	Apps []*CustomApplication `json:"apps,omitempty"`
+	// AppRegistries are the logins for the registries the applications'
+	// images come from (the workspace's, as a job's container gets them),
+	// and AppBindMountsAllowed the host paths beyond the instance's home
+	// that the location lets an application mount.
+	AppRegistries        []RegistryCredential `json:"app_registries,omitempty"`
+	AppBindMountsAllowed []string             `json:"app_bind_mounts_allowed,omitempty"`
 	// CreationScript is set until it has run once; StartupScript runs at
 	// every start of the agent.
 	CreationScript *SetupScript `json:"creation_script,omitempty"`

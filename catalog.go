@@ -37,6 +37,10 @@ type Location struct {
 	// container each, on hosts with a container runtime; empty: they run
 	// as host processes.
 	InstanceImage string `json:"instance_image,omitempty"`
+	// AppBindMountsAllowed are host paths (absolute, clean) under which
+	// an instance's custom application may bind-mount a source beyond
+	// the instance's own home.
+	AppBindMountsAllowed []string `json:"app_bind_mounts_allowed,omitempty"`
 }
 
 // ContainerMode is the location's container mode, ContainersOptional

@@ -84,8 +84,11 @@ type SetupScript struct {
 }
 
 // CustomApplication is an application the instance serves, reached through
-// the server's authenticated proxy. Azure runs a Docker image; the local
-// provider cannot, and runs Command (a Shoal extension) instead.
+// the server's authenticated proxy. With Image (Azure's shape) it runs as
+// a container of its own beside the instance, on a host with a container
+// runtime; Command (a Shoal extension) alone runs it as the instance
+// user's process on the host, and with Image it replaces the image's
+// command.
 type CustomApplication struct {
 	Name                 string            `json:"name"`
 	Type                 string            `json:"type,omitempty"`
@@ -111,10 +114,13 @@ type AppEndpoint struct {
 	Published int    `json:"published,omitempty"`
 }
 
-// BindMount makes Source visible at Target inside the application.
+// BindMount makes Source (a path on the instance's host: inside the
+// instance's home, /home/azureuser/..., or under a path the location
+// allows) visible at Target inside the application's container.
 type BindMount struct {
-	Source string `json:"source"`
-	Target string `json:"target"`
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
 // LastOperation is an instance's most recent operation.
@@ -145,6 +151,8 @@ type InstanceApplication struct {
 	// Running and Ready say whether its process runs and answers.
 	Running bool `json:"running"`
 	Ready   bool `json:"ready"`
+	// Error says why the application does not run, when it does not.
+	Error string `json:"error,omitempty"`
 }
 
 // InstanceStatus is what the server keeps about an instance beyond its
@@ -201,6 +209,15 @@ type InstanceAppReport struct {
 	// then also requires the listening process to be that account's (an
 	// environment mark alone can be copied by anyone's process).
 	UID *int `json:"uid,omitempty"`
+	// ContainerID and ContainerPID name the container an application
+	// with an image runs in and its first process (on the host): the
+	// proxy then requires the listener to be that container's process
+	// (see api's appproxy) instead of the instance user's.
+	ContainerID  string `json:"container_id,omitempty"`
+	ContainerPID int    `json:"container_pid,omitempty"`
+	// Error says why the application does not run (its image cannot be
+	// pulled, a bind mount is refused), until it runs.
+	Error string `json:"error,omitempty"`
 }
 
 // InstanceNodeID is the ID of an instance's own node. It is stable, so

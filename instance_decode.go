@@ -38,7 +38,7 @@ var instanceKeys = keySchema{
 		"name": nil, "type": nil, "image": keySchema{"type": nil, "reference": nil}, "command": nil,
 		"endpoints":             listOf{keySchema{"name": nil, "protocol": nil, "target": nil, "published": nil}},
 		"environment_variables": nil,
-		"bind_mounts":           listOf{keySchema{"source": nil, "target": nil, "type": nil}},
+		"bind_mounts":           listOf{keySchema{"source": nil, "target": nil, "type": nil, "read_only": nil}},
 	}},
 	"enable_node_public_ip": nil, "enable_sso": nil, "enable_root_access": nil,
 	"release_quota_on_stop": nil, "enable_os_patching": nil,

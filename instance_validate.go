@@ -2,7 +2,6 @@ package shoal
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 )
@@ -240,8 +239,9 @@ func validateSetupScripts(s *SetupScripts) error {
 // the application proxy would reach the host's SSH server.
 const ReservedSSHPort = 22
 
-// validateCustomApps checks custom applications. A provider that cannot
-// run container images (the local one) needs a command for each.
+// validateCustomApps checks custom applications: each has an image (run
+// in a container beside the instance) or a command (run on the host), its
+// endpoints, environment and bind mounts.
 func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 	if len(apps) > MaxCustomApplications {
 		return FieldErrorf("custom_applications", "at most %d custom applications are allowed, got %d", MaxCustomApplications, len(apps))
@@ -271,13 +271,12 @@ func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 		}
 		a.Type = "docker"
 		a.Command = strings.TrimSpace(a.Command)
-		if a.Command == "" {
-			if a.Image == nil || strings.TrimSpace(a.Image.Reference) == "" {
-				return FieldErrorf(f+".command", "is required: the command that starts the application (or, on a provider that runs containers, image.reference)")
+		if a.Image != nil {
+			if err := validateAppImage(f, a, loc); err != nil {
+				return err
 			}
-			if loc.Provider == "local" || loc.Provider == "" {
-				return FieldErrorf(f+".image", "location %s (provider %s) runs instances as processes on the host and cannot run container images such as %q; give a command that starts the application instead (e.g. command: python3 -m http.server 8080)", loc.Name, providerName(loc), a.Image.Reference)
-			}
+		} else if a.Command == "" {
+			return FieldErrorf(f+".image", "is required: the Docker image of the application (image: {type: docker, reference: <image>}), or, to run it on the host, a command that starts it")
 		}
 		if len(a.Endpoints) == 0 {
 			return FieldErrorf(f+".endpoints", "needs at least one endpoint {target, published}: the port the application listens on")
@@ -306,21 +305,11 @@ func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 				return FieldErrorf(f+".environment_variables."+k, "is not a valid environment variable name")
 			}
 		}
-		for j, m := range a.BindMounts {
-			bf := fmt.Sprintf("%s.bind_mounts[%d]", f, j)
-			if m == nil || !path.IsAbs(m.Source) || !path.IsAbs(m.Target) {
-				return FieldErrorf(bf, "needs an absolute source and target path")
-			}
+		if err := validateBindMounts(f, a, loc); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-func providerName(loc *Location) string {
-	if loc.Provider == "" {
-		return "local"
-	}
-	return loc.Provider
 }
 
 // InstanceImmutableDifferences lists the fields of an instance that differ

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/config"
 )
 
 // TestInstanceSpecRules: each instance rule, with the field it names.
@@ -60,7 +61,24 @@ func TestInstanceSpecRules(t *testing.T) {
 		{name: "script with both", doc: `{"name": "ci-one", "type": "computeinstance", "setup_scripts": {"creation_script": {"path": "a.sh", "command": "echo"}}}`, field: "setup_scripts.creation_script", fragment: "not both"},
 		{name: "script with neither", doc: `{"name": "ci-one", "type": "computeinstance", "setup_scripts": {"startup_script": {"timeout_minutes": 3}}}`, field: "setup_scripts.startup_script", fragment: "path"},
 		{name: "script timeout", doc: `{"name": "ci-one", "type": "computeinstance", "setup_scripts": {"startup_script": {"command": "x", "timeout_minutes": 0}}}`, field: "setup_scripts.startup_script.timeout_minutes", fragment: "between 1 and 1440"},
-		{name: "app image on local", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "rstudio", "image": {"reference": "ghcr.io/azure/rocker-rstudio-ml-verse:latest"}, "endpoints": [{"target": 8787}]}]}`, field: "custom_applications[0].image", fragment: "cannot run container images"},
+		{name: "app image", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "rstudio", "image": {"reference": "ghcr.io/azure/rocker-rstudio-ml-verse:latest"}, "endpoints": [{"target": 8787}]}]}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			if im := s.CustomApplications[0].Image; im.Type != "docker" {
+				t.Errorf("image type %q, want docker", im.Type)
+			}
+		}},
+		{name: "app without image or command", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "endpoints": [{"target": 8787}]}]}`, field: "custom_applications[0].image", fragment: "is required"},
+		{name: "app bad image", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "Bad Image"}, "endpoints": [{"target": 8787}]}]}`, field: "custom_applications[0].image.reference", fragment: "spaces"},
+		{name: "app bind mount in the home", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "/home/azureuser/cloudfiles/", "target": "/home/azureuser/cloudfiles", "read_only": true}]}]}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			if m := s.CustomApplications[0].BindMounts[0]; m.Source != "/home/azureuser/cloudfiles" || !m.ReadOnly {
+				t.Errorf("bind mount %+v, want the clean source, read-only", m)
+			}
+		}},
+		{name: "app bind mount outside the home", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "/home/azureuser/a", "target": "/a"}, {"source": "/etc", "target": "/x"}]}]}`, field: "custom_applications[0].bind_mounts[1].source", fragment: "outside the instance's home"},
+		{name: "app bind mount of another home", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "/home/azureuser2", "target": "/x"}]}]}`, field: "custom_applications[0].bind_mounts[0].source", fragment: "outside"},
+		{name: "app bind mount climbing", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "/home/azureuser/../../etc", "target": "/x"}]}]}`, field: "custom_applications[0].bind_mounts[0].source", fragment: "'..'"},
+		{name: "app bind mount relative", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "cloudfiles", "target": "/x"}]}]}`, field: "custom_applications[0].bind_mounts[0].source", fragment: "absolute"},
+		{name: "app bind mount over the root", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "/home/azureuser", "target": "/"}]}]}`, field: "custom_applications[0].bind_mounts[0].target", fragment: "root"},
+		{name: "app bind mount without image", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "/home/azureuser", "target": "/x"}]}]}`, field: "custom_applications[0].bind_mounts[0]", fragment: "needs an application with an image"},
 		{name: "app named jupyter", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "jupyter", "command": "x", "endpoints": [{"target": 8787}]}]}`, field: "custom_applications[0].name", fragment: "built-in"},
 		{name: "app without endpoints", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x"}]}`, field: "custom_applications[0].endpoints", fragment: "at least one"},
 		{name: "app port", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 70000}]}]}`, field: "custom_applications[0].endpoints[0].target", fragment: "65535"},
@@ -124,4 +142,55 @@ func TestInstanceImmutableFields(t *testing.T) {
 	if strings.Join(d, ",") != "size,ssh_public_access_enabled,release_quota_on_stop" {
 		t.Errorf("immutable differences %v", d)
 	}
+}
+
+// A location's app_bind_mounts_allowed lets an application mount a path
+// under it (and nothing beside it); a location with containers off
+// refuses an application's image, naming the field.
+func TestInstanceAppsAtALocation(t *testing.T) {
+	cat := catalogFrom(t, `
+locations:
+  - name: lab
+    app_bind_mounts_allowed: [/data/shared]
+  - name: plain
+    containers: "off"
+`)
+	app := func(loc, src string) string {
+		return `{"name": "ci-one", "type": "computeinstance", "location": "` + loc + `", "custom_applications": [{"name": "web", "image": {"reference": "x/y:1"}, "endpoints": [{"target": 8787}], "bind_mounts": [{"source": "` + src + `", "target": "/d"}]}]}`
+	}
+	for _, tc := range []struct{ name, doc, field, fragment string }{
+		{name: "allowed path", doc: app("lab", "/data/shared/team")},
+		{name: "beside the allowed path", doc: app("lab", "/data/sharedx"), field: "custom_applications[0].bind_mounts[0].source", fragment: "app_bind_mounts_allowed: /data/shared"},
+		{name: "containers off", doc: app("plain", "/home/azureuser"), field: "custom_applications[0].image", fragment: "runs no containers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := shoal.DecodeComputeSpec([]byte(tc.doc))
+			if err == nil {
+				_, _, err = shoal.NormalizeComputeSpec(spec, cat, "lab")
+			}
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || shoal.ErrorField(err) != tc.field || !strings.Contains(err.Error(), tc.fragment) {
+				t.Fatalf("err = %v (field %q), want field %q with %q", err, shoal.ErrorField(err), tc.field, tc.fragment)
+			}
+		})
+	}
+}
+
+// catalogFrom is the catalog of a server config document.
+func catalogFrom(t testing.TB, doc string) *shoal.Catalog {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(doc))
+	if err != nil {
+		t.Fatalf("parse config: %v", err)
+	}
+	cat, err := cfg.Catalog(nil)
+	if err != nil {
+		t.Fatalf("catalog: %v", err)
+	}
+	return cat
 }

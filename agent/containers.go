@@ -302,6 +302,10 @@ func (h *containerHost) close() {
 		// Its run root is outside the node's folder (podmanRunRoot):
 		// released with the node's work dir it would stay behind.
 		_ = os.RemoveAll(podmanRunRoot(h.dir))
+		// The overlay driver mounts its folder over itself and leaves it
+		// mounted when the service stops: the node's work dir (an
+		// instance's, removed on delete) could not be removed then.
+		_ = unix.Unmount(filepath.Join(h.dir, "storage", "overlay"), unix.MNT_DETACH)
 	}
 }
 

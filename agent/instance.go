@@ -52,6 +52,7 @@ type instanceRuntime struct {
 	creationDone bool
 	ssh          *sshd.Server
 	sup          *apps.Supervisor
+	images       *imageApps
 	msi          *msi.Endpoint
 	jupyter      *idle.Jupyter
 	activity     activitySample
@@ -369,10 +370,13 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 			rt.mu.Unlock()
 		}
 	}
+	images := rt.startImageApps(t, logDir)
+	rt.mu.Lock()
+	rt.images = images
+	rt.mu.Unlock()
 	for _, app := range t.Apps {
-		if app.Command == "" {
-			log.Warn("custom application has no command; this provider cannot run container images", "app", app.Name)
-			continue
+		if app.Image != nil {
+			continue // in a container: startImageApps
 		}
 		env := make([]string, 0, len(app.EnvironmentVariables))
 		for k, v := range app.EnvironmentVariables {
@@ -428,6 +432,7 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
 		}
 	}
+	r.Apps = append(r.Apps, rt.images.reports()...)
 	r.Kernels, r.Terminals, r.CPUPercent = rt.activity.kernels, rt.activity.terminals, rt.activity.cpu
 	rt.sentLogins = min(len(rt.logins), maxLoginsPerReport)
 	r.SSHLogins = append([]shoal.SSHLogin(nil), rt.logins[:rt.sentLogins]...)
@@ -522,8 +527,14 @@ func (rt *instanceRuntime) close() {
 		<-rt.done
 	}
 	rt.mu.Lock()
-	sup, srv, m, box := rt.sup, rt.ssh, rt.msi, rt.box
+	sup, srv, m, box, images := rt.sup, rt.ssh, rt.msi, rt.box, rt.images
 	rt.mu.Unlock()
+	// The applications first (they share the instance's network), then
+	// the instance's processes, then its container.
+	images.stop()
+	if sup != nil {
+		sup.StopAll()
+	}
 	if box != nil {
 		// Stop removes the container; the home stays for the next start.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -531,9 +542,6 @@ func (rt *instanceRuntime) close() {
 			rt.a.log.Warn("removing the instance's container failed", "container", box.id, "err", err)
 		}
 		cancel()
-	}
-	if sup != nil {
-		sup.StopAll()
 	}
 	if srv != nil {
 		srv.Close()

@@ -14,7 +14,6 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/internal/portowner"
-	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // handleApplicationProxy is the authenticated reverse proxy to an
@@ -34,7 +33,7 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 	target := &url.URL{Scheme: "http", Host: t.Addr}
 	prefix := t.BasePath
 	rp := &httputil.ReverseProxy{
-		Transport: appTransport(app, name, t.Mark, t.UID),
+		Transport: appTransport(app, name, appOwner{mark: t.Mark, uid: t.UID, containerID: t.ContainerID, containerPID: t.ContainerPID}),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if t.StripPrefix {
@@ -79,12 +78,12 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 // user's notebook, an agent's endpoint or the server itself. Connections
 // are not kept for reuse, since a kept one would skip the check for the
 // next request (possibly another instance's, at the same address).
-func appTransport(app, instance string, mark []string, uid *int) http.RoundTripper {
+func appTransport(app, instance string, owner appOwner) http.RoundTripper {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	return &http.Transport{
 		DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if err := checkAppListener(app, instance, addr, mark, uid); err != nil {
+			if err := checkAppListener(app, instance, addr, owner); err != nil {
 				return nil, err
 			}
 			return dialer.DialContext(ctx, network, addr)
@@ -94,18 +93,16 @@ func appTransport(app, instance string, mark []string, uid *int) http.RoundTripp
 
 // checkAppListener refuses (EFORBIDDEN) an address whose listener is not
 // the instance's own.
-func checkAppListener(app, instance, addr string, mark []string, uid *int) error {
+func checkAppListener(app, instance, addr string, owner appOwner) error {
 	_, p, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(p)
 	if err != nil || perr != nil {
 		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s has no port to reach (%q)", app, instance, addr)
 	}
-	if len(mark) == 0 {
+	if len(owner.mark) == 0 && owner.containerID == "" {
 		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
 	}
-	err = portowner.Check(port, func(pid int) bool {
-		return procmark.Carries(pid, mark...) && (uid == nil || processUID(pid) == *uid)
-	})
+	err = portowner.Check(port, owner.owns)
 	switch {
 	case err == nil:
 		return nil

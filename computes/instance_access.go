@@ -32,6 +32,11 @@ type InstanceAppTarget struct {
 	// as (its agent's report): the listening process must also be that
 	// account's, since anyone's process can carry a copy of Mark.
 	UID *int
+	// ContainerID and ContainerPID, for an application that runs from an
+	// image: the listener must be a process of that container (see
+	// shoal.InstanceAppReport) instead.
+	ContainerID  string
+	ContainerPID int
 }
 
 // ResolveInstanceApp checks that the caller may use an instance's
@@ -72,7 +77,8 @@ func (s *Service) ResolveInstanceApp(ctx context.Context, workspace, name, app s
 			if a.Addr == "" {
 				return shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
 			}
-			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication, Mark: s.instanceMark(tx, c), UID: a.UID}
+			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication, Mark: s.instanceMark(tx, c), UID: a.UID,
+				ContainerID: a.ContainerID, ContainerPID: a.ContainerPID}
 			if app == shoal.JupyterApplication {
 				t.Token = st.NotebookToken
 			}

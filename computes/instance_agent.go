@@ -42,6 +42,9 @@ func (s *Service) InstanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask,
 		}
 		t.StartupScript = sc.StartupScript
 	}
+	if err := s.appImageTask(tx, c, t); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

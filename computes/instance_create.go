@@ -124,6 +124,9 @@ func (s *Service) insertInstance(ctx context.Context, tx shoal.Tx, ws *shoal.Wor
 	if owner == "" {
 		return nil, shoal.Errorf(shoal.EINVALID, "a compute instance needs a user: create it as a user, or name one in create_on_behalf_of")
 	}
+	if err := checkAppRuntime(tx, spec, loc); err != nil {
+		return nil, err
+	}
 	tok := make([]byte, 24)
 	if _, err := rand.Read(tok); err != nil {
 		return nil, err

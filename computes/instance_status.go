@@ -121,7 +121,7 @@ func (s *Service) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal
 	for _, a := range apps {
 		app := shoal.InstanceApplication{DisplayName: a.Name, EndpointURI: base + url.PathEscape(a.Name) + "/"}
 		if running(st.State) {
-			app.Running, app.Ready = a.Running, a.Ready
+			app.Running, app.Ready, app.Error = a.Running, a.Ready, a.Error
 		}
 		out.Applications = append(out.Applications, app)
 	}

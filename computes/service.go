@@ -9,6 +9,7 @@ package computes
 import (
 	"context"
 	"crypto/rand"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"io"
 	"log/slog"
 	"time"
@@ -71,6 +72,9 @@ type Config struct {
 	// CuratedEnvironments resolves the curated names a cluster's
 	// prepull_images may list.
 	CuratedEnvironments shoal.CuratedEnvironments
+	// SecretsKey opens the workspace's registry logins that an
+	// instance's applications pull their images with (nil: none).
+	SecretsKey *sealing.Key
 }
 
 // Service answers the requests about computes, nodes and instances.

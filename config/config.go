@@ -151,6 +151,10 @@ type LocationConfig struct {
 	// unless containers is off; empty: instances run as host processes.
 	// images/instance/Containerfile builds the default one.
 	InstanceImage string `yaml:"instance_image"`
+	// AppBindMountsAllowed are host paths under which an instance's
+	// custom application may bind-mount a source beyond the instance's
+	// own home (absolute; a path and everything below it).
+	AppBindMountsAllowed []string `yaml:"app_bind_mounts_allowed"`
 	// Hosts and KnownHosts back a location with provider: ssh — a static
 	// pool of machines reached over SSH, whose keys known_hosts lists.
 	Hosts      []SSHHostConfig `yaml:"hosts"`
@@ -447,6 +451,11 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	default:
 		return nil, fmt.Errorf("containers %q: must be one of required, optional (the default), off", lc.Containers)
 	}
+	allowed, err := bindMountsAllowed(lc.AppBindMountsAllowed)
+	if err != nil {
+		return nil, err
+	}
+	l.AppBindMountsAllowed = allowed
 	switch {
 	case lc.EmulatedGPUs:
 		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}

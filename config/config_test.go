@@ -381,6 +381,9 @@ func TestErrors(t *testing.T) {
 		{name: "size without name", doc: "sizes: [{vcpus: 2, memory_gb: 4}]", parts: []string{"sizes[0]", "name is required"}},
 		{name: "size without vcpus", doc: "sizes: [{name: Box, memory_gb: 4}]", parts: []string{"sizes[0]", "Box", "vcpus"}},
 		{name: "size without memory", doc: "sizes: [{name: Box, vcpus: 2}]", parts: []string{"Box", "memory_gb"}},
+		{name: "app bind mounts: the root", doc: "locations: [{name: a, app_bind_mounts_allowed: [/data, /]}]", parts: []string{"locations[0]", `app_bind_mounts_allowed[1] "/"`, "must not be the root"}},
+		{name: "app bind mounts: relative", doc: "locations: [{name: a, app_bind_mounts_allowed: [data]}]", parts: []string{`app_bind_mounts_allowed[0] "data"`, "absolute"}},
+		{name: "app bind mounts: climbing", doc: "locations: [{name: a, app_bind_mounts_allowed: [/data/../etc]}]", parts: []string{"'..'"}},
 		{name: "bad container mode", doc: "locations: [{name: a, containers: always}]", parts: []string{"locations[0]", `containers "always"`, "required, optional (the default), off"}},
 		{name: "size with negative GPUs", doc: "sizes: [{name: Box, vcpus: 2, memory_gb: 4, gpus: -1}]", parts: []string{"Box", "gpus"}},
 	}

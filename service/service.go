@@ -182,7 +182,7 @@ func New(cfg Config) *Services {
 		Files: cfg.Files, Providers: cfg.Providers, Live: s.live, Access: s.accessService, Quota: s, Logs: s,
 		Random: cfg.Random, InstancePolicy: cfg.InstancePolicy, IdleMinute: cfg.IdleMinute,
 		ServerURL: cfg.ServerURL, PublicURL: cfg.PublicURL, AppsURL: cfg.AppsURL, Clock: cfg.Clock,
-		CuratedEnvironments: cfg.CuratedEnvironments,
+		CuratedEnvironments: cfg.CuratedEnvironments, SecretsKey: cfg.SecretsKey,
 	})
 	var storageUsage func(string) (int64, error)
 	if cfg.Files != nil {

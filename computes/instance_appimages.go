@@ -1,0 +1,82 @@
+package computes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/registries"
+)
+
+// appImageTask adds to t what the instance's agent needs for the
+// applications that run from images: the logins of the workspace's
+// registries those images come from (as a job's container task gets them,
+// and no other), and the host paths the location lets them mount.
+func (s *Service) appImageTask(tx shoal.Tx, c *shoal.Compute, t *shoal.InstanceTask) error {
+	var images []string
+	for _, a := range c.CustomApplications {
+		if a.Image != nil && a.Image.Reference != "" {
+			images = append(images, a.Image.Reference)
+		}
+	}
+	if len(images) == 0 {
+		return nil
+	}
+	creds, err := registries.ForImages(tx, s.cfg.SecretsKey, c.Workspace, images...)
+	if err != nil {
+		return err
+	}
+	t.AppRegistries = creds
+	if loc, err := s.catalog.Location(c.Location); err == nil {
+		t.AppBindMountsAllowed = loc.AppBindMountsAllowed
+	}
+	return nil
+}
+
+// checkAppRuntime refuses, at create, an instance whose applications run
+// from images at a location none of whose hosts has a usable container
+// runtime (as far as they reported: a location whose hosts have not
+// reported may well have one), naming the field: never run an
+// application some other way than asked, nor skip it.
+func checkAppRuntime(tx shoal.Tx, spec *shoal.ComputeSpec, loc *shoal.Location) error {
+	first := -1
+	for i, a := range spec.CustomApplications {
+		if a.Image != nil {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+	if err != nil {
+		return err
+	}
+	why := map[string]bool{}
+	for _, n := range nodes {
+		if n.Runtime == nil {
+			continue
+		}
+		if n.Runtime.Usable() {
+			return nil
+		}
+		host := n.PrivateIPAddress
+		if host == "" {
+			host = n.ID
+		}
+		why["host "+host+": "+n.Runtime.Describe()] = true
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(why))
+	for l := range why {
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	return shoal.FieldErrorf(fmt.Sprintf("custom_applications[%d].image", first),
+		"the application runs from the image %q, but no host of location %q has a usable container runtime (%s); install podman or Docker on the hosts, or give a command that starts the application on the host instead",
+		spec.CustomApplications[first].Image.Reference, loc.Name, strings.Join(lines, "; "))
+}
