@@ -196,9 +196,13 @@ type Compute struct {
 	// clusters); never returned as such.
 	Instance *InstanceStatus `json:"-"`
 	// Read-only fields of an instance, computed when it is read.
-	State                 string                 `json:"state,omitempty"`
-	LastOperation         *LastOperation         `json:"last_operation,omitempty"`
-	AssignedUser          string                 `json:"assigned_user,omitempty"`
+	State         string         `json:"state,omitempty"`
+	LastOperation *LastOperation `json:"last_operation,omitempty"`
+	AssignedUser  string         `json:"assigned_user,omitempty"`
+	// Isolation is how an instance runs (IsolationContainer or
+	// IsolationHostProcesses): what it will be before its node runs,
+	// what its node runs after.
+	Isolation             string                 `json:"isolation,omitempty"`
 	IdleState             *IdleState             `json:"idle_state,omitempty"`
 	Applications          []InstanceApplication  `json:"applications,omitempty"`
 	SSHConnectionString   string                 `json:"ssh_connection_string,omitempty"`

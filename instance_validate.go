@@ -32,17 +32,18 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 	if err != nil {
 		return nil, nil, err
 	}
+	rootAsked := spec.EnableRootAccess != nil && *spec.EnableRootAccess
 	for _, b := range []struct {
 		p   **bool
 		def bool
 	}{{&spec.SSHPublicAccessEnabled, false}, {&spec.EnableNodePublicIP, true}, {&spec.EnableSSO, true},
-		{&spec.EnableRootAccess, false}, {&spec.ReleaseQuotaOnStop, false}, {&spec.EnableOSPatching, false}} {
+		{&spec.EnableRootAccess, InstanceIsolationAt(loc) == IsolationContainer}, {&spec.ReleaseQuotaOnStop, false}, {&spec.EnableOSPatching, false}} {
 		if *b.p == nil {
 			v := b.def
 			*b.p = &v
 		}
 	}
-	if err := validateRootAccess(spec, loc); err != nil {
+	if err := validateRootAccess(spec, loc, rootAsked); err != nil {
 		return nil, nil, err
 	}
 	if err := validateInstanceSSH(spec); err != nil {
@@ -340,15 +341,22 @@ func onBehalfOf(c *CreateOnBehalfOf) string {
 	return strings.ToLower(c.UserObjectID)
 }
 
-// validateRootAccess refuses enable_root_access: true. Azure allows root
-// by default because each instance is a virtual machine of its own; on
-// Shoal's locations an instance's processes run on a shared host without
-// a container around them, where root on the instance would be root on
-// the server and on every other user's work. Left unset it is false
-// there, which is what `compute show` reports.
-func validateRootAccess(spec *ComputeSpec, loc *Location) error {
-	if spec.EnableRootAccess != nil && *spec.EnableRootAccess {
-		return FieldErrorf("enable_root_access", "cannot be true on location %s: its instances run on shared hosts without containers, where root on one instance is root on every user's work; leave it unset or false (no root)", loc.Name)
+// InstanceIsolationAt is how an instance at loc runs when its host has a
+// container runtime: a container of the location's instance_image, unless
+// the location runs no containers or names no instance image.
+func InstanceIsolationAt(loc *Location) string {
+	if loc.ContainerMode() == ContainersOff || loc.InstanceImage == "" {
+		return IsolationHostProcesses
+	}
+	return IsolationContainer
+}
+
+// validateRootAccess allows root (Azure's default) only where the
+// instance is a container, whose root is not the host's; asked for
+// explicitly elsewhere it is refused, never silently dropped.
+func validateRootAccess(spec *ComputeSpec, loc *Location, asked bool) error {
+	if asked && InstanceIsolationAt(loc) != IsolationContainer {
+		return FieldErrorf("enable_root_access", "cannot be true on location %s: its instances run as processes on shared hosts (no containers there, or no instance_image in its config), where root on one instance is root on every user's work; leave it unset or false", loc.Name)
 	}
 	return nil
 }

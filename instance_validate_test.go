@@ -194,3 +194,29 @@ func catalogFrom(t testing.TB, doc string) *shoal.Catalog {
 	}
 	return cat
 }
+
+// Root access is Azure's default where an instance is a container of its
+// own (root inside is not the host's) and refused, when asked, where it
+// would run as processes on a shared host.
+func TestRootAccessFollowsIsolation(t *testing.T) {
+	cat, err := shoal.NewCatalog([]*shoal.Location{
+		{Name: "boxed", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Quota: shoal.DefaultQuotaLimits()},
+		{Name: "bare", Provider: "local", Quota: shoal.DefaultQuotaLimits()},
+	}, shoal.BuiltinSizes(), "boxed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &shoal.ComputeSpec{Name: "ci-boxed", Location: "boxed"}
+	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); err != nil || spec.EnableRootAccess == nil || !*spec.EnableRootAccess {
+		t.Errorf("in a container: enable_root_access %v, %v; want true by default", spec.EnableRootAccess, err)
+	}
+	spec = &shoal.ComputeSpec{Name: "ci-bare", Location: "bare"}
+	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); err != nil || *spec.EnableRootAccess {
+		t.Errorf("as host processes: enable_root_access %v, %v; want false by default", *spec.EnableRootAccess, err)
+	}
+	yes := true
+	spec = &shoal.ComputeSpec{Name: "ci-bare", Location: "bare", EnableRootAccess: &yes}
+	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); shoal.ErrorField(err) != "enable_root_access" {
+		t.Errorf("root asked as host processes: %v, want refused naming enable_root_access", err)
+	}
+}

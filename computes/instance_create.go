@@ -33,6 +33,11 @@ type InstancePolicy struct {
 // creator may set for them), the schedules' expressions and time zones,
 // and the name's uniqueness across the location.
 func (s *Service) checkInstanceSpec(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec, creating bool) error {
+	if loc, err := s.catalog.Location(spec.Location); err == nil && creating {
+		if err := checkInstanceIsolation(tx, loc, spec); err != nil {
+			return err
+		}
+	}
 	pol := s.cfg.InstancePolicy
 	if creating && spec.Schedules == nil && pol.DefaultSchedules != nil && len(pol.DefaultSchedules.ComputeStartStop) > 0 {
 		def := cloneSchedules(pol.DefaultSchedules)

@@ -86,6 +86,9 @@ func (s *Service) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal
 		out.LastOperation = &op
 	}
 	out.AssignedUser = displayPrincipal(st.AssignedUser)
+	if loc, err := s.catalog.Location(out.Location); err == nil {
+		out.Isolation = isolationOf(loc, main)
+	}
 	sso := st.SSOEnabled
 	out.EnableSSO = &sso
 	// Azure shows the login and port of an instance's SSH server.

@@ -1,0 +1,68 @@
+package computes
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// checkInstanceIsolation refuses an instance its location cannot run as
+// asked, naming the field: a location that requires containers but names
+// no instance image or whose hosts all report no usable runtime, and root
+// access where the instance would run as host processes (its hosts have
+// no runtime), where root would be the host's.
+func checkInstanceIsolation(tx shoal.Tx, loc *shoal.Location, spec *shoal.ComputeSpec) error {
+	if loc.ContainerMode() == shoal.ContainersRequired && loc.InstanceImage == "" {
+		return shoal.FieldErrorf("location", "location %q runs everything in containers (containers: required) but names no instance_image for compute instances; an administrator sets one in the server config", loc.Name)
+	}
+	if shoal.InstanceIsolationAt(loc) != shoal.IsolationContainer {
+		return nil
+	}
+	why, err := hostsWithoutRuntime(tx, loc)
+	if err != nil || why == "" {
+		return err
+	}
+	if loc.ContainerMode() == shoal.ContainersRequired {
+		return shoal.FieldErrorf("location", "location %q runs compute instances in containers (containers: required), and no host of it has a usable container runtime: %s", loc.Name, why)
+	}
+	if spec.EnableRootAccess != nil && *spec.EnableRootAccess {
+		return shoal.FieldErrorf("enable_root_access", "the hosts of location %q have no usable container runtime (%s), so the instance would run as processes on the host, where root is the host's; set enable_root_access: false, or install podman or Docker on the hosts", loc.Name, why)
+	}
+	return nil
+}
+
+// hostsWithoutRuntime says why no host of loc can run containers, "" when
+// one can or none has said (nothing is known before a node joins).
+func hostsWithoutRuntime(tx shoal.Tx, loc *shoal.Location) (string, error) {
+	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+	if err != nil {
+		return "", err
+	}
+	why := map[string]bool{}
+	for _, n := range nodes {
+		if n.Runtime == nil {
+			continue
+		}
+		if n.Runtime.Usable() {
+			return "", nil
+		}
+		why["node "+n.ID+": "+n.Runtime.Describe()] = true
+	}
+	lines := make([]string, 0, len(why))
+	for l := range why {
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "; "), nil
+}
+
+// isolationOf is how an instance runs: as its node runs it once it has
+// one, else as its location would run it.
+func isolationOf(loc *shoal.Location, main *shoal.Node) string {
+	want := shoal.InstanceIsolationAt(loc)
+	if want == shoal.IsolationContainer && main != nil && main.Runtime != nil && !main.Runtime.Usable() {
+		return shoal.IsolationHostProcesses
+	}
+	return want
+}

@@ -1,0 +1,73 @@
+package computes
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/teststore"
+)
+
+// What an instance is refused at create, by its location and what the
+// location's hosts said of their container runtime.
+func TestInstanceIsolationAtCreate(t *testing.T) {
+	db, _ := teststore.Open(t)
+	yes, no := true, false
+	withHost := func(usable bool) {
+		t.Helper()
+		rt := &shoal.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
+		if !usable {
+			rt = &shoal.ContainerRuntimeInfo{Error: "podman: not installed"}
+		}
+		err := db.Update(context.Background(), func(tx shoal.Tx) error {
+			_ = tx.DeleteNode("n1")
+			return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "c", Location: "local", State: shoal.NodeIdle,
+				Runtime: rt, CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(loc *shoal.Location, root *bool) error {
+		var err error
+		_ = db.View(context.Background(), func(tx shoal.Tx) error {
+			err = checkInstanceIsolation(tx, loc, &shoal.ComputeSpec{Name: "ci", EnableRootAccess: root})
+			return nil
+		})
+		return err
+	}
+	image := &shoal.Location{Name: "local", InstanceImage: "localhost/shoal-instance:1"}
+	required := &shoal.Location{Name: "local", InstanceImage: "localhost/shoal-instance:1", Containers: shoal.ContainersRequired}
+	noImage := &shoal.Location{Name: "local", Containers: shoal.ContainersRequired}
+
+	if err := check(image, &yes); err != nil {
+		t.Errorf("no host has reported yet: %v, want accepted", err)
+	}
+	if err := check(noImage, &no); shoal.ErrorField(err) != "location" || !strings.Contains(err.Error(), "instance_image") {
+		t.Errorf("required without an instance image: %v", err)
+	}
+	withHost(false)
+	if err := check(required, &no); shoal.ErrorField(err) != "location" || !strings.Contains(err.Error(), "not installed") {
+		t.Errorf("required, no host with a runtime: %v", err)
+	}
+	if err := check(image, &yes); shoal.ErrorField(err) != "enable_root_access" {
+		t.Errorf("root on hosts without a runtime: %v", err)
+	}
+	if err := check(image, &no); err != nil {
+		t.Errorf("no root on hosts without a runtime: %v, want accepted (host processes)", err)
+	}
+	withHost(true)
+	if err := check(required, &yes); err != nil {
+		t.Errorf("a host with a runtime: %v", err)
+	}
+	if got := isolationOf(image, &shoal.Node{Runtime: &shoal.ContainerRuntimeInfo{Error: "none"}}); got != shoal.IsolationHostProcesses {
+		t.Errorf("isolation on a node without a runtime: %s", got)
+	}
+	if got := isolationOf(image, nil); got != shoal.IsolationContainer {
+		t.Errorf("isolation before a node: %s", got)
+	}
+	if got := isolationOf(&shoal.Location{Name: "local"}, nil); got != shoal.IsolationHostProcesses {
+		t.Errorf("isolation without an instance image: %s", got)
+	}
+}
