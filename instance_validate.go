@@ -296,6 +296,14 @@ func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 			if e.Published < 1 || e.Published > 65535 {
 				return FieldErrorf(ef+".published", "must be a port between 1 and 65535, got %d", e.Published)
 			}
+			if e.Published != e.Target {
+				// An application shares its instance's network (the
+				// host's, or the instance container's), where no port
+				// is remapped, and the proxy reaches it by name on
+				// its target: a different published port could not be
+				// honoured, and is refused rather than ignored.
+				return FieldErrorf(ef+".published", "must equal target (%d), got %d: the application shares its instance's network, where no port is remapped, and is reached through the proxy by its name (/computes/<name>/applications/%s/) on its target port; leave published out or set it to %d", e.Target, e.Published, a.Name, e.Target)
+			}
 			if other, ok := published[e.Published]; ok {
 				return FieldErrorf(ef+".published", "port %d is published by %s already", e.Published, other)
 			}

@@ -83,6 +83,12 @@ func TestInstanceSpecRules(t *testing.T) {
 		{name: "app without endpoints", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x"}]}`, field: "custom_applications[0].endpoints", fragment: "at least one"},
 		{name: "app port", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 70000}]}]}`, field: "custom_applications[0].endpoints[0].target", fragment: "65535"},
 		{name: "published twice", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "a", "command": "x", "endpoints": [{"target": 80}]}, {"name": "b", "command": "y", "endpoints": [{"target": 80}]}]}`, field: "custom_applications[1].endpoints[0].published", fragment: "published by a"},
+		{name: "published differs from target", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 8787, "published": 80}]}]}`, field: "custom_applications[0].endpoints[0].published", fragment: "must equal target (8787)"},
+		{name: "published equals target", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 8787, "published": 8787}]}]}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			if e := s.CustomApplications[0].Endpoints[0]; e.Published != 8787 {
+				t.Errorf("endpoint %+v, want published 8787", e)
+			}
+		}},
 		{name: "cpu floor", doc: `{"name": "ci-one", "type": "computeinstance", "idle_cpu_percent_below": 150}`, field: "idle_cpu_percent_below", fragment: "at most 100"},
 		{name: "jobs", doc: `{"name": "ci-one", "type": "computeinstance", "max_concurrent_jobs": 0}`, field: "max_concurrent_jobs", fragment: "between 1 and 64"},
 	} {
