@@ -282,7 +282,8 @@ type InstanceTask struct {
 	// Apps are the custom applications to run.
 	Apps []*CustomApplication `json:"apps,omitempty"`
 	// AppRegistries are the logins for the registries the applications'
-	// images come from (the workspace's, as a job's container gets them),
+	// images and the instance's own image (its image key) come from (the
+	// workspace's, as a job's container gets them),
 	// and AppBindMountsAllowed the host paths beyond the instance's home
 	// that the location lets an application mount.
 	AppRegistries        []RegistryCredential `json:"app_registries,omitempty"`

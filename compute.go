@@ -93,6 +93,11 @@ type ComputeSpec struct {
 	EnableRootAccess              *bool                `json:"enable_root_access,omitempty"`
 	ReleaseQuotaOnStop            *bool                `json:"release_quota_on_stop,omitempty"`
 	EnableOSPatching              *bool                `json:"enable_os_patching,omitempty"`
+	// Image (Shoal; Azure's instance has no such key, its OS image being
+	// Microsoft's) is the container image this instance runs in instead
+	// of its location's instance_image. It needs a location whose
+	// instances are containers: elsewhere it is refused, never ignored.
+	Image string `json:"image,omitempty"`
 	// IdleCPUPercentBelow (Shoal): an instance whose CPU use is at or
 	// above this percent is busy and not idle, even with nobody attached.
 	IdleCPUPercentBelow *float64 `json:"idle_cpu_percent_below,omitempty"`

@@ -3,7 +3,8 @@ package shoal
 import "io"
 
 // Files keeps artifacts (content-addressed uploads: code, inputs), the
-// logs and output archives of jobs' ranks, and instances' setup logs.
+// logs and output archives of jobs' ranks, and instances' setup logs and
+// their applications' logs.
 // filestore.Store keeps them on the server's disk (the embedded
 // default); the PostgreSQL store keeps them in the database, so that any
 // replica serves any download. Open* return ENOTFOUND for what is not
@@ -32,6 +33,11 @@ type Files interface {
 	Usage(workspace string) (int64, error)
 	WriteInstanceLog(workspace, instance string, offset int64, data []byte) error
 	OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, error)
+	// WriteInstanceAppLog and OpenInstanceAppLog keep the output of an
+	// instance's custom application (app, a name the spec's rules
+	// allow), as its setup log is kept; RemoveInstanceFiles removes them.
+	WriteInstanceAppLog(workspace, instance, app string, offset int64, data []byte) error
+	OpenInstanceAppLog(workspace, instance, app string) (io.ReadSeekCloser, error)
 	RemoveInstanceFiles(workspace, instance string) error
 }
 

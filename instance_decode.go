@@ -41,7 +41,7 @@ var instanceKeys = keySchema{
 		"bind_mounts":           listOf{keySchema{"source": nil, "target": nil, "type": nil, "read_only": nil}},
 	}},
 	"enable_node_public_ip": nil, "enable_sso": nil, "enable_root_access": nil,
-	"release_quota_on_stop": nil, "enable_os_patching": nil,
+	"release_quota_on_stop": nil, "enable_os_patching": nil, "image": nil,
 	"idle_cpu_percent_below": nil, "max_concurrent_jobs": nil, "stopped": nil,
 	// read-only keys, ignored on input
 	"id": nil, "resource_id": nil, "etag": nil, "provisioning_state": nil, "provisioning_errors": nil,

@@ -46,6 +46,9 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 	if err := validateRootAccess(spec, loc, rootAsked); err != nil {
 		return nil, nil, err
 	}
+	if err := validateInstanceImage(spec, loc); err != nil {
+		return nil, nil, err
+	}
 	if err := validateInstanceSSH(spec); err != nil {
 		return nil, nil, err
 	}
@@ -296,6 +299,14 @@ func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 			if e.Published < 1 || e.Published > 65535 {
 				return FieldErrorf(ef+".published", "must be a port between 1 and 65535, got %d", e.Published)
 			}
+			if e.Published != e.Target {
+				// An application shares its instance's network (the
+				// host's, or the instance container's), where no port
+				// is remapped, and the proxy reaches it by name on
+				// its target: a different published port could not be
+				// honoured, and is refused rather than ignored.
+				return FieldErrorf(ef+".published", "must equal target (%d), got %d: the application shares its instance's network, where no port is remapped, and is reached through the proxy by its name (/computes/<name>/applications/%s/) on its target port; leave published out or set it to %d", e.Target, e.Published, a.Name, e.Target)
+			}
 			if other, ok := published[e.Published]; ok {
 				return FieldErrorf(ef+".published", "port %d is published by %s already", e.Published, other)
 			}
@@ -325,6 +336,7 @@ func InstanceImmutableDifferences(old, new *ComputeSpec) []string {
 		{"setup_scripts", jsonKey(old.SetupScripts) != jsonKey(new.SetupScripts)},
 		{"custom_applications", jsonKey(old.CustomApplications) != jsonKey(new.CustomApplications)},
 		{"enable_root_access", boolOf(old.EnableRootAccess) != boolOf(new.EnableRootAccess)},
+		{"image", old.Image != new.Image},
 		{"release_quota_on_stop", boolOf(old.ReleaseQuotaOnStop) != boolOf(new.ReleaseQuotaOnStop)},
 	} {
 		if f.differs {
@@ -349,6 +361,24 @@ func InstanceIsolationAt(loc *Location) string {
 		return IsolationHostProcesses
 	}
 	return IsolationContainer
+}
+
+// validateInstanceImage checks the instance's own image: a valid
+// reference, at a location whose instances run as containers. Where they
+// run as host processes the image could not be used, so it is refused,
+// naming the field, rather than dropped.
+func validateInstanceImage(spec *ComputeSpec, loc *Location) error {
+	spec.Image = strings.TrimSpace(spec.Image)
+	if spec.Image == "" {
+		return nil
+	}
+	if err := ValidateImageReference("image", spec.Image); err != nil {
+		return err
+	}
+	if InstanceIsolationAt(loc) != IsolationContainer {
+		return FieldErrorf("image", "cannot be used on location %s: its instances run as processes on the host (no containers there, or no instance_image in its config), not in an image; leave image out, or use a location whose instances are containers", loc.Name)
+	}
+	return nil
 }
 
 // validateRootAccess allows root (Azure's default) only where the

@@ -83,6 +83,13 @@ func TestInstanceSpecRules(t *testing.T) {
 		{name: "app without endpoints", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x"}]}`, field: "custom_applications[0].endpoints", fragment: "at least one"},
 		{name: "app port", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 70000}]}]}`, field: "custom_applications[0].endpoints[0].target", fragment: "65535"},
 		{name: "published twice", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "a", "command": "x", "endpoints": [{"target": 80}]}, {"name": "b", "command": "y", "endpoints": [{"target": 80}]}]}`, field: "custom_applications[1].endpoints[0].published", fragment: "published by a"},
+		{name: "published differs from target", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 8787, "published": 80}]}]}`, field: "custom_applications[0].endpoints[0].published", fragment: "must equal target (8787)"},
+		{name: "published equals target", doc: `{"name": "ci-one", "type": "computeinstance", "custom_applications": [{"name": "web", "command": "x", "endpoints": [{"target": 8787, "published": 8787}]}]}`, check: func(t *testing.T, s *shoal.ComputeSpec) {
+			if e := s.CustomApplications[0].Endpoints[0]; e.Published != 8787 {
+				t.Errorf("endpoint %+v, want published 8787", e)
+			}
+		}},
+		{name: "instance image on host processes", doc: `{"name": "ci-one", "type": "computeinstance", "image": "registry.example/team/ci:2"}`, field: "image", fragment: "run as processes on the host"},
 		{name: "cpu floor", doc: `{"name": "ci-one", "type": "computeinstance", "idle_cpu_percent_below": 150}`, field: "idle_cpu_percent_below", fragment: "at most 100"},
 		{name: "jobs", doc: `{"name": "ci-one", "type": "computeinstance", "max_concurrent_jobs": 0}`, field: "max_concurrent_jobs", fragment: "between 1 and 64"},
 	} {
@@ -218,5 +225,37 @@ func TestRootAccessFollowsIsolation(t *testing.T) {
 	spec = &shoal.ComputeSpec{Name: "ci-bare", Location: "bare", EnableRootAccess: &yes}
 	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); shoal.ErrorField(err) != "enable_root_access" {
 		t.Errorf("root asked as host processes: %v, want refused naming enable_root_access", err)
+	}
+}
+
+// An instance's own image is a valid reference, trimmed, at a location
+// whose instances are containers; it cannot change after creation.
+func TestInstanceOwnImage(t *testing.T) {
+	cat, err := shoal.NewCatalog([]*shoal.Location{
+		{Name: "boxed", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Quota: shoal.DefaultQuotaLimits()},
+		{Name: "off", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Containers: shoal.ContainersOff, Quota: shoal.DefaultQuotaLimits()},
+	}, shoal.BuiltinSizes(), "boxed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := shoal.DecodeComputeSpec([]byte(`{"name": "ci-own", "type": "computeinstance", "image": " registry.example/team/ci:2 "}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); err != nil || spec.Image != "registry.example/team/ci:2" {
+		t.Fatalf("image %q, %v; want the trimmed reference", spec.Image, err)
+	}
+	for _, tc := range []struct{ loc, image, fragment string }{
+		{"boxed", "Bad Image", "spaces"},
+		{"off", "registry.example/team/ci:2", "run as processes on the host"},
+	} {
+		spec := &shoal.ComputeSpec{Name: "ci-own", Location: tc.loc, Image: tc.image}
+		if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); shoal.ErrorField(err) != "image" || !strings.Contains(err.Error(), tc.fragment) {
+			t.Errorf("%s at %s: %v; want refused naming image with %q", tc.image, tc.loc, err, tc.fragment)
+		}
+	}
+	old := &shoal.ComputeSpec{Name: "ci-own", Image: "a/b:1"}
+	if d := shoal.InstanceImmutableDifferences(old, &shoal.ComputeSpec{Name: "ci-own", Image: "a/b:2"}); !strings.Contains(strings.Join(d, ","), "image") {
+		t.Errorf("differences %v, want image", d)
 	}
 }

@@ -53,6 +53,7 @@ type instanceRuntime struct {
 	ssh          *sshd.Server
 	sup          *apps.Supervisor
 	images       *imageApps
+	appLogs      *appLogShipping
 	msi          *msi.Endpoint
 	jupyter      *idle.Jupyter
 	activity     activitySample
@@ -370,9 +371,10 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 			rt.mu.Unlock()
 		}
 	}
+	shipping := rt.shipAppLogs(t, logDir)
 	images := rt.startImageApps(t, logDir)
 	rt.mu.Lock()
-	rt.images = images
+	rt.images, rt.appLogs = images, shipping
 	rt.mu.Unlock()
 	for _, app := range t.Apps {
 		if app.Image != nil {
@@ -527,7 +529,7 @@ func (rt *instanceRuntime) close() {
 		<-rt.done
 	}
 	rt.mu.Lock()
-	sup, srv, m, box, images := rt.sup, rt.ssh, rt.msi, rt.box, rt.images
+	sup, srv, m, box, images, appLogs := rt.sup, rt.ssh, rt.msi, rt.box, rt.images, rt.appLogs
 	rt.mu.Unlock()
 	// The applications first (they share the instance's network), then
 	// the instance's processes, then its container.
@@ -535,6 +537,8 @@ func (rt *instanceRuntime) close() {
 	if sup != nil {
 		sup.StopAll()
 	}
+	// Their last words go to the server before the instance is gone.
+	appLogs.stop()
 	if box != nil {
 		// Stop removes the container; the home stays for the next start.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

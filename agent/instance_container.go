@@ -65,6 +65,11 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if rt.a.ctr == nil {
 		return nil, errors.New("this node has no container engine")
 	}
+	// The engine reaches the insecure registries among the logins
+	// before it is first asked (a lazily started podman starts with them).
+	if err := rt.a.ctr.ensureInsecure(ctx, t.AppRegistries); err != nil {
+		return nil, fmt.Errorf("the instance image %s: %w", t.Container.Image, err)
+	}
 	r, _, err := rt.a.ctr.runtime(ctx)
 	if err != nil {
 		return nil, err
@@ -75,8 +80,11 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	}
 	c := t.Container
 	if _, err := r.Inspect(ctx, c.Image); errors.Is(err, container.ErrNotFound) {
-		if _, err := r.Pull(ctx, c.Image, container.PullOptions{}); err != nil {
-			return nil, fmt.Errorf("pulling the instance image: %w", err)
+		// With the workspace's logins for its registry: an instance's
+		// own image may be a private one.
+		if _, err := rt.a.ctr.pull(ctx, r, imageJob{env: &shoal.EnvironmentSpec{Image: c.Image},
+			task: &shoal.ContainerTask{Registries: t.AppRegistries}, progress: func(string) {}}, c.Image); err != nil {
+			return nil, fmt.Errorf("pulling the instance image %s: %w", c.Image, err)
 		}
 	} else if err != nil {
 		return nil, err

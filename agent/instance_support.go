@@ -16,12 +16,15 @@ import (
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
-// setupLogShipper uploads an instance's setup log as it grows, each chunk
-// at its offset (so a retried chunk overwrites, never duplicates).
+// setupLogShipper uploads an instance's log (its setup log, or with
+// write set an application's) as it grows, each chunk at its offset (so a
+// retried chunk overwrites, never duplicates).
 type setupLogShipper struct {
 	a      *Agent
 	path   string
 	offset int64
+	// write uploads a chunk; nil uploads to the setup log.
+	write func(ctx context.Context, offset int64, data []byte) error
 }
 
 func (l *setupLogShipper) loop(ctx context.Context) {
@@ -61,7 +64,11 @@ func (l *setupLogShipper) ship(ctx context.Context) error {
 	for {
 		n, rerr := f.ReadAt(buf, l.offset)
 		if n > 0 {
-			if err := l.a.client.WriteSetupLog(ctx, l.offset, buf[:n]); err != nil {
+			write := l.write
+			if write == nil {
+				write = l.a.client.WriteSetupLog
+			}
+			if err := write(ctx, l.offset, buf[:n]); err != nil {
 				return err
 			}
 			l.offset += int64(n)

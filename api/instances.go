@@ -135,13 +135,19 @@ func (s *Server) handleUpdateSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleInstanceLogs serves an instance's setup log (?kind=setup, the
-// default) as text.
+// default), or a custom application's (?kind=app&app=<name>), as text.
 func (s *Server) handleInstanceLogs(w http.ResponseWriter, r *http.Request) {
 	kind := r.URL.Query().Get("kind")
 	if kind == "" {
 		kind = "setup"
 	}
-	f, err := s.svc.OpenInstanceLog(r.Context(), r.PathValue("ws"), r.PathValue("name"), kind)
+	var f io.ReadCloser
+	var err error
+	if kind == "app" {
+		f, err = s.svc.OpenInstanceAppLog(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.URL.Query().Get("app"))
+	} else {
+		f, err = s.svc.OpenInstanceLog(r.Context(), r.PathValue("ws"), r.PathValue("name"), kind)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -56,7 +56,7 @@ var apiDocs = map[string]opDoc{
 	"POST /api/v1/workspaces/{ws}/computes/{name}/updateSchedules": {summary: "Replace an instance's schedules", in: struct {
 		Schedules *shoal.ComputeSchedules `json:"schedules"`
 	}{}, out: shoal.Compute{}},
-	"GET /api/v1/workspaces/{ws}/computes/{name}/logs":                          {summary: "An instance's setup log (text)", query: []string{"kind"}},
+	"GET /api/v1/workspaces/{ws}/computes/{name}/logs":                          {summary: "An instance's setup log, or a custom application's (text)", query: []string{"kind", "app"}},
 	"GET /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":     {summary: "Proxy to an instance's application (its user only)"},
 	"HEAD /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":    {summary: "Proxy to an instance's application"},
 	"OPTIONS /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}": {summary: "Proxy to an instance's application"},

@@ -167,6 +167,7 @@ func (s *Server) baseRoutes() []Route {
 
 		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.handleAgentJoin},
 		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.handleAgentSetupLog},
+		{Pattern: "POST /agent/v1/instance/app-log", Agent: true, handler: s.handleAgentAppLog},
 		{Pattern: "POST /agent/v1/instance/token", Agent: true, handler: s.handleAgentInstanceToken},
 		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.handleAgentSync},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.handleAgentReport},

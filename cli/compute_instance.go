@@ -184,21 +184,26 @@ func newPostponeShutdownCommand(g *globals) *cobra.Command {
 }
 
 func newInstanceLogsCommand(g *globals) *cobra.Command {
-	var name string
+	var name, app string
 	var setup bool
 	cmd := &cobra.Command{
 		Use:   "logs",
-		Short: "Show a compute instance's setup log (the output of its setup scripts)",
+		Short: "Show a compute instance's setup log (the output of its setup scripts), or a custom application's (--app)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !setup {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "setup", Message: "--setup: name the log to show (instances keep their setup log)"}
+			if !setup && app == "" {
+				return &shoal.Error{Code: shoal.EINVALID, Field: "setup", Message: "--setup: name the log to show (instances keep their setup log, and --app NAME their custom applications')"}
 			}
 			c, ws, err := g.client()
 			if err != nil {
 				return err
 			}
-			b, err := c.InstanceLog(cmd.Context(), ws, name)
+			var b []byte
+			if app != "" {
+				b, err = c.InstanceAppLog(cmd.Context(), ws, name, app)
+			} else {
+				b, err = c.InstanceLog(cmd.Context(), ws, name)
+			}
 			if err != nil {
 				return err
 			}
@@ -211,6 +216,7 @@ func newInstanceLogsCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
 	cmd.Flags().BoolVar(&setup, "setup", true, "the setup scripts' log")
+	cmd.Flags().StringVar(&app, "app", "", "the log of this custom application instead (its output)")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }

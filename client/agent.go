@@ -122,6 +122,13 @@ func (a *AgentClient) WriteSetupLog(ctx context.Context, offset int64, data []by
 	return err
 }
 
+// WriteAppLog uploads a chunk of the log of the custom application app of
+// the instance the node serves, at offset.
+func (a *AgentClient) WriteAppLog(ctx context.Context, app string, offset int64, data []byte) error {
+	_, err := a.c.doStream(ctx, http.MethodPost, fmt.Sprintf("/agent/v1/instance/app-log?app=%s&offset=%d", url.QueryEscape(app), offset), bytesReader(data), "application/octet-stream", nil)
+	return err
+}
+
 // InstanceToken asks for a workload token for the user's shells and
 // notebooks on the instance the node serves.
 func (a *AgentClient) InstanceToken(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {

@@ -175,6 +175,16 @@ func (c *Client) InstanceLog(ctx context.Context, workspace, name string) ([]byt
 	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }
 
+// InstanceAppLog returns the log of an instance's custom application.
+func (c *Client) InstanceAppLog(ctx context.Context, workspace, name, app string) ([]byte, error) {
+	resp, err := c.raw(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(name)+"/logs?kind=app&app="+url.QueryEscape(app), nil, "", true)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+}
+
 // AddNode adds a node to be joined by hand and returns its join command.
 func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*shoal.JoinCommand, error) {
 	var out shoal.JoinCommand

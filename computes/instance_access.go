@@ -141,11 +141,71 @@ func (s *Service) WriteInstanceSetupLog(ctx context.Context, nodeID string, offs
 	}, offset, data)
 }
 
-// OpenInstanceLog opens an instance's setup log (kind "setup").
-func (s *Service) OpenInstanceLog(ctx context.Context, workspace, name, kind string) (io.ReadCloser, error) {
-	if kind != "setup" {
-		return nil, shoal.FieldErrorf("kind", "unknown log %q; instances keep their setup log (kind=setup)", kind)
+// WriteInstanceAppLog appends to the log of a custom application of the
+// instance a node serves (its own node only, and an application the
+// instance has), capped as its setup log is.
+func (s *Service) WriteInstanceAppLog(ctx context.Context, nodeID, app string, offset int64, data []byte) error {
+	var ws, name string
+	var l shoal.WorkspaceLimits
+	err := s.store.View(ctx, func(tx shoal.Tx) error {
+		n, err := InstanceNode(tx, nodeID)
+		if err != nil {
+			return err
+		}
+		c, err := s.getCompute(tx, n.Workspace, n.Compute)
+		if err != nil {
+			return err
+		}
+		if !hasApp(c, app) {
+			return shoal.FieldErrorf("app", "compute instance %q has no custom application %q", c.Name, app)
+		}
+		ws, name = c.Workspace, c.Name
+		l, err = tx.GetWorkspaceLimits(ws)
+		return err
+	})
+	if err != nil {
+		return err
 	}
+	return s.cfg.Logs.WriteCappedLog(l, shoal.LogFile{
+		Workspace: ws,
+		Write:     func(off int64, data []byte) error { return s.cfg.Files.WriteInstanceAppLog(ws, name, app, off, data) },
+		Open:      func() (io.ReadSeekCloser, error) { return s.cfg.Files.OpenInstanceAppLog(ws, name, app) },
+	}, offset, data)
+}
+
+// hasApp tells whether c has a custom application named app.
+func hasApp(c *shoal.Compute, app string) bool {
+	for _, a := range c.CustomApplications {
+		if a.Name == app {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenInstanceAppLog opens the log of an instance's custom application
+// (its output), readable by those who may read its setup log.
+func (s *Service) OpenInstanceAppLog(ctx context.Context, workspace, name, app string) (io.ReadCloser, error) {
+	if app == "" {
+		return nil, shoal.FieldErrorf("app", "is required: the name of the custom application whose log to show")
+	}
+	c, err := s.instanceForLog(ctx, workspace, name, "the log of application "+app)
+	if err != nil {
+		return nil, err
+	}
+	if !hasApp(c, app) {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "compute instance %q has no custom application %q", c.Name, app)
+	}
+	f, err := s.cfg.Files.OpenInstanceAppLog(c.Workspace, c.Name, app)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, shoal.Errorf(shoal.ENOTFOUND, "application %q of compute instance %q has no log yet (it has not started, or printed nothing)", app, c.Name)
+	}
+	return f, err
+}
+
+// instanceForLog reads an instance whose log (what) the caller asks for,
+// and checks that the caller may read it.
+func (s *Service) instanceForLog(ctx context.Context, workspace, name, what string) (*shoal.Compute, error) {
 	var c *shoal.Compute
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		var err error
@@ -158,7 +218,20 @@ func (s *Service) OpenInstanceLog(ctx context.Context, workspace, name, kind str
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkSetupLogReader(ctx, c); err != nil {
+	if err := s.checkInstanceLogReader(ctx, c, what); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// OpenInstanceLog opens an instance's setup log (kind "setup"); its
+// applications' logs are OpenInstanceAppLog's.
+func (s *Service) OpenInstanceLog(ctx context.Context, workspace, name, kind string) (io.ReadCloser, error) {
+	if kind != "setup" {
+		return nil, shoal.FieldErrorf("kind", "unknown log %q; instances keep their setup log (kind=setup) and their custom applications' (kind=app&app=<name>)", kind)
+	}
+	c, err := s.instanceForLog(ctx, workspace, name, "the setup log")
+	if err != nil {
 		return nil, err
 	}
 	f, err := s.cfg.Files.OpenInstanceLog(c.Workspace, c.Name)
@@ -168,11 +241,12 @@ func (s *Service) OpenInstanceLog(ctx context.Context, workspace, name, kind str
 	return f, err
 }
 
-// checkSetupLogReader lets the instance's user, administrators and those
-// who may grant roles in its workspace (Owners) read its setup log: what
-// setup scripts print (tokens, paths, the user's environment) is the
-// user's, not every Reader's or Contributor's.
-func (s *Service) checkSetupLogReader(ctx context.Context, c *shoal.Compute) error {
+// checkInstanceLogReader lets the instance's user, administrators and
+// those who may grant roles in its workspace (Owners) read its logs (what
+// names which): what setup scripts and applications print (tokens, paths,
+// the user's environment) is the user's, not every Reader's or
+// Contributor's.
+func (s *Service) checkInstanceLogReader(ctx context.Context, c *shoal.Compute, what string) error {
 	if c.Instance != nil && shoal.ActingPrincipalID(ctx) == c.Instance.AssignedUser {
 		return nil
 	}
@@ -183,7 +257,7 @@ func (s *Service) checkSetupLogReader(ctx context.Context, c *shoal.Compute) err
 	if c.Instance != nil {
 		owner = displayPrincipal(c.Instance.AssignedUser)
 	}
-	return shoal.Errorf(shoal.EFORBIDDEN, "the setup log of compute instance %q is readable only by its user (%s), administrators and the workspace's Owners", c.Name, owner)
+	return shoal.Errorf(shoal.EFORBIDDEN, "%s of compute instance %q is readable only by its user (%s), administrators and the workspace's Owners", what, c.Name, owner)
 }
 
 // InstanceNode reads a node that must be a compute instance's own: what

@@ -10,11 +10,15 @@ import (
 )
 
 // appImageTask adds to t what the instance's agent needs for the
-// applications that run from images: the logins of the workspace's
-// registries those images come from (as a job's container task gets them,
-// and no other), and the host paths the location lets them mount.
+// applications that run from images and for the instance's own image:
+// the logins of the workspace's registries those images come from (as a
+// job's container task gets them, and no other), and the host paths the
+// location lets them mount.
 func (s *Service) appImageTask(tx shoal.Tx, c *shoal.Compute, t *shoal.InstanceTask) error {
 	var images []string
+	if c.Image != "" {
+		images = append(images, c.Image)
+	}
 	for _, a := range c.CustomApplications {
 		if a.Image != nil && a.Image.Reference != "" {
 			images = append(images, a.Image.Reference)

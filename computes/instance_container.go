@@ -10,10 +10,20 @@ func InstanceContainer(c *shoal.Compute, loc *shoal.Location, n *shoal.Node, cat
 	if loc.ContainerMode() == shoal.ContainersOff || loc.InstanceImage == "" || n == nil || !n.Runtime.Usable() {
 		return nil
 	}
-	ic := &shoal.InstanceContainer{Image: loc.InstanceImage,
+	ic := &shoal.InstanceContainer{Image: InstanceImage(c, loc),
 		RootAccess: c.EnableRootAccess != nil && *c.EnableRootAccess}
 	if size, ok := cat.Size(c.Size); ok {
 		ic.VCPUs, ic.MemoryGB = size.VCPUs, size.MemoryGB
 	}
 	return ic
+}
+
+// InstanceImage is the image instance c runs in where it is a container:
+// its own (the instance's image key) or else its location's
+// instance_image.
+func InstanceImage(c *shoal.Compute, loc *shoal.Location) string {
+	if c.Image != "" {
+		return c.Image
+	}
+	return loc.InstanceImage
 }

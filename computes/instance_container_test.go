@@ -22,6 +22,11 @@ func TestInstanceContainerNeedsModeImageAndRuntime(t *testing.T) {
 	if ic == nil || ic.Image != "shoal/instance:1" || !ic.RootAccess || ic.VCPUs != 4 || ic.MemoryGB != 14 {
 		t.Fatalf("container %+v, want shoal/instance:1 with root, 4 vCPUs, 14 GB", ic)
 	}
+	// The instance's own image overrides the location's.
+	own := &shoal.Compute{ComputeSpec: shoal.ComputeSpec{Size: "Standard_DS3_v2", Image: "registry.example/team/ci:2"}}
+	if ic := InstanceContainer(own, loc, usable, cat); ic == nil || ic.Image != "registry.example/team/ci:2" {
+		t.Errorf("the instance's image: %+v, want registry.example/team/ci:2", ic)
+	}
 	c.EnableRootAccess = &no
 	if ic := InstanceContainer(c, loc, usable, cat); ic == nil || ic.RootAccess {
 		t.Errorf("enable_root_access false: %+v", ic)

@@ -26,6 +26,9 @@ func checkInstanceIsolation(tx shoal.Tx, loc *shoal.Location, spec *shoal.Comput
 	if loc.ContainerMode() == shoal.ContainersRequired {
 		return shoal.FieldErrorf("location", "location %q runs compute instances in containers (containers: required), and no host of it has a usable container runtime: %s", loc.Name, why)
 	}
+	if spec.Image != "" {
+		return shoal.FieldErrorf("image", "the hosts of location %q have no usable container runtime (%s), so the instance would run as processes on the host and not in the image %q; leave image out, or install podman or Docker on the hosts", loc.Name, why, spec.Image)
+	}
 	if spec.EnableRootAccess != nil && *spec.EnableRootAccess {
 		return shoal.FieldErrorf("enable_root_access", "the hosts of location %q have no usable container runtime (%s), so the instance would run as processes on the host, where root is the host's; set enable_root_access: false, or install podman or Docker on the hosts", loc.Name, why)
 	}

@@ -57,6 +57,14 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 	if err := check(image, &no); err != nil {
 		t.Errorf("no root on hosts without a runtime: %v, want accepted (host processes)", err)
 	}
+	var err error
+	_ = db.View(context.Background(), func(tx shoal.Tx) error {
+		err = checkInstanceIsolation(tx, image, &shoal.ComputeSpec{Name: "ci", Image: "x/ci:1"})
+		return nil
+	})
+	if shoal.ErrorField(err) != "image" || !strings.Contains(err.Error(), "x/ci:1") {
+		t.Errorf("an instance image on hosts without a runtime: %v, want refused naming image", err)
+	}
 	withHost(true)
 	if err := check(required, &yes); err != nil {
 		t.Errorf("a host with a runtime: %v", err)

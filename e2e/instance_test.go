@@ -289,6 +289,15 @@ func TestInstanceNotebookAndCustomApp(t *testing.T) {
 	if got := hdr.Get("Cross-Origin-Resource-Policy"); got != "same-origin" {
 		t.Errorf("the custom app's Cross-Origin-Resource-Policy %q, want same-origin", got)
 	}
+	// The application's output (http.server logs each request) reaches
+	// `compute logs --app`, for its user and not another Contributor.
+	waitFor(t, 15*time.Second, "the request in the application's log", func() (bool, string) {
+		out, errOut, _ := run(t, alice, "compute", "logs", "-n", "app-example-i", "--app", "files")
+		return strings.Contains(out, "GET /hello.txt"), out + errOut
+	})
+	if out, errOut, code := run(t, users["bob"], "compute", "logs", "-n", "app-example-i", "--app", "files"); code != 0 || !strings.Contains(out, "GET /hello.txt") {
+		t.Errorf("bob (Owner) reading the application's log: %d %q %q", code, out, errOut)
+	}
 	// The API's origin sends old links there (307), and the applications'
 	// origin serves nothing but applications.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

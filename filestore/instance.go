@@ -43,6 +43,29 @@ func (s *Store) OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, 
 	return s.open(path.Join(dir, "setup.log"), "setup log of compute instance "+instance)
 }
 
+// WriteInstanceAppLog writes data at offset of the log of an instance's
+// custom application.
+func (s *Store) WriteInstanceAppLog(workspace, instance, app string, offset int64, data []byte) error {
+	key, err := InstanceAppLogKey(workspace, instance, app)
+	if err != nil {
+		return err
+	}
+	if err := s.root.MkdirAll(path.Dir(key), 0o700); err != nil {
+		return noSpace(err)
+	}
+	return noSpace(s.writeAt(workspace, key, offset, data))
+}
+
+// OpenInstanceAppLog opens the log of an instance's custom application.
+// Returns ENOTFOUND.
+func (s *Store) OpenInstanceAppLog(workspace, instance, app string) (io.ReadSeekCloser, error) {
+	key, err := InstanceAppLogKey(workspace, instance, app)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(key, "log of application "+app+" of compute instance "+instance)
+}
+
 // RemoveInstanceFiles removes a deleted instance's files.
 func (s *Store) RemoveInstanceFiles(workspace, instance string) error {
 	dir, err := instanceDir(workspace, instance)

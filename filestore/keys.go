@@ -39,6 +39,20 @@ func OutputsKey(workspace, job string, attempt, rank int) (string, error) {
 // the key of its setup log.
 func InstanceDir(workspace, instance string) (string, error) { return instanceDir(workspace, instance) }
 
+// InstanceAppLogKey is the key of the log of an instance's custom
+// application: a folder of their own, so that no application's name can
+// meet the setup log's.
+func InstanceAppLogKey(workspace, instance, app string) (string, error) {
+	dir, err := instanceDir(workspace, instance)
+	if err != nil {
+		return "", err
+	}
+	if err := checkName("application", app); err != nil {
+		return "", err
+	}
+	return path.Join(dir, "apps", app+".log"), nil
+}
+
 // InstanceLogKey is the key of an instance's setup log.
 func InstanceLogKey(workspace, instance string) (string, error) {
 	dir, err := instanceDir(workspace, instance)

@@ -276,6 +276,26 @@ func (f *Files) OpenInstanceLog(workspace, instance string) (io.ReadSeekCloser, 
 	return f.open(key, "setup log of compute instance "+instance)
 }
 
+// WriteInstanceAppLog writes data at offset of the log of an instance's
+// custom application.
+func (f *Files) WriteInstanceAppLog(workspace, instance, app string, offset int64, data []byte) error {
+	key, err := filestore.InstanceAppLogKey(workspace, instance, app)
+	if err != nil {
+		return err
+	}
+	return f.writeAt(key, offset, data)
+}
+
+// OpenInstanceAppLog opens the log of an instance's custom application.
+// Returns ENOTFOUND.
+func (f *Files) OpenInstanceAppLog(workspace, instance, app string) (io.ReadSeekCloser, error) {
+	key, err := filestore.InstanceAppLogKey(workspace, instance, app)
+	if err != nil {
+		return nil, err
+	}
+	return f.open(key, "log of application "+app+" of compute instance "+instance)
+}
+
 // RemoveInstanceFiles removes a deleted instance's files.
 func (f *Files) RemoveInstanceFiles(workspace, instance string) error {
 	dir, err := filestore.InstanceDir(workspace, instance)
