@@ -281,6 +281,8 @@ func validateCustomApps(apps []*CustomApplication, loc *Location) error {
 			}
 		} else if a.Command == "" {
 			return FieldErrorf(f+".image", "is required: the Docker image of the application (image: {type: docker, reference: <image>}), or, to run it on the host, a command that starts it")
+		} else if InstanceIsolationAt(loc) == IsolationContainer {
+			return FieldErrorf(f+".image", "is required at location %s: its instances run in containers and their applications from images (image: {type: docker, reference: <image>}); a command alone would run on the host, outside the instance", loc.Name)
 		}
 		if len(a.Endpoints) == 0 {
 			return FieldErrorf(f+".endpoints", "needs at least one endpoint {target, published}: the port the application listens on")

@@ -226,6 +226,19 @@ func TestRootAccessFollowsIsolation(t *testing.T) {
 	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); shoal.ErrorField(err) != "enable_root_access" {
 		t.Errorf("root asked as host processes: %v, want refused naming enable_root_access", err)
 	}
+	// An instance in a container runs its applications from images: a
+	// command alone would run on the host, outside it.
+	app := func() []*shoal.CustomApplication {
+		return []*shoal.CustomApplication{{Name: "web", Command: "python3 -m http.server 8080", Endpoints: []*shoal.AppEndpoint{{Target: 8080}}}}
+	}
+	spec = &shoal.ComputeSpec{Name: "ci-boxed", Location: "boxed", CustomApplications: app()}
+	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); shoal.ErrorField(err) != "custom_applications[0].image" {
+		t.Errorf("a command app in a container: %v, want refused naming custom_applications[0].image", err)
+	}
+	spec = &shoal.ComputeSpec{Name: "ci-bare", Location: "bare", CustomApplications: app()}
+	if _, _, err := shoal.NormalizeInstanceSpec(spec, cat, "boxed"); err != nil {
+		t.Errorf("a command app as host processes: %v", err)
+	}
 }
 
 // An instance's own image is a valid reference, trimmed, at a location

@@ -293,7 +293,21 @@ func (rt *instanceRuntime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, l
 			rt.mu.Unlock()
 		}
 	}
+	// Applications from images run beside the container on the host's
+	// network, which the container shares; a command alone is refused
+	// at create for an instance that runs in a container.
+	logDir := filepath.Join(rt.dir, "app-logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		log.Warn("the applications' log folder", "err", err)
+	}
+	shipping := rt.shipAppLogs(t, logDir)
+	images := rt.startImageApps(t, logDir)
+	rt.mu.Lock()
+	rt.images, rt.appLogs = images, shipping
+	rt.mu.Unlock()
 	for _, app := range t.Apps {
-		log.Warn("custom applications do not run in an instance's container yet", "app", app.Name)
+		if app.Image == nil {
+			log.Warn("a command application does not run in an instance's container (give it an image)", "app", app.Name)
+		}
 	}
 }
