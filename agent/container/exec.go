@@ -112,6 +112,7 @@ func (e *Engine) Exec(ctx context.Context, id string, spec ExecSpec) (Process, e
 	}
 	if spec.TTY {
 		opts.ConsoleSize = &[2]uint{rows, cols}
+		opts.Cmd = append([]string{"/bin/sh", "-c", awaitSize, "sh"}, spec.Command...)
 	}
 	created, err := e.cli.ContainerExecCreate(ctx, id, opts)
 	if err != nil {
@@ -125,7 +126,7 @@ func (e *Engine) Exec(ctx context.Context, id string, spec ExecSpec) (Process, e
 	if spec.TTY {
 		p.stdout, p.stderr = hj.Reader, strings.NewReader("")
 		// API 1.41 (podman 4) drops the console size at creation: set it
-		// now; the shell reads it, or gets SIGWINCH.
+		// now, while awaitSize waits for it.
 		_ = p.Resize(ctx, cols, rows)
 	} else {
 		outR, outW := io.Pipe()
@@ -139,6 +140,14 @@ func (e *Engine) Exec(ctx context.Context, id string, spec ExecSpec) (Process, e
 	}
 	return p, nil
 }
+
+// awaitSize holds a terminal's process back until the terminal has its
+// size (half a second at most), then becomes the process (exec keeps the
+// pid). API 1.41 (podman 4's service) drops the size given at creation,
+// and the resize can only follow the start: without the wait, `ssh -t
+// host stty size` could read 0 0. A terminal exec therefore needs
+// /bin/sh in the image (stty too, or the wait is skipped).
+const awaitSize = `i=0; while [ "$(stty size 2>/dev/null)" = "0 0" ] && [ $i -lt 50 ]; do sleep 0.01; i=$((i+1)); done; exec "$@"`
 
 // process is an exec of Engine.
 type process struct {

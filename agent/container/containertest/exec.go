@@ -120,6 +120,7 @@ func testExecTerminal(t *testing.T, h Harness) {
 				if !ok {
 					t.Fatalf("the output ended before %q", want)
 				}
+				t.Logf("line %q", l)
 				if l == want {
 					return
 				}
