@@ -18,6 +18,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
+	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
@@ -252,13 +253,23 @@ func (rt *instanceRuntime) currentTask() *shoal.InstanceTask {
 // it is free, so that known connection strings keep working.
 func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
 	port := readPort(filepath.Join(rt.dir, sshPortFile))
-	// When the instance is a container (rt.ContainerID() is not empty),
-	// its sessions belong inside it: the SSH server's container option
-	// takes that id and the node's engine.
 	cfg := sshd.Config{
 		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.a.log.With("component", "sshd"),
 		Now: rt.a.now, OnLogin: rt.login, Credential: rt.credential(), SFTPCommand: sftpCommand(),
+	}
+	// When the instance is a container, its sessions belong inside it:
+	// shells, sftp, scp and forwards run in the container's namespaces
+	// as azureuser, never on the host.
+	rt.mu.Lock()
+	box := rt.box
+	rt.mu.Unlock()
+	if box != nil {
+		ex, ok := box.rt.(container.Execer)
+		if !ok {
+			return nil, fmt.Errorf("the instance's container engine (%T) cannot start SSH sessions inside it", box.rt)
+		}
+		cfg.Container = &sshd.ContainerTarget{Runtime: ex, ID: box.id, User: shoal.InstanceAdminUsername, Home: boxHome}
 	}
 	var srv *sshd.Server
 	var err error

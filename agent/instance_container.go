@@ -36,7 +36,7 @@ var boxInit = []string{"/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sle
 // instanceBox is an instance's long-lived container.
 type instanceBox struct {
 	rt   container.Runtime
-	ex   container.Execer
+	ex   container.ExecRunner
 	id   string
 	task *shoal.InstanceContainer
 	// hostUID is the host uid azureuser is in the container's user
@@ -74,7 +74,7 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if err != nil {
 		return nil, err
 	}
-	ex, ok := r.(container.Execer)
+	ex, ok := r.(container.ExecRunner)
 	if !ok {
 		return nil, errors.New("this node's container engine cannot run processes inside a container")
 	}
@@ -142,7 +142,7 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 
 // run runs argv in the container as user and fails unless it exits 0.
 func (b *instanceBox) run(ctx context.Context, user string, env map[string]string, out io.Writer, argv ...string) error {
-	code, err := b.ex.Exec(ctx, b.id, container.ExecOptions{Command: argv, User: user, Env: env, WorkingDir: boxHome, Stdout: out, Stderr: out})
+	code, err := b.ex.ExecWait(ctx, b.id, container.ExecOptions{Command: argv, User: user, Env: env, WorkingDir: boxHome, Stdout: out, Stderr: out})
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (rt *instanceRuntime) runScriptInBox(ctx context.Context, b *instanceBox, s
 	// ended by the kill below (the engine has no exec kill).
 	env := rt.boxEnv()
 	env["SHOAL_SETUP_SCRIPT"] = s.Name
-	code, err := b.ex.Exec(sctx, b.id, container.ExecOptions{Command: argv, User: boxUser, Env: env, WorkingDir: boxHome, Stdout: log, Stderr: log})
+	code, err := b.ex.ExecWait(sctx, b.id, container.ExecOptions{Command: argv, User: boxUser, Env: env, WorkingDir: boxHome, Stdout: log, Stderr: log})
 	if sctx.Err() != nil && ctx.Err() == nil {
 		_ = b.run(context.WithoutCancel(ctx), "0:0", nil, io.Discard, "/bin/sh", "-c", "for p in /proc/[0-9]*; do grep -qsz '^SHOAL_SETUP_SCRIPT=' $p/environ && kill -KILL ${p#/proc/}; done; true")
 		err = fmt.Errorf("%s ran past its timeout of %s", s.Name, s.Timeout)
@@ -231,7 +231,7 @@ func (rt *instanceRuntime) startJupyterInBox(ctx context.Context, b *instanceBox
 	// Its log stays inside (the container's /tmp): the home is the
 	// user's.
 	argv := append([]string{"/bin/sh", "-c", `exec "$@" >>/tmp/jupyter.log 2>&1`, "sh"}, app.Command...)
-	_, err := b.ex.Exec(ctx, b.id, container.ExecOptions{Command: argv, User: boxUser, Env: env, WorkingDir: boxHome, Detach: true})
+	_, err := b.ex.ExecWait(ctx, b.id, container.ExecOptions{Command: argv, User: boxUser, Env: env, WorkingDir: boxHome, Detach: true})
 	return err
 }
 

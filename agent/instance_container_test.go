@@ -47,7 +47,7 @@ func waitRunning(t *testing.T, a *Agent) *shoal.InstanceReport {
 func boxExec(t *testing.T, rt *instanceRuntime, argv ...string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	code, err := rt.box.ex.Exec(context.Background(), rt.box.id, container.ExecOptions{Command: argv, User: boxUser, Stdout: &out, Stderr: &out})
+	code, err := rt.box.ex.ExecWait(context.Background(), rt.box.id, container.ExecOptions{Command: argv, User: boxUser, Stdout: &out, Stderr: &out})
 	if err != nil {
 		t.Fatal(err)
 	}

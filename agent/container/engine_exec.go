@@ -11,11 +11,11 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
-var _ Execer = (*Engine)(nil)
+var _ ExecRunner = (*Engine)(nil)
 
-// Exec creates an exec instance and starts it attached (or detached),
+// ExecWait creates an exec instance and starts it attached (or detached),
 // copying its output until it ends, then reads its exit code.
-func (e *Engine) Exec(ctx context.Context, id string, opts ExecOptions) (int, error) {
+func (e *Engine) ExecWait(ctx context.Context, id string, opts ExecOptions) (int, error) {
 	op := "exec in " + id
 	if len(opts.Command) == 0 {
 		return -1, errorf(ErrInvalid, op, "opts.Command is required")

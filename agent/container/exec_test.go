@@ -47,7 +47,7 @@ func TestExecInUserNamespace(t *testing.T) {
 		t.Helper()
 		var out, errb bytes.Buffer
 		opts.Stdout, opts.Stderr = &out, &errb
-		code, err := e.Exec(ctx, id, opts)
+		code, err := e.ExecWait(ctx, id, opts)
 		if err != nil {
 			t.Fatalf("exec %v: %v", opts.Command, err)
 		}
@@ -71,10 +71,10 @@ func TestExecInUserNamespace(t *testing.T) {
 	if _, code := run(container.ExecOptions{Command: []string{"sh", "-c", "echo x > /home/azureuser/f"}}); code != 0 {
 		t.Fatalf("writing the home: exit %d", code)
 	}
-	if _, err := e.Exec(ctx, id, container.ExecOptions{Command: []string{"sh", "-c", "exec -a shoal-detached sleep 60"}, Detach: true}); err != nil {
+	if _, err := e.ExecWait(ctx, id, container.ExecOptions{Command: []string{"sh", "-c", "exec -a shoal-detached sleep 60"}, Detach: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Exec(ctx, id, container.ExecOptions{Command: []string{"id"}, User: "root"})
+	_, err = e.ExecWait(ctx, id, container.ExecOptions{Command: []string{"id"}, User: "root"})
 	if !errors.Is(err, container.ErrInvalid) || !strings.Contains(err.Error(), "opts.User") {
 		t.Errorf("a user by name: %v, want ErrInvalid naming opts.User", err)
 	}

@@ -43,6 +43,11 @@ func (s *Server) directStreamLocal(c *conn, nch ssh.NewChannel) {
 		_ = nch.Reject(ssh.ConnectionFailed, "malformed direct-streamlocal request")
 		return
 	}
+	if s.cfg.Container != nil {
+		// A socket in the container's file system is not this host's.
+		_ = nch.Reject(ssh.Prohibited, "forwarding to Unix sockets is not offered: the instance is a container, whose sockets the server does not reach")
+		return
+	}
 	if s.cfg.Credential != nil {
 		// The server would connect as itself (root), past the socket's
 		// permissions that bind the login's account: refused.
@@ -53,7 +58,13 @@ func (s *Server) directStreamLocal(c *conn, nch ssh.NewChannel) {
 }
 
 func (s *Server) dialAndJoin(c *conn, nch ssh.NewChannel, network, addr string) {
-	dst, err := net.DialTimeout(network, addr, dialTimeout)
+	var dst net.Conn
+	var err error
+	if s.cfg.Container != nil {
+		dst, err = s.dialInContainer(network, addr)
+	} else {
+		dst, err = net.DialTimeout(network, addr, dialTimeout)
+	}
 	if err != nil {
 		_ = nch.Reject(ssh.ConnectionFailed, err.Error())
 		return

@@ -63,6 +63,8 @@ type fixture struct {
 	pub     ssh.PublicKey
 	clock   *clock
 	srv     *sshd.Server
+	// target, when set, is the container sessions run in.
+	target *sshd.ContainerTarget
 
 	mu   sync.Mutex
 	keys []ssh.PublicKey
@@ -70,10 +72,18 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureIn(t, nil)
+}
+
+// newFixtureIn is newFixture with sessions in the container target
+// (on the host when nil).
+func newFixtureIn(t *testing.T, target *sshd.ContainerTarget) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{
 		t: t, dir: dir, home: filepath.Join(dir, "home"), hostKey: filepath.Join(dir, "keys", "ssh_host_ed25519_key"),
 		known: filepath.Join(dir, "known_hosts"), clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		target: target,
 	}
 	if err := os.MkdirAll(f.home, 0o700); err != nil {
 		t.Fatal(err)
@@ -101,7 +111,8 @@ func (f *fixture) start(listen string) {
 			defer f.mu.Unlock()
 			return f.keys
 		},
-		Env: func() []string { return []string{"SHOAL_TEST_VAR=instance"} },
+		Env:       func() []string { return []string{"SHOAL_TEST_VAR=instance"} },
+		Container: f.target,
 	})
 	if err != nil {
 		f.t.Fatal(err)

@@ -27,6 +27,12 @@ func (s *Server) remoteForward(c *conn, payload []byte, wg *sync.WaitGroup) (boo
 	if ssh.Unmarshal(payload, &p) != nil || p.Port > 65535 {
 		return false, nil
 	}
+	if s.cfg.Container != nil {
+		// The port would open on this host, not where the instance's
+		// processes are.
+		s.cfg.Logger.Info("ssh remote forward refused: not offered for an instance in a container", "port", p.Port)
+		return false, nil
+	}
 	if s.cfg.Credential != nil && p.Port != 0 && p.Port < 1024 {
 		// The server binds as itself (root): a login that runs as an
 		// account of its own may not take a port that account could not.

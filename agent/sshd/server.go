@@ -61,6 +61,11 @@ type Config struct {
 	// under that account, never inside the server, and is refused when it
 	// is empty.
 	SFTPCommand []string
+	// Container, when set, runs every session in that running container
+	// instead of on this host: shells, commands, SFTP and scp as the
+	// target's user in its home, -L forwards from its network. HomeDir,
+	// Shell, Credential and SFTPCommand are then unused.
+	Container *ContainerTarget
 }
 
 // Login is a login to the server, or a refused attempt.
@@ -138,14 +143,18 @@ func defaults(cfg *Config) error {
 	if cfg.Username == "" {
 		cfg.Username = "azureuser"
 	}
-	if cfg.HomeDir == "" {
+	if cfg.Container != nil {
+		if err := containerDefaults(cfg); err != nil {
+			return err
+		}
+	} else if cfg.HomeDir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return fmt.Errorf("sshd: no home directory given and none known: %w", err)
 		}
 		cfg.HomeDir = home
 	}
-	if st, err := os.Stat(cfg.HomeDir); err != nil || !st.IsDir() {
+	if st, err := os.Stat(cfg.HomeDir); cfg.Container == nil && (err != nil || !st.IsDir()) {
 		return fmt.Errorf("sshd: the home %s is not a directory", cfg.HomeDir)
 	}
 	if cfg.Shell == "" {

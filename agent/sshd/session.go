@@ -1,11 +1,13 @@
 package sshd
 
 import (
+	"context"
 	"net"
 	"os"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -18,12 +20,13 @@ type session struct {
 	wg sync.WaitGroup // the goroutines serving the program and its I/O
 
 	mu      sync.Mutex
-	env     []string // variables the client sent and we accept
-	term    string   // from pty-req
-	winsize *winsize // from pty-req and window-change; nil: no terminal
-	prog    *program // the running shell or command; nil before, or for sftp
-	started bool     // shell, exec or subsystem accepted: the channel runs one thing
-	ended   bool     // hung up or killed: start nothing any more
+	env     []string    // variables the client sent and we accept
+	term    string      // from pty-req
+	winsize *winsize    // from pty-req and window-change; nil: no terminal
+	prog    *program    // the running shell or command; nil before, or for sftp
+	cprog   *ctrProgram // the same in a Config.Container
+	started bool        // shell, exec or subsystem accepted: the channel runs one thing
+	ended   bool        // hung up or killed: start nothing any more
 	done    chan struct{}
 }
 
@@ -195,6 +198,9 @@ func portOf(a net.Addr) string {
 func (sess *session) start(command string) (bool, func()) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	if sess.s.cfg.Container != nil {
+		return sess.startInContainer(command)
+	}
 	if sess.started || sess.ended {
 		return false, nil
 	}
@@ -262,8 +268,12 @@ func (sess *session) exit(st exitStatus) {
 func (sess *session) hangup() {
 	sess.mu.Lock()
 	sess.ended = true
-	prog := sess.prog
+	prog, cprog := sess.prog, sess.cprog
 	sess.mu.Unlock()
+	if cprog != nil {
+		sess.hangupContainer(cprog)
+		return
+	}
 	if prog == nil {
 		return // never started, or sftp: nothing runs apart from the channel
 	}
@@ -284,8 +294,11 @@ func (sess *session) hangup() {
 func (sess *session) kill() {
 	sess.mu.Lock()
 	sess.ended = true
-	prog := sess.prog
+	prog, cprog := sess.prog, sess.cprog
 	sess.mu.Unlock()
+	if cprog != nil {
+		killContainer(cprog)
+	}
 	if prog != nil {
 		signalSession(prog.pid(), syscall.SIGKILL, nil)
 		prog.closeIO()
@@ -302,6 +315,13 @@ func (sess *session) resize(cols, rows uint32) {
 	if sess.prog != nil && sess.prog.master != nil {
 		_ = setWinsize(sess.prog.master, winsize{cols: cols, rows: rows})
 	}
+	if sess.cprog != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sess.cprog.p.Resize(ctx, uint(cols), uint(rows)); err != nil {
+			sess.s.cfg.Logger.Info("ssh window change in the container failed", "err", err)
+		}
+	}
 }
 
 // signal delivers a client's signal ("INT", "TERM"...) to the program's
@@ -309,15 +329,18 @@ func (sess *session) resize(cols, rows uint32) {
 func (sess *session) signal(name string) bool {
 	sig, ok := signalNames()[name]
 	sess.mu.Lock()
-	prog := sess.prog
+	prog, cprog := sess.prog, sess.cprog
 	sess.mu.Unlock()
-	if !ok || prog == nil {
+	if !ok || (prog == nil && cprog == nil) {
 		return false
 	}
 	select {
 	case <-sess.done:
 		return false
 	default:
+	}
+	if cprog != nil {
+		return signalContainer(cprog, sig)
 	}
 	return syscall.Kill(-prog.foreground(), sig) == nil
 }

@@ -19,6 +19,9 @@ func (sess *session) startSFTP() (bool, func()) {
 		return false, nil
 	}
 	cfg := sess.s.cfg
+	if cfg.Container != nil {
+		return sess.startSFTPInContainer()
+	}
 	if cfg.Credential != nil {
 		// Files are reached as the login's account: the SFTP server is a
 		// process of that account, never the server itself (which may be

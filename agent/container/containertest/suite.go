@@ -4,7 +4,9 @@
 // container with everything the agent gives a rank (mounts, env, user,
 // limits, network, ulimits, labels, output), stopping with a grace
 // period, removal that leaves nothing, and the image cache's eviction
-// on the real engine.
+// on the real engine; and for an Execer, processes started in a running
+// container (streams, terminal and resize, signals, exit codes) and
+// connections dialled from inside its network namespace.
 package containertest
 
 import (
@@ -40,4 +42,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Stop", func(t *testing.T) { testStop(t, h) })
 	t.Run("RemoveLeavesNothing", func(t *testing.T) { testRemove(t, h) })
 	t.Run("ImageCache", func(t *testing.T) { testImageCache(t, h) })
+	t.Run("Exec", func(t *testing.T) { testExec(t, h) })
+	t.Run("ExecTerminal", func(t *testing.T) { testExecTerminal(t, h) })
+	t.Run("ExecSignal", func(t *testing.T) { testExecSignal(t, h) })
+	t.Run("ExecRefusesBadSpec", func(t *testing.T) { testExecRefusesBadSpec(t, h) })
+	t.Run("DialInNetwork", func(t *testing.T) { testDialInNetwork(t, h) })
 }
