@@ -351,6 +351,12 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 	rt.mu.Unlock()
 	if box != nil {
 		rt.startBoxApps(t, box, log)
+		// Applications from images run beside the container, in
+		// containers of their own, as they do beside host processes.
+		images := rt.startImageApps(t, logDir)
+		rt.mu.Lock()
+		rt.images = images
+		rt.mu.Unlock()
 		return
 	}
 	if bin, ok := apps.FindJupyter(); ok && t.NotebookToken != "" {

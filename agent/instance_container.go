@@ -286,6 +286,8 @@ func (rt *instanceRuntime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, l
 		}
 	}
 	for _, app := range t.Apps {
-		log.Warn("custom applications do not run in an instance's container yet", "app", app.Name)
+		if app.Image == nil {
+			log.Warn("custom applications with a command do not run in an instance's container yet", "app", app.Name)
+		}
 	}
 }
