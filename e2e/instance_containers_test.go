@@ -188,6 +188,18 @@ func TestInstanceContainers(t *testing.T) {
 			t.Errorf("alice's image application for bob: %d %q, want 403", code, body)
 		}
 	})
+
+	// Deleted, the instances leave no container (theirs, nor the
+	// application's) on the engine.
+	t.Run("deleted without a trace", func(t *testing.T) {
+		mustRun(t, alice, "compute", "delete", "-n", "setup-example-i", "--yes")
+		mustRun(t, bob, "compute", "delete", "-n", "bob-ci", "--yes")
+		waitFor(t, time.Minute, "the instances to be deleted", func() (bool, string) {
+			out := mustRun(t, s.env, "compute", "list", "-o", "tsv")
+			return strings.TrimSpace(out) == "", out
+		})
+		assertNoShoalContainers(t, env)
+	})
 }
 
 // lookAround is a script that writes what the instance sees: its
