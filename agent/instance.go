@@ -362,6 +362,8 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 	box := rt.box
 	rt.mu.Unlock()
 	if box != nil {
+		// Jupyter inside; applications from images beside it, in
+		// containers of their own, as beside host processes.
 		rt.startBoxApps(t, box, log)
 		return
 	}

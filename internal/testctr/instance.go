@@ -35,16 +35,23 @@ var (
 // makes sure podman can give containers user namespaces (SubIDs).
 func InstanceImage(t testing.TB) string {
 	t.Helper()
-	env := Shared(t)
+	ref, err := Shared(t).BuildInstanceImage()
+	if err != nil {
+		t.Fatalf("instance image: %v", err)
+	}
+	return ref
+}
+
+// BuildInstanceImage is InstanceImage for a program (the benchmarks)
+// that set up e itself: it builds or loads the image once per process
+// and returns its reference.
+func (e *Env) BuildInstanceImage() (string, error) {
 	instanceOnce.Do(func() {
 		if instanceErr = SubIDs(); instanceErr == nil {
-			instanceErr = env.buildInstance()
+			instanceErr = e.buildInstance()
 		}
 	})
-	if instanceErr != nil {
-		t.Fatalf("instance image: %v", instanceErr)
-	}
-	return InstanceImageRef
+	return InstanceImageRef, instanceErr
 }
 
 // containerfileDir is images/instance in this repository.
