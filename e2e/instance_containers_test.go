@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // instanceContainersConfig gives the local location the test-built
@@ -189,6 +191,49 @@ func TestInstanceContainers(t *testing.T) {
 		}
 	})
 
+	// SSH lands in the container: the image's files and not the host's,
+	// azureuser with sudo, sftp into the home, a forward to a port that
+	// listens only inside; the session's processes are not root on the
+	// host.
+	t.Run("ssh into the container", func(t *testing.T) {
+		key := sshKey(t, "k")
+		mustRun(t, alice, "compute", "create", "--name", "ssh-ci", "--type", "ComputeInstance",
+			"--ssh-public-access-enabled", "--ssh-key-value", "@"+key+".pub", "-o", "none")
+		waitInstanceState(t, alice, "ssh-ci", 3*time.Minute, "Running")
+		v := showInstance(t, alice, "ssh-ci")
+		out, errOut, code := sshRun(t, key, v.SSHSettings.SSHPort,
+			"id -un; sudo -n id -u; if test -e /usr/bin/podman; then echo host-podman; else echo no-podman; fi; echo home=$HOME; sleep 3 & echo pid=$!; wait")
+		if code != 0 {
+			t.Fatalf("ssh: exit %d, %q, %s", code, out, errOut)
+		}
+		for _, want := range []string{"azureuser\n0\n", "no-podman\n", "home=/home/azureuser\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the SSH session's output lacks %q:\n%s", want, out)
+			}
+		}
+		for _, p := range instanceHostProcs(t, env, "ssh-ci") {
+			if p.uid == 0 {
+				t.Errorf("host process %d of the instance's container runs as uid 0: %s", p.pid, p.cmd)
+			}
+		}
+		// sftp puts a file into the home, where the instance's own
+		// processes find it.
+		local := filepath.Join(t.TempDir(), "up.txt")
+		if err := os.WriteFile(local, []byte("sent by sftp\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		batch := filepath.Join(t.TempDir(), "batch")
+		os.WriteFile(batch, []byte("put "+local+" up.txt\n"), 0o600)
+		sftp := exec.Command(testenv.OpenSSH(t, "sftp"), append(sshOpts(t, key), "-b", batch, "-P", strconv.Itoa(v.SSHSettings.SSHPort), "azureuser@127.0.0.1")...)
+		if b, err := sftp.CombinedOutput(); err != nil {
+			t.Fatalf("sftp: %v\n%s", err, b)
+		}
+		if out, _, code := sshRun(t, key, v.SSHSettings.SSHPort, "cat /home/azureuser/up.txt; stat -c %U /home/azureuser/up.txt"); code != 0 || out != "sent by sftp\nazureuser\n" {
+			t.Errorf("the sftp'd file inside: exit %d, %q", code, out)
+		}
+		mustRun(t, alice, "compute", "delete", "-n", "ssh-ci", "--yes")
+	})
+
 	// Deleted, the instances leave no container (theirs, nor the
 	// application's) on the engine.
 	t.Run("deleted without a trace", func(t *testing.T) {
@@ -329,7 +374,7 @@ func containerOSRelease(t *testing.T, env *testctr.Env, name string) string {
 	}
 	defer e.Close()
 	var out strings.Builder
-	code, err := e.Exec(context.Background(), l[0].ID, container.ExecOptions{User: "0:0", Stdout: &out, Stderr: &out,
+	code, err := e.ExecWait(context.Background(), l[0].ID, container.ExecOptions{User: "0:0", Stdout: &out, Stderr: &out,
 		Command: []string{"sed", "-n", "s/^PRETTY_NAME=//p", "/etc/os-release"}})
 	if err != nil || code != 0 || strings.TrimSpace(out.String()) == "" {
 		t.Fatalf("reading the container's os-release: exit %d, %v, %q", code, err, out.String())
