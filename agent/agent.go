@@ -299,7 +299,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	for ctx.Err() == nil {
 		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort(),
 			Prepulled: a.prepulls.take()}
-		if first || req.Prepulled != nil {
+		if changed := a.ctr.takeInfoChanged(); first || changed || req.Prepulled != nil {
 			// The server keeps what the host has: its GPUs and its image
 			// cache, which pre-pulls filled.
 			req.Runtime = a.ctr.report(ctx)

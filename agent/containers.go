@@ -60,8 +60,10 @@ type containerHost struct {
 	cacheMax int64
 	clock    shoal.Clock
 
-	// info is what the agent reports on join.
-	info shoal.ContainerRuntimeInfo
+	// info is what the agent reports on join; infoChanged says the full
+	// info came since (its next sync carries it).
+	info        shoal.ContainerRuntimeInfo
+	infoChanged bool
 
 	mu    sync.Mutex
 	rt    container.Runtime
@@ -147,9 +149,20 @@ func (h *containerHost) openHost(ctx context.Context, host string) bool {
 // use makes e the node's engine: its info, an image cache over it, and
 // the leftovers of an earlier agent of this node removed.
 func (h *containerHost) use(ctx context.Context, e container.Runtime) error {
-	info, err := e.Info(ctx)
-	if err != nil {
-		return err
+	var info container.Info
+	quick, ok := e.(interface{ QuickInfo() container.Info })
+	if ok {
+		// What the engine's ping said is enough to join with; its full
+		// info (storage, free space) takes podman most of a second and
+		// follows on a later sync, not on the node's way to its first
+		// job or instance.
+		info = quick.QuickInfo()
+		go h.fullInfo(e)
+	} else {
+		var err error
+		if info, err = e.Info(ctx); err != nil {
+			return err
+		}
 	}
 	cache, err := container.NewImageCache(container.CacheConfig{Store: e, MaxBytes: h.cacheMax, Clock: h.clock})
 	if err != nil {
@@ -159,6 +172,33 @@ func (h *containerHost) use(ctx context.Context, e container.Runtime) error {
 	h.info = runtimeInfo(info)
 	h.removeLeftovers(ctx)
 	return nil
+}
+
+// fullInfo completes the node's report with the engine's full info.
+func (h *containerHost) fullInfo(e container.Runtime) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	info, err := e.Info(ctx)
+	if err != nil {
+		h.log.Warn("reading the container engine's info failed", "err", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rt == e {
+		h.info = runtimeInfo(info)
+		h.infoChanged = true
+	}
+}
+
+// takeInfoChanged reports whether the runtime's info changed since the
+// last call (the full info came), for the next sync to carry it.
+func (h *containerHost) takeInfoChanged() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.infoChanged
+	h.infoChanged = false
+	return c
 }
 
 // runtimeInfo is what the node reports of an engine.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,8 @@ type Engine struct {
 	logFollowGrace time.Duration
 	// followEnding, in tests only, wraps each log follow's stream.
 	followEnding func(io.ReadCloser) io.ReadCloser
+	// engine and version are what the ping said (identify).
+	engine, version string
 	// lastInfo is the engine's latest Info, which checkInsecure reads
 	// before asking again: podman's info takes most of a second.
 	lastInfo *Info
@@ -61,23 +64,60 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, errorf(ErrInvalid, "open engine", "host %q: %v", cfg.Host, err)
 	}
-	if _, err := cli.Ping(ctx); err != nil {
+	// One ping: the API version is negotiated from its answer, and
+	// podman names itself (and its version) in its headers. The
+	// engine's /version and /info are slow on podman (it runs runc and
+	// conmon to report them, and sums its store): most of a second each.
+	ping, err := cli.Ping(ctx)
+	if err != nil {
 		cli.Close()
 		return nil, errorf(ErrRuntimeMissing, "open engine", "nothing answers at %s: %v", cfg.Host, err)
 	}
-	cli.NegotiateAPIVersion(ctx)
+	cli.NegotiateAPIVersionPing(ping)
 	limits, err := hardLimits(cfg.EnginePID)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
-	ver, err := cli.ServerVersion(ctx)
-	if err != nil {
-		cli.Close()
-		return nil, classify("open engine", err)
+	e := &Engine{cli: cli, host: cfg.Host, hostLimits: limits, copying: map[string]*logCopy{}, logFollowGrace: logFollowGrace}
+	e.engine, e.version = e.identify(ctx)
+	e.podman = e.engine == "podman"
+	return e, nil
+}
+
+// identify names the engine and its version from a ping's headers:
+// podman's service sends Libpod-Api-Version, Docker's a Server header
+// ("Docker/27.3.1 (linux)"). It asks /version only when neither says.
+func (e *Engine) identify(ctx context.Context) (engine, version string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://engine/_ping", nil)
+	if err == nil {
+		if resp, err := e.cli.HTTPClient().Do(req); err == nil {
+			resp.Body.Close()
+			if v := resp.Header.Get("Libpod-Api-Version"); v != "" {
+				return "podman", v
+			}
+			if v, ok := strings.CutPrefix(resp.Header.Get("Server"), "Docker/"); ok {
+				return "docker", strings.Fields(v + " ")[0]
+			}
+		}
 	}
-	return &Engine{cli: cli, host: cfg.Host, hostLimits: limits, podman: isPodman(ver.Components),
-		copying: map[string]*logCopy{}, logFollowGrace: logFollowGrace}, nil
+	ver, err := e.cli.ServerVersion(ctx)
+	if err != nil {
+		return "docker", ""
+	}
+	if isPodman(ver.Components) {
+		return "podman", ver.Version
+	}
+	return "docker", ver.Version
+}
+
+// QuickInfo is what Open learnt of the engine (which one, its version)
+// with the host's GPUs: enough to say the host runs containers, without
+// Info's slow calls. Storage, free space and insecure registries are
+// Info's.
+func (e *Engine) QuickInfo() Info {
+	gpus, _ := hostGPUs(cdiSpecDirs, "/dev")
+	return Info{Engine: e.engine, Version: e.version, APIVersion: e.cli.ClientVersion(), GPUs: gpus, FreeBytes: -1}
 }
 
 // Close closes the connection to the engine; containers keep running.
