@@ -38,6 +38,9 @@ const DefaultImageCacheBytes = 20 << 30
 // dockerSocket is where Docker's daemon listens by default.
 const dockerSocket = "/var/run/docker.sock"
 
+// podmanSocket is rootful podman's system service (podman.socket).
+const podmanSocket = "/run/podman/podman.sock"
+
 // Labels on every container the agent starts: List by shoal.node finds a
 // node's leftovers.
 const (
@@ -110,9 +113,15 @@ func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containe
 		h.openHost(ctx, cfg.ContainerHost)
 		return h
 	}
-	if st, err := os.Stat(dockerSocket); err == nil && st.Mode()&os.ModeSocket != 0 {
-		if h.openHost(ctx, "unix://"+dockerSocket) {
-			return h
+	// Docker's daemon, else podman's system service (podman.socket, or
+	// `podman system service`): an engine the host's nodes share, whose
+	// images are those `docker build` or `podman build` made. Without
+	// either, a private podman service per node (below).
+	for _, sock := range []string{dockerSocket, podmanSocket} {
+		if st, err := os.Stat(sock); err == nil && st.Mode()&os.ModeSocket != 0 {
+			if h.openHost(ctx, "unix://"+sock) {
+				return h
+			}
 		}
 	}
 	version, err := podmanVersion(ctx)
