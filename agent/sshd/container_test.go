@@ -244,6 +244,12 @@ func TestContainerSessions(t *testing.T) {
 		eventually(t, 10*time.Second, func() bool { return f.ssh(count).out == "0\n" }, "the sleep still runs after the signal request")
 		_, _ = io.WriteString(stdin, "echo fg-ended=$?\n")
 		readUntil(t, out, "fg-ended=130")
+		// ^C as OpenSSH sends it, a byte through the terminal, whose
+		// line discipline in the container signals the job.
+		_, _ = io.WriteString(stdin, "sleep 100\n")
+		eventually(t, 15*time.Second, func() bool { return f.ssh(count).out == "1\n" }, "the second sleep never ran in the container")
+		_, _ = io.WriteString(stdin, "\x03")
+		eventually(t, 10*time.Second, func() bool { return f.ssh(count).out == "0\n" }, "the sleep still runs after ^C")
 		_, _ = io.WriteString(stdin, "echo still-here; exit 6\n")
 		readUntil(t, out, "still-here")
 		within(t, 10*time.Second, "the shell's exit", func() {
