@@ -258,8 +258,13 @@ func signalContainer(cp *ctrProgram, sig syscall.Signal) bool {
 	return cp.p.Signal(ctx, sig) == nil
 }
 
-// foregroundOf is the foreground process group of pid's terminal
-// (/proc/<pid>/stat's tpgid, in this host's ids), 0 without a terminal.
+// foregroundOf is the foreground process group of pid's terminal, 0
+// without a terminal. /proc/<pid>/stat's tpgid is given in the pid
+// namespace of the /proc that is read (the host's here, where kill
+// takes its ids), not the container's: an interactive shell's job runs
+// in a group of its own, which is the tpgid while it runs. Before the
+// job has started (its typed line echoed, its fork not done) the tpgid
+// is the shell's own group, as for ^C typed then.
 func foregroundOf(pid int) int {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {

@@ -212,6 +212,54 @@ func TestContainerSessions(t *testing.T) {
 		})
 	})
 
+	t.Run("SignalToTheForegroundJob", func(t *testing.T) {
+		// A signal request on a terminal reaches the terminal's
+		// foreground job, as ^C would: the sleep dies, the shell stays.
+		s, err := goClient(t, f).NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.RequestPty("xterm", 40, 100, ssh.TerminalModes{}); err != nil {
+			t.Fatal(err)
+		}
+		stdin, _ := s.StdinPipe()
+		stdout, _ := s.StdoutPipe()
+		out := bufio.NewReader(stdout)
+		if err := s.Shell(); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(stdin, "echo shell-ready\n")
+		readUntil(t, out, "shell-ready")
+		count := `for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 100 '`
+		// The sleep alone on its line: an interactive bash drops the
+		// rest of a line whose foreground job died of SIGINT, as on ^C.
+		// The signal waits until the sleep runs, not for the line's
+		// echo, which comes before the job is the foreground.
+		_, _ = io.WriteString(stdin, "sleep 100\n")
+		eventually(t, 15*time.Second, func() bool { return f.ssh(count).out == "1\n" }, "the terminal's sleep never ran in the container")
+		if err := s.Signal(ssh.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, func() bool { return f.ssh(count).out == "0\n" }, "the sleep still runs after the signal request")
+		_, _ = io.WriteString(stdin, "echo fg-ended=$?\n")
+		readUntil(t, out, "fg-ended=130")
+		// ^C as OpenSSH sends it, a byte through the terminal, whose
+		// line discipline in the container signals the job.
+		_, _ = io.WriteString(stdin, "sleep 100\n")
+		eventually(t, 15*time.Second, func() bool { return f.ssh(count).out == "1\n" }, "the second sleep never ran in the container")
+		_, _ = io.WriteString(stdin, "\x03")
+		eventually(t, 10*time.Second, func() bool { return f.ssh(count).out == "0\n" }, "the sleep still runs after ^C")
+		_, _ = io.WriteString(stdin, "echo still-here; exit 6\n")
+		readUntil(t, out, "still-here")
+		within(t, 10*time.Second, "the shell's exit", func() {
+			var ee *ssh.ExitError
+			if err := s.Wait(); !errors.As(err, &ee) || ee.ExitStatus() != 6 {
+				t.Errorf("exit: %v, want status 6 from the shell that survived", err)
+			}
+		})
+	})
+
 	t.Run("SFTP", func(t *testing.T) {
 		local := filepath.Join(f.dir, "up.txt")
 		if err := os.WriteFile(local, []byte("sent by sftp\n"), 0o644); err != nil {
