@@ -99,15 +99,15 @@ func TestInstanceContainerSeeds(t *testing.T) {
 		mustRun(t, s.env, "compute", "delete", "-n", "behalf-example-i", "--yes")
 	})
 
-	// Jobs on an instance as their compute: a bare job, and one with an
-	// image of its own that runs in a container of that image (the
-	// base image has no Jupyter, the instance's has) while the instance
-	// keeps running.
+	// Jobs on an instance as their compute: a bare job on one of its job
+	// slots, not as root, and one with an image of its own that runs in a
+	// container of that image (the base image has no Jupyter, the
+	// instance's has) while the instance keeps running.
 	t.Run("jobs on the instance", func(t *testing.T) {
 		mustRun(t, s.env, "compute", "create", "--name", "job-ci", "--type", "computeinstance", "-o", "none")
 		waitInstanceState(t, s.env, "job-ci", 3*time.Minute, "Running")
-		j, log := runToEnd(t, s, writeJobFile(t, "type: command\ncommand: echo bare on $SHOAL_NODE_ID\ncompute: azureml:job-ci\n"), 2*time.Minute)
-		if j.Status != "Completed" || !strings.Contains(log, "bare on job-ci") {
+		j, log := runToEnd(t, s, writeJobFile(t, "type: command\ncommand: echo bare on $SHOAL_NODE_ID uid=$(id -u)\ncompute: azureml:job-ci\n"), 2*time.Minute)
+		if j.Status != "Completed" || !strings.Contains(log, "bare on job-ci") || strings.Contains(log, "uid=0\n") {
 			t.Errorf("a bare job on the instance: %s\n%s", j, log)
 		}
 		base := env.Registry.Addr + "/" + testctr.PushedBase
