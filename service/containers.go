@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/computes"
 	"github.com/shoal-ml/shoal/registries"
 )
 
@@ -122,4 +123,24 @@ func checkSubnet(c *shoal.Compute, env *shoal.EnvironmentSpec, nodes int) error 
 		return shoal.FieldErrorf("compute", "%s and has a managed identity: the identity endpoint is served on the node's loopback, which a container in the subnet does not reach; remove the identity or the virtual network", where)
 	}
 	return nil
+}
+
+// instanceEnvironment is the environment of a job that names none on a
+// compute instance that runs in a container: the instance's own image,
+// so that the job sees the instance's software, not the host's (it runs
+// in a container of its own, on the host's network the instance
+// shares). Nil for a cluster, or an instance that runs as host
+// processes (its node reported no usable runtime).
+func (s *Services) instanceEnvironment(tx shoal.Tx, c *shoal.Compute) *shoal.EnvironmentSpec {
+	if !c.IsInstance() {
+		return nil
+	}
+	loc, err := s.catalog.Location(c.Location)
+	if err != nil || shoal.InstanceIsolationAt(loc) != shoal.IsolationContainer {
+		return nil
+	}
+	if n, err := tx.GetNode(shoal.InstanceNodeID(c, loc)); err == nil && n.Runtime != nil && !n.Runtime.Usable() {
+		return nil
+	}
+	return &shoal.EnvironmentSpec{Image: computes.InstanceImage(c, loc), Source: "the instance's image"}
 }

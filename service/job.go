@@ -68,6 +68,9 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		if err != nil {
 			return err
 		}
+		if env == nil {
+			env = s.instanceEnvironment(tx, c)
+		}
 		if err := s.checkContainers(tx, c, env); err != nil {
 			return err
 		}
