@@ -106,9 +106,15 @@ func TestInstanceContainerSeeds(t *testing.T) {
 	t.Run("jobs on the instance", func(t *testing.T) {
 		mustRun(t, s.env, "compute", "create", "--name", "job-ci", "--type", "computeinstance", "-o", "none")
 		waitInstanceState(t, s.env, "job-ci", 3*time.Minute, "Running")
-		j, log := runToEnd(t, s, writeJobFile(t, "type: command\ncommand: echo bare on $SHOAL_NODE_ID uid=$(id -u)\ncompute: azureml:job-ci\n"), 2*time.Minute)
-		if j.Status != "Completed" || !strings.Contains(log, "bare on job-ci") || strings.Contains(log, "uid=0\n") {
-			t.Errorf("a bare job on the instance: %s\n%s", j, log)
+		// A job that names no environment runs in the instance's image
+		// (Jupyter is there, podman, the host's, is not).
+		j, log := runToEnd(t, s, writeJobFile(t, "type: command\ncommand: >-\n  echo bare on $SHOAL_NODE_ID uid=$(id -u);\n"+
+			"  if command -v jupyter >/dev/null; then echo has-jupyter; else echo NO-JUPYTER; fi;\n"+
+			"  if test -e /usr/bin/podman; then echo HOST-PODMAN; else echo no-podman; fi\n"+
+			"compute: azureml:job-ci\n"), 4*time.Minute)
+		if j.Status != "Completed" || !strings.Contains(log, "bare on job-ci") || strings.Contains(log, "uid=0\n") ||
+			!strings.Contains(log, "has-jupyter") || !strings.Contains(log, "no-podman") {
+			t.Errorf("a bare job on the instance, in its image: %s\n%s", j, log)
 		}
 		base := env.Registry.Addr + "/" + testctr.PushedBase
 		j, log = runToEnd(t, s, writeJobFile(t, "type: command\ncommand: >-\n  echo in-image;\n"+
