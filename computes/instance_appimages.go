@@ -2,8 +2,6 @@ package computes
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/registries"
@@ -54,33 +52,11 @@ func checkAppRuntime(tx shoal.Tx, spec *shoal.ComputeSpec, loc *shoal.Location) 
 	if first < 0 {
 		return nil
 	}
-	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
-	if err != nil {
+	why, err := shoal.WhyNoRuntime(tx, loc.Name)
+	if err != nil || why == "" {
 		return err
 	}
-	why := map[string]bool{}
-	for _, n := range nodes {
-		if n.Runtime == nil {
-			continue
-		}
-		if n.Runtime.Usable() {
-			return nil
-		}
-		host := n.PrivateIPAddress
-		if host == "" {
-			host = n.ID
-		}
-		why["host "+host+": "+n.Runtime.Describe()] = true
-	}
-	if len(why) == 0 {
-		return nil
-	}
-	lines := make([]string, 0, len(why))
-	for l := range why {
-		lines = append(lines, l)
-	}
-	sort.Strings(lines)
 	return shoal.FieldErrorf(fmt.Sprintf("custom_applications[%d].image", first),
 		"the application runs from the image %q, but no host of location %q has a usable container runtime (%s); install podman or Docker on the hosts, or give a command that starts the application on the host instead",
-		spec.CustomApplications[first].Image.Reference, loc.Name, strings.Join(lines, "; "))
+		spec.CustomApplications[first].Image.Reference, loc.Name, why)
 }

@@ -1,9 +1,6 @@
 package computes
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/shoal-ml/shoal"
 )
 
@@ -19,7 +16,7 @@ func checkInstanceIsolation(tx shoal.Tx, loc *shoal.Location, spec *shoal.Comput
 	if shoal.InstanceIsolationAt(loc) != shoal.IsolationContainer {
 		return nil
 	}
-	why, err := hostsWithoutRuntime(tx, loc)
+	why, err := shoal.WhyNoRuntime(tx, loc.Name)
 	if err != nil || why == "" {
 		return err
 	}
@@ -33,31 +30,6 @@ func checkInstanceIsolation(tx shoal.Tx, loc *shoal.Location, spec *shoal.Comput
 		return shoal.FieldErrorf("enable_root_access", "the hosts of location %q have no usable container runtime (%s), so the instance would run as processes on the host, where root is the host's; set enable_root_access: false, or install podman or Docker on the hosts", loc.Name, why)
 	}
 	return nil
-}
-
-// hostsWithoutRuntime says why no host of loc can run containers, "" when
-// one can or none has said (nothing is known before a node joins).
-func hostsWithoutRuntime(tx shoal.Tx, loc *shoal.Location) (string, error) {
-	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
-	if err != nil {
-		return "", err
-	}
-	why := map[string]bool{}
-	for _, n := range nodes {
-		if n.Runtime == nil {
-			continue
-		}
-		if n.Runtime.Usable() {
-			return "", nil
-		}
-		why["node "+n.ID+": "+n.Runtime.Describe()] = true
-	}
-	lines := make([]string, 0, len(why))
-	for l := range why {
-		lines = append(lines, l)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "; "), nil
 }
 
 // isolationOf is how an instance runs: as its node runs it once it has

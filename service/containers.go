@@ -2,8 +2,6 @@ package service
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/computes"
@@ -37,36 +35,12 @@ func (s *Services) checkContainers(tx shoal.Tx, c *shoal.Compute, env *shoal.Env
 	if !container {
 		return nil
 	}
-	nodes, err := tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
-	if err != nil {
+	why, err := shoal.WhyNoRuntime(tx, loc.Name)
+	if err != nil || why == "" {
 		return err
 	}
-	// Only what the hosts said counts: a location none of whose nodes
-	// has reported yet may well run containers.
-	why := map[string]string{}
-	for _, n := range nodes {
-		if n.Runtime == nil {
-			continue
-		}
-		if n.Runtime.Usable() {
-			return nil
-		}
-		host := n.PrivateIPAddress
-		if host == "" {
-			host = n.ID
-		}
-		why["host "+host+" (node "+n.ID+"): "+n.Runtime.Describe()] = ""
-	}
-	if len(why) == 0 {
-		return nil
-	}
-	lines := make([]string, 0, len(why))
-	for l := range why {
-		lines = append(lines, l)
-	}
-	sort.Strings(lines)
 	return shoal.FieldErrorf("environment", "the job runs in a container (image %s) but no host of location %q has a usable container runtime: %s; install podman or Docker on the hosts (the node's agent looks when it joins), or leave environment: out to run on the host",
-		envImage(env), loc.Name, strings.Join(lines, "; "))
+		envImage(env), loc.Name, why)
 }
 
 // envImage names an environment's image for people: the image, or the
