@@ -141,3 +141,11 @@ func ActingPrincipalID(ctx context.Context) string {
 func NodePrincipal(n *Node) *Principal {
 	return &Principal{ID: "node:" + n.ID, Name: "node " + n.ID, Kind: PrincipalNode}
 }
+
+// Authorizer decides whether a principal may take an action in a
+// workspace; access.Service is the one. The request services declare
+// their dependency on it by this interface, so that none depends on
+// where authorization lives.
+type Authorizer interface {
+	Authorize(ctx context.Context, p *Principal, workspace, action string) error
+}

@@ -9,10 +9,11 @@ package computes
 import (
 	"context"
 	"crypto/rand"
-	"github.com/shoal-ml/shoal/internal/sealing"
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/sealing"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/live"
@@ -21,7 +22,7 @@ import (
 // Access is what computes asks of access/: whether a principal may act,
 // and that the identities a compute names exist.
 type Access interface {
-	Authorize(ctx context.Context, p *shoal.Principal, workspace, action string) error
+	shoal.Authorizer
 	EnsureComputeIdentities(ctx context.Context, tx shoal.Tx, ws string, spec *shoal.ComputeSpec) error
 }
 

@@ -38,7 +38,7 @@ type ledger struct {
 	notified    int
 }
 
-func newLedger(t *testing.T, auth cost.Authorizer) *ledger {
+func newLedger(t *testing.T, auth shoal.Authorizer) *ledger {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(""))
 	if err != nil {

@@ -18,19 +18,12 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// Authorizer decides whether a principal may take an action in a
-// workspace; service.Services is one. An interface, so that this package
-// does not depend on where authorization lives.
-type Authorizer interface {
-	Authorize(ctx context.Context, p *shoal.Principal, workspace, action string) error
-}
-
 // Config is what Quotas needs of the server.
 type Config struct {
 	// Store is the store the services write through (audited).
 	Store   shoal.Store
 	Catalog *shoal.Catalog
-	Auth    Authorizer
+	Auth    shoal.Authorizer
 	// Notify tells the controller that limits changed (a raised limit
 	// may let a queued job start); it must not block. Nil: nobody.
 	Notify func()

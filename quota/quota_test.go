@@ -28,7 +28,7 @@ func (a allow) Authorize(_ context.Context, _ *shoal.Principal, ws, action strin
 
 // setup opens a store with workspace "ws" and the quota requests over
 // it; notified counts the notifications.
-func setup(t *testing.T, auth quota.Authorizer) (shoal.Store, *quota.Quotas, *int) {
+func setup(t *testing.T, auth shoal.Authorizer) (shoal.Store, *quota.Quotas, *int) {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(""))
 	if err != nil {
