@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/gpu"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
@@ -118,7 +119,7 @@ type Agent struct {
 	// the agent runs as root).
 	accounts *runas.Accounts
 	// ctr is the node's container engine.
-	ctr *containerHost
+	ctr *ctrhost.Host
 	// prepulls is the pre-pull of the cluster's images the join asked.
 	prepulls prepullState
 	// runDir holds the folders of the node's work (see prepareWorkDir):
@@ -153,9 +154,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	stopWatching := context.AfterFunc(ctx, func() { close(a.terminating) })
 	defer stopWatching()
-	a.ctr = openContainers(ctx, a.cfg, a.log)
-	defer a.ctr.close()
-	if info := a.ctr.report(ctx); info.Error != "" {
+	a.ctr = ctrhost.Open(ctx, a.cfg.containerHost(), a.log)
+	defer a.ctr.Close()
+	if info := a.ctr.Report(ctx); info.Error != "" {
 		a.log.Info("no container engine: jobs that name an image cannot run here", "why", info.Error)
 	} else {
 		a.log.Info("container engine", "engine", info.Engine, "version", info.Version)
@@ -265,7 +266,7 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 	b := newBackoff(MinRetryInterval/2, MaxRetryInterval, a.rand)
 	start := a.now()
 	for {
-		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.report(ctx)})
+		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.Report(ctx)})
 		if err == nil {
 			a.join = resp
 			a.outage.succeeded()
@@ -299,10 +300,10 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	for ctx.Err() == nil {
 		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort(),
 			Prepulled: a.prepulls.take()}
-		if changed := a.ctr.takeInfoChanged(); first || changed || req.Prepulled != nil {
+		if changed := a.ctr.TakeInfoChanged(); first || changed || req.Prepulled != nil {
 			// The server keeps what the host has: its GPUs and its image
 			// cache, which pre-pulls filled.
-			req.Runtime = a.ctr.report(ctx)
+			req.Runtime = a.ctr.Report(ctx)
 		}
 		wait := interval
 		if rt := a.instanceRT(); rt != nil {
@@ -427,4 +428,10 @@ func freePort(addr string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// containerHost is what the node's container engine needs of cfg.
+func (cfg Config) containerHost() ctrhost.Config {
+	return ctrhost.Config{NodeID: cfg.NodeID, WorkDir: cfg.WorkDir, Containers: cfg.Containers, ContainerHost: cfg.ContainerHost,
+		ContainerDir: cfg.ContainerDir, InsecureRegistries: cfg.InsecureRegistries, ImageCacheBytes: cfg.ImageCacheBytes, Clock: cfg.Clock}
 }

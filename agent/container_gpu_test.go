@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 )
 
 // TestContainerGPUsOnAGPUHost runs only on a host with NVIDIA GPUs and
 // podman with runc, built with -tags gpu by scripts/gpu-check (CI has no
 // GPU; TestGPUDevices covers the rule with stand-in devices there). A
 // container a node with GPU 0 starts, by the agent's own rule
-// (gpuDevices over what the engine reports), sees that device and the
+// (ctrhost.GPUDevices over what the engine reports), sees that device and the
 // control devices and CUDA_VISIBLE_DEVICES=0, and no other GPU.
 // SHOAL_GPU_TEST_ROOTFS is a root file system tarball with /bin/sh
 // (scripts/gpu-check makes one from busybox).
@@ -58,7 +59,7 @@ func TestContainerGPUsOnAGPUHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("engine %s %s, GPUs %+v", info.Engine, info.Version, info.GPUs)
-	devs, visible := gpuDevices("0", info.GPUs, fileExists)
+	devs, visible := ctrhost.GPUDevices("0", info.GPUs, fileExists)
 	if len(devs) == 0 || visible != "0" {
 		t.Fatalf("devices for GPU 0: %+v, CUDA_VISIBLE_DEVICES %q; want the device and 0", devs, visible)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
@@ -96,11 +97,11 @@ func containerAgent(t *testing.T, env *testctr.Env, srv *fakeAgentServer, nodeID
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.ctr = openContainers(context.Background(), a.cfg, a.log)
-	if info := a.ctr.report(context.Background()); !info.Usable() {
+	a.ctr = ctrhost.Open(context.Background(), a.cfg.containerHost(), a.log)
+	if info := a.ctr.Report(context.Background()); !info.Usable() {
 		t.Fatalf("runtime info %+v", info)
 	}
-	t.Cleanup(a.ctr.close)
+	t.Cleanup(a.ctr.Close)
 	return a
 }
 
@@ -136,7 +137,7 @@ func noContainersLeft(t *testing.T, env *testctr.Env, node string) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	left, err := e.List(context.Background(), map[string]string{labelNode: node})
+	left, err := e.List(context.Background(), map[string]string{ctrhost.LabelNode: node})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/instance/idle"
 )
 
@@ -67,10 +68,10 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	}
 	// The engine reaches the insecure registries among the logins
 	// before it is first asked (a lazily started podman starts with them).
-	if err := rt.a.ctr.ensureInsecure(ctx, t.AppRegistries); err != nil {
+	if err := rt.a.ctr.EnsureInsecure(ctx, t.AppRegistries); err != nil {
 		return nil, fmt.Errorf("the instance image %s: %w", t.Container.Image, err)
 	}
-	r, _, err := rt.a.ctr.runtime(ctx)
+	r, _, err := rt.a.ctr.Runtime(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +83,8 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if _, err := r.Inspect(ctx, c.Image); errors.Is(err, container.ErrNotFound) {
 		// With the workspace's logins for its registry: an instance's
 		// own image may be a private one.
-		if _, err := rt.a.ctr.pull(ctx, r, imageJob{env: &shoal.EnvironmentSpec{Image: c.Image},
-			task: &shoal.ContainerTask{Registries: t.AppRegistries}, progress: func(string) {}}, c.Image); err != nil {
+		if _, err := rt.a.ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: c.Image},
+			Task: &shoal.ContainerTask{Registries: t.AppRegistries}, Progress: func(string) {}}, c.Image); err != nil {
 			return nil, fmt.Errorf("pulling the instance image %s: %w", c.Image, err)
 		}
 	} else if err != nil {
@@ -92,7 +93,7 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if err := os.MkdirAll(rt.home, 0o700); err != nil {
 		return nil, err
 	}
-	labels := map[string]string{labelNode: rt.a.cfg.NodeID, labelInstance: t.Workspace + "/" + t.Name}
+	labels := map[string]string{ctrhost.LabelNode: rt.a.cfg.NodeID, labelInstance: t.Workspace + "/" + t.Name}
 	// A container an earlier run of this agent left (killed before it
 	// could stop it) goes first: its name is the one wanted.
 	if left, err := r.List(ctx, labels); err == nil {
@@ -109,10 +110,10 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 			{Source: "/sys", Target: "/sys", ReadOnly: true}},
 		NanoCPUs: int64(c.VCPUs) * 1e9, MemoryBytes: int64(c.MemoryGB * (1 << 30)),
 	}
-	if info := rt.a.ctr.report(ctx); info.Engine == "podman" {
+	if info := rt.a.ctr.Report(ctx); info.Engine == "podman" {
 		spec.Userns = "auto"
 	}
-	devs, visible := gpuDevices(rt.a.cfg.GPUDevices, rt.a.ctr.gpus(ctx), fileExists)
+	devs, visible := ctrhost.GPUDevices(rt.a.cfg.GPUDevices, rt.a.ctr.GPUs(ctx), fileExists)
 	spec.Devices = devs
 	if visible != "" {
 		spec.Env = map[string]string{"CUDA_VISIBLE_DEVICES": visible, "NVIDIA_VISIBLE_DEVICES": visible}

@@ -14,10 +14,11 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 )
 
 // labelApp names the custom application a container runs (with
-// labelNode, its instance's node).
+// ctrhost.LabelNode, its instance's node).
 const labelApp = "shoal.app"
 
 // Bounds of an image application's supervision.
@@ -153,16 +154,16 @@ func (a *imageApp) once(ctx context.Context) error {
 	if h == nil {
 		return errors.New("this host has no container runtime (the agent's containers are off)")
 	}
-	if err := h.ensureInsecure(ctx, a.task.AppRegistries); err != nil {
+	if err := h.EnsureInsecure(ctx, a.task.AppRegistries); err != nil {
 		return fmt.Errorf("image %s: %w", a.spec.Image.Reference, err)
 	}
-	rt, _, err := h.runtime(ctx)
+	rt, _, err := h.Runtime(ctx)
 	if err != nil {
 		return fmt.Errorf("image %s: %w", a.spec.Image.Reference, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, appPullTimeout)
-	ref, err := h.pull(pctx, rt, imageJob{env: &shoal.EnvironmentSpec{Image: a.spec.Image.Reference},
-		task: &shoal.ContainerTask{Registries: a.task.AppRegistries}, progress: func(string) {}}, a.spec.Image.Reference)
+	ref, err := h.Pull(pctx, rt, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: a.spec.Image.Reference},
+		Task: &shoal.ContainerTask{Registries: a.task.AppRegistries}, Progress: func(string) {}}, a.spec.Image.Reference)
 	cancel()
 	if err != nil {
 		return err
@@ -180,7 +181,7 @@ func (a *imageApp) once(ctx context.Context) error {
 		// The host's network: the instance's processes, and its
 		// container when it runs in one, use it too.
 		Mounts: mounts, Network: "host", Stdout: logf, Stderr: logf,
-		Labels: map[string]string{labelNode: a.rt.a.cfg.NodeID, labelApp: a.spec.Name}}
+		Labels: map[string]string{ctrhost.LabelNode: a.rt.a.cfg.NodeID, labelApp: a.spec.Name}}
 	for k, v := range a.spec.EnvironmentVariables {
 		spec.Env[k] = v
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 )
 
 // prepullState is the node's pre-pull of its cluster's images: running
@@ -44,8 +45,8 @@ func (a *Agent) prepull(ctx context.Context, order *shoal.PrepullOrder) {
 	task := &shoal.ContainerTask{Registries: order.Registries}
 	for _, image := range order.Images {
 		a.log.Info("pre-pulling an image of the cluster", "image", image)
-		if _, err := a.ctr.prepareImage(ctx, imageJob{env: &shoal.EnvironmentSpec{Image: image}, task: task,
-			progress: func(string) {}, log: func(string) {}}); err != nil {
+		if _, err := a.ctr.PrepareImage(ctx, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: image}, Task: task,
+			Progress: func(string) {}, Log: func(string) {}}); err != nil {
 			a.log.Warn("pre-pulling an image failed", "image", image, "err", err)
 			rep.Failed = append(rep.Failed, shoal.PrepullFailure{Image: image, Error: err.Error()})
 			continue

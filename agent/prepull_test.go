@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
 // privatePodman is the node's private podman service as an agent with no
 // engine of its own starts it, on a store of its own, reaching no
 // registry over HTTP; it is stopped and its store reset at the end.
-func privatePodman(t *testing.T) *Agent {
+func privatePodman(t *testing.T) (*Agent, string) {
 	t.Helper()
 	// podman refuses a run root over 50 characters: a short folder.
 	base, err := os.MkdirTemp("", "shoal-pp-")
@@ -26,10 +27,11 @@ func privatePodman(t *testing.T) *Agent {
 	}
 	dir := filepath.Join(base, "podman")
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h := &containerHost{log: log, nodeID: "prepull-node", dir: dir, cacheMax: DefaultImageCacheBytes,
-		clock: shoal.SystemClock{}, lazy: true, info: shoal.ContainerRuntimeInfo{Engine: "podman"}}
+	// No engine named and (on a test machine) no Docker daemon or
+	// podman system service: the node's own podman, started on first use.
+	h := ctrhost.Open(context.Background(), ctrhost.Config{NodeID: "prepull-node", WorkDir: base, ContainerDir: dir, Clock: shoal.SystemClock{}}, log)
 	t.Cleanup(func() {
-		h.close()
+		h.Close()
 		out, err := exec.Command("podman", "--runtime", "runc", "--root", filepath.Join(dir, "storage"),
 			"--runroot", filepath.Join(dir, "run"), "system", "reset", "--force").CombinedOutput()
 		if err != nil {
@@ -37,7 +39,7 @@ func privatePodman(t *testing.T) *Agent {
 		}
 		os.RemoveAll(base)
 	})
-	return &Agent{log: log, ctr: h}
+	return &Agent{log: log, ctr: h}, dir
 }
 
 // A registry added with --insecure reaches the node's running private
@@ -48,15 +50,15 @@ func privatePodman(t *testing.T) *Agent {
 // runtime report counts the cache.
 func TestInsecureRegistryAndPrepull(t *testing.T) {
 	env := testctr.Shared(t)
-	a := privatePodman(t)
+	a, dir := privatePodman(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, _, err := a.ctr.runtime(ctx); err != nil {
+	if _, _, err := a.ctr.Runtime(ctx); err != nil {
 		t.Fatal(err)
 	}
 	image := env.Registry.Addr + "/" + testctr.PushedBase
 	noop := func(string) {}
-	_, err := a.ctr.prepareImage(ctx, imageJob{env: &shoal.EnvironmentSpec{Image: image}, task: &shoal.ContainerTask{}, progress: noop, log: noop})
+	_, err := a.ctr.PrepareImage(ctx, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: image}, Task: &shoal.ContainerTask{}, Progress: noop, Log: noop})
 	if err == nil || !strings.Contains(err.Error(), "HTTPS") {
 		t.Fatalf("a pull from an HTTP registry not listed insecure: %v, want the HTTPS failure", err)
 	}
@@ -71,11 +73,11 @@ func TestInsecureRegistryAndPrepull(t *testing.T) {
 	if len(rep.Failed) != 1 || rep.Failed[0].Image != missing || !strings.Contains(rep.Failed[0].Error, "manifest unknown") {
 		t.Errorf("prepull failures %+v, want %s with the registry's words", rep.Failed, missing)
 	}
-	conf, err := os.ReadFile(filepath.Join(a.ctr.dir, "registries.conf"))
+	conf, err := os.ReadFile(filepath.Join(dir, "registries.conf"))
 	if err != nil || !strings.Contains(string(conf), env.Registry.Addr) {
 		t.Errorf("the service's registries.conf does not list %s: %q, %v", env.Registry.Addr, conf, err)
 	}
-	info := a.ctr.report(ctx)
+	info := a.ctr.Report(ctx)
 	if info.CachedImages < 1 || info.CacheBytes <= 0 {
 		t.Errorf("runtime report %+v, want the pulled image counted in the cache", info)
 	}

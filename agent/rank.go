@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
@@ -84,7 +85,7 @@ func (r *rankRun) run(ctx context.Context) {
 			if r.stoppedBeforeStart(ctx, logPath) {
 				return
 			}
-			state, failure := imageFailure(err)
+			state, failure := ctrhost.ImageFailure(err)
 			log.Warn("preparing the rank's image failed", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the image failed: %v\n", err))
 			r.fail(ctx, logPath, state, failure, "image: "+err.Error())
@@ -128,7 +129,7 @@ func (r *rankRun) run(ctx context.Context) {
 	var run rankProcs
 	var where []any
 	if image != "" {
-		var crun *containerRun
+		var crun *ctrhost.Run
 		crun, err = r.startInContainer(ctx, task, image, outDir)
 		if err == nil {
 			run, where = crun, []any{"image", image, "containers", crun.IDs()}
@@ -199,7 +200,7 @@ func (r *rankRun) run(ctx context.Context) {
 		r.msi.Close()
 	}
 	if image != "" {
-		r.a.ctr.evict(ctx)
+		r.a.ctr.Evict(ctx)
 	}
 	code := res.ExitCode
 	if r.a.takenBack(res.Reason, code) {
@@ -525,3 +526,16 @@ func dirHasFiles(dir string) bool {
 	})
 	return found
 }
+
+// rankProcs is a started rank: its processes on the host (runner.Run) or
+// its containers (ctrhost.Run).
+type rankProcs interface {
+	Done() <-chan struct{}
+	Wait() runner.Result
+	Stop(reason string)
+}
+
+var (
+	_ rankProcs = (*runner.Run)(nil)
+	_ rankProcs = (*ctrhost.Run)(nil)
+)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/archive"
 )
@@ -66,7 +67,7 @@ func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, err
 	}
 	defer os.RemoveAll(tmp)
 	log := r.a.log.With("job", t.JobName, "attempt", t.AttemptID, "rank", t.Rank)
-	progress := &progressReporter{interval: preparingInterval, now: time.Now, send: func(reason string) {
+	progress := &ctrhost.ProgressReporter{Interval: preparingInterval, Now: time.Now, Send: func(reason string) {
 		// Progress only: a server that does not record it (or is away)
 		// holds nothing up.
 		go func() {
@@ -78,10 +79,10 @@ func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, err
 		}()
 	}}
 	r.appendLog(logPath, "shoal agent: the job runs in a container of "+imageName(t.Environment)+"\n")
-	ref, err := r.a.ctr.prepareImage(prepCtx, imageJob{
-		env: t.Environment, task: t.Container, tmp: tmp, progress: progress.report,
-		log: func(line string) { r.appendLog(logPath, line+"\n") },
-		fetch: func(ctx context.Context, id string, w io.Writer, dst string) error {
+	ref, err := r.a.ctr.PrepareImage(prepCtx, ctrhost.ImageJob{
+		Env: t.Environment, Task: t.Container, Tmp: tmp, Progress: progress.Report,
+		Log: func(line string) { r.appendLog(logPath, line+"\n") },
+		Fetch: func(ctx context.Context, id string, w io.Writer, dst string) error {
 			body, err := r.a.client.Artifact(ctx, id)
 			if err != nil {
 				return err
@@ -115,9 +116,9 @@ func (r *rankRun) stoppedBeforeStart(ctx context.Context, logPath string) bool {
 // as the run-as account (never root), its folders mounted where the host
 // run has them, on the host's network, within the node's size, with the
 // node's GPUs only.
-func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image, outDir string) (*containerRun, error) {
+func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image, outDir string) (*ctrhost.Run, error) {
 	t := r.t
-	rt, _, err := r.a.ctr.runtime(ctx)
+	rt, _, err := r.a.ctr.Runtime(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +126,9 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 		return nil, errors.New("containers never run as root, and this node's agent runs work as root " +
 			"(start the agent as root to give each user an account of its own, or as an unprivileged user)")
 	}
-	cr := containerRank{
+	cr := ctrhost.Rank{
 		Task: task, Image: image, User: fmt.Sprintf("%d:%d", r.account.UID, r.account.GID),
-		Labels: map[string]string{labelNode: r.a.cfg.NodeID, labelAttempt: t.AttemptID, labelRank: strconv.Itoa(t.Rank)},
+		Labels: map[string]string{ctrhost.LabelNode: r.a.cfg.NodeID, ctrhost.LabelAttempt: t.AttemptID, ctrhost.LabelRank: strconv.Itoa(t.Rank)},
 	}
 	for _, d := range []string{filepath.Join(r.dir, "code"), filepath.Join(r.dir, "inputs"), outDir} {
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: d, Target: d})
@@ -146,11 +147,11 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 			if !ok {
 				return nil, fmt.Errorf("the compute is in virtual network %q, subnet %q, and this node's engine makes no networks", n.VNet, n.Subnet)
 			}
-			if err := nw.EnsureNetwork(ctx, n.Name, n.Internal, map[string]string{labelNetwork: n.VNet + "/" + n.Subnet}); err != nil {
+			if err := nw.EnsureNetwork(ctx, n.Name, n.Internal, map[string]string{ctrhost.LabelNetwork: n.VNet + "/" + n.Subnet}); err != nil {
 				return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
 			}
 			cr.Network = n.Name
-			r.a.ctr.joined(n.Name)
+			r.a.ctr.Joined(n.Name)
 		}
 	}
 	env := make(map[string]string, len(task.Env))
@@ -159,46 +160,17 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 	}
 	delete(env, "CUDA_VISIBLE_DEVICES")
 	delete(env, "NVIDIA_VISIBLE_DEVICES")
-	devs, visible := gpuDevices(r.a.cfg.GPUDevices, r.a.ctr.gpus(ctx), fileExists)
+	devs, visible := ctrhost.GPUDevices(r.a.cfg.GPUDevices, r.a.ctr.GPUs(ctx), fileExists)
 	cr.Devices = devs
 	if visible != "" {
 		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = visible, visible
 	}
 	cr.Task.Env = env
-	return startContainers(ctx, rt, cr)
+	return ctrhost.StartRank(ctx, rt, cr)
 }
 
 // fileExists reports whether a path exists.
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// gpus are the GPUs the engine can give containers on this host, as it
-// said when it was opened.
-func (h *containerHost) gpus(context.Context) container.GPUs {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.gpuInfo
-}
-
-// evict keeps the node's images within the cache's cap once a rank is
-// done with its image.
-func (h *containerHost) evict(ctx context.Context) {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	cache := h.cache
-	h.mu.Unlock()
-	if cache == nil {
-		return
-	}
-	evicted, err := cache.Evict(ctx)
-	if err != nil {
-		h.log.Warn("evicting images failed", "err", err)
-	}
-	for _, img := range evicted {
-		h.log.Info("evicted an image (the cache is over its cap)", "image", img.ID, "refs", img.Refs, "bytes", img.Size)
-	}
 }

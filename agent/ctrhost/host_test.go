@@ -1,4 +1,4 @@
-package agent
+package ctrhost
 
 import (
 	"reflect"
@@ -18,21 +18,21 @@ func TestGPUDevices(t *testing.T) {
 		return p == "/dev/nvidia2" || p == "/dev/nvidia3" || p == "/dev/nvidiactl" || p == "/dev/nvidia-uvm"
 	}
 	nodes := container.GPUs{DevNodes: []string{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"}}
-	devs, visible := gpuDevices("2,3", nodes, exists)
+	devs, visible := GPUDevices("2,3", nodes, exists)
 	want := []container.Device{{Path: "/dev/nvidia2"}, {Path: "/dev/nvidia3"}, {Path: "/dev/nvidiactl"}, {Path: "/dev/nvidia-uvm"}}
 	if !reflect.DeepEqual(devs, want) || visible != "0,1" {
 		t.Errorf("device nodes: %v %q", devs, visible)
 	}
 	cdi := container.GPUs{CDI: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=all"}}
-	devs, visible = gpuDevices("1", cdi, exists)
+	devs, visible = GPUDevices("1", cdi, exists)
 	if !reflect.DeepEqual(devs, []container.Device{{Path: "nvidia.com/gpu=1", CDI: true}}) || visible != "0" {
 		t.Errorf("CDI: %v %q", devs, visible)
 	}
-	devs, visible = gpuDevices("", cdi, exists)
+	devs, visible = GPUDevices("", cdi, exists)
 	if len(devs) != 2 || visible != "0,1" {
 		t.Errorf("all of the host's: %v %q", devs, visible)
 	}
-	if devs, visible := gpuDevices("", container.GPUs{}, exists); devs != nil || visible != "" {
+	if devs, visible := GPUDevices("", container.GPUs{}, exists); devs != nil || visible != "" {
 		t.Errorf("no GPUs: %v %q", devs, visible)
 	}
 }
@@ -43,15 +43,15 @@ func TestProgressReporterRateLimits(t *testing.T) {
 	now := time.Unix(0, 0)
 	var mu sync.Mutex
 	var sent []string
-	p := &progressReporter{interval: 2 * time.Second, now: func() time.Time { return now },
-		send: func(r string) { mu.Lock(); sent = append(sent, r); mu.Unlock() }}
-	p.report("pulling a")
-	p.report("pulling a — 1 of 10 MB")
+	p := &ProgressReporter{Interval: 2 * time.Second, Now: func() time.Time { return now },
+		Send: func(r string) { mu.Lock(); sent = append(sent, r); mu.Unlock() }}
+	p.Report("pulling a")
+	p.Report("pulling a — 1 of 10 MB")
 	now = now.Add(time.Second)
-	p.report("pulling a — 2 of 10 MB")
+	p.Report("pulling a — 2 of 10 MB")
 	now = now.Add(1500 * time.Millisecond)
-	p.report("pulling a — 5 of 10 MB")
-	p.report("building b")
+	p.Report("pulling a — 5 of 10 MB")
+	p.Report("building b")
 	want := []string{"pulling a", "pulling a — 5 of 10 MB", "building b"}
 	if !reflect.DeepEqual(sent, want) {
 		t.Errorf("sent %q, want %q", sent, want)
@@ -62,8 +62,8 @@ func TestProgressReporterRateLimits(t *testing.T) {
 // however deep the node's work dir (the nodes dir of a server as root is
 // /var/lib/shoal-nodes/<server>/<node>), and differs per node.
 func TestPodmanRunRootIsShort(t *testing.T) {
-	a := podmanRunRoot("/var/lib/shoal-nodes/shoal-bd36762a/cpu-cluster-n1/podman")
-	b := podmanRunRoot("/var/lib/shoal-nodes/shoal-bd36762a/cpu-cluster-n2/podman")
+	a := PodmanRunRoot("/var/lib/shoal-nodes/shoal-bd36762a/cpu-cluster-n1/podman")
+	b := PodmanRunRoot("/var/lib/shoal-nodes/shoal-bd36762a/cpu-cluster-n2/podman")
 	if len(a) > 50 || len(b) > 50 || a == b {
 		t.Errorf("run roots %q (%d) and %q (%d): want two of at most 50 bytes", a, len(a), b, len(b))
 	}
@@ -73,7 +73,7 @@ func TestPodmanRunRootIsShort(t *testing.T) {
 // as node loss it was requeued onto the same engine twenty times.
 func TestRuntimeMissingFailsTheJob(t *testing.T) {
 	err := &container.Error{Kind: container.ErrRuntimeMissing, Op: "start podman service", Msg: "the specified runroot is longer than 50 characters"}
-	if state, failure := imageFailure(err); state != shoal.RankFailed || failure != shoal.RankImageFailed {
-		t.Errorf("imageFailure = %s, %s; want Failed, image_failed", state, failure)
+	if state, failure := ImageFailure(err); state != shoal.RankFailed || failure != shoal.RankImageFailed {
+		t.Errorf("ImageFailure = %s, %s; want Failed, image_failed", state, failure)
 	}
 }

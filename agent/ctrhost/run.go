@@ -1,4 +1,4 @@
-package agent
+package ctrhost
 
 import (
 	"context"
@@ -14,23 +14,10 @@ import (
 	"github.com/shoal-ml/shoal/agent/runner"
 )
 
-// rankProcs is a started rank: its processes on the host (runner.Run) or
-// its containers (containerRun).
-type rankProcs interface {
-	Done() <-chan struct{}
-	Wait() runner.Result
-	Stop(reason string)
-}
-
-var (
-	_ rankProcs = (*runner.Run)(nil)
-	_ rankProcs = (*containerRun)(nil)
-)
-
-// containerRank is how one rank runs in containers: one container per
+// Rank is how one rank runs in containers: one container per
 // local process, each with the environment the host runner would give
 // that process.
-type containerRank struct {
+type Rank struct {
 	Task  runner.Task // as for the host runner (Credential unused)
 	Image string
 	// User is the run-as account's "uid:gid".
@@ -46,9 +33,9 @@ type containerRank struct {
 	Network string
 }
 
-// containerRun is a rank running in containers. Its methods are safe for
+// Run is a rank running in containers. Its methods are safe for
 // concurrent use.
-type containerRun struct {
+type Run struct {
 	rt    container.Runtime
 	grace time.Duration
 	ids   []string
@@ -67,9 +54,9 @@ type containerRun struct {
 // host runner does), else sh.
 const rankShell = `if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; else exec sh -c "$1"; fi`
 
-// startContainers starts the rank's containers, its output appended to
+// StartRank starts the rank's containers, its output appended to
 // the task's log file; a failure removes those already started.
-func startContainers(ctx context.Context, rt container.Runtime, cr containerRank) (*containerRun, error) {
+func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error) {
 	t, err := runner.Normalize(cr.Task)
 	if err != nil {
 		return nil, err
@@ -78,7 +65,7 @@ func startContainers(ctx context.Context, rt container.Runtime, cr containerRank
 	if err != nil {
 		return nil, fmt.Errorf("log: %w", err)
 	}
-	r := &containerRun{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{})}
+	r := &Run{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{})}
 	for local := range t.ProcessesPerNode {
 		env := runner.ProcessEnv(t, local)
 		env["PWD"] = t.Dir
@@ -90,7 +77,7 @@ func startContainers(ctx context.Context, rt container.Runtime, cr containerRank
 			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", rankShell, "shoal-rank", t.Command},
 			Env: env, WorkingDir: t.Dir, Mounts: cr.Mounts, User: cr.User,
 			NanoCPUs: cr.NanoCPUs, MemoryBytes: cr.MemoryBytes, Devices: cr.Devices,
-			Network: orHost(cr.Network), Labels: labels, Stdout: logf, Stderr: logf,
+			Network: OrHost(cr.Network), Labels: labels, Stdout: logf, Stderr: logf,
 		})
 		if err != nil {
 			r.removeAll()
@@ -111,7 +98,7 @@ func startContainers(ctx context.Context, rt container.Runtime, cr containerRank
 
 // wait waits for every container, ends the others when one fails (as
 // torchrun does), and removes them all.
-func (r *containerRun) wait() {
+func (r *Run) wait() {
 	codes := make([]int, len(r.ids))
 	var wg sync.WaitGroup
 	for i, id := range r.ids {
@@ -120,7 +107,7 @@ func (r *containerRun) wait() {
 			defer wg.Done()
 			code, err := r.rt.Wait(context.Background(), id)
 			if err != nil {
-				fmt.Fprintf(r.log, "shoal agent: waiting for container %s failed: %v\n", shortID(id), err)
+				fmt.Fprintf(r.log, "shoal agent: waiting for container %s failed: %v\n", ShortID(id), err)
 				code = -1
 			}
 			codes[i] = code
@@ -156,21 +143,21 @@ func (r *containerRun) wait() {
 }
 
 // removeAll removes the rank's containers: nothing is left behind.
-func (r *containerRun) removeAll() {
+func (r *Run) removeAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, id := range r.ids {
 		if err := r.rt.Remove(ctx, id); err != nil {
-			fmt.Fprintf(r.log, "shoal agent: removing container %s failed: %v\n", shortID(id), err)
+			fmt.Fprintf(r.log, "shoal agent: removing container %s failed: %v\n", ShortID(id), err)
 		}
 	}
 }
 
 // Done is closed once every container has exited and been removed.
-func (r *containerRun) Done() <-chan struct{} { return r.done }
+func (r *Run) Done() <-chan struct{} { return r.done }
 
 // Wait returns how the rank ended, once its containers are gone.
-func (r *containerRun) Wait() runner.Result {
+func (r *Run) Wait() runner.Result {
 	<-r.done
 	return r.result
 }
@@ -178,7 +165,7 @@ func (r *containerRun) Wait() runner.Result {
 // Stop stops the containers (SIGTERM, SIGKILL after the grace); the
 // result's reason is reason unless the rank already ended or was being
 // stopped.
-func (r *containerRun) Stop(reason string) {
+func (r *Run) Stop(reason string) {
 	if reason == "" {
 		reason = runner.ReasonCanceled
 	}
@@ -204,22 +191,22 @@ func (r *containerRun) Stop(reason string) {
 }
 
 // IDs are the rank's containers.
-func (r *containerRun) IDs() []string { return r.ids }
+func (r *Run) IDs() []string { return r.ids }
 
-// shortID is a container id as engines print it.
-func shortID(id string) string {
+// ShortID is a container id as engines print it.
+func ShortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
 	}
 	return id
 }
 
-// gpuDevices are the devices a container of this node gets and what
+// GPUDevices are the devices a container of this node gets and what
 // CUDA_VISIBLE_DEVICES says inside: the node's GPUs (nodeGPUs, host
 // indices "0,2"; empty: all the host's) as CDI devices where the host
 // declares them, else their /dev/nvidia<N> nodes with the control nodes
 // that exist, renumbered from 0 as the container sees them.
-func gpuDevices(nodeGPUs string, host container.GPUs, exists func(string) bool) ([]container.Device, string) {
+func GPUDevices(nodeGPUs string, host container.GPUs, exists func(string) bool) ([]container.Device, string) {
 	var idx []string
 	if nodeGPUs != "" {
 		for _, s := range strings.Split(nodeGPUs, ",") {
@@ -272,8 +259,8 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// orHost is network, or "host" when none is named.
-func orHost(network string) string {
+// OrHost is network, or "host" when none is named.
+func OrHost(network string) string {
 	if network == "" {
 		return "host"
 	}

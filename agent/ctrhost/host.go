@@ -1,4 +1,10 @@
-package agent
+// Package ctrhost is a node's container engine as its agent uses it:
+// finding the engine (Docker's daemon, podman's system service, or a
+// private podman service per node), the images a task needs (pulled with
+// its registry logins, built from an uploaded context, derived with a
+// conda file), the image cache, subnets' networks, the runtime the node
+// reports, and running a rank's processes in containers.
+package ctrhost
 
 import (
 	"context"
@@ -31,6 +37,28 @@ const (
 	ContainersOff = "off"
 )
 
+// Config is what Open needs of the agent's configuration.
+type Config struct {
+	// NodeID labels the containers the node starts.
+	NodeID string
+	// WorkDir is the node's work dir: the private podman service's
+	// folder defaults to WORK_DIR/podman.
+	WorkDir string
+	// Containers is ContainersAuto or ContainersOff.
+	Containers string
+	// ContainerHost is the engine's address; empty: find one.
+	ContainerHost string
+	// ContainerDir is the private podman service's folder.
+	ContainerDir string
+	// InsecureRegistries are reached over plain HTTP.
+	InsecureRegistries []string
+	// ImageCacheBytes caps the node's images (DefaultImageCacheBytes
+	// when 0).
+	ImageCacheBytes int64
+	// Clock orders the image cache's uses.
+	Clock shoal.Clock
+}
+
 // DefaultImageCacheBytes caps a node's images when Config.ImageCacheBytes
 // is 0: enough for a few CUDA images.
 const DefaultImageCacheBytes = 20 << 30
@@ -44,18 +72,18 @@ const podmanSocket = "/run/podman/podman.sock"
 // Labels on every container the agent starts: List by shoal.node finds a
 // node's leftovers.
 const (
-	labelNode    = "shoal.node"
-	labelAttempt = "shoal.attempt"
-	// labelNetwork marks a subnet's network with its vnet/subnet.
-	labelNetwork = "shoal.subnet"
-	labelRank    = "shoal.rank"
+	LabelNode    = "shoal.node"
+	LabelAttempt = "shoal.attempt"
+	// LabelNetwork marks a subnet's network with its vnet/subnet.
+	LabelNetwork = "shoal.subnet"
+	LabelRank    = "shoal.rank"
 )
 
-// containerHost is the node's container engine as the agent uses it: the
+// Host is the node's container engine as the agent uses it: the
 // engine is found when the agent starts, but a private podman service
 // (the fallback) starts only when the first task needs it, so a node that
 // never runs an image pays nothing for it.
-type containerHost struct {
+type Host struct {
 	log      *slog.Logger
 	nodeID   string
 	dir      string // the private podman service's folder
@@ -91,10 +119,10 @@ type containerHost struct {
 	building keyedMutex
 }
 
-// openContainers finds the node's engine as cfg says. It never fails: a
+// Open finds the node's engine as cfg says. It never fails: a
 // host without an engine reports why (ContainerRuntimeInfo.Error).
-func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containerHost {
-	h := &containerHost{log: log, nodeID: cfg.NodeID, insecure: cfg.InsecureRegistries, cacheMax: cfg.ImageCacheBytes, clock: cfg.Clock,
+func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
+	h := &Host{log: log, nodeID: cfg.NodeID, insecure: cfg.InsecureRegistries, cacheMax: cfg.ImageCacheBytes, clock: cfg.Clock,
 		dir: cfg.ContainerDir}
 	if h.cacheMax <= 0 {
 		h.cacheMax = DefaultImageCacheBytes
@@ -131,7 +159,7 @@ func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containe
 	}
 	h.lazy = true
 	h.info = shoal.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
-		StorageRoot: filepath.Join(h.dir, "storage"), FreeBytes: dirFree(cfg.WorkDir)}
+		StorageRoot: filepath.Join(h.dir, "storage"), FreeBytes: DirFree(cfg.WorkDir)}
 	// The GPUs are the host's, whichever engine gives them: reported
 	// before the service starts, as once it runs.
 	if g, err := container.HostGPUs(); err == nil {
@@ -141,7 +169,7 @@ func openContainers(ctx context.Context, cfg Config, log *slog.Logger) *containe
 }
 
 // openHost opens the engine at host and fills info from it.
-func (h *containerHost) openHost(ctx context.Context, host string) bool {
+func (h *Host) openHost(ctx context.Context, host string) bool {
 	e, err := container.Open(ctx, container.Config{Host: host, EnginePID: socketPeerPID(host)})
 	if err != nil {
 		h.info = shoal.ContainerRuntimeInfo{Error: err.Error()}
@@ -157,7 +185,7 @@ func (h *containerHost) openHost(ctx context.Context, host string) bool {
 
 // use makes e the node's engine: its info, an image cache over it, and
 // the leftovers of an earlier agent of this node removed.
-func (h *containerHost) use(ctx context.Context, e container.Runtime) error {
+func (h *Host) use(ctx context.Context, e container.Runtime) error {
 	var info container.Info
 	quick, ok := e.(interface{ QuickInfo() container.Info })
 	if ok {
@@ -184,7 +212,7 @@ func (h *containerHost) use(ctx context.Context, e container.Runtime) error {
 }
 
 // fullInfo completes the node's report with the engine's full info.
-func (h *containerHost) fullInfo(e container.Runtime) {
+func (h *Host) fullInfo(e container.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	info, err := e.Info(ctx)
@@ -202,7 +230,7 @@ func (h *containerHost) fullInfo(e container.Runtime) {
 
 // takeInfoChanged reports whether the runtime's info changed since the
 // last call (the full info came), for the next sync to carry it.
-func (h *containerHost) takeInfoChanged() bool {
+func (h *Host) TakeInfoChanged() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.infoChanged
@@ -223,14 +251,14 @@ func runtimeInfo(info container.Info) shoal.ContainerRuntimeInfo {
 // removeLeftovers stops and removes the containers an earlier agent of
 // this node left (it was killed before it could): their ranks were
 // reported lost, or will be, and must not run on unseen.
-func (h *containerHost) removeLeftovers(ctx context.Context) {
-	list, err := h.rt.List(ctx, map[string]string{labelNode: h.nodeID})
+func (h *Host) removeLeftovers(ctx context.Context) {
+	list, err := h.rt.List(ctx, map[string]string{LabelNode: h.nodeID})
 	if err != nil {
 		h.log.Warn("listing the containers an earlier agent left failed", "err", err)
 		return
 	}
 	for _, c := range list {
-		h.log.Info("removing a container an earlier agent of this node left", "container", c.ID, "attempt", c.Labels[labelAttempt])
+		h.log.Info("removing a container an earlier agent of this node left", "container", c.ID, "attempt", c.Labels[LabelAttempt])
 		if err := h.rt.Remove(ctx, c.ID); err != nil {
 			h.log.Warn("removing a leftover container failed", "container", c.ID, "err", err)
 		}
@@ -239,7 +267,7 @@ func (h *containerHost) removeLeftovers(ctx context.Context) {
 
 // runtime is the engine, starting the private podman service on first
 // use.
-func (h *containerHost) runtime(ctx context.Context) (container.Runtime, *container.ImageCache, error) {
+func (h *Host) Runtime(ctx context.Context) (container.Runtime, *container.ImageCache, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.rt != nil {
@@ -259,11 +287,11 @@ func (h *containerHost) runtime(ctx context.Context) (container.Runtime, *contai
 	return h.rt, h.cache, nil
 }
 
-// podmanRunRoot is the private service's run root: podman (4.3) refuses
+// PodmanRunRoot is the private service's run root: podman (4.3) refuses
 // one longer than 50 bytes, which a node's work dir under the nodes dir
 // (/var/lib/shoal-nodes/<server>/<node>/...) always is, so it goes under
 // /run (the temporary dir without root), named by the work dir.
-func podmanRunRoot(dir string) string {
+func PodmanRunRoot(dir string) string {
 	sum := sha256.Sum256([]byte(dir))
 	base := "/run"
 	if os.Geteuid() != 0 {
@@ -274,7 +302,7 @@ func podmanRunRoot(dir string) string {
 
 // startPodman starts the node's private podman service, its store under
 // the node's folder (not the server's, not the host's default store).
-func (h *containerHost) startPodman(ctx context.Context) error {
+func (h *Host) startPodman(ctx context.Context) error {
 	dir := h.dir
 	// A unix socket's path is at most 107 bytes: a deep work dir gets its
 	// socket folder under the temporary folder, named by the work dir.
@@ -284,7 +312,7 @@ func (h *containerHost) startPodman(ctx context.Context) error {
 	}
 	stopStale(dir)
 	p, err := container.StartPodman(ctx, container.PodmanConfig{Dir: dir, Root: filepath.Join(h.dir, "storage"),
-		RunRoot: podmanRunRoot(h.dir), InsecureRegistries: h.insecure})
+		RunRoot: PodmanRunRoot(h.dir), InsecureRegistries: h.insecure})
 	if err != nil {
 		return err
 	}
@@ -332,7 +360,7 @@ func stopStale(dir string) {
 
 // close stops the private podman service (the engine of a node whose
 // agent exits); the containers were stopped and removed before.
-func (h *containerHost) close() {
+func (h *Host) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if nw, ok := h.rt.(container.Networker); ok {
@@ -348,9 +376,9 @@ func (h *containerHost) close() {
 	if h.podman != nil {
 		_ = h.podman.Close()
 		h.podman = nil
-		// Its run root is outside the node's folder (podmanRunRoot):
+		// Its run root is outside the node's folder (PodmanRunRoot):
 		// released with the node's work dir it would stay behind.
-		_ = os.RemoveAll(podmanRunRoot(h.dir))
+		_ = os.RemoveAll(PodmanRunRoot(h.dir))
 		// The overlay driver mounts its folder over itself and leaves it
 		// mounted when the service stops: the node's work dir (an
 		// instance's, removed on delete) could not be removed then.
@@ -361,7 +389,7 @@ func (h *containerHost) close() {
 // report is the runtime info the node reports, with its image cache
 // once the engine is open (a private podman service not yet started has
 // none to count).
-func (h *containerHost) report(ctx context.Context) *shoal.ContainerRuntimeInfo {
+func (h *Host) Report(ctx context.Context) *shoal.ContainerRuntimeInfo {
 	h.mu.Lock()
 	info, cache := h.info, h.cache
 	h.mu.Unlock()
@@ -383,7 +411,7 @@ const insecureReloadTimeout = 10 * time.Second
 // rewritten and reloaded), or starts with them; an engine the node does
 // not run (Docker, or --container-host) keeps its own list, and a pull
 // from a registry it does not list fails saying where to add it.
-func (h *containerHost) ensureInsecure(ctx context.Context, creds []shoal.RegistryCredential) error {
+func (h *Host) EnsureInsecure(ctx context.Context, creds []shoal.RegistryCredential) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var added []string
@@ -499,7 +527,7 @@ func (k *keyedMutex) lock(key string) func() {
 }
 
 // joined notes that a rank of this node joined a subnet's network.
-func (h *containerHost) joined(network string) {
+func (h *Host) Joined(network string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.networks == nil {

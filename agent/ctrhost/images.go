@@ -1,4 +1,4 @@
-package agent
+package ctrhost
 
 import (
 	"context"
@@ -21,45 +21,45 @@ import (
 	"github.com/shoal-ml/shoal/archive"
 )
 
-// imageJob is what preparing one rank's image needs.
-type imageJob struct {
-	env   *shoal.EnvironmentSpec
-	task  *shoal.ContainerTask // may be nil (an older server)
-	fetch func(ctx context.Context, id string, w io.Writer, dst string) error
+// ImageJob is what preparing one rank's image needs.
+type ImageJob struct {
+	Env   *shoal.EnvironmentSpec
+	Task  *shoal.ContainerTask // may be nil (an older server)
+	Fetch func(ctx context.Context, id string, w io.Writer, dst string) error
 	// progress reports a phase ("pulling …", "building …"); the caller
 	// rate-limits it.
-	progress func(reason string)
+	Progress func(reason string)
 	// log gets the build's output (the rank's log).
-	log func(line string)
+	Log func(line string)
 	// tmp is a folder for build contexts, removed by the caller.
-	tmp string
+	Tmp string
 }
 
-// errNoConda is an image without conda or mamba given a conda file.
-var errNoConda = errors.New("no conda")
+// ErrNoConda is an image without conda or mamba given a conda file.
+var ErrNoConda = errors.New("no conda")
 
 // prepareImage makes the rank's image local: pulled, built from its
 // uploaded context, or derived with its conda file; it returns the
 // reference to run.
-func (h *containerHost) prepareImage(ctx context.Context, j imageJob) (string, error) {
-	if j.task != nil {
+func (h *Host) PrepareImage(ctx context.Context, j ImageJob) (string, error) {
+	if j.Task != nil {
 		// Before the service starts (which then lists them) or before
 		// its pulls, builds and pushes reach them.
-		if err := h.ensureInsecure(ctx, j.task.Registries); err != nil {
+		if err := h.EnsureInsecure(ctx, j.Task.Registries); err != nil {
 			return "", err
 		}
 	}
-	rt, cache, err := h.runtime(ctx)
+	rt, cache, err := h.Runtime(ctx)
 	if err != nil {
 		return "", err
 	}
 	var ref string
 	switch {
-	case j.env.Build != nil:
+	case j.Env.Build != nil:
 		ref, err = h.build(ctx, rt, j)
 	default:
-		ref, err = h.pull(ctx, rt, j, j.env.Image)
-		if err == nil && j.env.CondaFile != "" {
+		ref, err = h.Pull(ctx, rt, j, j.Env.Image)
+		if err == nil && j.Env.CondaFile != "" {
 			ref, err = h.condaImage(ctx, rt, j, ref)
 		}
 	}
@@ -74,7 +74,7 @@ func (h *containerHost) prepareImage(ctx context.Context, j imageJob) (string, e
 
 // pull pulls ref unless the node has it (a tag pulled before is used as
 // it is: tags that move are re-pulled when a job names a digest).
-func (h *containerHost) pull(ctx context.Context, rt container.Runtime, j imageJob, ref string) (string, error) {
+func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref string) (string, error) {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
 		return "", &container.Error{Kind: container.ErrInvalid, Op: "pull " + ref, Msg: err.Error()}
@@ -83,21 +83,21 @@ func (h *containerHost) pull(ctx context.Context, rt container.Runtime, j imageJ
 	if _, err := rt.Inspect(ctx, ref); err == nil {
 		return ref, nil
 	}
-	opts := registryOptions(j.task, reference.Domain(named))
+	opts := RegistryOptions(j.Task, reference.Domain(named))
 	opts.Progress = func(p container.Progress) {
 		if p.Total > 0 {
-			j.progress(fmt.Sprintf("pulling %s — %d of %d MB", ref, p.Done>>20, p.Total>>20))
+			j.Progress(fmt.Sprintf("pulling %s — %d of %d MB", ref, p.Done>>20, p.Total>>20))
 		}
 	}
-	j.progress("pulling " + ref)
+	j.Progress("pulling " + ref)
 	if _, err := rt.Pull(ctx, ref, opts); err != nil {
 		return "", err
 	}
 	return ref, nil
 }
 
-// registryOptions are the task's login for registry domain, if any.
-func registryOptions(task *shoal.ContainerTask, domain string) container.PullOptions {
+// RegistryOptions are the task's login for registry domain, if any.
+func RegistryOptions(task *shoal.ContainerTask, domain string) container.PullOptions {
 	var opts container.PullOptions
 	if task == nil {
 		return opts
@@ -115,11 +115,11 @@ func registryOptions(task *shoal.ContainerTask, domain string) container.PullOpt
 
 // build builds the uploaded context, tagged by its content's hash: the
 // same context on this node is built once.
-func (h *containerHost) build(ctx context.Context, rt container.Runtime, j imageJob) (string, error) {
-	b := j.env.Build
-	dir := filepath.Join(j.tmp, "context")
+func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (string, error) {
+	b := j.Env.Build
+	dir := filepath.Join(j.Tmp, "context")
 	sum := sha256.New()
-	if err := j.fetch(ctx, b.Path, sum, dir); err != nil {
+	if err := j.Fetch(ctx, b.Path, sum, dir); err != nil {
 		return "", fmt.Errorf("build context: %w", err)
 	}
 	dockerfile := b.DockerfilePath
@@ -129,8 +129,8 @@ func (h *containerHost) build(ctx context.Context, rt container.Runtime, j image
 	io.WriteString(sum, "\x00"+dockerfile)
 	tag := "shoal-build/" + hex.EncodeToString(sum.Sum(nil))[:32]
 	pushTo := ""
-	if j.task != nil {
-		pushTo = strings.TrimRight(j.task.PushTo, "/")
+	if j.Task != nil {
+		pushTo = strings.TrimRight(j.Task.PushTo, "/")
 	}
 	if pushTo == "" {
 		return h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
@@ -142,18 +142,18 @@ func (h *containerHost) build(ctx context.Context, rt container.Runtime, j image
 	if err != nil {
 		return "", &container.Error{Kind: container.ErrInvalid, Op: "build", Msg: fmt.Sprintf("push_to %q: %v", pushTo, err)}
 	}
-	opts := registryOptions(j.task, reference.Domain(named))
+	opts := RegistryOptions(j.Task, reference.Domain(named))
 	unlock := h.building.lock("build " + tag)
 	if _, err := rt.Inspect(ctx, tag); err == nil {
 		unlock()
-		j.log(builtBefore(tag))
+		j.Log(builtBefore(tag))
 		return tag, nil
 	}
-	j.progress("pulling " + tag)
+	j.Progress("pulling " + tag)
 	_, pullErr := rt.Pull(ctx, tag, opts)
 	unlock()
 	if pullErr == nil {
-		j.log("shoal agent: the image " + tag + " was built from this context before, on another node: pulled from the workspace's registry, not built")
+		j.Log("shoal agent: the image " + tag + " was built from this context before, on another node: pulled from the workspace's registry, not built")
 		return tag, nil
 	}
 	ref, err := h.buildOnce(ctx, rt, j, tag, container.BuildOptions{ContextDir: dir, Dockerfile: dockerfile})
@@ -161,27 +161,27 @@ func (h *containerHost) build(ctx context.Context, rt container.Runtime, j image
 		return "", err
 	}
 	if p, ok := rt.(container.Pusher); ok {
-		j.progress("pushing " + tag)
+		j.Progress("pushing " + tag)
 		if err := p.Push(ctx, tag, opts); err != nil {
 			// The job runs on this node's image all the same; other nodes
 			// will build it again.
-			j.log("shoal agent: pushing the built image failed: " + err.Error())
+			j.Log("shoal agent: pushing the built image failed: " + err.Error())
 		}
 	}
 	return ref, nil
 }
 
 // buildOnce builds opts as tag unless the node has tag already.
-func (h *containerHost) buildOnce(ctx context.Context, rt container.Runtime, j imageJob, tag string, opts container.BuildOptions) (string, error) {
+func (h *Host) buildOnce(ctx context.Context, rt container.Runtime, j ImageJob, tag string, opts container.BuildOptions) (string, error) {
 	defer h.building.lock("build " + tag)()
 	if _, err := rt.Inspect(ctx, tag); err == nil {
-		j.log(builtBefore(tag))
+		j.Log(builtBefore(tag))
 		return tag, nil
 	}
-	j.progress("building " + tag)
+	j.Progress("building " + tag)
 	opts.Tag = tag
 	opts.Labels = map[string]string{"shoal.build": "1"}
-	opts.Log = j.log
+	opts.Log = j.Log
 	if _, err := rt.Build(ctx, opts); err != nil {
 		return "", err
 	}
@@ -207,12 +207,12 @@ RUN set -e; if command -v mamba >/dev/null 2>&1; then mamba env update -n base -
 // condaImage derives an image from base with the task's conda file,
 // tagged by the hash of both; an image without conda or mamba is refused
 // with that reason.
-func (h *containerHost) condaImage(ctx context.Context, rt container.Runtime, j imageJob, base string) (string, error) {
+func (h *Host) condaImage(ctx context.Context, rt container.Runtime, j ImageJob, base string) (string, error) {
 	img, err := rt.Inspect(ctx, base)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(img.ID + "\x00" + j.env.CondaFile))
+	sum := sha256.Sum256([]byte(img.ID + "\x00" + j.Env.CondaFile))
 	tag := "shoal-conda/" + hex.EncodeToString(sum[:])[:32]
 	if _, err := rt.Inspect(ctx, tag); err == nil {
 		return tag, nil
@@ -220,11 +220,11 @@ func (h *containerHost) condaImage(ctx context.Context, rt container.Runtime, j 
 	if err := h.probeConda(ctx, rt, base); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(j.tmp, "conda")
+	dir := filepath.Join(j.Tmp, "conda")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "conda.yml"), []byte(j.env.CondaFile), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "conda.yml"), []byte(j.Env.CondaFile), 0o600); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(fmt.Sprintf(condaSetup, img.ID)), 0o600); err != nil {
@@ -235,10 +235,10 @@ func (h *containerHost) condaImage(ctx context.Context, rt container.Runtime, j 
 
 // probeConda runs the image once to see whether it has mamba,
 // micromamba or conda.
-func (h *containerHost) probeConda(ctx context.Context, rt container.Runtime, image string) error {
+func (h *Host) probeConda(ctx context.Context, rt container.Runtime, image string) error {
 	id, err := rt.Run(ctx, container.Spec{Image: image, Entrypoint: []string{"/bin/sh", "-c",
 		"command -v mamba || command -v micromamba || command -v conda"}, Network: "none",
-		Labels: map[string]string{labelNode: h.nodeID}})
+		Labels: map[string]string{LabelNode: h.nodeID}})
 	if err != nil {
 		return err
 	}
@@ -249,19 +249,19 @@ func (h *containerHost) probeConda(ctx context.Context, rt container.Runtime, im
 	}
 	if code != 0 {
 		return fmt.Errorf("%w: the image %s has neither conda nor mamba, which a conda_file needs: "+
-			"name an image that has one (a Miniconda or Mambaforge base) or install the packages in a build: context", errNoConda, image)
+			"name an image that has one (a Miniconda or Mambaforge base) or install the packages in a build: context", ErrNoConda, image)
 	}
 	return nil
 }
 
-// imageFailure says how a failed image preparation ends the rank: the
+// ImageFailure says how a failed image preparation ends the rank: the
 // registry's or the build's refusal fails the job (RankImageFailed, its
 // words kept); an engine that broke is the node's failure.
-func imageFailure(err error) (state string, failure shoal.RankFailure) {
+func ImageFailure(err error) (state string, failure shoal.RankFailure) {
 	// ErrRuntimeMissing too: an engine that cannot start here fails the
 	// job with its words; as node loss it was requeued onto the same
 	// engine twenty times.
-	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, container.ErrRuntimeMissing, errNoConda} {
+	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, container.ErrRuntimeMissing, ErrNoConda} {
 		if errors.Is(err, kind) {
 			return shoal.RankFailed, shoal.RankImageFailed
 		}
@@ -276,13 +276,13 @@ func imageFailure(err error) (state string, failure shoal.RankFailure) {
 	return shoal.RankLost, shoal.RankPrepareFailed
 }
 
-// progressReporter sends Preparing reports: on a phase change at once,
+// ProgressReporter sends Preparing reports: on a phase change at once,
 // within a phase at most every interval. The server may not record them
 // (progress only): a refusal is logged, never retried.
-type progressReporter struct {
-	send     func(reason string)
-	interval time.Duration
-	now      func() time.Time
+type ProgressReporter struct {
+	Send     func(reason string)
+	Interval time.Duration
+	Now      func() time.Time
 
 	mu     sync.Mutex
 	phase  string
@@ -290,23 +290,23 @@ type progressReporter struct {
 	reason string
 }
 
-// report sends reason when its phase (the words before " — ") changed or
+// Report sends reason when its phase (the words before " — ") changed or
 // the interval passed since the last report.
-func (p *progressReporter) report(reason string) {
+func (p *ProgressReporter) Report(reason string) {
 	phase, _, _ := strings.Cut(reason, " — ")
 	p.mu.Lock()
-	now := p.now()
-	if reason == p.reason || (phase == p.phase && now.Sub(p.last) < p.interval) {
+	now := p.Now()
+	if reason == p.reason || (phase == p.phase && now.Sub(p.last) < p.Interval) {
 		p.mu.Unlock()
 		return
 	}
 	p.phase, p.last, p.reason = phase, now, reason
 	p.mu.Unlock()
-	p.send(reason)
+	p.Send(reason)
 }
 
-// dirFree is the free space under dir, -1 when unknown.
-func dirFree(dir string) int64 {
+// DirFree is the free space under dir, -1 when unknown.
+func DirFree(dir string) int64 {
 	var st unix.Statfs_t
 	if unix.Statfs(dir, &st) != nil {
 		return -1

@@ -1,0 +1,36 @@
+package ctrhost
+
+import (
+	"context"
+
+	"github.com/shoal-ml/shoal/agent/container"
+)
+
+// gpus are the GPUs the engine can give containers on this host, as it
+// said when it was opened.
+func (h *Host) GPUs(context.Context) container.GPUs {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gpuInfo
+}
+
+// evict keeps the node's images within the cache's cap once a rank is
+// done with its image.
+func (h *Host) Evict(ctx context.Context) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	cache := h.cache
+	h.mu.Unlock()
+	if cache == nil {
+		return
+	}
+	evicted, err := cache.Evict(ctx)
+	if err != nil {
+		h.log.Warn("evicting images failed", "err", err)
+	}
+	for _, img := range evicted {
+		h.log.Info("evicted an image (the cache is over its cap)", "image", img.ID, "refs", img.Refs, "bytes", img.Size)
+	}
+}
