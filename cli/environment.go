@@ -173,17 +173,9 @@ func newEnvironmentListCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List environment versions, by name, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListEnvironments(cmd.Context(), ws, name, archived)
-			if err != nil {
-				return err
-			}
-			return g.render(list, environmentColumns)
-		},
+		RunE: g.callAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			return c.ListEnvironments(ctx, ws, name, archived)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")
 	cmd.Flags().BoolVar(&archived, "include-archived", false, "list archived versions too")
@@ -197,20 +189,12 @@ func newEnvironmentShowCommand(g *globals) *cobra.Command {
 		Short:   "Show a version of an environment (--version) or its latest (--label latest)",
 		Example: "  shoal environment show --name train --version 3\n  shoal environment show --name train --label latest",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: g.callAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			if version == "" && label == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
+				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
 			}
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			e, err := c.GetEnvironment(cmd.Context(), ws, name, version, label)
-			if err != nil {
-				return err
-			}
-			return g.render(e, environmentColumns)
-		},
+			return c.GetEnvironment(ctx, ws, name, version, label)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "version")
@@ -230,17 +214,9 @@ func newEnvironmentArchiveCommand(g *globals, archived bool) *cobra.Command {
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ArchiveEnvironment(cmd.Context(), ws, name, version, archived)
-			if err != nil {
-				return err
-			}
-			return g.render(list, environmentColumns)
-		},
+		RunE: g.callAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			return c.ArchiveEnvironment(ctx, ws, name, version, archived)
+		}),
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
 	cmd.Flags().StringVarP(&version, "version", "v", "", "only this version (default: every version)")
