@@ -303,6 +303,12 @@ type InstanceTask struct {
 	// the server sets it when the location's containers mode is not off
 	// and the node's host has a runtime (IsolationContainer).
 	Container *InstanceContainer `json:"container,omitempty"`
+	// Network, when set, is the container network of the instance's
+	// virtual network and subnet (network_settings): its container
+	// joins it instead of the host's network. An instance with a
+	// Network and no Container is not started (its node has no usable
+	// runtime): running it on the host would put it outside its subnet.
+	Network *ContainerNetwork `json:"network,omitempty"`
 }
 
 // InstanceContainer is how an instance's node runs it as a container.

@@ -215,6 +215,13 @@ type InstanceAppReport struct {
 	// (see api's appproxy) instead of the instance user's.
 	ContainerID  string `json:"container_id,omitempty"`
 	ContainerPID int    `json:"container_pid,omitempty"`
+	// NetNSPID, when not 0, is a host process in whose network namespace
+	// Addr is, not the host's (an instance in a virtual network: its
+	// container has a network of its own, which its applications share):
+	// the proxy dials, and checks the listener, there. The process must
+	// pass the same ownership test as the listener: a namespace is
+	// entered only through the instance's own process.
+	NetNSPID int `json:"netns_pid,omitempty"`
 	// Error says why the application does not run (its image cannot be
 	// pulled, a bind mount is refused), until it runs.
 	Error string `json:"error,omitempty"`

@@ -23,6 +23,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/instance/idle"
+	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -192,6 +193,11 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 	rt.mu.Lock()
 	rt.account = acct
 	rt.mu.Unlock()
+	if n := t.Network; n != nil && t.Container == nil {
+		// Never outside the subnet it asked for.
+		fail("the instance is in virtual network %q, subnet %q, a container network, and this node has no usable container runtime to run it in one; it is not started outside its subnet", n.VNet, n.Subnet)
+		return
+	}
 	if t.Container != nil {
 		// One long-lived container; the home is azureuser's inside it.
 		box, err := rt.startBox(ctx, t)
@@ -213,7 +219,17 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
 			return rt.a.client.InstanceToken(ctx, req)
 		}
-		m, err := msi.Start(ctx, t.Identities, mint, log)
+		var m *msi.Endpoint
+		if box := rt.box; box != nil && box.subnet != nil {
+			// The container's loopback is its own: the endpoint listens
+			// there, where its processes look for it.
+			var ln net.Listener
+			if ln, err = netns.Listen(box.pid, "tcp", "127.0.0.1:0"); err == nil {
+				m, err = msi.Serve(ctx, t.Identities, mint, log, ln)
+			}
+		} else {
+			m, err = msi.Start(ctx, t.Identities, mint, log)
+		}
 		if err != nil {
 			fail("starting the managed identity endpoint: %v", err)
 			return
@@ -385,7 +401,7 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 		}
 	}
 	shipping := rt.shipAppLogs(t, logDir)
-	images := rt.startImageApps(t, logDir)
+	images := rt.startImageApps(t, logDir, nil)
 	rt.mu.Lock()
 	rt.images, rt.appLogs = images, shipping
 	rt.mu.Unlock()
@@ -433,9 +449,16 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 	}
 	if rt.box != nil {
 		if rt.jupyterPort > 0 {
-			up := listening(rt.jupyterPort)
+			up := rt.box.listening(rt.jupyterPort)
 			uid := rt.box.hostUID
-			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid})
+			app := shoal.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid}
+			if rt.box.subnet != nil {
+				// In the container's own namespace, which the proxy
+				// enters through its first process (it carries the
+				// node's mark and runs as azureuser, as Jupyter does).
+				app.NetNSPID = rt.box.pid
+			}
+			r.Apps = append(r.Apps, app)
 		}
 	} else if rt.sup != nil {
 		var uid *int

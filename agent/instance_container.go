@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,8 @@ import (
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/instance/idle"
+	"github.com/shoal-ml/shoal/internal/netns"
+	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // Where an instance container keeps its user's things.
@@ -44,6 +47,44 @@ type instanceBox struct {
 	// namespace: its processes' owner as the host (and the app proxy's
 	// owner check) sees them.
 	hostUID int
+	// pid is the container's first process on the host.
+	pid int
+	// subnet is the virtual network's container network the container
+	// is on, nil on the host's network. On one, its loopback is its own:
+	// what listens there is reached from inside its namespace (dial).
+	subnet *shoal.ContainerNetwork
+}
+
+// dial connects to addr on the container's network: its own namespace
+// on a subnet, else the host's, which it shares.
+func (b *instanceBox) dial(ctx context.Context, addr string) (net.Conn, error) {
+	if b.subnet != nil {
+		return netns.Dial(ctx, b.pid, "tcp", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// listening reports whether something answers on the container's
+// loopback port.
+func (b *instanceBox) listening(port int) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := b.dial(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// httpClient is a client whose connections start on the container's
+// network, for what the agent asks of its notebook and applications.
+func (b *instanceBox) httpClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		Proxy:       nil, // an HTTP_PROXY of the host must not see the container's loopback
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return b.dial(ctx, addr) },
+	}}
 }
 
 // ContainerID is the instance's container id and the engine's address
@@ -60,8 +101,9 @@ func (rt *instanceRuntime) ContainerID() string {
 
 // startBox creates and starts the instance's container: the image, its
 // size's limits, its GPUs only, the home bound at /home/azureuser, the
-// host's network (the app proxy reaches Jupyter on the loopback), and a
-// user namespace of its own so that root inside is not root here.
+// host's network (the app proxy reaches Jupyter on the loopback) or its
+// subnet's container network, and a user namespace of its own so that
+// root inside is not root here.
 func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) (*instanceBox, error) {
 	if rt.a.ctr == nil {
 		return nil, errors.New("this node has no container engine")
@@ -101,9 +143,24 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 			_ = r.Remove(ctx, l.ID)
 		}
 	}
+	network := "host"
+	if n := t.Network; n != nil {
+		// The subnet's network, internal when no public IP is asked: the
+		// instance's processes reach its other members and nothing off
+		// the host.
+		nw, ok := r.(container.Networker)
+		if !ok {
+			return nil, fmt.Errorf("the instance is in virtual network %q, subnet %q, and this node's engine makes no networks", n.VNet, n.Subnet)
+		}
+		if err := nw.EnsureNetwork(ctx, n.Name, n.Internal, map[string]string{ctrhost.LabelNetwork: n.VNet + "/" + n.Subnet}); err != nil {
+			return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
+		}
+		rt.a.ctr.Joined(n.Name)
+		network = n.Name
+	}
 	spec := container.Spec{
 		Name: "shoal-instance-" + rt.a.cfg.NodeID, Image: c.Image, Entrypoint: boxInit, User: boxUser,
-		Network: "host", Labels: labels, WorkingDir: boxHome,
+		Network: network, Labels: labels, WorkingDir: boxHome,
 		Mounts: []container.Mount{{Source: rt.home, Target: boxHome, Chown: true},
 			// In a user namespace on the host's network the runtime may not
 			// mount a sysfs of its own: the host's, read-only.
@@ -113,21 +170,31 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if info := rt.a.ctr.Report(ctx); info.Engine == "podman" {
 		spec.Userns = "auto"
 	}
+	// The first process carries the node's mark, as every process of
+	// the instance does: on a subnet the app proxy enters the
+	// container's network through it, and only through a process the
+	// instance owns.
+	spec.Env = map[string]string{}
+	for _, kv := range procmark.Node(rt.a.cfg.NodeID, rt.a.cfg.WorkDir) {
+		k, v, _ := strings.Cut(kv, "=")
+		spec.Env[k] = v
+	}
 	devs, visible := ctrhost.GPUDevices(rt.a.cfg.GPUDevices, rt.a.ctr.GPUs(ctx), fileExists)
 	spec.Devices = devs
 	if visible != "" {
-		spec.Env = map[string]string{"CUDA_VISIBLE_DEVICES": visible, "NVIDIA_VISIBLE_DEVICES": visible}
+		spec.Env["CUDA_VISIBLE_DEVICES"], spec.Env["NVIDIA_VISIBLE_DEVICES"] = visible, visible
 	}
 	id, err := r.Run(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	b := &instanceBox{rt: r, ex: ex, id: id, task: c}
+	b := &instanceBox{rt: r, ex: ex, id: id, task: c, subnet: t.Network}
 	st, err := ex.State(ctx, id)
 	if err == nil && !st.Running {
 		err = errors.New("the container ended as it started")
 	}
 	if err == nil {
+		b.pid = st.Pid
 		b.hostUID, err = procUID(st.Pid)
 	}
 	if err == nil && !c.RootAccess {
@@ -246,16 +313,6 @@ func boxCPUTicks(ctx context.Context, b *instanceBox) uint64 {
 	return st.CPUNanos / (1e9 / clockTicks)
 }
 
-// listening reports whether something answers on the loopback port.
-func listening(port int) bool {
-	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
 // procUID is a host process's real uid.
 func procUID(pid int) (int, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -290,19 +347,19 @@ func (rt *instanceRuntime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, l
 		} else {
 			rt.mu.Lock()
 			rt.jupyterPort = port
-			rt.jupyter = &idle.Jupyter{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port) + t.JupyterBaseURL, Token: t.NotebookToken}
+			rt.jupyter = &idle.Jupyter{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port) + t.JupyterBaseURL, Token: t.NotebookToken, HTTP: b.httpClient(10 * time.Second)}
 			rt.mu.Unlock()
 		}
 	}
-	// Applications from images run beside the container on the host's
-	// network, which the container shares; a command alone is refused
-	// at create for an instance that runs in a container.
+	// Applications from images run beside the container on its network
+	// (the host's, or its subnet's namespace, shared); a command alone is
+	// refused at create for an instance that runs in a container.
 	logDir := filepath.Join(rt.dir, "app-logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		log.Warn("the applications' log folder", "err", err)
 	}
 	shipping := rt.shipAppLogs(t, logDir)
-	images := rt.startImageApps(t, logDir)
+	images := rt.startImageApps(t, logDir, b)
 	rt.mu.Lock()
 	rt.images, rt.appLogs = images, shipping
 	rt.mu.Unlock()

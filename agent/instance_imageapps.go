@@ -53,6 +53,9 @@ type imageApp struct {
 	task    *shoal.InstanceTask
 	logPath string
 	log     *slog.Logger
+	// box is the instance's container when it is one: on a subnet, the
+	// application shares its network namespace (else the host's).
+	box *instanceBox
 
 	mu       sync.Mutex
 	id       string
@@ -64,8 +67,9 @@ type imageApp struct {
 }
 
 // startImageApps starts the task's applications that have an image; nil
-// when there are none.
-func (rt *instanceRuntime) startImageApps(t *shoal.InstanceTask, logDir string) *imageApps {
+// when there are none. box is the instance's container, nil when it runs
+// as host processes.
+func (rt *instanceRuntime) startImageApps(t *shoal.InstanceTask, logDir string, box *instanceBox) *imageApps {
 	var ias imageApps
 	ctx, cancel := context.WithCancel(context.Background())
 	ias.cancel = cancel
@@ -74,7 +78,7 @@ func (rt *instanceRuntime) startImageApps(t *shoal.InstanceTask, logDir string) 
 			continue
 		}
 		a := &imageApp{rt: rt, spec: spec, task: t, logPath: filepath.Join(logDir, spec.Name+".log"),
-			log: rt.a.log.With("component", "apps", "app", spec.Name)}
+			log: rt.a.log.With("component", "apps", "app", spec.Name), box: box}
 		ias.apps = append(ias.apps, a)
 		ias.wg.Add(1)
 		go func() { defer ias.wg.Done(); a.supervise(ctx) }()
@@ -107,6 +111,11 @@ func (ias *imageApps) reports() []shoal.InstanceAppReport {
 		if a.running {
 			r.Addr = "127.0.0.1:" + strconv.Itoa(a.spec.Endpoints[0].Target)
 			r.ContainerID, r.ContainerPID = a.id, a.pid
+			if a.onSubnet() {
+				// It shares the instance's namespace: its own first
+				// process's, which passes the proxy's container test.
+				r.NetNSPID = a.pid
+			}
 		}
 		a.mu.Unlock()
 		out = append(out, r)
@@ -177,10 +186,15 @@ func (a *imageApp) once(ctx context.Context) error {
 		return err
 	}
 	defer logf.Close()
+	network := "host"
+	if a.onSubnet() {
+		network = "container:" + a.box.id
+	}
 	spec := container.Spec{Image: ref, Env: map[string]string{"CI_NAME": a.task.Name, "CI_WORKSPACE": a.task.Workspace},
-		// The host's network: the instance's processes, and its
-		// container when it runs in one, use it too.
-		Mounts: mounts, Network: "host", Stdout: logf, Stderr: logf,
+		// The instance's network: the host's, which its processes (and
+		// its container when it runs in one) use too, or its container's
+		// on a subnet.
+		Mounts: mounts, Network: network, Stdout: logf, Stderr: logf,
 		Labels: map[string]string{ctrhost.LabelNode: a.rt.a.cfg.NodeID, labelApp: a.spec.Name}}
 	for k, v := range a.spec.EnvironmentVariables {
 		spec.Env[k] = v
@@ -234,6 +248,9 @@ func (a *imageApp) once(ctx context.Context) error {
 func (a *imageApp) readiness(ctx context.Context) {
 	url := "http://127.0.0.1:" + strconv.Itoa(a.spec.Endpoints[0].Target) + "/"
 	client := &http.Client{Timeout: 2 * time.Second}
+	if a.onSubnet() {
+		client = a.box.httpClient(2 * time.Second)
+	}
 	deadline := time.Now().Add(appReadyTimeout)
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -254,3 +271,7 @@ func (a *imageApp) readiness(ctx context.Context) {
 	a.err = fmt.Sprintf("it does not answer HTTP on port %d after %s", a.spec.Endpoints[0].Target, appReadyTimeout)
 	a.mu.Unlock()
 }
+
+// onSubnet tells whether the application is on its instance's subnet,
+// in the instance container's network namespace.
+func (a *imageApp) onSubnet() bool { return a.box != nil && a.box.subnet != nil }

@@ -80,7 +80,7 @@ func TestImageAppRunsRestartsAndStops(t *testing.T) {
 		BindMounts:           []*shoal.BindMount{{Source: "/home/azureuser/cloudfiles", Target: "/data", ReadOnly: true}},
 	}}}
 	logDir := t.TempDir()
-	ias := rt.startImageApps(task, logDir)
+	ias := rt.startImageApps(task, logDir, nil)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -162,7 +162,7 @@ func TestImageAppBindMountOutsideRefused(t *testing.T) {
 				Command: "sleep 300", Endpoints: []*shoal.AppEndpoint{{Target: freeTestPort(t)}},
 				BindMounts: []*shoal.BindMount{{Source: tc.source, Target: "/data"}},
 			}}}
-			ias := rt.startImageApps(task, t.TempDir())
+			ias := rt.startImageApps(task, t.TempDir(), nil)
 			r := waitApp(t, ias, "refused", func(r shoal.InstanceAppReport) bool { return r.Error != "" })
 			ias.stop()
 			if !strings.Contains(r.Error, "bind_mounts[0].source") || !strings.Contains(r.Error, tc.want) || r.Running {

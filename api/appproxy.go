@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/portowner"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 	target := &url.URL{Scheme: "http", Host: t.Addr}
 	prefix := t.BasePath
 	rp := &httputil.ReverseProxy{
-		Transport: appTransport(app, name, appOwner{mark: t.Mark, uid: t.UID, containerID: t.ContainerID, containerPID: t.ContainerPID}),
+		Transport: appTransport(app, name, appOwner{mark: t.Mark, uid: t.UID, containerID: t.ContainerID, containerPID: t.ContainerPID, netnsPID: t.NetNSPID}),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if t.StripPrefix {
@@ -86,6 +87,13 @@ func appTransport(app, instance string, owner appOwner) http.RoundTripper {
 			if err := checkAppListener(app, instance, addr, owner); err != nil {
 				return nil, err
 			}
+			if owner.netnsPID > 0 {
+				// The application is on the loopback of its container's
+				// network, not the host's (see internal/netns).
+				dctx, cancel := context.WithTimeout(ctx, dialer.Timeout)
+				defer cancel()
+				return netns.Dial(dctx, owner.netnsPID, network, addr)
+			}
 			return dialer.DialContext(ctx, network, addr)
 		},
 	}
@@ -102,7 +110,16 @@ func checkAppListener(app, instance, addr string, owner appOwner) error {
 	if len(owner.mark) == 0 && owner.containerID == "" {
 		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
 	}
-	err = portowner.Check(port, owner.owns)
+	if owner.netnsPID > 0 {
+		// The namespace is entered only through a process of the
+		// instance's own, as the listener must be.
+		if !owner.owns(owner.netnsPID) {
+			return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is reported in the network of process %d, which is not the instance's", app, instance, owner.netnsPID)
+		}
+		err = portowner.CheckIn(owner.netnsPID, port, owner.owns)
+	} else {
+		err = portowner.Check(port, owner.owns)
+	}
 	switch {
 	case err == nil:
 		return nil

@@ -16,6 +16,9 @@ type appOwner struct {
 	uid          *int
 	containerID  string
 	containerPID int
+	// netnsPID, when not 0: the listener is in that process's network
+	// namespace, not the host's.
+	netnsPID int
 }
 
 // owns tells whether process pid is the application's.

@@ -37,6 +37,9 @@ type InstanceAppTarget struct {
 	// shoal.InstanceAppReport) instead.
 	ContainerID  string
 	ContainerPID int
+	// NetNSPID, when not 0: Addr is in that process's network namespace
+	// (see shoal.InstanceAppReport).
+	NetNSPID int
 }
 
 // ResolveInstanceApp checks that the caller may use an instance's
@@ -78,7 +81,7 @@ func (s *Service) ResolveInstanceApp(ctx context.Context, workspace, name, app s
 				return shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
 			}
 			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != shoal.JupyterApplication, Mark: s.instanceMark(tx, c), UID: a.UID,
-				ContainerID: a.ContainerID, ContainerPID: a.ContainerPID}
+				ContainerID: a.ContainerID, ContainerPID: a.ContainerPID, NetNSPID: a.NetNSPID}
 			if app == shoal.JupyterApplication {
 				t.Token = st.NotebookToken
 			}

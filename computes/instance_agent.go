@@ -33,6 +33,9 @@ func (s *Service) InstanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask,
 	if loc, err := s.catalog.Location(c.Location); err == nil {
 		t.Container = InstanceContainer(c, loc, n, s.catalog)
 	}
+	// Sent even when the node has no runtime: its agent then refuses to
+	// start the instance outside its subnet.
+	t.Network = shoal.SubnetNetwork(c.Workspace, &c.ComputeSpec)
 	if k := sshKeyOf(c.SSHSettings); t.SSHEnabled && k != "" {
 		t.AuthorizedKeys = []string{k}
 	}

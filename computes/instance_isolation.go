@@ -26,6 +26,9 @@ func checkInstanceIsolation(tx shoal.Tx, loc *shoal.Location, spec *shoal.Comput
 	if spec.Image != "" {
 		return shoal.FieldErrorf("image", "the hosts of location %q have no usable container runtime (%s), so the instance would run as processes on the host and not in the image %q; leave image out, or install podman or Docker on the hosts", loc.Name, why, spec.Image)
 	}
+	if n := shoal.SubnetNetwork("", spec); n != nil {
+		return shoal.FieldErrorf("network_settings.vnet_name", "the hosts of location %q have no usable container runtime (%s), and virtual network %q, subnet %q is a container network: the instance would run on the host's network, outside it; leave network_settings out, or install podman or Docker on the hosts", loc.Name, why, n.VNet, n.Subnet)
+	}
 	if spec.EnableRootAccess != nil && *spec.EnableRootAccess {
 		return shoal.FieldErrorf("enable_root_access", "the hosts of location %q have no usable container runtime (%s), so the instance would run as processes on the host, where root is the host's; set enable_root_access: false, or install podman or Docker on the hosts", loc.Name, why)
 	}

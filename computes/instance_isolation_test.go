@@ -65,6 +65,14 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 	if shoal.ErrorField(err) != "image" || !strings.Contains(err.Error(), "x/ci:1") {
 		t.Errorf("an instance image on hosts without a runtime: %v, want refused naming image", err)
 	}
+	inSubnet := &shoal.ComputeSpec{Name: "ci", Type: shoal.ComputeTypeInstance, NetworkSettings: &shoal.NetworkSettings{VnetName: "v", Subnet: "s"}}
+	_ = db.View(context.Background(), func(tx shoal.Tx) error {
+		err = checkInstanceIsolation(tx, image, inSubnet)
+		return nil
+	})
+	if shoal.ErrorField(err) != "network_settings.vnet_name" || !strings.Contains(err.Error(), "outside it") {
+		t.Errorf("a subnet on hosts without a runtime: %v, want refused naming network_settings.vnet_name", err)
+	}
 	withHost(true)
 	if err := check(required, &yes); err != nil {
 		t.Errorf("a host with a runtime: %v", err)
@@ -77,5 +85,28 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 	}
 	if got := isolationOf(&shoal.Location{Name: "local"}, nil); got != shoal.IsolationHostProcesses {
 		t.Errorf("isolation without an instance image: %s", got)
+	}
+}
+
+// An instance joins a subnet only as a container of a location whose
+// nodes share one host; elsewhere it is refused, naming the field.
+func TestInstanceSubnetAtCreate(t *testing.T) {
+	spec := &shoal.ComputeSpec{Name: "ci", Type: shoal.ComputeTypeInstance, NetworkSettings: &shoal.NetworkSettings{VnetName: "v", Subnet: "s"}}
+	for _, c := range []struct {
+		loc  *shoal.Location
+		want string // "" accepted, else a word of the error
+	}{
+		{&shoal.Location{Name: "local", Provider: "local", InstanceImage: "localhost/i:1"}, ""},
+		{&shoal.Location{Name: "local", Provider: "local"}, "processes on the host"},
+		{&shoal.Location{Name: "local", Provider: "local", InstanceImage: "localhost/i:1", Containers: shoal.ContainersOff}, "containers: off"},
+		{&shoal.Location{Name: "pool", Provider: "sshpool", InstanceImage: "localhost/i:1"}, "several hosts"},
+	} {
+		err := checkNetwork(c.loc, spec)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v, want accepted", c.loc, err)
+		case c.want != "" && (shoal.ErrorField(err) != "network_settings.vnet_name" || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: %v, want refused naming network_settings.vnet_name (%q)", c.loc, err, c.want)
+		}
 	}
 }

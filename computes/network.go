@@ -4,18 +4,19 @@ import "github.com/shoal-ml/shoal"
 
 // checkNetwork refuses a virtual network Shoal cannot honour, naming the
 // field, rather than store it and place the compute outside it. A
-// cluster's subnet is a container network on a host: it holds where all
-// of a location's nodes share one host (the local provider) and run
-// containers; an instance's is not built yet.
+// subnet is a container network on a host: it holds where all of a
+// location's nodes share one host (the local provider) and run
+// containers; an instance joins it only as a container (one that runs as
+// host processes is on the host's network).
 func checkNetwork(loc *shoal.Location, spec *shoal.ComputeSpec) error {
 	if shoal.SubnetNetwork("", spec) == nil {
 		return nil
 	}
-	if spec.Type == shoal.ComputeTypeInstance {
-		return shoal.FieldErrorf("network_settings", "a compute instance in a virtual network is not supported yet (an instance runs on the host's network); leave network_settings out")
-	}
 	if loc.ContainerMode() == shoal.ContainersOff {
 		return shoal.FieldErrorf("network_settings.vnet_name", "location %q runs no containers (containers: off), and a subnet is a container network: its jobs could not be kept in it", loc.Name)
+	}
+	if spec.Type == shoal.ComputeTypeInstance && shoal.InstanceIsolationAt(loc) != shoal.IsolationContainer {
+		return shoal.FieldErrorf("network_settings.vnet_name", "location %q runs compute instances as processes on the host (its config names no instance_image), on the host's network, and a subnet is a container network: the instance would be outside it; use a location whose instances are containers", loc.Name)
 	}
 	switch loc.Provider {
 	case "local", "fake":

@@ -56,8 +56,11 @@ func (e *Engine) validate(s Spec) error {
 	case s.Network == "", s.Network == "host", s.Network == "none":
 	case networkName.MatchString(s.Network):
 		// A network of the engine's own (Networker.EnsureNetwork).
+	case strings.HasPrefix(s.Network, "container:") && networkName.MatchString(strings.TrimPrefix(s.Network, "container:")):
+		// Another container's network namespace, shared (an instance's
+		// applications beside it on its subnet).
 	default:
-		return bad("spec.Network %q must be \"host\", \"none\", empty or a network's name", s.Network)
+		return bad("spec.Network %q must be \"host\", \"none\", empty, a network's name or container:<id>", s.Network)
 	}
 	switch s.Userns {
 	case "":

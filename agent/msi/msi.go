@@ -121,14 +121,21 @@ func New(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.L
 
 // Start starts an endpoint on 127.0.0.1 on a free port.
 func Start(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
-	m, err := New(ctx, ids, mint, log)
-	if err != nil {
-		return nil, err
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		m.cancel()
 		return nil, fmt.Errorf("msi endpoint: %w", err)
+	}
+	return Serve(ctx, ids, mint, log, ln)
+}
+
+// Serve starts an endpoint on ln, a loopback listener (one made in a
+// container's network namespace serves that container's processes); it
+// closes ln when it fails or is closed.
+func Serve(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger, ln net.Listener) (*Endpoint, error) {
+	m, err := New(ctx, ids, mint, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
 	}
 	m.url = "http://" + ln.Addr().String() + msiPath
 	m.srv = &http.Server{

@@ -37,12 +37,25 @@ type Listener struct {
 // Loopback lists the listening TCP sockets on port that a connection to
 // 127.0.0.1:port can reach: those bound to 127.0.0.1, 0.0.0.0, :: or
 // ::ffff:127.0.0.1, with the processes holding each.
-func Loopback(port int) ([]Listener, error) {
+func Loopback(port int) ([]Listener, error) { return loopbackIn("/proc/net", port) }
+
+// LoopbackIn is Loopback in the network namespace of process nsPID (a
+// container's on a network of its own): its tables are
+// /proc/<nsPID>/net/tcp{,6}; the holders are found in every process, as
+// socket inodes are the host's.
+func LoopbackIn(nsPID, port int) ([]Listener, error) {
+	if nsPID <= 0 {
+		return nil, fmt.Errorf("no process to take the network namespace of (pid %d)", nsPID)
+	}
+	return loopbackIn("/proc/"+strconv.Itoa(nsPID)+"/net", port)
+}
+
+func loopbackIn(dir string, port int) ([]Listener, error) {
 	if port < 1 || port > 65535 {
 		return nil, fmt.Errorf("port %d is not between 1 and 65535", port)
 	}
 	var out []Listener
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+	for _, f := range []string{dir + "/tcp", dir + "/tcp6"} {
 		ls, err := listeners(f, port)
 		if err != nil && !os.IsNotExist(err) {
 			return nil, err
@@ -145,8 +158,15 @@ var ErrNoListener = errors.New("nothing listens on the port")
 // error naming the socket and its holders. Every socket counts, not one:
 // with SO_REUSEPORT two processes can listen on one port, and the kernel
 // spreads connections between them.
-func Check(port int, own func(pid int) bool) error {
-	ls, err := Loopback(port)
+func Check(port int, own func(pid int) bool) error { return check(Loopback, port, own) }
+
+// CheckIn is Check in the network namespace of process nsPID.
+func CheckIn(nsPID, port int, own func(pid int) bool) error {
+	return check(func(port int) ([]Listener, error) { return LoopbackIn(nsPID, port) }, port, own)
+}
+
+func check(find func(int) ([]Listener, error), port int, own func(pid int) bool) error {
+	ls, err := find(port)
 	if err != nil {
 		return err
 	}

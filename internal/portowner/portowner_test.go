@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
@@ -125,5 +126,42 @@ func TestCheckNothingListening(t *testing.T) {
 	}
 	if err := Check(0, func(int) bool { return true }); err == nil {
 		t.Fatal("port 0 passed")
+	}
+}
+
+// CheckIn reads the tables of the namespace it is given: a listener in
+// this one is found through any process of it (the child itself), and
+// not through a process in a namespace of its own, whose loopback has
+// nothing on that port.
+func TestCheckInNamespace(t *testing.T) {
+	m := mark(t)
+	own := func(pid int) bool { return procmark.Carries(pid, m...) }
+	port, pid := listenChild(t, "127.0.0.1:0", m)
+	if err := CheckIn(pid, port, own); err != nil {
+		t.Fatalf("CheckIn through the listener's own pid: %v", err)
+	}
+	if err := CheckIn(0, port, own); err == nil {
+		t.Fatal("CheckIn with no process passed")
+	}
+	if os.Geteuid() != 0 {
+		return // unshare -n needs root; the rest is covered where it runs
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return
+	}
+	other := exec.Command("unshare", "-n", "sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	self, _ := os.Readlink("/proc/self/ns/net")
+	for i := 0; i < 200; i++ {
+		if ns, _ := os.Readlink("/proc/" + strconv.Itoa(other.Process.Pid) + "/ns/net"); ns != "" && ns != self {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := CheckIn(other.Process.Pid, port, own); !errors.Is(err, ErrNoListener) {
+		t.Fatalf("CheckIn in another namespace: %v; want ErrNoListener (the listener is in ours)", err)
 	}
 }

@@ -89,7 +89,8 @@ func testRunRefusesBadSpec(t *testing.T, h Harness) {
 		{"relative workdir", container.Spec{Image: h.BaseImage, WorkingDir: "tmp"}, "WorkingDir"},
 		{"bad env key", container.Spec{Image: h.BaseImage, Env: map[string]string{"A=B": "x"}}, "Env"},
 		{"missing mount source", container.Spec{Image: h.BaseImage, Mounts: []container.Mount{{Source: "/nonexistent-" + token(), Target: "/x"}}}, "Mounts[0]"},
-		{"network", container.Spec{Image: h.BaseImage, Network: "container:another"}, "Network"},
+		{"network", container.Spec{Image: h.BaseImage, Network: "ns:/proc/1/ns/net"}, "Network"},
+		{"network of no container", container.Spec{Image: h.BaseImage, Network: "container:"}, "Network"},
 		{"ulimit over the host's", container.Spec{Image: h.BaseImage, Ulimits: []container.Ulimit{{Name: "nofile", Soft: 1, Hard: 1 << 40}}}, "Ulimits[0]"},
 		{"device outside /dev", container.Spec{Image: h.BaseImage, Devices: []container.Device{{Path: "/etc/passwd"}}}, "Devices[0]"},
 	} {
