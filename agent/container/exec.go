@@ -27,6 +27,10 @@ type Execer interface {
 	// Dial connects to addr from inside the container's network
 	// namespace, so that "127.0.0.1:8888" is the container's loopback.
 	Dial(ctx context.Context, id, network, addr string) (net.Conn, error)
+	// Listen listens on addr inside the container's network namespace
+	// (an SSH -R forward's port, where the container's processes reach
+	// it); the listener outlives ctx.
+	Listen(ctx context.Context, id, network, addr string) (net.Listener, error)
 }
 
 // ExecSpec is a process to start in a running container.

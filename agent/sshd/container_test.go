@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -319,6 +321,30 @@ func TestContainerSessions(t *testing.T) {
 		if c, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port)); err == nil {
 			c.Body.Close()
 			t.Errorf("the container's port %d answers on the host: the forward proves nothing", port)
+		}
+	})
+
+	t.Run("RemoteForward", func(t *testing.T) {
+		// The port opens on the container's loopback: a process inside
+		// reaches the client's server through it, the host does not.
+		web := webServer(t)
+		_, stderr := f.background([]string{"-N", "-o", "ExitOnForwardFailure=yes", "-R", "0:" + web.Listener.Addr().String()})
+		allocated := regexp.MustCompile(`Allocated port (\d+) for remote forward`)
+		var port string
+		eventually(t, 15*time.Second, func() bool {
+			m := allocated.FindStringSubmatch(stderr.String())
+			if m != nil {
+				port = m[1]
+			}
+			return m != nil
+		}, "no port allocated; ssh: %s", stderr)
+		r := f.ssh("python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:" + port + "/', timeout=5).read().decode())\"")
+		if r.out != "through the tunnel\n" {
+			t.Errorf("the forwarded port from inside the container: %q (%s)", r.out, r.err)
+		}
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
+			c.Close()
+			t.Errorf("the remote forward's port %s answers on the host's loopback, not only the container's", port)
 		}
 	})
 

@@ -1,6 +1,7 @@
 package sshd
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"sync"
@@ -18,7 +19,8 @@ func forwardKey(addr string, port uint32) string {
 // instance and opens a "forwarded-tcpip" channel to the client for each
 // connection. As OpenSSH's default GatewayPorts=no, it listens on the
 // loopback whatever address is asked for, so that only the instance
-// itself reaches the port. The listener lives as long as the connection.
+// itself reaches the port: in a container, the loopback of the
+// container's network. The listener lives as long as the connection.
 func (s *Server) remoteForward(c *conn, payload []byte, wg *sync.WaitGroup) (bool, []byte) {
 	var p struct {
 		Addr string
@@ -27,13 +29,7 @@ func (s *Server) remoteForward(c *conn, payload []byte, wg *sync.WaitGroup) (boo
 	if ssh.Unmarshal(payload, &p) != nil || p.Port > 65535 {
 		return false, nil
 	}
-	if s.cfg.Container != nil {
-		// The port would open on this host, not where the instance's
-		// processes are.
-		s.cfg.Logger.Info("ssh remote forward refused: not offered for an instance in a container", "port", p.Port)
-		return false, nil
-	}
-	if s.cfg.Credential != nil && p.Port != 0 && p.Port < 1024 {
+	if (s.cfg.Credential != nil || s.cfg.Container != nil) && p.Port != 0 && p.Port < 1024 {
 		// The server binds as itself (root): a login that runs as an
 		// account of its own may not take a port that account could not.
 		s.cfg.Logger.Info("ssh remote forward refused: a privileged port", "port", p.Port)
@@ -43,7 +39,15 @@ func (s *Server) remoteForward(c *conn, payload []byte, wg *sync.WaitGroup) (boo
 	if ip := net.ParseIP(p.Addr); ip != nil && ip.Equal(net.IPv6loopback) {
 		host = "::1"
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(int(p.Port))))
+	var ln net.Listener
+	var err error
+	if t := s.cfg.Container; t != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		ln, err = t.Runtime.Listen(ctx, t.ID, "tcp", net.JoinHostPort(host, strconv.Itoa(int(p.Port))))
+		cancel()
+	} else {
+		ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(int(p.Port))))
+	}
 	if err != nil {
 		s.cfg.Logger.Info("ssh remote forward refused", "addr", p.Addr, "port", p.Port, "err", err)
 		return false, nil
