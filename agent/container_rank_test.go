@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -356,4 +358,44 @@ func TestContainerRankBuildPushesToWorkspaceRegistry(t *testing.T) {
 	if !strings.Contains(string(body), "ws-push/shoal-build/") {
 		t.Errorf("the registry's catalog %s lacks the pushed build; log:\n%s", body, log)
 	}
+}
+
+// A rank on a subnet's internal network finds the server on its own
+// loopback, as a rank on the host's network does (AZUREML_DEV_URL_MFE):
+// the agent listens there in the container's namespace before the
+// command starts, and relays to the server. The host's other loopback
+// ports stay out of reach.
+func TestContainerRankOnASubnetReachesTheServer(t *testing.T) {
+	env := testctr.Shared(t)
+	srv := newFakeAgentServer(t)
+	a := containerAgent(t, env, srv, "ctr-subnet")
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tk := task("att-ctr-subnet", env.Registry.Addr+"/"+testctr.PushedBase)
+	subnet := shoal.SubnetNetwork("ws-ctr", &shoal.ComputeSpec{NetworkSettings: &shoal.NetworkSettings{VnetName: "v", Subnet: "s"},
+		EnableNodePublicIP: new(bool)})
+	tk.Container.Network = subnet
+	tk.Command = `python3 - <<'PY'
+import os, socket, urllib.request, urllib.error
+try:
+    urllib.request.urlopen(os.environ["AZUREML_DEV_URL_MFE"] + "healthz", timeout=10)
+    print("server answered")
+except urllib.error.HTTPError as e:
+    print("server answered", e.code)
+except OSError as e:
+    print("server unreachable", e)
+try:
+    socket.create_connection(("127.0.0.1", ` + strconv.Itoa(other.Addr().(*net.TCPAddr).Port) + `), timeout=3).close()
+    print("other port reached")
+except OSError:
+    print("other port unreachable")
+PY`
+	log := runRank(t, a, tk, nil)
+	if !strings.Contains(log, "server answered") || !strings.Contains(log, "other port unreachable") {
+		t.Fatalf("want the server reached and the host's other port not:\n%s", log)
+	}
+	noContainersLeft(t, env, "ctr-subnet")
 }

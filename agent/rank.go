@@ -37,6 +37,12 @@ type rankRun struct {
 	// msi is the rank's managed identity endpoint, when the task has
 	// identities; it runs while the processes do.
 	msi *msi.Endpoint
+	// loopbacks are the listeners the rank's containers on a subnet
+	// have on their own loopback (see rank_loopback.go); closed with the
+	// rank. loopMu guards them: they are opened while mu is held (the
+	// rank's start).
+	loopMu    sync.Mutex
+	loopbacks []io.Closer
 	// account is the OS account the rank's processes run as, and
 	// accountEnv its HOME, USER and LOGNAME (set by prepare).
 	account    *runas.Account
@@ -143,6 +149,7 @@ func (r *rankRun) run(ctx context.Context) {
 	}
 	if err != nil {
 		r.mu.Unlock()
+		r.closeLoopbacks()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
 		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankStartFailed, "start failed: "+err.Error())
 		return
@@ -199,6 +206,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if r.msi != nil {
 		r.msi.Close()
 	}
+	r.closeLoopbacks()
 	if image != "" {
 		r.a.ctr.Evict(ctx)
 	}

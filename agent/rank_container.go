@@ -152,6 +152,9 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 			}
 			cr.Network = n.Name
 			r.a.ctr.Joined(n.Name)
+			// The container's loopback is its own: what a job finds on
+			// the host's loopback is served there too.
+			cr.Loopback = r.loopbackServices
 		}
 	}
 	env := make(map[string]string, len(task.Env))

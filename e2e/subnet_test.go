@@ -27,7 +27,14 @@ def addr():
         except OSError:
             pass
     return "none"
-if sys.argv[1] == "serve":
+if sys.argv[1] == "services":
+    import json, os, urllib.request
+    q = os.environ["MSI_ENDPOINT"] + "?resource=https://management.azure.com&api-version=2017-09-01"
+    r = urllib.request.urlopen(urllib.request.Request(q, headers={"Secret": os.environ["MSI_SECRET"]}), timeout=20)
+    print("token", json.load(r)["access_token"][:2], flush=True)
+    r = urllib.request.urlopen(os.environ["AZUREML_DEV_URL_MFE"] + "healthz", timeout=20)
+    print("server", r.status, flush=True)
+elif sys.argv[1] == "serve":
     srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", 8765)); srv.listen(); srv.settimeout(60)
     print("addr", addr(), flush=True)
@@ -49,15 +56,17 @@ else:
 // A cluster in a virtual network runs its jobs in containers on its
 // subnet's network: with no public IP, a job reaches a peer of its own
 // subnet but not the host's loopback, not the host's address and not a
-// job of another subnet; a bare job and a multi-node job there are
+// job of another subnet, while its identity endpoint and the server
+// answer on its own loopback; a bare job and a multi-node job there are
 // refused at submit, naming the field.
 func TestContainerJobsInASubnet(t *testing.T) {
 	env := testctr.Shared(t)
 	s := startServer(t, serverOpts{Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
 	image := env.Registry.Addr + "/" + testctr.PushedBase
-	for _, c := range []struct{ name, subnet string }{{"subnet-a", "train-a"}, {"subnet-b", "train-b"}} {
+	for _, c := range []struct{ name, subnet, extra string }{{"subnet-a", "train-a", ""}, {"subnet-b", "train-b", ""},
+		{"subnet-id", "train-a", "identity:\n  type: system_assigned\n"}} {
 		f := filepath.Join(t.TempDir(), c.name+".yml")
-		doc := fmt.Sprintf("name: %s\ntype: amlcompute\nsize: Standard_DS3_v2\nmax_instances: 2\nvnet_name: ml-vnet\nsubnet_name: %s\nenable_node_public_ip: false\n", c.name, c.subnet)
+		doc := fmt.Sprintf("name: %s\ntype: amlcompute\nsize: Standard_DS3_v2\nmax_instances: 2\nvnet_name: ml-vnet\nsubnet_name: %s\nenable_node_public_ip: false\n%s", c.name, c.subnet, c.extra)
 		if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +109,8 @@ func TestContainerJobsInASubnet(t *testing.T) {
 	targets := fmt.Sprintf("%s:8765 %s %s:%d", peer, loop.Addr(), hostAddr, all.Addr().(*net.TCPAddr).Port)
 	same := submitJob(t, s, job("subnet-a", "probe "+targets))
 	other := submitJob(t, s, job("subnet-b", "probe "+peer+":8765"))
-	for _, name := range []string{same, other} {
+	services := submitJob(t, s, job("subnet-id", "services"))
+	for _, name := range []string{same, other, services} {
 		if j := waitJob(t, s, name, 3*time.Minute, "Completed", "Failed"); j.Status != "Completed" {
 			t.Fatalf("job %s: %v\n%s", name, j, jobLog(t, s, name))
 		}
@@ -117,6 +127,9 @@ func TestContainerJobsInASubnet(t *testing.T) {
 	}
 	if !strings.Contains(otherLog, "unreachable "+peer+":8765") {
 		t.Errorf("the job in another subnet reached the peer:\n%s", otherLog)
+	}
+	if l := jobLog(t, s, services); !strings.Contains(l, "token ey\n") || !strings.Contains(l, "server 200\n") {
+		t.Errorf("the job with an identity in the internal subnet: want a token and the server's answer in\n%s", l)
 	}
 
 	// What the subnet cannot honour is refused, naming the field.

@@ -78,9 +78,9 @@ func (s *Services) containerTask(tx shoal.Tx, j *shoal.Job, n *shoal.Node) (*sho
 
 // checkSubnet applies what a compute's virtual network asks of a job: it
 // runs in a container on the subnet's network (a job on the host would
-// be silently outside it), on one node (a multi-node job needs the
-// host's network, across hosts), and without the identity endpoint,
-// which the node serves on its loopback, outside the subnet.
+// be silently outside it) and on one node (a multi-node job needs the
+// host's network, across hosts). Its identity endpoint and the server
+// are served on its container's own loopback by the agent.
 func checkSubnet(c *shoal.Compute, env *shoal.EnvironmentSpec, nodes int) error {
 	net := shoal.SubnetNetwork(c.Workspace, &c.ComputeSpec)
 	if net == nil {
@@ -92,9 +92,6 @@ func checkSubnet(c *shoal.Compute, env *shoal.EnvironmentSpec, nodes int) error 
 	}
 	if nodes > 1 {
 		return shoal.FieldErrorf("resources.instance_count", "%s: a job there runs on one node (a multi-node job needs the hosts' own network, outside the subnet), not %d", where, nodes)
-	}
-	if id := c.Identity; id != nil && id.Type != "" && id.Type != shoal.IdentityNone {
-		return shoal.FieldErrorf("compute", "%s and has a managed identity: the identity endpoint is served on the node's loopback, which a container in the subnet does not reach; remove the identity or the virtual network", where)
 	}
 	return nil
 }

@@ -31,7 +31,25 @@ type Rank struct {
 	// Network is the container network: "host" (the default, "") or the
 	// subnet's network of a compute in a virtual network.
 	Network string
+	// Loopback, when set, is called with each container's first process
+	// once it runs and before its command starts (the command waits for
+	// a gate the call opens): the agent listens there, in the
+	// container's own network namespace, for what a job finds on its
+	// loopback (the identity endpoint, the server). A failure ends the
+	// rank before its command ran.
+	Loopback func(pid int) error
 }
+
+// gateDir is where a gated rank's container finds its gate: a folder of
+// the agent's, mounted read-only; the command starts once "open" is in
+// it.
+const gateDir = "/run/shoal-gate"
+
+// gatedShell waits for the gate (a minute at most: the agent opens it
+// within moments of the start, or ends the container), then runs the
+// command as rankShell does.
+const gatedShell = `i=0; while [ ! -e ` + gateDir + `/open ]; do i=$((i+1)); ` +
+	`if [ $i -gt 1200 ]; then echo "shoal: the job's start gate never opened" >&2; exit 125; fi; sleep 0.05; done; ` + rankShell
 
 // Run is a rank running in containers. Its methods are safe for
 // concurrent use.
@@ -66,6 +84,11 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 		return nil, fmt.Errorf("log: %w", err)
 	}
 	r := &Run{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{})}
+	shell, mounts := rankShell, cr.Mounts
+	var gates []string
+	if cr.Loopback != nil {
+		shell = gatedShell
+	}
 	for local := range t.ProcessesPerNode {
 		env := runner.ProcessEnv(t, local)
 		env["PWD"] = t.Dir
@@ -73,9 +96,28 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 		for k, v := range cr.Labels {
 			labels[k] = v
 		}
+		ms := mounts
+		if cr.Loopback != nil {
+			// Beside the log, in the agent's folder of the rank, not in
+			// the job's working directory.
+			gate := filepath.Join(filepath.Dir(t.LogPath), "gate-"+strconv.Itoa(local))
+			// Searchable by the run-as account whatever the agent's
+			// umask (the server's is 077).
+			err := os.MkdirAll(gate, 0o755)
+			if err == nil {
+				err = os.Chmod(gate, 0o755)
+			}
+			if err != nil {
+				r.removeAll()
+				logf.Close()
+				return nil, fmt.Errorf("the start gate: %w", err)
+			}
+			gates = append(gates, gate)
+			ms = append(append([]container.Mount(nil), mounts...), container.Mount{Source: gate, Target: gateDir, ReadOnly: true})
+		}
 		id, err := rt.Run(ctx, container.Spec{
-			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", rankShell, "shoal-rank", t.Command},
-			Env: env, WorkingDir: t.Dir, Mounts: cr.Mounts, User: cr.User,
+			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", shell, "shoal-rank", t.Command},
+			Env: env, WorkingDir: t.Dir, Mounts: ms, User: cr.User,
 			NanoCPUs: cr.NanoCPUs, MemoryBytes: cr.MemoryBytes, Devices: cr.Devices,
 			Network: OrHost(cr.Network), Labels: labels, Stdout: logf, Stderr: logf,
 		})
@@ -85,6 +127,13 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 			return nil, fmt.Errorf("start process %d of %d in a container: %w", local, t.ProcessesPerNode, err)
 		}
 		r.ids = append(r.ids, id)
+		if cr.Loopback != nil {
+			if err := openGate(ctx, rt, id, gates[local], cr.Loopback); err != nil {
+				r.removeAll()
+				logf.Close()
+				return nil, fmt.Errorf("process %d of %d: %w", local, t.ProcessesPerNode, err)
+			}
+		}
 	}
 	// The processes start when the engine has started their containers,
 	// as a host run's start when its processes are spawned.
@@ -265,4 +314,21 @@ func OrHost(network string) string {
 		return "host"
 	}
 	return network
+}
+
+// openGate gives a gated container its loopback services, then lets its
+// command start.
+func openGate(ctx context.Context, rt container.Runtime, id, gate string, loopback func(int) error) error {
+	p, ok := rt.(container.PIDer)
+	if !ok {
+		return fmt.Errorf("this node's engine (%T) does not tell a container's process, and the job's loopback services need it", rt)
+	}
+	pid, err := p.ContainerPID(ctx, id)
+	if err != nil {
+		return fmt.Errorf("the container's process: %w", err)
+	}
+	if err := loopback(pid); err != nil {
+		return fmt.Errorf("the job's loopback services in its container's network: %w", err)
+	}
+	return os.WriteFile(filepath.Join(gate, "open"), nil, 0o644)
 }

@@ -158,6 +158,13 @@ func Serve(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog
 	return m, nil
 }
 
+// Also serves the endpoint on another listener too (the loopback of a
+// container's network namespace, where the job's processes look for the
+// same address); Close closes it with the first.
+func (m *Endpoint) Also(ln net.Listener) {
+	go func() { _ = m.srv.Serve(ln) }()
+}
+
 // Close stops the endpoint and aborts calls to the server in flight. It is
 // safe to call more than once.
 func (m *Endpoint) Close() {
