@@ -394,6 +394,9 @@ func decodeSweepLimits(raw json.RawMessage) (*SweepLimits, error) {
 		key string
 		dst *int
 	}{{"timeout", &l.Timeout}, {"trial_timeout", &l.TrialTimeout}} {
+		if nonNull(m[f.key]) == nil || len(bytes.TrimSpace(m[f.key])) == 0 {
+			continue
+		}
 		n, err := decodeSeconds(m[f.key])
 		if err != nil {
 			return nil, FieldErrorf("limits."+f.key, "%s", err.Error())
