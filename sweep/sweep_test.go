@@ -229,7 +229,7 @@ func TestGridOrderAndCap(t *testing.T) {
 func TestBest(t *testing.T) {
 	trials := []Trial{
 		{ID: "a", State: Completed, Metrics: []float64{0.5, 0.7}},
-		{ID: "b", State: Ended, Metrics: []float64{0.99}},       // cancelled: does not count
+		{ID: "b", State: Ended, Metrics: []float64{0.99}},         // cancelled: does not count
 		{ID: "c", State: Completed, Metrics: []float64{0.9, 0.6}}, // its last value counts
 		{ID: "d", State: Completed, Metrics: []float64{0.7}},
 		{ID: "e", State: Completed},
