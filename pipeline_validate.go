@@ -67,13 +67,11 @@ func NormalizePipelineSpec(spec *PipelineSpec) error {
 	// Each step whose component is known must make a valid command job;
 	// upstream outputs stand in for the paths they will have.
 	run := PipelineRun{Inputs: spec.Inputs, Outputs: map[string]map[string]string{}}
-	for _, name := range g.Order() {
-		if c := spec.Jobs[name].Component; c != nil {
-			run.Outputs[name] = map[string]string{}
-			for o := range c.Outputs {
-				run.Outputs[name][o] = "azureml://jobs/" + name + "/outputs/" + o
-			}
+	for _, e := range g.Edges() {
+		if run.Outputs[e.From] == nil {
+			run.Outputs[e.From] = map[string]string{}
 		}
+		run.Outputs[e.From][e.Output] = "azureml://jobs/" + e.From + "/outputs/" + e.Output
 	}
 	for _, name := range g.Order() {
 		if !g.resolvable(name) {
