@@ -456,6 +456,15 @@ func (g *PipelineGraph) resolveInput(field string, si *StepInput, d *ComponentIn
 		if si.Mode != "" {
 			in.Mode = si.Mode
 		}
+		if in.Value != nil && d != nil && d.Type != "" {
+			// The pipeline's literal, as the component's type has it
+			// ("5" for an integer input becomes 5).
+			v, err := checkComponentLiteral(field, d, in.Value)
+			if err != nil {
+				return nil, err
+			}
+			in.Value = v
+		}
 		if in.Value == nil && in.Path != "" {
 			in.Type = dataType(in.Type)
 		}

@@ -328,6 +328,12 @@ func TestPipelineErrors(t *testing.T) {
 		{"binding in a pipeline input", "inputs.epochs", "bindings", func(d map[string]any) map[string]any {
 			return set(d, "inputs.epochs", "${{parent.inputs.raw}}")
 		}},
+		{"registry component", "jobs.train.component", "registry's component", func(d map[string]any) map[string]any {
+			return set(d, "jobs.train.component", "azureml://registries/azureml/components/train/versions/1")
+		}},
+		{"string literal for an integer", "jobs.train.inputs.max_epochs", "whole number", func(d map[string]any) map[string]any {
+			return set(d, "inputs.epochs", "five")
+		}},
 		{"local component file", "jobs.train.component", "inlined by the CLI", func(d map[string]any) map[string]any {
 			return set(d, "jobs.train.component", "./train.yml")
 		}},
@@ -518,5 +524,21 @@ func TestDecodeJobType(t *testing.T) {
 	}
 	if _, err := shoal.DecodeJobType([]byte(`[1]`)); shoal.ErrorCode(err) != shoal.EINVALID {
 		t.Errorf("a list: %v, want EINVALID", err)
+	}
+}
+
+// A pipeline's literal reaches a step as the component's type has it.
+func TestPipelineLiteralTakesComponentType(t *testing.T) {
+	spec, err := decodePipeline(t, set(threeSteps(), "inputs.epochs", "7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := shoal.NewPipelineGraph(spec)
+	js, err := g.Resolve("train", shoal.PipelineRun{Outputs: map[string]map[string]string{"prep": {"clean": "sha256:" + strings.Repeat("b", 64)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := js.Inputs["max_epochs"].Value; v != json.Number("7") {
+		t.Errorf("max_epochs = %#v, want the integer 7", v)
 	}
 }

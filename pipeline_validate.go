@@ -383,6 +383,9 @@ func ParseComponentRef(field, s string) (ComponentRef, error) {
 		return ComponentRef{}, FieldErrorf(field, "%q is not a registered component reference: write %s", jobShort(s), forms)
 	}
 	var r ComponentRef
+	if strings.HasPrefix(rest, "//") {
+		return r, FieldErrorf(field, "%q names a registry's component, which Shoal does not support: register the component in the workspace (shoal component create -f FILE) and write azureml:<name>:<version>", jobShort(s))
+	}
 	if name, label, ok := strings.Cut(rest, "@"); ok {
 		if !strings.EqualFold(label, LabelLatest) {
 			return r, FieldErrorf(field, "%q has label %q: the only label is latest (@latest)", jobShort(s), jobShort(label))
