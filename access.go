@@ -30,6 +30,11 @@ const (
 	// environments/write, both in its AzureML Data Scientist role).
 	ActEnvironmentsRead  = "environments/read"
 	ActEnvironmentsWrite = "environments/write"
+	// Registered command components: reading them and creating versions,
+	// archiving or restoring them (Azure's components/read and
+	// components/write).
+	ActComponentsRead  = "components/read"
+	ActComponentsWrite = "components/write"
 	// Private container registries' logins: listing them (never their
 	// passwords) and adding or removing them. Only Owners write them: a
 	// login is a team's secret, and whoever adds one decides which
@@ -57,7 +62,7 @@ var WorkspaceActions = []string{
 	ActComputesRead, ActComputesWrite, ActComputesDelete, ActComputesStart, ActComputesStop,
 	ActComputesRestart, ActComputesApplicationAccess, ActComputesUpdateSchedules, ActComputesEnableSSO,
 	ActComputesPreemptNode, ActComputesJoinNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
-	ActEnvironmentsRead, ActEnvironmentsWrite, ActRegistriesRead, ActRegistriesWrite,
+	ActEnvironmentsRead, ActEnvironmentsWrite, ActComponentsRead, ActComponentsWrite, ActRegistriesRead, ActRegistriesWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 }
 

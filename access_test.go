@@ -31,6 +31,8 @@ func TestBuiltinRoleMatrix(t *testing.T) {
 		shoal.ActArtifactsWrite:            {true, true, false},
 		shoal.ActEnvironmentsRead:          {true, true, true},
 		shoal.ActEnvironmentsWrite:         {true, true, false},
+		shoal.ActComponentsRead:            {true, true, true},
+		shoal.ActComponentsWrite:           {true, true, false},
 		shoal.ActRegistriesRead:            {true, true, true},
 		shoal.ActRegistriesWrite:           {true, false, false},
 		shoal.ActQuotasRead:                {true, true, true},

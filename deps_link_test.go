@@ -15,7 +15,7 @@ const module = "github.com/shoal-ml/shoal"
 // handling, control loops, stores and providers. A package named here
 // forbids its sub-packages too.
 var serverPackages = []string{
-	"access", "api", "app", "arm", "autoscaler", "cli", "cmd", "computes", "config", "control", "cost", "environments", "filestore", "leader",
+	"access", "api", "app", "arm", "autoscaler", "cli", "cmd", "components", "computes", "config", "control", "cost", "environments", "filestore", "leader",
 	"metrics", "oidcauth", "postgres", "provider", "quota", "registries", "scheduler", "service", "sim",
 	"sqlite", "sqlstore", "storetest", "studio",
 }
@@ -63,14 +63,15 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 }
 
 // TestRequestServicesLinkNoServiceOrStore: the request services per
-// resource (access/, computes/, quota/, cost/) reach the store through
+// resource (access/, computes/, quota/, cost/, environments/,
+// components/) reach the store through
 // shoal.Store and one another through interfaces they declare, so service
 // links them and never the reverse, and a request room stays testable
 // over any store without the rest of the server.
 func TestRequestServicesLinkNoServiceOrStore(t *testing.T) {
 	g := importGraph(t)
 	var roots []string
-	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "registries/..."} {
+	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "registries/..."} {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{

@@ -272,6 +272,25 @@ type Tx interface {
 	// when no version matches.
 	SetEnvironmentArchived(workspace, name, version string, archived bool) error
 
+	// InsertComponent adds a registered command component's version; a
+	// zero CreatedOn takes the transaction time. Returns ECONFLICT when
+	// the workspace has that version of that name (compared
+	// case-insensitively): versions never change.
+	InsertComponent(c *Component) error
+	// GetComponent returns one version of a component, archived or not.
+	// Returns ENOTFOUND.
+	GetComponent(workspace, name, version string) (*Component, error)
+	// LatestComponent returns the version of a component created last
+	// that is not archived. Returns ENOTFOUND.
+	LatestComponent(workspace, name string) (*Component, error)
+	// ListComponents returns the versions filter selects, ordered by name
+	// and, within a name, newest (created last) first.
+	ListComponents(filter ComponentFilter) ([]*Component, error)
+	// SetComponentArchived archives or restores one version of a
+	// component, or every version when version is "". Returns ENOTFOUND
+	// when no version matches.
+	SetComponentArchived(workspace, name, version string, archived bool) error
+
 	// PutRegistry adds a workspace's registry login, or replaces the one
 	// of the same server (compared case-insensitively); a zero CreatedOn
 	// takes the transaction time.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/registries"
@@ -26,6 +27,7 @@ const MaxRequestBytes = 1 << 20
 type Server struct {
 	svc            *service.Services
 	envs           *environments.Service
+	comps          *components.Service
 	registries     *registries.Service
 	log            *slog.Logger
 	mux            *http.ServeMux
@@ -57,6 +59,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
+	s.comps = components.New(components.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	s.SetLimits(DefaultLimits())
 	s.routes()
@@ -144,6 +147,13 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/environments/{name}/labels/{label}", Action: shoal.ActEnvironmentsRead, handler: s.handleGetEnvironment},
 		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/archive", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
 		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/restore", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
+		{Pattern: "POST /api/v1/workspaces/{ws}/components", Action: shoal.ActComponentsWrite, handler: s.handleCreateComponent},
+		{Pattern: "GET /api/v1/workspaces/{ws}/components", Action: shoal.ActComponentsRead, handler: s.handleListComponents},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/components/{name}/versions/{version}", Action: shoal.ActComponentsWrite, handler: s.handleCreateComponent},
+		{Pattern: "GET /api/v1/workspaces/{ws}/components/{name}/versions/{version}", Action: shoal.ActComponentsRead, handler: s.handleGetComponent},
+		{Pattern: "GET /api/v1/workspaces/{ws}/components/{name}/labels/{label}", Action: shoal.ActComponentsRead, handler: s.handleGetComponent},
+		{Pattern: "POST /api/v1/workspaces/{ws}/components/{name}/archive", Action: shoal.ActComponentsWrite, handler: s.handleArchiveComponent},
+		{Pattern: "POST /api/v1/workspaces/{ws}/components/{name}/restore", Action: shoal.ActComponentsWrite, handler: s.handleArchiveComponent},
 		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesRead, handler: s.handleListRegistries},
 		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesWrite, handler: s.handleAddRegistry},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: shoal.ActRegistriesWrite, handler: s.handleRemoveRegistry},

@@ -59,7 +59,13 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := uploadJobFiles(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
+			upload := uploadJobFiles
+			if t, _ := doc["type"].(string); strings.EqualFold(strings.TrimSpace(t), shoal.JobTypePipeline) {
+				// Local component files are read and inlined here: the
+				// server receives a self-contained document.
+				upload = inlinePipelineComponents
+			}
+			if err := upload(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
 			}
 			raw, err := toJSON(doc)
@@ -130,7 +136,8 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 			continue
 		}
 		p, _ := in["path"].(string)
-		if p == "" || shoal.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") {
+		// A pipeline step's ${{parent...}} binding is the server's to resolve.
+		if p == "" || shoal.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") || shoal.IsPipelineBinding(p) {
 			continue
 		}
 		id, err := uploadPath(ctx, c, ws, resolve(p), false)

@@ -98,7 +98,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		}
 		return pflag.NormalizedName(name)
 	})
-	root.AddCommand(newServerCommand(g), newAgentCommand(g), newComputeCommand(g), newJobCommand(g), newEnvironmentCommand(g), newRegistryCommand(g), newWorkspaceCommand(g), newLocationCommand(g), newAdminCommand(g),
+	root.AddCommand(newServerCommand(g), newAgentCommand(g), newComputeCommand(g), newJobCommand(g), newEnvironmentCommand(g), newComponentCommand(g), newRegistryCommand(g), newWorkspaceCommand(g), newLocationCommand(g), newAdminCommand(g),
 		newUserCommand(g), newTokenCommand(g), newLoginCommand(g), newRoleCommand(g), newIdentityCommand(g), newSPCommand(g), newQuotaCommand(g), newSimCommand(g), newCostCommand(g), newBudgetCommand(g), newAuditCommand(g),
 		newVersionCommand(g))
 	return root

@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"WorkspaceQuotas", testWorkspaceQuotas},
 		{"WorkspaceLimits", testWorkspaceLimits},
 		{"Environments", testEnvironments},
+		{"Components", testComponents},
 		{"Registries", testRegistries},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},

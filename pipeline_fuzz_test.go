@@ -1,0 +1,67 @@
+package shoal_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// FuzzPipelineSpec: no pipeline or component document panics decoding,
+// normalising, building the graph, deciding Ready or resolving a step;
+// every refusal is an EINVALID error naming a field; an accepted
+// pipeline's order holds every step once, after its dependencies.
+func FuzzPipelineSpec(f *testing.F) {
+	three, _ := json.Marshal(threeSteps())
+	comp, _ := json.Marshal(trainComponent())
+	for _, s := range [][]byte{three, comp, []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
+		[]byte(`{"type":"pipeline","jobs":{"a":{"command":"x ${{inputs.i}}","compute":"cpu","inputs":{"i":"${{parent.jobs.a.outputs.o}}"},"outputs":{"o":null}}}}`),
+		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":"azureml:c@latest","inputs":{"i":{"path":"${{parent.inputs.x}}"}}}},"inputs":{"x":1}}`),
+		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":{"command":"$[[x ${{inputs.i}}","inputs":{"i":{"type":"integer","min":3}}}}}}`),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if c, err := shoal.DecodeComponent(doc); err != nil {
+			fuzzCheckError(t, "DecodeComponent", doc, err)
+		} else if err := shoal.NormalizeComponent(c, false); err != nil {
+			fuzzCheckError(t, "NormalizeComponent", doc, err)
+		}
+		spec, err := shoal.DecodePipelineSpec(doc)
+		if err != nil {
+			fuzzCheckError(t, "DecodePipelineSpec", doc, err)
+			return
+		}
+		if err := shoal.NormalizePipelineSpec(spec); err != nil {
+			fuzzCheckError(t, "NormalizePipelineSpec", doc, err)
+			return
+		}
+		g, err := shoal.NewPipelineGraph(spec)
+		if err != nil {
+			t.Fatalf("a normalised pipeline has no graph: %v", err)
+		}
+		pos := map[string]int{}
+		for i, s := range g.Order() {
+			pos[s] = i
+		}
+		if len(pos) != len(spec.Jobs) {
+			t.Fatalf("order %v does not hold the %d steps once each", g.Order(), len(spec.Jobs))
+		}
+		states := map[string]string{}
+		for s := range spec.Jobs {
+			for _, d := range g.Dependencies(s) {
+				if pos[d] >= pos[s] {
+					t.Fatalf("step %s ordered before its dependency %s", s, d)
+				}
+			}
+			states[s] = shoal.JobFailed
+		}
+		g.Ready(nil)
+		if p := g.Ready(states); !p.Done || p.Status != shoal.JobFailed {
+			t.Fatalf("every step failed: %+v", p)
+		}
+		for _, s := range g.Order() {
+			_, _ = g.Resolve(s, shoal.PipelineRun{})
+		}
+	})
+}
