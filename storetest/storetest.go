@@ -74,6 +74,8 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"WorkspaceLimits", testWorkspaceLimits},
 		{"Environments", testEnvironments},
 		{"Registries", testRegistries},
+		{"RunTracking", testRunTracking},
+		{"Experiments", testExperiments},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},
 		{"NodeLeaseRenewal", testNodeLeaseRenewal},
