@@ -78,6 +78,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/events":                     {summary: "A job's event log", out: list[shoal.Event]{}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":                       {summary: "A rank's output (text; follow=true streams)", query: []string{"rank", "attempt", "offset", "follow"}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":                    {summary: "A rank's outputs (tar.gz)", query: []string{"rank"}},
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/metrics":                    {summary: "What a job logged through MLflow: each metric's last value, extremes and count, its parameters and tags (history=true: every point)", out: shoal.JobMetrics{}, query: []string{"history"}},
 	"POST /api/v1/workspaces/{ws}/environments":                          {summary: "Register an environment's next version", in: shoal.Environment{}, out: shoal.Environment{}, status: 201},
 	"GET /api/v1/workspaces/{ws}/environments":                           {summary: "List registered environments' versions, by name, newest first", out: list[shoal.Environment]{}, query: []string{"name", "archived"}},
 	"PUT /api/v1/workspaces/{ws}/environments/{name}/versions/{version}": {summary: "Register a version of an environment (idempotent)", in: shoal.Environment{}, out: shoal.Environment{}, status: 201},
