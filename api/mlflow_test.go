@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,63 @@ func TestMLflowTokenReachesOnlyItsRunWhileItsAttemptLives(t *testing.T) {
 		send(t, e, token, "POST", mlflowBase+"runs/log-metric", metric("j-gpu"), nil), http.StatusUnauthorized, "UNAUTHENTICATED")
 	wantMLflowError(t, "an ended attempt's token reading",
 		send(t, e, token, "GET", mlflowBase+"runs/get?run_id=j-gpu", "", nil), http.StatusUnauthorized, "UNAUTHENTICATED")
+}
+
+// A run's limits and MLflow's rules, in MLflow's error shape: a batch
+// past the distinct metric keys is RESOURCE_LIMIT_EXCEEDED and writes
+// nothing; a parameter set again to another value, a NaN, an empty key
+// are INVALID_PARAMETER_VALUE naming the field; a run that is no job is
+// RESOURCE_DOES_NOT_EXIST; a user's runs/create is refused; an unknown
+// call is ENDPOINT_NOT_FOUND.
+func TestMLflowLimitsAndRules(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	maxN := 1
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: "j1", Command: "echo hi", Compute: "cpu", ExperimentName: "mnist"}); err != nil {
+		t.Fatal(err)
+	}
+	tok := addUser(t, e, "carl", shoal.RoleContributor)
+	var metrics []string
+	for i := range shoal.MaxRunMetricKeys + 1 {
+		metrics = append(metrics, `{"key":"m`+strconv.Itoa(i)+`","value":1,"timestamp":1,"step":0}`)
+	}
+	wantMLflowError(t, "a batch past the metric keys",
+		send(t, e, tok, "POST", mlflowBase+"runs/log-batch", `{"run_id":"j1","metrics":[`+strings.Join(metrics, ",")+`],"params":[{"key":"p","value":"v"}]}`, nil),
+		http.StatusBadRequest, "RESOURCE_LIMIT_EXCEEDED")
+	run := mustSend(t, e, tok, "GET", mlflowBase+"runs/get?run_id=j1", "", http.StatusOK)
+	if !strings.Contains(string(run.body), `"metrics":[]`) || !strings.Contains(string(run.body), `"params":[]`) || !strings.Contains(string(run.body), `"experiment_id":"mnist"`) {
+		t.Errorf("after a refused batch the run holds: %s", run)
+	}
+	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", `{"run_id":"j1","metrics":[`+strings.Join(metrics[:shoal.MaxRunMetricKeys], ",")+`]}`, http.StatusOK)
+
+	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-parameter", `{"run_id":"j1","key":"lr","value":"0.01"}`, http.StatusOK)
+	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-parameter", `{"run_id":"j1","key":"lr","value":"0.01"}`, http.StatusOK)
+	for what, body := range map[string]string{
+		"a parameter set again to another value": `{"run_id":"j1","key":"lr","value":"0.1"}`,
+	} {
+		wantMLflowError(t, what, send(t, e, tok, "POST", mlflowBase+"runs/log-parameter", body, nil), http.StatusBadRequest, "INVALID_PARAMETER_VALUE")
+	}
+	for what, body := range map[string]string{
+		"a NaN":      `{"run_id":"j1","key":"loss","value":"NaN","timestamp":1,"step":0}`,
+		"no key":     `{"run_id":"j1","key":"","value":1,"timestamp":1,"step":0}`,
+		"a key ../x": `{"run_id":"j1","key":"../x","value":1,"timestamp":1,"step":0}`,
+	} {
+		wantMLflowError(t, what, send(t, e, tok, "POST", mlflowBase+"runs/log-metric", body, nil), http.StatusBadRequest, "INVALID_PARAMETER_VALUE")
+	}
+	// protobuf's JSON writes int64 as strings: accepted.
+	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-metric", `{"run_id":"j1","key":"m0","value":"2.5","timestamp":"1700000000000","step":"3"}`, http.StatusOK)
+	wantMLflowError(t, "a run that is no job", send(t, e, tok, "GET", mlflowBase+"runs/get?run_id=nope", "", nil), http.StatusNotFound, "RESOURCE_DOES_NOT_EXIST")
+	wantMLflowError(t, "a user's runs/create", send(t, e, tok, "POST", mlflowBase+"runs/create", `{"experiment_id":"mnist"}`, nil), http.StatusBadRequest, "INVALID_PARAMETER_VALUE")
+	wantMLflowError(t, "an unknown call", send(t, e, tok, "POST", mlflowBase+"model-versions/create", `{}`, nil), http.StatusNotFound, "ENDPOINT_NOT_FOUND")
+	wantMLflowError(t, "an experiment never recorded", send(t, e, tok, "GET", mlflowBase+"experiments/get-by-name?experiment_name=mnist", "", nil), http.StatusNotFound, "RESOURCE_DOES_NOT_EXIST")
+	mustSend(t, e, tok, "POST", mlflowBase+"experiments/create", `{"name":"mnist"}`, http.StatusOK)
+	wantMLflowError(t, "an experiment created twice", send(t, e, tok, "POST", mlflowBase+"experiments/create", `{"name":"MNIST"}`, nil), http.StatusBadRequest, "RESOURCE_ALREADY_EXISTS")
+	found := mustSend(t, e, tok, "POST", mlflowBase+"runs/search", `{"experiment_ids":["mnist"]}`, http.StatusOK)
+	if !strings.Contains(string(found.body), `"run_id":"j1"`) {
+		t.Errorf("runs/search of mnist: %s", found)
+	}
+	wantMLflowError(t, "a search with a filter", send(t, e, tok, "POST", mlflowBase+"runs/search", `{"experiment_ids":["mnist"],"filter":"metrics.loss < 1"}`, nil), http.StatusBadRequest, "INVALID_PARAMETER_VALUE")
 }
