@@ -174,6 +174,10 @@ func knownActionPattern(p string) bool {
 // Principal kinds beyond admin, user and node.
 const (
 	PrincipalIdentity = "identity" // a workload acting through its managed identity
+	// PrincipalJobRun is a job's attempt writing its own MLflow run with
+	// the tracking token it was given (MLFLOW_TRACKING_TOKEN); it holds no
+	// role and reaches nothing but that run and its experiment.
+	PrincipalJobRun = "job_run"
 )
 
 // User is a person with API tokens.

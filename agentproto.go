@@ -179,6 +179,20 @@ type AgentTask struct {
 	// keeps and ships no more, and marks the cut with LogCutMarker. 0
 	// (an older server) means DefaultMaxLogBytes.
 	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
+	// Tracking is how the rank logs metrics through MLflow; nil when the
+	// server mints no tracking tokens (it has no secrets key).
+	Tracking *TrackingTask `json:"tracking,omitempty"`
+}
+
+// TrackingTask is what a rank needs to reach its job's MLflow run: the
+// agent makes MLFLOW_TRACKING_URI of its own server URL and the
+// workspace, and MLFLOW_RUN_ID of the job's name.
+type TrackingTask struct {
+	// Token is the attempt's tracking token (MLFLOW_TRACKING_TOKEN): it
+	// reaches that job's run only, and dies with the attempt. Never logged.
+	Token string `json:"token"`
+	// ExperimentName is the job's experiment (MLFLOW_EXPERIMENT_NAME).
+	ExperimentName string `json:"experiment_name"`
 }
 
 // TaskIdentity is a managed identity a job may request tokens for.

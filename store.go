@@ -301,6 +301,37 @@ type Tx interface {
 	// DeleteRegistry removes a workspace's registry login. Returns
 	// ENOTFOUND.
 	DeleteRegistry(workspace, server string) error
+
+	// AppendMetrics adds points to a job's run (the workspace compares
+	// case-insensitively, the job's name exactly, as in GetJob); points
+	// are never replaced.
+	AppendMetrics(workspace, job string, points []MetricPoint) error
+	// ListMetricHistory returns a job's points of one metric, ordered by
+	// step, then timestamp, then the order they were logged in.
+	ListMetricHistory(workspace, job, key string) ([]MetricPoint, error)
+	// SummarizeMetrics returns each metric of a job's run, ordered by key.
+	SummarizeMetrics(workspace, job string) ([]MetricSummary, error)
+	// InsertRunParam sets a parameter of a job's run. Returns ECONFLICT
+	// when the key is set (parameters never change).
+	InsertRunParam(workspace, job string, p RunParam) error
+	// ListRunParams returns a job's run's parameters, ordered by key.
+	ListRunParams(workspace, job string) ([]RunParam, error)
+	// PutRunTag sets a tag of a job's run, replacing one of the same key.
+	PutRunTag(workspace, job string, tag RunTag) error
+	// ListRunTags returns a job's run's tags, ordered by key.
+	ListRunTags(workspace, job string) ([]RunTag, error)
+	// DeleteRunData removes what a job's run logged (metrics, parameters,
+	// tags), for a job that goes; none is no error.
+	DeleteRunData(workspace, job string) error
+	// InsertExperiment records an experiment; a zero CreatedOn takes the
+	// transaction time. Returns ECONFLICT when the workspace has one of
+	// that name (compared case-insensitively).
+	InsertExperiment(e *Experiment) error
+	// GetExperiment returns an experiment by name (case-insensitive).
+	// Returns ENOTFOUND.
+	GetExperiment(workspace, name string) (*Experiment, error)
+	// ListExperiments returns a workspace's experiments ordered by name.
+	ListExperiments(workspace string) ([]*Experiment, error)
 }
 
 // QueuedJobRef is what scheduling needs of a queued job: the scheduler

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -438,6 +440,14 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
 	for k, v := range r.a.sdkEnv() {
 		env[k] = v
+	}
+	if tr := t.Tracking; tr != nil {
+		// The job's own values of these would send its metrics elsewhere
+		// or nowhere: the run's win, as the identity endpoint's do.
+		env["MLFLOW_TRACKING_URI"] = strings.TrimRight(r.a.cfg.ServerURL, "/") + "/mlflow/v1/workspaces/" + url.PathEscape(t.Workspace)
+		env["MLFLOW_TRACKING_TOKEN"] = tr.Token
+		env["MLFLOW_RUN_ID"] = t.JobName
+		env["MLFLOW_EXPERIMENT_NAME"] = tr.ExperimentName
 	}
 	if d := r.a.cfg.GPUDevices; d != "" {
 		// Several nodes may share a host's GPUs: each sees its own.

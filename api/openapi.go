@@ -85,6 +85,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/components/{name}/labels/{label}":       {summary: "Show a component's latest version (label latest)", out: shoal.Component{}},
 	"POST /api/v1/workspaces/{ws}/components/{name}/archive":             {summary: "Archive a component's version, or every version", out: list[shoal.Component]{}, query: []string{"version"}},
 	"POST /api/v1/workspaces/{ws}/components/{name}/restore":             {summary: "Restore a component's version, or every version", out: list[shoal.Component]{}, query: []string{"version"}},
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/metrics":                    {summary: "What a job logged through MLflow: each metric's last value, extremes and count, its parameters and tags (history=true: every point)", out: shoal.JobMetrics{}, query: []string{"history"}},
 	"POST /api/v1/workspaces/{ws}/environments":                          {summary: "Register an environment's next version", in: shoal.Environment{}, out: shoal.Environment{}, status: 201},
 	"GET /api/v1/workspaces/{ws}/environments":                           {summary: "List registered environments' versions, by name, newest first", out: list[shoal.Environment]{}, query: []string{"name", "archived"}},
 	"PUT /api/v1/workspaces/{ws}/environments/{name}/versions/{version}": {summary: "Register a version of an environment (idempotent)", in: shoal.Environment{}, out: shoal.Environment{}, status: 201},

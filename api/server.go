@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/registries"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/tracking"
 )
 
 // MaxRequestBytes bounds request bodies; compute documents are small.
@@ -29,6 +30,7 @@ type Server struct {
 	envs           *environments.Service
 	comps          *components.Service
 	registries     *registries.Service
+	tracking       *tracking.Service
 	log            *slog.Logger
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
@@ -61,6 +63,9 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.comps = components.New(components.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
+	// What jobs log through MLflow: its tokens are derived from the
+	// secrets key, as the services derive them for the task.
+	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
 	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
@@ -140,6 +145,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", Action: shoal.ActJobsRead, handler: s.handleJobEvents},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", Action: shoal.ActJobsRead, handler: s.handleJobLogs},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", Action: shoal.ActJobsRead, handler: s.handleJobOutputs},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/metrics", Action: shoal.ActJobsRead, handler: s.handleJobMetrics},
 		{Pattern: "POST /api/v1/workspaces/{ws}/environments", Action: shoal.ActEnvironmentsWrite, handler: s.handleCreateEnvironment},
 		{Pattern: "GET /api/v1/workspaces/{ws}/environments", Action: shoal.ActEnvironmentsRead, handler: s.handleListEnvironments},
 		{Pattern: "PUT /api/v1/workspaces/{ws}/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: s.handleCreateEnvironment},
@@ -225,6 +231,7 @@ func (s *Server) routes() {
 		}
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
+	s.mlflowRoutes()
 	s.mux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 	s.appsMux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 }

@@ -16,7 +16,7 @@ import (
 // OIDC when the config names a provider.
 func (m *Main) mountStudio(ctx context.Context, srv *api.Server, cfg *config.Config) error {
 	srv.SetSecure(m.scheme == "https")
-	sc := studio.Config{Svc: m.svc, Principal: srv.Principal, Secure: m.scheme == "https", Logger: m.log}
+	sc := studio.Config{Svc: m.svc, Principal: srv.Principal, Tracking: srv.Tracking(), Secure: m.scheme == "https", Logger: m.log}
 	if o := cfg.OIDC; o != nil {
 		if err := o.Validate(); err != nil {
 			return err

@@ -189,13 +189,27 @@ func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, 
 }
 
 func newJobShowCommand(g *globals) *cobra.Command {
-	cmd, _ := jobNameCommand("show", "Show a job, with why it waits when it is queued", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
+	var metrics bool
+	cmd, _ := jobNameCommand("show", "Show a job, with why it waits when it is queued (--metrics: what it logged through MLflow)", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
+		if metrics {
+			// JSON carries every point; a table or tsv a line per metric.
+			asJSON := g.output == "json"
+			m, err := c.JobMetrics(cmd.Context(), ws, name, asJSON)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return g.render(m, nil)
+			}
+			return g.render(m.Metrics, []string{"key", "last", "step", "min", "max", "points"})
+		}
 		j, err := c.GetJob(cmd.Context(), ws, name)
 		if err != nil {
 			return err
 		}
 		return g.render(j, jobColumns)
 	})
+	cmd.Flags().BoolVar(&metrics, "metrics", false, "show the metrics the job logged (mlflow.log_metric): each one's last value, step, min, max and points; -o json adds every point, the parameters and the tags")
 	return cmd
 }
 

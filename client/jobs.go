@@ -48,6 +48,20 @@ func (c *Client) GetJob(ctx context.Context, workspace, name string) (*shoal.Job
 	return &out, nil
 }
 
+// JobMetrics returns what a job logged through MLflow: each metric's
+// summary, its parameters and tags, and every point when history is set.
+func (c *Client) JobMetrics(ctx context.Context, workspace, name string, history bool) (*shoal.JobMetrics, error) {
+	path := wsPath(workspace) + "/jobs/" + url.PathEscape(name) + "/metrics"
+	if history {
+		path += "?history=true"
+	}
+	var out shoal.JobMetrics
+	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // ListJobs lists jobs, newest first.
 func (c *Client) ListJobs(ctx context.Context, workspace string, statuses []string, compute string, limit int) ([]*shoal.Job, error) {
 	q := url.Values{}

@@ -165,7 +165,7 @@ func (db *DB) CopyEndpoint() sqlstore.Endpoint {
 		DB: db.db, ReadOptions: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 		Lock: lockWrites,
 		AfterCopy: func(ctx context.Context, tx *sql.Tx) error {
-			for _, table := range []string{"events", "audit_log"} {
+			for _, table := range []string{"events", "audit_log", "run_metrics"} {
 				if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('`+table+`', 'id'), COALESCE((SELECT MAX(id) FROM `+table+`), 0) + 1, false)`); err != nil {
 					return fmt.Errorf("postgres: move the %s ids on: %w", table, err)
 				}

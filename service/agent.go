@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/tracking"
 )
 
 // JoinNode exchanges a node's single-use join token for its node
@@ -321,6 +322,11 @@ func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 	// leaves the default; the server applies the workspace's anyway).
 	l, _ := tx.GetWorkspaceLimits(j.Workspace)
 	t.MaxLogBytes = l.LogCap()
+	if key := s.cfg.SecretsKey; key != nil {
+		// Derived, not stored: every sync hands the same token, and any
+		// replica with the key checks it (tracking.Authenticate).
+		t.Tracking = &shoal.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
+	}
 	var err error
 	t.Container, err = s.containerTask(tx, j, n)
 	return t, err

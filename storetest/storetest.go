@@ -75,6 +75,8 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"Environments", testEnvironments},
 		{"Components", testComponents},
 		{"Registries", testRegistries},
+		{"RunTracking", testRunTracking},
+		{"Experiments", testExperiments},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},
 		{"NodeLeaseRenewal", testNodeLeaseRenewal},

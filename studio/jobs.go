@@ -2,6 +2,7 @@ package studio
 
 import (
 	"bytes"
+	"html/template"
 	"io"
 	"strconv"
 	"strings"
@@ -66,8 +67,19 @@ func (s *Studio) jobPage(q *req) error {
 	}
 	terminal := shoal.JobTerminal(j.Status)
 	text, cut := s.logTail(j, rank)
+	var metrics *shoal.JobMetrics
+	var charts []template.HTML
+	if s.cfg.Tracking != nil {
+		if metrics, err = s.cfg.Tracking.JobMetrics(q.ctx, q.p, q.workspace, j.Name, true); err != nil {
+			return err
+		}
+		for i, m := range metrics.Metrics {
+			charts = append(charts, metricChart(i, m.Key, metrics.History[m.Key]))
+		}
+	}
 	return s.render(q, "job", j.Name, "jobs", map[string]any{
 		"J": j, "Attempts": attempts, "Events": events, "Ranks": ranks, "Rank": rank, "Terminal": terminal,
+		"Metrics": metrics, "Charts": charts,
 		"Log": text, "LogCut": cut, "Outputs": terminal && s.hasOutputs(j, rank),
 		"CanCancel": s.can(q, shoal.ActJobsCancel) && !terminal,
 	})

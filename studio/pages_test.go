@@ -196,3 +196,49 @@ func TestJobPageRank(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The job page shows what the job logged through MLflow: a row per
+// metric (last, step, min, max, points), a chart per metric, the
+// parameters and tags; a job that logged nothing has no such section.
+func TestJobPageMetrics(t *testing.T) {
+	ts, token, svc := newServerWithServices(t)
+	admin := as(t, svc, token)
+	if _, _, err := svc.CreateOrApplyCompute(admin, shoal.DefaultWorkspace, &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: ptr(2)}, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"logged", "silent"} {
+		if _, _, err := svc.SubmitJob(admin, shoal.DefaultWorkspace, &shoal.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Store().Update(context.Background(), func(tx shoal.Tx) error {
+		if err := tx.AppendMetrics(shoal.DefaultWorkspace, "logged", []shoal.MetricPoint{
+			{Key: "loss", Value: 0.9, Step: 0}, {Key: "loss", Value: 0.25, Step: 1}}); err != nil {
+			return err
+		}
+		if err := tx.InsertRunParam(shoal.DefaultWorkspace, "logged", shoal.RunParam{Key: "lr", Value: "0.01"}); err != nil {
+			return err
+		}
+		return tx.PutRunTag(shoal.DefaultWorkspace, "logged", shoal.RunTag{Key: "stage", Value: "train"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, body := page(t, ts, "/jobs/logged", token)
+	if code != http.StatusOK {
+		t.Fatalf("job page: %d\n%s", code, body)
+	}
+	for what, want := range map[string]string{
+		"the metric's row": "<tr><td>loss</td><td>0.25</td><td>1</td><td>0.25</td><td>0.9</td><td>2</td></tr>",
+		"its chart":        `<svg class="chart metric"`,
+		"the chart's desc": "2 points from step 0 to 1",
+		"the parameter":    "<dt>lr</dt><dd>0.01</dd>",
+		"the tag":          "<dt>stage</dt><dd>train</dd>",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the job page has no %s (%q)", what, want)
+		}
+	}
+	if _, body := page(t, ts, "/jobs/silent", token); strings.Contains(body, `id="h-metrics"`) {
+		t.Errorf("a job that logged nothing has a metrics section")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/tracking"
 )
 
 //go:embed templates/*.html
@@ -35,6 +36,9 @@ type Config struct {
 	Secure bool
 	// OIDC, when set, offers sign-in with an OpenID Connect provider.
 	OIDC *OIDC
+	// Tracking, when set, shows what a job logged through MLflow on its
+	// page.
+	Tracking *tracking.Service
 	// Now is the clock (the server's); default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -58,7 +58,7 @@ func newServerScheme(t *testing.T, secure bool) (*httptest.Server, string, *serv
 	}
 	srv := api.NewServer(svc, nil)
 	srv.SetSecure(secure)
-	st, err := studio.New(studio.Config{Svc: svc, Principal: srv.Principal, Secure: secure})
+	st, err := studio.New(studio.Config{Svc: svc, Principal: srv.Principal, Tracking: srv.Tracking(), Secure: secure})
 	if err != nil {
 		t.Fatal(err)
 	}

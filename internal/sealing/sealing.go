@@ -8,7 +8,9 @@ package sealing
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,6 +30,9 @@ const prefix = "sealed:v1:"
 // Key seals and opens values with AES-256-GCM.
 type Key struct {
 	aead cipher.AEAD
+	// mac is the key of MAC, derived from the sealing key so that one
+	// secret file serves both and a MAC never reveals the sealing key.
+	mac []byte
 	// Path is the file the key was read from, for error messages.
 	Path string
 }
@@ -98,7 +103,21 @@ func newKey(raw []byte, path string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Key{aead: aead, Path: path}, nil
+	d := hmac.New(sha256.New, raw)
+	d.Write([]byte("shoal/sealing/mac-key"))
+	return &Key{aead: aead, mac: d.Sum(nil), Path: path}, nil
+}
+
+// MAC returns HMAC-SHA256 of msg under a key of its own for purpose: a
+// credential the server derives and checks again (a job's tracking
+// token) instead of storing it. Every replica with the same key file
+// derives the same value.
+func (k *Key) MAC(purpose string, msg []byte) []byte {
+	h := hmac.New(sha256.New, k.mac)
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write(msg)
+	return h.Sum(nil)
 }
 
 // IsSealed reports whether s is a sealed value.

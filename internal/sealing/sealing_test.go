@@ -1,6 +1,9 @@
 package sealing_test
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +49,33 @@ func TestKeyFileIsCreatedPrivateAndReusedAndSealsByContext(t *testing.T) {
 	}
 	if _, err := sealing.LoadOrCreate(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("a key file others can read: %v", err)
+	}
+}
+
+// MAC is stable for one key, differs by key, by purpose and by message,
+// and is not the HMAC under the raw sealing key itself.
+func TestMAC(t *testing.T) {
+	raw := bytes.Repeat([]byte{7}, sealing.KeySize)
+	k1, _ := sealing.New(raw)
+	k1again, _ := sealing.New(raw)
+	k2, _ := sealing.New(bytes.Repeat([]byte{8}, sealing.KeySize))
+	a := k1.MAC("run", []byte("att-1"))
+	if !bytes.Equal(a, k1again.MAC("run", []byte("att-1"))) {
+		t.Error("the same key gives another MAC")
+	}
+	for name, other := range map[string][]byte{
+		"another key":                 k2.MAC("run", []byte("att-1")),
+		"another purpose":             k1.MAC("runs", []byte("att-1")),
+		"another message":             k1.MAC("run", []byte("att-2")),
+		"purpose and message shifted": k1.MAC("ru", []byte("natt-1")),
+	} {
+		if bytes.Equal(a, other) {
+			t.Errorf("%s gives the same MAC", name)
+		}
+	}
+	h := hmac.New(sha256.New, raw)
+	h.Write([]byte("run\x00att-1"))
+	if bytes.Equal(a, h.Sum(nil)) {
+		t.Error("MAC uses the sealing key itself")
 	}
 }
