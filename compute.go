@@ -82,6 +82,11 @@ type ComputeSpec struct {
 	// the cluster pulls when it joins, before it takes work: scale-up
 	// pays the pull then, not on the first job.
 	PrepullImages []string `json:"prepull_images,omitempty"`
+	// Serverless marks a pool that Shoal created for serverless jobs
+	// (ServerlessCompute); read-only: only the job service sets it. Such
+	// a pool cannot be changed by users, and is deleted only while no
+	// unfinished job uses it. `compute list` hides it unless asked.
+	Serverless bool `json:"serverless,omitempty"`
 
 	// Compute instance keys (type: computeinstance).
 	CreateOnBehalfOf              *CreateOnBehalfOf    `json:"create_on_behalf_of,omitempty"`
@@ -271,6 +276,12 @@ type ComputeFilter struct {
 	AllWorkspaces bool
 	// Type, when set, keeps only computes of that type.
 	Type string
+	// IncludeServerless keeps serverless pools in ComputeService's
+	// listing, which hides them otherwise (Azure's
+	// --include-serverless). The store's ListComputes ignores it and
+	// lists them all: the control loops see a serverless pool as any
+	// other cluster.
+	IncludeServerless bool
 }
 
 // ComputeService manages compute resources. Every method takes the acting

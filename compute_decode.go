@@ -37,7 +37,7 @@ var clusterKeys = keySchema{
 	"id": nil, "resource_id": nil, "etag": nil, "provisioning_state": nil, "provisioning_errors": nil,
 	"created_on": nil, "modified_on": nil, "created_by": nil, "allocation_state": nil,
 	"allocation_state_transition_time": nil, "current_node_count": nil, "target_node_count": nil,
-	"node_state_counts": nil,
+	"node_state_counts": nil, "serverless": nil,
 }
 
 // checkKeys fails on the first key that schema does not list, naming it with
@@ -127,6 +127,9 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 			return nil, err
 		}
 	}
+	// serverless is read-only: `show -o yaml` prints it, and applying that
+	// output again must not make a user's cluster a serverless pool.
+	delete(obj, "serverless")
 	// Normalise the lenient spellings before the strict decode.
 	if v, ok := obj["idle_time_before_scale_down"]; ok && strings.EqualFold(strings.Trim(string(bytes.TrimSpace(v)), `"`), IdlePolicyAdaptive) {
 		// idle_time_before_scale_down: adaptive — the default number stays

@@ -60,7 +60,7 @@ func ValidateJobName(name string) error {
 // NormalizeJobSpec applies defaults to a command job spec, puts
 // enumerations in their canonical spelling and checks every rule that does
 // not need the store: type command, a compute name (azureml: and resource
-// ID prefixes removed), ${{inputs.x}} / ${{outputs.y}} references that name
+// ID prefixes removed; none is ServerlessCompute), ${{inputs.x}} / ${{outputs.y}} references that name
 // declared inputs and outputs, and the shape of every field. An empty name
 // is left empty: the service generates one (GenerateJobName).
 func NormalizeJobSpec(spec *JobSpec) error {
@@ -355,7 +355,8 @@ func validateEnvVar(name, value string) error {
 
 // normalizeJobCompute returns the compute name a job's compute field
 // names: "azureml:cpu-cluster", "cpu-cluster" and an ARM resource ID
-// ".../computes/cpu-cluster" all name cpu-cluster.
+// ".../computes/cpu-cluster" all name cpu-cluster; no compute, "serverless"
+// and "azureml:serverless" are ServerlessCompute.
 func normalizeJobCompute(c string) (string, error) {
 	name := strings.TrimSpace(c)
 	if len(name) >= 8 && strings.EqualFold(name[:8], "azureml:") {
@@ -367,9 +368,14 @@ func normalizeJobCompute(c string) (string, error) {
 			return "", FieldErrorf("compute", "%q is not a compute resource ID (.../workspaces/<workspace>/computes/<name>)", jobShort(c))
 		}
 		name = strings.TrimSuffix(name[i+len("/computes/"):], "/")
+		if name == "" {
+			return "", FieldErrorf("compute", "%q ends without a compute name; the name after /computes/ is required", jobShort(c))
+		}
 	}
-	if name == "" {
-		return "", FieldErrorf("compute", "is required: the compute cluster to run on, e.g. compute: azureml:cpu-cluster")
+	if name == "" || strings.EqualFold(name, ServerlessCompute) {
+		// No compute is Azure's serverless compute, as is the reserved
+		// name: the service chooses the pool at submit.
+		return ServerlessCompute, nil
 	}
 	if strings.EqualFold(name, "local") {
 		return "", FieldErrorf("compute", "local runs are not supported; submit the job to a compute cluster (compute: azureml:<cluster-name>)")

@@ -296,8 +296,6 @@ func TestNormalizeJobSpecRules(t *testing.T) {
 		{"AZ_BATCH_ reserved", func(s *shoal.JobSpec) { s.EnvironmentVariables = map[string]string{"AZ_BATCH_MASTER_NODE": "a"} }, "environment_variables.AZ_BATCH_MASTER_NODE", []string{"reserved"}},
 		{"value with NUL", func(s *shoal.JobSpec) { s.EnvironmentVariables = map[string]string{"A": "x\x00"} }, "environment_variables.A", []string{"NUL"}},
 		// compute
-		{"no compute", func(s *shoal.JobSpec) { s.Compute = "" }, "compute", []string{"required"}},
-		{"only the prefix", func(s *shoal.JobSpec) { s.Compute = "azureml:" }, "compute", []string{"required"}},
 		{"local compute", func(s *shoal.JobSpec) { s.Compute = "local" }, "compute", []string{"local runs are not supported", "cluster"}},
 		{"azureml:local", func(s *shoal.JobSpec) { s.Compute = "azureml:Local" }, "compute", []string{"local runs are not supported"}},
 		{"compute name too short", func(s *shoal.JobSpec) { s.Compute = "azureml:ab" }, "compute", []string{"between 3 and 24"}},

@@ -5,13 +5,19 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
 )
 
 func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
-	list, err := s.svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws"), Type: r.URL.Query().Get("type")})
+	inc, err := boolParam(r.URL.Query().Get("include_serverless"), "include_serverless")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	list, err := s.svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws"), Type: r.URL.Query().Get("type"), IncludeServerless: inc})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -130,4 +136,17 @@ func decodeStrict(body io.Reader, v any) error {
 		return shoal.Errorf(shoal.EINVALID, "the request body is not valid JSON (%s)", msg)
 	}
 	return nil
+}
+
+// boolParam reads the true/false query parameter name of value v;
+// absent is false.
+func boolParam(v, name string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, shoal.FieldErrorf(name, "must be true or false, got %q", v)
+	}
+	return b, nil
 }

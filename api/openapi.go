@@ -37,7 +37,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}":                                            {summary: "Show a workspace", out: shoal.Workspace{}},
 	"GET /api/v1/workspaces/{ws}/limits":                                     {summary: "A workspace's log cap and storage quota, with its storage use", out: shoal.WorkspaceLimitsView{}},
 	"PATCH /api/v1/workspaces/{ws}/limits":                                   {summary: "Set a workspace's log cap and storage quota (administrators)", in: client.WorkspaceLimitsUpdate{}, out: shoal.WorkspaceLimitsView{}},
-	"GET /api/v1/workspaces/{ws}/computes":                                   {summary: "List computes (clusters and instances)", out: list[shoal.Compute]{}, query: []string{"type"}},
+	"GET /api/v1/workspaces/{ws}/computes":                                   {summary: "List computes (clusters and instances; serverless pools with include_serverless=true)", out: list[shoal.Compute]{}, query: []string{"type", "include_serverless"}},
 	"GET /api/v1/workspaces/{ws}/computes/{name}":                            {summary: "Show a compute with its status", out: shoal.Compute{}},
 	"PUT /api/v1/workspaces/{ws}/computes/{name}":                            {summary: "Create (201) or apply (200) a compute; If-Match, If-None-Match: *", in: shoal.ComputeSpec{}, out: shoal.Compute{}},
 	"PATCH /api/v1/workspaces/{ws}/computes/{name}":                          {summary: "Change mutable fields", in: shoal.ComputeUpdate{}, out: shoal.Compute{}},

@@ -49,15 +49,17 @@ func newComputeShowCommand(g *globals) *cobra.Command {
 
 func newComputeListCommand(g *globals) *cobra.Command {
 	var typ string
+	var serverless bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the computes of the workspace",
 		Args:  cobra.NoArgs,
 		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.ListComputes(ctx, ws, typ)
+			return c.ListComputesWith(ctx, ws, typ, serverless)
 		}),
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute, computeinstance)")
+	cmd.Flags().BoolVar(&serverless, "include-serverless", false, "also list the serverless pools Shoal created for jobs without a compute")
 	return cmd
 }
 

@@ -42,10 +42,23 @@ func (c *Client) GetCompute(ctx context.Context, workspace, name string) (*shoal
 
 // ListComputes returns a workspace's computes, optionally of one type.
 func (c *Client) ListComputes(ctx context.Context, workspace, computeType string) ([]*shoal.Compute, error) {
+	return c.ListComputesWith(ctx, workspace, computeType, false)
+}
+
+// ListComputesWith is ListComputes that also lists the workspace's
+// serverless pools when includeServerless (`--include-serverless`).
+func (c *Client) ListComputesWith(ctx context.Context, workspace, computeType string, includeServerless bool) ([]*shoal.Compute, error) {
 	var out listBody[*shoal.Compute]
-	path := wsPath(workspace) + "/computes"
+	q := url.Values{}
 	if computeType != "" {
-		path += "?type=" + url.QueryEscape(computeType)
+		q.Set("type", computeType)
+	}
+	if includeServerless {
+		q.Set("include_serverless", "true")
+	}
+	path := wsPath(workspace) + "/computes"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err

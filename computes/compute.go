@@ -15,6 +15,8 @@ import (
 func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, spec *shoal.ComputeSpec, ifMatch string) (*shoal.Compute, bool, error) {
 	var out *shoal.Compute
 	var created bool
+	// Only the job service makes serverless pools (EnsureServerlessPool).
+	spec.Serverless = false
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
 		ws, _, err := shoal.WorkspaceForWrite(tx, workspace, s.catalog.DefaultLocation())
 		if err != nil {
@@ -69,6 +71,9 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 			return err
 		}
 		if err := checkIfMatch(existing, ifMatch); err != nil {
+			return err
+		}
+		if err := checkServerlessChange(existing); err != nil {
 			return err
 		}
 		if spec.Type == shoal.ComputeTypeInstance || existing.IsInstance() {
@@ -159,6 +164,9 @@ func (s *Service) UpdateCompute(ctx context.Context, workspace, name string, upd
 		}
 		if existing.ProvisioningState == shoal.ProvisioningDeleting {
 			return shoal.Errorf(shoal.ECONFLICT, "compute %q is being deleted", existing.Name)
+		}
+		if err := checkServerlessChange(existing); err != nil {
+			return err
 		}
 		if existing.IsInstance() {
 			out, err = s.updateInstance(ctx, tx, existing, upd)
@@ -254,6 +262,9 @@ func (s *Service) ListComputes(ctx context.Context, filter shoal.ComputeFilter) 
 		}
 		out = make([]*shoal.Compute, 0, len(list))
 		for _, c := range list {
+			if c.Serverless && !filter.IncludeServerless {
+				continue
+			}
 			c, err := s.withStatus(tx, c)
 			if err != nil {
 				return err
@@ -275,6 +286,9 @@ func (s *Service) DeleteCompute(ctx context.Context, workspace, name, ifMatch st
 			return err
 		}
 		if err := checkIfMatch(c, ifMatch); err != nil {
+			return err
+		}
+		if err := checkServerlessDelete(tx, c); err != nil {
 			return err
 		}
 		if c.ProvisioningState != shoal.ProvisioningDeleting {

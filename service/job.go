@@ -13,8 +13,9 @@ import (
 	"github.com/shoal-ml/shoal/jobrun"
 )
 
-// SubmitJob queues a command job on a compute cluster. Submission is
-// idempotent by name: the same name and body returns the existing job.
+// SubmitJob queues a command job on a compute cluster, or on serverless
+// compute (see EnsureServerlessPool). Submission is idempotent by name:
+// the same name and body returns the existing job.
 func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.JobSpec) (*shoal.Job, bool, error) {
 	if spec.Name == "" {
 		spec.Name = shoal.GenerateJobName(s.cfg.Random)
@@ -38,7 +39,8 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 	var out *shoal.Job
 	created := false
 	err = s.store.Update(ctx, func(tx shoal.Tx) error {
-		if _, err := tx.GetWorkspace(workspace); err != nil {
+		ws, err := tx.GetWorkspace(workspace)
+		if err != nil {
 			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
 				return shoal.WorkspaceNotFound(workspace)
 			}
@@ -54,10 +56,8 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
 			return err
 		}
-		c, err := tx.GetCompute(workspace, spec.Compute)
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			return &shoal.Error{Code: shoal.ENOTFOUND, Field: "compute", Message: fmt.Sprintf("compute: %q not found in workspace %q; create it with `shoal compute create`", spec.Compute, workspace)}
-		} else if err != nil {
+		c, err := s.jobCompute(ctx, tx, ws, spec)
+		if err != nil {
 			return err
 		}
 		if c.ProvisioningState == shoal.ProvisioningDeleting || c.ProvisioningState == shoal.ProvisioningFailed {
@@ -99,6 +99,9 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 			return err
 		}
 		reason := fmt.Sprintf("submitted to %s: %d node(s), priority %s", c.Name, spec.InstanceCount(), priorityName(spec))
+		if c.Serverless {
+			reason += fmt.Sprintf("; serverless (%s, %s)", c.Size, c.Tier)
+		}
 		if env != nil {
 			reason += "; environment " + env.Source
 			if env.Source != "inline" && env.Image != "" {
@@ -118,6 +121,19 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 		s.notify()
 	}
 	return s.jobView(out), created, nil
+}
+
+// jobCompute returns the compute a job runs on: the one it names, or
+// for serverless compute its pool, created in tx when needed.
+func (s *Services) jobCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.JobSpec) (*shoal.Compute, error) {
+	if spec.Compute == shoal.ServerlessCompute {
+		return s.EnsureServerlessPool(ctx, tx, ws, spec)
+	}
+	c, err := tx.GetCompute(ws.Name, spec.Compute)
+	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		return nil, &shoal.Error{Code: shoal.ENOTFOUND, Field: "compute", Message: fmt.Sprintf("compute: %q not found in workspace %q; create it with `shoal compute create`, or omit compute: to run on serverless compute", spec.Compute, ws.Name)}
+	}
+	return c, err
 }
 
 func priorityName(spec *shoal.JobSpec) string {
