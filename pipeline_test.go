@@ -297,9 +297,6 @@ func TestPipelineErrors(t *testing.T) {
 		{"continue not a boolean", "settings.continue_on_step_failure", "true or false", func(d map[string]any) map[string]any {
 			return set(d, "settings.continue_on_step_failure", "yes")
 		}},
-		{"no compute", "jobs.prep.compute", "is required", func(d map[string]any) map[string]any {
-			return set(d, "settings.default_compute", nil)
-		}},
 		{"bad step compute", "jobs.train.compute", "local", func(d map[string]any) map[string]any {
 			return set(d, "jobs.train.compute", "local")
 		}},

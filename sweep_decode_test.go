@@ -163,7 +163,6 @@ func TestSweepSpecErrorsNamePaths(t *testing.T) {
 		{"trial.environment", `"azureml:"`, "trial.environment", ""},
 		{"trial.environment_variables", `{"SHOAL_X": "1"}`, "trial.environment_variables.SHOAL_X", "reserved"},
 		{"trial.distribution", `{"type": "horovod"}`, "trial.distribution.type", "unknown distribution type"},
-		{"compute", "", "compute", "is required"},
 		{"inputs", `{"a-b": 1}`, "inputs", "name"},
 		{"command", `"x"`, "command", "unknown key"},
 		{"identity", `{"type": "managed"}`, "identity", "not supported"},
