@@ -150,6 +150,20 @@ type Job struct {
 	InfraRequeues int    `json:"infra_requeues"`
 	ExitCode      *int   `json:"exit_code,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// ParentJobName names the pipeline or sweep that submitted this job
+	// (a step or a trial); empty for a job submitted by a user.
+	ParentJobName string `json:"parent_job_name,omitempty"`
+	// Pipeline is a pipeline job's document (its components resolved),
+	// Steps its steps' children; Sweep is a sweep job's document, Trials
+	// its trials' children, BestChildRunID the best trial's job and
+	// SweepSeed the seed its sampler draws from (drawn at submit when the
+	// document gives none). A parent job has no compute of its own.
+	Pipeline       *PipelineSpec         `json:"pipeline,omitempty"`
+	Steps          []*PipelineStepStatus `json:"steps,omitempty"`
+	Sweep          *SweepSpec            `json:"sweep,omitempty"`
+	Trials         []*SweepTrialStatus   `json:"trials,omitempty"`
+	BestChildRunID string                `json:"best_child_run_id,omitempty"`
+	SweepSeed      int64                 `json:"sweep_seed,omitempty"`
 	// SpecHash identifies the submitted body, for idempotent submission.
 	SpecHash string `json:"-"`
 	Version  int64  `json:"-"`

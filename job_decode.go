@@ -39,7 +39,7 @@ var jobReadOnlyKeys = map[string]bool{
 	"id": true, "status": true, "status_reason": true, "status_reason_code": true, "created_by": true, "created_on": true,
 	"start_time": true, "end_time": true, "attempt_count": true, "current_attempt_id": true,
 	"failed_attempts": true, "infra_requeues": true, "exit_code": true, "error": true,
-	"creation_context": true, "properties": true,
+	"creation_context": true, "properties": true, "parent_job_name": true,
 }
 
 // jobUnsupportedKeys are Azure job keys Shoal knows but does not support;

@@ -34,6 +34,14 @@ func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	switch typ, err := shoal.DecodeJobType(body); {
+	case err != nil:
+		s.writeError(w, r, err)
+		return
+	case typ == shoal.JobTypePipeline || typ == shoal.JobTypeSweep:
+		s.submitParent(w, r, typ, body)
+		return
+	}
 	spec, err := shoal.DecodeJobSpec(body)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -254,4 +262,49 @@ func intParam(v, name string) (int, error) {
 		return 0, shoal.FieldErrorf(name, "must be a whole number 0 or more, got %q", v)
 	}
 	return n, nil
+}
+
+// submitParent submits a pipeline or a sweep job document.
+func (s *Server) submitParent(w http.ResponseWriter, r *http.Request, typ string, body []byte) {
+	var (
+		j       *shoal.Job
+		created bool
+		err     error
+	)
+	urlName := r.PathValue("name")
+	nameFrom := func(name *string) error {
+		if urlName == "" {
+			return nil
+		}
+		if *name == "" {
+			*name = urlName
+		} else if *name != urlName {
+			return shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", *name, urlName)
+		}
+		return nil
+	}
+	if typ == shoal.JobTypePipeline {
+		var spec *shoal.PipelineSpec
+		if spec, err = shoal.DecodePipelineSpec(body); err == nil {
+			if err = nameFrom(&spec.Name); err == nil {
+				j, created, err = s.svc.SubmitPipeline(r.Context(), r.PathValue("ws"), spec)
+			}
+		}
+	} else {
+		var spec *shoal.SweepSpec
+		if spec, err = shoal.DecodeSweepSpec(body); err == nil {
+			if err = nameFrom(&spec.Name); err == nil {
+				j, created, err = s.svc.SubmitSweep(r.Context(), r.PathValue("ws"), spec)
+			}
+		}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, j)
 }

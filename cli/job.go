@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -60,10 +61,13 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 				return err
 			}
 			upload := uploadJobFiles
-			if t, _ := doc["type"].(string); strings.EqualFold(strings.TrimSpace(t), shoal.JobTypePipeline) {
+			switch t, _ := doc["type"].(string); strings.ToLower(strings.TrimSpace(t)) {
+			case shoal.JobTypePipeline:
 				// Local component files are read and inlined here: the
 				// server receives a self-contained document.
 				upload = inlinePipelineComponents
+			case shoal.JobTypeSweep:
+				upload = uploadSweepFiles
 			}
 			if err := upload(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
@@ -207,7 +211,16 @@ func newJobShowCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return g.render(j, jobColumns)
+		if err := g.render(j, jobColumns); err != nil || !j.IsParent() || (g.output != "table" && g.output != "tsv") || g.query != "" {
+			return err
+		}
+		// A table of a pipeline's steps or a sweep's trials under the
+		// job's row (JSON and YAML carry them as fields).
+		fmt.Fprintln(g.stdout)
+		if j.Pipeline != nil {
+			return g.render(j.Steps, []string{"name", "status", "job", "depends_on", "reason"})
+		}
+		return g.render(trialRows(j), []string{"index", "job", "status", "metric", "parameters", "early_terminated", "best"})
 	})
 	cmd.Flags().BoolVar(&metrics, "metrics", false, "show the metrics the job logged (mlflow.log_metric): each one's last value, step, min, max and points; -o json adds every point, the parameters and the tags")
 	return cmd
@@ -384,4 +397,62 @@ func newJobExportCommand(g *globals) *cobra.Command {
 		}}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "write to this file (default: standard output)")
 	return cmd
+}
+
+// trialRow is a sweep's trial as `job show -o table` prints it.
+type trialRow struct {
+	Index           int      `json:"index"`
+	Job             string   `json:"job"`
+	Status          string   `json:"status"`
+	Metric          *float64 `json:"metric,omitempty"`
+	Parameters      string   `json:"parameters"`
+	EarlyTerminated string   `json:"early_terminated,omitempty"`
+	Best            string   `json:"best,omitempty"`
+}
+
+// trialRows are a sweep's trials, their parameters as name=value.
+func trialRows(j *shoal.Job) []trialRow {
+	out := make([]trialRow, 0, len(j.Trials))
+	for _, t := range j.Trials {
+		names := make([]string, 0, len(t.Parameters))
+		for k := range t.Parameters {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		var ps []string
+		for _, k := range names {
+			ps = append(ps, k+"="+shoal.FormatInputValue(t.Parameters[k]))
+		}
+		r := trialRow{Index: t.Index, Job: t.Job, Status: t.Status, Metric: t.Metric, Parameters: strings.Join(ps, " "), EarlyTerminated: t.EarlyTerminated}
+		if t.Job == j.BestChildRunID {
+			r.Best = "best"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// uploadSweepFiles uploads a sweep's local inputs and its trial's code
+// and build context, as uploadJobFiles does for a command job.
+func uploadSweepFiles(ctx context.Context, c *client.Client, ws, base string, doc map[string]any) error {
+	if err := uploadJobFiles(ctx, c, ws, base, doc); err != nil {
+		return err
+	}
+	if trial, ok := doc["trial"].(map[string]any); ok {
+		if err := uploadJobFiles(ctx, c, ws, base, trial); err != nil {
+			return prefixField(err, "trial.")
+		}
+	}
+	return nil
+}
+
+// prefixField puts prefix before the field an error names.
+func prefixField(err error, prefix string) error {
+	if e, ok := err.(*shoal.Error); ok && e.Field != "" {
+		c := *e
+		c.Field = prefix + e.Field
+		c.Message = strings.Replace(c.Message, e.Field+":", c.Field+":", 1)
+		return &c
+	}
+	return err
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/control/pipelines"
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/control/sweeps"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -36,6 +38,10 @@ type Controller struct {
 	place *placement.Loop        // the scheduler's placements and wait reasons
 	// preempt simulates low-priority preemption.
 	preempt *preemption.Loop
+	// pipes and sweeps submit the children of pipeline and sweep jobs
+	// (which the scheduler then places like any job).
+	pipes  *pipelines.Loop
+	sweeps *sweeps.Loop
 
 	mu sync.Mutex
 	// passNodes is the state the placement pass left, kept for the node
@@ -52,6 +58,7 @@ func New(s Services, seed uint64) *Controller {
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
 	c.place = placement.New(s, c.scale)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
+	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
 	return c
 }
 
@@ -70,6 +77,13 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool) error {
 	var errs []error
 	if err := c.nodes.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	// Parents first: the children they submit are placed in this pass.
+	if err := c.pipes.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.sweeps.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.placement(ctx, now, wholeQueue); err != nil {

@@ -4,9 +4,11 @@ import (
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/control/pipelines"
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/control/sweeps"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -19,9 +21,11 @@ type Services interface {
 	accounting.BudgetReader
 	instances.Services
 	nodes.Services
+	pipelines.Services
 	placement.Services
 	preemption.Services
 	scaling.Services
+	sweeps.Services
 
 	// Config is the services' configuration, defaults filled in.
 	Config() service.Config

@@ -17,6 +17,12 @@ import (
 // compute (see EnsureServerlessPool). Submission is idempotent by name:
 // the same name and body returns the existing job.
 func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.JobSpec) (*shoal.Job, bool, error) {
+	return s.submitJob(ctx, workspace, spec, nil)
+}
+
+// submitJob queues a command job; parent, when set, is the pipeline or
+// sweep that submits it: the child is its submitter's, and names it.
+func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.JobSpec, parent *shoal.Job) (*shoal.Job, bool, error) {
 	if spec.Name == "" {
 		spec.Name = shoal.GenerateJobName(s.cfg.Random)
 	}
@@ -47,6 +53,10 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 			return err
 		}
 		if existing, err := tx.GetJob(workspace, spec.Name); err == nil {
+			if parent != nil && existing.ParentJobName != parent.Name {
+				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+					"job %q already exists and is not a child of %s", spec.Name, parent.Name)}
+			}
 			if existing.SpecHash != hash {
 				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", spec.Name)}
@@ -94,6 +104,11 @@ func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.
 			StatusReason:        "queued: waiting for the scheduler",
 			ResolvedEnvironment: env,
 			CreatedBy:           shoal.ActorName(ctx), CreatedByPrincipal: shoal.ActingPrincipalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
+		}
+		if parent != nil {
+			// A step or trial is its parent's submitter's: its rights,
+			// quotas and budgets.
+			j.ParentJobName, j.CreatedBy, j.CreatedByPrincipal = parent.Name, parent.CreatedBy, parent.CreatedByPrincipal
 		}
 		if err := tx.InsertJob(j); err != nil {
 			return err
@@ -278,6 +293,15 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 		out = j
 		if shoal.JobTerminal(j.Status) || j.Status == shoal.JobCancelRequested {
 			return nil
+		}
+		if j.IsParent() {
+			// Its loop cancels the children and ends it once they are.
+			j.Status, j.StatusReason = shoal.JobCancelRequested, "cancel requested: its running "+parentChildren(j)+" are being canceled"
+			j.Version++
+			if err := tx.UpdateJob(j); err != nil {
+				return err
+			}
+			return AppendJobEvent(ctx, tx, j, "cancel_requested", j.StatusReason)
 		}
 		before := markOf(j)
 		var a *shoal.Attempt

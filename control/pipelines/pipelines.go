@@ -1,0 +1,380 @@
+// Package pipelines runs pipeline jobs: each pass reads every active
+// pipeline's steps' child jobs, passes the outputs of the steps that
+// completed on to the steps that read them, submits the steps whose
+// inputs are all ready as command jobs, cancels or skips what a failed
+// step stops, and ends the pipeline when no step runs or will. It
+// decides nothing about where or when a step runs: a step is a command
+// job like any other, which the scheduler and the autoscaler place (so
+// `shoal sim` replays a history with pipelines in it as its jobs).
+//
+// It keeps no state of its own: a step's child job has a name derived
+// from the pipeline's and the step's (shoal.PipelineChildName), and
+// submission is idempotent by name, so a pass that died between
+// submitting a step and recording it submits it again and finds it.
+package pipelines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/loop"
+)
+
+// Services is what the loop asks of the request services.
+// *service.Services implements it.
+type Services interface {
+	loop.Base
+	// SubmitChildJob submits a step as a command job of the parent's
+	// submitter (named by the caller; idempotent by name).
+	SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *shoal.JobSpec) (*shoal.Job, error)
+	// CancelJob cancels a job.
+	CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error)
+	// ChildOutputArtifact makes a completed child's output folder an
+	// artifact of its own.
+	ChildOutputArtifact(ctx context.Context, child *shoal.Job, output string) (string, error)
+}
+
+// Loop advances pipeline jobs.
+type Loop struct{ s Services }
+
+// New returns the loop over s.
+func New(s Services) *Loop { return &Loop{s: s} }
+
+// RunOnce advances every active pipeline once.
+func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
+	parents, err := ActiveParents(ctx, l.s.Store(), func(j *shoal.Job) bool { return j.Pipeline != nil })
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range parents {
+		if err := l.advance(ctx, now, p); err != nil {
+			errs = append(errs, fmt.Errorf("pipeline %s/%s: %w", p.Workspace, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ActiveParents lists the parent jobs (keep selects the kind) that are
+// not over: running, or asked to cancel.
+func ActiveParents(ctx context.Context, st shoal.Store, keep func(*shoal.Job) bool) ([]*shoal.Job, error) {
+	var out []*shoal.Job
+	err := st.View(ctx, func(tx shoal.Tx) error {
+		jobs, err := tx.ListJobs(shoal.JobFilter{Statuses: []string{shoal.JobRunning, shoal.JobCancelRequested}})
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if j.IsParent() && keep(j) {
+				out = append(out, j)
+			}
+		}
+		return nil
+	})
+	// Oldest first: earlier pipelines submit their steps first.
+	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
+	return out, err
+}
+
+// children reads the child jobs of names (absent: not submitted).
+func children(ctx context.Context, st shoal.Store, workspace string, names []string) (map[string]*shoal.Job, error) {
+	out := map[string]*shoal.Job{}
+	err := st.View(ctx, func(tx shoal.Tx) error {
+		for _, n := range names {
+			j, err := tx.GetJob(workspace, n)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			out[n] = j
+		}
+		return nil
+	})
+	return out, err
+}
+
+// advance runs one pass over pipeline p.
+func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
+	g, err := shoal.NewPipelineGraph(p.Pipeline)
+	if err != nil {
+		// Checked at submit: a stored pipeline that no longer passes
+		// ends rather than blocking the loop.
+		return l.finish(ctx, now, p, nil, shoal.JobFailed, "its document no longer passes: "+err.Error())
+	}
+	steps := map[string]*shoal.PipelineStepStatus{}
+	var names []string
+	for _, st := range p.Steps {
+		steps[st.Name] = st
+		names = append(names, shoal.PipelineChildName(p.Name, st.Name))
+	}
+	kids, err := children(ctx, l.s.Store(), p.Workspace, names)
+	if err != nil {
+		return err
+	}
+	// What each step's child says now; a completed step's outputs that
+	// others read become artifacts of their own, once.
+	consumed := consumedOutputs(g)
+	states := map[string]string{}
+	outputs := map[string]map[string]string{}
+	for _, name := range g.Order() {
+		st := steps[name]
+		if child := kids[shoal.PipelineChildName(p.Name, name)]; child != nil {
+			st.Job, st.Status = child.Name, child.Status
+			st.Reason = child.StatusReason
+			if child.Status == shoal.JobFailed && child.Error != "" {
+				st.Reason = child.Error
+			}
+			if child.Status == shoal.JobCompleted {
+				for _, out := range consumed[name] {
+					if _, ok := st.Outputs[out]; ok {
+						continue
+					}
+					id, err := l.s.ChildOutputArtifact(ctx, child, out)
+					if err != nil {
+						return fmt.Errorf("output %s of step %s: %w", out, name, err)
+					}
+					if st.Outputs == nil {
+						st.Outputs = map[string]string{}
+					}
+					st.Outputs[out] = id
+				}
+			}
+		}
+		if st.Status == "" {
+			st.Status = shoal.JobNotStarted
+		}
+		states[name] = st.Status
+		if len(st.Outputs) > 0 {
+			outputs[name] = st.Outputs
+		}
+	}
+
+	if p.Status == shoal.JobCancelRequested {
+		active := 0
+		for _, name := range g.Order() {
+			st := steps[name]
+			switch {
+			case shoal.JobTerminal(st.Status):
+			case st.Job == "":
+				st.Reason = "will not run: the pipeline was canceled"
+			default:
+				active++
+				if st.Status != shoal.JobCancelRequested {
+					if _, err := l.s.CancelJob(ctx, p.Workspace, st.Job); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if active == 0 {
+			return l.finish(ctx, now, p, steps, shoal.JobCanceled, "canceled")
+		}
+		return l.save(ctx, p, steps, "cancel requested: waiting for its running steps to end")
+	}
+
+	plan := g.Ready(states)
+	for _, name := range plan.Cancel {
+		if _, err := l.s.CancelJob(ctx, p.Workspace, steps[name].Job); err != nil {
+			return err
+		}
+	}
+	for _, name := range plan.Skip {
+		steps[name].Reason = "will not run: " + blockedBy(g, name, states, p.Pipeline.Settings.ContinueOnStepFailure)
+	}
+	for _, name := range plan.Start {
+		st := steps[name]
+		spec, err := g.Resolve(name, shoal.PipelineRun{Outputs: outputs})
+		if err == nil {
+			spec.Name = shoal.PipelineChildName(p.Name, name)
+			var child *shoal.Job
+			if child, err = l.s.SubmitChildJob(ctx, p, spec); err == nil {
+				st.Job, st.Status, st.Reason = child.Name, child.Status, child.StatusReason
+				continue
+			}
+		}
+		// A step that cannot be submitted (its compute is gone, a quota
+		// refuses it) fails as a step would: Ready decides the rest.
+		st.Status, st.Reason = shoal.JobFailed, "could not be submitted: "+err.Error()
+	}
+	for _, name := range g.Order() {
+		st := steps[name]
+		if st.Job == "" && st.Status == shoal.JobNotStarted && !contains(plan.Skip, name) {
+			if waits := waitingOn(g, name, states); len(waits) > 0 {
+				st.Reason = "waits for " + strings.Join(waits, ", ")
+			}
+		}
+	}
+	if plan.Done {
+		reason := "every step completed"
+		if plan.Status != shoal.JobCompleted {
+			reason = summary(g, steps)
+		}
+		return l.finish(ctx, now, p, steps, plan.Status, reason)
+	}
+	return l.save(ctx, p, steps, progress(g, steps))
+}
+
+// consumedOutputs lists, per step, the outputs another step or the
+// pipeline reads.
+func consumedOutputs(g *shoal.PipelineGraph) map[string][]string {
+	seen := map[string]map[string]bool{}
+	add := func(step, out string) {
+		if seen[step] == nil {
+			seen[step] = map[string]bool{}
+		}
+		seen[step][out] = true
+	}
+	for _, e := range g.Edges() {
+		add(e.From, e.Output)
+	}
+	for _, src := range g.OutputSources() {
+		add(src.Step, src.Output)
+	}
+	out := map[string][]string{}
+	for step, outs := range seen {
+		for o := range outs {
+			out[step] = append(out[step], o)
+		}
+		sort.Strings(out[step])
+	}
+	return out
+}
+
+// waitingOn lists the steps name reads from that have not completed.
+func waitingOn(g *shoal.PipelineGraph, name string, states map[string]string) []string {
+	var out []string
+	for _, d := range g.Dependencies(name) {
+		if states[d] != shoal.JobCompleted {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// blockedBy says why a skipped step will not run.
+func blockedBy(g *shoal.PipelineGraph, name string, states map[string]string, continueOnFailure bool) string {
+	for _, d := range g.Dependencies(name) {
+		switch states[d] {
+		case shoal.JobFailed, shoal.JobCanceled:
+			return "step " + d + " " + strings.ToLower(states[d])
+		}
+	}
+	if !continueOnFailure {
+		return "a step failed and settings.continue_on_step_failure is false"
+	}
+	return "a step it depends on will not run"
+}
+
+// summary says how a pipeline that did not complete ended.
+func summary(g *shoal.PipelineGraph, steps map[string]*shoal.PipelineStepStatus) string {
+	var failed, canceled, done []string
+	for _, name := range g.Order() {
+		switch steps[name].Status {
+		case shoal.JobFailed:
+			failed = append(failed, name)
+		case shoal.JobCanceled:
+			canceled = append(canceled, name)
+		case shoal.JobCompleted:
+			done = append(done, name)
+		}
+	}
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, "failed: "+strings.Join(failed, ", "))
+	}
+	if len(canceled) > 0 {
+		parts = append(parts, "canceled: "+strings.Join(canceled, ", "))
+	}
+	if len(done) > 0 {
+		parts = append(parts, "completed: "+strings.Join(done, ", "))
+	}
+	return "steps " + strings.Join(parts, "; ")
+}
+
+// progress says where a running pipeline is.
+func progress(g *shoal.PipelineGraph, steps map[string]*shoal.PipelineStepStatus) string {
+	count := map[string]int{}
+	for _, name := range g.Order() {
+		count[steps[name].Status]++
+	}
+	return fmt.Sprintf("%d of %d steps completed, %d running or queued, %d not started",
+		count[shoal.JobCompleted], len(g.Order()), len(g.Order())-count[shoal.JobCompleted]-count[shoal.JobNotStarted]-count[shoal.JobFailed]-count[shoal.JobCanceled],
+		count[shoal.JobNotStarted])
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// save writes the steps and the reason back to the pipeline, keeping a
+// cancel asked for since it was read.
+func (l *Loop) save(ctx context.Context, p *shoal.Job, steps map[string]*shoal.PipelineStepStatus, reason string) error {
+	return l.write(ctx, p, steps, func(j *shoal.Job) {
+		if j.Status == shoal.JobRunning {
+			j.StatusReason = reason
+		}
+	})
+}
+
+// finish ends the pipeline with status (its outputs bound to the steps'
+// that completed).
+func (l *Loop) finish(ctx context.Context, now time.Time, p *shoal.Job, steps map[string]*shoal.PipelineStepStatus, status, reason string) error {
+	return l.write(ctx, p, steps, func(j *shoal.Job) {
+		j.Status, j.StatusReason, j.EndTime = status, reason, &now
+		if status == shoal.JobFailed {
+			j.Error = reason
+		}
+		if j.Pipeline == nil {
+			return
+		}
+		g, err := shoal.NewPipelineGraph(j.Pipeline)
+		if err != nil {
+			return
+		}
+		for name, src := range g.OutputSources() {
+			st := steps[src.Step]
+			if st == nil || st.Outputs[src.Output] == "" {
+				continue
+			}
+			if j.Outputs == nil {
+				j.Outputs = map[string]*shoal.JobOutput{}
+			}
+			j.Outputs[name] = &shoal.JobOutput{Type: shoal.InputTypeURIFolder, Path: st.Outputs[src.Output]}
+		}
+	})
+}
+
+// write applies change to the stored pipeline with its steps as this
+// pass left them.
+func (l *Loop) write(ctx context.Context, p *shoal.Job, steps map[string]*shoal.PipelineStepStatus, change func(*shoal.Job)) error {
+	return l.s.Store().Update(ctx, func(tx shoal.Tx) error {
+		j, err := tx.GetJob(p.Workspace, p.Name)
+		if err != nil {
+			return err
+		}
+		if shoal.JobTerminal(j.Status) {
+			return nil
+		}
+		if steps != nil {
+			for i, st := range j.Steps {
+				if s := steps[st.Name]; s != nil {
+					j.Steps[i] = s
+				}
+			}
+		}
+		change(j)
+		j.Version++
+		return tx.UpdateJob(j)
+	})
+}

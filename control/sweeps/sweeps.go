@@ -1,0 +1,297 @@
+// Package sweeps runs sweep jobs: each pass reads every active sweep's
+// trials' child jobs and the primary metric each logged, cancels the
+// trials its early termination policy stops, starts new trials (their
+// hyperparameters from the sweep package's sampler) up to
+// max_concurrent_trials and max_total_trials, and ends the sweep with its
+// best trial when no trial runs or will. A trial is a command job like
+// any other: the scheduler and the autoscaler place it, and a preempted
+// one is requeued as any job on low-priority nodes is.
+//
+// What it decided is in the sweep's document: a trial's parameters are
+// recorded before its child job is submitted (the child's name derives
+// from the sweep's and the trial's index: shoal.SweepChildName), so a
+// pass that died between the two submits the same trial again.
+package sweeps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/control/pipelines"
+	"github.com/shoal-ml/shoal/sweep"
+)
+
+// Services is what the loop asks of the request services.
+// *service.Services implements it.
+type Services interface {
+	loop.Base
+	// SubmitChildJob submits a trial as a command job of the parent's
+	// submitter (named by the caller; idempotent by name).
+	SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *shoal.JobSpec) (*shoal.Job, error)
+	// CancelJob cancels a job.
+	CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error)
+}
+
+// Loop advances sweep jobs.
+type Loop struct{ s Services }
+
+// New returns the loop over s.
+func New(s Services) *Loop { return &Loop{s: s} }
+
+// RunOnce advances every active sweep once.
+func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
+	parents, err := pipelines.ActiveParents(ctx, l.s.Store(), func(j *shoal.Job) bool { return j.Sweep != nil })
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range parents {
+		if err := l.advance(ctx, now, p); err != nil {
+			errs = append(errs, fmt.Errorf("sweep %s/%s: %w", p.Workspace, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// advance runs one pass over sweep p.
+func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
+	spec := p.Sweep
+	goal, metric := spec.Objective.Goal, spec.Objective.PrimaryMetric
+	trials := p.Trials
+	values, err := l.read(ctx, p, trials, metric)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for _, t := range trials {
+		// A trial recorded and not yet submitted (a pass ended between
+		// the two) counts: it is submitted below.
+		if (t.Status != shoal.JobNotStarted && !shoal.JobTerminal(t.Status)) || (t.Status == shoal.JobNotStarted && t.Reason == "") {
+			active++
+		}
+	}
+
+	// Stopping: asked to, or out of time. Nothing new starts; what runs
+	// is canceled; the sweep ends when nothing runs.
+	stop := ""
+	switch {
+	case p.Status == shoal.JobCancelRequested:
+		stop = "canceled"
+	case spec.Limits.Timeout > 0 && p.StartTime != nil && now.Sub(*p.StartTime) >= time.Duration(spec.Limits.Timeout)*time.Second:
+		stop = fmt.Sprintf("limits.timeout of %ds reached", spec.Limits.Timeout)
+	}
+	if stop != "" {
+		for _, t := range trials {
+			if t.Status != shoal.JobNotStarted && !shoal.JobTerminal(t.Status) && t.Status != shoal.JobCancelRequested {
+				if _, err := l.s.CancelJob(ctx, p.Workspace, t.Job); err != nil {
+					return err
+				}
+				t.Reason = stop
+			}
+		}
+		if active == 0 {
+			status := shoal.JobCanceled
+			if p.Status != shoal.JobCancelRequested && anyCompleted(trials) {
+				status = shoal.JobCompleted
+			}
+			return l.finish(ctx, now, p, trials, status, stop)
+		}
+		return l.save(ctx, p, trials, stop+": waiting for its running trials to end")
+	}
+
+	// Early termination judges the trials on what they logged so far.
+	if et := spec.EarlyTermination; et != nil {
+		for _, c := range sweep.Evaluate(et, goal, decisionTrials(trials, values)) {
+			t := byJob(trials, c.TrialID)
+			if t == nil || shoal.JobTerminal(t.Status) || t.Status == shoal.JobCancelRequested || t.EarlyTerminated != "" {
+				continue
+			}
+			if _, err := l.s.CancelJob(ctx, p.Workspace, t.Job); err != nil {
+				return err
+			}
+			t.EarlyTerminated, t.Reason = string(c.Reason), c.Message
+		}
+	}
+
+	// New trials, max_concurrent_trials at a time: each recorded before
+	// its child is submitted.
+	sampler, err := sweep.New(spec, p.SweepSeed)
+	if err != nil {
+		return l.finish(ctx, now, p, trials, shoal.JobFailed, "its sampler: "+err.Error())
+	}
+	exhausted := false
+	for active < spec.Limits.MaxConcurrentTrials && len(trials) < spec.Limits.MaxTotalTrials {
+		params, ok := sampler.Next(decisionTrials(trials, values))
+		if !ok {
+			exhausted = true
+			break
+		}
+		t := &shoal.SweepTrialStatus{Index: len(trials), Job: shoal.SweepChildName(p.Name, len(trials)), Parameters: params, Status: shoal.JobNotStarted}
+		trials = append(trials, t)
+		active++
+	}
+	if err := l.save(ctx, p, trials, ""); err != nil {
+		return err
+	}
+	for _, t := range trials {
+		if t.Status != shoal.JobNotStarted || t.Reason != "" {
+			continue
+		}
+		js, err := spec.TrialJobSpec(sweep.Params(t.Parameters).Render())
+		if err == nil {
+			js.Name, js.DisplayName = t.Job, fmt.Sprintf("%s trial %d", p.Name, t.Index)
+			if js.ExperimentName == "" {
+				js.ExperimentName = p.Name
+			}
+			if spec.Limits.TrialTimeout > 0 {
+				js.Limits = &shoal.JobLimits{Timeout: spec.Limits.TrialTimeout}
+			}
+			var child *shoal.Job
+			if child, err = l.s.SubmitChildJob(ctx, p, js); err == nil {
+				t.Status = child.Status
+				continue
+			}
+		}
+		t.Status, t.Reason = shoal.JobFailed, "could not be submitted: "+err.Error()
+		active--
+	}
+	if len(trials) >= spec.Limits.MaxTotalTrials {
+		exhausted = true
+	}
+	if exhausted && active == 0 {
+		status, reason := shoal.JobCompleted, fmt.Sprintf("%d trials ran", len(trials))
+		if !anyCompleted(trials) {
+			status, reason = shoal.JobFailed, fmt.Sprintf("none of its %d trials completed", len(trials))
+		}
+		return l.finish(ctx, now, p, trials, status, reason)
+	}
+	return l.save(ctx, p, trials, fmt.Sprintf("%d of %d trials started, %d running or queued", len(trials), spec.Limits.MaxTotalTrials, active))
+}
+
+// read refreshes each trial from its child job and the primary metric
+// it logged, and returns every value of that metric by trial job.
+func (l *Loop) read(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTrialStatus, metric string) (map[string][]float64, error) {
+	values := map[string][]float64{}
+	err := l.s.Store().View(ctx, func(tx shoal.Tx) error {
+		for _, t := range trials {
+			child, err := tx.GetJob(p.Workspace, t.Job)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return err
+			}
+			t.Status = child.Status
+			if child.Status == shoal.JobFailed && child.Error != "" && t.Reason == "" {
+				t.Reason = child.Error
+			}
+			pts, err := tx.ListMetricHistory(p.Workspace, t.Job, metric)
+			if err != nil {
+				return err
+			}
+			if len(pts) > 0 {
+				v := pts[len(pts)-1].Value
+				t.Metric, t.Intervals = &v, len(pts)
+				for _, pt := range pts {
+					values[t.Job] = append(values[t.Job], pt.Value)
+				}
+			}
+		}
+		return nil
+	})
+	return values, err
+}
+
+// decisionTrials are the trials as the sweep package judges them, with
+// every value of their primary metric (the sampler and the policy need
+// every interval; the document keeps the last).
+func decisionTrials(trials []*shoal.SweepTrialStatus, values map[string][]float64) []sweep.Trial {
+	out := make([]sweep.Trial, 0, len(trials))
+	for _, t := range trials {
+		st := sweep.Running
+		switch {
+		case t.Status == shoal.JobCompleted:
+			st = sweep.Completed
+		case shoal.JobTerminal(t.Status):
+			st = sweep.Ended
+		}
+		out = append(out, sweep.Trial{ID: t.Job, Params: t.Parameters, State: st, Metrics: values[t.Job]})
+	}
+	return out
+}
+
+func anyCompleted(trials []*shoal.SweepTrialStatus) bool {
+	for _, t := range trials {
+		if t.Status == shoal.JobCompleted {
+			return true
+		}
+	}
+	return false
+}
+
+func byJob(trials []*shoal.SweepTrialStatus, job string) *shoal.SweepTrialStatus {
+	for _, t := range trials {
+		if t.Job == job {
+			return t
+		}
+	}
+	return nil
+}
+
+// save writes the trials and the reason back to the sweep, keeping a
+// cancel asked for since it was read.
+func (l *Loop) save(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTrialStatus, reason string) error {
+	return l.write(ctx, p, trials, func(j *shoal.Job) {
+		if j.Status == shoal.JobRunning && reason != "" {
+			j.StatusReason = reason
+		}
+	})
+}
+
+// finish ends the sweep with status and its best trial.
+func (l *Loop) finish(ctx context.Context, now time.Time, p *shoal.Job, trials []*shoal.SweepTrialStatus, status, reason string) error {
+	return l.write(ctx, p, trials, func(j *shoal.Job) {
+		j.Status, j.StatusReason, j.EndTime = status, reason, &now
+		if status == shoal.JobFailed {
+			j.Error = reason
+		}
+		j.BestChildRunID = ""
+		if j.Sweep == nil || j.Sweep.Objective == nil {
+			return
+		}
+		values := map[string][]float64{}
+		for _, t := range trials {
+			if t.Metric != nil {
+				values[t.Job] = []float64{*t.Metric}
+			}
+		}
+		if i := sweep.Best(j.Sweep.Objective.Goal, decisionTrials(trials, values)); i >= 0 {
+			j.BestChildRunID = trials[i].Job
+			j.StatusReason += fmt.Sprintf("; best trial %s: %s %g", trials[i].Job, j.Sweep.Objective.PrimaryMetric, *trials[i].Metric)
+		}
+	})
+}
+
+// write stores the trials and applies change to the sweep.
+func (l *Loop) write(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTrialStatus, change func(*shoal.Job)) error {
+	err := l.s.Store().Update(ctx, func(tx shoal.Tx) error {
+		j, err := tx.GetJob(p.Workspace, p.Name)
+		if err != nil {
+			return err
+		}
+		if shoal.JobTerminal(j.Status) {
+			return nil
+		}
+		j.Trials = trials
+		change(j)
+		j.Version++
+		return tx.UpdateJob(j)
+	})
+	if err == nil {
+		p.Trials = trials
+	}
+	return err
+}

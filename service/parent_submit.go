@@ -1,0 +1,254 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/sweep"
+)
+
+// SubmitPipeline records a pipeline job: a parent that runs nothing
+// itself, whose steps control/pipelines submits as command jobs as their
+// inputs become ready. Its components are resolved now (a later version
+// of a registered component does not change it), its graph is checked
+// (cycles, bindings, types: errors name jobs.<step>.…), and every
+// artifact it names must have been uploaded. Idempotent by name, as
+// SubmitJob.
+func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *shoal.PipelineSpec) (*shoal.Job, bool, error) {
+	if spec.Name == "" {
+		spec.Name = shoal.GenerateJobName(s.cfg.Random)
+	}
+	if err := shoal.NormalizePipelineSpec(spec); err != nil {
+		return nil, false, err
+	}
+	s.auditUnder(ctx, workspace, spec.Name)
+	hash, err := docHash(spec)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx shoal.Tx, ws *shoal.Workspace) (*shoal.Job, error) {
+		if err := shoal.ResolvePipelineComponents(tx, ws.Name, spec); err != nil {
+			return nil, err
+		}
+		g, err := shoal.NewPipelineGraph(spec)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkPipelineArtifacts(ws.Name, spec); err != nil {
+			return nil, err
+		}
+		j := &shoal.Job{JobSpec: shoal.JobSpec{Name: spec.Name, Type: shoal.JobTypePipeline, DisplayName: spec.DisplayName,
+			ExperimentName: spec.ExperimentName, Description: spec.Description, Tags: spec.Tags}, Pipeline: spec}
+		for _, step := range g.Order() {
+			if child := shoal.PipelineChildName(spec.Name, step); len(child) > shoal.MaxJobNameLength {
+				return nil, shoal.FieldErrorf("jobs."+step, "the step's job would be named %q, longer than %d characters: shorten the pipeline's or the step's name", child, shoal.MaxJobNameLength)
+			}
+			j.Steps = append(j.Steps, &shoal.PipelineStepStatus{Name: step, Status: shoal.JobNotStarted, DependsOn: g.Dependencies(step)})
+		}
+		return j, nil
+	})
+}
+
+// SubmitSweep records a sweep job: a parent whose trials control/sweeps
+// submits as command jobs, max_concurrent_trials at a time. The seed its
+// sampler draws from is the document's, or one drawn now and kept, so
+// that a restarted server draws the same trials.
+func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *shoal.SweepSpec) (*shoal.Job, bool, error) {
+	if spec.Name == "" {
+		spec.Name = shoal.GenerateJobName(s.cfg.Random)
+	}
+	if err := shoal.NormalizeSweepSpec(spec); err != nil {
+		return nil, false, err
+	}
+	s.auditUnder(ctx, workspace, spec.Name)
+	var seed int64
+	if spec.SamplingAlgorithm.Seed != nil {
+		seed = *spec.SamplingAlgorithm.Seed
+	} else {
+		var b [8]byte
+		if _, err := io.ReadFull(s.cfg.Random, b[:]); err != nil {
+			return nil, false, err
+		}
+		seed = int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+	}
+	sampler, err := sweep.New(spec, seed)
+	if err != nil {
+		return nil, false, err
+	}
+	// The first trial is what every trial is, but for its parameters:
+	// checked now, so that a sweep that cannot run is refused at submit.
+	params, ok := sampler.Next(nil)
+	if !ok {
+		return nil, false, shoal.FieldErrorf("search_space", "gives no trial to run")
+	}
+	first, err := spec.TrialJobSpec(params.Render())
+	if err == nil {
+		err = s.checkArtifacts(workspace, first)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if child := shoal.SweepChildName(spec.Name, spec.Limits.MaxTotalTrials); len(child) > shoal.MaxJobNameLength {
+		return nil, false, shoal.FieldErrorf("name", "a trial's job would be named %q, longer than %d characters: shorten the sweep's name", child, shoal.MaxJobNameLength)
+	}
+	hash, err := docHash(spec)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx shoal.Tx, ws *shoal.Workspace) (*shoal.Job, error) {
+		return &shoal.Job{JobSpec: shoal.JobSpec{Name: spec.Name, Type: shoal.JobTypeSweep, DisplayName: spec.DisplayName,
+			ExperimentName: spec.ExperimentName, Description: spec.Description, Tags: spec.Tags, Compute: ""},
+			Sweep: spec, SweepSeed: seed}, nil
+	})
+}
+
+// insertParent stores the parent job build makes, unless one of that
+// name exists: the same document returns it, another is ECONFLICT.
+func (s *Services) insertParent(ctx context.Context, workspace, name, hash string, build func(tx shoal.Tx, ws *shoal.Workspace) (*shoal.Job, error)) (*shoal.Job, bool, error) {
+	var out *shoal.Job
+	created := false
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws, err := tx.GetWorkspace(workspace)
+		if err != nil {
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+				return shoal.WorkspaceNotFound(workspace)
+			}
+			return err
+		}
+		if existing, err := tx.GetJob(workspace, name); err == nil {
+			if existing.SpecHash != hash {
+				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", name)}
+			}
+			out = existing
+			return nil
+		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			return err
+		}
+		j, err := build(tx, ws)
+		if err != nil {
+			return err
+		}
+		seq, err := tx.NextSeq("job")
+		if err != nil {
+			return err
+		}
+		now := tx.Now()
+		j.Workspace, j.Status, j.StartTime = ws.Name, shoal.JobRunning, &now
+		j.StatusReason = "its " + parentChildren(j) + " are submitted as they become ready"
+		j.CreatedBy, j.CreatedByPrincipal, j.CreatedOn = shoal.ActorName(ctx), shoal.ActingPrincipalID(ctx), now
+		j.Seq, j.SpecHash, j.Version = seq, hash, 1
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		if err := AppendJobEvent(ctx, tx, j, "submitted", fmt.Sprintf("%s job submitted: its %s run as jobs of their own", j.Type, parentChildren(j))); err != nil {
+			return err
+		}
+		out, created = j, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		s.notify()
+	}
+	return s.jobView(out), created, nil
+}
+
+// parentChildren names a parent's children for people.
+func parentChildren(j *shoal.Job) string {
+	if j.Sweep != nil {
+		return "trials"
+	}
+	return "steps"
+}
+
+// auditUnder files a valid job POSTed to the collection under its own
+// name, as SubmitJob does.
+func (s *Services) auditUnder(ctx context.Context, workspace, name string) {
+	if ri := shoal.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
+		ri.Target += "/" + name
+	}
+}
+
+// checkPipelineArtifacts refuses a pipeline whose inputs or inline
+// components name artifacts never uploaded to the workspace.
+func (s *Services) checkPipelineArtifacts(workspace string, spec *shoal.PipelineSpec) error {
+	if err := s.checkArtifacts(workspace, &shoal.JobSpec{Inputs: spec.Inputs}); err != nil {
+		return err
+	}
+	for name, step := range spec.Jobs {
+		check := &shoal.JobSpec{}
+		if c := step.Component; c != nil {
+			check.Code, check.Environment = c.Code, c.Environment
+		}
+		for in, si := range step.Inputs {
+			if si != nil && si.Bind == "" && si.Path != "" {
+				if check.Inputs == nil {
+					check.Inputs = map[string]*shoal.JobInput{}
+				}
+				check.Inputs[in] = &shoal.JobInput{Type: si.Type, Path: si.Path}
+			}
+		}
+		if err := s.checkArtifacts(workspace, check); err != nil {
+			if e, ok := err.(*shoal.Error); ok && e.Field != "" {
+				return shoal.FieldErrorf("jobs."+name+"."+e.Field, "%s", shoal.ErrorMessage(err))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// docHash identifies a submitted parent document.
+func docHash(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// SubmitChildJob submits a pipeline's step or a sweep's trial as a
+// command job of the parent's submitter, named by the caller
+// (deterministic: submitting it again returns the one submitted).
+func (s *Services) SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *shoal.JobSpec) (*shoal.Job, error) {
+	j, _, err := s.submitJob(ctx, parent.Workspace, spec, parent)
+	return j, err
+}
+
+// ChildOutputArtifact makes output of a completed child job (rank 0's
+// folder of that name, from its last attempt that left outputs) an
+// artifact of its own: what the next step of a pipeline downloads as its
+// input, or what the pipeline's output is. An output folder the job left
+// empty is an empty archive.
+func (s *Services) ChildOutputArtifact(ctx context.Context, child *shoal.Job, output string) (string, error) {
+	if s.cfg.Files == nil {
+		return "", shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
+	}
+	for n := child.AttemptCount; n >= 1; n-- {
+		f, err := s.cfg.Files.OpenOutputs(child.Workspace, child.Name, n, 0)
+		if err != nil {
+			continue
+		}
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := archive.Subtree(pw, f, output)
+			f.Close()
+			pw.CloseWithError(err)
+		}()
+		id, err := s.PutArtifact(ctx, child.Workspace, pr, MaxOutputBytes)
+		pr.Close()
+		return id, err
+	}
+	return "", shoal.Errorf(shoal.ENOTFOUND, "job %s left no outputs", child.Name)
+}
