@@ -10,7 +10,10 @@ import (
 // FromHistory turns a server's jobs into a trace: each job that ran
 // arrives when it was submitted (from the first submission) and runs as
 // long as its last attempt did, on its instance_count nodes. Jobs that
-// never started are left out, as they never held a node.
+// never started are left out, as they never held a node, and so are
+// pipelines and sweeps: they hold none either, and their steps and
+// trials are jobs of their own in the history, arriving when their
+// parent submitted them.
 func FromHistory(jobs []*shoal.Job) []Job {
 	var out []Job
 	var first time.Time
@@ -20,7 +23,7 @@ func FromHistory(jobs []*shoal.Job) []Job {
 		}
 	}
 	for _, j := range jobs {
-		if j.StartTime == nil || j.EndTime == nil || j.EndTime.Before(*j.StartTime) {
+		if j.IsParent() || j.StartTime == nil || j.EndTime == nil || j.EndTime.Before(*j.StartTime) {
 			continue
 		}
 		out = append(out, Job{ID: j.Name, Submit: j.CreatedOn.Sub(first), Duration: j.EndTime.Sub(*j.StartTime),
