@@ -83,12 +83,18 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 			}
 			if stream {
 				fmt.Fprintf(g.stderr, "RunId: %s\n", j.Name)
-				out, done := g.logOut()
-				if err := c.StreamLogs(cmd.Context(), ws, j.Name, 0, 0, true, out); err != nil {
-					return err
-				}
-				if err := done(); err != nil {
-					return err
+				if j.IsParent() {
+					if err := followParent(cmd.Context(), c, ws, j.Name, g.stdout); err != nil {
+						return err
+					}
+				} else {
+					out, done := g.logOut()
+					if err := c.StreamLogs(cmd.Context(), ws, j.Name, 0, 0, true, out); err != nil {
+						return err
+					}
+					if err := done(); err != nil {
+						return err
+					}
 				}
 				if j, err = c.GetJob(cmd.Context(), ws, j.Name); err != nil {
 					return err
@@ -261,7 +267,10 @@ func newJobEventsCommand(g *globals) *cobra.Command {
 
 func newJobStreamCommand(g *globals) *cobra.Command {
 	var rank int
-	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
+	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends (a pipeline or sweep: its steps' or trials' changes)", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
+		if j, err := c.GetJob(cmd.Context(), ws, name); err == nil && j.IsParent() {
+			return followParent(cmd.Context(), c, ws, name, g.stdout)
+		}
 		out, done := g.logOut()
 		if err := c.StreamLogs(cmd.Context(), ws, name, rank, 0, true, out); err != nil {
 			return err

@@ -195,6 +195,9 @@ func TestPipelineJobs(t *testing.T) {
 		if out := v.Outputs["final_model"].Path; !strings.HasPrefix(out, "sha256:") {
 			t.Errorf("the pipeline's output final_model is %q, want train's model artifact", out)
 		}
+		if out := mustRun(t, s.env, "job", "stream", "-n", p.Name); !strings.Contains(out, "step score: Completed (job "+p.Name+"-score)") || !strings.Contains(out, "pipeline Completed") {
+			t.Errorf("job stream of the pipeline:\n%s", out)
+		}
 		table := mustRun(t, s.env, "job", "show", "-n", p.Name, "-o", "table")
 		for _, want := range []string{"prep", "train", "score", p.Name + "-train"} {
 			if !strings.Contains(table, want) {
