@@ -16,6 +16,18 @@ var Tables = []string{
 	"sequences", "users", "identities", "roles", "role_assignments", "audit_log", "signing_keys",
 	"service_principals", "node_samples", "node_usage", "instance_live", "workspace_budgets",
 	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_params", "run_tags",
+	"environments", "registries", "components",
+}
+
+// NotCopied are the schema's tables a copy leaves out, and why: every
+// table is in Tables or here (a test checks), so that a new one cannot
+// be forgotten by a store move or a backup.
+var NotCopied = map[string]string{
+	"file_chunks":  "the files of a PostgreSQL file store: a backup holds the records, and `admin migrate-store` moves files separately",
+	"leader_lease": "who leads now: the destination's servers elect their own",
+	"replicas":     "the servers running now",
+	"queue_demand": "kept by triggers from the jobs copied",
+	"wait_reasons": "the leader's latest scheduler pass: the next pass writes them again",
 }
 
 // Endpoint is one side of a copy: a database with Shoal's schema.
