@@ -67,52 +67,85 @@ func stepLevels(steps []*shoal.PipelineStepStatus) map[string]int {
 	return level
 }
 
-// graphBox is a step's place in the drawing.
+// graphBox is a place in the drawing: a step's box, or a slot that an
+// edge passes through on its way across a column (step nil), so that a
+// long edge never runs under another step's box.
 type graphBox struct {
 	step       *shoal.PipelineStepStatus
 	level, row int
+	// preds are the places whose edges come in from the column before.
+	preds []*graphBox
+}
+
+// graphEdge is a dependency: from the step read to the step reading,
+// through a slot in every column between them.
+type graphEdge struct {
+	from, to *graphBox
+	via      []*graphBox
 }
 
 // layoutSteps places the steps in columns by level and, within a column,
 // in rows: the first column in the stored order, each next one ordered by
-// the mean row of the steps it reads from (ties in the stored order), so
-// that edges cross little in the usual shapes.
-func layoutSteps(steps []*shoal.PipelineStepStatus) (boxes map[string]*graphBox, levels, rows int) {
+// the mean row of what comes in from the column before (ties in the
+// stored order), so that edges cross little in the usual shapes. An edge
+// that skips columns gets a slot in each (the layered drawing's dummy
+// nodes). A dependency written twice is one edge.
+func layoutSteps(steps []*shoal.PipelineStepStatus) (boxes map[string]*graphBox, edges []*graphEdge, levels, rows int) {
 	level := stepLevels(steps)
 	boxes = make(map[string]*graphBox, len(steps))
 	cols := map[int][]*graphBox{}
+	var order []*graphBox
 	for _, s := range steps {
 		if _, dup := boxes[s.Name]; dup {
 			continue
 		}
 		b := &graphBox{step: s, level: level[s.Name]}
 		boxes[s.Name] = b
+		order = append(order, b)
 		cols[b.level] = append(cols[b.level], b)
 		levels = max(levels, b.level+1)
 	}
+	for _, to := range order {
+		seen := map[string]bool{}
+		for _, d := range to.step.DependsOn {
+			from, ok := boxes[d]
+			if !ok || seen[d] {
+				continue
+			}
+			seen[d] = true
+			e := &graphEdge{from: from, to: to}
+			prev := from
+			for l := from.level + 1; l < to.level; l++ {
+				v := &graphBox{level: l, preds: []*graphBox{prev}}
+				cols[l] = append(cols[l], v)
+				e.via = append(e.via, v)
+				prev = v
+			}
+			if prev.level < to.level { // not the edge that closes a cycle
+				to.preds = append(to.preds, prev)
+			}
+			edges = append(edges, e)
+		}
+	}
 	for l := 0; l < levels; l++ {
 		col := cols[l]
-		if l > 0 {
-			mean := make(map[*graphBox]float64, len(col))
-			for _, b := range col {
-				sum, n := 0.0, 0
-				for _, d := range b.step.DependsOn {
-					if p, ok := boxes[d]; ok && p.level < l {
-						sum, n = sum+float64(p.row), n+1
-					}
-				}
-				if n > 0 {
-					mean[b] = sum / float64(n)
-				}
+		mean := make(map[*graphBox]float64, len(col))
+		for _, b := range col {
+			sum := 0.0
+			for _, p := range b.preds {
+				sum += float64(p.row)
 			}
-			sort.SliceStable(col, func(i, j int) bool { return mean[col[i]] < mean[col[j]] })
+			if len(b.preds) > 0 {
+				mean[b] = sum / float64(len(b.preds))
+			}
 		}
+		sort.SliceStable(col, func(i, j int) bool { return mean[col[i]] < mean[col[j]] })
 		for i, b := range col {
 			b.row = i
 		}
 		rows = max(rows, len(col))
 	}
-	return boxes, levels, rows
+	return boxes, edges, levels, rows
 }
 
 // Sizes of the pipeline drawing, in SVG units.
@@ -131,7 +164,7 @@ const (
 // the step read to the step reading. Every name is user input, so every
 // text and attribute is escaped.
 func pipelineGraph(steps []*shoal.PipelineStepStatus) template.HTML {
-	boxes, levels, rows := layoutSteps(steps)
+	boxes, edges, levels, rows := layoutSteps(steps)
 	w := 2*graphPad + float64(levels)*boxW + float64(max(levels-1, 0))*colGap
 	h := 2*graphPad + float64(rows)*boxH + float64(max(rows-1, 0))*rowGap
 	x := func(b *graphBox) float64 { return graphPad + float64(b.level)*(boxW+colGap) }
@@ -141,27 +174,26 @@ func pipelineGraph(steps []*shoal.PipelineStepStatus) template.HTML {
 	fmt.Fprintf(&sb, `<svg class="pipeline-graph" viewBox="0 0 %.0f %.0f" width="%.0f" role="group" aria-labelledby="graph-title graph-desc" xmlns="http://www.w3.org/2000/svg">`, w, h, w)
 	sb.WriteString(`<title id="graph-title">Pipeline steps</title>`)
 	sb.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>`)
-	// Edges first, so that boxes lie over their ends.
-	edges := 0
-	for _, s := range steps {
-		to := boxes[s.Name]
-		if to == nil || to.step != s {
-			continue
-		}
-		seen := map[string]bool{}
-		for _, d := range s.DependsOn {
-			from, ok := boxes[d]
-			if !ok || seen[d] {
-				continue
+	// Edges first, so that boxes lie over their ends. An edge curves
+	// across each gap between columns and runs straight through its slot
+	// in each column it skips.
+	for _, e := range edges {
+		var d strings.Builder
+		px, py := x(e.from)+boxW, y(e.from)+boxH/2
+		fmt.Fprintf(&d, "M%.1f,%.1f", px, py)
+		for _, b := range append(append([]*graphBox{}, e.via...), e.to) {
+			nx, ny := x(b), y(b)+boxH/2
+			mid := (px + nx) / 2
+			fmt.Fprintf(&d, " C%.1f,%.1f %.1f,%.1f %.1f,%.1f", mid, py, mid, ny, nx, ny)
+			px, py = nx, ny
+			if b.step == nil {
+				px += boxW
+				fmt.Fprintf(&d, " L%.1f,%.1f", px, py)
 			}
-			seen[d] = true
-			edges++
-			x1, y1 := x(from)+boxW, y(from)+boxH/2
-			x2, y2 := x(to), y(to)+boxH/2
-			mid := (x1 + x2) / 2
-			fmt.Fprintf(&sb, `<path class="edge" data-from="%s" data-to="%s" d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" marker-end="url(#arrow)"><title>%s → %s</title></path>`,
-				esc(d), esc(s.Name), x1, y1, mid, y1, mid, y2, x2, y2, esc(d), esc(s.Name))
 		}
+		from, to := e.from.step.Name, e.to.step.Name
+		fmt.Fprintf(&sb, `<path class="edge" data-from="%s" data-to="%s" d="%s" marker-end="url(#arrow)"><title>%s → %s</title></path>`,
+			esc(from), esc(to), d.String(), esc(from), esc(to))
 	}
 	var summary []string
 	for _, s := range steps {
@@ -192,7 +224,7 @@ func pipelineGraph(steps []*shoal.PipelineStepStatus) template.HTML {
 	}
 	desc := "No steps."
 	if len(summary) > 0 {
-		desc = fmt.Sprintf("%d steps in %d levels, %d dependencies: %s.", len(summary), levels, edges, strings.Join(summary, ", "))
+		desc = fmt.Sprintf("%d steps in %d levels, %d dependencies: %s.", len(summary), levels, len(edges), strings.Join(summary, ", "))
 	}
 	fmt.Fprintf(&sb, `<desc id="graph-desc">%s</desc></svg>`, esc(desc))
 	return template.HTML(sb.String())

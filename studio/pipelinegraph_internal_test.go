@@ -38,7 +38,7 @@ func TestStepLevels(t *testing.T) {
 // reading the second first-level step comes second even when stored
 // first.
 func TestLayoutStepsOrdersByParents(t *testing.T) {
-	boxes, levels, rows := layoutSteps([]*shoal.PipelineStepStatus{
+	boxes, _, levels, rows := layoutSteps([]*shoal.PipelineStepStatus{
 		{Name: "a"}, {Name: "b"},
 		{Name: "from-b", DependsOn: []string{"b"}}, {Name: "from-a", DependsOn: []string{"a"}},
 	})
@@ -47,6 +47,42 @@ func TestLayoutStepsOrdersByParents(t *testing.T) {
 	}
 	if boxes["from-a"].row != 0 || boxes["from-b"].row != 1 {
 		t.Errorf("rows: from-a %d, from-b %d, want 0 and 1", boxes["from-a"].row, boxes["from-b"].row)
+	}
+}
+
+// An edge that skips a column passes through a slot of its own there,
+// not under the box of the step in between: prep → train beside
+// prep → feat → train takes the second row of feat's column.
+func TestLayoutStepsLongEdges(t *testing.T) {
+	boxes, edges, levels, rows := layoutSteps([]*shoal.PipelineStepStatus{
+		{Name: "prep"}, {Name: "feat", DependsOn: []string{"prep"}},
+		{Name: "train", DependsOn: []string{"prep", "feat", "prep"}},
+	})
+	if levels != 3 || rows != 2 || len(edges) != 3 {
+		t.Fatalf("%d levels, %d rows, %d edges, want 3, 2 and 3", levels, rows, len(edges))
+	}
+	var long *graphEdge
+	for _, e := range edges {
+		if e.from.step.Name == "prep" && e.to.step.Name == "train" {
+			long = e
+		} else if len(e.via) != 0 {
+			t.Errorf("%s → %s passes through %d slots, want none", e.from.step.Name, e.to.step.Name, len(e.via))
+		}
+	}
+	if long == nil || len(long.via) != 1 {
+		t.Fatalf("prep → train: %+v, want one slot", long)
+	}
+	if v := long.via[0]; v.level != 1 || v.row == boxes["feat"].row {
+		t.Errorf("prep → train's slot at level %d row %d, feat at row %d", v.level, v.row, boxes["feat"].row)
+	}
+	svg := string(pipelineGraph([]*shoal.PipelineStepStatus{
+		{Name: "prep"}, {Name: "feat", DependsOn: []string{"prep"}}, {Name: "train", DependsOn: []string{"prep", "feat"}},
+	}))
+	// prep's right side, a curve to the slot in row 1, straight across
+	// it, a curve to train's left side.
+	want := `data-from="prep" data-to="train" d="M180.0,36.0 C208.0,36.0 208.0,104.0 236.0,104.0 L404.0,104.0 C432.0,104.0 432.0,36.0 460.0,36.0"`
+	if !strings.Contains(svg, want) {
+		t.Errorf("the long edge: %s not in\n%s", want, svg)
 	}
 }
 
