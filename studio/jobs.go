@@ -77,8 +77,19 @@ func (s *Studio) jobPage(q *req) error {
 			charts = append(charts, metricChart(i, m.Key, metrics.History[m.Key]))
 		}
 	}
+	var graph, sweep template.HTML
+	var trials []trialRow
+	metric, goal := sweepObjective(j)
+	if j.Pipeline != nil || len(j.Steps) > 0 {
+		graph = pipelineGraph(j.Steps)
+	}
+	if j.Sweep != nil || len(j.Trials) > 0 {
+		sweep = sweepChart(j.Trials, j.BestChildRunID, metric, goal)
+		trials = trialRows(j)
+	}
 	return s.render(q, "job", j.Name, "jobs", map[string]any{
-		"J": j, "Attempts": attempts, "Events": events, "Ranks": ranks, "Rank": rank, "Terminal": terminal,
+		"J": j, "Parent": j.IsParent(), "Graph": graph, "SweepChart": sweep, "Trials": trials,
+		"PrimaryMetric": metric, "Goal": goal, "Attempts": attempts, "Events": events, "Ranks": ranks, "Rank": rank, "Terminal": terminal,
 		"Metrics": metrics, "Charts": charts,
 		"Log": text, "LogCut": cut, "Outputs": terminal && s.hasOutputs(j, rank),
 		"CanCancel": s.can(q, shoal.ActJobsCancel) && !terminal,

@@ -65,6 +65,12 @@ var funcs = template.FuncMap{
 		return out
 	},
 	"json": func(v any) string { return jsonString(v) },
+	// steps are the step statuses the pipeline graph's legend names, and
+	// stepclass their colours' class.
+	"steps": func() []string {
+		return []string{shoal.JobCompleted, shoal.JobRunning, shoal.JobQueued, shoal.JobFailed, shoal.JobCanceled, shoal.JobNotStarted}
+	},
+	"stepclass": stepClass,
 }
 
 // stateClass is the CSS class of a state badge.
