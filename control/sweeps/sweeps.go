@@ -192,17 +192,48 @@ func (l *Loop) read(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTria
 			if err != nil {
 				return err
 			}
-			if len(pts) > 0 {
-				v := pts[len(pts)-1].Value
-				t.Metric, t.Intervals = &v, len(pts)
-				for _, pt := range pts {
-					values[t.Job] = append(values[t.Job], pt.Value)
-				}
+			if vs := intervalValues(pts); len(vs) > 0 {
+				v := vs[len(vs)-1]
+				t.Metric, t.Intervals = &v, len(vs)
+				values[t.Job] = vs
 			}
 		}
 		return nil
 	})
 	return values, err
+}
+
+// intervalValues are a trial's values of its primary metric, one per
+// interval, from its points in step then timestamp order. A trial that
+// logs with steps (mlflow.log_metric(k, v, step=epoch)) has one interval
+// per step, the value logged last for it: a trial requeued after a
+// preemption restarts and logs its steps again, and counting both
+// attempts' points would judge it at an interval it has not reached
+// against the others' (its best by "interval 4" its step 2). A trial that
+// logs without a step (MLflow's client sends step 0) has one interval
+// per point, in the order logged; a restart of such a trial cannot be
+// told apart from more intervals, as the points do not say which attempt
+// logged them.
+func intervalValues(pts []shoal.MetricPoint) []float64 {
+	if len(pts) == 0 {
+		return nil
+	}
+	if pts[0].Step == pts[len(pts)-1].Step {
+		out := make([]float64, len(pts))
+		for i, p := range pts {
+			out[i] = p.Value
+		}
+		return out
+	}
+	var out []float64
+	for i, p := range pts {
+		if i > 0 && p.Step == pts[i-1].Step {
+			out[len(out)-1] = p.Value
+			continue
+		}
+		out = append(out, p.Value)
+	}
+	return out
 }
 
 // decisionTrials are the trials as the sweep package judges them, with
