@@ -28,6 +28,9 @@ type JoinRequest struct {
 type JoinResponse struct {
 	NodeID     string `json:"node_id"`
 	Credential string `json:"credential"`
+	// Servers are the URLs of every server sharing the store (see
+	// AgentSyncResponse.Servers).
+	Servers []string `json:"servers,omitempty"`
 	// HeartbeatInterval is how often the agent must sync; missing
 	// LeaseTTL+LeaseGrace of them makes the node unusable.
 	HeartbeatInterval time.Duration `json:"heartbeat_interval"`
@@ -112,6 +115,10 @@ type AgentSyncResponse struct {
 	// answers began before something changed that only a fresh list of
 	// its running ranks can settle.
 	Resync bool `json:"resync,omitempty"`
+	// Servers are the URLs of every server sharing the store: an agent
+	// whose server stops answering moves to another (no load balancer
+	// needed in front of them).
+	Servers []string `json:"servers,omitempty"`
 }
 
 // NodeSSH is the admin account of a cluster's nodes (the seed's

@@ -232,6 +232,9 @@ func newAgent(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: client.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	a.client.OnMove = func(from, to string, err error) {
+		a.log.Warn("the server did not answer; moving to another", "from", from, "to", to, "err", err)
+	}
 	if err := a.client.TrustCA(cfg.ServerCA); err != nil {
 		return nil, fmt.Errorf("agent: the server's CA: %w", err)
 	}
@@ -265,10 +268,13 @@ func (a *Agent) status() []any {
 func (a *Agent) joinServer(ctx context.Context, port int) error {
 	b := newBackoff(MinRetryInterval/2, MaxRetryInterval, a.rand)
 	start := a.now()
+	moved := 0
 	for {
+		before := a.client.Servers()[0]
 		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.Report(ctx)})
 		if err == nil {
 			a.join = resp
+			a.client.SetServers(resp.Servers)
 			a.outage.succeeded()
 			return nil
 		}
@@ -279,6 +285,11 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 		if a.now().Sub(start) > a.cfg.OrphanTimeout {
 			return fmt.Errorf("no server answered for %s; giving up: %w", a.cfg.OrphanTimeout, err)
 		}
+		if moved < len(a.client.Servers())-1 && a.client.Servers()[0] != before {
+			moved++
+			continue // another server, at once (each once, then backing off)
+		}
+		moved = 0
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -297,6 +308,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	}
 	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
 	first := true
+	moved := 0
 	for ctx.Err() == nil {
 		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort(),
 			Prepulled: a.prepulls.take()}
@@ -313,6 +325,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 				wait = 250 * time.Millisecond
 			}
 		}
+		before := a.client.Servers()[0]
 		resp, err := a.client.Sync(ctx, req, wait)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -331,6 +344,14 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 					"results_waiting", a.outbox.len(), "results_dir", a.outbox.dir)
 				return nil
 			}
+			if moved < len(a.client.Servers())-1 && a.client.Servers()[0] != before {
+				// Its server did not answer and it knows another: at
+				// once, before the node's lease runs out (each other
+				// server once; then backing off).
+				moved++
+				continue
+			}
+			moved = 0
 			select {
 			case <-ctx.Done():
 			case <-a.after(b.next()):
@@ -338,6 +359,8 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 			continue
 		}
 		b.reset()
+		moved = 0
+		a.client.SetServers(resp.Servers)
 		first = false
 		if req.Prepulled != nil {
 			a.prepulls.sent(req.Prepulled)

@@ -90,6 +90,9 @@ type Main struct {
 	store    shoal.Store
 	files    *filestore.Store // nil when files are in the store
 	local    *local.Provider
+	// agentURL is where this server takes agents' calls (advertise_url,
+	// else its listener's URL), as it tells the other servers.
+	agentURL string
 	svc      *service.Services
 	ctrl     *control.Controller
 	http     *http.Server
@@ -255,6 +258,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if serverURL == "" {
 		serverURL = m.URL()
 	}
+	m.agentURL = serverURL
 	defSchedules, defIdle, maxIdle, idleMinute, err := cfg.InstancePolicy()
 	if err != nil {
 		ln.Close()
@@ -315,9 +319,17 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	// each other: an agent long-polls whichever replica it reached.
 	var wakes *postgres.Wakes
 	var svcWakes live.Wakes
+	var servers func(context.Context) []string
 	if pg, ok := store.(*postgres.DB); ok {
 		wakes = pg.NewWakes()
 		svcWakes = wakes
+		// A server is listed while it reports itself (every third of
+		// the leader lease), with some slack.
+		lease := time.Duration(cfg.LeaderLease)
+		if lease <= 0 {
+			lease = 6 * time.Second
+		}
+		servers = (&serverList{db: pg, self: serverURL, window: 3 * lease, refresh: 2 * time.Second}).get
 	}
 	m.svc = service.New(service.Config{
 		Wakes:          svcWakes,
@@ -325,7 +337,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		InstancePolicy: computes.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
-		Providers: providers, ServerURL: serverURL, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
+		Providers: providers, ServerURL: serverURL, Servers: servers, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
 		CuratedEnvironments: cfg.CuratedEnvironments,
@@ -353,7 +365,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	// elected, runs the controllers (and first takes over the nodes).
 	var elector *leader.Elector
 	if pg, ok := store.(*postgres.DB); ok {
-		elector = leader.New(leader.Config{Lease: pgLease{pg}, Name: controllersLease, Holder: m.holderID(),
+		elector = leader.New(leader.Config{Lease: pgLease{db: pg, url: m.agentURL}, Name: controllersLease, Holder: m.holderID(),
 			TTL: time.Duration(cfg.LeaderLease), Logger: opts.Logger})
 	} else {
 		// Agents kept running while the server was down: give each a full

@@ -15,12 +15,16 @@ import (
 // controllersLease names the lease of the server that runs the controllers.
 const controllersLease = "controllers"
 
-// pgLease adapts the PostgreSQL store's lease to the elector.
-type pgLease struct{ db *postgres.DB }
+// pgLease adapts the PostgreSQL store's lease to the elector; url is
+// where this server takes agents' calls, reported with each round.
+type pgLease struct {
+	db  *postgres.DB
+	url string
+}
 
 func (l pgLease) Acquire(ctx context.Context, name, holder string, ttl time.Duration) (leader.Term, error) {
 	// Each campaign round also says this server is up, for admin status.
-	if err := l.db.ReportReplica(ctx, holder); err != nil {
+	if err := l.db.ReportReplica(ctx, holder, l.url); err != nil {
 		return leader.Term{}, err
 	}
 	t, err := l.db.Acquire(ctx, name, holder, ttl)

@@ -4,17 +4,29 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 )
 
 // AgentClient is the client a node's agent uses; its token is the join
-// token until Join succeeds, then the node credential.
+// token until Join succeeds, then the node credential. It knows every
+// server sharing the store (Join's and Sync's answers list them) and
+// moves to the next when a call cannot reach the one it uses, so that
+// servers need no load balancer in front of them.
 type AgentClient struct {
 	c *Client
+
+	mu      sync.Mutex
+	servers []string // the first is the one in use
+	// OnMove, when set, is told when the client moves to another
+	// server (for the agent's log).
+	OnMove func(from, to string, err error)
 }
 
 // Reconnect drops the client's idle connections, so that the next call
@@ -32,7 +44,70 @@ func (a *AgentClient) TrustCA(caPEM []byte) error { return a.c.TrustCA(caPEM) }
 
 // NewAgentClient returns an agent client for the server at baseURL.
 func NewAgentClient(baseURL, joinToken string) *AgentClient {
-	return &AgentClient{c: &Client{BaseURL: baseURL, Token: joinToken, HTTP: &http.Client{Timeout: 60 * time.Second}}}
+	baseURL = strings.TrimRight(baseURL, "/")
+	// A dial that does not answer (a partitioned server) gives up soon
+	// enough for the agent to reach another before its node's lease ends.
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	a := &AgentClient{c: &Client{BaseURL: baseURL, Token: joinToken, HTTP: &http.Client{Timeout: 60 * time.Second, Transport: t}}, servers: []string{baseURL}}
+	a.c.Base = a.current
+	a.c.Unreachable = a.unreachable
+	return a
+}
+
+// current is the server in use.
+func (a *AgentClient) current() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.servers[0]
+}
+
+// Servers lists the servers the client knows, the one in use first.
+func (a *AgentClient) Servers() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.servers...)
+}
+
+// SetServers takes the servers a join or sync answer lists: the one in
+// use stays first when it is listed (it answered), the others follow in
+// the answer's order. An empty list changes nothing.
+func (a *AgentClient) SetServers(urls []string) {
+	if len(urls) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur := a.servers[0]
+	next := []string{cur}
+	seen := map[string]bool{cur: true}
+	for _, u := range urls {
+		u = strings.TrimRight(u, "/")
+		if u != "" && !seen[u] {
+			seen[u] = true
+			next = append(next, u)
+		}
+	}
+	a.servers = next
+}
+
+// unreachable moves to the next server when the one in use did not
+// answer a call (the same failure seen by several calls at once moves
+// once).
+func (a *AgentClient) unreachable(base string, err error) {
+	a.mu.Lock()
+	if len(a.servers) < 2 || a.servers[0] != base {
+		a.mu.Unlock()
+		return
+	}
+	a.servers = append(a.servers[1:], a.servers[0])
+	to, move := a.servers[0], a.OnMove
+	a.mu.Unlock()
+	// Connections kept to the old one would be tried again.
+	a.Reconnect()
+	if move != nil {
+		move(base, to, err)
+	}
 }
 
 // Join exchanges the join token for the node credential, which the client

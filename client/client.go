@@ -24,6 +24,20 @@ type Client struct {
 	Token string
 	// HTTP is the client used; nil means a client with a 60 s timeout.
 	HTTP *http.Client
+	// Base, when set, gives the server to call instead of BaseURL (an
+	// agent's client moving between servers), and Unreachable is told
+	// when a call could not reach it at all (no answer, not an error
+	// answer), so that the next call goes elsewhere.
+	Base        func() string
+	Unreachable func(base string, err error)
+}
+
+// base is the server the next call goes to.
+func (c *Client) base() string {
+	if c.Base != nil {
+		return c.Base()
+	}
+	return c.BaseURL
 }
 
 // NewClient returns a client for baseURL authenticating with token.
@@ -42,6 +56,11 @@ func (c *Client) TrustCA(caPEM []byte) error {
 		return err
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	if c.HTTP != nil {
+		if own, ok := c.HTTP.Transport.(*http.Transport); ok {
+			t = own.Clone() // keep its dialer (an agent's short dial timeout)
+		}
+	}
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	if c.HTTP == nil {
 		c.HTTP = &http.Client{Timeout: 60 * time.Second}
@@ -63,7 +82,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any, headers 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	base := c.base()
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +105,10 @@ func (c *Client) do(ctx context.Context, method, path string, body any, headers 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("cannot reach the Shoal server at %s: %w (is `shoal server` running? set SHOAL_SERVER or the server in ~/.config/shoal/config.yaml)", c.BaseURL, err)
+		if c.Unreachable != nil && ctx.Err() == nil {
+			c.Unreachable(base, err)
+		}
+		return 0, fmt.Errorf("cannot reach the Shoal server at %s: %w (is `shoal server` running? set SHOAL_SERVER or the server in ~/.config/shoal/config.yaml)", base, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

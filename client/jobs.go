@@ -171,7 +171,8 @@ func (c *Client) doStream(ctx context.Context, method, path string, body io.Read
 // an error status is decoded into a *shoal.Error. noTimeout is for
 // long-lived streams.
 func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, contentType string, noTimeout bool) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	base := c.base()
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,10 @@ func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, c
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the Shoal server at %s: %w", c.BaseURL, err)
+		if c.Unreachable != nil && ctx.Err() == nil {
+			c.Unreachable(base, err)
+		}
+		return nil, fmt.Errorf("cannot reach the Shoal server at %s: %w", base, err)
 	}
 	if resp.StatusCode >= 400 {
 		defer resp.Body.Close()

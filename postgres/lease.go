@@ -101,14 +101,17 @@ func checkFence(ctx context.Context, tx *sql.Tx) error {
 type Replica struct {
 	Holder string    `json:"replica"`
 	Seen   time.Time `json:"seen"`
+	// URL is where it takes agents' calls.
+	URL string `json:"url,omitempty"`
 	// Age is how long ago that was, by the database's clock.
 	Age time.Duration `json:"-"`
 }
 
-// ReportReplica records that holder is serving now.
-func (db *DB) ReportReplica(ctx context.Context, holder string) error {
-	_, err := db.db.ExecContext(ctx, `INSERT INTO replicas (holder, seen) VALUES ($1, `+dbNow+`)
-		ON CONFLICT (holder) DO UPDATE SET seen = excluded.seen`, holder)
+// ReportReplica records that holder is serving now, taking agents'
+// calls at url.
+func (db *DB) ReportReplica(ctx context.Context, holder, url string) error {
+	_, err := db.db.ExecContext(ctx, `INSERT INTO replicas (holder, seen, url) VALUES ($1, `+dbNow+`, $2)
+		ON CONFLICT (holder) DO UPDATE SET seen = excluded.seen, url = excluded.url`, holder, url)
 	if err != nil {
 		return fmt.Errorf("postgres: report replica: %w", err)
 	}
@@ -121,7 +124,7 @@ func (db *DB) Replicas(ctx context.Context, window time.Duration) ([]Replica, er
 	if _, err := db.db.ExecContext(ctx, `DELETE FROM replicas WHERE seen < `+dbNow+` - $1`, (24 * time.Hour).Microseconds()); err != nil {
 		return nil, fmt.Errorf("postgres: replicas: %w", err)
 	}
-	rows, err := db.db.QueryContext(ctx, `SELECT holder, seen, `+dbNow+` - seen FROM replicas WHERE seen >= `+dbNow+` - $1 ORDER BY seen DESC, holder`, window.Microseconds())
+	rows, err := db.db.QueryContext(ctx, `SELECT holder, seen, `+dbNow+` - seen, url FROM replicas WHERE seen >= `+dbNow+` - $1 ORDER BY seen DESC, holder`, window.Microseconds())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: replicas: %w", err)
 	}
@@ -130,7 +133,7 @@ func (db *DB) Replicas(ctx context.Context, window time.Duration) ([]Replica, er
 	for rows.Next() {
 		var r Replica
 		var seen, age int64
-		if err := rows.Scan(&r.Holder, &seen, &age); err != nil {
+		if err := rows.Scan(&r.Holder, &seen, &age, &r.URL); err != nil {
 			return nil, err
 		}
 		r.Seen, r.Age = time.UnixMicro(seen).UTC(), time.Duration(age)*time.Microsecond

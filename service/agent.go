@@ -59,7 +59,7 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 			return err
 		}
 		node = n
-		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull}
+		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
 		c := &shoal.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
 		what := "is idle"
@@ -156,7 +156,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 	if renew && req.Instance != nil {
 		s.RecordInstanceReport(ctx, nodeID, req.Instance)
 	}
-	resp := &shoal.AgentSyncResponse{}
+	resp := &shoal.AgentSyncResponse{Servers: s.servers(ctx)}
 	writeBeat := false
 	var unstarted *shoal.RankRef
 	var unstartedReason string
@@ -566,4 +566,17 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.
 	s.nodes.Wake(wake...)
 	s.notify()
 	return nil
+}
+
+// servers lists where agents reach the servers sharing the store.
+func (s *Services) servers(ctx context.Context) []string {
+	if s.cfg.Servers != nil {
+		if l := s.cfg.Servers(ctx); len(l) > 0 {
+			return l
+		}
+	}
+	if s.cfg.ServerURL == "" {
+		return nil
+	}
+	return []string{s.cfg.ServerURL}
 }

@@ -5,6 +5,7 @@
 package service
 
 import (
+	"context"
 	"crypto/rand"
 	"io"
 	"log/slog"
@@ -37,6 +38,11 @@ type Config struct {
 	Providers map[string]shoal.Provider
 	// ServerURL is where agents reach this server.
 	ServerURL string
+	// Servers lists where agents reach every server sharing the store
+	// (this one's ServerURL among them), for agents to move to another
+	// when theirs stops answering; nil means ServerURL alone. Called for
+	// every join and sync: it must be cheap (the server caches it).
+	Servers func(ctx context.Context) []string
 	// ServerCA is the PEM of the CA of the server's HTTPS certificate, handed
 	// to the nodes it provisions; nil over HTTP or with a public certificate.
 	ServerCA []byte
