@@ -23,7 +23,7 @@ func filesDir(sqliteURL string) string {
 // installation's files/ into PostgreSQL, or out of PostgreSQL into the
 // new SQLite file's files/. Between two stores of one kind there is
 // nothing to do here (two SQLite stores: copy the directory; two
-// PostgreSQL databases: the rows of file_chunks — see the README).
+// PostgreSQL databases: the rows of file_chunks — see docs/operations/backup.md).
 // Returns how many files moved.
 func copyFiles(ctx context.Context, src, dst shoal.Store, srcURL, dstURL string) (int, error) {
 	spg, srcPG := src.(*postgres.DB)

@@ -35,7 +35,7 @@ type IdlePolicy struct {
 // DefaultWaitCostRatio prices an hour of a waiting job at this multiple
 // of an hour of the node it waits for, when wait_cost_per_hour is not set
 // (chosen on the Alibaba GPU 2023 trace, where it beats the fixed 120 s
-// default on both node-hours and mean wait; see the README).
+// default on both node-hours and mean wait; see docs/guides/idle-timeouts.md).
 const DefaultWaitCostRatio = 1.5
 
 // AdaptiveHistory is how many of a cluster's most recent arrivals the

@@ -26,7 +26,7 @@ func TestAzurePythonSDK(t *testing.T) {
 	// ci-obo-demo is created for dana: a member of the workspace.
 	mustRun(t, s.env, "role", "assign", "--user", "dana", "--role", "Reader", "-o", "none")
 	// The SDK signs in as a service principal, as a pipeline would:
-	// DefaultAzureCredential reads the AZURE_* variables (see the README).
+	// DefaultAzureCredential reads the AZURE_* variables (see docs/guides/azure-sdks.md).
 	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-seeds", "-o", "json")
 	mustRun(t, s.env, "role", "assign", "--sp", "sdk-seeds", "--role", "Contributor", "-o", "none")
 	key := strings.TrimSpace(readFile(t, sshKey(t, "sdk")+".pub"))

@@ -11,7 +11,7 @@ import (
 )
 
 // The attacks of a Contributor on a shared Shoal, with the server started
-// as the README says: a job that reads the server's admin token from the
+// as docs/operations/security.md says: a job that reads the server's admin token from the
 // data dir, another user's instance home and the secrets in other
 // processes' environments; and an instance's SSH login that reads the
 // admin token. Run as root (as CI runs it), work runs as accounts of its

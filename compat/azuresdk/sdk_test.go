@@ -84,7 +84,7 @@ func options(url string, ca []byte) *arm.ClientOptions {
 }
 
 // armAudience is Resource Manager's audience, which the ARM routes accept
-// as well as Shoal's own URL: the README's Go example uses it.
+// as well as Shoal's own URL: docs/guides/azure-sdks.md's Go example uses it.
 const armAudience = "https://management.azure.com/"
 
 // optionsFor is options with the token audience given.

@@ -72,7 +72,7 @@ func TestGoSDKServicePrincipal(t *testing.T) {
 	}
 
 	// The AD FS credential asks for Shoal's own audience, the Entra one
-	// for Resource Manager's (as the README's example does).
+	// for Resource Manager's (as docs/guides/azure-sdks.md's example does).
 	audiences := map[string]string{"adfs": url, "entra": armAudience}
 	for name, cred := range map[string]azcore.TokenCredential{"adfs": adfs, "entra": entra} {
 		cc, err := armmachinelearning.NewComputeClient(sub, cred, optionsFor(url, audiences[name], ca))

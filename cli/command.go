@@ -1,0 +1,15 @@
+package cli
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// NewCommand returns the `shoal` command tree, writing to stdout and
+// stderr, for programs that read the tree rather than run it: the CLI
+// reference generator (cli/clidoc) and the docs tests.
+func NewCommand(stdout, stderr io.Writer) *cobra.Command {
+	return newRootCommand(&globals{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr})
+}
