@@ -120,7 +120,7 @@ type Job struct {
 	// StatusReasonCode is, for a queued job, the code of StatusReason for
 	// programs (the scheduler's: provisioning, at_max_instances,
 	// budget_reached, quota_exceeded, waiting_behind, gang_incomplete,
-	// no_nodes, compute_unavailable); empty otherwise. Filled when the job
+	// no_nodes, compute_unavailable, compute_deleting); empty otherwise. Filled when the job
 	// is read, never stored.
 	StatusReasonCode string `json:"status_reason_code,omitempty"`
 	// Cost is what the job's attempts cost so far (computed when the job

@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal/client"
-	"golang.org/x/term"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -63,49 +61,6 @@ func newComputeListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComputeDeleteCommand(g *globals) *cobra.Command {
-	var name string
-	var yes, noWait bool
-	cmd := &cobra.Command{
-		Use:   "delete",
-		Short: "Delete a compute (asks for confirmation unless --yes)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			if !yes {
-				ok, err := confirm(g, fmt.Sprintf("Are you sure you want to delete compute %q in workspace %q? (y/n): ", name, ws))
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return fmt.Errorf("delete cancelled")
-				}
-			}
-			if _, err := c.DeleteCompute(cmd.Context(), ws, name, ""); err != nil {
-				return err
-			}
-			if noWait {
-				return nil
-			}
-			return waitFor(cmd.Context(), g, "Deleting "+name, func(ctx context.Context) (bool, error) {
-				_, err := c.GetCompute(ctx, ws, name)
-				if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-					return true, nil
-				}
-				return false, err
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for the deletion to finish")
-	_ = cmd.MarkFlagRequired("name")
-	return cmd
-}
-
 // confirm asks a yes/no question on stderr and reads the answer from stdin.
 func confirm(g *globals, question string) (bool, error) {
 	fmt.Fprint(g.stderr, question)
@@ -115,37 +70,6 @@ func confirm(g *globals, question string) (bool, error) {
 	}
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
-}
-
-// waitFor polls done until it reports true, showing progress on stderr when
-// it is a terminal.
-func waitFor(ctx context.Context, g *globals, what string, done func(context.Context) (bool, error)) error {
-	tty := false
-	if f, ok := g.stderr.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	spin := []string{"|", "/", "-", "\\"}
-	deadline := time.Now().Add(30 * time.Minute)
-	for i := 0; ; i++ {
-		ok, err := done(ctx)
-		if err != nil || ok {
-			if tty {
-				fmt.Fprint(g.stderr, "\r\033[K")
-			}
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: still not finished after 30 minutes", what)
-		}
-		if tty {
-			fmt.Fprintf(g.stderr, "\r%s %s", spin[i%len(spin)], what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func newComputeListSizesCommand(g *globals) *cobra.Command {

@@ -216,15 +216,16 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 			if f.noWait {
 				return nil
 			}
-			comp, err = waitProvisioned(cmd.Context(), g, c, ws, comp)
+			p := g.newProgress(cmd, "Creating compute "+comp.Name)
+			comp, err = waitProvisioned(cmd.Context(), p, c, ws, comp)
+			if err == nil && comp.Type == shoal.ComputeTypeInstance {
+				comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
+			}
+			p.Done("")
 			if err != nil {
 				return err
 			}
 			if comp.Type == shoal.ComputeTypeInstance {
-				comp, err = waitInstance(cmd.Context(), g, c, ws, comp, "Creating "+comp.Name)
-				if err != nil {
-					return err
-				}
 				return g.render(comp, instanceColumns)
 			}
 			return g.render(comp, computeColumns)
@@ -235,17 +236,23 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 }
 
 // waitProvisioned waits until the compute leaves Creating/Updating and
-// returns it; a Failed compute is an error carrying its provisioning errors.
-func waitProvisioned(ctx context.Context, g *globals, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
+// returns it, showing its state on p; a Failed compute is an error
+// carrying its provisioning errors.
+func waitProvisioned(ctx context.Context, p *progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
 	name := comp.Name
-	err := waitFor(ctx, g, "Creating "+name, func(ctx context.Context) (bool, error) {
-		if comp.ProvisioningState != shoal.ProvisioningCreating && comp.ProvisioningState != shoal.ProvisioningUpdating {
-			return true, nil
+	provisioning := func(c *shoal.Compute) bool {
+		return c.ProvisioningState == shoal.ProvisioningCreating || c.ProvisioningState == shoal.ProvisioningUpdating
+	}
+	err := pollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
+		if !provisioning(comp) {
+			return "", true, nil
 		}
-		var err error
-		comp, err = c.GetCompute(ctx, ws, name)
-		done := err == nil && comp.ProvisioningState != shoal.ProvisioningCreating && comp.ProvisioningState != shoal.ProvisioningUpdating
-		return done, err
+		next, err := c.GetCompute(ctx, ws, name)
+		if err != nil {
+			return "", false, err
+		}
+		comp = next
+		return "provisioning state " + comp.ProvisioningState, !provisioning(comp), nil
 	})
 	if err != nil {
 		return nil, err

@@ -49,7 +49,9 @@ func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
 			if noWait {
 				return nil
 			}
-			comp, err = waitInstance(cmd.Context(), g, c, ws, comp, strings.ToUpper(op[:1])+op[1:]+"ing "+name)
+			p := g.newProgress(cmd, instanceOpVerb(op)+" compute instance "+name)
+			comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
+			p.Done("")
 			if err != nil {
 				return err
 			}
@@ -62,25 +64,38 @@ func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
 	return cmd
 }
 
+// instanceOpVerb is how a wait names an instance operation: "Starting",
+// "Stopping", "Restarting".
+func instanceOpVerb(op string) string {
+	if op == "stop" {
+		return "Stopping"
+	}
+	return strings.ToUpper(op[:1]) + strings.TrimSuffix(op[1:], "e") + "ing"
+}
+
 // waitInstance waits until an instance's operation is over (its state is
-// no longer a transitional one) and fails when it failed.
-func waitInstance(ctx context.Context, g *globals, c *client.Client, ws string, comp *shoal.Compute, what string) (*shoal.Compute, error) {
+// no longer a transitional one), showing its state on p, and fails when
+// it failed.
+func waitInstance(ctx context.Context, p *progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
 	name := comp.Name
-	settled := func(st string) bool {
-		switch st {
+	settled := func(comp *shoal.Compute) bool {
+		switch comp.State {
 		case shoal.InstanceRunning, shoal.InstanceJobRunning, shoal.InstanceStopped, shoal.InstanceSetupFailed,
 			shoal.InstanceCreateFailed, shoal.InstanceUnusable:
-			return true
+			return comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress
 		}
 		return false
 	}
-	err := waitFor(ctx, g, what, func(ctx context.Context) (bool, error) {
-		if settled(comp.State) && (comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress) {
-			return true, nil
+	err := pollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
+		if settled(comp) {
+			return "", true, nil
 		}
-		var err error
-		comp, err = c.GetCompute(ctx, ws, name)
-		return err == nil && settled(comp.State) && (comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress), err
+		next, err := c.GetCompute(ctx, ws, name)
+		if err != nil {
+			return "", false, err
+		}
+		comp = next
+		return instanceState(comp), settled(comp), nil
 	})
 	if err != nil {
 		return nil, err
@@ -90,6 +105,16 @@ func waitInstance(ctx context.Context, g *globals, c *client.Client, ws string, 
 			op.OperationName, name, op.OperationStatus, comp.State, name, name)
 	}
 	return comp, nil
+}
+
+// instanceState is an instance's state as a wait shows it: "Starting
+// (Start InProgress)".
+func instanceState(comp *shoal.Compute) string {
+	s := "state " + comp.State
+	if op := comp.LastOperation; op != nil && op.OperationName != "" {
+		s += " (" + op.OperationName + " " + op.OperationStatus + ")"
+	}
+	return s
 }
 
 // newConnectSSHCommand runs the user's OpenSSH client against the

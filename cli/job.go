@@ -89,7 +89,7 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 					}
 				} else {
 					out, done := g.logOut()
-					if err := c.StreamLogs(cmd.Context(), ws, j.Name, 0, 0, true, out); err != nil {
+					if err := streamJobLogs(cmd.Context(), g, cmd, c, ws, j.Name, 0, out); err != nil {
 						return err
 					}
 					if err := done(); err != nil {
@@ -272,7 +272,7 @@ func newJobStreamCommand(g *globals) *cobra.Command {
 			return followParent(cmd.Context(), c, ws, name, g.stdout)
 		}
 		out, done := g.logOut()
-		if err := c.StreamLogs(cmd.Context(), ws, name, rank, 0, true, out); err != nil {
+		if err := streamJobLogs(cmd.Context(), g, cmd, c, ws, name, rank, out); err != nil {
 			return err
 		}
 		return done()

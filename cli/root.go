@@ -35,6 +35,9 @@ type globals struct {
 	// isRoot reports whether this process runs as root; nil asks the
 	// system (tests set it to try both).
 	isRoot func() bool
+	// clock is what waits tell the time and sleep with; nil is the wall
+	// clock (tests set a fake one).
+	clock waitClock
 }
 
 // root reports whether this process runs as root (see isRoot).

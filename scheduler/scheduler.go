@@ -159,6 +159,11 @@ const (
 	// ReasonUnavailable: the compute takes no jobs now (an instance that
 	// is stopped): the user has to start it.
 	ReasonUnavailable ReasonCode = "compute_unavailable"
+	// ReasonDeleting: the job's compute is being deleted, so the job will
+	// never start; the compute controller fails it (the placement pass
+	// sets this reason, never Schedule, since such a job is not
+	// scheduled at all).
+	ReasonDeleting ReasonCode = "compute_deleting"
 )
 
 // Reason explains why a job was not placed.

@@ -120,13 +120,18 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 		snap.Clusters[key] = cs
 	}
 	refs := map[string]shoal.QueuedJobRef{}
+	deleting := map[string]scheduler.Reason{}
 	for _, j := range st.Queued {
 		key := shoal.ComputeKey(j.Workspace, j.ComputeKey)
-		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == shoal.ProvisioningDeleting {
-			continue // it can never run: ReconcileComputes fails it
-		}
 		id := j.Workspace + "/" + j.Name
 		refs[id] = j
+		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == shoal.ProvisioningDeleting {
+			// It can never run: ReconcileComputes fails it. Until then its
+			// reason says so, not what it waited for before the delete
+			// (e.g. "cluster is at max_instances").
+			deleting[id] = deletingReason(ci.Compute)
+			continue
+		}
 		_, demoted := blocked[id]
 		snap.Jobs = append(snap.Jobs, service.QueueJob(j, demoted))
 	}
@@ -137,6 +142,9 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 	var reasons *live.ReasonChanges
 	if !st.Partial {
 		userBudgetReasons(blocked, res.Waiting)
+		for id, r := range deleting {
+			res.Waiting[id] = r
+		}
 		if reasons, err = s.WaitReasons().Plan(sys, now, res.Waiting); err != nil {
 			return nil, err
 		}
@@ -177,7 +185,11 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 	s.WakeNodes(wake...)
 	waiting := st.Queued[:0]
 	for _, j := range st.Queued {
-		if _, ok := res.Waiting[j.Workspace+"/"+j.Name]; ok {
+		id := j.Workspace + "/" + j.Name
+		if _, gone := deleting[id]; gone {
+			continue // no demand: its compute is going away
+		}
+		if _, ok := res.Waiting[id]; ok {
 			waiting = append(waiting, j)
 		}
 	}
@@ -226,4 +238,12 @@ func (l *Loop) writeReasons(ctx context.Context, now time.Time, reasons map[stri
 	}
 	r.Committed(ch)
 	return nil
+}
+
+// deletingReason is why a job queued on a compute being deleted waits:
+// it does not wait for anything, it fails once the compute controller
+// gets to it.
+func deletingReason(c *shoal.Compute) scheduler.Reason {
+	return scheduler.Reason{Code: scheduler.ReasonDeleting,
+		Message: fmt.Sprintf("compute %s is being deleted: this job will not start and fails without running (submit it again to another compute)", c.Name)}
 }

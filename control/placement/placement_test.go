@@ -3,6 +3,7 @@ package placement_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
@@ -10,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/scheduler"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -87,5 +89,83 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A job queued on a compute being deleted says so, with its own code,
+// instead of what it waited for before the delete ("cluster is at
+// max_instances"), and is no demand for the autoscaler.
+func TestRunOnceDeletingComputeReason(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		c := teststore.Cluster(tx, "cpu")
+		one := 1
+		c.MaxInstances = &one
+		return tx.InsertCompute(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
+	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: "waits", Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	pass := placement.New(svc, noBlocks{})
+	reason := func() (string, string) {
+		t.Helper()
+		var code, msg string
+		err := db.View(ctx, func(tx shoal.Tx) error {
+			r, ok, err := svc.WaitReasons().Get(tx, "ws", "waits")
+			if !ok {
+				t.Fatal("the queued job has no reason")
+			}
+			code, msg = string(r.Code), r.Message
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code, msg
+	}
+	clock.Advance(1)
+	if _, err := pass.RunOnce(ctx, clock.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := reason(); code == string(scheduler.ReasonDeleting) {
+		t.Fatalf("before the delete the reason is already %s", code)
+	}
+	err = db.Update(ctx, func(tx shoal.Tx) error {
+		c, err := tx.GetCompute("ws", "cpu")
+		if err != nil {
+			return err
+		}
+		c.ProvisioningState = shoal.ProvisioningDeleting
+		c.Version++
+		return tx.UpdateCompute(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1)
+	st, err := pass.RunOnce(ctx, clock.Now(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, msg := reason()
+	if code != string(scheduler.ReasonDeleting) || !strings.Contains(msg, "compute cpu is being deleted") {
+		t.Errorf("reason on a deleting compute: %s %q, want %s naming the compute", code, msg, scheduler.ReasonDeleting)
+	}
+	if len(st.Queued) != 0 {
+		t.Errorf("the autoscaler is handed %d queued jobs of a deleting compute as demand", len(st.Queued))
 	}
 }
