@@ -249,6 +249,9 @@ func newJobAttemptsCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if g.tableView() {
+			return g.render(attemptRows(list), attemptTableColumns)
+		}
 		return g.render(list, []string{"number", "status", "start_time", "end_time", "exit_code", "reason"})
 	})
 	return cmd
@@ -300,6 +303,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			seen := map[string]string{} // job → "status reason" last printed
+			out := g.stream(jobColumns) // one table header however many changes
 			for first := true; ; first = false {
 				list, err := c.ListJobs(ctx, ws, statuses, compute, max)
 				if err != nil {
@@ -310,7 +314,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 				}
 				// Watching: the list once, then each job whose status or
 				// reason changed, as it changes.
-				var changed []*shoal.Job
+				changed := []*shoal.Job{} // not nil: no jobs is [] in JSON, "(none)" in a table
 				for _, j := range list {
 					key := j.Status + "\x00" + j.StatusReason
 					if seen[j.Name] != key {
@@ -319,7 +323,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 					}
 				}
 				if first || len(changed) > 0 {
-					if err := g.render(changed, jobColumns); err != nil {
+					if err := out.write(changed); err != nil {
 						return err
 					}
 				}
