@@ -242,7 +242,7 @@ func newComputeEventsCommand(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			var last int64
-			out := g.stream(columns) // one table header however many events
+			out := g.stream(columns, nil) // one table header however many events
 			for first := true; ; first = false {
 				list, err := c.ListComputeEvents(ctx, ws, name)
 				if err != nil {

@@ -303,7 +303,9 @@ func newJobListCommand(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			seen := map[string]string{} // job → "status reason" last printed
-			out := g.stream(jobColumns) // one table header however many changes
+			// One table header however many changes, its status column as
+			// wide as the longest status a job can come to.
+			out := g.stream(jobColumns, map[string]int{"status": len(shoal.JobCancelRequested)})
 			for first := true; ; first = false {
 				list, err := c.ListJobs(ctx, ws, statuses, compute, max)
 				if err != nil {

@@ -12,14 +12,19 @@ import (
 type listStream struct {
 	g       *globals
 	columns []string
-	said    bool // noneLine printed for an empty first batch
-	keys    []string
-	layout  *tableLayout
+	// minWidths are widths, by key, that the first rows may not show but
+	// later ones need (a status that becomes CancelRequested), so that
+	// rows stay under their header.
+	minWidths map[string]int
+	said      bool // noneLine printed for an empty first batch
+	keys      []string
+	layout    *tableLayout
 }
 
-// stream returns a listStream whose table shows columns.
-func (g *globals) stream(columns []string) *listStream {
-	return &listStream{g: g, columns: columns}
+// stream returns a listStream whose table shows columns, each at least
+// as wide as minWidths says.
+func (g *globals) stream(columns []string, minWidths map[string]int) *listStream {
+	return &listStream{g: g, columns: columns, minWidths: minWidths}
 }
 
 // write prints one batch.
@@ -63,6 +68,9 @@ func (s *listStream) write(v any) error {
 	tableTimes(rows)
 	if s.layout == nil {
 		s.layout = newTableLayout(s.keys, rows)
+		for i, k := range s.keys {
+			s.layout.widths[i] = max(s.layout.widths[i], s.minWidths[k])
+		}
 		s.layout.writeHeader(&b)
 	}
 	for _, row := range rows {
