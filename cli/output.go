@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,10 @@ func Render(w io.Writer, data any, format, query string, columns []string) error
 	if err != nil {
 		return err
 	}
+	if v == nil && format == "table" && query == "" && isNilList(data) {
+		// A list the server sent as null is as empty as [] to a reader.
+		v = []any{}
+	}
 	if v == nil || format == "none" {
 		return nil
 	}
@@ -70,6 +75,13 @@ func Render(w io.Writer, data any, format, query string, columns []string) error
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// isNilList reports whether data is a nil slice: an empty list that
+// encodes as null.
+func isNilList(data any) bool {
+	r := reflect.ValueOf(data)
+	return r.Kind() == reflect.Slice && r.IsNil()
 }
 
 // prepare converts data into ordered generic values, applying query if set.

@@ -193,6 +193,9 @@ func TestRender(t *testing.T) {
 		{name: "empty/yaml", data: map[string]any{}, format: "yaml", want: "{}\n"},
 		{name: "empty/table", data: []int{}, format: "table", want: "(none)\n"},
 		{name: "empty/tsv", data: []int{}, format: "tsv", want: ""},
+		{name: "nil list/table", data: []int(nil), format: "table", want: "(none)\n"},
+		{name: "nil list/json", data: []int(nil), format: "json", want: ""},
+		{name: "nil list with a query/table", data: []int(nil), format: "table", query: "[0]", want: ""},
 		{name: "empty/csv", data: []int{}, format: "csv", want: ""},
 		{name: "empty query/table", data: data, format: "table", query: "[?max_instances > `9`]", want: "(none)\n"},
 	}
