@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,8 +136,8 @@ var costTableColumns = []string{"key", "node_hours", "usd", "dedicated_usd", "lo
 // the report's own "(idle)" line, so that it cannot be a compute's name.
 const costTotalKey = "(total)"
 
-// costRow is one line of a cost table: hours to two decimals, money to
-// the cent.
+// costRow is one line of a cost table: hours and money to two decimals
+// (see amount).
 type costRow struct {
 	Key         string `json:"key"`
 	NodeHours   string `json:"node_hours"`
@@ -166,6 +167,16 @@ func costRows(lines []shoal.CostLine) []costRow {
 }
 
 func newCostRow(l shoal.CostLine) costRow {
-	cents := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
-	return costRow{Key: l.Key, NodeHours: cents(l.NodeHours), USD: cents(l.USD), Dedicated: cents(l.Dedicated), LowPriority: cents(l.LowPriority)}
+	return costRow{Key: l.Key, NodeHours: amount(l.NodeHours), USD: amount(l.USD), Dedicated: amount(l.Dedicated), LowPriority: amount(l.LowPriority)}
+}
+
+// amount formats dollars (or hours) to the cent; an amount under half a
+// cent, which would read 0.00, has four significant digits instead, so
+// that a short run does not look free (0.0001648).
+func amount(f float64) string {
+	if f == 0 || math.Abs(f) >= 0.005 {
+		return strconv.FormatFloat(f, 'f', 2, 64)
+	}
+	decimals := 3 - int(math.Floor(math.Log10(math.Abs(f))))
+	return strconv.FormatFloat(f, 'f', decimals, 64)
 }

@@ -169,22 +169,25 @@ func TestListAttemptsTableHasNodes(t *testing.T) {
 	}
 }
 
-// cost report -o table: money to the cent, hours to two decimals, a total
+// cost report -o table: money and hours to two decimals (four significant
+// digits under half a cent, so a short run does not read 0.00), a total
 // row; JSON keeps the exact numbers and has no total.
 func TestCostReportTable(t *testing.T) {
 	lines := []shoal.CostLine{
 		{Key: "cpu-cluster", NodeSeconds: 600, NodeHours: 0.16666666666666666, USD: 0.01648099850849611, Dedicated: 0.01648099850849611},
 		{Key: "gpu-cluster", NodeSeconds: 36000, NodeHours: 10, USD: 30.6, Dedicated: 24.48, LowPriority: 6.12},
 		{Key: "(idle)", NodeSeconds: 1800, NodeHours: 0.5, USD: 0.048},
+		{Key: "short-job", NodeSeconds: 2, NodeHours: 0.0005555555555555556, USD: 0.00008111111111111111, LowPriority: 0.00008111111111111111},
 	}
 	tableServer(t, map[string]any{"/api/v1/workspaces/default/cost": lines})
 	got := output(t, "cost", "report", "-o", "table")
-	want := `Key          Node Hours    USD  Dedicated USD  Low-Priority USD
------------  ----------  -----  -------------  ----------------
-cpu-cluster        0.17   0.02           0.02              0.00
-gpu-cluster       10.00  30.60          24.48              6.12
-(idle)             0.50   0.05           0.00              0.00
-(total)           10.67  30.66          24.50              6.12
+	want := `Key          Node Hours         USD  Dedicated USD  Low-Priority USD
+-----------  ----------  ----------  -------------  ----------------
+cpu-cluster        0.17        0.02           0.02              0.00
+gpu-cluster       10.00       30.60          24.48              6.12
+(idle)             0.50        0.05           0.00              0.00
+short-job     0.0005556  0.00008111           0.00        0.00008111
+(total)           10.67       30.66          24.50              6.12
 `
 	if got != want {
 		t.Errorf("cost report -o table:\n%s\nwant:\n%s", got, want)
