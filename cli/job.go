@@ -284,6 +284,17 @@ func newJobStreamCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
+// watchJobColumns are the columns of `job list --watch -o table`: the
+// list's, with the reason, whose width varies most, last so that a long
+// one shifts no column after the header has been printed.
+var watchJobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "created_on", "status_reason"}
+
+// watchJobWidths reserve, in a watched table, the width of the longest
+// generated job name (a 7-letter adjective and noun and 10 characters,
+// keen_shark_3v8k2qm1xz) and of the longest status, which jobs printed
+// later may need.
+var watchJobWidths = map[string]int{"name": len("sincere_lobster_0123456789"), "status": len(shoal.JobCancelRequested)}
+
 func newJobListCommand(g *globals) *cobra.Command {
 	var status, compute string
 	var max int
@@ -302,10 +313,8 @@ func newJobListCommand(g *globals) *cobra.Command {
 				statuses = strings.Split(status, ",")
 			}
 			ctx := cmd.Context()
-			seen := map[string]string{} // job → "status reason" last printed
-			// One table header however many changes, its status column as
-			// wide as the longest status a job can come to.
-			out := g.stream(jobColumns, map[string]int{"status": len(shoal.JobCancelRequested)})
+			seen := map[string]string{}                      // job → "status reason" last printed
+			out := g.stream(watchJobColumns, watchJobWidths) // one table header however many changes
 			for first := true; ; first = false {
 				list, err := c.ListJobs(ctx, ws, statuses, compute, max)
 				if err != nil {

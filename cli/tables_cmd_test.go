@@ -259,11 +259,11 @@ func TestJobListWatchTableOneHeader(t *testing.T) {
 		t.Fatalf("job list --watch: exit %d: %s", c, stderr.String())
 	}
 	want := `(none)
-Name  Display Name  Status           Compute  Attempt Count  Status Reason       Created On
-----  ------------  ---------------  -------  -------------  ------------------  --------------------
-a                   Queued           cpu                  0  waiting for a node  2024-05-01T10:00:00Z
-b                   Queued           cpu                  0  waiting for a node  2024-05-01T10:00:00Z
-a                   Running          cpu                  0                      2024-05-01T10:00:00Z
+Name                        Display Name  Status           Compute  Attempt Count  Created On            Status Reason
+--------------------------  ------------  ---------------  -------  -------------  --------------------  ------------------
+a                                         Queued           cpu                  0  2024-05-01T10:00:00Z  waiting for a node
+b                                         Queued           cpu                  0  2024-05-01T10:00:00Z  waiting for a node
+a                                         Running          cpu                  0  2024-05-01T10:00:00Z
 `
 	if got := out.String(); got != want {
 		t.Errorf("job list --watch -o table:\n%s\nwant:\n%s", got, want)
