@@ -18,7 +18,7 @@ const noneLine = "(none)"
 const tableTime = "2006-01-02T15:04:05Z"
 
 // columnTitles are the headers of the columns the CLI's tables show, by
-// key. Keys not here get headerWords' title; the map is for keys whose
+// key. Keys not here get their words' title (headerName); the map is for keys whose
 // words alone would read wrongly (Azure's v_cp_us) or that a table names
 // more plainly.
 var columnTitles = map[string]string{
