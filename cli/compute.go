@@ -73,33 +73,58 @@ func confirm(g *globals, question string) (bool, error) {
 }
 
 func newComputeListSizesCommand(g *globals) *cobra.Command {
-	return newLocationListCommand(g, "list-sizes", "List the VM sizes offered at a location",
-		[]string{"name", "family", "v_cp_us", "memory_gb", "gpus", "gpu_model", "low_priority_capable"}, (*client.Client).ListSizes)
+	return newLocationListCommand(g, "list-sizes", "List the VM sizes offered at a location, with their hourly prices",
+		[]string{"name", "family", "v_cp_us", "memory_gb", "gpus", "gpu_model", "low_priority_capable"}, (*client.Client).ListSizes,
+		func(raw json.RawMessage) (any, []string, error) {
+			rows, err := sizeRows(raw)
+			return rows, sizeTableColumns, err
+		})
 }
 
 func newComputeListUsageCommand(g *globals) *cobra.Command {
 	return newLocationListCommand(g, "list-usage", "List vCPU quota usage at a location",
-		[]string{"type", "current_value", "limit", "unit"}, (*client.Client).ListUsages)
+		[]string{"type", "current_value", "limit", "unit"}, (*client.Client).ListUsages,
+		func(raw json.RawMessage) (any, []string, error) {
+			rows, err := usageRows(raw)
+			return rows, usageTableColumns, err
+		})
 }
 
 // newLocationListCommand is a command that renders what list returns for
-// a location, the workspace's unless --location names one.
-func newLocationListCommand(g *globals, use, short string, columns []string, list func(*client.Client, context.Context, string) (json.RawMessage, error)) *cobra.Command {
+// a location, the workspace's unless --location names one; a table shows
+// the rows that table makes of it, the other formats the API's objects in
+// columns.
+func newLocationListCommand(g *globals, use, short string, columns []string, list func(*client.Client, context.Context, string) (json.RawMessage, error), table func(json.RawMessage) (rows any, columns []string, err error)) *cobra.Command {
 	var location string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ws, err := g.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
 			loc := location
 			if loc == "" {
-				var err error
 				if loc, err = workspaceLocation(ctx, g, ws); err != nil {
-					return nil, err
+					return err
 				}
 			}
-			return list(c, ctx, loc)
-		}),
+			raw, err := list(c, ctx, loc)
+			if err != nil {
+				return err
+			}
+			if !g.tableView() {
+				return g.render(raw, columns)
+			}
+			rows, tableColumns, err := table(raw)
+			if err != nil {
+				return err
+			}
+			return g.render(rows, tableColumns)
+		},
 	}
 	cmd.Flags().StringVarP(&location, "location", "l", "", "location (default: the workspace's)")
 	return cmd
@@ -141,12 +166,13 @@ func newComputeEventsCommand(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			var last int64
+			out := g.stream(columns, nil) // one table header however many events
 			for first := true; ; first = false {
 				list, err := c.ListComputeEvents(ctx, ws, name)
 				if err != nil {
 					return err
 				}
-				var fresh []*shoal.Event
+				fresh := []*shoal.Event{} // not nil: an empty log is [] in JSON, "(none)" in a table
 				for _, e := range list {
 					if e.ID > last {
 						fresh = append(fresh, e)
@@ -154,7 +180,7 @@ func newComputeEventsCommand(g *globals) *cobra.Command {
 					}
 				}
 				if first || len(fresh) > 0 {
-					if err := g.render(fresh, columns); err != nil {
+					if err := out.write(fresh); err != nil {
 						return err
 					}
 				}

@@ -13,8 +13,14 @@ func newCostCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "cost", Short: "What the workspace's nodes cost, from the catalog's prices"}
 	var since, group string
 	report := &cobra.Command{Use: "report", Short: "Node-seconds and cost grouped by compute, node, size, tier, tag:NAME, user or job", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"key", "node_hours", "usd", "dedicated_usd", "low_priority_usd"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.CostReport(ctx, ws, since, group)
+		RunE: g.callAndRender(costTableColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			lines, err := c.CostReport(ctx, ws, since, group)
+			if err != nil || !g.tableView() {
+				return lines, err
+			}
+			// A table rounds to the cent and adds the total; the other
+			// formats keep the report's exact numbers for scripts.
+			return costRows(lines), nil
 		})}
 	report.Flags().StringVar(&since, "since", "30d", "from this long ago (30d, 12h) or an RFC 3339 time, to now")
 	report.Flags().StringVar(&group, "group-by", "compute", "compute, node, size, tier, tag:NAME (a compute tag, e.g. tag:team), user or job (the idle rest is one line)")

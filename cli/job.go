@@ -249,6 +249,9 @@ func newJobAttemptsCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if g.tableView() {
+			return g.render(attemptRows(list), attemptTableColumns)
+		}
 		return g.render(list, []string{"number", "status", "start_time", "end_time", "exit_code", "reason"})
 	})
 	return cmd
@@ -281,6 +284,17 @@ func newJobStreamCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
+// watchJobColumns are the columns of `job list --watch -o table`: the
+// list's, with the reason, whose width varies most, last so that a long
+// one shifts no column after the header has been printed.
+var watchJobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "created_on", "status_reason"}
+
+// watchJobWidths reserve, in a watched table, the width of the longest
+// generated job name (a 7-letter adjective and noun and 10 characters,
+// keen_shark_3v8k2qm1xz) and of the longest status, which jobs printed
+// later may need.
+var watchJobWidths = map[string]int{"name": len("sincere_lobster_0123456789"), "status": len(shoal.JobCancelRequested)}
+
 func newJobListCommand(g *globals) *cobra.Command {
 	var status, compute string
 	var max int
@@ -299,7 +313,8 @@ func newJobListCommand(g *globals) *cobra.Command {
 				statuses = strings.Split(status, ",")
 			}
 			ctx := cmd.Context()
-			seen := map[string]string{} // job → "status reason" last printed
+			seen := map[string]string{}                      // job → "status reason" last printed
+			out := g.stream(watchJobColumns, watchJobWidths) // one table header however many changes
 			for first := true; ; first = false {
 				list, err := c.ListJobs(ctx, ws, statuses, compute, max)
 				if err != nil {
@@ -310,7 +325,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 				}
 				// Watching: the list once, then each job whose status or
 				// reason changed, as it changes.
-				var changed []*shoal.Job
+				changed := []*shoal.Job{} // not nil: no jobs is [] in JSON, "(none)" in a table
 				for _, j := range list {
 					key := j.Status + "\x00" + j.StatusReason
 					if seen[j.Name] != key {
@@ -319,7 +334,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 					}
 				}
 				if first || len(changed) > 0 {
-					if err := g.render(changed, jobColumns); err != nil {
+					if err := out.write(changed); err != nil {
 						return err
 					}
 				}

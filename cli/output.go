@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jmespath/go-jmespath"
 	"gopkg.in/yaml.v3"
@@ -49,6 +48,10 @@ func Render(w io.Writer, data any, format, query string, columns []string) error
 	if err != nil {
 		return err
 	}
+	if v == nil && format == "table" && query == "" && isNilList(data) {
+		// A list the server sent as null is as empty as [] to a reader.
+		v = []any{}
+	}
 	if v == nil || format == "none" {
 		return nil
 	}
@@ -72,6 +75,13 @@ func Render(w io.Writer, data any, format, query string, columns []string) error
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// isNilList reports whether data is a nil slice: an empty list that
+// encodes as null.
+func isNilList(data any) bool {
+	r := reflect.ValueOf(data)
+	return r.Kind() == reflect.Slice && r.IsNil()
 }
 
 // prepare converts data into ordered generic values, applying query if set.
@@ -320,11 +330,19 @@ func formatScalar(v any) string {
 // cell text. Objects contribute their scalar members, lists of scalars the
 // column "Result", nested lists the columns Column1, Column2, ….
 func tabulate(v any, columns []string) (keys []string, rows [][]string) {
+	keys, records := cellRecords(v)
+	keys = pickColumns(keys, columns)
+	return keys, rowsOf(records, keys)
+}
+
+// cellRecords returns the cell text of each item of a list (or of a single
+// object) by key, and the keys in the order they first appear.
+func cellRecords(v any) (keys []string, records []map[string]string) {
 	items, ok := v.([]any)
 	if !ok {
 		items = []any{v}
 	}
-	records := make([]map[string]string, len(items))
+	records = make([]map[string]string, len(items))
 	for i, item := range items {
 		var rec object
 		rec, keys = record(item, keys)
@@ -335,15 +353,20 @@ func tabulate(v any, columns []string) (keys []string, rows [][]string) {
 			records[i][m.key] = escapeControls(formatScalar(m.value), false)
 		}
 	}
-	keys = pickColumns(keys, columns)
-	rows = make([][]string, len(records))
+	return keys, records
+}
+
+// rowsOf lays records out in the order of keys; a key a record lacks is an
+// empty cell.
+func rowsOf(records []map[string]string, keys []string) [][]string {
+	rows := make([][]string, len(records))
 	for i, rec := range records {
 		rows[i] = make([]string, len(keys))
 		for j, k := range keys {
 			rows[i][j] = rec[k]
 		}
 	}
-	return keys, rows
+	return rows
 }
 
 // record returns the scalar cells of one table row and keys extended with
@@ -387,60 +410,6 @@ func pickColumns(keys, columns []string) []string {
 		return keys
 	}
 	return picked
-}
-
-// headerName turns a key such as "provisioning_state" into a column header
-// such as "Provisioning State".
-func headerName(key string) string {
-	words := strings.FieldsFunc(key, func(r rune) bool { return r == '_' })
-	for i, w := range words {
-		r, size := utf8.DecodeRuneInString(w)
-		words[i] = string(unicode.ToUpper(r)) + w[size:]
-	}
-	return strings.Join(words, " ")
-}
-
-// writeTable writes v as an az-style table: a header row, a row of dashes
-// and one row per item, columns separated by two spaces.
-func writeTable(b *bytes.Buffer, v any, columns []string) {
-	if isScalar(v) {
-		b.WriteString(escapeControls(formatScalar(v), false) + "\n")
-		return
-	}
-	keys, rows := tabulate(v, columns)
-	if len(keys) == 0 {
-		return
-	}
-	headers := make([]string, len(keys))
-	dashes := make([]string, len(keys))
-	widths := make([]int, len(keys))
-	for i, k := range keys {
-		headers[i] = headerName(k)
-		widths[i] = utf8.RuneCountInString(headers[i])
-		for _, row := range rows {
-			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]))
-		}
-		dashes[i] = strings.Repeat("-", widths[i])
-	}
-	writeTableRow(b, headers, widths)
-	writeTableRow(b, dashes, widths)
-	for _, row := range rows {
-		writeTableRow(b, row, widths)
-	}
-}
-
-// writeTableRow writes one table line, padding each cell to its column
-// width; trailing blanks are dropped.
-func writeTableRow(b *bytes.Buffer, cells []string, widths []int) {
-	var line strings.Builder
-	for i, c := range cells {
-		if i > 0 {
-			line.WriteString("  ")
-		}
-		line.WriteString(c)
-		line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
-	}
-	b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 }
 
 // writeTSV writes v as tab-separated values without a header: one line per

@@ -102,8 +102,8 @@ const renderTestYAML = `- name: cpu-cluster
 
 const renderTestTable = `Name         Provisioning State  Max Instances  Enabled  Created At Ms  Description
 -----------  ------------------  -------------  -------  -------------  -----------
-cpu-cluster  Succeeded           4              True     1700000000000
-small        Creating            1              False    1700000000001  a & b <c>
+cpu-cluster  Succeeded                       4  True     1700000000000
+small        Creating                        1  False    1700000000001  a & b <c>
 `
 
 const renderTestTSV = "cpu-cluster\tSucceeded\t4\tTrue\t1700000000000\t\n" +
@@ -151,7 +151,7 @@ func TestRender(t *testing.T) {
 		// With a query, object keys are sorted alphabetically.
 		{name: "sorted/json", data: data, format: "json", query: "[0].spec", want: "{\n  \"cores\": 8,\n  \"zone\": \"eastus\"\n}\n"},
 		{name: "sorted/yaml", data: data, format: "yaml", query: "[0].spec", want: "cores: 8\nzone: eastus\n"},
-		{name: "sorted/table", data: data, format: "table", query: "[0].spec", want: "Cores  Zone\n-----  ------\n8      eastus\n"},
+		{name: "sorted/table", data: data, format: "table", query: "[0].spec", want: "Cores  Zone\n-----  ------\n    8  eastus\n"},
 		{name: "sorted/tsv", data: data, format: "tsv", query: "[0].spec", want: "8\teastus\n"},
 
 		// A null result prints nothing, as in az.
@@ -162,7 +162,7 @@ func TestRender(t *testing.T) {
 		// Preferred columns: unknown ones are dropped, all unknown falls back.
 		{
 			name: "columns/table", data: data, format: "table", columns: []string{"max_instances", "nope", "name"},
-			want: "Max Instances  Name\n-------------  -----------\n4              cpu-cluster\n1              small\n",
+			want: "Max Instances  Name\n-------------  -----------\n            4  cpu-cluster\n            1  small\n",
 		},
 		{name: "columns/tsv", data: data, format: "tsv", columns: []string{"enabled", "name"}, want: "True\tcpu-cluster\nFalse\tsmall\n"},
 		{name: "columns fallback", data: data, format: "tsv", columns: []string{"nope"}, want: renderTestTSV},
@@ -170,7 +170,7 @@ func TestRender(t *testing.T) {
 		// A single object is a one-row table; a scalar prints as is.
 		{
 			name: "object/table", data: data[1].Spec, format: "table",
-			want: "Zone    Cores\n------  -----\nwestus  2\n",
+			want: "Zone    Cores\n------  -----\nwestus      2\n",
 		},
 		{name: "object/tsv", data: data[1], format: "tsv", want: "small\tCreating\t1\tFalse\t1700000000001\ta & b <c>\n"},
 		{name: "bool/table", data: true, format: "table", want: "True\n"},
@@ -191,7 +191,13 @@ func TestRender(t *testing.T) {
 		// Empty values.
 		{name: "empty/json", data: []int{}, format: "json", want: "[]\n"},
 		{name: "empty/yaml", data: map[string]any{}, format: "yaml", want: "{}\n"},
-		{name: "empty/table", data: []int{}, format: "table", want: ""},
+		{name: "empty/table", data: []int{}, format: "table", want: "(none)\n"},
+		{name: "empty/tsv", data: []int{}, format: "tsv", want: ""},
+		{name: "nil list/table", data: []int(nil), format: "table", want: "(none)\n"},
+		{name: "nil list/json", data: []int(nil), format: "json", want: ""},
+		{name: "nil list with a query/table", data: []int(nil), format: "table", query: "[0]", want: ""},
+		{name: "empty/csv", data: []int{}, format: "csv", want: ""},
+		{name: "empty query/table", data: data, format: "table", query: "[?max_instances > `9`]", want: "(none)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

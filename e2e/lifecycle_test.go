@@ -287,9 +287,23 @@ func TestListSizesAndUsage(t *testing.T) {
 	if families == 0 {
 		t.Errorf("list-usage has no Microsoft.MachineLearningServices/vmFamily/usages lines: %v", usages)
 	}
+	// The table names each line by its family (the API's type is the
+	// same for all of them).
 	table := mustRun(t, s.env, "compute", "list-usage", "-o", "table")
-	if !strings.Contains(table, "Limit") || !strings.Contains(table, "Microsoft.MachineLearningServices/vmFamily/usages") {
+	if !strings.Contains(table, "Limit") || !strings.Contains(table, "standardDSv2Family") || !strings.Contains(table, "Standard DSv2 Family vCPUs") {
 		t.Errorf("list-usage -o table:\n%s", table)
+	}
+	// The sizes table: named columns, prices, natural order.
+	sizesTable := mustRun(t, s.env, "compute", "list-sizes", "-o", "table")
+	header := strings.SplitN(sizesTable, "\n", 2)[0]
+	for _, h := range []string{"vCPUs", "Memory GB", "GPUs", "Family", "USD/Hour"} {
+		if !strings.Contains(header, h) {
+			t.Errorf("list-sizes -o table header %q lacks %q", header, h)
+		}
+	}
+	d2, d16 := strings.Index(sizesTable, "Standard_D2_v3 "), strings.Index(sizesTable, "Standard_D16_v3 ")
+	if d2 < 0 || d16 < 0 || d2 > d16 {
+		t.Errorf("list-sizes -o table: want Standard_D2_v3 before Standard_D16_v3:\n%s", sizesTable)
 	}
 }
 
