@@ -46,7 +46,7 @@ func tableServer(t *testing.T, answers map[string]any) {
 
 // runCLI runs the CLI with args (and a client config that does not exist,
 // so the environment's server is used) and returns its standard output.
-func runCLI(t *testing.T, ctx context.Context, stdout *syncBuffer, args ...string) {
+func runTableCLI(t *testing.T, ctx context.Context, stdout *syncBuffer, args ...string) {
 	t.Helper()
 	var stderr bytes.Buffer
 	args = append(args, "--client-config", filepath.Join(t.TempDir(), "none.yaml"))
@@ -59,7 +59,7 @@ func runCLI(t *testing.T, ctx context.Context, stdout *syncBuffer, args ...strin
 func output(t *testing.T, args ...string) string {
 	t.Helper()
 	var out syncBuffer
-	runCLI(t, context.Background(), &out, args...)
+	runTableCLI(t, context.Background(), &out, args...)
 	return out.String()
 }
 
