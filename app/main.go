@@ -593,6 +593,7 @@ func (m *Main) Close() error {
 	// Agents are left running: nodes outlive a control-plane restart and
 	// are adopted by the next start.
 	m.local.Close()
+	reportRunningAgents(m.log, m.local.RunningAgents())
 	if m.files != nil {
 		m.files.Close()
 	}
