@@ -246,6 +246,15 @@ func (c *Catalog) SizesAt(loc *Location) []*Size {
 	return out
 }
 
+// sizeNamesAt returns the names of the sizes offered at loc.
+func (c *Catalog) sizeNamesAt(loc *Location) []string {
+	var names []string
+	for _, s := range c.SizesAt(loc) {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
 // Offers reports whether loc offers size s at all.
 func (c *Catalog) Offers(loc *Location, s *Size) bool {
 	if len(loc.Sizes) == 0 {
@@ -265,7 +274,7 @@ func (c *Catalog) Offers(loc *Location, s *Size) bool {
 func (c *Catalog) CheckSize(name, computeType string, loc *Location) (*Size, error) {
 	s, ok := c.Size(name)
 	if !ok {
-		return nil, FieldErrorf("size", "unknown VM size %q; run `shoal compute list-sizes --location %s` to see the sizes offered there, or add the size to the server config (sizes:)", name, loc.Name)
+		return nil, FieldErrorf("size", "unknown VM size %q%s; run `shoal compute list-sizes --location %s` to see the sizes offered there, or add the size to the server config (sizes:)", name, didYouMean(name, c.sizeNamesAt(loc)), loc.Name)
 	}
 	if !c.Offers(loc, s) {
 		return nil, FieldErrorf("size", "%q is not offered at location %q; run `shoal compute list-sizes --location %s`", s.Name, loc.Name, loc.Name)

@@ -15,7 +15,7 @@ var componentKeys = keySchema{
 	"resources":    keySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
 	"distribution": keySchema{"type": nil, "process_count_per_instance": nil},
 	// read-only keys of show output, ignored on input
-	"id": nil, "archived": nil, "created_on": nil, "created_by": nil, "creation_context": nil,
+	"id": readOnly, "archived": readOnly, "created_on": readOnly, "created_by": readOnly, "creation_context": readOnly,
 }
 
 var (

@@ -18,6 +18,12 @@ type keySchema map[string]any
 
 type listOf struct{ item keySchema }
 
+// readOnlyKey marks a key of `show` output that input accepts and ignores.
+type readOnlyKey struct{}
+
+// readOnly is the keySchema value of a read-only key.
+var readOnly any = readOnlyKey{}
+
 // clusterKeys are the keys a compute cluster document may carry. Read-only
 // keys (`id`, `provisioning_state`, ...) are accepted and ignored so that the
 // output of `show -o yaml` can be applied again.
@@ -34,10 +40,10 @@ var clusterKeys = keySchema{
 	"identity": keySchema{"type": nil, "principal_id": nil, "tenant_id": nil,
 		"user_assigned_identities": listOf{keySchema{"resource_id": nil, "principal_id": nil, "client_id": nil}}},
 	// read-only keys, ignored on input
-	"id": nil, "resource_id": nil, "etag": nil, "provisioning_state": nil, "provisioning_errors": nil,
-	"created_on": nil, "modified_on": nil, "created_by": nil, "allocation_state": nil,
-	"allocation_state_transition_time": nil, "current_node_count": nil, "target_node_count": nil,
-	"node_state_counts": nil, "serverless": nil,
+	"id": readOnly, "resource_id": readOnly, "etag": readOnly, "provisioning_state": readOnly, "provisioning_errors": readOnly,
+	"created_on": readOnly, "modified_on": readOnly, "created_by": readOnly, "allocation_state": readOnly,
+	"allocation_state_transition_time": readOnly, "current_node_count": readOnly, "target_node_count": readOnly,
+	"node_state_counts": readOnly, "serverless": readOnly,
 }
 
 // checkKeys fails on the first key that schema does not list, naming it with
@@ -66,7 +72,8 @@ func checkKeys(raw json.RawMessage, path string, schema keySchema) error {
 		}
 		sub, ok := schema[k]
 		if !ok {
-			return &Error{Code: EINVALID, Field: full, Message: fmt.Sprintf("%s: unknown key %q; allowed keys here: %s", full, k, strings.Join(schemaKeys(schema), ", "))}
+			allowed := schemaKeys(schema)
+			return &Error{Code: EINVALID, Field: full, Message: fmt.Sprintf("%s: unknown key %q%s; allowed keys here: %s", full, k, didYouMean(k, allowed), strings.Join(allowed, ", "))}
 		}
 		v := obj[k]
 		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
@@ -92,10 +99,14 @@ func checkKeys(raw json.RawMessage, path string, schema keySchema) error {
 	return nil
 }
 
+// schemaKeys lists the keys a document may set, sorted: read-only keys
+// are accepted but left out, since listing them invites writing them.
 func schemaKeys(s keySchema) []string {
 	var out []string
-	for k := range s {
-		out = append(out, k)
+	for k, v := range s {
+		if v != readOnly {
+			out = append(out, k)
+		}
 	}
 	sort.Strings(out)
 	return out

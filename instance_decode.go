@@ -44,12 +44,12 @@ var instanceKeys = keySchema{
 	"release_quota_on_stop": nil, "enable_os_patching": nil, "image": nil,
 	"idle_cpu_percent_below": nil, "max_concurrent_jobs": nil, "stopped": nil,
 	// read-only keys, ignored on input
-	"id": nil, "resource_id": nil, "etag": nil, "provisioning_state": nil, "provisioning_errors": nil,
-	"created_on": nil, "modified_on": nil, "created_by": nil, "state": nil, "last_operation": nil,
-	"services": nil, "os_image_metadata": nil, "idle_state": nil, "applications": nil,
-	"assigned_user": nil, "ssh_connection_string": nil, "connectivity_endpoints": nil,
-	"allocation_state": nil, "allocation_state_transition_time": nil, "current_node_count": nil,
-	"target_node_count": nil, "node_state_counts": nil,
+	"id": readOnly, "resource_id": readOnly, "etag": readOnly, "provisioning_state": readOnly, "provisioning_errors": readOnly,
+	"created_on": readOnly, "modified_on": readOnly, "created_by": readOnly, "state": readOnly, "last_operation": readOnly,
+	"services": readOnly, "os_image_metadata": readOnly, "idle_state": readOnly, "applications": readOnly,
+	"assigned_user": readOnly, "ssh_connection_string": readOnly, "connectivity_endpoints": readOnly,
+	"allocation_state": readOnly, "allocation_state_transition_time": readOnly, "current_node_count": readOnly,
+	"target_node_count": readOnly, "node_state_counts": readOnly,
 }
 
 // peekComputeType returns the `type` of a compute document, "" when absent

@@ -105,7 +105,8 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		}
 		sub, ok := jobKeys[k]
 		if !ok {
-			return nil, FieldErrorf(k, "unknown key %q in a command job; allowed keys: %s (read-only keys of show output are ignored)", k, strings.Join(schemaKeys(jobKeys), ", "))
+			allowed := schemaKeys(jobKeys)
+			return nil, FieldErrorf(k, "unknown key %q%s in a command job; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), strings.Join(allowed, ", "))
 		}
 		if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
 			if err := checkKeys(obj[k], k, s); err != nil {

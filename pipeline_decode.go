@@ -91,7 +91,8 @@ func DecodePipelineSpec(data []byte) (*PipelineSpec, error) {
 		}
 		sub, ok := pipelineKeys[k]
 		if !ok {
-			return nil, FieldErrorf(k, "unknown key %q in a pipeline job; allowed keys: %s (read-only keys of show output are ignored)", k, strings.Join(schemaKeys(pipelineKeys), ", "))
+			allowed := schemaKeys(pipelineKeys)
+			return nil, FieldErrorf(k, "unknown key %q%s in a pipeline job; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), strings.Join(allowed, ", "))
 		}
 		if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
 			if err := checkKeys(obj[k], k, s); err != nil {

@@ -30,6 +30,10 @@ type Tx interface {
 	ListWorkspaces() ([]*Workspace, error)
 	// InsertWorkspace adds a workspace. Returns ECONFLICT if it exists.
 	InsertWorkspace(ws *Workspace) error
+	// DeleteWorkspace removes a workspace with its settings (role
+	// assignments, quotas, limits, budgets); the caller checks that no
+	// compute or unfinished job remains. Returns ENOTFOUND.
+	DeleteWorkspace(name string) error
 
 	// GetCompute returns a compute by workspace and name (names compare
 	// case-insensitively). Returns ENOTFOUND.

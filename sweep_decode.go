@@ -83,7 +83,7 @@ func DecodeSweepSpec(data []byte) (*SweepSpec, error) {
 				for c := range sweepCommonKeys {
 					allowed = append(allowed, c)
 				}
-				return nil, FieldErrorf(k, "unknown key %q in a sweep job; allowed keys: %s (read-only keys of show output are ignored)", k, strings.Join(sortStrings(allowed), ", "))
+				return nil, FieldErrorf(k, "unknown key %q%s in a sweep job; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), strings.Join(sortStrings(allowed), ", "))
 			}
 			if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
 				if err := checkKeys(obj[k], k, s); err != nil {

@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -51,24 +52,30 @@ func WorkspaceNotFound(name string) error {
 	return Errorf(ENOTFOUND, "workspace %q not found", strings.TrimSpace(name))
 }
 
-// WorkspaceForWrite returns the workspace, creating it when it does not
-// exist yet. Azure users name their workspace on every command
-// (`--workspace-name`), so the first write to a new name creates it rather
-// than failing; reads of an unknown workspace still get ENOTFOUND.
-func WorkspaceForWrite(tx Tx, name, defaultLocation string) (*Workspace, bool, error) {
+// WorkspaceForWrite returns the workspace a write goes to, or ENOTFOUND
+// with the command that creates it. Writes used to create an unknown
+// workspace (Azure users name theirs on every command), and a typo in -w
+// made a new workspace silently; now only `workspace create` makes one.
+func WorkspaceForWrite(tx Tx, name string) (*Workspace, error) {
 	ws, err := tx.GetWorkspace(name)
-	if err == nil {
-		return ws, false, nil
+	if err == nil || ErrorCode(err) != ENOTFOUND {
+		return ws, err
 	}
-	if ErrorCode(err) != ENOTFOUND {
-		return nil, false, err
+	return nil, UnknownWorkspaceForWrite(tx, name)
+}
+
+// UnknownWorkspaceForWrite is the refusal of a write to a workspace that
+// does not exist: the closest existing name, and how to create it.
+func UnknownWorkspaceForWrite(tx Tx, name string) error {
+	name = strings.TrimSpace(name)
+	hint := ""
+	if all, err := tx.ListWorkspaces(); err == nil {
+		names := make([]string, 0, len(all))
+		for _, w := range all {
+			names = append(names, w.Name)
+		}
+		hint = didYouMean(name, names)
 	}
-	if err := ValidateWorkspaceName(name); err != nil {
-		return nil, false, err
-	}
-	ws = &Workspace{Name: name, Location: defaultLocation, CreatedOn: tx.Now()}
-	if err := tx.InsertWorkspace(ws); err != nil {
-		return nil, false, err
-	}
-	return ws, true, nil
+	return &Error{Code: ENOTFOUND, Field: "workspace", Message: fmt.Sprintf(
+		"workspace %q not found%s; writes do not create workspaces: create it first with `shoal workspace create -n %s`", name, hint, name)}
 }

@@ -183,10 +183,14 @@ func TestRoleMatrixOverHTTP(t *testing.T) {
 			// Workspace names are case-insensitive, for grants and refusals alike.
 			{"GET", "/api/v1/workspaces/DEFAULT/computes", "", 200, 200, 200, 200, deny},
 			{"PUT", "/api/v1/workspaces/Default/computes/cc-" + who, fmt.Sprintf(computeDoc, "cc-"+who), 201, deny, 201, 201, deny},
-			// Another workspace: no role there, whether or not it exists (an
-			// admin's first write creates it).
+			// Another workspace: no role there, whether or not it exists (a
+			// write does not create it, even an admin's).
 			{"GET", "/api/v1/workspaces/elsewhere/computes", "", 404, deny, deny, deny, deny},
-			{"PUT", "/api/v1/workspaces/elsewhere/computes/xyz", fmt.Sprintf(computeDoc, "xyz"), 201, deny, deny, deny, deny},
+			{"PUT", "/api/v1/workspaces/elsewhere/computes/xyz", fmt.Sprintf(computeDoc, "xyz"), 404, deny, deny, deny, deny},
+			// Deleting a workspace: owners and administrators; "default" is
+			// never deleted (every start creates it again).
+			{"DELETE", "/api/v1/workspaces/default", "", 400, deny, deny, 400, deny},
+			{"DELETE", "/api/v1/workspaces/elsewhere", "", 404, deny, deny, deny, deny},
 		}
 	}
 

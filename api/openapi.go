@@ -35,6 +35,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces":                                                 {summary: "List workspaces", out: list[shoal.Workspace]{}},
 	"POST /api/v1/workspaces":                                                {summary: "Create a workspace", in: shoal.Workspace{}, out: shoal.Workspace{}, status: 201},
 	"GET /api/v1/workspaces/{ws}":                                            {summary: "Show a workspace", out: shoal.Workspace{}},
+	"DELETE /api/v1/workspaces/{ws}":                                         {summary: "Delete a workspace without computes or unfinished jobs (204; 409 names what remains)", status: 204},
 	"GET /api/v1/workspaces/{ws}/limits":                                     {summary: "A workspace's log cap and storage quota, with its storage use", out: shoal.WorkspaceLimitsView{}},
 	"PATCH /api/v1/workspaces/{ws}/limits":                                   {summary: "Set a workspace's log cap and storage quota (administrators)", in: client.WorkspaceLimitsUpdate{}, out: shoal.WorkspaceLimitsView{}},
 	"GET /api/v1/workspaces/{ws}/computes":                                   {summary: "List computes (clusters and instances; serverless pools with include_serverless=true)", out: list[shoal.Compute]{}, query: []string{"type", "include_serverless"}},

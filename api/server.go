@@ -119,6 +119,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
 		{Pattern: "POST /api/v1/workspaces", Action: shoal.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
 		{Pattern: "GET /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspace},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesWrite, Audit: "workspaces/delete", handler: s.handleDeleteWorkspace},
 		{Pattern: "GET /api/v1/workspaces/{ws}/limits", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspaceLimits},
 		{Pattern: "PATCH /api/v1/workspaces/{ws}/limits", Action: shoal.ActWorkspacesWrite, handler: s.handlePatchWorkspaceLimits},
 		{Pattern: "GET /api/v1/workspaces/{ws}/computes", Action: shoal.ActComputesRead, handler: s.handleListComputes},

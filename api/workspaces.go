@@ -37,3 +37,13 @@ func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, ws)
 }
+
+// handleDeleteWorkspace deletes a workspace that has no computes and no
+// unfinished jobs (409 says what remains).
+func (s *Server) handleDeleteWorkspace(w http.ResponseWriter, r *http.Request) {
+	if err := s.svc.DeleteWorkspace(r.Context(), r.PathValue("ws")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

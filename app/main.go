@@ -25,7 +25,6 @@ import (
 	"github.com/shoal-ml/shoal/config"
 	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/filestore"
-	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/leader"
 	"github.com/shoal-ml/shoal/live"
@@ -606,6 +605,7 @@ func (m *Main) Close() error {
 	// Agents are left running: nodes outlive a control-plane restart and
 	// are adopted by the next start.
 	m.local.Close()
+	reportRunningAgents(m.log, m.local.RunningAgents())
 	if m.files != nil {
 		m.files.Close()
 	}
@@ -614,16 +614,4 @@ func (m *Main) Close() error {
 	}
 	m.log.Info("shoal server stopped")
 	return err
-}
-
-// withRequestLog logs each request's method, path, status and duration.
-// Headers are never logged: they carry tokens.
-func withRequestLog(next http.Handler, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := httpstatus.Wrap(w)
-		next.ServeHTTP(rec, r)
-		log.Info("request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.Status), slog.Duration("took", time.Since(start)))
-	})
 }

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -128,6 +130,9 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 		return filepath.Join(base, p)
 	}
 	if code, ok := doc["code"].(string); ok && code != "" && !shoal.ValidateArtifactRef(code) {
+		if err := checkLocalPath("code", "folder ", code, base, resolve(code)); err != nil {
+			return err
+		}
 		id, err := uploadPath(ctx, c, ws, resolve(code), true)
 		if err != nil {
 			return fmt.Errorf("code: %w", err)
@@ -150,6 +155,9 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 		if p == "" || shoal.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") || shoal.IsPipelineBinding(p) {
 			continue
 		}
+		if err := checkLocalPath("inputs."+name+".path", "", p, base, resolve(p)); err != nil {
+			return err
+		}
 		id, err := uploadPath(ctx, c, ws, resolve(p), false)
 		if err != nil {
 			return fmt.Errorf("inputs.%s.path: %w", name, err)
@@ -157,6 +165,33 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 		in["path"] = id
 	}
 	return nil
+}
+
+// checkLocalPath says, in the YAML's words, that a local path a document
+// names is missing or unreadable: os.Stat's "stat /abs/path: no such file
+// or directory" names neither the key nor where relative paths are read
+// from.
+func checkLocalPath(field, kind, given, base, resolved string) error {
+	_, err := os.Stat(resolved)
+	if err == nil {
+		return nil
+	}
+	where := ""
+	if !filepath.IsAbs(strings.TrimPrefix(given, "file:")) {
+		abs, aerr := filepath.Abs(base)
+		if aerr != nil {
+			abs = base
+		}
+		where = fmt.Sprintf(" (relative to the YAML file's folder %s)", abs)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %s%s not found%s", field, kind, given, where)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: cannot read %s%s: %v", field, given, where, err)
 }
 
 func uploadPath(ctx context.Context, c *client.Client, ws, path string, honourIgnore bool) (string, error) {

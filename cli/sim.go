@@ -67,7 +67,17 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 				}
 				configs = append(configs, c)
 			}
+			if cluster == "" {
+				fmt.Fprintln(g.stderr, "note: no --cluster given, so nodes have no price and every cost is 0; pass --cluster with a cluster YAML (its size and tier give the price per node-hour)")
+			}
 			var results []*sim.Result
+			if actual, ok := sim.Actual(jobs); ok {
+				// What really happened, first: replayed waits assume
+				// --provision-delay for every new node, which the local
+				// provider does not take.
+				results = append(results, actual)
+				fmt.Fprintf(g.stderr, "note: the row \"history\" is what the jobs really waited (submission to start); the others replay the trace with a %s provision delay per new node; cost and idle node-hours are not in a job history (see shoal cost)\n", delay)
+			}
 			var series *sim.Result
 			for i, c := range configs {
 				c.Series = plot != "" && (i == 0 || c.Adaptive)
@@ -81,7 +91,7 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 				}
 			}
 			if plot != "" {
-				if err := writeFile(plot, func(w io.Writer) error { return sim.Plot(w, results, series) }); err != nil {
+				if err := writeFile(plot, func(w io.Writer) error { return sim.Plot(w, replayed(results), series) }); err != nil {
 					return fmt.Errorf("--plot: %w", err)
 				}
 				fmt.Fprintf(g.stderr, "plot written to %s\n", plot)
@@ -111,6 +121,17 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 	f.StringVar(&plot, "plot", "", "write an SVG: cost against mean wait per policy, and node count over time")
 	f.StringVar(&waits, "waits", "", "write the wait of every job (submit to start, seconds) as CSV: a row per job, a column per policy")
 	return cmd
+}
+
+// replayed leaves out the history's own row, which has no cost to plot.
+func replayed(results []*sim.Result) []*sim.Result {
+	var out []*sim.Result
+	for _, r := range results {
+		if r.Policy != "history" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // loadTrace reads the jobs to replay.

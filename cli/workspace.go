@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal/client"
@@ -41,7 +43,7 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		}),
 	}
 	show.Flags().StringVarP(&name, "name", "n", "", "workspace name")
-	cmd.AddCommand(create, list, show)
+	cmd.AddCommand(create, list, show, newWorkspaceDeleteCommand(g))
 	cmd.AddCommand(workspaceLimitsCommands(g)...)
 	return cmd
 }
@@ -53,4 +55,42 @@ func orDefault(name, def string) string {
 		return name
 	}
 	return def
+}
+
+func newWorkspaceDeleteCommand(g *globals) *cobra.Command {
+	var name string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "delete",
+		Short: "Delete a workspace that has no computes and no unfinished jobs (asks for confirmation unless --yes)",
+		Long: `Delete a workspace with its role assignments, quotas, limits and budgets. It is
+refused, naming what remains, while the workspace has computes or unfinished jobs.
+Finished jobs' records stay for cost and audit reports. The workspace "default"
+cannot be deleted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := g.client()
+			if err != nil {
+				return err
+			}
+			if !yes {
+				ok, err := confirm(g, fmt.Sprintf("Are you sure you want to delete workspace %q? (y/n): ", name))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("delete cancelled")
+				}
+			}
+			if err := c.DeleteWorkspace(cmd.Context(), name); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stderr, "Deleted workspace %q.\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "workspace name")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
 }

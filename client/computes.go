@@ -143,6 +143,13 @@ func (c *Client) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*sho
 	return &out, nil
 }
 
+// DeleteWorkspace deletes a workspace that has no computes and no
+// unfinished jobs.
+func (c *Client) DeleteWorkspace(ctx context.Context, name string) error {
+	_, err := c.do(ctx, http.MethodDelete, wsPath(name), nil, nil, nil)
+	return err
+}
+
 // GetWorkspace returns one workspace.
 func (c *Client) GetWorkspace(ctx context.Context, name string) (*shoal.Workspace, error) {
 	var out shoal.Workspace

@@ -18,7 +18,7 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 	// Only the job service makes serverless pools (EnsureServerlessPool).
 	spec.Serverless = false
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		ws, _, err := shoal.WorkspaceForWrite(tx, workspace, s.catalog.DefaultLocation())
+		ws, err := shoal.WorkspaceForWrite(tx, workspace)
 		if err != nil {
 			return err
 		}

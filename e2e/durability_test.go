@@ -58,6 +58,7 @@ func sameSnapshot(t *testing.T, when, name string, before, after snapshot) {
 func TestDurability(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{})
+	createWorkspaces(t, s.env, seedWorkspaces()...)
 	token := s.adminToken(t)
 
 	first := []seedExample{

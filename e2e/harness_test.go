@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -599,4 +600,26 @@ func sharedDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// createWorkspaces creates the workspaces the examples write to: a write
+// no longer creates its workspace.
+func createWorkspaces(t *testing.T, env []string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, stderr, code := run(t, env, "workspace", "create", "-n", n, "-o", "none"); code != 0 && !strings.Contains(stderr, "already exists") {
+			t.Fatalf("workspace create %s: %s", n, stderr)
+		}
+	}
+}
+
+// seedWorkspaces are the workspaces the seed examples name.
+func seedWorkspaces() []string {
+	var out []string
+	for _, ex := range seedExamples {
+		if ex.Workspace != "" && !slices.Contains(out, ex.Workspace) {
+			out = append(out, ex.Workspace)
+		}
+	}
+	return out
 }

@@ -79,6 +79,7 @@ func TestInstanceSeedExamples(t *testing.T) {
 	// An instance is created only for a member of its workspace.
 	mustRun(t, s.env, "role", "assign", "--user", "alice", "--role", "Reader", "-o", "none")
 	mustRun(t, s.env, "identity", "create", "--name", "identity_resource_id", "-o", "none")
+	createWorkspaces(t, s.env, "my-workspace")
 	for _, ex := range instanceSeeds {
 		t.Run(ex.Name, func(t *testing.T) {
 			path := instanceFile(t, ex.File)

@@ -239,6 +239,7 @@ func TestInstanceWithoutSSH(t *testing.T) {
 		t.Errorf("connect-ssh without SSH: %s", stderr)
 	}
 	// Instance names are unique across the location, whatever the workspace.
+	createWorkspaces(t, s.env, "other-ws")
 	stderr, _ = mustFail(t, s.env, "compute", "create", "-f", instanceFile(t, "basic-example-i.yml"), "--workspace-name", "other-ws")
 	if !strings.Contains(stderr, "already exists in location local") || !strings.Contains(stderr, "unique across a location") {
 		t.Errorf("the same instance name in another workspace: %s", stderr)

@@ -236,6 +236,7 @@ func hostHasGPUs() bool {
 func TestSeedExamples(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{})
+	createWorkspaces(t, s.env, append(seedWorkspaces(), "ops-workspace")...)
 	for _, ex := range seedExamples {
 		t.Run(ex.Name, func(t *testing.T) {
 			t.Parallel()
@@ -302,6 +303,7 @@ func TestSeedExamples(t *testing.T) {
 func TestSeedGPUExamplesEmulated(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: emulatedGPUConfig})
+	createWorkspaces(t, s.env, seedWorkspaces()...)
 	for _, ex := range seedExamples {
 		if !ex.GPU {
 			continue

@@ -76,14 +76,20 @@ func TestSim(t *testing.T) {
 		t.Errorf("after update to 300: idle_policy %v, idle_time_before_scale_down %v", c["idle_policy"], c["idle_time_before_scale_down"])
 	}
 	hist := runJSON[[]map[string]any](t, s.env, "sim", "--from-history", "--idle-policy", "fixed:120s", "-o", "json")
-	if len(hist) != 1 || hist[0]["jobs"] != float64(2) {
+	// The history's own row first: the waits the jobs really had (the
+	// local provider starts a node in seconds), then the replay, whose
+	// new nodes take --provision-delay (3m).
+	if len(hist) != 2 || hist[0]["policy"] != "history" || hist[0]["jobs"] != float64(2) || hist[1]["jobs"] != float64(2) {
 		t.Fatalf("--from-history: %v", hist)
+	}
+	if real, replay := hist[0]["wait_max_s"].(float64), hist[1]["wait_max_s"].(float64); real >= 60 || replay < 180 {
+		t.Errorf("waits: history %vs, replay %vs; want the real ones (seconds) and the replay's provision delay", real, replay)
 	}
 	// The same history exported to a file.
 	export := filepath.Join(dir, "history.json")
 	mustRun(t, s.env, "job", "export", "-f", export)
 	fromFile := runJSON[[]map[string]any](t, s.env, "sim", "--trace", export, "--idle-policy", "fixed:120s", "-o", "json")
-	if len(fromFile) != 1 || fromFile[0]["jobs"] != float64(2) || fromFile[0]["node_hours"] != hist[0]["node_hours"] {
+	if len(fromFile) != 2 || fromFile[1]["jobs"] != float64(2) || fromFile[1]["node_hours"] != hist[1]["node_hours"] || fromFile[0]["wait_max_s"] != hist[0]["wait_max_s"] {
 		t.Errorf("an exported history: %v, the live one: %v", fromFile, hist)
 	}
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -108,4 +109,65 @@ func (s *Services) BootstrapAdmin(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("create default workspace: %w", err)
 	}
 	return s.BootstrapAdminToken(ctx)
+}
+
+// DeleteWorkspace deletes a workspace that has no computes and no
+// unfinished jobs; otherwise ECONFLICT says what remains. The default
+// workspace is not deleted: every start creates it again.
+func (s *Services) DeleteWorkspace(ctx context.Context, name string) error {
+	if strings.EqualFold(strings.TrimSpace(name), shoal.DefaultWorkspace) {
+		return shoal.FieldErrorf("name", "the workspace %q cannot be deleted: the server creates it again on every start", shoal.DefaultWorkspace)
+	}
+	return s.store.Update(ctx, func(tx shoal.Tx) error {
+		ws, err := tx.GetWorkspace(name)
+		if err != nil {
+			return err
+		}
+		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
+		if err != nil {
+			return err
+		}
+		jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: ws.Name, Statuses: unfinishedJobStatuses})
+		if err != nil {
+			return err
+		}
+		var remains []string
+		if len(computes) > 0 {
+			names := make([]string, len(computes))
+			for i, c := range computes {
+				names[i] = c.Name
+			}
+			remains = append(remains, countedNames(names, "compute", "computes"))
+		}
+		if len(jobs) > 0 {
+			names := make([]string, len(jobs))
+			for i, j := range jobs {
+				names[i] = j.Name
+			}
+			remains = append(remains, countedNames(names, "unfinished job", "unfinished jobs"))
+		}
+		if len(remains) > 0 {
+			return shoal.Errorf(shoal.ECONFLICT, "workspace %q still has %s: delete the computes (shoal compute delete -n NAME -w %s) and cancel or wait for the jobs first",
+				ws.Name, strings.Join(remains, " and "), ws.Name)
+		}
+		return tx.DeleteWorkspace(ws.Name)
+	})
+}
+
+// unfinishedJobStatuses are the job statuses that are not final.
+var unfinishedJobStatuses = []string{shoal.JobNotStarted, shoal.JobQueued, shoal.JobPreparing, shoal.JobRunning, shoal.JobFinalizing, shoal.JobCancelRequested}
+
+// countedNames is "2 computes (a, b)", naming at most five.
+func countedNames(names []string, one, many string) string {
+	sort.Strings(names)
+	word := many
+	if len(names) == 1 {
+		word = one
+	}
+	shown := names
+	more := ""
+	if len(names) > 5 {
+		shown, more = names[:5], fmt.Sprintf(", and %d more", len(names)-5)
+	}
+	return fmt.Sprintf("%d %s (%s%s)", len(names), word, strings.Join(shown, ", "), more)
 }

@@ -26,8 +26,9 @@ func FromHistory(jobs []*shoal.Job) []Job {
 		if j.IsParent() || j.StartTime == nil || j.EndTime == nil || j.EndTime.Before(*j.StartTime) {
 			continue
 		}
+		waited := max(j.StartTime.Sub(j.CreatedOn), 0)
 		out = append(out, Job{ID: j.Name, Submit: j.CreatedOn.Sub(first), Duration: j.EndTime.Sub(*j.StartTime),
-			Nodes: j.InstanceCount(), User: j.CreatedBy, Tags: j.Tags})
+			Nodes: j.InstanceCount(), User: j.CreatedBy, Tags: j.Tags, Waited: &waited})
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].Submit != out[b].Submit {
@@ -36,4 +37,22 @@ func FromHistory(jobs []*shoal.Job) []Job {
 		return out[a].ID < out[b].ID
 	})
 	return out
+}
+
+// Actual is the history's own row: the waits the jobs really had
+// (submission to start) and their busy node-hours, to read next to what
+// each replayed policy predicts. Node-hours with idle time, and so cost,
+// are not in a job history (shoal cost reports them). ok is false when
+// the jobs carry no real waits (a trace file).
+func Actual(jobs []Job) (r *Result, ok bool) {
+	r = &Result{Policy: "history", Jobs: len(jobs)}
+	for _, j := range jobs {
+		if j.Waited == nil {
+			return nil, false
+		}
+		r.Waits = append(r.Waits, Wait{ID: j.ID, Wait: *j.Waited})
+		r.BusyNodeHours += j.Duration.Hours() * float64(j.Nodes)
+	}
+	r.summarize()
+	return r, len(jobs) > 0
 }

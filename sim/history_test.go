@@ -26,3 +26,31 @@ func TestFromHistorySkipsParents(t *testing.T) {
 		t.Errorf("train: submit %s duration %s", got[1].Submit, got[1].Duration)
 	}
 }
+
+// The history's own row: what the jobs really waited (submission to
+// start), next to what the replay predicts.
+func TestHistoryRowHasTheRealWaits(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
+	jobs := FromHistory([]*shoal.Job{
+		{JobSpec: shoal.JobSpec{Name: "a"}, CreatedOn: t0, StartTime: at(10), EndTime: at(3_600_010)},
+		{JobSpec: shoal.JobSpec{Name: "b"}, CreatedOn: t0.Add(time.Second), StartTime: at(31_000), EndTime: at(61_000)},
+	})
+	r, ok := Actual(jobs)
+	if !ok {
+		t.Fatal("a history has real waits")
+	}
+	if r.Policy != "history" || r.Jobs != 2 || r.Waited != 2 {
+		t.Fatalf("row %+v", r)
+	}
+	if r.WaitMax != 30 || r.WaitP50 != 0.01 {
+		t.Errorf("waits: max %v p50 %v, want 30 and 0.01", r.WaitMax, r.WaitP50)
+	}
+	if want := 1 + 30.0/3600; r.BusyNodeHours != want {
+		t.Errorf("busy node-hours %v, want %v", r.BusyNodeHours, want)
+	}
+	// A trace file has no real waits: no row.
+	if _, ok := Actual([]Job{{ID: "x", Duration: time.Minute, Nodes: 1}}); ok {
+		t.Error("a trace without waits got a history row")
+	}
+}

@@ -21,6 +21,9 @@ type Job struct {
 	// User and Tags, when the trace has them (Shoal's own history).
 	User string
 	Tags map[string]string
+	// Waited is the queue wait the job really had (Shoal's own history:
+	// submission to start); nil for traces that do not record it.
+	Waited *time.Duration
 }
 
 // Filter selects a trace's jobs.

@@ -80,3 +80,21 @@ func (t *tx) InsertWorkspace(ws *shoal.Workspace) error {
 	ws.CreatedOn = stored(ws.CreatedOn)
 	return nil
 }
+
+// DeleteWorkspace removes a workspace and its settings: role assignments,
+// quotas, limits and budgets, so that a workspace created again with the
+// name starts afresh. History (finished jobs, events, the audit log, node
+// usage) is kept: cost and audit reports still count it.
+func (t *tx) DeleteWorkspace(name string) error {
+	if err := t.writable("delete workspace"); err != nil {
+		return err
+	}
+	k := key(name)
+	for _, table := range []string{"role_assignments", "workspace_quotas", "workspace_limits", "workspace_budgets"} {
+		if _, err := t.exec(`DELETE FROM `+table+` WHERE workspace_key = $1`, k); err != nil {
+			return fmt.Errorf("store: delete workspace %q: %s: %w", name, table, err)
+		}
+	}
+	return t.deleteOne(fmt.Sprintf("workspace %s", name), fmt.Sprintf("workspace %q not found", name),
+		`DELETE FROM workspaces WHERE name_key = $1`, k)
+}

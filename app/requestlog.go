@@ -1,0 +1,62 @@
+package app
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/httpstatus"
+)
+
+// slowRequest is how long an ordinary (not streamed, not long-polled)
+// request may take before it is logged as a warning.
+const slowRequest = 2 * time.Second
+
+// requestLog logs each request's method, path, status and duration: at
+// debug level normally (one line per request drowned the log: 1,069 lines
+// in 7 minutes of a tour), as a warning when the server failed (5xx) or
+// an ordinary request was slow. Headers are never logged: they carry
+// tokens.
+type requestLog struct {
+	next http.Handler
+	log  *slog.Logger
+	slow time.Duration
+}
+
+func withRequestLog(next http.Handler, log *slog.Logger) http.Handler {
+	return &requestLog{next: next, log: log, slow: slowRequest}
+}
+
+func (h *requestLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &flushWatch{Writer: httpstatus.Wrap(w)}
+	h.next.ServeHTTP(rec, r)
+	took := time.Since(start)
+	level, msg := slog.LevelDebug, "request"
+	switch {
+	case rec.Status >= 500:
+		level = slog.LevelWarn
+	case took >= h.slow && !rec.flushed && r.URL.Query().Get("wait") == "":
+		// Streams flush and agents' long polls say how long they wait:
+		// both are slow by design.
+		level, msg = slog.LevelWarn, "slow request"
+	}
+	h.log.LogAttrs(r.Context(), level, msg, slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.Status), slog.Duration("took", took))
+}
+
+// flushWatch remembers whether the answer was streamed.
+type flushWatch struct {
+	*httpstatus.Writer
+	flushed bool
+}
+
+// Flush marks the answer as streamed and passes the flush on.
+func (f *flushWatch) Flush() {
+	f.flushed = true
+	f.Writer.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection (hijacking for
+// WebSockets).
+func (f *flushWatch) Unwrap() http.ResponseWriter { return f.Writer }

@@ -1,0 +1,60 @@
+package app
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logRequests runs h once through withRequestLog at the given level and
+// returns what was logged.
+func logRequests(t *testing.T, level slog.Level, slow time.Duration, h http.HandlerFunc, target string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))
+	rl := withRequestLog(h, log)
+	rl.(*requestLog).slow = slow
+	rl.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
+	return buf.String()
+}
+
+func TestRequestLogOrdinaryRequestsAreDebug(t *testing.T) {
+	ok := func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }
+	if got := logRequests(t, slog.LevelInfo, time.Hour, ok, "/x"); got != "" {
+		t.Fatalf("an ordinary request was logged at info: %q", got)
+	}
+	if got := logRequests(t, slog.LevelDebug, time.Hour, ok, "/x"); !strings.Contains(got, "level=DEBUG") || !strings.Contains(got, "path=/x") {
+		t.Fatalf("at debug the request is not logged: %q", got)
+	}
+}
+
+func TestRequestLogServerErrorsAndSlowRequestsAreWarnings(t *testing.T) {
+	fail := func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }
+	if got := logRequests(t, slog.LevelInfo, time.Hour, fail, "/x"); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "status=500") {
+		t.Fatalf("a 500 is not a warning: %q", got)
+	}
+	slow := func(w http.ResponseWriter, r *http.Request) { time.Sleep(20 * time.Millisecond) }
+	if got := logRequests(t, slog.LevelInfo, time.Millisecond, slow, "/x"); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "slow request") {
+		t.Fatalf("a slow request is not a warning: %q", got)
+	}
+	// Long polls and streams are slow by design.
+	if got := logRequests(t, slog.LevelInfo, time.Millisecond, slow, "/agent/sync?wait=30s"); got != "" {
+		t.Fatalf("a long poll was logged as slow: %q", got)
+	}
+	stream := func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := logRequests(t, slog.LevelInfo, time.Millisecond, stream, "/x"); got != "" {
+		t.Fatalf("a streamed answer was logged as slow: %q", got)
+	}
+	// A client's mistake is not the server's: 4xx stay at debug.
+	bad := func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotFound) }
+	if got := logRequests(t, slog.LevelInfo, time.Hour, bad, "/x"); got != "" {
+		t.Fatalf("a 404 was logged at info: %q", got)
+	}
+}
