@@ -73,6 +73,10 @@ type instanceRuntime struct {
 	box *instanceBox
 	// jupyterPort is the notebook's port when it runs in box.
 	jupyterPort int
+	// jupyterMissing says why the instance has no notebook (the host has
+	// no Jupyter), for the report: the user sees it on the instance
+	// and in the proxy's answer instead of a bare "no application".
+	jupyterMissing string
 }
 
 // activitySample is the last look at Jupyter's kernels and terminals and
@@ -383,7 +387,14 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 		rt.startBoxApps(t, box, log)
 		return
 	}
-	if bin, ok := apps.FindJupyter(); ok && t.NotebookToken != "" {
+	bin, found := apps.FindJupyter()
+	if !found && t.NotebookToken != "" {
+		rt.mu.Lock()
+		rt.jupyterMissing = JupyterMissing
+		rt.mu.Unlock()
+		log.Warn("no Jupyter on this host: the instance has no notebook", "hint", JupyterMissing)
+	}
+	if found && t.NotebookToken != "" {
 		port := readPort(filepath.Join(rt.dir, jupyterPortFile))
 		if port == 0 || !portFree(port) {
 			port = 0
@@ -468,6 +479,9 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 		}
 		for _, st := range rt.sup.Status() {
 			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
+		}
+		if rt.jupyterMissing != "" {
+			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: apps.JupyterAppName, Error: rt.jupyterMissing})
 		}
 	}
 	r.Apps = append(r.Apps, rt.images.reports()...)
@@ -598,3 +612,9 @@ func (rt *instanceRuntime) credential() *syscall.Credential {
 	defer rt.mu.Unlock()
 	return rt.account.Apply(nil).Credential
 }
+
+// JupyterMissing is what an instance that runs as host processes says
+// when its host has no Jupyter.
+const JupyterMissing = "Jupyter is not installed on this host (no jupyter-notebook, jupyter-lab or jupyter on the agent's PATH): " +
+	"install it (Debian: apt-get install jupyter-notebook python3-ipykernel), or give the location an instance_image " +
+	"so that instances run in a container of an image that has it"

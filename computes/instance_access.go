@@ -77,6 +77,9 @@ func (s *Service) ResolveInstanceApp(ctx context.Context, workspace, name, app s
 			if a.Name != app {
 				continue
 			}
+			if a.Addr == "" && a.Error != "" && !a.Running {
+				return shoal.Errorf(shoal.ENOTFOUND, "compute instance %q has no application %q: %s", c.Name, app, a.Error)
+			}
 			if a.Addr == "" {
 				return shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
 			}

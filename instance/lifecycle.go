@@ -186,6 +186,12 @@ func startStep(in Input, st *shoal.InstanceStatus, now time.Time, out *Output, e
 		st.State = shoal.InstanceRunning
 		st.LastOperation = &shoal.LastOperation{OperationName: st.PendingOperation, OperationTime: now, OperationStatus: shoal.OperationSucceeded, OperationTrigger: st.PendingTrigger}
 		emit("instance_running", "running on node %s (%s, trigger %s)", in.Node.ID, st.PendingOperation, st.PendingTrigger)
+		for _, a := range r.Apps {
+			if a.Error != "" && !a.Running {
+				// Said once per start: the instance runs without it.
+				emit("application_unavailable", "application %s does not run: %s", a.Name, a.Error)
+			}
+		}
 		clearPending(st)
 		st.SetupError = ""
 		t := now

@@ -256,3 +256,27 @@ func TestDeleteReleasesThenRemoves(t *testing.T) {
 		t.Fatalf("deleting without nodes: %+v", out)
 	}
 }
+
+// An instance whose host has no Jupyter runs without it and says so, as
+// an event of its start (the report carries the reason).
+func TestStartWithoutJupyterSaysWhy(t *testing.T) {
+	in := inst(shoal.InstanceStopped)
+	in.Node, in.Report = nil, nil
+	instance.RequestStart(in.Compute.Instance, shoal.TriggerUser, t0)
+	step(t, &in, t0)
+	in.Node = &shoal.Node{ID: "n", State: shoal.NodeIdle}
+	in.Report = &shoal.InstanceReport{Phase: shoal.InstancePhaseRunning, Apps: []shoal.InstanceAppReport{
+		{Name: "jupyter", Error: "Jupyter is not installed on this host: apt-get install jupyter-notebook"},
+		{Name: "web", Addr: "127.0.0.1:1", Running: true}}}
+	out := step(t, &in, t0.Add(time.Second))
+	if in.Compute.Instance.State != shoal.InstanceRunning || !hasEvent(out, "application_unavailable", "jupyter does not run: Jupyter is not installed") {
+		t.Fatalf("state %s, events %+v", in.Compute.Instance.State, out.Events)
+	}
+	if hasEvent(out, "application_unavailable", "web") {
+		t.Errorf("a running application was reported unavailable: %+v", out.Events)
+	}
+	// Not said again on every pass.
+	if out := step(t, &in, t0.Add(2*time.Second)); hasEvent(out, "application_unavailable", "") {
+		t.Errorf("said again: %+v", out.Events)
+	}
+}
