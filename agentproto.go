@@ -374,6 +374,9 @@ type InstanceReport struct {
 	CreationScriptDone bool   `json:"creation_script_done,omitempty"`
 	SSHPort            int    `json:"ssh_port,omitempty"`
 	HostKeyFingerprint string `json:"host_key_fingerprint,omitempty"`
+	// HostKey is the SSH server's host public key (authorized_keys
+	// form), which clients pin.
+	HostKey string `json:"host_key,omitempty"`
 	// Apps are the applications and where they listen.
 	Apps []InstanceAppReport `json:"apps,omitempty"`
 	// Activity signals for idle shutdown.

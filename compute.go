@@ -126,6 +126,11 @@ type SSHSettings struct {
 	SSHKeyValue       string `json:"ssh_key_value,omitempty"`
 	// SSHPort is read-only: where an instance's SSH server listens.
 	SSHPort int `json:"ssh_port,omitempty"`
+	// HostKey is read-only: the instance's SSH host public key
+	// (authorized_keys form), which clients pin (connect-ssh writes it
+	// to a known_hosts file of its own) instead of trusting it on
+	// first use. Public: it proves the server, it grants nothing.
+	HostKey string `json:"host_key,omitempty"`
 }
 
 // NetworkSettings name the virtual network and subnet a compute joins.

@@ -193,6 +193,7 @@ type InstanceStatus struct {
 	SSHPort            int                 `json:"ssh_port,omitempty"`
 	SSHHost            string              `json:"ssh_host,omitempty"`
 	HostKeyFingerprint string              `json:"host_key_fingerprint,omitempty"`
+	HostKey            string              `json:"host_key,omitempty"`
 	Apps               []InstanceAppReport `json:"apps,omitempty"`
 	Activity           []string            `json:"activity,omitempty"`
 }

@@ -23,7 +23,7 @@ var instanceKeys = keySchema{
 	"vnet_name":        nil, "subnet_name": nil,
 	"create_on_behalf_of":       keySchema{"user_tenant_id": nil, "user_object_id": nil},
 	"ssh_public_access_enabled": nil,
-	"ssh_settings":              keySchema{"ssh_key_value": nil, "admin_username": nil, "ssh_port": nil},
+	"ssh_settings":              keySchema{"ssh_key_value": nil, "admin_username": nil, "ssh_port": nil, "host_key": nil},
 	"identity": keySchema{"type": nil, "principal_id": nil, "tenant_id": nil,
 		"user_assigned_identities": listOf{keySchema{"resource_id": nil, "principal_id": nil, "client_id": nil}}},
 	"idle_time_before_shutdown_minutes": nil, "idle_time_before_shutdown": nil,

@@ -122,7 +122,7 @@ func validateInstanceSSH(spec *ComputeSpec) error {
 	if s == nil {
 		return nil
 	}
-	s.SSHPort = 0 // read-only
+	s.SSHPort, s.HostKey = 0, "" // read-only
 	if s.AdminUsername != "" && s.AdminUsername != InstanceAdminUsername {
 		return FieldErrorf("ssh_settings.admin_username", "is read-only on a compute instance: the login is always %s", InstanceAdminUsername)
 	}

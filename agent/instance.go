@@ -453,7 +453,7 @@ func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
 	r := &shoal.InstanceReport{Phase: rt.phase, SetupError: rt.setupErr, CreationScriptDone: rt.creationDone}
 	if rt.ssh != nil {
 		r.SSHPort = rt.ssh.Addr().Port
-		r.HostKeyFingerprint = rt.ssh.HostKeyFingerprint()
+		r.HostKeyFingerprint, r.HostKey = rt.ssh.HostKeyFingerprint(), rt.ssh.HostKey()
 		r.SSHSessions = rt.ssh.ActiveSessions()
 		last := rt.ssh.LastActivity()
 		r.SSHLastActivity = &last

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -135,7 +136,11 @@ func newConnectSSHCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			argv, err := sshArgs(comp, keyFile, args)
+			known, err := pinHostKey(ws, comp)
+			if err != nil {
+				return err
+			}
+			argv, err := sshArgs(comp, keyFile, known, args)
 			if err != nil {
 				return err
 			}
@@ -152,8 +157,40 @@ func newConnectSSHCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// sshArgs is the OpenSSH command line of an instance.
-func sshArgs(comp *shoal.Compute, keyFile string, extra []string) ([]string, error) {
+// pinHostKey writes the instance's SSH host key, as the server knows it
+// from the instance's agent, to a known_hosts file of its own (in the
+// user's cache folder) and returns its path, so that ssh checks the key
+// instead of asking (or failing without a terminal, "Host key
+// verification failed"); "" when the server does not know the key yet.
+func pinHostKey(ws string, comp *shoal.Compute) (string, error) {
+	if comp.SSHSettings == nil || comp.SSHSettings.HostKey == "" || comp.ConnectivityEndpoints == nil {
+		return "", nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "shoal", "known_hosts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	host := comp.ConnectivityEndpoints.PrivateIPAddress
+	if p := comp.SSHSettings.SSHPort; p != 22 {
+		host = fmt.Sprintf("[%s]:%d", host, p)
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r < ' ' {
+			return '_'
+		}
+		return r
+	}, ws+"-"+comp.Name)
+	path := filepath.Join(dir, name)
+	return path, os.WriteFile(path, []byte(host+" "+strings.TrimSpace(comp.SSHSettings.HostKey)+"\n"), 0o600)
+}
+
+// sshArgs is the OpenSSH command line of an instance; knownHosts, when
+// set, is the known_hosts file with its host key pinned.
+func sshArgs(comp *shoal.Compute, keyFile, knownHosts string, extra []string) ([]string, error) {
 	if comp.Type != shoal.ComputeTypeInstance {
 		return nil, fmt.Errorf("compute %q is a %s; connect-ssh is for compute instances", comp.Name, comp.Type)
 	}
@@ -164,6 +201,9 @@ func sshArgs(comp *shoal.Compute, keyFile string, extra []string) ([]string, err
 		return nil, fmt.Errorf("compute instance %q is %s and not serving SSH; start it (shoal compute start -n %s)", comp.Name, comp.State, comp.Name)
 	}
 	args := []string{"-p", strconv.Itoa(comp.SSHSettings.SSHPort)}
+	if knownHosts != "" {
+		args = append(args, "-o", "UserKnownHostsFile="+knownHosts, "-o", "StrictHostKeyChecking=yes")
+	}
 	if keyFile != "" {
 		args = append(args, "-i", keyFile)
 	}

@@ -108,6 +108,10 @@ func (s *Service) instanceStatus(tx shoal.Tx, out *shoal.Compute, nodes []*shoal
 			port = live.Report.SSHPort
 		}
 		ssh.SSHPort = port
+		ssh.HostKey = st.HostKey
+		if live.Report != nil && live.Report.HostKey != "" {
+			ssh.HostKey = live.Report.HostKey
+		}
 		if port > 0 && running(st.State) {
 			out.SSHConnectionString = fmt.Sprintf("ssh %s@%s -p %d", shoal.InstanceAdminUsername, host, port)
 		}

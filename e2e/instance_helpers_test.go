@@ -31,6 +31,7 @@ type instanceView struct {
 		AdminUsername string `json:"admin_username"`
 		SSHPort       int    `json:"ssh_port"`
 		SSHKeyValue   string `json:"ssh_key_value"`
+		HostKey       string `json:"host_key"`
 	} `json:"ssh_settings"`
 	SSHConnectionString string `json:"ssh_connection_string"`
 	LastOperation       *struct {

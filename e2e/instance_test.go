@@ -98,7 +98,18 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "via-connect-ssh") || !strings.Contains(stdout, "kept") {
 		t.Fatalf("connect-ssh: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-
+	// Without a terminal and with no known_hosts of the user's (a fresh
+	// HOME): the host key the server knows from the instance's agent is
+	// pinned, and checked, not trusted on first use.
+	fresh := t.TempDir()
+	pinned := append(append([]string(nil), alice...), "XDG_CACHE_HOME="+filepath.Join(fresh, ".cache"))
+	connect := []string{"compute", "connect-ssh", "-n", "dev-alice", "--private-key-file-path", key, "--", "-T", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes"}
+	if stdout, stderr, code := runStdin(t, pinned, "echo pinned-ok\n", connect...); code != 0 || !strings.Contains(stdout, "pinned-ok") {
+		t.Fatalf("connect-ssh without a terminal or known_hosts: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if v := showInstance(t, alice, "dev-alice"); v.SSHSettings.HostKey == "" || !strings.HasPrefix(v.SSHSettings.HostKey, "ssh-") {
+		t.Errorf("compute show's ssh_settings.host_key is %q", v.SSHSettings.HostKey)
+	}
 	// bob, a workspace Owner, is refused at SSH, the key and the notebook.
 	if _, errOut, code := sshRun(t, bobKey, port, "true"); code != 255 || !strings.Contains(errOut, "Permission denied") {
 		t.Errorf("bob's key at alice's instance: exit %d, %s", code, errOut)

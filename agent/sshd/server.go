@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -85,6 +86,8 @@ type Server struct {
 	ln   net.Listener
 	conf *ssh.ServerConfig
 	fp   string
+	// hostKey is the host public key, authorized_keys form.
+	hostKey string
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -117,6 +120,7 @@ func Start(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		fp:       ssh.FingerprintSHA256(signer.PublicKey()),
+		hostKey:  strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))),
 		conns:    map[*conn]struct{}{},
 		sessions: map[*session]struct{}{},
 		leftover: map[int]uint64{},
@@ -180,6 +184,10 @@ func defaults(cfg *Config) error {
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
+
+// HostKey is the host public key in authorized_keys form
+// ("ssh-ed25519 AAAA..."), for clients to pin.
+func (s *Server) HostKey() string { return s.hostKey }
 
 // HostKeyFingerprint is the host key's fingerprint as `ssh-keygen -l`
 // prints it ("SHA256:..."), for users to check on first connection.

@@ -76,6 +76,9 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 	if r := in.Report; r != nil {
 		// Keep what show needs after a server restart.
 		out.Status.SSHPort, out.Status.HostKeyFingerprint, out.Status.Apps = r.SSHPort, r.HostKeyFingerprint, r.Apps
+		if r.HostKey != "" {
+			out.Status.HostKey = r.HostKey
+		}
 	}
 	key := shoal.ComputeKey(in.Compute.Workspace, in.Compute.Name)
 	changed := !computes.JSONEqual(computes.WithoutIdle(out.Status), computes.WithoutIdle(*in.Compute.Instance))
