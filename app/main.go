@@ -252,7 +252,14 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if hostGPUs < 0 {
 		hostGPUs, _ = local.DetectGPUs()
 	}
-	m.local = local.New(local.Config{DataDir: opts.DataDir, NodesDir: opts.NodesDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs, GPUs: hostGPUs})
+	retention := time.Duration(0) // the provider's default
+	if r := cfg.NodeDirRetention; r != nil {
+		retention = time.Duration(*r)
+		if retention <= 0 {
+			retention = time.Nanosecond // at release
+		}
+	}
+	m.local = local.New(local.Config{DataDir: opts.DataDir, NodesDir: opts.NodesDir, Executable: opts.AgentExecutable, Logger: opts.Logger, ExtraArgs: agentArgs, GPUs: hostGPUs, NodeDirRetention: retention})
 	serverURL := cfg.AdvertiseURL
 	if serverURL == "" {
 		serverURL = m.URL()

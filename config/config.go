@@ -74,6 +74,11 @@ type Config struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when a job is
 	// stopped (timeout, cancel, preemption). Default 10s.
 	KillGrace Duration `yaml:"kill_grace"`
+	// NodeDirRetention is how long the local provider keeps a released
+	// cluster node's folder (its agent.log, what its jobs left) before
+	// removing it; nil means an hour, 0 removes it at release. An
+	// instance's folder is its home, kept until the instance is deleted.
+	NodeDirRetention *Duration `yaml:"node_dir_retention"`
 	// GPUSampleInterval is how often a node with GPUs records their
 	// utilisation in the events of the job it runs. Default 1m.
 	GPUSampleInterval Duration `yaml:"gpu_sample_interval"`

@@ -59,6 +59,11 @@ type Config struct {
 	// GPUs is how many real GPU devices this host has (DetectGPUs): GPU
 	// nodes get devices of their own. 0 gives none (no GPUs, or emulated).
 	GPUs int
+	// NodeDirRetention is how long a released cluster node's work dir
+	// is kept; 0 means DefaultNodeDirRetention (a nanosecond removes it
+	// at release). Instances' dirs are their homes: kept until the
+	// instance is deleted.
+	NodeDirRetention time.Duration
 }
 
 // Provider is the embedded default provider: each node is a `shoal agent`
@@ -95,6 +100,9 @@ func New(cfg Config) *Provider {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = DefaultStopGrace
 	}
+	if cfg.NodeDirRetention <= 0 {
+		cfg.NodeDirRetention = DefaultNodeDirRetention
+	}
 	cfg.ExtraArgs = append([]string(nil), cfg.ExtraArgs...)
 	// A node's work dir is its agent's --work-dir and the directory the
 	// agent starts in, and it marks the node's processes (SHOAL_NODE_DIR):
@@ -110,12 +118,15 @@ func New(cfg Config) *Provider {
 	if abs, err := filepath.Abs(cfg.NodesDir); err == nil && cfg.NodesDir != "" {
 		cfg.NodesDir = abs
 	}
-	return &Provider{
+	p := &Provider{
 		cfg:     cfg,
 		log:     cfg.Logger.With("provider", "local"),
 		nodes:   make(map[string]*node),
 		devices: make(map[string][]int),
 	}
+	// What a stopped server released and left past its retention.
+	p.sweepReleased(time.Now())
+	return p
 }
 
 // Name returns "local".

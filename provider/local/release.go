@@ -17,8 +17,10 @@ import (
 // the group. A node still in its provisioning delay is simply not started.
 // Agents started by an earlier Provider over the same DataDir (adopted after
 // a server restart) are found through their pid file and recognised by
-// their command line before they are signalled. The work dir and its
-// agent.log are kept.
+// their command line before they are signalled. A cluster node's work
+// dir and its agent.log are kept for Config.NodeDirRetention, then
+// removed (at a later release, or when a provider starts); an
+// instance's is its home, kept until Purge.
 //
 // Release is idempotent: a node that is unknown, never started or already
 // gone returns nil. A node without a reference (its provisioning was
@@ -44,6 +46,7 @@ func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
 			p.log.Info("killed processes left by the node's jobs", "node", nd.ID, "processes", n)
 		}
 		p.freeGPUs(nd.ID)
+		p.markReleased(nd, time.Now())
 	}()
 	if n := p.lookup(ref); n != nil {
 		n.mu.Lock()
