@@ -194,6 +194,23 @@ func TestInstanceSSHFilesAndOwnership(t *testing.T) {
 	if left := procsWithEnv("SHOAL_NODE_DIR=" + nodeDir); len(left) != 0 {
 		t.Errorf("processes of the deleted instance: %v", left)
 	}
+	// Nothing of it was an internal error (a delete once logged
+	// `level=ERROR msg="internal error" ... context canceled`).
+	assertNoServerErrors(t, s)
+}
+
+// assertNoServerErrors fails when the server's log has an error line.
+func assertNoServerErrors(t *testing.T, s *server) {
+	t.Helper()
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "level=ERROR") {
+			t.Errorf("the server logged an error: %s", l)
+		}
+	}
 }
 
 // tokenOf returns the SHOAL_TOKEN of a CLI environment.
