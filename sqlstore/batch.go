@@ -147,42 +147,48 @@ func (b *Batcher) write(calls []*batchCall) {
 		}
 	}
 	var unprepared []string
+	// With more than one Update, each runs after a savepoint: a failing
+	// one is rolled back to it (which keeps the savepoint, at the same
+	// place, for the next), a succeeding one releases it and sets the
+	// next in one round trip; the last needs neither (the commit ends
+	// them all).
 	savepoint := len(calls) > 1
+	established := false
 	ok := 0
-	for _, c := range calls {
+	for i, c := range calls {
 		if err := c.ctx.Err(); err != nil {
 			c.err = err
 			continue
 		}
-		if savepoint {
+		if savepoint && !established {
 			if _, err := stx.ExecContext(context.Background(), "SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: savepoint: %w", err))
 				return
 			}
+			established = true
 		}
 		t := &tx{ctx: context.WithoutCancel(c.ctx), tx: stx, stmts: b.Stmts, now: b.Now().UTC().Truncate(time.Microsecond)}
 		c.err = b.call(t, c)
 		unprepared = append(unprepared, t.unprepared...)
-		if c.panicked != nil && !savepoint {
-			return
+		failed := c.err != nil || c.panicked != nil
+		if !failed {
+			ok++
 		}
-		if !savepoint {
-			if c.err == nil {
-				ok++
+		switch {
+		case !savepoint:
+			if c.panicked != nil {
+				return
 			}
-			continue
-		}
-		if c.err != nil || c.panicked != nil {
+		case failed:
 			if _, err := stx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: roll back to savepoint: %w", err))
 				return
 			}
-		} else {
-			ok++
-		}
-		if _, err := stx.ExecContext(context.Background(), "RELEASE SAVEPOINT shoal_call"); err != nil {
-			fail(fmt.Errorf("store: release savepoint: %w", err))
-			return
+		case i < len(calls)-1:
+			if _, err := stx.ExecContext(context.Background(), "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"); err != nil {
+				fail(fmt.Errorf("store: release savepoint: %w", err))
+				return
+			}
 		}
 	}
 	if ok > 0 {
