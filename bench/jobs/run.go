@@ -139,7 +139,9 @@ func mustCompute(ctx context.Context, c *client.Client, name string, n int) {
 	if _, _, err := c.ApplyCompute(ctx, "default", name, doc, ""); err != nil {
 		log.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	// Two minutes: on 2 cores shared with other benches, 8 agents can take
+	// over one to join.
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		cp, err := c.GetCompute(ctx, "default", name)
 		if err == nil && cp.NodeStateCounts.IdleNodeCount == n {
@@ -147,7 +149,7 @@ func mustCompute(ctx context.Context, c *client.Client, name string, n int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log.Fatalf("%s: %d idle nodes not ready within 60 s", name, n)
+	log.Fatalf("%s: %d idle nodes not ready within 2 minutes", name, n)
 }
 
 func submit(ctx context.Context, c *client.Client, compute, command string) *shoal.Job {
