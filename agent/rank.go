@@ -337,7 +337,15 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 	if err := mkdirMode(r.dir, 0o700); err != nil {
 		return "", err
 	}
-	for _, d := range []string{codeDir, outDir, inputsDir, filepath.Join(r.dir, "user_logs")} {
+	// The inputs folder is made only for a task with file inputs: each
+	// folder is an inode to allocate, and on a disk that recently freed
+	// many (ext4 without a journal skips those for a minute or more) every
+	// one made costs a node running hundreds of jobs a second.
+	owned := []string{codeDir, outDir}
+	if hasFileInputs(t) {
+		owned = append(owned, inputsDir)
+	}
+	for _, d := range append(owned, filepath.Join(r.dir, "user_logs")) {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return "", err
 		}
@@ -346,7 +354,7 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 		if err != nil {
 			return
 		}
-		for _, d := range []string{codeDir, outDir, inputsDir} {
+		for _, d := range owned {
 			if err = acct.OwnTree(d); err != nil {
 				return
 			}
@@ -407,6 +415,17 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 		outputs[name] = p
 	}
 	return shoal.ExpandCommand(t.Command, inputs, outputs)
+}
+
+// hasFileInputs reports whether t has an input fetched into the inputs
+// folder (a literal value is substituted in the command instead).
+func hasFileInputs(t *shoal.AgentTask) bool {
+	for _, in := range t.Inputs {
+		if in != nil && in.Path != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // fetch downloads an artifact and unpacks it into dst.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,6 +132,9 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 		Labels: map[string]string{ctrhost.LabelNode: r.a.cfg.NodeID, ctrhost.LabelAttempt: t.AttemptID, ctrhost.LabelRank: strconv.Itoa(t.Rank)},
 	}
 	for _, d := range []string{filepath.Join(r.dir, "code"), filepath.Join(r.dir, "inputs"), outDir} {
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			continue // no inputs folder: the task has no file inputs
+		}
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: d, Target: d})
 	}
 	if home := r.accountEnv["HOME"]; home != "" {

@@ -53,6 +53,9 @@ type DB struct {
 	pool  *pgxpool.Pool
 	db    *sql.DB
 	stmts *sqlstore.StmtCache
+	// batch writes the Updates that wait on one another in one
+	// transaction (see Update).
+	batch *sqlstore.Batcher
 	clock shoal.Clock
 	log   *slog.Logger
 	where string // the URL without its password, for messages
@@ -105,6 +108,18 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("postgres: migrate %s: %w", where, err)
 	}
 	db.stmts = sqlstore.NewStmtCache(db.db)
+	db.batch = &sqlstore.Batcher{DB: db.db, Stmts: db.stmts, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now,
+		// The lock, and a notification for the other servers that
+		// PostgreSQL delivers only if the change commits: the leader's
+		// controllers react to a change made on any server.
+		Begin: func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', '')`, writeLockKey); err != nil {
+				return fmt.Errorf("postgres: take the write lock: %w", err)
+			}
+			return nil
+		},
+		Check: checkFence,
+	}
 	db.log.Debug("postgres store opened", "url", where)
 	return db, nil
 }
@@ -119,20 +134,18 @@ func lockWrites(ctx context.Context, tx *sql.Tx) error {
 
 // Update runs fn in a read-write transaction, serialised with every other
 // Update of every server on the database, and commits it when fn returns
-// nil; otherwise it rolls back and returns fn's error unchanged. Under a
-// fence (shoal.WithFence: a leader's controllers) it fails, writing
-// nothing, once the fence's term is over.
+// nil; otherwise fn's changes are rolled back and its error returned
+// unchanged. Under a fence (shoal.WithFence: a leader's controllers) it
+// fails, writing nothing, once the fence's term is over.
+//
+// The Updates of this server that arrive while one is being written share
+// the next transaction (sqlstore.Batcher), each in a savepoint of its own:
+// every write takes the store-wide lock, and a batch takes it, begins and
+// commits once for all of its Updates instead of once each, which is what
+// bounded the job path on PostgreSQL (143 jobs/s against SQLite's 294,
+// the writers queueing on the lock one round trip at a time).
 func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
-	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{Isolation: sql.LevelReadCommitted}, db.clock.Now(),
-		func(ctx context.Context, tx *sql.Tx) error {
-			// The lock, and a notification for the other servers that
-			// PostgreSQL delivers only if the change commits: the
-			// leader's controllers react to a change made on any server.
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', '')`, writeLockKey); err != nil {
-				return fmt.Errorf("postgres: take the write lock: %w", err)
-			}
-			return checkFence(ctx, tx)
-		}, fn)
+	return db.batch.Update(ctx, fn)
 }
 
 // View runs fn in a read-only transaction on a consistent snapshot.
