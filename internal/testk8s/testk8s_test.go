@@ -1,0 +1,126 @@
+package testk8s
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	if code, skip := testenv.MainShort("they build Kubernetes and start a cluster"); skip {
+		os.Exit(code)
+	}
+	os.Exit(Main(m))
+}
+
+// busyboxPod is a one-container pod of the busybox image that runs
+// script once, on the host's network or the pods' bridge.
+func busyboxPod(name, script string, hostNetwork bool) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"restartPolicy": "Never", "hostNetwork": hostNetwork, "terminationGracePeriodSeconds": 0,
+			"containers": []any{map[string]any{
+				"name": "main", "image": BusyboxImage, "imagePullPolicy": "Never",
+				"command": []string{"/bin/sh", "-c", script},
+			}},
+		},
+	}
+}
+
+// runToSucceeded creates the pod, waits for it to succeed and returns it
+// with its log.
+func runToSucceeded(t *testing.T, c *Cluster, ns string, pod map[string]any) (*Pod, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	name := pod["metadata"].(map[string]any)["name"].(string)
+	if err := c.Client.CreatePod(ctx, ns, pod); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	p, err := c.Client.WaitPod(ctx, ns, name, "Succeeded", "Failed")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	log, err := c.Client.Logs(ctx, ns, name, "")
+	if err != nil {
+		t.Fatalf("read the log: %v", err)
+	}
+	if p.Status.Phase != "Succeeded" {
+		t.Fatalf("pod %s: %s, log:\n%s", name, p.Status.Phase, log)
+	}
+	return p, log
+}
+
+func TestHostNetworkPodSucceedsAndItsLogIsRead(t *testing.T) {
+	c := Shared(t)
+	t.Logf("%s: build %v, start %v", c, c.Build, c.Setup)
+	ns := c.Namespace(t)
+	p, log := runToSucceeded(t, c, ns, busyboxPod("hello", "echo hello from $(hostname); id -u", true))
+	if p.Spec.NodeName != c.NodeName {
+		t.Errorf("scheduled to %q, want %q", p.Spec.NodeName, c.NodeName)
+	}
+	if want := "hello from "; !strings.Contains(log, want) || !strings.Contains(log, "\n0\n") {
+		t.Errorf("log %q: want %q and uid 0", log, want)
+	}
+}
+
+func TestBridgedPodReachesTheHost(t *testing.T) {
+	c := Shared(t)
+	ns := c.Namespace(t)
+	// The bridge (and its gateway address) appears with the first pod, so
+	// the server listens on every address; pods reach it at PodGateway.
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "pong to %s\n", strings.Split(r.RemoteAddr, ":")[0])
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	url := fmt.Sprintf("http://%s:%d/", c.PodGateway, l.Addr().(*net.TCPAddr).Port)
+	p, log := runToSucceeded(t, c, ns, busyboxPod("bridged", "wget -qO- "+url, false))
+	_, subnet, _ := net.ParseCIDR(c.PodSubnet)
+	if ip := net.ParseIP(p.Status.PodIP); ip == nil || !subnet.Contains(ip) {
+		t.Errorf("pod IP %q, want one in %s", p.Status.PodIP, c.PodSubnet)
+	}
+	if want := "pong to " + p.Status.PodIP; !strings.Contains(log, want) {
+		t.Errorf("log %q, want %q", log, want)
+	}
+}
+
+func TestImportedImageRuns(t *testing.T) {
+	c := Shared(t)
+	ns := c.Namespace(t)
+	bb, err := os.ReadFile(busyboxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball := filepath.Join(t.TempDir(), "img.tar")
+	const ref = "shoal.test/imported:7"
+	if err := WriteImage(tarball, ref, ImageConfig{Entrypoint: []string{"/bin/busybox", "cat"}, Cmd: []string{"/greeting"}},
+		[]ImageFile{{Path: "/bin/busybox", Mode: 0o755, Data: bb}, {Path: "/greeting", Data: []byte("imported image here\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	c.ImportImage(t, tarball)
+	pod := map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "imported"},
+		"spec": map[string]any{
+			"restartPolicy": "Never", "hostNetwork": true, "terminationGracePeriodSeconds": 0,
+			"containers": []any{map[string]any{"name": "main", "image": ref, "imagePullPolicy": "Never"}},
+		},
+	}
+	if _, log := runToSucceeded(t, c, ns, pod); log != "imported image here\n" {
+		t.Errorf("log %q, want the image's file", log)
+	}
+}
