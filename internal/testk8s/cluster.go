@@ -86,8 +86,8 @@ func Start(ctx context.Context) (c *Cluster, err error) {
 	tokens := joinLines(
 		c.Token+",admin,admin,system:masters",
 		nodeToken+",system:node:"+c.NodeName+",node-"+c.NodeName+",system:nodes",
-		cmToken+",system:kube-controller-manager,kube-controller-manager,",
-		schedToken+",system:kube-scheduler,kube-scheduler,",
+		cmToken+",system:kube-controller-manager,kube-controller-manager",
+		schedToken+",system:kube-scheduler,kube-scheduler",
 	)
 	tokenFile := filepath.Join(c.dir, "pki", "tokens.csv")
 	if err := os.WriteFile(tokenFile, []byte(tokens), 0o600); err != nil {
@@ -153,7 +153,7 @@ func Start(ctx context.Context) (c *Cluster, err error) {
 	if _, err := c.start("kube-controller-manager", flags(
 		"kubeconfig", cmKC, "leader-elect", "false", "secure-port", "0",
 		"service-account-private-key-file", pk.ServiceAccountKey, "root-ca-file", pk.CA,
-		"use-service-account-credentials", "false", "controllers", "*,-nodeipam,-cloud-node-lifecycle",
+		"use-service-account-credentials", "false",
 		"profiling", "false", "v", "1",
 	)...); err != nil {
 		return c, err

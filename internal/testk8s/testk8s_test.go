@@ -10,14 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
-	if code, skip := testenv.MainShort("they build Kubernetes and start a cluster"); skip {
-		os.Exit(code)
-	}
 	os.Exit(Main(m))
 }
 
