@@ -86,7 +86,10 @@ func Start(ctx context.Context) (c *Cluster, err error) {
 	tokens := joinLines(
 		c.Token+",admin,admin,system:masters",
 		nodeToken+",system:node:"+c.NodeName+",node-"+c.NodeName+",system:nodes",
-		cmToken+",system:kube-controller-manager,kube-controller-manager",
+		// The controller-manager's own user is bound only to what it needs
+		// to act through per-controller service accounts; in one identity
+		// (use-service-account-credentials=false) it needs all rights.
+		cmToken+",system:kube-controller-manager,kube-controller-manager,system:masters",
 		schedToken+",system:kube-scheduler,kube-scheduler",
 	)
 	tokenFile := filepath.Join(c.dir, "pki", "tokens.csv")
@@ -202,6 +205,9 @@ func (c *Cluster) start(name string, args ...string) (*proc, error) {
 func (c *Cluster) nodeReady(ctx context.Context) func() error {
 	return func() error {
 		var n struct {
+			Spec struct {
+				Taints []struct{ Key, Effect string }
+			}
 			Status struct {
 				Conditions []struct{ Type, Status, Reason, Message string }
 			}
@@ -211,10 +217,15 @@ func (c *Cluster) nodeReady(ctx context.Context) func() error {
 		}
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == "Ready" {
-				if cond.Status == "True" {
-					return nil
+				if cond.Status != "True" {
+					return fmt.Errorf("node %s not Ready: %s: %s", c.NodeName, cond.Reason, cond.Message)
 				}
-				return fmt.Errorf("node %s not Ready: %s: %s", c.NodeName, cond.Reason, cond.Message)
+				// The node-lifecycle controller lifts the not-ready taint
+				// a moment after the kubelet reports Ready.
+				if len(n.Spec.Taints) > 0 {
+					return fmt.Errorf("node %s is Ready but tainted %v", c.NodeName, n.Spec.Taints)
+				}
+				return nil
 			}
 		}
 		return fmt.Errorf("node %s has no Ready condition yet", c.NodeName)

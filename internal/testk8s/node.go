@@ -50,6 +50,7 @@ mount --bind "$D/varlib" /var/lib
 mount --bind "$D/varlog" /var/log
 mount -t tmpfs -o mode=755 tmpfs /run
 for s in $SYSCTLS; do
+  [ -e "/proc/sys/$s" ] || continue
   f="$D/sysctl/$(echo "$s" | tr / _)"
   cat "/proc/sys/$s" > "$f"
   mount --bind "$f" "/proc/sys/$s"
@@ -60,7 +61,7 @@ while [ ! -S "$SOCK" ]; do
   i=$((i+1)); [ $i -lt 300 ] || { echo "containerd's socket never appeared" >&2; exit 1; }
   sleep 0.1
 done
-"$KUBELET" --config="$D/kubelet.yaml" --kubeconfig="$KUBECONFIG" --hostname-override="$NODE" --v=1 &
+"$KUBELET" --config="$D/kubelet.yaml" --kubeconfig="$KCFG" --hostname-override="$NODE" --v=1 &
 wait
 `
 
@@ -152,7 +153,7 @@ func startNode(ctx context.Context, c *Cluster, kubeconfigPath string, pk *pki, 
 		}
 	}
 	env := []string{"D=" + n.dir, "SOCK=" + n.sock, "KUBELET=" + c.bin.Path("kubelet"),
-		"KUBECONFIG=" + kubeconfigPath, "NODE=" + c.NodeName, "SYSCTLS=" + strings.Join(kubeletSysctls, " ")}
+		"KCFG=" + kubeconfigPath, "NODE=" + c.NodeName, "SYSCTLS=" + strings.Join(kubeletSysctls, " ")}
 	n.proc, err = startProc(c.dir, "node", &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID},
 		env, "/bin/bash", "-c", nodeScript)
 	if err != nil {
