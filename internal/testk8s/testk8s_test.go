@@ -58,7 +58,7 @@ func runToSucceeded(t *testing.T, c *Cluster, ns string, pod map[string]any) (*P
 
 func TestHostNetworkPodSucceedsAndItsLogIsRead(t *testing.T) {
 	c := Shared(t)
-	t.Logf("%s: build %v, start %v", c, c.Build, c.Setup)
+	t.Logf("%s: build %v, start %v, resident memory %d MiB", c, c.Build, c.Setup, c.RSS()>>20)
 	ns := c.Namespace(t)
 	p, log := runToSucceeded(t, c, ns, busyboxPod("hello", "echo hello from $(hostname); id -u", true))
 	if p.Spec.NodeName != c.NodeName {
