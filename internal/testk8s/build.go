@@ -110,36 +110,48 @@ func Binaries() (Bin, time.Duration, error) {
 		h.Write(b)
 	}
 	out := filepath.Join(root, Version+"-"+hex.EncodeToString(h.Sum(nil))[:12])
+	took, err := buildOnce(root, out, func(partial string) error {
+		args := append([]string{"build", "-trimpath", "-ldflags", ldflags(), "-o", partial + "/"}, commands...)
+		if err := goCmd(src, nil, args...); err != nil {
+			return err
+		}
+		// The pause program runs alone in its image: static, without cgo.
+		return goCmd(src, []string{"CGO_ENABLED=0"}, "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(partial, "pause"), "./pause")
+	})
+	return Bin(out), took, err
+}
+
+// buildOnce runs build into out+".partial" and renames it to out, unless
+// out exists, holding an exclusive lock on root/lock meanwhile: of
+// concurrent callers (test processes) one builds and the others wait,
+// then find out built. It returns how long building took (0 when out was
+// there).
+func buildOnce(root, out string, build func(partial string) error) (time.Duration, error) {
 	lock, err := os.OpenFile(filepath.Join(root, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return "", 0, err
+		return 0, err
 	}
 	defer lock.Close()
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		return "", 0, fmt.Errorf("lock %s: %w", lock.Name(), err)
+		return 0, fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	if _, err := os.Stat(filepath.Join(out, "pause")); err == nil {
-		return Bin(out), 0, nil
+	if _, err := os.Stat(out); err == nil {
+		return 0, nil
 	}
 	began := time.Now()
 	partial := out + ".partial"
 	os.RemoveAll(partial)
 	if err := os.MkdirAll(partial, 0o755); err != nil {
-		return "", 0, err
+		return 0, err
 	}
-	args := append([]string{"build", "-trimpath", "-ldflags", ldflags(), "-o", partial + "/"}, commands...)
-	if err := goCmd(src, nil, args...); err != nil {
-		return "", 0, err
-	}
-	// The pause program runs alone in its image: static, without cgo.
-	if err := goCmd(src, []string{"CGO_ENABLED=0"}, "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(partial, "pause"), "./pause"); err != nil {
-		return "", 0, err
+	if err := build(partial); err != nil {
+		return 0, err
 	}
 	if err := os.Rename(partial, out); err != nil {
-		return "", 0, err
+		return 0, err
 	}
-	return Bin(out), time.Since(began), nil
+	return time.Since(began), nil
 }
 
 // goCmd runs the go command in the build module, out of any workspace
