@@ -214,6 +214,7 @@ func cgroupMounts() []string {
 func (n *node) makeCgroupRoot() error {
 	n.cgroupRoot = "/shoal-testk8s-" + strconv.Itoa(os.Getpid())
 	for _, m := range cgroupMounts() {
+		removeStaleCgroups(m)
 		d := filepath.Join(m, n.cgroupRoot)
 		if err := os.Mkdir(d, 0o755); err != nil && !os.IsExist(err) {
 			return fmt.Errorf("the kubelet's cgroup root: %w", err)
@@ -231,6 +232,44 @@ func (n *node) makeCgroupRoot() error {
 		return fmt.Errorf("no cgroup hierarchy under /sys/fs/cgroup")
 	}
 	return nil
+}
+
+// removeStaleCgroups removes the cgroup roots of test processes that no
+// longer run (killed by a time limit before their cleanup), so they do
+// not pile up on a CI machine; a cgroup still holding processes stays.
+func removeStaleCgroups(mount string) {
+	stale, _ := filepath.Glob(filepath.Join(mount, "shoal-testk8s-*"))
+	for _, d := range stale {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "shoal-testk8s-"))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
+			continue
+		}
+		removeCgroupTree(d, time.Now())
+	}
+}
+
+// removeCgroupTree removes a cgroup and those under it, deepest first,
+// retrying until deadline while killed processes leave them.
+func removeCgroupTree(root string, deadline time.Time) {
+	var dirs []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		for os.Remove(d) != nil && time.Now().Before(deadline) {
+			if _, err := os.Stat(d); err != nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }
 
 // pickBridge chooses the pods' bridge and subnet, 10.244.X.0/24 with the
@@ -263,22 +302,7 @@ func (n *node) pickBridge() error {
 func (n *node) cleanup() {
 	deadline := time.Now().Add(15 * time.Second)
 	for _, root := range n.cgroupDirs {
-		var dirs []string
-		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-		for _, d := range dirs {
-			for os.Remove(d) != nil && time.Now().Before(deadline) {
-				if _, err := os.Stat(d); err != nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
+		removeCgroupTree(root, deadline)
 	}
 	if n.bridge != "" {
 		if _, err := net.InterfaceByName(n.bridge); err == nil {
