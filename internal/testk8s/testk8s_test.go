@@ -2,6 +2,7 @@ package testk8s
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -117,5 +118,54 @@ func TestImportedImageRuns(t *testing.T) {
 	}
 	if _, log := runToSucceeded(t, c, ns, pod); log != "imported image here\n" {
 		t.Errorf("log %q, want the image's file", log)
+	}
+}
+
+// The kubeconfig is what code under test takes: its server, CA and token
+// reach the API on their own.
+func TestKubeconfigReachesTheAPI(t *testing.T) {
+	c := Shared(t)
+	data, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(key string) string {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), ": "); ok && k == key {
+				return v
+			}
+		}
+		t.Fatalf("kubeconfig has no %s:\n%s", key, data)
+		return ""
+	}
+	ca, err := base64.StdEncoding.DecodeString(field("certificate-authority-data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := newClient(field("server"), field("token"), ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version struct{ GitVersion string }
+	if err := client.Do(context.Background(), http.MethodGet, "/version", nil, &version); err != nil {
+		t.Fatal(err)
+	}
+	if version.GitVersion != Version {
+		t.Errorf("server version %q, want %q (the build's ldflags)", version.GitVersion, Version)
+	}
+	// Another token is refused: the API does not let anyone in.
+	stranger, _ := newClient(field("server"), "not-a-token", ca)
+	if err := stranger.Do(context.Background(), http.MethodGet, "/api/v1/namespaces", nil, nil); err == nil {
+		t.Error("a made-up token listed namespaces")
+	}
+}
+
+func TestPodRunsAsNonRoot(t *testing.T) {
+	c := Shared(t)
+	ns := c.Namespace(t)
+	pod := busyboxPod("nonroot", "id -u; touch /tmp/ok && echo wrote", true)
+	pod["spec"].(map[string]any)["securityContext"] = map[string]any{"runAsUser": 65534, "runAsGroup": 65534, "runAsNonRoot": true}
+	if _, log := runToSucceeded(t, c, ns, pod); log != "65534\nwrote\n" {
+		t.Errorf("log %q, want uid 65534 and a write to /tmp", log)
 	}
 }
