@@ -61,6 +61,9 @@ func (t *tx) InsertWorkspace(ws *shoal.Workspace) error {
 	if err := t.writable("insert workspace"); err != nil {
 		return err
 	}
+	if _, err := t.bumpGen(true); err != nil {
+		return err
+	}
 	if ws.CreatedOn.IsZero() {
 		ws.CreatedOn = t.now
 	}
