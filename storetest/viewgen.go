@@ -103,7 +103,9 @@ func testViewGeneration(t *testing.T, s shoal.Store, clock *Clock) {
 		t.Errorf("deletions after pruning: %v, want none", deleted)
 	}
 
-	update(t, s, func(tx shoal.Tx) error { return tx.InsertCompute(minimalCompute("ws", "c2", shoal.ComputeTypeCluster, at)) })
+	update(t, s, func(tx shoal.Tx) error {
+		return tx.InsertCompute(minimalCompute("ws", "c2", shoal.ComputeTypeCluster, at))
+	})
 	if g := viewGen(t, s); g.Gen != g3.Gen+1 || g.Computes != g.Gen {
 		t.Errorf("after a compute's insert: %+v, want Gen %d and Computes the same", g, g3.Gen+1)
 	}
