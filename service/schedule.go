@@ -56,6 +56,27 @@ func (v *View) ReadPlacementState(tx shoal.Tx) (*State, error) {
 	return st, readHeads(tx, st)
 }
 
+// ReadPlacementStateFor is ReadPlacementState with the jobs of only the
+// computes in keys (by ComputeKey): what a pass for a new job of one of
+// them schedules. The clusters and the demand are every compute's.
+func (v *View) ReadPlacementStateFor(tx shoal.Tx, keys map[string]bool) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := readHeads(tx, st); err != nil {
+		return nil, err
+	}
+	mine := st.Queued[:0]
+	for _, j := range st.Queued {
+		if keys[shoal.ComputeKey(j.Workspace, j.ComputeKey)] {
+			mine = append(mine, j)
+		}
+	}
+	st.Queued = mine
+	return st, nil
+}
+
 // ReadState is ReadState with the computes and nodes from the view.
 func (v *View) ReadState(tx shoal.Tx) (*State, error) {
 	st, err := v.ReadNodes(tx)

@@ -53,6 +53,16 @@ func (v *View) Invalidate() {
 	v.loaded = false
 }
 
+// Gen is the store generation the view is current to (0: not loaded).
+func (v *View) Gen() int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.loaded {
+		return 0
+	}
+	return v.gen
+}
+
 // Stats returns how many reads the view served and how many of them
 // loaded every node.
 func (v *View) Stats() (reads, full int) {
