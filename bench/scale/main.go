@@ -308,6 +308,18 @@ func main() {
 			log.Printf("delete %s: %d %s", name, st, b)
 		}
 	}
+	// The slowest, by submission: a tail from one cause (the first
+	// submission, a pass that wrote many reasons) shows as a pattern.
+	order := make([]int, len(decide))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(decide[b] - decide[a]) })
+	var slow []string
+	for _, i := range order[:min(5, len(order))] {
+		slow = append(slow, fmt.Sprintf("#%d %s", i+1, decide[i].Round(100*time.Microsecond)))
+	}
+	fmt.Printf("slowest decisions: %s\n", strings.Join(slow, ", "))
 	fmt.Printf("submit → scale-up decision (as its event), %d submissions: p50 %s, p99 %s, max %s\n",
 		len(decide), pct(decide, 50).Round(100*time.Microsecond), pct(decide, 99).Round(100*time.Microsecond), pct(decide, 100).Round(100*time.Microsecond))
 
