@@ -73,6 +73,16 @@ type Tx interface {
 	RenewNodeLease(id string) error
 	// DeleteNode removes a node. Returns ENOTFOUND.
 	DeleteNode(id string) error
+	// ViewGeneration returns the store's view generation (ViewGen).
+	ViewGeneration() (ViewGen, error)
+	// ListNodesChangedSince returns the nodes written by transactions of
+	// a generation after gen, ordered by ID, and the deletions after gen
+	// (-1: every node, and no deletions). A controller's in-memory view
+	// reads only these.
+	ListNodesChangedSince(gen int64) ([]NodeChange, []NodeDeletion, error)
+	// PruneNodeDeletions forgets the node deletions of generation gen and
+	// before, and raises ViewGen.Floor to gen.
+	PruneNodeDeletions(gen int64) error
 	// FindNodeByCredentialHash returns the node whose credential hash
 	// matches. Returns ENOTFOUND.
 	FindNodeByCredentialHash(hash string) (*Node, error)

@@ -84,11 +84,11 @@ type Options struct {
 
 // Main is a running server.
 type Main struct {
-	opts     Options
-	log      *slog.Logger
-	store    shoal.Store
-	files    *filestore.Store // nil when files are in the store
-	local    *local.Provider
+	opts  Options
+	log   *slog.Logger
+	store shoal.Store
+	files *filestore.Store // nil when files are in the store
+	local *local.Provider
 	// agentURL is where this server takes agents' calls (advertise_url,
 	// else its listener's URL), as it tells the other servers.
 	agentURL string
@@ -102,6 +102,7 @@ type Main struct {
 	appsListener net.Listener
 	appsOrigin   string
 	wake         chan struct{}
+	pokes        pokes // what woke the placement loop (passes.go)
 	cancel       context.CancelFunc
 	wg           sync.WaitGroup
 	scheme       string // "http" or "https"
@@ -342,7 +343,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		SecretsKey:     secretsKey,
 		InstancePolicy: computes.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
-		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Files: files,
+		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Submitted: m.pokeSubmitted, Files: files,
 		Providers: providers, ServerURL: serverURL, Servers: servers, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
@@ -518,84 +519,6 @@ func (m *Main) CA() []byte { return m.caPEM }
 
 // Services returns the domain services (for tests and embedding).
 func (m *Main) Services() *service.Services { return m.svc }
-
-// poke wakes the controllers without blocking.
-func (m *Main) poke() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
-// minPlacementGap spaces placement passes that follow each other at once.
-const minPlacementGap = 2 * time.Millisecond
-
-// fullPassGap is how long after a full controller pass that took took the
-// next one starts: a tick, or four times took when that is longer, at most
-// five ticks.
-func fullPassGap(tick, took time.Duration) time.Duration {
-	return min(max(tick, 4*took), 5*tick)
-}
-
-// wholeQueueGap is how long after a full pass that read the whole queue
-// and took took the next one reads it again: a tick, or ten times took
-// when that is longer, at most 30 s. Only waiting jobs' reasons (and
-// backfill past the heads of the queues) need the whole queue; reading
-// 100,000 queued jobs on every full pass took a quarter of a core.
-func wholeQueueGap(tick, took time.Duration) time.Duration {
-	return min(max(tick, 10*took), 30*time.Second)
-}
-
-// runControllers runs the reconcilers on every change and every tick.
-func (m *Main) runControllers(ctx context.Context) {
-	t := time.NewTimer(m.opts.TickInterval)
-	defer t.Stop()
-	full := true
-	var lastWhole time.Time     // when a full pass last read the whole queue
-	var wholeTook time.Duration // how long that pass took
-	for {
-		var err error
-		if full {
-			began := time.Now()
-			whole := began.Sub(lastWhole) >= wholeQueueGap(m.opts.TickInterval, wholeTook)
-			err = m.ctrl.RunPass(ctx, m.opts.Clock.Now(), whole)
-			if whole {
-				lastWhole, wholeTook = began, time.Since(began)
-			}
-			// The next full pass comes a tick later, or four times as long
-			// as this one took if that is longer: at 10,000 nodes a full
-			// pass reads every node, and five a second took half a core.
-			// Placement passes, which new jobs and freed nodes need at
-			// once, still run on every change. The spacing is capped at
-			// five ticks so that one slow pass (a stalled disk) does not
-			// hold back lease expiry and scale-down for long.
-			t.Reset(fullPassGap(m.opts.TickInterval, time.Since(began)))
-			if rerr := m.svc.Workload().Rotate(ctx); rerr != nil && ctx.Err() == nil {
-				m.log.Error("rotating workload signing keys failed", slog.Any("err", rerr))
-			}
-		} else {
-			err = m.ctrl.RunPlacement(ctx, m.opts.Clock.Now())
-		}
-		if err != nil && ctx.Err() == nil {
-			m.log.Error("control loop pass failed", slog.Any("err", err))
-		}
-		// Back-to-back placement passes are spaced by minPlacementGap so
-		// that under load one pass serves every change that arrived in
-		// between; an idle server still reacts at once.
-		passEnd := time.Now()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			full = true
-		case <-m.wake:
-			full = false
-			if gap := minPlacementGap - time.Since(passEnd); gap > 0 {
-				time.Sleep(gap)
-			}
-		}
-	}
-}
 
 // Close stops accepting requests, lets running ones finish (up to 10 s),
 // stops the controllers and closes the store.

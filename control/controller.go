@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
@@ -43,6 +44,18 @@ type Controller struct {
 	pipes  *pipelines.Loop
 	sweeps *sweeps.Loop
 
+	// view holds the computes and nodes between placement passes.
+	view *service.View
+	// placeMu makes placement and scaling passes one at a time (the
+	// server runs them from the tick, from changes and from submissions,
+	// on goroutines of their own), so that two autoscaler passes never
+	// decide for the same demand. Only these passes hold it: a pass over
+	// the whole queue plans without it.
+	placeMu sync.Mutex
+	// lastPrune is when node deletions the view has read were last
+	// pruned from the store.
+	lastPrune time.Time
+
 	mu sync.Mutex
 	// passNodes is the state the placement pass left, kept for the node
 	// samples of a full pass (taken by the accounting loop), so that they
@@ -56,7 +69,8 @@ func New(s Services, seed uint64) *Controller {
 	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), preempt: preemption.New(s, rand.New(rand.NewPCG(seed, seed^0x5eed)))}
 	c.nodes = nodes.New(s, c.cfg)
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
-	c.place = placement.New(s, c.scale)
+	c.view = service.NewView()
+	c.place = placement.New(s, c.scale, c.view)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
 	return c
@@ -108,7 +122,26 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.acct.CheckBudgets(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.pruneDeletions(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// pruneDeletionsEvery is how often the node deletions the view has read
+// are forgotten by the store.
+const pruneDeletionsEvery = time.Minute
+
+// pruneDeletions forgets, every pruneDeletionsEvery, the node deletions
+// the view has read (a view older than them, on a replica that takes the
+// lead later, reads every node again).
+func (c *Controller) pruneDeletions(ctx context.Context, now time.Time) error {
+	gen := c.view.Gen()
+	if gen == 0 || now.Sub(c.lastPrune) < pruneDeletionsEvery {
+		return nil
+	}
+	c.lastPrune = now
+	return c.s.Store().Update(ctx, func(tx shoal.Tx) error { return tx.PruneNodeDeletions(gen) })
 }
 
 // RunPlacement runs only the scheduler and the autoscaler: what a new job
@@ -119,9 +152,45 @@ func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
 	return c.placement(ctx, now, false)
 }
 
+// RunPlacementFor runs the scheduler and the autoscaler for the queues
+// of the computes in keys (by shoal.ComputeKey) alone: what jobs just
+// submitted to them need, decided without scheduling or planning the
+// other computes.
+func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys map[string]bool) error {
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
+	var errs []error
+	st, err := c.place.RunFor(ctx, now, keys)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.scale.RunFor(ctx, now, st, keys); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// RunWholeQueue reads the whole queue, places what it can past the heads
+// of the queues (backfill) and writes every waiting job's reason. It
+// reads and schedules without holding up placement passes (reading
+// 100,000 queued jobs takes longer than a placement pass): those run
+// meanwhile, and its placements are re-checked when written, as every
+// placement is. The server runs it on a goroutine of its own, spaced by
+// its duration; RunOnce does the same work within its placement.
+func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) error {
+	p, err := c.place.Plan(ctx, now, true, nil)
+	if err != nil || p == nil {
+		return err
+	}
+	_, err = c.place.Apply(ctx, p)
+	return err
+}
+
 // placement runs the scheduler (over the whole queue when full) and the
 // autoscaler.
 func (c *Controller) placement(ctx context.Context, now time.Time, full bool) error {
+	c.placeMu.Lock()
+	defer c.placeMu.Unlock()
 	var errs []error
 	st, err := c.place.RunOnce(ctx, now, full)
 	if err != nil {
@@ -149,7 +218,12 @@ func (c *Controller) ReconcileComputes(ctx context.Context) error {
 
 // ResetLeases gives every node a fresh lease: a server start, or a
 // replica taking the lead, calls it before the first pass.
-func (c *Controller) ResetLeases(ctx context.Context) error { return c.nodes.ResetLeases(ctx) }
+// The view is read again whole: what this server knew before another
+// one led is not trusted.
+func (c *Controller) ResetLeases(ctx context.Context) error {
+	c.view.Invalidate()
+	return c.nodes.ResetLeases(ctx)
+}
 
 // AdoptNodes takes back the nodes whose agents kept running while no
 // server led; it returns how many it adopted.

@@ -133,7 +133,7 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.
 		return nil, false, err
 	}
 	if created {
-		s.notify()
+		s.submitted(shoal.ComputeKey(out.Workspace, out.Compute))
 	}
 	return s.jobView(out), created, nil
 }

@@ -43,6 +43,52 @@ func ReadPlacementState(tx shoal.Tx) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return st, readHeads(tx, st)
+}
+
+// ReadPlacementState is ReadPlacementState with the computes and nodes
+// from the view.
+func (v *View) ReadPlacementState(tx shoal.Tx) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, readHeads(tx, st)
+}
+
+// ReadPlacementStateFor is ReadPlacementState with the jobs of only the
+// computes in keys (by ComputeKey): what a pass for a new job of one of
+// them schedules. The clusters and the demand are every compute's.
+func (v *View) ReadPlacementStateFor(tx shoal.Tx, keys map[string]bool) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := readHeads(tx, st); err != nil {
+		return nil, err
+	}
+	mine := st.Queued[:0]
+	for _, j := range st.Queued {
+		if keys[shoal.ComputeKey(j.Workspace, j.ComputeKey)] {
+			mine = append(mine, j)
+		}
+	}
+	st.Queued = mine
+	return st, nil
+}
+
+// ReadState is ReadState with the computes and nodes from the view.
+func (v *View) ReadState(tx shoal.Tx) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, readQueue(tx, st)
+}
+
+// readHeads reads the heads of every queue into st.
+func readHeads(tx shoal.Tx, st *State) error {
+	var err error
 	free := map[string]int{}
 	for key, ci := range st.Clusters {
 		for _, n := range ci.Nodes {
@@ -53,7 +99,7 @@ func ReadPlacementState(tx shoal.Tx) (*State, error) {
 	}
 	st.Queued, st.Demand, err = tx.ListQueueHeads(func(key string) int { return free[key] })
 	st.Partial = true
-	return st, err
+	return err
 }
 
 // ReadState reads computes, nodes and the whole queue.
@@ -62,42 +108,76 @@ func ReadState(tx shoal.Tx) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return st, readQueue(tx, st)
+}
+
+// readQueue reads the whole queue into st.
+func readQueue(tx shoal.Tx, st *State) error {
+	var err error
 	st.Queued, err = tx.ListQueuedJobRefs()
 	st.Demand = map[string]int{}
 	for _, j := range st.Queued {
 		st.Demand[shoal.ComputeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
 	}
-	return st, err
+	return err
 }
 
 // ReadNodes reads the clusters and their nodes.
 func ReadNodes(tx shoal.Tx) (*State, error) {
-	st := &State{Clusters: map[string]*ClusterInfo{}, Nodes: map[string]*shoal.Node{}, WsQuotas: map[string]map[string]int{}}
-	workspaces, err := tx.ListWorkspaces()
+	cs, err := readComputes(tx)
 	if err != nil {
 		return nil, err
+	}
+	nodes, err := tx.ListNodes(shoal.NodeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	return cs.state(nodes), nil
+}
+
+// computeSet is what a pass reads of the workspaces: their computes (by
+// ComputeKey) and quotas. A View keeps one between passes.
+type computeSet struct {
+	computes map[string]*shoal.Compute
+	wsQuotas map[string]map[string]int
+}
+
+// readComputes reads every workspace's computes and quotas.
+func readComputes(tx shoal.Tx) (computeSet, error) {
+	cs := computeSet{computes: map[string]*shoal.Compute{}, wsQuotas: map[string]map[string]int{}}
+	workspaces, err := tx.ListWorkspaces()
+	if err != nil {
+		return cs, err
 	}
 	for _, ws := range workspaces {
 		q, err := tx.GetWorkspaceQuotas(ws.Name)
 		if err != nil {
-			return nil, err
+			return cs, err
 		}
 		if len(q) > 0 {
-			st.WsQuotas[strings.ToLower(ws.Name)] = q
+			cs.wsQuotas[strings.ToLower(ws.Name)] = q
 		}
 		// Clusters, and instances: an instance's jobs run on its job slots,
 		// which scale like a cluster's nodes.
 		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
 		if err != nil {
-			return nil, err
+			return cs, err
 		}
 		for _, c := range computes {
-			st.Clusters[shoal.ComputeKey(c.Workspace, c.Name)] = &ClusterInfo{Compute: c}
+			cs.computes[shoal.ComputeKey(c.Workspace, c.Name)] = c
 		}
 	}
-	nodes, err := tx.ListNodes(shoal.NodeFilter{})
-	if err != nil {
-		return nil, err
+	return cs, nil
+}
+
+// state builds a pass's State of the computes and nodes (ordered by ID).
+// The State's maps and slices are its own; the computes and nodes they
+// point to are shared with a View and never modified (Place replaces the
+// nodes it changes).
+func (cs computeSet) state(nodes []*shoal.Node) *State {
+	st := &State{Clusters: make(map[string]*ClusterInfo, len(cs.computes)), Nodes: make(map[string]*shoal.Node, len(nodes)), WsQuotas: cs.wsQuotas}
+	for key, c := range cs.computes {
+		st.Clusters[key] = &ClusterInfo{Compute: c}
 	}
 	withNode := map[string]bool{}
 	for _, n := range nodes {
@@ -120,7 +200,7 @@ func ReadNodes(tx shoal.Tx) (*State, error) {
 			st.Stopped = append(st.Stopped, c)
 		}
 	}
-	return st, nil
+	return st
 }
 
 // NodeFree reports whether a node can take work now: idle, not
@@ -131,7 +211,8 @@ func NodeFree(n *shoal.Node) bool {
 
 // Place starts a job on nodes if the job is still queued and the nodes
 // still free; otherwise it leaves both for the next pass. It updates the
-// node records of st so the autoscaler sees the placement.
+// node records of st so the autoscaler sees the placement (replacing
+// them: the records a State holds may be shared with a View).
 func (s *Services) Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRef, nodeIDs []string, st *State) (bool, error) {
 	j, err := tx.GetJob(ref.Workspace, ref.Name)
 	if err != nil {
@@ -157,9 +238,7 @@ func (s *Services) Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRe
 		return false, err
 	}
 	for _, n := range nodes {
-		if old := st.Nodes[n.ID]; old != nil {
-			*old = *n
-		}
+		st.replaceNode(n)
 	}
 	return true, nil
 }

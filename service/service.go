@@ -30,6 +30,10 @@ type Config struct {
 	// Notify, when set, is called after a change that controllers should
 	// react to (for example a new compute to provision). It must not block.
 	Notify func()
+	// Submitted, when set, is called instead of Notify after a job is
+	// submitted, with its compute's key (shoal.ComputeKey): the server
+	// then decides for that compute's queue alone. It must not block.
+	Submitted func(computeKey string)
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
 	Files shoal.Files
 	// Providers by provider name ("local"), or by location name for a
@@ -119,6 +123,7 @@ type Services struct {
 	catalog   *shoal.Catalog
 	log       *slog.Logger
 	notify    func()
+	submitted func(computeKey string) // Config.Submitted, else notify
 	cfg       Config
 	nodes     live.Wakes
 	beats     *heartbeatBatch
@@ -182,6 +187,9 @@ func New(cfg Config) *Services {
 	}
 	if s.notify == nil {
 		s.notify = func() {}
+	}
+	if s.submitted = cfg.Submitted; s.submitted == nil {
+		s.submitted = func(string) { s.notify() }
 	}
 	s.computesService = computes.New(computes.Config{
 		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.Wake,

@@ -134,6 +134,9 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 	if err := t.writable("insert compute"); err != nil {
 		return err
 	}
+	if _, err := t.bumpGen(true); err != nil {
+		return err
+	}
 	if c.CreatedOn.IsZero() {
 		c.CreatedOn = t.now
 	}
@@ -172,6 +175,9 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 	if err := t.writable("update compute"); err != nil {
 		return err
 	}
+	if _, err := t.bumpGen(true); err != nil {
+		return err
+	}
 	r, err := encodeCompute(c)
 	if err != nil {
 		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
@@ -199,6 +205,11 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 
 // DeleteCompute removes a compute. Returns ENOTFOUND.
 func (t *tx) DeleteCompute(workspace, name string) error {
+	if !t.readOnly {
+		if _, err := t.bumpGen(true); err != nil {
+			return err
+		}
+	}
 	return t.deleteOne(fmt.Sprintf("compute %s/%s", workspace, name), fmt.Sprintf("compute %q not found in workspace %q", name, workspace),
 		`DELETE FROM computes WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
 }

@@ -23,11 +23,13 @@ var Tables = []string{
 // table is in Tables or here (a test checks), so that a new one cannot
 // be forgotten by a store move or a backup.
 var NotCopied = map[string]string{
-	"file_chunks":  "the files of a PostgreSQL file store: a backup holds the records, and `admin migrate-store` moves files separately",
-	"leader_lease": "who leads now: the destination's servers elect their own",
-	"replicas":     "the servers running now",
-	"queue_demand": "kept by triggers from the jobs copied",
-	"wait_reasons": "the leader's latest scheduler pass: the next pass writes them again",
+	"file_chunks":    "the files of a PostgreSQL file store: a backup holds the records, and `admin migrate-store` moves files separately",
+	"leader_lease":   "who leads now: the destination's servers elect their own",
+	"replicas":       "the servers running now",
+	"queue_demand":   "kept by triggers from the jobs copied",
+	"wait_reasons":   "the leader's latest scheduler pass: the next pass writes them again",
+	"view_gen":       "the destination's own: Copy moves its generation past the copied nodes', and a server's first view reads every node",
+	"node_deletions": "deletions a view of the source had yet to read: a view of the destination starts by reading every node",
 }
 
 // Endpoint is one side of a copy: a database with Shoal's schema.
@@ -105,6 +107,12 @@ func Copy(ctx context.Context, src, dst Endpoint) (CopyStats, error) {
 			return nil, fmt.Errorf("copy %s: %w", table, err)
 		}
 		stats[table] = n
+	}
+	// The copied nodes keep the generations the source gave them: the
+	// destination's generation starts past them, or every view would read
+	// them again as changed until it caught up.
+	if _, err := dtx.ExecContext(ctx, `UPDATE view_gen SET gen = (SELECT COALESCE(MAX(gen), 0) + 1 FROM nodes), computes_gen = (SELECT COALESCE(MAX(gen), 0) + 1 FROM nodes) WHERE id = 1`); err != nil {
+		return nil, fmt.Errorf("the destination's view generation: %w", err)
 	}
 	if dst.AfterCopy != nil {
 		if err := dst.AfterCopy(ctx, dtx); err != nil {

@@ -131,12 +131,16 @@ func (t *tx) InsertNode(n *shoal.Node) error {
 	if err != nil {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
+	gen, err := t.bumpGen(false)
+	if err != nil {
+		return err
+	}
 	res, err := t.exec(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
-			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat, gen)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (id) DO NOTHING`,
 		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
-		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat))
+		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat), gen)
 	if err != nil {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
@@ -164,17 +168,21 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 	if err != nil {
 		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}
+	gen, err := t.bumpGen(false)
+	if err != nil {
+		return err
+	}
 	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
 		// are: then no index entry moves.
-		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12, gen = $13
 		WHERE id = $1 AND workspace_key = $7 AND compute_key = $8 AND location = $9
 			AND join_token_hash = $10 AND credential_hash = $11`,
 		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6,
-			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12
+			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12, gen = $13
 		WHERE id = $1`,
 		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
-		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat))
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat), gen)
 	if err != nil {
 		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}
@@ -207,6 +215,14 @@ func (t *tx) DeleteNode(id string) error {
 	if err := t.deleteOne(fmt.Sprintf("node %q", id), fmt.Sprintf("node %q not found", id),
 		`DELETE FROM nodes WHERE id = $1`, id); err != nil {
 		return err
+	}
+	// Views learn of the deletion by its generation (viewgen.go).
+	gen, err := t.bumpGen(false)
+	if err != nil {
+		return err
+	}
+	if _, err := t.exec(`INSERT INTO node_deletions (gen, id) VALUES ($1, $2)`, gen, id); err != nil {
+		return fmt.Errorf("store: delete node %q: %w", id, err)
 	}
 	// Its life ends in the usage ledger.
 	if _, err := t.exec(`UPDATE node_usage SET released_on = $2 WHERE node_id = $1 AND released_on IS NULL`, id, micros(t.now)); err != nil {

@@ -46,6 +46,11 @@ type tx struct {
 	readOnly bool
 	// unprepared are the queries run without a cached statement.
 	unprepared []string
+	// gen is this transaction's view generation once it has written a
+	// node, compute, workspace or quota (0 before: viewgen.go);
+	// genComputes says it stamped computes_gen.
+	gen         int64
+	genComputes bool
 }
 
 var _ shoal.Tx = (*tx)(nil)

@@ -61,6 +61,9 @@ func (t *tx) InsertWorkspace(ws *shoal.Workspace) error {
 	if err := t.writable("insert workspace"); err != nil {
 		return err
 	}
+	if _, err := t.bumpGen(true); err != nil {
+		return err
+	}
 	if ws.CreatedOn.IsZero() {
 		ws.CreatedOn = t.now
 	}
@@ -87,6 +90,10 @@ func (t *tx) InsertWorkspace(ws *shoal.Workspace) error {
 // usage) is kept: cost and audit reports still count it.
 func (t *tx) DeleteWorkspace(name string) error {
 	if err := t.writable("delete workspace"); err != nil {
+		return err
+	}
+	// Its quotas leave the in-memory views of the placement passes.
+	if _, err := t.bumpGen(true); err != nil {
 		return err
 	}
 	k := key(name)

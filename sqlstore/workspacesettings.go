@@ -109,6 +109,9 @@ func (t *tx) PutWorkspaceQuota(ws, family string, vcpus int) error {
 	if err := t.writable("put workspace quota"); err != nil {
 		return err
 	}
+	if _, err := t.bumpGen(true); err != nil {
+		return err
+	}
 	if _, err := t.exec(`INSERT INTO workspace_quotas (workspace_key, family, vcpus) VALUES ($1, $2, $3)
 		ON CONFLICT (workspace_key, family) DO UPDATE SET vcpus = excluded.vcpus`,
 		key(ws), strings.ToLower(family), vcpus); err != nil {

@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"NodeDelete", testNodeDelete},
 		{"NodeList", testNodeList},
 		{"NodeFind", testNodeFind},
+		{"ViewGeneration", testViewGeneration},
 		{"JobRoundTrip", testJobRoundTrip},
 		{"JobNames", testJobNames},
 		{"JobUpdate", testJobUpdate},

@@ -42,11 +42,16 @@ type Blocks interface {
 type Loop struct {
 	s      Services
 	blocks Blocks
+	// view holds the computes and nodes between passes (nil: every pass
+	// reads them from the store).
+	view *service.View
 }
 
 // New returns the placement pass over s, reading the scaling loop's
-// blocks.
-func New(s Services, blocks Blocks) *Loop { return &Loop{s: s, blocks: blocks} }
+// blocks and the computes and nodes through view (nil: from the store).
+func New(s Services, blocks Blocks, view *service.View) *Loop {
+	return &Loop{s: s, blocks: blocks, view: view}
+}
 
 // principal is the scheduler as the events and the audit name it: the
 // same as the services' own (service/placement.go), so that the record
@@ -67,6 +72,45 @@ var principal = shoal.SystemPrincipal("scheduler")
 // reason; a partial one reads only the heads of the queues and leaves the
 // reasons to the next full pass.
 func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.State, error) {
+	p, err := l.Plan(ctx, now, full, nil)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return l.Apply(ctx, p)
+}
+
+// RunFor is RunOnce for the queues of the computes in keys alone (by
+// ComputeKey): what a job submitted to one of them needs. It reads the
+// heads of those queues only and schedules onto those computes' nodes; the
+// state it returns holds every cluster (the autoscaler plans the others'
+// quota from it) with those queues' jobs.
+func (l *Loop) RunFor(ctx context.Context, now time.Time, keys map[string]bool) (*service.State, error) {
+	p, err := l.Plan(ctx, now, false, keys)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return l.Apply(ctx, p)
+}
+
+// Pass is a placement decided and not yet written: Plan reads and
+// schedules (no write), Apply writes. A pass over the whole queue plans
+// apart from the placement passes (its read of 100,000 queued jobs must
+// not hold them up) and applies when done.
+type Pass struct {
+	now      time.Time
+	st       *service.State
+	res      scheduler.Result
+	refs     map[string]shoal.QueuedJobRef
+	deleting map[string]scheduler.Reason
+	blocked  map[string]accounting.BlockedJob
+	// empty: the queue was empty; only the reasons go.
+	empty bool
+}
+
+// Plan reads the state (the whole queue when full, else the heads of the
+// queues, of only the computes in keys when keys is not nil) and decides
+// the placements. It writes nothing.
+func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[string]bool) (*Pass, error) {
 	s := l.s
 	sys := shoal.WithPrincipal(ctx, principal)
 	blocked, err := accounting.BlockedUserJobs(ctx, l.s)
@@ -77,30 +121,38 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 		// The heads of the queues, as a partial pass reads them, may be
 		// a blocked user's jobs alone: the others behind them must be in
 		// the snapshot to go first.
-		full = true
+		full, keys = true, nil
 	}
 	var st *service.State
 	err = s.Store().View(sys, func(tx shoal.Tx) error {
 		var err error
-		if full {
+		switch {
+		case l.view == nil && full:
 			st, err = service.ReadState(tx)
-		} else {
+		case l.view == nil:
 			st, err = service.ReadPlacementState(tx)
+		case full:
+			st, err = l.view.ReadState(tx)
+		case keys != nil:
+			st, err = l.view.ReadPlacementStateFor(tx, keys)
+		default:
+			st, err = l.view.ReadPlacementState(tx)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	p := &Pass{now: now, st: st, blocked: blocked}
 	if len(st.Queued) == 0 {
-		// The queue emptied: the reasons of the jobs that waited go.
-		if !st.Partial {
-			err = l.writeReasons(sys, now, map[string]scheduler.Reason{})
-		}
-		return st, err
+		p.empty = true
+		return p, nil
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
 	for key, ci := range st.Clusters {
+		if keys != nil && !keys[key] {
+			continue // only these queues' jobs are in the snapshot
+		}
 		block := l.blocks.Block(key)
 		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute)}
 		for _, n := range ci.Nodes {
@@ -135,7 +187,27 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 		_, demoted := blocked[id]
 		snap.Jobs = append(snap.Jobs, service.QueueJob(j, demoted))
 	}
-	res := scheduler.Schedule(snap)
+	p.res, p.refs, p.deleting = scheduler.Schedule(snap), refs, deleting
+	return p, nil
+}
+
+// Apply writes a planned pass's placements (each re-checked: job still
+// queued, nodes still free) and, for a pass over the whole queue, the
+// waiting jobs' reasons. It returns the state as it is after the
+// placements.
+func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
+	s := l.s
+	sys := shoal.WithPrincipal(ctx, principal)
+	now, st, res, refs, deleting, blocked := p.now, p.st, p.res, p.refs, p.deleting, p.blocked
+	if p.empty {
+		// The queue emptied: the reasons of the jobs that waited go.
+		var err error
+		if !st.Partial {
+			err = l.writeReasons(sys, now, map[string]scheduler.Reason{})
+		}
+		return st, err
+	}
+	var err error
 	// The reasons join the placements' transaction; only those that
 	// changed are written (live.Reasons), so a long queue costs few
 	// writes per pass, and only a change of code becomes an event.

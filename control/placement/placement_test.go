@@ -56,7 +56,7 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 		}
 		clock.Advance(1)
 	}
-	st, err := placement.New(svc, noBlocks{}).RunOnce(ctx, clock.Now(), true)
+	st, err := placement.New(svc, noBlocks{}, service.NewView()).RunOnce(ctx, clock.Now(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 	if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: "waits", Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
 		t.Fatal(err)
 	}
-	pass := placement.New(svc, noBlocks{})
+	pass := placement.New(svc, noBlocks{}, service.NewView())
 	reason := func() (string, string) {
 		t.Helper()
 		var code, msg string

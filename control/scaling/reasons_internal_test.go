@@ -48,7 +48,7 @@ func TestScaleBlockFollowsCode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.endScalePass(true)
+	c.endScalePass(true, nil)
 
 	for _, tc := range []struct {
 		compute, event string

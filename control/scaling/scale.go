@@ -40,11 +40,11 @@ func (src scaleSource) Snapshot(ctx context.Context, now time.Time) (autoscaler.
 func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
 	s := src.c.s
 	src.c.mu.Lock()
-	st := src.c.afterSchedule
-	src.c.afterSchedule = nil
+	st, only := src.c.afterSchedule, src.c.only
+	src.c.afterSchedule, src.c.only = nil, nil
 	src.c.mu.Unlock()
 	if st != nil {
-		return src.c.scaleSnapshot(st), nil
+		return onlyOf(src.c.scaleSnapshot(st), only), nil
 	}
 	var snap autoscaler.Snapshot
 	err := s.Store().View(ctx, func(tx shoal.Tx) error {
@@ -52,10 +52,18 @@ func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error
 		if err != nil {
 			return err
 		}
-		snap = src.c.scaleSnapshot(st)
+		snap = onlyOf(src.c.scaleSnapshot(st), only)
 		return nil
 	})
 	return snap, err
+}
+
+// onlyOf is snap with only the clusters in only planned (nil: all).
+func onlyOf(snap autoscaler.Snapshot, only map[string]bool) autoscaler.Snapshot {
+	if only == nil {
+		return snap
+	}
+	return snap.Only(only)
 }
 
 // scaleSnapshot turns a state into the autoscaler's snapshot.
@@ -350,11 +358,29 @@ func (c *Loop) beginScalePass() {
 // endScalePass makes them current: a cluster no longer blocked stops
 // explaining its jobs by quota, and a situation that ended is recorded
 // again if it comes back.
-func (c *Loop) endScalePass(complete bool) {
+func (c *Loop) endScalePass(complete bool, only map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if complete {
+	switch {
+	case complete && only == nil:
 		c.blocked, c.recorded = c.nextBlocked, c.seen
+	case complete:
+		// A pass over some clusters: theirs are replaced, the others'
+		// kept.
+		for key := range only {
+			delete(c.blocked, key)
+			if b, ok := c.nextBlocked[key]; ok {
+				c.blocked[key] = b
+			}
+		}
+		for rk := range c.recorded {
+			if cluster, _, _ := strings.Cut(rk, "\x00"); only[cluster] {
+				delete(c.recorded, rk)
+			}
+		}
+		for rk := range c.seen {
+			c.recorded[rk] = true
+		}
 	}
 	c.nextBlocked, c.seen = map[string]Block{}, map[string]bool{}
 }

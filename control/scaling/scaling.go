@@ -52,6 +52,8 @@ type Loop struct {
 	// afterSchedule is the state the placement pass left, which this pass
 	// plans from instead of reading the store again.
 	afterSchedule *service.State
+	// only, when set, are the clusters this pass plans (RunFor).
+	only map[string]bool
 	// provisionFailures holds back clusters whose provider failed to
 	// provision, so that a provider that keeps failing (a host key that
 	// does not match) is not asked again on every pass.
@@ -70,12 +72,20 @@ func New(s Services, cfg service.Config, release func(ctx context.Context, n *sh
 // RunOnce runs the autoscaler at now and carries its decisions out. st is
 // the state the placement pass left (nil: read the store).
 func (c *Loop) RunOnce(ctx context.Context, now time.Time, st *service.State) error {
+	return c.RunFor(ctx, now, st, nil)
+}
+
+// RunFor is RunOnce for the clusters in keys alone (nil: every one),
+// against the quota the others' nodes hold (autoscaler.Snapshot.Only):
+// what a job submitted to one of them needs. The blocks and recorded
+// situations of the other clusters stay as their last pass left them.
+func (c *Loop) RunFor(ctx context.Context, now time.Time, st *service.State, keys map[string]bool) error {
 	c.mu.Lock()
-	c.afterSchedule = st
+	c.afterSchedule, c.only = st, keys
 	c.mu.Unlock()
 	c.beginScalePass()
 	decisions, err := c.as.RunOnce(ctx, now)
 	// A pass that got no snapshot says nothing about what ended.
-	c.endScalePass(err == nil || len(decisions) > 0)
+	c.endScalePass(err == nil || len(decisions) > 0, keys)
 	return err
 }

@@ -1,0 +1,173 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// The controller's passes run on three goroutines while this server
+// leads, so that a decision for a new job never waits behind slower work:
+//
+//   - full passes on a tick (leases, provisioning, instances, accounting,
+//     and a placement pass);
+//   - placement passes on every change, and for a job just submitted a
+//     pass over its compute's queue alone (RunPlacementFor);
+//   - the whole queue's pass (every waiting job's reason, backfill past
+//     the heads of the queues), spaced by its own duration.
+//
+// Placement and scaling passes take the controller's placement lock one
+// at a time; the whole queue is read and scheduled without it.
+
+// pokes is what woke the placement loop since its last pass: a change
+// of any kind (a full placement pass), or only submissions to the
+// computes in keys (a pass over their queues alone).
+type pokes struct {
+	mu      sync.Mutex
+	general bool
+	keys    map[string]bool
+}
+
+// take returns what woke the loop and forgets it.
+func (p *pokes) take() (general bool, keys map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	general, keys = p.general, p.keys
+	p.general, p.keys = false, nil
+	return general, keys
+}
+
+// poke wakes the controllers for a change of any kind, without blocking.
+func (m *Main) poke() {
+	m.pokes.mu.Lock()
+	m.pokes.general = true
+	m.pokes.mu.Unlock()
+	m.signal()
+}
+
+// pokeSubmitted wakes the controllers for a job submitted to the compute
+// of key, without blocking.
+func (m *Main) pokeSubmitted(key string) {
+	m.pokes.mu.Lock()
+	if m.pokes.keys == nil {
+		m.pokes.keys = map[string]bool{}
+	}
+	m.pokes.keys[key] = true
+	m.pokes.mu.Unlock()
+	m.signal()
+}
+
+func (m *Main) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// minPlacementGap spaces placement passes that follow each other at once.
+const minPlacementGap = 2 * time.Millisecond
+
+// fullPassGap is how long after a full controller pass that took took the
+// next one starts: a tick, or four times took when that is longer, at most
+// five ticks.
+func fullPassGap(tick, took time.Duration) time.Duration {
+	return min(max(tick, 4*took), 5*tick)
+}
+
+// wholeQueueGap is how long after a pass over the whole queue that took
+// took the next one starts: a tick, or ten times took when that is
+// longer, at most 30 s. Only waiting jobs' reasons (and backfill past the
+// heads of the queues) need the whole queue; reading 100,000 queued jobs
+// on every tick took a quarter of a core.
+func wholeQueueGap(tick, took time.Duration) time.Duration {
+	return min(max(tick, 10*took), 30*time.Second)
+}
+
+// runControllers runs the controller's passes until ctx ends.
+func (m *Main) runControllers(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); m.runPlacements(ctx) }()
+	go func() { defer wg.Done(); m.runWholeQueue(ctx) }()
+	m.runFullPasses(ctx)
+	wg.Wait()
+}
+
+// runFullPasses runs a full pass on every tick.
+func (m *Main) runFullPasses(ctx context.Context) {
+	for {
+		began := time.Now()
+		if err := m.ctrl.RunPass(ctx, m.opts.Clock.Now(), false); err != nil && ctx.Err() == nil {
+			m.log.Error("control loop pass failed", slog.Any("err", err))
+		}
+		if rerr := m.svc.Workload().Rotate(ctx); rerr != nil && ctx.Err() == nil {
+			m.log.Error("rotating workload signing keys failed", slog.Any("err", rerr))
+		}
+		// The next full pass comes a tick later, or four times as long
+		// as this one took if that is longer: at 10,000 nodes a full
+		// pass reads every node, and five a second took half a core.
+		// The spacing is capped at five ticks so that one slow pass (a
+		// stalled disk) does not hold back lease expiry and scale-down
+		// for long.
+		if !sleepCtx(ctx, fullPassGap(m.opts.TickInterval, time.Since(began))) {
+			return
+		}
+	}
+}
+
+// runPlacements runs a placement pass on every change: over the heads of
+// every queue, or, when only jobs were submitted since the last pass,
+// over their computes' queues alone.
+func (m *Main) runPlacements(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		}
+		general, keys := m.pokes.take()
+		var err error
+		if general || len(keys) == 0 {
+			err = m.ctrl.RunPlacement(ctx, m.opts.Clock.Now())
+		} else {
+			err = m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), keys)
+		}
+		if err != nil && ctx.Err() == nil {
+			m.log.Error("placement pass failed", slog.Any("err", err))
+		}
+		// Back-to-back placement passes are spaced by minPlacementGap so
+		// that under load one pass serves every change that arrived in
+		// between; an idle server still reacts at once.
+		if !sleepCtx(ctx, minPlacementGap) {
+			return
+		}
+	}
+}
+
+// runWholeQueue reads the whole queue (reasons, backfill) again and
+// again, spaced by wholeQueueGap.
+func (m *Main) runWholeQueue(ctx context.Context) {
+	for {
+		began := time.Now()
+		if err := m.ctrl.RunWholeQueue(ctx, m.opts.Clock.Now()); err != nil && ctx.Err() == nil {
+			m.log.Error("whole-queue pass failed", slog.Any("err", err))
+		}
+		if !sleepCtx(ctx, wholeQueueGap(m.opts.TickInterval, time.Since(began))) {
+			return
+		}
+	}
+}
+
+// sleepCtx sleeps for d or until ctx ends; it reports whether ctx is
+// still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

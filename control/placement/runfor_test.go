@@ -1,0 +1,86 @@
+package placement_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/placement"
+	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// A pass for one compute's new job schedules that compute's queue alone:
+// of two computes, each with a queued job and an idle node, RunFor the
+// first places only its job; the next pass over every queue places the
+// other's. The state it returns still holds both clusters (the
+// autoscaler counts the other's quota from it).
+func TestRunForPlacesOneComputesQueue(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		now := tx.Now()
+		for _, name := range []string{"cpa", "cpb"} {
+			c := teststore.Cluster(tx, name)
+			two := 2
+			c.MaxInstances = &two
+			if err := tx.InsertCompute(c); err != nil {
+				return err
+			}
+			if err := tx.InsertNode(&shoal.Node{ID: name + "-n1", Workspace: "ws", Compute: name, Location: "local", State: shoal.NodeIdle,
+				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
+	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	for _, c := range []string{"cpa", "cpb"} {
+		if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: "on-" + c, Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:" + c}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(1)
+	}
+	pass := placement.New(svc, noBlocks{}, service.NewView())
+	status := func(name string) string {
+		t.Helper()
+		var j *shoal.Job
+		if err := db.View(ctx, func(tx shoal.Tx) (err error) { j, err = tx.GetJob("ws", name); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return j.Status
+	}
+	st, err := pass.RunFor(ctx, clock.Now(), map[string]bool{"ws/cpa": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := status("on-cpa"), status("on-cpb"); a == shoal.JobQueued || b != shoal.JobQueued {
+		t.Fatalf("after a pass for a alone: on-a %s, on-b %s; want on-a started and on-b queued", a, b)
+	}
+	if len(st.Clusters) != 2 || len(st.Nodes) != 2 {
+		t.Errorf("the pass's state holds %d clusters and %d nodes, want 2 and 2", len(st.Clusters), len(st.Nodes))
+	}
+	if n := st.Nodes["cpa-n1"]; n == nil || n.CurrentAttemptID == "" {
+		t.Errorf("the state does not show a-n1 taken: %+v", n)
+	}
+	if _, err := pass.RunOnce(ctx, clock.Now(), false); err != nil {
+		t.Fatal(err)
+	}
+	if b := status("on-cpb"); b == shoal.JobQueued {
+		t.Fatalf("after a pass over every queue: on-b still queued")
+	}
+}
