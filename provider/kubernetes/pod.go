@@ -170,7 +170,7 @@ func (p *Provider) Pod(req shoal.ProvisionRequest) *corev1.Pod {
 				Command:         []string{agentDir + "/shoal"},
 				Args:            args,
 				Env:             env,
-				WorkingDir:      agentDir + "/work",
+				WorkingDir:      agentDir,
 				VolumeMounts:    mount,
 				SecurityContext: containerSecurity,
 				Resources:       p.resources(n),
