@@ -116,7 +116,11 @@ type Provider struct {
 	log  *slog.Logger
 }
 
-var _ shoal.Provider = (*Provider)(nil)
+var (
+	_ shoal.Provider              = (*Provider)(nil)
+	_ shoal.NodeWatcher           = (*Provider)(nil)
+	_ shoal.WorkIsolationReporter = (*Provider)(nil)
+)
 
 // New checks cfg and builds the provider's client; it does not reach the
 // cluster. Errors name the config field.

@@ -85,3 +85,24 @@ func joinReason(reason, msg string) string {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// NodeStatus implements shoal.NodeWatcher: a Pending pod's reason, a pod
+// taken back, a pod that ended or is gone.
+func (p *Provider) NodeStatus(ctx context.Context, n *shoal.Node) (shoal.ProviderNodeStatus, error) {
+	pod, err := p.pod(ctx, n)
+	if err != nil {
+		return shoal.ProviderNodeStatus{}, err
+	}
+	if pod == nil {
+		return shoal.ProviderNodeStatus{Ended: true, Reason: "its pod " + n.ProviderRef + " is gone"}, nil
+	}
+	st := StatusOf(pod)
+	out := shoal.ProviderNodeStatus{Preempted: st.Preempted, Reason: st.Reason}
+	if st.Pending != "" {
+		out.Waiting = "pod " + pod.Name + " Pending: " + st.Pending
+	}
+	if !st.Preempted && (st.Phase == "Failed" || st.Phase == "Succeeded") {
+		out.Ended, out.Reason = true, "its pod "+pod.Name+" "+st.Phase+": "+st.Reason
+	}
+	return out, nil
+}
