@@ -113,6 +113,10 @@ type ProvisionRequest struct {
 	ServerCA []byte
 	// Delay is the location's provisioning delay to mimic a cloud.
 	Delay time.Duration
+	// Image, when set, is the container image of the queued job the node
+	// is provisioned for: a provider whose node is itself a container
+	// (kubernetes) runs the node in it; others ignore it.
+	Image string
 }
 
 // Provider creates and removes nodes at a location. Every method takes a

@@ -65,6 +65,11 @@ type Config struct {
 	// Containers is ContainersAuto (find an engine for jobs that name an
 	// image) or ContainersOff.
 	Containers string
+	// NodeImage, when set, says the agent itself runs in a container of
+	// this image (a kubernetes node's pod): a rank whose environment
+	// names this image runs as a process here, in the image, and one
+	// naming another image or a build fails with the reason.
+	NodeImage string
 	// ContainerHost is the engine's address (unix:///run/podman/podman.sock);
 	// empty: Docker's socket when it answers, else a private podman
 	// service started on first use.

@@ -323,11 +323,33 @@ func TestContainerRankCondaWithoutConda(t *testing.T) {
 func TestContainerRankModeOffRefused(t *testing.T) {
 	tk := task("att-off", "example.com/x:1")
 	tk.Container.Mode = shoal.ContainersOff
-	if ok, err := wantsContainer(tk); ok || err == nil || !strings.Contains(err.Error(), "runs no containers") {
+	if ok, err := wantsContainer(tk, ""); ok || err == nil || !strings.Contains(err.Error(), "runs no containers") {
 		t.Fatalf("wantsContainer = %v, %v", ok, err)
 	}
 	tk.Environment = nil
-	if ok, err := wantsContainer(tk); ok || err != nil {
+	if ok, err := wantsContainer(tk, ""); ok || err != nil {
+		t.Fatalf("no environment: %v, %v", ok, err)
+	}
+}
+
+// An agent in a container of its node's image (a kubernetes pod) runs
+// ranks of that image as processes, and refuses any other image or a
+// build with a reason naming both.
+func TestNodeImageRunsItsOwnImageOnly(t *testing.T) {
+	tk := task("att-nodeimage", "example.com/x:1")
+	if ok, err := wantsContainer(tk, "example.com/x:1"); ok || err != nil {
+		t.Fatalf("same image: %v, %v; want a process", ok, err)
+	}
+	ok, err := wantsContainer(tk, "example.com/y:2")
+	if ok || err == nil || !strings.Contains(err.Error(), "example.com/x:1") || !strings.Contains(err.Error(), "example.com/y:2") {
+		t.Fatalf("other image: %v, %v", ok, err)
+	}
+	tk.Environment = &shoal.EnvironmentSpec{Build: &shoal.EnvironmentBuild{Path: "ctx"}}
+	if ok, err := wantsContainer(tk, "example.com/x:1"); ok || err == nil {
+		t.Fatalf("a build: %v, %v", ok, err)
+	}
+	tk.Environment = nil
+	if ok, err := wantsContainer(tk, "example.com/x:1"); ok || err != nil {
 		t.Fatalf("no environment: %v, %v", ok, err)
 	}
 }

@@ -84,7 +84,7 @@ func (r *rankRun) run(ctx context.Context) {
 		return
 	}
 	var image string
-	if inContainer, err := wantsContainer(t); err != nil {
+	if inContainer, err := wantsContainer(t, r.a.cfg.NodeImage); err != nil {
 		r.appendLog(logPath, "shoal agent: "+err.Error()+"\n")
 		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankImageFailed, err.Error())
 		return

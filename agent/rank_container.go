@@ -26,10 +26,21 @@ const preparingInterval = 2 * time.Second
 // names an image (or a build). A location whose mode is off refuses
 // such a job at submit; one that reaches the node anyway fails with the
 // reason.
-func wantsContainer(t *shoal.AgentTask) (bool, error) {
+//
+// On an agent that runs in a container of nodeImage (a kubernetes node's
+// pod) a rank of that image runs as a process here, already in its
+// image; any other image cannot run here.
+func wantsContainer(t *shoal.AgentTask, nodeImage string) (bool, error) {
 	env := t.Environment
 	if env == nil || (env.Image == "" && env.Build == nil) {
 		return false, nil
+	}
+	if nodeImage != "" {
+		if env.Build == nil && env.Image == nodeImage {
+			return false, nil
+		}
+		return false, fmt.Errorf("the job's environment names %s but this node is a container of image %s: its ranks run only in that image",
+			imageName(env), nodeImage)
 	}
 	if t.Container != nil && t.Container.Mode == shoal.ContainersOff {
 		return false, fmt.Errorf("the job's environment names an image (%s) but its location runs no containers (mode %q)",

@@ -293,6 +293,15 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 			}
 			providers[lc.Name] = p
 			continue
+		case "kubernetes":
+			p, err := newKubernetesProvider(lc, agentArgs, opts.Logger)
+			if err != nil {
+				ln.Close()
+				store.Close()
+				return nil, fmt.Errorf("config: location %s: %w", lc.Name, err)
+			}
+			providers[lc.Name] = p
+			continue
 		case "ssh":
 		default:
 			continue

@@ -3,9 +3,11 @@ package cli
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -70,11 +72,12 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.BoolVar(&cfg.PreemptOnSignal, "preempt-on-sigterm", false, "SIGTERM means the machine is being taken back (a Slurm pilot preempted, cancelled or at its time limit): tell the server and end the ranks as preempted")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
 	f.StringVar(&cfg.Containers, "containers", os.Getenv("SHOAL_AGENT_CONTAINERS"), `"off": run nothing in containers (env SHOAL_AGENT_CONTAINERS); empty: find an engine for jobs that name an image`)
+	f.StringVar(&cfg.NodeImage, "node-image", os.Getenv("SHOAL_NODE_IMAGE"), "this agent runs in a container of this image (a kubernetes node's pod): ranks of this image run here as processes, others are refused (env SHOAL_NODE_IMAGE)")
 	f.StringVar(&cfg.ContainerHost, "container-host", os.Getenv("SHOAL_AGENT_CONTAINER_HOST"), "the container engine's address, unix:///PATH (env SHOAL_AGENT_CONTAINER_HOST); empty: Docker's socket when it answers, else a private podman service")
 	f.StringVar(&cfg.ContainerDir, "container-dir", os.Getenv("SHOAL_AGENT_CONTAINER_DIR"), "where the private podman service keeps its socket and images (env SHOAL_AGENT_CONTAINER_DIR; default WORK_DIR/podman)")
 	f.StringVar(&insecure, "insecure-registries", os.Getenv("SHOAL_AGENT_INSECURE_REGISTRIES"), "registries (host:port, comma-separated) the private podman service reaches over plain HTTP (env SHOAL_AGENT_INSECURE_REGISTRIES)")
 	f.Float64Var(&cacheGB, "image-cache-gb", 20, "the node's images are kept within this size, least recently used removed first")
-	cmd.AddCommand(newAgentSFTPServerCommand())
+	cmd.AddCommand(newAgentSFTPServerCommand(), newAgentInstallCommand())
 	return cmd
 }
 
@@ -119,4 +122,50 @@ func newAgentSFTPServerCommand() *cobra.Command {
 			return sshd.ServeStdio(home)
 		},
 	}
+}
+
+// newAgentInstallCommand copies this binary to a path: the init
+// container of a kubernetes node's pod runs it from the agent image
+// (FROM scratch: no cp) to put the agent into the pod's shared volume.
+func newAgentInstallCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "install DEST",
+		Short:  "Copy this shoal binary to DEST, executable (a kubernetes node pod's init container)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return installSelf(args[0])
+		},
+	}
+}
+
+// installSelf copies the running executable to dest (mode 0755),
+// through a temporary file so that dest is never half written.
+func installSelf(dest string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dest), ".shoal-install-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		return fmt.Errorf("copy %s to %s: %w", exe, dest, err)
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dest)
 }

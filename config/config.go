@@ -167,6 +167,9 @@ type LocationConfig struct {
 	// Slurm backs a location with provider: slurm — nodes are pilot jobs
 	// on an existing Slurm cluster.
 	Slurm *SlurmConfig `yaml:"slurm"`
+	// Kubernetes backs a location with provider: kubernetes — nodes are
+	// pods in a namespace of an existing cluster.
+	Kubernetes *KubernetesConfig `yaml:"kubernetes"`
 }
 
 // SlurmConfig is where and how an slurm location submits its pilot jobs.
@@ -411,8 +414,15 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 	if lc.Provider != "slurm" && lc.Slurm != nil {
 		return nil, errors.New("slurm settings belong to provider: slurm")
 	}
+	if lc.Provider != "kubernetes" && lc.Kubernetes != nil {
+		return nil, errors.New("kubernetes settings belong to provider: kubernetes")
+	}
 	switch lc.Provider {
 	case "local", "static":
+	case "kubernetes":
+		if err := lc.Kubernetes.check(); err != nil {
+			return nil, err
+		}
 	case "slurm":
 		if lc.Slurm == nil {
 			lc.Slurm = &SlurmConfig{} // the cluster's default partition
@@ -427,7 +437,7 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("provider %q is not one of local, ssh, slurm, static", lc.Provider)
+		return nil, fmt.Errorf("provider %q is not one of local, ssh, slurm, kubernetes, static", lc.Provider)
 	}
 	q := shoal.DefaultQuotaLimits()
 	if v := lc.Quota.TotalDedicatedVCPUs; v != nil {
@@ -466,6 +476,8 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
 	case lc.Provider == "slurm":
 		l.GPUs = shoal.GPUCapability{Available: true, Detail: "GPU sizes ask Slurm for --gres=gpu:N; Slurm refuses a pilot its partition cannot hold"}
+	case lc.Provider == "kubernetes":
+		l.GPUs = shoal.GPUCapability{Available: true, Detail: "GPU sizes ask Kubernetes for nvidia.com/gpu; a pod no node can hold stays Pending with Kubernetes' reason"}
 	case lc.Provider == "static":
 		l.GPUs = shoal.GPUCapability{Available: true, Detail: "nodes joined by hand bring their own GPUs"}
 	case lc.Provider == "ssh":

@@ -28,6 +28,7 @@ import (
 
 	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/testenv"
+	"github.com/shoal-ml/shoal/internal/testk8s"
 )
 
 // shoalBin is the binary TestMain built.
@@ -72,6 +73,8 @@ func runTests(m *testing.M) int {
 	// testctr.Main stops the shared container set-up (registries, podman
 	// service) of the container tests after the run.
 	code := testctr.Main(m)
+	// The kubernetes tests' cluster (started by the first of them).
+	testk8s.StopShared()
 	// Agents and the jobs they run outlive the server by design; every
 	// test's cleanup kills them. Anything still there is a leak: report it
 	// (and kill it) so that the suite fails.

@@ -99,6 +99,11 @@ type ClusterState struct {
 	// budget, ReasonQuota (or empty) for an exhausted quota. The waiting
 	// jobs' reason follows it, whatever QuotaBlocked says.
 	BlockedBy ReasonCode
+	// ProvisioningNote, when non-empty, is why a node being provisioned
+	// has not started yet, in its provider's words (Kubernetes' "0/3
+	// nodes are available: 3 Insufficient cpu."): appended to the
+	// reasons of jobs waiting for provisioning.
+	ProvisioningNote string
 	// Unavailable, when non-empty, says why the compute takes no jobs now
 	// (a compute instance that is stopped); its queued jobs wait with it.
 	Unavailable string
@@ -484,10 +489,14 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	case p > 0 && (free+p >= n || canGrow):
 		// Either the nodes being provisioned complete the job's need, or
 		// the cluster is still growing towards it.
+		r := Reason{ReasonProvisioning, fmt.Sprintf("waiting for nodes to be provisioned (%d of %d ready)", free, n)}
 		if gang {
-			return gangIncomplete(n, free, p)
+			r = gangIncomplete(n, free, p)
 		}
-		return Reason{ReasonProvisioning, fmt.Sprintf("waiting for nodes to be provisioned (%d of %d ready)", free, n)}
+		if st.ProvisioningNote != "" {
+			r.Message += "; " + st.ProvisioningNote
+		}
+		return r
 	case !canGrow:
 		// The cluster cannot grow: the job waits for busy nodes to finish.
 		return Reason{ReasonAtMax, fmt.Sprintf("cluster is at max_instances (%d of %d nodes busy)", b, m)}

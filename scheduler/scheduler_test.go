@@ -193,6 +193,17 @@ func TestSchedule(t *testing.T) {
 			exactMsg: map[string]string{"j": "waiting for nodes to be provisioned (0 of 2 ready)"},
 		},
 		{
+			name: "a provisioning node's provider note is in the reason",
+			snap: scheduler.Snapshot{
+				Jobs: []scheduler.Job{job("j", "c", 0, 1, 1)},
+				Clusters: map[string]scheduler.ClusterState{"c": {MaxInstances: 2, Provisioning: 1,
+					ProvisioningNote: "node c-n1: pod shoal-c-n1 Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."}},
+			},
+			waiting: map[string]want{"j": {scheduler.ReasonProvisioning, "Insufficient cpu"}},
+			exactMsg: map[string]string{"j": "waiting for nodes to be provisioned (0 of 1 ready); " +
+				"node c-n1: pod shoal-c-n1 Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
+		},
+		{
 			name: "provisioning while the cluster can still grow",
 			snap: scheduler.Snapshot{
 				Jobs:     []scheduler.Job{job("j", "c", 0, 1, 4)},

@@ -21,11 +21,13 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	sys := shoal.WithPrincipal(ctx, systemPrincipal)
 	var due []string
+	var all []*shoal.Node
 	err := s.Store().View(sys, func(tx shoal.Tx) error {
 		nodes, err := tx.ListNodes(shoal.NodeFilter{})
 		if err != nil {
 			return err
 		}
+		all = nodes
 		due = due[:0]
 		for _, n := range nodes {
 			if c.loseReason(n, now) != "" || releasable(n) {
@@ -34,8 +36,12 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 		}
 		return nil
 	})
-	if err != nil || len(due) == 0 {
+	if err != nil {
 		return err
+	}
+	c.watchPreparing(sys, all, now)
+	if len(due) == 0 {
+		return nil
 	}
 	var toRelease []*shoal.Node
 	var wake []string

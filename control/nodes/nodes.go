@@ -11,6 +11,7 @@ package nodes
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/loop"
@@ -32,6 +33,9 @@ type Services interface {
 	Report(o *service.JobOutcomes)
 	// WakeNodes wakes the named nodes' agents' long polls.
 	WakeNodes(ids ...string)
+	// PreemptNodeBecause preempts a node, saying why (a machine its
+	// provider took back).
+	PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error
 }
 
 var _ Services = (*service.Services)(nil)
@@ -47,7 +51,8 @@ type Loop struct {
 	cfg service.Config
 
 	mu        sync.Mutex
-	releasing map[string]bool // nodes whose release is under way
+	releasing map[string]bool      // nodes whose release is under way
+	watched   map[string]time.Time // when each preparing node's provider was last asked
 	wg        sync.WaitGroup
 }
 

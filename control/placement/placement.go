@@ -154,12 +154,19 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			continue // only these queues' jobs are in the snapshot
 		}
 		block := l.blocks.Block(key)
+		noteFrom := ""
 		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
 			case n.State == shoal.NodePreparing, len(n.PullingImages) > 0:
 				// A node pulling its cluster's images is on its way too.
 				cs.Provisioning++
+				if n.State == shoal.NodePreparing && n.StateReason != "" && (cs.ProvisioningNote == "" || n.ID < noteFrom) {
+					// Its provider's word on why it waits (a pod Pending
+					// for capacity); the lowest id's, so that the
+					// reason does not flap between passes.
+					cs.ProvisioningNote, noteFrom = "node "+n.ID+": "+n.StateReason, n.ID
+				}
 			case n.CurrentAttemptID != "":
 				cs.Busy++
 			}

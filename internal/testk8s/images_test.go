@@ -100,19 +100,42 @@ func TestWriteImageRefusesRelativeAndRootPaths(t *testing.T) {
 	}
 }
 
-// The main module must not depend on k8s.io: the build module is a module
-// of its own, which Go does not descend into.
-func TestMainModuleHasNoKubernetesDependency(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-test", "github.com/shoal-ml/shoal/...").CombinedOutput()
+// Only provider/kubernetes imports k8s.io (client-go, pinned to the
+// harness's Kubernetes line); nothing depends on etcd, and the harness
+// itself links neither: the build module is a module of its own, which
+// Go does not descend into.
+func TestOnlyTheKubernetesProviderImportsKubernetes(t *testing.T) {
+	out, err := exec.Command("go", "list", "-test", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/shoal-ml/shoal/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v: %s", err, out)
 	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "k8s.io/") || strings.HasPrefix(pkg, "go.etcd.io/") {
-			t.Errorf("the main module depends on %s", pkg)
+	sawHarness := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg, _, _ := strings.Cut(fields[0], " ")
+		sawHarness = sawHarness || pkg == "github.com/shoal-ml/shoal/internal/testk8s"
+		for _, imp := range fields[1:] {
+			switch {
+			case strings.HasPrefix(imp, "go.etcd.io/"):
+				t.Errorf("%s imports %s", pkg, imp)
+			case strings.HasPrefix(imp, "k8s.io/") && !strings.HasPrefix(pkg, "github.com/shoal-ml/shoal/provider/kubernetes"):
+				t.Errorf("%s imports %s: only provider/kubernetes may", pkg, imp)
+			}
 		}
 	}
-	if !strings.Contains(string(out), "github.com/shoal-ml/shoal/internal/testk8s") {
+	if !sawHarness {
 		t.Errorf("go list did not list internal/testk8s: %s", tail(string(out), 500))
+	}
+	deps, err := exec.Command("go", "list", "-deps", "-test", "github.com/shoal-ml/shoal/internal/testk8s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v: %s", err, deps)
+	}
+	for _, pkg := range strings.Fields(string(deps)) {
+		if strings.HasPrefix(pkg, "k8s.io/") || strings.HasPrefix(pkg, "go.etcd.io/") {
+			t.Errorf("the harness depends on %s", pkg)
+		}
 	}
 }

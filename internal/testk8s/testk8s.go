@@ -86,10 +86,17 @@ func Shared(t testing.TB) *Cluster {
 // call it from TestMain: os.Exit(testk8s.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops the shared cluster, if one was started: for a
+// TestMain that runs its tests through another harness's Main.
+func StopShared() {
 	if shared != nil {
 		shared.Close()
+		shared = nil
 	}
-	return code
 }
 
 // ImportImage loads an image archive (WriteImage writes one) into the

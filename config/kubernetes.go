@@ -1,0 +1,80 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+)
+
+// KubernetesConfig backs a location with provider: kubernetes — nodes are
+// pods in one namespace of an existing cluster (docs/guides/kubernetes.md).
+type KubernetesConfig struct {
+	// Kubeconfig is the path of a kubeconfig file; empty uses the
+	// in-cluster credentials of the pod the server runs in. Only the
+	// path is kept: the file's secrets are never read into the config,
+	// shown or logged.
+	Kubeconfig string `yaml:"kubeconfig"`
+	// Context is the kubeconfig's context to use; empty: its current one.
+	Context string `yaml:"context"`
+	// Namespace holds the nodes' pods (required).
+	Namespace string `yaml:"namespace"`
+	// NodeImage is the image of a node provisioned for a job that names
+	// none (required); a job naming an image gets nodes of that image.
+	NodeImage string `yaml:"node_image"`
+	// AgentImage holds the static shoal binary at /shoal (required;
+	// images/agent/Containerfile builds it).
+	AgentImage string `yaml:"agent_image"`
+	// ImagePullPolicy is the pods' (Always, IfNotPresent, Never).
+	ImagePullPolicy string `yaml:"image_pull_policy"`
+	// NodeSelector, Labels, Tolerations and PriorityClass go on every pod.
+	NodeSelector  map[string]string      `yaml:"node_selector"`
+	Labels        map[string]string      `yaml:"labels"`
+	Tolerations   []KubernetesToleration `yaml:"tolerations"`
+	PriorityClass string                 `yaml:"priority_class"`
+	// SecurityContext is the pods'; default non-root uid 1000.
+	SecurityContext KubernetesSecurityContext `yaml:"security_context"`
+	// HostNetwork puts the pods on their node's network.
+	HostNetwork bool `yaml:"host_network"`
+	// RequestFraction scales CPU and memory requests below the size's
+	// limits (default 1: Guaranteed QoS).
+	RequestFraction float64 `yaml:"request_fraction"`
+	// TerminationGrace is how long a deleted pod's agent has to stop
+	// its ranks (default 15s).
+	TerminationGrace Duration `yaml:"termination_grace"`
+}
+
+// KubernetesToleration is one of the pods' tolerations.
+type KubernetesToleration struct {
+	Key               string `yaml:"key"`
+	Operator          string `yaml:"operator"`
+	Value             string `yaml:"value"`
+	Effect            string `yaml:"effect"`
+	TolerationSeconds *int64 `yaml:"toleration_seconds"`
+}
+
+// KubernetesSecurityContext is the pods' security context.
+type KubernetesSecurityContext struct {
+	RunAsUser  *int64 `yaml:"run_as_user"`
+	RunAsGroup *int64 `yaml:"run_as_group"`
+	FSGroup    *int64 `yaml:"fs_group"`
+}
+
+// check applies the rules the config alone can tell; the provider
+// checks the rest when it is built.
+func (kc *KubernetesConfig) check() error {
+	if kc == nil {
+		return errors.New("provider kubernetes needs a kubernetes block (namespace, node_image, agent_image)")
+	}
+	switch {
+	case kc.Namespace == "":
+		return errors.New("kubernetes.namespace: is required (the namespace the nodes' pods run in)")
+	case kc.NodeImage == "":
+		return errors.New("kubernetes.node_image: is required (the image of nodes provisioned for jobs that name none)")
+	case kc.AgentImage == "":
+		return errors.New("kubernetes.agent_image: is required (the static shoal binary at /shoal; images/agent/Containerfile)")
+	case kc.SecurityContext.RunAsUser != nil && *kc.SecurityContext.RunAsUser == 0:
+		return errors.New("kubernetes.security_context.run_as_user: 0 is root; a node's pod runs as non-root")
+	case kc.RequestFraction < 0 || kc.RequestFraction > 1:
+		return fmt.Errorf("kubernetes.request_fraction %g: must be more than 0 and at most 1", kc.RequestFraction)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package nodes_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// watcher is a provider that reports a scripted status per node.
+type watcher struct {
+	mu    sync.Mutex
+	st    map[string]shoal.ProviderNodeStatus
+	calls int
+}
+
+func (w *watcher) Name() string { return "watcher" }
+func (w *watcher) Provision(context.Context, shoal.ProvisionRequest) (string, error) {
+	return "ref", nil
+}
+func (w *watcher) Release(context.Context, *shoal.Node) error       { return nil }
+func (w *watcher) Alive(context.Context, *shoal.Node) (bool, error) { return true, nil }
+func (w *watcher) NodeStatus(_ context.Context, n *shoal.Node) (shoal.ProviderNodeStatus, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls++
+	return w.st[n.ID], nil
+}
+
+// A preparing node of a watching provider takes its provider's reason
+// (Kubernetes' scheduler message) as its state reason; one whose machine
+// was taken back is preempted, one whose machine ended is lost; the
+// provider is asked at most once per node every two seconds.
+func TestPreparingNodesTakeTheirProvidersWord(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx shoal.Tx) error {
+		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
+			return err
+		}
+		for _, id := range []string{"pending", "evicted", "failed", "joined"} {
+			state := shoal.NodePreparing
+			if id == "joined" {
+				state = shoal.NodeIdle
+			}
+			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "k8s", State: state, ProviderRef: "pod-" + id,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "k8s", Provider: "watcher", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "k8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watcher{st: map[string]shoal.ProviderNodeStatus{
+		"pending": {Waiting: "pod shoal-pending Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
+		"evicted": {Preempted: true, Reason: "EvictionByEvictionAPI"},
+		"failed":  {Ended: true, Reason: "its pod Failed: OOMKilled"},
+		"joined":  {Waiting: "never read"},
+	}}
+	svc := service.New(service.Config{Store: db, Catalog: cat, Providers: map[string]shoal.Provider{"k8s": w},
+		NodeLeaseTTL: time.Hour, NodeLeaseGrace: time.Hour, JoinTimeout: time.Hour})
+	loop := nodes.New(svc, svc.Config())
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	loop.Wait()
+	want := map[string]struct{ state, reason string }{
+		"pending": {shoal.NodePreparing, "pod shoal-pending Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
+		"evicted": {shoal.NodePreempted, "taken back by its provider: EvictionByEvictionAPI"},
+		"failed":  {shoal.NodeUnusable, "node failed ended before its agent joined: its pod Failed: OOMKilled"},
+		"joined":  {shoal.NodeIdle, ""},
+	}
+	err = db.View(ctx, func(tx shoal.Tx) error {
+		for id, wn := range want {
+			n, err := tx.GetNode(id)
+			if shoal.ErrorCode(err) == shoal.ENOTFOUND && wn.state != shoal.NodePreparing && wn.state != shoal.NodeIdle {
+				continue // released already: gone with its reason recorded in events
+			}
+			if err != nil {
+				return err
+			}
+			if n.State != wn.state || n.StateReason != wn.reason {
+				t.Errorf("node %s: %s %q, want %s %q", id, n.State, n.StateReason, wn.state, wn.reason)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := w.calls
+	if calls != 3 {
+		t.Errorf("the provider was asked %d times, want 3 (preparing nodes only)", calls)
+	}
+	clock.Advance(time.Second)
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if w.calls != calls {
+		t.Errorf("asked again within 2 s: %d calls", w.calls)
+	}
+}
