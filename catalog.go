@@ -41,7 +41,22 @@ type Location struct {
 	// an instance's custom application may bind-mount a source beyond
 	// the instance's own home.
 	AppBindMountsAllowed []string `json:"app_bind_mounts_allowed,omitempty"`
+	// NodeImage, when set, says each node here runs one container image
+	// (a kubernetes location's pod): a node provisioned for a queued job
+	// runs the job's image, or this one for a job that names none, and
+	// takes only jobs of its image or of none.
+	NodeImage string `json:"node_image,omitempty"`
+	// GangTimeout, when positive, is how long the nodes provisioned for a
+	// multi-node job may take to come up together before they are all
+	// released (Kueue's waitForPodsReady); GangBackoff is the wait before
+	// the gang's nodes are asked for again, doubling with each release
+	// up to GangBackoffMax.
+	GangTimeout time.Duration `json:"-"`
+	GangBackoff time.Duration `json:"-"`
 }
+
+// GangBackoffMax caps the doubling of a location's GangBackoff.
+const GangBackoffMax = 15 * time.Minute
 
 // ContainerMode is the location's container mode, ContainersOptional
 // when none was set.

@@ -17,6 +17,10 @@ const (
 	EventBudget = "budget"
 	// EventBudgetBlocked records scale-up stopped by a reached budget.
 	EventBudgetBlocked = "budget_blocked"
+	// EventGangReleased records a gang's nodes released together for not
+	// coming up within the location's gang timeout, and scale-up for the
+	// gang held back while its backoff runs.
+	EventGangReleased = "gang_released"
 	// EventGPUUtilization is a sample of a job's GPUs' utilisation.
 	EventGPUUtilization = "gpu_utilization"
 )

@@ -73,6 +73,10 @@ type Node struct {
 	// since it joined: it takes no work until its agent says the pulls
 	// ended (StateReason says "pulling images" meanwhile).
 	PullingImages []string `json:"pulling_images,omitempty"`
+	// Image is the one container image the node runs, on a location whose
+	// nodes are containers (Location.NodeImage): it takes only jobs of
+	// this image or of none. Empty elsewhere.
+	Image string `json:"image,omitempty"`
 
 	// ProviderRef is the provider's handle for the node (a pid for local).
 	ProviderRef string `json:"-"`

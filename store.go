@@ -358,4 +358,7 @@ type QueuedJobRef struct {
 	Priority      int
 	Seq           int64
 	InstanceCount int
+	// Image is the job's resolved image (Job.ResolvedImage): on a
+	// location whose nodes run one image each, the image of its nodes.
+	Image string
 }

@@ -74,6 +74,8 @@ type Node struct {
 	// Dedicated marks a dedicated node of a low-priority cluster (the
 	// tier fallback's): it counts against dedicated quota.
 	Dedicated bool
+	// Image is the one image the node runs, on a cluster with NodeImages.
+	Image string
 }
 
 // Cluster is one compute cluster as the autoscaler sees it.
@@ -126,6 +128,33 @@ type Cluster struct {
 	// the queued jobs that have waited that long.
 	FallbackAfter  time.Duration
 	LongWaitDemand int
+	// NodeImages says each node runs one image (a kubernetes location's
+	// pods): queued demand is then ImageDemand, covered only by idle and
+	// preparing nodes of the same image, and scale-up names the image of
+	// each node it adds (Decision.Images).
+	NodeImages bool
+	// ImageDemand is the queued node demand by image, in queue order (""
+	// for jobs that name no image: any node serves them).
+	ImageDemand []ImageDemand
+	// GangTimeout, when positive, is how long the nodes of a gang may
+	// take to come up together (the location's gang_timeout): once a
+	// node provisioned while a gang (GangDemand > 1) is queued has been
+	// preparing that long, every idle and preparing node is released at
+	// once, so that a gang that cannot be complete holds nothing.
+	GangTimeout time.Duration
+	// GangDemand is the largest InstanceCount among the queued jobs.
+	GangDemand int
+	// GangHeld, when set, says why scale-up waits after such a release
+	// (its backoff is running): no node is added meanwhile.
+	GangHeld string
+}
+
+// ImageDemand is the queued node demand of one image.
+type ImageDemand struct {
+	// Image is the jobs' resolved image, "" for jobs that name none.
+	Image string
+	// Nodes is the sum of their InstanceCount.
+	Nodes int
 }
 
 // LocationQuota wraps a location's vCPU limits, for callers that keep quota
@@ -213,6 +242,10 @@ const (
 	// ReasonTierFallback: dedicated nodes added to a low-priority cluster
 	// for jobs that waited too long for low-priority capacity.
 	ReasonTierFallback ReasonCode = "tier_fallback"
+	// ReasonGangTimeout: a gang's nodes released together because some
+	// were still preparing after the gang timeout (Release), or nodes not
+	// added while the gang's backoff runs (Blocked).
+	ReasonGangTimeout ReasonCode = "gang_timeout"
 )
 
 // Decision is one step of a plan, with a reason the user can read.
@@ -227,6 +260,9 @@ type Decision struct {
 	// Dedicated, on a ScaleUp of a low-priority cluster, asks for
 	// dedicated nodes (the tier fallback).
 	Dedicated bool
+	// Images, on a ScaleUp of a cluster with NodeImages, is the image of
+	// each node to add (Count of them; "" for the location's default).
+	Images []string
 	// NodeIDs are the nodes to release (Release) or the node kept (None).
 	NodeIDs []string
 	// From and To are the live node count before and after this decision,
@@ -338,20 +374,43 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 		}
 	}
 
+	if d, ok := gangRelease(c, now, idle, preparing, live); ok {
+		// Nothing else this pass: the released nodes are gone from the
+		// next pass's snapshot, and scale-up waits for the backoff.
+		return append(out, d)
+	}
+
 	// Scale up: idle and preparing nodes already cover part of the demand,
 	// so only the shortfall is provisioned.
 	desired := max(min(max(running+demand, minN), maxN), running)
-	if desired > live && c.BudgetBlocked != "" {
+	var images []string // with NodeImages: the image of each node to add
+	var keepIdle map[string]bool
+	if c.NodeImages {
+		images, keepIdle = imageShortfall(c, idle, preparing)
+		images = images[:min(len(images), max(maxN-live, 0))]
+		for len(images)+live < minN {
+			images = append(images, "")
+		}
+		desired = live + len(images)
+	}
+	switch {
+	case desired > live && c.BudgetBlocked != "":
 		out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: desired - live, From: live, To: live, Code: ReasonBudget, Reason: c.BudgetBlocked})
-	} else if desired > live {
+	case desired > live && c.GangHeld != "":
+		out = append(out, Decision{Cluster: c.Key, Action: ActionBlocked, Count: desired - live, From: live, To: live, Code: ReasonGangTimeout, Reason: c.GangHeld})
+	case desired > live:
 		need := desired - live
 		fit, blocked := book.take(c, need)
 		if fit > 0 {
-			out = append(out, Decision{
+			d := Decision{
 				Cluster: c.Key, Action: ActionScaleUp, Count: fit, From: live, To: live + fit,
 				Code:   scaleUpCode(running, demand, minN, fit, need),
 				Reason: scaleUpReason(c, live, live+fit, running, len(preparing), len(idle), demand, minN, maxN, fit, need),
-			})
+			}
+			if c.NodeImages {
+				d.Images = images[:fit]
+			}
+			out = append(out, d)
 		}
 		live += fit
 		if fit < need && c.LowPriority && c.FallbackAfter > 0 && c.LongWaitDemand > 0 {
@@ -362,9 +421,13 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			want := min(need-fit, c.LongWaitDemand)
 			dfit, _ := book.take(&dc, want)
 			if dfit > 0 {
-				out = append(out, Decision{Cluster: c.Key, Action: ActionScaleUp, Count: dfit, From: live, To: live + dfit, Dedicated: true,
+				d := Decision{Cluster: c.Key, Action: ActionScaleUp, Count: dfit, From: live, To: live + dfit, Dedicated: true,
 					Code: ReasonTierFallback, Reason: fmt.Sprintf("scale %d→%d on dedicated nodes: %d node(s) needed by jobs that waited over %s for low-priority capacity (%s; tier_fallback)",
-						live, live+dfit, want, roundD(c.FallbackAfter), strings.TrimPrefix(blocked, "blocked: "))})
+						live, live+dfit, want, roundD(c.FallbackAfter), strings.TrimPrefix(blocked, "blocked: "))}
+				if c.NodeImages {
+					d.Images = images[fit : fit+dfit]
+				}
+				out = append(out, d)
 				live += dfit
 				fit += dfit
 			}
@@ -381,8 +444,16 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 	// the idle nodes queued demand is about to use and those min_instances
 	// keeps.
 	releasable := len(idle) - min(len(idle), demand)
+	if c.NodeImages {
+		// Only idle nodes of images no queued job wants: the others are
+		// about to be taken.
+		releasable = len(idle) - len(keepIdle)
+	}
 	adaptive := c.Idle != nil && c.Idle.Adaptive
 	for rank, n := range idle {
+		if keepIdle[n.ID] {
+			continue
+		}
 		threshold := max(c.IdleTimeBeforeScaleDown, 0)
 		if c.Idle != nil {
 			threshold = c.Idle.NodeThreshold(*c, n, rank+1)

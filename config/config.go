@@ -471,6 +471,11 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 		return nil, err
 	}
 	l.AppBindMountsAllowed = allowed
+	if lc.Kubernetes != nil {
+		// Each node is a pod of one image; gangs are admitted whole.
+		l.NodeImage = lc.Kubernetes.NodeImage
+		l.GangTimeout, l.GangBackoff = lc.Kubernetes.gang()
+	}
 	switch {
 	case lc.EmulatedGPUs:
 		l.GPUs = shoal.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}

@@ -171,6 +171,33 @@ locations:
 	}
 }
 
+// A kubernetes location's nodes run one image each (the node image by
+// default) and admit gangs whole within a gang timeout: 2m and a 1m
+// backoff unless set, 0s turning the timeout off.
+func TestKubernetesGangAndImage(t *testing.T) {
+	for _, tt := range []struct {
+		extra            string
+		timeout, backoff time.Duration
+	}{
+		{"", 2 * time.Minute, time.Minute},
+		{", gang_timeout: 30s, gang_backoff: 10s", 30 * time.Second, 10 * time.Second},
+		{", gang_timeout: 0s", 0, time.Minute},
+	} {
+		cat := catalog(t, "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: base:1, agent_image: b"+tt.extra+"}}]")
+		l, err := cat.Location("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.NodeImage != "base:1" || l.GangTimeout != tt.timeout || l.GangBackoff != tt.backoff {
+			t.Errorf("%q: node image %q, gang timeout %v, backoff %v; want base:1, %v, %v", tt.extra, l.NodeImage, l.GangTimeout, l.GangBackoff, tt.timeout, tt.backoff)
+		}
+	}
+	cat := catalog(t, "locations: [{name: local}]")
+	if l, _ := cat.Location("local"); l.NodeImage != "" || l.GangTimeout != 0 {
+		t.Errorf("a local location: node image %q, gang timeout %v; want neither", l.NodeImage, l.GangTimeout)
+	}
+}
+
 func TestDefaultLocationSetting(t *testing.T) {
 	tests := []struct {
 		name    string

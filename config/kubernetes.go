@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // KubernetesConfig backs a location with provider: kubernetes — nodes are
@@ -40,6 +41,34 @@ type KubernetesConfig struct {
 	// TerminationGrace is how long a deleted pod's agent has to stop
 	// its ranks (default 15s).
 	TerminationGrace Duration `yaml:"termination_grace"`
+	// GangTimeout is how long the pods of a multi-node job may take to
+	// all reach Running (their agents joined) before every one of them
+	// is deleted, so that a gang the cluster cannot hold whole holds no
+	// pod (Kueue's waitForPodsReady). Unset: DefaultGangTimeout; 0s: off
+	// (a gang's pods wait up to the join timeout).
+	GangTimeout *Duration `yaml:"gang_timeout"`
+	// GangBackoff is how long scale-up for a released gang waits before
+	// its pods are asked for again, doubling with each release in a row
+	// up to 15 minutes (default DefaultGangBackoff).
+	GangBackoff Duration `yaml:"gang_backoff"`
+}
+
+// Defaults of a kubernetes location's gang admission.
+const (
+	DefaultGangTimeout = 2 * time.Minute
+	DefaultGangBackoff = time.Minute
+)
+
+// gang returns the location's gang timeout and backoff, defaults applied.
+func (kc *KubernetesConfig) gang() (timeout, backoff time.Duration) {
+	timeout, backoff = DefaultGangTimeout, DefaultGangBackoff
+	if kc.GangTimeout != nil {
+		timeout = time.Duration(*kc.GangTimeout)
+	}
+	if kc.GangBackoff > 0 {
+		backoff = time.Duration(kc.GangBackoff)
+	}
+	return timeout, backoff
 }
 
 // KubernetesToleration is one of the pods' tolerations.

@@ -25,6 +25,7 @@ type jobView struct {
 	Compute        string     `json:"compute"`
 	Status         string     `json:"status"`
 	StatusReason   string     `json:"status_reason"`
+	StatusCode     string     `json:"status_reason_code"`
 	Error          string     `json:"error"`
 	CreatedOn      time.Time  `json:"created_on"`
 	StartTime      *time.Time `json:"start_time"`

@@ -60,6 +60,10 @@ type Node struct {
 	// its tier fallback. Jobs move back to low-priority nodes as they come,
 	// so the dedicated ones go idle and are released first.
 	Fallback bool
+	// Image, when set, is the one container image the node runs (a
+	// kubernetes location's node is a pod of one image): it takes only
+	// jobs of that image or of none. Empty: any job (other providers).
+	Image string
 }
 
 // Job is one queued job waiting to be placed.
@@ -77,6 +81,9 @@ type Job struct {
 	// below 1 is treated as 1, so a bad record can never be "placed" on no
 	// nodes at all.
 	InstanceCount int
+	// Image is the job's resolved container image, "" for a job that
+	// names none (it runs on any node). It is compared with Node.Image.
+	Image string
 }
 
 // ClusterState is what the scheduler knows about a cluster beyond its
@@ -96,8 +103,9 @@ type ClusterState struct {
 	// a sentence, shown, never read. BlockedBy says what blocked them.
 	QuotaBlocked string
 	// BlockedBy classifies QuotaBlocked: ReasonBudget for a reached block
-	// budget, ReasonQuota (or empty) for an exhausted quota. The waiting
-	// jobs' reason follows it, whatever QuotaBlocked says.
+	// budget, ReasonGangTimeout for a gang released and backing off,
+	// ReasonQuota (or empty) for an exhausted quota. The waiting jobs'
+	// reason follows it, whatever QuotaBlocked says.
 	BlockedBy ReasonCode
 	// ProvisioningNote, when non-empty, is why a node being provisioned
 	// has not started yet, in its provider's words (Kubernetes' "0/3
@@ -107,6 +115,11 @@ type ClusterState struct {
 	// Unavailable, when non-empty, says why the compute takes no jobs now
 	// (a compute instance that is stopped); its queued jobs wait with it.
 	Unavailable string
+	// NodeImages says the cluster's nodes run one image each (a
+	// kubernetes location's pods): placement then matches Job.Image with
+	// Node.Image, and strict ordering holds among jobs that could use the
+	// same nodes. Otherwise images are not looked at.
+	NodeImages bool
 }
 
 // Snapshot is the input of one scheduling pass.
@@ -169,6 +182,14 @@ const (
 	// sets this reason, never Schedule, since such a job is not
 	// scheduled at all).
 	ReasonDeleting ReasonCode = "compute_deleting"
+	// ReasonImageMismatch: free nodes exist but run another image (a
+	// kubernetes location's node is a pod of one image), so the job
+	// waits for a node of its own image.
+	ReasonImageMismatch ReasonCode = "image_mismatch"
+	// ReasonGangTimeout: the nodes of the job's gang did not all come up
+	// within the location's gang timeout, so they were all released and
+	// scale-up for the gang is backing off (ClusterState.BlockedBy).
+	ReasonGangTimeout ReasonCode = "gang_timeout"
 )
 
 // Reason explains why a job was not placed.
@@ -263,6 +284,7 @@ func Schedule(s Snapshot) Result {
 	totalFree := 0
 	var idleSince map[string]time.Time // only when some node says
 	var fallback map[string]bool       // likewise
+	var imageOf map[string]string      // likewise
 	for i := range s.Nodes {
 		nodeSlot[i] = -1
 		if !s.Nodes[i].Free {
@@ -273,6 +295,12 @@ func Schedule(s Snapshot) Result {
 				fallback = map[string]bool{}
 			}
 			fallback[s.Nodes[i].ID] = true
+		}
+		if img := s.Nodes[i].Image; img != "" {
+			if imageOf == nil {
+				imageOf = map[string]string{}
+			}
+			imageOf[s.Nodes[i].ID] = img
 		}
 		if t := s.Nodes[i].IdleSince; !t.IsZero() {
 			if idleSince == nil {
@@ -377,6 +405,10 @@ func Schedule(s Snapshot) Result {
 		Waiting:    make(map[string]Reason, len(s.Jobs)-maxPlaced),
 	}
 	for i := range clusters {
+		if s.Clusters[clusters[i].name].NodeImages {
+			placeImages(&res, &clusters[i], s.Jobs, q.mask, s.Clusters[clusters[i].name], imageOf)
+			continue
+		}
 		placeCluster(&res, &clusters[i], s.Jobs, q.mask, s.Clusters[clusters[i].name])
 	}
 	return res
@@ -479,6 +511,10 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	switch {
 	case st.Unavailable != "" && free < n:
 		return Reason{ReasonUnavailable, st.Unavailable}
+	case st.QuotaBlocked != "" && free < n && st.BlockedBy == ReasonGangTimeout:
+		// The gang's nodes were released for not coming up together;
+		// scale-up for it waits out its backoff.
+		return Reason{ReasonGangTimeout, st.QuotaBlocked}
 	case st.QuotaBlocked != "" && free+p < n && st.BlockedBy == ReasonBudget:
 		// A block budget stopped scale-up for this cluster.
 		return Reason{ReasonBudget, st.QuotaBlocked + ": no new nodes until the next period or a higher limit; running jobs finish"}

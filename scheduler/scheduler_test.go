@@ -332,6 +332,8 @@ func TestEveryReasonCode(t *testing.T) {
 		{Jobs: []scheduler.Job{job("j", "c", 0, 1, 1)}, Clusters: map[string]scheduler.ClusterState{"c": {QuotaBlocked: "q"}}},
 		{Jobs: []scheduler.Job{job("j", "c", 0, 1, 1), job("k", "c", 0, 2, 1)}},
 		{Nodes: nodes("n", "c", 1), Jobs: []scheduler.Job{job("j", "c", 0, 1, 2)}},
+		{Nodes: []scheduler.Node{{ID: "n", Cluster: "c", Free: true, Image: "a"}}, Jobs: []scheduler.Job{{ID: "j", Cluster: "c", InstanceCount: 1, Image: "b"}}, Clusters: map[string]scheduler.ClusterState{"c": {NodeImages: true}}},
+		{Jobs: []scheduler.Job{job("j", "c", 0, 1, 2)}, Clusters: map[string]scheduler.ClusterState{"c": {QuotaBlocked: "g", BlockedBy: scheduler.ReasonGangTimeout}}},
 	}
 	for _, s := range snaps {
 		for _, r := range scheduler.Schedule(s).Waiting {
@@ -341,6 +343,7 @@ func TestEveryReasonCode(t *testing.T) {
 	for _, c := range []scheduler.ReasonCode{
 		scheduler.ReasonProvisioning, scheduler.ReasonAtMax, scheduler.ReasonQuota,
 		scheduler.ReasonBehind, scheduler.ReasonGangIncomplete, scheduler.ReasonNoNodes,
+		scheduler.ReasonImageMismatch, scheduler.ReasonGangTimeout,
 	} {
 		if !seen[c] {
 			t.Errorf("reason %s never produced", c)
@@ -483,30 +486,51 @@ func checkInvariants(t *testing.T, s scheduler.Snapshot, res scheduler.Result) {
 		t.Fatalf("%d waiting + %d placed != %d jobs", len(res.Waiting), len(res.Placements), len(s.Jobs))
 	}
 
-	// Strict ordering, per cluster, in queue order.
+	// Strict ordering, per cluster, in queue order, among jobs that want
+	// the same nodes: a job that cannot start keeps the jobs behind it
+	// that could use its nodes (any, without images) from starting.
 	byCluster := map[string][]scheduler.Job{}
 	for _, j := range s.Jobs {
 		byCluster[j.Cluster] = append(byCluster[j.Cluster], j)
 	}
 	for c, jobs := range byCluster {
+		overlap := func(a, b string) bool { return !s.Clusters[c].NodeImages || a == "" || b == "" || a == b }
 		slices.SortFunc(jobs, func(a, b scheduler.Job) int {
 			return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.ID, b.ID))
 		})
-		blocked := ""
+		var blocked []scheduler.Job
 		for _, j := range jobs {
 			r := res.Waiting[j.ID]
 			tooBig := r.Code == scheduler.ReasonAtMax && strings.Contains(r.Message, "cannot start")
+			first := ""
+			for _, b := range blocked {
+				if overlap(b.Image, j.Image) {
+					first = b.ID
+					break
+				}
+			}
 			switch {
-			case placed[j.ID] && blocked != "":
-				t.Fatalf("cluster %s: %s placed behind blocked %s", c, j.ID, blocked)
-			case placed[j.ID] || tooBig:
-			case blocked == "":
+			case placed[j.ID]:
+				for id, by := range used {
+					if by != j.ID {
+						continue
+					}
+					for _, b := range blocked {
+						if overlap(nodeByID[id].Image, b.Image) {
+							t.Fatalf("cluster %s: %s placed on %s, which blocked %s ahead could use", c, j.ID, id, b.ID)
+						}
+					}
+				}
+			case tooBig:
+			case first == "":
 				if r.Code == scheduler.ReasonBehind {
 					t.Fatalf("cluster %s: head %s has reason %q", c, j.ID, r.Message)
 				}
-				blocked = j.ID
-			case r.Code != scheduler.ReasonBehind || !strings.HasSuffix(r.Message, "(next: "+blocked+")"):
-				t.Fatalf("cluster %s: %s behind %s has reason %s %q", c, j.ID, blocked, r.Code, r.Message)
+				blocked = append(blocked, j)
+			case r.Code != scheduler.ReasonBehind || !strings.HasSuffix(r.Message, "(next: "+first+")"):
+				t.Fatalf("cluster %s: %s behind %s has reason %s %q", c, j.ID, first, r.Code, r.Message)
+			default:
+				blocked = append(blocked, j)
 			}
 		}
 	}

@@ -32,7 +32,14 @@ func QueueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
 		prio = budgetBlockedPriority
 	}
 	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: shoal.ComputeKey(ref.Workspace, ref.ComputeKey),
-		Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount}
+		Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount, Image: ref.Image}
+}
+
+// NodeImages reports whether c's nodes run one image each (its location
+// is a kubernetes namespace), so that placement matches images.
+func NodeImages(cat *shoal.Catalog, c *shoal.Compute) bool {
+	loc, err := cat.Location(c.Location)
+	return err == nil && loc.NodeImage != ""
 }
 
 // BlockedBy returns why j's submitter may get no new node (the reason of
@@ -120,14 +127,14 @@ func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool
 		return false, err
 	}
 	key := shoal.ComputeKey(n.Workspace, n.Compute)
-	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n)}
+	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n), Image: n.Image}
 	if n.IdleSince != nil {
 		sn.IdleSince = *n.IdleSince
 	}
 	res := scheduler.Schedule(scheduler.Snapshot{
 		Nodes:    []scheduler.Node{sn},
 		Jobs:     []scheduler.Job{QueueJob(head[0], false)},
-		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: MaxNodes(c)}},
+		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: MaxNodes(c), NodeImages: NodeImages(s.Catalog(), c)}},
 	})
 	if len(res.Placements) == 0 {
 		return false, nil

@@ -129,7 +129,7 @@ func (t *tx) ListQueuedJobs() ([]*shoal.Job, error) {
 }
 
 // queryQueuedJobRefs is the query of ListQueuedJobRefs; $1 is shoal.JobQueued.
-const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, instance_count FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
+const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, instance_count, image FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
 
 // ListQueuedJobRefs returns what scheduling needs of every queued job, in
 // queue order, without decoding job documents.
@@ -141,7 +141,7 @@ func (t *tx) ListQueuedJobRefs() ([]shoal.QueuedJobRef, error) {
 	refs, err := collect(rows, func(sc scanner) (*shoal.QueuedJobRef, error) {
 		var r shoal.QueuedJobRef
 		var prio, count int64
-		err := sc.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count)
+		err := sc.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image)
 		r.Priority, r.InstanceCount = int(prio), int(count)
 		return &r, err
 	})
@@ -161,7 +161,7 @@ const queryQueueDemand = `SELECT workspace_key, compute_key, nodes FROM queue_de
 
 // queryQueueHead reads the first jobs of one compute's queue, a range of
 // the index jobs_queue_by_compute.
-const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count FROM jobs
+const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count, image FROM jobs
 	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT $4`
 
 // ListQueueHeads returns the first headLen(key) queued jobs of every
@@ -224,7 +224,7 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]shoal.QueuedJo
 	for rows.Next() {
 		var r shoal.QueuedJobRef
 		var prio, count int64
-		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count); err != nil {
+		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image); err != nil {
 			return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 		}
 		r.Priority, r.InstanceCount = int(prio), int(count)
@@ -248,11 +248,11 @@ func (t *tx) InsertJob(j *shoal.Job) error {
 		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
 	res, err := t.exec(`INSERT INTO jobs (workspace_key, name, workspace, status, compute_key, priority, seq,
-			created_on, spec_hash, version, doc, instance_count)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			created_on, spec_hash, version, doc, instance_count, image)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (workspace_key, name) DO NOTHING`,
 		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
-		micros(j.CreatedOn), j.SpecHash, j.Version, doc, int64(j.InstanceCount()))
+		micros(j.CreatedOn), j.SpecHash, j.Version, doc, int64(j.InstanceCount()), j.ResolvedImage())
 	if err != nil {
 		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
@@ -278,13 +278,13 @@ func (t *tx) UpdateJob(j *shoal.Job) error {
 		// Seq and the compute do not change after submission: when they are
 		// as stored, only the index entries of status and priority move.
 		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
-			version = $8, doc = $9
+			version = $8, doc = $9, image = $12
 		WHERE workspace_key = $1 AND name = $2 AND compute_key = $10 AND seq = $11`,
 		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
-			version = $8, doc = $9, compute_key = $10, seq = $11
+			version = $8, doc = $9, compute_key = $10, seq = $11, image = $12
 		WHERE workspace_key = $1 AND name = $2`,
 		key(j.Workspace), j.Name, j.Workspace, j.Status, int64(j.PriorityValue()), micros(j.CreatedOn), j.SpecHash,
-		j.Version, doc, key(j.Compute), j.Seq)
+		j.Version, doc, key(j.Compute), j.Seq, j.ResolvedImage())
 	if err != nil {
 		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}

@@ -306,6 +306,9 @@ func testJobQueue(t *testing.T, s shoal.Store, clock *Clock) {
 		all = append(all, j)
 	}
 	jobs["r7"].Status = shoal.JobRunning
+	// Images go with the refs: a6's, not e2's build nor b5's host run.
+	jobs["a6"].ResolvedEnvironment = &shoal.EnvironmentSpec{Image: "ghcr.io/acme/train:2"}
+	jobs["e2"].ResolvedEnvironment = &shoal.EnvironmentSpec{Build: &shoal.EnvironmentBuild{Path: "."}}
 	jobs["n8"].Status = shoal.JobNotStarted
 	jobs["c9"].Status = shoal.JobCanceled
 	queue := func(what, names string) {
@@ -369,6 +372,16 @@ func testJobQueue(t *testing.T, s shoal.Store, clock *Clock) {
 	}
 	if got := names(refs); got != "c4 a6 r7 e2 b5 f1" {
 		t.Errorf("ListQueuedJobRefs = %q, want the queue order", got)
+	}
+	for _, rs := range [][]shoal.QueuedJobRef{refs, heads} {
+		for _, r := range rs {
+			if want := jobs[r.Name].ResolvedImage(); r.Image != want {
+				t.Errorf("ref %s: Image %q, want %q", r.Name, r.Image, want)
+			}
+		}
+	}
+	if refs[1].Image != "ghcr.io/acme/train:2" {
+		t.Errorf("a6's ref: Image %q, want its environment's image", refs[1].Image)
 	}
 	// ws-a/cpu c4, ws-a/gpu a6 r7, ws-b/gpu e2, ws-c/gpu f1.
 	if got := names(heads); got != "c4 a6 r7 e2 f1" {

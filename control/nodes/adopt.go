@@ -181,7 +181,7 @@ func (c *Loop) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) 
 	if err != nil {
 		return err
 	}
-	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA}); err != nil {
+	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA, Image: node.Image}); err != nil {
 		s.Logger().Warn("reviving a node failed", slog.String("node", n.ID), slog.Any("err", err))
 		return err
 	}

@@ -155,7 +155,8 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		}
 		block := l.blocks.Block(key)
 		noteFrom := ""
-		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute)}
+		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
+			NodeImages: service.NodeImages(s.Catalog(), ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
 			case n.State == shoal.NodePreparing, len(n.PullingImages) > 0:
@@ -170,7 +171,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			case n.CurrentAttemptID != "":
 				cs.Busy++
 			}
-			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: service.NodeFree(n), Fallback: service.FallbackNode(ci.Compute, n)}
+			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: service.NodeFree(n), Fallback: service.FallbackNode(ci.Compute, n), Image: n.Image}
 			if n.IdleSince != nil {
 				sn.IdleSince = *n.IdleSince
 			}

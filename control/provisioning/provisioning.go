@@ -24,6 +24,9 @@ type Request struct {
 	JoinToken string
 	ServerURL string
 	ServerCA  []byte
+	// Image is the one image the node runs where nodes are containers
+	// (Node.Image); "" elsewhere.
+	Image string
 	// Failed records, in tx, that the node could not be had (n is the
 	// node as stored now): the caller marks it unusable, or deletes it
 	// and fails what waited for it.
@@ -42,7 +45,7 @@ func Provision(ctx context.Context, store shoal.Store, log *slog.Logger, r Reque
 	if r.Provider == nil {
 		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", r.Location.Provider)
 	} else {
-		ref, perr = r.Provider.Provision(ctx, shoal.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay})
+		ref, perr = r.Provider.Provision(ctx, shoal.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay, Image: r.Image})
 	}
 	err = record(ctx, store, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(r.Node.ID)

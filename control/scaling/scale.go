@@ -33,7 +33,11 @@ func (src scaleSource) Snapshot(ctx context.Context, now time.Time) (autoscaler.
 	if err == nil {
 		err = src.c.longWaitDemand(ctx, &snap)
 	}
+	if err == nil {
+		err = src.c.imageDemand(ctx, &snap)
+	}
 	src.c.holdBackFailedProvisioning(&snap, now)
+	src.c.holdBackGangs(&snap, now)
 	return snap, err
 }
 
@@ -104,13 +108,21 @@ func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 				if comp.Tier == shoal.TierLowPriority {
 					cl.FallbackAfter = comp.TierFallback.Duration()
 				}
+				if loc.NodeImage != "" {
+					cl.NodeImages, cl.GangTimeout = true, loc.GangTimeout
+					for _, j := range st.Queued {
+						if shoal.ComputeKey(j.Workspace, j.ComputeKey) == key {
+							cl.GangDemand = max(cl.GangDemand, j.InstanceCount)
+						}
+					}
+				}
 			}
 			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
 				continue
 			}
 			for _, n := range ci.Nodes {
 				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == shoal.NodeRoleStatic,
-					Dedicated: comp.Tier == shoal.TierLowPriority && !n.LowPriority}
+					Dedicated: comp.Tier == shoal.TierLowPriority && !n.LowPriority, Image: n.Image}
 				if n.IdleSince != nil {
 					an.IdleSince = *n.IdleSince
 				}
@@ -191,6 +203,14 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				n.Role, n.VCPUs, n.Family = shoal.NodeRoleJobSlot, 0, ""
 				n.JoinTokenExpires = now.Add(a.c.cfg.JoinTimeout)
 			}
+			if loc.NodeImage != "" {
+				// The node is a container of one image: the queued job's
+				// it is added for, else the location's default.
+				n.Image = loc.NodeImage
+				if i < len(d.Images) && d.Images[i] != "" {
+					n.Image = d.Images[i]
+				}
+			}
 			if err := tx.InsertNode(n); err != nil {
 				return err
 			}
@@ -204,7 +224,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 	p := s.Provider(loc)
 	for _, t := range todo {
 		perr, err := provisioning.Provision(ctx, s.Store(), s.Logger(), provisioning.Request{
-			Provider: p, Location: loc, Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA,
+			Provider: p, Location: loc, Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA, Image: t.node.Image,
 			Failed: func(tx shoal.Tx, n *shoal.Node, cause error) error {
 				n.State, n.StateReason = shoal.NodeUnusable, "provisioning failed: "+shoal.ErrorMessage(cause)
 				return tx.UpdateNode(n)
@@ -234,6 +254,7 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
 	var wake []string
 	var leaving []*shoal.Node
+	var gangBackoff time.Duration
 	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
 		for _, id := range d.NodeIDs {
 			n, err := tx.GetNode(id)
@@ -253,6 +274,9 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 			if n.State == shoal.NodeLeaving {
 				leaving = append(leaving, n)
 			}
+			if loc, err := s.Catalog().Location(n.Location); err == nil {
+				gangBackoff = loc.GangBackoff
+			}
 			wake = append(wake, id)
 			comp := &shoal.Compute{Workspace: n.Workspace}
 			comp.Name = n.Compute
@@ -265,6 +289,9 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 	s.WakeNodes(wake...)
 	if err != nil {
 		return err
+	}
+	if d.Code == autoscaler.ReasonGangTimeout {
+		a.c.gangReleased(d.Cluster, d.Reason, gangBackoff, a.c.cfg.Clock.Now())
 	}
 	for _, n := range leaving {
 		a.c.release(ctx, n)
@@ -310,6 +337,8 @@ func recordEventKind(d autoscaler.Decision) string {
 		return "scale_skipped"
 	case d.Code == autoscaler.ReasonBudget:
 		return shoal.EventBudgetBlocked
+	case d.Code == autoscaler.ReasonGangTimeout:
+		return shoal.EventGangReleased
 	}
 	return shoal.EventQuotaBlocked
 }
@@ -324,13 +353,16 @@ type Block struct {
 	Reason string
 }
 
-// BlockedBy is the scheduler's code of the block: a budget or a quota.
+// BlockedBy is the scheduler's code of the block: a budget, a gang
+// backing off, or a quota.
 func (b Block) BlockedBy() scheduler.ReasonCode {
 	switch {
 	case b.Reason == "":
 		return ""
 	case b.Code == autoscaler.ReasonBudget:
 		return scheduler.ReasonBudget
+	case b.Code == autoscaler.ReasonGangTimeout:
+		return scheduler.ReasonGangTimeout
 	}
 	return scheduler.ReasonQuota
 }

@@ -58,6 +58,9 @@ type Loop struct {
 	// provision, so that a provider that keeps failing (a host key that
 	// does not match) is not asked again on every pass.
 	provisionFailures map[string]provisionFailure
+	// gangHolds holds back scale-up of clusters whose gang's nodes were
+	// released for not coming up whole (gang_backoff.go).
+	gangHolds map[string]gangHold
 }
 
 // New returns the scaling loop over s, with the services' configuration
