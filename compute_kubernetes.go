@@ -78,7 +78,7 @@ func NormalizeKubernetesSpec(spec *ComputeSpec, cat *Catalog) (*Location, *Size,
 		return nil, nil, FieldErrorf("instance_type", "unknown instance type %q%s; instance types of location %s: %s", spec.InstanceType, didYouMean(spec.InstanceType, k.InstanceTypeNames()), loc.Name, strings.Join(k.InstanceTypeNames(), ", "))
 	}
 	spec.InstanceType = it.Name
-	size, ok := cat.Size(it.Name)
+	size, ok := cat.Size(InstanceTypeSizeName(loc.Name, it.Name))
 	if !ok || !cat.Offers(loc, size) {
 		return nil, nil, fmt.Errorf("instance type %q of location %q is not in the catalog", it.Name, loc.Name)
 	}

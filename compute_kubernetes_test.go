@@ -52,7 +52,7 @@ func TestKubernetesComputeFromAzureYAML(t *testing.T) {
 	if spec.Type != shoal.ComputeTypeKubernetes || loc.Name != "k8s" || spec.Location != "k8s" || spec.ResourceID != k8sResourceID {
 		t.Errorf("type %q location %q (%s) resource_id %q", spec.Type, spec.Location, loc.Name, spec.ResourceID)
 	}
-	if spec.InstanceType != shoal.DefaultInstanceTypeName || spec.Size != shoal.DefaultInstanceTypeName || size.VCPUs != 1 || size.MemoryGB != 2 {
+	if spec.InstanceType != shoal.DefaultInstanceTypeName || spec.Size != "defaultinstancetype@k8s" || size.VCPUs != 1 || size.MemoryGB != 2 {
 		t.Errorf("instance type %q size %q %+v; want defaultinstancetype, 1 vCPU, 2Gi", spec.InstanceType, spec.Size, size)
 	}
 	if *spec.MinInstances != 0 || *spec.MaxInstances != shoal.DefaultKubernetesMaxInstances || *spec.IdleTimeBeforeScaleDown != 120 {
@@ -128,7 +128,7 @@ func TestClusterResourceIDStaysReadOnly(t *testing.T) {
 func TestInstanceTypes(t *testing.T) {
 	cat := k8sCatalog(t)
 	local, _ := cat.Location("local")
-	s, _ := cat.Size("gpu-a100")
+	s, _ := cat.Size("gpu-a100@k8s")
 	if cat.Offers(local, s) {
 		t.Error("an instance type is offered at another location")
 	}

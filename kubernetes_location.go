@@ -94,6 +94,22 @@ func (k *KubernetesLocation) InstanceType(name string) (*InstanceType, bool) {
 	return nil, false
 }
 
+// InstanceTypeSizeName is the catalog name of location loc's instance
+// type it: "<it>@<loc>", since every kubernetes location has its own
+// defaultinstancetype and sizes are named across the catalog.
+func InstanceTypeSizeName(loc, it string) string { return it + "@" + loc }
+
+// InstanceTypeOfSize returns the instance type whose catalog size is
+// size (a node's Size), nil when none is.
+func (k *KubernetesLocation) InstanceTypeOfSize(size string) *InstanceType {
+	name, _, ok := strings.Cut(size, "@")
+	if !ok || k == nil {
+		return nil
+	}
+	it, _ := k.InstanceType(name)
+	return it
+}
+
 // InstanceTypeNames lists the instance types' names, sorted.
 func (k *KubernetesLocation) InstanceTypeNames() []string {
 	var out []string
@@ -169,7 +185,7 @@ func (t *InstanceType) quantity(r string) float64 {
 func (t *InstanceType) Size(loc string, pricePerHour float64) *Size {
 	gpus := int(t.quantity(ResourceGPU))
 	s := &Size{
-		Name: t.Name, Family: InstanceTypeFamily,
+		Name: InstanceTypeSizeName(loc, t.Name), Family: InstanceTypeFamily,
 		VCPUs:    int(math.Max(1, math.Ceil(t.quantity(ResourceCPU)-1e-9))),
 		MemoryGB: math.Round(t.quantity(ResourceMemory)/(1<<30)*1000) / 1000,
 		GPUs:     gpus, OSVhdSizeMB: 0,
