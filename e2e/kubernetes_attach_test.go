@@ -116,6 +116,25 @@ idle_time_before_scale_down: 2
 	if res != "50m 64Mi 1 256Mi" {
 		t.Errorf("node container's requests and limits %q, want the instance type's 50m 64Mi 1 256Mi", res)
 	}
+	// Quota counts the node by its instance type: 1 vCPU (its CPU limit).
+	var usages []struct {
+		Name struct {
+			Value string `json:"value"`
+		} `json:"name"`
+		CurrentValue int `json:"current_value"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, s.env, "compute", "list-usage", "--location", "k8s", "-o", "json")), &usages); err != nil {
+		t.Fatal(err)
+	}
+	held := -1
+	for _, u := range usages {
+		if u.Name.Value == "kubernetesInstanceTypeFamily" {
+			held = u.CurrentValue
+		}
+	}
+	if held != 1 {
+		t.Errorf("kubernetesInstanceTypeFamily vCPUs in use = %d, want 1 (tiny's CPU limit): %+v", held, usages)
+	}
 	waitJob(t, s, name, time.Minute, "Completed")
 	if log := jobLog(t, s, name); !strings.Contains(log, "on tiny") {
 		t.Errorf("log %q", log)
