@@ -53,6 +53,9 @@ type Location struct {
 	// up to GangBackoffMax.
 	GangTimeout time.Duration `json:"-"`
 	GangBackoff time.Duration `json:"-"`
+	// Kubernetes is set on a provider: kubernetes location: what an
+	// attached (type: kubernetes) compute names and runs on.
+	Kubernetes *KubernetesLocation `json:"kubernetes,omitempty"`
 }
 
 // GangBackoffMax caps the doubling of a location's GangBackoff.
@@ -133,6 +136,9 @@ type Size struct {
 	PricePerHour float64 `json:"-"`
 	// LowPriorityPricePerHour is the hourly list price in USD on low-priority capacity.
 	LowPriorityPricePerHour float64 `json:"-"`
+	// OnlyAt, when set, is the one location that offers the size: a
+	// Kubernetes location's instance types are its own.
+	OnlyAt string `json:"only_at,omitempty"`
 }
 
 // Supports reports whether the size can back computes of computeType
@@ -152,6 +158,8 @@ func azureComputeTypeName(t string) string {
 		return "AmlCompute"
 	case ComputeTypeInstance:
 		return "ComputeInstance"
+	case ComputeTypeKubernetes:
+		return "Kubernetes"
 	}
 	return t
 }
@@ -250,12 +258,10 @@ func (c *Catalog) Size(name string) (*Size, bool) {
 // SizesAt returns the sizes offered at loc, sorted by name.
 func (c *Catalog) SizesAt(loc *Location) []*Size {
 	var out []*Size
-	if len(loc.Sizes) > 0 {
-		for _, n := range loc.Sizes {
-			out = append(out, c.sizeByName[strings.ToLower(n)])
+	for _, s := range c.sizes {
+		if c.Offers(loc, s) {
+			out = append(out, s)
 		}
-	} else {
-		out = append(out, c.sizes...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -272,6 +278,9 @@ func (c *Catalog) sizeNamesAt(loc *Location) []string {
 
 // Offers reports whether loc offers size s at all.
 func (c *Catalog) Offers(loc *Location, s *Size) bool {
+	if s.OnlyAt != "" {
+		return strings.EqualFold(s.OnlyAt, loc.Name)
+	}
 	if len(loc.Sizes) == 0 {
 		return true
 	}

@@ -12,6 +12,9 @@ import (
 const (
 	ComputeTypeCluster  = "amlcompute"
 	ComputeTypeInstance = "computeinstance"
+	// ComputeTypeKubernetes is Azure's attached Kubernetes compute: a
+	// cluster whose nodes are pods of a kubernetes location.
+	ComputeTypeKubernetes = "kubernetes"
 )
 
 // VM priority tiers, in the canonical spelling `az ml` prints.
@@ -87,6 +90,18 @@ type ComputeSpec struct {
 	// a pool cannot be changed by users, and is deleted only while no
 	// unfinished job uses it. `compute list` hides it unless asked.
 	Serverless bool `json:"serverless,omitempty"`
+
+	// Attached Kubernetes keys (type: kubernetes). ResourceID names the
+	// kubernetes location (its name, or the resource_id its config
+	// declares); Compute's own ResourceID, at a shallower depth, shadows
+	// it in a Compute's JSON, and the status sets it to this value for
+	// these computes, as `az ml compute show` prints it.
+	ResourceID string `json:"resource_id,omitempty"`
+	// Namespace is the pods' namespace: the location's.
+	Namespace string `json:"namespace,omitempty"`
+	// InstanceType (Shoal) is the instance type of the compute's nodes,
+	// default the location's default instance type; Size repeats it.
+	InstanceType string `json:"instance_type,omitempty"`
 
 	// Compute instance keys (type: computeinstance).
 	CreateOnBehalfOf              *CreateOnBehalfOf    `json:"create_on_behalf_of,omitempty"`

@@ -46,6 +46,26 @@ var clusterKeys = keySchema{
 	"node_state_counts": readOnly, "serverless": readOnly,
 }
 
+// kubernetesKeys are the keys of an attached Kubernetes compute (type:
+// kubernetes): Azure's, Shoal's scale keys and instance_type, and the
+// read-only keys `show -o yaml` prints (size, location and tier among
+// them: the status derives them from resource_id and instance_type).
+var kubernetesKeys = func() keySchema {
+	k := keySchema{
+		"$schema": nil, "name": nil, "type": nil, "description": nil, "tags": nil,
+		"resource_id": nil, "namespace": nil, "instance_type": nil,
+		"min_instances": nil, "max_instances": nil, "idle_time_before_scale_down": nil,
+		"identity": clusterKeys["identity"],
+		"size":     readOnly, "location": readOnly, "tier": readOnly,
+	}
+	for name, v := range clusterKeys {
+		if v == readOnly && name != "resource_id" {
+			k[name] = readOnly
+		}
+	}
+	return k
+}()
+
 // checkKeys fails on the first key that schema does not list, naming it with
 // its full path.
 func checkKeys(raw json.RawMessage, path string, schema keySchema) error {
@@ -125,6 +145,8 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 	schema, instance := clusterKeys, isInstanceDoc(data)
 	if instance {
 		schema = instanceKeys
+	} else if peekComputeType(data) == ComputeTypeKubernetes {
+		schema = kubernetesKeys
 	}
 	if err := checkKeys(data, "", schema); err != nil {
 		return nil, err
@@ -138,9 +160,15 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 			return nil, err
 		}
 	}
-	// serverless is read-only: `show -o yaml` prints it, and applying that
-	// output again must not make a user's cluster a serverless pool.
-	delete(obj, "serverless")
+	// Read-only keys are dropped before the decode: `show -o yaml` prints
+	// them (serverless, a cluster's own resource_id, a Kubernetes
+	// compute's derived size), and applying that output again must
+	// neither make a user's cluster a serverless pool nor set a field.
+	for k, v := range schema {
+		if v == readOnly {
+			delete(obj, k)
+		}
+	}
 	// Normalise the lenient spellings before the strict decode.
 	if v, ok := obj["idle_time_before_scale_down"]; ok && strings.EqualFold(strings.Trim(string(bytes.TrimSpace(v)), `"`), IdlePolicyAdaptive) {
 		// idle_time_before_scale_down: adaptive — the default number stays

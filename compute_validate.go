@@ -40,8 +40,10 @@ func NormalizeComputeType(t string) (string, error) {
 		return ComputeTypeCluster, nil
 	case ComputeTypeInstance:
 		return ComputeTypeInstance, nil
+	case ComputeTypeKubernetes:
+		return ComputeTypeKubernetes, nil
 	}
-	return "", FieldErrorf("type", "unknown compute type %q; supported: amlcompute (compute cluster), computeinstance (compute instance)", t)
+	return "", FieldErrorf("type", "unknown compute type %q; supported: amlcompute (compute cluster), computeinstance (compute instance), kubernetes (attached Kubernetes compute)", t)
 }
 
 // NormalizeTier returns the canonical tier for the spellings in use:
@@ -193,8 +195,11 @@ func NormalizeComputeSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 	if err != nil {
 		return nil, nil, err
 	}
-	if t == ComputeTypeInstance {
+	switch t {
+	case ComputeTypeInstance:
 		return NormalizeInstanceSpec(spec, cat, defaultLocation)
+	case ComputeTypeKubernetes:
+		return NormalizeKubernetesSpec(spec, cat)
 	}
 	return NormalizeClusterSpec(spec, cat, defaultLocation)
 }
@@ -355,14 +360,17 @@ func setDefaultInt(p **int, v int) {
 // Both specs must be normalised.
 func ImmutableDifferences(old, new *ComputeSpec) []string {
 	return immutableDifferences(old, new, map[string]bool{
-		"tier":         old.Tier != new.Tier,
-		"ssh_settings": sshOf(old.SSHSettings) != sshOf(new.SSHSettings),
+		"tier":          old.Tier != new.Tier,
+		"ssh_settings":  sshOf(old.SSHSettings) != sshOf(new.SSHSettings),
+		"resource_id":   old.ResourceID != new.ResourceID,
+		"namespace":     old.Namespace != new.Namespace,
+		"instance_type": !strings.EqualFold(old.InstanceType, new.InstanceType),
 	})
 }
 
 // immutableOrder is the order fixed fields are reported in: the
 // document's.
-var immutableOrder = []string{"type", "size", "tier", "location", "ssh_public_access_enabled", "ssh_settings", "network_settings", "enable_node_public_ip"}
+var immutableOrder = []string{"type", "resource_id", "namespace", "instance_type", "size", "tier", "location", "ssh_public_access_enabled", "ssh_settings", "network_settings", "enable_node_public_ip"}
 
 // immutableDifferences lists the fields every compute keeps for life
 // (type, size, location, SSH access, network) that differ, with the

@@ -156,7 +156,7 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 				t.Errorf("Type = %q, want %q", s.Type, shoal.ComputeTypeCluster)
 			}
 		}},
-		{name: "type kubernetes", spec: shoal.ComputeSpec{Name: "cpu-cluster", Type: "kubernetes"}, field: "type", fragments: []string{`unknown compute type "kubernetes"`, "amlcompute"}},
+		{name: "type aks", spec: shoal.ComputeSpec{Name: "cpu-cluster", Type: "aks"}, field: "type", fragments: []string{`unknown compute type "aks"`, "amlcompute", "kubernetes"}},
 		{name: "type computeinstance is not a cluster", spec: shoal.ComputeSpec{Name: "dev-box", Type: "ComputeInstance"}, field: "type", fragments: []string{"computeinstance", "not a compute cluster"}},
 
 		// Tier.

@@ -121,6 +121,10 @@ type ProvisionRequest struct {
 	// is provisioned for: a provider whose node is itself a container
 	// (kubernetes) runs the node in it; others ignore it.
 	Image string
+	// InstanceType, on a kubernetes location, is the instance type of the
+	// node's size: its pod gets the instance type's requests, limits,
+	// node selector and tolerations instead of the size's figures.
+	InstanceType *InstanceType
 }
 
 // Provider creates and removes nodes at a location. Every method takes a

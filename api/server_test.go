@@ -37,6 +37,13 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
+	return newTestEnvConfig(t, &config.Config{})
+}
+
+// newTestEnvConfig is newTestEnv with the server config cfg: every
+// location's nodes come from the one fake provider.
+func newTestEnvConfig(t testing.TB, cfg *config.Config) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "shoal.db")})
@@ -49,17 +56,21 @@ func newTestEnv(t testing.TB) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
-	cat, err := (&config.Config{}).Catalog(nil)
+	cat, err := cfg.Catalog(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	prov := fake.New()
+	providers := map[string]shoal.Provider{"local": prov}
+	for _, l := range cat.Locations() {
+		providers[l.Name] = prov
+	}
 	secretsKey, err := sealing.LoadOrCreate(filepath.Join(dir, "keys", "workload.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Files: files,
-		Providers: map[string]shoal.Provider{"local": prov}, SecretsKey: secretsKey})
+		Providers: providers, SecretsKey: secretsKey})
 	svc.SetWorkload(workload.New(workload.Config{Keys: svc.WorkloadKeys(), Clock: shoal.SystemClock{}, Issuer: "http://shoal.test"}))
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil || token == "" {

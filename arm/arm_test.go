@@ -69,7 +69,8 @@ func TestFromResource(t *testing.T) {
 		t.Errorf("spec %+v", spec)
 	}
 	for body, field := range map[string]string{
-		`{"properties":{"computeType":"Kubernetes"}}`:                                                                            "properties.computeType",
+		`{"properties":{"computeType":"AKS"}}`:                                                                                   "properties.computeType",
+		`{"properties":{"computeType":"Kubernetes","properties":{"namespace":3}}}`:                                               "properties.properties",
 		`{"properties":{"computeType":"AmlCompute","properties":{"vmPriority":"Spot"}}}`:                                         "vmPriority",
 		`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"nodeIdleTimeBeforeScaleDown":"2 minutes"}}}}`: "nodeIdleTimeBeforeScaleDown",
 		`{"identity":{"type":"Magic"},"properties":{"computeType":"AmlCompute"}}`:                                                "identity.type",

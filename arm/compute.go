@@ -142,7 +142,11 @@ type LastOperation struct {
 }
 
 // ToResource is a compute as ARM shows it.
-func ToResource(scope Scope, c *shoal.Compute) *Resource {
+func ToResource(scope Scope, c *shoal.Compute) *Resource { return ToResourceWith(scope, c, nil) }
+
+// ToResourceWith is ToResource with an attached Kubernetes compute's
+// instance type (from its location), which its properties list.
+func ToResourceWith(scope Scope, c *shoal.Compute, instanceType *shoal.InstanceType) *Resource {
 	r := &Resource{
 		ID: scope.WorkspaceID(c.Workspace) + "/computes/" + c.Name, Name: c.Name, Type: ResourceType,
 		Location: c.Location, Tags: c.Tags, Identity: toIdentity(c.Identity),
@@ -152,7 +156,9 @@ func ToResource(scope Scope, c *shoal.Compute) *Resource {
 		ComputeLocation: c.Location, ProvisioningState: c.ProvisioningState, Description: c.Description,
 		CreatedOn: &created, ModifiedOn: &modified, ResourceID: r.ID, ProvisioningErrors: []any{},
 	}
-	if c.IsInstance() {
+	if c.Type == shoal.ComputeTypeKubernetes {
+		kubernetesProperties(p, c, instanceType)
+	} else if c.IsInstance() {
 		p.ComputeType = "ComputeInstance"
 		ip := InstanceProperties{VMSize: c.Size, State: c.State, ApplicationSharingPolicy: "Personal", ComputeInstanceAuthorizationType: "personal",
 			EnableSSO: c.EnableSSO, EnableRootAccess: c.EnableRootAccess, ReleaseQuotaOnStop: c.ReleaseQuotaOnStop}
@@ -259,8 +265,12 @@ func FromResource(name string, body []byte) (*shoal.ComputeSpec, error) {
 		if err := instanceSpec(spec, r.Properties.Properties); err != nil {
 			return nil, err
 		}
+	case "kubernetes":
+		if err := kubernetesSpec(spec, r.Properties); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, shoal.FieldErrorf("properties.computeType", "%q is not a compute Shoal runs (AmlCompute, ComputeInstance)", r.Properties.ComputeType)
+		return nil, shoal.FieldErrorf("properties.computeType", "%q is not a compute Shoal runs (AmlCompute, ComputeInstance, Kubernetes)", r.Properties.ComputeType)
 	}
 	if spec.Type == "amlcompute" && len(r.Properties.Properties) > 0 {
 		var ap AmlComputeProperties

@@ -69,7 +69,7 @@ func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]*Resource, len(list))
 	for i, c := range list {
-		out[i] = ToResource(scopeOf(r), c.Redacted())
+		out[i] = h.resource(r, c)
 	}
 	body := map[string]any{"value": out}
 	if next != "" {
@@ -85,7 +85,7 @@ func (h Handlers) GetCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ToResource(scopeOf(r), c.Redacted()))
+	writeJSON(w, http.StatusOK, h.resource(r, c))
 }
 
 // PutCompute is PUT …/computes/{name}: create (201) or apply (200),
@@ -112,7 +112,7 @@ func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Azure-AsyncOperation", operationURL(h.Svc.PublicURL(), r, r.URL.Path, "create"))
 	w.Header().Set("Retry-After", "1")
-	writeJSON(w, status, ToResource(scopeOf(r), c.Redacted()))
+	writeJSON(w, status, h.resource(r, c))
 }
 
 // DeleteCompute is DELETE …/computes/{name}: 202, then the operation's
@@ -240,7 +240,7 @@ func (h Handlers) VMSizes(w http.ResponseWriter, r *http.Request) {
 	for _, sz := range h.Svc.Catalog().SizesAt(loc) {
 		types := make([]string, len(sz.SupportedComputeTypes))
 		for i, t := range sz.SupportedComputeTypes {
-			types[i] = map[string]string{"amlcompute": "AmlCompute", "computeinstance": "ComputeInstance"}[strings.ToLower(t)]
+			types[i] = map[string]string{"amlcompute": "AmlCompute", "computeinstance": "ComputeInstance", "kubernetes": "Kubernetes"}[strings.ToLower(t)]
 			if types[i] == "" {
 				types[i] = t
 			}

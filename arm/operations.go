@@ -48,7 +48,7 @@ func (h Handlers) UpdateCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ToResource(scopeOf(r), c.Redacted()))
+	writeJSON(w, http.StatusOK, h.resource(r, c))
 }
 
 // InstanceOperation is POST …/computes/{name}/start, /stop or /restart:
@@ -87,8 +87,11 @@ func (h Handlers) ListKeys(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := "AmlCompute"
-	if c.IsInstance() {
+	switch {
+	case c.IsInstance():
 		t = "ComputeInstance"
+	case c.Type == shoal.ComputeTypeKubernetes:
+		t = "Kubernetes"
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"computeType": t})
 }

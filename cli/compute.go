@@ -25,6 +25,7 @@ func newComputeCommand(g *globals) *cobra.Command {
 		newComputeListCommand(g), newComputeDeleteCommand(g), newComputeListSizesCommand(g),
 		newComputeListUsageCommand(g), newComputeEventsCommand(g), newComputeListNodesCommand(g),
 		newComputePreemptNodeCommand(g), newComputeAddNodeCommand(g), newComputeRemoveNodeCommand(g),
+		newComputeAttachCommand(g), newComputeInstanceTypeCommand(g),
 	)
 	cmd.AddCommand(instanceVerbs(g)...)
 	return cmd
@@ -56,7 +57,7 @@ func newComputeListCommand(g *globals) *cobra.Command {
 			return c.ListComputesWith(ctx, ws, typ, serverless)
 		}),
 	}
-	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute, computeinstance)")
+	cmd.Flags().StringVar(&typ, "type", "", "only computes of this type (amlcompute, computeinstance, kubernetes)")
 	cmd.Flags().BoolVar(&serverless, "include-serverless", false, "also list the serverless pools Shoal created for jobs without a compute")
 	return cmd
 }

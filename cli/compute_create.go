@@ -41,6 +41,8 @@ var flagKeys = map[string]string{
 	"user-object-id": "create_on_behalf_of.user_object_id", "user-tenant-id": "create_on_behalf_of.user_tenant_id",
 	"idle-time-before-shutdown-minutes": "idle_time_before_shutdown_minutes", "enable-sso": "enable_sso",
 	"stopped": "stopped",
+	// compute attach (type: kubernetes)
+	"resource-id": "resource_id", "namespace": "namespace", "instance-type": "instance_type",
 }
 
 func (f *computeFlags) register(fs *pflag.FlagSet, create bool) {
@@ -197,38 +199,7 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 			if err := f.apply(cmd, doc, args); err != nil {
 				return err
 			}
-			name, _ := doc["name"].(string)
-			if name == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (give --name or a name: key in the file)"}
-			}
-			raw, err := toJSON(doc)
-			if err != nil {
-				return err
-			}
-			c, ws, err := g.client()
-			if err != nil {
-				return err
-			}
-			comp, _, err := c.ApplyCompute(cmd.Context(), ws, name, raw, "")
-			if err != nil {
-				return err
-			}
-			if f.noWait {
-				return nil
-			}
-			p := g.newProgress(cmd, "Creating compute "+comp.Name)
-			comp, err = waitProvisioned(cmd.Context(), p, c, ws, comp)
-			if err == nil && comp.Type == shoal.ComputeTypeInstance {
-				comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
-			}
-			p.Done("")
-			if err != nil {
-				return err
-			}
-			if comp.Type == shoal.ComputeTypeInstance {
-				return g.render(comp, instanceColumns)
-			}
-			return g.render(comp, computeColumns)
+			return applyComputeDoc(cmd, g, doc, f.noWait)
 		},
 	}
 	f.register(cmd.Flags(), true)
@@ -316,4 +287,41 @@ func newComputeUpdateCommand(g *globals) *cobra.Command {
 	}
 	f.register(cmd.Flags(), false)
 	return cmd
+}
+
+// applyComputeDoc creates (or applies) the compute document doc, waits
+// for it unless noWait, and renders it.
+func applyComputeDoc(cmd *cobra.Command, g *globals, doc map[string]any, noWait bool) error {
+	name, _ := doc["name"].(string)
+	if name == "" {
+		return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (give --name or a name: key in the file)"}
+	}
+	raw, err := toJSON(doc)
+	if err != nil {
+		return err
+	}
+	c, ws, err := g.client()
+	if err != nil {
+		return err
+	}
+	comp, _, err := c.ApplyCompute(cmd.Context(), ws, name, raw, "")
+	if err != nil {
+		return err
+	}
+	if noWait {
+		return nil
+	}
+	p := g.newProgress(cmd, "Creating compute "+comp.Name)
+	comp, err = waitProvisioned(cmd.Context(), p, c, ws, comp)
+	if err == nil && comp.Type == shoal.ComputeTypeInstance {
+		comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
+	}
+	p.Done("")
+	if err != nil {
+		return err
+	}
+	if comp.Type == shoal.ComputeTypeInstance {
+		return g.render(comp, instanceColumns)
+	}
+	return g.render(comp, computeColumns)
 }

@@ -204,7 +204,7 @@ func (s *Service) UpdateCompute(ctx context.Context, workspace, name string, upd
 			id := *upd.Identity
 			next.Identity = &id
 		}
-		if _, _, err := shoal.NormalizeClusterSpec(&next, s.catalog, existing.Location); err != nil {
+		if _, _, err := shoal.NormalizeComputeSpec(&next, s.catalog, existing.Location); err != nil {
 			return err
 		}
 		if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, existing.Workspace, &next); err != nil {

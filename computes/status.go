@@ -11,6 +11,11 @@ func (s *Service) withStatus(tx shoal.Tx, c *shoal.Compute) (*shoal.Compute, err
 	out := *c
 	out.ID = shoal.ComputeResourceID(c.Workspace, c.Name)
 	out.ResourceID = out.ID
+	if c.Type == shoal.ComputeTypeKubernetes {
+		// `az ml compute show` prints an attached compute's resource_id
+		// as the cluster's, and create -f reads it back as that.
+		out.ResourceID = c.ComputeSpec.ResourceID
+	}
 	out.ETag = shoal.ETag(c.Version)
 	if out.ProvisioningErrors == nil {
 		out.ProvisioningErrors = []shoal.ProvisioningError{}

@@ -349,6 +349,9 @@ func (c *Config) Catalog(detect GPUDetector) (*shoal.Catalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("locations[%d]: %w", i, err)
 		}
+		if l.Kubernetes != nil {
+			sizes = append(sizes, lc.Kubernetes.instanceTypeSizes(l)...)
+		}
 		locs = append(locs, l)
 	}
 	def := c.DefaultLocation
@@ -454,6 +457,13 @@ func (lc LocationConfig) location(detect GPUDetector) (*shoal.Location, error) {
 		Name: lc.Name, Provider: lc.Provider, Aliases: append([]string(nil), lc.Aliases...),
 		Quota: q, ProvisioningDelay: time.Duration(lc.ProvisioningDelay), Sizes: lc.Sizes,
 		PreemptionRatePerHour: lc.PreemptionRatePerHour, InstanceImage: lc.InstanceImage,
+	}
+	if lc.Provider == "kubernetes" {
+		k, err := lc.Kubernetes.location()
+		if err != nil {
+			return nil, err
+		}
+		l.Kubernetes = k
 	}
 	if lc.PreemptionRatePerHour < 0 {
 		return nil, fmt.Errorf("preemption_rate_per_hour must be 0 or more")

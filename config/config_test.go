@@ -404,6 +404,10 @@ func TestErrors(t *testing.T) {
 		{name: "kubernetes as root", doc: "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: a, agent_image: b, security_context: {run_as_user: 0}}}]", parts: []string{"run_as_user: 0 is root"}},
 		{name: "kubernetes settings on local", doc: "locations: [{name: l, kubernetes: {namespace: ml}}]", parts: []string{"locations[0]", "provider: kubernetes"}},
 		{name: "unknown kubernetes key", doc: "locations: [{name: k, provider: kubernetes, kubernetes: {token: abc}}]", parse: true, parts: []string{"token"}},
+		{name: "instance type with a bad quantity", doc: "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: a, agent_image: b, instance_types: {small: {resources: {requests: {cpu: lots, memory: 1Gi}}}}}}]", parts: []string{"locations[0]", "kubernetes.instance_types.small.resources.requests.cpu", `"lots"`}},
+		{name: "instance type asking for disk", doc: "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: a, agent_image: b, instance_types: {small: {resources: {limits: {cpu: 1, memory: 1Gi, ephemeral-storage: 1Gi}}}}}}]", parts: []string{"limits.ephemeral-storage", "cpu, memory or nvidia.com/gpu"}},
+		{name: "unknown default instance type", doc: "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: a, agent_image: b, default_instance_type: big}}]", parts: []string{`default_instance_type "big"`, "defaultinstancetype"}},
+		{name: "unknown instance type key", doc: "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: a, agent_image: b, instance_types: {small: {affinity: {}}}}}]", parse: true, parts: []string{"affinity"}},
 		{name: "unknown slurm key", doc: "locations: [{name: l, provider: slurm, slurm: {queue: gpu}}]", parse: true, parts: []string{"queue"}},
 		{name: "gpus neither number nor auto", doc: "locations: [{name: lab, provider: ssh, known_hosts: /k, hosts: [{address: h, user: u, identity_file: /k, vcpus: 4, gpus: many}]}]", parse: true, parts: []string{"gpus must be a number or auto"}},
 		{name: "hosts on local", doc: "locations: [{name: l, hosts: [{address: h}]}]", parts: []string{"locations[0]", "provider: ssh"}},
@@ -534,5 +538,67 @@ func TestContainerModes(t *testing.T) {
 	}
 	if got := (&shoal.Location{}).ContainerMode(); got != shoal.ContainersOptional {
 		t.Errorf("unset mode = %q, want optional", got)
+	}
+}
+
+// A kubernetes location's instance types (Azure's InstanceType shape)
+// become sizes offered there alone; Azure's defaultinstancetype is added
+// when the config defines none of that name.
+func TestKubernetesInstanceTypes(t *testing.T) {
+	doc := `locations:
+  - name: local
+  - name: k8s
+    provider: kubernetes
+    kubernetes:
+      namespace: ml
+      node_image: a
+      agent_image: b
+      resource_id: /subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod
+      default_instance_type: gpu
+      instance_types:
+        gpu:
+          node_selector: {pool: a100}
+          tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+          resources:
+            requests: {cpu: 3500m, memory: 30Gi, nvidia.com/gpu: 1}
+            limits: {cpu: 4, memory: 32Gi, nvidia.com/gpu: 1}
+          price_per_hour: 3.5
+  - name: k8s-b
+    provider: kubernetes
+    kubernetes: {namespace: ml, node_image: a, agent_image: b}
+`
+	cfg, err := config.Parse(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := cfg.Catalog(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := cat.Location("k8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := loc.Kubernetes
+	if k == nil || k.DefaultInstanceType != "gpu" || strings.Join(k.InstanceTypeNames(), ",") != "defaultinstancetype,gpu" || !strings.HasSuffix(k.ResourceID, "/prod") {
+		t.Fatalf("kubernetes location %+v", k)
+	}
+	gpu, _ := k.InstanceType("gpu")
+	if gpu.NodeSelector["pool"] != "a100" || gpu.Resources.Limits["nvidia.com/gpu"] != "1" || gpu.Tolerations[0].Effect != "NoSchedule" {
+		t.Errorf("gpu instance type %+v", gpu)
+	}
+	size, ok := cat.Size("gpu@k8s")
+	if !ok || size.VCPUs != 4 || size.MemoryGB != 32 || size.GPUs != 1 || size.PricePerHour != 3.5 || !cat.Offers(loc, size) {
+		t.Errorf("gpu@k8s = %+v, %v", size, ok)
+	}
+	other, _ := cat.Location("k8s-b")
+	if cat.Offers(other, size) {
+		t.Error("k8s-b offers k8s's instance type")
+	}
+	if _, ok := cat.Size("defaultinstancetype@k8s-b"); !ok || other.Kubernetes.DefaultInstanceType != "defaultinstancetype" {
+		t.Errorf("k8s-b has no defaultinstancetype: %+v", other.Kubernetes)
+	}
+	if found, _ := cat.KubernetesLocationFor("/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/prod"); found != loc {
+		t.Errorf("resource_id resolves to %v", found)
 	}
 }

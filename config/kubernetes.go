@@ -3,7 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
+
+	"github.com/shoal-ml/shoal"
 )
 
 // KubernetesConfig backs a location with provider: kubernetes — nodes are
@@ -51,6 +55,15 @@ type KubernetesConfig struct {
 	// its pods are asked for again, doubling with each release in a row
 	// up to 15 minutes (default DefaultGangBackoff).
 	GangBackoff Duration `yaml:"gang_backoff"`
+	// ResourceID is the cluster's ARM ID (optional): an attached
+	// compute's resource_id names the location by it or by its name.
+	ResourceID string `yaml:"resource_id"`
+	// InstanceTypes are Azure's InstanceType resources by name; Azure's
+	// defaultinstancetype is added when not defined here.
+	InstanceTypes map[string]InstanceTypeConfig `yaml:"instance_types"`
+	// DefaultInstanceType is what an attached compute naming none runs
+	// (default defaultinstancetype).
+	DefaultInstanceType string `yaml:"default_instance_type"`
 }
 
 // Defaults of a kubernetes location's gang admission.
@@ -69,6 +82,65 @@ func (kc *KubernetesConfig) gang() (timeout, backoff time.Duration) {
 		backoff = time.Duration(kc.GangBackoff)
 	}
 	return timeout, backoff
+}
+
+// InstanceTypeConfig is one instance type: where its pods go and what
+// they ask for, Kubernetes' quantities as strings ("500m", "4Gi").
+type InstanceTypeConfig struct {
+	NodeSelector map[string]string      `yaml:"node_selector"`
+	Tolerations  []KubernetesToleration `yaml:"tolerations"`
+	Resources    struct {
+		Requests map[string]string `yaml:"requests"`
+		Limits   map[string]string `yaml:"limits"`
+	} `yaml:"resources"`
+	// PricePerHour is what a node of the type costs (budgets, cost).
+	PricePerHour float64 `yaml:"price_per_hour"`
+}
+
+// location is the catalog's view of the block: the resource ID, the
+// namespace and the instance types, checked.
+func (kc *KubernetesConfig) location() (*shoal.KubernetesLocation, error) {
+	k := &shoal.KubernetesLocation{ResourceID: kc.ResourceID, Namespace: kc.Namespace, DefaultInstanceType: kc.DefaultInstanceType}
+	names := make([]string, 0, len(kc.InstanceTypes))
+	for n := range kc.InstanceTypes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := kc.InstanceTypes[n]
+		it := &shoal.InstanceType{Name: n, NodeSelector: c.NodeSelector,
+			Resources: shoal.InstanceTypeResources{Requests: c.Resources.Requests, Limits: c.Resources.Limits}}
+		for _, t := range c.Tolerations {
+			it.Tolerations = append(it.Tolerations, shoal.KubernetesToleration{Key: t.Key, Operator: t.Operator,
+				Value: t.Value, Effect: t.Effect, TolerationSeconds: t.TolerationSeconds})
+		}
+		if err := it.Check("kubernetes.instance_types." + n); err != nil {
+			return nil, errors.New(shoal.ErrorMessage(err))
+		}
+		if c.PricePerHour < 0 {
+			return nil, fmt.Errorf("kubernetes.instance_types.%s.price_per_hour: must be 0 or more", n)
+		}
+		k.InstanceTypes = append(k.InstanceTypes, it)
+	}
+	if _, ok := k.InstanceType(shoal.DefaultInstanceTypeName); !ok {
+		k.InstanceTypes = append(k.InstanceTypes, shoal.DefaultInstanceType())
+	}
+	if k.DefaultInstanceType == "" {
+		k.DefaultInstanceType = shoal.DefaultInstanceTypeName
+	}
+	if _, ok := k.InstanceType(k.DefaultInstanceType); !ok {
+		return nil, fmt.Errorf("kubernetes.default_instance_type %q: is not one of the instance types (%s)", k.DefaultInstanceType, strings.Join(k.InstanceTypeNames(), ", "))
+	}
+	return k, nil
+}
+
+// instanceTypeSizes are the location's instance types as catalog sizes.
+func (kc *KubernetesConfig) instanceTypeSizes(loc *shoal.Location) []*shoal.Size {
+	var out []*shoal.Size
+	for _, it := range loc.Kubernetes.InstanceTypes {
+		out = append(out, it.Size(loc.Name, kc.InstanceTypes[it.Name].PricePerHour))
+	}
+	return out
 }
 
 // KubernetesToleration is one of the pods' tolerations.

@@ -87,6 +87,9 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.
 		if err := checkSubnet(c, env, spec.InstanceCount()); err != nil {
 			return err
 		}
+		if err := s.checkInstanceType(c, spec); err != nil {
+			return err
+		}
 		if n := spec.InstanceCount(); c.IsInstance() && n > 1 {
 			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
 				"resources.instance_count: compute %q is a compute instance, one machine: a job on it runs on 1 node, not %d (use a compute cluster)", c.Name, n)}

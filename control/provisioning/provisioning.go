@@ -45,7 +45,8 @@ func Provision(ctx context.Context, store shoal.Store, log *slog.Logger, r Reque
 	if r.Provider == nil {
 		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", r.Location.Provider)
 	} else {
-		ref, perr = r.Provider.Provision(ctx, shoal.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay, Image: r.Image})
+		ref, perr = r.Provider.Provision(ctx, shoal.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay,
+			Image: r.Image, InstanceType: r.Location.Kubernetes.InstanceTypeOfSize(r.Node.Size)})
 	}
 	err = record(ctx, store, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(r.Node.ID)

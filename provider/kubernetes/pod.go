@@ -177,6 +177,7 @@ func (p *Provider) Pod(req shoal.ProvisionRequest) *corev1.Pod {
 			}},
 		},
 	}
+	placeInstanceType(pod, req.InstanceType)
 	return pod
 }
 
