@@ -69,7 +69,13 @@ func (s *Server) handleAgentSync(w http.ResponseWriter, r *http.Request) {
 	}
 	wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
 	wait = min(max(wait, 0), MaxSyncWait)
-	resp, err := s.svc.SyncNode(r.Context(), nodeFrom(r), &req, wait)
+	resp, parked, err := s.svc.BeginSync(r.Context(), nodeFrom(r), &req, wait)
+	if parked != nil {
+		if s.park(w, r, parked) {
+			return
+		}
+		resp, err = parked.Wait(r.Context())
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

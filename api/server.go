@@ -46,6 +46,9 @@ type Server struct {
 	// listener redirects application requests (SetAppsURL).
 	appsMux *http.ServeMux
 	appsURL atomic.Pointer[string]
+	// parking parks agents' syncs without their connections' buffers
+	// (SetParking); nil: they wait in their handlers.
+	parking atomic.Pointer[Parking]
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use

@@ -397,6 +397,10 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		return nil, err
 	}
 	m.http = api.NewHTTPServer(withRequestLog(apiServer, opts.Logger), api.DefaultLimits())
+	// Agents' syncs wait for news without their connections' buffers
+	// (api.Parking): most of the memory of 10,000 nodes otherwise.
+	parking := api.NewParking(ln)
+	apiServer.SetParking(parking)
 	apiServer.SetAppsURL(m.appsOrigin)
 	m.appsHTTP = api.NewHTTPServer(withRequestLog(apiServer.AppsHandler(), opts.Logger), api.DefaultLimits())
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -412,7 +416,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	go func() {
 		defer m.wg.Done()
-		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.http.Serve(parking); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error("http server stopped", slog.Any("err", err))
 		}
 	}()

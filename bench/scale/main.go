@@ -201,6 +201,7 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var syncs, syncErrors atomic.Int64
+	joinSlots := make(chan struct{}, 12)
 	parallel(*nodes, func(i int) {
 		st, b := s.do("POST", "/api/v1/workspaces/default/computes/fleet/nodes", nil)
 		if st != 201 {
@@ -212,7 +213,11 @@ func main() {
 		}
 		json.Unmarshal(b, &jc)
 		a := client.NewAgentClient(s.url, jc.JoinToken)
+		// A join is anonymous until its token is checked, and the server
+		// admits at most 16 of those at a time from one address.
+		joinSlots <- struct{}{}
 		resp, err := a.Join(ctx, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
+		<-joinSlots
 		if err != nil {
 			log.Fatalf("join %s: %v", jc.NodeID, err)
 		}
