@@ -85,11 +85,11 @@ type Options struct {
 
 // Main is a running server.
 type Main struct {
-	opts     Options
-	log      *slog.Logger
-	store    shoal.Store
-	files    *filestore.Store // nil when files are in the store
-	local    *local.Provider
+	opts  Options
+	log   *slog.Logger
+	store shoal.Store
+	files *filestore.Store // nil when files are in the store
+	local *local.Provider
 	// agentURL is where this server takes agents' calls (advertise_url,
 	// else its listener's URL), as it tells the other servers.
 	agentURL string
