@@ -41,13 +41,16 @@ var (
 	steady  = flag.Duration("steady", 30*time.Second, "how long the CPU is measured at steady state")
 	workers = flag.Int("workers", 32, "concurrent requests while setting up")
 	profile = flag.String("profile", "", "write the server's heap and a 10 s CPU profile at steady state into this directory (go tool pprof reads them)")
+	curve   = flag.String("curve", "", "comma-separated node counts (e.g. 1000,5000,10000,20000): a fresh server for each, measured at steady state only, and a table of RSS, heap, CPU and bytes per node")
+	against = flag.String("baseline-bin", "", "another shoal binary (e.g. built from main) measured the same way in the same run, each point beside this one's")
 )
 
 type server struct {
+	bin             string
 	cmd             *exec.Cmd
 	url, token, dir string
 	addr            string
-	pprofAddr       string // the server's --pprof-listen, with --profile
+	pprofAddr       string // the server's --pprof-listen: its heap's figures and profiles
 }
 
 func (s *server) start() time.Duration {
@@ -59,7 +62,7 @@ func (s *server) start() time.Duration {
 	if s.pprofAddr != "" {
 		args = append(args, "--pprof-listen", s.pprofAddr)
 	}
-	s.cmd = exec.Command(*bin, args...)
+	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Env = append(os.Environ(), "HOME="+s.dir)
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
@@ -147,7 +150,47 @@ func main() {
 	if *bin == "" {
 		log.Fatal("--bin is required")
 	}
-	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = *nodes + 100
+	bins := []string{*bin}
+	if *against != "" {
+		bins = []string{*against, *bin}
+	}
+	if *curve == "" {
+		for _, b := range bins {
+			fmt.Printf("== %s\n", b)
+			prof := *profile
+			if prof != "" && len(bins) > 1 {
+				prof = filepath.Join(prof, filepath.Base(b))
+			}
+			point(b, *nodes, prof, true)
+		}
+		return
+	}
+	var sizes []int
+	for _, f := range strings.Split(*curve, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			log.Fatalf("--curve: %q is not a positive number of nodes", f)
+		}
+		sizes = append(sizes, n)
+	}
+	var rows []curveRow
+	for _, n := range sizes {
+		for _, b := range bins {
+			fmt.Printf("== %s, %d nodes\n", b, n)
+			prof := ""
+			if *profile != "" {
+				prof = filepath.Join(*profile, fmt.Sprintf("%s-%d", filepath.Base(b), n))
+			}
+			rows = append(rows, curveRow{bin: b, nodes: n, steady: point(b, n, prof, false)})
+		}
+	}
+	printCurve(rows, bins)
+}
+
+// point measures one server (binary b) carrying n nodes and the queue;
+// full adds the latencies and the restart after the steady state.
+func point(b string, n int, profile string, full bool) steadyState {
+	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = n + 100
 	dir, _ := os.MkdirTemp("", "shoal-scale-")
 	defer os.RemoveAll(dir)
 	defer killLeftovers(dir)
@@ -158,17 +201,14 @@ func main() {
   - name: lab
     provider: static
 `), 0o644)
-	s := &server{dir: dir, addr: addr, url: "http://" + addr}
-	if *profile != "" {
-		s.pprofAddr = ports.Restartable()
-	}
+	s := &server{bin: b, dir: dir, addr: addr, url: "http://" + addr, pprofAddr: ports.Restartable()}
 	s.start()
 	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
 	for _, c := range []struct {
 		name string
 		doc  map[string]any
 	}{
-		{"fleet", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": *nodes}},
+		{"fleet", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": n}},
 		{"backlog", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": 1}},
 	} {
 		if st, b := s.do("PUT", "/api/v1/workspaces/default/computes/"+c.name, c.doc); st >= 300 {
@@ -202,7 +242,7 @@ func main() {
 	defer cancel()
 	var syncs, syncErrors atomic.Int64
 	joinSlots := make(chan struct{}, 12)
-	parallel(*nodes, func(i int) {
+	parallel(n, func(i int) {
 		st, b := s.do("POST", "/api/v1/workspaces/default/computes/fleet/nodes", nil)
 		if st != 201 {
 			log.Fatalf("add node %d: %d %s", i, st, b)
@@ -234,7 +274,7 @@ func main() {
 		}()
 	})
 	joined := time.Since(began)
-	fmt.Printf("%d fake agents joined in %s (%.0f/s)\n", *nodes, joined.Round(time.Millisecond), float64(*nodes)/joined.Seconds())
+	fmt.Printf("%d fake agents joined in %s (%.0f/s)\n", n, joined.Round(time.Millisecond), float64(n)/joined.Seconds())
 
 	// Steady state: nothing but heartbeats and the controller's passes.
 	time.Sleep(10 * time.Second)
@@ -244,11 +284,13 @@ func main() {
 	rss1, cpu1 := s.usage()
 	wall := time.Since(t0)
 	cores := cpu1.Seconds() - cpu0.Seconds()
+	st := steadyState{rss: rss1, cores: cores / wall.Seconds(), beats: float64(syncs.Load()-s0) / wall.Seconds(), mem: s.memStats()}
 	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS %.0f MB (was %.0f MB), %.0f heartbeats/s, %d sync errors\n",
-		wall.Round(time.Second), cores/wall.Seconds(), float64(rss1)/(1<<20), float64(rss0)/(1<<20), float64(syncs.Load()-s0)/wall.Seconds(), syncErrors.Load())
+		wall.Round(time.Second), st.cores, float64(rss1)/(1<<20), float64(rss0)/(1<<20), st.beats, syncErrors.Load())
+	fmt.Printf("server heap: %s\n", st.mem)
 
-	if *profile != "" {
-		os.MkdirAll(*profile, 0o755)
+	if profile != "" {
+		os.MkdirAll(profile, 0o755)
 		for file, path := range map[string]string{"heap.pb.gz": "/debug/pprof/heap", "cpu.pb.gz": "/debug/pprof/profile?seconds=10", "goroutine.txt": "/debug/pprof/goroutine?debug=1"} {
 			resp, err := http.Get("http://" + s.pprofAddr + path)
 			if err != nil {
@@ -256,9 +298,12 @@ func main() {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			os.WriteFile(filepath.Join(*profile, file), b, 0o644)
+			os.WriteFile(filepath.Join(profile, file), b, 0o644)
 		}
-		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", *profile, *profile)
+		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", profile, profile)
+	}
+	if !full {
+		return st
 	}
 
 	var list, show []time.Duration
@@ -314,14 +359,15 @@ func main() {
 	restart := s.start()
 	fmt.Printf("restart (kill -9) → serving compute list: %s\n", restart.Round(time.Millisecond))
 	time.Sleep(5 * time.Second)
-	_, b := s.get("/api/v1/workspaces/default/computes/fleet")
+	_, body := s.get("/api/v1/workspaces/default/computes/fleet")
 	var c struct {
 		Counts struct {
 			Idle int `json:"idle_node_count"`
 		} `json:"node_state_counts"`
 	}
-	json.Unmarshal(b, &c)
-	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, *nodes)
+	json.Unmarshal(body, &c)
+	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, n)
+	return st
 }
 
 // killLeftovers kills the elastic clusters' local agents, whose command

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// steadyState is what one server measured at steady state.
+type steadyState struct {
+	rss   int64   // bytes
+	cores float64 // CPU
+	beats float64 // heartbeats per second
+	mem   memStats
+}
+
+// memStats are the Go runtime's figures of the server's memory, read
+// from the end of its heap profile (runtime.MemStats): what of the RSS is
+// live heap, what the collector let grow, and goroutine stacks.
+type memStats struct {
+	heapAlloc, heapInuse, stackInuse, sys int64
+	goroutines                            int
+}
+
+func (m memStats) String() string {
+	return fmt.Sprintf("%.0f MB allocated, %.0f MB in use, %.0f MB of stacks, %.0f MB from the OS, %d goroutines",
+		mb(m.heapAlloc), mb(m.heapInuse), mb(m.stackInuse), mb(m.sys), m.goroutines)
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+// memStats reads the server's runtime figures through --pprof-listen.
+func (s *server) memStats() memStats {
+	var m memStats
+	get := func(path string) string {
+		resp, err := http.Get("http://" + s.pprofAddr + path)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	for _, line := range strings.Split(get("/debug/pprof/heap?debug=1"), "\n") {
+		name, val, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		switch name {
+		case "HeapAlloc":
+			m.heapAlloc = n
+		case "HeapInuse":
+			m.heapInuse = n
+		case "StackInuse":
+			m.stackInuse = n
+		case "Sys":
+			m.sys = n
+		}
+	}
+	// "goroutine profile: total N"
+	g := get("/debug/pprof/goroutine?debug=1")
+	if _, rest, ok := strings.Cut(g, "total "); ok {
+		first, _, _ := strings.Cut(rest, "\n")
+		m.goroutines, _ = strconv.Atoi(strings.TrimSpace(first))
+	}
+	return m
+}
+
+// curveRow is one point of the curve: one binary at one size.
+type curveRow struct {
+	bin    string
+	nodes  int
+	steady steadyState
+}
+
+// printCurve prints the curve: per binary and size, the RSS and the heap,
+// CPU, and bytes per node (RSS over nodes, and the growth from the
+// previous size over the nodes added, which leaves out the fixed cost).
+func printCurve(rows []curveRow, bins []string) {
+	fmt.Println()
+	fmt.Printf("%-14s %7s %8s %9s %9s %8s %6s %8s %11s %11s\n", "binary", "nodes", "RSS MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node")
+	for _, b := range bins {
+		var prev *curveRow
+		for i := range rows {
+			r := &rows[i]
+			if r.bin != b {
+				continue
+			}
+			delta := "-"
+			if prev != nil {
+				delta = strconv.FormatInt((r.steady.rss-prev.steady.rss)/int64(r.nodes-prev.nodes), 10)
+			}
+			fmt.Printf("%-14s %7d %8.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s\n", filepath.Base(b), r.nodes, mb(r.steady.rss),
+				mb(r.steady.mem.heapInuse), mb(r.steady.mem.stackInuse), r.steady.mem.goroutines, r.steady.cores, r.steady.beats,
+				r.steady.rss/int64(r.nodes), delta)
+			prev = r
+		}
+	}
+	if len(bins) == 2 {
+		fmt.Println()
+		fmt.Printf("%7s %16s %16s %16s\n", "nodes", "RSS new/base", "heap new/base", "CPU new/base")
+		for i := 0; i+1 < len(rows); i += 2 {
+			base, cur := rows[i].steady, rows[i+1].steady
+			fmt.Printf("%7d %16.2f %16.2f %16.2f\n", rows[i].nodes, float64(cur.rss)/float64(base.rss),
+				float64(cur.mem.heapInuse)/float64(base.mem.heapInuse), cur.cores/base.cores)
+		}
+	}
+}
