@@ -49,13 +49,15 @@ func (s *server) memStats() memStats {
 		if !ok {
 			continue
 		}
-		n, _ := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		// "# Stack = inuse / sys"
+		first, _, _ := strings.Cut(strings.TrimSpace(val), " ")
+		n, _ := strconv.ParseInt(first, 10, 64)
 		switch name {
 		case "HeapAlloc":
 			m.heapAlloc = n
 		case "HeapInuse":
 			m.heapInuse = n
-		case "StackInuse":
+		case "Stack":
 			m.stackInuse = n
 		case "Sys":
 			m.sys = n
