@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -72,43 +73,96 @@ func (s *server) memStats() memStats {
 	return m
 }
 
-// curveRow is one point of the curve: one binary at one size.
+// curveRow is one point of the curve: one variant at one size.
 type curveRow struct {
-	bin    string
+	v      variant
 	nodes  int
 	steady steadyState
+}
+
+// variant is one server measured: a binary and its GOGC.
+type variant struct {
+	bin, gogc, label string
+}
+
+// slug names the variant's profile folder.
+func (v variant) slug() string {
+	if v.gogc == "" {
+		return filepath.Base(v.bin)
+	}
+	return filepath.Base(v.bin) + "-gogc" + v.gogc
+}
+
+// variants are the servers the flags ask for: the baseline binary first
+// (when given), each with each GOGC.
+func variants() []variant {
+	bins := []string{*bin}
+	if *against != "" {
+		bins = []string{*against, *bin}
+	}
+	gcs := []string{""}
+	if *gogcs != "" {
+		gcs = nil
+		for _, g := range strings.Split(*gogcs, ",") {
+			if g = strings.TrimSpace(g); g == "default" {
+				g = ""
+			} else if _, err := strconv.Atoi(g); err != nil && g != "off" {
+				log.Fatalf("--gogc: %q is neither a number, off nor default", g)
+			}
+			gcs = append(gcs, g)
+		}
+	}
+	var vs []variant
+	for _, b := range bins {
+		for _, g := range gcs {
+			label := filepath.Base(b)
+			if g != "" {
+				label += " GOGC=" + g
+			}
+			vs = append(vs, variant{bin: b, gogc: g, label: label})
+		}
+	}
+	return vs
 }
 
 // printCurve prints the curve: per binary and size, the RSS and the heap,
 // CPU, and bytes per node (RSS over nodes, and the growth from the
 // previous size over the nodes added, which leaves out the fixed cost).
-func printCurve(rows []curveRow, bins []string) {
+func printCurve(rows []curveRow, vs []variant) {
 	fmt.Println()
-	fmt.Printf("%-14s %7s %8s %9s %9s %8s %6s %8s %11s %11s\n", "binary", "nodes", "RSS MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node")
-	for _, b := range bins {
+	fmt.Printf("%-20s %7s %8s %9s %9s %8s %6s %8s %11s %11s\n", "binary", "nodes", "RSS MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node")
+	for _, v := range vs {
 		var prev *curveRow
 		for i := range rows {
 			r := &rows[i]
-			if r.bin != b {
+			if r.v != v {
 				continue
 			}
 			delta := "-"
 			if prev != nil {
 				delta = strconv.FormatInt((r.steady.rss-prev.steady.rss)/int64(r.nodes-prev.nodes), 10)
 			}
-			fmt.Printf("%-14s %7d %8.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s\n", filepath.Base(b), r.nodes, mb(r.steady.rss),
+			fmt.Printf("%-20s %7d %8.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s\n", v.label, r.nodes, mb(r.steady.rss),
 				mb(r.steady.mem.heapInuse), mb(r.steady.mem.stackInuse), r.steady.mem.goroutines, r.steady.cores, r.steady.beats,
 				r.steady.rss/int64(r.nodes), delta)
 			prev = r
 		}
 	}
-	if len(bins) == 2 {
+	// Each variant beside the first, at each size.
+	for _, v := range vs[1:] {
 		fmt.Println()
-		fmt.Printf("%7s %16s %16s %16s\n", "nodes", "RSS new/base", "heap new/base", "CPU new/base")
-		for i := 0; i+1 < len(rows); i += 2 {
-			base, cur := rows[i].steady, rows[i+1].steady
-			fmt.Printf("%7d %16.2f %16.2f %16.2f\n", rows[i].nodes, float64(cur.rss)/float64(base.rss),
-				float64(cur.mem.heapInuse)/float64(base.mem.heapInuse), cur.cores/base.cores)
+		fmt.Printf("%s against %s:\n", v.label, vs[0].label)
+		fmt.Printf("%7s %10s %10s %10s\n", "nodes", "RSS", "heap", "CPU")
+		for _, r := range rows {
+			if r.v != v {
+				continue
+			}
+			for _, b := range rows {
+				if b.v == vs[0] && b.nodes == r.nodes {
+					fmt.Printf("%7d %9.2f× %9.2f× %9.2f×\n", r.nodes, float64(r.steady.rss)/float64(b.steady.rss),
+						float64(r.steady.mem.heapInuse)/float64(b.steady.mem.heapInuse), r.steady.cores/b.steady.cores)
+				}
+			}
 		}
 	}
 }

@@ -43,10 +43,12 @@ var (
 	profile = flag.String("profile", "", "write the server's heap and a 10 s CPU profile at steady state into this directory (go tool pprof reads them)")
 	curve   = flag.String("curve", "", "comma-separated node counts (e.g. 1000,5000,10000,20000): a fresh server for each, measured at steady state only, and a table of RSS, heap, CPU and bytes per node")
 	against = flag.String("baseline-bin", "", "another shoal binary (e.g. built from main) measured the same way in the same run, each point beside this one's")
+	gogcs   = flag.String("gogc", "", "comma-separated GOGC values for the servers (\"default\" is the server's own); each binary is measured with each (the bench's own GOGC is never passed on)")
 )
 
 type server struct {
 	bin             string
+	gogc            string // the server's GOGC; "" leaves the server's default
 	cmd             *exec.Cmd
 	url, token, dir string
 	addr            string
@@ -63,7 +65,15 @@ func (s *server) start() time.Duration {
 		args = append(args, "--pprof-listen", s.pprofAddr)
 	}
 	s.cmd = exec.Command(s.bin, args...)
-	s.cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	s.cmd.Env = []string{"HOME=" + s.dir}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOGC=") && !strings.HasPrefix(e, "HOME=") {
+			s.cmd.Env = append(s.cmd.Env, e)
+		}
+	}
+	if s.gogc != "" {
+		s.cmd.Env = append(s.cmd.Env, "GOGC="+s.gogc)
+	}
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
@@ -150,18 +160,15 @@ func main() {
 	if *bin == "" {
 		log.Fatal("--bin is required")
 	}
-	bins := []string{*bin}
-	if *against != "" {
-		bins = []string{*against, *bin}
-	}
+	vs := variants()
 	if *curve == "" {
-		for _, b := range bins {
-			fmt.Printf("== %s\n", b)
+		for _, v := range vs {
+			fmt.Printf("== %s\n", v.label)
 			prof := *profile
-			if prof != "" && len(bins) > 1 {
-				prof = filepath.Join(prof, filepath.Base(b))
+			if prof != "" && len(vs) > 1 {
+				prof = filepath.Join(prof, v.slug())
 			}
-			point(b, *nodes, prof, true)
+			point(v, *nodes, prof, true)
 		}
 		return
 	}
@@ -175,21 +182,21 @@ func main() {
 	}
 	var rows []curveRow
 	for _, n := range sizes {
-		for _, b := range bins {
-			fmt.Printf("== %s, %d nodes\n", b, n)
+		for _, v := range vs {
+			fmt.Printf("== %s, %d nodes\n", v.label, n)
 			prof := ""
 			if *profile != "" {
-				prof = filepath.Join(*profile, fmt.Sprintf("%s-%d", filepath.Base(b), n))
+				prof = filepath.Join(*profile, fmt.Sprintf("%s-%d", v.slug(), n))
 			}
-			rows = append(rows, curveRow{bin: b, nodes: n, steady: point(b, n, prof, false)})
+			rows = append(rows, curveRow{v: v, nodes: n, steady: point(v, n, prof, false)})
 		}
 	}
-	printCurve(rows, bins)
+	printCurve(rows, vs)
 }
 
-// point measures one server (binary b) carrying n nodes and the queue;
+// point measures one server (variant v) carrying n nodes and the queue;
 // full adds the latencies and the restart after the steady state.
-func point(b string, n int, profile string, full bool) steadyState {
+func point(v variant, n int, profile string, full bool) steadyState {
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = n + 100
 	dir, _ := os.MkdirTemp("", "shoal-scale-")
 	defer os.RemoveAll(dir)
@@ -201,7 +208,7 @@ func point(b string, n int, profile string, full bool) steadyState {
   - name: lab
     provider: static
 `), 0o644)
-	s := &server{bin: b, dir: dir, addr: addr, url: "http://" + addr, pprofAddr: ports.Restartable()}
+	s := &server{bin: v.bin, gogc: v.gogc, dir: dir, addr: addr, url: "http://" + addr, pprofAddr: ports.Restartable()}
 	s.start()
 	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
 	for _, c := range []struct {
