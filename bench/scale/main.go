@@ -162,6 +162,7 @@ func main() {
 	}
 	vs := variants()
 	if *curve == "" {
+		checkFiles(*nodes)
 		for _, v := range vs {
 			fmt.Printf("== %s\n", v.label)
 			prof := *profile
@@ -178,6 +179,7 @@ func main() {
 		if err != nil || n <= 0 {
 			log.Fatalf("--curve: %q is not a positive number of nodes", f)
 		}
+		checkFiles(n)
 		sizes = append(sizes, n)
 	}
 	var rows []curveRow
@@ -375,6 +377,19 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	json.Unmarshal(body, &c)
 	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, n)
 	return st
+}
+
+// checkFiles refuses a size whose connections this process cannot open:
+// each fake agent holds one (and the server one for each, under the same
+// limit). Go raises the soft limit to the hard one at start.
+func checkFiles(n int) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	if need := uint64(n) + 1000; lim.Max < need {
+		log.Fatalf("%d nodes need %d open files in this process and in the server, and the hard limit is %d: raise it (ulimit -Hn %d, as root) or measure fewer nodes", n, need, lim.Max, need)
+	}
 }
 
 // killLeftovers kills the elastic clusters' local agents, whose command
