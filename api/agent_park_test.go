@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/tlsconf"
 )
 
 // countingListener counts the connections it accepted.
@@ -124,5 +127,45 @@ func TestParkedSyncs(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("closing the listener did not answer the parked sync")
+	}
+}
+
+// TestParkedSyncsOverTLS: as the server serves HTTPS (the Parking over the
+// TLS listener), a parked connection is handed back as the *tls.Conn it
+// is and the agent's next sync goes over it.
+func TestParkedSyncsOverTLS(t *testing.T) {
+	e := newTestEnv(t)
+	_, cred := joinNode(t, e)
+	cert, caPEM, err := tlsconf.SelfSigned(t.TempDir(), []string{"127.0.0.1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingListener{Listener: ln}
+	pk := api.NewParking(tls.NewListener(counted, &tls.Config{Certificates: []tls.Certificate{cert}}))
+	e.srv.SetParking(pk)
+	hs := &http.Server{Handler: e.srv}
+	go hs.Serve(pk)
+	defer hs.Close()
+	a := client.NewAgentClient("https://"+ln.Addr().String(), cred)
+	if err := a.TrustCA(caPEM); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.Sync(context.Background(), &shoal.AgentSyncRequest{}, 300*time.Millisecond)
+			done <- err
+		}()
+		waitParked(t, pk, 1)
+		if err := <-done; err != nil {
+			t.Fatalf("sync %d over TLS: %v", i, err)
+		}
+	}
+	if n := counted.n.Load(); n != 1 {
+		t.Errorf("three syncs over TLS took %d connections, want 1", n)
 	}
 }
