@@ -1,6 +1,9 @@
 package live
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Wakes wakes the long poll of a node's agent when there is news for it
 // (work placed, a cancel, a drain), so that work reaches an idle node at
@@ -28,7 +31,10 @@ type Wakes interface {
 type Hub struct {
 	mu      sync.Mutex
 	waiters map[string]chan struct{}
-	notes   map[string]map[*note]struct{}
+	// notes are the Notify calls pending per node: a node has one
+	// parked sync at a time, rarely two, so a slice (searched to stop
+	// one) rather than a set, which cost a map per node.
+	notes map[string][]*note
 }
 
 // note is one Notify: fn, called at most once.
@@ -38,7 +44,7 @@ var _ Wakes = (*Hub)(nil)
 
 // NewHub returns a Hub without waiters.
 func NewHub() *Hub {
-	return &Hub{waiters: map[string]chan struct{}{}, notes: map[string]map[*note]struct{}{}}
+	return &Hub{waiters: map[string]chan struct{}{}, notes: map[string][]*note{}}
 }
 
 // Notify calls fn once at the next wake of node, unless stop is called
@@ -46,23 +52,20 @@ func NewHub() *Hub {
 func (h *Hub) Notify(node string, fn func()) (stop func() bool) {
 	n := &note{fn: fn}
 	h.mu.Lock()
-	set, ok := h.notes[node]
-	if !ok {
-		set = map[*note]struct{}{}
-		h.notes[node] = set
-	}
-	set[n] = struct{}{}
+	h.notes[node] = append(h.notes[node], n)
 	h.mu.Unlock()
 	return func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		set, ok := h.notes[node]
-		if _, pending := set[n]; !ok || !pending {
+		ns := h.notes[node]
+		i := slices.Index(ns, n)
+		if i < 0 {
 			return false // already called
 		}
-		delete(set, n)
-		if len(set) == 0 {
+		if len(ns) == 1 {
 			delete(h.notes, node)
+		} else {
+			h.notes[node] = slices.Delete(ns, i, i+1)
 		}
 		return true
 	}
@@ -75,7 +78,7 @@ func (h *Hub) wakeLocked(node string, fns []func()) []func() {
 		close(ch)
 		delete(h.waiters, node)
 	}
-	for n := range h.notes[node] {
+	for _, n := range h.notes[node] {
 		fns = append(fns, n.fn)
 	}
 	delete(h.notes, node)

@@ -87,3 +87,18 @@ func TestHubNotifyFromNote(t *testing.T) {
 		t.Errorf("the re-registering note ran %d times over two wakes, want 2", n)
 	}
 }
+
+// Two notes of one node: stopping one leaves the other to be called.
+func TestHubNotifyTwo(t *testing.T) {
+	h := live.NewHub()
+	var calls []string
+	stop1 := h.Notify("a", func() { calls = append(calls, "1") })
+	h.Notify("a", func() { calls = append(calls, "2") })
+	if !stop1() {
+		t.Fatal("stop of a pending note said it prevented nothing")
+	}
+	h.Wake("a")
+	if len(calls) != 1 || calls[0] != "2" {
+		t.Errorf("calls %v, want [2]", calls)
+	}
+}
