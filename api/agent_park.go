@@ -175,12 +175,12 @@ func (s *Server) answerParked(p *Parking, conn net.Conn, keep bool, resp *shoal.
 	res := &http.Response{StatusCode: rec.status, ProtoMajor: 1, ProtoMinor: 1, Header: rec.header,
 		ContentLength: int64(rec.body.Len()), Body: io.NopCloser(&rec.body), Close: !keep}
 	_ = res.Write(&out)
+	// The deadline stays: every request's admit sets its own.
 	_ = conn.SetWriteDeadline(time.Now().Add(parkedWriteTimeout))
 	if _, err := conn.Write(out.Bytes()); err != nil || !keep {
 		conn.Close()
 		return
 	}
-	_ = conn.SetWriteDeadline(time.Time{})
 	select {
 	case p.back <- conn:
 	case <-p.done:
