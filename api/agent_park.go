@@ -129,22 +129,37 @@ func (s *Server) SetParking(p *Parking) { s.parking.Store(p) }
 // answer comes; false when the connection cannot be taken (HTTP/2, a
 // writer without Hijack), and the caller waits in its handler.
 func (s *Server) park(w http.ResponseWriter, r *http.Request, ps *service.ParkedSync) bool {
-	p := s.parking.Load()
+	p, conn, keep, ok := s.takeConn(w, r)
+	if ok {
+		s.parkConn(p, conn, keep, ps)
+	}
+	return ok
+}
+
+// takeConn takes r's connection from net/http (Hijack), its body read;
+// keep says whether it can serve another request after the answer.
+func (s *Server) takeConn(w http.ResponseWriter, r *http.Request) (p *Parking, conn net.Conn, keep, ok bool) {
+	p = s.parking.Load()
 	if p == nil || r.ProtoMajor != 1 {
-		return false
+		return nil, nil, false, false
 	}
 	// The rest of the body would be read as the next request.
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
-		return false
+		return nil, nil, false, false
 	}
 	conn, rw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		return false
+		return nil, nil, false, false
 	}
 	// Bytes read past this request (a pipelining client; agents do not
 	// pipeline) cannot be handed back: that connection ends after the
 	// answer.
-	keep := r.ProtoAtLeast(1, 1) && !r.Close && rw.Reader.Buffered() == 0
+	keep = r.ProtoAtLeast(1, 1) && !r.Close && rw.Reader.Buffered() == 0
+	return p, conn, keep, true
+}
+
+// parkConn waits for ps's answer with conn taken from net/http.
+func (s *Server) parkConn(p *Parking, conn net.Conn, keep bool, ps *service.ParkedSync) {
 	p.mu.Lock()
 	closed := p.closed
 	if !closed {
@@ -155,7 +170,6 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, ps *service.Parked
 	if closed {
 		ps.Release()
 	}
-	return true
 }
 
 // answerParked writes a parked sync's answer on its connection and hands

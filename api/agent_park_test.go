@@ -169,3 +169,54 @@ func TestParkedSyncsOverTLS(t *testing.T) {
 		t.Errorf("three syncs over TLS took %d connections, want 1", n)
 	}
 }
+
+// TestQueuedSyncs: a sync that finds every slot taken (the store fell
+// behind) waits off net/http in the queue, is computed when a slot frees,
+// parked, and answered; the agent keeps its one connection.
+func TestQueuedSyncs(t *testing.T) {
+	e := newTestEnv(t)
+	_, cred := joinNode(t, e)
+	take, release, queued := e.srv.SetSyncSlots(1)
+	ts := httptest.NewUnstartedServer(e.srv)
+	counted := &countingListener{Listener: ts.Listener}
+	pk := api.NewParking(counted)
+	ts.Listener = pk
+	e.srv.SetParking(pk)
+	ts.Start()
+	defer ts.Close()
+	a := client.NewAgentClient(ts.URL, cred)
+	for i := range 2 {
+		if !take() {
+			t.Fatal("the only slot is taken before the sync")
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.Sync(context.Background(), &shoal.AgentSyncRequest{}, 300*time.Millisecond)
+			done <- err
+		}()
+		for deadline := time.Now().Add(5 * time.Second); queued() != 1; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("sync %d: %d syncs queued, want 1", i, queued())
+			}
+		}
+		if pk.Parked() != 0 {
+			t.Fatalf("sync %d was parked before it was computed", i)
+		}
+		release() // the slot goes to the queued sync
+		waitParked(t, pk, 1)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("queued sync %d: %v", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("queued sync %d was not answered", i)
+		}
+	}
+	if n := counted.n.Load(); n != 1 {
+		t.Errorf("two queued syncs took %d connections, want 1", n)
+	}
+	if !take() {
+		t.Error("the slot was not freed after the queued syncs were computed")
+	}
+}
