@@ -71,7 +71,9 @@ func (p *Parking) Accept() (net.Conn, error) {
 	}
 }
 
-// acceptLoop accepts from the inner listener until it fails for good.
+// acceptLoop accepts from the inner listener until it is closed. Every
+// error goes to Serve, which retries the temporary ones (too many open
+// files) with a backoff and returns on the others, closing the Parking.
 func (p *Parking) acceptLoop() {
 	for {
 		c, err := p.inner.Accept()
@@ -83,9 +85,8 @@ func (p *Parking) acceptLoop() {
 			}
 			return
 		}
-		var ne net.Error
-		if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
-			return // closed, or failed for good: Serve returns
+		if errors.Is(err, net.ErrClosed) {
+			return
 		}
 	}
 }
