@@ -65,6 +65,7 @@ func (s *server) start() time.Duration {
 		args = append(args, "--pprof-listen", s.pprofAddr)
 	}
 	s.cmd = exec.Command(s.bin, args...)
+	running = s
 	s.cmd.Env = []string{"HOME=" + s.dir}
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "GOGC=") && !strings.HasPrefix(e, "HOME=") {
@@ -77,7 +78,7 @@ func (s *server) start() time.Duration {
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	for {
 		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
@@ -87,7 +88,7 @@ func (s *server) start() time.Duration {
 			}
 		}
 		if time.Since(began) > 5*time.Minute {
-			log.Fatal("the server did not start within 5 minutes; see " + filepath.Join(s.dir, "server.log"))
+			fatalf("the server did not start within 5 minutes; see %s", filepath.Join(s.dir, "server.log"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -210,6 +211,15 @@ func point(v variant, n int, profile string, full bool) steadyState {
   - name: lab
     provider: static
 `), 0o644)
+	// A failed measure (fatalf) ends the server and its agents too.
+	cleanup = func() {
+		if s := running; s != nil && s.cmd != nil && s.cmd.Process != nil {
+			s.cmd.Process.Kill()
+		}
+		killLeftovers(dir)
+		os.RemoveAll(dir)
+	}
+	defer func() { cleanup = nil }()
 	s := &server{bin: v.bin, gogc: v.gogc, dir: dir, addr: addr, url: "http://" + addr, pprofAddr: ports.Restartable()}
 	s.start()
 	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
@@ -221,7 +231,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		{"backlog", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": 1}},
 	} {
 		if st, b := s.do("PUT", "/api/v1/workspaces/default/computes/"+c.name, c.doc); st >= 300 {
-			log.Fatalf("create %s: %d %s", c.name, st, b)
+			fatalf("create %s: %d %s", c.name, st, b)
 		}
 	}
 
@@ -232,7 +242,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	parallel(*jobs, func(i int) {
 		st, b := s.do("POST", "/api/v1/workspaces/default/jobs", map[string]any{"command": "true", "compute": "backlog"})
 		if st != 201 {
-			log.Fatalf("submit %d: %d %s", i, st, b)
+			fatalf("submit %d: %d %s", i, st, b)
 		}
 		if i%500 == 0 {
 			var j struct {
@@ -254,7 +264,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	parallel(n, func(i int) {
 		st, b := s.do("POST", "/api/v1/workspaces/default/computes/fleet/nodes", nil)
 		if st != 201 {
-			log.Fatalf("add node %d: %d %s", i, st, b)
+			fatalf("add node %d: %d %s", i, st, b)
 		}
 		var jc struct {
 			NodeID    string `json:"node_id"`
@@ -268,7 +278,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		resp, err := a.Join(ctx, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
 		<-joinSlots
 		if err != nil {
-			log.Fatalf("join %s: %v", jc.NodeID, err)
+			fatalf("join %s: %v", jc.NodeID, err)
 		}
 		go func() {
 			for ctx.Err() == nil {
@@ -303,7 +313,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		for file, path := range map[string]string{"heap.pb.gz": "/debug/pprof/heap", "cpu.pb.gz": "/debug/pprof/profile?seconds=10", "goroutine.txt": "/debug/pprof/goroutine?debug=1"} {
 			resp, err := http.Get("http://" + s.pprofAddr + path)
 			if err != nil {
-				log.Fatalf("profile %s: %v", path, err)
+				fatalf("profile %s: %v", path, err)
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -321,12 +331,12 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	for i := range 200 {
 		t := time.Now()
 		if st, b := s.get("/api/v1/workspaces/default/computes"); st != 200 {
-			log.Fatalf("compute list: %d %s", st, b)
+			fatalf("compute list: %d %s", st, b)
 		}
 		list = append(list, time.Since(t))
 		t = time.Now()
 		if st, b := s.get("/api/v1/workspaces/default/jobs/" + sample[i%len(sample)]); st != 200 {
-			log.Fatalf("job show: %d %s", st, b)
+			fatalf("job show: %d %s", st, b)
 		}
 		show = append(show, time.Since(t))
 	}
@@ -354,7 +364,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 				break
 			}
 			if time.Since(t) > time.Minute {
-				log.Fatalf("%s: no scale-up decision within a minute", name)
+				fatalf("%s: no scale-up decision within a minute", name)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -377,6 +387,21 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	json.Unmarshal(body, &c)
 	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, n)
 	return st
+}
+
+// running is the server being measured, and cleanup what a failed measure
+// ends (fatalf): log.Fatal alone would leave the server running.
+var (
+	running *server
+	cleanup func()
+)
+
+// fatalf ends the server being measured, then the bench.
+func fatalf(format string, args ...any) {
+	if cleanup != nil {
+		cleanup()
+	}
+	log.Fatalf(format, args...)
 }
 
 // checkFiles refuses a size whose connections this process cannot open:
