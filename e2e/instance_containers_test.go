@@ -20,8 +20,12 @@ import (
 
 // instanceContainersConfig gives the local location the test-built
 // instance image: every instance of the server runs in a container of it.
+// Its nodes' lease is longer than fastJobsConfig's second: an instance's
+// agent starts containers and Jupyter while it heartbeats, and on a
+// loaded machine (CI's two cores beside other test packages) a 1 s lease
+// declared a healthy instance's machine lost.
 func instanceContainersConfig(image string) string {
-	return fastJobsConfig + "locations:\n  - name: local\n    instance_image: " + image + "\n"
+	return "node_lease: 6s\nnode_lease_grace: 6s\nkill_grace: 1s\nlocations:\n  - name: local\n    instance_image: " + image + "\n"
 }
 
 // Compute instances in containers, end to end: a real server, its agents
