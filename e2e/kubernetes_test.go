@@ -142,3 +142,25 @@ func TestKubernetesUnfittableSizeShowsKubernetesReason(t *testing.T) {
 		t.Errorf("pods %v; want the one Pending pod", phases)
 	}
 }
+
+// Inside a node's pod, the job reaches the managed identity endpoint its
+// agent serves there (MSI_ENDPOINT, with its secret) and gets a token:
+// the identity works from Kubernetes as from any node.
+func TestKubernetesIdentityInsideThePod(t *testing.T) {
+	c := testk8s.Shared(t)
+	c.ImportAgentImage(t)
+	ns := c.Namespace(t)
+	s := startServer(t, serverOpts{Config: fastJobsConfig + "locations:\n  - name: local\n" + kubernetesLocation(c, ns)})
+	createCluster(t, s, "kube-id", "--location", "k8s", "--max-instances", "1", "--idle-time-before-scale-down", "2",
+		"--identity-type", "SystemAssigned")
+	name := submitJob(t, s, writeJobFile(t, `type: command
+command: |
+  wget -q -O - --header "Secret: $MSI_SECRET" "$MSI_ENDPOINT?resource=https://management.azure.com&api-version=2017-09-01"
+compute: azureml:kube-id
+`))
+	j := waitJob(t, s, name, 2*time.Minute, "Completed", "Failed")
+	log := jobLog(t, s, name)
+	if j.Status != "Completed" || !strings.Contains(log, `"access_token":"ey`) {
+		t.Fatalf("the identity endpoint from inside the pod: %s\n%s", j, log)
+	}
+}
