@@ -220,7 +220,10 @@ func main() {
 		go func() {
 			for ctx.Err() == nil {
 				if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{}, resp.HeartbeatInterval); err != nil {
-					syncErrors.Add(1)
+					if syncErrors.Add(1) <= 3 && ctx.Err() == nil {
+						// The first few say what goes wrong.
+						log.Printf("sync error: %v", err)
+					}
 					a.Reconnect()
 					time.Sleep(time.Second)
 					continue
