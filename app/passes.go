@@ -97,6 +97,9 @@ func (m *Main) runControllers(ctx context.Context) {
 // runFullPasses runs a full pass on every tick.
 func (m *Main) runFullPasses(ctx context.Context) {
 	for {
+		// The wall clock only paces the loop (how long a pass really
+		// took on this machine); what the pass decides uses the
+		// injected clock's now.
 		began := time.Now()
 		if err := m.ctrl.RunPass(ctx, m.opts.Clock.Now(), false); err != nil && ctx.Err() == nil {
 			m.log.Error("control loop pass failed", slog.Any("err", err))
@@ -149,6 +152,7 @@ func (m *Main) runPlacements(ctx context.Context) {
 // again, spaced by wholeQueueGap.
 func (m *Main) runWholeQueue(ctx context.Context) {
 	for {
+		// Pacing only, as in runFullPasses.
 		began := time.Now()
 		if err := m.ctrl.RunWholeQueue(ctx, m.opts.Clock.Now()); err != nil && ctx.Err() == nil {
 			m.log.Error("whole-queue pass failed", slog.Any("err", err))

@@ -75,7 +75,9 @@ func buildDir() (string, error) {
 	return dir, nil
 }
 
-// cacheRoot is the cache directory, created if missing.
+// cacheRoot is the cache directory, created if missing. Readable by
+// all on purpose: it holds only public Kubernetes binaries built from the
+// module proxy's sources, shared by every test process on the machine.
 func cacheRoot() (string, error) {
 	dir := os.Getenv(CacheDirVar)
 	if dir == "" {
