@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -69,7 +70,36 @@ func (s *Server) handleAgentSync(w http.ResponseWriter, r *http.Request) {
 	}
 	wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
 	wait = min(max(wait, 0), MaxSyncWait)
-	resp, err := s.svc.SyncNode(r.Context(), nodeFrom(r), &req, wait)
+	q := s.syncs
+	acquired := q.tryAcquire()
+	if !acquired {
+		// Every slot taken: wait in the queue off net/http.
+		if p, conn, keep, ok := s.takeConn(w, r); ok {
+			node, ctx := nodeFrom(r), context.WithoutCancel(r.Context())
+			q.enqueue(func() {
+				resp, parked, err := s.svc.BeginSync(ctx, node, &req, wait)
+				q.release()
+				if parked != nil {
+					s.parkConn(p, conn, keep, parked)
+					return
+				}
+				s.answerParked(p, conn, keep, resp, err)
+			})
+			return
+		}
+		// Not parkable (HTTP/2, no Parking): computed here, unbounded
+		// as before.
+	}
+	resp, parked, err := s.svc.BeginSync(r.Context(), nodeFrom(r), &req, wait)
+	if acquired {
+		q.release()
+	}
+	if parked != nil {
+		if s.park(w, r, parked) {
+			return
+		}
+		resp, err = parked.Wait(r.Context())
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -46,6 +46,11 @@ type Server struct {
 	// listener redirects application requests (SetAppsURL).
 	appsMux *http.ServeMux
 	appsURL atomic.Pointer[string]
+	// parking parks agents' syncs without their connections' buffers
+	// (SetParking); nil: they wait in their handlers.
+	parking atomic.Pointer[Parking]
+	// syncs bounds the agents' syncs computed at once (syncQueue).
+	syncs *syncQueue
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use
@@ -57,7 +62,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), appsMux: http.NewServeMux()}
+	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), appsMux: http.NewServeMux(), syncs: newSyncQueue(defaultSyncSlots())}
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -165,18 +164,15 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if opts.TickInterval == 0 {
 		opts.TickInterval = 200 * time.Millisecond
 	}
-	// The server allocates mostly short-lived request and row garbage; a
-	// larger GC target trades some memory for CPU on small machines. An
-	// explicit GOGC still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	// At 10,000 nodes the live heap is about 240 MB and this lets the heap
-	// (and RSS) grow to 1.6 GB. A default soft limit of 512 MB was tried
-	// and left out: with the transient heap of a pass over 100,000 queued
-	// jobs the collector then ran all the time and the server fell behind
-	// its heartbeats. An operator who would rather trade CPU for memory
-	// sets GOMEMLIMIT (or GOGC).
+	// The collector runs at Go's default (GOGC=100): the heap may grow to
+	// twice the live heap. It was 400 while 10,000 agents' parked syncs
+	// held a connection's buffers and two goroutines each (a live heap of
+	// 240-340 MB, which a lower GOGC marked over and over); with syncs
+	// parked off net/http (api.Parking) the live heap at 5,000 nodes is
+	// about 30 MB, and GOGC=400 only let the RSS grow to five times that
+	// (bench/scale.sh --gogc 400,100 measures both; docs/internals/
+	// reliability.md). An operator sets GOGC or GOMEMLIMIT to trade
+	// otherwise.
 	// This host's GPUs, asked once: the local locations report them and
 	// the local provider shares them out between its GPU nodes.
 	hostGPUs := -1
@@ -413,6 +409,10 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		return nil, err
 	}
 	m.http = api.NewHTTPServer(withRequestLog(apiServer, opts.Logger), api.DefaultLimits())
+	// Agents' syncs wait for news without their connections' buffers
+	// (api.Parking): most of the memory of 10,000 nodes otherwise.
+	parking := api.NewParking(ln)
+	apiServer.SetParking(parking)
 	apiServer.SetAppsURL(m.appsOrigin)
 	m.appsHTTP = api.NewHTTPServer(withRequestLog(apiServer.AppsHandler(), opts.Logger), api.DefaultLimits())
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -428,7 +428,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	}
 	go func() {
 		defer m.wg.Done()
-		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.http.Serve(parking); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error("http server stopped", slog.Any("err", err))
 		}
 	}()

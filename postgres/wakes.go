@@ -49,6 +49,10 @@ func (db *DB) NewWakes() *Wakes {
 // server.
 func (w *Wakes) Wait(node string) <-chan struct{} { return w.hub.Wait(node) }
 
+// Notify calls fn once at the next wake of node, from any server, unless
+// stop is called first.
+func (w *Wakes) Notify(node string, fn func()) (stop func() bool) { return w.hub.Notify(node, fn) }
+
 // Wake wakes the nodes' waiters here and queues the wake for the other
 // servers; it does not wait for the database.
 func (w *Wakes) Wake(nodes ...string) {

@@ -57,7 +57,11 @@ func TestWakesAcrossServers(t *testing.T) {
 	_, other := openWakes(t, pg.NewDatabase(t))
 
 	n1, n2, otherN1 := b.Wait("n1"), b.Wait("n2"), other.Wait("n1")
+	// A parked sync listens with Notify instead of Wait.
+	noted := make(chan struct{})
+	b.Notify("n1", func() { close(noted) })
 	wokenBy(t, "b's waiter of n1 by a's wake", n1, func() { a.Wake("n1") })
+	wokenBy(t, "b's note of n1 by a's wake", noted, func() {})
 	select {
 	case <-n2:
 		t.Error("a wake of n1 woke n2")

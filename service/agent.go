@@ -117,38 +117,11 @@ func (s *Services) AuthenticateNode(ctx context.Context, credential string) (str
 // lease, then answers with what the node should start, stop or whether it
 // should exit; when there is nothing to do it waits up to wait for news.
 func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
-	if req.Leaving != "" {
-		if err := s.NodeLeaving(ctx, nodeID, req.Leaving); err != nil {
-			return nil, err
-		}
-		wait = 0
+	resp, parked, err := s.BeginSync(ctx, nodeID, req, wait)
+	if parked == nil {
+		return resp, err
 	}
-	if err := s.recordNodeReport(ctx, nodeID, req); err != nil {
-		return nil, err
-	}
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	first := true
-	for {
-		woken := s.nodes.Wait(nodeID)
-		resp, err := s.syncOnce(ctx, nodeID, req, first)
-		if err != nil {
-			return nil, err
-		}
-		first = false
-		// An instance's agent that has not reported yet has not started
-		// serving: it gets its task at once.
-		if len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 || (resp.Instance != nil && req.Instance == nil) || resp.SSH != nil || resp.Resync {
-			return resp, nil
-		}
-		select {
-		case <-woken:
-		case <-deadline.C:
-			return resp, nil
-		case <-ctx.Done():
-			return resp, nil
-		}
-	}
+	return parked.Wait(ctx)
 }
 
 // syncOnce computes the answer to a sync; renew renews the lease.

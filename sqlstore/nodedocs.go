@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"sync"
 
@@ -12,32 +13,71 @@ import (
 // of a 10,000-node server's CPU; most documents are unchanged between
 // passes, and looking one up by its text costs a hash of it. Being keyed by
 // content, the cache is never stale, whichever store the text came from.
+//
+// It is keyed by the text's SHA-256, not the text (which cost as much
+// memory again as the decoded node), and kept in two generations so that
+// the documents of nodes that changed or are gone leave it: each node's
+// every change (preparing, idle, running, ...) is a new document, and a
+// cache that only grew held several per node. A lookup that finds its
+// document in the old generation moves it to the current one; once the
+// lookups since the last turn reach nodeDocsTurn times the current
+// generation's size (every cached node read that many times, about as
+// many controller passes), the current generation becomes the old one
+// and what was not read since is dropped.
 var nodeDocs = struct {
-	mu sync.Mutex
-	m  map[string]*shoal.Node
-}{m: map[string]*shoal.Node{}}
+	mu       sync.Mutex
+	cur, old map[[sha256.Size]byte]*shoal.Node
+	lookups  int
+}{cur: map[[sha256.Size]byte]*shoal.Node{}}
 
-// nodeDocsMax bounds the cache; past it, it starts over.
-const nodeDocsMax = 50_000
+const (
+	// nodeDocsTurn is how many lookups per cached document turn the
+	// generations.
+	nodeDocsTurn = 8
+	// nodeDocsMax bounds a generation; past it, it turns at once.
+	nodeDocsMax = 50_000
+)
+
+// nodeDocGet returns the cached node of the document whose hash is key.
+func nodeDocGet(key [sha256.Size]byte) *shoal.Node {
+	nodeDocs.mu.Lock()
+	defer nodeDocs.mu.Unlock()
+	nodeDocs.lookups++
+	if nodeDocs.lookups >= nodeDocsTurn*len(nodeDocs.cur)+1024 {
+		nodeDocs.old, nodeDocs.cur, nodeDocs.lookups = nodeDocs.cur, make(map[[sha256.Size]byte]*shoal.Node, len(nodeDocs.cur)), 0
+	}
+	if n, ok := nodeDocs.cur[key]; ok {
+		return n
+	}
+	if n, ok := nodeDocs.old[key]; ok {
+		nodeDocs.cur[key] = n
+		return n
+	}
+	return nil
+}
+
+// nodeDocPut caches a decoded node under its document's hash.
+func nodeDocPut(key [sha256.Size]byte, n *shoal.Node) {
+	nodeDocs.mu.Lock()
+	defer nodeDocs.mu.Unlock()
+	if len(nodeDocs.cur) >= nodeDocsMax {
+		nodeDocs.old, nodeDocs.cur, nodeDocs.lookups = nodeDocs.cur, map[[sha256.Size]byte]*shoal.Node{}, 0
+	}
+	nodeDocs.cur[key] = n
+}
 
 // decodeNodeDoc sets the document's fields of n (those stored in the
 // JSON document; the columns scanned into n stay as they are).
 func decodeNodeDoc(doc []byte, n *shoal.Node) error {
-	nodeDocs.mu.Lock()
-	cached := nodeDocs.m[string(doc)]
-	nodeDocs.mu.Unlock()
+	key := sha256.Sum256(doc)
+	cached := nodeDocGet(key)
 	if cached == nil {
 		var d shoal.Node
 		if err := json.Unmarshal(doc, &d); err != nil {
 			return err
 		}
 		cached = &d
-		nodeDocs.mu.Lock()
-		if len(nodeDocs.m) >= nodeDocsMax {
-			nodeDocs.m = map[string]*shoal.Node{}
-		}
-		nodeDocs.m[string(doc)] = cached
-		nodeDocs.mu.Unlock()
+		nodeDocPut(key, cached)
 	}
 	// A copy: callers change the nodes they read. The columns scanned
 	// before the document are kept; the two pointers get copies of their

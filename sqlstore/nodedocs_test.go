@@ -1,7 +1,9 @@
 package sqlstore
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -58,5 +60,58 @@ func TestNodeDocCache(t *testing.T) {
 		// Changes to what a caller read stay with it.
 		*got.ReadyOn = got.ReadyOn.Add(time.Hour)
 		got.State = shoal.NodeRunning
+	}
+}
+
+// The cache forgets the documents no longer read (a node's earlier states,
+// nodes gone) within a few turns, and keeps those read on every pass.
+func TestNodeDocCacheForgetsUnreadDocuments(t *testing.T) {
+	docOf := func(id string, state string) []byte {
+		b, err := json.Marshal(&shoal.Node{ID: id, Compute: "cpu", State: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	size := func() int {
+		nodeDocs.mu.Lock()
+		defer nodeDocs.mu.Unlock()
+		n := len(nodeDocs.cur)
+		for k := range nodeDocs.old {
+			if _, ok := nodeDocs.cur[k]; !ok {
+				n++
+			}
+		}
+		return n
+	}
+	var live [][]byte
+	for i := range 300 {
+		id := fmt.Sprintf("cpu-n%d", i)
+		var n shoal.Node
+		// Each node was preparing before it was idle.
+		if err := decodeNodeDoc(docOf(id, shoal.NodePreparing), &n); err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, docOf(id, shoal.NodeIdle))
+	}
+	// Passes that read the idle documents only.
+	for range 60 {
+		for _, doc := range live {
+			var n shoal.Node
+			if err := decodeNodeDoc(doc, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n.State != shoal.NodeIdle {
+				t.Fatalf("decoded state %q, want idle", n.State)
+			}
+		}
+	}
+	if got := size(); got < len(live) || got > len(live)+len(live)/2 {
+		t.Errorf("the cache holds %d documents after passes over %d nodes, each of which had an earlier one: want the %d read, and few others", got, len(live), len(live))
+	}
+	for _, doc := range live {
+		if nodeDocGet(sha256.Sum256(doc)) == nil {
+			t.Fatal("a document read on every pass left the cache")
+		}
 	}
 }

@@ -42,13 +42,18 @@ var (
 	workers   = flag.Int("workers", 32, "concurrent requests while setting up")
 	decisions = flag.Int("decisions", 50, "submissions timed to their scale-up decision (each to an elastic cluster of its own)")
 	profile   = flag.String("profile", "", "write the server's heap and a 10 s CPU profile at steady state into this directory (go tool pprof reads them)")
+	curve     = flag.String("curve", "", "comma-separated node counts (e.g. 1000,5000,10000,20000): a fresh server for each, measured at steady state only, and a table of RSS, heap, CPU and bytes per node")
+	against   = flag.String("baseline-bin", "", "another shoal binary (e.g. built from main) measured the same way in the same run, each point beside this one's (with --curve)")
+	gogcs     = flag.String("gogc", "", "comma-separated GOGC values for the servers (\"default\" is the server's own); each binary is measured with each (the bench's own GOGC is never passed on)")
 )
 
 type server struct {
+	bin             string
+	gogc            string // the server's GOGC; "" leaves the server's default
 	cmd             *exec.Cmd
 	url, token, dir string
 	addr            string
-	pprofAddr       string // the server's --pprof-listen, with --profile
+	pprofAddr       string // the server's --pprof-listen: its heap's figures and profiles
 }
 
 func (s *server) start() time.Duration {
@@ -60,12 +65,21 @@ func (s *server) start() time.Duration {
 	if s.pprofAddr != "" {
 		args = append(args, "--pprof-listen", s.pprofAddr)
 	}
-	s.cmd = exec.Command(*bin, args...)
-	s.cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	s.cmd = exec.Command(s.bin, args...)
+	running = s
+	s.cmd.Env = []string{"HOME=" + s.dir}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GOGC=") && !strings.HasPrefix(e, "HOME=") {
+			s.cmd.Env = append(s.cmd.Env, e)
+		}
+	}
+	if s.gogc != "" {
+		s.cmd.Env = append(s.cmd.Env, "GOGC="+s.gogc)
+	}
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	for {
 		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
@@ -75,7 +89,7 @@ func (s *server) start() time.Duration {
 			}
 		}
 		if time.Since(began) > 5*time.Minute {
-			log.Fatal("the server did not start within 5 minutes; see " + filepath.Join(s.dir, "server.log"))
+			fatalf("the server did not start within 5 minutes; see %s", filepath.Join(s.dir, "server.log"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -148,7 +162,46 @@ func main() {
 	if *bin == "" {
 		log.Fatal("--bin is required")
 	}
-	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = *nodes + 100
+	vs := variants()
+	if *curve == "" {
+		checkFiles(*nodes)
+		for _, v := range vs {
+			fmt.Printf("== %s\n", v.label)
+			prof := *profile
+			if prof != "" && len(vs) > 1 {
+				prof = filepath.Join(prof, v.slug())
+			}
+			point(v, *nodes, prof, true)
+		}
+		return
+	}
+	var sizes []int
+	for _, f := range strings.Split(*curve, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			log.Fatalf("--curve: %q is not a positive number of nodes", f)
+		}
+		checkFiles(n)
+		sizes = append(sizes, n)
+	}
+	var rows []curveRow
+	for _, n := range sizes {
+		for _, v := range vs {
+			fmt.Printf("== %s, %d nodes\n", v.label, n)
+			prof := ""
+			if *profile != "" {
+				prof = filepath.Join(*profile, fmt.Sprintf("%s-%d", v.slug(), n))
+			}
+			rows = append(rows, curveRow{v: v, nodes: n, steady: point(v, n, prof, false)})
+		}
+	}
+	printCurve(rows, vs)
+}
+
+// point measures one server (variant v) carrying n nodes and the queue;
+// full adds the latencies and the restart after the steady state.
+func point(v variant, n int, profile string, full bool) steadyState {
+	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = n + 100
 	dir, _ := os.MkdirTemp("", "shoal-scale-")
 	defer os.RemoveAll(dir)
 	defer killLeftovers(dir)
@@ -159,21 +212,27 @@ func main() {
   - name: lab
     provider: static
 `), 0o644)
-	s := &server{dir: dir, addr: addr, url: "http://" + addr}
-	if *profile != "" {
-		s.pprofAddr = ports.Restartable()
+	// A failed measure (fatalf) ends the server and its agents too.
+	cleanup = func() {
+		if s := running; s != nil && s.cmd != nil && s.cmd.Process != nil {
+			s.cmd.Process.Kill()
+		}
+		killLeftovers(dir)
+		os.RemoveAll(dir)
 	}
+	defer func() { cleanup = nil }()
+	s := &server{bin: v.bin, gogc: v.gogc, dir: dir, addr: addr, url: "http://" + addr, pprofAddr: ports.Restartable()}
 	s.start()
 	defer func() { s.cmd.Process.Kill(); s.cmd.Wait() }()
 	for _, c := range []struct {
 		name string
 		doc  map[string]any
 	}{
-		{"fleet", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": *nodes}},
+		{"fleet", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": n}},
 		{"backlog", map[string]any{"size": "Standard_DS3_v2", "location": "lab", "max_instances": 1}},
 	} {
 		if st, b := s.do("PUT", "/api/v1/workspaces/default/computes/"+c.name, c.doc); st >= 300 {
-			log.Fatalf("create %s: %d %s", c.name, st, b)
+			fatalf("create %s: %d %s", c.name, st, b)
 		}
 	}
 
@@ -184,7 +243,7 @@ func main() {
 	parallel(*jobs, func(i int) {
 		st, b := s.do("POST", "/api/v1/workspaces/default/jobs", map[string]any{"command": "true", "compute": "backlog"})
 		if st != 201 {
-			log.Fatalf("submit %d: %d %s", i, st, b)
+			fatalf("submit %d: %d %s", i, st, b)
 		}
 		if i%500 == 0 {
 			var j struct {
@@ -202,10 +261,11 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var syncs, syncErrors atomic.Int64
-	parallel(*nodes, func(i int) {
+	joinSlots := make(chan struct{}, 12)
+	parallel(n, func(i int) {
 		st, b := s.do("POST", "/api/v1/workspaces/default/computes/fleet/nodes", nil)
 		if st != 201 {
-			log.Fatalf("add node %d: %d %s", i, st, b)
+			fatalf("add node %d: %d %s", i, st, b)
 		}
 		var jc struct {
 			NodeID    string `json:"node_id"`
@@ -213,9 +273,13 @@ func main() {
 		}
 		json.Unmarshal(b, &jc)
 		a := client.NewAgentClient(s.url, jc.JoinToken)
+		// A join is anonymous until its token is checked, and the server
+		// admits at most 16 of those at a time from one address.
+		joinSlots <- struct{}{}
 		resp, err := a.Join(ctx, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
+		<-joinSlots
 		if err != nil {
-			log.Fatalf("join %s: %v", jc.NodeID, err)
+			fatalf("join %s: %v", jc.NodeID, err)
 		}
 		go func() {
 			for ctx.Err() == nil {
@@ -233,7 +297,7 @@ func main() {
 		}()
 	})
 	joined := time.Since(began)
-	fmt.Printf("%d fake agents joined in %s (%.0f/s)\n", *nodes, joined.Round(time.Millisecond), float64(*nodes)/joined.Seconds())
+	fmt.Printf("%d fake agents joined in %s (%.0f/s)\n", n, joined.Round(time.Millisecond), float64(n)/joined.Seconds())
 
 	// Steady state: nothing but heartbeats and the controller's passes.
 	time.Sleep(10 * time.Second)
@@ -243,21 +307,26 @@ func main() {
 	rss1, cpu1 := s.usage()
 	wall := time.Since(t0)
 	cores := cpu1.Seconds() - cpu0.Seconds()
+	st := steadyState{rss: rss1, cores: cores / wall.Seconds(), beats: float64(syncs.Load()-s0) / wall.Seconds(), mem: s.memStats()}
 	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS %.0f MB (was %.0f MB), %.0f heartbeats/s, %d sync errors\n",
-		wall.Round(time.Second), cores/wall.Seconds(), float64(rss1)/(1<<20), float64(rss0)/(1<<20), float64(syncs.Load()-s0)/wall.Seconds(), syncErrors.Load())
+		wall.Round(time.Second), st.cores, float64(rss1)/(1<<20), float64(rss0)/(1<<20), st.beats, syncErrors.Load())
+	fmt.Printf("server heap: %s\n", st.mem)
 
-	if *profile != "" {
-		os.MkdirAll(*profile, 0o755)
+	if profile != "" {
+		os.MkdirAll(profile, 0o755)
 		for file, path := range map[string]string{"heap.pb.gz": "/debug/pprof/heap", "cpu.pb.gz": "/debug/pprof/profile?seconds=10", "goroutine.txt": "/debug/pprof/goroutine?debug=1"} {
 			resp, err := http.Get("http://" + s.pprofAddr + path)
 			if err != nil {
-				log.Fatalf("profile %s: %v", path, err)
+				fatalf("profile %s: %v", path, err)
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			os.WriteFile(filepath.Join(*profile, file), b, 0o644)
+			os.WriteFile(filepath.Join(profile, file), b, 0o644)
 		}
-		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", *profile, *profile)
+		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", profile, profile)
+	}
+	if !full {
+		return st
 	}
 
 	var list, show []time.Duration
@@ -266,12 +335,12 @@ func main() {
 	for i := range 200 {
 		t := time.Now()
 		if st, b := s.get("/api/v1/workspaces/default/computes"); st != 200 {
-			log.Fatalf("compute list: %d %s", st, b)
+			fatalf("compute list: %d %s", st, b)
 		}
 		list = append(list, time.Since(t))
 		t = time.Now()
 		if st, b := s.get("/api/v1/workspaces/default/jobs/" + sample[i%len(sample)]); st != 200 {
-			log.Fatalf("job show: %d %s", st, b)
+			fatalf("job show: %d %s", st, b)
 		}
 		show = append(show, time.Since(t))
 	}
@@ -299,7 +368,7 @@ func main() {
 				break
 			}
 			if time.Since(t) > time.Minute {
-				log.Fatalf("%s: no scale-up decision within a minute", name)
+				fatalf("%s: no scale-up decision within a minute", name)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -332,14 +401,43 @@ func main() {
 	restart := s.start()
 	fmt.Printf("restart (kill -9) → serving compute list: %s\n", restart.Round(time.Millisecond))
 	time.Sleep(5 * time.Second)
-	_, b := s.get("/api/v1/workspaces/default/computes/fleet")
+	_, body := s.get("/api/v1/workspaces/default/computes/fleet")
 	var c struct {
 		Counts struct {
 			Idle int `json:"idle_node_count"`
 		} `json:"node_state_counts"`
 	}
-	json.Unmarshal(b, &c)
-	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, *nodes)
+	json.Unmarshal(body, &c)
+	fmt.Printf("after the restart: %d of %d fleet nodes idle (agents reconnected)\n", c.Counts.Idle, n)
+	return st
+}
+
+// running is the server being measured, and cleanup what a failed measure
+// ends (fatalf): log.Fatal alone would leave the server running.
+var (
+	running *server
+	cleanup func()
+)
+
+// fatalf ends the server being measured, then the bench.
+func fatalf(format string, args ...any) {
+	if cleanup != nil {
+		cleanup()
+	}
+	log.Fatalf(format, args...)
+}
+
+// checkFiles refuses a size whose connections this process cannot open:
+// each fake agent holds one (and the server one for each, under the same
+// limit). Go raises the soft limit to the hard one at start.
+func checkFiles(n int) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	if need := uint64(n) + 1000; lim.Max < need {
+		log.Fatalf("%d nodes need %d open files in this process and in the server, and the hard limit is %d: raise it (ulimit -Hn %d, as root) or measure fewer nodes", n, need, lim.Max, need)
+	}
 }
 
 // killLeftovers kills the elastic clusters' local agents, whose command

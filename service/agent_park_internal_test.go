@@ -1,0 +1,83 @@
+package service
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// A parked sync: a wake with no news parks it again, a wake that comes
+// before Await is not lost, and the answer comes once.
+func TestParkedSync(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTestStore(t)
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Store: db})
+	type answer struct {
+		resp *shoal.AgentSyncResponse
+		err  error
+	}
+	await := func(p *ParkedSync) chan answer {
+		ch := make(chan answer, 2) // a second answer would be a bug
+		p.Await(func(resp *shoal.AgentSyncResponse, err error) { ch <- answer{resp, err} })
+		return ch
+	}
+
+	// Nothing to say: parked; a wake without news parks it again; the
+	// deadline answers.
+	began := time.Now()
+	resp, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, 600*time.Millisecond)
+	if err != nil || resp != nil || p == nil {
+		t.Fatalf("an idle node's sync: %+v, parked %v, err %v; want it parked", resp, p != nil, err)
+	}
+	ch := await(p)
+	s.nodes.Wake("n1")
+	select {
+	case a := <-ch:
+		if took := time.Since(began); a.err != nil || a.resp.Exit || took < 500*time.Millisecond {
+			t.Fatalf("answer %+v, err %v after %s; want the empty answer at the deadline", a.resp, a.err, took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a parked sync was not answered at its deadline")
+	}
+
+	// A wake between BeginSync and Await, with news (the node is
+	// leaving): answered at once, and once.
+	_, p, err = s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
+	if err != nil || p == nil {
+		t.Fatalf("second sync: parked %v, err %v", p != nil, err)
+	}
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		n, err := tx.GetNode("n1")
+		if err != nil {
+			return err
+		}
+		n.State = shoal.NodeLeaving
+		return tx.UpdateNode(n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.nodes.Wake("n1")
+	ch = await(p)
+	select {
+	case a := <-ch:
+		if a.err != nil || !a.resp.Exit {
+			t.Fatalf("answer %+v, err %v; want exit", a.resp, a.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a wake before Await was lost")
+	}
+	p.Release() // answered already: nothing more
+	select {
+	case a := <-ch:
+		t.Fatalf("a second answer: %+v", a)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
