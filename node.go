@@ -93,6 +93,14 @@ type Node struct {
 	Version       int64      `json:"-"`
 }
 
+// Live reports whether the node holds a place in its cluster's
+// max_instances: preparing, idle or running, and not draining (a node on
+// its way out frees its place). Stores keep it in a column of its own so
+// that counting a cluster's places reads no node documents.
+func (n *Node) Live() bool {
+	return !n.Draining && (n.State == NodePreparing || n.State == NodeIdle || n.State == NodeRunning)
+}
+
 // Holds quota reports whether the node still counts against quota: every
 // node that exists and is not gone.
 func (n *Node) Holds() bool { return n.State != NodePreempted || n.ProviderRef != "" }

@@ -64,6 +64,9 @@ type Tx interface {
 	GetNode(id string) (*Node, error)
 	// ListNodes returns nodes matching filter ordered by ID.
 	ListNodes(filter NodeFilter) ([]*Node, error)
+	// CountLiveNodes counts the live nodes (Node.Live) of a workspace's
+	// compute, reading no node documents.
+	CountLiveNodes(workspace, compute string) (int, error)
 	// InsertNode adds a node. Returns ECONFLICT if the ID exists.
 	InsertNode(n *Node) error
 	// UpdateNode replaces the stored node of the same ID. Returns ENOTFOUND.

@@ -22,10 +22,15 @@ type syncQueue struct {
 // newSyncQueue returns a queue of n slots.
 func newSyncQueue(n int) *syncQueue { return &syncQueue{slots: make(chan struct{}, n)} }
 
-// defaultSyncSlots is enough to keep the store's readers busy (SQLite's
-// pool has max(4, GOMAXPROCS) of them, PostgreSQL's more) with syncs
-// waiting for the heartbeats' group commit besides.
-func defaultSyncSlots() int { return 4 * max(4, runtime.GOMAXPROCS(0)) }
+// defaultSyncSlots bounds the syncs being computed at once. A sync holds
+// its slot while it waits for the heartbeats' group commit (one write of
+// every lease gathered meanwhile, 10-20 ms on an ordinary disk), so the
+// slots cap the server at slots/write-time syncs a second: 16 slots, as
+// this was first, capped it near 900 syncs/s, and at 5,000 nodes (1,500
+// heartbeats/s) leases ran out and nodes were declared lost. 256 slots
+// carry over 10,000 syncs/s at that write time, and cost at most 256
+// handlers' buffers and stacks (about 8 MB) when the store falls behind.
+func defaultSyncSlots() int { return 64 * max(4, runtime.GOMAXPROCS(0)) }
 
 // tryAcquire takes a slot if one is free.
 func (q *syncQueue) tryAcquire() bool {

@@ -84,15 +84,9 @@ func (s *Service) AddStaticNode(ctx context.Context, workspace, compute string) 
 // counts the nodes the autoscaler counts as live (preparing, idle or
 // running, not draining): a node on its way out frees its place.
 func checkRoomForNode(tx shoal.Tx, c *shoal.Compute) error {
-	nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
+	live, err := tx.CountLiveNodes(c.Workspace, c.Name)
 	if err != nil {
 		return err
-	}
-	live := 0
-	for _, n := range nodes {
-		if !n.Draining && (n.State == shoal.NodePreparing || n.State == shoal.NodeIdle || n.State == shoal.NodeRunning) {
-			live++
-		}
 	}
 	if c.MaxInstances != nil && live >= *c.MaxInstances {
 		return &shoal.Error{Code: shoal.ECONFLICT, Field: "max_instances", Message: fmt.Sprintf(

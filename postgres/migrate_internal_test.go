@@ -40,3 +40,30 @@ func TestMigrationMovesWorkspaceSettings(t *testing.T) {
 	defer db.Close()
 	storetest.CheckLegacySettings(t, db)
 }
+
+// Migration 0029 counts the live nodes of a store at version 28 from
+// their documents.
+func TestMigrationCountsLiveNodes(t *testing.T) {
+	url := testpg.Start(t).NewDatabase(t)
+	raw, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlstore.Migrate(t.Context(), raw, storetest.MigrationsUpTo(t, migrationFS, 28), nil, shoal.SystemClock{}, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatalf("migrate to 28: %v", err)
+	}
+	for _, q := range storetest.LegacyNodeRows() {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(t.Context(), Config{URL: url})
+	if err != nil {
+		t.Fatalf("Open after version 28: %v", err)
+	}
+	defer db.Close()
+	storetest.CheckLegacyNodes(t, db)
+}

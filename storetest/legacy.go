@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"strconv"
@@ -101,4 +102,42 @@ func MigrationsUpTo(t *testing.T, fsys fs.FS, last int) fs.FS {
 		out["migrations/"+e.Name()] = &fstest.MapFile{Data: b}
 	}
 	return out
+}
+
+// LegacyNodeRows are INSERT statements of nodes as a store at version 28
+// held them (before the live column): their states and draining flags
+// only in their documents.
+func LegacyNodeRows() []string {
+	row := func(id, compute, state string, draining bool) string {
+		return fmt.Sprintf(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
+			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat, gen)
+			VALUES ('%s', 'prod', 'prod', 'prod/%s', 'lab', '', 'j-%s', 0, 'c-%s', 1,
+			'{"node_id":"%s","compute":"%s","node_state":"%s","draining":%t}', 0, 0)`,
+			id, compute, id, id, id, compute, state, draining)
+	}
+	return []string{
+		row("n-1", "gpu", shoal.NodePreparing, false),
+		row("n-2", "gpu", shoal.NodeIdle, false),
+		row("n-3", "gpu", shoal.NodeRunning, false),
+		row("n-4", "gpu", shoal.NodeIdle, true),
+		row("n-5", "gpu", shoal.NodeUnusable, false),
+		row("n-6", "gpu", shoal.NodeLeaving, false),
+		row("n-7", "cpu", shoal.NodeIdle, false),
+	}
+}
+
+// CheckLegacyNodes checks that the nodes of LegacyNodeRows are counted
+// by their documents' states once migrated.
+func CheckLegacyNodes(t *testing.T, s shoal.Store) {
+	t.Helper()
+	for compute, want := range map[string]int{"gpu": 3, "cpu": 1} {
+		var got int
+		view(t, s, func(tx shoal.Tx) (err error) {
+			got, err = tx.CountLiveNodes("prod", compute)
+			return err
+		})
+		if got != want {
+			t.Errorf("after the migration, CountLiveNodes(prod, %s) = %d, want %d", compute, got, want)
+		}
+	}
 }

@@ -249,6 +249,45 @@ func testNodeList(t *testing.T, s shoal.Store, clock *Clock) {
 	list(shoal.NodeFilter{Compute: "nope"})
 }
 
+// testNodeCountLive: CountLiveNodes follows every state change and the
+// draining flag through UpdateNode, and names computes case-insensitively.
+func testNodeCountLive(t *testing.T, s shoal.Store, clock *Clock) {
+	at := now(clock.Now())
+	count := func(workspace, compute string, want int) {
+		t.Helper()
+		var got int
+		view(t, s, func(tx shoal.Tx) (err error) {
+			got, err = tx.CountLiveNodes(workspace, compute)
+			return err
+		})
+		if got != want {
+			t.Fatalf("CountLiveNodes(%s, %s) = %d, want %d", workspace, compute, got, want)
+		}
+	}
+	a, b, c := minimalNode("prod", "GPU", "n-a", at), minimalNode("prod", "gpu", "n-b", at), minimalNode("prod", "cpu", "n-c", at)
+	insertNodes(t, s, a, b, c)
+	count("PROD", "Gpu", 2)
+	count("prod", "cpu", 1)
+	count("prod", "nope", 0)
+	set := func(n *shoal.Node, state string, draining bool) {
+		t.Helper()
+		n.State, n.Draining = state, draining
+		update(t, s, func(tx shoal.Tx) error { return tx.UpdateNode(n) })
+	}
+	set(a, shoal.NodeIdle, false)
+	set(b, shoal.NodeRunning, false)
+	count("prod", "gpu", 2)
+	set(a, shoal.NodeIdle, true) // draining frees its place
+	count("prod", "gpu", 1)
+	set(b, shoal.NodeUnusable, false)
+	count("prod", "gpu", 0)
+	set(a, shoal.NodeLeaving, false)
+	set(b, shoal.NodeIdle, false) // back
+	count("prod", "gpu", 1)
+	update(t, s, func(tx shoal.Tx) error { return tx.DeleteNode(b.ID) })
+	count("prod", "gpu", 0)
+}
+
 func testNodeFind(t *testing.T, s shoal.Store, clock *Clock) {
 	at := now(clock.Now())
 	a, b := fullNode("prod", "gpu", "node-a", at), fullNode("staging", "gpu", "node-b", at)

@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T, clock shoal.Clock) shoal.Store) {
 		{"NodeLeaseRenewal", testNodeLeaseRenewal},
 		{"NodeDelete", testNodeDelete},
 		{"NodeList", testNodeList},
+		{"NodeCountLive", testNodeCountLive},
 		{"NodeFind", testNodeFind},
 		{"ViewGeneration", testViewGeneration},
 		{"JobRoundTrip", testJobRoundTrip},

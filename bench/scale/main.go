@@ -41,7 +41,7 @@ var (
 	steady    = flag.Duration("steady", 30*time.Second, "how long the CPU is measured at steady state")
 	workers   = flag.Int("workers", 32, "concurrent requests while setting up")
 	decisions = flag.Int("decisions", 50, "submissions timed to their scale-up decision (each to an elastic cluster of its own)")
-	profile   = flag.String("profile", "", "write the server's heap and a 10 s CPU profile at steady state into this directory (go tool pprof reads them)")
+	profile   = flag.String("profile", "", "write the server's heap and a 10 s CPU profile at steady state, and its log, into this directory (go tool pprof reads the profiles)")
 	curve     = flag.String("curve", "", "comma-separated node counts (e.g. 1000,5000,10000,20000): a fresh server for each, measured at steady state only, and a table of RSS, heap, CPU and bytes per node")
 	against   = flag.String("baseline-bin", "", "another shoal binary (e.g. built from main) measured the same way in the same run, each point beside this one's (with --curve)")
 	gogcs     = flag.String("gogc", "", "comma-separated GOGC values for the servers (\"default\" is the server's own); each binary is measured with each (the bench's own GOGC is never passed on)")
@@ -204,6 +204,16 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = n + 100
 	dir, _ := os.MkdirTemp("", "shoal-scale-")
 	defer os.RemoveAll(dir)
+	if profile != "" {
+		// The server's log beside its profiles: why nodes were lost,
+		// what failed.
+		defer func() {
+			os.MkdirAll(profile, 0o755)
+			if b, err := os.ReadFile(filepath.Join(dir, "server.log")); err == nil {
+				os.WriteFile(filepath.Join(profile, "server.log"), b, 0o644)
+			}
+		}()
+	}
 	defer killLeftovers(dir)
 	addr := ports.Restartable()
 	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(`locations:
