@@ -365,3 +365,10 @@ type QueuedJobRef struct {
 	// location whose nodes run one image each, the image of its nodes.
 	Image string
 }
+
+// ReadPool is implemented by stores whose read transactions share a
+// bounded pool of connections: ReadConns is its size. The services keep
+// agents' syncs to a part of it (service.Config.AgentReads).
+type ReadPool interface {
+	ReadConns() int
+}

@@ -148,6 +148,10 @@ func (db *DB) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	return db.batch.Update(ctx, fn)
 }
 
+// ReadConns is the size of the connection pool (shoal.ReadPool): reads
+// and writes share it.
+func (db *DB) ReadConns() int { return int(db.pool.Config().MaxConns) }
+
 // View runs fn in a read-only transaction on a consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}, db.clock.Now(), nil, fn)

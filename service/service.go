@@ -34,6 +34,9 @@ type Config struct {
 	// submitted, with its compute's key (shoal.ComputeKey): the server
 	// then decides for that compute's queue alone. It must not block.
 	Submitted func(computeKey string)
+	// AgentReads bounds the read transactions agents' syncs hold at once
+	// (agentView); 0 takes the store's (shoal.ReadPool) half, or 2.
+	AgentReads int
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
 	Files shoal.Files
 	// Providers by provider name ("local"), or by location name for a
@@ -129,6 +132,8 @@ type Services struct {
 	beats     *heartbeatBatch
 	reasons   live.WaitReasons
 	credCache credCache
+	// agentReads holds a token per agent read under way (agentView).
+	agentReads chan struct{}
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
 	reservations storageReservations
@@ -174,7 +179,13 @@ func New(cfg Config) *Services {
 		cfg.Clock = shoal.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
-	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, beats: newHeartbeatBatch(), budgets: &budgetGate{}}
+	if cfg.AgentReads <= 0 {
+		cfg.AgentReads = 2
+		if p, ok := cfg.Store.(shoal.ReadPool); ok {
+			cfg.AgentReads = max(1, p.ReadConns()/2)
+		}
+	}
+	s := &Services{agentReads: make(chan struct{}, cfg.AgentReads), accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, beats: newHeartbeatBatch(), budgets: &budgetGate{}}
 	if s.nodes == nil {
 		s.nodes = live.NewHub()
 	}

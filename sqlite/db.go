@@ -57,6 +57,7 @@ type DB struct {
 	clock   shoal.Clock
 	log     *slog.Logger
 	path    string
+	readers int // ro's size
 }
 
 var _ shoal.Store = (*DB)(nil)
@@ -109,6 +110,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %q for reading: %w", path, err)
 	}
 	n := max(4, runtime.GOMAXPROCS(0))
+	db.readers = n
 	db.ro.SetMaxOpenConns(n)
 	db.ro.SetMaxIdleConns(n)
 	if err := db.ro.PingContext(ctx); err != nil {
@@ -162,6 +164,9 @@ func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
 func (db *DB) run(ctx context.Context, h *sql.DB, stmts *sqlstore.StmtCache, readOnly bool, fn func(tx shoal.Tx) error) error {
 	return sqlstore.Run(ctx, h, stmts, &sql.TxOptions{ReadOnly: readOnly}, db.clock.Now(), nil, fn)
 }
+
+// ReadConns is the size of the pool of read connections (shoal.ReadPool).
+func (db *DB) ReadConns() int { return db.readers }
 
 // Close closes the database. Transactions in progress must have ended.
 func (db *DB) Close() error {

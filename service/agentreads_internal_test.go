@@ -1,0 +1,77 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// readCountingStore counts the read transactions under way, and the most
+// seen at once.
+type readCountingStore struct {
+	shoal.Store
+	now, most atomic.Int32
+	gate      chan struct{} // each View waits for a token, when set
+}
+
+func (c *readCountingStore) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
+	n := c.now.Add(1)
+	defer c.now.Add(-1)
+	for {
+		m := c.most.Load()
+		if n <= m || c.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if c.gate != nil {
+		<-c.gate
+	}
+	return c.Store.View(ctx, fn)
+}
+
+// Agents' syncs hold at most AgentReads of the store's read transactions
+// at once, whatever their number: the rest of the pool stays free for
+// controller passes and users' requests (agentView).
+func TestAgentSyncsHoldPartOfTheReads(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTestStore(t)
+	const nodes = 20
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		for i := range nodes {
+			if err := tx.InsertNode(&shoal.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cs := &readCountingStore{Store: db, gate: make(chan struct{})}
+	s := New(Config{Store: cs, AgentReads: 2})
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.SyncNode(ctx, fmt.Sprintf("n%d", i), &shoal.AgentSyncRequest{}, 0); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	// Let them through one at a time.
+	for range nodes {
+		cs.gate <- struct{}{}
+		if n := cs.now.Load(); n > 2 {
+			t.Fatalf("%d syncs read the store at once; want at most 2", n)
+		}
+	}
+	wg.Wait()
+	if m := cs.most.Load(); m > 2 || m < 1 {
+		t.Fatalf("at most %d syncs read the store at once; want 1 or 2", m)
+	}
+}
