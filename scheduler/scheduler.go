@@ -290,6 +290,17 @@ func Schedule(s Snapshot) Result {
 		if !s.Nodes[i].Free {
 			continue
 		}
+		// Only the nodes of clusters with queued jobs matter: the
+		// others' idle times are not gathered (10,000 idle nodes of a
+		// cluster with nothing queued made a map per pass).
+		name := s.Nodes[i].Cluster
+		if lastSlot < 0 || name != lastName {
+			sl, ok := slotOf[name]
+			if !ok {
+				continue
+			}
+			lastName, lastSlot = name, sl
+		}
 		if s.Nodes[i].Fallback {
 			if fallback == nil {
 				fallback = map[string]bool{}
@@ -309,14 +320,6 @@ func Schedule(s Snapshot) Result {
 			if old, ok := idleSince[s.Nodes[i].ID]; !ok || t.Before(old) {
 				idleSince[s.Nodes[i].ID] = t
 			}
-		}
-		name := s.Nodes[i].Cluster
-		if lastSlot < 0 || name != lastName {
-			sl, ok := slotOf[name]
-			if !ok {
-				continue
-			}
-			lastName, lastSlot = name, sl
 		}
 		nodeSlot[i] = lastSlot
 		freeCount[lastSlot]++

@@ -27,12 +27,17 @@ const budgetBlockedPriority = 0
 // QueueJob is the scheduler's view of a queued job; demoted says its
 // submitter is over a block budget (blockedBy).
 func QueueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
+	return QueueJobKeyed(ref, demoted, ref.Workspace+"/"+ref.Name, shoal.ComputeKey(ref.Workspace, ref.ComputeKey))
+}
+
+// QueueJobKeyed is QueueJob with the job's ID (workspace/name) and its
+// compute's key already built: a pass over a long queue builds each once.
+func QueueJobKeyed(ref shoal.QueuedJobRef, demoted bool, id, cluster string) scheduler.Job {
 	prio := ref.Priority
 	if demoted {
 		prio = budgetBlockedPriority
 	}
-	return scheduler.Job{ID: ref.Workspace + "/" + ref.Name, Cluster: shoal.ComputeKey(ref.Workspace, ref.ComputeKey),
-		Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount, Image: ref.Image}
+	return scheduler.Job{ID: id, Cluster: cluster, Priority: prio, Seq: ref.Seq, InstanceCount: ref.InstanceCount, Image: ref.Image}
 }
 
 // NodeImages reports whether c's nodes run one image each (its location

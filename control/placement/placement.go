@@ -179,10 +179,15 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		}
 		snap.Clusters[key] = cs
 	}
-	refs := map[string]shoal.QueuedJobRef{}
+	// Sized once, and each job's keys built once: over 100,000 queued
+	// jobs, the maps' growth and the keys were most of this pass's
+	// garbage, and the server's memory rose with it.
+	refs := make(map[string]shoal.QueuedJobRef, len(st.Queued))
 	deleting := map[string]scheduler.Reason{}
+	snap.Jobs = make([]scheduler.Job, 0, len(st.Queued))
+	var keyOf computeKeys
 	for _, j := range st.Queued {
-		key := shoal.ComputeKey(j.Workspace, j.ComputeKey)
+		key := keyOf.get(j.Workspace, j.ComputeKey)
 		id := j.Workspace + "/" + j.Name
 		refs[id] = j
 		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == shoal.ProvisioningDeleting {
@@ -193,7 +198,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			continue
 		}
 		_, demoted := blocked[id]
-		snap.Jobs = append(snap.Jobs, service.QueueJob(j, demoted))
+		snap.Jobs = append(snap.Jobs, service.QueueJobKeyed(j, demoted, id, key))
 	}
 	p.res, p.refs, p.deleting = scheduler.Schedule(snap), refs, deleting
 	return p, nil
@@ -326,4 +331,27 @@ func (l *Loop) writeReasons(ctx context.Context, now time.Time, reasons map[stri
 func deletingReason(c *shoal.Compute) scheduler.Reason {
 	return scheduler.Reason{Code: scheduler.ReasonDeleting,
 		Message: fmt.Sprintf("compute %s is being deleted: this job will not start and fails without running (submit it again to another compute)", c.Name)}
+}
+
+// computeKeys hands out each (workspace, compute key) pair's ComputeKey
+// once: a long queue's jobs are mostly of a few computes.
+type computeKeys struct {
+	lastWS, lastCK, last string
+	m                    map[[2]string]string
+}
+
+func (k *computeKeys) get(workspace, computeKey string) string {
+	if k.last != "" && workspace == k.lastWS && computeKey == k.lastCK {
+		return k.last
+	}
+	if k.m == nil {
+		k.m = map[[2]string]string{}
+	}
+	key, ok := k.m[[2]string{workspace, computeKey}]
+	if !ok {
+		key = shoal.ComputeKey(workspace, computeKey)
+		k.m[[2]string{workspace, computeKey}] = key
+	}
+	k.lastWS, k.lastCK, k.last = workspace, computeKey, key
+	return key
 }
