@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,13 +19,17 @@ import (
 // finished ranks not yet reported to the server.
 const resultsDir = "results"
 
-// deliveredDir, under resultsDir, keeps the results the server took. They
-// are moved there rather than deleted: on ext4 every inode freed makes the
-// next inode allocations skip it for a minute or more (the recently-deleted
-// check), and a node running hundreds of jobs a second spent a third of its
-// CPU in that scan when each delivered result was deleted. They are kept
-// as the rank's work dir is, until the node goes.
-const deliveredDir = "delivered"
+// maxSpares bounds the delivered results' files an outbox keeps to write
+// the next results into. A delivered result's file is not deleted: on
+// ext4 every inode freed makes the next inode allocations of its block
+// group skip it for a minute or more (the recently-deleted check), and a
+// node running hundreds of jobs a second spent a third of its CPU in that
+// scan when each delivered result was deleted. It is not kept either (a
+// node that ran a million jobs kept a million files): it becomes a spare
+// (".spare-N" in resultsDir, ignored when loading), which the next put
+// truncates, writes and renames into place, so that a steady stream of
+// results allocates no inode at all.
+const maxSpares = 8
 
 // pendingResult is the end of a rank that the server has not acknowledged
 // yet. It is written to the node's work dir before the agent reports it,
@@ -61,6 +66,10 @@ type outbox struct {
 	// wake is signalled when a result is added, so the delivery loop
 	// tries at once.
 	wake chan struct{}
+	// spares are delivered results' files to write the next ones into
+	// (maxSpares); nextSpare numbers the next one made.
+	spares    []string
+	nextSpare int
 }
 
 // openOutbox loads the results an earlier agent left in workDir. A file
@@ -69,7 +78,7 @@ type outbox struct {
 func openOutbox(workDir string) (*outbox, []error) {
 	o := &outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*pendingResult{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
 	var errs []error
-	if err := os.MkdirAll(filepath.Join(o.dir, deliveredDir), 0o700); err != nil {
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return o, []error{err}
 	}
 	entries, err := os.ReadDir(o.dir)
@@ -77,6 +86,15 @@ func openOutbox(workDir string) (*outbox, []error) {
 		return o, []error{err}
 	}
 	for _, e := range entries {
+		if name, ok := strings.CutPrefix(e.Name(), ".spare-"); ok && !e.IsDir() {
+			if n, err := strconv.Atoi(name); err == nil && len(o.spares) < maxSpares {
+				o.spares = append(o.spares, filepath.Join(o.dir, e.Name()))
+				// New spares are numbered past every one found, so that
+				// none is named as one being written.
+				o.nextSpare = max(o.nextSpare, n+1)
+			}
+			continue
+		}
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
@@ -104,13 +122,18 @@ func (o *outbox) path(ref shoal.RankRef) string {
 }
 
 // put writes p to disk (atomically: a reader sees the old file or the new
-// one) and keeps it in memory.
+// one) and keeps it in memory. It writes into a spare when there is one
+// (see maxSpares), else into a new temporary file, and renames it into
+// place.
 func (o *outbox) put(p *pendingResult) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(o.dir, ".result-*")
+	tmp, err := o.takeSpare()
+	if tmp == nil {
+		tmp, err = os.CreateTemp(o.dir, ".result-*")
+	}
 	if err != nil {
 		return err
 	}
@@ -132,6 +155,25 @@ func (o *outbox) put(p *pendingResult) error {
 	return nil
 }
 
+// takeSpare opens a spare, emptied, for writing; nil when there is none
+// (or it cannot be opened: it is then forgotten).
+func (o *outbox) takeSpare() (*os.File, error) {
+	for {
+		o.mu.Lock()
+		if len(o.spares) == 0 {
+			o.mu.Unlock()
+			return nil, nil
+		}
+		path := o.spares[len(o.spares)-1]
+		o.spares = o.spares[:len(o.spares)-1]
+		o.mu.Unlock()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err == nil {
+			return f, nil
+		}
+	}
+}
+
 // kick wakes the delivery loop.
 func (o *outbox) kick() {
 	select {
@@ -140,15 +182,25 @@ func (o *outbox) kick() {
 	}
 }
 
-// done forgets a result the server acknowledged (or refused for good).
+// done forgets a result the server acknowledged (or refused for good);
+// its file becomes a spare (maxSpares), or goes when there are enough.
 func (o *outbox) done(ref shoal.RankRef) {
 	o.mu.Lock()
 	delete(o.pending, ref)
+	spare := ""
+	if len(o.spares) < maxSpares {
+		spare = filepath.Join(o.dir, ".spare-"+strconv.Itoa(o.nextSpare))
+		o.nextSpare++
+	}
 	o.mu.Unlock()
 	path := o.path(ref)
-	if err := os.Rename(path, filepath.Join(o.dir, deliveredDir, filepath.Base(path))); err != nil {
+	if spare == "" || os.Rename(path, spare) != nil {
 		_ = os.Remove(path)
+		return
 	}
+	o.mu.Lock()
+	o.spares = append(o.spares, spare)
+	o.mu.Unlock()
 }
 
 // claim marks ref as being delivered; false when it is already, or gone.

@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,5 +72,53 @@ func TestTransientAnswersKeepResults(t *testing.T) {
 		if got := isAnswer(shoal.Errorf(code, "x")); got != want {
 			t.Errorf("isAnswer(%s) = %v, want %v", code, got, want)
 		}
+	}
+}
+
+// Delivered results' files are written over for the next results instead
+// of being deleted (freed inodes slow ext4's next allocations) or kept
+// (a node would keep one per job): a stream of results keeps at most
+// maxSpares files, reuses the same inodes, and never reads back a
+// shorter result with a longer one's tail.
+func TestOutboxReusesDeliveredFiles(t *testing.T) {
+	dir := t.TempDir()
+	o, errs := openOutbox(dir)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	inodes := map[uint64]bool{}
+	for i := range 50 {
+		// Every other result is long: a short one written over it must
+		// not keep its tail.
+		name := "j"
+		if i%2 == 0 {
+			name = string(make([]byte, 2000)) + "long"
+		}
+		p := &pendingResult{Ref: shoal.RankRef{AttemptID: "att-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}, JobName: name}
+		if err := o.put(p); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(o.path(p.Ref))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes[fi.Sys().(*syscall.Stat_t).Ino] = true
+		back, errs := openOutbox(dir)
+		if len(errs) > 0 || back.len() != 1 || back.list()[0].JobName != name {
+			t.Fatalf("result %d read back as %d results (%v)", i, back.len(), errs)
+		}
+		o.done(p.Ref)
+	}
+	if len(inodes) > 2 {
+		t.Fatalf("50 results one after another used %d files; want them to reuse one or two", len(inodes))
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, resultsDir))
+	if len(entries) > maxSpares {
+		t.Fatalf("%d files left in the results folder; want at most %d spares", len(entries), maxSpares)
+	}
+	// A new agent takes the spares over, and numbers new ones past them.
+	o2, _ := openOutbox(dir)
+	if len(o2.spares) == 0 || o2.nextSpare == 0 {
+		t.Fatalf("a new agent found %d spares, numbering from %d", len(o2.spares), o2.nextSpare)
 	}
 }
