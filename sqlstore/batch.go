@@ -202,6 +202,11 @@ func (b *Batcher) write(calls []*batchCall) {
 			return
 		}
 		committed = true
+	} else {
+		// Ended before the statements are prepared: on a pool of one
+		// connection (SQLite's writer) they wait for it.
+		_ = stx.Rollback()
+		committed = true
 	}
 	if len(unprepared) > 0 && b.Stmts != nil {
 		b.Stmts.prepare(context.Background(), unprepared)
