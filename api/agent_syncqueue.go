@@ -24,12 +24,12 @@ func newSyncQueue(n int) *syncQueue { return &syncQueue{slots: make(chan struct{
 
 // defaultSyncSlots bounds the syncs being computed at once. A sync holds
 // its slot while it waits for the heartbeats' group commit (one write of
-// every lease gathered meanwhile, 10-20 ms on an ordinary disk), so the
-// slots cap the server at slots/write-time syncs a second: 16 slots, as
-// this was first, capped it near 900 syncs/s, and at 5,000 nodes (1,500
+// every lease gathered meanwhile), so the slots cap the syncs a second:
+// 16 slots, as this was first, capped a server near 900 syncs/s (about
+// 18 ms a sync on a loaded 2-core machine), and at 5,000 nodes (1,500
 // heartbeats/s) leases ran out and nodes were declared lost. 256 slots
-// carry over 10,000 syncs/s at that write time, and cost at most 256
-// handlers' buffers and stacks (about 8 MB) when the store falls behind.
+// carry over 10,000 syncs/s at that pace, and cost at most 256 handlers'
+// buffers and stacks (about 8 MB) when the store falls behind.
 func defaultSyncSlots() int { return 64 * max(4, runtime.GOMAXPROCS(0)) }
 
 // tryAcquire takes a slot if one is free.
