@@ -126,6 +126,11 @@ func (o *outbox) path(ref shoal.RankRef) string {
 // (see maxSpares), else into a new temporary file, and renames it into
 // place.
 func (o *outbox) put(p *pendingResult) error {
+	// Kept in memory whatever befalls the file: the result is then
+	// delivered as long as this agent lives (rank.go's finish).
+	o.mu.Lock()
+	o.pending[p.Ref] = p
+	o.mu.Unlock()
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -146,11 +151,9 @@ func (o *outbox) put(p *pendingResult) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		o.kick()
 		return err
 	}
-	o.mu.Lock()
-	o.pending[p.Ref] = p
-	o.mu.Unlock()
 	o.kick()
 	return nil
 }

@@ -73,27 +73,56 @@ func (s *Server) handleAgentSync(w http.ResponseWriter, r *http.Request) {
 	q := s.syncs
 	acquired := q.tryAcquire()
 	if !acquired {
+		if q.queued() >= maxQueuedSyncs {
+			s.writeError(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "the server is behind: %d agents' syncs are waiting; retry", maxQueuedSyncs))
+			return
+		}
 		// Every slot taken: wait in the queue off net/http.
 		if p, conn, keep, ok := s.takeConn(w, r); ok {
-			node, ctx := nodeFrom(r), context.WithoutCancel(r.Context())
+			node, ctx, enqueued := nodeFrom(r), context.WithoutCancel(r.Context()), time.Now()
 			q.enqueue(func() {
-				resp, parked, err := s.svc.BeginSync(ctx, node, &req, wait)
-				q.release()
-				if parked != nil {
+				var resp *shoal.AgentSyncResponse
+				var parked *service.ParkedSync
+				var err error
+				stale := false
+				func() {
+					defer q.release()
+					// net/http recovered a handler's panic; this runs on a
+					// goroutine of the queue's.
+					defer func() {
+						if v := recover(); v != nil {
+							s.log.Error("an agent's sync panicked", "node", node, "panic", v)
+							err = shoal.Errorf(shoal.EINTERNAL, "the sync failed on the server")
+						}
+					}()
+					// An agent that waited this long has given up or will
+					// retry: its lease is not renewed for nothing, and an
+					// overloaded server does not feed on its own backlog.
+					if stale = time.Since(enqueued) > MaxSyncWait; stale {
+						return
+					}
+					resp, parked, err = s.svc.BeginSync(ctx, node, &req, wait)
+				}()
+				switch {
+				case stale:
+					conn.Close()
+				case parked != nil:
 					s.parkConn(p, conn, keep, parked)
-					return
+				default:
+					s.answerParked(p, conn, keep, resp, err)
 				}
-				s.answerParked(p, conn, keep, resp, err)
 			})
 			return
 		}
 		// Not parkable (HTTP/2, no Parking): computed here, unbounded
 		// as before.
 	}
-	resp, parked, err := s.svc.BeginSync(r.Context(), nodeFrom(r), &req, wait)
-	if acquired {
-		q.release()
-	}
+	resp, parked, err := func() (*shoal.AgentSyncResponse, *service.ParkedSync, error) {
+		if acquired {
+			defer q.release() // a panic must not keep the slot
+		}
+		return s.svc.BeginSync(r.Context(), nodeFrom(r), &req, wait)
+	}()
 	if parked != nil {
 		if s.park(w, r, parked) {
 			return

@@ -47,6 +47,9 @@ type acceptResult struct {
 	err error
 }
 
+// closeAnswerWait bounds how long Close waits for parked syncs' answers.
+const closeAnswerWait = 2 * time.Second
+
 // parkedWriteTimeout bounds the write of a parked sync's answer: an agent
 // that stopped reading loses its connection, not the server's goroutine.
 const parkedWriteTimeout = 10 * time.Second
@@ -106,8 +109,21 @@ func (p *Parking) Close() error {
 			syncs = append(syncs, ps)
 		}
 		p.mu.Unlock()
+		// Answered side by side, and waited for a little at most:
+		// http.Server.Shutdown calls Close holding its lock, and an
+		// agent that stopped reading would hold each write up to
+		// parkedWriteTimeout. An agent not answered in time sees its
+		// connection end and moves to another server or retries.
+		var wg sync.WaitGroup
 		for _, ps := range syncs {
-			ps.Release()
+			wg.Add(1)
+			go func() { defer wg.Done(); ps.Release() }()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(closeAnswerWait):
 		}
 	})
 	return err

@@ -32,6 +32,11 @@ func newSyncQueue(n int) *syncQueue { return &syncQueue{slots: make(chan struct{
 // buffers and stacks (about 8 MB) when the store falls behind.
 func defaultSyncSlots() int { return 64 * max(4, runtime.GOMAXPROCS(0)) }
 
+// maxQueuedSyncs bounds the syncs waiting for a slot; past it a sync is
+// refused as unavailable (the agent retries with a backoff). Enough for
+// every node of a large fleet to wait once.
+const maxQueuedSyncs = 1 << 16
+
 // tryAcquire takes a slot if one is free.
 func (q *syncQueue) tryAcquire() bool {
 	select {

@@ -109,6 +109,12 @@ func (p *ParkedSync) Await(done func(*shoal.AgentSyncResponse, error)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = done
+	if p.finished {
+		// Released before Await (a server shutting down between parking
+		// the connection and waiting on it): the answer goes at once.
+		go done(p.resp, nil)
+		return
+	}
 	p.timer = time.AfterFunc(time.Until(p.deadline), p.expire)
 	if p.woken {
 		p.woken = false
@@ -151,7 +157,9 @@ func (p *ParkedSync) expire() {
 	p.finishLocked()
 	resp, done := p.resp, p.done
 	p.mu.Unlock()
-	done(resp, nil)
+	if done != nil { // else Await, still to come, answers
+		done(resp, nil)
+	}
 }
 
 // finishLocked marks p answered and drops its wake and timer.

@@ -81,3 +81,38 @@ func TestParkedSync(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// A parked sync released before anyone awaits it (a server shutting down
+// between parking the connection and waiting on it) does not panic, and
+// Await then answers at once, once.
+func TestParkedSyncReleasedBeforeAwait(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTestStore(t)
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Store: db})
+	_, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
+	if err != nil || p == nil {
+		t.Fatalf("an idle node's sync: parked %v, err %v; want it parked", p != nil, err)
+	}
+	p.Release()
+	answers := make(chan *shoal.AgentSyncResponse, 2)
+	p.Await(func(resp *shoal.AgentSyncResponse, err error) { answers <- resp })
+	select {
+	case resp := <-answers:
+		if resp == nil || resp.Exit {
+			t.Fatalf("answer %+v; want the idle node's empty answer", resp)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a sync released before Await was never answered")
+	}
+	select {
+	case <-answers:
+		t.Fatal("answered twice")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
