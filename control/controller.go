@@ -177,13 +177,14 @@ func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys ma
 // meanwhile, and its placements are re-checked when written, as every
 // placement is. The server runs it on a goroutine of its own, spaced by
 // its duration; RunOnce does the same work within its placement.
-func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) error {
+// It returns how many jobs were queued.
+func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) (int, error) {
 	p, err := c.place.Plan(ctx, now, true, nil)
 	if err != nil || p == nil {
-		return err
+		return 0, err
 	}
 	_, err = c.place.Apply(ctx, p)
-	return err
+	return p.Queued(), err
 }
 
 // placement runs the scheduler (over the whole queue when full) and the

@@ -130,7 +130,7 @@ func variants() []variant {
 // previous size over the nodes added, which leaves out the fixed cost).
 func printCurve(rows []curveRow, vs []variant) {
 	fmt.Println()
-	fmt.Printf("%-20s %7s %8s %9s %9s %8s %6s %8s %11s %11s\n", "binary", "nodes", "RSS MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node")
+	fmt.Printf("%-20s %7s %9s %9s %9s %8s %6s %8s %11s %11s\n", "binary", "nodes", "RSSmax MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node")
 	for _, v := range vs {
 		var prev *curveRow
 		for i := range rows {
@@ -142,7 +142,7 @@ func printCurve(rows []curveRow, vs []variant) {
 			if prev != nil {
 				delta = strconv.FormatInt((r.steady.rss-prev.steady.rss)/int64(r.nodes-prev.nodes), 10)
 			}
-			fmt.Printf("%-20s %7d %8.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s\n", v.label, r.nodes, mb(r.steady.rss),
+			fmt.Printf("%-20s %7d %9.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s\n", v.label, r.nodes, mb(r.steady.rss),
 				mb(r.steady.mem.heapInuse), mb(r.steady.mem.stackInuse), r.steady.mem.goroutines, r.steady.cores, r.steady.beats,
 				r.steady.rss/int64(r.nodes), delta)
 			prev = r

@@ -311,15 +311,26 @@ func point(v variant, n int, profile string, full bool) steadyState {
 
 	// Steady state: nothing but heartbeats and the controller's passes.
 	time.Sleep(10 * time.Second)
-	rss0, cpu0 := s.usage()
+	_, cpu0 := s.usage()
 	s0, t0 := syncs.Load(), time.Now()
-	time.Sleep(*steady)
+	// The RSS is sampled twice a second through the window: it rises and
+	// falls with the controller's passes, and one reading at the end
+	// says little. The curve takes the maximum.
+	var rssSamples []int64
+	for time.Since(t0) < *steady {
+		time.Sleep(500 * time.Millisecond)
+		r, _ := s.usage()
+		rssSamples = append(rssSamples, r)
+	}
 	rss1, cpu1 := s.usage()
+	rssSamples = append(rssSamples, rss1)
 	wall := time.Since(t0)
 	cores := cpu1.Seconds() - cpu0.Seconds()
-	st := steadyState{rss: rss1, cores: cores / wall.Seconds(), beats: float64(syncs.Load()-s0) / wall.Seconds(), mem: s.memStats()}
-	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS %.0f MB (was %.0f MB), %.0f heartbeats/s, %d sync errors\n",
-		wall.Round(time.Second), st.cores, float64(rss1)/(1<<20), float64(rss0)/(1<<20), st.beats, syncErrors.Load())
+	slices.Sort(rssSamples)
+	rssMax, rssMed := rssSamples[len(rssSamples)-1], rssSamples[len(rssSamples)/2]
+	st := steadyState{rss: rssMax, cores: cores / wall.Seconds(), beats: float64(syncs.Load()-s0) / wall.Seconds(), mem: s.memStats()}
+	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS max %.0f MB, median %.0f MB, min %.0f MB (%d samples), %.0f heartbeats/s, %d sync errors\n",
+		wall.Round(time.Second), st.cores, mb(rssMax), mb(rssMed), mb(rssSamples[0]), len(rssSamples), st.beats, syncErrors.Load())
 	fmt.Printf("server heap: %s\n", st.mem)
 
 	if profile != "" {

@@ -204,6 +204,14 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 	return p, nil
 }
 
+// Queued is how many jobs the pass read from the queue.
+func (p *Pass) Queued() int {
+	if p.st == nil {
+		return 0
+	}
+	return len(p.st.Queued)
+}
+
 // Apply writes a planned pass's placements (each re-checked: job still
 // queued, nodes still free) and, for a pass over the whole queue, the
 // waiting jobs' reasons. It returns the state as it is after the
