@@ -28,6 +28,7 @@ type ParkedSync struct {
 	timer    *time.Timer
 	done     func(*shoal.AgentSyncResponse, error) // nil until Await
 	finished bool
+	counted  bool // in Services.parked until finished
 }
 
 // answerNow reports whether a sync's answer goes back at once rather than
@@ -66,8 +67,54 @@ func (s *Services) BeginSync(ctx context.Context, nodeID string, req *shoal.Agen
 		p.unlisten()
 		return resp, nil, err
 	}
+	if !s.parked.take(nodeID) {
+		// This node has enough syncs parked already: a hostile or
+		// confused agent does not pile them up (each holds a socket, a
+		// timer and a place in the node's wake-ups); it is answered at
+		// once, as at the end of a wait.
+		p.finished = true
+		p.unlisten()
+		return resp, nil, nil
+	}
+	p.counted = true
 	p.resp = resp
 	return nil, p, nil
+}
+
+// maxParkedPerNode bounds the syncs one node may have parked at once. An
+// agent has one, and two for a moment when a connection broke and it
+// synced again before the first's wait ended.
+const maxParkedPerNode = 4
+
+// parkedCounts counts the syncs parked per node.
+type parkedCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// take counts a sync of node parked; false when it has maxParkedPerNode.
+func (c *parkedCounts) take(node string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[node] >= maxParkedPerNode {
+		return false
+	}
+	c.n[node]++
+	return true
+}
+
+// done uncounts a parked sync of node.
+func (c *parkedCounts) done(node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[node] <= 1 {
+		delete(c.n, node)
+		return
+	}
+	c.n[node]--
 }
 
 // listen asks for the node's next wake.
@@ -165,6 +212,10 @@ func (p *ParkedSync) expire() {
 // finishLocked marks p answered and drops its wake and timer.
 func (p *ParkedSync) finishLocked() {
 	p.finished = true
+	if p.counted {
+		p.counted = false
+		p.s.parked.done(p.nodeID)
+	}
 	p.unlisten()
 	if p.timer != nil {
 		p.timer.Stop()

@@ -116,3 +116,45 @@ func TestParkedSyncReleasedBeforeAwait(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// One node parks at most maxParkedPerNode syncs at once; past that its
+// syncs are answered at once, and a finished one frees its place.
+func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTestStore(t)
+	if err := db.Update(ctx, func(tx shoal.Tx) error {
+		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Store: db})
+	var parked []*ParkedSync
+	for i := range maxParkedPerNode + 1 {
+		resp, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i < maxParkedPerNode && p == nil:
+			t.Fatalf("sync %d was answered at once; want it parked", i+1)
+		case i == maxParkedPerNode && (p != nil || resp == nil):
+			t.Fatalf("sync %d was parked beside %d others; want it answered at once", i+1, maxParkedPerNode)
+		}
+		if p != nil {
+			parked = append(parked, p)
+		}
+	}
+	answered := make(chan struct{}, 1)
+	parked[0].Await(func(*shoal.AgentSyncResponse, error) { answered <- struct{}{} })
+	parked[0].Release()
+	<-answered
+	if _, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute); err != nil || p == nil {
+		t.Fatalf("after one was answered, a sync was not parked (err %v)", err)
+	} else {
+		parked = append(parked, p)
+	}
+	for _, p := range parked[1:] {
+		p.Release()
+	}
+}

@@ -134,6 +134,8 @@ type Services struct {
 	credCache credCache
 	// agentReads holds a token per agent read under way (agentView).
 	agentReads chan struct{}
+	// parked counts the syncs parked per node (maxParkedPerNode).
+	parked parkedCounts
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
 	reservations storageReservations
