@@ -12,13 +12,7 @@ import (
 // before Await is not lost, and the answer comes once.
 func TestParkedSync(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openTestStore(t)
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
-		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
-			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := storeWithIdleNodes(t, "n1")
 	s := New(Config{Store: db})
 	type answer struct {
 		resp *shoal.AgentSyncResponse
@@ -87,13 +81,7 @@ func TestParkedSync(t *testing.T) {
 // Await then answers at once, once.
 func TestParkedSyncReleasedBeforeAwait(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openTestStore(t)
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
-		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
-			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := storeWithIdleNodes(t, "n1")
 	s := New(Config{Store: db})
 	_, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
 	if err != nil || p == nil {
@@ -121,13 +109,7 @@ func TestParkedSyncReleasedBeforeAwait(t *testing.T) {
 // syncs are answered at once, and a finished one frees its place.
 func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openTestStore(t)
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
-		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
-			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := storeWithIdleNodes(t, "n1")
 	s := New(Config{Store: db})
 	var parked []*ParkedSync
 	for i := range maxParkedPerNode + 1 {
@@ -157,4 +139,22 @@ func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 	for _, p := range parked[1:] {
 		p.Release()
 	}
+}
+
+// storeWithIdleNodes returns a test store holding idle nodes of these IDs.
+func storeWithIdleNodes(t *testing.T, ids ...string) shoal.Store {
+	t.Helper()
+	db, _ := openTestStore(t)
+	if err := db.Update(context.Background(), func(tx shoal.Tx) error {
+		for _, id := range ids {
+			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -38,19 +38,12 @@ func (c *readCountingStore) View(ctx context.Context, fn func(tx shoal.Tx) error
 // controller passes and users' requests (agentView).
 func TestAgentSyncsHoldPartOfTheReads(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openTestStore(t)
 	const nodes = 20
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
-		for i := range nodes {
-			if err := tx.InsertNode(&shoal.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	ids := make([]string, nodes)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("n%d", i)
 	}
+	db := storeWithIdleNodes(t, ids...)
 	cs := &readCountingStore{Store: db, gate: make(chan struct{})}
 	s := New(Config{Store: cs, AgentReads: 2})
 	var wg sync.WaitGroup

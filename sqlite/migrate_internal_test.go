@@ -11,57 +11,32 @@ import (
 	"github.com/shoal-ml/shoal/storetest"
 )
 
-// Migration 0020 moves a workspace's budgets, quotas and limits out of
-// settings into their tables, keeping them: a store at version 19 with
-// the old rows reads them back through the typed methods once opened.
-func TestMigrationMovesWorkspaceSettings(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shoal.db")
-	raw, err := sql.Open("sqlite", dsn(path, false))
-	if err != nil {
-		t.Fatal(err)
+// The migrations that move or derive data keep it: a store as an older
+// Shoal left it reads back through today's methods once opened
+// (storetest.MigrationCases).
+func TestMigrationsKeepData(t *testing.T) {
+	for _, c := range storetest.MigrationCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "shoal.db")
+			raw, err := sql.Open("sqlite", dsn(path, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sqlstore.Migrate(t.Context(), raw, storetest.MigrationsUpTo(t, migrationFS, c.Version), nil, shoal.SystemClock{}, slog.New(slog.DiscardHandler)); err != nil {
+				t.Fatalf("migrate to %d: %v", c.Version, err)
+			}
+			if err := c.Fill(raw); err != nil {
+				t.Fatal(err)
+			}
+			if err := raw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(t.Context(), Config{Path: path})
+			if err != nil {
+				t.Fatalf("Open after version %d: %v", c.Version, err)
+			}
+			defer db.Close()
+			c.Check(t, db)
+		})
 	}
-	if err := sqlstore.Migrate(t.Context(), raw, storetest.MigrationsUpTo(t, migrationFS, 19), nil, shoal.SystemClock{}, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatalf("migrate to 19: %v", err)
-	}
-	for k, v := range storetest.LegacySettings() {
-		if _, err := raw.Exec(`INSERT INTO settings (key, value) VALUES ($1, $2)`, k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(t.Context(), Config{Path: path})
-	if err != nil {
-		t.Fatalf("Open after version 19: %v", err)
-	}
-	defer db.Close()
-	storetest.CheckLegacySettings(t, db)
-}
-
-// Migration 0029 counts the live nodes of a store at version 28 from
-// their documents.
-func TestMigrationCountsLiveNodes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shoal.db")
-	raw, err := sql.Open("sqlite", dsn(path, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sqlstore.Migrate(t.Context(), raw, storetest.MigrationsUpTo(t, migrationFS, 28), nil, shoal.SystemClock{}, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatalf("migrate to 28: %v", err)
-	}
-	for _, q := range storetest.LegacyNodeRows() {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(t.Context(), Config{Path: path})
-	if err != nil {
-		t.Fatalf("Open after version 28: %v", err)
-	}
-	defer db.Close()
-	storetest.CheckLegacyNodes(t, db)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -139,5 +140,40 @@ func CheckLegacyNodes(t *testing.T, s shoal.Store) {
 		if got != want {
 			t.Errorf("after the migration, CountLiveNodes(prod, %s) = %d, want %d", compute, got, want)
 		}
+	}
+}
+
+// A MigrationCase is a store as an older Shoal left it — migrated up to
+// Version, then Fill's rows written — and what today's Shoal must read
+// from it once its migrations ran (Check). Each store's tests build
+// every case on a database of their own (MigrationCases).
+type MigrationCase struct {
+	Name    string
+	Version int
+	Fill    func(raw *sql.DB) error
+	Check   func(t *testing.T, s shoal.Store)
+}
+
+// MigrationCases are the migrations that move or derive data: 0020 moves
+// a workspace's budgets, quotas and limits out of settings into their
+// tables; 0029 counts the live nodes from their documents.
+func MigrationCases() []MigrationCase {
+	return []MigrationCase{
+		{Name: "0020 moves workspace settings", Version: 19, Check: CheckLegacySettings, Fill: func(raw *sql.DB) error {
+			for k, v := range LegacySettings() {
+				if _, err := raw.Exec(`INSERT INTO settings (key, value) VALUES ($1, $2)`, k, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{Name: "0029 counts live nodes", Version: 28, Check: CheckLegacyNodes, Fill: func(raw *sql.DB) error {
+			for _, q := range LegacyNodeRows() {
+				if _, err := raw.Exec(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 	}
 }

@@ -76,7 +76,7 @@ func (s *server) start() time.Duration {
 	if s.gogc != "" {
 		s.cmd.Env = append(s.cmd.Env, "GOGC="+s.gogc)
 	}
-	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		fatalf("%v", err)
@@ -208,9 +208,9 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		// The server's log beside its profiles: why nodes were lost,
 		// what failed.
 		defer func() {
-			os.MkdirAll(profile, 0o755)
+			os.MkdirAll(profile, 0o700)
 			if b, err := os.ReadFile(filepath.Join(dir, "server.log")); err == nil {
-				os.WriteFile(filepath.Join(profile, "server.log"), b, 0o644)
+				os.WriteFile(filepath.Join(profile, "server.log"), b, 0o600)
 			}
 		}()
 	}
@@ -334,7 +334,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	fmt.Printf("server heap: %s\n", st.mem)
 
 	if profile != "" {
-		os.MkdirAll(profile, 0o755)
+		os.MkdirAll(profile, 0o700)
 		for file, path := range map[string]string{"heap.pb.gz": "/debug/pprof/heap", "cpu.pb.gz": "/debug/pprof/profile?seconds=10", "goroutine.txt": "/debug/pprof/goroutine?debug=1"} {
 			resp, err := http.Get("http://" + s.pprofAddr + path)
 			if err != nil {
@@ -342,7 +342,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			os.WriteFile(filepath.Join(profile, file), b, 0o644)
+			os.WriteFile(filepath.Join(profile, file), b, 0o600)
 		}
 		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", profile, profile)
 	}
