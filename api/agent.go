@@ -79,6 +79,7 @@ func (s *Server) handleAgentSync(w http.ResponseWriter, r *http.Request) {
 		}
 		// Every slot taken: wait in the queue off net/http.
 		if p, conn, keep, ok := s.takeConn(w, r); ok {
+			// The wall clock: a request's age in the queue, no decision.
 			node, ctx, enqueued := nodeFrom(r), context.WithoutCancel(r.Context()), time.Now()
 			q.enqueue(func() {
 				var resp *shoal.AgentSyncResponse
