@@ -226,15 +226,3 @@ func decodeComponentOutputs(raw json.RawMessage, prefix string) (map[string]*Com
 	}
 	return out, nil
 }
-
-// prefixFieldError puts prefix before the field an EINVALID error names,
-// in its Field and its message, so that an error found inside a part of a
-// document (a pipeline's step) names its path in the whole document
-// (jobs.train.inputs.data). Other errors pass through.
-func prefixFieldError(prefix string, err error) error {
-	var e *Error
-	if prefix == "" || !errors.As(err, &e) || e.Field == "" {
-		return err
-	}
-	return &Error{Code: e.Code, Field: prefix + e.Field, Message: prefix + e.Message}
-}

@@ -1,10 +1,7 @@
 package shoal
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"sort"
 	"strings"
 )
 
@@ -63,154 +60,47 @@ var (
 // uri_folder output. Rules that do not depend on the JSON shape are checked
 // by NormalizeJobSpec.
 func DecodeJobSpec(data []byte) (*JobSpec, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, Errorf(EINVALID, "the job document is empty")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
-		}
-		return nil, Errorf(EINVALID, "the job document is not valid JSON (%s)", jsonProblem(err))
-	}
-	if obj == nil {
-		return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got null")
+	d, err := parseJobDocument(data)
+	if err != nil {
+		return nil, err
 	}
 	spec := &JobSpec{}
-	var err error
 	// The type first: a sweep or pipeline job has keys of its own, and
 	// "only command jobs" says more than "unknown key trial".
-	if spec.Type, err = jobString(obj["type"], "type"); err != nil {
+	if spec.Type, err = jobString(d["type"], "type"); err != nil {
 		return nil, err
 	}
 	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != "" && t != JobTypeCommand {
 		return nil, errOnlyCommandJobs(spec.Type)
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if msg, ok := jobUnsupportedKeys[k]; ok {
-			if nonNull(obj[k]) != nil {
-				return nil, FieldErrorf(k, "%s", msg)
-			}
-			continue
-		}
-		if jobReadOnlyKeys[k] {
-			continue
-		}
-		sub, ok := jobKeys[k]
-		if !ok {
-			allowed := schemaKeys(jobKeys)
-			return nil, FieldErrorf(k, "unknown key %q%s in a command job; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), strings.Join(allowed, ", "))
-		}
-		if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
-			if err := checkKeys(obj[k], k, s); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	for _, f := range []struct {
-		key string
-		dst *string
-		lax bool // numbers and booleans are taken as text
-	}{
-		{"name", &spec.Name, true},
-		{"display_name", &spec.DisplayName, true},
-		{"experiment_name", &spec.ExperimentName, true},
-		{"description", &spec.Description, true},
-		{"command", &spec.Command, false},
-		{"code", &spec.Code, false},
-		{"compute", &spec.Compute, false},
-	} {
-		if f.lax {
-			*f.dst, err = jobText(obj[f.key], f.key)
-		} else {
-			*f.dst, err = jobString(obj[f.key], f.key)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if spec.Tags, err = decodeTags(obj["tags"]); err != nil {
+	if err := d.checkKeys("command job", jobKeys); err != nil {
 		return nil, err
 	}
-	if len(spec.Tags) == 0 {
-		spec.Tags = nil
-	}
-	if spec.Environment, err = decodeJobEnvironment(obj["environment"]); err != nil {
+	fields := append(jobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
+		stringField("command", &spec.Command), stringField("code", &spec.Code), stringField("compute", &spec.Compute),
+		tagsField(&spec.Tags),
+		valueField("environment", &spec.Environment, decodeJobEnvironment),
+		valueField("environment_variables", &spec.EnvironmentVariables, decodeJobEnvVars),
+		valueField("inputs", &spec.Inputs, decodeJobInputs),
+		valueField("outputs", &spec.Outputs, decodeJobOutputs),
+		valueField("resources", &spec.Resources, decodeJobResources),
+		valueField("distribution", &spec.Distribution, decodeJobDistribution),
+		valueField("limits", &spec.Limits, decodeJobLimits),
+		valueField("queue_settings", &spec.QueueSettings, decodeJobQueueSettings),
+		valueField("retries", &spec.Retries, decodeJobRetries),
+	)
+	if err := d.decodeFields("", fields...); err != nil {
 		return nil, err
-	}
-	if spec.EnvironmentVariables, err = decodeJobEnvVars(obj["environment_variables"]); err != nil {
-		return nil, err
-	}
-	if spec.Inputs, err = decodeJobInputs(obj["inputs"]); err != nil {
-		return nil, err
-	}
-	if spec.Outputs, err = decodeJobOutputs(obj["outputs"]); err != nil {
-		return nil, err
-	}
-	if spec.Resources, err = decodeJobResources(obj["resources"]); err != nil {
-		return nil, err
-	}
-	if spec.Distribution, err = decodeJobDistribution(obj["distribution"]); err != nil {
-		return nil, err
-	}
-	if spec.Limits, err = decodeJobLimits(obj["limits"]); err != nil {
-		return nil, err
-	}
-	if spec.QueueSettings, err = decodeJobQueueSettings(obj["queue_settings"]); err != nil {
-		return nil, err
-	}
-	if raw := nonNull(obj["retries"]); raw != nil {
-		if spec.Retries, err = checkInteger("retries", raw); err != nil {
-			return nil, err
-		}
 	}
 	return spec, nil
 }
 
-// jsonKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
-// 'n', or a digit or '-' for a number; 0 for an absent value.
-func jsonKind(raw json.RawMessage) byte {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
-func isJSONNumberKind(k byte) bool { return k == '-' || (k >= '0' && k <= '9') }
-
-// jobString decodes a string; null or absent is "".
-func jobString(raw json.RawMessage, field string) (string, error) {
+// decodeJobRetries reads retries, nil when absent.
+func decodeJobRetries(raw json.RawMessage) (*int, error) {
 	if nonNull(raw) == nil {
-		return "", nil
+		return nil, nil
 	}
-	var s string
-	if jsonKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", FieldErrorf(field, "must be a string, got %s", shortJSON(raw))
-	}
-	return s, nil
-}
-
-// jobText decodes a string, taking a number or a boolean as its text
-// (YAML writes `experiment_name: 2024` unquoted).
-func jobText(raw json.RawMessage, field string) (string, error) {
-	switch k := jsonKind(raw); {
-	case k == 't' || k == 'f' || isJSONNumberKind(k):
-		var v any
-		if err := jobUnmarshalAny(raw, &v); err != nil {
-			return "", FieldErrorf(field, "must be a string, got %s", shortJSON(raw))
-		}
-		return FormatInputValue(v), nil
-	}
-	return jobString(raw, field)
+	return checkInteger("retries", raw)
 }
 
 // decodeJobEnvironment keeps an environment reference (a string) or an

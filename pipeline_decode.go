@@ -3,7 +3,7 @@ package shoal
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"slices"
 	"strings"
 )
 
@@ -37,15 +37,11 @@ var stepOutputKeys = keySchema{"type": nil, "mode": nil, "path": nil}
 // when it has none (a command job): callers decode a command job with
 // DecodeJobSpec and a pipeline with DecodePipelineSpec.
 func DecodeJobType(data []byte) (string, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(bytes.TrimSpace(data), &obj); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return "", Errorf(EINVALID, "the job document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
-		}
-		return "", Errorf(EINVALID, "the job document is not valid JSON (%s)", jsonProblem(err))
+	d, err := unmarshalJobDocument(bytes.TrimSpace(data))
+	if err != nil {
+		return "", err
 	}
-	t, err := jobString(obj["type"], "type")
+	t, err := jobString(d["type"], "type")
 	return strings.ToLower(strings.TrimSpace(t)), err
 }
 
@@ -56,97 +52,81 @@ func DecodeJobType(data []byte) (string, error) {
 // the rules across steps (bindings, types, cycles) are
 // NormalizePipelineSpec's. Read-only keys of show output are ignored.
 func DecodePipelineSpec(data []byte) (*PipelineSpec, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, Errorf(EINVALID, "the job document is empty")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case err == nil:
-			return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got null")
-		case errors.As(err, &te):
-			return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
-		}
-		return nil, Errorf(EINVALID, "the job document is not valid JSON (%s)", jsonProblem(err))
+	d, err := parseJobDocument(data)
+	if err != nil {
+		return nil, err
 	}
 	spec := &PipelineSpec{}
-	var err error
-	if spec.Type, err = jobString(obj["type"], "type"); err != nil {
+	if spec.Type, err = d.requireType(JobTypePipeline); err != nil {
 		return nil, err
 	}
-	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != JobTypePipeline {
-		return nil, FieldErrorf("type", "must be pipeline for a pipeline job, got %q", jobShort(spec.Type))
-	}
-	for _, k := range sortedKeys(obj) {
-		if msg, ok := jobUnsupportedKeys[k]; ok {
-			if nonNull(obj[k]) != nil {
-				return nil, FieldErrorf(k, "%s", msg)
-			}
-			continue
-		}
-		if jobReadOnlyKeys[k] || k == "creation_context" {
-			continue
-		}
-		sub, ok := pipelineKeys[k]
-		if !ok {
-			allowed := schemaKeys(pipelineKeys)
-			return nil, FieldErrorf(k, "unknown key %q%s in a pipeline job; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), strings.Join(allowed, ", "))
-		}
-		if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
-			if err := checkKeys(obj[k], k, s); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, f := range []struct {
-		key  string
-		dst  *string
-		text bool
-	}{
-		{"name", &spec.Name, true}, {"display_name", &spec.DisplayName, true},
-		{"experiment_name", &spec.ExperimentName, true}, {"description", &spec.Description, true},
-		{"compute", &spec.Compute, false},
-	} {
-		if f.text {
-			*f.dst, err = jobText(obj[f.key], f.key)
-		} else {
-			*f.dst, err = jobString(obj[f.key], f.key)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if spec.Tags, err = decodeTags(obj["tags"]); err != nil {
+	if err := d.checkKeys("pipeline job", pipelineKeys); err != nil {
 		return nil, err
 	}
-	if len(spec.Tags) == 0 {
-		spec.Tags = nil
-	}
-	if spec.Inputs, err = decodeJobInputs(obj["inputs"]); err != nil {
+	fields := append(jobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
+		stringField("compute", &spec.Compute), tagsField(&spec.Tags),
+		valueField("inputs", &spec.Inputs, decodePipelineInputs), valueField("outputs", &spec.Outputs, decodeJobOutputs),
+		jobField{"settings", func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
+		valueField("jobs", &spec.Jobs, decodePipelineSteps),
+	)
+	if err := d.decodeFields("", fields...); err != nil {
 		return nil, err
 	}
-	for _, name := range sortedKeys(spec.Inputs) {
-		if in := spec.Inputs[name]; IsPipelineBinding(in.Path) || IsPipelineBinding(FormatInputValue(in.Value)) {
+	return spec, nil
+}
+
+// decodePipelineInputs decodes a pipeline's inputs as a command job's,
+// which bind nothing: a binding names another step's value, and the
+// pipeline has no step above it.
+func decodePipelineInputs(raw json.RawMessage) (map[string]*JobInput, error) {
+	inputs, err := decodeJobInputs(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range sortedKeys(inputs) {
+		if in := inputs[name]; IsPipelineBinding(in.Path) || IsPipelineBinding(FormatInputValue(in.Value)) {
 			return nil, FieldErrorf(jobKeyPath("inputs", name), "a pipeline input is a value or a path; bindings (${{...}}) belong in the steps' inputs")
 		}
 	}
-	if spec.Outputs, err = decodeJobOutputs(obj["outputs"]); err != nil {
-		return nil, err
+	return inputs, nil
+}
+
+func decodePipelineSettings(raw json.RawMessage, s *PipelineSettings) error {
+	m, err := decodeMapping(raw, "settings")
+	if m == nil {
+		return err
 	}
-	if err := decodePipelineSettings(obj["settings"], &spec.Settings); err != nil {
-		return nil, err
-	}
-	raw := nonNull(obj["jobs"])
-	if raw == nil {
+	return m.decodeFields("settings.",
+		stringField("default_compute", &s.DefaultCompute), stringField("default_datastore", &s.DefaultDatastore),
+		boolField("continue_on_step_failure", func(v bool) { s.ContinueOnStepFailure = v }),
+		boolField("force_rerun", func(v bool) { s.ForceRerun = &v }),
+	)
+}
+
+// boolField decodes true or false into set; absent or null leaves it.
+func boolField(key string, set func(bool)) jobField {
+	return jobField{key, func(raw json.RawMessage, path string) error {
+		if v := nonNull(raw); v != nil {
+			var x bool
+			if err := json.Unmarshal(v, &x); err != nil {
+				return FieldErrorf(path, "must be true or false, got %s", shortJSON(v))
+			}
+			set(x)
+		}
+		return nil
+	}}
+}
+
+// decodePipelineSteps decodes the steps, which are required.
+func decodePipelineSteps(raw json.RawMessage) (map[string]*PipelineStep, error) {
+	if nonNull(raw) == nil {
 		return nil, FieldErrorf("jobs", "is required: a mapping of step names to steps (each a command, or a component with its inputs and outputs)")
 	}
 	var jobs map[string]json.RawMessage
 	if jsonKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
 		return nil, FieldErrorf("jobs", "must be a mapping of step names to steps, got %s", shortJSON(raw))
 	}
-	spec.Jobs = make(map[string]*PipelineStep, len(jobs))
+	steps := make(map[string]*PipelineStep, len(jobs))
 	for _, name := range sortedKeys(jobs) {
 		prefix := jobKeyPath("jobs", name) + "."
 		if err := ValidateJobName(name); err != nil {
@@ -156,42 +136,9 @@ func DecodePipelineSpec(data []byte) (*PipelineSpec, error) {
 		if err != nil {
 			return nil, err
 		}
-		spec.Jobs[name] = step
+		steps[name] = step
 	}
-	return spec, nil
-}
-
-func decodePipelineSettings(raw json.RawMessage, s *PipelineSettings) error {
-	if nonNull(raw) == nil {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return FieldErrorf("settings", "must be a mapping")
-	}
-	var err error
-	if s.DefaultCompute, err = jobString(m["default_compute"], "settings.default_compute"); err != nil {
-		return err
-	}
-	if s.DefaultDatastore, err = jobString(m["default_datastore"], "settings.default_datastore"); err != nil {
-		return err
-	}
-	for _, b := range []struct {
-		key string
-		dst func(bool)
-	}{
-		{"continue_on_step_failure", func(v bool) { s.ContinueOnStepFailure = v }},
-		{"force_rerun", func(v bool) { s.ForceRerun = &v }},
-	} {
-		if v := nonNull(m[b.key]); v != nil {
-			var x bool
-			if err := json.Unmarshal(v, &x); err != nil {
-				return FieldErrorf("settings."+b.key, "must be true or false, got %s", shortJSON(v))
-			}
-			b.dst(x)
-		}
-	}
-	return nil
+	return steps, nil
 }
 
 // decodePipelineStep decodes one step; prefix is jobs.<name>.
@@ -203,7 +150,7 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*PipelineStep, erro
 	if err := checkKeys(raw, field, stepKeys); err != nil {
 		return nil, err
 	}
-	var obj map[string]json.RawMessage
+	var obj jobDocument
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, FieldErrorf(field, "must be a mapping")
 	}
@@ -219,19 +166,9 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*PipelineStep, erro
 		return nil, FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", jobShort(step.Type))
 	}
 	// The command job keys, decoded as a command job's are.
-	job := map[string]json.RawMessage{}
-	for _, k := range stepJobKeys {
-		if v, ok := obj[k]; ok {
-			job[k] = v
-		}
-	}
-	doc, err := json.Marshal(job)
+	js, err := decodeAsCommandJob(obj.pick(func(k string) bool { return slices.Contains(stepJobKeys, k) }), prefix)
 	if err != nil {
-		return nil, FieldErrorf(field, "must be a mapping")
-	}
-	js, err := DecodeJobSpec(doc)
-	if err != nil {
-		return nil, prefixFieldError(prefix, err)
+		return nil, err
 	}
 	step.DisplayName, step.Description, step.Tags = js.DisplayName, js.Description, js.Tags
 	step.Compute, step.EnvironmentVariables = js.Compute, js.EnvironmentVariables

@@ -3,7 +3,6 @@ package shoal
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -16,13 +15,21 @@ var sweepCommonKeys = map[string]bool{
 	"tags": true, "compute": true, "inputs": true, "outputs": true, "queue_settings": true,
 }
 
-// sweepOwnKeys are the keys only a sweep job has.
-var sweepOwnKeys = keySchema{
-	"type": nil, "trial": trialKeys, "search_space": nil, "sampling_algorithm": nil,
-	"objective":         keySchema{"primary_metric": nil, "goal": nil},
-	"limits":            keySchema{"max_total_trials": nil, "max_concurrent_trials": nil, "timeout": nil, "trial_timeout": nil},
-	"early_termination": keySchema{"type": nil, "evaluation_interval": nil, "delay_evaluation": nil, "slack_factor": nil, "slack_amount": nil, "truncation_percentage": nil},
-}
+// sweepKeys are the keys of a sweep job document that a user writes: its
+// own, whose mappings are checked here, and the shared ones, which
+// DecodeJobSpec checks.
+var sweepKeys = func() keySchema {
+	k := keySchema{
+		"type": nil, "trial": trialKeys, "search_space": nil, "sampling_algorithm": nil,
+		"objective":         keySchema{"primary_metric": nil, "goal": nil},
+		"limits":            keySchema{"max_total_trials": nil, "max_concurrent_trials": nil, "timeout": nil, "trial_timeout": nil},
+		"early_termination": keySchema{"type": nil, "evaluation_interval": nil, "delay_evaluation": nil, "slack_factor": nil, "slack_amount": nil, "truncation_percentage": nil},
+	}
+	for c := range sweepCommonKeys {
+		k[c] = nil
+	}
+	return k
+}()
 
 // trialKeys are the keys of a sweep's trial: the parts of a command job
 // that are not the sweep's own (compute, inputs and outputs are).
@@ -45,106 +52,44 @@ var (
 // are EINVALID errors naming the key. Rules that do not depend on the
 // JSON shape are checked by NormalizeSweepSpec.
 func DecodeSweepSpec(data []byte) (*SweepSpec, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, Errorf(EINVALID, "the job document is empty")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
-		}
-		return nil, Errorf(EINVALID, "the job document is not valid JSON (%s)", jsonProblem(err))
-	}
-	if obj == nil {
-		return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got null")
-	}
-	spec := &SweepSpec{}
-	var err error
-	if spec.Type, err = jobString(obj["type"], "type"); err != nil {
+	d, err := parseJobDocument(data)
+	if err != nil {
 		return nil, err
 	}
-	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != JobTypeSweep {
-		return nil, FieldErrorf("type", "must be sweep for a sweep job, got %q", jobShort(spec.Type))
+	spec := &SweepSpec{}
+	if spec.Type, err = d.requireType(JobTypeSweep); err != nil {
+		return nil, err
 	}
-	common := map[string]json.RawMessage{}
-	for _, k := range sortedKeys(obj) {
-		switch {
-		case sweepCommonKeys[k]:
-			common[k] = obj[k]
-		case jobUnsupportedKeys[k] != "":
-			common[k] = obj[k] // DecodeJobSpec refuses them
-		case jobReadOnlyKeys[k]:
-		default:
-			sub, ok := sweepOwnKeys[k]
-			if !ok {
-				allowed := schemaKeys(sweepOwnKeys)
-				for c := range sweepCommonKeys {
-					allowed = append(allowed, c)
-				}
-				return nil, FieldErrorf(k, "unknown key %q%s in a sweep job; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), strings.Join(sortStrings(allowed), ", "))
-			}
-			if s, ok := sub.(keySchema); ok && nonNull(obj[k]) != nil {
-				if err := checkKeys(obj[k], k, s); err != nil {
-					return nil, err
-				}
-			}
-		}
+	// The keys Azure has and Shoal does not support are left to
+	// DecodeJobSpec, which refuses them after the sweep's own keys are
+	// checked.
+	supported := d.pick(func(k string) bool { return jobUnsupportedKeys[k] == "" })
+	if err := supported.checkKeys("sweep job", sweepKeys); err != nil {
+		return nil, err
 	}
-	commonDoc, err := json.Marshal(common)
-	if err != nil {
-		return nil, Errorf(EINVALID, "the job document is not valid (%s)", jsonProblem(err))
-	}
-	base, err := DecodeJobSpec(commonDoc)
+	base, err := decodeAsCommandJob(d.pick(func(k string) bool { return sweepCommonKeys[k] || jobUnsupportedKeys[k] != "" }), "")
 	if err != nil {
 		return nil, err
 	}
 	spec.Name, spec.DisplayName, spec.ExperimentName, spec.Description = base.Name, base.DisplayName, base.ExperimentName, base.Description
 	spec.Tags, spec.Compute, spec.Inputs, spec.Outputs, spec.QueueSettings = base.Tags, base.Compute, base.Inputs, base.Outputs, base.QueueSettings
 
-	if spec.Trial, err = decodeSweepTrial(obj["trial"]); err != nil {
-		return nil, err
-	}
-	if spec.SearchSpace, err = decodeSearchSpace(obj["search_space"]); err != nil {
-		return nil, err
-	}
-	if spec.SamplingAlgorithm, err = decodeSamplingAlgorithm(obj["sampling_algorithm"]); err != nil {
-		return nil, err
-	}
-	if spec.Objective, err = decodeObjective(obj["objective"]); err != nil {
-		return nil, err
-	}
-	if spec.Limits, err = decodeSweepLimits(obj["limits"]); err != nil {
-		return nil, err
-	}
-	if spec.EarlyTermination, err = decodeEarlyTermination(obj["early_termination"]); err != nil {
+	err = d.decodeFields("",
+		valueField("trial", &spec.Trial, decodeSweepTrial),
+		valueField("search_space", &spec.SearchSpace, decodeSearchSpace),
+		valueField("sampling_algorithm", &spec.SamplingAlgorithm, decodeSamplingAlgorithm),
+		valueField("objective", &spec.Objective, decodeObjective),
+		valueField("limits", &spec.Limits, decodeSweepLimits),
+		valueField("early_termination", &spec.EarlyTermination, decodeEarlyTermination),
+	)
+	if err != nil {
 		return nil, err
 	}
 	return spec, nil
 }
 
-func sortStrings(s []string) []string {
-	m := make(map[string]bool, len(s))
-	for _, v := range s {
-		m[v] = true
-	}
-	return sortedKeys(m)
-}
-
-// underField puts an error about a command job's field under prefix
-// ("command" becomes "trial.command").
-func underField(err error, prefix string) error {
-	var e *Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	if e.Field == "" {
-		return &Error{Code: e.Code, Field: prefix, Message: prefix + ": " + e.Message}
-	}
-	return &Error{Code: e.Code, Field: prefix + "." + e.Field, Message: prefix + "." + e.Message}
-}
-
+// decodeSweepTrial decodes the trial as a command job, so that its keys
+// read as a command job's do; an error names its path under trial.
 func decodeSweepTrial(raw json.RawMessage) (*SweepTrial, error) {
 	switch jsonKind(raw) {
 	case 0, 'n':
@@ -158,7 +103,7 @@ func decodeSweepTrial(raw json.RawMessage) (*SweepTrial, error) {
 	}
 	js, err := DecodeJobSpec(raw)
 	if err != nil {
-		return nil, underField(err, "trial")
+		return nil, prefixFieldError("trial.", err)
 	}
 	return &SweepTrial{
 		Command: js.Command, Code: js.Code, Environment: js.Environment,

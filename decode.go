@@ -1,0 +1,253 @@
+package shoal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// The scaffold every job document's decoder stands on (command, sweep and
+// pipeline jobs), written once so that the kinds read a document alike
+// and answer alike: the document must be a JSON mapping; its keys are
+// checked in sorted order, so that the first error is the same on every
+// run, with a did-you-mean suggestion and the list of allowed keys; an
+// error names the path of its value (jobs.train.inputs.data); and fields
+// are decoded in the order a kind lists them, stopping at the first
+// error. A kind supplies only what differs: its name, its keys and its
+// fields. Azure's $schema is one of every kind's keys: it names a schema
+// for editors, so it is accepted and its value ignored.
+
+// jobDocument is a JSON mapping of a job document, or of a part of one,
+// with each value kept raw until its field decodes it.
+type jobDocument map[string]json.RawMessage
+
+// parseJobDocument reads a whole job document, which must be a mapping.
+func parseJobDocument(data []byte) (jobDocument, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, Errorf(EINVALID, "the job document is empty")
+	}
+	doc, err := unmarshalJobDocument(data)
+	if err == nil && doc == nil {
+		return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got null")
+	}
+	return doc, err
+}
+
+// unmarshalJobDocument is parseJobDocument without its refusals of an
+// empty or null document (nil, no error), for a caller that only peeks.
+func unmarshalJobDocument(data []byte) (jobDocument, error) {
+	var doc jobDocument
+	if err := json.Unmarshal(data, &doc); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, Errorf(EINVALID, "the job document must be a mapping of keys to values, got %s", jsonValueName(te.Value))
+		}
+		return nil, Errorf(EINVALID, "the job document is not valid JSON (%s)", jsonProblem(err))
+	}
+	return doc, nil
+}
+
+// requireType returns the document's type as written when it is want
+// (in any case, spaces around it ignored): a sweep or pipeline decoder is
+// only called for its own kind, so another type is a mistake to name.
+func (d jobDocument) requireType(want string) (string, error) {
+	t, err := jobString(d["type"], "type")
+	if err != nil {
+		return "", err
+	}
+	if strings.ToLower(strings.TrimSpace(t)) != want {
+		return "", FieldErrorf("type", "must be %s for a %s job, got %q", want, want, jobShort(t))
+	}
+	return t, nil
+}
+
+// checkKeys fails on the first key, in sorted order, that a job of kind
+// ("command job") does not take. A key Azure has and Shoal does not
+// support is refused, with why, only when it has a value, since `show`
+// output of Azure prints it empty; the read-only keys of `show` output
+// are ignored so that the output can be submitted again; an unknown key
+// is refused with the closest known key and the list of allowed keys;
+// and a mapping under a known key is checked against its own schema.
+func (d jobDocument) checkKeys(kind string, keys keySchema) error {
+	for _, k := range sortedKeys(d) {
+		if msg, ok := jobUnsupportedKeys[k]; ok {
+			if nonNull(d[k]) != nil {
+				return FieldErrorf(k, "%s", msg)
+			}
+			continue
+		}
+		if jobReadOnlyKeys[k] {
+			continue
+		}
+		sub, ok := keys[k]
+		if !ok {
+			allowed := schemaKeys(keys)
+			return FieldErrorf(k, "unknown key %q%s in a %s; allowed keys: %s (read-only keys of show output are ignored)", k, didYouMean(k, allowed), kind, strings.Join(allowed, ", "))
+		}
+		if s, ok := sub.(keySchema); ok && nonNull(d[k]) != nil {
+			if err := checkKeys(d[k], k, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pick returns the entries of d whose key keep takes: the part of a
+// document that another decoder reads.
+func (d jobDocument) pick(keep func(key string) bool) jobDocument {
+	part := jobDocument{}
+	for k, v := range d {
+		if keep(k) {
+			part[k] = v
+		}
+	}
+	return part
+}
+
+// decodeAsCommandJob decodes part of a document (a sweep's shared keys, a
+// pipeline step's command keys) as DecodeJobSpec decodes a command job,
+// so that every kind reads those keys alike; an error names its path in
+// the whole document, under prefix ("jobs.train.").
+func decodeAsCommandJob(part jobDocument, prefix string) (*JobSpec, error) {
+	data, err := json.Marshal(part)
+	if err != nil { // the values were read from JSON: unreachable
+		return nil, Errorf(EINVALID, "the job document is not valid (%s)", jsonProblem(err))
+	}
+	spec, err := DecodeJobSpec(data)
+	if err != nil {
+		return nil, prefixFieldError(prefix, err)
+	}
+	return spec, nil
+}
+
+// jobField is how one key of a document is decoded into its place in a
+// spec; path is the key's path in the whole document, for errors.
+type jobField struct {
+	key    string
+	decode func(raw json.RawMessage, path string) error
+}
+
+// decodeFields decodes the fields in the order given, each from the
+// value of its key (nil when absent), and stops at the first error.
+// prefix is the path of d in the whole document ("settings.").
+func (d jobDocument) decodeFields(prefix string, fields ...jobField) error {
+	for _, f := range fields {
+		if err := f.decode(d[f.key], prefix+f.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stringField decodes a string; null or absent is "".
+func stringField(key string, dst *string) jobField {
+	return jobField{key, func(raw json.RawMessage, path string) (err error) {
+		*dst, err = jobString(raw, path)
+		return err
+	}}
+}
+
+// textField decodes a string as stringField does, taking a number or a
+// boolean as its text: YAML writes `experiment_name: 2024` unquoted.
+func textField(key string, dst *string) jobField {
+	return jobField{key, func(raw json.RawMessage, path string) (err error) {
+		*dst, err = jobText(raw, path)
+		return err
+	}}
+}
+
+// tagsField decodes the tags; none is nil, so that a spec without tags
+// reads the same whether it wrote `tags: {}` or nothing.
+func tagsField(dst *map[string]string) jobField {
+	return jobField{"tags", func(raw json.RawMessage, _ string) (err error) {
+		*dst, err = decodeTags(raw)
+		if len(*dst) == 0 {
+			*dst = nil
+		}
+		return err
+	}}
+}
+
+// valueField decodes a key with a decoder of its own, which names its
+// paths itself.
+func valueField[T any](key string, dst *T, decode func(json.RawMessage) (T, error)) jobField {
+	return jobField{key, func(raw json.RawMessage, _ string) (err error) {
+		*dst, err = decode(raw)
+		return err
+	}}
+}
+
+// jobNameFields are the keys that name and describe a job of any kind,
+// first among its fields.
+func jobNameFields(name, displayName, experimentName, description *string) []jobField {
+	return []jobField{
+		textField("name", name), textField("display_name", displayName),
+		textField("experiment_name", experimentName), textField("description", description),
+	}
+}
+
+// decodeMapping reads the mapping under a key, nil when it is absent or
+// null; path names the key in an error.
+func decodeMapping(raw json.RawMessage, path string) (jobDocument, error) {
+	if nonNull(raw) == nil {
+		return nil, nil
+	}
+	var m jobDocument
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf(path, "must be a mapping")
+	}
+	return m, nil
+}
+
+// jsonKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
+// 'n', or a digit or '-' for a number; 0 for an absent value.
+func jsonKind(raw json.RawMessage) byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+func isJSONNumberKind(k byte) bool { return k == '-' || (k >= '0' && k <= '9') }
+
+// jobString decodes a string; null or absent is "".
+func jobString(raw json.RawMessage, field string) (string, error) {
+	if nonNull(raw) == nil {
+		return "", nil
+	}
+	var s string
+	if jsonKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", FieldErrorf(field, "must be a string, got %s", shortJSON(raw))
+	}
+	return s, nil
+}
+
+// jobText decodes a string, taking a number or a boolean as its text
+// (YAML writes `experiment_name: 2024` unquoted).
+func jobText(raw json.RawMessage, field string) (string, error) {
+	switch k := jsonKind(raw); {
+	case k == 't' || k == 'f' || isJSONNumberKind(k):
+		var v any
+		if err := jobUnmarshalAny(raw, &v); err != nil {
+			return "", FieldErrorf(field, "must be a string, got %s", shortJSON(raw))
+		}
+		return FormatInputValue(v), nil
+	}
+	return jobString(raw, field)
+}
+
+// prefixFieldError puts prefix before the field an EINVALID error names,
+// in its Field and its message, so that an error found inside a part of a
+// document (a pipeline's step) names its path in the whole document
+// (jobs.train.inputs.data). Other errors pass through.
+func prefixFieldError(prefix string, err error) error {
+	var e *Error
+	if prefix == "" || !errors.As(err, &e) || e.Field == "" {
+		return err
+	}
+	return &Error{Code: e.Code, Field: prefix + e.Field, Message: prefix + e.Message}
+}
