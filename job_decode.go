@@ -30,22 +30,6 @@ var jobKeys = keySchema{
 	"retries":        nil,
 }
 
-// jobReadOnlyKeys are the keys `show -o yaml` adds to a job; they are
-// accepted and ignored so that the output can be submitted again.
-var jobReadOnlyKeys = map[string]bool{
-	"id": true, "status": true, "status_reason": true, "status_reason_code": true, "created_by": true, "created_on": true,
-	"start_time": true, "end_time": true, "attempt_count": true, "current_attempt_id": true,
-	"failed_attempts": true, "infra_requeues": true, "exit_code": true, "error": true,
-	"creation_context": true, "properties": true, "parent_job_name": true,
-}
-
-// jobUnsupportedKeys are Azure job keys Shoal knows but does not support;
-// a non-null value is rejected with the message given.
-var jobUnsupportedKeys = map[string]string{
-	"services": "job services (jupyter_lab, ssh, tensor_board, vs_code) are not supported; remove the key",
-	"identity": "identity on jobs is not supported yet; the compute's identity is used",
-}
-
 var (
 	jobInputKeys  = keySchema{"type": nil, "path": nil, "mode": nil, "default": nil, "value": nil}
 	jobOutputKeys = keySchema{"type": nil, "mode": nil, "path": nil}
@@ -91,6 +75,22 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 	)
 	if err := d.decodeFields("", fields...); err != nil {
 		return nil, err
+	}
+	return spec, nil
+}
+
+// decodeAsCommandJob decodes part of a document (a sweep's shared keys, a
+// pipeline step's command keys) as DecodeJobSpec decodes a command job,
+// so that every kind reads those keys alike; an error names its path in
+// the whole document, under prefix ("jobs.train.").
+func decodeAsCommandJob(part jobDocument, prefix string) (*JobSpec, error) {
+	data, err := json.Marshal(part)
+	if err != nil { // the values were read from JSON: unreachable
+		return nil, Errorf(EINVALID, "the job document is not valid (%s)", jsonProblem(err))
+	}
+	spec, err := DecodeJobSpec(data)
+	if err != nil {
+		return nil, prefixFieldError(prefix, err)
 	}
 	return spec, nil
 }
