@@ -320,34 +320,6 @@ func decodeSeconds(raw json.RawMessage) (*int, error) {
 	return &total, nil
 }
 
-// decodeTags accepts a mapping whose values are strings, numbers or
-// booleans (YAML writes `cost_center: 1234` unquoted) and returns strings.
-func decodeTags(raw json.RawMessage) (map[string]string, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, FieldErrorf("tags", "must be a mapping of names to values")
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		switch x := v.(type) {
-		case string:
-			out[k] = x
-		case float64:
-			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
-		case bool:
-			out[k] = strconv.FormatBool(x)
-		case nil:
-			out[k] = ""
-		default:
-			return nil, FieldErrorf("tags."+k, "must be a string, number or boolean")
-		}
-	}
-	return out, nil
-}
-
 func decodeError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 )
 
 var computeNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{2,23}$`)
@@ -29,8 +28,6 @@ func ValidateComputeName(name string) error {
 	}
 	return nil
 }
-
-func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
 
 // NormalizeComputeType returns the canonical compute type for the spellings
 // users write (amlcompute, AmlCompute, ...).
@@ -327,28 +324,6 @@ func ValidateScaleSettings(minN, maxN, idle int) error {
 	return nil
 }
 
-// ValidateTags checks tag names and values against Azure's limits.
-func ValidateTags(tags map[string]string) error {
-	if len(tags) > 50 {
-		return FieldErrorf("tags", "at most 50 tags are allowed, got %d", len(tags))
-	}
-	for k, v := range tags {
-		if strings.TrimSpace(k) == "" {
-			return FieldErrorf("tags", "a tag name must not be empty")
-		}
-		if len(k) > 512 {
-			return FieldErrorf("tags."+k[:20], "tag names are at most 512 characters")
-		}
-		if strings.ContainsAny(k, "<>%&\\?/") {
-			return FieldErrorf("tags."+k, "tag names must not contain < > %% & \\ ? /")
-		}
-		if len(v) > 256 {
-			return FieldErrorf("tags."+k, "tag values are at most 256 characters")
-		}
-	}
-	return nil
-}
-
 func setDefaultInt(p **int, v int) {
 	if *p == nil {
 		*p = &v
@@ -439,11 +414,4 @@ func validateComputeDescription(s string) error {
 		return FieldErrorf("description", "must not contain control characters (only newlines and tabs) nor bidirectional overrides")
 	}
 	return nil
-}
-
-// IsUnprintable reports the runes a reader's terminal or page acts on
-// instead of showing: control characters, and the bidirectional controls
-// (U+202E and the like) that make a text read otherwise than it is.
-func IsUnprintable(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,7 +18,6 @@ const (
 	MaxJobDescriptionLength    = 5000
 	MaxJobRetries              = 100
 	MaxProcessCountPerInstance = 1024
-	maxJobPathLength           = 4096
 )
 
 var (
@@ -220,31 +218,9 @@ func jobContains(list []string, s string) bool {
 	return false
 }
 
-// jobShort shortens a user value quoted in a message.
-func jobShort(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
-
 func jobNoControl(field, s string) error {
 	if strings.ContainsFunc(s, IsUnprintable) {
 		return FieldErrorf(field, "must not contain control characters nor bidirectional overrides")
-	}
-	return nil
-}
-
-// validateJobPath checks a path-like string: a local path, an artifact ID,
-// an azureml: reference or a URI on one line.
-func validateJobPath(field, p string) error {
-	switch {
-	case strings.TrimSpace(p) == "":
-		return FieldErrorf(field, "must not be blank")
-	case len(p) > maxJobPathLength:
-		return FieldErrorf(field, "must be at most %d characters long", maxJobPathLength)
-	case strings.ContainsFunc(p, unicode.IsControl):
-		return FieldErrorf(field, "must be a path or URI on one line, without control characters")
 	}
 	return nil
 }

@@ -8,12 +8,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
-// The values of a job spec shared by decoding (job_decode.go) and
-// normalisation (job_validate.go): literal inputs and their text, the
-// field paths errors name, the few refusals both make. Each file calls
-// these, and neither calls the other.
+// The values of a job spec shared by decoding (job_decode.go),
+// normalisation (job_validate.go) and the environment rules a job's
+// inline environment is checked by (environment.go): literal inputs and
+// their text, paths, the field paths and quoted values errors name, the
+// few refusals all make. These call none of their callers, so that each
+// of them reads down to here and never back up.
 
 func errOnlyCommandJobs(t string) error {
 	return FieldErrorf("type", "%q jobs are not supported: only command jobs are supported (type: command)", t)
@@ -30,6 +33,31 @@ func jobUnmarshalAny(raw json.RawMessage, v *any) error {
 		return fmt.Errorf("trailing data")
 	}
 	return nil
+}
+
+// maxJobPathLength bounds a path a job names (code, an input's path).
+const maxJobPathLength = 4096
+
+// validateJobPath checks a path-like string: a local path, an artifact ID,
+// an azureml: reference or a URI on one line.
+func validateJobPath(field, p string) error {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return FieldErrorf(field, "must not be blank")
+	case len(p) > maxJobPathLength:
+		return FieldErrorf(field, "must be at most %d characters long", maxJobPathLength)
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return FieldErrorf(field, "must be a path or URI on one line, without control characters")
+	}
+	return nil
+}
+
+// jobShort shortens a user value quoted in a message.
+func jobShort(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {
