@@ -202,6 +202,19 @@ func decodeMapping(raw json.RawMessage, path string) (jobDocument, error) {
 	return m, nil
 }
 
+// checkedMapping reads a mapping whose keys must all be among keys,
+// checked as checkKeys checks them; path names the mapping in an error.
+func checkedMapping(raw json.RawMessage, path string, keys keySchema) (jobDocument, error) {
+	if err := checkKeys(raw, path, keys); err != nil {
+		return nil, err
+	}
+	var m jobDocument
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, FieldErrorf(path, "must be a mapping")
+	}
+	return m, nil
+}
+
 // jsonKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
 // 'n', or a digit or '-' for a number; 0 for an absent value.
 func jsonKind(raw json.RawMessage) byte {

@@ -180,12 +180,9 @@ func decodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
 		}
 		return &JobInput{Value: v}, nil
 	}
-	if err := checkKeys(raw, field, jobInputKeys); err != nil {
+	m, err := checkedMapping(raw, field, jobInputKeys)
+	if err != nil {
 		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, FieldErrorf(field, "must be a mapping")
 	}
 	typ, err := jobString(m["type"], field+".type")
 	if err != nil {
@@ -283,15 +280,11 @@ func decodeJobOutputs(raw json.RawMessage) (map[string]*JobOutput, error) {
 		default:
 			return nil, FieldErrorf(field, "must be a mapping with type, mode and path (or empty for a uri_folder output), got %s", shortJSON(m[name]))
 		}
-		if err := checkKeys(m[name], field, jobOutputKeys); err != nil {
+		o, err := checkedMapping(m[name], field, jobOutputKeys)
+		if err != nil {
 			return nil, err
 		}
-		var o map[string]json.RawMessage
-		if err := json.Unmarshal(m[name], &o); err != nil {
-			return nil, FieldErrorf(field, "must be a mapping")
-		}
 		var jo JobOutput
-		var err error
 		if jo.Type, err = jobString(o["type"], field+".type"); err != nil {
 			return nil, err
 		}

@@ -147,15 +147,11 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*PipelineStep, erro
 	if jsonKind(raw) != '{' {
 		return nil, FieldErrorf(field, "must be a step: a mapping with command (an inline command step) or component, and their inputs and outputs; got %s", shortJSON(raw))
 	}
-	if err := checkKeys(raw, field, stepKeys); err != nil {
+	obj, err := checkedMapping(raw, field, stepKeys)
+	if err != nil {
 		return nil, err
 	}
-	var obj jobDocument
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, FieldErrorf(field, "must be a mapping")
-	}
 	step := &PipelineStep{}
-	var err error
 	if step.Type, err = jobString(obj["type"], prefix+"type"); err != nil {
 		return nil, err
 	}
@@ -304,15 +300,11 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*StepOutp
 		default:
 			return nil, FieldErrorf(field, "must be ${{parent.outputs.<name>}} or a mapping with type and mode, got %s", shortJSON(v))
 		}
-		if err := checkKeys(v, field, stepOutputKeys); err != nil {
+		o, err := checkedMapping(v, field, stepOutputKeys)
+		if err != nil {
 			return nil, err
 		}
-		var o map[string]json.RawMessage
-		if err := json.Unmarshal(v, &o); err != nil {
-			return nil, FieldErrorf(field, "must be a mapping")
-		}
 		so := &StepOutput{}
-		var err error
 		if so.Type, err = jobString(o["type"], field+".type"); err != nil {
 			return nil, err
 		}

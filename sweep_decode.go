@@ -138,15 +138,11 @@ func decodeSearchParam(field string, raw json.RawMessage) (*SearchParam, error) 
 	if jsonKind(raw) != '{' {
 		return nil, FieldErrorf(field, "must be a mapping with type and the distribution's parameters, e.g. {type: choice, values: [16, 32]}, got %s", shortJSON(raw))
 	}
-	if err := checkKeys(raw, field, searchParamKeys); err != nil {
+	m, err := checkedMapping(raw, field, searchParamKeys)
+	if err != nil {
 		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, FieldErrorf(field, "must be a mapping")
-	}
 	p := &SearchParam{}
-	var err error
 	if p.Type, err = jobString(m["type"], field+".type"); err != nil {
 		return nil, err
 	}
@@ -259,15 +255,11 @@ func decodeSamplingAlgorithm(raw json.RawMessage) (*SamplingAlgorithm, error) {
 	default:
 		return nil, FieldErrorf("sampling_algorithm", "must be random, grid or bayesian, or a mapping with type (and seed, rule for random), got %s", shortJSON(raw))
 	}
-	if err := checkKeys(raw, "sampling_algorithm", samplingAlgorithmKeys); err != nil {
+	m, err := checkedMapping(raw, "sampling_algorithm", samplingAlgorithmKeys)
+	if err != nil {
 		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, FieldErrorf("sampling_algorithm", "must be a mapping")
-	}
 	a := &SamplingAlgorithm{}
-	var err error
 	if a.Type, err = jobString(m["type"], "sampling_algorithm.type"); err != nil {
 		return nil, err
 	}
