@@ -81,11 +81,11 @@ func (d jobDocument) requireType(want string) (string, error) {
 
 // checkKeys fails on the first key, in sorted order, that a job of kind
 // ("command job") does not take. A key Azure has and Shoal does not
-// support is refused, with why, only when it has a value, since `show`
-// output of Azure prints it empty; the read-only keys of `show` output
-// are ignored so that the output can be submitted again; an unknown key
-// is refused with the closest known key and the list of allowed keys;
-// and a mapping under a known key is checked against its own schema.
+// support is refused, with why, when it has a value (null asks for
+// nothing); the read-only keys of `show` output are ignored so that the
+// output can be submitted again; an unknown key is refused with the
+// closest known key and the list of allowed keys; and a mapping under a
+// known key is checked against its own schema.
 func (d jobDocument) checkKeys(kind string, keys keySchema) error {
 	for _, k := range sortedKeys(d) {
 		if msg, ok := jobUnsupportedKeys[k]; ok {
