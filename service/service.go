@@ -21,6 +21,7 @@ import (
 	"github.com/shoal-ml/shoal/quota"
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/storage"
+	"github.com/shoal-ml/shoal/service/workspaces"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -105,12 +106,13 @@ type Config struct {
 // shows its latest pass at once, other replicas at most this late.
 const ReasonMessageEvery = 5 * time.Second
 
-// The embedded services' field names (two types named Service).
+// The embedded services' field names (several types named Service).
 type (
-	accessService   = access.Service
-	computesService = computes.Service
-	storageService  = storage.Service
-	agentServer     = agentapi.Server
+	accessService     = access.Service
+	computesService   = computes.Service
+	storageService    = storage.Service
+	agentServer       = agentapi.Server
+	workspacesService = workspaces.Service
 )
 
 // Services bundles the domain services over one store.
@@ -129,6 +131,9 @@ type Services struct {
 	// reason: api/ calls their methods on the services.
 	*agentServer
 	*storageService
+	// Workspaces serves the workspace requests (package
+	// service/workspaces), embedded likewise.
+	*workspacesService
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     shoal.Store
@@ -198,6 +203,7 @@ func New(cfg Config) *Services {
 	if s.submitted = cfg.Submitted; s.submitted == nil {
 		s.submitted = func(string) { s.notify() }
 	}
+	s.workspacesService = workspaces.New(workspaces.Config{Store: audited, Catalog: cfg.Catalog, Access: s.accessService})
 	s.storageService = storage.New(storage.Config{Store: audited, Files: cfg.Files})
 	s.computesService = computes.New(computes.Config{
 		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.Wake,
