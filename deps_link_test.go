@@ -64,14 +64,18 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 
 // TestRequestServicesLinkNoServiceOrStore: the request services per
 // resource (access/, computes/, quota/, cost/, environments/,
-// components/) reach the store through
-// shoal.Store and one another through interfaces they declare, so service
-// links them and never the reverse, and a request room stays testable
-// over any store without the rest of the server.
+// components/, and service's own rooms: service/agentapi/, the agent
+// protocol; service/storage/, the storage quota's writes;
+// service/workspaces/) reach the store through shoal.Store and one
+// another through interfaces they declare, so service links them and
+// never the reverse, and a request room stays testable over any store
+// without the rest of the server.
+// ("service" forbids service's rooms too: agentapi reaches storage
+// through its Storage interface, not by linking it.)
 func TestRequestServicesLinkNoServiceOrStore(t *testing.T) {
 	g := importGraph(t)
 	var roots []string
-	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "registries/...", "tracking/..."} {
+	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "registries/...", "tracking/...", "service/agentapi/...", "service/storage/...", "service/workspaces/..."} {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{

@@ -9,7 +9,7 @@ import (
 // A workspace's limits (the cap of a rank's log, the storage quota of its
 // artifacts, outputs and logs) are stored per workspace, so that
 // every server sharing the store enforces the same ones. The service
-// enforces them where it writes files (service/storage_quota.go).
+// enforces them where it writes files (service/storage/quota.go).
 
 // FindWorkspaceLimits returns a workspace's limits and storage use.
 func (q *Quotas) FindWorkspaceLimits(ctx context.Context, workspace string) (*shoal.WorkspaceLimitsView, error) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/service/agentapi"
 )
 
 // systemPrincipal is who the node lifecycle, reconciliation and the
@@ -33,7 +34,7 @@ func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, rea
 	if attemptID == "" {
 		return nil, nil
 	}
-	a, j, err := attemptWithJob(tx, attemptID)
+	a, j, err := agentapi.AttemptWithJob(tx, attemptID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
-// Package service implements Shoal's domain services (computes, workspaces,
-// sizes and quotas) over a shoal.Store. It holds the business rules that are
-// independent of transport and storage: the HTTP layer calls it, and the
-// stores only persist what it decides.
+// Package service implements Shoal's domain services over a shoal.Store:
+// jobs and their attempts, placement's hand-on, schedules and views, and
+// Services, the one value that bundles the request services (access,
+// computes, quota, cost, and service's own rooms: agentapi, the agent
+// protocol; storage, the storage quota's writes; workspaces). It holds
+// the business rules that are independent of transport and storage: the
+// HTTP layer calls it, and the stores only persist what it decides.
 package service
 
 import (
@@ -19,6 +22,9 @@ import (
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/live"
 	"github.com/shoal-ml/shoal/quota"
+	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/service/storage"
+	"github.com/shoal-ml/shoal/service/workspaces"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -35,7 +41,7 @@ type Config struct {
 	// then decides for that compute's queue alone. It must not block.
 	Submitted func(computeKey string)
 	// AgentReads bounds the read transactions agents' syncs hold at once
-	// (agentView); 0 takes the store's (shoal.ReadPool) half, or 2.
+	// (agentapi); 0 takes the store's (shoal.ReadPool) half, or 2.
 	AgentReads int
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
 	Files shoal.Files
@@ -103,10 +109,13 @@ type Config struct {
 // shows its latest pass at once, other replicas at most this late.
 const ReasonMessageEvery = 5 * time.Second
 
-// The embedded services' field names (two types named Service).
+// The embedded services' field names (several types named Service).
 type (
-	accessService   = access.Service
-	computesService = computes.Service
+	accessService     = access.Service
+	computesService   = computes.Service
+	storageService    = storage.Service
+	agentServer       = agentapi.Server
+	workspacesService = workspaces.Service
 )
 
 // Services bundles the domain services over one store.
@@ -120,6 +129,14 @@ type Services struct {
 	// services' own to callers.
 	*quota.Quotas
 	*cost.Costs
+	// The agent protocol's server (package agentapi) and the storage
+	// quota's writes (package service/storage), embedded for the same
+	// reason: api/ calls their methods on the services.
+	*agentServer
+	*storageService
+	// Workspaces serves the workspace requests (package
+	// service/workspaces), embedded likewise.
+	*workspacesService
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     shoal.Store
@@ -129,16 +146,7 @@ type Services struct {
 	submitted func(computeKey string) // Config.Submitted, else notify
 	cfg       Config
 	nodes     live.Wakes
-	beats     *heartbeatBatch
 	reasons   live.WaitReasons
-	credCache credCache
-	// agentReads holds a token per agent read under way (agentView).
-	agentReads chan struct{}
-	// parked counts the syncs parked per node (maxParkedPerNode).
-	parked parkedCounts
-	// reservations are the storage quota's bytes in flight per
-	// workspace (uploads and log writes under way on this server).
-	reservations storageReservations
 	// budgets are the block budgets found reached, which placement and
 	// scale-up obey (placement.go).
 	budgets *budgetGate
@@ -181,13 +189,7 @@ func New(cfg Config) *Services {
 		cfg.Clock = shoal.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
-	if cfg.AgentReads <= 0 {
-		cfg.AgentReads = 2
-		if p, ok := cfg.Store.(shoal.ReadPool); ok {
-			cfg.AgentReads = max(1, p.ReadConns()/2)
-		}
-	}
-	s := &Services{agentReads: make(chan struct{}, cfg.AgentReads), accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, beats: newHeartbeatBatch(), budgets: &budgetGate{}}
+	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, budgets: &budgetGate{}}
 	if s.nodes == nil {
 		s.nodes = live.NewHub()
 	}
@@ -204,6 +206,8 @@ func New(cfg Config) *Services {
 	if s.submitted = cfg.Submitted; s.submitted == nil {
 		s.submitted = func(string) { s.notify() }
 	}
+	s.workspacesService = workspaces.New(workspaces.Config{Store: audited, Catalog: cfg.Catalog, Access: s.accessService})
+	s.storageService = storage.New(storage.Config{Store: audited, Files: cfg.Files})
 	s.computesService = computes.New(computes.Config{
 		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.Wake,
 		Files: cfg.Files, Providers: cfg.Providers, Live: s.live, Access: s.accessService, Quota: s, Logs: s,
@@ -217,6 +221,16 @@ func New(cfg Config) *Services {
 	}
 	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: shoal.Subscription})
 	s.Costs = cost.New(cost.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify})
+	s.agentServer = agentapi.New(agentapi.Config{
+		Store: audited, Files: cfg.Files, Logger: s.log, Notify: s.notify, Wakes: s.nodes,
+		Jobs: s, Computes: s.computesService, Tokens: s.accessService, Storage: s.storageService,
+		NodeReady: func(workspace, compute string, took time.Duration) {
+			s.Observe().NodeReady(workspace, compute, took)
+		},
+		AgentReads: cfg.AgentReads, NodeLeaseTTL: cfg.NodeLeaseTTL, NodeLeaseGrace: cfg.NodeLeaseGrace,
+		GPUSampleInterval: cfg.GPUSampleInterval, ServerURL: cfg.ServerURL, Servers: cfg.Servers,
+		CuratedEnvironments: cfg.CuratedEnvironments, SecretsKey: cfg.SecretsKey,
+	})
 	return s
 }
 

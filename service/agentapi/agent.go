@@ -1,22 +1,20 @@
-package service
+package agentapi
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/access"
 	"github.com/shoal-ml/shoal/jobrun"
-	"github.com/shoal-ml/shoal/tracking"
 )
 
 // JoinNode exchanges a node's single-use join token for its node
 // credential. The token must belong to that node and be unexpired.
-func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.JoinRequest) (*shoal.JoinResponse, error) {
+func (s *Server) JoinNode(ctx context.Context, joinToken string, req shoal.JoinRequest) (*shoal.JoinResponse, error) {
 	var resp *shoal.JoinResponse
 	var node *shoal.Node
 	err := s.store.Update(ctx, func(tx shoal.Tx) error {
@@ -78,20 +76,20 @@ func (s *Services) JoinNode(ctx context.Context, joinToken string, req shoal.Joi
 	// being trusted now, not when its cache entry expires.
 	s.credCache.put(node.CredentialHash, node.ID, time.Now())
 	if node.ReadyOn != nil {
-		s.Observe().NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
+		s.cfg.NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
 	}
 	s.log.Info("node joined", "node", node.ID, "compute", node.Compute)
 	s.notify()
 	return resp, nil
 }
 
-func (s *Services) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL / 3 }
+func (s *Server) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL / 3 }
 
 // AuthenticateNode returns the ID of the node a node credential belongs to.
 // Agents call several times per job; a credential seen within
 // credCacheTTL is trusted without a read (a node removed meanwhile fails
 // on its next step, which reads the node).
-func (s *Services) AuthenticateNode(ctx context.Context, credential string) (string, error) {
+func (s *Server) AuthenticateNode(ctx context.Context, credential string) (string, error) {
 	hash := shoal.HashToken(credential)
 	if id, ok := s.credCache.get(hash, time.Now()); ok {
 		return id, nil
@@ -119,7 +117,7 @@ func (s *Services) AuthenticateNode(ctx context.Context, credential string) (str
 // SyncNode is an agent's heartbeat and work poll. It renews the node's
 // lease, then answers with what the node should start, stop or whether it
 // should exit; when there is nothing to do it waits up to wait for news.
-func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
+func (s *Server) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
 	resp, parked, err := s.BeginSync(ctx, nodeID, req, wait)
 	if parked == nil {
 		return resp, err
@@ -128,9 +126,9 @@ func (s *Services) SyncNode(ctx context.Context, nodeID string, req *shoal.Agent
 }
 
 // syncOnce computes the answer to a sync; renew renews the lease.
-func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
+func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
 	if renew && req.Instance != nil {
-		s.RecordInstanceReport(ctx, nodeID, req.Instance)
+		s.computes.RecordInstanceReport(ctx, nodeID, req.Instance)
 	}
 	resp := &shoal.AgentSyncResponse{Servers: s.servers(ctx)}
 	writeBeat := false
@@ -178,7 +176,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			}
 		}
 		if n.CurrentAttemptID != "" {
-			a, j, err := attemptWithJob(tx, n.CurrentAttemptID)
+			a, j, err := AttemptWithJob(tx, n.CurrentAttemptID)
 			if err != nil {
 				return err
 			}
@@ -197,7 +195,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			case jobrun.Vanished:
 				vanished = &ref
 			case jobrun.StartRank:
-				t, err := s.agentTask(tx, j, a, n)
+				t, err := s.jobs.AgentTask(tx, j, a, n)
 				if err != nil {
 					return err
 				}
@@ -211,7 +209,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			resp.Exit = true
 		}
 		if n.Role == shoal.NodeRoleInstance && !resp.Exit {
-			t, err := s.InstanceTask(tx, n)
+			t, err := s.computes.InstanceTask(tx, n)
 			if err != nil {
 				return err
 			}
@@ -222,7 +220,7 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 			// learns them once, on its first sync.
 			c, err := tx.GetCompute(n.Workspace, n.Compute)
 			if err == nil {
-				resp.SSH = s.NodeSSH(c)
+				resp.SSH = s.computes.NodeSSH(c)
 			} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
 				return err // the agent asks again (First) on its next sync
 			}
@@ -242,18 +240,18 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 		if unstartedReason == jobrun.StopPreempted {
 			state = shoal.RankPreempted
 		}
-		if err := s.endRankForNode(ctx, nodeID, *unstarted, shoal.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
+		if err := s.jobs.EndRankForNode(ctx, nodeID, *unstarted, shoal.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
 			return nil, err
 		}
 	}
 	if vanished != nil {
-		if err := s.endRankForNode(ctx, nodeID, *vanished, shoal.AttemptRunning, shoal.RankLost,
+		if err := s.jobs.EndRankForNode(ctx, nodeID, *vanished, shoal.AttemptRunning, shoal.RankLost,
 			"the node's agent was restarted and the rank's processes did not survive it"); err != nil {
 			return nil, err
 		}
 	}
 	if sshPortChanged && !resp.Exit {
-		if err := s.RecordNodeSSHPort(ctx, nodeID, req.SSHPort); err != nil {
+		if err := s.computes.RecordNodeSSHPort(ctx, nodeID, req.SSHPort); err != nil {
 			// Written again on the next sync; the heartbeat goes on.
 			s.log.Warn("recording a node's SSH port failed", slog.String("node", nodeID), slog.Any("err", err))
 		}
@@ -268,44 +266,8 @@ func (s *Services) syncOnce(ctx context.Context, nodeID string, req *shoal.Agent
 
 // heartbeatWriteEvery is how stale a stored heartbeat may get before a sync
 // writes it again: a sixth of the lease, at most a second.
-func (s *Services) heartbeatWriteEvery() time.Duration {
+func (s *Server) heartbeatWriteEvery() time.Duration {
 	return min(s.cfg.NodeLeaseTTL/6, time.Second)
-}
-
-// agentTask builds the task of node n's rank of attempt a.
-func (s *Services) agentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) (*shoal.AgentTask, error) {
-	t := &shoal.AgentTask{
-		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
-		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
-		Command: j.Command, Code: j.Code, Inputs: j.Inputs, EnvironmentVariables: j.EnvironmentVariables,
-		Environment:      j.ResolvedEnvironment,
-		ProcessesPerNode: 1, MasterAddr: a.MasterAddr, MasterPort: a.MasterPort, KillGrace: s.cfg.KillGrace,
-		RestoreOutputs: a.Number > 1, RunAs: j.CreatedByPrincipal,
-	}
-	for name := range j.Outputs {
-		t.Outputs = append(t.Outputs, name)
-	}
-	if d := j.Distribution; d != nil {
-		t.Distribution = d.Type
-		if d.ProcessCountPerInstance > 0 {
-			t.ProcessesPerNode = d.ProcessCountPerInstance
-		}
-	}
-	if j.Limits != nil {
-		t.TimeoutSeconds = j.Limits.Timeout
-	}
-	// The agent cuts the log on the node too (an unreadable setting
-	// leaves the default; the server applies the workspace's anyway).
-	l, _ := tx.GetWorkspaceLimits(j.Workspace)
-	t.MaxLogBytes = l.LogCap()
-	if key := s.cfg.SecretsKey; key != nil {
-		// Derived, not stored: every sync hands the same token, and any
-		// replica with the key checks it (tracking.Authenticate).
-		t.Tracking = &shoal.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
-	}
-	var err error
-	t.Container, err = s.containerTask(tx, j, n)
-	return t, err
 }
 
 // nodeRank returns the attempt and rank a node may act on, refusing a node
@@ -324,17 +286,20 @@ func nodeRank(tx shoal.Tx, n *shoal.Node, attemptID string, rank int) (*shoal.At
 	return a, a.Ranks[rank], nil
 }
 
-// rankWork is one rank of an attempt as its node sees it.
-type rankWork struct {
-	node    *shoal.Node
-	attempt *shoal.Attempt
-	rank    *shoal.RankStatus
-	job     *shoal.Job
+// RankWork is one rank of an attempt as its node sees it: what an agent's
+// report is checked against (and what the job services change for it).
+type RankWork struct {
+	Node    *shoal.Node
+	Attempt *shoal.Attempt
+	Rank    *shoal.RankStatus
+	Job     *shoal.Job
 }
 
-// loadRankWork reads a node, the rank of an attempt it claims (refused
-// unless the rank is assigned to it) and the attempt's job.
-func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, error) {
+// LoadRankWork reads a node, the rank of an attempt it claims (refused
+// unless the rank is assigned to it) and the attempt's job. It is
+// exported for the job services, which fence a rank's report the same
+// way.
+func LoadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*RankWork, error) {
 	n, err := tx.GetNode(nodeID)
 	if err != nil {
 		return nil, err
@@ -347,65 +312,26 @@ func loadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*rankWork, e
 	if err != nil {
 		return nil, err
 	}
-	return &rankWork{node: n, attempt: a, rank: rs, job: j}, nil
+	return &RankWork{Node: n, Attempt: a, Rank: rs, Job: j}, nil
 }
 
-// ReportRank records a state change of one rank reported by its node.
-// A report for an attempt that is no longer the job's current one is
-// refused with ECONFLICT. When the report frees the node and the node is
-// given its next job at once, the answer carries that job's task, so the
-// agent starts it without waiting for its next sync.
-func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
-	var wake []string
-	var next []*shoal.AgentTask
-	var outcomes JobOutcomes
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		outcomes.Reset()
-		w, err := loadRankWork(tx, nodeID, attemptID, rank)
-		if err != nil {
-			return err
-		}
-		n, a, rs, j := w.node, w.attempt, w.rank, w.job
-		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
-			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
-		}
-		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
-		before := markOf(j)
-		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
-			return err
-		}
-		outcomes.note(before, j)
-		if n.CurrentAttemptID == "" || n.CurrentAttemptID == a.ID {
-			return nil
-		}
-		// handOn gave the node its next job: hand the task over here and
-		// leave the node's pending sync asleep.
-		na, nj, err := attemptWithJob(tx, n.CurrentAttemptID)
-		if err != nil {
-			return err
-		}
-		t, err := s.agentTask(tx, nj, na, n)
-		if err != nil {
-			return err
-		}
-		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
-			t.Identities = access.TaskIdentities(tx, c)
-		}
-		next = append(next, t)
-		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })
-		return nil
-	})
+// AttemptWithJob reads an attempt and the job it belongs to: how a node's
+// current work (Node.CurrentAttemptID) is followed to its job. Exported
+// for the job services, which follow a lost node's work the same way.
+func AttemptWithJob(tx shoal.Tx, attemptID string) (*shoal.Attempt, *shoal.Job, error) {
+	a, err := tx.GetAttempt(attemptID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s.Report(&outcomes)
-	s.nodes.Wake(wake...)
-	s.notify()
-	return next, nil
+	j, err := tx.GetJob(a.Workspace, a.JobName)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, j, nil
 }
 
 // CheckNodeRank verifies that a node may upload logs or outputs for a rank.
-func (s *Services) CheckNodeRank(ctx context.Context, nodeID, attemptID string, rank int) (*shoal.Attempt, error) {
+func (s *Server) CheckNodeRank(ctx context.Context, nodeID, attemptID string, rank int) (*shoal.Attempt, error) {
 	var a *shoal.Attempt
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
@@ -419,7 +345,7 @@ func (s *Services) CheckNodeRank(ctx context.Context, nodeID, attemptID string, 
 }
 
 // WriteRankLog appends (at offset) to the log of a rank, for its node.
-func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, rank int, offset int64, data []byte) error {
+func (s *Server) WriteRankLog(ctx context.Context, nodeID, attemptID string, rank int, offset int64, data []byte) error {
 	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
 	if err != nil {
 		return err
@@ -433,7 +359,7 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 	}); err != nil {
 		return err
 	}
-	return s.WriteCappedLog(l, shoal.LogFile{
+	return s.storage.WriteCappedLog(l, shoal.LogFile{
 		Workspace: a.Workspace,
 		Write: func(off int64, data []byte) error {
 			return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, off, data)
@@ -446,19 +372,19 @@ func (s *Services) WriteRankLog(ctx context.Context, nodeID, attemptID string, r
 const MaxOutputBytes = 8 << 30
 
 // PutRankOutputs stores the output archive of a rank, for its node.
-func (s *Services) PutRankOutputs(ctx context.Context, nodeID, attemptID string, rank int, r io.Reader) error {
+func (s *Server) PutRankOutputs(ctx context.Context, nodeID, attemptID string, rank int, r io.Reader) error {
 	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
 	if err != nil {
 		return err
 	}
-	return s.putWithinQuota(ctx, a.Workspace, r, MaxOutputBytes, func(r io.Reader, max int64) error {
+	return s.storage.PutWithinQuota(ctx, a.Workspace, r, MaxOutputBytes, func(r io.Reader, max int64) error {
 		return s.cfg.Files.PutOutputs(a.Workspace, a.JobName, a.Number, rank, r, max)
 	})
 }
 
 // OpenRestoreOutputs opens the newest outputs an earlier attempt of the job
 // left for this rank, so the new attempt resumes from its checkpoint.
-func (s *Services) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID string, rank int) (io.ReadCloser, error) {
+func (s *Server) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID string, rank int) (io.ReadCloser, error) {
 	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
 	if err != nil {
 		return nil, err
@@ -474,7 +400,7 @@ func (s *Services) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID str
 // OpenArtifactForNode opens an artifact that the node's current job uses
 // (its code, an input, or the build context of its environment, which
 // the node builds); nodes cannot read other jobs' code or data.
-func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
+func (s *Server) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
 	allowed, workspace := false, ""
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		n, err := tx.GetNode(nodeID)
@@ -484,7 +410,7 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 		if n.CurrentAttemptID == "" {
 			return nil
 		}
-		_, j, err := attemptWithJob(tx, n.CurrentAttemptID)
+		_, j, err := AttemptWithJob(tx, n.CurrentAttemptID)
 		if err != nil {
 			return err
 		}
@@ -509,43 +435,8 @@ func (s *Services) OpenArtifactForNode(ctx context.Context, nodeID, id string) (
 	return s.cfg.Files.OpenArtifact(workspace, id)
 }
 
-// endRankForNode ends a rank of a node on the server's own account, as if
-// the agent had reported state: a rank stopped before its agent started
-// it, or one that died with its agent. It does nothing unless the rank is
-// still in status from (the agent got to it after all, or it ended
-// meanwhile).
-func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error {
-	var wake []string
-	var outcomes JobOutcomes
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		outcomes.Reset()
-		w, err := loadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
-		if err != nil {
-			return err
-		}
-		n, a, rs, j := w.node, w.attempt, w.rank, w.job
-		if j.CurrentAttemptID != a.ID || rs.Status != from {
-			return nil
-		}
-		ctx := shoal.WithPrincipal(ctx, systemPrincipal)
-		before := markOf(j)
-		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason}); err != nil {
-			return err
-		}
-		outcomes.note(before, j)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	s.Report(&outcomes)
-	s.nodes.Wake(wake...)
-	s.notify()
-	return nil
-}
-
 // servers lists where agents reach the servers sharing the store.
-func (s *Services) servers(ctx context.Context) []string {
+func (s *Server) servers(ctx context.Context) []string {
 	if s.cfg.Servers != nil {
 		if l := s.cfg.Servers(ctx); len(l) > 0 {
 			return l
@@ -565,7 +456,7 @@ func (s *Services) servers(ctx context.Context) []string {
 // random (database/sql hands one to any waiter) — a submission's scale-up
 // decision took up to 430 ms where its median was 30. Held to half the
 // pool, syncs leave the other half to everything else.
-func (s *Services) agentView(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (s *Server) agentView(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	select {
 	case s.agentReads <- struct{}{}:
 	case <-ctx.Done():

@@ -1,10 +1,13 @@
-package service
+package agentapi_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/agentapi"
 )
 
 // A long-poll woken after its request was made must not end a rank as
@@ -16,7 +19,7 @@ import (
 // fresh request then decides.
 func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openTestStore(t)
+	db, _ := teststore.Open(t)
 	err := db.Update(ctx, func(tx shoal.Tx) error {
 		j := &shoal.Job{Workspace: "ws", JobSpec: shoal.JobSpec{Name: "j", Command: "sleep 5", Compute: "cpu"}, Status: shoal.JobPreparing,
 			CreatedOn: tx.Now(), AttemptCount: 1, CurrentAttemptID: "att-1", Version: 1}
@@ -34,7 +37,9 @@ func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Store: db})
+	// The full services answer for the jobs, as in the server.
+	svc := service.New(service.Config{Store: db})
+	s := agentapi.New(agentapi.Config{Store: db, Jobs: svc, Computes: svc, Tokens: svc, Storage: svc})
 	rankStatus := func() string {
 		var st string
 		if err := db.View(ctx, func(tx shoal.Tx) error {
@@ -49,7 +54,7 @@ func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 		return st
 	}
 	// A woken long-poll (renew false) whose request lists nothing running.
-	resp, err := s.syncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, false)
+	resp, err := s.SyncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +62,7 @@ func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 		t.Fatalf("a stale request: resync %v, rank %s; want a resync and the rank left alone", resp.Resync, rankStatus())
 	}
 	// The fresh request that follows does decide.
-	if _, err := s.syncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, true); err != nil {
+	if _, err := s.SyncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, true); err != nil {
 		t.Fatal(err)
 	}
 	if st := rankStatus(); st != shoal.RankPreempted {

@@ -1,4 +1,4 @@
-package service
+package agentapi
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/teststore"
 )
 
 // A parked sync: a wake with no news parks it again, a wake that comes
@@ -32,7 +33,7 @@ func TestParkedSync(t *testing.T) {
 		t.Fatalf("an idle node's sync: %+v, parked %v, err %v; want it parked", resp, p != nil, err)
 	}
 	ch := await(p)
-	s.nodes.Wake("n1")
+	s.wakes.Wake("n1")
 	select {
 	case a := <-ch:
 		if took := time.Since(began); a.err != nil || a.resp.Exit || took < 500*time.Millisecond {
@@ -58,7 +59,7 @@ func TestParkedSync(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s.nodes.Wake("n1")
+	s.wakes.Wake("n1")
 	ch = await(p)
 	select {
 	case a := <-ch:
@@ -144,7 +145,7 @@ func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 // storeWithIdleNodes returns a test store holding idle nodes of these IDs.
 func storeWithIdleNodes(t *testing.T, ids ...string) shoal.Store {
 	t.Helper()
-	db, _ := openTestStore(t)
+	db, _ := teststore.Open(t)
 	if err := db.Update(context.Background(), func(tx shoal.Tx) error {
 		for _, id := range ids {
 			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,

@@ -1,4 +1,4 @@
-package service
+package agentapi
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 // MintWorkloadToken mints a token for the job running as a rank on a node:
 // the node must run that rank of the job's current attempt, the attempt
 // must not have ended, and the identity must be one of the compute's.
-func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	if s.Workload() == nil {
+func (s *Server) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	if s.tokens.Workload() == nil {
 		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
 	}
 	if strings.TrimSpace(req.Resource) == "" {
@@ -22,11 +22,11 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 	}
 	var claims workload.Claims
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
-		w, err := loadRankWork(tx, nodeID, attemptID, rank)
+		w, err := LoadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
-		a, rs, j := w.attempt, w.rank, w.job
+		a, rs, j := w.Attempt, w.Rank, w.Job
 		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) || shoal.AttemptTerminal(rs.Status) {
 			return shoal.Errorf(shoal.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
 		}
@@ -50,15 +50,15 @@ func (s *Services) MintWorkloadToken(ctx context.Context, nodeID, attemptID stri
 	if err != nil {
 		return nil, err
 	}
-	return s.MintToken(ctx, claims)
+	return s.tokens.MintToken(ctx, claims)
 }
 
 // MintInstanceToken mints a token for the user's shells and notebooks on
 // a compute instance: the node must be the instance's own, and the
 // identity one of the instance's. The token acts for the instance's user
 // and never for more than that user may do; it dies with the node.
-func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	if s.Workload() == nil {
+func (s *Server) MintInstanceToken(ctx context.Context, nodeID string, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+	if s.tokens.Workload() == nil {
 		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
 	}
 	if strings.TrimSpace(req.Resource) == "" {
@@ -90,5 +90,5 @@ func (s *Services) MintInstanceToken(ctx context.Context, nodeID string, req *sh
 	if err != nil {
 		return nil, err
 	}
-	return s.MintToken(ctx, claims)
+	return s.tokens.MintToken(ctx, claims)
 }

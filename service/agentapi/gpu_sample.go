@@ -1,4 +1,4 @@
-package service
+package agentapi
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const maxGPUsPerSample = 64
 // runs rank of attempt, as an event of the attempt's job ("rank 0 on
 // gpu-n1: GPU 0 NVIDIA A100 87%, GPU 1 NVIDIA A100 91%"). Only the node
 // running the rank may report it.
-func (s *Services) RecordGPUSample(ctx context.Context, nodeID, attemptID string, rank int, sample *shoal.GPUSample) error {
+func (s *Server) RecordGPUSample(ctx context.Context, nodeID, attemptID string, rank int, sample *shoal.GPUSample) error {
 	if len(sample.Devices) == 0 || len(sample.Devices) > maxGPUsPerSample {
 		return shoal.FieldErrorf("devices", "a sample has 1 to %d GPUs, not %d", maxGPUsPerSample, len(sample.Devices))
 	}
@@ -44,7 +44,17 @@ func (s *Services) RecordGPUSample(ctx context.Context, nodeID, attemptID string
 			return err
 		}
 		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
-		return AppendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
+		return appendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
 			fmt.Sprintf("attempt %d, rank %d on %s: %s", a.Number, rank, n.ID, strings.Join(parts, ", ")))
+	})
+}
+
+// appendJobEvent records an event on a job in tx, as the principal of
+// ctx: service.AppendJobEvent's record, written here since this package
+// cannot link service (which links it).
+func appendJobEvent(ctx context.Context, tx shoal.Tx, j *shoal.Job, kind, reason string) error {
+	return tx.AppendEvent(&shoal.Event{
+		Time: tx.Now(), Workspace: j.Workspace, ResourceType: shoal.ResourceJob,
+		ResourceName: j.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
 	})
 }

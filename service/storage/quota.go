@@ -1,4 +1,4 @@
-package service
+package storage
 
 import (
 	"context"
@@ -9,12 +9,11 @@ import (
 )
 
 // A workspace's storage quota (set with its limits, package quota) holds
-// every write of its files: uploads here, outputs (agent.go) and logs
-// (storage_logs.go), each within the reservations of
-// storage_reserve.go.
+// every write of its files: uploads here, outputs (package agentapi)
+// and logs (logs.go), each within the reservations of reserve.go.
 
 // workspaceQuota returns a workspace's storage quota.
-func (s *Services) workspaceQuota(ctx context.Context, workspace string) (int64, error) {
+func (s *Service) workspaceQuota(ctx context.Context, workspace string) (int64, error) {
 	var l shoal.WorkspaceLimits
 	err := s.store.View(ctx, func(tx shoal.Tx) error {
 		var err error
@@ -31,13 +30,13 @@ func storageQuotaError(workspace string, quota, used int64) error {
 		workspace, shoal.FormatBytes(quota), shoal.FormatBytes(used))}
 }
 
-// putWithinQuota runs put (a store's upload of at most max bytes) on a
+// PutWithinQuota runs put (a store's upload of at most max bytes) on a
 // reader that reserves the workspace's quota for each byte before put
-// sees it (storage_reserve.go), so parallel uploads cannot together pass
+// sees it (reserve.go), so parallel uploads cannot together pass
 // the quota. An upload into a full workspace is refused before it
 // streams; one that reaches the quota midway fails with EQUOTA
 // (storage_quota), whatever error the store made of it.
-func (s *Services) putWithinQuota(ctx context.Context, workspace string, r io.Reader, max int64, put func(r io.Reader, max int64) error) error {
+func (s *Service) PutWithinQuota(ctx context.Context, workspace string, r io.Reader, max int64, put func(r io.Reader, max int64) error) error {
 	quota, err := s.workspaceQuota(ctx, workspace)
 	if err != nil {
 		return err
@@ -62,14 +61,14 @@ func (s *Services) putWithinQuota(ctx context.Context, workspace string, r io.Re
 
 // PutArtifact stores an upload (code, inputs) in a workspace, within the
 // workspace's storage quota and max bytes.
-func (s *Services) PutArtifact(ctx context.Context, workspace string, r io.Reader, max int64) (string, error) {
-	if s.cfg.Files == nil {
+func (s *Service) PutArtifact(ctx context.Context, workspace string, r io.Reader, max int64) (string, error) {
+	if s.files == nil {
 		return "", shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
 	}
 	var id string
-	err := s.putWithinQuota(ctx, workspace, r, max, func(r io.Reader, max int64) error {
+	err := s.PutWithinQuota(ctx, workspace, r, max, func(r io.Reader, max int64) error {
 		var err error
-		id, err = s.cfg.Files.PutArtifact(workspace, r, max)
+		id, err = s.files.PutArtifact(workspace, r, max)
 		return err
 	})
 	return id, err

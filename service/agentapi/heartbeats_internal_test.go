@@ -1,4 +1,4 @@
-package service
+package agentapi
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/storetest"
 )
 
@@ -36,7 +37,7 @@ func (c *countingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) 
 // fewer transactions than beats; a lone beat is written at once.
 func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	ctx := context.Background()
-	db, clock := openTestStore(t)
+	db, clock := teststore.Open(t)
 	const nodes = 200
 	err := db.Update(ctx, func(tx shoal.Tx) error {
 		for i := range nodes {
@@ -139,7 +140,7 @@ func (g *gatedStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) err
 // do not see the error of the round before.
 func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 	ctx := context.Background()
-	db, clock := openTestStore(t)
+	db, clock := teststore.Open(t)
 	err := db.Update(ctx, func(tx shoal.Tx) error {
 		for _, id := range []string{"a", "b", "c"} {
 			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,

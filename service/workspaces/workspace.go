@@ -1,4 +1,4 @@
-package service
+package workspaces
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // CreateWorkspace creates a workspace; its location defaults to the
 // catalog's default location and must resolve.
-func (s *Services) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*shoal.Workspace, error) {
+func (s *Service) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*shoal.Workspace, error) {
 	if err := shoal.ValidateWorkspaceName(ws.Name); err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (s *Services) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*s
 }
 
 // FindWorkspace returns a workspace by name.
-func (s *Services) FindWorkspace(ctx context.Context, name string) (ws *shoal.Workspace, err error) {
+func (s *Service) FindWorkspace(ctx context.Context, name string) (ws *shoal.Workspace, err error) {
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		ws, err = tx.GetWorkspace(name)
 		return err
@@ -44,7 +44,7 @@ func (s *Services) FindWorkspace(ctx context.Context, name string) (ws *shoal.Wo
 // them for an administrator, or a call made by the server itself): the
 // names of other teams' workspaces are theirs to share. A workload
 // identity sees only those where its job's submitter holds a role too.
-func (s *Services) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, err error) {
+func (s *Service) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, err error) {
 	p := shoal.PrincipalFrom(ctx)
 	err = s.store.View(ctx, func(tx shoal.Tx) error {
 		all, err := tx.ListWorkspaces()
@@ -93,7 +93,7 @@ func workspacesWithRole(tx shoal.Tx, principalID string) (map[string]bool, error
 }
 
 // EnsureDefaultWorkspace creates the default workspace if it is missing.
-func (s *Services) EnsureDefaultWorkspace(ctx context.Context) error {
+func (s *Service) EnsureDefaultWorkspace(ctx context.Context) error {
 	_, err := s.CreateWorkspace(ctx, &shoal.Workspace{Name: shoal.DefaultWorkspace})
 	if shoal.ErrorCode(err) == shoal.ECONFLICT {
 		return nil
@@ -104,17 +104,17 @@ func (s *Services) EnsureDefaultWorkspace(ctx context.Context) error {
 // BootstrapAdmin creates the default workspace and, on the first start
 // only, an admin API token. It returns the new token, or "" when one was
 // made before (the token itself is never stored, only its hash).
-func (s *Services) BootstrapAdmin(ctx context.Context) (string, error) {
+func (s *Service) BootstrapAdmin(ctx context.Context) (string, error) {
 	if err := s.EnsureDefaultWorkspace(ctx); err != nil {
 		return "", fmt.Errorf("create default workspace: %w", err)
 	}
-	return s.BootstrapAdminToken(ctx)
+	return s.access.BootstrapAdminToken(ctx)
 }
 
 // DeleteWorkspace deletes a workspace that has no computes and no
 // unfinished jobs; otherwise ECONFLICT says what remains. The default
 // workspace is not deleted: every start creates it again.
-func (s *Services) DeleteWorkspace(ctx context.Context, name string) error {
+func (s *Service) DeleteWorkspace(ctx context.Context, name string) error {
 	if strings.EqualFold(strings.TrimSpace(name), shoal.DefaultWorkspace) {
 		return shoal.FieldErrorf("name", "the workspace %q cannot be deleted: the server creates it again on every start", shoal.DefaultWorkspace)
 	}

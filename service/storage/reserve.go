@@ -1,4 +1,4 @@
-package service
+package storage
 
 import (
 	"io"
@@ -61,11 +61,11 @@ func (r *storageReservations) of(workspace string) *wsReservation {
 // reserve grants up to want bytes of a workspace's quota (what is left,
 // when less) and returns the grant and the bytes counted as used before
 // it (stored and in flight). The caller releases the grant.
-func (s *Services) reserve(workspace string, quota, want int64) (granted, used int64, err error) {
+func (s *Service) reserve(workspace string, quota, want int64) (granted, used int64, err error) {
 	w := s.reservations.of(workspace)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	stored, err := s.cfg.Files.Usage(workspace)
+	stored, err := s.files.Usage(workspace)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -76,7 +76,7 @@ func (s *Services) reserve(workspace string, quota, want int64) (granted, used i
 }
 
 // release gives back n reserved bytes.
-func (s *Services) release(workspace string, n int64) {
+func (s *Service) release(workspace string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -91,7 +91,7 @@ func (s *Services) release(workspace string, n int64) {
 // with the storage_quota error, so the store drops the upload. Close
 // gives back the reservation.
 type quotaReader struct {
-	s         *Services
+	s         *Service
 	r         io.Reader
 	workspace string
 	quota     int64

@@ -1,4 +1,4 @@
-package service
+package storage
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // runs on (an agent's log uploads never fail a job), and while that
 // marker ends the log later chunks are dropped. The marker's own bytes
 // pass the quota, once per log.
-func (s *Services) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offset int64, data []byte) error {
+func (s *Service) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offset int64, data []byte) error {
 	limit := l.LogCap()
 	keep, cut := capLogWrite(limit, offset, data)
 	if len(keep) > 0 {
@@ -49,7 +49,7 @@ func (s *Services) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offs
 // the log with the quota's marker, unless the marker ends it already (a
 // retry, a later chunk). The marker goes after every byte stored, so a
 // retried chunk the log already holds is not overwritten by it.
-func (s *Services) cutLogAtQuota(f shoal.LogFile, quota, offset int64, fit []byte) error {
+func (s *Service) cutLogAtQuota(f shoal.LogFile, quota, offset int64, fit []byte) error {
 	marker := shoal.LogQuotaMarker(quota)
 	end, tail, err := logTail(f, len(marker))
 	if err != nil {

@@ -1,4 +1,4 @@
-package service
+package agentapi
 
 import (
 	"context"
@@ -28,7 +28,7 @@ const (
 // cluster's or has no usable container runtime (which the event notes).
 // An entry that no longer resolves (an environment archived since the
 // cluster was created) is left out and noted.
-func (s *Services) prepullOrder(tx shoal.Tx, n *shoal.Node) (order *shoal.PrepullOrder, notes []string, err error) {
+func (s *Server) prepullOrder(tx shoal.Tx, n *shoal.Node) (order *shoal.PrepullOrder, notes []string, err error) {
 	if n.Role != "" {
 		return nil, nil, nil
 	}
@@ -80,7 +80,7 @@ func pullingReason(images []string) string {
 // and the end of its pre-pulls, which makes the node take work from now
 // on; each image that failed is an event with the engine's words. It
 // wakes the scheduler when the node became free.
-func (s *Services) recordNodeReport(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest) error {
+func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest) error {
 	if req.Runtime == nil && req.Prepulled == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package service
+package agentapi
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // per parked sync were most of the server's memory. The API parks the
 // connection too (api.Parking) and answers through Await's function.
 type ParkedSync struct {
-	s      *Services
+	s      *Server
 	ctx    context.Context // the request's values, not its cancellation
 	nodeID string
 	req    *shoal.AgentSyncRequest
@@ -28,7 +28,7 @@ type ParkedSync struct {
 	timer    *time.Timer
 	done     func(*shoal.AgentSyncResponse, error) // nil until Await
 	finished bool
-	counted  bool // in Services.parked until finished
+	counted  bool // in Server.parked until finished
 }
 
 // answerNow reports whether a sync's answer goes back at once rather than
@@ -44,9 +44,9 @@ func answerNow(resp *shoal.AgentSyncResponse, req *shoal.AgentSyncRequest, wait 
 // returns the answer when there is one at once, or else the sync parked,
 // whose Await gives the answer later. A wake that comes between the two
 // is not lost.
-func (s *Services) BeginSync(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, *ParkedSync, error) {
+func (s *Server) BeginSync(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, *ParkedSync, error) {
 	if req.Leaving != "" {
-		if err := s.NodeLeaving(ctx, nodeID, req.Leaving); err != nil {
+		if err := s.computes.NodeLeaving(ctx, nodeID, req.Leaving); err != nil {
 			return nil, nil, err
 		}
 		wait = 0
@@ -122,7 +122,7 @@ func (p *ParkedSync) listen() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.finished && p.stop == nil {
-		p.stop = p.s.nodes.Notify(p.nodeID, p.onWake)
+		p.stop = p.s.wakes.Notify(p.nodeID, p.onWake)
 	}
 }
 

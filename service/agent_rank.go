@@ -1,0 +1,150 @@
+package service
+
+import (
+	"context"
+	"slices"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/tracking"
+)
+
+// The job's side of the agent protocol (package agentapi): the task a
+// node's rank starts with, and the state changes a node's rank reports
+// or the server makes on its behalf, which move the job's state machine.
+
+// AgentTask builds the task of node n's rank of attempt a: what the
+// agent protocol (agentapi) hands a node to start, built here because
+// the task is the job's (its containers, its tracking token).
+func (s *Services) AgentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) (*shoal.AgentTask, error) {
+	t := &shoal.AgentTask{
+		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
+		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
+		Command: j.Command, Code: j.Code, Inputs: j.Inputs, EnvironmentVariables: j.EnvironmentVariables,
+		Environment:      j.ResolvedEnvironment,
+		ProcessesPerNode: 1, MasterAddr: a.MasterAddr, MasterPort: a.MasterPort, KillGrace: s.cfg.KillGrace,
+		RestoreOutputs: a.Number > 1, RunAs: j.CreatedByPrincipal,
+	}
+	for name := range j.Outputs {
+		t.Outputs = append(t.Outputs, name)
+	}
+	if d := j.Distribution; d != nil {
+		t.Distribution = d.Type
+		if d.ProcessCountPerInstance > 0 {
+			t.ProcessesPerNode = d.ProcessCountPerInstance
+		}
+	}
+	if j.Limits != nil {
+		t.TimeoutSeconds = j.Limits.Timeout
+	}
+	// The agent cuts the log on the node too (an unreadable setting
+	// leaves the default; the server applies the workspace's anyway).
+	l, _ := tx.GetWorkspaceLimits(j.Workspace)
+	t.MaxLogBytes = l.LogCap()
+	if key := s.cfg.SecretsKey; key != nil {
+		// Derived, not stored: every sync hands the same token, and any
+		// replica with the key checks it (tracking.Authenticate).
+		t.Tracking = &shoal.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
+	}
+	var err error
+	t.Container, err = s.containerTask(tx, j, n)
+	return t, err
+}
+
+// ReportRank records a state change of one rank reported by its node.
+// A report for an attempt that is no longer the job's current one is
+// refused with ECONFLICT. When the report frees the node and the node is
+// given its next job at once, the answer carries that job's task, so the
+// agent starts it without waiting for its next sync.
+func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
+	var wake []string
+	var next []*shoal.AgentTask
+	var outcomes JobOutcomes
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		outcomes.Reset()
+		w, err := agentapi.LoadRankWork(tx, nodeID, attemptID, rank)
+		if err != nil {
+			return err
+		}
+		n, a, rs, j := w.Node, w.Attempt, w.Rank, w.Job
+		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
+			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
+		}
+		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
+		before := markOf(j)
+		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
+			return err
+		}
+		outcomes.note(before, j)
+		if n.CurrentAttemptID == "" || n.CurrentAttemptID == a.ID {
+			return nil
+		}
+		// handOn gave the node its next job: hand the task over here and
+		// leave the node's pending sync asleep.
+		na, nj, err := agentapi.AttemptWithJob(tx, n.CurrentAttemptID)
+		if err != nil {
+			return err
+		}
+		t, err := s.AgentTask(tx, nj, na, n)
+		if err != nil {
+			return err
+		}
+		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
+			t.Identities = access.TaskIdentities(tx, c)
+		}
+		next = append(next, t)
+		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Report(&outcomes)
+	s.nodes.Wake(wake...)
+	s.notify()
+	return next, nil
+}
+
+// EndRankForNode ends a rank of a node on the server's own account, as if
+// the agent had reported state: a rank stopped before its agent started
+// it, or one that died with its agent. It does nothing unless the rank is
+// still in status from (the agent got to it after all, or it ended
+// meanwhile).
+func (s *Services) EndRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error {
+	var wake []string
+	var outcomes JobOutcomes
+	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+		outcomes.Reset()
+		w, err := agentapi.LoadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
+		if err != nil {
+			return err
+		}
+		n, a, rs, j := w.Node, w.Attempt, w.Rank, w.Job
+		if j.CurrentAttemptID != a.ID || rs.Status != from {
+			return nil
+		}
+		ctx := shoal.WithPrincipal(ctx, systemPrincipal)
+		before := markOf(j)
+		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason}); err != nil {
+			return err
+		}
+		outcomes.note(before, j)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.Report(&outcomes)
+	s.nodes.Wake(wake...)
+	s.notify()
+	return nil
+}
+
+// ParkedSync is an agent's sync waiting for news (agentapi.ParkedSync),
+// named here so that the API, which parks its connection, keeps calling
+// the services alone.
+type ParkedSync = agentapi.ParkedSync
+
+// MaxOutputBytes bounds one rank's output archive (agentapi.MaxOutputBytes).
+const MaxOutputBytes = agentapi.MaxOutputBytes
