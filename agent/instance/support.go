@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-ml/shoal/agent/files"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -20,7 +22,7 @@ import (
 // write set an application's) as it grows, each chunk at its offset (so a
 // retried chunk overwrites, never duplicates).
 type setupLogShipper struct {
-	a      *Agent
+	c      *client.AgentClient
 	path   string
 	offset int64
 	// write uploads a chunk; nil uploads to the setup log.
@@ -60,13 +62,13 @@ func (l *setupLogShipper) ship(ctx context.Context) error {
 		return nil
 	}
 	defer f.Close()
-	buf := make([]byte, logChunk)
+	buf := make([]byte, files.LogChunk)
 	for {
 		n, rerr := f.ReadAt(buf, l.offset)
 		if n > 0 {
 			write := l.write
 			if write == nil {
-				write = l.a.client.WriteSetupLog
+				write = l.c.WriteSetupLog
 			}
 			if err := write(ctx, l.offset, buf[:n]); err != nil {
 				return err

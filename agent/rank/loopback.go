@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 // nothing else leads off it, and these go through the agent, which
 // decides as it does for a job on the host (the identity endpoint's
 // secret, the server's own authentication).
-func (r *rankRun) loopbackServices(pid int) error {
+func (r *Rank) loopbackServices(pid int) error {
 	if r.msi != nil {
 		u, err := url.Parse(r.msi.URL())
 		if err != nil {
@@ -32,7 +32,7 @@ func (r *rankRun) loopbackServices(pid int) error {
 		}
 		r.msi.Also(ln)
 	}
-	if addr := loopbackServerAddr(r.a.cfg.ServerURL); addr != "" {
+	if addr := loopbackServerAddr(r.n.ServerURL); addr != "" {
 		ln, err := netns.Listen(pid, "tcp", addr)
 		if err != nil {
 			return fmt.Errorf("the server's address %s: %w", addr, err)
@@ -46,7 +46,7 @@ func (r *rankRun) loopbackServices(pid int) error {
 }
 
 // closeLoopbacks closes the rank's loopback listeners.
-func (r *rankRun) closeLoopbacks() {
+func (r *Rank) closeLoopbacks() {
 	r.loopMu.Lock()
 	ls := r.loopbacks
 	r.loopbacks = nil

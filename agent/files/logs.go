@@ -1,4 +1,4 @@
-package agent
+package files
 
 import (
 	"context"
@@ -11,24 +11,26 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
-// logShipper uploads a growing log file to the server in chunks, each at
+// LogShipper uploads a growing log file to the server in chunks, each at
 // its offset, so a retried chunk overwrites rather than duplicates.
-type logShipper struct {
-	c      *client.AgentClient
-	ref    shoal.RankRef
-	path   string
-	offset int64
-	// max caps the log (the task's MaxLogBytes; 0: the default): past it
+type LogShipper struct {
+	c    *client.AgentClient
+	ref  shoal.RankRef
+	path string
+	// Offset is how much of the log the server has.
+	Offset int64
+	// Max caps the log (the task's MaxLogBytes; 0: the default): past it
 	// the file is cut, on the node, to max bytes and one marker line.
-	max int64
+	Max int64
 }
 
-func newLogShipper(c *client.AgentClient, ref shoal.RankRef, path string) *logShipper {
-	return &logShipper{c: c, ref: ref, path: path}
+// NewLogShipper ships the log at path of rank ref through c.
+func NewLogShipper(c *client.AgentClient, ref shoal.RankRef, path string) *LogShipper {
+	return &LogShipper{c: c, ref: ref, path: path}
 }
 
-// loop ships new output every 100 ms until ctx ends.
-func (l *logShipper) loop(ctx context.Context) {
+// Loop ships new output every 100 ms until ctx ends.
+func (l *LogShipper) Loop(ctx context.Context) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -36,15 +38,15 @@ func (l *logShipper) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			l.ship(ctx)
+			l.Ship(ctx)
 		}
 	}
 }
 
-// shipAll ships everything from the current offset to the end of the
+// ShipAll ships everything from the current offset to the end of the
 // file, once; it returns the first error (the offset stays at the last
 // chunk that was accepted, so a later call resumes there).
-func (l *logShipper) shipAll(ctx context.Context) error {
+func (l *LogShipper) ShipAll(ctx context.Context) error {
 	f, err := os.Open(l.path)
 	if err != nil {
 		return nil // no log written: nothing to ship
@@ -62,20 +64,20 @@ func (l *logShipper) shipAll(ctx context.Context) error {
 			return err
 		}
 	}
-	if end <= l.offset {
+	if end <= l.Offset {
 		return nil
 	}
 	// Ship up to the size just seen, so the buffer fits what is there; what
 	// is written meanwhile is the next poll's (the last call comes after
 	// the processes have exited, when the size is final).
-	buf := make([]byte, min(logChunk, end-l.offset))
-	for l.offset < end {
-		n, rerr := f.ReadAt(buf[:min(int64(len(buf)), end-l.offset)], l.offset)
+	buf := make([]byte, min(LogChunk, end-l.Offset))
+	for l.Offset < end {
+		n, rerr := f.ReadAt(buf[:min(int64(len(buf)), end-l.Offset)], l.Offset)
 		if n > 0 {
-			if err := l.c.WriteLog(ctx, l.ref, l.offset, buf[:n]); err != nil {
+			if err := l.c.WriteLog(ctx, l.ref, l.Offset, buf[:n]); err != nil {
 				return err
 			}
-			l.offset += int64(n)
+			l.Offset += int64(n)
 		}
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return rerr
@@ -87,11 +89,12 @@ func (l *logShipper) shipAll(ctx context.Context) error {
 	return nil
 }
 
-const logChunk = 512 << 10
+// LogChunk is the most of a log one upload carries.
+const LogChunk = 512 << 10
 
 // limit is the log's cap in force.
-func (l *logShipper) limit() int64 {
-	return shoal.WorkspaceLimits{MaxLogBytes: l.max}.LogCap()
+func (l *LogShipper) limit() int64 {
+	return shoal.WorkspaceLimits{MaxLogBytes: l.Max}.LogCap()
 }
 
 // cutLog bounds a log of size bytes past its limit: the marker line is
@@ -119,5 +122,5 @@ func cutLog(path string, limit, size int64) (int64, error) {
 	return end, nil
 }
 
-// ship ships new output, best effort: the final shipAll catches up.
-func (l *logShipper) ship(ctx context.Context) { _ = l.shipAll(ctx) }
+// Ship ships new output, best effort: the final shipAll catches up.
+func (l *LogShipper) Ship(ctx context.Context) { _ = l.ShipAll(ctx) }

@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"context"
@@ -33,10 +33,7 @@ func mintNothing(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResp
 }
 
 func TestRankEnvIdentity(t *testing.T) {
-	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "node-1", WorkDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "node-1"})
 	task := &shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: "att-1"}, JobName: "job", Workspace: "ws",
 		EnvironmentVariables: map[string]string{"MSI_SECRET": "from-the-job", "FOO": "bar"}}
 	vars := []string{"MSI_ENDPOINT", "MSI_SECRET", "IDENTITY_ENDPOINT", "IDENTITY_HEADER", "DEFAULT_IDENTITY_CLIENT_ID"}
@@ -44,7 +41,7 @@ func TestRankEnvIdentity(t *testing.T) {
 	t.Run("no identity", func(t *testing.T) {
 		task := *task
 		task.EnvironmentVariables = map[string]string{"FOO": "bar"}
-		r := newRankRun(a, &task)
+		r := a.newRank(&task)
 		env := r.env("/out")
 		for _, k := range vars {
 			if v, ok := env[k]; ok {
@@ -59,7 +56,7 @@ func TestRankEnvIdentity(t *testing.T) {
 	t.Run("identities", func(t *testing.T) {
 		task := *task
 		task.Identities = testIdentities
-		r := newRankRun(a, &task)
+		r := a.newRank(&task)
 		m, err := msi.Start(context.Background(), task.Identities, mintNothing, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -116,10 +113,7 @@ func TestRankRunServesIdentity(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "node-1", WorkDir: dir, ServerURL: srv.URL, JoinToken: "cred"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "node-1", WorkDir: dir, ServerURL: srv.URL})
 	envFile := filepath.Join(dir, "env.txt")
 	goFile := filepath.Join(dir, "go")
 	task := &shoal.AgentTask{
@@ -128,9 +122,9 @@ func TestRankRunServesIdentity(t *testing.T) {
 		Identities: testIdentities,
 		KillGrace:  time.Second,
 	}
-	r := newRankRun(a, task)
+	r := a.newRank(task)
 	done := make(chan struct{})
-	go func() { defer close(done); r.run(context.Background()) }()
+	go func() { defer close(done); r.Run(context.Background()) }()
 
 	var lines []string
 	deadline := time.Now().Add(10 * time.Second)

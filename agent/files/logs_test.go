@@ -1,4 +1,4 @@
-package agent
+package files
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestLogShipperChunks(t *testing.T) {
 	var got []byte
 	var chunks []int
 	path := filepath.Join(t.TempDir(), "user.log")
-	want := bytes.Repeat([]byte("0123456789abcdef"), (logChunk*5/2)/16)
+	want := bytes.Repeat([]byte("0123456789abcdef"), (LogChunk*5/2)/16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		off, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
@@ -49,17 +49,17 @@ func TestLogShipperChunks(t *testing.T) {
 	if err := os.WriteFile(path, want[:100], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l := newLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1", Rank: 0}, path)
-	if err := l.shipAll(context.Background()); err != nil {
+	l := NewLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1", Rank: 0}, path)
+	if err := l.ShipAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, want[:200], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.shipAll(context.Background()); err != nil {
+	if err := l.ShipAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.shipAll(context.Background()); err != nil {
+	if err := l.ShipAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -67,7 +67,7 @@ func TestLogShipperChunks(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("shipped %d bytes, want the %d written", len(got), len(want))
 	}
-	if len(chunks) != 5 || chunks[0] != 100 || chunks[1] != 100 || chunks[2] != logChunk || chunks[3] != logChunk {
-		t.Errorf("chunks %v, want 100, 100, then full chunks of %d", chunks, logChunk)
+	if len(chunks) != 5 || chunks[0] != 100 || chunks[1] != 100 || chunks[2] != LogChunk || chunks[3] != LogChunk {
+		t.Errorf("chunks %v, want 100, 100, then full chunks of %d", chunks, LogChunk)
 	}
 }

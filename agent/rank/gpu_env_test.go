@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"testing"
@@ -10,11 +10,8 @@ import (
 // A node that owns some of its host's GPUs gives its jobs only those.
 func TestJobsSeeTheNodesGPUs(t *testing.T) {
 	for _, tc := range []struct{ devices, want string }{{"1,3", "1,3"}, {"", ""}} {
-		a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), GPUDevices: tc.devices})
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := newRankRun(a, &shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: "a"}, JobName: "j"}).env("/out")
+		a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "n", GPUDevices: tc.devices})
+		env := a.newRank(&shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: "a"}, JobName: "j"}).env("/out")
 		if env["CUDA_VISIBLE_DEVICES"] != tc.want || env["NVIDIA_VISIBLE_DEVICES"] != tc.want {
 			t.Errorf("devices %q: env %q %q", tc.devices, env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"])
 		}

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ import (
 // leads out of its home or allowed path is refused with the reason: the
 // server checked the path as written, only the node can see where it
 // leads. The resolved path is what the engine mounts.
-func (rt *instanceRuntime) appMounts(app *shoal.CustomApplication, allowed []string) ([]container.Mount, error) {
+func (rt *Runtime) appMounts(app *shoal.CustomApplication, allowed []string) ([]container.Mount, error) {
 	var out []container.Mount
 	for j, m := range app.BindMounts {
 		field := fmt.Sprintf("bind_mounts[%d].source", j)
@@ -46,7 +46,7 @@ func (rt *instanceRuntime) appMounts(app *shoal.CustomApplication, allowed []str
 
 // mountSource is where source is on this host and the folder it must
 // stay in.
-func (rt *instanceRuntime) mountSource(source string, allowed []string) (src, root string, err error) {
+func (rt *Runtime) mountSource(source string, allowed []string) (src, root string, err error) {
 	source = filepath.Clean(source)
 	if rel, ok := strings.CutPrefix(source, shoal.InstanceHomePath); ok && (rel == "" || rel[0] == '/') {
 		src = filepath.Join(rt.home, rel)
@@ -94,7 +94,7 @@ func mkdirsOwned(acct *runas.Account, home, rel string) error {
 }
 
 // currentAccount is the instance user's account.
-func (rt *instanceRuntime) currentAccount() *runas.Account {
+func (rt *Runtime) currentAccount() *runas.Account {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.account

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/instance/idle"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
@@ -90,7 +91,7 @@ func (b *instanceBox) httpClient(timeout time.Duration) *http.Client {
 // ContainerID is the instance's container id and the engine's address
 // (for the SSH server, which starts sessions inside it); empty when the
 // instance runs as host processes.
-func (rt *instanceRuntime) ContainerID() string {
+func (rt *Runtime) ContainerID() string {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.box == nil {
@@ -104,16 +105,16 @@ func (rt *instanceRuntime) ContainerID() string {
 // host's network (the app proxy reaches Jupyter on the loopback) or its
 // subnet's container network, and a user namespace of its own so that
 // root inside is not root here.
-func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) (*instanceBox, error) {
-	if rt.a.ctr == nil {
+func (rt *Runtime) startBox(ctx context.Context, t *shoal.InstanceTask) (*instanceBox, error) {
+	if rt.n.Ctr == nil {
 		return nil, errors.New("this node has no container engine")
 	}
 	// The engine reaches the insecure registries among the logins
 	// before it is first asked (a lazily started podman starts with them).
-	if err := rt.a.ctr.EnsureInsecure(ctx, t.AppRegistries); err != nil {
+	if err := rt.n.Ctr.EnsureInsecure(ctx, t.AppRegistries); err != nil {
 		return nil, fmt.Errorf("the instance image %s: %w", t.Container.Image, err)
 	}
-	r, _, err := rt.a.ctr.Runtime(ctx)
+	r, _, err := rt.n.Ctr.Runtime(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if _, err := r.Inspect(ctx, c.Image); errors.Is(err, container.ErrNotFound) {
 		// With the workspace's logins for its registry: an instance's
 		// own image may be a private one.
-		if _, err := rt.a.ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: c.Image},
+		if _, err := rt.n.Ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: c.Image},
 			Task: &shoal.ContainerTask{Registries: t.AppRegistries}, Progress: func(string) {}}, c.Image); err != nil {
 			return nil, fmt.Errorf("pulling the instance image %s: %w", c.Image, err)
 		}
@@ -135,7 +136,7 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	if err := os.MkdirAll(rt.home, 0o700); err != nil {
 		return nil, err
 	}
-	labels := map[string]string{ctrhost.LabelNode: rt.a.cfg.NodeID, labelInstance: t.Workspace + "/" + t.Name}
+	labels := map[string]string{ctrhost.LabelNode: rt.n.NodeID, labelInstance: t.Workspace + "/" + t.Name}
 	// A container an earlier run of this agent left (killed before it
 	// could stop it) goes first: its name is the one wanted.
 	if left, err := r.List(ctx, labels); err == nil {
@@ -155,11 +156,11 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 		if err := nw.EnsureNetwork(ctx, n.Name, n.Internal, map[string]string{ctrhost.LabelNetwork: n.VNet + "/" + n.Subnet}); err != nil {
 			return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
 		}
-		rt.a.ctr.Joined(n.Name)
+		rt.n.Ctr.Joined(n.Name)
 		network = n.Name
 	}
 	spec := container.Spec{
-		Name: "shoal-instance-" + rt.a.cfg.NodeID, Image: c.Image, Entrypoint: boxInit, User: boxUser,
+		Name: "shoal-instance-" + rt.n.NodeID, Image: c.Image, Entrypoint: boxInit, User: boxUser,
 		Network: network, Labels: labels, WorkingDir: boxHome,
 		Mounts: []container.Mount{{Source: rt.home, Target: boxHome, Chown: true},
 			// In a user namespace on the host's network the runtime may not
@@ -167,7 +168,7 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 			{Source: "/sys", Target: "/sys", ReadOnly: true}},
 		NanoCPUs: int64(c.VCPUs) * 1e9, MemoryBytes: int64(c.MemoryGB * (1 << 30)),
 	}
-	if info := rt.a.ctr.Report(ctx); info.Engine == "podman" {
+	if info := rt.n.Ctr.Report(ctx); info.Engine == "podman" {
 		spec.Userns = "auto"
 	}
 	// The first process carries the node's mark, as every process of
@@ -175,11 +176,11 @@ func (rt *instanceRuntime) startBox(ctx context.Context, t *shoal.InstanceTask) 
 	// container's network through it, and only through a process the
 	// instance owns.
 	spec.Env = map[string]string{}
-	for _, kv := range procmark.Node(rt.a.cfg.NodeID, rt.a.cfg.WorkDir) {
+	for _, kv := range procmark.Node(rt.n.NodeID, rt.n.WorkDir) {
 		k, v, _ := strings.Cut(kv, "=")
 		spec.Env[k] = v
 	}
-	devs, visible := ctrhost.GPUDevices(rt.a.cfg.GPUDevices, rt.a.ctr.GPUs(ctx), fileExists)
+	devs, visible := ctrhost.GPUDevices(rt.n.GPUDevices, rt.n.Ctr.GPUs(ctx), files.Exists)
 	spec.Devices = devs
 	if visible != "" {
 		spec.Env["CUDA_VISIBLE_DEVICES"], spec.Env["NVIDIA_VISIBLE_DEVICES"] = visible, visible
@@ -226,7 +227,7 @@ func (b *instanceBox) remove(ctx context.Context) error { return b.rt.Remove(ctx
 // boxEnv is the environment of the instance's processes inside: the
 // instance's variables (identity endpoint included: the host's network
 // reaches it) with the container's home, and none of the host's path.
-func (rt *instanceRuntime) boxEnv() map[string]string {
+func (rt *Runtime) boxEnv() map[string]string {
 	env := map[string]string{}
 	for _, kv := range rt.env() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -241,7 +242,7 @@ func (rt *instanceRuntime) boxEnv() map[string]string {
 
 // runScriptInBox runs a setup script inside the container as azureuser,
 // its output appended to the setup log, within its timeout.
-func (rt *instanceRuntime) runScriptInBox(ctx context.Context, b *instanceBox, s apps.Script, logPath string) error {
+func (rt *Runtime) runScriptInBox(ctx context.Context, b *instanceBox, s apps.Script, logPath string) error {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("%s: opening its log: %w", s.Name, err)
@@ -260,7 +261,7 @@ func (rt *instanceRuntime) runScriptInBox(ctx context.Context, b *instanceBox, s
 	default:
 		return fmt.Errorf("%s has neither a path nor a command", s.Name)
 	}
-	fmt.Fprintf(log, "== %s in the instance's container: %s (timeout %s), started %s\n", s.Name, strings.Join(argv, " "), s.Timeout, rt.a.now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(log, "== %s in the instance's container: %s (timeout %s), started %s\n", s.Name, strings.Join(argv, " "), s.Timeout, rt.n.Clock.Now().UTC().Format(time.RFC3339))
 	sctx := ctx
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -289,7 +290,7 @@ func (rt *instanceRuntime) runScriptInBox(ctx context.Context, b *instanceBox, s
 
 // startJupyterInBox starts the notebook inside the container as
 // azureuser on the host's loopback port.
-func (rt *instanceRuntime) startJupyterInBox(ctx context.Context, b *instanceBox, port int, baseURL, token string) error {
+func (rt *Runtime) startJupyterInBox(ctx context.Context, b *instanceBox, port int, baseURL, token string) error {
 	app := apps.JupyterApp("jupyter", port, baseURL, token, boxHome)
 	env := rt.boxEnv()
 	for _, kv := range app.Env {
@@ -330,9 +331,9 @@ func procUID(pid int) (int, error) {
 // startBoxApps starts what the instance serves from inside its
 // container: the notebook (custom applications with a command run on the
 // host's side only when the instance is not a container).
-func (rt *instanceRuntime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, log interface{ Warn(string, ...any) }) {
+func (rt *Runtime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, log interface{ Warn(string, ...any) }) {
 	if t.NotebookToken != "" {
-		port := readPort(filepath.Join(rt.dir, jupyterPortFile))
+		port := files.ReadPort(filepath.Join(rt.dir, jupyterPortFile))
 		if port == 0 || !portFree(port) {
 			if p, err := anyFreePort(); err == nil {
 				port = p

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type appLogShipping struct {
 // where the application's log ends now: what earlier starts wrote was
 // shipped then. Call it before the applications start, so that nothing
 // they write falls before the starting offset.
-func (rt *instanceRuntime) shipAppLogs(t *shoal.InstanceTask, logDir string) *appLogShipping {
+func (rt *Runtime) shipAppLogs(t *shoal.InstanceTask, logDir string) *appLogShipping {
 	if len(t.Apps) == 0 {
 		return nil
 	}
@@ -34,9 +34,9 @@ func (rt *instanceRuntime) shipAppLogs(t *shoal.InstanceTask, logDir string) *ap
 	s := &appLogShipping{cancel: cancel}
 	for _, app := range t.Apps {
 		name := app.Name
-		l := &setupLogShipper{a: rt.a, path: filepath.Join(logDir, name+".log"),
+		l := &setupLogShipper{c: rt.n.Client, path: filepath.Join(logDir, name+".log"),
 			write: func(ctx context.Context, off int64, data []byte) error {
-				return rt.a.client.WriteAppLog(ctx, name, off, data)
+				return rt.n.Client.WriteAppLog(ctx, name, off, data)
 			}}
 		if st, err := os.Stat(l.path); err == nil {
 			l.offset = st.Size()

@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
@@ -38,11 +39,11 @@ const (
 	setupLogFile    = "setup.log"
 )
 
-// instanceRuntime serves a compute instance from its agent: SSH, the
+// Runtime serves a compute instance from its agent: SSH, the
 // notebook, custom applications, setup scripts and the MSI endpoint, and
 // reports what the server needs for idle shutdown.
-type instanceRuntime struct {
-	a    *Agent
+type Runtime struct {
+	n    Node
 	dir  string
 	home string
 
@@ -90,33 +91,26 @@ type activitySample struct {
 	cpuAt     time.Time
 }
 
-// instanceTask is called with every sync answer of an instance node: the
-// first starts the runtime, later ones update what may change (the SSH
-// key).
-func (a *Agent) instanceTask(ctx context.Context, t *shoal.InstanceTask) {
-	if t == nil {
-		return
-	}
-	a.mu.Lock()
-	rt := a.instance
-	if rt == nil {
-		rt = &instanceRuntime{a: a, dir: a.cfg.WorkDir, home: filepath.Join(a.runDir, instanceHome), phase: shoal.InstancePhaseSettingUp, done: make(chan struct{})}
-		a.instance = rt
-	}
-	a.mu.Unlock()
-	first := rt.update(t)
-	if first {
-		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		rt.cancel = cancel
-		go rt.run(rctx)
-	}
+// New is the runtime of the instance that node n serves; nothing runs
+// until the first task (Update, then Start).
+func New(n Node) *Runtime {
+	return &Runtime{n: n, dir: n.WorkDir, home: filepath.Join(n.RunDir, instanceHome), phase: shoal.InstancePhaseSettingUp, done: make(chan struct{})}
 }
 
-// update installs a new task; it reports whether it is the first.
-func (rt *instanceRuntime) update(t *shoal.InstanceTask) bool {
+// Start runs the instance in the background, detached from ctx's
+// cancellation (Close ends it).
+func (rt *Runtime) Start(ctx context.Context) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rt.cancel = cancel
+	go rt.run(rctx)
+}
+
+// Update installs a new task; it reports whether it is the first (the
+// caller then starts the runtime).
+func (rt *Runtime) Update(t *shoal.InstanceTask) bool {
 	keys, err := sshd.ParseAuthorizedKeys(t.AuthorizedKeys)
 	if err != nil {
-		rt.a.log.Warn("the instance's SSH key cannot be read", "err", err)
+		rt.n.Log.Warn("the instance's SSH key cannot be read", "err", err)
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -125,24 +119,24 @@ func (rt *instanceRuntime) update(t *shoal.InstanceTask) bool {
 	return first
 }
 
-func (rt *instanceRuntime) authorizedKeys() []ssh.PublicKey {
+func (rt *Runtime) authorizedKeys() []ssh.PublicKey {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.keys
 }
 
 // env is the environment of the user's shells, notebooks and apps.
-func (rt *instanceRuntime) env() []string {
+func (rt *Runtime) env() []string {
 	rt.mu.Lock()
 	t, m, acct := rt.task, rt.msi, rt.account
 	rt.mu.Unlock()
 	env := append(acct.Env(),
 		"HOME="+rt.home, "SHOAL_WORKSPACE="+t.Workspace, "SHOAL_INSTANCE="+t.Name, "CI_NAME="+t.Name, "CI_WORKSPACE="+t.Workspace, "CI_RESOURCE_GROUP=shoal",
 	)
-	env = append(env, procmark.Node(rt.a.cfg.NodeID, rt.a.cfg.WorkDir)...)
+	env = append(env, procmark.Node(rt.n.NodeID, rt.n.WorkDir)...)
 	// Azure's SDKs reach Shoal from the instance as from a job; the
 	// identity endpoint's variables when it has an identity.
-	extra := rt.a.sdkEnv()
+	extra := rt.n.SDKEnv()
 	if m != nil {
 		for k, v := range m.Env() {
 			extra[k] = v
@@ -163,7 +157,7 @@ func (rt *instanceRuntime) env() []string {
 // get (the path, the locale, the time zone, the GPUs the node owns), plus
 // env(). Nothing else of the agent's passes: it is the server's
 // environment, which can hold a database password or a cloud credential.
-func (rt *instanceRuntime) baseEnv() []string {
+func (rt *Runtime) baseEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -178,9 +172,9 @@ func (rt *instanceRuntime) baseEnv() []string {
 
 // run brings the instance up: home, identity endpoint, SSH, setup
 // scripts, then applications; then it waits to be stopped.
-func (rt *instanceRuntime) run(ctx context.Context) {
+func (rt *Runtime) run(ctx context.Context) {
 	defer close(rt.done)
-	log := rt.a.log.With("instance", rt.currentTask().Name)
+	log := rt.n.Log.With("instance", rt.currentTask().Name)
 	fail := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		log.Warn("instance setup failed", "err", msg)
@@ -189,7 +183,7 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 		rt.mu.Unlock()
 	}
 	t := rt.currentTask()
-	acct, err := rt.a.accounts.For(t.RunAs)
+	acct, err := rt.n.Accounts.For(t.RunAs)
 	if err != nil {
 		fail("the instance user's account: %v", err)
 		return
@@ -221,7 +215,7 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 	}
 	if len(t.Identities) > 0 {
 		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-			return rt.a.client.InstanceToken(ctx, req)
+			return rt.n.Client.InstanceToken(ctx, req)
 		}
 		var m *msi.Endpoint
 		if box := rt.box; box != nil && box.subnet != nil {
@@ -263,7 +257,7 @@ func (rt *instanceRuntime) run(ctx context.Context) {
 	<-ctx.Done()
 }
 
-func (rt *instanceRuntime) currentTask() *shoal.InstanceTask {
+func (rt *Runtime) currentTask() *shoal.InstanceTask {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.task
@@ -271,12 +265,12 @@ func (rt *instanceRuntime) currentTask() *shoal.InstanceTask {
 
 // startSSH starts the SSH server on the port the instance used last, if
 // it is free, so that known connection strings keep working.
-func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
-	port := readPort(filepath.Join(rt.dir, sshPortFile))
+func (rt *Runtime) startSSH() (*sshd.Server, error) {
+	port := files.ReadPort(filepath.Join(rt.dir, sshPortFile))
 	cfg := sshd.Config{
 		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
-		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.a.log.With("component", "sshd"),
-		Now: rt.a.now, OnLogin: rt.login, Credential: rt.credential(), SFTPCommand: sftpCommand(),
+		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.n.Log.With("component", "sshd"),
+		Now: rt.n.Clock.Now, OnLogin: rt.login, Credential: rt.credential(), SFTPCommand: files.SFTPCommand(),
 	}
 	// When the instance is a container, its sessions belong inside it:
 	// shells, sftp, scp and forwards run in the container's namespaces
@@ -294,11 +288,11 @@ func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
 	var srv *sshd.Server
 	var err error
 	if port > 0 {
-		cfg.Listen = net.JoinHostPort(rt.a.cfg.Address, strconv.Itoa(port))
+		cfg.Listen = net.JoinHostPort(rt.n.Address, strconv.Itoa(port))
 		srv, err = sshd.Start(cfg)
 	}
 	if srv == nil {
-		cfg.Listen = net.JoinHostPort(rt.a.cfg.Address, "0")
+		cfg.Listen = net.JoinHostPort(rt.n.Address, "0")
 		if srv, err = sshd.Start(cfg); err != nil {
 			return nil, err
 		}
@@ -307,18 +301,9 @@ func (rt *instanceRuntime) startSSH() (*sshd.Server, error) {
 	return srv, nil
 }
 
-func readPort(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	p, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return p
-}
-
 // setup runs the creation script (once in the instance's life) and the
 // startup script, shipping their log to the server as they run.
-func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fail func(string, ...any)) bool {
+func (rt *Runtime) setup(ctx context.Context, t *shoal.InstanceTask, fail func(string, ...any)) bool {
 	logPath := filepath.Join(rt.dir, setupLogFile)
 	scripts := []apps.Script{}
 	add := func(name string, s *shoal.SetupScript) {
@@ -336,7 +321,7 @@ func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fai
 	if len(scripts) == 0 {
 		return true
 	}
-	ship := &setupLogShipper{a: rt.a, path: logPath}
+	ship := &setupLogShipper{c: rt.n.Client, path: logPath}
 	if st, err := os.Stat(logPath); err == nil {
 		ship.offset = st.Size() // earlier starts' output is with the server
 	}
@@ -369,14 +354,14 @@ func (rt *instanceRuntime) setup(ctx context.Context, t *shoal.InstanceTask, fai
 
 // startApps starts the notebook (when the host has Jupyter) and the
 // custom applications.
-func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(string, ...any) }) {
+func (rt *Runtime) startApps(t *shoal.InstanceTask, log interface{ Warn(string, ...any) }) {
 	// The applications' logs are named after them (users name them): a
 	// folder of their own keeps them off the agent's files.
 	logDir := filepath.Join(rt.dir, "app-logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		log.Warn("the applications' log folder", "err", err)
 	}
-	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: logDir, BaseEnv: rt.baseEnv(), Logger: rt.a.log.With("component", "apps"), Credential: rt.credential()})
+	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: logDir, BaseEnv: rt.baseEnv(), Logger: rt.n.Log.With("component", "apps"), Credential: rt.credential()})
 	rt.mu.Lock()
 	rt.sup = sup
 	box := rt.box
@@ -395,7 +380,7 @@ func (rt *instanceRuntime) startApps(t *shoal.InstanceTask, log interface{ Warn(
 		log.Warn("no Jupyter on this host: the instance has no notebook", "hint", JupyterMissing)
 	}
 	if found && t.NotebookToken != "" {
-		port := readPort(filepath.Join(rt.dir, jupyterPortFile))
+		port := files.ReadPort(filepath.Join(rt.dir, jupyterPortFile))
 		if port == 0 || !portFree(port) {
 			port = 0
 			if p, err := anyFreePort(); err == nil {
@@ -443,10 +428,18 @@ func portFree(port int) bool {
 	return true
 }
 
-func anyFreePort() (int, error) { return freePort("127.0.0.1") }
+// anyFreePort picks a free port on the loopback.
+func anyFreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
 
-// report is what the instance tells the server on each sync.
-func (rt *instanceRuntime) report(ctx context.Context) *shoal.InstanceReport {
+// Report is what the instance tells the server on each sync.
+func (rt *Runtime) Report(ctx context.Context) *shoal.InstanceReport {
 	rt.sample(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -499,7 +492,7 @@ const (
 )
 
 // login keeps an SSH login for the next report.
-func (rt *instanceRuntime) login(l sshd.Login) {
+func (rt *Runtime) login(l sshd.Login) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.logins) >= maxLoginsKept {
@@ -508,8 +501,8 @@ func (rt *instanceRuntime) login(l sshd.Login) {
 	rt.logins = append(rt.logins, shoal.SSHLogin{At: l.At, User: l.User, Remote: l.Remote, KeyFingerprint: l.KeyFingerprint, Accepted: l.Accepted, Error: l.Err})
 }
 
-// reported drops the logins the last report carried: the server has them.
-func (rt *instanceRuntime) reported() {
+// Reported drops the logins the last report carried: the server has them.
+func (rt *Runtime) Reported() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.logins = rt.logins[rt.sentLogins:]
@@ -520,7 +513,7 @@ func (rt *instanceRuntime) reported() {
 const sampleEvery = 2 * time.Second
 
 // sample refreshes the activity sample when it is older than sampleEvery.
-func (rt *instanceRuntime) sample(ctx context.Context) {
+func (rt *Runtime) sample(ctx context.Context) {
 	now := time.Now()
 	rt.mu.Lock()
 	if now.Sub(rt.activity.at) < sampleEvery {
@@ -543,7 +536,7 @@ func (rt *instanceRuntime) sample(ctx context.Context) {
 				terminals = append(terminals, shoal.KernelActivity{Name: t.Name, LastActivity: t.LastActivity})
 			}
 		} else if !errors.Is(err, idle.ErrTerminalsUnavailable) {
-			rt.a.log.Debug("reading Jupyter's terminals failed", "err", err)
+			rt.n.Log.Debug("reading Jupyter's terminals failed", "err", err)
 		}
 		cancel()
 	}
@@ -560,7 +553,7 @@ func (rt *instanceRuntime) sample(ctx context.Context) {
 		// nothing of another's.
 		ticks = boxCPUTicks(ctx, box)
 	} else {
-		ticks = nodeCPUTicks(rt.a.cfg.NodeID, rt.a.cfg.WorkDir, uid)
+		ticks = nodeCPUTicks(rt.n.NodeID, rt.n.WorkDir, uid)
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -572,8 +565,8 @@ func (rt *instanceRuntime) sample(ctx context.Context) {
 	rt.activity.cpuTicks, rt.activity.cpuAt = ticks, now
 }
 
-// close stops everything the instance runs.
-func (rt *instanceRuntime) close() {
+// Close stops everything the instance runs.
+func (rt *Runtime) Close() {
 	if rt.cancel != nil {
 		rt.cancel()
 		<-rt.done
@@ -593,7 +586,7 @@ func (rt *instanceRuntime) close() {
 		// Stop removes the container; the home stays for the next start.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := box.remove(ctx); err != nil {
-			rt.a.log.Warn("removing the instance's container failed", "container", box.id, "err", err)
+			rt.n.Log.Warn("removing the instance's container failed", "container", box.id, "err", err)
 		}
 		cancel()
 	}
@@ -607,7 +600,7 @@ func (rt *instanceRuntime) close() {
 
 // credential is the instance user's account for the processes started
 // for them; nil when they run as the agent's own user.
-func (rt *instanceRuntime) credential() *syscall.Credential {
+func (rt *Runtime) credential() *syscall.Credential {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.account.Apply(nil).Credential

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type imageApps struct {
 
 // imageApp is one application and what its supervisor last saw.
 type imageApp struct {
-	rt      *instanceRuntime
+	rt      *Runtime
 	spec    *shoal.CustomApplication
 	task    *shoal.InstanceTask
 	logPath string
@@ -69,7 +69,7 @@ type imageApp struct {
 // startImageApps starts the task's applications that have an image; nil
 // when there are none. box is the instance's container, nil when it runs
 // as host processes.
-func (rt *instanceRuntime) startImageApps(t *shoal.InstanceTask, logDir string, box *instanceBox) *imageApps {
+func (rt *Runtime) startImageApps(t *shoal.InstanceTask, logDir string, box *instanceBox) *imageApps {
 	var ias imageApps
 	ctx, cancel := context.WithCancel(context.Background())
 	ias.cancel = cancel
@@ -78,7 +78,7 @@ func (rt *instanceRuntime) startImageApps(t *shoal.InstanceTask, logDir string, 
 			continue
 		}
 		a := &imageApp{rt: rt, spec: spec, task: t, logPath: filepath.Join(logDir, spec.Name+".log"),
-			log: rt.a.log.With("component", "apps", "app", spec.Name), box: box}
+			log: rt.n.Log.With("component", "apps", "app", spec.Name), box: box}
 		ias.apps = append(ias.apps, a)
 		ias.wg.Add(1)
 		go func() { defer ias.wg.Done(); a.supervise(ctx) }()
@@ -159,7 +159,7 @@ func (a *imageApp) supervise(ctx context.Context) {
 // waits for it to exit (an error saying how) or for ctx to end (then it
 // stops it). The container is removed either way.
 func (a *imageApp) once(ctx context.Context) error {
-	h := a.rt.a.ctr
+	h := a.rt.n.Ctr
 	if h == nil {
 		return errors.New("this host has no container runtime (the agent's containers are off)")
 	}
@@ -195,7 +195,7 @@ func (a *imageApp) once(ctx context.Context) error {
 		// its container when it runs in one) use too, or its container's
 		// on a subnet.
 		Mounts: mounts, Network: network, Stdout: logf, Stderr: logf,
-		Labels: map[string]string{ctrhost.LabelNode: a.rt.a.cfg.NodeID, labelApp: a.spec.Name}}
+		Labels: map[string]string{ctrhost.LabelNode: a.rt.n.NodeID, labelApp: a.spec.Name}}
 	for k, v := range a.spec.EnvironmentVariables {
 		spec.Env[k] = v
 	}

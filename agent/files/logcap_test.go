@@ -1,4 +1,4 @@
-package agent
+package files
 
 import (
 	"context"
@@ -38,12 +38,12 @@ func TestLogShipperCutsAtTheCap(t *testing.T) {
 	}
 	defer job.Close()
 	const limit = 64
-	l := newLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1"}, path)
-	l.max = limit
+	l := NewLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1"}, path)
+	l.Max = limit
 	marker := shoal.LogCutMarker(limit)
 	for i := range 50 {
 		job.WriteString(strings.Repeat(strconv.Itoa(i%10), 20) + "\n")
-		if err := l.shipAll(context.Background()); err != nil {
+		if err := l.ShipAll(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestLogShipperCutsAtTheCap(t *testing.T) {
 	if got.String() != string(b) {
 		t.Errorf("shipped %q, want %q", got.String(), b)
 	}
-	if l.offset != int64(len(b)) {
-		t.Errorf("offset %d", l.offset)
+	if l.Offset != int64(len(b)) {
+		t.Errorf("offset %d", l.Offset)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package files
 
 import (
 	"crypto/sha256"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
@@ -18,7 +19,7 @@ import (
 // per node, named after the node and its work dir.
 const RunRoot = "/var/lib/shoal-work"
 
-// prepareWorkDir sets the modes of the node's work dir and returns the run
+// PrepareWorkDir sets the modes of the node's work dir and returns the run
 // dir: where the folders of the node's work (attempts, homes, the CA
 // bundle) live. Everything the agent keeps for itself (its credential,
 // results waiting to be reported, logs, host keys) is root's, 0600 in
@@ -27,7 +28,7 @@ const RunRoot = "/var/lib/shoal-work"
 // without listing it: it and its attempts and homes folders are 0711. The
 // run dir is the work dir when the accounts can reach it, else a folder
 // of its own under RunRoot.
-func prepareWorkDir(dir, nodeID string, isolated bool) (string, error) {
+func PrepareWorkDir(dir, nodeID string, isolated bool) (string, error) {
 	if !isolated {
 		return dir, os.Chmod(dir, 0o700)
 	}
@@ -53,43 +54,43 @@ func prepareWorkDir(dir, nodeID string, isolated bool) (string, error) {
 	return run, nil
 }
 
-// homeFor is the home of account acct on this node: its own folder
+// HomeFor is the home of account acct on the node whose run dir is runDir: its own folder
 // (0700), kept between its jobs, so that caches (pip's, torch's) and dot
 // files persist as they would in a user's home. Work that runs as the
 // agent's own user keeps the agent's HOME.
-func (a *Agent) homeFor(acct *runas.Account) (string, error) {
+func HomeFor(runDir string, acct *runas.Account) (string, error) {
 	if !acct.Switched() {
 		return "", nil
 	}
-	home := filepath.Join(a.runDir, "homes", acct.Name)
+	home := filepath.Join(runDir, "homes", acct.Name)
 	if err := acct.MkdirOwned(home); err != nil {
 		return "", fmt.Errorf("home of %s: %w", acct.Name, err)
 	}
 	return home, nil
 }
 
-// runAsOf is the principal a rank runs for: its submitter, or (a task from
+// RunAsOf is the principal a rank runs for: its submitter, or (a task from
 // a server that does not name one) a principal of the workspace's own.
-func runAsOf(t *shoal.AgentTask) string {
+func RunAsOf(t *shoal.AgentTask) string {
 	if t.RunAs != "" {
 		return t.RunAs
 	}
 	return "workspace:" + t.Workspace
 }
 
-// accountEnv is HOME, USER and LOGNAME for processes run as acct; empty
+// AccountEnv is HOME, USER and LOGNAME for processes run as acct; empty
 // when they run as the agent's own user (they keep the agent's).
-func (a *Agent) accountEnv(acct *runas.Account) (map[string]string, error) {
-	home, err := a.homeFor(acct)
+func AccountEnv(runDir string, acct *runas.Account) (map[string]string, error) {
+	home, err := HomeFor(runDir, acct)
 	if err != nil || home == "" {
 		return nil, err
 	}
 	return map[string]string{"HOME": home, "USER": acct.Name, "LOGNAME": acct.Name}, nil
 }
 
-// mkdirMode creates dir if missing (a link there is refused) and sets its
+// MkdirMode creates dir if missing (a link there is refused) and sets its
 // mode.
-func mkdirMode(dir string, mode os.FileMode) error {
+func MkdirMode(dir string, mode os.FileMode) error {
 	if err := os.MkdirAll(dir, mode); err != nil {
 		return err
 	}
@@ -103,12 +104,12 @@ func mkdirMode(dir string, mode os.FileMode) error {
 	return os.Chmod(dir, mode)
 }
 
-// sftpCommand is what the SSH servers of an agent start, as the login's
+// SFTPCommand is what the SSH servers of an agent start, as the login's
 // account, for an SFTP session: OpenSSH's sftp-server where the host has
 // one, else this program's `agent sftp-server` when that account can run
 // it (its folders are open to others: `go run` builds in a 0700 folder).
 // Nil when neither: SFTP is then refused.
-func sftpCommand() []string {
+func SFTPCommand() []string {
 	for _, p := range []string{"/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/lib/ssh/sftp-server", "/usr/libexec/sftp-server"} {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o001 != 0 {
 			return []string{p}
@@ -122,4 +123,22 @@ func sftpCommand() []string {
 		return nil
 	}
 	return []string{exe, "agent", "sftp-server"}
+}
+
+// Exists reports whether a path exists (a device node, for the GPUs a
+// container is given).
+func Exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// ReadPort reads a port an earlier run wrote to path (an SSH server's,
+// so that its port stays the same across restarts); 0 when none.
+func ReadPort(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return p
 }

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"bytes"
@@ -22,14 +22,14 @@ import (
 
 // waitRunning waits for the instance to report running (or fails with
 // its setup error).
-func waitRunning(t *testing.T, a *Agent) *shoal.InstanceReport {
+func waitRunning(t *testing.T, a *testAgent) *shoal.InstanceReport {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		a.mu.Lock()
 		rt := a.instance
 		a.mu.Unlock()
-		r := rt.report(context.Background())
+		r := rt.Report(context.Background())
 		switch r.Phase {
 		case shoal.InstancePhaseRunning:
 			return r
@@ -44,7 +44,7 @@ func waitRunning(t *testing.T, a *Agent) *shoal.InstanceReport {
 }
 
 // boxExec runs a command in the instance's container as azureuser.
-func boxExec(t *testing.T, rt *instanceRuntime, argv ...string) (string, int) {
+func boxExec(t *testing.T, rt *Runtime, argv ...string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
 	code, err := rt.box.ex.ExecWait(context.Background(), rt.box.id, container.ExecOptions{Command: argv, User: boxUser, Stdout: &out, Stderr: &out})
@@ -71,7 +71,7 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	a.instanceTask(context.Background(), task)
 	rep := waitRunning(t, a)
 	rt := a.instance
-	t.Cleanup(rt.close)
+	t.Cleanup(rt.Close)
 	if rt.ContainerID() == "" {
 		t.Fatal("no container id")
 	}
@@ -111,7 +111,7 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	var port int
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		r := rt.report(context.Background())
+		r := rt.Report(context.Background())
 		if len(r.Apps) == 1 && r.Apps[0].Ready {
 			port, _ = strconv.Atoi(strings.TrimPrefix(r.Apps[0].Addr, "127.0.0.1:"))
 			if r.Apps[0].UID == nil || *r.Apps[0].UID != rt.box.hostUID {
@@ -134,13 +134,13 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("Jupyter's status: %d", resp.StatusCode)
 	}
-	mark := procmark.Node(a.cfg.NodeID, a.cfg.WorkDir)
+	mark := procmark.Node(a.NodeID, a.WorkDir)
 	owned := func(pid int) bool { return procmark.Carries(pid, mark...) && procUIDOrMinus(pid) == rt.box.hostUID }
 	if err := portowner.Check(port, owned); err != nil {
 		t.Errorf("the proxy's owner check refuses the instance's Jupyter: %v", err)
 	}
 	// Another node's mark (another instance) is refused.
-	other := procmark.Node("ci-node-2", a.cfg.WorkDir)
+	other := procmark.Node("ci-node-2", a.WorkDir)
 	if err := portowner.Check(port, func(pid int) bool { return procmark.Carries(pid, other...) }); err == nil {
 		t.Error("the owner check accepts the instance's Jupyter as another node's")
 	}
@@ -158,7 +158,7 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 
 	// Stop: the container goes, the home stays.
 	id := rt.ContainerID()
-	rt.close()
+	rt.Close()
 	if _, err := cli.ContainerInspect(context.Background(), id); err == nil {
 		t.Error("the container is still there after stop")
 	}
@@ -172,7 +172,7 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	a.instanceTask(context.Background(), &task2)
 	waitRunning(t, a)
 	rt2 := a.instance
-	t.Cleanup(rt2.close)
+	t.Cleanup(rt2.Close)
 	if out, _ := boxExec(t, rt2, "head", "-1", "/home/azureuser/made-by-setup"); out != "1000" {
 		t.Errorf("the home after stop and start: %q", out)
 	}

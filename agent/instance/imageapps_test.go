@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"io"
@@ -19,13 +19,13 @@ import (
 
 // imageAppRuntime is an instance runtime of a container agent, its home
 // made and owned by the instance user's account.
-func imageAppRuntime(t *testing.T, a *Agent) *instanceRuntime {
+func imageAppRuntime(t *testing.T, a *testAgent) *Runtime {
 	t.Helper()
-	acct, err := a.accounts.For("user:ann")
+	acct, err := a.Accounts.For("user:ann")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := &instanceRuntime{a: a, dir: a.cfg.WorkDir, home: filepath.Join(a.cfg.WorkDir, "home"), account: acct}
+	rt := &Runtime{n: a.Node, dir: a.WorkDir, home: filepath.Join(a.WorkDir, "home"), account: acct}
 	if err := acct.MkdirOwned(rt.home); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
@@ -23,9 +24,9 @@ import (
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
-// rankRun is one rank of an attempt running on this node.
-type rankRun struct {
-	a    *Agent
+// Rank is one rank of an attempt running on this node.
+type Rank struct {
+	n    Node
 	t    *shoal.AgentTask
 	dir  string
 	mu   sync.Mutex
@@ -40,7 +41,7 @@ type rankRun struct {
 	// identities; it runs while the processes do.
 	msi *msi.Endpoint
 	// loopbacks are the listeners the rank's containers on a subnet
-	// have on their own loopback (see rank_loopback.go); closed with the
+	// have on their own loopback (see loopback.go); closed with the
 	// rank. loopMu guards them: they are opened while mu is held (the
 	// rank's start).
 	loopMu    sync.Mutex
@@ -51,11 +52,23 @@ type rankRun struct {
 	accountEnv map[string]string
 }
 
-func newRankRun(a *Agent, t *shoal.AgentTask) *rankRun {
-	return &rankRun{a: a, t: t, dir: a.attemptDir(t)}
+// New is rank t on node n, not started yet (see Run).
+func New(n Node, t *shoal.AgentTask) *Rank {
+	return &Rank{n: n, t: t, dir: AttemptDir(n.RunDir, t)}
 }
 
-func (r *rankRun) stop(reason string) {
+// AttemptDir is where one rank of an attempt runs, under the node's run
+// dir.
+func AttemptDir(runDir string, t *shoal.AgentTask) string {
+	return filepath.Join(runDir, "attempts", fmt.Sprintf("%s-r%d", t.AttemptID, t.Rank))
+}
+
+// Dir is the rank's folder (AttemptDir).
+func (r *Rank) Dir() string { return r.dir }
+
+// Stop ends the rank's processes for reason, or, before they start, makes
+// the rank end without starting them.
+func (r *Rank) Stop(reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.run_ != nil {
@@ -68,12 +81,13 @@ func (r *rankRun) stop(reason string) {
 	}
 }
 
-// run prepares the folders, runs the processes, ships logs, uploads the
-// outputs and reports the outcome.
-func (r *rankRun) run(ctx context.Context) {
+// Run prepares the folders, runs the processes, ships logs, and hands the
+// result (the outputs, the log's end and the final report) to the agent
+// (Agent.Finish).
+func (r *Rank) Run(ctx context.Context) {
 	t := r.t
 	t0 := time.Now()
-	log := r.a.log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
+	log := r.n.Log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
 	logPath := filepath.Join(r.dir, "user_logs", "std_log.txt")
 	outDir := filepath.Join(r.dir, "outputs")
 	cmd, err := r.prepare(ctx, outDir)
@@ -84,7 +98,7 @@ func (r *rankRun) run(ctx context.Context) {
 		return
 	}
 	var image string
-	if inContainer, err := wantsContainer(t, r.a.cfg.NodeImage); err != nil {
+	if inContainer, err := wantsContainer(t, r.n.NodeImage); err != nil {
 		r.appendLog(logPath, "shoal agent: "+err.Error()+"\n")
 		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankImageFailed, err.Error())
 		return
@@ -103,7 +117,7 @@ func (r *rankRun) run(ctx context.Context) {
 	if len(t.Identities) > 0 {
 		ref := t.RankRef
 		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-			return r.a.client.Token(ctx, ref, req)
+			return r.n.Client.Token(ctx, ref, req)
 		}
 		r.msi, err = msi.Start(ctx, t.Identities, mint, log)
 		if err != nil {
@@ -118,8 +132,8 @@ func (r *rankRun) run(ctx context.Context) {
 	if r.stopReason != "" {
 		reason := r.stopReason
 		r.mu.Unlock()
-		end := r.a.now()
-		r.finish(ctx, &pendingResult{Ref: t.RankRef, JobName: t.JobName, LogPath: logPath,
+		end := r.n.Clock.Now()
+		r.n.Agent.Finish(ctx, &files.Result{Ref: t.RankRef, JobName: t.JobName, LogPath: logPath,
 			Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
 		return
 	}
@@ -159,7 +173,7 @@ func (r *rankRun) run(ctx context.Context) {
 	r.run_ = run
 	r.mu.Unlock()
 	started := time.Since(t0)
-	startedAt := r.a.now()
+	startedAt := r.n.Clock.Now()
 	// Running is reported while the processes run: a server that is away
 	// must not hold the rank up, and the final report supersedes it. A
 	// command that ends within runningReportDelay gets no Running report
@@ -179,18 +193,18 @@ func (r *rankRun) run(ctx context.Context) {
 		r.report(runningCtx, &shoal.RankReport{State: shoal.RankRunning})
 	}()
 	log.Info("rank started", append(where, "start_took", started)...)
-	ship := newLogShipper(r.a.client, t.RankRef, logPath)
-	ship.max = t.MaxLogBytes
+	ship := files.NewLogShipper(r.n.Client, t.RankRef, logPath)
+	ship.Max = t.MaxLogBytes
 	shipCtx, stopShip := context.WithCancel(ctx)
 	shipped := make(chan struct{})
 	go func() {
 		defer close(shipped)
-		ship.loop(shipCtx)
+		ship.Loop(shipCtx)
 	}()
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		r.a.sampleGPUs(shipCtx, t.RankRef)
+		r.n.Agent.SampleGPUs(shipCtx, t.RankRef)
 	}()
 	res := run.Wait()
 	stopShip()
@@ -210,46 +224,18 @@ func (r *rankRun) run(ctx context.Context) {
 	}
 	r.closeLoopbacks()
 	if image != "" {
-		r.a.ctr.Evict(ctx)
+		r.n.Ctr.Evict(ctx)
 	}
 	code := res.ExitCode
-	if r.a.takenBack(res.Reason, code) {
+	if r.n.Agent.TakenBack(res.Reason, code) {
 		res.Reason = "preempted"
 	}
-	end := r.a.now()
-	r.finish(ctx, &pendingResult{
-		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.offset, LogMax: ship.max,
+	end := r.n.Clock.Now()
+	r.n.Agent.Finish(ctx, &files.Result{
+		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
 		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
-}
-
-// finish records the rank's result in the node's work dir, hands the rank
-// over from "running" to "result waiting", and delivers the result at once
-// when the server answers (the common case: no extra round trip). A result
-// the server cannot take now stays on disk for the delivery loop, or for
-// the next agent on this work dir should this one exit first.
-func (r *rankRun) finish(ctx context.Context, p *pendingResult) {
-	a := r.a
-	if err := a.outbox.put(p); err != nil {
-		// Without the file the result lives only in memory: deliver it
-		// until the server answers, as before there was a file.
-		a.log.Warn("writing the result to disk failed; keeping it in memory", "attempt", p.Ref.AttemptID, "err", err)
-	}
-	a.mu.Lock()
-	delete(a.ranks, p.Ref)
-	a.mu.Unlock()
-	if !a.outbox.claim(p.Ref) {
-		return
-	}
-	err := a.deliver(ctx, p)
-	a.outbox.unclaim(p.Ref)
-	if err != nil {
-		a.outage.failed("report result", err)
-		a.outbox.kick() // the delivery loop takes over, with backoff
-		return
-	}
-	a.outage.succeeded()
 }
 
 func stateFor(reason string, code int) string {
@@ -283,13 +269,13 @@ const runningReportGrace = 2 * time.Second
 // fail ends a rank that never ran its command, as Failed (the job's own
 // failure: it spends a retry) or Lost (this machine or the server failed:
 // the job runs again, its retries untouched).
-func (r *rankRun) fail(ctx context.Context, logPath, state string, failure shoal.RankFailure, reason string) {
-	end := r.a.now()
+func (r *Rank) fail(ctx context.Context, logPath, state string, failure shoal.RankFailure, reason string) {
+	end := r.n.Clock.Now()
 	rep := shoal.RankReport{State: state, Reason: reason, Failure: failure, EndTime: &end}
 	if state == shoal.RankFailed {
 		rep.ExitCode = intPtr(-1)
 	}
-	r.finish(ctx, &pendingResult{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath, Report: rep})
+	r.n.Agent.Finish(ctx, &files.Result{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath, Report: rep})
 }
 
 // prepareFailureState says whose fault a failed preparation is: the job's
@@ -311,14 +297,14 @@ func prepareFailureState(err error) string {
 
 // prepare creates the folders, fetches code, inputs and earlier outputs,
 // and returns the command with every ${{...}} reference substituted.
-func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err error) {
+func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error) {
 	t := r.t
-	acct, err := r.a.accounts.For(runAsOf(t))
+	acct, err := r.n.Accounts.For(files.RunAsOf(t))
 	if err != nil {
 		return "", err
 	}
 	r.account = acct
-	if r.accountEnv, err = r.a.accountEnv(acct); err != nil {
+	if r.accountEnv, err = files.AccountEnv(r.n.RunDir, acct); err != nil {
 		return "", err
 	}
 	codeDir := filepath.Join(r.dir, "code")
@@ -334,7 +320,7 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 	if err := os.RemoveAll(r.dir); err != nil {
 		return "", err
 	}
-	if err := mkdirMode(r.dir, 0o700); err != nil {
+	if err := files.MkdirMode(r.dir, 0o700); err != nil {
 		return "", err
 	}
 	// The inputs folder is made only for a task with file inputs: each
@@ -394,7 +380,7 @@ func (r *rankRun) prepare(ctx context.Context, outDir string) (_ string, err err
 		}
 	}
 	if t.RestoreOutputs {
-		body, err := r.a.client.Restore(ctx, t.RankRef)
+		body, err := r.n.Client.Restore(ctx, t.RankRef)
 		switch {
 		case err == nil:
 			err = archive.Unpack(body, outDir, archive.Limits{})
@@ -429,8 +415,8 @@ func hasFileInputs(t *shoal.AgentTask) bool {
 }
 
 // fetch downloads an artifact and unpacks it into dst.
-func (r *rankRun) fetch(ctx context.Context, id, dst string) error {
-	body, err := r.a.client.Artifact(ctx, id)
+func (r *Rank) fetch(ctx context.Context, id, dst string) error {
+	body, err := r.n.Client.Artifact(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -440,7 +426,7 @@ func (r *rankRun) fetch(ctx context.Context, id, dst string) error {
 
 // env is the job's environment: its variables plus Shoal's and Azure ML's
 // names for the run.
-func (r *rankRun) env(outDir string) map[string]string {
+func (r *Rank) env(outDir string) map[string]string {
 	t := r.t
 	env := map[string]string{}
 	for k, v := range t.EnvironmentVariables {
@@ -450,25 +436,25 @@ func (r *rankRun) env(outDir string) map[string]string {
 	env["SHOAL_WORKSPACE"] = t.Workspace
 	env["SHOAL_ATTEMPT"] = strconv.Itoa(t.Attempt)
 	env["SHOAL_ATTEMPT_ID"] = t.AttemptID
-	env[procmark.NodeID] = r.a.cfg.NodeID
-	env[procmark.NodeDir] = r.a.cfg.WorkDir
+	env[procmark.NodeID] = r.n.NodeID
+	env[procmark.NodeDir] = r.n.WorkDir
 	env["SHOAL_NODE_RANK"] = strconv.Itoa(t.Rank)
 	env["SHOAL_OUTPUTS_DIR"] = outDir
 	env["AZUREML_RUN_ID"] = t.JobName
 	env["AZUREML_ARM_WORKSPACE_NAME"] = t.Workspace
 	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
-	for k, v := range r.a.sdkEnv() {
+	for k, v := range r.n.Agent.SDKEnv() {
 		env[k] = v
 	}
 	if tr := t.Tracking; tr != nil {
 		// The job's own values of these would send its metrics elsewhere
 		// or nowhere: the run's win, as the identity endpoint's do.
-		env["MLFLOW_TRACKING_URI"] = strings.TrimRight(r.a.cfg.ServerURL, "/") + "/mlflow/v1/workspaces/" + url.PathEscape(t.Workspace)
+		env["MLFLOW_TRACKING_URI"] = strings.TrimRight(r.n.ServerURL, "/") + "/mlflow/v1/workspaces/" + url.PathEscape(t.Workspace)
 		env["MLFLOW_TRACKING_TOKEN"] = tr.Token
 		env["MLFLOW_RUN_ID"] = t.JobName
 		env["MLFLOW_EXPERIMENT_NAME"] = tr.ExperimentName
 	}
-	if d := r.a.cfg.GPUDevices; d != "" {
+	if d := r.n.GPUDevices; d != "" {
 		// Several nodes may share a host's GPUs: each sees its own.
 		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = d, d
 	}
@@ -485,39 +471,25 @@ func (r *rankRun) env(outDir string) map[string]string {
 	return env
 }
 
-// uploadOutputs packs a rank's outputs folder and uploads it, once.
-func (a *Agent) uploadOutputs(ctx context.Context, ref shoal.RankRef, outDir string) error {
-	pr, pw := io.Pipe()
-	go func() {
-		// Work that runs as an account of its own owns its outputs: a file
-		// of anyone else's there is a hard link the agent must not read.
-		_, err := archive.Pack(pw, outDir, archive.PackOptions{SameOwner: a.accounts != nil && a.accounts.Isolated()})
-		pw.CloseWithError(err)
-	}()
-	err := a.client.PutOutputs(ctx, ref, pr)
-	pr.Close()
-	return err
-}
-
 // report sends a state change, retrying until the server answers; a
 // refusal (a newer attempt replaced this one) ends the retries.
-func (r *rankRun) report(ctx context.Context, rep *shoal.RankReport) {
+func (r *Rank) report(ctx context.Context, rep *shoal.RankReport) {
 	var resp *shoal.AgentSyncResponse
 	err := retry(ctx, func() (err error) {
-		resp, err = r.a.client.Report(ctx, r.t.RankRef, rep)
+		resp, err = r.n.Client.Report(ctx, r.t.RankRef, rep)
 		return err
 	})
 	if err != nil {
-		r.a.log.Warn("report refused", "state", rep.State, "attempt", r.t.AttemptID, "err", err)
+		r.n.Log.Warn("report refused", "state", rep.State, "attempt", r.t.AttemptID, "err", err)
 		return
 	}
 	// A report that freed the node may bring its next task.
 	for _, t := range resp.Start {
-		r.a.startRank(ctx, t)
+		r.n.Agent.StartRank(ctx, t)
 	}
 }
 
-func (r *rankRun) appendLog(path, line string) {
+func (r *Rank) appendLog(path, line string) {
 	_ = os.MkdirAll(filepath.Dir(path), 0o700)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -549,19 +521,6 @@ func retry(ctx context.Context, fn func() error) error {
 		}
 		backoff = min(backoff*2, 2*time.Second)
 	}
-}
-
-// dirHasFiles reports whether a folder tree holds at least one file.
-func dirHasFiles(dir string) bool {
-	found := false
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
 }
 
 // rankProcs is a started rank: its processes on the host (runner.Run) or

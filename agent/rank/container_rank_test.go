@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"archive/tar"
@@ -23,11 +23,10 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
-
-func TestMain(m *testing.M) { os.Exit(testctr.Main(m)) }
 
 // fakeAgentServer answers the agent API calls a rank makes: it records
 // the rank reports and serves artifacts.
@@ -87,37 +86,30 @@ func (f *fakeAgentServer) final(t *testing.T) shoal.RankReport {
 
 // containerAgent is an agent on the shared podman service, its work run
 // as accounts of their own (the agent is root).
-func containerAgent(t *testing.T, env *testctr.Env, srv *fakeAgentServer, nodeID string) *Agent {
+func containerAgent(t *testing.T, env *testctr.Env, srv *fakeAgentServer, nodeID string) *testAgent {
 	t.Helper()
 	accounts, err := runas.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{ServerURL: srv.URL, NodeID: nodeID, JoinToken: "tok", WorkDir: t.TempDir(), Accounts: accounts,
-		ContainerHost: env.Host, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	a, err := newAgent(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.ctr = ctrhost.Open(context.Background(), a.cfg.containerHost(), a.log)
-	if info := a.ctr.Report(context.Background()); !info.Usable() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: nodeID, Accounts: accounts, Log: log})
+	a.Ctr = ctrhost.Open(context.Background(), ctrhost.Config{NodeID: nodeID, WorkDir: a.WorkDir, ContainerHost: env.Host, Clock: a.Clock}, log)
+	if info := a.Ctr.Report(context.Background()); !info.Usable() {
 		t.Fatalf("runtime info %+v", info)
 	}
-	t.Cleanup(a.ctr.Close)
+	t.Cleanup(a.Ctr.Close)
 	return a
 }
 
 // runRank runs task on a to its end and returns its log.
-func runRank(t *testing.T, a *Agent, task *shoal.AgentTask, during func(r *rankRun)) string {
+func runRank(t *testing.T, a *testAgent, task *shoal.AgentTask, during func(r *Rank)) string {
 	t.Helper()
-	r := newRankRun(a, task)
-	a.mu.Lock()
-	a.ranks[task.RankRef] = r
-	a.mu.Unlock()
+	r := a.newRank(task)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.run(context.Background())
+		r.Run(context.Background())
 	}()
 	if during != nil {
 		during(r)
@@ -175,11 +167,11 @@ func TestContainerRankRunsInItsImage(t *testing.T) {
 	if rep.State != shoal.RankFailed || rep.ExitCode == nil || *rep.ExitCode != 3 {
 		t.Fatalf("final report %+v, want Failed with exit code 3; log:\n%s", rep, log)
 	}
-	acct, err := a.accounts.For(runAsOf(tk))
+	acct, err := a.Accounts.For(files.RunAsOf(tk))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := a.attemptDir(tk)
+	dir := AttemptDir(a.RunDir, tk)
 	want := fmt.Sprintf("uid=%d gid=%d pwd=%s run=job-att-ctr-run", acct.UID, acct.GID, filepath.Join(dir, "code"))
 	if acct.UID == 0 || !strings.Contains(log, want) || !strings.Contains(log, "python in the image") {
 		t.Errorf("log lacks %q (or runs as root):\n%s", want, log)
@@ -202,22 +194,20 @@ func TestContainerRankCancelStopsAndRemoves(t *testing.T) {
 	tk := task("att-ctr-cancel", env.Registry.Addr+"/"+testctr.PushedBase)
 	tk.Command = "echo started; sleep 300"
 	began := time.Now()
-	log := runRank(t, a, tk, func(r *rankRun) {
+	log := runRank(t, a, tk, func(r *Rank) {
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			r.mu.Lock()
 			started := r.run_ != nil
 			r.mu.Unlock()
-			a.mu.Lock()
-			_, running := a.ranks[tk.RankRef]
-			a.mu.Unlock()
+			running := !a.ended(tk.RankRef)
 			if started || !running || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 		time.Sleep(500 * time.Millisecond)
-		r.stop("canceled")
+		r.Stop("canceled")
 	})
 	rep := srv.final(t)
 	if rep.State != shoal.RankCanceled {

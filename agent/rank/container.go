@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/archive"
 )
@@ -59,7 +60,7 @@ func imageName(env *shoal.EnvironmentSpec) string {
 
 // prepareImage makes the rank's image local, reporting Preparing while
 // it pulls or builds; stopping the rank ends it.
-func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, error) {
+func (r *Rank) prepareImage(ctx context.Context, logPath string) (string, error) {
 	t := r.t
 	prepCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,7 +71,7 @@ func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, err
 	}
 	r.cancelPrep = cancel
 	r.mu.Unlock()
-	if r.a.ctr == nil {
+	if r.n.Ctr == nil {
 		return "", &container.Error{Kind: container.ErrRuntimeMissing, Op: "run a container", Msg: "this agent has no container engine"}
 	}
 	tmp, err := os.MkdirTemp(r.dir, "image-")
@@ -78,24 +79,24 @@ func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, err
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	log := r.a.log.With("job", t.JobName, "attempt", t.AttemptID, "rank", t.Rank)
+	log := r.n.Log.With("job", t.JobName, "attempt", t.AttemptID, "rank", t.Rank)
 	progress := &ctrhost.ProgressReporter{Interval: preparingInterval, Now: time.Now, Send: func(reason string) {
 		// Progress only: a server that does not record it (or is away)
 		// holds nothing up.
 		go func() {
 			c, done := context.WithTimeout(ctx, 10*time.Second)
 			defer done()
-			if _, err := r.a.client.Report(c, t.RankRef, &shoal.RankReport{State: shoal.RankPreparing, Reason: reason}); err != nil {
+			if _, err := r.n.Client.Report(c, t.RankRef, &shoal.RankReport{State: shoal.RankPreparing, Reason: reason}); err != nil {
 				log.Debug("a Preparing report was not taken", "err", err)
 			}
 		}()
 	}}
 	r.appendLog(logPath, "shoal agent: the job runs in a container of "+imageName(t.Environment)+"\n")
-	ref, err := r.a.ctr.PrepareImage(prepCtx, ctrhost.ImageJob{
+	ref, err := r.n.Ctr.PrepareImage(prepCtx, ctrhost.ImageJob{
 		Env: t.Environment, Task: t.Container, Tmp: tmp, Progress: progress.Report,
 		Log: func(line string) { r.appendLog(logPath, line+"\n") },
 		Fetch: func(ctx context.Context, id string, w io.Writer, dst string) error {
-			body, err := r.a.client.Artifact(ctx, id)
+			body, err := r.n.Client.Artifact(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -111,15 +112,15 @@ func (r *rankRun) prepareImage(ctx context.Context, logPath string) (string, err
 
 // stoppedBeforeStart ends a rank that was stopped while its image was
 // being prepared, as stopped before start; false when it was not.
-func (r *rankRun) stoppedBeforeStart(ctx context.Context, logPath string) bool {
+func (r *Rank) stoppedBeforeStart(ctx context.Context, logPath string) bool {
 	r.mu.Lock()
 	reason := r.stopReason
 	r.mu.Unlock()
 	if reason == "" {
 		return false
 	}
-	end := r.a.now()
-	r.finish(ctx, &pendingResult{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath,
+	end := r.n.Clock.Now()
+	r.n.Agent.Finish(ctx, &files.Result{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath,
 		Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
 	return true
 }
@@ -128,9 +129,9 @@ func (r *rankRun) stoppedBeforeStart(ctx context.Context, logPath string) bool {
 // as the run-as account (never root), its folders mounted where the host
 // run has them, on the host's network, within the node's size, with the
 // node's GPUs only.
-func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image, outDir string) (*ctrhost.Run, error) {
+func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, outDir string) (*ctrhost.Run, error) {
 	t := r.t
-	rt, _, err := r.a.ctr.Runtime(ctx)
+	rt, _, err := r.n.Ctr.Runtime(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 	}
 	cr := ctrhost.Rank{
 		Task: task, Image: image, User: fmt.Sprintf("%d:%d", r.account.UID, r.account.GID),
-		Labels: map[string]string{ctrhost.LabelNode: r.a.cfg.NodeID, ctrhost.LabelAttempt: t.AttemptID, ctrhost.LabelRank: strconv.Itoa(t.Rank)},
+		Labels: map[string]string{ctrhost.LabelNode: r.n.NodeID, ctrhost.LabelAttempt: t.AttemptID, ctrhost.LabelRank: strconv.Itoa(t.Rank)},
 	}
 	for _, d := range []string{filepath.Join(r.dir, "code"), filepath.Join(r.dir, "inputs"), outDir} {
 		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
@@ -151,7 +152,7 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 	if home := r.accountEnv["HOME"]; home != "" {
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: home, Target: home})
 	}
-	if bundle := r.a.caBundle(); bundle != "" {
+	if bundle := r.n.Agent.CABundle(); bundle != "" {
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: bundle, Target: bundle, ReadOnly: true})
 	}
 	if c := t.Container; c != nil {
@@ -166,7 +167,7 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 				return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
 			}
 			cr.Network = n.Name
-			r.a.ctr.Joined(n.Name)
+			r.n.Ctr.Joined(n.Name)
 			// The container's loopback is its own: what a job finds on
 			// the host's loopback is served there too.
 			cr.Loopback = r.loopbackServices
@@ -178,17 +179,11 @@ func (r *rankRun) startInContainer(ctx context.Context, task runner.Task, image,
 	}
 	delete(env, "CUDA_VISIBLE_DEVICES")
 	delete(env, "NVIDIA_VISIBLE_DEVICES")
-	devs, visible := ctrhost.GPUDevices(r.a.cfg.GPUDevices, r.a.ctr.GPUs(ctx), fileExists)
+	devs, visible := ctrhost.GPUDevices(r.n.GPUDevices, r.n.Ctr.GPUs(ctx), files.Exists)
 	cr.Devices = devs
 	if visible != "" {
 		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = visible, visible
 	}
 	cr.Task.Env = env
 	return ctrhost.StartRank(ctx, rt, cr)
-}
-
-// fileExists reports whether a path exists.
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -1,10 +1,12 @@
-package agent
+package files
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/client"
 )
 
 // resultsDir is the folder of a node's work dir that holds the results of
@@ -31,12 +35,12 @@ const resultsDir = "results"
 // results allocates no inode at all.
 const maxSpares = 8
 
-// pendingResult is the end of a rank that the server has not acknowledged
+// Result is the end of a rank that the server has not acknowledged
 // yet. It is written to the node's work dir before the agent reports it,
 // so that neither a server that is away nor an agent that exits meanwhile
 // loses it: this agent, or the next one started on the same work dir,
 // reports it when the server answers.
-type pendingResult struct {
+type Result struct {
 	Ref     shoal.RankRef    `json:"ref"`
 	JobName string           `json:"job_name"`
 	Report  shoal.RankReport `json:"report"`
@@ -54,12 +58,12 @@ type pendingResult struct {
 	LogMax int64 `json:"log_max,omitempty"`
 }
 
-// outbox keeps the pending results of a node, on disk and in memory.
-type outbox struct {
+// Outbox keeps the pending results of a node, on disk and in memory.
+type Outbox struct {
 	dir string
 
 	mu      sync.Mutex
-	pending map[shoal.RankRef]*pendingResult
+	pending map[shoal.RankRef]*Result
 	// busy holds the results being delivered, so the rank that wrote a
 	// result and the delivery loop never send it twice at once.
 	busy map[shoal.RankRef]bool
@@ -72,11 +76,11 @@ type outbox struct {
 	nextSpare int
 }
 
-// openOutbox loads the results an earlier agent left in workDir. A file
+// OpenOutbox loads the results an earlier agent left in workDir. A file
 // that cannot be read is renamed aside (`.bad`) and reported, never
 // silently dropped.
-func openOutbox(workDir string) (*outbox, []error) {
-	o := &outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*pendingResult{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
+func OpenOutbox(workDir string) (*Outbox, []error) {
+	o := &Outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*Result{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
 	var errs []error
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return o, []error{err}
@@ -100,7 +104,7 @@ func openOutbox(workDir string) (*outbox, []error) {
 		}
 		path := filepath.Join(o.dir, e.Name())
 		b, err := os.ReadFile(path)
-		var p pendingResult
+		var p Result
 		if err == nil {
 			err = json.Unmarshal(b, &p)
 		}
@@ -117,17 +121,18 @@ func openOutbox(workDir string) (*outbox, []error) {
 	return o, errs
 }
 
-func (o *outbox) path(ref shoal.RankRef) string {
+// Path is the file that holds ref's result.
+func (o *Outbox) Path(ref shoal.RankRef) string {
 	return filepath.Join(o.dir, fmt.Sprintf("%s-r%d.json", ref.AttemptID, ref.Rank))
 }
 
-// put writes p to disk (atomically: a reader sees the old file or the new
+// Put writes p to disk (atomically: a reader sees the old file or the new
 // one) and keeps it in memory. It writes into a spare when there is one
 // (see maxSpares), else into a new temporary file, and renames it into
 // place.
-func (o *outbox) put(p *pendingResult) error {
+func (o *Outbox) Put(p *Result) error {
 	// Kept in memory whatever befalls the file: the result is then
-	// delivered as long as this agent lives (rank.go's finish).
+	// delivered as long as this agent lives (the agent's Finish, agent/ranks.go).
 	o.mu.Lock()
 	o.pending[p.Ref] = p
 	o.mu.Unlock()
@@ -147,20 +152,20 @@ func (o *outbox) put(p *pendingResult) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), o.path(p.Ref))
+		err = os.Rename(tmp.Name(), o.Path(p.Ref))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		o.kick()
+		o.Kick()
 		return err
 	}
-	o.kick()
+	o.Kick()
 	return nil
 }
 
 // takeSpare opens a spare, emptied, for writing; nil when there is none
 // (or it cannot be opened: it is then forgotten).
-func (o *outbox) takeSpare() (*os.File, error) {
+func (o *Outbox) takeSpare() (*os.File, error) {
 	for {
 		o.mu.Lock()
 		if len(o.spares) == 0 {
@@ -177,17 +182,17 @@ func (o *outbox) takeSpare() (*os.File, error) {
 	}
 }
 
-// kick wakes the delivery loop.
-func (o *outbox) kick() {
+// Kick wakes the delivery loop.
+func (o *Outbox) Kick() {
 	select {
 	case o.wake <- struct{}{}:
 	default:
 	}
 }
 
-// done forgets a result the server acknowledged (or refused for good);
+// Done forgets a result the server acknowledged (or refused for good);
 // its file becomes a spare (maxSpares), or goes when there are enough.
-func (o *outbox) done(ref shoal.RankRef) {
+func (o *Outbox) Done(ref shoal.RankRef) {
 	o.mu.Lock()
 	delete(o.pending, ref)
 	spare := ""
@@ -196,7 +201,7 @@ func (o *outbox) done(ref shoal.RankRef) {
 		o.nextSpare++
 	}
 	o.mu.Unlock()
-	path := o.path(ref)
+	path := o.Path(ref)
 	if spare == "" || os.Rename(path, spare) != nil {
 		_ = os.Remove(path)
 		return
@@ -206,8 +211,8 @@ func (o *outbox) done(ref shoal.RankRef) {
 	o.mu.Unlock()
 }
 
-// claim marks ref as being delivered; false when it is already, or gone.
-func (o *outbox) claim(ref shoal.RankRef) bool {
+// Claim marks ref as being delivered; false when it is already, or gone.
+func (o *Outbox) Claim(ref shoal.RankRef) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.busy[ref] || o.pending[ref] == nil {
@@ -217,26 +222,26 @@ func (o *outbox) claim(ref shoal.RankRef) bool {
 	return true
 }
 
-// unclaim ends a delivery claimed with claim.
-func (o *outbox) unclaim(ref shoal.RankRef) {
+// Unclaim ends a delivery claimed with claim.
+func (o *Outbox) Unclaim(ref shoal.RankRef) {
 	o.mu.Lock()
 	delete(o.busy, ref)
 	o.mu.Unlock()
 }
 
-// has reports whether ref's result is waiting.
-func (o *outbox) has(ref shoal.RankRef) bool {
+// Has reports whether ref's result is waiting.
+func (o *Outbox) Has(ref shoal.RankRef) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.pending[ref] != nil
 }
 
-// list returns the waiting results, oldest attempt first (by name, which
+// List returns the waiting results, oldest attempt first (by name, which
 // is stable), as copies safe to change.
-func (o *outbox) list() []*pendingResult {
+func (o *Outbox) List() []*Result {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make([]*pendingResult, 0, len(o.pending))
+	out := make([]*Result, 0, len(o.pending))
 	for _, p := range o.pending {
 		c := *p
 		out = append(out, &c)
@@ -250,9 +255,9 @@ func (o *outbox) list() []*pendingResult {
 	return out
 }
 
-// refs returns the refs of the waiting results.
-func (o *outbox) refs() []shoal.RankRef {
-	list := o.list()
+// Refs returns the refs of the waiting results.
+func (o *Outbox) Refs() []shoal.RankRef {
+	list := o.List()
 	out := make([]shoal.RankRef, len(list))
 	for i, p := range list {
 		out[i] = p.Ref
@@ -260,60 +265,66 @@ func (o *outbox) refs() []shoal.RankRef {
 	return out
 }
 
-// len returns how many results wait.
-func (o *outbox) len() int {
+// Len returns how many results wait.
+func (o *Outbox) Len() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.pending)
 }
 
+// Dir is the folder that holds the results.
+func (o *Outbox) Dir() string { return o.dir }
+
+// Wake is signalled when a result is added, so the delivery loop tries at
+// once.
+func (o *Outbox) Wake() <-chan struct{} { return o.wake }
+
 // errUnreachable marks a delivery that failed because the server did not
 // answer: the result stays and is retried.
 var errUnreachable = errors.New("server unreachable")
 
-// deliver sends one result: outputs (once), the log, then the final
-// report. It returns errUnreachable (wrapped) when the server did not
-// answer; any answer — acceptance or a refusal such as "no longer the
-// current attempt" — ends the result's life.
-func (a *Agent) deliver(ctx context.Context, p *pendingResult) error {
+// Deliver sends one result through c: outputs (once), the log, then the
+// final report. It returns errUnreachable (wrapped) when the server did
+// not answer; any answer — acceptance or a refusal such as "no longer the
+// current attempt" — ends the result's life. The server's answer to an
+// accepted report is returned, since a report that freed the node may
+// bring its next task; sameOwner packs only files of the outputs' owner
+// (see UploadOutputs).
+func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner bool, log *slog.Logger) (*shoal.AgentSyncResponse, error) {
 	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasFiles(p.OutputsDir) {
-		_, _ = a.client.Report(ctx, p.Ref, &shoal.RankReport{State: shoal.RankFinalizing})
-		err := a.uploadOutputs(ctx, p.Ref, p.OutputsDir)
+		_, _ = c.Report(ctx, p.Ref, &shoal.RankReport{State: shoal.RankFinalizing})
+		err := UploadOutputs(ctx, c, p.Ref, p.OutputsDir, sameOwner)
 		switch {
 		case err == nil:
 		case isAnswer(err):
-			a.log.Warn("outputs refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "err", err)
+			log.Warn("outputs refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "err", err)
 		default:
-			return fmt.Errorf("%w: %v", errUnreachable, err)
+			return nil, fmt.Errorf("%w: %v", errUnreachable, err)
 		}
 		p.OutputsUploaded = true
-		if err := a.outbox.put(p); err != nil {
-			a.log.Warn("recording the upload of outputs failed", "err", err)
+		if err := o.Put(p); err != nil {
+			log.Warn("recording the upload of outputs failed", "err", err)
 		}
 	}
 	if p.LogPath != "" {
-		ship := newLogShipper(a.client, p.Ref, p.LogPath)
-		ship.offset = p.LogOffset
-		ship.max = p.LogMax
-		if err := ship.shipAll(ctx); err != nil && !isAnswer(err) {
-			return fmt.Errorf("%w: %v", errUnreachable, err)
+		ship := NewLogShipper(c, p.Ref, p.LogPath)
+		ship.Offset = p.LogOffset
+		ship.Max = p.LogMax
+		if err := ship.ShipAll(ctx); err != nil && !isAnswer(err) {
+			return nil, fmt.Errorf("%w: %v", errUnreachable, err)
 		}
 	}
-	resp, err := a.client.Report(ctx, p.Ref, &p.Report)
+	resp, err := c.Report(ctx, p.Ref, &p.Report)
 	if err != nil && !isAnswer(err) {
-		return fmt.Errorf("%w: %v", errUnreachable, err)
+		return nil, fmt.Errorf("%w: %v", errUnreachable, err)
 	}
-	a.outbox.done(p.Ref)
+	o.Done(p.Ref)
 	if err != nil {
-		a.log.Warn("result refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "state", p.Report.State, "err", err)
-		return nil
+		log.Warn("result refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "state", p.Report.State, "err", err)
+		return nil, nil
 	}
-	a.log.Info("result reported", "job", p.JobName, "attempt", p.Ref.AttemptID, "rank", p.Ref.Rank, "state", p.Report.State)
-	// A report that freed the node may bring its next task.
-	for _, t := range resp.Start {
-		a.startRank(ctx, t)
-	}
-	return nil
+	log.Info("result reported", "job", p.JobName, "attempt", p.Ref.AttemptID, "rank", p.Ref.Rank, "state", p.Report.State)
+	return resp, nil
 }
 
 // isAnswer reports whether err is the server's answer (a refusal) rather
@@ -324,44 +335,30 @@ func isAnswer(err error) bool {
 	return errors.As(err, &se) && !shoal.Transient(se.Code)
 }
 
-// deliverLoop delivers waiting results until ctx ends, at once when one is
-// added and with backoff while the server does not answer.
-func (a *Agent) deliverLoop(ctx context.Context) {
-	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
-	for {
-		failed := false
-		for _, p := range a.outbox.list() {
-			if ctx.Err() != nil {
-				return
-			}
-			if !a.outbox.claim(p.Ref) {
-				continue
-			}
-			err := a.deliver(ctx, p)
-			a.outbox.unclaim(p.Ref)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				a.outage.failed("report result", err)
-				failed = true
-				break
-			}
-			a.outage.succeeded()
+// UploadOutputs packs a rank's outputs folder and uploads it through c,
+// once. With sameOwner (work that runs as an account of its own owns its
+// outputs) a file of anyone else's there is a hard link the agent must not
+// read, and is left out.
+func UploadOutputs(ctx context.Context, c *client.AgentClient, ref shoal.RankRef, outDir string, sameOwner bool) error {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := archive.Pack(pw, outDir, archive.PackOptions{SameOwner: sameOwner})
+		pw.CloseWithError(err)
+	}()
+	err := c.PutOutputs(ctx, ref, pr)
+	pr.Close()
+	return err
+}
+
+// dirHasFiles reports whether a folder tree holds at least one file.
+func dirHasFiles(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = true
+			return filepath.SkipAll
 		}
-		var wait <-chan struct{}
-		if failed {
-			d := b.next()
-			t := a.after(d)
-			wait = t
-		} else {
-			b.reset()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.outbox.wake:
-		case <-wait:
-		}
-	}
+		return nil
+	})
+	return found
 }

@@ -1,4 +1,4 @@
-package agent
+package instance
 
 import (
 	"slices"
@@ -16,11 +16,8 @@ func TestInstanceEnvironmentIsAnAllowlist(t *testing.T) {
 	t.Setenv("PGPASSWORD", "the store's")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "the operator's")
 	t.Setenv("LANG", "C.UTF-8")
-	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &instanceRuntime{a: a, dir: a.cfg.WorkDir, home: a.cfg.WorkDir + "/home", task: &shoal.InstanceTask{Workspace: "ws", Name: "ci"}}
+	a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "n"}, "")
+	rt := &Runtime{n: a.Node, dir: a.WorkDir, home: a.WorkDir + "/home", task: &shoal.InstanceTask{Workspace: "ws", Name: "ci"}}
 	env := rt.baseEnv()
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "PGPASSWORD=") || strings.HasPrefix(kv, "AWS_SECRET_ACCESS_KEY=") {
