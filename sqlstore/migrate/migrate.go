@@ -1,4 +1,6 @@
-package sqlstore
+// Package migrate brings a SQL store's schema up to date: the sqlite and
+// postgres stores each apply their own migration files through Apply.
+package migrate
 
 import (
 	"context"
@@ -53,12 +55,12 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 	return out, nil
 }
 
-// Migrate applies the migrations of fsys ("migrations/NNNN_name.sql") not
+// Apply applies the migrations of fsys ("migrations/NNNN_name.sql") not
 // yet recorded in schema_migrations, each in its own transaction together
 // with its record. lock, when set, runs first in each of those
 // transactions: a store shared by several servers serialises their
 // migrations there.
-func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS, lock func(context.Context, *sql.Tx) error, clock shoal.Clock, log *slog.Logger) error {
+func Apply(ctx context.Context, db *sql.DB, fsys fs.FS, lock func(context.Context, *sql.Tx) error, clock shoal.Clock, log *slog.Logger) error {
 	migrations, err := loadMigrations(fsys)
 	if err != nil {
 		return err
@@ -119,7 +121,7 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, lock func(cont
 		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_on) VALUES ($1, $2, $3)`,
-		m.version, m.name, micros(clock.Now())); err != nil {
+		m.version, m.name, clock.Now().UnixMicro()); err != nil {
 		return false, fmt.Errorf("record: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

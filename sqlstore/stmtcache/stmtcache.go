@@ -1,19 +1,21 @@
-package sqlstore
+// Package stmtcache keeps a connection pool's prepared statements by
+// query text, for the SQL stores' transactions (sqlstore), apart from the
+// queries themselves.
+package stmtcache
 
 import (
 	"context"
 	"database/sql"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
 
-// maxCachedStmts bounds a StmtCache. Query texts never hold values (they
+// maxCachedStmts bounds a Cache. Query texts never hold values (they
 // take $n parameters), so the texts in use are few: the constant queries and
 // the variants of the list queries by which filters are set.
 const maxCachedStmts = 512
 
-// StmtCache keeps prepared statements of one connection pool by query text,
+// Cache keeps prepared statements of one connection pool by query text,
 // so that the queries run many times a second are parsed once per
 // connection instead of at every call (parsing is about a quarter of the
 // cost of a small write transaction).
@@ -21,11 +23,11 @@ const maxCachedStmts = 512
 // Statements cannot be prepared inside a transaction: sql.DB.Prepare takes a
 // connection of the pool, and the writer pool has only the one the
 // transaction holds. So a transaction runs the queries it finds no statement
-// for as plain queries and notes them, and run prepares them once the
+// for as plain queries and notes them, and sqlstore.Run prepares them once the
 // transaction has ended. A cached statement is bound to a transaction with
 // sql.Tx.StmtContext, which reuses it on the transaction's connection, or
 // prepares it there the first time.
-type StmtCache struct {
+type Cache struct {
 	pool  *sql.DB
 	stmts atomic.Pointer[map[string]*sql.Stmt] // replaced, never changed
 
@@ -33,23 +35,24 @@ type StmtCache struct {
 	closed bool
 }
 
-func NewStmtCache(pool *sql.DB) *StmtCache {
-	c := &StmtCache{pool: pool}
+// New is an empty cache of pool's statements.
+func New(pool *sql.DB) *Cache {
+	c := &Cache{pool: pool}
 	c.stmts.Store(&map[string]*sql.Stmt{})
 	return c
 }
 
-// get returns the statement of query, or nil.
-func (c *StmtCache) get(query string) *sql.Stmt { return (*c.stmts.Load())[query] }
+// Get returns the statement of query, or nil.
+func (c *Cache) Get(query string) *sql.Stmt { return (*c.stmts.Load())[query] }
 
-// full reports whether the cache takes no more statements.
-func (c *StmtCache) full() bool { return len(*c.stmts.Load()) >= maxCachedStmts }
+// Full reports whether the cache takes no more statements.
+func (c *Cache) Full() bool { return len(*c.stmts.Load()) >= maxCachedStmts }
 
-// prepare prepares and caches those of queries that are not cached. It must
+// Prepare prepares and caches those of queries that are not cached. It must
 // not be called while the caller holds a connection of the pool. A query
 // that fails to prepare is left out: it runs unprepared, and the next
 // transaction that runs it tries again.
-func (c *StmtCache) prepare(ctx context.Context, queries []string) {
+func (c *Cache) Prepare(ctx context.Context, queries []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -73,8 +76,8 @@ func (c *StmtCache) prepare(ctx context.Context, queries []string) {
 	c.stmts.Store(&next)
 }
 
-// close closes the cached statements; later prepares do nothing.
-func (c *StmtCache) Close() error {
+// Close closes the cached statements; later prepares do nothing.
+func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
@@ -88,35 +91,5 @@ func (c *StmtCache) Close() error {
 	return first
 }
 
-// stmt returns the cached statement of query bound to t, or nil after
-// noting query for preparing once t has ended.
-func (t *tx) stmt(query string) *sql.Stmt {
-	if s := t.stmts.get(query); s != nil {
-		return t.tx.StmtContext(t.ctx, s)
-	}
-	if !t.stmts.full() && !slices.Contains(t.unprepared, query) {
-		t.unprepared = append(t.unprepared, query)
-	}
-	return nil
-}
-
-func (t *tx) exec(query string, args ...any) (sql.Result, error) {
-	if s := t.stmt(query); s != nil {
-		return s.ExecContext(t.ctx, args...)
-	}
-	return t.tx.ExecContext(t.ctx, query, args...)
-}
-
-func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
-	if s := t.stmt(query); s != nil {
-		return s.QueryContext(t.ctx, args...)
-	}
-	return t.tx.QueryContext(t.ctx, query, args...)
-}
-
-func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	if s := t.stmt(query); s != nil {
-		return s.QueryRowContext(t.ctx, args...)
-	}
-	return t.tx.QueryRowContext(t.ctx, query, args...)
-}
+// Len is how many statements the cache holds.
+func (c *Cache) Len() int { return len(*c.stmts.Load()) }

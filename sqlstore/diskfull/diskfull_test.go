@@ -1,4 +1,4 @@
-package sqlstore
+package diskfull
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ func TestDiskFullIsReportedAsSuch(t *testing.T) {
 		fmt.Errorf("store: commit: %w", pgIOErr(`could not write to file "pg_wal/xlogtemp.123": No space left on device`)),
 		fmt.Errorf("store: commit: %w", pgIOErr(`could not extend file "base/1/2": Disk quota exceeded`)),
 	} {
-		got := diskFull(err)
+		got := Classify(err)
 		if shoal.ErrorCode(got) != shoal.ESTORAGEFULL {
 			t.Errorf("%v: code %q, want %q", err, shoal.ErrorCode(got), shoal.ESTORAGEFULL)
 		}
@@ -50,7 +50,7 @@ func TestDiskFullIsReportedAsSuch(t *testing.T) {
 		shoal.Errorf(shoal.ENOTFOUND, "no such job"),
 		errors.New("something else"),
 	} {
-		if got := diskFull(err); got != err {
+		if got := Classify(err); got != err {
 			t.Errorf("%v became %v", err, got)
 		}
 	}

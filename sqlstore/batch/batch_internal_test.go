@@ -1,10 +1,11 @@
-package sqlstore
+package batch
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,14 +13,31 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
+	_ "modernc.org/sqlite" // a real database to write in
 )
+
+// openSettings opens a SQLite file with the settings table.
+func openSettings(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
 
 // newBatcher returns a Batcher on a SQLite file with the settings table,
 // and the count of transactions it has begun.
 func newBatcher(t *testing.T) (*Batcher, *atomic.Int64) {
 	db := openSettings(t)
 	var txs atomic.Int64
-	b := &Batcher{DB: db, Stmts: NewStmtCache(db), Now: time.Now,
+	b := &Batcher{DB: db, Stmts: stmtcache.New(db), Now: time.Now,
 		Begin: func(ctx context.Context, tx *sql.Tx) error { txs.Add(1); return nil }}
 	t.Cleanup(func() { b.Stmts.Close() })
 	return b, &txs

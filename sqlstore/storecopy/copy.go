@@ -1,4 +1,7 @@
-package sqlstore
+// Package storecopy copies a whole Shoal store from one SQL database to
+// another (a store move, a backup) and dumps one for comparison: table by
+// table, apart from the queries of sqlstore, which work on entities.
+package storecopy
 
 import (
 	"context"
@@ -47,14 +50,14 @@ type Endpoint struct {
 	AfterCopy func(context.Context, *sql.Tx) error
 }
 
-// CopyStats counts what a copy moved, by table.
-type CopyStats map[string]int
+// Stats counts what a copy moved, by table.
+type Stats map[string]int
 
 // Copy copies the whole state of src into dst: one consistent snapshot of
 // src (which may be serving meanwhile), written in one transaction on dst,
 // which must be at the same schema version and hold no state yet. Either
 // everything arrives or nothing does.
-func Copy(ctx context.Context, src, dst Endpoint) (CopyStats, error) {
+func Copy(ctx context.Context, src, dst Endpoint) (Stats, error) {
 	read := src.Read
 	if read == nil {
 		read = src.DB
@@ -100,7 +103,7 @@ func Copy(ctx context.Context, src, dst Endpoint) (CopyStats, error) {
 			return nil, fmt.Errorf("the destination is not empty (%s has %d rows): copy only into a store no server has used", table, n)
 		}
 	}
-	stats := CopyStats{}
+	stats := Stats{}
 	for _, table := range Tables {
 		n, err := copyTable(ctx, stx, dtx, table)
 		if err != nil {

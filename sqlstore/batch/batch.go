@@ -1,4 +1,7 @@
-package sqlstore
+// Package batch group-commits a SQL store's Updates: those that arrive
+// while another is being written share one transaction (Batcher), each in
+// a savepoint of its own, with the queries of sqlstore.
+package batch
 
 import (
 	"context"
@@ -8,6 +11,10 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/diskfull"
+	"github.com/shoal-ml/shoal/sqlstore/failpoint"
+	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
 )
 
 // maxBatch bounds how many Updates share one transaction, so that a
@@ -27,7 +34,7 @@ type Batcher struct {
 	// DB is the pool transactions are begun on, Stmts its statement cache
 	// and Options the transactions' options.
 	DB      *sql.DB
-	Stmts   *StmtCache
+	Stmts   *stmtcache.Cache
 	Options *sql.TxOptions
 	// Now gives each Update its time.
 	Now func() time.Time
@@ -120,7 +127,7 @@ func (b *Batcher) write(calls []*batchCall) {
 			}
 		}
 	}
-	if err := failpoint(); err != nil {
+	if err := failpoint.Check(); err != nil {
 		fail(err)
 		return
 	}
@@ -167,9 +174,7 @@ func (b *Batcher) write(calls []*batchCall) {
 			}
 			established = true
 		}
-		t := &tx{ctx: context.WithoutCancel(c.ctx), tx: stx, stmts: b.Stmts, now: b.Now().UTC().Truncate(time.Microsecond)}
-		c.err = b.call(t, c)
-		unprepared = append(unprepared, t.unprepared...)
+		c.err = b.call(context.WithoutCancel(c.ctx), stx, b.Now(), c, &unprepared)
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
 			ok++
@@ -193,7 +198,7 @@ func (b *Batcher) write(calls []*batchCall) {
 	}
 	if ok > 0 {
 		if err := stx.Commit(); err != nil {
-			err = diskFull(fmt.Errorf("store: commit: %w", err))
+			err = diskfull.Classify(fmt.Errorf("store: commit: %w", err))
 			for _, c := range calls {
 				if c.err == nil && c.panicked == nil {
 					c.err = err
@@ -209,21 +214,19 @@ func (b *Batcher) write(calls []*batchCall) {
 		committed = true
 	}
 	if len(unprepared) > 0 && b.Stmts != nil {
-		b.Stmts.prepare(context.Background(), unprepared)
+		b.Stmts.Prepare(context.Background(), unprepared)
 	}
-	if o := observer.Load(); o != nil {
-		// One observation per Update, each the batch's duration: what
-		// its caller waited for the store.
-		d := time.Since(began)
-		for _, c := range calls {
-			(*o)(false, d, c.err)
-		}
+	// One observation per Update, each the batch's duration: what its
+	// caller waited for the store.
+	d := time.Since(began)
+	for _, c := range calls {
+		sqlstore.Observe(false, d, c.err)
 	}
 }
 
-// call runs one Update's check and fn on t, catching a panic for its
-// caller.
-func (b *Batcher) call(t *tx, c *batchCall) (err error) {
+// call runs one Update's check and fn in stx with ctx and now, catching
+// a panic for its caller; the queries it ran unprepared join *unprepared.
+func (b *Batcher) call(ctx context.Context, stx *sql.Tx, now time.Time, c *batchCall, unprepared *[]string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.panicked = p
@@ -231,9 +234,9 @@ func (b *Batcher) call(t *tx, c *batchCall) (err error) {
 		}
 	}()
 	if b.Check != nil {
-		if err := b.Check(t.ctx, t.tx); err != nil {
+		if err := b.Check(ctx, stx); err != nil {
 			return err
 		}
 	}
-	return diskFull(c.fn(t))
+	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, now, c.fn, unprepared))
 }

@@ -1,4 +1,7 @@
-package sqlstore
+// Package diskfull tells a store error caused by a full disk (SQLite's,
+// PostgreSQL's or the OS's words for it) from others, so that the SQL
+// stores answer it as storage_full rather than as an internal error.
+package diskfull
 
 import (
 	"errors"
@@ -21,12 +24,12 @@ const (
 	pgIOError  = "58030"
 )
 
-// diskFull turns a store error caused by a full disk into an error a
+// Classify turns a store error caused by a full disk into an error a
 // client can act on (storage_full, HTTP 507: retry once space is freed),
 // naming the cause, instead of a bare internal error. The transaction was
 // rolled back, so nothing was changed. Other errors are returned as they
 // are.
-func diskFull(err error) error {
+func Classify(err error) error {
 	if err == nil {
 		return nil
 	}

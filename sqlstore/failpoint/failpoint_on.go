@@ -1,6 +1,6 @@
 //go:build failpoint
 
-package sqlstore
+package failpoint
 
 import (
 	"errors"
@@ -24,7 +24,8 @@ var (
 // errFailpoint is the injected store error.
 var errFailpoint = errors.New("store: failpoint: injected error")
 
-func failpoint() error {
+// Check returns the injected store error when the failpoint fires.
+func Check() error {
 	if failpointFile == "" {
 		return nil
 	}
