@@ -5,7 +5,8 @@
 // migrations (sqlstore/migrate) and run transactions through Run (or, on
 // PostgreSQL, group them with sqlstore/batch); everything a transaction
 // reads and writes is here. What is not a query lives in sub-packages:
-// the statement cache (stmtcache), disk-full classification (diskfull),
+// the statement cache (stmtcache), the entities' JSON documents
+// (entitydoc), disk-full classification (diskfull),
 // the chaos suite's failpoints (failpoint) and whole-store copies
 // (storecopy).
 package sqlstore
@@ -17,13 +18,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/sqlstore/txobserve"
 )
 
 // run runs fn and commits, or rolls back when fn fails or panics.
@@ -178,7 +179,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.Prepare(ctx, t.unprepared)
 	}
-	Observe(t.readOnly, time.Since(began), err)
+	txobserve.Transaction(t.readOnly, time.Since(began), err)
 	return err
 }
 
@@ -191,28 +192,6 @@ func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, now time.T
 	t := &tx{ctx: ctx, tx: stx, stmts: stmts, now: now.UTC().Truncate(time.Microsecond)}
 	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
 	return fn(t)
-}
-
-// Observe tells the transaction observer (SetObserver), when one is set,
-// of a transaction's kind, duration and outcome.
-func Observe(readOnly bool, d time.Duration, err error) {
-	if o := observer.Load(); o != nil {
-		(*o)(readOnly, d, err)
-	}
-}
-
-// observer, when set, is told every transaction's kind, duration and
-// outcome (the server's store-latency metric).
-var observer atomic.Pointer[func(readOnly bool, d time.Duration, err error)]
-
-// SetObserver installs the transaction observer (nil removes it). The
-// server sets it once at start-up; tests leave it unset.
-func SetObserver(f func(readOnly bool, d time.Duration, err error)) {
-	if f == nil {
-		observer.Store(nil)
-		return
-	}
-	observer.Store(&f)
 }
 
 // stmt returns the cached statement of query bound to t, or nil after

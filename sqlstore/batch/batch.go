@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/sqlstore/txobserve"
 )
 
 // maxBatch bounds how many Updates share one transaction, so that a
@@ -220,7 +221,7 @@ func (b *Batcher) write(calls []*batchCall) {
 	// caller waited for the store.
 	d := time.Since(began)
 	for _, c := range calls {
-		sqlstore.Observe(false, d, c.err)
+		txobserve.Transaction(false, d, c.err)
 	}
 }
 

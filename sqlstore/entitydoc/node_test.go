@@ -1,4 +1,4 @@
-package sqlstore
+package entitydoc
 
 import (
 	"crypto/sha256"
@@ -51,7 +51,7 @@ func TestNodeDocCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := scanned()
-		if err := decodeNodeDoc(doc, &got); err != nil {
+		if err := DecodeNode(doc, &got); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -89,7 +89,7 @@ func TestNodeDocCacheForgetsUnreadDocuments(t *testing.T) {
 		id := fmt.Sprintf("cpu-n%d", i)
 		var n shoal.Node
 		// Each node was preparing before it was idle.
-		if err := decodeNodeDoc(docOf(id, shoal.NodePreparing), &n); err != nil {
+		if err := DecodeNode(docOf(id, shoal.NodePreparing), &n); err != nil {
 			t.Fatal(err)
 		}
 		live = append(live, docOf(id, shoal.NodeIdle))
@@ -98,7 +98,7 @@ func TestNodeDocCacheForgetsUnreadDocuments(t *testing.T) {
 	for range 60 {
 		for _, doc := range live {
 			var n shoal.Node
-			if err := decodeNodeDoc(doc, &n); err != nil {
+			if err := DecodeNode(doc, &n); err != nil {
 				t.Fatal(err)
 			}
 			if n.State != shoal.NodeIdle {

@@ -1,9 +1,14 @@
-package sqlstore
+// Package entitydoc encodes the entities the SQL stores keep as a JSON
+// document (nodes, jobs, attempts; a compute's JSON columns) and decodes node documents through a
+// cache, apart from the queries (sqlstore) that store and read them.
+package entitydoc
 
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 )
@@ -66,9 +71,9 @@ func nodeDocPut(key [sha256.Size]byte, n *shoal.Node) {
 	nodeDocs.cur[key] = n
 }
 
-// decodeNodeDoc sets the document's fields of n (those stored in the
+// DecodeNode sets the document's fields of n (those stored in the
 // JSON document; the columns scanned into n stay as they are).
-func decodeNodeDoc(doc []byte, n *shoal.Node) error {
+func DecodeNode(doc []byte, n *shoal.Node) error {
 	key := sha256.Sum256(doc)
 	cached := nodeDocGet(key)
 	if cached == nil {
@@ -98,4 +103,89 @@ func decodeNodeDoc(doc []byte, n *shoal.Node) error {
 	}
 	*n = c
 	return nil
+}
+
+// EncodeNode sets n's times to their stored form and returns its document.
+func EncodeNode(n *shoal.Node) (string, error) {
+	normTime(&n.CreatedOn)
+	normTime(&n.LastHeartbeat)
+	normTime(&n.JoinTokenExpires)
+	normTimePtr(&n.ReadyOn)
+	normTimePtr(&n.IdleSince)
+	// The lease is stored in its own column: the document leaves it out,
+	// so that it does not change with every heartbeat.
+	hb := n.LastHeartbeat
+	n.LastHeartbeat = time.Time{}
+	doc, err := json.Marshal(n)
+	n.LastHeartbeat = hb
+	if err != nil {
+		return "", fmt.Errorf("encode node: %w", err)
+	}
+	// Stored as TEXT, not a BLOB.
+	return string(doc), nil
+}
+
+// EncodeJob sets j's times to their stored form and returns its document.
+func EncodeJob(j *shoal.Job) (string, error) {
+	normTime(&j.CreatedOn)
+	normTimePtr(&j.StartTime)
+	normTimePtr(&j.EndTime)
+	doc, err := json.Marshal(j)
+	if err != nil {
+		return "", fmt.Errorf("encode job: %w", err)
+	}
+	// Stored as TEXT, not a BLOB.
+	return string(doc), nil
+}
+
+// EncodeAttempt sets a's times, and those of its ranks, to their stored form
+// and returns its document.
+func EncodeAttempt(a *shoal.Attempt) (string, error) {
+	normTime(&a.CreatedOn)
+	normTimePtr(&a.StartTime)
+	normTimePtr(&a.EndTime)
+	for _, r := range a.Ranks {
+		if r != nil {
+			normTimePtr(&r.StartTime)
+			normTimePtr(&r.EndTime)
+		}
+	}
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return "", fmt.Errorf("encode attempt: %w", err)
+	}
+	// Stored as TEXT, not a BLOB.
+	return string(doc), nil
+}
+
+// ComputeColumns are a compute's JSON columns, in their stored form.
+type ComputeColumns struct {
+	// Spec is the compute's spec, Errors its provisioning errors and
+	// Instance its instance state ("" when it has none).
+	Spec, Errors, Instance string
+}
+
+// EncodeCompute returns the JSON columns of c and makes c's ProvisioningErrors
+// non-nil, as it reads back.
+func EncodeCompute(c *shoal.Compute) (ComputeColumns, error) {
+	if c.ProvisioningErrors == nil {
+		c.ProvisioningErrors = []shoal.ProvisioningError{}
+	}
+	spec, err := json.Marshal(&c.ComputeSpec)
+	if err != nil {
+		return ComputeColumns{}, fmt.Errorf("encode spec: %w", err)
+	}
+	errs, err := json.Marshal(c.ProvisioningErrors)
+	if err != nil {
+		return ComputeColumns{}, fmt.Errorf("encode provisioning errors: %w", err)
+	}
+	r := ComputeColumns{Spec: string(spec), Errors: string(errs)}
+	if c.Instance != nil {
+		b, err := json.Marshal(c.Instance)
+		if err != nil {
+			return ComputeColumns{}, fmt.Errorf("encode instance state: %w", err)
+		}
+		r.Instance = string(b)
+	}
+	return r, nil
 }
