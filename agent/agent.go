@@ -21,7 +21,10 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/gpu"
+	"github.com/shoal-ml/shoal/agent/instance"
+	"github.com/shoal-ml/shoal/agent/rank"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
 )
@@ -100,14 +103,14 @@ type Agent struct {
 	join   *shoal.JoinResponse
 
 	mu    sync.Mutex
-	ranks map[shoal.RankRef]*rankRun
+	ranks map[shoal.RankRef]*rank.Rank
 	wg    sync.WaitGroup
 
 	// instance serves a compute instance, on an instance's node.
-	instance *instanceRuntime
+	instance *instance.Runtime
 
 	// outbox holds finished ranks' results until the server takes them.
-	outbox *outbox
+	outbox *files.Outbox
 	// outage keeps the log short while the server is away and knows when
 	// it last answered.
 	outage *outageLog
@@ -128,7 +131,7 @@ type Agent struct {
 	// prepulls is the pre-pull of the cluster's images the join asked.
 	prepulls prepullState
 	// runDir holds the folders of the node's work (see prepareWorkDir):
-	// the work dir, or a folder under RunRoot.
+	// the work dir, or a folder under files.RunRoot.
 	runDir string
 }
 
@@ -188,7 +191,7 @@ func Run(ctx context.Context, cfg Config) error {
 		a.leave(context.WithoutCancel(ctx), "the agent was sent SIGTERM (the node's machine is being taken back)")
 	}
 	if rt := a.instanceRT(); rt != nil {
-		rt.close()
+		rt.Close()
 	}
 	a.closeNodeSSH()
 	a.stopAll("preempted")
@@ -232,11 +235,11 @@ func newAgent(cfg Config) (*Agent, error) {
 			return nil, err
 		}
 	}
-	runDir, err := prepareWorkDir(cfg.WorkDir, cfg.NodeID, accounts.Isolated())
+	runDir, err := files.PrepareWorkDir(cfg.WorkDir, cfg.NodeID, accounts.Isolated())
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: client.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rankRun{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: client.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rank.Rank{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
 	a.client.OnMove = func(from, to string, err error) {
 		a.log.Warn("the server did not answer; moving to another", "from", from, "to", to, "err", err)
 	}
@@ -245,18 +248,18 @@ func newAgent(cfg Config) (*Agent, error) {
 	}
 	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
 	var errs []error
-	a.outbox, errs = openOutbox(cfg.WorkDir)
+	a.outbox, errs = files.OpenOutbox(cfg.WorkDir)
 	for _, err := range errs {
 		a.log.Error("a result left by an earlier agent cannot be read", "err", err)
 	}
-	if n := a.outbox.len(); n > 0 {
+	if n := a.outbox.Len(); n > 0 {
 		a.log.Info("results left by an earlier agent wait to be reported", "results", n)
 	}
 	return a, nil
 }
 
 // instanceRT returns the instance runtime, nil on other nodes.
-func (a *Agent) instanceRT() *instanceRuntime {
+func (a *Agent) instanceRT() *instance.Runtime {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.instance
@@ -264,7 +267,7 @@ func (a *Agent) instanceRT() *instanceRuntime {
 
 // status describes what the node holds, for the outage summaries.
 func (a *Agent) status() []any {
-	return []any{"results_waiting", a.outbox.len(), "ranks_running", len(a.running())}
+	return []any{"results_waiting", a.outbox.Len(), "ranks_running", len(a.running())}
 }
 
 // joinServer joins, retrying while the server is unreachable.
@@ -315,7 +318,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	first := true
 	moved := 0
 	for ctx.Err() == nil {
-		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), First: first, SSHPort: a.sshPort(),
+		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.Refs(), First: first, SSHPort: a.sshPort(),
 			Prepulled: a.prepulls.take()}
 		if changed := a.ctr.TakeInfoChanged(); first || changed || req.Prepulled != nil {
 			// The server keeps what the host has: its GPUs and its image
@@ -324,7 +327,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		}
 		wait := interval
 		if rt := a.instanceRT(); rt != nil {
-			req.Instance = rt.report(ctx)
+			req.Instance = rt.Report(ctx)
 			if req.Instance.Phase == shoal.InstancePhaseSettingUp {
 				// The user waits for the instance: say soon when it is up.
 				wait = 250 * time.Millisecond
@@ -346,7 +349,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 			a.client.Reconnect()
 			if away := a.now().Sub(a.outage.lastContact()); len(a.running()) == 0 && away > a.cfg.OrphanTimeout {
 				a.log.Warn("server unreachable and nothing running; exiting", "for", away.Round(time.Second),
-					"results_waiting", a.outbox.len(), "results_dir", a.outbox.dir)
+					"results_waiting", a.outbox.Len(), "results_dir", a.outbox.Dir())
 				return nil
 			}
 			if moved < len(a.client.Servers())-1 && a.client.Servers()[0] != before {
@@ -372,7 +375,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		}
 		a.outage.succeeded()
 		if rt := a.instanceRT(); rt != nil && req.Instance != nil {
-			rt.reported()
+			rt.Reported()
 		}
 		for _, s := range resp.Stop {
 			a.stopRank(s.RankRef, s.Reason)
@@ -410,7 +413,7 @@ func (a *Agent) stopRank(ref shoal.RankRef, reason string) {
 	a.mu.Unlock()
 	if r != nil {
 		a.log.Info("stopping rank", "attempt", ref.AttemptID, "rank", ref.Rank, "reason", reason)
-		r.stop(reason)
+		r.Stop(reason)
 	}
 }
 
@@ -421,7 +424,7 @@ func (a *Agent) stopAll(reason string) {
 }
 
 func (a *Agent) startRank(ctx context.Context, t *shoal.AgentTask) {
-	if a.outbox.has(t.RankRef) {
+	if a.outbox.Has(t.RankRef) {
 		return // it ran already; its result waits to be reported
 	}
 	a.mu.Lock()
@@ -429,22 +432,17 @@ func (a *Agent) startRank(ctx context.Context, t *shoal.AgentTask) {
 		a.mu.Unlock()
 		return
 	}
-	r := newRankRun(a, t)
+	r := rank.New(a.rankNode(), t)
 	a.ranks[t.RankRef] = r
 	a.mu.Unlock()
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		r.run(context.WithoutCancel(ctx))
+		r.Run(context.WithoutCancel(ctx))
 		a.mu.Lock()
 		delete(a.ranks, t.RankRef) // finish did, unless the rank panicked its way out
 		a.mu.Unlock()
 	}()
-}
-
-// attemptDir is where one rank of an attempt runs.
-func (a *Agent) attemptDir(t *shoal.AgentTask) string {
-	return filepath.Join(a.runDir, "attempts", fmt.Sprintf("%s-r%d", t.AttemptID, t.Rank))
 }
 
 // freePort picks a port for this node's distributed jobs (MASTER_PORT when

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
 )
 
 // TestContainerGPUsOnAGPUHost runs only on a host with NVIDIA GPUs and
@@ -59,7 +60,7 @@ func TestContainerGPUsOnAGPUHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("engine %s %s, GPUs %+v", info.Engine, info.Version, info.GPUs)
-	devs, visible := ctrhost.GPUDevices("0", info.GPUs, fileExists)
+	devs, visible := ctrhost.GPUDevices("0", info.GPUs, files.Exists)
 	if len(devs) == 0 || visible != "0" {
 		t.Fatalf("devices for GPU 0: %+v, CUDA_VISIBLE_DEVICES %q; want the device and 0", devs, visible)
 	}

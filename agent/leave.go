@@ -32,7 +32,7 @@ const exitGrace = 300 * time.Millisecond
 func (a *Agent) leave(ctx context.Context, why string) {
 	ctx, cancel := context.WithTimeout(ctx, leaveTimeout)
 	defer cancel()
-	req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.refs(), Leaving: why}
+	req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.Refs(), Leaving: why}
 	if _, err := a.client.Sync(ctx, req, 0); err != nil {
 		a.log.Warn("telling the server this node is leaving failed; its lease will run out instead", "err", err)
 		return

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
@@ -88,7 +89,7 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 		}
 		acct, err := a.accounts.For(principal)
 		if err == nil {
-			home, err = a.homeFor(acct)
+			home, err = files.HomeFor(a.runDir, acct)
 		}
 		if err != nil {
 			a.log.Error("the cluster's SSH account cannot be set up; the node serves no SSH", "err", err)
@@ -99,7 +100,7 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 	}
 	sc := sshd.Config{
 		HostKeyPath: filepath.Join(a.cfg.WorkDir, nodeHostKeyFile), Username: cfg.AdminUsername,
-		Credential: cred, SFTPCommand: sftpCommand(),
+		Credential: cred, SFTPCommand: files.SFTPCommand(),
 		AuthorizedKeys: func() []ssh.PublicKey { return keys }, HomeDir: home,
 		Env: func() []string { return env }, Logger: a.log.With("component", "sshd"), Now: a.now,
 		OnLogin: func(l sshd.Login) {
@@ -119,7 +120,7 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 	portPath := filepath.Join(a.cfg.WorkDir, nodeSSHPortFile)
 	var srv *sshd.Server
 	var err error
-	if port := readPort(portPath); port > 0 {
+	if port := files.ReadPort(portPath); port > 0 {
 		sc.Listen = net.JoinHostPort(a.cfg.Address, strconv.Itoa(port))
 		srv, err = sshd.Start(sc)
 	}

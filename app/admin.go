@@ -11,12 +11,12 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/postgres"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/storecopy"
 )
 
 // copier is a store that can be a copy's source or destination.
 type copier interface {
-	CopyEndpoint() sqlstore.Endpoint
+	CopyEndpoint() storecopy.Endpoint
 }
 
 // CopyStore copies the whole state of the store at from into the store at
@@ -27,7 +27,7 @@ type copier interface {
 // used by a server). withFiles moves the files (artifacts, logs, outputs)
 // along, between a SQLite installation's files/ and PostgreSQL. Returns the rows copied
 // per table, and the files moved ("files").
-func CopyStore(ctx context.Context, from, to string, withFiles bool) (sqlstore.CopyStats, error) {
+func CopyStore(ctx context.Context, from, to string, withFiles bool) (storecopy.Stats, error) {
 	if from == "" || to == "" {
 		return nil, errors.New("both stores are needed: --from and --to")
 	}
@@ -57,7 +57,7 @@ func CopyStore(ctx context.Context, from, to string, withFiles bool) (sqlstore.C
 	if !ok1 || !ok2 {
 		return nil, errors.New("these stores cannot be copied")
 	}
-	stats, err := sqlstore.Copy(ctx, sc.CopyEndpoint(), dc.CopyEndpoint())
+	stats, err := storecopy.Copy(ctx, sc.CopyEndpoint(), dc.CopyEndpoint())
 	if err != nil {
 		return nil, fmt.Errorf("copy %s to %s: %w", srcWhere, dstWhere, err)
 	}

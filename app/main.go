@@ -34,7 +34,7 @@ import (
 	"github.com/shoal-ml/shoal/provider/sshpool"
 	"github.com/shoal-ml/shoal/provider/static"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/txobserve"
 	"github.com/shoal-ml/shoal/workload"
 )
 
@@ -401,7 +401,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	met := metrics.New(m.svc)
 	m.svc.SetObserver(met)
 	apiServer.SetRequestObserver(met.ObserveRequest)
-	sqlstore.SetObserver(met.ObserveTransaction)
+	txobserve.Set(met.ObserveTransaction)
 	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
 	if err := m.mountStudio(ctx, apiServer, cfg); err != nil {
 		ln.Close()

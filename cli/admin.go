@@ -13,7 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal/app"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/storecopy"
 )
 
 // newAdminCommand is `shoal admin`: work on a server's store directly, on
@@ -130,7 +130,7 @@ func (g *globals) copyStore(cmd *cobra.Command, from, to string, withFiles bool)
 		return err
 	}
 	total := 0
-	for _, t := range sqlstore.Tables {
+	for _, t := range storecopy.Tables {
 		total += stats[t]
 	}
 	fmt.Fprintf(g.stdout, "copied %d rows:", total)

@@ -12,7 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/internal/testpg"
 	"github.com/shoal-ml/shoal/postgres"
 	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/storecopy"
 )
 
 // An installation moves from SQLite to PostgreSQL and back without losing
@@ -59,7 +59,7 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 		}
 	}
 	orig, moved, returned := dumpSQLite(t, strings.TrimPrefix(from, "sqlite://")), dumpPostgres(t, pgURL), dumpSQLite(t, strings.TrimPrefix(back, "sqlite://"))
-	for _, table := range sqlstore.Tables {
+	for _, table := range storecopy.Tables {
 		if !reflect.DeepEqual(orig[table], moved[table]) || !reflect.DeepEqual(orig[table], returned[table]) {
 			t.Errorf("table %s differs:\nsqlite   %q\npostgres %q\nback     %q", table, orig[table], moved[table], returned[table])
 		}
@@ -122,7 +122,7 @@ func dumpSQLite(t *testing.T, path string) map[string][]string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	d, err := sqlstore.Dump(context.Background(), db.CopyEndpoint().DB)
+	d, err := storecopy.Dump(context.Background(), db.CopyEndpoint().DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func dumpPostgres(t *testing.T, url string) map[string][]string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	d, err := sqlstore.Dump(context.Background(), db.CopyEndpoint().DB)
+	d, err := storecopy.Dump(context.Background(), db.CopyEndpoint().DB)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/txobserve"
 )
 
 // /metrics serves the instruments and the state read at the scrape, to
@@ -36,8 +36,8 @@ func TestMetricsEndpoint(t *testing.T) {
 	m := metrics.New(svc)
 	svc.SetObserver(m)
 	srv.SetRequestObserver(m.ObserveRequest)
-	sqlstore.SetObserver(m.ObserveTransaction)
-	defer sqlstore.SetObserver(nil)
+	txobserve.Set(m.ObserveTransaction)
+	defer txobserve.Set(nil)
 	srv.SetMetrics(m.Handler(), false)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

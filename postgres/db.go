@@ -25,6 +25,10 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/batch"
+	"github.com/shoal-ml/shoal/sqlstore/migrate"
+	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/sqlstore/storecopy"
 )
 
 // migrationFS holds the PostgreSQL schema, migrations/NNNN_name.sql.
@@ -52,10 +56,10 @@ type Config struct {
 type DB struct {
 	pool  *pgxpool.Pool
 	db    *sql.DB
-	stmts *sqlstore.StmtCache
+	stmts *stmtcache.Cache
 	// batch writes the Updates that wait on one another in one
 	// transaction (see Update).
-	batch *sqlstore.Batcher
+	batch *batch.Batcher
 	clock shoal.Clock
 	log   *slog.Logger
 	where string // the URL without its password, for messages
@@ -103,12 +107,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: connect to %s: %w", where, err)
 	}
-	if err := sqlstore.Migrate(ctx, db.db, migrationFS, lockWrites, db.clock, db.log); err != nil {
+	if err := migrate.Apply(ctx, db.db, migrationFS, lockWrites, db.clock, db.log); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("postgres: migrate %s: %w", where, err)
 	}
-	db.stmts = sqlstore.NewStmtCache(db.db)
-	db.batch = &sqlstore.Batcher{DB: db.db, Stmts: db.stmts, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now,
+	db.stmts = stmtcache.New(db.db)
+	db.batch = &batch.Batcher{DB: db.db, Stmts: db.stmts, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now,
 		// The lock, and a notification for the other servers that
 		// PostgreSQL delivers only if the change commits: the leader's
 		// controllers react to a change made on any server.
@@ -139,7 +143,7 @@ func lockWrites(ctx context.Context, tx *sql.Tx) error {
 // fails, writing nothing, once the fence's term is over.
 //
 // The Updates of this server that arrive while one is being written share
-// the next transaction (sqlstore.Batcher), each in a savepoint of its own:
+// the next transaction (batch.Batcher), each in a savepoint of its own:
 // every write takes the store-wide lock, and a batch takes it, begins and
 // commits once for all of its Updates instead of once each, which is what
 // bounded the job path on PostgreSQL (143 jobs/s against SQLite's 294,
@@ -177,8 +181,8 @@ func (db *DB) Close() error {
 // (backups, restores, moving to another store): read on a REPEATABLE READ
 // snapshot, written under the write lock, with the identity sequences
 // moved past the copied IDs.
-func (db *DB) CopyEndpoint() sqlstore.Endpoint {
-	return sqlstore.Endpoint{
+func (db *DB) CopyEndpoint() storecopy.Endpoint {
+	return storecopy.Endpoint{
 		DB: db.db, ReadOptions: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 		Lock: lockWrites,
 		AfterCopy: func(ctx context.Context, tx *sql.Tx) error {

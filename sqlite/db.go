@@ -8,7 +8,7 @@
 // connection whose transactions begin IMMEDIATE, so that concurrent Update
 // calls queue in Go instead of failing with "database is locked", and a pool
 // of query-only connections for View, which in WAL mode read concurrently
-// with the writer. Each pool keeps its queries prepared (see StmtCache).
+// with the writer. Each pool keeps its queries prepared (see sqlstore/stmtcache).
 package sqlite
 
 import (
@@ -26,6 +26,9 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/migrate"
+	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/sqlstore/storecopy"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -52,8 +55,8 @@ type Config struct {
 type DB struct {
 	rw      *sql.DB // one connection; transactions begin IMMEDIATE
 	ro      *sql.DB // query-only connections for View
-	rwStmts *sqlstore.StmtCache
-	roStmts *sqlstore.StmtCache
+	rwStmts *stmtcache.Cache
+	roStmts *stmtcache.Cache
 	clock   shoal.Clock
 	log     *slog.Logger
 	path    string
@@ -98,7 +101,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.rw.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	if err := sqlstore.Migrate(ctx, db.rw, migrationFS, nil, db.clock, db.log); err != nil {
+	if err := migrate.Apply(ctx, db.rw, migrationFS, nil, db.clock, db.log); err != nil {
 		db.rw.Close()
 		return nil, fmt.Errorf("sqlite: migrate %q: %w", path, err)
 	}
@@ -117,7 +120,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q for reading: %w", path, err)
 	}
-	db.rwStmts, db.roStmts = sqlstore.NewStmtCache(db.rw), sqlstore.NewStmtCache(db.ro)
+	db.rwStmts, db.roStmts = stmtcache.New(db.rw), stmtcache.New(db.ro)
 	db.log.Debug("sqlite store opened", "path", path)
 	return db, nil
 }
@@ -161,7 +164,7 @@ func (db *DB) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
 	return db.run(ctx, db.ro, db.roStmts, true, fn)
 }
 
-func (db *DB) run(ctx context.Context, h *sql.DB, stmts *sqlstore.StmtCache, readOnly bool, fn func(tx shoal.Tx) error) error {
+func (db *DB) run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, readOnly bool, fn func(tx shoal.Tx) error) error {
 	return sqlstore.Run(ctx, h, stmts, &sql.TxOptions{ReadOnly: readOnly}, db.clock.Now(), nil, fn)
 }
 
@@ -171,7 +174,7 @@ func (db *DB) ReadConns() int { return db.readers }
 // Close closes the database. Transactions in progress must have ended.
 func (db *DB) Close() error {
 	var errs []error
-	for _, c := range []*sqlstore.StmtCache{db.roStmts, db.rwStmts} {
+	for _, c := range []*stmtcache.Cache{db.roStmts, db.rwStmts} {
 		if c != nil {
 			errs = append(errs, c.Close())
 		}
@@ -191,6 +194,6 @@ func (db *DB) Close() error {
 // CopyEndpoint is the database as a copy's source or destination
 // (backups, restores, moving to another store): read through the
 // query-only pool, written through the writer.
-func (db *DB) CopyEndpoint() sqlstore.Endpoint {
-	return sqlstore.Endpoint{DB: db.rw, Read: db.ro, ReadOptions: &sql.TxOptions{ReadOnly: true}}
+func (db *DB) CopyEndpoint() storecopy.Endpoint {
+	return storecopy.Endpoint{DB: db.rw, Read: db.ro, ReadOptions: &sql.TxOptions{ReadOnly: true}}
 }

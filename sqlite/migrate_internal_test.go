@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/migrate"
 	"github.com/shoal-ml/shoal/storetest"
 )
 
@@ -22,7 +22,7 @@ func TestMigrationsKeepData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := sqlstore.Migrate(t.Context(), raw, storetest.MigrationsUpTo(t, migrationFS, c.Version), nil, shoal.SystemClock{}, slog.New(slog.DiscardHandler)); err != nil {
+			if err := migrate.Apply(t.Context(), raw, storetest.MigrationsUpTo(t, migrationFS, c.Version), nil, shoal.SystemClock{}, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatalf("migrate to %d: %v", c.Version, err)
 			}
 			if err := c.Fill(raw); err != nil {

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/sqlstore"
+	"github.com/shoal-ml/shoal/sqlstore/storecopy"
 )
 
 // Every table of the schema is copied by a store move and a backup, or
-// named in sqlstore.NotCopied with the reason: a table added by a
+// named in storecopy.NotCopied with the reason: a table added by a
 // migration and forgotten there would silently be lost by both (it
 // happened to registered environments and registry logins).
 func TestEveryTableIsCopiedOrSaysWhyNot(t *testing.T) {
@@ -25,7 +25,7 @@ func TestEveryTableIsCopiedOrSaysWhyNot(t *testing.T) {
 	}
 	defer rows.Close()
 	copied := map[string]bool{}
-	for _, name := range sqlstore.Tables {
+	for _, name := range storecopy.Tables {
 		copied[name] = true
 	}
 	for rows.Next() {
@@ -33,8 +33,8 @@ func TestEveryTableIsCopiedOrSaysWhyNot(t *testing.T) {
 		if err := rows.Scan(&name); err != nil {
 			t.Fatal(err)
 		}
-		if !copied[name] && sqlstore.NotCopied[name] == "" {
-			t.Errorf("table %s is neither in sqlstore.Tables nor in sqlstore.NotCopied", name)
+		if !copied[name] && storecopy.NotCopied[name] == "" {
+			t.Errorf("table %s is neither in storecopy.Tables nor in storecopy.NotCopied", name)
 		}
 	}
 }

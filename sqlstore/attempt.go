@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/entitydoc"
 )
 
 // attemptColumns are the columns scanAttempt reads, in order.
@@ -24,26 +25,6 @@ func scanAttempt(sc scanner) (*shoal.Attempt, error) {
 		return nil, fmt.Errorf("decode attempt %q: %w", a.ID, err)
 	}
 	return &a, nil
-}
-
-// encodeAttempt sets a's times, and those of its ranks, to their stored form
-// and returns its document.
-func encodeAttempt(a *shoal.Attempt) (string, error) {
-	normTime(&a.CreatedOn)
-	normTimePtr(&a.StartTime)
-	normTimePtr(&a.EndTime)
-	for _, r := range a.Ranks {
-		if r != nil {
-			normTimePtr(&r.StartTime)
-			normTimePtr(&r.EndTime)
-		}
-	}
-	doc, err := json.Marshal(a)
-	if err != nil {
-		return "", fmt.Errorf("encode attempt: %w", err)
-	}
-	// Stored as TEXT, not a BLOB.
-	return string(doc), nil
 }
 
 // GetAttempt returns an attempt by ID. Returns ENOTFOUND.
@@ -83,7 +64,7 @@ func (t *tx) InsertAttempt(a *shoal.Attempt) error {
 	if a.CreatedOn.IsZero() {
 		a.CreatedOn = t.now
 	}
-	doc, err := encodeAttempt(a)
+	doc, err := entitydoc.EncodeAttempt(a)
 	if err != nil {
 		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
 	}
@@ -108,7 +89,7 @@ func (t *tx) UpdateAttempt(a *shoal.Attempt) error {
 	if err := t.writable("update attempt"); err != nil {
 		return err
 	}
-	doc, err := encodeAttempt(a)
+	doc, err := entitydoc.EncodeAttempt(a)
 	if err != nil {
 		return fmt.Errorf("store: update attempt %q: %w", a.ID, err)
 	}

@@ -7,42 +7,11 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/entitydoc"
 )
 
 // computeColumns are the columns scanCompute reads, in order.
 const computeColumns = `workspace, name, type, version, provisioning_state, provisioning_errors, spec, created_on, modified_on, created_by, instance`
-
-// computeRow is a compute in its stored form.
-type computeRow struct {
-	spec     string
-	errors   string
-	instance string
-}
-
-// encodeCompute returns the JSON columns of c and makes c's ProvisioningErrors
-// non-nil, as it reads back.
-func encodeCompute(c *shoal.Compute) (computeRow, error) {
-	if c.ProvisioningErrors == nil {
-		c.ProvisioningErrors = []shoal.ProvisioningError{}
-	}
-	spec, err := json.Marshal(&c.ComputeSpec)
-	if err != nil {
-		return computeRow{}, fmt.Errorf("encode spec: %w", err)
-	}
-	errs, err := json.Marshal(c.ProvisioningErrors)
-	if err != nil {
-		return computeRow{}, fmt.Errorf("encode provisioning errors: %w", err)
-	}
-	r := computeRow{spec: string(spec), errors: string(errs)}
-	if c.Instance != nil {
-		b, err := json.Marshal(c.Instance)
-		if err != nil {
-			return computeRow{}, fmt.Errorf("encode instance state: %w", err)
-		}
-		r.instance = string(b)
-	}
-	return r, nil
-}
 
 // scanCompute reads a row of computeColumns.
 func scanCompute(sc interface{ Scan(...any) error }) (*shoal.Compute, error) {
@@ -143,7 +112,7 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 	if c.ModifiedOn.IsZero() {
 		c.ModifiedOn = c.CreatedOn
 	}
-	r, err := encodeCompute(c)
+	r, err := entitydoc.EncodeCompute(c)
 	if err != nil {
 		return fmt.Errorf("store: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
@@ -152,7 +121,7 @@ func (t *tx) InsertCompute(c *shoal.Compute) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (workspace_key, name_key) DO NOTHING`,
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
-		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.instance)
+		c.ProvisioningState, r.Errors, r.Spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.Instance)
 	if err != nil {
 		return fmt.Errorf("store: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
@@ -178,7 +147,7 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 	if _, err := t.bumpGen(true); err != nil {
 		return err
 	}
-	r, err := encodeCompute(c)
+	r, err := entitydoc.EncodeCompute(c)
 	if err != nil {
 		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
@@ -187,7 +156,7 @@ func (t *tx) UpdateCompute(c *shoal.Compute) error {
 			created_on = $10, modified_on = $11, created_by = $12, instance = $13
 		WHERE workspace_key = $1 AND name_key = $2`,
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
-		c.ProvisioningState, r.errors, r.spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.instance)
+		c.ProvisioningState, r.Errors, r.Spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.Instance)
 	if err != nil {
 		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}

@@ -5,14 +5,6 @@ import (
 	"time"
 )
 
-// Nodes, jobs and attempts are stored as a JSON document of their JSON
-// fields plus columns for the fields JSON leaves out (json:"-") and for the
-// fields that queries filter or sort on. Encoding first sets every time of
-// the entity to its stored form (UTC, whole microseconds) on the argument
-// itself, so that the document round-trips and the caller's value equals
-// what reads back; pointers to times that change are replaced, never written
-// through.
-
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/entitydoc"
 )
 
 // jobColumns are the columns scanJob reads, in order.
@@ -28,19 +29,6 @@ func scanJob(sc scanner) (*shoal.Job, error) {
 		return nil, fmt.Errorf("decode job %q: %w", j.Name, err)
 	}
 	return &j, nil
-}
-
-// encodeJob sets j's times to their stored form and returns its document.
-func encodeJob(j *shoal.Job) (string, error) {
-	normTime(&j.CreatedOn)
-	normTimePtr(&j.StartTime)
-	normTimePtr(&j.EndTime)
-	doc, err := json.Marshal(j)
-	if err != nil {
-		return "", fmt.Errorf("encode job: %w", err)
-	}
-	// Stored as TEXT, not a BLOB.
-	return string(doc), nil
 }
 
 // queryGetJob is the query of GetJob.
@@ -243,7 +231,7 @@ func (t *tx) InsertJob(j *shoal.Job) error {
 	if j.CreatedOn.IsZero() {
 		j.CreatedOn = t.now
 	}
-	doc, err := encodeJob(j)
+	doc, err := entitydoc.EncodeJob(j)
 	if err != nil {
 		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
@@ -270,7 +258,7 @@ func (t *tx) UpdateJob(j *shoal.Job) error {
 	if err := t.writable("update job"); err != nil {
 		return err
 	}
-	doc, err := encodeJob(j)
+	doc, err := entitydoc.EncodeJob(j)
 	if err != nil {
 		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}

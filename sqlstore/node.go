@@ -2,14 +2,13 @@ package sqlstore
 
 import (
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/entitydoc"
 )
 
 // nodeColumns are the columns scanNode reads, in order.
@@ -35,31 +34,11 @@ func scanNode(sc scanner) (*shoal.Node, error) {
 		n.LastHeartbeat = fromMicros(hb)
 	}
 	// Decoding leaves the json:"-" fields just scanned alone.
-	if err := decodeNodeDoc(doc, &n); err != nil {
+	if err := entitydoc.DecodeNode(doc, &n); err != nil {
 		return nil, fmt.Errorf("decode node %q: %w", n.ID, err)
 	}
 	n.JoinTokenExpires = fromMicros(expires)
 	return &n, nil
-}
-
-// encodeNode sets n's times to their stored form and returns its document.
-func encodeNode(n *shoal.Node) (string, error) {
-	normTime(&n.CreatedOn)
-	normTime(&n.LastHeartbeat)
-	normTime(&n.JoinTokenExpires)
-	normTimePtr(&n.ReadyOn)
-	normTimePtr(&n.IdleSince)
-	// The lease is stored in its own column: the document leaves it out,
-	// so that it does not change with every heartbeat.
-	hb := n.LastHeartbeat
-	n.LastHeartbeat = time.Time{}
-	doc, err := json.Marshal(n)
-	n.LastHeartbeat = hb
-	if err != nil {
-		return "", fmt.Errorf("encode node: %w", err)
-	}
-	// Stored as TEXT, not a BLOB.
-	return string(doc), nil
 }
 
 // GetNode returns a node by ID. Returns ENOTFOUND.
@@ -139,7 +118,7 @@ func (t *tx) InsertNode(n *shoal.Node) error {
 	if n.CreatedOn.IsZero() {
 		n.CreatedOn = t.now
 	}
-	doc, err := encodeNode(n)
+	doc, err := entitydoc.EncodeNode(n)
 	if err != nil {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
@@ -176,7 +155,7 @@ func (t *tx) UpdateNode(n *shoal.Node) error {
 	if err := t.writable("update node"); err != nil {
 		return err
 	}
-	doc, err := encodeNode(n)
+	doc, err := entitydoc.EncodeNode(n)
 	if err != nil {
 		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}

@@ -3,11 +3,11 @@ package sqlstore
 import (
 	"database/sql"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
 	_ "modernc.org/sqlite" // a real database to prepare statements in
 )
 
@@ -28,7 +28,7 @@ func openSettings(t *testing.T) *sql.DB {
 
 func TestStmtCache(t *testing.T) {
 	db := openSettings(t)
-	stmts := NewStmtCache(db)
+	stmts := stmtcache.New(db)
 	run := func(readOnly bool, fn func(shoal.Tx) error) error {
 		return Run(t.Context(), db, stmts, &sql.TxOptions{ReadOnly: readOnly}, time.Now(), nil, fn)
 	}
@@ -41,7 +41,7 @@ func TestStmtCache(t *testing.T) {
 		}
 		// The first transaction runs the query unprepared and prepares it
 		// once it has ended.
-		if stmts.get(put) == nil {
+		if stmts.Get(put) == nil {
 			t.Fatalf("after write %d: no prepared statement for PutSetting", i)
 		}
 		err := run(true, func(tx shoal.Tx) error {
@@ -54,7 +54,7 @@ func TestStmtCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stmts.get(get) == nil {
+		if stmts.Get(get) == nil {
 			t.Fatalf("after read %d: no prepared statement for GetSetting", i)
 		}
 	}
@@ -69,29 +69,13 @@ func TestStmtCache(t *testing.T) {
 	if err == nil {
 		t.Errorf("a bad query succeeded")
 	}
-	if stmts.get(bad) != nil {
+	if stmts.Get(bad) != nil {
 		t.Errorf("a bad query was cached")
 	}
 	if err := stmts.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if n := len(*stmts.stmts.Load()); n != 0 {
+	if n := stmts.Len(); n != 0 {
 		t.Errorf("%d statements cached after Close", n)
-	}
-}
-
-func TestStmtCacheBounded(t *testing.T) {
-	stmts := NewStmtCache(openSettings(t))
-	defer stmts.Close()
-	queries := make([]string, maxCachedStmts+10)
-	for i := range queries {
-		queries[i] = "SELECT " + strconv.Itoa(i)
-	}
-	stmts.prepare(t.Context(), queries)
-	if n := len(*stmts.stmts.Load()); n != maxCachedStmts {
-		t.Errorf("%d statements cached, want the bound %d", n, maxCachedStmts)
-	}
-	if !stmts.full() {
-		t.Errorf("a cache at its bound is not full")
 	}
 }

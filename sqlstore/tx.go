@@ -2,8 +2,13 @@
 // PostgreSQL both run ($n placeholders, no engine-only functions, times as
 // BIGINT unix microseconds, booleans as INTEGER 0/1, JSON as TEXT): the
 // sqlite and postgres stores open their databases, apply their own
-// migrations (Migrate) and run transactions through Run; everything a
-// transaction reads and writes is here.
+// migrations (sqlstore/migrate) and run transactions through Run (or, on
+// PostgreSQL, group them with sqlstore/batch); everything a transaction
+// reads and writes is here. What is not a query lives in sub-packages:
+// the statement cache (stmtcache), the entities' JSON documents
+// (entitydoc), disk-full classification (diskfull),
+// the chaos suite's failpoints (failpoint) and whole-store copies
+// (storecopy).
 package sqlstore
 
 import (
@@ -11,11 +16,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/sqlstore/diskfull"
+	"github.com/shoal-ml/shoal/sqlstore/failpoint"
+	"github.com/shoal-ml/shoal/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/sqlstore/txobserve"
 )
 
 // run runs fn and commits, or rolls back when fn fails or panics.
@@ -41,7 +50,7 @@ func (t *tx) run(fn func(tx shoal.Tx) error) error {
 type tx struct {
 	ctx      context.Context
 	tx       *sql.Tx
-	stmts    *StmtCache
+	stmts    *stmtcache.Cache
 	now      time.Time
 	readOnly bool
 	// unprepared are the queries run without a cached statement.
@@ -140,13 +149,13 @@ func affected(res sql.Result) (int64, error) {
 // Run runs fn in a transaction begun on h with opts, whose time is now
 // (truncated to the stored precision), and commits it when fn returns nil;
 // otherwise it rolls back and returns fn's error unchanged, but for a full
-// disk, which becomes a storage_full error (diskFull). before, when
+// disk, which becomes a storage_full error (diskfull.Classify). before, when
 // set, runs first inside the transaction (a store takes its write lock
 // there). The statements fn ran unprepared are prepared in stmts
 // afterwards, once the transaction has released its connection.
-func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx shoal.Tx) error) error {
+func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx shoal.Tx) error) error {
 	began := time.Now() // latency is wall time, whatever the store's clock says
-	if err := failpoint(); err != nil {
+	if err := failpoint.Check(); err != nil {
 		return err
 	}
 	stx, err := h.BeginTx(ctx, opts)
@@ -166,26 +175,54 @@ func Run(ctx context.Context, h *sql.DB, stmts *StmtCache, opts *sql.TxOptions, 
 		now:      now.UTC().Truncate(time.Microsecond),
 		readOnly: opts != nil && opts.ReadOnly,
 	}
-	err = diskFull(t.run(fn))
+	err = diskfull.Classify(t.run(fn))
 	if len(t.unprepared) > 0 && stmts != nil {
-		stmts.prepare(ctx, t.unprepared)
+		stmts.Prepare(ctx, t.unprepared)
 	}
-	if o := observer.Load(); o != nil {
-		(*o)(t.readOnly, time.Since(began), err)
-	}
+	txobserve.Transaction(t.readOnly, time.Since(began), err)
 	return err
 }
 
-// observer, when set, is told every transaction's kind, duration and
-// outcome (the server's store-latency metric).
-var observer atomic.Pointer[func(readOnly bool, d time.Duration, err error)]
+// Within runs fn on a transaction over stx, which the caller has begun and
+// commits or rolls back (a batch.Batcher's, each Update in a savepoint):
+// ctx gives its statements their values, now its time. The queries fn ran
+// unprepared join *unprepared, even when fn panics, for the caller to
+// prepare in stmts once stx has ended.
+func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, now time.Time, fn func(shoal.Tx) error, unprepared *[]string) error {
+	t := &tx{ctx: ctx, tx: stx, stmts: stmts, now: now.UTC().Truncate(time.Microsecond)}
+	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
+	return fn(t)
+}
 
-// SetObserver installs the transaction observer (nil removes it). The
-// server sets it once at start-up; tests leave it unset.
-func SetObserver(f func(readOnly bool, d time.Duration, err error)) {
-	if f == nil {
-		observer.Store(nil)
-		return
+// stmt returns the cached statement of query bound to t, or nil after
+// noting query for preparing once t has ended.
+func (t *tx) stmt(query string) *sql.Stmt {
+	if s := t.stmts.Get(query); s != nil {
+		return t.tx.StmtContext(t.ctx, s)
 	}
-	observer.Store(&f)
+	if !t.stmts.Full() && !slices.Contains(t.unprepared, query) {
+		t.unprepared = append(t.unprepared, query)
+	}
+	return nil
+}
+
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if s := t.stmt(query); s != nil {
+		return s.ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if s := t.stmt(query); s != nil {
+		return s.QueryContext(t.ctx, args...)
+	}
+	return t.tx.QueryContext(t.ctx, query, args...)
+}
+
+func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	if s := t.stmt(query); s != nil {
+		return s.QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, query, args...)
 }

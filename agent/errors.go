@@ -1,9 +1,0 @@
-package agent
-
-import (
-	"errors"
-
-	"github.com/shoal-ml/shoal"
-)
-
-func asShoalError(err error, target **shoal.Error) bool { return errors.As(err, target) }

@@ -1,0 +1,364 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/client"
+)
+
+// resultsDir is the folder of a node's work dir that holds the results of
+// finished ranks not yet reported to the server.
+const resultsDir = "results"
+
+// maxSpares bounds the delivered results' files an outbox keeps to write
+// the next results into. A delivered result's file is not deleted: on
+// ext4 every inode freed makes the next inode allocations of its block
+// group skip it for a minute or more (the recently-deleted check), and a
+// node running hundreds of jobs a second spent a third of its CPU in that
+// scan when each delivered result was deleted. It is not kept either (a
+// node that ran a million jobs kept a million files): it becomes a spare
+// (".spare-N" in resultsDir, ignored when loading), which the next put
+// truncates, writes and renames into place, so that a steady stream of
+// results allocates no inode at all.
+const maxSpares = 8
+
+// Result is the end of a rank that the server has not acknowledged
+// yet. It is written to the node's work dir before the agent reports it,
+// so that neither a server that is away nor an agent that exits meanwhile
+// loses it: this agent, or the next one started on the same work dir,
+// reports it when the server answers.
+type Result struct {
+	Ref     shoal.RankRef    `json:"ref"`
+	JobName string           `json:"job_name"`
+	Report  shoal.RankReport `json:"report"`
+	// OutputsDir holds the rank's outputs; OutputsUploaded says they are
+	// with the server already.
+	OutputsDir      string `json:"outputs_dir"`
+	OutputsUploaded bool   `json:"outputs_uploaded"`
+	// LogPath is the rank's log; what is past LogOffset is shipped before
+	// the report (chunks are written at their offsets, so a resend after a
+	// lost answer is harmless).
+	LogPath string `json:"log_path"`
+	// LogOffset is how much of the log the server has already.
+	LogOffset int64 `json:"log_offset"`
+	// LogMax is the log's cap (the task's MaxLogBytes).
+	LogMax int64 `json:"log_max,omitempty"`
+}
+
+// Outbox keeps the pending results of a node, on disk and in memory.
+type Outbox struct {
+	dir string
+
+	mu      sync.Mutex
+	pending map[shoal.RankRef]*Result
+	// busy holds the results being delivered, so the rank that wrote a
+	// result and the delivery loop never send it twice at once.
+	busy map[shoal.RankRef]bool
+	// wake is signalled when a result is added, so the delivery loop
+	// tries at once.
+	wake chan struct{}
+	// spares are delivered results' files to write the next ones into
+	// (maxSpares); nextSpare numbers the next one made.
+	spares    []string
+	nextSpare int
+}
+
+// OpenOutbox loads the results an earlier agent left in workDir. A file
+// that cannot be read is renamed aside (`.bad`) and reported, never
+// silently dropped.
+func OpenOutbox(workDir string) (*Outbox, []error) {
+	o := &Outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*Result{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
+	var errs []error
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
+		return o, []error{err}
+	}
+	entries, err := os.ReadDir(o.dir)
+	if err != nil {
+		return o, []error{err}
+	}
+	for _, e := range entries {
+		if name, ok := strings.CutPrefix(e.Name(), ".spare-"); ok && !e.IsDir() {
+			if n, err := strconv.Atoi(name); err == nil && len(o.spares) < maxSpares {
+				o.spares = append(o.spares, filepath.Join(o.dir, e.Name()))
+				// New spares are numbered past every one found, so that
+				// none is named as one being written.
+				o.nextSpare = max(o.nextSpare, n+1)
+			}
+			continue
+		}
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(o.dir, e.Name())
+		b, err := os.ReadFile(path)
+		var p Result
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err == nil && p.Ref.AttemptID == "" {
+			err = errors.New("no attempt named")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("result %s: %w (kept as %s.bad)", e.Name(), err, e.Name()))
+			_ = os.Rename(path, path+".bad")
+			continue
+		}
+		o.pending[p.Ref] = &p
+	}
+	return o, errs
+}
+
+// Path is the file that holds ref's result.
+func (o *Outbox) Path(ref shoal.RankRef) string {
+	return filepath.Join(o.dir, fmt.Sprintf("%s-r%d.json", ref.AttemptID, ref.Rank))
+}
+
+// Put writes p to disk (atomically: a reader sees the old file or the new
+// one) and keeps it in memory. It writes into a spare when there is one
+// (see maxSpares), else into a new temporary file, and renames it into
+// place.
+func (o *Outbox) Put(p *Result) error {
+	// Kept in memory whatever befalls the file: the result is then
+	// delivered as long as this agent lives (the agent's Finish, agent/ranks.go).
+	o.mu.Lock()
+	o.pending[p.Ref] = p
+	o.mu.Unlock()
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	tmp, err := o.takeSpare()
+	if tmp == nil {
+		tmp, err = os.CreateTemp(o.dir, ".result-*")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), o.Path(p.Ref))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		o.Kick()
+		return err
+	}
+	o.Kick()
+	return nil
+}
+
+// takeSpare opens a spare, emptied, for writing; nil when there is none
+// (or it cannot be opened: it is then forgotten).
+func (o *Outbox) takeSpare() (*os.File, error) {
+	for {
+		o.mu.Lock()
+		if len(o.spares) == 0 {
+			o.mu.Unlock()
+			return nil, nil
+		}
+		path := o.spares[len(o.spares)-1]
+		o.spares = o.spares[:len(o.spares)-1]
+		o.mu.Unlock()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err == nil {
+			return f, nil
+		}
+	}
+}
+
+// Kick wakes the delivery loop.
+func (o *Outbox) Kick() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Done forgets a result the server acknowledged (or refused for good);
+// its file becomes a spare (maxSpares), or goes when there are enough.
+func (o *Outbox) Done(ref shoal.RankRef) {
+	o.mu.Lock()
+	delete(o.pending, ref)
+	spare := ""
+	if len(o.spares) < maxSpares {
+		spare = filepath.Join(o.dir, ".spare-"+strconv.Itoa(o.nextSpare))
+		o.nextSpare++
+	}
+	o.mu.Unlock()
+	path := o.Path(ref)
+	if spare == "" || os.Rename(path, spare) != nil {
+		_ = os.Remove(path)
+		return
+	}
+	o.mu.Lock()
+	o.spares = append(o.spares, spare)
+	o.mu.Unlock()
+}
+
+// Claim marks ref as being delivered; false when it is already, or gone.
+func (o *Outbox) Claim(ref shoal.RankRef) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.busy[ref] || o.pending[ref] == nil {
+		return false
+	}
+	o.busy[ref] = true
+	return true
+}
+
+// Unclaim ends a delivery claimed with claim.
+func (o *Outbox) Unclaim(ref shoal.RankRef) {
+	o.mu.Lock()
+	delete(o.busy, ref)
+	o.mu.Unlock()
+}
+
+// Has reports whether ref's result is waiting.
+func (o *Outbox) Has(ref shoal.RankRef) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pending[ref] != nil
+}
+
+// List returns the waiting results, oldest attempt first (by name, which
+// is stable), as copies safe to change.
+func (o *Outbox) List() []*Result {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]*Result, 0, len(o.pending))
+	for _, p := range o.pending {
+		c := *p
+		out = append(out, &c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Ref.AttemptID != out[j].Ref.AttemptID {
+			return out[i].Ref.AttemptID < out[j].Ref.AttemptID
+		}
+		return out[i].Ref.Rank < out[j].Ref.Rank
+	})
+	return out
+}
+
+// Refs returns the refs of the waiting results.
+func (o *Outbox) Refs() []shoal.RankRef {
+	list := o.List()
+	out := make([]shoal.RankRef, len(list))
+	for i, p := range list {
+		out[i] = p.Ref
+	}
+	return out
+}
+
+// Len returns how many results wait.
+func (o *Outbox) Len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.pending)
+}
+
+// Dir is the folder that holds the results.
+func (o *Outbox) Dir() string { return o.dir }
+
+// Wake is signalled when a result is added, so the delivery loop tries at
+// once.
+func (o *Outbox) Wake() <-chan struct{} { return o.wake }
+
+// errUnreachable marks a delivery that failed because the server did not
+// answer: the result stays and is retried.
+var errUnreachable = errors.New("server unreachable")
+
+// Deliver sends one result through c: outputs (once), the log, then the
+// final report. It returns errUnreachable (wrapped) when the server did
+// not answer; any answer — acceptance or a refusal such as "no longer the
+// current attempt" — ends the result's life. The server's answer to an
+// accepted report is returned, since a report that freed the node may
+// bring its next task; sameOwner packs only files of the outputs' owner
+// (see UploadOutputs).
+func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner bool, log *slog.Logger) (*shoal.AgentSyncResponse, error) {
+	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasFiles(p.OutputsDir) {
+		_, _ = c.Report(ctx, p.Ref, &shoal.RankReport{State: shoal.RankFinalizing})
+		err := UploadOutputs(ctx, c, p.Ref, p.OutputsDir, sameOwner)
+		switch {
+		case err == nil:
+		case isAnswer(err):
+			log.Warn("outputs refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "err", err)
+		default:
+			return nil, fmt.Errorf("%w: %v", errUnreachable, err)
+		}
+		p.OutputsUploaded = true
+		if err := o.Put(p); err != nil {
+			log.Warn("recording the upload of outputs failed", "err", err)
+		}
+	}
+	if p.LogPath != "" {
+		ship := NewLogShipper(c, p.Ref, p.LogPath)
+		ship.Offset = p.LogOffset
+		ship.Max = p.LogMax
+		if err := ship.ShipAll(ctx); err != nil && !isAnswer(err) {
+			return nil, fmt.Errorf("%w: %v", errUnreachable, err)
+		}
+	}
+	resp, err := c.Report(ctx, p.Ref, &p.Report)
+	if err != nil && !isAnswer(err) {
+		return nil, fmt.Errorf("%w: %v", errUnreachable, err)
+	}
+	o.Done(p.Ref)
+	if err != nil {
+		log.Warn("result refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "state", p.Report.State, "err", err)
+		return nil, nil
+	}
+	log.Info("result reported", "job", p.JobName, "attempt", p.Ref.AttemptID, "rank", p.Ref.Rank, "state", p.Report.State)
+	return resp, nil
+}
+
+// isAnswer reports whether err is the server's answer (a refusal) rather
+// than a failure to reach it; transient answers (an internal error, a full
+// store disk) count as not reached, since a retry may succeed.
+func isAnswer(err error) bool {
+	var se *shoal.Error
+	return errors.As(err, &se) && !shoal.Transient(se.Code)
+}
+
+// UploadOutputs packs a rank's outputs folder and uploads it through c,
+// once. With sameOwner (work that runs as an account of its own owns its
+// outputs) a file of anyone else's there is a hard link the agent must not
+// read, and is left out.
+func UploadOutputs(ctx context.Context, c *client.AgentClient, ref shoal.RankRef, outDir string, sameOwner bool) error {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := archive.Pack(pw, outDir, archive.PackOptions{SameOwner: sameOwner})
+		pw.CloseWithError(err)
+	}()
+	err := c.PutOutputs(ctx, ref, pr)
+	pr.Close()
+	return err
+}
+
+// dirHasFiles reports whether a folder tree holds at least one file.
+func dirHasFiles(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}

@@ -1,0 +1,124 @@
+package files
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+)
+
+func TestOutboxKeepsResultsAcrossAgents(t *testing.T) {
+	dir := t.TempDir()
+	o, errs := OpenOutbox(dir)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	end := time.Date(2026, 11, 22, 12, 0, 5, 0, time.UTC)
+	code := 7
+	p := &Result{Ref: shoal.RankRef{AttemptID: "att-1", Rank: 0}, JobName: "j", OutputsDir: filepath.Join(dir, "out"), LogOffset: 42,
+		Report: shoal.RankReport{State: shoal.RankFailed, ExitCode: &code, EndTime: &end}}
+	if err := o.Put(p); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Has(p.Ref) || o.Len() != 1 {
+		t.Fatal("the result is not kept")
+	}
+	if !o.Claim(p.Ref) || o.Claim(p.Ref) {
+		t.Fatal("a result can be claimed exactly once at a time")
+	}
+	o.Unclaim(p.Ref)
+	// A file that cannot be read is set aside, not dropped or fatal.
+	if err := os.WriteFile(filepath.Join(dir, resultsDir, "broken-r0.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The next agent on the same work dir finds the result as it was.
+	o2, errs := OpenOutbox(dir)
+	if len(errs) != 1 {
+		t.Fatalf("errors %v, want one for the broken file", errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, resultsDir, "broken-r0.json.bad")); err != nil {
+		t.Fatalf("the broken file was not set aside: %v", err)
+	}
+	got := o2.List()
+	if len(got) != 1 {
+		t.Fatalf("%d results, want 1", len(got))
+	}
+	g := got[0]
+	if g.Ref != p.Ref || g.Report.State != shoal.RankFailed || *g.Report.ExitCode != 7 || !g.Report.EndTime.Equal(end) || g.LogOffset != 42 || g.OutputsDir != p.OutputsDir {
+		t.Fatalf("result read back as %+v", g)
+	}
+	o2.Done(p.Ref)
+	if o2.Len() != 0 {
+		t.Fatal("done did not forget the result")
+	}
+	o3, _ := OpenOutbox(dir)
+	if o3.Len() != 0 {
+		t.Fatal("done did not remove the result's file")
+	}
+}
+
+// A result the server could not take because of a transient answer (an
+// internal error, its store's disk full) is kept and retried; only a real
+// refusal ends delivery.
+func TestTransientAnswersKeepResults(t *testing.T) {
+	for code, want := range map[string]bool{
+		shoal.EINTERNAL: false, shoal.ESTORAGEFULL: false, shoal.EUNAVAILABLE: false,
+		shoal.EFORBIDDEN: true, shoal.ENOTFOUND: true, shoal.ECONFLICT: true,
+	} {
+		if got := isAnswer(shoal.Errorf(code, "x")); got != want {
+			t.Errorf("isAnswer(%s) = %v, want %v", code, got, want)
+		}
+	}
+}
+
+// Delivered results' files are written over for the next results instead
+// of being deleted (freed inodes slow ext4's next allocations) or kept
+// (a node would keep one per job): a stream of results keeps at most
+// maxSpares files, reuses the same inodes, and never reads back a
+// shorter result with a longer one's tail.
+func TestOutboxReusesDeliveredFiles(t *testing.T) {
+	dir := t.TempDir()
+	o, errs := OpenOutbox(dir)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	inodes := map[uint64]bool{}
+	for i := range 50 {
+		// Every other result is long: a short one written over it must
+		// not keep its tail.
+		name := "j"
+		if i%2 == 0 {
+			name = string(make([]byte, 2000)) + "long"
+		}
+		p := &Result{Ref: shoal.RankRef{AttemptID: "att-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}, JobName: name}
+		if err := o.Put(p); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(o.Path(p.Ref))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes[fi.Sys().(*syscall.Stat_t).Ino] = true
+		back, errs := OpenOutbox(dir)
+		if len(errs) > 0 || back.Len() != 1 || back.List()[0].JobName != name {
+			t.Fatalf("result %d read back as %d results (%v)", i, back.Len(), errs)
+		}
+		o.Done(p.Ref)
+	}
+	if len(inodes) > 2 {
+		t.Fatalf("50 results one after another used %d files; want them to reuse one or two", len(inodes))
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, resultsDir))
+	if len(entries) > maxSpares {
+		t.Fatalf("%d files left in the results folder; want at most %d spares", len(entries), maxSpares)
+	}
+	// A new agent takes the spares over, and numbers new ones past them.
+	o2, _ := OpenOutbox(dir)
+	if len(o2.spares) == 0 || o2.nextSpare == 0 {
+		t.Fatalf("a new agent found %d spares, numbering from %d", len(o2.spares), o2.nextSpare)
+	}
+}

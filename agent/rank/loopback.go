@@ -1,0 +1,115 @@
+package rank
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/netns"
+)
+
+// loopbackServices gives a rank's container on a subnet's network what
+// a job finds on the host's loopback when it shares the host's network:
+// the identity endpoint (MSI_ENDPOINT names 127.0.0.1:port) and the
+// server, when the agent reaches it on the loopback (AZUREML_DEV_URL_MFE
+// and the tracking URI name it). Both listen on the same addresses in
+// the container's namespace: on an internal network (no public IP)
+// nothing else leads off it, and these go through the agent, which
+// decides as it does for a job on the host (the identity endpoint's
+// secret, the server's own authentication).
+func (r *Rank) loopbackServices(pid int) error {
+	if r.msi != nil {
+		u, err := url.Parse(r.msi.URL())
+		if err != nil {
+			return err
+		}
+		ln, err := netns.Listen(pid, "tcp", u.Host)
+		if err != nil {
+			return fmt.Errorf("the identity endpoint: %w", err)
+		}
+		r.msi.Also(ln)
+	}
+	if addr := loopbackServerAddr(r.n.ServerURL); addr != "" {
+		ln, err := netns.Listen(pid, "tcp", addr)
+		if err != nil {
+			return fmt.Errorf("the server's address %s: %w", addr, err)
+		}
+		r.loopMu.Lock()
+		r.loopbacks = append(r.loopbacks, ln)
+		r.loopMu.Unlock()
+		go forward(ln, addr)
+	}
+	return nil
+}
+
+// closeLoopbacks closes the rank's loopback listeners.
+func (r *Rank) closeLoopbacks() {
+	r.loopMu.Lock()
+	ls := r.loopbacks
+	r.loopbacks = nil
+	r.loopMu.Unlock()
+	for _, l := range ls {
+		_ = l.Close()
+	}
+}
+
+// loopbackServerAddr is the server's host:port when the agent reaches
+// it on the loopback, else "" (a server elsewhere is reached, or not, by
+// the subnet's own route).
+func loopbackServerAddr(serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host, port := u.Hostname(), u.Port()
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		if host != "localhost" {
+			return ""
+		}
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = map[string]string{"https": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// forward relays each connection accepted on ln to addr on this host,
+// until ln is closed. TLS passes through untouched: the job talks to
+// the server as it would on the host.
+func forward(ln net.Listener, addr string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			s, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = io.Copy(s, c)
+				if tc, ok := s.(*net.TCPConn); ok {
+					_ = tc.CloseWrite()
+				}
+			}()
+			_, _ = io.Copy(c, s)
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.CloseWrite()
+			}
+			wg.Wait()
+		}()
+	}
+}

@@ -1,0 +1,67 @@
+// Package rank runs the ranks of job attempts that the server gives a
+// node: each as processes on the host or as containers of its image,
+// with its folders, inputs, managed identity and log, reporting its state
+// changes. What a rank needs of the agent that runs it (its results'
+// outbox, the GPU sampler, the node's CA bundle) comes through Agent, so
+// that this package does not import the agent.
+package rank
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
+	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/client"
+)
+
+// Node is the node a rank runs on, as its agent configured it.
+type Node struct {
+	// NodeID is the node; WorkDir its work dir, which marks its processes
+	// (SHOAL_NODE_DIR); RunDir holds the folders of its work (see
+	// files.PrepareWorkDir).
+	NodeID, WorkDir, RunDir string
+	// ServerURL is the Shoal server, for the job's MLflow variables and
+	// its containers' way back to the server.
+	ServerURL string
+	// GPUDevices lists the host's GPUs the node owns ("0,1"; empty: no
+	// restriction).
+	GPUDevices string
+	// NodeImage is the image the agent itself runs in, when it does (a
+	// kubernetes node's pod).
+	NodeImage string
+	// Client talks to the server for the rank.
+	Client *client.AgentClient
+	// Log receives the rank's logs.
+	Log *slog.Logger
+	// Clock stamps the rank's start and end.
+	Clock shoal.Clock
+	// Accounts are the OS accounts the rank's processes run as.
+	Accounts *runas.Accounts
+	// Ctr is the node's container engine.
+	Ctr *ctrhost.Host
+	// Agent is the agent running the rank.
+	Agent Agent
+}
+
+// Agent is what a rank needs of the agent that runs it: a small interface,
+// so that the agent imports this package and not the other way round.
+type Agent interface {
+	// Finish records the rank's result and delivers it (the agent's
+	// outbox), and forgets the rank as running.
+	Finish(ctx context.Context, p *files.Result)
+	// StartRank starts a task that a report's answer brought.
+	StartRank(ctx context.Context, t *shoal.AgentTask)
+	// SampleGPUs samples the node's GPUs for ref until ctx ends.
+	SampleGPUs(ctx context.Context, ref shoal.RankRef)
+	// TakenBack reports whether processes that ended with reason and
+	// code were ended by the node's machine being taken back.
+	TakenBack(reason string, code int) bool
+	// SDKEnv is what Azure's SDKs need to reach Shoal from a job.
+	SDKEnv() map[string]string
+	// CABundle is the path of the CA bundle with the server's CA, "" when
+	// none is needed.
+	CABundle() string
+}

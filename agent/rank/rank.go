@@ -1,0 +1,537 @@
+package rank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/files"
+	"github.com/shoal-ml/shoal/agent/msi"
+	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/procmark"
+)
+
+// Rank is one rank of an attempt running on this node.
+type Rank struct {
+	n    Node
+	t    *shoal.AgentTask
+	dir  string
+	mu   sync.Mutex
+	run_ rankProcs
+	// cancelPrep ends the preparation of the rank's image when the rank
+	// is stopped before it starts.
+	cancelPrep context.CancelFunc
+	// stopReason is set when the server stops the rank before its process
+	// starts.
+	stopReason string
+	// msi is the rank's managed identity endpoint, when the task has
+	// identities; it runs while the processes do.
+	msi *msi.Endpoint
+	// loopbacks are the listeners the rank's containers on a subnet
+	// have on their own loopback (see loopback.go); closed with the
+	// rank. loopMu guards them: they are opened while mu is held (the
+	// rank's start).
+	loopMu    sync.Mutex
+	loopbacks []io.Closer
+	// account is the OS account the rank's processes run as, and
+	// accountEnv its HOME, USER and LOGNAME (set by prepare).
+	account    *runas.Account
+	accountEnv map[string]string
+}
+
+// New is rank t on node n, not started yet (see Run).
+func New(n Node, t *shoal.AgentTask) *Rank {
+	return &Rank{n: n, t: t, dir: AttemptDir(n.RunDir, t)}
+}
+
+// AttemptDir is where one rank of an attempt runs, under the node's run
+// dir.
+func AttemptDir(runDir string, t *shoal.AgentTask) string {
+	return filepath.Join(runDir, "attempts", fmt.Sprintf("%s-r%d", t.AttemptID, t.Rank))
+}
+
+// Dir is the rank's folder (AttemptDir).
+func (r *Rank) Dir() string { return r.dir }
+
+// Stop ends the rank's processes for reason, or, before they start, makes
+// the rank end without starting them.
+func (r *Rank) Stop(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.run_ != nil {
+		r.run_.Stop(reason)
+	} else if r.stopReason == "" {
+		r.stopReason = reason
+		if r.cancelPrep != nil {
+			r.cancelPrep()
+		}
+	}
+}
+
+// Run prepares the folders, runs the processes, ships logs, and hands the
+// result (the outputs, the log's end and the final report) to the agent
+// (Agent.Finish).
+func (r *Rank) Run(ctx context.Context) {
+	t := r.t
+	t0 := time.Now()
+	log := r.n.Log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
+	logPath := filepath.Join(r.dir, "user_logs", "std_log.txt")
+	outDir := filepath.Join(r.dir, "outputs")
+	cmd, err := r.prepare(ctx, outDir)
+	if err != nil {
+		log.Warn("preparing the rank failed", "err", err)
+		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
+		r.fail(ctx, logPath, prepareFailureState(err), shoal.RankPrepareFailed, "preparing failed: "+err.Error())
+		return
+	}
+	var image string
+	if inContainer, err := wantsContainer(t, r.n.NodeImage); err != nil {
+		r.appendLog(logPath, "shoal agent: "+err.Error()+"\n")
+		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankImageFailed, err.Error())
+		return
+	} else if inContainer {
+		if image, err = r.prepareImage(ctx, logPath); err != nil {
+			if r.stoppedBeforeStart(ctx, logPath) {
+				return
+			}
+			state, failure := ctrhost.ImageFailure(err)
+			log.Warn("preparing the rank's image failed", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the image failed: %v\n", err))
+			r.fail(ctx, logPath, state, failure, "image: "+err.Error())
+			return
+		}
+	}
+	if len(t.Identities) > 0 {
+		ref := t.RankRef
+		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+			return r.n.Client.Token(ctx, ref, req)
+		}
+		r.msi, err = msi.Start(ctx, t.Identities, mint, log)
+		if err != nil {
+			log.Warn("starting the identity endpoint failed", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
+			r.fail(ctx, logPath, shoal.RankLost, shoal.RankPrepareFailed, "preparing failed: "+err.Error())
+			return
+		}
+		defer r.msi.Close()
+	}
+	r.mu.Lock()
+	if r.stopReason != "" {
+		reason := r.stopReason
+		r.mu.Unlock()
+		end := r.n.Clock.Now()
+		r.n.Agent.Finish(ctx, &files.Result{Ref: t.RankRef, JobName: t.JobName, LogPath: logPath,
+			Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
+		return
+	}
+	env := r.env(outDir)
+	for k, v := range r.accountEnv {
+		env[k] = v
+	}
+	task := runner.Task{
+		AttemptID: t.AttemptID, JobName: t.JobName, Attempt: t.Attempt, Rank: t.Rank, NodeCount: t.NodeCount,
+		ProcessesPerNode: t.ProcessesPerNode, Distribution: t.Distribution, MasterAddr: t.MasterAddr, MasterPort: t.MasterPort,
+		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: env, LogPath: logPath,
+		Timeout: time.Duration(t.TimeoutSeconds) * time.Second, KillGrace: t.KillGrace,
+		Credential: r.account.Apply(nil).Credential,
+	}
+	var run rankProcs
+	var where []any
+	if image != "" {
+		var crun *ctrhost.Run
+		crun, err = r.startInContainer(ctx, task, image, outDir)
+		if err == nil {
+			run, where = crun, []any{"image", image, "containers", crun.IDs()}
+		}
+	} else {
+		var hrun *runner.Run
+		hrun, err = runner.Start(task)
+		if err == nil {
+			run, where = hrun, []any{"pids", hrun.Pids()}
+		}
+	}
+	if err != nil {
+		r.mu.Unlock()
+		r.closeLoopbacks()
+		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
+		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankStartFailed, "start failed: "+err.Error())
+		return
+	}
+	r.run_ = run
+	r.mu.Unlock()
+	started := time.Since(t0)
+	startedAt := r.n.Clock.Now()
+	// Running is reported while the processes run: a server that is away
+	// must not hold the rank up, and the final report supersedes it. A
+	// command that ends within runningReportDelay gets no Running report
+	// at all: its final report carries the start time, and one report in
+	// place of two is what lets a node run hundreds of quick jobs a second.
+	runningCtx, stopRunning := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		select {
+		case <-run.Done():
+			return
+		case <-runningCtx.Done():
+			return
+		case <-time.After(runningReportDelay):
+		}
+		r.report(runningCtx, &shoal.RankReport{State: shoal.RankRunning})
+	}()
+	log.Info("rank started", append(where, "start_took", started)...)
+	ship := files.NewLogShipper(r.n.Client, t.RankRef, logPath)
+	ship.Max = t.MaxLogBytes
+	shipCtx, stopShip := context.WithCancel(ctx)
+	shipped := make(chan struct{})
+	go func() {
+		defer close(shipped)
+		ship.Loop(shipCtx)
+	}()
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		r.n.Agent.SampleGPUs(shipCtx, t.RankRef)
+	}()
+	res := run.Wait()
+	stopShip()
+	<-shipped
+	<-sampled
+	// A quick job may end before its Running report is through: give the
+	// report a moment (the server records the start), then give up on it
+	// — the final report carries the start time too.
+	select {
+	case <-reported:
+	case <-time.After(runningReportGrace):
+	}
+	stopRunning()
+	<-reported
+	if r.msi != nil {
+		r.msi.Close()
+	}
+	r.closeLoopbacks()
+	if image != "" {
+		r.n.Ctr.Evict(ctx)
+	}
+	code := res.ExitCode
+	if r.n.Agent.TakenBack(res.Reason, code) {
+		res.Reason = "preempted"
+	}
+	end := r.n.Clock.Now()
+	r.n.Agent.Finish(ctx, &files.Result{
+		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
+		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
+	})
+	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
+}
+
+func stateFor(reason string, code int) string {
+	switch reason {
+	case "completed":
+		return shoal.RankCompleted
+	case "timeout":
+		return shoal.RankTimedOut
+	case "preempted":
+		return shoal.RankPreempted
+	case "canceled", "superseded":
+		return shoal.RankCanceled
+	}
+	if code == 0 {
+		return shoal.RankCompleted
+	}
+	return shoal.RankFailed
+}
+
+func intPtr(i int) *int { return &i }
+
+// runningReportDelay is how long a rank's processes run before the agent
+// reports them Running: quicker ones are reported once, when they end.
+// Short enough that nobody watching a job notices.
+const runningReportDelay = 20 * time.Millisecond
+
+// runningReportGrace is how long a rank that has ended waits for its
+// Running report to get through before its final report goes.
+const runningReportGrace = 2 * time.Second
+
+// fail ends a rank that never ran its command, as Failed (the job's own
+// failure: it spends a retry) or Lost (this machine or the server failed:
+// the job runs again, its retries untouched).
+func (r *Rank) fail(ctx context.Context, logPath, state string, failure shoal.RankFailure, reason string) {
+	end := r.n.Clock.Now()
+	rep := shoal.RankReport{State: state, Reason: reason, Failure: failure, EndTime: &end}
+	if state == shoal.RankFailed {
+		rep.ExitCode = intPtr(-1)
+	}
+	r.n.Agent.Finish(ctx, &files.Result{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath, Report: rep})
+}
+
+// prepareFailureState says whose fault a failed preparation is: the job's
+// when the server refused what it asked for (an input or artifact that
+// does not exist, a bad reference) or its archive was refused for safety
+// (an entry escaping its folder, a link out of it, past the limits: every
+// node would refuse it again), else the infrastructure's (the server
+// unreachable or failing, this machine's disk).
+func prepareFailureState(err error) string {
+	if errors.Is(err, archive.ErrUnsafe) || errors.Is(err, archive.ErrLimit) {
+		return shoal.RankFailed
+	}
+	switch shoal.ErrorCode(err) {
+	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
+		return shoal.RankFailed
+	}
+	return shoal.RankLost
+}
+
+// prepare creates the folders, fetches code, inputs and earlier outputs,
+// and returns the command with every ${{...}} reference substituted.
+func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error) {
+	t := r.t
+	acct, err := r.n.Accounts.For(files.RunAsOf(t))
+	if err != nil {
+		return "", err
+	}
+	r.account = acct
+	if r.accountEnv, err = files.AccountEnv(r.n.RunDir, acct); err != nil {
+		return "", err
+	}
+	codeDir := filepath.Join(r.dir, "code")
+	inputsDir := filepath.Join(r.dir, "inputs")
+	// The attempt's folder is the agent's. While the agent fills it (as
+	// root) it is closed to everyone (0700): no process of the account,
+	// another job of the same user included, can reach what is being
+	// unpacked and handed over, and so cannot swap a folder for a link
+	// under the hand-over's walk. Once everything below is the account's,
+	// the folder opens (0711) for the work to pass through to code,
+	// inputs and outputs, never to user_logs, where the agent writes the
+	// rank's log. A folder left by an earlier run is started afresh.
+	if err := os.RemoveAll(r.dir); err != nil {
+		return "", err
+	}
+	if err := files.MkdirMode(r.dir, 0o700); err != nil {
+		return "", err
+	}
+	// The inputs folder is made only for a task with file inputs: each
+	// folder is an inode to allocate, and on a disk that recently freed
+	// many (ext4 without a journal skips those for a minute or more) every
+	// one made costs a node running hundreds of jobs a second.
+	owned := []string{codeDir, outDir}
+	if hasFileInputs(t) {
+		owned = append(owned, inputsDir)
+	}
+	for _, d := range append(owned, filepath.Join(r.dir, "user_logs")) {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", err
+		}
+	}
+	defer func() {
+		if err != nil {
+			return
+		}
+		for _, d := range owned {
+			if err = acct.OwnTree(d); err != nil {
+				return
+			}
+		}
+		err = os.Chmod(r.dir, 0o711)
+	}()
+	if t.Code != "" {
+		if err := r.fetch(ctx, t.Code, codeDir); err != nil {
+			return "", fmt.Errorf("code: %w", err)
+		}
+	}
+	inputs := map[string]string{}
+	names := make([]string, 0, len(t.Inputs))
+	for name := range t.Inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		in := t.Inputs[name]
+		if in == nil {
+			continue
+		}
+		if in.Path == "" {
+			inputs[name] = shoal.FormatInputValue(in.Value)
+			continue
+		}
+		dst := filepath.Join(r.dir, "inputs", name)
+		if err := r.fetch(ctx, in.Path, dst); err != nil {
+			return "", fmt.Errorf("input %s: %w", name, err)
+		}
+		inputs[name] = dst
+		if in.Type == "uri_file" {
+			// A file input is an archive holding one file: point at it.
+			if entries, err := os.ReadDir(dst); err == nil && len(entries) == 1 {
+				inputs[name] = filepath.Join(dst, entries[0].Name())
+			}
+		}
+	}
+	if t.RestoreOutputs {
+		body, err := r.n.Client.Restore(ctx, t.RankRef)
+		switch {
+		case err == nil:
+			err = archive.Unpack(body, outDir, archive.Limits{})
+			body.Close()
+			if err != nil {
+				return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
+			}
+		case shoal.ErrorCode(err) != shoal.ENOTFOUND:
+			return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
+		}
+	}
+	outputs := map[string]string{}
+	for _, name := range t.Outputs {
+		p := filepath.Join(outDir, name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return "", err
+		}
+		outputs[name] = p
+	}
+	return shoal.ExpandCommand(t.Command, inputs, outputs)
+}
+
+// hasFileInputs reports whether t has an input fetched into the inputs
+// folder (a literal value is substituted in the command instead).
+func hasFileInputs(t *shoal.AgentTask) bool {
+	for _, in := range t.Inputs {
+		if in != nil && in.Path != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// fetch downloads an artifact and unpacks it into dst.
+func (r *Rank) fetch(ctx context.Context, id, dst string) error {
+	body, err := r.n.Client.Artifact(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return archive.Unpack(body, dst, archive.Limits{})
+}
+
+// env is the job's environment: its variables plus Shoal's and Azure ML's
+// names for the run.
+func (r *Rank) env(outDir string) map[string]string {
+	t := r.t
+	env := map[string]string{}
+	for k, v := range t.EnvironmentVariables {
+		env[k] = v
+	}
+	env["SHOAL_JOB_NAME"] = t.JobName
+	env["SHOAL_WORKSPACE"] = t.Workspace
+	env["SHOAL_ATTEMPT"] = strconv.Itoa(t.Attempt)
+	env["SHOAL_ATTEMPT_ID"] = t.AttemptID
+	env[procmark.NodeID] = r.n.NodeID
+	env[procmark.NodeDir] = r.n.WorkDir
+	env["SHOAL_NODE_RANK"] = strconv.Itoa(t.Rank)
+	env["SHOAL_OUTPUTS_DIR"] = outDir
+	env["AZUREML_RUN_ID"] = t.JobName
+	env["AZUREML_ARM_WORKSPACE_NAME"] = t.Workspace
+	env["AZUREML_CR_NODE_RANK"] = strconv.Itoa(t.Rank)
+	for k, v := range r.n.Agent.SDKEnv() {
+		env[k] = v
+	}
+	if tr := t.Tracking; tr != nil {
+		// The job's own values of these would send its metrics elsewhere
+		// or nowhere: the run's win, as the identity endpoint's do.
+		env["MLFLOW_TRACKING_URI"] = strings.TrimRight(r.n.ServerURL, "/") + "/mlflow/v1/workspaces/" + url.PathEscape(t.Workspace)
+		env["MLFLOW_TRACKING_TOKEN"] = tr.Token
+		env["MLFLOW_RUN_ID"] = t.JobName
+		env["MLFLOW_EXPERIMENT_NAME"] = tr.ExperimentName
+	}
+	if d := r.n.GPUDevices; d != "" {
+		// Several nodes may share a host's GPUs: each sees its own.
+		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = d, d
+	}
+	for _, name := range t.Outputs {
+		env["AZUREML_OUTPUT_"+name] = filepath.Join(outDir, name)
+	}
+	if r.msi != nil {
+		// The identity endpoint's variables win over the job's own: the
+		// secret is the rank's.
+		for k, v := range r.msi.Env() {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// report sends a state change, retrying until the server answers; a
+// refusal (a newer attempt replaced this one) ends the retries.
+func (r *Rank) report(ctx context.Context, rep *shoal.RankReport) {
+	var resp *shoal.AgentSyncResponse
+	err := retry(ctx, func() (err error) {
+		resp, err = r.n.Client.Report(ctx, r.t.RankRef, rep)
+		return err
+	})
+	if err != nil {
+		r.n.Log.Warn("report refused", "state", rep.State, "attempt", r.t.AttemptID, "err", err)
+		return
+	}
+	// A report that freed the node may bring its next task.
+	for _, t := range resp.Start {
+		r.n.Agent.StartRank(ctx, t)
+	}
+}
+
+func (r *Rank) appendLog(path, line string) {
+	_ = os.MkdirAll(filepath.Dir(path), 0o700)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.WriteString(line)
+}
+
+// retry calls fn until it succeeds or fails with an answer from the server
+// (any *shoal.Error but a transient one, see shoal.Transient); transport errors — the
+// server is down or restarting — are retried with backoff, forever, so work
+// done while the server was away is reported when it returns.
+func retry(ctx context.Context, fn func() error) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		var se *shoal.Error
+		if asShoalError(err, &se) && !shoal.Transient(se.Code) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// rankProcs is a started rank: its processes on the host (runner.Run) or
+// its containers (ctrhost.Run).
+type rankProcs interface {
+	Done() <-chan struct{}
+	Wait() runner.Result
+	Stop(reason string)
+}
+
+var (
+	_ rankProcs = (*runner.Run)(nil)
+	_ rankProcs = (*ctrhost.Run)(nil)
+)
