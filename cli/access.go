@@ -13,12 +13,12 @@ import (
 	"github.com/shoal-ml/shoal/clientconfig"
 )
 
-func newUserCommand(g *globals) *cobra.Command {
+func newUserCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Manage users (administrators)"}
 	var name, issuer, subject string
 	var admin bool
 	create := &cobra.Command{Use: "create", Short: "Create a user", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateUser(ctx, &shoal.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "user name")
@@ -27,13 +27,13 @@ func newUserCommand(g *globals) *cobra.Command {
 	create.Flags().StringVar(&subject, "oidc-subject", "", "link a sign-in provider account: its subject")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List users", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "admin", "disabled", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"name", "admin", "disabled", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListUsers(ctx)
 		})}
 	named := func(use, short string, run func(cmd *cobra.Command, c *client.Client, name string) (any, error)) *cobra.Command {
 		var n string
 		sub := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
-		sub.RunE = g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) { return run(sub, c, n) })
+		sub.RunE = g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) { return run(sub, c, n) })
 		sub.Flags().StringVarP(&n, "name", "n", "", "user name")
 		_ = sub.MarkFlagRequired("name")
 		return sub
@@ -51,12 +51,12 @@ func newUserCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newTokenCommand(g *globals) *cobra.Command {
+func newTokenCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens"}
 	var user, name, expires string
 	create := &cobra.Command{Use: "create", Short: "Create an API token; it is printed once", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
+			c, _, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -68,14 +68,14 @@ func newTokenCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if g.output == "json" && g.query == "" {
-				return g.render(tok, nil)
+			if g.Output == "json" && g.Query == "" {
+				return g.Render(tok, nil)
 			}
-			if g.output == "table" || g.output == "tsv" {
-				fmt.Fprintln(g.stdout, tok.Token)
+			if g.Output == "table" || g.Output == "tsv" {
+				fmt.Fprintln(g.Stdout, tok.Token)
 				return nil
 			}
-			return g.render(tok, nil)
+			return g.Render(tok, nil)
 		}}
 	create.Flags().StringVar(&user, "user", "", "the user the token acts as")
 	create.Flags().StringVar(&name, "name", "", "a name for the token, e.g. laptop")
@@ -84,14 +84,14 @@ func newTokenCommand(g *globals) *cobra.Command {
 	_ = create.MarkFlagRequired("name")
 	var listUser string
 	list := &cobra.Command{Use: "list", Short: "List a user's tokens (never the tokens themselves)", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"id", "name", "principal_id", "created_on", "expires_on", "revoked"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"id", "name", "principal_id", "created_on", "expires_on", "revoked"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListTokens(ctx, listUser)
 		})}
 	list.Flags().StringVar(&listUser, "user", "", "the user")
 	_ = list.MarkFlagRequired("user")
 	var id string
 	revoke := &cobra.Command{Use: "revoke", Short: "Revoke a token: it fails at once", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.RevokeToken(ctx, id)
 		})}
 	revoke.Flags().StringVar(&id, "id", "", "token id (see token list)")
@@ -107,7 +107,7 @@ func parseDays(v string) (string, error) {
 		return "", nil
 	}
 	if n, ok := strings.CutSuffix(v, "d"); ok {
-		days, err := intFlag("expires-in", n)
+		days, err := IntFlag("expires-in", n)
 		if err != nil || days <= 0 {
 			return "", fmt.Errorf("--expires-in: %q is not a number of days such as 30d", v)
 		}
@@ -116,7 +116,7 @@ func parseDays(v string) (string, error) {
 	return v, nil
 }
 
-func newLoginCommand(g *globals) *cobra.Command {
+func newLoginCommand(g *Globals) *cobra.Command {
 	var server, token string
 	cmd := &cobra.Command{
 		Use:   "login",
@@ -128,8 +128,8 @@ func newLoginCommand(g *globals) *cobra.Command {
 				return fmt.Errorf("--server: is required")
 			}
 			if token == "" {
-				fmt.Fprint(g.stderr, "API token: ")
-				line, err := bufio.NewReader(g.stdin).ReadString('\n')
+				fmt.Fprint(g.Stderr, "API token: ")
+				line, err := bufio.NewReader(g.Stdin).ReadString('\n')
 				if err != nil && strings.TrimSpace(line) == "" {
 					return fmt.Errorf("no token given: pass --token or type it on standard input")
 				}
@@ -140,7 +140,7 @@ func newLoginCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path := g.configPath
+			path := g.ConfigPath
 			if path == "" {
 				if path, err = clientconfig.DefaultPath(); err != nil {
 					return err
@@ -151,13 +151,13 @@ func newLoginCommand(g *globals) *cobra.Command {
 				return err
 			}
 			cfg.Server, cfg.Token, cfg.WrittenByServer = strings.TrimRight(server, "/"), token, false
-			if g.workspace != "" {
-				cfg.Workspace = g.workspace
+			if g.Workspace != "" {
+				cfg.Workspace = g.Workspace
 			}
 			if err := clientconfig.Save(path, cfg); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "Logged in to %s as %s\n", server, who.Principal.Name)
+			fmt.Fprintf(g.Stderr, "Logged in to %s as %s\n", server, who.Principal.Name)
 			return nil
 		},
 	}
@@ -166,16 +166,16 @@ func newLoginCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newRoleCommand(g *globals) *cobra.Command {
+func newRoleCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "role", Short: "Roles and role assignments (per workspace)"}
 	list := &cobra.Command{Use: "list", Short: "List built-in and custom roles", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "built_in", "actions", "not_actions", "description"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"name", "built_in", "actions", "not_actions", "description"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListRoles(ctx)
 		})}
 	var name, description string
 	var actions, notActions []string
 	create := &cobra.Command{Use: "create", Short: "Define a custom role from actions (computes/read, computes/start/action, jobs/*, */read, ...)", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateRole(ctx, &shoal.RoleDefinition{Name: name, Description: description, Actions: actions, NotActions: notActions})
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "role name")
@@ -207,7 +207,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 		return "identity:" + strings.ToLower(ws) + "." + strings.ToLower(compute), nil
 	}
 	assign := &cobra.Command{Use: "assign", Short: "Grant a role to a user, identity or service principal in the workspace", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			p, err := principalOf(ws)
 			if err != nil {
 				return nil, err
@@ -216,7 +216,7 @@ func newRoleCommand(g *globals) *cobra.Command {
 		})}
 	unassign := &cobra.Command{Use: "unassign", Short: "Remove a role from a user, identity or service principal in the workspace", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -235,40 +235,40 @@ func newRoleCommand(g *globals) *cobra.Command {
 		_ = sub.MarkFlagRequired("role")
 	}
 	assignments := &cobra.Command{Use: "list-assignments", Short: "List the workspace's role assignments", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"principal_id", "role", "workspace", "created_by", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"principal_id", "role", "workspace", "created_by", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListAssignments(ctx, ws)
 		})}
 	cmd.AddCommand(list, create, assign, unassign, assignments)
 	return cmd
 }
 
-func newIdentityCommand(g *globals) *cobra.Command {
+func newIdentityCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "identity", Short: "Managed identities that workloads act as"}
 	var name string
 	create := &cobra.Command{Use: "create", Short: "Create a user-assigned identity (administrators)", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateIdentity(ctx, name)
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "identity name")
 	_ = create.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List identities (system-assigned ones are named <workspace>.<compute>)", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "client_id", "system_assigned", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"name", "client_id", "system_assigned", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListIdentities(ctx)
 		})}
 	cmd.AddCommand(create, list)
 	return cmd
 }
 
-func newAuditCommand(g *globals) *cobra.Command {
+func newAuditCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "The audit log (administrators)"}
 	var since, principal, target string
 	list := &cobra.Command{Use: "list", Short: "List audit records: every change, login and refusal", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
+			c, _, err := g.Client()
 			if err != nil {
 				return err
 			}
-			_, ws, err := g.client()
+			_, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -276,7 +276,7 @@ func newAuditCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.render(l, []string{"time", "principal_id", "action", "target", "outcome", "source_address", "detail"})
+			return g.Render(l, []string{"time", "principal_id", "action", "target", "outcome", "source_address", "detail"})
 		}}
 	list.Flags().StringVar(&since, "since", "", "only records since an RFC 3339 time or a duration ago (1h)")
 	list.Flags().StringVar(&principal, "principal", "", "only this principal (admin, user:alice, identity:trainer)")

@@ -18,7 +18,7 @@ import (
 
 // newAdminCommand is `shoal admin`: work on a server's store directly, on
 // the machine that can reach it (no server call).
-func newAdminCommand(g *globals) *cobra.Command {
+func newAdminCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Back up, restore and move a server's store (run where the store is reachable)"}
 	var store, dataDir, to, from string
 	// storeOf is the server's store: --store, else SHOAL_STORE, else the
@@ -99,7 +99,7 @@ func newAdminCommand(g *globals) *cobra.Command {
 		Use:   "status",
 		Short: "The server's store and role: with several servers on PostgreSQL, the leader, its term, the lease's age and the replicas seen",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.Ready(ctx)
 		}),
 	}
@@ -115,16 +115,16 @@ const pgPasswordAdvice = "leave the password out of the URL and give it in PGPAS
 
 // checkCommandLineURL refuses, when this process runs as root, a store URL
 // with a password given in a command-line flag, and warns otherwise.
-func (g *globals) checkCommandLineURL(flag, raw, advice string) error {
-	warning, err := app.CheckCommandLineURL(flag, raw, advice, g.root())
+func (g *Globals) checkCommandLineURL(flag, raw, advice string) error {
+	warning, err := app.CheckCommandLineURL(flag, raw, advice, g.Root())
 	if warning != "" {
-		fmt.Fprintln(g.stderr, "warning:", warning)
+		fmt.Fprintln(g.Stderr, "warning:", warning)
 	}
 	return err
 }
 
 // copyStore copies and prints the rows copied per table.
-func (g *globals) copyStore(cmd *cobra.Command, from, to string, withFiles bool) error {
+func (g *Globals) copyStore(cmd *cobra.Command, from, to string, withFiles bool) error {
 	stats, err := app.CopyStore(cmd.Context(), from, to, withFiles)
 	if err != nil {
 		return err
@@ -133,12 +133,12 @@ func (g *globals) copyStore(cmd *cobra.Command, from, to string, withFiles bool)
 	for _, t := range sqlstore.Tables {
 		total += stats[t]
 	}
-	fmt.Fprintf(g.stdout, "copied %d rows:", total)
+	fmt.Fprintf(g.Stdout, "copied %d rows:", total)
 	for _, t := range slices.Sorted(maps.Keys(stats)) {
 		if stats[t] > 0 {
-			fmt.Fprintf(g.stdout, " %s %d", t, stats[t])
+			fmt.Fprintf(g.Stdout, " %s %d", t, stats[t])
 		}
 	}
-	fmt.Fprintln(g.stdout)
+	fmt.Fprintln(g.Stdout)
 	return nil
 }

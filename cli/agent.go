@@ -17,7 +17,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/sshd"
 )
 
-func newAgentCommand(g *globals) *cobra.Command {
+func newAgentCommand(g *Globals) *cobra.Command {
 	var cfg agent.Config
 	var joinToken, caFile string
 	var insecure string
@@ -55,7 +55,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 				return fmt.Errorf("--image-cache-gb %g must not be negative", cacheGB)
 			}
 			cfg.ImageCacheBytes = int64(cacheGB * (1 << 30))
-			cfg.Logger = slog.New(slog.NewTextHandler(g.stderr, nil))
+			cfg.Logger = slog.New(slog.NewTextHandler(g.Stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return agent.Run(ctx, cfg)

@@ -11,5 +11,5 @@ import (
 // stderr, for programs that read the tree rather than run it: the CLI
 // reference generator (cli/clidoc) and the docs tests.
 func NewCommand(stdout, stderr io.Writer) *cobra.Command {
-	return newRootCommand(&globals{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr})
+	return newRootCommand(&Globals{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr})
 }

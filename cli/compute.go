@@ -18,7 +18,7 @@ import (
 // computeColumns are the table columns of computes.
 var computeColumns = []string{"name", "type", "size", "location", "tier", "min_instances", "max_instances", "provisioning_state", "allocation_state", "current_node_count", "state"}
 
-func newComputeCommand(g *globals) *cobra.Command {
+func newComputeCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "compute", Short: "Manage compute clusters and compute instances (az ml compute)"}
 	cmd.AddCommand(
 		newComputeCreateCommand(g), newComputeUpdateCommand(g), newComputeShowCommand(g),
@@ -31,13 +31,13 @@ func newComputeCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComputeShowCommand(g *globals) *cobra.Command {
+func newComputeShowCommand(g *Globals) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show a compute",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetCompute(ctx, ws, name)
 		}),
 	}
@@ -46,14 +46,14 @@ func newComputeShowCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComputeListCommand(g *globals) *cobra.Command {
+func newComputeListCommand(g *Globals) *cobra.Command {
 	var typ string
 	var serverless bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the computes of the workspace",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListComputesWith(ctx, ws, typ, serverless)
 		}),
 	}
@@ -63,9 +63,9 @@ func newComputeListCommand(g *globals) *cobra.Command {
 }
 
 // confirm asks a yes/no question on stderr and reads the answer from stdin.
-func confirm(g *globals, question string) (bool, error) {
-	fmt.Fprint(g.stderr, question)
-	line, err := bufio.NewReader(g.stdin).ReadString('\n')
+func Confirm(g *Globals, question string) (bool, error) {
+	fmt.Fprint(g.Stderr, question)
+	line, err := bufio.NewReader(g.Stdin).ReadString('\n')
 	if err != nil && strings.TrimSpace(line) == "" {
 		return false, fmt.Errorf("no answer to the confirmation prompt; pass --yes to delete without asking")
 	}
@@ -73,7 +73,7 @@ func confirm(g *globals, question string) (bool, error) {
 	return a == "y" || a == "yes", nil
 }
 
-func newComputeListSizesCommand(g *globals) *cobra.Command {
+func newComputeListSizesCommand(g *Globals) *cobra.Command {
 	return newLocationListCommand(g, "list-sizes", "List the VM sizes offered at a location, with their hourly prices",
 		[]string{"name", "family", "v_cp_us", "memory_gb", "gpus", "gpu_model", "low_priority_capable"}, (*client.Client).ListSizes,
 		func(raw json.RawMessage) (any, []string, error) {
@@ -82,7 +82,7 @@ func newComputeListSizesCommand(g *globals) *cobra.Command {
 		})
 }
 
-func newComputeListUsageCommand(g *globals) *cobra.Command {
+func newComputeListUsageCommand(g *Globals) *cobra.Command {
 	return newLocationListCommand(g, "list-usage", "List vCPU quota usage at a location",
 		[]string{"type", "current_value", "limit", "unit"}, (*client.Client).ListUsages,
 		func(raw json.RawMessage) (any, []string, error) {
@@ -95,14 +95,14 @@ func newComputeListUsageCommand(g *globals) *cobra.Command {
 // a location, the workspace's unless --location names one; a table shows
 // the rows that table makes of it, the other formats the API's objects in
 // columns.
-func newLocationListCommand(g *globals, use, short string, columns []string, list func(*client.Client, context.Context, string) (json.RawMessage, error), table func(json.RawMessage) (rows any, columns []string, err error)) *cobra.Command {
+func newLocationListCommand(g *Globals, use, short string, columns []string, list func(*client.Client, context.Context, string) (json.RawMessage, error), table func(json.RawMessage) (rows any, columns []string, err error)) *cobra.Command {
 	var location string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -117,14 +117,14 @@ func newLocationListCommand(g *globals, use, short string, columns []string, lis
 			if err != nil {
 				return err
 			}
-			if !g.tableView() {
-				return g.render(raw, columns)
+			if !g.TableView() {
+				return g.Render(raw, columns)
 			}
 			rows, tableColumns, err := table(raw)
 			if err != nil {
 				return err
 			}
-			return g.render(rows, tableColumns)
+			return g.Render(rows, tableColumns)
 		},
 	}
 	cmd.Flags().StringVarP(&location, "location", "l", "", "location (default: the workspace's)")
@@ -133,8 +133,8 @@ func newLocationListCommand(g *globals, use, short string, columns []string, lis
 
 // workspaceLocation returns the workspace's location, or the server's
 // default location when the workspace does not exist yet.
-func workspaceLocation(ctx context.Context, g *globals, ws string) (string, error) {
-	c, _, err := g.client()
+func workspaceLocation(ctx context.Context, g *Globals, ws string) (string, error) {
+	c, _, err := g.Client()
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +152,7 @@ func workspaceLocation(ctx context.Context, g *globals, ws string) (string, erro
 	return w.Location, nil
 }
 
-func newComputeEventsCommand(g *globals) *cobra.Command {
+func newComputeEventsCommand(g *Globals) *cobra.Command {
 	var name string
 	var follow bool
 	columns := []string{"time", "kind", "actor", "reason"}
@@ -161,13 +161,13 @@ func newComputeEventsCommand(g *globals) *cobra.Command {
 		Short: "Show a compute's event log: created, updated, scaled, preempted, quota blocked, deleted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
 			var last int64
-			out := g.stream(columns, nil) // one table header however many events
+			out := g.Stream(columns, nil) // one table header however many events
 			for first := true; ; first = false {
 				list, err := c.ListComputeEvents(ctx, ws, name)
 				if err != nil {
@@ -181,7 +181,7 @@ func newComputeEventsCommand(g *globals) *cobra.Command {
 					}
 				}
 				if first || len(fresh) > 0 {
-					if err := out.write(fresh); err != nil {
+					if err := out.Write(fresh); err != nil {
 						return err
 					}
 				}

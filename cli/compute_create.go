@@ -99,9 +99,9 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 			}
 			// wait_cost_per_hour belongs to the adaptive policy alone.
 			delete(doc, "wait_cost_per_hour")
-			v, err = intFlag(fl.Name, fl.Value.String())
+			v, err = IntFlag(fl.Name, fl.Value.String())
 		case "min-instances", "max-instances", "idle-time-before-shutdown-minutes":
-			v, err = intFlag(fl.Name, fl.Value.String())
+			v, err = IntFlag(fl.Name, fl.Value.String())
 		case "enable-sso":
 			v = f.enableSSO
 		case "stopped":
@@ -121,7 +121,7 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 		return err
 	}
 	if cmd.Flags().Changed("tags") {
-		tags, err := parseTags(append(append([]string{}, f.tags...), extraArgs...))
+		tags, err := ParseTags(append(append([]string{}, f.tags...), extraArgs...))
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 		}
 	}
 	for _, s := range f.sets {
-		if err := applySet(doc, s); err != nil {
+		if err := ApplySet(doc, s); err != nil {
 			return err
 		}
 	}
@@ -181,7 +181,7 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-func newComputeCreateCommand(g *globals) *cobra.Command {
+func newComputeCreateCommand(g *Globals) *cobra.Command {
 	var f computeFlags
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -192,7 +192,7 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 			doc := map[string]any{}
 			if f.file != "" {
 				var err error
-				if doc, err = readYAMLDocument(f.file); err != nil {
+				if doc, err = ReadYAMLDocument(f.file); err != nil {
 					return err
 				}
 			}
@@ -209,12 +209,12 @@ func newComputeCreateCommand(g *globals) *cobra.Command {
 // waitProvisioned waits until the compute leaves Creating/Updating and
 // returns it, showing its state on p; a Failed compute is an error
 // carrying its provisioning errors.
-func waitProvisioned(ctx context.Context, p *progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
+func waitProvisioned(ctx context.Context, p *Progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
 	name := comp.Name
 	provisioning := func(c *shoal.Compute) bool {
 		return c.ProvisioningState == shoal.ProvisioningCreating || c.ProvisioningState == shoal.ProvisioningUpdating
 	}
-	err := pollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
+	err := PollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
 		if !provisioning(comp) {
 			return "", true, nil
 		}
@@ -238,7 +238,7 @@ func waitProvisioned(ctx context.Context, p *progress, c *client.Client, ws stri
 	return comp, nil
 }
 
-func newComputeUpdateCommand(g *globals) *cobra.Command {
+func newComputeUpdateCommand(g *Globals) *cobra.Command {
 	var f computeFlags
 	cmd := &cobra.Command{
 		Use:   "update",
@@ -250,7 +250,7 @@ func newComputeUpdateCommand(g *globals) *cobra.Command {
 			if f.name == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "--name: is required"}
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -269,7 +269,7 @@ func newComputeUpdateCommand(g *globals) *cobra.Command {
 			if err := f.apply(cmd, doc, args); err != nil {
 				return err
 			}
-			raw, err := toJSON(doc)
+			raw, err := ToJSON(doc)
 			if err != nil {
 				return err
 			}
@@ -282,7 +282,7 @@ func newComputeUpdateCommand(g *globals) *cobra.Command {
 			if f.noWait {
 				return nil
 			}
-			return g.render(comp, computeColumns)
+			return g.Render(comp, computeColumns)
 		},
 	}
 	f.register(cmd.Flags(), false)
@@ -291,16 +291,16 @@ func newComputeUpdateCommand(g *globals) *cobra.Command {
 
 // applyComputeDoc creates (or applies) the compute document doc, waits
 // for it unless noWait, and renders it.
-func applyComputeDoc(cmd *cobra.Command, g *globals, doc map[string]any, noWait bool) error {
+func applyComputeDoc(cmd *cobra.Command, g *Globals, doc map[string]any, noWait bool) error {
 	name, _ := doc["name"].(string)
 	if name == "" {
 		return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (give --name or a name: key in the file)"}
 	}
-	raw, err := toJSON(doc)
+	raw, err := ToJSON(doc)
 	if err != nil {
 		return err
 	}
-	c, ws, err := g.client()
+	c, ws, err := g.Client()
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func applyComputeDoc(cmd *cobra.Command, g *globals, doc map[string]any, noWait 
 	if noWait {
 		return nil
 	}
-	p := g.newProgress(cmd, "Creating compute "+comp.Name)
+	p := g.NewProgress(cmd, "Creating compute "+comp.Name)
 	comp, err = waitProvisioned(cmd.Context(), p, c, ws, comp)
 	if err == nil && comp.Type == shoal.ComputeTypeInstance {
 		comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
@@ -321,7 +321,7 @@ func applyComputeDoc(cmd *cobra.Command, g *globals, doc map[string]any, noWait 
 		return err
 	}
 	if comp.Type == shoal.ComputeTypeInstance {
-		return g.render(comp, instanceColumns)
+		return g.Render(comp, instanceColumns)
 	}
-	return g.render(comp, computeColumns)
+	return g.Render(comp, computeColumns)
 }

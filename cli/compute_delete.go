@@ -20,7 +20,7 @@ var activeJobStatuses = []string{shoal.JobQueued, shoal.JobPreparing, shoal.JobR
 // it says "and N more".
 const listedRunning = 3
 
-func newComputeDeleteCommand(g *globals) *cobra.Command {
+func newComputeDeleteCommand(g *Globals) *cobra.Command {
 	var name string
 	var yes, noWait, force bool
 	cmd := &cobra.Command{
@@ -30,7 +30,7 @@ func newComputeDeleteCommand(g *globals) *cobra.Command {
   shoal compute delete -n cpu-cluster --yes --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,7 @@ func newComputeDeleteCommand(g *globals) *cobra.Command {
 				if force {
 					q = fmt.Sprintf("Are you sure you want to delete compute %q in workspace %q and cancel its queued and running jobs? (y/n): ", name, ws)
 				}
-				ok, err := confirm(g, q)
+				ok, err := Confirm(g, q)
 				if err != nil {
 					return err
 				}
@@ -48,7 +48,7 @@ func newComputeDeleteCommand(g *globals) *cobra.Command {
 				}
 			}
 			ctx := cmd.Context()
-			d := &computeDelete{c: c, ws: ws, name: name, force: force, p: g.newProgress(cmd, "Deleting compute "+name), canceled: map[string]bool{}}
+			d := &computeDelete{c: c, ws: ws, name: name, force: force, p: g.NewProgress(cmd, "Deleting compute "+name), canceled: map[string]bool{}}
 			if force {
 				// First, so that a queued job is canceled, as asked, not
 				// failed by the delete; jobs submitted in between are
@@ -63,7 +63,7 @@ func newComputeDeleteCommand(g *globals) *cobra.Command {
 			if noWait {
 				return nil
 			}
-			if err := pollUntil(ctx, d.p, d.check); err != nil {
+			if err := PollUntil(ctx, d.p, d.check); err != nil {
 				d.p.Done("")
 				return err
 			}
@@ -84,7 +84,7 @@ type computeDelete struct {
 	c        *client.Client
 	ws, name string
 	force    bool
-	p        *progress
+	p        *Progress
 	// canceled are the jobs this command canceled (--force), each once.
 	canceled map[string]bool
 	// hinted: the user was told once how to end the running jobs sooner.

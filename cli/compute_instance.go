@@ -22,7 +22,7 @@ var instanceColumns = []string{"name", "size", "location", "state", "assigned_us
 
 // instanceVerbs are the commands of compute instances: start, stop,
 // restart, connect-ssh, enable-sso, postpone-shutdown and logs.
-func instanceVerbs(g *globals) []*cobra.Command {
+func instanceVerbs(g *Globals) []*cobra.Command {
 	return []*cobra.Command{
 		newInstanceOpCommand(g, "start", "Start a stopped compute instance", shoal.InstanceRunning),
 		newInstanceOpCommand(g, "stop", "Stop a compute instance: every process ends, its home is kept", shoal.InstanceStopped),
@@ -31,7 +31,7 @@ func instanceVerbs(g *globals) []*cobra.Command {
 	}
 }
 
-func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
+func newInstanceOpCommand(g *Globals, op, short, want string) *cobra.Command {
 	var name string
 	var noWait bool
 	cmd := &cobra.Command{
@@ -39,7 +39,7 @@ func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -50,13 +50,13 @@ func newInstanceOpCommand(g *globals, op, short, want string) *cobra.Command {
 			if noWait {
 				return nil
 			}
-			p := g.newProgress(cmd, instanceOpVerb(op)+" compute instance "+name)
+			p := g.NewProgress(cmd, instanceOpVerb(op)+" compute instance "+name)
 			comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
 			p.Done("")
 			if err != nil {
 				return err
 			}
-			return g.render(comp, instanceColumns)
+			return g.Render(comp, instanceColumns)
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute instance name")
@@ -77,7 +77,7 @@ func instanceOpVerb(op string) string {
 // waitInstance waits until an instance's operation is over (its state is
 // no longer a transitional one), showing its state on p, and fails when
 // it failed.
-func waitInstance(ctx context.Context, p *progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
+func waitInstance(ctx context.Context, p *Progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
 	name := comp.Name
 	settled := func(comp *shoal.Compute) bool {
 		switch comp.State {
@@ -87,7 +87,7 @@ func waitInstance(ctx context.Context, p *progress, c *client.Client, ws string,
 		}
 		return false
 	}
-	err := pollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
+	err := PollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
 		if settled(comp) {
 			return "", true, nil
 		}
@@ -120,7 +120,7 @@ func instanceState(comp *shoal.Compute) string {
 
 // newConnectSSHCommand runs the user's OpenSSH client against the
 // instance, as `az ml compute connect-ssh` does.
-func newConnectSSHCommand(g *globals) *cobra.Command {
+func newConnectSSHCommand(g *Globals) *cobra.Command {
 	var name, keyFile string
 	cmd := &cobra.Command{
 		Use:   "connect-ssh [-- ssh arguments]",
@@ -128,7 +128,7 @@ func newConnectSSHCommand(g *globals) *cobra.Command {
 		Example: `  shoal compute connect-ssh -n my-instance --private-key-file-path ~/.ssh/id_ed25519
   shoal compute connect-ssh -n my-instance -- -L 8888:127.0.0.1:8888`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -212,13 +212,13 @@ func sshArgs(comp *shoal.Compute, keyFile, knownHosts string, extra []string) ([
 	return args, nil
 }
 
-func newEnableSSOCommand(g *globals) *cobra.Command {
+func newEnableSSOCommand(g *Globals) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   "enable-sso",
 		Short: "Enable single sign-on on your compute instance (only its user may)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(instanceColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.InstanceOperation(ctx, ws, name, "enableSso", "")
 		}),
 	}
@@ -227,14 +227,14 @@ func newEnableSSOCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newPostponeShutdownCommand(g *globals) *cobra.Command {
+func newPostponeShutdownCommand(g *Globals) *cobra.Command {
 	var name string
 	var minutes int
 	cmd := &cobra.Command{
 		Use:   "postpone-shutdown",
 		Short: "Dismiss an upcoming idle shutdown of your compute instance",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(instanceColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(instanceColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			q := ""
 			if minutes > 0 {
 				q = "minutes=" + url.QueryEscape(strconv.Itoa(minutes))
@@ -248,7 +248,7 @@ func newPostponeShutdownCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newInstanceLogsCommand(g *globals) *cobra.Command {
+func newInstanceLogsCommand(g *Globals) *cobra.Command {
 	var name, app string
 	var setup bool
 	cmd := &cobra.Command{
@@ -259,7 +259,7 @@ func newInstanceLogsCommand(g *globals) *cobra.Command {
 			if !setup && app == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "setup", Message: "--setup: name the log to show (instances keep their setup log, and --app NAME their custom applications')"}
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -272,7 +272,7 @@ func newInstanceLogsCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, done := g.logOut()
+			out, done := g.LogOut()
 			if _, err = out.Write(b); err != nil {
 				return err
 			}

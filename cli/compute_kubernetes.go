@@ -14,7 +14,7 @@ import (
 
 // newComputeAttachCommand is az ml compute attach for Kubernetes: a
 // kubernetes location attached as a compute (type: kubernetes).
-func newComputeAttachCommand(g *globals) *cobra.Command {
+func newComputeAttachCommand(g *Globals) *cobra.Command {
 	var f computeFlags
 	var resourceID, namespace, instanceType string
 	cmd := &cobra.Command{
@@ -31,7 +31,7 @@ the location's default instance type). See docs/guides/kubernetes.md.`,
 			doc := map[string]any{}
 			if f.file != "" {
 				var err error
-				if doc, err = readYAMLDocument(f.file); err != nil {
+				if doc, err = ReadYAMLDocument(f.file); err != nil {
 					return err
 				}
 			}
@@ -70,7 +70,7 @@ the location's default instance type). See docs/guides/kubernetes.md.`,
 }
 
 // newComputeInstanceTypeCommand groups the instance type verbs.
-func newComputeInstanceTypeCommand(g *globals) *cobra.Command {
+func newComputeInstanceTypeCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "instance-type", Short: "Instance types of kubernetes computes and locations"}
 	cmd.AddCommand(newComputeInstanceTypeListCommand(g))
 	return cmd
@@ -90,13 +90,13 @@ type instanceTypeRow struct {
 
 var instanceTypeColumns = []string{"name", "default", "cpu_request", "cpu_limit", "memory_request", "memory_limit", "gpus", "node_selector"}
 
-func newComputeInstanceTypeListCommand(g *globals) *cobra.Command {
+func newComputeInstanceTypeListCommand(g *Globals) *cobra.Command {
 	var name, location string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the instance types of a kubernetes compute (-n) or location (--location)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(instanceTypeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(instanceTypeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			if (name == "") == (location == "") {
 				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: give --name (a kubernetes compute) or --location (a kubernetes location), one of them"}
 			}

@@ -7,13 +7,13 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
-func newComputeListNodesCommand(g *globals) *cobra.Command {
+func newComputeListNodesCommand(g *Globals) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   "list-nodes",
 		Short: "List a compute cluster's nodes",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"node_id", "private_ip_address", "port", "ssh_port", "node_state", "current_job_name", "added_by"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"node_id", "private_ip_address", "port", "ssh_port", "node_state", "current_job_name", "added_by"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListNodes(ctx, ws, name)
 		}),
 	}
@@ -22,13 +22,13 @@ func newComputeListNodesCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComputePreemptNodeCommand(g *globals) *cobra.Command {
+func newComputePreemptNodeCommand(g *Globals) *cobra.Command {
 	var name, node string
 	cmd := &cobra.Command{
 		Use:   "preempt-node",
 		Short: "Preempt a node as a cloud evicts low-priority capacity (admin only; to rehearse preemption)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"node_id", "node_state", "current_job_name"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"node_id", "node_state", "current_job_name"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.PreemptNode(ctx, ws, name, node)
 		}),
 	}
@@ -39,7 +39,7 @@ func newComputePreemptNodeCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComputeAddNodeCommand(g *globals) *cobra.Command {
+func newComputeAddNodeCommand(g *Globals) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   "add-node",
@@ -51,7 +51,7 @@ valid for 24 hours, for that node only. Adding a node needs the
 computes/joinNode/action permission (Owner has it, Contributor does not), and a
 cluster never has more nodes than its max_instances, joined or waiting to join.`,
 		Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"node_id", "compute", "expires_on", "command"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"node_id", "compute", "expires_on", "command"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.AddNode(ctx, ws, name)
 		}),
 	}
@@ -60,13 +60,13 @@ cluster never has more nodes than its max_instances, joined or waiting to join.`
 	return cmd
 }
 
-func newComputeRemoveNodeCommand(g *globals) *cobra.Command {
+func newComputeRemoveNodeCommand(g *Globals) *cobra.Command {
 	var name, node string
 	cmd := &cobra.Command{
 		Use:   "remove-node",
 		Short: "Remove a node that was joined by hand (it finishes its job first)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"node_id", "node_state", "current_job_name"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"node_id", "node_state", "current_job_name"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.RemoveNode(ctx, ws, name, node)
 		}),
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 // newCostCommand is `shoal cost`: what the workspace's nodes cost.
-func newCostCommand(g *globals) *cobra.Command {
+func newCostCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "cost", Short: "What the workspace's nodes cost, from the catalog's prices"}
 	var since, group string
 	report := &cobra.Command{Use: "report", Short: "Node-seconds and cost grouped by compute, node, size, tier, tag:NAME, user or job", Args: cobra.NoArgs,
-		RunE: g.callAndRender(costTableColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(costTableColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			lines, err := c.CostReport(ctx, ws, since, group)
-			if err != nil || !g.tableView() {
+			if err != nil || !g.TableView() {
 				return lines, err
 			}
 			// A table rounds to the cent and adds the total; the other

@@ -11,8 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// readYAMLDocument reads a YAML (or JSON) file into a generic mapping.
-func readYAMLDocument(path string) (map[string]any, error) {
+// ReadYAMLDocument reads a YAML (or JSON) file into a generic mapping.
+func ReadYAMLDocument(path string) (map[string]any, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--file: %w", err)
@@ -28,9 +28,9 @@ func readYAMLDocument(path string) (map[string]any, error) {
 	return doc, nil
 }
 
-// toJSON turns a generic YAML value into JSON, refusing mapping keys that
+// ToJSON turns a generic YAML value into JSON, refusing mapping keys that
 // are not strings (JSON has no other kind).
-func toJSON(doc map[string]any) (json.RawMessage, error) {
+func ToJSON(doc map[string]any) (json.RawMessage, error) {
 	clean, err := jsonable(doc, "")
 	if err != nil {
 		return nil, err
@@ -85,10 +85,10 @@ func joinPath(a, b string) string {
 	return a + "." + b
 }
 
-// applySet applies one `--set key=value` to doc. Dotted keys reach into
+// ApplySet applies one `--set key=value` to doc. Dotted keys reach into
 // nested mappings; the value is read as a YAML scalar, so numbers and
 // booleans keep their types (max_instances=4, ssh_public_access_enabled=true).
-func applySet(doc map[string]any, assignment string) error {
+func ApplySet(doc map[string]any, assignment string) error {
 	key, value, ok := strings.Cut(assignment, "=")
 	if !ok || strings.TrimSpace(key) == "" {
 		return fmt.Errorf("--set: %q must look like key=value", assignment)
@@ -114,9 +114,9 @@ func applySet(doc map[string]any, assignment string) error {
 	return nil
 }
 
-// parseTags reads az-style tags: each argument holds one or more key=value
+// ParseTags reads az-style tags: each argument holds one or more key=value
 // pairs separated by spaces (az's `--tags a=b c=d`) or commas.
-func parseTags(args []string) (map[string]string, error) {
+func ParseTags(args []string) (map[string]string, error) {
 	tags := map[string]string{}
 	for _, a := range args {
 		for _, pair := range strings.FieldsFunc(a, func(r rune) bool { return r == ' ' || r == ',' }) {
@@ -130,8 +130,8 @@ func parseTags(args []string) (map[string]string, error) {
 	return tags, nil
 }
 
-// intFlag parses an integer flag value with a message naming the flag.
-func intFlag(name, v string) (int, error) {
+// IntFlag parses an integer flag value with a message naming the flag.
+func IntFlag(name, v string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
 		return 0, fmt.Errorf("--%s: %q is not a whole number", name, v)

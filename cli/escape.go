@@ -38,11 +38,11 @@ func writeEscaped(b *strings.Builder, r rune) {
 	}
 }
 
-// escapeControls makes what users wrote safe to print: every control
+// EscapeControls makes what users wrote safe to print: every control
 // character (and every byte that is not UTF-8) becomes a visible escape,
 // except newlines and tabs when keepLines. Table and TSV cells escape all
 // of them: a newline or a tab there would forge rows and columns.
-func escapeControls(s string, keepLines bool) string {
+func EscapeControls(s string, keepLines bool) string {
 	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || isControl(r) }) {
 		return s
 	}
@@ -89,7 +89,7 @@ func (t *terminalWriter) Write(p []byte) (int, error) {
 		}
 	}
 	t.held = append([]byte(nil), data[cut:]...)
-	if _, err := io.WriteString(t.w, escapeControls(string(data[:cut]), true)); err != nil {
+	if _, err := io.WriteString(t.w, EscapeControls(string(data[:cut]), true)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -100,15 +100,15 @@ func (t *terminalWriter) Flush() error {
 	if len(t.held) == 0 {
 		return nil
 	}
-	s := escapeControls(string(t.held), true)
+	s := EscapeControls(string(t.held), true)
 	t.held = nil
 	_, err := io.WriteString(t.w, s)
 	return err
 }
 
-// isTerminal reports whether w is a terminal; a variable so that tests
+// IsTerminal reports whether w is a terminal; a variable so that tests
 // can stand in for one.
-var isTerminal = func(w io.Writer) bool {
+var IsTerminal = func(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -116,10 +116,10 @@ var isTerminal = func(w io.Writer) bool {
 // logOut returns where to write a log for the user, and a function to
 // call when done: stdout itself when it is a file or a pipe (the bytes as
 // the job wrote them), an escaping writer when it is a terminal.
-func (g *globals) logOut() (io.Writer, func() error) {
-	if !isTerminal(g.stdout) {
-		return g.stdout, func() error { return nil }
+func (g *Globals) LogOut() (io.Writer, func() error) {
+	if !IsTerminal(g.Stdout) {
+		return g.Stdout, func() error { return nil }
 	}
-	tw := newTerminalWriter(g.stdout)
+	tw := newTerminalWriter(g.Stdout)
 	return tw, tw.Flush
 }

@@ -78,14 +78,14 @@ func TestErrorsEscapeControls(t *testing.T) {
 // otherwise (a file keeps the job's bytes).
 func TestLogOutEscapesOnlyForATerminal(t *testing.T) {
 	for _, tty := range []bool{false, true} {
-		old := isTerminal
-		isTerminal = func(io.Writer) bool { return tty }
+		old := IsTerminal
+		IsTerminal = func(io.Writer) bool { return tty }
 		var b bytes.Buffer
-		g := &globals{stdout: &b}
-		out, done := g.logOut()
+		g := &Globals{Stdout: &b}
+		out, done := g.LogOut()
 		out.Write([]byte("a\x1b[31mb\n"))
 		done()
-		isTerminal = old
+		IsTerminal = old
 		want := map[bool]string{false: "a\x1b[31mb\n", true: "a\\x1b[31mb\n"}[tty]
 		if b.String() != want {
 			t.Errorf("terminal %t: %q, want %q", tty, b.String(), want)

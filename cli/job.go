@@ -22,14 +22,14 @@ import (
 
 var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "status_reason", "created_on"}
 
-func newJobCommand(g *globals) *cobra.Command {
+func newJobCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Submit and manage jobs (az ml job)"}
 	cmd.AddCommand(newJobCreateCommand(g), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g), newJobExportCommand(g),
 		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g))
 	return cmd
 }
 
-func newJobCreateCommand(g *globals) *cobra.Command {
+func newJobCreateCommand(g *Globals) *cobra.Command {
 	var file, name, compute string
 	var sets []string
 	var stream bool
@@ -43,7 +43,7 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 			if file == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
 			}
-			doc, err := readYAMLDocument(file)
+			doc, err := ReadYAMLDocument(file)
 			if err != nil {
 				return err
 			}
@@ -54,11 +54,11 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 				doc["compute"] = compute
 			}
 			for _, s := range sets {
-				if err := applySet(doc, s); err != nil {
+				if err := ApplySet(doc, s); err != nil {
 					return err
 				}
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -74,7 +74,7 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 			if err := upload(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
 			}
-			raw, err := toJSON(doc)
+			raw, err := ToJSON(doc)
 			if err != nil {
 				return err
 			}
@@ -84,13 +84,13 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if stream {
-				fmt.Fprintf(g.stderr, "RunId: %s\n", j.Name)
+				fmt.Fprintf(g.Stderr, "RunId: %s\n", j.Name)
 				if j.IsParent() {
-					if err := followParent(cmd.Context(), c, ws, j.Name, g.stdout); err != nil {
+					if err := followParent(cmd.Context(), c, ws, j.Name, g.Stdout); err != nil {
 						return err
 					}
 				} else {
-					out, done := g.logOut()
+					out, done := g.LogOut()
 					if err := streamJobLogs(cmd.Context(), g, cmd, c, ws, j.Name, 0, out); err != nil {
 						return err
 					}
@@ -101,13 +101,13 @@ func newJobCreateCommand(g *globals) *cobra.Command {
 				if j, err = c.GetJob(cmd.Context(), ws, j.Name); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stderr, "Execution Summary\n=================\nRunId: %s\nStatus: %s\n", j.Name, j.Status)
+				fmt.Fprintf(g.Stderr, "Execution Summary\n=================\nRunId: %s\nStatus: %s\n", j.Name, j.Status)
 				if j.Status != shoal.JobCompleted {
 					return fmt.Errorf("job %s ended %s: %s", j.Name, j.Status, j.Error)
 				}
 				return nil
 			}
-			return g.render(j, jobColumns)
+			return g.Render(j, jobColumns)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "job YAML file")
@@ -214,14 +214,14 @@ func uploadPath(ctx context.Context, c *client.Client, ws, path string, honourIg
 	return id, err
 }
 
-func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, c *client.Client, ws, name string) error) (*cobra.Command, *string) {
+func jobNameCommand(use, short string, g *Globals, run func(cmd *cobra.Command, c *client.Client, ws, name string) error) (*cobra.Command, *string) {
 	var name string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -233,83 +233,83 @@ func jobNameCommand(use, short string, g *globals, run func(cmd *cobra.Command, 
 	return cmd, &name
 }
 
-func newJobShowCommand(g *globals) *cobra.Command {
+func newJobShowCommand(g *Globals) *cobra.Command {
 	var metrics bool
 	cmd, _ := jobNameCommand("show", "Show a job, with why it waits when it is queued (--metrics: what it logged through MLflow)", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		if metrics {
 			// JSON carries every point; a table or tsv a line per metric.
-			asJSON := g.output == "json"
+			asJSON := g.Output == "json"
 			m, err := c.JobMetrics(cmd.Context(), ws, name, asJSON)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return g.render(m, nil)
+				return g.Render(m, nil)
 			}
-			return g.render(m.Metrics, []string{"key", "last", "step", "min", "max", "points"})
+			return g.Render(m.Metrics, []string{"key", "last", "step", "min", "max", "points"})
 		}
 		j, err := c.GetJob(cmd.Context(), ws, name)
 		if err != nil {
 			return err
 		}
-		if err := g.render(j, jobColumns); err != nil || !j.IsParent() || (g.output != "table" && g.output != "tsv") || g.query != "" {
+		if err := g.Render(j, jobColumns); err != nil || !j.IsParent() || (g.Output != "table" && g.Output != "tsv") || g.Query != "" {
 			return err
 		}
 		// A table of a pipeline's steps or a sweep's trials under the
 		// job's row (JSON and YAML carry them as fields).
-		fmt.Fprintln(g.stdout)
+		fmt.Fprintln(g.Stdout)
 		if j.Pipeline != nil {
-			return g.render(j.Steps, []string{"name", "status", "job", "depends_on", "reason"})
+			return g.Render(j.Steps, []string{"name", "status", "job", "depends_on", "reason"})
 		}
-		return g.render(trialRows(j), []string{"index", "job", "status", "metric", "parameters", "early_terminated", "best"})
+		return g.Render(trialRows(j), []string{"index", "job", "status", "metric", "parameters", "early_terminated", "best"})
 	})
 	cmd.Flags().BoolVar(&metrics, "metrics", false, "show the metrics the job logged (mlflow.log_metric): each one's last value, step, min, max and points; -o json adds every point, the parameters and the tags")
 	return cmd
 }
 
-func newJobCancelCommand(g *globals) *cobra.Command {
+func newJobCancelCommand(g *Globals) *cobra.Command {
 	cmd, _ := jobNameCommand("cancel", "Cancel a job: its processes are stopped", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		j, err := c.CancelJob(cmd.Context(), ws, name)
 		if err != nil {
 			return err
 		}
-		return g.render(j, jobColumns)
+		return g.Render(j, jobColumns)
 	})
 	return cmd
 }
 
-func newJobAttemptsCommand(g *globals) *cobra.Command {
+func newJobAttemptsCommand(g *Globals) *cobra.Command {
 	cmd, _ := jobNameCommand("list-attempts", "List a job's attempts: node, start, end, exit code, reason", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		list, err := c.ListAttempts(cmd.Context(), ws, name)
 		if err != nil {
 			return err
 		}
-		if g.tableView() {
-			return g.render(attemptRows(list), attemptTableColumns)
+		if g.TableView() {
+			return g.Render(attemptRows(list), attemptTableColumns)
 		}
-		return g.render(list, []string{"number", "status", "start_time", "end_time", "exit_code", "reason"})
+		return g.Render(list, []string{"number", "status", "start_time", "end_time", "exit_code", "reason"})
 	})
 	return cmd
 }
 
-func newJobEventsCommand(g *globals) *cobra.Command {
+func newJobEventsCommand(g *Globals) *cobra.Command {
 	cmd, _ := jobNameCommand("events", "Show a job's event log", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		list, err := c.ListJobEvents(cmd.Context(), ws, name)
 		if err != nil {
 			return err
 		}
-		return g.render(list, []string{"time", "kind", "actor", "reason"})
+		return g.Render(list, []string{"time", "kind", "actor", "reason"})
 	})
 	return cmd
 }
 
-func newJobStreamCommand(g *globals) *cobra.Command {
+func newJobStreamCommand(g *Globals) *cobra.Command {
 	var rank int
 	cmd, _ := jobNameCommand("stream", "Stream a job's output until it ends (a pipeline or sweep: its steps' or trials' changes)", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		if j, err := c.GetJob(cmd.Context(), ws, name); err == nil && j.IsParent() {
-			return followParent(cmd.Context(), c, ws, name, g.stdout)
+			return followParent(cmd.Context(), c, ws, name, g.Stdout)
 		}
-		out, done := g.logOut()
+		out, done := g.LogOut()
 		if err := streamJobLogs(cmd.Context(), g, cmd, c, ws, name, rank, out); err != nil {
 			return err
 		}
@@ -330,7 +330,7 @@ var watchJobColumns = []string{"name", "display_name", "status", "compute", "att
 // later may need.
 var watchJobWidths = map[string]int{"name": len("sincere_lobster_0123456789"), "status": len(shoal.JobCancelRequested)}
 
-func newJobListCommand(g *globals) *cobra.Command {
+func newJobListCommand(g *Globals) *cobra.Command {
 	var status, compute string
 	var max int
 	var watch bool
@@ -339,7 +339,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 		Short: "List jobs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -349,14 +349,14 @@ func newJobListCommand(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			seen := map[string]string{}                      // job → "status reason" last printed
-			out := g.stream(watchJobColumns, watchJobWidths) // one table header however many changes
+			out := g.Stream(watchJobColumns, watchJobWidths) // one table header however many changes
 			for first := true; ; first = false {
 				list, err := c.ListJobs(ctx, ws, statuses, compute, max)
 				if err != nil {
 					return err
 				}
 				if !watch {
-					return g.render(list, jobColumns)
+					return g.Render(list, jobColumns)
 				}
 				// Watching: the list once, then each job whose status or
 				// reason changed, as it changes.
@@ -369,7 +369,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 					}
 				}
 				if first || len(changed) > 0 {
-					if err := out.write(changed); err != nil {
+					if err := out.Write(changed); err != nil {
 						return err
 					}
 				}
@@ -388,7 +388,7 @@ func newJobListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newJobDownloadCommand(g *globals) *cobra.Command {
+func newJobDownloadCommand(g *Globals) *cobra.Command {
 	var path string
 	cmd, _ := jobNameCommand("download", "Download a job's outputs", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
 		j, err := c.GetJob(cmd.Context(), ws, name)
@@ -419,7 +419,7 @@ func newJobDownloadCommand(g *globals) *cobra.Command {
 		if got == 0 {
 			return shoal.Errorf(shoal.ENOTFOUND, "job %s has no outputs (yet)", name)
 		}
-		fmt.Fprintf(g.stderr, "Downloaded the outputs of %s to %s\n", name, dest)
+		fmt.Fprintf(g.Stderr, "Downloaded the outputs of %s to %s\n", name, dest)
 		return nil
 	})
 	cmd.Flags().StringVarP(&path, "download-path", "p", ".", "folder to download into (a subfolder named after the job is created)")
@@ -428,11 +428,11 @@ func newJobDownloadCommand(g *globals) *cobra.Command {
 
 // newJobExportCommand is `shoal job export`: the workspace's job history
 // as JSON, which `shoal sim --trace FILE` replays.
-func newJobExportCommand(g *globals) *cobra.Command {
+func newJobExportCommand(g *Globals) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{Use: "export", Short: "Write the workspace's job history as JSON (for shoal sim --trace)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -445,13 +445,13 @@ func newJobExportCommand(g *globals) *cobra.Command {
 				return err
 			}
 			if file == "" || file == "-" {
-				_, err = g.stdout.Write(append(b, '\n'))
+				_, err = g.Stdout.Write(append(b, '\n'))
 				return err
 			}
 			if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
 				return fmt.Errorf("--file: %w", err)
 			}
-			fmt.Fprintf(g.stderr, "%d jobs written to %s\n", len(jobs), file)
+			fmt.Fprintf(g.Stderr, "%d jobs written to %s\n", len(jobs), file)
 			return nil
 		}}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "write to this file (default: standard output)")

@@ -16,8 +16,8 @@ import (
 // waits (Queued: the scheduler's reason; Preparing: its image pulls), as
 // every long wait does; the status line is cleared before the output
 // starts.
-func streamJobLogs(ctx context.Context, g *globals, cmd *cobra.Command, c *client.Client, ws, name string, rank int, out io.Writer) error {
-	p := g.newProgress(cmd, "Job "+name)
+func streamJobLogs(ctx context.Context, g *Globals, cmd *cobra.Command, c *client.Client, ws, name string, rank int, out io.Writer) error {
+	p := g.NewProgress(cmd, "Job "+name)
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -25,7 +25,7 @@ func streamJobLogs(ctx context.Context, g *globals, cmd *cobra.Command, c *clien
 		defer wg.Done()
 		// Its errors end the status line only: the stream says what
 		// went wrong with the job, if anything did.
-		_ = pollUntil(wctx, p, func(ctx context.Context) (string, bool, error) {
+		_ = PollUntil(wctx, p, func(ctx context.Context) (string, bool, error) {
 			j, err := c.GetJob(ctx, ws, name)
 			if err != nil {
 				return "", false, err

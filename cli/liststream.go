@@ -4,13 +4,13 @@ import (
 	"bytes"
 )
 
-// listStream prints the successive batches of a list that a command
+// ListStream prints the successive batches of a list that a command
 // watches (`job list --watch`, `compute events --follow`). In table output
 // the header comes once, with the first rows, and each batch after adds
 // only rows, so a watched table reads as one table; an empty first batch
 // is the line "(none)". Other formats print each batch as Render does.
-type listStream struct {
-	g       *globals
+type ListStream struct {
+	g       *Globals
 	columns []string
 	// minWidths are widths, by key, that the first rows may not show but
 	// later ones need (a status that becomes CancelRequested), so that
@@ -21,29 +21,29 @@ type listStream struct {
 	layout    *tableLayout
 }
 
-// stream returns a listStream whose table shows columns, each at least
+// stream returns a ListStream whose table shows columns, each at least
 // as wide as minWidths says.
-func (g *globals) stream(columns []string, minWidths map[string]int) *listStream {
-	return &listStream{g: g, columns: columns, minWidths: minWidths}
+func (g *Globals) Stream(columns []string, minWidths map[string]int) *ListStream {
+	return &ListStream{g: g, columns: columns, minWidths: minWidths}
 }
 
 // write prints one batch.
-func (s *listStream) write(v any) error {
-	if s.g.output != "table" {
-		return s.g.render(v, s.columns)
+func (s *ListStream) Write(v any) error {
+	if s.g.Output != "table" {
+		return s.g.Render(v, s.columns)
 	}
 	columns := s.columns
-	if s.g.query != "" {
+	if s.g.Query != "" {
 		columns = nil
 	}
-	val, err := prepare(v, s.g.query)
+	val, err := prepare(v, s.g.Query)
 	if err != nil || val == nil {
 		return err
 	}
 	var b bytes.Buffer
 	if isScalar(val) {
-		b.WriteString(escapeControls(formatScalar(val), false) + "\n")
-		_, err := s.g.stdout.Write(b.Bytes())
+		b.WriteString(EscapeControls(formatScalar(val), false) + "\n")
+		_, err := s.g.Stdout.Write(b.Bytes())
 		return err
 	}
 	keys, records := cellRecords(val)
@@ -53,7 +53,7 @@ func (s *listStream) write(v any) error {
 				s.said = true
 				b.WriteString(noneLine + "\n")
 			}
-			_, err := s.g.stdout.Write(b.Bytes())
+			_, err := s.g.Stdout.Write(b.Bytes())
 			return err
 		}
 		// The command's columns, whether or not this first batch has
@@ -76,6 +76,6 @@ func (s *listStream) write(v any) error {
 	for _, row := range rows {
 		s.layout.writeRow(&b, row)
 	}
-	_, err = s.g.stdout.Write(b.Bytes())
+	_, err = s.g.Stdout.Write(b.Bytes())
 	return err
 }

@@ -11,14 +11,14 @@ import (
 // locationColumns are the table columns of locations.
 var locationColumns = []string{"name", "provider", "aliases", "nodes", "hosts"}
 
-func newLocationCommand(g *globals) *cobra.Command {
+func newLocationCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "location", Short: "Show the locations: their provider, hosts, capacity and quota use"}
 	var name string
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "A location with its hosts (capacity, nodes, why one is unusable) and quota use",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetLocation(ctx, name)
 		}),
 	}
@@ -28,7 +28,7 @@ func newLocationCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "The server's locations",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(locationColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(locationColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListLocations(ctx)
 		}),
 	}

@@ -2,11 +2,11 @@ package cli
 
 import "strings"
 
-// naturalCompare compares two names as people read them: runs of digits
+// NaturalCompare compares two names as people read them: runs of digits
 // compare as numbers, so Standard_D2_v3 sorts before Standard_D16_v3. The
 // rest compares byte by byte; names equal that way (D02 and D2) fall back
 // to plain comparison so the order is total.
-func naturalCompare(a, b string) int {
+func NaturalCompare(a, b string) int {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		if isDigit(a[i]) && isDigit(b[j]) {

@@ -350,7 +350,7 @@ func cellRecords(v any) (keys []string, records []map[string]string) {
 		for _, m := range rec {
 			// Cells print what users wrote: escaped, so that no value
 			// drives the terminal or forges a row or a column.
-			records[i][m.key] = escapeControls(formatScalar(m.value), false)
+			records[i][m.key] = EscapeControls(formatScalar(m.value), false)
 		}
 	}
 	return keys, records
@@ -416,7 +416,7 @@ func pickColumns(keys, columns []string) []string {
 // item, or the value alone for a scalar.
 func writeTSV(b *bytes.Buffer, v any, columns []string) {
 	if isScalar(v) {
-		b.WriteString(escapeControls(formatScalar(v), false) + "\n")
+		b.WriteString(EscapeControls(formatScalar(v), false) + "\n")
 		return
 	}
 	keys, rows := tabulate(v, columns)

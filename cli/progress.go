@@ -13,15 +13,15 @@ import (
 	"golang.org/x/term"
 )
 
-// waitClock is how waits tell the time and sleep: injected so that a test
+// WaitClock is how waits tell the time and sleep: injected so that a test
 // runs a two-minute wait at once and counts the requests it made.
-type waitClock interface {
+type WaitClock interface {
 	Now() time.Time
 	// Sleep waits d or until ctx ends (then it returns ctx's error).
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// wallClock is the real waitClock.
+// wallClock is the real WaitClock.
 type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
@@ -38,9 +38,9 @@ func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // clockOf returns the globals' clock, the wall clock unless a test set one.
-func (g *globals) clockOf() waitClock {
-	if g.clock != nil {
-		return g.clock
+func (g *Globals) clockOf() WaitClock {
+	if g.Clock != nil {
+		return g.Clock
 	}
 	return wallClock{}
 }
@@ -82,11 +82,11 @@ var machineOutputs = map[string]bool{"json": true, "jsonc": true, "yaml": true, 
 // progress shows how a long wait goes, on stderr only: stdout keeps the
 // command's result alone. Safe for concurrent use (a log stream and the
 // poller that shows where its job is).
-type progress struct {
+type Progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	mode  progressMode
-	clock waitClock
+	clock WaitClock
 	what  string
 	began time.Time
 	state string
@@ -101,15 +101,15 @@ type progress struct {
 
 // newProgress returns the progress of a wait described by what (e.g.
 // "Deleting compute c"), shown as cmd's -o flag and stderr call for.
-func (g *globals) newProgress(cmd *cobra.Command, what string) *progress {
+func (g *Globals) NewProgress(cmd *cobra.Command, what string) *Progress {
 	mode := progressLines
-	if f := cmd.Flags().Lookup("output"); f != nil && f.Changed && machineOutputs[g.output] {
+	if f := cmd.Flags().Lookup("output"); f != nil && f.Changed && machineOutputs[g.Output] {
 		mode = progressOff
-	} else if isTerminal(g.stderr) {
+	} else if IsTerminal(g.Stderr) {
 		mode = progressLive
 	}
 	clock := g.clockOf()
-	return &progress{w: g.stderr, mode: mode, clock: clock, what: what, began: clock.Now(), width: terminalWidth(g.stderr)}
+	return &Progress{w: g.Stderr, mode: mode, clock: clock, what: what, began: clock.Now(), width: terminalWidth(g.Stderr)}
 }
 
 // terminalWidth is w's width in columns when it is a terminal, 80 when
@@ -126,7 +126,7 @@ func terminalWidth(w io.Writer) int {
 // Set records the wait's current state (a sentence, e.g. "waiting for 1
 // running job: train (Running on node c-0)"). Plain lines print it when
 // it changed; a live line shows it at once.
-func (p *progress) Set(state string) {
+func (p *Progress) Set(state string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
@@ -146,7 +146,7 @@ func (p *progress) Set(state string) {
 
 // Tick redraws a live line with the time elapsed; other modes print
 // nothing.
-func (p *progress) Tick() {
+func (p *Progress) Tick() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.done && p.mode == progressLive {
@@ -156,14 +156,14 @@ func (p *progress) Tick() {
 
 // Note prints a line that stays (what the command did, e.g. the jobs it
 // canceled), under any live line.
-func (p *progress) Note(line string) {
+func (p *Progress) Note(line string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mode == progressOff {
 		return
 	}
 	p.clear()
-	fmt.Fprintln(p.w, escapeControls(line, true))
+	fmt.Fprintln(p.w, EscapeControls(line, true))
 	if p.mode == progressLive && p.state != "" && !p.done {
 		p.draw()
 	}
@@ -172,7 +172,7 @@ func (p *progress) Note(line string) {
 // Done ends the wait: a live line is cleared, so that what follows
 // starts on a clean line; final, when not empty, is printed as a last
 // line with the elapsed time (e.g. "deleted").
-func (p *progress) Done(final string) {
+func (p *Progress) Done(final string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
@@ -190,14 +190,14 @@ func (p *progress) Done(final string) {
 }
 
 // line is the status as a line of text: what, state and elapsed time.
-func (p *progress) line() string {
+func (p *Progress) line() string {
 	head, tail := p.parts()
 	return head + tail
 }
 
 // parts are the line's head (what and state) and tail (the elapsed
 // time), apart so that a live line can cut the head and keep the time.
-func (p *progress) parts() (string, string) {
+func (p *Progress) parts() (string, string) {
 	elapsed := p.clock.Now().Sub(p.began).Truncate(time.Second)
 	s := p.what
 	if p.state != "" {
@@ -205,12 +205,12 @@ func (p *progress) parts() (string, string) {
 	}
 	// Names in the state come from the server: escaped, as all output
 	// to a terminal is.
-	return escapeControls(s, true), fmt.Sprintf(" (%s)", elapsed)
+	return EscapeControls(s, true), fmt.Sprintf(" (%s)", elapsed)
 }
 
 // draw rewrites the live line in place, its head cut to fit the
 // terminal's width.
-func (p *progress) draw() {
+func (p *Progress) draw() {
 	head, tail := p.parts()
 	if room := p.width - 1 - len(tail); room > 1 {
 		if r := []rune(head); len(r) > room {
@@ -222,17 +222,17 @@ func (p *progress) draw() {
 }
 
 // clear erases a live line.
-func (p *progress) clear() {
+func (p *Progress) clear() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false
 	}
 }
 
-// pollUntil calls check until it reports done, showing the state it
+// PollUntil calls check until it reports done, showing the state it
 // returns on p, with the backoff of pollMin..pollMax; it gives up after
 // waitLimit. p is not ended: the caller says how the wait ended.
-func pollUntil(ctx context.Context, p *progress, check func(context.Context) (state string, done bool, err error)) error {
+func PollUntil(ctx context.Context, p *Progress, check func(context.Context) (state string, done bool, err error)) error {
 	wait := pollMin
 	last := ""
 	for first := true; ; first = false {

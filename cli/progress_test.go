@@ -16,7 +16,7 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-// fakeClock is a waitClock whose Sleep moves time on at once.
+// fakeClock is a WaitClock whose Sleep moves time on at once.
 type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -85,13 +85,13 @@ func (f *fakeAPI) count(key string) int {
 
 // runCLI runs the CLI against srv with the fake clock; it returns stdout,
 // stderr and the error.
-func runCLI(t *testing.T, srv *httptest.Server, clock waitClock, args ...string) (string, string, error) {
+func runCLI(t *testing.T, srv *httptest.Server, clock WaitClock, args ...string) (string, string, error) {
 	t.Helper()
 	t.Setenv("SHOAL_SERVER", srv.URL)
 	t.Setenv("SHOAL_TOKEN", "")
 	t.Setenv("SHOAL_WORKSPACE", "")
 	var stdout, stderr bytes.Buffer
-	g := &globals{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, clock: clock}
+	g := &Globals{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Clock: clock}
 	root := newRootCommand(g)
 	root.SetArgs(append(args, "--client-config", filepath.Join(t.TempDir(), "none.yaml")))
 	root.SetOut(&stdout)
@@ -244,9 +244,9 @@ func TestComputeDeleteQuietUnderOutputJSON(t *testing.T) {
 // On a terminal the status is one line rewritten in place, the elapsed
 // time moving on between checks, and cleared at the end.
 func TestProgressLiveLine(t *testing.T) {
-	old := isTerminal
-	isTerminal = func(io.Writer) bool { return true }
-	defer func() { isTerminal = old }()
+	old := IsTerminal
+	IsTerminal = func(io.Writer) bool { return true }
+	defer func() { IsTerminal = old }()
 	f, srv := deletingCluster(t, 20*time.Second)
 	_, stderr, err := runCLI(t, srv, f.clock, "compute", "delete", "-n", "c", "--yes")
 	if err != nil {
@@ -274,7 +274,7 @@ func TestProgressLiveLine(t *testing.T) {
 // the elapsed time: a wrapped line would not be rewritten by \r.
 func TestProgressLiveLineFitsTheTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	p := &progress{w: &buf, mode: progressLive, clock: newFakeClock(), what: "Deleting compute c", width: 40}
+	p := &Progress{w: &buf, mode: progressLive, clock: newFakeClock(), what: "Deleting compute c", width: 40}
 	p.began = p.clock.Now()
 	p.Set(strings.Repeat("x", 100))
 	line := strings.TrimSuffix(strings.TrimPrefix(buf.String(), "\r"), "\033[K")
@@ -288,7 +288,7 @@ func TestProgressLiveLineFitsTheTerminal(t *testing.T) {
 func TestProgressNoteAndDone(t *testing.T) {
 	var buf bytes.Buffer
 	clock := newFakeClock()
-	p := &progress{w: &buf, mode: progressLive, clock: clock, what: "Job j", width: 80, began: clock.Now()}
+	p := &Progress{w: &buf, mode: progressLive, clock: clock, what: "Job j", width: 80, began: clock.Now()}
 	p.Set("Queued: no nodes")
 	p.Note("a note")
 	_ = clock.Sleep(context.Background(), 3*time.Second)
@@ -299,7 +299,7 @@ func TestProgressNoteAndDone(t *testing.T) {
 		t.Errorf("live output\n%q\nwant\n%q", buf.String(), want)
 	}
 	buf.Reset()
-	p = &progress{w: &buf, mode: progressLines, clock: clock, what: "Job j", began: clock.Now()}
+	p = &Progress{w: &buf, mode: progressLines, clock: clock, what: "Job j", began: clock.Now()}
 	p.Set("Queued: no nodes")
 	p.Tick()
 	p.Set("Queued: no nodes")

@@ -10,16 +10,16 @@ import (
 
 // newQuotaCommand is `shoal quota`: the workspace's own vCPU limits per
 // VM family (Azure's workspace-level quotas), under the location's.
-func newQuotaCommand(g *globals) *cobra.Command {
+func newQuotaCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "quota", Short: "The workspace's vCPU limits per VM family (under the location's)"}
 	var location, family string
 	var limit int
 	list := &cobra.Command{Use: "list", Short: "Each VM family's limit for the workspace and what it uses", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"family", "limit", "used", "workspace_limit", "location"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"family", "limit", "used", "workspace_limit", "location"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListQuotas(ctx, ws, location)
 		})}
 	set := &cobra.Command{Use: "set", Short: "Set the workspace's vCPU limit of a VM family (Owner)", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.SetQuota(ctx, ws, location, family, limit)
 		})}
 	set.Flags().StringVar(&family, "family", "", "VM family, e.g. standardDSv2Family (see `shoal quota list`)")

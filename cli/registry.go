@@ -14,7 +14,7 @@ import (
 
 var registryColumns = []string{"server", "username", "insecure", "push", "created_on", "created_by"}
 
-func newRegistryCommand(g *globals) *cobra.Command {
+func newRegistryCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "registry",
 		Short: "The workspace's private container registries: logins jobs' images are pulled with",
@@ -27,7 +27,7 @@ removing logins takes the workspace's Owner role; every role may list them.`,
 	return cmd
 }
 
-func newRegistryAddCommand(g *globals) *cobra.Command {
+func newRegistryAddCommand(g *Globals) *cobra.Command {
 	var req shoal.RegistryAdd
 	var passwordStdin bool
 	cmd := &cobra.Command{
@@ -44,7 +44,7 @@ nodes pull them rather than build them again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if passwordStdin {
-				b, err := io.ReadAll(io.LimitReader(g.stdin, 8193))
+				b, err := io.ReadAll(io.LimitReader(g.Stdin, 8193))
 				if err != nil {
 					return fmt.Errorf("read the password from standard input: %w", err)
 				}
@@ -55,7 +55,7 @@ nodes pull them rather than build them again.`,
 			} else if req.Username != "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "password", Message: "password: a login needs its password on standard input: --password-stdin"}
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ nodes pull them rather than build them again.`,
 			if err != nil {
 				return err
 			}
-			return g.render(r, registryColumns)
+			return g.Render(r, registryColumns)
 		},
 	}
 	cmd.Flags().StringVar(&req.Server, "server", "", "the registry's host[:port], as image references name it (localhost:5000)")
@@ -75,32 +75,32 @@ nodes pull them rather than build them again.`,
 	return cmd
 }
 
-func newRegistryListCommand(g *globals) *cobra.Command {
+func newRegistryListCommand(g *Globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the workspace's registry logins (never their passwords)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(registryColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(registryColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListRegistries(ctx, ws)
 		}),
 	}
 }
 
-func newRegistryRemoveCommand(g *globals) *cobra.Command {
+func newRegistryRemoveCommand(g *Globals) *cobra.Command {
 	var server string
 	cmd := &cobra.Command{
 		Use:   "remove",
 		Short: "Remove a registry login",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
 			if err := c.RemoveRegistry(cmd.Context(), ws, server); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "registry %s removed\n", server)
+			fmt.Fprintf(g.Stdout, "registry %s removed\n", server)
 			return nil
 		},
 	}

@@ -21,29 +21,40 @@ import (
 // Version is the program version, set at build time with -ldflags.
 var Version = "dev"
 
-// globals are the flags every command takes.
-type globals struct {
-	workspace     string
-	resourceGroup string
-	subscription  string
-	output        string
-	query         string
-	configPath    string
-	stdin         io.Reader
-	stdout        io.Writer
-	stderr        io.Writer
-	// isRoot reports whether this process runs as root; nil asks the
+// Globals are the flags every command takes and the streams it uses:
+// one value, made by the root command, that every noun's commands share.
+type Globals struct {
+	// Workspace is --workspace; empty means the client config's, else
+	// the default workspace (see Client).
+	Workspace string
+	// ResourceGroup is --resource-group, taken for az compatibility only.
+	ResourceGroup string
+	// Subscription is --subscription, taken for az compatibility only.
+	Subscription string
+	// Output is --output: one of OutputFormats.
+	Output string
+	// Query is --query, a JMESPath expression applied to what is printed.
+	Query string
+	// ConfigPath is --client-config; empty means the default path.
+	ConfigPath string
+	// Stdin, Stdout and Stderr are the command's streams: the process's,
+	// or a test's buffers.
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// IsRoot reports whether this process runs as root; nil asks the
 	// system (tests set it to try both).
-	isRoot func() bool
-	// clock is what waits tell the time and sleep with; nil is the wall
+	IsRoot func() bool
+	// Clock is what waits tell the time and sleep with; nil is the wall
 	// clock (tests set a fake one).
-	clock waitClock
+	Clock WaitClock
 }
 
-// root reports whether this process runs as root (see isRoot).
-func (g *globals) root() bool {
-	if g.isRoot != nil {
-		return g.isRoot()
+// Root reports whether this process runs as root (see IsRoot): admin
+// commands that touch the store warn about what root may do.
+func (g *Globals) Root() bool {
+	if g.IsRoot != nil {
+		return g.IsRoot()
 	}
 	return os.Geteuid() == 0
 }
@@ -56,7 +67,7 @@ func Execute(ctx context.Context) int {
 // Run runs the CLI with args and the given streams; it returns the exit
 // code. Errors are printed to stderr as "ERROR: <message>", as az does.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	root := newRootCommand(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -64,7 +75,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		// Messages quote what users wrote (names, paths): escaped.
-		fmt.Fprintln(stderr, "ERROR: "+escapeControls(errorText(err), true))
+		fmt.Fprintln(stderr, "ERROR: "+EscapeControls(errorText(err), true))
 		return 1
 	}
 	return 0
@@ -78,7 +89,7 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-func newRootCommand(g *globals) *cobra.Command {
+func newRootCommand(g *Globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "shoal",
 		Short:         "Self-hosted managed ML compute: compute clusters, instances and jobs, the az ml way",
@@ -88,12 +99,12 @@ func newRootCommand(g *globals) *cobra.Command {
 		Version:       Version,
 	}
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.workspace, "workspace", "w", "", "workspace name (also --workspace-name; default: the client config's, else \"default\"; env SHOAL_WORKSPACE)")
-	pf.StringVarP(&g.resourceGroup, "resource-group", "g", "", "accepted for az compatibility; Shoal has no resource groups")
-	pf.StringVar(&g.subscription, "subscription", "", "accepted for az compatibility; Shoal has no subscriptions")
-	pf.StringVarP(&g.output, "output", "o", "json", "output format: "+strings.Join(OutputFormats, ", "))
-	pf.StringVar(&g.query, "query", "", "JMESPath query applied to the output, e.g. \"[].name\"")
-	pf.StringVar(&g.configPath, "client-config", "", "client config file (default ~/.config/shoal/config.yaml)")
+	pf.StringVarP(&g.Workspace, "workspace", "w", "", "workspace name (also --workspace-name; default: the client config's, else \"default\"; env SHOAL_WORKSPACE)")
+	pf.StringVarP(&g.ResourceGroup, "resource-group", "g", "", "accepted for az compatibility; Shoal has no resource groups")
+	pf.StringVar(&g.Subscription, "subscription", "", "accepted for az compatibility; Shoal has no subscriptions")
+	pf.StringVarP(&g.Output, "output", "o", "json", "output format: "+strings.Join(OutputFormats, ", "))
+	pf.StringVar(&g.Query, "query", "", "JMESPath query applied to the output, e.g. \"[].name\"")
+	pf.StringVar(&g.ConfigPath, "client-config", "", "client config file (default ~/.config/shoal/config.yaml)")
 	_ = pf.MarkHidden("subscription")
 	root.SetGlobalNormalizationFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "workspace-name" {
@@ -109,8 +120,8 @@ func newRootCommand(g *globals) *cobra.Command {
 
 // client returns an API client and the workspace to act in, from flags,
 // environment and the client config.
-func (g *globals) client() (*client.Client, string, error) {
-	path := g.configPath
+func (g *Globals) Client() (*client.Client, string, error) {
+	path := g.ConfigPath
 	if path == "" {
 		var err error
 		if path, err = clientconfig.DefaultPath(); err != nil {
@@ -125,7 +136,7 @@ func (g *globals) client() (*client.Client, string, error) {
 	if cfg.Server == "" {
 		return nil, "", fmt.Errorf("no Shoal server is configured: start one with `shoal server` (it writes %s), or set SHOAL_SERVER and SHOAL_TOKEN", path)
 	}
-	ws := g.workspace
+	ws := g.Workspace
 	if ws == "" {
 		ws = cfg.Workspace
 	}
@@ -142,29 +153,29 @@ func (g *globals) client() (*client.Client, string, error) {
 // render prints v in the chosen output format.
 // A --query result has its own shape, so the default columns apply only
 // without one.
-func (g *globals) render(v any, columns []string) error {
-	if g.query != "" {
+func (g *Globals) Render(v any, columns []string) error {
+	if g.Query != "" {
 		columns = nil
 	}
-	return Render(g.stdout, v, g.output, g.query, columns)
+	return Render(g.Stdout, v, g.Output, g.Query, columns)
 }
 
-func newVersionCommand(g *globals) *cobra.Command {
+func newVersionCommand(g *Globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of shoal",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.render(map[string]string{"shoal": Version}, nil)
+			return g.Render(map[string]string{"shoal": Version}, nil)
 		},
 	}
 }
 
-// callAndRender returns a command body that calls the server with the
+// CallAndRender returns a command body that calls the server with the
 // configured client and workspace and prints what the call returns.
-func (g *globals) callAndRender(columns []string, call func(ctx context.Context, c *client.Client, ws string) (any, error)) func(*cobra.Command, []string) error {
+func (g *Globals) CallAndRender(columns []string, call func(ctx context.Context, c *client.Client, ws string) (any, error)) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		c, ws, err := g.client()
+		c, ws, err := g.Client()
 		if err != nil {
 			return err
 		}
@@ -172,6 +183,6 @@ func (g *globals) callAndRender(columns []string, call func(ctx context.Context,
 		if err != nil {
 			return err
 		}
-		return g.render(v, columns)
+		return g.Render(v, columns)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/app"
 )
 
-func newServerCommand(g *globals) *cobra.Command {
+func newServerCommand(g *Globals) *cobra.Command {
 	var opts app.Options
 	var logFormat, logLevel, pprofListen string
 	cmd := &cobra.Command{
@@ -32,14 +32,14 @@ local user's CLI at itself (~/.config/shoal/config.yaml) so that no login is nee
 			hopts := &slog.HandlerOptions{Level: level}
 			switch logFormat {
 			case "text":
-				opts.Logger = slog.New(slog.NewTextHandler(g.stderr, hopts))
+				opts.Logger = slog.New(slog.NewTextHandler(g.Stderr, hopts))
 			case "json":
-				opts.Logger = slog.New(slog.NewJSONHandler(g.stderr, hopts))
+				opts.Logger = slog.New(slog.NewJSONHandler(g.Stderr, hopts))
 			default:
 				return fmt.Errorf("--log-format: use text or json, not %q", logFormat)
 			}
-			if g.configPath != "" {
-				opts.ClientConfigPath = g.configPath
+			if g.ConfigPath != "" {
+				opts.ClientConfigPath = g.ConfigPath
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

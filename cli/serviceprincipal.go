@@ -12,18 +12,18 @@ import (
 // newSPCommand is `shoal sp`: service principals, the applications that
 // sign in with a client ID and secret through Azure's identity libraries
 // (as `az ad sp create-for-rbac` makes them for Azure).
-func newSPCommand(g *globals) *cobra.Command {
+func newSPCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "sp", Aliases: []string{"service-principal"}, Short: "Service principals: applications that sign in with a client ID and secret (administrators)"}
 	var name, description string
 	// withHint prints what to set for Azure's SDKs, on stderr so that
 	// -o json stays machine-readable.
 	withHint := func(call func(ctx context.Context, c *client.Client) (*client.SPCredentials, error)) func(*cobra.Command, []string) error {
-		return g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		return g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			cred, err := call(ctx, c)
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(g.stderr, "The secret is shown this once. Azure's SDKs sign in as %s with:\n"+
+			fmt.Fprintf(g.Stderr, "The secret is shown this once. Azure's SDKs sign in as %s with:\n"+
 				"  AZURE_AUTHORITY_HOST=%s AZURE_TENANT_ID=%s AZURE_CLIENT_ID=%s AZURE_CLIENT_SECRET=<client_secret>\n"+
 				"Grant it a role: shoal role assign --sp %s --role Contributor\n",
 				cred.Name, cred.AuthorityHost, cred.TenantID, cred.ClientID, cred.Name)
@@ -44,18 +44,18 @@ func newSPCommand(g *globals) *cobra.Command {
 	reset.Flags().StringVarP(&name, "name", "n", "", "service principal name")
 	_ = reset.MarkFlagRequired("name")
 	show := &cobra.Command{Use: "show", Short: "Show a service principal", Args: cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetServicePrincipal(ctx, name)
 		})}
 	show.Flags().StringVarP(&name, "name", "n", "", "service principal name")
 	_ = show.MarkFlagRequired("name")
 	list := &cobra.Command{Use: "list", Short: "List service principals", Args: cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "client_id", "description", "created_by", "created_on", "secret_created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"name", "client_id", "description", "created_by", "created_on", "secret_created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListServicePrincipals(ctx)
 		})}
 	del := &cobra.Command{Use: "delete", Short: "Delete a service principal and its role assignments", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
+			c, _, err := g.Client()
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ import (
 
 // newSimCommand is `shoal sim`: replay a job trace through Shoal's own
 // scheduler and autoscaler to compare idle policies.
-func newSimCommand(g *globals) *cobra.Command {
+func newSimCommand(g *Globals) *cobra.Command {
 	var trace, format, cluster, policy, sweep, plot, waits string
 	var gpus int
 	var delay time.Duration
@@ -68,7 +68,7 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 				configs = append(configs, c)
 			}
 			if cluster == "" {
-				fmt.Fprintln(g.stderr, "note: no --cluster given, so nodes have no price and every cost is 0; pass --cluster with a cluster YAML (its size and tier give the price per node-hour)")
+				fmt.Fprintln(g.Stderr, "note: no --cluster given, so nodes have no price and every cost is 0; pass --cluster with a cluster YAML (its size and tier give the price per node-hour)")
 			}
 			var results []*sim.Result
 			if actual, ok := sim.Actual(jobs); ok {
@@ -76,7 +76,7 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 				// --provision-delay for every new node, which the local
 				// provider does not take.
 				results = append(results, actual)
-				fmt.Fprintf(g.stderr, "note: the row \"history\" is what the jobs really waited (submission to start); the others replay the trace with a %s provision delay per new node; cost and idle node-hours are not in a job history (see shoal cost)\n", delay)
+				fmt.Fprintf(g.Stderr, "note: the row \"history\" is what the jobs really waited (submission to start); the others replay the trace with a %s provision delay per new node; cost and idle node-hours are not in a job history (see shoal cost)\n", delay)
 			}
 			var series *sim.Result
 			for i, c := range configs {
@@ -94,18 +94,18 @@ submit_time,duration,instance_count (seconds), or --from-history: the server's o
 				if err := writeFile(plot, func(w io.Writer) error { return sim.Plot(w, replayed(results), series) }); err != nil {
 					return fmt.Errorf("--plot: %w", err)
 				}
-				fmt.Fprintf(g.stderr, "plot written to %s\n", plot)
+				fmt.Fprintf(g.Stderr, "plot written to %s\n", plot)
 			}
 			if waits != "" {
 				if err := writeFile(waits, func(w io.Writer) error { return sim.WriteWaits(w, jobs, results) }); err != nil {
 					return fmt.Errorf("--waits: %w", err)
 				}
-				fmt.Fprintf(g.stderr, "the wait of each of %d jobs written to %s\n", len(jobs), waits)
+				fmt.Fprintf(g.Stderr, "the wait of each of %d jobs written to %s\n", len(jobs), waits)
 			}
 			for _, r := range results {
 				r.Round()
 			}
-			return g.render(results, []string{"policy", "jobs", "node_hours", "busy_node_hours", "idle_node_hours", "cost", "jobs_waited", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_max_s", "scale_ups", "scale_downs"})
+			return g.Render(results, []string{"policy", "jobs", "node_hours", "busy_node_hours", "idle_node_hours", "cost", "jobs_waited", "wait_mean_s", "wait_p50_s", "wait_p95_s", "wait_max_s", "scale_ups", "scale_downs"})
 		},
 	}
 	f := cmd.Flags()
@@ -135,12 +135,12 @@ func replayed(results []*sim.Result) []*sim.Result {
 }
 
 // loadTrace reads the jobs to replay.
-func loadTrace(ctx context.Context, g *globals, path, format string, gpus int, fromHistory bool) ([]sim.Job, error) {
+func loadTrace(ctx context.Context, g *Globals, path, format string, gpus int, fromHistory bool) ([]sim.Job, error) {
 	if fromHistory {
 		if path != "" {
 			return nil, fmt.Errorf("give --trace or --from-history, not both")
 		}
-		c, ws, err := g.client()
+		c, ws, err := g.Client()
 		if err != nil {
 			return nil, err
 		}
@@ -194,11 +194,11 @@ func simCluster(path string) (sim.Config, error) {
 	if path == "" {
 		return c, nil
 	}
-	doc, err := readYAMLDocument(path)
+	doc, err := ReadYAMLDocument(path)
 	if err != nil {
 		return c, err
 	}
-	raw, err := toJSON(doc)
+	raw, err := ToJSON(doc)
 	if err != nil {
 		return c, err
 	}

@@ -18,7 +18,7 @@ const noneLine = "(none)"
 const tableTime = "2006-01-02T15:04:05Z"
 
 // columnTitles are the headers of the columns the CLI's tables show, by
-// key. Keys not here get their words' title (headerName); the map is for keys whose
+// key. Keys not here get their words' title (HeaderName); the map is for keys whose
 // words alone would read wrongly (Azure's v_cp_us) or that a table names
 // more plainly.
 var columnTitles = map[string]string{
@@ -54,12 +54,12 @@ var acronyms = map[string]string{
 	"tls": "TLS", "mlflow": "MLflow", "oidc": "OIDC",
 }
 
-// headerName returns the column header of a key: its title in
+// HeaderName returns the column header of a key: its title in
 // columnTitles, else its words with capital initials ("provisioning_state"
 // is "Provisioning State"), acronyms in capitals ("source_ip" is "Source
 // IP"). Keys that are not snake_case (a query's "Name", Column1) are kept
 // as written but for their first letter.
-func headerName(key string) string {
+func HeaderName(key string) string {
 	if t, ok := columnTitles[key]; ok {
 		return t
 	}
@@ -89,7 +89,7 @@ type tableLayout struct {
 func newTableLayout(keys []string, rows [][]string) *tableLayout {
 	t := &tableLayout{headers: make([]string, len(keys)), widths: make([]int, len(keys)), right: make([]bool, len(keys))}
 	for i, k := range keys {
-		t.headers[i] = headerName(k)
+		t.headers[i] = HeaderName(k)
 		t.widths[i] = utf8.RuneCountInString(t.headers[i])
 		numeric, cells := true, 0
 		for _, row := range rows {
@@ -143,7 +143,7 @@ func (t *tableLayout) writeRow(b *bytes.Buffer, cells []string) {
 // the line "(none)".
 func writeTable(b *bytes.Buffer, v any, columns []string) {
 	if isScalar(v) {
-		b.WriteString(escapeControls(formatScalar(v), false) + "\n")
+		b.WriteString(EscapeControls(formatScalar(v), false) + "\n")
 		return
 	}
 	if items, ok := v.([]any); ok && len(items) == 0 {

@@ -27,8 +27,8 @@ func TestHeaderName(t *testing.T) {
 		"Column1":             "Column1",
 		"os_vhd_size_mb":      "OS Vhd Size MB",
 	} {
-		if got := headerName(key); got != want {
-			t.Errorf("headerName(%q) = %q, want %q", key, got, want)
+		if got := HeaderName(key); got != want {
+			t.Errorf("HeaderName(%q) = %q, want %q", key, got, want)
 		}
 	}
 }
@@ -41,7 +41,7 @@ func TestColumnHeadersReadWell(t *testing.T) {
 		{"node_id", "private_ip_address", "ssh_port", "principal_id", "client_id", "id", "v_cp_us", "low_priority_capable"}}
 	for _, cols := range lists {
 		for _, k := range cols {
-			h := headerName(k)
+			h := HeaderName(k)
 			for _, w := range strings.Fields(h) {
 				if a, ok := acronyms[strings.ToLower(w)]; (ok && w != a) || len(w) == 1 {
 					t.Errorf("header of %q is %q", k, h)
@@ -49,7 +49,7 @@ func TestColumnHeadersReadWell(t *testing.T) {
 			}
 		}
 	}
-	if h := headerName("v_cp_us"); h != "vCPUs" {
+	if h := HeaderName("v_cp_us"); h != "vCPUs" {
 		t.Errorf("header of v_cp_us is %q", h)
 	}
 }

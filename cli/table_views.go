@@ -18,7 +18,7 @@ import (
 
 // tableView reports whether the output is a table of the command's own
 // columns, the only output table views change.
-func (g *globals) tableView() bool { return g.output == "table" && g.query == "" }
+func (g *Globals) TableView() bool { return g.Output == "table" && g.Query == "" }
 
 // sizeTableColumns are the columns of `compute list-sizes -o table`.
 var sizeTableColumns = []string{"name", "v_cp_us", "memory_gb", "gpus", "gpu_model", "family", "price_per_hour", "low_priority_price_per_hour"}
@@ -65,7 +65,7 @@ func sizeRows(raw json.RawMessage) ([]sizeRow, error) {
 		}
 		rows = append(rows, r)
 	}
-	slices.SortStableFunc(rows, func(a, b sizeRow) int { return naturalCompare(a.Name, b.Name) })
+	slices.SortStableFunc(rows, func(a, b sizeRow) int { return NaturalCompare(a.Name, b.Name) })
 	return rows, nil
 }
 

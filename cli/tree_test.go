@@ -12,7 +12,7 @@ import (
 // every command has help text.
 func TestCommandTree(t *testing.T) {
 	var out bytes.Buffer
-	g := &globals{stdout: &out, stderr: &out}
+	g := &Globals{Stdout: &out, Stderr: &out}
 	root := newRootCommand(g)
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {

@@ -11,15 +11,15 @@ import (
 	"github.com/shoal-ml/shoal"
 )
 
-func newWorkspaceCommand(g *globals) *cobra.Command {
+func newWorkspaceCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "workspace", Short: "Manage workspaces"}
 	var name, location, description string
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a workspace",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.CreateWorkspace(ctx, &shoal.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.resourceGroup})
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+			return c.CreateWorkspace(ctx, &shoal.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.ResourceGroup})
 		}),
 	}
 	create.Flags().StringVarP(&name, "name", "n", "", "workspace name")
@@ -30,7 +30,7 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List workspaces",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender([]string{"name", "location", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender([]string{"name", "location", "created_on"}, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListWorkspaces(ctx)
 		}),
 	}
@@ -38,7 +38,7 @@ func newWorkspaceCommand(g *globals) *cobra.Command {
 		Use:   "show",
 		Short: "Show a workspace (default: the current one)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetWorkspace(ctx, orDefault(name, ws))
 		}),
 	}
@@ -57,7 +57,7 @@ func orDefault(name, def string) string {
 	return def
 }
 
-func newWorkspaceDeleteCommand(g *globals) *cobra.Command {
+func newWorkspaceDeleteCommand(g *Globals) *cobra.Command {
 	var name string
 	var yes bool
 	cmd := &cobra.Command{
@@ -69,12 +69,12 @@ Finished jobs' records stay for cost and audit reports. The workspace "default"
 cannot be deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := g.client()
+			c, _, err := g.Client()
 			if err != nil {
 				return err
 			}
 			if !yes {
-				ok, err := confirm(g, fmt.Sprintf("Are you sure you want to delete workspace %q? (y/n): ", name))
+				ok, err := Confirm(g, fmt.Sprintf("Are you sure you want to delete workspace %q? (y/n): ", name))
 				if err != nil {
 					return err
 				}
@@ -85,7 +85,7 @@ cannot be deleted.`,
 			if err := c.DeleteWorkspace(cmd.Context(), name); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stderr, "Deleted workspace %q.\n", name)
+			fmt.Fprintf(g.Stderr, "Deleted workspace %q.\n", name)
 			return nil
 		},
 	}

@@ -34,14 +34,14 @@ func parseSize(flag, s string) (int64, error) {
 
 // workspaceLimitsCommands are `shoal workspace limits` and `shoal
 // workspace update`: a workspace's log cap and storage quota.
-func workspaceLimitsCommands(g *globals) []*cobra.Command {
+func workspaceLimitsCommands(g *Globals) []*cobra.Command {
 	var name, maxLog, quota string
 	columns := []string{"workspace", "max_log_bytes", "storage_quota_bytes", "storage_used_bytes"}
 	limits := &cobra.Command{
 		Use:   "limits",
 		Short: "Show a workspace's log cap and storage quota, and its storage use (default: the current workspace)",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.GetWorkspaceLimits(ctx, orDefault(name, ws))
 		}),
 	}
@@ -68,7 +68,7 @@ func workspaceLimitsCommands(g *globals) []*cobra.Command {
 			if upd.MaxLogBytes == nil && upd.StorageQuotaBytes == nil {
 				return fmt.Errorf("nothing to change: give --max-log-bytes or --storage-quota-bytes")
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ func workspaceLimitsCommands(g *globals) []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.render(v, columns)
+			return g.Render(v, columns)
 		},
 	}
 	update.Flags().StringVarP(&name, "name", "n", "", "workspace name")
