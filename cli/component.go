@@ -9,19 +9,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 )
 
 var componentColumns = []string{"name", "version", "display_name", "type", "archived", "created_on", "created_by"}
 
-func newComponentCommand(g *Globals) *cobra.Command {
+func newComponentCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "component", Short: "Register command components that pipeline steps run (az ml component)"}
 	cmd.AddCommand(newComponentCreateCommand(g), newComponentListCommand(g), newComponentShowCommand(g),
 		newComponentArchiveCommand(g, true), newComponentArchiveCommand(g, false))
 	return cmd
 }
 
-func newComponentCreateCommand(g *Globals) *cobra.Command {
+func newComponentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version string
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -37,7 +38,7 @@ the YAML file; a version never changes once registered.`,
 			if file == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
 			}
-			doc, err := ReadYAMLDocument(file)
+			doc, err := cmdutil.ReadYAMLDocument(file)
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ the YAML file; a version never changes once registered.`,
 			if err := uploadJobFiles(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
 			}
-			raw, err := ToJSON(doc)
+			raw, err := cmdutil.ToJSON(doc)
 			if err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ the YAML file; a version never changes once registered.`,
 	return cmd
 }
 
-func newComponentListCommand(g *Globals) *cobra.Command {
+func newComponentListCommand(g *cmdutil.Globals) *cobra.Command {
 	var name string
 	var archived bool
 	cmd := &cobra.Command{
@@ -94,7 +95,7 @@ func newComponentListCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-func newComponentShowCommand(g *Globals) *cobra.Command {
+func newComponentShowCommand(g *cmdutil.Globals) *cobra.Command {
 	var name, version, label string
 	cmd := &cobra.Command{
 		Use:     "show",
@@ -116,7 +117,7 @@ func newComponentShowCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-func newComponentArchiveCommand(g *Globals, archived bool) *cobra.Command {
+func newComponentArchiveCommand(g *cmdutil.Globals, archived bool) *cobra.Command {
 	var name, version string
 	use, short := "restore", "Restore an archived version, or every version"
 	if archived {
@@ -157,7 +158,7 @@ func inlinePipelineComponents(ctx context.Context, c *client.Client, ws, base st
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(base, p)
 			}
-			comp, err := ReadYAMLDocument(p)
+			comp, err := cmdutil.ReadYAMLDocument(p)
 			if err != nil {
 				return fmt.Errorf("jobs.%s.component: %w", name, err)
 			}

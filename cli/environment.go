@@ -13,19 +13,20 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 )
 
 var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
 
-func newEnvironmentCommand(g *Globals) *cobra.Command {
+func newEnvironmentCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "environment", Short: "Register job environments: images, Docker build contexts, conda files (az ml environment)"}
 	cmd.AddCommand(newEnvironmentCreateCommand(g), newEnvironmentListCommand(g), newEnvironmentShowCommand(g),
 		newEnvironmentArchiveCommand(g, true), newEnvironmentArchiveCommand(g, false))
 	return cmd
 }
 
-func newEnvironmentCreateCommand(g *Globals) *cobra.Command {
+func newEnvironmentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version, image, conda, buildContext, dockerfile, description string
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -42,7 +43,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			doc, base := map[string]any{}, "."
 			if file != "" {
 				var err error
-				if doc, err = ReadYAMLDocument(file); err != nil {
+				if doc, err = cmdutil.ReadYAMLDocument(file); err != nil {
 					return err
 				}
 				base = filepath.Dir(file)
@@ -80,7 +81,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			if err := prepareEnvironmentFiles(cmd.Context(), c, ws, base, "", doc); err != nil {
 				return err
 			}
-			raw, err := ToJSON(doc)
+			raw, err := cmdutil.ToJSON(doc)
 			if err != nil {
 				return err
 			}
@@ -166,7 +167,7 @@ func prepareEnvironmentFiles(ctx context.Context, c *client.Client, ws, base, pr
 	return nil
 }
 
-func newEnvironmentListCommand(g *Globals) *cobra.Command {
+func newEnvironmentListCommand(g *cmdutil.Globals) *cobra.Command {
 	var name string
 	var archived bool
 	cmd := &cobra.Command{
@@ -182,7 +183,7 @@ func newEnvironmentListCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-func newEnvironmentShowCommand(g *Globals) *cobra.Command {
+func newEnvironmentShowCommand(g *cmdutil.Globals) *cobra.Command {
 	var name, version, label string
 	cmd := &cobra.Command{
 		Use:     "show",
@@ -204,7 +205,7 @@ func newEnvironmentShowCommand(g *Globals) *cobra.Command {
 	return cmd
 }
 
-func newEnvironmentArchiveCommand(g *Globals, archived bool) *cobra.Command {
+func newEnvironmentArchiveCommand(g *cmdutil.Globals, archived bool) *cobra.Command {
 	var name, version string
 	use, short := "restore", "Restore an archived version, or every version"
 	if archived {
