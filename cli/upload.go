@@ -15,6 +15,12 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
+// The upload of a document's local files: job create (handed it through
+// job.LocalFiles) and component create share it, and it reads an inline
+// environment's files with environment.go's prepareEnvironmentFiles. It
+// stays beside them in package cli while they are rewritten into one
+// versioned-asset mechanism.
+
 // uploadJobFiles packs the local code folder and local input paths
 // (relative to the YAML file's folder), uploads them content-addressed and
 // replaces them in doc with their artifact IDs.

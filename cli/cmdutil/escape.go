@@ -113,7 +113,7 @@ var IsTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// logOut returns where to write a log for the user, and a function to
+// LogOut returns where to write a log for the user, and a function to
 // call when done: stdout itself when it is a file or a pipe (the bytes as
 // the job wrote them), an escaping writer when it is a terminal.
 func (g *Globals) LogOut() (io.Writer, func() error) {

@@ -53,7 +53,7 @@ func (g *Globals) Root() bool {
 	return os.Geteuid() == 0
 }
 
-// client returns an API client and the workspace to act in, from flags,
+// Client returns an API client and the workspace to act in, from flags,
 // environment and the client config.
 func (g *Globals) Client() (*client.Client, string, error) {
 	path := g.ConfigPath
@@ -85,7 +85,7 @@ func (g *Globals) Client() (*client.Client, string, error) {
 	return c, ws, nil
 }
 
-// render prints v in the chosen output format.
+// Render prints v in the chosen output format, on stdout.
 // A --query result has its own shape, so the default columns apply only
 // without one.
 func (g *Globals) Render(v any, columns []string) error {
@@ -111,7 +111,7 @@ func (g *Globals) CallAndRender(columns []string, call func(ctx context.Context,
 	}
 }
 
-// tableView reports whether the output is a table of the command's own
+// TableView reports whether the output is a table of the command's own
 // columns, the only output table views change.
 func (g *Globals) TableView() bool { return g.Output == "table" && g.Query == "" }
 

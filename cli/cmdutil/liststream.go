@@ -21,13 +21,13 @@ type ListStream struct {
 	layout    *tableLayout
 }
 
-// stream returns a ListStream whose table shows columns, each at least
+// Stream returns a ListStream whose table shows columns, each at least
 // as wide as minWidths says.
 func (g *Globals) Stream(columns []string, minWidths map[string]int) *ListStream {
 	return &ListStream{g: g, columns: columns, minWidths: minWidths}
 }
 
-// write prints one batch.
+// Write prints one batch.
 func (s *ListStream) Write(v any) error {
 	if s.g.Output != "table" {
 		return s.g.Render(v, s.columns)

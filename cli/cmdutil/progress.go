@@ -24,8 +24,10 @@ type WaitClock interface {
 // wallClock is the real WaitClock.
 type wallClock struct{}
 
+// Now is the time of day.
 func (wallClock) Now() time.Time { return time.Now() }
 
+// Sleep waits d, or less if ctx ends first.
 func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -37,7 +39,7 @@ func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// clockOf returns the globals' clock, the wall clock unless a test set one.
+// clockOf returns g's clock, the wall clock unless a test set one.
 func (g *Globals) clockOf() WaitClock {
 	if g.Clock != nil {
 		return g.Clock
@@ -79,7 +81,7 @@ const (
 // no -o is shown what a wait waits for).
 var machineOutputs = map[string]bool{"json": true, "jsonc": true, "yaml": true, "yamlc": true, "tsv": true, "csv": true, "none": true}
 
-// progress shows how a long wait goes, on stderr only: stdout keeps the
+// Progress shows how a long wait goes, on stderr only: stdout keeps the
 // command's result alone. Safe for concurrent use (a log stream and the
 // poller that shows where its job is).
 type Progress struct {
@@ -99,7 +101,7 @@ type Progress struct {
 	width int
 }
 
-// newProgress returns the progress of a wait described by what (e.g.
+// NewProgress returns the progress of a wait described by what (e.g.
 // "Deleting compute c"), shown as cmd's -o flag and stderr call for.
 func (g *Globals) NewProgress(cmd *cobra.Command, what string) *Progress {
 	mode := progressLines

@@ -65,6 +65,7 @@ type firstByteWriter struct {
 	once  sync.Once
 }
 
+// Write writes b to the writer underneath, after calling first once.
 func (f *firstByteWriter) Write(b []byte) (int, error) {
 	f.once.Do(f.first)
 	return f.w.Write(b)
