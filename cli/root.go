@@ -1,5 +1,9 @@
 // Package cli is the `shoal` command line, modelled on `az ml`: the same
 // verbs, flags, output formats (--output/-o) and JMESPath --query.
+//
+// This package is the root command and its wiring; each noun's commands
+// are a package below it (cli/compute, cli/job, ...), all sharing
+// cli/cmdutil.
 package cli
 
 import (

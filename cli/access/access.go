@@ -1,3 +1,5 @@
+// Package access is who may do what: `shoal user`, `token`, `login`,
+// `role`, `identity`, `sp` and `audit`.
 package access
 
 import (

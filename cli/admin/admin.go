@@ -1,3 +1,4 @@
+// Package admin is `shoal admin`: work on a server's store directly.
 package admin
 
 import (

@@ -1,3 +1,5 @@
+// Package agentcmd is `shoal agent`, the node agent's command; named so
+// that the agent package it runs keeps its name.
 package agentcmd
 
 import (

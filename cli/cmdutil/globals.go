@@ -1,3 +1,8 @@
+// Package cmdutil is what every `shoal` noun's commands share: the global
+// flags and streams (Globals), the API client they make, the output
+// formats and tables, progress of long waits, escaping of what users
+// wrote, watched lists, and YAML documents. It imports no command
+// package, so that every one can import it.
 package cmdutil
 
 import (

@@ -1,3 +1,5 @@
+// Package compute is `shoal compute` (clusters, instances, attached
+// Kubernetes, their nodes and sizes) and `shoal location`.
 package compute
 
 import (

@@ -1,3 +1,5 @@
+// Package job is `shoal job`: submit jobs, follow them, and read their
+// attempts, events, metrics and outputs.
 package job
 
 import (

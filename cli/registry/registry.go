@@ -1,3 +1,5 @@
+// Package registry is `shoal registry`: a workspace's private container
+// registries.
 package registry
 
 import (

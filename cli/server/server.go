@@ -1,3 +1,4 @@
+// Package server is `shoal server`: the control plane, run in this process.
 package server
 
 import (

@@ -1,3 +1,5 @@
+// Package simcmd is `shoal sim`, the scheduling simulator's command;
+// named so that the sim package it runs keeps its name.
 package simcmd
 
 import (

@@ -1,3 +1,5 @@
+// Package workspace is `shoal workspace` and what limits a workspace's
+// spending and use: `shoal quota`, `shoal budget` and `shoal cost`.
 package workspace
 
 import (
