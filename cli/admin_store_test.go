@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/sqlite"
 )
 
@@ -15,7 +16,7 @@ import (
 func runAs(t *testing.T, root bool, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	g := &globals{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, isRoot: func() bool { return root }}
+	g := &cmdutil.Globals{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, IsRoot: func() bool { return root }}
 	cmd := newRootCommand(g)
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)

@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 )
 
 // NewCommand returns the `shoal` command tree, writing to stdout and
 // stderr, for programs that read the tree rather than run it: the CLI
 // reference generator (cli/clidoc) and the docs tests.
 func NewCommand(stdout, stderr io.Writer) *cobra.Command {
-	return newRootCommand(&globals{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr})
+	return newRootCommand(&cmdutil.Globals{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr})
 }

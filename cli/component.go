@@ -9,19 +9,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 )
 
 var componentColumns = []string{"name", "version", "display_name", "type", "archived", "created_on", "created_by"}
 
-func newComponentCommand(g *globals) *cobra.Command {
+func newComponentCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "component", Short: "Register command components that pipeline steps run (az ml component)"}
 	cmd.AddCommand(newComponentCreateCommand(g), newComponentListCommand(g), newComponentShowCommand(g),
 		newComponentArchiveCommand(g, true), newComponentArchiveCommand(g, false))
 	return cmd
 }
 
-func newComponentCreateCommand(g *globals) *cobra.Command {
+func newComponentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version string
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -37,7 +38,7 @@ the YAML file; a version never changes once registered.`,
 			if file == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
 			}
-			doc, err := readYAMLDocument(file)
+			doc, err := cmdutil.ReadYAMLDocument(file)
 			if err != nil {
 				return err
 			}
@@ -51,14 +52,14 @@ the YAML file; a version never changes once registered.`,
 				// YAML reads version: 1 as a number; a version is text.
 				doc["version"] = fmt.Sprint(v)
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
 			if err := uploadJobFiles(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
 			}
-			raw, err := toJSON(doc)
+			raw, err := cmdutil.ToJSON(doc)
 			if err != nil {
 				return err
 			}
@@ -69,7 +70,7 @@ the YAML file; a version never changes once registered.`,
 			if err != nil {
 				return err
 			}
-			return g.render(out, componentColumns)
+			return g.Render(out, componentColumns)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "component YAML file")
@@ -78,14 +79,14 @@ the YAML file; a version never changes once registered.`,
 	return cmd
 }
 
-func newComponentListCommand(g *globals) *cobra.Command {
+func newComponentListCommand(g *cmdutil.Globals) *cobra.Command {
 	var name string
 	var archived bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List component versions, by name, newest first",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListComponents(ctx, ws, name, archived)
 		}),
 	}
@@ -94,14 +95,14 @@ func newComponentListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComponentShowCommand(g *globals) *cobra.Command {
+func newComponentShowCommand(g *cmdutil.Globals) *cobra.Command {
 	var name, version, label string
 	cmd := &cobra.Command{
 		Use:     "show",
 		Short:   "Show a version of a component (--version) or its latest (--label latest)",
 		Example: "  shoal component show --name train --version 3\n  shoal component show --name train --label latest",
 		Args:    cobra.NoArgs,
-		RunE: g.callAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			if version == "" && label == "" {
 				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
 			}
@@ -116,7 +117,7 @@ func newComponentShowCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newComponentArchiveCommand(g *globals, archived bool) *cobra.Command {
+func newComponentArchiveCommand(g *cmdutil.Globals, archived bool) *cobra.Command {
 	var name, version string
 	use, short := "restore", "Restore an archived version, or every version"
 	if archived {
@@ -126,7 +127,7 @@ func newComponentArchiveCommand(g *globals, archived bool) *cobra.Command {
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ArchiveComponent(ctx, ws, name, version, archived)
 		}),
 	}
@@ -157,7 +158,7 @@ func inlinePipelineComponents(ctx context.Context, c *client.Client, ws, base st
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(base, p)
 			}
-			comp, err := readYAMLDocument(p)
+			comp, err := cmdutil.ReadYAMLDocument(p)
 			if err != nil {
 				return fmt.Errorf("jobs.%s.component: %w", name, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 )
 
@@ -92,7 +93,7 @@ jobs:
     inputs:
       model: ${{parent.jobs.train.outputs.model}}
 `)
-	doc, err := readYAMLDocument(filepath.Join(dir, "pipeline.yml"))
+	doc, err := cmdutil.ReadYAMLDocument(filepath.Join(dir, "pipeline.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ jobs:
 	if n != 3 {
 		t.Errorf("%d uploads, want 3 (the component's code, the step's code, the pipeline's input)", n)
 	}
-	raw, err := toJSON(doc)
+	raw, err := cmdutil.ToJSON(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,19 +13,20 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 )
 
 var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
 
-func newEnvironmentCommand(g *globals) *cobra.Command {
+func newEnvironmentCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "environment", Short: "Register job environments: images, Docker build contexts, conda files (az ml environment)"}
 	cmd.AddCommand(newEnvironmentCreateCommand(g), newEnvironmentListCommand(g), newEnvironmentShowCommand(g),
 		newEnvironmentArchiveCommand(g, true), newEnvironmentArchiveCommand(g, false))
 	return cmd
 }
 
-func newEnvironmentCreateCommand(g *globals) *cobra.Command {
+func newEnvironmentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version, image, conda, buildContext, dockerfile, description string
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -42,7 +43,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			doc, base := map[string]any{}, "."
 			if file != "" {
 				var err error
-				if doc, err = readYAMLDocument(file); err != nil {
+				if doc, err = cmdutil.ReadYAMLDocument(file); err != nil {
 					return err
 				}
 				base = filepath.Dir(file)
@@ -73,14 +74,14 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			if s, _ := doc["name"].(string); s == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (in the file or --name)"}
 			}
-			c, ws, err := g.client()
+			c, ws, err := g.Client()
 			if err != nil {
 				return err
 			}
 			if err := prepareEnvironmentFiles(cmd.Context(), c, ws, base, "", doc); err != nil {
 				return err
 			}
-			raw, err := toJSON(doc)
+			raw, err := cmdutil.ToJSON(doc)
 			if err != nil {
 				return err
 			}
@@ -93,7 +94,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			if err != nil {
 				return err
 			}
-			return g.render(out, environmentColumns)
+			return g.Render(out, environmentColumns)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "environment YAML file")
@@ -166,14 +167,14 @@ func prepareEnvironmentFiles(ctx context.Context, c *client.Client, ws, base, pr
 	return nil
 }
 
-func newEnvironmentListCommand(g *globals) *cobra.Command {
+func newEnvironmentListCommand(g *cmdutil.Globals) *cobra.Command {
 	var name string
 	var archived bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List environment versions, by name, newest first",
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ListEnvironments(ctx, ws, name, archived)
 		}),
 	}
@@ -182,14 +183,14 @@ func newEnvironmentListCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newEnvironmentShowCommand(g *globals) *cobra.Command {
+func newEnvironmentShowCommand(g *cmdutil.Globals) *cobra.Command {
 	var name, version, label string
 	cmd := &cobra.Command{
 		Use:     "show",
 		Short:   "Show a version of an environment (--version) or its latest (--label latest)",
 		Example: "  shoal environment show --name train --version 3\n  shoal environment show --name train --label latest",
 		Args:    cobra.NoArgs,
-		RunE: g.callAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			if version == "" && label == "" {
 				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
 			}
@@ -204,7 +205,7 @@ func newEnvironmentShowCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func newEnvironmentArchiveCommand(g *globals, archived bool) *cobra.Command {
+func newEnvironmentArchiveCommand(g *cmdutil.Globals, archived bool) *cobra.Command {
 	var name, version string
 	use, short := "restore", "Restore an archived version, or every version"
 	if archived {
@@ -214,7 +215,7 @@ func newEnvironmentArchiveCommand(g *globals, archived bool) *cobra.Command {
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: g.callAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+		RunE: g.CallAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.ArchiveEnvironment(ctx, ws, name, version, archived)
 		}),
 	}

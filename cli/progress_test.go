@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 )
 
-// fakeClock is a waitClock whose Sleep moves time on at once.
+// fakeClock is a WaitClock whose Sleep moves time on at once.
 type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -85,13 +86,13 @@ func (f *fakeAPI) count(key string) int {
 
 // runCLI runs the CLI against srv with the fake clock; it returns stdout,
 // stderr and the error.
-func runCLI(t *testing.T, srv *httptest.Server, clock waitClock, args ...string) (string, string, error) {
+func runCLI(t *testing.T, srv *httptest.Server, clock cmdutil.WaitClock, args ...string) (string, string, error) {
 	t.Helper()
 	t.Setenv("SHOAL_SERVER", srv.URL)
 	t.Setenv("SHOAL_TOKEN", "")
 	t.Setenv("SHOAL_WORKSPACE", "")
 	var stdout, stderr bytes.Buffer
-	g := &globals{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, clock: clock}
+	g := &cmdutil.Globals{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Clock: clock}
 	root := newRootCommand(g)
 	root.SetArgs(append(args, "--client-config", filepath.Join(t.TempDir(), "none.yaml")))
 	root.SetOut(&stdout)
@@ -244,9 +245,9 @@ func TestComputeDeleteQuietUnderOutputJSON(t *testing.T) {
 // On a terminal the status is one line rewritten in place, the elapsed
 // time moving on between checks, and cleared at the end.
 func TestProgressLiveLine(t *testing.T) {
-	old := isTerminal
-	isTerminal = func(io.Writer) bool { return true }
-	defer func() { isTerminal = old }()
+	old := cmdutil.IsTerminal
+	cmdutil.IsTerminal = func(io.Writer) bool { return true }
+	defer func() { cmdutil.IsTerminal = old }()
 	f, srv := deletingCluster(t, 20*time.Second)
 	_, stderr, err := runCLI(t, srv, f.clock, "compute", "delete", "-n", "c", "--yes")
 	if err != nil {
@@ -267,45 +268,5 @@ func TestProgressLiveLine(t *testing.T) {
 	}
 	if strings.HasSuffix(stderr, "\033[K") {
 		t.Errorf("the live line is left on the screen:\n%q", stderr)
-	}
-}
-
-// A live line longer than the terminal is cut to its width, keeping
-// the elapsed time: a wrapped line would not be rewritten by \r.
-func TestProgressLiveLineFitsTheTerminal(t *testing.T) {
-	var buf bytes.Buffer
-	p := &progress{w: &buf, mode: progressLive, clock: newFakeClock(), what: "Deleting compute c", width: 40}
-	p.began = p.clock.Now()
-	p.Set(strings.Repeat("x", 100))
-	line := strings.TrimSuffix(strings.TrimPrefix(buf.String(), "\r"), "\033[K")
-	if n := len([]rune(line)); n != 39 || !strings.HasSuffix(line, "x… (0s)") {
-		t.Errorf("live line %q is %d columns on a 40-column terminal, want 39 ending with the elapsed time", line, n)
-	}
-}
-
-// A note clears the live line, stays, and the status is drawn again
-// under it; Done clears the line and prints the last state.
-func TestProgressNoteAndDone(t *testing.T) {
-	var buf bytes.Buffer
-	clock := newFakeClock()
-	p := &progress{w: &buf, mode: progressLive, clock: clock, what: "Job j", width: 80, began: clock.Now()}
-	p.Set("Queued: no nodes")
-	p.Note("a note")
-	_ = clock.Sleep(context.Background(), 3*time.Second)
-	p.Done("over")
-	p.Set("Queued: after the end") // ignored: the wait is over
-	want := "\rJob j: Queued: no nodes (0s)\033[K" + "\r\033[Ka note\n" + "\rJob j: Queued: no nodes (0s)\033[K" + "\r\033[KJob j: over (3s)\n"
-	if buf.String() != want {
-		t.Errorf("live output\n%q\nwant\n%q", buf.String(), want)
-	}
-	buf.Reset()
-	p = &progress{w: &buf, mode: progressLines, clock: clock, what: "Job j", began: clock.Now()}
-	p.Set("Queued: no nodes")
-	p.Tick()
-	p.Set("Queued: no nodes")
-	p.Set("Preparing: pulling python:3.12")
-	p.Done("")
-	if want := "Job j: Queued: no nodes (0s)\nJob j: Preparing: pulling python:3.12 (0s)\n"; buf.String() != want {
-		t.Errorf("plain output\n%q\nwant\n%q", buf.String(), want)
 	}
 }

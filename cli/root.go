@@ -1,5 +1,9 @@
 // Package cli is the `shoal` command line, modelled on `az ml`: the same
 // verbs, flags, output formats (--output/-o) and JMESPath --query.
+//
+// This package is the root command and its wiring; each noun's commands
+// are a package below it (cli/compute, cli/job, ...), all sharing
+// cli/cmdutil.
 package cli
 
 import (
@@ -14,39 +18,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/clientconfig"
+	"github.com/shoal-ml/shoal/cli/access"
+	"github.com/shoal-ml/shoal/cli/admin"
+	"github.com/shoal-ml/shoal/cli/agentcmd"
+	"github.com/shoal-ml/shoal/cli/cmdutil"
+	"github.com/shoal-ml/shoal/cli/compute"
+	"github.com/shoal-ml/shoal/cli/job"
+	"github.com/shoal-ml/shoal/cli/registry"
+	"github.com/shoal-ml/shoal/cli/server"
+	"github.com/shoal-ml/shoal/cli/simcmd"
+	"github.com/shoal-ml/shoal/cli/workspace"
 )
 
 // Version is the program version, set at build time with -ldflags.
 var Version = "dev"
-
-// globals are the flags every command takes.
-type globals struct {
-	workspace     string
-	resourceGroup string
-	subscription  string
-	output        string
-	query         string
-	configPath    string
-	stdin         io.Reader
-	stdout        io.Writer
-	stderr        io.Writer
-	// isRoot reports whether this process runs as root; nil asks the
-	// system (tests set it to try both).
-	isRoot func() bool
-	// clock is what waits tell the time and sleep with; nil is the wall
-	// clock (tests set a fake one).
-	clock waitClock
-}
-
-// root reports whether this process runs as root (see isRoot).
-func (g *globals) root() bool {
-	if g.isRoot != nil {
-		return g.isRoot()
-	}
-	return os.Geteuid() == 0
-}
 
 // Execute runs the CLI with os.Args and returns the process exit code.
 func Execute(ctx context.Context) int {
@@ -56,7 +41,7 @@ func Execute(ctx context.Context) int {
 // Run runs the CLI with args and the given streams; it returns the exit
 // code. Errors are printed to stderr as "ERROR: <message>", as az does.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	g := &cmdutil.Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	root := newRootCommand(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -64,7 +49,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		// Messages quote what users wrote (names, paths): escaped.
-		fmt.Fprintln(stderr, "ERROR: "+escapeControls(errorText(err), true))
+		fmt.Fprintln(stderr, "ERROR: "+cmdutil.EscapeControls(errorText(err), true))
 		return 1
 	}
 	return 0
@@ -78,7 +63,7 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-func newRootCommand(g *globals) *cobra.Command {
+func newRootCommand(g *cmdutil.Globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "shoal",
 		Short:         "Self-hosted managed ML compute: compute clusters, instances and jobs, the az ml way",
@@ -88,12 +73,12 @@ func newRootCommand(g *globals) *cobra.Command {
 		Version:       Version,
 	}
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.workspace, "workspace", "w", "", "workspace name (also --workspace-name; default: the client config's, else \"default\"; env SHOAL_WORKSPACE)")
-	pf.StringVarP(&g.resourceGroup, "resource-group", "g", "", "accepted for az compatibility; Shoal has no resource groups")
-	pf.StringVar(&g.subscription, "subscription", "", "accepted for az compatibility; Shoal has no subscriptions")
-	pf.StringVarP(&g.output, "output", "o", "json", "output format: "+strings.Join(OutputFormats, ", "))
-	pf.StringVar(&g.query, "query", "", "JMESPath query applied to the output, e.g. \"[].name\"")
-	pf.StringVar(&g.configPath, "client-config", "", "client config file (default ~/.config/shoal/config.yaml)")
+	pf.StringVarP(&g.Workspace, "workspace", "w", "", "workspace name (also --workspace-name; default: the client config's, else \"default\"; env SHOAL_WORKSPACE)")
+	pf.StringVarP(&g.ResourceGroup, "resource-group", "g", "", "accepted for az compatibility; Shoal has no resource groups")
+	pf.StringVar(&g.Subscription, "subscription", "", "accepted for az compatibility; Shoal has no subscriptions")
+	pf.StringVarP(&g.Output, "output", "o", "json", "output format: "+strings.Join(cmdutil.OutputFormats, ", "))
+	pf.StringVar(&g.Query, "query", "", "JMESPath query applied to the output, e.g. \"[].name\"")
+	pf.StringVar(&g.ConfigPath, "client-config", "", "client config file (default ~/.config/shoal/config.yaml)")
 	_ = pf.MarkHidden("subscription")
 	root.SetGlobalNormalizationFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "workspace-name" {
@@ -101,77 +86,23 @@ func newRootCommand(g *globals) *cobra.Command {
 		}
 		return pflag.NormalizedName(name)
 	})
-	root.AddCommand(newServerCommand(g), newAgentCommand(g), newComputeCommand(g), newJobCommand(g), newEnvironmentCommand(g), newComponentCommand(g), newRegistryCommand(g), newWorkspaceCommand(g), newLocationCommand(g), newAdminCommand(g),
-		newUserCommand(g), newTokenCommand(g), newLoginCommand(g), newRoleCommand(g), newIdentityCommand(g), newSPCommand(g), newQuotaCommand(g), newSimCommand(g), newCostCommand(g), newBudgetCommand(g), newAuditCommand(g),
+	// Each noun's commands live in a package of their own (cli/compute,
+	// cli/job, ...), sharing cli/cmdutil; environment and component, and
+	// the local-file upload that jobs share with them, are still here.
+	jobFiles := job.LocalFiles{Command: uploadJobFiles, Pipeline: inlinePipelineComponents}
+	root.AddCommand(server.NewCommand(g), agentcmd.NewCommand(g), compute.NewCommand(g), job.NewCommand(g, jobFiles), newEnvironmentCommand(g), newComponentCommand(g), registry.NewCommand(g), workspace.NewCommand(g), compute.NewLocationCommand(g), admin.NewCommand(g),
+		access.NewUserCommand(g), access.NewTokenCommand(g), access.NewLoginCommand(g), access.NewRoleCommand(g), access.NewIdentityCommand(g), access.NewSPCommand(g), workspace.NewQuotaCommand(g), simcmd.NewCommand(g), workspace.NewCostCommand(g), workspace.NewBudgetCommand(g), access.NewAuditCommand(g),
 		newVersionCommand(g))
 	return root
 }
 
-// client returns an API client and the workspace to act in, from flags,
-// environment and the client config.
-func (g *globals) client() (*client.Client, string, error) {
-	path := g.configPath
-	if path == "" {
-		var err error
-		if path, err = clientconfig.DefaultPath(); err != nil {
-			return nil, "", err
-		}
-	}
-	cfg, err := clientconfig.Load(path)
-	if err != nil {
-		return nil, "", err
-	}
-	cfg.ApplyEnv()
-	if cfg.Server == "" {
-		return nil, "", fmt.Errorf("no Shoal server is configured: start one with `shoal server` (it writes %s), or set SHOAL_SERVER and SHOAL_TOKEN", path)
-	}
-	ws := g.workspace
-	if ws == "" {
-		ws = cfg.Workspace
-	}
-	if ws == "" {
-		ws = shoal.DefaultWorkspace
-	}
-	c := client.NewClient(cfg.Server, cfg.Token)
-	if err := c.TrustCA([]byte(cfg.CACert)); err != nil {
-		return nil, "", fmt.Errorf("%s: ca_cert: %w", path, err)
-	}
-	return c, ws, nil
-}
-
-// render prints v in the chosen output format.
-// A --query result has its own shape, so the default columns apply only
-// without one.
-func (g *globals) render(v any, columns []string) error {
-	if g.query != "" {
-		columns = nil
-	}
-	return Render(g.stdout, v, g.output, g.query, columns)
-}
-
-func newVersionCommand(g *globals) *cobra.Command {
+func newVersionCommand(g *cmdutil.Globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of shoal",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.render(map[string]string{"shoal": Version}, nil)
+			return g.Render(map[string]string{"shoal": Version}, nil)
 		},
-	}
-}
-
-// callAndRender returns a command body that calls the server with the
-// configured client and workspace and prints what the call returns.
-func (g *globals) callAndRender(columns []string, call func(ctx context.Context, c *client.Client, ws string) (any, error)) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		c, ws, err := g.client()
-		if err != nil {
-			return err
-		}
-		v, err := call(cmd.Context(), c, ws)
-		if err != nil {
-			return err
-		}
-		return g.render(v, columns)
 	}
 }

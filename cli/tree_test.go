@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-ml/shoal/cli/cmdutil"
 )
 
 // Every command's flags merge with the persistent ones without a clash
@@ -12,7 +14,7 @@ import (
 // every command has help text.
 func TestCommandTree(t *testing.T) {
 	var out bytes.Buffer
-	g := &globals{stdout: &out, stderr: &out}
+	g := &cmdutil.Globals{Stdout: &out, Stderr: &out}
 	root := newRootCommand(g)
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {
