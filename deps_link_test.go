@@ -17,7 +17,7 @@ const module = "github.com/shoal-ml/shoal"
 var serverPackages = []string{
 	"access", "api", "app", "arm", "autoscaler", "cli", "cmd", "components", "computes", "config", "control", "cost", "environments", "filestore", "leader",
 	"metrics", "oidcauth", "postgres", "provider", "quota", "registries", "scheduler", "service", "sim",
-	"sqlite", "sqlstore", "storetest", "studio", "tracking",
+	"sqlite", "sqlstore", "storetest", "studio", "tracking", "versioned",
 }
 
 // TestAgentLinksNoServerPackage: the node agent runs on machines that are
@@ -64,14 +64,15 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 
 // TestRequestServicesLinkNoServiceOrStore: the request services per
 // resource (access/, computes/, quota/, cost/, environments/,
-// components/) reach the store through
+// components/, and versioned/, which the last two instantiate) reach the
+// store through
 // shoal.Store and one another through interfaces they declare, so service
 // links them and never the reverse, and a request room stays testable
 // over any store without the rest of the server.
 func TestRequestServicesLinkNoServiceOrStore(t *testing.T) {
 	g := importGraph(t)
 	var roots []string
-	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "registries/...", "tracking/..."} {
+	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "versioned/...", "registries/...", "tracking/..."} {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{

@@ -237,7 +237,7 @@ func ToEnvironmentContainer(scope Scope, versions []*shoal.Environment) (*Enviro
 		SystemData: &SystemData{CreatedAt: first.CreatedOn.UTC(), CreatedBy: first.CreatedBy},
 		Properties: &EnvironmentContainerProperties{
 			Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
-			LatestVersion: latest.Version, NextVersion: shoal.NextEnvironmentVersion(versions), ProvisioningState: "Succeeded",
+			LatestVersion: latest.Version, NextVersion: shoal.NextAssetVersion(versions), ProvisioningState: "Succeeded",
 		},
 	}, nil
 }

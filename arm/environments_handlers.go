@@ -37,7 +37,7 @@ func (h Handlers) ListEnvironmentContainers(w http.ResponseWriter, r *http.Reque
 	}
 	// Every version, archived too: a container is archived only when all
 	// its versions are.
-	all, err := h.Envs.ListEnvironments(r.Context(), shoal.EnvironmentFilter{Workspace: r.PathValue("ws"), Archived: true})
+	all, err := h.Envs.List(r.Context(), shoal.AssetFilter{Workspace: r.PathValue("ws"), Archived: true})
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -71,7 +71,7 @@ func (h Handlers) ListEnvironmentContainers(w http.ResponseWriter, r *http.Reque
 // path, archived ones included; ENOTFOUND when it has none.
 func (h Handlers) containerVersions(r *http.Request) ([]*shoal.Environment, error) {
 	ws, name := r.PathValue("ws"), r.PathValue("name")
-	list, err := h.Envs.ListEnvironments(r.Context(), shoal.EnvironmentFilter{Workspace: ws, Name: name, Archived: true})
+	list, err := h.Envs.List(r.Context(), shoal.AssetFilter{Workspace: ws, Name: name, Archived: true})
 	if err == nil && len(list) == 0 {
 		err = shoal.Errorf(shoal.ENOTFOUND, "environment %q not found in workspace %q", name, ws)
 	}
@@ -117,7 +117,7 @@ func (h Handlers) PutEnvironmentContainer(w http.ResponseWriter, r *http.Request
 		return
 	}
 	if c, _ := ToEnvironmentContainer(scopeOf(r), list); archived != nil && *archived != *c.Properties.IsArchived {
-		if list, err = h.Envs.ArchiveEnvironment(r.Context(), r.PathValue("ws"), r.PathValue("name"), "", *archived); err != nil {
+		if list, err = h.Envs.Archive(r.Context(), r.PathValue("ws"), r.PathValue("name"), "", *archived); err != nil {
 			WriteError(w, err)
 			return
 		}
@@ -145,7 +145,7 @@ func errNoDelete(r *http.Request) error {
 func (h Handlers) DeleteEnvironment(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if v := r.PathValue("version"); v != "" {
-		_, err = h.Envs.GetEnvironment(r.Context(), r.PathValue("ws"), r.PathValue("name"), v, "")
+		_, err = h.Envs.Get(r.Context(), r.PathValue("ws"), r.PathValue("name"), v, "")
 	} else {
 		_, err = h.containerVersions(r)
 	}
@@ -191,7 +191,7 @@ func (h Handlers) ListEnvironmentVersions(w http.ResponseWriter, r *http.Request
 		}
 		size = min(size, top)
 	}
-	list, err := h.Envs.ListEnvironments(r.Context(), shoal.EnvironmentFilter{Workspace: r.PathValue("ws"), Name: r.PathValue("name"), Archived: archivedToo})
+	list, err := h.Envs.List(r.Context(), shoal.AssetFilter{Workspace: r.PathValue("ws"), Name: r.PathValue("name"), Archived: archivedToo})
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -227,7 +227,7 @@ func (h Handlers) ListEnvironmentVersions(w http.ResponseWriter, r *http.Request
 
 // GetEnvironmentVersion is GET …/environments/{name}/versions/{version}.
 func (h Handlers) GetEnvironmentVersion(w http.ResponseWriter, r *http.Request) {
-	e, err := h.Envs.GetEnvironment(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.PathValue("version"), "")
+	e, err := h.Envs.Get(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.PathValue("version"), "")
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -252,13 +252,13 @@ func (h Handlers) PutEnvironmentVersion(w http.ResponseWriter, r *http.Request) 
 		WriteError(w, err)
 		return
 	}
-	out, created, err := h.Envs.CreateEnvironment(r.Context(), e)
+	out, created, err := h.Envs.Create(r.Context(), e)
 	if err != nil {
 		WriteError(w, armEnvironmentError(err, name, version))
 		return
 	}
 	if archived != nil && *archived != out.Archived {
-		list, err := h.Envs.ArchiveEnvironment(r.Context(), ws, out.Name, out.Version, *archived)
+		list, err := h.Envs.Archive(r.Context(), ws, out.Name, out.Version, *archived)
 		if err != nil {
 			WriteError(w, err)
 			return
