@@ -10,6 +10,32 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
+// The kinds of versioned assets the CLI registers.
+
+var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
+
+// environmentVerbs are the shared verbs over environments.
+var environmentVerbs = assetVerbs[shoal.Environment]{
+	noun: "environment", a: "an environment", runners: "jobs", columns: environmentColumns,
+	list: (*client.Client).ListEnvironments, get: (*client.Client).GetEnvironment, archive: (*client.Client).ArchiveEnvironment,
+}
+
+func newEnvironmentCommand(g *globals) *cobra.Command {
+	return environmentVerbs.command(g, "Register job environments: images, Docker build contexts, conda files (az ml environment)", newEnvironmentCreateCommand(g))
+}
+
+var componentColumns = []string{"name", "version", "display_name", "type", "archived", "created_on", "created_by"}
+
+// componentVerbs are the shared verbs over components.
+var componentVerbs = assetVerbs[shoal.Component]{
+	noun: "component", a: "a component", runners: "pipelines", columns: componentColumns,
+	list: (*client.Client).ListComponents, get: (*client.Client).GetComponent, archive: (*client.Client).ArchiveComponent,
+}
+
+func newComponentCommand(g *globals) *cobra.Command {
+	return componentVerbs.command(g, "Register command components that pipeline steps run (az ml component)", newComponentCreateCommand(g))
+}
+
 // assetVerbs is what the verbs shared by every kind of versioned asset
 // (`list`, `show`, `archive`, `restore`) need of a kind; `create` reads
 // each kind's own document and flags, and is the kind's.

@@ -12,18 +12,6 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
-var componentColumns = []string{"name", "version", "display_name", "type", "archived", "created_on", "created_by"}
-
-// componentVerbs are the shared verbs over components.
-var componentVerbs = assetVerbs[shoal.Component]{
-	noun: "component", a: "a component", runners: "pipelines", columns: componentColumns,
-	list: (*client.Client).ListComponents, get: (*client.Client).GetComponent, archive: (*client.Client).ArchiveComponent,
-}
-
-func newComponentCommand(g *globals) *cobra.Command {
-	return componentVerbs.command(g, "Register command components that pipeline steps run (az ml component)", newComponentCreateCommand(g))
-}
-
 func newComponentCreateCommand(g *globals) *cobra.Command {
 	var file, name, version string
 	cmd := &cobra.Command{

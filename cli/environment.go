@@ -16,18 +16,6 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
-var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
-
-// environmentVerbs are the shared verbs over environments.
-var environmentVerbs = assetVerbs[shoal.Environment]{
-	noun: "environment", a: "an environment", runners: "jobs", columns: environmentColumns,
-	list: (*client.Client).ListEnvironments, get: (*client.Client).GetEnvironment, archive: (*client.Client).ArchiveEnvironment,
-}
-
-func newEnvironmentCommand(g *globals) *cobra.Command {
-	return environmentVerbs.command(g, "Register job environments: images, Docker build contexts, conda files (az ml environment)", newEnvironmentCreateCommand(g))
-}
-
 func newEnvironmentCreateCommand(g *globals) *cobra.Command {
 	var file, name, version, image, conda, buildContext, dockerfile, description string
 	cmd := &cobra.Command{

@@ -9,7 +9,6 @@ package components
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -18,20 +17,9 @@ import (
 	"github.com/shoal-ml/shoal/versioned"
 )
 
-// Artifacts is what the service reads of the file store: the uploaded
-// code folders and build contexts components name.
-type Artifacts interface {
-	HasArtifact(workspace, id string) bool
-	OpenArtifact(workspace, id string) (io.ReadCloser, error)
-}
-
-// Config configures a Service.
-type Config struct {
-	Store shoal.Store
-	// Artifacts holds uploaded code; nil refuses components with code or
-	// an inline build environment.
-	Artifacts Artifacts
-}
+// Config configures a Service: the store, and the file store holding the
+// code and build contexts components name.
+type Config = versioned.Stores
 
 // Service registers command components in a workspace: the shared
 // versioned service, over components.
@@ -52,7 +40,7 @@ func New(cfg Config) *Service {
 // checkArtifacts refuses code or a build context that was never uploaded
 // to the workspace, so that a pipeline cannot fail later for a missing
 // upload.
-func checkArtifacts(files Artifacts, c *shoal.Component) error {
+func checkArtifacts(files versioned.Artifacts, c *shoal.Component) error {
 	env, _ := c.Environment.(map[string]any)
 	build, _ := env["build"].(map[string]any)
 	if c.Code == "" && build == nil {

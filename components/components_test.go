@@ -15,14 +15,8 @@ import (
 
 func newService(t *testing.T) (*components.Service, *filestore.Store, context.Context) {
 	t.Helper()
-	db, _ := teststore.Open(t)
-	files, err := filestore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { files.Close() })
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "user:alice", Name: "alice"})
-	return components.New(components.Config{Store: db, Artifacts: files}), files, ctx
+	stores, files, ctx := teststore.Assets(t)
+	return components.New(stores), files, ctx
 }
 
 func component(t *testing.T, doc string) *shoal.Component {

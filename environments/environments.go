@@ -18,18 +18,11 @@ import (
 
 // Artifacts is what the service reads of the file store: the uploaded
 // build contexts.
-type Artifacts interface {
-	HasArtifact(workspace, id string) bool
-	OpenArtifact(workspace, id string) (io.ReadCloser, error)
-}
+type Artifacts = versioned.Artifacts
 
-// Config configures a Service.
-type Config struct {
-	Store shoal.Store
-	// Artifacts holds uploaded build contexts; nil refuses build
-	// environments.
-	Artifacts Artifacts
-}
+// Config configures a Service: the store, and the file store holding the
+// build contexts.
+type Config = versioned.Stores
 
 // Service registers environments in a workspace: the shared versioned
 // service, over environments.

@@ -17,14 +17,8 @@ import (
 
 func newService(t *testing.T) (*environments.Service, *filestore.Store, context.Context) {
 	t.Helper()
-	db, _ := teststore.Open(t)
-	files, err := filestore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { files.Close() })
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "user:alice", Name: "alice"})
-	return environments.New(environments.Config{Store: db, Artifacts: files}), files, ctx
+	stores, files, ctx := teststore.Assets(t)
+	return environments.New(stores), files, ctx
 }
 
 func wantErr(t *testing.T, what string, err error, code, field string) {

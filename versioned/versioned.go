@@ -11,11 +11,28 @@ package versioned
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
 )
+
+// Artifacts is what a kind's checks read of the file store: the uploaded
+// code folders and build contexts its versions name.
+type Artifacts interface {
+	HasArtifact(workspace, id string) bool
+	OpenArtifact(workspace, id string) (io.ReadCloser, error)
+}
+
+// Stores are what a kind's service is built over (environments.New,
+// components.New): the store and the file store.
+type Stores struct {
+	Store shoal.Store
+	// Artifacts holds uploaded code and build contexts; nil refuses
+	// versions that name one.
+	Artifacts Artifacts
+}
 
 // Kind is what one kind of asset adds to the shared rules.
 type Kind[T shoal.Asset] struct {
