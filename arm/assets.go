@@ -37,6 +37,33 @@ type assetARM[T shoal.Asset] struct {
 	versionError func(err error, name, version string) error
 }
 
+// AssetRoutes are the handlers of one kind's ARM routes, for the route
+// table (package api) to put under …/{collection}.
+type AssetRoutes struct {
+	// ListContainers is GET …/{collection}.
+	ListContainers http.HandlerFunc
+	// GetContainer is GET …/{collection}/{name}.
+	GetContainer http.HandlerFunc
+	// PutContainer is PUT …/{collection}/{name}.
+	PutContainer http.HandlerFunc
+	// Delete is DELETE …/{collection}/{name} and of a version: refused.
+	Delete http.HandlerFunc
+	// ListVersions is GET …/{collection}/{name}/versions.
+	ListVersions http.HandlerFunc
+	// GetVersion is GET …/{collection}/{name}/versions/{version}.
+	GetVersion http.HandlerFunc
+	// PutVersion is PUT …/{collection}/{name}/versions/{version}.
+	PutVersion http.HandlerFunc
+}
+
+// routes returns the kind's handlers.
+func (h assetARM[T]) routes() AssetRoutes {
+	return AssetRoutes{
+		ListContainers: h.listContainers, GetContainer: h.getContainer, PutContainer: h.putContainer, Delete: h.delete,
+		ListVersions: h.listVersions, GetVersion: h.getVersion, PutVersion: h.putVersion,
+	}
+}
+
 // toContainer is an asset as Azure shows its container, from all its
 // versions (archived ones included, in the store's order: the newest
 // first): archived when every version is, latestVersion the newest not

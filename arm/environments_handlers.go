@@ -23,8 +23,8 @@ func listView(r *http.Request) (includeArchived bool, show func(archived bool) b
 	}
 }
 
-// environments are the ARM routes of registered environments.
-func (h Handlers) environments() assetARM[*shoal.Environment] {
+// Environments are the ARM routes of registered environments.
+func (h Handlers) Environments() AssetRoutes {
 	return assetARM[*shoal.Environment]{
 		svc: h.Envs, publicURL: func() string { return h.Svc.PublicURL() },
 		noun: "environment", a: "an environment", collection: "environments", containerType: EnvironmentContainerType,
@@ -32,46 +32,7 @@ func (h Handlers) environments() assetARM[*shoal.Environment] {
 		toVersion:         func(scope Scope, e *shoal.Environment) any { return ToEnvironmentVersion(scope, e) },
 		fromVersion:       FromEnvironmentVersion,
 		versionError:      armEnvironmentError,
-	}
-}
-
-// ListEnvironmentContainers is GET …/environments: a container per
-// registered name, by name, in pages with a nextLink.
-func (h Handlers) ListEnvironmentContainers(w http.ResponseWriter, r *http.Request) {
-	h.environments().listContainers(w, r)
-}
-
-// GetEnvironmentContainer is GET …/environments/{name}.
-func (h Handlers) GetEnvironmentContainer(w http.ResponseWriter, r *http.Request) {
-	h.environments().getContainer(w, r)
-}
-
-// PutEnvironmentContainer is PUT …/environments/{name}: it archives or
-// restores every version (properties.isArchived).
-func (h Handlers) PutEnvironmentContainer(w http.ResponseWriter, r *http.Request) {
-	h.environments().putContainer(w, r)
-}
-
-// DeleteEnvironment is DELETE …/environments/{name} and
-// …/environments/{name}/versions/{version}: refused, environments are
-// archived instead.
-func (h Handlers) DeleteEnvironment(w http.ResponseWriter, r *http.Request) {
-	h.environments().delete(w, r)
-}
-
-// ListEnvironmentVersions is GET …/environments/{name}/versions.
-func (h Handlers) ListEnvironmentVersions(w http.ResponseWriter, r *http.Request) {
-	h.environments().listVersions(w, r)
-}
-
-// GetEnvironmentVersion is GET …/environments/{name}/versions/{version}.
-func (h Handlers) GetEnvironmentVersion(w http.ResponseWriter, r *http.Request) {
-	h.environments().getVersion(w, r)
-}
-
-// PutEnvironmentVersion is PUT …/environments/{name}/versions/{version}.
-func (h Handlers) PutEnvironmentVersion(w http.ResponseWriter, r *http.Request) {
-	h.environments().putVersion(w, r)
+	}.routes()
 }
 
 // orderBy reads $orderBy of a version list: CreatedAtDesc (the default,
