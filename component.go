@@ -1,7 +1,6 @@
 package shoal
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -354,46 +353,4 @@ func ExpandComponentCommand(command string, provided map[string]bool, inputs, ou
 		return out, nil
 	}
 	return ExpandCommand(out, inputs, outputs)
-}
-
-// NextComponentVersion is the version a new version of a component gets
-// when none is given: one more than the largest integer version among
-// versions (archived ones included: a number is never reused), 1 for a
-// new name.
-func NextComponentVersion(versions []*Component) string {
-	next := int64(1)
-	for _, c := range versions {
-		if n, err := strconv.ParseInt(c.Version, 10, 64); err == nil && n >= next {
-			next = n + 1
-		}
-	}
-	return strconv.FormatInt(next, 10)
-}
-
-// ComponentFilter selects component versions.
-type ComponentFilter struct {
-	Workspace string
-	// Name, when set, lists that component's versions; otherwise every
-	// component's.
-	Name string
-	// Archived includes archived versions.
-	Archived bool
-}
-
-// ComponentService registers command components. Methods return
-// EINVALID, ENOTFOUND (workspace, component or version) and ECONFLICT (a
-// version that exists with another definition).
-type ComponentService interface {
-	// CreateComponent creates a version (the next one when Version is
-	// empty) and reports whether it was created; the same definition
-	// again returns the existing version.
-	CreateComponent(ctx context.Context, c *Component) (*Component, bool, error)
-	// ListComponents returns versions, by name, newest version first.
-	ListComponents(ctx context.Context, f ComponentFilter) ([]*Component, error)
-	// GetComponent returns a version; label "latest" (with version "")
-	// returns the newest version that is not archived.
-	GetComponent(ctx context.Context, workspace, name, version, label string) (*Component, error)
-	// ArchiveComponent archives (or restores, archived false) one
-	// version, or every version when version is "".
-	ArchiveComponent(ctx context.Context, workspace, name, version string, archived bool) ([]*Component, error)
 }

@@ -153,12 +153,3 @@ func TestExpandComponentCommand(t *testing.T) {
 		t.Errorf("expanded = %q, %v", got, err)
 	}
 }
-
-func TestNextComponentVersion(t *testing.T) {
-	if got := shoal.NextComponentVersion(nil); got != "1" {
-		t.Errorf("first = %s", got)
-	}
-	if got := shoal.NextComponentVersion([]*shoal.Component{{Version: "3"}, {Version: "beta"}, {Version: "10"}}); got != "11" {
-		t.Errorf("next = %s, want 11", got)
-	}
-}

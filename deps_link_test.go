@@ -17,7 +17,7 @@ const module = "github.com/shoal-ml/shoal"
 var serverPackages = []string{
 	"access", "api", "app", "arm", "autoscaler", "cli", "cmd", "components", "computes", "config", "control", "cost", "environments", "filestore", "leader",
 	"metrics", "oidcauth", "postgres", "provider", "quota", "registries", "scheduler", "service", "sim",
-	"sqlite", "sqlstore", "storetest", "studio", "tracking",
+	"sqlite", "sqlstore", "storetest", "studio", "tracking", "versioned",
 }
 
 // TestAgentLinksNoServerPackage: the node agent runs on machines that are
@@ -58,7 +58,7 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 	}
 	forbidLinks(t, g, roots, []string{
 		"api", "app", "arm", "control", "cost", "filestore", "leader", "postgres", "provider", "quota", "service",
-		"sim", "sqlite", "sqlstore", "storetest", "studio", "tracking",
+		"sim", "sqlite", "sqlstore", "storetest", "studio", "tracking", "versioned",
 	})
 }
 
@@ -75,12 +75,12 @@ func TestPureCoresImportNoStoreProviderOrService(t *testing.T) {
 func TestRequestServicesLinkNoServiceOrStore(t *testing.T) {
 	g := importGraph(t)
 	var roots []string
-	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "registries/...", "tracking/...", "service/agentapi/...", "service/storage/...", "service/workspaces/..."} {
+	for _, p := range []string{"access/...", "computes/...", "quota/...", "cost/...", "environments/...", "components/...", "registries/...", "tracking/...", "service/agentapi/...", "service/storage/...", "service/workspaces/...", "versioned/..."} {
 		roots = append(roots, g.match(p)...)
 	}
 	forbidLinks(t, g, roots, []string{
 		"api", "app", "arm", "control", "filestore", "leader", "postgres", "provider", "service",
-		"sim", "sqlite", "sqlstore", "storetest", "studio", "tracking",
+		"sim", "sqlite", "sqlstore", "storetest", "studio", "tracking", "versioned",
 	})
 }
 

@@ -1,10 +1,8 @@
 package shoal
 
 import (
-	"context"
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -200,47 +198,4 @@ func ValidateDockerfilePath(field, p string) error {
 		return FieldErrorf(field, "%q must be a file inside the build context (a relative path such as Dockerfile or docker/train.Dockerfile)", jobShort(p))
 	}
 	return nil
-}
-
-// NextEnvironmentVersion is the version a new version of an environment
-// gets when none is given, as Azure gives it: one more than the largest
-// integer version among versions (archived ones included: a number is
-// never reused), 1 for a new name. The environments service creates with
-// it and the ARM facade shows it as a container's nextVersion.
-func NextEnvironmentVersion(versions []*Environment) string {
-	next := int64(1)
-	for _, e := range versions {
-		if n, err := strconv.ParseInt(e.Version, 10, 64); err == nil && n >= next {
-			next = n + 1
-		}
-	}
-	return strconv.FormatInt(next, 10)
-}
-
-// EnvironmentFilter selects environment versions.
-type EnvironmentFilter struct {
-	Workspace string
-	// Name, when set, lists that environment's versions; otherwise every
-	// environment's.
-	Name string
-	// Archived includes archived versions.
-	Archived bool
-}
-
-// EnvironmentService registers environments. Methods return EINVALID,
-// ENOTFOUND (workspace, environment or version) and ECONFLICT (a version
-// that exists with another definition).
-type EnvironmentService interface {
-	// CreateEnvironment creates a version (the next one when Version is
-	// empty) and reports whether it was created; the same definition
-	// again returns the existing version.
-	CreateEnvironment(ctx context.Context, e *Environment) (*Environment, bool, error)
-	// ListEnvironments returns versions, by name, newest version first.
-	ListEnvironments(ctx context.Context, f EnvironmentFilter) ([]*Environment, error)
-	// GetEnvironment returns a version; label "latest" (with version "")
-	// returns the newest version that is not archived.
-	GetEnvironment(ctx context.Context, workspace, name, version, label string) (*Environment, error)
-	// ArchiveEnvironment archives (or restores, archived false) one
-	// version, or every version when version is "".
-	ArchiveEnvironment(ctx context.Context, workspace, name, version string, archived bool) ([]*Environment, error)
 }

@@ -218,9 +218,9 @@ func resolveEnvironmentRef(tx Tx, workspace string, r EnvironmentRef, curated Cu
 		err error
 	)
 	if r.Label == LabelLatest {
-		reg, err = tx.LatestEnvironment(workspace, r.Name)
+		reg, err = LatestAssetVersion[*Environment](tx, workspace, r.Name)
 	} else {
-		reg, err = tx.GetEnvironment(workspace, r.Name, r.Version)
+		reg, err = GetAssetVersion[*Environment](tx, workspace, r.Name, r.Version)
 	}
 	if ErrorCode(err) == ENOTFOUND {
 		what := fmt.Sprintf("has no version %q", r.Version)

@@ -444,7 +444,7 @@ type fakeTx struct {
 	comps []*shoal.Component
 }
 
-func (f *fakeTx) GetComponent(ws, name, version string) (*shoal.Component, error) {
+func (f *fakeTx) GetAsset(kind shoal.AssetKind, ws, name, version string) (shoal.Asset, error) {
 	for _, c := range f.comps {
 		if c.Name == name && c.Version == version {
 			return c, nil
@@ -453,7 +453,7 @@ func (f *fakeTx) GetComponent(ws, name, version string) (*shoal.Component, error
 	return nil, shoal.Errorf(shoal.ENOTFOUND, "component %s has no version %q", name, version)
 }
 
-func (f *fakeTx) LatestComponent(ws, name string) (*shoal.Component, error) {
+func (f *fakeTx) LatestAsset(kind shoal.AssetKind, ws, name string) (shoal.Asset, error) {
 	for i := len(f.comps) - 1; i >= 0; i-- {
 		if c := f.comps[i]; c.Name == name && !c.Archived {
 			return c, nil

@@ -428,9 +428,9 @@ func ResolvePipelineComponents(tx Tx, workspace string, spec *PipelineSpec) erro
 		}
 		var c *Component
 		if ref.Label != "" {
-			c, err = tx.LatestComponent(workspace, ref.Name)
+			c, err = LatestAssetVersion[*Component](tx, workspace, ref.Name)
 		} else {
-			c, err = tx.GetComponent(workspace, ref.Name, ref.Version)
+			c, err = GetAssetVersion[*Component](tx, workspace, ref.Name, ref.Version)
 		}
 		if ErrorCode(err) == ENOTFOUND {
 			return FieldErrorf(field, "%s names no component of workspace %s (%s); register it with shoal component create -f FILE, or list them with shoal component list", step.ComponentRef, workspace, ErrorMessage(err))

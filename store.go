@@ -270,43 +270,24 @@ type Tx interface {
 	// PutWorkspaceLimits replaces a workspace's limits.
 	PutWorkspaceLimits(workspace string, l WorkspaceLimits) error
 
-	// InsertEnvironment adds a registered environment's version; a zero
-	// CreatedOn takes the transaction time. Returns ECONFLICT when the
-	// workspace has that version of that name (compared
-	// case-insensitively).
-	InsertEnvironment(e *Environment) error
-	// GetEnvironment returns one version of an environment, archived or
-	// not. Returns ENOTFOUND.
-	GetEnvironment(workspace, name, version string) (*Environment, error)
-	// LatestEnvironment returns the version of an environment created
-	// last that is not archived. Returns ENOTFOUND.
-	LatestEnvironment(workspace, name string) (*Environment, error)
-	// ListEnvironments returns the versions filter selects, ordered by
-	// name and, within a name, newest (created last) first.
-	ListEnvironments(filter EnvironmentFilter) ([]*Environment, error)
-	// SetEnvironmentArchived archives or restores one version of an
-	// environment, or every version when version is "". Returns ENOTFOUND
-	// when no version matches.
-	SetEnvironmentArchived(workspace, name, version string, archived bool) error
-
-	// InsertComponent adds a registered command component's version; a
+	// InsertAsset adds a version of a versioned asset (of a's kind); a
 	// zero CreatedOn takes the transaction time. Returns ECONFLICT when
 	// the workspace has that version of that name (compared
 	// case-insensitively): versions never change.
-	InsertComponent(c *Component) error
-	// GetComponent returns one version of a component, archived or not.
+	InsertAsset(a Asset) error
+	// GetAsset returns one version of a kind's asset, archived or not.
 	// Returns ENOTFOUND.
-	GetComponent(workspace, name, version string) (*Component, error)
-	// LatestComponent returns the version of a component created last
-	// that is not archived. Returns ENOTFOUND.
-	LatestComponent(workspace, name string) (*Component, error)
-	// ListComponents returns the versions filter selects, ordered by name
-	// and, within a name, newest (created last) first.
-	ListComponents(filter ComponentFilter) ([]*Component, error)
-	// SetComponentArchived archives or restores one version of a
-	// component, or every version when version is "". Returns ENOTFOUND
-	// when no version matches.
-	SetComponentArchived(workspace, name, version string, archived bool) error
+	GetAsset(kind AssetKind, workspace, name, version string) (Asset, error)
+	// LatestAsset returns the version of a kind's asset created last that
+	// is not archived. Returns ENOTFOUND.
+	LatestAsset(kind AssetKind, workspace, name string) (Asset, error)
+	// ListAssets returns the versions of a kind that filter selects,
+	// ordered by name and, within a name, newest (created last) first.
+	ListAssets(kind AssetKind, filter AssetFilter) ([]Asset, error)
+	// SetAssetArchived archives or restores one version of a kind's
+	// asset, or every version when version is "". Returns ENOTFOUND when
+	// no version matches.
+	SetAssetArchived(kind AssetKind, workspace, name, version string, archived bool) error
 
 	// PutRegistry adds a workspace's registry login, or replaces the one
 	// of the same server (compared case-insensitively); a zero CreatedOn

@@ -16,6 +16,7 @@ const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningSer
 // and audited as the native routes that do the same.
 func (s *Server) armRoutes() []Route {
 	h := arm.Handlers{Svc: s.svc, Envs: s.envs}
+	envs := h.Environments()
 	c := arm.Checked
 	return []Route{
 		{Pattern: "GET " + armPrefix, Action: shoal.ActWorkspacesRead, handler: c(h.Workspace)},
@@ -33,14 +34,14 @@ func (s *Server) armRoutes() []Route {
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listKeys", Action: shoal.ActComputesWrite, handler: c(h.ListKeys)},
 		// Registered environments: containers and versions, authorized as
 		// the native environment routes.
-		{Pattern: "GET " + armPrefix + "/environments", Action: shoal.ActEnvironmentsRead, handler: c(h.ListEnvironmentContainers)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsRead, handler: c(h.GetEnvironmentContainer)},
-		{Pattern: "PUT " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsWrite, handler: c(h.PutEnvironmentContainer)},
-		{Pattern: "DELETE " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsWrite, handler: c(h.DeleteEnvironment)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}/versions", Action: shoal.ActEnvironmentsRead, handler: c(h.ListEnvironmentVersions)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsRead, handler: c(h.GetEnvironmentVersion)},
-		{Pattern: "PUT " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: c(h.PutEnvironmentVersion)},
-		{Pattern: "DELETE " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: c(h.DeleteEnvironment)},
+		{Pattern: "GET " + armPrefix + "/environments", Action: shoal.ActEnvironmentsRead, handler: c(envs.ListContainers)},
+		{Pattern: "GET " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsRead, handler: c(envs.GetContainer)},
+		{Pattern: "PUT " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.PutContainer)},
+		{Pattern: "DELETE " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.Delete)},
+		{Pattern: "GET " + armPrefix + "/environments/{name}/versions", Action: shoal.ActEnvironmentsRead, handler: c(envs.ListVersions)},
+		{Pattern: "GET " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsRead, handler: c(envs.GetVersion)},
+		{Pattern: "PUT " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.PutVersion)},
+		{Pattern: "DELETE " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.Delete)},
 		// Quotas are per workspace: the services authorize each workspace.
 		{Pattern: "GET " + armLocation + "/quotas", Action: ActionAuthenticated, Audit: shoal.ActQuotasRead, handler: c(h.Quotas)},
 		{Pattern: "POST " + armLocation + "/updateQuotas", Action: ActionAuthenticated, Audit: shoal.ActQuotasWrite, handler: c(h.UpdateQuotas)},

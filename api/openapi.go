@@ -216,6 +216,9 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 // test reads that method's source to compare the query parameters it
 // reads with those the document lists).
 func (r Route) HandlerName() string {
+	if r.name != "" {
+		return r.name
+	}
 	name := runtime.FuncForPC(reflect.ValueOf(r.handler).Pointer()).Name()
 	name = strings.TrimSuffix(name[strings.LastIndex(name, ".")+1:], "-fm")
 	return name

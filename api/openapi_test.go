@@ -134,15 +134,20 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 			}
 			key := fd.Name.Name
 			if fd.Recv != nil {
-				star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
-				if !ok {
+				// *Server's methods, and those of the generic handler sets
+				// (assetHandlers[T], a value receiver).
+				recv := fd.Recv.List[0].Type
+				if star, ok := recv.(*ast.StarExpr); ok {
+					recv = star.X
+				}
+				if ix, ok := recv.(*ast.IndexExpr); ok {
+					recv = ix.X
+				}
+				id, ok := recv.(*ast.Ident)
+				if !ok || (id.Name != "Server" && id.Name != "assetHandlers") {
 					continue
 				}
-				id, ok := star.X.(*ast.Ident)
-				if !ok || id.Name != "Server" {
-					continue
-				}
-				key = "Server." + key
+				key = id.Name + "." + key
 			}
 			funcs[key] = fd
 		}
@@ -207,7 +212,7 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 	out := map[string][]string{}
 	for key := range funcs {
 		name, ok := strings.CutPrefix(key, "Server.")
-		if !ok {
+		if !ok && !strings.HasPrefix(key, "assetHandlers.") {
 			continue
 		}
 		into := map[string]bool{}

@@ -92,6 +92,9 @@ type Route struct {
 	// pseudo-action; default Action.
 	Audit   string
 	handler http.HandlerFunc
+	// name is the handler's name (HandlerName) when the function cannot
+	// tell it: a generic handler set's method values are closures.
+	name string
 }
 
 // Pseudo-actions for routes that are not one workspace action.
@@ -109,7 +112,7 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
-	return append(append(append(s.baseRoutes(), s.instanceRoutes()...), s.armRoutes()...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...)
+	return append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), s.armRoutes()...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...)
 }
 
 func (s *Server) baseRoutes() []Route {
@@ -152,20 +155,6 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", Action: shoal.ActJobsRead, handler: s.handleJobLogs},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", Action: shoal.ActJobsRead, handler: s.handleJobOutputs},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/metrics", Action: shoal.ActJobsRead, handler: s.handleJobMetrics},
-		{Pattern: "POST /api/v1/workspaces/{ws}/environments", Action: shoal.ActEnvironmentsWrite, handler: s.handleCreateEnvironment},
-		{Pattern: "GET /api/v1/workspaces/{ws}/environments", Action: shoal.ActEnvironmentsRead, handler: s.handleListEnvironments},
-		{Pattern: "PUT /api/v1/workspaces/{ws}/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: s.handleCreateEnvironment},
-		{Pattern: "GET /api/v1/workspaces/{ws}/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsRead, handler: s.handleGetEnvironment},
-		{Pattern: "GET /api/v1/workspaces/{ws}/environments/{name}/labels/{label}", Action: shoal.ActEnvironmentsRead, handler: s.handleGetEnvironment},
-		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/archive", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
-		{Pattern: "POST /api/v1/workspaces/{ws}/environments/{name}/restore", Action: shoal.ActEnvironmentsWrite, handler: s.handleArchiveEnvironment},
-		{Pattern: "POST /api/v1/workspaces/{ws}/components", Action: shoal.ActComponentsWrite, handler: s.handleCreateComponent},
-		{Pattern: "GET /api/v1/workspaces/{ws}/components", Action: shoal.ActComponentsRead, handler: s.handleListComponents},
-		{Pattern: "PUT /api/v1/workspaces/{ws}/components/{name}/versions/{version}", Action: shoal.ActComponentsWrite, handler: s.handleCreateComponent},
-		{Pattern: "GET /api/v1/workspaces/{ws}/components/{name}/versions/{version}", Action: shoal.ActComponentsRead, handler: s.handleGetComponent},
-		{Pattern: "GET /api/v1/workspaces/{ws}/components/{name}/labels/{label}", Action: shoal.ActComponentsRead, handler: s.handleGetComponent},
-		{Pattern: "POST /api/v1/workspaces/{ws}/components/{name}/archive", Action: shoal.ActComponentsWrite, handler: s.handleArchiveComponent},
-		{Pattern: "POST /api/v1/workspaces/{ws}/components/{name}/restore", Action: shoal.ActComponentsWrite, handler: s.handleArchiveComponent},
 		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesRead, handler: s.handleListRegistries},
 		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesWrite, handler: s.handleAddRegistry},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: shoal.ActRegistriesWrite, handler: s.handleRemoveRegistry},

@@ -61,7 +61,10 @@ type BuildContext struct {
 }
 
 // EnvironmentContainer is Azure's EnvironmentContainer resource: a
-// registered environment's name and what its versions add up to.
+// registered environment's name and what its versions add up to. Azure's
+// containers of other versioned assets (ComponentContainer,
+// DataContainer) have the same shape, so the shared handlers
+// (assetARM.toContainer) show every kind's container with it.
 type EnvironmentContainer struct {
 	ID         string                          `json:"id,omitempty"`
 	Name       string                          `json:"name,omitempty"`
@@ -212,43 +215,24 @@ func osTypeName(os string) string {
 
 // ToEnvironmentContainer is a registered environment as Azure shows its
 // container, from all its versions (archived ones included, in the
-// store's order: the newest first): archived when every version is,
-// latestVersion the newest not archived (the newest when all are), and
-// nextVersion the one a PUT without a version would get.
+// store's order: the newest first); see assetARM.toContainer.
 func ToEnvironmentContainer(scope Scope, versions []*shoal.Environment) (*EnvironmentContainer, error) {
-	if len(versions) == 0 {
-		return nil, fmt.Errorf("an environment container needs a version")
-	}
-	archived, latest, first := true, versions[0], versions[0]
-	for _, v := range versions {
-		if !v.Archived {
-			if archived {
-				latest = v
-			}
-			archived = false
-		}
-		if v.CreatedOn.Before(first.CreatedOn) {
-			first = v
-		}
-	}
-	e := versions[0]
-	return &EnvironmentContainer{
-		ID: environmentID(scope, e.Workspace, e.Name), Name: e.Name, Type: EnvironmentContainerType,
-		SystemData: &SystemData{CreatedAt: first.CreatedOn.UTC(), CreatedBy: first.CreatedBy},
-		Properties: &EnvironmentContainerProperties{
-			Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
-			LatestVersion: latest.Version, NextVersion: shoal.NextEnvironmentVersion(versions), ProvisioningState: "Succeeded",
-		},
-	}, nil
+	return assetARM[*shoal.Environment]{a: "an environment", collection: "environments", containerType: EnvironmentContainerType}.toContainer(scope, versions)
 }
 
 // FromEnvironmentContainer reads a container's PUT body: whether it asks
 // the environment archived (nil: it does not say). A description, tags
 // or asset properties are refused: Shoal keeps them on versions.
 func FromEnvironmentContainer(body []byte) (*bool, error) {
+	return fromContainer("environment", "an EnvironmentContainer", body)
+}
+
+// fromContainer reads the PUT body of a container of noun's kind
+// (resource is the container's resource with its article, for errors).
+func fromContainer(noun, resource string, body []byte) (*bool, error) {
 	var r EnvironmentContainer
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, shoal.FieldErrorf("body", "not an EnvironmentContainer: %v", err)
+		return nil, shoal.FieldErrorf("body", "not %s: %v", resource, err)
 	}
 	p := r.Properties
 	if p == nil {
@@ -256,9 +240,9 @@ func FromEnvironmentContainer(body []byte) (*bool, error) {
 	}
 	switch {
 	case p.Description != "":
-		return nil, shoal.FieldErrorf("properties.description", "Shoal keeps descriptions on versions, not on the environment; set it on a version")
+		return nil, shoal.FieldErrorf("properties.description", "Shoal keeps descriptions on versions, not on the %s; set it on a version", noun)
 	case len(p.Tags) > 0:
-		return nil, shoal.FieldErrorf("properties.tags", "Shoal keeps tags on versions, not on the environment; set them on a version")
+		return nil, shoal.FieldErrorf("properties.tags", "Shoal keeps tags on versions, not on the %s; set them on a version", noun)
 	case len(p.Properties) > 0:
 		return nil, shoal.FieldErrorf("properties.properties", "Shoal keeps no asset properties")
 	}

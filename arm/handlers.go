@@ -18,7 +18,7 @@ type Handlers struct {
 	Svc *service.Services
 	// Envs registers environments (package environments), a service of
 	// its own beside Svc.
-	Envs shoal.EnvironmentService
+	Envs shoal.AssetService[*shoal.Environment]
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

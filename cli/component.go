@@ -13,15 +13,6 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
-var componentColumns = []string{"name", "version", "display_name", "type", "archived", "created_on", "created_by"}
-
-func newComponentCommand(g *cmdutil.Globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "component", Short: "Register command components that pipeline steps run (az ml component)"}
-	cmd.AddCommand(newComponentCreateCommand(g), newComponentListCommand(g), newComponentShowCommand(g),
-		newComponentArchiveCommand(g, true), newComponentArchiveCommand(g, false))
-	return cmd
-}
-
 func newComponentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version string
 	cmd := &cobra.Command{
@@ -38,19 +29,9 @@ the YAML file; a version never changes once registered.`,
 			if file == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
 			}
-			doc, err := cmdutil.ReadYAMLDocument(file)
+			doc, err := assetDocument(file, name, version)
 			if err != nil {
 				return err
-			}
-			if name != "" {
-				doc["name"] = name
-			}
-			if version != "" {
-				doc["version"] = version
-			}
-			if v, ok := doc["version"]; ok && v != nil {
-				// YAML reads version: 1 as a number; a version is text.
-				doc["version"] = fmt.Sprint(v)
 			}
 			c, ws, err := g.Client()
 			if err != nil {
@@ -73,67 +54,7 @@ the YAML file; a version never changes once registered.`,
 			return g.Render(out, componentColumns)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "component YAML file")
-	cmd.Flags().StringVarP(&name, "name", "n", "", "component name (overrides the file's)")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "version (overrides the file's; default the next)")
-	return cmd
-}
-
-func newComponentListCommand(g *cmdutil.Globals) *cobra.Command {
-	var name string
-	var archived bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List component versions, by name, newest first",
-		Args:  cobra.NoArgs,
-		RunE: g.CallAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.ListComponents(ctx, ws, name, archived)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "only this component's versions")
-	cmd.Flags().BoolVar(&archived, "include-archived", false, "list archived versions too")
-	return cmd
-}
-
-func newComponentShowCommand(g *cmdutil.Globals) *cobra.Command {
-	var name, version, label string
-	cmd := &cobra.Command{
-		Use:     "show",
-		Short:   "Show a version of a component (--version) or its latest (--label latest)",
-		Example: "  shoal component show --name train --version 3\n  shoal component show --name train --label latest",
-		Args:    cobra.NoArgs,
-		RunE: g.CallAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			if version == "" && label == "" {
-				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
-			}
-			return c.GetComponent(ctx, ws, name, version, label)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "component name")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "version")
-	cmd.Flags().StringVarP(&label, "label", "l", "", "label (latest)")
-	_ = cmd.MarkFlagRequired("name")
-	cmd.MarkFlagsMutuallyExclusive("version", "label")
-	return cmd
-}
-
-func newComponentArchiveCommand(g *cmdutil.Globals, archived bool) *cobra.Command {
-	var name, version string
-	use, short := "restore", "Restore an archived version, or every version"
-	if archived {
-		use, short = "archive", "Archive a version, or every version: archived versions leave lists and @latest; pipelines naming one by version still run"
-	}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: g.CallAndRender(componentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.ArchiveComponent(ctx, ws, name, version, archived)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "component name")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "only this version (default: every version)")
-	_ = cmd.MarkFlagRequired("name")
+	createFlags(cmd, "component", &file, &name, &version)
 	return cmd
 }
 

@@ -17,15 +17,6 @@ import (
 	"github.com/shoal-ml/shoal/client"
 )
 
-var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
-
-func newEnvironmentCommand(g *cmdutil.Globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "environment", Short: "Register job environments: images, Docker build contexts, conda files (az ml environment)"}
-	cmd.AddCommand(newEnvironmentCreateCommand(g), newEnvironmentListCommand(g), newEnvironmentShowCommand(g),
-		newEnvironmentArchiveCommand(g, true), newEnvironmentArchiveCommand(g, false))
-	return cmd
-}
-
 func newEnvironmentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version, image, conda, buildContext, dockerfile, description string
 	cmd := &cobra.Command{
@@ -40,16 +31,16 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
   shoal environment create --name built --build-context ./docker --dockerfile-path Dockerfile`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			doc, base := map[string]any{}, "."
+			doc, err := assetDocument(file, name, version)
+			if err != nil {
+				return err
+			}
+			base := "."
 			if file != "" {
-				var err error
-				if doc, err = cmdutil.ReadYAMLDocument(file); err != nil {
-					return err
-				}
 				base = filepath.Dir(file)
 			}
 			delete(doc, "$schema")
-			for k, v := range map[string]string{"name": name, "version": version, "image": image, "conda_file": conda, "description": description} {
+			for k, v := range map[string]string{"image": image, "conda_file": conda, "description": description} {
 				if v != "" {
 					doc[k] = v
 				}
@@ -66,10 +57,6 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 					b["dockerfile_path"] = dockerfile
 				}
 				doc["build"] = b
-			}
-			if v, ok := doc["version"]; ok {
-				// YAML reads version: 1 as a number; a version is text.
-				doc["version"] = fmt.Sprint(v)
 			}
 			if s, _ := doc["name"].(string); s == "" {
 				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (in the file or --name)"}
@@ -97,9 +84,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			return g.Render(out, environmentColumns)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "environment YAML file")
-	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name (overrides the file's)")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "version (overrides the file's; default the next)")
+	createFlags(cmd, "environment", &file, &name, &version)
 	cmd.Flags().StringVarP(&image, "image", "i", "", "Docker image")
 	cmd.Flags().StringVar(&conda, "conda-file", "", "conda file applied on the image")
 	cmd.Flags().StringVarP(&buildContext, "build-context", "b", "", "Docker build context folder")
@@ -165,62 +150,4 @@ func prepareEnvironmentFiles(ctx context.Context, c *client.Client, ws, base, pr
 	}
 	b["path"] = id
 	return nil
-}
-
-func newEnvironmentListCommand(g *cmdutil.Globals) *cobra.Command {
-	var name string
-	var archived bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List environment versions, by name, newest first",
-		Args:  cobra.NoArgs,
-		RunE: g.CallAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.ListEnvironments(ctx, ws, name, archived)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "only this environment's versions")
-	cmd.Flags().BoolVar(&archived, "include-archived", false, "list archived versions too")
-	return cmd
-}
-
-func newEnvironmentShowCommand(g *cmdutil.Globals) *cobra.Command {
-	var name, version, label string
-	cmd := &cobra.Command{
-		Use:     "show",
-		Short:   "Show a version of an environment (--version) or its latest (--label latest)",
-		Example: "  shoal environment show --name train --version 3\n  shoal environment show --name train --label latest",
-		Args:    cobra.NoArgs,
-		RunE: g.CallAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			if version == "" && label == "" {
-				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
-			}
-			return c.GetEnvironment(ctx, ws, name, version, label)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "version")
-	cmd.Flags().StringVarP(&label, "label", "l", "", "label (latest)")
-	_ = cmd.MarkFlagRequired("name")
-	cmd.MarkFlagsMutuallyExclusive("version", "label")
-	return cmd
-}
-
-func newEnvironmentArchiveCommand(g *cmdutil.Globals, archived bool) *cobra.Command {
-	var name, version string
-	use, short := "restore", "Restore an archived version, or every version"
-	if archived {
-		use, short = "archive", "Archive a version, or every version: archived versions leave lists and @latest; jobs naming one by version still run"
-	}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: g.CallAndRender(environmentColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.ArchiveEnvironment(ctx, ws, name, version, archived)
-		}),
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "environment name")
-	cmd.Flags().StringVarP(&version, "version", "v", "", "only this version (default: every version)")
-	_ = cmd.MarkFlagRequired("name")
-	return cmd
 }

@@ -15,14 +15,8 @@ import (
 
 func newService(t *testing.T) (*components.Service, *filestore.Store, context.Context) {
 	t.Helper()
-	db, _ := teststore.Open(t)
-	files, err := filestore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { files.Close() })
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "user:alice", Name: "alice"})
-	return components.New(components.Config{Store: db, Artifacts: files}), files, ctx
+	stores, files, ctx := teststore.Assets(t)
+	return components.New(stores), files, ctx
 }
 
 func component(t *testing.T, doc string) *shoal.Component {
@@ -44,48 +38,48 @@ const trainDoc = `{"name": "train", "type": "command", "command": "python train.
 // existing version is refused; latest and archive behave as environments'.
 func TestComponentVersions(t *testing.T) {
 	svc, _, ctx := newService(t)
-	c, created, err := svc.CreateComponent(ctx, component(t, trainDoc))
+	c, created, err := svc.Create(ctx, component(t, trainDoc))
 	if err != nil || !created || c.Version != "1" || c.Workspace != "ws" || c.CreatedBy != "alice" {
 		t.Fatalf("first create = %+v, %v, %v; want version 1 in ws by alice", c, created, err)
 	}
 	again := component(t, trainDoc)
 	again.Version = "1"
-	if c, created, err := svc.CreateComponent(ctx, again); err != nil || created || c.Version != "1" {
+	if c, created, err := svc.Create(ctx, again); err != nil || created || c.Version != "1" {
 		t.Errorf("the same definition again = %+v, %v, %v; want version 1, not created", c, created, err)
 	}
 	changed := component(t, strings.Replace(trainDoc, "train.py", "train2.py", 1))
 	changed.Version = "1"
-	if _, _, err := svc.CreateComponent(ctx, changed); shoal.ErrorCode(err) != shoal.ECONFLICT || shoal.ErrorField(err) != "version" {
+	if _, _, err := svc.Create(ctx, changed); shoal.ErrorCode(err) != shoal.ECONFLICT || shoal.ErrorField(err) != "version" {
 		t.Errorf("another definition under version 1: %v; want ECONFLICT on version", err)
 	}
 	changed.Version = ""
-	if c, _, err := svc.CreateComponent(ctx, changed); err != nil || c.Version != "2" {
+	if c, _, err := svc.Create(ctx, changed); err != nil || c.Version != "2" {
 		t.Errorf("next version = %+v, %v; want 2", c, err)
 	}
-	if c, err := svc.GetComponent(ctx, "ws", "train", "", "latest"); err != nil || c.Version != "2" {
+	if c, err := svc.Get(ctx, "ws", "train", "", "latest"); err != nil || c.Version != "2" {
 		t.Errorf("latest = %+v, %v; want 2", c, err)
 	}
-	if c, err := svc.GetComponent(ctx, "ws", "train", "1", ""); err != nil || c.Inputs["epochs"].Default != json.Number("10") {
+	if c, err := svc.Get(ctx, "ws", "train", "1", ""); err != nil || c.Inputs["epochs"].Default != json.Number("10") {
 		t.Errorf("version 1 = %+v, %v; want its default 10 as written", c, err)
 	}
-	if _, err := svc.ArchiveComponent(ctx, "ws", "train", "2", true); err != nil {
+	if _, err := svc.Archive(ctx, "ws", "train", "2", true); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := svc.GetComponent(ctx, "ws", "train", "", "latest"); err != nil || c.Version != "1" {
+	if c, err := svc.Get(ctx, "ws", "train", "", "latest"); err != nil || c.Version != "1" {
 		t.Errorf("latest after archiving 2 = %+v, %v; want 1", c, err)
 	}
-	list, err := svc.ListComponents(ctx, shoal.ComponentFilter{Workspace: "ws"})
+	list, err := svc.List(ctx, shoal.AssetFilter{Workspace: "ws"})
 	if err != nil || len(list) != 1 {
 		t.Errorf("list = %d, %v; want the one version not archived", len(list), err)
 	}
-	if _, err := svc.GetComponent(ctx, "ws", "train", "", "prod"); shoal.ErrorField(err) != "label" {
+	if _, err := svc.Get(ctx, "ws", "train", "", "prod"); shoal.ErrorField(err) != "label" {
 		t.Errorf("label prod: %v; want refused naming label", err)
 	}
-	if _, err := svc.ListComponents(ctx, shoal.ComponentFilter{Workspace: "nope"}); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := svc.List(ctx, shoal.AssetFilter{Workspace: "nope"}); shoal.ErrorCode(err) != shoal.ENOTFOUND {
 		t.Errorf("a missing workspace: %v; want ENOTFOUND", err)
 	}
 	bad := component(t, `{"type": "command", "command": "x"}`)
-	if _, _, err := svc.CreateComponent(ctx, bad); shoal.ErrorField(err) != "name" {
+	if _, _, err := svc.Create(ctx, bad); shoal.ErrorField(err) != "name" {
 		t.Errorf("no name: %v; want refused naming name", err)
 	}
 }
@@ -95,12 +89,12 @@ func TestComponentCode(t *testing.T) {
 	svc, files, ctx := newService(t)
 	c := component(t, trainDoc)
 	c.Code = "./src"
-	if _, _, err := svc.CreateComponent(ctx, c); shoal.ErrorField(err) != "code" {
+	if _, _, err := svc.Create(ctx, c); shoal.ErrorField(err) != "code" {
 		t.Errorf("a local path: %v; want refused naming code", err)
 	}
 	c = component(t, trainDoc)
 	c.Code = "sha256:" + strings.Repeat("a", 64)
-	if _, _, err := svc.CreateComponent(ctx, c); shoal.ErrorField(err) != "code" || !strings.Contains(shoal.ErrorMessage(err), "not been uploaded") {
+	if _, _, err := svc.Create(ctx, c); shoal.ErrorField(err) != "code" || !strings.Contains(shoal.ErrorMessage(err), "not been uploaded") {
 		t.Errorf("an artifact never uploaded: %v; want refused naming code", err)
 	}
 	id, err := files.PutArtifact("ws", bytes.NewReader([]byte("code")), 1<<20)
@@ -109,7 +103,7 @@ func TestComponentCode(t *testing.T) {
 	}
 	c = component(t, trainDoc)
 	c.Code = id
-	if got, _, err := svc.CreateComponent(ctx, c); err != nil || got.Code != id {
+	if got, _, err := svc.Create(ctx, c); err != nil || got.Code != id {
 		t.Errorf("uploaded code: %+v, %v", got, err)
 	}
 }

@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,16 +15,7 @@ func TestComponentsCLI(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{})
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := dirWriter(t, dir)
 	write("src/train.py", "print('train')\n")
 	const component = `$schema: https://azuremlschemas.azureedge.net/latest/commandComponent.schema.json
 name: train_model

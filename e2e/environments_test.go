@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,16 +15,7 @@ func TestEnvironmentsCLI(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig + "curated_environments:\n  sklearn-1.5: python:3.11-slim\n"})
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := dirWriter(t, dir)
 	write("conda.yml", "dependencies:\n  - python=3.11\n  - numpy\n")
 	envFile := write("env.yml", "$schema: https://azuremlschemas.azureedge.net/latest/environment.schema.json\nname: train\nimage: python:3.11\nconda_file: conda.yml\ndescription: training\n")
 	if v := strings.TrimSpace(mustRun(t, s.env, "environment", "create", "-f", envFile, "--query", "version", "-o", "tsv")); v != "1" {

@@ -108,6 +108,23 @@ func jobFile(t *testing.T, name string) string {
 	return p
 }
 
+// dirWriter returns a writer of files under dir: write(name, text)
+// writes dir/name (its folders made) and returns its path, for the tests
+// that lay out an asset's YAML beside the files it names.
+func dirWriter(t *testing.T, dir string) func(name, text string) string {
+	return func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
 // writeJobFile writes a job YAML into a fresh temporary directory.
 func writeJobFile(t *testing.T, text string) string {
 	t.Helper()

@@ -17,14 +17,8 @@ import (
 
 func newService(t *testing.T) (*environments.Service, *filestore.Store, context.Context) {
 	t.Helper()
-	db, _ := teststore.Open(t)
-	files, err := filestore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { files.Close() })
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "user:alice", Name: "alice"})
-	return environments.New(environments.Config{Store: db, Artifacts: files}), files, ctx
+	stores, files, ctx := teststore.Assets(t)
+	return environments.New(stores), files, ctx
 }
 
 func wantErr(t *testing.T, what string, err error, code, field string) {
@@ -43,7 +37,7 @@ func TestCreateVersions(t *testing.T) {
 	svc, _, ctx := newService(t)
 	create := func(e shoal.Environment) (*shoal.Environment, bool, error) {
 		e.Workspace = "WS"
-		return svc.CreateEnvironment(ctx, &e)
+		return svc.Create(ctx, &e)
 	}
 	e, created, err := create(shoal.Environment{Name: "train", Image: "python:3.11"})
 	if err != nil || !created || e.Version != "1" || e.Workspace != "ws" || e.CreatedBy != "alice" || e.OSType != "linux" {
@@ -65,19 +59,19 @@ func TestCreateVersions(t *testing.T) {
 	wantErr(t, "another definition under version 10", err, shoal.ECONFLICT, "version")
 	_, _, err = create(shoal.Environment{Name: "AzureML-x", Image: "python"})
 	wantErr(t, "a reserved name", err, shoal.EINVALID, "name")
-	_, _, err = svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "nope", Name: "x", Image: "python"})
+	_, _, err = svc.Create(ctx, &shoal.Environment{Workspace: "nope", Name: "x", Image: "python"})
 	wantErr(t, "another workspace", err, shoal.ENOTFOUND, "")
 
-	list, err := svc.ListEnvironments(ctx, shoal.EnvironmentFilter{Workspace: "ws"})
+	list, err := svc.List(ctx, shoal.AssetFilter{Workspace: "ws"})
 	if err != nil || len(list) != 4 || list[0].Version != "11" {
 		t.Errorf("list = %d versions (%v), want 4, newest first", len(list), err)
 	}
-	if got, err := svc.GetEnvironment(ctx, "ws", "train", "", "latest"); err != nil || got.Version != "11" {
+	if got, err := svc.Get(ctx, "ws", "train", "", "latest"); err != nil || got.Version != "11" {
 		t.Errorf("latest = %+v, %v", got, err)
 	}
-	_, err = svc.GetEnvironment(ctx, "ws", "train", "", "")
+	_, err = svc.Get(ctx, "ws", "train", "", "")
 	wantErr(t, "show without version or label", err, shoal.EINVALID, "version")
-	_, err = svc.GetEnvironment(ctx, "ws", "train", "", "stable")
+	_, err = svc.Get(ctx, "ws", "train", "", "stable")
 	wantErr(t, "show with another label", err, shoal.EINVALID, "label")
 }
 
@@ -86,34 +80,34 @@ func TestCreateVersions(t *testing.T) {
 func TestArchiveRestore(t *testing.T) {
 	svc, _, ctx := newService(t)
 	for _, img := range []string{"python:3.11", "python:3.12"} {
-		if _, _, err := svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "ws", Name: "train", Image: img}); err != nil {
+		if _, _, err := svc.Create(ctx, &shoal.Environment{Workspace: "ws", Name: "train", Image: img}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if out, err := svc.ArchiveEnvironment(ctx, "ws", "train", "2", true); err != nil || len(out) != 1 || !out[0].Archived {
+	if out, err := svc.Archive(ctx, "ws", "train", "2", true); err != nil || len(out) != 1 || !out[0].Archived {
 		t.Fatalf("archive 2 = %+v, %v", out, err)
 	}
-	if e, err := svc.GetEnvironment(ctx, "ws", "train", "", "latest"); err != nil || e.Version != "1" {
+	if e, err := svc.Get(ctx, "ws", "train", "", "latest"); err != nil || e.Version != "1" {
 		t.Errorf("latest after archiving 2 = %+v, %v; want 1", e, err)
 	}
-	if out, err := svc.ArchiveEnvironment(ctx, "ws", "train", "", true); err != nil || len(out) != 2 || !out[0].Archived || !out[1].Archived {
+	if out, err := svc.Archive(ctx, "ws", "train", "", true); err != nil || len(out) != 2 || !out[0].Archived || !out[1].Archived {
 		t.Errorf("archive the name = %+v, %v; want both versions archived", out, err)
 	}
-	_, err := svc.GetEnvironment(ctx, "ws", "train", "", "latest")
+	_, err := svc.Get(ctx, "ws", "train", "", "latest")
 	wantErr(t, "latest with every version archived", err, shoal.ENOTFOUND, "")
-	if list, err := svc.ListEnvironments(ctx, shoal.EnvironmentFilter{Workspace: "ws"}); err != nil || len(list) != 0 {
+	if list, err := svc.List(ctx, shoal.AssetFilter{Workspace: "ws"}); err != nil || len(list) != 0 {
 		t.Errorf("list without archived = %d, %v", len(list), err)
 	}
-	if e, _, err := svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "ws", Name: "train", Image: "python:3.13"}); err != nil || e.Version != "3" {
+	if e, _, err := svc.Create(ctx, &shoal.Environment{Workspace: "ws", Name: "train", Image: "python:3.13"}); err != nil || e.Version != "3" {
 		t.Errorf("next version after archiving = %+v, %v; want 3 (archived numbers are not reused)", e, err)
 	}
-	if _, err := svc.ArchiveEnvironment(ctx, "ws", "train", "", false); err != nil {
+	if _, err := svc.Archive(ctx, "ws", "train", "", false); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := svc.ListEnvironments(ctx, shoal.EnvironmentFilter{Workspace: "ws"}); len(list) != 3 {
+	if list, _ := svc.List(ctx, shoal.AssetFilter{Workspace: "ws"}); len(list) != 3 {
 		t.Errorf("list after restore = %d versions, want 3", len(list))
 	}
-	_, err = svc.ArchiveEnvironment(ctx, "ws", "nope", "", true)
+	_, err = svc.Archive(ctx, "ws", "nope", "", true)
 	wantErr(t, "archive a missing name", err, shoal.ENOTFOUND, "")
 }
 
@@ -133,14 +127,14 @@ func TestCreateBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _, err := svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: id}})
+	e, _, err := svc.Create(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: id}})
 	if err != nil || e.Build.DockerfilePath != "Dockerfile" {
 		t.Fatalf("create build = %+v, %v", e, err)
 	}
-	_, _, err = svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: id, DockerfilePath: "docker/Dockerfile"}})
+	_, _, err = svc.Create(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: id, DockerfilePath: "docker/Dockerfile"}})
 	wantErr(t, "a Dockerfile not in the context", err, shoal.EINVALID, "build.dockerfile_path")
-	_, _, err = svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: "sha256:" + strings.Repeat("0", 64)}})
+	_, _, err = svc.Create(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: "sha256:" + strings.Repeat("0", 64)}})
 	wantErr(t, "a context never uploaded", err, shoal.EINVALID, "build.path")
-	_, _, err = svc.CreateEnvironment(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: "./ctx"}})
+	_, _, err = svc.Create(ctx, &shoal.Environment{Workspace: "ws", Name: "built", Build: &shoal.EnvironmentBuild{Path: "./ctx"}})
 	wantErr(t, "a local path", err, shoal.EINVALID, "build.path")
 }

@@ -49,7 +49,7 @@ func TestSubmitResolvesRegisteredEnvironment(t *testing.T) {
 	register := func(name, version, image string) {
 		t.Helper()
 		if err := h.store.Update(h.ctx, func(tx shoal.Tx) error {
-			return tx.InsertEnvironment(&shoal.Environment{Workspace: ws, Name: name, Version: version, Image: image, OSType: shoal.OSTypeLinux})
+			return tx.InsertAsset(&shoal.Environment{Workspace: ws, Name: name, Version: version, Image: image, OSType: shoal.OSTypeLinux})
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -23,9 +23,9 @@ func normTimePtr(p **time.Time) {
 }
 
 // collect reads all rows with scan.
-func collect[T any](rows *sql.Rows, scan func(scanner) (*T, error)) ([]*T, error) {
+func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
-	out := []*T{}
+	out := []T{}
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {

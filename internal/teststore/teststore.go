@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/filestore"
 	"github.com/shoal-ml/shoal/sqlite"
 	"github.com/shoal-ml/shoal/storetest"
+	"github.com/shoal-ml/shoal/versioned"
 )
 
 // Open opens the store, closed when the test ends.
@@ -30,6 +32,29 @@ func Open(t testing.TB) (*sqlite.DB, *storetest.Clock) {
 		t.Fatal(err)
 	}
 	return db, clock
+}
+
+// Files opens a file store in a temp dir, closed when the test ends: the
+// artifacts (code, build contexts) the request services check.
+func Files(t testing.TB) *filestore.Store {
+	t.Helper()
+	files, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { files.Close() })
+	return files
+}
+
+// Assets opens what a versioned asset's service is built over (a store
+// and a file store, closed when the test ends) and a context whose caller
+// is alice, who creates the versions.
+func Assets(t testing.TB) (versioned.Stores, *filestore.Store, context.Context) {
+	t.Helper()
+	db, _ := Open(t)
+	files := Files(t)
+	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "user:alice", Name: "alice"})
+	return versioned.Stores{Store: db, Artifacts: files}, files, ctx
 }
 
 // Cluster is a provisioned cluster named name in "ws", for tx.InsertCompute.
