@@ -5,14 +5,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/service"
 )
-
-type nodeKey struct{}
 
 // authenticateNode resolves a node credential; agent routes accept nothing
 // else, and user routes never accept a node credential.
@@ -30,14 +28,8 @@ func (s *Server) authenticateNode(next http.Handler) http.Handler {
 		}
 		s.authenticated(w, r)
 		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + id, Name: "node " + id, Kind: shoal.PrincipalNode})
-		next.ServeHTTP(w, r.WithContext(withNode(ctx, id)))
+		next.ServeHTTP(w, r.WithContext(httpx.WithNode(ctx, id)))
 	})
-}
-
-func bearer(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimSpace(token)
-	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 func (s *Server) handleAgentJoin(w http.ResponseWriter, r *http.Request) {

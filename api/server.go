@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
@@ -21,17 +22,20 @@ import (
 	"github.com/shoal-ml/shoal/tracking"
 )
 
-// MaxRequestBytes bounds request bodies; compute documents are small.
-const MaxRequestBytes = 1 << 20
+// MaxRequestBytes bounds request bodies; compute documents are small
+// (httpx.MaxRequestBytes).
+const MaxRequestBytes = httpx.MaxRequestBytes
 
 // Server serves the HTTP API.
 type Server struct {
-	svc            *service.Services
-	envs           *environments.Service
-	comps          *components.Service
-	registries     *registries.Service
-	tracking       *tracking.Service
-	log            *slog.Logger
+	svc        *service.Services
+	envs       *environments.Service
+	comps      *components.Service
+	registries *registries.Service
+	tracking   *tracking.Service
+	log        *slog.Logger
+	// errs writes the handlers' errors (the one error→status mapping).
+	errs           httpx.Errors
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
 	ready          Readiness
@@ -62,7 +66,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), appsMux: http.NewServeMux(), syncs: newSyncQueue(defaultSyncSlots())}
+	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, mux: http.NewServeMux(), appsMux: http.NewServeMux(), syncs: newSyncQueue(defaultSyncSlots())}
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
@@ -94,15 +98,16 @@ type Route struct {
 	handler http.HandlerFunc
 }
 
-// Pseudo-actions for routes that are not one workspace action.
+// Pseudo-actions for routes that are not one workspace action (defined
+// with Allow, in httpx).
 const (
 	// ActionAuthenticated: any authenticated principal (catalogs, lists
 	// whose service filters by the caller).
-	ActionAuthenticated = "authenticated"
+	ActionAuthenticated = httpx.ActionAuthenticated
 	// ActionSelfOrAdmin: the path's {user} is the caller, or an admin.
-	ActionSelfOrAdmin = "self-or-admin"
+	ActionSelfOrAdmin = httpx.ActionSelfOrAdmin
 	// ActionLogin: any authenticated principal; recorded as a login.
-	ActionLogin = "login"
+	ActionLogin = httpx.ActionLogin
 )
 
 // Routes returns the route table, so that tests can walk every route.
@@ -244,14 +249,6 @@ func (s *Server) routes() {
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
-}
-
-// limitBody bounds the request body; uploads set their own, larger bound.
-func limitBody(next http.Handler, n int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, n)
-		next.ServeHTTP(w, r)
-	})
 }
 
 // ServeHTTP implements http.Handler.
