@@ -238,26 +238,6 @@ func (s *Server) handleJWKS(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-func (s *Server) handleAgentToken(w http.ResponseWriter, r *http.Request) {
-	attempt, rank, err := rankParams(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var req shoal.TokenRequest
-	if err := decodeStrict(r.Body, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	resp, err := s.svc.MintWorkloadToken(r.Context(), nodeFrom(r), attempt, rank, &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, resp)
-}
-
 func orEmpty[T any](l []T) []T {
 	if l == nil {
 		return []T{}

@@ -150,3 +150,23 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 		}
 	})
 }
+
+// authenticateNode resolves a node credential; agent routes accept nothing
+// else, and user routes never accept a node credential.
+func (s *Server) authenticateNode(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r)
+		if !ok {
+			s.asAnonymous(w, r, func() { s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required")) })
+			return
+		}
+		id, err := s.svc.AuthenticateNode(r.Context(), token)
+		if err != nil {
+			s.asAnonymous(w, r, func() { s.writeError(w, r, err) })
+			return
+		}
+		s.authenticated(w, r)
+		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + id, Name: "node " + id, Kind: shoal.PrincipalNode})
+		next.ServeHTTP(w, r.WithContext(httpx.WithNode(ctx, id)))
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/agentapi"
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
@@ -50,11 +51,8 @@ type Server struct {
 	// listener redirects application requests (SetAppsURL).
 	appsMux *http.ServeMux
 	appsURL atomic.Pointer[string]
-	// parking parks agents' syncs without their connections' buffers
-	// (SetParking); nil: they wait in their handlers.
-	parking atomic.Pointer[Parking]
-	// syncs bounds the agents' syncs computed at once (syncQueue).
-	syncs *syncQueue
+	// agent serves the agent protocol (/agent/v1).
+	agent *agentapi.Handlers
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use
@@ -66,7 +64,8 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, mux: http.NewServeMux(), appsMux: http.NewServeMux(), syncs: newSyncQueue(defaultSyncSlots())}
+	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, mux: http.NewServeMux(), appsMux: http.NewServeMux()}
+	s.agent = agentapi.New(svc, log)
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
@@ -192,18 +191,18 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.handleCreateIdentity},
 		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.handleListAudit},
 
-		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.handleAgentJoin},
-		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.handleAgentSetupLog},
-		{Pattern: "POST /agent/v1/instance/app-log", Agent: true, handler: s.handleAgentAppLog},
-		{Pattern: "POST /agent/v1/instance/token", Agent: true, handler: s.handleAgentInstanceToken},
-		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.handleAgentSync},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.handleAgentReport},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/logs", Agent: true, handler: s.handleAgentLogs},
-		{Pattern: "PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs", Agent: true, handler: s.handleAgentOutputs},
-		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore", Agent: true, handler: s.handleAgentRestore},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.handleAgentToken},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/gpu", Agent: true, handler: s.handleAgentGPUSample},
-		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.handleAgentArtifact},
+		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.agent.Join},
+		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.agent.SetupLog},
+		{Pattern: "POST /agent/v1/instance/app-log", Agent: true, handler: s.agent.AppLog},
+		{Pattern: "POST /agent/v1/instance/token", Agent: true, handler: s.agent.InstanceToken},
+		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.agent.Sync},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.agent.Report},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/logs", Agent: true, handler: s.agent.Logs},
+		{Pattern: "PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs", Agent: true, handler: s.agent.Outputs},
+		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore", Agent: true, handler: s.agent.Restore},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.agent.Token},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/gpu", Agent: true, handler: s.agent.GPUSample},
+		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.agent.Artifact},
 	}
 }
 
