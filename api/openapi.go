@@ -212,13 +212,12 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.OpenAPI())
 }
 
-// HandlerName is the name of the Server method that serves a route (the
-// test reads that method's source to compare the query parameters it
+// HandlerName is the qualified name of the method that serves a route
+// ("<import path>.(*Type).Method"; the test reads that method's source,
+// in api or one of its sub-packages, to compare the query parameters it
 // reads with those the document lists).
 func (r Route) HandlerName() string {
-	name := runtime.FuncForPC(reflect.ValueOf(r.handler).Pointer()).Name()
-	name = strings.TrimSuffix(name[strings.LastIndex(name, ".")+1:], "-fm")
-	return name
+	return strings.TrimSuffix(runtime.FuncForPC(reflect.ValueOf(r.handler).Pointer()).Name(), "-fm")
 }
 
 // DocumentedRoutes lists apiDocs' patterns, sorted (for the test).

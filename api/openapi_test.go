@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -71,7 +72,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 		read, ok := reads[r.HandlerName()]
 		if !ok {
-			t.Errorf("%s: handler %q not found in api/*.go", r.Pattern, r.HandlerName())
+			t.Errorf("%s: handler %q not found in api/**/*.go", r.Pattern, r.HandlerName())
 		}
 		sort.Strings(documented)
 		if !slices.Equal(documented, read) {
@@ -106,46 +107,62 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 }
 
-// handlerQueryParams reads api/*.go and returns, for each method of
-// *Server, the query parameters it reads (sorted): the literal names in
-// r.URL.Query().Get/Has (directly or through a variable holding the
-// query) and r.FormValue, in the method and in the package's functions
-// and *Server methods it calls.
+// handlerQueryParams reads the non-test Go files of api and its
+// sub-packages and returns, for each method (by its qualified name,
+// Route.HandlerName), the query parameters it reads (sorted): the literal
+// names in r.URL.Query().Get/Has (directly or through a variable holding
+// the query) and r.FormValue, in the method and in its package's
+// functions and its receiver's methods it calls.
 func handlerQueryParams(t *testing.T) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	const module = "github.com/shoal-ml/shoal/api"
 	fset := token.NewFileSet()
-	funcs := map[string]*ast.FuncDecl{} // "Server.name" or "name"
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	funcs := map[string]*ast.FuncDecl{} // "<pkg>.(*Type).name" or "<pkg>.name"
+	recvOf := map[string]string{}       // a method's receiver variable and "<pkg>.(*Type)."
+	pkgOf := map[string]string{}        // a function's package
+	err := filepath.WalkDir(".", func(f string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(f, ".go") || strings.HasSuffix(f, "_test.go") {
+			return nil
+		}
+		pkg := module
+		if dir := filepath.ToSlash(filepath.Dir(f)); dir != "." {
+			pkg += "/" + dir
 		}
 		file, err := parser.ParseFile(fset, f, nil, 0)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for _, d := range file.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			key := fd.Name.Name
+			key := pkg + "." + fd.Name.Name
 			if fd.Recv != nil {
 				star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
 				if !ok {
 					continue
 				}
 				id, ok := star.X.(*ast.Ident)
-				if !ok || id.Name != "Server" {
+				if !ok || len(fd.Recv.List[0].Names) == 0 {
 					continue
 				}
-				key = "Server." + key
+				prefix := pkg + ".(*" + id.Name + ")."
+				key = prefix + fd.Name.Name
+				recvOf[key] = fd.Recv.List[0].Names[0].Name + " " + prefix
 			}
-			funcs[key] = fd
+			funcs[key], pkgOf[key] = fd, pkg
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	isQuery := func(e ast.Expr) bool { // r.URL.Query()
 		c, ok := e.(*ast.CallExpr)
@@ -166,6 +183,8 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 			return
 		}
 		seen[key] = true
+		pkg := pkgOf[key]
+		recv, prefix, _ := strings.Cut(recvOf[key], " ")
 		queryVars := map[string]bool{}
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
@@ -178,10 +197,10 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 			case *ast.CallExpr:
 				switch fun := n.Fun.(type) {
 				case *ast.Ident:
-					reads(fun.Name, seen, into)
+					reads(pkg+"."+fun.Name, seen, into)
 				case *ast.SelectorExpr:
-					if id, ok := fun.X.(*ast.Ident); ok && id.Name == "s" {
-						reads("Server."+fun.Sel.Name, seen, into)
+					if id, ok := fun.X.(*ast.Ident); ok && recv != "" && id.Name == recv {
+						reads(prefix+fun.Sel.Name, seen, into)
 					}
 					param := ""
 					if len(n.Args) > 0 {
@@ -206,10 +225,7 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 	}
 	out := map[string][]string{}
 	for key := range funcs {
-		name, ok := strings.CutPrefix(key, "Server.")
-		if !ok {
-			continue
-		}
+		name := key
 		into := map[string]bool{}
 		reads(key, map[string]bool{}, into)
 		params := []string{}
@@ -219,7 +235,7 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 		sort.Strings(params)
 		out[name] = params
 	}
-	if got := out["handleListJobs"]; !slices.Contains(got, "limit") {
+	if got := out[module+".(*Server).handleListJobs"]; !slices.Contains(got, "limit") {
 		t.Fatalf("the reader of handlers finds %q in handleListJobs, which reads limit: it is broken", got)
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/agentapi"
+	"github.com/shoal-ml/shoal/api/appproxy"
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
@@ -47,10 +48,12 @@ type Server struct {
 	// __Host- prefix (SetSecure).
 	secure atomic.Bool
 	// appsMux serves the application proxy alone, on the applications'
-	// own origin (AppsHandler); appsURL is that origin, where the API's
-	// listener redirects application requests (SetAppsURL).
-	appsMux *http.ServeMux
-	appsURL atomic.Pointer[string]
+	// own origin (AppsHandler); appsOrigin is that origin, where the
+	// API's listener redirects application requests (SetAppsURL).
+	appsMux    *http.ServeMux
+	appsOrigin appproxy.Origin
+	// apps is the application proxy.
+	apps *appproxy.Proxy
 	// agent serves the agent protocol (/agent/v1).
 	agent *agentapi.Handlers
 }
@@ -66,6 +69,9 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	}
 	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, mux: http.NewServeMux(), appsMux: http.NewServeMux()}
 	s.agent = agentapi.New(svc, log)
+	s.apps = &appproxy.Proxy{Svc: svc, Errors: s.errs, Stream: func(w http.ResponseWriter, p *shoal.Principal, what string, serve func()) {
+		s.stream(w, p, s.limits().appStreams, what, serve)
+	}}
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
@@ -236,7 +242,7 @@ func (s *Server) routes() {
 		h = s.csrfProtect(h)
 		if strings.Contains(r.Pattern, "/applications/") {
 			s.appsMux.Handle(r.Pattern, s.timed(r.Pattern, h))
-			s.mux.Handle(r.Pattern, s.timed(r.Pattern, s.toAppsOrigin(h)))
+			s.mux.Handle(r.Pattern, s.timed(r.Pattern, s.appsOrigin.Redirect(h)))
 			continue
 		}
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
