@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/api/agentapi"
 	"github.com/shoal-ml/shoal/api/appproxy"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/api/mlflow"
 	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
@@ -54,6 +55,8 @@ type Server struct {
 	appsOrigin appproxy.Origin
 	// apps is the application proxy.
 	apps *appproxy.Proxy
+	// mlflow serves MLflow's tracking calls (mounted by routes).
+	mlflow *mlflow.API
 	// agent serves the agent protocol (/agent/v1).
 	agent *agentapi.Handlers
 }
@@ -80,6 +83,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
+	s.mlflow = mlflow.New(svc, s.tracking, mlflow.Admission{AsAnonymous: s.asAnonymous, Authenticated: s.authenticated}, log)
 	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
@@ -247,7 +251,14 @@ func (s *Server) routes() {
 		}
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
-	s.mlflowRoutes()
+	// MLflow's calls authenticate on their own (package mlflow).
+	for _, m := range s.mlflow.Routes() {
+		if m.Public {
+			s.mux.Handle(m.Pattern, s.anonymousOnly(m.Handler))
+			continue
+		}
+		s.mux.Handle(m.Pattern, s.timed(m.Pattern, limitBody(m.Handler, MaxRequestBytes)))
+	}
 	s.mux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 	s.appsMux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 }
