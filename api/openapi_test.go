@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/openapi"
 )
 
 // The OpenAPI document at /api/v1/openapi.json and the route table agree:
@@ -47,7 +47,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		for method, op := range ops {
 			inDoc[strings.ToUpper(method)+" "+path] = true
 			if s, _ := op["summary"].(string); s == "" {
-				t.Errorf("%s %s has no summary: document it in apiDocs (api/openapi.go)", strings.ToUpper(method), path)
+				t.Errorf("%s %s has no summary: document it in apiDocs (api/openapi/openapi.go)", strings.ToUpper(method), path)
 			}
 		}
 	}
@@ -84,7 +84,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			t.Errorf("route %s is not in the OpenAPI document", k)
 		}
 	}
-	for _, k := range api.DocumentedRoutes() {
+	for _, k := range openapi.DocumentedRoutes() {
 		if !inRoutes[k] {
 			t.Errorf("the OpenAPI document describes %s, which is no route", k)
 		}
