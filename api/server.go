@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-ml/shoal/api/appproxy"
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/api/mlflow"
+	"github.com/shoal-ml/shoal/api/oauth"
 	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
@@ -55,6 +56,8 @@ type Server struct {
 	appsOrigin appproxy.Origin
 	// apps is the application proxy.
 	apps *appproxy.Proxy
+	// oauth serves the OAuth 2.0 authority (oauthRoutes).
+	oauth *oauth.Handlers
 	// mlflow serves MLflow's tracking calls (mounted by routes).
 	mlflow *mlflow.API
 	// agent serves the agent protocol (/agent/v1).
@@ -83,6 +86,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
+	s.oauth = oauth.New(svc, s.errs)
 	s.mlflow = mlflow.New(svc, s.tracking, mlflow.Admission{AsAnonymous: s.asAnonymous, Authenticated: s.authenticated}, log)
 	s.SetLimits(DefaultLimits())
 	s.routes()
