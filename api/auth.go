@@ -99,7 +99,7 @@ func (s *Server) liveStream(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s.stream(w, p, s.limits().streams, "live studio pages", func() { h.ServeHTTP(w, r) })
+		s.adm.Stream(w, p, "live studio pages", func() { h.ServeHTTP(w, r) })
 	})
 }
 

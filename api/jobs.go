@@ -146,7 +146,7 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("follow") == "true" {
-		s.stream(w, shoal.PrincipalFrom(r.Context()), s.limits().streams, "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
+		s.adm.Stream(w, shoal.PrincipalFrom(r.Context()), "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
 		return
 	}
 	s.serveJobLog(w, r, ws, name, rank, attempt, offset, false)

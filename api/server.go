@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/admission"
 	"github.com/shoal-ml/shoal/api/agentapi"
 	"github.com/shoal-ml/shoal/api/appproxy"
 	"github.com/shoal-ml/shoal/api/httpx"
@@ -44,8 +45,8 @@ type Server struct {
 	anonymousAudit auditLimiter
 	ready          Readiness
 	observer       atomic.Pointer[RequestObserver]
-	// caps are the limiters of Limits (SetLimits).
-	caps atomic.Pointer[caps]
+	// adm admits requests under the Limits (SetLimits).
+	adm *admission.Controller
 	// secure: the server serves HTTPS, and its cookies carry the
 	// __Host- prefix (SetSecure).
 	secure atomic.Bool
@@ -73,10 +74,10 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, mux: http.NewServeMux(), appsMux: http.NewServeMux()}
+	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, adm: admission.New(DefaultLimits()), mux: http.NewServeMux(), appsMux: http.NewServeMux()}
 	s.agent = agentapi.New(svc, log)
 	s.apps = &appproxy.Proxy{Svc: svc, Errors: s.errs, Stream: func(w http.ResponseWriter, p *shoal.Principal, what string, serve func()) {
-		s.stream(w, p, s.limits().appStreams, what, serve)
+		s.adm.AppStream(w, p, what, serve)
 	}}
 	// Registered environments are a service of their own over the same
 	// store and file store.
@@ -88,7 +89,6 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
 	s.oauth = oauth.New(svc, s.errs)
 	s.mlflow = mlflow.New(svc, s.tracking, mlflow.Admission{AsAnonymous: s.asAnonymous, Authenticated: s.authenticated}, log)
-	s.SetLimits(DefaultLimits())
 	s.routes()
 	return s
 }
