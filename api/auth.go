@@ -77,7 +77,7 @@ func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
 // the same body limit and CSRF protection (except for a PreSessionForm,
 // which checks its own); it authenticates on its own (Principal). A
 // request whose credential does not authenticate, and every request to a
-// PreSessionForm, is anonymous (admission.go).
+// PreSessionForm, is anonymous (package admission).
 func (s *Server) Mount(pattern string, h http.Handler) {
 	if strings.HasPrefix(pattern, "GET /live/") {
 		h = s.liveStream(h)

@@ -36,7 +36,7 @@ type Limits struct {
 	MaxAppStreamsPerPrincipal int
 	// MaxAnonymous bounds concurrent requests that are not authenticated
 	// (public routes, the sign-in pages, signed-out studio pages, requests
-	// whose credential is missing or invalid; see admission.go); more are
+	// whose credential is missing or invalid; see admission.go of this package); more are
 	// refused with 429 until some end.
 	MaxAnonymous int
 	// MaxAnonymousPerSource bounds the share of MaxAnonymous that one

@@ -70,7 +70,7 @@ type API struct {
 	adm      Admission
 }
 
-// Admission is how the server admits a request (api/admission.go): the
+// Admission is how the server admits a request (package admission): the
 // calls authenticate on their own, so they tell the server when the
 // caller is known (Authenticated) or run a refusal as anonymous.
 type Admission struct {
