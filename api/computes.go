@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 )
 
 func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
@@ -27,10 +28,9 @@ func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, listBody[*shoal.Compute]{Value: out})
 }
 
-// listBody is the envelope of every list response, as Azure's.
-type listBody[T any] struct {
-	Value []T `json:"value"`
-}
+// listBody is the envelope of every list response, as Azure's
+// (httpx.List).
+type listBody[T any] = httpx.List[T]
 
 func (s *Server) handleGetCompute(w http.ResponseWriter, r *http.Request) {
 	c, err := s.svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))

@@ -3,6 +3,7 @@ package api
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
@@ -41,3 +42,7 @@ func nodeFrom(r *http.Request) string { return httpx.NodeFrom(r) }
 func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
 	return httpx.RequestInfo(r, action)
 }
+
+func orEmpty[T any](l []T) []T { return httpx.OrEmpty(l) }
+
+func parseSince(v string, now time.Time) (time.Time, error) { return httpx.ParseSince(v, now) }

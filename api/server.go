@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/accessapi"
 	"github.com/shoal-ml/shoal/api/admission"
 	"github.com/shoal-ml/shoal/api/agentapi"
 	"github.com/shoal-ml/shoal/api/appproxy"
@@ -61,6 +62,8 @@ type Server struct {
 	oauth *oauth.Handlers
 	// mlflow serves MLflow's tracking calls (mounted by routes).
 	mlflow *mlflow.API
+	// access serves users, tokens, roles, identities and the audit log.
+	access *accessapi.Handlers
 	// agent serves the agent protocol (/agent/v1).
 	agent *agentapi.Handlers
 }
@@ -76,6 +79,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	}
 	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, adm: admission.New(DefaultLimits()), mux: http.NewServeMux(), appsMux: http.NewServeMux()}
 	s.agent = agentapi.New(svc, log)
+	s.access = accessapi.New(svc, s.errs)
 	s.apps = &appproxy.Proxy{Svc: svc, Errors: s.errs, Stream: func(w http.ResponseWriter, p *shoal.Principal, what string, serve func()) {
 		s.adm.AppStream(w, p, what, serve)
 	}}
@@ -134,11 +138,11 @@ func (s *Server) baseRoutes() []Route {
 	return []Route{
 		{Pattern: "GET /healthz", Public: true, handler: s.handleHealth},
 		{Pattern: "GET /readyz", Public: true, handler: s.handleReady},
-		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.handleDiscovery},
-		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.handleJWKS},
+		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.access.Discovery},
+		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.access.JWKS},
 		{Pattern: "GET /api/v1/openapi.json", Public: true, handler: s.handleOpenAPI},
 
-		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.handleWhoami},
+		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.access.Whoami},
 		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
 		{Pattern: "POST /api/v1/workspaces", Action: shoal.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
 		{Pattern: "GET /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspace},
@@ -187,23 +191,23 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesRead, handler: s.handleListRegistries},
 		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesWrite, handler: s.handleAddRegistry},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: shoal.ActRegistriesWrite, handler: s.handleRemoveRegistry},
-		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.handleListAssignments},
-		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleAssignRole},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleUnassignRole},
+		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.access.ListAssignments},
+		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.access.AssignRole},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.access.UnassignRole},
 
-		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.handleListUsers},
-		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.handleCreateUser},
-		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: shoal.ActUsersRead, handler: s.handleGetUser},
-		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.handleDisableUser},
-		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.handleEnableUser},
-		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: "tokens/read", handler: s.handleListTokens},
-		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.handleCreateToken},
-		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.handleRevokeToken},
-		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.handleListRoles},
-		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.handleCreateRole},
-		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.handleListIdentities},
-		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.handleCreateIdentity},
-		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.handleListAudit},
+		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.access.ListUsers},
+		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.access.CreateUser},
+		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: shoal.ActUsersRead, handler: s.access.GetUser},
+		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.access.DisableUser},
+		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.access.EnableUser},
+		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: "tokens/read", handler: s.access.ListTokens},
+		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.access.CreateToken},
+		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.access.RevokeToken},
+		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.access.ListRoles},
+		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.access.CreateRole},
+		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.access.ListIdentities},
+		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.access.CreateIdentity},
+		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.access.ListAudit},
 
 		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.agent.Join},
 		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.agent.SetupLog},
