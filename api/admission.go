@@ -2,95 +2,56 @@ package api
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/netip"
-	"strconv"
-	"sync"
-	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/admission"
 )
 
-// Admission. Anyone can send requests without a credential, or with a
-// made-up one, so a request is anonymous until its credential has
-// authenticated: it then holds one of MaxAnonymous slots, of which one
-// source address holds at most MaxAnonymousPerSource, and it has
-// AnonymousTimeout from its start to send its body. A request to a public
-// route (sign-in, the token endpoint, the OpenID documents) stays
-// anonymous whatever it carries. Authentication moves a request to its
-// caller's own limits: ReadTimeout, and the per-principal caps. Health
-// checks (/healthz, /readyz) take no slot: they read no body and answer
-// at once, so that an orchestrator's probes go on being answered while
-// the anonymous slots are full.
+// The server's admission (package admission): read deadlines, the
+// anonymous slots, and each principal's streams and transfers.
 
-// startKey holds the time a request began (admit).
-type startKey struct{}
+// Limits bound what one connection or caller can hold of the server
+// (admission.Limits).
+type Limits = admission.Limits
 
-// admit gives every request the unauthenticated read deadline; the
-// routes' wrappers lengthen it once the caller is known (authenticated).
-func (s *Server) admit(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rc := http.NewResponseController(w)
-		if d := s.limits().anonymousTimeout(); d > 0 {
-			_ = rc.SetReadDeadline(start.Add(d))
-		}
-		// A download's rolling write deadline (transfer) outlives its
-		// response; the server sets none of its own (no WriteTimeout).
-		_ = rc.SetWriteDeadline(time.Time{})
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), startKey{}, start)))
-	})
+// DefaultLimits are the server's limits (admission.DefaultLimits).
+func DefaultLimits() Limits { return admission.DefaultLimits() }
+
+// NewHTTPServer returns an http.Server for h with l's timeouts and header
+// bound (admission.NewHTTPServer).
+func NewHTTPServer(h http.Handler, l Limits) *http.Server { return admission.NewHTTPServer(h, l) }
+
+// SetLimits replaces the per-principal and anonymous caps (DefaultLimits
+// until then); the timeouts are the http.Server's (NewHTTPServer).
+func (s *Server) SetLimits(l Limits) { s.adm.SetLimits(l) }
+
+// Uploads and downloads are each one of their caller's transfers
+// (admission.Controller.Transfer).
+
+// uploadRoutes read a large body (they bound it themselves).
+var uploadRoutes = map[string]bool{
+	"POST /api/v1/workspaces/{ws}/artifacts":                true,
+	"PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs": true,
 }
 
-// anonymousTimeout is how long a request may take to arrive, body
-// included, before its caller is known: the shorter of AnonymousTimeout
-// and ReadTimeout.
-func (c *caps) anonymousTimeout() time.Duration {
-	d := c.ReadTimeout
-	if c.AnonymousTimeout > 0 && (d <= 0 || c.AnonymousTimeout < d) {
-		d = c.AnonymousTimeout
-	}
-	return d
+// downloadRoutes write a large body.
+var downloadRoutes = map[string]bool{
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":       true,
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":          true, // follow=true is a stream instead
+	"GET /api/v1/workspaces/{ws}/computes/{name}/logs":      true,
+	"GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore": true,
+	"GET /agent/v1/artifacts/{id}":                          true,
 }
 
-// authenticated gives a request whose caller has authenticated the
-// read deadline of ReadTimeout from its start.
+func (s *Server) admit(next http.Handler) http.Handler         { return s.adm.Admit(next) }
+func (s *Server) anonymousOnly(next http.Handler) http.Handler { return s.adm.AnonymousOnly(next) }
+func (s *Server) transfer(next http.Handler) http.Handler      { return s.adm.Transfer(next) }
 func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) {
-	var deadline time.Time // none
-	if d := s.limits().ReadTimeout; d > 0 {
-		start, ok := r.Context().Value(startKey{}).(time.Time)
-		if !ok {
-			start = time.Now()
-		}
-		deadline = start.Add(d)
-	}
-	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	s.adm.Authenticated(w, r)
 }
-
-// asAnonymous runs h in one of the anonymous slots of r's source, or
-// answers 429 when the source's share or all slots are taken.
 func (s *Server) asAnonymous(w http.ResponseWriter, r *http.Request, h func()) {
-	lim := s.limits().anonymous
-	src := sourceOf(r.RemoteAddr)
-	switch lim.acquire(src) {
-	case sourceFull:
-		refuseTooMany(w, r, "too many requests without a valid credential from one address: at most "+strconv.Itoa(lim.perSource)+" at a time from one address; retry shortly, or send Authorization: Bearer <token>")
-		return
-	case allFull:
-		refuseTooMany(w, r, "too many requests without a valid credential at once (at most "+strconv.Itoa(lim.max)+"); retry shortly, or send Authorization: Bearer <token>")
-		return
-	}
-	defer lim.release(src)
-	h()
-}
-
-// anonymousOnly serves a route that needs no credential (a public route,
-// the join, a sign-in form) as anonymous, whatever the request carries.
-func (s *Server) anonymousOnly(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.asAnonymous(w, r, func() { next.ServeHTTP(w, r) })
-	})
+	s.adm.AsAnonymous(w, r, h)
 }
 
 // resolvedKey holds the outcome of a mounted handler's credential
@@ -117,66 +78,4 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		}
 		s.asAnonymous(w, r, func() { next.ServeHTTP(w, r) })
 	})
-}
-
-// sourceOf is the source a request's share is counted under: its IPv4
-// address, or its IPv6 /64 (what one host or site is given).
-func sourceOf(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is4() {
-		return ip.String()
-	}
-	return netip.PrefixFrom(ip, 64).Masked().String()
-}
-
-// sourceLimiter counts concurrent requests in all and per source.
-type sourceLimiter struct {
-	max, perSource int
-	mu             sync.Mutex
-	total          int
-	n              map[string]int
-}
-
-func newSourceLimiter(total, perSource int) *sourceLimiter {
-	total = max(total, 1)
-	return &sourceLimiter{max: total, perSource: min(max(perSource, 1), total), n: map[string]int{}}
-}
-
-// Outcomes of sourceLimiter.acquire.
-const (
-	admitted = iota
-	sourceFull
-	allFull
-)
-
-// acquire takes a slot for src, or says which bound it is at.
-func (l *sourceLimiter) acquire(src string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.n[src] >= l.perSource:
-		return sourceFull
-	case l.total >= l.max:
-		return allFull
-	}
-	l.n[src]++
-	l.total++
-	return admitted
-}
-
-func (l *sourceLimiter) release(src string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total--
-	if l.n[src]--; l.n[src] <= 0 {
-		delete(l.n, src)
-	}
 }

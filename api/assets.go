@@ -21,18 +21,22 @@ type assetHandlers[T shoal.Asset] struct {
 	decode func(body io.Reader) (T, error)
 }
 
+// assetHandlersName is how Route.HandlerName names assetHandlers' methods
+// (the runtime's name carries the type arguments).
+const assetHandlersName = "github.com/shoal-ml/shoal/api.assetHandlers"
+
 // assetRoutes are the native routes of a kind whose collection is
 // /api/v1/workspaces/{ws}/<collection>, guarded by read and write.
 func assetRoutes[T shoal.Asset](collection, read, write string, h assetHandlers[T]) []Route {
 	base := "/api/v1/workspaces/{ws}/" + collection
 	return []Route{
-		{Pattern: "POST " + base, Action: write, handler: h.create, name: "assetHandlers.create"},
-		{Pattern: "GET " + base, Action: read, handler: h.list, name: "assetHandlers.list"},
-		{Pattern: "PUT " + base + "/{name}/versions/{version}", Action: write, handler: h.create, name: "assetHandlers.create"},
-		{Pattern: "GET " + base + "/{name}/versions/{version}", Action: read, handler: h.get, name: "assetHandlers.get"},
-		{Pattern: "GET " + base + "/{name}/labels/{label}", Action: read, handler: h.get, name: "assetHandlers.get"},
-		{Pattern: "POST " + base + "/{name}/archive", Action: write, handler: h.archive, name: "assetHandlers.archive"},
-		{Pattern: "POST " + base + "/{name}/restore", Action: write, handler: h.archive, name: "assetHandlers.archive"},
+		{Pattern: "POST " + base, Action: write, handler: h.create, name: assetHandlersName + ".create"},
+		{Pattern: "GET " + base, Action: read, handler: h.list, name: assetHandlersName + ".list"},
+		{Pattern: "PUT " + base + "/{name}/versions/{version}", Action: write, handler: h.create, name: assetHandlersName + ".create"},
+		{Pattern: "GET " + base + "/{name}/versions/{version}", Action: read, handler: h.get, name: assetHandlersName + ".get"},
+		{Pattern: "GET " + base + "/{name}/labels/{label}", Action: read, handler: h.get, name: assetHandlersName + ".get"},
+		{Pattern: "POST " + base + "/{name}/archive", Action: write, handler: h.archive, name: assetHandlersName + ".archive"},
+		{Pattern: "POST " + base + "/{name}/restore", Action: write, handler: h.archive, name: assetHandlersName + ".archive"},
 	}
 }
 

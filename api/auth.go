@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/workload"
@@ -76,7 +77,7 @@ func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
 // the same body limit and CSRF protection (except for a PreSessionForm,
 // which checks its own); it authenticates on its own (Principal). A
 // request whose credential does not authenticate, and every request to a
-// PreSessionForm, is anonymous (admission.go).
+// PreSessionForm, is anonymous (package admission).
 func (s *Server) Mount(pattern string, h http.Handler) {
 	if strings.HasPrefix(pattern, "GET /live/") {
 		h = s.liveStream(h)
@@ -98,43 +99,18 @@ func (s *Server) liveStream(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s.stream(w, p, s.limits().streams, "live studio pages", func() { h.ServeHTTP(w, r) })
+		s.adm.Stream(w, p, "live studio pages", func() { h.ServeHTTP(w, r) })
 	})
 }
 
-// requestInfo describes a request for the audit log.
-func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
-	// The target is the resource path: the action says what was done to it,
-	// and `audit list --target` finds a resource and what is under it.
-	target := strings.Trim(strings.TrimPrefix(r.URL.Path, "/api/v1/"), "/")
-	return &shoal.RequestInfo{Action: action, Target: target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
-}
-
-// Allow is the one authorization decision, for the API's routes and the
+// Allow is the one authorization decision (httpx.Allow, which the
+// sub-packages call), for the API's routes and the
 // studio's pages alike: may p do action (a route's declared action or one
 // of the Action* pseudo-actions) in workspace ws ("" for a route without
 // {ws}), on user (the path's {user}, for ActionSelfOrAdmin)? Nil when it
 // may; EUNAUTHORIZED or EFORBIDDEN otherwise.
 func Allow(ctx context.Context, svc *service.Services, p *shoal.Principal, action, ws, user string) error {
-	switch action {
-	case ActionAuthenticated, ActionLogin:
-		if p == nil {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
-		}
-		if p.Kind == shoal.PrincipalNode {
-			return shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
-		}
-		return nil
-	case ActionSelfOrAdmin:
-		if p == nil {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
-		}
-		if !p.Admin && !strings.EqualFold(p.ID, "user:"+user) {
-			return shoal.Errorf(shoal.EFORBIDDEN, "%s may act only on its own user", p.Name)
-		}
-		return nil
-	}
-	return svc.Authorize(ctx, p, ws, action)
+	return httpx.Allow(ctx, svc, p, action, ws, user)
 }
 
 // authorize is the single authorization point: it checks the route's
@@ -172,5 +148,25 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 			}
 			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditFailed, why)
 		}
+	})
+}
+
+// authenticateNode resolves a node credential; agent routes accept nothing
+// else, and user routes never accept a node credential.
+func (s *Server) authenticateNode(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r)
+		if !ok {
+			s.asAnonymous(w, r, func() { s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required")) })
+			return
+		}
+		id, err := s.svc.AuthenticateNode(r.Context(), token)
+		if err != nil {
+			s.asAnonymous(w, r, func() { s.writeError(w, r, err) })
+			return
+		}
+		s.authenticated(w, r)
+		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + id, Name: "node " + id, Kind: shoal.PrincipalNode})
+		next.ServeHTTP(w, r.WithContext(httpx.WithNode(ctx, id)))
 	})
 }

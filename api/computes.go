@@ -1,14 +1,13 @@
 package api
 
 import (
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 )
 
 func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
@@ -29,10 +28,9 @@ func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, listBody[*shoal.Compute]{Value: out})
 }
 
-// listBody is the envelope of every list response, as Azure's.
-type listBody[T any] struct {
-	Value []T `json:"value"`
-}
+// listBody is the envelope of every list response, as Azure's
+// (httpx.List).
+type listBody[T any] = httpx.List[T]
 
 func (s *Server) handleGetCompute(w http.ResponseWriter, r *http.Request) {
 	c, err := s.svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))
@@ -116,26 +114,6 @@ func (s *Server) handleComputeEvents(w http.ResponseWriter, r *http.Request) {
 func writeCompute(w http.ResponseWriter, status int, c *shoal.Compute) {
 	w.Header().Set("ETag", c.ETag)
 	writeJSON(w, status, c.Redacted())
-}
-
-// decodeStrict decodes a JSON body, refusing unknown keys with an error
-// that names the key.
-func decodeStrict(body io.Reader, v any) error {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		if k, ok := strings.CutPrefix(msg, "unknown field "); ok {
-			k = strings.Trim(k, `"`)
-			return &shoal.Error{Code: shoal.EINVALID, Field: k, Message: k + ": unknown key"}
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return shoal.FieldErrorf(te.Field, "has the wrong type (%s)", te.Value)
-		}
-		return shoal.Errorf(shoal.EINVALID, "the request body is not valid JSON (%s)", msg)
-	}
-	return nil
 }
 
 // boolParam reads the true/false query parameter name of value v;

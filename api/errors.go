@@ -1,78 +1,48 @@
 package api
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"log/slog"
+	"io"
 	"net/http"
-	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/arm"
-	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/api/httpx"
 )
 
-// errorBody is Azure's error envelope, shared with the Go client so that
-// what the server writes is what the client reads.
-type errorBody = client.ErrorBody
+// The api package's short names for httpx's writers, which its handlers
+// (and environments.go, components.go) call: one mapping, in httpx.
 
-type errorDetail = client.ErrorDetail
+// errorBody is Azure's error envelope (httpx.ErrorBody).
+type errorBody = httpx.ErrorBody
 
-// StatusFor returns the HTTP status of an error code (the table lives with
-// the client, which maps the status back).
-func StatusFor(code string) int { return client.StatusFor(code) }
+type errorDetail = httpx.ErrorDetail
 
-// StatusClientClosedRequest is the status (nginx's 499) a request gets
-// when its client went away before the answer: the metrics and the audit
-// log then tell it from a server error.
-const StatusClientClosedRequest = 499
+// StatusFor returns the HTTP status of an error code (httpx.StatusFor).
+func StatusFor(code string) int { return httpx.StatusFor(code) }
 
-// writeError writes err as Azure's error envelope. Internal errors are
-// logged with their detail and shown as a generic message. A request
-// whose client has gone (its context is done) fails with the context's
-// error, or with a driver's interruption: that is no server fault, so it
-// is answered 499 and logged at Info.
+// StatusClientClosedRequest is the status of a request whose client went
+// away (httpx.StatusClientClosedRequest).
+const StatusClientClosedRequest = httpx.StatusClientClosedRequest
+
+// writeError writes err with the server's error writer (httpx.Errors).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := shoal.ErrorCode(err)
-	if cerr := r.Context().Err(); cerr != nil && (code == shoal.EINTERNAL || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		s.log.Info("client closed the request", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
-		w.WriteHeader(StatusClientClosedRequest)
-		return
-	}
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		code = shoal.EINVALID
-		err = shoal.Errorf(shoal.EINVALID, "the request body is larger than %d bytes", MaxRequestBytes)
-	}
-	if code == shoal.ESTORAGEFULL {
-		s.log.Error("store disk full", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
-	}
-	if code == shoal.EINTERNAL {
-		s.log.Error("internal error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
-	}
-	if code == shoal.EUNAUTHORIZED {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
-	}
-	if isARM(r) {
-		// Azure's SDKs read Azure's codes (AuthorizationFailed, ...),
-		// also for refusals made before the ARM handler runs.
-		arm.WriteError(w, err)
-		return
-	}
-	writeJSON(w, StatusFor(code), errorBody{Error: errorDetail{Code: code, Message: shoal.ErrorMessage(err), Target: shoal.ErrorField(err)}})
+	s.errs.Write(w, r, err)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }
+
+func decodeStrict(body io.Reader, v any) error { return httpx.DecodeStrict(body, v) }
+
+func limitBody(next http.Handler, n int64) http.Handler { return httpx.LimitBody(next, n) }
+
+func bearer(r *http.Request) (string, bool) { return httpx.Bearer(r) }
+
+func nodeFrom(r *http.Request) string { return httpx.NodeFrom(r) }
+
+func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
+	return httpx.RequestInfo(r, action)
 }
 
-// isARM reports whether a request is for the Azure Resource Manager
-// facade, whose errors are in Azure's codes.
-func isARM(r *http.Request) bool {
-	return strings.HasPrefix(r.URL.Path, "/subscriptions/")
-}
+func orEmpty[T any](l []T) []T { return httpx.OrEmpty(l) }
+
+func parseSince(v string, now time.Time) (time.Time, error) { return httpx.ParseSince(v, now) }

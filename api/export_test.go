@@ -4,6 +4,5 @@ package api
 // hooks: take a slot as a sync would, release one, count the syncs
 // waiting for one.
 func (s *Server) SetSyncSlots(n int) (take func() bool, release func(), queued func() int) {
-	s.syncs = newSyncQueue(n)
-	return s.syncs.tryAcquire, s.syncs.release, s.syncs.queued
+	return s.agent.SetSyncSlots(n)
 }

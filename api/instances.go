@@ -27,7 +27,7 @@ func (s *Server) instanceRoutes() []Route {
 	}
 	// The application proxy passes every method an application may use.
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
-		routes = append(routes, Route{Pattern: m + " " + c + "/applications/{app}/{path...}", Action: shoal.ActComputesApplicationAccess, handler: s.handleApplicationProxy})
+		routes = append(routes, Route{Pattern: m + " " + c + "/applications/{app}/{path...}", Action: shoal.ActComputesApplicationAccess, handler: s.apps.ServeHTTP})
 	}
 	return routes
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/tracking"
 )
 
 // MaxArtifactBytes bounds one uploaded code or input archive.
@@ -145,7 +146,7 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("follow") == "true" {
-		s.stream(w, shoal.PrincipalFrom(r.Context()), s.limits().streams, "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
+		s.adm.Stream(w, shoal.PrincipalFrom(r.Context()), "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
 		return
 	}
 	s.serveJobLog(w, r, ws, name, rank, attempt, offset, false)
@@ -308,3 +309,19 @@ func (s *Server) submitParent(w http.ResponseWriter, r *http.Request, typ string
 	}
 	writeJSON(w, status, j)
 }
+
+// handleJobMetrics answers what a job logged: each metric's summary, the
+// parameters and tags, and with ?history=true every point.
+func (s *Server) handleJobMetrics(w http.ResponseWriter, r *http.Request) {
+	history := r.URL.Query().Get("history") == "true"
+	m, err := s.tracking.JobMetrics(r.Context(), shoal.PrincipalFrom(r.Context()), r.PathValue("ws"), r.PathValue("name"), history)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// Tracking is the service of what jobs log through MLflow (the studio
+// reads it).
+func (s *Server) Tracking() *tracking.Service { return s.tracking }

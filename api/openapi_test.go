@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/openapi"
 )
 
 // The OpenAPI document at /api/v1/openapi.json and the route table agree:
@@ -46,7 +47,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		for method, op := range ops {
 			inDoc[strings.ToUpper(method)+" "+path] = true
 			if s, _ := op["summary"].(string); s == "" {
-				t.Errorf("%s %s has no summary: document it in apiDocs (api/openapi.go)", strings.ToUpper(method), path)
+				t.Errorf("%s %s has no summary: document it in apiDocs (api/openapi/openapi.go)", strings.ToUpper(method), path)
 			}
 		}
 	}
@@ -71,7 +72,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 		read, ok := reads[r.HandlerName()]
 		if !ok {
-			t.Errorf("%s: handler %q not found in api/*.go", r.Pattern, r.HandlerName())
+			t.Errorf("%s: handler %q not found in api/**/*.go", r.Pattern, r.HandlerName())
 		}
 		sort.Strings(documented)
 		if !slices.Equal(documented, read) {
@@ -83,7 +84,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			t.Errorf("route %s is not in the OpenAPI document", k)
 		}
 	}
-	for _, k := range api.DocumentedRoutes() {
+	for _, k := range openapi.DocumentedRoutes() {
 		if !inRoutes[k] {
 			t.Errorf("the OpenAPI document describes %s, which is no route", k)
 		}
@@ -106,51 +107,70 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 }
 
-// handlerQueryParams reads api/*.go and returns, for each method of
-// *Server, the query parameters it reads (sorted): the literal names in
-// r.URL.Query().Get/Has (directly or through a variable holding the
-// query) and r.FormValue, in the method and in the package's functions
-// and *Server methods it calls.
+// handlerQueryParams reads the non-test Go files of api and its
+// sub-packages and returns, for each method (by its qualified name,
+// Route.HandlerName), the query parameters it reads (sorted): the literal
+// names in r.URL.Query().Get/Has (directly or through a variable holding
+// the query) and r.FormValue, in the method and in its package's
+// functions and its receiver's methods it calls.
 func handlerQueryParams(t *testing.T) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	const module = "github.com/shoal-ml/shoal/api"
 	fset := token.NewFileSet()
-	funcs := map[string]*ast.FuncDecl{} // "Server.name" or "name"
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	funcs := map[string]*ast.FuncDecl{} // "<pkg>.(*Type).name" or "<pkg>.name"
+	recvOf := map[string]string{}       // a method's receiver variable and "<pkg>.(*Type)."
+	pkgOf := map[string]string{}        // a function's package
+	err := filepath.WalkDir(".", func(f string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(f, ".go") || strings.HasSuffix(f, "_test.go") {
+			return nil
+		}
+		pkg := module
+		if dir := filepath.ToSlash(filepath.Dir(f)); dir != "." {
+			pkg += "/" + dir
 		}
 		file, err := parser.ParseFile(fset, f, nil, 0)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for _, d := range file.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
 				continue
 			}
-			key := fd.Name.Name
+			key := pkg + "." + fd.Name.Name
 			if fd.Recv != nil {
-				// *Server's methods, and those of the generic handler sets
-				// (assetHandlers[T], a value receiver).
-				recv := fd.Recv.List[0].Type
+				// pointer receivers (*Server) and the generic handler
+				// sets' value receivers (assetHandlers[T])
+				recv, ptr := fd.Recv.List[0].Type, false
 				if star, ok := recv.(*ast.StarExpr); ok {
-					recv = star.X
+					recv, ptr = star.X, true
 				}
 				if ix, ok := recv.(*ast.IndexExpr); ok {
 					recv = ix.X
 				}
 				id, ok := recv.(*ast.Ident)
-				if !ok || (id.Name != "Server" && id.Name != "assetHandlers") {
+				if !ok || len(fd.Recv.List[0].Names) == 0 {
 					continue
 				}
-				key = id.Name + "." + key
+				prefix := pkg + "." + id.Name + "."
+				if ptr {
+					prefix = pkg + ".(*" + id.Name + ")."
+				}
+				key = prefix + fd.Name.Name
+				recvOf[key] = fd.Recv.List[0].Names[0].Name + " " + prefix
 			}
-			funcs[key] = fd
+			funcs[key], pkgOf[key] = fd, pkg
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	isQuery := func(e ast.Expr) bool { // r.URL.Query()
 		c, ok := e.(*ast.CallExpr)
@@ -171,6 +191,8 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 			return
 		}
 		seen[key] = true
+		pkg := pkgOf[key]
+		recv, prefix, _ := strings.Cut(recvOf[key], " ")
 		queryVars := map[string]bool{}
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
@@ -183,10 +205,10 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 			case *ast.CallExpr:
 				switch fun := n.Fun.(type) {
 				case *ast.Ident:
-					reads(fun.Name, seen, into)
+					reads(pkg+"."+fun.Name, seen, into)
 				case *ast.SelectorExpr:
-					if id, ok := fun.X.(*ast.Ident); ok && id.Name == "s" {
-						reads("Server."+fun.Sel.Name, seen, into)
+					if id, ok := fun.X.(*ast.Ident); ok && recv != "" && id.Name == recv {
+						reads(prefix+fun.Sel.Name, seen, into)
 					}
 					param := ""
 					if len(n.Args) > 0 {
@@ -211,10 +233,7 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 	}
 	out := map[string][]string{}
 	for key := range funcs {
-		name, ok := strings.CutPrefix(key, "Server.")
-		if !ok && !strings.HasPrefix(key, "assetHandlers.") {
-			continue
-		}
+		name := key
 		into := map[string]bool{}
 		reads(key, map[string]bool{}, into)
 		params := []string{}
@@ -224,7 +243,7 @@ func handlerQueryParams(t *testing.T) map[string][]string {
 		sort.Strings(params)
 		out[name] = params
 	}
-	if got := out["handleListJobs"]; !slices.Contains(got, "limit") {
+	if got := out[module+".(*Server).handleListJobs"]; !slices.Contains(got, "limit") {
 		t.Fatalf("the reader of handlers finds %q in handleListJobs, which reads limit: it is broken", got)
 	}
 	return out

@@ -13,6 +13,13 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/accessapi"
+	"github.com/shoal-ml/shoal/api/admission"
+	"github.com/shoal-ml/shoal/api/agentapi"
+	"github.com/shoal-ml/shoal/api/appproxy"
+	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/api/mlflow"
+	"github.com/shoal-ml/shoal/api/oauth"
 	"github.com/shoal-ml/shoal/components"
 	"github.com/shoal-ml/shoal/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
@@ -21,36 +28,44 @@ import (
 	"github.com/shoal-ml/shoal/tracking"
 )
 
-// MaxRequestBytes bounds request bodies; compute documents are small.
-const MaxRequestBytes = 1 << 20
+// MaxRequestBytes bounds request bodies; compute documents are small
+// (httpx.MaxRequestBytes).
+const MaxRequestBytes = httpx.MaxRequestBytes
 
 // Server serves the HTTP API.
 type Server struct {
-	svc            *service.Services
-	envs           *environments.Service
-	comps          *components.Service
-	registries     *registries.Service
-	tracking       *tracking.Service
-	log            *slog.Logger
+	svc        *service.Services
+	envs       *environments.Service
+	comps      *components.Service
+	registries *registries.Service
+	tracking   *tracking.Service
+	log        *slog.Logger
+	// errs writes the handlers' errors (the one error→status mapping).
+	errs           httpx.Errors
 	mux            *http.ServeMux
 	anonymousAudit auditLimiter
 	ready          Readiness
 	observer       atomic.Pointer[RequestObserver]
-	// caps are the limiters of Limits (SetLimits).
-	caps atomic.Pointer[caps]
+	// adm admits requests under the Limits (SetLimits).
+	adm *admission.Controller
 	// secure: the server serves HTTPS, and its cookies carry the
 	// __Host- prefix (SetSecure).
 	secure atomic.Bool
 	// appsMux serves the application proxy alone, on the applications'
-	// own origin (AppsHandler); appsURL is that origin, where the API's
-	// listener redirects application requests (SetAppsURL).
-	appsMux *http.ServeMux
-	appsURL atomic.Pointer[string]
-	// parking parks agents' syncs without their connections' buffers
-	// (SetParking); nil: they wait in their handlers.
-	parking atomic.Pointer[Parking]
-	// syncs bounds the agents' syncs computed at once (syncQueue).
-	syncs *syncQueue
+	// own origin (AppsHandler); appsOrigin is that origin, where the
+	// API's listener redirects application requests (SetAppsURL).
+	appsMux    *http.ServeMux
+	appsOrigin appproxy.Origin
+	// apps is the application proxy.
+	apps *appproxy.Proxy
+	// oauth serves the OAuth 2.0 authority (oauthRoutes).
+	oauth *oauth.Handlers
+	// mlflow serves MLflow's tracking calls (mounted by routes).
+	mlflow *mlflow.API
+	// access serves users, tokens, roles, identities and the audit log.
+	access *accessapi.Handlers
+	// agent serves the agent protocol (/agent/v1).
+	agent *agentapi.Handlers
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use
@@ -62,7 +77,12 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, log: log, mux: http.NewServeMux(), appsMux: http.NewServeMux(), syncs: newSyncQueue(defaultSyncSlots())}
+	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, adm: admission.New(DefaultLimits()), mux: http.NewServeMux(), appsMux: http.NewServeMux()}
+	s.agent = agentapi.New(svc, log)
+	s.access = accessapi.New(svc, s.errs)
+	s.apps = &appproxy.Proxy{Svc: svc, Errors: s.errs, Stream: func(w http.ResponseWriter, p *shoal.Principal, what string, serve func()) {
+		s.adm.AppStream(w, p, what, serve)
+	}}
 	// Registered environments are a service of their own over the same
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
@@ -71,7 +91,8 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
-	s.SetLimits(DefaultLimits())
+	s.oauth = oauth.New(svc, s.errs)
+	s.mlflow = mlflow.New(svc, s.tracking, mlflow.Admission{AsAnonymous: s.asAnonymous, Authenticated: s.authenticated}, log)
 	s.routes()
 	return s
 }
@@ -97,15 +118,16 @@ type Route struct {
 	name string
 }
 
-// Pseudo-actions for routes that are not one workspace action.
+// Pseudo-actions for routes that are not one workspace action (defined
+// with Allow, in httpx).
 const (
 	// ActionAuthenticated: any authenticated principal (catalogs, lists
 	// whose service filters by the caller).
-	ActionAuthenticated = "authenticated"
+	ActionAuthenticated = httpx.ActionAuthenticated
 	// ActionSelfOrAdmin: the path's {user} is the caller, or an admin.
-	ActionSelfOrAdmin = "self-or-admin"
+	ActionSelfOrAdmin = httpx.ActionSelfOrAdmin
 	// ActionLogin: any authenticated principal; recorded as a login.
-	ActionLogin = "login"
+	ActionLogin = httpx.ActionLogin
 )
 
 // Routes returns the route table, so that tests can walk every route.
@@ -119,11 +141,11 @@ func (s *Server) baseRoutes() []Route {
 	return []Route{
 		{Pattern: "GET /healthz", Public: true, handler: s.handleHealth},
 		{Pattern: "GET /readyz", Public: true, handler: s.handleReady},
-		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.handleDiscovery},
-		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.handleJWKS},
+		{Pattern: "GET /.well-known/openid-configuration", Public: true, handler: s.access.Discovery},
+		{Pattern: "GET /.well-known/jwks.json", Public: true, handler: s.access.JWKS},
 		{Pattern: "GET /api/v1/openapi.json", Public: true, handler: s.handleOpenAPI},
 
-		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.handleWhoami},
+		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.access.Whoami},
 		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
 		{Pattern: "POST /api/v1/workspaces", Action: shoal.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
 		{Pattern: "GET /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspace},
@@ -158,36 +180,36 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesRead, handler: s.handleListRegistries},
 		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesWrite, handler: s.handleAddRegistry},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: shoal.ActRegistriesWrite, handler: s.handleRemoveRegistry},
-		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.handleListAssignments},
-		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleAssignRole},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.handleUnassignRole},
+		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.access.ListAssignments},
+		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.access.AssignRole},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.access.UnassignRole},
 
-		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.handleListUsers},
-		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.handleCreateUser},
-		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: shoal.ActUsersRead, handler: s.handleGetUser},
-		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.handleDisableUser},
-		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.handleEnableUser},
-		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: "tokens/read", handler: s.handleListTokens},
-		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.handleCreateToken},
-		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.handleRevokeToken},
-		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.handleListRoles},
-		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.handleCreateRole},
-		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.handleListIdentities},
-		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.handleCreateIdentity},
-		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.handleListAudit},
+		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.access.ListUsers},
+		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.access.CreateUser},
+		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: shoal.ActUsersRead, handler: s.access.GetUser},
+		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.access.DisableUser},
+		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.access.EnableUser},
+		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: "tokens/read", handler: s.access.ListTokens},
+		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.access.CreateToken},
+		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.access.RevokeToken},
+		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.access.ListRoles},
+		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.access.CreateRole},
+		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.access.ListIdentities},
+		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.access.CreateIdentity},
+		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.access.ListAudit},
 
-		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.handleAgentJoin},
-		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.handleAgentSetupLog},
-		{Pattern: "POST /agent/v1/instance/app-log", Agent: true, handler: s.handleAgentAppLog},
-		{Pattern: "POST /agent/v1/instance/token", Agent: true, handler: s.handleAgentInstanceToken},
-		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.handleAgentSync},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.handleAgentReport},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/logs", Agent: true, handler: s.handleAgentLogs},
-		{Pattern: "PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs", Agent: true, handler: s.handleAgentOutputs},
-		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore", Agent: true, handler: s.handleAgentRestore},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.handleAgentToken},
-		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/gpu", Agent: true, handler: s.handleAgentGPUSample},
-		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.handleAgentArtifact},
+		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.agent.Join},
+		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.agent.SetupLog},
+		{Pattern: "POST /agent/v1/instance/app-log", Agent: true, handler: s.agent.AppLog},
+		{Pattern: "POST /agent/v1/instance/token", Agent: true, handler: s.agent.InstanceToken},
+		{Pattern: "POST /agent/v1/sync", Agent: true, handler: s.agent.Sync},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/status", Agent: true, handler: s.agent.Report},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/logs", Agent: true, handler: s.agent.Logs},
+		{Pattern: "PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs", Agent: true, handler: s.agent.Outputs},
+		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore", Agent: true, handler: s.agent.Restore},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.agent.Token},
+		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/gpu", Agent: true, handler: s.agent.GPUSample},
+		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.agent.Artifact},
 	}
 }
 
@@ -221,26 +243,25 @@ func (s *Server) routes() {
 		h = s.csrfProtect(h)
 		if strings.Contains(r.Pattern, "/applications/") {
 			s.appsMux.Handle(r.Pattern, s.timed(r.Pattern, h))
-			s.mux.Handle(r.Pattern, s.timed(r.Pattern, s.toAppsOrigin(h)))
+			s.mux.Handle(r.Pattern, s.timed(r.Pattern, s.appsOrigin.Redirect(h)))
 			continue
 		}
 		s.mux.Handle(r.Pattern, s.timed(r.Pattern, h))
 	}
-	s.mlflowRoutes()
+	// MLflow's calls authenticate on their own (package mlflow).
+	for _, m := range s.mlflow.Routes() {
+		if m.Public {
+			s.mux.Handle(m.Pattern, s.anonymousOnly(m.Handler))
+			continue
+		}
+		s.mux.Handle(m.Pattern, s.timed(m.Pattern, limitBody(m.Handler, MaxRequestBytes)))
+	}
 	s.mux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 	s.appsMux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
-}
-
-// limitBody bounds the request body; uploads set their own, larger bound.
-func limitBody(next http.Handler, n int64) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, n)
-		next.ServeHTTP(w, r)
-	})
 }
 
 // ServeHTTP implements http.Handler.

@@ -20,7 +20,7 @@ func (s *Server) spRoutes() []Route {
 }
 
 func (s *Server) spCredentials(r *http.Request, sp *shoal.ServicePrincipal, secret string) client.SPCredentials {
-	return client.SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: s.authorityBase()}
+	return client.SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: s.oauth.Authority()}
 }
 
 func (s *Server) handleListSPs(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,7 @@
 // Package tracking answers what jobs log through MLflow's tracking API
 // (metrics, parameters, tags) and who may read and write it: a job's
 // attempt with the tracking token it was given at dispatch, and users by
-// their workspace roles. The HTTP face in MLflow's shape is api/mlflow.go.
+// their workspace roles. The HTTP face in MLflow's shape is api/mlflow.
 package tracking
 
 import (

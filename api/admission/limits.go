@@ -1,4 +1,4 @@
-package api
+package admission
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 )
 
 // Limits bound what one connection or caller can hold of the server, so
@@ -35,7 +36,7 @@ type Limits struct {
 	MaxAppStreamsPerPrincipal int
 	// MaxAnonymous bounds concurrent requests that are not authenticated
 	// (public routes, the sign-in pages, signed-out studio pages, requests
-	// whose credential is missing or invalid; see admission.go); more are
+	// whose credential is missing or invalid; see admission.go of this package); more are
 	// refused with 429 until some end.
 	MaxAnonymous int
 	// MaxAnonymousPerSource bounds the share of MaxAnonymous that one
@@ -86,7 +87,7 @@ func NewHTTPServer(h http.Handler, l Limits) *http.Server {
 
 // SetLimits replaces the per-principal and anonymous caps (DefaultLimits
 // until then); the timeouts are the http.Server's (NewHTTPServer).
-func (s *Server) SetLimits(l Limits) {
+func (s *Controller) SetLimits(l Limits) {
 	s.caps.Store(&caps{
 		Limits:     l,
 		streams:    newPrincipalLimiter(l.MaxStreamsPerPrincipal),
@@ -103,7 +104,7 @@ type caps struct {
 	anonymous                      *sourceLimiter
 }
 
-func (s *Server) limits() *caps { return s.caps.Load() }
+func (s *Controller) limits() *caps { return s.caps.Load() }
 
 // principalLimiter counts each principal's concurrent long requests.
 type principalLimiter struct {
@@ -141,10 +142,22 @@ func longLived(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 }
 
+// Stream runs h as one of p's streams (log follows, live studio pages):
+// it lifts the read deadline, or answers 429 when p already holds
+// MaxStreamsPerPrincipal. what names the kind of stream in the refusal.
+func (s *Controller) Stream(w http.ResponseWriter, p *shoal.Principal, what string, h func()) {
+	stream(w, p, s.limits().streams, what, h)
+}
+
+// AppStream runs h as one of p's requests to instance applications, under
+// MaxAppStreamsPerPrincipal, as Stream does.
+func (s *Controller) AppStream(w http.ResponseWriter, p *shoal.Principal, what string, h func()) {
+	stream(w, p, s.limits().appStreams, what, h)
+}
+
 // stream runs h as one of p's streams under lim: it lifts the read
-// deadline, or answers 429 when p already holds lim's cap. what names
-// the kind of stream in the refusal.
-func (s *Server) stream(w http.ResponseWriter, p *shoal.Principal, lim *principalLimiter, what string, h func()) {
+// deadline, or answers 429 when p already holds lim's cap.
+func stream(w http.ResponseWriter, p *shoal.Principal, lim *principalLimiter, what string, h func()) {
 	id := "anonymous"
 	if p != nil {
 		id = p.ID
@@ -171,5 +184,5 @@ func refuseTooMany(w http.ResponseWriter, r *http.Request, msg string) {
 // writeTooMany answers 429 with Azure's error envelope.
 func writeTooMany(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "5")
-	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: errorDetail{Code: "TooManyRequests", Message: msg}})
+	httpx.WriteJSON(w, http.StatusTooManyRequests, httpx.ErrorBody{Error: httpx.ErrorDetail{Code: "TooManyRequests", Message: msg}})
 }

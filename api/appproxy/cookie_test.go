@@ -1,4 +1,4 @@
-package api
+package appproxy
 
 import (
 	"net/http"

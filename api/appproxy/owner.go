@@ -1,4 +1,4 @@
-package api
+package appproxy
 
 import (
 	"github.com/shoal-ml/shoal/internal/portowner"

@@ -1,4 +1,4 @@
-package api
+package mlflow
 
 import (
 	"net/http"
@@ -112,8 +112,8 @@ func toMLflowRun(v *tracking.RunView) mlflowRun {
 	return r
 }
 
-func (s *Server) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
-	e, err := s.tracking.GetExperiment(r.Context(), c.p, c.ws, r.URL.Query().Get("experiment_name"))
+func (a *API) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+	e, err := a.tracking.GetExperiment(r.Context(), c.p, c.ws, r.URL.Query().Get("experiment_name"))
 	if err != nil {
 		return err
 	}
@@ -121,12 +121,12 @@ func (s *Server) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
-func (s *Server) mlflowGetExperiment(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowGetExperiment(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	id := r.URL.Query().Get("experiment_id")
 	if id == "" {
 		return shoal.FieldErrorf("experiment_id", "is required")
 	}
-	e, err := s.tracking.GetExperiment(r.Context(), c.p, c.ws, id)
+	e, err := a.tracking.GetExperiment(r.Context(), c.p, c.ws, id)
 	if err != nil {
 		return err
 	}
@@ -134,14 +134,14 @@ func (s *Server) mlflowGetExperiment(w http.ResponseWriter, r *http.Request, c *
 	return nil
 }
 
-func (s *Server) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		Name string `json:"name"`
 	}
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	e, err := s.tracking.CreateExperiment(r.Context(), c.p, c.ws, req.Name)
+	e, err := a.tracking.CreateExperiment(r.Context(), c.p, c.ws, req.Name)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *Server) mlflowCreateExperiment(w http.ResponseWriter, r *http.Request, 
 	return nil
 }
 
-func (s *Server) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		Filter  string   `json:"filter"`
 		OrderBy []string `json:"order_by"`
@@ -164,7 +164,7 @@ func (s *Server) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request,
 	if req.Filter != "" {
 		return shoal.FieldErrorf("filter", "is not supported by Shoal: search experiments without one")
 	}
-	es, err := s.tracking.ListExperiments(r.Context(), c.p, c.ws)
+	es, err := a.tracking.ListExperiments(r.Context(), c.p, c.ws)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (s *Server) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request,
 	return nil
 }
 
-func (s *Server) mlflowCreateRun(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowCreateRun(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		ExperimentID string     `json:"experiment_id"`
 		RunName      string     `json:"run_name"`
@@ -189,7 +189,7 @@ func (s *Server) mlflowCreateRun(w http.ResponseWriter, r *http.Request, c *mlfl
 	for _, t := range req.Tags {
 		tags = append(tags, shoal.RunTag(t))
 	}
-	v, err := s.tracking.CreateRun(r.Context(), c.p, c.ws, req.ExperimentID, req.RunName, tags)
+	v, err := a.tracking.CreateRun(r.Context(), c.p, c.ws, req.ExperimentID, req.RunName, tags)
 	if err != nil {
 		return err
 	}
@@ -205,9 +205,9 @@ func runID(id, uuid string) string {
 	return uuid
 }
 
-func (s *Server) mlflowGetRun(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowGetRun(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	q := r.URL.Query()
-	v, err := s.tracking.GetRun(r.Context(), c.p, c.ws, runID(q.Get("run_id"), q.Get("run_uuid")))
+	v, err := a.tracking.GetRun(r.Context(), c.p, c.ws, runID(q.Get("run_id"), q.Get("run_uuid")))
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (s *Server) mlflowGetRun(w http.ResponseWriter, r *http.Request, c *mlflowC
 	return nil
 }
 
-func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowUpdateRun(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		RunID   string     `json:"run_id"`
 		RunUUID string     `json:"run_uuid"`
@@ -226,7 +226,7 @@ func (s *Server) mlflowUpdateRun(w http.ResponseWriter, r *http.Request, c *mlfl
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	v, err := s.tracking.UpdateRun(r.Context(), c.p, c.ws, runID(req.RunID, req.RunUUID), req.Status, req.RunName)
+	v, err := a.tracking.UpdateRun(r.Context(), c.p, c.ws, runID(req.RunID, req.RunUUID), req.Status, req.RunName)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (m mlflowMetricIn) point() shoal.MetricPoint {
 	return shoal.MetricPoint{Key: m.Key, Value: float64(m.Value), Timestamp: int64(m.Timestamp), Step: int64(m.Step)}
 }
 
-func (s *Server) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		RunID   string `json:"run_id"`
 		RunUUID string `json:"run_uuid"`
@@ -255,10 +255,10 @@ func (s *Server) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlfl
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return s.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Metrics: []shoal.MetricPoint{req.point()}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Metrics: []shoal.MetricPoint{req.point()}})
 }
 
-func (s *Server) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		RunID   string `json:"run_id"`
 		RunUUID string `json:"run_uuid"`
@@ -267,10 +267,10 @@ func (s *Server) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflo
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return s.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Params: []shoal.RunParam{shoal.RunParam(req.mlflowKV)}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Params: []shoal.RunParam{shoal.RunParam(req.mlflowKV)}})
 }
 
-func (s *Server) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		RunID   string `json:"run_id"`
 		RunUUID string `json:"run_uuid"`
@@ -279,10 +279,10 @@ func (s *Server) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowC
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return s.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Tags: []shoal.RunTag{shoal.RunTag(req.mlflowKV)}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Tags: []shoal.RunTag{shoal.RunTag(req.mlflowKV)}})
 }
 
-func (s *Server) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		RunID   string           `json:"run_id"`
 		Metrics []mlflowMetricIn `json:"metrics"`
@@ -302,11 +302,11 @@ func (s *Server) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflo
 	for _, t := range req.Tags {
 		b.Tags = append(b.Tags, shoal.RunTag(t))
 	}
-	return s.mlflowLog(w, r, c, req.RunID, b)
+	return a.mlflowLog(w, r, c, req.RunID, b)
 }
 
-func (s *Server) mlflowLog(w http.ResponseWriter, r *http.Request, c *mlflowCtx, run string, b tracking.Batch) error {
-	if err := s.tracking.Log(r.Context(), c.p, c.ws, run, b); err != nil {
+func (a *API) mlflowLog(w http.ResponseWriter, r *http.Request, c *mlflowCtx, run string, b tracking.Batch) error {
+	if err := a.tracking.Log(r.Context(), c.p, c.ws, run, b); err != nil {
 		return err
 	}
 	writeMLflowJSON(w, http.StatusOK, struct{}{})
@@ -325,7 +325,7 @@ func pageOffset(token string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) mlflowSearchRuns(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowSearchRuns(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	var req struct {
 		ExperimentIDs []string   `json:"experiment_ids"`
 		Filter        string     `json:"filter"`
@@ -346,7 +346,7 @@ func (s *Server) mlflowSearchRuns(w http.ResponseWriter, r *http.Request, c *mlf
 	if err != nil {
 		return err
 	}
-	runs, next, err := s.tracking.SearchRuns(r.Context(), c.p, c.ws, req.ExperimentIDs, int(req.MaxResults), offset)
+	runs, next, err := a.tracking.SearchRuns(r.Context(), c.p, c.ws, req.ExperimentIDs, int(req.MaxResults), offset)
 	if err != nil {
 		return err
 	}
@@ -363,7 +363,7 @@ func (s *Server) mlflowSearchRuns(w http.ResponseWriter, r *http.Request, c *mlf
 	return nil
 }
 
-func (s *Server) mlflowGetHistory(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
+func (a *API) mlflowGetHistory(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	q := r.URL.Query()
 	offset, err := pageOffset(q.Get("page_token"))
 	if err != nil {
@@ -375,7 +375,7 @@ func (s *Server) mlflowGetHistory(w http.ResponseWriter, r *http.Request, c *mlf
 			return shoal.FieldErrorf("max_results", "must be a positive integer")
 		}
 	}
-	pts, err := s.tracking.History(r.Context(), c.p, c.ws, runID(q.Get("run_id"), q.Get("run_uuid")), q.Get("metric_key"))
+	pts, err := a.tracking.History(r.Context(), c.p, c.ws, runID(q.Get("run_id"), q.Get("run_uuid")), q.Get("metric_key"))
 	if err != nil {
 		return err
 	}

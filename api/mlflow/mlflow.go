@@ -1,28 +1,38 @@
-package api
+// Package mlflow serves the subset of MLflow's tracking REST API that jobs
+// log through (MLFLOW_TRACKING_URI is <server>/mlflow/v1/workspaces/<ws>),
+// in MLflow's own shapes: its objects, its error codes and statuses,
+// protobuf's JSON numbers. api.Server mounts its routes next to the
+// native API's; they authenticate on their own (a job's tracking token or
+// an API credential, never a cookie) and answer errors in MLflow's shape,
+// which MLflow's client reads, where the native API answers Azure's.
+package mlflow
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/tracking"
 	"github.com/shoal-ml/shoal/workload"
 )
 
-// MLflowPrefix is where a workspace's MLflow tracking API is served:
+// Prefix is where a workspace's MLflow tracking API is served:
 // MLFLOW_TRACKING_URI is <server>/mlflow/v1/workspaces/<ws>, and MLflow's
 // client appends /api/2.0/mlflow/<call> to it.
-const MLflowPrefix = "/mlflow/v1/workspaces/"
+const Prefix = "/mlflow/v1/workspaces/"
 
 // mlflowCall is one call of MLflow's tracking REST API that Shoal answers.
 type mlflowCall struct {
 	method, path string
-	handler      func(s *Server, w http.ResponseWriter, r *http.Request, c *mlflowCtx) error
+	handler      func(a *API, w http.ResponseWriter, r *http.Request, c *mlflowCtx) error
 }
 
 // mlflowCalls are the calls MLflow's Python client makes to log from a
@@ -30,20 +40,20 @@ type mlflowCall struct {
 // log_param, set_tag, end_run), read a run back and search runs; the
 // searches also answer GET, as MLflow's server does.
 var mlflowCalls = []mlflowCall{
-	{"GET", "experiments/get-by-name", (*Server).mlflowGetExperimentByName},
-	{"GET", "experiments/get", (*Server).mlflowGetExperiment},
-	{"POST", "experiments/create", (*Server).mlflowCreateExperiment},
-	{"POST", "experiments/search", (*Server).mlflowSearchExperiments},
-	{"GET", "experiments/search", (*Server).mlflowSearchExperiments},
-	{"POST", "runs/create", (*Server).mlflowCreateRun},
-	{"GET", "runs/get", (*Server).mlflowGetRun},
-	{"POST", "runs/update", (*Server).mlflowUpdateRun},
-	{"POST", "runs/log-metric", (*Server).mlflowLogMetric},
-	{"POST", "runs/log-parameter", (*Server).mlflowLogParam},
-	{"POST", "runs/set-tag", (*Server).mlflowSetTag},
-	{"POST", "runs/log-batch", (*Server).mlflowLogBatch},
-	{"POST", "runs/search", (*Server).mlflowSearchRuns},
-	{"GET", "metrics/get-history", (*Server).mlflowGetHistory},
+	{"GET", "experiments/get-by-name", (*API).mlflowGetExperimentByName},
+	{"GET", "experiments/get", (*API).mlflowGetExperiment},
+	{"POST", "experiments/create", (*API).mlflowCreateExperiment},
+	{"POST", "experiments/search", (*API).mlflowSearchExperiments},
+	{"GET", "experiments/search", (*API).mlflowSearchExperiments},
+	{"POST", "runs/create", (*API).mlflowCreateRun},
+	{"GET", "runs/get", (*API).mlflowGetRun},
+	{"POST", "runs/update", (*API).mlflowUpdateRun},
+	{"POST", "runs/log-metric", (*API).mlflowLogMetric},
+	{"POST", "runs/log-parameter", (*API).mlflowLogParam},
+	{"POST", "runs/set-tag", (*API).mlflowSetTag},
+	{"POST", "runs/log-batch", (*API).mlflowLogBatch},
+	{"POST", "runs/search", (*API).mlflowSearchRuns},
+	{"GET", "metrics/get-history", (*API).mlflowGetHistory},
 }
 
 // mlflowCtx is a call's caller and workspace.
@@ -52,48 +62,89 @@ type mlflowCtx struct {
 	ws string
 }
 
-// mlflowRoutes mounts the MLflow calls. They authenticate on their own:
-// a job's tracking token (MLFLOW_TRACKING_TOKEN) or any credential of the
-// API (an API token, a workload identity's JWT) in the Authorization
-// header; never a studio cookie, so no browser can be made to write.
-func (s *Server) mlflowRoutes() {
+// API serves MLflow's calls over the services.
+type API struct {
+	svc      *service.Services
+	tracking *tracking.Service
+	log      *slog.Logger
+	adm      Admission
+}
+
+// Admission is how the server admits a request (package admission): the
+// calls authenticate on their own, so they tell the server when the
+// caller is known (Authenticated) or run a refusal as anonymous.
+type Admission struct {
+	// AsAnonymous runs h in one of the anonymous slots of r's source,
+	// or answers 429.
+	AsAnonymous func(w http.ResponseWriter, r *http.Request, h func())
+	// Authenticated gives r the read deadline of an authenticated caller.
+	Authenticated func(w http.ResponseWriter, r *http.Request)
+}
+
+// New returns the MLflow API over svc (credentials) and tr (what jobs
+// log), admitting requests with adm and logging internal errors to log.
+func New(svc *service.Services, tr *tracking.Service, adm Admission, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{svc: svc, tracking: tr, adm: adm, log: log}
+}
+
+// Route is one of the MLflow routes for the server's mux.
+type Route struct {
+	// Pattern is the net/http pattern.
+	Pattern string
+	// Handler serves it, authenticating on its own.
+	Handler http.Handler
+	// Public routes take no credential (the catch-all's "no such
+	// endpoint"); the server admits them as anonymous.
+	Public bool
+}
+
+// Routes are the MLflow calls. They authenticate on their own: a job's
+// tracking token (MLFLOW_TRACKING_TOKEN) or any credential of the API (an
+// API token, a workload identity's JWT) in the Authorization header;
+// never a studio cookie, so no browser can be made to write.
+func (a *API) Routes() []Route {
+	var routes []Route
 	for _, c := range mlflowCalls {
-		pattern := c.method + " " + MLflowPrefix + "{ws}/api/2.0/mlflow/" + c.path
+		pattern := c.method + " " + Prefix + "{ws}/api/2.0/mlflow/" + c.path
 		h := c.handler
-		s.mux.Handle(pattern, s.timed(pattern, limitBody(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, err := s.mlflowCredential(r)
+		routes = append(routes, Route{Pattern: pattern, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, err := a.credential(r)
 			if err != nil {
-				s.asAnonymous(w, r, func() { writeMLflowError(w, err) })
+				a.adm.AsAnonymous(w, r, func() { writeMLflowError(w, err) })
 				return
 			}
-			s.authenticated(w, r)
+			a.adm.Authenticated(w, r)
 			ctx := shoal.WithPrincipal(r.Context(), p)
-			if err := h(s, w, r.WithContext(ctx), &mlflowCtx{p: p, ws: r.PathValue("ws")}); err != nil {
+			if err := h(a, w, r.WithContext(ctx), &mlflowCtx{p: p, ws: r.PathValue("ws")}); err != nil {
 				if shoal.ErrorCode(err) == shoal.EINTERNAL {
-					s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+					a.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 				}
 				writeMLflowError(w, err)
 			}
-		}), MaxRequestBytes)))
+		})})
 	}
 	// Any other call under the prefix: MLflow's own "no such endpoint".
-	s.mux.Handle(MLflowPrefix+"{ws}/api/", s.anonymousOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	routes = append(routes, Route{Pattern: Prefix + "{ws}/api/", Public: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeMLflowJSON(w, http.StatusNotFound, mlflowError{Code: "ENDPOINT_NOT_FOUND", Message: "Shoal does not answer " + r.Method + " " + r.URL.Path + "; see docs/guides/metrics.md for the calls it answers"})
-	})))
+	})})
+	return routes
 }
 
-// mlflowCredential resolves the Authorization header's credential.
-func (s *Server) mlflowCredential(r *http.Request) (*shoal.Principal, error) {
-	token, ok := bearer(r)
+// credential resolves the Authorization header's credential.
+func (a *API) credential(r *http.Request) (*shoal.Principal, error) {
+	token, ok := httpx.Bearer(r)
 	switch {
 	case !ok:
 		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (MLFLOW_TRACKING_TOKEN in a job, an API token otherwise)")
 	case tracking.IsToken(token):
-		return s.tracking.Authenticate(r.Context(), token)
+		return a.tracking.Authenticate(r.Context(), token)
 	case workload.LooksLikeJWT(token):
-		return s.svc.AuthenticateWorkload(r.Context(), token)
+		return a.svc.AuthenticateWorkload(r.Context(), token)
 	default:
-		return s.svc.Authenticate(r.Context(), token)
+		return a.svc.Authenticate(r.Context(), token)
 	}
 }
 
@@ -112,7 +163,7 @@ func writeMLflowError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	switch c := shoal.ErrorCode(err); {
 	case errors.As(err, &mbe):
-		code, status, msg = "INVALID_PARAMETER_VALUE", http.StatusBadRequest, "the request body is larger than "+strconv.Itoa(MaxRequestBytes)+" bytes"
+		code, status, msg = "INVALID_PARAMETER_VALUE", http.StatusBadRequest, "the request body is larger than "+strconv.Itoa(httpx.MaxRequestBytes)+" bytes"
 	case c == shoal.EINVALID:
 		code, status = "INVALID_PARAMETER_VALUE", http.StatusBadRequest
 		if f := shoal.ErrorField(err); f != "" && !strings.Contains(msg, f) {
@@ -198,19 +249,3 @@ func (f *protoDouble) UnmarshalJSON(b []byte) error {
 	*f = protoDouble(v)
 	return nil
 }
-
-// handleJobMetrics answers what a job logged: each metric's summary, the
-// parameters and tags, and with ?history=true every point.
-func (s *Server) handleJobMetrics(w http.ResponseWriter, r *http.Request) {
-	history := r.URL.Query().Get("history") == "true"
-	m, err := s.tracking.JobMetrics(r.Context(), shoal.PrincipalFrom(r.Context()), r.PathValue("ws"), r.PathValue("name"), history)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
-}
-
-// Tracking is the service of what jobs log through MLflow (the studio
-// reads it).
-func (s *Server) Tracking() *tracking.Service { return s.tracking }

@@ -1,4 +1,4 @@
-package api
+package admission
 
 import (
 	"io"
@@ -15,24 +15,9 @@ import (
 // byte read or written pushes the connection's deadline TransferStallTimeout
 // ahead, so that a slow transfer goes on and a stalled one is cut.
 
-// uploadRoutes read a large body (they bound it themselves).
-var uploadRoutes = map[string]bool{
-	"POST /api/v1/workspaces/{ws}/artifacts":                true,
-	"PUT /agent/v1/attempts/{attempt}/ranks/{rank}/outputs": true,
-}
-
-// downloadRoutes write a large body.
-var downloadRoutes = map[string]bool{
-	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":       true,
-	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":          true, // follow=true is a stream instead
-	"GET /api/v1/workspaces/{ws}/computes/{name}/logs":      true,
-	"GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore": true,
-	"GET /agent/v1/artifacts/{id}":                          true,
-}
-
-// transfer runs an authenticated upload or download as one of its
+// Transfer runs an authenticated upload or download as one of its
 // caller's transfers, with rolling deadlines; 429 beyond the cap.
-func (s *Server) transfer(next http.Handler) http.Handler {
+func (s *Controller) Transfer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("follow") == "true" {
 			next.ServeHTTP(w, r) // a log follow: one of the caller's streams

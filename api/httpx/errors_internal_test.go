@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // client is still there still is both.
 func TestClientGoneIsNoServerError(t *testing.T) {
 	var logs bytes.Buffer
-	s := &Server{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	s := Errors{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -31,7 +31,7 @@ func TestClientGoneIsNoServerError(t *testing.T) {
 		logs.Reset()
 		r := httptest.NewRequest("GET", "/api/v1/workspaces/default/jobs", nil).WithContext(ctx)
 		w := httptest.NewRecorder()
-		s.writeError(w, r, err)
+		s.Write(w, r, err)
 		if w.Code != StatusClientClosedRequest {
 			t.Errorf("%v after the client left: status %d, want %d", err, w.Code, StatusClientClosedRequest)
 		}
@@ -43,7 +43,7 @@ func TestClientGoneIsNoServerError(t *testing.T) {
 	logs.Reset()
 	r := httptest.NewRequest("GET", "/api/v1/workspaces/default/jobs", nil)
 	w := httptest.NewRecorder()
-	s.writeError(w, r, errors.New("disk on fire"))
+	s.Write(w, r, errors.New("disk on fire"))
 	if w.Code != http.StatusInternalServerError || !strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("an internal error with the client there: %d, log %q; want 500 and an error log", w.Code, logs.String())
 	}

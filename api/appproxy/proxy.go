@@ -1,4 +1,12 @@
-package api
+// Package appproxy is the application proxy: the authenticated reverse
+// proxy from the API to an instance's applications (Jupyter, custom
+// ones), which checks at each dial that the listener is the instance's
+// own, and keeps the caller's Shoal credential and the studio's cookies
+// away from the application. api.Server mounts it on the applications'
+// own origin (Origin redirects there); it is apart from the API's
+// handlers because it speaks to processes on the nodes, not to the
+// services.
+package appproxy
 
 import (
 	"context"
@@ -13,22 +21,36 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/portowner"
+	"github.com/shoal-ml/shoal/service"
 )
 
-// handleApplicationProxy is the authenticated reverse proxy to an
+// Proxy serves the application routes over the services.
+type Proxy struct {
+	// Svc resolves an instance's application to its address and owner.
+	Svc *service.Services
+	// Errors writes the proxy's refusals.
+	Errors httpx.Errors
+	// Stream runs serve as one of p's streams to instance applications
+	// (what names them in a refusal), or answers 429 when p holds its
+	// cap: the server's per-principal limits are the server's.
+	Stream func(w http.ResponseWriter, p *shoal.Principal, what string, serve func())
+}
+
+// ServeHTTP is the authenticated reverse proxy to an
 // instance's applications: /api/v1/workspaces/{ws}/computes/{name}/
 // applications/{app}/... reaches the application on the instance, for the
 // instance's user only. HTTP and WebSocket upgrades (Jupyter's kernels
 // and terminals) pass through. The caller's Shoal credential never
 // reaches the application: the Authorization header and cookies are
 // dropped, and the notebook gets the server's own token instead.
-func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) {
+func (s *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws, name, app := r.PathValue("ws"), r.PathValue("name"), r.PathValue("app")
-	t, err := s.svc.ResolveInstanceApp(r.Context(), ws, name, app)
+	t, err := s.Svc.ResolveInstanceApp(r.Context(), ws, name, app)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.Errors.Write(w, r, err)
 		return
 	}
 	target := &url.URL{Scheme: "http", Host: t.Addr}
@@ -63,13 +85,13 @@ func (s *Server) handleApplicationProxy(w http.ResponseWriter, r *http.Request) 
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if shoal.ErrorCode(err) == shoal.EFORBIDDEN {
-				s.writeError(w, r, err)
+				s.Errors.Write(w, r, err)
 				return
 			}
-			s.writeError(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
+			s.Errors.Write(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
 		},
 	}
-	s.stream(w, shoal.PrincipalFrom(r.Context()), s.limits().appStreams, "requests to instance applications", func() { rp.ServeHTTP(w, r) })
+	s.Stream(w, shoal.PrincipalFrom(r.Context()), "requests to instance applications", func() { rp.ServeHTTP(w, r) })
 }
 
 // appTransport dials an application only after checking, at each dial,

@@ -1,4 +1,4 @@
-package api
+package agentapi
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -140,23 +141,23 @@ func (p *Parking) Parked() int {
 }
 
 // SetParking makes the server park agents' syncs on p (see Parking).
-func (s *Server) SetParking(p *Parking) { s.parking.Store(p) }
+func (h *Handlers) SetParking(p *Parking) { h.parking.Store(p) }
 
 // park takes r's connection from net/http and answers ps on it when its
 // answer comes; false when the connection cannot be taken (HTTP/2, a
 // writer without Hijack), and the caller waits in its handler.
-func (s *Server) park(w http.ResponseWriter, r *http.Request, ps *service.ParkedSync) bool {
-	p, conn, keep, ok := s.takeConn(w, r)
+func (h *Handlers) park(w http.ResponseWriter, r *http.Request, ps *service.ParkedSync) bool {
+	p, conn, keep, ok := h.takeConn(w, r)
 	if ok {
-		s.parkConn(p, conn, keep, ps)
+		h.parkConn(p, conn, keep, ps)
 	}
 	return ok
 }
 
 // takeConn takes r's connection from net/http (Hijack), its body read;
 // keep says whether it can serve another request after the answer.
-func (s *Server) takeConn(w http.ResponseWriter, r *http.Request) (p *Parking, conn net.Conn, keep, ok bool) {
-	p = s.parking.Load()
+func (h *Handlers) takeConn(w http.ResponseWriter, r *http.Request) (p *Parking, conn net.Conn, keep, ok bool) {
+	p = h.parking.Load()
 	if p == nil || r.ProtoMajor != 1 {
 		return nil, nil, false, false
 	}
@@ -176,14 +177,14 @@ func (s *Server) takeConn(w http.ResponseWriter, r *http.Request) (p *Parking, c
 }
 
 // parkConn waits for ps's answer with conn taken from net/http.
-func (s *Server) parkConn(p *Parking, conn net.Conn, keep bool, ps *service.ParkedSync) {
+func (h *Handlers) parkConn(p *Parking, conn net.Conn, keep bool, ps *service.ParkedSync) {
 	p.mu.Lock()
 	closed := p.closed
 	if !closed {
 		p.parked[conn] = ps
 	}
 	p.mu.Unlock()
-	ps.Await(func(resp *shoal.AgentSyncResponse, err error) { s.answerParked(p, conn, keep, resp, err) })
+	ps.Await(func(resp *shoal.AgentSyncResponse, err error) { h.answerParked(p, conn, keep, resp, err) })
 	if closed {
 		ps.Release()
 	}
@@ -191,16 +192,16 @@ func (s *Server) parkConn(p *Parking, conn net.Conn, keep bool, ps *service.Park
 
 // answerParked writes a parked sync's answer on its connection and hands
 // the connection back to net/http, or closes it.
-func (s *Server) answerParked(p *Parking, conn net.Conn, keep bool, resp *shoal.AgentSyncResponse, err error) {
+func (h *Handlers) answerParked(p *Parking, conn net.Conn, keep bool, resp *shoal.AgentSyncResponse, err error) {
 	p.mu.Lock()
 	delete(p.parked, conn)
 	keep = keep && !p.closed
 	p.mu.Unlock()
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	if err != nil {
-		s.writeError(rec, &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/agent/v1/sync"}}, err)
+		h.errs.Write(rec, &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/agent/v1/sync"}}, err)
 	} else {
-		writeJSON(rec, http.StatusOK, resp)
+		httpx.WriteJSON(rec, http.StatusOK, resp)
 	}
 	var out bytes.Buffer
 	res := &http.Response{StatusCode: rec.status, ProtoMajor: 1, ProtoMinor: 1, Header: rec.header,

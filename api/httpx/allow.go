@@ -1,0 +1,52 @@
+package httpx
+
+import (
+	"context"
+	"strings"
+
+	"github.com/shoal-ml/shoal"
+)
+
+// Pseudo-actions for routes that are not one workspace action.
+const (
+	// ActionAuthenticated: any authenticated principal (catalogs, lists
+	// whose service filters by the caller).
+	ActionAuthenticated = "authenticated"
+	// ActionSelfOrAdmin: the path's {user} is the caller, or an admin.
+	ActionSelfOrAdmin = "self-or-admin"
+	// ActionLogin: any authenticated principal; recorded as a login.
+	ActionLogin = "login"
+)
+
+// Authorizer decides a workspace action (service.Services does); an
+// interface so that this package stays below the services' users.
+type Authorizer interface {
+	Authorize(ctx context.Context, p *shoal.Principal, ws, action string) error
+}
+
+// Allow is the one authorization decision, for the API's routes and the
+// studio's pages alike: may p do action (a route's declared action or one
+// of the Action* pseudo-actions) in workspace ws ("" for a route without
+// {ws}), on user (the path's {user}, for ActionSelfOrAdmin)? Nil when it
+// may; EUNAUTHORIZED or EFORBIDDEN otherwise.
+func Allow(ctx context.Context, authz Authorizer, p *shoal.Principal, action, ws, user string) error {
+	switch action {
+	case ActionAuthenticated, ActionLogin:
+		if p == nil {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+		}
+		if p.Kind == shoal.PrincipalNode {
+			return shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
+		}
+		return nil
+	case ActionSelfOrAdmin:
+		if p == nil {
+			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+		}
+		if !p.Admin && !strings.EqualFold(p.ID, "user:"+user) {
+			return shoal.Errorf(shoal.EFORBIDDEN, "%s may act only on its own user", p.Name)
+		}
+		return nil
+	}
+	return authz.Authorize(ctx, p, ws, action)
+}
