@@ -91,23 +91,32 @@ func NextAssetVersion[T Asset](versions []T) string {
 	return strconv.FormatInt(next, 10)
 }
 
+// AssetReader reads versioned assets of any kind; the store's transaction
+// is one. It is declared here so that the kinds need not import the Store
+// interface, which names them all.
+type AssetReader interface {
+	GetAsset(kind AssetKind, workspace, name, version string) (Asset, error)
+	LatestAsset(kind AssetKind, workspace, name string) (Asset, error)
+	ListAssets(kind AssetKind, filter AssetFilter) ([]Asset, error)
+}
+
 // GetAssetVersion returns one version of a T, archived or not, through
 // tx.GetAsset. Returns ENOTFOUND.
-func GetAssetVersion[T Asset](tx Tx, workspace, name, version string) (T, error) {
+func GetAssetVersion[T Asset](tx AssetReader, workspace, name, version string) (T, error) {
 	a, err := tx.GetAsset(KindOf[T](), workspace, name, version)
 	return assetAs[T](a, err)
 }
 
 // LatestAssetVersion returns the version of a T created last that is not
 // archived, through tx.LatestAsset. Returns ENOTFOUND.
-func LatestAssetVersion[T Asset](tx Tx, workspace, name string) (T, error) {
+func LatestAssetVersion[T Asset](tx AssetReader, workspace, name string) (T, error) {
 	a, err := tx.LatestAsset(KindOf[T](), workspace, name)
 	return assetAs[T](a, err)
 }
 
 // ListAssetVersions returns the versions of Ts filter selects, through
 // tx.ListAssets, in its order.
-func ListAssetVersions[T Asset](tx Tx, f AssetFilter) ([]T, error) {
+func ListAssetVersions[T Asset](tx AssetReader, f AssetFilter) ([]T, error) {
 	list, err := tx.ListAssets(KindOf[T](), f)
 	if err != nil {
 		return nil, err
@@ -153,30 +162,4 @@ type AssetService[T Asset] interface {
 	// Archive archives (or restores, archived false) one version, or
 	// every version when version is "".
 	Archive(ctx context.Context, workspace, name, version string, archived bool) ([]T, error)
-}
-
-// AssetKind is AssetEnvironment.
-func (*Environment) AssetKind() AssetKind { return AssetEnvironment }
-
-// AssetMeta returns the environment version's shared fields.
-func (e *Environment) AssetMeta() AssetMeta {
-	return AssetMeta{e.Workspace, e.Name, e.Version, e.Archived, e.CreatedOn, e.CreatedBy}
-}
-
-// SetAssetMeta replaces the environment version's shared fields.
-func (e *Environment) SetAssetMeta(m AssetMeta) {
-	e.Workspace, e.Name, e.Version, e.Archived, e.CreatedOn, e.CreatedBy = m.Workspace, m.Name, m.Version, m.Archived, m.CreatedOn, m.CreatedBy
-}
-
-// AssetKind is AssetComponent.
-func (*Component) AssetKind() AssetKind { return AssetComponent }
-
-// AssetMeta returns the component version's shared fields.
-func (c *Component) AssetMeta() AssetMeta {
-	return AssetMeta{c.Workspace, c.Name, c.Version, c.Archived, c.CreatedOn, c.CreatedBy}
-}
-
-// SetAssetMeta replaces the component version's shared fields.
-func (c *Component) SetAssetMeta(m AssetMeta) {
-	c.Workspace, c.Name, c.Version, c.Archived, c.CreatedOn, c.CreatedBy = m.Workspace, m.Name, m.Version, m.Archived, m.CreatedOn, m.CreatedBy
 }

@@ -354,3 +354,16 @@ func ExpandComponentCommand(command string, provided map[string]bool, inputs, ou
 	}
 	return ExpandCommand(out, inputs, outputs)
 }
+
+// AssetKind is AssetComponent.
+func (*Component) AssetKind() AssetKind { return AssetComponent }
+
+// AssetMeta returns the component version's shared fields.
+func (c *Component) AssetMeta() AssetMeta {
+	return AssetMeta{c.Workspace, c.Name, c.Version, c.Archived, c.CreatedOn, c.CreatedBy}
+}
+
+// SetAssetMeta replaces the component version's shared fields.
+func (c *Component) SetAssetMeta(m AssetMeta) {
+	c.Workspace, c.Name, c.Version, c.Archived, c.CreatedOn, c.CreatedBy = m.Workspace, m.Name, m.Version, m.Archived, m.CreatedOn, m.CreatedBy
+}

@@ -363,7 +363,7 @@ func ComputeResourceID(workspace, name string) string {
 
 // AppendComputeEvent records an event on a compute in tx, as the
 // principal of ctx.
-func AppendComputeEvent(ctx context.Context, tx Tx, c *Compute, kind, reason string) error {
+func AppendComputeEvent(ctx context.Context, tx EventAppender, c *Compute, kind, reason string) error {
 	return tx.AppendEvent(&Event{
 		Time: tx.Now(), Workspace: c.Workspace, ResourceType: ResourceCompute,
 		ResourceName: c.Name, Kind: kind, Actor: ActorName(ctx), Reason: reason,

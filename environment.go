@@ -199,3 +199,16 @@ func ValidateDockerfilePath(field, p string) error {
 	}
 	return nil
 }
+
+// AssetKind is AssetEnvironment.
+func (*Environment) AssetKind() AssetKind { return AssetEnvironment }
+
+// AssetMeta returns the environment version's shared fields.
+func (e *Environment) AssetMeta() AssetMeta {
+	return AssetMeta{e.Workspace, e.Name, e.Version, e.Archived, e.CreatedOn, e.CreatedBy}
+}
+
+// SetAssetMeta replaces the environment version's shared fields.
+func (e *Environment) SetAssetMeta(m AssetMeta) {
+	e.Workspace, e.Name, e.Version, e.Archived, e.CreatedOn, e.CreatedBy = m.Workspace, m.Name, m.Version, m.Archived, m.CreatedOn, m.CreatedBy
+}

@@ -178,7 +178,7 @@ func (c CuratedEnvironments) lookup(r EnvironmentRef) (string, bool) {
 // not archived), or a curated name through curated. A reference that
 // names nothing is refused with how to make it name something. A job
 // without environment gets nil.
-func ResolveJobEnvironment(tx Tx, workspace string, env any, curated CuratedEnvironments) (*EnvironmentSpec, error) {
+func ResolveJobEnvironment(tx AssetReader, workspace string, env any, curated CuratedEnvironments) (*EnvironmentSpec, error) {
 	switch e := env.(type) {
 	case nil:
 		return nil, nil
@@ -194,7 +194,7 @@ func ResolveJobEnvironment(tx Tx, workspace string, env any, curated CuratedEnvi
 	return nil, FieldErrorf("environment", "must be an environment reference or a mapping")
 }
 
-func resolveEnvironmentRef(tx Tx, workspace string, r EnvironmentRef, curated CuratedEnvironments) (*EnvironmentSpec, error) {
+func resolveEnvironmentRef(tx AssetReader, workspace string, r EnvironmentRef, curated CuratedEnvironments) (*EnvironmentSpec, error) {
 	if r.Curated() {
 		image, ok := curated.lookup(r)
 		if !ok {

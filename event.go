@@ -33,6 +33,13 @@ const (
 	ResourceBudget = "budget"
 )
 
+// EventAppender records events in a transaction, at its time; the
+// store's transaction is one.
+type EventAppender interface {
+	Now() time.Time
+	AppendEvent(e *Event) error
+}
+
 // Event is one entry in a resource's log: what happened, when, who did it
 // and why. Reasons are data: the API, CLI and studio show them as written.
 type Event struct {

@@ -412,7 +412,7 @@ func ParseComponentRef(field, s string) (ComponentRef, error) {
 // is archived later; then checks the whole pipeline again
 // (NormalizePipelineSpec). A reference naming nothing is EINVALID on
 // jobs.<step>.component.
-func ResolvePipelineComponents(tx Tx, workspace string, spec *PipelineSpec) error {
+func ResolvePipelineComponents(tx AssetReader, workspace string, spec *PipelineSpec) error {
 	if spec == nil {
 		return Errorf(EINVALID, "the job document is empty")
 	}

@@ -74,7 +74,7 @@ func ValidatePrepullImages(list []string) error {
 // environment resolves), an environment with a conda_file by its base
 // image. An environment built from a context (the node builds it when a
 // job needs it) or one that names nothing is an error naming its entry.
-func ResolvePrepullImages(tx Tx, workspace string, list []string, curated CuratedEnvironments) ([]string, error) {
+func ResolvePrepullImages(tx AssetReader, workspace string, list []string, curated CuratedEnvironments) ([]string, error) {
 	var out []string
 	for i, s := range list {
 		field := fmt.Sprintf("prepull_images[%d]", i)

@@ -63,7 +63,7 @@ func TestDecodeSweepSpecAzureShape(t *testing.T) {
 		t.Fatalf("kernel: %+v", k)
 	}
 	// The trial's job: hyperparameters substituted, inputs left for the job.
-	js, err := spec.TrialJobSpec(map[string]string{"C": "0.7", "kernel": "rbf", "coef0": "0.3"})
+	js, err := shoal.TrialJobSpec(spec, map[string]string{"C": "0.7", "kernel": "rbf", "coef0": "0.3"})
 	if err != nil {
 		t.Fatal(err)
 	}

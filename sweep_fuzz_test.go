@@ -37,7 +37,7 @@ func FuzzDecodeSweepSpec(f *testing.F) {
 		for k := range spec.SearchSpace {
 			values[k] = "1"
 		}
-		js, err := spec.TrialJobSpec(values)
+		js, err := shoal.TrialJobSpec(spec, values)
 		if err != nil {
 			t.Fatalf("trial job: %v", err)
 		}

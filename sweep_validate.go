@@ -47,7 +47,7 @@ func NormalizeSweepSpec(spec *SweepSpec) error {
 	if err != nil {
 		return err
 	}
-	js := spec.trialJob(command)
+	js := trialJob(spec, command)
 	if err := NormalizeJobSpec(js); err != nil {
 		return sweepJobError(err)
 	}
@@ -72,7 +72,7 @@ func NormalizeSweepSpec(spec *SweepSpec) error {
 // trialJob returns the command job a trial runs with command as its
 // command: the trial's fields and the sweep's compute, inputs, outputs,
 // queue settings and names.
-func (spec *SweepSpec) trialJob(command string) *JobSpec {
+func trialJob(spec *SweepSpec, command string) *JobSpec {
 	t := spec.Trial
 	return &JobSpec{
 		Name: spec.Name, Type: JobTypeCommand, DisplayName: spec.DisplayName, ExperimentName: spec.ExperimentName,
@@ -88,7 +88,7 @@ func (spec *SweepSpec) trialJob(command string) *JobSpec {
 // outputs, experiment and queue settings. Name and display name are
 // left for the caller, which names each child job. The spec must have
 // been normalised; the result shares no maps with it.
-func (spec *SweepSpec) TrialJobSpec(values map[string]string) (*JobSpec, error) {
+func TrialJobSpec(spec *SweepSpec, values map[string]string) (*JobSpec, error) {
 	if spec.Trial == nil {
 		return nil, FieldErrorf("trial", "is required")
 	}
@@ -96,7 +96,7 @@ func (spec *SweepSpec) TrialJobSpec(values map[string]string) (*JobSpec, error) 
 	if err != nil {
 		return nil, err
 	}
-	js := spec.trialJob(command)
+	js := trialJob(spec, command)
 	js.Name, js.DisplayName = "", ""
 	js.Tags = copyStrings(js.Tags)
 	js.EnvironmentVariables = copyStrings(js.EnvironmentVariables)

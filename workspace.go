@@ -52,11 +52,19 @@ func WorkspaceNotFound(name string) error {
 	return Errorf(ENOTFOUND, "workspace %q not found", strings.TrimSpace(name))
 }
 
+// WorkspaceReader is what finding a write's workspace reads; the store's
+// transaction is one. It is declared here so that the domain's kinds need
+// not import the Store interface, which names them all.
+type WorkspaceReader interface {
+	GetWorkspace(name string) (*Workspace, error)
+	ListWorkspaces() ([]*Workspace, error)
+}
+
 // WorkspaceForWrite returns the workspace a write goes to, or ENOTFOUND
 // with the command that creates it. Writes used to create an unknown
 // workspace (Azure users name theirs on every command), and a typo in -w
 // made a new workspace silently; now only `workspace create` makes one.
-func WorkspaceForWrite(tx Tx, name string) (*Workspace, error) {
+func WorkspaceForWrite(tx WorkspaceReader, name string) (*Workspace, error) {
 	ws, err := tx.GetWorkspace(name)
 	if err == nil || ErrorCode(err) != ENOTFOUND {
 		return ws, err
@@ -66,7 +74,7 @@ func WorkspaceForWrite(tx Tx, name string) (*Workspace, error) {
 
 // UnknownWorkspaceForWrite is the refusal of a write to a workspace that
 // does not exist: the closest existing name, and how to create it.
-func UnknownWorkspaceForWrite(tx Tx, name string) error {
+func UnknownWorkspaceForWrite(tx WorkspaceReader, name string) error {
 	name = strings.TrimSpace(name)
 	hint := ""
 	if all, err := tx.ListWorkspaces(); err == nil {

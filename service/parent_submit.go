@@ -88,7 +88,7 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *shoa
 	if !ok {
 		return nil, false, shoal.FieldErrorf("search_space", "gives no trial to run")
 	}
-	first, err := spec.TrialJobSpec(params.Render())
+	first, err := shoal.TrialJobSpec(spec, params.Render())
 	if err == nil {
 		err = s.checkArtifacts(workspace, first)
 	}

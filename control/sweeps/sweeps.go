@@ -141,7 +141,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 		if t.Status != shoal.JobNotStarted || t.Reason != "" {
 			continue
 		}
-		js, err := spec.TrialJobSpec(sweep.Params(t.Parameters).Render())
+		js, err := shoal.TrialJobSpec(spec, sweep.Params(t.Parameters).Render())
 		if err == nil {
 			js.Name, js.DisplayName = t.Job, fmt.Sprintf("%s trial %d", p.Name, t.Index)
 			if js.ExperimentName == "" {
