@@ -5,12 +5,17 @@ import (
 	"strings"
 )
 
+// NodeLister lists nodes; the store's transaction is one.
+type NodeLister interface {
+	ListNodes(filter NodeFilter) ([]*Node, error)
+}
+
 // WhyNoRuntime says why no host of a location can run containers, as its
 // nodes reported ("host 10.0.0.5 (node c-n1): podman: not installed; …"),
 // or "" when one can or none has reported (a location whose nodes have
 // not joined may well run containers). Submit and create refuse what
 // needs a runtime on the strength of it.
-func WhyNoRuntime(tx Tx, location string) (string, error) {
+func WhyNoRuntime(tx NodeLister, location string) (string, error) {
 	nodes, err := tx.ListNodes(NodeFilter{Location: location})
 	if err != nil {
 		return "", err
