@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/gpu"
@@ -27,6 +26,8 @@ import (
 	"github.com/shoal-ml/shoal/agent/rank"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // Config configures an agent.
@@ -88,7 +89,7 @@ type Config struct {
 	ImageCacheBytes int64
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
-	Clock shoal.Clock
+	Clock core.Clock
 	Rand  func() float64
 }
 
@@ -100,10 +101,10 @@ type Agent struct {
 	cfg    Config
 	client *client.AgentClient
 	log    *slog.Logger
-	join   *shoal.JoinResponse
+	join   *node.JoinResponse
 
 	mu    sync.Mutex
-	ranks map[shoal.RankRef]*rank.Rank
+	ranks map[node.RankRef]*rank.Rank
 	wg    sync.WaitGroup
 
 	// instance serves a compute instance, on an instance's node.
@@ -214,7 +215,7 @@ func newAgent(cfg Config) (*Agent, error) {
 		cfg.OrphanTimeout = DefaultOrphanTimeout
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = shoal.SystemClock{}
+		cfg.Clock = core.SystemClock{}
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -239,7 +240,7 @@ func newAgent(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: client.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[shoal.RankRef]*rank.Rank{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
+	a := &Agent{accounts: accounts, runDir: runDir, cfg: cfg, client: client.NewAgentClient(cfg.ServerURL, cfg.JoinToken), log: cfg.Logger.With("node", cfg.NodeID), ranks: map[node.RankRef]*rank.Rank{}, rand: cfg.Rand, terminating: make(chan struct{}), gpus: &gpuProbe{query: gpu.Query}}
 	a.client.OnMove = func(from, to string, err error) {
 		a.log.Warn("the server did not answer; moving to another", "from", from, "to", to, "err", err)
 	}
@@ -279,14 +280,14 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 	moved := 0
 	for {
 		before := a.client.Servers()[0]
-		resp, err := a.client.Join(ctx, shoal.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.Report(ctx)})
+		resp, err := a.client.Join(ctx, node.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.Report(ctx)})
 		if err == nil {
 			a.join = resp
 			a.client.SetServers(resp.Servers)
 			a.outage.succeeded()
 			return nil
 		}
-		if code := shoal.ErrorCode(err); code == shoal.EUNAUTHORIZED || code == shoal.EINVALID || code == shoal.EFORBIDDEN {
+		if code := core.ErrorCode(err); code == core.EUNAUTHORIZED || code == core.EINVALID || code == core.EFORBIDDEN {
 			return fmt.Errorf("join refused: %w", err)
 		}
 		a.outage.failed("join", err)
@@ -318,7 +319,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	first := true
 	moved := 0
 	for ctx.Err() == nil {
-		req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.Refs(), First: first, SSHPort: a.sshPort(),
+		req := &node.AgentSyncRequest{Running: a.running(), Pending: a.outbox.Refs(), First: first, SSHPort: a.sshPort(),
 			Prepulled: a.prepulls.take()}
 		if changed := a.ctr.TakeInfoChanged(); first || changed || req.Prepulled != nil {
 			// The server keeps what the host has: its GPUs and its image
@@ -328,7 +329,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		wait := interval
 		if rt := a.instanceRT(); rt != nil {
 			req.Instance = rt.Report(ctx)
-			if req.Instance.Phase == shoal.InstancePhaseSettingUp {
+			if req.Instance.Phase == node.InstancePhaseSettingUp {
 				// The user waits for the instance: say soon when it is up.
 				wait = 250 * time.Millisecond
 			}
@@ -339,7 +340,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if shoal.ErrorCode(err) == shoal.EUNAUTHORIZED {
+			if core.ErrorCode(err) == core.EUNAUTHORIZED {
 				a.log.Warn("the server no longer knows this node; exiting", "err", err)
 				return nil
 			}
@@ -397,17 +398,17 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	return nil
 }
 
-func (a *Agent) running() []shoal.RankRef {
+func (a *Agent) running() []node.RankRef {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]shoal.RankRef, 0, len(a.ranks))
+	out := make([]node.RankRef, 0, len(a.ranks))
 	for r := range a.ranks {
 		out = append(out, r)
 	}
 	return out
 }
 
-func (a *Agent) stopRank(ref shoal.RankRef, reason string) {
+func (a *Agent) stopRank(ref node.RankRef, reason string) {
 	a.mu.Lock()
 	r := a.ranks[ref]
 	a.mu.Unlock()
@@ -423,7 +424,7 @@ func (a *Agent) stopAll(reason string) {
 	}
 }
 
-func (a *Agent) startRank(ctx context.Context, t *shoal.AgentTask) {
+func (a *Agent) startRank(ctx context.Context, t *node.AgentTask) {
 	if a.outbox.Has(t.RankRef) {
 		return // it ran already; its result waits to be reported
 	}

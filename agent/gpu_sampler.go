@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/gpu"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // gpuProbe remembers whether this host has GPUs nvidia-smi can report:
@@ -51,7 +51,7 @@ func (a *Agent) mine(d gpu.Device) bool {
 // sampleGPUs reports the node's GPUs' utilisation every interval until
 // ctx ends, while a rank runs. Failures are logged once and skipped: a
 // sample is worth less than the job.
-func (a *Agent) sampleGPUs(ctx context.Context, ref shoal.RankRef) {
+func (a *Agent) sampleGPUs(ctx context.Context, ref node.RankRef) {
 	interval := time.Duration(0)
 	if a.join != nil {
 		interval = a.join.GPUSampleInterval
@@ -67,10 +67,10 @@ func (a *Agent) sampleGPUs(ctx context.Context, ref shoal.RankRef) {
 		case <-time.After(interval):
 		}
 		devs, err := a.gpus.query(ctx)
-		s := &shoal.GPUSample{Time: a.now()}
+		s := &node.GPUSample{Time: a.now()}
 		for _, d := range devs {
 			if a.mine(d) {
-				s.Devices = append(s.Devices, shoal.GPUDeviceUsage{Index: d.Index, Name: d.Name, UtilizationPercent: d.Utilization})
+				s.Devices = append(s.Devices, node.GPUDeviceUsage{Index: d.Index, Name: d.Name, UtilizationPercent: d.Utilization})
 			}
 		}
 		if err == nil && len(s.Devices) > 0 {

@@ -3,14 +3,14 @@ package agent
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/instance"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // instanceTask is called with every sync answer of an instance node: the
 // first starts the runtime, later ones update what may change (the SSH
 // key).
-func (a *Agent) instanceTask(ctx context.Context, t *shoal.InstanceTask) {
+func (a *Agent) instanceTask(ctx context.Context, t *node.InstanceTask) {
 	if t == nil {
 		return
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // leaveTimeout bounds the notice an agent whose machine is being taken
@@ -32,7 +32,7 @@ const exitGrace = 300 * time.Millisecond
 func (a *Agent) leave(ctx context.Context, why string) {
 	ctx, cancel := context.WithTimeout(ctx, leaveTimeout)
 	defer cancel()
-	req := &shoal.AgentSyncRequest{Running: a.running(), Pending: a.outbox.Refs(), Leaving: why}
+	req := &node.AgentSyncRequest{Running: a.running(), Pending: a.outbox.Refs(), Leaving: why}
 	if _, err := a.client.Sync(ctx, req, 0); err != nil {
 		a.log.Warn("telling the server this node is leaving failed; its lease will run out instead", "err", err)
 		return

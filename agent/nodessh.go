@@ -12,9 +12,10 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -34,11 +35,11 @@ type nodeSSHState struct {
 	// retry is the settings of a server that failed to start: the
 	// server sends them only once, so the agent tries again on later
 	// syncs.
-	retry *shoal.NodeSSH
+	retry *node.NodeSSH
 }
 
 // retrySSH returns the settings of an SSH server still to be started.
-func (a *Agent) retrySSH() *shoal.NodeSSH {
+func (a *Agent) retrySSH() *node.NodeSSH {
 	a.nodeSSH.mu.Lock()
 	defer a.nodeSSH.mu.Unlock()
 	return a.nodeSSH.retry
@@ -58,7 +59,7 @@ func (a *Agent) sshPort() int {
 // account: the login is the admin username, with the cluster's public key
 // or its password. Sessions start in the node's work dir (the jobs'
 // folders are there) with the job environment's Shoal and SDK variables.
-func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
+func (a *Agent) serveNodeSSH(cfg *node.NodeSSH) {
 	a.nodeSSH.mu.Lock()
 	defer a.nodeSSH.mu.Unlock()
 	if a.nodeSSH.srv != nil {
@@ -112,7 +113,7 @@ func (a *Agent) serveNodeSSH(cfg *shoal.NodeSSH) {
 		if err == nil {
 			salt := cfg.PasswordSalt
 			sc.CheckPassword = func(pw []byte) bool {
-				got, _ := hex.DecodeString(shoal.NodePasswordHash(salt, string(pw)))
+				got, _ := hex.DecodeString(compute.NodePasswordHash(salt, string(pw)))
 				return subtle.ConstantTimeCompare(got, want) == 1
 			}
 		}

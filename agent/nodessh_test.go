@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A cluster node's SSH server that fails to start (here: its host key
@@ -14,13 +15,13 @@ import (
 // server sent once, and serves once the cause is gone.
 func TestNodeSSHRetriesAFailedStart(t *testing.T) {
 	dir := t.TempDir()
-	a := &Agent{cfg: Config{WorkDir: dir, Address: "127.0.0.1", NodeID: "n1", ServerURL: "http://127.0.0.1:1", Clock: shoal.SystemClock{}},
+	a := &Agent{cfg: Config{WorkDir: dir, Address: "127.0.0.1", NodeID: "n1", ServerURL: "http://127.0.0.1:1", Clock: core.SystemClock{}},
 		log: slog.New(slog.DiscardHandler)}
 	blocker := filepath.Join(dir, nodeHostKeyFile)
 	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	a.serveNodeSSH(&shoal.NodeSSH{AdminUsername: "ops"})
+	a.serveNodeSSH(&node.NodeSSH{AdminUsername: "ops"})
 	if a.sshPort() != 0 || a.retrySSH() == nil {
 		t.Fatalf("a failed start: port %d, retry %v; want no server and the settings kept", a.sshPort(), a.retrySSH())
 	}

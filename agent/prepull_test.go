@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -29,7 +32,7 @@ func privatePodman(t *testing.T) (*Agent, string) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// No engine named and (on a test machine) no Docker daemon or
 	// podman system service: the node's own podman, started on first use.
-	h := ctrhost.Open(context.Background(), ctrhost.Config{NodeID: "prepull-node", WorkDir: base, ContainerDir: dir, Clock: shoal.SystemClock{}}, log)
+	h := ctrhost.Open(context.Background(), ctrhost.Config{NodeID: "prepull-node", WorkDir: base, ContainerDir: dir, Clock: core.SystemClock{}}, log)
 	t.Cleanup(func() {
 		h.Close()
 		out, err := exec.Command("podman", "--runtime", "runc", "--root", filepath.Join(dir, "storage"),
@@ -58,14 +61,14 @@ func TestInsecureRegistryAndPrepull(t *testing.T) {
 	}
 	image := env.Registry.Addr + "/" + testctr.PushedBase
 	noop := func(string) {}
-	_, err := a.ctr.PrepareImage(ctx, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: image}, Task: &shoal.ContainerTask{}, Progress: noop, Log: noop})
+	_, err := a.ctr.PrepareImage(ctx, ctrhost.ImageJob{Env: &asset.EnvironmentSpec{Image: image}, Task: &node.ContainerTask{}, Progress: noop, Log: noop})
 	if err == nil || !strings.Contains(err.Error(), "HTTPS") {
 		t.Fatalf("a pull from an HTTP registry not listed insecure: %v, want the HTTPS failure", err)
 	}
 
 	missing := env.Registry.Addr + "/shoal-test/missing:1"
-	a.prepull(ctx, &shoal.PrepullOrder{Images: []string{image, missing},
-		Registries: []shoal.RegistryCredential{{Registry: env.Registry.Addr, Insecure: true}}})
+	a.prepull(ctx, &compute.PrepullOrder{Images: []string{image, missing},
+		Registries: []compute.RegistryCredential{{Registry: env.Registry.Addr, Insecure: true}}})
 	rep := a.prepulls.take()
 	if rep == nil || len(rep.Pulled) != 1 || rep.Pulled[0] != image {
 		t.Fatalf("prepull report %+v, want %s pulled", rep, image)

@@ -3,9 +3,9 @@ package agent
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/rank"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // rankNode is the node as the agent's ranks see it; built for each rank,
@@ -51,10 +51,10 @@ func (h rankAgent) Finish(ctx context.Context, p *files.Result) {
 }
 
 // StartRank starts a task a rank's report brought back.
-func (h rankAgent) StartRank(ctx context.Context, t *shoal.AgentTask) { h.a.startRank(ctx, t) }
+func (h rankAgent) StartRank(ctx context.Context, t *node.AgentTask) { h.a.startRank(ctx, t) }
 
 // SampleGPUs samples the node's GPUs while ref runs.
-func (h rankAgent) SampleGPUs(ctx context.Context, ref shoal.RankRef) { h.a.sampleGPUs(ctx, ref) }
+func (h rankAgent) SampleGPUs(ctx context.Context, ref node.RankRef) { h.a.sampleGPUs(ctx, ref) }
 
 // TakenBack says whether the node's machine being taken back ended them.
 func (h rankAgent) TakenBack(reason string, code int) bool { return h.a.takenBack(reason, code) }

@@ -4,17 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/shoal-ml/shoal/provider/fake"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/provider/fake"
+
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/control"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // reply is an HTTP response read whole.
@@ -89,7 +94,7 @@ func addUser(t *testing.T, e *testEnv, name, role string) string {
 	}
 	r := mustSend(t, e, e.admin, "POST", "/api/v1/users/"+name+"/tokens", `{"name":"test"}`, http.StatusCreated)
 	tok, _ := r.json(t)["token"].(string)
-	if !strings.HasPrefix(tok, shoal.TokenPrefix) {
+	if !strings.HasPrefix(tok, identity.TokenPrefix) {
 		t.Fatalf("token of %s: %q", name, tok)
 	}
 	return tok
@@ -108,9 +113,9 @@ func jobDoc(name string) string {
 func TestRoleMatrixOverHTTP(t *testing.T) {
 	e := newTestEnv(t)
 	users := []struct{ name, role string }{
-		{"alice", shoal.RoleReader},
-		{"bob", shoal.RoleContributor},
-		{"carol", shoal.RoleOwner},
+		{"alice", identity.RoleReader},
+		{"bob", identity.RoleContributor},
+		{"carol", identity.RoleOwner},
 		{"dave", ""}, // no role at all
 	}
 	tokens := map[string]string{"admin": e.admin}
@@ -215,8 +220,8 @@ func TestRoleMatrixOverHTTP(t *testing.T) {
 			case deny:
 				if got.status != http.StatusForbidden {
 					t.Errorf("%s: %s, want 403", what, got)
-				} else if code, _ := got.json(t)["error"].(map[string]any)["code"].(string); code != shoal.EFORBIDDEN {
-					t.Errorf("%s: error code %q, want %q", what, code, shoal.EFORBIDDEN)
+				} else if code, _ := got.json(t)["error"].(map[string]any)["code"].(string); code != core.EFORBIDDEN {
+					t.Errorf("%s: error code %q, want %q", what, code, core.EFORBIDDEN)
 				}
 			case maybe:
 				if got.status == http.StatusUnauthorized || got.status == http.StatusForbidden || got.status >= 500 {
@@ -230,23 +235,23 @@ func TestRoleMatrixOverHTTP(t *testing.T) {
 		}
 	}
 	// Denied requests changed nothing.
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	ctx := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 	for _, who := range []string{"alice", "dave"} {
-		if _, err := e.svc.FindCompute(ctx, "default", "c-"+who); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		if _, err := e.svc.FindCompute(ctx, "default", "c-"+who); core.ErrorCode(err) != core.ENOTFOUND {
 			t.Errorf("compute c-%s exists after a denied PUT: %v", who, err)
 		}
-		if _, err := e.svc.FindJob(ctx, "default", "job-"+who); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		if _, err := e.svc.FindJob(ctx, "default", "job-"+who); core.ErrorCode(err) != core.ENOTFOUND {
 			t.Errorf("job job-%s exists after a denied POST: %v", who, err)
 		}
-		if j, err := e.svc.FindJob(ctx, "default", "cancel-"+who); err != nil || j.Status != shoal.JobQueued {
+		if j, err := e.svc.FindJob(ctx, "default", "cancel-"+who); err != nil || j.Status != job.JobQueued {
 			t.Errorf("job cancel-%s after a denied cancel: %v %v", who, j, err)
 		}
-		if _, err := e.svc.FindUser(ctx, "u-"+who); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		if _, err := e.svc.FindUser(ctx, "u-"+who); core.ErrorCode(err) != core.ENOTFOUND {
 			t.Errorf("user u-%s exists after a denied POST: %v", who, err)
 		}
 	}
 	for _, who := range []string{"bob", "carol", "admin"} {
-		if j, err := e.svc.FindJob(ctx, "default", "cancel-"+who); err != nil || j.Status != shoal.JobCanceled {
+		if j, err := e.svc.FindJob(ctx, "default", "cancel-"+who); err != nil || j.Status != job.JobCanceled {
 			t.Errorf("job cancel-%s after an allowed cancel: %v %v", who, j, err)
 		}
 	}
@@ -260,14 +265,14 @@ func TestRoleMatrixOverHTTP(t *testing.T) {
 	// The refusals are in the audit log.
 	r := mustSend(t, e, e.admin, "GET", "/api/v1/audit?principal=user:alice", "", http.StatusOK)
 	var audit struct {
-		Value []shoal.AuditRecord `json:"value"`
+		Value []identity.AuditRecord `json:"value"`
 	}
 	if err := json.Unmarshal(r.body, &audit); err != nil {
 		t.Fatal(err)
 	}
 	denied := 0
 	for _, a := range audit.Value {
-		if a.Outcome == shoal.AuditDenied {
+		if a.Outcome == identity.AuditDenied {
 			denied++
 		}
 	}
@@ -279,7 +284,7 @@ func TestRoleMatrixOverHTTP(t *testing.T) {
 // TestDisabledUserAndRevokedToken: both stop working at once.
 func TestDisabledUserAndRevokedToken(t *testing.T) {
 	e := newTestEnv(t)
-	tok := addUser(t, e, "bob", shoal.RoleContributor)
+	tok := addUser(t, e, "bob", identity.RoleContributor)
 	mustSend(t, e, tok, "GET", "/api/v1/workspaces/default/computes", "", http.StatusOK)
 	mustSend(t, e, e.admin, "POST", "/api/v1/users/bob/disable", "", http.StatusOK)
 	mustSend(t, e, tok, "GET", "/api/v1/workspaces/default/computes", "", http.StatusUnauthorized)
@@ -293,7 +298,7 @@ func TestDisabledUserAndRevokedToken(t *testing.T) {
 		t.Fatalf("bob's tokens: %s", r)
 	}
 	id := list[0].(map[string]any)["id"].(string)
-	other := addUser(t, e, "mallory", shoal.RoleOwner)
+	other := addUser(t, e, "mallory", identity.RoleOwner)
 	mustSend(t, e, other, "POST", "/api/v1/tokens/"+id+"/revoke", "", http.StatusForbidden)
 	mustSend(t, e, tok, "GET", "/api/v1/workspaces/default/computes", "", http.StatusOK)
 	mustSend(t, e, tok, "POST", "/api/v1/tokens/"+id+"/revoke", "", http.StatusOK)
@@ -306,13 +311,13 @@ func joinNode(t testing.TB, e *testEnv) (string, string) {
 	t.Helper()
 	ctx := context.Background()
 	maxN := 1
-	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &shoal.ComputeSpec{Name: "gpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &compute.ComputeSpec{Name: "gpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := control.New(e.svc, 1).ReconcileComputes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: "j-gpu", Command: "echo hi", Compute: "gpu"}); err != nil {
+	if _, _, err := e.svc.SubmitJob(ctx, "default", &job.JobSpec{Name: "j-gpu", Command: "echo hi", Compute: "gpu"}); err != nil {
 		t.Fatal(err)
 	}
 	ctrl := control.New(e.svc, 1)
@@ -330,7 +335,7 @@ func joinNode(t testing.TB, e *testEnv) (string, string) {
 		t.Fatalf("the fake provider got %d nodes of gpu to provision, want 1", len(prov))
 	}
 	id := prov[0].Req.Node.ID
-	resp, err := e.svc.JoinNode(ctx, prov[0].Req.JoinToken, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001})
+	resp, err := e.svc.JoinNode(ctx, prov[0].Req.JoinToken, node.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +366,7 @@ func TestCredentialsStayInTheirLane(t *testing.T) {
 	}
 
 	// User and admin tokens are no node credentials.
-	bob := addUser(t, e, "bob", shoal.RoleOwner)
+	bob := addUser(t, e, "bob", identity.RoleOwner)
 	for _, tok := range []string{e.admin, bob} {
 		for _, p := range []struct{ method, path, body string }{
 			{"POST", "/agent/v1/sync", `{}`},

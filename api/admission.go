@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/admission"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // The server's admission (package admission): read deadlines, the
@@ -59,7 +59,7 @@ func (s *Server) asAnonymous(w http.ResponseWriter, r *http.Request, h func()) {
 type resolvedKey struct{}
 
 type resolved struct {
-	p   *shoal.Principal
+	p   *identity.Principal
 	err error
 }
 

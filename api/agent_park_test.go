@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/control"
-	"github.com/shoal-ml/shoal/tlsconf"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/tlsconf"
 )
 
 // countingListener counts the connections it accepted.
@@ -60,14 +60,14 @@ func TestParkedSyncs(t *testing.T) {
 
 	// Nothing to do: answered at the end of the wait, parked meanwhile.
 	type answer struct {
-		resp *shoal.AgentSyncResponse
+		resp *node.AgentSyncResponse
 		err  error
 		took time.Duration
 	}
-	var running []shoal.RankRef
+	var running []node.RankRef
 	syncAsync := func(wait time.Duration) chan answer {
 		ch := make(chan answer, 1)
-		req := &shoal.AgentSyncRequest{Running: running}
+		req := &node.AgentSyncRequest{Running: running}
 		go func() {
 			began := time.Now()
 			resp, err := a.Sync(ctx, req, wait)
@@ -107,8 +107,8 @@ func TestParkedSyncs(t *testing.T) {
 
 	// Every sync went over the agent's one connection, handed back to
 	// net/http after each parked answer.
-	running = []shoal.RankRef{got.resp.Start[0].RankRef}
-	if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{Running: running}, 0); err != nil {
+	running = []node.RankRef{got.resp.Start[0].RankRef}
+	if _, err := a.Sync(ctx, &node.AgentSyncRequest{Running: running}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := counted.n.Load(); n != 1 {
@@ -157,7 +157,7 @@ func TestParkedSyncsOverTLS(t *testing.T) {
 	for i := range 3 {
 		done := make(chan error, 1)
 		go func() {
-			_, err := a.Sync(context.Background(), &shoal.AgentSyncRequest{}, 300*time.Millisecond)
+			_, err := a.Sync(context.Background(), &node.AgentSyncRequest{}, 300*time.Millisecond)
 			done <- err
 		}()
 		waitParked(t, pk, 1)
@@ -191,7 +191,7 @@ func TestQueuedSyncs(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := a.Sync(context.Background(), &shoal.AgentSyncRequest{}, 300*time.Millisecond)
+			_, err := a.Sync(context.Background(), &node.AgentSyncRequest{}, 300*time.Millisecond)
 			done <- err
 		}()
 		for deadline := time.Now().Add(5 * time.Second); queued() != 1; time.Sleep(5 * time.Millisecond) {

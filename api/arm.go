@@ -1,8 +1,8 @@
 package api
 
 import (
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // armPrefix is the ARM path of a workspace; {sub} and {rg} are accepted
@@ -19,32 +19,32 @@ func (s *Server) armRoutes() []Route {
 	envs := h.Environments()
 	c := arm.Checked
 	return []Route{
-		{Pattern: "GET " + armPrefix, Action: shoal.ActWorkspacesRead, handler: c(h.Workspace)},
-		{Pattern: "GET " + armPrefix + "/computes", Action: shoal.ActComputesRead, handler: c(h.ListComputes)},
-		{Pattern: "GET " + armPrefix + "/computes/{name}", Action: shoal.ActComputesRead, handler: c(h.GetCompute)},
-		{Pattern: "PUT " + armPrefix + "/computes/{name}", Action: shoal.ActComputesWrite, handler: c(h.PutCompute)},
-		{Pattern: "PATCH " + armPrefix + "/computes/{name}", Action: shoal.ActComputesWrite, handler: c(h.UpdateCompute)},
-		{Pattern: "POST " + armPrefix + "/computes/{name}/start", Action: shoal.ActComputesStart, handler: c(h.InstanceOperation("start"))},
-		{Pattern: "POST " + armPrefix + "/computes/{name}/stop", Action: shoal.ActComputesStop, handler: c(h.InstanceOperation("stop"))},
-		{Pattern: "POST " + armPrefix + "/computes/{name}/restart", Action: shoal.ActComputesRestart, handler: c(h.InstanceOperation("restart"))},
-		{Pattern: "DELETE " + armPrefix + "/computes/{name}", Action: shoal.ActComputesDelete, handler: c(h.DeleteCompute)},
-		{Pattern: "GET " + armPrefix + "/computes/{name}/operations/{kind}", Action: shoal.ActComputesRead, handler: c(h.Operation)},
-		{Pattern: "POST " + armPrefix + "/computes/{name}/listNodes", Action: shoal.ActComputesRead, handler: c(h.ListNodes)},
-		{Pattern: "POST " + armPrefix + "/computes/{name}/updateIdleShutdownSetting", Action: shoal.ActComputesWrite, handler: c(h.UpdateIdleShutdown)},
-		{Pattern: "POST " + armPrefix + "/computes/{name}/listKeys", Action: shoal.ActComputesWrite, handler: c(h.ListKeys)},
+		{Pattern: "GET " + armPrefix, Action: identity.ActWorkspacesRead, handler: c(h.Workspace)},
+		{Pattern: "GET " + armPrefix + "/computes", Action: identity.ActComputesRead, handler: c(h.ListComputes)},
+		{Pattern: "GET " + armPrefix + "/computes/{name}", Action: identity.ActComputesRead, handler: c(h.GetCompute)},
+		{Pattern: "PUT " + armPrefix + "/computes/{name}", Action: identity.ActComputesWrite, handler: c(h.PutCompute)},
+		{Pattern: "PATCH " + armPrefix + "/computes/{name}", Action: identity.ActComputesWrite, handler: c(h.UpdateCompute)},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/start", Action: identity.ActComputesStart, handler: c(h.InstanceOperation("start"))},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/stop", Action: identity.ActComputesStop, handler: c(h.InstanceOperation("stop"))},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/restart", Action: identity.ActComputesRestart, handler: c(h.InstanceOperation("restart"))},
+		{Pattern: "DELETE " + armPrefix + "/computes/{name}", Action: identity.ActComputesDelete, handler: c(h.DeleteCompute)},
+		{Pattern: "GET " + armPrefix + "/computes/{name}/operations/{kind}", Action: identity.ActComputesRead, handler: c(h.Operation)},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/listNodes", Action: identity.ActComputesRead, handler: c(h.ListNodes)},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/updateIdleShutdownSetting", Action: identity.ActComputesWrite, handler: c(h.UpdateIdleShutdown)},
+		{Pattern: "POST " + armPrefix + "/computes/{name}/listKeys", Action: identity.ActComputesWrite, handler: c(h.ListKeys)},
 		// Registered environments: containers and versions, authorized as
 		// the native environment routes.
-		{Pattern: "GET " + armPrefix + "/environments", Action: shoal.ActEnvironmentsRead, handler: c(envs.ListContainers)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsRead, handler: c(envs.GetContainer)},
-		{Pattern: "PUT " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.PutContainer)},
-		{Pattern: "DELETE " + armPrefix + "/environments/{name}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.Delete)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}/versions", Action: shoal.ActEnvironmentsRead, handler: c(envs.ListVersions)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsRead, handler: c(envs.GetVersion)},
-		{Pattern: "PUT " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.PutVersion)},
-		{Pattern: "DELETE " + armPrefix + "/environments/{name}/versions/{version}", Action: shoal.ActEnvironmentsWrite, handler: c(envs.Delete)},
+		{Pattern: "GET " + armPrefix + "/environments", Action: identity.ActEnvironmentsRead, handler: c(envs.ListContainers)},
+		{Pattern: "GET " + armPrefix + "/environments/{name}", Action: identity.ActEnvironmentsRead, handler: c(envs.GetContainer)},
+		{Pattern: "PUT " + armPrefix + "/environments/{name}", Action: identity.ActEnvironmentsWrite, handler: c(envs.PutContainer)},
+		{Pattern: "DELETE " + armPrefix + "/environments/{name}", Action: identity.ActEnvironmentsWrite, handler: c(envs.Delete)},
+		{Pattern: "GET " + armPrefix + "/environments/{name}/versions", Action: identity.ActEnvironmentsRead, handler: c(envs.ListVersions)},
+		{Pattern: "GET " + armPrefix + "/environments/{name}/versions/{version}", Action: identity.ActEnvironmentsRead, handler: c(envs.GetVersion)},
+		{Pattern: "PUT " + armPrefix + "/environments/{name}/versions/{version}", Action: identity.ActEnvironmentsWrite, handler: c(envs.PutVersion)},
+		{Pattern: "DELETE " + armPrefix + "/environments/{name}/versions/{version}", Action: identity.ActEnvironmentsWrite, handler: c(envs.Delete)},
 		// Quotas are per workspace: the services authorize each workspace.
-		{Pattern: "GET " + armLocation + "/quotas", Action: ActionAuthenticated, Audit: shoal.ActQuotasRead, handler: c(h.Quotas)},
-		{Pattern: "POST " + armLocation + "/updateQuotas", Action: ActionAuthenticated, Audit: shoal.ActQuotasWrite, handler: c(h.UpdateQuotas)},
+		{Pattern: "GET " + armLocation + "/quotas", Action: ActionAuthenticated, Audit: identity.ActQuotasRead, handler: c(h.Quotas)},
+		{Pattern: "POST " + armLocation + "/updateQuotas", Action: ActionAuthenticated, Audit: identity.ActQuotasWrite, handler: c(h.UpdateQuotas)},
 		{Pattern: "GET " + armLocation + "/usages", Action: ActionAuthenticated, handler: c(h.Usages)},
 		{Pattern: "GET " + armLocation + "/vmSizes", Action: ActionAuthenticated, handler: c(h.VMSizes)},
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 const armEnvs = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/environments"
@@ -189,7 +189,7 @@ func TestARMEnvironmentVersions(t *testing.T) {
 	}
 
 	// A Reader reads and may not write, as on the native routes.
-	reader := addUser(t, e, "rita", shoal.RoleReader)
+	reader := addUser(t, e, "rita", identity.RoleReader)
 	if resp, _ := do(t, e.ts, reader, "GET", armEnvs+"/train/versions/1"+q, "", nil); resp.StatusCode != 200 {
 		t.Errorf("Reader GET: %d", resp.StatusCode)
 	}

@@ -14,7 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/store"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the ARM golden files from what the server answers")
@@ -40,7 +42,7 @@ func TestARMGolden(t *testing.T) {
 		"schedules":{"computeStartStop":[{"action":"Stop","triggerType":"Recurrence","status":"Enabled",
 			"recurrence":{"frequency":"Week","interval":1,"startTime":"2026-01-05T18:00:00","timeZone":"Pacific Standard Time","schedule":{"hours":[18],"minutes":[0],"weekDays":["Monday","Friday"]}}}]},
 		"setupScripts":{"scripts":{"creationScript":{"scriptSource":"inline","scriptData":"ZWNobyBoaQ==","timeout":"5m"}}}}}}`
-	sp, secret, err := e.svc.CreateServicePrincipal(shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true}), "golden-sp", "")
+	sp, secret, err := e.svc.CreateServicePrincipal(identity.WithPrincipal(context.Background(), &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true}), "golden-sp", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestARMGolden(t *testing.T) {
 	// Reader and an anonymous caller come by, a node joins.
 	setInstance := func(state string) func() string {
 		return func() string {
-			err := e.store.Update(context.Background(), func(tx shoal.Tx) error {
+			err := e.store.Update(context.Background(), func(tx store.Tx) error {
 				c, err := tx.GetCompute("default", "gold-ci")
 				if err != nil {
 					return err
@@ -115,9 +117,9 @@ func TestARMGolden(t *testing.T) {
 		}
 	}
 	before := map[string]func() string{
-		"instance-start":               setInstance(shoal.InstanceStopped),
-		"instance-restart":             setInstance(shoal.InstanceRunning),
-		"compute-put-forbidden":        func() string { return addUser(t, e, "reader", shoal.RoleReader) },
+		"instance-start":               setInstance(compute.InstanceStopped),
+		"instance-restart":             setInstance(compute.InstanceRunning),
+		"compute-put-forbidden":        func() string { return addUser(t, e, "reader", identity.RoleReader) },
 		"compute-list-unauthenticated": func() string { return "shoal_not-a-real-token" },
 		"compute-listnodes-with-nodes": func() string { joinNode(t, e); return e.admin },
 	}

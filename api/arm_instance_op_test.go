@@ -4,7 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // An instance's create operation, which Azure's SDKs poll before reading
@@ -20,12 +21,12 @@ func TestARMInstanceCreateOperationWaitsForTheInstance(t *testing.T) {
 	}
 	// As the controller's reconcile leaves it: the spec provisioned, the
 	// instance still being created.
-	err := e.store.Update(context.Background(), func(tx shoal.Tx) error {
+	err := e.store.Update(context.Background(), func(tx store.Tx) error {
 		c, err := tx.GetCompute("default", "opci")
 		if err != nil {
 			return err
 		}
-		c.ProvisioningState = shoal.ProvisioningSucceeded
+		c.ProvisioningState = compute.ProvisioningSucceeded
 		return tx.UpdateCompute(c)
 	})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/server/config"
 )
 
 const k8sClusterID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Kubernetes/connectedClusters/prod"

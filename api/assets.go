@@ -5,16 +5,19 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // assetHandlers serve the native routes of one kind of versioned asset
 // (environments, components), written once: create by POST to the
 // collection or PUT to a version, list, show by version or label, archive
 // and restore.
-type assetHandlers[T shoal.Asset] struct {
+type assetHandlers[T asset.Asset] struct {
 	s   *Server
-	svc shoal.AssetService[T]
+	svc asset.AssetService[T]
 	// decode reads a create request's body, refusing an unknown key by
 	// name; it is the one thing the kinds read differently (a component's
 	// document keeps its numbers as written).
@@ -27,7 +30,7 @@ const assetHandlersName = "github.com/shoal-ml/shoal/api.assetHandlers"
 
 // assetRoutes are the native routes of a kind whose collection is
 // /api/v1/workspaces/{ws}/<collection>, guarded by read and write.
-func assetRoutes[T shoal.Asset](collection, read, write string, h assetHandlers[T]) []Route {
+func assetRoutes[T asset.Asset](collection, read, write string, h assetHandlers[T]) []Route {
 	base := "/api/v1/workspaces/{ws}/" + collection
 	return []Route{
 		{Pattern: "POST " + base, Action: write, handler: h.create, name: assetHandlersName + ".create"},
@@ -42,22 +45,22 @@ func assetRoutes[T shoal.Asset](collection, read, write string, h assetHandlers[
 
 // assetRoutes are the routes of every kind of versioned asset.
 func (s *Server) assetRoutes() []Route {
-	envs := assetHandlers[*shoal.Environment]{s: s, svc: s.envs, decode: func(body io.Reader) (*shoal.Environment, error) {
-		var e shoal.Environment
+	envs := assetHandlers[*asset.Environment]{s: s, svc: s.envs, decode: func(body io.Reader) (*asset.Environment, error) {
+		var e asset.Environment
 		if err := decodeStrict(body, &e); err != nil {
 			return nil, err
 		}
 		return &e, nil
 	}}
-	comps := assetHandlers[*shoal.Component]{s: s, svc: s.comps, decode: func(body io.Reader) (*shoal.Component, error) {
+	comps := assetHandlers[*job.Component]{s: s, svc: s.comps, decode: func(body io.Reader) (*job.Component, error) {
 		raw, err := io.ReadAll(body)
 		if err != nil {
 			return nil, err
 		}
-		return shoal.DecodeComponent(raw)
+		return job.DecodeComponent(raw)
 	}}
-	return append(assetRoutes("environments", shoal.ActEnvironmentsRead, shoal.ActEnvironmentsWrite, envs),
-		assetRoutes("components", shoal.ActComponentsRead, shoal.ActComponentsWrite, comps)...)
+	return append(assetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, envs),
+		assetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, comps)...)
 }
 
 // create registers a version: POST to the collection (name in the body,
@@ -80,7 +83,7 @@ func (h assetHandlers[T]) create(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if *p.value != "" && *p.value != p.path {
-			h.s.writeError(w, r, shoal.FieldErrorf(p.field, "%q differs from the %s in the URL (%q)", *p.value, p.field, p.path))
+			h.s.writeError(w, r, core.FieldErrorf(p.field, "%q differs from the %s in the URL (%q)", *p.value, p.field, p.path))
 			return
 		}
 		*p.value = p.path
@@ -101,7 +104,7 @@ func (h assetHandlers[T]) create(w http.ResponseWriter, r *http.Request) {
 
 func (h assetHandlers[T]) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := shoal.AssetFilter{Workspace: r.PathValue("ws"), Name: q.Get("name"), Archived: q.Get("archived") == "true"}
+	f := asset.AssetFilter{Workspace: r.PathValue("ws"), Name: q.Get("name"), Archived: q.Get("archived") == "true"}
 	list, err := h.svc.List(r.Context(), f)
 	if err != nil {
 		h.s.writeError(w, r, err)

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // authenticate resolves the bearer credential to a principal, or answers
@@ -28,21 +29,21 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				// are recorded up to a bound per source and second.
 				if ok || s.anonymousAudit.allow(r.RemoteAddr, time.Now()) {
 					ri := requestInfo(r, "authenticate")
-					_ = s.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
+					_ = s.svc.RecordAudit(r.Context(), nil, ri, identity.AuditDenied, core.ErrorMessage(err))
 				}
 				s.writeError(w, r, err)
 			})
 			return
 		}
 		s.authenticated(w, r)
-		next.ServeHTTP(w, r.WithContext(shoal.WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(identity.WithPrincipal(r.Context(), p)))
 	})
 }
 
 // credential resolves the request's credential: the bearer token, or a
 // studio session's cookie (which holds an API token) when there is no
 // Authorization header. ok says whether a credential was presented.
-func (s *Server) credential(r *http.Request) (p *shoal.Principal, ok bool, err error) {
+func (s *Server) credential(r *http.Request) (p *identity.Principal, ok bool, err error) {
 	token, ok := bearer(r)
 	if !ok {
 		if c := s.sessionCookie(r); c != "" {
@@ -51,7 +52,7 @@ func (s *Server) credential(r *http.Request) (p *shoal.Principal, ok bool, err e
 	}
 	switch {
 	case !ok:
-		err = shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
+		err = core.Errorf(core.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
 	case workload.LooksLikeJWT(token) && strings.HasPrefix(r.URL.Path, "/subscriptions/"):
 		p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
 	case workload.LooksLikeJWT(token):
@@ -65,7 +66,7 @@ func (s *Server) credential(r *http.Request) (p *shoal.Principal, ok bool, err e
 // Principal returns the principal of a request's credential (bearer
 // token or session cookie), for handlers mounted with Mount that
 // authenticate on their own (the studio's pages redirect to sign-in).
-func (s *Server) Principal(r *http.Request) (*shoal.Principal, error) {
+func (s *Server) Principal(r *http.Request) (*identity.Principal, error) {
 	if v, ok := r.Context().Value(resolvedKey{}).(resolved); ok {
 		return v.p, v.err // Mount resolved it already
 	}
@@ -109,7 +110,7 @@ func (s *Server) liveStream(h http.Handler) http.Handler {
 // of the Action* pseudo-actions) in workspace ws ("" for a route without
 // {ws}), on user (the path's {user}, for ActionSelfOrAdmin)? Nil when it
 // may; EUNAUTHORIZED or EFORBIDDEN otherwise.
-func Allow(ctx context.Context, svc *service.Services, p *shoal.Principal, action, ws, user string) error {
+func Allow(ctx context.Context, svc *service.Services, p *identity.Principal, action, ws, user string) error {
 	return httpx.Allow(ctx, svc, p, action, ws, user)
 }
 
@@ -120,7 +121,7 @@ func Allow(ctx context.Context, svc *service.Services, p *shoal.Principal, actio
 func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		p := shoal.PrincipalFrom(ctx)
+		p := identity.PrincipalFrom(ctx)
 		action := route.Action
 		if route.Audit != "" {
 			action = route.Audit
@@ -128,25 +129,25 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 		ri := requestInfo(r, action)
 		err := Allow(ctx, s.svc, p, route.Action, r.PathValue("ws"), r.PathValue("user"))
 		if err != nil {
-			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
+			_ = s.svc.RecordAudit(ctx, p, ri, identity.AuditDenied, core.ErrorMessage(err))
 			s.writeError(w, r, err)
 			return
 		}
 		if route.Action == ActionLogin {
-			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditSucceeded, "login")
+			_ = s.svc.RecordAudit(ctx, p, ri, identity.AuditSucceeded, "login")
 		}
 		if r.Method == http.MethodGet {
 			next.ServeHTTP(w, r)
 			return
 		}
 		rec := httpstatus.Wrap(w)
-		next.ServeHTTP(rec, r.WithContext(shoal.WithRequestInfo(ctx, ri)))
+		next.ServeHTTP(rec, r.WithContext(identity.WithRequestInfo(ctx, ri)))
 		if rec.Status >= 400 && !ri.Audited {
 			why := http.StatusText(rec.Status)
 			if rec.Status == StatusClientClosedRequest {
 				why = "the client closed the request"
 			}
-			_ = s.svc.RecordAudit(ctx, p, ri, shoal.AuditFailed, why)
+			_ = s.svc.RecordAudit(ctx, p, ri, identity.AuditFailed, why)
 		}
 	})
 }
@@ -157,7 +158,7 @@ func (s *Server) authenticateNode(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r)
 		if !ok {
-			s.asAnonymous(w, r, func() { s.writeError(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a node credential is required")) })
+			s.asAnonymous(w, r, func() { s.writeError(w, r, core.Errorf(core.EUNAUTHORIZED, "a node credential is required")) })
 			return
 		}
 		id, err := s.svc.AuthenticateNode(r.Context(), token)
@@ -166,7 +167,7 @@ func (s *Server) authenticateNode(next http.Handler) http.Handler {
 			return
 		}
 		s.authenticated(w, r)
-		ctx := shoal.WithPrincipal(r.Context(), &shoal.Principal{ID: "node:" + id, Name: "node " + id, Kind: shoal.PrincipalNode})
+		ctx := identity.WithPrincipal(r.Context(), &identity.Principal{ID: "node:" + id, Name: "node " + id, Kind: identity.PrincipalNode})
 		next.ServeHTTP(w, r.WithContext(httpx.WithNode(ctx, id)))
 	})
 }

@@ -3,16 +3,18 @@ package api
 import (
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // budgetRoutes manage a workspace's budgets.
 func (s *Server) budgetRoutes() []Route {
 	return []Route{
-		{Pattern: "GET /api/v1/workspaces/{ws}/budgets", Action: shoal.ActQuotasRead, Audit: "budgets/read", handler: s.handleListBudgets},
-		{Pattern: "POST /api/v1/workspaces/{ws}/budgets", Action: shoal.ActQuotasWrite, Audit: "budgets/write", handler: s.handleCreateBudget},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/budgets", Action: shoal.ActQuotasWrite, Audit: "budgets/delete", handler: s.handleDeleteBudget},
-		{Pattern: "GET /api/v1/workspaces/{ws}/budgets/events", Action: shoal.ActQuotasRead, Audit: "budgets/read", handler: s.handleBudgetEvents},
+		{Pattern: "GET /api/v1/workspaces/{ws}/budgets", Action: identity.ActQuotasRead, Audit: "budgets/read", handler: s.handleListBudgets},
+		{Pattern: "POST /api/v1/workspaces/{ws}/budgets", Action: identity.ActQuotasWrite, Audit: "budgets/write", handler: s.handleCreateBudget},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/budgets", Action: identity.ActQuotasWrite, Audit: "budgets/delete", handler: s.handleDeleteBudget},
+		{Pattern: "GET /api/v1/workspaces/{ws}/budgets/events", Action: identity.ActQuotasRead, Audit: "budgets/read", handler: s.handleBudgetEvents},
 	}
 }
 
@@ -22,7 +24,7 @@ func (s *Server) handleBudgetEvents(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: orEmpty(list)})
+	writeJSON(w, http.StatusOK, listBody[*core.Event]{Value: orEmpty(list)})
 }
 
 func (s *Server) handleListBudgets(w http.ResponseWriter, r *http.Request) {
@@ -31,11 +33,11 @@ func (s *Server) handleListBudgets(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[shoal.BudgetStatus]{Value: orEmpty(list)})
+	writeJSON(w, http.StatusOK, listBody[money.BudgetStatus]{Value: orEmpty(list)})
 }
 
 func (s *Server) handleCreateBudget(w http.ResponseWriter, r *http.Request) {
-	var b shoal.Budget
+	var b money.Budget
 	if err := decodeStrict(r.Body, &b); err != nil {
 		s.writeError(w, r, err)
 		return

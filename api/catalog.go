@@ -4,13 +4,13 @@ import (
 	"math"
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/service"
 )
 
 // sizeView is a size with Azure's estimated_vm_prices block.
 type sizeView struct {
-	*shoal.Size
+	*compute.Size
 	EstimatedVMPrices vmPricesView `json:"estimated_vm_prices"`
 }
 
@@ -26,7 +26,7 @@ type vmPriceView struct {
 	VMTier      string  `json:"vm_tier"`
 }
 
-func newSizeView(s *shoal.Size) sizeView {
+func newSizeView(s *compute.Size) sizeView {
 	v := sizeView{Size: s, EstimatedVMPrices: vmPricesView{BillingCurrency: "USD", UnitOfMeasure: "OneHour"}}
 	v.EstimatedVMPrices.Values = []vmPriceView{{RetailPrice: round4(s.PricePerHour), OSType: "Linux", VMTier: "Standard"}}
 	if s.LowPriorityCapable {

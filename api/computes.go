@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
@@ -16,16 +17,16 @@ func (s *Server) handleListComputes(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	list, err := s.svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws"), Type: r.URL.Query().Get("type"), IncludeServerless: inc})
+	list, err := s.svc.ListComputes(r.Context(), compute.ComputeFilter{Workspace: r.PathValue("ws"), Type: r.URL.Query().Get("type"), IncludeServerless: inc})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]*shoal.Compute, len(list))
+	out := make([]*compute.Compute, len(list))
 	for i, c := range list {
 		out[i] = c.Redacted()
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Compute]{Value: out})
+	writeJSON(w, http.StatusOK, listBody[*compute.Compute]{Value: out})
 }
 
 // listBody is the envelope of every list response, as Azure's
@@ -47,7 +48,7 @@ func (s *Server) handlePutCompute(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	spec, err := shoal.DecodeComputeSpec(body)
+	spec, err := compute.DecodeComputeSpec(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -56,14 +57,14 @@ func (s *Server) handlePutCompute(w http.ResponseWriter, r *http.Request) {
 	if spec.Name == "" {
 		spec.Name = name
 	} else if !strings.EqualFold(spec.Name, name) {
-		s.writeError(w, r, shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
+		s.writeError(w, r, core.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
 		return
 	}
 	if r.Header.Get("If-None-Match") == "*" {
 		// Create only (the studio's create form): an existing compute of
 		// that name is not changed.
 		if _, err := s.svc.FindCompute(r.Context(), r.PathValue("ws"), name); err == nil {
-			s.writeError(w, r, shoal.FieldErrorf("name", "a compute named %q already exists in workspace %s", name, r.PathValue("ws")))
+			s.writeError(w, r, core.FieldErrorf("name", "a compute named %q already exists in workspace %s", name, r.PathValue("ws")))
 			return
 		}
 	}
@@ -80,7 +81,7 @@ func (s *Server) handlePutCompute(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handlePatchCompute(w http.ResponseWriter, r *http.Request) {
-	var upd shoal.ComputeUpdate
+	var upd compute.ComputeUpdate
 	if err := decodeStrict(r.Body, &upd); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -108,10 +109,10 @@ func (s *Server) handleComputeEvents(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: events})
+	writeJSON(w, http.StatusOK, listBody[*core.Event]{Value: events})
 }
 
-func writeCompute(w http.ResponseWriter, status int, c *shoal.Compute) {
+func writeCompute(w http.ResponseWriter, status int, c *compute.Compute) {
 	w.Header().Set("ETag", c.ETag)
 	writeJSON(w, status, c.Redacted())
 }
@@ -124,7 +125,7 @@ func boolParam(v, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, shoal.FieldErrorf(name, "must be true or false, got %q", v)
+		return false, core.FieldErrorf(name, "must be true or false, got %q", v)
 	}
 	return b, nil
 }

@@ -4,14 +4,15 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/cost"
+	"github.com/shoal-ml/shoal/service/cost"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // costRoutes serve the cost report.
 func (s *Server) costRoutes() []Route {
 	return []Route{
-		{Pattern: "GET /api/v1/workspaces/{ws}/cost", Action: shoal.ActComputesRead, handler: s.handleCostReport},
+		{Pattern: "GET /api/v1/workspaces/{ws}/cost", Action: identity.ActComputesRead, handler: s.handleCostReport},
 	}
 }
 
@@ -36,5 +37,5 @@ func (s *Server) handleCostReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[shoal.CostLine]{Value: orEmpty(lines)})
+	writeJSON(w, http.StatusOK, listBody[money.CostLine]{Value: orEmpty(lines)})
 }

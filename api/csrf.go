@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Browser sessions (the studio) authenticate with a cookie, which a browser
@@ -122,7 +122,7 @@ func (s *Server) csrfProtect(next http.Handler) http.Handler {
 			h = r.PostFormValue(CSRFField)
 		}
 		if !ValidToken(CSRFToken(session), h) {
-			writeJSON(w, http.StatusForbidden, errorBody{Error: errorDetail{Code: shoal.EFORBIDDEN, Message: "a browser session's change needs the " + CSRFHeader + " header carrying this session's CSRF token (the studio page's csrf-token meta tag)"}})
+			writeJSON(w, http.StatusForbidden, errorBody{Error: errorDetail{Code: core.EFORBIDDEN, Message: "a browser session's change needs the " + CSRFHeader + " header carrying this session's CSRF token (the studio page's csrf-token meta tag)"}})
 			return
 		}
 		next.ServeHTTP(w, r)

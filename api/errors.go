@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // The api package's short names for httpx's writers, which its handlers
@@ -39,7 +39,7 @@ func bearer(r *http.Request) (string, bool) { return httpx.Bearer(r) }
 
 func nodeFrom(r *http.Request) string { return httpx.NodeFrom(r) }
 
-func requestInfo(r *http.Request, action string) *shoal.RequestInfo {
+func requestInfo(r *http.Request, action string) *identity.RequestInfo {
 	return httpx.RequestInfo(r, action)
 }
 

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // fuzzRoutes are the message-taking routes the fuzz target posts to: the
@@ -59,7 +61,7 @@ func (a *fuzzAgent) newNode(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := a.e.svc.JoinNode(ctx, jc.JoinToken, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 5001})
+	resp, err := a.e.svc.JoinNode(ctx, jc.JoinToken, node.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 5001})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func (a *fuzzAgent) usable(t testing.TB) bool {
 	}
 	for _, n := range nodes {
 		if n.ID == a.node {
-			return (n.State == shoal.NodeIdle || n.State == shoal.NodeRunning) && !n.Draining
+			return (n.State == node.NodeIdle || n.State == node.NodeRunning) && !n.Draining
 		}
 	}
 	return false
@@ -94,22 +96,22 @@ func (a *fuzzAgent) attempt(t *testing.T) string {
 		if j.CurrentAttemptID != "" {
 			a.last = j.CurrentAttemptID
 		}
-		if j.CurrentAttemptID != "" && (j.Status == shoal.JobPreparing || j.Status == shoal.JobRunning) {
+		if j.CurrentAttemptID != "" && (j.Status == job.JobPreparing || j.Status == job.JobRunning) {
 			return j.CurrentAttemptID
 		}
 		if !a.usable(t) {
 			a.newNode(t)
 		}
-		if shoal.JobTerminal(j.Status) {
+		if job.JobTerminal(j.Status) {
 			a.jobs++
 			a.job = fmt.Sprintf("fz-%d", a.jobs)
-			if _, _, err := a.e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
+			if _, _, err := a.e.svc.SubmitJob(ctx, "default", &job.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// A heartbeat first: the node must not miss its lease in a long
 		// run (nothing else syncs it but the fuzzer's inputs).
-		if _, err := a.e.svc.SyncNode(ctx, a.node, &shoal.AgentSyncRequest{}, 0); err != nil {
+		if _, err := a.e.svc.SyncNode(ctx, a.node, &node.AgentSyncRequest{}, 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.ctrl.RunOnce(ctx, time.Now()); err != nil {
@@ -170,7 +172,7 @@ func FuzzMessages(f *testing.F) {
 	// runs no job.
 	maxN := 1
 	for _, name := range []string{"fz-run", "fz-join"} {
-		if _, _, err := e.svc.CreateOrApplyCompute(context.Background(), "default", &shoal.ComputeSpec{Name: name, Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+		if _, _, err := e.svc.CreateOrApplyCompute(context.Background(), "default", &compute.ComputeSpec{Name: name, Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
 			f.Fatal(err)
 		}
 	}
@@ -179,7 +181,7 @@ func FuzzMessages(f *testing.F) {
 	}
 	a := &fuzzAgent{e: e, ctrl: control.New(e.svc, 1), job: "fz-0"}
 	a.newNode(f)
-	if _, _, err := e.svc.SubmitJob(context.Background(), "default", &shoal.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
+	if _, _, err := e.svc.SubmitJob(context.Background(), "default", &job.JobSpec{Name: a.job, Command: "echo hi", Compute: "fz-run"}); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/computes"
+	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // instanceRoutes are the routes of compute instances: operations, idle
@@ -16,18 +18,18 @@ import (
 func (s *Server) instanceRoutes() []Route {
 	const c = "/api/v1/workspaces/{ws}/computes/{name}"
 	routes := []Route{
-		{Pattern: "POST " + c + "/start", Action: shoal.ActComputesStart, handler: s.handleStartInstance},
-		{Pattern: "POST " + c + "/stop", Action: shoal.ActComputesStop, handler: s.handleStopInstance},
-		{Pattern: "POST " + c + "/restart", Action: shoal.ActComputesRestart, handler: s.handleRestartInstance},
-		{Pattern: "POST " + c + "/enableSso", Action: shoal.ActComputesEnableSSO, handler: s.handleEnableSSO},
-		{Pattern: "POST " + c + "/postponeShutdown", Action: shoal.ActComputesUpdateSchedules, handler: s.handlePostponeShutdown},
-		{Pattern: "POST " + c + "/updateIdleShutdownSetting", Action: shoal.ActComputesWrite, handler: s.handleUpdateIdleShutdown},
-		{Pattern: "POST " + c + "/updateSchedules", Action: shoal.ActComputesUpdateSchedules, handler: s.handleUpdateSchedules},
-		{Pattern: "GET " + c + "/logs", Action: shoal.ActComputesRead, handler: s.handleInstanceLogs},
+		{Pattern: "POST " + c + "/start", Action: identity.ActComputesStart, handler: s.handleStartInstance},
+		{Pattern: "POST " + c + "/stop", Action: identity.ActComputesStop, handler: s.handleStopInstance},
+		{Pattern: "POST " + c + "/restart", Action: identity.ActComputesRestart, handler: s.handleRestartInstance},
+		{Pattern: "POST " + c + "/enableSso", Action: identity.ActComputesEnableSSO, handler: s.handleEnableSSO},
+		{Pattern: "POST " + c + "/postponeShutdown", Action: identity.ActComputesUpdateSchedules, handler: s.handlePostponeShutdown},
+		{Pattern: "POST " + c + "/updateIdleShutdownSetting", Action: identity.ActComputesWrite, handler: s.handleUpdateIdleShutdown},
+		{Pattern: "POST " + c + "/updateSchedules", Action: identity.ActComputesUpdateSchedules, handler: s.handleUpdateSchedules},
+		{Pattern: "GET " + c + "/logs", Action: identity.ActComputesRead, handler: s.handleInstanceLogs},
 	}
 	// The application proxy passes every method an application may use.
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
-		routes = append(routes, Route{Pattern: m + " " + c + "/applications/{app}/{path...}", Action: shoal.ActComputesApplicationAccess, handler: s.apps.ServeHTTP})
+		routes = append(routes, Route{Pattern: m + " " + c + "/applications/{app}/{path...}", Action: identity.ActComputesApplicationAccess, handler: s.apps.ServeHTTP})
 	}
 	return routes
 }
@@ -49,7 +51,7 @@ func (s *Server) handleRestartInstance(w http.ResponseWriter, r *http.Request) {
 
 // writeOperation answers an operation that goes on in the background:
 // 202 with the instance as it is now; clients poll it.
-func (s *Server) writeOperation(w http.ResponseWriter, r *http.Request, c *shoal.Compute, err error) {
+func (s *Server) writeOperation(w http.ResponseWriter, r *http.Request, c *compute.Compute, err error) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -71,13 +73,13 @@ func (s *Server) handlePostponeShutdown(w http.ResponseWriter, r *http.Request) 
 	if v := r.URL.Query().Get("minutes"); v != "" {
 		m, err := strconv.Atoi(v)
 		if err != nil || m < 1 {
-			s.writeError(w, r, shoal.FieldErrorf("minutes", "must be a whole number of minutes, 1 or more"))
+			s.writeError(w, r, core.FieldErrorf("minutes", "must be a whole number of minutes, 1 or more"))
 			return
 		}
 		// Bounded before multiplying: a huge count would wrap to a short
 		// (or negative) duration instead of being refused.
 		if m > int(computes.MaxPostpone/time.Minute) {
-			s.writeError(w, r, shoal.FieldErrorf("minutes", "a shutdown can be postponed by at most %d minutes (7 days)", int(computes.MaxPostpone/time.Minute)))
+			s.writeError(w, r, core.FieldErrorf("minutes", "a shutdown can be postponed by at most %d minutes (7 days)", int(computes.MaxPostpone/time.Minute)))
 			return
 		}
 		d = time.Duration(m) * time.Minute
@@ -100,12 +102,12 @@ func (s *Server) handleUpdateIdleShutdown(w http.ResponseWriter, r *http.Request
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := shoal.DecodeIdleShutdown(body.IdleTimeBeforeShutdown)
+	m, err := compute.DecodeIdleShutdown(body.IdleTimeBeforeShutdown)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &shoal.ComputeUpdate{IdleTimeBeforeShutdownMinutes: &m}, r.Header.Get("If-Match"))
+	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &compute.ComputeUpdate{IdleTimeBeforeShutdownMinutes: &m}, r.Header.Get("If-Match"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -117,16 +119,16 @@ func (s *Server) handleUpdateIdleShutdown(w http.ResponseWriter, r *http.Request
 // computes/updateSchedules/action, not write access.
 func (s *Server) handleUpdateSchedules(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Schedules *shoal.ComputeSchedules `json:"schedules"`
+		Schedules *compute.ComputeSchedules `json:"schedules"`
 	}
 	if err := decodeStrict(r.Body, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	if body.Schedules == nil {
-		body.Schedules = &shoal.ComputeSchedules{}
+		body.Schedules = &compute.ComputeSchedules{}
 	}
-	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &shoal.ComputeUpdate{Schedules: body.Schedules}, "")
+	c, err := s.svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &compute.ComputeUpdate{Schedules: body.Schedules}, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

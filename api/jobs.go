@@ -7,8 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/tracking"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/tracking"
 )
 
 // MaxArtifactBytes bounds one uploaded code or input archive.
@@ -35,15 +40,15 @@ func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	switch typ, err := shoal.DecodeJobType(body); {
+	switch typ, err := pipelinejob.DecodeJobType(body); {
 	case err != nil:
 		s.writeError(w, r, err)
 		return
-	case typ == shoal.JobTypePipeline || typ == shoal.JobTypeSweep:
+	case typ == job.JobTypePipeline || typ == job.JobTypeSweep:
 		s.submitParent(w, r, typ, body)
 		return
 	}
-	spec, err := shoal.DecodeJobSpec(body)
+	spec, err := job.DecodeJobSpec(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -52,7 +57,7 @@ func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 		if spec.Name == "" {
 			spec.Name = name
 		} else if spec.Name != name {
-			s.writeError(w, r, shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
+			s.writeError(w, r, core.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
 			return
 		}
 	}
@@ -70,7 +75,7 @@ func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := shoal.JobFilter{Workspace: r.PathValue("ws"), Compute: q.Get("compute")}
+	f := job.JobFilter{Workspace: r.PathValue("ws"), Compute: q.Get("compute")}
 	if st := q.Get("status"); st != "" {
 		f.Statuses = strings.Split(st, ",")
 	}
@@ -83,9 +88,9 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if jobs == nil {
-		jobs = []*shoal.Job{}
+		jobs = []*job.Job{}
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Job]{Value: jobs})
+	writeJSON(w, http.StatusOK, listBody[*job.Job]{Value: jobs})
 }
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +117,7 @@ func (s *Server) handleJobAttempts(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Attempt]{Value: list})
+	writeJSON(w, http.StatusOK, listBody[*job.Attempt]{Value: list})
 }
 
 func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
@@ -121,7 +126,7 @@ func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Event]{Value: list})
+	writeJSON(w, http.StatusOK, listBody[*core.Event]{Value: list})
 }
 
 // handleJobLogs serves the log of one rank of an attempt (default: the
@@ -146,7 +151,7 @@ func (s *Server) handleJobLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("follow") == "true" {
-		s.adm.Stream(w, shoal.PrincipalFrom(r.Context()), "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
+		s.adm.Stream(w, identity.PrincipalFrom(r.Context()), "log follows", func() { s.serveJobLog(w, r, ws, name, rank, attempt, offset, true) })
 		return
 	}
 	s.serveJobLog(w, r, ws, name, rank, attempt, offset, false)
@@ -170,7 +175,7 @@ func (s *Server) serveJobLog(w http.ResponseWriter, r *http.Request, ws, name st
 		if att == 0 {
 			att = j.AttemptCount
 		}
-		done := shoal.JobTerminal(j.Status) || (attempt != 0 && attempt < j.AttemptCount)
+		done := job.JobTerminal(j.Status) || (attempt != 0 && attempt < j.AttemptCount)
 		if att > 0 {
 			if f, err := s.svc.Files().OpenLog(j.Workspace, j.Name, att, rank); err == nil {
 				if _, err := f.Seek(int64(offset), io.SeekStart); err == nil {
@@ -181,7 +186,7 @@ func (s *Server) serveJobLog(w http.ResponseWriter, r *http.Request, ws, name st
 					}
 				}
 				f.Close()
-			} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			} else if core.ErrorCode(err) != core.ENOTFOUND {
 				return // no log yet is normal; anything else ends the stream
 			}
 		}
@@ -232,7 +237,7 @@ func (s *Server) handleJobOutputs(w http.ResponseWriter, r *http.Request) {
 		io.Copy(w, f)
 		return
 	}
-	s.writeError(w, r, shoal.Errorf(shoal.ENOTFOUND, "job %s has no outputs for rank %d (yet)", j.Name, rank))
+	s.writeError(w, r, core.Errorf(core.ENOTFOUND, "job %s has no outputs for rank %d (yet)", j.Name, rank))
 }
 
 func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +246,7 @@ func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Node]{Value: nodes})
+	writeJSON(w, http.StatusOK, listBody[*node.Node]{Value: nodes})
 }
 
 func (s *Server) handlePreemptNode(w http.ResponseWriter, r *http.Request) {
@@ -260,7 +265,7 @@ func intParam(v, name string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, shoal.FieldErrorf(name, "must be a whole number 0 or more, got %q", v)
+		return 0, core.FieldErrorf(name, "must be a whole number 0 or more, got %q", v)
 	}
 	return n, nil
 }
@@ -268,7 +273,7 @@ func intParam(v, name string) (int, error) {
 // submitParent submits a pipeline or a sweep job document.
 func (s *Server) submitParent(w http.ResponseWriter, r *http.Request, typ string, body []byte) {
 	var (
-		j       *shoal.Job
+		j       *job.Job
 		created bool
 		err     error
 	)
@@ -280,20 +285,20 @@ func (s *Server) submitParent(w http.ResponseWriter, r *http.Request, typ string
 		if *name == "" {
 			*name = urlName
 		} else if *name != urlName {
-			return shoal.FieldErrorf("name", "%q differs from the name in the URL (%q)", *name, urlName)
+			return core.FieldErrorf("name", "%q differs from the name in the URL (%q)", *name, urlName)
 		}
 		return nil
 	}
-	if typ == shoal.JobTypePipeline {
-		var spec *shoal.PipelineSpec
-		if spec, err = shoal.DecodePipelineSpec(body); err == nil {
+	if typ == job.JobTypePipeline {
+		var spec *job.PipelineSpec
+		if spec, err = pipelinejob.DecodePipelineSpec(body); err == nil {
 			if err = nameFrom(&spec.Name); err == nil {
 				j, created, err = s.svc.SubmitPipeline(r.Context(), r.PathValue("ws"), spec)
 			}
 		}
 	} else {
-		var spec *shoal.SweepSpec
-		if spec, err = shoal.DecodeSweepSpec(body); err == nil {
+		var spec *job.SweepSpec
+		if spec, err = sweepjob.DecodeSweepSpec(body); err == nil {
 			if err = nameFrom(&spec.Name); err == nil {
 				j, created, err = s.svc.SubmitSweep(r.Context(), r.PathValue("ws"), spec)
 			}
@@ -314,7 +319,7 @@ func (s *Server) submitParent(w http.ResponseWriter, r *http.Request, typ string
 // parameters and tags, and with ?history=true every point.
 func (s *Server) handleJobMetrics(w http.ResponseWriter, r *http.Request) {
 	history := r.URL.Query().Get("history") == "true"
-	m, err := s.tracking.JobMetrics(r.Context(), shoal.PrincipalFrom(r.Context()), r.PathValue("ws"), r.PathValue("name"), history)
+	m, err := s.tracking.JobMetrics(r.Context(), identity.PrincipalFrom(r.Context()), r.PathValue("ws"), r.PathValue("name"), history)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // shortLimits are DefaultLimits with timeouts short enough for a test.
@@ -143,7 +143,7 @@ func TestLogFollowsAreCappedPerPrincipal(t *testing.T) {
 	ts := limitedServer(t, e, l)
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/cpu", fmt.Sprintf(computeDoc, "cpu"), http.StatusCreated)
 	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/jobs", jobDoc("followed"), http.StatusCreated)
-	bob := addUser(t, e, "bob", shoal.RoleReader)
+	bob := addUser(t, e, "bob", identity.RoleReader)
 	follow := func(ctx context.Context, token string) (*http.Response, error) {
 		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/v1/workspaces/default/jobs/followed/logs?follow=true", nil)
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 const mlflowBase = "/mlflow/v1/workspaces/default/api/2.0/mlflow/"
@@ -26,7 +29,7 @@ func runningJobToken(t *testing.T, e *testEnv) (token, cred, attempt string) {
 		t.Fatal(err)
 	}
 	ctrl.Wait()
-	var resp shoal.AgentSyncResponse
+	var resp node.AgentSyncResponse
 	if err := json.Unmarshal(mustSend(t, e, cred, "POST", "/agent/v1/sync", `{}`, http.StatusOK).body, &resp); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func runningJobToken(t *testing.T, e *testEnv) (token, cred, attempt string) {
 		t.Fatalf("the node's sync started %d tasks, want j-gpu's", len(resp.Start))
 	}
 	task := resp.Start[0]
-	if task.Tracking == nil || task.Tracking.Token == "" || task.Tracking.ExperimentName != shoal.DefaultExperiment {
+	if task.Tracking == nil || task.Tracking.Token == "" || task.Tracking.ExperimentName != job.DefaultExperiment {
 		t.Fatalf("j-gpu's task carries tracking %+v, want a token and experiment Default", task.Tracking)
 	}
 	return task.Tracking.Token, cred, task.AttemptID
@@ -59,7 +62,7 @@ func wantMLflowError(t *testing.T, what string, r reply, status int, code string
 func TestMLflowTokenReachesOnlyItsRunWhileItsAttemptLives(t *testing.T) {
 	e := newTestEnv(t)
 	token, cred, attempt := runningJobToken(t, e)
-	if _, _, err := e.svc.SubmitJob(context.Background(), "default", &shoal.JobSpec{Name: "other", Command: "echo hi", Compute: "gpu"}); err != nil {
+	if _, _, err := e.svc.SubmitJob(context.Background(), "default", &job.JobSpec{Name: "other", Command: "echo hi", Compute: "gpu"}); err != nil {
 		t.Fatal(err)
 	}
 	metric := func(run string) string {
@@ -98,7 +101,7 @@ func TestMLflowTokenReachesOnlyItsRunWhileItsAttemptLives(t *testing.T) {
 	}
 
 	// A Reader reads the run and may not write it; a Contributor may.
-	reader := addUser(t, e, "rita", shoal.RoleReader)
+	reader := addUser(t, e, "rita", identity.RoleReader)
 	got := mustSend(t, e, reader, "GET", mlflowBase+"metrics/get-history?run_id=j-gpu&metric_key=loss", "", http.StatusOK)
 	if !strings.Contains(string(got.body), `"value":0.5`) {
 		t.Errorf("the Reader's history: %s", got)
@@ -107,7 +110,7 @@ func TestMLflowTokenReachesOnlyItsRunWhileItsAttemptLives(t *testing.T) {
 		send(t, e, reader, "POST", mlflowBase+"runs/log-metric", metric("j-gpu"), nil), http.StatusForbidden, "PERMISSION_DENIED")
 	wantMLflowError(t, "a Reader setting a tag",
 		send(t, e, reader, "POST", mlflowBase+"runs/set-tag", `{"run_id":"j-gpu","key":"k","value":"v"}`, nil), http.StatusForbidden, "PERMISSION_DENIED")
-	contributor := addUser(t, e, "carl", shoal.RoleContributor)
+	contributor := addUser(t, e, "carl", identity.RoleContributor)
 	mustSend(t, e, contributor, "POST", mlflowBase+"runs/set-tag", `{"run_id":"j-gpu","key":"reviewed","value":"yes"}`, http.StatusOK)
 	outsider := addUser(t, e, "olga", "")
 	wantMLflowError(t, "a user without a role reading a run",
@@ -134,15 +137,15 @@ func TestMLflowLimitsAndRules(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	maxN := 1
-	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: "j1", Command: "echo hi", Compute: "cpu", ExperimentName: "mnist"}); err != nil {
+	if _, _, err := e.svc.SubmitJob(ctx, "default", &job.JobSpec{Name: "j1", Command: "echo hi", Compute: "cpu", ExperimentName: "mnist"}); err != nil {
 		t.Fatal(err)
 	}
-	tok := addUser(t, e, "carl", shoal.RoleContributor)
+	tok := addUser(t, e, "carl", identity.RoleContributor)
 	var metrics []string
-	for i := range shoal.MaxRunMetricKeys + 1 {
+	for i := range job.MaxRunMetricKeys + 1 {
 		metrics = append(metrics, `{"key":"m`+strconv.Itoa(i)+`","value":1,"timestamp":1,"step":0}`)
 	}
 	wantMLflowError(t, "a batch past the metric keys",
@@ -152,7 +155,7 @@ func TestMLflowLimitsAndRules(t *testing.T) {
 	if !strings.Contains(string(run.body), `"metrics":[]`) || !strings.Contains(string(run.body), `"params":[]`) || !strings.Contains(string(run.body), `"experiment_id":"mnist"`) {
 		t.Errorf("after a refused batch the run holds: %s", run)
 	}
-	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", `{"run_id":"j1","metrics":[`+strings.Join(metrics[:shoal.MaxRunMetricKeys], ",")+`]}`, http.StatusOK)
+	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", `{"run_id":"j1","metrics":[`+strings.Join(metrics[:job.MaxRunMetricKeys], ",")+`]}`, http.StatusOK)
 
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-parameter", `{"run_id":"j1","key":"lr","value":"0.01"}`, http.StatusOK)
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-parameter", `{"run_id":"j1","key":"lr","value":"0.01"}`, http.StatusOK)

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // TestAddNodeIsItsOwnPermission: joining a machine to a cluster puts code
@@ -17,15 +19,15 @@ import (
 func TestAddNodeIsItsOwnPermission(t *testing.T) {
 	e := newTestEnv(t)
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/pool", `{"name":"pool","size":"Standard_DS3_v2","max_instances":5}`, http.StatusCreated)
-	mustSend(t, e, e.admin, "POST", "/api/v1/roles", `{"name":"machine-joiner","actions":["computes/read","`+shoal.ActComputesJoinNode+`"]}`, http.StatusCreated)
-	contributor := addUser(t, e, "bob", shoal.RoleContributor)
-	owner := addUser(t, e, "carol", shoal.RoleOwner)
+	mustSend(t, e, e.admin, "POST", "/api/v1/roles", `{"name":"machine-joiner","actions":["computes/read","`+identity.ActComputesJoinNode+`"]}`, http.StatusCreated)
+	contributor := addUser(t, e, "bob", identity.RoleContributor)
+	owner := addUser(t, e, "carol", identity.RoleOwner)
 	joiner := addUser(t, e, "jo", "machine-joiner")
 
 	const nodes = "/api/v1/workspaces/default/computes/pool/nodes"
 	r := send(t, e, contributor, "POST", nodes, "", nil)
-	if r.status != http.StatusForbidden || !strings.Contains(string(r.body), shoal.ActComputesJoinNode) {
-		t.Errorf("a Contributor's add-node: %s, want 403 naming %s", r, shoal.ActComputesJoinNode)
+	if r.status != http.StatusForbidden || !strings.Contains(string(r.body), identity.ActComputesJoinNode) {
+		t.Errorf("a Contributor's add-node: %s, want 403 naming %s", r, identity.ActComputesJoinNode)
 	}
 	added := map[string]string{}
 	for who, tok := range map[string]string{"carol": owner, "jo": joiner} {
@@ -34,7 +36,7 @@ func TestAddNodeIsItsOwnPermission(t *testing.T) {
 	}
 	r = mustSend(t, e, owner, "GET", nodes, "", http.StatusOK)
 	var list struct {
-		Value []shoal.Node `json:"value"`
+		Value []node.Node `json:"value"`
 	}
 	if err := json.Unmarshal(r.body, &list); err != nil {
 		t.Fatal(err)
@@ -64,7 +66,7 @@ func TestAddNodeRespectsMaxInstances(t *testing.T) {
 	if !strings.Contains(string(r.body), "max_instances") {
 		t.Errorf("the refusal does not name max_instances: %s", r)
 	}
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	ctx := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 	if ns, _ := e.svc.ListNodes(ctx, "default", "one"); len(ns) != 1 {
 		t.Errorf("%d nodes after the refused add-node, want 1", len(ns))
 	}
@@ -77,7 +79,7 @@ func TestAddNodeRespectsMaxInstances(t *testing.T) {
 // joins only X; presented as node Y it is refused and Y stays unjoined.
 func TestJoinTokenIsBoundToItsNode(t *testing.T) {
 	e := newTestEnv(t)
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	ctx := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/pool", `{"name":"pool","size":"Standard_DS3_v2","max_instances":2}`, http.StatusCreated)
 	x, err := e.svc.AddStaticNode(ctx, "default", "pool")
 	if err != nil {
@@ -87,8 +89,8 @@ func TestJoinTokenIsBoundToItsNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.JoinNode(context.Background(), x.JoinToken, shoal.JoinRequest{NodeID: y.NodeID, Address: "127.0.0.1", Port: 5001}); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
-		t.Errorf("X's token joining as Y: %v, want %s", err, shoal.EUNAUTHORIZED)
+	if _, err := e.svc.JoinNode(context.Background(), x.JoinToken, node.JoinRequest{NodeID: y.NodeID, Address: "127.0.0.1", Port: 5001}); core.ErrorCode(err) != core.EUNAUTHORIZED {
+		t.Errorf("X's token joining as Y: %v, want %s", err, core.EUNAUTHORIZED)
 	}
 	// Over HTTP too, as the agent does it.
 	body := `{"node_id":"` + y.NodeID + `","address":"127.0.0.1","port":5001}`
@@ -100,12 +102,12 @@ func TestJoinTokenIsBoundToItsNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range ns {
-		if n.State != shoal.NodePreparing {
+		if n.State != node.NodePreparing {
 			t.Errorf("node %s is %s after a join with another node's token", n.ID, n.State)
 		}
 	}
 	// X's token still joins X.
-	if _, err := e.svc.JoinNode(context.Background(), x.JoinToken, shoal.JoinRequest{NodeID: x.NodeID, Address: "127.0.0.1", Port: 5001}); err != nil {
+	if _, err := e.svc.JoinNode(context.Background(), x.JoinToken, node.JoinRequest{NodeID: x.NodeID, Address: "127.0.0.1", Port: 5001}); err != nil {
 		t.Errorf("X's token joining as X: %v", err)
 	}
 }

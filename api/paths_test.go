@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 const sentinel = "SENTINEL-SECRET"
@@ -38,17 +40,17 @@ func plantSecrets(t *testing.T, e *testEnv) {
 
 // runJob queues job name on a new compute, provisions and joins its node
 // and places the job, so that it has an attempt 1 on rank 0.
-func runJob(t *testing.T, e *testEnv, name string) *shoal.Job {
+func runJob(t *testing.T, e *testEnv, name string) *job.Job {
 	t.Helper()
 	ctx := context.Background()
 	maxN := 1
-	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := control.New(e.svc, 1).ReconcileComputes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.svc.SubmitJob(ctx, "default", &shoal.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
+	if _, _, err := e.svc.SubmitJob(ctx, "default", &job.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
 		t.Fatal(err)
 	}
 	ctrl := control.New(e.svc, 1)
@@ -60,7 +62,7 @@ func runJob(t *testing.T, e *testEnv, name string) *shoal.Job {
 	}
 	pass()
 	for _, p := range e.prov.TakeProvisioned() {
-		if _, err := e.svc.JoinNode(ctx, p.Req.JoinToken, shoal.JoinRequest{NodeID: p.Req.Node.ID, Address: "127.0.0.1", Port: 5001}); err != nil {
+		if _, err := e.svc.JoinNode(ctx, p.Req.JoinToken, node.JoinRequest{NodeID: p.Req.Node.ID, Address: "127.0.0.1", Port: 5001}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,13 +3,13 @@ package api
 import (
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
 )
 
 // handleAddRegistry adds a registry login; the answer never holds the
 // password (a Registry's JSON has none).
 func (s *Server) handleAddRegistry(w http.ResponseWriter, r *http.Request) {
-	var req shoal.RegistryAdd
+	var req asset.RegistryAdd
 	if err := decodeStrict(r.Body, &req); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -28,7 +28,7 @@ func (s *Server) handleListRegistries(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Registry]{Value: list})
+	writeJSON(w, http.StatusOK, listBody[*asset.Registry]{Value: list})
 }
 
 func (s *Server) handleRemoveRegistry(w http.ResponseWriter, r *http.Request) {

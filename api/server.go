@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/accessapi"
 	"github.com/shoal-ml/shoal/api/admission"
 	"github.com/shoal-ml/shoal/api/agentapi"
@@ -20,12 +19,13 @@ import (
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/api/mlflow"
 	"github.com/shoal-ml/shoal/api/oauth"
-	"github.com/shoal-ml/shoal/components"
-	"github.com/shoal-ml/shoal/environments"
+	"github.com/shoal-ml/shoal/service/components"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
-	"github.com/shoal-ml/shoal/registries"
+	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/tracking"
+	"github.com/shoal-ml/shoal/service/tracking"
 )
 
 // MaxRequestBytes bounds request bodies; compute documents are small
@@ -80,7 +80,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s := &Server{svc: svc, log: log, errs: httpx.Errors{Log: log}, adm: admission.New(DefaultLimits()), mux: http.NewServeMux(), appsMux: http.NewServeMux()}
 	s.agent = agentapi.New(svc, log)
 	s.access = accessapi.New(svc, s.errs)
-	s.apps = &appproxy.Proxy{Svc: svc, Errors: s.errs, Stream: func(w http.ResponseWriter, p *shoal.Principal, what string, serve func()) {
+	s.apps = &appproxy.Proxy{Svc: svc, Errors: s.errs, Stream: func(w http.ResponseWriter, p *identity.Principal, what string, serve func()) {
 		s.adm.AppStream(w, p, what, serve)
 	}}
 	// Registered environments are a service of their own over the same
@@ -147,56 +147,56 @@ func (s *Server) baseRoutes() []Route {
 
 		{Pattern: "GET /api/v1/whoami", Action: ActionLogin, handler: s.access.Whoami},
 		{Pattern: "GET /api/v1/workspaces", Action: ActionAuthenticated, handler: s.handleListWorkspaces},
-		{Pattern: "POST /api/v1/workspaces", Action: shoal.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
-		{Pattern: "GET /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspace},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}", Action: shoal.ActWorkspacesWrite, Audit: "workspaces/delete", handler: s.handleDeleteWorkspace},
-		{Pattern: "GET /api/v1/workspaces/{ws}/limits", Action: shoal.ActWorkspacesRead, handler: s.handleGetWorkspaceLimits},
-		{Pattern: "PATCH /api/v1/workspaces/{ws}/limits", Action: shoal.ActWorkspacesWrite, handler: s.handlePatchWorkspaceLimits},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes", Action: shoal.ActComputesRead, handler: s.handleListComputes},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesRead, handler: s.handleGetCompute},
-		{Pattern: "PUT /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesWrite, handler: s.handlePutCompute},
-		{Pattern: "PATCH /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesWrite, handler: s.handlePatchCompute},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}", Action: shoal.ActComputesDelete, handler: s.handleDeleteCompute},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/events", Action: shoal.ActComputesRead, handler: s.handleComputeEvents},
-		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesRead, handler: s.handleListNodes},
-		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}/preempt", Action: shoal.ActComputesPreemptNode, handler: s.handlePreemptNode},
-		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: shoal.ActComputesJoinNode, handler: s.handleAddNode},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}", Action: shoal.ActComputesWrite, handler: s.handleRemoveNode},
+		{Pattern: "POST /api/v1/workspaces", Action: identity.ActWorkspacesWrite, handler: s.handleCreateWorkspace},
+		{Pattern: "GET /api/v1/workspaces/{ws}", Action: identity.ActWorkspacesRead, handler: s.handleGetWorkspace},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}", Action: identity.ActWorkspacesWrite, Audit: "workspaces/delete", handler: s.handleDeleteWorkspace},
+		{Pattern: "GET /api/v1/workspaces/{ws}/limits", Action: identity.ActWorkspacesRead, handler: s.handleGetWorkspaceLimits},
+		{Pattern: "PATCH /api/v1/workspaces/{ws}/limits", Action: identity.ActWorkspacesWrite, handler: s.handlePatchWorkspaceLimits},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes", Action: identity.ActComputesRead, handler: s.handleListComputes},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}", Action: identity.ActComputesRead, handler: s.handleGetCompute},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/computes/{name}", Action: identity.ActComputesWrite, handler: s.handlePutCompute},
+		{Pattern: "PATCH /api/v1/workspaces/{ws}/computes/{name}", Action: identity.ActComputesWrite, handler: s.handlePatchCompute},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}", Action: identity.ActComputesDelete, handler: s.handleDeleteCompute},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/events", Action: identity.ActComputesRead, handler: s.handleComputeEvents},
+		{Pattern: "GET /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: identity.ActComputesRead, handler: s.handleListNodes},
+		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}/preempt", Action: identity.ActComputesPreemptNode, handler: s.handlePreemptNode},
+		{Pattern: "POST /api/v1/workspaces/{ws}/computes/{name}/nodes", Action: identity.ActComputesJoinNode, handler: s.handleAddNode},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/computes/{name}/nodes/{node}", Action: identity.ActComputesWrite, handler: s.handleRemoveNode},
 		{Pattern: "GET /api/v1/locations", Action: ActionAuthenticated, handler: s.handleListLocations},
 		{Pattern: "GET /api/v1/locations/{loc}", Action: ActionAuthenticated, handler: s.handleGetLocation},
 		{Pattern: "GET /api/v1/locations/{loc}/sizes", Action: ActionAuthenticated, handler: s.handleListSizes},
 		{Pattern: "GET /api/v1/locations/{loc}/usages", Action: ActionAuthenticated, handler: s.handleListUsages},
-		{Pattern: "POST /api/v1/workspaces/{ws}/artifacts", Action: shoal.ActArtifactsWrite, handler: s.handleUploadArtifact},
-		{Pattern: "POST /api/v1/workspaces/{ws}/jobs", Action: shoal.ActJobsWrite, handler: s.handleSubmitJob},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs", Action: shoal.ActJobsRead, handler: s.handleListJobs},
-		{Pattern: "PUT /api/v1/workspaces/{ws}/jobs/{name}", Action: shoal.ActJobsWrite, handler: s.handleSubmitJob},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}", Action: shoal.ActJobsRead, handler: s.handleGetJob},
-		{Pattern: "POST /api/v1/workspaces/{ws}/jobs/{name}/cancel", Action: shoal.ActJobsCancel, handler: s.handleCancelJob},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/attempts", Action: shoal.ActJobsRead, handler: s.handleJobAttempts},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", Action: shoal.ActJobsRead, handler: s.handleJobEvents},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", Action: shoal.ActJobsRead, handler: s.handleJobLogs},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", Action: shoal.ActJobsRead, handler: s.handleJobOutputs},
-		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/metrics", Action: shoal.ActJobsRead, handler: s.handleJobMetrics},
-		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesRead, handler: s.handleListRegistries},
-		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: shoal.ActRegistriesWrite, handler: s.handleAddRegistry},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: shoal.ActRegistriesWrite, handler: s.handleRemoveRegistry},
-		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesRead, handler: s.access.ListAssignments},
-		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.access.AssignRole},
-		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: shoal.ActRolesWrite, handler: s.access.UnassignRole},
+		{Pattern: "POST /api/v1/workspaces/{ws}/artifacts", Action: identity.ActArtifactsWrite, handler: s.handleUploadArtifact},
+		{Pattern: "POST /api/v1/workspaces/{ws}/jobs", Action: identity.ActJobsWrite, handler: s.handleSubmitJob},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs", Action: identity.ActJobsRead, handler: s.handleListJobs},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/jobs/{name}", Action: identity.ActJobsWrite, handler: s.handleSubmitJob},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}", Action: identity.ActJobsRead, handler: s.handleGetJob},
+		{Pattern: "POST /api/v1/workspaces/{ws}/jobs/{name}/cancel", Action: identity.ActJobsCancel, handler: s.handleCancelJob},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/attempts", Action: identity.ActJobsRead, handler: s.handleJobAttempts},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", Action: identity.ActJobsRead, handler: s.handleJobEvents},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/logs", Action: identity.ActJobsRead, handler: s.handleJobLogs},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/outputs", Action: identity.ActJobsRead, handler: s.handleJobOutputs},
+		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/metrics", Action: identity.ActJobsRead, handler: s.handleJobMetrics},
+		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: identity.ActRegistriesRead, handler: s.handleListRegistries},
+		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: identity.ActRegistriesWrite, handler: s.handleAddRegistry},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: identity.ActRegistriesWrite, handler: s.handleRemoveRegistry},
+		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: identity.ActRolesRead, handler: s.access.ListAssignments},
+		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: identity.ActRolesWrite, handler: s.access.AssignRole},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: identity.ActRolesWrite, handler: s.access.UnassignRole},
 
-		{Pattern: "GET /api/v1/users", Action: shoal.ActUsersRead, handler: s.access.ListUsers},
-		{Pattern: "POST /api/v1/users", Action: shoal.ActUsersWrite, handler: s.access.CreateUser},
-		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: shoal.ActUsersRead, handler: s.access.GetUser},
-		{Pattern: "POST /api/v1/users/{user}/disable", Action: shoal.ActUsersWrite, handler: s.access.DisableUser},
-		{Pattern: "POST /api/v1/users/{user}/enable", Action: shoal.ActUsersWrite, handler: s.access.EnableUser},
+		{Pattern: "GET /api/v1/users", Action: identity.ActUsersRead, handler: s.access.ListUsers},
+		{Pattern: "POST /api/v1/users", Action: identity.ActUsersWrite, handler: s.access.CreateUser},
+		{Pattern: "GET /api/v1/users/{user}", Action: ActionSelfOrAdmin, Audit: identity.ActUsersRead, handler: s.access.GetUser},
+		{Pattern: "POST /api/v1/users/{user}/disable", Action: identity.ActUsersWrite, handler: s.access.DisableUser},
+		{Pattern: "POST /api/v1/users/{user}/enable", Action: identity.ActUsersWrite, handler: s.access.EnableUser},
 		{Pattern: "GET /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: "tokens/read", handler: s.access.ListTokens},
-		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: shoal.ActTokensWrite, handler: s.access.CreateToken},
+		{Pattern: "POST /api/v1/users/{user}/tokens", Action: ActionSelfOrAdmin, Audit: identity.ActTokensWrite, handler: s.access.CreateToken},
 		{Pattern: "POST /api/v1/tokens/{id}/revoke", Action: ActionAuthenticated, Audit: "tokens/revoke/action", handler: s.access.RevokeToken},
 		{Pattern: "GET /api/v1/roles", Action: ActionAuthenticated, handler: s.access.ListRoles},
-		{Pattern: "POST /api/v1/roles", Action: shoal.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.access.CreateRole},
+		{Pattern: "POST /api/v1/roles", Action: identity.ActUsersWrite, Audit: "roleDefinitions/write", handler: s.access.CreateRole},
 		{Pattern: "GET /api/v1/identities", Action: ActionAuthenticated, handler: s.access.ListIdentities},
-		{Pattern: "POST /api/v1/identities", Action: shoal.ActIdentitiesWrite, handler: s.access.CreateIdentity},
-		{Pattern: "GET /api/v1/audit", Action: shoal.ActUsersRead, handler: s.access.ListAudit},
+		{Pattern: "POST /api/v1/identities", Action: identity.ActIdentitiesWrite, handler: s.access.CreateIdentity},
+		{Pattern: "GET /api/v1/audit", Action: identity.ActUsersRead, handler: s.access.ListAudit},
 
 		{Pattern: "POST /agent/v1/join", Agent: true, handler: s.agent.Join},
 		{Pattern: "POST /agent/v1/instance/setup-log", Agent: true, handler: s.agent.SetupLog},

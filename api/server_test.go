@@ -10,16 +10,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/config"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // testEnv is a test server over a real SQLite store, with a file store and
@@ -32,7 +34,7 @@ type testEnv struct {
 	prov  *fake.Provider
 	files *filestore.Store
 	dir   string // holds the database and the file store ("files")
-	store shoal.Store
+	store store.Store
 }
 
 func newTestEnv(t testing.TB) *testEnv {
@@ -61,7 +63,7 @@ func newTestEnvConfig(t testing.TB, cfg *config.Config) *testEnv {
 		t.Fatal(err)
 	}
 	prov := fake.New()
-	providers := map[string]shoal.Provider{"local": prov}
+	providers := map[string]node.Provider{"local": prov}
 	for _, l := range cat.Locations() {
 		providers[l.Name] = prov
 	}
@@ -71,7 +73,7 @@ func newTestEnvConfig(t testing.TB, cfg *config.Config) *testEnv {
 	}
 	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Files: files,
 		Providers: providers, SecretsKey: secretsKey})
-	svc.SetWorkload(workload.New(workload.Config{Keys: svc.WorkloadKeys(), Clock: shoal.SystemClock{}, Issuer: "http://shoal.test"}))
+	svc.SetWorkload(workload.New(workload.Config{Keys: svc.WorkloadKeys(), Clock: core.SystemClock{}, Issuer: "http://shoal.test"}))
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil || token == "" {
 		t.Fatalf("bootstrap: %q %v", token, err)
@@ -211,11 +213,11 @@ func TestComputeHTTPContract(t *testing.T) {
 	t.Run("client maps status codes back to error codes", func(t *testing.T) {
 		c := client.NewClient(ts.URL, token)
 		_, err := c.GetCompute(context.Background(), "default", "nope-cluster")
-		if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		if core.ErrorCode(err) != core.ENOTFOUND {
 			t.Fatalf("got %v", err)
 		}
 		_, err = client.NewClient(ts.URL, "bad").GetCompute(context.Background(), "default", "cpu-cluster")
-		if shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+		if core.ErrorCode(err) != core.EUNAUTHORIZED {
 			t.Fatalf("got %v", err)
 		}
 	})

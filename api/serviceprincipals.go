@@ -3,23 +3,23 @@ package api
 import (
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // spRoutes manage service principals (administrators only: the actions
 // are server actions no role grants).
 func (s *Server) spRoutes() []Route {
 	return []Route{
-		{Pattern: "GET /api/v1/serviceprincipals", Action: shoal.ActUsersRead, Audit: "servicePrincipals/read", handler: s.handleListSPs},
-		{Pattern: "POST /api/v1/serviceprincipals", Action: shoal.ActUsersWrite, Audit: "servicePrincipals/write", handler: s.handleCreateSP},
-		{Pattern: "GET /api/v1/serviceprincipals/{sp}", Action: shoal.ActUsersRead, Audit: "servicePrincipals/read", handler: s.handleGetSP},
-		{Pattern: "POST /api/v1/serviceprincipals/{sp}/secret", Action: shoal.ActUsersWrite, Audit: "servicePrincipals/write", handler: s.handleResetSPSecret},
-		{Pattern: "DELETE /api/v1/serviceprincipals/{sp}", Action: shoal.ActUsersWrite, Audit: "servicePrincipals/delete", handler: s.handleDeleteSP},
+		{Pattern: "GET /api/v1/serviceprincipals", Action: identity.ActUsersRead, Audit: "servicePrincipals/read", handler: s.handleListSPs},
+		{Pattern: "POST /api/v1/serviceprincipals", Action: identity.ActUsersWrite, Audit: "servicePrincipals/write", handler: s.handleCreateSP},
+		{Pattern: "GET /api/v1/serviceprincipals/{sp}", Action: identity.ActUsersRead, Audit: "servicePrincipals/read", handler: s.handleGetSP},
+		{Pattern: "POST /api/v1/serviceprincipals/{sp}/secret", Action: identity.ActUsersWrite, Audit: "servicePrincipals/write", handler: s.handleResetSPSecret},
+		{Pattern: "DELETE /api/v1/serviceprincipals/{sp}", Action: identity.ActUsersWrite, Audit: "servicePrincipals/delete", handler: s.handleDeleteSP},
 	}
 }
 
-func (s *Server) spCredentials(r *http.Request, sp *shoal.ServicePrincipal, secret string) client.SPCredentials {
+func (s *Server) spCredentials(r *http.Request, sp *identity.ServicePrincipal, secret string) client.SPCredentials {
 	return client.SPCredentials{ServicePrincipal: sp, ClientSecret: secret, TenantID: "adfs", AuthorityHost: s.oauth.Authority()}
 }
 
@@ -29,7 +29,7 @@ func (s *Server) handleListSPs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.ServicePrincipal]{Value: orEmpty(list)})
+	writeJSON(w, http.StatusOK, listBody[*identity.ServicePrincipal]{Value: orEmpty(list)})
 }
 
 func (s *Server) handleCreateSP(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // TestTokenCannotOutliveItsMaker: a token that expires cannot mint a
@@ -40,7 +40,7 @@ func TestTokenNamesAreBounded(t *testing.T) {
 			t.Errorf("token name %q: %s, want 400", name, r)
 			continue
 		}
-		if e, _ := r.json(t)["error"].(map[string]any); e["target"] != "name" || e["code"] != shoal.EINVALID {
+		if e, _ := r.json(t)["error"].(map[string]any); e["target"] != "name" || e["code"] != core.EINVALID {
 			t.Errorf("token name %q: error %v, want invalid naming target name", name, e)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // readResponse reads one response from conn, within 5 s.
@@ -50,7 +50,7 @@ func TestUploadsAreCappedPerPrincipal(t *testing.T) {
 	l.MaxTransfersPerPrincipal = 2
 	ts := limitedServer(t, e, l)
 	addr := ts.Listener.Addr().String()
-	bob := addUser(t, e, "bob", shoal.RoleContributor)
+	bob := addUser(t, e, "bob", identity.RoleContributor)
 
 	first := startUpload(t, addr, e.admin, 1000, 10)
 	startUpload(t, addr, e.admin, 1000, 10)

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 func (s *Server) handleListWorkspaces(w http.ResponseWriter, r *http.Request) {
@@ -12,11 +12,11 @@ func (s *Server) handleListWorkspaces(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*shoal.Workspace]{Value: list})
+	writeJSON(w, http.StatusOK, listBody[*core.Workspace]{Value: list})
 }
 
 func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request) {
-	var ws shoal.Workspace
+	var ws core.Workspace
 	if err := decodeStrict(r.Body, &ws); err != nil {
 		s.writeError(w, r, err)
 		return

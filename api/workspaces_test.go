@@ -6,7 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // TestWorkspaceListShowsOnlyYours: a user learns of the workspaces where
@@ -16,14 +17,14 @@ func TestWorkspaceListShowsOnlyYours(t *testing.T) {
 	e := newTestEnv(t)
 	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces", `{"name":"secret-project"}`, http.StatusCreated)
 	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces", `{"name":"team"}`, http.StatusCreated)
-	bob := addUser(t, e, "bob", shoal.RoleReader)
+	bob := addUser(t, e, "bob", identity.RoleReader)
 	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/team/roleassignments", `{"principal":"user:bob","role":"Contributor"}`, http.StatusCreated)
 	dave := addUser(t, e, "dave", "")
 
 	names := func(tok string) []string {
 		r := mustSend(t, e, tok, "GET", "/api/v1/workspaces", "", http.StatusOK)
 		var list struct {
-			Value []shoal.Workspace `json:"value"`
+			Value []core.Workspace `json:"value"`
 		}
 		if err := json.Unmarshal(r.body, &list); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 func TestAPIVersion(t *testing.T) {
@@ -50,7 +51,7 @@ func TestDurations(t *testing.T) {
 // An overflowing idle time is refused naming the field, never stored.
 func TestFromResourceDurationOverflow(t *testing.T) {
 	_, err := FromResource("c1", []byte(`{"properties":{"computeType":"AmlCompute","properties":{"scaleSettings":{"maxNodeCount":1,"nodeIdleTimeBeforeScaleDown":"PT2251799813685249H"}}}}`))
-	if err == nil || !strings.Contains(err.Error(), "nodeIdleTimeBeforeScaleDown") || shoal.ErrorCode(err) != shoal.EINVALID {
+	if err == nil || !strings.Contains(err.Error(), "nodeIdleTimeBeforeScaleDown") || core.ErrorCode(err) != core.EINVALID {
 		t.Fatalf("err = %v; want EINVALID naming nodeIdleTimeBeforeScaleDown", err)
 	}
 }
@@ -64,7 +65,7 @@ func TestFromResource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec.Type != "amlcompute" || spec.Size != "STANDARD_DS3_V2" || spec.Tier != shoal.TierLowPriority || *spec.MaxInstances != 4 ||
+	if spec.Type != "amlcompute" || spec.Size != "STANDARD_DS3_V2" || spec.Tier != compute.TierLowPriority || *spec.MaxInstances != 4 ||
 		*spec.MinInstances != 1 || *spec.IdleTimeBeforeScaleDown != 120 || !*spec.SSHPublicAccessEnabled || spec.Identity.Type != "system_assigned" {
 		t.Errorf("spec %+v", spec)
 	}
@@ -78,11 +79,11 @@ func TestFromResource(t *testing.T) {
 		`not json`: "body",
 	} {
 		_, err := FromResource("c1", []byte(body))
-		var e *shoal.Error
+		var e *core.Error
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v; want an error naming %s", body, err, field)
-		} else if shoal.ErrorCode(err) != shoal.EINVALID {
-			t.Errorf("%s: code %s (%v)", body, shoal.ErrorCode(err), e)
+		} else if core.ErrorCode(err) != core.EINVALID {
+			t.Errorf("%s: code %s (%v)", body, core.ErrorCode(err), e)
 		}
 	}
 }
@@ -115,12 +116,12 @@ func TestSetupScripts(t *testing.T) {
 		`{"scripts":{"startupScript":{"scriptData":"x.sh","timeout":"soon"}}}`:    "startupScript.timeout",
 	} {
 		_, err := FromResource("ci", []byte(`{"properties":{"computeType":"ComputeInstance","properties":{"setupScripts":`+body+`}}}`))
-		if shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), field) {
+		if core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v; want an error naming %s", body, err, field)
 		}
 	}
 	_, err = FromResource("ci", []byte(`{"properties":{"computeType":"ComputeInstance","properties":{"customServices":[{"name":"rstudio"}]}}}`))
-	if shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), "customServices") {
+	if core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), "customServices") {
 		t.Errorf("customServices: %v; want a refusal naming the field", err)
 	}
 }

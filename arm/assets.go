@@ -9,15 +9,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // assetARM is Azure's container and version routes of one kind of
 // versioned asset (…/environments, and components or data next), written
 // once: what differs between kinds is how a version reads and shows as
 // Azure's resource, given here.
-type assetARM[T shoal.Asset] struct {
-	svc shoal.AssetService[T]
+type assetARM[T asset.Asset] struct {
+	svc asset.AssetService[T]
 	// publicURL is the server's public URL, for nextLinks.
 	publicURL func() string
 	// noun is the kind's name ("environment"), a it with its article,
@@ -92,7 +93,7 @@ func (h assetARM[T]) toContainer(scope Scope, versions []T) (*EnvironmentContain
 		SystemData: &SystemData{CreatedAt: first.CreatedOn.UTC(), CreatedBy: first.CreatedBy},
 		Properties: &EnvironmentContainerProperties{
 			Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
-			LatestVersion: latest.Version, NextVersion: shoal.NextAssetVersion(versions), ProvisioningState: "Succeeded",
+			LatestVersion: latest.Version, NextVersion: asset.NextAssetVersion(versions), ProvisioningState: "Succeeded",
 		},
 	}, nil
 }
@@ -107,7 +108,7 @@ func (h assetARM[T]) listContainers(w http.ResponseWriter, r *http.Request) {
 	}
 	// Every version, archived too: a container is archived only when all
 	// its versions are.
-	all, err := h.svc.List(r.Context(), shoal.AssetFilter{Workspace: r.PathValue("ws"), Archived: true})
+	all, err := h.svc.List(r.Context(), asset.AssetFilter{Workspace: r.PathValue("ws"), Archived: true})
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -141,9 +142,9 @@ func (h assetARM[T]) listContainers(w http.ResponseWriter, r *http.Request) {
 // path, archived ones included; ENOTFOUND when it has none.
 func (h assetARM[T]) containerVersions(r *http.Request) ([]T, error) {
 	ws, name := r.PathValue("ws"), r.PathValue("name")
-	list, err := h.svc.List(r.Context(), shoal.AssetFilter{Workspace: ws, Name: name, Archived: true})
+	list, err := h.svc.List(r.Context(), asset.AssetFilter{Workspace: ws, Name: name, Archived: true})
 	if err == nil && len(list) == 0 {
-		err = shoal.Errorf(shoal.ENOTFOUND, "%s %q not found in workspace %q", h.noun, name, ws)
+		err = core.Errorf(core.ENOTFOUND, "%s %q not found in workspace %q", h.noun, name, ws)
 	}
 	return list, err
 }
@@ -179,8 +180,8 @@ func (h assetARM[T]) putContainer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, err := h.containerVersions(r)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		err = shoal.FieldErrorf("name", "%s %q has no version yet: Shoal creates %s with its first version (PUT …/%s/%s/versions/1)", h.noun, r.PathValue("name"), h.a, h.collection, r.PathValue("name"))
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		err = core.FieldErrorf("name", "%s %q has no version yet: Shoal creates %s with its first version (PUT …/%s/%s/versions/1)", h.noun, r.PathValue("name"), h.a, h.collection, r.PathValue("name"))
 	}
 	if err != nil {
 		WriteError(w, err)
@@ -205,7 +206,7 @@ func (h assetARM[T]) putContainer(w http.ResponseWriter, r *http.Request) {
 // have had no delete since CLI v2), and Shoal keeps every version a job
 // may have named.
 func (h assetARM[T]) errNoDelete(r *http.Request) error {
-	return shoal.Errorf(shoal.EINVALID, "%s are not deleted: archive %s instead (PUT it with properties.isArchived true, as ml_client.%s.archive does, or `shoal %s archive --name %s`); an archived version leaves lists and @latest",
+	return core.Errorf(core.EINVALID, "%s are not deleted: archive %s instead (PUT it with properties.isArchived true, as ml_client.%s.archive does, or `shoal %s archive --name %s`); an archived version leaves lists and @latest",
 		h.collection, r.PathValue("name"), h.collection, h.noun, r.PathValue("name"))
 }
 
@@ -243,12 +244,12 @@ func (h assetARM[T]) listVersions(w http.ResponseWriter, r *http.Request) {
 	size, top := PageSize, 0
 	if s := q.Get("$top"); s != "" {
 		if top, err = strconv.Atoi(s); err != nil || top < 1 {
-			WriteError(w, shoal.FieldErrorf("$top", "%q must be a whole number of 1 or more", s))
+			WriteError(w, core.FieldErrorf("$top", "%q must be a whole number of 1 or more", s))
 			return
 		}
 		size = min(size, top)
 	}
-	list, err := h.svc.List(r.Context(), shoal.AssetFilter{Workspace: r.PathValue("ws"), Name: r.PathValue("name"), Archived: archivedToo})
+	list, err := h.svc.List(r.Context(), asset.AssetFilter{Workspace: r.PathValue("ws"), Name: r.PathValue("name"), Archived: archivedToo})
 	if err != nil {
 		WriteError(w, err)
 		return

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // ResourceType is the type string of a compute resource.
@@ -142,11 +143,11 @@ type LastOperation struct {
 }
 
 // ToResource is a compute as ARM shows it.
-func ToResource(scope Scope, c *shoal.Compute) *Resource { return ToResourceWith(scope, c, nil) }
+func ToResource(scope Scope, c *compute.Compute) *Resource { return ToResourceWith(scope, c, nil) }
 
 // ToResourceWith is ToResource with an attached Kubernetes compute's
 // instance type (from its location), which its properties list.
-func ToResourceWith(scope Scope, c *shoal.Compute, instanceType *shoal.InstanceType) *Resource {
+func ToResourceWith(scope Scope, c *compute.Compute, instanceType *compute.InstanceType) *Resource {
 	r := &Resource{
 		ID: scope.WorkspaceID(c.Workspace) + "/computes/" + c.Name, Name: c.Name, Type: ResourceType,
 		Location: c.Location, Tags: c.Tags, Identity: toIdentity(c.Identity),
@@ -156,13 +157,13 @@ func ToResourceWith(scope Scope, c *shoal.Compute, instanceType *shoal.InstanceT
 		ComputeLocation: c.Location, ProvisioningState: c.ProvisioningState, Description: c.Description,
 		CreatedOn: &created, ModifiedOn: &modified, ResourceID: r.ID, ProvisioningErrors: []any{},
 	}
-	if c.Type == shoal.ComputeTypeKubernetes {
+	if c.Type == compute.ComputeTypeKubernetes {
 		kubernetesProperties(p, c, instanceType)
 	} else if c.IsInstance() {
 		p.ComputeType = "ComputeInstance"
 		ip := InstanceProperties{VMSize: c.Size, State: c.State, ApplicationSharingPolicy: "Personal", ComputeInstanceAuthorizationType: "personal",
 			EnableSSO: c.EnableSSO, EnableRootAccess: c.EnableRootAccess, ReleaseQuotaOnStop: c.ReleaseQuotaOnStop}
-		ssh := &InstanceSSHSettings{SSHPublicAccess: "Disabled", AdminUserName: shoal.InstanceAdminUsername}
+		ssh := &InstanceSSHSettings{SSHPublicAccess: "Disabled", AdminUserName: compute.InstanceAdminUsername}
 		if c.SSHPublicAccessEnabled != nil && *c.SSHPublicAccessEnabled {
 			ssh.SSHPublicAccess = "Enabled"
 		}
@@ -193,7 +194,7 @@ func ToResourceWith(scope Scope, c *shoal.Compute, instanceType *shoal.InstanceT
 			ssh = "Enabled"
 		}
 		prio := "Dedicated"
-		if c.Tier == shoal.TierLowPriority {
+		if c.Tier == compute.TierLowPriority {
 			prio = "LowPriority"
 		}
 		cur, tgt := c.CurrentNodeCount, c.TargetNodeCount
@@ -201,7 +202,7 @@ func ToResourceWith(scope Scope, c *shoal.Compute, instanceType *shoal.InstanceT
 		ap := AmlComputeProperties{
 			OSType: "Linux", VMSize: c.Size, VMPriority: prio, RemoteLoginPortPublicAccess: ssh, EnableNodePublicIP: c.EnableNodePublicIP,
 			ScaleSettings:   &ScaleSettings{MaxNodeCount: c.MaxInstances, MinNodeCount: c.MinInstances},
-			AllocationState: map[string]string{shoal.AllocationSteady: "Steady", shoal.AllocationResizing: "Resizing"}[c.AllocationState], AllocationStateTransitionTime: c.AllocationStateTransitionTime,
+			AllocationState: map[string]string{compute.AllocationSteady: "Steady", compute.AllocationResizing: "Resizing"}[c.AllocationState], AllocationStateTransitionTime: c.AllocationStateTransitionTime,
 			CurrentNodeCount: &cur, TargetNodeCount: &tgt,
 			NodeStateCounts: &NodeStateCounts{IdleNodeCount: nc.IdleNodeCount, RunningNodeCount: nc.RunningNodeCount,
 				PreparingNodeCount: nc.PreparingNodeCount, UnusableNodeCount: nc.UnusableNodeCount,
@@ -217,7 +218,7 @@ func ToResourceWith(scope Scope, c *shoal.Compute, instanceType *shoal.InstanceT
 	return r
 }
 
-func toIdentity(id *shoal.IdentitySpec) *Identity {
+func toIdentity(id *compute.IdentitySpec) *Identity {
 	if id == nil || id.Type == "" {
 		return nil
 	}
@@ -245,15 +246,15 @@ func toIdentity(id *shoal.IdentitySpec) *Identity {
 
 // FromResource reads a PUT body into the spec the services validate.
 // Only clusters (AmlCompute) are created through ARM here.
-func FromResource(name string, body []byte) (*shoal.ComputeSpec, error) {
+func FromResource(name string, body []byte) (*compute.ComputeSpec, error) {
 	var r Resource
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, shoal.FieldErrorf("body", "not a ComputeResource: %v", err)
+		return nil, core.FieldErrorf("body", "not a ComputeResource: %v", err)
 	}
 	if r.Properties == nil {
-		return nil, shoal.FieldErrorf("properties", "is required")
+		return nil, core.FieldErrorf("properties", "is required")
 	}
-	spec := &shoal.ComputeSpec{Name: name, Location: r.Location, Tags: r.Tags, Description: r.Properties.Description}
+	spec := &compute.ComputeSpec{Name: name, Location: r.Location, Tags: r.Tags, Description: r.Properties.Description}
 	if r.Properties.ComputeLocation != "" {
 		spec.Location = r.Properties.ComputeLocation
 	}
@@ -270,30 +271,30 @@ func FromResource(name string, body []byte) (*shoal.ComputeSpec, error) {
 			return nil, err
 		}
 	default:
-		return nil, shoal.FieldErrorf("properties.computeType", "%q is not a compute Shoal runs (AmlCompute, ComputeInstance, Kubernetes)", r.Properties.ComputeType)
+		return nil, core.FieldErrorf("properties.computeType", "%q is not a compute Shoal runs (AmlCompute, ComputeInstance, Kubernetes)", r.Properties.ComputeType)
 	}
 	if spec.Type == "amlcompute" && len(r.Properties.Properties) > 0 {
 		var ap AmlComputeProperties
 		if err := json.Unmarshal(r.Properties.Properties, &ap); err != nil {
-			return nil, shoal.FieldErrorf("properties.properties", "%v", err)
+			return nil, core.FieldErrorf("properties.properties", "%v", err)
 		}
 		spec.Size = ap.VMSize
 		switch strings.ToLower(ap.VMPriority) {
 		case "", "dedicated":
 			if ap.VMPriority != "" {
-				spec.Tier = shoal.TierDedicated
+				spec.Tier = compute.TierDedicated
 			}
 		case "lowpriority":
-			spec.Tier = shoal.TierLowPriority
+			spec.Tier = compute.TierLowPriority
 		default:
-			return nil, shoal.FieldErrorf("properties.properties.vmPriority", "%q is not Dedicated or LowPriority", ap.VMPriority)
+			return nil, core.FieldErrorf("properties.properties.vmPriority", "%q is not Dedicated or LowPriority", ap.VMPriority)
 		}
 		if s := ap.ScaleSettings; s != nil {
 			spec.MaxInstances, spec.MinInstances = s.MaxNodeCount, s.MinNodeCount
 			if s.NodeIdleTimeBeforeScaleDown != "" {
 				d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
 				if err != nil {
-					return nil, shoal.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
+					return nil, core.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
 				}
 				secs := int(d / time.Second)
 				spec.IdleTimeBeforeScaleDown = &secs
@@ -320,12 +321,12 @@ func FromResource(name string, body []byte) (*shoal.ComputeSpec, error) {
 			case "none":
 				parts = append(parts, "none")
 			default:
-				return nil, shoal.FieldErrorf("identity.type", "%q is not SystemAssigned, UserAssigned or None", t)
+				return nil, core.FieldErrorf("identity.type", "%q is not SystemAssigned, UserAssigned or None", t)
 			}
 		}
-		spec.Identity = &shoal.IdentitySpec{Type: strings.Join(parts, ",")}
+		spec.Identity = &compute.IdentitySpec{Type: strings.Join(parts, ",")}
 		for id := range r.Identity.UserAssignedIdentities {
-			spec.Identity.UserAssignedIdentities = append(spec.Identity.UserAssignedIdentities, shoal.UserAssignedIdentity{ResourceID: id})
+			spec.Identity.UserAssignedIdentities = append(spec.Identity.UserAssignedIdentities, compute.UserAssignedIdentity{ResourceID: id})
 		}
 	}
 	return spec, nil

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // Resource types of registered environments, as Azure names them.
@@ -109,18 +111,18 @@ var environmentFields = []struct{ shoal, arm string }{
 // environments service to its name in an EnvironmentVersion, and says a
 // version's conflict without the CLI's flags.
 func armEnvironmentError(err error, name, version string) error {
-	f := shoal.ErrorField(err)
-	if shoal.ErrorCode(err) == shoal.ECONFLICT && f == "version" {
-		return &shoal.Error{Code: shoal.ECONFLICT, Field: f, Message: fmt.Sprintf(
+	f := core.ErrorField(err)
+	if core.ErrorCode(err) == core.ECONFLICT && f == "version" {
+		return &core.Error{Code: core.ECONFLICT, Field: f, Message: fmt.Sprintf(
 			"version: environment %s already has version %s with another definition; a version never changes: PUT a new version (the container's nextVersion is free)", name, version)}
 	}
-	if f == "" || shoal.ErrorCode(err) != shoal.EINVALID {
+	if f == "" || core.ErrorCode(err) != core.EINVALID {
 		return err
 	}
 	for _, m := range environmentFields {
 		if f == m.shoal || strings.HasPrefix(f, m.shoal+".") {
 			to := m.arm + strings.TrimPrefix(f, m.shoal)
-			return &shoal.Error{Code: shoal.EINVALID, Field: to, Message: to + strings.TrimPrefix(shoal.ErrorMessage(err), f)}
+			return &core.Error{Code: core.EINVALID, Field: to, Message: to + strings.TrimPrefix(core.ErrorMessage(err), f)}
 		}
 	}
 	return err
@@ -130,40 +132,40 @@ func armEnvironmentError(err error, name, version string) error {
 // (name and version from the path) and whether the body asks for it
 // archived (nil: it does not say). What Shoal cannot keep is refused
 // naming the field, never dropped.
-func FromEnvironmentVersion(workspace, name, version string, body []byte) (*shoal.Environment, *bool, error) {
+func FromEnvironmentVersion(workspace, name, version string, body []byte) (*asset.Environment, *bool, error) {
 	var r EnvironmentVersion
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, nil, shoal.FieldErrorf("body", "not an EnvironmentVersion: %v", err)
+		return nil, nil, core.FieldErrorf("body", "not an EnvironmentVersion: %v", err)
 	}
 	p := r.Properties
 	if p == nil {
-		return nil, nil, shoal.FieldErrorf("properties", "is required")
+		return nil, nil, core.FieldErrorf("properties", "is required")
 	}
 	switch {
 	case p.IsAnonymous != nil && *p.IsAnonymous:
-		return nil, nil, shoal.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only (a job's inline environment needs no registration)")
+		return nil, nil, core.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only (a job's inline environment needs no registration)")
 	case len(p.InferenceConfig) > 0 && string(p.InferenceConfig) != "null":
-		return nil, nil, shoal.FieldErrorf("properties.inferenceConfig", "is for online deployments, which Shoal does not run; leave it out")
+		return nil, nil, core.FieldErrorf("properties.inferenceConfig", "is for online deployments, which Shoal does not run; leave it out")
 	case len(p.Properties) > 0:
-		return nil, nil, shoal.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
+		return nil, nil, core.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
 	case p.Stage != "":
-		return nil, nil, shoal.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
+		return nil, nil, core.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
 	case p.EnvironmentType != "" && !strings.EqualFold(p.EnvironmentType, "UserCreated"):
-		return nil, nil, shoal.FieldErrorf("properties.environmentType", "%q: a registered environment is UserCreated; curated ones are mapped to images in the server config", p.EnvironmentType)
+		return nil, nil, core.FieldErrorf("properties.environmentType", "%q: a registered environment is UserCreated; curated ones are mapped to images in the server config", p.EnvironmentType)
 	case p.AutoRebuild != "" && !strings.EqualFold(p.AutoRebuild, "Disabled"):
-		return nil, nil, shoal.FieldErrorf("properties.autoRebuild", "%q: Shoal never rebuilds a version (a version never changes); give Disabled or leave it out", p.AutoRebuild)
+		return nil, nil, core.FieldErrorf("properties.autoRebuild", "%q: Shoal never rebuilds a version (a version never changes); give Disabled or leave it out", p.AutoRebuild)
 	}
-	e := &shoal.Environment{
+	e := &asset.Environment{
 		Workspace: workspace, Name: name, Version: version, Description: p.Description, Tags: p.Tags,
 		Image: p.Image, CondaFile: p.CondaFile, OSType: p.OSType,
 	}
 	if b := p.Build; b != nil {
 		uri := strings.TrimSpace(b.ContextURI)
-		if !shoal.ValidateArtifactRef(uri) {
-			return nil, nil, shoal.FieldErrorf("properties.build.contextUri",
+		if !job.ValidateArtifactRef(uri) {
+			return nil, nil, core.FieldErrorf("properties.build.contextUri",
 				"%q is not an uploaded build context: Shoal takes a context uploaded to the workspace (sha256:<hex>, as POST /api/v1/workspaces/%s/artifacts or `shoal environment create -f` give), not a storage or Git URL", short(uri), workspace)
 		}
-		e.Build = &shoal.EnvironmentBuild{Path: uri, DockerfilePath: b.DockerfilePath}
+		e.Build = &asset.EnvironmentBuild{Path: uri, DockerfilePath: b.DockerfilePath}
 	}
 	return e, p.IsArchived, nil
 }
@@ -182,7 +184,7 @@ func environmentID(scope Scope, workspace, name string) string {
 }
 
 // ToEnvironmentVersion is a version as Azure shows it.
-func ToEnvironmentVersion(scope Scope, e *shoal.Environment) *EnvironmentVersion {
+func ToEnvironmentVersion(scope Scope, e *asset.Environment) *EnvironmentVersion {
 	archived, anonymous := e.Archived, false
 	p := &EnvironmentVersionProperties{
 		Description: e.Description, Tags: e.Tags, Properties: map[string]string{}, IsAnonymous: &anonymous, IsArchived: &archived,
@@ -205,9 +207,9 @@ func ToEnvironmentVersion(scope Scope, e *shoal.Environment) *EnvironmentVersion
 // osTypeName is Azure's spelling of an operating system.
 func osTypeName(os string) string {
 	switch os {
-	case shoal.OSTypeLinux, "":
+	case asset.OSTypeLinux, "":
 		return "Linux"
-	case shoal.OSTypeWindows:
+	case asset.OSTypeWindows:
 		return "Windows"
 	}
 	return os
@@ -216,8 +218,8 @@ func osTypeName(os string) string {
 // ToEnvironmentContainer is a registered environment as Azure shows its
 // container, from all its versions (archived ones included, in the
 // store's order: the newest first); see assetARM.toContainer.
-func ToEnvironmentContainer(scope Scope, versions []*shoal.Environment) (*EnvironmentContainer, error) {
-	return assetARM[*shoal.Environment]{a: "an environment", collection: "environments", containerType: EnvironmentContainerType}.toContainer(scope, versions)
+func ToEnvironmentContainer(scope Scope, versions []*asset.Environment) (*EnvironmentContainer, error) {
+	return assetARM[*asset.Environment]{a: "an environment", collection: "environments", containerType: EnvironmentContainerType}.toContainer(scope, versions)
 }
 
 // FromEnvironmentContainer reads a container's PUT body: whether it asks
@@ -232,19 +234,19 @@ func FromEnvironmentContainer(body []byte) (*bool, error) {
 func fromContainer(noun, resource string, body []byte) (*bool, error) {
 	var r EnvironmentContainer
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, shoal.FieldErrorf("body", "not %s: %v", resource, err)
+		return nil, core.FieldErrorf("body", "not %s: %v", resource, err)
 	}
 	p := r.Properties
 	if p == nil {
-		return nil, shoal.FieldErrorf("properties", "is required")
+		return nil, core.FieldErrorf("properties", "is required")
 	}
 	switch {
 	case p.Description != "":
-		return nil, shoal.FieldErrorf("properties.description", "Shoal keeps descriptions on versions, not on the %s; set it on a version", noun)
+		return nil, core.FieldErrorf("properties.description", "Shoal keeps descriptions on versions, not on the %s; set it on a version", noun)
 	case len(p.Tags) > 0:
-		return nil, shoal.FieldErrorf("properties.tags", "Shoal keeps tags on versions, not on the %s; set them on a version", noun)
+		return nil, core.FieldErrorf("properties.tags", "Shoal keeps tags on versions, not on the %s; set them on a version", noun)
 	case len(p.Properties) > 0:
-		return nil, shoal.FieldErrorf("properties.properties", "Shoal keeps no asset properties")
+		return nil, core.FieldErrorf("properties.properties", "Shoal keeps no asset properties")
 	}
 	return p.IsArchived, nil
 }

@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // listView reads listViewType (ActiveOnly, the default; ArchivedOnly;
@@ -19,17 +20,17 @@ func listView(r *http.Request) (includeArchived bool, show func(archived bool) b
 	case "all":
 		return true, func(bool) bool { return true }, nil
 	default:
-		return false, nil, shoal.FieldErrorf("listViewType", "%q is not ActiveOnly, ArchivedOnly or All", v)
+		return false, nil, core.FieldErrorf("listViewType", "%q is not ActiveOnly, ArchivedOnly or All", v)
 	}
 }
 
 // Environments are the ARM routes of registered environments.
 func (h Handlers) Environments() AssetRoutes {
-	return assetARM[*shoal.Environment]{
+	return assetARM[*asset.Environment]{
 		svc: h.Envs, publicURL: func() string { return h.Svc.PublicURL() },
 		noun: "environment", a: "an environment", collection: "environments", containerType: EnvironmentContainerType,
 		containerResource: "an EnvironmentContainer",
-		toVersion:         func(scope Scope, e *shoal.Environment) any { return ToEnvironmentVersion(scope, e) },
+		toVersion:         func(scope Scope, e *asset.Environment) any { return ToEnvironmentVersion(scope, e) },
 		fromVersion:       FromEnvironmentVersion,
 		versionError:      armEnvironmentError,
 	}.routes()
@@ -44,7 +45,7 @@ func orderBy(r *http.Request) (asc bool, err error) {
 	case "createdatasc", "createdtimeasc":
 		return true, nil
 	default:
-		return false, shoal.FieldErrorf("$orderBy", "%q is not CreatedAtDesc or CreatedAtAsc", v)
+		return false, core.FieldErrorf("$orderBy", "%q is not CreatedAtDesc or CreatedAtAsc", v)
 	}
 }
 

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // A PUT body reads into the version the service registers; what Shoal
@@ -41,12 +42,12 @@ func TestFromEnvironmentVersion(t *testing.T) {
 		`{"properties":7}`: "body",
 	} {
 		_, _, err := FromEnvironmentVersion("w", "n", "1", []byte(body))
-		if shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) != field {
+		if core.ErrorCode(err) != core.EINVALID || core.ErrorField(err) != field {
 			t.Errorf("%s: %v, want EINVALID naming %s", body, err, field)
 		}
 	}
 	_, _, err = FromEnvironmentVersion("w", "n", "1", []byte(`{"properties":{"build":{"contextUri":"https://acct.blob.core.windows.net/c/"}}}`))
-	if msg := shoal.ErrorMessage(err); !strings.Contains(msg, "uploaded") || !strings.Contains(msg, "sha256:") {
+	if msg := core.ErrorMessage(err); !strings.Contains(msg, "uploaded") || !strings.Contains(msg, "sha256:") {
 		t.Errorf("contextUri message: %q", msg)
 	}
 }
@@ -58,16 +59,16 @@ func TestArmEnvironmentError(t *testing.T) {
 		"image": "properties.image", "conda_file": "properties.condaFile", "os_type": "properties.osType",
 		"tags.a/b": "properties.tags.a/b", "description": "properties.description", "name": "name",
 	} {
-		err := armEnvironmentError(shoal.FieldErrorf(from, "is wrong"), "train", "1")
-		if shoal.ErrorField(err) != to || shoal.ErrorMessage(err) != to+": is wrong" || shoal.ErrorCode(err) != shoal.EINVALID {
-			t.Errorf("%s: %q %q", from, shoal.ErrorField(err), shoal.ErrorMessage(err))
+		err := armEnvironmentError(core.FieldErrorf(from, "is wrong"), "train", "1")
+		if core.ErrorField(err) != to || core.ErrorMessage(err) != to+": is wrong" || core.ErrorCode(err) != core.EINVALID {
+			t.Errorf("%s: %q %q", from, core.ErrorField(err), core.ErrorMessage(err))
 		}
 	}
-	conflict := &shoal.Error{Code: shoal.ECONFLICT, Field: "version", Message: "version: differs (omit --version for the next)"}
-	if err := armEnvironmentError(conflict, "train", "1"); shoal.ErrorCode(err) != shoal.ECONFLICT || strings.Contains(err.Error(), "--version") || !strings.Contains(err.Error(), "train already has version 1") {
+	conflict := &core.Error{Code: core.ECONFLICT, Field: "version", Message: "version: differs (omit --version for the next)"}
+	if err := armEnvironmentError(conflict, "train", "1"); core.ErrorCode(err) != core.ECONFLICT || strings.Contains(err.Error(), "--version") || !strings.Contains(err.Error(), "train already has version 1") {
 		t.Errorf("a conflict: %v", err)
 	}
-	notFound := shoal.Errorf(shoal.ENOTFOUND, "workspace %q not found", "x")
+	notFound := core.Errorf(core.ENOTFOUND, "workspace %q not found", "x")
 	if err := armEnvironmentError(notFound, "train", "1"); err != notFound {
 		t.Errorf("not found changed: %v", err)
 	}
@@ -76,19 +77,19 @@ func TestArmEnvironmentError(t *testing.T) {
 // A container adds up its versions (the store's order, newest first).
 func TestToEnvironmentContainer(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := func(version string, archived bool, age int) *shoal.Environment {
-		return &shoal.Environment{Workspace: "default", Name: "train", Version: version, Archived: archived, CreatedOn: t0.Add(-time.Duration(age) * time.Hour), CreatedBy: "u" + version}
+	v := func(version string, archived bool, age int) *asset.Environment {
+		return &asset.Environment{Workspace: "default", Name: "train", Version: version, Archived: archived, CreatedOn: t0.Add(-time.Duration(age) * time.Hour), CreatedBy: "u" + version}
 	}
 	scope := Scope{Subscription: "s", ResourceGroup: "rg"}
 	for _, tc := range []struct {
-		versions              []*shoal.Environment
+		versions              []*asset.Environment
 		archived              bool
 		latest, next, firstBy string
 	}{
-		{[]*shoal.Environment{v("3", false, 0), v("2", false, 1), v("1", false, 2)}, false, "3", "4", "u1"},
-		{[]*shoal.Environment{v("v9", true, 0), v("2", false, 1), v("1", true, 2)}, false, "2", "3", "u1"},
-		{[]*shoal.Environment{v("5", true, 0), v("1", true, 2)}, true, "5", "6", "u1"},
-		{[]*shoal.Environment{v("beta", false, 0)}, false, "beta", "1", "ubeta"},
+		{[]*asset.Environment{v("3", false, 0), v("2", false, 1), v("1", false, 2)}, false, "3", "4", "u1"},
+		{[]*asset.Environment{v("v9", true, 0), v("2", false, 1), v("1", true, 2)}, false, "2", "3", "u1"},
+		{[]*asset.Environment{v("5", true, 0), v("1", true, 2)}, true, "5", "6", "u1"},
+		{[]*asset.Environment{v("beta", false, 0)}, false, "beta", "1", "ubeta"},
 	} {
 		c, err := ToEnvironmentContainer(scope, tc.versions)
 		if err != nil {
@@ -120,7 +121,7 @@ func TestPageKeys(t *testing.T) {
 		t.Errorf("last page: %d %d %q %v", lo, hi, next, err)
 	}
 	r = httptest.NewRequest("GET", "/x/versions?api-version=2024-04-01&$skip="+base64.RawURLEncoding.EncodeToString([]byte("9")), nil)
-	if _, _, _, err := pageKeys("", r, keys, 2, nil); shoal.ErrorField(err) != "$skip" {
+	if _, _, _, err := pageKeys("", r, keys, 2, nil); core.ErrorField(err) != "$skip" {
 		t.Errorf("a token naming nothing: %v", err)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // errorBody is Azure's error envelope.
@@ -28,17 +28,17 @@ type errorDetail struct {
 // on both faces. A code without a name here is answered as an internal
 // error, so a new code must be named below (TestEveryCodeHasAnAzureName).
 var azureNames = map[string]string{
-	shoal.EINVALID:        "BadRequest",
-	shoal.EUNAUTHORIZED:   "AuthenticationFailed",
-	shoal.EFORBIDDEN:      "AuthorizationFailed",
-	shoal.ENOTFOUND:       "ResourceNotFound",
-	shoal.ECONFLICT:       "Conflict",
-	shoal.EPRECONDITION:   "PreconditionFailed",
-	shoal.EQUOTA:          "QuotaExceeded",
-	shoal.ENOTIMPLEMENTED: "NotImplemented",
-	shoal.EUNAVAILABLE:    "BadGateway",
-	shoal.ESTORAGEFULL:    "ServiceUnavailable",
-	shoal.EINTERNAL:       "InternalServerError",
+	core.EINVALID:        "BadRequest",
+	core.EUNAUTHORIZED:   "AuthenticationFailed",
+	core.EFORBIDDEN:      "AuthorizationFailed",
+	core.ENOTFOUND:       "ResourceNotFound",
+	core.ECONFLICT:       "Conflict",
+	core.EPRECONDITION:   "PreconditionFailed",
+	core.EQUOTA:          "QuotaExceeded",
+	core.ENOTIMPLEMENTED: "NotImplemented",
+	core.EUNAVAILABLE:    "BadGateway",
+	core.ESTORAGEFULL:    "ServiceUnavailable",
+	core.EINTERNAL:       "InternalServerError",
 }
 
 // armStatusOverrides are the statuses ARM answers on purpose apart from
@@ -47,24 +47,24 @@ var azureNames = map[string]string{
 // 503 because Azure's SDKs retry a 503 on their own and would give up on
 // the native 507. Every other code answers the shared status.
 var armStatusOverrides = map[string]int{
-	shoal.EQUOTA:       http.StatusBadRequest,
-	shoal.ESTORAGEFULL: http.StatusServiceUnavailable,
+	core.EQUOTA:       http.StatusBadRequest,
+	core.ESTORAGEFULL: http.StatusServiceUnavailable,
 }
 
 // azureCode returns the status and Azure's code name of err.
 func azureCode(err error) (int, string) {
-	var e *shoal.Error
+	var e *core.Error
 	if errors.As(err, &e) && e.Code == codeInvalidAPIVersion {
 		return http.StatusBadRequest, codeInvalidAPIVersion
 	}
-	code := shoal.ErrorCode(err)
-	if code == shoal.EINTERNAL && errors.Is(err, context.Canceled) {
+	code := core.ErrorCode(err)
+	if code == core.EINTERNAL && errors.Is(err, context.Canceled) {
 		// The client went away mid-request: no server fault (nginx's 499).
 		return 499, "ClientClosedRequest"
 	}
 	name, ok := azureNames[code]
 	if !ok {
-		return http.StatusInternalServerError, azureNames[shoal.EINTERNAL]
+		return http.StatusInternalServerError, azureNames[core.EINTERNAL]
 	}
 	if s, ok := armStatusOverrides[code]; ok {
 		return s, name
@@ -75,8 +75,8 @@ func azureCode(err error) (int, string) {
 // WriteError writes err in Azure's envelope with Azure's code.
 func WriteError(w http.ResponseWriter, err error) {
 	status, code := azureCode(err)
-	d := errorDetail{Code: code, Message: shoal.ErrorMessage(err), Details: []errorDetail{}}
-	var e *shoal.Error
+	d := errorDetail{Code: code, Message: core.ErrorMessage(err), Details: []errorDetail{}}
+	var e *core.Error
 	if errors.As(err, &e) {
 		d.Target = e.Field
 	}

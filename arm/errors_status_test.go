@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // shoalCodes reads every E* error code the root package declares, so that
 // a code added there is checked here without editing this test.
 func shoalCodes(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "../error.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "../domain/core/error.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestARMStatusIsTheNativeStatus(t *testing.T) {
 			want = s
 		}
 		w := httptest.NewRecorder()
-		WriteError(w, shoal.Errorf(code, "x"))
+		WriteError(w, core.Errorf(code, "x"))
 		if w.Code != want {
 			t.Errorf("code %s: ARM answers %d, the native API %d", code, w.Code, want)
 		}

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // FuzzFromResource: any body is an ARM compute resource or a field error,
@@ -60,7 +61,7 @@ func FuzzFromEnvironmentVersion(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, _, err := FromEnvironmentVersion("default", "fuzz-env", "1", data)
 		if err != nil {
-			if shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) == "" {
+			if core.ErrorCode(err) != core.EINVALID || core.ErrorField(err) == "" {
 				t.Fatalf("%v: not a field error", err)
 			}
 			return
@@ -68,7 +69,7 @@ func FuzzFromEnvironmentVersion(f *testing.F) {
 		if e.Name != "fuzz-env" || e.Version != "1" || e.Workspace != "default" {
 			t.Fatalf("decoded %+v", e)
 		}
-		if e.Build != nil && !shoal.ValidateArtifactRef(e.Build.Path) {
+		if e.Build != nil && !job.ValidateArtifactRef(e.Build.Path) {
 			t.Fatalf("build context %q got through", e.Build.Path)
 		}
 	})

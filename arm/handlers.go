@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -18,7 +21,7 @@ type Handlers struct {
 	Svc *service.Services
 	// Envs registers environments (package environments), a service of
 	// its own beside Svc.
-	Envs shoal.AssetService[*shoal.Environment]
+	Envs asset.AssetService[*asset.Environment]
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is
@@ -57,7 +60,7 @@ func (h Handlers) Workspace(w http.ResponseWriter, r *http.Request) {
 // ListComputes is GET …/computes: PageSize computes by name, with an
 // absolute nextLink while more follow.
 func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
-	list, err := h.Svc.ListComputes(r.Context(), shoal.ComputeFilter{Workspace: r.PathValue("ws")})
+	list, err := h.Svc.ListComputes(r.Context(), compute.ComputeFilter{Workspace: r.PathValue("ws")})
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -121,7 +124,7 @@ func (h Handlers) DeleteCompute(w http.ResponseWriter, r *http.Request) {
 	switch a := r.URL.Query().Get("underlyingResourceAction"); a {
 	case "", "Delete", "Detach":
 	default:
-		WriteError(w, shoal.FieldErrorf("underlyingResourceAction", "%q is not Delete or Detach", a))
+		WriteError(w, core.FieldErrorf("underlyingResourceAction", "%q is not Delete or Detach", a))
 		return
 	}
 	if _, err := h.Svc.DeleteCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), r.Header.Get("If-Match")); err != nil {
@@ -141,12 +144,12 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 	c, err := h.Svc.FindCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"))
 	status := "InProgress"
 	switch {
-	case r.PathValue("kind") == "delete" && shoal.ErrorCode(err) == shoal.ENOTFOUND:
+	case r.PathValue("kind") == "delete" && core.ErrorCode(err) == core.ENOTFOUND:
 		status = "Succeeded"
 	case err != nil:
 		WriteError(w, err)
 		return
-	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded && !c.IsInstance():
+	case r.PathValue("kind") == "create" && c.ProvisioningState == compute.ProvisioningSucceeded && !c.IsInstance():
 		status = "Succeeded"
 	case c.LastOperation != nil && strings.EqualFold(c.LastOperation.OperationName, r.PathValue("kind")):
 		// An instance's create, start, stop or restart: its last operation
@@ -159,9 +162,9 @@ func (h Handlers) Operation(w http.ResponseWriter, r *http.Request) {
 		case strings.HasSuffix(st, "Failed"):
 			status = "Failed"
 		}
-	case c.ProvisioningState == shoal.ProvisioningFailed:
+	case c.ProvisioningState == compute.ProvisioningFailed:
 		status = "Failed"
-	case r.PathValue("kind") == "create" && c.ProvisioningState == shoal.ProvisioningSucceeded && c.LastOperation == nil:
+	case r.PathValue("kind") == "create" && c.ProvisioningState == compute.ProvisioningSucceeded && c.LastOperation == nil:
 		status = "Succeeded" // an instance stored before it had operations
 	}
 	body := map[string]any{"status": status, "startTime": time.Now().UTC()}
@@ -223,7 +226,7 @@ func (h Handlers) Usages(w http.ResponseWriter, r *http.Request) {
 	sub := "/subscriptions/" + r.PathValue("sub") + "/"
 	out := make([]map[string]any, len(usages))
 	for i, u := range usages {
-		out[i] = map[string]any{"id": strings.Replace(u.ID, "/subscriptions/"+shoal.Subscription+"/", sub, 1), "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
+		out[i] = map[string]any{"id": strings.Replace(u.ID, "/subscriptions/"+compute.Subscription+"/", sub, 1), "amlWorkspaceLocation": u.AmlWorkspaceLocation, "type": u.Type, "unit": u.Unit,
 			"currentValue": u.CurrentValue, "limit": u.Limit, "name": map[string]string{"value": u.Name.Value, "localizedValue": u.Name.LocalizedValue}}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"value": out})
@@ -254,7 +257,7 @@ func (h Handlers) VMSizes(w http.ResponseWriter, r *http.Request) {
 
 // nodePort is a node's port as Azure lists it: its SSH port (a cluster
 // with SSH access), else the port its jobs' processes reach it on.
-func nodePort(n *shoal.Node) int {
+func nodePort(n *node.Node) int {
 	if n.SSHPort > 0 {
 		return n.SSHPort
 	}

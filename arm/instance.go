@@ -4,17 +4,18 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // instanceSpec reads a ComputeInstance's properties into spec.
-func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
+func instanceSpec(spec *compute.ComputeSpec, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		return nil
 	}
 	var p InstanceProperties
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return shoal.FieldErrorf("properties.properties", "%v", err)
+		return core.FieldErrorf("properties.properties", "%v", err)
 	}
 	if len(p.Schedules) > 0 && string(p.Schedules) != "null" {
 		s, err := schedulesFrom(p.Schedules)
@@ -32,7 +33,7 @@ func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 	}
 	if len(p.CustomServices) > 0 && string(p.CustomServices) != "null" && string(p.CustomServices) != "[]" {
 		// Refused rather than dropped: a PUT must not half apply.
-		return shoal.FieldErrorf("properties.properties.customServices", "set custom applications with `shoal compute create -f` (custom_applications); this API does not take them")
+		return core.FieldErrorf("properties.properties.customServices", "set custom applications with `shoal compute create -f` (custom_applications); this API does not take them")
 	}
 	spec.Size = p.VMSize
 	if s := p.SSHSettings; s != nil {
@@ -44,19 +45,19 @@ func instanceSpec(spec *shoal.ComputeSpec, raw json.RawMessage) error {
 			f := false
 			spec.SSHPublicAccessEnabled = &f
 		default:
-			return shoal.FieldErrorf("properties.properties.sshSettings.sshPublicAccess", "%q is not Enabled or Disabled", s.SSHPublicAccess)
+			return core.FieldErrorf("properties.properties.sshSettings.sshPublicAccess", "%q is not Enabled or Disabled", s.SSHPublicAccess)
 		}
 		if s.AdminPublicKey != "" {
-			spec.SSHSettings = &shoal.SSHSettings{SSHKeyValue: s.AdminPublicKey}
+			spec.SSHSettings = &compute.SSHSettings{SSHKeyValue: s.AdminPublicKey}
 		}
 	}
 	if pc := p.PersonalComputeInstanceSettings; pc != nil && pc.AssignedUser != nil {
-		spec.CreateOnBehalfOf = &shoal.CreateOnBehalfOf{UserObjectID: pc.AssignedUser.ObjectID, UserTenantID: pc.AssignedUser.TenantID}
+		spec.CreateOnBehalfOf = &compute.CreateOnBehalfOf{UserObjectID: pc.AssignedUser.ObjectID, UserTenantID: pc.AssignedUser.TenantID}
 	}
 	if p.IdleTimeBeforeShutdown != "" {
 		d, err := parseDuration(p.IdleTimeBeforeShutdown)
 		if err != nil {
-			return shoal.FieldErrorf("properties.properties.idleTimeBeforeShutdown", "%v", err)
+			return core.FieldErrorf("properties.properties.idleTimeBeforeShutdown", "%v", err)
 		}
 		m := int(d / time.Minute)
 		spec.IdleTimeBeforeShutdownMinutes = &m

@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // KubernetesProperties are an attached Kubernetes compute's, Azure's
@@ -33,7 +34,7 @@ type InstanceTypeSchema struct {
 // kubernetesProperties fills p for attached compute c: its resource_id
 // is the cluster's, it is an attached compute, and its instance type is
 // listed.
-func kubernetesProperties(p *Properties, c *shoal.Compute, it *shoal.InstanceType) {
+func kubernetesProperties(p *Properties, c *compute.Compute, it *compute.InstanceType) {
 	p.ComputeType = "Kubernetes"
 	p.ResourceID, p.IsAttachedCompute = c.ComputeSpec.ResourceID, true
 	kp := KubernetesProperties{Namespace: c.Namespace, DefaultInstanceType: c.InstanceType,
@@ -50,8 +51,8 @@ func kubernetesProperties(p *Properties, c *shoal.Compute, it *shoal.InstanceTyp
 }
 
 // kubernetesSpec reads a Kubernetes PUT into spec.
-func kubernetesSpec(spec *shoal.ComputeSpec, p *Properties) error {
-	spec.Type = shoal.ComputeTypeKubernetes
+func kubernetesSpec(spec *compute.ComputeSpec, p *Properties) error {
+	spec.Type = compute.ComputeTypeKubernetes
 	spec.ResourceID = p.ResourceID
 	// The location follows from resource_id.
 	spec.Location = ""
@@ -60,7 +61,7 @@ func kubernetesSpec(spec *shoal.ComputeSpec, p *Properties) error {
 	}
 	var kp KubernetesProperties
 	if err := json.Unmarshal(p.Properties, &kp); err != nil {
-		return shoal.FieldErrorf("properties.properties", "%v", err)
+		return core.FieldErrorf("properties.properties", "%v", err)
 	}
 	spec.Namespace, spec.InstanceType = kp.Namespace, kp.DefaultInstanceType
 	if s := kp.ScaleSettings; s != nil {
@@ -68,7 +69,7 @@ func kubernetesSpec(spec *shoal.ComputeSpec, p *Properties) error {
 		if s.NodeIdleTimeBeforeScaleDown != "" {
 			d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
 			if err != nil {
-				return shoal.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
+				return core.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
 			}
 			secs := int(d / time.Second)
 			spec.IdleTimeBeforeScaleDown = &secs
@@ -79,9 +80,9 @@ func kubernetesSpec(spec *shoal.ComputeSpec, p *Properties) error {
 
 // resource is c as ARM shows it to request r, with its instance type
 // when it is an attached Kubernetes compute.
-func (h Handlers) resource(r *http.Request, c *shoal.Compute) *Resource {
-	var it *shoal.InstanceType
-	if c.Type == shoal.ComputeTypeKubernetes {
+func (h Handlers) resource(r *http.Request, c *compute.Compute) *Resource {
+	var it *compute.InstanceType
+	if c.Type == compute.ComputeTypeKubernetes {
 		if loc, err := h.Svc.Catalog().Location(c.Location); err == nil {
 			it, _ = loc.Kubernetes.InstanceType(c.InstanceType)
 		}

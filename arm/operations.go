@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // UpdateCompute is PATCH …/computes/{name}: a cluster's scale settings
@@ -25,19 +26,19 @@ func (h Handlers) UpdateCompute(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(raw, &body)
 	}
 	if err != nil {
-		WriteError(w, shoal.FieldErrorf("body", "not a ClusterUpdateParameters: %v", err))
+		WriteError(w, core.FieldErrorf("body", "not a ClusterUpdateParameters: %v", err))
 		return
 	}
 	if body.Properties == nil || body.Properties.Properties == nil || body.Properties.Properties.ScaleSettings == nil {
-		WriteError(w, shoal.FieldErrorf("properties.properties.scaleSettings", "is required"))
+		WriteError(w, core.FieldErrorf("properties.properties.scaleSettings", "is required"))
 		return
 	}
 	s := body.Properties.Properties.ScaleSettings
-	upd := &shoal.ComputeUpdate{MinInstances: s.MinNodeCount, MaxInstances: s.MaxNodeCount}
+	upd := &compute.ComputeUpdate{MinInstances: s.MinNodeCount, MaxInstances: s.MaxNodeCount}
 	if s.NodeIdleTimeBeforeScaleDown != "" {
 		d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
 		if err != nil {
-			WriteError(w, shoal.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err))
+			WriteError(w, core.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err))
 			return
 		}
 		secs := int(d / time.Second)
@@ -90,7 +91,7 @@ func (h Handlers) ListKeys(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case c.IsInstance():
 		t = "ComputeInstance"
-	case c.Type == shoal.ComputeTypeKubernetes:
+	case c.Type == compute.ComputeTypeKubernetes:
 		t = "Kubernetes"
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"computeType": t})
@@ -108,15 +109,15 @@ func (h Handlers) UpdateIdleShutdown(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(raw, &body)
 	}
 	if err != nil {
-		WriteError(w, shoal.FieldErrorf("body", "not an IdleShutdownSetting: %v", err))
+		WriteError(w, core.FieldErrorf("body", "not an IdleShutdownSetting: %v", err))
 		return
 	}
-	m, err := shoal.DecodeIdleShutdown(body.IdleTimeBeforeShutdown)
+	m, err := compute.DecodeIdleShutdown(body.IdleTimeBeforeShutdown)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	if _, err := h.Svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &shoal.ComputeUpdate{IdleTimeBeforeShutdownMinutes: &m}, r.Header.Get("If-Match")); err != nil {
+	if _, err := h.Svc.UpdateCompute(r.Context(), r.PathValue("ws"), r.PathValue("name"), &compute.ComputeUpdate{IdleTimeBeforeShutdownMinutes: &m}, r.Header.Get("If-Match")); err != nil {
 		WriteError(w, err)
 		return
 	}

@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // PageSize is how many computes one page of a list holds; the SDKs follow
@@ -19,12 +20,12 @@ const PageSize = 25
 // position by name, so that computes created or deleted between pages
 // neither repeat nor vanish) and, when more follow, the absolute nextLink
 // that continues from the page's last one.
-func page(base string, r *http.Request, list []*shoal.Compute) ([]*shoal.Compute, string, error) {
+func page(base string, r *http.Request, list []*compute.Compute) ([]*compute.Compute, string, error) {
 	sort.SliceStable(list, func(i, j int) bool { return strings.ToLower(list[i].Name) < strings.ToLower(list[j].Name) })
 	if tok := r.URL.Query().Get("$skip"); tok != "" {
 		after, err := base64.RawURLEncoding.DecodeString(tok)
 		if err != nil {
-			return nil, "", shoal.FieldErrorf("$skip", "%q is not a continuation token from a nextLink", tok)
+			return nil, "", core.FieldErrorf("$skip", "%q is not a continuation token from a nextLink", tok)
 		}
 		i := sort.Search(len(list), func(i int) bool { return strings.ToLower(list[i].Name) > string(after) })
 		list = list[i:]
@@ -54,7 +55,7 @@ func pageKeys(base string, r *http.Request, keys []string, size int, carry url.V
 		after, err := base64.RawURLEncoding.DecodeString(tok)
 		i := slices.Index(keys, string(after))
 		if err != nil || i < 0 {
-			return 0, 0, "", shoal.FieldErrorf("$skip", "%q is not a continuation token from a nextLink of this list", tok)
+			return 0, 0, "", core.FieldErrorf("$skip", "%q is not a continuation token from a nextLink of this list", tok)
 		}
 		lo = i + 1
 	}

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // quotaType is the resource type of a workspace's quota of a VM family.
@@ -16,7 +18,7 @@ const quotaType = "Microsoft.MachineLearningServices/workspaces/quotas"
 // quotaID is the resource ID of a workspace's quota of a family.
 func quotaID(sub, rg, ws, family string) string {
 	if rg == "" {
-		rg = shoal.ResourceGroup
+		rg = compute.ResourceGroup
 	}
 	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/quotas/%s", sub, rg, ws, family)
 }
@@ -75,34 +77,34 @@ func (h Handlers) UpdateQuotas(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(raw, &body)
 	}
 	if err != nil {
-		WriteError(w, shoal.FieldErrorf("body", "not a QuotaUpdateParameters: %v", err))
+		WriteError(w, core.FieldErrorf("body", "not a QuotaUpdateParameters: %v", err))
 		return
 	}
 	if len(body.Value) == 0 {
-		WriteError(w, shoal.FieldErrorf("value", "names no quota to update"))
+		WriteError(w, core.FieldErrorf("value", "names no quota to update"))
 		return
 	}
-	updates := make([]shoal.QuotaUpdate, len(body.Value))
+	updates := make([]money.QuotaUpdate, len(body.Value))
 	for i, v := range body.Value {
 		f := fmt.Sprintf("value[%d]", i)
 		ws, family, ok := parseQuotaID(v.ID)
 		if !ok {
-			WriteError(w, shoal.FieldErrorf(f+".id", "%q is not …/workspaces/{workspace}/quotas/{vmFamily}", v.ID))
+			WriteError(w, core.FieldErrorf(f+".id", "%q is not …/workspaces/{workspace}/quotas/{vmFamily}", v.ID))
 			return
 		}
 		if v.Limit == nil {
-			WriteError(w, shoal.FieldErrorf(f+".limit", "is required"))
+			WriteError(w, core.FieldErrorf(f+".limit", "is required"))
 			return
 		}
 		if *v.Limit > 1<<31 {
-			WriteError(w, shoal.FieldErrorf(f+".limit", "%d is not a vCPU count", *v.Limit))
+			WriteError(w, core.FieldErrorf(f+".limit", "%d is not a vCPU count", *v.Limit))
 			return
 		}
 		if v.Unit != "" && v.Unit != "Count" {
-			WriteError(w, shoal.FieldErrorf(f+".unit", "%q is not Count", v.Unit))
+			WriteError(w, core.FieldErrorf(f+".unit", "%q is not Count", v.Unit))
 			return
 		}
-		updates[i] = shoal.QuotaUpdate{Workspace: ws, Family: family, Limit: int(*v.Limit)}
+		updates[i] = money.QuotaUpdate{Workspace: ws, Family: family, Limit: int(*v.Limit)}
 	}
 	results, err := h.Svc.UpdateWorkspaceQuotas(r.Context(), r.PathValue("loc"), updates)
 	if err != nil {

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // armSchedules is an instance's schedules in ARM's shape.
@@ -42,32 +43,32 @@ type armRecurrence struct {
 
 // schedulesFrom reads ARM's schedules into Shoal's; the services check
 // and normalise them (actions, states, cron, time zones) as they do YAML.
-func schedulesFrom(raw json.RawMessage) (*shoal.ComputeSchedules, error) {
+func schedulesFrom(raw json.RawMessage) (*compute.ComputeSchedules, error) {
 	var a armSchedules
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, shoal.FieldErrorf("properties.properties.schedules", "%v", err)
+		return nil, core.FieldErrorf("properties.properties.schedules", "%v", err)
 	}
-	out := &shoal.ComputeSchedules{}
+	out := &compute.ComputeSchedules{}
 	for _, s := range a.ComputeStartStop {
-		sc := &shoal.ComputeStartStopSchedule{Action: strings.ToLower(s.Action), State: strings.ToLower(s.Status), Trigger: &shoal.ScheduleTrigger{}}
+		sc := &compute.ComputeStartStopSchedule{Action: strings.ToLower(s.Action), State: strings.ToLower(s.Status), Trigger: &compute.ScheduleTrigger{}}
 		switch {
 		case strings.EqualFold(s.TriggerType, "Cron") || (s.TriggerType == "" && s.Cron != nil):
 			if s.Cron == nil {
-				return nil, shoal.FieldErrorf("properties.properties.schedules.computeStartStop.cron", "is required with triggerType Cron")
+				return nil, core.FieldErrorf("properties.properties.schedules.computeStartStop.cron", "is required with triggerType Cron")
 			}
-			sc.Trigger.Type, sc.Trigger.Expression, sc.Trigger.StartTime, sc.Trigger.TimeZone = shoal.TriggerCron, s.Cron.Expression, s.Cron.StartTime, s.Cron.TimeZone
+			sc.Trigger.Type, sc.Trigger.Expression, sc.Trigger.StartTime, sc.Trigger.TimeZone = compute.TriggerCron, s.Cron.Expression, s.Cron.StartTime, s.Cron.TimeZone
 		case strings.EqualFold(s.TriggerType, "Recurrence") || (s.TriggerType == "" && s.Recurrence != nil):
 			r := s.Recurrence
 			if r == nil {
-				return nil, shoal.FieldErrorf("properties.properties.schedules.computeStartStop.recurrence", "is required with triggerType Recurrence")
+				return nil, core.FieldErrorf("properties.properties.schedules.computeStartStop.recurrence", "is required with triggerType Recurrence")
 			}
-			sc.Trigger.Type, sc.Trigger.Frequency, sc.Trigger.Interval = shoal.TriggerRecurrence, strings.ToLower(r.Frequency), r.Interval
+			sc.Trigger.Type, sc.Trigger.Frequency, sc.Trigger.Interval = compute.TriggerRecurrence, strings.ToLower(r.Frequency), r.Interval
 			sc.Trigger.StartTime, sc.Trigger.TimeZone = r.StartTime, r.TimeZone
 			if p := r.Schedule; p != nil {
-				sc.Trigger.Schedule = &shoal.RecurrencePattern{Hours: p.Hours, Minutes: p.Minutes, WeekDays: p.WeekDays, MonthDays: p.MonthDays}
+				sc.Trigger.Schedule = &compute.RecurrencePattern{Hours: p.Hours, Minutes: p.Minutes, WeekDays: p.WeekDays, MonthDays: p.MonthDays}
 			}
 		default:
-			return nil, shoal.FieldErrorf("properties.properties.schedules.computeStartStop.triggerType", "%q is not Cron or Recurrence", s.TriggerType)
+			return nil, core.FieldErrorf("properties.properties.schedules.computeStartStop.triggerType", "%q is not Cron or Recurrence", s.TriggerType)
 		}
 		out.ComputeStartStop = append(out.ComputeStartStop, sc)
 	}
@@ -75,7 +76,7 @@ func schedulesFrom(raw json.RawMessage) (*shoal.ComputeSchedules, error) {
 }
 
 // schedulesTo writes Shoal's schedules in ARM's shape.
-func schedulesTo(s *shoal.ComputeSchedules) json.RawMessage {
+func schedulesTo(s *compute.ComputeSchedules) json.RawMessage {
 	if s == nil || len(s.ComputeStartStop) == 0 {
 		return nil
 	}
@@ -90,7 +91,7 @@ func schedulesTo(s *shoal.ComputeSchedules) json.RawMessage {
 		as := armSchedule{ID: sc.ScheduleID, Action: title(sc.Action), Status: title(sc.State)}
 		if t := sc.Trigger; t != nil {
 			as.TriggerType = title(t.Type)
-			if t.Type == shoal.TriggerCron {
+			if t.Type == compute.TriggerCron {
 				as.Cron = &armCron{Expression: t.Expression, StartTime: t.StartTime, TimeZone: t.TimeZone}
 			} else {
 				as.Recurrence = &armRecurrence{Frequency: title(t.Frequency), Interval: t.Interval, StartTime: t.StartTime, TimeZone: t.TimeZone}

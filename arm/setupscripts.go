@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // SetupScripts is the REST shape of an instance's setup scripts:
@@ -35,19 +36,19 @@ var timeoutRE = regexp.MustCompile(`^(?i)(?:PT)?(\d+)M?$`)
 // setupScriptsFrom reads the REST setup scripts into Shoal's; the rules
 // (a path or a command, 1 to 1440 minutes) are checked with the rest of
 // the spec, by the same validation as YAML's.
-func setupScriptsFrom(raw json.RawMessage) (*shoal.SetupScripts, error) {
+func setupScriptsFrom(raw json.RawMessage) (*compute.SetupScripts, error) {
 	var in SetupScripts
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, shoal.FieldErrorf("properties.properties.setupScripts", "%v", err)
+		return nil, core.FieldErrorf("properties.properties.setupScripts", "%v", err)
 	}
 	if in.Scripts == nil {
 		return nil, nil
 	}
-	out := &shoal.SetupScripts{}
+	out := &compute.SetupScripts{}
 	for _, x := range []struct {
 		field string
 		in    *ScriptReference
-		out   **shoal.SetupScript
+		out   **compute.SetupScript
 	}{
 		{"properties.properties.setupScripts.scripts.creationScript", in.Scripts.CreationScript, &out.CreationScript},
 		{"properties.properties.setupScripts.scripts.startupScript", in.Scripts.StartupScript, &out.StartupScript},
@@ -56,24 +57,24 @@ func setupScriptsFrom(raw json.RawMessage) (*shoal.SetupScripts, error) {
 		if r == nil {
 			continue
 		}
-		sc := &shoal.SetupScript{}
+		sc := &compute.SetupScript{}
 		switch strings.ToLower(r.ScriptSource) {
 		case "inline":
 			sc.Command = strings.TrimSpace(strings.TrimSpace(r.ScriptData) + " " + r.ScriptArguments)
 		case "workspacestorage", "":
 			sc.Path, sc.Command = r.ScriptData, r.ScriptArguments
 		default:
-			return nil, shoal.FieldErrorf(x.field+".scriptSource", "%q is not workspaceStorage or inline", r.ScriptSource)
+			return nil, core.FieldErrorf(x.field+".scriptSource", "%q is not workspaceStorage or inline", r.ScriptSource)
 		}
 		// azure-ai-ml sends "Nonem" when no timeout was given.
 		if t := strings.TrimSpace(r.Timeout); t != "" && !strings.EqualFold(t, "Nonem") {
 			m := timeoutRE.FindStringSubmatch(t)
 			if m == nil {
-				return nil, shoal.FieldErrorf(x.field+".timeout", "%q is not a number of minutes such as 5m", r.Timeout)
+				return nil, core.FieldErrorf(x.field+".timeout", "%q is not a number of minutes such as 5m", r.Timeout)
 			}
 			n, err := strconv.Atoi(m[1])
 			if err != nil {
-				return nil, shoal.FieldErrorf(x.field+".timeout", "%q is not a number of minutes such as 5m", r.Timeout)
+				return nil, core.FieldErrorf(x.field+".timeout", "%q is not a number of minutes such as 5m", r.Timeout)
 			}
 			sc.TimeoutMinutes = &n
 		}
@@ -84,11 +85,11 @@ func setupScriptsFrom(raw json.RawMessage) (*shoal.SetupScripts, error) {
 
 // setupScriptsTo writes Shoal's setup scripts in the REST shape, as
 // azure-ai-ml reads them back.
-func setupScriptsTo(s *shoal.SetupScripts) json.RawMessage {
+func setupScriptsTo(s *compute.SetupScripts) json.RawMessage {
 	if s == nil || (s.CreationScript == nil && s.StartupScript == nil) {
 		return nil
 	}
-	ref := func(sc *shoal.SetupScript) *ScriptReference {
+	ref := func(sc *compute.SetupScript) *ScriptReference {
 		if sc == nil {
 			return nil
 		}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // apiVersions are the published api-versions of Microsoft.MachineLearningServices'
@@ -41,7 +41,7 @@ func CheckAPIVersion(v string) error {
 	if v == "" {
 		msg = "The api-version query parameter (?api-version=) is required for all requests."
 	}
-	return &shoal.Error{Code: codeInvalidAPIVersion, Field: "api-version", Message: msg}
+	return &core.Error{Code: codeInvalidAPIVersion, Field: "api-version", Message: msg}
 }
 
 // codeInvalidAPIVersion marks an api-version error (Azure's code).

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
-	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlite"
 )
 
 // runAs runs the CLI as if this process were root or not.

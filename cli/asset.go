@@ -6,9 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // The kinds of versioned assets the CLI registers.
@@ -16,7 +18,7 @@ import (
 var environmentColumns = []string{"name", "version", "image", "os_type", "archived", "created_on", "created_by"}
 
 // environmentVerbs are the shared verbs over environments.
-var environmentVerbs = assetVerbs[shoal.Environment]{
+var environmentVerbs = assetVerbs[asset.Environment]{
 	noun: "environment", a: "an environment", runners: "jobs", columns: environmentColumns,
 	list: (*client.Client).ListEnvironments, get: (*client.Client).GetEnvironment, archive: (*client.Client).ArchiveEnvironment,
 }
@@ -28,7 +30,7 @@ func newEnvironmentCommand(g *cmdutil.Globals) *cobra.Command {
 var componentColumns = []string{"name", "version", "display_name", "type", "archived", "created_on", "created_by"}
 
 // componentVerbs are the shared verbs over components.
-var componentVerbs = assetVerbs[shoal.Component]{
+var componentVerbs = assetVerbs[job.Component]{
 	noun: "component", a: "a component", runners: "pipelines", columns: componentColumns,
 	list: (*client.Client).ListComponents, get: (*client.Client).GetComponent, archive: (*client.Client).ArchiveComponent,
 }
@@ -83,7 +85,7 @@ func (v assetVerbs[T]) showCommand(g *cmdutil.Globals) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: g.CallAndRender(v.columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			if version == "" && label == "" {
-				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
+				return nil, &core.Error{Code: core.EINVALID, Field: "version", Message: "--version or --label latest: one is required"}
 			}
 			return v.get(c, ctx, ws, name, version, label)
 		}),

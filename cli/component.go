@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 func newComponentCreateCommand(g *cmdutil.Globals) *cobra.Command {
@@ -27,7 +27,7 @@ the YAML file; a version never changes once registered.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
+				return &core.Error{Code: core.EINVALID, Field: "file", Message: "--file: is required"}
 			}
 			doc, err := assetDocument(file, name, version)
 			if err != nil {

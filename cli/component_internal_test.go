@@ -13,9 +13,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 )
 
 // A pipeline's local component file is read relative to the pipeline
@@ -110,21 +111,21 @@ jobs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := shoal.DecodePipelineSpec(raw)
+	spec, err := pipelinejob.DecodePipelineSpec(raw)
 	if err != nil {
 		t.Fatalf("the inlined document: %v", err)
 	}
-	if err := shoal.NormalizePipelineSpec(spec); err != nil {
+	if err := pipelinejob.NormalizePipelineSpec(spec); err != nil {
 		t.Fatalf("the inlined document: %v", err)
 	}
 	train := spec.Jobs["train"]
-	if train.Component == nil || train.Component.Name != "train" || train.Component.Version != "1" || !shoal.ValidateArtifactRef(train.Component.Code) {
+	if train.Component == nil || train.Component.Name != "train" || train.Component.Version != "1" || !job.ValidateArtifactRef(train.Component.Code) {
 		t.Errorf("train's component = %+v; want the file's, its code uploaded", train.Component)
 	}
-	if c := spec.Jobs["prep"].Component; c == nil || !shoal.ValidateArtifactRef(c.Code) {
+	if c := spec.Jobs["prep"].Component; c == nil || !job.ValidateArtifactRef(c.Code) {
 		t.Errorf("prep = %+v; want its code uploaded", c)
 	}
-	if !shoal.ValidateArtifactRef(spec.Inputs["raw"].Path) {
+	if !job.ValidateArtifactRef(spec.Inputs["raw"].Path) {
 		t.Errorf("the pipeline's input = %+v; want uploaded", spec.Inputs["raw"])
 	}
 	if s := spec.Jobs["score"]; s.ComponentRef != "azureml:score@latest" || s.Component != nil {

@@ -11,10 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 func newEnvironmentCreateCommand(g *cmdutil.Globals) *cobra.Command {
@@ -59,7 +61,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 				doc["build"] = b
 			}
 			if s, _ := doc["name"].(string); s == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (in the file or --name)"}
+				return &core.Error{Code: core.EINVALID, Field: "name", Message: "name: is required (in the file or --name)"}
 			}
 			c, ws, err := g.Client()
 			if err != nil {
@@ -72,7 +74,7 @@ folder is uploaded like a job's code; a conda file is read and sent.`,
 			if err != nil {
 				return err
 			}
-			var e shoal.Environment
+			var e asset.Environment
 			if err := json.Unmarshal(raw, &e); err != nil {
 				return fmt.Errorf("--file: %w", err)
 			}
@@ -115,7 +117,7 @@ func prepareEnvironmentFiles(ctx context.Context, c *client.Client, ws, base, pr
 	}
 	b, _ := doc["build"].(map[string]any)
 	p, _ := b["path"].(string)
-	if p == "" || shoal.ValidateArtifactRef(p) {
+	if p == "" || job.ValidateArtifactRef(p) {
 		return nil
 	}
 	dir := resolve(p)
@@ -124,17 +126,17 @@ func prepareEnvironmentFiles(ctx context.Context, c *client.Client, ws, base, pr
 		return fmt.Errorf("%sbuild.path: %w", prefix, err)
 	}
 	if !st.IsDir() {
-		return &shoal.Error{Code: shoal.EINVALID, Field: prefix + "build.path", Message: fmt.Sprintf("%sbuild.path: %s is not a folder (the Docker build context)", prefix, dir)}
+		return &core.Error{Code: core.EINVALID, Field: prefix + "build.path", Message: fmt.Sprintf("%sbuild.path: %s is not a folder (the Docker build context)", prefix, dir)}
 	}
 	dockerfile, _ := b["dockerfile_path"].(string)
 	if dockerfile == "" {
-		dockerfile = shoal.DefaultDockerfilePath
+		dockerfile = asset.DefaultDockerfilePath
 	}
-	if err := shoal.ValidateDockerfilePath(prefix+"build.dockerfile_path", dockerfile); err != nil {
+	if err := asset.ValidateDockerfilePath(prefix+"build.dockerfile_path", dockerfile); err != nil {
 		return err
 	}
 	if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(dockerfile))); err != nil || !st.Mode().IsRegular() {
-		return &shoal.Error{Code: shoal.EINVALID, Field: prefix + "build.dockerfile_path", Message: fmt.Sprintf("%sbuild.dockerfile_path: %s is not a file in the build context %s", prefix, dockerfile, dir)}
+		return &core.Error{Code: core.EINVALID, Field: prefix + "build.dockerfile_path", Message: fmt.Sprintf("%sbuild.dockerfile_path: %s is not a file in the build context %s", prefix, dockerfile, dir)}
 	}
 	// The whole context, as Docker sees it: its .dockerignore is applied
 	// by the build, not here.

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // While a streamed job waits to start, stderr says where it is and why
@@ -18,15 +19,15 @@ func TestJobStreamShowsWhyItWaits(t *testing.T) {
 	clock := newFakeClock()
 	f := newFakeAPI(t, clock)
 	jobPath := "/api/v1/workspaces/default/jobs/j"
-	state := func() *shoal.Job {
-		j := &shoal.Job{JobSpec: shoal.JobSpec{Name: "j", Type: shoal.JobTypeCommand}}
+	state := func() *job.Job {
+		j := &job.Job{JobSpec: job.JobSpec{Name: "j", Type: job.JobTypeCommand}}
 		switch n := f.count("GET " + jobPath); {
 		case n <= 4:
-			j.Status, j.StatusReason = shoal.JobQueued, "waiting for nodes to be provisioned (0 of 1 ready)"
+			j.Status, j.StatusReason = job.JobQueued, "waiting for nodes to be provisioned (0 of 1 ready)"
 		case n <= 8:
-			j.Status, j.StatusReason = shoal.JobPreparing, "pulling image python:3.12"
+			j.Status, j.StatusReason = job.JobPreparing, "pulling image python:3.12"
 		default:
-			j.Status = shoal.JobRunning
+			j.Status = job.JobRunning
 		}
 		return j
 	}
@@ -68,20 +69,20 @@ func TestInstanceStartShowsState(t *testing.T) {
 	clock := newFakeClock()
 	f := newFakeAPI(t, clock)
 	path := "/api/v1/workspaces/default/computes/ci"
-	instance := func(state, op string) shoal.Compute {
-		c := shoal.Compute{ComputeSpec: shoal.ComputeSpec{Name: "ci", Type: shoal.ComputeTypeInstance}, ProvisioningState: shoal.ProvisioningSucceeded}
+	instance := func(state, op string) compute.Compute {
+		c := compute.Compute{ComputeSpec: compute.ComputeSpec{Name: "ci", Type: compute.ComputeTypeInstance}, ProvisioningState: compute.ProvisioningSucceeded}
 		c.State = state
-		c.LastOperation = &shoal.LastOperation{OperationName: "Start", OperationStatus: op}
+		c.LastOperation = &compute.LastOperation{OperationName: "Start", OperationStatus: op}
 		return c
 	}
 	f.handle("POST "+path+"/start", func(*http.Request) (int, any) {
-		return http.StatusAccepted, instance(shoal.InstanceStarting, shoal.OperationInProgress)
+		return http.StatusAccepted, instance(compute.InstanceStarting, compute.OperationInProgress)
 	})
 	f.handle("GET "+path, func(*http.Request) (int, any) {
 		if f.count("GET "+path) < 4 {
-			return http.StatusOK, instance(shoal.InstanceStarting, shoal.OperationInProgress)
+			return http.StatusOK, instance(compute.InstanceStarting, compute.OperationInProgress)
 		}
-		return http.StatusOK, instance(shoal.InstanceRunning, shoal.OperationSucceeded)
+		return http.StatusOK, instance(compute.InstanceRunning, compute.OperationSucceeded)
 	})
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)

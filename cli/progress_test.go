@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // fakeClock is a WaitClock whose Sleep moves time on at once.
@@ -122,25 +124,25 @@ func deletingCluster(t *testing.T, runFor time.Duration, queued ...string) (*fak
 	}
 	running := func() bool { return clock.Now().Before(ends()) }
 	f.handle("DELETE "+computePath, func(*http.Request) (int, any) {
-		return http.StatusAccepted, shoal.Compute{ComputeSpec: shoal.ComputeSpec{Name: "c", Type: shoal.ComputeTypeCluster}, ProvisioningState: shoal.ProvisioningDeleting}
+		return http.StatusAccepted, compute.Compute{ComputeSpec: compute.ComputeSpec{Name: "c", Type: compute.ComputeTypeCluster}, ProvisioningState: compute.ProvisioningDeleting}
 	})
 	f.handle("GET "+computePath, func(*http.Request) (int, any) {
 		if !clock.Now().Before(ends().Add(10 * time.Second)) {
 			return http.StatusNotFound, map[string]any{"error": map[string]string{"code": "NotFound", "message": "compute c not found"}}
 		}
-		return http.StatusOK, shoal.Compute{ComputeSpec: shoal.ComputeSpec{Name: "c", Type: shoal.ComputeTypeCluster}, ProvisioningState: shoal.ProvisioningDeleting}
+		return http.StatusOK, compute.Compute{ComputeSpec: compute.ComputeSpec{Name: "c", Type: compute.ComputeTypeCluster}, ProvisioningState: compute.ProvisioningDeleting}
 	})
 	f.handle("GET /api/v1/workspaces/default/jobs", func(r *http.Request) (int, any) {
 		if r.URL.Query().Get("compute") != "c" {
 			t.Errorf("jobs listed with compute=%q, want c", r.URL.Query().Get("compute"))
 		}
-		var jobs []*shoal.Job
+		var jobs []*job.Job
 		if running() {
-			jobs = append(jobs, &shoal.Job{JobSpec: shoal.JobSpec{Name: "train"}, Status: shoal.JobRunning})
+			jobs = append(jobs, &job.Job{JobSpec: job.JobSpec{Name: "train"}, Status: job.JobRunning})
 			mu.Lock()
 			for _, q := range queued {
 				if canceledAt.IsZero() {
-					jobs = append(jobs, &shoal.Job{JobSpec: shoal.JobSpec{Name: q}, Status: shoal.JobQueued})
+					jobs = append(jobs, &job.Job{JobSpec: job.JobSpec{Name: q}, Status: job.JobQueued})
 				}
 			}
 			mu.Unlock()
@@ -148,11 +150,11 @@ func deletingCluster(t *testing.T, runFor time.Duration, queued ...string) (*fak
 		return http.StatusOK, map[string]any{"value": jobs}
 	})
 	f.handle("GET "+computePath+"/nodes", func(*http.Request) (int, any) {
-		n := &shoal.Node{ID: "c-0", State: shoal.NodeIdle}
+		n := &node.Node{ID: "c-0", State: node.NodeIdle}
 		if running() {
 			n.CurrentJobName = "train"
 		}
-		return http.StatusOK, map[string]any{"value": []*shoal.Node{n}}
+		return http.StatusOK, map[string]any{"value": []*node.Node{n}}
 	})
 	f.handle("POST /api/v1/workspaces/default/jobs/{name}/cancel", func(r *http.Request) (int, any) {
 		mu.Lock()
@@ -160,7 +162,7 @@ func deletingCluster(t *testing.T, runFor time.Duration, queued ...string) (*fak
 			canceledAt = clock.Now()
 		}
 		mu.Unlock()
-		return http.StatusOK, shoal.Job{JobSpec: shoal.JobSpec{Name: r.PathValue("name")}, Status: shoal.JobCancelRequested}
+		return http.StatusOK, job.Job{JobSpec: job.JobSpec{Name: r.PathValue("name")}, Status: job.JobCancelRequested}
 	})
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/access"
 	"github.com/shoal-ml/shoal/cli/admin"
 	"github.com/shoal-ml/shoal/cli/agentcmd"
@@ -28,6 +27,7 @@ import (
 	"github.com/shoal-ml/shoal/cli/server"
 	"github.com/shoal-ml/shoal/cli/simcmd"
 	"github.com/shoal-ml/shoal/cli/workspace"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Version is the program version, set at build time with -ldflags.
@@ -56,7 +56,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func errorText(err error) string {
-	var e *shoal.Error
+	var e *core.Error
 	if errors.As(err, &e) {
 		return e.Message
 	}

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // tableServer is a fake Shoal server answering GETs from a path → body
@@ -118,11 +120,11 @@ Standard_NC6s_v3      6        112     1  V100       standardNCSv3Family    3.06
 // list-usage -o table: one row per quota line named by its family (the
 // API's type is the same for every family), and JSON as the API wrote it.
 func TestListUsageTable(t *testing.T) {
-	line := func(kind, value, localized string, used, limit int) shoal.Usage {
-		return shoal.Usage{ID: "/usages/" + value, AmlWorkspaceLocation: "eastus", Type: "Microsoft.MachineLearningServices/" + kind + "/usages",
-			Unit: "Count", CurrentValue: used, Limit: limit, Name: shoal.UsageName{Value: value, LocalizedValue: localized}}
+	line := func(kind, value, localized string, used, limit int) compute.Usage {
+		return compute.Usage{ID: "/usages/" + value, AmlWorkspaceLocation: "eastus", Type: "Microsoft.MachineLearningServices/" + kind + "/usages",
+			Unit: "Count", CurrentValue: used, Limit: limit, Name: compute.UsageName{Value: value, LocalizedValue: localized}}
 	}
-	usages := []shoal.Usage{
+	usages := []compute.Usage{
 		line("totalCores", "TotalCores", "Total Regional vCPUs", 6, -1),
 		line("vmFamily", "standardDSv2Family", "Standard DSv2 Family vCPUs", 4, 24),
 		line("vmFamily", "standardNCSv3Family", "Standard NCSv3 Family vCPUs", 0, 12),
@@ -148,11 +150,11 @@ func TestListAttemptsTableHasNodes(t *testing.T) {
 	start := time.Date(2024, 5, 1, 10, 0, 0, 123000000, time.UTC)
 	end := start.Add(90 * time.Second)
 	one, zero := 1, 0
-	attempts := []*shoal.Attempt{
+	attempts := []*jobkind.Attempt{
 		{Number: 1, Status: "Failed", StartTime: &start, EndTime: &end, ExitCode: &one, Reason: "node lost",
-			Ranks: []*shoal.RankStatus{{Rank: 0, NodeID: "node-a"}, {Rank: 1, NodeID: "node-b"}}},
+			Ranks: []*jobkind.RankStatus{{Rank: 0, NodeID: "node-a"}, {Rank: 1, NodeID: "node-b"}}},
 		{Number: 2, Status: "Completed", StartTime: &end, EndTime: &end, ExitCode: &zero,
-			Ranks: []*shoal.RankStatus{{Rank: 0, NodeID: "node-c"}, {Rank: 1, NodeID: "node-c"}}},
+			Ranks: []*jobkind.RankStatus{{Rank: 0, NodeID: "node-c"}, {Rank: 1, NodeID: "node-c"}}},
 	}
 	tableServer(t, map[string]any{"/api/v1/workspaces/default/jobs/j1/attempts": attempts})
 	got := output(t, "job", "list-attempts", "-n", "j1", "-o", "table")
@@ -173,7 +175,7 @@ func TestListAttemptsTableHasNodes(t *testing.T) {
 // digits under half a cent, so a short run does not read 0.00), a total
 // row; JSON keeps the exact numbers and has no total.
 func TestCostReportTable(t *testing.T) {
-	lines := []shoal.CostLine{
+	lines := []money.CostLine{
 		{Key: "cpu-cluster", NodeSeconds: 600, NodeHours: 0.16666666666666666, USD: 0.01648099850849611, Dedicated: 0.01648099850849611},
 		{Key: "gpu-cluster", NodeSeconds: 36000, NodeHours: 10, USD: 30.6, Dedicated: 24.48, LowPriority: 6.12},
 		{Key: "(idle)", NodeSeconds: 1800, NodeHours: 0.5, USD: 0.048},
@@ -203,7 +205,7 @@ short-job     0.0005556  0.00008111           0.00        0.00008111
 
 // An empty list is "(none)" in a table and [] in JSON.
 func TestEmptyListTable(t *testing.T) {
-	tableServer(t, map[string]any{"/api/v1/workspaces/default/jobs": []*shoal.Job{}})
+	tableServer(t, map[string]any{"/api/v1/workspaces/default/jobs": []*jobkind.Job{}})
 	if got := output(t, "job", "list", "-o", "table"); got != "(none)\n" {
 		t.Errorf("job list -o table with no jobs = %q, want %q", got, "(none)\n")
 	}
@@ -216,8 +218,8 @@ func TestEmptyListTable(t *testing.T) {
 // comes, and then only the rows of jobs that change.
 func TestJobListWatchTableOneHeader(t *testing.T) {
 	created := time.Date(2024, 5, 1, 10, 0, 0, 5000000, time.UTC)
-	job := func(name, status, reason string) *shoal.Job {
-		j := &shoal.Job{Status: status, StatusReason: reason, CreatedOn: created}
+	job := func(name, status, reason string) *jobkind.Job {
+		j := &jobkind.Job{Status: status, StatusReason: reason, CreatedOn: created}
 		j.Name, j.Compute = name, "cpu"
 		return j
 	}
@@ -226,11 +228,11 @@ func TestJobListWatchTableOneHeader(t *testing.T) {
 		polls <- n
 		switch n {
 		case 1:
-			return []*shoal.Job{}
+			return []*jobkind.Job{}
 		case 2, 3:
-			return []*shoal.Job{job("a", "Queued", "waiting for a node")}
+			return []*jobkind.Job{job("a", "Queued", "waiting for a node")}
 		}
-		return []*shoal.Job{job("b", "Queued", "waiting for a node"), job("a", "Running", "")}
+		return []*jobkind.Job{job("b", "Queued", "waiting for a node"), job("a", "Running", "")}
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // The upload of a document's local files: job create (handed it through
@@ -32,7 +32,7 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 		}
 		return filepath.Join(base, p)
 	}
-	if code, ok := doc["code"].(string); ok && code != "" && !shoal.ValidateArtifactRef(code) {
+	if code, ok := doc["code"].(string); ok && code != "" && !job.ValidateArtifactRef(code) {
 		if err := checkLocalPath("code", "folder ", code, base, resolve(code)); err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 		}
 		p, _ := in["path"].(string)
 		// A pipeline step's ${{parent...}} binding is the server's to resolve.
-		if p == "" || shoal.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") || shoal.IsPipelineBinding(p) {
+		if p == "" || job.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") || job.IsPipelineBinding(p) {
 			continue
 		}
 		if err := checkLocalPath("inputs."+name+".path", "", p, base, resolve(p)); err != nil {

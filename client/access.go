@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // Whoami returns the caller and its role assignments.
-func (c *Client) Whoami(ctx context.Context) (*shoal.Whoami, error) {
-	var out shoal.Whoami
+func (c *Client) Whoami(ctx context.Context) (*identity.Whoami, error) {
+	var out identity.Whoami
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/whoami", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -18,8 +18,8 @@ func (c *Client) Whoami(ctx context.Context) (*shoal.Whoami, error) {
 }
 
 // CreateUser creates a user.
-func (c *Client) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, error) {
-	var out shoal.User
+func (c *Client) CreateUser(ctx context.Context, u *identity.User) (*identity.User, error) {
+	var out identity.User
 	if _, err := c.do(ctx, http.MethodPost, "/api/v1/users", u, nil, &out); err != nil {
 		return nil, err
 	}
@@ -27,8 +27,8 @@ func (c *Client) CreateUser(ctx context.Context, u *shoal.User) (*shoal.User, er
 }
 
 // ListUsers lists users.
-func (c *Client) ListUsers(ctx context.Context) ([]*shoal.User, error) {
-	var out listBody[*shoal.User]
+func (c *Client) ListUsers(ctx context.Context) ([]*identity.User, error) {
+	var out listBody[*identity.User]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/users", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -36,8 +36,8 @@ func (c *Client) ListUsers(ctx context.Context) ([]*shoal.User, error) {
 }
 
 // GetUser returns a user.
-func (c *Client) GetUser(ctx context.Context, name string) (*shoal.User, error) {
-	var out shoal.User
+func (c *Client) GetUser(ctx context.Context, name string) (*identity.User, error) {
+	var out identity.User
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/users/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -45,12 +45,12 @@ func (c *Client) GetUser(ctx context.Context, name string) (*shoal.User, error) 
 }
 
 // SetUserDisabled disables or enables a user.
-func (c *Client) SetUserDisabled(ctx context.Context, name string, disabled bool) (*shoal.User, error) {
+func (c *Client) SetUserDisabled(ctx context.Context, name string, disabled bool) (*identity.User, error) {
 	verb := "enable"
 	if disabled {
 		verb = "disable"
 	}
-	var out shoal.User
+	var out identity.User
 	if _, err := c.do(ctx, http.MethodPost, "/api/v1/users/"+url.PathEscape(name)+"/"+verb, nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -67,8 +67,8 @@ func (c *Client) CreateToken(ctx context.Context, user, name, expiresIn string) 
 }
 
 // ListTokens lists a user's tokens.
-func (c *Client) ListTokens(ctx context.Context, user string) ([]*shoal.APIToken, error) {
-	var out listBody[*shoal.APIToken]
+func (c *Client) ListTokens(ctx context.Context, user string) ([]*identity.APIToken, error) {
+	var out listBody[*identity.APIToken]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/users/"+url.PathEscape(user)+"/tokens", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -76,8 +76,8 @@ func (c *Client) ListTokens(ctx context.Context, user string) ([]*shoal.APIToken
 }
 
 // RevokeToken revokes a token.
-func (c *Client) RevokeToken(ctx context.Context, id string) (*shoal.APIToken, error) {
-	var out shoal.APIToken
+func (c *Client) RevokeToken(ctx context.Context, id string) (*identity.APIToken, error) {
+	var out identity.APIToken
 	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tokens/"+url.PathEscape(id)+"/revoke", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -85,8 +85,8 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (*shoal.APIToken, e
 }
 
 // ListRoles lists roles.
-func (c *Client) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, error) {
-	var out listBody[*shoal.RoleDefinition]
+func (c *Client) ListRoles(ctx context.Context) ([]*identity.RoleDefinition, error) {
+	var out listBody[*identity.RoleDefinition]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/roles", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -94,8 +94,8 @@ func (c *Client) ListRoles(ctx context.Context) ([]*shoal.RoleDefinition, error)
 }
 
 // CreateRole defines a custom role.
-func (c *Client) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*shoal.RoleDefinition, error) {
-	var out shoal.RoleDefinition
+func (c *Client) CreateRole(ctx context.Context, r *identity.RoleDefinition) (*identity.RoleDefinition, error) {
+	var out identity.RoleDefinition
 	if _, err := c.do(ctx, http.MethodPost, "/api/v1/roles", r, nil, &out); err != nil {
 		return nil, err
 	}
@@ -103,8 +103,8 @@ func (c *Client) CreateRole(ctx context.Context, r *shoal.RoleDefinition) (*shoa
 }
 
 // AssignRole grants a role in a workspace.
-func (c *Client) AssignRole(ctx context.Context, workspace, principal, role string) (*shoal.RoleAssignment, error) {
-	var out shoal.RoleAssignment
+func (c *Client) AssignRole(ctx context.Context, workspace, principal, role string) (*identity.RoleAssignment, error) {
+	var out identity.RoleAssignment
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/roleassignments", AssignmentRequest{Principal: principal, Role: role}, nil, &out); err != nil {
 		return nil, err
 	}
@@ -119,8 +119,8 @@ func (c *Client) UnassignRole(ctx context.Context, workspace, principal, role st
 }
 
 // ListAssignments lists a workspace's role assignments.
-func (c *Client) ListAssignments(ctx context.Context, workspace string) ([]*shoal.RoleAssignment, error) {
-	var out listBody[*shoal.RoleAssignment]
+func (c *Client) ListAssignments(ctx context.Context, workspace string) ([]*identity.RoleAssignment, error) {
+	var out listBody[*identity.RoleAssignment]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/roleassignments", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -128,8 +128,8 @@ func (c *Client) ListAssignments(ctx context.Context, workspace string) ([]*shoa
 }
 
 // CreateIdentity creates a user-assigned identity.
-func (c *Client) CreateIdentity(ctx context.Context, name string) (*shoal.Identity, error) {
-	var out shoal.Identity
+func (c *Client) CreateIdentity(ctx context.Context, name string) (*identity.Identity, error) {
+	var out identity.Identity
 	if _, err := c.do(ctx, http.MethodPost, "/api/v1/identities", IdentityCreateRequest{Name: name}, nil, &out); err != nil {
 		return nil, err
 	}
@@ -137,8 +137,8 @@ func (c *Client) CreateIdentity(ctx context.Context, name string) (*shoal.Identi
 }
 
 // ListIdentities lists identities.
-func (c *Client) ListIdentities(ctx context.Context) ([]*shoal.Identity, error) {
-	var out listBody[*shoal.Identity]
+func (c *Client) ListIdentities(ctx context.Context) ([]*identity.Identity, error) {
+	var out listBody[*identity.Identity]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/identities", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (c *Client) ListIdentities(ctx context.Context) ([]*shoal.Identity, error) 
 }
 
 // ListAudit lists audit records.
-func (c *Client) ListAudit(ctx context.Context, since, principal, target string) ([]*shoal.AuditRecord, error) {
+func (c *Client) ListAudit(ctx context.Context, since, principal, target string) ([]*identity.AuditRecord, error) {
 	q := url.Values{}
 	for k, v := range map[string]string{"since": since, "principal": principal, "target": target} {
 		if v != "" {
@@ -157,7 +157,7 @@ func (c *Client) ListAudit(ctx context.Context, since, principal, target string)
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out listBody[*shoal.AuditRecord]
+	var out listBody[*identity.AuditRecord]
 	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}

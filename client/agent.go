@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // AgentClient is the client a node's agent uses; its token is the join
@@ -112,8 +112,8 @@ func (a *AgentClient) unreachable(base string, err error) {
 
 // Join exchanges the join token for the node credential, which the client
 // uses from then on.
-func (a *AgentClient) Join(ctx context.Context, req shoal.JoinRequest) (*shoal.JoinResponse, error) {
-	var out shoal.JoinResponse
+func (a *AgentClient) Join(ctx context.Context, req node.JoinRequest) (*node.JoinResponse, error) {
+	var out node.JoinResponse
 	if _, err := a.c.do(ctx, http.MethodPost, "/agent/v1/join", req, nil, &out); err != nil {
 		return nil, err
 	}
@@ -122,22 +122,22 @@ func (a *AgentClient) Join(ctx context.Context, req shoal.JoinRequest) (*shoal.J
 }
 
 // Sync sends a heartbeat and waits up to wait for instructions.
-func (a *AgentClient) Sync(ctx context.Context, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
-	var out shoal.AgentSyncResponse
+func (a *AgentClient) Sync(ctx context.Context, req *node.AgentSyncRequest, wait time.Duration) (*node.AgentSyncResponse, error) {
+	var out node.AgentSyncResponse
 	if _, err := a.c.do(ctx, http.MethodPost, "/agent/v1/sync?wait="+url.QueryEscape(wait.String()), req, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-func rankPath(ref shoal.RankRef, what string) string {
+func rankPath(ref node.RankRef, what string) string {
 	return fmt.Sprintf("/agent/v1/attempts/%s/ranks/%d/%s", url.PathEscape(ref.AttemptID), ref.Rank, what)
 }
 
 // Report reports a rank's state change. The answer may carry the node's
 // next task when the report freed the node.
-func (a *AgentClient) Report(ctx context.Context, ref shoal.RankRef, rep *shoal.RankReport) (*shoal.AgentSyncResponse, error) {
-	var out shoal.AgentSyncResponse
+func (a *AgentClient) Report(ctx context.Context, ref node.RankRef, rep *node.RankReport) (*node.AgentSyncResponse, error) {
+	var out node.AgentSyncResponse
 	if _, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "status"), rep, nil, &out); err != nil {
 		return nil, err
 	}
@@ -145,26 +145,26 @@ func (a *AgentClient) Report(ctx context.Context, ref shoal.RankRef, rep *shoal.
 }
 
 // GPUSample reports the node's GPUs' utilisation while it runs a rank.
-func (a *AgentClient) GPUSample(ctx context.Context, ref shoal.RankRef, s *shoal.GPUSample) error {
+func (a *AgentClient) GPUSample(ctx context.Context, ref node.RankRef, s *node.GPUSample) error {
 	_, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "gpu"), s, nil, nil)
 	return err
 }
 
 // WriteLog uploads a chunk of a rank's log at offset.
-func (a *AgentClient) WriteLog(ctx context.Context, ref shoal.RankRef, offset int64, data []byte) error {
+func (a *AgentClient) WriteLog(ctx context.Context, ref node.RankRef, offset int64, data []byte) error {
 	_, err := a.c.doStream(ctx, http.MethodPost, rankPath(ref, "logs")+fmt.Sprintf("?offset=%d", offset), bytesReader(data), "application/octet-stream", nil)
 	return err
 }
 
 // PutOutputs uploads a rank's output archive.
-func (a *AgentClient) PutOutputs(ctx context.Context, ref shoal.RankRef, body io.Reader) error {
+func (a *AgentClient) PutOutputs(ctx context.Context, ref node.RankRef, body io.Reader) error {
 	_, err := a.c.doStream(ctx, http.MethodPut, rankPath(ref, "outputs"), body, "application/gzip", nil)
 	return err
 }
 
 // Restore opens the outputs an earlier attempt left for this rank;
 // ENOTFOUND when there are none.
-func (a *AgentClient) Restore(ctx context.Context, ref shoal.RankRef) (io.ReadCloser, error) {
+func (a *AgentClient) Restore(ctx context.Context, ref node.RankRef) (io.ReadCloser, error) {
 	resp, err := a.c.raw(ctx, http.MethodGet, rankPath(ref, "restore"), nil, "", true)
 	if err != nil {
 		return nil, err
@@ -182,8 +182,8 @@ func (a *AgentClient) Artifact(ctx context.Context, id string) (io.ReadCloser, e
 }
 
 // Token asks the server for a workload token for a rank's job.
-func (a *AgentClient) Token(ctx context.Context, ref shoal.RankRef, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	var out shoal.TokenResponse
+func (a *AgentClient) Token(ctx context.Context, ref node.RankRef, req *node.TokenRequest) (*node.TokenResponse, error) {
+	var out node.TokenResponse
 	if _, err := a.c.do(ctx, http.MethodPost, rankPath(ref, "token"), req, nil, &out); err != nil {
 		return nil, err
 	}
@@ -206,8 +206,8 @@ func (a *AgentClient) WriteAppLog(ctx context.Context, app string, offset int64,
 
 // InstanceToken asks for a workload token for the user's shells and
 // notebooks on the instance the node serves.
-func (a *AgentClient) InstanceToken(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	var out shoal.TokenResponse
+func (a *AgentClient) InstanceToken(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error) {
+	var out node.TokenResponse
 	if _, err := a.c.do(ctx, http.MethodPost, "/agent/v1/instance/token", req, nil, &out); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // An agent's client whose server stops answering moves to the next one
@@ -36,17 +37,17 @@ func TestAgentClientMovesToAnotherServer(t *testing.T) {
 	var moves [][2]string
 	a.OnMove = func(from, to string, err error) { moves = append(moves, [2]string{from, to}) }
 	ctx := context.Background()
-	if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{}, time.Second); err == nil {
+	if _, err := a.Sync(ctx, &node.AgentSyncRequest{}, time.Second); err == nil {
 		t.Fatal("a sync to a closed server succeeded")
 	}
 	if len(moves) != 1 || moves[0] != [2]string{deadURL, alive.URL} {
 		t.Fatalf("moves %v, want one from the dead server to the live one", moves)
 	}
-	if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{}, time.Second); err != nil {
+	if _, err := a.Sync(ctx, &node.AgentSyncRequest{}, time.Second); err != nil {
 		t.Fatalf("the next sync, on the live server: %v", err)
 	}
 	// An error answer: the server is there; nothing moves.
-	if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{}, time.Millisecond); shoal.ErrorCode(err) != shoal.ECONFLICT {
+	if _, err := a.Sync(ctx, &node.AgentSyncRequest{}, time.Millisecond); core.ErrorCode(err) != core.ECONFLICT {
 		t.Fatalf("an error answer: %v", err)
 	}
 	if len(moves) != 1 || a.Servers()[0] != alive.URL {
@@ -55,7 +56,7 @@ func TestAgentClientMovesToAnotherServer(t *testing.T) {
 	// A canceled call says nothing of the server.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, _ = a.Sync(cctx, &shoal.AgentSyncRequest{}, time.Second)
+	_, _ = a.Sync(cctx, &node.AgentSyncRequest{}, time.Second)
 	if len(moves) != 1 {
 		t.Errorf("a canceled call moved the client: %v", moves)
 	}

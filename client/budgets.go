@@ -5,12 +5,13 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // BudgetEvents lists the budgets' warnings (50, 80 and 100 %).
-func (c *Client) BudgetEvents(ctx context.Context, workspace string) ([]*shoal.Event, error) {
-	var out listBody[*shoal.Event]
+func (c *Client) BudgetEvents(ctx context.Context, workspace string) ([]*core.Event, error) {
+	var out listBody[*core.Event]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/budgets/events", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -18,8 +19,8 @@ func (c *Client) BudgetEvents(ctx context.Context, workspace string) ([]*shoal.E
 }
 
 // CreateBudget creates or replaces a budget.
-func (c *Client) CreateBudget(ctx context.Context, workspace string, b *shoal.Budget) (*shoal.Budget, error) {
-	var out shoal.Budget
+func (c *Client) CreateBudget(ctx context.Context, workspace string, b *money.Budget) (*money.Budget, error) {
+	var out money.Budget
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/budgets", b, nil, &out); err != nil {
 		return nil, err
 	}
@@ -27,8 +28,8 @@ func (c *Client) CreateBudget(ctx context.Context, workspace string, b *shoal.Bu
 }
 
 // ListBudgets lists budgets with their spend.
-func (c *Client) ListBudgets(ctx context.Context, workspace string) ([]shoal.BudgetStatus, error) {
-	var out listBody[shoal.BudgetStatus]
+func (c *Client) ListBudgets(ctx context.Context, workspace string) ([]money.BudgetStatus, error) {
+	var out listBody[money.BudgetStatus]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/budgets", nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/tlsconf"
+	"github.com/shoal-ml/shoal/internal/tlsconf"
 )
 
 // Client calls a Shoal server. Errors come back as *shoal.Error with the

@@ -7,13 +7,15 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // ApplyCompute sends a compute document (JSON with the YAML keys) to create
 // or apply it. It reports whether the compute was created.
-func (c *Client) ApplyCompute(ctx context.Context, workspace, name string, doc json.RawMessage, ifMatch string) (*shoal.Compute, bool, error) {
-	var out shoal.Compute
+func (c *Client) ApplyCompute(ctx context.Context, workspace, name string, doc json.RawMessage, ifMatch string) (*compute.Compute, bool, error) {
+	var out compute.Compute
 	status, err := c.do(ctx, http.MethodPut, wsPath(workspace)+"/computes/"+url.PathEscape(name), doc, map[string]string{"If-Match": ifMatch}, &out)
 	if err != nil {
 		return nil, false, err
@@ -22,8 +24,8 @@ func (c *Client) ApplyCompute(ctx context.Context, workspace, name string, doc j
 }
 
 // UpdateCompute applies a partial update of mutable fields.
-func (c *Client) UpdateCompute(ctx context.Context, workspace, name string, upd *shoal.ComputeUpdate, ifMatch string) (*shoal.Compute, error) {
-	var out shoal.Compute
+func (c *Client) UpdateCompute(ctx context.Context, workspace, name string, upd *compute.ComputeUpdate, ifMatch string) (*compute.Compute, error) {
+	var out compute.Compute
 	_, err := c.do(ctx, http.MethodPatch, wsPath(workspace)+"/computes/"+url.PathEscape(name), upd, map[string]string{"If-Match": ifMatch}, &out)
 	if err != nil {
 		return nil, err
@@ -32,8 +34,8 @@ func (c *Client) UpdateCompute(ctx context.Context, workspace, name string, upd 
 }
 
 // GetCompute returns one compute.
-func (c *Client) GetCompute(ctx context.Context, workspace, name string) (*shoal.Compute, error) {
-	var out shoal.Compute
+func (c *Client) GetCompute(ctx context.Context, workspace, name string) (*compute.Compute, error) {
+	var out compute.Compute
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -41,14 +43,14 @@ func (c *Client) GetCompute(ctx context.Context, workspace, name string) (*shoal
 }
 
 // ListComputes returns a workspace's computes, optionally of one type.
-func (c *Client) ListComputes(ctx context.Context, workspace, computeType string) ([]*shoal.Compute, error) {
+func (c *Client) ListComputes(ctx context.Context, workspace, computeType string) ([]*compute.Compute, error) {
 	return c.ListComputesWith(ctx, workspace, computeType, false)
 }
 
 // ListComputesWith is ListComputes that also lists the workspace's
 // serverless pools when includeServerless (`--include-serverless`).
-func (c *Client) ListComputesWith(ctx context.Context, workspace, computeType string, includeServerless bool) ([]*shoal.Compute, error) {
-	var out listBody[*shoal.Compute]
+func (c *Client) ListComputesWith(ctx context.Context, workspace, computeType string, includeServerless bool) ([]*compute.Compute, error) {
+	var out listBody[*compute.Compute]
 	q := url.Values{}
 	if computeType != "" {
 		q.Set("type", computeType)
@@ -67,8 +69,8 @@ func (c *Client) ListComputesWith(ctx context.Context, workspace, computeType st
 }
 
 // DeleteCompute starts deleting a compute.
-func (c *Client) DeleteCompute(ctx context.Context, workspace, name, ifMatch string) (*shoal.Compute, error) {
-	var out shoal.Compute
+func (c *Client) DeleteCompute(ctx context.Context, workspace, name, ifMatch string) (*compute.Compute, error) {
+	var out compute.Compute
 	if _, err := c.do(ctx, http.MethodDelete, wsPath(workspace)+"/computes/"+url.PathEscape(name), nil, map[string]string{"If-Match": ifMatch}, &out); err != nil {
 		return nil, err
 	}
@@ -76,8 +78,8 @@ func (c *Client) DeleteCompute(ctx context.Context, workspace, name, ifMatch str
 }
 
 // ListComputeEvents returns a compute's event log.
-func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) ([]*shoal.Event, error) {
-	var out listBody[*shoal.Event]
+func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) ([]*core.Event, error) {
+	var out listBody[*core.Event]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(name)+"/events", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -86,8 +88,8 @@ func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) 
 
 // ListLocations returns the server's locations with their quota use and
 // hosts.
-func (c *Client) ListLocations(ctx context.Context) ([]*shoal.LocationDetail, error) {
-	var out listBody[*shoal.LocationDetail]
+func (c *Client) ListLocations(ctx context.Context) ([]*compute.LocationDetail, error) {
+	var out listBody[*compute.LocationDetail]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -96,8 +98,8 @@ func (c *Client) ListLocations(ctx context.Context) ([]*shoal.LocationDetail, er
 
 // GetLocation returns one location (by name or alias) with its quota use
 // and hosts.
-func (c *Client) GetLocation(ctx context.Context, name string) (*shoal.LocationDetail, error) {
-	var out shoal.LocationDetail
+func (c *Client) GetLocation(ctx context.Context, name string) (*compute.LocationDetail, error) {
+	var out compute.LocationDetail
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -126,8 +128,8 @@ func (c *Client) rawList(ctx context.Context, path string) (json.RawMessage, err
 }
 
 // ListWorkspaces returns all workspaces.
-func (c *Client) ListWorkspaces(ctx context.Context) ([]*shoal.Workspace, error) {
-	var out listBody[*shoal.Workspace]
+func (c *Client) ListWorkspaces(ctx context.Context) ([]*core.Workspace, error) {
+	var out listBody[*core.Workspace]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/workspaces", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -135,8 +137,8 @@ func (c *Client) ListWorkspaces(ctx context.Context) ([]*shoal.Workspace, error)
 }
 
 // CreateWorkspace creates a workspace.
-func (c *Client) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*shoal.Workspace, error) {
-	var out shoal.Workspace
+func (c *Client) CreateWorkspace(ctx context.Context, ws *core.Workspace) (*core.Workspace, error) {
+	var out core.Workspace
 	if _, err := c.do(ctx, http.MethodPost, "/api/v1/workspaces", ws, nil, &out); err != nil {
 		return nil, err
 	}
@@ -151,8 +153,8 @@ func (c *Client) DeleteWorkspace(ctx context.Context, name string) error {
 }
 
 // GetWorkspace returns one workspace.
-func (c *Client) GetWorkspace(ctx context.Context, name string) (*shoal.Workspace, error) {
-	var out shoal.Workspace
+func (c *Client) GetWorkspace(ctx context.Context, name string) (*core.Workspace, error) {
+	var out core.Workspace
 	if _, err := c.do(ctx, http.MethodGet, wsPath(name), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -162,8 +164,8 @@ func (c *Client) GetWorkspace(ctx context.Context, name string) (*shoal.Workspac
 // InstanceOperation starts an instance operation: "start", "stop",
 // "restart", "enableSso" or "postponeShutdown" (query, e.g.
 // "minutes=30", may be empty).
-func (c *Client) InstanceOperation(ctx context.Context, workspace, name, op, query string) (*shoal.Compute, error) {
-	var out shoal.Compute
+func (c *Client) InstanceOperation(ctx context.Context, workspace, name, op, query string) (*compute.Compute, error) {
+	var out compute.Compute
 	path := wsPath(workspace) + "/computes/" + url.PathEscape(name) + "/" + op
 	if query != "" {
 		path += "?" + query
@@ -176,8 +178,8 @@ func (c *Client) InstanceOperation(ctx context.Context, workspace, name, op, que
 
 // UpdateSchedules replaces an instance's schedules (needs only
 // computes/updateSchedules/action).
-func (c *Client) UpdateSchedules(ctx context.Context, workspace, name string, sc *shoal.ComputeSchedules) (*shoal.Compute, error) {
-	var out shoal.Compute
+func (c *Client) UpdateSchedules(ctx context.Context, workspace, name string, sc *compute.ComputeSchedules) (*compute.Compute, error) {
+	var out compute.Compute
 	body := map[string]any{"schedules": sc}
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(name)+"/updateSchedules", body, nil, &out); err != nil {
 		return nil, err
@@ -206,8 +208,8 @@ func (c *Client) InstanceAppLog(ctx context.Context, workspace, name, app string
 }
 
 // AddNode adds a node to be joined by hand and returns its join command.
-func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*shoal.JoinCommand, error) {
-	var out shoal.JoinCommand
+func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*nodekind.JoinCommand, error) {
+	var out nodekind.JoinCommand
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -215,8 +217,8 @@ func (c *Client) AddNode(ctx context.Context, workspace, compute string) (*shoal
 }
 
 // RemoveNode removes a node joined by hand.
-func (c *Client) RemoveNode(ctx context.Context, workspace, compute, node string) (*shoal.Node, error) {
-	var out shoal.Node
+func (c *Client) RemoveNode(ctx context.Context, workspace, compute, node string) (*nodekind.Node, error) {
+	var out nodekind.Node
 	if _, err := c.do(ctx, http.MethodDelete, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes/"+url.PathEscape(node), nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // CostReport reads the cost report.
-func (c *Client) CostReport(ctx context.Context, workspace, since, groupBy string) ([]shoal.CostLine, error) {
+func (c *Client) CostReport(ctx context.Context, workspace, since, groupBy string) ([]money.CostLine, error) {
 	q := url.Values{}
 	if since != "" {
 		q.Set("since", since)
@@ -17,7 +17,7 @@ func (c *Client) CostReport(ctx context.Context, workspace, since, groupBy strin
 	if groupBy != "" {
 		q.Set("group_by", groupBy)
 	}
-	var out listBody[shoal.CostLine]
+	var out listBody[money.CostLine]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/cost?"+q.Encode(), nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // ErrorBody is Azure's error envelope, {"error": {"code", "message",
@@ -25,17 +25,17 @@ type ErrorDetail struct {
 // answers an error with StatusFor(code), and the client trusts a code in
 // an answer only when its status is the one this table gives it.
 var codeToStatus = map[string]int{
-	shoal.EINVALID:        http.StatusBadRequest,
-	shoal.EUNAUTHORIZED:   http.StatusUnauthorized,
-	shoal.EFORBIDDEN:      http.StatusForbidden,
-	shoal.ENOTFOUND:       http.StatusNotFound,
-	shoal.ECONFLICT:       http.StatusConflict,
-	shoal.EPRECONDITION:   http.StatusPreconditionFailed,
-	shoal.EQUOTA:          http.StatusConflict,
-	shoal.ENOTIMPLEMENTED: http.StatusNotImplemented,
-	shoal.EUNAVAILABLE:    http.StatusBadGateway,
-	shoal.ESTORAGEFULL:    http.StatusInsufficientStorage,
-	shoal.EINTERNAL:       http.StatusInternalServerError,
+	core.EINVALID:        http.StatusBadRequest,
+	core.EUNAUTHORIZED:   http.StatusUnauthorized,
+	core.EFORBIDDEN:      http.StatusForbidden,
+	core.ENOTFOUND:       http.StatusNotFound,
+	core.ECONFLICT:       http.StatusConflict,
+	core.EPRECONDITION:   http.StatusPreconditionFailed,
+	core.EQUOTA:          http.StatusConflict,
+	core.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	core.EUNAVAILABLE:    http.StatusBadGateway,
+	core.ESTORAGEFULL:    http.StatusInsufficientStorage,
+	core.EINTERNAL:       http.StatusInternalServerError,
 }
 
 // StatusFor returns the HTTP status of an error code.
@@ -49,16 +49,16 @@ func StatusFor(code string) int {
 // statusToCode is the code an error status means when its body names
 // none the client can trust (a proxy's page, an older server).
 var statusToCode = map[int]string{
-	http.StatusBadRequest:            shoal.EINVALID,
-	http.StatusUnauthorized:          shoal.EUNAUTHORIZED,
-	http.StatusForbidden:             shoal.EFORBIDDEN,
-	http.StatusNotFound:              shoal.ENOTFOUND,
-	http.StatusConflict:              shoal.ECONFLICT,
-	http.StatusPreconditionFailed:    shoal.EPRECONDITION,
-	http.StatusNotImplemented:        shoal.ENOTIMPLEMENTED,
-	http.StatusBadGateway:            shoal.EUNAVAILABLE,
-	http.StatusInsufficientStorage:   shoal.ESTORAGEFULL,
-	http.StatusRequestEntityTooLarge: shoal.EINVALID,
+	http.StatusBadRequest:            core.EINVALID,
+	http.StatusUnauthorized:          core.EUNAUTHORIZED,
+	http.StatusForbidden:             core.EFORBIDDEN,
+	http.StatusNotFound:              core.ENOTFOUND,
+	http.StatusConflict:              core.ECONFLICT,
+	http.StatusPreconditionFailed:    core.EPRECONDITION,
+	http.StatusNotImplemented:        core.ENOTIMPLEMENTED,
+	http.StatusBadGateway:            core.EUNAVAILABLE,
+	http.StatusInsufficientStorage:   core.ESTORAGEFULL,
+	http.StatusRequestEntityTooLarge: core.EINVALID,
 }
 
 // decodeErrorResponse turns an error answer into a *shoal.Error: the
@@ -67,13 +67,13 @@ func decodeErrorResponse(status int, data []byte) error {
 	var body ErrorBody
 	code, ok := statusToCode[status]
 	if !ok {
-		code = shoal.EINTERNAL
+		code = core.EINTERNAL
 	}
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
 		if body.Error.Code != "" && StatusFor(body.Error.Code) == status {
 			code = body.Error.Code
 		}
-		return &shoal.Error{Code: code, Message: body.Error.Message, Field: body.Error.Target}
+		return &core.Error{Code: code, Message: body.Error.Message, Field: body.Error.Target}
 	}
-	return &shoal.Error{Code: code, Message: fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))}
+	return &core.Error{Code: code, Message: fmt.Sprintf("the server answered %d %s", status, http.StatusText(status))}
 }

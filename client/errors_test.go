@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // TestErrorsComeBackWithTheServersCode: what the server writes for an
@@ -17,23 +17,23 @@ import (
 // its status (a proxy, an older server) is read by its status alone.
 func TestErrorsComeBackWithTheServersCode(t *testing.T) {
 	codes := []string{
-		shoal.ECONFLICT, shoal.EINTERNAL, shoal.EINVALID, shoal.ENOTFOUND, shoal.EUNAUTHORIZED, shoal.EFORBIDDEN,
-		shoal.EQUOTA, shoal.EPRECONDITION, shoal.ENOTIMPLEMENTED, shoal.EUNAVAILABLE, shoal.ESTORAGEFULL,
+		core.ECONFLICT, core.EINTERNAL, core.EINVALID, core.ENOTFOUND, core.EUNAUTHORIZED, core.EFORBIDDEN,
+		core.EQUOTA, core.EPRECONDITION, core.ENOTIMPLEMENTED, core.EUNAVAILABLE, core.ESTORAGEFULL,
 	}
 	for _, code := range codes {
 		c := serve(t, client.StatusFor(code), client.ErrorBody{Error: client.ErrorDetail{Code: code, Message: "said " + code, Target: "name"}})
 		_, err := c.GetCompute(context.Background(), "default", "cpu")
-		if shoal.ErrorCode(err) != code || shoal.ErrorMessage(err) != "said "+code || shoal.ErrorField(err) != "name" {
+		if core.ErrorCode(err) != code || core.ErrorMessage(err) != "said "+code || core.ErrorField(err) != "name" {
 			t.Errorf("%s at %d: got %#v", code, client.StatusFor(code), err)
 		}
 	}
 
-	c := serve(t, http.StatusBadRequest, client.ErrorBody{Error: client.ErrorDetail{Code: shoal.ENOTFOUND, Message: "odd"}})
-	if _, err := c.GetCompute(context.Background(), "default", "cpu"); shoal.ErrorCode(err) != shoal.EINVALID {
+	c := serve(t, http.StatusBadRequest, client.ErrorBody{Error: client.ErrorDetail{Code: core.ENOTFOUND, Message: "odd"}})
+	if _, err := c.GetCompute(context.Background(), "default", "cpu"); core.ErrorCode(err) != core.EINVALID {
 		t.Errorf("not_found at 400: got %v, want the status's code invalid", err)
 	}
 	c = serve(t, http.StatusBadGateway, "<html>bad gateway</html>")
-	if _, err := c.GetCompute(context.Background(), "default", "cpu"); shoal.ErrorCode(err) != shoal.EUNAVAILABLE {
+	if _, err := c.GetCompute(context.Background(), "default", "cpu"); core.ErrorCode(err) != core.EUNAVAILABLE {
 		t.Errorf("a proxy's 502 page: got %v, want unavailable", err)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // UploadArtifact uploads a tar.gz archive and returns its artifact ID.
@@ -26,8 +28,8 @@ func (c *Client) UploadArtifact(ctx context.Context, workspace string, body io.R
 
 // SubmitJob submits a job document (JSON with the YAML keys); it reports
 // whether the job was created (false: the same job existed).
-func (c *Client) SubmitJob(ctx context.Context, workspace string, doc json.RawMessage, name string) (*shoal.Job, bool, error) {
-	var out shoal.Job
+func (c *Client) SubmitJob(ctx context.Context, workspace string, doc json.RawMessage, name string) (*job.Job, bool, error) {
+	var out job.Job
 	method, path := http.MethodPost, wsPath(workspace)+"/jobs"
 	if name != "" {
 		method, path = http.MethodPut, path+"/"+url.PathEscape(name)
@@ -40,8 +42,8 @@ func (c *Client) SubmitJob(ctx context.Context, workspace string, doc json.RawMe
 }
 
 // GetJob returns one job.
-func (c *Client) GetJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
-	var out shoal.Job
+func (c *Client) GetJob(ctx context.Context, workspace, name string) (*job.Job, error) {
+	var out job.Job
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -50,12 +52,12 @@ func (c *Client) GetJob(ctx context.Context, workspace, name string) (*shoal.Job
 
 // JobMetrics returns what a job logged through MLflow: each metric's
 // summary, its parameters and tags, and every point when history is set.
-func (c *Client) JobMetrics(ctx context.Context, workspace, name string, history bool) (*shoal.JobMetrics, error) {
+func (c *Client) JobMetrics(ctx context.Context, workspace, name string, history bool) (*job.JobMetrics, error) {
 	path := wsPath(workspace) + "/jobs/" + url.PathEscape(name) + "/metrics"
 	if history {
 		path += "?history=true"
 	}
-	var out shoal.JobMetrics
+	var out job.JobMetrics
 	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -63,7 +65,7 @@ func (c *Client) JobMetrics(ctx context.Context, workspace, name string, history
 }
 
 // ListJobs lists jobs, newest first.
-func (c *Client) ListJobs(ctx context.Context, workspace string, statuses []string, compute string, limit int) ([]*shoal.Job, error) {
+func (c *Client) ListJobs(ctx context.Context, workspace string, statuses []string, compute string, limit int) ([]*job.Job, error) {
 	q := url.Values{}
 	if len(statuses) > 0 {
 		q.Set("status", strings.Join(statuses, ","))
@@ -74,7 +76,7 @@ func (c *Client) ListJobs(ctx context.Context, workspace string, statuses []stri
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	var out listBody[*shoal.Job]
+	var out listBody[*job.Job]
 	path := wsPath(workspace) + "/jobs"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -86,8 +88,8 @@ func (c *Client) ListJobs(ctx context.Context, workspace string, statuses []stri
 }
 
 // CancelJob requests cancellation.
-func (c *Client) CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
-	var out shoal.Job
+func (c *Client) CancelJob(ctx context.Context, workspace, name string) (*job.Job, error) {
+	var out job.Job
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/cancel", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -95,8 +97,8 @@ func (c *Client) CancelJob(ctx context.Context, workspace, name string) (*shoal.
 }
 
 // ListAttempts returns a job's attempts.
-func (c *Client) ListAttempts(ctx context.Context, workspace, name string) ([]*shoal.Attempt, error) {
-	var out listBody[*shoal.Attempt]
+func (c *Client) ListAttempts(ctx context.Context, workspace, name string) ([]*job.Attempt, error) {
+	var out listBody[*job.Attempt]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/attempts", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -104,8 +106,8 @@ func (c *Client) ListAttempts(ctx context.Context, workspace, name string) ([]*s
 }
 
 // ListJobEvents returns a job's event log.
-func (c *Client) ListJobEvents(ctx context.Context, workspace, name string) ([]*shoal.Event, error) {
-	var out listBody[*shoal.Event]
+func (c *Client) ListJobEvents(ctx context.Context, workspace, name string) ([]*core.Event, error) {
+	var out listBody[*core.Event]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/events", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -135,8 +137,8 @@ func (c *Client) DownloadOutputs(ctx context.Context, workspace, name string, ra
 }
 
 // ListNodes returns a compute's nodes.
-func (c *Client) ListNodes(ctx context.Context, workspace, compute string) ([]*shoal.Node, error) {
-	var out listBody[*shoal.Node]
+func (c *Client) ListNodes(ctx context.Context, workspace, compute string) ([]*nodekind.Node, error) {
+	var out listBody[*nodekind.Node]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -144,8 +146,8 @@ func (c *Client) ListNodes(ctx context.Context, workspace, compute string) ([]*s
 }
 
 // PreemptNode preempts a node (admin only).
-func (c *Client) PreemptNode(ctx context.Context, workspace, compute, node string) (*shoal.Node, error) {
-	var out shoal.Node
+func (c *Client) PreemptNode(ctx context.Context, workspace, compute, node string) (*nodekind.Node, error) {
+	var out nodekind.Node
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/computes/"+url.PathEscape(compute)+"/nodes/"+url.PathEscape(node)+"/preempt", nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
 )
 
 // AddRegistry adds (or replaces) a workspace's registry login; the
 // answer never holds the password.
-func (c *Client) AddRegistry(ctx context.Context, workspace string, req *shoal.RegistryAdd) (*shoal.Registry, error) {
-	var out shoal.Registry
+func (c *Client) AddRegistry(ctx context.Context, workspace string, req *asset.RegistryAdd) (*asset.Registry, error) {
+	var out asset.Registry
 	if _, err := c.do(ctx, http.MethodPost, wsPath(workspace)+"/registries", req, nil, &out); err != nil {
 		return nil, err
 	}
@@ -19,8 +19,8 @@ func (c *Client) AddRegistry(ctx context.Context, workspace string, req *shoal.R
 }
 
 // ListRegistries lists a workspace's registry logins, without passwords.
-func (c *Client) ListRegistries(ctx context.Context, workspace string) ([]*shoal.Registry, error) {
-	var out listBody[*shoal.Registry]
+func (c *Client) ListRegistries(ctx context.Context, workspace string) ([]*asset.Registry, error) {
+	var out listBody[*asset.Registry]
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/registries", nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // CreateServicePrincipal creates a service principal; the answer holds its
@@ -19,8 +19,8 @@ func (c *Client) CreateServicePrincipal(ctx context.Context, name, description s
 }
 
 // ListServicePrincipals lists service principals.
-func (c *Client) ListServicePrincipals(ctx context.Context) ([]*shoal.ServicePrincipal, error) {
-	var out listBody[*shoal.ServicePrincipal]
+func (c *Client) ListServicePrincipals(ctx context.Context) ([]*identity.ServicePrincipal, error) {
+	var out listBody[*identity.ServicePrincipal]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/serviceprincipals", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -28,8 +28,8 @@ func (c *Client) ListServicePrincipals(ctx context.Context) ([]*shoal.ServicePri
 }
 
 // GetServicePrincipal returns a service principal.
-func (c *Client) GetServicePrincipal(ctx context.Context, name string) (*shoal.ServicePrincipal, error) {
-	var out shoal.ServicePrincipal
+func (c *Client) GetServicePrincipal(ctx context.Context, name string) (*identity.ServicePrincipal, error) {
+	var out identity.ServicePrincipal
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/serviceprincipals/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}

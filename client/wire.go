@@ -1,10 +1,10 @@
 package client
 
+import "github.com/shoal-ml/shoal/domain/identity"
+
 // The bodies below are the native API's own requests and answers (the
 // domain types travel as the root package defines them): the server in
 // api/ decodes and writes these very types, so the two cannot drift.
-
-import "github.com/shoal-ml/shoal"
 
 // TokenCreateRequest asks for a new API token.
 type TokenCreateRequest struct {
@@ -15,7 +15,7 @@ type TokenCreateRequest struct {
 
 // TokenCreateResponse carries the token itself, shown this once.
 type TokenCreateResponse struct {
-	*shoal.APIToken
+	*identity.APIToken
 	Token string `json:"token"`
 }
 
@@ -41,7 +41,7 @@ type SPCreateRequest struct {
 // when it is created or given a new secret: what AZURE_CLIENT_ID,
 // AZURE_CLIENT_SECRET, AZURE_TENANT_ID and AZURE_AUTHORITY_HOST take.
 type SPCredentials struct {
-	*shoal.ServicePrincipal
+	*identity.ServicePrincipal
 	ClientSecret string `json:"client_secret"`
 	// TenantID is "adfs": Azure's identity libraries skip Microsoft's
 	// instance discovery for it (see oauthRoutes in api/).

@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // GetWorkspaceLimits returns a workspace's limits and storage use.
-func (c *Client) GetWorkspaceLimits(ctx context.Context, workspace string) (*shoal.WorkspaceLimitsView, error) {
-	var out shoal.WorkspaceLimitsView
+func (c *Client) GetWorkspaceLimits(ctx context.Context, workspace string) (*money.WorkspaceLimitsView, error) {
+	var out money.WorkspaceLimitsView
 	if _, err := c.do(ctx, http.MethodGet, wsPath(workspace)+"/limits", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -17,8 +17,8 @@ func (c *Client) GetWorkspaceLimits(ctx context.Context, workspace string) (*sho
 }
 
 // UpdateWorkspaceLimits sets a workspace's limits (administrators).
-func (c *Client) UpdateWorkspaceLimits(ctx context.Context, workspace string, upd *WorkspaceLimitsUpdate) (*shoal.WorkspaceLimitsView, error) {
-	var out shoal.WorkspaceLimitsView
+func (c *Client) UpdateWorkspaceLimits(ctx context.Context, workspace string, upd *WorkspaceLimitsUpdate) (*money.WorkspaceLimitsView, error) {
+	var out money.WorkspaceLimitsView
 	if _, err := c.do(ctx, http.MethodPatch, wsPath(workspace)+"/limits", upd, nil, &out); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
@@ -17,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/control/sweeps"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Controller runs the control loops over the store: node lifecycle
@@ -141,7 +141,7 @@ func (c *Controller) pruneDeletions(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	c.lastPrune = now
-	return c.s.Store().Update(ctx, func(tx shoal.Tx) error { return tx.PruneNodeDeletions(gen) })
+	return c.s.Store().Update(ctx, func(tx store.Tx) error { return tx.PruneNodeDeletions(gen) })
 }
 
 // RunPlacement runs only the scheduler and the autoscaler: what a new job

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/internal/testpg"
-	"github.com/shoal-ml/shoal/postgres"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/sqlstore/storecopy"
+	"github.com/shoal-ml/shoal/store/postgres"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlstore/storecopy"
 )
 
 // An installation moves from SQLite to PostgreSQL and back without losing

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/tlsconf"
+	"github.com/shoal-ml/shoal/internal/tlsconf"
 )
 
 // `shoal server --tls`: HTTPS with a private CA made in the data dir on

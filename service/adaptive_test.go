@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A cluster with idle_time_before_scale_down: adaptive keeps an idle node
@@ -18,8 +19,8 @@ locations:
     provisioning_delay: 3m
 `)
 	minN, maxN, idle := 0, 2, 120
-	spec := &shoal.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
-		IdleTimeBeforeScaleDown: &idle, IdlePolicy: shoal.IdlePolicyAdaptive}
+	spec := &compute.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
+		IdleTimeBeforeScaleDown: &idle, IdlePolicy: compute.IdlePolicyAdaptive}
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ locations:
 		h.joinAll()
 		h.step(0)
 		task := h.start(h.nodeIDs("cpu")[0])
-		h.finish(h.nodeIDs("cpu")[0], task, shoal.RankCompleted)
+		h.finish(h.nodeIDs("cpu")[0], task, node.RankCompleted)
 		h.step(0)
 		h.step(4 * time.Minute)
 	}
@@ -49,7 +50,7 @@ locations:
 	if !found {
 		t.Errorf("no 'kept idle' reason among the events:\n%s", strings.Join(h.events("cpu"), "\n"))
 	}
-	if p := h.findCompute("cpu"); p.IdlePolicy != shoal.IdlePolicyAdaptive || *p.IdleTimeBeforeScaleDown != 120 {
+	if p := h.findCompute("cpu"); p.IdlePolicy != compute.IdlePolicyAdaptive || *p.IdleTimeBeforeScaleDown != 120 {
 		t.Errorf("compute %v %v", p.IdlePolicy, *p.IdleTimeBeforeScaleDown)
 	}
 }

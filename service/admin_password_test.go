@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A cluster's SSH admin_password is kept only as a salted hash: the store
@@ -17,10 +19,10 @@ func TestClusterAdminPasswordIsStoredOnlyAsASaltedHash(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
 	minN, maxN, idle, on := 0, 1, 120, true
-	spec := func(pw string) *shoal.ComputeSpec {
-		return &shoal.ComputeSpec{Name: "ssh", Type: "amlcompute", Size: "Standard_DS3_v2",
+	spec := func(pw string) *compute.ComputeSpec {
+		return &compute.ComputeSpec{Name: "ssh", Type: "amlcompute", Size: "Standard_DS3_v2",
 			MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle, SSHPublicAccessEnabled: &on,
-			SSHSettings: &shoal.SSHSettings{AdminUsername: "azureuser", AdminPassword: pw}}
+			SSHSettings: &compute.SSHSettings{AdminUsername: "azureuser", AdminPassword: pw}}
 	}
 	c, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec(password), "")
 	if err != nil {
@@ -52,7 +54,7 @@ func TestClusterAdminPasswordIsStoredOnlyAsASaltedHash(t *testing.T) {
 	if got, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec(password), ""); err != nil || got.Version != stored.Version {
 		t.Fatalf("applying the same document: version %d→%v, %v", stored.Version, got, err)
 	}
-	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec("An0ther-Secret-Pass"), ""); shoal.ErrorCode(err) != shoal.ECONFLICT || shoal.ErrorField(err) != "ssh_settings" {
+	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec("An0ther-Secret-Pass"), ""); core.ErrorCode(err) != core.ECONFLICT || core.ErrorField(err) != "ssh_settings" {
 		t.Fatalf("another password: %v, want ECONFLICT on ssh_settings", err)
 	}
 	// A node learns the salt and hash, and they check the password.
@@ -65,11 +67,11 @@ func TestClusterAdminPasswordIsStoredOnlyAsASaltedHash(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("joined %v", ids)
 	}
-	resp, err := h.svc.SyncNode(h.ctx, ids[0], &shoal.AgentSyncRequest{First: true}, 0)
+	resp, err := h.svc.SyncNode(h.ctx, ids[0], &node.AgentSyncRequest{First: true}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.SSH == nil || resp.SSH.PasswordSHA256 == "" || shoal.NodePasswordHash(resp.SSH.PasswordSalt, password) != resp.SSH.PasswordSHA256 {
+	if resp.SSH == nil || resp.SSH.PasswordSHA256 == "" || compute.NodePasswordHash(resp.SSH.PasswordSalt, password) != resp.SSH.PasswordSHA256 {
 		t.Fatalf("the node's SSH settings: %+v", resp.SSH)
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"slices"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/agentapi"
-	"github.com/shoal-ml/shoal/tracking"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/service/tracking"
 )
 
 // The job's side of the agent protocol (package agentapi): the task a
@@ -17,9 +21,9 @@ import (
 // AgentTask builds the task of node n's rank of attempt a: what the
 // agent protocol (agentapi) hands a node to start, built here because
 // the task is the job's (its containers, its tracking token).
-func (s *Services) AgentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) (*shoal.AgentTask, error) {
-	t := &shoal.AgentTask{
-		RankRef: shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
+func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.Node) (*node.AgentTask, error) {
+	t := &node.AgentTask{
+		RankRef: node.RankRef{AttemptID: a.ID, Rank: n.CurrentRank},
 		JobName: j.Name, Workspace: j.Workspace, Attempt: a.Number, NodeCount: len(a.Ranks),
 		Command: j.Command, Code: j.Code, Inputs: j.Inputs, EnvironmentVariables: j.EnvironmentVariables,
 		Environment:      j.ResolvedEnvironment,
@@ -45,7 +49,7 @@ func (s *Services) AgentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 	if key := s.cfg.SecretsKey; key != nil {
 		// Derived, not stored: every sync hands the same token, and any
 		// replica with the key checks it (tracking.Authenticate).
-		t.Tracking = &shoal.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
+		t.Tracking = &node.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
 	}
 	var err error
 	t.Container, err = s.containerTask(tx, j, n)
@@ -57,21 +61,21 @@ func (s *Services) AgentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *sho
 // refused with ECONFLICT. When the report frees the node and the node is
 // given its next job at once, the answer carries that job's task, so the
 // agent starts it without waiting for its next sync.
-func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *shoal.RankReport) ([]*shoal.AgentTask, error) {
+func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *node.RankReport) ([]*node.AgentTask, error) {
 	var wake []string
-	var next []*shoal.AgentTask
+	var next []*node.AgentTask
 	var outcomes JobOutcomes
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		outcomes.Reset()
 		w, err := agentapi.LoadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
 		n, a, rs, j := w.Node, w.Attempt, w.Rank, w.Job
-		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(rs.Status) {
-			return shoal.Errorf(shoal.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
+		if j.CurrentAttemptID != a.ID || job.AttemptTerminal(rs.Status) {
+			return core.Errorf(core.ECONFLICT, "attempt %s of job %s is no longer current (the job is on attempt %d); report refused", a.ID, j.Name, j.AttemptCount)
 		}
-		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
+		ctx := identity.WithPrincipal(ctx, node.NodePrincipal(n))
 		before := markOf(j)
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
@@ -111,10 +115,10 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 // it, or one that died with its agent. It does nothing unless the rank is
 // still in status from (the agent got to it after all, or it ended
 // meanwhile).
-func (s *Services) EndRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error {
+func (s *Services) EndRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from, state, reason string) error {
 	var wake []string
 	var outcomes JobOutcomes
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		outcomes.Reset()
 		w, err := agentapi.LoadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
 		if err != nil {
@@ -124,9 +128,9 @@ func (s *Services) EndRankForNode(ctx context.Context, nodeID string, ref shoal.
 		if j.CurrentAttemptID != a.ID || rs.Status != from {
 			return nil
 		}
-		ctx := shoal.WithPrincipal(ctx, systemPrincipal)
+		ctx := identity.WithPrincipal(ctx, systemPrincipal)
 		before := markOf(j)
-		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &shoal.RankReport{State: state, Reason: reason}); err != nil {
+		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &node.RankReport{State: state, Reason: reason}); err != nil {
 			return err
 		}
 		outcomes.note(before, j)

@@ -5,9 +5,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/computes"
-	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // MaxInfraRequeues bounds how often preemption or node loss may requeue one
@@ -17,7 +19,7 @@ const MaxInfraRequeues = jobrun.MaxInfraRequeues
 // applyRankReport moves a rank, its attempt and its job forward (the
 // decision is jobrun.Step's; this writes it and carries out its effects).
 // It returns nodes to wake (siblings to stop when a rank fails).
-func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, rs *shoal.RankStatus, n *shoal.Node, rep *shoal.RankReport) ([]string, error) {
+func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job, a *job.Attempt, rs *job.RankStatus, n *node.Node, rep *node.RankReport) ([]string, error) {
 	now := tx.Now()
 	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.RankReport, Rank: rs.Rank, Report: rep}, now)
 	if err != nil {
@@ -30,7 +32,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
 		return nil, err
 	}
-	if out.MarkPreempted && n.Role == "" && n.State != shoal.NodePreempted && n.State != shoal.NodeLeaving && n.State != shoal.NodeUnusable {
+	if out.MarkPreempted && n.Role == "" && n.State != node.NodePreempted && n.State != node.NodeLeaving && n.State != node.NodeUnusable {
 		// The node's own agent says its machine is being taken back (a
 		// Slurm pilot's SIGTERM) before the server heard so: no more
 		// work goes there, not even the job being requeued.
@@ -64,7 +66,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx shoal.Tx, j *shoal.Jo
 }
 
 // appendStepEvents records the job events a step asks for.
-func appendStepEvents(ctx context.Context, tx shoal.Tx, j *shoal.Job, evs []jobrun.JobEvent) error {
+func appendStepEvents(ctx context.Context, tx store.Tx, j *job.Job, evs []jobrun.JobEvent) error {
 	for _, e := range evs {
 		if err := AppendJobEvent(ctx, tx, j, string(e.Code), e.Reason); err != nil {
 			return err
@@ -75,12 +77,12 @@ func appendStepEvents(ctx context.Context, tx shoal.Tx, j *shoal.Job, evs []jobr
 
 // freeNode returns a node to idle once its rank ended (or leaves it
 // draining/preempted so the controller releases it).
-func (s *Services) freeNode(tx shoal.Tx, n *shoal.Node, now time.Time) error {
+func (s *Services) freeNode(tx store.Tx, n *node.Node, now time.Time) error {
 	n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank = "", "", 0
-	if n.State == shoal.NodeRunning {
-		n.State, n.IdleSince = shoal.NodeIdle, &now
+	if n.State == node.NodeRunning {
+		n.State, n.IdleSince = node.NodeIdle, &now
 		if n.Draining {
-			n.State = shoal.NodeLeaving
+			n.State = node.NodeLeaving
 		}
 	}
 	n.Version++

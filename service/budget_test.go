@@ -6,8 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A block budget on a tag: two nodes of a team=vision cluster run until
@@ -20,23 +26,23 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	admin := h.adminCtx()
 	start := h.clock.Now()
 	minN, maxN, idle := 0, 3, 60
-	spec := &shoal.ComputeSpec{Name: "vision-gpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
+	spec := &compute.ComputeSpec{Name: "vision-gpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
 		IdleTimeBeforeScaleDown: &idle, Tags: map[string]string{"team": "vision"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.ctrl.ReconcileComputes(h.ctx)
 	// $1 a month: two DS3_v2 nodes ($0.293/h each) spend it in about 1.7 h.
-	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "tag:team=vision", Limit: 1, Period: "month", Action: shoal.BudgetBlock}); err != nil {
+	if _, err := h.svc.CreateBudget(admin, ws, &money.Budget{Scope: "tag:team=vision", Limit: 1, Period: "month", Action: money.BudgetBlock}); err != nil {
 		t.Fatal(err)
 	}
-	for field, bad := range map[string]shoal.Budget{"scope": {Scope: "tag:team", Limit: 1}, "limit": {Scope: "workspace", Limit: 0},
+	for field, bad := range map[string]money.Budget{"scope": {Scope: "tag:team", Limit: 1}, "limit": {Scope: "workspace", Limit: 0},
 		"period": {Scope: "workspace", Limit: 5, Period: "year"}, "action": {Scope: "workspace", Limit: 5, Action: "stop"}} {
-		if _, err := h.svc.CreateBudget(admin, ws, &bad); shoal.ErrorCode(err) != shoal.EINVALID || shoal.ErrorField(err) != field {
-			t.Errorf("budget %+v: %v (field %q), want EINVALID naming %s", bad, err, shoal.ErrorField(err), field)
+		if _, err := h.svc.CreateBudget(admin, ws, &bad); core.ErrorCode(err) != core.EINVALID || core.ErrorField(err) != field {
+			t.Errorf("budget %+v: %v (field %q), want EINVALID naming %s", bad, err, core.ErrorField(err), field)
 		}
 	}
-	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "everyone", Limit: 5}); shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(shoal.ErrorMessage(err), "scope") {
+	if _, err := h.svc.CreateBudget(admin, ws, &money.Budget{Scope: "everyone", Limit: 5}); core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorMessage(err), "scope") {
 		t.Errorf("scope everyone: %v", err)
 	}
 	h.submit("long", "vision-gpu", 2, "")
@@ -44,7 +50,7 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	h.joinAll()
 	h.step(0)
 	nodes := h.nodeIDs("vision-gpu")
-	tasks := []*shoal.AgentTask{h.start(nodes[0]), h.start(nodes[1])}
+	tasks := []*node.AgentTask{h.start(nodes[0]), h.start(nodes[1])}
 	for range 12 { // 2 hours in 10-minute steps
 		h.step(10 * time.Minute)
 	}
@@ -71,21 +77,21 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 	if n := len(h.nodes("vision-gpu")); n != 2 {
 		t.Fatalf("%d nodes; the budget should have stopped scale-up at 2", n)
 	}
-	j := h.wantJob("next", shoal.JobQueued)
+	j := h.wantJob("next", job.JobQueued)
 	if !strings.Contains(j.StatusReason, "budget team=vision 1 USD/month reached") {
 		t.Errorf("the queued job's reason %q does not name the budget", j.StatusReason)
 	}
 	if j.StatusReasonCode != string(scheduler.ReasonBudget) {
 		t.Errorf("the queued job's reason code %q, want %s", j.StatusReasonCode, scheduler.ReasonBudget)
 	}
-	h.wantEvent("vision-gpu", shoal.EventBudgetBlocked+": budget team=vision")
+	h.wantEvent("vision-gpu", core.EventBudgetBlocked+": budget team=vision")
 	h.wantEvent("vision-gpu", "budget team=vision 1 USD/month reached")
 	// The running job finishes.
 	for i, n := range nodes {
-		h.finish(n, tasks[i], shoal.RankCompleted)
+		h.finish(n, tasks[i], node.RankCompleted)
 	}
 	h.step(0)
-	h.wantJob("long", shoal.JobCompleted)
+	h.wantJob("long", job.JobCompleted)
 
 	// The report adds up to the ledger's node-seconds.
 	until := h.clock.Now()
@@ -98,7 +104,7 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 		usage += l.NodeSeconds
 	}
 	want := 0.0
-	if err := h.store.View(h.ctx, func(tx shoal.Tx) error {
+	if err := h.store.View(h.ctx, func(tx store.Tx) error {
 		list, err := tx.ListNodeUsage(ws, start, until)
 		for _, u := range list {
 			want += u.Overlap(start, until).Seconds()
@@ -113,7 +119,7 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 
 	// A budget whose spend is past its limit the first time it is
 	// priced warns at 50, 80 and 100 % at once: no threshold is skipped.
-	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "workspace", Limit: 0.1, Period: "month"}); err != nil {
+	if _, err := h.svc.CreateBudget(admin, ws, &money.Budget{Scope: "workspace", Limit: 0.1, Period: "month"}); err != nil {
 		t.Fatal(err)
 	}
 	h.step(15 * time.Second)
@@ -137,11 +143,11 @@ func TestBudgetBlocksScaleUp(t *testing.T) {
 func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	as := func(user string) *shoal.Principal {
-		return &shoal.Principal{ID: "user:" + user, Name: user, Kind: shoal.PrincipalUser}
+	as := func(user string) *identity.Principal {
+		return &identity.Principal{ID: "user:" + user, Name: user, Kind: identity.PrincipalUser}
 	}
 	for _, u := range []string{"alice", "bob"} {
-		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: u}); err != nil {
+		if _, err := h.svc.CreateUser(admin, &identity.User{Name: u}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := h.svc.AssignRole(admin, "user:"+u, "Contributor", ws); err != nil {
@@ -149,13 +155,13 @@ func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 		}
 	}
 	h.compute("cpu", 0, 4, 3600)
-	if _, err := h.svc.CreateBudget(admin, ws, &shoal.Budget{Scope: "user:alice", Limit: 0.01, Period: "day", Action: shoal.BudgetBlock}); err != nil {
+	if _, err := h.svc.CreateBudget(admin, ws, &money.Budget{Scope: "user:alice", Limit: 0.01, Period: "day", Action: money.BudgetBlock}); err != nil {
 		t.Fatal(err)
 	}
 	submitAs := func(user, name string) {
 		t.Helper()
-		ctx := shoal.WithPrincipal(h.ctx, as(user))
-		if _, _, err := h.svc.SubmitJob(ctx, ws, &shoal.JobSpec{Name: name, Command: "train", Compute: "cpu"}); err != nil {
+		ctx := identity.WithPrincipal(h.ctx, as(user))
+		if _, _, err := h.svc.SubmitJob(ctx, ws, &job.JobSpec{Name: name, Command: "train", Compute: "cpu"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,7 +172,7 @@ func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 	n := h.nodeIDs("cpu")[0]
 	task := h.start(n)
 	h.step(10 * time.Minute) // $0.049 of a DS3_v2: alice's $0.01 is spent
-	h.finish(n, task, shoal.RankCompleted)
+	h.finish(n, task, node.RankCompleted)
 	h.step(15 * time.Second)
 	// The node is idle: her next job still runs on it (a budget stops
 	// scale-up, not placement); the one after waits without a new node.
@@ -177,7 +183,7 @@ func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 	if got := len(h.nodes("cpu")); got != 1 {
 		t.Fatalf("%d nodes after alice's budget was spent, want 1", got)
 	}
-	j := h.wantJob("a3", shoal.JobQueued)
+	j := h.wantJob("a3", job.JobQueued)
 	if !strings.Contains(j.StatusReason, "budget alice 0.01 USD/day reached") {
 		t.Errorf("a3's reason %q does not name alice's budget", j.StatusReason)
 	}
@@ -196,8 +202,8 @@ func TestUserBudgetBlocksOnlyTheUser(t *testing.T) {
 	}
 	h.step(time.Second)
 	h.step(time.Second)
-	h.wantJob("b1", shoal.JobPreparing)
-	if j := h.wantJob("a3", shoal.JobQueued); !strings.Contains(j.StatusReason, "budget alice") {
+	h.wantJob("b1", job.JobPreparing)
+	if j := h.wantJob("a3", job.JobQueued); !strings.Contains(j.StatusReason, "budget alice") {
 		t.Errorf("a3's reason %q", j.StatusReason)
 	}
 	h.step(time.Second)

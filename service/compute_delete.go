@@ -3,14 +3,16 @@ package service
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // FailQueuedJobs fails the jobs still queued on a compute being deleted:
 // they can never run.
-func (s *Services) FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *JobOutcomes) error {
-	jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: c.Workspace, Compute: c.Name, Statuses: []string{shoal.JobQueued}})
+func (s *Services) FailQueuedJobs(ctx context.Context, tx store.Tx, c *compute.Compute, out *JobOutcomes) error {
+	jobs, err := tx.ListJobs(job.JobFilter{Workspace: c.Workspace, Compute: c.Name, Statuses: []string{job.JobQueued}})
 	if err != nil {
 		return err
 	}

@@ -11,33 +11,38 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
-	"github.com/shoal-ml/shoal/registries"
+	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // hostedProvider is the fake provider with one host, as the local
 // provider has.
 type hostedProvider struct{ *fake.Provider }
 
-func (hostedProvider) Hosts(context.Context) ([]*shoal.Host, error) {
-	return []*shoal.Host{{Name: "this machine", Address: "127.0.0.1", Kind: "provider", VCPUs: 16, MemoryGB: 64, State: shoal.HostReady}}, nil
+func (hostedProvider) Hosts(context.Context) ([]*compute.Host, error) {
+	return []*compute.Host{{Name: "this machine", Address: "127.0.0.1", Kind: "provider", VCPUs: 16, MemoryGB: 64, State: compute.HostReady}}, nil
 }
 
 // joinWithRuntime joins a provisioned node as its agent would, reporting
 // the host's container runtime rt.
-func (h *harness) joinWithRuntime(p fake.Provisioned, rt *shoal.ContainerRuntimeInfo) string {
+func (h *harness) joinWithRuntime(p fake.Provisioned, rt *compute.ContainerRuntimeInfo) string {
 	h.t.Helper()
 	id := p.Req.Node.ID
 	h.ports++
 	port := 5000 + h.ports
-	if _, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: port, Runtime: rt}); err != nil {
+	if _, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, nodekind.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: port, Runtime: rt}); err != nil {
 		h.t.Fatalf("join %s: %v", id, err)
 	}
-	h.agents[id] = &agent{id: id, port: port, running: map[shoal.RankRef]*shoal.AgentTask{}}
+	h.agents[id] = &agent{id: id, port: port, running: map[nodekind.RankRef]*nodekind.AgentTask{}}
 	h.order = append(h.order, id)
 	return id
 }
@@ -50,16 +55,16 @@ func wantFieldRefusal(t *testing.T, what string, err error, field string, parts 
 		t.Errorf("%s: accepted, want refused", what)
 		return
 	}
-	var e *shoal.Error
+	var e *core.Error
 	if !errors.As(err, &e) || e.Field != field {
 		t.Errorf("%s: %v, want an error on field %s", what, err, field)
 	}
-	if code := shoal.ErrorCode(err); code != shoal.EINVALID && code != shoal.ENOTFOUND && code != shoal.ECONFLICT {
+	if code := core.ErrorCode(err); code != core.EINVALID && code != core.ENOTFOUND && code != core.ECONFLICT {
 		t.Errorf("%s: code %s, want a 4xx code", what, code)
 	}
 	for _, p := range parts {
-		if !strings.Contains(shoal.ErrorMessage(err), p) {
-			t.Errorf("%s: %q does not say %q", what, shoal.ErrorMessage(err), p)
+		if !strings.Contains(core.ErrorMessage(err), p) {
+			t.Errorf("%s: %q does not say %q", what, core.ErrorMessage(err), p)
 		}
 	}
 }
@@ -71,20 +76,20 @@ var imageEnv = map[string]any{"image": "localhost:5000/team/train:3"}
 func TestSubmitContainerModes(t *testing.T) {
 	off := newHarness(t, "locations: [{name: local, containers: off}]")
 	off.compute("cpu", 0, 1, 600)
-	_, _, err := off.svc.SubmitJob(off.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
+	_, _, err := off.svc.SubmitJob(off.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
 	wantFieldRefusal(t, "image job at containers: off", err, "environment", `"local"`, "containers: off")
-	off.submitSpec(&shoal.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
+	off.submitSpec(&job.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
 
 	req := newHarness(t, "locations: [{name: local, containers: required}]")
 	req.compute("cpu", 0, 1, 600)
-	_, _, err = req.svc.SubmitJob(req.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu"})
+	_, _, err = req.svc.SubmitJob(req.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu"})
 	wantFieldRefusal(t, "bare job at containers: required", err, "environment", `"local"`, "containers: required", "image")
-	req.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+	req.submitSpec(&job.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
 
 	opt := newHarness(t, "")
 	opt.compute("cpu", 0, 1, 600)
-	opt.submitSpec(&shoal.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
-	opt.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+	opt.submitSpec(&job.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
+	opt.submitSpec(&job.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
 }
 
 // An image job is refused when every host that reported says it has no
@@ -95,7 +100,7 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 1, 2, 600)
 	// No node has joined: nothing is known, the job is taken.
-	h.submitSpec(&shoal.JobSpec{Name: "unknown", Command: "true", Compute: "cpu", Environment: imageEnv})
+	h.submitSpec(&job.JobSpec{Name: "unknown", Command: "true", Compute: "cpu", Environment: imageEnv})
 	if _, err := h.svc.CancelJob(h.ctx, ws, "unknown"); err != nil {
 		t.Fatal(err)
 	}
@@ -104,18 +109,18 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	if len(prov) != 1 {
 		t.Fatalf("provisioned %d nodes, want the cluster's minimum of 1", len(prov))
 	}
-	none := &shoal.ContainerRuntimeInfo{Error: "no Docker socket, and podman is not installed"}
+	none := &compute.ContainerRuntimeInfo{Error: "no Docker socket, and podman is not installed"}
 	id := h.joinWithRuntime(prov[0], none)
-	_, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
+	_, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
 	wantFieldRefusal(t, "image job, host without runtime", err, "environment", "host 127.0.0.1", id, "podman is not installed", "localhost:5000/team/train:3")
 	// A job without an image still runs on the host.
-	h.submitSpec(&shoal.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
+	h.submitSpec(&job.JobSpec{Name: "bare", Command: "true", Compute: "cpu"})
 
 	d, err := h.svc.FindLocation(h.ctx, "local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Containers != shoal.ContainersOptional {
+	if d.Containers != compute.ContainersOptional {
 		t.Errorf("location containers = %q, want optional", d.Containers)
 	}
 	if n := h.mustNode("cpu", id); n.Runtime == nil || n.Runtime.Error != none.Error {
@@ -130,14 +135,14 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	if len(prov) != 1 {
 		t.Fatalf("provisioned %d nodes, want 1 more", len(prov))
 	}
-	podman := &shoal.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", StorageDriver: "overlay", StorageRoot: "/var/lib/shoal/containers", FreeBytes: 12_300_000_000, GPUs: nil}
+	podman := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", StorageDriver: "overlay", StorageRoot: "/var/lib/shoal/containers", FreeBytes: 12_300_000_000, GPUs: nil}
 	id2 := h.joinWithRuntime(prov[0], podman)
-	h.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+	h.submitSpec(&job.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
 	// The location's detail shows the report with the host the nodes
 	// run on: the latest joined node's.
 	lister := service.New(service.Config{
 		Store: h.store, Catalog: h.cat, Files: h.files,
-		Providers: map[string]shoal.Provider{"local": hostedProvider{h.prov}}, ServerURL: "http://shoal.test",
+		Providers: map[string]nodekind.Provider{"local": hostedProvider{h.prov}}, ServerURL: "http://shoal.test",
 	})
 	if d, err = lister.FindLocation(h.ctx, "local"); err != nil {
 		t.Fatal(err)
@@ -157,7 +162,7 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 func TestTaskCarriesOnlyItsRegistries(t *testing.T) {
 	h := newHarness(t, "locations: [{name: local, containers: required}]")
 	regs := registries.New(registries.Config{Store: h.store, SecretsKey: h.secretsKey})
-	for _, r := range []*shoal.RegistryAdd{
+	for _, r := range []*asset.RegistryAdd{
 		{Server: "localhost:5000", Username: "team", Password: "s3cret-pull"},
 		{Server: "other.example.com", Username: "else", Password: "s3cret-other"},
 		{Server: "push.example.com:443", Username: "builder", Password: "s3cret-push", Push: true},
@@ -167,7 +172,7 @@ func TestTaskCarriesOnlyItsRegistries(t *testing.T) {
 		}
 	}
 	h.compute("cpu", 0, 1, 600)
-	h.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
+	h.submitSpec(&job.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
 	h.step(0)
 	h.joinAll()
 	h.step(0)
@@ -178,7 +183,7 @@ func TestTaskCarriesOnlyItsRegistries(t *testing.T) {
 		t.Fatal("task of an image job has no container part")
 	}
 	n := h.mustNode("cpu", node)
-	if ct.Mode != shoal.ContainersRequired || ct.VCPUs != n.VCPUs || ct.MemoryGB != n.MemoryGB || ct.VCPUs == 0 {
+	if ct.Mode != compute.ContainersRequired || ct.VCPUs != n.VCPUs || ct.MemoryGB != n.MemoryGB || ct.VCPUs == 0 {
 		t.Errorf("container task %+v, want mode required and the node's %d vCPUs, %g GB", ct, n.VCPUs, n.MemoryGB)
 	}
 	if ct.PushTo != "push.example.com:443/shoal/default" {
@@ -218,7 +223,7 @@ func TestTaskCarriesOnlyItsRegistries(t *testing.T) {
 	}
 
 	// At rest the password is sealed, under its workspace and server.
-	if err := h.store.View(h.ctx, func(tx shoal.Tx) error {
+	if err := h.store.View(h.ctx, func(tx store.Tx) error {
 		stored, err := tx.ListRegistries(ws)
 		if err != nil {
 			return err
@@ -247,25 +252,25 @@ func TestRegistriesNeedASecretsKey(t *testing.T) {
 		t.Errorf("bare job's task has a container part %+v", task.Container)
 	}
 	keyless := registries.New(registries.Config{Store: h.store})
-	_, err := keyless.AddRegistry(h.adminCtx(), ws, &shoal.RegistryAdd{Server: "localhost:5000", Username: "u", Password: "p"})
-	if shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(shoal.ErrorMessage(err), "secrets_key_file") {
+	_, err := keyless.AddRegistry(h.adminCtx(), ws, &asset.RegistryAdd{Server: "localhost:5000", Username: "u", Password: "p"})
+	if core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorMessage(err), "secrets_key_file") {
 		t.Errorf("add without a secrets key: %v, want refused naming secrets_key_file", err)
 	}
 	// An insecure registry without a login needs no key.
-	if _, err := keyless.AddRegistry(h.adminCtx(), ws, &shoal.RegistryAdd{Server: "localhost:5000", Insecure: true}); err != nil {
+	if _, err := keyless.AddRegistry(h.adminCtx(), ws, &asset.RegistryAdd{Server: "localhost:5000", Insecure: true}); err != nil {
 		t.Errorf("insecure registry without a login: %v", err)
 	}
 	for _, bad := range []struct {
-		req   shoal.RegistryAdd
+		req   asset.RegistryAdd
 		field string
 	}{
-		{shoal.RegistryAdd{Username: "u", Password: "p"}, "server"},
-		{shoal.RegistryAdd{Server: "http://localhost:5000", Username: "u", Password: "p"}, "server"},
-		{shoal.RegistryAdd{Server: "localhost:5000/team", Username: "u", Password: "p"}, "server"},
-		{shoal.RegistryAdd{Server: "bad host", Username: "u", Password: "p"}, "server"},
-		{shoal.RegistryAdd{Server: "localhost:5000"}, "username"},
-		{shoal.RegistryAdd{Server: "localhost:5000", Password: "p"}, "username"},
-		{shoal.RegistryAdd{Server: "localhost:5000", Username: "u"}, "password"},
+		{asset.RegistryAdd{Username: "u", Password: "p"}, "server"},
+		{asset.RegistryAdd{Server: "http://localhost:5000", Username: "u", Password: "p"}, "server"},
+		{asset.RegistryAdd{Server: "localhost:5000/team", Username: "u", Password: "p"}, "server"},
+		{asset.RegistryAdd{Server: "bad host", Username: "u", Password: "p"}, "server"},
+		{asset.RegistryAdd{Server: "localhost:5000"}, "username"},
+		{asset.RegistryAdd{Server: "localhost:5000", Password: "p"}, "username"},
+		{asset.RegistryAdd{Server: "localhost:5000", Username: "u"}, "password"},
 	} {
 		_, err := keyless.AddRegistry(h.adminCtx(), ws, &bad.req)
 		wantFieldRefusal(t, bad.req.String(), err, bad.field)
@@ -290,10 +295,10 @@ func TestSubmitChecksInlineBuildContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu",
+	_, _, err = h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu",
 		Environment: map[string]any{"build": map[string]any{"path": id, "dockerfile_path": "docker/train.Dockerfile"}}})
 	wantFieldRefusal(t, "a build without its Dockerfile", err, "environment.build.dockerfile_path", "docker/train.Dockerfile")
-	h.submitSpec(&shoal.JobSpec{Name: "built", Command: "true", Compute: "cpu", Environment: map[string]any{"build": map[string]any{"path": id}}})
+	h.submitSpec(&job.JobSpec{Name: "built", Command: "true", Compute: "cpu", Environment: map[string]any{"build": map[string]any{"path": id}}})
 
 	// The node the job runs on builds the image: it may read the build
 	// context (as it reads the job's code), and nothing else uploaded.
@@ -314,7 +319,7 @@ func TestSubmitChecksInlineBuildContext(t *testing.T) {
 	if rc != nil {
 		rc.Close()
 	}
-	wantCode(t, "the node reading an artifact its job does not use", err, shoal.EFORBIDDEN)
+	wantCode(t, "the node reading an artifact its job does not use", err, core.EFORBIDDEN)
 }
 
 // A node's Preparing reports reach the job through ReportRank: its reason
@@ -325,7 +330,7 @@ func TestPreparingReportsAndImageFailure(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 1, 600)
 	retries := 2
-	h.submitSpec(&shoal.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv, Retries: &retries})
+	h.submitSpec(&job.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv, Retries: &retries})
 	h.step(0)
 	h.joinAll()
 	h.step(0)
@@ -335,28 +340,28 @@ func TestPreparingReportsAndImageFailure(t *testing.T) {
 		t.Fatalf("tasks %s", describeTasks(tasks))
 	}
 	task := tasks[0]
-	send := func(rep *shoal.RankReport) {
+	send := func(rep *nodekind.RankReport) {
 		t.Helper()
 		if _, err := h.svc.ReportRank(h.ctx, node, task.AttemptID, task.Rank, rep); err != nil {
 			t.Fatalf("report %+v: %v", rep, err)
 		}
 	}
 	for _, mb := range []int{20, 120, 216} {
-		send(&shoal.RankReport{State: shoal.RankPreparing, Reason: fmt.Sprintf("pulling localhost:5000/team/train:3 — %d of 216 MB", mb)})
+		send(&nodekind.RankReport{State: nodekind.RankPreparing, Reason: fmt.Sprintf("pulling localhost:5000/team/train:3 — %d of 216 MB", mb)})
 	}
-	j := h.wantJob("boxed", shoal.JobPreparing)
+	j := h.wantJob("boxed", job.JobPreparing)
 	if want := "attempt 1 preparing: pulling localhost:5000/team/train:3 — 216 of 216 MB"; j.StatusReason != want {
 		t.Errorf("job reason %q, want %q", j.StatusReason, want)
 	}
 	if n := h.countJobEvents("boxed", "pulling"); n != 1 {
 		t.Errorf("%d pulling events, want 1 (one per phase)", n)
 	}
-	send(&shoal.RankReport{State: shoal.RankFailed, ExitCode: ptr(-1), Failure: shoal.RankImageFailed, Reason: "pull localhost:5000/team/train:3: unauthorized: authentication required"})
-	j = h.wantJob("boxed", shoal.JobFailed)
+	send(&nodekind.RankReport{State: nodekind.RankFailed, ExitCode: ptr(-1), Failure: nodekind.RankImageFailed, Reason: "pull localhost:5000/team/train:3: unauthorized: authentication required"})
+	j = h.wantJob("boxed", job.JobFailed)
 	if !strings.Contains(j.Error, "unauthorized: authentication required") || j.FailedAttempts != 0 || j.AttemptCount != 1 {
 		t.Errorf("job error %q, failed attempts %d, attempts %d: want the registry's words, no retry spent, no requeue", j.Error, j.FailedAttempts, j.AttemptCount)
 	}
-	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle {
+	if n := h.mustNode("cpu", node); n.State != nodekind.NodeIdle {
 		t.Errorf("node %s is %s after an image failure, want idle (not lost)", node, n.State)
 	}
 }

@@ -3,8 +3,9 @@ package service
 import (
 	"log/slog"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/live"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/store/live"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // What the control loops (package control) reach of the services: the
@@ -15,7 +16,7 @@ import (
 // control (TestServiceLinksNoControlLoop, deps_link_test.go).
 
 // Store is the store every service and loop writes through (audited).
-func (s *Services) Store() shoal.Store { return s.store }
+func (s *Services) Store() store.Store { return s.store }
 
 // Config is the configuration s was built with, defaults filled in.
 func (s *Services) Config() Config { return s.cfg }
@@ -40,8 +41,8 @@ func (s *Services) WaitReasons() live.WaitReasons { return s.reasons }
 
 // BudgetBlocks are the blocking budgets the last budget pass found
 // reached, and whether a pass has run yet.
-func (s *Services) BudgetBlocks() (shoal.BudgetBlocks, bool) { return s.budgets.get() }
+func (s *Services) BudgetBlocks() (money.BudgetBlocks, bool) { return s.budgets.get() }
 
 // SetBudgetBlocks records the blocking budgets a budget pass found
 // reached, which placement (a report's hand-on included) reads.
-func (s *Services) SetBudgetBlocks(b shoal.BudgetBlocks) { s.budgets.set(b) }
+func (s *Services) SetBudgetBlocks(b money.BudgetBlocks) { s.budgets.set(b) }

@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // These tests walk the autoscaling flowchart (seeds/001) and the job
@@ -29,13 +33,13 @@ func oneNode(t *testing.T, h *harness) string {
 
 // runOn starts job name on node (which must have been placed by a pass)
 // and returns its task.
-func runOn(t *testing.T, h *harness, node, name string) *shoal.AgentTask {
+func runOn(t *testing.T, h *harness, node, name string) *nodekind.AgentTask {
 	t.Helper()
 	task := h.start(node)
 	if task.JobName != name {
 		t.Fatalf("node %s started %s, want %s", node, task.JobName, name)
 	}
-	h.wantJob(name, shoal.JobRunning)
+	h.wantJob(name, job.JobRunning)
 	return task
 }
 
@@ -56,26 +60,26 @@ func TestScaleUpFromZeroRunsJob(t *testing.T) {
 		t.Fatalf("provision request: token %q node %+v url %q", req.JoinToken, req.Node, req.ServerURL)
 	}
 	h.wantEvent("cpu", "scale 0→1")
-	h.wantJob("j1", shoal.JobQueued)
+	h.wantJob("j1", job.JobQueued)
 
 	// A second pass while the node boots provisions nothing more.
 	h.step(time.Second)
 	if n := h.provisions(); n != 1 {
 		t.Fatalf("a pass while the node is preparing provisioned again: %d provisions", n)
 	}
-	if j := h.wantJob("j1", shoal.JobQueued); !strings.Contains(j.StatusReason, "provisioned") {
+	if j := h.wantJob("j1", job.JobQueued); !strings.Contains(j.StatusReason, "provisioned") {
 		t.Errorf("queued job's reason %q does not mention provisioning", j.StatusReason)
 	}
-	if ns := h.nodes("cpu"); len(ns) != 1 || ns[0].State != shoal.NodePreparing {
+	if ns := h.nodes("cpu"); len(ns) != 1 || ns[0].State != nodekind.NodePreparing {
 		t.Fatalf("nodes before join: %+v", ns)
 	}
 
 	node := oneNode(t, h)
-	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle {
+	if n := h.mustNode("cpu", node); n.State != nodekind.NodeIdle {
 		t.Fatalf("joined node is %s, want idle", n.State)
 	}
 	h.step(0)
-	h.wantJob("j1", shoal.JobPreparing)
+	h.wantJob("j1", job.JobPreparing)
 
 	tasks := h.syncStart(node)
 	if len(tasks) != 1 {
@@ -92,21 +96,21 @@ func TestScaleUpFromZeroRunsJob(t *testing.T) {
 		t.Fatalf("second sync repeated the start: %s", describeTasks(again))
 	}
 
-	h.report(node, task, shoal.RankRunning, nil)
-	j := h.wantJob("j1", shoal.JobRunning)
+	h.report(node, task, nodekind.RankRunning, nil)
+	j := h.wantJob("j1", job.JobRunning)
 	if j.StartTime == nil {
 		t.Error("running job has no start_time")
 	}
-	if n := h.mustNode("cpu", node); n.State != shoal.NodeRunning || n.CurrentJobName != "j1" {
+	if n := h.mustNode("cpu", node); n.State != nodekind.NodeRunning || n.CurrentJobName != "j1" {
 		t.Fatalf("node while running: %s job %q", n.State, n.CurrentJobName)
 	}
 
-	h.finish(node, task, shoal.RankCompleted)
-	j = h.wantJob("j1", shoal.JobCompleted)
+	h.finish(node, task, nodekind.RankCompleted)
+	j = h.wantJob("j1", job.JobCompleted)
 	if j.ExitCode == nil || *j.ExitCode != 0 || j.EndTime == nil {
 		t.Fatalf("completed job: exit %v end %v", j.ExitCode, j.EndTime)
 	}
-	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle || n.CurrentAttemptID != "" || n.IdleSince == nil {
+	if n := h.mustNode("cpu", node); n.State != nodekind.NodeIdle || n.CurrentAttemptID != "" || n.IdleSince == nil {
 		t.Fatalf("node after the job: %+v", n)
 	}
 }
@@ -120,7 +124,7 @@ func TestIdleNodeTakesNewJob(t *testing.T) {
 	h.step(0)
 	node := oneNode(t, h)
 	h.step(0)
-	h.finish(node, runOn(t, h, node, "j1"), shoal.RankCompleted)
+	h.finish(node, runOn(t, h, node, "j1"), nodekind.RankCompleted)
 
 	h.step(10 * time.Second)
 	h.submit("j2", "cpu", 1, "")
@@ -128,7 +132,7 @@ func TestIdleNodeTakesNewJob(t *testing.T) {
 	if n := h.provisions(); n != 1 {
 		t.Fatalf("%d provisions, want 1: the idle node should have been used", n)
 	}
-	h.wantJob("j2", shoal.JobPreparing)
+	h.wantJob("j2", job.JobPreparing)
 	runOn(t, h, node, "j2")
 	if ids := h.nodeIDs("cpu"); !slices.Equal(ids, []string{node}) {
 		t.Fatalf("nodes %v, want only %s", ids, node)
@@ -149,7 +153,7 @@ func TestAtMaxInstancesJobWaits(t *testing.T) {
 	h.submit("j2", "cpu", 1, "")
 	h.step(0)
 	h.step(time.Second)
-	j := h.wantJob("j2", shoal.JobQueued)
+	j := h.wantJob("j2", job.JobQueued)
 	if !strings.Contains(j.StatusReason, "max_instances") {
 		t.Fatalf("status_reason %q does not mention max_instances", j.StatusReason)
 	}
@@ -183,7 +187,7 @@ func TestQueueDrainsThroughMaxNodes(t *testing.T) {
 
 	ran := map[string][]string{} // node → jobs it ran
 	for round := 0; round < 2; round++ {
-		var tasks []*shoal.AgentTask
+		var tasks []*nodekind.AgentTask
 		for _, n := range nodes {
 			task := h.start(n)
 			ran[n] = append(ran[n], task.JobName)
@@ -191,12 +195,12 @@ func TestQueueDrainsThroughMaxNodes(t *testing.T) {
 		}
 		for i, n := range nodes {
 			h.step(time.Second)
-			h.finish(n, tasks[i], shoal.RankCompleted)
+			h.finish(n, tasks[i], nodekind.RankCompleted)
 		}
 		h.step(0)
 	}
 	for _, name := range jobs {
-		h.wantJob(name, shoal.JobCompleted)
+		h.wantJob(name, job.JobCompleted)
 	}
 	if n := h.provisions(); n != 2 {
 		t.Fatalf("%d provisions in all, want 2", n)
@@ -218,13 +222,13 @@ func TestFinishedNodeTakesNextJobAtOnce(t *testing.T) {
 	t1 := runOn(t, h, node, "j1")
 	h.submit("j2", "cpu", 1, "")
 	h.step(0)
-	h.wantJob("j2", shoal.JobQueued)
+	h.wantJob("j2", job.JobQueued)
 
-	h.finish(node, t1, shoal.RankCompleted)
+	h.finish(node, t1, nodekind.RankCompleted)
 	h.step(time.Second)
-	h.wantJob("j2", shoal.JobPreparing)
+	h.wantJob("j2", job.JobPreparing)
 	n := h.node("cpu", node)
-	if n == nil || n.State != shoal.NodeRunning || n.CurrentJobName != "j2" || n.Draining || n.IdleSince != nil {
+	if n == nil || n.State != nodekind.NodeRunning || n.CurrentJobName != "j2" || n.Draining || n.IdleSince != nil {
 		t.Fatalf("node after the pass: %+v", n)
 	}
 	if r := h.releases(); len(r) != 0 {
@@ -249,10 +253,10 @@ func TestIdleTimerScalesDown(t *testing.T) {
 		h.step(0)
 		node := oneNode(t, h)
 		h.step(0)
-		h.finish(node, runOn(t, h, node, "j1"), shoal.RankCompleted)
+		h.finish(node, runOn(t, h, node, "j1"), nodekind.RankCompleted)
 
 		h.step(119 * time.Second)
-		if n := h.node("cpu", node); n == nil || n.State != shoal.NodeIdle || n.Draining {
+		if n := h.node("cpu", node); n == nil || n.State != nodekind.NodeIdle || n.Draining {
 			t.Fatalf("node after 119 s idle: %+v", n)
 		}
 		if r := h.releases(); len(r) != 0 {
@@ -291,7 +295,7 @@ func TestIdleTimerScalesDown(t *testing.T) {
 			h.step(time.Minute)
 		}
 		n := h.node("cpu", node)
-		if n == nil || n.State != shoal.NodeIdle || n.Draining {
+		if n == nil || n.State != nodekind.NodeIdle || n.Draining {
 			t.Fatalf("min_instances node after an hour: %+v", n)
 		}
 		if r := h.releases(); len(r) != 0 {
@@ -320,15 +324,15 @@ func TestLoweredMaxDrainsIdleFirst(t *testing.T) {
 		t.Fatalf("joined %v, want 3 nodes", nodes)
 	}
 	h.step(0)
-	var tasks []*shoal.AgentTask
+	var tasks []*nodekind.AgentTask
 	for i, n := range nodes {
 		tasks = append(tasks, runOn(t, h, n, []string{"j1", "j2", "j3"}[i]))
 	}
-	h.finish(nodes[0], tasks[0], shoal.RankCompleted)
+	h.finish(nodes[0], tasks[0], nodekind.RankCompleted)
 	h.step(time.Second)
 
 	one := 1
-	if _, err := h.svc.UpdateCompute(h.ctx, ws, "cpu", &shoal.ComputeUpdate{MaxInstances: &one}, ""); err != nil {
+	if _, err := h.svc.UpdateCompute(h.ctx, ws, "cpu", &compute.ComputeUpdate{MaxInstances: &one}, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.step(time.Second)
@@ -338,27 +342,27 @@ func TestLoweredMaxDrainsIdleFirst(t *testing.T) {
 	}
 	h.wantEvent("cpu", "release "+nodes[0]+": max_instances lowered to 1")
 	for i, n := range nodes[1:] {
-		if got := h.node("cpu", n); got == nil || got.State != shoal.NodeRunning || got.Draining {
+		if got := h.node("cpu", n); got == nil || got.State != nodekind.NodeRunning || got.Draining {
 			t.Fatalf("running node %s after max lowered: %+v", n, got)
 		}
 		if stops := h.syncStop(n); len(stops) != 0 {
 			t.Fatalf("running node %s was told to stop: %+v", n, stops)
 		}
-		h.wantJob([]string{"j2", "j3"}[i], shoal.JobRunning)
+		h.wantJob([]string{"j2", "j3"}[i], job.JobRunning)
 	}
 
 	// j2 finishes well before the idle time: its node goes anyway.
-	h.finish(nodes[1], tasks[1], shoal.RankCompleted)
+	h.finish(nodes[1], tasks[1], nodekind.RankCompleted)
 	h.step(time.Second)
 	h.step(0)
 	if r := h.releases(); !slices.Equal(r, []string{nodes[0], nodes[1]}) {
 		t.Fatalf("released %v after j2 finished", r)
 	}
-	h.finish(nodes[2], tasks[2], shoal.RankCompleted)
+	h.finish(nodes[2], tasks[2], nodekind.RankCompleted)
 	h.step(time.Second)
 	h.step(0)
 	for _, name := range []string{"j1", "j2", "j3"} {
-		h.wantJob(name, shoal.JobCompleted)
+		h.wantJob(name, job.JobCompleted)
 	}
 	if ids := h.nodeIDs("cpu"); !slices.Equal(ids, []string{nodes[2]}) {
 		t.Fatalf("nodes %v, want the last one kept until its idle time", ids)
@@ -397,13 +401,13 @@ locations:
 	nodes := h.joinAll()
 	h.step(0)
 	h.step(0)
-	h.wantJob("j1", shoal.JobPreparing)
-	h.wantJob("j2", shoal.JobPreparing)
-	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "quota") || !strings.Contains(j.StatusReason, "standardDSv2Family") ||
+	h.wantJob("j1", job.JobPreparing)
+	h.wantJob("j2", job.JobPreparing)
+	if j := h.wantJob("j3", job.JobQueued); !strings.Contains(j.StatusReason, "quota") || !strings.Contains(j.StatusReason, "standardDSv2Family") ||
 		j.StatusReasonCode != string(scheduler.ReasonQuota) {
 		t.Fatalf("j3 status_reason %q (%s) does not mention the quota", j.StatusReason, j.StatusReasonCode)
 	}
-	if j := h.wantJob("j4", shoal.JobQueued); !strings.Contains(j.StatusReason, "j3") || j.StatusReasonCode != string(scheduler.ReasonBehind) {
+	if j := h.wantJob("j4", job.JobQueued); !strings.Contains(j.StatusReason, "j3") || j.StatusReasonCode != string(scheduler.ReasonBehind) {
 		t.Fatalf("j4 status_reason %q (%s) does not name the job it waits behind", j.StatusReason, j.StatusReasonCode)
 	}
 	if n := h.provisions(); n != 2 {
@@ -411,20 +415,20 @@ locations:
 	}
 
 	for range 2 {
-		var tasks []*shoal.AgentTask
+		var tasks []*nodekind.AgentTask
 		for _, n := range nodes {
 			tasks = append(tasks, h.start(n))
 		}
 		for i, n := range nodes {
-			h.finish(n, tasks[i], shoal.RankCompleted)
+			h.finish(n, tasks[i], nodekind.RankCompleted)
 		}
 		h.step(time.Second)
-		if j := h.job("j4"); j.Status == shoal.JobQueued && !strings.Contains(j.StatusReason, "quota") {
+		if j := h.job("j4"); j.Status == job.JobQueued && !strings.Contains(j.StatusReason, "quota") {
 			t.Fatalf("j4 at the head of the queue: %q does not mention the quota", j.StatusReason)
 		}
 	}
 	for _, name := range jobs {
-		h.wantJob(name, shoal.JobCompleted)
+		h.wantJob(name, job.JobCompleted)
 	}
 	if n := h.provisions(); n != 2 {
 		t.Fatalf("%d provisions in all, want 2", n)
@@ -452,17 +456,17 @@ locations:
 		runOn(t, h, n, []string{"j1", "j2"}[i])
 	}
 	h.step(0)
-	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "quota") {
+	if j := h.wantJob("j3", job.JobQueued); !strings.Contains(j.StatusReason, "quota") {
 		t.Fatalf("j3 status_reason %q does not mention the quota", j.StatusReason)
 	}
 
 	two := 2
-	if _, err := h.svc.UpdateCompute(h.ctx, ws, "cpu", &shoal.ComputeUpdate{MaxInstances: &two}, ""); err != nil {
+	if _, err := h.svc.UpdateCompute(h.ctx, ws, "cpu", &compute.ComputeUpdate{MaxInstances: &two}, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
 	h.step(0)
-	if j := h.wantJob("j3", shoal.JobQueued); strings.Contains(j.StatusReason, "quota") || !strings.Contains(j.StatusReason, "max_instances") {
+	if j := h.wantJob("j3", job.JobQueued); strings.Contains(j.StatusReason, "quota") || !strings.Contains(j.StatusReason, "max_instances") {
 		t.Fatalf("at max_instances 2 with 8 of 8 vCPUs used, j3 status_reason is %q; want max_instances", j.StatusReason)
 	}
 }
@@ -476,12 +480,12 @@ func TestGangWaitsForAllNodes(t *testing.T) {
 	h.step(0)
 	n1 := oneNode(t, h)
 	h.step(0)
-	h.finish(n1, runOn(t, h, n1, "warm"), shoal.RankCompleted)
+	h.finish(n1, runOn(t, h, n1, "warm"), nodekind.RankCompleted)
 
 	h.submit("gang", "cpu", 2, "")
 	h.step(0)
 	h.step(time.Second)
-	j := h.wantJob("gang", shoal.JobQueued)
+	j := h.wantJob("gang", job.JobQueued)
 	if !strings.Contains(j.StatusReason, "gang") {
 		t.Errorf("gang job's reason %q", j.StatusReason)
 	}
@@ -495,7 +499,7 @@ func TestGangWaitsForAllNodes(t *testing.T) {
 
 	n2 := oneNode(t, h)
 	h.step(0)
-	h.wantJob("gang", shoal.JobPreparing)
+	h.wantJob("gang", job.JobPreparing)
 	t0s, t1s := h.syncStart(n1), h.syncStart(n2)
 	if len(t0s) != 1 || len(t1s) != 1 {
 		t.Fatalf("tasks: %s %s", describeTasks(t0s), describeTasks(t1s))
@@ -505,18 +509,18 @@ func TestGangWaitsForAllNodes(t *testing.T) {
 		t.Fatalf("ranks: %+v / %+v", r0, r1)
 	}
 	port0 := h.agent(n1).port
-	for _, task := range []*shoal.AgentTask{r0, r1} {
+	for _, task := range []*nodekind.AgentTask{r0, r1} {
 		if task.MasterAddr != "127.0.0.1" || task.MasterPort != port0 || task.Command != command("gang") {
 			t.Fatalf("rank %d: master %s:%d command %q, want rank 0's 127.0.0.1:%d", task.Rank, task.MasterAddr, task.MasterPort, task.Command, port0)
 		}
 	}
-	h.report(n1, r0, shoal.RankRunning, nil)
-	h.report(n2, r1, shoal.RankRunning, nil)
-	h.wantJob("gang", shoal.JobRunning)
-	h.finish(n2, r1, shoal.RankCompleted)
-	h.wantJob("gang", shoal.JobRunning)
-	h.finish(n1, r0, shoal.RankCompleted)
-	h.wantJob("gang", shoal.JobCompleted)
+	h.report(n1, r0, nodekind.RankRunning, nil)
+	h.report(n2, r1, nodekind.RankRunning, nil)
+	h.wantJob("gang", job.JobRunning)
+	h.finish(n2, r1, nodekind.RankCompleted)
+	h.wantJob("gang", job.JobRunning)
+	h.finish(n1, r0, nodekind.RankCompleted)
+	h.wantJob("gang", job.JobCompleted)
 }
 
 // A high-priority job submitted after a low one runs first.
@@ -529,23 +533,23 @@ func TestPriorityOrdersQueue(t *testing.T) {
 	h.step(0)
 	t0 := runOn(t, h, node, "first")
 
-	h.submit("low", "cpu", 1, shoal.PriorityLow)
+	h.submit("low", "cpu", 1, job.PriorityLow)
 	h.step(time.Second)
-	h.submit("high", "cpu", 1, shoal.PriorityHigh)
+	h.submit("high", "cpu", 1, job.PriorityHigh)
 	h.step(time.Second)
-	if j := h.wantJob("low", shoal.JobQueued); !strings.Contains(j.StatusReason, "high") {
+	if j := h.wantJob("low", job.JobQueued); !strings.Contains(j.StatusReason, "high") {
 		t.Errorf("low job's reason %q does not say it waits behind high", j.StatusReason)
 	}
 
-	h.finish(node, t0, shoal.RankCompleted)
+	h.finish(node, t0, nodekind.RankCompleted)
 	h.step(0)
-	h.wantJob("low", shoal.JobQueued)
+	h.wantJob("low", job.JobQueued)
 	th := runOn(t, h, node, "high")
-	h.finish(node, th, shoal.RankCompleted)
+	h.finish(node, th, nodekind.RankCompleted)
 	h.step(0)
-	h.finish(node, runOn(t, h, node, "low"), shoal.RankCompleted)
-	h.wantJob("high", shoal.JobCompleted)
-	h.wantJob("low", shoal.JobCompleted)
+	h.finish(node, runOn(t, h, node, "low"), nodekind.RankCompleted)
+	h.wantJob("high", job.JobCompleted)
+	h.wantJob("low", job.JobCompleted)
 }
 
 const leaseConfig = `
@@ -559,7 +563,7 @@ node_lease_grace: 10s
 func TestLostNodeRequeuesJob(t *testing.T) {
 	h := newHarness(t, leaseConfig)
 	var unreachable atomic.Bool
-	h.prov.OnRelease = func(n *shoal.Node) error {
+	h.prov.OnRelease = func(n *nodekind.Node) error {
 		if unreachable.Load() {
 			return errors.New("machine unreachable")
 		}
@@ -576,22 +580,22 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 	h.agent(n1).partitioned = true
 	unreachable.Store(true)
 	h.step(20 * time.Second)
-	if n := h.mustNode("cpu", n1); n.State != shoal.NodeRunning {
+	if n := h.mustNode("cpu", n1); n.State != nodekind.NodeRunning {
 		t.Fatalf("node declared %s at exactly lease+grace", n.State)
 	}
-	h.wantJob("j1", shoal.JobRunning)
+	h.wantJob("j1", job.JobRunning)
 
 	h.step(time.Second)
 	n := h.node("cpu", n1)
-	if n == nil || n.State != shoal.NodeUnusable || n.CurrentAttemptID != "" {
+	if n == nil || n.State != nodekind.NodeUnusable || n.CurrentAttemptID != "" {
 		t.Fatalf("node after 21 s without a heartbeat: %+v", n)
 	}
 	h.wantEvent("cpu", "missed its lease")
-	j := h.wantJob("j1", shoal.JobQueued)
+	j := h.wantJob("j1", job.JobQueued)
 	if j.FailedAttempts != 0 || j.InfraRequeues != 1 {
 		t.Fatalf("failed_attempts %d infra_requeues %d, want 0 and 1", j.FailedAttempts, j.InfraRequeues)
 	}
-	if as := h.attempts("j1"); len(as) != 1 || as[0].Status != shoal.AttemptLost || as[0].Ranks[0].Status != shoal.AttemptLost {
+	if as := h.attempts("j1"); len(as) != 1 || as[0].Status != job.AttemptLost || as[0].Ranks[0].Status != job.AttemptLost {
 		t.Fatalf("attempts: %+v", as)
 	}
 	if n := h.provisions(); n != 2 {
@@ -600,11 +604,11 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 
 	// Fencing: the lost node's report for attempt 1 is refused.
 	zero := 0
-	_, err := h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &zero})
-	if shoal.ErrorCode(err) != shoal.ECONFLICT {
+	_, err := h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &nodekind.RankReport{State: nodekind.RankCompleted, ExitCode: &zero})
+	if core.ErrorCode(err) != core.ECONFLICT {
 		t.Fatalf("stale report: %v, want ECONFLICT", err)
 	}
-	h.wantJob("j1", shoal.JobQueued)
+	h.wantJob("j1", job.JobQueued)
 
 	n2 := oneNode(t, h)
 	h.step(0)
@@ -612,11 +616,11 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 	if t2.Attempt != 2 || t2.AttemptID == t1.AttemptID || !t2.RestoreOutputs {
 		t.Fatalf("second attempt task: %+v", t2)
 	}
-	_, err = h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &shoal.RankReport{State: shoal.RankFailed})
-	if shoal.ErrorCode(err) != shoal.ECONFLICT {
+	_, err = h.svc.ReportRank(h.ctx, n1, t1.AttemptID, t1.Rank, &nodekind.RankReport{State: nodekind.RankFailed})
+	if core.ErrorCode(err) != core.ECONFLICT {
 		t.Fatalf("stale report during attempt 2: %v, want ECONFLICT", err)
 	}
-	h.wantJob("j1", shoal.JobRunning)
+	h.wantJob("j1", job.JobRunning)
 
 	// The lost node comes back: it is told to exit, not trusted again.
 	h.agent(n1).partitioned = false
@@ -629,8 +633,8 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 		t.Fatal("lost node not released once reachable")
 	}
 
-	h.finish(n2, t2, shoal.RankCompleted)
-	j = h.wantJob("j1", shoal.JobCompleted)
+	h.finish(n2, t2, nodekind.RankCompleted)
+	j = h.wantJob("j1", job.JobCompleted)
 	if j.FailedAttempts != 0 || j.InfraRequeues != 1 || j.AttemptCount != 2 {
 		t.Fatalf("completed job: failed_attempts %d infra_requeues %d attempts %d", j.FailedAttempts, j.InfraRequeues, j.AttemptCount)
 	}
@@ -659,15 +663,15 @@ func TestRestartResetsLeases(t *testing.T) {
 		h.restart()
 		h.step(0)
 		h.step(20 * time.Second)
-		if n := h.mustNode("cpu", node); n.State != shoal.NodeRunning {
+		if n := h.mustNode("cpu", node); n.State != nodekind.NodeRunning {
 			t.Fatalf("node %s within a lease of the restart", n.State)
 		}
-		h.wantJob("j1", shoal.JobRunning)
+		h.wantJob("j1", job.JobRunning)
 		h.step(time.Second)
-		if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {
+		if n := h.node("cpu", node); n != nil && n.State != nodekind.NodeUnusable {
 			t.Fatalf("node %s a lease after the restart, want lost", n.State)
 		}
-		h.wantJob("j1", shoal.JobQueued)
+		h.wantJob("j1", job.JobQueued)
 	})
 
 	// The premise: without the reset the same pass declares it lost.
@@ -676,7 +680,7 @@ func TestRestartResetsLeases(t *testing.T) {
 		h.ctrl.Wait()
 		h.boot()
 		h.step(0)
-		if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {
+		if n := h.node("cpu", node); n != nil && n.State != nodekind.NodeUnusable {
 			t.Fatalf("node %s after an hour without heartbeats", n.State)
 		}
 	})
@@ -701,8 +705,8 @@ func TestPreemptionRequeues(t *testing.T) {
 	if len(stops) != 1 || stops[0].RankRef != t1.RankRef || stops[0].Reason != "preempted" {
 		t.Fatalf("stops: %+v", stops)
 	}
-	h.finish(n1, t1, shoal.RankPreempted)
-	j := h.wantJob("j1", shoal.JobQueued)
+	h.finish(n1, t1, nodekind.RankPreempted)
+	j := h.wantJob("j1", job.JobQueued)
 	if j.FailedAttempts != 0 || j.InfraRequeues != 1 {
 		t.Fatalf("failed_attempts %d infra_requeues %d", j.FailedAttempts, j.InfraRequeues)
 	}
@@ -720,8 +724,8 @@ func TestPreemptionRequeues(t *testing.T) {
 	if t2.Attempt != 2 || !t2.RestoreOutputs {
 		t.Fatalf("attempt 2 task: %+v", t2)
 	}
-	h.finish(n2, t2, shoal.RankCompleted)
-	h.wantJob("j1", shoal.JobCompleted)
+	h.finish(n2, t2, nodekind.RankCompleted)
+	h.wantJob("j1", job.JobCompleted)
 }
 
 // A job with retries 1 that fails twice is Failed with the exit code.
@@ -729,13 +733,13 @@ func TestRetriesThenFails(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 1, 120)
 	one := 1
-	h.submitSpec(&shoal.JobSpec{Name: "flaky", Command: command("flaky"), Compute: "cpu", Retries: &one})
+	h.submitSpec(&job.JobSpec{Name: "flaky", Command: command("flaky"), Compute: "cpu", Retries: &one})
 	h.step(0)
 	node := oneNode(t, h)
 	h.step(0)
-	h.finishExit(node, runOn(t, h, node, "flaky"), shoal.RankFailed, 3)
+	h.finishExit(node, runOn(t, h, node, "flaky"), nodekind.RankFailed, 3)
 	// Requeued, and at once placed again on the node its failure freed.
-	j := h.wantJob("flaky", shoal.JobPreparing)
+	j := h.wantJob("flaky", job.JobPreparing)
 	if j.FailedAttempts != 1 || j.InfraRequeues != 0 || j.AttemptCount != 2 {
 		t.Fatalf("after one failure: failed_attempts %d infra_requeues %d", j.FailedAttempts, j.InfraRequeues)
 	}
@@ -745,8 +749,8 @@ func TestRetriesThenFails(t *testing.T) {
 	if t2.Attempt != 2 {
 		t.Fatalf("retry is attempt %d", t2.Attempt)
 	}
-	h.finishExit(node, t2, shoal.RankFailed, 3)
-	j = h.wantJob("flaky", shoal.JobFailed)
+	h.finishExit(node, t2, nodekind.RankFailed, 3)
+	j = h.wantJob("flaky", job.JobFailed)
 	if j.ExitCode == nil || *j.ExitCode != 3 || j.FailedAttempts != 2 || !strings.Contains(j.Error, "exit code 3") {
 		t.Fatalf("failed job: exit %v failed_attempts %d error %q", j.ExitCode, j.FailedAttempts, j.Error)
 	}
@@ -769,28 +773,28 @@ func TestCancel(t *testing.T) {
 	h.step(0)
 
 	j, err := h.svc.CancelJob(h.ctx, ws, "wait")
-	if err != nil || j.Status != shoal.JobCanceled {
+	if err != nil || j.Status != job.JobCanceled {
 		t.Fatalf("cancel queued: %+v %v", j, err)
 	}
-	h.wantJob("wait", shoal.JobCanceled)
+	h.wantJob("wait", job.JobCanceled)
 
 	j, err = h.svc.CancelJob(h.ctx, ws, "run")
-	if err != nil || j.Status != shoal.JobCancelRequested {
+	if err != nil || j.Status != job.JobCancelRequested {
 		t.Fatalf("cancel running: %v %v", j.Status, err)
 	}
 	h.step(0)
-	h.wantJob("run", shoal.JobCancelRequested)
+	h.wantJob("run", job.JobCancelRequested)
 	stops := h.syncStop(node)
 	if len(stops) != 1 || stops[0].RankRef != task.RankRef || stops[0].Reason != "canceled" {
 		t.Fatalf("stops: %+v", stops)
 	}
-	h.finish(node, task, shoal.RankCanceled)
-	h.wantJob("run", shoal.JobCanceled)
+	h.finish(node, task, nodekind.RankCanceled)
+	h.wantJob("run", job.JobCanceled)
 	h.step(0)
 	if tasks := h.syncStart(node); len(tasks) != 0 {
 		t.Fatalf("canceled job started again: %s", describeTasks(tasks))
 	}
-	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle {
+	if n := h.mustNode("cpu", node); n.State != nodekind.NodeIdle {
 		t.Fatalf("node after cancel: %s", n.State)
 	}
 }
@@ -810,21 +814,21 @@ func TestGangRankFailureStopsSiblings(t *testing.T) {
 	if r0.Rank != 0 || r1.Rank != 1 {
 		t.Fatalf("ranks %d %d", r0.Rank, r1.Rank)
 	}
-	h.wantJob("gang", shoal.JobRunning)
+	h.wantJob("gang", job.JobRunning)
 
-	h.finishExit(nodes[1], r1, shoal.RankFailed, 2)
-	h.wantJob("gang", shoal.JobRunning)
+	h.finishExit(nodes[1], r1, nodekind.RankFailed, 2)
+	h.wantJob("gang", job.JobRunning)
 	stops := h.syncStop(nodes[0])
 	if len(stops) != 1 || stops[0].RankRef != r0.RankRef {
 		t.Fatalf("rank 0's node got stops %+v", stops)
 	}
-	h.finish(nodes[0], r0, shoal.RankCanceled)
-	j := h.wantJob("gang", shoal.JobFailed)
+	h.finish(nodes[0], r0, nodekind.RankCanceled)
+	j := h.wantJob("gang", job.JobFailed)
 	if j.ExitCode == nil || *j.ExitCode != 2 || j.FailedAttempts != 1 || !strings.Contains(j.Error, "rank 1") {
 		t.Fatalf("failed gang: exit %v failed_attempts %d error %q", j.ExitCode, j.FailedAttempts, j.Error)
 	}
 	h.step(0)
-	h.wantJob("gang", shoal.JobFailed)
+	h.wantJob("gang", job.JobFailed)
 }
 
 // Deleting a compute fails its queued jobs, releases idle nodes, lets
@@ -838,44 +842,44 @@ func TestDeleteComputeWithQueuedJobs(t *testing.T) {
 	nodes := h.joinAll()
 	h.step(0)
 	tl := runOn(t, h, nodes[0], "long")
-	h.finish(nodes[1], runOn(t, h, nodes[1], "short"), shoal.RankCompleted)
+	h.finish(nodes[1], runOn(t, h, nodes[1], "short"), nodekind.RankCompleted)
 
 	// A gang that cannot start, and a job submitted just before the delete
 	// that the idle node could take: it is ahead of the gang, so nothing
 	// but the delete keeps it from starting.
 	h.submit("gang", "cpu", 2, "")
 	h.step(0)
-	h.submit("late", "cpu", 1, shoal.PriorityHigh)
+	h.submit("late", "cpu", 1, job.PriorityHigh)
 	if _, err := h.svc.DeleteCompute(h.ctx, ws, "cpu", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Name: "after", Command: "true", Compute: "cpu"}); shoal.ErrorCode(err) != shoal.ECONFLICT {
+	if _, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Name: "after", Command: "true", Compute: "cpu"}); core.ErrorCode(err) != core.ECONFLICT {
 		t.Fatalf("submit to a deleting compute: %v, want ECONFLICT", err)
 	}
 	h.step(0)
 	h.step(0)
 	for _, name := range []string{"gang", "late"} {
-		if j := h.wantJob(name, shoal.JobFailed); !strings.Contains(j.Error, "deleted") {
+		if j := h.wantJob(name, job.JobFailed); !strings.Contains(j.Error, "deleted") {
 			t.Errorf("job %s error %q", name, j.Error)
 		}
 	}
 	if r := h.releases(); !slices.Equal(r, []string{nodes[1]}) {
 		t.Fatalf("releases %v, want the idle node %s", r, nodes[1])
 	}
-	if c := h.findCompute("cpu"); c.ProvisioningState != shoal.ProvisioningDeleting {
+	if c := h.findCompute("cpu"); c.ProvisioningState != compute.ProvisioningDeleting {
 		t.Fatalf("compute is %s while a job runs", c.ProvisioningState)
 	}
-	h.wantJob("long", shoal.JobRunning)
+	h.wantJob("long", job.JobRunning)
 
-	h.finish(nodes[0], tl, shoal.RankCompleted)
-	h.wantJob("long", shoal.JobCompleted)
+	h.finish(nodes[0], tl, nodekind.RankCompleted)
+	h.wantJob("long", job.JobCompleted)
 	h.step(0)
 	h.step(0)
 	h.step(0)
 	if r := h.releases(); !slices.Equal(r, []string{nodes[1], nodes[0]}) {
 		t.Fatalf("releases %v", r)
 	}
-	if _, err := h.svc.FindCompute(h.ctx, ws, "cpu"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := h.svc.FindCompute(h.ctx, ws, "cpu"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("compute after its last node went: %v, want ENOTFOUND", err)
 	}
 	h.wantEvent("cpu", "deleted: no nodes left")
@@ -893,17 +897,17 @@ func TestCancelBeforeTheAgentStarts(t *testing.T) {
 	h.step(0)
 	node := oneNode(t, h)
 	h.pass() // placed, but no agent has synced since
-	h.wantJob("early", shoal.JobPreparing)
+	h.wantJob("early", job.JobPreparing)
 	j, err := h.svc.CancelJob(h.ctx, ws, "early")
-	if err != nil || j.Status != shoal.JobCancelRequested {
+	if err != nil || j.Status != job.JobCancelRequested {
 		t.Fatalf("cancel: %+v %v", j, err)
 	}
 	resp := h.sync(node)
 	if len(resp.Start) != 0 {
 		t.Fatalf("a canceled job was handed out: %s", describeTasks(resp.Start))
 	}
-	h.wantJob("early", shoal.JobCanceled)
-	if n := h.mustNode("cpu", node); n.State != shoal.NodeIdle || n.CurrentAttemptID != "" {
+	h.wantJob("early", job.JobCanceled)
+	if n := h.mustNode("cpu", node); n.State != nodekind.NodeIdle || n.CurrentAttemptID != "" {
 		t.Fatalf("node after cancel: %s %q", n.State, n.CurrentAttemptID)
 	}
 }
@@ -921,14 +925,14 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	task := runOn(t, h, node, "first")
 	h.submit("second", "cpu", 1, "")
 	zero := 0
-	next, err := h.svc.ReportRank(h.ctx, node, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &zero})
+	next, err := h.svc.ReportRank(h.ctx, node, task.AttemptID, task.Rank, &nodekind.RankReport{State: nodekind.RankCompleted, ExitCode: &zero})
 	if err != nil {
 		t.Fatal(err)
 	}
 	delete(h.agent(node).running, task.RankRef)
 	// No pass has run since "second" was submitted: the report placed it,
 	// and its answer hands the task to the agent.
-	if j := h.wantJob("second", shoal.JobPreparing); j.AttemptCount != 1 {
+	if j := h.wantJob("second", job.JobPreparing); j.AttemptCount != 1 {
 		t.Fatalf("second: %+v", j)
 	}
 	if len(next) != 1 || next[0].JobName != "second" {
@@ -941,9 +945,9 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	h.compute("cpu", 0, 2, 120)
 	h.submit("gang", "cpu", 2, "")
 	h.submit("small", "cpu", 1, "")
-	h.finish(node, second, shoal.RankCompleted)
-	h.wantJob("gang", shoal.JobQueued)
-	h.wantJob("small", shoal.JobQueued)
+	h.finish(node, second, nodekind.RankCompleted)
+	h.wantJob("gang", job.JobQueued)
+	h.wantJob("small", job.JobQueued)
 }
 
 // A node that never joins is lost after its join timeout even when the
@@ -967,7 +971,7 @@ func TestFrequentRestartsDoNotKeepDeadNodesJoining(t *testing.T) {
 		h.restart()
 		h.step(30 * time.Second)
 	}
-	if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {
+	if n := h.node("cpu", node); n != nil && n.State != nodekind.NodeUnusable {
 		t.Fatalf("node %s after 6 minutes of restarts without joining, want lost", n.State)
 	}
 }
@@ -986,7 +990,7 @@ func TestNodeWithInterruptedProvisioningIsLostAtStart(t *testing.T) {
 	}
 	node := provisioned[0].Req.Node.ID
 	// As if the server died before the provider's answer was recorded.
-	err := h.store.Update(h.ctx, func(tx shoal.Tx) error {
+	err := h.store.Update(h.ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode(node)
 		if err != nil {
 			return err
@@ -1001,7 +1005,7 @@ func TestNodeWithInterruptedProvisioningIsLostAtStart(t *testing.T) {
 	if _, err := h.ctrl.AdoptNodes(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.node("cpu", node); n != nil && n.State != shoal.NodeUnusable {
+	if n := h.node("cpu", node); n != nil && n.State != nodekind.NodeUnusable {
 		t.Fatalf("node %s after a start found its provisioning interrupted, want lost", n.State)
 	}
 	h.step(0)
@@ -1038,15 +1042,15 @@ func TestPassWithoutTheWholeQueue(t *testing.T) {
 	}
 	light()
 	for _, name := range []string{"j1", "j2"} {
-		if j := h.job(name); j.Status == shoal.JobQueued {
+		if j := h.job(name); j.Status == job.JobQueued {
 			t.Errorf("%s still queued after a light pass with free nodes", name)
 		}
 	}
-	if j := h.wantJob("j3", shoal.JobQueued); strings.Contains(j.StatusReason, "max_instances") {
+	if j := h.wantJob("j3", job.JobQueued); strings.Contains(j.StatusReason, "max_instances") {
 		t.Errorf("a light pass refreshed j3's reason: %q", j.StatusReason)
 	}
 	h.pass() // the whole queue: j3's reason
-	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "max_instances") {
+	if j := h.wantJob("j3", job.JobQueued); !strings.Contains(j.StatusReason, "max_instances") {
 		t.Errorf("after a whole read, j3's reason %q does not mention max_instances", j.StatusReason)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // The cost report prices the usage ledger: a DS3_v2 node ($0.293/h) that
@@ -17,7 +19,7 @@ func TestCostReportAddsUp(t *testing.T) {
 	admin := h.adminCtx()
 	start := h.clock.Now()
 	minN, maxN, idle := 0, 1, 3600
-	spec := &shoal.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
+	spec := &compute.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN,
 		IdleTimeBeforeScaleDown: &idle, Tags: map[string]string{"team": "vision"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
@@ -30,7 +32,7 @@ func TestCostReportAddsUp(t *testing.T) {
 	node := h.nodeIDs("cpu")[0]
 	task := h.start(node)
 	h.step(2 * time.Hour)
-	h.finish(node, task, shoal.RankCompleted)
+	h.finish(node, task, nodekind.RankCompleted)
 	h.step(0)
 	h.step(time.Hour) // idle an hour: released
 	h.step(0)
@@ -76,7 +78,7 @@ func TestCostReportAddsUp(t *testing.T) {
 	if v.Cost == nil || math.Abs(v.Cost.NodeSeconds-7200) > 2 || math.Abs(v.Cost.USD-0.586) > 0.001 {
 		t.Errorf("job cost %+v, want 7200 node-seconds, $0.586", v.Cost)
 	}
-	if _, err := h.svc.CostReport(admin, ws, start, until, "colour"); shoal.ErrorCode(err) != shoal.EINVALID {
+	if _, err := h.svc.CostReport(admin, ws, start, until, "colour"); core.ErrorCode(err) != core.EINVALID {
 		t.Errorf("a bad group_by: %v", err)
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // These tests check node fencing: a node credential lets an agent act on
@@ -20,7 +23,7 @@ func wantCode(t *testing.T, what string, err error, code string) {
 		t.Errorf("%s: accepted, want %s", what, code)
 		return
 	}
-	if got := shoal.ErrorCode(err); got != code {
+	if got := core.ErrorCode(err); got != code {
 		t.Errorf("%s: %v (code %s), want %s", what, err, got, code)
 	}
 }
@@ -34,10 +37,10 @@ func (h *harness) withWorkload() {
 func (h *harness) identityCompute(name string, maxN int) {
 	h.t.Helper()
 	minN, idle := 0, 120
-	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &shoal.ComputeSpec{
+	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &compute.ComputeSpec{
 		Name: name, Type: "amlcompute", Size: "Standard_DS3_v2",
 		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle,
-		Identity: &shoal.IdentitySpec{Type: shoal.IdentitySystemAssigned},
+		Identity: &compute.IdentitySpec{Type: compute.IdentitySystemAssigned},
 	}, "")
 	if err != nil {
 		h.t.Fatalf("create compute %s: %v", name, err)
@@ -61,7 +64,7 @@ func (h *harness) upload(content string) string {
 func (h *harness) readLog(job string, attempt, rank int) string {
 	h.t.Helper()
 	f, err := h.files.OpenLog(ws, job, attempt, rank)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+	if core.ErrorCode(err) == core.ENOTFOUND {
 		return ""
 	} else if err != nil {
 		h.t.Fatal(err)
@@ -76,16 +79,16 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	h.withWorkload()
 	h.identityCompute("cpu", 2)
 	codeA, codeB := h.upload("code of job A"), h.upload("code of job B")
-	one := &shoal.JobResources{InstanceCount: 1}
-	h.submitSpec(&shoal.JobSpec{Name: "ja", Command: command("ja"), Compute: "cpu", Code: codeA, Resources: one})
-	h.submitSpec(&shoal.JobSpec{Name: "jb", Command: command("jb"), Compute: "cpu", Code: codeB, Resources: one})
+	one := &job.JobResources{InstanceCount: 1}
+	h.submitSpec(&job.JobSpec{Name: "ja", Command: command("ja"), Compute: "cpu", Code: codeA, Resources: one})
+	h.submitSpec(&job.JobSpec{Name: "jb", Command: command("jb"), Compute: "cpu", Code: codeB, Resources: one})
 	h.step(0)
 	ids := h.joinAll()
 	if len(ids) != 2 {
 		t.Fatalf("joined %d nodes, want 2", len(ids))
 	}
 	h.step(0)
-	tasks := map[string]*shoal.AgentTask{}
+	tasks := map[string]*node.AgentTask{}
 	nodeOf := map[string]string{}
 	for _, id := range ids {
 		task := h.start(id)
@@ -95,8 +98,8 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	if taskA == nil || tasks["jb"] == nil || nodeA == nodeB {
 		t.Fatalf("jobs not one per node: %v", nodeOf)
 	}
-	h.wantJob("ja", shoal.JobRunning)
-	h.wantJob("jb", shoal.JobRunning)
+	h.wantJob("ja", job.JobRunning)
+	h.wantJob("jb", job.JobRunning)
 
 	// A does its own work: all allowed.
 	if _, err := h.svc.CheckNodeRank(h.ctx, nodeA, taskA.AttemptID, 0); err != nil {
@@ -105,7 +108,7 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	if err := h.svc.WriteRankLog(h.ctx, nodeA, taskA.AttemptID, 0, 0, []byte("A's log\n")); err != nil {
 		t.Fatalf("A writing its own log: %v", err)
 	}
-	tok, err := h.svc.MintWorkloadToken(h.ctx, nodeA, taskA.AttemptID, 0, &shoal.TokenRequest{Resource: "shoal"})
+	tok, err := h.svc.MintWorkloadToken(h.ctx, nodeA, taskA.AttemptID, 0, &node.TokenRequest{Resource: "shoal"})
 	if err != nil || tok.AccessToken == "" {
 		t.Fatalf("A minting a token for its own rank: %v", err)
 	}
@@ -144,24 +147,24 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	exit0 := 0
 	for _, r := range refs {
 		what := func(op string) string { return "B " + op + " for " + r.name }
-		for _, state := range []string{shoal.RankCompleted, shoal.RankFailed, shoal.RankRunning, shoal.RankCanceled} {
-			_, err := h.svc.ReportRank(h.ctx, nodeB, r.attempt, r.rank, &shoal.RankReport{State: state, ExitCode: &exit0})
-			wantCode(t, what("ReportRank "+state), err, shoal.EFORBIDDEN)
+		for _, state := range []string{node.RankCompleted, node.RankFailed, node.RankRunning, node.RankCanceled} {
+			_, err := h.svc.ReportRank(h.ctx, nodeB, r.attempt, r.rank, &node.RankReport{State: state, ExitCode: &exit0})
+			wantCode(t, what("ReportRank "+state), err, core.EFORBIDDEN)
 		}
-		wantCode(t, what("WriteRankLog"), h.svc.WriteRankLog(h.ctx, nodeB, r.attempt, r.rank, 0, []byte("B was here\n")), shoal.EFORBIDDEN)
-		wantCode(t, what("PutRankOutputs"), h.svc.PutRankOutputs(h.ctx, nodeB, r.attempt, r.rank, strings.NewReader("B's outputs")), shoal.EFORBIDDEN)
+		wantCode(t, what("WriteRankLog"), h.svc.WriteRankLog(h.ctx, nodeB, r.attempt, r.rank, 0, []byte("B was here\n")), core.EFORBIDDEN)
+		wantCode(t, what("PutRankOutputs"), h.svc.PutRankOutputs(h.ctx, nodeB, r.attempt, r.rank, strings.NewReader("B's outputs")), core.EFORBIDDEN)
 		rc, err := h.svc.OpenRestoreOutputs(h.ctx, nodeB, r.attempt, r.rank)
 		if rc != nil {
 			rc.Close()
 		}
-		wantCode(t, what("OpenRestoreOutputs"), err, shoal.EFORBIDDEN)
-		resp, err := h.svc.MintWorkloadToken(h.ctx, nodeB, r.attempt, r.rank, &shoal.TokenRequest{Resource: "shoal"})
+		wantCode(t, what("OpenRestoreOutputs"), err, core.EFORBIDDEN)
+		resp, err := h.svc.MintWorkloadToken(h.ctx, nodeB, r.attempt, r.rank, &node.TokenRequest{Resource: "shoal"})
 		if resp != nil {
 			t.Errorf("%s: got a token", what("MintWorkloadToken"))
 		}
-		wantCode(t, what("MintWorkloadToken"), err, shoal.EFORBIDDEN)
+		wantCode(t, what("MintWorkloadToken"), err, core.EFORBIDDEN)
 		_, err = h.svc.CheckNodeRank(h.ctx, nodeB, r.attempt, r.rank)
-		wantCode(t, what("CheckNodeRank"), err, shoal.EFORBIDDEN)
+		wantCode(t, what("CheckNodeRank"), err, core.EFORBIDDEN)
 	}
 	// B reads A's code (and things that are no artifact of its job).
 	for _, id := range []string{codeA, "sha256:" + strings.Repeat("0", 64), "../x", ""} {
@@ -169,7 +172,7 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 		if rc != nil {
 			rc.Close()
 		}
-		wantCode(t, "B OpenArtifactForNode("+id+")", err, shoal.EFORBIDDEN)
+		wantCode(t, "B OpenArtifactForNode("+id+")", err, core.EFORBIDDEN)
 	}
 	// An unknown node gets nothing either.
 	if _, err := h.svc.CheckNodeRank(h.ctx, "cpu-n999", taskA.AttemptID, 0); err == nil {
@@ -181,7 +184,7 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	}
 
 	// Nothing changed.
-	after := h.wantJob("ja", shoal.JobRunning)
+	after := h.wantJob("ja", job.JobRunning)
 	if after.Version != before.Version || after.CurrentAttemptID != before.CurrentAttemptID || after.AttemptCount != before.AttemptCount {
 		t.Errorf("job A changed: version %d→%d, attempt %s→%s", before.Version, after.Version, before.CurrentAttemptID, after.CurrentAttemptID)
 	}
@@ -189,10 +192,10 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 		t.Errorf("job A has %d events, had %d", len(eventsAfter), len(eventsBefore))
 	}
 	as := h.attempts("ja")
-	if len(as) != 1 || as[0].Ranks[0].Status != shoal.RankRunning || as[0].Ranks[0].NodeID != nodeA {
+	if len(as) != 1 || as[0].Ranks[0].Status != node.RankRunning || as[0].Ranks[0].NodeID != nodeA {
 		t.Errorf("A's attempt after B's attempts: %+v", as[0].Ranks[0])
 	}
-	if n := h.mustNode("cpu", nodeA); n.State != shoal.NodeRunning || n.CurrentAttemptID != taskA.AttemptID {
+	if n := h.mustNode("cpu", nodeA); n.State != node.NodeRunning || n.CurrentAttemptID != taskA.AttemptID {
 		t.Errorf("node A after B's attempts: %s on %s", n.State, n.CurrentAttemptID)
 	}
 	if got := h.readLog("ja", 1, 0); got != "A's log\n" {
@@ -204,25 +207,25 @@ func TestNodeCannotActOnAnotherNodesRank(t *testing.T) {
 	if h.files.HasOutputs(ws, "ja", 1, 0) {
 		t.Error("outputs appeared for A's rank")
 	}
-	h.wantJob("jb", shoal.JobRunning)
+	h.wantJob("jb", job.JobRunning)
 
 	// A's attempt ends; then A's own reports for it are stale.
-	h.finish(nodeA, taskA, shoal.RankCompleted)
-	h.wantJob("ja", shoal.JobCompleted)
-	_, err = h.svc.ReportRank(h.ctx, nodeA, taskA.AttemptID, 0, &shoal.RankReport{State: shoal.RankFailed, ExitCode: &exit0})
-	wantCode(t, "A reporting for its ended attempt", err, shoal.ECONFLICT)
-	_, err = h.svc.MintWorkloadToken(h.ctx, nodeA, taskA.AttemptID, 0, &shoal.TokenRequest{Resource: "shoal"})
-	wantCode(t, "A minting for its ended attempt", err, shoal.EFORBIDDEN)
-	if _, err := h.svc.AuthenticateWorkload(h.ctx, tok.AccessToken); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+	h.finish(nodeA, taskA, node.RankCompleted)
+	h.wantJob("ja", job.JobCompleted)
+	_, err = h.svc.ReportRank(h.ctx, nodeA, taskA.AttemptID, 0, &node.RankReport{State: node.RankFailed, ExitCode: &exit0})
+	wantCode(t, "A reporting for its ended attempt", err, core.ECONFLICT)
+	_, err = h.svc.MintWorkloadToken(h.ctx, nodeA, taskA.AttemptID, 0, &node.TokenRequest{Resource: "shoal"})
+	wantCode(t, "A minting for its ended attempt", err, core.EFORBIDDEN)
+	if _, err := h.svc.AuthenticateWorkload(h.ctx, tok.AccessToken); core.ErrorCode(err) != core.EUNAUTHORIZED {
 		t.Errorf("A's workload token after the attempt ended: %v, want EUNAUTHORIZED", err)
 	}
 	if rc, err := h.svc.OpenArtifactForNode(h.ctx, nodeA, codeA); err == nil {
 		rc.Close()
 		t.Error("A read its finished job's code")
 	}
-	_, err = h.svc.ReportRank(h.ctx, nodeB, taskA.AttemptID, 0, &shoal.RankReport{State: shoal.RankFailed, ExitCode: &exit0})
-	wantCode(t, "B reporting for A's ended attempt", err, shoal.EFORBIDDEN)
-	h.wantJob("ja", shoal.JobCompleted)
+	_, err = h.svc.ReportRank(h.ctx, nodeB, taskA.AttemptID, 0, &node.RankReport{State: node.RankFailed, ExitCode: &exit0})
+	wantCode(t, "B reporting for A's ended attempt", err, core.EFORBIDDEN)
+	h.wantJob("ja", job.JobCompleted)
 }
 
 func TestJoinTokens(t *testing.T) {
@@ -236,12 +239,12 @@ func TestJoinTokens(t *testing.T) {
 			t.Fatalf("%d provisioned, want 1", len(prov))
 		}
 		id, token := prov[0].Req.Node.ID, prov[0].Req.JoinToken
-		resp, err := h.svc.JoinNode(h.ctx, token, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001})
+		resp, err := h.svc.JoinNode(h.ctx, token, node.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = h.svc.JoinNode(h.ctx, token, shoal.JoinRequest{NodeID: id, Address: "10.0.0.66", Port: 6666})
-		wantCode(t, "second join", err, shoal.EUNAUTHORIZED)
+		_, err = h.svc.JoinNode(h.ctx, token, node.JoinRequest{NodeID: id, Address: "10.0.0.66", Port: 6666})
+		wantCode(t, "second join", err, core.EUNAUTHORIZED)
 		// The first credential stands, and the node's address is the first one.
 		if got, err := h.svc.AuthenticateNode(h.ctx, resp.Credential); err != nil || got != id {
 			t.Fatalf("credential after a replayed join: %q %v", got, err)
@@ -250,7 +253,7 @@ func TestJoinTokens(t *testing.T) {
 			t.Errorf("replayed join changed the node: %s:%d", n.PrivateIPAddress, n.Port)
 		}
 		// The join token is no node credential.
-		if _, err := h.svc.AuthenticateNode(h.ctx, token); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+		if _, err := h.svc.AuthenticateNode(h.ctx, token); core.ErrorCode(err) != core.EUNAUTHORIZED {
 			t.Errorf("join token used as a credential: %v", err)
 		}
 	})
@@ -266,22 +269,22 @@ func TestJoinTokens(t *testing.T) {
 			t.Fatalf("%d provisioned, want 2", len(prov))
 		}
 		a, b := prov[0].Req, prov[1].Req
-		_, err := h.svc.JoinNode(h.ctx, a.JoinToken, shoal.JoinRequest{NodeID: b.Node.ID, Address: "10.0.0.66", Port: 6666})
-		wantCode(t, "A's join token for node B", err, shoal.EUNAUTHORIZED)
-		_, err = h.svc.JoinNode(h.ctx, a.JoinToken, shoal.JoinRequest{NodeID: "", Address: "10.0.0.66", Port: 6666})
-		wantCode(t, "A's join token without a node ID", err, shoal.EUNAUTHORIZED)
+		_, err := h.svc.JoinNode(h.ctx, a.JoinToken, node.JoinRequest{NodeID: b.Node.ID, Address: "10.0.0.66", Port: 6666})
+		wantCode(t, "A's join token for node B", err, core.EUNAUTHORIZED)
+		_, err = h.svc.JoinNode(h.ctx, a.JoinToken, node.JoinRequest{NodeID: "", Address: "10.0.0.66", Port: 6666})
+		wantCode(t, "A's join token without a node ID", err, core.EUNAUTHORIZED)
 		for _, id := range []string{a.Node.ID, b.Node.ID} {
-			if n := h.mustNode("cpu", id); n.State != shoal.NodePreparing || n.PrivateIPAddress == "10.0.0.66" {
+			if n := h.mustNode("cpu", id); n.State != node.NodePreparing || n.PrivateIPAddress == "10.0.0.66" {
 				t.Errorf("node %s after a misdirected join: %s at %s", id, n.State, n.PrivateIPAddress)
 			}
 		}
 		// B's own token still joins B.
-		if _, err := h.svc.JoinNode(h.ctx, b.JoinToken, shoal.JoinRequest{NodeID: b.Node.ID, Address: "127.0.0.1", Port: 5002}); err != nil {
+		if _, err := h.svc.JoinNode(h.ctx, b.JoinToken, node.JoinRequest{NodeID: b.Node.ID, Address: "127.0.0.1", Port: 5002}); err != nil {
 			t.Fatalf("B joining with its own token: %v", err)
 		}
 		// A made-up token joins nobody.
-		_, err = h.svc.JoinNode(h.ctx, "shoal_made-up", shoal.JoinRequest{NodeID: a.Node.ID})
-		wantCode(t, "made-up join token", err, shoal.EUNAUTHORIZED)
+		_, err = h.svc.JoinNode(h.ctx, "shoal_made-up", node.JoinRequest{NodeID: a.Node.ID})
+		wantCode(t, "made-up join token", err, core.EUNAUTHORIZED)
 	})
 
 	t.Run("expires", func(t *testing.T) {
@@ -301,17 +304,17 @@ func TestJoinTokens(t *testing.T) {
 		lifetime := loc.ProvisioningDelay + 5*time.Minute // the default JoinTimeout
 		// Just before the deadline the token works...
 		h.clock.Advance(lifetime - time.Second)
-		if _, err := h.svc.JoinNode(h.ctx, prov[0].Req.JoinToken, shoal.JoinRequest{NodeID: prov[0].Req.Node.ID, Address: "127.0.0.1", Port: 5001}); err != nil {
+		if _, err := h.svc.JoinNode(h.ctx, prov[0].Req.JoinToken, node.JoinRequest{NodeID: prov[0].Req.Node.ID, Address: "127.0.0.1", Port: 5001}); err != nil {
 			t.Fatalf("join just before the deadline: %v", err)
 		}
 		// ...at and after it, it does not.
 		h.clock.Advance(time.Second)
-		_, err = h.svc.JoinNode(h.ctx, prov[1].Req.JoinToken, shoal.JoinRequest{NodeID: prov[1].Req.Node.ID, Address: "127.0.0.1", Port: 5002})
-		wantCode(t, "join at the deadline", err, shoal.EUNAUTHORIZED)
+		_, err = h.svc.JoinNode(h.ctx, prov[1].Req.JoinToken, node.JoinRequest{NodeID: prov[1].Req.Node.ID, Address: "127.0.0.1", Port: 5002})
+		wantCode(t, "join at the deadline", err, core.EUNAUTHORIZED)
 		h.clock.Advance(time.Hour)
-		_, err = h.svc.JoinNode(h.ctx, prov[1].Req.JoinToken, shoal.JoinRequest{NodeID: prov[1].Req.Node.ID, Address: "127.0.0.1", Port: 5002})
-		wantCode(t, "join after the deadline", err, shoal.EUNAUTHORIZED)
-		if n := h.node("cpu", prov[1].Req.Node.ID); n != nil && n.State != shoal.NodePreparing {
+		_, err = h.svc.JoinNode(h.ctx, prov[1].Req.JoinToken, node.JoinRequest{NodeID: prov[1].Req.Node.ID, Address: "127.0.0.1", Port: 5002})
+		wantCode(t, "join after the deadline", err, core.EUNAUTHORIZED)
+		if n := h.node("cpu", prov[1].Req.Node.ID); n != nil && n.State != node.NodePreparing {
 			t.Errorf("late node is %s after a refused join", n.State)
 		}
 	})

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/sim"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // The server and the simulator decide the same: the same recorded event
@@ -78,7 +79,7 @@ func TestServerAndSimulatorAgree(t *testing.T) {
 	start := h.clock.Now()
 	type running struct {
 		node string
-		task *shoal.AgentTask
+		task *node.AgentTask
 		ends time.Time
 	}
 	var runs []running
@@ -94,7 +95,7 @@ func TestServerAndSimulatorAgree(t *testing.T) {
 			if r.ends.After(now) {
 				return false
 			}
-			h.finish(r.node, r.task, shoal.RankCompleted)
+			h.finish(r.node, r.task, node.RankCompleted)
 			return true
 		})
 		for _, p := range h.prov.TakeProvisioned() {
@@ -115,7 +116,7 @@ func TestServerAndSimulatorAgree(t *testing.T) {
 		for _, n := range h.nodes("cpu") {
 			if a := h.agents[n.ID]; a != nil && n.CurrentAttemptID != "" {
 				for _, task := range h.syncStart(n.ID) {
-					h.report(n.ID, task, shoal.RankRunning, nil)
+					h.report(n.ID, task, node.RankRunning, nil)
 					d := jobs[slices.IndexFunc(jobs, func(j sim.Job) bool { return j.ID == task.JobName })].Duration
 					runs = append(runs, running{n.ID, task, now.Add(d)})
 				}
@@ -131,9 +132,9 @@ func TestServerAndSimulatorAgree(t *testing.T) {
 		}
 		for _, n := range h.nodes("cpu") {
 			switch {
-			case n.State == shoal.NodePreparing:
+			case n.State == node.NodePreparing:
 				times = append(times, n.CreatedOn.Add(delay))
-			case n.State == shoal.NodeIdle && n.IdleSince != nil:
+			case n.State == node.NodeIdle && n.IdleSince != nil:
 				times = append(times, n.IdleSince.Add(2*time.Minute))
 			}
 		}
@@ -145,8 +146,8 @@ func TestServerAndSimulatorAgree(t *testing.T) {
 	}
 
 	// What the server did, from its usage ledger: nodes asked for and released.
-	var usage []*shoal.NodeUsage
-	if err := h.store.View(h.ctx, func(tx shoal.Tx) (err error) {
+	var usage []*node.NodeUsage
+	if err := h.store.View(h.ctx, func(tx store.Tx) (err error) {
 		usage, err = tx.ListNodeUsage(ws, start.Add(-time.Hour), h.clock.Now().Add(time.Hour))
 		return err
 	}); err != nil {

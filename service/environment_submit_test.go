@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A job naming a registered environment that does not exist is refused at
@@ -16,19 +19,19 @@ func TestSubmitRefusesUnknownEnvironment(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 2, 120)
 	for _, ref := range []string{"azureml:x@latest", "azureml:x:1", "azureml://registries/azureml/environments/sklearn-1.5/labels/latest"} {
-		_, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: ref})
+		_, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu", Environment: ref})
 		if err == nil {
 			t.Errorf("environment %s: submitted, want refused", ref)
 			continue
 		}
-		var e *shoal.Error
+		var e *core.Error
 		if !errors.As(err, &e) || e.Field != "environment" {
 			t.Errorf("environment %s: %v, want an error on field environment", ref, err)
 		}
-		if code := shoal.ErrorCode(err); code != shoal.EINVALID && code != shoal.ENOTFOUND {
+		if code := core.ErrorCode(err); code != core.EINVALID && code != core.ENOTFOUND {
 			t.Errorf("environment %s: code %s, want a 4xx code", ref, code)
 		}
-		msg := shoal.ErrorMessage(err)
+		msg := core.ErrorMessage(err)
 		if strings.HasPrefix(ref, "azureml:x") && (!strings.Contains(msg, `"x"`) || !strings.Contains(msg, "shoal environment create")) {
 			t.Errorf("environment %s: %q does not name the environment and how to create it", ref, msg)
 		}
@@ -36,7 +39,7 @@ func TestSubmitRefusesUnknownEnvironment(t *testing.T) {
 			t.Errorf("environment %s: %q does not give the config lines to add", ref, msg)
 		}
 	}
-	if jobs, err := h.svc.ListJobs(h.ctx, shoal.JobFilter{Workspace: ws}); err != nil || len(jobs) != 0 {
+	if jobs, err := h.svc.ListJobs(h.ctx, job.JobFilter{Workspace: ws}); err != nil || len(jobs) != 0 {
 		t.Errorf("jobs after refusals: %d, %v", len(jobs), err)
 	}
 }
@@ -48,8 +51,8 @@ func TestSubmitResolvesRegisteredEnvironment(t *testing.T) {
 	h := newHarness(t, "")
 	register := func(name, version, image string) {
 		t.Helper()
-		if err := h.store.Update(h.ctx, func(tx shoal.Tx) error {
-			return tx.InsertAsset(&shoal.Environment{Workspace: ws, Name: name, Version: version, Image: image, OSType: shoal.OSTypeLinux})
+		if err := h.store.Update(h.ctx, func(tx store.Tx) error {
+			return tx.InsertAsset(&asset.Environment{Workspace: ws, Name: name, Version: version, Image: image, OSType: asset.OSTypeLinux})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -57,8 +60,8 @@ func TestSubmitResolvesRegisteredEnvironment(t *testing.T) {
 	register("train", "1", "localhost:5000/train:1")
 	register("train", "2", "localhost:5000/train:2")
 	h.compute("cpu", 0, 1, 600)
-	pinned := h.submitSpec(&shoal.JobSpec{Name: "pinned", Command: "true", Compute: "cpu", Environment: "azureml:train:1"})
-	latest := h.submitSpec(&shoal.JobSpec{Name: "latest", Command: "true", Compute: "cpu", Environment: "azureml:train@latest"})
+	pinned := h.submitSpec(&job.JobSpec{Name: "pinned", Command: "true", Compute: "cpu", Environment: "azureml:train:1"})
+	latest := h.submitSpec(&job.JobSpec{Name: "latest", Command: "true", Compute: "cpu", Environment: "azureml:train@latest"})
 	if e := pinned.ResolvedEnvironment; e == nil || e.Image != "localhost:5000/train:1" || e.Source != "azureml:train:1" {
 		t.Errorf("azureml:train:1 resolved to %+v", e)
 	}
@@ -77,7 +80,7 @@ func TestSubmitResolvesRegisteredEnvironment(t *testing.T) {
 		t.Fatalf("node's task %s: want the pinned job with image localhost:5000/train:1", describeTasks(tasks))
 	}
 	events, err := h.svc.ListJobEvents(h.ctx, ws, "pinned")
-	if err != nil || !slices.ContainsFunc(events, func(e *shoal.Event) bool {
+	if err != nil || !slices.ContainsFunc(events, func(e *core.Event) bool {
 		return strings.Contains(e.Reason, "environment azureml:train:1 (image localhost:5000/train:1)")
 	}) {
 		t.Errorf("pinned's events do not name its environment (%v)", err)
@@ -95,14 +98,14 @@ func TestSubmitResolvesCuratedAndInline(t *testing.T) {
 		"azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest":             "localhost:5000/azureml/sklearn:1.0",
 		"azureml:azureml-sklearn-1.0-ubuntu20.04-py38-cpu:33":                 "localhost:5000/azureml/sklearn:1.0",
 	} {
-		j, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: ref})
+		j, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu", Environment: ref})
 		if err != nil {
 			t.Errorf("%s: %v", ref, err)
 		} else if e := j.ResolvedEnvironment; e == nil || e.Image != image || e.Source != ref {
 			t.Errorf("%s resolved to %+v, want image %s", ref, e, image)
 		}
 	}
-	j, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu",
+	j, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu",
 		Environment: map[string]any{"image": "python:3.11", "conda_file": "dependencies:\n- numpy\n"}})
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +123,9 @@ func TestSubmitResolvesCuratedAndInline(t *testing.T) {
 		{map[string]any{"image": "Python:3"}, "environment.image"},
 		{map[string]any{"image": "python", "build": map[string]any{"path": "x"}}, "environment.build"},
 	} {
-		_, _, err := h.svc.SubmitJob(h.ctx, ws, &shoal.JobSpec{Command: "true", Compute: "cpu", Environment: c.env})
-		var e *shoal.Error
-		if !errors.As(err, &e) || e.Field != c.field || e.Code != shoal.EINVALID {
+		_, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu", Environment: c.env})
+		var e *core.Error
+		if !errors.As(err, &e) || e.Field != c.field || e.Code != core.EINVALID {
 			t.Errorf("%v: %v, want EINVALID on %s", c.env, err, c.field)
 		}
 	}

@@ -9,19 +9,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/control"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/storetest"
 )
 
 // ws is the workspace every harness test works in.
-const ws = shoal.DefaultWorkspace
+const ws = core.DefaultWorkspace
 
 // t0 is where every harness clock starts.
 var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -31,11 +35,11 @@ var t0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 type agent struct {
 	id          string
 	port        int
-	running     map[shoal.RankRef]*shoal.AgentTask
-	started     []*shoal.AgentTask // Start orders not yet handed to the test
-	stops       []shoal.StopOrder  // Stop orders not yet handed to the test
-	exited      bool               // the server told it to exit
-	partitioned bool               // it no longer reaches the server
+	running     map[node.RankRef]*node.AgentTask
+	started     []*node.AgentTask // Start orders not yet handed to the test
+	stops       []node.StopOrder  // Stop orders not yet handed to the test
+	exited      bool              // the server told it to exit
+	partitioned bool              // it no longer reaches the server
 }
 
 // harness drives the control loop by hand: a real SQLite store on a fake
@@ -45,7 +49,7 @@ type harness struct {
 	t     *testing.T
 	ctx   context.Context
 	cfg   *config.Config
-	cat   *shoal.Catalog
+	cat   *compute.Catalog
 	clock *storetest.Clock
 	store *sqlite.DB
 	files *filestore.Store
@@ -107,7 +111,7 @@ func (h *harness) bootWith(key *sealing.Key) {
 	}
 	h.svc = service.New(service.Config{
 		Store: h.store, Catalog: h.cat, Files: h.files, SecretsKey: key,
-		Providers: map[string]shoal.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
+		Providers: map[string]node.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
 		CuratedEnvironments: h.cfg.CuratedEnvironments,
 	})
@@ -128,7 +132,7 @@ func (h *harness) restart() {
 // compute creates a cluster and makes it ready (Succeeded).
 func (h *harness) compute(name string, minN, maxN, idle int) {
 	h.t.Helper()
-	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &shoal.ComputeSpec{
+	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &compute.ComputeSpec{
 		Name: name, Type: "amlcompute", Size: "Standard_DS3_v2",
 		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle,
 	}, "")
@@ -138,7 +142,7 @@ func (h *harness) compute(name string, minN, maxN, idle int) {
 	if err := h.ctrl.ReconcileComputes(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
-	if c := h.findCompute(name); c.ProvisioningState != shoal.ProvisioningSucceeded {
+	if c := h.findCompute(name); c.ProvisioningState != compute.ProvisioningSucceeded {
 		h.t.Fatalf("compute %s is %s, want Succeeded", name, c.ProvisioningState)
 	}
 }
@@ -147,23 +151,23 @@ func (h *harness) compute(name string, minN, maxN, idle int) {
 func command(name string) string { return "python train.py --job " + name }
 
 // submit queues a job of instanceCount nodes at priority ("" = medium).
-func (h *harness) submit(name, compute string, instanceCount int, priority string) *shoal.Job {
+func (h *harness) submit(name, compute string, instanceCount int, priority string) *job.Job {
 	h.t.Helper()
-	spec := &shoal.JobSpec{Name: name, Command: command(name), Compute: compute,
-		Resources: &shoal.JobResources{InstanceCount: instanceCount}}
+	spec := &job.JobSpec{Name: name, Command: command(name), Compute: compute,
+		Resources: &job.JobResources{InstanceCount: instanceCount}}
 	if priority != "" {
-		spec.QueueSettings = &shoal.QueueSettings{Priority: priority}
+		spec.QueueSettings = &job.QueueSettings{Priority: priority}
 	}
 	return h.submitSpec(spec)
 }
 
-func (h *harness) submitSpec(spec *shoal.JobSpec) *shoal.Job {
+func (h *harness) submitSpec(spec *job.JobSpec) *job.Job {
 	h.t.Helper()
 	j, created, err := h.svc.SubmitJob(h.ctx, ws, spec)
 	if err != nil || !created {
 		h.t.Fatalf("submit %s: created %v, %v", spec.Name, created, err)
 	}
-	if j.Status != shoal.JobQueued {
+	if j.Status != job.JobQueued {
 		h.t.Fatalf("submitted job %s is %s, want Queued", j.Name, j.Status)
 	}
 	return j
@@ -208,14 +212,14 @@ func (h *harness) join(p fake.Provisioned) string {
 	id := p.Req.Node.ID
 	h.ports++
 	port := 5000 + h.ports
-	resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: port})
+	resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, node.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: port})
 	if err != nil {
 		h.t.Fatalf("join %s: %v", id, err)
 	}
 	if resp.NodeID != id || resp.Credential == "" {
 		h.t.Fatalf("join %s: response %+v", id, resp)
 	}
-	h.agents[id] = &agent{id: id, port: port, running: map[shoal.RankRef]*shoal.AgentTask{}}
+	h.agents[id] = &agent{id: id, port: port, running: map[node.RankRef]*node.AgentTask{}}
 	h.order = append(h.order, id)
 	return id
 }
@@ -231,14 +235,14 @@ func (h *harness) agent(nodeID string) *agent {
 
 // sync is one agent heartbeat: it tells the server what the agent runs,
 // starts what it is told to start and buffers the orders.
-func (h *harness) sync(nodeID string) *shoal.AgentSyncResponse {
+func (h *harness) sync(nodeID string) *node.AgentSyncResponse {
 	h.t.Helper()
 	a := h.agent(nodeID)
-	req := &shoal.AgentSyncRequest{}
+	req := &node.AgentSyncRequest{}
 	for ref := range a.running {
 		req.Running = append(req.Running, ref)
 	}
-	slices.SortFunc(req.Running, func(x, y shoal.RankRef) int { return strings.Compare(x.AttemptID, y.AttemptID) })
+	slices.SortFunc(req.Running, func(x, y node.RankRef) int { return strings.Compare(x.AttemptID, y.AttemptID) })
 	resp, err := h.svc.SyncNode(h.ctx, nodeID, req, 0)
 	if err != nil {
 		h.t.Fatalf("sync %s: %v", nodeID, err)
@@ -262,7 +266,7 @@ func (h *harness) sync(nodeID string) *shoal.AgentSyncResponse {
 
 // syncStart syncs the node and returns the tasks it was told to start since
 // the test last asked.
-func (h *harness) syncStart(nodeID string) []*shoal.AgentTask {
+func (h *harness) syncStart(nodeID string) []*node.AgentTask {
 	h.t.Helper()
 	h.sync(nodeID)
 	a := h.agent(nodeID)
@@ -273,7 +277,7 @@ func (h *harness) syncStart(nodeID string) []*shoal.AgentTask {
 
 // syncStop syncs the node and returns the stop orders it got since the test
 // last asked.
-func (h *harness) syncStop(nodeID string) []shoal.StopOrder {
+func (h *harness) syncStop(nodeID string) []node.StopOrder {
 	h.t.Helper()
 	h.sync(nodeID)
 	a := h.agent(nodeID)
@@ -283,46 +287,46 @@ func (h *harness) syncStop(nodeID string) []shoal.StopOrder {
 }
 
 // start syncs the node, expects exactly one task, and reports it Running.
-func (h *harness) start(nodeID string) *shoal.AgentTask {
+func (h *harness) start(nodeID string) *node.AgentTask {
 	h.t.Helper()
 	tasks := h.syncStart(nodeID)
 	if len(tasks) != 1 {
 		h.t.Fatalf("node %s got %d tasks to start, want 1: %s", nodeID, len(tasks), describeTasks(tasks))
 	}
-	h.report(nodeID, tasks[0], shoal.RankRunning, nil)
+	h.report(nodeID, tasks[0], node.RankRunning, nil)
 	return tasks[0]
 }
 
 // report sends a rank report and fails the test on error.
-func (h *harness) report(nodeID string, task *shoal.AgentTask, state string, exit *int) {
+func (h *harness) report(nodeID string, task *node.AgentTask, state string, exit *int) {
 	h.t.Helper()
-	if _, err := h.svc.ReportRank(h.ctx, nodeID, task.AttemptID, task.Rank, &shoal.RankReport{State: state, ExitCode: exit}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, nodeID, task.AttemptID, task.Rank, &node.RankReport{State: state, ExitCode: exit}); err != nil {
 		h.t.Fatalf("report %s of %s rank %d from %s: %v", state, task.JobName, task.Rank, nodeID, err)
 	}
 }
 
 // finish reports the end of a task (Completed with exit 0, Failed with
 // exit 1, or any other final state) and forgets it in the agent.
-func (h *harness) finish(nodeID string, task *shoal.AgentTask, state string) {
+func (h *harness) finish(nodeID string, task *node.AgentTask, state string) {
 	h.t.Helper()
 	code := 1
 	switch state {
-	case shoal.RankCompleted:
+	case node.RankCompleted:
 		code = 0
-	case shoal.RankCanceled, shoal.RankPreempted:
+	case node.RankCanceled, node.RankPreempted:
 		code = 143
 	}
 	h.finishExit(nodeID, task, state, code)
 }
 
-func (h *harness) finishExit(nodeID string, task *shoal.AgentTask, state string, code int) {
+func (h *harness) finishExit(nodeID string, task *node.AgentTask, state string, code int) {
 	h.t.Helper()
 	h.report(nodeID, task, state, &code)
 	delete(h.agent(nodeID).running, task.RankRef)
 }
 
 // nodes returns the nodes of a compute.
-func (h *harness) nodes(compute string) []*shoal.Node {
+func (h *harness) nodes(compute string) []*node.Node {
 	h.t.Helper()
 	ns, err := h.svc.ListNodes(h.ctx, ws, compute)
 	if err != nil {
@@ -332,7 +336,7 @@ func (h *harness) nodes(compute string) []*shoal.Node {
 }
 
 // node returns one node, or nil when it is gone.
-func (h *harness) node(compute, id string) *shoal.Node {
+func (h *harness) node(compute, id string) *node.Node {
 	h.t.Helper()
 	for _, n := range h.nodes(compute) {
 		if n.ID == id {
@@ -354,7 +358,7 @@ func (h *harness) nodeIDs(compute string) []string {
 }
 
 // job returns a job as the API shows it (with its live status reason).
-func (h *harness) job(name string) *shoal.Job {
+func (h *harness) job(name string) *job.Job {
 	h.t.Helper()
 	j, err := h.svc.FindJob(h.ctx, ws, name)
 	if err != nil {
@@ -364,7 +368,7 @@ func (h *harness) job(name string) *shoal.Job {
 }
 
 // wantJob checks a job's status.
-func (h *harness) wantJob(name, status string) *shoal.Job {
+func (h *harness) wantJob(name, status string) *job.Job {
 	h.t.Helper()
 	j := h.job(name)
 	if j.Status != status {
@@ -373,17 +377,17 @@ func (h *harness) wantJob(name, status string) *shoal.Job {
 	return j
 }
 
-func (h *harness) attempts(name string) []*shoal.Attempt {
+func (h *harness) attempts(name string) []*job.Attempt {
 	h.t.Helper()
 	as, err := h.svc.ListAttempts(h.ctx, ws, name)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	slices.SortFunc(as, func(a, b *shoal.Attempt) int { return a.Number - b.Number })
+	slices.SortFunc(as, func(a, b *job.Attempt) int { return a.Number - b.Number })
 	return as
 }
 
-func (h *harness) findCompute(name string) *shoal.Compute {
+func (h *harness) findCompute(name string) *compute.Compute {
 	h.t.Helper()
 	c, err := h.svc.FindCompute(h.ctx, ws, name)
 	if err != nil {
@@ -440,7 +444,7 @@ func (h *harness) releases() []string {
 	return ids
 }
 
-func describeTasks(tasks []*shoal.AgentTask) string {
+func describeTasks(tasks []*node.AgentTask) string {
 	var parts []string
 	for _, t := range tasks {
 		parts = append(parts, fmt.Sprintf("%s rank %d/%d (attempt %d)", t.JobName, t.Rank, t.NodeCount, t.Attempt))
@@ -449,7 +453,7 @@ func describeTasks(tasks []*shoal.AgentTask) string {
 }
 
 // usage returns one line of a location's quota usage.
-func (h *harness) usage(location, name string) shoal.Usage {
+func (h *harness) usage(location, name string) compute.Usage {
 	h.t.Helper()
 	us, err := h.svc.ListUsages(h.ctx, location)
 	if err != nil {
@@ -461,11 +465,11 @@ func (h *harness) usage(location, name string) shoal.Usage {
 		}
 	}
 	h.t.Fatalf("no usage line %s at %s", name, location)
-	return shoal.Usage{}
+	return compute.Usage{}
 }
 
 // mustNode returns one node and fails the test when it is gone.
-func (h *harness) mustNode(compute, id string) *shoal.Node {
+func (h *harness) mustNode(compute, id string) *node.Node {
 	h.t.Helper()
 	n := h.node(compute, id)
 	if n == nil {
@@ -476,7 +480,7 @@ func (h *harness) mustNode(compute, id string) *shoal.Node {
 
 // adminCtx is h.ctx as the bootstrap administrator.
 func (h *harness) adminCtx() context.Context {
-	return shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	return identity.WithPrincipal(h.ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 }
 
 // setLimits sets the workspace's rank log cap and storage quota as the
@@ -491,7 +495,7 @@ func (h *harness) setLimits(maxLogBytes, storageQuota *int64) {
 // placeOne makes the one-node cluster "cpu", submits job to it, joins its
 // node and returns the node with the one rank it is told to start (not
 // yet reported running).
-func (h *harness) placeOne(job string) (string, *shoal.AgentTask) {
+func (h *harness) placeOne(job string) (string, *node.AgentTask) {
 	h.t.Helper()
 	h.compute("cpu", 0, 1, 600)
 	h.submit(job, "cpu", 1, "")

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // A custom application's log reaches the server from the instance's own
@@ -17,18 +20,18 @@ func TestInstanceAppLogIsShippedCappedAndItsUsers(t *testing.T) {
 	admin := h.adminCtx()
 	limit := int64(100)
 	h.setLimits(&limit, nil)
-	for name, role := range map[string]string{"alice": shoal.RoleContributor, "dave": shoal.RoleContributor} {
-		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: name}); err != nil {
+	for name, role := range map[string]string{"alice": identity.RoleContributor, "dave": identity.RoleContributor} {
+		if _, err := h.svc.CreateUser(admin, &identity.User{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := h.svc.AssignRole(admin, "user:"+name, role, ws); err != nil {
 			t.Fatal(err)
 		}
 	}
-	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
-		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"},
-		CustomApplications: []*shoal.CustomApplication{{Name: "files", Command: "python3 -m http.server 18787",
-			Endpoints: []*shoal.AppEndpoint{{Target: 18787}}}}}
+	spec := &compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2",
+		CreateOnBehalfOf: &compute.CreateOnBehalfOf{UserObjectID: "alice"},
+		CustomApplications: []*compute.CustomApplication{{Name: "files", Command: "python3 -m http.server 18787",
+			Endpoints: []*compute.AppEndpoint{{Target: 18787}}}}}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +40,8 @@ func TestInstanceAppLogIsShippedCappedAndItsUsers(t *testing.T) {
 	if len(nodes) != 1 {
 		t.Fatalf("instance nodes %v", nodes)
 	}
-	alice := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "user:alice", Name: "alice", Kind: shoal.PrincipalUser})
-	if _, err := h.svc.OpenInstanceAppLog(alice, ws, "ci1", "files"); shoal.ErrorCode(err) != shoal.ENOTFOUND || !strings.Contains(err.Error(), "no log yet") {
+	alice := identity.WithPrincipal(h.ctx, &identity.Principal{ID: "user:alice", Name: "alice", Kind: identity.PrincipalUser})
+	if _, err := h.svc.OpenInstanceAppLog(alice, ws, "ci1", "files"); core.ErrorCode(err) != core.ENOTFOUND || !strings.Contains(err.Error(), "no log yet") {
 		t.Errorf("before any output: %v, want ENOTFOUND saying there is no log yet", err)
 	}
 	for _, w := range []struct {
@@ -49,7 +52,7 @@ func TestInstanceAppLogIsShippedCappedAndItsUsers(t *testing.T) {
 			t.Fatalf("write at %d: %v", w.off, err)
 		}
 	}
-	if err := h.svc.WriteInstanceAppLog(h.ctx, nodes[0], "other", 0, []byte("x")); shoal.ErrorField(err) != "app" {
+	if err := h.svc.WriteInstanceAppLog(h.ctx, nodes[0], "other", 0, []byte("x")); core.ErrorField(err) != "app" {
 		t.Errorf("an application the instance does not have: %v, want refused naming app", err)
 	}
 	if err := h.svc.WriteInstanceAppLog(h.ctx, "not-a-node", "files", 0, []byte("x")); err == nil {
@@ -61,11 +64,11 @@ func TestInstanceAppLogIsShippedCappedAndItsUsers(t *testing.T) {
 	}
 	got, _ := io.ReadAll(f)
 	f.Close()
-	if want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + shoal.LogCutMarker(limit); string(got) != want {
+	if want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + money.LogCutMarker(limit); string(got) != want {
 		t.Errorf("stored application log %q, want %q", got, want)
 	}
-	dave := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "user:dave", Name: "dave", Kind: shoal.PrincipalUser})
-	if _, err := h.svc.OpenInstanceAppLog(dave, ws, "ci1", "files"); shoal.ErrorCode(err) != shoal.EFORBIDDEN {
+	dave := identity.WithPrincipal(h.ctx, &identity.Principal{ID: "user:dave", Name: "dave", Kind: identity.PrincipalUser})
+	if _, err := h.svc.OpenInstanceAppLog(dave, ws, "ci1", "files"); core.ErrorCode(err) != core.EFORBIDDEN {
 		t.Errorf("another Contributor: %v, want EFORBIDDEN", err)
 	}
 	if f, err := h.svc.OpenInstanceAppLog(admin, ws, "ci1", "files"); err != nil {
@@ -73,10 +76,10 @@ func TestInstanceAppLogIsShippedCappedAndItsUsers(t *testing.T) {
 	} else {
 		f.Close()
 	}
-	if _, err := h.svc.OpenInstanceAppLog(alice, ws, "ci1", "nope"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := h.svc.OpenInstanceAppLog(alice, ws, "ci1", "nope"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Errorf("an unknown application: %v, want ENOTFOUND", err)
 	}
-	if _, err := h.svc.OpenInstanceAppLog(alice, ws, "ci1", ""); shoal.ErrorField(err) != "app" {
+	if _, err := h.svc.OpenInstanceAppLog(alice, ws, "ci1", ""); core.ErrorField(err) != "app" {
 		t.Errorf("no application named: %v, want refused naming app", err)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // An instance whose host has no Jupyter runs without a notebook, and
@@ -14,7 +16,7 @@ import (
 func TestInstanceWithoutJupyterSaysWhy(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2"}
+	spec := &compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2"}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -24,9 +26,9 @@ func TestInstanceWithoutJupyterSaysWhy(t *testing.T) {
 		t.Fatalf("nodes joined: %v", ids)
 	}
 	const why = "Jupyter is not installed on this host (...): apt-get install jupyter-notebook python3-ipykernel"
-	report := &shoal.InstanceReport{Phase: shoal.InstancePhaseRunning, Apps: []shoal.InstanceAppReport{{Name: shoal.JupyterApplication, Error: why}}}
+	report := &node.InstanceReport{Phase: node.InstancePhaseRunning, Apps: []compute.InstanceAppReport{{Name: compute.JupyterApplication, Error: why}}}
 	for range 2 {
-		if _, err := h.svc.SyncNode(h.ctx, ids[0], &shoal.AgentSyncRequest{Instance: report}, 0); err != nil {
+		if _, err := h.svc.SyncNode(h.ctx, ids[0], &node.AgentSyncRequest{Instance: report}, 0); err != nil {
 			t.Fatal(err)
 		}
 		h.pass()
@@ -35,12 +37,12 @@ func TestInstanceWithoutJupyterSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Instance.State != shoal.InstanceRunning {
+	if c.Instance.State != compute.InstanceRunning {
 		t.Fatalf("state %s", c.Instance.State)
 	}
 	found := false
 	for _, a := range c.Applications {
-		if a.DisplayName == shoal.JupyterApplication {
+		if a.DisplayName == compute.JupyterApplication {
 			found = a.Error == why
 		}
 	}
@@ -58,8 +60,8 @@ func TestInstanceWithoutJupyterSaysWhy(t *testing.T) {
 	if !said {
 		t.Errorf("no application_unavailable event among %+v", evs)
 	}
-	_, err = h.svc.ResolveInstanceApp(admin, ws, "ci1", shoal.JupyterApplication)
-	if shoal.ErrorCode(err) != shoal.ENOTFOUND || !strings.Contains(err.Error(), "apt-get install jupyter-notebook") {
+	_, err = h.svc.ResolveInstanceApp(admin, ws, "ci1", compute.JupyterApplication)
+	if core.ErrorCode(err) != core.ENOTFOUND || !strings.Contains(err.Error(), "apt-get install jupyter-notebook") {
 		t.Errorf("the proxy's answer for the notebook: %v, want 404 with the install hint", err)
 	}
 }

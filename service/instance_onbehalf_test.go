@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // An instance's shells, setup scripts and custom applications run as its
@@ -16,14 +18,14 @@ import (
 func TestInstanceOnBehalfOfCannotRunAsAnotherUser(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	if _, err := h.svc.CreateWorkspace(admin, &shoal.Workspace{Name: "malws"}); err != nil {
+	if _, err := h.svc.CreateWorkspace(admin, &core.Workspace{Name: "malws"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []struct{ user, role, ws string }{
-		{"alice", shoal.RoleReader, ws}, {"mallory", shoal.RoleContributor, "malws"}, {"mallory", shoal.RoleContributor, ws},
+		{"alice", identity.RoleReader, ws}, {"mallory", identity.RoleContributor, "malws"}, {"mallory", identity.RoleContributor, ws},
 		{"nobody", "", ""},
 	} {
-		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: a.user}); err != nil && shoal.ErrorCode(err) != shoal.ECONFLICT {
+		if _, err := h.svc.CreateUser(admin, &identity.User{Name: a.user}); err != nil && core.ErrorCode(err) != core.ECONFLICT {
 			t.Fatal(err)
 		}
 		if a.role != "" {
@@ -32,60 +34,60 @@ func TestInstanceOnBehalfOfCannotRunAsAnotherUser(t *testing.T) {
 			}
 		}
 	}
-	mallory := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "user:mallory", Name: "mallory", Kind: shoal.PrincipalUser})
+	mallory := identity.WithPrincipal(h.ctx, &identity.Principal{ID: "user:mallory", Name: "mallory", Kind: identity.PrincipalUser})
 	const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMallorysOwnKeyMallorysOwnKeyMallory0 mallory@evil"
 	yes := true
-	script := func() *shoal.SetupScripts {
-		return &shoal.SetupScripts{CreationScript: &shoal.SetupScript{Command: "cat ~/../../*/home/secret.txt"}}
+	script := func() *compute.SetupScripts {
+		return &compute.SetupScripts{CreationScript: &compute.SetupScript{Command: "cat ~/../../*/home/secret.txt"}}
 	}
-	apps := func() []*shoal.CustomApplication {
-		return []*shoal.CustomApplication{{Name: "web", Command: "python3 -m http.server 8080",
-			Endpoints: []*shoal.AppEndpoint{{Target: 8080, Published: 8080}}}}
+	apps := func() []*compute.CustomApplication {
+		return []*compute.CustomApplication{{Name: "web", Command: "python3 -m http.server 8080",
+			Endpoints: []*compute.AppEndpoint{{Target: 8080, Published: 8080}}}}
 	}
-	spec := func(name, forUser string) *shoal.ComputeSpec {
-		s := &shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2"}
+	spec := func(name, forUser string) *compute.ComputeSpec {
+		s := &compute.ComputeSpec{Name: name, Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2"}
 		if forUser != "" {
-			s.CreateOnBehalfOf = &shoal.CreateOnBehalfOf{UserObjectID: forUser}
+			s.CreateOnBehalfOf = &compute.CreateOnBehalfOf{UserObjectID: forUser}
 		}
 		return s
 	}
 	cases := []struct {
 		name, workspace, field, code string
-		who                          func() *shoal.ComputeSpec
+		who                          func() *compute.ComputeSpec
 		ctx                          string // "admin" or "mallory"
 	}{
 		// (a) The assigned user needs a role in the instance's workspace.
-		{"mallory for alice in malws", "malws", "create_on_behalf_of.user_object_id", shoal.EINVALID,
-			func() *shoal.ComputeSpec { s := spec("mal1x", "alice"); s.SetupScripts = script(); return s }, "mallory"},
-		{"mallory for alice in malws, nothing to run", "malws", "create_on_behalf_of.user_object_id", shoal.EINVALID,
-			func() *shoal.ComputeSpec { return spec("mal2x", "alice") }, "mallory"},
-		{"admin for a user without a role", ws, "create_on_behalf_of.user_object_id", shoal.EINVALID,
-			func() *shoal.ComputeSpec { return spec("mal3x", "nobody") }, "admin"},
+		{"mallory for alice in malws", "malws", "create_on_behalf_of.user_object_id", core.EINVALID,
+			func() *compute.ComputeSpec { s := spec("mal1x", "alice"); s.SetupScripts = script(); return s }, "mallory"},
+		{"mallory for alice in malws, nothing to run", "malws", "create_on_behalf_of.user_object_id", core.EINVALID,
+			func() *compute.ComputeSpec { return spec("mal2x", "alice") }, "mallory"},
+		{"admin for a user without a role", ws, "create_on_behalf_of.user_object_id", core.EINVALID,
+			func() *compute.ComputeSpec { return spec("mal3x", "nobody") }, "admin"},
 		// (b) What would run as alice, or log in as her, is refused.
-		{"setup script", ws, "setup_scripts", shoal.EFORBIDDEN,
-			func() *shoal.ComputeSpec { s := spec("mal4x", "alice"); s.SetupScripts = script(); return s }, "mallory"},
-		{"custom application", ws, "custom_applications", shoal.EFORBIDDEN,
-			func() *shoal.ComputeSpec { s := spec("mal5x", "alice"); s.CustomApplications = apps(); return s }, "mallory"},
-		{"SSH key", ws, "ssh_settings.ssh_key_value", shoal.EFORBIDDEN,
-			func() *shoal.ComputeSpec {
+		{"setup script", ws, "setup_scripts", core.EFORBIDDEN,
+			func() *compute.ComputeSpec { s := spec("mal4x", "alice"); s.SetupScripts = script(); return s }, "mallory"},
+		{"custom application", ws, "custom_applications", core.EFORBIDDEN,
+			func() *compute.ComputeSpec { s := spec("mal5x", "alice"); s.CustomApplications = apps(); return s }, "mallory"},
+		{"SSH key", ws, "ssh_settings.ssh_key_value", core.EFORBIDDEN,
+			func() *compute.ComputeSpec {
 				s := spec("mal6x", "alice")
 				s.SSHPublicAccessEnabled = &yes
-				s.SSHSettings = &shoal.SSHSettings{SSHKeyValue: key}
+				s.SSHSettings = &compute.SSHSettings{SSHKeyValue: key}
 				return s
 			}, "mallory"},
 		// Allowed: nothing that runs as alice; her own; an administrator's.
 		{"plain instance for alice", ws, "", "",
-			func() *shoal.ComputeSpec { s := spec("okay1x", "alice"); s.SSHPublicAccessEnabled = &yes; return s }, "mallory"},
+			func() *compute.ComputeSpec { s := spec("okay1x", "alice"); s.SSHPublicAccessEnabled = &yes; return s }, "mallory"},
 		{"mallory for herself with everything", "malws", "", "",
-			func() *shoal.ComputeSpec {
+			func() *compute.ComputeSpec {
 				s := spec("okay2x", "mallory")
 				s.SetupScripts, s.CustomApplications = script(), apps()
 				s.SSHPublicAccessEnabled = &yes
-				s.SSHSettings = &shoal.SSHSettings{SSHKeyValue: key}
+				s.SSHSettings = &compute.SSHSettings{SSHKeyValue: key}
 				return s
 			}, "mallory"},
 		{"admin for alice with a script (the Azure seed)", ws, "", "",
-			func() *shoal.ComputeSpec { s := spec("okay3x", "alice"); s.SetupScripts = script(); return s }, "admin"},
+			func() *compute.ComputeSpec { s := spec("okay3x", "alice"); s.SetupScripts = script(); return s }, "admin"},
 	}
 	for _, c := range cases {
 		ctx := mallory
@@ -99,15 +101,15 @@ func TestInstanceOnBehalfOfCannotRunAsAnotherUser(t *testing.T) {
 			}
 			continue
 		}
-		if shoal.ErrorCode(err) != c.code {
-			t.Errorf("%s: %v (code %q); want %s", c.name, err, shoal.ErrorCode(err), c.code)
+		if core.ErrorCode(err) != c.code {
+			t.Errorf("%s: %v (code %q); want %s", c.name, err, core.ErrorCode(err), c.code)
 			continue
 		}
-		var e *shoal.Error
+		var e *core.Error
 		if !errors.As(err, &e) || e.Field != c.field {
 			t.Errorf("%s: %v; want the field %s named", c.name, err, c.field)
 		}
-		if c.code == shoal.EFORBIDDEN && (!strings.Contains(err.Error(), "alice's account") || !strings.Contains(err.Error(), "administrator")) {
+		if c.code == core.EFORBIDDEN && (!strings.Contains(err.Error(), "alice's account") || !strings.Contains(err.Error(), "administrator")) {
 			t.Errorf("%s: %v; want why (it would run as alice's account; only an administrator may)", c.name, err)
 		}
 		if out != nil {
@@ -125,8 +127,8 @@ func TestInstanceOnBehalfOfCannotRunAsAnotherUser(t *testing.T) {
 	// A refused SSH key does not get in later either: only alice sets it.
 	key2 := spec("mal6x", "alice")
 	key2.SSHPublicAccessEnabled = &yes
-	key2.SSHSettings = &shoal.SSHSettings{SSHKeyValue: key}
-	if _, _, err := h.svc.CreateOrApplyCompute(mallory, ws, key2, ""); shoal.ErrorCode(err) != shoal.EFORBIDDEN {
+	key2.SSHSettings = &compute.SSHSettings{SSHKeyValue: key}
+	if _, _, err := h.svc.CreateOrApplyCompute(mallory, ws, key2, ""); core.ErrorCode(err) != core.EFORBIDDEN {
 		t.Errorf("mallory re-applying alice's instance with her key: %v; want forbidden", err)
 	}
 }

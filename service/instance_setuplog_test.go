@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // An instance's setup log (which can hold what its setup scripts print:
@@ -15,29 +18,29 @@ import (
 func TestInstanceSetupLogIsItsUsersAndAdmins(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	as := func(name string) *shoal.Principal {
-		return &shoal.Principal{ID: "user:" + name, Name: name, Kind: shoal.PrincipalUser}
+	as := func(name string) *identity.Principal {
+		return &identity.Principal{ID: "user:" + name, Name: name, Kind: identity.PrincipalUser}
 	}
-	for name, role := range map[string]string{"alice": shoal.RoleContributor, "bob": shoal.RoleReader, "carol": shoal.RoleOwner, "dave": shoal.RoleContributor} {
-		if _, err := h.svc.CreateUser(admin, &shoal.User{Name: name}); err != nil {
+	for name, role := range map[string]string{"alice": identity.RoleContributor, "bob": identity.RoleReader, "carol": identity.RoleOwner, "dave": identity.RoleContributor} {
+		if _, err := h.svc.CreateUser(admin, &identity.User{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := h.svc.AssignRole(admin, "user:"+name, role, ws); err != nil {
 			t.Fatal(err)
 		}
 	}
-	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
-		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"}}
+	spec := &compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2",
+		CreateOnBehalfOf: &compute.CreateOnBehalfOf{UserObjectID: "alice"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.files.WriteInstanceLog(ws, "ci1", 0, []byte("export HF_TOKEN=hf_secret\n")); err != nil {
 		t.Fatal(err)
 	}
-	for who, want := range map[string]string{"alice": "", "carol": "", "bob": shoal.EFORBIDDEN, "dave": shoal.EFORBIDDEN} {
-		ctx := shoal.WithPrincipal(h.ctx, as(who))
+	for who, want := range map[string]string{"alice": "", "carol": "", "bob": core.EFORBIDDEN, "dave": core.EFORBIDDEN} {
+		ctx := identity.WithPrincipal(h.ctx, as(who))
 		f, err := h.svc.OpenInstanceLog(ctx, ws, "ci1", "setup")
-		if shoal.ErrorCode(err) != want {
+		if core.ErrorCode(err) != want {
 			t.Errorf("%s: %v; want %q", who, err, want)
 		}
 		if err == nil {
@@ -63,15 +66,15 @@ func TestInstanceSetupLogIsCutAtTheWorkspaceCap(t *testing.T) {
 	admin := h.adminCtx()
 	limit := int64(100)
 	h.setLimits(&limit, nil)
-	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "alice"}); err != nil {
+	if _, err := h.svc.CreateUser(admin, &identity.User{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	// An instance is created only for a member of its workspace.
-	if _, err := h.svc.AssignRole(admin, "user:alice", shoal.RoleReader, ws); err != nil {
+	if _, err := h.svc.AssignRole(admin, "user:alice", identity.RoleReader, ws); err != nil {
 		t.Fatal(err)
 	}
-	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
-		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"}}
+	spec := &compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2",
+		CreateOnBehalfOf: &compute.CreateOnBehalfOf{UserObjectID: "alice"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestInstanceSetupLogIsCutAtTheWorkspaceCap(t *testing.T) {
 	}
 	defer f.Close()
 	got, _ := io.ReadAll(f)
-	if want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + shoal.LogCutMarker(limit); string(got) != want {
+	if want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + money.LogCutMarker(limit); string(got) != want {
 		t.Errorf("stored setup log %q, want %q", got, want)
 	}
 }

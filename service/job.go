@@ -8,28 +8,33 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/environments"
-	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/service/environments"
+	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // SubmitJob queues a command job on a compute cluster, or on serverless
 // compute (see EnsureServerlessPool). Submission is idempotent by name:
 // the same name and body returns the existing job.
-func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *shoal.JobSpec) (*shoal.Job, bool, error) {
+func (s *Services) SubmitJob(ctx context.Context, workspace string, spec *job.JobSpec) (*job.Job, bool, error) {
 	return s.submitJob(ctx, workspace, spec, nil)
 }
 
 // submitJob queues a command job; parent, when set, is the pipeline or
 // sweep that submits it: the child is its submitter's, and names it.
-func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.JobSpec, parent *shoal.Job) (*shoal.Job, bool, error) {
+func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.JobSpec, parent *job.Job) (*job.Job, bool, error) {
 	if spec.Name == "" {
-		spec.Name = shoal.GenerateJobName(s.cfg.Random)
+		spec.Name = job.GenerateJobName(s.cfg.Random)
 	}
-	if err := shoal.NormalizeJobSpec(spec); err != nil {
+	if err := job.NormalizeJobSpec(spec); err != nil {
 		return nil, false, err
 	}
-	if ri := shoal.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
+	if ri := identity.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
 		// A valid job submitted by POST to the collection is audited
 		// under its own name, so that `audit list --target` finds it (a
 		// refused one stays under the collection it was posted to).
@@ -42,39 +47,39 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.
 	if err != nil {
 		return nil, false, err
 	}
-	var out *shoal.Job
+	var out *job.Job
 	created := false
-	err = s.store.Update(ctx, func(tx shoal.Tx) error {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
 		ws, err := tx.GetWorkspace(workspace)
 		if err != nil {
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return shoal.WorkspaceNotFound(workspace)
+			if core.ErrorCode(err) == core.ENOTFOUND {
+				return core.WorkspaceNotFound(workspace)
 			}
 			return err
 		}
 		if existing, err := tx.GetJob(workspace, spec.Name); err == nil {
 			if parent != nil && existing.ParentJobName != parent.Name {
-				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists and is not a child of %s", spec.Name, parent.Name)}
 			}
 			if existing.SpecHash != hash {
-				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", spec.Name)}
 			}
 			out = existing
 			return nil
-		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		} else if core.ErrorCode(err) != core.ENOTFOUND {
 			return err
 		}
 		c, err := s.jobCompute(ctx, tx, ws, spec)
 		if err != nil {
 			return err
 		}
-		if c.ProvisioningState == shoal.ProvisioningDeleting || c.ProvisioningState == shoal.ProvisioningFailed {
-			return &shoal.Error{Code: shoal.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
+		if c.ProvisioningState == compute.ProvisioningDeleting || c.ProvisioningState == compute.ProvisioningFailed {
+			return &core.Error{Code: core.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
 		}
 		spec.Compute = c.Name
-		env, err := shoal.ResolveJobEnvironment(tx, c.Workspace, spec.Environment, s.cfg.CuratedEnvironments)
+		env, err := asset.ResolveJobEnvironment(tx, c.Workspace, spec.Environment, s.cfg.CuratedEnvironments)
 		if err != nil {
 			return err
 		}
@@ -91,10 +96,10 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.
 			return err
 		}
 		if n := spec.InstanceCount(); c.IsInstance() && n > 1 {
-			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
+			return &core.Error{Code: core.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
 				"resources.instance_count: compute %q is a compute instance, one machine: a job on it runs on 1 node, not %d (use a compute cluster)", c.Name, n)}
 		} else if !c.IsInstance() && n > *c.MaxInstances {
-			return &shoal.Error{Code: shoal.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
+			return &core.Error{Code: core.EINVALID, Field: "resources.instance_count", Message: fmt.Sprintf(
 				"resources.instance_count: the job needs %d nodes but compute %q has max_instances %d; raise max_instances or ask for fewer nodes", n, c.Name, *c.MaxInstances)}
 		}
 		seq, err := tx.NextSeq("job")
@@ -102,11 +107,11 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.
 			return err
 		}
 		now := tx.Now()
-		j := &shoal.Job{
-			JobSpec: *spec, Workspace: c.Workspace, Status: shoal.JobQueued,
+		j := &job.Job{
+			JobSpec: *spec, Workspace: c.Workspace, Status: job.JobQueued,
 			StatusReason:        "queued: waiting for the scheduler",
 			ResolvedEnvironment: env,
-			CreatedBy:           shoal.ActorName(ctx), CreatedByPrincipal: shoal.ActingPrincipalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
+			CreatedBy:           identity.ActorName(ctx), CreatedByPrincipal: identity.ActingPrincipalID(ctx), CreatedOn: now, Seq: seq, SpecHash: hash, Version: 1,
 		}
 		if parent != nil {
 			// A step or trial is its parent's submitter's: its rights,
@@ -136,58 +141,58 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *shoal.
 		return nil, false, err
 	}
 	if created {
-		s.submitted(shoal.ComputeKey(out.Workspace, out.Compute))
+		s.submitted(compute.ComputeKey(out.Workspace, out.Compute))
 	}
 	return s.jobView(out), created, nil
 }
 
 // jobCompute returns the compute a job runs on: the one it names, or
 // for serverless compute its pool, created in tx when needed.
-func (s *Services) jobCompute(ctx context.Context, tx shoal.Tx, ws *shoal.Workspace, spec *shoal.JobSpec) (*shoal.Compute, error) {
-	if spec.Compute == shoal.ServerlessCompute {
+func (s *Services) jobCompute(ctx context.Context, tx store.Tx, ws *core.Workspace, spec *job.JobSpec) (*compute.Compute, error) {
+	if spec.Compute == job.ServerlessCompute {
 		return s.EnsureServerlessPool(ctx, tx, ws, spec)
 	}
 	c, err := tx.GetCompute(ws.Name, spec.Compute)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return nil, &shoal.Error{Code: shoal.ENOTFOUND, Field: "compute", Message: fmt.Sprintf("compute: %q not found in workspace %q; create it with `shoal compute create`, or omit compute: to run on serverless compute", spec.Compute, ws.Name)}
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return nil, &core.Error{Code: core.ENOTFOUND, Field: "compute", Message: fmt.Sprintf("compute: %q not found in workspace %q; create it with `shoal compute create`, or omit compute: to run on serverless compute", spec.Compute, ws.Name)}
 	}
 	return c, err
 }
 
-func priorityName(spec *shoal.JobSpec) string {
+func priorityName(spec *job.JobSpec) string {
 	if spec.QueueSettings != nil && spec.QueueSettings.Priority != "" {
 		return spec.QueueSettings.Priority
 	}
-	return shoal.PriorityMedium
+	return job.PriorityMedium
 }
 
 // checkArtifacts refuses a job whose code or inputs name artifacts that were
 // never uploaded to its workspace, so a job cannot fail later for a
 // missing upload. Another workspace's artifact is refused with the same
 // words as one never uploaded: a hash tells nothing across workspaces.
-func (s *Services) checkArtifacts(workspace string, spec *shoal.JobSpec) error {
+func (s *Services) checkArtifacts(workspace string, spec *job.JobSpec) error {
 	if s.cfg.Files == nil {
-		return shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
+		return core.Errorf(core.EINTERNAL, "this server has no file store")
 	}
 	if spec.Code != "" {
-		if !shoal.ValidateArtifactRef(spec.Code) {
-			return shoal.FieldErrorf("code", "must be an uploaded artifact (sha256:<hex>); `shoal job create -f` uploads local folders for you")
+		if !job.ValidateArtifactRef(spec.Code) {
+			return core.FieldErrorf("code", "must be an uploaded artifact (sha256:<hex>); `shoal job create -f` uploads local folders for you")
 		}
 		if !s.cfg.Files.HasArtifact(workspace, spec.Code) {
-			return shoal.FieldErrorf("code", "artifact %s has not been uploaded", spec.Code)
+			return core.FieldErrorf("code", "artifact %s has not been uploaded", spec.Code)
 		}
 	}
 	if env, ok := spec.Environment.(map[string]any); ok {
 		if b, ok := env["build"].(map[string]any); ok {
 			p, _ := b["path"].(string)
-			if !shoal.ValidateArtifactRef(p) {
-				return shoal.FieldErrorf("environment.build.path", "must be an uploaded build context (sha256:<hex>); `shoal job create -f` uploads the local folder for you")
+			if !job.ValidateArtifactRef(p) {
+				return core.FieldErrorf("environment.build.path", "must be an uploaded build context (sha256:<hex>); `shoal job create -f` uploads the local folder for you")
 			}
 			df, _ := b["dockerfile_path"].(string)
 			if df == "" {
-				df = shoal.DefaultDockerfilePath
+				df = asset.DefaultDockerfilePath
 			}
-			if err := environments.CheckBuildContext(s.cfg.Files, workspace, "environment.build.", &shoal.EnvironmentBuild{Path: p, DockerfilePath: df}); err != nil {
+			if err := environments.CheckBuildContext(s.cfg.Files, workspace, "environment.build.", &asset.EnvironmentBuild{Path: p, DockerfilePath: df}); err != nil {
 				return err
 			}
 		}
@@ -196,17 +201,17 @@ func (s *Services) checkArtifacts(workspace string, spec *shoal.JobSpec) error {
 		if in == nil || in.Path == "" {
 			continue
 		}
-		if !shoal.ValidateArtifactRef(in.Path) {
-			return shoal.FieldErrorf("inputs."+name+".path", "%q is not an uploaded artifact; only local files and folders (uploaded by the CLI) are supported", in.Path)
+		if !job.ValidateArtifactRef(in.Path) {
+			return core.FieldErrorf("inputs."+name+".path", "%q is not an uploaded artifact; only local files and folders (uploaded by the CLI) are supported", in.Path)
 		}
 		if !s.cfg.Files.HasArtifact(workspace, in.Path) {
-			return shoal.FieldErrorf("inputs."+name+".path", "artifact %s has not been uploaded", in.Path)
+			return core.FieldErrorf("inputs."+name+".path", "artifact %s has not been uploaded", in.Path)
 		}
 	}
 	return nil
 }
 
-func specHash(spec *shoal.JobSpec) (string, error) {
+func specHash(spec *job.JobSpec) (string, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return "", err
@@ -216,8 +221,8 @@ func specHash(spec *shoal.JobSpec) (string, error) {
 }
 
 // FindJob returns one job.
-func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *shoal.Job, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *job.Job, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		if out, err = s.getJob(tx, workspace, name); err != nil {
 			return err
 		}
@@ -228,9 +233,9 @@ func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *sh
 
 // FindJobWithCost is FindJob with the job's cost so far (what `job show`
 // prints); FindJob alone stays cheap for the paths that poll it.
-func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) (out *shoal.Job, err error) {
-	var cost *shoal.JobCost
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) (out *job.Job, err error) {
+	var cost *job.JobCost
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		out, err = s.getJob(tx, workspace, name)
 		if err != nil {
 			return err
@@ -247,17 +252,17 @@ func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) 
 	return v, err
 }
 
-func (s *Services) getJob(tx shoal.Tx, workspace, name string) (*shoal.Job, error) {
+func (s *Services) getJob(tx store.Tx, workspace, name string) (*job.Job, error) {
 	j, err := tx.GetJob(workspace, name)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return nil, shoal.Errorf(shoal.ENOTFOUND, "job %q not found in workspace %q", name, workspace)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return nil, core.Errorf(core.ENOTFOUND, "job %q not found in workspace %q", name, workspace)
 	}
 	return j, err
 }
 
 // ListJobs returns jobs, newest first.
-func (s *Services) ListJobs(ctx context.Context, filter shoal.JobFilter) (out []*shoal.Job, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Services) ListJobs(ctx context.Context, filter job.JobFilter) (out []*job.Job, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		if out, err = tx.ListJobs(filter); err != nil {
 			return err
 		}
@@ -270,8 +275,8 @@ func (s *Services) ListJobs(ctx context.Context, filter shoal.JobFilter) (out []
 }
 
 // ListAttempts returns a job's attempts.
-func (s *Services) ListAttempts(ctx context.Context, workspace, name string) (out []*shoal.Attempt, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Services) ListAttempts(ctx context.Context, workspace, name string) (out []*job.Attempt, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		if _, err := s.getJob(tx, workspace, name); err != nil {
 			return err
 		}
@@ -283,23 +288,23 @@ func (s *Services) ListAttempts(ctx context.Context, workspace, name string) (ou
 
 // CancelJob cancels a queued job at once, and asks the nodes of a running
 // one to stop it; it becomes Canceled when they confirm.
-func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error) {
-	var out *shoal.Job
+func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*job.Job, error) {
+	var out *job.Job
 	var wake []string
 	var outcomes JobOutcomes
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		outcomes.Reset()
 		j, err := s.getJob(tx, workspace, name)
 		if err != nil {
 			return err
 		}
 		out = j
-		if shoal.JobTerminal(j.Status) || j.Status == shoal.JobCancelRequested {
+		if job.JobTerminal(j.Status) || j.Status == job.JobCancelRequested {
 			return nil
 		}
 		if j.IsParent() {
 			// Its loop cancels the children and ends it once they are.
-			j.Status, j.StatusReason = shoal.JobCancelRequested, "cancel requested: its running "+parentChildren(j)+" are being canceled"
+			j.Status, j.StatusReason = job.JobCancelRequested, "cancel requested: its running "+parentChildren(j)+" are being canceled"
 			j.Version++
 			if err := tx.UpdateJob(j); err != nil {
 				return err
@@ -307,7 +312,7 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 			return AppendJobEvent(ctx, tx, j, "cancel_requested", j.StatusReason)
 		}
 		before := markOf(j)
-		var a *shoal.Attempt
+		var a *job.Attempt
 		if j.CurrentAttemptID != "" {
 			if a, err = tx.GetAttempt(j.CurrentAttemptID); err != nil {
 				return err
@@ -335,32 +340,32 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*shoa
 }
 
 // jobView fills the identifiers a client sees.
-func (s *Services) jobView(j *shoal.Job) *shoal.Job {
+func (s *Services) jobView(j *job.Job) *job.Job {
 	if j == nil {
 		return nil
 	}
 	out := *j
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
-		shoal.Subscription, shoal.ResourceGroup, j.Workspace, j.Name)
+		compute.Subscription, compute.ResourceGroup, j.Workspace, j.Name)
 	return &out
 }
 
 // AppendJobEvent records an event on a job in tx, as the principal of
 // ctx.
-func AppendJobEvent(ctx context.Context, tx shoal.Tx, j *shoal.Job, kind, reason string) error {
-	return tx.AppendEvent(&shoal.Event{
-		Time: tx.Now(), Workspace: j.Workspace, ResourceType: shoal.ResourceJob,
-		ResourceName: j.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
+func AppendJobEvent(ctx context.Context, tx store.Tx, j *job.Job, kind, reason string) error {
+	return tx.AppendEvent(&core.Event{
+		Time: tx.Now(), Workspace: j.Workspace, ResourceType: core.ResourceJob,
+		ResourceName: j.Name, Kind: kind, Actor: identity.ActorName(ctx), Reason: reason,
 	})
 }
 
 // ListJobEvents returns a job's event log.
-func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (out []*shoal.Event, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Services) ListJobEvents(ctx context.Context, workspace, name string) (out []*core.Event, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		if _, err := s.getJob(tx, workspace, name); err != nil {
 			return err
 		}
-		out, err = tx.ListEvents(shoal.EventFilter{Workspace: workspace, ResourceType: shoal.ResourceJob, ResourceName: name})
+		out, err = tx.ListEvents(core.EventFilter{Workspace: workspace, ResourceType: core.ResourceJob, ResourceName: name})
 		return err
 	})
 	return out, err

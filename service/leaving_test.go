@@ -3,7 +3,8 @@ package service_test
 import (
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // An agent whose machine is being taken back (a Slurm pilot's SIGTERM)
@@ -18,24 +19,24 @@ func TestAgentLeaving(t *testing.T) {
 	node := oneNode(t, h)
 	h.step(0)
 	task := runOn(t, h, node, "j1")
-	resp, err := h.svc.SyncNode(h.ctx, node, &shoal.AgentSyncRequest{Running: []shoal.RankRef{task.RankRef}, Leaving: "SIGTERM"}, 0)
+	resp, err := h.svc.SyncNode(h.ctx, node, &nodekind.AgentSyncRequest{Running: []nodekind.RankRef{task.RankRef}, Leaving: "SIGTERM"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Stop) != 1 || resp.Stop[0].Reason != "preempted" {
 		t.Fatalf("stop orders %+v; want the rank stopped as preempted", resp.Stop)
 	}
-	if n := h.node("cpu", node); n.State != shoal.NodePreempted {
+	if n := h.node("cpu", node); n.State != nodekind.NodePreempted {
 		t.Fatalf("node state %s; want preempted", n.State)
 	}
 	h.wantEvent("cpu", "taken back by its provider: SIGTERM")
-	h.finish(node, task, shoal.RankPreempted)
+	h.finish(node, task, nodekind.RankPreempted)
 	j := h.job("j1")
-	if j.Status != shoal.JobQueued || j.FailedAttempts != 0 || j.InfraRequeues != 1 {
+	if j.Status != job.JobQueued || j.FailedAttempts != 0 || j.InfraRequeues != 1 {
 		t.Fatalf("job %+v; want queued again, no retry spent", j)
 	}
 	// A second notice changes nothing.
-	if _, err := h.svc.SyncNode(h.ctx, node, &shoal.AgentSyncRequest{Leaving: "SIGTERM"}, 0); err != nil {
+	if _, err := h.svc.SyncNode(h.ctx, node, &nodekind.AgentSyncRequest{Leaving: "SIGTERM"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if c := h.countEvents("cpu", "taken back"); c != 1 {
@@ -54,8 +55,8 @@ func TestRankPreemptedByItsAgent(t *testing.T) {
 	node := oneNode(t, h)
 	h.step(0)
 	task := runOn(t, h, node, "j1")
-	h.finish(node, task, shoal.RankPreempted)
-	if n := h.node("cpu", node); n.State != shoal.NodePreempted && n.State != shoal.NodeLeaving {
+	h.finish(node, task, nodekind.RankPreempted)
+	if n := h.node("cpu", node); n.State != nodekind.NodePreempted && n.State != nodekind.NodeLeaving {
 		t.Fatalf("node state %s; want out of service", n.State)
 	}
 	if n := h.node("cpu", node); n.CurrentAttemptID != "" {

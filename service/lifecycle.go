@@ -3,32 +3,35 @@ package service
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // systemPrincipal is who the node lifecycle, reconciliation and the
 // agent protocol's own repairs act as (the scheduler and the autoscaler
 // have principals of their own, placement.go and control/scaling/scale.go).
-var systemPrincipal = shoal.SystemPrincipal("system")
+var systemPrincipal = identity.SystemPrincipal("system")
 
 // LoseNode marks a node unusable and ends its rank as Lost, which requeues
 // the job once every rank of the attempt has ended (or fails it, past
 // MaxInfraRequeues, or cancels it when a cancel was requested): what it
 // does to the job goes into outcomes, for the metrics.
-func (s *Services) LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *JobOutcomes) ([]string, error) {
+func (s *Services) LoseNode(ctx context.Context, tx store.Tx, n *node.Node, reason string, outcomes *JobOutcomes) ([]string, error) {
 	var wake []string
 	attemptID, rank := n.CurrentAttemptID, n.CurrentRank
-	n.State, n.StateReason, n.Draining = shoal.NodeUnusable, reason, true
+	n.State, n.StateReason, n.Draining = node.NodeUnusable, reason, true
 	n.CurrentAttemptID, n.CurrentJobName = "", ""
 	n.Version++
 	if err := tx.UpdateNode(n); err != nil {
 		return nil, err
 	}
-	c := &shoal.Compute{Workspace: n.Workspace}
+	c := &compute.Compute{Workspace: n.Workspace}
 	c.Name = n.Compute
-	if err := shoal.AppendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
+	if err := compute.AppendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
 		return nil, err
 	}
 	if attemptID == "" {

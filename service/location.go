@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // LocationDetail is a location with its quota use and hosts; see
 // shoal.LocationDetail.
-type LocationDetail = shoal.LocationDetail
+type LocationDetail = compute.LocationDetail
 
 // FindLocation returns a location (by name or alias) with its quota use,
 // its provider's hosts and the machines joined by hand. Returns ENOTFOUND.
@@ -19,48 +21,48 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 	if err != nil {
 		return nil, err
 	}
-	d := &LocationDetail{Location: loc, Hosts: []*shoal.Host{}}
+	d := &LocationDetail{Location: loc, Hosts: []*compute.Host{}}
 	if d.Usage, err = s.ListUsages(ctx, loc.Name); err != nil {
 		return nil, err
 	}
-	if r, ok := s.Provider(loc).(shoal.WorkIsolationReporter); ok {
+	if r, ok := s.Provider(loc).(compute.WorkIsolationReporter); ok {
 		d.WorkIsolation = r.WorkIsolation()
 	}
-	if hl, ok := s.Provider(loc).(shoal.HostLister); ok {
+	if hl, ok := s.Provider(loc).(compute.HostLister); ok {
 		hosts, err := hl.Hosts(ctx)
 		if err != nil {
 			return nil, err
 		}
 		d.Hosts = append(d.Hosts, hosts...)
 	}
-	var nodes []*shoal.Node
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+	var nodes []*node.Node
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		var err error
-		nodes, err = tx.ListNodes(shoal.NodeFilter{Location: loc.Name})
+		nodes, err = tx.ListNodes(node.NodeFilter{Location: loc.Name})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.Nodes = len(nodes)
-	since := map[*shoal.Host]time.Time{}
+	since := map[*compute.Host]time.Time{}
 	for _, n := range nodes {
-		if n.Role == shoal.NodeRoleStatic {
+		if n.Role == node.NodeRoleStatic {
 			// A machine joined by hand is a host of its own.
-			h := &shoal.Host{Name: n.ID, Address: n.PrivateIPAddress, Kind: "joined by hand", Nodes: 1, State: shoal.HostReady}
+			h := &compute.Host{Name: n.ID, Address: n.PrivateIPAddress, Kind: "joined by hand", Nodes: 1, State: compute.HostReady}
 			noteRuntime(h, n, since)
 			switch n.State {
-			case shoal.NodeUnusable:
-				h.State, h.Reason = shoal.HostUnusable, n.StateReason
-			case shoal.NodePreparing:
-				h.State, h.Reason = shoal.HostUnusable, fmt.Sprintf("not joined yet: its join command is valid until %s", n.JoinTokenExpires.UTC().Format("2006-01-02 15:04 MST"))
+			case node.NodeUnusable:
+				h.State, h.Reason = compute.HostUnusable, n.StateReason
+			case node.NodePreparing:
+				h.State, h.Reason = compute.HostUnusable, fmt.Sprintf("not joined yet: its join command is valid until %s", n.JoinTokenExpires.UTC().Format("2006-01-02 15:04 MST"))
 			}
 			d.Hosts = append(d.Hosts, h)
 			continue
 		}
 		// The provider's nodes run on its hosts: the one whose address
 		// the node's agent reported, or the only one (local).
-		var providerHosts []*shoal.Host
+		var providerHosts []*compute.Host
 		for _, h := range d.Hosts {
 			if h.Kind == "provider" {
 				providerHosts = append(providerHosts, h)
@@ -82,7 +84,7 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 // n joined after the node whose report h shows: the latest word on the
 // host's engine.
 // since holds, per host, when the node it shows joined.
-func noteRuntime(h *shoal.Host, n *shoal.Node, since map[*shoal.Host]time.Time) {
+func noteRuntime(h *compute.Host, n *node.Node, since map[*compute.Host]time.Time) {
 	if n.Runtime == nil || n.ReadyOn == nil {
 		return
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"sort"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // ClusterMetrics is one compute's state for the metrics scrape.
@@ -19,7 +21,7 @@ type ClusterMetrics struct {
 // hourly price of the nodes it holds, in one read transaction.
 func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error) {
 	var out []ClusterMetrics
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		st, err := ReadNodes(tx)
 		if err != nil {
 			return err
@@ -30,7 +32,7 @@ func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error
 		}
 		queued, demand := map[string]int{}, map[string]int{}
 		for _, r := range refs {
-			k := shoal.ComputeKey(r.Workspace, r.ComputeKey)
+			k := compute.ComputeKey(r.Workspace, r.ComputeKey)
 			queued[k]++
 			demand[k] += r.InstanceCount
 		}
@@ -39,7 +41,7 @@ func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error
 			m := ClusterMetrics{Workspace: c.Workspace, Compute: c.Name, Nodes: map[string]int{}, Queued: queued[key], Demand: demand[key]}
 			for _, n := range ci.Nodes {
 				m.Nodes[n.State]++
-				if n.Holds() && n.State != shoal.NodePreempted {
+				if n.Holds() && n.State != node.NodePreempted {
 					m.CostPerHour += s.Price(n.Size, n.LowPriority)
 				}
 			}

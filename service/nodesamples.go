@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Node samples (shoal.NodeSample) are each cluster's node counts by state
@@ -14,8 +16,8 @@ import (
 
 // NodeHistory returns a cluster's node samples since a time (the one in
 // force at since first).
-func (s *Services) NodeHistory(ctx context.Context, workspace, compute string, since time.Time) (out []*shoal.NodeSample, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Services) NodeHistory(ctx context.Context, workspace, compute string, since time.Time) (out []*node.NodeSample, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		out, err = tx.ListNodeSamples(workspace, compute, since)
 		return err
 	})
@@ -34,7 +36,7 @@ type Cost struct {
 
 // ClusterCost integrates a cluster's samples: each sample's billed nodes
 // times its size's price on its tier, until the next sample (or now).
-func (s *Services) ClusterCost(samples []*shoal.NodeSample, now time.Time) Cost {
+func (s *Services) ClusterCost(samples []*node.NodeSample, now time.Time) Cost {
 	var c Cost
 	for i, x := range samples {
 		end := now
@@ -53,7 +55,7 @@ func (s *Services) ClusterCost(samples []*shoal.NodeSample, now time.Time) Cost 
 		if !ok {
 			continue
 		}
-		if x.Tier == shoal.TierLowPriority {
+		if x.Tier == compute.TierLowPriority {
 			c.LowPriority += h * size.LowPriorityPricePerHour
 		} else {
 			c.Dedicated += h * size.PricePerHour

@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // The controller records a cluster's node counts when they change, and
@@ -32,17 +33,17 @@ func TestNodeSamplesAndCost(t *testing.T) {
 	if s, _ := h.svc.NodeHistory(h.ctx, ws, "cpu", start.Add(-time.Hour)); len(s) != n {
 		t.Errorf("%d samples after a pass without change, want %d", len(s), n)
 	}
-	h.step(shoal.NodeSampleInterval) // a cluster with nodes is sampled every interval
+	h.step(node.NodeSampleInterval) // a cluster with nodes is sampled every interval
 	if s, _ := h.svc.NodeHistory(h.ctx, ws, "cpu", start.Add(-time.Hour)); len(s) != n+1 {
-		t.Errorf("%d samples after %s, want %d", len(s), shoal.NodeSampleInterval, n+1)
+		t.Errorf("%d samples after %s, want %d", len(s), node.NodeSampleInterval, n+1)
 	}
 	c := h.svc.ClusterCost(samples[len(samples)-1:], samples[len(samples)-1].Time.Add(time.Hour))
 	if math.Abs(c.NodeHours-2) > 1e-9 || math.Abs(c.USD-0.586) > 1e-9 || c.LowPriority != 0 {
 		t.Errorf("cost of 2 nodes for an hour: %+v, want 2 node-hours, $0.586 dedicated", c)
 	}
 	low := *samples[len(samples)-1]
-	low.Tier = shoal.TierLowPriority
-	if c := h.svc.ClusterCost([]*shoal.NodeSample{&low}, low.Time.Add(time.Hour)); c.LowPriority <= 0 || c.LowPriority >= 0.586 || c.Dedicated != 0 {
+	low.Tier = compute.TierLowPriority
+	if c := h.svc.ClusterCost([]*node.NodeSample{&low}, low.Time.Add(time.Hour)); c.LowPriority <= 0 || c.LowPriority >= 0.586 || c.Dedicated != 0 {
 		t.Errorf("low-priority cost %+v, want less than the dedicated price", c)
 	}
 }

@@ -3,7 +3,7 @@ package service
 import (
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // Observer is told what the services do, after it is committed: the
@@ -49,8 +49,8 @@ func (s *Services) Observe() Observer {
 // read it: whether it had started and whether it had ended.
 type jobMark struct{ started, ended bool }
 
-func markOf(j *shoal.Job) jobMark {
-	return jobMark{started: j.StartTime != nil, ended: shoal.JobTerminal(j.Status)}
+func markOf(j *job.Job) jobMark {
+	return jobMark{started: j.StartTime != nil, ended: job.JobTerminal(j.Status)}
 }
 
 // JobOutcomes gathers, in a transaction, the jobs it started for the first
@@ -62,15 +62,15 @@ func markOf(j *shoal.Job) jobMark {
 // however quickly it ends. A transaction function may run more than once:
 // it calls reset first.
 type JobOutcomes struct {
-	started []*shoal.Job
-	ended   []*shoal.Job
+	started []*job.Job
+	ended   []*job.Job
 }
 
 // Reset empties o, for a transaction that is retried.
 func (o *JobOutcomes) Reset() { o.started, o.ended = o.started[:0], o.ended[:0] }
 
 // note records what the transaction did to j, which was before before it.
-func (o *JobOutcomes) note(before jobMark, j *shoal.Job) {
+func (o *JobOutcomes) note(before jobMark, j *job.Job) {
 	after := markOf(j)
 	if !before.started && after.started {
 		o.started = append(o.started, j)

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // outcomes is an Observer that records what the services report of jobs.
@@ -62,12 +63,12 @@ func TestMetricsCountCancelInQueue(t *testing.T) {
 	if _, err := h.svc.CancelJob(h.ctx, ws, "q"); err != nil {
 		t.Fatal(err)
 	}
-	h.wantJob("q", shoal.JobCanceled)
+	h.wantJob("q", job.JobCanceled)
 	// A second cancel changes nothing and reports nothing.
 	if _, err := h.svc.CancelJob(h.ctx, ws, "q"); err != nil {
 		t.Fatal(err)
 	}
-	o.want(t, 0, map[string]int{shoal.JobCanceled: 1})
+	o.want(t, 0, map[string]int{job.JobCanceled: 1})
 }
 
 // A job that ends within the agent's 20 ms is reported once, straight to
@@ -86,11 +87,11 @@ func TestMetricsCountFastJob(t *testing.T) {
 		t.Fatalf("%d tasks, want 1", len(tasks))
 	}
 	start, zero := h.clock.Now(), 0
-	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, 0, &shoal.RankReport{State: shoal.RankCompleted, ExitCode: &zero, StartTime: &start, EndTime: &start}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, tasks[0].AttemptID, 0, &nodekind.RankReport{State: nodekind.RankCompleted, ExitCode: &zero, StartTime: &start, EndTime: &start}); err != nil {
 		t.Fatal(err)
 	}
-	h.wantJob("fast", shoal.JobCompleted)
-	o.want(t, 1, map[string]int{shoal.JobCompleted: 1})
+	h.wantJob("fast", job.JobCompleted)
+	o.want(t, 1, map[string]int{job.JobCompleted: 1})
 	if len(o.started) == 1 && o.started[0] != 30*time.Second {
 		t.Errorf("queue wait %v, want 30s", o.started[0])
 	}
@@ -103,15 +104,15 @@ func TestMetricsCountRetriedJobOnce(t *testing.T) {
 	o := observe(h)
 	h.compute("cpu", 0, 1, 600)
 	retries := 1
-	h.submitSpec(&shoal.JobSpec{Name: "r", Command: command("r"), Compute: "cpu", Retries: &retries})
+	h.submitSpec(&job.JobSpec{Name: "r", Command: command("r"), Compute: "cpu", Retries: &retries})
 	h.step(0)
 	n := oneNode(t, h)
 	h.step(0)
-	h.finish(n, runOn(t, h, n, "r"), shoal.RankFailed)
+	h.finish(n, runOn(t, h, n, "r"), nodekind.RankFailed)
 	h.step(0)
-	h.finish(n, runOn(t, h, n, "r"), shoal.RankCompleted)
-	h.wantJob("r", shoal.JobCompleted)
-	o.want(t, 1, map[string]int{shoal.JobCompleted: 1})
+	h.finish(n, runOn(t, h, n, "r"), nodekind.RankCompleted)
+	h.wantJob("r", job.JobCompleted)
+	o.want(t, 1, map[string]int{job.JobCompleted: 1})
 }
 
 // A lost node requeues its job without ending it; the job ends once, on
@@ -129,7 +130,7 @@ func TestMetricsCountLostNode(t *testing.T) {
 		t.Fatalf("joined %v, want 2 nodes", ids)
 	}
 	h.step(0)
-	task := map[string]*shoal.AgentTask{}
+	task := map[string]*nodekind.AgentTask{}
 	node := map[string]string{}
 	for _, n := range ids {
 		tk := h.start(n)
@@ -138,23 +139,23 @@ func TestMetricsCountLostNode(t *testing.T) {
 	if _, err := h.svc.CancelJob(h.ctx, ws, "b"); err != nil {
 		t.Fatal(err)
 	}
-	h.wantJob("b", shoal.JobCancelRequested)
+	h.wantJob("b", job.JobCancelRequested)
 	for _, n := range ids {
 		h.agent(n).partitioned = true
 	}
 	h.step(21 * time.Second)
-	h.wantJob("b", shoal.JobCanceled)
-	h.wantJob("a", shoal.JobQueued)
-	o.want(t, 2, map[string]int{shoal.JobCanceled: 1})
+	h.wantJob("b", job.JobCanceled)
+	h.wantJob("a", job.JobQueued)
+	o.want(t, 2, map[string]int{job.JobCanceled: 1})
 
 	// a runs again on a new node and completes: one more end, no second
 	// start.
 	h.step(0)
 	n := oneNode(t, h)
 	h.step(0)
-	h.finish(n, runOn(t, h, n, "a"), shoal.RankCompleted)
-	h.wantJob("a", shoal.JobCompleted)
-	o.want(t, 2, map[string]int{shoal.JobCanceled: 1, shoal.JobCompleted: 1})
+	h.finish(n, runOn(t, h, n, "a"), nodekind.RankCompleted)
+	h.wantJob("a", job.JobCompleted)
+	o.want(t, 2, map[string]int{job.JobCanceled: 1, job.JobCompleted: 1})
 }
 
 // A rank the server ends itself (the job was cancelled while its node had
@@ -167,16 +168,16 @@ func TestMetricsCountServerEndedRank(t *testing.T) {
 	h.step(0)
 	n := oneNode(t, h)
 	h.pass() // placed, Preparing; the agent has not synced since
-	h.wantJob("p", shoal.JobPreparing)
+	h.wantJob("p", job.JobPreparing)
 	if _, err := h.svc.CancelJob(h.ctx, ws, "p"); err != nil {
 		t.Fatal(err)
 	}
 	h.sync(n)
-	h.wantJob("p", shoal.JobCanceled)
-	if as := h.attempts("p"); len(as) != 1 || !slices.ContainsFunc(as[0].Ranks, func(r *shoal.RankStatus) bool { return r.Status == shoal.AttemptCanceled }) {
+	h.wantJob("p", job.JobCanceled)
+	if as := h.attempts("p"); len(as) != 1 || !slices.ContainsFunc(as[0].Ranks, func(r *job.RankStatus) bool { return r.Status == job.AttemptCanceled }) {
 		t.Fatalf("attempts %+v", as)
 	}
-	o.want(t, 0, map[string]int{shoal.JobCanceled: 1})
+	o.want(t, 0, map[string]int{job.JobCanceled: 1})
 }
 
 // A job still queued when its compute is deleted fails, and is counted
@@ -191,6 +192,6 @@ func TestMetricsCountJobOfDeletedCompute(t *testing.T) {
 	}
 	h.step(0)
 	h.step(time.Second)
-	h.wantJob("orphan", shoal.JobFailed)
-	o.want(t, 0, map[string]int{shoal.JobFailed: 1})
+	h.wantJob("orphan", job.JobFailed)
+	o.want(t, 0, map[string]int{job.JobFailed: 1})
 }

@@ -6,15 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlite"
 )
 
-type fakeVerifier map[string]*shoal.OIDCClaims
+type fakeVerifier map[string]*identity.OIDCClaims
 
-func (f fakeVerifier) Verify(ctx context.Context, raw string) (*shoal.OIDCClaims, error) {
+func (f fakeVerifier) Verify(ctx context.Context, raw string) (*identity.OIDCClaims, error) {
 	if c, ok := f[raw]; ok {
 		return c, nil
 	}
@@ -30,8 +31,8 @@ func TestLoginOIDC(t *testing.T) {
 	defer store.Close()
 	cat, _ := (&config.Config{}).Catalog(nil)
 	svc := service.New(service.Config{Store: store, Catalog: cat})
-	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
-	if _, err := svc.CreateUser(admin, &shoal.User{Name: "alice", OIDCIssuer: "https://idp", OIDCSubject: "123"}); err != nil {
+	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	if _, err := svc.CreateUser(admin, &identity.User{Name: "alice", OIDCIssuer: "https://idp", OIDCSubject: "123"}); err != nil {
 		t.Fatal(err)
 	}
 	v := fakeVerifier{
@@ -53,14 +54,14 @@ func TestLoginOIDC(t *testing.T) {
 		t.Fatalf("issuer+subject alone identify the user: %v", err)
 	}
 	for raw, code := range map[string]string{
-		"string-true": shoal.EUNAUTHORIZED, "unverified": shoal.EUNAUTHORIZED, "forged": shoal.EUNAUTHORIZED,
-		"other-subject": shoal.EFORBIDDEN, "other-issuer": shoal.EFORBIDDEN,
+		"string-true": core.EUNAUTHORIZED, "unverified": core.EUNAUTHORIZED, "forged": core.EUNAUTHORIZED,
+		"other-subject": core.EFORBIDDEN, "other-issuer": core.EFORBIDDEN,
 	} {
-		if _, _, err := svc.LoginOIDC(ctx, v, raw); shoal.ErrorCode(err) != code {
+		if _, _, err := svc.LoginOIDC(ctx, v, raw); core.ErrorCode(err) != code {
 			t.Errorf("%s: got %v, want %s", raw, err, code)
 		}
 	}
-	if _, _, err := svc.LoginOIDC(ctx, nil, "good"); shoal.ErrorCode(err) != shoal.ENOTIMPLEMENTED {
+	if _, _, err := svc.LoginOIDC(ctx, nil, "good"); core.ErrorCode(err) != core.ENOTIMPLEMENTED {
 		t.Errorf("no verifier: got %v", err)
 	}
 }

@@ -9,9 +9,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
-	"github.com/shoal-ml/shoal/sweep"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/decide/sweep"
 )
 
 // SubmitPipeline records a pipeline job: a parent that runs nothing
@@ -21,11 +26,11 @@ import (
 // (cycles, bindings, types: errors name jobs.<step>.…), and every
 // artifact it names must have been uploaded. Idempotent by name, as
 // SubmitJob.
-func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *shoal.PipelineSpec) (*shoal.Job, bool, error) {
+func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *job.PipelineSpec) (*job.Job, bool, error) {
 	if spec.Name == "" {
-		spec.Name = shoal.GenerateJobName(s.cfg.Random)
+		spec.Name = job.GenerateJobName(s.cfg.Random)
 	}
-	if err := shoal.NormalizePipelineSpec(spec); err != nil {
+	if err := pipelinejob.NormalizePipelineSpec(spec); err != nil {
 		return nil, false, err
 	}
 	s.auditUnder(ctx, workspace, spec.Name)
@@ -33,24 +38,24 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *s
 	if err != nil {
 		return nil, false, err
 	}
-	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx shoal.Tx, ws *shoal.Workspace) (*shoal.Job, error) {
-		if err := shoal.ResolvePipelineComponents(tx, ws.Name, spec); err != nil {
+	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
+		if err := pipelinejob.ResolvePipelineComponents(tx, ws.Name, spec); err != nil {
 			return nil, err
 		}
-		g, err := shoal.NewPipelineGraph(spec)
+		g, err := pipelinejob.NewPipelineGraph(spec)
 		if err != nil {
 			return nil, err
 		}
 		if err := s.checkPipelineArtifacts(ws.Name, spec); err != nil {
 			return nil, err
 		}
-		j := &shoal.Job{JobSpec: shoal.JobSpec{Name: spec.Name, Type: shoal.JobTypePipeline, DisplayName: spec.DisplayName,
+		j := &job.Job{JobSpec: job.JobSpec{Name: spec.Name, Type: job.JobTypePipeline, DisplayName: spec.DisplayName,
 			ExperimentName: spec.ExperimentName, Description: spec.Description, Tags: spec.Tags}, Pipeline: spec}
 		for _, step := range g.Order() {
-			if child := shoal.PipelineChildName(spec.Name, step); len(child) > shoal.MaxJobNameLength {
-				return nil, shoal.FieldErrorf("jobs."+step, "the step's job would be named %q, longer than %d characters: shorten the pipeline's or the step's name", child, shoal.MaxJobNameLength)
+			if child := job.PipelineChildName(spec.Name, step); len(child) > job.MaxJobNameLength {
+				return nil, core.FieldErrorf("jobs."+step, "the step's job would be named %q, longer than %d characters: shorten the pipeline's or the step's name", child, job.MaxJobNameLength)
 			}
-			j.Steps = append(j.Steps, &shoal.PipelineStepStatus{Name: step, Status: shoal.JobNotStarted, DependsOn: g.Dependencies(step)})
+			j.Steps = append(j.Steps, &job.PipelineStepStatus{Name: step, Status: job.JobNotStarted, DependsOn: g.Dependencies(step)})
 		}
 		return j, nil
 	})
@@ -60,11 +65,11 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *s
 // submits as command jobs, max_concurrent_trials at a time. The seed its
 // sampler draws from is the document's, or one drawn now and kept, so
 // that a restarted server draws the same trials.
-func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *shoal.SweepSpec) (*shoal.Job, bool, error) {
+func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *job.SweepSpec) (*job.Job, bool, error) {
 	if spec.Name == "" {
-		spec.Name = shoal.GenerateJobName(s.cfg.Random)
+		spec.Name = job.GenerateJobName(s.cfg.Random)
 	}
-	if err := shoal.NormalizeSweepSpec(spec); err != nil {
+	if err := sweepjob.NormalizeSweepSpec(spec); err != nil {
 		return nil, false, err
 	}
 	s.auditUnder(ctx, workspace, spec.Name)
@@ -86,24 +91,24 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *shoa
 	// checked now, so that a sweep that cannot run is refused at submit.
 	params, ok := sampler.Next(nil)
 	if !ok {
-		return nil, false, shoal.FieldErrorf("search_space", "gives no trial to run")
+		return nil, false, core.FieldErrorf("search_space", "gives no trial to run")
 	}
-	first, err := shoal.TrialJobSpec(spec, params.Render())
+	first, err := sweepjob.TrialJobSpec(spec, params.Render())
 	if err == nil {
 		err = s.checkArtifacts(workspace, first)
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if child := shoal.SweepChildName(spec.Name, spec.Limits.MaxTotalTrials); len(child) > shoal.MaxJobNameLength {
-		return nil, false, shoal.FieldErrorf("name", "a trial's job would be named %q, longer than %d characters: shorten the sweep's name", child, shoal.MaxJobNameLength)
+	if child := job.SweepChildName(spec.Name, spec.Limits.MaxTotalTrials); len(child) > job.MaxJobNameLength {
+		return nil, false, core.FieldErrorf("name", "a trial's job would be named %q, longer than %d characters: shorten the sweep's name", child, job.MaxJobNameLength)
 	}
 	hash, err := docHash(spec)
 	if err != nil {
 		return nil, false, err
 	}
-	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx shoal.Tx, ws *shoal.Workspace) (*shoal.Job, error) {
-		return &shoal.Job{JobSpec: shoal.JobSpec{Name: spec.Name, Type: shoal.JobTypeSweep, DisplayName: spec.DisplayName,
+	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
+		return &job.Job{JobSpec: job.JobSpec{Name: spec.Name, Type: job.JobTypeSweep, DisplayName: spec.DisplayName,
 			ExperimentName: spec.ExperimentName, Description: spec.Description, Tags: spec.Tags, Compute: ""},
 			Sweep: spec, SweepSeed: seed}, nil
 	})
@@ -111,25 +116,25 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *shoa
 
 // insertParent stores the parent job build makes, unless one of that
 // name exists: the same document returns it, another is ECONFLICT.
-func (s *Services) insertParent(ctx context.Context, workspace, name, hash string, build func(tx shoal.Tx, ws *shoal.Workspace) (*shoal.Job, error)) (*shoal.Job, bool, error) {
-	var out *shoal.Job
+func (s *Services) insertParent(ctx context.Context, workspace, name, hash string, build func(tx store.Tx, ws *core.Workspace) (*job.Job, error)) (*job.Job, bool, error) {
+	var out *job.Job
 	created := false
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		ws, err := tx.GetWorkspace(workspace)
 		if err != nil {
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-				return shoal.WorkspaceNotFound(workspace)
+			if core.ErrorCode(err) == core.ENOTFOUND {
+				return core.WorkspaceNotFound(workspace)
 			}
 			return err
 		}
 		if existing, err := tx.GetJob(workspace, name); err == nil {
 			if existing.SpecHash != hash {
-				return &shoal.Error{Code: shoal.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", name)}
 			}
 			out = existing
 			return nil
-		} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		} else if core.ErrorCode(err) != core.ENOTFOUND {
 			return err
 		}
 		j, err := build(tx, ws)
@@ -141,9 +146,9 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 			return err
 		}
 		now := tx.Now()
-		j.Workspace, j.Status, j.StartTime = ws.Name, shoal.JobRunning, &now
+		j.Workspace, j.Status, j.StartTime = ws.Name, job.JobRunning, &now
 		j.StatusReason = "its " + parentChildren(j) + " are submitted as they become ready"
-		j.CreatedBy, j.CreatedByPrincipal, j.CreatedOn = shoal.ActorName(ctx), shoal.ActingPrincipalID(ctx), now
+		j.CreatedBy, j.CreatedByPrincipal, j.CreatedOn = identity.ActorName(ctx), identity.ActingPrincipalID(ctx), now
 		j.Seq, j.SpecHash, j.Version = seq, hash, 1
 		if err := tx.InsertJob(j); err != nil {
 			return err
@@ -164,7 +169,7 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 }
 
 // parentChildren names a parent's children for people.
-func parentChildren(j *shoal.Job) string {
+func parentChildren(j *job.Job) string {
 	if j.Sweep != nil {
 		return "trials"
 	}
@@ -174,33 +179,33 @@ func parentChildren(j *shoal.Job) string {
 // auditUnder files a valid job POSTed to the collection under its own
 // name, as SubmitJob does.
 func (s *Services) auditUnder(ctx context.Context, workspace, name string) {
-	if ri := shoal.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
+	if ri := identity.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
 		ri.Target += "/" + name
 	}
 }
 
 // checkPipelineArtifacts refuses a pipeline whose inputs or inline
 // components name artifacts never uploaded to the workspace.
-func (s *Services) checkPipelineArtifacts(workspace string, spec *shoal.PipelineSpec) error {
-	if err := s.checkArtifacts(workspace, &shoal.JobSpec{Inputs: spec.Inputs}); err != nil {
+func (s *Services) checkPipelineArtifacts(workspace string, spec *job.PipelineSpec) error {
+	if err := s.checkArtifacts(workspace, &job.JobSpec{Inputs: spec.Inputs}); err != nil {
 		return err
 	}
 	for name, step := range spec.Jobs {
-		check := &shoal.JobSpec{}
+		check := &job.JobSpec{}
 		if c := step.Component; c != nil {
 			check.Code, check.Environment = c.Code, c.Environment
 		}
 		for in, si := range step.Inputs {
 			if si != nil && si.Bind == "" && si.Path != "" {
 				if check.Inputs == nil {
-					check.Inputs = map[string]*shoal.JobInput{}
+					check.Inputs = map[string]*job.JobInput{}
 				}
-				check.Inputs[in] = &shoal.JobInput{Type: si.Type, Path: si.Path}
+				check.Inputs[in] = &job.JobInput{Type: si.Type, Path: si.Path}
 			}
 		}
 		if err := s.checkArtifacts(workspace, check); err != nil {
-			if e, ok := err.(*shoal.Error); ok && e.Field != "" {
-				return shoal.FieldErrorf("jobs."+name+"."+e.Field, "%s", shoal.ErrorMessage(err))
+			if e, ok := err.(*core.Error); ok && e.Field != "" {
+				return core.FieldErrorf("jobs."+name+"."+e.Field, "%s", core.ErrorMessage(err))
 			}
 			return err
 		}
@@ -221,7 +226,7 @@ func docHash(v any) (string, error) {
 // SubmitChildJob submits a pipeline's step or a sweep's trial as a
 // command job of the parent's submitter, named by the caller
 // (deterministic: submitting it again returns the one submitted).
-func (s *Services) SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *shoal.JobSpec) (*shoal.Job, error) {
+func (s *Services) SubmitChildJob(ctx context.Context, parent *job.Job, spec *job.JobSpec) (*job.Job, error) {
 	j, _, err := s.submitJob(ctx, parent.Workspace, spec, parent)
 	return j, err
 }
@@ -231,9 +236,9 @@ func (s *Services) SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *
 // artifact of its own: what the next step of a pipeline downloads as its
 // input, or what the pipeline's output is. An output folder the job left
 // empty is an empty archive.
-func (s *Services) ChildOutputArtifact(ctx context.Context, child *shoal.Job, output string) (string, error) {
+func (s *Services) ChildOutputArtifact(ctx context.Context, child *job.Job, output string) (string, error) {
 	if s.cfg.Files == nil {
-		return "", shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
+		return "", core.Errorf(core.EINTERNAL, "this server has no file store")
 	}
 	for n := child.AttemptCount; n >= 1; n-- {
 		f, err := s.cfg.Files.OpenOutputs(child.Workspace, child.Name, n, 0)
@@ -250,5 +255,5 @@ func (s *Services) ChildOutputArtifact(ctx context.Context, child *shoal.Job, ou
 		pr.Close()
 		return id, err
 	}
-	return "", shoal.Errorf(shoal.ENOTFOUND, "job %s left no outputs", child.Name)
+	return "", core.Errorf(core.ENOTFOUND, "job %s left no outputs", child.Name)
 }

@@ -5,8 +5,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Placement: which queued job a free node takes is decided by one
@@ -16,7 +21,7 @@ import (
 // where a pass would send it.
 
 // schedulerPrincipal is who starts the attempts placement decides.
-var schedulerPrincipal = shoal.SystemPrincipal("scheduler")
+var schedulerPrincipal = identity.SystemPrincipal("scheduler")
 
 // budgetBlockedPriority is the queue priority a blocked user's jobs are
 // scheduled at: below every real one (low is 1), so that a node added for
@@ -26,13 +31,13 @@ const budgetBlockedPriority = 0
 
 // QueueJob is the scheduler's view of a queued job; demoted says its
 // submitter is over a block budget (blockedBy).
-func QueueJob(ref shoal.QueuedJobRef, demoted bool) scheduler.Job {
-	return QueueJobKeyed(ref, demoted, ref.Workspace+"/"+ref.Name, shoal.ComputeKey(ref.Workspace, ref.ComputeKey))
+func QueueJob(ref store.QueuedJobRef, demoted bool) scheduler.Job {
+	return QueueJobKeyed(ref, demoted, ref.Workspace+"/"+ref.Name, compute.ComputeKey(ref.Workspace, ref.ComputeKey))
 }
 
 // QueueJobKeyed is QueueJob with the job's ID (workspace/name) and its
 // compute's key already built: a pass over a long queue builds each once.
-func QueueJobKeyed(ref shoal.QueuedJobRef, demoted bool, id, cluster string) scheduler.Job {
+func QueueJobKeyed(ref store.QueuedJobRef, demoted bool, id, cluster string) scheduler.Job {
 	prio := ref.Priority
 	if demoted {
 		prio = budgetBlockedPriority
@@ -42,7 +47,7 @@ func QueueJobKeyed(ref shoal.QueuedJobRef, demoted bool, id, cluster string) sch
 
 // NodeImages reports whether c's nodes run one image each (its location
 // is a kubernetes namespace), so that placement matches images.
-func NodeImages(cat *shoal.Catalog, c *shoal.Compute) bool {
+func NodeImages(cat *compute.Catalog, c *compute.Compute) bool {
 	loc, err := cat.Location(c.Location)
 	return err == nil && loc.NodeImage != ""
 }
@@ -50,7 +55,7 @@ func NodeImages(cat *shoal.Catalog, c *shoal.Compute) bool {
 // BlockedBy returns why j's submitter may get no new node (the reason of
 // the user's reached block budget), or "". users are the blocked users of
 // j's workspace, by lower-cased name.
-func BlockedBy(users map[string]string, j *shoal.Job) string {
+func BlockedBy(users map[string]string, j *job.Job) string {
 	if len(users) == 0 {
 		return ""
 	}
@@ -65,11 +70,11 @@ func BlockedBy(users map[string]string, j *shoal.Job) string {
 // blocks, placement the user blocks, in passes and hand-ons alike.
 type budgetGate struct {
 	mu     sync.Mutex
-	blocks shoal.BudgetBlocks
+	blocks money.BudgetBlocks
 	priced bool // checkBudgets ran in this process
 }
 
-func (g *budgetGate) set(b shoal.BudgetBlocks) {
+func (g *budgetGate) set(b money.BudgetBlocks) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.blocks, g.priced = b, true
@@ -77,7 +82,7 @@ func (g *budgetGate) set(b shoal.BudgetBlocks) {
 
 // get returns the blocks (never modified once set) and whether they were
 // ever priced here.
-func (g *budgetGate) get() (shoal.BudgetBlocks, bool) {
+func (g *budgetGate) get() (money.BudgetBlocks, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.blocks, g.priced
@@ -87,7 +92,7 @@ func (g *budgetGate) get() (shoal.BudgetBlocks, bool) {
 // hand-on. Where the budgets were never priced (a replica that is not the
 // leader runs no controller), a job whose user has any block budget
 // counts as demoted: the leader's pass, which knows, places it.
-func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
+func (g *budgetGate) demoted(tx store.Tx, j *job.Job) (bool, error) {
 	b, priced := g.get()
 	if priced {
 		return BlockedBy(b.Users[strings.ToLower(j.Workspace)], j) != "", nil
@@ -98,7 +103,7 @@ func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
 	}
 	users := map[string]string{}
 	for _, b := range list {
-		if u, ok := strings.CutPrefix(b.Scope, "user:"); ok && b.Action == shoal.BudgetBlock {
+		if u, ok := strings.CutPrefix(b.Scope, "user:"); ok && b.Action == money.BudgetBlock {
 			users[strings.ToLower(u)] = "budget " + b.Describe()
 		}
 	}
@@ -112,12 +117,12 @@ func (g *budgetGate) demoted(tx shoal.Tx, j *shoal.Job) (bool, error) {
 // job behind it goes first) and the scheduler then places it or not (a
 // gang waits for a pass, which sees every free node). A demoted head
 // leaves the node to the next pass, which reads the jobs behind it.
-func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool, error) {
+func (s *Services) handOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, error) {
 	if !NodeFree(n) {
 		return false, nil
 	}
 	c, err := tx.GetCompute(n.Workspace, n.Compute)
-	if err != nil || c.ProvisioningState == shoal.ProvisioningDeleting {
+	if err != nil || c.ProvisioningState == compute.ProvisioningDeleting {
 		return false, nil
 	}
 	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
@@ -125,13 +130,13 @@ func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool
 		return false, err
 	}
 	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
-	if err != nil || j.Status != shoal.JobQueued {
+	if err != nil || j.Status != job.JobQueued {
 		return false, err
 	}
 	if demoted, err := s.budgets.demoted(tx, j); err != nil || demoted {
 		return false, err
 	}
-	key := shoal.ComputeKey(n.Workspace, n.Compute)
+	key := compute.ComputeKey(n.Workspace, n.Compute)
 	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n), Image: n.Image}
 	if n.IdleSince != nil {
 		sn.IdleSince = *n.IdleSince
@@ -144,6 +149,6 @@ func (s *Services) handOn(ctx context.Context, tx shoal.Tx, n *shoal.Node) (bool
 	if len(res.Placements) == 0 {
 		return false, nil
 	}
-	ctx = shoal.WithPrincipal(ctx, schedulerPrincipal)
-	return true, s.startAttempt(ctx, tx, j, []*shoal.Node{n})
+	ctx = identity.WithPrincipal(ctx, schedulerPrincipal)
+	return true, s.startAttempt(ctx, tx, j, []*node.Node{n})
 }

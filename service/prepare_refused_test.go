@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A rank whose archive was refused for safety (the agent reports it
@@ -15,12 +16,12 @@ func TestPreparationRefusedArchiveFailsTheJob(t *testing.T) {
 	n, task := h.placeOne("j")
 	minusOne := -1 // as the agent reports a rank that never ran
 	reason := `preparing failed: code: archive: entry "../../escape.txt": path escapes the destination: unsafe archive entry`
-	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankPrepareFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &node.RankReport{State: node.RankFailed, Failure: node.RankPrepareFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
 	j := h.job("j")
-	if j.Status != shoal.JobFailed || j.InfraRequeues != 0 || len(h.attempts("j")) != 1 {
+	if j.Status != job.JobFailed || j.InfraRequeues != 0 || len(h.attempts("j")) != 1 {
 		t.Fatalf("job %s, %d infra requeues, %d attempts; want Failed at once", j.Status, j.InfraRequeues, len(h.attempts("j")))
 	}
 	if !strings.Contains(j.Error+j.StatusReason+h.attempts("j")[0].Reason, "unsafe archive entry") {
@@ -37,14 +38,14 @@ func TestRankFailureIsReadByCode(t *testing.T) {
 	n, task := h.placeOne("j")
 	minusOne := -1
 	reason := `exec: "python": executable file not found in $PATH`
-	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &shoal.RankReport{State: shoal.RankFailed, Failure: shoal.RankStartFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
+	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &node.RankReport{State: node.RankFailed, Failure: node.RankStartFailed, Reason: reason, ExitCode: &minusOne}); err != nil {
 		t.Fatal(err)
 	}
 	j := h.job("j")
-	if j.Status != shoal.JobFailed || !strings.Contains(j.Error, "executable file not found") || strings.Contains(j.Error, "exit code") {
+	if j.Status != job.JobFailed || !strings.Contains(j.Error, "executable file not found") || strings.Contains(j.Error, "exit code") {
 		t.Errorf("job %s, error %q: want Failed with the start failure's reason", j.Status, j.Error)
 	}
-	if a := h.attempts("j")[0]; a.Ranks[0].Failure != shoal.RankStartFailed {
-		t.Errorf("rank 0 kept failure %q, want %q", a.Ranks[0].Failure, shoal.RankStartFailed)
+	if a := h.attempts("j")[0]; a.Ranks[0].Failure != node.RankStartFailed {
+		t.Errorf("rank 0 kept failure %q, want %q", a.Ranks[0].Failure, node.RankStartFailed)
 	}
 }

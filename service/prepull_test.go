@@ -6,15 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/registries"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/registries"
 )
 
 // prepullCluster creates cluster name with prepull_images list.
 func (h *harness) prepullCluster(name string, list []string) error {
 	h.t.Helper()
 	minN, maxN, idle := 0, 2, 600
-	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &shoal.ComputeSpec{
+	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &compute.ComputeSpec{
 		Name: name, Type: "amlcompute", Size: "Standard_DS3_v2",
 		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle, PrepullImages: list,
 	}, "")
@@ -34,11 +37,11 @@ func TestPrepullImagesRefused(t *testing.T) {
 	err = h.prepullCluster("cpu", []string{"Localhost:5000/Team/train:3"})
 	wantFieldRefusal(t, "upper-case path", err, "prepull_images[0]", "lower-case")
 	var many []string
-	for i := range shoal.MaxPrepullImages + 1 {
+	for i := range compute.MaxPrepullImages + 1 {
 		many = append(many, fmt.Sprintf("localhost:5000/team/img%d:1", i))
 	}
 	err = h.prepullCluster("cpu", many)
-	wantFieldRefusal(t, "too many", err, "prepull_images", fmt.Sprintf("at most %d", shoal.MaxPrepullImages))
+	wantFieldRefusal(t, "too many", err, "prepull_images", fmt.Sprintf("at most %d", compute.MaxPrepullImages))
 	err = h.prepullCluster("cpu", []string{"python:3.11", "python:3.11"})
 	wantFieldRefusal(t, "twice", err, "prepull_images[1]", "twice")
 	err = h.prepullCluster("cpu", []string{"azureml://registries/azureml/environments/sklearn-1.5/labels/latest"})
@@ -53,7 +56,7 @@ func TestPrepullImagesRefused(t *testing.T) {
 func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	h := newHarness(t, "curated_environments:\n  sklearn-1.5: localhost:5000/azureml/sklearn:1.5\n")
 	regs := registries.New(registries.Config{Store: h.store, SecretsKey: h.secretsKey})
-	if _, err := regs.AddRegistry(h.adminCtx(), ws, &shoal.RegistryAdd{Server: "localhost:5000", Username: "team", Password: "s3cret-pull", Insecure: true}); err != nil {
+	if _, err := regs.AddRegistry(h.adminCtx(), ws, &asset.RegistryAdd{Server: "localhost:5000", Username: "team", Password: "s3cret-pull", Insecure: true}); err != nil {
 		t.Fatal(err)
 	}
 	list := []string{"localhost:5000/team/train:3", "azureml://registries/azureml/environments/sklearn-1.5/labels/latest"}
@@ -63,7 +66,7 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	if c := h.findCompute("cpu"); !slices.Equal(c.PrepullImages, list) {
 		t.Fatalf("compute's prepull_images %v, want %v", c.PrepullImages, list)
 	}
-	h.submitSpec(&shoal.JobSpec{Name: "first", Command: "true", Compute: "cpu"})
+	h.submitSpec(&job.JobSpec{Name: "first", Command: "true", Compute: "cpu"})
 	h.step(0)
 	provisioned := h.prov.TakeProvisioned()
 	if len(provisioned) != 1 {
@@ -71,12 +74,12 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	}
 	p := provisioned[0]
 	id := p.Req.Node.ID
-	rt := &shoal.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
-	resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, shoal.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001, Runtime: rt})
+	rt := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
+	resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, node.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001, Runtime: rt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.agents[id] = &agent{id: id, port: 5001, running: map[shoal.RankRef]*shoal.AgentTask{}}
+	h.agents[id] = &agent{id: id, port: 5001, running: map[node.RankRef]*node.AgentTask{}}
 	h.order = append(h.order, id)
 	wantImages := []string{"localhost:5000/team/train:3", "localhost:5000/azureml/sklearn:1.5"}
 	if resp.Prepull == nil || !slices.Equal(resp.Prepull.Images, wantImages) {
@@ -103,9 +106,9 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	}
 
 	// The pulls end, one failed: the node takes the job.
-	withCache := &shoal.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", CachedImages: 1, CacheBytes: 200 << 20}
-	if _, err := h.svc.SyncNode(h.ctx, id, &shoal.AgentSyncRequest{Runtime: withCache, Prepulled: &shoal.PrepullReport{
-		Pulled: wantImages[:1], Failed: []shoal.PrepullFailure{{Image: wantImages[1], Error: "manifest unknown"}}, Seconds: 2.5,
+	withCache := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", CachedImages: 1, CacheBytes: 200 << 20}
+	if _, err := h.svc.SyncNode(h.ctx, id, &node.AgentSyncRequest{Runtime: withCache, Prepulled: &compute.PrepullReport{
+		Pulled: wantImages[:1], Failed: []compute.PrepullFailure{{Image: wantImages[1], Error: "manifest unknown"}}, Seconds: 2.5,
 	}}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +126,11 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	}
 
 	// A node without a runtime has nothing to pull with: it takes work.
-	h.submitSpec(&shoal.JobSpec{Name: "second", Command: "true", Compute: "cpu"})
+	h.submitSpec(&job.JobSpec{Name: "second", Command: "true", Compute: "cpu"})
 	h.step(0)
 	for _, p := range h.prov.TakeProvisioned() {
-		resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, shoal.JoinRequest{NodeID: p.Req.Node.ID, Address: "127.0.0.1", Port: 5002,
-			Runtime: &shoal.ContainerRuntimeInfo{Error: "podman is not installed"}})
+		resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, node.JoinRequest{NodeID: p.Req.Node.ID, Address: "127.0.0.1", Port: 5002,
+			Runtime: &compute.ContainerRuntimeInfo{Error: "podman is not installed"}})
 		if err != nil {
 			t.Fatal(err)
 		}

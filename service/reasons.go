@@ -1,8 +1,9 @@
 package service
 
 import (
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // listReasonsAbove is how many queued jobs a view reads the reasons of
@@ -12,17 +13,17 @@ const listReasonsAbove = 8
 // withReasons sets the status reason of the queued jobs among jobs to why
 // they wait, as the leader's latest scheduler pass said (live.WaitReasons:
 // the same on every replica), as of tx, the jobs' transaction.
-func (s *Services) withReasons(tx shoal.Tx, jobs ...*shoal.Job) error {
-	var queued []*shoal.Job
+func (s *Services) withReasons(tx store.Tx, jobs ...*job.Job) error {
+	var queued []*job.Job
 	for _, j := range jobs {
-		if j != nil && j.Status == shoal.JobQueued {
+		if j != nil && j.Status == job.JobQueued {
 			queued = append(queued, j)
 		}
 	}
 	if len(queued) == 0 {
 		return nil
 	}
-	set := func(j *shoal.Job, r scheduler.Reason) {
+	set := func(j *job.Job, r scheduler.Reason) {
 		j.StatusReason, j.StatusReasonCode = r.Message, string(r.Code)
 	}
 	if len(queued) <= listReasonsAbove {

@@ -8,15 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 )
 
 // serverlessJob is a job with no compute: serverless.
-func serverlessJob(name string, res *shoal.JobResources, tier string) *shoal.JobSpec {
-	s := &shoal.JobSpec{Name: name, Command: command(name), Resources: res}
+func serverlessJob(name string, res *job.JobResources, tier string) *job.JobSpec {
+	s := &job.JobSpec{Name: name, Command: command(name), Resources: res}
 	if tier != "" {
-		s.QueueSettings = &shoal.QueueSettings{JobTier: tier}
+		s.QueueSettings = &job.QueueSettings{JobTier: tier}
 	}
 	return s
 }
@@ -32,8 +35,8 @@ func TestServerlessJobRunsAndScalesBackToZero(t *testing.T) {
 		t.Fatalf("job compute %q, want %q", j.Compute, pool)
 	}
 	c := h.findCompute(pool)
-	if !c.Serverless || c.Size != "Standard_DS1_v2" || c.Tier != shoal.TierDedicated || *c.MinInstances != 0 ||
-		*c.IdleTimeBeforeScaleDown != shoal.DefaultIdleTimeBeforeScaleDown || c.CreatedBy != shoal.ServerlessCreator {
+	if !c.Serverless || c.Size != "Standard_DS1_v2" || c.Tier != compute.TierDedicated || *c.MinInstances != 0 ||
+		*c.IdleTimeBeforeScaleDown != compute.DefaultIdleTimeBeforeScaleDown || c.CreatedBy != job.ServerlessCreator {
 		t.Fatalf("pool: serverless %v size %s tier %s min %d idle %d by %q", c.Serverless, c.Size, c.Tier, *c.MinInstances, *c.IdleTimeBeforeScaleDown, c.CreatedBy)
 	}
 	// The built-in quota: 100 dedicated vCPUs of the family, 1 vCPU a node.
@@ -45,14 +48,14 @@ func TestServerlessJobRunsAndScalesBackToZero(t *testing.T) {
 	// Created, as any new cluster, then Succeeded by the next pass's
 	// reconcile; the pass after scales it up.
 	h.step(0)
-	if c := h.findCompute(pool); c.ProvisioningState != shoal.ProvisioningSucceeded {
+	if c := h.findCompute(pool); c.ProvisioningState != compute.ProvisioningSucceeded {
 		t.Fatalf("pool is %s after a pass, want Succeeded", c.ProvisioningState)
 	}
 	h.step(0)
 	node := oneNode(t, h)
 	h.step(0)
-	h.finish(node, runOn(t, h, node, "j1"), shoal.RankCompleted)
-	h.wantJob("j1", shoal.JobCompleted)
+	h.finish(node, runOn(t, h, node, "j1"), nodekind.RankCompleted)
+	h.wantJob("j1", job.JobCompleted)
 
 	h.step(119 * time.Second)
 	if r := h.releases(); len(r) != 0 {
@@ -73,7 +76,7 @@ func TestServerlessPoolListedOnlyWhenAsked(t *testing.T) {
 	h.compute("cpu", 0, 1, 120)
 	h.submitSpec(serverlessJob("j1", nil, "spot"))
 	names := func(include bool) []string {
-		list, err := h.svc.ListComputes(h.ctx, shoal.ComputeFilter{Workspace: ws, IncludeServerless: include})
+		list, err := h.svc.ListComputes(h.ctx, compute.ComputeFilter{Workspace: ws, IncludeServerless: include})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +93,7 @@ func TestServerlessPoolListedOnlyWhenAsked(t *testing.T) {
 		t.Errorf("list --include-serverless: %v, want [cpu sls-ds1v2-spot]", got)
 	}
 	c, err := h.svc.FindCompute(h.ctx, ws, "sls-ds1v2-spot")
-	if err != nil || !c.Serverless || c.Tier != shoal.TierLowPriority {
+	if err != nil || !c.Serverless || c.Tier != compute.TierLowPriority {
 		t.Fatalf("show the pool: %+v, %v", c, err)
 	}
 }
@@ -106,16 +109,16 @@ locations:
       dedicated_vcpus_per_family:
         standardDSv2Family: 8
 `)
-	h.submitSpec(serverlessJob("a", &shoal.JobResources{InstanceType: "Standard_DS3_v2"}, ""))
+	h.submitSpec(serverlessJob("a", &job.JobResources{InstanceType: "Standard_DS3_v2"}, ""))
 	if c := h.findCompute("sls-ds3v2-std"); *c.MaxInstances != 2 {
 		t.Fatalf("max_instances %d under an 8-vCPU quota of 4-vCPU nodes, want 2", *c.MaxInstances)
 	}
-	h.submitSpec(serverlessJob("b", &shoal.JobResources{InstanceType: "standard_ds3_v2", InstanceCount: 3}, "standard"))
+	h.submitSpec(serverlessJob("b", &job.JobResources{InstanceType: "standard_ds3_v2", InstanceCount: 3}, "standard"))
 	if c := h.findCompute("sls-ds3v2-std"); *c.MaxInstances != 3 {
 		t.Fatalf("max_instances %d after a 3-node job, want 3", *c.MaxInstances)
 	}
-	h.submitSpec(serverlessJob("c", &shoal.JobResources{InstanceType: "Standard_DS3_v2"}, "spot"))
-	list, err := h.svc.ListComputes(h.ctx, shoal.ComputeFilter{Workspace: ws, IncludeServerless: true})
+	h.submitSpec(serverlessJob("c", &job.JobResources{InstanceType: "Standard_DS3_v2"}, "spot"))
+	list, err := h.svc.ListComputes(h.ctx, compute.ComputeFilter{Workspace: ws, IncludeServerless: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +141,11 @@ locations:
       dedicated_vcpus_per_family:
         standardDSv2Family: 8
 `)
-	h.submitSpec(serverlessJob("big", &shoal.JobResources{InstanceType: "Standard_DS3_v2", InstanceCount: 3}, ""))
+	h.submitSpec(serverlessJob("big", &job.JobResources{InstanceType: "Standard_DS3_v2", InstanceCount: 3}, ""))
 	h.step(0)
 	h.step(time.Second)
 	h.step(time.Second)
-	j := h.wantJob("big", shoal.JobQueued)
+	j := h.wantJob("big", job.JobQueued)
 	if j.StatusReasonCode != string(scheduler.ReasonQuota) || !strings.Contains(j.StatusReason, "standardDSv2Family") {
 		t.Fatalf("reason %q (%s), want the quota", j.StatusReason, j.StatusReasonCode)
 	}
@@ -152,15 +155,15 @@ locations:
 // and nothing is written.
 func TestServerlessUnknownSizeRefused(t *testing.T) {
 	h := newHarness(t, "")
-	_, _, err := h.svc.SubmitJob(h.ctx, ws, serverlessJob("j1", &shoal.JobResources{InstanceType: "Standard_DS9_v2"}, ""))
-	var e *shoal.Error
-	if shoal.ErrorCode(err) != shoal.EINVALID || !errors.As(err, &e) || e.Field != "resources.instance_type" || !strings.Contains(e.Message, "Standard_DS1_v2") {
+	_, _, err := h.svc.SubmitJob(h.ctx, ws, serverlessJob("j1", &job.JobResources{InstanceType: "Standard_DS9_v2"}, ""))
+	var e *core.Error
+	if core.ErrorCode(err) != core.EINVALID || !errors.As(err, &e) || e.Field != "resources.instance_type" || !strings.Contains(e.Message, "Standard_DS1_v2") {
 		t.Fatalf("unknown size: %v", err)
 	}
-	if _, err := h.svc.FindJob(h.ctx, ws, "j1"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := h.svc.FindJob(h.ctx, ws, "j1"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("the refused job was stored: %v", err)
 	}
-	list, _ := h.svc.ListComputes(h.ctx, shoal.ComputeFilter{Workspace: ws, IncludeServerless: true})
+	list, _ := h.svc.ListComputes(h.ctx, compute.ComputeFilter{Workspace: ws, IncludeServerless: true})
 	if len(list) != 0 {
 		t.Fatalf("a refused job left computes: %d", len(list))
 	}
@@ -173,13 +176,13 @@ func TestServerlessPoolRules(t *testing.T) {
 	h.submitSpec(serverlessJob("j1", nil, ""))
 	const pool = "sls-ds1v2-std"
 	two := 2
-	if _, err := h.svc.UpdateCompute(h.ctx, ws, pool, &shoal.ComputeUpdate{MaxInstances: &two}, ""); shoal.ErrorCode(err) != shoal.ECONFLICT || !strings.Contains(shoal.ErrorMessage(err), "serverless") {
+	if _, err := h.svc.UpdateCompute(h.ctx, ws, pool, &compute.ComputeUpdate{MaxInstances: &two}, ""); core.ErrorCode(err) != core.ECONFLICT || !strings.Contains(core.ErrorMessage(err), "serverless") {
 		t.Fatalf("update a pool: %v", err)
 	}
-	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &shoal.ComputeSpec{Name: pool, Type: "amlcompute", Size: "Standard_DS1_v2"}, ""); shoal.ErrorCode(err) != shoal.ECONFLICT {
+	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &compute.ComputeSpec{Name: pool, Type: "amlcompute", Size: "Standard_DS1_v2"}, ""); core.ErrorCode(err) != core.ECONFLICT {
 		t.Fatalf("apply over a pool: %v", err)
 	}
-	if _, err := h.svc.DeleteCompute(h.ctx, ws, pool, ""); shoal.ErrorCode(err) != shoal.ECONFLICT || !strings.Contains(shoal.ErrorMessage(err), "j1") {
+	if _, err := h.svc.DeleteCompute(h.ctx, ws, pool, ""); core.ErrorCode(err) != core.ECONFLICT || !strings.Contains(core.ErrorMessage(err), "j1") {
 		t.Fatalf("delete a pool a queued job uses: %v", err)
 	}
 	if _, err := h.svc.CancelJob(h.ctx, ws, "j1"); err != nil {
@@ -192,7 +195,7 @@ func TestServerlessPoolRules(t *testing.T) {
 	// A user's cluster named like a pool is never taken for one.
 	h.compute("sls-ds1v2-spot", 0, 1, 120)
 	_, _, err := h.svc.SubmitJob(h.ctx, ws, serverlessJob("j2", nil, "spot"))
-	if shoal.ErrorCode(err) != shoal.ECONFLICT || !strings.Contains(shoal.ErrorMessage(err), "sls-ds1v2-spot") {
+	if core.ErrorCode(err) != core.ECONFLICT || !strings.Contains(core.ErrorMessage(err), "sls-ds1v2-spot") {
 		t.Fatalf("a user's cluster with the pool's name: %v", err)
 	}
 	if c := h.findCompute("sls-ds1v2-spot"); c.Serverless {
@@ -219,14 +222,14 @@ func TestServerlessConcurrentSubmitsCreateOnePool(t *testing.T) {
 			t.Fatalf("submit %d: %v", i, err)
 		}
 	}
-	list, err := h.svc.ListComputes(h.ctx, shoal.ComputeFilter{Workspace: ws, IncludeServerless: true})
+	list, err := h.svc.ListComputes(h.ctx, compute.ComputeFilter{Workspace: ws, IncludeServerless: true})
 	if err != nil || len(list) != 1 || list[0].Name != "sls-ds1v2-std" {
 		t.Fatalf("pools after concurrent submits: %d, %v", len(list), err)
 	}
 	if c := h.countEvents("sls-ds1v2-std", "serverless pool for"); c != 1 {
 		t.Fatalf("%d creation events, want 1", c)
 	}
-	jobs, err := h.svc.ListJobs(h.ctx, shoal.JobFilter{Workspace: ws, Compute: "sls-ds1v2-std"})
+	jobs, err := h.svc.ListJobs(h.ctx, job.JobFilter{Workspace: ws, Compute: "sls-ds1v2-std"})
 	if err != nil || len(jobs) != n {
 		t.Fatalf("%d jobs on the pool, want %d (%v)", len(jobs), n, err)
 	}

@@ -15,23 +15,28 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
-	"github.com/shoal-ml/shoal/computes"
-	"github.com/shoal-ml/shoal/cost"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/service/cost"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/live"
-	"github.com/shoal-ml/shoal/quota"
+	"github.com/shoal-ml/shoal/store/live"
+	"github.com/shoal-ml/shoal/service/quota"
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/storage"
 	"github.com/shoal-ml/shoal/service/workspaces"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // Config wires a Services value.
 type Config struct {
-	Store   shoal.Store
-	Catalog *shoal.Catalog
+	Store   store.Store
+	Catalog *compute.Catalog
 	Logger  *slog.Logger
 	// Notify, when set, is called after a change that controllers should
 	// react to (for example a new compute to provision). It must not block.
@@ -44,11 +49,11 @@ type Config struct {
 	// (agentapi); 0 takes the store's (shoal.ReadPool) half, or 2.
 	AgentReads int
 	// Files keeps artifacts, logs and outputs; nil disables jobs.
-	Files shoal.Files
+	Files store.Files
 	// Providers by provider name ("local"), or by location name for a
 	// provider that serves one location (an ssh pool); a location's nodes
 	// come from its provider.
-	Providers map[string]shoal.Provider
+	Providers map[string]node.Provider
 	// ServerURL is where agents reach this server.
 	ServerURL string
 	// Servers lists where agents reach every server sharing the store
@@ -93,10 +98,10 @@ type Config struct {
 	// CuratedEnvironments maps Azure's curated environment names to the
 	// images the operator provides (config curated_environments); a job
 	// naming an unmapped one is refused at submit.
-	CuratedEnvironments shoal.CuratedEnvironments
+	CuratedEnvironments asset.CuratedEnvironments
 	// Clock drives instance lifecycle decisions made outside the
 	// controller's pass (postponing a shutdown); default the wall clock.
-	Clock shoal.Clock
+	Clock core.Clock
 	// Wakes wakes node agents' long polls; default one server's
 	// live.Hub. Replicas sharing a store pass one that forwards wakes
 	// between them (postgres.Wakes).
@@ -139,8 +144,8 @@ type Services struct {
 	*workspacesService
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
-	store     shoal.Store
-	catalog   *shoal.Catalog
+	store     store.Store
+	catalog   *compute.Catalog
 	log       *slog.Logger
 	notify    func()
 	submitted func(computeKey string) // Config.Submitted, else notify
@@ -162,10 +167,10 @@ func New(cfg Config) *Services {
 		cfg.Random = rand.Reader
 	}
 	if cfg.NodeLeaseTTL == 0 {
-		cfg.NodeLeaseTTL = shoal.DefaultNodeLeaseTTL
+		cfg.NodeLeaseTTL = node.DefaultNodeLeaseTTL
 	}
 	if cfg.NodeLeaseGrace == 0 {
-		cfg.NodeLeaseGrace = shoal.DefaultNodeLeaseGrace
+		cfg.NodeLeaseGrace = node.DefaultNodeLeaseGrace
 	}
 	if cfg.JoinTimeout == 0 {
 		cfg.JoinTimeout = 5 * time.Minute
@@ -186,7 +191,7 @@ func New(cfg Config) *Services {
 		cfg.AppsURL = cfg.PublicURL
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = shoal.SystemClock{}
+		cfg.Clock = core.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
 	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, budgets: &budgetGate{}}
@@ -219,7 +224,7 @@ func New(cfg Config) *Services {
 	if cfg.Files != nil {
 		storageUsage = cfg.Files.Usage
 	}
-	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: shoal.Subscription})
+	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: compute.Subscription})
 	s.Costs = cost.New(cost.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify})
 	s.agentServer = agentapi.New(agentapi.Config{
 		Store: audited, Files: cfg.Files, Logger: s.log, Notify: s.notify, Wakes: s.nodes,
@@ -240,17 +245,17 @@ func New(cfg Config) *Services {
 func (s *Services) Now() time.Time { return s.cfg.Clock.Now() }
 
 // Catalog returns the catalog of locations and sizes.
-func (s *Services) Catalog() *shoal.Catalog { return s.catalog }
+func (s *Services) Catalog() *compute.Catalog { return s.catalog }
 
 // Files returns the file store.
-func (s *Services) Files() shoal.Files { return s.cfg.Files }
+func (s *Services) Files() store.Files { return s.cfg.Files }
 
 // SecretsKey is the key that seals the secrets kept in the store (nil:
 // none), for the request services that keep secrets of their own.
 func (s *Services) SecretsKey() *sealing.Key { return s.cfg.SecretsKey }
 
 var (
-	_ shoal.ComputeService   = (*Services)(nil)
-	_ shoal.WorkspaceService = (*Services)(nil)
-	_ shoal.JobService       = (*Services)(nil)
+	_ compute.ComputeService = (*Services)(nil)
+	_ core.WorkspaceService  = (*Services)(nil)
+	_ job.JobService         = (*Services)(nil)
 )

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // rawStoreHolds reports whether the harness's database files (the WAL
@@ -38,8 +41,8 @@ func TestWorkloadSigningKeysAreEncryptedAtRest(t *testing.T) {
 	if err := h.svc.Workload().Rotate(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	var keys []*shoal.SigningKey
-	if err := h.store.View(h.ctx, func(tx shoal.Tx) (err error) { keys, err = tx.ListSigningKeys(); return err }); err != nil {
+	var keys []*identity.SigningKey
+	if err := h.store.View(h.ctx, func(tx store.Tx) (err error) { keys, err = tx.ListSigningKeys(); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if len(keys) != 1 || strings.Contains(keys[0].PrivatePEM, "PRIVATE KEY") || !sealing.IsSealed(keys[0].PrivatePEM) {
@@ -62,7 +65,7 @@ func TestWorkloadSigningKeysAreEncryptedAtRest(t *testing.T) {
 		h.bootWith(key)
 		h.withWorkload()
 		_, _, err := h.svc.Workload().Mint(h.ctx, workload.Claims{Subject: "identity:x", Audience: "shoal"}, 0)
-		if err == nil || !strings.Contains(shoal.ErrorMessage(err), "secrets_key_file") {
+		if err == nil || !strings.Contains(core.ErrorMessage(err), "secrets_key_file") {
 			t.Errorf("%s: signing gave %v, want an error naming secrets_key_file", name, err)
 		}
 	}
@@ -87,12 +90,12 @@ func TestClearSigningKeysAreSealedOnStart(t *testing.T) {
 	// ...and its clusters' admin passwords too.
 	const password = "Sup3r-Secret-Pass!"
 	minN, maxN, idle, on := 0, 1, 120, true
-	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &shoal.ComputeSpec{Name: "ssh", Type: "amlcompute", Size: "Standard_DS3_v2",
+	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &compute.ComputeSpec{Name: "ssh", Type: "amlcompute", Size: "Standard_DS3_v2",
 		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle, SSHPublicAccessEnabled: &on,
-		SSHSettings: &shoal.SSHSettings{AdminUsername: "azureuser", AdminPassword: password}}, ""); err != nil {
+		SSHSettings: &compute.SSHSettings{AdminUsername: "azureuser", AdminPassword: password}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.Update(h.ctx, func(tx shoal.Tx) error {
+	if err := h.store.Update(h.ctx, func(tx store.Tx) error {
 		c, err := tx.GetCompute(ws, "ssh")
 		if err != nil {
 			return err
@@ -107,8 +110,8 @@ func TestClearSigningKeysAreSealedOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.withWorkload()
-	var keys []*shoal.SigningKey
-	if err := h.store.View(h.ctx, func(tx shoal.Tx) (err error) { keys, err = tx.ListSigningKeys(); return err }); err != nil {
+	var keys []*identity.SigningKey
+	if err := h.store.View(h.ctx, func(tx store.Tx) (err error) { keys, err = tx.ListSigningKeys(); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if len(keys) != 1 || !sealing.IsSealed(keys[0].PrivatePEM) {
@@ -117,8 +120,8 @@ func TestClearSigningKeysAreSealedOnStart(t *testing.T) {
 	if _, err := h.svc.Workload().Verify(h.ctx, tok, []string{"shoal"}); err != nil {
 		t.Fatalf("a token signed before the key was sealed: %v", err)
 	}
-	var c *shoal.Compute
-	if err := h.store.View(h.ctx, func(tx shoal.Tx) (err error) { c, err = tx.GetCompute(ws, "ssh"); return err }); err != nil {
+	var c *compute.Compute
+	if err := h.store.View(h.ctx, func(tx store.Tx) (err error) { c, err = tx.GetCompute(ws, "ssh"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if s := c.SSHSettings; s.AdminPassword != "" || !s.PasswordMatches(password) {
@@ -129,15 +132,15 @@ func TestClearSigningKeysAreSealedOnStart(t *testing.T) {
 // clearKeys is workload.KeyStore as older servers kept keys: in the clear.
 type clearKeys struct{ h *harness }
 
-func (k clearKeys) ListKeys(ctx context.Context) (out []*shoal.SigningKey, err error) {
-	err = k.h.store.View(ctx, func(tx shoal.Tx) error { out, err = tx.ListSigningKeys(); return err })
+func (k clearKeys) ListKeys(ctx context.Context) (out []*identity.SigningKey, err error) {
+	err = k.h.store.View(ctx, func(tx store.Tx) error { out, err = tx.ListSigningKeys(); return err })
 	return out, err
 }
 
-func (k clearKeys) InsertKey(ctx context.Context, key *shoal.SigningKey) error {
-	return k.h.store.Update(ctx, func(tx shoal.Tx) error { return tx.InsertSigningKey(key) })
+func (k clearKeys) InsertKey(ctx context.Context, key *identity.SigningKey) error {
+	return k.h.store.Update(ctx, func(tx store.Tx) error { return tx.InsertSigningKey(key) })
 }
 
-func (k clearKeys) UpdateKey(ctx context.Context, key *shoal.SigningKey) error {
-	return k.h.store.Update(ctx, func(tx shoal.Tx) error { return tx.UpdateSigningKey(key) })
+func (k clearKeys) UpdateKey(ctx context.Context, key *identity.SigningKey) error {
+	return k.h.store.Update(ctx, func(tx store.Tx) error { return tx.UpdateSigningKey(key) })
 }

@@ -7,7 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // gatedReader holds its upload's first read until every upload of a
@@ -52,7 +56,7 @@ func raceUploads(t *testing.T, n, size int, put func(i int, r io.Reader) error) 
 		switch {
 		case err == nil:
 			ok++
-		case shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(err.Error(), "storage_quota"):
+		case core.ErrorCode(err) != core.EQUOTA || !strings.Contains(err.Error(), "storage_quota"):
 			t.Errorf("upload %d: %v; want EQUOTA on storage_quota", i, err)
 		}
 	}
@@ -90,7 +94,7 @@ func TestParallelArtifactUploadsStayWithinTheQuota(t *testing.T) {
 	if _, err := h.svc.PutArtifact(admin, ws, bytes.NewReader(bytes.Repeat([]byte("z"), int(left))), 1<<30); err != nil {
 		t.Fatalf("an upload of the %d bytes left: %v", left, err)
 	}
-	if _, err := h.svc.PutArtifact(admin, ws, strings.NewReader("1"), 1<<30); shoal.ErrorCode(err) != shoal.EQUOTA {
+	if _, err := h.svc.PutArtifact(admin, ws, strings.NewReader("1"), 1<<30); core.ErrorCode(err) != core.EQUOTA {
 		t.Fatalf("one byte past a full quota: %v", err)
 	}
 }
@@ -109,7 +113,7 @@ func TestParallelOutputUploadsStayWithinTheQuota(t *testing.T) {
 	h.step(0)
 	type slot struct {
 		node string
-		task *shoal.AgentTask
+		task *node.AgentTask
 	}
 	var slots []slot
 	for _, n := range h.nodeIDs("cpu") {
@@ -149,13 +153,13 @@ func TestRankLogsCountTowardsTheQuota(t *testing.T) {
 	if used := h.storageUsed(); used != 600 {
 		t.Fatalf("storage used %d after a 600-byte log; want 600", used)
 	}
-	if _, err := h.svc.PutArtifact(admin, ws, bytes.NewReader(bytes.Repeat([]byte("x"), 600)), 1<<20); shoal.ErrorCode(err) != shoal.EQUOTA {
+	if _, err := h.svc.PutArtifact(admin, ws, bytes.NewReader(bytes.Repeat([]byte("x"), 600)), 1<<20); core.ErrorCode(err) != core.EQUOTA {
 		t.Fatalf("an artifact past the quota a log filled: %v", err)
 	}
 	write(600, strings.Repeat("b", 600)) // crosses the quota
 	write(1200, strings.Repeat("c", 100))
 	write(600, strings.Repeat("b", 600)) // retried
-	want := strings.Repeat("a", 600) + strings.Repeat("b", 400) + shoal.LogQuotaMarker(quota)
+	want := strings.Repeat("a", 600) + strings.Repeat("b", 400) + money.LogQuotaMarker(quota)
 	if got := h.readLog("j", 1, 0); got != want {
 		t.Fatalf("stored log %q, want %q", got, want)
 	}
@@ -174,14 +178,14 @@ func TestInstanceSetupLogCountsTowardsTheQuota(t *testing.T) {
 	admin := h.adminCtx()
 	quota := int64(1000)
 	h.setLimits(nil, &quota)
-	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "alice"}); err != nil {
+	if _, err := h.svc.CreateUser(admin, &identity.User{Name: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.AssignRole(admin, "user:alice", shoal.RoleReader, ws); err != nil {
+	if _, err := h.svc.AssignRole(admin, "user:alice", identity.RoleReader, ws); err != nil {
 		t.Fatal(err)
 	}
-	spec := &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2",
-		CreateOnBehalfOf: &shoal.CreateOnBehalfOf{UserObjectID: "alice"}}
+	spec := &compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2",
+		CreateOnBehalfOf: &compute.CreateOnBehalfOf{UserObjectID: "alice"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +208,7 @@ func TestInstanceSetupLogCountsTowardsTheQuota(t *testing.T) {
 	}
 	defer f.Close()
 	got, _ := io.ReadAll(f)
-	if want := strings.Repeat("s", 700) + strings.Repeat("t", 300) + shoal.LogQuotaMarker(quota); string(got) != want {
+	if want := strings.Repeat("s", 700) + strings.Repeat("t", 300) + money.LogQuotaMarker(quota); string(got) != want {
 		t.Fatalf("stored setup log %q, want %q", got, want)
 	}
 }
@@ -222,7 +226,7 @@ func TestLogRetriedAtAFullQuotaKeepsItsBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := h.readLog("j", 1, 0), strings.Repeat("a", 1000)+shoal.LogQuotaMarker(quota); got != want {
+	if got, want := h.readLog("j", 1, 0), strings.Repeat("a", 1000)+money.LogQuotaMarker(quota); got != want {
 		t.Fatalf("stored log %q, want %q", got, want)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // tier_fallback: after 10m — with low-priority quota for one node, the
@@ -20,17 +23,17 @@ locations:
       low_priority_vcpus: 4
 `)
 	minN, maxN, idle := 0, 3, 60
-	spec := &shoal.ComputeSpec{Name: "lowpri", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: shoal.TierLowPriority,
-		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle, TierFallback: &shoal.TierFallback{After: "10m"}}
+	spec := &compute.ComputeSpec{Name: "lowpri", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: compute.TierLowPriority,
+		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle, TierFallback: &compute.TierFallback{After: "10m"}}
 	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.ctrl.ReconcileComputes(h.ctx)
-	for _, bad := range []*shoal.ComputeSpec{
-		{Name: "ded1", Type: "amlcompute", Size: "Standard_DS3_v2", TierFallback: &shoal.TierFallback{After: "10m"}},
-		{Name: "low2", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: shoal.TierLowPriority, TierFallback: &shoal.TierFallback{After: "soon"}},
+	for _, bad := range []*compute.ComputeSpec{
+		{Name: "ded1", Type: "amlcompute", Size: "Standard_DS3_v2", TierFallback: &compute.TierFallback{After: "10m"}},
+		{Name: "low2", Type: "amlcompute", Size: "Standard_DS3_v2", Tier: compute.TierLowPriority, TierFallback: &compute.TierFallback{After: "soon"}},
 	} {
-		if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, bad, ""); shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), "tier_fallback") {
+		if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, bad, ""); core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), "tier_fallback") {
 			t.Errorf("%s: %v", bad.Name, err)
 		}
 	}
@@ -44,12 +47,12 @@ locations:
 	}
 	h.joinAll()
 	h.step(0)
-	if j := h.wantJob("b", shoal.JobQueued); !strings.Contains(j.StatusReason, "low-priority quota") || !strings.Contains(j.StatusReason, "tier_fallback") {
+	if j := h.wantJob("b", job.JobQueued); !strings.Contains(j.StatusReason, "low-priority quota") || !strings.Contains(j.StatusReason, "tier_fallback") {
 		t.Errorf("b's reason %q", j.StatusReason)
 	}
 	h.step(10 * time.Minute)
 	h.step(time.Second)
-	var dedicated *shoal.Node
+	var dedicated *node.Node
 	for _, n := range h.nodes("lowpri") {
 		if !n.LowPriority {
 			dedicated = n
@@ -67,7 +70,7 @@ locations:
 	h.step(0)
 	for _, name := range []string{"a", "b"} {
 		j := h.job(name)
-		if j.Status != shoal.JobPreparing && j.Status != shoal.JobRunning {
+		if j.Status != job.JobPreparing && j.Status != job.JobRunning {
 			t.Fatalf("job %s is %s", name, j.Status)
 		}
 	}
@@ -84,13 +87,13 @@ locations:
 			lowID = n.ID
 		}
 	}
-	tasks := map[string]*shoal.AgentTask{}
+	tasks := map[string]*node.AgentTask{}
 	for _, id := range h.nodeIDs("lowpri") {
 		tasks[id] = h.start(id)
 	}
-	h.finish(dedicated.ID, tasks[dedicated.ID], shoal.RankCompleted)
+	h.finish(dedicated.ID, tasks[dedicated.ID], node.RankCompleted)
 	h.step(5 * time.Second)
-	h.finish(lowID, tasks[lowID], shoal.RankCompleted)
+	h.finish(lowID, tasks[lowID], node.RankCompleted)
 	h.step(time.Second)
 	h.submit("c", "lowpri", 1, "")
 	h.step(0)

@@ -4,7 +4,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // View is a controller's in-memory copy of the computes, workspace quotas
@@ -38,7 +40,7 @@ type View struct {
 
 // viewNode is a node and the generation that wrote it.
 type viewNode struct {
-	n   *shoal.Node
+	n   *node.Node
 	gen int64
 }
 
@@ -73,7 +75,7 @@ func (v *View) Stats() (reads, full int) {
 
 // ReadNodes is ReadNodes(tx) through the view: it brings the view up to
 // date in tx and returns a State of the clusters and their nodes.
-func (v *View) ReadNodes(tx shoal.Tx) (*State, error) {
+func (v *View) ReadNodes(tx store.Tx) (*State, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.refresh(tx); err != nil {
@@ -82,7 +84,7 @@ func (v *View) ReadNodes(tx shoal.Tx) (*State, error) {
 		return nil, err
 	}
 	v.reads++
-	nodes := make([]*shoal.Node, len(v.ids))
+	nodes := make([]*node.Node, len(v.ids))
 	for i, id := range v.ids {
 		nodes[i] = v.nodes[id].n
 	}
@@ -90,7 +92,7 @@ func (v *View) ReadNodes(tx shoal.Tx) (*State, error) {
 }
 
 // refresh brings the view up to the generation tx sees.
-func (v *View) refresh(tx shoal.Tx) error {
+func (v *View) refresh(tx store.Tx) error {
 	g, err := tx.ViewGeneration()
 	if err != nil {
 		return err
@@ -140,7 +142,7 @@ func (v *View) refresh(tx shoal.Tx) error {
 }
 
 // load reads every compute and node, at generation g.
-func (v *View) load(tx shoal.Tx, g shoal.ViewGen) error {
+func (v *View) load(tx store.Tx, g node.ViewGen) error {
 	cs, err := readComputes(tx)
 	if err != nil {
 		return err
@@ -170,13 +172,13 @@ func (v *View) sortIDs() {
 // replaceNode puts n in st in place of the record of its ID, in the
 // nodes and in its cluster's list, without modifying the old record
 // (shared with a View).
-func (st *State) replaceNode(n *shoal.Node) {
+func (st *State) replaceNode(n *node.Node) {
 	old := st.Nodes[n.ID]
 	if old == nil {
 		return
 	}
 	st.Nodes[n.ID] = n
-	if ci := st.Clusters[shoal.ComputeKey(n.Workspace, n.Compute)]; ci != nil {
+	if ci := st.Clusters[compute.ComputeKey(n.Workspace, n.Compute)]; ci != nil {
 		for i, m := range ci.Nodes {
 			if m == old {
 				ci.Nodes[i] = n

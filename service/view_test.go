@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest"
 )
 
 // viewStores opens two stores on one database: two servers sharing it.
@@ -31,7 +34,7 @@ func viewStores(t *testing.T) (a, b *sqlite.DB) {
 	return a, b
 }
 
-func viewUpdate(t *testing.T, s shoal.Store, fn func(tx shoal.Tx) error) {
+func viewUpdate(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
 	t.Helper()
 	if err := s.Update(t.Context(), fn); err != nil {
 		t.Fatal(err)
@@ -39,10 +42,10 @@ func viewUpdate(t *testing.T, s shoal.Store, fn func(tx shoal.Tx) error) {
 }
 
 // checkView compares the view's state with one read from the store whole.
-func checkView(t *testing.T, s shoal.Store, v *service.View, what string) {
+func checkView(t *testing.T, s store.Store, v *service.View, what string) {
 	t.Helper()
 	var got, want *service.State
-	err := s.View(t.Context(), func(tx shoal.Tx) (err error) {
+	err := s.View(t.Context(), func(tx store.Tx) (err error) {
 		if got, err = v.ReadNodes(tx); err != nil {
 			return err
 		}
@@ -53,7 +56,7 @@ func checkView(t *testing.T, s shoal.Store, v *service.View, what string) {
 		t.Fatal(err)
 	}
 	for _, st := range []*service.State{got, want} {
-		slices.SortFunc(st.Stopped, func(a, b *shoal.Compute) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(st.Stopped, func(a, b *compute.Compute) int { return strings.Compare(a.Name, b.Name) })
 		for _, n := range st.Nodes {
 			n.LastHeartbeat = time.Time{} // not kept by the view
 		}
@@ -63,7 +66,7 @@ func checkView(t *testing.T, s shoal.Store, v *service.View, what string) {
 	}
 }
 
-func keys(m map[string]*shoal.Node) []string {
+func keys(m map[string]*node.Node) []string {
 	var out []string
 	for id, n := range m {
 		out = append(out, id+":"+string(n.State))
@@ -72,15 +75,15 @@ func keys(m map[string]*shoal.Node) []string {
 	return out
 }
 
-func viewCompute(name string, max int) *shoal.Compute {
+func viewCompute(name string, max int) *compute.Compute {
 	zero, idle := 0, 120
-	return &shoal.Compute{Workspace: "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
-		ComputeSpec: shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeCluster, Size: "Standard_DS3_v2", Location: "local",
+	return &compute.Compute{Workspace: "ws", Version: 1, ProvisioningState: compute.ProvisioningSucceeded,
+		ComputeSpec: compute.ComputeSpec{Name: name, Type: compute.ComputeTypeCluster, Size: "Standard_DS3_v2", Location: "local",
 			MinInstances: &zero, MaxInstances: &max, IdleTimeBeforeScaleDown: &idle}}
 }
 
-func viewNode(id, compute string) *shoal.Node {
-	return &shoal.Node{ID: id, Workspace: "ws", Compute: compute, Location: "local", State: shoal.NodeIdle, Version: 1}
+func viewNode(id, compute string) *node.Node {
+	return &node.Node{ID: id, Workspace: "ws", Compute: compute, Location: "local", State: node.NodeIdle, Version: 1}
 }
 
 // TestViewFollowsWrites: the view reads only what changed, and what it
@@ -91,11 +94,11 @@ func viewNode(id, compute string) *shoal.Node {
 func TestViewFollowsWrites(t *testing.T) {
 	s, other := viewStores(t)
 	v := service.NewView()
-	viewUpdate(t, s, func(tx shoal.Tx) error {
-		if err := tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local"}); err != nil {
+	viewUpdate(t, s, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(&core.Workspace{Name: "ws", Location: "local"}); err != nil {
 			return err
 		}
-		for _, c := range []*shoal.Compute{viewCompute("a", 10), viewCompute("b", 10)} {
+		for _, c := range []*compute.Compute{viewCompute("a", 10), viewCompute("b", 10)} {
 			if err := tx.InsertCompute(c); err != nil {
 				return err
 			}
@@ -113,12 +116,12 @@ func TestViewFollowsWrites(t *testing.T) {
 	}
 
 	// This server's writes: a placement, a new node, a deletion.
-	viewUpdate(t, s, func(tx shoal.Tx) error {
+	viewUpdate(t, s, func(tx store.Tx) error {
 		n, err := tx.GetNode("n03")
 		if err != nil {
 			return err
 		}
-		n.State, n.CurrentAttemptID, n.IdleSince = shoal.NodeRunning, "att-1", nil
+		n.State, n.CurrentAttemptID, n.IdleSince = node.NodeRunning, "att-1", nil
 		if err := tx.UpdateNode(n); err != nil {
 			return err
 		}
@@ -130,7 +133,7 @@ func TestViewFollowsWrites(t *testing.T) {
 	checkView(t, s, v, "after this server's writes")
 
 	// Another server's writes, and a compute changed there.
-	viewUpdate(t, other, func(tx shoal.Tx) error {
+	viewUpdate(t, other, func(tx store.Tx) error {
 		if err := tx.DeleteNode("n05"); err != nil {
 			return err
 		}
@@ -152,20 +155,20 @@ func TestViewFollowsWrites(t *testing.T) {
 	checkView(t, s, v, "after another server's writes")
 
 	// A heartbeat changes no record the view keeps.
-	viewUpdate(t, other, func(tx shoal.Tx) error { return tx.RenewNodeLease("n07") })
+	viewUpdate(t, other, func(tx store.Tx) error { return tx.RenewNodeLease("n07") })
 	checkView(t, s, v, "after a lease renewal")
 	if _, full := v.Stats(); full != 1 {
 		t.Fatalf("%d full reads after writes the view could follow, want 1", full)
 	}
 
 	// A node deleted and a node of the same ID added again.
-	viewUpdate(t, other, func(tx shoal.Tx) error { return tx.DeleteNode("n08") })
-	viewUpdate(t, other, func(tx shoal.Tx) error { return tx.InsertNode(viewNode("n08", "b")) })
+	viewUpdate(t, other, func(tx store.Tx) error { return tx.DeleteNode("n08") })
+	viewUpdate(t, other, func(tx store.Tx) error { return tx.InsertNode(viewNode("n08", "b")) })
 	checkView(t, s, v, "after a node's ID came back")
 
 	// Deletions pruned behind the view: it loads again.
-	viewUpdate(t, other, func(tx shoal.Tx) error { return tx.DeleteNode("n09") })
-	viewUpdate(t, other, func(tx shoal.Tx) error {
+	viewUpdate(t, other, func(tx store.Tx) error { return tx.DeleteNode("n09") })
+	viewUpdate(t, other, func(tx store.Tx) error {
 		g, err := tx.ViewGeneration()
 		if err != nil {
 			return err

@@ -4,8 +4,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // These tests check that a workload token proves only what its record
@@ -22,9 +26,9 @@ func TestWorkloadTokenClaimsAreCheckedAgainstTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.identityCompute("cpu", 1)
-	bob := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "user:bob", Name: "bob", Kind: shoal.PrincipalUser})
-	if _, _, err := h.svc.SubmitJob(bob, ws, &shoal.JobSpec{Name: "jb", Command: command("jb"), Compute: "cpu",
-		Resources: &shoal.JobResources{InstanceCount: 1}}); err != nil {
+	bob := identity.WithPrincipal(h.ctx, &identity.Principal{ID: "user:bob", Name: "bob", Kind: identity.PrincipalUser})
+	if _, _, err := h.svc.SubmitJob(bob, ws, &job.JobSpec{Name: "jb", Command: command("jb"), Compute: "cpu",
+		Resources: &job.JobResources{InstanceCount: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
@@ -32,7 +36,7 @@ func TestWorkloadTokenClaimsAreCheckedAgainstTheRecord(t *testing.T) {
 	h.step(0)
 	task := h.start(ids[0])
 
-	tok, err := h.svc.MintWorkloadToken(h.ctx, ids[0], task.AttemptID, 0, &shoal.TokenRequest{Resource: "shoal"})
+	tok, err := h.svc.MintWorkloadToken(h.ctx, ids[0], task.AttemptID, 0, &node.TokenRequest{Resource: "shoal"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +44,7 @@ func TestWorkloadTokenClaimsAreCheckedAgainstTheRecord(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a genuine token: %v", err)
 	}
-	if p.OnBehalfOf != "user:bob" || p.AttemptID != task.AttemptID || p.Kind != shoal.PrincipalIdentity {
+	if p.OnBehalfOf != "user:bob" || p.AttemptID != task.AttemptID || p.Kind != identity.PrincipalIdentity {
 		t.Fatalf("a genuine token's principal: %+v", p)
 	}
 	real := p.ID
@@ -75,21 +79,21 @@ func TestWorkloadTokenClaimsAreCheckedAgainstTheRecord(t *testing.T) {
 		"the admin as subject":              {Subject: "admin", ClientID: tok.ClientID, AttemptID: task.AttemptID},
 		"an instance binding of a job node": {Subject: real, ClientID: tok.ClientID, AttemptID: "instance-node:" + ids[0]},
 	} {
-		if p, err := h.svc.AuthenticateWorkload(h.ctx, forge(c)); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+		if p, err := h.svc.AuthenticateWorkload(h.ctx, forge(c)); core.ErrorCode(err) != core.EUNAUTHORIZED {
 			t.Errorf("%s: %+v %v, want EUNAUTHORIZED", name, p, err)
 		}
 	}
 
 	// The compute loses its identity: the token it got before is refused.
 	minN, maxN, idle := 0, 1, 120
-	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, &shoal.ComputeSpec{
+	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, &compute.ComputeSpec{
 		Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2",
 		MinInstances: &minN, MaxInstances: &maxN, IdleTimeBeforeScaleDown: &idle,
-		Identity: &shoal.IdentitySpec{Type: shoal.IdentityNone},
+		Identity: &compute.IdentitySpec{Type: compute.IdentityNone},
 	}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := h.svc.AuthenticateWorkload(h.ctx, tok.AccessToken); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+	if p, err := h.svc.AuthenticateWorkload(h.ctx, tok.AccessToken); core.ErrorCode(err) != core.EUNAUTHORIZED {
 		t.Fatalf("a token of an identity the compute no longer has: %+v %v, want EUNAUTHORIZED", p, err)
 	}
 }
@@ -100,11 +104,11 @@ func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 	h := newHarness(t, "")
 	h.withWorkload()
 	admin := h.adminCtx()
-	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, &shoal.ComputeSpec{Name: "ci1", Type: shoal.ComputeTypeInstance,
-		Size: "Standard_DS3_v2", Identity: &shoal.IdentitySpec{Type: shoal.IdentitySystemAssigned}}, ""); err != nil {
+	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, &compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance,
+		Size: "Standard_DS3_v2", Identity: &compute.IdentitySpec{Type: compute.IdentitySystemAssigned}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	run := func() (string, *shoal.TokenResponse) {
+	run := func() (string, *node.TokenResponse) {
 		t.Helper()
 		var ids []string
 		for i := 0; i < 5 && len(ids) == 0; i++ {
@@ -115,7 +119,7 @@ func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 			t.Fatalf("instance nodes joined: %v", ids)
 		}
 		h.step(time.Second)
-		tok, err := h.svc.MintInstanceToken(h.ctx, ids[0], &shoal.TokenRequest{Resource: "shoal"})
+		tok, err := h.svc.MintInstanceToken(h.ctx, ids[0], &node.TokenRequest{Resource: "shoal"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +132,7 @@ func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 	if _, err := h.svc.StopInstance(admin, ws, "ci1"); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 5 && h.findCompute("ci1").Instance.State != shoal.InstanceStopped; i++ {
+	for i := 0; i < 5 && h.findCompute("ci1").Instance.State != compute.InstanceStopped; i++ {
 		h.step(time.Second)
 	}
 	h.agent(node1).exited = true
@@ -139,7 +143,7 @@ func TestInstanceTokenDiesWithTheRun(t *testing.T) {
 	if node2 != node1 {
 		t.Fatalf("the instance's node is %s after the start, %s before: the test needs the same ID", node2, node1)
 	}
-	if p, err := h.svc.AuthenticateWorkload(h.ctx, old.AccessToken); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+	if p, err := h.svc.AuthenticateWorkload(h.ctx, old.AccessToken); core.ErrorCode(err) != core.EUNAUTHORIZED {
 		t.Fatalf("a token from before the stop, after the start: %+v %v, want EUNAUTHORIZED", p, err)
 	}
 }
@@ -168,7 +172,7 @@ func TestServicePrincipalTokenDiesWithItsSecretWithinTheSecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clock.Advance(100 * time.Millisecond)
-	if p, err := h.svc.AuthenticateWorkload(h.ctx, old.AccessToken); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+	if p, err := h.svc.AuthenticateWorkload(h.ctx, old.AccessToken); core.ErrorCode(err) != core.EUNAUTHORIZED {
 		t.Fatalf("a token minted 100 ms before the reset, within the same second: %+v %v, want EUNAUTHORIZED", p, err)
 	}
 	fresh, _, err := h.svc.ClientCredentialsToken(h.ctx, sp.ClientID, secret, "shoal/.default")

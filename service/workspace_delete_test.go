@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // A write to a workspace that does not exist is refused with the command
@@ -12,8 +14,8 @@ import (
 func TestWriteToAnUnknownWorkspaceIsRefusedWithAHint(t *testing.T) {
 	h := newHarness(t, "")
 	minN, maxN := 0, 1
-	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, "defualt", &shoal.ComputeSpec{Name: "c", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN}, "")
-	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	_, _, err := h.svc.CreateOrApplyCompute(h.ctx, "defualt", &compute.ComputeSpec{Name: "c", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN}, "")
+	if core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("got %v, want ENOTFOUND", err)
 	}
 	for _, want := range []string{`workspace "defualt" not found`, `did you mean "default"?`, "shoal workspace create -n defualt"} {
@@ -21,7 +23,7 @@ func TestWriteToAnUnknownWorkspaceIsRefusedWithAHint(t *testing.T) {
 			t.Errorf("%v does not say %s", err, want)
 		}
 	}
-	if _, err := h.svc.FindWorkspace(h.ctx, "defualt"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := h.svc.FindWorkspace(h.ctx, "defualt"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("the refused write created the workspace: %v", err)
 	}
 }
@@ -29,19 +31,19 @@ func TestWriteToAnUnknownWorkspaceIsRefusedWithAHint(t *testing.T) {
 func TestDeleteWorkspaceRefusesWhileComputesOrUnfinishedJobsRemain(t *testing.T) {
 	h := newHarness(t, "")
 	for _, name := range []string{"team", "empty"} {
-		if _, err := h.svc.CreateWorkspace(h.ctx, &shoal.Workspace{Name: name}); err != nil {
+		if _, err := h.svc.CreateWorkspace(h.ctx, &core.Workspace{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	minN, maxN := 0, 1
-	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, "team", &shoal.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN}, ""); err != nil {
+	if _, _, err := h.svc.CreateOrApplyCompute(h.ctx, "team", &compute.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2", MinInstances: &minN, MaxInstances: &maxN}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.svc.SubmitJob(h.ctx, "team", &shoal.JobSpec{Name: "j1", Command: "true", Compute: "cpu"}); err != nil {
+	if _, _, err := h.svc.SubmitJob(h.ctx, "team", &job.JobSpec{Name: "j1", Command: "true", Compute: "cpu"}); err != nil {
 		t.Fatal(err)
 	}
 	err := h.svc.DeleteWorkspace(h.ctx, "team")
-	if shoal.ErrorCode(err) != shoal.ECONFLICT {
+	if core.ErrorCode(err) != core.ECONFLICT {
 		t.Fatalf("got %v, want ECONFLICT", err)
 	}
 	for _, want := range []string{"1 compute (cpu)", "1 unfinished job (j1)"} {
@@ -60,21 +62,21 @@ func TestDeleteWorkspaceRefusesWhileComputesOrUnfinishedJobsRemain(t *testing.T)
 	if err := h.svc.DeleteWorkspace(h.ctx, "EMPTY"); err != nil {
 		t.Fatalf("delete an empty workspace: %v", err)
 	}
-	if _, err := h.svc.FindWorkspace(h.ctx, "empty"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := h.svc.FindWorkspace(h.ctx, "empty"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("deleted workspace still found: %v", err)
 	}
 	// Created again, it starts afresh: the old limits went with it.
-	if _, err := h.svc.CreateWorkspace(h.ctx, &shoal.Workspace{Name: "empty"}); err != nil {
+	if _, err := h.svc.CreateWorkspace(h.ctx, &core.Workspace{Name: "empty"}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := h.svc.FindWorkspaceLimits(h.adminCtx(), "empty")
 	if err != nil || l.Own.MaxLogBytes == limit {
 		t.Fatalf("limits of the re-created workspace %+v, %v", l, err)
 	}
-	if err := h.svc.DeleteWorkspace(h.ctx, "nope"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if err := h.svc.DeleteWorkspace(h.ctx, "nope"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("delete unknown: %v", err)
 	}
-	if err := h.svc.DeleteWorkspace(h.ctx, shoal.DefaultWorkspace); shoal.ErrorCode(err) != shoal.EINVALID {
+	if err := h.svc.DeleteWorkspace(h.ctx, core.DefaultWorkspace); core.ErrorCode(err) != core.EINVALID {
 		t.Fatalf("delete default: %v", err)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // A rank's stored log stops at the workspace's cap, with one marker line
@@ -38,12 +40,12 @@ func TestRankLogIsCutAtTheWorkspaceCap(t *testing.T) {
 	write(120, strings.Repeat("c", 1000))
 	write(60, strings.Repeat("b", 60)) // retried
 	write(1<<40, "far past the cap")
-	want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + shoal.LogCutMarker(limit)
+	want := strings.Repeat("a", 60) + strings.Repeat("b", 40) + money.LogCutMarker(limit)
 	if got := h.readLog("j", 1, 0); got != want {
 		t.Errorf("stored log %q, want %q", got, want)
 	}
 	// The agent's own marker, at the cap, leaves it the same.
-	write(limit, shoal.LogCutMarker(limit))
+	write(limit, money.LogCutMarker(limit))
 	if got := h.readLog("j", 1, 0); got != want {
 		t.Errorf("after the agent's marker: %q", got)
 	}
@@ -60,21 +62,21 @@ func TestStorageQuota(t *testing.T) {
 		t.Fatalf("600 of 1000: %v", err)
 	}
 	_, err := h.svc.PutArtifact(admin, ws, bytes.NewReader(bytes.Repeat([]byte("y"), 600)), 1<<20)
-	var e *shoal.Error
-	if shoal.ErrorCode(err) != shoal.EQUOTA || !errors.As(err, &e) || e.Field != "storage_quota" || !strings.Contains(err.Error(), "storage quota") {
+	var e *core.Error
+	if core.ErrorCode(err) != core.EQUOTA || !errors.As(err, &e) || e.Field != "storage_quota" || !strings.Contains(err.Error(), "storage quota") {
 		t.Fatalf("600 more: %v; want EQUOTA on storage_quota", err)
 	}
 	if _, err := h.svc.PutArtifact(admin, ws, bytes.NewReader(bytes.Repeat([]byte("z"), 300)), 1<<20); err != nil {
 		t.Fatalf("300 more: %v", err)
 	}
-	if v, err := h.svc.FindWorkspaceLimits(admin, ws); err != nil || v.StorageUsedBytes != 900 || v.StorageQuotaBytes != 1000 || v.MaxLogBytes != shoal.DefaultMaxLogBytes {
+	if v, err := h.svc.FindWorkspaceLimits(admin, ws); err != nil || v.StorageUsedBytes != 900 || v.StorageQuotaBytes != 1000 || v.MaxLogBytes != money.DefaultMaxLogBytes {
 		t.Fatalf("limits %+v %v", v, err)
 	}
 
 	// A rank's outputs count too.
 	n, task := h.placeOne("j")
 	err = h.svc.PutRankOutputs(h.ctx, n, task.AttemptID, 0, bytes.NewReader(bytes.Repeat([]byte("o"), 200)))
-	if shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(err.Error(), "storage_quota") {
+	if core.ErrorCode(err) != core.EQUOTA || !strings.Contains(err.Error(), "storage_quota") {
 		t.Fatalf("outputs past the quota: %v", err)
 	}
 	if err := h.svc.PutRankOutputs(h.ctx, n, task.AttemptID, 0, bytes.NewReader(bytes.Repeat([]byte("o"), 50))); err != nil {
@@ -88,19 +90,19 @@ func TestStorageQuota(t *testing.T) {
 func TestWorkspaceLimitsAreSetByAdministrators(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	if _, err := h.svc.CreateUser(admin, &shoal.User{Name: "olga"}); err != nil {
+	if _, err := h.svc.CreateUser(admin, &identity.User{Name: "olga"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.AssignRole(admin, "user:olga", shoal.RoleOwner, ws); err != nil {
+	if _, err := h.svc.AssignRole(admin, "user:olga", identity.RoleOwner, ws); err != nil {
 		t.Fatal(err)
 	}
-	olga := shoal.WithPrincipal(h.ctx, &shoal.Principal{ID: "user:olga", Name: "olga", Kind: shoal.PrincipalUser})
+	olga := identity.WithPrincipal(h.ctx, &identity.Principal{ID: "user:olga", Name: "olga", Kind: identity.PrincipalUser})
 	big := int64(1 << 40)
-	if _, err := h.svc.UpdateWorkspaceLimits(olga, ws, nil, &big); shoal.ErrorCode(err) != shoal.EFORBIDDEN {
+	if _, err := h.svc.UpdateWorkspaceLimits(olga, ws, nil, &big); core.ErrorCode(err) != core.EFORBIDDEN {
 		t.Errorf("an Owner raising the quota: %v", err)
 	}
 	neg := int64(-1)
-	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, &neg, nil); shoal.ErrorCode(err) != shoal.EINVALID || !strings.Contains(err.Error(), "max_log_bytes") {
+	if _, err := h.svc.UpdateWorkspaceLimits(admin, ws, &neg, nil); core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), "max_log_bytes") {
 		t.Errorf("a negative cap: %v", err)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // A workspace's own quota of a family caps its clusters below the
@@ -18,28 +21,28 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 	admin := h.adminCtx()
 	h.compute("cpu", 1, 4, 120)
 
-	set := func(limit int) shoal.QuotaUpdateResult {
+	set := func(limit int) money.QuotaUpdateResult {
 		t.Helper()
-		res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "StandardDSv2Family", Limit: limit}})
+		res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []money.QuotaUpdate{{Workspace: ws, Family: "StandardDSv2Family", Limit: limit}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res[0]
 	}
 	// The rules: under the location's 100, above min_instances' 4 vCPUs.
-	if r := set(101); r.Status != shoal.QuotaExceedsSubscriptionLimit || !strings.Contains(r.Message, "100") {
+	if r := set(101); r.Status != money.QuotaExceedsSubscriptionLimit || !strings.Contains(r.Message, "100") {
 		t.Errorf("limit 101: %+v", r)
 	}
-	if r := set(3); r.Status != shoal.QuotaBelowClusterMinimum {
+	if r := set(3); r.Status != money.QuotaBelowClusterMinimum {
 		t.Errorf("limit 3 under a min_instances of one 4-vCPU node: %+v", r)
 	}
-	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "noSuchFamily", Limit: 8}}); err != nil || res[0].Status != shoal.QuotaInvalidFamily {
+	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []money.QuotaUpdate{{Workspace: ws, Family: "noSuchFamily", Limit: 8}}); err != nil || res[0].Status != money.QuotaInvalidFamily {
 		t.Errorf("an unknown family: %+v %v", res, err)
 	}
-	if _, err := h.svc.UpdateWorkspaceQuotas(h.ctx, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 8}}); shoal.ErrorCode(err) != shoal.EUNAUTHORIZED {
+	if _, err := h.svc.UpdateWorkspaceQuotas(h.ctx, "local", []money.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 8}}); core.ErrorCode(err) != core.EUNAUTHORIZED {
 		t.Errorf("no principal: %v", err)
 	}
-	if r := set(8); r.Status != shoal.QuotaSuccess || r.Family != "standardDSv2Family" {
+	if r := set(8); r.Status != money.QuotaSuccess || r.Family != "standardDSv2Family" {
 		t.Fatalf("limit 8: %+v", r)
 	}
 	list, err := h.svc.ListWorkspaceQuotas(admin, "local")
@@ -68,11 +71,11 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 	h.joinAll()
 	h.step(0)
 	h.step(0)
-	if j := h.wantJob("j3", shoal.JobQueued); !strings.Contains(j.StatusReason, "workspace "+ws+" quota") {
+	if j := h.wantJob("j3", job.JobQueued); !strings.Contains(j.StatusReason, "workspace "+ws+" quota") {
 		t.Fatalf("j3 status_reason %q does not name the workspace's quota", j.StatusReason)
 	}
 
-	if r := set(12); r.Status != shoal.QuotaSuccess {
+	if r := set(12); r.Status != money.QuotaSuccess {
 		t.Fatalf("limit 12: %+v", r)
 	}
 	h.step(time.Second)
@@ -88,20 +91,20 @@ func TestWorkspaceQuotaCapsScaleUp(t *testing.T) {
 func TestWorkspaceQuotaRefusesAnInstance(t *testing.T) {
 	h := newHarness(t, "")
 	admin := h.adminCtx()
-	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []shoal.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 6}}); err != nil || res[0].Status != shoal.QuotaSuccess {
+	if res, err := h.svc.UpdateWorkspaceQuotas(admin, "local", []money.QuotaUpdate{{Workspace: ws, Family: "standardDSv2Family", Limit: 6}}); err != nil || res[0].Status != money.QuotaSuccess {
 		t.Fatalf("limit 6: %+v %v", res, err)
 	}
-	spec := func(name string) *shoal.ComputeSpec {
-		return &shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2"}
+	spec := func(name string) *compute.ComputeSpec {
+		return &compute.ComputeSpec{Name: name, Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2"}
 	}
 	if _, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec("ci1"), ""); err != nil {
 		t.Fatalf("the first 4-vCPU instance under 6: %v", err)
 	}
 	_, _, err := h.svc.CreateOrApplyCompute(admin, ws, spec("ci2"), "")
-	if shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(shoal.ErrorMessage(err), "workspace "+ws+"'s quota for standardDSv2Family would be 8/6") {
+	if core.ErrorCode(err) != core.EQUOTA || !strings.Contains(core.ErrorMessage(err), "workspace "+ws+"'s quota for standardDSv2Family would be 8/6") {
 		t.Fatalf("a second one: %v", err)
 	}
-	if _, err := h.svc.FindCompute(admin, ws, "ci2"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if _, err := h.svc.FindCompute(admin, ws, "ci2"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Fatalf("the refused instance was stored: %v", err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // FromHistory turns a server's jobs into a trace: each job that ran
@@ -14,7 +14,7 @@ import (
 // pipelines and sweeps: they hold none either, and their steps and
 // trials are jobs of their own in the history, arriving when their
 // parent submitted them.
-func FromHistory(jobs []*shoal.Job) []Job {
+func FromHistory(jobs []*job.Job) []Job {
 	var out []Job
 	var first time.Time
 	for _, j := range jobs {

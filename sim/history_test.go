@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // A history with a pipeline replays its steps, as the jobs they are,
@@ -12,11 +12,11 @@ import (
 func TestFromHistorySkipsParents(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) *time.Time { v := t0.Add(time.Duration(s) * time.Second); return &v }
-	jobs := []*shoal.Job{
-		{JobSpec: shoal.JobSpec{Name: "p", Type: shoal.JobTypePipeline}, Pipeline: &shoal.PipelineSpec{}, CreatedOn: t0, StartTime: at(0), EndTime: at(100)},
-		{JobSpec: shoal.JobSpec{Name: "p-prep"}, ParentJobName: "p", CreatedOn: t0.Add(time.Second), StartTime: at(2), EndTime: at(40)},
-		{JobSpec: shoal.JobSpec{Name: "p-train"}, ParentJobName: "p", CreatedOn: t0.Add(41 * time.Second), StartTime: at(42), EndTime: at(100)},
-		{JobSpec: shoal.JobSpec{Name: "s"}, Sweep: &shoal.SweepSpec{}, CreatedOn: t0, StartTime: at(0), EndTime: at(10)},
+	jobs := []*job.Job{
+		{JobSpec: job.JobSpec{Name: "p", Type: job.JobTypePipeline}, Pipeline: &job.PipelineSpec{}, CreatedOn: t0, StartTime: at(0), EndTime: at(100)},
+		{JobSpec: job.JobSpec{Name: "p-prep"}, ParentJobName: "p", CreatedOn: t0.Add(time.Second), StartTime: at(2), EndTime: at(40)},
+		{JobSpec: job.JobSpec{Name: "p-train"}, ParentJobName: "p", CreatedOn: t0.Add(41 * time.Second), StartTime: at(42), EndTime: at(100)},
+		{JobSpec: job.JobSpec{Name: "s"}, Sweep: &job.SweepSpec{}, CreatedOn: t0, StartTime: at(0), EndTime: at(10)},
 	}
 	got := FromHistory(jobs)
 	if len(got) != 2 || got[0].ID != "p-prep" || got[1].ID != "p-train" {
@@ -32,9 +32,9 @@ func TestFromHistorySkipsParents(t *testing.T) {
 func TestHistoryRowHasTheRealWaits(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
-	jobs := FromHistory([]*shoal.Job{
-		{JobSpec: shoal.JobSpec{Name: "a"}, CreatedOn: t0, StartTime: at(10), EndTime: at(3_600_010)},
-		{JobSpec: shoal.JobSpec{Name: "b"}, CreatedOn: t0.Add(time.Second), StartTime: at(31_000), EndTime: at(61_000)},
+	jobs := FromHistory([]*job.Job{
+		{JobSpec: job.JobSpec{Name: "a"}, CreatedOn: t0, StartTime: at(10), EndTime: at(3_600_010)},
+		{JobSpec: job.JobSpec{Name: "b"}, CreatedOn: t0.Add(time.Second), StartTime: at(31_000), EndTime: at(61_000)},
 	})
 	r, ok := Actual(jobs)
 	if !ok {

@@ -22,8 +22,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal/autoscaler"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 )
 
 // epoch is the simulated time of a trace's start (any fixed instant: only

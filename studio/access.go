@@ -1,16 +1,17 @@
 package studio
 
 import (
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // Actions of the administrators' pages: the ones the API's routes for the
 // same data declare (GET /api/v1/audit and GET /api/v1/users), checked
 // against the route table by TestStudioPagesUseTheRoutesActions.
 const (
-	auditPageAction = shoal.ActUsersRead
-	usersPageAction = shoal.ActUsersRead
+	auditPageAction = identity.ActUsersRead
+	usersPageAction = identity.ActUsersRead
 )
 
 // allow checks that the viewer may do action in the page's workspace
@@ -33,6 +34,6 @@ func (s *Studio) can(q *req, action string) bool { return s.allow(q, action) == 
 // isOwner reports whether the viewer is the instance's user, by the
 // services' own check (the one the API's interactive operations make):
 // its interactive actions are theirs alone.
-func (s *Studio) isOwner(q *req, c *shoal.Compute) bool {
+func (s *Studio) isOwner(q *req, c *compute.Compute) bool {
 	return s.cfg.Svc.CheckInstanceUser(q.ctx, c) == nil
 }

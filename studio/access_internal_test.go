@@ -5,8 +5,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -37,18 +38,18 @@ func TestStudioPagesUseTheRoutesActions(t *testing.T) {
 func TestStudioInstanceUserIsTheServicesCheck(t *testing.T) {
 	svc := service.New(service.Config{})
 	s := &Studio{cfg: Config{Svc: svc}}
-	c := &shoal.Compute{Workspace: "default", Instance: &shoal.InstanceStatus{AssignedUser: "user:alice"}}
+	c := &compute.Compute{Workspace: "default", Instance: &compute.InstanceStatus{AssignedUser: "user:alice"}}
 	for _, tc := range []struct {
 		what string
-		p    *shoal.Principal
+		p    *identity.Principal
 		want bool
 	}{
-		{"the instance's user", &shoal.Principal{ID: "user:alice", Name: "alice", Kind: shoal.PrincipalUser}, true},
-		{"a workload acting for the user", &shoal.Principal{ID: "identity:job-1", Name: "job-1", Kind: shoal.PrincipalIdentity, OnBehalfOf: "user:alice"}, true},
-		{"another user", &shoal.Principal{ID: "user:bob", Name: "bob", Kind: shoal.PrincipalUser}, false},
-		{"an administrator", &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalUser, Admin: true}, false},
+		{"the instance's user", &identity.Principal{ID: "user:alice", Name: "alice", Kind: identity.PrincipalUser}, true},
+		{"a workload acting for the user", &identity.Principal{ID: "identity:job-1", Name: "job-1", Kind: identity.PrincipalIdentity, OnBehalfOf: "user:alice"}, true},
+		{"another user", &identity.Principal{ID: "user:bob", Name: "bob", Kind: identity.PrincipalUser}, false},
+		{"an administrator", &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalUser, Admin: true}, false},
 	} {
-		ctx := shoal.WithPrincipal(context.Background(), tc.p)
+		ctx := identity.WithPrincipal(context.Background(), tc.p)
 		q := &req{w: httptest.NewRecorder(), ctx: ctx, p: tc.p, workspace: "default"}
 		byService := svc.CheckInstanceUser(ctx, c) == nil
 		if got := s.isOwner(q, c); got != tc.want || got != byService {

@@ -1,13 +1,17 @@
 package studio
 
-import "github.com/shoal-ml/shoal"
+import (
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
+)
 
 // quotaPage shows each location's quota and use, and the workspace's own
 // limits.
 func (s *Studio) quotaPage(q *req) error {
 	type loc struct {
 		Name   string
-		Usages []shoal.Usage
+		Usages []compute.Usage
 	}
 	var locs []loc
 	for _, l := range s.cfg.Svc.Catalog().Locations() {
@@ -17,8 +21,8 @@ func (s *Studio) quotaPage(q *req) error {
 		}
 		locs = append(locs, loc{Name: l.Name, Usages: u})
 	}
-	var own []shoal.WorkspaceQuota
-	if s.can(q, shoal.ActQuotasRead) {
+	var own []money.WorkspaceQuota
+	if s.can(q, identity.ActQuotasRead) {
 		list, err := s.cfg.Svc.ListWorkspaceQuotas(q.ctx, s.cfg.Svc.Catalog().DefaultLocation())
 		if err != nil {
 			return err
@@ -37,7 +41,7 @@ func (s *Studio) auditPage(q *req) error {
 	if err := s.allowServer(q, auditPageAction); err != nil {
 		return err
 	}
-	f := shoal.AuditFilter{PrincipalID: q.r.URL.Query().Get("principal"), Target: q.r.URL.Query().Get("target"), Limit: 500}
+	f := identity.AuditFilter{PrincipalID: q.r.URL.Query().Get("principal"), Target: q.r.URL.Query().Get("target"), Limit: 500}
 	list, err := s.cfg.Svc.ListAudit(q.ctx, f)
 	if err != nil {
 		return err
@@ -59,8 +63,8 @@ func (s *Studio) usersPage(q *req) error {
 		return err
 	}
 	type userRow struct {
-		*shoal.User
-		Tokens []*shoal.APIToken
+		*identity.User
+		Tokens []*identity.APIToken
 	}
 	var rows []userRow
 	for _, u := range users {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // chartSeries are the node states the chart stacks, bottom first, with
@@ -14,19 +14,19 @@ import (
 var chartSeries = []struct {
 	name  string
 	class string
-	count func(*shoal.NodeSample) int
+	count func(*node.NodeSample) int
 }{
-	{"running", "s-running", func(s *shoal.NodeSample) int { return s.Running }},
-	{"idle", "s-idle", func(s *shoal.NodeSample) int { return s.Idle }},
-	{"preparing", "s-preparing", func(s *shoal.NodeSample) int { return s.Preparing }},
-	{"leaving", "s-leaving", func(s *shoal.NodeSample) int { return s.Leaving }},
-	{"unusable", "s-unusable", func(s *shoal.NodeSample) int { return s.Unusable }},
+	{"running", "s-running", func(s *node.NodeSample) int { return s.Running }},
+	{"idle", "s-idle", func(s *node.NodeSample) int { return s.Idle }},
+	{"preparing", "s-preparing", func(s *node.NodeSample) int { return s.Preparing }},
+	{"leaving", "s-leaving", func(s *node.NodeSample) int { return s.Leaving }},
+	{"unusable", "s-unusable", func(s *node.NodeSample) int { return s.Unusable }},
 }
 
 // stackedChart draws a cluster's node counts by state from from to to as
 // an SVG stacked step chart, server-side (no script needed to read it),
 // with a text summary for screen readers.
-func stackedChart(samples []*shoal.NodeSample, from, to time.Time) template.HTML {
+func stackedChart(samples []*node.NodeSample, from, to time.Time) template.HTML {
 	const w, h, left, bottom, top = 720.0, 200.0, 36.0, 22.0, 8.0
 	span := to.Sub(from).Seconds()
 	maxN := 1

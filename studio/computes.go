@@ -6,21 +6,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // computeRow is a line of the compute list.
 type computeRow struct {
-	*shoal.Compute
+	*compute.Compute
 	StateText string
 	Owner     string
 }
 
 func (s *Studio) computesPage(q *req) error {
-	if err := s.allow(q, shoal.ActComputesRead); err != nil {
+	if err := s.allow(q, identity.ActComputesRead); err != nil {
 		return err
 	}
-	list, err := s.cfg.Svc.ListComputes(q.ctx, shoal.ComputeFilter{Workspace: q.workspace})
+	list, err := s.cfg.Svc.ListComputes(q.ctx, compute.ComputeFilter{Workspace: q.workspace})
 	if err != nil {
 		return err
 	}
@@ -39,7 +42,7 @@ func (s *Studio) computesPage(q *req) error {
 		tab = "instances"
 	}
 	return s.render(q, "computes", "Compute", "compute", map[string]any{
-		"Tab": tab, "Clusters": clusters, "Instances": instances, "CanCreate": s.can(q, shoal.ActComputesWrite),
+		"Tab": tab, "Clusters": clusters, "Instances": instances, "CanCreate": s.can(q, identity.ActComputesWrite),
 	})
 }
 
@@ -80,7 +83,7 @@ func (s *Studio) formData(q *req, kind string) map[string]any {
 		}
 	}
 	sort.Strings(identities)
-	rows := make([]int, shoal.MaxInstanceSchedules)
+	rows := make([]int, compute.MaxInstanceSchedules)
 	for i := range rows {
 		rows[i] = i
 	}
@@ -89,19 +92,19 @@ func (s *Studio) formData(q *req, kind string) map[string]any {
 }
 
 func (s *Studio) newComputePage(q *req) error {
-	if err := s.allow(q, shoal.ActComputesWrite); err != nil {
+	if err := s.allow(q, identity.ActComputesWrite); err != nil {
 		return err
 	}
-	kind := shoal.ComputeTypeCluster
+	kind := compute.ComputeTypeCluster
 	title := "New compute cluster"
 	if q.r.URL.Query().Get("type") == "instance" {
-		kind, title = shoal.ComputeTypeInstance, "New compute instance"
+		kind, title = compute.ComputeTypeInstance, "New compute instance"
 	}
 	return s.render(q, "compute_new", title, "compute", s.formData(q, kind))
 }
 
 func (s *Studio) editComputePage(q *req) error {
-	if err := s.allow(q, shoal.ActComputesWrite); err != nil {
+	if err := s.allow(q, identity.ActComputesWrite); err != nil {
 		return err
 	}
 	c, err := s.cfg.Svc.FindCompute(q.ctx, q.workspace, q.r.PathValue("name"))
@@ -123,18 +126,18 @@ type nodeGroup struct {
 // string, as Azure's studio lists one per node: only when the cluster was
 // created with SSH access and the node has an address.
 type nodeRow struct {
-	*shoal.Node
+	*node.Node
 	SSH string
 }
 
 // nodeSSH is the connection string of node n of cluster c: the cluster's
 // admin user at the node's address (public when it has one) and the port
 // its SSH server listens on; "" when SSH is off or not served yet.
-func nodeSSH(c *shoal.Compute, n *shoal.Node) string {
+func nodeSSH(c *compute.Compute, n *node.Node) string {
 	if c.SSHPublicAccessEnabled == nil || !*c.SSHPublicAccessEnabled {
 		return ""
 	}
-	user := shoal.InstanceAdminUsername
+	user := compute.InstanceAdminUsername
 	if c.SSHSettings != nil && c.SSHSettings.AdminUsername != "" {
 		user = c.SSHSettings.AdminUsername
 	}
@@ -142,7 +145,7 @@ func nodeSSH(c *shoal.Compute, n *shoal.Node) string {
 }
 
 func (s *Studio) computePage(q *req) error {
-	if err := s.allow(q, shoal.ActComputesRead); err != nil {
+	if err := s.allow(q, identity.ActComputesRead); err != nil {
 		return err
 	}
 	c, err := s.cfg.Svc.FindCompute(q.ctx, q.workspace, q.r.PathValue("name"))
@@ -158,7 +161,7 @@ func (s *Studio) computePage(q *req) error {
 	}
 	groups := map[string]*nodeGroup{}
 	var order []*nodeGroup
-	for _, st := range []string{shoal.NodeRunning, shoal.NodeIdle, shoal.NodePreparing, shoal.NodeLeaving, shoal.NodeUnusable, shoal.NodePreempted} {
+	for _, st := range []string{node.NodeRunning, node.NodeIdle, node.NodePreparing, node.NodeLeaving, node.NodeUnusable, node.NodePreempted} {
 		g := &nodeGroup{State: st}
 		groups[st] = g
 		order = append(order, g)
@@ -172,7 +175,7 @@ func (s *Studio) computePage(q *req) error {
 			vcpus += n.VCPUs
 		}
 	}
-	queued, err := s.cfg.Svc.ListJobs(q.ctx, shoal.JobFilter{Workspace: q.workspace, Compute: c.Name, Statuses: []string{shoal.JobQueued}})
+	queued, err := s.cfg.Svc.ListJobs(q.ctx, job.JobFilter{Workspace: q.workspace, Compute: c.Name, Statuses: []string{job.JobQueued}})
 	if err != nil {
 		return err
 	}
@@ -214,7 +217,7 @@ func (s *Studio) computePage(q *req) error {
 	quota := map[string]any{"VCPUs": vcpus}
 	if loc, err := s.cfg.Svc.Catalog().Location(c.Location); err == nil {
 		if size, ok := s.cfg.Svc.Catalog().Size(c.Size); ok {
-			if c.Tier == shoal.TierLowPriority {
+			if c.Tier == compute.TierLowPriority {
 				quota["Limit"], quota["What"] = loc.Quota.LowPriorityVCPUs, "low-priority vCPUs in "+loc.Name
 			} else {
 				quota["Limit"], quota["What"] = loc.Quota.FamilyLimit(size.Family), size.Family+" vCPUs in "+loc.Name
@@ -225,11 +228,11 @@ func (s *Studio) computePage(q *req) error {
 		"C": c.Redacted(), "State": computeState(c), "Groups": order, "Nodes": len(nodes), "Queued": queued, "Events": events,
 		"SSH":   c.SSHPublicAccessEnabled != nil && *c.SSHPublicAccessEnabled,
 		"Chart": stackedChart(history, from, now), "Window": window,
-		"Cost": cost, "Quota": quota, "CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
+		"Cost": cost, "Quota": quota, "CanWrite": s.can(q, identity.ActComputesWrite), "CanDelete": s.can(q, identity.ActComputesDelete),
 	})
 }
 
-func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
+func (s *Studio) instancePage(q *req, c *compute.Compute) error {
 	// The page offers what the API would allow this viewer: operations by
 	// role (a workspace Owner or Contributor may start, stop and restart
 	// someone else's instance), interactive use (SSH, applications,
@@ -241,13 +244,13 @@ func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
 		f.Close()
 		setupLog = string(b)
 	}
-	var schedules []*shoal.ComputeStartStopSchedule
+	var schedules []*compute.ComputeStartStopSchedule
 	if c.Schedules != nil {
 		schedules = c.Schedules.ComputeStartStop
 	}
-	rows := make([]scheduleRow, shoal.MaxInstanceSchedules)
+	rows := make([]scheduleRow, compute.MaxInstanceSchedules)
 	for i := range rows {
-		var sc *shoal.ComputeStartStopSchedule
+		var sc *compute.ComputeStartStopSchedule
 		if i < len(schedules) {
 			sc = schedules[i]
 		}
@@ -269,13 +272,13 @@ func (s *Studio) instancePage(q *req, c *shoal.Compute) error {
 		ssh = c.SSHConnectionString
 	}
 	activity := []string{"a Jupyter kernel busy or a terminal session", "an SSH session", "a job running on the instance", "a custom application running"}
-	canSchedule := s.can(q, shoal.ActComputesUpdateSchedules)
+	canSchedule := s.can(q, identity.ActComputesUpdateSchedules)
 	return s.render(q, "instance", c.Name, "compute", map[string]any{
 		"C": c.Redacted(), "State": computeState(c), "Owner": owner, "OwnerName": principalName(c.AssignedUser),
 		"Schedules": rows, "SetupLog": setupLog, "Activity": activity, "SSH": ssh, "SSO": sso,
-		"CanStart": s.can(q, shoal.ActComputesStart), "CanStop": s.can(q, shoal.ActComputesStop), "CanRestart": s.can(q, shoal.ActComputesRestart),
-		"CanWrite": s.can(q, shoal.ActComputesWrite), "CanDelete": s.can(q, shoal.ActComputesDelete),
-		"CanSchedule": canSchedule, "CanPostpone": owner && canSchedule, "CanEnableSSO": owner && !sso && s.can(q, shoal.ActComputesEnableSSO),
+		"CanStart": s.can(q, identity.ActComputesStart), "CanStop": s.can(q, identity.ActComputesStop), "CanRestart": s.can(q, identity.ActComputesRestart),
+		"CanWrite": s.can(q, identity.ActComputesWrite), "CanDelete": s.can(q, identity.ActComputesDelete),
+		"CanSchedule": canSchedule, "CanPostpone": owner && canSchedule, "CanEnableSSO": owner && !sso && s.can(q, identity.ActComputesEnableSSO),
 		"Apps": apps, "Days": weekDays,
 	})
 }
@@ -318,13 +321,13 @@ type scheduleRow struct {
 
 // newScheduleRow is the editor's row i for sc (nil: an empty row, a daily
 // cron in UTC until the viewer fills it in).
-func newScheduleRow(i int, sc *shoal.ComputeStartStopSchedule) scheduleRow {
-	r := scheduleRow{Index: i, Type: shoal.TriggerCron, Enabled: true, Days: map[string]bool{}}
+func newScheduleRow(i int, sc *compute.ComputeStartStopSchedule) scheduleRow {
+	r := scheduleRow{Index: i, Type: compute.TriggerCron, Enabled: true, Days: map[string]bool{}}
 	freq, zone := "Day", "UTC"
 	if sc != nil {
 		r.Original = jsonString(sc)
 		r.Action = strings.ToLower(sc.Action)
-		r.Enabled = !strings.EqualFold(sc.State, shoal.ScheduleDisabled)
+		r.Enabled = !strings.EqualFold(sc.State, compute.ScheduleDisabled)
 		zone = ""
 		if t := sc.Trigger; t != nil {
 			r.Type, r.Expression, zone = strings.ToLower(t.Type), t.Expression, t.TimeZone
@@ -378,7 +381,7 @@ func newScheduleRow(i int, sc *shoal.ComputeStartStopSchedule) scheduleRow {
 
 // intList writes a list of whole numbers as the editor's fields hold them:
 // "8,18".
-func intList(l shoal.IntList) string {
+func intList(l compute.IntList) string {
 	parts := make([]string, len(l))
 	for i, n := range l {
 		parts[i] = itoa(n)

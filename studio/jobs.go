@@ -7,15 +7,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 func (s *Studio) jobsPage(q *req) error {
-	if err := s.allow(q, shoal.ActJobsRead); err != nil {
+	if err := s.allow(q, identity.ActJobsRead); err != nil {
 		return err
 	}
 	qs := q.r.URL.Query()
-	f := shoal.JobFilter{Workspace: q.workspace, Compute: qs.Get("compute"), Limit: 200}
+	f := job.JobFilter{Workspace: q.workspace, Compute: qs.Get("compute"), Limit: 200}
 	if st := qs.Get("status"); st != "" {
 		f.Statuses = strings.Split(st, ",")
 	}
@@ -23,7 +26,7 @@ func (s *Studio) jobsPage(q *req) error {
 	if err != nil {
 		return err
 	}
-	computes, err := s.cfg.Svc.ListComputes(q.ctx, shoal.ComputeFilter{Workspace: q.workspace})
+	computes, err := s.cfg.Svc.ListComputes(q.ctx, compute.ComputeFilter{Workspace: q.workspace})
 	if err != nil {
 		return err
 	}
@@ -33,12 +36,12 @@ func (s *Studio) jobsPage(q *req) error {
 	}
 	return s.render(q, "jobs", "Jobs", "jobs", map[string]any{
 		"Jobs": jobs, "Compute": f.Compute, "Status": qs.Get("status"), "Computes": names,
-		"Statuses": []string{shoal.JobQueued, shoal.JobPreparing, shoal.JobRunning, shoal.JobFinalizing, shoal.JobCompleted, shoal.JobFailed, shoal.JobCanceled},
+		"Statuses": []string{job.JobQueued, job.JobPreparing, job.JobRunning, job.JobFinalizing, job.JobCompleted, job.JobFailed, job.JobCanceled},
 	})
 }
 
 func (s *Studio) jobPage(q *req) error {
-	if err := s.allow(q, shoal.ActJobsRead); err != nil {
+	if err := s.allow(q, identity.ActJobsRead); err != nil {
 		return err
 	}
 	j, err := s.cfg.Svc.FindJobWithCost(q.ctx, q.workspace, q.r.PathValue("name"))
@@ -61,13 +64,13 @@ func (s *Studio) jobPage(q *req) error {
 	if v := q.r.URL.Query().Get("rank"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n >= ranks {
-			return shoal.FieldErrorf("rank", "must be one of the job's ranks, 0 to %d, got %q", ranks-1, v)
+			return core.FieldErrorf("rank", "must be one of the job's ranks, 0 to %d, got %q", ranks-1, v)
 		}
 		rank = n
 	}
-	terminal := shoal.JobTerminal(j.Status)
+	terminal := job.JobTerminal(j.Status)
 	text, cut := s.logTail(j, rank)
-	var metrics *shoal.JobMetrics
+	var metrics *job.JobMetrics
 	var charts []template.HTML
 	if s.cfg.Tracking != nil {
 		if metrics, err = s.cfg.Tracking.JobMetrics(q.ctx, q.p, q.workspace, j.Name, true); err != nil {
@@ -92,7 +95,7 @@ func (s *Studio) jobPage(q *req) error {
 		"PrimaryMetric": metric, "Goal": goal, "Attempts": attempts, "Events": events, "Ranks": ranks, "Rank": rank, "Terminal": terminal,
 		"Metrics": metrics, "Charts": charts,
 		"Log": text, "LogCut": cut, "Outputs": terminal && s.hasOutputs(j, rank),
-		"CanCancel": s.can(q, shoal.ActJobsCancel) && !terminal,
+		"CanCancel": s.can(q, identity.ActJobsCancel) && !terminal,
 	})
 }
 
@@ -103,7 +106,7 @@ const logTailBytes = 64 << 10
 // logTail reads the end of a rank's log in the job's latest attempt, for
 // the page to read without JavaScript; cut is how many bytes before it
 // are not shown.
-func (s *Studio) logTail(j *shoal.Job, rank int) (text string, cut int64) {
+func (s *Studio) logTail(j *job.Job, rank int) (text string, cut int64) {
 	files := s.cfg.Svc.Files()
 	if files == nil || j.AttemptCount == 0 {
 		return "", 0
@@ -136,7 +139,7 @@ func (s *Studio) logTail(j *shoal.Job, rank int) (text string, cut int64) {
 
 // hasOutputs reports whether some attempt of the job uploaded outputs for
 // rank, as the API's outputs download looks for them.
-func (s *Studio) hasOutputs(j *shoal.Job, rank int) bool {
+func (s *Studio) hasOutputs(j *job.Job, rank int) bool {
 	files := s.cfg.Svc.Files()
 	if files == nil {
 		return false

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // livePoll is how often a live view re-reads what it shows.
@@ -27,7 +29,7 @@ func (s *Studio) sse(q *req, read func() (any, bool, error)) error {
 	for {
 		v, done, err := read()
 		if err != nil {
-			fmt.Fprintf(q.w, "event: error\ndata: %s\n\n", jsonString(map[string]string{"message": shoal.ErrorMessage(err)}))
+			fmt.Fprintf(q.w, "event: error\ndata: %s\n\n", jsonString(map[string]string{"message": core.ErrorMessage(err)}))
 			_ = fl.Flush()
 			return nil
 		}
@@ -62,14 +64,14 @@ func jsonString(v any) string {
 // liveCompute streams a compute's state: an instance's state and last
 // operation, a cluster's node counts.
 func (s *Studio) liveCompute(q *req) error {
-	if err := s.allow(q, shoal.ActComputesRead); err != nil {
+	if err := s.allow(q, identity.ActComputesRead); err != nil {
 		return err
 	}
 	name := q.r.PathValue("name")
 	return s.sse(q, func() (any, bool, error) {
 		c, err := s.cfg.Svc.FindCompute(q.ctx, q.workspace, name)
 		if err != nil {
-			return nil, shoal.ErrorCode(err) == shoal.ENOTFOUND, err
+			return nil, core.ErrorCode(err) == core.ENOTFOUND, err
 		}
 		out := map[string]any{"state": computeState(c), "nodes": c.NodeStateCounts, "current": c.CurrentNodeCount}
 		if c.LastOperation != nil {
@@ -96,7 +98,7 @@ func (s *Studio) liveCompute(q *req) error {
 
 // liveJob streams a job's status and reason until it ends.
 func (s *Studio) liveJob(q *req) error {
-	if err := s.allow(q, shoal.ActJobsRead); err != nil {
+	if err := s.allow(q, identity.ActJobsRead); err != nil {
 		return err
 	}
 	name := q.r.PathValue("name")
@@ -105,6 +107,6 @@ func (s *Studio) liveJob(q *req) error {
 		if err != nil {
 			return nil, false, err
 		}
-		return map[string]any{"status": j.Status, "status_reason": j.StatusReason, "attempts": j.AttemptCount}, shoal.JobTerminal(j.Status), nil
+		return map[string]any{"status": j.Status, "status_reason": j.StatusReason, "attempts": j.AttemptCount}, job.JobTerminal(j.Status), nil
 	})
 }

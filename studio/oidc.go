@@ -9,8 +9,9 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/oidcauth"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/server/oidcauth"
 )
 
 // OIDC is sign-in with an OpenID Connect provider.
@@ -48,8 +49,8 @@ func (s *Studio) oidcStart(w http.ResponseWriter, r *http.Request) {
 // nonce; the linked user gets a session token (LoginOIDC's rules).
 func (s *Studio) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	fail := func(status int, msg string) {
-		ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
-		_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, "OIDC sign-in: "+msg)
+		ri := &identity.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+		_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, identity.AuditDenied, "OIDC sign-in: "+msg)
 		s.signInForm(w, r, status, msg)
 	}
 	c, err := r.Cookie(s.cookie(oidcCookie))
@@ -76,12 +77,12 @@ func (s *Studio) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	verifier := nonceVerifier{p: s.cfg.OIDC.Provider, nonce: v.Get("nonce")}
 	u, token, err := s.cfg.Svc.LoginOIDC(r.Context(), verifier, idToken)
 	if err != nil {
-		fail(http.StatusUnauthorized, shoal.ErrorMessage(err))
+		fail(http.StatusUnauthorized, core.ErrorMessage(err))
 		return
 	}
-	p := &shoal.Principal{ID: u.PrincipalID(), Name: u.Name, Kind: shoal.PrincipalUser, Admin: u.Admin}
-	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
-	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, shoal.AuditSucceeded, "studio sign-in with OIDC")
+	p := &identity.Principal{ID: u.PrincipalID(), Name: u.Name, Kind: identity.PrincipalUser, Admin: u.Admin}
+	ri := &identity.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, identity.AuditSucceeded, "studio sign-in with OIDC")
 	s.startSession(w, token, s.cfg.Now().Add(sessionLifetime-time.Minute))
 	http.Redirect(w, r, safeNext(v.Get("next")), http.StatusFound)
 }

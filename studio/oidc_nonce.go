@@ -3,8 +3,8 @@ package studio
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/oidcauth"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/server/oidcauth"
 )
 
 // nonceVerifier is the provider's verifier bound to one sign-in's nonce.
@@ -14,6 +14,6 @@ type nonceVerifier struct {
 }
 
 // Verify implements shoal.OIDCVerifier.
-func (v nonceVerifier) Verify(ctx context.Context, raw string) (*shoal.OIDCClaims, error) {
+func (v nonceVerifier) Verify(ctx context.Context, raw string) (*identity.OIDCClaims, error) {
 	return v.p.VerifyNonce(ctx, raw, v.nonce)
 }

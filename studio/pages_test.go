@@ -10,9 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // page GETs a studio page with a session and returns its status and body.
@@ -36,17 +40,17 @@ func as(t *testing.T, svc *service.Services, token string) context.Context {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return shoal.WithPrincipal(context.Background(), p)
+	return identity.WithPrincipal(context.Background(), p)
 }
 
 // userWithRole makes a user with a role in the default workspace and
 // returns their API token.
 func userWithRole(t *testing.T, svc *service.Services, admin context.Context, name, role string) string {
 	t.Helper()
-	if _, err := svc.CreateUser(admin, &shoal.User{Name: name}); err != nil {
+	if _, err := svc.CreateUser(admin, &identity.User{Name: name}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.AssignRole(admin, "user:"+name, role, shoal.DefaultWorkspace); err != nil {
+	if _, err := svc.AssignRole(admin, "user:"+name, role, core.DefaultWorkspace); err != nil {
 		t.Fatal(err)
 	}
 	_, tok, err := svc.CreateToken(admin, name, "studio", time.Hour)
@@ -64,15 +68,15 @@ func userWithRole(t *testing.T, svc *service.Services, admin context.Context, na
 func TestScheduleEditorKeepsEveryField(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	admin := as(t, svc, token)
-	spec := &shoal.ComputeSpec{Name: "sched-ci", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2", Schedules: &shoal.ComputeSchedules{
-		ComputeStartStop: []*shoal.ComputeStartStopSchedule{
-			{Action: "start", Trigger: &shoal.ScheduleTrigger{Type: "recurrence", Frequency: "Week", Interval: 2, TimeZone: "Europe/Berlin",
-				Schedule: &shoal.RecurrencePattern{Hours: shoal.IntList{8, 18}, Minutes: shoal.IntList{0, 30}, WeekDays: shoal.StringList{"Monday", "Friday"}}}},
-			{Action: "stop", State: "disabled", Trigger: &shoal.ScheduleTrigger{Type: "cron", Expression: "0 19 * * 1-5", StartTime: "2030-01-02T03:04:05"}},
-			{Action: "start", Trigger: &shoal.ScheduleTrigger{Type: "recurrence", Frequency: "month", TimeZone: "Tokyo Standard Time",
-				Schedule: &shoal.RecurrencePattern{Hours: shoal.IntList{7}, MonthDays: shoal.IntList{1, 15}}}},
+	spec := &compute.ComputeSpec{Name: "sched-ci", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2", Schedules: &compute.ComputeSchedules{
+		ComputeStartStop: []*compute.ComputeStartStopSchedule{
+			{Action: "start", Trigger: &compute.ScheduleTrigger{Type: "recurrence", Frequency: "Week", Interval: 2, TimeZone: "Europe/Berlin",
+				Schedule: &compute.RecurrencePattern{Hours: compute.IntList{8, 18}, Minutes: compute.IntList{0, 30}, WeekDays: compute.StringList{"Monday", "Friday"}}}},
+			{Action: "stop", State: "disabled", Trigger: &compute.ScheduleTrigger{Type: "cron", Expression: "0 19 * * 1-5", StartTime: "2030-01-02T03:04:05"}},
+			{Action: "start", Trigger: &compute.ScheduleTrigger{Type: "recurrence", Frequency: "month", TimeZone: "Tokyo Standard Time",
+				Schedule: &compute.RecurrencePattern{Hours: compute.IntList{7}, MonthDays: compute.IntList{1, 15}}}},
 		}}}
-	if _, _, err := svc.CreateOrApplyCompute(admin, shoal.DefaultWorkspace, spec, ""); err != nil {
+	if _, _, err := svc.CreateOrApplyCompute(admin, core.DefaultWorkspace, spec, ""); err != nil {
 		t.Fatal(err)
 	}
 	code, body := page(t, ts, "/computes/sched-ci", token)
@@ -101,7 +105,7 @@ func TestScheduleEditorKeepsEveryField(t *testing.T) {
 			t.Errorf("%s: no match for %s", what, re)
 		}
 	}
-	if n := strings.Count(body, `value="Minute"`); n != shoal.MaxInstanceSchedules {
+	if n := strings.Count(body, `value="Minute"`); n != compute.MaxInstanceSchedules {
 		t.Errorf("every frequency offered on each row: Minute %d times", n)
 	}
 }
@@ -117,9 +121,9 @@ func TestInstancePagePermissions(t *testing.T) {
 	cody := userWithRole(t, svc, admin, "cody", "Contributor")
 	rita := userWithRole(t, svc, admin, "rita", "Reader")
 	alice := userWithRole(t, svc, admin, "alice", "Contributor")
-	spec := &shoal.ComputeSpec{Name: "alice-ci", Type: shoal.ComputeTypeInstance, Size: "Standard_DS3_v2", EnableSSO: ptr(false),
-		CustomApplications: []*shoal.CustomApplication{{Name: "files", Command: "true", Endpoints: []*shoal.AppEndpoint{{Target: 8080, Published: 8080}}}}}
-	if _, _, err := svc.CreateOrApplyCompute(as(t, svc, alice), shoal.DefaultWorkspace, spec, ""); err != nil {
+	spec := &compute.ComputeSpec{Name: "alice-ci", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2", EnableSSO: ptr(false),
+		CustomApplications: []*compute.CustomApplication{{Name: "files", Command: "true", Endpoints: []*compute.AppEndpoint{{Target: 8080, Published: 8080}}}}}
+	if _, _, err := svc.CreateOrApplyCompute(as(t, svc, alice), core.DefaultWorkspace, spec, ""); err != nil {
 		t.Fatal(err)
 	}
 	has := func(body, s string) bool { return strings.Contains(body, s) }
@@ -160,14 +164,14 @@ func TestInstancePagePermissions(t *testing.T) {
 func TestJobPageRank(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	admin := as(t, svc, token)
-	if _, _, err := svc.CreateOrApplyCompute(admin, shoal.DefaultWorkspace, &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: ptr(2)}, ""); err != nil {
+	if _, _, err := svc.CreateOrApplyCompute(admin, core.DefaultWorkspace, &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: ptr(2)}, ""); err != nil {
 		t.Fatal(err)
 	}
-	j, _, err := svc.SubmitJob(admin, shoal.DefaultWorkspace, &shoal.JobSpec{Name: "two-ranks", Command: "echo hi", Compute: "cpu", Resources: &shoal.JobResources{InstanceCount: 2}})
+	j, _, err := svc.SubmitJob(admin, core.DefaultWorkspace, &job.JobSpec{Name: "two-ranks", Command: "echo hi", Compute: "cpu", Resources: &job.JobResources{InstanceCount: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Status != shoal.JobQueued {
+	if j.Status != job.JobQueued {
 		t.Fatalf("the job is %s, want it queued", j.Status)
 	}
 	code, body := page(t, ts, "/jobs/two-ranks?rank=1", token)
@@ -203,23 +207,23 @@ func ptr[T any](v T) *T { return &v }
 func TestJobPageMetrics(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	admin := as(t, svc, token)
-	if _, _, err := svc.CreateOrApplyCompute(admin, shoal.DefaultWorkspace, &shoal.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: ptr(2)}, ""); err != nil {
+	if _, _, err := svc.CreateOrApplyCompute(admin, core.DefaultWorkspace, &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: ptr(2)}, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"logged", "silent"} {
-		if _, _, err := svc.SubmitJob(admin, shoal.DefaultWorkspace, &shoal.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
+		if _, _, err := svc.SubmitJob(admin, core.DefaultWorkspace, &job.JobSpec{Name: name, Command: "echo hi", Compute: "cpu"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := svc.Store().Update(context.Background(), func(tx shoal.Tx) error {
-		if err := tx.AppendMetrics(shoal.DefaultWorkspace, "logged", []shoal.MetricPoint{
+	if err := svc.Store().Update(context.Background(), func(tx store.Tx) error {
+		if err := tx.AppendMetrics(core.DefaultWorkspace, "logged", []job.MetricPoint{
 			{Key: "loss", Value: 0.9, Step: 0}, {Key: "loss", Value: 0.25, Step: 1}}); err != nil {
 			return err
 		}
-		if err := tx.InsertRunParam(shoal.DefaultWorkspace, "logged", shoal.RunParam{Key: "lr", Value: "0.01"}); err != nil {
+		if err := tx.InsertRunParam(core.DefaultWorkspace, "logged", job.RunParam{Key: "lr", Value: "0.01"}); err != nil {
 			return err
 		}
-		return tx.PutRunTag(shoal.DefaultWorkspace, "logged", shoal.RunTag{Key: "stage", Value: "train"})
+		return tx.PutRunTag(core.DefaultWorkspace, "logged", job.RunTag{Key: "stage", Value: "train"})
 	}); err != nil {
 		t.Fatal(err)
 	}

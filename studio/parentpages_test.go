@@ -7,17 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // insertJobs writes jobs to the store as the control loops leave them,
 // without submitting them: the pages read what is stored.
-func insertJobs(t *testing.T, svc *service.Services, jobs ...*shoal.Job) {
+func insertJobs(t *testing.T, svc *service.Services, jobs ...*job.Job) {
 	t.Helper()
-	if err := svc.Store().Update(context.Background(), func(tx shoal.Tx) error {
+	if err := svc.Store().Update(context.Background(), func(tx store.Tx) error {
 		for i, j := range jobs {
-			j.Workspace, j.Version, j.Seq = shoal.DefaultWorkspace, 1, int64(i+1)
+			j.Workspace, j.Version, j.Seq = core.DefaultWorkspace, 1, int64(i+1)
 			if err := tx.InsertJob(j); err != nil {
 				return err
 			}
@@ -36,16 +38,16 @@ func insertJobs(t *testing.T, svc *service.Services, jobs ...*shoal.Job) {
 func TestPipelinePage(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	hostile := `<script>alert(1)</script>`
-	pipe := &shoal.Job{JobSpec: shoal.JobSpec{Name: "pipe", Type: shoal.JobTypePipeline}, Status: shoal.JobRunning,
-		Pipeline: &shoal.PipelineSpec{Name: "pipe", Type: shoal.JobTypePipeline},
-		Steps: []*shoal.PipelineStepStatus{
-			{Name: "prep", Job: "pipe-prep", Status: shoal.JobCompleted},
-			{Name: "train", Job: "pipe-train", Status: shoal.JobRunning, DependsOn: []string{"prep"}},
-			{Name: hostile, Job: "pipe-" + hostile, Status: shoal.JobFailed, DependsOn: []string{"prep"}, Reason: "exit code 1"},
-			{Name: "score", Status: shoal.JobNotStarted, DependsOn: []string{"train", hostile}, Reason: "waits for train"},
+	pipe := &job.Job{JobSpec: job.JobSpec{Name: "pipe", Type: job.JobTypePipeline}, Status: job.JobRunning,
+		Pipeline: &job.PipelineSpec{Name: "pipe", Type: job.JobTypePipeline},
+		Steps: []*job.PipelineStepStatus{
+			{Name: "prep", Job: "pipe-prep", Status: job.JobCompleted},
+			{Name: "train", Job: "pipe-train", Status: job.JobRunning, DependsOn: []string{"prep"}},
+			{Name: hostile, Job: "pipe-" + hostile, Status: job.JobFailed, DependsOn: []string{"prep"}, Reason: "exit code 1"},
+			{Name: "score", Status: job.JobNotStarted, DependsOn: []string{"train", hostile}, Reason: "waits for train"},
 		}}
-	child := &shoal.Job{JobSpec: shoal.JobSpec{Name: "pipe-prep", Type: "command", Command: "python prep.py", Compute: "cpu"},
-		Status: shoal.JobCompleted, ParentJobName: "pipe"}
+	child := &job.Job{JobSpec: job.JobSpec{Name: "pipe-prep", Type: "command", Command: "python prep.py", Compute: "cpu"},
+		Status: job.JobCompleted, ParentJobName: "pipe"}
 	insertJobs(t, svc, pipe, child)
 
 	code, body := page(t, ts, "/jobs/pipe", token)
@@ -105,21 +107,21 @@ func TestPipelinePage(t *testing.T) {
 func TestSweepPage(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	f := func(v float64) *float64 { return &v }
-	sweep := &shoal.Job{JobSpec: shoal.JobSpec{Name: "sw", Type: shoal.JobTypeSweep}, Status: shoal.JobRunning,
-		Sweep: &shoal.SweepSpec{Name: "sw", Type: shoal.JobTypeSweep, Objective: &shoal.Objective{PrimaryMetric: "accuracy", Goal: "maximize"}},
-		Trials: []*shoal.SweepTrialStatus{
-			{Index: 0, Job: "sw-trial-0", Status: shoal.JobCompleted, Metric: f(0.75), Intervals: 3,
+	sweep := &job.Job{JobSpec: job.JobSpec{Name: "sw", Type: job.JobTypeSweep}, Status: job.JobRunning,
+		Sweep: &job.SweepSpec{Name: "sw", Type: job.JobTypeSweep, Objective: &job.Objective{PrimaryMetric: "accuracy", Goal: "maximize"}},
+		Trials: []*job.SweepTrialStatus{
+			{Index: 0, Job: "sw-trial-0", Status: job.JobCompleted, Metric: f(0.75), Intervals: 3,
 				Parameters: map[string]any{"lr": 0.01, "kernel": "rbf"}},
-			{Index: 1, Job: "sw-trial-1", Status: shoal.JobCompleted, Metric: f(0.875), Intervals: 3,
+			{Index: 1, Job: "sw-trial-1", Status: job.JobCompleted, Metric: f(0.875), Intervals: 3,
 				Parameters: map[string]any{"lr": 0.1, "kernel": "<b>linear</b>"}},
-			{Index: 2, Job: "sw-trial-2", Status: shoal.JobCanceled, Metric: f(0.25), Intervals: 2,
+			{Index: 2, Job: "sw-trial-2", Status: job.JobCanceled, Metric: f(0.25), Intervals: 2,
 				Parameters: map[string]any{"lr": 1e-05, "kernel": "poly"}, EarlyTerminated: "BanditSlack",
 				Reason: "bandit: 0.25 at interval 2 is outside slack_factor 0.1 of the best 0.8"},
-			{Index: 3, Job: "sw-trial-3", Status: shoal.JobRunning, Parameters: map[string]any{"lr": 0.5, "kernel": "rbf"}},
+			{Index: 3, Job: "sw-trial-3", Status: job.JobRunning, Parameters: map[string]any{"lr": 0.5, "kernel": "rbf"}},
 		},
 		BestChildRunID: "sw-trial-1"}
-	trial := &shoal.Job{JobSpec: shoal.JobSpec{Name: "sw-trial-1", Type: "command", Command: "python train.py --lr 0.1", Compute: "cpu"},
-		Status: shoal.JobCompleted, ParentJobName: "sw"}
+	trial := &job.Job{JobSpec: job.JobSpec{Name: "sw-trial-1", Type: "command", Command: "python train.py --lr 0.1", Compute: "cpu"},
+		Status: job.JobCompleted, ParentJobName: "sw"}
 	insertJobs(t, svc, sweep, trial)
 
 	code, body := page(t, ts, "/jobs/sw", token)

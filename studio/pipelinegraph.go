@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // stepClass is the CSS class that colours a pipeline step (or a sweep
@@ -16,15 +16,15 @@ import (
 // running one, a cancel requested is a cancel on its way.
 func stepClass(status string) string {
 	switch status {
-	case shoal.JobCompleted:
+	case job.JobCompleted:
 		return "st-completed"
-	case shoal.JobRunning, shoal.JobPreparing, shoal.JobFinalizing:
+	case job.JobRunning, job.JobPreparing, job.JobFinalizing:
 		return "st-running"
-	case shoal.JobQueued:
+	case job.JobQueued:
 		return "st-queued"
-	case shoal.JobFailed:
+	case job.JobFailed:
 		return "st-failed"
-	case shoal.JobCanceled, shoal.JobCancelRequested:
+	case job.JobCanceled, job.JobCancelRequested:
 		return "st-canceled"
 	}
 	return "st-notstarted"
@@ -35,8 +35,8 @@ func stepClass(status string) string {
 // from. A dependency on a step the list lacks is left out, and a cycle
 // (which submission refuses, so only a damaged document has one) is cut
 // where it closes, so that any stored list draws.
-func stepLevels(steps []*shoal.PipelineStepStatus) map[string]int {
-	byName := make(map[string]*shoal.PipelineStepStatus, len(steps))
+func stepLevels(steps []*job.PipelineStepStatus) map[string]int {
+	byName := make(map[string]*job.PipelineStepStatus, len(steps))
 	for _, s := range steps {
 		byName[s.Name] = s
 	}
@@ -71,7 +71,7 @@ func stepLevels(steps []*shoal.PipelineStepStatus) map[string]int {
 // edge passes through on its way across a column (step nil), so that a
 // long edge never runs under another step's box.
 type graphBox struct {
-	step       *shoal.PipelineStepStatus
+	step       *job.PipelineStepStatus
 	level, row int
 	// preds are the places whose edges come in from the column before.
 	preds []*graphBox
@@ -90,7 +90,7 @@ type graphEdge struct {
 // stored order), so that edges cross little in the usual shapes. An edge
 // that skips columns gets a slot in each (the layered drawing's dummy
 // nodes). A dependency written twice is one edge.
-func layoutSteps(steps []*shoal.PipelineStepStatus) (boxes map[string]*graphBox, edges []*graphEdge, levels, rows int) {
+func layoutSteps(steps []*job.PipelineStepStatus) (boxes map[string]*graphBox, edges []*graphEdge, levels, rows int) {
 	level := stepLevels(steps)
 	boxes = make(map[string]*graphBox, len(steps))
 	cols := map[int][]*graphBox{}
@@ -163,7 +163,7 @@ const (
 // step's child job once there is one, and an arrow per dependency from
 // the step read to the step reading. Every name is user input, so every
 // text and attribute is escaped.
-func pipelineGraph(steps []*shoal.PipelineStepStatus) template.HTML {
+func pipelineGraph(steps []*job.PipelineStepStatus) template.HTML {
 	boxes, edges, levels, rows := layoutSteps(steps)
 	w := 2*graphPad + float64(levels)*boxW + float64(max(levels-1, 0))*colGap
 	h := 2*graphPad + float64(rows)*boxH + float64(max(rows-1, 0))*rowGap
@@ -203,7 +203,7 @@ func pipelineGraph(steps []*shoal.PipelineStepStatus) template.HTML {
 		}
 		status := s.Status
 		if status == "" {
-			status = shoal.JobNotStarted
+			status = job.JobNotStarted
 		}
 		summary = append(summary, s.Name+" "+status)
 		tip := s.Name + ": " + status

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // A step's level is one more than the deepest step it reads from: a
@@ -13,7 +13,7 @@ import (
 // step the list lacks adds nothing; a cycle in a damaged document is cut
 // rather than looping.
 func TestStepLevels(t *testing.T) {
-	steps := []*shoal.PipelineStepStatus{
+	steps := []*job.PipelineStepStatus{
 		{Name: "prep"},
 		{Name: "long1", DependsOn: []string{"prep"}},
 		{Name: "long2", DependsOn: []string{"long1"}},
@@ -28,7 +28,7 @@ func TestStepLevels(t *testing.T) {
 			t.Errorf("level of %s: %d, want %d", name, got[name], l)
 		}
 	}
-	cyc := stepLevels([]*shoal.PipelineStepStatus{{Name: "a", DependsOn: []string{"b"}}, {Name: "b", DependsOn: []string{"a"}}})
+	cyc := stepLevels([]*job.PipelineStepStatus{{Name: "a", DependsOn: []string{"b"}}, {Name: "b", DependsOn: []string{"a"}}})
 	if len(cyc) != 2 {
 		t.Errorf("a cycle's levels: %v", cyc)
 	}
@@ -38,7 +38,7 @@ func TestStepLevels(t *testing.T) {
 // reading the second first-level step comes second even when stored
 // first.
 func TestLayoutStepsOrdersByParents(t *testing.T) {
-	boxes, _, levels, rows := layoutSteps([]*shoal.PipelineStepStatus{
+	boxes, _, levels, rows := layoutSteps([]*job.PipelineStepStatus{
 		{Name: "a"}, {Name: "b"},
 		{Name: "from-b", DependsOn: []string{"b"}}, {Name: "from-a", DependsOn: []string{"a"}},
 	})
@@ -54,7 +54,7 @@ func TestLayoutStepsOrdersByParents(t *testing.T) {
 // not under the box of the step in between: prep → train beside
 // prep → feat → train takes the second row of feat's column.
 func TestLayoutStepsLongEdges(t *testing.T) {
-	boxes, edges, levels, rows := layoutSteps([]*shoal.PipelineStepStatus{
+	boxes, edges, levels, rows := layoutSteps([]*job.PipelineStepStatus{
 		{Name: "prep"}, {Name: "feat", DependsOn: []string{"prep"}},
 		{Name: "train", DependsOn: []string{"prep", "feat", "prep"}},
 	})
@@ -75,7 +75,7 @@ func TestLayoutStepsLongEdges(t *testing.T) {
 	if v := long.via[0]; v.level != 1 || v.row == boxes["feat"].row {
 		t.Errorf("prep → train's slot at level %d row %d, feat at row %d", v.level, v.row, boxes["feat"].row)
 	}
-	svg := string(pipelineGraph([]*shoal.PipelineStepStatus{
+	svg := string(pipelineGraph([]*job.PipelineStepStatus{
 		{Name: "prep"}, {Name: "feat", DependsOn: []string{"prep"}}, {Name: "train", DependsOn: []string{"prep", "feat"}},
 	}))
 	// prep's right side, a curve to the slot in row 1, straight across
@@ -93,11 +93,11 @@ func TestLayoutStepsLongEdges(t *testing.T) {
 // everywhere, never markup.
 func TestPipelineGraph(t *testing.T) {
 	hostile := `<script>alert("x")</script>`
-	svg := string(pipelineGraph([]*shoal.PipelineStepStatus{
-		{Name: "prep", Job: "p-prep", Status: shoal.JobCompleted},
-		{Name: "train", Job: "p-train", Status: shoal.JobRunning, DependsOn: []string{"prep", "prep"}},
-		{Name: hostile, Job: "p-" + hostile, Status: shoal.JobFailed, DependsOn: []string{"prep"}, Reason: "exit 1 <b>"},
-		{Name: "score", Status: shoal.JobNotStarted, DependsOn: []string{"train", hostile}, Reason: "waits for train"},
+	svg := string(pipelineGraph([]*job.PipelineStepStatus{
+		{Name: "prep", Job: "p-prep", Status: job.JobCompleted},
+		{Name: "train", Job: "p-train", Status: job.JobRunning, DependsOn: []string{"prep", "prep"}},
+		{Name: hostile, Job: "p-" + hostile, Status: job.JobFailed, DependsOn: []string{"prep"}, Reason: "exit 1 <b>"},
+		{Name: "score", Status: job.JobNotStarted, DependsOn: []string{"train", hostile}, Reason: "waits for train"},
 	}))
 	if n := strings.Count(svg, `class="node `); n != 4 {
 		t.Errorf("%d nodes, want 4:\n%s", n, svg)
@@ -128,7 +128,7 @@ func TestPipelineGraph(t *testing.T) {
 	}
 	// Long names are clipped in the box, whole in its title.
 	long := strings.Repeat("n", 40)
-	svg = string(pipelineGraph([]*shoal.PipelineStepStatus{{Name: long, Status: shoal.JobQueued}}))
+	svg = string(pipelineGraph([]*job.PipelineStepStatus{{Name: long, Status: job.JobQueued}}))
 	if !strings.Contains(svg, ">"+strings.Repeat("n", 19)+"…</text>") || !strings.Contains(svg, "<title>"+long+": Queued</title>") {
 		t.Errorf("a long name:\n%s", svg)
 	}
@@ -141,9 +141,9 @@ func TestPipelineGraph(t *testing.T) {
 // neighbours'.
 func TestStepClass(t *testing.T) {
 	for status, want := range map[string]string{
-		shoal.JobCompleted: "st-completed", shoal.JobRunning: "st-running", shoal.JobPreparing: "st-running",
-		shoal.JobQueued: "st-queued", shoal.JobFailed: "st-failed", shoal.JobCanceled: "st-canceled",
-		shoal.JobCancelRequested: "st-canceled", shoal.JobNotStarted: "st-notstarted", "": "st-notstarted",
+		job.JobCompleted: "st-completed", job.JobRunning: "st-running", job.JobPreparing: "st-running",
+		job.JobQueued: "st-queued", job.JobFailed: "st-failed", job.JobCanceled: "st-canceled",
+		job.JobCancelRequested: "st-canceled", job.JobNotStarted: "st-notstarted", "": "st-notstarted",
 	} {
 		if got := stepClass(status); got != want {
 			t.Errorf("stepClass(%q) = %s, want %s", status, got, want)
@@ -158,11 +158,11 @@ func TestStepClass(t *testing.T) {
 // escaped.
 func TestSweepChart(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	trials := []*shoal.SweepTrialStatus{
-		{Index: 0, Job: "s-trial-0", Status: shoal.JobCompleted, Metric: f(0.5)},
-		{Index: 1, Job: "s-trial-1", Status: shoal.JobCompleted, Metric: f(0.9)},
-		{Index: 2, Job: "s-trial-2", Status: shoal.JobCanceled, Metric: f(0.1), EarlyTerminated: "BanditSlack"},
-		{Index: 3, Job: "s-trial-3", Status: shoal.JobRunning},
+	trials := []*job.SweepTrialStatus{
+		{Index: 0, Job: "s-trial-0", Status: job.JobCompleted, Metric: f(0.5)},
+		{Index: 1, Job: "s-trial-1", Status: job.JobCompleted, Metric: f(0.9)},
+		{Index: 2, Job: "s-trial-2", Status: job.JobCanceled, Metric: f(0.1), EarlyTerminated: "BanditSlack"},
+		{Index: 3, Job: "s-trial-3", Status: job.JobRunning},
 	}
 	svg := string(sweepChart(trials, "s-trial-1", "<i>acc</i>", "maximize"))
 	if n := len(regexp.MustCompile(`<g class="pt[^"]*" data-trial=`).FindAllString(svg, -1)); n != 3 {

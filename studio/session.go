@@ -9,8 +9,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // workspaceCookie remembers the workspace the viewer chose.
@@ -26,7 +27,7 @@ type req struct {
 	w         http.ResponseWriter
 	r         *http.Request
 	ctx       context.Context
-	p         *shoal.Principal
+	p         *identity.Principal
 	workspace string
 	csrf      string
 }
@@ -56,7 +57,7 @@ func (s *Studio) page(h func(*req) error) http.Handler {
 			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
 			return
 		}
-		q := &req{w: w, r: r, ctx: shoal.WithPrincipal(r.Context(), p), p: p, workspace: shoal.DefaultWorkspace}
+		q := &req{w: w, r: r, ctx: identity.WithPrincipal(r.Context(), p), p: p, workspace: core.DefaultWorkspace}
 		if c, err := r.Cookie(workspaceCookie); err == nil && c.Value != "" {
 			q.workspace = c.Value
 		}
@@ -91,21 +92,21 @@ func (s *Studio) render(q *req, name, title, section string, data any) error {
 // renderError shows an error page with the API's status for the error.
 func (s *Studio) renderError(q *req, err error) {
 	status := http.StatusInternalServerError
-	switch shoal.ErrorCode(err) {
-	case shoal.ENOTFOUND:
+	switch core.ErrorCode(err) {
+	case core.ENOTFOUND:
 		status = http.StatusNotFound
-	case shoal.EFORBIDDEN:
+	case core.EFORBIDDEN:
 		status = http.StatusForbidden
-	case shoal.EINVALID:
+	case core.EINVALID:
 		status = http.StatusBadRequest
-	case shoal.EUNAUTHORIZED:
+	case core.EUNAUTHORIZED:
 		status = http.StatusUnauthorized
 	}
 	if status == http.StatusInternalServerError {
 		s.cfg.Logger.Error("studio page failed", "path", q.r.URL.Path, "err", err)
 	}
 	q.w.WriteHeader(status)
-	_ = s.render(q, "error", http.StatusText(status), "", map[string]any{"Status": status, "Message": shoal.ErrorMessage(err)})
+	_ = s.render(q, "error", http.StatusText(status), "", map[string]any{"Status": status, "Message": core.ErrorMessage(err)})
 }
 
 // cookie is the name of one of Shoal's cookies on this server: under
@@ -153,8 +154,8 @@ func (s *Studio) signInChecked(w http.ResponseWriter, r *http.Request) bool {
 	if err == nil && api.ValidToken(api.SignInToken(c.Value), r.PostFormValue(api.CSRFField)) {
 		return true
 	}
-	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
-	_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, "studio sign-in without the sign-in form's CSRF token")
+	ri := &identity.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+	_ = s.cfg.Svc.RecordAudit(r.Context(), nil, ri, identity.AuditDenied, "studio sign-in without the sign-in form's CSRF token")
 	s.signInForm(w, r, http.StatusForbidden, "This sign-in did not come from this site's sign-in form (its CSRF token is missing, or the form is from an earlier visit); sign in again from this page.")
 	return false
 }
@@ -217,11 +218,11 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	p, err := s.cfg.Svc.Authenticate(r.Context(), token)
 	if err != nil {
-		s.signInForm(w, r, http.StatusUnauthorized, "That token is not valid: "+shoal.ErrorMessage(err))
+		s.signInForm(w, r, http.StatusUnauthorized, "That token is not valid: "+core.ErrorMessage(err))
 		return
 	}
-	ri := &shoal.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
-	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, shoal.AuditSucceeded, "studio sign-in with an API token")
+	ri := &identity.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
+	_ = s.cfg.Svc.RecordAudit(r.Context(), p, ri, identity.AuditSucceeded, "studio sign-in with an API token")
 	s.startSession(w, token, s.cfg.Now().Add(sessionLifetime))
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
 }
@@ -231,7 +232,7 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request) {
 func (s *Studio) signOut(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(s.cookie(api.SessionCookie)); err == nil {
 		if p, err := s.cfg.Svc.Authenticate(r.Context(), c.Value); err == nil {
-			s.cfg.Svc.EndOIDCSession(shoal.WithPrincipal(r.Context(), p), c.Value)
+			s.cfg.Svc.EndOIDCSession(identity.WithPrincipal(r.Context(), p), c.Value)
 		}
 	}
 	s.clearCookie(w, api.SessionCookie)

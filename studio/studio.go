@@ -15,10 +15,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/tracking"
+	"github.com/shoal-ml/shoal/service/tracking"
 )
 
 //go:embed templates/*.html
@@ -31,7 +31,7 @@ var staticFS embed.FS
 type Config struct {
 	Svc *service.Services
 	// Principal resolves a request's credential (the session cookie).
-	Principal func(*http.Request) (*shoal.Principal, error)
+	Principal func(*http.Request) (*identity.Principal, error)
 	// Secure marks cookies Secure (the server serves HTTPS).
 	Secure bool
 	// OIDC, when set, offers sign-in with an OpenID Connect provider.

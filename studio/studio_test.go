@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api"
-	"github.com/shoal-ml/shoal/config"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/studio"
 )
 
@@ -51,7 +51,7 @@ func newServerScheme(t *testing.T, secure bool) (*httptest.Server, string, *serv
 		t.Fatal(err)
 	}
 	cat, _ := (&config.Config{}).Catalog(nil)
-	svc := service.New(service.Config{Store: store, Files: files, Catalog: cat, ServerURL: "http://shoal.test", Providers: map[string]shoal.Provider{"local": fake.New()}})
+	svc := service.New(service.Config{Store: store, Files: files, Catalog: cat, ServerURL: "http://shoal.test", Providers: map[string]node.Provider{"local": fake.New()}})
 	token, err := svc.BootstrapAdmin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // trialRow is a sweep's trial as the sweep's page lists it.
@@ -27,7 +27,7 @@ type trialRow struct {
 }
 
 // trialRows are a sweep's trials for its page's table.
-func trialRows(j *shoal.Job) []trialRow {
+func trialRows(j *job.Job) []trialRow {
 	out := make([]trialRow, 0, len(j.Trials))
 	for _, t := range j.Trials {
 		names := make([]string, 0, len(t.Parameters))
@@ -37,7 +37,7 @@ func trialRows(j *shoal.Job) []trialRow {
 		sort.Strings(names)
 		ps := make([]string, len(names))
 		for i, k := range names {
-			ps[i] = k + "=" + shoal.FormatInputValue(t.Parameters[k])
+			ps[i] = k + "=" + job.FormatInputValue(t.Parameters[k])
 		}
 		r := trialRow{Index: t.Index, Job: t.Job, Status: t.Status, Params: strings.Join(ps, ", "),
 			Early: t.EarlyTerminated, Reason: t.Reason, Best: t.Job != "" && t.Job == j.BestChildRunID}
@@ -51,7 +51,7 @@ func trialRows(j *shoal.Job) []trialRow {
 
 // sweepObjective is a sweep's primary metric and goal, empty when the
 // stored document lacks them.
-func sweepObjective(j *shoal.Job) (metric, goal string) {
+func sweepObjective(j *job.Job) (metric, goal string) {
 	if j.Sweep != nil && j.Sweep.Objective != nil {
 		return j.Sweep.Objective.PrimaryMetric, j.Sweep.Objective.Goal
 	}
@@ -64,7 +64,7 @@ func sweepObjective(j *shoal.Job) (metric, goal string) {
 // every point titled with its trial and value. A trial that logged no
 // value has its slot on the axis and no point. The description says it
 // all in words for screen readers.
-func sweepChart(trials []*shoal.SweepTrialStatus, best, metric, goal string) template.HTML {
+func sweepChart(trials []*job.SweepTrialStatus, best, metric, goal string) template.HTML {
 	const w, h, left, bottom, top, right = 720.0, 200.0, 56.0, 22.0, 10.0, 8.0
 	esc := template.HTMLEscapeString
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -68,7 +69,7 @@ var funcs = template.FuncMap{
 	// steps are the step statuses the pipeline graph's legend names, and
 	// stepclass their colours' class.
 	"steps": func() []string {
-		return []string{shoal.JobCompleted, shoal.JobRunning, shoal.JobQueued, shoal.JobFailed, shoal.JobCanceled, shoal.JobNotStarted}
+		return []string{job.JobCompleted, job.JobRunning, job.JobQueued, job.JobFailed, job.JobCanceled, job.JobNotStarted}
 	},
 	"stepclass": stepClass,
 }
@@ -96,14 +97,14 @@ func principalName(id string) string {
 
 // computeState is a compute's state as the studio shows it: an
 // instance's state, or a cluster's provisioning/allocation state.
-func computeState(c *shoal.Compute) string {
+func computeState(c *compute.Compute) string {
 	if c.IsInstance() {
 		if c.State != "" {
 			return c.State
 		}
 		return c.ProvisioningState
 	}
-	if c.ProvisioningState != shoal.ProvisioningSucceeded || c.AllocationState == "" {
+	if c.ProvisioningState != compute.ProvisioningSucceeded || c.AllocationState == "" {
 		return c.ProvisioningState
 	}
 	return c.AllocationState

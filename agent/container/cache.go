@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // ImageStore is what ImageCache needs of a Runtime.
@@ -23,7 +23,7 @@ type CacheConfig struct {
 	// MaxBytes caps the images' total size; must be positive.
 	MaxBytes int64
 	// Clock stamps uses; shoal.SystemClock when nil.
-	Clock shoal.Clock
+	Clock core.Clock
 }
 
 // ImageCache keeps a host's images under a byte cap, evicting the least
@@ -33,7 +33,7 @@ type CacheConfig struct {
 type ImageCache struct {
 	store ImageStore
 	max   int64
-	clock shoal.Clock
+	clock core.Clock
 
 	mu   sync.Mutex
 	used map[string]time.Time // image id → last use the agent recorded
@@ -48,7 +48,7 @@ func NewImageCache(cfg CacheConfig) (*ImageCache, error) {
 		return nil, fmt.Errorf("image cache: MaxBytes %d must be positive", cfg.MaxBytes)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = shoal.SystemClock{}
+		cfg.Clock = core.SystemClock{}
 	}
 	return &ImageCache{store: cfg.Store, max: cfg.MaxBytes, clock: cfg.Clock, used: map[string]time.Time{}}, nil
 }

@@ -24,8 +24,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Container settings of an agent (Config.Containers).
@@ -56,7 +57,7 @@ type Config struct {
 	// when 0).
 	ImageCacheBytes int64
 	// Clock orders the image cache's uses.
-	Clock shoal.Clock
+	Clock core.Clock
 }
 
 // DefaultImageCacheBytes caps a node's images when Config.ImageCacheBytes
@@ -89,11 +90,11 @@ type Host struct {
 	dir      string // the private podman service's folder
 	insecure []string
 	cacheMax int64
-	clock    shoal.Clock
+	clock    core.Clock
 
 	// info is what the agent reports on join; infoChanged says the full
 	// info came since (its next sync carries it).
-	info        shoal.ContainerRuntimeInfo
+	info        compute.ContainerRuntimeInfo
 	infoChanged bool
 
 	mu    sync.Mutex
@@ -154,11 +155,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	}
 	version, err := podmanVersion(ctx)
 	if err != nil {
-		h.info = shoal.ContainerRuntimeInfo{Error: "no container engine: no Docker daemon at " + dockerSocket + " and " + err.Error()}
+		h.info = compute.ContainerRuntimeInfo{Error: "no container engine: no Docker daemon at " + dockerSocket + " and " + err.Error()}
 		return h
 	}
 	h.lazy = true
-	h.info = shoal.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
+	h.info = compute.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
 		StorageRoot: filepath.Join(h.dir, "storage"), FreeBytes: DirFree(cfg.WorkDir)}
 	// The GPUs are the host's, whichever engine gives them: reported
 	// before the service starts, as once it runs.
@@ -172,12 +173,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 func (h *Host) openHost(ctx context.Context, host string) bool {
 	e, err := container.Open(ctx, container.Config{Host: host, EnginePID: socketPeerPID(host)})
 	if err != nil {
-		h.info = shoal.ContainerRuntimeInfo{Error: err.Error()}
+		h.info = compute.ContainerRuntimeInfo{Error: err.Error()}
 		return false
 	}
 	if err := h.use(ctx, e); err != nil {
 		e.Close()
-		h.info = shoal.ContainerRuntimeInfo{Error: err.Error()}
+		h.info = compute.ContainerRuntimeInfo{Error: err.Error()}
 		return false
 	}
 	return true
@@ -239,12 +240,12 @@ func (h *Host) TakeInfoChanged() bool {
 }
 
 // runtimeInfo is what the node reports of an engine.
-func runtimeInfo(info container.Info) shoal.ContainerRuntimeInfo {
+func runtimeInfo(info container.Info) compute.ContainerRuntimeInfo {
 	gpus := info.GPUs.CDI
 	if len(gpus) == 0 {
 		gpus = info.GPUs.DevNodes
 	}
-	return shoal.ContainerRuntimeInfo{Engine: info.Engine, Version: info.Version, StorageDriver: info.StorageDriver,
+	return compute.ContainerRuntimeInfo{Engine: info.Engine, Version: info.Version, StorageDriver: info.StorageDriver,
 		StorageRoot: info.StorageRoot, FreeBytes: info.FreeBytes, GPUs: gpus}
 }
 
@@ -389,7 +390,7 @@ func (h *Host) Close() {
 // report is the runtime info the node reports, with its image cache
 // once the engine is open (a private podman service not yet started has
 // none to count).
-func (h *Host) Report(ctx context.Context) *shoal.ContainerRuntimeInfo {
+func (h *Host) Report(ctx context.Context) *compute.ContainerRuntimeInfo {
 	h.mu.Lock()
 	info, cache := h.info, h.cache
 	h.mu.Unlock()
@@ -411,7 +412,7 @@ const insecureReloadTimeout = 10 * time.Second
 // rewritten and reloaded), or starts with them; an engine the node does
 // not run (Docker, or --container-host) keeps its own list, and a pull
 // from a registry it does not list fails saying where to add it.
-func (h *Host) EnsureInsecure(ctx context.Context, creds []shoal.RegistryCredential) error {
+func (h *Host) EnsureInsecure(ctx context.Context, creds []compute.RegistryCredential) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var added []string

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A container gets its node's GPUs only, renumbered from 0: CDI devices
@@ -73,7 +73,7 @@ func TestPodmanRunRootIsShort(t *testing.T) {
 // as node loss it was requeued onto the same engine twenty times.
 func TestRuntimeMissingFailsTheJob(t *testing.T) {
 	err := &container.Error{Kind: container.ErrRuntimeMissing, Op: "start podman service", Msg: "the specified runroot is longer than 50 characters"}
-	if state, failure := ImageFailure(err); state != shoal.RankFailed || failure != shoal.RankImageFailed {
+	if state, failure := ImageFailure(err); state != node.RankFailed || failure != node.RankImageFailed {
 		t.Errorf("ImageFailure = %s, %s; want Failed, image_failed", state, failure)
 	}
 }

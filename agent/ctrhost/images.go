@@ -16,15 +16,18 @@ import (
 	"github.com/distribution/reference"
 	"golang.org/x/sys/unix"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // ImageJob is what preparing one rank's image needs.
 type ImageJob struct {
-	Env   *shoal.EnvironmentSpec
-	Task  *shoal.ContainerTask // may be nil (an older server)
+	Env   *asset.EnvironmentSpec
+	Task  *node.ContainerTask // may be nil (an older server)
 	Fetch func(ctx context.Context, id string, w io.Writer, dst string) error
 	// progress reports a phase ("pulling …", "building …"); the caller
 	// rate-limits it.
@@ -97,7 +100,7 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 }
 
 // RegistryOptions are the task's login for registry domain, if any.
-func RegistryOptions(task *shoal.ContainerTask, domain string) container.PullOptions {
+func RegistryOptions(task *node.ContainerTask, domain string) container.PullOptions {
 	var opts container.PullOptions
 	if task == nil {
 		return opts
@@ -124,7 +127,7 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	}
 	dockerfile := b.DockerfilePath
 	if dockerfile == "" {
-		dockerfile = shoal.DefaultDockerfilePath
+		dockerfile = asset.DefaultDockerfilePath
 	}
 	io.WriteString(sum, "\x00"+dockerfile)
 	tag := "shoal-build/" + hex.EncodeToString(sum.Sum(nil))[:32]
@@ -257,23 +260,23 @@ func (h *Host) probeConda(ctx context.Context, rt container.Runtime, image strin
 // ImageFailure says how a failed image preparation ends the rank: the
 // registry's or the build's refusal fails the job (RankImageFailed, its
 // words kept); an engine that broke is the node's failure.
-func ImageFailure(err error) (state string, failure shoal.RankFailure) {
+func ImageFailure(err error) (state string, failure job.RankFailure) {
 	// ErrRuntimeMissing too: an engine that cannot start here fails the
 	// job with its words; as node loss it was requeued onto the same
 	// engine twenty times.
 	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, container.ErrRuntimeMissing, ErrNoConda} {
 		if errors.Is(err, kind) {
-			return shoal.RankFailed, shoal.RankImageFailed
+			return node.RankFailed, node.RankImageFailed
 		}
 	}
 	if errors.Is(err, archive.ErrUnsafe) || errors.Is(err, archive.ErrLimit) {
-		return shoal.RankFailed, shoal.RankImageFailed
+		return node.RankFailed, node.RankImageFailed
 	}
-	switch shoal.ErrorCode(err) {
-	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
-		return shoal.RankFailed, shoal.RankImageFailed
+	switch core.ErrorCode(err) {
+	case core.ENOTFOUND, core.EINVALID, core.EFORBIDDEN:
+		return node.RankFailed, node.RankImageFailed
 	}
-	return shoal.RankLost, shoal.RankPrepareFailed
+	return node.RankLost, node.RankPrepareFailed
 }
 
 // ProgressReporter sends Preparing reports: on a phase change at once,

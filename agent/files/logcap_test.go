@@ -12,8 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A rank's log past its cap is cut on the node: the file keeps the first
@@ -38,9 +39,9 @@ func TestLogShipperCutsAtTheCap(t *testing.T) {
 	}
 	defer job.Close()
 	const limit = 64
-	l := NewLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1"}, path)
+	l := NewLogShipper(client.NewAgentClient(srv.URL, "tok"), node.RankRef{AttemptID: "att-1"}, path)
 	l.Max = limit
-	marker := shoal.LogCutMarker(limit)
+	marker := money.LogCutMarker(limit)
 	for i := range 50 {
 		job.WriteString(strings.Repeat(strconv.Itoa(i%10), 20) + "\n")
 		if err := l.ShipAll(context.Background()); err != nil {

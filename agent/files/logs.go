@@ -7,15 +7,16 @@ import (
 	"os"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // LogShipper uploads a growing log file to the server in chunks, each at
 // its offset, so a retried chunk overwrites rather than duplicates.
 type LogShipper struct {
 	c    *client.AgentClient
-	ref  shoal.RankRef
+	ref  node.RankRef
 	path string
 	// Offset is how much of the log the server has.
 	Offset int64
@@ -25,7 +26,7 @@ type LogShipper struct {
 }
 
 // NewLogShipper ships the log at path of rank ref through c.
-func NewLogShipper(c *client.AgentClient, ref shoal.RankRef, path string) *LogShipper {
+func NewLogShipper(c *client.AgentClient, ref node.RankRef, path string) *LogShipper {
 	return &LogShipper{c: c, ref: ref, path: path}
 }
 
@@ -94,7 +95,7 @@ const LogChunk = 512 << 10
 
 // limit is the log's cap in force.
 func (l *LogShipper) limit() int64 {
-	return shoal.WorkspaceLimits{MaxLogBytes: l.Max}.LogCap()
+	return money.WorkspaceLimits{MaxLogBytes: l.Max}.LogCap()
 }
 
 // cutLog bounds a log of size bytes past its limit: the marker line is
@@ -103,7 +104,7 @@ func (l *LogShipper) limit() int64 {
 // the marker until the next poll cuts again, so the node's disk holds at
 // most a poll's worth more. It returns the log's new size.
 func cutLog(path string, limit, size int64) (int64, error) {
-	marker := []byte(shoal.LogCutMarker(limit))
+	marker := []byte(money.LogCutMarker(limit))
 	end := limit + int64(len(marker))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A log ships in chunks at their offsets; what is appended while a poll
@@ -49,7 +49,7 @@ func TestLogShipperChunks(t *testing.T) {
 	if err := os.WriteFile(path, want[:100], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l := NewLogShipper(client.NewAgentClient(srv.URL, "tok"), shoal.RankRef{AttemptID: "att-1", Rank: 0}, path)
+	l := NewLogShipper(client.NewAgentClient(srv.URL, "tok"), node.RankRef{AttemptID: "att-1", Rank: 0}, path)
 	if err := l.ShipAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}

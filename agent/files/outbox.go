@@ -14,9 +14,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // resultsDir is the folder of a node's work dir that holds the results of
@@ -41,9 +42,9 @@ const maxSpares = 8
 // loses it: this agent, or the next one started on the same work dir,
 // reports it when the server answers.
 type Result struct {
-	Ref     shoal.RankRef    `json:"ref"`
-	JobName string           `json:"job_name"`
-	Report  shoal.RankReport `json:"report"`
+	Ref     node.RankRef    `json:"ref"`
+	JobName string          `json:"job_name"`
+	Report  node.RankReport `json:"report"`
 	// OutputsDir holds the rank's outputs; OutputsUploaded says they are
 	// with the server already.
 	OutputsDir      string `json:"outputs_dir"`
@@ -63,10 +64,10 @@ type Outbox struct {
 	dir string
 
 	mu      sync.Mutex
-	pending map[shoal.RankRef]*Result
+	pending map[node.RankRef]*Result
 	// busy holds the results being delivered, so the rank that wrote a
 	// result and the delivery loop never send it twice at once.
-	busy map[shoal.RankRef]bool
+	busy map[node.RankRef]bool
 	// wake is signalled when a result is added, so the delivery loop
 	// tries at once.
 	wake chan struct{}
@@ -80,7 +81,7 @@ type Outbox struct {
 // that cannot be read is renamed aside (`.bad`) and reported, never
 // silently dropped.
 func OpenOutbox(workDir string) (*Outbox, []error) {
-	o := &Outbox{dir: filepath.Join(workDir, resultsDir), pending: map[shoal.RankRef]*Result{}, busy: map[shoal.RankRef]bool{}, wake: make(chan struct{}, 1)}
+	o := &Outbox{dir: filepath.Join(workDir, resultsDir), pending: map[node.RankRef]*Result{}, busy: map[node.RankRef]bool{}, wake: make(chan struct{}, 1)}
 	var errs []error
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return o, []error{err}
@@ -122,7 +123,7 @@ func OpenOutbox(workDir string) (*Outbox, []error) {
 }
 
 // Path is the file that holds ref's result.
-func (o *Outbox) Path(ref shoal.RankRef) string {
+func (o *Outbox) Path(ref node.RankRef) string {
 	return filepath.Join(o.dir, fmt.Sprintf("%s-r%d.json", ref.AttemptID, ref.Rank))
 }
 
@@ -192,7 +193,7 @@ func (o *Outbox) Kick() {
 
 // Done forgets a result the server acknowledged (or refused for good);
 // its file becomes a spare (maxSpares), or goes when there are enough.
-func (o *Outbox) Done(ref shoal.RankRef) {
+func (o *Outbox) Done(ref node.RankRef) {
 	o.mu.Lock()
 	delete(o.pending, ref)
 	spare := ""
@@ -212,7 +213,7 @@ func (o *Outbox) Done(ref shoal.RankRef) {
 }
 
 // Claim marks ref as being delivered; false when it is already, or gone.
-func (o *Outbox) Claim(ref shoal.RankRef) bool {
+func (o *Outbox) Claim(ref node.RankRef) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.busy[ref] || o.pending[ref] == nil {
@@ -223,14 +224,14 @@ func (o *Outbox) Claim(ref shoal.RankRef) bool {
 }
 
 // Unclaim ends a delivery claimed with claim.
-func (o *Outbox) Unclaim(ref shoal.RankRef) {
+func (o *Outbox) Unclaim(ref node.RankRef) {
 	o.mu.Lock()
 	delete(o.busy, ref)
 	o.mu.Unlock()
 }
 
 // Has reports whether ref's result is waiting.
-func (o *Outbox) Has(ref shoal.RankRef) bool {
+func (o *Outbox) Has(ref node.RankRef) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.pending[ref] != nil
@@ -256,9 +257,9 @@ func (o *Outbox) List() []*Result {
 }
 
 // Refs returns the refs of the waiting results.
-func (o *Outbox) Refs() []shoal.RankRef {
+func (o *Outbox) Refs() []node.RankRef {
 	list := o.List()
-	out := make([]shoal.RankRef, len(list))
+	out := make([]node.RankRef, len(list))
 	for i, p := range list {
 		out[i] = p.Ref
 	}
@@ -290,9 +291,9 @@ var errUnreachable = errors.New("server unreachable")
 // accepted report is returned, since a report that freed the node may
 // bring its next task; sameOwner packs only files of the outputs' owner
 // (see UploadOutputs).
-func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner bool, log *slog.Logger) (*shoal.AgentSyncResponse, error) {
+func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner bool, log *slog.Logger) (*node.AgentSyncResponse, error) {
 	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasFiles(p.OutputsDir) {
-		_, _ = c.Report(ctx, p.Ref, &shoal.RankReport{State: shoal.RankFinalizing})
+		_, _ = c.Report(ctx, p.Ref, &node.RankReport{State: node.RankFinalizing})
 		err := UploadOutputs(ctx, c, p.Ref, p.OutputsDir, sameOwner)
 		switch {
 		case err == nil:
@@ -331,15 +332,15 @@ func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, 
 // than a failure to reach it; transient answers (an internal error, a full
 // store disk) count as not reached, since a retry may succeed.
 func isAnswer(err error) bool {
-	var se *shoal.Error
-	return errors.As(err, &se) && !shoal.Transient(se.Code)
+	var se *core.Error
+	return errors.As(err, &se) && !core.Transient(se.Code)
 }
 
 // UploadOutputs packs a rank's outputs folder and uploads it through c,
 // once. With sameOwner (work that runs as an account of its own owns its
 // outputs) a file of anyone else's there is a hard link the agent must not
 // read, and is left out.
-func UploadOutputs(ctx context.Context, c *client.AgentClient, ref shoal.RankRef, outDir string, sameOwner bool) error {
+func UploadOutputs(ctx context.Context, c *client.AgentClient, ref node.RankRef, outDir string, sameOwner bool) error {
 	pr, pw := io.Pipe()
 	go func() {
 		_, err := archive.Pack(pw, outDir, archive.PackOptions{SameOwner: sameOwner})

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 func TestOutboxKeepsResultsAcrossAgents(t *testing.T) {
@@ -18,8 +19,8 @@ func TestOutboxKeepsResultsAcrossAgents(t *testing.T) {
 	}
 	end := time.Date(2026, 11, 22, 12, 0, 5, 0, time.UTC)
 	code := 7
-	p := &Result{Ref: shoal.RankRef{AttemptID: "att-1", Rank: 0}, JobName: "j", OutputsDir: filepath.Join(dir, "out"), LogOffset: 42,
-		Report: shoal.RankReport{State: shoal.RankFailed, ExitCode: &code, EndTime: &end}}
+	p := &Result{Ref: node.RankRef{AttemptID: "att-1", Rank: 0}, JobName: "j", OutputsDir: filepath.Join(dir, "out"), LogOffset: 42,
+		Report: node.RankReport{State: node.RankFailed, ExitCode: &code, EndTime: &end}}
 	if err := o.Put(p); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestOutboxKeepsResultsAcrossAgents(t *testing.T) {
 		t.Fatalf("%d results, want 1", len(got))
 	}
 	g := got[0]
-	if g.Ref != p.Ref || g.Report.State != shoal.RankFailed || *g.Report.ExitCode != 7 || !g.Report.EndTime.Equal(end) || g.LogOffset != 42 || g.OutputsDir != p.OutputsDir {
+	if g.Ref != p.Ref || g.Report.State != node.RankFailed || *g.Report.ExitCode != 7 || !g.Report.EndTime.Equal(end) || g.LogOffset != 42 || g.OutputsDir != p.OutputsDir {
 		t.Fatalf("result read back as %+v", g)
 	}
 	o2.Done(p.Ref)
@@ -66,10 +67,10 @@ func TestOutboxKeepsResultsAcrossAgents(t *testing.T) {
 // refusal ends delivery.
 func TestTransientAnswersKeepResults(t *testing.T) {
 	for code, want := range map[string]bool{
-		shoal.EINTERNAL: false, shoal.ESTORAGEFULL: false, shoal.EUNAVAILABLE: false,
-		shoal.EFORBIDDEN: true, shoal.ENOTFOUND: true, shoal.ECONFLICT: true,
+		core.EINTERNAL: false, core.ESTORAGEFULL: false, core.EUNAVAILABLE: false,
+		core.EFORBIDDEN: true, core.ENOTFOUND: true, core.ECONFLICT: true,
 	} {
-		if got := isAnswer(shoal.Errorf(code, "x")); got != want {
+		if got := isAnswer(core.Errorf(code, "x")); got != want {
 			t.Errorf("isAnswer(%s) = %v, want %v", code, got, want)
 		}
 	}
@@ -94,7 +95,7 @@ func TestOutboxReusesDeliveredFiles(t *testing.T) {
 		if i%2 == 0 {
 			name = string(make([]byte, 2000)) + "long"
 		}
-		p := &Result{Ref: shoal.RankRef{AttemptID: "att-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}, JobName: name}
+		p := &Result{Ref: node.RankRef{AttemptID: "att-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}, JobName: name}
 		if err := o.Put(p); err != nil {
 			t.Fatal(err)
 		}

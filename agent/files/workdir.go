@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // RunRoot is where an agent running as root keeps the folders of work
@@ -71,7 +71,7 @@ func HomeFor(runDir string, acct *runas.Account) (string, error) {
 
 // RunAsOf is the principal a rank runs for: its submitter, or (a task from
 // a server that does not name one) a principal of the workspace's own.
-func RunAsOf(t *shoal.AgentTask) string {
+func RunAsOf(t *node.AgentTask) string {
 	if t.RunAs != "" {
 		return t.RunAs
 	}

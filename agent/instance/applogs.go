@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // appLogFlushTimeout bounds the last upload of an application's log when
@@ -26,7 +26,7 @@ type appLogShipping struct {
 // where the application's log ends now: what earlier starts wrote was
 // shipped then. Call it before the applications start, so that nothing
 // they write falls before the starting offset.
-func (rt *Runtime) shipAppLogs(t *shoal.InstanceTask, logDir string) *appLogShipping {
+func (rt *Runtime) shipAppLogs(t *node.InstanceTask, logDir string) *appLogShipping {
 	if len(t.Apps) == 0 {
 		return nil
 	}

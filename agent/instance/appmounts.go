@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
 // appMounts resolves an application's bind mounts on this host: a source
@@ -20,7 +20,7 @@ import (
 // leads out of its home or allowed path is refused with the reason: the
 // server checked the path as written, only the node can see where it
 // leads. The resolved path is what the engine mounts.
-func (rt *Runtime) appMounts(app *shoal.CustomApplication, allowed []string) ([]container.Mount, error) {
+func (rt *Runtime) appMounts(app *compute.CustomApplication, allowed []string) ([]container.Mount, error) {
 	var out []container.Mount
 	for j, m := range app.BindMounts {
 		field := fmt.Sprintf("bind_mounts[%d].source", j)
@@ -48,7 +48,7 @@ func (rt *Runtime) appMounts(app *shoal.CustomApplication, allowed []string) ([]
 // stay in.
 func (rt *Runtime) mountSource(source string, allowed []string) (src, root string, err error) {
 	source = filepath.Clean(source)
-	if rel, ok := strings.CutPrefix(source, shoal.InstanceHomePath); ok && (rel == "" || rel[0] == '/') {
+	if rel, ok := strings.CutPrefix(source, compute.InstanceHomePath); ok && (rel == "" || rel[0] == '/') {
 		src = filepath.Join(rt.home, rel)
 		if err := mkdirsOwned(rt.currentAccount(), rt.home, rel); err != nil {
 			return "", "", err

@@ -13,12 +13,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
-	"github.com/shoal-ml/shoal/instance/idle"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
@@ -43,7 +45,7 @@ type instanceBox struct {
 	rt   container.Runtime
 	ex   container.ExecRunner
 	id   string
-	task *shoal.InstanceContainer
+	task *node.InstanceContainer
 	// hostUID is the host uid azureuser is in the container's user
 	// namespace: its processes' owner as the host (and the app proxy's
 	// owner check) sees them.
@@ -53,7 +55,7 @@ type instanceBox struct {
 	// subnet is the virtual network's container network the container
 	// is on, nil on the host's network. On one, its loopback is its own:
 	// what listens there is reached from inside its namespace (dial).
-	subnet *shoal.ContainerNetwork
+	subnet *node.ContainerNetwork
 }
 
 // dial connects to addr on the container's network: its own namespace
@@ -105,7 +107,7 @@ func (rt *Runtime) ContainerID() string {
 // host's network (the app proxy reaches Jupyter on the loopback) or its
 // subnet's container network, and a user namespace of its own so that
 // root inside is not root here.
-func (rt *Runtime) startBox(ctx context.Context, t *shoal.InstanceTask) (*instanceBox, error) {
+func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanceBox, error) {
 	if rt.n.Ctr == nil {
 		return nil, errors.New("this node has no container engine")
 	}
@@ -126,8 +128,8 @@ func (rt *Runtime) startBox(ctx context.Context, t *shoal.InstanceTask) (*instan
 	if _, err := r.Inspect(ctx, c.Image); errors.Is(err, container.ErrNotFound) {
 		// With the workspace's logins for its registry: an instance's
 		// own image may be a private one.
-		if _, err := rt.n.Ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: c.Image},
-			Task: &shoal.ContainerTask{Registries: t.AppRegistries}, Progress: func(string) {}}, c.Image); err != nil {
+		if _, err := rt.n.Ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &asset.EnvironmentSpec{Image: c.Image},
+			Task: &node.ContainerTask{Registries: t.AppRegistries}, Progress: func(string) {}}, c.Image); err != nil {
 			return nil, fmt.Errorf("pulling the instance image %s: %w", c.Image, err)
 		}
 	} else if err != nil {
@@ -236,7 +238,7 @@ func (rt *Runtime) boxEnv() map[string]string {
 	for _, k := range []string{"PATH", "SHELL"} {
 		delete(env, k)
 	}
-	env["HOME"], env["USER"], env["LOGNAME"] = boxHome, shoal.InstanceAdminUsername, shoal.InstanceAdminUsername
+	env["HOME"], env["USER"], env["LOGNAME"] = boxHome, compute.InstanceAdminUsername, compute.InstanceAdminUsername
 	return env
 }
 
@@ -331,7 +333,7 @@ func procUID(pid int) (int, error) {
 // startBoxApps starts what the instance serves from inside its
 // container: the notebook (custom applications with a command run on the
 // host's side only when the instance is not a container).
-func (rt *Runtime) startBoxApps(t *shoal.InstanceTask, b *instanceBox, log interface{ Warn(string, ...any) }) {
+func (rt *Runtime) startBoxApps(t *node.InstanceTask, b *instanceBox, log interface{ Warn(string, ...any) }) {
 	if t.NotebookToken != "" {
 		port := files.ReadPort(filepath.Join(rt.dir, jupyterPortFile))
 		if port == 0 || !portFree(port) {

@@ -13,8 +13,9 @@ import (
 
 	dockerclient "github.com/docker/docker/client"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/portowner"
 	"github.com/shoal-ml/shoal/internal/procmark"
 	"github.com/shoal-ml/shoal/internal/testctr"
@@ -22,7 +23,7 @@ import (
 
 // waitRunning waits for the instance to report running (or fails with
 // its setup error).
-func waitRunning(t *testing.T, a *testAgent) *shoal.InstanceReport {
+func waitRunning(t *testing.T, a *testAgent) *node.InstanceReport {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -31,9 +32,9 @@ func waitRunning(t *testing.T, a *testAgent) *shoal.InstanceReport {
 		a.mu.Unlock()
 		r := rt.Report(context.Background())
 		switch r.Phase {
-		case shoal.InstancePhaseRunning:
+		case node.InstancePhaseRunning:
 			return r
-		case shoal.InstancePhaseSetupFailed:
+		case node.InstancePhaseSetupFailed:
 			b, _ := os.ReadFile(filepath.Join(rt.dir, setupLogFile))
 			t.Fatalf("setup failed: %s\n%s", r.SetupError, b)
 		}
@@ -65,9 +66,9 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	image := testctr.InstanceImage(t)
 	srv := newFakeAgentServer(t)
 	a := containerAgent(t, env, srv, "ci-node-1")
-	task := &shoal.InstanceTask{Workspace: "ws", Name: "ci-box", RunAs: "ci-owner", NotebookToken: "nbtok", JupyterBaseURL: "/ci-box/",
-		CreationScript: &shoal.SetupScript{Command: "id -u > made-by-setup; sudo -n id -u >> made-by-setup; echo $HOME >> made-by-setup"},
-		Container:      &shoal.InstanceContainer{Image: image, RootAccess: true, VCPUs: 1, MemoryGB: 0.5}}
+	task := &node.InstanceTask{Workspace: "ws", Name: "ci-box", RunAs: "ci-owner", NotebookToken: "nbtok", JupyterBaseURL: "/ci-box/",
+		CreationScript: &compute.SetupScript{Command: "id -u > made-by-setup; sudo -n id -u >> made-by-setup; echo $HOME >> made-by-setup"},
+		Container:      &node.InstanceContainer{Image: image, RootAccess: true, VCPUs: 1, MemoryGB: 0.5}}
 	a.instanceTask(context.Background(), task)
 	rep := waitRunning(t, a)
 	rt := a.instance
@@ -168,7 +169,7 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	a.mu.Unlock()
 	task2 := *task
 	task2.CreationScript = nil
-	task2.Container = &shoal.InstanceContainer{Image: image, RootAccess: false, VCPUs: 1, MemoryGB: 0.5}
+	task2.Container = &node.InstanceContainer{Image: image, RootAccess: false, VCPUs: 1, MemoryGB: 0.5}
 	a.instanceTask(context.Background(), &task2)
 	waitRunning(t, a)
 	rt2 := a.instance

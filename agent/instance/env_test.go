@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // An instance's processes get the path, locale and the like of the agent's
@@ -17,7 +17,7 @@ func TestInstanceEnvironmentIsAnAllowlist(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "the operator's")
 	t.Setenv("LANG", "C.UTF-8")
 	a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "n"}, "")
-	rt := &Runtime{n: a.Node, dir: a.WorkDir, home: a.WorkDir + "/home", task: &shoal.InstanceTask{Workspace: "ws", Name: "ci"}}
+	rt := &Runtime{n: a.Node, dir: a.WorkDir, home: a.WorkDir + "/home", task: &node.InstanceTask{Workspace: "ws", Name: "ci"}}
 	env := rt.baseEnv()
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "PGPASSWORD=") || strings.HasPrefix(kv, "AWS_SECRET_ACCESS_KEY=") {

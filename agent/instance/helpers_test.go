@@ -11,12 +11,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -63,7 +64,7 @@ func newTestAgent(t *testing.T, n Node, serverURL string) *testAgent {
 		n.Log = slog.New(slog.DiscardHandler)
 	}
 	if n.Clock == nil {
-		n.Clock = shoal.SystemClock{}
+		n.Clock = core.SystemClock{}
 	}
 	if n.Accounts == nil {
 		n.Accounts = runas.Unisolated()
@@ -85,7 +86,7 @@ func newTestAgent(t *testing.T, n Node, serverURL string) *testAgent {
 
 // instanceTask starts the instance's runtime with its first task, as the
 // agent does.
-func (a *testAgent) instanceTask(ctx context.Context, t *shoal.InstanceTask) {
+func (a *testAgent) instanceTask(ctx context.Context, t *node.InstanceTask) {
 	a.mu.Lock()
 	rt := a.instance
 	if rt == nil {

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // labelApp names the custom application a container runs (with
@@ -49,8 +51,8 @@ type imageApps struct {
 // imageApp is one application and what its supervisor last saw.
 type imageApp struct {
 	rt      *Runtime
-	spec    *shoal.CustomApplication
-	task    *shoal.InstanceTask
+	spec    *compute.CustomApplication
+	task    *node.InstanceTask
 	logPath string
 	log     *slog.Logger
 	// box is the instance's container when it is one: on a subnet, the
@@ -69,7 +71,7 @@ type imageApp struct {
 // startImageApps starts the task's applications that have an image; nil
 // when there are none. box is the instance's container, nil when it runs
 // as host processes.
-func (rt *Runtime) startImageApps(t *shoal.InstanceTask, logDir string, box *instanceBox) *imageApps {
+func (rt *Runtime) startImageApps(t *node.InstanceTask, logDir string, box *instanceBox) *imageApps {
 	var ias imageApps
 	ctx, cancel := context.WithCancel(context.Background())
 	ias.cancel = cancel
@@ -100,14 +102,14 @@ func (ias *imageApps) stop() {
 }
 
 // reports are the applications' states for the instance's report.
-func (ias *imageApps) reports() []shoal.InstanceAppReport {
+func (ias *imageApps) reports() []compute.InstanceAppReport {
 	if ias == nil {
 		return nil
 	}
-	var out []shoal.InstanceAppReport
+	var out []compute.InstanceAppReport
 	for _, a := range ias.apps {
 		a.mu.Lock()
-		r := shoal.InstanceAppReport{Name: a.spec.Name, Running: a.running, Ready: a.ready, Error: a.err}
+		r := compute.InstanceAppReport{Name: a.spec.Name, Running: a.running, Ready: a.ready, Error: a.err}
 		if a.running {
 			r.Addr = "127.0.0.1:" + strconv.Itoa(a.spec.Endpoints[0].Target)
 			r.ContainerID, r.ContainerPID = a.id, a.pid
@@ -171,8 +173,8 @@ func (a *imageApp) once(ctx context.Context) error {
 		return fmt.Errorf("image %s: %w", a.spec.Image.Reference, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, appPullTimeout)
-	ref, err := h.Pull(pctx, rt, ctrhost.ImageJob{Env: &shoal.EnvironmentSpec{Image: a.spec.Image.Reference},
-		Task: &shoal.ContainerTask{Registries: a.task.AppRegistries}, Progress: func(string) {}}, a.spec.Image.Reference)
+	ref, err := h.Pull(pctx, rt, ctrhost.ImageJob{Env: &asset.EnvironmentSpec{Image: a.spec.Image.Reference},
+		Task: &node.ContainerTask{Registries: a.task.AppRegistries}, Progress: func(string) {}}, a.spec.Image.Reference)
 	cancel()
 	if err != nil {
 		return err

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/portowner"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
@@ -33,10 +34,10 @@ func imageAppRuntime(t *testing.T, a *testAgent) *Runtime {
 }
 
 // waitApp waits until the application's report satisfies ok.
-func waitApp(t *testing.T, ias *imageApps, what string, ok func(shoal.InstanceAppReport) bool) shoal.InstanceAppReport {
+func waitApp(t *testing.T, ias *imageApps, what string, ok func(compute.InstanceAppReport) bool) compute.InstanceAppReport {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
-	var last shoal.InstanceAppReport
+	var last compute.InstanceAppReport
 	for time.Now().Before(deadline) {
 		last = ias.reports()[0]
 		if ok(last) {
@@ -72,12 +73,12 @@ func TestImageAppRunsRestartsAndStops(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(rt.home, "cloudfiles", "hello.txt"), []byte("from the home\n"), 0o644)
 	port := freeTestPort(t)
-	task := &shoal.InstanceTask{Workspace: "ws", Name: "ci", Apps: []*shoal.CustomApplication{{
-		Name: "web", Type: "docker", Image: &shoal.CustomAppImage{Type: "docker", Reference: env.Registry.Addr + "/" + testctr.PushedBase},
+	task := &node.InstanceTask{Workspace: "ws", Name: "ci", Apps: []*compute.CustomApplication{{
+		Name: "web", Type: "docker", Image: &compute.CustomAppImage{Type: "docker", Reference: env.Registry.Addr + "/" + testctr.PushedBase},
 		Command:              "cd /data && echo started $GREETING && exec python3 -m http.server " + strconv.Itoa(port) + " --bind 127.0.0.1",
-		Endpoints:            []*shoal.AppEndpoint{{Target: port, Published: port}},
+		Endpoints:            []*compute.AppEndpoint{{Target: port, Published: port}},
 		EnvironmentVariables: map[string]string{"GREETING": "hi"},
-		BindMounts:           []*shoal.BindMount{{Source: "/home/azureuser/cloudfiles", Target: "/data", ReadOnly: true}},
+		BindMounts:           []*compute.BindMount{{Source: "/home/azureuser/cloudfiles", Target: "/data", ReadOnly: true}},
 	}}}
 	logDir := t.TempDir()
 	ias := rt.startImageApps(task, logDir, nil)
@@ -87,7 +88,7 @@ func TestImageAppRunsRestartsAndStops(t *testing.T) {
 			ias.stop()
 		}
 	}()
-	first := waitApp(t, ias, "ready", func(r shoal.InstanceAppReport) bool { return r.Ready })
+	first := waitApp(t, ias, "ready", func(r compute.InstanceAppReport) bool { return r.Ready })
 	if first.ContainerID == "" || first.ContainerPID <= 1 || first.Addr != "127.0.0.1:"+strconv.Itoa(port) {
 		t.Fatalf("report %+v lacks the container, its process or the address", first)
 	}
@@ -121,7 +122,7 @@ func TestImageAppRunsRestartsAndStops(t *testing.T) {
 	if err := syscall.Kill(first.ContainerPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	second := waitApp(t, ias, "started again", func(r shoal.InstanceAppReport) bool {
+	second := waitApp(t, ias, "started again", func(r compute.InstanceAppReport) bool {
 		return r.Ready && r.ContainerID != "" && r.ContainerID != first.ContainerID
 	})
 	ias.apps[0].mu.Lock()
@@ -157,13 +158,13 @@ func TestImageAppBindMountOutsideRefused(t *testing.T) {
 		{"/var/lib", "neither in the instance's home nor under a path the location allows"},
 	} {
 		t.Run(tc.source, func(t *testing.T) {
-			task := &shoal.InstanceTask{Workspace: "ws", Name: "ci", Apps: []*shoal.CustomApplication{{
-				Name: "web", Image: &shoal.CustomAppImage{Reference: env.Registry.Addr + "/" + testctr.PushedBase},
-				Command: "sleep 300", Endpoints: []*shoal.AppEndpoint{{Target: freeTestPort(t)}},
-				BindMounts: []*shoal.BindMount{{Source: tc.source, Target: "/data"}},
+			task := &node.InstanceTask{Workspace: "ws", Name: "ci", Apps: []*compute.CustomApplication{{
+				Name: "web", Image: &compute.CustomAppImage{Reference: env.Registry.Addr + "/" + testctr.PushedBase},
+				Command: "sleep 300", Endpoints: []*compute.AppEndpoint{{Target: freeTestPort(t)}},
+				BindMounts: []*compute.BindMount{{Source: tc.source, Target: "/data"}},
 			}}}
 			ias := rt.startImageApps(task, t.TempDir(), nil)
-			r := waitApp(t, ias, "refused", func(r shoal.InstanceAppReport) bool { return r.Error != "" })
+			r := waitApp(t, ias, "refused", func(r compute.InstanceAppReport) bool { return r.Error != "" })
 			ias.stop()
 			if !strings.Contains(r.Error, "bind_mounts[0].source") || !strings.Contains(r.Error, tc.want) || r.Running {
 				t.Errorf("report %+v, want refused naming bind_mounts[0].source and %q", r, tc.want)
@@ -178,7 +179,7 @@ func TestImageAppBindMountOutsideRefused(t *testing.T) {
 	}
 	// Under a path the location allows, the same source is accepted.
 	allowed := t.TempDir()
-	ms, err := rt.appMounts(&shoal.CustomApplication{BindMounts: []*shoal.BindMount{{Source: allowed, Target: "/d"}}}, []string{filepath.Dir(allowed)})
+	ms, err := rt.appMounts(&compute.CustomApplication{BindMounts: []*compute.BindMount{{Source: allowed, Target: "/d"}}}, []string{filepath.Dir(allowed)})
 	if err != nil || len(ms) != 1 {
 		t.Errorf("an allowed path: %v %+v", err, ms)
 	}

@@ -16,14 +16,15 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
-	"github.com/shoal-ml/shoal/instance/idle"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
@@ -48,7 +49,7 @@ type Runtime struct {
 	home string
 
 	mu           sync.Mutex
-	task         *shoal.InstanceTask
+	task         *node.InstanceTask
 	keys         []ssh.PublicKey
 	phase        string
 	setupErr     string
@@ -62,7 +63,7 @@ type Runtime struct {
 	activity     activitySample
 	// logins wait for the next report; sent counts those the report in
 	// flight carries, dropped once the server has them.
-	logins     []shoal.SSHLogin
+	logins     []node.SSHLogin
 	sentLogins int
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -84,8 +85,8 @@ type Runtime struct {
 // the instance's CPU use.
 type activitySample struct {
 	at        time.Time
-	kernels   []shoal.KernelActivity
-	terminals []shoal.KernelActivity
+	kernels   []node.KernelActivity
+	terminals []node.KernelActivity
 	cpu       *float64
 	cpuTicks  uint64
 	cpuAt     time.Time
@@ -94,7 +95,7 @@ type activitySample struct {
 // New is the runtime of the instance that node n serves; nothing runs
 // until the first task (Update, then Start).
 func New(n Node) *Runtime {
-	return &Runtime{n: n, dir: n.WorkDir, home: filepath.Join(n.RunDir, instanceHome), phase: shoal.InstancePhaseSettingUp, done: make(chan struct{})}
+	return &Runtime{n: n, dir: n.WorkDir, home: filepath.Join(n.RunDir, instanceHome), phase: node.InstancePhaseSettingUp, done: make(chan struct{})}
 }
 
 // Start runs the instance in the background, detached from ctx's
@@ -107,7 +108,7 @@ func (rt *Runtime) Start(ctx context.Context) {
 
 // Update installs a new task; it reports whether it is the first (the
 // caller then starts the runtime).
-func (rt *Runtime) Update(t *shoal.InstanceTask) bool {
+func (rt *Runtime) Update(t *node.InstanceTask) bool {
 	keys, err := sshd.ParseAuthorizedKeys(t.AuthorizedKeys)
 	if err != nil {
 		rt.n.Log.Warn("the instance's SSH key cannot be read", "err", err)
@@ -179,7 +180,7 @@ func (rt *Runtime) run(ctx context.Context) {
 		msg := fmt.Sprintf(format, args...)
 		log.Warn("instance setup failed", "err", msg)
 		rt.mu.Lock()
-		rt.phase, rt.setupErr = shoal.InstancePhaseSetupFailed, msg
+		rt.phase, rt.setupErr = node.InstancePhaseSetupFailed, msg
 		rt.mu.Unlock()
 	}
 	t := rt.currentTask()
@@ -214,7 +215,7 @@ func (rt *Runtime) run(ctx context.Context) {
 		return
 	}
 	if len(t.Identities) > 0 {
-		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+		mint := func(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error) {
 			return rt.n.Client.InstanceToken(ctx, req)
 		}
 		var m *msi.Endpoint
@@ -251,13 +252,13 @@ func (rt *Runtime) run(ctx context.Context) {
 	}
 	rt.startApps(t, log)
 	rt.mu.Lock()
-	rt.phase = shoal.InstancePhaseRunning
+	rt.phase = node.InstancePhaseRunning
 	rt.mu.Unlock()
 	log.Info("instance running")
 	<-ctx.Done()
 }
 
-func (rt *Runtime) currentTask() *shoal.InstanceTask {
+func (rt *Runtime) currentTask() *node.InstanceTask {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.task
@@ -268,7 +269,7 @@ func (rt *Runtime) currentTask() *shoal.InstanceTask {
 func (rt *Runtime) startSSH() (*sshd.Server, error) {
 	port := files.ReadPort(filepath.Join(rt.dir, sshPortFile))
 	cfg := sshd.Config{
-		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: shoal.InstanceAdminUsername,
+		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: compute.InstanceAdminUsername,
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.n.Log.With("component", "sshd"),
 		Now: rt.n.Clock.Now, OnLogin: rt.login, Credential: rt.credential(), SFTPCommand: files.SFTPCommand(),
 	}
@@ -283,7 +284,7 @@ func (rt *Runtime) startSSH() (*sshd.Server, error) {
 		if !ok {
 			return nil, fmt.Errorf("the instance's container engine (%T) cannot start SSH sessions inside it", box.rt)
 		}
-		cfg.Container = &sshd.ContainerTarget{Runtime: ex, ID: box.id, User: shoal.InstanceAdminUsername, Home: boxHome}
+		cfg.Container = &sshd.ContainerTarget{Runtime: ex, ID: box.id, User: compute.InstanceAdminUsername, Home: boxHome}
 	}
 	var srv *sshd.Server
 	var err error
@@ -303,14 +304,14 @@ func (rt *Runtime) startSSH() (*sshd.Server, error) {
 
 // setup runs the creation script (once in the instance's life) and the
 // startup script, shipping their log to the server as they run.
-func (rt *Runtime) setup(ctx context.Context, t *shoal.InstanceTask, fail func(string, ...any)) bool {
+func (rt *Runtime) setup(ctx context.Context, t *node.InstanceTask, fail func(string, ...any)) bool {
 	logPath := filepath.Join(rt.dir, setupLogFile)
 	scripts := []apps.Script{}
-	add := func(name string, s *shoal.SetupScript) {
+	add := func(name string, s *compute.SetupScript) {
 		if s == nil {
 			return
 		}
-		timeout := shoal.DefaultSetupScriptTimeoutMinutes
+		timeout := compute.DefaultSetupScriptTimeoutMinutes
 		if s.TimeoutMinutes != nil {
 			timeout = *s.TimeoutMinutes
 		}
@@ -354,7 +355,7 @@ func (rt *Runtime) setup(ctx context.Context, t *shoal.InstanceTask, fail func(s
 
 // startApps starts the notebook (when the host has Jupyter) and the
 // custom applications.
-func (rt *Runtime) startApps(t *shoal.InstanceTask, log interface{ Warn(string, ...any) }) {
+func (rt *Runtime) startApps(t *node.InstanceTask, log interface{ Warn(string, ...any) }) {
 	// The applications' logs are named after them (users name them): a
 	// folder of their own keeps them off the agent's files.
 	logDir := filepath.Join(rt.dir, "app-logs")
@@ -439,11 +440,11 @@ func anyFreePort() (int, error) {
 }
 
 // Report is what the instance tells the server on each sync.
-func (rt *Runtime) Report(ctx context.Context) *shoal.InstanceReport {
+func (rt *Runtime) Report(ctx context.Context) *node.InstanceReport {
 	rt.sample(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	r := &shoal.InstanceReport{Phase: rt.phase, SetupError: rt.setupErr, CreationScriptDone: rt.creationDone}
+	r := &node.InstanceReport{Phase: rt.phase, SetupError: rt.setupErr, CreationScriptDone: rt.creationDone}
 	if rt.ssh != nil {
 		r.SSHPort = rt.ssh.Addr().Port
 		r.HostKeyFingerprint, r.HostKey = rt.ssh.HostKeyFingerprint(), rt.ssh.HostKey()
@@ -455,7 +456,7 @@ func (rt *Runtime) Report(ctx context.Context) *shoal.InstanceReport {
 		if rt.jupyterPort > 0 {
 			up := rt.box.listening(rt.jupyterPort)
 			uid := rt.box.hostUID
-			app := shoal.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid}
+			app := compute.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid}
 			if rt.box.subnet != nil {
 				// In the container's own namespace, which the proxy
 				// enters through its first process (it carries the
@@ -471,16 +472,16 @@ func (rt *Runtime) Report(ctx context.Context) *shoal.InstanceReport {
 			uid = &n
 		}
 		for _, st := range rt.sup.Status() {
-			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
+			r.Apps = append(r.Apps, compute.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
 		}
 		if rt.jupyterMissing != "" {
-			r.Apps = append(r.Apps, shoal.InstanceAppReport{Name: apps.JupyterAppName, Error: rt.jupyterMissing})
+			r.Apps = append(r.Apps, compute.InstanceAppReport{Name: apps.JupyterAppName, Error: rt.jupyterMissing})
 		}
 	}
 	r.Apps = append(r.Apps, rt.images.reports()...)
 	r.Kernels, r.Terminals, r.CPUPercent = rt.activity.kernels, rt.activity.terminals, rt.activity.cpu
 	rt.sentLogins = min(len(rt.logins), maxLoginsPerReport)
-	r.SSHLogins = append([]shoal.SSHLogin(nil), rt.logins[:rt.sentLogins]...)
+	r.SSHLogins = append([]node.SSHLogin(nil), rt.logins[:rt.sentLogins]...)
 	return r
 }
 
@@ -498,7 +499,7 @@ func (rt *Runtime) login(l sshd.Login) {
 	if len(rt.logins) >= maxLoginsKept {
 		return
 	}
-	rt.logins = append(rt.logins, shoal.SSHLogin{At: l.At, User: l.User, Remote: l.Remote, KeyFingerprint: l.KeyFingerprint, Accepted: l.Accepted, Error: l.Err})
+	rt.logins = append(rt.logins, node.SSHLogin{At: l.At, User: l.User, Remote: l.Remote, KeyFingerprint: l.KeyFingerprint, Accepted: l.Accepted, Error: l.Err})
 }
 
 // Reported drops the logins the last report carried: the server has them.
@@ -523,17 +524,17 @@ func (rt *Runtime) sample(ctx context.Context) {
 	rt.activity.at = now
 	j := rt.jupyter
 	rt.mu.Unlock()
-	var kernels, terminals []shoal.KernelActivity
+	var kernels, terminals []node.KernelActivity
 	if j != nil {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if ks, err := j.Kernels(cctx); err == nil {
 			for _, k := range ks {
-				kernels = append(kernels, shoal.KernelActivity{Name: k.Name + " " + k.ID, ExecutionState: k.ExecutionState, LastActivity: k.LastActivity, Connections: k.Connections})
+				kernels = append(kernels, node.KernelActivity{Name: k.Name + " " + k.ID, ExecutionState: k.ExecutionState, LastActivity: k.LastActivity, Connections: k.Connections})
 			}
 		}
 		if ts, err := j.Terminals(cctx); err == nil {
 			for _, t := range ts {
-				terminals = append(terminals, shoal.KernelActivity{Name: t.Name, LastActivity: t.LastActivity})
+				terminals = append(terminals, node.KernelActivity{Name: t.Name, LastActivity: t.LastActivity})
 			}
 		} else if !errors.Is(err, idle.ErrTerminalsUnavailable) {
 			rt.n.Log.Debug("reading Jupyter's terminals failed", "err", err)

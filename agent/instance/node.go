@@ -9,10 +9,10 @@ package instance
 import (
 	"log/slog"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Node is the node an instance runs on, as its agent configured it.
@@ -31,7 +31,7 @@ type Node struct {
 	// Log receives the instance's logs.
 	Log *slog.Logger
 	// Clock stamps logins and script starts.
-	Clock shoal.Clock
+	Clock core.Clock
 	// Accounts are the OS accounts the instance user's processes run as.
 	Accounts *runas.Accounts
 	// Ctr is the node's container engine.

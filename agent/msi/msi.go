@@ -20,7 +20,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // The per-rank managed identity endpoint. A job on a compute with a managed
@@ -56,25 +57,25 @@ const (
 
 // Minter asks the server for a token on behalf of the rank; in the agent
 // it is AgentClient.Token bound to the rank's reference.
-type Minter func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error)
+type Minter func(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error)
 
 type msiKey struct{ resource, clientID string }
 
 type msiCached struct {
-	resp    shoal.TokenResponse
+	resp    node.TokenResponse
 	expires time.Time
 }
 
 type msiFlight struct {
 	done chan struct{}
-	resp *shoal.TokenResponse
+	resp *node.TokenResponse
 	err  error
 }
 
 // Endpoint serves tokens to one rank's processes.
 type Endpoint struct {
 	secret string
-	ids    []shoal.TaskIdentity
+	ids    []node.TaskIdentity
 	mint   Minter
 	log    *slog.Logger
 	now    func() time.Time
@@ -95,7 +96,7 @@ type Endpoint struct {
 
 // New returns the handler with a fresh secret; it does not listen
 // (see Start). ids must not be empty.
-func New(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
+func New(ctx context.Context, ids []node.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("msi endpoint: no identity")
 	}
@@ -108,7 +109,7 @@ func New(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.L
 	}
 	m := &Endpoint{
 		secret:  hex.EncodeToString(b[:]),
-		ids:     append([]shoal.TaskIdentity(nil), ids...),
+		ids:     append([]node.TaskIdentity(nil), ids...),
 		mint:    mint,
 		log:     log,
 		now:     time.Now,
@@ -120,7 +121,7 @@ func New(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.L
 }
 
 // Start starts an endpoint on 127.0.0.1 on a free port.
-func Start(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
+func Start(ctx context.Context, ids []node.TaskIdentity, mint Minter, log *slog.Logger) (*Endpoint, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("msi endpoint: %w", err)
@@ -131,7 +132,7 @@ func Start(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog
 // Serve starts an endpoint on ln, a loopback listener (one made in a
 // container's network namespace serves that container's processes); it
 // closes ln when it fails or is closed.
-func Serve(ctx context.Context, ids []shoal.TaskIdentity, mint Minter, log *slog.Logger, ln net.Listener) (*Endpoint, error) {
+func Serve(ctx context.Context, ids []node.TaskIdentity, mint Minter, log *slog.Logger, ln net.Listener) (*Endpoint, error) {
 	m, err := New(ctx, ids, mint, log)
 	if err != nil {
 		ln.Close()
@@ -292,23 +293,23 @@ func singleParam(vals []string, name string) (string, error) {
 // mi_res_id / msi_res_id as a client ID or an Azure-style resource id), or
 // the default one when none is named. Only the task's identities can be
 // named.
-func (m *Endpoint) identity(q map[string][]string) (shoal.TaskIdentity, error) {
+func (m *Endpoint) identity(q map[string][]string) (node.TaskIdentity, error) {
 	for _, p := range []string{"object_id", "principal_id"} {
 		if v, _ := singleParam(q[p], p); v != "" {
-			return shoal.TaskIdentity{}, fmt.Errorf("selecting an identity by %s is not supported; use client_id", p)
+			return node.TaskIdentity{}, fmt.Errorf("selecting an identity by %s is not supported; use client_id", p)
 		}
 	}
 	want := ""
 	for _, p := range []string{"clientid", "client_id", "mi_res_id", "msi_res_id"} {
 		v, err := singleParam(q[p], p)
 		if err != nil {
-			return shoal.TaskIdentity{}, err
+			return node.TaskIdentity{}, err
 		}
 		if v == "" {
 			continue
 		}
 		if want != "" && !strings.EqualFold(want, v) {
-			return shoal.TaskIdentity{}, errors.New("the request names two different identities")
+			return node.TaskIdentity{}, errors.New("the request names two different identities")
 		}
 		want = v
 	}
@@ -330,12 +331,12 @@ func (m *Endpoint) identity(q map[string][]string) (shoal.TaskIdentity, error) {
 			}
 		}
 	}
-	return shoal.TaskIdentity{}, fmt.Errorf("identity %q is not assigned to this compute", want)
+	return node.TaskIdentity{}, fmt.Errorf("identity %q is not assigned to this compute", want)
 }
 
 // token returns a cached token or asks the server, one call per key at a
 // time.
-func (m *Endpoint) token(ctx context.Context, key msiKey) (*shoal.TokenResponse, error) {
+func (m *Endpoint) token(ctx context.Context, key msiKey) (*node.TokenResponse, error) {
 	m.mu.Lock()
 	if c := m.cache[key]; c != nil {
 		now := m.now()
@@ -373,7 +374,7 @@ func (m *Endpoint) token(ctx context.Context, key msiKey) (*shoal.TokenResponse,
 func (m *Endpoint) fetch(key msiKey, f *msiFlight) {
 	ctx, cancel := context.WithTimeout(m.ctx, msiMintTimeout)
 	defer cancel()
-	resp, err := m.mint(ctx, &shoal.TokenRequest{Resource: key.resource, ClientID: key.clientID})
+	resp, err := m.mint(ctx, &node.TokenRequest{Resource: key.resource, ClientID: key.clientID})
 	if err == nil && resp == nil {
 		err = errors.New("the server returned no token")
 	}
@@ -410,7 +411,7 @@ func (m *Endpoint) fetch(key msiKey, f *msiFlight) {
 
 // tokenExpiry reads when a token expires: expires_on as seconds since the
 // epoch (or the date form App Service's 2017 API used), else expires_in.
-func tokenExpiry(resp *shoal.TokenResponse, now time.Time) (time.Time, bool) {
+func tokenExpiry(resp *node.TokenResponse, now time.Time) (time.Time, bool) {
 	if s := strings.TrimSpace(resp.ExpiresOn); s != "" {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return time.Unix(n, 0), true
@@ -434,11 +435,11 @@ func tokenExpiry(resp *shoal.TokenResponse, now time.Time) (time.Time, bool) {
 // refusal keeps the server's message; an unreachable server is 503, which
 // the SDKs retry.
 func msiFailure(err error) (int, string, string) {
-	var se *shoal.Error
+	var se *core.Error
 	if errors.As(err, &se) {
 		switch se.Code {
-		case shoal.EINTERNAL, shoal.EUNAVAILABLE, shoal.ESTORAGEFULL:
-		case shoal.EINVALID, shoal.EQUOTA:
+		case core.EINTERNAL, core.EUNAVAILABLE, core.ESTORAGEFULL:
+		case core.EINVALID, core.EQUOTA:
 			return http.StatusBadRequest, "invalid_request", se.Message
 		default:
 			return http.StatusForbidden, "access_denied", se.Message

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 const (
@@ -23,18 +24,18 @@ const (
 	idB = "aaaabbbb-2222-2222-2222-22222222cccc"
 )
 
-var testIdentities = []shoal.TaskIdentity{{ClientID: idA, Name: "system"}, {ClientID: idB, Name: "trainer"}}
+var testIdentities = []node.TaskIdentity{{ClientID: idA, Name: "system"}, {ClientID: idB, Name: "trainer"}}
 
 // fakeMinter records the requests the endpoint forwards.
 type fakeMinter struct {
 	mu    sync.Mutex
-	calls []shoal.TokenRequest
+	calls []node.TokenRequest
 	err   error
 	ttl   time.Duration
 	block chan struct{}
 }
 
-func (f *fakeMinter) mint(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+func (f *fakeMinter) mint(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, *req)
 	n := len(f.calls)
@@ -53,7 +54,7 @@ func (f *fakeMinter) mint(ctx context.Context, req *shoal.TokenRequest) (*shoal.
 	if ttl == 0 {
 		ttl = time.Hour
 	}
-	return &shoal.TokenResponse{
+	return &node.TokenResponse{
 		AccessToken: "tok-" + strconv.Itoa(n) + "-" + req.ClientID + "-" + req.Resource,
 		ExpiresOn:   strconv.FormatInt(time.Now().Add(ttl).Unix(), 10),
 		ExpiresIn:   strconv.Itoa(int(ttl / time.Second)),
@@ -69,7 +70,7 @@ func (f *fakeMinter) count() int {
 	return len(f.calls)
 }
 
-func (f *fakeMinter) last() shoal.TokenRequest {
+func (f *fakeMinter) last() node.TokenRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[len(f.calls)-1]
@@ -276,11 +277,11 @@ func TestMSIServerErrors(t *testing.T) {
 		want     int
 		wantDesc string
 	}{
-		"attempt ended": {shoal.Errorf(shoal.EFORBIDDEN, "the attempt has ended"), http.StatusForbidden, "the attempt has ended"},
-		"not found":     {shoal.Errorf(shoal.ENOTFOUND, "no such attempt"), http.StatusForbidden, "no such attempt"},
-		"invalid":       {shoal.Errorf(shoal.EINVALID, "resource: not a valid audience"), http.StatusBadRequest, "resource: not a valid audience"},
-		"server 5xx":    {shoal.Errorf(shoal.EINTERNAL, "the server answered 502 Bad Gateway"), http.StatusServiceUnavailable, ""},
-		"store full":    {shoal.Errorf(shoal.ESTORAGEFULL, "the store cannot write: its disk is full"), http.StatusServiceUnavailable, ""},
+		"attempt ended": {core.Errorf(core.EFORBIDDEN, "the attempt has ended"), http.StatusForbidden, "the attempt has ended"},
+		"not found":     {core.Errorf(core.ENOTFOUND, "no such attempt"), http.StatusForbidden, "no such attempt"},
+		"invalid":       {core.Errorf(core.EINVALID, "resource: not a valid audience"), http.StatusBadRequest, "resource: not a valid audience"},
+		"server 5xx":    {core.Errorf(core.EINTERNAL, "the server answered 502 Bad Gateway"), http.StatusServiceUnavailable, ""},
+		"store full":    {core.Errorf(core.ESTORAGEFULL, "the store cannot write: its disk is full"), http.StatusServiceUnavailable, ""},
 		"unreachable":   {errors.New("cannot reach the Shoal server at http://x: connection refused"), http.StatusServiceUnavailable, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -390,7 +391,7 @@ func TestMSIEndpointListens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tok shoal.TokenResponse
+	var tok node.TokenResponse
 	data, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &tok) != nil || tok.AccessToken == "" || tok.ClientID != idB {

@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runner"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // preparingInterval is how often a pull or build in progress is reported
@@ -31,7 +33,7 @@ const preparingInterval = 2 * time.Second
 // On an agent that runs in a container of nodeImage (a kubernetes node's
 // pod) a rank of that image runs as a process here, already in its
 // image; any other image cannot run here.
-func wantsContainer(t *shoal.AgentTask, nodeImage string) (bool, error) {
+func wantsContainer(t *node.AgentTask, nodeImage string) (bool, error) {
 	env := t.Environment
 	if env == nil || (env.Image == "" && env.Build == nil) {
 		return false, nil
@@ -43,15 +45,15 @@ func wantsContainer(t *shoal.AgentTask, nodeImage string) (bool, error) {
 		return false, fmt.Errorf("the job's environment names %s but this node is a container of image %s: its ranks run only in that image",
 			imageName(env), nodeImage)
 	}
-	if t.Container != nil && t.Container.Mode == shoal.ContainersOff {
+	if t.Container != nil && t.Container.Mode == compute.ContainersOff {
 		return false, fmt.Errorf("the job's environment names an image (%s) but its location runs no containers (mode %q)",
-			imageName(env), shoal.ContainersOff)
+			imageName(env), compute.ContainersOff)
 	}
 	return true, nil
 }
 
 // imageName is what an environment runs, for messages.
-func imageName(env *shoal.EnvironmentSpec) string {
+func imageName(env *asset.EnvironmentSpec) string {
 	if env.Build != nil {
 		return "a build of " + env.Build.Path
 	}
@@ -86,7 +88,7 @@ func (r *Rank) prepareImage(ctx context.Context, logPath string) (string, error)
 		go func() {
 			c, done := context.WithTimeout(ctx, 10*time.Second)
 			defer done()
-			if _, err := r.n.Client.Report(c, t.RankRef, &shoal.RankReport{State: shoal.RankPreparing, Reason: reason}); err != nil {
+			if _, err := r.n.Client.Report(c, t.RankRef, &node.RankReport{State: node.RankPreparing, Reason: reason}); err != nil {
 				log.Debug("a Preparing report was not taken", "err", err)
 			}
 		}()
@@ -121,7 +123,7 @@ func (r *Rank) stoppedBeforeStart(ctx context.Context, logPath string) bool {
 	}
 	end := r.n.Clock.Now()
 	r.n.Agent.Finish(ctx, &files.Result{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath,
-		Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
+		Report: node.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
 	return true
 }
 

@@ -20,11 +20,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -33,7 +35,7 @@ import (
 type fakeAgentServer struct {
 	*httptest.Server
 	mu        sync.Mutex
-	reports   []shoal.RankReport
+	reports   []node.RankReport
 	artifacts map[string][]byte
 }
 
@@ -42,7 +44,7 @@ func newFakeAgentServer(t *testing.T) *fakeAgentServer {
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/status"):
-			var rep shoal.RankReport
+			var rep node.RankReport
 			if err := json.NewDecoder(r.Body).Decode(&rep); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
@@ -71,17 +73,17 @@ func newFakeAgentServer(t *testing.T) *fakeAgentServer {
 }
 
 // final is the rank's last report (its result).
-func (f *fakeAgentServer) final(t *testing.T) shoal.RankReport {
+func (f *fakeAgentServer) final(t *testing.T) node.RankReport {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := len(f.reports) - 1; i >= 0; i-- {
-		if s := f.reports[i].State; s != shoal.RankPreparing && s != shoal.RankRunning && s != shoal.RankFinalizing {
+		if s := f.reports[i].State; s != node.RankPreparing && s != node.RankRunning && s != node.RankFinalizing {
 			return f.reports[i]
 		}
 	}
 	t.Fatalf("no final report among %+v", f.reports)
-	return shoal.RankReport{}
+	return node.RankReport{}
 }
 
 // containerAgent is an agent on the shared podman service, its work run
@@ -103,7 +105,7 @@ func containerAgent(t *testing.T, env *testctr.Env, srv *fakeAgentServer, nodeID
 }
 
 // runRank runs task on a to its end and returns its log.
-func runRank(t *testing.T, a *testAgent, task *shoal.AgentTask, during func(r *Rank)) string {
+func runRank(t *testing.T, a *testAgent, task *node.AgentTask, during func(r *Rank)) string {
 	t.Helper()
 	r := a.newRank(task)
 	done := make(chan struct{})
@@ -140,11 +142,11 @@ func noContainersLeft(t *testing.T, env *testctr.Env, node string) {
 	}
 }
 
-func task(id, image string) *shoal.AgentTask {
-	return &shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: id}, JobName: "job-" + id, Workspace: "ws-ctr", Attempt: 1,
+func task(id, image string) *node.AgentTask {
+	return &node.AgentTask{RankRef: node.RankRef{AttemptID: id}, JobName: "job-" + id, Workspace: "ws-ctr", Attempt: 1,
 		NodeCount: 1, ProcessesPerNode: 1, KillGrace: 2 * time.Second, Outputs: []string{"out"},
-		Environment: &shoal.EnvironmentSpec{Image: image, Source: "inline"},
-		Container:   &shoal.ContainerTask{Mode: shoal.ContainersOptional, VCPUs: 1, MemoryGB: 0.5}}
+		Environment: &asset.EnvironmentSpec{Image: image, Source: "inline"},
+		Container:   &node.ContainerTask{Mode: compute.ContainersOptional, VCPUs: 1, MemoryGB: 0.5}}
 }
 
 // A rank with an image runs in a container of it pulled from the
@@ -164,7 +166,7 @@ func TestContainerRankRunsInItsImage(t *testing.T) {
 		`echo made > "$AZUREML_OUTPUT_out/f.txt"; exit 3`
 	log := runRank(t, a, tk, nil)
 	rep := srv.final(t)
-	if rep.State != shoal.RankFailed || rep.ExitCode == nil || *rep.ExitCode != 3 {
+	if rep.State != node.RankFailed || rep.ExitCode == nil || *rep.ExitCode != 3 {
 		t.Fatalf("final report %+v, want Failed with exit code 3; log:\n%s", rep, log)
 	}
 	acct, err := a.Accounts.For(files.RunAsOf(tk))
@@ -210,7 +212,7 @@ func TestContainerRankCancelStopsAndRemoves(t *testing.T) {
 		r.Stop("canceled")
 	})
 	rep := srv.final(t)
-	if rep.State != shoal.RankCanceled {
+	if rep.State != node.RankCanceled {
 		t.Fatalf("final report %+v, want Canceled; log:\n%s", rep, log)
 	}
 	if took := time.Since(began); took > 2*time.Minute {
@@ -229,7 +231,7 @@ func TestContainerRankMissingImageFails(t *testing.T) {
 	tk.Command = "true"
 	log := runRank(t, a, tk, nil)
 	rep := srv.final(t)
-	if rep.State != shoal.RankFailed || rep.Failure != shoal.RankImageFailed || !strings.Contains(strings.ToLower(rep.Reason), "unknown") {
+	if rep.State != node.RankFailed || rep.Failure != node.RankImageFailed || !strings.Contains(strings.ToLower(rep.Reason), "unknown") {
 		t.Fatalf("final report %+v, want Failed/image_failed with the registry's words; log:\n%s", rep, log)
 	}
 	if !strings.Contains(log, "preparing the image failed") {
@@ -237,7 +239,7 @@ func TestContainerRankMissingImageFails(t *testing.T) {
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	if len(srv.reports) == 0 || srv.reports[0].State != shoal.RankPreparing || !strings.HasPrefix(srv.reports[0].Reason, "pulling ") {
+	if len(srv.reports) == 0 || srv.reports[0].State != node.RankPreparing || !strings.HasPrefix(srv.reports[0].Reason, "pulling ") {
 		t.Errorf("reports %+v: want a Preparing report (pulling …) first", srv.reports)
 	}
 }
@@ -273,10 +275,10 @@ func TestContainerRankBuildsOnce(t *testing.T) {
 	var logs []string
 	for i := range 2 {
 		tk := task(fmt.Sprintf("att-ctr-build-%d", i), "")
-		tk.Environment = &shoal.EnvironmentSpec{Build: &shoal.EnvironmentBuild{Path: "ctx-1", DockerfilePath: "docker/Dockerfile"}, Source: "inline"}
+		tk.Environment = &asset.EnvironmentSpec{Build: &asset.EnvironmentBuild{Path: "ctx-1", DockerfilePath: "docker/Dockerfile"}, Source: "inline"}
 		tk.Command = "cat /built.txt"
 		log := runRank(t, a, tk, nil)
-		if rep := srv.final(t); rep.State != shoal.RankCompleted || !strings.Contains(log, marker) {
+		if rep := srv.final(t); rep.State != node.RankCompleted || !strings.Contains(log, marker) {
 			t.Fatalf("run %d: final report %+v; log:\n%s", i, rep, log)
 		}
 		logs = append(logs, log)
@@ -302,7 +304,7 @@ func TestContainerRankCondaWithoutConda(t *testing.T) {
 	tk.Command = "true"
 	log := runRank(t, a, tk, nil)
 	rep := srv.final(t)
-	if rep.State != shoal.RankFailed || rep.Failure != shoal.RankImageFailed || !strings.Contains(rep.Reason, "neither conda nor mamba") {
+	if rep.State != node.RankFailed || rep.Failure != node.RankImageFailed || !strings.Contains(rep.Reason, "neither conda nor mamba") {
 		t.Fatalf("final report %+v; log:\n%s", rep, log)
 	}
 	noContainersLeft(t, env, "ctr-conda")
@@ -312,7 +314,7 @@ func TestContainerRankCondaWithoutConda(t *testing.T) {
 // node anyway fails with the reason, without touching an engine.
 func TestContainerRankModeOffRefused(t *testing.T) {
 	tk := task("att-off", "example.com/x:1")
-	tk.Container.Mode = shoal.ContainersOff
+	tk.Container.Mode = compute.ContainersOff
 	if ok, err := wantsContainer(tk, ""); ok || err == nil || !strings.Contains(err.Error(), "runs no containers") {
 		t.Fatalf("wantsContainer = %v, %v", ok, err)
 	}
@@ -334,7 +336,7 @@ func TestNodeImageRunsItsOwnImageOnly(t *testing.T) {
 	if ok || err == nil || !strings.Contains(err.Error(), "example.com/x:1") || !strings.Contains(err.Error(), "example.com/y:2") {
 		t.Fatalf("other image: %v, %v", ok, err)
 	}
-	tk.Environment = &shoal.EnvironmentSpec{Build: &shoal.EnvironmentBuild{Path: "ctx"}}
+	tk.Environment = &asset.EnvironmentSpec{Build: &asset.EnvironmentBuild{Path: "ctx"}}
 	if ok, err := wantsContainer(tk, "example.com/x:1"); ok || err == nil {
 		t.Fatalf("a build: %v, %v", ok, err)
 	}
@@ -353,12 +355,12 @@ func TestContainerRankBuildPushesToWorkspaceRegistry(t *testing.T) {
 	marker := fmt.Sprintf("pushed-%d", time.Now().UnixNano())
 	srv.artifacts["ctx-push"] = tarGzFiles(t, map[string]string{"Dockerfile": "FROM " + env.BaseImage + "\nRUN echo " + marker + " > /m.txt\n"})
 	tk := task("att-ctr-push", "")
-	tk.Environment = &shoal.EnvironmentSpec{Build: &shoal.EnvironmentBuild{Path: "ctx-push"}, Source: "inline"}
+	tk.Environment = &asset.EnvironmentSpec{Build: &asset.EnvironmentBuild{Path: "ctx-push"}, Source: "inline"}
 	tk.Container.PushTo = env.Registry.Addr + "/ws-push"
-	tk.Container.Registries = []shoal.RegistryCredential{{Registry: env.Registry.Addr, Insecure: true}}
+	tk.Container.Registries = []compute.RegistryCredential{{Registry: env.Registry.Addr, Insecure: true}}
 	tk.Command = "cat /m.txt"
 	log := runRank(t, a, tk, nil)
-	if rep := srv.final(t); rep.State != shoal.RankCompleted || !strings.Contains(log, marker) {
+	if rep := srv.final(t); rep.State != node.RankCompleted || !strings.Contains(log, marker) {
 		t.Fatalf("final report %+v; log:\n%s", rep, log)
 	}
 	resp, err := http.Get("http://" + env.Registry.Addr + "/v2/_catalog")
@@ -387,7 +389,7 @@ func TestContainerRankOnASubnetReachesTheServer(t *testing.T) {
 	}
 	defer other.Close()
 	tk := task("att-ctr-subnet", env.Registry.Addr+"/"+testctr.PushedBase)
-	subnet := shoal.SubnetNetwork("ws-ctr", &shoal.ComputeSpec{NetworkSettings: &shoal.NetworkSettings{VnetName: "v", Subnet: "s"},
+	subnet := node.SubnetNetwork("ws-ctr", &compute.ComputeSpec{NetworkSettings: &compute.NetworkSettings{VnetName: "v", Subnet: "s"},
 		EnableNodePublicIP: new(bool)})
 	tk.Container.Network = subnet
 	tk.Command = `python3 - <<'PY'

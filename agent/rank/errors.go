@@ -3,7 +3,7 @@ package rank
 import (
 	"errors"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
-func asShoalError(err error, target **shoal.Error) bool { return errors.As(err, target) }
+func asShoalError(err error, target **core.Error) bool { return errors.As(err, target) }

@@ -8,10 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -25,7 +26,7 @@ type testAgent struct {
 	outbox *files.Outbox
 
 	mu       sync.Mutex
-	finished map[shoal.RankRef]bool
+	finished map[node.RankRef]bool
 }
 
 // newTestAgent fills in n as the agent does (a work dir of the test's, its
@@ -39,7 +40,7 @@ func newTestAgent(t *testing.T, n Node) *testAgent {
 		n.Log = slog.New(slog.DiscardHandler)
 	}
 	if n.Clock == nil {
-		n.Clock = shoal.SystemClock{}
+		n.Clock = core.SystemClock{}
 	}
 	if n.Accounts == nil {
 		n.Accounts = runas.Unisolated()
@@ -54,17 +55,17 @@ func newTestAgent(t *testing.T, n Node) *testAgent {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	a := &testAgent{outbox: o, finished: map[shoal.RankRef]bool{}}
+	a := &testAgent{outbox: o, finished: map[node.RankRef]bool{}}
 	n.Agent = a
 	a.Node = n
 	return a
 }
 
 // newRank is task on the agent's node.
-func (a *testAgent) newRank(task *shoal.AgentTask) *Rank { return New(a.Node, task) }
+func (a *testAgent) newRank(task *node.AgentTask) *Rank { return New(a.Node, task) }
 
 // ended reports whether ref's result was handed over.
-func (a *testAgent) ended(ref shoal.RankRef) bool {
+func (a *testAgent) ended(ref node.RankRef) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.finished[ref]
@@ -80,10 +81,10 @@ func (a *testAgent) Finish(ctx context.Context, p *files.Result) {
 	}
 }
 
-func (a *testAgent) StartRank(context.Context, *shoal.AgentTask) {}
-func (a *testAgent) SampleGPUs(context.Context, shoal.RankRef)   {}
-func (a *testAgent) TakenBack(reason string, code int) bool      { return false }
-func (a *testAgent) CABundle() string                            { return "" }
+func (a *testAgent) StartRank(context.Context, *node.AgentTask) {}
+func (a *testAgent) SampleGPUs(context.Context, node.RankRef)   {}
+func (a *testAgent) TakenBack(reason string, code int) bool     { return false }
+func (a *testAgent) CABundle() string                           { return "" }
 func (a *testAgent) SDKEnv() map[string]string {
 	return map[string]string{"AZUREML_DEV_URL_MFE": strings.TrimRight(a.ServerURL, "/") + "/"}
 }

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 const (
@@ -24,17 +24,17 @@ const (
 	idB = "aaaabbbb-2222-2222-2222-22222222cccc"
 )
 
-var testIdentities = []shoal.TaskIdentity{{ClientID: idA, Name: "system"}, {ClientID: idB, Name: "trainer"}}
+var testIdentities = []node.TaskIdentity{{ClientID: idA, Name: "system"}, {ClientID: idB, Name: "trainer"}}
 
 // mintNothing stands in for the server's token requests, which these
 // tests do not make.
-func mintNothing(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
-	return &shoal.TokenResponse{AccessToken: "t", ExpiresIn: "3600", TokenType: "Bearer", Resource: req.Resource}, nil
+func mintNothing(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error) {
+	return &node.TokenResponse{AccessToken: "t", ExpiresIn: "3600", TokenType: "Bearer", Resource: req.Resource}, nil
 }
 
 func TestRankEnvIdentity(t *testing.T) {
 	a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "node-1"})
-	task := &shoal.AgentTask{RankRef: shoal.RankRef{AttemptID: "att-1"}, JobName: "job", Workspace: "ws",
+	task := &node.AgentTask{RankRef: node.RankRef{AttemptID: "att-1"}, JobName: "job", Workspace: "ws",
 		EnvironmentVariables: map[string]string{"MSI_SECRET": "from-the-job", "FOO": "bar"}}
 	vars := []string{"MSI_ENDPOINT", "MSI_SECRET", "IDENTITY_ENDPOINT", "IDENTITY_HEADER", "DEFAULT_IDENTITY_CLIENT_ID"}
 
@@ -85,21 +85,21 @@ func TestRankEnvIdentity(t *testing.T) {
 func TestRankRunServesIdentity(t *testing.T) {
 	var mu sync.Mutex
 	var tokenPaths []string
-	var tokenReqs []shoal.TokenRequest
+	var tokenReqs []node.TokenRequest
 	var states []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/token"):
-			var req shoal.TokenRequest
+			var req node.TokenRequest
 			_ = json.NewDecoder(r.Body).Decode(&req)
 			mu.Lock()
 			tokenPaths = append(tokenPaths, r.URL.Path)
 			tokenReqs = append(tokenReqs, req)
 			mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(shoal.TokenResponse{AccessToken: "minted", ExpiresOn: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10), Resource: req.Resource, TokenType: "Bearer", ClientID: req.ClientID})
+			_ = json.NewEncoder(w).Encode(node.TokenResponse{AccessToken: "minted", ExpiresOn: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10), Resource: req.Resource, TokenType: "Bearer", ClientID: req.ClientID})
 		case strings.HasSuffix(r.URL.Path, "/status"):
-			var rep shoal.RankReport
+			var rep node.RankReport
 			_ = json.NewDecoder(r.Body).Decode(&rep)
 			mu.Lock()
 			states = append(states, rep.State)
@@ -116,8 +116,8 @@ func TestRankRunServesIdentity(t *testing.T) {
 	a := newTestAgent(t, Node{Accounts: runas.Unisolated(), NodeID: "node-1", WorkDir: dir, ServerURL: srv.URL})
 	envFile := filepath.Join(dir, "env.txt")
 	goFile := filepath.Join(dir, "go")
-	task := &shoal.AgentTask{
-		RankRef: shoal.RankRef{AttemptID: "att-1", Rank: 0}, JobName: "job", Workspace: "ws", NodeCount: 1, ProcessesPerNode: 1,
+	task := &node.AgentTask{
+		RankRef: node.RankRef{AttemptID: "att-1", Rank: 0}, JobName: "job", Workspace: "ws", NodeCount: 1, ProcessesPerNode: 1,
 		Command:    `printf '%s\n%s\n%s\n%s\n%s\n' "$MSI_ENDPOINT" "$MSI_SECRET" "$IDENTITY_ENDPOINT" "$IDENTITY_HEADER" "$DEFAULT_IDENTITY_CLIENT_ID" > ` + envFile + `.tmp && mv ` + envFile + `.tmp ` + envFile + `; while [ ! -e ` + goFile + ` ]; do sleep 0.02; done`,
 		Identities: testIdentities,
 		KillGrace:  time.Second,
@@ -148,14 +148,14 @@ func TestRankRunServesIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tok shoal.TokenResponse
+	var tok node.TokenResponse
 	_ = json.NewDecoder(resp.Body).Decode(&tok)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || tok.AccessToken != "minted" {
 		t.Fatalf("status %d, token %+v", resp.StatusCode, tok)
 	}
 	mu.Lock()
-	if len(tokenPaths) != 1 || tokenPaths[0] != "/agent/v1/attempts/att-1/ranks/0/token" || tokenReqs[0] != (shoal.TokenRequest{Resource: "https://management.azure.com", ClientID: idB}) {
+	if len(tokenPaths) != 1 || tokenPaths[0] != "/agent/v1/attempts/att-1/ranks/0/token" || tokenReqs[0] != (node.TokenRequest{Resource: "https://management.azure.com", ClientID: idB}) {
 		t.Fatalf("server saw %q %+v", tokenPaths, tokenReqs)
 	}
 	mu.Unlock()
@@ -174,7 +174,7 @@ func TestRankRunServesIdentity(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(states) == 0 || states[len(states)-1] != shoal.RankCompleted {
+	if len(states) == 0 || states[len(states)-1] != node.RankCompleted {
 		t.Fatalf("states %q", states)
 	}
 }

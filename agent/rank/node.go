@@ -10,11 +10,12 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // Node is the node a rank runs on, as its agent configured it.
@@ -37,7 +38,7 @@ type Node struct {
 	// Log receives the rank's logs.
 	Log *slog.Logger
 	// Clock stamps the rank's start and end.
-	Clock shoal.Clock
+	Clock core.Clock
 	// Accounts are the OS accounts the rank's processes run as.
 	Accounts *runas.Accounts
 	// Ctr is the node's container engine.
@@ -53,9 +54,9 @@ type Agent interface {
 	// outbox), and forgets the rank as running.
 	Finish(ctx context.Context, p *files.Result)
 	// StartRank starts a task that a report's answer brought.
-	StartRank(ctx context.Context, t *shoal.AgentTask)
+	StartRank(ctx context.Context, t *node.AgentTask)
 	// SampleGPUs samples the node's GPUs for ref until ctx ends.
-	SampleGPUs(ctx context.Context, ref shoal.RankRef)
+	SampleGPUs(ctx context.Context, ref node.RankRef)
 	// TakenBack reports whether processes that ended with reason and
 	// code were ended by the node's machine being taken back.
 	TakenBack(reason string, code int) bool

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // tarGz builds a tar.gz of the given headers (each regular file holding
@@ -56,12 +56,12 @@ func TestRefusedArchiveFailsTheRankNotTheNode(t *testing.T) {
 		}
 		// As prepare wraps it.
 		err = fmt.Errorf("code: %w", err)
-		if got := prepareFailureState(err); got != shoal.RankFailed {
-			t.Errorf("%s: %v: state %s, want %s", name, err, got, shoal.RankFailed)
+		if got := prepareFailureState(err); got != node.RankFailed {
+			t.Errorf("%s: %v: state %s, want %s", name, err, got, node.RankFailed)
 		}
 	}
 	// Losing the server mid-download is still the infrastructure's.
-	if got := prepareFailureState(fmt.Errorf("code: %w", fmt.Errorf("connection reset"))); got != shoal.RankLost {
-		t.Errorf("a network error: %s, want %s", got, shoal.RankLost)
+	if got := prepareFailureState(fmt.Errorf("code: %w", fmt.Errorf("connection reset"))); got != node.RankLost {
+		t.Errorf("a network error: %s, want %s", got, node.RankLost)
 	}
 }

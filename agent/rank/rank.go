@@ -14,20 +14,22 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
 // Rank is one rank of an attempt running on this node.
 type Rank struct {
 	n    Node
-	t    *shoal.AgentTask
+	t    *node.AgentTask
 	dir  string
 	mu   sync.Mutex
 	run_ rankProcs
@@ -53,13 +55,13 @@ type Rank struct {
 }
 
 // New is rank t on node n, not started yet (see Run).
-func New(n Node, t *shoal.AgentTask) *Rank {
+func New(n Node, t *node.AgentTask) *Rank {
 	return &Rank{n: n, t: t, dir: AttemptDir(n.RunDir, t)}
 }
 
 // AttemptDir is where one rank of an attempt runs, under the node's run
 // dir.
-func AttemptDir(runDir string, t *shoal.AgentTask) string {
+func AttemptDir(runDir string, t *node.AgentTask) string {
 	return filepath.Join(runDir, "attempts", fmt.Sprintf("%s-r%d", t.AttemptID, t.Rank))
 }
 
@@ -94,13 +96,13 @@ func (r *Rank) Run(ctx context.Context) {
 	if err != nil {
 		log.Warn("preparing the rank failed", "err", err)
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
-		r.fail(ctx, logPath, prepareFailureState(err), shoal.RankPrepareFailed, "preparing failed: "+err.Error())
+		r.fail(ctx, logPath, prepareFailureState(err), node.RankPrepareFailed, "preparing failed: "+err.Error())
 		return
 	}
 	var image string
 	if inContainer, err := wantsContainer(t, r.n.NodeImage); err != nil {
 		r.appendLog(logPath, "shoal agent: "+err.Error()+"\n")
-		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankImageFailed, err.Error())
+		r.fail(ctx, logPath, node.RankFailed, node.RankImageFailed, err.Error())
 		return
 	} else if inContainer {
 		if image, err = r.prepareImage(ctx, logPath); err != nil {
@@ -116,14 +118,14 @@ func (r *Rank) Run(ctx context.Context) {
 	}
 	if len(t.Identities) > 0 {
 		ref := t.RankRef
-		mint := func(ctx context.Context, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+		mint := func(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error) {
 			return r.n.Client.Token(ctx, ref, req)
 		}
 		r.msi, err = msi.Start(ctx, t.Identities, mint, log)
 		if err != nil {
 			log.Warn("starting the identity endpoint failed", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the managed identity endpoint failed: %v\n", err))
-			r.fail(ctx, logPath, shoal.RankLost, shoal.RankPrepareFailed, "preparing failed: "+err.Error())
+			r.fail(ctx, logPath, node.RankLost, node.RankPrepareFailed, "preparing failed: "+err.Error())
 			return
 		}
 		defer r.msi.Close()
@@ -134,7 +136,7 @@ func (r *Rank) Run(ctx context.Context) {
 		r.mu.Unlock()
 		end := r.n.Clock.Now()
 		r.n.Agent.Finish(ctx, &files.Result{Ref: t.RankRef, JobName: t.JobName, LogPath: logPath,
-			Report: shoal.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
+			Report: node.RankReport{State: stateFor(reason, -1), Reason: reason + " before start", EndTime: &end}})
 		return
 	}
 	env := r.env(outDir)
@@ -167,7 +169,7 @@ func (r *Rank) Run(ctx context.Context) {
 		r.mu.Unlock()
 		r.closeLoopbacks()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
-		r.fail(ctx, logPath, shoal.RankFailed, shoal.RankStartFailed, "start failed: "+err.Error())
+		r.fail(ctx, logPath, node.RankFailed, node.RankStartFailed, "start failed: "+err.Error())
 		return
 	}
 	r.run_ = run
@@ -190,7 +192,7 @@ func (r *Rank) Run(ctx context.Context) {
 			return
 		case <-time.After(runningReportDelay):
 		}
-		r.report(runningCtx, &shoal.RankReport{State: shoal.RankRunning})
+		r.report(runningCtx, &node.RankReport{State: node.RankRunning})
 	}()
 	log.Info("rank started", append(where, "start_took", started)...)
 	ship := files.NewLogShipper(r.n.Client, t.RankRef, logPath)
@@ -233,7 +235,7 @@ func (r *Rank) Run(ctx context.Context) {
 	end := r.n.Clock.Now()
 	r.n.Agent.Finish(ctx, &files.Result{
 		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
-		Report: shoal.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
+		Report: node.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
 }
@@ -241,18 +243,18 @@ func (r *Rank) Run(ctx context.Context) {
 func stateFor(reason string, code int) string {
 	switch reason {
 	case "completed":
-		return shoal.RankCompleted
+		return node.RankCompleted
 	case "timeout":
-		return shoal.RankTimedOut
+		return node.RankTimedOut
 	case "preempted":
-		return shoal.RankPreempted
+		return node.RankPreempted
 	case "canceled", "superseded":
-		return shoal.RankCanceled
+		return node.RankCanceled
 	}
 	if code == 0 {
-		return shoal.RankCompleted
+		return node.RankCompleted
 	}
-	return shoal.RankFailed
+	return node.RankFailed
 }
 
 func intPtr(i int) *int { return &i }
@@ -269,10 +271,10 @@ const runningReportGrace = 2 * time.Second
 // fail ends a rank that never ran its command, as Failed (the job's own
 // failure: it spends a retry) or Lost (this machine or the server failed:
 // the job runs again, its retries untouched).
-func (r *Rank) fail(ctx context.Context, logPath, state string, failure shoal.RankFailure, reason string) {
+func (r *Rank) fail(ctx context.Context, logPath, state string, failure job.RankFailure, reason string) {
 	end := r.n.Clock.Now()
-	rep := shoal.RankReport{State: state, Reason: reason, Failure: failure, EndTime: &end}
-	if state == shoal.RankFailed {
+	rep := node.RankReport{State: state, Reason: reason, Failure: failure, EndTime: &end}
+	if state == node.RankFailed {
 		rep.ExitCode = intPtr(-1)
 	}
 	r.n.Agent.Finish(ctx, &files.Result{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath, Report: rep})
@@ -286,13 +288,13 @@ func (r *Rank) fail(ctx context.Context, logPath, state string, failure shoal.Ra
 // unreachable or failing, this machine's disk).
 func prepareFailureState(err error) string {
 	if errors.Is(err, archive.ErrUnsafe) || errors.Is(err, archive.ErrLimit) {
-		return shoal.RankFailed
+		return node.RankFailed
 	}
-	switch shoal.ErrorCode(err) {
-	case shoal.ENOTFOUND, shoal.EINVALID, shoal.EFORBIDDEN:
-		return shoal.RankFailed
+	switch core.ErrorCode(err) {
+	case core.ENOTFOUND, core.EINVALID, core.EFORBIDDEN:
+		return node.RankFailed
 	}
-	return shoal.RankLost
+	return node.RankLost
 }
 
 // prepare creates the folders, fetches code, inputs and earlier outputs,
@@ -364,7 +366,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 			continue
 		}
 		if in.Path == "" {
-			inputs[name] = shoal.FormatInputValue(in.Value)
+			inputs[name] = job.FormatInputValue(in.Value)
 			continue
 		}
 		dst := filepath.Join(r.dir, "inputs", name)
@@ -388,7 +390,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 			if err != nil {
 				return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
 			}
-		case shoal.ErrorCode(err) != shoal.ENOTFOUND:
+		case core.ErrorCode(err) != core.ENOTFOUND:
 			return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
 		}
 	}
@@ -400,12 +402,12 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		}
 		outputs[name] = p
 	}
-	return shoal.ExpandCommand(t.Command, inputs, outputs)
+	return job.ExpandCommand(t.Command, inputs, outputs)
 }
 
 // hasFileInputs reports whether t has an input fetched into the inputs
 // folder (a literal value is substituted in the command instead).
-func hasFileInputs(t *shoal.AgentTask) bool {
+func hasFileInputs(t *node.AgentTask) bool {
 	for _, in := range t.Inputs {
 		if in != nil && in.Path != "" {
 			return true
@@ -473,8 +475,8 @@ func (r *Rank) env(outDir string) map[string]string {
 
 // report sends a state change, retrying until the server answers; a
 // refusal (a newer attempt replaced this one) ends the retries.
-func (r *Rank) report(ctx context.Context, rep *shoal.RankReport) {
-	var resp *shoal.AgentSyncResponse
+func (r *Rank) report(ctx context.Context, rep *node.RankReport) {
+	var resp *node.AgentSyncResponse
 	err := retry(ctx, func() (err error) {
 		resp, err = r.n.Client.Report(ctx, r.t.RankRef, rep)
 		return err
@@ -510,8 +512,8 @@ func retry(ctx context.Context, fn func() error) error {
 		if err == nil {
 			return nil
 		}
-		var se *shoal.Error
-		if asShoalError(err, &se) && !shoal.Transient(se.Code) {
+		var se *core.Error
+		if asShoalError(err, &se) && !core.Transient(se.Code) {
 			return err
 		}
 		select {

@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -43,12 +44,12 @@ func (s *Handlers) ListUsers(w http.ResponseWriter, r *http.Request) {
 		s.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, httpx.List[*shoal.User]{Value: httpx.OrEmpty(list)})
+	httpx.WriteJSON(w, http.StatusOK, httpx.List[*identity.User]{Value: httpx.OrEmpty(list)})
 }
 
 // CreateUser creates a user.
 func (s *Handlers) CreateUser(w http.ResponseWriter, r *http.Request) {
-	var u shoal.User
+	var u identity.User
 	if err := httpx.DecodeStrict(r.Body, &u); err != nil {
 		s.errs.Write(w, r, err)
 		return
@@ -98,7 +99,7 @@ func (s *Handlers) CreateToken(w http.ResponseWriter, r *http.Request) {
 	if req.ExpiresIn != "" {
 		var err error
 		if d, err = time.ParseDuration(req.ExpiresIn); err != nil || d <= 0 {
-			s.errs.Write(w, r, shoal.FieldErrorf("expires_in", "%q is not a positive duration such as 720h", req.ExpiresIn))
+			s.errs.Write(w, r, core.FieldErrorf("expires_in", "%q is not a positive duration such as 720h", req.ExpiresIn))
 			return
 		}
 	}
@@ -118,7 +119,7 @@ func (s *Handlers) ListTokens(w http.ResponseWriter, r *http.Request) {
 		s.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, httpx.List[*shoal.APIToken]{Value: httpx.OrEmpty(list)})
+	httpx.WriteJSON(w, http.StatusOK, httpx.List[*identity.APIToken]{Value: httpx.OrEmpty(list)})
 }
 
 // RevokeToken revokes a token.
@@ -138,12 +139,12 @@ func (s *Handlers) ListRoles(w http.ResponseWriter, r *http.Request) {
 		s.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, httpx.List[*shoal.RoleDefinition]{Value: list})
+	httpx.WriteJSON(w, http.StatusOK, httpx.List[*identity.RoleDefinition]{Value: list})
 }
 
 // CreateRole defines a custom role.
 func (s *Handlers) CreateRole(w http.ResponseWriter, r *http.Request) {
-	var role shoal.RoleDefinition
+	var role identity.RoleDefinition
 	if err := httpx.DecodeStrict(r.Body, &role); err != nil {
 		s.errs.Write(w, r, err)
 		return
@@ -188,7 +189,7 @@ func (s *Handlers) ListAssignments(w http.ResponseWriter, r *http.Request) {
 		s.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, httpx.List[*shoal.RoleAssignment]{Value: httpx.OrEmpty(list)})
+	httpx.WriteJSON(w, http.StatusOK, httpx.List[*identity.RoleAssignment]{Value: httpx.OrEmpty(list)})
 }
 
 // ListIdentities lists the managed identities.
@@ -198,7 +199,7 @@ func (s *Handlers) ListIdentities(w http.ResponseWriter, r *http.Request) {
 		s.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, httpx.List[*shoal.Identity]{Value: httpx.OrEmpty(list)})
+	httpx.WriteJSON(w, http.StatusOK, httpx.List[*identity.Identity]{Value: httpx.OrEmpty(list)})
 }
 
 // CreateIdentity creates a user-assigned identity.
@@ -220,7 +221,7 @@ func (s *Handlers) CreateIdentity(w http.ResponseWriter, r *http.Request) {
 // and ?target=.
 func (s *Handlers) ListAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := shoal.AuditFilter{PrincipalID: q.Get("principal"), Target: q.Get("target")}
+	f := identity.AuditFilter{PrincipalID: q.Get("principal"), Target: q.Get("target")}
 	if v := q.Get("since"); v != "" {
 		t, err := httpx.ParseSince(v, time.Now())
 		if err != nil {
@@ -234,13 +235,13 @@ func (s *Handlers) ListAudit(w http.ResponseWriter, r *http.Request) {
 		s.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, httpx.List[*shoal.AuditRecord]{Value: list})
+	httpx.WriteJSON(w, http.StatusOK, httpx.List[*identity.AuditRecord]{Value: list})
 }
 
 // Discovery serves the workload identity issuer's OpenID metadata.
 func (s *Handlers) Discovery(w http.ResponseWriter, r *http.Request) {
 	if s.svc.Workload() == nil {
-		s.errs.Write(w, r, shoal.Errorf(shoal.ENOTFOUND, "this server issues no workload tokens"))
+		s.errs.Write(w, r, core.Errorf(core.ENOTFOUND, "this server issues no workload tokens"))
 		return
 	}
 	b, err := s.svc.Workload().Discovery()
@@ -255,7 +256,7 @@ func (s *Handlers) Discovery(w http.ResponseWriter, r *http.Request) {
 // JWKS serves the keys that verify workload identity tokens.
 func (s *Handlers) JWKS(w http.ResponseWriter, r *http.Request) {
 	if s.svc.Workload() == nil {
-		s.errs.Write(w, r, shoal.Errorf(shoal.ENOTFOUND, "this server issues no workload tokens"))
+		s.errs.Write(w, r, core.Errorf(core.ENOTFOUND, "this server issues no workload tokens"))
 		return
 	}
 	b, err := s.svc.Workload().JWKS(r.Context())

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // Limits bound what one connection or caller can hold of the server, so
@@ -145,19 +145,19 @@ func longLived(w http.ResponseWriter) {
 // Stream runs h as one of p's streams (log follows, live studio pages):
 // it lifts the read deadline, or answers 429 when p already holds
 // MaxStreamsPerPrincipal. what names the kind of stream in the refusal.
-func (s *Controller) Stream(w http.ResponseWriter, p *shoal.Principal, what string, h func()) {
+func (s *Controller) Stream(w http.ResponseWriter, p *identity.Principal, what string, h func()) {
 	stream(w, p, s.limits().streams, what, h)
 }
 
 // AppStream runs h as one of p's requests to instance applications, under
 // MaxAppStreamsPerPrincipal, as Stream does.
-func (s *Controller) AppStream(w http.ResponseWriter, p *shoal.Principal, what string, h func()) {
+func (s *Controller) AppStream(w http.ResponseWriter, p *identity.Principal, what string, h func()) {
 	stream(w, p, s.limits().appStreams, what, h)
 }
 
 // stream runs h as one of p's streams under lim: it lifts the read
 // deadline, or answers 429 when p already holds lim's cap.
-func stream(w http.ResponseWriter, p *shoal.Principal, lim *principalLimiter, what string, h func()) {
+func stream(w http.ResponseWriter, p *identity.Principal, lim *principalLimiter, what string, h func()) {
 	id := "anonymous"
 	if p != nil {
 		id = p.ID

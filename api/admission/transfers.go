@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // Uploads and downloads take as long as their size and the link need, so
@@ -25,7 +25,7 @@ func (s *Controller) Transfer(next http.Handler) http.Handler {
 		}
 		c := s.limits()
 		id := "anonymous"
-		if p := shoal.PrincipalFrom(r.Context()); p != nil {
+		if p := identity.PrincipalFrom(r.Context()); p != nil {
 			id = p.ID
 		}
 		if !c.transfers.acquire(id) {

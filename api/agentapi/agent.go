@@ -16,8 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -55,10 +56,10 @@ func (h *Handlers) SetSyncSlots(n int) (take func() bool, release func(), queued
 func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) {
 	token, ok := httpx.Bearer(r)
 	if !ok {
-		h.errs.Write(w, r, shoal.Errorf(shoal.EUNAUTHORIZED, "a join token is required"))
+		h.errs.Write(w, r, core.Errorf(core.EUNAUTHORIZED, "a join token is required"))
 		return
 	}
-	var req shoal.JoinRequest
+	var req nodekind.JoinRequest
 	if err := httpx.DecodeStrict(r.Body, &req); err != nil {
 		h.errs.Write(w, r, err)
 		return
@@ -78,7 +79,7 @@ const MaxSyncWait = 30 * time.Second
 // lease's renewal and the work to start or stop. One with nothing to say
 // is parked (Parking); one that finds every slot taken waits in the queue.
 func (h *Handlers) Sync(w http.ResponseWriter, r *http.Request) {
-	var req shoal.AgentSyncRequest
+	var req nodekind.AgentSyncRequest
 	if err := httpx.DecodeStrict(r.Body, &req); err != nil {
 		h.errs.Write(w, r, err)
 		return
@@ -89,7 +90,7 @@ func (h *Handlers) Sync(w http.ResponseWriter, r *http.Request) {
 	acquired := q.tryAcquire()
 	if !acquired {
 		if q.queued() >= maxQueuedSyncs {
-			h.errs.Write(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "the server is behind: %d agents' syncs are waiting; retry", maxQueuedSyncs))
+			h.errs.Write(w, r, core.Errorf(core.EUNAVAILABLE, "the server is behind: %d agents' syncs are waiting; retry", maxQueuedSyncs))
 			return
 		}
 		// Every slot taken: wait in the queue off net/http.
@@ -97,7 +98,7 @@ func (h *Handlers) Sync(w http.ResponseWriter, r *http.Request) {
 			// The wall clock: a request's age in the queue, no decision.
 			node, ctx, enqueued := httpx.NodeFrom(r), context.WithoutCancel(r.Context()), time.Now()
 			q.enqueue(func() {
-				var resp *shoal.AgentSyncResponse
+				var resp *nodekind.AgentSyncResponse
 				var parked *service.ParkedSync
 				var err error
 				stale := false
@@ -108,7 +109,7 @@ func (h *Handlers) Sync(w http.ResponseWriter, r *http.Request) {
 					defer func() {
 						if v := recover(); v != nil {
 							h.log.Error("an agent's sync panicked", "node", node, "panic", v)
-							err = shoal.Errorf(shoal.EINTERNAL, "the sync failed on the server")
+							err = core.Errorf(core.EINTERNAL, "the sync failed on the server")
 						}
 					}()
 					// An agent that waited this long has given up or will
@@ -133,7 +134,7 @@ func (h *Handlers) Sync(w http.ResponseWriter, r *http.Request) {
 		// Not parkable (HTTP/2, no Parking): computed here, unbounded
 		// as before.
 	}
-	resp, parked, err := func() (*shoal.AgentSyncResponse, *service.ParkedSync, error) {
+	resp, parked, err := func() (*nodekind.AgentSyncResponse, *service.ParkedSync, error) {
 		if acquired {
 			defer q.release() // a panic must not keep the slot
 		}
@@ -155,7 +156,7 @@ func (h *Handlers) Sync(w http.ResponseWriter, r *http.Request) {
 func rankParams(r *http.Request) (string, int, error) {
 	rank, err := strconv.Atoi(r.PathValue("rank"))
 	if err != nil || rank < 0 {
-		return "", 0, shoal.FieldErrorf("rank", "must be a whole number")
+		return "", 0, core.FieldErrorf("rank", "must be a whole number")
 	}
 	return r.PathValue("attempt"), rank, nil
 }
@@ -167,7 +168,7 @@ func (h *Handlers) Report(w http.ResponseWriter, r *http.Request) {
 		h.errs.Write(w, r, err)
 		return
 	}
-	var rep shoal.RankReport
+	var rep nodekind.RankReport
 	if err := httpx.DecodeStrict(r.Body, &rep); err != nil {
 		h.errs.Write(w, r, err)
 		return
@@ -177,7 +178,7 @@ func (h *Handlers) Report(w http.ResponseWriter, r *http.Request) {
 		h.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, shoal.AgentSyncResponse{Start: next})
+	httpx.WriteJSON(w, http.StatusOK, nodekind.AgentSyncResponse{Start: next})
 }
 
 // GPUSample records a rank's GPU utilisation sample.
@@ -187,7 +188,7 @@ func (h *Handlers) GPUSample(w http.ResponseWriter, r *http.Request) {
 		h.errs.Write(w, r, err)
 		return
 	}
-	var sample shoal.GPUSample
+	var sample nodekind.GPUSample
 	if err := httpx.DecodeStrict(r.Body, &sample); err != nil {
 		h.errs.Write(w, r, err)
 		return
@@ -208,7 +209,7 @@ func (h *Handlers) Logs(w http.ResponseWriter, r *http.Request) {
 	}
 	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
 	if err != nil || offset < 0 {
-		h.errs.Write(w, r, shoal.FieldErrorf("offset", "must be a whole number of bytes"))
+		h.errs.Write(w, r, core.FieldErrorf("offset", "must be a whole number of bytes"))
 		return
 	}
 	data, err := io.ReadAll(r.Body)
@@ -276,7 +277,7 @@ func (h *Handlers) Token(w http.ResponseWriter, r *http.Request) {
 		h.errs.Write(w, r, err)
 		return
 	}
-	var req shoal.TokenRequest
+	var req nodekind.TokenRequest
 	if err := httpx.DecodeStrict(r.Body, &req); err != nil {
 		h.errs.Write(w, r, err)
 		return

@@ -5,8 +5,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // SetupLog appends (at ?offset=) to the setup log of the
@@ -14,7 +15,7 @@ import (
 func (h *Handlers) SetupLog(w http.ResponseWriter, r *http.Request) {
 	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
 	if err != nil || offset < 0 {
-		h.errs.Write(w, r, shoal.FieldErrorf("offset", "must be a whole number of bytes"))
+		h.errs.Write(w, r, core.FieldErrorf("offset", "must be a whole number of bytes"))
 		return
 	}
 	data, err := io.ReadAll(r.Body)
@@ -34,7 +35,7 @@ func (h *Handlers) SetupLog(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) AppLog(w http.ResponseWriter, r *http.Request) {
 	offset, err := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
 	if err != nil || offset < 0 {
-		h.errs.Write(w, r, shoal.FieldErrorf("offset", "must be a whole number of bytes"))
+		h.errs.Write(w, r, core.FieldErrorf("offset", "must be a whole number of bytes"))
 		return
 	}
 	data, err := io.ReadAll(r.Body)
@@ -52,7 +53,7 @@ func (h *Handlers) AppLog(w http.ResponseWriter, r *http.Request) {
 // InstanceToken mints a workload token for the user's shells
 // and notebooks on an instance (its MSI endpoint).
 func (h *Handlers) InstanceToken(w http.ResponseWriter, r *http.Request) {
-	var req shoal.TokenRequest
+	var req node.TokenRequest
 	if err := httpx.DecodeStrict(r.Body, &req); err != nil {
 		h.errs.Write(w, r, err)
 		return

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -184,7 +184,7 @@ func (h *Handlers) parkConn(p *Parking, conn net.Conn, keep bool, ps *service.Pa
 		p.parked[conn] = ps
 	}
 	p.mu.Unlock()
-	ps.Await(func(resp *shoal.AgentSyncResponse, err error) { h.answerParked(p, conn, keep, resp, err) })
+	ps.Await(func(resp *node.AgentSyncResponse, err error) { h.answerParked(p, conn, keep, resp, err) })
 	if closed {
 		ps.Release()
 	}
@@ -192,7 +192,7 @@ func (h *Handlers) parkConn(p *Parking, conn net.Conn, keep bool, ps *service.Pa
 
 // answerParked writes a parked sync's answer on its connection and hands
 // the connection back to net/http, or closes it.
-func (h *Handlers) answerParked(p *Parking, conn net.Conn, keep bool, resp *shoal.AgentSyncResponse, err error) {
+func (h *Handlers) answerParked(p *Parking, conn net.Conn, keep bool, resp *node.AgentSyncResponse, err error) {
 	p.mu.Lock()
 	delete(p.parked, conn)
 	keep = keep && !p.closed

@@ -20,8 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/portowner"
 	"github.com/shoal-ml/shoal/service"
@@ -36,7 +37,7 @@ type Proxy struct {
 	// Stream runs serve as one of p's streams to instance applications
 	// (what names them in a refusal), or answers 429 when p holds its
 	// cap: the server's per-principal limits are the server's.
-	Stream func(w http.ResponseWriter, p *shoal.Principal, what string, serve func())
+	Stream func(w http.ResponseWriter, p *identity.Principal, what string, serve func())
 }
 
 // ServeHTTP is the authenticated reverse proxy to an
@@ -84,14 +85,14 @@ func (s *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if shoal.ErrorCode(err) == shoal.EFORBIDDEN {
+			if core.ErrorCode(err) == core.EFORBIDDEN {
 				s.Errors.Write(w, r, err)
 				return
 			}
-			s.Errors.Write(w, r, shoal.Errorf(shoal.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
+			s.Errors.Write(w, r, core.Errorf(core.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
 		},
 	}
-	s.Stream(w, shoal.PrincipalFrom(r.Context()), "requests to instance applications", func() { rp.ServeHTTP(w, r) })
+	s.Stream(w, identity.PrincipalFrom(r.Context()), "requests to instance applications", func() { rp.ServeHTTP(w, r) })
 }
 
 // appTransport dials an application only after checking, at each dial,
@@ -127,16 +128,16 @@ func checkAppListener(app, instance, addr string, owner appOwner) error {
 	_, p, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(p)
 	if err != nil || perr != nil {
-		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s has no port to reach (%q)", app, instance, addr)
+		return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s has no port to reach (%q)", app, instance, addr)
 	}
 	if len(owner.mark) == 0 && owner.containerID == "" {
-		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
+		return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
 	}
 	if owner.netnsPID > 0 {
 		// The namespace is entered only through a process of the
 		// instance's own, as the listener must be.
 		if !owner.owns(owner.netnsPID) {
-			return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s is reported in the network of process %d, which is not the instance's", app, instance, owner.netnsPID)
+			return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s is reported in the network of process %d, which is not the instance's", app, instance, owner.netnsPID)
 		}
 		err = portowner.CheckIn(owner.netnsPID, port, owner.owns)
 	} else {
@@ -148,7 +149,7 @@ func checkAppListener(app, instance, addr string, owner appOwner) error {
 	case errors.Is(err, portowner.ErrNoListener):
 		return err // not listening yet: EUNAVAILABLE, as for a refused connection
 	default:
-		return shoal.Errorf(shoal.EFORBIDDEN, "application %s of compute instance %s targets port %d, where a process that is not the instance's listens: the proxy reaches only applications the instance itself runs", app, instance, port)
+		return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s targets port %d, where a process that is not the instance's listens: the proxy reaches only applications the instance itself runs", app, instance, port)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -47,7 +47,7 @@ func TestAppListenerMustBeTheInstanceAccounts(t *testing.T) {
 	if err := checkAppListener("web", "ci", addr, appOwner{mark: mark}); err != nil {
 		t.Errorf("no account reported: %v", err)
 	}
-	if err := checkAppListener("web", "ci", addr, appOwner{mark: mark, uid: &other}); shoal.ErrorCode(err) != shoal.EFORBIDDEN {
+	if err := checkAppListener("web", "ci", addr, appOwner{mark: mark, uid: &other}); core.ErrorCode(err) != core.EFORBIDDEN {
 		t.Errorf("a marked listener of another account: %v; want EFORBIDDEN", err)
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // Pseudo-actions for routes that are not one workspace action.
@@ -21,7 +22,7 @@ const (
 // Authorizer decides a workspace action (service.Services does); an
 // interface so that this package stays below the services' users.
 type Authorizer interface {
-	Authorize(ctx context.Context, p *shoal.Principal, ws, action string) error
+	Authorize(ctx context.Context, p *identity.Principal, ws, action string) error
 }
 
 // Allow is the one authorization decision, for the API's routes and the
@@ -29,22 +30,22 @@ type Authorizer interface {
 // of the Action* pseudo-actions) in workspace ws ("" for a route without
 // {ws}), on user (the path's {user}, for ActionSelfOrAdmin)? Nil when it
 // may; EUNAUTHORIZED or EFORBIDDEN otherwise.
-func Allow(ctx context.Context, authz Authorizer, p *shoal.Principal, action, ws, user string) error {
+func Allow(ctx context.Context, authz Authorizer, p *identity.Principal, action, ws, user string) error {
 	switch action {
 	case ActionAuthenticated, ActionLogin:
 		if p == nil {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+			return core.Errorf(core.EUNAUTHORIZED, "authentication required")
 		}
-		if p.Kind == shoal.PrincipalNode {
-			return shoal.Errorf(shoal.EFORBIDDEN, "a node credential can only be used by the node's agent")
+		if p.Kind == identity.PrincipalNode {
+			return core.Errorf(core.EFORBIDDEN, "a node credential can only be used by the node's agent")
 		}
 		return nil
 	case ActionSelfOrAdmin:
 		if p == nil {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required")
+			return core.Errorf(core.EUNAUTHORIZED, "authentication required")
 		}
 		if !p.Admin && !strings.EqualFold(p.ID, "user:"+user) {
-			return shoal.Errorf(shoal.EFORBIDDEN, "%s may act only on its own user", p.Name)
+			return core.Errorf(core.EFORBIDDEN, "%s may act only on its own user", p.Name)
 		}
 		return nil
 	}

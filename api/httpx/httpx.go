@@ -16,9 +16,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/arm"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // MaxRequestBytes bounds request bodies; compute documents are small.
@@ -57,24 +58,24 @@ func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	code := shoal.ErrorCode(err)
-	if cerr := r.Context().Err(); cerr != nil && (code == shoal.EINTERNAL || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	code := core.ErrorCode(err)
+	if cerr := r.Context().Err(); cerr != nil && (code == core.EINTERNAL || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		log.Info("client closed the request", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 		w.WriteHeader(StatusClientClosedRequest)
 		return
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		code = shoal.EINVALID
-		err = shoal.Errorf(shoal.EINVALID, "the request body is larger than %d bytes", MaxRequestBytes)
+		code = core.EINVALID
+		err = core.Errorf(core.EINVALID, "the request body is larger than %d bytes", MaxRequestBytes)
 	}
-	if code == shoal.ESTORAGEFULL {
+	if code == core.ESTORAGEFULL {
 		log.Error("store disk full", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 	}
-	if code == shoal.EINTERNAL {
+	if code == core.EINTERNAL {
 		log.Error("internal error", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 	}
-	if code == shoal.EUNAUTHORIZED {
+	if code == core.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
 	}
 	if IsARM(r) {
@@ -83,7 +84,7 @@ func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
 		arm.WriteError(w, err)
 		return
 	}
-	WriteJSON(w, StatusFor(code), ErrorBody{Error: ErrorDetail{Code: code, Message: shoal.ErrorMessage(err), Target: shoal.ErrorField(err)}})
+	WriteJSON(w, StatusFor(code), ErrorBody{Error: ErrorDetail{Code: code, Message: core.ErrorMessage(err), Target: core.ErrorField(err)}})
 }
 
 // WriteJSON answers v as JSON with status; HTML characters are left as
@@ -112,13 +113,13 @@ func DecodeStrict(body io.Reader, v any) error {
 		msg := strings.TrimPrefix(err.Error(), "json: ")
 		if k, ok := strings.CutPrefix(msg, "unknown field "); ok {
 			k = strings.Trim(k, `"`)
-			return &shoal.Error{Code: shoal.EINVALID, Field: k, Message: k + ": unknown key"}
+			return &core.Error{Code: core.EINVALID, Field: k, Message: k + ": unknown key"}
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return shoal.FieldErrorf(te.Field, "has the wrong type (%s)", te.Value)
+			return core.FieldErrorf(te.Field, "has the wrong type (%s)", te.Value)
 		}
-		return shoal.Errorf(shoal.EINVALID, "the request body is not valid JSON (%s)", msg)
+		return core.Errorf(core.EINVALID, "the request body is not valid JSON (%s)", msg)
 	}
 	return nil
 }
@@ -153,9 +154,9 @@ func NodeFrom(r *http.Request) string {
 }
 
 // RequestInfo describes a request for the audit log.
-func RequestInfo(r *http.Request, action string) *shoal.RequestInfo {
+func RequestInfo(r *http.Request, action string) *identity.RequestInfo {
 	// The target is the resource path: the action says what was done to it,
 	// and `audit list --target` finds a resource and what is under it.
 	target := strings.Trim(strings.TrimPrefix(r.URL.Path, "/api/v1/"), "/")
-	return &shoal.RequestInfo{Action: action, Target: target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
+	return &identity.RequestInfo{Action: action, Target: target, Workspace: r.PathValue("ws"), Source: r.RemoteAddr}
 }

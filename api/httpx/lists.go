@@ -3,7 +3,7 @@ package httpx
 import (
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // List is the envelope of every list response, as Azure's.
@@ -29,5 +29,5 @@ func ParseSince(v string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, shoal.FieldErrorf("since", "%q is neither an RFC 3339 time nor a duration such as 1h", v)
+	return time.Time{}, core.FieldErrorf("since", "%q is neither an RFC 3339 time nor a duration such as 1h", v)
 }

@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/tracking"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/service/tracking"
 )
 
 // MLflow's objects as its REST API writes them.
@@ -53,7 +54,7 @@ type mlflowRun struct {
 	} `json:"data"`
 }
 
-func toMLflowExperiment(e *shoal.Experiment) mlflowExperiment {
+func toMLflowExperiment(e *job.Experiment) mlflowExperiment {
 	ms := e.CreatedOn.UnixMilli()
 	return mlflowExperiment{ID: e.Name, Name: e.Name, LifecycleStage: "active", CreationTime: ms, LastUpdateTime: ms, Tags: []mlflowKV{}}
 }
@@ -61,13 +62,13 @@ func toMLflowExperiment(e *shoal.Experiment) mlflowExperiment {
 // runStatus is a job's status as an MLflow run status.
 func runStatus(status string) string {
 	switch status {
-	case shoal.JobCompleted:
+	case job.JobCompleted:
 		return "FINISHED"
-	case shoal.JobFailed:
+	case job.JobFailed:
 		return "FAILED"
-	case shoal.JobCanceled:
+	case job.JobCanceled:
 		return "KILLED"
-	case shoal.JobRunning, shoal.JobFinalizing, shoal.JobCancelRequested:
+	case job.JobRunning, job.JobFinalizing, job.JobCancelRequested:
 		return "RUNNING"
 	}
 	return "SCHEDULED"
@@ -124,7 +125,7 @@ func (a *API) mlflowGetExperimentByName(w http.ResponseWriter, r *http.Request, 
 func (a *API) mlflowGetExperiment(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
 	id := r.URL.Query().Get("experiment_id")
 	if id == "" {
-		return shoal.FieldErrorf("experiment_id", "is required")
+		return core.FieldErrorf("experiment_id", "is required")
 	}
 	e, err := a.tracking.GetExperiment(r.Context(), c.p, c.ws, id)
 	if err != nil {
@@ -162,7 +163,7 @@ func (a *API) mlflowSearchExperiments(w http.ResponseWriter, r *http.Request, c 
 		req.Filter = r.URL.Query().Get("filter")
 	}
 	if req.Filter != "" {
-		return shoal.FieldErrorf("filter", "is not supported by Shoal: search experiments without one")
+		return core.FieldErrorf("filter", "is not supported by Shoal: search experiments without one")
 	}
 	es, err := a.tracking.ListExperiments(r.Context(), c.p, c.ws)
 	if err != nil {
@@ -185,9 +186,9 @@ func (a *API) mlflowCreateRun(w http.ResponseWriter, r *http.Request, c *mlflowC
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	var tags []shoal.RunTag
+	var tags []job.RunTag
 	for _, t := range req.Tags {
-		tags = append(tags, shoal.RunTag(t))
+		tags = append(tags, job.RunTag(t))
 	}
 	v, err := a.tracking.CreateRun(r.Context(), c.p, c.ws, req.ExperimentID, req.RunName, tags)
 	if err != nil {
@@ -242,8 +243,8 @@ type mlflowMetricIn struct {
 	Step      protoInt64  `json:"step"`
 }
 
-func (m mlflowMetricIn) point() shoal.MetricPoint {
-	return shoal.MetricPoint{Key: m.Key, Value: float64(m.Value), Timestamp: int64(m.Timestamp), Step: int64(m.Step)}
+func (m mlflowMetricIn) point() job.MetricPoint {
+	return job.MetricPoint{Key: m.Key, Value: float64(m.Value), Timestamp: int64(m.Timestamp), Step: int64(m.Step)}
 }
 
 func (a *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -255,7 +256,7 @@ func (a *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlflowC
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Metrics: []shoal.MetricPoint{req.point()}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Metrics: []job.MetricPoint{req.point()}})
 }
 
 func (a *API) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -267,7 +268,7 @@ func (a *API) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflowCt
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Params: []shoal.RunParam{shoal.RunParam(req.mlflowKV)}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Params: []job.RunParam{job.RunParam(req.mlflowKV)}})
 }
 
 func (a *API) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -279,7 +280,7 @@ func (a *API) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowCtx)
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Tags: []shoal.RunTag{shoal.RunTag(req.mlflowKV)}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Tags: []job.RunTag{job.RunTag(req.mlflowKV)}})
 }
 
 func (a *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -297,10 +298,10 @@ func (a *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflowCt
 		b.Metrics = append(b.Metrics, m.point())
 	}
 	for _, p := range req.Params {
-		b.Params = append(b.Params, shoal.RunParam(p))
+		b.Params = append(b.Params, job.RunParam(p))
 	}
 	for _, t := range req.Tags {
-		b.Tags = append(b.Tags, shoal.RunTag(t))
+		b.Tags = append(b.Tags, job.RunTag(t))
 	}
 	return a.mlflowLog(w, r, c, req.RunID, b)
 }
@@ -320,7 +321,7 @@ func pageOffset(token string) (int, error) {
 	}
 	n, err := strconv.Atoi(token)
 	if err != nil || n < 0 {
-		return 0, shoal.FieldErrorf("page_token", "is not a page token of this server")
+		return 0, core.FieldErrorf("page_token", "is not a page token of this server")
 	}
 	return n, nil
 }
@@ -337,10 +338,10 @@ func (a *API) mlflowSearchRuns(w http.ResponseWriter, r *http.Request, c *mlflow
 		return err
 	}
 	if req.Filter != "" {
-		return shoal.FieldErrorf("filter", "is not supported by Shoal: search runs by experiment only")
+		return core.FieldErrorf("filter", "is not supported by Shoal: search runs by experiment only")
 	}
 	if len(req.OrderBy) > 0 {
-		return shoal.FieldErrorf("order_by", "is not supported by Shoal: runs come newest job first")
+		return core.FieldErrorf("order_by", "is not supported by Shoal: runs come newest job first")
 	}
 	offset, err := pageOffset(req.PageToken)
 	if err != nil {
@@ -372,7 +373,7 @@ func (a *API) mlflowGetHistory(w http.ResponseWriter, r *http.Request, c *mlflow
 	max := 0
 	if m := q.Get("max_results"); m != "" {
 		if max, err = strconv.Atoi(m); err != nil || max < 1 {
-			return shoal.FieldErrorf("max_results", "must be a positive integer")
+			return core.FieldErrorf("max_results", "must be a positive integer")
 		}
 	}
 	pts, err := a.tracking.History(r.Context(), c.p, c.ws, runID(q.Get("run_id"), q.Get("run_uuid")), q.Get("metric_key"))

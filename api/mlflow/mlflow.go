@@ -17,11 +17,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/tracking"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/service/tracking"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // Prefix is where a workspace's MLflow tracking API is served:
@@ -58,7 +59,7 @@ var mlflowCalls = []mlflowCall{
 
 // mlflowCtx is a call's caller and workspace.
 type mlflowCtx struct {
-	p  *shoal.Principal
+	p  *identity.Principal
 	ws string
 }
 
@@ -117,9 +118,9 @@ func (a *API) Routes() []Route {
 				return
 			}
 			a.adm.Authenticated(w, r)
-			ctx := shoal.WithPrincipal(r.Context(), p)
+			ctx := identity.WithPrincipal(r.Context(), p)
 			if err := h(a, w, r.WithContext(ctx), &mlflowCtx{p: p, ws: r.PathValue("ws")}); err != nil {
-				if shoal.ErrorCode(err) == shoal.EINTERNAL {
+				if core.ErrorCode(err) == core.EINTERNAL {
 					a.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 				}
 				writeMLflowError(w, err)
@@ -134,11 +135,11 @@ func (a *API) Routes() []Route {
 }
 
 // credential resolves the Authorization header's credential.
-func (a *API) credential(r *http.Request) (*shoal.Principal, error) {
+func (a *API) credential(r *http.Request) (*identity.Principal, error) {
 	token, ok := httpx.Bearer(r)
 	switch {
 	case !ok:
-		return nil, shoal.Errorf(shoal.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (MLFLOW_TRACKING_TOKEN in a job, an API token otherwise)")
+		return nil, core.Errorf(core.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (MLFLOW_TRACKING_TOKEN in a job, an API token otherwise)")
 	case tracking.IsToken(token):
 		return a.tracking.Authenticate(r.Context(), token)
 	case workload.LooksLikeJWT(token):
@@ -159,31 +160,31 @@ type mlflowError struct {
 // what is worth retrying: 429 and 5xx).
 func writeMLflowError(w http.ResponseWriter, err error) {
 	code, status := "INTERNAL_ERROR", http.StatusInternalServerError
-	msg := shoal.ErrorMessage(err)
+	msg := core.ErrorMessage(err)
 	var mbe *http.MaxBytesError
-	switch c := shoal.ErrorCode(err); {
+	switch c := core.ErrorCode(err); {
 	case errors.As(err, &mbe):
 		code, status, msg = "INVALID_PARAMETER_VALUE", http.StatusBadRequest, "the request body is larger than "+strconv.Itoa(httpx.MaxRequestBytes)+" bytes"
-	case c == shoal.EINVALID:
+	case c == core.EINVALID:
 		code, status = "INVALID_PARAMETER_VALUE", http.StatusBadRequest
-		if f := shoal.ErrorField(err); f != "" && !strings.Contains(msg, f) {
+		if f := core.ErrorField(err); f != "" && !strings.Contains(msg, f) {
 			msg = f + ": " + msg
 		}
-	case c == shoal.ENOTFOUND:
+	case c == core.ENOTFOUND:
 		code, status = "RESOURCE_DOES_NOT_EXIST", http.StatusNotFound
-	case c == shoal.ECONFLICT:
+	case c == core.ECONFLICT:
 		code, status = "RESOURCE_ALREADY_EXISTS", http.StatusBadRequest
-	case c == shoal.EQUOTA:
+	case c == core.EQUOTA:
 		// Not 429: the limit does not pass, and the client retries a 429.
 		code, status = "RESOURCE_LIMIT_EXCEEDED", http.StatusBadRequest
-	case c == shoal.EUNAUTHORIZED:
+	case c == core.EUNAUTHORIZED:
 		code, status = "UNAUTHENTICATED", http.StatusUnauthorized
 		w.Header().Set("WWW-Authenticate", `Bearer realm="shoal"`)
-	case c == shoal.EFORBIDDEN:
+	case c == core.EFORBIDDEN:
 		code, status = "PERMISSION_DENIED", http.StatusForbidden
-	case c == shoal.ESTORAGEFULL || c == shoal.EUNAVAILABLE:
+	case c == core.ESTORAGEFULL || c == core.EUNAVAILABLE:
 		code, status = "TEMPORARILY_UNAVAILABLE", http.StatusServiceUnavailable
-	case c == shoal.EINTERNAL:
+	case c == core.EINTERNAL:
 		msg = "internal error; the server's log has the details"
 	}
 	writeMLflowJSON(w, status, mlflowError{Code: code, Message: msg})
@@ -209,9 +210,9 @@ func readMLflowBody(r *http.Request, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return shoal.FieldErrorf(te.Field, "must be a %s", te.Type)
+			return core.FieldErrorf(te.Field, "must be a %s", te.Type)
 		}
-		return shoal.Errorf(shoal.EINVALID, "the body is not the JSON of this call: %v", err)
+		return core.Errorf(core.EINVALID, "the body is not the JSON of this call: %v", err)
 	}
 	return nil
 }

@@ -22,8 +22,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -102,20 +103,20 @@ func (h *Handlers) Token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, p, err := h.svc.ClientCredentialsToken(r.Context(), id, secret, r.PostForm.Get("scope"))
-	switch shoal.ErrorCode(err) {
+	switch core.ErrorCode(err) {
 	case "":
-	case shoal.EINVALID:
-		httpx.WriteJSON(w, http.StatusBadRequest, oauthError{"invalid_scope", shoal.ErrorMessage(err)})
+	case core.EINVALID:
+		httpx.WriteJSON(w, http.StatusBadRequest, oauthError{"invalid_scope", core.ErrorMessage(err)})
 		return
-	case shoal.EUNAUTHORIZED:
-		_ = h.svc.RecordAudit(r.Context(), nil, ri, shoal.AuditDenied, shoal.ErrorMessage(err))
-		httpx.WriteJSON(w, http.StatusUnauthorized, oauthError{"invalid_client", shoal.ErrorMessage(err)})
+	case core.EUNAUTHORIZED:
+		_ = h.svc.RecordAudit(r.Context(), nil, ri, identity.AuditDenied, core.ErrorMessage(err))
+		httpx.WriteJSON(w, http.StatusUnauthorized, oauthError{"invalid_client", core.ErrorMessage(err)})
 		return
 	default:
 		h.errs.Write(w, r, err)
 		return
 	}
-	_ = h.svc.RecordAudit(r.Context(), p, ri, shoal.AuditSucceeded, "token for "+tok.Resource)
+	_ = h.svc.RecordAudit(r.Context(), p, ri, identity.AuditSucceeded, "token for "+tok.Resource)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
 	expiresIn, _ := strconv.ParseInt(tok.ExpiresIn, 10, 64)

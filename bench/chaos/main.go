@@ -38,10 +38,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
 	"github.com/shoal-ml/shoal/bench/internal/procs"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // options are the command's flags.
@@ -586,22 +588,22 @@ func trial(rng *rand.Rand, n int) trialResult {
 	// Faults go on while jobs run, for at most the fault window; then they
 	// stop and every job must end within the settling time: a job still
 	// running after that is lost.
-	poll := func() (map[string]*shoal.Job, bool) {
+	poll := func() (map[string]*job.Job, bool) {
 		all, err := s.c.ListJobs(ctx, "default", nil, "", 0)
 		if err != nil {
 			return nil, false
 		}
-		m := map[string]*shoal.Job{}
+		m := map[string]*job.Job{}
 		done := 0
 		for _, j := range all {
 			m[j.Name] = j
-			if shoal.JobTerminal(j.Status) {
+			if job.JobTerminal(j.Status) {
 				done++
 			}
 		}
 		return m, done == len(names)
 	}
-	var final map[string]*shoal.Job
+	var final map[string]*job.Job
 	window := time.Now().Add(time.Duration(*jobs) * 500 * time.Millisecond)
 	for time.Now().Before(window) {
 		if m, all := poll(); all {
@@ -617,7 +619,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	time.Sleep(500 * time.Millisecond)
 	// A server that stops answering does not hang the run: two minutes
 	// past the settling time the last answer (or none) is judged.
-	var last map[string]*shoal.Job
+	var last map[string]*job.Job
 	for settle := time.Now().Add(*settling); final == nil; {
 		m, all := poll()
 		if m != nil {
@@ -631,7 +633,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 			res.notes = append(res.notes, fmt.Sprintf("the server did not answer job lists for 2 minutes after the settling time; judging its last answer (see %s/server.log)", s.dir))
 			final = last
 			if final == nil {
-				final = map[string]*shoal.Job{}
+				final = map[string]*job.Job{}
 			}
 			break
 		}
@@ -647,7 +649,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	for _, name := range names {
 		j := final[name]
 		w := wants[name]
-		if j == nil || !shoal.JobTerminal(j.Status) {
+		if j == nil || !job.JobTerminal(j.Status) {
 			res.lost++
 			state := "missing"
 			if j != nil {
@@ -657,7 +659,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 			continue
 		}
 		switch {
-		case w.fails && (j.Status != shoal.JobFailed || j.FailedAttempts != w.retries+1):
+		case w.fails && (j.Status != job.JobFailed || j.FailedAttempts != w.retries+1):
 			viol("%s (exit 3, retries %d): %s with %d failed attempts", name, w.retries, j.Status, j.FailedAttempts)
 		case !w.fails && j.FailedAttempts > 0:
 			detail := ""
@@ -667,13 +669,13 @@ func trial(rng *rand.Rand, n int) trialResult {
 				}
 			}
 			viol("%s (cancel %v) failed %d attempts on its own, yet never fails:%s", name, w.cancel, j.FailedAttempts, detail)
-		case !w.fails && !w.cancel && j.Status != shoal.JobCompleted:
+		case !w.fails && !w.cancel && j.Status != job.JobCompleted:
 			viol("%s: %s (%s), want Completed", name, j.Status, j.Error)
-		case w.cancel && j.Status != shoal.JobCanceled && j.Status != shoal.JobCompleted:
+		case w.cancel && j.Status != job.JobCanceled && j.Status != job.JobCompleted:
 			viol("%s (cancelled): %s", name, j.Status)
 		}
 		// A job that printed has its whole log on the server.
-		if w.prints && j.Status == shoal.JobCompleted {
+		if w.prints && j.Status == job.JobCompleted {
 			var b strings.Builder
 			err := s.c.StreamLogs(ctx, "default", name, 0, 0, false, &b)
 			if err != nil || !strings.Contains(b.String(), "end of "+name) {
@@ -708,7 +710,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 				viol("%s: no record of its attempts: %v", name, err)
 			} else {
 				final := ""
-				if j.Status == shoal.JobCompleted {
+				if j.Status == job.JobCompleted {
 					final = j.CurrentAttemptID
 				}
 				recorded++
@@ -734,7 +736,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	for _, c := range []string{"cpu", "lowpri"} {
 		nodes, _ := s.c.ListNodes(ctx, "default", c)
 		for _, nd := range nodes {
-			if nd.State != shoal.NodePreempted {
+			if nd.State != node.NodePreempted {
 				live += nd.VCPUs
 			}
 		}
@@ -778,7 +780,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	} else {
 		have := map[string]int{}
 		for _, r := range recs {
-			if r.Outcome == shoal.AuditSucceeded {
+			if r.Outcome == identity.AuditSucceeded {
 				have[r.Target]++
 			}
 		}
@@ -943,7 +945,7 @@ func indent(s string) string {
 	return b.String()
 }
 
-func describeAttempts(atts []*shoal.Attempt) string {
+func describeAttempts(atts []*job.Attempt) string {
 	var b strings.Builder
 	ts := func(t *time.Time) string {
 		if t == nil {

@@ -24,9 +24,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -155,12 +155,12 @@ func startDelay(ctx context.Context, c *client.Client, image string) time.Durati
 		if err != nil {
 			log.Fatal(err)
 		}
-		if shoal.JobTerminal(j.Status) {
+		if job.JobTerminal(j.Status) {
 			break
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if j.Status != shoal.JobCompleted {
+	if j.Status != job.JobCompleted {
 		log.Fatalf("job %s ended %s: %s", j.Name, j.Status, j.Error)
 	}
 	atts, err := c.ListAttempts(ctx, "default", j.Name)

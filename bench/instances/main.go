@@ -27,9 +27,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -117,22 +117,22 @@ func measure(agentBin, image string, rounds int) *figures {
 	if _, _, err := b.c.ApplyCompute(ctx, "default", "bench-ci", spec, ""); err != nil {
 		log.Fatal(err)
 	}
-	f.isolation = b.wait(ctx, shoal.InstanceRunning).Isolation
+	f.isolation = b.wait(ctx, compute.InstanceRunning).Isolation
 	f.create = time.Since(t0)
 	f.jupyter = append(f.jupyter, b.jupyter(ctx))
 	for range rounds {
 		t := time.Now()
 		b.op(ctx, "stop")
-		b.wait(ctx, shoal.InstanceStopped)
+		b.wait(ctx, compute.InstanceStopped)
 		f.stops = append(f.stops, time.Since(t))
 		t = time.Now()
 		b.op(ctx, "start")
-		b.wait(ctx, shoal.InstanceRunning)
+		b.wait(ctx, compute.InstanceRunning)
 		f.starts = append(f.starts, time.Since(t))
 		f.jupyter = append(f.jupyter, b.jupyter(ctx))
 	}
 	b.op(ctx, "stop")
-	b.wait(ctx, shoal.InstanceStopped)
+	b.wait(ctx, compute.InstanceStopped)
 	b.c.DeleteCompute(ctx, "default", "bench-ci", "")
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -159,14 +159,14 @@ func (b *bench) op(ctx context.Context, name string) {
 
 // wait polls every 5 ms until the instance is in state with no operation
 // under way.
-func (b *bench) wait(ctx context.Context, state string) *shoal.Compute {
+func (b *bench) wait(ctx context.Context, state string) *compute.Compute {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		comp, err := b.c.GetCompute(ctx, "default", "bench-ci")
 		if err != nil {
 			log.Fatal(err)
 		}
-		if comp.State == state && (comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress) {
+		if comp.State == state && (comp.LastOperation == nil || comp.LastOperation.OperationStatus != compute.OperationInProgress) {
 			return comp
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -187,7 +187,7 @@ func (b *bench) jupyter(ctx context.Context) time.Duration {
 			log.Fatal(err)
 		}
 		for _, a := range comp.Applications {
-			if a.DisplayName != shoal.JupyterApplication || a.EndpointURI == "" {
+			if a.DisplayName != compute.JupyterApplication || a.EndpointURI == "" {
 				continue
 			}
 			req, _ := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(a.EndpointURI, "/")+"/api/status", nil)

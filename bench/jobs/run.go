@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // server is a `shoal server` process of one run.
@@ -152,7 +152,7 @@ func mustCompute(ctx context.Context, c *client.Client, name string, n int) {
 	log.Fatalf("%s: %d idle nodes not ready within 2 minutes", name, n)
 }
 
-func submit(ctx context.Context, c *client.Client, compute, command string) *shoal.Job {
+func submit(ctx context.Context, c *client.Client, compute, command string) *job.Job {
 	doc, _ := json.Marshal(map[string]any{"command": command, "compute": compute})
 	j, _, err := c.SubmitJob(ctx, "default", doc, "")
 	if err != nil {
@@ -161,14 +161,14 @@ func submit(ctx context.Context, c *client.Client, compute, command string) *sho
 	return j
 }
 
-func waitDone(ctx context.Context, c *client.Client, name string) *shoal.Job {
+func waitDone(ctx context.Context, c *client.Client, name string) *job.Job {
 	for {
 		j, err := c.GetJob(ctx, "default", name)
 		if err != nil {
 			log.Fatal(err)
 		}
-		if shoal.JobTerminal(j.Status) {
-			if j.Status != shoal.JobCompleted {
+		if job.JobTerminal(j.Status) {
+			if j.Status != job.JobCompleted {
 				log.Fatalf("job %s ended %s: %s", name, j.Status, j.Error)
 			}
 			return j
@@ -236,20 +236,20 @@ func throughput(ctx context.Context, c *client.Client, s *server, profile string
 		if err != nil {
 			log.Fatal(err)
 		}
-		if shoal.JobTerminal(j.Status) {
+		if job.JobTerminal(j.Status) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	for {
-		jobs, err := c.ListJobs(ctx, "default", []string{shoal.JobCompleted}, "bench-tput", 0)
+		jobs, err := c.ListJobs(ctx, "default", []string{job.JobCompleted}, "bench-tput", 0)
 		if err != nil {
 			log.Fatal(err)
 		}
 		if len(jobs) >= n {
 			break
 		}
-		failed, _ := c.ListJobs(ctx, "default", []string{shoal.JobFailed, shoal.JobCanceled}, "bench-tput", 0)
+		failed, _ := c.ListJobs(ctx, "default", []string{job.JobFailed, job.JobCanceled}, "bench-tput", 0)
 		if len(failed) > 0 {
 			log.Fatalf("%d jobs failed, e.g. %s: %s", len(failed), failed[0].Name, failed[0].Error)
 		}

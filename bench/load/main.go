@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/server/app"
 )
 
 type sample struct {

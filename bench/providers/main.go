@@ -19,9 +19,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/internal/testslurm"
 )
@@ -85,7 +87,7 @@ func provisionToIdle(ctx context.Context, b *testhosts.Program, c *client.Client
 		if err != nil {
 			b.Fatalf("%v", err)
 		}
-		if len(nodes) == 1 && nodes[0].State == shoal.NodeIdle {
+		if len(nodes) == 1 && nodes[0].State == node.NodeIdle {
 			if *verbose && nodes[0].ReadyOn != nil {
 				fmt.Fprintf(os.Stderr, "%s: node created %s after the cluster, joined %s after that\n", name,
 					nodes[0].CreatedOn.Sub(start).Round(time.Millisecond), nodes[0].ReadyOn.Sub(nodes[0].CreatedOn).Round(time.Millisecond))
@@ -114,13 +116,13 @@ func dispatch(ctx context.Context, b *testhosts.Program, c *client.Client, clust
 			if err != nil {
 				b.Fatalf("%v", err)
 			}
-			if shoal.JobTerminal(j.Status) {
+			if job.JobTerminal(j.Status) {
 				break
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
 		atts, err := c.ListAttempts(ctx, "default", j.Name)
-		if err != nil || j.Status != shoal.JobCompleted || len(atts) != 1 || atts[0].Ranks[0].StartTime == nil {
+		if err != nil || j.Status != job.JobCompleted || len(atts) != 1 || atts[0].Ranks[0].StartTime == nil {
 			b.Fatalf("job %s: %s %v", j.Name, j.Status, err)
 		}
 		out = append(out, atts[0].Ranks[0].StartTime.Sub(start))
@@ -134,7 +136,7 @@ func drop(ctx context.Context, b *testhosts.Program, c *client.Client, name stri
 		b.Fatalf("%v", err)
 	}
 	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(20 * time.Millisecond) {
-		if _, err := c.GetCompute(ctx, "default", name); shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		if _, err := c.GetCompute(ctx, "default", name); core.ErrorCode(err) == core.ENOTFOUND {
 			return
 		}
 	}

@@ -28,10 +28,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/bench/internal/ports"
 	"github.com/shoal-ml/shoal/bench/internal/procs"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 var (
@@ -286,14 +286,14 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		// A join is anonymous until its token is checked, and the server
 		// admits at most 16 of those at a time from one address.
 		joinSlots <- struct{}{}
-		resp, err := a.Join(ctx, shoal.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
+		resp, err := a.Join(ctx, node.JoinRequest{NodeID: jc.NodeID, Address: "127.0.0.1", Port: 10000 + i%50000})
 		<-joinSlots
 		if err != nil {
 			fatalf("join %s: %v", jc.NodeID, err)
 		}
 		go func() {
 			for ctx.Err() == nil {
-				if _, err := a.Sync(ctx, &shoal.AgentSyncRequest{}, resp.HeartbeatInterval); err != nil {
+				if _, err := a.Sync(ctx, &node.AgentSyncRequest{}, resp.HeartbeatInterval); err != nil {
 					if syncErrors.Add(1) <= 3 && ctx.Err() == nil {
 						// The first few say what goes wrong.
 						log.Printf("sync error: %v", err)

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/scheduler"
-	"github.com/shoal-ml/shoal/scheduler/schedulertest"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/decide/scheduler/schedulertest"
 )
 
 // Size of the snapshot.

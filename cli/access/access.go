@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/clientconfig"
+	"github.com/shoal-ml/shoal/cli/clientconfig"
+	"github.com/shoal-ml/shoal/domain/identity"
 )
 
 // NewUserCommand is `shoal user`: the server's users, which administrators
@@ -24,7 +24,7 @@ func NewUserCommand(g *cmdutil.Globals) *cobra.Command {
 	var admin bool
 	create := &cobra.Command{Use: "create", Short: "Create a user", Args: cobra.NoArgs,
 		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.CreateUser(ctx, &shoal.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
+			return c.CreateUser(ctx, &identity.User{Name: name, Admin: admin, OIDCIssuer: issuer, OIDCSubject: subject})
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "user name")
 	create.Flags().BoolVar(&admin, "admin", false, "make the user a server administrator")
@@ -187,7 +187,7 @@ func NewRoleCommand(g *cmdutil.Globals) *cobra.Command {
 	var actions, notActions []string
 	create := &cobra.Command{Use: "create", Short: "Define a custom role from actions (computes/read, computes/start/action, jobs/*, */read, ...)", Args: cobra.NoArgs,
 		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.CreateRole(ctx, &shoal.RoleDefinition{Name: name, Description: description, Actions: actions, NotActions: notActions})
+			return c.CreateRole(ctx, &identity.RoleDefinition{Name: name, Description: description, Actions: actions, NotActions: notActions})
 		})}
 	create.Flags().StringVarP(&name, "name", "n", "", "role name")
 	create.Flags().StringVar(&description, "description", "", "description")

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/app"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/sqlstore/storecopy"
+	"github.com/shoal-ml/shoal/store/sqlstore/storecopy"
 )
 
 // NewCommand is `shoal admin`: work on a server's store directly, on

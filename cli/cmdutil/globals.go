@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/clientconfig"
+	"github.com/shoal-ml/shoal/cli/clientconfig"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Globals are the flags every command takes and the streams it uses:
@@ -81,7 +81,7 @@ func (g *Globals) Client() (*client.Client, string, error) {
 		ws = cfg.Workspace
 	}
 	if ws == "" {
-		ws = shoal.DefaultWorkspace
+		ws = core.DefaultWorkspace
 	}
 	c := client.NewClient(cfg.Server, cfg.Token)
 	if err := c.TrustCA([]byte(cfg.CACert)); err != nil {

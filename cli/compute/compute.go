@@ -11,8 +11,7 @@ import (
 
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
-
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // computeColumns are the table columns of computes.
@@ -133,10 +132,10 @@ func workspaceLocation(ctx context.Context, g *cmdutil.Globals, ws string) (stri
 	if err == nil {
 		return w.Location, nil
 	}
-	if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if core.ErrorCode(err) != core.ENOTFOUND {
 		return "", err
 	}
-	w, err = c.GetWorkspace(ctx, shoal.DefaultWorkspace)
+	w, err = c.GetWorkspace(ctx, core.DefaultWorkspace)
 	if err != nil {
 		return "", err
 	}
@@ -164,7 +163,7 @@ func newComputeEventsCommand(g *cmdutil.Globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fresh := []*shoal.Event{} // not nil: an empty log is [] in JSON, "(none)" in a table
+				fresh := []*core.Event{} // not nil: an empty log is [] in JSON, "(none)" in a table
 				for _, e := range list {
 					if e.ID > last {
 						fresh = append(fresh, e)

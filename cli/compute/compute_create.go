@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // computeFlags are the az ml compute create/update flags that map to keys of
@@ -94,8 +95,8 @@ func (f *computeFlags) apply(cmd *cobra.Command, doc map[string]any, extraArgs [
 			// A number is a fixed timeout; "adaptive" (a Shoal extension)
 			// keeps the number as the adaptive policy's fallback.
 			delete(doc, "idle_policy")
-			if strings.EqualFold(strings.TrimSpace(fl.Value.String()), shoal.IdlePolicyAdaptive) {
-				key, v = "idle_policy", shoal.IdlePolicyAdaptive
+			if strings.EqualFold(strings.TrimSpace(fl.Value.String()), compute.IdlePolicyAdaptive) {
+				key, v = "idle_policy", compute.IdlePolicyAdaptive
 				break
 			}
 			// wait_cost_per_hour belongs to the adaptive policy alone.
@@ -210,10 +211,10 @@ func newComputeCreateCommand(g *cmdutil.Globals) *cobra.Command {
 // waitProvisioned waits until the compute leaves Creating/Updating and
 // returns it, showing its state on p; a Failed compute is an error
 // carrying its provisioning errors.
-func waitProvisioned(ctx context.Context, p *cmdutil.Progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
+func waitProvisioned(ctx context.Context, p *cmdutil.Progress, c *client.Client, ws string, comp *compute.Compute) (*compute.Compute, error) {
 	name := comp.Name
-	provisioning := func(c *shoal.Compute) bool {
-		return c.ProvisioningState == shoal.ProvisioningCreating || c.ProvisioningState == shoal.ProvisioningUpdating
+	provisioning := func(c *compute.Compute) bool {
+		return c.ProvisioningState == compute.ProvisioningCreating || c.ProvisioningState == compute.ProvisioningUpdating
 	}
 	err := cmdutil.PollUntil(ctx, p, func(ctx context.Context) (string, bool, error) {
 		if !provisioning(comp) {
@@ -229,7 +230,7 @@ func waitProvisioned(ctx context.Context, p *cmdutil.Progress, c *client.Client,
 	if err != nil {
 		return nil, err
 	}
-	if comp.ProvisioningState == shoal.ProvisioningFailed {
+	if comp.ProvisioningState == compute.ProvisioningFailed {
 		var msgs []string
 		for _, e := range comp.ProvisioningErrors {
 			msgs = append(msgs, e.Message)
@@ -249,7 +250,7 @@ func newComputeUpdateCommand(g *cmdutil.Globals) *cobra.Command {
   shoal compute update --name my-instance --ssh-key-value @~/.ssh/id_ed25519.pub`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.name == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "--name: is required"}
+				return &core.Error{Code: core.EINVALID, Field: "name", Message: "--name: is required"}
 			}
 			c, ws, err := g.Client()
 			if err != nil {
@@ -295,7 +296,7 @@ func newComputeUpdateCommand(g *cmdutil.Globals) *cobra.Command {
 func applyComputeDoc(cmd *cobra.Command, g *cmdutil.Globals, doc map[string]any, noWait bool) error {
 	name, _ := doc["name"].(string)
 	if name == "" {
-		return &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: is required (give --name or a name: key in the file)"}
+		return &core.Error{Code: core.EINVALID, Field: "name", Message: "name: is required (give --name or a name: key in the file)"}
 	}
 	raw, err := cmdutil.ToJSON(doc)
 	if err != nil {
@@ -314,14 +315,14 @@ func applyComputeDoc(cmd *cobra.Command, g *cmdutil.Globals, doc map[string]any,
 	}
 	p := g.NewProgress(cmd, "Creating compute "+comp.Name)
 	comp, err = waitProvisioned(cmd.Context(), p, c, ws, comp)
-	if err == nil && comp.Type == shoal.ComputeTypeInstance {
+	if err == nil && comp.Type == compute.ComputeTypeInstance {
 		comp, err = waitInstance(cmd.Context(), p, c, ws, comp)
 	}
 	p.Done("")
 	if err != nil {
 		return err
 	}
-	if comp.Type == shoal.ComputeTypeInstance {
+	if comp.Type == compute.ComputeTypeInstance {
 		return g.Render(comp, instanceColumns)
 	}
 	return g.Render(comp, computeColumns)

@@ -7,15 +7,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // activeJobStatuses are the statuses of a job that is not over. A
 // deleting compute waits for those that run; the queued ones the server
 // fails (they would never start).
-var activeJobStatuses = []string{shoal.JobQueued, shoal.JobPreparing, shoal.JobRunning, shoal.JobFinalizing, shoal.JobCancelRequested}
+var activeJobStatuses = []string{job.JobQueued, job.JobPreparing, job.JobRunning, job.JobFinalizing, job.JobCancelRequested}
 
 // listedRunning is how many running jobs a delete's status names before
 // it says "and N more".
@@ -96,19 +99,19 @@ type computeDelete struct {
 
 // cancelJobs cancels the compute's jobs that are not over (--force) and
 // says which; it returns the jobs as listed.
-func (d *computeDelete) cancelJobs(ctx context.Context) ([]*shoal.Job, error) {
+func (d *computeDelete) cancelJobs(ctx context.Context) ([]*job.Job, error) {
 	jobs, err := d.c.ListJobs(ctx, d.ws, activeJobStatuses, d.name, 0)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, j := range jobs {
-		if d.canceled[j.Name] || j.Status == shoal.JobCancelRequested {
+		if d.canceled[j.Name] || j.Status == job.JobCancelRequested {
 			continue
 		}
 		if _, err := d.c.CancelJob(ctx, d.ws, j.Name); err != nil {
 			// A job that ended or went meanwhile needs no cancel.
-			if code := shoal.ErrorCode(err); code != shoal.ECONFLICT && code != shoal.ENOTFOUND {
+			if code := core.ErrorCode(err); code != core.ECONFLICT && code != core.ENOTFOUND {
 				return nil, fmt.Errorf("--force: cancel job %s: %w", j.Name, err)
 			}
 		}
@@ -125,12 +128,12 @@ func (d *computeDelete) cancelJobs(ctx context.Context) ([]*shoal.Job, error) {
 // else what it still waits for.
 func (d *computeDelete) check(ctx context.Context) (string, bool, error) {
 	comp, err := d.c.GetCompute(ctx, d.ws, d.name)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+	if core.ErrorCode(err) == core.ENOTFOUND {
 		return "", true, nil
 	} else if err != nil {
 		return "", false, err
 	}
-	var jobs []*shoal.Job
+	var jobs []*job.Job
 	if d.force {
 		jobs, err = d.cancelJobs(ctx)
 	} else {
@@ -139,19 +142,19 @@ func (d *computeDelete) check(ctx context.Context) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	var running []*shoal.Job
+	var running []*job.Job
 	queued := 0
 	for _, j := range jobs {
-		if j.Status == shoal.JobQueued {
+		if j.Status == job.JobQueued {
 			queued++
 		} else {
 			running = append(running, j)
 		}
 	}
 	var parts []string
-	var nodes []*shoal.Node
+	var nodes []*node.Node
 	if d.needNodes(running, queued) {
-		if nodes, err = d.c.ListNodes(ctx, d.ws, d.name); err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		if nodes, err = d.c.ListNodes(ctx, d.ws, d.name); err != nil && core.ErrorCode(err) != core.ENOTFOUND {
 			return "", false, err
 		}
 		d.where = jobNodes(nodes)
@@ -169,7 +172,7 @@ func (d *computeDelete) check(ctx context.Context) (string, bool, error) {
 	}
 	if len(parts) == 0 {
 		switch {
-		case comp.Type == shoal.ComputeTypeInstance:
+		case comp.Type == compute.ComputeTypeInstance:
 			parts = append(parts, "stopping the instance (state "+comp.State+")")
 		case len(nodes) > 0:
 			parts = append(parts, "releasing "+plural(len(nodes), "node"))
@@ -184,7 +187,7 @@ func (d *computeDelete) check(ctx context.Context) (string, bool, error) {
 // say where a job runs that it has not placed yet, or, with no job left,
 // to count the nodes being released. A running job does not move, so a
 // long wait for one lists them once.
-func (d *computeDelete) needNodes(running []*shoal.Job, queued int) bool {
+func (d *computeDelete) needNodes(running []*job.Job, queued int) bool {
 	if len(running) == 0 {
 		return queued == 0
 	}
@@ -197,7 +200,7 @@ func (d *computeDelete) needNodes(running []*shoal.Job, queued int) bool {
 }
 
 // jobNodes are the nodes each job runs on, by job name.
-func jobNodes(nodes []*shoal.Node) map[string][]string {
+func jobNodes(nodes []*node.Node) map[string][]string {
 	where := map[string][]string{}
 	for _, n := range nodes {
 		if n.CurrentJobName != "" {
@@ -210,7 +213,7 @@ func jobNodes(nodes []*shoal.Node) map[string][]string {
 // runningJobsState says which jobs a delete waits for and where they run
 // (where: node IDs by job name): "waiting for 1 running job: train
 // (Running on node c-0)".
-func runningJobsState(running []*shoal.Job, where map[string][]string) string {
+func runningJobsState(running []*job.Job, where map[string][]string) string {
 	var names []string
 	for i, j := range running {
 		if i == listedRunning {

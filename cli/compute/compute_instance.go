@@ -13,9 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // instanceColumns are the table columns of compute instances.
@@ -25,9 +26,9 @@ var instanceColumns = []string{"name", "size", "location", "state", "assigned_us
 // restart, connect-ssh, enable-sso, postpone-shutdown and logs.
 func instanceVerbs(g *cmdutil.Globals) []*cobra.Command {
 	return []*cobra.Command{
-		newInstanceOpCommand(g, "start", "Start a stopped compute instance", shoal.InstanceRunning),
-		newInstanceOpCommand(g, "stop", "Stop a compute instance: every process ends, its home is kept", shoal.InstanceStopped),
-		newInstanceOpCommand(g, "restart", "Restart a compute instance (also one whose setup failed)", shoal.InstanceRunning),
+		newInstanceOpCommand(g, "start", "Start a stopped compute instance", compute.InstanceRunning),
+		newInstanceOpCommand(g, "stop", "Stop a compute instance: every process ends, its home is kept", compute.InstanceStopped),
+		newInstanceOpCommand(g, "restart", "Restart a compute instance (also one whose setup failed)", compute.InstanceRunning),
 		newConnectSSHCommand(g), newEnableSSOCommand(g), newPostponeShutdownCommand(g), newInstanceLogsCommand(g),
 	}
 }
@@ -78,13 +79,13 @@ func instanceOpVerb(op string) string {
 // waitInstance waits until an instance's operation is over (its state is
 // no longer a transitional one), showing its state on p, and fails when
 // it failed.
-func waitInstance(ctx context.Context, p *cmdutil.Progress, c *client.Client, ws string, comp *shoal.Compute) (*shoal.Compute, error) {
+func waitInstance(ctx context.Context, p *cmdutil.Progress, c *client.Client, ws string, comp *compute.Compute) (*compute.Compute, error) {
 	name := comp.Name
-	settled := func(comp *shoal.Compute) bool {
+	settled := func(comp *compute.Compute) bool {
 		switch comp.State {
-		case shoal.InstanceRunning, shoal.InstanceJobRunning, shoal.InstanceStopped, shoal.InstanceSetupFailed,
-			shoal.InstanceCreateFailed, shoal.InstanceUnusable:
-			return comp.LastOperation == nil || comp.LastOperation.OperationStatus != shoal.OperationInProgress
+		case compute.InstanceRunning, compute.InstanceJobRunning, compute.InstanceStopped, compute.InstanceSetupFailed,
+			compute.InstanceCreateFailed, compute.InstanceUnusable:
+			return comp.LastOperation == nil || comp.LastOperation.OperationStatus != compute.OperationInProgress
 		}
 		return false
 	}
@@ -111,7 +112,7 @@ func waitInstance(ctx context.Context, p *cmdutil.Progress, c *client.Client, ws
 
 // instanceState is an instance's state as a wait shows it: "Starting
 // (Start InProgress)".
-func instanceState(comp *shoal.Compute) string {
+func instanceState(comp *compute.Compute) string {
 	s := "state " + comp.State
 	if op := comp.LastOperation; op != nil && op.OperationName != "" {
 		s += " (" + op.OperationName + " " + op.OperationStatus + ")"
@@ -163,7 +164,7 @@ func newConnectSSHCommand(g *cmdutil.Globals) *cobra.Command {
 // user's cache folder) and returns its path, so that ssh checks the key
 // instead of asking (or failing without a terminal, "Host key
 // verification failed"); "" when the server does not know the key yet.
-func pinHostKey(ws string, comp *shoal.Compute) (string, error) {
+func pinHostKey(ws string, comp *compute.Compute) (string, error) {
 	if comp.SSHSettings == nil || comp.SSHSettings.HostKey == "" || comp.ConnectivityEndpoints == nil {
 		return "", nil
 	}
@@ -191,8 +192,8 @@ func pinHostKey(ws string, comp *shoal.Compute) (string, error) {
 
 // sshArgs is the OpenSSH command line of an instance; knownHosts, when
 // set, is the known_hosts file with its host key pinned.
-func sshArgs(comp *shoal.Compute, keyFile, knownHosts string, extra []string) ([]string, error) {
-	if comp.Type != shoal.ComputeTypeInstance {
+func sshArgs(comp *compute.Compute, keyFile, knownHosts string, extra []string) ([]string, error) {
+	if comp.Type != compute.ComputeTypeInstance {
 		return nil, fmt.Errorf("compute %q is a %s; connect-ssh is for compute instances", comp.Name, comp.Type)
 	}
 	if comp.SSHPublicAccessEnabled == nil || !*comp.SSHPublicAccessEnabled {
@@ -209,7 +210,7 @@ func sshArgs(comp *shoal.Compute, keyFile, knownHosts string, extra []string) ([
 		args = append(args, "-i", keyFile)
 	}
 	args = append(args, extra...)
-	args = append(args, shoal.InstanceAdminUsername+"@"+comp.ConnectivityEndpoints.PrivateIPAddress)
+	args = append(args, compute.InstanceAdminUsername+"@"+comp.ConnectivityEndpoints.PrivateIPAddress)
 	return args, nil
 }
 
@@ -258,7 +259,7 @@ func newInstanceLogsCommand(g *cmdutil.Globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !setup && app == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "setup", Message: "--setup: name the log to show (instances keep their setup log, and --app NAME their custom applications')"}
+				return &core.Error{Code: core.EINVALID, Field: "setup", Message: "--setup: name the log to show (instances keep their setup log, and --app NAME their custom applications')"}
 			}
 			c, ws, err := g.Client()
 			if err != nil {

@@ -8,9 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // newComputeAttachCommand is az ml compute attach for Kubernetes: a
@@ -42,10 +43,10 @@ the location's default instance type). See docs/guides/kubernetes.md.`,
 			t, _ := doc["type"].(string)
 			switch strings.ToLower(t) {
 			case "":
-				doc["type"] = shoal.ComputeTypeKubernetes
-			case shoal.ComputeTypeKubernetes:
+				doc["type"] = compute.ComputeTypeKubernetes
+			case compute.ComputeTypeKubernetes:
 			default:
-				return &shoal.Error{Code: shoal.EINVALID, Field: "type", Message: fmt.Sprintf(
+				return &core.Error{Code: core.EINVALID, Field: "type", Message: fmt.Sprintf(
 					"type: %q cannot be attached; Shoal attaches kubernetes computes (virtual machines join a location instead: shoal compute add-node)", t)}
 			}
 			return applyComputeDoc(cmd, g, doc, f.noWait)
@@ -59,7 +60,7 @@ the location's default instance type). See docs/guides/kubernetes.md.`,
 	fs.StringVar(&namespace, "namespace", "", "the pods' namespace (must be the location's; default it)")
 	fs.StringVar(&instanceType, "instance-type", "", "instance type of the nodes (default the location's default_instance_type)")
 	fs.StringVar(&f.minInstances, "min-instances", "", "minimum number of nodes (default 0)")
-	fs.StringVar(&f.maxInstances, "max-instances", "", fmt.Sprintf("maximum number of nodes (default %d)", shoal.DefaultKubernetesMaxInstances))
+	fs.StringVar(&f.maxInstances, "max-instances", "", fmt.Sprintf("maximum number of nodes (default %d)", compute.DefaultKubernetesMaxInstances))
 	fs.StringVar(&f.idleTime, "idle-time-before-scale-down", "", "seconds a node stays idle before its pod is deleted (default 120)")
 	fs.StringVar(&f.description, "description", "", "description")
 	fs.StringArrayVar(&f.tags, "tags", nil, "space-separated tags: key1=value1 key2=value2")
@@ -99,7 +100,7 @@ func newComputeInstanceTypeListCommand(g *cmdutil.Globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: g.CallAndRender(instanceTypeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			if (name == "") == (location == "") {
-				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: "name: give --name (a kubernetes compute) or --location (a kubernetes location), one of them"}
+				return nil, &core.Error{Code: core.EINVALID, Field: "name", Message: "name: give --name (a kubernetes compute) or --location (a kubernetes location), one of them"}
 			}
 			def := ""
 			if name != "" {
@@ -107,8 +108,8 @@ func newComputeInstanceTypeListCommand(g *cmdutil.Globals) *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				if comp.Type != shoal.ComputeTypeKubernetes {
-					return nil, &shoal.Error{Code: shoal.EINVALID, Field: "name", Message: fmt.Sprintf("name: compute %q is a %s; instance types belong to kubernetes computes", comp.Name, comp.Type)}
+				if comp.Type != compute.ComputeTypeKubernetes {
+					return nil, &core.Error{Code: core.EINVALID, Field: "name", Message: fmt.Sprintf("name: compute %q is a %s; instance types belong to kubernetes computes", comp.Name, comp.Type)}
 				}
 				location, def = comp.Location, comp.InstanceType
 			}
@@ -118,7 +119,7 @@ func newComputeInstanceTypeListCommand(g *cmdutil.Globals) *cobra.Command {
 			}
 			k := loc.Kubernetes
 			if k == nil {
-				return nil, &shoal.Error{Code: shoal.EINVALID, Field: "location", Message: fmt.Sprintf("location: %q is a %s location; instance types belong to kubernetes locations", loc.Name, loc.Provider)}
+				return nil, &core.Error{Code: core.EINVALID, Field: "location", Message: fmt.Sprintf("location: %q is a %s location; instance types belong to kubernetes locations", loc.Name, loc.Provider)}
 			}
 			if def == "" {
 				def = k.DefaultInstanceType
@@ -126,13 +127,13 @@ func newComputeInstanceTypeListCommand(g *cmdutil.Globals) *cobra.Command {
 			rows := []instanceTypeRow{}
 			for _, it := range k.InstanceTypes {
 				r, l := it.Resources.Requests, it.Resources.Limits
-				gpus := l[shoal.ResourceGPU]
+				gpus := l[compute.ResourceGPU]
 				if gpus == "" {
-					gpus = r[shoal.ResourceGPU]
+					gpus = r[compute.ResourceGPU]
 				}
 				rows = append(rows, instanceTypeRow{Name: it.Name, Default: strings.EqualFold(it.Name, def),
-					CPURequest: r[shoal.ResourceCPU], CPULimit: l[shoal.ResourceCPU],
-					MemoryRequest: r[shoal.ResourceMemory], MemoryLimit: l[shoal.ResourceMemory],
+					CPURequest: r[compute.ResourceCPU], CPULimit: l[compute.ResourceCPU],
+					MemoryRequest: r[compute.ResourceMemory], MemoryLimit: l[compute.ResourceMemory],
 					GPUs: gpus, NodeSelector: selectorString(it.NodeSelector)})
 			}
 			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })

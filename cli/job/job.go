@@ -14,10 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/archive"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "status_reason", "created_on"}
@@ -61,7 +62,7 @@ func newJobCreateCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "file", Message: "--file: is required"}
+				return &core.Error{Code: core.EINVALID, Field: "file", Message: "--file: is required"}
 			}
 			doc, err := cmdutil.ReadYAMLDocument(file)
 			if err != nil {
@@ -84,11 +85,11 @@ func newJobCreateCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 			}
 			upload := files.Command
 			switch t, _ := doc["type"].(string); strings.ToLower(strings.TrimSpace(t)) {
-			case shoal.JobTypePipeline:
+			case job.JobTypePipeline:
 				// Local component files are read and inlined here: the
 				// server receives a self-contained document.
 				upload = files.Pipeline
-			case shoal.JobTypeSweep:
+			case job.JobTypeSweep:
 				upload = uploadSweepFiles(files.Command)
 			}
 			if err := upload(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
@@ -122,7 +123,7 @@ func newJobCreateCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(g.Stderr, "Execution Summary\n=================\nRunId: %s\nStatus: %s\n", j.Name, j.Status)
-				if j.Status != shoal.JobCompleted {
+				if j.Status != job.JobCompleted {
 					return fmt.Errorf("job %s ended %s: %s", j.Name, j.Status, j.Error)
 				}
 				return nil
@@ -252,7 +253,7 @@ var watchJobColumns = []string{"name", "display_name", "status", "compute", "att
 // generated job name (a 7-letter adjective and noun and 10 characters,
 // keen_shark_3v8k2qm1xz) and of the longest status, which jobs printed
 // later may need.
-var watchJobWidths = map[string]int{"name": len("sincere_lobster_0123456789"), "status": len(shoal.JobCancelRequested)}
+var watchJobWidths = map[string]int{"name": len("sincere_lobster_0123456789"), "status": len(job.JobCancelRequested)}
 
 func newJobListCommand(g *cmdutil.Globals) *cobra.Command {
 	var status, compute string
@@ -284,7 +285,7 @@ func newJobListCommand(g *cmdutil.Globals) *cobra.Command {
 				}
 				// Watching: the list once, then each job whose status or
 				// reason changed, as it changes.
-				changed := []*shoal.Job{} // not nil: no jobs is [] in JSON, "(none)" in a table
+				changed := []*job.Job{} // not nil: no jobs is [] in JSON, "(none)" in a table
 				for _, j := range list {
 					key := j.Status + "\x00" + j.StatusReason
 					if seen[j.Name] != key {
@@ -328,7 +329,7 @@ func newJobDownloadCommand(g *cmdutil.Globals) *cobra.Command {
 		// Later ranks first, rank 0 last, so rank 0's files win where both wrote.
 		for rank := nodes - 1; rank >= 0; rank-- {
 			body, err := c.DownloadOutputs(cmd.Context(), ws, name, rank)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				continue
 			} else if err != nil {
 				return err
@@ -341,7 +342,7 @@ func newJobDownloadCommand(g *cmdutil.Globals) *cobra.Command {
 			got++
 		}
 		if got == 0 {
-			return shoal.Errorf(shoal.ENOTFOUND, "job %s has no outputs (yet)", name)
+			return core.Errorf(core.ENOTFOUND, "job %s has no outputs (yet)", name)
 		}
 		fmt.Fprintf(g.Stderr, "Downloaded the outputs of %s to %s\n", name, dest)
 		return nil
@@ -394,7 +395,7 @@ type trialRow struct {
 }
 
 // trialRows are a sweep's trials, their parameters as name=value.
-func trialRows(j *shoal.Job) []trialRow {
+func trialRows(j *job.Job) []trialRow {
 	out := make([]trialRow, 0, len(j.Trials))
 	for _, t := range j.Trials {
 		names := make([]string, 0, len(t.Parameters))
@@ -404,7 +405,7 @@ func trialRows(j *shoal.Job) []trialRow {
 		sort.Strings(names)
 		var ps []string
 		for _, k := range names {
-			ps = append(ps, k+"="+shoal.FormatInputValue(t.Parameters[k]))
+			ps = append(ps, k+"="+job.FormatInputValue(t.Parameters[k]))
 		}
 		r := trialRow{Index: t.Index, Job: t.Job, Status: t.Status, Metric: t.Metric, Parameters: strings.Join(ps, " "), EarlyTerminated: t.EarlyTerminated}
 		if t.Job == j.BestChildRunID {
@@ -433,7 +434,7 @@ func uploadSweepFiles(upload UploadFunc) UploadFunc {
 
 // prefixField puts prefix before the field an error names.
 func prefixField(err error, prefix string) error {
-	if e, ok := err.(*shoal.Error); ok && e.Field != "" {
+	if e, ok := err.(*core.Error); ok && e.Field != "" {
 		c := *e
 		c.Field = prefix + e.Field
 		c.Message = strings.Replace(c.Message, e.Field+":", c.Field+":", 1)

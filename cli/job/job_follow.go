@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // followParent prints a pipeline's steps' or a sweep's trials' changes
@@ -36,7 +36,7 @@ func followParent(ctx context.Context, c *client.Client, ws, name string, w io.W
 			if s.Job != "" {
 				line += " (job " + s.Job + ")"
 			}
-			if s.Status == shoal.JobNotStarted && s.Reason != "" {
+			if s.Status == job.JobNotStarted && s.Reason != "" {
 				line += ": " + s.Reason
 			}
 			note("step/"+s.Name, line)
@@ -51,7 +51,7 @@ func followParent(ctx context.Context, c *client.Client, ws, name string, w io.W
 			}
 			note(fmt.Sprintf("trial/%d", t.Index), line)
 		}
-		if shoal.JobTerminal(j.Status) {
+		if job.JobTerminal(j.Status) {
 			line := fmt.Sprintf("%s %s: %s", j.Type, j.Status, j.StatusReason)
 			note("parent", line)
 			return nil

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // streamJobLogs streams a job's output to out until the job ends. Until
@@ -46,12 +46,12 @@ func streamJobLogs(ctx context.Context, g *cmdutil.Globals, cmd *cobra.Command, 
 
 // jobWaiting reports whether a job in status has not started yet.
 func jobWaiting(status string) bool {
-	return status == shoal.JobNotStarted || status == shoal.JobQueued || status == shoal.JobPreparing
+	return status == job.JobNotStarted || status == job.JobQueued || status == job.JobPreparing
 }
 
 // jobWaitState is a job's status with its reason: "Queued: waiting for
 // nodes to be provisioned (0 of 1 ready)".
-func jobWaitState(j *shoal.Job) string {
+func jobWaitState(j *job.Job) string {
 	if j.StatusReason == "" {
 		return j.Status
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // Table views: some lists read better in a table as other rows than the
@@ -17,13 +17,13 @@ var attemptTableColumns = []string{"number", "status", "nodes", "start_time", "e
 
 // attemptRow is one attempt in a table with the nodes its ranks ran on.
 type attemptRow struct {
-	*shoal.Attempt
+	*job.Attempt
 	Nodes string `json:"nodes"`
 }
 
 // attemptRows adds to each attempt the nodes of its ranks, in rank order,
 // each once.
-func attemptRows(list []*shoal.Attempt) []attemptRow {
+func attemptRows(list []*job.Attempt) []attemptRow {
 	rows := make([]attemptRow, 0, len(list))
 	for _, a := range list {
 		var nodes []string

@@ -10,9 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 var registryColumns = []string{"server", "username", "insecure", "push", "created_on", "created_by"}
@@ -33,7 +34,7 @@ removing logins takes the workspace's Owner role; every role may list them.`,
 }
 
 func newRegistryAddCommand(g *cmdutil.Globals) *cobra.Command {
-	var req shoal.RegistryAdd
+	var req asset.RegistryAdd
 	var passwordStdin bool
 	cmd := &cobra.Command{
 		Use:   "add",
@@ -55,10 +56,10 @@ nodes pull them rather than build them again.`,
 				}
 				req.Password = strings.TrimRight(string(b), "\r\n")
 				if req.Password == "" {
-					return &shoal.Error{Code: shoal.EINVALID, Field: "password", Message: "password: --password-stdin read nothing from standard input"}
+					return &core.Error{Code: core.EINVALID, Field: "password", Message: "password: --password-stdin read nothing from standard input"}
 				}
 			} else if req.Username != "" {
-				return &shoal.Error{Code: shoal.EINVALID, Field: "password", Message: "password: a login needs its password on standard input: --password-stdin"}
+				return &core.Error{Code: core.EINVALID, Field: "password", Message: "password: a login needs its password on standard input: --password-stdin"}
 			}
 			c, ws, err := g.Client()
 			if err != nil {

@@ -13,9 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
-	"github.com/shoal-ml/shoal/config"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/sim"
 )
 
@@ -181,7 +182,7 @@ func loadTrace(ctx context.Context, g *cmdutil.Globals, path, format string, gpu
 	case "simple":
 		return sim.ReadSimple(f)
 	case "history":
-		var jobs []*shoal.Job
+		var jobs []*job.Job
 		if err := json.NewDecoder(f).Decode(&jobs); err != nil {
 			return nil, fmt.Errorf("--trace %s: not a `shoal job export` file: %w", path, err)
 		}
@@ -205,7 +206,7 @@ func simCluster(path string) (sim.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	spec, err := shoal.DecodeComputeSpec(raw)
+	spec, err := compute.DecodeComputeSpec(raw)
 	if err != nil {
 		return c, err
 	}
@@ -220,7 +221,7 @@ func simCluster(path string) (sim.Config, error) {
 	}
 	// The cluster's own policy is the default replay (--idle-policy and
 	// --sweep choose others), so what `compute show` prints replays as is.
-	c.Adaptive = spec.IdlePolicy == shoal.IdlePolicyAdaptive
+	c.Adaptive = spec.IdlePolicy == compute.IdlePolicyAdaptive
 	if spec.WaitCostPerHour != nil {
 		c.WaitCostPerHour = *spec.WaitCostPerHour
 	}
@@ -234,7 +235,7 @@ func simCluster(path string) (sim.Config, error) {
 			return c, fmt.Errorf("%s: size: %q is not in the catalog (shoal compute list-sizes)", path, spec.Size)
 		}
 		c.PricePerHour = size.PricePerHour
-		if spec.Tier == shoal.TierLowPriority {
+		if spec.Tier == compute.TierLowPriority {
 			c.PricePerHour = size.LowPriorityPricePerHour
 		}
 	}

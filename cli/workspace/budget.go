@@ -5,15 +5,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // NewBudgetCommand is `shoal budget`: spending caps in money per period.
 func NewBudgetCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "budget", Short: "Spending caps per workspace, user or tag, per day, week or month"}
-	var b shoal.Budget
+	var b money.Budget
 	create := &cobra.Command{Use: "create", Short: "Create or replace a budget (Owner); warnings at 50/80/100 %, block stops scale-up at the limit", Args: cobra.NoArgs,
 		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
 			return c.CreateBudget(ctx, ws, &b)

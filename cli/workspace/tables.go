@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/money"
 )
 
 // Table views: some lists read better in a table as other rows than the
@@ -32,9 +32,9 @@ type costRow struct {
 // costRows rounds each line of a cost report and adds a total row, the
 // sum of the unrounded lines (so it can differ from the sum of the
 // rounded cells by a cent). An empty report has no total.
-func costRows(lines []shoal.CostLine) []costRow {
+func costRows(lines []money.CostLine) []costRow {
 	rows := make([]costRow, 0, len(lines)+1)
-	var total shoal.CostLine
+	var total money.CostLine
 	for _, l := range lines {
 		rows = append(rows, newCostRow(l))
 		total.NodeHours += l.NodeHours
@@ -49,7 +49,7 @@ func costRows(lines []shoal.CostLine) []costRow {
 	return rows
 }
 
-func newCostRow(l shoal.CostLine) costRow {
+func newCostRow(l money.CostLine) costRow {
 	return costRow{Key: l.Key, NodeHours: amount(l.NodeHours), USD: amount(l.USD), Dedicated: amount(l.Dedicated), LowPriority: amount(l.LowPriority)}
 }
 

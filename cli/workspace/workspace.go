@@ -10,8 +10,7 @@ import (
 
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
-
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // NewCommand is `shoal workspace`: workspaces and their limits.
@@ -23,7 +22,7 @@ func NewCommand(g *cmdutil.Globals) *cobra.Command {
 		Short: "Create a workspace",
 		Args:  cobra.NoArgs,
 		RunE: g.CallAndRender(nil, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.CreateWorkspace(ctx, &shoal.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.ResourceGroup})
+			return c.CreateWorkspace(ctx, &core.Workspace{Name: name, Location: location, Description: description, ResourceGroup: g.ResourceGroup})
 		}),
 	}
 	create.Flags().StringVarP(&name, "name", "n", "", "workspace name")

@@ -11,8 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Services is what accounting needs of the request services: the store,
@@ -20,11 +23,11 @@ import (
 // and scaling read them). *service.Services implements it.
 type Services interface {
 	// Store is the (audited) store samples, warnings and alerts go to.
-	Store() shoal.Store
+	Store() store.Store
 	// BudgetStatusAt prices a budget's scope since its period began.
-	BudgetStatusAt(tx shoal.Tx, ws string, b *shoal.Budget, now time.Time) (shoal.BudgetStatus, error)
+	BudgetStatusAt(tx store.Tx, ws string, b *money.Budget, now time.Time) (money.BudgetStatus, error)
 	// SetBudgetBlocks records the blocking budgets found reached.
-	SetBudgetBlocks(b shoal.BudgetBlocks)
+	SetBudgetBlocks(b money.BudgetBlocks)
 }
 
 var _ Services = (*service.Services)(nil)
@@ -32,7 +35,7 @@ var _ Services = (*service.Services)(nil)
 // budgetPrincipal is who budget warnings are recorded as: the autoscaler,
 // whose scale-up a reached budget stops (as before the loop had a package
 // of its own).
-var budgetPrincipal = shoal.SystemPrincipal("autoscaler")
+var budgetPrincipal = identity.SystemPrincipal("autoscaler")
 
 // Accounting is the loop's state between passes.
 type Accounting struct {
@@ -41,7 +44,7 @@ type Accounting struct {
 	mu sync.Mutex
 	// samples are the node counts last written per cluster key, and
 	// lastPrune when old samples were last removed.
-	samples   map[string]*shoal.NodeSample
+	samples   map[string]*node.NodeSample
 	lastPrune time.Time
 	// lastBudgetCheck is when the budgets were last priced.
 	lastBudgetCheck time.Time

@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // The loop runs on its own, over the services' store: a cluster's node
@@ -17,21 +18,21 @@ import (
 func TestRunOnceSamplesNodes(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
 			return err
 		}
-		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+		return tx.InsertNode(&node.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := accounting.New(service.New(service.Config{Store: db}))
-	samples := func(now time.Time) []*shoal.NodeSample {
+	samples := func(now time.Time) []*node.NodeSample {
 		t.Helper()
-		var out []*shoal.NodeSample
-		if err := db.View(ctx, func(tx shoal.Tx) (err error) {
+		var out []*node.NodeSample
+		if err := db.View(ctx, func(tx store.Tx) (err error) {
 			out, err = tx.ListNodeSamples("ws", "cpu", now.Add(-time.Hour))
 			return err
 		}); err != nil {
@@ -46,7 +47,7 @@ func TestRunOnceSamplesNodes(t *testing.T) {
 	}{
 		{0, 1},           // the first look writes the counts
 		{time.Second, 1}, // same counts, soon after: nothing
-		{shoal.NodeSampleInterval + time.Second, 2}, // a node billed: at least one per interval
+		{node.NodeSampleInterval + time.Second, 2}, // a node billed: at least one per interval
 	} {
 		now = now.Add(step.after)
 		if err := a.RunOnce(ctx, now); err != nil {

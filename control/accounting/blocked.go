@@ -3,18 +3,21 @@ package accounting
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // BudgetReader is what reading the budget blocks needs: the store and
 // the blocks the last budget pass found. *service.Services implements it.
 type BudgetReader interface {
 	// Store is the store the queued jobs are read from.
-	Store() shoal.Store
+	Store() store.Store
 	// BudgetBlocks are the blocking budgets found reached, and whether a
 	// budget pass has run yet.
-	BudgetBlocks() (shoal.BudgetBlocks, bool)
+	BudgetBlocks() (money.BudgetBlocks, bool)
 }
 
 // BlockedJob is a queued job of a user whose block budget is reached.
@@ -36,9 +39,9 @@ func BlockedUserJobs(ctx context.Context, s BudgetReader) (map[string]BlockedJob
 		if len(blocked) == 0 {
 			continue
 		}
-		var queued []*shoal.Job
-		err := s.Store().View(ctx, func(tx shoal.Tx) (err error) {
-			queued, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Statuses: []string{shoal.JobQueued}})
+		var queued []*job.Job
+		err := s.Store().View(ctx, func(tx store.Tx) (err error) {
+			queued, err = tx.ListJobs(job.JobFilter{Workspace: ws, Statuses: []string{job.JobQueued}})
 			return err
 		})
 		if err != nil {
@@ -52,7 +55,7 @@ func BlockedUserJobs(ctx context.Context, s BudgetReader) (map[string]BlockedJob
 			if out == nil {
 				out = map[string]BlockedJob{}
 			}
-			out[j.Workspace+"/"+j.Name] = BlockedJob{Cluster: shoal.ComputeKey(j.Workspace, j.Compute), Nodes: j.InstanceCount(), Reason: r}
+			out[j.Workspace+"/"+j.Name] = BlockedJob{Cluster: compute.ComputeKey(j.Workspace, j.Compute), Nodes: j.InstanceCount(), Reason: r}
 		}
 	}
 	return out, nil

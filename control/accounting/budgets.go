@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // budgetCheckInterval is how often the budgets are priced: a pass more
@@ -24,15 +27,15 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	s := c.s
-	blocks := shoal.BudgetBlocks{Workspace: map[string]string{}, Tags: map[string]map[string]string{}, Users: map[string]map[string]string{}}
+	blocks := money.BudgetBlocks{Workspace: map[string]string{}, Tags: map[string]map[string]string{}, Users: map[string]map[string]string{}}
 	type alert struct {
 		ws   string
-		st   shoal.BudgetStatus
+		st   money.BudgetStatus
 		pct  int
 		prev string
 	}
 	var alerts []alert
-	err := s.Store().View(ctx, func(tx shoal.Tx) error {
+	err := s.Store().View(ctx, func(tx store.Tx) error {
 		wss, err := tx.ListWorkspaces()
 		if err != nil {
 			return err
@@ -51,7 +54,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 					return err
 				}
 				key := strings.ToLower(ws.Name)
-				if st.Reached && b.Action == shoal.BudgetBlock {
+				if st.Reached && b.Action == money.BudgetBlock {
 					reason := "budget " + b.Describe() + " reached"
 					switch {
 					case b.Scope == "workspace":
@@ -69,7 +72,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 					}
 				}
 				crossed := 0
-				for _, th := range shoal.BudgetThresholds {
+				for _, th := range money.BudgetThresholds {
 					if st.Percent >= float64(th) {
 						crossed = th
 					}
@@ -97,7 +100,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 			done = t
 		}
 		var pcts []int
-		for _, th := range shoal.BudgetThresholds {
+		for _, th := range money.BudgetThresholds {
 			if th > done && th <= a.pct {
 				pcts = append(pcts, th)
 			}
@@ -105,18 +108,18 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 		if len(pcts) == 0 {
 			continue
 		}
-		ctx := shoal.WithPrincipal(ctx, budgetPrincipal)
-		err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+		ctx := identity.WithPrincipal(ctx, budgetPrincipal)
+		err := s.Store().Update(ctx, func(tx store.Tx) error {
 			for _, pct := range pcts {
 				verb := "warning"
 				if pct >= 100 {
 					verb = "reached"
-					if a.st.Action == shoal.BudgetBlock {
+					if a.st.Action == money.BudgetBlock {
 						verb = "reached: scale-up stopped for its scope, running jobs finish"
 					}
 				}
-				if err := tx.AppendEvent(&shoal.Event{Time: tx.Now(), Workspace: a.ws, ResourceType: shoal.ResourceBudget, ResourceName: a.st.Name,
-					Kind: shoal.EventBudget, Actor: "controller",
+				if err := tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: a.ws, ResourceType: core.ResourceBudget, ResourceName: a.st.Name,
+					Kind: core.EventBudget, Actor: "controller",
 					Reason: fmt.Sprintf("budget %s at %d %% (%.2f of %s USD since %s): %s", a.st.Describe(), pct, a.st.Spent,
 						strconv.FormatFloat(a.st.Limit, 'f', -1, 64), a.st.PeriodStart.Format("2006-01-02"), verb)}); err != nil {
 					return err
@@ -135,7 +138,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func alertKey(ws string, b *shoal.Budget) string {
+func alertKey(ws string, b *money.Budget) string {
 	return "budget_alert/" + strings.ToLower(ws) + "/" + b.Name()
 }
 

@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // SampleNodes writes the clusters' node counts that differ from the last
@@ -13,7 +14,7 @@ import (
 // st is nil, from a read of the store.
 func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service.State) error {
 	if st == nil {
-		err := c.s.Store().View(ctx, func(tx shoal.Tx) (err error) {
+		err := c.s.Store().View(ctx, func(tx store.Tx) (err error) {
 			st, err = service.ReadNodes(tx)
 			return err
 		})
@@ -21,12 +22,12 @@ func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service
 			return err
 		}
 	}
-	var due []*shoal.NodeSample
+	var due []*node.NodeSample
 	c.mu.Lock()
 	if c.samples == nil {
-		c.samples = map[string]*shoal.NodeSample{}
+		c.samples = map[string]*node.NodeSample{}
 	}
-	known := make(map[string]*shoal.NodeSample, len(c.samples))
+	known := make(map[string]*node.NodeSample, len(c.samples))
 	for k, v := range c.samples {
 		known[k] = v
 	}
@@ -36,20 +37,20 @@ func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service
 		if comp.IsInstance() {
 			continue
 		}
-		s := &shoal.NodeSample{Workspace: comp.Workspace, Compute: comp.Name, Time: now, Size: comp.Size, Tier: comp.Tier}
+		s := &node.NodeSample{Workspace: comp.Workspace, Compute: comp.Name, Time: now, Size: comp.Size, Tier: comp.Tier}
 		for _, n := range ci.Nodes {
 			switch n.State {
-			case shoal.NodePreparing:
+			case node.NodePreparing:
 				s.Preparing++
-			case shoal.NodeIdle:
+			case node.NodeIdle:
 				s.Idle++
-			case shoal.NodeRunning:
+			case node.NodeRunning:
 				s.Running++
-			case shoal.NodeLeaving:
+			case node.NodeLeaving:
 				s.Leaving++
-			case shoal.NodeUnusable:
+			case node.NodeUnusable:
 				s.Unusable++
-			case shoal.NodePreempted:
+			case node.NodePreempted:
 				s.Preempted++
 			}
 		}
@@ -57,7 +58,7 @@ func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service
 		if !ok {
 			// First look since this controller started: the store says
 			// what was written last (by this server or another).
-			err := c.s.Store().View(ctx, func(tx shoal.Tx) error {
+			err := c.s.Store().View(ctx, func(tx store.Tx) error {
 				l, err := tx.ListNodeSamples(comp.Workspace, comp.Name, now)
 				if err == nil && len(l) > 0 {
 					last = l[len(l)-1]
@@ -71,7 +72,7 @@ func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service
 		switch {
 		case last == nil && s.Billed()+s.Preempted == 0:
 			// Nothing ever ran: no history to start.
-		case !s.SameCounts(last), s.Billed() > 0 && now.Sub(last.Time) >= shoal.NodeSampleInterval:
+		case !s.SameCounts(last), s.Billed() > 0 && now.Sub(last.Time) >= node.NodeSampleInterval:
 			due = append(due, s)
 			last = s
 		}
@@ -79,14 +80,14 @@ func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service
 	}
 	prune := now.Sub(c.lastPrune) >= time.Hour
 	if len(due) > 0 || prune {
-		err := c.s.Store().Update(ctx, func(tx shoal.Tx) error {
+		err := c.s.Store().Update(ctx, func(tx store.Tx) error {
 			for _, s := range due {
 				if err := tx.InsertNodeSample(s); err != nil {
 					return err
 				}
 			}
 			if prune {
-				_, err := tx.DeleteNodeSamplesBefore(now.Add(-shoal.NodeSampleRetention))
+				_, err := tx.DeleteNodeSamplesBefore(now.Add(-node.NodeSampleRetention))
 				return err
 			}
 			return nil

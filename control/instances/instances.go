@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/loop"
-	"github.com/shoal-ml/shoal/live"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/live"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Services is what the instance loop needs of the request services.
@@ -23,12 +25,12 @@ type Services interface {
 	loop.Base
 	loop.Notifier
 	// Provider is a location's provider, or nil.
-	Provider(loc *shoal.Location) shoal.Provider
+	Provider(loc *compute.Location) node.Provider
 	// CheckInstanceQuota fails with EQUOTA when starting c would exceed a
 	// quota.
-	CheckInstanceQuota(tx shoal.Tx, c *shoal.Compute) error
+	CheckInstanceQuota(tx store.Tx, c *compute.Compute) error
 	// FailQueuedJobs fails the jobs queued on a compute being deleted.
-	FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error
+	FailQueuedJobs(ctx context.Context, tx store.Tx, c *compute.Compute, out *service.JobOutcomes) error
 	// PreemptNodeBecause evicts a node as its provider would.
 	PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error
 	// Report tells the observer the jobs a transaction ended.
@@ -39,8 +41,8 @@ type Services interface {
 	Live() live.InstanceState
 	// RememberIdle, OverlayIdle, IdleWriteDue and IdleWritten keep
 	// instances' idle bookkeeping between writes.
-	RememberIdle(key string, st shoal.InstanceStatus)
-	OverlayIdle(comp *shoal.Compute)
+	RememberIdle(key string, st compute.InstanceStatus)
+	OverlayIdle(comp *compute.Compute)
 	IdleWriteDue(key string, now time.Time) bool
 	IdleWritten(key string, now time.Time)
 }
@@ -54,7 +56,7 @@ type Loop struct {
 	// release gives a node back to its provider and removes it, in the
 	// background; the controller's, shared with node lifecycle and
 	// scaling so that a node is released once.
-	release func(ctx context.Context, n *shoal.Node)
+	release func(ctx context.Context, n *node.Node)
 
 	mu sync.Mutex
 	// schedules caches instances' compiled schedules.
@@ -64,6 +66,6 @@ type Loop struct {
 // New returns the instance loop over s, with the services' configuration
 // cfg (join timeout, server URL and CA, idle minute, files) and the
 // controller's release.
-func New(s Services, cfg service.Config, release func(ctx context.Context, n *shoal.Node)) *Loop {
+func New(s Services, cfg service.Config, release func(ctx context.Context, n *node.Node)) *Loop {
 	return &Loop{s: s, cfg: cfg, release: release}
 }

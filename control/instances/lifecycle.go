@@ -7,12 +7,16 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
-	"github.com/shoal-ml/shoal/computes"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/control/provisioning"
-	"github.com/shoal-ml/shoal/instance"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // RunOnce runs one pass of the instance lifecycle at now: for every instance,
@@ -20,10 +24,10 @@ import (
 // schedules) and this carries it out.
 func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
-	sys := shoal.WithPrincipal(ctx, shoal.SystemPrincipal("instance lifecycle"))
+	sys := identity.WithPrincipal(ctx, identity.SystemPrincipal("instance lifecycle"))
 	var inputs []instance.Input
-	err := s.Store().View(sys, func(tx shoal.Tx) error {
-		list, err := tx.ListComputes(shoal.ComputeFilter{AllWorkspaces: true, Type: shoal.ComputeTypeInstance})
+	err := s.Store().View(sys, func(tx store.Tx) error {
+		list, err := tx.ListComputes(compute.ComputeFilter{AllWorkspaces: true, Type: compute.ComputeTypeInstance})
 		if err != nil {
 			return err
 		}
@@ -32,12 +36,12 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 				continue
 			}
 			in := instance.Input{Compute: comp}
-			nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: comp.Workspace, Compute: comp.Name})
+			nodes, err := tx.ListNodes(nodekind.NodeFilter{Workspace: comp.Workspace, Compute: comp.Name})
 			if err != nil {
 				return err
 			}
 			for _, n := range nodes {
-				if n.Role == shoal.NodeRoleInstance {
+				if n.Role == nodekind.NodeRoleInstance {
 					in.Node = n
 				} else {
 					in.Slots = append(in.Slots, n)
@@ -47,7 +51,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 			if err != nil {
 				return err
 			}
-			if in.Node != nil && live.Node == in.Node.ID && in.Node.State != shoal.NodePreparing {
+			if in.Node != nil && live.Node == in.Node.ID && in.Node.State != nodekind.NodePreparing {
 				in.Report = live.Report
 			}
 			in.ProxyLastRequest = live.ProxyLastRequest
@@ -80,7 +84,7 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 			out.Status.HostKey = r.HostKey
 		}
 	}
-	key := shoal.ComputeKey(in.Compute.Workspace, in.Compute.Name)
+	key := compute.ComputeKey(in.Compute.Workspace, in.Compute.Name)
 	changed := !computes.JSONEqual(computes.WithoutIdle(out.Status), computes.WithoutIdle(*in.Compute.Instance))
 	idleChanged := !computes.JSONEqual(computes.IdlePart(out.Status), computes.IdlePart(*in.Compute.Instance))
 	if !changed && len(out.Events) == 0 && idleChanged && !c.idleWriteDue(key, now) {
@@ -91,9 +95,9 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 	}
 	if changed || idleChanged || len(out.Events) > 0 {
 		stale := false
-		err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+		err := s.Store().Update(ctx, func(tx store.Tx) error {
 			cur, err := tx.GetCompute(in.Compute.Workspace, in.Compute.Name)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				stale = true
 				return nil
 			} else if err != nil {
@@ -113,7 +117,7 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 			}
 			c.idleWritten(key, now)
 			for _, e := range out.Events {
-				if err := shoal.AppendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
+				if err := compute.AppendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
 					return err
 				}
 			}
@@ -144,11 +148,11 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 
 func stateVerb(state string) string {
 	switch state {
-	case shoal.InstanceDeleting:
+	case compute.InstanceDeleting:
 		return "deleted"
-	case shoal.InstanceRestarting:
+	case compute.InstanceRestarting:
 		return "restarting"
-	case shoal.InstanceUnusable:
+	case compute.InstanceUnusable:
 		return "lost its machine"
 	}
 	return "stopping"
@@ -158,13 +162,13 @@ func stateVerb(state string) string {
 // the node's work dir, the instance's home, is the same at every start)
 // and asks the location's provider for it. When that fails — no quota, no
 // capacity — the start fails and the instance is Stopped again.
-func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now time.Time) error {
+func (c *Loop) provisionInstance(ctx context.Context, comp *compute.Compute, now time.Time) error {
 	s := c.s
-	var node *shoal.Node
+	var node *nodekind.Node
 	var token string
-	var loc *shoal.Location
+	var loc *compute.Location
 	var failure error
-	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
 		if err != nil {
 			return err
@@ -179,27 +183,27 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 		}
 		size, ok := s.Catalog().Size(cur.Size)
 		if !ok {
-			failure = shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", cur.Size)
+			failure = core.Errorf(core.EINVALID, "size %s is no longer in the catalog", cur.Size)
 			return c.failInstanceStart(ctx, tx, cur, failure)
 		}
-		id := shoal.InstanceNodeID(cur, loc)
+		id := compute.InstanceNodeID(cur, loc)
 		if _, err := tx.GetNode(id); err == nil {
 			return nil // being released still; the next pass provisions
 		}
-		if *cur.ReleaseQuotaOnStop && cur.Instance.PendingOperation != shoal.OperationCreate {
+		if *cur.ReleaseQuotaOnStop && cur.Instance.PendingOperation != compute.OperationCreate {
 			if err := s.CheckInstanceQuota(tx, cur); err != nil {
 				failure = err
 				return c.failInstanceStart(ctx, tx, cur, err)
 			}
 		}
-		t, hash, err := shoal.NewToken()
+		t, hash, err := identity.NewToken()
 		if err != nil {
 			return err
 		}
 		txNow := tx.Now()
-		node = &shoal.Node{
-			ID: id, Workspace: cur.Workspace, Compute: cur.Name, Role: shoal.NodeRoleInstance,
-			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB, State: shoal.NodePreparing,
+		node = &nodekind.Node{
+			ID: id, Workspace: cur.Workspace, Compute: cur.Name, Role: nodekind.NodeRoleInstance,
+			Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB, State: nodekind.NodePreparing,
 			JoinTokenHash: hash, JoinTokenExpires: txNow.Add(loc.ProvisioningDelay + c.cfg.JoinTimeout),
 			CreatedOn: txNow, LastHeartbeat: txNow, PrivateIPAddress: "127.0.0.1", Version: 1,
 		}
@@ -207,14 +211,14 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 		if err := tx.InsertNode(node); err != nil {
 			return err
 		}
-		return shoal.AppendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
+		return compute.AppendComputeEvent(ctx, tx, cur, "instance_provisioning", fmt.Sprintf("provisioning node %s (%s, %d vCPUs) at %s", id, size.Name, size.VCPUs, loc.Name))
 	})
 	if err != nil || node == nil || failure != nil {
 		return err
 	}
 	perr, err := provisioning.Provision(ctx, s.Store(), s.Logger(), provisioning.Request{
 		Provider: s.Provider(loc), Location: loc, Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA,
-		Failed: func(tx shoal.Tx, n *shoal.Node, cause error) error {
+		Failed: func(tx store.Tx, n *nodekind.Node, cause error) error {
 			if err := tx.DeleteNode(n.ID); err != nil {
 				return err
 			}
@@ -232,13 +236,13 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *shoal.Compute, now t
 }
 
 // failInstanceStart records a start that cannot be carried out.
-func (c *Loop) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Compute, cause error) error {
+func (c *Loop) failInstanceStart(ctx context.Context, tx store.Tx, cur *compute.Compute, cause error) error {
 	op := cur.Instance.PendingOperation
-	instance.FailStart(cur.Instance, tx.Now(), shoal.ErrorMessage(cause))
+	instance.FailStart(cur.Instance, tx.Now(), core.ErrorMessage(cause))
 	if err := computes.SaveInstance(tx, cur); err != nil {
 		return err
 	}
-	return shoal.AppendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, shoal.ErrorMessage(cause), cur.Instance.State))
+	return compute.AppendComputeEvent(ctx, tx, cur, "instance_start_failed", fmt.Sprintf("%s failed: %s; the instance is %s", op, core.ErrorMessage(cause), cur.Instance.State))
 }
 
 // releaseInstanceNodes releases an instance's node and job slots. Jobs
@@ -247,7 +251,7 @@ func (c *Loop) failInstanceStart(ctx context.Context, tx shoal.Tx, cur *shoal.Co
 func (c *Loop) releaseInstanceNodes(ctx context.Context, in instance.Input, why string) {
 	s := c.s
 	for _, n := range in.Slots {
-		if n.CurrentAttemptID != "" && n.State != shoal.NodePreempted {
+		if n.CurrentAttemptID != "" && n.State != nodekind.NodePreempted {
 			if err := s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, why); err != nil {
 				s.Logger().Warn("stopping an instance's job failed", slog.String("node", n.ID), slog.Any("err", err))
 			}
@@ -266,22 +270,22 @@ func (c *Loop) releaseInstanceNodes(ctx context.Context, in instance.Input, why 
 }
 
 // markLeavingAndRelease marks a node leaving and releases it.
-func (c *Loop) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why string) {
+func (c *Loop) markLeavingAndRelease(ctx context.Context, n *nodekind.Node, why string) {
 	s := c.s
-	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		cur, err := tx.GetNode(n.ID)
 		if err != nil {
 			return err
 		}
-		if cur.State == shoal.NodeLeaving {
+		if cur.State == nodekind.NodeLeaving {
 			return nil
 		}
-		cur.State, cur.StateReason, cur.Draining = shoal.NodeLeaving, why, true
+		cur.State, cur.StateReason, cur.Draining = nodekind.NodeLeaving, why, true
 		cur.Version++
 		n = cur
 		return tx.UpdateNode(cur)
 	})
-	if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
 		s.Logger().Warn("marking a node leaving failed", slog.String("node", n.ID), slog.Any("err", err))
 		return
 	}
@@ -291,12 +295,12 @@ func (c *Loop) markLeavingAndRelease(ctx context.Context, n *shoal.Node, why str
 
 // deleteInstance removes a deleted instance once its nodes are gone: its
 // home (the node's work dir) and files, its system identity, the compute.
-func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
+func (c *Loop) deleteInstance(ctx context.Context, comp *compute.Compute) error {
 	s := c.s
 	loc, err := s.Catalog().Location(comp.Location)
 	if err == nil {
-		if pg, ok := s.Provider(loc).(shoal.Purger); ok {
-			if err := pg.Purge(ctx, &shoal.Node{ID: shoal.InstanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
+		if pg, ok := s.Provider(loc).(nodekind.Purger); ok {
+			if err := pg.Purge(ctx, &nodekind.Node{ID: compute.InstanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
 				return fmt.Errorf("removing the instance's home: %w", err)
 			}
 		}
@@ -307,7 +311,7 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 		}
 	}
 	var out service.JobOutcomes
-	err = s.Store().Update(ctx, func(tx shoal.Tx) error {
+	err = s.Store().Update(ctx, func(tx store.Tx) error {
 		out.Reset()
 		if err := s.FailQueuedJobs(ctx, tx, comp, &out); err != nil {
 			return err
@@ -319,12 +323,12 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 			return err
 		}
 		if err := tx.DeleteCompute(comp.Workspace, comp.Name); err != nil {
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				return nil
 			}
 			return err
 		}
-		return shoal.AppendComputeEvent(ctx, tx, comp, shoal.EventDeleted, "deleted: every process ended, home removed; quota released")
+		return compute.AppendComputeEvent(ctx, tx, comp, core.EventDeleted, "deleted: every process ended, home removed; quota released")
 	})
 	if err == nil {
 		s.Report(&out)
@@ -333,13 +337,13 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *shoal.Compute) error {
 }
 
 // rememberIdle keeps an instance's idle bookkeeping in memory.
-func (c *Loop) rememberIdle(key string, st shoal.InstanceStatus) {
+func (c *Loop) rememberIdle(key string, st compute.InstanceStatus) {
 	c.s.RememberIdle(key, st)
 }
 
 // overlayIdle puts the idle bookkeeping kept in memory over what comp's
 // stored state says (which is at most idleWriteEvery older).
-func (c *Loop) overlayIdle(comp *shoal.Compute) { c.s.OverlayIdle(comp) }
+func (c *Loop) overlayIdle(comp *compute.Compute) { c.s.OverlayIdle(comp) }
 
 func (c *Loop) idleWriteDue(key string, now time.Time) bool {
 	return c.s.IdleWriteDue(key, now)

@@ -3,8 +3,8 @@ package instances
 import (
 	"encoding/json"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/decide/instance/schedule"
 )
 
 // compiledSchedules is an instance's schedules compiled, with the spec
@@ -16,11 +16,11 @@ type compiledSchedules struct {
 
 // compiledSchedules compiles an instance's schedules, once per change of
 // its spec.
-func (c *Loop) compiledSchedules(comp *shoal.Compute) []*schedule.Schedule {
+func (c *Loop) compiledSchedules(comp *compute.Compute) []*schedule.Schedule {
 	if comp.Schedules == nil || len(comp.Schedules.ComputeStartStop) == 0 {
 		return nil
 	}
-	key := shoal.ComputeKey(comp.Workspace, comp.Name)
+	key := compute.ComputeKey(comp.Workspace, comp.Name)
 	spec := jsonKey(comp.Schedules)
 	c.mu.Lock()
 	defer c.mu.Unlock()

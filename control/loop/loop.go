@@ -6,15 +6,16 @@ package loop
 import (
 	"log/slog"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Base is the store, catalog and logger a loop works with.
 type Base interface {
 	// Store is the (audited) store the loop reads and writes.
-	Store() shoal.Store
+	Store() store.Store
 	// Catalog is the sizes, locations and quotas offered.
-	Catalog() *shoal.Catalog
+	Catalog() *compute.Catalog
 	// Logger is where the loop logs what it could not do.
 	Logger() *slog.Logger
 }

@@ -6,8 +6,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // ResetLeases gives every node a fresh lease. The server calls it on start:
@@ -15,14 +19,14 @@ import (
 // report back before any of them is declared lost.
 func (c *Loop) ResetLeases(ctx context.Context) error {
 	s := c.s
-	return s.Store().Update(ctx, func(tx shoal.Tx) error {
-		nodes, err := tx.ListNodes(shoal.NodeFilter{})
+	return s.Store().Update(ctx, func(tx store.Tx) error {
+		nodes, err := tx.ListNodes(nodekind.NodeFilter{})
 		if err != nil {
 			return err
 		}
 		for _, n := range nodes {
 			n.LastHeartbeat = tx.Now()
-			if n.State == shoal.NodePreparing {
+			if n.State == nodekind.NodePreparing {
 				// A node still joining gets at least a lease to do so after
 				// the restart, but its join timeout does not start over: a
 				// server restarted more often than that timeout would
@@ -53,20 +57,20 @@ func (c *Loop) ResetLeases(ctx context.Context) error {
 // nodes were adopted or revived.
 func (c *Loop) AdoptNodes(ctx context.Context) (int, error) {
 	s := c.s
-	var nodes []*shoal.Node
-	err := s.Store().View(ctx, func(tx shoal.Tx) error {
+	var nodes []*nodekind.Node
+	err := s.Store().View(ctx, func(tx store.Tx) error {
 		var err error
-		nodes, err = tx.ListNodes(shoal.NodeFilter{})
+		nodes, err = tx.ListNodes(nodekind.NodeFilter{})
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	adopted := 0
-	var gone []*shoal.Node
+	var gone []*nodekind.Node
 	for _, n := range nodes {
 		p := s.ProviderFor(n.Location)
-		if p != nil && n.ProviderRef == "" && n.State == shoal.NodePreparing && n.Role == "" {
+		if p != nil && n.ProviderRef == "" && n.State == nodekind.NodePreparing && n.Role == "" {
 			// A cluster node recorded but never handed to its provider (or
 			// whose provider's answer was never recorded): the server died
 			// in between. Nothing will join it; the autoscaler asks for a
@@ -75,7 +79,7 @@ func (c *Loop) AdoptNodes(ctx context.Context) (int, error) {
 			gone = append(gone, n)
 			continue
 		}
-		if p == nil || n.ProviderRef == "" || n.State == shoal.NodeUnusable {
+		if p == nil || n.ProviderRef == "" || n.State == nodekind.NodeUnusable {
 			continue
 		}
 		alive, err := p.Alive(ctx, n)
@@ -86,7 +90,7 @@ func (c *Loop) AdoptNodes(ctx context.Context) (int, error) {
 		switch {
 		case alive:
 			adopted++
-		case (n.CurrentAttemptID != "" || n.Role == shoal.NodeRoleInstance) && c.reviveNode(ctx, p, n) == nil:
+		case (n.CurrentAttemptID != "" || n.Role == nodekind.NodeRoleInstance) && c.reviveNode(ctx, p, n) == nil:
 			// A node with work, or a compute instance's own node (its
 			// user's home and applications), comes back on its work dir.
 			adopted++
@@ -97,10 +101,10 @@ func (c *Loop) AdoptNodes(ctx context.Context) (int, error) {
 	if len(gone) == 0 {
 		return adopted, nil
 	}
-	sys := shoal.WithPrincipal(ctx, systemPrincipal)
+	sys := identity.WithPrincipal(ctx, systemPrincipal)
 	var wake []string
 	var outcomes service.JobOutcomes
-	err = s.Store().Update(sys, func(tx shoal.Tx) error {
+	err = s.Store().Update(sys, func(tx store.Tx) error {
 		wake = wake[:0]
 		outcomes.Reset()
 		for _, g := range gone {
@@ -133,11 +137,11 @@ func (c *Loop) AdoptNodes(ctx context.Context) (int, error) {
 }
 
 // revivedWork says what a revived node's new agent picks up.
-func revivedWork(n *shoal.Node) string {
+func revivedWork(n *nodekind.Node) string {
 	if n.CurrentJobName != "" {
 		return " and reports what it kept of job " + n.CurrentJobName
 	}
-	if n.Role == shoal.NodeRoleInstance {
+	if n.Role == nodekind.NodeRoleInstance {
 		return " and serves compute instance " + n.Compute + " again"
 	}
 	return ""
@@ -148,19 +152,19 @@ func revivedWork(n *shoal.Node) string {
 // assignment: the new agent reports the result its predecessor kept, or,
 // when there is none, the node misses its lease and the work is requeued
 // as for any lost node.
-func (c *Loop) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) error {
+func (c *Loop) reviveNode(ctx context.Context, p nodekind.Provider, n *nodekind.Node) error {
 	s := c.s
-	rv, ok := p.(shoal.Reviver)
+	rv, ok := p.(nodekind.Reviver)
 	if !ok {
-		return shoal.Errorf(shoal.ENOTIMPLEMENTED, "provider %s cannot revive nodes", p.Name())
+		return core.Errorf(core.ENOTIMPLEMENTED, "provider %s cannot revive nodes", p.Name())
 	}
-	token, hash, err := shoal.NewToken()
+	token, hash, err := identity.NewToken()
 	if err != nil {
 		return err
 	}
-	sys := shoal.WithPrincipal(ctx, systemPrincipal)
-	var node *shoal.Node
-	err = s.Store().Update(sys, func(tx shoal.Tx) error {
+	sys := identity.WithPrincipal(ctx, systemPrincipal)
+	var node *nodekind.Node
+	err = s.Store().Update(sys, func(tx store.Tx) error {
 		cur, err := tx.GetNode(n.ID)
 		if err != nil {
 			return err
@@ -173,15 +177,15 @@ func (c *Loop) reviveNode(ctx context.Context, p shoal.Provider, n *shoal.Node) 
 			return err
 		}
 		node = cur
-		c := &shoal.Compute{Workspace: cur.Workspace}
+		c := &compute.Compute{Workspace: cur.Workspace}
 		c.Name = cur.Compute
-		return shoal.AppendComputeEvent(sys, tx, c, "node_revived",
+		return compute.AppendComputeEvent(sys, tx, c, "node_revived",
 			fmt.Sprintf("node %s: its agent had exited while the server was away; a new agent on the same work dir takes over%s", cur.ID, revivedWork(cur)))
 	})
 	if err != nil {
 		return err
 	}
-	if err := rv.Revive(ctx, shoal.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA, Image: node.Image}); err != nil {
+	if err := rv.Revive(ctx, nodekind.ProvisionRequest{Node: node, JoinToken: token, ServerURL: c.cfg.ServerURL, ServerCA: c.cfg.ServerCA, Image: node.Image}); err != nil {
 		s.Logger().Warn("reviving a node failed", slog.String("node", n.ID), slog.Any("err", err))
 		return err
 	}

@@ -6,8 +6,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // RunOnce declares nodes that missed their lease unusable (requeueing
@@ -19,11 +23,11 @@ import (
 // milliseconds on every pass.
 func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
-	sys := shoal.WithPrincipal(ctx, systemPrincipal)
+	sys := identity.WithPrincipal(ctx, systemPrincipal)
 	var due []string
-	var all []*shoal.Node
-	err := s.Store().View(sys, func(tx shoal.Tx) error {
-		nodes, err := tx.ListNodes(shoal.NodeFilter{})
+	var all []*node.Node
+	err := s.Store().View(sys, func(tx store.Tx) error {
+		nodes, err := tx.ListNodes(node.NodeFilter{})
 		if err != nil {
 			return err
 		}
@@ -43,16 +47,16 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	if len(due) == 0 {
 		return nil
 	}
-	var toRelease []*shoal.Node
+	var toRelease []*node.Node
 	var wake []string
 	var outcomes service.JobOutcomes
-	err = s.Store().Update(sys, func(tx shoal.Tx) error {
+	err = s.Store().Update(sys, func(tx store.Tx) error {
 		toRelease, wake = toRelease[:0], wake[:0]
 		outcomes.Reset()
 		for _, id := range due {
 			// Read again: the node may have moved on since.
 			n, err := tx.GetNode(id)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				continue
 			} else if err != nil {
 				return err
@@ -85,16 +89,16 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 // is not: a machine joined by hand whose join command expired, a node that
 // did not join within its provisioning delay and the join timeout, or one
 // that missed its lease.
-func (c *Loop) loseReason(n *shoal.Node, now time.Time) string {
+func (c *Loop) loseReason(n *node.Node, now time.Time) string {
 	s := c.s
 	switch {
-	case n.State == shoal.NodePreparing && n.Role == shoal.NodeRoleStatic:
+	case n.State == node.NodePreparing && n.Role == node.NodeRoleStatic:
 		// A machine joined by hand has until its join token expires: its
 		// owner runs the command when they can.
 		if now.After(n.JoinTokenExpires) {
 			return fmt.Sprintf("node %s was not joined before its join command expired", n.ID)
 		}
-	case n.State == shoal.NodePreparing:
+	case n.State == node.NodePreparing:
 		delay := time.Duration(0)
 		if loc, err := s.Catalog().Location(n.Location); err == nil {
 			delay = loc.ProvisioningDelay
@@ -102,7 +106,7 @@ func (c *Loop) loseReason(n *shoal.Node, now time.Time) string {
 		if now.Sub(n.CreatedOn) > delay+c.cfg.JoinTimeout {
 			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+c.cfg.JoinTimeout)
 		}
-	case n.State != shoal.NodeUnusable && now.Sub(n.LastHeartbeat) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
+	case n.State != node.NodeUnusable && now.Sub(n.LastHeartbeat) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
 		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
 			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), c.cfg.NodeLeaseTTL, c.cfg.NodeLeaseGrace)
 	}
@@ -111,14 +115,14 @@ func (c *Loop) loseReason(n *shoal.Node, now time.Time) string {
 
 // releasable reports whether a node is to be released: leaving, preempted
 // or unusable, with no work.
-func releasable(n *shoal.Node) bool {
-	return n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted || n.State == shoal.NodeUnusable)
+func releasable(n *node.Node) bool {
+	return n.CurrentAttemptID == "" && (n.State == node.NodeLeaving || n.State == node.NodePreempted || n.State == node.NodeUnusable)
 }
 
 // Release stops a node's machine through its provider in the background,
 // then removes the node; its quota is free from then on. A node already
 // being released is left to that release; Wait waits for them all.
-func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
+func (c *Loop) Release(ctx context.Context, n *node.Node) {
 	c.mu.Lock()
 	if c.releasing[n.ID] {
 		c.mu.Unlock()
@@ -141,9 +145,9 @@ func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
 				return
 			}
 		}
-		err := c.s.Store().Update(ctx, func(tx shoal.Tx) error {
+		err := c.s.Store().Update(ctx, func(tx store.Tx) error {
 			cur, err := tx.GetNode(n.ID)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				return nil
 			} else if err != nil {
 				return err
@@ -154,7 +158,7 @@ func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
 			if err := tx.DeleteNode(n.ID); err != nil {
 				return err
 			}
-			comp := &shoal.Compute{Workspace: n.Workspace}
+			comp := &compute.Compute{Workspace: n.Workspace}
 			comp.Name = n.Compute
 			why := n.StateReason
 			if why == "" {
@@ -162,12 +166,12 @@ func (c *Loop) Release(ctx context.Context, n *shoal.Node) {
 			}
 			freed := fmt.Sprintf("its %d vCPUs of quota are free", n.VCPUs)
 			switch n.Role {
-			case shoal.NodeRoleJobSlot:
+			case node.NodeRoleJobSlot:
 				freed = "a job slot of the instance, it held no quota"
-			case shoal.NodeRoleInstance:
+			case node.NodeRoleInstance:
 				freed = "the instance keeps its quota while stopped unless release_quota_on_stop"
 			}
-			return shoal.AppendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
+			return compute.AppendComputeEvent(ctx, tx, comp, "node_released", fmt.Sprintf("node %s released (%s); %s", n.ID, why, freed))
 		})
 		if err != nil {
 			c.s.Logger().Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))

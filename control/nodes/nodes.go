@@ -13,9 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Services is what the node loop needs of the request services.
@@ -24,11 +27,11 @@ type Services interface {
 	loop.Base
 	loop.Notifier
 	// ProviderFor is a location's provider, or nil.
-	ProviderFor(location string) shoal.Provider
+	ProviderFor(location string) node.Provider
 	// LoseNode marks a node unusable and ends its rank as Lost.
-	LoseNode(ctx context.Context, tx shoal.Tx, n *shoal.Node, reason string, outcomes *service.JobOutcomes) ([]string, error)
+	LoseNode(ctx context.Context, tx store.Tx, n *node.Node, reason string, outcomes *service.JobOutcomes) ([]string, error)
 	// FailQueuedJobs fails the jobs queued on a compute being deleted.
-	FailQueuedJobs(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error
+	FailQueuedJobs(ctx context.Context, tx store.Tx, c *compute.Compute, out *service.JobOutcomes) error
 	// Report tells the observer the jobs a transaction ended.
 	Report(o *service.JobOutcomes)
 	// WakeNodes wakes the named nodes' agents' long polls.
@@ -43,7 +46,7 @@ var _ Services = (*service.Services)(nil)
 // systemPrincipal is who the node loop acts as: the same as the services'
 // own repairs (service/lifecycle.go), so that the record does not change
 // with the move.
-var systemPrincipal = shoal.SystemPrincipal("system")
+var systemPrincipal = identity.SystemPrincipal("system")
 
 // Loop is the node loop's state between passes: the releases under way.
 type Loop struct {

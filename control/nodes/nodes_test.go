@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // The loop runs on its own over the services' store: a node whose agent
@@ -18,12 +21,12 @@ import (
 func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
 			return err
 		}
 		for _, id := range []string{"old", "fresh"} {
-			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
 				return err
 			}
@@ -33,7 +36,7 @@ func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +45,7 @@ func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 
 	// "fresh" reports just before the pass; "old" last reported 16 s ago.
 	clock.Advance(16 * time.Second)
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
+	if err := db.Update(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode("fresh")
 		if err != nil {
 			return err
@@ -58,15 +61,15 @@ func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 		}
 		loop.Wait()
 	}
-	err = db.View(ctx, func(tx shoal.Tx) error {
-		if _, err := tx.GetNode("old"); shoal.ErrorCode(err) != shoal.ENOTFOUND {
+	err = db.View(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetNode("old"); core.ErrorCode(err) != core.ENOTFOUND {
 			t.Errorf("the node past its lease is still there (%v)", err)
 		}
 		n, err := tx.GetNode("fresh")
 		if err != nil {
 			return err
 		}
-		if n.State != shoal.NodeIdle {
+		if n.State != node.NodeIdle {
 			t.Errorf("the node within its lease is %s, want idle", n.State)
 		}
 		return nil

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // ReconcileComputes moves computes through their provisioning states: a
@@ -16,11 +20,11 @@ import (
 // on every tick and after every change.
 func (ctl *Loop) ReconcileComputes(ctx context.Context) error {
 	s := ctl.s
-	ctx = shoal.WithPrincipal(ctx, systemPrincipal)
+	ctx = identity.WithPrincipal(ctx, systemPrincipal)
 	var out service.JobOutcomes
-	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		out.Reset()
-		computes, err := tx.ListComputes(shoal.ComputeFilter{AllWorkspaces: true})
+		computes, err := tx.ListComputes(compute.ComputeFilter{AllWorkspaces: true})
 		if err != nil {
 			return err
 		}
@@ -37,30 +41,30 @@ func (ctl *Loop) ReconcileComputes(ctx context.Context) error {
 	return err
 }
 
-func (ctl *Loop) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Compute, out *service.JobOutcomes) error {
+func (ctl *Loop) reconcileCompute(ctx context.Context, tx store.Tx, c *compute.Compute, out *service.JobOutcomes) error {
 	s := ctl.s
 	switch c.ProvisioningState {
-	case shoal.ProvisioningCreating, shoal.ProvisioningUpdating:
+	case compute.ProvisioningCreating, compute.ProvisioningUpdating:
 		c.Version++
 		c.ModifiedOn = tx.Now()
-		kind, reason := shoal.EventProvisioned, "ready: nodes are created on demand"
+		kind, reason := core.EventProvisioned, "ready: nodes are created on demand"
 		if err := ctl.checkPlacement(c); err != nil {
-			c.ProvisioningState = shoal.ProvisioningFailed
-			c.ProvisioningErrors = []shoal.ProvisioningError{{Code: shoal.ErrorCode(err), Message: shoal.ErrorMessage(err)}}
-			kind, reason = shoal.EventFailed, shoal.ErrorMessage(err)
+			c.ProvisioningState = compute.ProvisioningFailed
+			c.ProvisioningErrors = []compute.ProvisioningError{{Code: core.ErrorCode(err), Message: core.ErrorMessage(err)}}
+			kind, reason = core.EventFailed, core.ErrorMessage(err)
 		} else {
-			c.ProvisioningState = shoal.ProvisioningSucceeded
-			c.ProvisioningErrors = []shoal.ProvisioningError{}
+			c.ProvisioningState = compute.ProvisioningSucceeded
+			c.ProvisioningErrors = []compute.ProvisioningError{}
 		}
 		if err := tx.UpdateCompute(c); err != nil {
 			return err
 		}
-		return shoal.AppendComputeEvent(ctx, tx, c, kind, reason)
-	case shoal.ProvisioningDeleting:
+		return compute.AppendComputeEvent(ctx, tx, c, kind, reason)
+	case compute.ProvisioningDeleting:
 		if c.IsInstance() {
 			return nil // the instance lifecycle removes it, with its home
 		}
-		nodes, err := tx.ListNodes(shoal.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
+		nodes, err := tx.ListNodes(node.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
 		if err != nil {
 			return err
 		}
@@ -76,14 +80,14 @@ func (ctl *Loop) reconcileCompute(ctx context.Context, tx shoal.Tx, c *shoal.Com
 		if err := tx.DeleteCompute(c.Workspace, c.Name); err != nil {
 			return err
 		}
-		return shoal.AppendComputeEvent(ctx, tx, c, shoal.EventDeleted, "deleted: no nodes left; quota released")
+		return compute.AppendComputeEvent(ctx, tx, c, core.EventDeleted, "deleted: no nodes left; quota released")
 	}
 	return nil
 }
 
 // checkPlacement re-checks that the compute's location and size still exist
 // in the catalog: the server config may have changed since it was created.
-func (ctl *Loop) checkPlacement(c *shoal.Compute) error {
+func (ctl *Loop) checkPlacement(c *compute.Compute) error {
 	s := ctl.s
 	loc, err := s.Catalog().Location(c.Location)
 	if err != nil {

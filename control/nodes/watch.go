@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // watchEvery is how often a preparing node's provider is asked about it
@@ -19,10 +21,10 @@ const watchEvery = 2 * time.Second
 // its state reason, which `compute list-nodes` and the waiting job show;
 // a machine taken back is a preempted node; one that ended before its
 // agent joined is lost.
-func (c *Loop) watchPreparing(ctx context.Context, nodes []*shoal.Node, now time.Time) {
+func (c *Loop) watchPreparing(ctx context.Context, nodes []*node.Node, now time.Time) {
 	type seen struct {
-		node *shoal.Node
-		st   shoal.ProviderNodeStatus
+		node *node.Node
+		st   node.ProviderNodeStatus
 	}
 	var todo []seen
 	c.mu.Lock()
@@ -31,10 +33,10 @@ func (c *Loop) watchPreparing(ctx context.Context, nodes []*shoal.Node, now time
 	}
 	c.mu.Unlock()
 	for _, n := range nodes {
-		if n.State != shoal.NodePreparing || n.ProviderRef == "" || n.Role == shoal.NodeRoleStatic {
+		if n.State != node.NodePreparing || n.ProviderRef == "" || n.Role == node.NodeRoleStatic {
 			continue
 		}
-		w, ok := c.s.ProviderFor(n.Location).(shoal.NodeWatcher)
+		w, ok := c.s.ProviderFor(n.Location).(node.NodeWatcher)
 		if !ok {
 			continue
 		}
@@ -61,18 +63,18 @@ func (c *Loop) watchPreparing(ctx context.Context, nodes []*shoal.Node, now time
 	for _, t := range todo {
 		n, st := t.node, t.st
 		if st.Preempted {
-			if err := c.s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, "taken back by its provider: "+st.Reason); err != nil && shoal.ErrorCode(err) != shoal.ECONFLICT && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			if err := c.s.PreemptNodeBecause(ctx, n.Workspace, n.Compute, n.ID, "taken back by its provider: "+st.Reason); err != nil && core.ErrorCode(err) != core.ECONFLICT && core.ErrorCode(err) != core.ENOTFOUND {
 				c.s.Logger().Warn("preempting a node its provider took back failed", slog.String("node", n.ID), slog.Any("err", err))
 			}
 			continue
 		}
 		var wake []string
 		var outcomes service.JobOutcomes
-		err := c.s.Store().Update(ctx, func(tx shoal.Tx) error {
+		err := c.s.Store().Update(ctx, func(tx store.Tx) error {
 			wake = wake[:0]
 			outcomes.Reset()
 			cur, err := tx.GetNode(n.ID)
-			if err != nil || cur.State != shoal.NodePreparing {
+			if err != nil || cur.State != node.NodePreparing {
 				return err // it joined, or went, meanwhile
 			}
 			if st.Ended {
@@ -83,7 +85,7 @@ func (c *Loop) watchPreparing(ctx context.Context, nodes []*shoal.Node, now time
 			cur.Version++
 			return tx.UpdateNode(cur)
 		})
-		if err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+		if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
 			c.s.Logger().Warn("recording a preparing node's status failed", slog.String("node", n.ID), slog.Any("err", err))
 			continue
 		}
@@ -94,7 +96,7 @@ func (c *Loop) watchPreparing(ctx context.Context, nodes []*shoal.Node, now time
 }
 
 // forget drops the watch times of nodes no longer preparing.
-func (c *Loop) forget(nodes []*shoal.Node) {
+func (c *Loop) forget(nodes []*node.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.watched) == 0 {
@@ -102,7 +104,7 @@ func (c *Loop) forget(nodes []*shoal.Node) {
 	}
 	preparing := make(map[string]bool, len(c.watched))
 	for _, n := range nodes {
-		if n.State == shoal.NodePreparing {
+		if n.State == node.NodePreparing {
 			preparing[n.ID] = true
 		}
 	}

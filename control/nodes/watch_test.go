@@ -6,26 +6,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // watcher is a provider that reports a scripted status per node.
 type watcher struct {
 	mu    sync.Mutex
-	st    map[string]shoal.ProviderNodeStatus
+	st    map[string]node.ProviderNodeStatus
 	calls int
 }
 
 func (w *watcher) Name() string { return "watcher" }
-func (w *watcher) Provision(context.Context, shoal.ProvisionRequest) (string, error) {
+func (w *watcher) Provision(context.Context, node.ProvisionRequest) (string, error) {
 	return "ref", nil
 }
-func (w *watcher) Release(context.Context, *shoal.Node) error       { return nil }
-func (w *watcher) Alive(context.Context, *shoal.Node) (bool, error) { return true, nil }
-func (w *watcher) NodeStatus(_ context.Context, n *shoal.Node) (shoal.ProviderNodeStatus, error) {
+func (w *watcher) Release(context.Context, *node.Node) error       { return nil }
+func (w *watcher) Alive(context.Context, *node.Node) (bool, error) { return true, nil }
+func (w *watcher) NodeStatus(_ context.Context, n *node.Node) (node.ProviderNodeStatus, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls++
@@ -39,16 +42,16 @@ func (w *watcher) NodeStatus(_ context.Context, n *shoal.Node) (shoal.ProviderNo
 func TestPreparingNodesTakeTheirProvidersWord(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
 			return err
 		}
 		for _, id := range []string{"pending", "evicted", "failed", "joined"} {
-			state := shoal.NodePreparing
+			state := node.NodePreparing
 			if id == "joined" {
-				state = shoal.NodeIdle
+				state = node.NodeIdle
 			}
-			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "k8s", State: state, ProviderRef: "pod-" + id,
+			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "k8s", State: state, ProviderRef: "pod-" + id,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
 				return err
 			}
@@ -58,17 +61,17 @@ func TestPreparingNodesTakeTheirProvidersWord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "k8s", Provider: "watcher", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "k8s")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "k8s", Provider: "watcher", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "k8s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &watcher{st: map[string]shoal.ProviderNodeStatus{
+	w := &watcher{st: map[string]node.ProviderNodeStatus{
 		"pending": {Waiting: "pod shoal-pending Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
 		"evicted": {Preempted: true, Reason: "EvictionByEvictionAPI"},
 		"failed":  {Ended: true, Reason: "its pod Failed: OOMKilled"},
 		"joined":  {Waiting: "never read"},
 	}}
-	svc := service.New(service.Config{Store: db, Catalog: cat, Providers: map[string]shoal.Provider{"k8s": w},
+	svc := service.New(service.Config{Store: db, Catalog: cat, Providers: map[string]node.Provider{"k8s": w},
 		NodeLeaseTTL: time.Hour, NodeLeaseGrace: time.Hour, JoinTimeout: time.Hour})
 	loop := nodes.New(svc, svc.Config())
 	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
@@ -76,15 +79,15 @@ func TestPreparingNodesTakeTheirProvidersWord(t *testing.T) {
 	}
 	loop.Wait()
 	want := map[string]struct{ state, reason string }{
-		"pending": {shoal.NodePreparing, "pod shoal-pending Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
-		"evicted": {shoal.NodePreempted, "taken back by its provider: EvictionByEvictionAPI"},
-		"failed":  {shoal.NodeUnusable, "node failed ended before its agent joined: its pod Failed: OOMKilled"},
-		"joined":  {shoal.NodeIdle, ""},
+		"pending": {node.NodePreparing, "pod shoal-pending Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
+		"evicted": {node.NodePreempted, "taken back by its provider: EvictionByEvictionAPI"},
+		"failed":  {node.NodeUnusable, "node failed ended before its agent joined: its pod Failed: OOMKilled"},
+		"joined":  {node.NodeIdle, ""},
 	}
-	err = db.View(ctx, func(tx shoal.Tx) error {
+	err = db.View(ctx, func(tx store.Tx) error {
 		for id, wn := range want {
 			n, err := tx.GetNode(id)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND && wn.state != shoal.NodePreparing && wn.state != shoal.NodeIdle {
+			if core.ErrorCode(err) == core.ENOTFOUND && wn.state != node.NodePreparing && wn.state != node.NodeIdle {
 				continue // released already: gone with its reason recorded in events
 			}
 			if err != nil {

@@ -21,8 +21,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Services is what the loop asks of the request services.
@@ -31,12 +34,12 @@ type Services interface {
 	loop.Base
 	// SubmitChildJob submits a step as a command job of the parent's
 	// submitter (named by the caller; idempotent by name).
-	SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *shoal.JobSpec) (*shoal.Job, error)
+	SubmitChildJob(ctx context.Context, parent *job.Job, spec *job.JobSpec) (*job.Job, error)
 	// CancelJob cancels a job.
-	CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error)
+	CancelJob(ctx context.Context, workspace, name string) (*job.Job, error)
 	// ChildOutputArtifact makes a completed child's output folder an
 	// artifact of its own.
-	ChildOutputArtifact(ctx context.Context, child *shoal.Job, output string) (string, error)
+	ChildOutputArtifact(ctx context.Context, child *job.Job, output string) (string, error)
 }
 
 // Loop advances pipeline jobs.
@@ -47,7 +50,7 @@ func New(s Services) *Loop { return &Loop{s: s} }
 
 // RunOnce advances every active pipeline once.
 func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
-	parents, err := ActiveParents(ctx, l.s.Store(), func(j *shoal.Job) bool { return j.Pipeline != nil })
+	parents, err := ActiveParents(ctx, l.s.Store(), func(j *job.Job) bool { return j.Pipeline != nil })
 	if err != nil {
 		return err
 	}
@@ -62,10 +65,10 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
 
 // ActiveParents lists the parent jobs (keep selects the kind) that are
 // not over: running, or asked to cancel.
-func ActiveParents(ctx context.Context, st shoal.Store, keep func(*shoal.Job) bool) ([]*shoal.Job, error) {
-	var out []*shoal.Job
-	err := st.View(ctx, func(tx shoal.Tx) error {
-		jobs, err := tx.ListJobs(shoal.JobFilter{Statuses: []string{shoal.JobRunning, shoal.JobCancelRequested}})
+func ActiveParents(ctx context.Context, st store.Store, keep func(*job.Job) bool) ([]*job.Job, error) {
+	var out []*job.Job
+	err := st.View(ctx, func(tx store.Tx) error {
+		jobs, err := tx.ListJobs(job.JobFilter{Statuses: []string{job.JobRunning, job.JobCancelRequested}})
 		if err != nil {
 			return err
 		}
@@ -82,12 +85,12 @@ func ActiveParents(ctx context.Context, st shoal.Store, keep func(*shoal.Job) bo
 }
 
 // children reads the child jobs of names (absent: not submitted).
-func children(ctx context.Context, st shoal.Store, workspace string, names []string) (map[string]*shoal.Job, error) {
-	out := map[string]*shoal.Job{}
-	err := st.View(ctx, func(tx shoal.Tx) error {
+func children(ctx context.Context, st store.Store, workspace string, names []string) (map[string]*job.Job, error) {
+	out := map[string]*job.Job{}
+	err := st.View(ctx, func(tx store.Tx) error {
 		for _, n := range names {
 			j, err := tx.GetJob(workspace, n)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				continue
 			} else if err != nil {
 				return err
@@ -100,18 +103,18 @@ func children(ctx context.Context, st shoal.Store, workspace string, names []str
 }
 
 // advance runs one pass over pipeline p.
-func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
-	g, err := shoal.NewPipelineGraph(p.Pipeline)
+func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
+	g, err := pipelinejob.NewPipelineGraph(p.Pipeline)
 	if err != nil {
 		// Checked at submit: a stored pipeline that no longer passes
 		// ends rather than blocking the loop.
-		return l.finish(ctx, now, p, nil, shoal.JobFailed, "its document no longer passes: "+err.Error())
+		return l.finish(ctx, now, p, nil, job.JobFailed, "its document no longer passes: "+err.Error())
 	}
-	steps := map[string]*shoal.PipelineStepStatus{}
+	steps := map[string]*job.PipelineStepStatus{}
 	var names []string
 	for _, st := range p.Steps {
 		steps[st.Name] = st
-		names = append(names, shoal.PipelineChildName(p.Name, st.Name))
+		names = append(names, job.PipelineChildName(p.Name, st.Name))
 	}
 	kids, err := children(ctx, l.s.Store(), p.Workspace, names)
 	if err != nil {
@@ -124,13 +127,13 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	outputs := map[string]map[string]string{}
 	for _, name := range g.Order() {
 		st := steps[name]
-		if child := kids[shoal.PipelineChildName(p.Name, name)]; child != nil {
+		if child := kids[job.PipelineChildName(p.Name, name)]; child != nil {
 			st.Job, st.Status = child.Name, child.Status
 			st.Reason = child.StatusReason
-			if child.Status == shoal.JobFailed && child.Error != "" {
+			if child.Status == job.JobFailed && child.Error != "" {
 				st.Reason = child.Error
 			}
-			if child.Status == shoal.JobCompleted {
+			if child.Status == job.JobCompleted {
 				for _, out := range consumed[name] {
 					if _, ok := st.Outputs[out]; ok {
 						continue
@@ -147,7 +150,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 			}
 		}
 		if st.Status == "" {
-			st.Status = shoal.JobNotStarted
+			st.Status = job.JobNotStarted
 		}
 		states[name] = st.Status
 		if len(st.Outputs) > 0 {
@@ -155,17 +158,17 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 		}
 	}
 
-	if p.Status == shoal.JobCancelRequested {
+	if p.Status == job.JobCancelRequested {
 		active := 0
 		for _, name := range g.Order() {
 			st := steps[name]
 			switch {
-			case shoal.JobTerminal(st.Status):
+			case job.JobTerminal(st.Status):
 			case st.Job == "":
 				st.Reason = "will not run: the pipeline was canceled"
 			default:
 				active++
-				if st.Status != shoal.JobCancelRequested {
+				if st.Status != job.JobCancelRequested {
 					if _, err := l.s.CancelJob(ctx, p.Workspace, st.Job); err != nil {
 						return err
 					}
@@ -173,7 +176,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 			}
 		}
 		if active == 0 {
-			return l.finish(ctx, now, p, steps, shoal.JobCanceled, "canceled")
+			return l.finish(ctx, now, p, steps, job.JobCanceled, "canceled")
 		}
 		return l.save(ctx, p, steps, "cancel requested: waiting for its running steps to end")
 	}
@@ -189,10 +192,10 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	}
 	for _, name := range plan.Start {
 		st := steps[name]
-		spec, err := g.Resolve(name, shoal.PipelineRun{Outputs: outputs})
+		spec, err := g.Resolve(name, pipelinejob.PipelineRun{Outputs: outputs})
 		if err == nil {
-			spec.Name = shoal.PipelineChildName(p.Name, name)
-			var child *shoal.Job
+			spec.Name = job.PipelineChildName(p.Name, name)
+			var child *job.Job
 			if child, err = l.s.SubmitChildJob(ctx, p, spec); err == nil {
 				st.Job, st.Status, st.Reason = child.Name, child.Status, child.StatusReason
 				continue
@@ -200,11 +203,11 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 		}
 		// A step that cannot be submitted (its compute is gone, a quota
 		// refuses it) fails as a step would: Ready decides the rest.
-		st.Status, st.Reason = shoal.JobFailed, "could not be submitted: "+err.Error()
+		st.Status, st.Reason = job.JobFailed, "could not be submitted: "+err.Error()
 	}
 	for _, name := range g.Order() {
 		st := steps[name]
-		if st.Job == "" && st.Status == shoal.JobNotStarted && !contains(plan.Skip, name) {
+		if st.Job == "" && st.Status == job.JobNotStarted && !contains(plan.Skip, name) {
 			if waits := waitingOn(g, name, states); len(waits) > 0 {
 				st.Reason = "waits for " + strings.Join(waits, ", ")
 			}
@@ -212,7 +215,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	}
 	if plan.Done {
 		reason := "every step completed"
-		if plan.Status != shoal.JobCompleted {
+		if plan.Status != job.JobCompleted {
 			reason = summary(g, steps)
 		}
 		return l.finish(ctx, now, p, steps, plan.Status, reason)
@@ -222,7 +225,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 
 // consumedOutputs lists, per step, the outputs another step or the
 // pipeline reads.
-func consumedOutputs(g *shoal.PipelineGraph) map[string][]string {
+func consumedOutputs(g *pipelinejob.PipelineGraph) map[string][]string {
 	seen := map[string]map[string]bool{}
 	add := func(step, out string) {
 		if seen[step] == nil {
@@ -247,10 +250,10 @@ func consumedOutputs(g *shoal.PipelineGraph) map[string][]string {
 }
 
 // waitingOn lists the steps name reads from that have not completed.
-func waitingOn(g *shoal.PipelineGraph, name string, states map[string]string) []string {
+func waitingOn(g *pipelinejob.PipelineGraph, name string, states map[string]string) []string {
 	var out []string
 	for _, d := range g.Dependencies(name) {
-		if states[d] != shoal.JobCompleted {
+		if states[d] != job.JobCompleted {
 			out = append(out, d)
 		}
 	}
@@ -258,10 +261,10 @@ func waitingOn(g *shoal.PipelineGraph, name string, states map[string]string) []
 }
 
 // blockedBy says why a skipped step will not run.
-func blockedBy(g *shoal.PipelineGraph, name string, states map[string]string, continueOnFailure bool) string {
+func blockedBy(g *pipelinejob.PipelineGraph, name string, states map[string]string, continueOnFailure bool) string {
 	for _, d := range g.Dependencies(name) {
 		switch states[d] {
-		case shoal.JobFailed, shoal.JobCanceled:
+		case job.JobFailed, job.JobCanceled:
 			return "step " + d + " " + strings.ToLower(states[d])
 		}
 	}
@@ -272,15 +275,15 @@ func blockedBy(g *shoal.PipelineGraph, name string, states map[string]string, co
 }
 
 // summary says how a pipeline that did not complete ended.
-func summary(g *shoal.PipelineGraph, steps map[string]*shoal.PipelineStepStatus) string {
+func summary(g *pipelinejob.PipelineGraph, steps map[string]*job.PipelineStepStatus) string {
 	var failed, canceled, done []string
 	for _, name := range g.Order() {
 		switch steps[name].Status {
-		case shoal.JobFailed:
+		case job.JobFailed:
 			failed = append(failed, name)
-		case shoal.JobCanceled:
+		case job.JobCanceled:
 			canceled = append(canceled, name)
-		case shoal.JobCompleted:
+		case job.JobCompleted:
 			done = append(done, name)
 		}
 	}
@@ -298,14 +301,14 @@ func summary(g *shoal.PipelineGraph, steps map[string]*shoal.PipelineStepStatus)
 }
 
 // progress says where a running pipeline is.
-func progress(g *shoal.PipelineGraph, steps map[string]*shoal.PipelineStepStatus) string {
+func progress(g *pipelinejob.PipelineGraph, steps map[string]*job.PipelineStepStatus) string {
 	count := map[string]int{}
 	for _, name := range g.Order() {
 		count[steps[name].Status]++
 	}
 	return fmt.Sprintf("%d of %d steps completed, %d running or queued, %d not started",
-		count[shoal.JobCompleted], len(g.Order()), len(g.Order())-count[shoal.JobCompleted]-count[shoal.JobNotStarted]-count[shoal.JobFailed]-count[shoal.JobCanceled],
-		count[shoal.JobNotStarted])
+		count[job.JobCompleted], len(g.Order()), len(g.Order())-count[job.JobCompleted]-count[job.JobNotStarted]-count[job.JobFailed]-count[job.JobCanceled],
+		count[job.JobNotStarted])
 }
 
 func contains(list []string, s string) bool {
@@ -319,9 +322,9 @@ func contains(list []string, s string) bool {
 
 // save writes the steps and the reason back to the pipeline, keeping a
 // cancel asked for since it was read.
-func (l *Loop) save(ctx context.Context, p *shoal.Job, steps map[string]*shoal.PipelineStepStatus, reason string) error {
-	return l.write(ctx, p, steps, func(j *shoal.Job) {
-		if j.Status == shoal.JobRunning {
+func (l *Loop) save(ctx context.Context, p *job.Job, steps map[string]*job.PipelineStepStatus, reason string) error {
+	return l.write(ctx, p, steps, func(j *job.Job) {
+		if j.Status == job.JobRunning {
 			j.StatusReason = reason
 		}
 	})
@@ -329,16 +332,16 @@ func (l *Loop) save(ctx context.Context, p *shoal.Job, steps map[string]*shoal.P
 
 // finish ends the pipeline with status (its outputs bound to the steps'
 // that completed).
-func (l *Loop) finish(ctx context.Context, now time.Time, p *shoal.Job, steps map[string]*shoal.PipelineStepStatus, status, reason string) error {
-	return l.write(ctx, p, steps, func(j *shoal.Job) {
+func (l *Loop) finish(ctx context.Context, now time.Time, p *job.Job, steps map[string]*job.PipelineStepStatus, status, reason string) error {
+	return l.write(ctx, p, steps, func(j *job.Job) {
 		j.Status, j.StatusReason, j.EndTime = status, reason, &now
-		if status == shoal.JobFailed {
+		if status == job.JobFailed {
 			j.Error = reason
 		}
 		if j.Pipeline == nil {
 			return
 		}
-		g, err := shoal.NewPipelineGraph(j.Pipeline)
+		g, err := pipelinejob.NewPipelineGraph(j.Pipeline)
 		if err != nil {
 			return
 		}
@@ -348,22 +351,22 @@ func (l *Loop) finish(ctx context.Context, now time.Time, p *shoal.Job, steps ma
 				continue
 			}
 			if j.Outputs == nil {
-				j.Outputs = map[string]*shoal.JobOutput{}
+				j.Outputs = map[string]*job.JobOutput{}
 			}
-			j.Outputs[name] = &shoal.JobOutput{Type: shoal.InputTypeURIFolder, Path: st.Outputs[src.Output]}
+			j.Outputs[name] = &job.JobOutput{Type: job.InputTypeURIFolder, Path: st.Outputs[src.Output]}
 		}
 	})
 }
 
 // write applies change to the stored pipeline with its steps as this
 // pass left them.
-func (l *Loop) write(ctx context.Context, p *shoal.Job, steps map[string]*shoal.PipelineStepStatus, change func(*shoal.Job)) error {
-	return l.s.Store().Update(ctx, func(tx shoal.Tx) error {
+func (l *Loop) write(ctx context.Context, p *job.Job, steps map[string]*job.PipelineStepStatus, change func(*job.Job)) error {
+	return l.s.Store().Update(ctx, func(tx store.Tx) error {
 		j, err := tx.GetJob(p.Workspace, p.Name)
 		if err != nil {
 			return err
 		}
-		if shoal.JobTerminal(j.Status) {
+		if job.JobTerminal(j.Status) {
 			return nil
 		}
 		if steps != nil {

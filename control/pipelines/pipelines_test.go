@@ -6,10 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // The loop over real services on a store: the first pass submits the
@@ -21,7 +24,7 @@ import (
 func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
+	if err := db.Update(ctx, func(tx store.Tx) error {
 		c := teststore.Cluster(tx, "cpu")
 		two := 2
 		c.MaxInstances = &two
@@ -29,7 +32,7 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +41,7 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	spec, err := shoal.DecodePipelineSpec([]byte(`{"type": "pipeline", "name": "p", "settings": {"default_compute": "azureml:cpu"},
+	spec, err := pipelinejob.DecodePipelineSpec([]byte(`{"type": "pipeline", "name": "p", "settings": {"default_compute": "azureml:cpu"},
 		"jobs": {
 			"a": {"command": "echo a > ${{outputs.o}}/f", "outputs": {"o": {"type": "uri_folder"}}},
 			"b": {"command": "ls ${{inputs.i}}", "inputs": {"i": "${{parent.jobs.a.outputs.o}}"}},
@@ -51,14 +54,14 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := New(svc)
-	get := func() *shoal.Job {
-		var p *shoal.Job
-		if err := db.View(ctx, func(tx shoal.Tx) (err error) { p, err = tx.GetJob("ws", "p"); return err }); err != nil {
+	get := func() *job.Job {
+		var p *job.Job
+		if err := db.View(ctx, func(tx store.Tx) (err error) { p, err = tx.GetJob("ws", "p"); return err }); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	step := func(p *shoal.Job, name string) *shoal.PipelineStepStatus {
+	step := func(p *job.Job, name string) *job.PipelineStepStatus {
 		for _, s := range p.Steps {
 			if s.Name == name {
 				return s
@@ -71,7 +74,7 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := get()
-	if s := step(p, "a"); s.Job != "p-a" || s.Status != shoal.JobQueued {
+	if s := step(p, "a"); s.Job != "p-a" || s.Status != job.JobQueued {
 		t.Errorf("a: %+v, want submitted and queued", s)
 	}
 	if s := step(p, "c"); s.Job != "p-c" {
@@ -80,7 +83,7 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 	if s := step(p, "b"); s.Job != "" || !strings.Contains(s.Reason, "waits for a") {
 		t.Errorf("b: %+v, want waiting for a", s)
 	}
-	if s := step(p, "gone"); s.Job != "" || s.Status != shoal.JobFailed || !strings.Contains(s.Reason, "could not be submitted") || !strings.Contains(s.Reason, "nowhere") {
+	if s := step(p, "gone"); s.Job != "" || s.Status != job.JobFailed || !strings.Contains(s.Reason, "could not be submitted") || !strings.Contains(s.Reason, "nowhere") {
 		t.Errorf("gone: %+v, want failed at submission naming its compute", s)
 	}
 	// A step failed and continue_on_step_failure is false: the next
@@ -92,22 +95,22 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"p-a", "p-c"} {
-		var j *shoal.Job
-		_ = db.View(ctx, func(tx shoal.Tx) (err error) { j, err = tx.GetJob("ws", name); return err })
-		if j.Status != shoal.JobCanceled {
+		var j *job.Job
+		_ = db.View(ctx, func(tx store.Tx) (err error) { j, err = tx.GetJob("ws", name); return err })
+		if j.Status != job.JobCanceled {
 			t.Errorf("%s is %s after a step failed, want Canceled", name, j.Status)
 		}
 	}
 	p = get()
-	if p.Status != shoal.JobFailed || p.EndTime == nil {
+	if p.Status != job.JobFailed || p.EndTime == nil {
 		t.Fatalf("pipeline: %s (%s), want Failed", p.Status, p.StatusReason)
 	}
-	if s := step(p, "b"); s.Job != "" || s.Status != shoal.JobNotStarted || !strings.Contains(s.Reason, "will not run") {
+	if s := step(p, "b"); s.Job != "" || s.Status != job.JobNotStarted || !strings.Contains(s.Reason, "will not run") {
 		t.Errorf("b: %+v, want never started, saying why", s)
 	}
 	var n int
-	_ = db.View(ctx, func(tx shoal.Tx) error {
-		js, err := tx.ListJobs(shoal.JobFilter{Workspace: "ws"})
+	_ = db.View(ctx, func(tx store.Tx) error {
+		js, err := tx.ListJobs(job.JobFilter{Workspace: "ws"})
 		n = len(js)
 		return err
 	})

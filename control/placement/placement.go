@@ -9,13 +9,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/scaling"
-	"github.com/shoal-ml/shoal/live"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/live"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Services is what placement needs of the request services.
@@ -24,7 +28,7 @@ type Services interface {
 	loop.Base
 	accounting.BudgetReader
 	// Place starts a queued job on nodes the scheduler chose.
-	Place(ctx context.Context, tx shoal.Tx, ref shoal.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error)
+	Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error)
 	// WaitReasons keeps the queued jobs' wait reasons the API shows on
 	// every replica.
 	WaitReasons() live.WaitReasons
@@ -56,7 +60,7 @@ func New(s Services, blocks Blocks, view *service.View) *Loop {
 // principal is the scheduler as the events and the audit name it: the
 // same as the services' own (service/placement.go), so that the record
 // does not change with the move.
-var principal = shoal.SystemPrincipal("scheduler")
+var principal = identity.SystemPrincipal("scheduler")
 
 // RunOnce places queued jobs on free nodes and records why the others
 // wait. It returns the state as it is after the placements, which the
@@ -100,7 +104,7 @@ type Pass struct {
 	now      time.Time
 	st       *service.State
 	res      scheduler.Result
-	refs     map[string]shoal.QueuedJobRef
+	refs     map[string]store.QueuedJobRef
 	deleting map[string]scheduler.Reason
 	blocked  map[string]accounting.BlockedJob
 	// empty: the queue was empty; only the reasons go.
@@ -112,7 +116,7 @@ type Pass struct {
 // the placements. It writes nothing.
 func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[string]bool) (*Pass, error) {
 	s := l.s
-	sys := shoal.WithPrincipal(ctx, principal)
+	sys := identity.WithPrincipal(ctx, principal)
 	blocked, err := accounting.BlockedUserJobs(ctx, l.s)
 	if err != nil {
 		return nil, err
@@ -124,7 +128,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		full, keys = true, nil
 	}
 	var st *service.State
-	err = s.Store().View(sys, func(tx shoal.Tx) error {
+	err = s.Store().View(sys, func(tx store.Tx) error {
 		var err error
 		switch {
 		case l.view == nil && full:
@@ -159,10 +163,10 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			NodeImages: service.NodeImages(s.Catalog(), ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
-			case n.State == shoal.NodePreparing, len(n.PullingImages) > 0:
+			case n.State == node.NodePreparing, len(n.PullingImages) > 0:
 				// A node pulling its cluster's images is on its way too.
 				cs.Provisioning++
-				if n.State == shoal.NodePreparing && n.StateReason != "" && (cs.ProvisioningNote == "" || n.ID < noteFrom) {
+				if n.State == node.NodePreparing && n.StateReason != "" && (cs.ProvisioningNote == "" || n.ID < noteFrom) {
 					// Its provider's word on why it waits (a pod Pending
 					// for capacity); the lowest id's, so that the
 					// reason does not flap between passes.
@@ -182,7 +186,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 	// Sized once, and each job's keys built once: over 100,000 queued
 	// jobs, the maps' growth and the keys were most of this pass's
 	// garbage, and the server's memory rose with it.
-	refs := make(map[string]shoal.QueuedJobRef, len(st.Queued))
+	refs := make(map[string]store.QueuedJobRef, len(st.Queued))
 	deleting := map[string]scheduler.Reason{}
 	snap.Jobs = make([]scheduler.Job, 0, len(st.Queued))
 	var keyOf computeKeys
@@ -190,7 +194,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		key := keyOf.get(j.Workspace, j.ComputeKey)
 		id := j.Workspace + "/" + j.Name
 		refs[id] = j
-		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == shoal.ProvisioningDeleting {
+		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == compute.ProvisioningDeleting {
 			// It can never run: ReconcileComputes fails it. Until then its
 			// reason says so, not what it waited for before the delete
 			// (e.g. "cluster is at max_instances").
@@ -218,7 +222,7 @@ func (p *Pass) Queued() int {
 // placements.
 func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 	s := l.s
-	sys := shoal.WithPrincipal(ctx, principal)
+	sys := identity.WithPrincipal(ctx, principal)
 	now, st, res, refs, deleting, blocked := p.now, p.st, p.res, p.refs, p.deleting, p.blocked
 	if p.empty {
 		// The queue emptied: the reasons of the jobs that waited go.
@@ -244,7 +248,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 	}
 	var wake []string
 	if len(res.Placements) > 0 || (reasons != nil && !reasons.Empty()) {
-		err = s.Store().Update(sys, func(tx shoal.Tx) error {
+		err = s.Store().Update(sys, func(tx store.Tx) error {
 			wake = wake[:0]
 			for _, p := range res.Placements {
 				ok, err := s.Place(sys, tx, refs[p.JobID], p.NodeIDs, st)
@@ -254,7 +258,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 				if ok {
 					wake = append(wake, p.NodeIDs...)
 					ref := refs[p.JobID]
-					st.Demand[shoal.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
+					st.Demand[compute.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
 				}
 			}
 			if reasons == nil {
@@ -262,7 +266,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 			}
 			for _, id := range reasons.Changed {
 				ref := refs[id]
-				if err := service.AppendJobEvent(sys, tx, &shoal.Job{Workspace: ref.Workspace, JobSpec: shoal.JobSpec{Name: ref.Name}}, "waiting", res.Waiting[id].Message); err != nil {
+				if err := service.AppendJobEvent(sys, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}}, "waiting", res.Waiting[id].Message); err != nil {
 					return err
 				}
 			}
@@ -293,14 +297,14 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 // unavailable says why a compute takes no jobs now: an instance runs jobs
 // only while it runs; a job on a stopped one waits for its user to start
 // it (it does not start the instance).
-func unavailable(c *shoal.Compute) string {
+func unavailable(c *compute.Compute) string {
 	if !c.IsInstance() || c.Instance == nil {
 		return ""
 	}
 	switch c.Instance.State {
-	case shoal.InstanceRunning, shoal.InstanceJobRunning:
+	case compute.InstanceRunning, compute.InstanceJobRunning:
 		return ""
-	case shoal.InstanceStopped:
+	case compute.InstanceStopped:
 		return fmt.Sprintf("instance stopped: start it (shoal compute start -n %s)", c.Name)
 	}
 	return fmt.Sprintf("instance %s: jobs start once it is Running", c.Instance.State)
@@ -336,7 +340,7 @@ func (l *Loop) writeReasons(ctx context.Context, now time.Time, reasons map[stri
 // deletingReason is why a job queued on a compute being deleted waits:
 // it does not wait for anything, it fails once the compute controller
 // gets to it.
-func deletingReason(c *shoal.Compute) scheduler.Reason {
+func deletingReason(c *compute.Compute) scheduler.Reason {
 	return scheduler.Reason{Code: scheduler.ReasonDeleting,
 		Message: fmt.Sprintf("compute %s is being deleted: this job will not start and fails without running (submit it again to another compute)", c.Name)}
 }
@@ -357,7 +361,7 @@ func (k *computeKeys) get(workspace, computeKey string) string {
 	}
 	key, ok := k.m[[2]string{workspace, computeKey}]
 	if !ok {
-		key = shoal.ComputeKey(workspace, computeKey)
+		key = compute.ComputeKey(workspace, computeKey)
 		k.m[[2]string{workspace, computeKey}] = key
 	}
 	k.lastWS, k.lastCK, k.last = workspace, computeKey, key

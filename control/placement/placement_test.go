@@ -6,13 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/scaling"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // noBlocks: no cluster was refused growth.
@@ -26,7 +30,7 @@ func (noBlocks) Block(string) scaling.Block { return scaling.Block{} }
 func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		c := teststore.Cluster(tx, "cpu")
 		one := 1
 		c.MaxInstances = &one
@@ -34,13 +38,13 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 			return err
 		}
 		now := tx.Now()
-		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+		return tx.InsertNode(&node.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 			Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +53,9 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 	for _, name := range []string{"first", "second"} {
-		if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: name, Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
+		if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: name, Type: job.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(1)
@@ -63,7 +67,7 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 	if len(st.Queued) != 1 || st.Queued[0].Name != "second" {
 		t.Errorf("still queued after the pass: %v, want second", st.Queued)
 	}
-	err = db.View(ctx, func(tx shoal.Tx) error {
+	err = db.View(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode("n1")
 		if err != nil {
 			return err
@@ -98,7 +102,7 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 func TestRunOnceDeletingComputeReason(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		c := teststore.Cluster(tx, "cpu")
 		one := 1
 		c.MaxInstances = &one
@@ -107,7 +111,7 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,15 +120,15 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
-	if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: "waits", Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
+	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: "waits", Type: job.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
 		t.Fatal(err)
 	}
 	pass := placement.New(svc, noBlocks{}, service.NewView())
 	reason := func() (string, string) {
 		t.Helper()
 		var code, msg string
-		err := db.View(ctx, func(tx shoal.Tx) error {
+		err := db.View(ctx, func(tx store.Tx) error {
 			r, ok, err := svc.WaitReasons().Get(tx, "ws", "waits")
 			if !ok {
 				t.Fatal("the queued job has no reason")
@@ -144,12 +148,12 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 	if code, _ := reason(); code == string(scheduler.ReasonDeleting) {
 		t.Fatalf("before the delete the reason is already %s", code)
 	}
-	err = db.Update(ctx, func(tx shoal.Tx) error {
+	err = db.Update(ctx, func(tx store.Tx) error {
 		c, err := tx.GetCompute("ws", "cpu")
 		if err != nil {
 			return err
 		}
-		c.ProvisioningState = shoal.ProvisioningDeleting
+		c.ProvisioningState = compute.ProvisioningDeleting
 		c.Version++
 		return tx.UpdateCompute(c)
 	})

@@ -5,11 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/placement"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A pass for one compute's new job schedules that compute's queue alone:
@@ -20,7 +24,7 @@ import (
 func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		now := tx.Now()
 		for _, name := range []string{"cpa", "cpb"} {
 			c := teststore.Cluster(tx, name)
@@ -29,7 +33,7 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 			if err := tx.InsertCompute(c); err != nil {
 				return err
 			}
-			if err := tx.InsertNode(&shoal.Node{ID: name + "-n1", Workspace: "ws", Compute: name, Location: "local", State: shoal.NodeIdle,
+			if err := tx.InsertNode(&node.Node{ID: name + "-n1", Workspace: "ws", Compute: name, Location: "local", State: node.NodeIdle,
 				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1}); err != nil {
 				return err
 			}
@@ -39,7 +43,7 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +52,9 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	admin := shoal.WithPrincipal(ctx, &shoal.Principal{ID: "admin", Name: "admin", Kind: shoal.PrincipalAdmin, Admin: true})
+	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 	for _, c := range []string{"cpa", "cpb"} {
-		if _, _, err := svc.SubmitJob(admin, "ws", &shoal.JobSpec{Name: "on-" + c, Type: shoal.JobTypeCommand, Command: "true", Compute: "azureml:" + c}); err != nil {
+		if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: "on-" + c, Type: job.JobTypeCommand, Command: "true", Compute: "azureml:" + c}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(1)
@@ -58,8 +62,8 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	pass := placement.New(svc, noBlocks{}, service.NewView())
 	status := func(name string) string {
 		t.Helper()
-		var j *shoal.Job
-		if err := db.View(ctx, func(tx shoal.Tx) (err error) { j, err = tx.GetJob("ws", name); return err }); err != nil {
+		var j *job.Job
+		if err := db.View(ctx, func(tx store.Tx) (err error) { j, err = tx.GetJob("ws", name); return err }); err != nil {
 			t.Fatal(err)
 		}
 		return j.Status
@@ -68,7 +72,7 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := status("on-cpa"), status("on-cpb"); a == shoal.JobQueued || b != shoal.JobQueued {
+	if a, b := status("on-cpa"), status("on-cpb"); a == job.JobQueued || b != job.JobQueued {
 		t.Fatalf("after a pass for a alone: on-a %s, on-b %s; want on-a started and on-b queued", a, b)
 	}
 	if len(st.Clusters) != 2 || len(st.Nodes) != 2 {
@@ -80,7 +84,7 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	if _, err := pass.RunOnce(ctx, clock.Now(), false); err != nil {
 		t.Fatal(err)
 	}
-	if b := status("on-cpb"); b == shoal.JobQueued {
+	if b := status("on-cpb"); b == job.JobQueued {
 		t.Fatalf("after a pass over every queue: on-b still queued")
 	}
 }

@@ -13,8 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Services is what the preemption loop needs of the request services.
@@ -49,14 +50,14 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time) {
 	if first || dt <= 0 || !l.anyRate() {
 		return
 	}
-	var nodes []*shoal.Node
-	_ = l.s.Store().View(ctx, func(tx shoal.Tx) error {
+	var nodes []*node.Node
+	_ = l.s.Store().View(ctx, func(tx store.Tx) error {
 		var err error
-		nodes, err = tx.ListNodes(shoal.NodeFilter{})
+		nodes, err = tx.ListNodes(node.NodeFilter{})
 		return err
 	})
 	for _, n := range nodes {
-		if !n.LowPriority || (n.State != shoal.NodeIdle && n.State != shoal.NodeRunning) {
+		if !n.LowPriority || (n.State != node.NodeIdle && n.State != node.NodeRunning) {
 			continue
 		}
 		loc, err := l.s.Catalog().Location(n.Location)

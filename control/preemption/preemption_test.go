@@ -8,20 +8,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // services records the preemptions the loop asks for.
 type services struct {
-	store     shoal.Store
-	cat       *shoal.Catalog
+	store     store.Store
+	cat       *compute.Catalog
 	preempted []string
 }
 
-func (s *services) Store() shoal.Store      { return s.store }
-func (s *services) Catalog() *shoal.Catalog { return s.cat }
-func (s *services) Logger() *slog.Logger    { return slog.New(slog.DiscardHandler) }
+func (s *services) Store() store.Store        { return s.store }
+func (s *services) Catalog() *compute.Catalog { return s.cat }
+func (s *services) Logger() *slog.Logger      { return slog.New(slog.DiscardHandler) }
 func (s *services) PreemptNodeBecause(_ context.Context, _, _, id, _ string) error {
 	s.preempted = append(s.preempted, id)
 	return nil
@@ -29,13 +31,13 @@ func (s *services) PreemptNodeBecause(_ context.Context, _, _, id, _ string) err
 
 func setup(t *testing.T, rate float64) *services {
 	db, _ := teststore.Open(t)
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits(), PreemptionRatePerHour: rate}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits(), PreemptionRatePerHour: rate}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(context.Background(), func(tx shoal.Tx) error {
+	err = db.Update(context.Background(), func(tx store.Tx) error {
 		for i, low := range []bool{true, true, true, false} {
-			n := &shoal.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "c", Location: "local", State: shoal.NodeIdle,
+			n := &node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "c", Location: "local", State: node.NodeIdle,
 				LowPriority: low, CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
 			if err := tx.InsertNode(n); err != nil {
 				return err

@@ -11,16 +11,19 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
+	storekind "github.com/shoal-ml/shoal/store"
 )
 
 // Request is one stored node to ask its provider for.
 type Request struct {
 	// Provider is the node's location's provider; nil when this server
 	// has none by that name, which fails the node.
-	Provider  shoal.Provider
-	Location  *shoal.Location
-	Node      *shoal.Node
+	Provider  nodekind.Provider
+	Location  *compute.Location
+	Node      *nodekind.Node
 	JoinToken string
 	ServerURL string
 	ServerCA  []byte
@@ -30,7 +33,7 @@ type Request struct {
 	// Failed records, in tx, that the node could not be had (n is the
 	// node as stored now): the caller marks it unusable, or deletes it
 	// and fails what waited for it.
-	Failed func(tx shoal.Tx, n *shoal.Node, cause error) error
+	Failed func(tx storekind.Tx, n *nodekind.Node, cause error) error
 }
 
 // Provision asks the provider for r.Node and records the outcome: the
@@ -40,15 +43,15 @@ type Request struct {
 // error must not orphan a machine), the machine is released: chaos runs
 // found a node whose reference was lost keep running a job the server
 // had requeued elsewhere.
-func Provision(ctx context.Context, store shoal.Store, log *slog.Logger, r Request) (perr, err error) {
+func Provision(ctx context.Context, store storekind.Store, log *slog.Logger, r Request) (perr, err error) {
 	var ref string
 	if r.Provider == nil {
-		perr = shoal.Errorf(shoal.ENOTIMPLEMENTED, "no provider %q in this server", r.Location.Provider)
+		perr = core.Errorf(core.ENOTIMPLEMENTED, "no provider %q in this server", r.Location.Provider)
 	} else {
-		ref, perr = r.Provider.Provision(ctx, shoal.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay,
+		ref, perr = r.Provider.Provision(ctx, nodekind.ProvisionRequest{Node: r.Node, JoinToken: r.JoinToken, ServerURL: r.ServerURL, ServerCA: r.ServerCA, Delay: r.Location.ProvisioningDelay,
 			Image: r.Image, InstanceType: r.Location.Kubernetes.InstanceTypeOfSize(r.Node.Size)})
 	}
-	err = record(ctx, store, func(tx shoal.Tx) error {
+	err = record(ctx, store, func(tx storekind.Tx) error {
 		n, err := tx.GetNode(r.Node.ID)
 		if err != nil {
 			return err
@@ -68,7 +71,7 @@ func Provision(ctx context.Context, store shoal.Store, log *slog.Logger, r Reque
 			log.Error("releasing a node whose reference could not be recorded failed", slog.String("node", r.Node.ID), slog.Any("err", rerr))
 		}
 	}
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+	if core.ErrorCode(err) == core.ENOTFOUND {
 		err = nil
 	}
 	return perr, err
@@ -77,10 +80,10 @@ func Provision(ctx context.Context, store shoal.Store, log *slog.Logger, r Reque
 // record writes a provisioning's outcome, retrying transient store errors
 // a few times: a node whose provider reference is not recorded cannot be
 // released.
-func record(ctx context.Context, store shoal.Store, fn func(tx shoal.Tx) error) error {
+func record(ctx context.Context, store storekind.Store, fn func(tx storekind.Tx) error) error {
 	var err error
 	for try, wait := 0, 20*time.Millisecond; try < 5; try, wait = try+1, wait*2 {
-		if err = store.Update(ctx, fn); err == nil || shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		if err = store.Update(ctx, fn); err == nil || core.ErrorCode(err) == core.ENOTFOUND {
 			return err
 		}
 		t := time.NewTimer(wait)

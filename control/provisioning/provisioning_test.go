@@ -6,47 +6,50 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // failingStore refuses every write once armed, as a store that went away
 // between the node's insert and the provider's answer.
 type failingStore struct {
-	shoal.Store
+	store.Store
 	armed bool
 }
 
-func (f *failingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (f *failingStore) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if f.armed {
-		return shoal.Errorf(shoal.EUNAVAILABLE, "the store is unreachable")
+		return core.Errorf(core.EUNAVAILABLE, "the store is unreachable")
 	}
 	return f.Store.Update(ctx, fn)
 }
 
-func setup(t *testing.T) (*failingStore, *shoal.Node, *shoal.Location) {
+func setup(t *testing.T) (*failingStore, *nodekind.Node, *compute.Location) {
 	db, _ := teststore.Open(t)
-	n := &shoal.Node{ID: "c-n1", Workspace: "ws", Compute: "c", Location: "local", State: shoal.NodePreparing, Version: 1}
-	if err := db.Update(context.Background(), func(tx shoal.Tx) error {
+	n := &nodekind.Node{ID: "c-n1", Workspace: "ws", Compute: "c", Location: "local", State: nodekind.NodePreparing, Version: 1}
+	if err := db.Update(context.Background(), func(tx store.Tx) error {
 		n.CreatedOn, n.LastHeartbeat = tx.Now(), tx.Now()
 		return tx.InsertNode(n)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return &failingStore{Store: db}, n, &shoal.Location{Name: "local", Provider: "fake"}
+	return &failingStore{Store: db}, n, &compute.Location{Name: "local", Provider: "fake"}
 }
 
-func node(t *testing.T, s shoal.Store, id string) *shoal.Node {
-	var n *shoal.Node
-	if err := s.View(context.Background(), func(tx shoal.Tx) (err error) { n, err = tx.GetNode(id); return }); err != nil {
+func node(t *testing.T, s store.Store, id string) *nodekind.Node {
+	var n *nodekind.Node
+	if err := s.View(context.Background(), func(tx store.Tx) (err error) { n, err = tx.GetNode(id); return }); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
-func noFailure(t *testing.T) func(shoal.Tx, *shoal.Node, error) error {
-	return func(shoal.Tx, *shoal.Node, error) error {
+func noFailure(t *testing.T) func(store.Tx, *nodekind.Node, error) error {
+	return func(store.Tx, *nodekind.Node, error) error {
 		t.Error("Failed called for a node that was made")
 		return nil
 	}
@@ -73,12 +76,12 @@ func TestProvisionRecordsTheReference(t *testing.T) {
 func TestProvisionReleasesWhatItCannotRecord(t *testing.T) {
 	s, n, loc := setup(t)
 	p := fake.New()
-	p.OnProvision = func(shoal.ProvisionRequest) error { s.armed = true; return nil }
+	p.OnProvision = func(nodekind.ProvisionRequest) error { s.armed = true; return nil }
 	perr, err := Provision(context.Background(), s, slog.New(slog.DiscardHandler), Request{Provider: p, Location: loc, Node: n, JoinToken: "tok", Failed: noFailure(t)})
 	if perr != nil {
 		t.Fatalf("provider error %v, want none", perr)
 	}
-	if shoal.ErrorCode(err) != shoal.EUNAVAILABLE {
+	if core.ErrorCode(err) != core.EUNAVAILABLE {
 		t.Errorf("store error %v, want the store's", err)
 	}
 	if got := p.Nodes(); len(got) != 0 {
@@ -93,15 +96,15 @@ func TestProvisionRecordsTheRefusal(t *testing.T) {
 	p.OnProvision = fake.OutOfCapacity
 	var cause error
 	perr, err := Provision(context.Background(), s, slog.New(slog.DiscardHandler), Request{Provider: p, Location: loc, Node: n, JoinToken: "tok",
-		Failed: func(tx shoal.Tx, n *shoal.Node, c error) error {
+		Failed: func(tx store.Tx, n *nodekind.Node, c error) error {
 			cause = c
-			n.State = shoal.NodeUnusable
+			n.State = nodekind.NodeUnusable
 			return tx.UpdateNode(n)
 		}})
-	if err != nil || shoal.ErrorCode(perr) != shoal.EQUOTA || !errors.Is(cause, perr) {
+	if err != nil || core.ErrorCode(perr) != core.EQUOTA || !errors.Is(cause, perr) {
 		t.Fatalf("perr %v err %v cause %v", perr, err, cause)
 	}
-	if got := node(t, s, n.ID).State; got != shoal.NodeUnusable {
+	if got := node(t, s, n.ID).State; got != nodekind.NodeUnusable {
 		t.Errorf("state %s, want unusable", got)
 	}
 }
@@ -111,8 +114,8 @@ func TestProvisionWithoutAProvider(t *testing.T) {
 	s, n, loc := setup(t)
 	called := false
 	perr, err := Provision(context.Background(), s, slog.New(slog.DiscardHandler), Request{Location: loc, Node: n,
-		Failed: func(tx shoal.Tx, n *shoal.Node, c error) error { called = true; return tx.DeleteNode(n.ID) }})
-	if err != nil || shoal.ErrorCode(perr) != shoal.ENOTIMPLEMENTED || !called {
+		Failed: func(tx store.Tx, n *nodekind.Node, c error) error { called = true; return tx.DeleteNode(n.ID) }})
+	if err != nil || core.ErrorCode(perr) != core.ENOTIMPLEMENTED || !called {
 		t.Fatalf("perr %v err %v called %v", perr, err, called)
 	}
 }

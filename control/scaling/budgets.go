@@ -4,14 +4,15 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // budgetBlock returns why a cluster may not scale up (a block budget of
 // its workspace or of one of its tags is reached), or "".
-func (c *Loop) budgetBlock(comp *shoal.Compute) string {
+func (c *Loop) budgetBlock(comp *compute.Compute) string {
 	blocks, _ := c.s.BudgetBlocks()
 	key := strings.ToLower(comp.Workspace)
 	if r := blocks.Workspace[key]; r != "" {
@@ -37,8 +38,8 @@ func (c *Loop) applyBudgets(ctx context.Context, snap *autoscaler.Snapshot) erro
 		if len(blocks.Workspace)+len(blocks.Tags) == 0 {
 			break
 		}
-		var comp *shoal.Compute
-		err := c.s.Store().View(ctx, func(tx shoal.Tx) (err error) {
+		var comp *compute.Compute
+		err := c.s.Store().View(ctx, func(tx store.Tx) (err error) {
 			comp, err = tx.GetCompute(ws, name)
 			return err
 		})

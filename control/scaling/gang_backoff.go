@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // gangHold is a cluster's run of gangs released for not coming up whole
@@ -34,10 +35,10 @@ func (c *Loop) gangReleased(key, reason string, base time.Duration, now time.Tim
 	h := c.gangHolds[key]
 	h.count++
 	d := base
-	for i := 1; i < h.count && d < shoal.GangBackoffMax; i++ {
+	for i := 1; i < h.count && d < compute.GangBackoffMax; i++ {
 		d *= 2
 	}
-	h.until, h.reason = now.Add(min(d, shoal.GangBackoffMax)), reason
+	h.until, h.reason = now.Add(min(d, compute.GangBackoffMax)), reason
 	c.gangHolds[key] = h
 }
 
@@ -75,7 +76,7 @@ func (c *Loop) imageDemand(ctx context.Context, snap *autoscaler.Snapshot) error
 	if len(todo) == 0 {
 		return nil
 	}
-	return c.s.Store().View(ctx, func(tx shoal.Tx) error {
+	return c.s.Store().View(ctx, func(tx store.Tx) error {
 		for _, cl := range todo {
 			ws, name, _ := strings.Cut(cl.Key, "/")
 			// Demand counts nodes, so it bounds the jobs.

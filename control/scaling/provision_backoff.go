@@ -3,7 +3,7 @@ package scaling
 import (
 	"time"
 
-	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
 )
 
 // provisionFailure is a cluster's run of failed provisionings.

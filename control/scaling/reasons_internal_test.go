@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A blocked decision's event kind, and the block the scheduler explains
@@ -19,12 +21,12 @@ import (
 func TestScaleBlockFollowsCode(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTestStore(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx store.Tx) error {
 		for _, name := range []string{"a", "b"} {
-			err := tx.InsertCompute(&shoal.Compute{
-				ComputeSpec: shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeCluster},
-				Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
-				ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+			err := tx.InsertCompute(&compute.Compute{
+				ComputeSpec: compute.ComputeSpec{Name: name, Type: compute.ComputeTypeCluster},
+				Workspace:   "ws", Version: 1, ProvisioningState: compute.ProvisioningSucceeded,
+				ProvisioningErrors: []compute.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
 			})
 			if err != nil {
 				return err
@@ -54,12 +56,12 @@ func TestScaleBlockFollowsCode(t *testing.T) {
 		compute, event string
 		blockedBy      scheduler.ReasonCode
 	}{
-		{"a", shoal.EventBudgetBlocked, scheduler.ReasonBudget},
-		{"b", shoal.EventQuotaBlocked, scheduler.ReasonQuota},
+		{"a", core.EventBudgetBlocked, scheduler.ReasonBudget},
+		{"b", core.EventQuotaBlocked, scheduler.ReasonQuota},
 	} {
-		var evs []*shoal.Event
-		if err := db.View(ctx, func(tx shoal.Tx) (err error) {
-			evs, err = tx.ListEvents(shoal.EventFilter{Workspace: "ws", ResourceType: shoal.ResourceCompute, ResourceName: tc.compute})
+		var evs []*core.Event
+		if err := db.View(ctx, func(tx store.Tx) (err error) {
+			evs, err = tx.ListEvents(core.EventFilter{Workspace: "ws", ResourceType: core.ResourceCompute, ResourceName: tc.compute})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -104,18 +106,18 @@ func TestScaleSnapshotUsesThePassNow(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTestStore(t)
 	one, two, idle := 1, 2, 120
-	err := db.Update(ctx, func(tx shoal.Tx) error {
-		return tx.InsertCompute(&shoal.Compute{
-			ComputeSpec: shoal.ComputeSpec{Name: "a", Type: shoal.ComputeTypeCluster, Location: "local", Size: "Standard_DS3_v2",
+	err := db.Update(ctx, func(tx store.Tx) error {
+		return tx.InsertCompute(&compute.Compute{
+			ComputeSpec: compute.ComputeSpec{Name: "a", Type: compute.ComputeTypeCluster, Location: "local", Size: "Standard_DS3_v2",
 				MinInstances: &one, MaxInstances: &two, IdleTimeBeforeScaleDown: &idle},
-			Workspace: "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
-			ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+			Workspace: "ws", Version: 1, ProvisioningState: compute.ProvisioningSucceeded,
+			ProvisioningErrors: []compute.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
 		})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/control/provisioning"
-	"github.com/shoal-ml/shoal/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // scaleSource gives the autoscaler its snapshot: clusters, their nodes and
@@ -51,7 +56,7 @@ func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error
 		return onlyOf(src.c.scaleSnapshot(st), only), nil
 	}
 	var snap autoscaler.Snapshot
-	err := s.Store().View(ctx, func(tx shoal.Tx) error {
+	err := s.Store().View(ctx, func(tx store.Tx) error {
 		st, err := service.ReadState(tx)
 		if err != nil {
 			return err
@@ -76,7 +81,7 @@ func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 	var snap autoscaler.Snapshot
 	{
 		demand := st.Demand
-		snap.Quotas = map[string]shoal.QuotaLimits{}
+		snap.Quotas = map[string]compute.QuotaLimits{}
 		snap.WorkspaceQuotas = st.WsQuotas
 		for _, l := range s.Catalog().Locations() {
 			snap.Quotas[l.Name] = l.Quota
@@ -98,35 +103,35 @@ func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 				cl = autoscaler.Cluster{
 					Key: key, Name: comp.Name, MinInstances: *comp.MinInstances, MaxInstances: *comp.MaxInstances,
 					IdleTimeBeforeScaleDown: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second,
-					LowPriority:             comp.Tier == shoal.TierLowPriority, Location: loc.Name, Workspace: comp.Workspace, Family: size.Family,
+					LowPriority:             comp.Tier == compute.TierLowPriority, Location: loc.Name, Workspace: comp.Workspace, Family: size.Family,
 					VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
-					Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+					Deleting: comp.ProvisioningState == compute.ProvisioningDeleting,
 				}
-				if comp.IdlePolicy == shoal.IdlePolicyAdaptive {
+				if comp.IdlePolicy == compute.IdlePolicyAdaptive {
 					cl.Idle = adaptivePolicy(comp, loc, size)
 				}
-				if comp.Tier == shoal.TierLowPriority {
+				if comp.Tier == compute.TierLowPriority {
 					cl.FallbackAfter = comp.TierFallback.Duration()
 				}
 				if loc.NodeImage != "" {
 					cl.NodeImages, cl.GangTimeout = true, loc.GangTimeout
 					for _, j := range st.Queued {
-						if shoal.ComputeKey(j.Workspace, j.ComputeKey) == key {
+						if compute.ComputeKey(j.Workspace, j.ComputeKey) == key {
 							cl.GangDemand = max(cl.GangDemand, j.InstanceCount)
 						}
 					}
 				}
 			}
-			if comp.ProvisioningState == shoal.ProvisioningCreating || comp.ProvisioningState == shoal.ProvisioningFailed {
+			if comp.ProvisioningState == compute.ProvisioningCreating || comp.ProvisioningState == compute.ProvisioningFailed {
 				continue
 			}
 			for _, n := range ci.Nodes {
-				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == shoal.NodeRoleStatic,
-					Dedicated: comp.Tier == shoal.TierLowPriority && !n.LowPriority, Image: n.Image}
+				an := autoscaler.Node{ID: n.ID, State: autoscaler.NodeState(n.State), CreatedOn: n.CreatedOn, Draining: n.Draining, Static: n.Role == node.NodeRoleStatic,
+					Dedicated: comp.Tier == compute.TierLowPriority && !n.LowPriority, Image: n.Image}
 				if n.IdleSince != nil {
 					an.IdleSince = *n.IdleSince
 				}
-				if n.State == shoal.NodeIdle && len(n.PullingImages) > 0 {
+				if n.State == node.NodeIdle && len(n.PullingImages) > 0 {
 					// Pulling its cluster's images: not idle yet (its idle
 					// timer must not release it mid-pull), but on its way.
 					an.State = autoscaler.NodePreparing
@@ -150,7 +155,7 @@ func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
 // scaleActuator carries out the autoscaler's decisions.
 type scaleActuator struct{ c *Loop }
 
-var autoscalerPrincipal = shoal.SystemPrincipal("autoscaler")
+var autoscalerPrincipal = identity.SystemPrincipal("autoscaler")
 
 // ScaleUp implements autoscaler.Actuator: it records the nodes, then asks
 // the location's provider for them.
@@ -159,14 +164,14 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		a.c.s.Observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
 	}
 	s := a.c.s
-	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
+	ctx = identity.WithPrincipal(ctx, autoscalerPrincipal)
 	type pending struct {
-		node  *shoal.Node
+		node  *node.Node
 		token string
 	}
 	var todo []pending
-	var loc *shoal.Location
-	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+	var loc *compute.Location
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		ws, name, _ := strings.Cut(d.Cluster, "/")
 		comp, err := tx.GetCompute(ws, name)
 		if err != nil {
@@ -177,7 +182,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		}
 		size, ok := s.Catalog().Size(comp.Size)
 		if !ok {
-			return shoal.Errorf(shoal.EINVALID, "size %s is no longer in the catalog", comp.Size)
+			return core.Errorf(core.EINVALID, "size %s is no longer in the catalog", comp.Size)
 		}
 		now := tx.Now()
 		for i := 0; i < d.Count; i++ {
@@ -185,14 +190,14 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			if err != nil {
 				return err
 			}
-			token, hash, err := shoal.NewToken()
+			token, hash, err := identity.NewToken()
 			if err != nil {
 				return err
 			}
-			n := &shoal.Node{
+			n := &node.Node{
 				ID: fmt.Sprintf("%s-n%d", strings.ToLower(comp.Name), seq), Workspace: comp.Workspace, Compute: comp.Name,
 				Location: loc.Name, Size: size.Name, Family: size.Family, VCPUs: size.VCPUs, GPUs: size.GPUs, MemoryGB: size.MemoryGB,
-				LowPriority: comp.Tier == shoal.TierLowPriority && !d.Dedicated, State: shoal.NodePreparing,
+				LowPriority: comp.Tier == compute.TierLowPriority && !d.Dedicated, State: node.NodePreparing,
 				JoinTokenHash: hash, JoinTokenExpires: now.Add(loc.ProvisioningDelay + a.c.cfg.JoinTimeout),
 				CreatedOn: now, LastHeartbeat: now, PrivateIPAddress: "127.0.0.1", Version: 1,
 			}
@@ -200,7 +205,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 				// A job slot runs on the instance's machine, which holds
 				// the quota already.
 				n.ID = fmt.Sprintf("%s-j%d", strings.ToLower(comp.Name), seq)
-				n.Role, n.VCPUs, n.Family = shoal.NodeRoleJobSlot, 0, ""
+				n.Role, n.VCPUs, n.Family = node.NodeRoleJobSlot, 0, ""
 				n.JoinTokenExpires = now.Add(a.c.cfg.JoinTimeout)
 			}
 			if loc.NodeImage != "" {
@@ -216,7 +221,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 			}
 			todo = append(todo, pending{n, token})
 		}
-		return shoal.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason)
+		return compute.AppendComputeEvent(ctx, tx, comp, core.EventScaled, d.Reason)
 	})
 	if err != nil {
 		return err
@@ -225,8 +230,8 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 	for _, t := range todo {
 		perr, err := provisioning.Provision(ctx, s.Store(), s.Logger(), provisioning.Request{
 			Provider: p, Location: loc, Node: t.node, JoinToken: t.token, ServerURL: a.c.cfg.ServerURL, ServerCA: a.c.cfg.ServerCA, Image: t.node.Image,
-			Failed: func(tx shoal.Tx, n *shoal.Node, cause error) error {
-				n.State, n.StateReason = shoal.NodeUnusable, "provisioning failed: "+shoal.ErrorMessage(cause)
+			Failed: func(tx store.Tx, n *node.Node, cause error) error {
+				n.State, n.StateReason = node.NodeUnusable, "provisioning failed: "+core.ErrorMessage(cause)
 				return tx.UpdateNode(n)
 			},
 		})
@@ -251,36 +256,36 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 	if ws, name, ok := strings.Cut(d.Cluster, "/"); ok {
 		s.Observe().ScaleDecision(ws, name, string(d.Action), decisionKind(d))
 	}
-	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
+	ctx = identity.WithPrincipal(ctx, autoscalerPrincipal)
 	var wake []string
-	var leaving []*shoal.Node
+	var leaving []*node.Node
 	var gangBackoff time.Duration
-	err := s.Store().Update(ctx, func(tx shoal.Tx) error {
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		for _, id := range d.NodeIDs {
 			n, err := tx.GetNode(id)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				continue
 			} else if err != nil {
 				return err
 			}
 			n.Draining, n.StateReason = true, d.Reason
 			if n.CurrentAttemptID == "" {
-				n.State = shoal.NodeLeaving
+				n.State = node.NodeLeaving
 			}
 			n.Version++
 			if err := tx.UpdateNode(n); err != nil {
 				return err
 			}
-			if n.State == shoal.NodeLeaving {
+			if n.State == node.NodeLeaving {
 				leaving = append(leaving, n)
 			}
 			if loc, err := s.Catalog().Location(n.Location); err == nil {
 				gangBackoff = loc.GangBackoff
 			}
 			wake = append(wake, id)
-			comp := &shoal.Compute{Workspace: n.Workspace}
+			comp := &compute.Compute{Workspace: n.Workspace}
 			comp.Name = n.Compute
-			if err := shoal.AppendComputeEvent(ctx, tx, comp, shoal.EventScaled, d.Reason); err != nil {
+			if err := compute.AppendComputeEvent(ctx, tx, comp, core.EventScaled, d.Reason); err != nil {
 				return err
 			}
 		}
@@ -317,14 +322,14 @@ func (a scaleActuator) Record(ctx context.Context, d autoscaler.Decision) error 
 		return nil
 	}
 	kind := recordEventKind(d)
-	ctx = shoal.WithPrincipal(ctx, autoscalerPrincipal)
-	return a.c.s.Store().Update(ctx, func(tx shoal.Tx) error {
+	ctx = identity.WithPrincipal(ctx, autoscalerPrincipal)
+	return a.c.s.Store().Update(ctx, func(tx store.Tx) error {
 		ws, name, _ := strings.Cut(d.Cluster, "/")
 		comp, err := tx.GetCompute(ws, name)
 		if err != nil {
 			return err
 		}
-		return shoal.AppendComputeEvent(ctx, tx, comp, kind, d.Reason)
+		return compute.AppendComputeEvent(ctx, tx, comp, kind, d.Reason)
 	})
 }
 
@@ -336,11 +341,11 @@ func recordEventKind(d autoscaler.Decision) string {
 	case d.Action != autoscaler.ActionBlocked:
 		return "scale_skipped"
 	case d.Code == autoscaler.ReasonBudget:
-		return shoal.EventBudgetBlocked
+		return core.EventBudgetBlocked
 	case d.Code == autoscaler.ReasonGangTimeout:
-		return shoal.EventGangReleased
+		return core.EventGangReleased
 	}
-	return shoal.EventQuotaBlocked
+	return core.EventQuotaBlocked
 }
 
 // Block is why the autoscaler could not grow a cluster: the code the
@@ -424,15 +429,15 @@ const JobSlotIdleTime = 60 * time.Second
 // instanceSlots presents an instance's job slots to the autoscaler as a
 // cluster: up to max_concurrent_jobs nodes while the instance runs, none
 // otherwise, holding no quota of their own.
-func instanceSlots(comp *shoal.Compute, key, location string, demand int) autoscaler.Cluster {
+func instanceSlots(comp *compute.Compute, key, location string, demand int) autoscaler.Cluster {
 	maxSlots := 0
-	if comp.Instance != nil && (comp.Instance.State == shoal.InstanceRunning || comp.Instance.State == shoal.InstanceJobRunning) {
+	if comp.Instance != nil && (comp.Instance.State == compute.InstanceRunning || comp.Instance.State == compute.InstanceJobRunning) {
 		maxSlots = service.MaxNodes(comp)
 	}
 	return autoscaler.Cluster{
 		Key: key, Name: comp.Name, MaxInstances: maxSlots, IdleTimeBeforeScaleDown: JobSlotIdleTime,
 		Location: location, VCPUsPerNode: 0, QueuedNodeDemand: demand,
-		Deleting: comp.ProvisioningState == shoal.ProvisioningDeleting,
+		Deleting: comp.ProvisioningState == compute.ProvisioningDeleting,
 	}
 }
 
@@ -441,13 +446,13 @@ func instanceSlots(comp *shoal.Compute, key, location string, demand int) autosc
 const DefaultProvisionEstimate = time.Minute
 
 // adaptivePolicy is the adaptive idle policy of a cluster.
-func adaptivePolicy(comp *shoal.Compute, loc *shoal.Location, size *shoal.Size) *autoscaler.IdlePolicy {
+func adaptivePolicy(comp *compute.Compute, loc *compute.Location, size *compute.Size) *autoscaler.IdlePolicy {
 	p := &autoscaler.IdlePolicy{Fixed: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second, Adaptive: true,
 		ProvisionDelay: loc.ProvisioningDelay, NodePricePerHour: size.PricePerHour}
 	if p.ProvisionDelay <= 0 {
 		p.ProvisionDelay = DefaultProvisionEstimate
 	}
-	if comp.Tier == shoal.TierLowPriority {
+	if comp.Tier == compute.TierLowPriority {
 		p.NodePricePerHour = size.LowPriorityPricePerHour
 	}
 	if comp.WaitCostPerHour != nil {
@@ -466,9 +471,9 @@ func (ctl *Loop) adaptiveArrivals(ctx context.Context, snap *autoscaler.Snapshot
 			continue
 		}
 		ws, name, _ := strings.Cut(c.Key, "/")
-		var jobs []*shoal.Job
-		err := s.Store().View(ctx, func(tx shoal.Tx) (err error) {
-			jobs, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Compute: name, Limit: autoscaler.AdaptiveHistory})
+		var jobs []*job.Job
+		err := s.Store().View(ctx, func(tx store.Tx) (err error) {
+			jobs, err = tx.ListJobs(job.JobFilter{Workspace: ws, Compute: name, Limit: autoscaler.AdaptiveHistory})
 			return err
 		})
 		if err != nil {
@@ -493,11 +498,11 @@ func (ctl *Loop) longWaitDemand(ctx context.Context, snap *autoscaler.Snapshot) 
 			continue
 		}
 		ws, name, _ := strings.Cut(c.Key, "/")
-		var queued []*shoal.Job
+		var queued []*job.Job
 		var now time.Time // the store's clock, which stamped CreatedOn
-		err := s.Store().View(ctx, func(tx shoal.Tx) (err error) {
+		err := s.Store().View(ctx, func(tx store.Tx) (err error) {
 			now = tx.Now()
-			queued, err = tx.ListJobs(shoal.JobFilter{Workspace: ws, Compute: name, Statuses: []string{shoal.JobQueued}})
+			queued, err = tx.ListJobs(job.JobFilter{Workspace: ws, Compute: name, Statuses: []string{job.JobQueued}})
 			return err
 		})
 		if err != nil {

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/autoscaler"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -23,14 +25,14 @@ import (
 type Services interface {
 	loop.Base
 	// Provider is a location's provider, or nil.
-	Provider(loc *shoal.Location) shoal.Provider
+	Provider(loc *compute.Location) node.Provider
 	// Observe is the observer of scale decisions and provisioning.
 	Observe() service.Observer
 	// WakeNodes wakes the named nodes' agents' long polls.
 	WakeNodes(ids ...string)
 	// BudgetBlocks are the blocking budgets the accounting loop found
 	// reached, and whether it has priced them yet.
-	BudgetBlocks() (shoal.BudgetBlocks, bool)
+	BudgetBlocks() (money.BudgetBlocks, bool)
 }
 
 var _ Services = (*service.Services)(nil)
@@ -41,7 +43,7 @@ type Loop struct {
 	cfg service.Config
 	// release gives a node back to its provider and removes it, in the
 	// background: the node loop's, so that a node is released once.
-	release func(ctx context.Context, n *shoal.Node)
+	release func(ctx context.Context, n *node.Node)
 	as      *autoscaler.Autoscaler
 
 	mu          sync.Mutex
@@ -66,7 +68,7 @@ type Loop struct {
 // New returns the scaling loop over s, with the services' configuration
 // cfg (join timeout, the server's URL and CA, the clock) and the node
 // loop's release.
-func New(s Services, cfg service.Config, release func(ctx context.Context, n *shoal.Node)) *Loop {
+func New(s Services, cfg service.Config, release func(ctx context.Context, n *node.Node)) *Loop {
 	c := &Loop{s: s, cfg: cfg, release: release, blocked: map[string]Block{}, recorded: map[string]bool{}, nextBlocked: map[string]Block{}, seen: map[string]bool{}}
 	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
 	return c

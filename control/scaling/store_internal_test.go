@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/storetest"
 )
 
 // openTestStore opens a SQLite store in a temp dir on a test clock, with

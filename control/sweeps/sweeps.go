@@ -19,10 +19,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/pipelines"
-	"github.com/shoal-ml/shoal/sweep"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/decide/sweep"
 )
 
 // Services is what the loop asks of the request services.
@@ -31,9 +34,9 @@ type Services interface {
 	loop.Base
 	// SubmitChildJob submits a trial as a command job of the parent's
 	// submitter (named by the caller; idempotent by name).
-	SubmitChildJob(ctx context.Context, parent *shoal.Job, spec *shoal.JobSpec) (*shoal.Job, error)
+	SubmitChildJob(ctx context.Context, parent *job.Job, spec *job.JobSpec) (*job.Job, error)
 	// CancelJob cancels a job.
-	CancelJob(ctx context.Context, workspace, name string) (*shoal.Job, error)
+	CancelJob(ctx context.Context, workspace, name string) (*job.Job, error)
 }
 
 // Loop advances sweep jobs.
@@ -44,7 +47,7 @@ func New(s Services) *Loop { return &Loop{s: s} }
 
 // RunOnce advances every active sweep once.
 func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
-	parents, err := pipelines.ActiveParents(ctx, l.s.Store(), func(j *shoal.Job) bool { return j.Sweep != nil })
+	parents, err := pipelines.ActiveParents(ctx, l.s.Store(), func(j *job.Job) bool { return j.Sweep != nil })
 	if err != nil {
 		return err
 	}
@@ -58,7 +61,7 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
 }
 
 // advance runs one pass over sweep p.
-func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
+func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 	spec := p.Sweep
 	goal, metric := spec.Objective.Goal, spec.Objective.PrimaryMetric
 	trials := p.Trials
@@ -70,7 +73,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	for _, t := range trials {
 		// A trial recorded and not yet submitted (a pass ended between
 		// the two) counts: it is submitted below.
-		if (t.Status != shoal.JobNotStarted && !shoal.JobTerminal(t.Status)) || (t.Status == shoal.JobNotStarted && t.Reason == "") {
+		if (t.Status != job.JobNotStarted && !job.JobTerminal(t.Status)) || (t.Status == job.JobNotStarted && t.Reason == "") {
 			active++
 		}
 	}
@@ -79,14 +82,14 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	// is canceled; the sweep ends when nothing runs.
 	stop := ""
 	switch {
-	case p.Status == shoal.JobCancelRequested:
+	case p.Status == job.JobCancelRequested:
 		stop = "canceled"
 	case spec.Limits.Timeout > 0 && p.StartTime != nil && now.Sub(*p.StartTime) >= time.Duration(spec.Limits.Timeout)*time.Second:
 		stop = fmt.Sprintf("limits.timeout of %ds reached", spec.Limits.Timeout)
 	}
 	if stop != "" {
 		for _, t := range trials {
-			if t.Status != shoal.JobNotStarted && !shoal.JobTerminal(t.Status) && t.Status != shoal.JobCancelRequested {
+			if t.Status != job.JobNotStarted && !job.JobTerminal(t.Status) && t.Status != job.JobCancelRequested {
 				if _, err := l.s.CancelJob(ctx, p.Workspace, t.Job); err != nil {
 					return err
 				}
@@ -94,9 +97,9 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 			}
 		}
 		if active == 0 {
-			status := shoal.JobCanceled
-			if p.Status != shoal.JobCancelRequested && anyCompleted(trials) {
-				status = shoal.JobCompleted
+			status := job.JobCanceled
+			if p.Status != job.JobCancelRequested && anyCompleted(trials) {
+				status = job.JobCompleted
 			}
 			return l.finish(ctx, now, p, trials, status, stop)
 		}
@@ -107,7 +110,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	if et := spec.EarlyTermination; et != nil {
 		for _, c := range sweep.Evaluate(et, goal, decisionTrials(trials, values)) {
 			t := byJob(trials, c.TrialID)
-			if t == nil || shoal.JobTerminal(t.Status) || t.Status == shoal.JobCancelRequested || t.EarlyTerminated != "" {
+			if t == nil || job.JobTerminal(t.Status) || t.Status == job.JobCancelRequested || t.EarlyTerminated != "" {
 				continue
 			}
 			if _, err := l.s.CancelJob(ctx, p.Workspace, t.Job); err != nil {
@@ -121,7 +124,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 	// its child is submitted.
 	sampler, err := sweep.New(spec, p.SweepSeed)
 	if err != nil {
-		return l.finish(ctx, now, p, trials, shoal.JobFailed, "its sampler: "+err.Error())
+		return l.finish(ctx, now, p, trials, job.JobFailed, "its sampler: "+err.Error())
 	}
 	exhausted := false
 	for active < spec.Limits.MaxConcurrentTrials && len(trials) < spec.Limits.MaxTotalTrials {
@@ -130,7 +133,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 			exhausted = true
 			break
 		}
-		t := &shoal.SweepTrialStatus{Index: len(trials), Job: shoal.SweepChildName(p.Name, len(trials)), Parameters: params, Status: shoal.JobNotStarted}
+		t := &job.SweepTrialStatus{Index: len(trials), Job: job.SweepChildName(p.Name, len(trials)), Parameters: params, Status: job.JobNotStarted}
 		trials = append(trials, t)
 		active++
 	}
@@ -138,34 +141,34 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 		return err
 	}
 	for _, t := range trials {
-		if t.Status != shoal.JobNotStarted || t.Reason != "" {
+		if t.Status != job.JobNotStarted || t.Reason != "" {
 			continue
 		}
-		js, err := shoal.TrialJobSpec(spec, sweep.Params(t.Parameters).Render())
+		js, err := sweepjob.TrialJobSpec(spec, sweep.Params(t.Parameters).Render())
 		if err == nil {
 			js.Name, js.DisplayName = t.Job, fmt.Sprintf("%s trial %d", p.Name, t.Index)
 			if js.ExperimentName == "" {
 				js.ExperimentName = p.Name
 			}
 			if spec.Limits.TrialTimeout > 0 {
-				js.Limits = &shoal.JobLimits{Timeout: spec.Limits.TrialTimeout}
+				js.Limits = &job.JobLimits{Timeout: spec.Limits.TrialTimeout}
 			}
-			var child *shoal.Job
+			var child *job.Job
 			if child, err = l.s.SubmitChildJob(ctx, p, js); err == nil {
 				t.Status = child.Status
 				continue
 			}
 		}
-		t.Status, t.Reason = shoal.JobFailed, "could not be submitted: "+err.Error()
+		t.Status, t.Reason = job.JobFailed, "could not be submitted: "+err.Error()
 		active--
 	}
 	if len(trials) >= spec.Limits.MaxTotalTrials {
 		exhausted = true
 	}
 	if exhausted && active == 0 {
-		status, reason := shoal.JobCompleted, fmt.Sprintf("%d trials ran", len(trials))
+		status, reason := job.JobCompleted, fmt.Sprintf("%d trials ran", len(trials))
 		if !anyCompleted(trials) {
-			status, reason = shoal.JobFailed, fmt.Sprintf("none of its %d trials completed", len(trials))
+			status, reason = job.JobFailed, fmt.Sprintf("none of its %d trials completed", len(trials))
 		}
 		return l.finish(ctx, now, p, trials, status, reason)
 	}
@@ -174,18 +177,18 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *shoal.Job) error {
 
 // read refreshes each trial from its child job and the primary metric
 // it logged, and returns every value of that metric by trial job.
-func (l *Loop) read(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTrialStatus, metric string) (map[string][]float64, error) {
+func (l *Loop) read(ctx context.Context, p *job.Job, trials []*job.SweepTrialStatus, metric string) (map[string][]float64, error) {
 	values := map[string][]float64{}
-	err := l.s.Store().View(ctx, func(tx shoal.Tx) error {
+	err := l.s.Store().View(ctx, func(tx store.Tx) error {
 		for _, t := range trials {
 			child, err := tx.GetJob(p.Workspace, t.Job)
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				continue
 			} else if err != nil {
 				return err
 			}
 			t.Status = child.Status
-			if child.Status == shoal.JobFailed && child.Error != "" && t.Reason == "" {
+			if child.Status == job.JobFailed && child.Error != "" && t.Reason == "" {
 				t.Reason = child.Error
 			}
 			pts, err := tx.ListMetricHistory(p.Workspace, t.Job, metric)
@@ -214,7 +217,7 @@ func (l *Loop) read(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTria
 // per point, in the order logged; a restart of such a trial cannot be
 // told apart from more intervals, as the points do not say which attempt
 // logged them.
-func intervalValues(pts []shoal.MetricPoint) []float64 {
+func intervalValues(pts []job.MetricPoint) []float64 {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -239,14 +242,14 @@ func intervalValues(pts []shoal.MetricPoint) []float64 {
 // decisionTrials are the trials as the sweep package judges them, with
 // every value of their primary metric (the sampler and the policy need
 // every interval; the document keeps the last).
-func decisionTrials(trials []*shoal.SweepTrialStatus, values map[string][]float64) []sweep.Trial {
+func decisionTrials(trials []*job.SweepTrialStatus, values map[string][]float64) []sweep.Trial {
 	out := make([]sweep.Trial, 0, len(trials))
 	for _, t := range trials {
 		st := sweep.Running
 		switch {
-		case t.Status == shoal.JobCompleted:
+		case t.Status == job.JobCompleted:
 			st = sweep.Completed
-		case shoal.JobTerminal(t.Status):
+		case job.JobTerminal(t.Status):
 			st = sweep.Ended
 		}
 		out = append(out, sweep.Trial{ID: t.Job, Params: t.Parameters, State: st, Metrics: values[t.Job]})
@@ -254,16 +257,16 @@ func decisionTrials(trials []*shoal.SweepTrialStatus, values map[string][]float6
 	return out
 }
 
-func anyCompleted(trials []*shoal.SweepTrialStatus) bool {
+func anyCompleted(trials []*job.SweepTrialStatus) bool {
 	for _, t := range trials {
-		if t.Status == shoal.JobCompleted {
+		if t.Status == job.JobCompleted {
 			return true
 		}
 	}
 	return false
 }
 
-func byJob(trials []*shoal.SweepTrialStatus, job string) *shoal.SweepTrialStatus {
+func byJob(trials []*job.SweepTrialStatus, job string) *job.SweepTrialStatus {
 	for _, t := range trials {
 		if t.Job == job {
 			return t
@@ -274,19 +277,19 @@ func byJob(trials []*shoal.SweepTrialStatus, job string) *shoal.SweepTrialStatus
 
 // save writes the trials and the reason back to the sweep, keeping a
 // cancel asked for since it was read.
-func (l *Loop) save(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTrialStatus, reason string) error {
-	return l.write(ctx, p, trials, func(j *shoal.Job) {
-		if j.Status == shoal.JobRunning && reason != "" {
+func (l *Loop) save(ctx context.Context, p *job.Job, trials []*job.SweepTrialStatus, reason string) error {
+	return l.write(ctx, p, trials, func(j *job.Job) {
+		if j.Status == job.JobRunning && reason != "" {
 			j.StatusReason = reason
 		}
 	})
 }
 
 // finish ends the sweep with status and its best trial.
-func (l *Loop) finish(ctx context.Context, now time.Time, p *shoal.Job, trials []*shoal.SweepTrialStatus, status, reason string) error {
-	return l.write(ctx, p, trials, func(j *shoal.Job) {
+func (l *Loop) finish(ctx context.Context, now time.Time, p *job.Job, trials []*job.SweepTrialStatus, status, reason string) error {
+	return l.write(ctx, p, trials, func(j *job.Job) {
 		j.Status, j.StatusReason, j.EndTime = status, reason, &now
-		if status == shoal.JobFailed {
+		if status == job.JobFailed {
 			j.Error = reason
 		}
 		j.BestChildRunID = ""
@@ -307,13 +310,13 @@ func (l *Loop) finish(ctx context.Context, now time.Time, p *shoal.Job, trials [
 }
 
 // write stores the trials and applies change to the sweep.
-func (l *Loop) write(ctx context.Context, p *shoal.Job, trials []*shoal.SweepTrialStatus, change func(*shoal.Job)) error {
-	err := l.s.Store().Update(ctx, func(tx shoal.Tx) error {
+func (l *Loop) write(ctx context.Context, p *job.Job, trials []*job.SweepTrialStatus, change func(*job.Job)) error {
+	err := l.s.Store().Update(ctx, func(tx store.Tx) error {
 		j, err := tx.GetJob(p.Workspace, p.Name)
 		if err != nil {
 			return err
 		}
-		if shoal.JobTerminal(j.Status) {
+		if job.JobTerminal(j.Status) {
 			return nil
 		}
 		j.Trials = trials

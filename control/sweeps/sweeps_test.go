@@ -7,23 +7,26 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/filestore"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 func TestIntervalValues(t *testing.T) {
-	pts := func(steps []int64, values []float64) []shoal.MetricPoint {
-		out := make([]shoal.MetricPoint, len(steps))
+	pts := func(steps []int64, values []float64) []job.MetricPoint {
+		out := make([]job.MetricPoint, len(steps))
 		for i := range steps {
-			out[i] = shoal.MetricPoint{Key: "acc", Value: values[i], Step: steps[i], Timestamp: int64(i)}
+			out[i] = job.MetricPoint{Key: "acc", Value: values[i], Step: steps[i], Timestamp: int64(i)}
 		}
 		return out
 	}
 	for _, c := range []struct {
 		name   string
-		points []shoal.MetricPoint
+		points []job.MetricPoint
 		want   []float64
 	}{
 		{"none", nil, nil},
@@ -48,7 +51,7 @@ func TestIntervalValues(t *testing.T) {
 func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
+	if err := db.Update(ctx, func(tx store.Tx) error {
 		c := teststore.Cluster(tx, "cpu")
 		three := 3
 		c.MaxInstances = &three
@@ -56,7 +59,7 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := shoal.NewCatalog([]*shoal.Location{{Name: "local", Provider: "fake", Quota: shoal.DefaultQuotaLimits()}}, shoal.BuiltinSizes(), "local")
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +68,7 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	spec, err := shoal.DecodeSweepSpec([]byte(`{"type": "sweep", "name": "sw", "compute": "azureml:cpu",
+	spec, err := sweepjob.DecodeSweepSpec([]byte(`{"type": "sweep", "name": "sw", "compute": "azureml:cpu",
 		"trial": {"command": "python train.py --lr ${{search_space.lr}}"},
 		"search_space": {"lr": {"type": "uniform", "min_value": 0.001, "max_value": 0.1}},
 		"sampling_algorithm": {"type": "random", "seed": 1},
@@ -87,15 +90,15 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 	// does badly.
 	curve := []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95}
 	logged := map[int][][]float64{0: {curve}, 1: {curve[:2], curve[:4]}, 2: {{0.2, 0.25, 0.3, 0.35}}}
-	err = db.Update(ctx, func(tx shoal.Tx) error {
+	err = db.Update(ctx, func(tx store.Tx) error {
 		ts := int64(0)
 		for i, attempts := range logged {
-			name := shoal.SweepChildName("sw", i)
+			name := job.SweepChildName("sw", i)
 			j, err := tx.GetJob("ws", name)
 			if err != nil {
 				return err
 			}
-			j.Status = shoal.JobRunning
+			j.Status = job.JobRunning
 			j.Version++
 			if err := tx.UpdateJob(j); err != nil {
 				return err
@@ -103,7 +106,7 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 			for _, values := range attempts {
 				for k, v := range values {
 					ts++
-					if err := tx.AppendMetrics("ws", name, []shoal.MetricPoint{{Key: "acc", Value: v, Step: int64(k + 1), Timestamp: ts}}); err != nil {
+					if err := tx.AppendMetrics("ws", name, []job.MetricPoint{{Key: "acc", Value: v, Step: int64(k + 1), Timestamp: ts}}); err != nil {
 						return err
 					}
 				}
@@ -117,8 +120,8 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 	if err := l.RunOnce(ctx, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	var p *shoal.Job
-	if err := db.View(ctx, func(tx shoal.Tx) (err error) { p, err = tx.GetJob("ws", "sw"); return err }); err != nil {
+	var p *job.Job
+	if err := db.View(ctx, func(tx store.Tx) (err error) { p, err = tx.GetJob("ws", "sw"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Trials) != 3 {

@@ -9,11 +9,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/filestore"
-	"github.com/shoal-ml/shoal/sqlite"
-	"github.com/shoal-ml/shoal/storetest"
-	"github.com/shoal-ml/shoal/versioned"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/store/filestore"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest"
+	"github.com/shoal-ml/shoal/service/versioned"
 )
 
 // Open opens the store, closed when the test ends.
@@ -26,8 +29,8 @@ func Open(t testing.TB) (*sqlite.DB, *storetest.Clock) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
-		return tx.InsertWorkspace(&shoal.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()})
+	if err := db.Update(ctx, func(tx store.Tx) error {
+		return tx.InsertWorkspace(&core.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,15 +56,15 @@ func Assets(t testing.TB) (versioned.Stores, *filestore.Store, context.Context) 
 	t.Helper()
 	db, _ := Open(t)
 	files := Files(t)
-	ctx := shoal.WithPrincipal(context.Background(), &shoal.Principal{ID: "user:alice", Name: "alice"})
+	ctx := identity.WithPrincipal(context.Background(), &identity.Principal{ID: "user:alice", Name: "alice"})
 	return versioned.Stores{Store: db, Artifacts: files}, files, ctx
 }
 
 // Cluster is a provisioned cluster named name in "ws", for tx.InsertCompute.
-func Cluster(tx shoal.Tx, name string) *shoal.Compute {
-	return &shoal.Compute{
-		ComputeSpec: shoal.ComputeSpec{Name: name, Type: shoal.ComputeTypeCluster, Size: "Standard_DS3_v2"},
-		Workspace:   "ws", Version: 1, ProvisioningState: shoal.ProvisioningSucceeded,
-		ProvisioningErrors: []shoal.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
+func Cluster(tx store.Tx, name string) *compute.Compute {
+	return &compute.Compute{
+		ComputeSpec: compute.ComputeSpec{Name: name, Type: compute.ComputeTypeCluster, Size: "Standard_DS3_v2"},
+		Workspace:   "ws", Version: 1, ProvisioningState: compute.ProvisioningSucceeded,
+		ProvisioningErrors: []compute.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // Call is one recorded call to the provider.
@@ -25,7 +26,7 @@ type Call struct {
 // Provisioned is one successful Provision: the request and the ref given.
 type Provisioned struct {
 	Ref string
-	Req shoal.ProvisionRequest
+	Req node.ProvisionRequest
 }
 
 // Provider is the fake provider. The hooks may be set before the provider
@@ -34,10 +35,10 @@ type Provisioned struct {
 type Provider struct {
 	// OnProvision, when set, is called first by Provision; a non-nil error
 	// (for example OutOfCapacity) is returned and nothing is provisioned.
-	OnProvision func(req shoal.ProvisionRequest) error
+	OnProvision func(req node.ProvisionRequest) error
 	// OnRelease, when set, is called by Release for an alive node; a
 	// non-nil error is returned and the node stays alive.
-	OnRelease func(node *shoal.Node) error
+	OnRelease func(node *node.Node) error
 
 	mu    sync.Mutex
 	seq   int
@@ -53,7 +54,7 @@ type fakeNode struct {
 	alive bool
 }
 
-var _ shoal.Provider = (*Provider)(nil)
+var _ node.Provider = (*Provider)(nil)
 
 // New returns an empty fake provider.
 func New() *Provider {
@@ -62,12 +63,12 @@ func New() *Provider {
 
 // OutOfCapacity returns the error a cloud gives when it has no machine of
 // the requested size: EQUOTA saying so. Return it from OnProvision.
-func OutOfCapacity(req shoal.ProvisionRequest) error {
+func OutOfCapacity(req node.ProvisionRequest) error {
 	size, loc := "", ""
 	if req.Node != nil {
 		size, loc = req.Node.Size, req.Node.Location
 	}
-	return shoal.Errorf(shoal.EQUOTA, "out of capacity: no %s nodes available in %s", size, loc)
+	return core.Errorf(core.EQUOTA, "out of capacity: no %s nodes available in %s", size, loc)
 }
 
 // Name returns "fake".
@@ -76,14 +77,14 @@ func (p *Provider) Name() string { return "fake" }
 // Provision records req and returns a new ref ("fake-1", "fake-2", ...);
 // the node is alive from then on. It fails with ctx's error if ctx is done,
 // or with OnProvision's error.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
+func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (string, error) {
 	id := ""
 	if req.Node != nil {
 		id = req.Node.ID
 	}
 	err := ctx.Err()
 	if err == nil && req.Node == nil {
-		err = shoal.Errorf(shoal.EINVALID, "provision: no node given")
+		err = core.Errorf(core.EINVALID, "provision: no node given")
 	}
 	if err == nil && p.OnProvision != nil {
 		err = p.OnProvision(req)
@@ -104,7 +105,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 }
 
 // Release marks the node gone. Unknown and already gone nodes return nil.
-func (p *Provider) Release(ctx context.Context, node *shoal.Node) error {
+func (p *Provider) Release(ctx context.Context, node *node.Node) error {
 	if node == nil {
 		return nil
 	}
@@ -124,7 +125,7 @@ func (p *Provider) Release(ctx context.Context, node *shoal.Node) error {
 
 // Alive reports whether the node was provisioned and neither released nor
 // killed.
-func (p *Provider) Alive(ctx context.Context, node *shoal.Node) (bool, error) {
+func (p *Provider) Alive(ctx context.Context, node *node.Node) (bool, error) {
 	if node == nil {
 		return false, nil
 	}

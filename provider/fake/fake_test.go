@@ -6,15 +6,16 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Harness{
-		New:     func(t *testing.T) shoal.Provider { return fake.New() },
-		Started: func(t *testing.T, p shoal.Provider, ref string) bool { return true },
+		New:     func(t *testing.T) node.Provider { return fake.New() },
+		Started: func(t *testing.T, p node.Provider, ref string) bool { return true },
 	})
 }
 
@@ -22,7 +23,7 @@ func TestOutOfCapacity(t *testing.T) {
 	ctx := context.Background()
 	p := fake.New()
 	full := true
-	p.OnProvision = func(req shoal.ProvisionRequest) error {
+	p.OnProvision = func(req node.ProvisionRequest) error {
 		if full {
 			return fake.OutOfCapacity(req)
 		}
@@ -30,7 +31,7 @@ func TestOutOfCapacity(t *testing.T) {
 	}
 	node := providertest.NewNode("n1")
 	_, err := p.Provision(ctx, providertest.NewRequest(node))
-	if shoal.ErrorCode(err) != shoal.EQUOTA {
+	if core.ErrorCode(err) != core.EQUOTA {
 		t.Fatalf("Provision when full: %v, want EQUOTA", err)
 	}
 	if got := p.Nodes(); len(got) != 0 {
@@ -50,7 +51,7 @@ func TestOutOfCapacity(t *testing.T) {
 func TestKillAndNodes(t *testing.T) {
 	ctx := context.Background()
 	p := fake.New()
-	var nodes []*shoal.Node
+	var nodes []*node.Node
 	for _, id := range []string{"a", "b", "c"} {
 		node := providertest.NewNode(id)
 		ref, err := p.Provision(ctx, providertest.NewRequest(node))
@@ -127,7 +128,7 @@ func TestReleaseFailure(t *testing.T) {
 	ctx := context.Background()
 	p := fake.New()
 	boom := errors.New("boom")
-	p.OnRelease = func(*shoal.Node) error { return boom }
+	p.OnRelease = func(*node.Node) error { return boom }
 	node := providertest.NewNode("a")
 	ref, err := p.Provision(ctx, providertest.NewRequest(node))
 	if err != nil {

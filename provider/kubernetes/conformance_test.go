@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testk8s"
 	"github.com/shoal-ml/shoal/provider/kubernetes"
 	"github.com/shoal-ml/shoal/provider/providertest"
@@ -45,10 +45,10 @@ var namespaces sync.Map
 
 // started waits until the node's pod runs (its init container copied
 // the agent in and the agent started).
-func started(t *testing.T, p shoal.Provider, ref string) bool {
+func started(t *testing.T, p node.Provider, ref string) bool {
 	t.Helper()
 	kp := p.(*kubernetes.Provider)
-	node := &shoal.Node{ID: "x", ProviderRef: ref}
+	node := &node.Node{ID: "x", ProviderRef: ref}
 	deadline := time.Now().Add(90 * time.Second)
 	var st kubernetes.PodStatus
 	for time.Now().Before(deadline) {
@@ -79,7 +79,7 @@ func started(t *testing.T, p shoal.Provider, ref string) bool {
 func TestConformance(t *testing.T) {
 	c := testk8s.Shared(t)
 	providertest.Run(t, providertest.Harness{
-		New:     func(t *testing.T) shoal.Provider { return newProvider(t, c, nil) },
+		New:     func(t *testing.T) node.Provider { return newProvider(t, c, nil) },
 		Started: started,
 	})
 }

@@ -3,10 +3,9 @@ package kubernetes
 import (
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/compute"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/shoal-ml/shoal"
 )
 
 // A node of an instance type gets the instance type's requests and
@@ -16,9 +15,9 @@ func TestPodOfAnInstanceTypeCarriesItsResourcesAndSelector(t *testing.T) {
 	p := testProvider(t, Config{NodeSelector: map[string]string{"pool": "general", "zone": "a"},
 		Tolerations: []Toleration{{Key: "spot", Operator: "Exists"}}})
 	req := gpuRequest()
-	req.InstanceType = &shoal.InstanceType{Name: "gpu-a100", NodeSelector: map[string]string{"pool": "a100"},
-		Tolerations: []shoal.KubernetesToleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
-		Resources: shoal.InstanceTypeResources{
+	req.InstanceType = &compute.InstanceType{Name: "gpu-a100", NodeSelector: map[string]string{"pool": "a100"},
+		Tolerations: []compute.KubernetesToleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
+		Resources: compute.InstanceTypeResources{
 			Requests: map[string]string{"cpu": "3500m", "memory": "30Gi", "nvidia.com/gpu": "1"},
 			Limits:   map[string]string{"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": "1"}}}
 	pod := p.Pod(req)

@@ -32,11 +32,11 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/kubernetes/typed/core/v1"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	v1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/shoal-ml/shoal"
 )
 
 // Config configures a Provider.
@@ -117,9 +117,9 @@ type Provider struct {
 }
 
 var (
-	_ shoal.Provider              = (*Provider)(nil)
-	_ shoal.NodeWatcher           = (*Provider)(nil)
-	_ shoal.WorkIsolationReporter = (*Provider)(nil)
+	_ node.Provider                 = (*Provider)(nil)
+	_ node.NodeWatcher              = (*Provider)(nil)
+	_ compute.WorkIsolationReporter = (*Provider)(nil)
 )
 
 // New checks cfg and builds the provider's client; it does not reach the

@@ -9,11 +9,10 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/node"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/shoal-ml/shoal"
 )
 
 // Labels and paths of a node's pod.
@@ -61,7 +60,7 @@ var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // image is the image node req's pod runs: the job's it is provisioned
 // for, else the location's node image.
-func (p *Provider) image(req shoal.ProvisionRequest) string {
+func (p *Provider) image(req node.ProvisionRequest) string {
 	if req.Image != "" {
 		return req.Image
 	}
@@ -69,7 +68,7 @@ func (p *Provider) image(req shoal.ProvisionRequest) string {
 }
 
 // secret is the Secret holding node req's join token.
-func (p *Provider) secret(req shoal.ProvisionRequest) *corev1.Secret {
+func (p *Provider) secret(req node.ProvisionRequest) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: PodName(req.Node.ID), Namespace: p.cfg.Namespace, Labels: p.labels(req.Node)},
 		Type:       corev1.SecretTypeOpaque,
@@ -78,7 +77,7 @@ func (p *Provider) secret(req shoal.ProvisionRequest) *corev1.Secret {
 }
 
 // labels are the location's labels and Shoal's own.
-func (p *Provider) labels(n *shoal.Node) map[string]string {
+func (p *Provider) labels(n *node.Node) map[string]string {
 	l := make(map[string]string, len(p.cfg.Labels)+3)
 	for k, v := range p.cfg.Labels {
 		l[k] = v
@@ -104,7 +103,7 @@ var nonLabelValue = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // Pod is node req's pod: the size's resources, the location's
 // placement and security settings, the agent injected by an init
 // container and run in the node's image.
-func (p *Provider) Pod(req shoal.ProvisionRequest) *corev1.Pod {
+func (p *Provider) Pod(req node.ProvisionRequest) *corev1.Pod {
 	n := req.Node
 	name := PodName(n.ID)
 	image := p.image(req)
@@ -184,7 +183,7 @@ func (p *Provider) Pod(req shoal.ProvisionRequest) *corev1.Pod {
 // resources are the size's: CPUs and memory as limits, requests scaled
 // by RequestFraction; GPUs as nvidia.com/gpu, requested whole (an
 // extended resource cannot be overcommitted).
-func (p *Provider) resources(n *shoal.Node) corev1.ResourceRequirements {
+func (p *Provider) resources(n *node.Node) corev1.ResourceRequirements {
 	limits, requests := corev1.ResourceList{}, corev1.ResourceList{}
 	if n.VCPUs > 0 {
 		limits[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(n.VCPUs)*1000, resource.DecimalSI)
@@ -212,6 +211,6 @@ func (p *Provider) tolerations() []corev1.Toleration {
 }
 
 // String describes the pod's size for messages.
-func describe(n *shoal.Node) string {
+func describe(n *node.Node) string {
 	return fmt.Sprintf("%d CPUs, %g GB, %d GPUs", n.VCPUs, n.MemoryGB, n.GPUs)
 }

@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/node"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-
-	"github.com/shoal-ml/shoal"
 )
 
 func testProvider(t *testing.T, cfg Config) *Provider {
@@ -35,9 +34,9 @@ func testProvider(t *testing.T, cfg Config) *Provider {
 	return p
 }
 
-func gpuRequest() shoal.ProvisionRequest {
-	return shoal.ProvisionRequest{
-		Node:      &shoal.Node{ID: "gpu-cluster-n7", Compute: "gpu-cluster", VCPUs: 6, MemoryGB: 112, GPUs: 1},
+func gpuRequest() node.ProvisionRequest {
+	return node.ProvisionRequest{
+		Node:      &node.Node{ID: "gpu-cluster-n7", Compute: "gpu-cluster", VCPUs: 6, MemoryGB: 112, GPUs: 1},
 		JoinToken: "the-join-token", ServerURL: "https://shoal.example:8443", ServerCA: []byte("-----BEGIN CERTIFICATE-----\n"),
 	}
 }

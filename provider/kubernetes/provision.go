@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/shoal-ml/shoal"
 )
 
 // Provision creates node req's Secret (its join token) and pod, and
@@ -19,12 +19,12 @@ import (
 // the node joins when Kubernetes has scheduled and started it. A pod
 // the API refuses for a ResourceQuota or LimitRange is EQUOTA; one it
 // cannot reach EUNAVAILABLE.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
+func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	if req.Node == nil {
-		return "", shoal.Errorf(shoal.EINVALID, "kubernetes provider: no node to provision")
+		return "", core.Errorf(core.EINVALID, "kubernetes provider: no node to provision")
 	}
 	n := req.Node
 	name := PodName(n.ID)
@@ -61,14 +61,14 @@ func (p *Provider) classify(err error, what string) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case apierrors.IsForbidden(err) && isQuota(err):
-		return shoal.Errorf(shoal.EQUOTA, "Kubernetes refused to %s: %v", what, err)
+		return core.Errorf(core.EQUOTA, "Kubernetes refused to %s: %v", what, err)
 	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
-		return shoal.Errorf(shoal.EFORBIDDEN, "Kubernetes refused to %s in namespace %s (see the Role in docs/guides/kubernetes.md): %v", what, p.cfg.Namespace, err)
+		return core.Errorf(core.EFORBIDDEN, "Kubernetes refused to %s in namespace %s (see the Role in docs/guides/kubernetes.md): %v", what, p.cfg.Namespace, err)
 	case apierrors.IsInvalid(err):
-		return shoal.Errorf(shoal.EINVALID, "Kubernetes refused to %s: %v", what, err)
+		return core.Errorf(core.EINVALID, "Kubernetes refused to %s: %v", what, err)
 	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err),
 		apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), errors.As(err, &ne):
-		return shoal.Errorf(shoal.EUNAVAILABLE, "Kubernetes API at %s: could not %s: %v", p.host, what, err)
+		return core.Errorf(core.EUNAVAILABLE, "Kubernetes API at %s: could not %s: %v", p.host, what, err)
 	}
 	return fmt.Errorf("kubernetes provider: %s: %w", what, err)
 }
@@ -86,7 +86,7 @@ func isQuota(err error) bool {
 
 // Release deletes the node's pod (its grace period lets the agent stop
 // its ranks) and Secret; a node whose pod is already gone is released.
-func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
+func (p *Provider) Release(ctx context.Context, n *node.Node) error {
 	if n == nil || n.ProviderRef == "" {
 		return nil
 	}
@@ -113,7 +113,7 @@ func (p *Provider) deleteSecret(ctx context.Context, name string) error {
 
 // Alive reports whether the node's pod exists, is Pending or Running,
 // and is not being deleted.
-func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
+func (p *Provider) Alive(ctx context.Context, n *node.Node) (bool, error) {
 	pod, err := p.pod(ctx, n)
 	if err != nil || pod == nil {
 		return false, err
@@ -126,7 +126,7 @@ func alive(pod *corev1.Pod) bool {
 }
 
 // pod reads the node's pod; nil when there is none.
-func (p *Provider) pod(ctx context.Context, n *shoal.Node) (*corev1.Pod, error) {
+func (p *Provider) pod(ctx context.Context, n *node.Node) (*corev1.Pod, error) {
 	if n == nil || n.ProviderRef == "" {
 		return nil, nil
 	}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/node"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/shoal-ml/shoal"
 )
 
 // PodStatus is what a node's pod says about the node.
@@ -30,7 +29,7 @@ type PodStatus struct {
 
 // Status reads the node's pod. A node whose pod is gone has the zero
 // PodStatus.
-func (p *Provider) Status(ctx context.Context, n *shoal.Node) (PodStatus, error) {
+func (p *Provider) Status(ctx context.Context, n *node.Node) (PodStatus, error) {
 	pod, err := p.pod(ctx, n)
 	if err != nil || pod == nil {
 		return PodStatus{}, err
@@ -88,16 +87,16 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // NodeStatus implements shoal.NodeWatcher: a Pending pod's reason, a pod
 // taken back, a pod that ended or is gone.
-func (p *Provider) NodeStatus(ctx context.Context, n *shoal.Node) (shoal.ProviderNodeStatus, error) {
+func (p *Provider) NodeStatus(ctx context.Context, n *node.Node) (node.ProviderNodeStatus, error) {
 	pod, err := p.pod(ctx, n)
 	if err != nil {
-		return shoal.ProviderNodeStatus{}, err
+		return node.ProviderNodeStatus{}, err
 	}
 	if pod == nil {
-		return shoal.ProviderNodeStatus{Ended: true, Reason: "its pod " + n.ProviderRef + " is gone"}, nil
+		return node.ProviderNodeStatus{Ended: true, Reason: "its pod " + n.ProviderRef + " is gone"}, nil
 	}
 	st := StatusOf(pod)
-	out := shoal.ProviderNodeStatus{Preempted: st.Preempted, Reason: st.Reason}
+	out := node.ProviderNodeStatus{Preempted: st.Preempted, Reason: st.Reason}
 	if st.Pending != "" {
 		out.Waiting = "pod " + pod.Name + " Pending: " + st.Pending
 	}

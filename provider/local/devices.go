@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // The host's GPUs are shared out between its GPU nodes: each gets devices
@@ -41,7 +41,7 @@ func (p *Provider) reserveGPUs(id string, want int) ([]int, bool, error) {
 		}
 	}
 	if len(got) < want {
-		return nil, false, shoal.Errorf(shoal.EQUOTA, "out of capacity: node %s needs %d GPU(s); this host has %d, %d free", id, want, p.cfg.GPUs, p.cfg.GPUs-len(taken))
+		return nil, false, core.Errorf(core.EQUOTA, "out of capacity: node %s needs %d GPU(s); this host has %d, %d free", id, want, p.cfg.GPUs, p.cfg.GPUs-len(taken))
 	}
 	p.devices[id] = got
 	return got, true, nil

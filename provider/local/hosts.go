@@ -8,18 +8,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
-var _ shoal.HostLister = (*Provider)(nil)
+var _ compute.HostLister = (*Provider)(nil)
 
 // Hosts returns this machine: every node of the local provider runs here.
-func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
+func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
 	name, _ := os.Hostname()
 	gpus, _ := DetectGPUs()
-	return []*shoal.Host{{
+	return []*compute.Host{{
 		Name: name, Address: "127.0.0.1", Kind: "provider", VCPUs: runtime.NumCPU(), MemoryGB: memoryGB(),
-		GPUs: gpus, State: shoal.HostReady,
+		GPUs: gpus, State: compute.HostReady,
 	}}, nil
 }
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
 	"github.com/shoal-ml/shoal/agent/runas"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // DefaultStopGrace is how long Release waits between SIGTERM and SIGKILL
@@ -85,7 +85,7 @@ type Provider struct {
 	devices map[string][]int // GPU devices by node ID
 }
 
-var _ shoal.Provider = (*Provider)(nil)
+var _ nodekind.Provider = (*Provider)(nil)
 
 // New returns a local provider with cfg's defaults filled in.
 func New(cfg Config) *Provider {

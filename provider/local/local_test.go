@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/provider/local"
 	"github.com/shoal-ml/shoal/provider/providertest"
 )
@@ -63,7 +64,7 @@ func newProvider(t *testing.T, cfg local.Config) *local.Provider {
 		cleanup := local.New(local.Config{DataDir: cfg.DataDir, Executable: stub, StopGrace: 100 * time.Millisecond})
 		dirs, _ := filepath.Glob(filepath.Join(cfg.DataDir, "nodes", "*"))
 		for _, dir := range dirs {
-			node := &shoal.Node{ID: filepath.Base(dir), ProviderRef: dir}
+			node := &nodekind.Node{ID: filepath.Base(dir), ProviderRef: dir}
 			if err := cleanup.Release(context.Background(), node); err != nil {
 				t.Errorf("cleanup: %v", err)
 			}
@@ -73,8 +74,8 @@ func newProvider(t *testing.T, cfg local.Config) *local.Provider {
 }
 
 var harness = providertest.Harness{
-	New:     func(t *testing.T) shoal.Provider { return newProvider(t, local.Config{}) },
-	Started: func(t *testing.T, p shoal.Provider, ref string) bool { return started(ref, 10*time.Second) },
+	New:     func(t *testing.T) nodekind.Provider { return newProvider(t, local.Config{}) },
+	Started: func(t *testing.T, p nodekind.Provider, ref string) bool { return started(ref, 10*time.Second) },
 }
 
 func TestConformance(t *testing.T) {
@@ -136,7 +137,7 @@ func cmdline(t *testing.T, pid int) []string {
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }
 
-func provision(t *testing.T, p *local.Provider, id string, delay time.Duration) *shoal.Node {
+func provision(t *testing.T, p *local.Provider, id string, delay time.Duration) *nodekind.Node {
 	t.Helper()
 	node := providertest.NewNode(id)
 	req := providertest.NewRequest(node)
@@ -314,7 +315,7 @@ func TestAdoptAfterRestart(t *testing.T) {
 			impostor.ProviderRef = node.ProviderRef
 			providertest.MustAlive(t, p2, impostor, false)
 			// No duplicate agent for the node.
-			if _, err := p2.Provision(context.Background(), providertest.NewRequest(providertest.NewNode("survivor"))); shoal.ErrorCode(err) != shoal.ECONFLICT {
+			if _, err := p2.Provision(context.Background(), providertest.NewRequest(providertest.NewNode("survivor"))); core.ErrorCode(err) != core.ECONFLICT {
 				t.Fatalf("Provision of a node whose agent runs: %v, want ECONFLICT", err)
 			}
 			providertest.MustRelease(t, p2, node)
@@ -402,7 +403,7 @@ func TestCloseCancelsDelayedStart(t *testing.T) {
 	}
 }
 
-func assertNeverStarted(t *testing.T, p *local.Provider, node *shoal.Node) {
+func assertNeverStarted(t *testing.T, p *local.Provider, node *nodekind.Node) {
 	t.Helper()
 	if readPID(node.ProviderRef) != 0 {
 		t.Error("the agent started")
@@ -417,7 +418,7 @@ func TestProvisionErrors(t *testing.T) {
 	p := newProvider(t, local.Config{})
 	for _, id := range []string{"", ".", "..", "../x", "a/b", "-rf", "a b"} {
 		_, err := p.Provision(context.Background(), providertest.NewRequest(providertest.NewNode(id)))
-		if shoal.ErrorCode(err) != shoal.EINVALID {
+		if core.ErrorCode(err) != core.EINVALID {
 			t.Errorf("Provision(%q) = %v, want EINVALID", id, err)
 		}
 	}
@@ -443,14 +444,14 @@ func TestName(t *testing.T) {
 func TestGPUDevicesPerNode(t *testing.T) {
 	dataDir := t.TempDir()
 	p := newProvider(t, local.Config{DataDir: dataDir, GPUs: 2})
-	gpuNode := func(id string) (*shoal.Node, error) {
+	gpuNode := func(id string) (*nodekind.Node, error) {
 		n := providertest.NewNode(id)
 		n.GPUs = 1
 		ref, err := p.Provision(context.Background(), providertest.NewRequest(n))
 		n.ProviderRef = ref
 		return n, err
 	}
-	devicesOf := func(n *shoal.Node) string {
+	devicesOf := func(n *nodekind.Node) string {
 		args := cmdline(t, readPID(n.ProviderRef))
 		if i := slices.Index(args, "--gpus"); i >= 0 && i+1 < len(args) {
 			return args[i+1]
@@ -468,7 +469,7 @@ func TestGPUDevicesPerNode(t *testing.T) {
 	if devicesOf(a) != "0" || devicesOf(b) != "1" {
 		t.Fatalf("devices %q and %q; want 0 and 1", devicesOf(a), devicesOf(b))
 	}
-	if _, err := gpuNode("g3"); shoal.ErrorCode(err) != shoal.EQUOTA {
+	if _, err := gpuNode("g3"); core.ErrorCode(err) != core.EQUOTA {
 		t.Fatalf("a third GPU node: %v; want EQUOTA", err)
 	}
 	if err := p.Release(context.Background(), a); err != nil {
@@ -484,7 +485,7 @@ func TestGPUDevicesPerNode(t *testing.T) {
 	}
 	// After a restart the running agents keep theirs.
 	again := local.New(local.Config{DataDir: dataDir, Executable: stub, GPUs: 2})
-	for _, n := range []*shoal.Node{b, c} {
+	for _, n := range []*nodekind.Node{b, c} {
 		n.GPUs = 1
 		if alive, err := again.Alive(context.Background(), n); !alive || err != nil {
 			t.Fatalf("Alive(%s) = %v, %v", n.ID, alive, err)
@@ -492,7 +493,7 @@ func TestGPUDevicesPerNode(t *testing.T) {
 	}
 	d := providertest.NewNode("g4")
 	d.GPUs = 1
-	if _, err := again.Provision(context.Background(), providertest.NewRequest(d)); shoal.ErrorCode(err) != shoal.EQUOTA {
+	if _, err := again.Provision(context.Background(), providertest.NewRequest(d)); core.ErrorCode(err) != core.EQUOTA {
 		t.Fatalf("a GPU node after the restart, with both devices held: %v; want EQUOTA", err)
 	}
 }
@@ -508,7 +509,7 @@ func TestReleaseWithoutReference(t *testing.T) {
 		t.Fatal("agent did not start")
 	}
 	pid := readPID(node.ProviderRef)
-	providertest.MustRelease(t, p, &shoal.Node{ID: node.ID})
+	providertest.MustRelease(t, p, &nodekind.Node{ID: node.ID})
 	waitGone(t, pid, 5*time.Second)
 
 	// And by a provider that did not start it (after a server restart).
@@ -518,6 +519,6 @@ func TestReleaseWithoutReference(t *testing.T) {
 	}
 	pid = readPID(other.ProviderRef)
 	fresh := local.New(local.Config{DataDir: filepath.Dir(filepath.Dir(other.ProviderRef)), Executable: stub, StopGrace: time.Second})
-	providertest.MustRelease(t, fresh, &shoal.Node{ID: other.ID})
+	providertest.MustRelease(t, fresh, &nodekind.Node{ID: other.ID})
 	waitGone(t, pid, 5*time.Second)
 }

@@ -13,7 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // errClosed is returned by Provision after Close.
@@ -37,12 +38,12 @@ var errClosed = errors.New("local provider: closed")
 //
 // Errors: EINVALID for a node ID that cannot name a directory, ECONFLICT
 // when an agent for the node is already running, and internal errors.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (_ string, err error) {
+func (p *Provider) Provision(ctx context.Context, req nodekind.ProvisionRequest) (_ string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	if req.Node == nil {
-		return "", shoal.Errorf(shoal.EINVALID, "provision: no node given")
+		return "", core.Errorf(core.EINVALID, "provision: no node given")
 	}
 	id := req.Node.ID
 	if err := checkNodeID(id); err != nil {
@@ -92,11 +93,11 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (_
 	}
 	if old := p.nodes[dir]; old != nil && old.active() {
 		p.mu.Unlock()
-		return "", shoal.Errorf(shoal.ECONFLICT, "node %s is already provisioned", id)
+		return "", core.Errorf(core.ECONFLICT, "node %s is already provisioned", id)
 	}
 	if pid, err := readPID(dir); err == nil && isAgent(pid, id) {
 		p.mu.Unlock()
-		return "", shoal.Errorf(shoal.ECONFLICT, "an agent for node %s is already running (pid %d)", id, pid)
+		return "", core.Errorf(core.ECONFLICT, "an agent for node %s is already running (pid %d)", id, pid)
 	}
 	_ = os.Remove(filepath.Join(dir, PIDFile)) // stale: its process is gone
 	p.nodes[dir] = n
@@ -221,10 +222,10 @@ func agentEnv(token string, ca []byte) []string {
 func checkNodeID(id string) error {
 	switch {
 	case id == "":
-		return shoal.Errorf(shoal.EINVALID, "provision: the node has no ID")
+		return core.Errorf(core.EINVALID, "provision: the node has no ID")
 	case len(id) > 200, id == ".", id == "..", strings.HasPrefix(id, "-"),
 		strings.ContainsFunc(id, func(r rune) bool { return r == '/' || r == '\\' || r <= ' ' || r == 0x7f }):
-		return shoal.Errorf(shoal.EINVALID, "provision: node ID %q cannot name a work dir", id)
+		return core.Errorf(core.EINVALID, "provision: node ID %q cannot name a work dir", id)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // Release stops the node's agent: SIGTERM to its process group, then, if
@@ -25,7 +25,7 @@ import (
 // Release is idempotent: a node that is unknown, never started or already
 // gone returns nil. A node without a reference (its provisioning was
 // never recorded) is released by the reference its ID gives.
-func (p *Provider) Release(ctx context.Context, nd *shoal.Node) error {
+func (p *Provider) Release(ctx context.Context, nd *nodekind.Node) error {
 	if nd == nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (p *Provider) stop(ctx context.Context, ref, id string, pid int, wait func(
 // process exists and that its command line is `... agent ... --node-id
 // <id> ...`, so that a recycled pid is not taken for the agent. An unknown
 // node is not alive (false, nil).
-func (p *Provider) Alive(ctx context.Context, nd *shoal.Node) (bool, error) {
+func (p *Provider) Alive(ctx context.Context, nd *nodekind.Node) (bool, error) {
 	if nd == nil || nd.ProviderRef == "" {
 		return false, nil
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // DefaultNodeDirRetention is how long a released cluster node's work dir
@@ -23,8 +23,8 @@ const releasedMark = ".released"
 // now, then removes the released dirs whose retention has passed (this
 // one at once when the retention is 0). A compute instance's work dir is
 // its home: it is never marked, and goes only with the instance (Purge).
-func (p *Provider) markReleased(nd *shoal.Node, now time.Time) {
-	if nd.Role == shoal.NodeRoleInstance || checkNodeID(nd.ID) != nil {
+func (p *Provider) markReleased(nd *nodekind.Node, now time.Time) {
+	if nd.Role == nodekind.NodeRoleInstance || checkNodeID(nd.ID) != nil {
 		return
 	}
 	dir := p.nodeDir(nd.ID)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // A released cluster node's folder stays for the retention and then
@@ -29,9 +29,9 @@ func TestReleasedNodeDirsGoAfterTheirRetention(t *testing.T) {
 
 	p := New(Config{NodesDir: nodes, NodeDirRetention: time.Hour})
 	old, recent, inst := mk("c-old"), mk("c-recent"), mk("ci-local-dev")
-	p.markReleased(&shoal.Node{ID: "c-old"}, now.Add(-2*time.Hour))
-	p.markReleased(&shoal.Node{ID: "c-recent"}, now.Add(-time.Minute))
-	p.markReleased(&shoal.Node{ID: "ci-local-dev", Role: shoal.NodeRoleInstance}, now.Add(-2*time.Hour))
+	p.markReleased(&nodekind.Node{ID: "c-old"}, now.Add(-2*time.Hour))
+	p.markReleased(&nodekind.Node{ID: "c-recent"}, now.Add(-time.Minute))
+	p.markReleased(&nodekind.Node{ID: "ci-local-dev", Role: nodekind.NodeRoleInstance}, now.Add(-2*time.Hour))
 	// The later release swept: c-old was then past its hour.
 	if exists(old) {
 		t.Error("a folder released two hours before a later release is kept past its hour")
@@ -54,7 +54,7 @@ func TestReleasedNodeDirsGoAfterTheirRetention(t *testing.T) {
 	// Retention of a nanosecond: gone at release.
 	p = New(Config{NodesDir: nodes, NodeDirRetention: time.Nanosecond})
 	now2 := mk("c-now")
-	p.markReleased(&shoal.Node{ID: "c-now"}, time.Now())
+	p.markReleased(&nodekind.Node{ID: "c-now"}, time.Now())
 	if exists(now2) {
 		t.Error("retention ~0: the folder stays after release")
 	}

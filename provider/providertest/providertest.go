@@ -12,18 +12,18 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
 // Harness adapts a provider to the suite.
 type Harness struct {
 	// New returns a fresh provider; it registers its own cleanup with t
 	// (stopping whatever nodes the test left running).
-	New func(t *testing.T) shoal.Provider
+	New func(t *testing.T) nodekind.Provider
 	// Started waits until the node provisioned under ref has started (for
 	// local: its agent process exists; for fake: at once) and reports true,
 	// or false on timeout.
-	Started func(t *testing.T, p shoal.Provider, ref string) bool
+	Started func(t *testing.T, p nodekind.Provider, ref string) bool
 }
 
 // Run runs the suite against the provider h makes.
@@ -49,8 +49,8 @@ func Run(t *testing.T, h Harness) {
 }
 
 // NewNode returns a node as the server hands it to a provider.
-func NewNode(id string) *shoal.Node {
-	return &shoal.Node{
+func NewNode(id string) *nodekind.Node {
+	return &nodekind.Node{
 		ID:        id,
 		Workspace: "ws",
 		Compute:   "cpu-cluster",
@@ -58,13 +58,13 @@ func NewNode(id string) *shoal.Node {
 		Size:      "Standard_DS3_v2",
 		Family:    "standardDSv2Family",
 		VCPUs:     4,
-		State:     shoal.NodePreparing,
+		State:     nodekind.NodePreparing,
 	}
 }
 
 // NewRequest returns a provisioning request, without delay, for node.
-func NewRequest(node *shoal.Node) shoal.ProvisionRequest {
-	return shoal.ProvisionRequest{
+func NewRequest(node *nodekind.Node) nodekind.ProvisionRequest {
+	return nodekind.ProvisionRequest{
 		Node:      node,
 		JoinToken: "join-token-" + node.ID,
 		ServerURL: "http://127.0.0.1:1",
@@ -73,7 +73,7 @@ func NewRequest(node *shoal.Node) shoal.ProvisionRequest {
 
 // MustProvision provisions a node named id, sets its ProviderRef and waits
 // until it has started.
-func MustProvision(t *testing.T, h Harness, p shoal.Provider, id string) *shoal.Node {
+func MustProvision(t *testing.T, h Harness, p nodekind.Provider, id string) *nodekind.Node {
 	t.Helper()
 	node := NewNode(id)
 	ref, err := p.Provision(context.Background(), NewRequest(node))
@@ -91,7 +91,7 @@ func MustProvision(t *testing.T, h Harness, p shoal.Provider, id string) *shoal.
 }
 
 // MustAlive fails t unless Alive(node) is want without error.
-func MustAlive(t *testing.T, p shoal.Provider, node *shoal.Node, want bool) {
+func MustAlive(t *testing.T, p nodekind.Provider, node *nodekind.Node, want bool) {
 	t.Helper()
 	got, err := p.Alive(context.Background(), node)
 	if err != nil {
@@ -103,7 +103,7 @@ func MustAlive(t *testing.T, p shoal.Provider, node *shoal.Node, want bool) {
 }
 
 // MustRelease fails t unless Release(node) returns nil.
-func MustRelease(t *testing.T, p shoal.Provider, node *shoal.Node) {
+func MustRelease(t *testing.T, p nodekind.Provider, node *nodekind.Node) {
 	t.Helper()
 	if err := p.Release(context.Background(), node); err != nil {
 		t.Fatalf("Release(%s): %v", node.ID, err)
@@ -190,7 +190,7 @@ func testReleaseOnlyThatNode(t *testing.T, h Harness) {
 func testConcurrentProvision(t *testing.T, h Harness) {
 	p := h.New(t)
 	const n = 5
-	nodes := make([]*shoal.Node, n)
+	nodes := make([]*nodekind.Node, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {

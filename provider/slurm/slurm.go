@@ -26,7 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // Config configures a Provider.
@@ -59,8 +61,8 @@ type Provider struct {
 }
 
 var (
-	_ shoal.Provider   = (*Provider)(nil)
-	_ shoal.HostLister = (*Provider)(nil)
+	_ node.Provider      = (*Provider)(nil)
+	_ compute.HostLister = (*Provider)(nil)
 )
 
 // New returns a provider, checking that the Slurm commands are there.
@@ -121,7 +123,7 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 // the job (no such partition, a size no node of the partition can hold)
 // is EQUOTA with Slurm's message: out of capacity, not worth retrying
 // soon.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
+func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -160,7 +162,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 	out, err := p.command(ctx, env, "sbatch", args...)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", shoal.Errorf(shoal.EQUOTA, "Slurm refused the pilot job of node %s: %v", n.ID, err)
+		return "", core.Errorf(core.EQUOTA, "Slurm refused the pilot job of node %s: %v", n.ID, err)
 	}
 	// --parsable prints "jobid" or "jobid;cluster".
 	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
@@ -173,7 +175,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 	if j, err := p.job(ctx, jid); err == nil && j != nil && j.state() == "PENDING" && neverRuns[j.Reason] {
 		p.command(context.WithoutCancel(ctx), nil, "scancel", id)
 		os.RemoveAll(dir)
-		return "", shoal.Errorf(shoal.EQUOTA, "Slurm cannot run the pilot job of node %s in partition %q (%d CPUs, %g GB, %d GPUs): pending with reason %s",
+		return "", core.Errorf(core.EQUOTA, "Slurm cannot run the pilot job of node %s in partition %q (%d CPUs, %g GB, %d GPUs): pending with reason %s",
 			n.ID, p.cfg.Partition, max(n.VCPUs, 1), n.MemoryGB, n.GPUs, j.Reason)
 	}
 	p.log.Info("pilot submitted", "node", n.ID, "job", id)
@@ -190,7 +192,7 @@ var neverRuns = map[string]bool{
 // script is the pilot's batch script: the agent, reachable by the other
 // nodes at the compute node's first address, with GPUs Slurm gave it
 // (Slurm sets CUDA_VISIBLE_DEVICES itself for --gres=gpu).
-func (p *Provider) script(req shoal.ProvisionRequest) string {
+func (p *Provider) script(req node.ProvisionRequest) string {
 	n := req.Node
 	dir := path.Join(p.cfg.WorkDir, n.ID)
 	var extra strings.Builder
@@ -210,7 +212,7 @@ func jobOf(ref string) (int, bool) {
 
 // Release cancels the node's pilot job and removes its work dir; a pilot
 // already gone is released.
-func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
+func (p *Provider) Release(ctx context.Context, n *node.Node) error {
 	if n == nil {
 		return nil
 	}
@@ -246,7 +248,7 @@ func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
 const releaseWait = 10 * time.Second
 
 // Alive reports whether the node's pilot is pending or running.
-func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
+func (p *Provider) Alive(ctx context.Context, n *node.Node) (bool, error) {
 	if n == nil {
 		return false, nil
 	}
@@ -264,7 +266,7 @@ func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
 // PilotState returns the Slurm state of the node's pilot ("RUNNING",
 // "PREEMPTED", "TIMEOUT", ...) and Slurm's reason, or "" once Slurm has
 // forgotten the job.
-func (p *Provider) PilotState(ctx context.Context, n *shoal.Node) (state, reason string, err error) {
+func (p *Provider) PilotState(ctx context.Context, n *node.Node) (state, reason string, err error) {
 	id, ok := jobOf(n.ProviderRef)
 	if !ok {
 		return "", "", nil
@@ -300,7 +302,7 @@ func (p *Provider) job(ctx context.Context, id int) (*sqJob, error) {
 
 // Hosts lists the partition's nodes with their CPUs, memory and GPUs,
 // unusable when Slurm says they are down, drained or failing.
-func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
+func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
 	args := []string{"--json"}
 	if p.cfg.Partition != "" {
 		args = append(args, "--partition", p.cfg.Partition)
@@ -313,18 +315,18 @@ func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	hosts := make([]*shoal.Host, 0, len(nodes))
+	hosts := make([]*compute.Host, 0, len(nodes))
 	for _, sn := range nodes {
 		if p.cfg.Partition != "" && len(sn.Partitions) > 0 && !contains(sn.Partitions, p.cfg.Partition) {
 			continue // older sinfo ignores --partition with --json
 		}
-		h := &shoal.Host{Name: sn.Name, Address: sn.Address, Kind: "provider", VCPUs: int(sn.CPUs),
-			MemoryGB: float64(sn.RealMemory) / 1024, GPUs: gresGPUs(sn.Gres), State: shoal.HostReady}
+		h := &compute.Host{Name: sn.Name, Address: sn.Address, Kind: "provider", VCPUs: int(sn.CPUs),
+			MemoryGB: float64(sn.RealMemory) / 1024, GPUs: gresGPUs(sn.Gres), State: compute.HostReady}
 		if h.Address == "" {
 			h.Address = sn.Name
 		}
 		if why := sn.unusable(); why != "" {
-			h.State, h.Reason = shoal.HostUnusable, why
+			h.State, h.Reason = compute.HostUnusable, why
 		}
 		hosts = append(hosts, h)
 	}

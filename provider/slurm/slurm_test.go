@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testslurm"
 	"github.com/shoal-ml/shoal/provider/providertest"
 	"github.com/shoal-ml/shoal/provider/slurm"
@@ -49,13 +51,13 @@ func newProvider(t *testing.T, c *testslurm.Cluster) *slurm.Provider {
 func TestConformance(t *testing.T) {
 	c := testslurm.New(t, 32, 64000)
 	providertest.Run(t, providertest.Harness{
-		New: func(t *testing.T) shoal.Provider {
+		New: func(t *testing.T) node.Provider {
 			p := newProvider(t, c)
 			t.Cleanup(func() { c.Command("scancel", "--partition", c.Partition).Run() })
 			return p
 		},
-		Started: func(t *testing.T, p shoal.Provider, ref string) bool {
-			node := &shoal.Node{ID: ref[strings.Index(ref, "/")+1:], ProviderRef: ref}
+		Started: func(t *testing.T, p node.Provider, ref string) bool {
+			node := &node.Node{ID: ref[strings.Index(ref, "/")+1:], ProviderRef: ref}
 			deadline := time.Now().Add(20 * time.Second)
 			for time.Now().Before(deadline) {
 				if state, _, err := p.(*slurm.Provider).PilotState(context.Background(), node); err == nil && state == "RUNNING" {
@@ -106,14 +108,14 @@ func TestPilotJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hosts) != 1 || hosts[0].Name != c.Node || hosts[0].VCPUs != 8 || hosts[0].MemoryGB != 8 || hosts[0].State != shoal.HostReady {
+	if len(hosts) != 1 || hosts[0].Name != c.Node || hosts[0].VCPUs != 8 || hosts[0].MemoryGB != 8 || hosts[0].State != compute.HostReady {
 		t.Fatalf("hosts = %+v; want %s with 8 CPUs and 8 GB, ready", hosts[0], c.Node)
 	}
 	// A size no node of the partition holds is refused: out of capacity
 	// (EQUOTA) with Slurm's reason, not a pending pilot forever.
 	big := providertest.NewNode("too-big")
 	big.VCPUs = 64
-	if _, err := p.Provision(ctx, providertest.NewRequest(big)); shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(err.Error(), "PartitionConfig") {
+	if _, err := p.Provision(ctx, providertest.NewRequest(big)); core.ErrorCode(err) != core.EQUOTA || !strings.Contains(err.Error(), "PartitionConfig") {
 		t.Fatalf("a 64-CPU pilot on an 8-CPU partition: %v; want EQUOTA with Slurm's reason", err)
 	}
 	// A drained node is listed unusable with Slurm's reason.
@@ -124,7 +126,7 @@ func TestPilotJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hosts[0].State != shoal.HostUnusable || !strings.Contains(hosts[0].Reason, "disk replaced") {
+	if hosts[0].State != compute.HostUnusable || !strings.Contains(hosts[0].Reason, "disk replaced") {
 		t.Fatalf("a drained node: %+v; want unusable, with Slurm's reason", hosts[0])
 	}
 }

@@ -30,10 +30,11 @@ import (
 	"time"
 
 	"github.com/pkg/sftp"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
-
-	"github.com/shoal-ml/shoal"
 )
 
 // Host is a machine of the pool.
@@ -95,8 +96,8 @@ type placement struct {
 }
 
 var (
-	_ shoal.Provider   = (*Provider)(nil)
-	_ shoal.HostLister = (*Provider)(nil)
+	_ node.Provider      = (*Provider)(nil)
+	_ compute.HostLister = (*Provider)(nil)
 )
 
 // New checks cfg and returns a provider. The known_hosts file must exist:
@@ -163,17 +164,17 @@ func (p *Provider) dial(ctx context.Context, i int) (*ssh.Client, error) {
 	h := p.cfg.Hosts[i]
 	key, err := os.ReadFile(h.IdentityFile)
 	if err != nil {
-		return nil, shoal.Errorf(shoal.EINVALID, "host %s: identity file: %v", h.Address, err)
+		return nil, core.Errorf(core.EINVALID, "host %s: identity file: %v", h.Address, err)
 	}
 	signer, err := ssh.ParsePrivateKey(key)
 	if err != nil {
-		return nil, shoal.Errorf(shoal.EINVALID, "host %s: identity file %s: %v", h.Address, h.IdentityFile, err)
+		return nil, core.Errorf(core.EINVALID, "host %s: identity file %s: %v", h.Address, h.IdentityFile, err)
 	}
 	addr := net.JoinHostPort(h.Address, strconv.Itoa(h.Port))
 	d := net.Dialer{Timeout: p.cfg.DialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, shoal.Errorf(shoal.EUNAVAILABLE, "host %s unreachable: %v", addr, err)
+		return nil, core.Errorf(core.EUNAVAILABLE, "host %s unreachable: %v", addr, err)
 	}
 	_ = conn.SetDeadline(time.Now().Add(p.cfg.DialTimeout))
 	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, &ssh.ClientConfig{
@@ -184,11 +185,11 @@ func (p *Provider) dial(ctx context.Context, i int) (*ssh.Client, error) {
 		var ke *knownhosts.KeyError
 		if errors.As(err, &ke) {
 			if len(ke.Want) > 0 {
-				return nil, shoal.Errorf(shoal.EFORBIDDEN, "host %s: its host key does not match known_hosts (%s): refused", addr, p.cfg.KnownHostsFile)
+				return nil, core.Errorf(core.EFORBIDDEN, "host %s: its host key does not match known_hosts (%s): refused", addr, p.cfg.KnownHostsFile)
 			}
-			return nil, shoal.Errorf(shoal.EFORBIDDEN, "host %s: no host key for it in known_hosts (%s): refused", addr, p.cfg.KnownHostsFile)
+			return nil, core.Errorf(core.EFORBIDDEN, "host %s: no host key for it in known_hosts (%s): refused", addr, p.cfg.KnownHostsFile)
 		}
-		return nil, shoal.Errorf(shoal.EUNAVAILABLE, "host %s: %v", addr, err)
+		return nil, core.Errorf(core.EUNAVAILABLE, "host %s: %v", addr, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return ssh.NewClient(cc, chans, reqs), nil
@@ -242,7 +243,7 @@ func (p *Provider) pick(id string, vcpus, gpus int) (int, []int, error) {
 		}
 	}
 	if best < 0 {
-		return 0, nil, shoal.Errorf(shoal.EQUOTA, "out of capacity: no host of the pool has %d free vCPUs and %d free GPUs", vcpus, gpus)
+		return 0, nil, core.Errorf(core.EQUOTA, "out of capacity: no host of the pool has %d free vCPUs and %d free GPUs", vcpus, gpus)
 	}
 	var devices []int
 	for g := 0; g < p.gpuCountLocked(best) && len(devices) < gpus; g++ {
@@ -278,7 +279,7 @@ func (p *Provider) hostOf(ref string) (int, error) {
 // Provision starts a node's agent on a host of the pool (see the package
 // doc). Errors: EQUOTA when no host has room; an error naming the host
 // when it cannot be reached or its key is not the known one.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
+func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (string, error) {
 	n := req.Node
 	t0 := time.Now()
 	if n.GPUs > 0 {
@@ -312,7 +313,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 	dialed := time.Since(t0)
 	bin, err := p.ensureBinary(c, h)
 	if err != nil {
-		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: copying the shoal binary: %v", h.Address, err))
+		return fail(core.Errorf(core.EUNAVAILABLE, "host %s: copying the shoal binary: %v", h.Address, err))
 	}
 	dir := nodeDir(h, n.ID)
 	// Standard input: the join token, then the server's CA (base64, or
@@ -322,7 +323,7 @@ func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (s
 		quote(dir), quote(bin), quote(req.ServerURL), quote(n.ID), quote(h.Address), gpuArg)
 	copied := time.Since(t0)
 	if out, err := run(c, cmd, req.JoinToken+"\n"+base64.StdEncoding.EncodeToString(req.ServerCA)+"\n"); err != nil {
-		return fail(shoal.Errorf(shoal.EUNAVAILABLE, "host %s: starting the agent: %v: %s", h.Address, err, out))
+		return fail(core.Errorf(core.EUNAVAILABLE, "host %s: starting the agent: %v: %s", h.Address, err, out))
 	}
 	p.log.Info("agent started", "node", n.ID, "host", h.Address, "took", time.Since(t0), "dial", dialed, "binary", copied-dialed)
 	return ref(i, h, n.ID), nil
@@ -373,7 +374,7 @@ func (p *Provider) ensureBinary(c *ssh.Client, h Host) (string, error) {
 // Release stops the node's agent (its whole process group: SIGTERM, then
 // SIGKILL after 5 s) and removes its work dir. A host that cannot be
 // reached is an error: the server retries.
-func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
+func (p *Provider) Release(ctx context.Context, n *node.Node) error {
 	if n == nil || n.ProviderRef == "" {
 		return nil
 	}
@@ -399,7 +400,7 @@ func (p *Provider) Release(ctx context.Context, n *shoal.Node) error {
 // Alive reports whether the node's agent still runs on its host; a host
 // that cannot be reached is an error (it may be slow rather than gone:
 // the node's lease decides).
-func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
+func (p *Provider) Alive(ctx context.Context, n *node.Node) (bool, error) {
 	if n == nil || n.ProviderRef == "" {
 		return false, nil
 	}
@@ -427,9 +428,9 @@ func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) {
 
 // Hosts returns the pool with each host's capacity, unusable when it
 // does not answer.
-func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
+func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
 	p.detectGPUs(ctx)
-	out := make([]*shoal.Host, 0, len(p.cfg.Hosts))
+	out := make([]*compute.Host, 0, len(p.cfg.Hosts))
 	for i, h := range p.cfg.Hosts {
 		p.mu.Lock()
 		gpus, model := p.gpuCountLocked(i), h.GPUModel
@@ -437,11 +438,11 @@ func (p *Provider) Hosts(ctx context.Context) ([]*shoal.Host, error) {
 			model = d.model
 		}
 		p.mu.Unlock()
-		host := &shoal.Host{Name: h.Address, Address: h.Address, Kind: "provider", VCPUs: h.VCPUs, MemoryGB: h.MemoryGB,
-			GPUs: gpus, GPUModel: model, Labels: h.Labels, State: shoal.HostReady}
+		host := &compute.Host{Name: h.Address, Address: h.Address, Kind: "provider", VCPUs: h.VCPUs, MemoryGB: h.MemoryGB,
+			GPUs: gpus, GPUModel: model, Labels: h.Labels, State: compute.HostReady}
 		d := net.Dialer{Timeout: 2 * time.Second}
 		if c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(h.Address, strconv.Itoa(h.Port))); err != nil {
-			host.State, host.Reason = shoal.HostUnusable, "SSH does not answer: "+err.Error()
+			host.State, host.Reason = compute.HostUnusable, "SSH does not answer: "+err.Error()
 		} else {
 			c.Close()
 		}
@@ -458,7 +459,7 @@ func (p *Provider) powerOn(ctx context.Context, i int) error {
 		return nil // the node being provisioned is already counted
 	}
 	if out, err := exec.CommandContext(ctx, "sh", "-c", h.PowerOnCommand).CombinedOutput(); err != nil {
-		return shoal.Errorf(shoal.EUNAVAILABLE, "host %s: power_on_command failed: %v: %s", h.Address, err, strings.TrimSpace(string(out)))
+		return core.Errorf(core.EUNAVAILABLE, "host %s: power_on_command failed: %v: %s", h.Address, err, strings.TrimSpace(string(out)))
 	}
 	addr := net.JoinHostPort(h.Address, strconv.Itoa(h.Port))
 	deadline := time.Now().Add(powerOnWait)
@@ -470,7 +471,7 @@ func (p *Provider) powerOn(ctx context.Context, i int) error {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return shoal.Errorf(shoal.EUNAVAILABLE, "host %s: SSH did not answer within %s of power_on_command", h.Address, powerOnWait)
+			return core.Errorf(core.EUNAVAILABLE, "host %s: SSH did not answer within %s of power_on_command", h.Address, powerOnWait)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

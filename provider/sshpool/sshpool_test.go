@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/provider/providertest"
 	"github.com/shoal-ml/shoal/provider/sshpool"
@@ -40,7 +42,7 @@ func TestMain(m *testing.M) {
 func TestConformance(t *testing.T) {
 	pool := testhosts.New(t, 2)
 	providertest.Run(t, providertest.Harness{
-		New: func(t *testing.T) shoal.Provider {
+		New: func(t *testing.T) node.Provider {
 			p := newProvider(t, pool)
 			t.Cleanup(func() {
 				for _, h := range pool.Hosts {
@@ -49,9 +51,9 @@ func TestConformance(t *testing.T) {
 			})
 			return p
 		},
-		Started: func(t *testing.T, p shoal.Provider, ref string) bool {
+		Started: func(t *testing.T, p node.Provider, ref string) bool {
 			// The agent runs on its host: Alive asks the host over SSH.
-			node := &shoal.Node{ID: ref[strings.LastIndex(ref, "/")+1:], ProviderRef: ref, VCPUs: 4}
+			node := &node.Node{ID: ref[strings.LastIndex(ref, "/")+1:], ProviderRef: ref, VCPUs: 4}
 			deadline := time.Now().Add(10 * time.Second)
 			for time.Now().Before(deadline) {
 				if ok, err := p.Alive(context.Background(), node); err == nil && ok {
@@ -96,7 +98,7 @@ func TestPlacementAndCapacity(t *testing.T) {
 	})
 	ctx := context.Background()
 	hosts := map[string]int{}
-	var nodes []*shoal.Node
+	var nodes []*node.Node
 	for _, id := range []string{"a", "b", "c", "d"} {
 		n := providertest.NewNode(id)
 		ref, err := p.Provision(ctx, providertest.NewRequest(n))
@@ -110,7 +112,7 @@ func TestPlacementAndCapacity(t *testing.T) {
 	if len(hosts) != 2 || hosts[pool.Hosts[0].Addr] != 2 || hosts[pool.Hosts[1].Addr] != 2 {
 		t.Fatalf("placement %v; want two 4-vCPU nodes on each 8-vCPU host, the first host first", hosts)
 	}
-	if _, err := p.Provision(ctx, providertest.NewRequest(providertest.NewNode("e"))); shoal.ErrorCode(err) != shoal.EQUOTA {
+	if _, err := p.Provision(ctx, providertest.NewRequest(providertest.NewNode("e"))); core.ErrorCode(err) != core.EQUOTA {
 		t.Fatalf("a fifth node: %v; want EQUOTA (out of capacity)", err)
 	}
 	if err := p.Release(ctx, nodes[0]); err != nil {
@@ -130,12 +132,12 @@ func TestPlacementAndCapacity(t *testing.T) {
 		t.Errorf("binaries on host 0: %v", bins)
 	}
 	hs, err := p.Hosts(ctx)
-	if err != nil || len(hs) != 2 || hs[0].State != shoal.HostReady || hs[0].VCPUs != 8 {
+	if err != nil || len(hs) != 2 || hs[0].State != compute.HostReady || hs[0].VCPUs != 8 {
 		t.Errorf("Hosts: %+v %v", hs, err)
 	}
 	pool.Cut(t, 1)
 	hs, _ = p.Hosts(ctx)
-	if hs[1].State != shoal.HostUnusable || hs[1].Reason == "" {
+	if hs[1].State != compute.HostUnusable || hs[1].Reason == "" {
 		t.Errorf("a cut host: %+v", hs[1])
 	}
 }
@@ -153,7 +155,7 @@ func TestGPUDevicesPerNode(t *testing.T) {
 	}
 	t.Cleanup(func() { testhosts.KillUnder(filepath.Join(h.Dir, "shoal")) })
 	ctx := context.Background()
-	var nodes []*shoal.Node
+	var nodes []*node.Node
 	for _, id := range []string{"g1", "g2"} {
 		n := providertest.NewNode(id)
 		n.GPUs = 1
@@ -185,7 +187,7 @@ func TestGPUDevicesPerNode(t *testing.T) {
 	}
 	n := providertest.NewNode("g3")
 	n.GPUs = 1
-	if _, err := p.Provision(ctx, providertest.NewRequest(n)); shoal.ErrorCode(err) != shoal.EQUOTA || !strings.Contains(shoal.ErrorMessage(err), "GPUs") {
+	if _, err := p.Provision(ctx, providertest.NewRequest(n)); core.ErrorCode(err) != core.EQUOTA || !strings.Contains(core.ErrorMessage(err), "GPUs") {
 		t.Fatalf("a third GPU node: %v", err)
 	}
 	if err := p.Release(ctx, nodes[0]); err != nil {
@@ -226,11 +228,11 @@ func TestPowerOnAndOff(t *testing.T) {
 	if out, err := exec.Command("sh", "-c", off).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostUnusable {
+	if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostUnusable {
 		t.Fatalf("the host is off but %+v", hs[0])
 	}
 	for round := 0; round < 2; round++ {
-		var nodes []*shoal.Node
+		var nodes []*node.Node
 		for _, id := range []string{"p1", "p2"} {
 			n := providertest.NewNode(id)
 			ref, err := p.Provision(ctx, providertest.NewRequest(n))
@@ -240,19 +242,19 @@ func TestPowerOnAndOff(t *testing.T) {
 			n.ProviderRef = ref
 			nodes = append(nodes, n)
 		}
-		if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostReady {
+		if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostReady {
 			t.Fatalf("round %d: with nodes the host is %+v", round, hs[0])
 		}
 		if err := p.Release(ctx, nodes[0]); err != nil {
 			t.Fatal(err)
 		}
-		if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostReady {
+		if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostReady {
 			t.Fatalf("round %d: with one node left the host is %+v", round, hs[0])
 		}
 		if err := p.Release(ctx, nodes[1]); err != nil {
 			t.Fatal(err)
 		}
-		if hs, _ := p.Hosts(ctx); hs[0].State != shoal.HostUnusable {
+		if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostUnusable {
 			t.Fatalf("round %d: with no node left the host is %+v; want it powered off", round, hs[0])
 		}
 	}

@@ -7,7 +7,8 @@ package static
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // Provider is the static provider of one location.
@@ -16,7 +17,7 @@ type Provider struct {
 	Location string
 }
 
-var _ shoal.Provider = (*Provider)(nil)
+var _ node.Provider = (*Provider)(nil)
 
 // Name returns "static".
 func (p *Provider) Name() string { return "static" }
@@ -24,14 +25,14 @@ func (p *Provider) Name() string { return "static" }
 // Provision refuses: nodes of a static location join by hand. The error
 // is EQUOTA (out of capacity), so the autoscaler explains it and backs
 // off instead of retrying at once.
-func (p *Provider) Provision(ctx context.Context, req shoal.ProvisionRequest) (string, error) {
-	return "", shoal.Errorf(shoal.EQUOTA, "location %s is static: Shoal starts no machines there; add one with `shoal compute add-node` and run the printed command on it", p.Location)
+func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (string, error) {
+	return "", core.Errorf(core.EQUOTA, "location %s is static: Shoal starts no machines there; add one with `shoal compute add-node` and run the printed command on it", p.Location)
 }
 
 // Release does nothing: a machine joined by hand is its owner's; its
 // agent exits when the server tells it the node was removed.
-func (p *Provider) Release(ctx context.Context, n *shoal.Node) error { return nil }
+func (p *Provider) Release(ctx context.Context, n *node.Node) error { return nil }
 
 // Alive reports false: the provider started nothing. Nodes joined by hand
 // prove they live by their agents' heartbeats.
-func (p *Provider) Alive(ctx context.Context, n *shoal.Node) (bool, error) { return false, nil }
+func (p *Provider) Alive(ctx context.Context, n *node.Node) (bool, error) { return false, nil }

@@ -7,31 +7,37 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
-	"github.com/shoal-ml/shoal/jobrun"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
+	nodekind "github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // JoinNode exchanges a node's single-use join token for its node
 // credential. The token must belong to that node and be unexpired.
-func (s *Server) JoinNode(ctx context.Context, joinToken string, req shoal.JoinRequest) (*shoal.JoinResponse, error) {
-	var resp *shoal.JoinResponse
-	var node *shoal.Node
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
-		n, err := tx.FindNodeByJoinTokenHash(shoal.HashToken(joinToken))
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "the join token is not valid (already used, or never issued)")
+func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.JoinRequest) (*nodekind.JoinResponse, error) {
+	var resp *nodekind.JoinResponse
+	var node *nodekind.Node
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		n, err := tx.FindNodeByJoinTokenHash(identity.HashToken(joinToken))
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			return core.Errorf(core.EUNAUTHORIZED, "the join token is not valid (already used, or never issued)")
 		} else if err != nil {
 			return err
 		}
 		now := tx.Now()
 		if n.ID != req.NodeID {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "the join token belongs to another node")
+			return core.Errorf(core.EUNAUTHORIZED, "the join token belongs to another node")
 		}
 		if !now.Before(n.JoinTokenExpires) {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "the join token has expired")
+			return core.Errorf(core.EUNAUTHORIZED, "the join token has expired")
 		}
-		cred, hash, err := shoal.NewToken()
+		cred, hash, err := identity.NewToken()
 		if err != nil {
 			return err
 		}
@@ -39,8 +45,8 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req shoal.JoinR
 		n.PrivateIPAddress, n.Port = req.Address, req.Port
 		n.Runtime = req.Runtime
 		n.LastHeartbeat, n.ReadyOn = now, &now
-		if n.State == shoal.NodePreparing {
-			n.State, n.IdleSince = shoal.NodeIdle, &now
+		if n.State == nodekind.NodePreparing {
+			n.State, n.IdleSince = nodekind.NodeIdle, &now
 		}
 		// A cluster with prepull_images: the node pulls them before it
 		// takes work (NodeFree is false while PullingImages is set).
@@ -57,8 +63,8 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req shoal.JoinR
 			return err
 		}
 		node = n
-		resp = &shoal.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
-		c := &shoal.Compute{Workspace: n.Workspace}
+		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
+		c := &compute.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
 		what := "is idle"
 		if prepull != nil {
@@ -67,7 +73,7 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req shoal.JoinR
 		for _, note := range notes {
 			what += "; " + note
 		}
-		return shoal.AppendComputeEvent(shoal.WithPrincipal(ctx, shoal.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and %s (%s:%d); %s", n.ID, what, n.PrivateIPAddress, n.Port, n.Runtime.Describe()))
+		return compute.AppendComputeEvent(identity.WithPrincipal(ctx, nodekind.NodePrincipal(n)), tx, c, "node_ready", fmt.Sprintf("node %s joined and %s (%s:%d); %s", n.ID, what, n.PrivateIPAddress, n.Port, n.Runtime.Describe()))
 	})
 	if err != nil {
 		return nil, err
@@ -90,7 +96,7 @@ func (s *Server) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL /
 // credCacheTTL is trusted without a read (a node removed meanwhile fails
 // on its next step, which reads the node).
 func (s *Server) AuthenticateNode(ctx context.Context, credential string) (string, error) {
-	hash := shoal.HashToken(credential)
+	hash := identity.HashToken(credential)
 	if id, ok := s.credCache.get(hash, time.Now()); ok {
 		return id, nil
 	}
@@ -98,10 +104,10 @@ func (s *Server) AuthenticateNode(ctx context.Context, credential string) (strin
 	// Not through agentView: a request with a made-up credential would
 	// take one of the agents' few tokens, and a flood of them would hold
 	// up real heartbeats.
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		n, err := tx.FindNodeByCredentialHash(hash)
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-			return shoal.Errorf(shoal.EUNAUTHORIZED, "the node credential is not valid")
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			return core.Errorf(core.EUNAUTHORIZED, "the node credential is not valid")
 		} else if err != nil {
 			return err
 		}
@@ -117,7 +123,7 @@ func (s *Server) AuthenticateNode(ctx context.Context, credential string) (strin
 // SyncNode is an agent's heartbeat and work poll. It renews the node's
 // lease, then answers with what the node should start, stop or whether it
 // should exit; when there is nothing to do it waits up to wait for news.
-func (s *Server) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, error) {
+func (s *Server) SyncNode(ctx context.Context, nodeID string, req *nodekind.AgentSyncRequest, wait time.Duration) (*nodekind.AgentSyncResponse, error) {
 	resp, parked, err := s.BeginSync(ctx, nodeID, req, wait)
 	if parked == nil {
 		return resp, err
@@ -126,20 +132,20 @@ func (s *Server) SyncNode(ctx context.Context, nodeID string, req *shoal.AgentSy
 }
 
 // syncOnce computes the answer to a sync; renew renews the lease.
-func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, renew bool) (*shoal.AgentSyncResponse, error) {
+func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.AgentSyncRequest, renew bool) (*nodekind.AgentSyncResponse, error) {
 	if renew && req.Instance != nil {
 		s.computes.RecordInstanceReport(ctx, nodeID, req.Instance)
 	}
-	resp := &shoal.AgentSyncResponse{Servers: s.servers(ctx)}
+	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx)}
 	writeBeat := false
-	var unstarted *shoal.RankRef
+	var unstarted *nodekind.RankRef
 	var unstartedReason string
-	var vanished *shoal.RankRef
+	var vanished *nodekind.RankRef
 	sshPortChanged, resync := false, false
-	fn := func(tx shoal.Tx) error {
+	fn := func(tx store.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
-			if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+			if core.ErrorCode(err) == core.ENOTFOUND {
 				resp.Exit = true // the node was released while away
 				return nil
 			}
@@ -147,7 +153,7 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSy
 		}
 		now := tx.Now()
 		if renew {
-			if n.State == shoal.NodeUnusable {
+			if n.State == nodekind.NodeUnusable {
 				// Declared lost but back: its work was requeued; it is
 				// released rather than trusted again.
 				resp.Exit = true
@@ -161,18 +167,18 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSy
 			}
 		}
 		resp.LeaseExpires = n.LastHeartbeat.Add(s.cfg.NodeLeaseTTL + s.cfg.NodeLeaseGrace)
-		running := map[shoal.RankRef]bool{}
+		running := map[nodekind.RankRef]bool{}
 		for _, r := range req.Running {
 			running[r] = true
 		}
-		pending := map[shoal.RankRef]bool{}
+		pending := map[nodekind.RankRef]bool{}
 		for _, r := range req.Pending {
 			pending[r] = true
 		}
 		// Ranks the agent runs that are no longer its assignment are stopped.
 		for r := range running {
 			if r.AttemptID != n.CurrentAttemptID || r.Rank != n.CurrentRank {
-				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: r, Reason: "superseded"})
+				resp.Stop = append(resp.Stop, nodekind.StopOrder{RankRef: r, Reason: "superseded"})
 			}
 		}
 		if n.CurrentAttemptID != "" {
@@ -180,14 +186,14 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSy
 			if err != nil {
 				return err
 			}
-			ref := shoal.RankRef{AttemptID: a.ID, Rank: n.CurrentRank}
+			ref := nodekind.RankRef{AttemptID: a.ID, Rank: n.CurrentRank}
 			order, reason := jobrun.RankOrder(jobrun.SyncView{
 				NodeState: n.State, Job: j, Attempt: a, Rank: n.CurrentRank,
 				Running: running[ref], Pending: pending[ref], FirstSync: req.First, Fresh: renew,
 			})
 			switch order {
 			case jobrun.Stop:
-				resp.Stop = append(resp.Stop, shoal.StopOrder{RankRef: ref, Reason: reason})
+				resp.Stop = append(resp.Stop, nodekind.StopOrder{RankRef: ref, Reason: reason})
 			case jobrun.Resync:
 				resync = true
 			case jobrun.EndUnstarted:
@@ -205,10 +211,10 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSy
 				resp.Start = append(resp.Start, t)
 			}
 		}
-		if n.CurrentAttemptID == "" && (n.State == shoal.NodeLeaving || n.State == shoal.NodePreempted) {
+		if n.CurrentAttemptID == "" && (n.State == nodekind.NodeLeaving || n.State == nodekind.NodePreempted) {
 			resp.Exit = true
 		}
-		if n.Role == shoal.NodeRoleInstance && !resp.Exit {
+		if n.Role == nodekind.NodeRoleInstance && !resp.Exit {
 			t, err := s.computes.InstanceTask(tx, n)
 			if err != nil {
 				return err
@@ -221,7 +227,7 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSy
 			c, err := tx.GetCompute(n.Workspace, n.Compute)
 			if err == nil {
 				resp.SSH = s.computes.NodeSSH(c)
-			} else if shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			} else if core.ErrorCode(err) != core.ENOTFOUND {
 				return err // the agent asks again (First) on its next sync
 			}
 		}
@@ -236,16 +242,16 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *shoal.AgentSy
 		resp.Resync = true
 	}
 	if unstarted != nil {
-		state := shoal.RankCanceled
+		state := nodekind.RankCanceled
 		if unstartedReason == jobrun.StopPreempted {
-			state = shoal.RankPreempted
+			state = nodekind.RankPreempted
 		}
-		if err := s.jobs.EndRankForNode(ctx, nodeID, *unstarted, shoal.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
+		if err := s.jobs.EndRankForNode(ctx, nodeID, *unstarted, job.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
 			return nil, err
 		}
 	}
 	if vanished != nil {
-		if err := s.jobs.EndRankForNode(ctx, nodeID, *vanished, shoal.AttemptRunning, shoal.RankLost,
+		if err := s.jobs.EndRankForNode(ctx, nodeID, *vanished, job.AttemptRunning, nodekind.RankLost,
 			"the node's agent was restarted and the rank's processes did not survive it"); err != nil {
 			return nil, err
 		}
@@ -273,15 +279,15 @@ func (s *Server) heartbeatWriteEvery() time.Duration {
 // nodeRank returns the attempt and rank a node may act on, refusing a node
 // that reports for work that is not its current assignment (fencing: a
 // partitioned agent cannot overwrite a newer attempt's state).
-func nodeRank(tx shoal.Tx, n *shoal.Node, attemptID string, rank int) (*shoal.Attempt, *shoal.RankStatus, error) {
+func nodeRank(tx store.Tx, n *nodekind.Node, attemptID string, rank int) (*job.Attempt, *job.RankStatus, error) {
 	a, err := tx.GetAttempt(attemptID)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
-		return nil, nil, shoal.Errorf(shoal.EFORBIDDEN, "attempt %s is not assigned to node %s", attemptID, n.ID)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return nil, nil, core.Errorf(core.EFORBIDDEN, "attempt %s is not assigned to node %s", attemptID, n.ID)
 	} else if err != nil {
 		return nil, nil, err
 	}
 	if rank < 0 || rank >= len(a.Ranks) || a.Ranks[rank].NodeID != n.ID {
-		return nil, nil, shoal.Errorf(shoal.EFORBIDDEN, "rank %d of attempt %s is not assigned to node %s", rank, attemptID, n.ID)
+		return nil, nil, core.Errorf(core.EFORBIDDEN, "rank %d of attempt %s is not assigned to node %s", rank, attemptID, n.ID)
 	}
 	return a, a.Ranks[rank], nil
 }
@@ -289,17 +295,17 @@ func nodeRank(tx shoal.Tx, n *shoal.Node, attemptID string, rank int) (*shoal.At
 // RankWork is one rank of an attempt as its node sees it: what an agent's
 // report is checked against (and what the job services change for it).
 type RankWork struct {
-	Node    *shoal.Node
-	Attempt *shoal.Attempt
-	Rank    *shoal.RankStatus
-	Job     *shoal.Job
+	Node    *nodekind.Node
+	Attempt *job.Attempt
+	Rank    *job.RankStatus
+	Job     *job.Job
 }
 
 // LoadRankWork reads a node, the rank of an attempt it claims (refused
 // unless the rank is assigned to it) and the attempt's job. It is
 // exported for the job services, which fence a rank's report the same
 // way.
-func LoadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*RankWork, error) {
+func LoadRankWork(tx store.Tx, nodeID, attemptID string, rank int) (*RankWork, error) {
 	n, err := tx.GetNode(nodeID)
 	if err != nil {
 		return nil, err
@@ -318,7 +324,7 @@ func LoadRankWork(tx shoal.Tx, nodeID, attemptID string, rank int) (*RankWork, e
 // AttemptWithJob reads an attempt and the job it belongs to: how a node's
 // current work (Node.CurrentAttemptID) is followed to its job. Exported
 // for the job services, which follow a lost node's work the same way.
-func AttemptWithJob(tx shoal.Tx, attemptID string) (*shoal.Attempt, *shoal.Job, error) {
+func AttemptWithJob(tx store.Tx, attemptID string) (*job.Attempt, *job.Job, error) {
 	a, err := tx.GetAttempt(attemptID)
 	if err != nil {
 		return nil, nil, err
@@ -331,9 +337,9 @@ func AttemptWithJob(tx shoal.Tx, attemptID string) (*shoal.Attempt, *shoal.Job, 
 }
 
 // CheckNodeRank verifies that a node may upload logs or outputs for a rank.
-func (s *Server) CheckNodeRank(ctx context.Context, nodeID, attemptID string, rank int) (*shoal.Attempt, error) {
-	var a *shoal.Attempt
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Server) CheckNodeRank(ctx context.Context, nodeID, attemptID string, rank int) (*job.Attempt, error) {
+	var a *job.Attempt
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
 			return err
@@ -352,14 +358,14 @@ func (s *Server) WriteRankLog(ctx context.Context, nodeID, attemptID string, ran
 	}
 	// The workspace's cap and storage quota hold whatever the agent
 	// does: past either, the log keeps one marker line and nothing more.
-	var l shoal.WorkspaceLimits
-	if err := s.store.View(ctx, func(tx shoal.Tx) error {
+	var l money.WorkspaceLimits
+	if err := s.store.View(ctx, func(tx store.Tx) error {
 		l, err = tx.GetWorkspaceLimits(a.Workspace)
 		return err
 	}); err != nil {
 		return err
 	}
-	return s.storage.WriteCappedLog(l, shoal.LogFile{
+	return s.storage.WriteCappedLog(l, store.LogFile{
 		Workspace: a.Workspace,
 		Write: func(off int64, data []byte) error {
 			return s.cfg.Files.WriteLog(a.Workspace, a.JobName, a.Number, rank, off, data)
@@ -394,7 +400,7 @@ func (s *Server) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID strin
 			return f, nil
 		}
 	}
-	return nil, shoal.Errorf(shoal.ENOTFOUND, "no earlier outputs for rank %d of job %s", rank, a.JobName)
+	return nil, core.Errorf(core.ENOTFOUND, "no earlier outputs for rank %d of job %s", rank, a.JobName)
 }
 
 // OpenArtifactForNode opens an artifact that the node's current job uses
@@ -402,7 +408,7 @@ func (s *Server) OpenRestoreOutputs(ctx context.Context, nodeID, attemptID strin
 // the node builds); nodes cannot read other jobs' code or data.
 func (s *Server) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io.ReadCloser, error) {
 	allowed, workspace := false, ""
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
 			return err
@@ -430,7 +436,7 @@ func (s *Server) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io
 		return nil, err
 	}
 	if !allowed {
-		return nil, shoal.Errorf(shoal.EFORBIDDEN, "artifact %s is not used by this node's job", id)
+		return nil, core.Errorf(core.EFORBIDDEN, "artifact %s is not used by this node's job", id)
 	}
 	return s.cfg.Files.OpenArtifact(workspace, id)
 }
@@ -456,7 +462,7 @@ func (s *Server) servers(ctx context.Context) []string {
 // random (database/sql hands one to any waiter) — a submission's scale-up
 // decision took up to 430 ms where its median was 30. Held to half the
 // pool, syncs leave the other half to everything else.
-func (s *Server) agentView(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (s *Server) agentView(ctx context.Context, fn func(tx store.Tx) error) error {
 	select {
 	case s.agentReads <- struct{}{}:
 	case <-ctx.Done():

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // A ParkedSync is an agent's sync that found nothing to say and waits for
@@ -18,22 +18,22 @@ type ParkedSync struct {
 	s      *Server
 	ctx    context.Context // the request's values, not its cancellation
 	nodeID string
-	req    *shoal.AgentSyncRequest
+	req    *node.AgentSyncRequest
 
 	mu       sync.Mutex
-	resp     *shoal.AgentSyncResponse // the latest answer, sent at the deadline
+	resp     *node.AgentSyncResponse // the latest answer, sent at the deadline
 	deadline time.Time
 	stop     func() bool // the pending wake's Notify, nil when none
 	woken    bool        // a wake came before Await
 	timer    *time.Timer
-	done     func(*shoal.AgentSyncResponse, error) // nil until Await
+	done     func(*node.AgentSyncResponse, error) // nil until Await
 	finished bool
 	counted  bool // in Server.parked until finished
 }
 
 // answerNow reports whether a sync's answer goes back at once rather than
 // waiting for news.
-func answerNow(resp *shoal.AgentSyncResponse, req *shoal.AgentSyncRequest, wait time.Duration) bool {
+func answerNow(resp *node.AgentSyncResponse, req *node.AgentSyncRequest, wait time.Duration) bool {
 	// An instance's agent that has not reported yet has not started
 	// serving: it gets its task at once.
 	return len(resp.Start) > 0 || len(resp.Stop) > 0 || resp.Exit || wait <= 0 ||
@@ -44,7 +44,7 @@ func answerNow(resp *shoal.AgentSyncResponse, req *shoal.AgentSyncRequest, wait 
 // returns the answer when there is one at once, or else the sync parked,
 // whose Await gives the answer later. A wake that comes between the two
 // is not lost.
-func (s *Server) BeginSync(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest, wait time.Duration) (*shoal.AgentSyncResponse, *ParkedSync, error) {
+func (s *Server) BeginSync(ctx context.Context, nodeID string, req *node.AgentSyncRequest, wait time.Duration) (*node.AgentSyncResponse, *ParkedSync, error) {
 	if req.Leaving != "" {
 		if err := s.computes.NodeLeaving(ctx, nodeID, req.Leaving); err != nil {
 			return nil, nil, err
@@ -152,7 +152,7 @@ func (p *ParkedSync) onWake() {
 // Await calls done once, in a goroutine of its own, with the answer: at
 // the first wake whose sync has something to say, or with the latest
 // answer when the wait ends.
-func (p *ParkedSync) Await(done func(*shoal.AgentSyncResponse, error)) {
+func (p *ParkedSync) Await(done func(*node.AgentSyncResponse, error)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = done
@@ -172,13 +172,13 @@ func (p *ParkedSync) Await(done func(*shoal.AgentSyncResponse, error)) {
 // Wait is Await for a caller that has a goroutine to spend (a request the
 // API could not park): it returns the answer, or the latest one when ctx
 // ends.
-func (p *ParkedSync) Wait(ctx context.Context) (*shoal.AgentSyncResponse, error) {
+func (p *ParkedSync) Wait(ctx context.Context) (*node.AgentSyncResponse, error) {
 	type answer struct {
-		resp *shoal.AgentSyncResponse
+		resp *node.AgentSyncResponse
 		err  error
 	}
 	ch := make(chan answer, 1)
-	p.Await(func(resp *shoal.AgentSyncResponse, err error) { ch <- answer{resp, err} })
+	p.Await(func(resp *node.AgentSyncResponse, err error) { ch <- answer{resp, err} })
 	select {
 	case a := <-ch:
 		return a.resp, a.err

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A parked sync: a wake with no news parks it again, a wake that comes
@@ -16,19 +17,19 @@ func TestParkedSync(t *testing.T) {
 	db := storeWithIdleNodes(t, "n1")
 	s := New(Config{Store: db})
 	type answer struct {
-		resp *shoal.AgentSyncResponse
+		resp *node.AgentSyncResponse
 		err  error
 	}
 	await := func(p *ParkedSync) chan answer {
 		ch := make(chan answer, 2) // a second answer would be a bug
-		p.Await(func(resp *shoal.AgentSyncResponse, err error) { ch <- answer{resp, err} })
+		p.Await(func(resp *node.AgentSyncResponse, err error) { ch <- answer{resp, err} })
 		return ch
 	}
 
 	// Nothing to say: parked; a wake without news parks it again; the
 	// deadline answers.
 	began := time.Now()
-	resp, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, 600*time.Millisecond)
+	resp, p, err := s.BeginSync(ctx, "n1", &node.AgentSyncRequest{}, 600*time.Millisecond)
 	if err != nil || resp != nil || p == nil {
 		t.Fatalf("an idle node's sync: %+v, parked %v, err %v; want it parked", resp, p != nil, err)
 	}
@@ -45,16 +46,16 @@ func TestParkedSync(t *testing.T) {
 
 	// A wake between BeginSync and Await, with news (the node is
 	// leaving): answered at once, and once.
-	_, p, err = s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
+	_, p, err = s.BeginSync(ctx, "n1", &node.AgentSyncRequest{}, time.Minute)
 	if err != nil || p == nil {
 		t.Fatalf("second sync: parked %v, err %v", p != nil, err)
 	}
-	if err := db.Update(ctx, func(tx shoal.Tx) error {
+	if err := db.Update(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode("n1")
 		if err != nil {
 			return err
 		}
-		n.State = shoal.NodeLeaving
+		n.State = node.NodeLeaving
 		return tx.UpdateNode(n)
 	}); err != nil {
 		t.Fatal(err)
@@ -84,13 +85,13 @@ func TestParkedSyncReleasedBeforeAwait(t *testing.T) {
 	ctx := context.Background()
 	db := storeWithIdleNodes(t, "n1")
 	s := New(Config{Store: db})
-	_, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
+	_, p, err := s.BeginSync(ctx, "n1", &node.AgentSyncRequest{}, time.Minute)
 	if err != nil || p == nil {
 		t.Fatalf("an idle node's sync: parked %v, err %v; want it parked", p != nil, err)
 	}
 	p.Release()
-	answers := make(chan *shoal.AgentSyncResponse, 2)
-	p.Await(func(resp *shoal.AgentSyncResponse, err error) { answers <- resp })
+	answers := make(chan *node.AgentSyncResponse, 2)
+	p.Await(func(resp *node.AgentSyncResponse, err error) { answers <- resp })
 	select {
 	case resp := <-answers:
 		if resp == nil || resp.Exit {
@@ -114,7 +115,7 @@ func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 	s := New(Config{Store: db})
 	var parked []*ParkedSync
 	for i := range maxParkedPerNode + 1 {
-		resp, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute)
+		resp, p, err := s.BeginSync(ctx, "n1", &node.AgentSyncRequest{}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,10 +130,10 @@ func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 		}
 	}
 	answered := make(chan struct{}, 1)
-	parked[0].Await(func(*shoal.AgentSyncResponse, error) { answered <- struct{}{} })
+	parked[0].Await(func(*node.AgentSyncResponse, error) { answered <- struct{}{} })
 	parked[0].Release()
 	<-answered
-	if _, p, err := s.BeginSync(ctx, "n1", &shoal.AgentSyncRequest{}, time.Minute); err != nil || p == nil {
+	if _, p, err := s.BeginSync(ctx, "n1", &node.AgentSyncRequest{}, time.Minute); err != nil || p == nil {
 		t.Fatalf("after one was answered, a sync was not parked (err %v)", err)
 	} else {
 		parked = append(parked, p)
@@ -143,12 +144,12 @@ func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 }
 
 // storeWithIdleNodes returns a test store holding idle nodes of these IDs.
-func storeWithIdleNodes(t *testing.T, ids ...string) shoal.Store {
+func storeWithIdleNodes(t *testing.T, ids ...string) store.Store {
 	t.Helper()
 	db, _ := teststore.Open(t)
-	if err := db.Update(context.Background(), func(tx shoal.Tx) error {
+	if err := db.Update(context.Background(), func(tx store.Tx) error {
 		for _, id := range ids {
-			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
 				return err
 			}

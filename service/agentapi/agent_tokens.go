@@ -4,31 +4,34 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/access"
-	"github.com/shoal-ml/shoal/computes"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // MintWorkloadToken mints a token for the job running as a rank on a node:
 // the node must run that rank of the job's current attempt, the attempt
 // must not have ended, and the identity must be one of the compute's.
-func (s *Server) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+func (s *Server) MintWorkloadToken(ctx context.Context, nodeID, attemptID string, rank int, req *node.TokenRequest) (*node.TokenResponse, error) {
 	if s.tokens.Workload() == nil {
-		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
+		return nil, core.Errorf(core.ENOTIMPLEMENTED, "this server issues no workload tokens")
 	}
 	if strings.TrimSpace(req.Resource) == "" {
-		return nil, shoal.FieldErrorf("resource", "is required")
+		return nil, core.FieldErrorf("resource", "is required")
 	}
 	var claims workload.Claims
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		w, err := LoadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
 		}
 		a, rs, j := w.Attempt, w.Rank, w.Job
-		if j.CurrentAttemptID != a.ID || shoal.AttemptTerminal(a.Status) || shoal.AttemptTerminal(rs.Status) {
-			return shoal.Errorf(shoal.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
+		if j.CurrentAttemptID != a.ID || job.AttemptTerminal(a.Status) || job.AttemptTerminal(rs.Status) {
+			return core.Errorf(core.EFORBIDDEN, "attempt %s has ended: it gets no more tokens", a.ID)
 		}
 		c, err := tx.GetCompute(j.Workspace, j.Compute)
 		if err != nil {
@@ -57,15 +60,15 @@ func (s *Server) MintWorkloadToken(ctx context.Context, nodeID, attemptID string
 // a compute instance: the node must be the instance's own, and the
 // identity one of the instance's. The token acts for the instance's user
 // and never for more than that user may do; it dies with the node.
-func (s *Server) MintInstanceToken(ctx context.Context, nodeID string, req *shoal.TokenRequest) (*shoal.TokenResponse, error) {
+func (s *Server) MintInstanceToken(ctx context.Context, nodeID string, req *node.TokenRequest) (*node.TokenResponse, error) {
 	if s.tokens.Workload() == nil {
-		return nil, shoal.Errorf(shoal.ENOTIMPLEMENTED, "this server issues no workload tokens")
+		return nil, core.Errorf(core.ENOTIMPLEMENTED, "this server issues no workload tokens")
 	}
 	if strings.TrimSpace(req.Resource) == "" {
-		return nil, shoal.FieldErrorf("resource", "is required")
+		return nil, core.FieldErrorf("resource", "is required")
 	}
 	var claims workload.Claims
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		n, err := computes.InstanceNode(tx, nodeID)
 		if err != nil {
 			return err
@@ -79,7 +82,7 @@ func (s *Server) MintInstanceToken(ctx context.Context, nodeID string, req *shoa
 			return err
 		}
 		if n.CredentialHash == "" {
-			return shoal.Errorf(shoal.EFORBIDDEN, "node %s has not joined", nodeID)
+			return core.Errorf(core.EFORBIDDEN, "node %s has not joined", nodeID)
 		}
 		claims = workload.Claims{
 			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,

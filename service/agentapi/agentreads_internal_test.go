@@ -7,18 +7,19 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // readCountingStore counts the read transactions under way, and the most
 // seen at once.
 type readCountingStore struct {
-	shoal.Store
+	store.Store
 	now, most atomic.Int32
 	gate      chan struct{} // each View waits for a token, when set
 }
 
-func (c *readCountingStore) View(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (c *readCountingStore) View(ctx context.Context, fn func(tx store.Tx) error) error {
 	n := c.now.Add(1)
 	defer c.now.Add(-1)
 	for {
@@ -51,7 +52,7 @@ func TestAgentSyncsHoldPartOfTheReads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.SyncNode(ctx, fmt.Sprintf("n%d", i), &shoal.AgentSyncRequest{}, 0); err != nil {
+			if _, err := s.SyncNode(ctx, fmt.Sprintf("n%d", i), &node.AgentSyncRequest{}, 0); err != nil {
 				t.Error(err)
 			}
 		}()

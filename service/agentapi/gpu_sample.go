@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // maxGPUsPerSample bounds a sample: no machine has more GPUs than this.
@@ -15,14 +19,14 @@ const maxGPUsPerSample = 64
 // runs rank of attempt, as an event of the attempt's job ("rank 0 on
 // gpu-n1: GPU 0 NVIDIA A100 87%, GPU 1 NVIDIA A100 91%"). Only the node
 // running the rank may report it.
-func (s *Server) RecordGPUSample(ctx context.Context, nodeID, attemptID string, rank int, sample *shoal.GPUSample) error {
+func (s *Server) RecordGPUSample(ctx context.Context, nodeID, attemptID string, rank int, sample *node.GPUSample) error {
 	if len(sample.Devices) == 0 || len(sample.Devices) > maxGPUsPerSample {
-		return shoal.FieldErrorf("devices", "a sample has 1 to %d GPUs, not %d", maxGPUsPerSample, len(sample.Devices))
+		return core.FieldErrorf("devices", "a sample has 1 to %d GPUs, not %d", maxGPUsPerSample, len(sample.Devices))
 	}
 	parts := make([]string, len(sample.Devices))
 	for i, d := range sample.Devices {
 		if d.UtilizationPercent < 0 || d.UtilizationPercent > 100 || d.Index < 0 {
-			return shoal.FieldErrorf(fmt.Sprintf("devices[%d]", i), "utilization_percent must be 0 to 100 and index 0 or more")
+			return core.FieldErrorf(fmt.Sprintf("devices[%d]", i), "utilization_percent must be 0 to 100 and index 0 or more")
 		}
 		name := strings.TrimSpace(d.Name)
 		if len(name) > 100 {
@@ -30,7 +34,7 @@ func (s *Server) RecordGPUSample(ctx context.Context, nodeID, attemptID string, 
 		}
 		parts[i] = strings.TrimSpace(fmt.Sprintf("GPU %d %s %d%%", d.Index, name, d.UtilizationPercent))
 	}
-	return s.store.Update(ctx, func(tx shoal.Tx) error {
+	return s.store.Update(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if err != nil {
 			return err
@@ -43,8 +47,8 @@ func (s *Server) RecordGPUSample(ctx context.Context, nodeID, attemptID string, 
 		if err != nil {
 			return err
 		}
-		ctx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
-		return appendJobEvent(ctx, tx, j, shoal.EventGPUUtilization,
+		ctx := identity.WithPrincipal(ctx, node.NodePrincipal(n))
+		return appendJobEvent(ctx, tx, j, core.EventGPUUtilization,
 			fmt.Sprintf("attempt %d, rank %d on %s: %s", a.Number, rank, n.ID, strings.Join(parts, ", ")))
 	})
 }
@@ -52,9 +56,9 @@ func (s *Server) RecordGPUSample(ctx context.Context, nodeID, attemptID string, 
 // appendJobEvent records an event on a job in tx, as the principal of
 // ctx: service.AppendJobEvent's record, written here since this package
 // cannot link service (which links it).
-func appendJobEvent(ctx context.Context, tx shoal.Tx, j *shoal.Job, kind, reason string) error {
-	return tx.AppendEvent(&shoal.Event{
-		Time: tx.Now(), Workspace: j.Workspace, ResourceType: shoal.ResourceJob,
-		ResourceName: j.Name, Kind: kind, Actor: shoal.ActorName(ctx), Reason: reason,
+func appendJobEvent(ctx context.Context, tx store.Tx, j *job.Job, kind, reason string) error {
+	return tx.AppendEvent(&core.Event{
+		Time: tx.Now(), Workspace: j.Workspace, ResourceType: core.ResourceJob,
+		ResourceName: j.Name, Kind: kind, Actor: identity.ActorName(ctx), Reason: reason,
 	})
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	storekind "github.com/shoal-ml/shoal/store"
 )
 
 // heartbeatBatch writes node leases by group commit. Heartbeats join the
@@ -40,7 +41,7 @@ func newHeartbeatBatch() *heartbeatBatch {
 // beat renews nodeID's lease, returning once it is written (or ctx ends;
 // the lease is then still written with its round). The lease is the
 // transaction's time.
-func (b *heartbeatBatch) beat(ctx context.Context, store shoal.Store, nodeID string) error {
+func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID string) error {
 	b.mu.Lock()
 	r, lead := b.next, false
 	if r == nil {
@@ -66,10 +67,10 @@ func (b *heartbeatBatch) beat(ctx context.Context, store shoal.Store, nodeID str
 
 	// Others' leases ride on this request: its cancellation must not drop
 	// them.
-	r.err = store.Update(context.WithoutCancel(ctx), func(tx shoal.Tx) error {
+	r.err = store.Update(context.WithoutCancel(ctx), func(tx storekind.Tx) error {
 		for id := range r.ids {
 			// The lease alone: no read of the node, no document written.
-			if err := tx.RenewNodeLease(id); err != nil && shoal.ErrorCode(err) != shoal.ENOTFOUND {
+			if err := tx.RenewNodeLease(id); err != nil && core.ErrorCode(err) != core.ENOTFOUND {
 				return err // (a node not found was released meanwhile)
 			}
 		}

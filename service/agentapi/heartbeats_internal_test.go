@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/storetest"
+	storekind "github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest"
 )
 
 // countingStore counts write transactions; the first waits for hold to
@@ -18,13 +20,13 @@ import (
 // machine may otherwise run 200 goroutines one after another, each
 // writing alone).
 type countingStore struct {
-	shoal.Store
+	storekind.Store
 	updates atomic.Int64
 	hold    chan struct{}
 	held    chan struct{}
 }
 
-func (c *countingStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (c *countingStore) Update(ctx context.Context, fn func(tx storekind.Tx) error) error {
 	if c.updates.Add(1) == 1 && c.hold != nil {
 		close(c.held)
 		<-c.hold
@@ -39,9 +41,9 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
 	const nodes = 200
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx storekind.Tx) error {
 		for i := range nodes {
-			n := &shoal.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			n := &node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
 			if err := tx.InsertNode(n); err != nil {
 				return err
@@ -85,7 +87,7 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 		t.Errorf("%d transactions for %d concurrent heartbeats, want 2 (one held, one for the round gathered behind it)", n, nodes)
 	}
 	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
-	err = db.View(ctx, func(tx shoal.Tx) error {
+	err = db.View(ctx, func(tx storekind.Tx) error {
 		for i := range nodes {
 			n, err := tx.GetNode(fmt.Sprintf("n%d", i))
 			if err != nil {
@@ -109,7 +111,7 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	if store.updates.Load() != before+1 {
 		t.Fatalf("a lone heartbeat took %d transactions", store.updates.Load()-before)
 	}
-	db.View(ctx, func(tx shoal.Tx) error {
+	db.View(ctx, func(tx storekind.Tx) error {
 		n, _ := tx.GetNode("n7")
 		if !n.LastHeartbeat.Equal(storetest.Start.Add(2 * time.Minute).Truncate(time.Microsecond)) {
 			t.Errorf("lone heartbeat not written: %v", n.LastHeartbeat)
@@ -120,17 +122,17 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 
 // gatedStore fails its first write after the gate opens and writes the rest.
 type gatedStore struct {
-	shoal.Store
+	storekind.Store
 	gate    chan struct{}
 	entered chan struct{}
 	calls   atomic.Int64
 }
 
-func (g *gatedStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) error {
+func (g *gatedStore) Update(ctx context.Context, fn func(tx storekind.Tx) error) error {
 	if g.calls.Add(1) == 1 {
 		close(g.entered)
 		<-g.gate
-		return shoal.Errorf(shoal.EUNAVAILABLE, "the first write fails")
+		return core.Errorf(core.EUNAVAILABLE, "the first write fails")
 	}
 	return g.Store.Update(ctx, fn)
 }
@@ -141,9 +143,9 @@ func (g *gatedStore) Update(ctx context.Context, fn func(tx shoal.Tx) error) err
 func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
+	err := db.Update(ctx, func(tx storekind.Tx) error {
 		for _, id := range []string{"a", "b", "c"} {
-			if err := tx.InsertNode(&shoal.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodeIdle,
+			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
 				return err
 			}
@@ -164,7 +166,7 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 		go func() {
 			err := b.beat(ctx, store, id)
 			if err == nil {
-				db.View(ctx, func(tx shoal.Tx) error {
+				db.View(ctx, func(tx storekind.Tx) error {
 					n, _ := tx.GetNode(id)
 					if !n.LastHeartbeat.Equal(storetest.Start.Add(time.Minute).Truncate(time.Microsecond)) {
 						err = fmt.Errorf("node %s: beat returned before its lease was written (%v)", id, n.LastHeartbeat)
@@ -188,7 +190,7 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 		}
 	}
 	close(store.gate)
-	if err := <-first; shoal.ErrorCode(err) != shoal.EUNAVAILABLE {
+	if err := <-first; core.ErrorCode(err) != core.EUNAVAILABLE {
 		t.Errorf("the failed round's heartbeat: %v, want its error", err)
 	}
 	for range 2 {

@@ -8,8 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
-	"github.com/shoal-ml/shoal/registries"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/registries"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Node events of the pre-pull.
@@ -28,12 +32,12 @@ const (
 // cluster's or has no usable container runtime (which the event notes).
 // An entry that no longer resolves (an environment archived since the
 // cluster was created) is left out and noted.
-func (s *Server) prepullOrder(tx shoal.Tx, n *shoal.Node) (order *shoal.PrepullOrder, notes []string, err error) {
+func (s *Server) prepullOrder(tx store.Tx, n *node.Node) (order *compute.PrepullOrder, notes []string, err error) {
 	if n.Role != "" {
 		return nil, nil, nil
 	}
 	c, err := tx.GetCompute(n.Workspace, n.Compute)
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+	if core.ErrorCode(err) == core.ENOTFOUND {
 		return nil, nil, nil
 	} else if err != nil {
 		return nil, nil, err
@@ -46,9 +50,9 @@ func (s *Server) prepullOrder(tx shoal.Tx, n *shoal.Node) (order *shoal.PrepullO
 	}
 	var images []string
 	for i, entry := range c.PrepullImages {
-		got, err := shoal.ResolvePrepullImages(tx, n.Workspace, []string{entry}, s.cfg.CuratedEnvironments)
+		got, err := compute.ResolvePrepullImages(tx, n.Workspace, []string{entry}, s.cfg.CuratedEnvironments)
 		if err != nil {
-			if shoal.ErrorCode(err) == shoal.EINTERNAL {
+			if core.ErrorCode(err) == core.EINTERNAL {
 				return nil, nil, err
 			}
 			notes = append(notes, fmt.Sprintf("prepull_images[%d] skipped: %s", i, err.Error()))
@@ -67,7 +71,7 @@ func (s *Server) prepullOrder(tx shoal.Tx, n *shoal.Node) (order *shoal.PrepullO
 	if err != nil {
 		return nil, nil, err
 	}
-	return &shoal.PrepullOrder{Images: images, Registries: creds}, notes, nil
+	return &compute.PrepullOrder{Images: images, Registries: creds}, notes, nil
 }
 
 // pullingReason is the state reason of a node pulling images.
@@ -80,14 +84,14 @@ func pullingReason(images []string) string {
 // and the end of its pre-pulls, which makes the node take work from now
 // on; each image that failed is an event with the engine's words. It
 // wakes the scheduler when the node became free.
-func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *shoal.AgentSyncRequest) error {
+func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *node.AgentSyncRequest) error {
 	if req.Runtime == nil && req.Prepulled == nil {
 		return nil
 	}
 	freed := false
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode(nodeID)
-		if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+		if core.ErrorCode(err) == core.ENOTFOUND {
 			return nil // released: the sync says so
 		} else if err != nil {
 			return err
@@ -101,7 +105,7 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *shoal
 			now := tx.Now()
 			pulled := n.PullingImages
 			n.PullingImages, n.StateReason, changed, freed = nil, "", true, true
-			if n.State == shoal.NodeIdle {
+			if n.State == node.NodeIdle {
 				// Its idle time starts now: it was not free before.
 				n.IdleSince = &now
 			}
@@ -118,11 +122,11 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *shoal
 		if err := tx.UpdateNode(n); err != nil {
 			return err
 		}
-		c := &shoal.Compute{Workspace: n.Workspace}
+		c := &compute.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
-		ectx := shoal.WithPrincipal(ctx, shoal.NodePrincipal(n))
+		ectx := identity.WithPrincipal(ctx, node.NodePrincipal(n))
 		for _, e := range events {
-			if err := shoal.AppendComputeEvent(ectx, tx, c, e[0], e[1]); err != nil {
+			if err := compute.AppendComputeEvent(ectx, tx, c, e[0], e[1]); err != nil {
 				return err
 			}
 		}
@@ -139,7 +143,7 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *shoal
 }
 
 // sameRuntime reports whether two runtime reports say the same.
-func sameRuntime(a, b *shoal.ContainerRuntimeInfo) bool {
+func sameRuntime(a, b *compute.ContainerRuntimeInfo) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

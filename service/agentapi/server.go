@@ -16,10 +16,15 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/live"
-	"github.com/shoal-ml/shoal/workload"
+	"github.com/shoal-ml/shoal/store/live"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // Jobs is what the protocol asks of the job services: a rank's task is
@@ -27,10 +32,10 @@ import (
 // machine, which lives with the jobs.
 type Jobs interface {
 	// AgentTask builds the task of node n's rank of attempt a of job j.
-	AgentTask(tx shoal.Tx, j *shoal.Job, a *shoal.Attempt, n *shoal.Node) (*shoal.AgentTask, error)
+	AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.Node) (*node.AgentTask, error)
 	// EndRankForNode ends a rank on the server's own account, unless it
 	// is no longer in status from.
-	EndRankForNode(ctx context.Context, nodeID string, ref shoal.RankRef, from, state, reason string) error
+	EndRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from, state, reason string) error
 }
 
 // Computes is what the protocol asks of the compute service (package
@@ -38,11 +43,11 @@ type Jobs interface {
 // a node's own leaving.
 type Computes interface {
 	// RecordInstanceReport keeps what an instance's agent reported.
-	RecordInstanceReport(ctx context.Context, nodeID string, r *shoal.InstanceReport)
+	RecordInstanceReport(ctx context.Context, nodeID string, r *node.InstanceReport)
 	// InstanceTask is what an instance's node is told to serve.
-	InstanceTask(tx shoal.Tx, n *shoal.Node) (*shoal.InstanceTask, error)
+	InstanceTask(tx store.Tx, n *node.Node) (*node.InstanceTask, error)
 	// NodeSSH is a cluster's SSH settings, told on a first sync.
-	NodeSSH(c *shoal.Compute) *shoal.NodeSSH
+	NodeSSH(c *compute.Compute) *node.NodeSSH
 	// RecordNodeSSHPort keeps the port a node's SSH server listens on.
 	RecordNodeSSHPort(ctx context.Context, nodeID string, port int) error
 	// NodeLeaving records that a node's agent said it is leaving.
@@ -55,14 +60,14 @@ type Tokens interface {
 	// Workload is the issuer; nil when this server issues no tokens.
 	Workload() *workload.Issuer
 	// MintToken signs claims the protocol has checked.
-	MintToken(ctx context.Context, claims workload.Claims) (*shoal.TokenResponse, error)
+	MintToken(ctx context.Context, claims workload.Claims) (*node.TokenResponse, error)
 }
 
 // Storage writes a workspace's files within its storage quota (package
 // service/storage): a rank's log and its outputs count towards it.
 type Storage interface {
 	// WriteCappedLog writes a log's chunk within its cap and the quota.
-	WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offset int64, data []byte) error
+	WriteCappedLog(l money.WorkspaceLimits, f store.LogFile, offset int64, data []byte) error
 	// PutWithinQuota runs an upload reserving the quota as it streams.
 	PutWithinQuota(ctx context.Context, workspace string, r io.Reader, max int64, put func(r io.Reader, max int64) error) error
 }
@@ -71,9 +76,9 @@ type Storage interface {
 // service.Config for each).
 type Config struct {
 	// Store is the services' (auditing) store.
-	Store shoal.Store
+	Store store.Store
 	// Files keeps ranks' logs, outputs and the artifacts nodes read.
-	Files shoal.Files
+	Files store.Files
 	// Logger logs joins and pre-pulls; nil discards.
 	Logger *slog.Logger
 	// Jobs, Computes, Tokens and Storage answer what the protocol asks
@@ -101,7 +106,7 @@ type Config struct {
 	ServerURL string
 	Servers   func(ctx context.Context) []string
 	// CuratedEnvironments resolve a cluster's prepull_images.
-	CuratedEnvironments shoal.CuratedEnvironments
+	CuratedEnvironments asset.CuratedEnvironments
 	// SecretsKey opens the registry logins a pre-pull carries.
 	SecretsKey *sealing.Key
 }
@@ -109,7 +114,7 @@ type Config struct {
 // Server answers the node agents' requests.
 type Server struct {
 	cfg      Config
-	store    shoal.Store
+	store    store.Store
 	log      *slog.Logger
 	notify   func()
 	wakes    live.Wakes
@@ -132,15 +137,15 @@ type Server struct {
 func New(cfg Config) *Server {
 	if cfg.AgentReads <= 0 {
 		cfg.AgentReads = 2
-		if p, ok := cfg.Store.(shoal.ReadPool); ok {
+		if p, ok := cfg.Store.(store.ReadPool); ok {
 			cfg.AgentReads = max(1, p.ReadConns()/2)
 		}
 	}
 	if cfg.NodeLeaseTTL == 0 {
-		cfg.NodeLeaseTTL = shoal.DefaultNodeLeaseTTL
+		cfg.NodeLeaseTTL = node.DefaultNodeLeaseTTL
 	}
 	if cfg.NodeLeaseGrace == 0 {
-		cfg.NodeLeaseGrace = shoal.DefaultNodeLeaseGrace
+		cfg.NodeLeaseGrace = node.DefaultNodeLeaseGrace
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

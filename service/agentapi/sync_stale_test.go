@@ -4,10 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A long-poll woken after its request was made must not end a rank as
@@ -20,18 +22,18 @@ import (
 func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 	ctx := context.Background()
 	db, _ := teststore.Open(t)
-	err := db.Update(ctx, func(tx shoal.Tx) error {
-		j := &shoal.Job{Workspace: "ws", JobSpec: shoal.JobSpec{Name: "j", Command: "sleep 5", Compute: "cpu"}, Status: shoal.JobPreparing,
+	err := db.Update(ctx, func(tx store.Tx) error {
+		j := &job.Job{Workspace: "ws", JobSpec: job.JobSpec{Name: "j", Command: "sleep 5", Compute: "cpu"}, Status: job.JobPreparing,
 			CreatedOn: tx.Now(), AttemptCount: 1, CurrentAttemptID: "att-1", Version: 1}
 		if err := tx.InsertJob(j); err != nil {
 			return err
 		}
-		a := &shoal.Attempt{ID: "att-1", Workspace: "ws", JobName: "j", Number: 1, Status: shoal.AttemptPreparing, CreatedOn: tx.Now(),
-			Ranks: []*shoal.RankStatus{{Rank: 0, NodeID: "n1", Status: shoal.AttemptPreparing}}}
+		a := &job.Attempt{ID: "att-1", Workspace: "ws", JobName: "j", Number: 1, Status: job.AttemptPreparing, CreatedOn: tx.Now(),
+			Ranks: []*job.RankStatus{{Rank: 0, NodeID: "n1", Status: job.AttemptPreparing}}}
 		if err := tx.InsertAttempt(a); err != nil {
 			return err
 		}
-		return tx.InsertNode(&shoal.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: shoal.NodePreempted,
+		return tx.InsertNode(&node.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodePreempted,
 			CurrentAttemptID: "att-1", CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
 	})
 	if err != nil {
@@ -42,7 +44,7 @@ func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 	s := agentapi.New(agentapi.Config{Store: db, Jobs: svc, Computes: svc, Tokens: svc, Storage: svc})
 	rankStatus := func() string {
 		var st string
-		if err := db.View(ctx, func(tx shoal.Tx) error {
+		if err := db.View(ctx, func(tx store.Tx) error {
 			a, err := tx.GetAttempt("att-1")
 			if err == nil {
 				st = a.Ranks[0].Status
@@ -54,18 +56,18 @@ func TestStaleLongPollDoesNotEndAPreparingRank(t *testing.T) {
 		return st
 	}
 	// A woken long-poll (renew false) whose request lists nothing running.
-	resp, err := s.SyncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, false)
+	resp, err := s.SyncOnce(ctx, "n1", &node.AgentSyncRequest{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !resp.Resync || rankStatus() != shoal.AttemptPreparing {
+	if !resp.Resync || rankStatus() != job.AttemptPreparing {
 		t.Fatalf("a stale request: resync %v, rank %s; want a resync and the rank left alone", resp.Resync, rankStatus())
 	}
 	// The fresh request that follows does decide.
-	if _, err := s.SyncOnce(ctx, "n1", &shoal.AgentSyncRequest{}, true); err != nil {
+	if _, err := s.SyncOnce(ctx, "n1", &node.AgentSyncRequest{}, true); err != nil {
 		t.Fatal(err)
 	}
-	if st := rankStatus(); st != shoal.RankPreempted {
-		t.Fatalf("a fresh request: rank %s, want %s", st, shoal.RankPreempted)
+	if st := rankStatus(); st != node.RankPreempted {
+		t.Fatalf("a fresh request: rank %s, want %s", st, node.RankPreempted)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"io"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // WriteCappedLog writes data at offset of a log within the workspace's
@@ -16,7 +18,7 @@ import (
 // runs on (an agent's log uploads never fail a job), and while that
 // marker ends the log later chunks are dropped. The marker's own bytes
 // pass the quota, once per log.
-func (s *Service) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offset int64, data []byte) error {
+func (s *Service) WriteCappedLog(l money.WorkspaceLimits, f store.LogFile, offset int64, data []byte) error {
 	limit := l.LogCap()
 	keep, cut := capLogWrite(limit, offset, data)
 	if len(keep) > 0 {
@@ -34,13 +36,13 @@ func (s *Service) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offse
 		}
 	}
 	if cut {
-		marker := shoal.LogQuotaMarker(l.StorageQuota())
+		marker := money.LogQuotaMarker(l.StorageQuota())
 		if end, tail, err := logTail(f, len(marker)); err != nil {
 			return err
 		} else if end > 0 && tail == marker {
 			return nil // cut at the quota before it reached its cap
 		}
-		return f.Write(limit, []byte(shoal.LogCutMarker(limit)))
+		return f.Write(limit, []byte(money.LogCutMarker(limit)))
 	}
 	return nil
 }
@@ -49,8 +51,8 @@ func (s *Service) WriteCappedLog(l shoal.WorkspaceLimits, f shoal.LogFile, offse
 // the log with the quota's marker, unless the marker ends it already (a
 // retry, a later chunk). The marker goes after every byte stored, so a
 // retried chunk the log already holds is not overwritten by it.
-func (s *Service) cutLogAtQuota(f shoal.LogFile, quota, offset int64, fit []byte) error {
-	marker := shoal.LogQuotaMarker(quota)
+func (s *Service) cutLogAtQuota(f store.LogFile, quota, offset int64, fit []byte) error {
+	marker := money.LogQuotaMarker(quota)
 	end, tail, err := logTail(f, len(marker))
 	if err != nil {
 		return err
@@ -68,9 +70,9 @@ func (s *Service) cutLogAtQuota(f shoal.LogFile, quota, offset int64, fit []byte
 
 // logTail returns a log's size and its last n bytes (fewer when
 // shorter); a log not yet written is empty.
-func logTail(f shoal.LogFile, n int) (int64, string, error) {
+func logTail(f store.LogFile, n int) (int64, string, error) {
 	r, err := f.Open()
-	if shoal.ErrorCode(err) == shoal.ENOTFOUND {
+	if core.ErrorCode(err) == core.ENOTFOUND {
 		return 0, "", nil
 	} else if err != nil {
 		return 0, "", err

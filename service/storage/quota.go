@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A workspace's storage quota (set with its limits, package quota) holds
@@ -14,8 +16,8 @@ import (
 
 // workspaceQuota returns a workspace's storage quota.
 func (s *Service) workspaceQuota(ctx context.Context, workspace string) (int64, error) {
-	var l shoal.WorkspaceLimits
-	err := s.store.View(ctx, func(tx shoal.Tx) error {
+	var l money.WorkspaceLimits
+	err := s.store.View(ctx, func(tx store.Tx) error {
 		var err error
 		l, err = tx.GetWorkspaceLimits(workspace)
 		return err
@@ -25,9 +27,9 @@ func (s *Service) workspaceQuota(ctx context.Context, workspace string) (int64, 
 
 // storageQuotaError is the refusal of a write past a workspace's quota.
 func storageQuotaError(workspace string, quota, used int64) error {
-	return &shoal.Error{Code: shoal.EQUOTA, Field: "storage_quota", Message: fmt.Sprintf(
+	return &core.Error{Code: core.EQUOTA, Field: "storage_quota", Message: fmt.Sprintf(
 		"storage_quota: workspace %s's storage quota of %s (artifacts, job outputs and logs) would be exceeded: %s stored or being written; an administrator can raise it with `shoal workspace update --storage-quota-bytes`",
-		workspace, shoal.FormatBytes(quota), shoal.FormatBytes(used))}
+		workspace, money.FormatBytes(quota), money.FormatBytes(used))}
 }
 
 // PutWithinQuota runs put (a store's upload of at most max bytes) on a
@@ -53,7 +55,7 @@ func (s *Service) PutWithinQuota(ctx context.Context, workspace string, r io.Rea
 	q := &quotaReader{s: s, r: r, workspace: workspace, quota: quota}
 	defer q.Close()
 	err = put(q, max)
-	if q.err != nil && shoal.ErrorCode(q.err) == shoal.EQUOTA {
+	if q.err != nil && core.ErrorCode(q.err) == core.EQUOTA {
 		return q.err
 	}
 	return err
@@ -63,7 +65,7 @@ func (s *Service) PutWithinQuota(ctx context.Context, workspace string, r io.Rea
 // workspace's storage quota and max bytes.
 func (s *Service) PutArtifact(ctx context.Context, workspace string, r io.Reader, max int64) (string, error) {
 	if s.files == nil {
-		return "", shoal.Errorf(shoal.EINTERNAL, "this server has no file store")
+		return "", core.Errorf(core.EINTERNAL, "this server has no file store")
 	}
 	var id string
 	err := s.PutWithinQuota(ctx, workspace, r, max, func(r io.Reader, max int64) error {

@@ -7,21 +7,21 @@
 // table of reservations without linking one another.
 package storage
 
-import "github.com/shoal-ml/shoal"
+import "github.com/shoal-ml/shoal/store"
 
 // Config wires a Service.
 type Config struct {
 	// Store holds the workspaces' limits (their storage quotas).
-	Store shoal.Store
+	Store store.Store
 	// Files keeps the files and measures a workspace's usage; nil
 	// refuses uploads.
-	Files shoal.Files
+	Files store.Files
 }
 
 // Service writes a workspace's files within its storage quota.
 type Service struct {
-	store shoal.Store
-	files shoal.Files
+	store store.Store
+	files store.Files
 	// reservations are the storage quota's bytes in flight per
 	// workspace (uploads and log writes under way on this server).
 	reservations storageReservations

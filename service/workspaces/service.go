@@ -9,7 +9,8 @@ package workspaces
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Access is what workspaces asks of the access service (package access).
@@ -22,17 +23,17 @@ type Access interface {
 // Config wires a Service.
 type Config struct {
 	// Store keeps the workspaces (the services' auditing store).
-	Store shoal.Store
+	Store store.Store
 	// Catalog resolves a new workspace's location.
-	Catalog *shoal.Catalog
+	Catalog *compute.Catalog
 	// Access makes the first start's admin token.
 	Access Access
 }
 
 // Service answers the workspace requests.
 type Service struct {
-	store   shoal.Store
-	catalog *shoal.Catalog
+	store   store.Store
+	catalog *compute.Catalog
 	access  Access
 }
 

@@ -6,13 +6,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/shoal-ml/shoal"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // CreateWorkspace creates a workspace; its location defaults to the
 // catalog's default location and must resolve.
-func (s *Service) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*shoal.Workspace, error) {
-	if err := shoal.ValidateWorkspaceName(ws.Name); err != nil {
+func (s *Service) CreateWorkspace(ctx context.Context, ws *core.Workspace) (*core.Workspace, error) {
+	if err := core.ValidateWorkspaceName(ws.Name); err != nil {
 		return nil, err
 	}
 	if ws.Location == "" {
@@ -21,7 +25,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*sh
 	if _, err := s.catalog.Location(ws.Location); err != nil {
 		return nil, err
 	}
-	err := s.store.Update(ctx, func(tx shoal.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		ws.CreatedOn = tx.Now()
 		return tx.InsertWorkspace(ws)
 	})
@@ -32,8 +36,8 @@ func (s *Service) CreateWorkspace(ctx context.Context, ws *shoal.Workspace) (*sh
 }
 
 // FindWorkspace returns a workspace by name.
-func (s *Service) FindWorkspace(ctx context.Context, name string) (ws *shoal.Workspace, err error) {
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Service) FindWorkspace(ctx context.Context, name string) (ws *core.Workspace, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		ws, err = tx.GetWorkspace(name)
 		return err
 	})
@@ -44,9 +48,9 @@ func (s *Service) FindWorkspace(ctx context.Context, name string) (ws *shoal.Wor
 // them for an administrator, or a call made by the server itself): the
 // names of other teams' workspaces are theirs to share. A workload
 // identity sees only those where its job's submitter holds a role too.
-func (s *Service) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, err error) {
-	p := shoal.PrincipalFrom(ctx)
-	err = s.store.View(ctx, func(tx shoal.Tx) error {
+func (s *Service) ListWorkspaces(ctx context.Context) (out []*core.Workspace, err error) {
+	p := identity.PrincipalFrom(ctx)
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		all, err := tx.ListWorkspaces()
 		if err != nil || p == nil || p.Admin {
 			out = all
@@ -56,7 +60,7 @@ func (s *Service) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, e
 		if err != nil {
 			return err
 		}
-		if p.Kind == shoal.PrincipalIdentity && p.OnBehalfOf != "" && p.OnBehalfOf != shoal.AdminPrincipalID {
+		if p.Kind == identity.PrincipalIdentity && p.OnBehalfOf != "" && p.OnBehalfOf != identity.AdminPrincipalID {
 			theirs, err := workspacesWithRole(tx, p.OnBehalfOf)
 			if err != nil {
 				return err
@@ -67,7 +71,7 @@ func (s *Service) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, e
 				}
 			}
 		}
-		out = []*shoal.Workspace{}
+		out = []*core.Workspace{}
 		for _, ws := range all {
 			if mine[strings.ToLower(ws.Name)] {
 				out = append(out, ws)
@@ -80,7 +84,7 @@ func (s *Service) ListWorkspaces(ctx context.Context) (out []*shoal.Workspace, e
 
 // workspacesWithRole returns the (lower-cased) names of the workspaces
 // where principalID holds any role.
-func workspacesWithRole(tx shoal.Tx, principalID string) (map[string]bool, error) {
+func workspacesWithRole(tx store.Tx, principalID string) (map[string]bool, error) {
 	list, err := tx.ListRoleAssignments(principalID, "")
 	if err != nil {
 		return nil, err
@@ -94,8 +98,8 @@ func workspacesWithRole(tx shoal.Tx, principalID string) (map[string]bool, error
 
 // EnsureDefaultWorkspace creates the default workspace if it is missing.
 func (s *Service) EnsureDefaultWorkspace(ctx context.Context) error {
-	_, err := s.CreateWorkspace(ctx, &shoal.Workspace{Name: shoal.DefaultWorkspace})
-	if shoal.ErrorCode(err) == shoal.ECONFLICT {
+	_, err := s.CreateWorkspace(ctx, &core.Workspace{Name: core.DefaultWorkspace})
+	if core.ErrorCode(err) == core.ECONFLICT {
 		return nil
 	}
 	return err
@@ -115,19 +119,19 @@ func (s *Service) BootstrapAdmin(ctx context.Context) (string, error) {
 // unfinished jobs; otherwise ECONFLICT says what remains. The default
 // workspace is not deleted: every start creates it again.
 func (s *Service) DeleteWorkspace(ctx context.Context, name string) error {
-	if strings.EqualFold(strings.TrimSpace(name), shoal.DefaultWorkspace) {
-		return shoal.FieldErrorf("name", "the workspace %q cannot be deleted: the server creates it again on every start", shoal.DefaultWorkspace)
+	if strings.EqualFold(strings.TrimSpace(name), core.DefaultWorkspace) {
+		return core.FieldErrorf("name", "the workspace %q cannot be deleted: the server creates it again on every start", core.DefaultWorkspace)
 	}
-	return s.store.Update(ctx, func(tx shoal.Tx) error {
+	return s.store.Update(ctx, func(tx store.Tx) error {
 		ws, err := tx.GetWorkspace(name)
 		if err != nil {
 			return err
 		}
-		computes, err := tx.ListComputes(shoal.ComputeFilter{Workspace: ws.Name})
+		computes, err := tx.ListComputes(compute.ComputeFilter{Workspace: ws.Name})
 		if err != nil {
 			return err
 		}
-		jobs, err := tx.ListJobs(shoal.JobFilter{Workspace: ws.Name, Statuses: unfinishedJobStatuses})
+		jobs, err := tx.ListJobs(job.JobFilter{Workspace: ws.Name, Statuses: unfinishedJobStatuses})
 		if err != nil {
 			return err
 		}
@@ -147,7 +151,7 @@ func (s *Service) DeleteWorkspace(ctx context.Context, name string) error {
 			remains = append(remains, countedNames(names, "unfinished job", "unfinished jobs"))
 		}
 		if len(remains) > 0 {
-			return shoal.Errorf(shoal.ECONFLICT, "workspace %q still has %s: delete the computes (shoal compute delete -n NAME -w %s) and cancel or wait for the jobs first",
+			return core.Errorf(core.ECONFLICT, "workspace %q still has %s: delete the computes (shoal compute delete -n NAME -w %s) and cancel or wait for the jobs first",
 				ws.Name, strings.Join(remains, " and "), ws.Name)
 		}
 		return tx.DeleteWorkspace(ws.Name)
@@ -155,7 +159,7 @@ func (s *Service) DeleteWorkspace(ctx context.Context, name string) error {
 }
 
 // unfinishedJobStatuses are the job statuses that are not final.
-var unfinishedJobStatuses = []string{shoal.JobNotStarted, shoal.JobQueued, shoal.JobPreparing, shoal.JobRunning, shoal.JobFinalizing, shoal.JobCancelRequested}
+var unfinishedJobStatuses = []string{job.JobNotStarted, job.JobQueued, job.JobPreparing, job.JobRunning, job.JobFinalizing, job.JobCancelRequested}
 
 // countedNames is "2 computes (a, b)", naming at most five.
 func countedNames(names []string, one, many string) string {

@@ -1,0 +1,65 @@
+package core
+
+import "time"
+
+// Event kinds recorded in a resource's event log.
+const (
+	EventCreated      = "created"
+	EventUpdated      = "updated"
+	EventDeleting     = "deleting"
+	EventDeleted      = "deleted"
+	EventProvisioned  = "provisioned"
+	EventFailed       = "failed"
+	EventScaled       = "scaled"
+	EventPreempted    = "preempted"
+	EventQuotaBlocked = "quota_blocked"
+	// EventBudget records a budget crossing 50, 80 or 100 %.
+	EventBudget = "budget"
+	// EventBudgetBlocked records scale-up stopped by a reached budget.
+	EventBudgetBlocked = "budget_blocked"
+	// EventGangReleased records a gang's nodes released together for not
+	// coming up within the location's gang timeout, and scale-up for the
+	// gang held back while its backoff runs.
+	EventGangReleased = "gang_released"
+	// EventGPUUtilization is a sample of a job's GPUs' utilisation.
+	EventGPUUtilization = "gpu_utilization"
+)
+
+// Resource types an event can be about.
+const (
+	ResourceCompute = "compute"
+	ResourceJob     = "job"
+	// ResourceBudget names a budget's events (by its name, scope/period).
+	ResourceBudget = "budget"
+)
+
+// EventAppender records events in a transaction, at its time; the
+// store's transaction is one.
+type EventAppender interface {
+	Now() time.Time
+	AppendEvent(e *Event) error
+}
+
+// Event is one entry in a resource's log: what happened, when, who did it
+// and why. Reasons are data: the API, CLI and studio show them as written.
+type Event struct {
+	ID           int64     `json:"id"`
+	Time         time.Time `json:"time"`
+	Workspace    string    `json:"workspace"`
+	ResourceType string    `json:"resource_type"`
+	ResourceName string    `json:"resource_name"`
+	Kind         string    `json:"kind"`
+	Actor        string    `json:"actor"`
+	Reason       string    `json:"reason"`
+}
+
+// EventFilter selects events; empty fields match everything.
+type EventFilter struct {
+	Workspace    string
+	ResourceType string
+	ResourceName string
+	// AfterID keeps events with a larger ID, for following a log.
+	AfterID int64
+	// Limit caps the number returned (0: no cap).
+	Limit int
+}

@@ -1,0 +1,409 @@
+package job
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+)
+
+// Input and output types.
+const (
+	InputTypeURIFile   = "uri_file"
+	InputTypeURIFolder = "uri_folder"
+	InputTypeString    = "string"
+	InputTypeInteger   = "integer"
+	InputTypeNumber    = "number"
+	InputTypeBoolean   = "boolean"
+)
+
+// JobTypeCommand is the only job type Shoal runs.
+const JobTypeCommand = "command"
+
+// jobKeys are the keys of a command job document that a user writes.
+var JobKeys = compute.KeySchema{
+	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
+	"description": nil, "tags": nil, "command": nil, "code": nil, "environment": nil,
+	"environment_variables": nil, "compute": nil, "inputs": nil, "outputs": nil,
+	"resources":      compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
+	"distribution":   compute.KeySchema{"type": nil, "process_count_per_instance": nil},
+	"limits":         compute.KeySchema{"timeout": nil},
+	"queue_settings": compute.KeySchema{"job_tier": nil, "priority": nil},
+	"retries":        nil,
+}
+
+var (
+	jobInputKeys  = compute.KeySchema{"type": nil, "path": nil, "mode": nil, "default": nil, "value": nil}
+	jobOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil}
+)
+
+// DecodeJobSpec decodes an Azure ML command job document (JSON with the
+// snake_case YAML keys; the CLI converts YAML to JSON). Unknown keys, wrong
+// types and malformed values are EINVALID errors naming the key. Read-only
+// keys of `show` output are ignored. Literal inputs keep numbers as
+// json.Number; {type: integer|number|string|boolean, default: X} inputs
+// become literals; path inputs default to uri_folder and null outputs to a
+// uri_folder output. Rules that do not depend on the JSON shape are checked
+// by NormalizeJobSpec.
+func DecodeJobSpec(data []byte) (*JobSpec, error) {
+	d, err := ParseJobDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	spec := &JobSpec{}
+	// The type first: a sweep or pipeline job has keys of its own, and
+	// "only command jobs" says more than "unknown key trial".
+	if spec.Type, err = JobString(d["type"], "type"); err != nil {
+		return nil, err
+	}
+	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != "" && t != JobTypeCommand {
+		return nil, errOnlyCommandJobs(spec.Type)
+	}
+	if err := d.CheckKeys("command job", JobKeys); err != nil {
+		return nil, err
+	}
+	fields := append(JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
+		StringField("command", &spec.Command), StringField("code", &spec.Code), StringField("compute", &spec.Compute),
+		TagsField(&spec.Tags),
+		ValueField("environment", &spec.Environment, decodeJobEnvironment),
+		ValueField("environment_variables", &spec.EnvironmentVariables, decodeJobEnvVars),
+		ValueField("inputs", &spec.Inputs, DecodeJobInputs),
+		ValueField("outputs", &spec.Outputs, DecodeJobOutputs),
+		ValueField("resources", &spec.Resources, decodeJobResources),
+		ValueField("distribution", &spec.Distribution, decodeJobDistribution),
+		ValueField("limits", &spec.Limits, decodeJobLimits),
+		ValueField("queue_settings", &spec.QueueSettings, decodeJobQueueSettings),
+		ValueField("retries", &spec.Retries, decodeJobRetries),
+	)
+	if err := d.DecodeFields("", fields...); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// decodeAsCommandJob decodes part of a document (a sweep's shared keys, a
+// pipeline step's command keys) as DecodeJobSpec decodes a command job,
+// so that every kind reads those keys alike; an error names its path in
+// the whole document, under prefix ("jobs.train.").
+func DecodeAsCommandJob(part jobDocument, prefix string) (*JobSpec, error) {
+	data, err := json.Marshal(part)
+	if err != nil { // the values were read from JSON: unreachable
+		return nil, core.Errorf(core.EINVALID, "the job document is not valid (%s)", compute.JsonProblem(err))
+	}
+	spec, err := DecodeJobSpec(data)
+	if err != nil {
+		return nil, PrefixFieldError(prefix, err)
+	}
+	return spec, nil
+}
+
+// decodeJobRetries reads retries, nil when absent.
+func decodeJobRetries(raw json.RawMessage) (*int, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	return compute.CheckInteger("retries", raw)
+}
+
+// decodeJobEnvironment keeps an environment reference (a string) or an
+// inline environment (a mapping) as written.
+func decodeJobEnvironment(raw json.RawMessage) (any, error) {
+	switch JsonKind(raw) {
+	case 0, 'n':
+		return nil, nil
+	case '"', '{':
+		var v any
+		if err := JobUnmarshalAny(raw, &v); err != nil {
+			return nil, core.FieldErrorf("environment", "is not valid (%s)", compute.JsonProblem(err))
+		}
+		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
+			return nil, nil
+		}
+		return v, nil
+	}
+	return nil, core.FieldErrorf("environment", "must be an environment reference (azureml:<name>:<version> or azureml:<name>@latest) or a mapping with image, conda_file or build, got %s", compute.ShortJSON(raw))
+}
+
+// decodeJobEnvVars accepts string, number and boolean values.
+func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, core.FieldErrorf("environment_variables", "must be a mapping of variable names to values")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range core.SortedKeys(m) {
+		v, err := jobText(m[k], JobKeyPath("environment_variables", k))
+		if err != nil {
+			return nil, core.FieldErrorf(JobKeyPath("environment_variables", k), "must be a string, number or boolean, got %s", compute.ShortJSON(m[k]))
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func DecodeJobInputs(raw json.RawMessage) (map[string]*JobInput, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, core.FieldErrorf("inputs", "must be a mapping of input names to values or to {type, path, mode} mappings")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*JobInput, len(m))
+	for _, name := range core.SortedKeys(m) {
+		in, err := DecodeJobInput(JobKeyPath("inputs", name), m[name])
+		if err != nil {
+			return nil, err
+		}
+		out[name] = in
+	}
+	return out, nil
+}
+
+func DecodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
+	switch k := JsonKind(raw); {
+	case k == 0 || k == 'n':
+		return nil, core.FieldErrorf(field, "has no value: give a literal (number, string, boolean) or a mapping with type and path")
+	case k == '[':
+		return nil, core.FieldErrorf(field, "must be a literal (number, string, boolean) or a mapping with type and path, not a list")
+	case k != '{':
+		var v any
+		if err := JobUnmarshalAny(raw, &v); err != nil {
+			return nil, core.FieldErrorf(field, "is not valid (%s)", compute.JsonProblem(err))
+		}
+		return &JobInput{Value: v}, nil
+	}
+	m, err := CheckedMapping(raw, field, jobInputKeys)
+	if err != nil {
+		return nil, err
+	}
+	typ, err := JobString(m["type"], field+".type")
+	if err != nil {
+		return nil, err
+	}
+	path, err := JobString(m["path"], field+".path")
+	if err != nil {
+		return nil, err
+	}
+	mode, err := JobString(m["mode"], field+".mode")
+	if err != nil {
+		return nil, err
+	}
+	valueKey := ""
+	for _, k := range []string{"default", "value"} {
+		if compute.NonNull(m[k]) != nil {
+			if valueKey != "" {
+				return nil, core.FieldErrorf(field+".value", "give either default or value, not both")
+			}
+			valueKey = k
+		}
+	}
+	var value any
+	if valueKey != "" {
+		switch JsonKind(m[valueKey]) {
+		case '{', '[':
+			return nil, core.FieldErrorf(field+"."+valueKey, "must be a number, string or boolean, got %s", compute.ShortJSON(m[valueKey]))
+		}
+		if err := JobUnmarshalAny(m[valueKey], &value); err != nil {
+			return nil, core.FieldErrorf(field+"."+valueKey, "is not valid (%s)", compute.JsonProblem(err))
+		}
+	}
+	t := strings.ToLower(strings.TrimSpace(typ))
+	switch t {
+	case "":
+		switch {
+		case path != "":
+			if valueKey != "" {
+				return nil, core.FieldErrorf(field+"."+valueKey, "is not allowed with path: an input is either a literal value or a file/folder path")
+			}
+			return &JobInput{Type: InputTypeURIFolder, Path: path, Mode: mode}, nil
+		case valueKey != "":
+			if mode != "" {
+				return nil, core.FieldErrorf(field+".mode", "is only allowed for uri_file and uri_folder inputs")
+			}
+			return &JobInput{Value: value}, nil
+		}
+		return nil, core.FieldErrorf(field, "give a path (with type uri_folder or uri_file) or a literal value")
+	case InputTypeURIFile, InputTypeURIFolder:
+		if valueKey != "" {
+			return nil, core.FieldErrorf(field+"."+valueKey, "is not allowed for a %s input; give its path", t)
+		}
+		if strings.TrimSpace(path) == "" {
+			return nil, core.FieldErrorf(field+".path", "is required for a %s input", t)
+		}
+		return &JobInput{Type: t, Path: path, Mode: mode}, nil
+	case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
+		if path != "" {
+			return nil, core.FieldErrorf(field+".path", "is not allowed for a %s input; give its value as default", t)
+		}
+		if mode != "" {
+			return nil, core.FieldErrorf(field+".mode", "is not allowed for a %s input", t)
+		}
+		if valueKey == "" {
+			return nil, core.FieldErrorf(field+".default", "is required for a %s input", t)
+		}
+		v, err := ConvertJobLiteral(field+"."+valueKey, t, value)
+		if err != nil {
+			return nil, err
+		}
+		return &JobInput{Value: v}, nil
+	}
+	return nil, core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", typ)
+}
+
+func DecodeJobOutputs(raw json.RawMessage) (map[string]*JobOutput, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, core.FieldErrorf("outputs", "must be a mapping of output names to {type, mode, path} mappings")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]*JobOutput, len(m))
+	for _, name := range core.SortedKeys(m) {
+		field := JobKeyPath("outputs", name)
+		switch JsonKind(m[name]) {
+		case 0, 'n':
+			out[name] = &JobOutput{Type: InputTypeURIFolder}
+			continue
+		case '{':
+		default:
+			return nil, core.FieldErrorf(field, "must be a mapping with type, mode and path (or empty for a uri_folder output), got %s", compute.ShortJSON(m[name]))
+		}
+		o, err := CheckedMapping(m[name], field, jobOutputKeys)
+		if err != nil {
+			return nil, err
+		}
+		var jo JobOutput
+		if jo.Type, err = JobString(o["type"], field+".type"); err != nil {
+			return nil, err
+		}
+		if jo.Mode, err = JobString(o["mode"], field+".mode"); err != nil {
+			return nil, err
+		}
+		if jo.Path, err = JobString(o["path"], field+".path"); err != nil {
+			return nil, err
+		}
+		t := strings.ToLower(strings.TrimSpace(jo.Type))
+		switch t {
+		case "":
+			t = InputTypeURIFolder
+		case InputTypeURIFolder, InputTypeURIFile:
+		default:
+			return nil, core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", jo.Type)
+		}
+		jo.Type = t
+		out[name] = &jo
+	}
+	return out, nil
+}
+
+func decodeJobResources(raw json.RawMessage) (*JobResources, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, core.FieldErrorf("resources", "must be a mapping")
+	}
+	var r JobResources
+	if v := compute.NonNull(m["instance_count"]); v != nil {
+		n, err := compute.CheckInteger("resources.instance_count", v)
+		if err != nil {
+			return nil, err
+		}
+		if *n < 1 {
+			return nil, core.FieldErrorf("resources.instance_count", "must be 1 or more, got %d", *n)
+		}
+		r.InstanceCount = *n
+	}
+	var err error
+	if r.InstanceType, err = JobString(m["instance_type"], "resources.instance_type"); err != nil {
+		return nil, err
+	}
+	if r.ShmSize, err = jobText(m["shm_size"], "resources.shm_size"); err != nil {
+		return nil, err
+	}
+	// resources.properties is accepted and ignored.
+	return &r, nil
+}
+
+func decodeJobDistribution(raw json.RawMessage) (*Distribution, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, core.FieldErrorf("distribution", "must be a mapping")
+	}
+	var d Distribution
+	var err error
+	if d.Type, err = JobString(m["type"], "distribution.type"); err != nil {
+		return nil, err
+	}
+	if v := compute.NonNull(m["process_count_per_instance"]); v != nil {
+		n, err := compute.CheckInteger("distribution.process_count_per_instance", v)
+		if err != nil {
+			return nil, err
+		}
+		if *n < 1 {
+			return nil, core.FieldErrorf("distribution.process_count_per_instance", "must be 1 or more, got %d", *n)
+		}
+		d.ProcessCountPerInstance = *n
+	}
+	return &d, nil
+}
+
+func decodeJobLimits(raw json.RawMessage) (*JobLimits, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, core.FieldErrorf("limits", "must be a mapping")
+	}
+	var l JobLimits
+	n, err := compute.DecodeSeconds(m["timeout"])
+	if err != nil {
+		return nil, core.FieldErrorf("limits.timeout", "%s", err.Error())
+	}
+	if n != nil {
+		if *n < 1 {
+			return nil, core.FieldErrorf("limits.timeout", "must be at least 1 second, got %d", *n)
+		}
+		l.Timeout = *n
+	}
+	return &l, nil
+}
+
+func decodeJobQueueSettings(raw json.RawMessage) (*QueueSettings, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, core.FieldErrorf("queue_settings", "must be a mapping")
+	}
+	var q QueueSettings
+	var err error
+	if q.JobTier, err = JobString(m["job_tier"], "queue_settings.job_tier"); err != nil {
+		return nil, err
+	}
+	if q.Priority, err = JobString(m["priority"], "queue_settings.priority"); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}

@@ -1,0 +1,85 @@
+package job_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/shoal-ml/shoal/domain/core/coretest"
+	"github.com/shoal-ml/shoal/domain/job"
+)
+
+// jobFuzzSeeds are command jobs as the CLI sends them, valid and not.
+var jobFuzzSeeds = []string{
+	``,
+	`null`,
+	`[]`,
+	`"job"`,
+	`{"command": "run"`,
+	`{"command": "echo hi", "compute": "cpu-cluster"}`,
+	`{"type": "sweep", "trial": {}}`,
+	`{"command": "x ${{inputs.a}} ${{outputs.b}}", "compute": "azureml:c-1a", "inputs": {"a": {"type": "integer", "default": 1e2}}, "outputs": {"b": null}}`,
+	`{"command": "x ${{ inputs.a }}", "compute": "local", "inputs": {"a": {"path": "p", "mode": "RO_MOUNT"}}, "services": {"s": {}}}`,
+	`{"command": "x", "compute": "/subscriptions/s/computes/gpu", "resources": {"instance_count": 0, "shm_size": 0}, "limits": {"timeout": "PT0S"}}`,
+	`{"command": "x", "compute": "cpu-cluster", "environment": {"build": {"path": 1}}, "environment_variables": {"SHOAL_X": 1}}`,
+	`{"command": "x", "compute": "cpu-cluster", "queue_settings": {"priority": "HIGH", "job_tier": "Null"}, "retries": 100, "distribution": {"type": "MPI"}}`,
+	`{"command": "x", "compute": "cpu-cluster", "inputs": {"a-b": 1, "c": {"type": "boolean", "value": "True"}, "d": {"type": "string", "default": 1.50}}}`,
+	`{"command": "x", "compute": "cpu-cluster", "identity": {"type": "managed"}, "tags": {"a": [1]}}`,
+}
+
+func FuzzDecodeJobSpec(f *testing.F) {
+	for _, s := range jobFuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(azureCommandJob))
+	for _, s := range azureJobExamples {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		spec, err := job.DecodeJobSpec(doc)
+		if err != nil {
+			coretest.FuzzCheckError(t, "DecodeJobSpec", doc, err)
+			return
+		}
+		if err := job.NormalizeJobSpec(spec); err != nil {
+			coretest.FuzzCheckError(t, "NormalizeJobSpec", doc, err)
+			return
+		}
+		if spec.Type != "command" || spec.Compute == "" || spec.InstanceCount() < 1 {
+			t.Fatalf("not normalised: %+v", spec)
+		}
+		// Every reference in the command expands.
+		inputs := map[string]string{}
+		for k, in := range spec.Inputs {
+			if in.Value != nil {
+				inputs[k] = job.FormatInputValue(in.Value)
+			} else if in.Type != "uri_file" && in.Type != "uri_folder" || in.Path == "" {
+				t.Fatalf("input %s neither literal nor path: %+v", k, in)
+			} else {
+				inputs[k] = "/mnt/inputs/" + k
+			}
+		}
+		outputs := map[string]string{}
+		for k := range spec.Outputs {
+			outputs[k] = "/mnt/outputs/" + k
+		}
+		if _, err := job.ExpandCommand(spec.Command, inputs, outputs); err != nil {
+			t.Fatalf("normalised command does not expand: %v", err)
+		}
+		// What the server returns can be submitted again unchanged.
+		out, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatalf("encode normalised spec: %v", err)
+		}
+		again, err := job.DecodeJobSpec(out)
+		if err != nil {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		if err := job.NormalizeJobSpec(again); err != nil {
+			t.Fatalf("normalise %s again: %v", out, err)
+		}
+		if out2, _ := json.Marshal(again); !bytes.Equal(out, out2) {
+			t.Fatalf("round trip changed the spec:\n%s\n%s", out, out2)
+		}
+	})
+}

@@ -1,0 +1,329 @@
+package pipelinejob
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+)
+
+// pipelineKeys are the keys of a pipeline job document that a user writes.
+var pipelineKeys = compute.KeySchema{
+	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
+	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil,
+	"settings": compute.KeySchema{"default_compute": nil, "continue_on_step_failure": nil, "default_datastore": nil, "force_rerun": nil},
+}
+
+// stepKeys are the keys of a pipeline step. command, code and environment
+// make an inline command step; component names what a component step
+// runs.
+var stepKeys = compute.KeySchema{
+	"type": nil, "component": nil, "inputs": nil, "outputs": nil, "compute": nil,
+	"environment_variables": nil, "display_name": nil, "description": nil, "tags": nil,
+	"command": nil, "code": nil, "environment": nil,
+	"resources":    compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
+	"distribution": compute.KeySchema{"type": nil, "process_count_per_instance": nil},
+	"limits":       compute.KeySchema{"timeout": nil},
+}
+
+// stepJobKeys are the step keys decoded as a command job's.
+var stepJobKeys = []string{"command", "code", "environment", "environment_variables", "compute",
+	"resources", "distribution", "limits", "display_name", "description", "tags"}
+
+// stepOutputKeys are the keys of a step's output mapping.
+var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil}
+
+// DecodeJobType returns the type of a job document, lower-cased, or ""
+// when it has none (a command job): callers decode a command job with
+// DecodeJobSpec and a pipeline with DecodePipelineSpec.
+func DecodeJobType(data []byte) (string, error) {
+	d, err := job.UnmarshalJobDocument(bytes.TrimSpace(data))
+	if err != nil {
+		return "", err
+	}
+	t, err := job.JobString(d["type"], "type")
+	return strings.ToLower(strings.TrimSpace(t)), err
+}
+
+// DecodePipelineSpec decodes a pipeline job document (JSON with the
+// snake_case YAML keys, as the CLI sends it: local component files
+// inlined, local paths uploaded). Unknown keys and values of the wrong
+// shape are EINVALID errors naming their path (jobs.train.inputs.data);
+// the rules across steps (bindings, types, cycles) are
+// NormalizePipelineSpec's. Read-only keys of show output are ignored.
+func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
+	d, err := job.ParseJobDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	spec := &job.PipelineSpec{}
+	if spec.Type, err = d.RequireType(job.JobTypePipeline); err != nil {
+		return nil, err
+	}
+	if err := d.CheckKeys("pipeline job", pipelineKeys); err != nil {
+		return nil, err
+	}
+	fields := append(job.JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
+		job.StringField("compute", &spec.Compute), job.TagsField(&spec.Tags),
+		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, job.DecodeJobOutputs),
+		job.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
+		job.ValueField("jobs", &spec.Jobs, decodePipelineSteps),
+	)
+	if err := d.DecodeFields("", fields...); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// decodePipelineInputs decodes a pipeline's inputs as a command job's,
+// which bind nothing: a binding names another step's value, and the
+// pipeline has no step above it.
+func decodePipelineInputs(raw json.RawMessage) (map[string]*job.JobInput, error) {
+	inputs, err := job.DecodeJobInputs(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range core.SortedKeys(inputs) {
+		if in := inputs[name]; job.IsPipelineBinding(in.Path) || job.IsPipelineBinding(job.FormatInputValue(in.Value)) {
+			return nil, core.FieldErrorf(job.JobKeyPath("inputs", name), "a pipeline input is a value or a path; bindings (${{...}}) belong in the steps' inputs")
+		}
+	}
+	return inputs, nil
+}
+
+func decodePipelineSettings(raw json.RawMessage, s *job.PipelineSettings) error {
+	m, err := job.DecodeMapping(raw, "settings")
+	if m == nil {
+		return err
+	}
+	return m.DecodeFields("settings.",
+		job.StringField("default_compute", &s.DefaultCompute), job.StringField("default_datastore", &s.DefaultDatastore),
+		boolField("continue_on_step_failure", func(v bool) { s.ContinueOnStepFailure = v }),
+		boolField("force_rerun", func(v bool) { s.ForceRerun = &v }),
+	)
+}
+
+// boolField decodes true or false into set; absent or null leaves it.
+func boolField(key string, set func(bool)) job.JobField {
+	return job.JobField{Key: key, Decode: func(raw json.RawMessage, path string) error {
+		if v := compute.NonNull(raw); v != nil {
+			var x bool
+			if err := json.Unmarshal(v, &x); err != nil {
+				return core.FieldErrorf(path, "must be true or false, got %s", compute.ShortJSON(v))
+			}
+			set(x)
+		}
+		return nil
+	}}
+}
+
+// decodePipelineSteps decodes the steps, which are required.
+func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, core.FieldErrorf("jobs", "is required: a mapping of step names to steps (each a command, or a component with its inputs and outputs)")
+	}
+	var jobs map[string]json.RawMessage
+	if job.JsonKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
+		return nil, core.FieldErrorf("jobs", "must be a mapping of step names to steps, got %s", compute.ShortJSON(raw))
+	}
+	steps := make(map[string]*job.PipelineStep, len(jobs))
+	for _, name := range core.SortedKeys(jobs) {
+		prefix := job.JobKeyPath("jobs", name) + "."
+		if err := job.ValidateJobName(name); err != nil {
+			return nil, core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.JobShort(name), job.MaxJobNameLength)
+		}
+		step, err := decodePipelineStep(jobs[name], prefix)
+		if err != nil {
+			return nil, err
+		}
+		steps[name] = step
+	}
+	return steps, nil
+}
+
+// decodePipelineStep decodes one step; prefix is jobs.<name>.
+func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, error) {
+	field := strings.TrimSuffix(prefix, ".")
+	if job.JsonKind(raw) != '{' {
+		return nil, core.FieldErrorf(field, "must be a step: a mapping with command (an inline command step) or component, and their inputs and outputs; got %s", compute.ShortJSON(raw))
+	}
+	obj, err := job.CheckedMapping(raw, field, stepKeys)
+	if err != nil {
+		return nil, err
+	}
+	step := &job.PipelineStep{}
+	if step.Type, err = job.JobString(obj["type"], prefix+"type"); err != nil {
+		return nil, err
+	}
+	switch t := strings.ToLower(strings.TrimSpace(step.Type)); t {
+	case "", job.JobTypeCommand:
+		step.Type = job.JobTypeCommand
+	default:
+		return nil, core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.JobShort(step.Type))
+	}
+	// The command job keys, decoded as a command job's are.
+	js, err := job.DecodeAsCommandJob(obj.Pick(func(k string) bool { return slices.Contains(stepJobKeys, k) }), prefix)
+	if err != nil {
+		return nil, err
+	}
+	step.DisplayName, step.Description, step.Tags = js.DisplayName, js.Description, js.Tags
+	step.Compute, step.EnvironmentVariables = js.Compute, js.EnvironmentVariables
+	step.Resources, step.Distribution, step.Limits = js.Resources, js.Distribution, js.Limits
+
+	if step.Inputs, err = decodeStepInputs(obj["inputs"], prefix); err != nil {
+		return nil, err
+	}
+	if step.Outputs, err = decodeStepOutputs(obj["outputs"], prefix); err != nil {
+		return nil, err
+	}
+	inline := compute.NonNull(obj["command"]) != nil
+	switch c := compute.NonNull(obj["component"]); {
+	case c == nil && !inline:
+		return nil, core.FieldErrorf(field, "needs command (an inline command step) or component (./file.yml, azureml:<name>:<version> or azureml:<name>@latest)")
+	case c != nil && inline:
+		return nil, core.FieldErrorf(prefix+"command", "a step with a component runs the component's command: give command or component, not both")
+	case c != nil:
+		for _, k := range []string{"code", "environment"} {
+			if compute.NonNull(obj[k]) != nil {
+				return nil, core.FieldErrorf(prefix+k, "a step with a component takes its %s from the component; set it there", k)
+			}
+		}
+		switch job.JsonKind(c) {
+		case '"':
+			ref, _ := job.JobString(c, prefix+"component")
+			if strings.TrimSpace(ref) == "" {
+				return nil, core.FieldErrorf(prefix+"component", "must not be blank")
+			}
+			step.ComponentRef = strings.TrimSpace(ref)
+		case '{':
+			if step.Component, err = job.DecodeComponentRaw(c, prefix+"component."); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, core.FieldErrorf(prefix+"component", "must be a component reference (azureml:<name>:<version>, azureml:<name>@latest, or a local ./file.yml that the CLI inlines) or a component mapping, got %s", compute.ShortJSON(c))
+		}
+	default:
+		// An inline command step: an anonymous component whose inputs and
+		// outputs are the ones the step binds.
+		step.Component = &job.Component{Type: job.ComponentTypeCommand, Command: js.Command, Code: js.Code, Environment: js.Environment}
+		for name := range step.Inputs {
+			if step.Component.Inputs == nil {
+				step.Component.Inputs = map[string]*job.ComponentInput{}
+			}
+			step.Component.Inputs[name] = &job.ComponentInput{}
+		}
+		for name, o := range step.Outputs {
+			if step.Component.Outputs == nil {
+				step.Component.Outputs = map[string]*job.ComponentOutput{}
+			}
+			step.Component.Outputs[name] = &job.ComponentOutput{Type: o.Type}
+		}
+	}
+	return step, nil
+}
+
+func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepInput, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if job.JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, core.FieldErrorf(prefix+"inputs", "must be a mapping of input names to values, paths or bindings (${{parent.inputs.x}}, ${{parent.jobs.<step>.outputs.y}})")
+	}
+	out := make(map[string]*job.StepInput, len(m))
+	for _, name := range core.SortedKeys(m) {
+		field := prefix + job.JobKeyPath("inputs", name)
+		v := m[name]
+		if job.JsonKind(v) == '"' {
+			s, err := job.JobString(v, field)
+			if err != nil {
+				return nil, err
+			}
+			if job.IsPipelineBinding(s) {
+				out[name] = &job.StepInput{Bind: strings.TrimSpace(s)}
+				continue
+			}
+		}
+		if job.JsonKind(v) == '{' {
+			var o map[string]json.RawMessage
+			if json.Unmarshal(v, &o) == nil {
+				if p, _ := job.JobString(o["path"], ""); job.IsPipelineBinding(p) {
+					if err := compute.CheckKeys(v, field, compute.KeySchema{"type": nil, "path": nil, "mode": nil}); err != nil {
+						return nil, err
+					}
+					in := &job.StepInput{Bind: strings.TrimSpace(p)}
+					var err error
+					if in.Type, err = job.JobString(o["type"], field+".type"); err != nil {
+						return nil, err
+					}
+					if in.Mode, err = job.JobString(o["mode"], field+".mode"); err != nil {
+						return nil, err
+					}
+					out[name] = in
+					continue
+				}
+			}
+		}
+		in, err := job.DecodeJobInput(field, v)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = &job.StepInput{Value: in.Value, Type: in.Type, Path: in.Path, Mode: in.Mode}
+	}
+	return out, nil
+}
+
+func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.StepOutput, error) {
+	if compute.NonNull(raw) == nil {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if job.JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, core.FieldErrorf(prefix+"outputs", "must be a mapping of output names to {type, mode} mappings or to ${{parent.outputs.<name>}}")
+	}
+	out := make(map[string]*job.StepOutput, len(m))
+	for _, name := range core.SortedKeys(m) {
+		field := prefix + job.JobKeyPath("outputs", name)
+		v := m[name]
+		switch job.JsonKind(v) {
+		case 0, 'n':
+			out[name] = &job.StepOutput{}
+			continue
+		case '"':
+			s, _ := job.JobString(v, field)
+			if !job.IsPipelineBinding(s) {
+				return nil, core.FieldErrorf(field, "%q must be ${{parent.outputs.<name>}} or a mapping with type and mode", core.JobShort(s))
+			}
+			out[name] = &job.StepOutput{Bind: strings.TrimSpace(s)}
+			continue
+		case '{':
+		default:
+			return nil, core.FieldErrorf(field, "must be ${{parent.outputs.<name>}} or a mapping with type and mode, got %s", compute.ShortJSON(v))
+		}
+		o, err := job.CheckedMapping(v, field, stepOutputKeys)
+		if err != nil {
+			return nil, err
+		}
+		so := &job.StepOutput{}
+		if so.Type, err = job.JobString(o["type"], field+".type"); err != nil {
+			return nil, err
+		}
+		if so.Mode, err = job.JobString(o["mode"], field+".mode"); err != nil {
+			return nil, err
+		}
+		p, err := job.JobString(o["path"], field+".path")
+		if err != nil {
+			return nil, err
+		}
+		if p != "" && !job.IsPipelineBinding(p) {
+			return nil, core.FieldErrorf(field+".path", "a step output's path is chosen by Shoal; bind it to a pipeline output with ${{parent.outputs.<name>}} instead of %q", core.JobShort(p))
+		}
+		so.Bind = strings.TrimSpace(p)
+		out[name] = so
+	}
+	return out, nil
+}

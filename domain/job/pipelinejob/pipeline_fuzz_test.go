@@ -1,0 +1,70 @@
+package pipelinejob_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/shoal-ml/shoal/domain/core/coretest"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobtest"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+)
+
+// FuzzPipelineSpec: no pipeline or component document panics decoding,
+// normalising, building the graph, deciding Ready or resolving a step;
+// every refusal is an EINVALID error naming a field; an accepted
+// pipeline's order holds every step once, after its dependencies.
+func FuzzPipelineSpec(f *testing.F) {
+	three, _ := json.Marshal(threeSteps())
+	comp, _ := json.Marshal(jobtest.TrainComponent())
+	for _, s := range [][]byte{three, comp, []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
+		[]byte(`{"type":"pipeline","jobs":{"a":{"command":"x ${{inputs.i}}","compute":"cpu","inputs":{"i":"${{parent.jobs.a.outputs.o}}"},"outputs":{"o":null}}}}`),
+		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":"azureml:c@latest","inputs":{"i":{"path":"${{parent.inputs.x}}"}}}},"inputs":{"x":1}}`),
+		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":{"command":"$[[x ${{inputs.i}}","inputs":{"i":{"type":"integer","min":3}}}}}}`),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if c, err := job.DecodeComponent(doc); err != nil {
+			coretest.FuzzCheckError(t, "DecodeComponent", doc, err)
+		} else if err := job.NormalizeComponent(c, false); err != nil {
+			coretest.FuzzCheckError(t, "NormalizeComponent", doc, err)
+		}
+		spec, err := pipelinejob.DecodePipelineSpec(doc)
+		if err != nil {
+			coretest.FuzzCheckError(t, "DecodePipelineSpec", doc, err)
+			return
+		}
+		if err := pipelinejob.NormalizePipelineSpec(spec); err != nil {
+			coretest.FuzzCheckError(t, "NormalizePipelineSpec", doc, err)
+			return
+		}
+		g, err := pipelinejob.NewPipelineGraph(spec)
+		if err != nil {
+			t.Fatalf("a normalised pipeline has no graph: %v", err)
+		}
+		pos := map[string]int{}
+		for i, s := range g.Order() {
+			pos[s] = i
+		}
+		if len(pos) != len(spec.Jobs) {
+			t.Fatalf("order %v does not hold the %d steps once each", g.Order(), len(spec.Jobs))
+		}
+		states := map[string]string{}
+		for s := range spec.Jobs {
+			for _, d := range g.Dependencies(s) {
+				if pos[d] >= pos[s] {
+					t.Fatalf("step %s ordered before its dependency %s", s, d)
+				}
+			}
+			states[s] = job.JobFailed
+		}
+		g.Ready(nil)
+		if p := g.Ready(states); !p.Done || p.Status != job.JobFailed {
+			t.Fatalf("every step failed: %+v", p)
+		}
+		for _, s := range g.Order() {
+			_, _ = g.Resolve(s, pipelinejob.PipelineRun{})
+		}
+	})
+}

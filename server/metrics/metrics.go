@@ -1,0 +1,134 @@
+// Package metrics exposes Shoal's Prometheus metrics (client_golang):
+// what the services report as it happens (queue wait, job outcomes,
+// provisioning time, scale decisions), API latency by route, store
+// transaction latency, and, read from the store at each scrape, nodes by
+// state and cluster, queue depth and each cluster's cost rate.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// Metrics holds the registry and the instruments.
+type Metrics struct {
+	reg          *prometheus.Registry
+	queueWait    *prometheus.HistogramVec
+	jobsEnded    *prometheus.CounterVec
+	provisioning *prometheus.HistogramVec
+	decisions    *prometheus.CounterVec
+	api          *prometheus.HistogramVec
+	store        *prometheus.HistogramVec
+}
+
+// New registers the instruments and the scrape-time collector over svc.
+func New(svc *service.Services) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	waits := []float64{0, 1, 5, 15, 30, 60, 120, 180, 300, 600, 1800, 3600, 4 * 3600}
+	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_job_queue_wait_seconds",
+		Help: "Time from a job's submission to its start.", Buckets: waits}, []string{"workspace", "compute"})
+	m.jobsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_jobs_ended_total",
+		Help: "Jobs that reached a terminal status, by status."}, []string{"workspace", "compute", "status"})
+	m.provisioning = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_node_provisioning_seconds",
+		Help: "Time from a node being asked for to its agent joining.", Buckets: waits}, []string{"workspace", "compute"})
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_scale_decisions_total",
+		Help: "Autoscaler decisions by action and by the kind of their reason."}, []string{"workspace", "compute", "action", "reason"})
+	m.api = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_api_request_duration_seconds",
+		Help: "API request latency by route and status code.", Buckets: prometheus.DefBuckets}, []string{"route", "code"})
+	m.store = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_store_transaction_seconds",
+		Help:    "Store transaction latency, read-only (view) or read-write (update), and outcome.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}, []string{"kind", "outcome"})
+	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc})
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry is the registry, for tests.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// JobStarted implements service.Observer.
+func (m *Metrics) JobStarted(ws, compute string, wait time.Duration) {
+	m.queueWait.WithLabelValues(ws, compute).Observe(wait.Seconds())
+}
+
+// JobEnded implements service.Observer.
+func (m *Metrics) JobEnded(ws, compute, status string) {
+	m.jobsEnded.WithLabelValues(ws, compute, status).Inc()
+}
+
+// NodeReady implements service.Observer.
+func (m *Metrics) NodeReady(ws, compute string, d time.Duration) {
+	m.provisioning.WithLabelValues(ws, compute).Observe(d.Seconds())
+}
+
+// ScaleDecision implements service.Observer.
+func (m *Metrics) ScaleDecision(ws, compute, action, kind string) {
+	m.decisions.WithLabelValues(ws, compute, action, kind).Inc()
+}
+
+// ObserveRequest records an API request's latency under its route pattern.
+func (m *Metrics) ObserveRequest(route string, code int, d time.Duration) {
+	m.api.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
+}
+
+// ObserveTransaction records a store transaction.
+func (m *Metrics) ObserveTransaction(readOnly bool, d time.Duration, err error) {
+	kind, outcome := "update", "ok"
+	if readOnly {
+		kind = "view"
+	}
+	if err != nil {
+		outcome = "error"
+	}
+	m.store.WithLabelValues(kind, outcome).Observe(d.Seconds())
+}
+
+// stateCollector reads the state at each scrape: nodes by state, queued
+// jobs and the cost rate per cluster.
+type stateCollector struct{ svc *service.Services }
+
+var (
+	nodesDesc  = prometheus.NewDesc("shoal_nodes", "Nodes by cluster and state.", []string{"workspace", "compute", "state"}, nil)
+	queueDesc  = prometheus.NewDesc("shoal_queued_jobs", "Queued jobs by cluster.", []string{"workspace", "compute"}, nil)
+	demandDesc = prometheus.NewDesc("shoal_queued_node_demand", "Nodes the queued jobs of a cluster need.", []string{"workspace", "compute"}, nil)
+	costDesc   = prometheus.NewDesc("shoal_cost_rate_usd_per_hour", "What a cluster's nodes cost per hour now (list prices).", []string{"workspace", "compute"}, nil)
+)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- nodesDesc
+	ch <- queueDesc
+	ch <- demandDesc
+	ch <- costDesc
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	snap, err := c.svc.MetricsSnapshot(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(nodesDesc, err)
+		return
+	}
+	for _, cl := range snap {
+		for _, st := range []string{node.NodePreparing, node.NodeIdle, node.NodeRunning, node.NodeLeaving, node.NodeUnusable, node.NodePreempted} {
+			ch <- prometheus.MustNewConstMetric(nodesDesc, prometheus.GaugeValue, float64(cl.Nodes[st]), cl.Workspace, cl.Compute, st)
+		}
+		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(cl.Queued), cl.Workspace, cl.Compute)
+		ch <- prometheus.MustNewConstMetric(demandDesc, prometheus.GaugeValue, float64(cl.Demand), cl.Workspace, cl.Compute)
+		ch <- prometheus.MustNewConstMetric(costDesc, prometheus.GaugeValue, cl.CostPerHour, cl.Workspace, cl.Compute)
+	}
+}

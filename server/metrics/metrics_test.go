@@ -1,0 +1,78 @@
+package metrics_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/server/metrics"
+	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
+)
+
+// /metrics serves the instruments and the state read at the scrape, to
+// an authenticated caller only (unless public).
+func TestMetricsEndpoint(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cat, _ := (&config.Config{}).Catalog(nil)
+	svc := service.New(service.Config{Store: store, Catalog: cat, ServerURL: "http://shoal.test", Providers: map[string]node.Provider{"local": fake.New()}})
+	admin, _ := svc.BootstrapAdmin(ctx)
+	srv := api.NewServer(svc, nil)
+	m := metrics.New(svc)
+	svc.SetObserver(m)
+	srv.SetRequestObserver(m.ObserveRequest)
+	txobserve.Set(m.ObserveTransaction)
+	defer txobserve.Set(nil)
+	srv.SetMetrics(m.Handler(), false)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	req, _ := http.NewRequest("PUT", ts.URL+"/api/v1/workspaces/default/computes/cpu", strings.NewReader(`{"size":"Standard_DS3_v2","max_instances":2}`))
+	req.Header.Set("Authorization", "Bearer "+admin)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create: %v %v", resp, err)
+	}
+	m.JobStarted("default", "cpu", 90*time.Second)
+	m.ScaleDecision("default", "cpu", "scale_up", "demand")
+
+	if resp, _ := http.Get(ts.URL + "/metrics"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous /metrics: %d, want 401", resp.StatusCode)
+	}
+	req, _ = http.NewRequest("GET", ts.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %v %v", resp, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`shoal_nodes{compute="cpu",state="idle",workspace="default"} 0`,
+		`shoal_queued_jobs{compute="cpu",workspace="default"} 0`,
+		`shoal_cost_rate_usd_per_hour{compute="cpu",workspace="default"} 0`,
+		`shoal_job_queue_wait_seconds_bucket{compute="cpu",workspace="default",le="120"} 1`,
+		`shoal_scale_decisions_total{action="scale_up",compute="cpu",reason="demand",workspace="default"} 1`,
+		`shoal_api_request_duration_seconds_count{code="201",route="PUT /api/v1/workspaces/{ws}/computes/{name}"} 1`,
+		`shoal_store_transaction_seconds_count{kind="update",outcome="ok"}`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package live_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/store/live"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// Two replicas on one store: the leader's passes write the reasons that
+// changed, the follower reads them; a sentence alone changed is written at
+// most every MessageEvery (the leader shows it at once), a new code at
+// once; a job no longer waiting loses its reason; a replica that takes
+// over reads what is stored and does not count it as changed.
+func TestReasonsAcrossReplicas(t *testing.T) {
+	db, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := live.ReasonsConfig{Store: db, MessageEvery: 10 * time.Second}
+	leader, follower := live.NewReasons(cfg), live.NewReasons(cfg)
+	get := func(r live.WaitReasons, job string) scheduler.Reason {
+		t.Helper()
+		var out scheduler.Reason
+		if err := db.View(t.Context(), func(tx store.Tx) (err error) {
+			out, _, err = r.Get(tx, "default", job)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	pass := func(r live.WaitReasons, now time.Time, reasons map[string]scheduler.Reason) *live.ReasonChanges {
+		t.Helper()
+		c, err := r.Plan(t.Context(), now, reasons)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(t.Context(), c.Write); err != nil {
+			t.Fatal(err)
+		}
+		r.Committed(c)
+		return c
+	}
+	atMax := scheduler.Reason{Code: scheduler.ReasonAtMax, Message: "cluster is at max_instances (1 of 1 nodes busy)"}
+	behind := func(n string) scheduler.Reason {
+		return scheduler.Reason{Code: scheduler.ReasonBehind, Message: "waiting behind " + n + " higher-priority or earlier jobs (next: a)"}
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	c := pass(leader, t0, map[string]scheduler.Reason{"default/a": atMax, "default/b": behind("1")})
+	if want := []string{"default/a", "default/b"}; !slices.Equal(c.Changed, want) {
+		t.Errorf("first pass changed %v, want %v", c.Changed, want)
+	}
+	if got := get(follower, "b"); got != behind("1") {
+		t.Errorf("the follower shows %+v after the first pass, want %+v", got, behind("1"))
+	}
+
+	// The sentence alone moves: the leader shows it, the store waits.
+	c = pass(leader, t0.Add(time.Second), map[string]scheduler.Reason{"default/a": atMax, "default/b": behind("2")})
+	if len(c.Changed) != 0 || !c.Empty() {
+		t.Errorf("a sentence alone changed: changed %v, empty %v; want nothing written", c.Changed, c.Empty())
+	}
+	if got := get(leader, "b"); got != behind("2") {
+		t.Errorf("the leader shows %+v, want its latest pass's %+v", got, behind("2"))
+	}
+	if got := get(follower, "b"); got != behind("1") {
+		t.Errorf("the follower shows %+v before MessageEvery, want the stored %+v", got, behind("1"))
+	}
+	pass(leader, t0.Add(11*time.Second), map[string]scheduler.Reason{"default/a": atMax, "default/b": behind("3")})
+	if got := get(follower, "b"); got != behind("3") {
+		t.Errorf("the follower shows %+v after MessageEvery, want %+v", got, behind("3"))
+	}
+
+	// A new code is written at once; a job no longer waiting goes.
+	c = pass(leader, t0.Add(12*time.Second), map[string]scheduler.Reason{"default/b": atMax})
+	if !slices.Equal(c.Changed, []string{"default/b"}) {
+		t.Errorf("a new code: changed %v, want [default/b]", c.Changed)
+	}
+	if got := get(follower, "b"); got != atMax {
+		t.Errorf("the follower shows %+v after a new code, want %+v", got, atMax)
+	}
+	if got := get(follower, "a"); got != (scheduler.Reason{}) {
+		t.Errorf("the follower shows %+v for a job no longer waiting", got)
+	}
+
+	// The leader steps down, the follower takes over: it reads what is
+	// stored, and the same reasons are no change.
+	leader.Forget()
+	c = pass(follower, t0.Add(13*time.Second), map[string]scheduler.Reason{"default/b": atMax})
+	if len(c.Changed) != 0 || !c.Empty() {
+		t.Errorf("the new leader's first pass, same reasons: changed %v, empty %v", c.Changed, c.Empty())
+	}
+	pass(follower, t0.Add(14*time.Second), map[string]scheduler.Reason{"default/b": behind("1")})
+	if got := get(leader, "b"); got != behind("1") {
+		t.Errorf("the former leader shows %+v, want the new leader's %+v", got, behind("1"))
+	}
+	var list map[string]scheduler.Reason
+	db.View(t.Context(), func(tx store.Tx) (err error) {
+		list, err = leader.List(tx, "DEFAULT")
+		return err
+	})
+	if len(list) != 1 || list["default/b"] != behind("1") {
+		t.Errorf("List on the former leader: %v", list)
+	}
+}

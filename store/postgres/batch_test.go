@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/store/postgres"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// Updates that write at the same time share transactions (the first is
+// held while the others call Update), and one whose statement PostgreSQL
+// refuses — which aborts the whole transaction on PostgreSQL — fails
+// alone: the others' writes are committed.
+func TestUpdatesBatchedAndFailingAlone(t *testing.T) {
+	pg := testpg.Start(t)
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	release := make(chan struct{})
+	held := make(chan error, 1)
+	running := make(chan struct{})
+	go func() {
+		held <- db.Update(t.Context(), func(tx store.Tx) error {
+			close(running)
+			<-release
+			return tx.PutSetting("held", "1")
+		})
+	}()
+	<-running
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.Update(t.Context(), func(tx store.Tx) error {
+				v := "v"
+				if i == 7 {
+					v = "nul\x00byte" // refused by PostgreSQL: invalid UTF-8 for text
+				}
+				return tx.PutSetting(fmt.Sprint("k", i), v)
+			})
+		}()
+	}
+	close(release)
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(t.Context(), func(tx store.Tx) error {
+		for i := 0; i < n; i++ {
+			_, gerr := tx.GetSetting(fmt.Sprint("k", i))
+			if i == 7 {
+				if errs[i] == nil || core.ErrorCode(gerr) != core.ENOTFOUND {
+					t.Errorf("the refused write: Update %v, read back %v", errs[i], gerr)
+				}
+				continue
+			}
+			if errs[i] != nil || gerr != nil {
+				t.Errorf("Update %d: %v, read back %v", i, errs[i], gerr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

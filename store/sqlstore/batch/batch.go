@@ -1,0 +1,243 @@
+// Package batch group-commits a SQL store's Updates: those that arrive
+// while another is being written share one transaction (Batcher), each in
+// a savepoint of its own, with the queries of sqlstore.
+package batch
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shoal-ml/shoal/store/sqlstore"
+	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
+	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
+	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// maxBatch bounds how many Updates share one transaction, so that a
+// caller that joins a batch waits for at most this many others.
+const maxBatch = 64
+
+// Batcher runs the Updates that arrive while another is being written in
+// one transaction (group commit). On a store whose writers are
+// serialised by a lock that costs round trips (PostgreSQL's advisory
+// lock: begin, lock, commit), the callers then share those round trips
+// and one lock acquisition instead of queueing on the lock one by one,
+// each holding a connection. Each Update keeps its own outcome: it runs
+// inside a savepoint, and a failing one is rolled back to it without
+// touching the others. Every Update still runs exactly once, in order of
+// arrival, with its own context values (a fence) and its own time.
+type Batcher struct {
+	// DB is the pool transactions are begun on, Stmts its statement cache
+	// and Options the transactions' options.
+	DB      *sql.DB
+	Stmts   *stmtcache.Cache
+	Options *sql.TxOptions
+	// Now gives each Update its time.
+	Now func() time.Time
+	// Begin runs first in each transaction (the store's write lock).
+	Begin func(ctx context.Context, tx *sql.Tx) error
+	// Check runs before each Update with that Update's context (a
+	// fence's check); its error is the Update's.
+	Check func(ctx context.Context, tx *sql.Tx) error
+
+	mu      sync.Mutex
+	queue   []*batchCall
+	leading bool
+}
+
+// batchCall is one Update waiting in a Batcher.
+type batchCall struct {
+	ctx context.Context
+	fn  func(store.Tx) error
+	err error
+	// wake is signalled once: when the call is done, or when its caller
+	// must lead the next batch (done is then false).
+	wake chan struct{}
+	done bool
+	// panicked holds what fn panicked with, re-raised in its caller.
+	panicked any
+}
+
+// Update runs fn in a read-write transaction shared with the Updates
+// waiting at the same time, and returns fn's error unchanged (nil once
+// the transaction committed). The caller whose Update finds no batch in
+// progress writes the batch; the others wait for it, and one of those
+// still waiting writes the next.
+func (b *Batcher) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	c := &batchCall{ctx: ctx, fn: fn, wake: make(chan struct{}, 1)}
+	b.mu.Lock()
+	b.queue = append(b.queue, c)
+	if b.leading {
+		b.mu.Unlock()
+		<-c.wake
+		if c.done {
+			return c.result()
+		}
+		b.mu.Lock() // leadership was handed over: c is at the head
+	}
+	b.leading = true
+	for !c.done {
+		n := min(len(b.queue), maxBatch)
+		batch := b.queue[:n:n]
+		b.queue = b.queue[n:]
+		b.mu.Unlock()
+		b.write(batch)
+		for _, o := range batch {
+			if o != c {
+				o.wake <- struct{}{}
+			}
+		}
+		b.mu.Lock()
+	}
+	// Hand over: the caller at the head of what waits writes next, so
+	// that no caller writes others' batches for longer than its own.
+	if len(b.queue) > 0 {
+		b.queue[0].wake <- struct{}{}
+	} else {
+		b.leading = false
+	}
+	b.mu.Unlock()
+	return c.result()
+}
+
+// result returns the call's outcome, re-raising its panic.
+func (c *batchCall) result() error {
+	if c.panicked != nil {
+		panic(c.panicked)
+	}
+	return c.err
+}
+
+// write runs calls in one transaction and marks each done.
+func (b *Batcher) write(calls []*batchCall) {
+	defer func() {
+		for _, c := range calls {
+			c.done = true
+		}
+	}()
+	began := time.Now() // latency is wall time, whatever the store's clock says
+	fail := func(err error) {
+		for _, c := range calls {
+			if c.err == nil && c.panicked == nil {
+				c.err = err
+			}
+		}
+	}
+	if err := failpoint.Check(); err != nil {
+		fail(err)
+		return
+	}
+	// The transaction is not the callers': one caller giving up must not
+	// end the others' writes. Each Update's statements run with its own
+	// context's values but not its cancellation (a statement cancelled
+	// half-way breaks the connection, and with it the batch); a caller
+	// already gone when its turn comes is not run.
+	stx, err := b.DB.BeginTx(context.Background(), b.Options)
+	if err != nil {
+		fail(fmt.Errorf("store: begin transaction: %w", err))
+		return
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = stx.Rollback()
+		}
+	}()
+	if b.Begin != nil {
+		if err := b.Begin(context.Background(), stx); err != nil {
+			fail(err)
+			return
+		}
+	}
+	var unprepared []string
+	// With more than one Update, each runs after a savepoint: a failing
+	// one is rolled back to it (which keeps the savepoint, at the same
+	// place, for the next), a succeeding one releases it and sets the
+	// next in one round trip; the last needs neither (the commit ends
+	// them all).
+	savepoint := len(calls) > 1
+	established := false
+	ok := 0
+	for i, c := range calls {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			continue
+		}
+		if savepoint && !established {
+			if _, err := stx.ExecContext(context.Background(), "SAVEPOINT shoal_call"); err != nil {
+				fail(fmt.Errorf("store: savepoint: %w", err))
+				return
+			}
+			established = true
+		}
+		c.err = b.call(context.WithoutCancel(c.ctx), stx, b.Now(), c, &unprepared)
+		failed := c.err != nil || c.panicked != nil
+		if !failed {
+			ok++
+		}
+		switch {
+		case !savepoint:
+			if c.panicked != nil {
+				return
+			}
+		case failed:
+			if _, err := stx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
+				fail(fmt.Errorf("store: roll back to savepoint: %w", err))
+				return
+			}
+		case i < len(calls)-1:
+			if _, err := stx.ExecContext(context.Background(), "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"); err != nil {
+				fail(fmt.Errorf("store: release savepoint: %w", err))
+				return
+			}
+		}
+	}
+	if ok > 0 {
+		if err := stx.Commit(); err != nil {
+			err = diskfull.Classify(fmt.Errorf("store: commit: %w", err))
+			for _, c := range calls {
+				if c.err == nil && c.panicked == nil {
+					c.err = err
+				}
+			}
+			return
+		}
+		committed = true
+	} else {
+		// Ended before the statements are prepared: on a pool of one
+		// connection (SQLite's writer) they wait for it.
+		_ = stx.Rollback()
+		committed = true
+	}
+	if len(unprepared) > 0 && b.Stmts != nil {
+		b.Stmts.Prepare(context.Background(), unprepared)
+	}
+	// One observation per Update, each the batch's duration: what its
+	// caller waited for the store.
+	d := time.Since(began)
+	for _, c := range calls {
+		txobserve.Transaction(false, d, c.err)
+	}
+}
+
+// call runs one Update's check and fn in stx with ctx and now, catching
+// a panic for its caller; the queries it ran unprepared join *unprepared.
+func (b *Batcher) call(ctx context.Context, stx *sql.Tx, now time.Time, c *batchCall, unprepared *[]string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.panicked = p
+			err = fmt.Errorf("store: update panicked: %v", p)
+		}
+	}()
+	if b.Check != nil {
+		if err := b.Check(ctx, stx); err != nil {
+			return err
+		}
+	}
+	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, now, c.fn, unprepared))
+}

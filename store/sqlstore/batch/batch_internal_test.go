@@ -1,0 +1,263 @@
+package batch
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/store"
+	_ "modernc.org/sqlite" // a real database to write in
+)
+
+// openSettings opens a SQLite file with the settings table.
+func openSettings(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// newBatcher returns a Batcher on a SQLite file with the settings table,
+// and the count of transactions it has begun.
+func newBatcher(t *testing.T) (*Batcher, *atomic.Int64) {
+	db := openSettings(t)
+	var txs atomic.Int64
+	b := &Batcher{DB: db, Stmts: stmtcache.New(db), Now: time.Now,
+		Begin: func(ctx context.Context, tx *sql.Tx) error { txs.Add(1); return nil }}
+	t.Cleanup(func() { b.Stmts.Close() })
+	return b, &txs
+}
+
+// hold starts an Update that blocks until release is closed, and waits
+// until it runs, so that the Updates started next queue behind it.
+func hold(t *testing.T, b *Batcher, release chan struct{}) <-chan error {
+	running := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Update(t.Context(), func(tx store.Tx) error {
+			close(running)
+			<-release
+			return tx.PutSetting("held", "1")
+		})
+	}()
+	<-running
+	return done
+}
+
+// waitQueued waits until n Updates wait behind the one being written.
+func waitQueued(t *testing.T, b *Batcher, n int) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		q := len(b.queue)
+		b.mu.Unlock()
+		if q >= n {
+			return
+		}
+	}
+	t.Fatalf("%d Updates never queued", n)
+}
+
+func setting(t *testing.T, b *Batcher, key string) (string, bool) {
+	var v string
+	err := b.DB.QueryRow(`SELECT value FROM settings WHERE key = $1`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, true
+}
+
+// Updates that arrive while one is written share the next transaction,
+// and none of their read-modify-writes is lost.
+func TestBatcherSharesTransactions(t *testing.T) {
+	b, txs := newBatcher(t)
+	release := make(chan struct{})
+	first := hold(t, b, release)
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- b.Update(t.Context(), func(tx store.Tx) error {
+				v, err := tx.GetSetting("counter")
+				if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
+					return err
+				}
+				c, _ := strconv.Atoi(v)
+				return tx.PutSetting("counter", strconv.Itoa(c+1))
+			})
+		}()
+	}
+	waitQueued(t, b, n)
+	close(release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := setting(t, b, "counter"); v != strconv.Itoa(n) {
+		t.Fatalf("counter = %q after %d increments", v, n)
+	}
+	if got := txs.Load(); got != 2 {
+		t.Fatalf("%d transactions for one held Update and %d queued behind it; want 2", got, n)
+	}
+}
+
+// An Update that fails in a batch is rolled back alone: its error comes
+// back unchanged, its writes are gone, the others' are committed.
+func TestBatcherFailureIsRolledBackAlone(t *testing.T) {
+	b, _ := newBatcher(t)
+	release := make(chan struct{})
+	first := hold(t, b, release)
+	errBoom := errors.New("boom")
+	results := make([]chan error, 3)
+	for i := range results {
+		results[i] = make(chan error, 1)
+		go func() {
+			results[i] <- b.Update(t.Context(), func(tx store.Tx) error {
+				if err := tx.PutSetting(fmt.Sprint("k", i), "v"); err != nil {
+					return err
+				}
+				if i == 1 {
+					return errBoom
+				}
+				return nil
+			})
+		}()
+		waitQueued(t, b, i+1) // in this order
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range results {
+		err := <-ch
+		if (i == 1) != errors.Is(err, errBoom) || i != 1 && err != nil {
+			t.Fatalf("Update %d: %v", i, err)
+		}
+		if _, ok := setting(t, b, fmt.Sprint("k", i)); ok != (i != 1) {
+			t.Fatalf("Update %d's write kept = %v", i, ok)
+		}
+	}
+}
+
+// A panic in an Update reaches its own caller; the Updates batched with it
+// are committed.
+func TestBatcherPanicReachesItsCaller(t *testing.T) {
+	b, _ := newBatcher(t)
+	release := make(chan struct{})
+	first := hold(t, b, release)
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		b.Update(t.Context(), func(tx store.Tx) error {
+			tx.PutSetting("p", "1")
+			panic("in fn")
+		})
+	}()
+	waitQueued(t, b, 1)
+	other := make(chan error, 1)
+	go func() {
+		other <- b.Update(t.Context(), func(tx store.Tx) error { return tx.PutSetting("other", "1") })
+	}()
+	waitQueued(t, b, 2)
+	close(release)
+	if p := <-panicked; p != "in fn" {
+		t.Fatalf("recovered %v; want the Update's panic", p)
+	}
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := setting(t, b, "p"); ok {
+		t.Fatal("the panicking Update's write was committed")
+	}
+	if _, ok := setting(t, b, "other"); !ok {
+		t.Fatal("the Update batched with a panicking one was lost")
+	}
+}
+
+// A caller that gave up while waiting gets its context's error, and its
+// Update never runs.
+func TestBatcherSkipsCancelledCallers(t *testing.T) {
+	b, _ := newBatcher(t)
+	release := make(chan struct{})
+	first := hold(t, b, release)
+	ctx, cancel := context.WithCancel(t.Context())
+	got := make(chan error, 1)
+	ran := false
+	go func() {
+		got <- b.Update(ctx, func(tx store.Tx) error { ran = true; return nil })
+	}()
+	waitQueued(t, b, 1)
+	cancel()
+	close(release)
+	if err := <-got; !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("Update with a cancelled context: %v, ran %v", err, ran)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Many callers at once: each gets its own outcome, whoever writes the
+// batches (leadership passes from caller to caller).
+func TestBatcherManyCallers(t *testing.T) {
+	b, _ := newBatcher(t)
+	const n = 300
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := b.Update(t.Context(), func(tx store.Tx) error {
+				if i%7 == 0 {
+					return core.Errorf(core.ECONFLICT, "call %d", i)
+				}
+				return tx.PutSetting(fmt.Sprint("m", i), "v")
+			})
+			if (err != nil) != (i%7 == 0) {
+				t.Errorf("call %d: %v", i, err)
+			}
+			if err != nil {
+				failed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	var rows int
+	if err := b.DB.QueryRow(`SELECT COUNT(*) FROM settings`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if want := n - int(failed.Load()); rows != want {
+		t.Fatalf("%d rows; want %d", rows, want)
+	}
+}

@@ -1,0 +1,258 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
+)
+
+// nodeColumns are the columns scanNode reads, in order.
+const nodeColumns = `workspace, provider_ref, join_token_hash, join_token_expires, credential_hash, version, last_heartbeat, doc`
+
+// nodeComputeKey is the stored compute_key of a node: the lower-cased
+// workspace and compute names.
+func nodeComputeKey(workspace, compute string) string { return key(workspace) + "/" + key(compute) }
+
+func scanNode(sc scanner) (*node.Node, error) {
+	var (
+		n       node.Node
+		expires int64
+		hb      int64
+		doc     []byte
+	)
+	if err := sc.Scan(&n.Workspace, &n.ProviderRef, &n.JoinTokenHash, &expires, &n.CredentialHash, &n.Version, &hb, &doc); err != nil {
+		return nil, err
+	}
+	if hb != 0 {
+		// Else the lease is in the document (a row from before the
+		// column).
+		n.LastHeartbeat = fromMicros(hb)
+	}
+	// Decoding leaves the json:"-" fields just scanned alone.
+	if err := entitydoc.DecodeNode(doc, &n); err != nil {
+		return nil, fmt.Errorf("decode node %q: %w", n.ID, err)
+	}
+	n.JoinTokenExpires = fromMicros(expires)
+	return &n, nil
+}
+
+// GetNode returns a node by ID. Returns ENOTFOUND.
+func (t *tx) GetNode(id string) (*node.Node, error) {
+	n, err := scanNode(t.queryRow(`SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, core.Errorf(core.ENOTFOUND, "node %q not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("store: get node %q: %w", id, err)
+	}
+	return n, nil
+}
+
+// ListNodes returns the nodes matching filter ordered by ID. Workspace and
+// compute names compare case-insensitively, locations exactly.
+func (t *tx) ListNodes(filter node.NodeFilter) ([]*node.Node, error) {
+	q, args := listNodesQuery(filter)
+	rows, err := t.query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list nodes: %w", err)
+	}
+	out, err := collect(rows, scanNode)
+	if err != nil {
+		return nil, fmt.Errorf("store: list nodes: %w", err)
+	}
+	return out, nil
+}
+
+// CountLiveNodes counts the live nodes of a workspace's compute from the
+// live column (Node.Live): adding a machine by hand checks the cluster's
+// max_instances, and reading every node's document for it made adding
+// 10,000 machines quadratic (2 s a node at the end).
+func (t *tx) CountLiveNodes(workspace, compute string) (int, error) {
+	var n int
+	if err := t.queryRow(`SELECT COUNT(*) FROM nodes WHERE compute_key = $1 AND live = 1`, nodeComputeKey(workspace, compute)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count live nodes of %s/%s: %w", workspace, compute, err)
+	}
+	return n, nil
+}
+
+// listNodesQuery returns the query of ListNodes and its arguments. Its text
+// depends only on which filters are set.
+func listNodesQuery(filter node.NodeFilter) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	switch {
+	case filter.Workspace != "" && filter.Compute != "":
+		add(`compute_key = ?`, nodeComputeKey(filter.Workspace, filter.Compute))
+	case filter.Workspace != "":
+		add(`workspace_key = ?`, key(filter.Workspace))
+	case filter.Compute != "":
+		// The compute of any workspace: the part of compute_key after
+		// "workspace_key/".
+		add(`substr(compute_key, length(workspace_key) + 2) = ?`, key(filter.Compute))
+	}
+	if filter.Location != "" {
+		add(`location = ?`, filter.Location)
+	}
+	q := `SELECT ` + nodeColumns + ` FROM nodes`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY id`
+	return q, args
+}
+
+// InsertNode adds a node; a zero CreatedOn takes the transaction time.
+// Returns ECONFLICT if the ID exists.
+func (t *tx) InsertNode(n *node.Node) error {
+	if err := t.writable("insert node"); err != nil {
+		return err
+	}
+	if n.CreatedOn.IsZero() {
+		n.CreatedOn = t.now
+	}
+	doc, err := entitydoc.EncodeNode(n)
+	if err != nil {
+		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
+	}
+	gen, err := t.bumpGen(false)
+	if err != nil {
+		return err
+	}
+	res, err := t.exec(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
+			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat, gen, live)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (id) DO NOTHING`,
+		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
+		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat), gen, boolInt(n.Live()))
+	if err != nil {
+		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
+	}
+	if k, err := affected(res); err != nil {
+		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
+	} else if k == 0 {
+		return core.Errorf(core.ECONFLICT, "node %q already exists", n.ID)
+	}
+	// The node's life starts in the usage ledger, in the same transaction.
+	if _, err := t.exec(`INSERT INTO node_usage (node_id, created_on, workspace, compute, size, low_priority)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (node_id, created_on) DO NOTHING`,
+		n.ID, micros(n.CreatedOn), n.Workspace, n.Compute, n.Size, boolInt(n.LowPriority)); err != nil {
+		return fmt.Errorf("store: insert node %q: usage: %w", n.ID, err)
+	}
+	return nil
+}
+
+// UpdateNode replaces the stored node of n's ID with n as written. Returns
+// ENOTFOUND.
+func (t *tx) UpdateNode(n *node.Node) error {
+	if err := t.writable("update node"); err != nil {
+		return err
+	}
+	doc, err := entitydoc.EncodeNode(n)
+	if err != nil {
+		return fmt.Errorf("store: update node %q: %w", n.ID, err)
+	}
+	gen, err := t.bumpGen(false)
+	if err != nil {
+		return err
+	}
+	k, err := t.update(
+		// Heartbeats and state changes leave the indexed columns as they
+		// are: then no index entry moves.
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12, gen = $13
+		WHERE id = $1 AND workspace_key = $7 AND compute_key = $8 AND location = $9
+			AND join_token_hash = $10 AND credential_hash = $11 AND live = $14`,
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6,
+			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12, gen = $13, live = $14
+		WHERE id = $1`,
+		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat), gen, boolInt(n.Live()))
+	if err != nil {
+		return fmt.Errorf("store: update node %q: %w", n.ID, err)
+	}
+	if k == 0 {
+		return core.Errorf(core.ENOTFOUND, "node %q not found", n.ID)
+	}
+	return nil
+}
+
+// RenewNodeLease sets a node's LastHeartbeat to the transaction's time,
+// writing nothing else. Returns ENOTFOUND.
+func (t *tx) RenewNodeLease(id string) error {
+	if err := t.writable("renew node lease"); err != nil {
+		return err
+	}
+	res, err := t.exec(`UPDATE nodes SET last_heartbeat = $2 WHERE id = $1`, id, micros(t.now))
+	if err != nil {
+		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
+	}
+	if k, err := affected(res); err != nil {
+		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
+	} else if k == 0 {
+		return core.Errorf(core.ENOTFOUND, "node %q not found", id)
+	}
+	return nil
+}
+
+// DeleteNode removes a node. Returns ENOTFOUND.
+func (t *tx) DeleteNode(id string) error {
+	if err := t.deleteOne(fmt.Sprintf("node %q", id), fmt.Sprintf("node %q not found", id),
+		`DELETE FROM nodes WHERE id = $1`, id); err != nil {
+		return err
+	}
+	// Views learn of the deletion by its generation (viewgen.go).
+	gen, err := t.bumpGen(false)
+	if err != nil {
+		return err
+	}
+	if _, err := t.exec(`INSERT INTO node_deletions (gen, id) VALUES ($1, $2)`, gen, id); err != nil {
+		return fmt.Errorf("store: delete node %q: %w", id, err)
+	}
+	// Its life ends in the usage ledger.
+	if _, err := t.exec(`UPDATE node_usage SET released_on = $2 WHERE node_id = $1 AND released_on IS NULL`, id, micros(t.now)); err != nil {
+		return fmt.Errorf("store: delete node %q: usage: %w", id, err)
+	}
+	return nil
+}
+
+// The queries of FindNodeByCredentialHash and FindNodeByJoinTokenHash.
+const (
+	queryNodeByCredentialHash = `SELECT ` + nodeColumns + ` FROM nodes WHERE credential_hash = $1 ORDER BY id LIMIT 1`
+	queryNodeByJoinTokenHash  = `SELECT ` + nodeColumns + ` FROM nodes WHERE join_token_hash = $1 ORDER BY id LIMIT 1`
+)
+
+// FindNodeByCredentialHash returns the node whose credential hash is hash
+// (the first by ID should several share it). The empty hash matches no node.
+// Returns ENOTFOUND.
+func (t *tx) FindNodeByCredentialHash(hash string) (*node.Node, error) {
+	return t.findNode(queryNodeByCredentialHash, "credential", hash)
+}
+
+// FindNodeByJoinTokenHash returns the node whose join token hash is hash
+// (the first by ID should several share it). The empty hash matches no node.
+// Returns ENOTFOUND.
+func (t *tx) FindNodeByJoinTokenHash(hash string) (*node.Node, error) {
+	return t.findNode(queryNodeByJoinTokenHash, "join token", hash)
+}
+
+func (t *tx) findNode(query, what, hash string) (*node.Node, error) {
+	// The hash is a credential's fingerprint: keep it out of messages.
+	if hash == "" {
+		return nil, core.Errorf(core.ENOTFOUND, "node not found for %s", what)
+	}
+	n, err := scanNode(t.queryRow(query, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, core.Errorf(core.ENOTFOUND, "node not found for %s", what)
+	} else if err != nil {
+		return nil, fmt.Errorf("store: find node by %s hash: %w", what, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,229 @@
+// Package sqlstore implements shoal.Tx once, in SQL that SQLite and
+// PostgreSQL both run ($n placeholders, no engine-only functions, times as
+// BIGINT unix microseconds, booleans as INTEGER 0/1, JSON as TEXT): the
+// sqlite and postgres stores open their databases, apply their own
+// migrations (sqlstore/migrate) and run transactions through Run (or, on
+// PostgreSQL, group them with sqlstore/batch); everything a transaction
+// reads and writes is here. What is not a query lives in sub-packages:
+// the statement cache (stmtcache), the entities' JSON documents
+// (entitydoc), disk-full classification (diskfull),
+// the chaos suite's failpoints (failpoint) and whole-store copies
+// (storecopy).
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
+	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
+	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// run runs fn and commits, or rolls back when fn fails or panics.
+func (t *tx) run(fn func(tx store.Tx) error) error {
+	stx := t.tx
+	committed := false
+	defer func() {
+		if !committed {
+			_ = stx.Rollback()
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+// tx implements shoal.Tx on a database/sql transaction.
+type tx struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	stmts    *stmtcache.Cache
+	now      time.Time
+	readOnly bool
+	// unprepared are the queries run without a cached statement.
+	unprepared []string
+	// gen is this transaction's view generation once it has written a
+	// node, compute, workspace or quota (0 before: viewgen.go);
+	// genComputes says it stamped computes_gen.
+	gen         int64
+	genComputes bool
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// errReadOnly is returned by writes attempted in a View transaction.
+var errReadOnly = errors.New("store: write in a read-only transaction")
+
+func (t *tx) Now() time.Time { return t.now }
+
+// writable returns an error when t is read-only.
+func (t *tx) writable(op string) error {
+	if t.readOnly {
+		return fmt.Errorf("%s: %w", op, errReadOnly)
+	}
+	return nil
+}
+
+// micros converts a time to what is stored: unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros converts a stored time back, in UTC.
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// stored returns t as it reads back from the database.
+func stored(t time.Time) time.Time { return fromMicros(micros(t)) }
+
+// boolInt converts a bool to its stored form.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// key is the case-insensitive form of a name.
+func key(name string) string { return strings.ToLower(name) }
+
+// update runs the UPDATE statement fast and, when it changes no row, full,
+// both with args, and returns the rows changed. SQLite rewrites the entries
+// of every index on a column that SET names, whether its value changes or
+// not. So fast leaves out of SET the indexed columns that rarely change and
+// instead matches only rows where they already hold args; full sets them.
+func (t *tx) update(fast, full string, args ...any) (int64, error) {
+	res, err := t.exec(fast, args...)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := affected(res); err != nil || n > 0 {
+		return n, err
+	}
+	res, err = t.exec(full, args...)
+	if err != nil {
+		return 0, err
+	}
+	return affected(res)
+}
+
+// affected returns the rows a statement changed.
+// deleteOne runs a DELETE that must remove exactly one row. what names the
+// row in messages ("compute default/cpu"); missing is the ENOTFOUND message.
+func (t *tx) deleteOne(what, missing, query string, args ...any) error {
+	if err := t.writable("delete " + what); err != nil {
+		return err
+	}
+	res, err := t.exec(query, args...)
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", what, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", what, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "%s", missing)
+	}
+	return nil
+}
+
+func affected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("rows affected: %w", err)
+	}
+	return n, nil
+}
+
+// Run runs fn in a transaction begun on h with opts, whose time is now
+// (truncated to the stored precision), and commits it when fn returns nil;
+// otherwise it rolls back and returns fn's error unchanged, but for a full
+// disk, which becomes a storage_full error (diskfull.Classify). before, when
+// set, runs first inside the transaction (a store takes its write lock
+// there). The statements fn ran unprepared are prepared in stmts
+// afterwards, once the transaction has released its connection.
+func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx store.Tx) error) error {
+	began := time.Now() // latency is wall time, whatever the store's clock says
+	if err := failpoint.Check(); err != nil {
+		return err
+	}
+	stx, err := h.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("store: begin transaction: %w", err)
+	}
+	if before != nil {
+		if err := before(ctx, stx); err != nil {
+			_ = stx.Rollback()
+			return err
+		}
+	}
+	t := &tx{
+		ctx:      ctx,
+		tx:       stx,
+		stmts:    stmts,
+		now:      now.UTC().Truncate(time.Microsecond),
+		readOnly: opts != nil && opts.ReadOnly,
+	}
+	err = diskfull.Classify(t.run(fn))
+	if len(t.unprepared) > 0 && stmts != nil {
+		stmts.Prepare(ctx, t.unprepared)
+	}
+	txobserve.Transaction(t.readOnly, time.Since(began), err)
+	return err
+}
+
+// Within runs fn on a transaction over stx, which the caller has begun and
+// commits or rolls back (a batch.Batcher's, each Update in a savepoint):
+// ctx gives its statements their values, now its time. The queries fn ran
+// unprepared join *unprepared, even when fn panics, for the caller to
+// prepare in stmts once stx has ended.
+func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
+	t := &tx{ctx: ctx, tx: stx, stmts: stmts, now: now.UTC().Truncate(time.Microsecond)}
+	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
+	return fn(t)
+}
+
+// stmt returns the cached statement of query bound to t, or nil after
+// noting query for preparing once t has ended.
+func (t *tx) stmt(query string) *sql.Stmt {
+	if s := t.stmts.Get(query); s != nil {
+		return t.tx.StmtContext(t.ctx, s)
+	}
+	if !t.stmts.Full() && !slices.Contains(t.unprepared, query) {
+		t.unprepared = append(t.unprepared, query)
+	}
+	return nil
+}
+
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if s := t.stmt(query); s != nil {
+		return s.ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if s := t.stmt(query); s != nil {
+		return s.QueryContext(t.ctx, args...)
+	}
+	return t.tx.QueryContext(t.ctx, query, args...)
+}
+
+func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	if s := t.stmt(query); s != nil {
+		return s.QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}

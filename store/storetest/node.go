@@ -1,0 +1,377 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// fullNode returns a node with every field set, including the fields JSON
+// leaves out and pointers.
+func fullNode(workspace, compute, id string, at time.Time) *node.Node {
+	return &node.Node{
+		ID:               id,
+		Workspace:        workspace,
+		Compute:          compute,
+		Location:         "westeurope",
+		Size:             "Standard_NC6s_v3",
+		Family:           "standardNCSv3Family",
+		VCPUs:            6,
+		LowPriority:      true,
+		State:            node.NodeRunning,
+		StateReason:      "running job \"train\" ✓",
+		PrivateIPAddress: "10.0.0.4",
+		PublicIPAddress:  "20.1.2.3",
+		Port:             50051,
+		CurrentJobName:   "train",
+		CurrentAttemptID: "att-1",
+		CurrentRank:      1,
+		Draining:         true,
+		ProviderRef:      "pid:4242",
+		JoinTokenHash:    identity.HashToken("join-" + id),
+		JoinTokenExpires: at.Add(10 * time.Minute),
+		CredentialHash:   identity.HashToken("cred-" + id),
+		CreatedOn:        at,
+		ReadyOn:          ptr(at.Add(time.Second)),
+		IdleSince:        ptr(at.Add(2 * time.Second)),
+		LastHeartbeat:    at.Add(3 * time.Second),
+		Version:          7,
+	}
+}
+
+// minimalNode returns a node as first provisioned: no times but CreatedOn,
+// no hashes, no pointers.
+func minimalNode(workspace, compute, id string, at time.Time) *node.Node {
+	return &node.Node{ID: id, Workspace: workspace, Compute: compute, Location: "eastus", State: node.NodePreparing, CreatedOn: at, Version: 1}
+}
+
+func getNode(t *testing.T, s store.Store, id string) *node.Node {
+	t.Helper()
+	var n *node.Node
+	view(t, s, func(tx store.Tx) (err error) {
+		n, err = tx.GetNode(id)
+		return err
+	})
+	return n
+}
+
+func insertNodes(t *testing.T, s store.Store, nodes ...*node.Node) {
+	t.Helper()
+	update(t, s, func(tx store.Tx) error {
+		for _, n := range nodes {
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func testNodeRoundTrip(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	full := fullNode("Prod", "GPU-Cluster", "node-1", at)
+	minimal := minimalNode("prod", "cpu", "node-2", at)
+	insertNodes(t, s, full, minimal)
+	equal(t, "GetNode of a full node", getNode(t, s, "node-1"), full)
+	got := getNode(t, s, "node-2")
+	equal(t, "GetNode of a minimal node", got, minimal)
+	if got != nil && (got.ReadyOn != nil || !got.LastHeartbeat.IsZero() || !got.JoinTokenExpires.IsZero()) {
+		t.Errorf("minimal node reads back with times set: %s", show(got))
+	}
+
+	// Pointers to zero values and zero values of every kind.
+	zero := &node.Node{ID: "node-3", Workspace: "prod", ReadyOn: ptr(time.Time{}), CreatedOn: at}
+	insertNodes(t, s, zero)
+	equal(t, "GetNode of a node of zero values", getNode(t, s, "node-3"), zero)
+
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		return tx.InsertNode(minimalNode("staging", "other", "node-1", at))
+	})
+	wantCode(t, "InsertNode of an existing ID", err, core.ECONFLICT)
+	equal(t, "node after a failed insert", getNode(t, s, "node-1"), full)
+
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		_, err := tx.GetNode("node-404")
+		return err
+	})
+	wantCode(t, "GetNode of a missing node", err, core.ENOTFOUND)
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		_, err := tx.GetNode("NODE-1")
+		return err
+	})
+	wantCode(t, "GetNode with an ID in another case", err, core.ENOTFOUND)
+}
+
+func testNodeUpdate(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	n := minimalNode("prod", "gpu", "node-1", at)
+	n.JoinTokenHash = identity.HashToken("join")
+	n.JoinTokenExpires = at.Add(time.Hour)
+	n.ProviderRef = "pid:1"
+	insertNodes(t, s, n)
+
+	later := now(clock.Advance(time.Minute))
+	var joined *node.Node
+	update(t, s, func(tx store.Tx) error {
+		n, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		// The agent joins: the join token is spent, a credential issued.
+		n.JoinTokenHash, n.JoinTokenExpires = "", time.Time{}
+		n.CredentialHash = identity.HashToken("cred")
+		n.State, n.PrivateIPAddress, n.Port = node.NodeIdle, "127.0.0.1", 40000
+		n.ReadyOn, n.IdleSince, n.LastHeartbeat = ptr(tx.Now()), ptr(tx.Now()), tx.Now()
+		n.Workspace, n.Compute, n.Location = "Prod", "GPU", "westeurope"
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+		got, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		equal(t, "GetNode in the updating transaction", got, n)
+		joined = n
+		return nil
+	})
+	got := getNode(t, s, "node-1")
+	equal(t, "GetNode after update", got, joined)
+	if got.Version != 2 || !got.LastHeartbeat.Equal(later) || !got.CreatedOn.Equal(at) {
+		t.Errorf("after update: version %d, heartbeat %v, created %v", got.Version, got.LastHeartbeat, got.CreatedOn)
+	}
+	view(t, s, func(tx store.Tx) error {
+		_, err := tx.FindNodeByJoinTokenHash(identity.HashToken("join"))
+		wantCode(t, "FindNodeByJoinTokenHash of a spent token", err, core.ENOTFOUND)
+		n, err := tx.FindNodeByCredentialHash(identity.HashToken("cred"))
+		if err != nil {
+			t.Errorf("FindNodeByCredentialHash after update: %v", err)
+		} else {
+			equal(t, "FindNodeByCredentialHash after update", n, joined)
+		}
+		// The indexed columns follow the update.
+		list, err := tx.ListNodes(node.NodeFilter{Workspace: "prod", Compute: "gpu", Location: "westeurope"})
+		if err != nil || len(list) != 1 {
+			t.Errorf("ListNodes after update: %d nodes, %v; want 1", len(list), err)
+		}
+		return nil
+	})
+
+	// Back to nil pointers.
+	update(t, s, func(tx store.Tx) error {
+		n, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		n.ReadyOn, n.IdleSince, n.CredentialHash, n.ProviderRef = nil, nil, "", ""
+		n.State = node.NodeLeaving
+		joined = n
+		return tx.UpdateNode(n)
+	})
+	equal(t, "GetNode after clearing fields", getNode(t, s, "node-1"), joined)
+
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		return tx.UpdateNode(fullNode("prod", "gpu", "node-404", later))
+	})
+	wantCode(t, "UpdateNode of a missing node", err, core.ENOTFOUND)
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		_, err := tx.GetNode("node-404")
+		return err
+	})
+	wantCode(t, "GetNode after a failed update", err, core.ENOTFOUND)
+}
+
+func testNodeDelete(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	gone, keep := fullNode("prod", "gpu", "node-1", at), fullNode("prod", "gpu", "node-2", at)
+	insertNodes(t, s, gone, keep)
+	update(t, s, func(tx store.Tx) error { return tx.DeleteNode("node-1") })
+	err := s.View(t.Context(), func(tx store.Tx) error {
+		_, err := tx.GetNode("node-1")
+		return err
+	})
+	wantCode(t, "GetNode after delete", err, core.ENOTFOUND)
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		_, err := tx.FindNodeByCredentialHash(gone.CredentialHash)
+		return err
+	})
+	wantCode(t, "FindNodeByCredentialHash after delete", err, core.ENOTFOUND)
+	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteNode("node-1") })
+	wantCode(t, "DeleteNode twice", err, core.ENOTFOUND)
+	equal(t, "the other node", getNode(t, s, "node-2"), keep)
+	// The ID is free again.
+	insertNodes(t, s, minimalNode("prod", "gpu", "node-1", at))
+}
+
+func testNodeList(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	byID := map[string]*node.Node{}
+	var nodes []*node.Node
+	for _, n := range []*node.Node{
+		fullNode("Prod", "GPU", "n-5", at),
+		minimalNode("prod", "gpu", "n-1", at), // eastus
+		fullNode("prod", "cpu", "n-3", at),
+		minimalNode("staging", "GPU", "n-2", at), // eastus
+		fullNode("staging", "cpu", "n-4", at),
+		minimalNode("prod", "gpu-2", "n-0", at), // eastus
+	} {
+		byID[n.ID] = n
+		nodes = append(nodes, n)
+	}
+	insertNodes(t, s, nodes...)
+	list := func(filter node.NodeFilter, ids ...string) {
+		t.Helper()
+		var got []*node.Node
+		view(t, s, func(tx store.Tx) (err error) {
+			got, err = tx.ListNodes(filter)
+			return err
+		})
+		want := []*node.Node{}
+		for _, id := range ids {
+			want = append(want, byID[id])
+		}
+		if len(got) == 0 && len(want) == 0 {
+			return
+		}
+		equal(t, "ListNodes("+show(filter)+")", got, want)
+	}
+	list(node.NodeFilter{}, "n-0", "n-1", "n-2", "n-3", "n-4", "n-5")
+	list(node.NodeFilter{Workspace: "prod"}, "n-0", "n-1", "n-3", "n-5")
+	list(node.NodeFilter{Workspace: "PROD", Compute: "gpu"}, "n-1", "n-5")
+	list(node.NodeFilter{Workspace: "prod", Compute: "GPU", Location: "westeurope"}, "n-5")
+	list(node.NodeFilter{Compute: "Gpu"}, "n-1", "n-2", "n-5")
+	list(node.NodeFilter{Compute: "gpu", Location: "eastus"}, "n-1", "n-2")
+	list(node.NodeFilter{Location: "eastus"}, "n-0", "n-1", "n-2")
+	list(node.NodeFilter{Workspace: "staging", Location: "westeurope"}, "n-4")
+	list(node.NodeFilter{Workspace: "nope"})
+	list(node.NodeFilter{Workspace: "prod", Compute: "gp"})
+	list(node.NodeFilter{Compute: "nope"})
+}
+
+// testNodeCountLive: CountLiveNodes follows every state change and the
+// draining flag through UpdateNode, and names computes case-insensitively.
+func testNodeCountLive(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	count := func(workspace, compute string, want int) {
+		t.Helper()
+		var got int
+		view(t, s, func(tx store.Tx) (err error) {
+			got, err = tx.CountLiveNodes(workspace, compute)
+			return err
+		})
+		if got != want {
+			t.Fatalf("CountLiveNodes(%s, %s) = %d, want %d", workspace, compute, got, want)
+		}
+	}
+	a, b, c := minimalNode("prod", "GPU", "n-a", at), minimalNode("prod", "gpu", "n-b", at), minimalNode("prod", "cpu", "n-c", at)
+	insertNodes(t, s, a, b, c)
+	count("PROD", "Gpu", 2)
+	count("prod", "cpu", 1)
+	count("prod", "nope", 0)
+	set := func(n *node.Node, state string, draining bool) {
+		t.Helper()
+		n.State, n.Draining = state, draining
+		update(t, s, func(tx store.Tx) error { return tx.UpdateNode(n) })
+	}
+	set(a, node.NodeIdle, false)
+	set(b, node.NodeRunning, false)
+	count("prod", "gpu", 2)
+	set(a, node.NodeIdle, true) // draining frees its place
+	count("prod", "gpu", 1)
+	set(b, node.NodeUnusable, false)
+	count("prod", "gpu", 0)
+	set(a, node.NodeLeaving, false)
+	set(b, node.NodeIdle, false) // back
+	count("prod", "gpu", 1)
+	update(t, s, func(tx store.Tx) error { return tx.DeleteNode(b.ID) })
+	count("prod", "gpu", 0)
+}
+
+func testNodeFind(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	a, b := fullNode("prod", "gpu", "node-a", at), fullNode("staging", "gpu", "node-b", at)
+	// Nodes with empty hashes must not be found by the empty hash.
+	c := minimalNode("prod", "gpu", "node-c", at)
+	insertNodes(t, s, a, b, c)
+	find := func(what string, fn func(tx store.Tx) (*node.Node, error), want *node.Node) {
+		t.Helper()
+		var got *node.Node
+		err := s.View(t.Context(), func(tx store.Tx) (err error) {
+			got, err = fn(tx)
+			return err
+		})
+		if want == nil {
+			wantCode(t, what, err, core.ENOTFOUND)
+			return
+		}
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		equal(t, what, got, want)
+	}
+	for _, n := range []*node.Node{a, b} {
+		find("FindNodeByCredentialHash("+n.ID+")", func(tx store.Tx) (*node.Node, error) {
+			return tx.FindNodeByCredentialHash(n.CredentialHash)
+		}, n)
+		find("FindNodeByJoinTokenHash("+n.ID+")", func(tx store.Tx) (*node.Node, error) {
+			return tx.FindNodeByJoinTokenHash(n.JoinTokenHash)
+		}, n)
+	}
+	find("FindNodeByCredentialHash of a join token hash", func(tx store.Tx) (*node.Node, error) {
+		return tx.FindNodeByCredentialHash(a.JoinTokenHash)
+	}, nil)
+	find("FindNodeByJoinTokenHash of a credential hash", func(tx store.Tx) (*node.Node, error) {
+		return tx.FindNodeByJoinTokenHash(a.CredentialHash)
+	}, nil)
+	find("FindNodeByCredentialHash of an unknown hash", func(tx store.Tx) (*node.Node, error) {
+		return tx.FindNodeByCredentialHash(identity.HashToken("unknown"))
+	}, nil)
+	find("FindNodeByCredentialHash(\"\")", func(tx store.Tx) (*node.Node, error) {
+		return tx.FindNodeByCredentialHash("")
+	}, nil)
+	find("FindNodeByJoinTokenHash(\"\")", func(tx store.Tx) (*node.Node, error) {
+		return tx.FindNodeByJoinTokenHash("")
+	}, nil)
+	// Also inside a read-write transaction.
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		_, err := tx.FindNodeByJoinTokenHash("")
+		return err
+	})
+	wantCode(t, "FindNodeByJoinTokenHash(\"\") in an Update", err, core.ENOTFOUND)
+}
+
+// RenewNodeLease moves a node's lease to the transaction's time and leaves
+// the rest of the node as it was; an unknown node is ENOTFOUND.
+func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	n := fullNode("prod", "gpu", "node-1", at)
+	insertNodes(t, s, n)
+	before := getNode(t, s, "node-1")
+	later := now(clock.Advance(time.Minute))
+	update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("node-1") })
+	got := getNode(t, s, "node-1")
+	if !got.LastHeartbeat.Equal(later) {
+		t.Errorf("lease after renewal: %v, want %v", got.LastHeartbeat, later)
+	}
+	got.LastHeartbeat = before.LastHeartbeat
+	equal(t, "the rest of the node after a renewal", got, before)
+	// A later full update keeps the lease it carries.
+	update(t, s, func(tx store.Tx) error {
+		n, err := tx.GetNode("node-1")
+		if err != nil {
+			return err
+		}
+		n.StateReason = "changed"
+		return tx.UpdateNode(n)
+	})
+	if got := getNode(t, s, "node-1"); !got.LastHeartbeat.Equal(later) || got.StateReason != "changed" {
+		t.Errorf("after an update: lease %v reason %q", got.LastHeartbeat, got.StateReason)
+	}
+	err := s.Update(t.Context(), func(tx store.Tx) error { return tx.RenewNodeLease("node-404") })
+	wantCode(t, "RenewNodeLease of a missing node", err, core.ENOTFOUND)
+}

@@ -1,0 +1,89 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// testWaitReasons covers the queued jobs' wait reasons: a put adds or
+// replaces (code and message together), more reasons than one statement
+// batches round-trip, a list is per workspace (case-insensitive) or of
+// all, ordered, job names compare exactly, and a delete of a reason never
+// stored is no error.
+func testWaitReasons(t *testing.T, s store.Store, _ *Clock) {
+	list := func(ws string) []*jobkind.WaitReason {
+		t.Helper()
+		var out []*jobkind.WaitReason
+		if err := s.View(t.Context(), func(tx store.Tx) (err error) {
+			out, err = tx.ListWaitReasons(ws)
+			return err
+		}); err != nil {
+			t.Fatalf("ListWaitReasons(%q): %v", ws, err)
+		}
+		return out
+	}
+	get := func(ws, job string) (*jobkind.WaitReason, error) {
+		var r *jobkind.WaitReason
+		err := s.View(t.Context(), func(tx store.Tx) (err error) {
+			r, err = tx.GetWaitReason(ws, job)
+			return err
+		})
+		return r, err
+	}
+	put := func(rs ...*jobkind.WaitReason) {
+		t.Helper()
+		update(t, s, func(tx store.Tx) error { return tx.PutWaitReasons(rs) })
+	}
+	_, err := get("default", "j1")
+	wantCode(t, "GetWaitReason of a job without one", err, core.ENOTFOUND)
+	if got := list(""); len(got) != 0 {
+		t.Errorf("ListWaitReasons of an empty store: %s", show(got))
+	}
+
+	a := &jobkind.WaitReason{Workspace: "Default", Job: "j1", Code: "at_max_instances", Message: "cluster is at max_instances (1 of 1 nodes busy)"}
+	b := &jobkind.WaitReason{Workspace: "default", Job: "J1", Code: "waiting_behind", Message: "waiting behind 1 higher-priority or earlier job (next: j1)"}
+	c := &jobkind.WaitReason{Workspace: "other", Job: "j0", Code: "no_nodes", Message: "waiting for the autoscaler to add nodes (0 of 1 ready)"}
+	put(a, b, c)
+	r, err := get("DEFAULT", "j1")
+	if err != nil {
+		t.Fatalf("GetWaitReason: %v", err)
+	}
+	equal(t, "the reason of default/j1", r, a)
+	equal(t, "the reasons of workspace DEFAULT", list("DEFAULT"), []*jobkind.WaitReason{b, a})
+	equal(t, "every reason", list(""), []*jobkind.WaitReason{b, a, c})
+
+	// A put replaces the code and the message.
+	a2 := &jobkind.WaitReason{Workspace: "default", Job: "j1", Code: "provisioning", Message: "waiting for nodes to be provisioned (0 of 1 ready)"}
+	put(a2)
+	if r, _ := get("default", "j1"); r == nil || *r != *a2 {
+		t.Errorf("after a second put: %s, want %s", show(r), show(a2))
+	}
+
+	// Deletes: the job's only; of none stored, no error.
+	update(t, s, func(tx store.Tx) error {
+		if err := tx.DeleteWaitReason("DEFAULT", "j1"); err != nil {
+			return err
+		}
+		return tx.DeleteWaitReason("default", "never")
+	})
+	_, err = get("default", "j1")
+	wantCode(t, "GetWaitReason after its delete", err, core.ENOTFOUND)
+	equal(t, "the reasons left", list(""), []*jobkind.WaitReason{b, c})
+
+	// Many at once: more than a statement batches, and an odd remainder.
+	var many []*jobkind.WaitReason
+	for i := range 150 {
+		many = append(many, &jobkind.WaitReason{Workspace: "bulk", Job: fmt.Sprintf("job-%03d", i), Code: "waiting_behind", Message: fmt.Sprintf("waiting behind %d jobs", i)})
+	}
+	put(many...)
+	equal(t, "150 reasons put at once", list("bulk"), many)
+
+	err = s.View(t.Context(), func(tx store.Tx) error { return tx.PutWaitReasons([]*jobkind.WaitReason{a}) })
+	if err == nil {
+		t.Error("PutWaitReasons in a View succeeded")
+	}
+}
