@@ -10,8 +10,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/service"
 )
 
 // authenticate resolves the bearer credential to a principal, or answers

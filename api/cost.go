@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal/service/cost"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/service/cost"
 )
 
 // costRoutes serve the cost report.

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/service/computes"
 )
 
 // instanceRoutes are the routes of compute instances: operations, idle

@@ -19,12 +19,12 @@ import (
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/api/mlflow"
 	"github.com/shoal-ml/shoal/api/oauth"
-	"github.com/shoal-ml/shoal/service/components"
 	"github.com/shoal-ml/shoal/domain/identity"
-	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
-	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/components"
+	"github.com/shoal-ml/shoal/service/environments"
+	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service/tracking"
 )
 

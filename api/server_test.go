@@ -12,16 +12,16 @@ import (
 
 	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/provider/fake"
-	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/store/sqlite"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/filestore"
+	"github.com/shoal-ml/shoal/store/sqlite"
 )
 
 // testEnv is a test server over a real SQLite store, with a file store and

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/store/sqlite"
 )
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 func newEnvironmentCreateCommand(g *cmdutil.Globals) *cobra.Command {

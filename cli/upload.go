@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 // The upload of a document's local files: job create (handed it through

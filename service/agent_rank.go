@@ -4,14 +4,14 @@ import (
 	"context"
 	"slices"
 
-	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/agentapi"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/service/tracking"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // The job's side of the agent protocol (package agentapi): the task a

@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/store"
 )
 

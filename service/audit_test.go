@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/store/sqlite"
 	storekind "github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlite"
 )
 
 // brokenAuditStore is a store whose audit log cannot be written.

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/store"
 )
 

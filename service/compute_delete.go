@@ -3,9 +3,9 @@ package service
 import (
 	"context"
 
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/store"
 )
 

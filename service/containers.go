@@ -3,12 +3,12 @@ package service
 import (
 	"fmt"
 
-	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/store"
 )

@@ -11,16 +11,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/provider/fake"
-	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/store"
 )
 

@@ -4,8 +4,8 @@ import (
 	"log/slog"
 
 	"github.com/shoal-ml/shoal/domain/money"
-	"github.com/shoal-ml/shoal/store/live"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/live"
 )
 
 // What the control loops (package control) reach of the services: the

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/service/environments"
-	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/store"
 )
 

@@ -3,10 +3,10 @@ package service
 import (
 	"context"
 
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/store"
 )

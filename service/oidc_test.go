@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store/sqlite"
 )

@@ -9,14 +9,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/decide/sweep"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/decide/sweep"
 )
 
 // SubmitPipeline records a pipeline job: a parent that runs nothing

@@ -1,8 +1,8 @@
 package service
 
 import (
-	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
 )
 

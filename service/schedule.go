@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/service/quota"
 	"github.com/shoal-ml/shoal/store"
 )

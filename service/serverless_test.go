@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 )
 
 // serverlessJob is a job with no compute: serverless.

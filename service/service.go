@@ -15,22 +15,22 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-ml/shoal/service/access"
-	"github.com/shoal-ml/shoal/service/computes"
-	"github.com/shoal-ml/shoal/service/cost"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/store/live"
-	"github.com/shoal-ml/shoal/service/quota"
+	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/service/cost"
+	"github.com/shoal-ml/shoal/service/quota"
 	"github.com/shoal-ml/shoal/service/storage"
 	"github.com/shoal-ml/shoal/service/workspaces"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/store/live"
 )
 
 // Config wires a Services value.

@@ -12,8 +12,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // rawStoreHolds reports whether the harness's database files (the WAL

@@ -13,8 +13,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/api"
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/studio"
 )

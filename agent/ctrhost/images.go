@@ -17,11 +17,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shoal-ml/shoal/agent/container"
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 // ImageJob is what preparing one rank's image needs.

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 // resultsDir is the folder of a node's work dir that holds the results of

@@ -17,10 +17,10 @@ import (
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
+	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )

@@ -22,9 +22,9 @@ import (
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )

@@ -15,10 +15,10 @@ import (
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runner"
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 // preparingInterval is how often a pull or build in progress is reported

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 // tarGz builds a tar.gz of the given headers (each regular file holding

@@ -19,10 +19,10 @@ import (
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 

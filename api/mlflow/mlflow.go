@@ -20,9 +20,9 @@ import (
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/internal/workload"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/tracking"
-	"github.com/shoal-ml/shoal/internal/workload"
 )
 
 // Prefix is where a workspace's MLflow tracking API is served:

@@ -24,10 +24,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/server/app"
 )
 
 func main() {

@@ -27,10 +27,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/server/app"
 )
 
 // figures are one kind of instance's measurements.

@@ -19,13 +19,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/internal/testslurm"
+	"github.com/shoal-ml/shoal/server/app"
 )
 
 // verbose prints where provisioning time goes.

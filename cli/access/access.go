@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shoal-ml/shoal/cli/clientconfig"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
-	"github.com/shoal-ml/shoal/cli/clientconfig"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/store/sqlstore/storecopy"
 )
 

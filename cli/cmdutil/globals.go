@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/cli/clientconfig"
+	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 

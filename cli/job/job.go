@@ -14,11 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "status_reason", "created_on"}

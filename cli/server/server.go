@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-ml/shoal/server/app"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
+	"github.com/shoal-ml/shoal/server/app"
 )
 
 // NewCommand is `shoal server`: run the Shoal API server in this process.

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-ml/shoal/cli/cmdutil"
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/sim"
 )
 

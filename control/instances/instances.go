@@ -14,9 +14,9 @@ import (
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store/live"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/live"
 )
 
 // Services is what the instance loop needs of the request services.

@@ -7,15 +7,15 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal/service/access"
-	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/control/provisioning"
+	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/store"
 )
 

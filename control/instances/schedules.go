@@ -3,8 +3,8 @@ package instances
 import (
 	"encoding/json"
 
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
 // compiledSchedules is an instance's schedules compiled, with the spec

@@ -9,10 +9,10 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // The loop over real services on a store: the first pass submits the

@@ -12,14 +12,14 @@ import (
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store/live"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/live"
 )
 
 // Services is what placement needs of the request services.

@@ -8,15 +8,15 @@ import (
 
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // noBlocks: no cluster was refused growth.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/store"
 )

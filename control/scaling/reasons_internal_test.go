@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 )

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/control/provisioning"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 )

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"

@@ -21,11 +21,11 @@ import (
 
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/pipelines"
+	"github.com/shoal-ml/shoal/decide/sweep"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/decide/sweep"
 )
 
 // Services is what the loop asks of the request services.

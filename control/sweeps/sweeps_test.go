@@ -10,10 +10,10 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 func TestIntervalValues(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/instance/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
 )
 
 // Pending steps of an instance (shoal.InstanceStatus.Pending).

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
 )
 
 var t0 = time.Date(2026, 3, 6, 12, 0, 0, 0, time.UTC)

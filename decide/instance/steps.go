@@ -3,9 +3,9 @@ package instance
 import (
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
 // scheduleStep fires the instance's schedules: of the firings due since

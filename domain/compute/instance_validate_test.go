@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/server/config"
 )
 
 // TestInstanceSpecRules: each instance rule, with the field it names.

@@ -12,11 +12,11 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/service/versioned"
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/store/sqlite"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/storetest"
-	"github.com/shoal-ml/shoal/service/versioned"
 )
 
 // Open opens the store, closed when the test ends.

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
 )
 
 // filesDir is where a SQLite store's files are: beside its database.

@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/provider/kubernetes"
+	"github.com/shoal-ml/shoal/server/config"
 )
 
 // newKubernetesProvider builds a kubernetes location's provider from its

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/leader"
-	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
 )
 
 // controllersLease names the lease of the server that runs the controllers.

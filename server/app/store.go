@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store/sqlite"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // openStore opens the store a URL names: "" (SQLite in the data dir),

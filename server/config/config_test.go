@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/server/config"
 )
 
 func parse(t *testing.T, doc string) *config.Config {

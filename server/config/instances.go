@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/instance/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
 )
 
 // InstancesConfig is what the server imposes on compute instances — the

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/api"
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/server/metrics"
 	"github.com/shoal-ml/shoal/provider/fake"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/server/metrics"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"

@@ -10,8 +10,8 @@ import (
 	"io"
 
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Config wires a Service.

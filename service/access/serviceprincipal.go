@@ -9,8 +9,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // ServicePrincipalTokenTTL is the lifetime of a token from the OAuth 2.0

@@ -15,8 +15,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // WorkloadTokenTTL is the lifetime of a workload token (the MSI endpoint's

@@ -7,14 +7,14 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/store"
 )
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shoal-ml/shoal/service/access"
-	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/service/access"
+	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // MintWorkloadToken mints a token for the job running as a rank on a node:

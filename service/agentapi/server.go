@@ -22,9 +22,9 @@ import (
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/store/live"
-	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/internal/workload"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/live"
 )
 
 // Jobs is what the protocol asks of the job services: a rank's task is

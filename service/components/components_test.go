@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/service/components"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service/components"
+	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 func newService(t *testing.T) (*components.Service, *filestore.Store, context.Context) {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/store"
 )
 

@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-ml/shoal/decide/instance"
+	"github.com/shoal-ml/shoal/decide/instance/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
-	"github.com/shoal-ml/shoal/decide/instance"
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
 	"github.com/shoal-ml/shoal/store"
 )
 

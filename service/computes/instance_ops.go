@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
-	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/store"
 )
 

@@ -1,8 +1,8 @@
 package computes
 
 import (
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/decide/instance/idle"
+	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/store"
 )
 

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/server/config"
-	"github.com/shoal-ml/shoal/service/cost"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/server/config"
+	"github.com/shoal-ml/shoal/service/cost"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/storetest"
 )

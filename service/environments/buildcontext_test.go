@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/service/environments"
 )
 

@@ -11,11 +11,11 @@ import (
 	"io"
 	"maps"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/service/versioned"
 )
 

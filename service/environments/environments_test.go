@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/store/filestore"
-	"github.com/shoal-ml/shoal/internal/teststore"
 )
 
 func newService(t *testing.T) (*environments.Service, *filestore.Store, context.Context) {

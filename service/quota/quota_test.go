@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/server/config"
 	"github.com/shoal-ml/shoal/service/quota"
 	"github.com/shoal-ml/shoal/store"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/internal/testenv"
+	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // A log written to a full disk fails with storage_full (which agents

@@ -7,9 +7,9 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/live"
 	"github.com/shoal-ml/shoal/store/sqlite"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // Two replicas on one store: what an agent reports to one, the other

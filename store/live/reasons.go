@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/store"
 )
 

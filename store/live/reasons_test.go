@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/store/live"
 	"github.com/shoal-ml/shoal/decide/scheduler"
-	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/live"
+	"github.com/shoal-ml/shoal/store/sqlite"
 )
 
 // Two replicas on one store: the leader's passes write the reasons that

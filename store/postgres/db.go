@@ -24,12 +24,12 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/batch"
 	"github.com/shoal-ml/shoal/store/sqlstore/migrate"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/storecopy"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // migrationFS holds the PostgreSQL schema, migrations/NNNN_name.sql.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/testpg"
-	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
 )
 
 // The lease: one holder at a time, renewals keep the term, an expired

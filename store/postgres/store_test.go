@@ -6,8 +6,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/testpg"
-	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 

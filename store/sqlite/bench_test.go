@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlite"
 )
 
 // benchJob returns a job as the service submits it.

@@ -25,11 +25,11 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/migrate"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/storecopy"
-	"github.com/shoal-ml/shoal/store"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 

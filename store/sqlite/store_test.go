@@ -10,8 +10,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 

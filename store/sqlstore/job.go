@@ -11,8 +11,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
 )
 
 // jobColumns are the columns scanJob reads, in order.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	_ "modernc.org/sqlite" // a real database to prepare statements in
 )
 

@@ -21,11 +21,11 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // run runs fn and commits, or rolls back when fn fails or panics.

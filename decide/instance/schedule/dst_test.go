@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
 // In 2026 Los Angeles springs forward on March 8 (02:00 PST → 03:00 PDT,

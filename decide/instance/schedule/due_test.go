@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
 func TestDue(t *testing.T) {

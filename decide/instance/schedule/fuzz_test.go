@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/instance/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
 )
 
 // FuzzCompile: Compile never panics, and what it accepts evaluates

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/compute"
 )
 
 // utc is a fixed instant; the tests never read the clock.

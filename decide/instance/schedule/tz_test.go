@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 func TestLoadLocation(t *testing.T) {

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // maxBatch bounds how many Updates share one transaction, so that a

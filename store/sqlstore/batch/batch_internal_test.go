@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	_ "modernc.org/sqlite" // a real database to write in
 )
 
