@@ -229,7 +229,7 @@ func (h *Host) fullInfo(e container.Runtime) {
 	}
 }
 
-// takeInfoChanged reports whether the runtime's info changed since the
+// TakeInfoChanged reports whether the runtime's info changed since the
 // last call (the full info came), for the next sync to carry it.
 func (h *Host) TakeInfoChanged() bool {
 	h.mu.Lock()
@@ -266,7 +266,7 @@ func (h *Host) removeLeftovers(ctx context.Context) {
 	}
 }
 
-// runtime is the engine, starting the private podman service on first
+// Runtime is the engine, starting the private podman service on first
 // use.
 func (h *Host) Runtime(ctx context.Context) (container.Runtime, *container.ImageCache, error) {
 	h.mu.Lock()
@@ -359,7 +359,7 @@ func stopStale(dir string) {
 	}
 }
 
-// close stops the private podman service (the engine of a node whose
+// Close stops the private podman service (the engine of a node whose
 // agent exits); the containers were stopped and removed before.
 func (h *Host) Close() {
 	h.mu.Lock()
@@ -387,7 +387,7 @@ func (h *Host) Close() {
 	}
 }
 
-// report is the runtime info the node reports, with its image cache
+// Report is the runtime info the node reports, with its image cache
 // once the engine is open (a private podman service not yet started has
 // none to count).
 func (h *Host) Report(ctx context.Context) *compute.ContainerRuntimeInfo {
@@ -406,7 +406,7 @@ func (h *Host) Report(ctx context.Context) *compute.ContainerRuntimeInfo {
 // its registries.conf.
 const insecureReloadTimeout = 10 * time.Second
 
-// ensureInsecure makes the node's engine reach the insecure registries
+// EnsureInsecure makes the node's engine reach the insecure registries
 // among creds (listed so with `shoal registry add --insecure`) over
 // plain HTTP. The private podman service is told (its registries.conf
 // rewritten and reloaded), or starts with them; an engine the node does
@@ -527,7 +527,7 @@ func (k *keyedMutex) lock(key string) func() {
 	return m.Unlock
 }
 
-// joined notes that a rank of this node joined a subnet's network.
+// Joined notes that a rank of this node joined a subnet's network.
 func (h *Host) Joined(network string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -14,7 +14,7 @@ func (h *Host) GPUs(context.Context) container.GPUs {
 	return h.gpuInfo
 }
 
-// evict keeps the node's images within the cache's cap once a rank is
+// Evict keeps the node's images within the cache's cap once a rank is
 // done with its image.
 func (h *Host) Evict(ctx context.Context) {
 	if h == nil {

@@ -41,7 +41,7 @@ type ImageJob struct {
 // ErrNoConda is an image without conda or mamba given a conda file.
 var ErrNoConda = errors.New("no conda")
 
-// prepareImage makes the rank's image local: pulled, built from its
+// PrepareImage makes the rank's image local: pulled, built from its
 // uploaded context, or derived with its conda file; it returns the
 // reference to run.
 func (h *Host) PrepareImage(ctx context.Context, j ImageJob) (string, error) {
@@ -75,7 +75,7 @@ func (h *Host) PrepareImage(ctx context.Context, j ImageJob) (string, error) {
 	return ref, nil
 }
 
-// pull pulls ref unless the node has it (a tag pulled before is used as
+// Pull pulls ref unless the node has it (a tag pulled before is used as
 // it is: tags that move are re-pulled when a job names a digest).
 func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref string) (string, error) {
 	named, err := reference.ParseNormalizedNamed(ref)

@@ -92,10 +92,10 @@ func ValidateEnvironmentName(name string) error {
 		return core.FieldErrorf("name", "is required")
 	}
 	if len(name) > MaxEnvironmentNameLength || !EnvironmentNameRE.MatchString(name) {
-		return core.FieldErrorf("name", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit", core.JobShort(name), MaxEnvironmentNameLength)
+		return core.FieldErrorf("name", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit", core.Short(name), MaxEnvironmentNameLength)
 	}
 	if strings.HasPrefix(strings.ToLower(name), curatedPrefix) {
-		return core.FieldErrorf("name", "%q starts with AzureML, which Azure reserves for its curated environments; choose another name", core.JobShort(name))
+		return core.FieldErrorf("name", "%q starts with AzureML, which Azure reserves for its curated environments; choose another name", core.Short(name))
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func ValidateEnvironmentName(name string) error {
 // '-', '_' and '.', starting with a letter or digit.
 func ValidateEnvironmentVersion(v string) error {
 	if len(v) > MaxEnvironmentVersionLength || !EnvironmentVersionRE.MatchString(v) {
-		return core.FieldErrorf("version", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit (e.g. 1, 2, 1.0.3)", core.JobShort(v), MaxEnvironmentVersionLength)
+		return core.FieldErrorf("version", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit (e.g. 1, 2, 1.0.3)", core.Short(v), MaxEnvironmentVersionLength)
 	}
 	return nil
 }
@@ -122,11 +122,11 @@ func NormalizeEnvironment(e *Environment) error {
 			return err
 		}
 	}
-	if err := core.JobNoControl("description", e.Description); err != nil {
+	if err := core.NoControl("description", e.Description); err != nil {
 		return err
 	}
-	if n := utf8.RuneCountInString(e.Description); n > core.MaxJobDescriptionLength {
-		return core.FieldErrorf("description", "must be at most %d characters long (it has %d)", core.MaxJobDescriptionLength, n)
+	if n := utf8.RuneCountInString(e.Description); n > core.MaxDescriptionLength {
+		return core.FieldErrorf("description", "must be at most %d characters long (it has %d)", core.MaxDescriptionLength, n)
 	}
 	if err := core.ValidateTags(e.Tags); err != nil {
 		return err
@@ -138,13 +138,13 @@ func NormalizeEnvironment(e *Environment) error {
 	case OSTypeWindows:
 		return core.FieldErrorf("os_type", "windows is not supported: Shoal's nodes run Linux containers (use os_type: linux)")
 	default:
-		return core.FieldErrorf("os_type", "%q must be linux", core.JobShort(e.OSType))
+		return core.FieldErrorf("os_type", "%q must be linux", core.Short(e.OSType))
 	}
 	e.Image = strings.TrimSpace(e.Image)
 	return ValidateEnvironmentParts("", e.Image, e.Build, e.CondaFile)
 }
 
-// validateEnvironmentParts checks the rules an inline and a registered
+// ValidateEnvironmentParts checks the rules an inline and a registered
 // environment share: exactly one of image and build, a conda file only on
 // an image, a valid image reference and build context. prefix is the
 // fields' prefix ("environment." for a job's inline environment).
@@ -175,7 +175,7 @@ func ValidateEnvironmentParts(prefix, image string, build *EnvironmentBuild, con
 		}
 	}
 	if build != nil {
-		if err := core.ValidateJobPath(prefix+"build.path", build.Path); err != nil {
+		if err := core.ValidatePath(prefix+"build.path", build.Path); err != nil {
 			return err
 		}
 		build.DockerfilePath = strings.TrimSpace(build.DockerfilePath)
@@ -192,12 +192,12 @@ func ValidateEnvironmentParts(prefix, image string, build *EnvironmentBuild, con
 // ValidateDockerfilePath checks a Dockerfile's path inside a build
 // context: relative, on one line, and not leaving the context.
 func ValidateDockerfilePath(field, p string) error {
-	if err := core.ValidateJobPath(field, p); err != nil {
+	if err := core.ValidatePath(field, p); err != nil {
 		return err
 	}
 	clean := path.Clean(strings.ReplaceAll(p, "\\", "/"))
 	if path.IsAbs(clean) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
-		return core.FieldErrorf(field, "%q must be a file inside the build context (a relative path such as Dockerfile or docker/train.Dockerfile)", core.JobShort(p))
+		return core.FieldErrorf(field, "%q must be a file inside the build context (a relative path such as Dockerfile or docker/train.Dockerfile)", core.Short(p))
 	}
 	return nil
 }

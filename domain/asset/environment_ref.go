@@ -49,13 +49,13 @@ func ParseEnvironmentRef(s string) (EnvironmentRef, error) {
 	r := EnvironmentRef{Written: s}
 	rest, ok := CutPrefixFold(strings.TrimSpace(s), "azureml:")
 	if !ok && !strings.HasPrefix(strings.ToLower(s), "/subscriptions/") {
-		return r, core.FieldErrorf("environment", "%q is not an environment reference: %s", core.JobShort(s), forms)
+		return r, core.FieldErrorf("environment", "%q is not an environment reference: %s", core.Short(s), forms)
 	}
 	if p, ok := strings.CutPrefix(rest, "//"); ok {
 		// azureml://registries/<registry>/environments/<name>/(versions/<v>|labels/<l>)
 		parts := strings.Split(p, "/")
 		if len(parts) != 6 || !strings.EqualFold(parts[0], "registries") || !strings.EqualFold(parts[2], "environments") {
-			return r, core.FieldErrorf("environment", "%q is not a registry reference (azureml://registries/<registry>/environments/<name>/versions/<version> or .../labels/latest); %s", core.JobShort(s), forms)
+			return r, core.FieldErrorf("environment", "%q is not a registry reference (azureml://registries/<registry>/environments/<name>/versions/<version> or .../labels/latest); %s", core.Short(s), forms)
 		}
 		r.Registry, r.Name = parts[1], parts[3]
 		if err := r.setVersionOrLabel(parts[4], parts[5]); err != nil {
@@ -70,7 +70,7 @@ func ParseEnvironmentRef(s string) (EnvironmentRef, error) {
 		parts := strings.Split(strings.Trim(rest, "/"), "/")
 		n := len(parts)
 		if n < 6 || !strings.EqualFold(parts[n-6], "workspaces") || !strings.EqualFold(parts[n-4], "environments") {
-			return r, core.FieldErrorf("environment", "%q is not an environment resource ID (.../workspaces/<workspace>/environments/<name>/versions/<version>)", core.JobShort(s))
+			return r, core.FieldErrorf("environment", "%q is not an environment resource ID (.../workspaces/<workspace>/environments/<name>/versions/<version>)", core.Short(s))
 		}
 		r.Workspace, r.Name = parts[n-5], parts[n-3]
 		if err := r.setVersionOrLabel(parts[n-2], parts[n-1]); err != nil {
@@ -87,7 +87,7 @@ func ParseEnvironmentRef(s string) (EnvironmentRef, error) {
 	}
 	name, version, ok := strings.Cut(rest, ":")
 	if !ok {
-		return r, core.FieldErrorf("environment", "%q names no version: write azureml:%s:<version> or azureml:%s@latest", core.JobShort(s), core.JobShort(rest), core.JobShort(rest))
+		return r, core.FieldErrorf("environment", "%q names no version: write azureml:%s:<version> or azureml:%s@latest", core.Short(s), core.Short(rest), core.Short(rest))
 	}
 	r.Name = name
 	if err := r.setVersionOrLabel("versions", version); err != nil {
@@ -100,28 +100,28 @@ func (r *EnvironmentRef) setVersionOrLabel(kind, v string) error {
 	switch strings.ToLower(kind) {
 	case "versions":
 		if ValidateEnvironmentVersion(v) != nil {
-			return core.FieldErrorf("environment", "%q has an invalid version %q: a version is 1 to %d letters, digits, '-', '_' and '.'", core.JobShort(r.Written), core.JobShort(v), MaxEnvironmentVersionLength)
+			return core.FieldErrorf("environment", "%q has an invalid version %q: a version is 1 to %d letters, digits, '-', '_' and '.'", core.Short(r.Written), core.Short(v), MaxEnvironmentVersionLength)
 		}
 		r.Version = v
 	case "labels":
 		if !strings.EqualFold(v, LabelLatest) {
-			return core.FieldErrorf("environment", "%q has label %q: the only label is latest (@latest)", core.JobShort(r.Written), core.JobShort(v))
+			return core.FieldErrorf("environment", "%q has label %q: the only label is latest (@latest)", core.Short(r.Written), core.Short(v))
 		}
 		r.Label = LabelLatest
 	default:
-		return core.FieldErrorf("environment", "%q must end in versions/<version> or labels/latest", core.JobShort(r.Written))
+		return core.FieldErrorf("environment", "%q must end in versions/<version> or labels/latest", core.Short(r.Written))
 	}
 	return nil
 }
 
 func (r *EnvironmentRef) checkName() error {
 	if r.Name == "" || len(r.Name) > MaxEnvironmentNameLength || !EnvironmentNameRE.MatchString(r.Name) {
-		return core.FieldErrorf("environment", "%q has an invalid name %q: a name is 1 to %d letters, digits, '-', '_' and '.'", core.JobShort(r.Written), core.JobShort(r.Name), MaxEnvironmentNameLength)
+		return core.FieldErrorf("environment", "%q has an invalid name %q: a name is 1 to %d letters, digits, '-', '_' and '.'", core.Short(r.Written), core.Short(r.Name), MaxEnvironmentNameLength)
 	}
 	return nil
 }
 
-// cutPrefixFold is strings.CutPrefix, comparing case-insensitively.
+// CutPrefixFold is strings.CutPrefix, comparing case-insensitively.
 func CutPrefixFold(s, prefix string) (string, bool) {
 	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
 		return s[len(prefix):], true
@@ -143,10 +143,10 @@ func ValidateCuratedEnvironments(m map[string]string) error {
 		field := "curated_environments." + k
 		name, version, hasVersion := strings.Cut(k, ":")
 		if name == "" || len(name) > MaxEnvironmentNameLength || !EnvironmentNameRE.MatchString(name) {
-			return core.FieldErrorf(field, "%q is not a curated environment name (such as AzureML-sklearn-1.0-ubuntu20.04-py38-cpu or sklearn-1.5, optionally :<version>)", core.JobShort(k))
+			return core.FieldErrorf(field, "%q is not a curated environment name (such as AzureML-sklearn-1.0-ubuntu20.04-py38-cpu or sklearn-1.5, optionally :<version>)", core.Short(k))
 		}
 		if hasVersion && ValidateEnvironmentVersion(version) != nil {
-			return core.FieldErrorf(field, "%q has an invalid version %q", core.JobShort(k), core.JobShort(version))
+			return core.FieldErrorf(field, "%q has an invalid version %q", core.Short(k), core.Short(version))
 		}
 		if err := ValidateImageReference(field, m[k]); err != nil {
 			return err
@@ -210,10 +210,10 @@ func resolveEnvironmentRef(tx AssetReader, workspace string, r EnvironmentRef, c
 		return &EnvironmentSpec{Image: image, Source: r.Written}, nil
 	}
 	if r.Registry != "" {
-		return nil, core.FieldErrorf("environment", "%q is in registry %q: Shoal knows the environments registered in the workspace and Azure's curated ones (registry azureml) that the server maps to images", core.JobShort(r.Written), r.Registry)
+		return nil, core.FieldErrorf("environment", "%q is in registry %q: Shoal knows the environments registered in the workspace and Azure's curated ones (registry azureml) that the server maps to images", core.Short(r.Written), r.Registry)
 	}
 	if r.Workspace != "" && !strings.EqualFold(r.Workspace, workspace) {
-		return nil, core.FieldErrorf("environment", "%q is in workspace %q, not in the job's workspace %q: register it in %s", core.JobShort(r.Written), r.Workspace, workspace, workspace)
+		return nil, core.FieldErrorf("environment", "%q is in workspace %q, not in the job's workspace %q: register it in %s", core.Short(r.Written), r.Workspace, workspace, workspace)
 	}
 	var (
 		reg *Environment
@@ -231,7 +231,7 @@ func resolveEnvironmentRef(tx AssetReader, workspace string, r EnvironmentRef, c
 		}
 		return nil, &core.Error{Code: core.ENOTFOUND, Field: "environment", Message: fmt.Sprintf(
 			"environment: %q names environment %q, which %s in workspace %q; register it with `shoal environment create --name %s --image <image>` (or -f env.yml), and see what exists with `shoal environment list`",
-			core.JobShort(r.Written), r.Name, what, workspace, r.Name)}
+			core.Short(r.Written), r.Name, what, workspace, r.Name)}
 	} else if err != nil {
 		return nil, err
 	}
@@ -260,13 +260,13 @@ func inlineEnvironmentSpec(m map[string]any) (*EnvironmentSpec, error) {
 	// with the content; a path that reaches the server names a file it
 	// cannot read.
 	if !strings.Contains(conda, "\n") && (strings.HasSuffix(conda, ".yml") || strings.HasSuffix(conda, ".yaml")) {
-		return nil, core.FieldErrorf("environment.conda_file", "%q is a file name: the server needs the file's content (`shoal job create -f` reads the file and sends it)", core.JobShort(conda))
+		return nil, core.FieldErrorf("environment.conda_file", "%q is a file name: the server needs the file's content (`shoal job create -f` reads the file and sends it)", core.Short(conda))
 	}
 	spec.CondaFile = conda
 	return spec, nil
 }
 
-// condaFileText returns a conda_file's content: a string as written, a
+// CondaFileText returns a conda_file's content: a string as written, a
 // mapping as JSON.
 func CondaFileText(field string, v any) (string, error) {
 	switch c := v.(type) {

@@ -56,11 +56,11 @@ func ValidateImageReference(field, s string) error {
 		return core.FieldErrorf(field, "is required: %s", rule)
 	}
 	if strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' }) {
-		return core.FieldErrorf(field, "%q must not contain spaces, control or non-ASCII characters; %s", core.JobShort(s), rule)
+		return core.FieldErrorf(field, "%q must not contain spaces, control or non-ASCII characters; %s", core.Short(s), rule)
 	}
 	name, digest, hasDigest := strings.Cut(s, "@")
 	if hasDigest && !imageDigestRE.MatchString(digest) {
-		return core.FieldErrorf(field, "%q has an invalid digest %q: a digest is algorithm:hex with at least 32 hex digits, e.g. sha256:<64 hex digits>", core.JobShort(s), core.JobShort(digest))
+		return core.FieldErrorf(field, "%q has an invalid digest %q: a digest is algorithm:hex with at least 32 hex digits, e.g. sha256:<64 hex digits>", core.Short(s), core.Short(digest))
 	}
 	// A tag follows the last ':' after the last '/' (a ':' before it is a
 	// registry's port).
@@ -68,18 +68,18 @@ func ValidateImageReference(field, s string) error {
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name, tag = name[:i], name[i+1:]
 		if !imageTagRE.MatchString(tag) {
-			return core.FieldErrorf(field, "%q has an invalid tag %q: a tag is 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", core.JobShort(s), core.JobShort(tag))
+			return core.FieldErrorf(field, "%q has an invalid tag %q: a tag is 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'", core.Short(s), core.Short(tag))
 		}
 	}
 	if len(name) > maxImageNameLength {
-		return core.FieldErrorf(field, "%q is too long: an image name (registry and path) is at most %d characters", core.JobShort(s), maxImageNameLength)
+		return core.FieldErrorf(field, "%q is too long: an image name (registry and path) is at most %d characters", core.Short(s), maxImageNameLength)
 	}
 	path := name
 	// The first component is a registry host when it looks like one: it
 	// has a '.' or a ':' or is localhost (as Docker decides).
 	if first, rest, ok := strings.Cut(name, "/"); ok && (strings.ContainsAny(first, ".:[") || first == "localhost") {
 		if !imageDomainRE.MatchString(first) {
-			return core.FieldErrorf(field, "%q has an invalid registry %q: a registry is a host name or IP address with an optional :port", core.JobShort(s), core.JobShort(first))
+			return core.FieldErrorf(field, "%q has an invalid registry %q: a registry is a host name or IP address with an optional :port", core.Short(s), core.Short(first))
 		}
 		path = rest
 	}
@@ -89,7 +89,7 @@ func ValidateImageReference(field, s string) error {
 			if strings.ToLower(comp) != comp {
 				why = "lower-case only: " + why
 			}
-			return core.FieldErrorf(field, "%q has an invalid path component %q: each is %s", core.JobShort(s), core.JobShort(comp), why)
+			return core.FieldErrorf(field, "%q has an invalid path component %q: each is %s", core.Short(s), core.Short(comp), why)
 		}
 	}
 	return nil

@@ -57,10 +57,10 @@ func (r *RegistryAdd) Validate() error {
 		return core.FieldErrorf("server", "is required: the registry's host[:port], as image references name it (localhost:5000)")
 	}
 	if strings.Contains(r.Server, "://") || strings.Contains(r.Server, "/") {
-		return core.FieldErrorf("server", "%q must be a host[:port] only, without a scheme or a path (localhost:5000, not http://localhost:5000/v2)", core.JobShort(r.Server))
+		return core.FieldErrorf("server", "%q must be a host[:port] only, without a scheme or a path (localhost:5000, not http://localhost:5000/v2)", core.Short(r.Server))
 	}
 	if !imageDomainRE.MatchString(r.Server) {
-		return core.FieldErrorf("server", "%q is not a registry host: a host name or IP address with an optional :port", core.JobShort(r.Server))
+		return core.FieldErrorf("server", "%q is not a registry host: a host name or IP address with an optional :port", core.Short(r.Server))
 	}
 	if r.Username == "" && r.Password == "" {
 		// A registry without a login is kept only to be reached over

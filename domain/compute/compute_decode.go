@@ -14,7 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
-// keySchema lists the keys an object accepts: a nil value is a leaf, a
+// KeySchema lists the keys an object accepts: a nil value is a leaf, a
 // keySchema value is a nested object, and a listOf value is a list of objects.
 type KeySchema map[string]any
 
@@ -23,7 +23,7 @@ type listOf struct{ item KeySchema }
 // readOnlyKey marks a key of `show` output that input accepts and ignores.
 type readOnlyKey struct{}
 
-// readOnly is the keySchema value of a read-only key.
+// ReadOnly is the keySchema value of a read-only key.
 var ReadOnly any = readOnlyKey{}
 
 // clusterKeys are the keys a compute cluster document may carry. Read-only
@@ -68,7 +68,7 @@ var kubernetesKeys = func() KeySchema {
 	return k
 }()
 
-// checkKeys fails on the first key that schema does not list, naming it with
+// CheckKeys fails on the first key that schema does not list, naming it with
 // its full path.
 func CheckKeys(raw json.RawMessage, path string, schema KeySchema) error {
 	var obj map[string]json.RawMessage
@@ -76,9 +76,9 @@ func CheckKeys(raw json.RawMessage, path string, schema KeySchema) error {
 		if path == "" {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
-				return core.Errorf(core.EINVALID, "the document must be a mapping of keys to values, got %s", JsonValueName(te.Value))
+				return core.Errorf(core.EINVALID, "the document must be a mapping of keys to values, got %s", JSONValueName(te.Value))
 			}
-			return core.Errorf(core.EINVALID, "the document must be a mapping of keys to values (%s)", JsonProblem(err))
+			return core.Errorf(core.EINVALID, "the document must be a mapping of keys to values (%s)", JSONProblem(err))
 		}
 		return core.FieldErrorf(path, "must be a mapping of keys to values")
 	}
@@ -121,7 +121,7 @@ func CheckKeys(raw json.RawMessage, path string, schema KeySchema) error {
 	return nil
 }
 
-// schemaKeys lists the keys a document may set, sorted: read-only keys
+// SchemaKeys lists the keys a document may set, sorted: read-only keys
 // are accepted but left out, since listing them invites writing them.
 func SchemaKeys(s KeySchema) []string {
 	var out []string
@@ -155,7 +155,7 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, core.Errorf(core.EINVALID, "the document must be a mapping (%s)", JsonProblem(err))
+		return nil, core.Errorf(core.EINVALID, "the document must be a mapping (%s)", JSONProblem(err))
 	}
 	if instance {
 		if err := normalizeInstanceDoc(obj); err != nil {
@@ -236,7 +236,7 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 	return &spec, nil
 }
 
-// nonNull returns raw, or nil when it is absent or JSON null.
+// NonNull returns raw, or nil when it is absent or JSON null.
 func NonNull(raw json.RawMessage) json.RawMessage {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil
@@ -254,7 +254,7 @@ func unmarshalString(raw json.RawMessage, dst *string, field string) error {
 	return nil
 }
 
-// checkInteger accepts a JSON number with no fractional part and returns
+// CheckInteger accepts a JSON number with no fractional part and returns
 // it (nil for null).
 func CheckInteger(field string, raw json.RawMessage) (*int, error) {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -271,13 +271,13 @@ func CheckInteger(field string, raw json.RawMessage) (*int, error) {
 	return &n, nil
 }
 
-// maxSeconds bounds a number of seconds in every spelling, so that it
+// MaxSeconds bounds a number of seconds in every spelling, so that it
 // converts to a time.Duration without overflow.
 const MaxSeconds = 1e9
 
 var isoSeconds = regexp.MustCompile(`^(?i)PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$`)
 
-// decodeSeconds reads a number of seconds written as an integer, a string of
+// DecodeSeconds reads a number of seconds written as an integer, a string of
 // digits or an ISO 8601 duration such as "PT2M" or "PT120S".
 func DecodeSeconds(raw json.RawMessage) (*int, error) {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -331,7 +331,7 @@ func decodeError(err error) error {
 		}
 		return core.FieldErrorf(field, "must be %s, got %s", jsonTypeName(te.Type.Kind().String()), te.Value)
 	}
-	return core.Errorf(core.EINVALID, "the document is not valid (%s)", JsonProblem(err))
+	return core.Errorf(core.EINVALID, "the document is not valid (%s)", JSONProblem(err))
 }
 
 func jsonTypeName(kind string) string {
@@ -352,8 +352,8 @@ func jsonTypeName(kind string) string {
 	return "a " + kind
 }
 
-// jsonValueName names the kind of JSON value an UnmarshalTypeError reports.
-func JsonValueName(v string) string {
+// JSONValueName names the kind of JSON value an UnmarshalTypeError reports.
+func JSONValueName(v string) string {
 	switch v {
 	case "array":
 		return "a list"
@@ -367,10 +367,13 @@ func JsonValueName(v string) string {
 	return v
 }
 
-func JsonProblem(err error) string {
+// JSONProblem is encoding/json's complaint without its "json: " prefix,
+// for a message that names the field itself.
+func JSONProblem(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
+// ShortJSON quotes at most 40 bytes of a raw value in a message.
 func ShortJSON(raw json.RawMessage) string {
 	s := string(bytes.TrimSpace(raw))
 	if len(s) > 40 {

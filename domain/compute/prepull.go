@@ -64,7 +64,7 @@ func ValidatePrepullImages(list []string) error {
 			return err
 		}
 		if seen[s] {
-			return core.FieldErrorf(field, "%q is listed twice", core.JobShort(s))
+			return core.FieldErrorf(field, "%q is listed twice", core.Short(s))
 		}
 		seen[s] = true
 	}
@@ -93,7 +93,7 @@ func ResolvePrepullImages(tx asset.AssetReader, workspace string, list []string,
 			return nil, err
 		}
 		if env.Image == "" {
-			return nil, core.FieldErrorf(field, "%q (%s) is built from a context, which a node builds when a job needs it; prepull_images names images (or environments with an image)", core.JobShort(s), env.Source)
+			return nil, core.FieldErrorf(field, "%q (%s) is built from a context, which a node builds when a job needs it; prepull_images names images (or environments with an image)", core.Short(s), env.Source)
 		}
 		if !slices.Contains(out, env.Image) {
 			out = append(out, env.Image)

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// didYouMean returns ` (did you mean "X"?)` for the name closest to want
+// DidYouMean returns ` (did you mean "X"?)` for the name closest to want
 // when it is close, else "". Close is a missing "Standard_" prefix (sizes)
 // or few edits: at most 3, and at most half of want's length so that a
 // short typo is not "corrected" into an unrelated short name.

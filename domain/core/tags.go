@@ -12,7 +12,7 @@ import (
 // them, so that a tag a compute takes a job takes too; this file calls
 // none of its callers.
 
-// decodeTags accepts a mapping whose values are strings, numbers or
+// DecodeTags accepts a mapping whose values are strings, numbers or
 // booleans (YAML writes `cost_center: 1234` unquoted) and returns strings.
 func DecodeTags(raw json.RawMessage) (map[string]string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {

@@ -284,7 +284,7 @@ func RequestInfoFrom(ctx context.Context) *RequestInfo {
 	return ri
 }
 
-// validatePrincipalName checks user, identity and role names.
+// ValidatePrincipalName checks user, identity and role names.
 func ValidatePrincipalName(field, name string) error {
 	if len(name) < 1 || len(name) > 64 {
 		return core.FieldErrorf(field, "%q must be 1 to 64 characters long", name)

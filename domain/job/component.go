@@ -90,7 +90,7 @@ func ValidateComponentName(name string) error {
 		return core.FieldErrorf("name", "is required")
 	}
 	if len(name) > MaxComponentNameLength || !asset.EnvironmentNameRE.MatchString(name) {
-		return core.FieldErrorf("name", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit", core.JobShort(name), MaxComponentNameLength)
+		return core.FieldErrorf("name", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit", core.Short(name), MaxComponentNameLength)
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ func ValidateComponentName(name string) error {
 // '-', '_' and '.', starting with a letter or digit.
 func ValidateComponentVersion(v string) error {
 	if len(v) > MaxComponentVersionLength || !asset.EnvironmentVersionRE.MatchString(v) {
-		return core.FieldErrorf("version", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit (e.g. 1, 2, 1.0.3)", core.JobShort(v), MaxComponentVersionLength)
+		return core.FieldErrorf("version", "%q must be 1 to %d letters, digits, '-', '_' and '.', starting with a letter or digit (e.g. 1, 2, 1.0.3)", core.Short(v), MaxComponentVersionLength)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func NormalizeComponent(c *Component, registered bool) error {
 	return NormalizeComponentSpec(c, registered, false)
 }
 
-// normalizeComponent is NormalizeComponent; inline says c is the
+// NormalizeComponentSpec is NormalizeComponent; inline says c is the
 // component Shoal made of an inline command step, whose inputs have no
 // declared type (they take the type of what the step binds).
 func NormalizeComponentSpec(c *Component, registered, inline bool) error {
@@ -138,16 +138,16 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 	case "", ComponentTypeCommand:
 		c.Type = ComponentTypeCommand
 	default:
-		return core.FieldErrorf("type", "%q components are not supported: only command components are (type: command)", core.JobShort(c.Type))
+		return core.FieldErrorf("type", "%q components are not supported: only command components are (type: command)", core.Short(c.Type))
 	}
 	if n := utf8.RuneCountInString(c.DisplayName); n > MaxJobDisplayNameLength {
 		return core.FieldErrorf("display_name", "must be at most %d characters long (it has %d)", MaxJobDisplayNameLength, n)
 	}
-	if err := core.JobNoControl("display_name", c.DisplayName); err != nil {
+	if err := core.NoControl("display_name", c.DisplayName); err != nil {
 		return err
 	}
-	if n := utf8.RuneCountInString(c.Description); n > core.MaxJobDescriptionLength {
-		return core.FieldErrorf("description", "must be at most %d characters long (it has %d)", core.MaxJobDescriptionLength, n)
+	if n := utf8.RuneCountInString(c.Description); n > core.MaxDescriptionLength {
+		return core.FieldErrorf("description", "must be at most %d characters long (it has %d)", core.MaxDescriptionLength, n)
 	}
 	if err := core.ValidateTags(c.Tags); err != nil {
 		return err
@@ -173,12 +173,12 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 		case InputTypeURIFolder, InputTypeURIFile:
 			o.Type = t
 		default:
-			return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.JobShort(o.Type))
+			return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.Short(o.Type))
 		}
 		if o.Mode != "" {
 			m := strings.ToLower(strings.TrimSpace(o.Mode))
 			if !JobContains(JobOutputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.JobShort(o.Mode), strings.Join(JobOutputModes, ", "))
+				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.Short(o.Mode), strings.Join(JobOutputModes, ", "))
 			}
 			o.Mode = m
 		}
@@ -193,7 +193,7 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 		return err
 	}
 	if c.Code != "" {
-		if err := core.ValidateJobPath("code", c.Code); err != nil {
+		if err := core.ValidatePath("code", c.Code); err != nil {
 			return err
 		}
 	}
@@ -232,7 +232,7 @@ func normalizeComponentInput(name string, in *ComponentInput, inline bool) error
 		}
 		return core.FieldErrorf(field+".type", "is required: uri_folder, uri_file, string, integer, number or boolean")
 	default:
-		return core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", core.JobShort(in.Type))
+		return core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", core.Short(in.Type))
 	}
 	in.Type = t
 	if len(in.Enum) > 0 && t != InputTypeString {
@@ -254,7 +254,7 @@ func normalizeComponentInput(name string, in *ComponentInput, inline bool) error
 	return nil
 }
 
-// checkComponentLiteral converts a literal value bound to (or default
+// CheckComponentLiteral converts a literal value bound to (or default
 // of) a declared input to its type and checks its enum and bounds.
 func CheckComponentLiteral(field string, in *ComponentInput, v any) (any, error) {
 	out, err := ConvertJobLiteral(field, in.Type, v)
@@ -266,7 +266,7 @@ func CheckComponentLiteral(field string, in *ComponentInput, v any) (any, error)
 			return nil, core.FieldErrorf(field, "must not contain NUL characters")
 		}
 		if len(in.Enum) > 0 && !JobContains(in.Enum, s) {
-			return nil, core.FieldErrorf(field, "%q is not one of the allowed values: %s", core.JobShort(s), strings.Join(in.Enum, ", "))
+			return nil, core.FieldErrorf(field, "%q is not one of the allowed values: %s", core.Short(s), strings.Join(in.Enum, ", "))
 		}
 	}
 	if in.Min != nil || in.Max != nil {
@@ -344,7 +344,7 @@ func ExpandComponentCommand(command string, provided map[string]bool, inputs, ou
 			}
 		}
 		if refs == 0 {
-			return "", core.FieldErrorf("command", "the optional block $[[%s]] references no input: a block is kept or dropped by the ${{inputs.x}} it holds", core.JobShort(block))
+			return "", core.FieldErrorf("command", "the optional block $[[%s]] references no input: a block is kept or dropped by the ${{inputs.x}} it holds", core.Short(block))
 		}
 		if keep {
 			b.WriteString(block)

@@ -39,7 +39,7 @@ func DecodeComponent(data []byte) (*Component, error) {
 	return DecodeComponentRaw(json.RawMessage(data), "")
 }
 
-// decodeComponentRaw decodes a component mapping; prefix is the path of
+// DecodeComponentRaw decodes a component mapping; prefix is the path of
 // the mapping in its document ("jobs.train.component." inline in a
 // pipeline), which every error names.
 func DecodeComponentRaw(raw json.RawMessage, prefix string) (*Component, error) {
@@ -50,12 +50,12 @@ func DecodeComponentRaw(raw json.RawMessage, prefix string) (*Component, error) 
 			return nil, core.FieldErrorf(strings.TrimSuffix(prefix, "."), "must be a command component: a mapping with command, inputs, outputs, code and environment, or a reference azureml:<name>:<version>")
 		}
 		if errors.As(err, &te) {
-			return nil, core.Errorf(core.EINVALID, "the component document must be a mapping of keys to values, got %s", compute.JsonValueName(te.Value))
+			return nil, core.Errorf(core.EINVALID, "the component document must be a mapping of keys to values, got %s", compute.JSONValueName(te.Value))
 		}
 		if err == nil {
 			return nil, core.Errorf(core.EINVALID, "the component document must be a mapping of keys to values, got null")
 		}
-		return nil, core.Errorf(core.EINVALID, "the component document is not valid JSON (%s)", compute.JsonProblem(err))
+		return nil, core.Errorf(core.EINVALID, "the component document is not valid JSON (%s)", compute.JSONProblem(err))
 	}
 	if err := compute.CheckKeys(raw, strings.TrimSuffix(prefix, "."), componentKeys); err != nil {
 		return nil, err
@@ -119,13 +119,13 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"inputs", "must be a mapping of input names to {type, default, optional} mappings")
 	}
 	out := make(map[string]*ComponentInput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + JobKeyPath("inputs", name)
-		if JsonKind(m[name]) != '{' {
+		if JSONKind(m[name]) != '{' {
 			return nil, core.FieldErrorf(field, "must be a mapping with type (and default, optional, description), got %s", compute.ShortJSON(m[name]))
 		}
 		if err := compute.CheckKeys(m[name], field, componentInputKeys); err != nil {
@@ -144,12 +144,12 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 			return nil, err
 		}
 		if v := compute.NonNull(o["default"]); v != nil {
-			switch JsonKind(v) {
+			switch JSONKind(v) {
 			case '{', '[':
 				return nil, core.FieldErrorf(field+".default", "must be a number, string or boolean, got %s", compute.ShortJSON(v))
 			}
 			if err := JobUnmarshalAny(v, &in.Default); err != nil {
-				return nil, core.FieldErrorf(field+".default", "is not valid (%s)", compute.JsonProblem(err))
+				return nil, core.FieldErrorf(field+".default", "is not valid (%s)", compute.JSONProblem(err))
 			}
 		}
 		if v := compute.NonNull(o["optional"]); v != nil {
@@ -159,7 +159,7 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		}
 		if v := compute.NonNull(o["enum"]); v != nil {
 			var list []any
-			if JsonKind(v) != '[' || json.Unmarshal(v, &list) != nil {
+			if JSONKind(v) != '[' || json.Unmarshal(v, &list) != nil {
 				return nil, core.FieldErrorf(field+".enum", "must be a list of allowed values, got %s", compute.ShortJSON(v))
 			}
 			for _, e := range list {
@@ -177,7 +177,7 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		}{{"min", &in.Min}, {"max", &in.Max}} {
 			if v := compute.NonNull(o[b.key]); v != nil {
 				var f float64
-				if !IsJSONNumberKind(JsonKind(v)) || json.Unmarshal(v, &f) != nil {
+				if !IsJSONNumberKind(JSONKind(v)) || json.Unmarshal(v, &f) != nil {
 					return nil, core.FieldErrorf(field+"."+b.key, "must be a number, got %s", compute.ShortJSON(v))
 				}
 				*b.dst = &f
@@ -193,13 +193,13 @@ func decodeComponentOutputs(raw json.RawMessage, prefix string) (map[string]*Com
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"outputs", "must be a mapping of output names to {type} mappings")
 	}
 	out := make(map[string]*ComponentOutput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + JobKeyPath("outputs", name)
-		switch JsonKind(m[name]) {
+		switch JSONKind(m[name]) {
 		case 0, 'n':
 			out[name] = &ComponentOutput{}
 			continue

@@ -30,7 +30,7 @@ var jobReadOnlyKeys = map[string]bool{
 	"creation_context": true, "properties": true, "parent_job_name": true,
 }
 
-// jobUnsupportedKeys are Azure job keys Shoal knows but does not support;
+// JobUnsupportedKeys are Azure job keys Shoal knows but does not support;
 // a non-null value is rejected with the message given.
 var JobUnsupportedKeys = map[string]string{
 	"services": "job services (jupyter_lab, ssh, tensor_board, vs_code) are not supported; remove the key",
@@ -41,7 +41,7 @@ var JobUnsupportedKeys = map[string]string{
 // with each value kept raw until its field decodes it.
 type jobDocument map[string]json.RawMessage
 
-// parseJobDocument reads a whole job document, which must be a mapping.
+// ParseJobDocument reads a whole job document, which must be a mapping.
 func ParseJobDocument(data []byte) (jobDocument, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -54,21 +54,21 @@ func ParseJobDocument(data []byte) (jobDocument, error) {
 	return doc, err
 }
 
-// unmarshalJobDocument is parseJobDocument without its refusals of an
+// UnmarshalJobDocument is parseJobDocument without its refusals of an
 // empty or null document (nil, no error), for a caller that only peeks.
 func UnmarshalJobDocument(data []byte) (jobDocument, error) {
 	var doc jobDocument
 	if err := json.Unmarshal(data, &doc); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, core.Errorf(core.EINVALID, "the job document must be a mapping of keys to values, got %s", compute.JsonValueName(te.Value))
+			return nil, core.Errorf(core.EINVALID, "the job document must be a mapping of keys to values, got %s", compute.JSONValueName(te.Value))
 		}
-		return nil, core.Errorf(core.EINVALID, "the job document is not valid JSON (%s)", compute.JsonProblem(err))
+		return nil, core.Errorf(core.EINVALID, "the job document is not valid JSON (%s)", compute.JSONProblem(err))
 	}
 	return doc, nil
 }
 
-// requireType returns the document's type as written when it is want
+// RequireType returns the document's type as written when it is want
 // (in any case, spaces around it ignored): a sweep or pipeline decoder is
 // only called for its own kind, so another type is a mistake to name.
 func (d jobDocument) RequireType(want string) (string, error) {
@@ -77,12 +77,12 @@ func (d jobDocument) RequireType(want string) (string, error) {
 		return "", err
 	}
 	if strings.ToLower(strings.TrimSpace(t)) != want {
-		return "", core.FieldErrorf("type", "must be %s for a %s job, got %q", want, want, core.JobShort(t))
+		return "", core.FieldErrorf("type", "must be %s for a %s job, got %q", want, want, core.Short(t))
 	}
 	return t, nil
 }
 
-// checkKeys fails on the first key, in sorted order, that a job of kind
+// CheckKeys fails on the first key, in sorted order, that a job of kind
 // ("command job") does not take. A key Azure has and Shoal does not
 // support is refused, with why, when it has a value (null asks for
 // nothing); the read-only keys of `show` output are ignored so that the
@@ -114,7 +114,7 @@ func (d jobDocument) CheckKeys(kind string, keys compute.KeySchema) error {
 	return nil
 }
 
-// pick returns the entries of d whose key keep takes: the part of a
+// Pick returns the entries of d whose key keep takes: the part of a
 // document that another decoder reads.
 func (d jobDocument) Pick(keep func(key string) bool) jobDocument {
 	part := jobDocument{}
@@ -126,14 +126,14 @@ func (d jobDocument) Pick(keep func(key string) bool) jobDocument {
 	return part
 }
 
-// jobField is how one key of a document is decoded into its place in a
+// JobField is how one key of a document is decoded into its place in a
 // spec; path is the key's path in the whole document, for errors.
 type JobField struct {
 	Key    string
 	Decode func(raw json.RawMessage, path string) error
 }
 
-// decodeFields decodes the fields in the order given, each from the
+// DecodeFields decodes the fields in the order given, each from the
 // value of its key (nil when absent), and stops at the first error.
 // prefix is the path of d in the whole document ("settings.").
 func (d jobDocument) DecodeFields(prefix string, fields ...JobField) error {
@@ -145,7 +145,7 @@ func (d jobDocument) DecodeFields(prefix string, fields ...JobField) error {
 	return nil
 }
 
-// stringField decodes a string; null or absent is "".
+// StringField decodes a string; null or absent is "".
 func StringField(key string, dst *string) JobField {
 	return JobField{key, func(raw json.RawMessage, path string) (err error) {
 		*dst, err = JobString(raw, path)
@@ -162,7 +162,7 @@ func textField(key string, dst *string) JobField {
 	}}
 }
 
-// tagsField decodes the tags; none is nil, so that a spec without tags
+// TagsField decodes the tags; none is nil, so that a spec without tags
 // reads the same whether it wrote `tags: {}` or nothing.
 func TagsField(dst *map[string]string) JobField {
 	return JobField{"tags", func(raw json.RawMessage, _ string) (err error) {
@@ -174,7 +174,7 @@ func TagsField(dst *map[string]string) JobField {
 	}}
 }
 
-// valueField decodes a key with a decoder of its own, which names its
+// ValueField decodes a key with a decoder of its own, which names its
 // paths itself.
 func ValueField[T any](key string, dst *T, decode func(json.RawMessage) (T, error)) JobField {
 	return JobField{key, func(raw json.RawMessage, _ string) (err error) {
@@ -183,7 +183,7 @@ func ValueField[T any](key string, dst *T, decode func(json.RawMessage) (T, erro
 	}}
 }
 
-// jobNameFields are the keys that name and describe a job of any kind,
+// JobNameFields are the keys that name and describe a job of any kind,
 // first among its fields.
 func JobNameFields(name, displayName, experimentName, description *string) []JobField {
 	return []JobField{
@@ -192,7 +192,7 @@ func JobNameFields(name, displayName, experimentName, description *string) []Job
 	}
 }
 
-// decodeMapping reads the mapping under a key, nil when it is absent or
+// DecodeMapping reads the mapping under a key, nil when it is absent or
 // null; path names the key in an error.
 func DecodeMapping(raw json.RawMessage, path string) (jobDocument, error) {
 	if compute.NonNull(raw) == nil {
@@ -205,7 +205,7 @@ func DecodeMapping(raw json.RawMessage, path string) (jobDocument, error) {
 	return m, nil
 }
 
-// checkedMapping reads a mapping whose keys must all be among keys,
+// CheckedMapping reads a mapping whose keys must all be among keys,
 // checked as checkKeys checks them; path names the mapping in an error.
 func CheckedMapping(raw json.RawMessage, path string, keys compute.KeySchema) (jobDocument, error) {
 	if err := compute.CheckKeys(raw, path, keys); err != nil {
@@ -218,9 +218,9 @@ func CheckedMapping(raw json.RawMessage, path string, keys compute.KeySchema) (j
 	return m, nil
 }
 
-// jsonKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
+// JSONKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
 // 'n', or a digit or '-' for a number; 0 for an absent value.
-func JsonKind(raw json.RawMessage) byte {
+func JSONKind(raw json.RawMessage) byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return 0
@@ -228,15 +228,17 @@ func JsonKind(raw json.RawMessage) byte {
 	return raw[0]
 }
 
+// IsJSONNumberKind reports whether k, a value's first byte (JSONKind),
+// starts a JSON number.
 func IsJSONNumberKind(k byte) bool { return k == '-' || (k >= '0' && k <= '9') }
 
-// jobString decodes a string; null or absent is "".
+// JobString decodes a string; null or absent is "".
 func JobString(raw json.RawMessage, field string) (string, error) {
 	if compute.NonNull(raw) == nil {
 		return "", nil
 	}
 	var s string
-	if JsonKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+	if JSONKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
 		return "", core.FieldErrorf(field, "must be a string, got %s", compute.ShortJSON(raw))
 	}
 	return s, nil
@@ -245,7 +247,7 @@ func JobString(raw json.RawMessage, field string) (string, error) {
 // jobText decodes a string, taking a number or a boolean as its text
 // (YAML writes `experiment_name: 2024` unquoted).
 func jobText(raw json.RawMessage, field string) (string, error) {
-	switch k := JsonKind(raw); {
+	switch k := JSONKind(raw); {
 	case k == 't' || k == 'f' || IsJSONNumberKind(k):
 		var v any
 		if err := JobUnmarshalAny(raw, &v); err != nil {
@@ -256,7 +258,7 @@ func jobText(raw json.RawMessage, field string) (string, error) {
 	return JobString(raw, field)
 }
 
-// prefixFieldError puts prefix before the field an EINVALID error names,
+// PrefixFieldError puts prefix before the field an EINVALID error names,
 // in its Field and its message, so that an error found inside a part of a
 // document (a pipeline's step) names its path in the whole document
 // (jobs.train.inputs.data). Other errors pass through.

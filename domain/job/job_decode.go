@@ -21,7 +21,7 @@ const (
 // JobTypeCommand is the only job type Shoal runs.
 const JobTypeCommand = "command"
 
-// jobKeys are the keys of a command job document that a user writes.
+// JobKeys are the keys of a command job document that a user writes.
 var JobKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
 	"description": nil, "tags": nil, "command": nil, "code": nil, "environment": nil,
@@ -82,14 +82,14 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 	return spec, nil
 }
 
-// decodeAsCommandJob decodes part of a document (a sweep's shared keys, a
+// DecodeAsCommandJob decodes part of a document (a sweep's shared keys, a
 // pipeline step's command keys) as DecodeJobSpec decodes a command job,
 // so that every kind reads those keys alike; an error names its path in
 // the whole document, under prefix ("jobs.train.").
 func DecodeAsCommandJob(part jobDocument, prefix string) (*JobSpec, error) {
 	data, err := json.Marshal(part)
 	if err != nil { // the values were read from JSON: unreachable
-		return nil, core.Errorf(core.EINVALID, "the job document is not valid (%s)", compute.JsonProblem(err))
+		return nil, core.Errorf(core.EINVALID, "the job document is not valid (%s)", compute.JSONProblem(err))
 	}
 	spec, err := DecodeJobSpec(data)
 	if err != nil {
@@ -109,13 +109,13 @@ func decodeJobRetries(raw json.RawMessage) (*int, error) {
 // decodeJobEnvironment keeps an environment reference (a string) or an
 // inline environment (a mapping) as written.
 func decodeJobEnvironment(raw json.RawMessage) (any, error) {
-	switch JsonKind(raw) {
+	switch JSONKind(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '"', '{':
 		var v any
 		if err := JobUnmarshalAny(raw, &v); err != nil {
-			return nil, core.FieldErrorf("environment", "is not valid (%s)", compute.JsonProblem(err))
+			return nil, core.FieldErrorf("environment", "is not valid (%s)", compute.JSONProblem(err))
 		}
 		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
 			return nil, nil
@@ -131,7 +131,7 @@ func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf("environment_variables", "must be a mapping of variable names to values")
 	}
 	if len(m) == 0 {
@@ -148,12 +148,14 @@ func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
 	return out, nil
 }
 
+// DecodeJobInputs decodes a job's inputs: each a literal or a {type,
+// path, mode} mapping, by name; an empty mapping is none.
 func DecodeJobInputs(raw json.RawMessage) (map[string]*JobInput, error) {
 	if compute.NonNull(raw) == nil {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf("inputs", "must be a mapping of input names to values or to {type, path, mode} mappings")
 	}
 	if len(m) == 0 {
@@ -170,8 +172,10 @@ func DecodeJobInputs(raw json.RawMessage) (map[string]*JobInput, error) {
 	return out, nil
 }
 
+// DecodeJobInput decodes one input at field: a literal value or a
+// {type, path, mode} mapping.
 func DecodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
-	switch k := JsonKind(raw); {
+	switch k := JSONKind(raw); {
 	case k == 0 || k == 'n':
 		return nil, core.FieldErrorf(field, "has no value: give a literal (number, string, boolean) or a mapping with type and path")
 	case k == '[':
@@ -179,7 +183,7 @@ func DecodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
 	case k != '{':
 		var v any
 		if err := JobUnmarshalAny(raw, &v); err != nil {
-			return nil, core.FieldErrorf(field, "is not valid (%s)", compute.JsonProblem(err))
+			return nil, core.FieldErrorf(field, "is not valid (%s)", compute.JSONProblem(err))
 		}
 		return &JobInput{Value: v}, nil
 	}
@@ -210,12 +214,12 @@ func DecodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
 	}
 	var value any
 	if valueKey != "" {
-		switch JsonKind(m[valueKey]) {
+		switch JSONKind(m[valueKey]) {
 		case '{', '[':
 			return nil, core.FieldErrorf(field+"."+valueKey, "must be a number, string or boolean, got %s", compute.ShortJSON(m[valueKey]))
 		}
 		if err := JobUnmarshalAny(m[valueKey], &value); err != nil {
-			return nil, core.FieldErrorf(field+"."+valueKey, "is not valid (%s)", compute.JsonProblem(err))
+			return nil, core.FieldErrorf(field+"."+valueKey, "is not valid (%s)", compute.JSONProblem(err))
 		}
 	}
 	t := strings.ToLower(strings.TrimSpace(typ))
@@ -261,12 +265,13 @@ func DecodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
 	return nil, core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", typ)
 }
 
+// DecodeJobOutputs decodes a job's outputs, by name.
 func DecodeJobOutputs(raw json.RawMessage) (map[string]*JobOutput, error) {
 	if compute.NonNull(raw) == nil {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf("outputs", "must be a mapping of output names to {type, mode, path} mappings")
 	}
 	if len(m) == 0 {
@@ -275,7 +280,7 @@ func DecodeJobOutputs(raw json.RawMessage) (map[string]*JobOutput, error) {
 	out := make(map[string]*JobOutput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := JobKeyPath("outputs", name)
-		switch JsonKind(m[name]) {
+		switch JSONKind(m[name]) {
 		case 0, 'n':
 			out[name] = &JobOutput{Type: InputTypeURIFolder}
 			continue

@@ -85,16 +85,16 @@ func NormalizeJobSpec(spec *JobSpec) error {
 	if n := utf8.RuneCountInString(spec.DisplayName); n > MaxJobDisplayNameLength {
 		return core.FieldErrorf("display_name", "must be at most %d characters long (it has %d)", MaxJobDisplayNameLength, n)
 	}
-	if err := core.JobNoControl("display_name", spec.DisplayName); err != nil {
+	if err := core.NoControl("display_name", spec.DisplayName); err != nil {
 		return err
 	}
 	if e := spec.ExperimentName; e != "" {
 		if len(e) > MaxJobNameLength || !JobNameRE.MatchString(e) {
-			return core.FieldErrorf("experiment_name", "%q must be 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.JobShort(e), MaxJobNameLength)
+			return core.FieldErrorf("experiment_name", "%q must be 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(e), MaxJobNameLength)
 		}
 	}
-	if n := utf8.RuneCountInString(spec.Description); n > core.MaxJobDescriptionLength {
-		return core.FieldErrorf("description", "must be at most %d characters long (it has %d)", core.MaxJobDescriptionLength, n)
+	if n := utf8.RuneCountInString(spec.Description); n > core.MaxDescriptionLength {
+		return core.FieldErrorf("description", "must be at most %d characters long (it has %d)", core.MaxDescriptionLength, n)
 	}
 	if err := core.ValidateTags(spec.Tags); err != nil {
 		return err
@@ -106,7 +106,7 @@ func NormalizeJobSpec(spec *JobSpec) error {
 		return core.FieldErrorf("command", "must not contain NUL characters")
 	}
 	if spec.Code != "" {
-		if err := core.ValidateJobPath("code", spec.Code); err != nil {
+		if err := core.ValidatePath("code", spec.Code); err != nil {
 			return err
 		}
 	}
@@ -149,14 +149,14 @@ func NormalizeJobSpec(spec *JobSpec) error {
 		case r.InstanceCount > compute.MaxClusterNodes:
 			return core.FieldErrorf("resources.instance_count", "must be at most %d, got %d", compute.MaxClusterNodes, r.InstanceCount)
 		}
-		if err := core.JobNoControl("resources.instance_type", r.InstanceType); err != nil {
+		if err := core.NoControl("resources.instance_type", r.InstanceType); err != nil {
 			return err
 		}
 		r.ShmSize = strings.TrimSpace(r.ShmSize)
 		if r.ShmSize != "" {
 			m := shmSizeRE.FindStringSubmatch(r.ShmSize)
 			if f, err := strconv.ParseFloat(jobAt(m, 1), 64); err != nil || f <= 0 {
-				return core.FieldErrorf("resources.shm_size", "%q must be a size greater than 0 such as 2g, 512m or 8GB", core.JobShort(r.ShmSize))
+				return core.FieldErrorf("resources.shm_size", "%q must be a size greater than 0 such as 2g, 512m or 8GB", core.Short(r.ShmSize))
 			}
 		}
 	}
@@ -167,7 +167,7 @@ func NormalizeJobSpec(spec *JobSpec) error {
 		case "":
 			return core.FieldErrorf("distribution.type", "is required when distribution is given: pytorch, mpi or tensorflow")
 		default:
-			return core.FieldErrorf("distribution.type", "unknown distribution type %q; supported: pytorch, mpi, tensorflow", core.JobShort(d.Type))
+			return core.FieldErrorf("distribution.type", "unknown distribution type %q; supported: pytorch, mpi, tensorflow", core.Short(d.Type))
 		}
 		d.Type = dt
 		switch {
@@ -191,12 +191,12 @@ func NormalizeJobSpec(spec *JobSpec) error {
 			p = PriorityMedium
 		case PriorityLow, PriorityMedium, PriorityHigh:
 		default:
-			return core.FieldErrorf("queue_settings.priority", "unknown priority %q; use low, medium or high", core.JobShort(q.Priority))
+			return core.FieldErrorf("queue_settings.priority", "unknown priority %q; use low, medium or high", core.Short(q.Priority))
 		}
 		q.Priority = p
 		tier := strings.ToLower(strings.TrimSpace(q.JobTier))
 		if tier != "" && !JobContains(jobTiers, tier) {
-			return core.FieldErrorf("queue_settings.job_tier", "unknown job tier %q; use null, spot, basic, standard or premium", core.JobShort(q.JobTier))
+			return core.FieldErrorf("queue_settings.job_tier", "unknown job tier %q; use null, spot, basic, standard or premium", core.Short(q.JobTier))
 		}
 		q.JobTier = tier
 	}
@@ -213,6 +213,7 @@ func jobAt(m []string, i int) string {
 	return ""
 }
 
+// JobContains reports whether list holds s.
 func JobContains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -247,7 +248,7 @@ func normalizeJobEnvironment(spec *JobSpec) error {
 			spec.Environment = nil
 			return nil
 		}
-		if err := core.ValidateJobPath("environment", e); err != nil {
+		if err := core.ValidatePath("environment", e); err != nil {
 			return err
 		}
 		_, err := asset.ParseEnvironmentRef(e)
@@ -310,10 +311,12 @@ func normalizeJobEnvironment(spec *JobSpec) error {
 	return nil
 }
 
+// ValidateEnvVar checks one environment variable a job sets: its name
+// (letters, digits and _, not starting with a digit) and its value.
 func ValidateEnvVar(name, value string) error {
 	field := JobKeyPath("environment_variables", name)
 	if !envVarRE.MatchString(name) {
-		return core.FieldErrorf(field, "%q is not a valid variable name: use letters, digits and '_', not starting with a digit", core.JobShort(name))
+		return core.FieldErrorf(field, "%q is not a valid variable name: use letters, digits and '_', not starting with a digit", core.Short(name))
 	}
 	for _, p := range reservedEnvPrefixes {
 		if strings.HasPrefix(name, p) {
@@ -326,7 +329,7 @@ func ValidateEnvVar(name, value string) error {
 	return nil
 }
 
-// normalizeJobCompute returns the compute name a job's compute field
+// NormalizeJobCompute returns the compute name a job's compute field
 // names: "azureml:cpu-cluster", "cpu-cluster" and an ARM resource ID
 // ".../computes/cpu-cluster" all name cpu-cluster; no compute, "serverless"
 // and "azureml:serverless" are ServerlessCompute.
@@ -338,11 +341,11 @@ func NormalizeJobCompute(c string) (string, error) {
 	if strings.HasPrefix(strings.ToLower(name), "/subscriptions/") {
 		i := strings.LastIndex(strings.ToLower(name), "/computes/")
 		if i < 0 {
-			return "", core.FieldErrorf("compute", "%q is not a compute resource ID (.../workspaces/<workspace>/computes/<name>)", core.JobShort(c))
+			return "", core.FieldErrorf("compute", "%q is not a compute resource ID (.../workspaces/<workspace>/computes/<name>)", core.Short(c))
 		}
 		name = strings.TrimSuffix(name[i+len("/computes/"):], "/")
 		if name == "" {
-			return "", core.FieldErrorf("compute", "%q ends without a compute name; the name after /computes/ is required", core.JobShort(c))
+			return "", core.FieldErrorf("compute", "%q ends without a compute name; the name after /computes/ is required", core.Short(c))
 		}
 	}
 	if name == "" || strings.EqualFold(name, ServerlessCompute) {
@@ -359,9 +362,11 @@ func NormalizeJobCompute(c string) (string, error) {
 	return name, nil
 }
 
+// ValidateJobIOName checks an input's or output's name: letters, digits
+// and _, starting with a letter or _, at most MaxJobNameLength.
 func ValidateJobIOName(field, name string) error {
 	if len(name) > MaxJobNameLength || !JobIONameRE.MatchString(name) {
-		return core.FieldErrorf(field, "name %q must be 1 to %d letters, digits and '_', starting with a letter or '_'", core.JobShort(name), MaxJobNameLength)
+		return core.FieldErrorf(field, "name %q must be 1 to %d letters, digits and '_', starting with a letter or '_'", core.Short(name), MaxJobNameLength)
 	}
 	return nil
 }
@@ -381,7 +386,7 @@ func normalizeJobInputs(inputs map[string]*JobInput) error {
 			switch t {
 			case "", InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
 			default:
-				return core.FieldErrorf(field+".type", "a literal input cannot have type %s", core.JobShort(in.Type))
+				return core.FieldErrorf(field+".type", "a literal input cannot have type %s", core.Short(in.Type))
 			}
 			if in.Path != "" || in.Mode != "" {
 				return core.FieldErrorf(field, "a literal input cannot also have a path or a mode")
@@ -406,19 +411,19 @@ func normalizeJobInputs(inputs map[string]*JobInput) error {
 		case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
 			return core.FieldErrorf(field+".default", "is required for a %s input", t)
 		default:
-			return core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", core.JobShort(in.Type))
+			return core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", core.Short(in.Type))
 		}
 		in.Type = t
 		if in.Path == "" {
 			return core.FieldErrorf(field+".path", "is required for a %s input", t)
 		}
-		if err := core.ValidateJobPath(field+".path", in.Path); err != nil {
+		if err := core.ValidatePath(field+".path", in.Path); err != nil {
 			return err
 		}
 		if in.Mode != "" {
 			m := strings.ToLower(strings.TrimSpace(in.Mode))
 			if !JobContains(JobInputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown input mode %q; use %s", core.JobShort(in.Mode), strings.Join(JobInputModes, ", "))
+				return core.FieldErrorf(field+".mode", "unknown input mode %q; use %s", core.Short(in.Mode), strings.Join(JobInputModes, ", "))
 			}
 			in.Mode = m
 		}
@@ -443,18 +448,18 @@ func normalizeJobOutputs(outputs map[string]*JobOutput) error {
 			t = InputTypeURIFolder
 		case InputTypeURIFolder, InputTypeURIFile:
 		default:
-			return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.JobShort(o.Type))
+			return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.Short(o.Type))
 		}
 		o.Type = t
 		if o.Path != "" {
-			if err := core.ValidateJobPath(field+".path", o.Path); err != nil {
+			if err := core.ValidatePath(field+".path", o.Path); err != nil {
 				return err
 			}
 		}
 		if o.Mode != "" {
 			m := strings.ToLower(strings.TrimSpace(o.Mode))
 			if !JobContains(JobOutputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.JobShort(o.Mode), strings.Join(JobOutputModes, ", "))
+				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.Short(o.Mode), strings.Join(JobOutputModes, ", "))
 			}
 			o.Mode = m
 		}
@@ -486,16 +491,16 @@ func ExpandCommand(command string, inputs map[string]string, outputs map[string]
 		case ns == "outputs":
 			values = outputs
 		case !ok:
-			return "", core.FieldErrorf("command", "%s is not a valid reference; use ${{inputs.<name>}} or ${{outputs.<name>}}", core.JobShort(ref))
+			return "", core.FieldErrorf("command", "%s is not a valid reference; use ${{inputs.<name>}} or ${{outputs.<name>}}", core.Short(ref))
 		default:
-			return "", core.FieldErrorf("command", "%s refers to %q, which is not supported; only ${{inputs.<name>}} and ${{outputs.<name>}} can be used", core.JobShort(ref), core.JobShort(ns))
+			return "", core.FieldErrorf("command", "%s refers to %q, which is not supported; only ${{inputs.<name>}} and ${{outputs.<name>}} can be used", core.Short(ref), core.Short(ns))
 		}
 		if !JobIONameRE.MatchString(name) {
-			return "", core.FieldErrorf("command", "%s is not a valid reference: %q is not an %s name", core.JobShort(ref), core.JobShort(name), strings.TrimSuffix(ns, "s"))
+			return "", core.FieldErrorf("command", "%s is not a valid reference: %q is not an %s name", core.Short(ref), core.Short(name), strings.TrimSuffix(ns, "s"))
 		}
 		v, found := values[name]
 		if !found {
-			return "", core.FieldErrorf("command", "%s refers to %s %q, which is not declared under %s", core.JobShort(ref), strings.TrimSuffix(ns, "s"), name, ns)
+			return "", core.FieldErrorf("command", "%s refers to %s %q, which is not declared under %s", core.Short(ref), strings.TrimSuffix(ns, "s"), name, ns)
 		}
 		b.WriteString(command[last:loc[0]])
 		b.WriteString(v)

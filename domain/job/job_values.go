@@ -22,7 +22,7 @@ func errOnlyCommandJobs(t string) error {
 	return core.FieldErrorf("type", "%q jobs are not supported: only command jobs are supported (type: command)", t)
 }
 
-// jobUnmarshalAny decodes raw keeping numbers as json.Number.
+// JobUnmarshalAny decodes raw keeping numbers as json.Number.
 func JobUnmarshalAny(raw json.RawMessage, v *any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -35,7 +35,7 @@ func JobUnmarshalAny(raw json.RawMessage, v *any) error {
 	return nil
 }
 
-// jobKeyPath joins a field and a user-chosen key, shortening a long key.
+// JobKeyPath joins a field and a user-chosen key, shortening a long key.
 func JobKeyPath(field, key string) string {
 	if len(key) > 64 {
 		key = key[:64] + "..."
@@ -43,7 +43,7 @@ func JobKeyPath(field, key string) string {
 	return field + "." + key
 }
 
-// convertJobLiteral turns the value of a typed literal input ({type:
+// ConvertJobLiteral turns the value of a typed literal input ({type:
 // integer, default: 5}) into the literal stored in JobInput.Value, or
 // checks an untyped literal when typ is "".
 func ConvertJobLiteral(field, typ string, v any) (any, error) {

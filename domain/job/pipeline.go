@@ -167,7 +167,7 @@ func ParsePipelineBinding(field, s string) (PipelineBinding, error) {
 	const forms = "${{parent.inputs.<name>}}, ${{parent.jobs.<step>.outputs.<name>}} or ${{parent.outputs.<name>}}"
 	m := pipelineBindRE.FindStringSubmatch(s)
 	if m == nil || strings.Contains(m[1], "${{") || strings.Contains(m[1], "}}") {
-		return PipelineBinding{}, core.FieldErrorf(field, "%q must be a whole binding: %s (a binding cannot be part of a longer text)", core.JobShort(s), forms)
+		return PipelineBinding{}, core.FieldErrorf(field, "%q must be a whole binding: %s (a binding cannot be part of a longer text)", core.Short(s), forms)
 	}
 	parts := strings.Split(m[1], ".")
 	for i := range parts {
@@ -182,15 +182,15 @@ func ParsePipelineBinding(field, s string) (PipelineBinding, error) {
 	case len(parts) == 5 && parts[0] == "parent" && parts[1] == "jobs" && parts[3] == "outputs":
 		b = PipelineBinding{Kind: BindStepOutput, Step: parts[2], Name: parts[4]}
 		if !JobNameRE.MatchString(b.Step) || len(b.Step) > MaxJobNameLength {
-			return b, core.FieldErrorf(field, "%q names step %q, which is not a step name", core.JobShort(s), core.JobShort(b.Step))
+			return b, core.FieldErrorf(field, "%q names step %q, which is not a step name", core.Short(s), core.Short(b.Step))
 		}
 	case parts[0] == "inputs" || parts[0] == "outputs":
-		return b, core.FieldErrorf(field, "%q refers to the step's own %s; in a step's bindings, write %s (${{inputs.x}} is for the command)", core.JobShort(s), parts[0], forms)
+		return b, core.FieldErrorf(field, "%q refers to the step's own %s; in a step's bindings, write %s (${{inputs.x}} is for the command)", core.Short(s), parts[0], forms)
 	default:
-		return b, core.FieldErrorf(field, "%q is not a binding: write %s", core.JobShort(s), forms)
+		return b, core.FieldErrorf(field, "%q is not a binding: write %s", core.Short(s), forms)
 	}
 	if !JobIONameRE.MatchString(b.Name) || len(b.Name) > MaxJobNameLength {
-		return b, core.FieldErrorf(field, "%q names %q, which is not an input or output name", core.JobShort(s), core.JobShort(b.Name))
+		return b, core.FieldErrorf(field, "%q names %q, which is not an input or output name", core.Short(s), core.Short(b.Name))
 	}
 	return b, nil
 }

@@ -209,7 +209,7 @@ func newClientID(r interface{ Read([]byte) (int, error) }) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// systemIdentityName names a compute's system-assigned identity.
+// SystemIdentityName names a compute's system-assigned identity.
 func SystemIdentityName(workspace, compute string) string {
 	return strings.ToLower(workspace) + "." + strings.ToLower(compute)
 }
@@ -223,7 +223,7 @@ func identityNameOf(resourceID string) string {
 	return resourceID
 }
 
-// ensureComputeIdentities checks that a compute's user-assigned identities
+// EnsureComputeIdentities checks that a compute's user-assigned identities
 // exist and creates its system-assigned one, in the compute's transaction.
 //
 // A user-assigned identity may be attached by an administrator, or in a

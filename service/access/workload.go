@@ -169,7 +169,7 @@ func (s *Service) ARMAudiences() []string {
 	return append(s.WorkloadAudiences(), "https://management.azure.com", "https://management.azure.com/", "https://management.core.windows.net/")
 }
 
-// taskIdentities returns the managed identities a job on compute c may act
+// TaskIdentities returns the managed identities a job on compute c may act
 // as: the system-assigned one first, then the user-assigned ones.
 func TaskIdentities(tx store.Tx, c *compute.Compute) []node.TaskIdentity {
 	if c == nil || c.Identity == nil || c.Identity.Type == compute.IdentityNone {

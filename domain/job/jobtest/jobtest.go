@@ -3,7 +3,7 @@ package jobtest
 
 import "strings"
 
-// trainComponent is a command component as a pipeline carries it inline
+// TrainComponent is a command component as a pipeline carries it inline
 // (the CLI inlines component: ./train.yml).
 func TrainComponent() map[string]any {
 	return map[string]any{

@@ -127,14 +127,14 @@ func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, err
 		return nil, core.FieldErrorf("jobs", "is required: a mapping of step names to steps (each a command, or a component with its inputs and outputs)")
 	}
 	var jobs map[string]json.RawMessage
-	if job.JsonKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
+	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
 		return nil, core.FieldErrorf("jobs", "must be a mapping of step names to steps, got %s", compute.ShortJSON(raw))
 	}
 	steps := make(map[string]*job.PipelineStep, len(jobs))
 	for _, name := range core.SortedKeys(jobs) {
 		prefix := job.JobKeyPath("jobs", name) + "."
 		if err := job.ValidateJobName(name); err != nil {
-			return nil, core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.JobShort(name), job.MaxJobNameLength)
+			return nil, core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(name), job.MaxJobNameLength)
 		}
 		step, err := decodePipelineStep(jobs[name], prefix)
 		if err != nil {
@@ -148,7 +148,7 @@ func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, err
 // decodePipelineStep decodes one step; prefix is jobs.<name>.
 func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, error) {
 	field := strings.TrimSuffix(prefix, ".")
-	if job.JsonKind(raw) != '{' {
+	if job.JSONKind(raw) != '{' {
 		return nil, core.FieldErrorf(field, "must be a step: a mapping with command (an inline command step) or component, and their inputs and outputs; got %s", compute.ShortJSON(raw))
 	}
 	obj, err := job.CheckedMapping(raw, field, stepKeys)
@@ -163,7 +163,7 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	case "", job.JobTypeCommand:
 		step.Type = job.JobTypeCommand
 	default:
-		return nil, core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.JobShort(step.Type))
+		return nil, core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
 	}
 	// The command job keys, decoded as a command job's are.
 	js, err := job.DecodeAsCommandJob(obj.Pick(func(k string) bool { return slices.Contains(stepJobKeys, k) }), prefix)
@@ -192,7 +192,7 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 				return nil, core.FieldErrorf(prefix+k, "a step with a component takes its %s from the component; set it there", k)
 			}
 		}
-		switch job.JsonKind(c) {
+		switch job.JSONKind(c) {
 		case '"':
 			ref, _ := job.JobString(c, prefix+"component")
 			if strings.TrimSpace(ref) == "" {
@@ -231,14 +231,14 @@ func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepI
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if job.JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"inputs", "must be a mapping of input names to values, paths or bindings (${{parent.inputs.x}}, ${{parent.jobs.<step>.outputs.y}})")
 	}
 	out := make(map[string]*job.StepInput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + job.JobKeyPath("inputs", name)
 		v := m[name]
-		if job.JsonKind(v) == '"' {
+		if job.JSONKind(v) == '"' {
 			s, err := job.JobString(v, field)
 			if err != nil {
 				return nil, err
@@ -248,7 +248,7 @@ func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepI
 				continue
 			}
 		}
-		if job.JsonKind(v) == '{' {
+		if job.JSONKind(v) == '{' {
 			var o map[string]json.RawMessage
 			if json.Unmarshal(v, &o) == nil {
 				if p, _ := job.JobString(o["path"], ""); job.IsPipelineBinding(p) {
@@ -282,21 +282,21 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if job.JsonKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"outputs", "must be a mapping of output names to {type, mode} mappings or to ${{parent.outputs.<name>}}")
 	}
 	out := make(map[string]*job.StepOutput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + job.JobKeyPath("outputs", name)
 		v := m[name]
-		switch job.JsonKind(v) {
+		switch job.JSONKind(v) {
 		case 0, 'n':
 			out[name] = &job.StepOutput{}
 			continue
 		case '"':
 			s, _ := job.JobString(v, field)
 			if !job.IsPipelineBinding(s) {
-				return nil, core.FieldErrorf(field, "%q must be ${{parent.outputs.<name>}} or a mapping with type and mode", core.JobShort(s))
+				return nil, core.FieldErrorf(field, "%q must be ${{parent.outputs.<name>}} or a mapping with type and mode", core.Short(s))
 			}
 			out[name] = &job.StepOutput{Bind: strings.TrimSpace(s)}
 			continue
@@ -320,7 +320,7 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 			return nil, err
 		}
 		if p != "" && !job.IsPipelineBinding(p) {
-			return nil, core.FieldErrorf(field+".path", "a step output's path is chosen by Shoal; bind it to a pipeline output with ${{parent.outputs.<name>}} instead of %q", core.JobShort(p))
+			return nil, core.FieldErrorf(field+".path", "a step output's path is chosen by Shoal; bind it to a pipeline output with ${{parent.outputs.<name>}} instead of %q", core.Short(p))
 		}
 		so.Bind = strings.TrimSpace(p)
 		out[name] = so

@@ -327,7 +327,7 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 	}
 	c := s.Component
 	if c == nil {
-		return nil, core.FieldErrorf(prefix+"component", "%s is not resolved yet (ResolvePipelineComponents)", core.JobShort(s.ComponentRef))
+		return nil, core.FieldErrorf(prefix+"component", "%s is not resolved yet (ResolvePipelineComponents)", core.Short(s.ComponentRef))
 	}
 	parentInputs := run.Inputs
 	if parentInputs == nil {
@@ -483,7 +483,7 @@ func (g *PipelineGraph) resolveInput(field string, si *job.StepInput, d *job.Com
 		}
 		return &job.JobInput{Type: dataType(t), Path: p, Mode: si.Mode}, nil
 	}
-	return nil, core.FieldErrorf(field, "%s is an output binding; an input binds to ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}", core.JobShort(si.Bind))
+	return nil, core.FieldErrorf(field, "%s is an output binding; an input binds to ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}", core.Short(si.Bind))
 }
 
 func firstNonEmpty(v ...string) string {

@@ -23,7 +23,7 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 		return core.Errorf(core.EINVALID, "the job document is empty")
 	}
 	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != job.JobTypePipeline {
-		return core.FieldErrorf("type", "must be pipeline for a pipeline job, got %q", core.JobShort(spec.Type))
+		return core.FieldErrorf("type", "must be pipeline for a pipeline job, got %q", core.Short(spec.Type))
 	}
 	spec.Type = job.JobTypePipeline
 	// The fields a pipeline shares with a command job, checked on one.
@@ -47,7 +47,7 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 		}
 		*f.value = c
 	}
-	if err := core.JobNoControl("settings.default_datastore", spec.Settings.DefaultDatastore); err != nil {
+	if err := core.NoControl("settings.default_datastore", spec.Settings.DefaultDatastore); err != nil {
 		return err
 	}
 	if len(spec.Jobs) == 0 {
@@ -104,18 +104,18 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		return core.FieldErrorf(strings.TrimSuffix(prefix, "."), "has no definition: give command or component")
 	}
 	if err := job.ValidateJobName(name); err != nil {
-		return core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.JobShort(name), job.MaxJobNameLength)
+		return core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(name), job.MaxJobNameLength)
 	}
 	switch t := strings.ToLower(strings.TrimSpace(step.Type)); t {
 	case "", job.JobTypeCommand:
 		step.Type = job.JobTypeCommand
 	default:
-		return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.JobShort(step.Type))
+		return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
 	}
 	if n := len([]rune(step.DisplayName)); n > job.MaxJobDisplayNameLength {
 		return core.FieldErrorf(prefix+"display_name", "must be at most %d characters long (it has %d)", job.MaxJobDisplayNameLength, n)
 	}
-	if err := core.JobNoControl(prefix+"display_name", step.DisplayName); err != nil {
+	if err := core.NoControl(prefix+"display_name", step.DisplayName); err != nil {
 		return err
 	}
 	if err := core.ValidateTags(step.Tags); err != nil {
@@ -177,12 +177,12 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		var declared *job.ComponentOutput
 		if c != nil {
 			if declared = c.Outputs[out]; declared == nil {
-				return core.FieldErrorf(field, "the component declares no output %q; its outputs: %s", core.JobShort(out), listOrNone(core.SortedKeys(c.Outputs)))
+				return core.FieldErrorf(field, "the component declares no output %q; its outputs: %s", core.Short(out), listOrNone(core.SortedKeys(c.Outputs)))
 			}
 		}
 		if t := strings.ToLower(strings.TrimSpace(o.Type)); t != "" {
 			if t != job.InputTypeURIFolder && t != job.InputTypeURIFile {
-				return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.JobShort(o.Type))
+				return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.Short(o.Type))
 			}
 			if declared != nil && declared.Type != "" && declared.Type != t {
 				return core.FieldErrorf(field+".type", "is %s, but the component's output is %s", t, declared.Type)
@@ -192,7 +192,7 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		if o.Mode != "" {
 			m := strings.ToLower(strings.TrimSpace(o.Mode))
 			if !job.JobContains(job.JobOutputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.JobShort(o.Mode), strings.Join(job.JobOutputModes, ", "))
+				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.Short(o.Mode), strings.Join(job.JobOutputModes, ", "))
 			}
 			o.Mode = m
 		}
@@ -204,7 +204,7 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 			return err
 		}
 		if b.Kind != job.BindParentOutput {
-			return core.FieldErrorf(field, "%s is an input binding; a step output binds to a pipeline output: ${{parent.outputs.<name>}}", core.JobShort(o.Bind))
+			return core.FieldErrorf(field, "%s is an input binding; a step output binds to a pipeline output: ${{parent.outputs.<name>}}", core.Short(o.Bind))
 		}
 		po, ok := spec.Outputs[b.Name]
 		if !ok {
@@ -246,7 +246,7 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 	var declared *job.ComponentInput
 	if c := step.Component; c != nil {
 		if declared = c.Inputs[name]; declared == nil {
-			return core.FieldErrorf(field, "the component declares no input %q; its inputs: %s", core.JobShort(name), listOrNone(core.SortedKeys(c.Inputs)))
+			return core.FieldErrorf(field, "the component declares no input %q; its inputs: %s", core.Short(name), listOrNone(core.SortedKeys(c.Inputs)))
 		}
 		if declared.Type == "" {
 			declared = nil // an inline step's input: any type
@@ -255,14 +255,14 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 	if in.Mode != "" {
 		m := strings.ToLower(strings.TrimSpace(in.Mode))
 		if !job.JobContains(job.JobInputModes, m) {
-			return core.FieldErrorf(field+".mode", "unknown input mode %q; use %s", core.JobShort(in.Mode), strings.Join(job.JobInputModes, ", "))
+			return core.FieldErrorf(field+".mode", "unknown input mode %q; use %s", core.Short(in.Mode), strings.Join(job.JobInputModes, ", "))
 		}
 		in.Mode = m
 	}
 	t := strings.ToLower(strings.TrimSpace(in.Type))
 	if t != "" {
 		if t != job.InputTypeURIFile && t != job.InputTypeURIFolder {
-			return core.FieldErrorf(field+".type", "a step input's type is uri_folder or uri_file (literals take the component's type), got %q", core.JobShort(in.Type))
+			return core.FieldErrorf(field+".type", "a step input's type is uri_folder or uri_file (literals take the component's type), got %q", core.Short(in.Type))
 		}
 		in.Type = t
 	}
@@ -281,7 +281,7 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 		}
 		switch b.Kind {
 		case job.BindParentOutput:
-			return core.FieldErrorf(field, "%s is an output binding; an input binds to ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}", core.JobShort(in.Bind))
+			return core.FieldErrorf(field, "%s is an output binding; an input binds to ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}", core.Short(in.Bind))
 		case job.BindParentInput:
 			pi, ok := spec.Inputs[b.Name]
 			if !ok {
@@ -342,7 +342,7 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 		}
 		in.Value = v
 	default:
-		if err := core.ValidateJobPath(field+".path", in.Path); err != nil {
+		if err := core.ValidatePath(field+".path", in.Path); err != nil {
 			return err
 		}
 		if t == "" {
@@ -384,27 +384,27 @@ func ParseComponentRef(field, s string) (ComponentRef, error) {
 	const forms = "azureml:<name>:<version> or azureml:<name>@latest (a local ./file.yml is read and inlined by the CLI: submit with shoal job create -f)"
 	rest, ok := asset.CutPrefixFold(strings.TrimSpace(s), "azureml:")
 	if !ok {
-		return ComponentRef{}, core.FieldErrorf(field, "%q is not a registered component reference: write %s", core.JobShort(s), forms)
+		return ComponentRef{}, core.FieldErrorf(field, "%q is not a registered component reference: write %s", core.Short(s), forms)
 	}
 	var r ComponentRef
 	if strings.HasPrefix(rest, "//") {
-		return r, core.FieldErrorf(field, "%q names a registry's component, which Shoal does not support: register the component in the workspace (shoal component create -f FILE) and write azureml:<name>:<version>", core.JobShort(s))
+		return r, core.FieldErrorf(field, "%q names a registry's component, which Shoal does not support: register the component in the workspace (shoal component create -f FILE) and write azureml:<name>:<version>", core.Short(s))
 	}
 	if name, label, ok := strings.Cut(rest, "@"); ok {
 		if !strings.EqualFold(label, asset.LabelLatest) {
-			return r, core.FieldErrorf(field, "%q has label %q: the only label is latest (@latest)", core.JobShort(s), core.JobShort(label))
+			return r, core.FieldErrorf(field, "%q has label %q: the only label is latest (@latest)", core.Short(s), core.Short(label))
 		}
 		r = ComponentRef{Name: name, Label: asset.LabelLatest}
 	} else if name, version, ok := strings.Cut(rest, ":"); ok {
 		if job.ValidateComponentVersion(version) != nil {
-			return r, core.FieldErrorf(field, "%q has an invalid version %q: a version is 1 to %d letters, digits, '-', '_' and '.'", core.JobShort(s), core.JobShort(version), job.MaxComponentVersionLength)
+			return r, core.FieldErrorf(field, "%q has an invalid version %q: a version is 1 to %d letters, digits, '-', '_' and '.'", core.Short(s), core.Short(version), job.MaxComponentVersionLength)
 		}
 		r = ComponentRef{Name: name, Version: version}
 	} else {
-		return r, core.FieldErrorf(field, "%q names no version: write azureml:%s:<version> or azureml:%s@latest", core.JobShort(s), core.JobShort(rest), core.JobShort(rest))
+		return r, core.FieldErrorf(field, "%q names no version: write azureml:%s:<version> or azureml:%s@latest", core.Short(s), core.Short(rest), core.Short(rest))
 	}
 	if job.ValidateComponentName(r.Name) != nil {
-		return r, core.FieldErrorf(field, "%q has an invalid name %q: a name is 1 to %d letters, digits, '-', '_' and '.'", core.JobShort(s), core.JobShort(r.Name), job.MaxComponentNameLength)
+		return r, core.FieldErrorf(field, "%q has an invalid name %q: a name is 1 to %d letters, digits, '-', '_' and '.'", core.Short(s), core.Short(r.Name), job.MaxComponentNameLength)
 	}
 	return r, nil
 }

@@ -95,7 +95,7 @@ func DecodeSweepSpec(data []byte) (*job.SweepSpec, error) {
 // decodeSweepTrial decodes the trial as a command job, so that its keys
 // read as a command job's do; an error names its path under trial.
 func decodeSweepTrial(raw json.RawMessage) (*job.SweepTrial, error) {
-	switch job.JsonKind(raw) {
+	switch job.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("trial", "is required: the command job each trial runs, with ${{search_space.<name>}} in its command")
 	case '{':
@@ -116,7 +116,7 @@ func decodeSweepTrial(raw json.RawMessage) (*job.SweepTrial, error) {
 }
 
 func decodeSearchSpace(raw json.RawMessage) (map[string]*job.SearchParam, error) {
-	switch job.JsonKind(raw) {
+	switch job.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("search_space", "is required: a mapping of hyperparameter names to distributions, e.g. lr: {type: uniform, min_value: 0.001, max_value: 0.1}")
 	case '{':
@@ -139,7 +139,7 @@ func decodeSearchSpace(raw json.RawMessage) (map[string]*job.SearchParam, error)
 }
 
 func decodeSearchParam(field string, raw json.RawMessage) (*job.SearchParam, error) {
-	if job.JsonKind(raw) != '{' {
+	if job.JSONKind(raw) != '{' {
 		return nil, core.FieldErrorf(field, "must be a mapping with type and the distribution's parameters, e.g. {type: choice, values: [16, 32]}, got %s", compute.ShortJSON(raw))
 	}
 	m, err := job.CheckedMapping(raw, field, searchParamKeys)
@@ -180,7 +180,7 @@ func decodeSearchParam(field string, raw json.RawMessage) (*job.SearchParam, err
 // decodeChoiceValues keeps numbers as json.Number so that a value is
 // rendered into the command as the user wrote it.
 func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
-	if job.JsonKind(raw) != '[' {
+	if job.JSONKind(raw) != '[' {
 		return nil, core.FieldErrorf(field, "must be a list of values, got %s", compute.ShortJSON(raw))
 	}
 	var items []json.RawMessage
@@ -190,7 +190,7 @@ func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
 	out := make([]any, 0, len(items))
 	for i, it := range items {
 		f := field + "[" + strconv.Itoa(i) + "]"
-		switch job.JsonKind(it) {
+		switch job.JSONKind(it) {
 		case '{', '[':
 			return nil, core.FieldErrorf(f, "must be a number, string or boolean; nested search spaces are not supported")
 		case 'n':
@@ -198,7 +198,7 @@ func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
 		}
 		var v any
 		if err := job.JobUnmarshalAny(it, &v); err != nil {
-			return nil, core.FieldErrorf(f, "is not valid (%s)", compute.JsonProblem(err))
+			return nil, core.FieldErrorf(f, "is not valid (%s)", compute.JSONProblem(err))
 		}
 		out = append(out, v)
 	}
@@ -209,7 +209,7 @@ func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
 // since YAML 1.1 reads 1e-3 (no dot) as a string.
 func decodeFloat(field string, raw json.RawMessage) (float64, error) {
 	var s string
-	switch k := job.JsonKind(raw); {
+	switch k := job.JSONKind(raw); {
 	case job.IsJSONNumberKind(k):
 		s = string(bytes.TrimSpace(raw))
 	case k == '"':
@@ -229,7 +229,7 @@ func decodeFloat(field string, raw json.RawMessage) (float64, error) {
 
 // decodeInt64 reads a whole number that fits 64 bits.
 func decodeInt64(field string, raw json.RawMessage) (int64, error) {
-	if !job.IsJSONNumberKind(job.JsonKind(raw)) {
+	if !job.IsJSONNumberKind(job.JSONKind(raw)) {
 		return 0, core.FieldErrorf(field, "must be a whole number, got %s", compute.ShortJSON(raw))
 	}
 	s := string(bytes.TrimSpace(raw))
@@ -246,7 +246,7 @@ func decodeInt64(field string, raw json.RawMessage) (int64, error) {
 // decodeSamplingAlgorithm accepts Azure ML's two spellings: a name
 // (sampling_algorithm: random) or a mapping with type, seed and rule.
 func decodeSamplingAlgorithm(raw json.RawMessage) (*job.SamplingAlgorithm, error) {
-	switch job.JsonKind(raw) {
+	switch job.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("sampling_algorithm", "is required: random, grid or bayesian")
 	case '"':
@@ -281,7 +281,7 @@ func decodeSamplingAlgorithm(raw json.RawMessage) (*job.SamplingAlgorithm, error
 }
 
 func decodeObjective(raw json.RawMessage) (*job.Objective, error) {
-	switch job.JsonKind(raw) {
+	switch job.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("objective", "is required: primary_metric (the metric trials log) and goal (maximize or minimize)")
 	case '{':
@@ -304,7 +304,7 @@ func decodeObjective(raw json.RawMessage) (*job.Objective, error) {
 }
 
 func decodeSweepLimits(raw json.RawMessage) (*job.SweepLimits, error) {
-	switch job.JsonKind(raw) {
+	switch job.JSONKind(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '{':
@@ -353,7 +353,7 @@ func decodeSweepLimits(raw json.RawMessage) (*job.SweepLimits, error) {
 }
 
 func decodeEarlyTermination(raw json.RawMessage) (*job.EarlyTermination, error) {
-	switch job.JsonKind(raw) {
+	switch job.JSONKind(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '{':

@@ -29,7 +29,7 @@ func NormalizeSweepSpec(spec *job.SweepSpec) error {
 		return core.Errorf(core.EINVALID, "the job document is empty")
 	}
 	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != job.JobTypeSweep {
-		return core.FieldErrorf("type", "must be sweep for a sweep job, got %q", core.JobShort(spec.Type))
+		return core.FieldErrorf("type", "must be sweep for a sweep job, got %q", core.Short(spec.Type))
 	}
 	spec.Type = job.JobTypeSweep
 	if spec.Trial == nil {
@@ -182,7 +182,7 @@ func SubstituteSearchSpace(command string, values map[string]string) (string, er
 		name = strings.TrimSpace(name)
 		v, ok := values[name]
 		if !ok {
-			return "", core.FieldErrorf("trial.command", "%s refers to hyperparameter %q, which is not declared under search_space (declared: %s)", core.JobShort(ref), core.JobShort(name), strings.Join(core.SortedKeys(values), ", "))
+			return "", core.FieldErrorf("trial.command", "%s refers to hyperparameter %q, which is not declared under search_space (declared: %s)", core.Short(ref), core.Short(name), strings.Join(core.SortedKeys(values), ", "))
 		}
 		b.WriteString(command[last:loc[0]])
 		b.WriteString(v)
@@ -219,7 +219,7 @@ func normalizeSearchSpace(space map[string]*job.SearchParam) error {
 	for _, name := range core.SortedKeys(space) {
 		field := job.JobKeyPath("search_space", name)
 		if len(name) > job.MaxSearchParamNameLen || !job.JobIONameRE.MatchString(name) {
-			return core.FieldErrorf(field, "hyperparameter name %q must be 1 to %d letters, digits and '_', starting with a letter or '_'", core.JobShort(name), job.MaxSearchParamNameLen)
+			return core.FieldErrorf(field, "hyperparameter name %q must be 1 to %d letters, digits and '_', starting with a letter or '_'", core.Short(name), job.MaxSearchParamNameLen)
 		}
 		if err := normalizeSearchParam(field, space[name]); err != nil {
 			return err
@@ -238,7 +238,7 @@ func normalizeSearchParam(field string, p *job.SearchParam) error {
 		if t == "" {
 			return core.FieldErrorf(field+".type", "is required: one of %s", strings.Join(searchDistributions, ", "))
 		}
-		return core.FieldErrorf(field+".type", "unknown distribution %q; use one of %s", core.JobShort(p.Type), strings.Join(searchDistributions, ", "))
+		return core.FieldErrorf(field+".type", "unknown distribution %q; use one of %s", core.Short(p.Type), strings.Join(searchDistributions, ", "))
 	}
 	p.Type = t
 	present := map[string]bool{
@@ -312,7 +312,7 @@ func normalizeSamplingAlgorithm(spec *job.SweepSpec) error {
 	case "":
 		return core.FieldErrorf("sampling_algorithm.type", "is required: random, grid or bayesian")
 	default:
-		return core.FieldErrorf("sampling_algorithm", "unknown sampling algorithm %q; use random, grid or bayesian", core.JobShort(a.Type))
+		return core.FieldErrorf("sampling_algorithm", "unknown sampling algorithm %q; use random, grid or bayesian", core.Short(a.Type))
 	}
 	a.Type = t
 	rule := strings.ToLower(strings.TrimSpace(a.Rule))
@@ -332,7 +332,7 @@ func normalizeSamplingAlgorithm(spec *job.SweepSpec) error {
 	case job.RandomRuleSobol:
 		return core.FieldErrorf("sampling_algorithm.rule", "sobol is not supported; use rule: random (with a seed, the trials are reproducible)")
 	default:
-		return core.FieldErrorf("sampling_algorithm.rule", "unknown rule %q; use random", core.JobShort(a.Rule))
+		return core.FieldErrorf("sampling_algorithm.rule", "unknown rule %q; use random", core.Short(a.Rule))
 	}
 	a.Rule = rule
 	names := core.SortedKeys(spec.SearchSpace)
@@ -342,7 +342,7 @@ func normalizeSamplingAlgorithm(spec *job.SweepSpec) error {
 		for _, n := range names {
 			p := spec.SearchSpace[n]
 			if p.Type != job.DistChoice {
-				return core.FieldErrorf(job.JobKeyPath("search_space", n)+".type", "grid sampling takes only choice hyperparameters (as Azure ML), and %s is %s", core.JobShort(n), p.Type)
+				return core.FieldErrorf(job.JobKeyPath("search_space", n)+".type", "grid sampling takes only choice hyperparameters (as Azure ML), and %s is %s", core.Short(n), p.Type)
 			}
 			if combos > job.MaxGridCombinations/len(p.Values) {
 				return core.FieldErrorf("search_space", "grid sampling would try more than %d combinations; use random or bayesian sampling", job.MaxGridCombinations)
@@ -354,7 +354,7 @@ func normalizeSamplingAlgorithm(spec *job.SweepSpec) error {
 			switch p := spec.SearchSpace[n]; p.Type {
 			case job.DistChoice, job.DistUniform, job.DistQUniform:
 			default:
-				return core.FieldErrorf(job.JobKeyPath("search_space", n)+".type", "bayesian sampling takes only choice, uniform and quniform hyperparameters (as Azure ML), and %s is %s", core.JobShort(n), p.Type)
+				return core.FieldErrorf(job.JobKeyPath("search_space", n)+".type", "bayesian sampling takes only choice, uniform and quniform hyperparameters (as Azure ML), and %s is %s", core.Short(n), p.Type)
 			}
 		}
 	}
@@ -380,7 +380,7 @@ func normalizeObjective(o *job.Objective) error {
 	case "":
 		return core.FieldErrorf("objective.goal", "is required: maximize or minimize")
 	default:
-		return core.FieldErrorf("objective.goal", "unknown goal %q; use maximize or minimize", core.JobShort(o.Goal))
+		return core.FieldErrorf("objective.goal", "unknown goal %q; use maximize or minimize", core.Short(o.Goal))
 	}
 	o.Goal = g
 	return nil
@@ -425,7 +425,7 @@ func normalizeEarlyTermination(spec *job.SweepSpec) error {
 	case "":
 		return core.FieldErrorf("early_termination.type", "is required: bandit, median_stopping or truncation_selection")
 	default:
-		return core.FieldErrorf("early_termination.type", "unknown policy %q; use bandit, median_stopping or truncation_selection", core.JobShort(p.Type))
+		return core.FieldErrorf("early_termination.type", "unknown policy %q; use bandit, median_stopping or truncation_selection", core.Short(p.Type))
 	}
 	p.Type = t
 	switch {
