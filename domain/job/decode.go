@@ -37,12 +37,12 @@ var JobUnsupportedKeys = map[string]string{
 	"identity": "identity on jobs is not supported yet; the compute's identity is used",
 }
 
-// jobDocument is a JSON mapping of a job document, or of a part of one,
+// JobDocument is a JSON mapping of a job document, or of a part of one,
 // with each value kept raw until its field decodes it.
-type jobDocument map[string]json.RawMessage
+type JobDocument map[string]json.RawMessage
 
 // ParseJobDocument reads a whole job document, which must be a mapping.
-func ParseJobDocument(data []byte) (jobDocument, error) {
+func ParseJobDocument(data []byte) (JobDocument, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, core.Errorf(core.EINVALID, "the job document is empty")
@@ -56,8 +56,8 @@ func ParseJobDocument(data []byte) (jobDocument, error) {
 
 // UnmarshalJobDocument is parseJobDocument without its refusals of an
 // empty or null document (nil, no error), for a caller that only peeks.
-func UnmarshalJobDocument(data []byte) (jobDocument, error) {
-	var doc jobDocument
+func UnmarshalJobDocument(data []byte) (JobDocument, error) {
+	var doc JobDocument
 	if err := json.Unmarshal(data, &doc); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -71,7 +71,7 @@ func UnmarshalJobDocument(data []byte) (jobDocument, error) {
 // RequireType returns the document's type as written when it is want
 // (in any case, spaces around it ignored): a sweep or pipeline decoder is
 // only called for its own kind, so another type is a mistake to name.
-func (d jobDocument) RequireType(want string) (string, error) {
+func (d JobDocument) RequireType(want string) (string, error) {
 	t, err := JobString(d["type"], "type")
 	if err != nil {
 		return "", err
@@ -89,7 +89,7 @@ func (d jobDocument) RequireType(want string) (string, error) {
 // output can be submitted again; an unknown key is refused with the
 // closest known key and the list of allowed keys; and a mapping under a
 // known key is checked against its own schema.
-func (d jobDocument) CheckKeys(kind string, keys compute.KeySchema) error {
+func (d JobDocument) CheckKeys(kind string, keys compute.KeySchema) error {
 	for _, k := range core.SortedKeys(d) {
 		if msg, ok := JobUnsupportedKeys[k]; ok {
 			if compute.NonNull(d[k]) != nil {
@@ -116,8 +116,8 @@ func (d jobDocument) CheckKeys(kind string, keys compute.KeySchema) error {
 
 // Pick returns the entries of d whose key keep takes: the part of a
 // document that another decoder reads.
-func (d jobDocument) Pick(keep func(key string) bool) jobDocument {
-	part := jobDocument{}
+func (d JobDocument) Pick(keep func(key string) bool) JobDocument {
+	part := JobDocument{}
 	for k, v := range d {
 		if keep(k) {
 			part[k] = v
@@ -136,7 +136,7 @@ type JobField struct {
 // DecodeFields decodes the fields in the order given, each from the
 // value of its key (nil when absent), and stops at the first error.
 // prefix is the path of d in the whole document ("settings.").
-func (d jobDocument) DecodeFields(prefix string, fields ...JobField) error {
+func (d JobDocument) DecodeFields(prefix string, fields ...JobField) error {
 	for _, f := range fields {
 		if err := f.Decode(d[f.Key], prefix+f.Key); err != nil {
 			return err
@@ -194,11 +194,11 @@ func JobNameFields(name, displayName, experimentName, description *string) []Job
 
 // DecodeMapping reads the mapping under a key, nil when it is absent or
 // null; path names the key in an error.
-func DecodeMapping(raw json.RawMessage, path string) (jobDocument, error) {
+func DecodeMapping(raw json.RawMessage, path string) (JobDocument, error) {
 	if compute.NonNull(raw) == nil {
 		return nil, nil
 	}
-	var m jobDocument
+	var m JobDocument
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, core.FieldErrorf(path, "must be a mapping")
 	}
@@ -207,11 +207,11 @@ func DecodeMapping(raw json.RawMessage, path string) (jobDocument, error) {
 
 // CheckedMapping reads a mapping whose keys must all be among keys,
 // checked as checkKeys checks them; path names the mapping in an error.
-func CheckedMapping(raw json.RawMessage, path string, keys compute.KeySchema) (jobDocument, error) {
+func CheckedMapping(raw json.RawMessage, path string, keys compute.KeySchema) (JobDocument, error) {
 	if err := compute.CheckKeys(raw, path, keys); err != nil {
 		return nil, err
 	}
-	var m jobDocument
+	var m JobDocument
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, core.FieldErrorf(path, "must be a mapping")
 	}

@@ -86,7 +86,7 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 // pipeline step's command keys) as DecodeJobSpec decodes a command job,
 // so that every kind reads those keys alike; an error names its path in
 // the whole document, under prefix ("jobs.train.").
-func DecodeAsCommandJob(part jobDocument, prefix string) (*JobSpec, error) {
+func DecodeAsCommandJob(part JobDocument, prefix string) (*JobSpec, error) {
 	data, err := json.Marshal(part)
 	if err != nil { // the values were read from JSON: unreachable
 		return nil, core.Errorf(core.EINVALID, "the job document is not valid (%s)", compute.JSONProblem(err))
