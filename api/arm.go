@@ -15,10 +15,9 @@ const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningSer
 // armRoutes are the routes Azure's SDKs call (package arm), authorized
 // and audited as the native routes that do the same.
 func (s *Server) armRoutes() []Route {
-	h := arm.Handlers{Svc: s.svc, Envs: s.envs}
-	envs := h.Environments()
+	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps}
 	c := arm.Checked
-	return []Route{
+	routes := []Route{
 		{Pattern: "GET " + armPrefix, Action: identity.ActWorkspacesRead, handler: c(h.Workspace)},
 		{Pattern: "GET " + armPrefix + "/computes", Action: identity.ActComputesRead, handler: c(h.ListComputes)},
 		{Pattern: "GET " + armPrefix + "/computes/{name}", Action: identity.ActComputesRead, handler: c(h.GetCompute)},
@@ -32,20 +31,30 @@ func (s *Server) armRoutes() []Route {
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listNodes", Action: identity.ActComputesRead, handler: c(h.ListNodes)},
 		{Pattern: "POST " + armPrefix + "/computes/{name}/updateIdleShutdownSetting", Action: identity.ActComputesWrite, handler: c(h.UpdateIdleShutdown)},
 		{Pattern: "POST " + armPrefix + "/computes/{name}/listKeys", Action: identity.ActComputesWrite, handler: c(h.ListKeys)},
-		// Registered environments: containers and versions, authorized as
-		// the native environment routes.
-		{Pattern: "GET " + armPrefix + "/environments", Action: identity.ActEnvironmentsRead, handler: c(envs.ListContainers)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}", Action: identity.ActEnvironmentsRead, handler: c(envs.GetContainer)},
-		{Pattern: "PUT " + armPrefix + "/environments/{name}", Action: identity.ActEnvironmentsWrite, handler: c(envs.PutContainer)},
-		{Pattern: "DELETE " + armPrefix + "/environments/{name}", Action: identity.ActEnvironmentsWrite, handler: c(envs.Delete)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}/versions", Action: identity.ActEnvironmentsRead, handler: c(envs.ListVersions)},
-		{Pattern: "GET " + armPrefix + "/environments/{name}/versions/{version}", Action: identity.ActEnvironmentsRead, handler: c(envs.GetVersion)},
-		{Pattern: "PUT " + armPrefix + "/environments/{name}/versions/{version}", Action: identity.ActEnvironmentsWrite, handler: c(envs.PutVersion)},
-		{Pattern: "DELETE " + armPrefix + "/environments/{name}/versions/{version}", Action: identity.ActEnvironmentsWrite, handler: c(envs.Delete)},
 		// Quotas are per workspace: the services authorize each workspace.
 		{Pattern: "GET " + armLocation + "/quotas", Action: ActionAuthenticated, Audit: identity.ActQuotasRead, handler: c(h.Quotas)},
 		{Pattern: "POST " + armLocation + "/updateQuotas", Action: ActionAuthenticated, Audit: identity.ActQuotasWrite, handler: c(h.UpdateQuotas)},
 		{Pattern: "GET " + armLocation + "/usages", Action: ActionAuthenticated, handler: c(h.Usages)},
 		{Pattern: "GET " + armLocation + "/vmSizes", Action: ActionAuthenticated, handler: c(h.VMSizes)},
+	}
+	// Registered environments and components: containers and versions,
+	// authorized as the kinds' native routes.
+	routes = append(routes, armAssetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, h.Environments())...)
+	return append(routes, armAssetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, h.Components())...)
+}
+
+// armAssetRoutes are the ARM routes of one kind of versioned asset, under
+// armPrefix/{collection}, guarded by the kind's read and write actions.
+func armAssetRoutes(collection, read, write string, h arm.AssetRoutes) []Route {
+	c, base := arm.Checked, armPrefix+"/"+collection
+	return []Route{
+		{Pattern: "GET " + base, Action: read, handler: c(h.ListContainers)},
+		{Pattern: "GET " + base + "/{name}", Action: read, handler: c(h.GetContainer)},
+		{Pattern: "PUT " + base + "/{name}", Action: write, handler: c(h.PutContainer)},
+		{Pattern: "DELETE " + base + "/{name}", Action: write, handler: c(h.Delete)},
+		{Pattern: "GET " + base + "/{name}/versions", Action: read, handler: c(h.ListVersions)},
+		{Pattern: "GET " + base + "/{name}/versions/{version}", Action: read, handler: c(h.GetVersion)},
+		{Pattern: "PUT " + base + "/{name}/versions/{version}", Action: write, handler: c(h.PutVersion)},
+		{Pattern: "DELETE " + base + "/{name}/versions/{version}", Action: write, handler: c(h.Delete)},
 	}
 }

@@ -38,6 +38,82 @@ type assetARM[T asset.Asset] struct {
 	versionError func(err error, name, version string) error
 }
 
+// AssetResource is Azure's resource of a versioned asset's container or
+// version (EnvironmentVersion, ComponentContainer, …): its id, name, type,
+// creation and properties P.
+type AssetResource[P any] struct {
+	ID         string      `json:"id,omitempty"`
+	Name       string      `json:"name,omitempty"`
+	Type       string      `json:"type,omitempty"`
+	SystemData *SystemData `json:"systemData,omitempty"`
+	Properties *P          `json:"properties"`
+}
+
+// versionResource is a version of a kind (its ARM collection and version
+// resource type) as Azure shows it, with properties p.
+func versionResource[P any](scope Scope, collection, typ string, m asset.AssetMeta, p *P) *AssetResource[P] {
+	return &AssetResource[P]{
+		ID:   scope.WorkspaceID(m.Workspace) + "/" + collection + "/" + m.Name + "/versions/" + m.Version,
+		Name: m.Version, Type: typ, Properties: p,
+		SystemData: &SystemData{CreatedAt: m.CreatedOn.UTC(), CreatedBy: m.CreatedBy},
+	}
+}
+
+// AssetBase are the properties every kind's version has (Azure's
+// AssetBase). Read-only ones (provisioningState) are accepted back as the
+// SDKs send them when they PUT what they read (an archive).
+type AssetBase struct {
+	Description string            `json:"description,omitempty"`
+	Tags        map[string]string `json:"tags"`
+	// Properties is Azure's asset property dictionary; Shoal keeps none.
+	Properties        map[string]string `json:"properties"`
+	IsAnonymous       *bool             `json:"isAnonymous,omitempty"`
+	IsArchived        *bool             `json:"isArchived,omitempty"`
+	Stage             string            `json:"stage,omitempty"`
+	ProvisioningState string            `json:"provisioningState,omitempty"`
+}
+
+// check refuses what Shoal does not keep of a version's AssetBase, naming
+// the field; inline is what needs no registration instead of an
+// anonymous version ("a job's inline environment").
+func (b *AssetBase) check(inline string) error {
+	switch {
+	case b.IsAnonymous != nil && *b.IsAnonymous:
+		return core.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only (%s needs no registration)", inline)
+	case len(b.Properties) > 0:
+		return core.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
+	case b.Stage != "":
+		return core.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
+	}
+	return nil
+}
+
+// assetBase is a registered version's AssetBase as Azure shows it.
+func assetBase(m asset.AssetMeta, description string, tags map[string]string) AssetBase {
+	archived, anonymous := m.Archived, false
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	return AssetBase{Description: description, Tags: tags, Properties: map[string]string{}, IsAnonymous: &anonymous, IsArchived: &archived, ProvisioningState: "Succeeded"}
+}
+
+// newAssetRoutes are the ARM routes of a kind of versioned asset over
+// svc: its noun ("environment") with its article ("an"), and how its
+// version shows (to), reads (from) and names its refused fields
+// (versionError). Its collection is the noun's plural, its container
+// Azure's <Noun>Container.
+func newAssetRoutes[T asset.Asset](h Handlers, svc asset.AssetService[T], article, noun string, to func(Scope, T) any,
+	from func(workspace, name, version string, body []byte) (T, *bool, error), versionError func(err error, name, version string) error) AssetRoutes {
+	collection := noun + "s"
+	return assetARM[T]{
+		svc: svc, publicURL: func() string { return h.Svc.PublicURL() },
+		noun: noun, a: article + " " + noun, collection: collection,
+		containerType:     "Microsoft.MachineLearningServices/workspaces/" + collection,
+		containerResource: article + " " + strings.ToUpper(noun[:1]) + noun[1:] + "Container",
+		toVersion:         to, fromVersion: from, versionError: versionError,
+	}.routes()
+}
+
 // AssetRoutes are the handlers of one kind's ARM routes, for the route
 // table (package api) to put under …/{collection}.
 type AssetRoutes struct {

@@ -19,28 +19,17 @@ const (
 
 // EnvironmentVersion is Azure's EnvironmentVersion resource: one version
 // of a registered environment.
-type EnvironmentVersion struct {
-	ID         string                        `json:"id,omitempty"`
-	Name       string                        `json:"name,omitempty"`
-	Type       string                        `json:"type,omitempty"`
-	SystemData *SystemData                   `json:"systemData,omitempty"`
-	Properties *EnvironmentVersionProperties `json:"properties"`
-}
+type EnvironmentVersion = AssetResource[EnvironmentVersionProperties]
 
 // EnvironmentVersionProperties are an EnvironmentVersion's properties.
 // Read-only ones (environmentType, provisioningState) are accepted back
 // as the SDKs send them when they PUT what they read (an archive).
 type EnvironmentVersionProperties struct {
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags"`
-	// Properties is Azure's asset property dictionary; Shoal keeps none.
-	Properties  map[string]string `json:"properties"`
-	IsAnonymous *bool             `json:"isAnonymous,omitempty"`
-	IsArchived  *bool             `json:"isArchived,omitempty"`
-	Image       string            `json:"image,omitempty"`
-	CondaFile   string            `json:"condaFile,omitempty"`
-	Build       *BuildContext     `json:"build,omitempty"`
-	OSType      string            `json:"osType,omitempty"`
+	AssetBase
+	Image     string        `json:"image,omitempty"`
+	CondaFile string        `json:"condaFile,omitempty"`
+	Build     *BuildContext `json:"build,omitempty"`
+	OSType    string        `json:"osType,omitempty"`
 	// EnvironmentType is UserCreated for every registered version
 	// (Curated ones are Azure's, mapped by the server config).
 	EnvironmentType string `json:"environmentType,omitempty"`
@@ -49,9 +38,7 @@ type EnvironmentVersionProperties struct {
 	AutoRebuild string `json:"autoRebuild,omitempty"`
 	// InferenceConfig is for online deployments, which Shoal does not
 	// run; it is refused when given.
-	InferenceConfig   json.RawMessage `json:"inferenceConfig,omitempty"`
-	Stage             string          `json:"stage,omitempty"`
-	ProvisioningState string          `json:"provisioningState,omitempty"`
+	InferenceConfig json.RawMessage `json:"inferenceConfig,omitempty"`
 }
 
 // BuildContext is a version's Docker build context. Shoal's ContextURI
@@ -67,13 +54,7 @@ type BuildContext struct {
 // containers of other versioned assets (ComponentContainer,
 // DataContainer) have the same shape, so the shared handlers
 // (assetARM.toContainer) show every kind's container with it.
-type EnvironmentContainer struct {
-	ID         string                          `json:"id,omitempty"`
-	Name       string                          `json:"name,omitempty"`
-	Type       string                          `json:"type,omitempty"`
-	SystemData *SystemData                     `json:"systemData,omitempty"`
-	Properties *EnvironmentContainerProperties `json:"properties"`
-}
+type EnvironmentContainer = AssetResource[EnvironmentContainerProperties]
 
 // EnvironmentContainerProperties are a container's properties. Shoal
 // keeps descriptions and tags on versions only.
@@ -111,21 +92,35 @@ var environmentFields = []struct{ shoal, arm string }{
 // environments service to its name in an EnvironmentVersion, and says a
 // version's conflict without the CLI's flags.
 func armEnvironmentError(err error, name, version string) error {
+	return armVersionError(err, "environment", name, version, func(f string) string {
+		for _, m := range environmentFields {
+			if f == m.shoal || strings.HasPrefix(f, m.shoal+".") {
+				return m.arm + strings.TrimPrefix(f, m.shoal)
+			}
+		}
+		return ""
+	})
+}
+
+// armVersionError is what a kind's service refused of a version's PUT
+// (name and version from the path), as an ARM caller reads it: a
+// version's conflict said without the CLI's flags, and an EINVALID
+// field renamed by armField to its name in the kind's version resource
+// ("" leaves it as it is).
+func armVersionError(err error, noun, name, version string, armField func(field string) string) error {
 	f := core.ErrorField(err)
 	if core.ErrorCode(err) == core.ECONFLICT && f == "version" {
 		return &core.Error{Code: core.ECONFLICT, Field: f, Message: fmt.Sprintf(
-			"version: environment %s already has version %s with another definition; a version never changes: PUT a new version (the container's nextVersion is free)", name, version)}
+			"version: %s %s already has version %s with another definition; a version never changes: PUT a new version (the container's nextVersion is free)", noun, name, version)}
 	}
 	if f == "" || core.ErrorCode(err) != core.EINVALID {
 		return err
 	}
-	for _, m := range environmentFields {
-		if f == m.shoal || strings.HasPrefix(f, m.shoal+".") {
-			to := m.arm + strings.TrimPrefix(f, m.shoal)
-			return &core.Error{Code: core.EINVALID, Field: to, Message: to + strings.TrimPrefix(core.ErrorMessage(err), f)}
-		}
+	to := armField(f)
+	if to == "" {
+		return err
 	}
-	return err
+	return &core.Error{Code: core.EINVALID, Field: to, Message: to + strings.TrimPrefix(core.ErrorMessage(err), f)}
 }
 
 // FromEnvironmentVersion reads a PUT body into the version it registers
@@ -141,15 +136,12 @@ func FromEnvironmentVersion(workspace, name, version string, body []byte) (*asse
 	if p == nil {
 		return nil, nil, core.FieldErrorf("properties", "is required")
 	}
+	if err := p.check("a job's inline environment"); err != nil {
+		return nil, nil, err
+	}
 	switch {
-	case p.IsAnonymous != nil && *p.IsAnonymous:
-		return nil, nil, core.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only (a job's inline environment needs no registration)")
 	case len(p.InferenceConfig) > 0 && string(p.InferenceConfig) != "null":
 		return nil, nil, core.FieldErrorf("properties.inferenceConfig", "is for online deployments, which Shoal does not run; leave it out")
-	case len(p.Properties) > 0:
-		return nil, nil, core.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
-	case p.Stage != "":
-		return nil, nil, core.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
 	case p.EnvironmentType != "" && !strings.EqualFold(p.EnvironmentType, "UserCreated"):
 		return nil, nil, core.FieldErrorf("properties.environmentType", "%q: a registered environment is UserCreated; curated ones are mapped to images in the server config", p.EnvironmentType)
 	case p.AutoRebuild != "" && !strings.EqualFold(p.AutoRebuild, "Disabled"):
@@ -178,30 +170,17 @@ func short(s string) string {
 	return s
 }
 
-// environmentID is the resource ID of a registered environment.
-func environmentID(scope Scope, workspace, name string) string {
-	return scope.WorkspaceID(workspace) + "/environments/" + name
-}
-
 // ToEnvironmentVersion is a version as Azure shows it.
 func ToEnvironmentVersion(scope Scope, e *asset.Environment) *EnvironmentVersion {
-	archived, anonymous := e.Archived, false
 	p := &EnvironmentVersionProperties{
-		Description: e.Description, Tags: e.Tags, Properties: map[string]string{}, IsAnonymous: &anonymous, IsArchived: &archived,
-		Image: e.Image, CondaFile: e.CondaFile, OSType: osTypeName(e.OSType),
-		EnvironmentType: "UserCreated", AutoRebuild: "Disabled", ProvisioningState: "Succeeded",
-	}
-	if p.Tags == nil {
-		p.Tags = map[string]string{}
+		AssetBase: assetBase(e.AssetMeta(), e.Description, e.Tags),
+		Image:     e.Image, CondaFile: e.CondaFile, OSType: osTypeName(e.OSType),
+		EnvironmentType: "UserCreated", AutoRebuild: "Disabled",
 	}
 	if e.Build != nil {
 		p.Build = &BuildContext{ContextURI: e.Build.Path, DockerfilePath: e.Build.DockerfilePath}
 	}
-	return &EnvironmentVersion{
-		ID:   environmentID(scope, e.Workspace, e.Name) + "/versions/" + e.Version,
-		Name: e.Version, Type: EnvironmentVersionType, Properties: p,
-		SystemData: &SystemData{CreatedAt: e.CreatedOn.UTC(), CreatedBy: e.CreatedBy},
-	}
+	return versionResource(scope, "environments", EnvironmentVersionType, e.AssetMeta(), p)
 }
 
 // osTypeName is Azure's spelling of an operating system.

@@ -26,14 +26,8 @@ func listView(r *http.Request) (includeArchived bool, show func(archived bool) b
 
 // Environments are the ARM routes of registered environments.
 func (h Handlers) Environments() AssetRoutes {
-	return assetARM[*asset.Environment]{
-		svc: h.Envs, publicURL: func() string { return h.Svc.PublicURL() },
-		noun: "environment", a: "an environment", collection: "environments", containerType: EnvironmentContainerType,
-		containerResource: "an EnvironmentContainer",
-		toVersion:         func(scope Scope, e *asset.Environment) any { return ToEnvironmentVersion(scope, e) },
-		fromVersion:       FromEnvironmentVersion,
-		versionError:      armEnvironmentError,
-	}.routes()
+	return newAssetRoutes(h, h.Envs, "an", "environment",
+		func(scope Scope, e *asset.Environment) any { return ToEnvironmentVersion(scope, e) }, FromEnvironmentVersion, armEnvironmentError)
 }
 
 // orderBy reads $orderBy of a version list: CreatedAtDesc (the default,

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 )
@@ -22,6 +23,8 @@ type Handlers struct {
 	// Envs registers environments (package environments), a service of
 	// its own beside Svc.
 	Envs asset.AssetService[*asset.Environment]
+	// Comps registers command components (package components), as Envs.
+	Comps asset.AssetService[*job.Component]
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is
