@@ -88,13 +88,15 @@ func TestServiceLinksNoControlLoop(t *testing.T) {
 // nothing else of the module, so that dependencies between kinds point
 // one way (a job names its compute, a compute never its jobs).
 var kinds = map[string][]string{
-	"domain/core":     {},
-	"domain/identity": {"domain/core"},
-	"domain/asset":    {"domain/core"},
-	"domain/compute":  {"domain/core", "domain/identity", "domain/asset"},
-	"domain/job":      {"domain/core", "domain/identity", "domain/asset", "domain/compute"},
-	"domain/node":     {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
-	"domain/money":    {"domain/core", "domain/identity"},
+	"domain/core":            {},
+	"domain/identity":        {"domain/core"},
+	"domain/asset":           {"domain/core"},
+	"domain/compute":         {"domain/core", "domain/identity", "domain/asset"},
+	"domain/job":             {"domain/core", "domain/identity", "domain/asset", "domain/compute"},
+	"domain/job/pipelinejob": {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
+	"domain/job/sweepjob":    {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
+	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
+	"domain/money":           {"domain/core", "domain/identity"},
 }
 
 // TestDomainKindsImportInOneDirection: the core links only the standard
