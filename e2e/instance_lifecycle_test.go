@@ -20,10 +20,13 @@ const idleMinuteConfig = fastJobsConfig + "instances:\n  idle_minute: 1s\n"
 func TestInstanceIdleShutdownAndSchedule(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: idleMinuteConfig})
+	// idle-ci's idle time counts from its creation: taken before the
+	// create, so that a slow second create (a loaded machine) does not
+	// shorten the time the check below allows.
+	created := time.Now()
 	mustRun(t, s.env, "compute", "create", "--name", "idle-ci", "--type", "computeinstance", "--idle-time-before-shutdown-minutes", "15", "-o", "none")
 	sched := instanceVariant(t, "schedule-example-i.yml", "expression: 0 18 * * *", `expression: "* * * * *"`)
 	mustRun(t, s.env, "compute", "create", "-f", sched, "-o", "none")
-	created := time.Now()
 
 	v := showInstance(t, s.env, "idle-ci")
 	if v.State != "Running" || v.IdleState == nil {
