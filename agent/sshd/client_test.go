@@ -100,8 +100,24 @@ func TestWindowChange(t *testing.T) {
 	if err := s.WindowChange(50, 132); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.WriteString(stdin, "echo size=$(stty size)\n")
+	// The resize reaches the pty after the request is answered, so a
+	// command written at once may still see the old size (it did on a
+	// loaded machine): ask again until the new size shows.
+	asked, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			_, _ = io.WriteString(stdin, "echo size=$(stty size)\n")
+			select {
+			case <-asked:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}()
 	readUntil(t, out, "size=50 132")
+	close(asked)
+	<-stopped // one writer at a time on the session's stdin
 	_, _ = io.WriteString(stdin, "exit 6\n")
 	within(t, 10*time.Second, "the shell's exit", func() {
 		var ee *ssh.ExitError
