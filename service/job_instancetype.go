@@ -7,12 +7,21 @@ import (
 )
 
 // checkInstanceType checks a job's resources.instance_type against its
-// kubernetes compute: one of the location's instance types, and the
-// compute's (its nodes are all of one). On other computes the key keeps
-// its meaning elsewhere (serverless sizes) and is not checked here.
+// compute. On a kubernetes compute: one of the location's instance types,
+// and the compute's (its nodes are all of one). On a cluster or an
+// instance: the compute's VM size, since every node of it is of that size
+// and a job asking another (a GPU size on a CPU cluster) would run
+// without what it asked for. A serverless pool was chosen by the key and
+// is not checked again.
 func (s *Services) checkInstanceType(c *compute.Compute, spec *job.JobSpec) error {
-	if c.Type != compute.ComputeTypeKubernetes {
+	if c.Serverless {
 		return nil
+	}
+	if c.Type != compute.ComputeTypeKubernetes {
+		if spec.Resources == nil {
+			return nil
+		}
+		return compute.CheckJobSize(s.catalog, c, spec.Resources.InstanceType)
 	}
 	loc, err := s.catalog.Location(c.Location)
 	if err != nil {
