@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/compute"
@@ -15,11 +16,20 @@ import (
 // NodeSampleInterval while a cluster has nodes; it prunes once an hour.
 
 // NodeHistory returns a cluster's node samples since a time (the one in
-// force at since first).
+// force at since first), of its present lifetime only: the samples of an
+// earlier compute of that name, deleted, end before its creation and are
+// left out (a new cluster's cost starts at zero, not at the old one's last
+// sample).
 func (s *Services) NodeHistory(ctx context.Context, workspace, compute string, since time.Time) (out []*node.NodeSample, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
 		out, err = tx.ListNodeSamples(workspace, compute, since)
-		return err
+		if err != nil {
+			return err
+		}
+		if c, gerr := tx.GetCompute(workspace, compute); gerr == nil {
+			out = slices.DeleteFunc(out, func(x *node.NodeSample) bool { return x.Time.Before(c.CreatedOn) })
+		}
+		return nil
 	})
 	return out, err
 }

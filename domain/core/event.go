@@ -60,6 +60,10 @@ type EventFilter struct {
 	ResourceName string
 	// AfterID keeps events with a larger ID, for following a log.
 	AfterID int64
+	// Since keeps events at or after a time (zero: all): a compute's log
+	// starts at its creation, so that one deleted and created again under
+	// its name does not show the old one's events as its own.
+	Since time.Time
 	// Limit caps the number returned (0: no cap).
 	Limit int
 }

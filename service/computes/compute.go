@@ -315,8 +315,10 @@ func (s *Service) DeleteCompute(ctx context.Context, workspace, name, ifMatch st
 	return out, nil
 }
 
-// ListComputeEvents returns a compute's event log. The log of a deleted
-// compute stays readable.
+// ListComputeEvents returns a compute's event log since its creation: a
+// compute deleted and created again under its name starts a new log (the
+// old one's events stay in the store, for the audit). The log of a
+// deleted compute stays readable, whole.
 func (s *Service) ListComputeEvents(ctx context.Context, workspace, name string) (out []*core.Event, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
 		if _, err := tx.GetWorkspace(workspace); err != nil {
@@ -325,11 +327,14 @@ func (s *Service) ListComputeEvents(ctx context.Context, workspace, name string)
 			}
 			return err
 		}
-		out, err = tx.ListEvents(core.EventFilter{Workspace: workspace, ResourceType: core.ResourceCompute, ResourceName: name})
-		if err == nil && len(out) == 0 {
-			if _, gerr := tx.GetCompute(workspace, name); gerr != nil {
-				return gerr
-			}
+		filter := core.EventFilter{Workspace: workspace, ResourceType: core.ResourceCompute, ResourceName: name}
+		c, gerr := tx.GetCompute(workspace, name)
+		if gerr == nil {
+			filter.Since = c.CreatedOn
+		}
+		out, err = tx.ListEvents(filter)
+		if err == nil && len(out) == 0 && gerr != nil {
+			return gerr
 		}
 		return err
 	})

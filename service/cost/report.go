@@ -23,6 +23,11 @@ var Groupings = []string{"compute", "node", "size", "tier", "user", "job", "tag:
 // IdleKey is the report line of node time no job used (grouped by user or job).
 const IdleKey = "(idle)"
 
+// DeletedSuffix marks a cost report line of a compute that is gone, or
+// that was deleted and created again under its name: "cpu (deleted)",
+// apart from the present compute's line.
+const DeletedSuffix = " (deleted)"
+
 // CostReport prices a workspace's node time in [since, until) from the
 // usage ledger, grouped by compute, node, size, tier, tag:NAME (the
 // compute's tag, the seed's cost-tracking tags), user or job (the job's
@@ -63,27 +68,43 @@ func (c *Costs) CostReport(ctx context.Context, workspace string, since, until t
 		if err != nil {
 			return err
 		}
-		tags := map[string]map[string]string{}
-		if byTag {
+		// A node belongs to the compute of its name that was there when
+		// it was made: one made before that compute's creation was an
+		// earlier compute's, deleted since, whose line and tags are not
+		// the present one's.
+		present := map[string]*compute.Compute{}
+		if byTag || groupBy == "compute" {
 			computes, err := tx.ListComputes(compute.ComputeFilter{Workspace: workspace})
 			if err != nil {
 				return err
 			}
 			for _, comp := range computes {
-				tags[strings.ToLower(comp.Name)] = comp.Tags
+				present[strings.ToLower(comp.Name)] = comp
 			}
+		}
+		current := func(u *node.NodeUsage) *compute.Compute {
+			c := present[strings.ToLower(u.Compute)]
+			if c == nil || u.CreatedOn.Before(c.CreatedOn) {
+				return nil
+			}
+			return c
 		}
 		if groupBy != "user" && groupBy != "job" {
 			for _, u := range usage {
 				var k string
 				switch {
 				case byTag:
-					k = tags[strings.ToLower(u.Compute)][tag]
+					if c := current(u); c != nil {
+						k = c.Tags[tag]
+					}
 					if k == "" {
 						k = "(untagged)"
 					}
 				case groupBy == "compute":
 					k = u.Compute
+					if current(u) == nil {
+						k += DeletedSuffix
+					}
 				case groupBy == "node":
 					k = u.NodeID
 				case groupBy == "size":

@@ -49,6 +49,9 @@ func (t *tx) ListEvents(filter core.EventFilter) ([]*core.Event, error) {
 	if filter.AfterID > 0 {
 		add(`id > ?`, filter.AfterID)
 	}
+	if !filter.Since.IsZero() {
+		add(`time >= ?`, micros(filter.Since))
+	}
 	q := `SELECT id, time, workspace, resource_type, resource_name, kind, actor, reason FROM events`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)

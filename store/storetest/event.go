@@ -85,4 +85,7 @@ func testEvents(t *testing.T, s store.Store, clock *Clock) {
 	list("after id with limit", core.EventFilter{AfterID: all[0].ID, Limit: 3}, all[1], all[2], all[3])
 	list("resource after id with limit", core.EventFilter{Workspace: "prod", ResourceType: core.ResourceCompute, ResourceName: "gpu-cluster", AfterID: all[0].ID, Limit: 1}, all[4])
 	list("no match", core.EventFilter{Workspace: "nope"})
+	list("since a time", core.EventFilter{Since: t2}, all[3:]...)
+	list("resource since a time", core.EventFilter{Workspace: "prod", ResourceType: core.ResourceCompute, ResourceName: "gpu-cluster", Since: t2}, all[4], all[5])
+	list("since a time in between", core.EventFilter{Since: t1.Add(time.Second)}, all[3:]...)
 }
