@@ -99,9 +99,14 @@ func (a *Agent) serveNodeSSH(cfg *node.NodeSSH) {
 		cred = acct.Apply(nil).Credential
 		env = append(env, acct.Env()...)
 	}
+	var sftpCmd []string
+	var sftpWhy string
+	if cred != nil {
+		sftpCmd, sftpWhy = files.SFTPCommand(a.runDir)
+	}
 	sc := sshd.Config{
 		HostKeyPath: filepath.Join(a.cfg.WorkDir, nodeHostKeyFile), Username: cfg.AdminUsername,
-		Credential: cred, SFTPCommand: files.SFTPCommand(),
+		Credential: cred, SFTPCommand: sftpCmd, SFTPUnavailable: sftpWhy,
 		AuthorizedKeys: func() []ssh.PublicKey { return keys }, HomeDir: home,
 		Env: func() []string { return env }, Logger: a.log.With("component", "sshd"), Now: a.now,
 		OnLogin: func(l sshd.Login) {

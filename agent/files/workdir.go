@@ -104,27 +104,6 @@ func MkdirMode(dir string, mode os.FileMode) error {
 	return os.Chmod(dir, mode)
 }
 
-// SFTPCommand is what the SSH servers of an agent start, as the login's
-// account, for an SFTP session: OpenSSH's sftp-server where the host has
-// one, else this program's `agent sftp-server` when that account can run
-// it (its folders are open to others: `go run` builds in a 0700 folder).
-// Nil when neither: SFTP is then refused.
-func SFTPCommand() []string {
-	for _, p := range []string{"/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server", "/usr/lib/ssh/sftp-server", "/usr/libexec/sftp-server"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o001 != 0 {
-			return []string{p}
-		}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil
-	}
-	if fi, err := os.Stat(exe); err != nil || fi.Mode().Perm()&0o001 == 0 || runas.CheckReachable(exe) != nil {
-		return nil
-	}
-	return []string{exe, "agent", "sftp-server"}
-}
-
 // Exists reports whether a path exists (a device node, for the GPUs a
 // container is given).
 func Exists(p string) bool {

@@ -268,10 +268,18 @@ func (rt *Runtime) currentTask() *node.InstanceTask {
 // it is free, so that known connection strings keep working.
 func (rt *Runtime) startSSH() (*sshd.Server, error) {
 	port := files.ReadPort(filepath.Join(rt.dir, sshPortFile))
+	// SFTP runs as a program of the login's account only when logins run
+	// as one; else the server serves it itself.
+	cred := rt.credential()
+	var sftpCmd []string
+	var sftpWhy string
+	if cred != nil {
+		sftpCmd, sftpWhy = files.SFTPCommand(rt.n.RunDir)
+	}
 	cfg := sshd.Config{
 		HostKeyPath: filepath.Join(rt.dir, hostKeyFile), Username: compute.InstanceAdminUsername,
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.n.Log.With("component", "sshd"),
-		Now: rt.n.Clock.Now, OnLogin: rt.login, Credential: rt.credential(), SFTPCommand: files.SFTPCommand(),
+		Now: rt.n.Clock.Now, OnLogin: rt.login, Credential: cred, SFTPCommand: sftpCmd, SFTPUnavailable: sftpWhy,
 	}
 	// When the instance is a container, its sessions belong inside it:
 	// shells, sftp, scp and forwards run in the container's namespaces

@@ -24,7 +24,23 @@ import (
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
-func TestMain(m *testing.M) { os.Exit(testctr.Main(m)) }
+func TestMain(m *testing.M) {
+	// Run as `<copy> agent sftp-server`, the test binary is the agent's
+	// copy of itself that serves SFTP as a login's account (see
+	// TestSFTPWithTheAgentsCopy), as the shoal binary's hidden command is.
+	if len(os.Args) == 3 && os.Args[1] == "agent" && os.Args[2] == "sftp-server" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "/"
+		}
+		if err := sshd.ServeStdio(home); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(testctr.Main(m))
+}
 
 // instanceDockerfile derives an instance-like image from the test base
 // image (Debian 12 minbase with python3): an azureuser with a home, a

@@ -65,6 +65,9 @@ type fixture struct {
 	srv     *sshd.Server
 	// target, when set, is the container sessions run in.
 	target *sshd.ContainerTarget
+	// configure, when set, changes the server's config before it starts
+	// (an account to run as, an SFTP command).
+	configure func(*sshd.Config)
 
 	mu   sync.Mutex
 	keys []ssh.PublicKey
@@ -79,11 +82,17 @@ func newFixture(t *testing.T) *fixture {
 // (on the host when nil).
 func newFixtureIn(t *testing.T, target *sshd.ContainerTarget) *fixture {
 	t.Helper()
-	dir := t.TempDir()
+	return newFixtureWith(t, t.TempDir(), target, nil)
+}
+
+// newFixtureWith is newFixtureIn in dir, with configure changing the
+// server's config.
+func newFixtureWith(t *testing.T, dir string, target *sshd.ContainerTarget, configure func(*sshd.Config)) *fixture {
+	t.Helper()
 	f := &fixture{
 		t: t, dir: dir, home: filepath.Join(dir, "home"), hostKey: filepath.Join(dir, "keys", "ssh_host_ed25519_key"),
 		known: filepath.Join(dir, "known_hosts"), clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
-		target: target,
+		target: target, configure: configure,
 	}
 	if err := os.MkdirAll(f.home, 0o700); err != nil {
 		t.Fatal(err)
@@ -104,7 +113,7 @@ func (f *fixture) setKeys(keys ...ssh.PublicKey) {
 // start starts the server and trusts its host key in known_hosts.
 func (f *fixture) start(listen string) {
 	f.t.Helper()
-	srv, err := sshd.Start(sshd.Config{
+	cfg := sshd.Config{
 		Listen: listen, HostKeyPath: f.hostKey, HomeDir: f.home, Now: f.clock.Now,
 		AuthorizedKeys: func() []ssh.PublicKey {
 			f.mu.Lock()
@@ -113,7 +122,11 @@ func (f *fixture) start(listen string) {
 		},
 		Env:       func() []string { return []string{"SHOAL_TEST_VAR=instance"} },
 		Container: f.target,
-	})
+	}
+	if f.configure != nil {
+		f.configure(&cfg)
+	}
+	srv, err := sshd.Start(cfg)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package sshd_test
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,15 +104,23 @@ func TestLoginsRunAsTheirAccount(t *testing.T) {
 	if _, err := client.Listen("tcp", "127.0.0.1:999"); err == nil {
 		t.Error("a remote forward took privileged port 999")
 	}
-	// No SFTP command configured: SFTP is refused rather than served by
-	// the server itself.
+	// No SFTP command configured: SFTP is refused, saying why, rather
+	// than served by the server itself.
 	sess, err := client.NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	if err := sess.RequestSubsystem("sftp"); err == nil {
-		t.Error("SFTP was served inside the server")
+	stderr, err := sess.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.RequestSubsystem("sftp"); err != nil {
+		t.Fatalf("the sftp request was not answered with a reason: %v", err)
+	}
+	// The session ends at once, with the reason on its stderr.
+	if why, _ := io.ReadAll(stderr); !strings.Contains(string(why), "no SFTP server can run as this login's account") {
+		t.Errorf("SFTP without a command: stderr %q; want the reason", why)
 	}
 }
 

@@ -59,9 +59,14 @@ type Config struct {
 	Credential *syscall.Credential
 	// SFTPCommand serves SFTP on its standard input and output (`shoal
 	// agent sftp-server`). With a Credential, SFTP runs as this command
-	// under that account, never inside the server, and is refused when it
-	// is empty.
+	// under that account, never inside the server; when it is empty the
+	// session tells the client SFTPUnavailable and ends with status 1.
 	SFTPCommand []string
+	// SFTPUnavailable says why SFTPCommand is empty (no sftp-server on
+	// the host, and no copy of the agent the account may run), for the
+	// client to read on its stderr rather than a bare "subsystem request
+	// failed".
+	SFTPUnavailable string
 	// Container, when set, runs every session in that running container
 	// instead of on this host: shells, commands, SFTP and scp as the
 	// target's user in its home, -L forwards from its network. HomeDir,

@@ -1,7 +1,9 @@
 package sshd
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -26,10 +28,14 @@ func (sess *session) startSFTP() (bool, func()) {
 		// Files are reached as the login's account: the SFTP server is a
 		// process of that account, never the server itself (which may be
 		// root).
-		if len(cfg.SFTPCommand) == 0 {
-			return false, nil
-		}
 		sess.started = true
+		if len(cfg.SFTPCommand) == 0 {
+			why := cmp.Or(cfg.SFTPUnavailable, "no SFTP server can run as this login's account")
+			return true, sess.async(func() {
+				sess.s.cfg.Logger.Info("sftp refused", "why", why)
+				sess.fail("sftp: " + why)
+			})
+		}
 		cmd := &exec.Cmd{Path: cfg.SFTPCommand[0], Args: cfg.SFTPCommand, Dir: cfg.HomeDir, Env: sess.environ("")}
 		winsize := sess.winsize
 		sess.winsize = nil // SFTP speaks over pipes, never a terminal
@@ -38,8 +44,7 @@ func (sess *session) startSFTP() (bool, func()) {
 		if err != nil {
 			return true, sess.async(func() {
 				sess.s.cfg.Logger.Info("sftp server did not start", "err", err)
-				sess.finish(nil)
-				sess.exit(exitCode(1))
+				sess.fail(fmt.Sprintf("sftp: %s did not start as this login's account: %v", cfg.SFTPCommand[0], err))
 			})
 		}
 		sess.prog = prog
@@ -47,6 +52,14 @@ func (sess *session) startSFTP() (bool, func()) {
 	}
 	sess.started = true
 	return true, sess.async(sess.serveSFTP)
+}
+
+// fail ends a session that could not start, telling the client why on
+// its stderr (sftp and scp print it) and with exit status 1.
+func (sess *session) fail(why string) {
+	_, _ = sess.ch.Stderr().Write([]byte("shoal sshd: " + why + "\n"))
+	sess.finish(nil)
+	sess.exit(exitCode(1))
 }
 
 // ServeStdio serves SFTP on standard input and output, with relative paths
