@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/format"
 	"github.com/shoal-ml/shoal/domain/job"
 )
 
@@ -48,13 +49,11 @@ var funcs = template.FuncMap{
 	"path":  url.PathEscape,
 	"query": url.QueryEscape,
 	"lower": strings.ToLower,
-	"money": func(f float64) string {
-		if f > 0 && f < 1 {
-			return fmt.Sprintf("$%.4f", f)
-		}
-		return fmt.Sprintf("$%.2f", f)
-	},
-	"hours": func(f float64) string { return fmt.Sprintf("%.3g", f) },
+	// money, hours and num print figures by format's one rule, as the
+	// CLI's tables do.
+	"money": func(f float64) string { return "$" + format.USD(f) },
+	"hours": format.Number,
+	"num":   format.Number,
 	"join":  strings.Join,
 	"state": stateClass,
 	"add":   func(a, b int) int { return a + b },

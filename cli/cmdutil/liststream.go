@@ -46,7 +46,7 @@ func (s *ListStream) Write(v any) error {
 		_, err := s.g.Stdout.Write(b.Bytes())
 		return err
 	}
-	keys, records := cellRecords(val)
+	keys, records := cellRecords(val, true)
 	if s.layout == nil {
 		if len(records) == 0 || len(keys) == 0 {
 			if !s.said {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/jmespath/go-jmespath"
 	"gopkg.in/yaml.v3"
+
+	"github.com/shoal-ml/shoal/domain/format"
 )
 
 // OutputFormats are the output formats accepted by --output/-o.
@@ -330,14 +332,17 @@ func formatScalar(v any) string {
 // cell text. Objects contribute their scalar members, lists of scalars the
 // column "Result", nested lists the columns Column1, Column2, ….
 func tabulate(v any, columns []string) (keys []string, rows [][]string) {
-	keys, records := cellRecords(v)
+	keys, records := cellRecords(v, false)
 	keys = pickColumns(keys, columns)
 	return keys, rowsOf(records, keys)
 }
 
 // cellRecords returns the cell text of each item of a list (or of a single
-// object) by key, and the keys in the order they first appear.
-func cellRecords(v any) (keys []string, records []map[string]string) {
+// object) by key, and the keys in the order they first appear. For a
+// table, which people read, numbers follow format's rule (percentages to
+// a tenth, other fractions to six significant digits); tsv and csv,
+// which programs read, keep every digit.
+func cellRecords(v any, forTable bool) (keys []string, records []map[string]string) {
 	items, ok := v.([]any)
 	if !ok {
 		items = []any{v}
@@ -350,7 +355,11 @@ func cellRecords(v any) (keys []string, records []map[string]string) {
 		for _, m := range rec {
 			// Cells print what users wrote: escaped, so that no value
 			// drives the terminal or forges a row or a column.
-			records[i][m.key] = EscapeControls(formatScalar(m.value), false)
+			cell := formatScalar(m.value)
+			if f, ok := m.value.(float64); ok && forTable {
+				cell = tableNumber(m.key, f)
+			}
+			records[i][m.key] = EscapeControls(cell, false)
 		}
 	}
 	return keys, records
@@ -443,4 +452,17 @@ func writeCSV(b *bytes.Buffer, v any, columns []string) error {
 		return err
 	}
 	return w.WriteAll(rows)
+}
+
+// tableNumber is a number as a table shows it: a percentage (a key
+// "percent" or "..._percent") as format.Percent, money ("usd", "..._usd",
+// a budget's "spent") as format.USD, anything else as format.Number.
+func tableNumber(key string, f float64) string {
+	switch {
+	case key == "percent" || strings.HasSuffix(key, "_percent"):
+		return format.Percent(f)
+	case key == "usd" || key == "spent" || strings.HasSuffix(key, "_usd"):
+		return format.USD(f)
+	}
+	return format.Number(f)
 }

@@ -150,7 +150,9 @@ func writeTable(b *bytes.Buffer, v any, columns []string) {
 		b.WriteString(noneLine + "\n")
 		return
 	}
-	keys, rows := tabulate(v, columns)
+	keys, records := cellRecords(v, true)
+	keys = pickColumns(keys, columns)
+	rows := rowsOf(records, keys)
 	if len(keys) == 0 {
 		return
 	}

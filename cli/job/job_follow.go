@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/format"
 	"github.com/shoal-ml/shoal/domain/job"
 )
 
@@ -44,7 +45,7 @@ func followParent(ctx context.Context, c *client.Client, ws, name string, w io.W
 		for _, t := range j.Trials {
 			line := fmt.Sprintf("trial %d %s: %s", t.Index, t.Job, t.Status)
 			if t.Metric != nil {
-				line += fmt.Sprintf(", metric %g", *t.Metric)
+				line += ", metric " + format.Number(*t.Metric)
 			}
 			if t.EarlyTerminated != "" {
 				line += ", early terminated (" + t.EarlyTerminated + ")"

@@ -1,9 +1,7 @@
 package workspace
 
 import (
-	"math"
-	"strconv"
-
+	"github.com/shoal-ml/shoal/domain/format"
 	"github.com/shoal-ml/shoal/domain/money"
 )
 
@@ -53,13 +51,7 @@ func newCostRow(l money.CostLine) costRow {
 	return costRow{Key: l.Key, NodeHours: amount(l.NodeHours), USD: amount(l.USD), Dedicated: amount(l.Dedicated), LowPriority: amount(l.LowPriority)}
 }
 
-// amount formats dollars (or hours) to the cent; an amount under half a
-// cent, which would read 0.00, has four significant digits instead, so
-// that a short run does not look free (0.0001648).
-func amount(f float64) string {
-	if f == 0 || math.Abs(f) >= 0.005 {
-		return strconv.FormatFloat(f, 'f', 2, 64)
-	}
-	decimals := 3 - int(math.Floor(math.Log10(math.Abs(f))))
-	return strconv.FormatFloat(f, 'f', decimals, 64)
-}
+// amount formats dollars (or hours) as format.USD does: to the cent, and
+// an amount under half a cent with four significant digits, so that a
+// short run does not look free (0.0001648).
+func amount(f float64) string { return format.USD(f) }

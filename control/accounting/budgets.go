@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/format"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/store"
@@ -120,7 +121,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 				}
 				if err := tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: a.ws, ResourceType: core.ResourceBudget, ResourceName: a.st.Name,
 					Kind: core.EventBudget, Actor: "controller",
-					Reason: fmt.Sprintf("budget %s at %d %% (%.2f of %s USD since %s): %s", a.st.Describe(), pct, a.st.Spent,
+					Reason: fmt.Sprintf("budget %s at %d %% (%s of %s USD since %s): %s", a.st.Describe(), pct, format.USD(a.st.Spent),
 						strconv.FormatFloat(a.st.Limit, 'f', -1, 64), a.st.PeriodStart.Format("2006-01-02"), verb)}); err != nil {
 					return err
 				}

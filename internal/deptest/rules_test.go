@@ -89,6 +89,7 @@ func TestServiceLinksNoControlLoop(t *testing.T) {
 // one way (a job names its compute, a compute never its jobs).
 var kinds = map[string][]string{
 	"domain/core":            {},
+	"domain/format":          {},
 	"domain/identity":        {"domain/core"},
 	"domain/asset":           {"domain/core"},
 	"domain/compute":         {"domain/core", "domain/identity", "domain/asset"},
