@@ -421,3 +421,45 @@ func TestStepPreparingReasons(t *testing.T) {
 			out.Job.Error, out.Job.ExitCode, out.Job.FailedAttempts, out.Job.InfraRequeues)
 	}
 }
+
+// A quick job's times come from its node's clock: a 0.2 s run whose
+// Running report reached the server 1.1 ms before its result lasted
+// 0.2 s, not 1.1 ms; its node-seconds follow. The server's clock places
+// it: a node ahead of the server ends it no later than the server heard
+// of it, one far behind starts it no earlier than the attempt was made.
+func TestStepTimesAreTheNodes(t *testing.T) {
+	ran := 200 * time.Millisecond
+	for _, tt := range []struct {
+		name      string
+		skew      time.Duration // node clock minus the server's
+		wantStart time.Time
+	}{
+		{"same clock", 0, t0.Add(-ran)},
+		{"node 50 ms ahead", 50 * time.Millisecond, t0.Add(1100 * time.Microsecond).Add(-ran)},
+		{"node an hour behind", -time.Hour, t0.Add(-5 * time.Second)},
+	} {
+		j, a := fixture(job.JobPreparing, job.AttemptPreparing, "n0")
+		a.CreatedOn = t0.Add(-5 * time.Second)
+		out, err := jobrun.Step(j, a, report(0, node.RankRunning, nil), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The node: started 0.2 s before the server heard it run, by
+		// its own clock.
+		start, end := t0.Add(-ran+tt.skew), t0.Add(tt.skew)
+		out, err = jobrun.Step(&out.Job, out.Attempt, reportWith(0, node.RankReport{State: node.RankCompleted, ExitCode: ip(0), StartTime: &start, EndTime: &end}), t0.Add(1100*time.Microsecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := out.Attempt.Ranks[0]
+		if d := r.EndTime.Sub(*r.StartTime); d != ran {
+			t.Errorf("%s: the rank ran %v, want the node's %v", tt.name, d, ran)
+		}
+		if d := out.Job.EndTime.Sub(*out.Job.StartTime); d != ran {
+			t.Errorf("%s: the job ran %v (%v to %v), want %v", tt.name, d, out.Job.StartTime, out.Job.EndTime, ran)
+		}
+		if !r.StartTime.Equal(tt.wantStart) || !out.Job.StartTime.Equal(tt.wantStart) || !out.Attempt.StartTime.Equal(tt.wantStart) {
+			t.Errorf("%s: started %v (attempt %v, job %v), want %v", tt.name, r.StartTime, out.Attempt.StartTime, out.Job.StartTime, tt.wantStart)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // Package format is the one rule for how numbers read to people: money,
-// percentages, measured values (metrics, hours) and durations, in the
+// percentages and measured values (metrics, hours), in the
 // CLI's tables, the studio and the reasons events and jobs give. The API
 // and JSON keep full precision; only what is printed for reading is
 // rounded, the same way everywhere.
@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // USD formats an amount of money: to the cent, except an amount under half
@@ -47,20 +46,6 @@ func Number(f float64) string {
 	// Six significant digits, as decimals, then the zeros they leave.
 	decimals := max(5-int(math.Floor(math.Log10(a))), 0)
 	return trimZeros(strconv.FormatFloat(f, 'f', decimals, 64))
-}
-
-// Duration formats a span to a precision that suits its length: 0.2 s
-// reads 200ms, 3.4567 s reads 3.46s, and an hour and a bit 1h0m12s.
-func Duration(d time.Duration) string {
-	switch a := d.Abs(); {
-	case a < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case a < time.Second:
-		return d.Round(time.Millisecond).String()
-	case a < time.Minute:
-		return d.Round(10 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 // trimZeros drops a decimal part's trailing zeros, and its point when
