@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -80,7 +81,7 @@ func sftpCopy(exe, runDir string) (string, error) {
 	}
 	dir := filepath.Join(runDir, "bin")
 	dst := filepath.Join(dir, SFTPCopyName)
-	src, err := os.ReadFile(exe)
+	want, err := digest(exe)
 	if err != nil {
 		return "", err
 	}
@@ -91,12 +92,21 @@ func sftpCopy(exe, runDir string) (string, error) {
 	}
 	// Checked on every start: a copy that is not exactly this program,
 	// root's and 0755, is replaced.
-	if !sameRootFile(dst, src) {
+	if !sameRootFile(dst, want) {
+		src, err := os.Open(exe)
+		if err != nil {
+			return "", err
+		}
+		defer src.Close()
 		tmp, err := os.CreateTemp(dir, "."+SFTPCopyName+"-*")
 		if err != nil {
 			return "", err
 		}
-		_, werr := tmp.Write(src)
+		h := sha256.New()
+		_, werr := io.Copy(io.MultiWriter(tmp, h), src)
+		if werr == nil && !bytes.Equal(h.Sum(nil), want) {
+			werr = fmt.Errorf("%s changed while it was copied", exe)
+		}
 		if werr == nil {
 			werr = tmp.Chmod(0o755)
 		}
@@ -139,21 +149,31 @@ func rootDir(dir string) error {
 }
 
 // sameRootFile reports whether path is a regular file of root's, 0755,
-// holding want.
+// whose SHA-256 is want.
 func sameRootFile(path string, want []byte) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.Mode().IsRegular() || !ok || st.Uid != 0 || fi.Mode().Perm() != 0o755 || fi.Size() != int64(len(want)) {
+	if !fi.Mode().IsRegular() || !ok || st.Uid != 0 || fi.Mode().Perm() != 0o755 {
 		return false
 	}
-	got, err := io.ReadAll(f)
+	got, err := digest(path)
 	return err == nil && bytes.Equal(got, want)
+}
+
+// digest is the SHA-256 of a file's content, read as a stream (the
+// agent's executable is tens of megabytes).
+func digest(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
 }
