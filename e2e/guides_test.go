@@ -1,0 +1,206 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
+)
+
+// A guide's walkthrough is the blocks of its page marked for it, run in
+// the page's order in one fresh folder, with `shoal` on the PATH and the
+// client config of a fresh server, as a reader would type them:
+//
+//	<!-- run -->            before a sh block: its commands run (bash -e);
+//	<!-- file: PATH -->     before any block: it is written to PATH.
+//
+// A command whose comment starts with `# ERROR:` must fail, its output
+// holding each part of the comment's text between "..." (what the page
+// says the error is). The blocks are read from the Markdown, never copied
+// into a test, so the page and what runs are one.
+
+// walkStep is one marked block of a guide.
+type walkStep struct {
+	line int    // the block's first line
+	run  bool   // a sh block to run
+	file string // else the file it is written to
+	text string
+}
+
+// walkMarker matches the marker comment before a block.
+var walkMarker = regexp.MustCompile(`^\s*<!--\s*(run|file:\s*(\S+))\s*-->\s*$`)
+
+// walkthrough returns a page's marked blocks in order.
+func walkthrough(page string) []walkStep {
+	var steps []walkStep
+	lines := strings.Split(page, "\n")
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimLeft(lines[i], " ")
+		if !strings.HasPrefix(trimmed, "```") {
+			continue
+		}
+		indent := len(lines[i]) - len(trimmed)
+		lang := strings.TrimSpace(trimmed[3:])
+		var body []string
+		j := i + 1
+		for ; j < len(lines) && strings.TrimSpace(lines[j]) != "```"; j++ {
+			l := lines[j]
+			if len(l) >= indent && strings.TrimSpace(l[:indent]) == "" {
+				l = l[indent:]
+			}
+			body = append(body, l)
+		}
+		k := i - 1
+		for k >= 0 && strings.TrimSpace(lines[k]) == "" {
+			k--
+		}
+		if k >= 0 {
+			if m := walkMarker.FindStringSubmatch(lines[k]); m != nil {
+				s := walkStep{line: i + 2, text: strings.Join(body, "\n") + "\n"}
+				if m[1] == "run" {
+					s.run = lang == "sh" || lang == "bash"
+				} else {
+					s.file = m[2]
+				}
+				if s.run || s.file != "" {
+					steps = append(steps, s)
+				}
+			}
+		}
+		i = j
+	}
+	return steps
+}
+
+// expectedError matches a command line whose comment says it fails.
+var expectedError = regexp.MustCompile(`^(.*?)\s+#\s*ERROR:\s*(.*)$`)
+
+// withExpectedErrors rewrites each `cmd  # ERROR: a ... b` line of a sh
+// block into a check that cmd fails and says a and b.
+func withExpectedErrors(block string) string {
+	var out []string
+	for _, l := range strings.Split(block, "\n") {
+		m := expectedError.FindStringSubmatch(l)
+		if m == nil || strings.HasPrefix(strings.TrimSpace(l), "#") {
+			out = append(out, l)
+			continue
+		}
+		check := fmt.Sprintf("if walk_out=$({ %s; } 2>&1); then printf '%%s\\n' \"$walk_out\"; echo 'walkthrough: this command was to fail'; exit 1; fi; printf '%%s\\n' \"$walk_out\"", m[1])
+		for _, part := range strings.Split(m[2], "...") {
+			if part = strings.TrimSpace(part); part != "" {
+				check += fmt.Sprintf("; grep -qF -- %s <<<\"$walk_out\" || { echo %s; exit 1; }", shellQuote(part), shellQuote("walkthrough: the error lacks "+part))
+			}
+		}
+		out = append(out, check)
+	}
+	return strings.Join(out, "\n")
+}
+
+// shellQuote quotes s for bash.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// guideWalk is a guide whose walkthrough the test runs.
+type guideWalk struct {
+	page   string // below the module root
+	config string // the server's config
+	needs  func(t *testing.T)
+	// check looks, after the walkthrough, at what it says happened.
+	check func(t *testing.T, s *server, work string)
+}
+
+// guideWalks are the guides with a walkthrough.
+var guideWalks = []guideWalk{
+	{page: "docs/getting-started.md", config: fastJobsConfig},
+	{page: "docs/guides/pipelines.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/sweeps.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/serverless.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
+}
+
+func python3(t *testing.T) { testenv.Python3(t) }
+
+// TestGuideWalkthroughs runs each guide's walkthrough against a server of
+// its own.
+func TestGuideWalkthroughs(t *testing.T) {
+	t.Parallel()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range guideWalks {
+		t.Run(strings.TrimSuffix(filepath.Base(g.page), ".md"), func(t *testing.T) {
+			t.Parallel()
+			page, err := os.ReadFile(filepath.Join(root, g.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := walkthrough(string(page))
+			runs := 0
+			for _, s := range steps {
+				if s.run {
+					runs++
+				}
+			}
+			if runs == 0 {
+				t.Fatalf("%s has no walkthrough: no sh block marked <!-- run -->", g.page)
+			}
+			if g.needs != nil {
+				g.needs(t)
+			}
+			s := startServer(t, serverOpts{Config: g.config})
+			work := t.TempDir()
+			env := append(append([]string{}, s.env...), "PATH="+filepath.Dir(shoalBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			for _, st := range steps {
+				if !st.run {
+					p := filepath.Join(work, filepath.FromSlash(st.file))
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(st.text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-x", "-c", withExpectedErrors(st.text))
+				cmd.Dir, cmd.Env = work, env
+				out, err := cmd.CombinedOutput()
+				cancel()
+				if err != nil {
+					t.Fatalf("%s:%d: the walkthrough's block failed: %v\n%s", g.page, st.line, err, out)
+				}
+				t.Logf("%s:%d:\n%s", g.page, st.line, out)
+			}
+			if g.check != nil {
+				g.check(t, s, work)
+			}
+		})
+	}
+}
+
+// The markers are read as documented, and an expected error is checked.
+func TestWalkthroughMarkers(t *testing.T) {
+	page := "x\n<!-- run -->\n```sh\necho a\n```\n\n```sh\necho not run\n```\n<!-- file: src/a.py -->\n\n```python\nprint(1)\n```\n"
+	steps := walkthrough(page)
+	if len(steps) != 2 || !steps[0].run || steps[0].text != "echo a\n" || steps[1].file != "src/a.py" || steps[1].text != "print(1)\n" {
+		t.Fatalf("%+v", steps)
+	}
+	for block, ok := range map[string]bool{
+		"echo 'ERROR: size cannot change' >&2; false  # ERROR: ... cannot change": true,
+		"echo 'ERROR: other' >&2; false  # ERROR: ... cannot change":              false,
+		"true  # ERROR: ... cannot change":                                        false,
+	} {
+		err := exec.Command("bash", "-euo", "pipefail", "-c", withExpectedErrors(block)).Run()
+		if (err == nil) != ok {
+			t.Errorf("%q: %v", block, err)
+		}
+	}
+}
