@@ -45,7 +45,11 @@ type yamlBlock struct {
 	line   int    // the line of its first content line
 	text   string // its content, the fence's indentation removed
 	marker string // the HTML comment before the fence, "" if none
+	writes string // the file a walkthrough writes it to (<!-- file: PATH -->)
 }
+
+// fileMarker names the file a guide's walkthrough writes a block to.
+var fileMarker = regexp.MustCompile(`^\s*<!--\s*file:\s*(\S+)\s*-->\s*$`)
 
 // docMarker matches the comment before a block: its word and its reason.
 var docMarker = regexp.MustCompile(`^\s*<!--\s*(not-a-document|yaml)\s*:\s*(.*?)\s*-->\s*$`)
@@ -83,6 +87,9 @@ func yamlBlocks(file, text string) []yamlBlock {
 				}
 				if docMarker.MatchString(lines[k]) {
 					b.marker = strings.TrimSpace(lines[k])
+				}
+				if m := fileMarker.FindStringSubmatch(lines[k]); m != nil {
+					b.writes = filepath.Clean(m[1])
 				}
 				break
 			}
@@ -247,12 +254,9 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 			if ref == "" || strings.HasPrefix(ref, "azureml:") {
 				continue
 			}
-			if len(components) != 1 {
-				return fmt.Errorf("jobs.%s.component: %s: the page must show one component block to stand for the file (it shows %d)", name, ref, len(components))
-			}
-			var comp map[string]any
-			for _, c := range components {
-				comp = c
+			comp, ok := components[filepath.Clean(strings.TrimPrefix(ref, "file:"))]
+			if !ok {
+				return fmt.Errorf("jobs.%s.component: no component block of this page is marked <!-- file: %s -->", name, ref)
 			}
 			step["component"] = comp
 		}
@@ -306,7 +310,7 @@ func TestDocsYAML(t *testing.T) {
 		}
 		blocks := yamlBlocks(rel, string(text))
 		// A pipeline's local component file is the page's component
-		// block.
+		// block marked as that file.
 		components := map[string]map[string]any{}
 		for _, b := range blocks {
 			doc := map[string]any{}
@@ -314,7 +318,9 @@ func TestDocsYAML(t *testing.T) {
 				if v, ok := doc["version"]; ok && v != nil {
 					doc["version"] = fmt.Sprint(v)
 				}
-				components[fmt.Sprintf("%s:%d", b.file, b.line)] = doc
+				if b.writes != "" {
+					components[b.writes] = doc
+				}
 			}
 		}
 		for _, b := range blocks {

@@ -118,7 +118,9 @@ type guideWalk struct {
 // guideWalks are the guides with a walkthrough.
 var guideWalks = []guideWalk{
 	{page: "docs/getting-started.md", config: fastJobsConfig},
-	{page: "docs/guides/pipelines.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/pipelines.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
+		wantFile(t, filepath.Join(work, "out", "try-pipeline-train", "model_output", "model.txt"), "trained on 3 rows for 3 epochs\n")
+	}},
 	{page: "docs/guides/sweeps.md", config: fastJobsConfig, needs: python3},
 	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3},
 	{page: "docs/guides/serverless.md", config: fastJobsConfig, needs: python3},
@@ -202,5 +204,13 @@ func TestWalkthroughMarkers(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("%q: %v", block, err)
 		}
+	}
+}
+
+// wantFile fails the test unless the file at path holds want.
+func wantFile(t *testing.T, path, want string) {
+	t.Helper()
+	if b, err := os.ReadFile(path); err != nil || string(b) != want {
+		t.Errorf("%s: %q, %v; want %q", path, b, err, want)
 	}
 }
