@@ -121,7 +121,11 @@ var guideWalks = []guideWalk{
 	{page: "docs/guides/pipelines.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
 		wantFile(t, filepath.Join(work, "out", "try-pipeline-train", "model_output", "model.txt"), "trained on 3 rows for 3 epochs\n")
 	}},
-	{page: "docs/guides/sweeps.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/sweeps.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
+		if best := strings.TrimSpace(mustRun(t, s.env, "job", "show", "-n", "try-sweep", "--query", "best_child_run_id", "-o", "tsv")); best != "try-sweep-trial-2" {
+			t.Errorf("the sweep's best trial is %q, the guide says try-sweep-trial-2", best)
+		}
+	}},
 	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3},
 	{page: "docs/guides/serverless.md", config: fastJobsConfig, needs: python3},
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
