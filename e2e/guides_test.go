@@ -126,8 +126,12 @@ var guideWalks = []guideWalk{
 			t.Errorf("the sweep's best trial is %q, the guide says try-sweep-trial-2", best)
 		}
 	}},
-	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3},
-	{page: "docs/guides/serverless.md", config: fastJobsConfig, needs: python3},
+	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
+		if got := mustRun(t, s.env, "job", "show", "-n", "try-metrics", "--metrics", "-o", "tsv"); !strings.HasPrefix(got, "loss\t0.333") || !strings.Contains(got, "\t3\n") {
+			t.Errorf("the job's metrics: %q, want loss logged 3 times", got)
+		}
+	}},
+	{page: "docs/guides/serverless.md", config: fastJobsConfig},
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
 }
 
