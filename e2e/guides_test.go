@@ -111,28 +111,64 @@ type guideWalk struct {
 	page   string // below the module root
 	config string // the server's config
 	needs  func(t *testing.T)
-	// check looks, after the walkthrough, at what it says happened.
-	check func(t *testing.T, s *server, work string)
+	// prepare readies the folder the walkthrough runs in, for one that
+	// runs in the repository's folder (without writing to it).
+	prepare func(t *testing.T, root, work string)
+	// check looks, after the walkthrough, at what it says happened; out
+	// is what its blocks printed.
+	check func(t *testing.T, s *server, work, page, out string)
 }
 
 // guideWalks are the guides with a walkthrough.
 var guideWalks = []guideWalk{
 	{page: "docs/getting-started.md", config: fastJobsConfig},
-	{page: "docs/guides/pipelines.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
+	{page: "docs/guides/pipelines.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work, page, out string) {
 		wantFile(t, filepath.Join(work, "out", "try-pipeline-train", "model_output", "model.txt"), "trained on 3 rows for 3 epochs\n")
 	}},
-	{page: "docs/guides/sweeps.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
+	{page: "docs/guides/sweeps.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work, page, out string) {
 		if best := strings.TrimSpace(mustRun(t, s.env, "job", "show", "-n", "try-sweep", "--query", "best_child_run_id", "-o", "tsv")); best != "try-sweep-trial-2" {
 			t.Errorf("the sweep's best trial is %q, the guide says try-sweep-trial-2", best)
 		}
 	}},
-	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work string) {
+	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work, page, out string) {
 		if got := mustRun(t, s.env, "job", "show", "-n", "try-metrics", "--metrics", "-o", "tsv"); !strings.HasPrefix(got, "loss\t0.333") || !strings.Contains(got, "\t3\n") {
 			t.Errorf("the job's metrics: %q, want loss logged 3 times", got)
 		}
 	}},
 	{page: "docs/guides/serverless.md", config: fastJobsConfig},
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
+	{page: "docs/guides/idle-timeouts.md", prepare: func(t *testing.T, root, work string) {
+		// The guide runs in the repository's folder: the trace is read
+		// there, the plot written into docs/sim, here a copy's.
+		if err := os.Symlink(filepath.Join(root, "sim"), filepath.Join(work, "sim")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(work, "docs", "sim"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := copyFile(filepath.Join(root, "docs", "sim", "gpu-cluster.yml"), filepath.Join(work, "docs", "sim", "gpu-cluster.yml")); err != nil {
+			t.Fatal(err)
+		}
+	}, check: func(t *testing.T, s *server, work, page, out string) {
+		// The table the page shows is the one the command prints.
+		_, table, _ := strings.Cut(page, "```text\n")
+		table, _, _ = strings.Cut(table, "```")
+		if strings.Count(table, "\n") < 5 {
+			t.Fatalf("the page shows no table: %q", table)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(table), "\n") {
+			if !strings.Contains(out, strings.TrimRight(l, " ")) {
+				t.Errorf("the page's table line %q is not what shoal sim printed", l)
+			}
+		}
+		// And the plot it shows is the one the command draws.
+		root, _ := moduleRoot()
+		drawn, err := os.ReadFile(filepath.Join(work, "docs", "sim", "alibaba-1gpu.svg"))
+		shown, err2 := os.ReadFile(filepath.Join(root, "docs", "sim", "alibaba-1gpu.svg"))
+		if err != nil || err2 != nil || string(drawn) != string(shown) {
+			t.Errorf("docs/sim/alibaba-1gpu.svg is not the plot shoal sim draws (%d bytes, %v; shown %d bytes, %v)", len(drawn), err, len(shown), err2)
+		}
+	}},
 }
 
 func python3(t *testing.T) { testenv.Python3(t) }
@@ -167,6 +203,10 @@ func TestGuideWalkthroughs(t *testing.T) {
 			}
 			s := startServer(t, serverOpts{Config: g.config})
 			work := t.TempDir()
+			if g.prepare != nil {
+				g.prepare(t, root, work)
+			}
+			var printed strings.Builder
 			env := append(append([]string{}, s.env...), "PATH="+filepath.Dir(shoalBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			for _, st := range steps {
 				if !st.run {
@@ -188,9 +228,10 @@ func TestGuideWalkthroughs(t *testing.T) {
 					t.Fatalf("%s:%d: the walkthrough's block failed: %v\n%s", g.page, st.line, err, out)
 				}
 				t.Logf("%s:%d:\n%s", g.page, st.line, out)
+				printed.Write(out)
 			}
 			if g.check != nil {
-				g.check(t, s, work)
+				g.check(t, s, work, string(page), printed.String())
 			}
 		})
 	}
