@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/shoal-ml/shoal/cli/cmdutil"
+	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
@@ -35,8 +37,8 @@ import (
 //
 //	<!-- yaml: server-config -->
 //
-// (kinds: job, pipeline, sweep, component, compute, server-config,
-// kubernetes). Nothing is skipped silently: a block with neither is an
+// (kinds: job, pipeline, sweep, component, environment, compute,
+// server-config, kubernetes). Nothing is skipped silently: a block with neither is an
 // error.
 
 // yamlBlock is one fenced YAML block of a Markdown file.
@@ -130,6 +132,8 @@ func yamlKind(b yamlBlock, doc map[string]any) (string, error) {
 		return "sweep", nil
 	case strings.HasSuffix(schema, "/commandComponent.schema.json"):
 		return "component", nil
+	case strings.HasSuffix(schema, "/environment.schema.json"):
+		return "environment", nil
 	case strings.HasSuffix(schema, "/commandJob.schema.json") || doc["command"] != nil && (typ == "" || typ == "command"):
 		return "job", nil
 	case strings.HasSuffix(schema, "Compute.schema.json") || strings.HasSuffix(schema, "computeInstance.schema.json") ||
@@ -241,10 +245,31 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 	if kind == "kubernetes" {
 		return nil // decoded above
 	}
-	if kind == "component" {
+	if kind == "component" || kind == "environment" {
 		if v, ok := doc["version"]; ok && v != nil {
 			doc["version"] = fmt.Sprint(v)
 		}
+	}
+	if kind == "environment" {
+		// As `shoal environment create -f` sends it: no $schema, a
+		// local build context uploaded.
+		delete(doc, "$schema")
+		if b, ok := doc["build"].(map[string]any); ok {
+			if p, _ := b["path"].(string); p != "" && !job.ValidateArtifactRef(p) {
+				b["path"] = localPathStandIn
+			}
+		}
+		js, err := cmdutil.ToJSON(doc)
+		if err != nil {
+			return err
+		}
+		var e asset.Environment
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			return err
+		}
+		return asset.NormalizeEnvironment(&e)
 	}
 	if kind == "pipeline" {
 		jobs, _ := doc["jobs"].(map[string]any)
@@ -297,7 +322,7 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 		_, err := compute.DecodeComputeSpec(js)
 		return err
 	}
-	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, compute, server-config, kubernetes)", kind, b.marker)
+	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, compute, server-config, kubernetes)", kind, b.marker)
 }
 
 // TestDocsYAML decodes every YAML block of the repository's Markdown.

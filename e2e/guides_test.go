@@ -137,6 +137,7 @@ var guideWalks = []guideWalk{
 	}},
 	{page: "docs/guides/serverless.md", config: fastJobsConfig},
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
+	{page: "docs/guides/environments.md", config: fastJobsConfig},
 	{page: "docs/guides/idle-timeouts.md", prepare: func(t *testing.T, root, work string) {
 		// The guide runs in the repository's folder: the trace is read
 		// there, the plot written into docs/sim, here a copy's.
