@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
@@ -111,6 +112,8 @@ type guideWalk struct {
 	page   string // below the module root
 	config string // the server's config
 	needs  func(t *testing.T)
+	// server, when set, gives the server's options instead of config.
+	server func(t *testing.T) serverOpts
 	// prepare readies the folder the walkthrough runs in, for one that
 	// runs in the repository's folder (without writing to it).
 	prepare func(t *testing.T, root, work string)
@@ -138,6 +141,18 @@ var guideWalks = []guideWalk{
 	{page: "docs/guides/serverless.md", config: fastJobsConfig},
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
 	{page: "docs/guides/environments.md", config: fastJobsConfig},
+	{page: "docs/guides/containers.md", server: func(t *testing.T) serverOpts {
+		// The image is the container tests' base (Debian and python3) in
+		// their registry on 127.0.0.1, which the guide's config maps the
+		// curated name to; without podman and its set-up the test skips.
+		env := testctr.Shared(t)
+		return serverOpts{Config: fastJobsConfig + "curated_environments:\n  sklearn-1.5: " + env.Registry.Addr + "/" + testctr.PushedBase + "\n",
+			Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}}
+	}, check: func(t *testing.T, s *server, work, page, out string) {
+		if !strings.Contains(out, "in a container") || !strings.Contains(out, "podman") {
+			t.Errorf("the job did not say it ran in a container, or the host's engine is not shown:\n%s", out)
+		}
+	}},
 	{page: "docs/guides/idle-timeouts.md", prepare: func(t *testing.T, root, work string) {
 		// The guide runs in the repository's folder: the trace is read
 		// there, the plot written into docs/sim, here a copy's.
@@ -202,7 +217,11 @@ func TestGuideWalkthroughs(t *testing.T) {
 			if g.needs != nil {
 				g.needs(t)
 			}
-			s := startServer(t, serverOpts{Config: g.config})
+			opts := serverOpts{Config: g.config}
+			if g.server != nil {
+				opts = g.server(t)
+			}
+			s := startServer(t, opts)
 			work := t.TempDir()
 			if g.prepare != nil {
 				g.prepare(t, root, work)
