@@ -23,8 +23,8 @@ func unknownSubcommand(root *cobra.Command, args []string) error {
 		return nil // cobra's own checks apply
 	}
 	word := firstWord(cmd, rest)
-	if word == "" || word == "help" && cmd == root {
-		return nil
+	if word == "" || word == "help" {
+		return nil // `shoal help job`, `shoal job help`: the group's help
 	}
 	var names []string
 	for _, c := range cmd.Commands() {

@@ -33,7 +33,7 @@ func TestUnknownSubcommand(t *testing.T) {
 		}
 	}
 	// A group alone still shows its help, and help still works.
-	for _, args := range [][]string{{"job"}, {"help", "job"}, {"job", "--help"}} {
+	for _, args := range [][]string{{"job"}, {"help", "job"}, {"job", "--help"}, {"job", "help"}} {
 		var out, errOut bytes.Buffer
 		if code := Run(context.Background(), args, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), "Available Commands") {
 			t.Errorf("shoal %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out.String(), errOut.String())
