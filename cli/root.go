@@ -47,7 +47,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := unknownSubcommand(root, args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
+	if err != nil {
 		// Messages quote what users wrote (names, paths): escaped.
 		fmt.Fprintln(stderr, "ERROR: "+cmdutil.EscapeControls(errorText(err), true))
 		return 1

@@ -241,6 +241,8 @@ func newJobStreamCommand(g *cmdutil.Globals) *cobra.Command {
 		return done()
 	})
 	cmd.Flags().IntVar(&rank, "rank", 0, "node rank whose output to show")
+	// az ml has no `job logs`; those who type it want this.
+	cmd.SuggestFor = []string{"logs", "log"}
 	return cmd
 }
 

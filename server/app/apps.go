@@ -22,7 +22,7 @@ func listenApps(addr, apiListen string) (net.Listener, error) {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("apps_listen: listen on %s: %w", addr, err)
+		return nil, listenError("--apps-listen", "apps_listen", addr, err)
 	}
 	return ln, nil
 }

@@ -186,6 +186,27 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	// Both addresses are taken before the data dir, the store or a key
+	// is made: a server that cannot listen leaves nothing behind.
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return nil, listenError("--listen", "listen", opts.Listen, err)
+	}
+	if opts.AppsListen == "" {
+		opts.AppsListen = cfg.AppsListen
+	}
+	appsLn, err := listenApps(opts.AppsListen, opts.Listen)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			ln.Close()
+			appsLn.Close()
+		}
+	}()
 	if err := secureDataDir(opts.DataDir); err != nil {
 		return nil, err
 	}
@@ -213,26 +234,6 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		}
 		files = disk
 	}
-	ln, err := net.Listen("tcp", opts.Listen)
-	if err != nil {
-		store.Close()
-		return nil, fmt.Errorf("listen on %s: %w", opts.Listen, err)
-	}
-	if opts.AppsListen == "" {
-		opts.AppsListen = cfg.AppsListen
-	}
-	appsLn, err := listenApps(opts.AppsListen, opts.Listen)
-	if err != nil {
-		ln.Close()
-		store.Close()
-		return nil, err
-	}
-	started := false
-	defer func() {
-		if !started {
-			appsLn.Close()
-		}
-	}()
 	m := &Main{opts: opts, log: opts.Logger, store: store, files: disk, wake: make(chan struct{}, 1), listener: ln, appsListener: appsLn, scheme: "http"}
 	if ln, m.caPEM, err = m.serveTLS(ln, cfg.AdvertiseURL, appsLn); err != nil {
 		m.listener.Close()
@@ -329,6 +330,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, fmt.Errorf("secrets_key_file: %w", err)
 	}
+	// Servers sharing a PostgreSQL store must seal with one key: a second
+	// server that makes its own retries its start forever. Say at every
+	// start where the key is and how another server uses it.
+	opts.Logger.Info("secrets key: every server sharing this store needs this same file; copy it (mode 0600) to each and set secrets_key_file: <its path> in their --config",
+		slog.String("secrets_key_file", keyFile))
 	// Replicas on one PostgreSQL database forward agents' wake-ups to
 	// each other: an agent long-polls whichever replica it reached.
 	var wakes *postgres.Wakes
