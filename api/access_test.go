@@ -477,8 +477,8 @@ func TestRequestSizeLimit(t *testing.T) {
 		{"POST", "/api/v1/users", `{"name":"` + pad + `"}`},
 	} {
 		r := send(t, e, e.admin, p.method, p.path, p.body, nil)
-		if r.status != http.StatusBadRequest {
-			t.Errorf("%s %s with a 2 MiB body: %s, want 400", p.method, p.path, r)
+		if r.status != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s %s with a 2 MiB body: %s, want 413", p.method, p.path, r)
 		}
 	}
 	mustSend(t, e, e.admin, "GET", "/api/v1/workspaces/default/computes/big", "", http.StatusNotFound)

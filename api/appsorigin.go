@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/shoal-ml/shoal/api/httpx"
 )
 
 // SetAppsURL names the applications' own origin (scheme://host:port):
@@ -13,5 +15,5 @@ func (s *Server) SetAppsURL(u string) { s.appsOrigin.Set(u) }
 // AppsHandler serves the applications' origin: the application proxy's
 // routes only, everything else 404.
 func (s *Server) AppsHandler() http.Handler {
-	return s.admit(s.appsMux)
+	return httpx.NoSniff(s.admit(s.appsMux))
 }

@@ -261,12 +261,15 @@ func (s *Server) routes() {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
+	// The path is the request's own: escaped, it is no markup.
+	httpx.WriteErrorJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "NotFound", Message: "no such route: " + r.Method + " " + r.URL.Path}})
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer, of every face the
+// mux serves (the API, ARM, MLflow, the studio mounted on it), says
+// nosniff.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.admit(s.mux).ServeHTTP(w, r)
+	httpx.NoSniff(s.admit(s.mux)).ServeHTTP(w, r)
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

@@ -203,10 +203,10 @@ func TestComputeHTTPContract(t *testing.T) {
 			t.Fatalf("error %v", e)
 		}
 	})
-	t.Run("oversized body is 400", func(t *testing.T) {
+	t.Run("oversized body is 413", func(t *testing.T) {
 		big := `{"name":"cpu-cluster","description":"` + strings.Repeat("x", api.MaxRequestBytes) + `"}`
 		resp, _ := do(t, ts, token, "PUT", path, big, nil)
-		if resp.StatusCode != http.StatusBadRequest {
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Fatalf("%d", resp.StatusCode)
 		}
 	})

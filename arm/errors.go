@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/shoal-ml/shoal/client"
@@ -72,8 +73,19 @@ func azureCode(err error) (int, string) {
 	return client.StatusFor(code), name
 }
 
-// WriteError writes err in Azure's envelope with Azure's code.
+// codeTooLarge is Azure's code for a request body past the limit.
+const codeTooLarge = "RequestEntityTooLarge"
+
+// WriteError writes err in Azure's envelope with Azure's code. A body
+// read past its limit (http.MaxBytesReader) is 413 naming the limit: the
+// request is too big, not malformed.
 func WriteError(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: errorDetail{Code: codeTooLarge,
+			Message: fmt.Sprintf("the request body is larger than %d bytes, the most a request may send", mbe.Limit), Details: []errorDetail{}}})
+		return
+	}
 	status, code := azureCode(err)
 	d := errorDetail{Code: code, Message: core.ErrorMessage(err), Details: []errorDetail{}}
 	var e *core.Error
@@ -88,6 +100,7 @@ func WriteError(w http.ResponseWriter, err error) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }

@@ -22,10 +22,11 @@ func (h Handlers) UpdateCompute(w http.ResponseWriter, r *http.Request) {
 		} `json:"properties"`
 	}
 	raw, err := io.ReadAll(r.Body)
-	if err == nil {
-		err = json.Unmarshal(raw, &body)
-	}
 	if err != nil {
+		WriteError(w, err) // a body past the limit: 413
+		return
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
 		WriteError(w, core.FieldErrorf("body", "not a ClusterUpdateParameters: %v", err))
 		return
 	}
@@ -105,10 +106,11 @@ func (h Handlers) UpdateIdleShutdown(w http.ResponseWriter, r *http.Request) {
 		IdleTimeBeforeShutdown json.RawMessage `json:"idleTimeBeforeShutdown"`
 	}
 	raw, err := io.ReadAll(r.Body)
-	if err == nil {
-		err = json.Unmarshal(raw, &body)
-	}
 	if err != nil {
+		WriteError(w, err) // a body past the limit: 413
+		return
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
 		WriteError(w, core.FieldErrorf("body", "not an IdleShutdownSetting: %v", err))
 		return
 	}

@@ -73,10 +73,11 @@ type quotaUpdateParameters struct {
 func (h Handlers) UpdateQuotas(w http.ResponseWriter, r *http.Request) {
 	var body quotaUpdateParameters
 	raw, err := io.ReadAll(r.Body)
-	if err == nil {
-		err = json.Unmarshal(raw, &body)
-	}
 	if err != nil {
+		WriteError(w, err) // a body past the limit: 413
+		return
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
 		WriteError(w, core.FieldErrorf("body", "not a QuotaUpdateParameters: %v", err))
 		return
 	}

@@ -3,9 +3,11 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -15,7 +17,10 @@ import (
 type LocationDetail = compute.LocationDetail
 
 // FindLocation returns a location (by name or alias) with its quota use,
-// its provider's hosts and the machines joined by hand. Returns ENOTFOUND.
+// its provider's hosts and the machines joined by hand. Its nodes (the
+// count, the machines joined by hand, what a host runs) are those of the
+// workspaces where the caller may read computes (nodesShownTo). Returns
+// ENOTFOUND.
 func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDetail, error) {
 	loc, err := s.catalog.Location(name)
 	if err != nil {
@@ -44,6 +49,7 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 	if err != nil {
 		return nil, err
 	}
+	nodes = s.nodesShownTo(ctx, nodes)
 	d.Nodes = len(nodes)
 	since := map[*compute.Host]time.Time{}
 	for _, n := range nodes {
@@ -78,6 +84,31 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 		}
 	}
 	return d, nil
+}
+
+// nodesShownTo keeps the nodes of the workspaces where the caller may
+// read computes: all of them for an administrator or the server itself.
+// A node's ID, address and runtime are its workspace's, as its compute
+// is.
+func (s *Services) nodesShownTo(ctx context.Context, nodes []*node.Node) []*node.Node {
+	p := identity.PrincipalFrom(ctx)
+	if p == nil || p.Admin {
+		return nodes
+	}
+	readable := map[string]bool{}
+	var out []*node.Node
+	for _, n := range nodes {
+		k := strings.ToLower(n.Workspace)
+		ok, seen := readable[k]
+		if !seen {
+			ok = s.Authorize(ctx, p, n.Workspace, identity.ActComputesRead) == nil
+			readable[k] = ok
+		}
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // noteRuntime keeps node n's container runtime report on its host h when

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -65,9 +66,11 @@ func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		code = core.EINVALID
-		err = core.Errorf(core.EINVALID, "the request body is larger than %d bytes", MaxRequestBytes)
+	if errors.As(err, &mbe) && !IsARM(r) {
+		// Too big, not malformed: 413 naming the limit. The code stays
+		// EINVALID, which is what the client reads a 413 as.
+		WriteErrorJSON(w, http.StatusRequestEntityTooLarge, ErrorBody{Error: ErrorDetail{Code: core.EINVALID, Message: TooLargeMessage(mbe.Limit)}})
+		return
 	}
 	if code == core.ESTORAGEFULL {
 		log.Error("store disk full", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
@@ -84,7 +87,39 @@ func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
 		arm.WriteError(w, err)
 		return
 	}
-	WriteJSON(w, StatusFor(code), ErrorBody{Error: ErrorDetail{Code: code, Message: core.ErrorMessage(err), Target: core.ErrorField(err)}})
+	WriteErrorJSON(w, StatusFor(code), ErrorBody{Error: ErrorDetail{Code: code, Message: core.ErrorMessage(err), Target: core.ErrorField(err)}})
+}
+
+// TooLargeMessage is the message of a request whose body is larger than
+// limit bytes.
+func TooLargeMessage(limit int64) string {
+	return fmt.Sprintf("the request body is larger than %d bytes, the most this request may send", limit)
+}
+
+// WriteErrorJSON answers an error body as JSON with status. Unlike
+// WriteJSON it escapes HTML's characters (<, >, &): an error's message
+// may echo what the request sent (its path, a value), and escaped it is
+// markup to no reader, whatever the reader takes the answer for.
+func WriteErrorJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// NoSniff sets X-Content-Type-Options: nosniff on every answer of next:
+// a browser then takes an answer for what its Content-Type says (JSON,
+// a download), never for HTML it sniffed in a body that echoes a
+// request. An instance's application's own answers (a path with
+// /applications/, through the proxy) keep the headers the application
+// chose; the proxy's own errors say nosniff (WriteErrorJSON).
+func NoSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/applications/") {
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // WriteJSON answers v as JSON with status; HTML characters are left as
@@ -110,6 +145,9 @@ func DecodeStrict(body io.Reader, v any) error {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return err // too big, not malformed: Errors.Write answers 413
+		}
 		msg := strings.TrimPrefix(err.Error(), "json: ")
 		if k, ok := strings.CutPrefix(msg, "unknown field "); ok {
 			k = strings.Trim(k, `"`)

@@ -164,7 +164,9 @@ func writeMLflowError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	switch c := core.ErrorCode(err); {
 	case errors.As(err, &mbe):
-		code, status, msg = "INVALID_PARAMETER_VALUE", http.StatusBadRequest, "the request body is larger than "+strconv.Itoa(httpx.MaxRequestBytes)+" bytes"
+		// Too big, not malformed: 413 (which MLflow's client does not
+		// retry), naming the limit.
+		code, status, msg = "INVALID_PARAMETER_VALUE", http.StatusRequestEntityTooLarge, httpx.TooLargeMessage(mbe.Limit)
 	case c == core.EINVALID:
 		code, status = "INVALID_PARAMETER_VALUE", http.StatusBadRequest
 		if f := core.ErrorField(err); f != "" && !strings.Contains(msg, f) {

@@ -193,15 +193,6 @@ func (s *Service) CreateIdentity(ctx context.Context, name string) (*identity.Id
 	return id, err
 }
 
-// ListIdentities lists managed identities.
-func (s *Service) ListIdentities(ctx context.Context) (out []*identity.Identity, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error {
-		out, err = tx.ListIdentities()
-		return err
-	})
-	return out, err
-}
-
 // newClientID returns a random GUID-shaped client ID, as Azure's.
 func newClientID(r interface{ Read([]byte) (int, error) }) string {
 	b := make([]byte, 16)

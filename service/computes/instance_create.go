@@ -95,11 +95,34 @@ func (s *Service) checkInstanceSpec(ctx context.Context, tx store.Tx, ws string,
 			continue
 		}
 		if other, err := s.catalog.Location(c.Location); err == nil && other.Name == loc.Name {
+			where, err := workspaceShownTo(ctx, tx, c.Workspace)
+			if err != nil {
+				return err
+			}
 			return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
-				"name: a compute instance named %q already exists in location %s (workspace %s); instance names are unique across a location", c.Name, loc.Name, c.Workspace)}
+				"name: a compute instance named %q already exists in location %s (%s); instance names are unique across a location", c.Name, loc.Name, where)}
 		}
 	}
 	return nil
+}
+
+// workspaceShownTo names workspace ws as the caller may see it: by name
+// to an administrator, the server itself or a principal holding a role
+// there; as "another workspace" to anyone else, since a workspace's name
+// is its team's to share.
+func workspaceShownTo(ctx context.Context, tx store.Tx, ws string) (string, error) {
+	p := identity.PrincipalFrom(ctx)
+	if p == nil || p.Admin {
+		return "workspace " + ws, nil
+	}
+	roles, err := tx.ListRoleAssignments(p.ID, ws)
+	if err != nil {
+		return "", err
+	}
+	if len(roles) > 0 {
+		return "workspace " + ws, nil
+	}
+	return "in another workspace", nil
 }
 
 func cloneSchedules(in *compute.ComputeSchedules) *compute.ComputeSchedules {

@@ -27,6 +27,8 @@ func HotQueries() []HotQuery {
 		{"ListAttempts", queryListAttempts, []any{"w", "j"}},
 		{"FindUserByOIDC", queryUserByOIDC, []any{"i", "s"}},
 		{"ListSigningKeys", querySigningKeys, nil},
+		// every log-batch checks its run's limits against these totals
+		{"SummarizeMetrics", querySummarizeMetrics, []any{"w", "j"}},
 	}
 	for _, f := range [][2]string{{"p", ""}, {"", "w"}, {"p", "w"}} {
 		q, args := listRoleAssignmentsQuery(f[0], f[1])

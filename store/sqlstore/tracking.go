@@ -13,7 +13,8 @@ import (
 // 0024): one row per metric point, parameter and tag, keyed by the
 // lower-cased workspace and the job's name; and the experiments.
 
-// AppendMetrics adds points to a job's run.
+// AppendMetrics adds points to a job's run, and to its running totals
+// (metrictotals.go).
 func (t *tx) AppendMetrics(workspace, job string, points []jobkind.MetricPoint) error {
 	if err := t.writable("append metrics"); err != nil {
 		return err
@@ -24,7 +25,7 @@ func (t *tx) AppendMetrics(workspace, job string, points []jobkind.MetricPoint) 
 			return fmt.Errorf("store: append metric %s of %s/%s: %w", p.Key, workspace, job, err)
 		}
 	}
-	return nil
+	return t.addMetricTotals(workspace, job, points)
 }
 
 // ListMetricHistory returns a job's points of one metric in step order.
@@ -44,33 +45,6 @@ func (t *tx) ListMetricHistory(workspace, job, metric string) ([]jobkind.MetricP
 	out := make([]jobkind.MetricPoint, len(ps))
 	for i, p := range ps {
 		out[i] = *p
-	}
-	return out, nil
-}
-
-// SummarizeMetrics returns each metric of a job's run, ordered by key:
-// the counts and extremes by one aggregate, the last point by a window
-// over the same index.
-func (t *tx) SummarizeMetrics(workspace, job string) ([]jobkind.MetricSummary, error) {
-	rows, err := t.query(`SELECT a.key, a.n, a.lo, a.hi, l.value, l.step, l.timestamp
-		FROM (SELECT key, COUNT(*) AS n, MIN(value) AS lo, MAX(value) AS hi FROM run_metrics
-			WHERE workspace_key = $1 AND job = $2 GROUP BY key) a
-		JOIN (SELECT key, value, step, timestamp, ROW_NUMBER() OVER (PARTITION BY key ORDER BY step DESC, timestamp DESC, id DESC) AS r
-			FROM run_metrics WHERE workspace_key = $1 AND job = $2) l ON l.key = a.key AND l.r = 1
-		ORDER BY a.key`, key(workspace), job)
-	if err != nil {
-		return nil, fmt.Errorf("store: metrics of %s/%s: %w", workspace, job, err)
-	}
-	ms, err := collect(rows, func(sc scanner) (*jobkind.MetricSummary, error) {
-		var m jobkind.MetricSummary
-		return &m, sc.Scan(&m.Key, &m.Points, &m.Min, &m.Max, &m.Last, &m.Step, &m.Time)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: metrics of %s/%s: %w", workspace, job, err)
-	}
-	out := make([]jobkind.MetricSummary, len(ms))
-	for i, m := range ms {
-		out[i] = *m
 	}
 	return out, nil
 }
@@ -150,7 +124,7 @@ func (t *tx) DeleteRunData(workspace, job string) error {
 	if err := t.writable("delete run data"); err != nil {
 		return err
 	}
-	for _, table := range []string{"run_metrics", "run_params", "run_tags"} {
+	for _, table := range []string{"run_metrics", "run_metric_totals", "run_params", "run_tags"} {
 		if _, err := t.exec(`DELETE FROM `+table+` WHERE workspace_key = $1 AND job = $2`, key(workspace), job); err != nil {
 			return fmt.Errorf("store: delete %s of %s/%s: %w", table, workspace, job, err)
 		}

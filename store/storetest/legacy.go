@@ -159,7 +159,8 @@ type MigrationCase struct {
 
 // MigrationCases are the migrations that move or derive data: 0020 moves
 // a workspace's budgets, quotas and limits out of settings into their
-// tables; 0029 counts the live nodes from their documents.
+// tables; 0029 counts the live nodes from their documents; 0030 sums
+// each run's metrics into its running totals.
 func MigrationCases() []MigrationCase {
 	return []MigrationCase{
 		{Name: "0020 moves workspace settings", Version: 19, Check: CheckLegacySettings, Fill: func(raw *sql.DB) error {
@@ -178,5 +179,6 @@ func MigrationCases() []MigrationCase {
 			}
 			return nil
 		}},
+		{Name: "0030 sums run metrics", Version: 29, Check: checkLegacyMetrics, Fill: fillLegacyMetrics},
 	}
 }

@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"Components", testComponents},
 		{"Registries", testRegistries},
 		{"RunTracking", testRunTracking},
+		{"MetricTotals", testMetricTotals},
 		{"Experiments", testExperiments},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},

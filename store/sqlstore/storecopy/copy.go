@@ -18,7 +18,7 @@ var Tables = []string{
 	"workspaces", "computes", "events", "api_tokens", "settings", "nodes", "jobs", "attempts",
 	"sequences", "users", "identities", "roles", "role_assignments", "audit_log", "signing_keys",
 	"service_principals", "node_samples", "node_usage", "instance_live", "workspace_budgets",
-	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_params", "run_tags",
+	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_metric_totals", "run_params", "run_tags",
 	"environments", "registries", "components",
 }
 
