@@ -258,13 +258,19 @@ func (h *Host) probeConda(ctx context.Context, rt container.Runtime, image strin
 }
 
 // ImageFailure says how a failed image preparation ends the rank: the
-// registry's or the build's refusal fails the job (RankImageFailed, its
-// words kept); an engine that broke is the node's failure.
+// registry's or the build's refusal, or a registry that cannot be
+// reached, fails the job (RankImageFailed, its words kept); an engine
+// that broke is the node's failure.
 func ImageFailure(err error) (state string, failure job.RankFailure) {
 	// ErrRuntimeMissing too: an engine that cannot start here fails the
 	// job with its words; as node loss it was requeued onto the same
 	// engine twenty times.
-	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, container.ErrRuntimeMissing, ErrNoConda} {
+	// ErrUnreachable: a registry the node cannot reach (no route, a name
+	// that does not resolve, the connection refused) is where the job
+	// says its image is; another attempt, on this node or another, meets
+	// the same, and as node loss it was requeued twenty times in seconds.
+	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrUnreachable, container.ErrNoSpace,
+		container.ErrInvalid, container.ErrRuntimeMissing, ErrNoConda} {
 		if errors.Is(err, kind) {
 			return node.RankFailed, node.RankImageFailed
 		}
