@@ -71,18 +71,26 @@ func (h *Host) PrepareImage(ctx context.Context, j ImageJob) (string, error) {
 	}
 	if img, err := rt.Inspect(ctx, ref); err == nil {
 		cache.Used(img.ID)
+		h.recordUse(img.ID)
 	}
 	return ref, nil
 }
 
-// Pull pulls ref unless the node has it (a tag pulled before is used as
-// it is: tags that move are re-pulled when a job names a digest).
+// Pull pulls ref unless the node's store has it (a tag pulled before is
+// used as it is: tags that move are re-pulled when a job names a
+// digest). The nodes sharing the store pull it once: the others wait for
+// that pull and find the image.
 func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref string) (string, error) {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
 		return "", &container.Error{Kind: container.ErrInvalid, Op: "pull " + ref, Msg: err.Error()}
 	}
 	defer h.building.lock("pull " + ref)()
+	unlock, err := h.hostLock(ctx, "pull "+ref)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if _, err := rt.Inspect(ctx, ref); err == nil {
 		return ref, nil
 	}
@@ -147,13 +155,20 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	}
 	opts := RegistryOptions(j.Task, reference.Domain(named))
 	unlock := h.building.lock("build " + tag)
+	unlockHost, err := h.hostLock(ctx, "build "+tag)
+	if err != nil {
+		unlock()
+		return "", err
+	}
 	if _, err := rt.Inspect(ctx, tag); err == nil {
+		unlockHost()
 		unlock()
 		j.Log(builtBefore(tag))
 		return tag, nil
 	}
 	j.Progress("pulling " + tag)
 	_, pullErr := rt.Pull(ctx, tag, opts)
+	unlockHost()
 	unlock()
 	if pullErr == nil {
 		j.Log("shoal agent: the image " + tag + " was built from this context before, on another node: pulled from the workspace's registry, not built")
@@ -174,9 +189,15 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	return ref, nil
 }
 
-// buildOnce builds opts as tag unless the node has tag already.
+// buildOnce builds opts as tag unless the node's store has tag already
+// (another node of the host may have built it).
 func (h *Host) buildOnce(ctx context.Context, rt container.Runtime, j ImageJob, tag string, opts container.BuildOptions) (string, error) {
 	defer h.building.lock("build " + tag)()
+	unlock, err := h.hostLock(ctx, "build "+tag)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if _, err := rt.Inspect(ctx, tag); err == nil {
 		j.Log(builtBefore(tag))
 		return tag, nil
