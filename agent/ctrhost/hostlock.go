@@ -121,3 +121,53 @@ func (h *Host) loadUses(cache interface{ UsedAt(string, time.Time) }) {
 		}
 	}
 }
+
+// StateDirVar names the folder where the agents of a host keep what
+// must outlive them (the images pulled with a login); by default
+// /var/lib/shoal/agent as root, else the user's cache folder. It must
+// last as long as the image store (not /run: the store's images outlive
+// a reboot).
+const StateDirVar = "SHOAL_AGENT_STATE_DIR"
+
+// stateDir is the host-wide state folder.
+func stateDir() string {
+	if d := os.Getenv(StateDirVar); d != "" {
+		return d
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/shoal/agent"
+	}
+	if c, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(c, "shoal-agent")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("shoal-agent-%d", os.Geteuid()))
+}
+
+// loginDir is the folder of the store's images pulled with a login: one
+// empty file per image id.
+func (h *Host) loginDir() string {
+	sum := sha256.Sum256([]byte(h.scope))
+	return filepath.Join(stateDir(), "logins-"+hex.EncodeToString(sum[:12]))
+}
+
+// markPulledWithLogin records that image id came with a registry login.
+func (h *Host) markPulledWithLogin(id string) error {
+	if h.scope == "" {
+		return errors.New("no image store")
+	}
+	dir := h.loginDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, filepath.Base(strings.TrimPrefix(id, "sha256:"))), nil, 0o600)
+}
+
+// pulledWithLogin reports whether image id came with a registry login
+// (true when that cannot be read: the registry is asked then).
+func (h *Host) pulledWithLogin(id string) bool {
+	if h.scope == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(h.loginDir(), filepath.Base(strings.TrimPrefix(id, "sha256:"))))
+	return err == nil || !errors.Is(err, os.ErrNotExist)
+}

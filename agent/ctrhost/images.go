@@ -91,7 +91,11 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 		return "", err
 	}
 	defer unlock()
-	if _, err := rt.Inspect(ctx, ref); err == nil {
+	// An image pulled with a login is asked of its registry again, with
+	// this job's login: the store is shared by the nodes of every
+	// workspace on the host, and a local copy alone would hand a private
+	// image to a job that may not pull it.
+	if img, err := rt.Inspect(ctx, ref); err == nil && !h.pulledWithLogin(img.ID) {
 		return ref, nil
 	}
 	opts := RegistryOptions(j.Task, reference.Domain(named))
@@ -101,8 +105,16 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 		}
 	}
 	j.Progress("pulling " + ref)
-	if _, err := rt.Pull(ctx, ref, opts); err != nil {
+	img, err := rt.Pull(ctx, ref, opts)
+	if err != nil {
 		return "", err
+	}
+	if opts.Auth != nil {
+		if err := h.markPulledWithLogin(img.ID); err != nil {
+			// Unmarked, the next job without the login would run it: this
+			// one does not either.
+			return "", fmt.Errorf("recording that %s needs its registry's login: %w", ref, err)
+		}
 	}
 	return ref, nil
 }
