@@ -75,13 +75,18 @@ type Config struct {
 	// naming another image or a build fails with the reason.
 	NodeImage string
 	// ContainerHost is the engine's address (unix:///run/podman/podman.sock);
-	// empty: Docker's socket when it answers, else a private podman
-	// service started on first use.
+	// empty: Docker's socket when it answers, else podman's system
+	// service, else a podman service of the node's own, started on first
+	// use, on the host's image store (ContainerStore).
 	ContainerHost string
-	// ContainerDir holds the private podman service's socket and store;
-	// default <WorkDir>/podman.
+	// ContainerDir holds the node's podman service's socket,
+	// configuration and log; default <WorkDir>/podman.
 	ContainerDir string
-	// InsecureRegistries are registries (host:port) the private podman
+	// ContainerStore is the image store of the node's podman service:
+	// empty for podman's default (/var/lib/containers/storage as root),
+	// which the host's nodes and its podman CLI share.
+	ContainerStore string
+	// InsecureRegistries are registries (host:port) the node's podman
 	// service reaches over plain HTTP.
 	InsecureRegistries []string
 	// ImageCacheBytes caps the node's images (DefaultImageCacheBytes when
@@ -460,5 +465,5 @@ func freePort(addr string) (int, error) {
 // containerHost is what the node's container engine needs of cfg.
 func (cfg Config) containerHost() ctrhost.Config {
 	return ctrhost.Config{NodeID: cfg.NodeID, WorkDir: cfg.WorkDir, Containers: cfg.Containers, ContainerHost: cfg.ContainerHost,
-		ContainerDir: cfg.ContainerDir, InsecureRegistries: cfg.InsecureRegistries, ImageCacheBytes: cfg.ImageCacheBytes, Clock: cfg.Clock}
+		ContainerDir: cfg.ContainerDir, PodmanStore: cfg.ContainerStore, InsecureRegistries: cfg.InsecureRegistries, ImageCacheBytes: cfg.ImageCacheBytes, Clock: cfg.Clock}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
@@ -18,9 +19,12 @@ import (
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
-// privatePodman is the node's private podman service as an agent with no
-// engine of its own starts it, on a store of its own, reaching no
-// registry over HTTP; it is stopped and its store reset at the end.
+// privatePodman is the node's own podman service as an agent with no
+// shared engine starts it, on a store of its own, reaching no registry
+// over HTTP; it is stopped and its store reset at the end. It is pinned
+// (OwnPodman): a host whose podman system service answers on
+// /run/podman/podman.sock (podman.socket) would otherwise give the agent
+// that engine, which lists none of the test's registries.
 func privatePodman(t *testing.T) (*Agent, string) {
 	t.Helper()
 	// podman refuses a run root over 50 characters: a short folder.
@@ -30,13 +34,13 @@ func privatePodman(t *testing.T) (*Agent, string) {
 	}
 	dir := filepath.Join(base, "podman")
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// No engine named and (on a test machine) no Docker daemon or
-	// podman system service: the node's own podman, started on first use.
-	h := ctrhost.Open(context.Background(), ctrhost.Config{NodeID: "prepull-node", WorkDir: base, ContainerDir: dir, Clock: core.SystemClock{}}, log)
+	// The node's own podman, started on first use.
+	h := ctrhost.Open(context.Background(), ctrhost.Config{NodeID: "prepull-node", WorkDir: base, ContainerDir: dir,
+		PodmanStore: filepath.Join(dir, "storage"), OwnPodman: true, Clock: core.SystemClock{}}, log)
 	t.Cleanup(func() {
 		h.Close()
 		out, err := exec.Command("podman", "--runtime", "runc", "--root", filepath.Join(dir, "storage"),
-			"--runroot", filepath.Join(dir, "run"), "system", "reset", "--force").CombinedOutput()
+			"--runroot", ctrhost.PodmanRunRoot(dir), "--tmpdir", container.TmpDir(dir), "system", "reset", "--force").CombinedOutput()
 		if err != nil {
 			t.Logf("resetting the private store: %v: %s", err, out)
 		}

@@ -49,6 +49,7 @@ func TestContainerJobs(t *testing.T) {
 			{"Cancel", testContainerCancel},
 			{"Preempt", testContainerPreempt},
 			{"PullFailure", testContainerPullFailure},
+			{"PullUnreachable", testContainerPullUnreachable},
 			{"PrivateRegistry", testContainerPrivateRegistry},
 		} {
 			t.Run(c.name, func(t *testing.T) {

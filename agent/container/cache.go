@@ -61,6 +61,18 @@ func (c *ImageCache) Used(id string) {
 	c.mu.Unlock()
 }
 
+// UsedAt records a use of image id at t unless a later one is recorded:
+// a use another agent on the same store recorded (its node shares the
+// store), so that this one does not evict an image that node just
+// pulled.
+func (c *ImageCache) UsedAt(id string, t time.Time) {
+	c.mu.Lock()
+	if t.After(c.used[normalID(id)]) {
+		c.used[normalID(id)] = t
+	}
+	c.mu.Unlock()
+}
+
 // lastUse is an image's last use: the newer of the agent's record and
 // the engine's (its newest container), else its creation.
 func (c *ImageCache) lastUse(img Image) time.Time {

@@ -78,3 +78,39 @@ func kindOfText(msg string) error {
 	}
 	return nil
 }
+
+// classifyPull is classify for a pull: an engine failure the sentinels do
+// not describe whose words say the registry could not be reached is
+// ErrUnreachable. Only a pull's errors are read so: the engine relays
+// the registry's dial or TLS failure in its text, whereas a connection
+// to the engine itself that fails is the client's own error
+// (ErrRuntimeMissing), never read from text.
+func classifyPull(op string, err error) error {
+	err = classify(op, err)
+	var e *Error
+	if errors.As(err, &e) && e.Kind == errOther && unreachableText(e.Msg) {
+		return &Error{Kind: ErrUnreachable, Op: e.Op, Msg: e.Msg}
+	}
+	return err
+}
+
+// unreachableWords are Go's net and TLS errors as Docker and podman
+// relay them when a registry cannot be reached, lower-cased.
+var unreachableWords = []string{
+	"pinging container registry", "connection refused", "no such host", "no route to host",
+	"network is unreachable", "i/o timeout", "temporary failure in name resolution", "server misbehaving",
+	"tls handshake timeout", "server gave http response to https client", "x509: ", "tls: ",
+	"connection reset by peer", "client.timeout exceeded", "request canceled while waiting for connection",
+}
+
+// unreachableText reports whether msg says a registry could not be
+// reached.
+func unreachableText(msg string) bool {
+	low := strings.ToLower(msg)
+	for _, w := range unreachableWords {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -56,11 +56,11 @@ func (e *Engine) Pull(ctx context.Context, ref string, opts PullOptions) (Image,
 	}
 	body, err := e.cli.ImagePull(ctx, named.String(), po)
 	if err != nil {
-		return Image{}, classify(op, err)
+		return Image{}, classifyPull(op, err)
 	}
 	defer body.Close()
 	if err := readStream(body, progressSink(opts.Progress), nil); err != nil {
-		return Image{}, classify(op, err)
+		return Image{}, classifyPull(op, err)
 	}
 	return e.Inspect(ctx, named.String())
 }

@@ -6,9 +6,9 @@ import (
 )
 
 // The kinds of failure the agent acts on differently: a job whose image
-// is not found, unauthorized or does not fit fails with the registry's
-// words and does not count as the node's loss; a node with no engine
-// takes no container work.
+// is not found, unauthorized, on a registry the node cannot reach, or
+// does not fit fails with the registry's words and does not count as the
+// node's loss; a node with no engine takes no container work.
 var (
 	// ErrNotFound: no such image (locally or in the registry) or
 	// container.
@@ -21,6 +21,10 @@ var (
 	// ErrInvalid: the request itself is wrong (a malformed reference, a
 	// missing Dockerfile, a bad spec field, a failing build step).
 	ErrInvalid = errors.New("invalid")
+	// ErrUnreachable: the image's registry could not be reached (the
+	// connection refused, its name not resolved, no route, TLS refused):
+	// the image cannot be got from where the job says it is.
+	ErrUnreachable = errors.New("registry unreachable")
 	// ErrInUse: an image a container still uses.
 	ErrInUse = errors.New("in use")
 	// ErrRuntimeMissing: no engine answers on this host.

@@ -67,6 +67,33 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// A pull's failure to reach the registry (refused, unresolved, no
+// route, TLS) is ErrUnreachable, the job's failure, with the words kept;
+// the same words from another operation, or the engine itself not
+// answering, are not read so.
+func TestClassifyPullUnreachable(t *testing.T) {
+	for _, msg := range []string{
+		`initializing source docker://127.0.0.1:1/x:1: pinging container registry 127.0.0.1:1: Get "https://127.0.0.1:1/v2/": dial tcp 127.0.0.1:1: connect: connection refused`,
+		`initializing source docker://reg1.example.invalid/x:1: pinging container registry reg1.example.invalid: Get "https://reg1.example.invalid/v2/": dial tcp: lookup reg1.example.invalid on 10.0.0.53:53: no such host`,
+		`Get "https://registry-1.docker.io/v2/": dial tcp 3.216.34.172:443: connect: network is unreachable`,
+		`Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: Temporary failure in name resolution`,
+		`Get "https://10.0.0.9:5000/v2/": http: server gave HTTP response to HTTPS client`,
+		`Get "https://reg.example.com/v2/": x509: certificate signed by unknown authority`,
+	} {
+		err := classifyPull("pull x", errors.New(msg))
+		var e *Error
+		if !errors.Is(err, ErrUnreachable) || !errors.As(err, &e) || e.Msg != msg {
+			t.Errorf("%q: got %v, want kind %v with the words kept", msg, err, ErrUnreachable)
+		}
+	}
+	if err := classify("start container", errors.New("dial tcp 10.0.0.1:80: connect: connection refused")); errors.Is(err, ErrUnreachable) {
+		t.Errorf("a container start's error read as a registry's: %v", err)
+	}
+	if err := classifyPull("pull x", errors.New("manifest unknown: manifest unknown")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("manifest unknown: %v, want ErrNotFound", err)
+	}
+}
+
 // A registry is insecure by name or by a CIDR holding its address.
 func TestInfoInsecure(t *testing.T) {
 	info := Info{InsecureRegistries: []string{"127.0.0.0/8", "registry.lan:5000"}}

@@ -20,7 +20,8 @@ type PodmanConfig struct {
 	// required, and private to this service.
 	Dir string
 	// Root and RunRoot are the image store and its run state; podman's
-	// defaults (/var/lib/containers/storage as root) when empty.
+	// defaults (/var/lib/containers/storage as root) when empty, the
+	// store the host's podman CLI and its other services use.
 	Root, RunRoot string
 	// OCIRuntime is the OCI runtime; "runc" when empty (crun refuses to
 	// start containers under hybrid cgroups).
@@ -83,10 +84,16 @@ func StartPodman(ctx context.Context, cfg PodmanConfig) (*Podman, error) {
 	if cfg.RunRoot != "" {
 		args = append(args, "--runroot", cfg.RunRoot)
 	}
-	// Its own temporary dir too: podman's default (/run/libpod for root)
-	// is shared by every podman on the host, and another one's `system
-	// reset` removes it from under this one.
-	args = append(args, "--tmpdir", TmpDir(cfg.Dir))
+	// A store of its own gets a temporary dir of its own too: podman's
+	// default (/run/libpod for root) is shared by every podman on the
+	// host, and another one's `system reset` removes it from under this
+	// one. The host's default store keeps the default: every podman on
+	// that store must share it, since one that finds no "alive" file in
+	// its temporary dir takes the host for rebooted and resets the state
+	// of every container in the store, other services' running ones too.
+	if cfg.Root != "" {
+		args = append(args, "--tmpdir", TmpDir(cfg.Dir))
+	}
 	args = append(args, "system", "service", "--time", "0", "unix://"+sock)
 	logf, err := os.OpenFile(filepath.Join(cfg.Dir, "podman.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package ctrhost is a node's container engine as its agent uses it:
 // finding the engine (Docker's daemon, podman's system service, or a
-// private podman service per node), the images a task needs (pulled with
+// podman service of the node's own on the host's image store), the images a task needs (pulled with
 // its registry logins, built from an uploaded context, derived with a
 // conda file), the image cache, subnets' networks, the runtime the node
 // reports, and running a rank's processes in containers.
@@ -32,7 +32,8 @@ import (
 // Container settings of an agent (Config.Containers).
 const (
 	// ContainersAuto finds an engine: Config.ContainerHost, else Docker's
-	// socket when it answers, else a private podman service.
+	// socket when it answers, else podman's system service, else a podman
+	// service of the node's own on the host's image store.
 	ContainersAuto = ""
 	// ContainersOff: this agent runs nothing in containers.
 	ContainersOff = "off"
@@ -42,15 +43,26 @@ const (
 type Config struct {
 	// NodeID labels the containers the node starts.
 	NodeID string
-	// WorkDir is the node's work dir: the private podman service's
+	// WorkDir is the node's work dir: the node's podman service's
 	// folder defaults to WORK_DIR/podman.
 	WorkDir string
 	// Containers is ContainersAuto or ContainersOff.
 	Containers string
 	// ContainerHost is the engine's address; empty: find one.
 	ContainerHost string
-	// ContainerDir is the private podman service's folder.
+	// ContainerDir is the node's podman service's folder: its socket,
+	// configuration and log.
 	ContainerDir string
+	// PodmanStore is the image store of the node's podman service: empty
+	// for podman's default (/var/lib/containers/storage as root), the
+	// store `podman build` and `podman pull` use on the host, which the
+	// host's nodes share (an image is pulled once for them all); a folder
+	// for a store of the node's own.
+	PodmanStore string
+	// OwnPodman starts the node's podman service without looking for
+	// Docker's daemon or podman's system service: a test pins the engine
+	// it set up, whatever the host runs.
+	OwnPodman bool
 	// InsecureRegistries are reached over plain HTTP.
 	InsecureRegistries []string
 	// ImageCacheBytes caps the node's images (DefaultImageCacheBytes
@@ -81,13 +93,14 @@ const (
 )
 
 // Host is the node's container engine as the agent uses it: the
-// engine is found when the agent starts, but a private podman service
+// engine is found when the agent starts, but the node's podman service
 // (the fallback) starts only when the first task needs it, so a node that
 // never runs an image pays nothing for it.
 type Host struct {
 	log      *slog.Logger
 	nodeID   string
-	dir      string // the private podman service's folder
+	dir      string // the node's podman service's folder
+	store    string // its image store; "" podman's default (the host's)
 	insecure []string
 	cacheMax int64
 	clock    core.Clock
@@ -118,13 +131,17 @@ type Host struct {
 	// building serializes builds and pulls of one image on this node: a
 	// second job with the same context waits for the first's build.
 	building keyedMutex
+	// scope names the image store for the host-wide locks (hostlock.go)
+	// that serialize one image's pull or build across the nodes sharing
+	// the store.
+	scope string
 }
 
 // Open finds the node's engine as cfg says. It never fails: a
 // host without an engine reports why (ContainerRuntimeInfo.Error).
 func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	h := &Host{log: log, nodeID: cfg.NodeID, insecure: cfg.InsecureRegistries, cacheMax: cfg.ImageCacheBytes, clock: cfg.Clock,
-		dir: cfg.ContainerDir}
+		dir: cfg.ContainerDir, store: cfg.PodmanStore}
 	if h.cacheMax <= 0 {
 		h.cacheMax = DefaultImageCacheBytes
 	}
@@ -145,8 +162,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	// Docker's daemon, else podman's system service (podman.socket, or
 	// `podman system service`): an engine the host's nodes share, whose
 	// images are those `docker build` or `podman build` made. Without
-	// either, a private podman service per node (below).
-	for _, sock := range []string{dockerSocket, podmanSocket} {
+	// either, a podman service of the node's own on the host's store
+	// (below): the images are the host's all the same.
+	for _, sock := range sharedSockets {
+		if cfg.OwnPodman {
+			break
+		}
 		if st, err := os.Stat(sock); err == nil && st.Mode()&os.ModeSocket != 0 {
 			if h.openHost(ctx, "unix://"+sock) {
 				return h
@@ -159,8 +180,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 		return h
 	}
 	h.lazy = true
+	root := h.storeRoot()
+	free := DirFree(root)
+	if free < 0 {
+		free = DirFree(cfg.WorkDir)
+	}
 	h.info = compute.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
-		StorageRoot: filepath.Join(h.dir, "storage"), FreeBytes: DirFree(cfg.WorkDir)}
+		StorageRoot: root, FreeBytes: free}
 	// The GPUs are the host's, whichever engine gives them: reported
 	// before the service starts, as once it runs.
 	if g, err := container.HostGPUs(); err == nil {
@@ -169,8 +195,36 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	return h
 }
 
+// sharedSockets are the engines a host's nodes share, in the order they
+// are looked for: Docker's daemon, then podman's system service.
+var sharedSockets = []string{dockerSocket, podmanSocket}
+
+// storeRoot is the node's podman service's image store: its own, or
+// podman's default for this user (as root /var/lib/containers/storage).
+func (h *Host) storeRoot() string {
+	if h.store != "" {
+		return h.store
+	}
+	return DefaultPodmanStore()
+}
+
+// DefaultPodmanStore is podman's default image store for this user: the
+// one the podman CLI uses (containers-storage.conf(5)).
+func DefaultPodmanStore() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/containers/storage"
+	}
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" {
+		home, _ := os.UserHomeDir()
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "containers", "storage")
+}
+
 // openHost opens the engine at host and fills info from it.
 func (h *Host) openHost(ctx context.Context, host string) bool {
+	h.scope = "engine " + host
 	e, err := container.Open(ctx, container.Config{Host: host, EnginePID: socketPeerPID(host)})
 	if err != nil {
 		h.info = compute.ContainerRuntimeInfo{Error: err.Error()}
@@ -266,7 +320,7 @@ func (h *Host) removeLeftovers(ctx context.Context) {
 	}
 }
 
-// Runtime is the engine, starting the private podman service on first
+// Runtime is the engine, starting the node's podman service on first
 // use.
 func (h *Host) Runtime(ctx context.Context) (container.Runtime, *container.ImageCache, error) {
 	h.mu.Lock()
@@ -288,7 +342,8 @@ func (h *Host) Runtime(ctx context.Context) (container.Runtime, *container.Image
 	return h.rt, h.cache, nil
 }
 
-// PodmanRunRoot is the private service's run root: podman (4.3) refuses
+// PodmanRunRoot is the run root of a node's store of its own
+// (Config.PodmanStore): podman (4.3) refuses
 // one longer than 50 bytes, which a node's work dir under the nodes dir
 // (/var/lib/shoal-nodes/<server>/<node>/...) always is, so it goes under
 // /run (the temporary dir without root), named by the work dir.
@@ -301,8 +356,11 @@ func PodmanRunRoot(dir string) string {
 	return filepath.Join(base, "shoal-podman-"+hex.EncodeToString(sum[:6]))
 }
 
-// startPodman starts the node's private podman service, its store under
-// the node's folder (not the server's, not the host's default store).
+// startPodman starts the node's podman service on the host's default
+// store (podman's own run root and temporary dir, which every podman on
+// that store shares), or on the node's own store (Config.PodmanStore)
+// with a run root of its own. Its socket, configuration (runc, ulimits
+// within the host's, the insecure registries) and log are the node's.
 func (h *Host) startPodman(ctx context.Context) error {
 	dir := h.dir
 	// A unix socket's path is at most 107 bytes: a deep work dir gets its
@@ -312,8 +370,12 @@ func (h *Host) startPodman(ctx context.Context) error {
 		dir = filepath.Join(os.TempDir(), "shoal-podman-"+hex.EncodeToString(sum[:6]))
 	}
 	stopStale(dir)
-	p, err := container.StartPodman(ctx, container.PodmanConfig{Dir: dir, Root: filepath.Join(h.dir, "storage"),
-		RunRoot: PodmanRunRoot(h.dir), InsecureRegistries: h.insecure})
+	pc := container.PodmanConfig{Dir: dir, InsecureRegistries: h.insecure}
+	if h.store != "" {
+		pc.Root, pc.RunRoot = h.store, PodmanRunRoot(h.dir)
+	}
+	h.scope = "podman store " + h.storeRoot()
+	p, err := container.StartPodman(ctx, pc)
 	if err != nil {
 		return err
 	}
@@ -327,7 +389,7 @@ func (h *Host) startPodman(ctx context.Context) error {
 		return err
 	}
 	h.podman = p
-	h.log.Info("started a private podman service", "socket", p.Host, "storage", filepath.Join(h.dir, "storage"))
+	h.log.Info("started the node's podman service", "socket", p.Host, "storage", h.storeRoot())
 	return nil
 }
 
@@ -359,8 +421,9 @@ func stopStale(dir string) {
 	}
 }
 
-// Close stops the private podman service (the engine of a node whose
-// agent exits); the containers were stopped and removed before.
+// Close stops the node's podman service (the engine of a node whose
+// agent exits); the containers were stopped and removed before. The
+// host's store and its images stay: other nodes use them.
 func (h *Host) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -377,19 +440,22 @@ func (h *Host) Close() {
 	if h.podman != nil {
 		_ = h.podman.Close()
 		h.podman = nil
+		if h.store == "" {
+			return // the host's store, its run root and mounts are shared
+		}
 		// Its run root is outside the node's folder (PodmanRunRoot):
 		// released with the node's work dir it would stay behind.
 		_ = os.RemoveAll(PodmanRunRoot(h.dir))
 		// The overlay driver mounts its folder over itself and leaves it
 		// mounted when the service stops: the node's work dir (an
 		// instance's, removed on delete) could not be removed then.
-		_ = unix.Unmount(filepath.Join(h.dir, "storage", "overlay"), unix.MNT_DETACH)
+		_ = unix.Unmount(filepath.Join(h.store, "overlay"), unix.MNT_DETACH)
 	}
 }
 
 // Report is the runtime info the node reports, with its image cache
-// once the engine is open (a private podman service not yet started has
-// none to count).
+// once the engine is open (a podman service not yet started has none to
+// count).
 func (h *Host) Report(ctx context.Context) *compute.ContainerRuntimeInfo {
 	h.mu.Lock()
 	info, cache := h.info, h.cache
@@ -408,7 +474,7 @@ const insecureReloadTimeout = 10 * time.Second
 
 // EnsureInsecure makes the node's engine reach the insecure registries
 // among creds (listed so with `shoal registry add --insecure`) over
-// plain HTTP. The private podman service is told (its registries.conf
+// plain HTTP. The node's podman service is told (its registries.conf
 // rewritten and reloaded), or starts with them; an engine the node does
 // not run (Docker, or --container-host) keeps its own list, and a pull
 // from a registry it does not list fails saying where to add it.

@@ -1,6 +1,7 @@
 package ctrhost
 
 import (
+	"errors"
 	"reflect"
 	"sync"
 	"testing"
@@ -75,5 +76,19 @@ func TestRuntimeMissingFailsTheJob(t *testing.T) {
 	err := &container.Error{Kind: container.ErrRuntimeMissing, Op: "start podman service", Msg: "the specified runroot is longer than 50 characters"}
 	if state, failure := ImageFailure(err); state != node.RankFailed || failure != node.RankImageFailed {
 		t.Errorf("ImageFailure = %s, %s; want Failed, image_failed", state, failure)
+	}
+}
+
+// A registry the node cannot reach fails the job with the registry's
+// words: the image cannot be got, and as node loss it was requeued
+// twenty times onto nodes that met the same.
+func TestUnreachableRegistryFailsTheJob(t *testing.T) {
+	err := &container.Error{Kind: container.ErrUnreachable, Op: "pull reg1.example.invalid/x:1", Msg: "dial tcp: lookup reg1.example.invalid: no such host"}
+	if state, failure := ImageFailure(err); state != node.RankFailed || failure != node.RankImageFailed {
+		t.Errorf("ImageFailure = %s, %s; want Failed, image_failed", state, failure)
+	}
+	other := &container.Error{Kind: errors.New("engine error"), Op: "pull x", Msg: "unexpected EOF"}
+	if state, failure := ImageFailure(other); state != node.RankLost || failure != node.RankPrepareFailed {
+		t.Errorf("an engine that broke mid-pull: ImageFailure = %s, %s; want the node's failure (Lost, prepare_failed)", state, failure)
 	}
 }

@@ -71,19 +71,31 @@ func (h *Host) PrepareImage(ctx context.Context, j ImageJob) (string, error) {
 	}
 	if img, err := rt.Inspect(ctx, ref); err == nil {
 		cache.Used(img.ID)
+		h.recordUse(img.ID)
 	}
 	return ref, nil
 }
 
-// Pull pulls ref unless the node has it (a tag pulled before is used as
-// it is: tags that move are re-pulled when a job names a digest).
+// Pull pulls ref unless the node's store has it (a tag pulled before is
+// used as it is: tags that move are re-pulled when a job names a
+// digest). The nodes sharing the store pull it once: the others wait for
+// that pull and find the image.
 func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref string) (string, error) {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
 		return "", &container.Error{Kind: container.ErrInvalid, Op: "pull " + ref, Msg: err.Error()}
 	}
 	defer h.building.lock("pull " + ref)()
-	if _, err := rt.Inspect(ctx, ref); err == nil {
+	unlock, err := h.hostLock(ctx, "pull "+ref)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	// An image pulled with a login is asked of its registry again, with
+	// this job's login: the store is shared by the nodes of every
+	// workspace on the host, and a local copy alone would hand a private
+	// image to a job that may not pull it.
+	if img, err := rt.Inspect(ctx, ref); err == nil && !h.pulledWithLogin(img.ID) {
 		return ref, nil
 	}
 	opts := RegistryOptions(j.Task, reference.Domain(named))
@@ -93,8 +105,16 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 		}
 	}
 	j.Progress("pulling " + ref)
-	if _, err := rt.Pull(ctx, ref, opts); err != nil {
+	img, err := rt.Pull(ctx, ref, opts)
+	if err != nil {
 		return "", err
+	}
+	if opts.Auth != nil {
+		if err := h.markPulledWithLogin(img.ID); err != nil {
+			// Unmarked, the next job without the login would run it: this
+			// one does not either.
+			return "", fmt.Errorf("recording that %s needs its registry's login: %w", ref, err)
+		}
 	}
 	return ref, nil
 }
@@ -147,13 +167,20 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	}
 	opts := RegistryOptions(j.Task, reference.Domain(named))
 	unlock := h.building.lock("build " + tag)
+	unlockHost, err := h.hostLock(ctx, "build "+tag)
+	if err != nil {
+		unlock()
+		return "", err
+	}
 	if _, err := rt.Inspect(ctx, tag); err == nil {
+		unlockHost()
 		unlock()
 		j.Log(builtBefore(tag))
 		return tag, nil
 	}
 	j.Progress("pulling " + tag)
 	_, pullErr := rt.Pull(ctx, tag, opts)
+	unlockHost()
 	unlock()
 	if pullErr == nil {
 		j.Log("shoal agent: the image " + tag + " was built from this context before, on another node: pulled from the workspace's registry, not built")
@@ -174,9 +201,15 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	return ref, nil
 }
 
-// buildOnce builds opts as tag unless the node has tag already.
+// buildOnce builds opts as tag unless the node's store has tag already
+// (another node of the host may have built it).
 func (h *Host) buildOnce(ctx context.Context, rt container.Runtime, j ImageJob, tag string, opts container.BuildOptions) (string, error) {
 	defer h.building.lock("build " + tag)()
+	unlock, err := h.hostLock(ctx, "build "+tag)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if _, err := rt.Inspect(ctx, tag); err == nil {
 		j.Log(builtBefore(tag))
 		return tag, nil
@@ -258,13 +291,19 @@ func (h *Host) probeConda(ctx context.Context, rt container.Runtime, image strin
 }
 
 // ImageFailure says how a failed image preparation ends the rank: the
-// registry's or the build's refusal fails the job (RankImageFailed, its
-// words kept); an engine that broke is the node's failure.
+// registry's or the build's refusal, or a registry that cannot be
+// reached, fails the job (RankImageFailed, its words kept); an engine
+// that broke is the node's failure.
 func ImageFailure(err error) (state string, failure job.RankFailure) {
 	// ErrRuntimeMissing too: an engine that cannot start here fails the
 	// job with its words; as node loss it was requeued onto the same
 	// engine twenty times.
-	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrNoSpace, container.ErrInvalid, container.ErrRuntimeMissing, ErrNoConda} {
+	// ErrUnreachable: a registry the node cannot reach (no route, a name
+	// that does not resolve, the connection refused) is where the job
+	// says its image is; another attempt, on this node or another, meets
+	// the same, and as node loss it was requeued twenty times in seconds.
+	for _, kind := range []error{container.ErrNotFound, container.ErrUnauthorized, container.ErrUnreachable, container.ErrNoSpace,
+		container.ErrInvalid, container.ErrRuntimeMissing, ErrNoConda} {
 		if errors.Is(err, kind) {
 			return node.RankFailed, node.RankImageFailed
 		}

@@ -125,15 +125,13 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 		return nil, errors.New("this node's container engine cannot run processes inside a container")
 	}
 	c := t.Container
-	if _, err := r.Inspect(ctx, c.Image); errors.Is(err, container.ErrNotFound) {
-		// With the workspace's logins for its registry: an instance's
-		// own image may be a private one.
-		if _, err := rt.n.Ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &asset.EnvironmentSpec{Image: c.Image},
-			Task: &node.ContainerTask{Registries: t.AppRegistries}, Progress: func(string) {}}, c.Image); err != nil {
-			return nil, fmt.Errorf("pulling the instance image %s: %w", c.Image, err)
-		}
-	} else if err != nil {
-		return nil, err
+	// With the workspace's logins for its registry: an instance's own
+	// image may be a private one. Pull uses a local copy, unless it came
+	// with a login (the host's store is every workspace's): then the
+	// registry is asked again with this workspace's.
+	if _, err := rt.n.Ctr.Pull(ctx, r, ctrhost.ImageJob{Env: &asset.EnvironmentSpec{Image: c.Image},
+		Task: &node.ContainerTask{Registries: t.AppRegistries}, Progress: func(string) {}}, c.Image); err != nil {
+		return nil, fmt.Errorf("pulling the instance image %s: %w", c.Image, err)
 	}
 	if err := os.MkdirAll(rt.home, 0o700); err != nil {
 		return nil, err

@@ -79,9 +79,10 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", agent.DefaultOrphanTimeout, "exit when nothing runs and the server has not answered for this long")
 	f.StringVar(&cfg.Containers, "containers", os.Getenv("SHOAL_AGENT_CONTAINERS"), `"off": run nothing in containers (env SHOAL_AGENT_CONTAINERS); empty: find an engine for jobs that name an image`)
 	f.StringVar(&cfg.NodeImage, "node-image", os.Getenv("SHOAL_NODE_IMAGE"), "this agent runs in a container of this image (a kubernetes node's pod): ranks of this image run here as processes, others are refused (env SHOAL_NODE_IMAGE)")
-	f.StringVar(&cfg.ContainerHost, "container-host", os.Getenv("SHOAL_AGENT_CONTAINER_HOST"), "the container engine's address, unix:///PATH (env SHOAL_AGENT_CONTAINER_HOST); empty: Docker's socket when it answers, else a private podman service")
-	f.StringVar(&cfg.ContainerDir, "container-dir", os.Getenv("SHOAL_AGENT_CONTAINER_DIR"), "where the private podman service keeps its socket and images (env SHOAL_AGENT_CONTAINER_DIR; default WORK_DIR/podman)")
-	f.StringVar(&insecure, "insecure-registries", os.Getenv("SHOAL_AGENT_INSECURE_REGISTRIES"), "registries (host:port, comma-separated) the private podman service reaches over plain HTTP (env SHOAL_AGENT_INSECURE_REGISTRIES)")
+	f.StringVar(&cfg.ContainerHost, "container-host", os.Getenv("SHOAL_AGENT_CONTAINER_HOST"), "the container engine's address, unix:///PATH (env SHOAL_AGENT_CONTAINER_HOST); empty: Docker's socket when it answers, else podman's system service (/run/podman/podman.sock), else a podman service of the node's own on the host's image store")
+	f.StringVar(&cfg.ContainerDir, "container-dir", os.Getenv("SHOAL_AGENT_CONTAINER_DIR"), "where the node's podman service keeps its socket, configuration and log (env SHOAL_AGENT_CONTAINER_DIR; default WORK_DIR/podman)")
+	f.StringVar(&cfg.ContainerStore, "container-store", os.Getenv("SHOAL_AGENT_CONTAINER_STORE"), "the image store of the node's podman service (env SHOAL_AGENT_CONTAINER_STORE); empty: podman's default (/var/lib/containers/storage as root), shared by the host's nodes and its podman CLI")
+	f.StringVar(&insecure, "insecure-registries", os.Getenv("SHOAL_AGENT_INSECURE_REGISTRIES"), "registries (host:port, comma-separated) the node's podman service reaches over plain HTTP (env SHOAL_AGENT_INSECURE_REGISTRIES)")
 	f.Float64Var(&cacheGB, "image-cache-gb", 20, "the node's images are kept within this size, least recently used removed first")
 	cmd.AddCommand(newAgentSFTPServerCommand(), newAgentInstallCommand())
 	return cmd

@@ -25,6 +25,7 @@ type Registry struct {
 	User, Password string
 	cmd            *exec.Cmd
 	done           chan struct{}
+	log            string
 }
 
 // StartRegistry starts a registry storing under dir, with htpasswd auth
@@ -37,7 +38,7 @@ func StartRegistry(dir string, auth bool) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{Addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{})}
+	r := &Registry{Addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{}), log: filepath.Join(dir, "registry.log")}
 	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n",
 		filepath.Join(dir, "data"), r.Addr)
 	if auth {
@@ -88,6 +89,14 @@ func StartRegistry(dir string, auth bool) (*Registry, error) {
 			return nil, fmt.Errorf("docker-registry did not answer on %s: %v", r.Addr, err)
 		}
 	}
+}
+
+// Log is what the registry wrote so far: its access log (a line per
+// request, "GET /v2/NAME/blobs/sha256:…" among them) and its warnings, by
+// which a test counts the pulls of an image.
+func (r *Registry) Log() string {
+	b, _ := os.ReadFile(r.log)
+	return string(b)
 }
 
 // Close stops the registry.

@@ -1,6 +1,7 @@
 package containertest
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,6 +85,19 @@ func testPullRefused(t *testing.T, h Harness) {
 	wantKind(t, "pull an image the registry lacks", err, container.ErrNotFound)
 	_, err = rt.Pull(ctxFor(t, time.Minute), h.Registry+"/"+strings.Split(h.Pushed, ":")[0]+":absent-tag", container.PullOptions{Insecure: true})
 	wantKind(t, "pull a tag the registry lacks", err, container.ErrNotFound)
+
+	// Registries the engine cannot reach: the connection refused, a name
+	// that does not resolve (.invalid never does).
+	l, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	_, err = rt.Pull(ctxFor(t, time.Minute), closed+"/shoal-absent/image:1", container.PullOptions{})
+	wantKind(t, "pull from a registry that refuses the connection", err, container.ErrUnreachable)
+	_, err = rt.Pull(ctxFor(t, time.Minute), "reg1.example.invalid/shoal-absent/image:1", container.PullOptions{})
+	wantKind(t, "pull from a registry whose name does not resolve", err, container.ErrUnreachable)
 
 	_, err = rt.Pull(ctxFor(t, time.Minute), "Not A/Reference::", container.PullOptions{})
 	wantKind(t, "pull a malformed reference", err, container.ErrInvalid)
