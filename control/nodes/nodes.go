@@ -53,6 +53,12 @@ type Loop struct {
 	s   Services
 	cfg service.Config
 
+	// losses, computes and releases hold the nodes whose loss, the
+	// computes whose reconciliation and the nodes whose release failed
+	// (loop.Each): one backoff per kind of step, as Each forgets what a
+	// pass does not list.
+	losses, computes, releases *loop.Backoff
+
 	mu        sync.Mutex
 	releasing map[string]bool      // nodes whose release is under way
 	watched   map[string]time.Time // when each preparing node's provider was last asked
@@ -62,7 +68,7 @@ type Loop struct {
 // New returns the node loop over s, with the services' configuration cfg
 // (leases, join timeout, the server's URL and CA).
 func New(s Services, cfg service.Config) *Loop {
-	return &Loop{s: s, cfg: cfg, releasing: map[string]bool{}}
+	return &Loop{s: s, cfg: cfg, releasing: map[string]bool{}, losses: loop.NewBackoff(0), computes: loop.NewBackoff(0), releases: loop.NewBackoff(0)}
 }
 
 // Wait waits for background node releases to finish (tests, shutdown).
