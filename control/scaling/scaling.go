@@ -70,7 +70,7 @@ type Loop struct {
 // loop's release.
 func New(s Services, cfg service.Config, release func(ctx context.Context, n *node.Node)) *Loop {
 	c := &Loop{s: s, cfg: cfg, release: release, blocked: map[string]Block{}, recorded: map[string]bool{}, nextBlocked: map[string]Block{}, seen: map[string]bool{}}
-	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
+	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: isolated{inner: scaleActuator{c}, c: c, b: loop.NewBackoff(0)}}
 	return c
 }
 
