@@ -25,6 +25,9 @@ import (
 // milliseconds on every pass.
 func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
+	c.mu.Lock()
+	c.now = now
+	c.mu.Unlock()
 	sys := identity.WithPrincipal(ctx, systemPrincipal)
 	var due []string
 	var all []*node.Node
@@ -168,7 +171,7 @@ func releasable(n *node.Node) bool {
 // then removes the node; its quota is free from then on. A node already
 // being released is left to that release; Wait waits for them all.
 func (c *Loop) Release(ctx context.Context, n *node.Node) {
-	if !c.releases.Due(n.ID, c.cfg.Clock.Now()) {
+	if !c.releases.Due(n.ID, c.passNow()) {
 		return // its last release failed: retried after its wait
 	}
 	c.mu.Lock()
@@ -191,7 +194,7 @@ func (c *Loop) Release(ctx context.Context, n *node.Node) {
 			if err := p.Release(ctx, n); err != nil {
 				// Retried after a backoff, not on every pass; logged
 				// and recorded on its compute once per retry.
-				f := c.releases.Failed(n.ID, c.cfg.Clock.Now(), err)
+				f := c.releases.Failed(n.ID, c.passNow(), err)
 				c.s.Logger().Warn("node release failed; will retry", slog.String("node", n.ID), slog.Int("failures", f.Count),
 					slog.Time("retry_at", f.Next), slog.Any("err", err))
 				c.recordFailure(ctx, n.ID, "node_release_failed", f.Reason("releasing node "+n.ID))

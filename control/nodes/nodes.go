@@ -59,7 +59,11 @@ type Loop struct {
 	// pass does not list.
 	losses, computes, releases *loop.Backoff
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// now is the time of the last pass (RunOnce), which the steps a pass
+	// does not hand a time (Release, ReconcileComputes) judge their
+	// backoffs at: the controller's injected clock, not the services'.
+	now       time.Time
 	releasing map[string]bool      // nodes whose release is under way
 	watched   map[string]time.Time // when each preparing node's provider was last asked
 	wg        sync.WaitGroup
@@ -73,3 +77,14 @@ func New(s Services, cfg service.Config) *Loop {
 
 // Wait waits for background node releases to finish (tests, shutdown).
 func (c *Loop) Wait() { c.wg.Wait() }
+
+// passNow is the time of the last pass, or the services' clock's before
+// the first.
+func (c *Loop) passNow() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		return c.cfg.Clock.Now()
+	}
+	return c.now
+}

@@ -44,7 +44,7 @@ func (ctl *Loop) ReconcileComputes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := ctl.cfg.Clock.Now()
+	now := ctl.passNow()
 	loop.Each(ctl.computes, now, s.Logger(), "reconciling a compute", due, func(c *compute.Compute) error {
 		var out service.JobOutcomes
 		err := s.Store().Update(ctx, func(tx store.Tx) error {

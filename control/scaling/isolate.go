@@ -23,7 +23,9 @@ type isolated struct {
 
 func (a isolated) do(d autoscaler.Decision, fn func() error) error {
 	key := d.Cluster + "#" + string(d.Action)
-	now := a.c.cfg.Clock.Now()
+	a.c.mu.Lock()
+	now := a.c.now
+	a.c.mu.Unlock()
 	if !a.b.Due(key, now) {
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 
@@ -36,7 +35,8 @@ func (a *actuator) Record(_ context.Context, d autoscaler.Decision) error  { ret
 func TestIsolatedActuatorBacksOffAFailingCluster(t *testing.T) {
 	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	inner := &actuator{calls: map[string]int{}, bad: "ws/bad"}
-	a := isolated{inner: inner, c: &Loop{cfg: service.Config{Clock: clock}}, b: loop.NewBackoff(0)}
+	c := &Loop{now: clock.Now()}
+	a := isolated{inner: inner, c: c, b: loop.NewBackoff(0)}
 	errs := 0
 	pass := func() {
 		for _, cl := range []string{"ws/bad", "ws/good"} {
@@ -51,7 +51,7 @@ func TestIsolatedActuatorBacksOffAFailingCluster(t *testing.T) {
 	if inner.calls["ws/good"] != 3 || inner.calls["ws/bad"] != 1 || errs != 1 {
 		t.Fatalf("calls %v, %d errors; want good every pass, bad once and one error within its wait", inner.calls, errs)
 	}
-	clock.Advance(loop.DefaultFirstWait)
+	c.now = clock.Advance(loop.DefaultFirstWait)
 	pass()
 	if inner.calls["ws/bad"] != 2 || errs != 2 {
 		t.Fatalf("calls %v, %d errors after the wait; want bad asked again", inner.calls, errs)
