@@ -2,6 +2,8 @@ package pipelines
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -263,4 +265,41 @@ func TestOneFailingPipelineDoesNotHoldUpOthers(t *testing.T) {
 	if g := b.job("good"); g.Status != job.JobRunning {
 		t.Errorf("good: %s (%s), want still Running", g.Status, g.StatusReason)
 	}
+}
+
+// A pipeline that keeps failing is logged once per retry, never once per
+// pass: ten of them, passes every 2 s for 11 minutes (330 passes), log
+// at most GiveUpAfter lines each and then end Failed. (Every pass
+// returned, and the server logged, every one of their errors: 222 such
+// pipelines wrote 112 KB/s.)
+func TestAFailingPipelineIsLoggedOncePerRetry(t *testing.T) {
+	b := newBench(t)
+	var logs strings.Builder
+	b.svc = service.New(service.Config{Store: b.db, Catalog: b.svc.Catalog(), Files: b.svc.Files(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	const n = 10
+	for i := range n {
+		b.submit(fmt.Sprintf("p%d", i))
+	}
+	l := New(failingOutputs{b.svc, func(string) bool { return true }})
+	if err := l.RunOnce(b.ctx, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		b.end(fmt.Sprintf("p%d-a", i), job.JobCompleted)
+	}
+	for range 330 {
+		if err := l.RunOnce(b.ctx, b.clock.Advance(2*time.Second)); err != nil {
+			t.Fatalf("the pass failed: %v", err)
+		}
+	}
+	lines := strings.Count(logs.String(), "advancing a pipeline failed")
+	if lines > n*GiveUpAfter {
+		t.Fatalf("%d log lines for %d pipelines over 330 passes, want at most %d", lines, n, n*GiveUpAfter)
+	}
+	for i := range n {
+		if p := b.job(fmt.Sprintf("p%d", i)); p.Status != job.JobFailed {
+			t.Fatalf("p%d is %s after 11 minutes of failures, want Failed", i, p.Status)
+		}
+	}
+	t.Logf("%d pipelines, 330 passes: %d log lines, %d bytes", n, lines, logs.Len())
 }
