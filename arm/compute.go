@@ -115,6 +115,7 @@ type InstanceProperties struct {
 	EnableRootAccess       *bool           `json:"enableRootAccess,omitempty"`
 	ReleaseQuotaOnStop     *bool           `json:"releaseQuotaOnStop,omitempty"`
 	LastOperation          *LastOperation  `json:"lastOperation,omitempty"`
+	Errors                 []errorBody     `json:"errors,omitempty"`
 	Schedules              json.RawMessage `json:"schedules,omitempty"`
 	SetupScripts           json.RawMessage `json:"setupScripts,omitempty"`
 	CustomServices         json.RawMessage `json:"customServices,omitempty"`
@@ -184,6 +185,10 @@ func ToResourceWith(scope Scope, c *compute.Compute, instanceType *compute.Insta
 		if o := c.LastOperation; o != nil {
 			t := o.OperationTime
 			ip.LastOperation = &LastOperation{OperationName: o.OperationName, OperationTime: &t, OperationStatus: o.OperationStatus, OperationTrigger: o.OperationTrigger}
+		}
+		// Azure's ComputeInstance errors: ErrorResponse envelopes.
+		for _, e := range c.Errors {
+			ip.Errors = append(ip.Errors, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Details: []errorDetail{}}})
 		}
 		b, _ := json.Marshal(ip)
 		p.Properties = b

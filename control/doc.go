@@ -8,6 +8,14 @@
 // runs a pass on every change and on a tick; tests and the simulator run
 // it with a fake clock.
 //
+// A loop's failure on one item (a pipeline, a sweep, an instance, a
+// compute, a node, a placement, a budget) is that item's: every loop
+// steps its items through control/loop's Each, which records the
+// failure on the item, retries it after a doubling wait and goes on with
+// the others; a pass fails only when it cannot list its items. Cancel
+// always wins: a parent job asked to cancel is canceled before anything
+// of it that can fail is looked at.
+//
 // The controller passes what ties the loops (the state placement read,
 // the blocks scaling found, the node loop's release) rather than sharing
 // it. The loops reach the request services only through the interfaces

@@ -247,6 +247,35 @@ func TestPipelineJobs(t *testing.T) {
 		}
 	})
 
+	// Issue 35: a step that declares a uri_folder output and leaves it
+	// empty, read by the next step, kept the pipeline Running for good
+	// ("0 of 2 steps completed") and failed every controller pass.
+	t.Run("an output folder left empty is passed on empty", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "empty.yml")
+		doc := `type: pipeline
+settings: {default_compute: azureml:cpu}
+jobs:
+  a:
+    command: echo writing nothing to ${{outputs.o}}
+    outputs: {o: {type: uri_folder}}
+  b:
+    command: test -d ${{inputs.i}} && test -z "$(ls -A ${{inputs.i}})" && echo got-an-empty-folder
+    inputs: {i: '${{parent.jobs.a.outputs.o}}'}
+`
+		if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := runJSON[pipelineView](t, s.env, "job", "create", "-f", f, "-o", "json")
+		waitJob(t, s, p.Name, 3*time.Minute, "Completed", "Failed", "Canceled")
+		v := showPipeline(t, s, p.Name)
+		if v.Status != "Completed" {
+			t.Fatalf("pipeline ended %s: %s %+v", v.Status, v.StatusReason, v.Steps)
+		}
+		if log := jobLog(t, s, p.Name+"-b"); !strings.Contains(log, "got-an-empty-folder") {
+			t.Errorf("b's log does not show an empty input folder:\n%s", log)
+		}
+	})
+
 	t.Run("malformed pipelines refused naming the path", func(t *testing.T) {
 		for _, c := range []struct{ name, doc, field string }{
 			{"cycle", "type: pipeline\nsettings: {default_compute: azureml:cpu}\njobs:\n  a:\n    command: ls ${{inputs.x}}\n    inputs: {x: '${{parent.jobs.b.outputs.o}}'}\n    outputs: {o: {type: uri_folder}}\n  b:\n    command: ls ${{inputs.x}}\n    inputs: {x: '${{parent.jobs.a.outputs.o}}'}\n    outputs: {o: {type: uri_folder}}\n", "jobs.a.inputs.x"},

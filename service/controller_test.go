@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
@@ -628,7 +629,9 @@ func TestLostNodeRequeuesJob(t *testing.T) {
 		t.Fatalf("returning lost node: %+v", resp)
 	}
 	unreachable.Store(false)
-	h.step(0)
+	// Its refused release is retried after a wait (one refusal so far:
+	// the first), not on every pass.
+	h.step(loop.DefaultFirstWait)
 	if h.node("cpu", n1) != nil {
 		t.Fatal("lost node not released once reachable")
 	}

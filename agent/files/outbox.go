@@ -292,7 +292,7 @@ var errUnreachable = errors.New("server unreachable")
 // bring its next task; sameOwner packs only files of the outputs' owner
 // (see UploadOutputs).
 func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner bool, log *slog.Logger) (*node.AgentSyncResponse, error) {
-	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasFiles(p.OutputsDir) {
+	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasEntries(p.OutputsDir) {
 		_, _ = c.Report(ctx, p.Ref, &node.RankReport{State: node.RankFinalizing})
 		err := UploadOutputs(ctx, c, p.Ref, p.OutputsDir, sameOwner)
 		switch {
@@ -351,15 +351,11 @@ func UploadOutputs(ctx context.Context, c *client.AgentClient, ref node.RankRef,
 	return err
 }
 
-// dirHasFiles reports whether a folder tree holds at least one file.
-func dirHasFiles(dir string) bool {
-	found := false
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
+// dirHasEntries reports whether a folder holds anything: a file, or a
+// folder even empty (an output the job declared and left empty is
+// uploaded as such, and the pipeline step that reads it gets an empty
+// folder rather than waiting for outputs that never come).
+func dirHasEntries(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
 }

@@ -103,11 +103,23 @@ func waitInstance(ctx context.Context, p *cmdutil.Progress, c *client.Client, ws
 	if err != nil {
 		return nil, err
 	}
-	if op := comp.LastOperation; op != nil && strings.HasSuffix(op.OperationStatus, "Failed") {
-		return comp, fmt.Errorf("%s of compute instance %q: %s (state %s); see `shoal compute events -n %s` and `shoal compute logs -n %s --setup`",
-			op.OperationName, name, op.OperationStatus, comp.State, name, name)
+	return comp, instanceFailure(comp)
+}
+
+// instanceFailure is the error of an instance whose last operation
+// failed, with why (its errors), or nil.
+func instanceFailure(comp *compute.Compute) error {
+	op := comp.LastOperation
+	if op == nil || !strings.HasSuffix(op.OperationStatus, "Failed") {
+		return nil
 	}
-	return comp, nil
+	why := ""
+	for _, e := range comp.Errors {
+		why += ": " + e.Message
+	}
+	name := comp.Name
+	return fmt.Errorf("%s of compute instance %q: %s (state %s)%s; see `shoal compute events -n %s` and `shoal compute logs -n %s --setup`",
+		op.OperationName, name, op.OperationStatus, comp.State, why, name, name)
 }
 
 // instanceState is an instance's state as a wait shows it: "Starting

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -48,10 +49,16 @@ type Accounting struct {
 	lastPrune time.Time
 	// lastBudgetCheck is when the budgets were last priced.
 	lastBudgetCheck time.Time
+	// reached is the blocking budgets found reached at the last check
+	// (by budgetKey, with their reason): one that cannot be priced
+	// blocks as it last did.
+	reached map[string]string
+	// backoff holds the budgets that could not be priced.
+	backoff *loop.Backoff
 }
 
 // New returns the accounting loop over s.
-func New(s Services) *Accounting { return &Accounting{s: s} }
+func New(s Services) *Accounting { return &Accounting{s: s, backoff: loop.NewBackoff(0)} }
 
 // RunOnce samples the nodes (read from the store) and prices the budgets
 // at now.

@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,6 +37,16 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 		prev string
 	}
 	var alerts []alert
+	type failure struct {
+		ws  string
+		b   *money.Budget
+		err error
+	}
+	var failures []failure
+	reached, seen := map[string]string{}, map[string]bool{}
+	c.mu.Lock()
+	before := c.reached
+	c.mu.Unlock()
 	err := s.Store().View(ctx, func(tx store.Tx) error {
 		wss, err := tx.ListWorkspaces()
 		if err != nil {
@@ -50,27 +61,33 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 				continue
 			}
 			for _, b := range list {
+				key := budgetKey(ws.Name, b)
+				seen[key] = true
+				// One budget that cannot be priced is that budget's
+				// failure: the others are priced and their blocks kept.
+				// It blocks as it last did (a block is not lifted for
+				// want of a price), and is priced again after its wait.
+				if !c.backoff.Due(key, now) {
+					if reason, ok := before[key]; ok {
+						reached[key] = reason
+						addBlock(blocks, ws.Name, b, reason)
+					}
+					continue
+				}
 				st, err := s.BudgetStatusAt(tx, ws.Name, b, now)
 				if err != nil {
-					return err
+					failures = append(failures, failure{ws.Name, b, err})
+					if reason, ok := before[key]; ok {
+						reached[key] = reason
+						addBlock(blocks, ws.Name, b, reason)
+					}
+					continue
 				}
-				key := strings.ToLower(ws.Name)
+				c.backoff.Succeeded(key)
 				if st.Reached && b.Action == money.BudgetBlock {
 					reason := "budget " + b.Describe() + " reached"
-					switch {
-					case b.Scope == "workspace":
-						blocks.Workspace[key] = reason
-					case strings.HasPrefix(b.Scope, "tag:"):
-						if blocks.Tags[key] == nil {
-							blocks.Tags[key] = map[string]string{}
-						}
-						blocks.Tags[key][strings.TrimPrefix(b.Scope, "tag:")] = reason
-					default:
-						if blocks.Users[key] == nil {
-							blocks.Users[key] = map[string]string{}
-						}
-						blocks.Users[key][strings.ToLower(strings.TrimPrefix(b.Scope, "user:"))] = reason
-					}
+					reached[key] = reason
+					addBlock(blocks, ws.Name, b, reason)
 				}
 				crossed := 0
 				for _, th := range money.BudgetThresholds {
@@ -92,6 +109,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, a := range alerts {
 		// Only higher thresholds in the same period, or any in a new one;
 		// each threshold crossed since the last check gets its own event
@@ -129,14 +147,61 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 			return tx.PutSetting(alertKey(a.ws, a.st.Budget), alertValue(a.st.PeriodStart, a.pct))
 		})
 		if err != nil {
-			return err
+			// Its alert is written by a later check (nothing marks it
+			// written); the blocks still apply.
+			errs = append(errs, fmt.Errorf("budget %s/%s: recording its alert: %w", a.ws, a.st.Name, err))
 		}
 	}
 	s.SetBudgetBlocks(blocks)
+	c.backoff.Retain(func(k string) bool { return seen[k] })
+	for _, f := range failures {
+		fl := c.backoff.Failed(budgetKey(f.ws, f.b), now, f.err)
+		reason := fl.Reason("pricing budget " + f.b.Describe())
+		// Recorded on the budget, and returned (so logged) once per
+		// retry, not on every check.
+		ctx := identity.WithPrincipal(ctx, budgetPrincipal)
+		if err := s.Store().Update(ctx, func(tx store.Tx) error {
+			return tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: f.ws, ResourceType: core.ResourceBudget, ResourceName: f.b.Name(),
+				Kind: EventBudgetCheckFailed, Actor: "controller", Reason: reason})
+		}); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, fmt.Errorf("budget %s/%s: %w", f.ws, f.b.Name(), f.err))
+	}
 	c.mu.Lock()
 	c.lastBudgetCheck = now
+	c.reached = reached
 	c.mu.Unlock()
-	return nil
+	return errors.Join(errs...)
+}
+
+// EventBudgetCheckFailed is the kind of the budget event that records a
+// budget that could not be priced (once per retry).
+const EventBudgetCheckFailed = "budget_check_failed"
+
+// budgetKey names budget b of workspace ws in the backoff and among the
+// budgets reached.
+func budgetKey(ws string, b *money.Budget) string {
+	return strings.ToLower(ws) + "/" + b.Name()
+}
+
+// addBlock adds budget b's block (reason) to blocks.
+func addBlock(blocks money.BudgetBlocks, ws string, b *money.Budget, reason string) {
+	key := strings.ToLower(ws)
+	switch {
+	case b.Scope == "workspace":
+		blocks.Workspace[key] = reason
+	case strings.HasPrefix(b.Scope, "tag:"):
+		if blocks.Tags[key] == nil {
+			blocks.Tags[key] = map[string]string{}
+		}
+		blocks.Tags[key][strings.TrimPrefix(b.Scope, "tag:")] = reason
+	default:
+		if blocks.Users[key] == nil {
+			blocks.Users[key] = map[string]string{}
+		}
+		blocks.Users[key][strings.ToLower(strings.TrimPrefix(b.Scope, "user:"))] = reason
+	}
 }
 
 func alertKey(ws string, b *money.Budget) string {

@@ -58,6 +58,9 @@ type Loop struct {
 	// scaling so that a node is released once.
 	release func(ctx context.Context, n *node.Node)
 
+	// backoff holds the instances whose steps failed (loop.Each).
+	backoff *loop.Backoff
+
 	mu sync.Mutex
 	// schedules caches instances' compiled schedules.
 	schedules map[string]compiledSchedules
@@ -67,5 +70,5 @@ type Loop struct {
 // cfg (join timeout, server URL and CA, idle minute, files) and the
 // controller's release.
 func New(s Services, cfg service.Config, release func(ctx context.Context, n *node.Node)) *Loop {
-	return &Loop{s: s, cfg: cfg, release: release}
+	return &Loop{s: s, cfg: cfg, release: release, backoff: loop.NewBackoff(0)}
 }

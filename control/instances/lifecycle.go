@@ -2,11 +2,11 @@ package instances
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/provisioning"
 	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/domain/compute"
@@ -64,13 +64,37 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, in := range inputs {
-		if err := c.instanceStep(sys, in, now); err != nil {
-			errs = append(errs, fmt.Errorf("instance %s/%s: %w", in.Compute.Workspace, in.Compute.Name, err))
-		}
+	// One instance's failure is its own (loop.Each): recorded on it,
+	// retried with backoff, and the pass goes on with the others. Its
+	// state and pending operation are in the key, so a user's stop,
+	// start or delete is carried out at once.
+	items := make([]loop.Item[instance.Input], len(inputs))
+	for i, in := range inputs {
+		st := in.Compute.Instance
+		items[i] = loop.Item[instance.Input]{Key: compute.ComputeKey(in.Compute.Workspace, in.Compute.Name) + "#" + st.State + "#" + st.Pending + "#" + in.Compute.ProvisioningState, Value: in}
 	}
-	return errors.Join(errs...)
+	loop.Each(c.backoff, now, s.Logger(), "an instance's lifecycle step", items,
+		func(in instance.Input) error { return c.instanceStep(sys, in, now) },
+		func(in instance.Input, f loop.Failure) { c.recordFailure(sys, in.Compute, f) })
+	return nil
+}
+
+// EventStepFailed is the kind of the compute event that records a failed
+// lifecycle step of an instance (once per retry, not once per pass).
+const EventStepFailed = "instance_step_failed"
+
+// recordFailure records on instance comp that its step failed.
+func (c *Loop) recordFailure(ctx context.Context, comp *compute.Compute, f loop.Failure) {
+	err := c.s.Store().Update(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
+		if err != nil {
+			return err
+		}
+		return compute.AppendComputeEvent(ctx, tx, cur, EventStepFailed, f.Reason("the instance's lifecycle step"))
+	})
+	if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
+		c.s.Logger().Warn("recording an instance's failure failed", slog.String("instance", comp.Workspace+"/"+comp.Name), slog.Any("err", err))
+	}
 }
 
 // instanceStep runs instance.Step for one instance and carries it out.
@@ -301,7 +325,7 @@ func (c *Loop) deleteInstance(ctx context.Context, comp *compute.Compute) error 
 	if err == nil {
 		if pg, ok := s.Provider(loc).(nodekind.Purger); ok {
 			if err := pg.Purge(ctx, &nodekind.Node{ID: compute.InstanceNodeID(comp, loc), Workspace: comp.Workspace, Compute: comp.Name, Location: loc.Name}); err != nil {
-				return fmt.Errorf("removing the instance's home: %w", err)
+				return loop.Context(err, "removing the instance's home")
 			}
 		}
 	}

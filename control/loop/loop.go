@@ -1,6 +1,9 @@
 // Package loop holds what every control loop asks of the request
 // services, so that each loop's own interface (nodes.Services,
-// instances.Services, …) names only what is particular to it.
+// instances.Services, …) names only what is particular to it, and the
+// one way a loop isolates an item's failure (Backoff, Each): recorded on
+// the item, retried after a doubling wait, logged once per retry, the
+// pass going on with the others.
 package loop
 
 import (

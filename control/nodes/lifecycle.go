@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -23,6 +25,9 @@ import (
 // milliseconds on every pass.
 func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
+	c.mu.Lock()
+	c.now = now
+	c.mu.Unlock()
 	sys := identity.WithPrincipal(ctx, systemPrincipal)
 	var due []string
 	var all []*node.Node
@@ -47,13 +52,39 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	if len(due) == 0 {
 		return nil
 	}
+	// A node whose loss failed waits for its retry (below).
+	due = slices.DeleteFunc(due, func(id string) bool { return !c.losses.Due(id, now) })
+	if len(due) == 0 {
+		return nil
+	}
+	if err := c.settle(sys, due, now); err != nil {
+		// One node's failure rolled back the others': each again in a
+		// transaction of its own (loop.Each), the failing one recorded,
+		// retried with backoff, and the others carried out.
+		items := make([]loop.Item[string], len(due))
+		for i, id := range due {
+			items[i] = loop.Item[string]{Key: id, Value: id}
+		}
+		loop.Each(c.losses, now, s.Logger(), "declaring a node lost", items,
+			func(id string) error { return c.settle(sys, []string{id}, now) },
+			func(id string, f loop.Failure) {
+				c.recordFailure(sys, id, "node_loss_failed", f.Reason("declaring node "+id+" lost"))
+			})
+	}
+	return nil
+}
+
+// settle declares the nodes of ids that are still due lost, in one
+// transaction, and releases those with no work.
+func (c *Loop) settle(ctx context.Context, ids []string, now time.Time) error {
+	s := c.s
 	var toRelease []*node.Node
 	var wake []string
 	var outcomes service.JobOutcomes
-	err = s.Store().Update(sys, func(tx store.Tx) error {
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		toRelease, wake = toRelease[:0], wake[:0]
 		outcomes.Reset()
-		for _, id := range due {
+		for _, id := range ids {
 			// Read again: the node may have moved on since.
 			n, err := tx.GetNode(id)
 			if core.ErrorCode(err) == core.ENOTFOUND {
@@ -62,9 +93,9 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 				return err
 			}
 			if reason := c.loseReason(n, now); reason != "" {
-				w, err := s.LoseNode(sys, tx, n, reason, &outcomes)
+				w, err := s.LoseNode(ctx, tx, n, reason, &outcomes)
 				if err != nil {
-					return err
+					return loop.Context(err, "node %s", n.ID)
 				}
 				wake = append(wake, w...)
 			}
@@ -80,9 +111,26 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s.Report(&outcomes)
 	s.WakeNodes(wake...)
 	for _, n := range toRelease {
-		c.Release(sys, n)
+		c.Release(ctx, n)
 	}
 	return nil
+}
+
+// recordFailure records, as an event on node id's compute, that
+// something the loop does for the node failed (once per retry).
+func (c *Loop) recordFailure(ctx context.Context, id, kind, reason string) {
+	err := c.s.Store().Update(ctx, func(tx store.Tx) error {
+		n, err := tx.GetNode(id)
+		if err != nil {
+			return err
+		}
+		comp := &compute.Compute{Workspace: n.Workspace}
+		comp.Name = n.Compute
+		return compute.AppendComputeEvent(ctx, tx, comp, kind, reason)
+	})
+	if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
+		c.s.Logger().Warn("recording a node's failure failed", slog.String("node", id), slog.Any("err", err))
+	}
 }
 
 // loseReason says why node n is to be declared lost at now, or "" when it
@@ -123,6 +171,9 @@ func releasable(n *node.Node) bool {
 // then removes the node; its quota is free from then on. A node already
 // being released is left to that release; Wait waits for them all.
 func (c *Loop) Release(ctx context.Context, n *node.Node) {
+	if !c.releases.Due(n.ID, c.passNow()) {
+		return // its last release failed: retried after its wait
+	}
 	c.mu.Lock()
 	if c.releasing[n.ID] {
 		c.mu.Unlock()
@@ -141,10 +192,16 @@ func (c *Loop) Release(ctx context.Context, n *node.Node) {
 		ctx := context.WithoutCancel(ctx)
 		if p := c.s.ProviderFor(n.Location); p != nil {
 			if err := p.Release(ctx, n); err != nil {
-				c.s.Logger().Warn("node release failed; will retry", slog.String("node", n.ID), slog.Any("err", err))
+				// Retried after a backoff, not on every pass; logged
+				// and recorded on its compute once per retry.
+				f := c.releases.Failed(n.ID, c.passNow(), err)
+				c.s.Logger().Warn("node release failed; will retry", slog.String("node", n.ID), slog.Int("failures", f.Count),
+					slog.Time("retry_at", f.Next), slog.Any("err", err))
+				c.recordFailure(ctx, n.ID, "node_release_failed", f.Reason("releasing node "+n.ID))
 				return
 			}
 		}
+		c.releases.Succeeded(n.ID)
 		err := c.s.Store().Update(ctx, func(tx store.Tx) error {
 			cur, err := tx.GetNode(n.ID)
 			if core.ErrorCode(err) == core.ENOTFOUND {

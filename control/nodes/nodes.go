@@ -53,7 +53,17 @@ type Loop struct {
 	s   Services
 	cfg service.Config
 
-	mu        sync.Mutex
+	// losses, computes and releases hold the nodes whose loss, the
+	// computes whose reconciliation and the nodes whose release failed
+	// (loop.Each): one backoff per kind of step, as Each forgets what a
+	// pass does not list.
+	losses, computes, releases *loop.Backoff
+
+	mu sync.Mutex
+	// now is the time of the last pass (RunOnce), which the steps a pass
+	// does not hand a time (Release, ReconcileComputes) judge their
+	// backoffs at: the controller's injected clock, not the services'.
+	now       time.Time
 	releasing map[string]bool      // nodes whose release is under way
 	watched   map[string]time.Time // when each preparing node's provider was last asked
 	wg        sync.WaitGroup
@@ -62,8 +72,19 @@ type Loop struct {
 // New returns the node loop over s, with the services' configuration cfg
 // (leases, join timeout, the server's URL and CA).
 func New(s Services, cfg service.Config) *Loop {
-	return &Loop{s: s, cfg: cfg, releasing: map[string]bool{}}
+	return &Loop{s: s, cfg: cfg, releasing: map[string]bool{}, losses: loop.NewBackoff(0), computes: loop.NewBackoff(0), releases: loop.NewBackoff(0)}
 }
 
 // Wait waits for background node releases to finish (tests, shutdown).
 func (c *Loop) Wait() { c.wg.Wait() }
+
+// passNow is the time of the last pass, or the services' clock's before
+// the first.
+func (c *Loop) passNow() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		return c.cfg.Clock.Now()
+	}
+	return c.now
+}

@@ -3,7 +3,9 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
+	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -17,28 +19,70 @@ import (
 // Creating compute whose location and size are still valid becomes
 // Succeeded (Failed with a provisioning error otherwise), and a Deleting
 // compute with no nodes left is removed. It is idempotent and safe to call
-// on every tick and after every change.
+// on every tick and after every change. Each compute that needs
+// something is changed in a transaction of its own (loop.Each): one that
+// fails (its queued jobs cannot be failed, its identity removed) is
+// recorded on it, retried with backoff, and does not hold up the others.
 func (ctl *Loop) ReconcileComputes(ctx context.Context) error {
 	s := ctl.s
 	ctx = identity.WithPrincipal(ctx, systemPrincipal)
-	var out service.JobOutcomes
-	err := s.Store().Update(ctx, func(tx store.Tx) error {
-		out.Reset()
+	var due []loop.Item[*compute.Compute]
+	err := s.Store().View(ctx, func(tx store.Tx) error {
 		computes, err := tx.ListComputes(compute.ComputeFilter{AllWorkspaces: true})
 		if err != nil {
 			return err
 		}
 		for _, c := range computes {
-			if err := ctl.reconcileCompute(ctx, tx, c, &out); err != nil {
-				return err
+			if needsReconcile(c) {
+				// The state is in the key: a compute that moved on is
+				// tried at once.
+				due = append(due, loop.Item[*compute.Compute]{Key: compute.ComputeKey(c.Workspace, c.Name) + "#" + c.ProvisioningState, Value: c})
 			}
 		}
 		return nil
 	})
-	if err == nil {
-		s.Report(&out)
+	if err != nil {
+		return err
 	}
-	return err
+	now := ctl.passNow()
+	loop.Each(ctl.computes, now, s.Logger(), "reconciling a compute", due, func(c *compute.Compute) error {
+		var out service.JobOutcomes
+		err := s.Store().Update(ctx, func(tx store.Tx) error {
+			out.Reset()
+			// Read again: it may have moved on since.
+			cur, err := tx.GetCompute(c.Workspace, c.Name)
+			if core.ErrorCode(err) == core.ENOTFOUND {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			return ctl.reconcileCompute(ctx, tx, cur, &out)
+		})
+		if err == nil {
+			s.Report(&out)
+		}
+		return err
+	}, func(c *compute.Compute, f loop.Failure) {
+		err := s.Store().Update(ctx, func(tx store.Tx) error {
+			return compute.AppendComputeEvent(ctx, tx, c, "reconcile_failed", f.Reason("reconciling the compute ("+c.ProvisioningState+")"))
+		})
+		if err != nil {
+			s.Logger().Warn("recording a compute's failure failed", slog.String("compute", c.Workspace+"/"+c.Name), slog.Any("err", err))
+		}
+	})
+	return nil
+}
+
+// needsReconcile reports whether reconcileCompute has something to do
+// for c.
+func needsReconcile(c *compute.Compute) bool {
+	switch c.ProvisioningState {
+	case compute.ProvisioningCreating, compute.ProvisioningUpdating:
+		return true
+	case compute.ProvisioningDeleting:
+		return !c.IsInstance()
+	}
+	return false
 }
 
 func (ctl *Loop) reconcileCompute(ctx context.Context, tx store.Tx, c *compute.Compute, out *service.JobOutcomes) error {

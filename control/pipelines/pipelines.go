@@ -15,7 +15,6 @@ package pipelines
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -43,24 +42,37 @@ type Services interface {
 }
 
 // Loop advances pipeline jobs.
-type Loop struct{ s Services }
+type Loop struct {
+	s Services
+	// backoff holds the pipelines whose passes failed (see RunParents).
+	backoff *loop.Backoff
+}
 
 // New returns the loop over s.
-func New(s Services) *Loop { return &Loop{s: s} }
+func New(s Services) *Loop { return &Loop{s: s, backoff: loop.NewBackoff(GiveUpAfter)} }
 
-// RunOnce advances every active pipeline once.
+// RunOnce advances every active pipeline once. A pipeline whose pass
+// fails is that pipeline's failure (RunParents): the pass goes on with
+// the others, and only failing to list them fails it.
 func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	parents, err := ActiveParents(ctx, l.s.Store(), func(j *job.Job) bool { return j.Pipeline != nil })
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, p := range parents {
-		if err := l.advance(ctx, now, p); err != nil {
-			errs = append(errs, fmt.Errorf("pipeline %s/%s: %w", p.Workspace, p.Name, err))
+	RunParents(ctx, now, l.s, l.backoff, "pipeline", parents,
+		func(p *job.Job) error { return l.advance(ctx, now, p) }, stepJobs)
+	return nil
+}
+
+// stepJobs lists the child jobs of pipeline p's steps.
+func stepJobs(p *job.Job) []string {
+	var out []string
+	for _, st := range p.Steps {
+		if st.Job != "" {
+			out = append(out, st.Job)
 		}
 	}
-	return errors.Join(errs...)
+	return out
 }
 
 // ActiveParents lists the parent jobs (keep selects the kind) that are
@@ -104,6 +116,11 @@ func children(ctx context.Context, st store.Store, workspace string, names []str
 
 // advance runs one pass over pipeline p.
 func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
+	if p.Status == job.JobCancelRequested {
+		// Before anything else: nothing a step left, nor the document,
+		// keeps a cancel from being carried out.
+		return l.cancel(ctx, now, p)
+	}
 	g, err := pipelinejob.NewPipelineGraph(p.Pipeline)
 	if err != nil {
 		// Checked at submit: a stored pipeline that no longer passes
@@ -140,7 +157,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 					}
 					id, err := l.s.ChildOutputArtifact(ctx, child, out)
 					if err != nil {
-						return fmt.Errorf("output %s of step %s: %w", out, name, err)
+						return loop.Context(err, "output %s of step %s", out, name)
 					}
 					if st.Outputs == nil {
 						st.Outputs = map[string]string{}
@@ -158,33 +175,10 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 		}
 	}
 
-	if p.Status == job.JobCancelRequested {
-		active := 0
-		for _, name := range g.Order() {
-			st := steps[name]
-			switch {
-			case job.JobTerminal(st.Status):
-			case st.Job == "":
-				st.Reason = "will not run: the pipeline was canceled"
-			default:
-				active++
-				if st.Status != job.JobCancelRequested {
-					if _, err := l.s.CancelJob(ctx, p.Workspace, st.Job); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if active == 0 {
-			return l.finish(ctx, now, p, steps, job.JobCanceled, "canceled")
-		}
-		return l.save(ctx, p, steps, "cancel requested: waiting for its running steps to end")
-	}
-
 	plan := g.Ready(states)
 	for _, name := range plan.Cancel {
 		if _, err := l.s.CancelJob(ctx, p.Workspace, steps[name].Job); err != nil {
-			return err
+			return loop.Context(err, "canceling step %s", name)
 		}
 	}
 	for _, name := range plan.Skip {

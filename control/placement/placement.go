@@ -49,12 +49,14 @@ type Loop struct {
 	// view holds the computes and nodes between passes (nil: every pass
 	// reads them from the store).
 	view *service.View
+	// failures holds the jobs whose placement failed (isolate.go).
+	failures *loop.Backoff
 }
 
 // New returns the placement pass over s, reading the scaling loop's
 // blocks and the computes and nodes through view (nil: from the store).
 func New(s Services, blocks Blocks, view *service.View) *Loop {
-	return &Loop{s: s, blocks: blocks, view: view}
+	return &Loop{s: s, blocks: blocks, view: view, failures: loop.NewBackoff(0)}
 }
 
 // principal is the scheduler as the events and the audit name it: the
@@ -248,17 +250,20 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 	}
 	var wake []string
 	if len(res.Placements) > 0 || (reasons != nil && !reasons.Empty()) {
+		var placed []string
 		err = s.Store().Update(sys, func(tx store.Tx) error {
-			wake = wake[:0]
+			wake, placed = wake[:0], placed[:0]
 			for _, p := range res.Placements {
+				if !l.failures.Due(p.JobID, now) {
+					continue // its last placement failed: retried after its wait
+				}
 				ok, err := s.Place(sys, tx, refs[p.JobID], p.NodeIDs, st)
 				if err != nil {
-					return err
+					return loop.Context(err, "job %s", p.JobID)
 				}
 				if ok {
 					wake = append(wake, p.NodeIDs...)
-					ref := refs[p.JobID]
-					st.Demand[compute.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
+					placed = append(placed, p.JobID)
 				}
 			}
 			if reasons == nil {
@@ -272,6 +277,18 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
 			}
 			return reasons.Write(tx)
 		})
+		if err == nil {
+			// The demand they met is met once they are written.
+			for _, id := range placed {
+				l.placed(st, refs[id])
+				l.failures.Succeeded(id)
+			}
+		}
+		if err != nil && len(res.Placements) > 0 {
+			// One placement's failure rolled back the others': each
+			// again on its own (isolate.go), the reasons with none.
+			wake, err = l.applyOneByOne(sys, now, st, res.Placements, refs, reasons, res.Waiting)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -54,6 +54,9 @@ type Loop struct {
 	// afterSchedule is the state the placement pass left, which this pass
 	// plans from instead of reading the store again.
 	afterSchedule *service.State
+	// now is the pass's time, which its decisions' backoff (isolate.go)
+	// is judged at.
+	now time.Time
 	// only, when set, are the clusters this pass plans (RunFor).
 	only map[string]bool
 	// provisionFailures holds back clusters whose provider failed to
@@ -70,7 +73,7 @@ type Loop struct {
 // loop's release.
 func New(s Services, cfg service.Config, release func(ctx context.Context, n *node.Node)) *Loop {
 	c := &Loop{s: s, cfg: cfg, release: release, blocked: map[string]Block{}, recorded: map[string]bool{}, nextBlocked: map[string]Block{}, seen: map[string]bool{}}
-	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: scaleActuator{c}}
+	c.as = &autoscaler.Autoscaler{Source: scaleSource{c}, Actuator: isolated{inner: scaleActuator{c}, c: c, b: loop.NewBackoff(0)}}
 	return c
 }
 
@@ -86,7 +89,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time, st *service.State) er
 // situations of the other clusters stay as their last pass left them.
 func (c *Loop) RunFor(ctx context.Context, now time.Time, st *service.State, keys map[string]bool) error {
 	c.mu.Lock()
-	c.afterSchedule, c.only = st, keys
+	c.afterSchedule, c.only, c.now = st, keys, now
 	c.mu.Unlock()
 	c.beginScalePass()
 	decisions, err := c.as.RunOnce(ctx, now)

@@ -40,24 +40,38 @@ type Services interface {
 }
 
 // Loop advances sweep jobs.
-type Loop struct{ s Services }
+type Loop struct {
+	s Services
+	// backoff holds the sweeps whose passes failed (see
+	// pipelines.RunParents).
+	backoff *loop.Backoff
+}
 
 // New returns the loop over s.
-func New(s Services) *Loop { return &Loop{s: s} }
+func New(s Services) *Loop { return &Loop{s: s, backoff: loop.NewBackoff(pipelines.GiveUpAfter)} }
 
-// RunOnce advances every active sweep once.
+// RunOnce advances every active sweep once. A sweep whose pass fails is
+// that sweep's failure (pipelines.RunParents): the pass goes on with the
+// others, and only failing to list them fails it.
 func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	parents, err := pipelines.ActiveParents(ctx, l.s.Store(), func(j *job.Job) bool { return j.Sweep != nil })
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, p := range parents {
-		if err := l.advance(ctx, now, p); err != nil {
-			errs = append(errs, fmt.Errorf("sweep %s/%s: %w", p.Workspace, p.Name, err))
+	pipelines.RunParents(ctx, now, l.s, l.backoff, "sweep", parents,
+		func(p *job.Job) error { return l.advance(ctx, now, p) }, trialJobs)
+	return nil
+}
+
+// trialJobs lists the child jobs of sweep p's trials.
+func trialJobs(p *job.Job) []string {
+	var out []string
+	for _, t := range p.Trials {
+		if t.Job != "" {
+			out = append(out, t.Job)
 		}
 	}
-	return errors.Join(errs...)
+	return out
 }
 
 // advance runs one pass over sweep p.
@@ -65,6 +79,11 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 	spec := p.Sweep
 	goal, metric := spec.Objective.Goal, spec.Objective.PrimaryMetric
 	trials := p.Trials
+	if p.Status == job.JobCancelRequested {
+		// A cancel needs the trials' states alone: what they logged
+		// cannot keep it from being carried out.
+		metric = ""
+	}
 	values, err := l.read(ctx, p, trials, metric)
 	if err != nil {
 		return err
@@ -88,13 +107,41 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 		stop = fmt.Sprintf("limits.timeout of %ds reached", spec.Limits.Timeout)
 	}
 	if stop != "" {
+		var errs []error
 		for _, t := range trials {
+			if t.Status == job.JobNotStarted && t.Reason == "" {
+				// Recorded, never submitted (a pass ended between the
+				// two): it will not be now.
+				t.Reason = "will not run: " + stop
+				active--
+				continue
+			}
 			if t.Status != job.JobNotStarted && !job.JobTerminal(t.Status) && t.Status != job.JobCancelRequested {
-				if _, err := l.s.CancelJob(ctx, p.Workspace, t.Job); err != nil {
-					return err
+				// One trial that cannot be canceled does not hold up the
+				// others; its error is the pass's.
+				c, err := l.s.CancelJob(ctx, p.Workspace, t.Job)
+				switch {
+				case core.ErrorCode(err) == core.ENOTFOUND:
+					t.Status = job.JobCanceled
+				case err != nil:
+					errs = append(errs, loop.Context(err, "canceling trial %s", t.Job))
+					continue
+				default:
+					t.Status = c.Status
 				}
 				t.Reason = stop
+				if job.JobTerminal(t.Status) {
+					// A queued trial ends at once: the sweep need not
+					// wait a pass for it.
+					active--
+				}
 			}
+		}
+		if len(errs) > 0 {
+			if err := l.save(ctx, p, trials, stop+": waiting for its running trials to end"); err != nil {
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
 		}
 		if active == 0 {
 			status := job.JobCanceled
@@ -114,7 +161,7 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 				continue
 			}
 			if _, err := l.s.CancelJob(ctx, p.Workspace, t.Job); err != nil {
-				return err
+				return loop.Context(err, "canceling trial %s, which %s stopped", t.Job, et.Type)
 			}
 			t.EarlyTerminated, t.Reason = string(c.Reason), c.Message
 		}
@@ -176,7 +223,8 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 }
 
 // read refreshes each trial from its child job and the primary metric
-// it logged, and returns every value of that metric by trial job.
+// it logged (none when metric is ""), and returns every value of that
+// metric by trial job.
 func (l *Loop) read(ctx context.Context, p *job.Job, trials []*job.SweepTrialStatus, metric string) (map[string][]float64, error) {
 	values := map[string][]float64{}
 	err := l.s.Store().View(ctx, func(tx store.Tx) error {
@@ -190,6 +238,9 @@ func (l *Loop) read(ctx context.Context, p *job.Job, trials []*job.SweepTrialSta
 			t.Status = child.Status
 			if child.Status == job.JobFailed && child.Error != "" && t.Reason == "" {
 				t.Reason = child.Error
+			}
+			if metric == "" {
+				continue
 			}
 			pts, err := tx.ListMetricHistory(p.Workspace, t.Job, metric)
 			if err != nil {

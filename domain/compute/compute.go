@@ -231,7 +231,10 @@ type Compute struct {
 	// Read-only fields of an instance, computed when it is read.
 	State         string         `json:"state,omitempty"`
 	LastOperation *LastOperation `json:"last_operation,omitempty"`
-	AssignedUser  string         `json:"assigned_user,omitempty"`
+	// Errors says why an instance's last create, start or setup failed
+	// (Azure's ComputeInstance errors), while it stays failed.
+	Errors       []ProvisioningError `json:"errors,omitempty"`
+	AssignedUser string              `json:"assigned_user,omitempty"`
 	// Isolation is how an instance runs (IsolationContainer or
 	// IsolationHostProcesses): what it will be before its node runs,
 	// what its node runs after.

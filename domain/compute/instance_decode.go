@@ -47,7 +47,7 @@ var instanceKeys = KeySchema{
 	"idle_cpu_percent_below": nil, "max_concurrent_jobs": nil, "stopped": nil,
 	// read-only keys, ignored on input
 	"id": ReadOnly, "resource_id": ReadOnly, "etag": ReadOnly, "provisioning_state": ReadOnly, "provisioning_errors": ReadOnly,
-	"created_on": ReadOnly, "modified_on": ReadOnly, "created_by": ReadOnly, "state": ReadOnly, "last_operation": ReadOnly,
+	"created_on": ReadOnly, "modified_on": ReadOnly, "created_by": ReadOnly, "state": ReadOnly, "last_operation": ReadOnly, "errors": ReadOnly,
 	"services": ReadOnly, "os_image_metadata": ReadOnly, "idle_state": ReadOnly, "applications": ReadOnly,
 	"assigned_user": ReadOnly, "ssh_connection_string": ReadOnly, "connectivity_endpoints": ReadOnly,
 	"allocation_state": ReadOnly, "allocation_state_transition_time": ReadOnly, "current_node_count": ReadOnly,

@@ -87,6 +87,7 @@ func (s *Service) instanceStatus(tx store.Tx, out *compute.Compute, nodes []*nod
 		op := *st.LastOperation
 		out.LastOperation = &op
 	}
+	out.Errors = instanceErrors(st)
 	out.AssignedUser = displayPrincipal(st.AssignedUser)
 	if loc, err := s.catalog.Location(out.Location); err == nil {
 		out.Isolation = isolationOf(loc, main)

@@ -1,0 +1,74 @@
+package placement
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/live"
+)
+
+// EventPlacementFailed is the kind of the job event that records a
+// placement that could not be written (once per retry).
+const EventPlacementFailed = "placement_failed"
+
+// applyOneByOne writes a pass's placements each in a transaction of its
+// own, then the reasons: what Apply does when writing them together
+// failed, so that one job whose placement cannot be written (loop.Each:
+// recorded on it, retried after a backoff) does not keep every other job
+// of the pass queued, pass after pass.
+func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *service.State, placements []scheduler.Placement,
+	refs map[string]store.QueuedJobRef, reasons *live.ReasonChanges, waiting map[string]scheduler.Reason) ([]string, error) {
+	s := l.s
+	var wake []string
+	items := make([]loop.Item[scheduler.Placement], len(placements))
+	for i, p := range placements {
+		items[i] = loop.Item[scheduler.Placement]{Key: p.JobID, Value: p}
+	}
+	loop.Each(l.failures, now, s.Logger(), "placing a job", items, func(p scheduler.Placement) error {
+		ok := false
+		err := s.Store().Update(ctx, func(tx store.Tx) (err error) {
+			ok, err = s.Place(ctx, tx, refs[p.JobID], p.NodeIDs, st)
+			return err
+		})
+		if err == nil && ok {
+			wake = append(wake, p.NodeIDs...)
+			l.placed(st, refs[p.JobID])
+		}
+		return err
+	}, func(p scheduler.Placement, f loop.Failure) {
+		ref := refs[p.JobID]
+		err := s.Store().Update(ctx, func(tx store.Tx) error {
+			return service.AppendJobEvent(ctx, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}},
+				EventPlacementFailed, f.Reason("placing the job on "+ref.ComputeKey))
+		})
+		if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
+			s.Logger().Warn("recording a job's placement failure failed", slog.String("job", p.JobID), slog.Any("err", err))
+		}
+	})
+	if reasons == nil {
+		return wake, nil
+	}
+	err := s.Store().Update(ctx, func(tx store.Tx) error {
+		for _, id := range reasons.Changed {
+			ref := refs[id]
+			if err := service.AppendJobEvent(ctx, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}}, "waiting", waiting[id].Message); err != nil {
+				return err
+			}
+		}
+		return reasons.Write(tx)
+	})
+	return wake, err
+}
+
+// placed takes the demand a placed job met off its compute's.
+func (l *Loop) placed(st *service.State, ref store.QueuedJobRef) {
+	st.Demand[compute.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
+}
