@@ -21,19 +21,27 @@ import (
 // decides as it does for a job on the host (the identity endpoint's
 // secret, the server's own authentication).
 func (r *Rank) loopbackServices(pid int) error {
+	return r.serveLoopback(func(network, addr string) (net.Listener, error) {
+		return netns.Listen(pid, network, addr)
+	})
+}
+
+// serveLoopback opens the loopback services (see loopbackServices) with
+// listen, which listens in the rank's namespace.
+func (r *Rank) serveLoopback(listen func(network, addr string) (net.Listener, error)) error {
 	if r.msi != nil {
 		u, err := url.Parse(r.msi.URL())
 		if err != nil {
 			return err
 		}
-		ln, err := netns.Listen(pid, "tcp", u.Host)
+		ln, err := listen("tcp", u.Host)
 		if err != nil {
 			return fmt.Errorf("the identity endpoint: %w", err)
 		}
 		r.msi.Also(ln)
 	}
 	if addr := loopbackServerAddr(r.n.ServerURL); addr != "" {
-		ln, err := netns.Listen(pid, "tcp", addr)
+		ln, err := listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("the server's address %s: %w", addr, err)
 		}

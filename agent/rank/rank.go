@@ -23,6 +23,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -52,6 +53,9 @@ type Rank struct {
 	// accountEnv its HOME, USER and LOGNAME (set by prepare).
 	account    *runas.Account
 	accountEnv map[string]string
+	// ns is the rank's own network namespace when its host processes
+	// run in one (see netns.go); closed with the rank.
+	ns *netns.NS
 }
 
 // New is rank t on node n, not started yet (see Run).
@@ -160,7 +164,9 @@ func (r *Rank) Run(ctx context.Context) {
 		}
 	} else {
 		var hrun *runner.Run
-		hrun, err = runner.Start(task)
+		if err = r.ownNetwork(&task, logPath); err == nil {
+			hrun, err = runner.Start(task)
+		}
 		if err == nil {
 			run, where = hrun, []any{"pids", hrun.Pids()}
 		}
@@ -168,6 +174,7 @@ func (r *Rank) Run(ctx context.Context) {
 	if err != nil {
 		r.mu.Unlock()
 		r.closeLoopbacks()
+		r.closeNetwork()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
 		r.fail(ctx, logPath, node.RankFailed, node.RankStartFailed, "start failed: "+err.Error())
 		return
@@ -225,6 +232,7 @@ func (r *Rank) Run(ctx context.Context) {
 		r.msi.Close()
 	}
 	r.closeLoopbacks()
+	r.closeNetwork()
 	if image != "" {
 		r.n.Ctr.Evict(ctx)
 	}

@@ -1,0 +1,48 @@
+package rank
+
+import (
+	"fmt"
+
+	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/internal/netns"
+)
+
+// ownNetwork puts a single-node rank's host processes in a network
+// namespace of their own, when the node does that (Node.OwnNetwork):
+// the host's loopback, and whatever another user's work listens on
+// there, is out of reach. The rank finds on its own loopback what a job
+// finds on the host's (the identity endpoint, the server when the agent
+// reaches it there: loopback.go), and the outside through slirp4netns,
+// which starts beside the processes rather than before them (a job's
+// start does not wait for it). A multi-node rank keeps the host's
+// network: its ranks reach each other at their hosts' addresses.
+//
+// Starting the namespace is the infrastructure's part: an error here
+// fails the rank's start, never the job's own.
+func (r *Rank) ownNetwork(task *runner.Task, logPath string) error {
+	if !r.n.OwnNetwork || r.t.NodeCount > 1 {
+		return nil
+	}
+	ns, err := netns.New()
+	if err != nil {
+		return fmt.Errorf("the job's network namespace: %w", err)
+	}
+	r.ns = ns
+	if err := r.serveLoopback(ns.Listen); err != nil {
+		return fmt.Errorf("the job's network namespace: %w", err)
+	}
+	if r.n.Slirp == "" {
+		r.appendLog(logPath, "shoal agent: this node has no slirp4netns: the job's network namespace reaches its identity endpoint and the server when the agent reaches it on the loopback, nothing else\n")
+	} else if err := ns.Outbound(r.n.Slirp); err != nil {
+		return fmt.Errorf("the job's network namespace: %w", err)
+	}
+	task.StartCmd = ns.Start
+	return nil
+}
+
+// closeNetwork lets the rank's namespace go, and its way out with it.
+func (r *Rank) closeNetwork() {
+	if r.ns != nil {
+		_ = r.ns.Close()
+	}
+}
