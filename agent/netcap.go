@@ -3,6 +3,7 @@ package agent
 import (
 	"os/exec"
 
+	"github.com/shoal-ml/shoal/agent/rank"
 	"github.com/shoal-ml/shoal/internal/netns"
 )
 
@@ -12,6 +13,8 @@ import (
 type netCaps struct {
 	own   bool
 	slirp string
+	// ranks are the namespaces of the node's ranks, when own.
+	ranks *rank.Networks
 }
 
 // probeNetwork finds out, once at the agent's start, whether it can make
@@ -38,5 +41,6 @@ func (a *Agent) probeNetwork() netCaps {
 	} else {
 		a.log.Warn("single-node jobs and instances get a network namespace of their own, and no way out but to the server: this host has no slirp4netns (apt-get install slirp4netns)")
 	}
+	c.ranks = rank.NewNetworks(c.slirp, a.cfg.ServerURL)
 	return c
 }

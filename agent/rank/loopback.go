@@ -23,12 +23,14 @@ import (
 func (r *Rank) loopbackServices(pid int) error {
 	return r.serveLoopback(func(network, addr string) (net.Listener, error) {
 		return netns.Listen(pid, network, addr)
-	})
+	}, true)
 }
 
 // serveLoopback opens the loopback services (see loopbackServices) with
-// listen, which listens in the rank's namespace.
-func (r *Rank) serveLoopback(listen func(network, addr string) (net.Listener, error)) error {
+// listen, which listens in the rank's namespace; the server's forward
+// too when server is set (a namespace shared by several ranks has its
+// own: Networks).
+func (r *Rank) serveLoopback(listen func(network, addr string) (net.Listener, error), server bool) error {
 	if r.msi != nil {
 		u, err := url.Parse(r.msi.URL())
 		if err != nil {
@@ -40,7 +42,7 @@ func (r *Rank) serveLoopback(listen func(network, addr string) (net.Listener, er
 		}
 		r.msi.Also(ln)
 	}
-	if addr := loopbackServerAddr(r.n.ServerURL); addr != "" {
+	if addr := loopbackServerAddr(r.n.ServerURL); server && addr != "" {
 		ln, err := listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("the server's address %s: %w", addr, err)

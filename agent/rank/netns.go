@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal/agent/runner"
-	"github.com/shoal-ml/shoal/internal/netns"
 )
 
 // ownNetwork puts a single-node rank's host processes in a network
@@ -14,35 +13,38 @@ import (
 // finds on the host's (the identity endpoint, the server when the agent
 // reaches it there: loopback.go), and the outside through slirp4netns,
 // which starts beside the processes rather than before them (a job's
-// start does not wait for it). A multi-node rank keeps the host's
-// network: its ranks reach each other at their hosts' addresses.
+// start does not wait for it). The namespace is its account's on this
+// node (Networks). A multi-node rank keeps the host's network: its
+// ranks reach each other at their hosts' addresses.
 //
 // Starting the namespace is the infrastructure's part: an error here
 // fails the rank's start, never the job's own.
 func (r *Rank) ownNetwork(task *runner.Task, logPath string) error {
-	if !r.n.OwnNetwork || r.t.NodeCount > 1 {
+	if r.n.Networks == nil || r.t.NodeCount > 1 || r.account == nil {
 		return nil
 	}
-	ns, err := netns.New()
+	ns, release, err := r.n.Networks.Acquire(r.account.UID)
 	if err != nil {
 		return fmt.Errorf("the job's network namespace: %w", err)
 	}
-	r.ns = ns
-	if err := r.serveLoopback(ns.Listen); err != nil {
-		return fmt.Errorf("the job's network namespace: %w", err)
+	r.ns = release
+	if r.msi != nil {
+		// The rank's own endpoint, on the port it has on the host.
+		if err := r.serveLoopback(ns.Listen, false); err != nil {
+			return fmt.Errorf("the job's network namespace: %w", err)
+		}
 	}
-	if r.n.Slirp == "" {
+	if r.n.Networks.Slirp == "" {
 		r.appendLog(logPath, "shoal agent: this node has no slirp4netns: the job's network namespace reaches its identity endpoint and the server when the agent reaches it on the loopback, nothing else\n")
-	} else if err := ns.Outbound(r.n.Slirp); err != nil {
-		return fmt.Errorf("the job's network namespace: %w", err)
 	}
 	task.StartCmd = ns.Start
 	return nil
 }
 
-// closeNetwork lets the rank's namespace go, and its way out with it.
+// closeNetwork releases the rank's namespace.
 func (r *Rank) closeNetwork() {
 	if r.ns != nil {
-		_ = r.ns.Close()
+		r.ns()
+		r.ns = nil
 	}
 }

@@ -45,13 +45,10 @@ type Node struct {
 	Ctr *ctrhost.Host
 	// Agent is the agent running the rank.
 	Agent Agent
-	// OwnNetwork says the agent gives each single-node rank that runs
-	// as host processes a network namespace of its own (it can: it runs
-	// as root); Slirp is slirp4netns's path, the namespace's way out,
-	// "" when this host has none (the rank then reaches only the server
-	// and its identity endpoint, and its log says so). See netns.go.
-	OwnNetwork bool
-	Slirp      string
+	// Networks, when set, are the network namespaces the node's
+	// single-node ranks that run as host processes run in, one per
+	// account (the agent can make them: it runs as root). See netns.go.
+	Networks *Networks
 }
 
 // Agent is what a rank needs of the agent that runs it: a small interface,

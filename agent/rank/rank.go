@@ -23,7 +23,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
-	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -53,9 +52,9 @@ type Rank struct {
 	// accountEnv its HOME, USER and LOGNAME (set by prepare).
 	account    *runas.Account
 	accountEnv map[string]string
-	// ns is the rank's own network namespace when its host processes
-	// run in one (see netns.go); closed with the rank.
-	ns *netns.NS
+	// ns releases the network namespace the rank's host processes run
+	// in, when they run in one (see netns.go); called with the rank's end.
+	ns func()
 }
 
 // New is rank t on node n, not started yet (see Run).
