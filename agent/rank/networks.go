@@ -44,7 +44,7 @@ type sharedNS struct {
 
 // NewNetworks is the node's namespaces, none made yet.
 func NewNetworks(slirp, serverURL string) *Networks {
-	return &Networks{Slirp: slirp, ServerAddr: loopbackServerAddr(serverURL), Linger: time.Minute, byID: map[uint32]*sharedNS{}}
+	return &Networks{Slirp: slirp, ServerAddr: netns.LoopbackAddr(serverURL), Linger: time.Minute, byID: map[uint32]*sharedNS{}}
 }
 
 // Acquire returns account uid's namespace, making it when it has none,
@@ -64,7 +64,7 @@ func (n *Networks) Acquire(uid uint32) (*netns.NS, func(), error) {
 				ns.Close()
 				return nil, nil, fmt.Errorf("the server's address %s: %w", n.ServerAddr, err)
 			}
-			go forward(s.server, n.ServerAddr)
+			go netns.Relay(s.server, n.ServerAddr)
 		}
 		if n.Slirp != "" {
 			if err := ns.Outbound(n.Slirp); err != nil {
