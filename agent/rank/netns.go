@@ -7,7 +7,7 @@ import (
 )
 
 // ownNetwork puts a single-node rank's host processes in a network
-// namespace of their own, when the node does that (Node.OwnNetwork):
+// namespace of their own, when the node makes them (Node.Networks):
 // the host's loopback, and whatever another user's work listens on
 // there, is out of reach. The rank finds on its own loopback what a job
 // finds on the host's (the identity endpoint, the server when the agent
@@ -17,8 +17,8 @@ import (
 // node (Networks). A multi-node rank keeps the host's network: its
 // ranks reach each other at their hosts' addresses.
 //
-// Starting the namespace is the infrastructure's part: an error here
-// fails the rank's start, never the job's own.
+// Starting the namespace is the node's part: an error here loses the
+// rank (it runs again), never fails the job.
 func (r *Rank) ownNetwork(task *runner.Task, logPath string) error {
 	if r.n.Networks == nil || r.t.NodeCount > 1 || r.account == nil {
 		return nil

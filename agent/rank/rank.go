@@ -155,6 +155,9 @@ func (r *Rank) Run(ctx context.Context) {
 	}
 	var run rankProcs
 	var where []any
+	// A namespace the node cannot make is the node's failure, not the
+	// job's: the rank is lost and runs again, its retries untouched.
+	var netErr error
 	if image != "" {
 		var crun *ctrhost.Run
 		crun, err = r.startInContainer(ctx, task, image, outDir)
@@ -163,7 +166,9 @@ func (r *Rank) Run(ctx context.Context) {
 		}
 	} else {
 		var hrun *runner.Run
-		if err = r.ownNetwork(&task, logPath); err == nil {
+		if netErr = r.ownNetwork(&task, logPath); netErr != nil {
+			err = netErr
+		} else {
 			hrun, err = runner.Start(task)
 		}
 		if err == nil {
@@ -175,6 +180,11 @@ func (r *Rank) Run(ctx context.Context) {
 		r.closeLoopbacks()
 		r.closeNetwork()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
+		if netErr != nil {
+			log.Warn("the rank's network namespace failed", "err", err)
+			r.fail(ctx, logPath, node.RankLost, node.RankStartFailed, "start failed: "+err.Error())
+			return
+		}
 		r.fail(ctx, logPath, node.RankFailed, node.RankStartFailed, "start failed: "+err.Error())
 		return
 	}
