@@ -50,6 +50,7 @@ func TestContainerJobs(t *testing.T) {
 			{"Preempt", testContainerPreempt},
 			{"PullFailure", testContainerPullFailure},
 			{"PrivateRegistry", testContainerPrivateRegistry},
+			{"OwnNetwork", testContainerOwnNetwork},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
