@@ -125,6 +125,8 @@ type Agent struct {
 	terminating chan struct{}
 	// gpus asks nvidia-smi for the GPUs' utilisation.
 	gpus *gpuProbe
+	// net is what the node can do for its work's network (netcap.go).
+	net netCaps
 	bundleState
 	// nodeSSH is a cluster node's SSH server, when its cluster has SSH
 	// access.
@@ -253,6 +255,7 @@ func newAgent(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: the server's CA: %w", err)
 	}
 	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
+	a.net = a.probeNetwork()
 	var errs []error
 	a.outbox, errs = files.OpenOutbox(cfg.WorkDir)
 	for _, err := range errs {

@@ -51,6 +51,7 @@ func TestContainerJobs(t *testing.T) {
 			{"PullFailure", testContainerPullFailure},
 			{"PullUnreachable", testContainerPullUnreachable},
 			{"PrivateRegistry", testContainerPrivateRegistry},
+			{"OwnNetwork", testContainerOwnNetwork},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()

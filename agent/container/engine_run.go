@@ -71,7 +71,7 @@ func (e *Engine) configs(spec Spec) (*container.Config, *container.HostConfig) {
 		Labels:     spec.Labels,
 	}
 	host := &container.HostConfig{
-		NetworkMode: container.NetworkMode(spec.Network),
+		NetworkMode: container.NetworkMode(e.networkMode(spec.Network)),
 		UsernsMode:  container.UsernsMode(spec.Userns),
 		Resources: container.Resources{
 			NanoCPUs: spec.NanoCPUs,

@@ -165,9 +165,9 @@ type Spec struct {
 	MemoryBytes int64
 	Devices     []Device
 	// Network is "host" (the host's network: multi-node jobs reach each
-	// other's MASTER_ADDR), "none", "" for the engine's default, a
-	// network's name (Networker.EnsureNetwork) or "container:<id>" (that
-	// container's network namespace, shared).
+	// other's MASTER_ADDR), "none", "" for the engine's default,
+	// NetworkOwn, a network's name (Networker.EnsureNetwork) or
+	// "container:<id>" (that container's network namespace, shared).
 	Network string
 	// Userns is the user namespace: "" for the engine's default, "auto"
 	// (podman: a range of its own from the "containers" entries in

@@ -53,14 +53,14 @@ func (e *Engine) validate(s Spec) error {
 		return bad("spec.MemoryBytes %d is below the 6 MiB a container needs", s.MemoryBytes)
 	}
 	switch {
-	case s.Network == "", s.Network == "host", s.Network == "none":
+	case s.Network == "", s.Network == "host", s.Network == "none", s.Network == NetworkOwn:
 	case networkName.MatchString(s.Network):
 		// A network of the engine's own (Networker.EnsureNetwork).
 	case strings.HasPrefix(s.Network, "container:") && networkName.MatchString(strings.TrimPrefix(s.Network, "container:")):
 		// Another container's network namespace, shared (an instance's
 		// applications beside it on its subnet).
 	default:
-		return bad("spec.Network %q must be \"host\", \"none\", empty, a network's name or container:<id>", s.Network)
+		return bad("spec.Network %q must be \"host\", \"none\", %q, empty, a network's name or container:<id>", s.Network, NetworkOwn)
 	}
 	switch s.Userns {
 	case "":

@@ -28,8 +28,11 @@ type Rank struct {
 	NanoCPUs, MemoryBytes int64
 	Devices               []container.Device
 	Labels                map[string]string
-	// Network is the container network: "host" (the default, "") or the
-	// subnet's network of a compute in a virtual network.
+	// Network is the container network: "host" (the default, ""),
+	// container.NetworkOwn (a namespace of the rank's own: its first
+	// container gets it and the others share it, so that the rank's
+	// processes meet on its loopback as on a host) or the subnet's
+	// network of a compute in a virtual network.
 	Network string
 	// Loopback, when set, is called with each container's first process
 	// once it runs and before its command starts (the command waits for
@@ -115,11 +118,17 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 			gates = append(gates, gate)
 			ms = append(append([]container.Mount(nil), mounts...), container.Mount{Source: gate, Target: gateDir, ReadOnly: true})
 		}
+		network, loopback := OrHost(cr.Network), cr.Loopback
+		if cr.Network == container.NetworkOwn && local > 0 {
+			// The first container's namespace, whose loopback services
+			// are already there.
+			network, loopback = "container:"+r.ids[0], nil
+		}
 		id, err := rt.Run(ctx, container.Spec{
 			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", shell, "shoal-rank", t.Command},
 			Env: env, WorkingDir: t.Dir, Mounts: ms, User: cr.User,
 			NanoCPUs: cr.NanoCPUs, MemoryBytes: cr.MemoryBytes, Devices: cr.Devices,
-			Network: OrHost(cr.Network), Labels: labels, Stdout: logf, Stderr: logf,
+			Network: network, Labels: labels, Stdout: logf, Stderr: logf,
 		})
 		if err != nil {
 			r.removeAll()
@@ -128,7 +137,7 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 		}
 		r.ids = append(r.ids, id)
 		if cr.Loopback != nil {
-			if err := openGate(ctx, rt, id, gates[local], cr.Loopback); err != nil {
+			if err := openGate(ctx, rt, id, gates[local], loopback); err != nil {
 				r.removeAll()
 				logf.Close()
 				return nil, fmt.Errorf("process %d of %d: %w", local, t.ProcessesPerNode, err)
@@ -195,7 +204,10 @@ func (r *Run) wait() {
 func (r *Run) removeAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, id := range r.ids {
+	// Last first: the others may share the first's network namespace,
+	// and the engine keeps a container whose namespace another uses.
+	for i := len(r.ids) - 1; i >= 0; i-- {
+		id := r.ids[i]
 		if err := r.rt.Remove(ctx, id); err != nil {
 			fmt.Fprintf(r.log, "shoal agent: removing container %s failed: %v\n", ShortID(id), err)
 		}
@@ -319,6 +331,9 @@ func OrHost(network string) string {
 // openGate gives a gated container its loopback services, then lets its
 // command start.
 func openGate(ctx context.Context, rt container.Runtime, id, gate string, loopback func(int) error) error {
+	if loopback == nil {
+		return os.WriteFile(filepath.Join(gate, "open"), nil, 0o644)
+	}
 	p, ok := rt.(container.PIDer)
 	if !ok {
 		return fmt.Errorf("this node's engine (%T) does not tell a container's process, and the job's loopback services need it", rt)

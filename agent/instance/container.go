@@ -53,15 +53,22 @@ type instanceBox struct {
 	// pid is the container's first process on the host.
 	pid int
 	// subnet is the virtual network's container network the container
-	// is on, nil on the host's network. On one, its loopback is its own:
-	// what listens there is reached from inside its namespace (dial).
+	// is on, nil when it has a network namespace of its own.
 	subnet *node.ContainerNetwork
+	// ownNet says the container's loopback is its own (a subnet's
+	// network, or a namespace of its own): what listens there is
+	// reached from inside its namespace (dial). False only on the
+	// host's network (an engine that cannot give it one).
+	ownNet bool
+	// server is the agent's listener for the server's address on the
+	// container's loopback (see serveServer).
+	server net.Listener
 }
 
-// dial connects to addr on the container's network: its own namespace
-// on a subnet, else the host's, which it shares.
+// dial connects to addr on the container's network: its own namespace,
+// else the host's, which it shares.
 func (b *instanceBox) dial(ctx context.Context, addr string) (net.Conn, error) {
-	if b.subnet != nil {
+	if b.ownNet {
 		return netns.Dial(ctx, b.pid, "tcp", addr)
 	}
 	var d net.Dialer
@@ -103,10 +110,10 @@ func (rt *Runtime) ContainerID() string {
 }
 
 // startBox creates and starts the instance's container: the image, its
-// size's limits, its GPUs only, the home bound at /home/azureuser, the
-// host's network (the app proxy reaches Jupyter on the loopback) or its
-// subnet's container network, and a user namespace of its own so that
-// root inside is not root here.
+// size's limits, its GPUs only, the home bound at /home/azureuser, a
+// network namespace of its own (the app proxy enters it to reach
+// Jupyter and the applications) or its subnet's container network, and
+// a user namespace of its own so that root inside is not root here.
 func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanceBox, error) {
 	if rt.n.Ctr == nil {
 		return nil, errors.New("this node has no container engine")
@@ -144,7 +151,10 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 			_ = r.Remove(ctx, l.ID)
 		}
 	}
-	network := "host"
+	// A namespace of its own (as a single-node job has): the host's
+	// loopback, and what other users' work listens on there, out of
+	// reach; two instances' applications on one port do not collide.
+	network := container.NetworkOwn
 	if n := t.Network; n != nil {
 		// The subnet's network, internal when no public IP is asked: the
 		// instance's processes reach its other members and nothing off
@@ -189,7 +199,7 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 	if err != nil {
 		return nil, err
 	}
-	b := &instanceBox{rt: r, ex: ex, id: id, task: c, subnet: t.Network}
+	b := &instanceBox{rt: r, ex: ex, id: id, task: c, subnet: t.Network, ownNet: network != "host"}
 	st, err := ex.State(ctx, id)
 	if err == nil && !st.Running {
 		err = errors.New("the container ended as it started")
@@ -197,6 +207,9 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 	if err == nil {
 		b.pid = st.Pid
 		b.hostUID, err = procUID(st.Pid)
+	}
+	if err == nil && b.ownNet {
+		err = rt.serveServer(b)
 	}
 	if err == nil && !c.RootAccess {
 		// enable_root_access: false: azureuser may not sudo.
@@ -222,7 +235,33 @@ func (b *instanceBox) run(ctx context.Context, user string, env map[string]strin
 }
 
 // remove stops and removes the container (its home stays on the node).
-func (b *instanceBox) remove(ctx context.Context) error { return b.rt.Remove(ctx, b.id) }
+func (b *instanceBox) remove(ctx context.Context) error {
+	if b.server != nil {
+		_ = b.server.Close()
+	}
+	return b.rt.Remove(ctx, b.id)
+}
+
+// serveServer listens on the container's loopback at the server's
+// address, when the agent reaches the server on its own loopback, and
+// relays there: the instance's SDKs find the server at its advertised
+// URL (AZUREML_DEV_URL_MFE), as on the host's network.
+func (rt *Runtime) serveServer(b *instanceBox) error {
+	if rt.n.SDKEnv == nil {
+		return nil
+	}
+	addr := netns.LoopbackAddr(rt.n.SDKEnv()["AZUREML_DEV_URL_MFE"])
+	if addr == "" {
+		return nil
+	}
+	ln, err := netns.Listen(b.pid, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("the server's address %s in the container's network: %w", addr, err)
+	}
+	b.server = ln
+	go netns.Relay(ln, addr)
+	return nil
+}
 
 // boxEnv is the environment of the instance's processes inside: the
 // instance's variables (identity endpoint included: the host's network
@@ -289,7 +328,7 @@ func (rt *Runtime) runScriptInBox(ctx context.Context, b *instanceBox, s apps.Sc
 }
 
 // startJupyterInBox starts the notebook inside the container as
-// azureuser on the host's loopback port.
+// azureuser on its loopback's port.
 func (rt *Runtime) startJupyterInBox(ctx context.Context, b *instanceBox, port int, baseURL, token string) error {
 	app := apps.JupyterApp("jupyter", port, baseURL, token, boxHome)
 	env := rt.boxEnv()
@@ -352,8 +391,8 @@ func (rt *Runtime) startBoxApps(t *node.InstanceTask, b *instanceBox, log interf
 			rt.mu.Unlock()
 		}
 	}
-	// Applications from images run beside the container on its network
-	// (the host's, or its subnet's namespace, shared); a command alone is
+	// Applications from images run beside the container in its network
+	// namespace, shared; a command alone is
 	// refused at create for an instance that runs in a container.
 	logDir := filepath.Join(rt.dir, "app-logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {

@@ -58,8 +58,9 @@ func boxExec(t *testing.T, rt *Runtime, argv ...string) (string, int) {
 // An instance on a node with a runtime is one container of the instance
 // image: its size's limits, the setup script and Jupyter inside as
 // azureuser, who may sudo to a root that is not the host's; Jupyter
-// answers on the loopback and passes the app proxy's owner check (the
-// mark, and the uid azureuser maps to); stop removes the container and
+// answers on the loopback of the container's own network namespace and
+// passes the app proxy's owner check there (the mark, and the uid
+// azureuser maps to); stop removes the container and
 // start brings the same home back, without sudo when root access is off.
 func TestInstanceRunsInAContainer(t *testing.T) {
 	env := testctr.Shared(t)
@@ -125,9 +126,14 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+	// In the container's own network namespace, as the proxy reaches
+	// it: the host's loopback does not have it.
+	if r := rt.Report(context.Background()); r.Apps[0].NetNSPID != rt.box.pid {
+		t.Errorf("Jupyter's report names namespace %d, want the container's first process %d", r.Apps[0].NetNSPID, rt.box.pid)
+	}
 	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+strconv.Itoa(port)+"/ci-box/api/status", nil)
 	req.Header.Set("Authorization", "token nbtok")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := rt.box.httpClient(10 * time.Second).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +143,12 @@ func TestInstanceRunsInAContainer(t *testing.T) {
 	}
 	mark := procmark.Node(a.NodeID, a.WorkDir)
 	owned := func(pid int) bool { return procmark.Carries(pid, mark...) && procUIDOrMinus(pid) == rt.box.hostUID }
-	if err := portowner.Check(port, owned); err != nil {
+	if err := portowner.CheckIn(rt.box.pid, port, owned); err != nil {
 		t.Errorf("the proxy's owner check refuses the instance's Jupyter: %v", err)
 	}
 	// Another node's mark (another instance) is refused.
 	other := procmark.Node("ci-node-2", a.WorkDir)
-	if err := portowner.Check(port, func(pid int) bool { return procmark.Carries(pid, other...) }); err == nil {
+	if err := portowner.CheckIn(rt.box.pid, port, func(pid int) bool { return procmark.Carries(pid, other...) }); err == nil {
 		t.Error("the owner check accepts the instance's Jupyter as another node's")
 	}
 	// The idle sample reads the container's CPU.

@@ -274,6 +274,6 @@ func (a *imageApp) readiness(ctx context.Context) {
 	a.mu.Unlock()
 }
 
-// onSubnet tells whether the application is on its instance's subnet,
-// in the instance container's network namespace.
-func (a *imageApp) onSubnet() bool { return a.box != nil && a.box.subnet != nil }
+// onSubnet tells whether the application is in its instance container's
+// network namespace (its own, or its subnet's), not the host's.
+func (a *imageApp) onSubnet() bool { return a.box != nil && a.box.ownNet }

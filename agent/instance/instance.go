@@ -219,7 +219,7 @@ func (rt *Runtime) run(ctx context.Context) {
 			return rt.n.Client.InstanceToken(ctx, req)
 		}
 		var m *msi.Endpoint
-		if box := rt.box; box != nil && box.subnet != nil {
+		if box := rt.box; box != nil && box.ownNet {
 			// The container's loopback is its own: the endpoint listens
 			// there, where its processes look for it.
 			var ln net.Listener
@@ -465,7 +465,7 @@ func (rt *Runtime) Report(ctx context.Context) *node.InstanceReport {
 			up := rt.box.listening(rt.jupyterPort)
 			uid := rt.box.hostUID
 			app := compute.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid}
-			if rt.box.subnet != nil {
+			if rt.box.ownNet {
 				// In the container's own namespace, which the proxy
 				// enters through its first process (it carries the
 				// node's mark and runs as azureuser, as Jupyter does).

@@ -129,8 +129,9 @@ func (r *Rank) stoppedBeforeStart(ctx context.Context, logPath string) bool {
 
 // startInContainer starts the rank's processes in containers of image:
 // as the run-as account (never root), its folders mounted where the host
-// run has them, on the host's network, within the node's size, with the
-// node's GPUs only.
+// run has them, in a network namespace of the rank's own (its subnet's
+// network when it has one; the host's network for a rank of a multi-node
+// job), within the node's size, with the node's GPUs only.
 func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, outDir string) (*ctrhost.Run, error) {
 	t := r.t
 	rt, _, err := r.n.Ctr.Runtime(ctx)
@@ -174,6 +175,12 @@ func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, ou
 			// the host's loopback is served there too.
 			cr.Loopback = r.loopbackServices
 		}
+	}
+	if cr.Network == "" && t.NodeCount <= 1 {
+		// A namespace of its own, as a host-process rank has (netns.go):
+		// the host's loopback, and another user's listeners on it, out
+		// of reach; what a job finds there is served on its own.
+		cr.Network, cr.Loopback = container.NetworkOwn, r.loopbackServices
 	}
 	env := make(map[string]string, len(task.Env))
 	for k, v := range task.Env {

@@ -413,3 +413,56 @@ PY`
 	}
 	noContainersLeft(t, env, "ctr-subnet")
 }
+
+// A single-node rank in a container without a subnet has a network
+// namespace of its own, not the host's: the host's loopback ports (the
+// server's application proxy, another user's listener) are out of its
+// reach, while the server, which the agent reaches on the loopback,
+// answers it on its own loopback (AZUREML_DEV_URL_MFE), as on the host.
+// Its two processes share that namespace: the second reaches what the
+// first listens on at 127.0.0.1 (MASTER_ADDR on a single node).
+func TestContainerRankWithoutASubnetKeepsOffTheHostsLoopback(t *testing.T) {
+	env := testctr.Shared(t)
+	srv := newFakeAgentServer(t)
+	a := containerAgent(t, env, srv, "ctr-ownnet")
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tk := task("att-ctr-ownnet", env.Registry.Addr+"/"+testctr.PushedBase)
+	tk.ProcessesPerNode = 2
+	tk.Command = `python3 - <<'PY'
+import os, socket, time, urllib.request, urllib.error
+rank = os.environ.get("LOCAL_RANK", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "?"))
+if rank == "0":
+    ln = socket.socket()
+    ln.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ln.bind(("127.0.0.1", 29555)); ln.listen(1)
+    c, _ = ln.accept(); c.sendall(b"sibling"); c.close()
+    try:
+        urllib.request.urlopen(os.environ["AZUREML_DEV_URL_MFE"] + "healthz", timeout=10)
+        print("server answered")
+    except urllib.error.HTTPError as e:
+        print("server answered", e.code)
+    except OSError as e:
+        print("server unreachable", e)
+    try:
+        socket.create_connection(("127.0.0.1", ` + strconv.Itoa(other.Addr().(*net.TCPAddr).Port) + `), timeout=3).close()
+        print("host port reached")
+    except OSError:
+        print("host port unreachable")
+else:
+    for i in range(400):
+        try:
+            s = socket.create_connection(("127.0.0.1", 29555), timeout=3)
+            print("sibling says", s.recv(16).decode()); break
+        except OSError:
+            time.sleep(0.05)
+PY`
+	log := runRank(t, a, tk, nil)
+	if !strings.Contains(log, "server answered") || !strings.Contains(log, "host port unreachable") || !strings.Contains(log, "sibling says sibling") {
+		t.Fatalf("want the server reached, the host's loopback not, and the sibling process:\n%s", log)
+	}
+	noContainersLeft(t, env, "ctr-ownnet")
+}

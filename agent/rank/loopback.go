@@ -2,11 +2,8 @@ package rank
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/url"
-	"sync"
-	"time"
 
 	"github.com/shoal-ml/shoal/internal/netns"
 )
@@ -21,26 +18,36 @@ import (
 // decides as it does for a job on the host (the identity endpoint's
 // secret, the server's own authentication).
 func (r *Rank) loopbackServices(pid int) error {
+	return r.serveLoopback(func(network, addr string) (net.Listener, error) {
+		return netns.Listen(pid, network, addr)
+	}, true)
+}
+
+// serveLoopback opens the loopback services (see loopbackServices) with
+// listen, which listens in the rank's namespace; the server's forward
+// too when server is set (a namespace shared by several ranks has its
+// own: Networks).
+func (r *Rank) serveLoopback(listen func(network, addr string) (net.Listener, error), server bool) error {
 	if r.msi != nil {
 		u, err := url.Parse(r.msi.URL())
 		if err != nil {
 			return err
 		}
-		ln, err := netns.Listen(pid, "tcp", u.Host)
+		ln, err := listen("tcp", u.Host)
 		if err != nil {
 			return fmt.Errorf("the identity endpoint: %w", err)
 		}
 		r.msi.Also(ln)
 	}
-	if addr := loopbackServerAddr(r.n.ServerURL); addr != "" {
-		ln, err := netns.Listen(pid, "tcp", addr)
+	if addr := netns.LoopbackAddr(r.n.ServerURL); server && addr != "" {
+		ln, err := listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("the server's address %s: %w", addr, err)
 		}
 		r.loopMu.Lock()
 		r.loopbacks = append(r.loopbacks, ln)
 		r.loopMu.Unlock()
-		go forward(ln, addr)
+		go netns.Relay(ln, addr)
 	}
 	return nil
 }
@@ -53,63 +60,5 @@ func (r *Rank) closeLoopbacks() {
 	r.loopMu.Unlock()
 	for _, l := range ls {
 		_ = l.Close()
-	}
-}
-
-// loopbackServerAddr is the server's host:port when the agent reaches
-// it on the loopback, else "" (a server elsewhere is reached, or not, by
-// the subnet's own route).
-func loopbackServerAddr(serverURL string) string {
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	host, port := u.Hostname(), u.Port()
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		if host != "localhost" {
-			return ""
-		}
-		host = "127.0.0.1"
-	}
-	if port == "" {
-		port = map[string]string{"https": "443"}[u.Scheme]
-		if port == "" {
-			port = "80"
-		}
-	}
-	return net.JoinHostPort(host, port)
-}
-
-// forward relays each connection accepted on ln to addr on this host,
-// until ln is closed. TLS passes through untouched: the job talks to
-// the server as it would on the host.
-func forward(ln net.Listener, addr string) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			s, err := net.DialTimeout("tcp", addr, 10*time.Second)
-			if err != nil {
-				return
-			}
-			defer s.Close()
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(s, c)
-				if tc, ok := s.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
-			}()
-			_, _ = io.Copy(c, s)
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.CloseWrite()
-			}
-			wg.Wait()
-		}()
 	}
 }

@@ -45,6 +45,10 @@ type Node struct {
 	Ctr *ctrhost.Host
 	// Agent is the agent running the rank.
 	Agent Agent
+	// Networks, when set, are the network namespaces the node's
+	// single-node ranks that run as host processes run in, one per
+	// account (the agent can make them: it runs as root). See netns.go.
+	Networks *Networks
 }
 
 // Agent is what a rank needs of the agent that runs it: a small interface,

@@ -52,6 +52,9 @@ type Rank struct {
 	// accountEnv its HOME, USER and LOGNAME (set by prepare).
 	account    *runas.Account
 	accountEnv map[string]string
+	// ns releases the network namespace the rank's host processes run
+	// in, when they run in one (see netns.go); called with the rank's end.
+	ns func()
 }
 
 // New is rank t on node n, not started yet (see Run).
@@ -152,6 +155,9 @@ func (r *Rank) Run(ctx context.Context) {
 	}
 	var run rankProcs
 	var where []any
+	// A namespace the node cannot make is the node's failure, not the
+	// job's: the rank is lost and runs again, its retries untouched.
+	var netErr error
 	if image != "" {
 		var crun *ctrhost.Run
 		crun, err = r.startInContainer(ctx, task, image, outDir)
@@ -160,7 +166,11 @@ func (r *Rank) Run(ctx context.Context) {
 		}
 	} else {
 		var hrun *runner.Run
-		hrun, err = runner.Start(task)
+		if netErr = r.ownNetwork(&task, logPath); netErr != nil {
+			err = netErr
+		} else {
+			hrun, err = runner.Start(task)
+		}
 		if err == nil {
 			run, where = hrun, []any{"pids", hrun.Pids()}
 		}
@@ -168,7 +178,13 @@ func (r *Rank) Run(ctx context.Context) {
 	if err != nil {
 		r.mu.Unlock()
 		r.closeLoopbacks()
+		r.closeNetwork()
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: starting the command failed: %v\n", err))
+		if netErr != nil {
+			log.Warn("the rank's network namespace failed", "err", err)
+			r.fail(ctx, logPath, node.RankLost, node.RankStartFailed, "start failed: "+err.Error())
+			return
+		}
 		r.fail(ctx, logPath, node.RankFailed, node.RankStartFailed, "start failed: "+err.Error())
 		return
 	}
@@ -225,6 +241,7 @@ func (r *Rank) Run(ctx context.Context) {
 		r.msi.Close()
 	}
 	r.closeLoopbacks()
+	r.closeNetwork()
 	if image != "" {
 		r.n.Ctr.Evict(ctx)
 	}

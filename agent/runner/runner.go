@@ -78,6 +78,10 @@ type Task struct {
 	// Credential is the OS account the processes run as; nil runs them as
 	// the calling process's user. Dir must be that account's to enter.
 	Credential *syscall.Credential
+
+	// StartCmd starts each process in place of exec.Cmd.Start, when
+	// set: the rank's network namespace starts them inside it.
+	StartCmd func(*exec.Cmd) error
 }
 
 // Result is how a run ended.
@@ -139,6 +143,10 @@ func Start(t Task) (*Run, error) {
 	base := baseEnv()
 	r := &Run{task: t, log: logf, done: make(chan struct{}), gone: make([]bool, t.ProcessesPerNode)}
 	r.startedAt = time.Now()
+	start := t.StartCmd
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
 	for local := range t.ProcessesPerNode {
 		env := environ(base, t, local)
 		newCmd := func(path string, args, env []string) *exec.Cmd {
@@ -153,14 +161,14 @@ func Start(t Task) (*Run, error) {
 		if prog, argv := directArgv(t.Command, env); prog != "" {
 			// A shell would have set PWD to the working directory.
 			direct := newCmd(prog, argv, append(slices.Clip(env), "PWD="+t.Dir))
-			if err = direct.Start(); err == nil {
+			if err = start(direct); err == nil {
 				cmd = direct
 			}
 			// Otherwise (a script without a "#!" line, a missing
 			// interpreter) the shell starts it, or says why it cannot.
 		}
 		if err != nil {
-			err = cmd.Start()
+			err = start(cmd)
 		}
 		if err != nil {
 			for _, c := range r.procs {

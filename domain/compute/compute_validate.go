@@ -266,6 +266,9 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 			spec.NetworkSettings = nil
 		}
 	}
+	if err := validatePublicIP(spec); err != nil {
+		return nil, nil, err
+	}
 	if err := normalizeIdentity(spec.Identity); err != nil {
 		return nil, nil, err
 	}

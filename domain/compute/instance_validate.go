@@ -96,6 +96,9 @@ func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation stri
 	if n := spec.NetworkSettings; n != nil && n.VnetName == "" && n.Subnet == "" {
 		spec.NetworkSettings = nil
 	}
+	if err := validatePublicIP(spec); err != nil {
+		return nil, nil, err
+	}
 	if err := normalizeIdentity(spec.Identity); err != nil {
 		return nil, nil, err
 	}

@@ -54,6 +54,20 @@ func in(pid int, f func() error) error {
 	if pid <= 0 {
 		return fmt.Errorf("no process to take the network namespace of (pid %d)", pid)
 	}
+	target, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("the network namespace of process %d: %w", pid, err)
+	}
+	defer unix.Close(target)
+	if err := inFD(target, f); err != nil {
+		return fmt.Errorf("process %d: %w", pid, err)
+	}
+	return nil
+}
+
+// inFD runs f on a locked OS thread inside the network namespace that
+// the open file target is.
+func inFD(target int, f func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		// Locked, and never unlocked when the way back fails: the thread
@@ -66,14 +80,8 @@ func in(pid int, f func() error) error {
 			return
 		}
 		defer unix.Close(self)
-		target, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			done <- fmt.Errorf("the network namespace of process %d: %w", pid, err)
-			return
-		}
-		defer unix.Close(target)
 		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-			done <- fmt.Errorf("entering the network namespace of process %d: %w", pid, err)
+			done <- fmt.Errorf("entering the network namespace: %w", err)
 			return
 		}
 		err = f()
