@@ -299,6 +299,13 @@ func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, 
 		case err == nil:
 		case isAnswer(err):
 			log.Warn("outputs refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "err", err)
+			// A rank whose outputs were not kept did not do what it was
+			// asked: reported Completed, the next step of a pipeline
+			// would read an empty folder as if nothing had been written.
+			if p.Report.State == node.RankCompleted {
+				p.Report.State, p.Report.Failure = node.RankFailed, node.RankOutputsRefused
+				p.Report.Reason = "its outputs were not kept: " + core.ErrorMessage(err)
+			}
 		default:
 			return nil, fmt.Errorf("%w: %v", errUnreachable, err)
 		}

@@ -77,3 +77,56 @@ func TestDeliverUploadsADeclaredEmptyOutputFolder(t *testing.T) {
 		t.Fatalf("the upload does not hold folder o (found %v, %v)", found, err)
 	}
 }
+
+// A job whose outputs the server refuses to keep (the workspace's storage
+// quota is spent) does not end Completed: the next step of a pipeline
+// would read an empty folder as if the job had written nothing. It ends
+// Failed with the server's words.
+func TestDeliverRefusedOutputsFailTheRank(t *testing.T) {
+	var mu sync.Mutex
+	var reports []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/outputs") {
+			_, _ = io.ReadAll(r.Body)
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"error":{"code":"quota_exceeded","message":"workspace ws: storage quota of 1 MiB is spent"}}`))
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		reports = append(reports, string(b))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c := client.NewAgentClient(srv.URL, "tok")
+	dir := t.TempDir()
+	o, errs := OpenOutbox(filepath.Join(dir, "outbox"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(filepath.Join(out, "o"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "o", "model.bin"), []byte("weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	r := &Result{Ref: node.RankRef{AttemptID: "att-1"}, JobName: "p-a", OutputsDir: out,
+		Report: node.RankReport{State: node.RankCompleted, ExitCode: &zero}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if _, err := o.Deliver(context.Background(), c, r, false, log); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) == 0 {
+		t.Fatal("no report reached the server")
+	}
+	last := reports[len(reports)-1]
+	if !strings.Contains(last, `"state":"Failed"`) || !strings.Contains(last, "storage quota of 1 MiB is spent") {
+		t.Fatalf("final report %s; want Failed with the server's words", last)
+	}
+}

@@ -253,6 +253,10 @@ const (
 	RankPrepareFailed job.RankFailure = "prepare_failed"
 	// RankStartFailed: the rank's command could not be started.
 	RankStartFailed job.RankFailure = "start_failed"
+	// RankOutputsRefused: the rank's command succeeded but the server
+	// refused to keep its outputs (the workspace's storage quota): the
+	// job failed, since what it made is gone.
+	RankOutputsRefused job.RankFailure = "outputs_refused"
 )
 
 // RankReport is a state change of one rank, reported by its node.
