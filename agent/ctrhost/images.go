@@ -95,7 +95,10 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 	// this job's login: the store is shared by the nodes of every
 	// workspace on the host, and a local copy alone would hand a private
 	// image to a job that may not pull it.
-	if img, err := rt.Inspect(ctx, ref); err == nil && !h.pulledWithLogin(img.ID) {
+	// A local name (localhost/…: imported or built on the host by its
+	// administrator or by Shoal) has no registry to ask: its copy serves,
+	// whatever else names the same image.
+	if img, err := rt.Inspect(ctx, ref); err == nil && (!h.pulledWithLogin(img.ID) || reference.Domain(named) == "localhost") {
 		return ref, nil
 	}
 	opts := RegistryOptions(j.Task, reference.Domain(named))
@@ -151,6 +154,13 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	}
 	io.WriteString(sum, "\x00"+dockerfile)
 	tag := "shoal-build/" + hex.EncodeToString(sum.Sum(nil))[:32]
+	// Its base images through this job's logins first, also when the
+	// image was built before: the store is shared by every workspace's
+	// nodes on the host, and neither the build nor its image may stand
+	// on a private image this job could not pull.
+	if err := h.pullBases(ctx, rt, j, filepath.Join(dir, dockerfile)); err != nil {
+		return "", err
+	}
 	pushTo := ""
 	if j.Task != nil {
 		pushTo = strings.TrimRight(j.Task.PushTo, "/")
@@ -354,4 +364,39 @@ func DirFree(dir string) int64 {
 		return -1
 	}
 	return int64(st.Bavail) * int64(st.Bsize)
+}
+
+// maxDockerfile bounds what pullBases reads of a Dockerfile.
+const maxDockerfile = 1 << 20
+
+// pullBases pulls the images the Dockerfile at path builds on (see
+// BaseImages) as Pull does: a local copy serves unless it was pulled
+// with a login, which this job must then have too.
+func (h *Host) pullBases(ctx context.Context, rt container.Runtime, j ImageJob, path string) error {
+	// The agent reads it as root: a link out of the build context (to a
+	// file of the host's) is refused, never read.
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil // the build says what is wrong with its Dockerfile
+	}
+	ctxDir, err := filepath.EvalSymlinks(j.Tmp)
+	if err != nil || !strings.HasPrefix(real, ctxDir+string(filepath.Separator)) {
+		return &container.Error{Kind: container.ErrInvalid, Op: "build",
+			Msg: "build.dockerfile_path: the Dockerfile is a link out of the build context"}
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxDockerfile))
+	if err != nil {
+		return nil
+	}
+	for _, ref := range BaseImages(b) {
+		if _, err := h.Pull(ctx, rt, j, ref); err != nil {
+			return err
+		}
+	}
+	return nil
 }
