@@ -132,6 +132,10 @@ func TestHangupOfNohupCommand(t *testing.T) {
 	pid := readPID(t, marker)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	eventually(t, 5*time.Second, func() bool { return f.srv.ActiveSessions() == 1 }, "ActiveSessions = %d with the command running", f.srv.ActiveSessions())
+	// The shell wrote its pid before it became nohup: a hangup before
+	// nohup ignores SIGHUP ends it, as it would any shell (under CI's
+	// load the client was killed in between).
+	eventually(t, 10*time.Second, func() bool { return hupIgnored(pid) }, "pid %d never ignored SIGHUP", pid)
 	_ = cmd.Process.Kill()
 	eventually(t, 5*time.Second, func() bool { return f.srv.ActiveSessions() == 0 }, "ActiveSessions = %d once the client is gone", f.srv.ActiveSessions())
 	if !alive(pid) {
