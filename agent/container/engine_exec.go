@@ -97,15 +97,33 @@ func (e *Engine) State(ctx context.Context, id string) (State, error) {
 		return State{}, nil
 	}
 	st := State{Running: true, Pid: ins.State.Pid}
+	cpu, err := e.cpuNanos(ctx, id)
+	if err != nil {
+		// A container that ended between the inspect and the stats has
+		// no stats to give (podman answers an empty body): it is not
+		// running, which is no engine error.
+		if again, ierr := e.cli.ContainerInspect(ctx, id); ierr == nil && (again.State == nil || !again.State.Running) {
+			return State{}, nil
+		}
+		if cpu, err = e.cpuNanos(ctx, id); err != nil {
+			return st, classify(op, err)
+		}
+	}
+	st.CPUNanos = cpu
+	return st, nil
+}
+
+// cpuNanos reads a running container's CPU time from the engine's
+// one-shot stats.
+func (e *Engine) cpuNanos(ctx context.Context, id string) (uint64, error) {
 	stats, err := e.cli.ContainerStatsOneShot(ctx, id)
 	if err != nil {
-		return st, classify(op, err)
+		return 0, err
 	}
 	defer stats.Body.Close()
 	var s container.StatsResponse
 	if err := json.NewDecoder(stats.Body).Decode(&s); err != nil {
-		return st, errorf(errOther, op, "reading stats: %v", err)
+		return 0, errorf(errOther, "stats of "+id, "reading stats: %v", err)
 	}
-	st.CPUNanos = s.CPUStats.CPUUsage.TotalUsage
-	return st, nil
+	return s.CPUStats.CPUUsage.TotalUsage, nil
 }
