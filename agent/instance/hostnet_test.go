@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/netns"
+	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
 // An instance that runs as host processes on a node that makes network
@@ -121,4 +122,41 @@ PY`
 		c.Close()
 		t.Errorf("the application still answers once the instance is closed")
 	}
+}
+
+// An application from an image beside an instance of host processes that
+// has a network namespace of its own gets one of its own too: its
+// listener is not on the host's loopback, it is found ready inside, and
+// its report names its container's process for the proxy to enter by.
+func TestImageAppBesideAHostNetInstanceKeepsOffTheHostsLoopback(t *testing.T) {
+	env := testctr.Shared(t)
+	a := containerAgent(t, env, newFakeAgentServer(t), "ci-imgapp-net")
+	rt := imageAppRuntime(t, a)
+	h, err := rt.openHostNet()
+	if err != nil {
+		t.Skipf("this host makes no network namespaces: %v", err)
+	}
+	rt.net = h
+	defer h.close()
+	port := freeTestPort(t)
+	task := &node.InstanceTask{Workspace: "ws", Name: "ci", Apps: []*compute.CustomApplication{{
+		Name: "web", Type: "docker", Image: &compute.CustomAppImage{Type: "docker", Reference: env.Registry.Addr + "/" + testctr.PushedBase},
+		Command:   "exec python3 -m http.server " + strconv.Itoa(port) + " --bind 127.0.0.1",
+		Endpoints: []*compute.AppEndpoint{{Target: port, Published: port}},
+	}}}
+	ias := rt.startImageApps(task, t.TempDir(), nil)
+	defer ias.stop()
+	r := waitApp(t, ias, "ready", func(r compute.InstanceAppReport) bool { return r.Ready })
+	if r.NetNSPID == 0 || r.NetNSPID != r.ContainerPID {
+		t.Fatalf("the report names no namespace of the app's container: %+v", r)
+	}
+	if c, err := net.Dial("tcp", r.Addr); err == nil {
+		c.Close()
+		t.Errorf("the application listens on the host's loopback at %s", r.Addr)
+	}
+	c, err := netns.Dial(context.Background(), r.NetNSPID, "tcp", r.Addr)
+	if err != nil {
+		t.Fatalf("the application in the namespace its report names: %v", err)
+	}
+	c.Close()
 }
