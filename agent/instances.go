@@ -30,5 +30,5 @@ func (a *Agent) instanceTask(ctx context.Context, t *node.InstanceTask) {
 func (a *Agent) instanceNode() instance.Node {
 	return instance.Node{NodeID: a.cfg.NodeID, WorkDir: a.cfg.WorkDir, RunDir: a.runDir, Address: a.cfg.Address,
 		GPUDevices: a.cfg.GPUDevices, Client: a.client, Log: a.log, Clock: a.cfg.Clock, Accounts: a.accounts, Ctr: a.ctr,
-		SDKEnv: a.sdkEnv}
+		SDKEnv: a.sdkEnv, OwnNetwork: a.net.own, Slirp: a.net.slirp}
 }

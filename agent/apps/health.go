@@ -20,12 +20,13 @@ const (
 // newHealthClient returns the client of the health checks. It follows no
 // redirect (a redirect is an answer: the application is up) and keeps no
 // idle connection (a check every few seconds does not need one, and a
-// kept one would outlive the application).
-func newHealthClient() *http.Client {
+// kept one would outlive the application). dial, when set, connects in
+// the applications' network namespace.
+func newHealthClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
 	return &http.Client{
 		Timeout: probeTimeout,
 		// No Proxy: an HTTP_PROXY of the host must not see 127.0.0.1.
-		Transport:     &http.Transport{DisableKeepAlives: true},
+		Transport:     &http.Transport{DisableKeepAlives: true, DialContext: dial},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
@@ -34,12 +35,15 @@ func newHealthClient() *http.Client {
 // has no HealthPath, else an HTTP GET of HealthPath (with HealthHeader)
 // answered with a status below 400. A 4xx does not count: for Jupyter it
 // would mean that the token is not the one the server's proxy sends.
-func healthy(ctx context.Context, client *http.Client, app App, addr string) bool {
+func healthy(ctx context.Context, client *http.Client, dial func(ctx context.Context, network, addr string) (net.Conn, error), app App, addr string) bool {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	if app.HealthPath == "" {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", addr)
+		if dial == nil {
+			var d net.Dialer
+			dial = d.DialContext
+		}
+		c, err := dial(ctx, "tcp", addr)
 		if err != nil {
 			return false
 		}

@@ -52,6 +52,15 @@ func command(argv []string, dir string, env []string, tree string, out *os.File,
 	return cmd
 }
 
+// startCmd starts cmd with start (the instance's network namespace's),
+// else on the agent's own network.
+func startCmd(start func(*exec.Cmd) error, cmd *exec.Cmd) error {
+	if start != nil {
+		return start(cmd)
+	}
+	return cmd.Start()
+}
+
 // stopTree ends a run whose leader is pgid: SIGTERM to its process group
 // and to every process carrying its marker, then, once grace has passed
 // without all of them ending, SIGKILL. It returns the leader's Wait result

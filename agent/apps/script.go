@@ -30,6 +30,9 @@ type Script struct {
 	// Credential is the OS account the script runs as (the instance
 	// user's); nil runs it as the agent's own user.
 	Credential *syscall.Credential
+	// Start starts the script's process: in the instance's network
+	// namespace when it has one of its own; cmd.Start when nil.
+	Start func(*exec.Cmd) error
 }
 
 // ScriptResult is how a script ended.
@@ -101,7 +104,7 @@ func RunScript(ctx context.Context, s Script, home string, env []string, logPath
 	}
 	tree := newTree("script")
 	cmd := command(argv, home, env, tree, log, s.Credential)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(s.Start, cmd); err != nil {
 		return fail(fmt.Errorf("%s could not start: %w", name, err))
 	}
 	done := make(chan error, 1)

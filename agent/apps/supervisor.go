@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -79,6 +80,12 @@ type SupervisorConfig struct {
 	// Credential is the OS account applications run as (the instance
 	// user's); nil runs them as the agent's own user.
 	Credential *syscall.Credential
+	// Start starts an application's process, and Dial reaches it for its
+	// health check: the instance's network namespace's when it has one
+	// of its own (its loopback is not the host's); cmd.Start and the
+	// host's network when nil.
+	Start func(*exec.Cmd) error
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Restart backoff: an application that exits is started again after 1 s,
@@ -226,7 +233,7 @@ func (s *Supervisor) runOnce(r *running) (exit string, stopped bool) {
 	env = append(append(append([]string{}, env...), r.app.Env...), "PORT="+strconv.Itoa(r.app.Port))
 	cmd := command(r.app.Command, s.cfg.Home, env, r.tree, logf, s.cfg.Credential)
 	fmt.Fprintf(logf, "== %s: starting %q on port %d at %s\n", r.app.Name, r.app.Command, r.app.Port, time.Now().UTC().Format(time.RFC3339))
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(s.cfg.Start, cmd); err != nil {
 		exit = "could not start: " + err.Error()
 		fmt.Fprintf(logf, "== %s %s\n", r.app.Name, exit)
 		ended(exit)
@@ -262,7 +269,7 @@ func (s *Supervisor) runOnce(r *running) (exit string, stopped bool) {
 // probe checks r's health until StopAll.
 func (s *Supervisor) probe(r *running) {
 	defer s.wg.Done()
-	client := newHealthClient()
+	client := newHealthClient(s.cfg.Dial)
 	wait := probeStarting
 	for {
 		t := time.NewTimer(wait)
@@ -275,7 +282,7 @@ func (s *Supervisor) probe(r *running) {
 		s.mu.Lock()
 		alive, run := r.alive, r.run
 		s.mu.Unlock()
-		ok := alive && healthy(s.ctx, client, r.app, r.addr)
+		ok := alive && healthy(s.ctx, client, s.cfg.Dial, r.app, r.addr)
 		s.mu.Lock()
 		was := r.ready
 		if r.run == run && r.alive {

@@ -373,7 +373,7 @@ func procUID(pid int) (int, error) {
 func (rt *Runtime) startBoxApps(t *node.InstanceTask, b *instanceBox, log interface{ Warn(string, ...any) }) {
 	if t.NotebookToken != "" {
 		port := files.ReadPort(filepath.Join(rt.dir, jupyterPortFile))
-		if port == 0 || !portFree(port) {
+		if port == 0 || !portFree(nil, port) {
 			if p, err := anyFreePort(); err == nil {
 				port = p
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/netns"
 )
 
 // labelApp names the custom application a container runs (with
@@ -58,6 +60,12 @@ type imageApp struct {
 	// box is the instance's container when it is one: on a subnet, the
 	// application shares its network namespace (else the host's).
 	box *instanceBox
+	// own says the application has a network namespace of its own
+	// (container.NetworkOwn): beside an instance of host processes that
+	// has one (hostNet), whose listeners are off the host's loopback,
+	// its are too. The container engine joins no namespace the agent
+	// holds, so it is not the instance's.
+	own bool
 
 	mu       sync.Mutex
 	id       string
@@ -80,7 +88,7 @@ func (rt *Runtime) startImageApps(t *node.InstanceTask, logDir string, box *inst
 			continue
 		}
 		a := &imageApp{rt: rt, spec: spec, task: t, logPath: filepath.Join(logDir, spec.Name+".log"),
-			log: rt.n.Log.With("component", "apps", "app", spec.Name), box: box}
+			log: rt.n.Log.With("component", "apps", "app", spec.Name), box: box, own: box == nil && rt.hostNet() != nil}
 		ias.apps = append(ias.apps, a)
 		ias.wg.Add(1)
 		go func() { defer ias.wg.Done(); a.supervise(ctx) }()
@@ -113,9 +121,10 @@ func (ias *imageApps) reports() []compute.InstanceAppReport {
 		if a.running {
 			r.Addr = "127.0.0.1:" + strconv.Itoa(a.spec.Endpoints[0].Target)
 			r.ContainerID, r.ContainerPID = a.id, a.pid
-			if a.onSubnet() {
-				// It shares the instance's namespace: its own first
-				// process's, which passes the proxy's container test.
+			if a.onSubnet() || a.own {
+				// It shares the instance's namespace, or has one of its
+				// own: its own first process's, which passes the proxy's
+				// container test.
 				r.NetNSPID = a.pid
 			}
 		}
@@ -189,8 +198,11 @@ func (a *imageApp) once(ctx context.Context) error {
 	}
 	defer logf.Close()
 	network := "host"
-	if a.onSubnet() {
+	switch {
+	case a.onSubnet():
 		network = "container:" + a.box.id
+	case a.own:
+		network = container.NetworkOwn
 	}
 	spec := container.Spec{Image: ref, Env: map[string]string{"CI_NAME": a.task.Name, "CI_WORKSPACE": a.task.Workspace},
 		// The instance's network: the host's, which its processes (and
@@ -252,6 +264,14 @@ func (a *imageApp) readiness(ctx context.Context) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	if a.onSubnet() {
 		client = a.box.httpClient(2 * time.Second)
+	} else if a.own {
+		a.mu.Lock()
+		pid := a.pid
+		a.mu.Unlock()
+		client = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return netns.Dial(ctx, pid, network, addr)
+			}}}
 	}
 	deadline := time.Now().Add(appReadyTimeout)
 	for time.Now().Before(deadline) {

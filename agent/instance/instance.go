@@ -73,6 +73,9 @@ type Runtime struct {
 	// box is the instance's container when it runs as one (the task's
 	// Container); nil when it runs as host processes.
 	box *instanceBox
+	// net is the instance's network namespace when it runs as host
+	// processes on a node that makes them; nil: the host's network.
+	net *hostNet
 	// jupyterPort is the notebook's port when it runs in box.
 	jupyterPort int
 	// jupyterMissing says why the instance has no notebook (the host has
@@ -213,6 +216,18 @@ func (rt *Runtime) run(ctx context.Context) {
 		// user's work nor the agent's other files are reachable from it.
 		fail("creating the home: %v", err)
 		return
+	} else if rt.n.OwnNetwork {
+		h, err := rt.openHostNet()
+		if err != nil {
+			fail("the instance's network namespace: %v", err)
+			return
+		}
+		rt.mu.Lock()
+		rt.net = h
+		rt.mu.Unlock()
+		if rt.n.Slirp == "" {
+			log.Warn("this node has no slirp4netns: the instance's network namespace reaches the server when the agent reaches it on the loopback, and its identity endpoint, nothing else")
+		}
 	}
 	if len(t.Identities) > 0 {
 		mint := func(ctx context.Context, req *node.TokenRequest) (*node.TokenResponse, error) {
@@ -224,6 +239,12 @@ func (rt *Runtime) run(ctx context.Context) {
 			// there, where its processes look for it.
 			var ln net.Listener
 			if ln, err = netns.Listen(box.pid, "tcp", "127.0.0.1:0"); err == nil {
+				m, err = msi.Serve(ctx, t.Identities, mint, log, ln)
+			}
+		} else if rt.net != nil {
+			// The instance's own loopback, likewise.
+			var ln net.Listener
+			if ln, err = rt.net.listen("127.0.0.1:0"); err == nil {
 				m, err = msi.Serve(ctx, t.Identities, mint, log, ln)
 			}
 		} else {
@@ -281,6 +302,10 @@ func (rt *Runtime) startSSH() (*sshd.Server, error) {
 		AuthorizedKeys: rt.authorizedKeys, HomeDir: rt.home, Env: rt.env, Logger: rt.n.Log.With("component", "sshd"),
 		Now: rt.n.Clock.Now, OnLogin: rt.login, Credential: cred, SFTPCommand: sftpCmd, SFTPUnavailable: sftpWhy,
 	}
+	if h := rt.hostNet(); h != nil {
+		// Sessions and forwards in the instance's own network.
+		cfg.Network = h.ns
+	}
 	// When the instance is a container, its sessions belong inside it:
 	// shells, sftp, scp and forwards run in the container's namespaces
 	// as azureuser, never on the host.
@@ -323,7 +348,8 @@ func (rt *Runtime) setup(ctx context.Context, t *node.InstanceTask, fail func(st
 		if s.TimeoutMinutes != nil {
 			timeout = *s.TimeoutMinutes
 		}
-		scripts = append(scripts, apps.Script{Name: name, Path: s.Path, Command: s.Command, Timeout: time.Duration(timeout) * time.Minute, Credential: rt.credential()})
+		scripts = append(scripts, apps.Script{Name: name, Path: s.Path, Command: s.Command, Timeout: time.Duration(timeout) * time.Minute, Credential: rt.credential(),
+			Start: rt.hostNet().start()})
 	}
 	add("creation_script", t.CreationScript)
 	add("startup_script", t.StartupScript)
@@ -370,7 +396,9 @@ func (rt *Runtime) startApps(t *node.InstanceTask, log interface{ Warn(string, .
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		log.Warn("the applications' log folder", "err", err)
 	}
-	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: logDir, BaseEnv: rt.baseEnv(), Logger: rt.n.Log.With("component", "apps"), Credential: rt.credential()})
+	h := rt.hostNet()
+	sup := apps.NewSupervisor(apps.SupervisorConfig{Home: rt.home, LogDir: logDir, BaseEnv: rt.baseEnv(), Logger: rt.n.Log.With("component", "apps"), Credential: rt.credential(),
+		Start: h.start(), Dial: h.dial()})
 	rt.mu.Lock()
 	rt.sup = sup
 	box := rt.box
@@ -390,7 +418,7 @@ func (rt *Runtime) startApps(t *node.InstanceTask, log interface{ Warn(string, .
 	}
 	if found && t.NotebookToken != "" {
 		port := files.ReadPort(filepath.Join(rt.dir, jupyterPortFile))
-		if port == 0 || !portFree(port) {
+		if port == 0 || !portFree(h, port) {
 			port = 0
 			if p, err := anyFreePort(); err == nil {
 				port = p
@@ -402,6 +430,10 @@ func (rt *Runtime) startApps(t *node.InstanceTask, log interface{ Warn(string, .
 		} else {
 			rt.mu.Lock()
 			rt.jupyter = &idle.Jupyter{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port) + t.JupyterBaseURL, Token: t.NotebookToken}
+			if h != nil {
+				// The idle check asks the notebook inside.
+				rt.jupyter.HTTP = h.httpClient(10 * time.Second)
+			}
 			rt.mu.Unlock()
 		}
 	}
@@ -428,8 +460,10 @@ func (rt *Runtime) startApps(t *node.InstanceTask, log interface{ Warn(string, .
 	}
 }
 
-func portFree(port int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+// portFree says whether port is free on the instance's loopback (its
+// namespace's when h is not nil).
+func portFree(h *hostNet, port int) bool {
+	l, err := h.listen(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return false
 	}
@@ -480,7 +514,14 @@ func (rt *Runtime) Report(ctx context.Context) *node.InstanceReport {
 			uid = &n
 		}
 		for _, st := range rt.sup.Status() {
-			r.Apps = append(r.Apps, compute.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid})
+			app := compute.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid}
+			if rt.net != nil && st.PID > 0 {
+				// In the instance's namespace, which the proxy enters
+				// through the application's own process (it carries the
+				// node's mark and runs as the instance user).
+				app.NetNSPID = st.PID
+			}
+			r.Apps = append(r.Apps, app)
 		}
 		if rt.jupyterMissing != "" {
 			r.Apps = append(r.Apps, compute.InstanceAppReport{Name: apps.JupyterAppName, Error: rt.jupyterMissing})
@@ -581,7 +622,7 @@ func (rt *Runtime) Close() {
 		<-rt.done
 	}
 	rt.mu.Lock()
-	sup, srv, m, box, images, appLogs := rt.sup, rt.ssh, rt.msi, rt.box, rt.images, rt.appLogs
+	sup, srv, m, box, images, appLogs, h := rt.sup, rt.ssh, rt.msi, rt.box, rt.images, rt.appLogs, rt.net
 	rt.mu.Unlock()
 	// The applications first (they share the instance's network), then
 	// the instance's processes, then its container.
@@ -605,6 +646,16 @@ func (rt *Runtime) Close() {
 	if m != nil {
 		m.Close()
 	}
+	// Last: whatever of the instance is left in it goes with its last
+	// process.
+	h.close()
+}
+
+// hostNet is the instance's network namespace, nil when it has none.
+func (rt *Runtime) hostNet() *hostNet {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.net
 }
 
 // credential is the instance user's account for the processes started

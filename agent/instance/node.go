@@ -40,4 +40,10 @@ type Node struct {
 	// shells, notebooks and applications (the agent's, since the CA bundle
 	// it names is written once per node).
 	SDKEnv func() map[string]string
+	// OwnNetwork says the node makes network namespaces (its agent runs
+	// as root and can): an instance that runs as host processes gets one
+	// of its own (see hostNet), out through Slirp (slirp4netns's path;
+	// "" gives it no way out but to the server).
+	OwnNetwork bool
+	Slirp      string
 }

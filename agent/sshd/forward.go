@@ -63,7 +63,7 @@ func (s *Server) dialAndJoin(c *conn, nch ssh.NewChannel, network, addr string) 
 	if s.cfg.Container != nil {
 		dst, err = s.dialInContainer(network, addr)
 	} else {
-		dst, err = net.DialTimeout(network, addr, dialTimeout)
+		dst, err = s.dialLocal(network, addr)
 	}
 	if err != nil {
 		_ = nch.Reject(ssh.ConnectionFailed, err.Error())

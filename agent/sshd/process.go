@@ -74,10 +74,10 @@ func (sess *session) launchCmd(cmd *exec.Cmd) (*program, error) {
 	var p *program
 	var err error
 	if sess.winsize != nil {
-		p, err = startTerminal(cmd, *sess.winsize, sess.environ)
+		p, err = startTerminal(cmd, *sess.winsize, sess.environ, sess.s.start)
 	} else {
 		cmd.Env = sess.environ("")
-		p, err = startPipes(cmd)
+		p, err = startPipes(cmd, sess.s.start)
 	}
 	if err != nil {
 		return nil, err
@@ -87,8 +87,9 @@ func (sess *session) launchCmd(cmd *exec.Cmd) (*program, error) {
 }
 
 // startPipes starts cmd with pipes for stdin, stdout and stderr (kept
-// apart, as `ssh host cmd` keeps them) in a new OS session.
-func startPipes(cmd *exec.Cmd) (*program, error) {
+// apart, as `ssh host cmd` keeps them) in a new OS session, with start
+// (the instance's network's).
+func startPipes(cmd *exec.Cmd, start func(*exec.Cmd) error) (*program, error) {
 	var ends [6]*os.File // inR, inW, outR, outW, errR, errW
 	for i := 0; i < 6; i += 2 {
 		r, w, err := os.Pipe()
@@ -102,7 +103,7 @@ func startPipes(cmd *exec.Cmd) (*program, error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0], ends[3], ends[5]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: credentialOf(cmd)}
-	err := cmd.Start()
+	err := start(cmd)
 	for _, f := range []*os.File{ends[0], ends[3], ends[5]} { // the child's ends
 		_ = f.Close()
 	}

@@ -15,7 +15,7 @@ type winsize struct{ cols, rows uint32 }
 // startTerminal starts cmd on a new terminal as its controlling
 // terminal, in a new OS session; env gives the environment knowing the
 // terminal's name.
-func startTerminal(cmd *exec.Cmd, ws winsize, env func(tty string) []string) (*program, error) {
+func startTerminal(cmd *exec.Cmd, ws winsize, env func(tty string) []string, start func(*exec.Cmd) error) (*program, error) {
 	master, tty, err := pty.Open()
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func startTerminal(cmd *exec.Cmd, ws winsize, env func(tty string) []string) (*p
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// Ctty 0 is the child's stdin: the terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Credential: credentialOf(cmd)}
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		_ = master.Close()
 		return nil, err
 	}

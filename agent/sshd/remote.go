@@ -46,7 +46,7 @@ func (s *Server) remoteForward(c *conn, payload []byte, wg *sync.WaitGroup) (boo
 		ln, err = t.Runtime.Listen(ctx, t.ID, "tcp", net.JoinHostPort(host, strconv.Itoa(int(p.Port))))
 		cancel()
 	} else {
-		ln, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(int(p.Port))))
+		ln, err = s.listenLocal(net.JoinHostPort(host, strconv.Itoa(int(p.Port))))
 	}
 	if err != nil {
 		s.cfg.Logger.Info("ssh remote forward refused", "addr", p.Addr, "port", p.Port, "err", err)

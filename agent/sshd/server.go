@@ -72,6 +72,10 @@ type Config struct {
 	// target's user in its home, -L forwards from its network. HomeDir,
 	// Shell, Credential and SFTPCommand are then unused.
 	Container *ContainerTarget
+	// Network, when set, is the instance's network namespace, which
+	// sessions and forwards use instead of the host's network (see
+	// Network). Unused with Container, whose own network they use.
+	Network Network
 }
 
 // Login is a login to the server, or a refused attempt.
