@@ -56,9 +56,14 @@ func assertNoShoalContainers(t *testing.T, env *testctr.Env) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	all, err := e.List(context.Background(), nil)
+	// Bounded: podman's list waits on every container's lock, and one
+	// held for good (seen once under CI's load) hung the whole package
+	// until its timeout instead of failing here, saying so.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	all, err := e.List(ctx, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("listing the engine's containers: %v", err)
 	}
 	for _, c := range all {
 		if c.Labels["shoal.node"] != "" {
