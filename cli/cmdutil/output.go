@@ -456,12 +456,13 @@ func writeCSV(b *bytes.Buffer, v any, columns []string) error {
 
 // tableNumber is a number as a table shows it: a percentage (a key
 // "percent" or "..._percent") as format.Percent, money ("usd", "..._usd",
-// a budget's "spent") as format.USD, anything else as format.Number.
+// "cost", "..._cost", a budget's "spent") as format.USD, anything else as
+// format.Number.
 func tableNumber(key string, f float64) string {
 	switch {
 	case key == "percent" || strings.HasSuffix(key, "_percent"):
 		return format.Percent(f)
-	case key == "usd" || key == "spent" || strings.HasSuffix(key, "_usd"):
+	case key == "usd" || key == "spent" || key == "cost" || strings.HasSuffix(key, "_usd") || strings.HasSuffix(key, "_cost"):
 		return format.USD(f)
 	}
 	return format.Number(f)
