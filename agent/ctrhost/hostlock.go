@@ -171,3 +171,34 @@ func (h *Host) pulledWithLogin(id string) bool {
 	_, err := os.Stat(filepath.Join(h.loginDir(), filepath.Base(strings.TrimPrefix(id, "sha256:"))))
 	return err == nil || !errors.Is(err, os.ErrNotExist)
 }
+
+// markServedWithout records that repository repo served image id without
+// a login: a job naming that repository is handed its copy as it is,
+// even when the same image came from elsewhere with a login (the public
+// copy of a private image's content is public there).
+func (h *Host) markServedWithout(repo, id string) error {
+	if h.scope == "" {
+		return nil
+	}
+	dir := h.loginDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, publicKey(repo, id)), nil, 0o600)
+}
+
+// servedWithout reports whether repository repo served image id without
+// a login.
+func (h *Host) servedWithout(repo, id string) bool {
+	if h.scope == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(h.loginDir(), publicKey(repo, id)))
+	return err == nil
+}
+
+// publicKey names the record that repo served id without a login.
+func publicKey(repo, id string) string {
+	sum := sha256.Sum256([]byte(repo + "\x00" + id))
+	return "public-" + hex.EncodeToString(sum[:16])
+}

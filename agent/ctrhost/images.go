@@ -98,7 +98,8 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 	// A local name (localhost/…: imported or built on the host by its
 	// administrator or by Shoal) has no registry to ask: its copy serves,
 	// whatever else names the same image.
-	if img, err := rt.Inspect(ctx, ref); err == nil && (!h.pulledWithLogin(img.ID) || reference.Domain(named) == "localhost") {
+	if img, err := rt.Inspect(ctx, ref); err == nil && (!h.pulledWithLogin(img.ID) || reference.Domain(named) == "localhost" ||
+		h.servedWithout(named.Name(), img.ID)) {
 		return ref, nil
 	}
 	opts := RegistryOptions(j.Task, reference.Domain(named))
@@ -111,6 +112,11 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 	img, err := rt.Pull(ctx, ref, opts)
 	if err != nil {
 		return "", err
+	}
+	if opts.Auth == nil {
+		// Best effort: without the record the next job asks the
+		// registry again, which only costs a manifest request.
+		_ = h.markServedWithout(named.Name(), img.ID)
 	}
 	if opts.Auth != nil {
 		if err := h.markPulledWithLogin(img.ID); err != nil {
