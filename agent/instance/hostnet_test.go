@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // An instance that runs as host processes on a node that makes network
@@ -26,17 +26,9 @@ import (
 // ready, and its report names the application's process for the proxy
 // to enter by. Closing the instance ends it all.
 func TestHostProcessInstanceHasANetworkOfItsOwn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	if ns, err := netns.New(); err != nil {
-		t.Skipf("this host makes no network namespaces: %v", err)
-	} else {
-		ns.Close()
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
+	testenv.Root(t, "makes network namespaces")
+	testenv.Require(t, "network namespaces", canMakeNetns, "a kernel that allows unshare(CLONE_NEWNET)")
+	testenv.Python3(t)
 	host, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,9 +124,10 @@ func TestImageAppBesideAHostNetInstanceKeepsOffTheHostsLoopback(t *testing.T) {
 	env := testctr.Shared(t)
 	a := containerAgent(t, env, newFakeAgentServer(t), "ci-imgapp-net")
 	rt := imageAppRuntime(t, a)
+	testenv.Require(t, "network namespaces", canMakeNetns, "a kernel that allows unshare(CLONE_NEWNET)")
 	h, err := rt.openHostNet()
 	if err != nil {
-		t.Skipf("this host makes no network namespaces: %v", err)
+		t.Fatalf("the instance's network namespace: %v", err)
 	}
 	rt.net = h
 	defer h.close()
@@ -159,4 +152,14 @@ func TestImageAppBesideAHostNetInstanceKeepsOffTheHostsLoopback(t *testing.T) {
 		t.Fatalf("the application in the namespace its report names: %v", err)
 	}
 	c.Close()
+}
+
+// canMakeNetns reports why this host makes no network namespace, if it
+// does not.
+func canMakeNetns() error {
+	ns, err := netns.New()
+	if err != nil {
+		return err
+	}
+	return ns.Close()
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/internal/netns"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // With a Network (the instance's namespace), a session's command, a -L
@@ -21,12 +21,10 @@ import (
 // command and -L reach what listens there and not what listens on the
 // host's loopback, and -R's port is opened there, not on the host.
 func TestSessionsAndForwardsInTheInstancesNetwork(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
+	testenv.Root(t, "makes network namespaces")
 	ns, err := netns.New()
 	if err != nil {
-		t.Skipf("this host makes no network namespaces: %v", err)
+		testenv.Require(t, "network namespaces", func() error { return err }, "a kernel that allows unshare(CLONE_NEWNET)")
 	}
 	t.Cleanup(func() { ns.Close() })
 	inside, err := ns.Listen("tcp", "127.0.0.1:0")

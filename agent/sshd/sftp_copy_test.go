@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // A host without OpenSSH's sftp-server, and an agent whose executable its
@@ -20,9 +21,7 @@ import (
 // folder of root's, and serves sftp and scp with it as the login's
 // account. A copy someone changed is put right on the next start.
 func TestSFTPWithTheAgentsCopy(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("only an agent running as root runs logins as accounts of their own")
-	}
+	testenv.Root(t, "runs logins as accounts of their own, as an agent as root does")
 	openssh(t, "sftp")
 	dir, err := os.MkdirTemp("", "sshd-sftp-copy-")
 	if err != nil {
@@ -51,7 +50,7 @@ func TestSFTPWithTheAgentsCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if runas.CheckReachable(exe) == nil {
-		t.Skipf("the test binary %s is open to other accounts; this test needs it closed, as `go test` builds it", exe)
+		t.Fatalf("the test binary %s is open to other accounts; this test needs it closed, as `go test` builds it (in a 0700 work folder)", exe)
 	}
 
 	cmd, why := files.SFTPCommand(runDir)
