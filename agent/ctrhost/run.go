@@ -329,7 +329,9 @@ func OrHost(network string) string {
 }
 
 // openGate gives a gated container its loopback services, then lets its
-// command start.
+// command start. The gate is an empty file whose existence the command,
+// running as the job's account, waits for: readable by all on purpose,
+// it holds nothing.
 func openGate(ctx context.Context, rt container.Runtime, id, gate string, loopback func(int) error) error {
 	if loopback == nil {
 		return os.WriteFile(filepath.Join(gate, "open"), nil, 0o644)
