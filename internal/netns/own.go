@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -179,6 +180,14 @@ func (ns *NS) Outbound(slirp string) error {
 	cmd := exec.Command(slirp, "--configure", "--mtu=65520", "--disable-host-loopback", "--enable-sandbox",
 		"--netns-type=path", "--exit-fd=4", "/proc/self/fd/3", "tap0")
 	cmd.ExtraFiles = []*os.File{nsFile, exitR}
+	// The sandbox unshares a mount namespace and detaches its old root.
+	// Started in the agent's mount namespace, its copy of /run/netns
+	// would still be a peer of the host's (ip netns and podman make it
+	// shared), and the detach would unmount every named namespace there:
+	// other programs' and other jobs' containers' networks. A mount
+	// namespace of its own, made private throughout (Go remounts / with
+	// MS_REC|MS_PRIVATE after the unshare), keeps the detach to itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	if err := cmd.Start(); err != nil {
 		exitW.Close()
 		return fmt.Errorf("starting slirp4netns: %w", err)

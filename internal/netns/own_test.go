@@ -163,3 +163,44 @@ func TestOutboundWithoutTheHostsLoopback(t *testing.T) {
 		t.Fatal("slirp4netns did not exit after Close")
 	}
 }
+
+// The stack's sandbox leaves the host's mounts alone: another
+// program's named namespaces (`ip netns add`, podman's and CNI's under
+// /run/netns) stay usable while a job's stack starts. slirp4netns's
+// sandbox detaches its old root, and in a mount namespace that still
+// shares /run/netns with the host that detach unmounted every
+// namespace there (`ip netns exec: setting the network namespace
+// failed: Invalid argument`, podman's `unknown FS magic`).
+func TestOutboundLeavesOtherNamedNamespacesAlone(t *testing.T) {
+	requireRoot(t)
+	slirp, err := exec.LookPath("slirp4netns")
+	if err != nil {
+		testenv.Require(t, "slirp4netns", func() error { return err }, "apt-get install slirp4netns")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		testenv.Require(t, "iproute2", func() error { return err }, "apt-get install iproute2")
+	}
+	name := "shoal-netns-test-" + itoa(os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v %s", err, out)
+	}
+	defer exec.Command("ip", "netns", "del", name).Run()
+	ns, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.Outbound(slirp); err != nil {
+		t.Fatal(err)
+	}
+	// The stack is up (and sandboxed) once the namespace has its device.
+	out := runIn(t, ns, "for i in $(seq 200); do grep -q tap0 /proc/net/dev && break; sleep 0.05; done; cat /proc/net/dev")
+	if !strings.Contains(out, "tap0") {
+		t.Fatalf("the stack never came up:\n%s", out)
+	}
+	done := ns.outDone
+	ns.Close()
+	<-done
+	if out, err := exec.Command("ip", "netns", "exec", name, "true").CombinedOutput(); err != nil {
+		t.Fatalf("another program's namespace %s was lost while a stack ran: %v %s", name, err, out)
+	}
+}
