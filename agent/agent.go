@@ -323,7 +323,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 3 * time.Second
 	}
-	b := newBackoff(MinRetryInterval, MaxRetryInterval, a.rand)
+	b := newBackoff(MinRetryInterval, syncRetryCap(a.join.LeaseTTL), a.rand)
 	first := true
 	moved := 0
 	for ctx.Err() == nil {

@@ -9,9 +9,22 @@ const (
 	// MinRetryInterval is the first retry's nominal delay.
 	MinRetryInterval = 250 * time.Millisecond
 	// MaxRetryInterval caps the delay between two retries: a returning
-	// server hears from every node within it.
+	// server hears from every node within it (within half a lease for
+	// a node's sync: syncRetryCap).
 	MaxRetryInterval = 30 * time.Second
 )
+
+// syncRetryCap caps a node's sync retries at half its lease: a server
+// that comes back gives every node one fresh lease (plus grace) to
+// report (ResetLeases), and a node still waiting out a longer retry
+// would be declared lost for the server's own absence. A lease of 0
+// (an older server's answer) keeps MaxRetryInterval.
+func syncRetryCap(lease time.Duration) time.Duration {
+	if lease <= 0 {
+		return MaxRetryInterval
+	}
+	return min(MaxRetryInterval, max(MinRetryInterval, lease/2))
+}
 
 // backoff paces retries: exponential from min to max, each delay drawn
 // with "equal jitter" (between half and all of the nominal delay) so that

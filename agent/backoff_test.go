@@ -110,3 +110,28 @@ func TestOutageLogIsShortDuringALongOutage(t *testing.T) {
 		t.Fatalf("a success with no outage logged %q", buf.String())
 	}
 }
+
+// A node's sync retries wait at most half its lease, so a server that
+// comes back (and gives every node one fresh lease and its grace) hears
+// from each in time; on main a node whose retries had grown past the
+// lease was declared lost for the server's own absence
+// (e2e TestJobsServerKill9).
+func TestSyncRetriesStayWithinHalfALease(t *testing.T) {
+	for _, tc := range []struct{ lease, want time.Duration }{
+		{time.Second, 500 * time.Millisecond},
+		{10 * time.Second, 5 * time.Second},
+		{2 * time.Hour, MaxRetryInterval},
+		{100 * time.Millisecond, MinRetryInterval},
+		{0, MaxRetryInterval},
+	} {
+		if got := syncRetryCap(tc.lease); got != tc.want {
+			t.Errorf("syncRetryCap(%s) = %s, want %s", tc.lease, got, tc.want)
+		}
+		b := newBackoff(MinRetryInterval, syncRetryCap(tc.lease), func() float64 { return 0.999999 })
+		for i := 0; i < 20; i++ {
+			if d := b.next(); d > tc.want {
+				t.Fatalf("lease %s: retry %d waits %s, past %s", tc.lease, i, d, tc.want)
+			}
+		}
+	}
+}
