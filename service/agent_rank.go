@@ -30,7 +30,10 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 		ProcessesPerNode: 1, MasterAddr: a.MasterAddr, MasterPort: a.MasterPort, KillGrace: s.cfg.KillGrace,
 		RestoreOutputs: a.Number > 1, RunAs: j.CreatedByPrincipal,
 	}
-	for name := range j.Outputs {
+	for name, o := range j.Outputs {
+		if job.IsKeptArtifacts(j.Name, name, o) {
+			continue // an earlier attempt's artifacts, not a folder to write
+		}
 		t.Outputs = append(t.Outputs, name)
 	}
 	if d := j.Distribution; d != nil {

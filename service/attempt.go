@@ -29,6 +29,11 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 		return nil, nil
 	}
 	*j, *a = out.Job, *out.Attempt
+	if rep.Artifacts {
+		// The rank uploaded its ./outputs and ./logs before this report:
+		// the job lists them among its outputs from now on.
+		job.KeepArtifacts(j)
+	}
 	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
 		return nil, err
 	}

@@ -302,6 +302,7 @@ func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, 
 			// A rank whose outputs were not kept did not do what it was
 			// asked: reported Completed, the next step of a pipeline
 			// would read an empty folder as if nothing had been written.
+			p.Report.Artifacts = false
 			if p.Report.State == node.RankCompleted {
 				p.Report.State, p.Report.Failure = node.RankFailed, node.RankOutputsRefused
 				p.Report.Reason = "its outputs were not kept: " + core.ErrorMessage(err)

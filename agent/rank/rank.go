@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -249,10 +250,19 @@ func (r *Rank) Run(ctx context.Context) {
 	if r.n.Agent.TakenBack(res.Reason, code) {
 		res.Reason = "preempted"
 	}
+	artifacts := false
+	if !slices.Contains(t.Outputs, job.ArtifactsOutput) {
+		// Kept whatever the end: a failed job's ./logs are what tells why.
+		if artifacts, err = keepArtifacts(r.dir, t.Rank, t.NodeCount, r.account); err != nil {
+			log.Warn("keeping the job's ./outputs and ./logs failed", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: keeping ./outputs and ./logs as the job's artifacts failed: %v\n", err))
+		}
+	}
 	end := r.n.Clock.Now()
 	r.n.Agent.Finish(ctx, &files.Result{
 		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
-		Report: node.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end},
+		Report: node.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end,
+			Artifacts: artifacts},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
 }
@@ -370,6 +380,9 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		if err := r.fetch(ctx, t.Code, codeDir); err != nil {
 			return "", fmt.Errorf("code: %w", err)
 		}
+	}
+	if err := makeArtifactDirs(codeDir); err != nil {
+		return "", err
 	}
 	inputs := map[string]string{}
 	names := make([]string, 0, len(t.Inputs))

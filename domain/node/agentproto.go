@@ -273,6 +273,10 @@ type RankReport struct {
 	// through) keeps its real times.
 	StartTime *time.Time `json:"start_time,omitempty"`
 	EndTime   *time.Time `json:"end_time,omitempty"`
+	// Artifacts, on a final report, says the rank kept its ./outputs or
+	// ./logs in its outputs (as job.ArtifactsOutput), uploaded before the
+	// report: the job lists them among its outputs.
+	Artifacts bool `json:"artifacts,omitempty"`
 }
 
 // Node roles: what a node is for. Cluster nodes have none.

@@ -1,0 +1,142 @@
+package rank
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+
+	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
+)
+
+// artifactDirs are the folders of a job's working directory that Azure ML
+// keeps as the job's artifacts: what a job writes to ./outputs and ./logs
+// outlives it, as the output named job.ArtifactsOutput.
+var artifactDirs = []string{"outputs", "logs"}
+
+// makeArtifactDirs creates ./outputs and ./logs in the rank's code folder
+// (its working directory), keeping those the code brought. It runs while
+// the rank's folder is closed to everyone but the agent; the code folder
+// is handed to the job's account afterwards (prepare), these with it. A
+// link or a file of that name in the code is refused: at the rank's end
+// the agent moves what is there into the rank's outputs, and must not be
+// led elsewhere by a link.
+func makeArtifactDirs(codeDir string) error {
+	for _, d := range artifactDirs {
+		p := codeDir + "/" + d
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case !fi.IsDir():
+			return core.FieldErrorf("code", "./%s is a %s in the job's code; Shoal keeps ./%s as a folder of the job's %s output, as Azure ML does", d, kindOf(fi), d, job.ArtifactsOutput)
+		}
+	}
+	return nil
+}
+
+func kindOf(fi fs.FileInfo) string {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return "link"
+	}
+	return "file"
+}
+
+// stagingDir is the folder of the rank's folder (root's, closed to the
+// job) where ./outputs and ./logs are gathered before they join the
+// rank's outputs.
+const stagingDir = ".artifacts"
+
+// keepArtifacts moves what the job left in ./outputs and ./logs into the
+// rank's outputs folder, as its job.ArtifactsOutput folder (outputs/ and
+// logs/ in it; a rank of a multi-node job keeps its logs under
+// logs/rank-N, so that the ranks' logs do not overwrite each other when
+// downloaded together, while their outputs/ merge as Azure merges them).
+// It reports whether anything was kept: empty folders are not, so that a
+// job that writes nothing there uploads nothing.
+//
+// Every step goes through a Root at the rank's folder, which is the
+// agent's: the job's account owns the code and outputs folders in it and
+// may have put links there (or left a process that does so now), so no
+// step follows a link out of the rank's folder, and the moves rename the
+// folders themselves, never what a link names. The gathered folder is
+// made where the job cannot reach (stagingDir) and renamed into the
+// outputs folder last.
+func keepArtifacts(rankDir string, rank, nodeCount int, acct *runas.Account) (bool, error) {
+	root, err := os.OpenRoot(rankDir)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	var keep []string
+	for _, d := range artifactDirs {
+		if nonEmptyDir(root, "code/"+d) {
+			keep = append(keep, d)
+		}
+	}
+	if len(keep) == 0 {
+		return false, nil
+	}
+	if err := root.RemoveAll(stagingDir); err != nil {
+		return false, err
+	}
+	if err := root.Mkdir(stagingDir, 0o755); err != nil {
+		return false, err
+	}
+	for _, d := range keep {
+		dst := path.Join(stagingDir, d)
+		if d == "logs" && nodeCount > 1 {
+			if err := root.Mkdir(dst, 0o755); err != nil {
+				return false, err
+			}
+			dst = path.Join(dst, "rank-"+strconv.Itoa(rank))
+		}
+		if err := root.Rename("code/"+d, dst); err != nil {
+			return false, fmt.Errorf("keeping ./%s: %w", d, err)
+		}
+	}
+	// The job may have written an undeclared folder of that name into
+	// its outputs: the artifacts take its place.
+	dst := path.Join("outputs", job.ArtifactsOutput)
+	if err := root.RemoveAll(dst); err != nil {
+		return false, err
+	}
+	if err := root.Rename(stagingDir, dst); err != nil {
+		return false, fmt.Errorf("keeping the artifacts: %w", err)
+	}
+	// The folders the agent made are the account's, as everything else
+	// in the outputs is (a later attempt restores them as its own).
+	if acct.Switched() {
+		if err := root.Lchown(dst, int(acct.UID), int(acct.GID)); err != nil {
+			return false, err
+		}
+		if nodeCount > 1 {
+			_ = root.Lchown(path.Join(dst, "logs"), int(acct.UID), int(acct.GID))
+		}
+	}
+	return true, nil
+}
+
+// nonEmptyDir reports whether name (under root, not a link) is a folder
+// holding something.
+func nonEmptyDir(root *os.Root, name string) bool {
+	fi, err := root.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.ReadDir(1)
+	return err == nil
+}

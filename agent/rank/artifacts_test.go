@@ -1,0 +1,254 @@
+package rank
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
+)
+
+// outputsServer is the agent API as far as a rank's end goes: it keeps
+// the outputs archive a rank uploads (unpacked into a folder of the
+// test's), the rank's reports, and serves code archives.
+type outputsServer struct {
+	*httptest.Server
+	dir  string
+	mu   sync.Mutex
+	reps []node.RankReport
+	code map[string][]byte
+}
+
+func newOutputsServer(t *testing.T) *outputsServer {
+	s := &outputsServer{dir: t.TempDir(), code: map[string][]byte{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/outputs"):
+			if err := archive.Unpack(r.Body, s.dir, archive.Limits{}); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		case strings.HasSuffix(r.URL.Path, "/status"):
+			var rep node.RankReport
+			_ = json.NewDecoder(r.Body).Decode(&rep)
+			s.mu.Lock()
+			s.reps = append(s.reps, rep)
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "{}")
+		case strings.HasPrefix(r.URL.Path, "/agent/v1/artifacts/"):
+			s.mu.Lock()
+			b, ok := s.code[strings.TrimPrefix(r.URL.Path, "/agent/v1/artifacts/")]
+			s.mu.Unlock()
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.Write(b)
+		default:
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// final is the rank's last report.
+func (s *outputsServer) final(t *testing.T) node.RankReport {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.reps) - 1; i >= 0; i-- {
+		switch s.reps[i].State {
+		case node.RankPreparing, node.RankRunning, node.RankFinalizing:
+			continue
+		}
+		return s.reps[i]
+	}
+	t.Fatalf("no final report among %+v", s.reps)
+	return node.RankReport{}
+}
+
+// kept reads a file of the uploaded outputs ("" when absent).
+func (s *outputsServer) kept(rel string) string {
+	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func artifactsTask(id, command string) *node.AgentTask {
+	return &node.AgentTask{RankRef: node.RankRef{AttemptID: id}, JobName: "job-" + id, Workspace: "ws", Attempt: 1,
+		NodeCount: 1, ProcessesPerNode: 1, KillGrace: time.Second, Outputs: []string{"out"}, Command: command}
+}
+
+// accountsCases are the ways a node runs work: as accounts of their own
+// (an agent running as root) and as the agent's own user.
+func accountsCases(t *testing.T) map[string]*runas.Accounts {
+	cases := map[string]*runas.Accounts{"unisolated": runas.Unisolated()}
+	if os.Geteuid() == 0 {
+		acc, err := runas.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases["isolated"] = acc
+	}
+	return cases
+}
+
+// Azure ML keeps what a job writes to ./outputs and ./logs as its
+// artifacts: both folders are there, writable by the job's account, and
+// what they hold at the end comes back in the rank's outputs as the
+// artifacts output, beside the declared ones, whatever the exit code.
+func TestRankKeepsOutputsAndLogsAsArtifacts(t *testing.T) {
+	for name, accounts := range accountsCases(t) {
+		t.Run(name, func(t *testing.T) {
+			srv := newOutputsServer(t)
+			a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-" + name, Accounts: accounts})
+			tk := artifactsTask("att-art-"+name, `echo hello > ./outputs/helloworld.txt && mkdir -p logs/sub && echo y > logs/sub/y.txt && `+
+				`echo o > "$AZUREML_OUTPUT_out/o.txt" && id -u > outputs/uid && exit 4`)
+			runRank(t, a, tk, nil)
+			rep := srv.final(t)
+			if rep.State != node.RankFailed || !rep.Artifacts {
+				t.Fatalf("final report %+v, want Failed with artifacts kept", rep)
+			}
+			for rel, want := range map[string]string{
+				"artifacts/outputs/helloworld.txt": "hello\n", "artifacts/logs/sub/y.txt": "y\n", "out/o.txt": "o\n",
+			} {
+				if got := srv.kept(rel); got != want {
+					t.Errorf("kept %s = %q, want %q", rel, got, want)
+				}
+			}
+			acct, err := accounts.For("workspace:ws")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(srv.kept("artifacts/outputs/uid")); got != strconv.FormatUint(uint64(acct.UID), 10) {
+				t.Errorf("./outputs written by uid %q, want the job's account %d", got, acct.UID)
+			}
+		})
+	}
+}
+
+// A rank of a multi-node job keeps its ./logs under logs/rank-N, so that
+// the ranks' logs downloaded together do not overwrite each other.
+func TestRankOfManyKeepsItsLogsApart(t *testing.T) {
+	srv := newOutputsServer(t)
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-multi", Accounts: runas.Unisolated()})
+	tk := artifactsTask("att-art-multi", `echo two > logs/train.log && echo m > outputs/m.txt`)
+	tk.Rank, tk.NodeCount = 2, 3
+	runRank(t, a, tk, nil)
+	if rep := srv.final(t); rep.State != node.RankCompleted || !rep.Artifacts {
+		t.Fatalf("final report %+v", rep)
+	}
+	if got := srv.kept("artifacts/logs/rank-2/train.log"); got != "two\n" {
+		t.Errorf("rank 2's log kept as %q", got)
+	}
+	if got := srv.kept("artifacts/outputs/m.txt"); got != "m\n" {
+		t.Errorf("rank 2's ./outputs kept as %q", got)
+	}
+}
+
+// A job that leaves ./outputs and ./logs empty keeps nothing: no upload
+// for an output it did not declare, and no artifacts listed.
+func TestRankWithEmptyArtifactsKeepsNone(t *testing.T) {
+	srv := newOutputsServer(t)
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-none", Accounts: runas.Unisolated()})
+	tk := artifactsTask("att-art-none", `test -d outputs && test -d logs && test -w outputs`)
+	tk.Outputs = nil
+	runRank(t, a, tk, nil)
+	if rep := srv.final(t); rep.State != node.RankCompleted || rep.Artifacts {
+		t.Fatalf("final report %+v, want Completed without artifacts", rep)
+	}
+	if entries, _ := os.ReadDir(srv.dir); len(entries) != 0 {
+		t.Errorf("outputs uploaded for a job that wrote none: %v", entries)
+	}
+}
+
+// A job that declares an output named artifacts keeps it as its own:
+// its ./outputs does not overwrite it.
+func TestRankDeclaringArtifactsKeepsItsOwn(t *testing.T) {
+	srv := newOutputsServer(t)
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-own", Accounts: runas.Unisolated()})
+	tk := artifactsTask("att-art-own", `echo mine > "$AZUREML_OUTPUT_artifacts/mine.txt" && echo x > outputs/x.txt`)
+	tk.Outputs = []string{"artifacts"}
+	runRank(t, a, tk, nil)
+	if rep := srv.final(t); rep.State != node.RankCompleted || rep.Artifacts {
+		t.Fatalf("final report %+v, want Completed, its declared output its own", rep)
+	}
+	if got := srv.kept("artifacts/mine.txt"); got != "mine\n" || srv.kept("artifacts/outputs/x.txt") != "" {
+		t.Errorf("the declared artifacts output: mine.txt %q, outputs/x.txt %q", got, srv.kept("artifacts/outputs/x.txt"))
+	}
+}
+
+// Attack: a job that swaps ./outputs for a link to a folder only root
+// may read does not have the agent (root) upload that folder: the link
+// is not followed. One that makes its outputs' artifacts folder a link
+// elsewhere does not have the agent write there.
+func TestRankArtifactsFollowNoLink(t *testing.T) {
+	for name, accounts := range accountsCases(t) {
+		t.Run(name, func(t *testing.T) {
+			secret := t.TempDir()
+			os.Chmod(secret, 0o700)
+			if err := os.WriteFile(filepath.Join(secret, "secret.txt"), []byte("root only"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			elsewhere := t.TempDir()
+			os.Chmod(elsewhere, 0o777)
+			srv := newOutputsServer(t)
+			a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-link-" + name, Accounts: accounts})
+			tk := artifactsTask("att-art-link-"+name, `rm -rf outputs && ln -s `+secret+` outputs && `+
+				`ln -s `+elsewhere+` "$SHOAL_OUTPUTS_DIR/artifacts" && echo l > logs/l.txt`)
+			runRank(t, a, tk, nil)
+			rep := srv.final(t)
+			if rep.State != node.RankCompleted || !rep.Artifacts {
+				t.Fatalf("final report %+v", rep)
+			}
+			filepath.WalkDir(srv.dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("root only")) {
+						t.Errorf("the root-only file was uploaded as %s", p)
+					}
+				}
+				return nil
+			})
+			if got := srv.kept("artifacts/logs/l.txt"); got != "l\n" {
+				t.Errorf("./logs kept as %q", got)
+			}
+			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+				t.Errorf("the agent wrote through the job's link: %v", entries)
+			}
+		})
+	}
+}
+
+// Attack: code that brings ./outputs as a link is refused before the
+// job runs, as the job's failure (not the node's): at the end the agent
+// would move what is there.
+func TestRankCodeWithOutputsLinkFails(t *testing.T) {
+	srv := newOutputsServer(t)
+	srv.code["sha256:code"] = tarGz(t, &tar.Header{Name: "sub/", Typeflag: tar.TypeDir, Mode: 0o755}, &tar.Header{Name: "outputs", Typeflag: tar.TypeSymlink, Linkname: "sub", Mode: 0o777}).Bytes()
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-code", Accounts: runas.Unisolated()})
+	tk := artifactsTask("att-art-code", `echo ran`)
+	tk.Code = "sha256:code"
+	log := runRank(t, a, tk, nil)
+	rep := srv.final(t)
+	if rep.State != node.RankFailed || !strings.Contains(rep.Reason, "./outputs is a link") || strings.Contains(log, "\nran") {
+		t.Fatalf("final report %+v, log:\n%s", rep, log)
+	}
+}
