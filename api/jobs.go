@@ -214,30 +214,24 @@ func (s *Server) serveJobLog(w http.ResponseWriter, r *http.Request, ws, name st
 }
 
 // handleJobOutputs serves the output archive of one rank of the newest
-// attempt that uploaded outputs.
+// attempt that uploaded outputs, or (?output=NAME) one output's folder of
+// it; a pipeline's output is its step's (service.OpenJobOutputs).
 func (s *Server) handleJobOutputs(w http.ResponseWriter, r *http.Request) {
-	j, err := s.svc.FindJob(r.Context(), r.PathValue("ws"), r.PathValue("name"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	rank, err := intParam(r.URL.Query().Get("rank"), "rank")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	for att := j.AttemptCount; att >= 1; att-- {
-		f, err := s.svc.Files().OpenOutputs(j.Workspace, j.Name, att, rank)
-		if err != nil {
-			continue
-		}
-		defer f.Close()
-		w.Header().Set("Content-Type", "application/gzip")
-		w.Header().Set("X-Shoal-Attempt", strconv.Itoa(att))
-		io.Copy(w, f)
+	f, err := s.svc.OpenJobOutputs(r.Context(), r.PathValue("ws"), r.PathValue("name"), rank, r.URL.Query().Get("output"))
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	s.writeError(w, r, core.Errorf(core.ENOTFOUND, "job %s has no outputs for rank %d (yet)", j.Name, rank))
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("X-Shoal-Attempt", strconv.Itoa(f.Attempt))
+	w.Header().Set("X-Shoal-Job", f.Job)
+	io.Copy(w, f)
 }
 
 func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {

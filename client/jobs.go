@@ -136,6 +136,18 @@ func (c *Client) DownloadOutputs(ctx context.Context, workspace, name string, ra
 	return resp.Body, nil
 }
 
+// DownloadOutput returns one output of a rank as an archive of its
+// folder (a pipeline's output: from the step that writes it, rank 0);
+// the job's artifacts are the output job.ArtifactsOutput.
+func (c *Client) DownloadOutput(ctx context.Context, workspace, name, output string, rank int) (io.ReadCloser, error) {
+	q := url.Values{"rank": {strconv.Itoa(rank)}, "output": {output}}
+	resp, err := c.raw(ctx, http.MethodGet, wsPath(workspace)+"/jobs/"+url.PathEscape(name)+"/outputs?"+q.Encode(), nil, "", false)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
 // ListNodes returns a compute's nodes.
 func (c *Client) ListNodes(ctx context.Context, workspace, compute string) ([]*nodekind.Node, error) {
 	var out listBody[*nodekind.Node]

@@ -90,7 +90,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/attempts":                   {summary: "A job's attempts", out: list[job.Attempt]{}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/events":                     {summary: "A job's event log", out: list[core.Event]{}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":                       {summary: "A rank's output (text; follow=true streams)", query: []string{"rank", "attempt", "offset", "follow"}},
-	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":                    {summary: "A rank's outputs (tar.gz)", query: []string{"rank"}},
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":                    {summary: "A rank's outputs, or one output of them (a pipeline's from its step), as tar.gz", query: []string{"rank", "output"}},
 	"POST /api/v1/workspaces/{ws}/components":                            {summary: "Register a command component's next version", in: job.Component{}, out: job.Component{}, status: 201},
 	"GET /api/v1/workspaces/{ws}/components":                             {summary: "List registered components' versions, by name, newest first", out: list[job.Component]{}, query: []string{"name", "archived"}},
 	"PUT /api/v1/workspaces/{ws}/components/{name}/versions/{version}":   {summary: "Register a version of a command component (idempotent)", in: job.Component{}, out: job.Component{}, status: 201},

@@ -18,7 +18,6 @@ import (
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/internal/archive"
 )
 
 var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_count", "status_reason", "created_on"}
@@ -312,44 +311,6 @@ func newJobListCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd.Flags().StringVar(&status, "status", "", "only jobs in these statuses (comma-separated)")
 	cmd.Flags().StringVar(&compute, "compute", "", "only jobs of this compute")
 	cmd.Flags().IntVar(&max, "max-results", 0, "at most this many jobs")
-	return cmd
-}
-
-func newJobDownloadCommand(g *cmdutil.Globals) *cobra.Command {
-	var path string
-	cmd, _ := jobNameCommand("download", "Download a job's outputs", g, func(cmd *cobra.Command, c *client.Client, ws, name string) error {
-		j, err := c.GetJob(cmd.Context(), ws, name)
-		if err != nil {
-			return err
-		}
-		dest := filepath.Join(path, name)
-		nodes := 1
-		if j.Resources != nil && j.Resources.InstanceCount > 1 {
-			nodes = j.Resources.InstanceCount
-		}
-		got := 0
-		// Later ranks first, rank 0 last, so rank 0's files win where both wrote.
-		for rank := nodes - 1; rank >= 0; rank-- {
-			body, err := c.DownloadOutputs(cmd.Context(), ws, name, rank)
-			if core.ErrorCode(err) == core.ENOTFOUND {
-				continue
-			} else if err != nil {
-				return err
-			}
-			err = archive.Unpack(body, dest, archive.Limits{})
-			body.Close()
-			if err != nil {
-				return err
-			}
-			got++
-		}
-		if got == 0 {
-			return core.Errorf(core.ENOTFOUND, "job %s has no outputs (yet)", name)
-		}
-		fmt.Fprintf(g.Stderr, "Downloaded the outputs of %s to %s\n", name, dest)
-		return nil
-	})
-	cmd.Flags().StringVarP(&path, "download-path", "p", ".", "folder to download into (a subfolder named after the job is created)")
 	return cmd
 }
 
