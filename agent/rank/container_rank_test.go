@@ -163,7 +163,7 @@ func TestContainerRankRunsInItsImage(t *testing.T) {
 	tk := task("att-ctr-run", env.Registry.Addr+"/"+testctr.PushedBase)
 	tk.Command = `echo "uid=$(id -u) gid=$(id -g) pwd=$(pwd) run=$AZUREML_RUN_ID"; ` +
 		`python3 -c 'print("python in the image")'; test -e ` + hostOnly + ` && echo HOST-FILE-VISIBLE; ` +
-		`echo made > "$AZUREML_OUTPUT_out/f.txt"; exit 3`
+		`echo made > "$AZUREML_OUTPUT_out/f.txt"; echo kept > ./outputs/c.txt; exit 3`
 	log := runRank(t, a, tk, nil)
 	rep := srv.final(t)
 	if rep.State != node.RankFailed || rep.ExitCode == nil || *rep.ExitCode != 3 {
@@ -183,6 +183,11 @@ func TestContainerRankRunsInItsImage(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "outputs", "out", "f.txt")); err != nil || string(b) != "made\n" {
 		t.Errorf("the output written in the container: %q, %v", b, err)
+	}
+	// ./outputs is writable by the container's account and kept as the
+	// job's artifacts.
+	if b, err := os.ReadFile(filepath.Join(dir, "outputs", "artifacts", "outputs", "c.txt")); err != nil || string(b) != "kept\n" || !rep.Artifacts {
+		t.Errorf("./outputs written in the container: %q, %v (artifacts reported: %v)", b, err, rep.Artifacts)
 	}
 	noContainersLeft(t, env, "ctr-run")
 }
