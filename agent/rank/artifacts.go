@@ -140,3 +140,40 @@ func nonEmptyDir(root *os.Root, name string) bool {
 	_, err = f.ReadDir(1)
 	return err == nil
 }
+
+// restoreArtifacts puts back the ./outputs and ./logs an earlier attempt
+// kept (restored with its outputs, see prepare), so that a job that
+// checkpoints to ./outputs, as Azure ML jobs do, resumes from it after a
+// preemption. A folder the code already filled keeps the code's. It runs
+// while the rank's folder is the agent's alone, through a Root at it, and
+// moves real folders only: a link the archive held is left behind (and
+// removed with the rest).
+func restoreArtifacts(rankDir string, rank, nodeCount int) error {
+	root, err := os.OpenRoot(rankDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	kept := path.Join("outputs", job.ArtifactsOutput)
+	if fi, err := root.Lstat(kept); err != nil || !fi.IsDir() {
+		return nil
+	}
+	for _, d := range artifactDirs {
+		src := path.Join(kept, d)
+		if d == "logs" && nodeCount > 1 {
+			src = path.Join(src, "rank-"+strconv.Itoa(rank))
+		}
+		fi, err := root.Lstat(src)
+		if err != nil || !fi.IsDir() || nonEmptyDir(root, "code/"+d) {
+			continue
+		}
+		if err := root.Remove("code/" + d); err != nil {
+			return err
+		}
+		if err := root.Rename(src, "code/"+d); err != nil {
+			return fmt.Errorf("restoring ./%s: %w", d, err)
+		}
+	}
+	return root.RemoveAll(kept)
+}
+

@@ -29,6 +29,9 @@ type outputsServer struct {
 	mu   sync.Mutex
 	reps []node.RankReport
 	code map[string][]byte
+	// restore is what an earlier attempt left, served to a rank that
+	// restores outputs.
+	restore []byte
 }
 
 func newOutputsServer(t *testing.T) *outputsServer {
@@ -41,6 +44,8 @@ func newOutputsServer(t *testing.T) *outputsServer {
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
+		case strings.HasSuffix(r.URL.Path, "/restore") && s.restore != nil:
+			w.Write(s.restore)
 		case strings.HasSuffix(r.URL.Path, "/status"):
 			var rep node.RankReport
 			_ = json.NewDecoder(r.Body).Decode(&rep)
@@ -251,4 +256,49 @@ func TestRankCodeWithOutputsLinkFails(t *testing.T) {
 	if rep.State != node.RankFailed || !strings.Contains(rep.Reason, "./outputs is a link") || strings.Contains(log, "\nran") {
 		t.Fatalf("final report %+v, log:\n%s", rep, log)
 	}
+}
+
+// A job that checkpoints to ./outputs resumes from it: the next attempt
+// (after a preemption) finds what the earlier one kept there, and what
+// it adds is kept with it.
+func TestRankRestoresItsArtifacts(t *testing.T) {
+	for name, accounts := range accountsCases(t) {
+		t.Run(name, func(t *testing.T) {
+			srv := newOutputsServer(t)
+			srv.restore = packedDir(t, map[string]string{"artifacts/outputs/ckpt.txt": "step1\n", "artifacts/logs/old.log": "old\n", "out/o.txt": "o\n"})
+			a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "art-restore-" + name, Accounts: accounts})
+			tk := artifactsTask("att-art-restore-"+name, `test "$(cat outputs/ckpt.txt)" = step1 && test -e logs/old.log && echo step2 >> outputs/ckpt.txt`)
+			tk.RestoreOutputs, tk.Attempt = true, 2
+			log := runRank(t, a, tk, nil)
+			if rep := srv.final(t); rep.State != node.RankCompleted || !rep.Artifacts {
+				t.Fatalf("final report %+v; log:\n%s", rep, log)
+			}
+			if got := srv.kept("artifacts/outputs/ckpt.txt"); got != "step1\nstep2\n" {
+				t.Errorf("the checkpoint kept as %q", got)
+			}
+			if got := srv.kept("out/o.txt"); got != "o\n" {
+				t.Errorf("the declared output restored and kept as %q", got)
+			}
+		})
+	}
+}
+
+// packedDir is an archive of files (relative path → content).
+func packedDir(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if _, err := archive.Pack(&b, dir, archive.PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -420,6 +420,11 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 			if err != nil {
 				return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
 			}
+			if !slices.Contains(t.Outputs, job.ArtifactsOutput) {
+				if err := restoreArtifacts(r.dir, t.Rank, t.NodeCount); err != nil {
+					return "", fmt.Errorf("restoring ./outputs and ./logs of the earlier attempt: %w", err)
+				}
+			}
 		case core.ErrorCode(err) != core.ENOTFOUND:
 			return "", fmt.Errorf("restoring outputs of the earlier attempt: %w", err)
 		}
