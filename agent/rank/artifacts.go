@@ -176,4 +176,3 @@ func restoreArtifacts(rankDir string, rank, nodeCount int) error {
 	}
 	return root.RemoveAll(kept)
 }
-
