@@ -25,12 +25,13 @@ type Model struct {
 	// Properties are Azure's model properties: text kept with the
 	// version, unlike tags never changed.
 	Properties map[string]string `json:"properties,omitempty"`
-	// Flavors are an MLflow model's flavors (python_function: {...}), as
-	// Azure keeps them: free-form.
-	Flavors   map[string]any `json:"flavors,omitempty"`
-	Archived  bool           `json:"archived"`
-	CreatedOn time.Time      `json:"created_on"`
-	CreatedBy string         `json:"created_by,omitempty"`
+	// Flavors are an MLflow model's flavors (python_function:
+	// {loader_module: mlflow.sklearn}), each a map of text, as Azure keeps
+	// them (its FlavorData).
+	Flavors   map[string]map[string]string `json:"flavors,omitempty"`
+	Archived  bool                         `json:"archived"`
+	CreatedOn time.Time                    `json:"created_on"`
+	CreatedBy string                       `json:"created_by,omitempty"`
 }
 
 // The types of models, Azure's.

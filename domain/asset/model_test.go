@@ -26,7 +26,7 @@ func TestModelRefusesHostileInput(t *testing.T) {
 		{"too many properties", asset.Model{Name: "m", Path: "https://h/x", Properties: props}, "properties", "at most"},
 		{"huge property", asset.Model{Name: "m", Path: "https://h/x", Properties: map[string]string{"k": strings.Repeat("v", 5001)}}, "properties.k", "5000"},
 		{"control in property", asset.Model{Name: "m", Path: "https://h/x", Properties: map[string]string{"k": "a\x07"}}, "properties.k", "control"},
-		{"huge flavors", asset.Model{Name: "m", Path: "https://h/x", Flavors: map[string]any{"f": strings.Repeat("x", asset.MaxModelFlavorsBytes)}}, "flavors", "bytes"},
+		{"huge flavors", asset.Model{Name: "m", Path: "https://h/x", Flavors: map[string]map[string]string{"f": {"x": strings.Repeat("x", asset.MaxModelFlavorsBytes)}}}, "flavors", "bytes"},
 		{"local path", asset.Model{Name: "m", Path: "model/"}, "path", "local path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestModelDocument(t *testing.T) {
 		t.Fatalf("an unknown key: %v", err)
 	}
 	n := *m
-	n.Flavors = map[string]any{"python_function": map[string]any{"loader_module": "mlflow.pytorch"}}
+	n.Flavors = map[string]map[string]string{"python_function": {"loader_module": "mlflow.pytorch"}}
 	if !asset.SameModel(m, &*m) || asset.SameModel(m, &n) {
 		t.Fatal("flavors do not count in a model's definition")
 	}

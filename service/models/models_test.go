@@ -23,7 +23,7 @@ func TestModelVersions(t *testing.T) {
 	p, _ := asset.ArtifactDataPath(id, "")
 	clf := func() *asset.Model {
 		return &asset.Model{Workspace: "ws", Name: "clf", Type: "mlflow_model", Path: p,
-			Flavors: map[string]any{"python_function": map[string]any{"loader_module": "mlflow.sklearn", "v": 2}}}
+			Flavors: map[string]map[string]string{"python_function": {"loader_module": "mlflow.sklearn", "v": "2"}}}
 	}
 	m, created, err := svc.Create(ctx, clf())
 	if err != nil || !created || m.Version != "1" {
@@ -35,7 +35,7 @@ func TestModelVersions(t *testing.T) {
 		t.Errorf("the same model again: created %v, %v", created, err)
 	}
 	other := clf()
-	other.Version, other.Flavors = "1", map[string]any{"python_function": map[string]any{"loader_module": "mlflow.pytorch"}}
+	other.Version, other.Flavors = "1", map[string]map[string]string{"python_function": {"loader_module": "mlflow.pytorch"}}
 	if _, _, err := svc.Create(ctx, other); core.ErrorCode(err) != core.ECONFLICT {
 		t.Errorf("other flavors under version 1: %v; want ECONFLICT", err)
 	}
