@@ -115,6 +115,10 @@ func TestARMDataAndModelVersions(t *testing.T) {
 		t.Fatalf("model version: %v", m)
 	}
 	send("PUT", "models/clf/versions/3", jsonOf(t, send("GET", "models/clf/versions/3", "", 200)), 200)
+	// azure-ai-ml reads every version's flavors as a map: {} when none.
+	if p := props(send("PUT", "models/plain/versions/1", `{"properties":{"modelUri":"s3://models/plain/"}}`, 201)); fmt.Sprint(p["flavors"]) != "map[]" || p["modelType"] != "custom_model" {
+		t.Fatalf("a model without flavors: %v", p)
+	}
 	if c := send("GET", "models/clf", "", 200); props(c)["nextVersion"] != "4" || c["type"] != arm.ModelContainerType {
 		t.Fatalf("model container: %v", c)
 	}

@@ -29,8 +29,9 @@ type ModelVersionProperties struct {
 	// ModelURI is where the model's files live (the YAML's path).
 	ModelURI string `json:"modelUri"`
 	// Flavors are the model's flavors, each a map of text (Azure's
-	// FlavorData).
-	Flavors map[string]FlavorData `json:"flavors,omitempty"`
+	// FlavorData); shown as {} when it has none, since azure-ai-ml reads
+	// every version's flavors as a map.
+	Flavors map[string]FlavorData `json:"flavors"`
 	// JobName is the job that produced the model; Shoal registers a job's
 	// model outputs itself and keeps none given here.
 	JobName              string          `json:"jobName,omitempty"`
@@ -99,8 +100,8 @@ func ToModelVersion(scope Scope, m *asset.Model) *ModelVersion {
 	if len(m.Properties) > 0 {
 		p.Properties = maps.Clone(m.Properties)
 	}
+	p.Flavors = make(map[string]FlavorData, len(m.Flavors))
 	if len(m.Flavors) > 0 {
-		p.Flavors = make(map[string]FlavorData, len(m.Flavors))
 		for k, f := range m.Flavors {
 			p.Flavors[k] = FlavorData{Data: maps.Clone(f)}
 		}
