@@ -15,7 +15,7 @@ const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningSer
 // armRoutes are the routes Azure's SDKs call (package arm), authorized
 // and audited as the native routes that do the same.
 func (s *Server) armRoutes() []Route {
-	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps}
+	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps, DataSvc: s.data, ModelSvc: s.models}
 	c := arm.Checked
 	routes := []Route{
 		{Pattern: "GET " + armPrefix, Action: identity.ActWorkspacesRead, handler: c(h.Workspace)},
@@ -40,6 +40,8 @@ func (s *Server) armRoutes() []Route {
 	// Registered environments and components: containers and versions,
 	// authorized as the kinds' native routes.
 	routes = append(routes, armAssetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, h.Environments())...)
+	routes = append(routes, armAssetRoutes("data", identity.ActDataRead, identity.ActDataWrite, h.Data())...)
+	routes = append(routes, armAssetRoutes("models", identity.ActModelsRead, identity.ActModelsWrite, h.Models())...)
 	return append(routes, armAssetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, h.Components())...)
 }
 

@@ -59,8 +59,9 @@ func (s *Server) assetRoutes() []Route {
 		}
 		return job.DecodeComponent(raw)
 	}}
-	return append(assetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, envs),
+	routes := append(assetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, envs),
 		assetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, comps)...)
+	return append(routes, s.dataAssetRoutes()...)
 }
 
 // create registers a version: POST to the collection (name in the body,

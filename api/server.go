@@ -23,7 +23,9 @@ import (
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/components"
+	"github.com/shoal-ml/shoal/service/dataassets"
 	"github.com/shoal-ml/shoal/service/environments"
+	"github.com/shoal-ml/shoal/service/models"
 	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service/tracking"
 )
@@ -37,6 +39,8 @@ type Server struct {
 	svc        *service.Services
 	envs       *environments.Service
 	comps      *components.Service
+	data       *dataassets.Service
+	models     *models.Service
 	registries *registries.Service
 	tracking   *tracking.Service
 	log        *slog.Logger
@@ -87,6 +91,8 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	// store and file store.
 	s.envs = environments.New(environments.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.comps = components.New(components.Config{Store: svc.Store(), Artifacts: svc.Files()})
+	s.data = dataassets.New(dataassets.Config{Store: svc.Store(), Artifacts: svc.Files()})
+	s.models = models.New(models.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.

@@ -14,7 +14,7 @@ import (
 )
 
 // assetARM is Azure's container and version routes of one kind of
-// versioned asset (…/environments, and components or data next), written
+// versioned asset (…/environments, components, data, models), written
 // once: what differs between kinds is how a version reads and shows as
 // Azure's resource, given here.
 type assetARM[T asset.Asset] struct {
@@ -36,6 +36,9 @@ type assetARM[T asset.Asset] struct {
 	fromVersion func(workspace, name, version string, body []byte) (T, *bool, error)
 	// versionError renames a refused version's field to its ARM name.
 	versionError func(err error, name, version string) error
+	// containerProps, when set, adds what a kind's container shows of its
+	// newest version (a DataContainer's dataType).
+	containerProps func(newest T, p *EnvironmentContainerProperties)
 }
 
 // AssetResource is Azure's resource of a versioned asset's container or
@@ -104,6 +107,13 @@ func assetBase(m asset.AssetMeta, description string, tags map[string]string) As
 // Azure's <Noun>Container.
 func newAssetRoutes[T asset.Asset](h Handlers, svc asset.AssetService[T], article, noun string, to func(Scope, T) any,
 	from func(workspace, name, version string, body []byte) (T, *bool, error), versionError func(err error, name, version string) error) AssetRoutes {
+	return newAssetARM(h, svc, article, noun, to, from, versionError).routes()
+}
+
+// newAssetARM is newAssetRoutes' kind, for a kind to change before it
+// takes its routes (a collection that is not its noun's plural).
+func newAssetARM[T asset.Asset](h Handlers, svc asset.AssetService[T], article, noun string, to func(Scope, T) any,
+	from func(workspace, name, version string, body []byte) (T, *bool, error), versionError func(err error, name, version string) error) assetARM[T] {
 	collection := noun + "s"
 	return assetARM[T]{
 		svc: svc, publicURL: func() string { return h.Svc.PublicURL() },
@@ -111,7 +121,7 @@ func newAssetRoutes[T asset.Asset](h Handlers, svc asset.AssetService[T], articl
 		containerType:     "Microsoft.MachineLearningServices/workspaces/" + collection,
 		containerResource: article + " " + strings.ToUpper(noun[:1]) + noun[1:] + "Container",
 		toVersion:         to, fromVersion: from, versionError: versionError,
-	}.routes()
+	}
 }
 
 // AssetRoutes are the handlers of one kind's ARM routes, for the route
@@ -164,13 +174,17 @@ func (h assetARM[T]) toContainer(scope Scope, versions []T) (*EnvironmentContain
 		}
 	}
 	m := versions[0].AssetMeta()
+	p := &EnvironmentContainerProperties{
+		Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
+		LatestVersion: latest.Version, NextVersion: asset.NextAssetVersion(versions), ProvisioningState: "Succeeded",
+	}
+	if h.containerProps != nil {
+		h.containerProps(versions[0], p)
+	}
 	return &EnvironmentContainer{
 		ID: scope.WorkspaceID(m.Workspace) + "/" + h.collection + "/" + m.Name, Name: m.Name, Type: h.containerType,
 		SystemData: &SystemData{CreatedAt: first.CreatedOn.UTC(), CreatedBy: first.CreatedBy},
-		Properties: &EnvironmentContainerProperties{
-			Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
-			LatestVersion: latest.Version, NextVersion: asset.NextAssetVersion(versions), ProvisioningState: "Succeeded",
-		},
+		Properties: p,
 	}, nil
 }
 

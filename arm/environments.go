@@ -66,6 +66,9 @@ type EnvironmentContainerProperties struct {
 	LatestVersion     string            `json:"latestVersion,omitempty"`
 	NextVersion       string            `json:"nextVersion,omitempty"`
 	ProvisioningState string            `json:"provisioningState,omitempty"`
+	// DataType is a DataContainer's: its versions' type (uri_file,
+	// uri_folder, mltable), the newest version's.
+	DataType string `json:"dataType,omitempty"`
 }
 
 // SystemData is Azure's creation metadata of a resource.

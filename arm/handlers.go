@@ -25,6 +25,9 @@ type Handlers struct {
 	Envs asset.AssetService[*asset.Environment]
 	// Comps registers command components (package components), as Envs.
 	Comps asset.AssetService[*job.Component]
+	// DataSvc and ModelSvc register data assets and models, as Envs.
+	DataSvc  asset.AssetService[*asset.Data]
+	ModelSvc asset.AssetService[*asset.Model]
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

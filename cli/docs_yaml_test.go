@@ -37,8 +37,8 @@ import (
 //
 //	<!-- yaml: server-config -->
 //
-// (kinds: job, pipeline, sweep, component, environment, compute,
-// server-config, kubernetes). Nothing is skipped silently: a block with neither is an
+// (kinds: job, pipeline, sweep, component, environment, data, model,
+// compute, server-config, kubernetes). Nothing is skipped silently: a block with neither is an
 // error.
 
 // yamlBlock is one fenced YAML block of a Markdown file.
@@ -134,6 +134,10 @@ func yamlKind(b yamlBlock, doc map[string]any) (string, error) {
 		return "component", nil
 	case strings.HasSuffix(schema, "/environment.schema.json"):
 		return "environment", nil
+	case strings.HasSuffix(schema, "/data.schema.json"):
+		return "data", nil
+	case strings.HasSuffix(schema, "/model.schema.json"):
+		return "model", nil
 	case strings.HasSuffix(schema, "/commandJob.schema.json") || doc["command"] != nil && (typ == "" || typ == "command"):
 		return "job", nil
 	case strings.HasSuffix(schema, "Compute.schema.json") || strings.HasSuffix(schema, "computeInstance.schema.json") ||
@@ -245,6 +249,9 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 	if kind == "kubernetes" {
 		return nil // decoded above
 	}
+	if kind == "data" || kind == "model" {
+		return decodeFileAssetBlock(kind, doc)
+	}
 	if kind == "component" || kind == "environment" {
 		if v, ok := doc["version"]; ok && v != nil {
 			doc["version"] = fmt.Sprint(v)
@@ -322,7 +329,7 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 		_, err := compute.DecodeComputeSpec(js)
 		return err
 	}
-	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, compute, server-config, kubernetes)", kind, b.marker)
+	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, server-config, kubernetes)", kind, b.marker)
 }
 
 // TestDocsYAML decodes every YAML block of the repository's Markdown.

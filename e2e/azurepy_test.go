@@ -74,6 +74,10 @@ func TestAzurePythonSDK(t *testing.T) {
 		"env_create":    {"name": "sdk-env", "version": "1", "image": "python:3.11"},
 		"env_next":      {"version": "2"},
 		"env_get":       {"image": "python:3.11", "latest": "2"},
+		"data_create":   {"name": "sdk-iris", "version": "1", "type": "uri_file", "path": "https://example.com/iris.csv"},
+		"data_get":      {"path": "https://example.com/iris.csv"},
+		"model_create":  {"name": "sdk-clf", "version": "1", "type": "custom_model", "path": "https://example.com/clf/model.pkl"},
+		"model_get":     {"framework": "sklearn"},
 	}
 	for step, fields := range want {
 		for k, v := range fields {
@@ -133,6 +137,9 @@ func TestAzurePythonSDK(t *testing.T) {
 	}
 	if e := runJSON[map[string]any](t, s.env, "environment", "show", "--name", "sdk-env", "--version", "2", "-o", "json"); e["image"] != "python:3.12" || e["archived"] != true {
 		t.Errorf("environment show sdk-env 2: %v", e)
+	}
+	if d := runJSON[map[string]any](t, s.env, "data", "show", "--name", "sdk-iris", "--version", "1", "-o", "json"); d["path"] != "https://example.com/iris.csv" || d["archived"] != true || d["description"] != "made by azure-ai-ml" {
+		t.Errorf("data show sdk-iris 1: %v", d)
 	}
 	// The SDK acted as the service principal: the audit log says so.
 	audit := runJSON[[]map[string]any](t, s.env, "audit", "list", "--principal", "sp:sdk-seeds", "-o", "json")

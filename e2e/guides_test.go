@@ -141,6 +141,7 @@ var guideWalks = []guideWalk{
 	{page: "docs/guides/serverless.md", config: fastJobsConfig},
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
 	{page: "docs/guides/environments.md", config: fastJobsConfig},
+	{page: "docs/guides/data-assets.md", config: fastJobsConfig},
 	{page: "docs/guides/containers.md", server: func(t *testing.T) serverOpts {
 		// The image is the container tests' base (Debian and python3) in
 		// their registry on 127.0.0.1, which the guide's config maps the

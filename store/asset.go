@@ -15,6 +15,10 @@ func NewAsset(kind asset.AssetKind) (asset.Asset, error) {
 		return &asset.Environment{}, nil
 	case asset.AssetComponent:
 		return &job.Component{}, nil
+	case asset.AssetData:
+		return &asset.Data{}, nil
+	case asset.AssetModel:
+		return &asset.Model{}, nil
 	}
 	return nil, core.Errorf(core.EINTERNAL, "unknown kind of asset %q", kind)
 }

@@ -103,6 +103,11 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /live/computes/{name}": s.page(s.liveCompute),
 		"GET /live/jobs/{name}":     s.page(s.liveJob),
 	}
+	data, model := s.assetPages()
+	r["GET /data"] = s.page(data.listPage(s))
+	r["GET /data/{name}/versions/{version}"] = s.page(data.versionPage(s))
+	r["GET /models"] = s.page(model.listPage(s))
+	r["GET /models/{name}/versions/{version}"] = s.page(model.versionPage(s))
 	if s.cfg.OIDC != nil {
 		r["POST /signin/oidc"] = api.PreSessionForm{Handler: http.HandlerFunc(s.oidcStart)}
 		r["GET /signin/oidc/callback"] = http.HandlerFunc(s.oidcCallback)

@@ -37,6 +37,13 @@ const (
 	// components/write).
 	ActComponentsRead  = "components/read"
 	ActComponentsWrite = "components/write"
+	// Registered data assets and models: reading them and creating
+	// versions, archiving or restoring them (Azure's data/* and models/*,
+	// in its AzureML Data Scientist role).
+	ActDataRead    = "data/read"
+	ActDataWrite   = "data/write"
+	ActModelsRead  = "models/read"
+	ActModelsWrite = "models/write"
 	// Private container registries' logins: listing them (never their
 	// passwords) and adding or removing them. Only Owners write them: a
 	// login is a team's secret, and whoever adds one decides which
@@ -66,6 +73,7 @@ var WorkspaceActions = []string{
 	ActComputesPreemptNode, ActComputesJoinNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
 	ActEnvironmentsRead, ActEnvironmentsWrite, ActComponentsRead, ActComponentsWrite, ActRegistriesRead, ActRegistriesWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
+	ActDataRead, ActDataWrite, ActModelsRead, ActModelsWrite,
 }
 
 // Built-in role names.

@@ -1,6 +1,6 @@
 // Package versioned is the request service of versioned assets, written
-// once for every kind (environments, command components; data assets and
-// models next): create a version (the next integer one when none is
+// once for every kind (environments, command components, data assets and
+// models): create a version (the next integer one when none is
 // given, as Azure numbers them), list, show by version or the label
 // latest, archive and restore. What differs between kinds (checking a
 // document, the artifacts it names, what makes two versions the same) is
@@ -203,4 +203,6 @@ func workspaceExists(tx store.Tx, workspace string) error {
 var (
 	_ asset.AssetService[*asset.Environment] = (*Service[*asset.Environment])(nil)
 	_ asset.AssetService[*job.Component]     = (*Service[*job.Component])(nil)
+	_ asset.AssetService[*asset.Data]        = (*Service[*asset.Data])(nil)
+	_ asset.AssetService[*asset.Model]       = (*Service[*asset.Model])(nil)
 )

@@ -78,6 +78,8 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"WorkspaceLimits", testWorkspaceLimits},
 		{"Environments", testEnvironments},
 		{"Components", testComponents},
+		{"DataAssets", testDataAssets},
+		{"Models", testModels},
 		{"Registries", testRegistries},
 		{"RunTracking", testRunTracking},
 		{"MetricTotals", testMetricTotals},

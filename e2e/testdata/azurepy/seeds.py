@@ -13,8 +13,8 @@ import time
 from azure.ai.ml import MLClient
 from azure.ai.ml.constants import TimeZone
 from azure.ai.ml.entities import (AmlCompute, AssignedUserConfiguration, ComputeInstance,
-                                  ComputeInstanceSshSettings, ComputeSchedules, ComputeStartStopSchedule, Environment,
-                                  IdentityConfiguration, RecurrencePattern, RecurrenceTrigger)
+                                  ComputeInstanceSshSettings, ComputeSchedules, ComputeStartStopSchedule, Data, Environment,
+                                  IdentityConfiguration, Model, RecurrencePattern, RecurrenceTrigger)
 from azure.identity import DefaultAzureCredential
 
 ml_client = MLClient(DefaultAzureCredential(), "00000000-0000-0000-0000-000000000000", "ml-project-rg", "default")
@@ -114,3 +114,17 @@ say("env_get", image=ml_client.environments.get("sdk-env", version="1").image,
 ml_client.environments.archive("sdk-env", version="2")
 say("env_archive", versions=sorted(e.version for e in ml_client.environments.list(name="sdk-env")),
     names=sorted(e.name for e in ml_client.environments.list()))
+
+# Data assets and models (issue 36) through azure-ai-ml's data and models
+# operations: a URL registered as a uri_file, read back and archived (the
+# SDK reads the version and puts it back archived); a model with its
+# properties.
+data = ml_client.data.create_or_update(Data(name="sdk-iris", version="1", type="uri_file",
+                                            path="https://example.com/iris.csv", description="made by azure-ai-ml"))
+say("data_create", name=data.name, version=data.version, type=data.type, path=data.path)
+say("data_get", path=ml_client.data.get("sdk-iris", version="1").path)
+ml_client.data.archive("sdk-iris", version="1")
+model = ml_client.models.create_or_update(Model(name="sdk-clf", version="1", type="custom_model",
+                                                path="https://example.com/clf/model.pkl", properties={"framework": "sklearn"}))
+say("model_create", name=model.name, version=model.version, type=model.type, path=model.path)
+say("model_get", framework=ml_client.models.get("sdk-clf", version="1").properties.get("framework"))
