@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"Environments", testEnvironments},
 		{"Components", testComponents},
 		{"Registries", testRegistries},
+		{"Datastores", testDatastores},
 		{"RunTracking", testRunTracking},
 		{"MetricTotals", testMetricTotals},
 		{"Experiments", testExperiments},
