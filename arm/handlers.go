@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/datastores"
 )
 
 // Handlers serve the ARM routes over the services. The caller (package
@@ -25,6 +26,8 @@ type Handlers struct {
 	Envs asset.AssetService[*asset.Environment]
 	// Comps registers command components (package components), as Envs.
 	Comps asset.AssetService[*job.Component]
+	// Datastores keeps datastores (package datastores).
+	Datastores *datastores.Service
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is
