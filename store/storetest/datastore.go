@@ -77,4 +77,16 @@ func testDatastores(t *testing.T, s store.Store, clock *Clock) {
 	if got = list("nobody"); len(got) != 0 {
 		t.Errorf("workspace without datastores: %+v", got)
 	}
+	// A deleted workspace's datastores go with it: one created again
+	// with the name does not inherit them or their credentials.
+	update(t, s, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(&core.Workspace{Name: "gone", Location: "local", CreatedOn: tx.Now()}); err != nil {
+			return err
+		}
+		return tx.PutDatastore(&asset.Datastore{Workspace: "gone", Name: "d", Type: asset.DatastoreNFS, Path: "/mnt", SealedCredentials: "sealed:v1:x"})
+	})
+	update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("Gone") })
+	if got = list("gone"); len(got) != 0 {
+		t.Errorf("datastores of a deleted workspace: %+v", got)
+	}
 }
