@@ -1,6 +1,7 @@
 package asset
 
 import (
+	"log/slog"
 	"strings"
 	"time"
 
@@ -150,6 +151,10 @@ func (c Credentials) String() string {
 // GoString hides the secrets from %#v as well.
 func (c Credentials) GoString() string { return c.String() }
 
+// LogValue hides the secrets from log/slog, whose JSON handler would
+// otherwise marshal the fields.
+func (c Credentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
 // IsZero reports whether c holds no credential.
 func (c Credentials) IsZero() bool { return c == Credentials{} }
 
@@ -233,6 +238,9 @@ func (s DatastoreSpec) String() string {
 
 // GoString hides the credentials from %#v as well.
 func (s DatastoreSpec) GoString() string { return s.String() }
+
+// LogValue hides the credentials from log/slog.
+func (s DatastoreSpec) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // checkText refuses control characters and over-long values.
 func checkText(field, v string, max int) error {

@@ -2,6 +2,7 @@ package asset_test
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,15 @@ func TestDecodeDatastoreRefusals(t *testing.T) {
 func TestCredentialsNeverPrinted(t *testing.T) {
 	c := asset.Credentials{AccountKey: "KEY1", SASToken: "SAS1", ClientSecret: "CS1", SecretAccessKey: "SK1", AccessKeyID: "AKID"}
 	spec := asset.DatastoreSpec{Datastore: asset.Datastore{Name: "d"}, Credentials: c}
+	var logs strings.Builder
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	log.Info("create", "spec", spec, "creds", c, "ptr", &spec)
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("create", "spec", spec, "creds", c)
+	for _, s := range []string{"KEY1", "SAS1", "CS1", "SK1"} {
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("a log line shows %s: %s", s, logs.String())
+		}
+	}
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
 		for _, v := range []any{c, &c, spec, &spec} {
 			out := fmt.Sprintf(verb, v)
