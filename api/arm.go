@@ -15,10 +15,16 @@ const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningSer
 // armRoutes are the routes Azure's SDKs call (package arm), authorized
 // and audited as the native routes that do the same.
 func (s *Server) armRoutes() []Route {
-	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps, DataSvc: s.data, ModelSvc: s.models}
+	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps, DataSvc: s.data, ModelSvc: s.models, Datastores: s.datastores}
 	c := arm.Checked
 	routes := []Route{
 		{Pattern: "GET " + armPrefix, Action: identity.ActWorkspacesRead, handler: c(h.Workspace)},
+		{Pattern: "GET " + armPrefix + "/datastores", Action: identity.ActDatastoresRead, handler: c(h.ListDatastores)},
+		{Pattern: "GET " + armPrefix + "/datastores/{name}", Action: identity.ActDatastoresRead, handler: c(h.GetDatastore)},
+		{Pattern: "PUT " + armPrefix + "/datastores/{name}", Action: identity.ActDatastoresWrite, handler: c(h.PutDatastore)},
+		{Pattern: "DELETE " + armPrefix + "/datastores/{name}", Action: identity.ActDatastoresWrite, handler: c(h.DeleteDatastore)},
+		// Azure requires the right to write datastores to list secrets.
+		{Pattern: "POST " + armPrefix + "/datastores/{name}/listSecrets", Action: identity.ActDatastoresWrite, Audit: "datastores/listSecrets/action", handler: c(h.ListDatastoreSecrets)},
 		{Pattern: "GET " + armPrefix + "/computes", Action: identity.ActComputesRead, handler: c(h.ListComputes)},
 		{Pattern: "GET " + armPrefix + "/computes/{name}", Action: identity.ActComputesRead, handler: c(h.GetCompute)},
 		{Pattern: "PUT " + armPrefix + "/computes/{name}", Action: identity.ActComputesWrite, handler: c(h.PutCompute)},

@@ -24,6 +24,7 @@ import (
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/components"
 	"github.com/shoal-ml/shoal/service/dataassets"
+	"github.com/shoal-ml/shoal/service/datastores"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/service/models"
 	"github.com/shoal-ml/shoal/service/registries"
@@ -42,6 +43,8 @@ type Server struct {
 	data       *dataassets.Service
 	models     *models.Service
 	registries *registries.Service
+	// datastores keeps datastores, their credentials sealed.
+	datastores *datastores.Service
 	tracking   *tracking.Service
 	log        *slog.Logger
 	// errs writes the handlers' errors (the one error→status mapping).
@@ -94,6 +97,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.data = dataassets.New(dataassets.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.models = models.New(models.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
+	s.datastores = datastores.New(datastores.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
@@ -186,6 +190,10 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: identity.ActRegistriesRead, handler: s.handleListRegistries},
 		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: identity.ActRegistriesWrite, handler: s.handleAddRegistry},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: identity.ActRegistriesWrite, handler: s.handleRemoveRegistry},
+		{Pattern: "GET /api/v1/workspaces/{ws}/datastores", Action: identity.ActDatastoresRead, handler: s.handleListDatastores},
+		{Pattern: "GET /api/v1/workspaces/{ws}/datastores/{name}", Action: identity.ActDatastoresRead, handler: s.handleGetDatastore},
+		{Pattern: "PUT /api/v1/workspaces/{ws}/datastores/{name}", Action: identity.ActDatastoresWrite, handler: s.handlePutDatastore},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/datastores/{name}", Action: identity.ActDatastoresWrite, handler: s.handleDeleteDatastore},
 		{Pattern: "GET /api/v1/workspaces/{ws}/roleassignments", Action: identity.ActRolesRead, handler: s.access.ListAssignments},
 		{Pattern: "POST /api/v1/workspaces/{ws}/roleassignments", Action: identity.ActRolesWrite, handler: s.access.AssignRole},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/roleassignments", Action: identity.ActRolesWrite, handler: s.access.UnassignRole},

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/datastores"
 )
 
 // Handlers serve the ARM routes over the services. The caller (package
@@ -28,6 +29,8 @@ type Handlers struct {
 	// DataSvc and ModelSvc register data assets and models, as Envs.
 	DataSvc  asset.AssetService[*asset.Data]
 	ModelSvc asset.AssetService[*asset.Model]
+	// Datastores keeps datastores (package datastores).
+	Datastores *datastores.Service
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

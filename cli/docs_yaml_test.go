@@ -145,6 +145,8 @@ func yamlKind(b yamlBlock, doc map[string]any) (string, error) {
 		return "compute", nil
 	case doc["apiVersion"] != nil && doc["kind"] != nil:
 		return "kubernetes", nil
+	case typ == "azure_blob" || typ == "azure_data_lake_gen2" || typ == "s3" || typ == "nfs":
+		return "datastore", nil
 	}
 	keys := serverConfigKeys()
 	all := len(doc) > 0
@@ -328,8 +330,11 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 	case "compute":
 		_, err := compute.DecodeComputeSpec(js)
 		return err
+	case "datastore":
+		_, err := asset.DecodeDatastore(js)
+		return err
 	}
-	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, server-config, kubernetes)", kind, b.marker)
+	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, datastore, server-config, kubernetes)", kind, b.marker)
 }
 
 // TestDocsYAML decodes every YAML block of the repository's Markdown.

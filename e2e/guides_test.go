@@ -142,6 +142,20 @@ var guideWalks = []guideWalk{
 	{page: "docs/guides/cost-and-budgets.md", config: fastJobsConfig},
 	{page: "docs/guides/environments.md", config: fastJobsConfig},
 	{page: "docs/guides/data-assets.md", config: fastJobsConfig},
+	{page: "docs/guides/data.md", check: func(t *testing.T, s *server, work, page, out string) {
+		// The walkthrough's datastore credential went in through the real
+		// binary: no output and no line of the server's log holds it.
+		log, err := os.ReadFile(s.logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out, "minio-secret-key") || strings.Contains(string(log), "minio-secret-key") {
+			t.Error("the datastore's secret_access_key came out of the CLI or the server's log")
+		}
+		if !strings.Contains(out, "access_key") || !strings.Contains(out, "team_bucket") {
+			t.Errorf("the walkthrough did not show the datastore:\n%s", out)
+		}
+	}},
 	{page: "docs/guides/containers.md", server: func(t *testing.T) serverOpts {
 		// The image is the container tests' base (Debian and python3) in
 		// their registry on 127.0.0.1, which the guide's config maps the

@@ -308,6 +308,20 @@ type Tx interface {
 	// ENOTFOUND.
 	DeleteRegistry(workspace, server string) error
 
+	// PutDatastore creates a workspace's datastore or replaces the one
+	// of the same name (compared case-insensitively); a zero CreatedOn
+	// takes the transaction time. The built-ins are never stored.
+	PutDatastore(d *asset.Datastore) error
+	// GetDatastore returns a workspace's stored datastore, sealed
+	// credentials included. Returns ENOTFOUND.
+	GetDatastore(workspace, name string) (*asset.Datastore, error)
+	// ListDatastores returns a workspace's stored datastores, sealed
+	// credentials included, ordered by name.
+	ListDatastores(workspace string) ([]*asset.Datastore, error)
+	// DeleteDatastore removes a workspace's datastore. Returns
+	// ENOTFOUND.
+	DeleteDatastore(workspace, name string) error
+
 	// AppendMetrics adds points to a job's run (the workspace compares
 	// case-insensitively, the job's name exactly, as in GetJob); points
 	// are never replaced.

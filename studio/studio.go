@@ -98,6 +98,8 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /jobs":                 s.page(s.jobsPage),
 		"GET /jobs/{name}":          s.page(s.jobPage),
 		"GET /quota":                s.page(s.quotaPage),
+		"GET /datastores":           s.page(s.datastoresPage),
+		"GET /datastores/{name}":    s.page(s.datastorePage),
 		"GET /audit":                s.page(s.auditPage),
 		"GET /users":                s.page(s.usersPage),
 		"GET /live/computes/{name}": s.page(s.liveCompute),

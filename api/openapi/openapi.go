@@ -108,6 +108,10 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/registries":                             {summary: "List the workspace's registry logins (never their passwords)", out: list[asset.Registry]{}},
 	"POST /api/v1/workspaces/{ws}/registries":                            {summary: "Add or replace a registry login; the password is stored sealed and never answered", in: asset.RegistryAdd{}, out: asset.Registry{}, status: 201},
 	"DELETE /api/v1/workspaces/{ws}/registries/{server}":                 {summary: "Remove a registry login", status: 204},
+	"GET /api/v1/workspaces/{ws}/datastores":                             {summary: "List the workspace's datastores, the built-ins included (never their credentials)", out: list[asset.Datastore]{}},
+	"GET /api/v1/workspaces/{ws}/datastores/{name}":                      {summary: "Show a datastore (never its credentials)", out: asset.Datastore{}},
+	"PUT /api/v1/workspaces/{ws}/datastores/{name}":                      {summary: "Create (201) or replace (200) a datastore from Azure's datastore YAML keys; credentials are stored sealed and never answered", in: datastoreDoc{}, out: asset.Datastore{}, status: 201},
+	"DELETE /api/v1/workspaces/{ws}/datastores/{name}":                   {summary: "Delete a datastore (the built-ins cannot be)", status: 204},
 	"POST /api/v1/workspaces/{ws}/environments/{name}/restore":           {summary: "Restore a version, or every version", out: list[asset.Environment]{}, query: []string{"version"}},
 	"GET /api/v1/workspaces/{ws}/roleassignments":                        {summary: "Role assignments of the workspace", out: list[identity.RoleAssignment]{}},
 	"POST /api/v1/workspaces/{ws}/roleassignments":                       {summary: "Grant a role", in: client.AssignmentRequest{}, out: identity.RoleAssignment{}, status: 201},
@@ -236,4 +240,11 @@ func DocumentedRoutes() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// datastoreDoc is what PUT datastores/{name} takes: the datastore's
+// YAML keys and its credentials mapping, which no answer carries.
+type datastoreDoc struct {
+	asset.Datastore
+	Credentials asset.Credentials `json:"credentials,omitempty"`
 }

@@ -50,6 +50,13 @@ const (
 	// registry the workspace's jobs trust.
 	ActRegistriesRead  = "registries/read"
 	ActRegistriesWrite = "registries/write"
+	// Datastores: reading them (never their credentials) and creating,
+	// replacing or deleting them, which also lets ARM's listSecrets
+	// answer their credentials, as Azure's datastores/write does.
+	// Contributors write them, as in Azure (the AzureML Data Scientist
+	// role includes it).
+	ActDatastoresRead  = "datastores/read"
+	ActDatastoresWrite = "datastores/write"
 	ActQuotasRead      = "quotas/read"
 	ActQuotasWrite     = "quotas/write"
 	ActRolesRead       = "roles/read"
@@ -72,6 +79,7 @@ var WorkspaceActions = []string{
 	ActComputesRestart, ActComputesApplicationAccess, ActComputesUpdateSchedules, ActComputesEnableSSO,
 	ActComputesPreemptNode, ActComputesJoinNode, ActJobsRead, ActJobsWrite, ActJobsCancel, ActArtifactsWrite,
 	ActEnvironmentsRead, ActEnvironmentsWrite, ActComponentsRead, ActComponentsWrite, ActRegistriesRead, ActRegistriesWrite,
+	ActDatastoresRead, ActDatastoresWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 	ActDataRead, ActDataWrite, ActModelsRead, ActModelsWrite,
 }

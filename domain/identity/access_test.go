@@ -40,6 +40,8 @@ func TestBuiltinRoleMatrix(t *testing.T) {
 		identity.ActModelsWrite:               {true, true, false},
 		identity.ActRegistriesRead:            {true, true, true},
 		identity.ActRegistriesWrite:           {true, false, false},
+		identity.ActDatastoresRead:            {true, true, true},
+		identity.ActDatastoresWrite:           {true, true, false},
 		identity.ActQuotasRead:                {true, true, true},
 		identity.ActQuotasWrite:               {true, false, false},
 		identity.ActRolesRead:                 {true, true, true},

@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"DataAssets", testDataAssets},
 		{"Models", testModels},
 		{"Registries", testRegistries},
+		{"Datastores", testDatastores},
 		{"RunTracking", testRunTracking},
 		{"MetricTotals", testMetricTotals},
 		{"Experiments", testExperiments},
