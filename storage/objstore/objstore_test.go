@@ -88,8 +88,14 @@ func roundTrip(t *testing.T, src objstore.Source, prefix string) {
 	files := sample()
 	up := t.TempDir()
 	writeTree(t, up, files)
-	if err := objstore.Upload(ctx(t), src, prefix, up, nil); err != nil {
+	// With progress, Upload streams through a counting reader, which
+	// cannot seek: the clients must send it as it comes.
+	var sent atomic.Int64
+	if err := objstore.Upload(ctx(t), src, prefix, up, func(d, _ int64) { sent.Store(d) }); err != nil {
 		t.Fatalf("upload: %v", err)
+	}
+	if sent.Load() != 5<<20+123+8+3 {
+		t.Fatalf("upload progress %d", sent.Load())
 	}
 	objs, err := src.List(ctx(t), prefix)
 	if err != nil || len(objs) != len(files) {
