@@ -3,7 +3,9 @@ package objstore_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -76,5 +78,42 @@ func TestGuardDialer(t *testing.T) {
 	c.Close()
 	if len(dialled) != 1 || dialled[0] != l.Addr().String() {
 		t.Fatalf("dialled %v", dialled)
+	}
+}
+
+// A URL on an allowed host that redirects to the loopback or the
+// metadata address is refused at the redirect's dial.
+func TestHTTPRedirectToForbidden(t *testing.T) {
+	ip, err := teststorage.HostIP()
+	if err != nil {
+		t.Skip(err)
+	}
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	innerSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("agent secret")) })}
+	go innerSrv.Serve(inner)
+	defer innerSrv.Close()
+	for _, target := range []string{"http://" + inner.Addr().String() + "/token", "http://169.254.169.254/metadata/identity"} {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.RedirectHandler(target, http.StatusFound)}
+		go srv.Serve(l)
+		defer srv.Close()
+		s, err := objstore.NewHTTP("http://"+l.Addr().String()+"/data.csv", true, objstore.GuardDialer((&net.Dialer{}).DialContext, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := s.Open(context.Background(), "data.csv")
+		if err == nil {
+			b, _ := io.ReadAll(r)
+			t.Fatalf("redirect to %s followed: read %q", target, b)
+		}
+		if !errors.Is(err, objstore.ErrUnreachable) || !strings.Contains(err.Error(), "which jobs may not reach") {
+			t.Fatalf("redirect to %s: %v, want refused by the guard", target, err)
+		}
 	}
 }
