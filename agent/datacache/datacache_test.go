@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/shoal-ml/shoal/agent/datacache"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/storage/objstore"
 )
 
@@ -214,4 +216,59 @@ func TestFailedFill(t *testing.T) {
 	}
 	e.Release()
 	e.Release() // twice is harmless
+}
+
+// A Get waiting on another's fill whose caller gave up fills afresh
+// rather than failing with the other caller's cancellation.
+func TestWaiterOutlivesCancelledFiller(t *testing.T) {
+	c, _ := datacache.Open(t.TempDir(), 1000)
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	entered := make(chan struct{})
+	done1 := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx1, key("k"), 4, func(dir string) error {
+			close(entered)
+			<-ctx1.Done()
+			return ctx1.Err()
+		})
+		done1 <- err
+	}()
+	<-entered
+	done2 := make(chan error, 1)
+	var calls atomic.Int32
+	go func() {
+		e, err := c.Get(context.Background(), key("k"), 4, writer(4, &calls))
+		if err == nil {
+			e.Release()
+		}
+		done2 <- err
+	}()
+	cancel1()
+	if err := <-done1; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first: %v", err)
+	}
+	if err := <-done2; err != nil || calls.Load() != 1 {
+		t.Fatalf("second: %v after %d fills, want its own fill", err, calls.Load())
+	}
+}
+
+// Entries are root's when the agent is root.
+func TestEntriesRootOwned(t *testing.T) {
+	testenv.Root(t, "makes files root's, as the agent does")
+	c, _ := datacache.Open(t.TempDir(), 1000)
+	e, err := c.Get(context.Background(), key("k"), 4, func(dir string) error {
+		p := filepath.Join(dir, "f")
+		if err := os.WriteFile(p, []byte("data"), 0o666); err != nil {
+			return err
+		}
+		return os.Chown(p, 1000, 1000) // as a tool that keeps a source's owner might
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Release()
+	info, _ := os.Stat(filepath.Join(e.Dir(), "f"))
+	if st := info.Sys().(*syscall.Stat_t); st.Uid != 0 || st.Gid != 0 {
+		t.Fatalf("owner %d:%d, want root's", st.Uid, st.Gid)
+	}
 }
