@@ -375,6 +375,12 @@ func TestTransferConfinement(t *testing.T) {
 			t.Errorf("key %q: %v, want refused", key, err)
 		}
 	}
+	// An object that is not the size its listing said (changed while
+	// read, or cut short) fails: a cache entry holds what its key says.
+	short := fakeListing{objs: []objstore.Object{{Key: "p/a", Size: 5}}}
+	if err := objstore.Download(ctx(t), short, "p", t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "the listing said 5") {
+		t.Errorf("short object: %v", err)
+	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(dst), "escape")); err == nil {
 		t.Fatal("a file was written outside the folder")
 	}

@@ -100,12 +100,18 @@ func Download(ctx context.Context, src Source, prefix, dstDir string, progress P
 		if err != nil {
 			return fmt.Errorf("write %s: %w", it.rel, err)
 		}
-		_, err = io.Copy(f, meter.reader(r))
+		n, err := io.Copy(f, meter.reader(r))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return readFail("get "+it.obj.Key, err)
+		}
+		if it.obj.Size >= 0 && n != it.obj.Size {
+			// The object changed between the listing and the read, or
+			// the stream was cut: a cache entry must hold what its key
+			// (the listing) says.
+			return errorf(nil, nil, fmt.Sprintf("get %s: read %d bytes, the listing said %d (changed while being read?)", it.obj.Key, n, it.obj.Size))
 		}
 		return nil
 	})
