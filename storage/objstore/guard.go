@@ -1,0 +1,104 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+)
+
+// GuardDialer wraps next so that it dials only addresses a job may reach:
+// it refuses loopback, link-local (the metadata address 169.254.169.254
+// among them), unspecified and multicast addresses, and every host:port
+// in deny (the server's and the agent's own listeners). A name is
+// resolved first and every address it resolves to is checked, then the
+// checked address itself is dialled, so that a name cannot resolve to an
+// allowed address at the check and a refused one at the dial (DNS
+// rebinding). A refusal is ErrUnreachable.
+func GuardDialer(next Dialer, deny []string) Dialer {
+	denied := map[string]bool{}
+	for _, d := range deny {
+		denied[normalizeHostPort(d)] = true
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, errorf(ErrUnreachable, err, fmt.Sprintf("dial %s: %v", addr, err))
+		}
+		if denied[normalizeHostPort(addr)] {
+			return nil, errorf(ErrUnreachable, nil, fmt.Sprintf("dial %s: refused: it is one of Shoal's own endpoints, which jobs may not reach", addr))
+		}
+		var ips []netip.Addr
+		if ip, err := netip.ParseAddr(host); err == nil {
+			ips = []netip.Addr{ip}
+		} else {
+			// localhost and its subdomains are the loopback by definition
+			// (RFC 6761), whatever a resolver says.
+			lower := strings.ToLower(strings.TrimSuffix(host, "."))
+			if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
+				return nil, errorf(ErrUnreachable, nil, fmt.Sprintf("dial %s: refused: %s names the loopback", addr, host))
+			}
+			addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+			if err != nil {
+				return nil, errorf(ErrUnreachable, err, fmt.Sprintf("dial %s: %v", addr, err))
+			}
+			ips = addrs
+		}
+		if len(ips) == 0 {
+			return nil, errorf(ErrUnreachable, nil, fmt.Sprintf("dial %s: %s resolves to no address", addr, host))
+		}
+		for _, ip := range ips {
+			if why := Forbidden(ip); why != "" {
+				return nil, errorf(ErrUnreachable, nil, fmt.Sprintf("dial %s: refused: %s is %s, which jobs may not reach", addr, ip.Unmap(), why))
+			}
+			if denied[net.JoinHostPort(ip.Unmap().String(), port)] {
+				return nil, errorf(ErrUnreachable, nil, fmt.Sprintf("dial %s: refused: %s is one of Shoal's own endpoints, which jobs may not reach", addr, net.JoinHostPort(ip.Unmap().String(), port)))
+			}
+		}
+		var last error
+		for _, ip := range ips {
+			c, err := next(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+			if err == nil {
+				return c, nil
+			}
+			last = err
+		}
+		return nil, last
+	}
+}
+
+// Forbidden says why a job may not reach ip ("a loopback address"), or ""
+// when it may.
+func Forbidden(ip netip.Addr) string {
+	ip = ip.Unmap()
+	switch {
+	case !ip.IsValid():
+		return "not an address"
+	case ip.IsLoopback():
+		return "a loopback address"
+	case ip.IsLinkLocalUnicast():
+		return "a link-local address (the cloud metadata address among them)"
+	case ip.IsUnspecified():
+		return "the unspecified address"
+	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
+		return "a multicast address"
+	case ip.Is4() && ip.As4() == [4]byte{255, 255, 255, 255}:
+		return "the broadcast address"
+	}
+	return ""
+}
+
+// normalizeHostPort writes host:port with an IP in its canonical form
+// and a name in lower case, so deny entries match however they are
+// spelled.
+func normalizeHostPort(hp string) string {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return strings.ToLower(hp)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return net.JoinHostPort(ip.Unmap().String(), port)
+	}
+	return net.JoinHostPort(strings.ToLower(strings.TrimSuffix(host, ".")), port)
+}

@@ -1,0 +1,119 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal/internal/teststorage"
+	"github.com/shoal-ml/shoal/storage/objstore"
+)
+
+// The guard refuses what a job may not reach, on the resolved address,
+// before anything is dialled.
+func TestGuardDialer(t *testing.T) {
+	ip, err := teststorage.HostIP()
+	if err != nil {
+		t.Skip(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	var dialled []string
+	next := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialled = append(dialled, addr)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	denied := net.JoinHostPort(ip, "6443")
+	g := objstore.GuardDialer(next, []string{denied})
+	for _, c := range []struct{ addr, why string }{
+		{"127.0.0.1:" + port, "loopback"},
+		{"127.1.2.3:80", "loopback"},
+		{"[::1]:" + port, "loopback"},
+		{"[::ffff:127.0.0.1]:80", "loopback"},
+		{"169.254.169.254:80", "link-local"},
+		{"[fe80::1]:80", "link-local"},
+		{"0.0.0.0:" + port, "unspecified"},
+		{"[::]:80", "unspecified"},
+		{"224.0.0.1:80", "multicast"},
+		{"localhost:" + port, "loopback"},
+		{"db.localhost:" + port, "loopback"},
+		{"LOCALHOST.:" + port, "loopback"},
+		{denied, "Shoal's own"},
+	} {
+		_, err := g(context.Background(), "tcp", c.addr)
+		if !errors.Is(err, objstore.ErrUnreachable) || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v, want refused as %s", c.addr, err, c.why)
+		}
+	}
+	if len(dialled) != 0 {
+		t.Fatalf("dialled %v despite the refusals", dialled)
+	}
+	// A deny-listed endpoint named by a name that resolves to it.
+	g2 := objstore.GuardDialer(next, []string{"127.0.0.1:" + port})
+	if _, err := g2(context.Background(), "tcp", "127.0.0.1:"+port); err == nil {
+		t.Fatal("deny-listed loopback dialled")
+	}
+	// The host's own routable address is reachable.
+	c, err := g(context.Background(), "tcp", l.Addr().String())
+	if err != nil {
+		t.Fatalf("allowed address: %v", err)
+	}
+	c.Close()
+	if len(dialled) != 1 || dialled[0] != l.Addr().String() {
+		t.Fatalf("dialled %v", dialled)
+	}
+}
+
+// A URL on an allowed host that redirects to the loopback or the
+// metadata address is refused at the redirect's dial.
+func TestHTTPRedirectToForbidden(t *testing.T) {
+	ip, err := teststorage.HostIP()
+	if err != nil {
+		t.Skip(err)
+	}
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	innerSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("agent secret")) })}
+	go innerSrv.Serve(inner)
+	defer innerSrv.Close()
+	for _, target := range []string{"http://" + inner.Addr().String() + "/token", "http://169.254.169.254/metadata/identity"} {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.RedirectHandler(target, http.StatusFound)}
+		go srv.Serve(l)
+		defer srv.Close()
+		s, err := objstore.NewHTTP("http://"+l.Addr().String()+"/data.csv", true, objstore.GuardDialer((&net.Dialer{}).DialContext, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := s.Open(context.Background(), "data.csv")
+		if err == nil {
+			b, _ := io.ReadAll(r)
+			t.Fatalf("redirect to %s followed: read %q", target, b)
+		}
+		if !errors.Is(err, objstore.ErrUnreachable) || !strings.Contains(err.Error(), "which jobs may not reach") {
+			t.Fatalf("redirect to %s: %v, want refused by the guard", target, err)
+		}
+	}
+}
