@@ -19,6 +19,11 @@ import (
 // report back before any of them is declared lost.
 func (c *Loop) ResetLeases(ctx context.Context) error {
 	s := c.s
+	// The next pass starts hearing nodes afresh (a replica that just
+	// became the leader resets here too).
+	c.mu.Lock()
+	c.hearing = time.Time{}
+	c.mu.Unlock()
 	return s.Store().Update(ctx, func(tx store.Tx) error {
 		nodes, err := tx.ListNodes(nodekind.NodeFilter{})
 		if err != nil {

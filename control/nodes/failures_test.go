@@ -170,6 +170,10 @@ func TestOneFailingNodeDoesNotHoldUpOthers(t *testing.T) {
 		return nil
 	})
 	l := nodes.New(failing{b.svc, "bad"}, b.svc.Config())
+	// The loop hears nodes from its first pass on.
+	if err := l.RunOnce(b.ctx, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	b.clock.Advance(16 * time.Second)
 	for range 3 {
 		if err := l.RunOnce(b.ctx, b.clock.Now()); err != nil {

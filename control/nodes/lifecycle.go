@@ -27,6 +27,9 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	c.mu.Lock()
 	c.now = now
+	if c.hearing.IsZero() {
+		c.hearing = now
+	}
 	c.mu.Unlock()
 	sys := identity.WithPrincipal(ctx, systemPrincipal)
 	var due []string
@@ -154,11 +157,24 @@ func (c *Loop) loseReason(n *node.Node, now time.Time) string {
 		if now.Sub(n.CreatedOn) > delay+c.cfg.JoinTimeout {
 			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+c.cfg.JoinTimeout)
 		}
-	case n.State != node.NodeUnusable && now.Sub(n.LastHeartbeat) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
+	case n.State != node.NodeUnusable && now.Sub(c.silentSince(n)) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
 		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
-			n.ID, now.Sub(n.LastHeartbeat).Round(time.Second), c.cfg.NodeLeaseTTL, c.cfg.NodeLeaseGrace)
+			n.ID, now.Sub(c.silentSince(n)).Round(time.Second), c.cfg.NodeLeaseTTL, c.cfg.NodeLeaseGrace)
 	}
 	return ""
+}
+
+// silentSince is when node n's silence began, as far as the loop can
+// tell: its last heartbeat, or when the loop began hearing nodes if that
+// came later.
+func (c *Loop) silentSince(n *node.Node) time.Time {
+	c.mu.Lock()
+	hearing := c.hearing
+	c.mu.Unlock()
+	if n.LastHeartbeat.Before(hearing) {
+		return hearing
+	}
+	return n.LastHeartbeat
 }
 
 // releasable reports whether a node is to be released: leaving, preempted

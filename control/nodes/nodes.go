@@ -63,7 +63,13 @@ type Loop struct {
 	// now is the time of the last pass (RunOnce), which the steps a pass
 	// does not hand a time (Release, ReconcileComputes) judge their
 	// backoffs at: the controller's injected clock, not the services'.
-	now       time.Time
+	now time.Time
+	// hearing is when the loop began to hear nodes: its first pass
+	// after a start or a lease reset (the server serves agents from
+	// then on). No node's silence counts from before it: a server slow
+	// to start (adopting nodes, a loaded machine) must not declare a
+	// node lost whose lease ran out while nobody could hear it.
+	hearing   time.Time
 	releasing map[string]bool      // nodes whose release is under way
 	watched   map[string]time.Time // when each preparing node's provider was last asked
 	wg        sync.WaitGroup

@@ -42,6 +42,10 @@ func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 	}
 	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
 	loop := nodes.New(svc, svc.Config())
+	// The loop's first pass is where it starts hearing nodes.
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 
 	// "fresh" reports just before the pass; "old" last reported 16 s ago.
 	clock.Advance(16 * time.Second)
@@ -76,5 +80,74 @@ func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A server that takes its time to start (adopting nodes, opening the
+// store under load) hands its nodes their lease from when it starts
+// hearing them, its loop's first pass, not from when it reset their
+// leases: on main a node whose lease ran out while the server was still
+// starting was declared lost for the server's own slowness
+// (e2e TestAgentOutlivesAbsentServer under load).
+func TestNodesGetAFullLeaseFromTheLoopsFirstPass(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	err := db.Update(ctx, func(tx store.Tx) error {
+		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
+			return err
+		}
+		return tx.InsertNode(&node.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
+			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: time.Second, NodeLeaseGrace: time.Second})
+	loop := nodes.New(svc, svc.Config())
+	if err := loop.ResetLeases(ctx); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		t.Helper()
+		var st string
+		if err := db.View(ctx, func(tx store.Tx) error {
+			n, err := tx.GetNode("n1")
+			if core.ErrorCode(err) == core.ENOTFOUND {
+				st = "gone"
+				return nil
+			} else if err != nil {
+				return err
+			}
+			st = n.State
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// The server starts serving 5 s after the reset: its first pass.
+	clock.Advance(5 * time.Second)
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1500 * time.Millisecond)
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(); st != node.NodeIdle {
+		t.Fatalf("1.5 s after the server began hearing nodes, within lease and grace, the node is %s", st)
+	}
+	// Silent for lease and grace after that: lost.
+	clock.Advance(time.Second)
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	loop.Wait()
+	if st := state(); st == node.NodeIdle {
+		t.Fatal("a node silent past lease and grace from the first pass is still idle")
 	}
 }
