@@ -97,6 +97,23 @@ func started(ref string, timeout time.Duration) bool {
 	}
 }
 
+// waitStarted waits for the stub agent's "started" line in its log,
+// which it prints after setting up its signals.
+func waitStarted(t *testing.T, ref string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(ref, local.LogFile))
+		if bytes.Contains(b, []byte("agentstub: node ")) && bytes.Contains(b, []byte(" started")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stub agent did not say it started: %q", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func readPID(ref string) int {
 	b, err := os.ReadFile(filepath.Join(ref, local.PIDFile))
 	if err != nil {
@@ -227,7 +244,9 @@ func TestReleaseKillsAgentIgnoringSIGTERM(t *testing.T) {
 		t.Fatal("agent did not start")
 	}
 	pid := readPID(node.ProviderRef)
-	time.Sleep(100 * time.Millisecond) // let it install its SIGTERM disposition
+	// The stub says it started once its SIGTERM disposition is in place
+	// (a fixed sleep was too short on a loaded machine).
+	waitStarted(t, node.ProviderRef)
 	start := time.Now()
 	providertest.MustRelease(t, p, node)
 	if d := time.Since(start); d < 300*time.Millisecond {
