@@ -159,6 +159,16 @@ type AgentTask struct {
 	Inputs               map[string]*job.JobInput `json:"inputs,omitempty"`
 	Outputs              []string                 `json:"outputs,omitempty"`
 	EnvironmentVariables map[string]string        `json:"environment_variables,omitempty"`
+	// InputSources are where the inputs that are not uploaded
+	// artifacts come from (data assets, datastore paths, URLs), by
+	// input name, resolved by the server; the input's Mode says how the
+	// rank gets them (ro_mount, download, direct).
+	InputSources map[string]*DataSource `json:"input_sources,omitempty"`
+	// OutputTargets are the outputs that go to a datastore other than
+	// Shoal's own file store, by output name: the agent uploads what
+	// the rank left there before it reports the rank ended. Outputs
+	// without one are kept by the server, as ever.
+	OutputTargets map[string]*DataSource `json:"output_targets,omitempty"`
 	// Environment is the job's resolved environment (what its rank runs
 	// in); nil: the rank runs on the host.
 	Environment *asset.EnvironmentSpec `json:"environment,omitempty"`
