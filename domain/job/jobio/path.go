@@ -178,7 +178,11 @@ func CheckOutputPath(field, p string) error {
 		return err
 	}
 	if k := PathKind(p); k != DatastoreURI {
-		return core.FieldErrorf(field, "%q is a %s; an output's path is a datastore URI: azureml://datastores/<datastore>/paths/<path> (${{name}} and ${{output_name}} may appear in it)", core.Short(p), k)
+		a := "a"
+		if k == AssetRef {
+			a = "an"
+		}
+		return core.FieldErrorf(field, "%q is %s %s; an output's path is a datastore URI: azureml://datastores/<datastore>/paths/<path> (${{name}} and ${{output_name}} may appear in it)", core.Short(p), a, k)
 	}
 	for _, m := range outputRefRE.FindAllStringSubmatch(p, -1) {
 		switch strings.TrimSpace(m[1]) {
