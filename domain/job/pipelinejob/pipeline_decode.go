@@ -36,7 +36,7 @@ var stepJobKeys = []string{"command", "code", "environment", "environment_variab
 	"resources", "distribution", "limits", "display_name", "description", "tags"}
 
 // stepOutputKeys are the keys of a step's output mapping.
-var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil}
+var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil, "name": nil, "version": nil}
 
 // DecodeJobType returns the type of a job document, lower-cased, or ""
 // when it has none (a command job): callers decode a command job with
@@ -320,10 +320,18 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		if err != nil {
 			return nil, err
 		}
-		if p != "" && !job.IsPipelineBinding(p) {
-			return nil, core.FieldErrorf(field+".path", "a step output's path is chosen by Shoal; bind it to a pipeline output with ${{parent.outputs.<name>}} instead of %q", core.Short(p))
+		// A binding to a pipeline output, or where the output is kept.
+		if job.IsPipelineBinding(p) && jobio.PathKind(p) == jobio.Local {
+			so.Bind = strings.TrimSpace(p)
+		} else {
+			so.Path = p
 		}
-		so.Bind = strings.TrimSpace(p)
+		if so.Name, err = job.JobString(o["name"], field+".name"); err != nil {
+			return nil, err
+		}
+		if so.Version, err = jobio.Text(o["version"], field+".version"); err != nil {
+			return nil, err
+		}
 		out[name] = so
 	}
 	return out, nil

@@ -391,6 +391,7 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 			o.Type = job.InputTypeURIFolder
 		}
 		if so := s.Outputs[name]; so != nil {
+			o.Path, o.Name, o.Version = so.Path, so.Name, so.Version
 			if so.Mode != "" {
 				o.Mode = so.Mode
 			}
@@ -453,7 +454,7 @@ func (g *PipelineGraph) resolveInput(field string, si *job.StepInput, d *job.Com
 		if si.Value != nil {
 			return &job.JobInput{Value: si.Value}, nil
 		}
-		return &job.JobInput{Type: dataType(si.Type), Path: si.Path, Mode: si.Mode}, nil
+		return &job.JobInput{Type: firstNonEmpty(si.Type, dataType("")), Path: si.Path, Mode: si.Mode}, nil
 	}
 	b, err := job.ParsePipelineBinding(field, si.Bind)
 	if err != nil {

@@ -148,6 +148,17 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		if inline {
 			cprefix = prefix
 		}
+		if inline {
+			// An inline step's output bound to a pipeline output is of
+			// that output's type, unless the step says otherwise.
+			for out, so := range step.Outputs {
+				if co := c.Outputs[out]; co != nil && so != nil && so.Type == "" && co.Type == "" {
+					if b, err := job.ParsePipelineBinding(prefix+job.JobKeyPath("outputs", out), so.Bind); err == nil && spec.Outputs[b.Name] != nil {
+						co.Type = spec.Outputs[b.Name].Type
+					}
+				}
+			}
+		}
 		if err := job.NormalizeComponentSpec(c, false, inline); err != nil {
 			return job.PrefixFieldError(cprefix, err)
 		}
@@ -196,6 +207,15 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 			return err
 		}
 		o.Mode = m
+		// A path and a name of its own, checked as a job output's.
+		own := &jobio.Output{Type: jobio.TypeURIFolder, Path: o.Path, Name: o.Name, Version: o.Version}
+		if err := jobio.NormalizeOutput(field, own); err != nil {
+			return err
+		}
+		o.Name, o.Version = own.Name, own.Version
+		if o.Bind != "" && (o.Path != "" || o.Name != "") {
+			return core.FieldErrorf(field, "binds %s: the pipeline output's path and name apply; give path and name there, not on the step", core.Short(o.Bind))
+		}
 		if o.Bind == "" {
 			continue
 		}
@@ -357,9 +377,9 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 		if declared != nil && !isData(declared.Type) {
 			return wrongType("the path", t)
 		}
-		if declared != nil && t != declared.Type {
-			return core.FieldErrorf(field+".type", "is %s, but the component's input is %s", t, declared.Type)
-		}
+		// A path the step gives with a data type of its own keeps it
+		// (Azure's examples give a uri_file to a uri_folder input): the
+		// step says what its data is.
 	}
 	return nil
 }
