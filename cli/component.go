@@ -63,7 +63,7 @@ the YAML file; a version never changes once registered.`,
 // relative to base, the pipeline file's folder) is replaced by the
 // component's document, its code uploaded relative to the component's
 // own file; inline command steps get their code uploaded relative to
-// base; and the pipeline's own local inputs are uploaded. azureml:
+// base; every step's and the pipeline's own local inputs are uploaded. azureml:
 // references are left for the server to resolve at submit.
 func inlinePipelineComponents(ctx context.Context, c *client.Client, ws, base string, doc map[string]any) error {
 	jobs, _ := doc["jobs"].(map[string]any)
@@ -100,6 +100,13 @@ func inlinePipelineComponents(ctx context.Context, c *client.Client, ws, base st
 			if err := uploadJobFiles(ctx, c, ws, base, step); err != nil {
 				return fmt.Errorf("jobs.%s: %w", name, err)
 			}
+			continue
+		}
+		// A component step's own local inputs (relative to the pipeline
+		// file, where the step is written) are uploaded as a command
+		// job's; remote paths and bindings are sent as written.
+		if err := uploadJobFiles(ctx, c, ws, base, map[string]any{"inputs": step["inputs"]}); err != nil {
+			return fmt.Errorf("jobs.%s: %w", name, err)
 		}
 	}
 	top := map[string]any{"inputs": doc["inputs"]}

@@ -19,6 +19,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 	"github.com/shoal-ml/shoal/server/config"
@@ -166,27 +167,23 @@ var localPathStandIn = "sha256:" + strings.Repeat("0", 64)
 // asSent rewrites a job or component document's local paths (code,
 // inputs' paths, a local component file) as the CLI does before it sends
 // it: the upload is replaced by a stand-in ID. What the CLI leaves (a URL,
-// an azureml: data asset) the server refuses, as service.checkArtifacts
-// does: only local files and folders are inputs.
+// an azureml: data asset, a datastore URI) is sent as written, and the
+// decoders check it.
 func asSent(doc map[string]any, prefix string) error {
 	local := func(p string) bool {
-		return p != "" && !job.ValidateArtifactRef(p) && !strings.Contains(p, "://") && !strings.HasPrefix(p, "azureml:") && !job.IsPipelineBinding(p)
+		return p != "" && !job.IsPipelineBinding(p) && jobio.PathKind(p) == jobio.Local
 	}
 	if code, ok := doc["code"].(string); ok && local(code) {
 		doc["code"] = localPathStandIn
 	}
 	inputs, _ := doc["inputs"].(map[string]any)
-	for name, v := range inputs {
+	for _, v := range inputs {
 		in, ok := v.(map[string]any)
 		if !ok {
 			continue
 		}
-		p, _ := in["path"].(string)
-		switch {
-		case local(p):
+		if p, _ := in["path"].(string); local(p) {
 			in["path"] = localPathStandIn
-		case p != "" && !job.ValidateArtifactRef(p) && !job.IsPipelineBinding(p):
-			return fmt.Errorf("%sinputs.%s.path: %q is not a local file or folder: the server refuses it (only local files and folders, uploaded by the CLI, are inputs)", prefix, name, p)
 		}
 	}
 	if trial, ok := doc["trial"].(map[string]any); ok {

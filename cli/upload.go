@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/internal/archive"
 )
 
@@ -54,8 +55,9 @@ func uploadJobFiles(ctx context.Context, c *client.Client, ws, base string, doc 
 			continue
 		}
 		p, _ := in["path"].(string)
-		// A pipeline step's ${{parent...}} binding is the server's to resolve.
-		if p == "" || job.ValidateArtifactRef(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") || job.IsPipelineBinding(p) {
+		// A pipeline step's ${{parent...}} binding, an asset, a datastore
+		// URI and a URL are the server's to resolve, sent as written.
+		if p == "" || job.IsPipelineBinding(p) || jobio.PathKind(p) != jobio.Local {
 			continue
 		}
 		if err := checkLocalPath("inputs."+name+".path", "", p, base, resolve(p)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -167,7 +168,9 @@ func priorityName(spec *job.JobSpec) string {
 }
 
 // checkArtifacts refuses a job whose code or inputs name artifacts that were
-// never uploaded to its workspace, so a job cannot fail later for a
+// never uploaded to its workspace, or local paths (the CLI's to upload);
+// remote inputs (assets, datastore URIs, URLs) pass, to be resolved when
+// an attempt is placed, so a job cannot fail later for a
 // missing upload. Another workspace's artifact is refused with the same
 // words as one never uploaded: a hash tells nothing across workspaces.
 func (s *Services) checkArtifacts(workspace string, spec *job.JobSpec) error {
@@ -201,8 +204,12 @@ func (s *Services) checkArtifacts(workspace string, spec *job.JobSpec) error {
 		if in == nil || in.Path == "" {
 			continue
 		}
-		if !job.ValidateArtifactRef(in.Path) {
-			return core.FieldErrorf("inputs."+name+".path", "%q is not an uploaded artifact; only local files and folders (uploaded by the CLI) are supported", in.Path)
+		switch jobio.PathKind(in.Path) {
+		case jobio.AssetRef, jobio.DatastoreURI, jobio.URL:
+			// Resolved when an attempt is placed; jobio checked its shape.
+			continue
+		case jobio.Local:
+			return core.FieldErrorf("inputs."+name+".path", "%q is a local path, which the server cannot read: `shoal job create -f` uploads local files and folders; or give an asset (azureml:<name>:<version>), a datastore URI (azureml://datastores/<datastore>/paths/<path>) or a URL", core.Short(in.Path))
 		}
 		if !s.cfg.Files.HasArtifact(workspace, in.Path) {
 			return core.FieldErrorf("inputs."+name+".path", "artifact %s has not been uploaded", in.Path)

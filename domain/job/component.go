@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // ComponentTypeCommand is the one component type Shoal runs: a command
@@ -54,7 +55,7 @@ type Component struct {
 // neither optional nor has a default must be bound by every step that
 // uses the component.
 type ComponentInput struct {
-	// Type is uri_folder, uri_file, string, integer, number or boolean;
+	// Type is one of jobio.PathTypes or jobio.LiteralTypes;
 	// empty only on the inputs Shoal declares for an inline command step,
 	// which take the type of what is bound.
 	Type        string `json:"type,omitempty"`
@@ -71,7 +72,7 @@ type ComponentInput struct {
 
 // ComponentOutput is a component's declared output.
 type ComponentOutput struct {
-	// Type is uri_folder or uri_file.
+	// Type is one of jobio.PathTypes.
 	Type        string `json:"type"`
 	Description string `json:"description,omitempty"`
 	Mode        string `json:"mode,omitempty"`
@@ -167,20 +168,13 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 			c.Outputs[name] = o
 		}
 		field := JobKeyPath("outputs", name)
-		switch t := strings.ToLower(strings.TrimSpace(o.Type)); t {
-		case "":
-			o.Type = InputTypeURIFolder
-		case InputTypeURIFolder, InputTypeURIFile:
-			o.Type = t
-		default:
-			return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.Short(o.Type))
+		t, err := jobio.NormalizeOutputType(field+".type", o.Type)
+		if err != nil {
+			return err
 		}
-		if o.Mode != "" {
-			m := strings.ToLower(strings.TrimSpace(o.Mode))
-			if !JobContains(JobOutputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.Short(o.Mode), strings.Join(JobOutputModes, ", "))
-			}
-			o.Mode = m
+		o.Type = t
+		if o.Mode, err = jobio.NormalizeOutputMode(field+".mode", o.Mode); err != nil {
+			return err
 		}
 	}
 	if strings.TrimSpace(c.Command) == "" {
@@ -217,22 +211,22 @@ func normalizeComponentInput(name string, in *ComponentInput, inline bool) error
 		return core.FieldErrorf(field, "has no declaration: give a mapping with type (uri_folder, uri_file, string, integer, number or boolean)")
 	}
 	t := strings.ToLower(strings.TrimSpace(in.Type))
-	switch t {
-	case InputTypeURIFile, InputTypeURIFolder:
+	switch {
+	case jobio.IsPathType(t):
 		if in.Default != nil {
 			return core.FieldErrorf(field+".default", "is not allowed for a %s input: a step binds its path", t)
 		}
 		if len(in.Enum) > 0 || in.Min != nil || in.Max != nil {
 			return core.FieldErrorf(field, "enum, min and max apply to literal inputs, not to a %s input", t)
 		}
-	case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
-	case "":
+	case jobio.IsLiteralType(t):
+	case t == "":
 		if inline {
 			return nil
 		}
-		return core.FieldErrorf(field+".type", "is required: uri_folder, uri_file, string, integer, number or boolean")
+		return core.FieldErrorf(field+".type", "is required: %s, %s", strings.Join(jobio.PathTypes, ", "), strings.Join(jobio.LiteralTypes, ", "))
 	default:
-		return core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", core.Short(in.Type))
+		return core.FieldErrorf(field+".type", "input type %q is not supported; supported: %s, %s", core.Short(in.Type), strings.Join(jobio.PathTypes, ", "), strings.Join(jobio.LiteralTypes, ", "))
 	}
 	in.Type = t
 	if len(in.Enum) > 0 && t != InputTypeString {

@@ -66,7 +66,7 @@ func TestComponentErrors(t *testing.T) {
 			return jobtest.Set(d, "inputs.lr.type", nil)
 		}},
 		{"unknown input type", "inputs.lr.type", "not supported", func(d map[string]any) map[string]any {
-			return jobtest.Set(d, "inputs.lr.type", "mltable")
+			return jobtest.Set(d, "inputs.lr.type", "uri_table")
 		}},
 		{"input not a mapping", "inputs.lr", "must be a mapping", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "inputs.lr", 0.1)
@@ -99,7 +99,7 @@ func TestComponentErrors(t *testing.T) {
 			return jobtest.Set(d, "inputs.1x", map[string]any{"type": "string", "optional": true})
 		}},
 		{"bad output type", "outputs.model_output.type", "not supported", func(d map[string]any) map[string]any {
-			return jobtest.Set(d, "outputs.model_output.type", "mlflow_model")
+			return jobtest.Set(d, "outputs.model_output.type", "boolean")
 		}},
 		{"bad output mode", "outputs.model_output.mode", "unknown output mode", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "outputs.model_output.mode", "copy")

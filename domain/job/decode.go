@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // The scaffold every job document's decoder stands on (command, sweep and
@@ -220,43 +221,18 @@ func CheckedMapping(raw json.RawMessage, path string, keys compute.KeySchema) (J
 
 // JSONKind returns the first byte of a JSON value: '"', '{', '[', 't', 'f',
 // 'n', or a digit or '-' for a number; 0 for an absent value.
-func JSONKind(raw json.RawMessage) byte {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
+func JSONKind(raw json.RawMessage) byte { return jobio.JSONKind(raw) }
 
 // IsJSONNumberKind reports whether k, a value's first byte (JSONKind),
 // starts a JSON number.
 func IsJSONNumberKind(k byte) bool { return k == '-' || (k >= '0' && k <= '9') }
 
 // JobString decodes a string; null or absent is "".
-func JobString(raw json.RawMessage, field string) (string, error) {
-	if compute.NonNull(raw) == nil {
-		return "", nil
-	}
-	var s string
-	if JSONKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", core.FieldErrorf(field, "must be a string, got %s", compute.ShortJSON(raw))
-	}
-	return s, nil
-}
+func JobString(raw json.RawMessage, field string) (string, error) { return jobio.String(raw, field) }
 
 // jobText decodes a string, taking a number or a boolean as its text
 // (YAML writes `experiment_name: 2024` unquoted).
-func jobText(raw json.RawMessage, field string) (string, error) {
-	switch k := JSONKind(raw); {
-	case k == 't' || k == 'f' || IsJSONNumberKind(k):
-		var v any
-		if err := JobUnmarshalAny(raw, &v); err != nil {
-			return "", core.FieldErrorf(field, "must be a string, got %s", compute.ShortJSON(raw))
-		}
-		return FormatInputValue(v), nil
-	}
-	return JobString(raw, field)
-}
+func jobText(raw json.RawMessage, field string) (string, error) { return jobio.Text(raw, field) }
 
 // PrefixFieldError puts prefix before the field an EINVALID error names,
 // in its Field and its message, so that an error found inside a part of a

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // Job statuses, Azure ML's names.
@@ -58,24 +59,12 @@ type JobSpec struct {
 	Retries *int `json:"retries,omitempty"`
 }
 
-// JobInput is a literal value or a file/folder input.
-type JobInput struct {
-	// Value holds a literal input (number, string, boolean); Type is empty.
-	Value any `json:"value,omitempty"`
-	// Type is uri_file or uri_folder for path inputs.
-	Type string `json:"type,omitempty"`
-	// Path is the local path as written, an artifact ID once uploaded, or a URI.
-	Path string `json:"path,omitempty"`
-	// Mode is recorded (ro_mount, download, ...); inputs are always downloaded.
-	Mode string `json:"mode,omitempty"`
-}
+// JobInput is a job's input: a literal value, or data at a path
+// (package jobio holds inputs and outputs; the alias keeps callers).
+type JobInput = jobio.Input
 
-// JobOutput is an output folder collected after the run.
-type JobOutput struct {
-	Type string `json:"type,omitempty"`
-	Mode string `json:"mode,omitempty"`
-	Path string `json:"path,omitempty"`
-}
+// JobOutput is a job's output (jobio.Output).
+type JobOutput = jobio.Output
 
 // JobResources are the resources a job asks for.
 type JobResources struct {

@@ -6,16 +6,17 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
-// Input and output types.
+// Input and output types (jobio's, named here for the kinds' callers).
 const (
-	InputTypeURIFile   = "uri_file"
-	InputTypeURIFolder = "uri_folder"
-	InputTypeString    = "string"
-	InputTypeInteger   = "integer"
-	InputTypeNumber    = "number"
-	InputTypeBoolean   = "boolean"
+	InputTypeURIFile   = jobio.TypeURIFile
+	InputTypeURIFolder = jobio.TypeURIFolder
+	InputTypeString    = jobio.TypeString
+	InputTypeInteger   = jobio.TypeInteger
+	InputTypeNumber    = jobio.TypeNumber
+	InputTypeBoolean   = jobio.TypeBoolean
 )
 
 // JobTypeCommand is the only job type Shoal runs.
@@ -32,11 +33,6 @@ var JobKeys = compute.KeySchema{
 	"queue_settings": compute.KeySchema{"job_tier": nil, "priority": nil},
 	"retries":        nil,
 }
-
-var (
-	jobInputKeys  = compute.KeySchema{"type": nil, "path": nil, "mode": nil, "default": nil, "value": nil}
-	jobOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil}
-)
 
 // DecodeJobSpec decodes an Azure ML command job document (JSON with the
 // snake_case YAML keys; the CLI converts YAML to JSON). Unknown keys, wrong
@@ -68,8 +64,8 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		TagsField(&spec.Tags),
 		ValueField("environment", &spec.Environment, decodeJobEnvironment),
 		ValueField("environment_variables", &spec.EnvironmentVariables, decodeJobEnvVars),
-		ValueField("inputs", &spec.Inputs, DecodeJobInputs),
-		ValueField("outputs", &spec.Outputs, DecodeJobOutputs),
+		ValueField("inputs", &spec.Inputs, jobio.DecodeInputs),
+		ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
 		ValueField("resources", &spec.Resources, decodeJobResources),
 		ValueField("distribution", &spec.Distribution, decodeJobDistribution),
 		ValueField("limits", &spec.Limits, decodeJobLimits),
@@ -144,174 +140,6 @@ func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
 			return nil, core.FieldErrorf(JobKeyPath("environment_variables", k), "must be a string, number or boolean, got %s", compute.ShortJSON(m[k]))
 		}
 		out[k] = v
-	}
-	return out, nil
-}
-
-// DecodeJobInputs decodes a job's inputs: each a literal or a {type,
-// path, mode} mapping, by name; an empty mapping is none.
-func DecodeJobInputs(raw json.RawMessage) (map[string]*JobInput, error) {
-	if compute.NonNull(raw) == nil {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
-		return nil, core.FieldErrorf("inputs", "must be a mapping of input names to values or to {type, path, mode} mappings")
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]*JobInput, len(m))
-	for _, name := range core.SortedKeys(m) {
-		in, err := DecodeJobInput(JobKeyPath("inputs", name), m[name])
-		if err != nil {
-			return nil, err
-		}
-		out[name] = in
-	}
-	return out, nil
-}
-
-// DecodeJobInput decodes one input at field: a literal value or a
-// {type, path, mode} mapping.
-func DecodeJobInput(field string, raw json.RawMessage) (*JobInput, error) {
-	switch k := JSONKind(raw); {
-	case k == 0 || k == 'n':
-		return nil, core.FieldErrorf(field, "has no value: give a literal (number, string, boolean) or a mapping with type and path")
-	case k == '[':
-		return nil, core.FieldErrorf(field, "must be a literal (number, string, boolean) or a mapping with type and path, not a list")
-	case k != '{':
-		var v any
-		if err := JobUnmarshalAny(raw, &v); err != nil {
-			return nil, core.FieldErrorf(field, "is not valid (%s)", compute.JSONProblem(err))
-		}
-		return &JobInput{Value: v}, nil
-	}
-	m, err := CheckedMapping(raw, field, jobInputKeys)
-	if err != nil {
-		return nil, err
-	}
-	typ, err := JobString(m["type"], field+".type")
-	if err != nil {
-		return nil, err
-	}
-	path, err := JobString(m["path"], field+".path")
-	if err != nil {
-		return nil, err
-	}
-	mode, err := JobString(m["mode"], field+".mode")
-	if err != nil {
-		return nil, err
-	}
-	valueKey := ""
-	for _, k := range []string{"default", "value"} {
-		if compute.NonNull(m[k]) != nil {
-			if valueKey != "" {
-				return nil, core.FieldErrorf(field+".value", "give either default or value, not both")
-			}
-			valueKey = k
-		}
-	}
-	var value any
-	if valueKey != "" {
-		switch JSONKind(m[valueKey]) {
-		case '{', '[':
-			return nil, core.FieldErrorf(field+"."+valueKey, "must be a number, string or boolean, got %s", compute.ShortJSON(m[valueKey]))
-		}
-		if err := JobUnmarshalAny(m[valueKey], &value); err != nil {
-			return nil, core.FieldErrorf(field+"."+valueKey, "is not valid (%s)", compute.JSONProblem(err))
-		}
-	}
-	t := strings.ToLower(strings.TrimSpace(typ))
-	switch t {
-	case "":
-		switch {
-		case path != "":
-			if valueKey != "" {
-				return nil, core.FieldErrorf(field+"."+valueKey, "is not allowed with path: an input is either a literal value or a file/folder path")
-			}
-			return &JobInput{Type: InputTypeURIFolder, Path: path, Mode: mode}, nil
-		case valueKey != "":
-			if mode != "" {
-				return nil, core.FieldErrorf(field+".mode", "is only allowed for uri_file and uri_folder inputs")
-			}
-			return &JobInput{Value: value}, nil
-		}
-		return nil, core.FieldErrorf(field, "give a path (with type uri_folder or uri_file) or a literal value")
-	case InputTypeURIFile, InputTypeURIFolder:
-		if valueKey != "" {
-			return nil, core.FieldErrorf(field+"."+valueKey, "is not allowed for a %s input; give its path", t)
-		}
-		if strings.TrimSpace(path) == "" {
-			return nil, core.FieldErrorf(field+".path", "is required for a %s input", t)
-		}
-		return &JobInput{Type: t, Path: path, Mode: mode}, nil
-	case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
-		if path != "" {
-			return nil, core.FieldErrorf(field+".path", "is not allowed for a %s input; give its value as default", t)
-		}
-		if mode != "" {
-			return nil, core.FieldErrorf(field+".mode", "is not allowed for a %s input", t)
-		}
-		if valueKey == "" {
-			return nil, core.FieldErrorf(field+".default", "is required for a %s input", t)
-		}
-		v, err := ConvertJobLiteral(field+"."+valueKey, t, value)
-		if err != nil {
-			return nil, err
-		}
-		return &JobInput{Value: v}, nil
-	}
-	return nil, core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", typ)
-}
-
-// DecodeJobOutputs decodes a job's outputs, by name.
-func DecodeJobOutputs(raw json.RawMessage) (map[string]*JobOutput, error) {
-	if compute.NonNull(raw) == nil {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
-		return nil, core.FieldErrorf("outputs", "must be a mapping of output names to {type, mode, path} mappings")
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]*JobOutput, len(m))
-	for _, name := range core.SortedKeys(m) {
-		field := JobKeyPath("outputs", name)
-		switch JSONKind(m[name]) {
-		case 0, 'n':
-			out[name] = &JobOutput{Type: InputTypeURIFolder}
-			continue
-		case '{':
-		default:
-			return nil, core.FieldErrorf(field, "must be a mapping with type, mode and path (or empty for a uri_folder output), got %s", compute.ShortJSON(m[name]))
-		}
-		o, err := CheckedMapping(m[name], field, jobOutputKeys)
-		if err != nil {
-			return nil, err
-		}
-		var jo JobOutput
-		if jo.Type, err = JobString(o["type"], field+".type"); err != nil {
-			return nil, err
-		}
-		if jo.Mode, err = JobString(o["mode"], field+".mode"); err != nil {
-			return nil, err
-		}
-		if jo.Path, err = JobString(o["path"], field+".path"); err != nil {
-			return nil, err
-		}
-		t := strings.ToLower(strings.TrimSpace(jo.Type))
-		switch t {
-		case "":
-			t = InputTypeURIFolder
-		case InputTypeURIFolder, InputTypeURIFile:
-		default:
-			return nil, core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", jo.Type)
-		}
-		jo.Type = t
-		out[name] = &jo
 	}
 	return out, nil
 }

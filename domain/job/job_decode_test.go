@@ -319,8 +319,8 @@ func TestDecodeJobSpecErrors(t *testing.T) {
 		{"path and value", `"inputs": {"x": {"path": "p", "default": 1}}`, "inputs.x.default", []string{"not allowed"}},
 		{"default and value", `"inputs": {"x": {"default": 1, "value": 2}}`, "inputs.x.value", []string{"not both"}},
 		{"untyped value with mode", `"inputs": {"x": {"value": 1, "mode": "download"}}`, "inputs.x.mode", nil},
-		{"unsupported input type", `"inputs": {"x": {"type": "mltable", "path": "p"}}`, "inputs.x.type", []string{"not supported", "uri_folder"}},
-		{"model input type", `"inputs": {"x": {"type": "mlflow_model", "path": "p"}}`, "inputs.x.type", []string{"not supported"}},
+		{"unsupported input type", `"inputs": {"x": {"type": "uri_table", "path": "p"}}`, "inputs.x.type", []string{"not supported", "uri_folder", "mltable", "mlflow_model"}},
+		{"dataset input type", `"inputs": {"x": {"type": "spark_dataset", "path": "p"}}`, "inputs.x.type", []string{"not supported"}},
 		{"integer without default", `"inputs": {"x": {"type": "integer"}}`, "inputs.x.default", []string{"required"}},
 		{"integer with a fraction", `"inputs": {"x": {"type": "integer", "default": 5.5}}`, "inputs.x.default", []string{"whole number"}},
 		{"integer from words", `"inputs": {"x": {"type": "integer", "default": "five"}}`, "inputs.x.default", []string{"whole number"}},
@@ -333,8 +333,8 @@ func TestDecodeJobSpecErrors(t *testing.T) {
 		// outputs
 		{"outputs a list", `"outputs": ["model"]`, "outputs", []string{"mapping"}},
 		{"output a string", `"outputs": {"model": "./out"}`, "outputs.model", []string{"mapping"}},
-		{"output unknown key", `"outputs": {"model": {"type": "uri_folder", "name": "m", "version": 1}}`, "outputs.model.name", []string{"unknown key", "mode", "path", "type"}},
-		{"output unsupported type", `"outputs": {"model": {"type": "mlflow_model"}}`, "outputs.model.type", []string{"not supported", "uri_folder, uri_file"}},
+		{"output unknown key", `"outputs": {"model": {"type": "uri_folder", "name": "m", "version": 1, "datastore": "x"}}`, "outputs.model.datastore", []string{"unknown key", "mode", "name", "path", "type", "version"}},
+		{"output unsupported type", `"outputs": {"model": {"type": "string"}}`, "outputs.model.type", []string{"not supported", "uri_folder, uri_file, mltable"}},
 		{"output mode not a string", `"outputs": {"model": {"mode": 1}}`, "outputs.model.mode", []string{"must be a string"}},
 		// resources
 		{"resources a list", `"resources": [1]`, "resources", []string{"mapping"}},

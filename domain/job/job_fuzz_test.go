@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // jobFuzzSeeds are command jobs as the CLI sends them, valid and not.
@@ -25,6 +26,8 @@ var jobFuzzSeeds = []string{
 	`{"command": "x", "compute": "cpu-cluster", "queue_settings": {"priority": "HIGH", "job_tier": "Null"}, "retries": 100, "distribution": {"type": "MPI"}}`,
 	`{"command": "x", "compute": "cpu-cluster", "inputs": {"a-b": 1, "c": {"type": "boolean", "value": "True"}, "d": {"type": "string", "default": 1.50}}}`,
 	`{"command": "x", "compute": "cpu-cluster", "identity": {"type": "managed"}, "tags": {"a": [1]}}`,
+	`{"command": "x ${{inputs.m}} ${{outputs.o}}", "compute": "c", "inputs": {"m": {"type": "mlflow_model", "path": "azureml:m@latest", "mode": "download"}, "t": {"type": "mltable", "path": "azureml://datastores/d/paths/t/", "mode": "eval_mount"}}, "outputs": {"o": {"type": "custom_model", "name": "m", "version": 2, "path": "azureml://datastores/d/paths/${{name}}/${{output_name}}"}}}`,
+	`{"command": "x", "compute": "c", "inputs": {"u": {"type": "uri_file", "path": "https://h/%2e%2e/x"}, "s": {"path": "s3://b/k", "mode": "rw_mount"}}, "outputs": {"o": {"mode": "direct", "path": "./out"}}}`,
 }
 
 func FuzzDecodeJobSpec(f *testing.F) {
@@ -53,7 +56,7 @@ func FuzzDecodeJobSpec(f *testing.F) {
 		for k, in := range spec.Inputs {
 			if in.Value != nil {
 				inputs[k] = job.FormatInputValue(in.Value)
-			} else if in.Type != "uri_file" && in.Type != "uri_folder" || in.Path == "" {
+			} else if !jobio.IsPathType(in.Type) || in.Path == "" {
 				t.Fatalf("input %s neither literal nor path: %+v", k, in)
 			} else {
 				inputs[k] = "/mnt/inputs/" + k

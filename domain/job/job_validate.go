@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // Limits on job fields.
@@ -25,8 +26,9 @@ const (
 )
 
 var (
-	JobNameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
-	JobIONameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	JobNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	// JobIONameRE is an input's or output's name (jobio.IONameRE).
+	JobIONameRE = jobio.IONameRE
 	envVarRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	shmSizeRE   = regexp.MustCompile(`^(?i)([0-9]+(?:\.[0-9]+)?) ?(?:[kmgtp]i?)?b?$`)
 	// jobRefRE matches a ${{...}} expression in a command.
@@ -38,9 +40,7 @@ var (
 var reservedEnvPrefixes = []string{"SHOAL_", "AZUREML_", "AZ_BATCH_"}
 
 var (
-	JobInputModes  = []string{"ro_mount", "rw_mount", "download", "direct", "eval_mount", "eval_download"}
-	JobOutputModes = []string{"rw_mount", "upload", "direct"}
-	jobTiers       = []string{"null", "spot", "basic", "standard", "premium"}
+	jobTiers = []string{"null", "spot", "basic", "standard", "premium"}
 )
 
 // ValidateJobName applies Azure's job name rule: 1 to 255 characters,
@@ -123,10 +123,10 @@ func NormalizeJobSpec(spec *JobSpec) error {
 		return err
 	}
 	spec.Compute = name
-	if err := normalizeJobInputs(spec.Inputs); err != nil {
+	if err := jobio.NormalizeInputs(spec.Inputs); err != nil {
 		return err
 	}
-	if err := normalizeJobOutputs(spec.Outputs); err != nil {
+	if err := jobio.NormalizeOutputs(spec.Outputs); err != nil {
 		return err
 	}
 	inputs := make(map[string]string, len(spec.Inputs))
@@ -224,19 +224,8 @@ func JobContains(list []string, s string) bool {
 }
 
 // ValidateArtifactRef reports whether s is an uploaded artifact ID:
-// "sha256:" and 64 lower-case hexadecimal digits.
-func ValidateArtifactRef(s string) bool {
-	h, ok := strings.CutPrefix(s, "sha256:")
-	if !ok || len(h) != 64 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// "sha256:" and 64 lower-case hexadecimal digits (jobio.IsArtifactRef).
+func ValidateArtifactRef(s string) bool { return jobio.IsArtifactRef(s) }
 
 func normalizeJobEnvironment(spec *JobSpec) error {
 	env := spec.Environment
@@ -363,109 +352,9 @@ func NormalizeJobCompute(c string) (string, error) {
 }
 
 // ValidateJobIOName checks an input's or output's name: letters, digits
-// and _, starting with a letter or _, at most MaxJobNameLength.
-func ValidateJobIOName(field, name string) error {
-	if len(name) > MaxJobNameLength || !JobIONameRE.MatchString(name) {
-		return core.FieldErrorf(field, "name %q must be 1 to %d letters, digits and '_', starting with a letter or '_'", core.Short(name), MaxJobNameLength)
-	}
-	return nil
-}
-
-func normalizeJobInputs(inputs map[string]*JobInput) error {
-	for _, name := range core.SortedKeys(inputs) {
-		if err := ValidateJobIOName("inputs", name); err != nil {
-			return err
-		}
-		field := "inputs." + name
-		in := inputs[name]
-		if in == nil {
-			return core.FieldErrorf(field, "has no value: give a literal (number, string, boolean) or a mapping with type and path")
-		}
-		t := strings.ToLower(strings.TrimSpace(in.Type))
-		if in.Value != nil {
-			switch t {
-			case "", InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
-			default:
-				return core.FieldErrorf(field+".type", "a literal input cannot have type %s", core.Short(in.Type))
-			}
-			if in.Path != "" || in.Mode != "" {
-				return core.FieldErrorf(field, "a literal input cannot also have a path or a mode")
-			}
-			v, err := ConvertJobLiteral(field, t, in.Value)
-			if err != nil {
-				return err
-			}
-			if s, ok := v.(string); ok && strings.ContainsRune(s, 0) {
-				return core.FieldErrorf(field, "must not contain NUL characters")
-			}
-			in.Value, in.Type = v, ""
-			continue
-		}
-		switch t {
-		case "":
-			if in.Path == "" {
-				return core.FieldErrorf(field, "give a path (with type uri_folder or uri_file) or a literal value")
-			}
-			t = InputTypeURIFolder
-		case InputTypeURIFile, InputTypeURIFolder:
-		case InputTypeString, InputTypeInteger, InputTypeNumber, InputTypeBoolean:
-			return core.FieldErrorf(field+".default", "is required for a %s input", t)
-		default:
-			return core.FieldErrorf(field+".type", "input type %q is not supported; supported: uri_folder, uri_file, string, integer, number, boolean", core.Short(in.Type))
-		}
-		in.Type = t
-		if in.Path == "" {
-			return core.FieldErrorf(field+".path", "is required for a %s input", t)
-		}
-		if err := core.ValidatePath(field+".path", in.Path); err != nil {
-			return err
-		}
-		if in.Mode != "" {
-			m := strings.ToLower(strings.TrimSpace(in.Mode))
-			if !JobContains(JobInputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown input mode %q; use %s", core.Short(in.Mode), strings.Join(JobInputModes, ", "))
-			}
-			in.Mode = m
-		}
-	}
-	return nil
-}
-
-func normalizeJobOutputs(outputs map[string]*JobOutput) error {
-	for _, name := range core.SortedKeys(outputs) {
-		if err := ValidateJobIOName("outputs", name); err != nil {
-			return err
-		}
-		field := "outputs." + name
-		o := outputs[name]
-		if o == nil {
-			o = &JobOutput{}
-			outputs[name] = o
-		}
-		t := strings.ToLower(strings.TrimSpace(o.Type))
-		switch t {
-		case "":
-			t = InputTypeURIFolder
-		case InputTypeURIFolder, InputTypeURIFile:
-		default:
-			return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.Short(o.Type))
-		}
-		o.Type = t
-		if o.Path != "" {
-			if err := core.ValidatePath(field+".path", o.Path); err != nil {
-				return err
-			}
-		}
-		if o.Mode != "" {
-			m := strings.ToLower(strings.TrimSpace(o.Mode))
-			if !JobContains(JobOutputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.Short(o.Mode), strings.Join(JobOutputModes, ", "))
-			}
-			o.Mode = m
-		}
-	}
-	return nil
-}
+// and _, starting with a letter or _, at most MaxJobNameLength
+// (jobio.ValidateIOName).
+func ValidateJobIOName(field, name string) error { return jobio.ValidateIOName(field, name) }
 
 // ExpandCommand substitutes every ${{inputs.x}} and ${{outputs.y}} in a
 // command (spaces inside the braces are allowed: ${{ inputs.x }}) with the

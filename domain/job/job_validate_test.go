@@ -313,7 +313,7 @@ func TestNormalizeJobSpecRules(t *testing.T) {
 		{"empty input", func(s *job.JobSpec) { s.Inputs["lr"] = &job.JobInput{} }, "inputs.lr", []string{"path", "value"}},
 		{"uri input without path", func(s *job.JobSpec) { s.Inputs["data"] = &job.JobInput{Type: "uri_file"} }, "inputs.data.path", []string{"required"}},
 		{"input path on two lines", func(s *job.JobSpec) { s.Inputs["data"] = &job.JobInput{Type: "uri_file", Path: "a\nb"} }, "inputs.data.path", []string{"one line"}},
-		{"unsupported input type", func(s *job.JobSpec) { s.Inputs["data"] = &job.JobInput{Type: "mltable", Path: "p"} }, "inputs.data.type", []string{"not supported"}},
+		{"unsupported input type", func(s *job.JobSpec) { s.Inputs["data"] = &job.JobInput{Type: "uri_table", Path: "p"} }, "inputs.data.type", []string{"not supported"}},
 		{"literal type without value", func(s *job.JobSpec) { s.Inputs["lr"] = &job.JobInput{Type: "number"} }, "inputs.lr.default", []string{"required"}},
 		{"unknown input mode", func(s *job.JobSpec) { s.Inputs["data"] = &job.JobInput{Path: "p", Mode: "mount"} }, "inputs.data.mode", []string{"ro_mount", "download"}},
 		{"upload mode on an input", func(s *job.JobSpec) { s.Inputs["data"] = &job.JobInput{Path: "p", Mode: "upload"} }, "inputs.data.mode", nil},
@@ -329,7 +329,7 @@ func TestNormalizeJobSpecRules(t *testing.T) {
 		// outputs
 		{"output name with '.'", func(s *job.JobSpec) { s.Outputs["model.pt"] = &job.JobOutput{} }, "outputs", []string{"model.pt"}},
 		{"output name too long", func(s *job.JobSpec) { s.Outputs[strings.Repeat("o", 256)] = &job.JobOutput{} }, "outputs", nil},
-		{"unsupported output type", func(s *job.JobSpec) { s.Outputs["model"] = &job.JobOutput{Type: "mlflow_model"} }, "outputs.model.type", []string{"not supported"}},
+		{"unsupported output type", func(s *job.JobSpec) { s.Outputs["model"] = &job.JobOutput{Type: "integer"} }, "outputs.model.type", []string{"not supported"}},
 		{"output download mode", func(s *job.JobSpec) { s.Outputs["model"] = &job.JobOutput{Mode: "download"} }, "outputs.model.mode", []string{"rw_mount", "upload"}},
 		{"output path on two lines", func(s *job.JobSpec) { s.Outputs["model"] = &job.JobOutput{Path: "a\rb"} }, "outputs.model.path", nil},
 		// resources

@@ -101,6 +101,11 @@ type StepOutput struct {
 	Mode string `json:"mode,omitempty"`
 	// Bind is ${{parent.outputs.y}}.
 	Bind string `json:"bind,omitempty"`
+	// Path is where the step's output is kept (a datastore URI, as a
+	// job output's path), Name and Version what it is registered as.
+	Path    string `json:"path,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
 }
 
 // Kinds of a pipeline binding.

@@ -93,10 +93,11 @@ var kinds = map[string][]string{
 	"domain/identity":        {"domain/core"},
 	"domain/asset":           {"domain/core"},
 	"domain/compute":         {"domain/core", "domain/identity", "domain/asset"},
-	"domain/job":             {"domain/core", "domain/identity", "domain/asset", "domain/compute"},
-	"domain/job/pipelinejob": {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
-	"domain/job/sweepjob":    {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
-	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job"},
+	"domain/job/jobio":       {"domain/core", "domain/identity", "domain/asset", "domain/compute"},
+	"domain/job":             {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job/jobio"},
+	"domain/job/pipelinejob": {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
+	"domain/job/sweepjob":    {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
+	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/money":           {"domain/core", "domain/identity"},
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // pipelineKeys are the keys of a pipeline job document that a user writes.
@@ -35,7 +36,7 @@ var stepJobKeys = []string{"command", "code", "environment", "environment_variab
 	"resources", "distribution", "limits", "display_name", "description", "tags"}
 
 // stepOutputKeys are the keys of a step's output mapping.
-var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil}
+var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil, "name": nil, "version": nil}
 
 // DecodeJobType returns the type of a job document, lower-cased, or ""
 // when it has none (a command job): callers decode a command job with
@@ -69,7 +70,7 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 	}
 	fields := append(job.JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
 		job.StringField("compute", &spec.Compute), job.TagsField(&spec.Tags),
-		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, job.DecodeJobOutputs),
+		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
 		job.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
 		job.ValueField("jobs", &spec.Jobs, decodePipelineSteps),
 	)
@@ -83,7 +84,7 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 // which bind nothing: a binding names another step's value, and the
 // pipeline has no step above it.
 func decodePipelineInputs(raw json.RawMessage) (map[string]*job.JobInput, error) {
-	inputs, err := job.DecodeJobInputs(raw)
+	inputs, err := jobio.DecodeInputs(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +269,7 @@ func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepI
 				}
 			}
 		}
-		in, err := job.DecodeJobInput(field, v)
+		in, err := jobio.DecodeInput(field, v)
 		if err != nil {
 			return nil, err
 		}
@@ -319,10 +320,18 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		if err != nil {
 			return nil, err
 		}
-		if p != "" && !job.IsPipelineBinding(p) {
-			return nil, core.FieldErrorf(field+".path", "a step output's path is chosen by Shoal; bind it to a pipeline output with ${{parent.outputs.<name>}} instead of %q", core.Short(p))
+		// A binding to a pipeline output, or where the output is kept.
+		if job.IsPipelineBinding(p) && jobio.PathKind(p) == jobio.Local {
+			so.Bind = strings.TrimSpace(p)
+		} else {
+			so.Path = p
 		}
-		so.Bind = strings.TrimSpace(p)
+		if so.Name, err = job.JobString(o["name"], field+".name"); err != nil {
+			return nil, err
+		}
+		if so.Version, err = jobio.Text(o["version"], field+".version"); err != nil {
+			return nil, err
+		}
 		out[name] = so
 	}
 	return out, nil

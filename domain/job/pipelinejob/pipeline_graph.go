@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // PipelineEdge is one data dependency: step To's input Input reads step
@@ -390,13 +391,23 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 			o.Type = job.InputTypeURIFolder
 		}
 		if so := s.Outputs[name]; so != nil {
+			o.Path, o.Name, o.Version = so.Path, so.Name, so.Version
 			if so.Mode != "" {
 				o.Mode = so.Mode
 			}
 			if so.Bind != "" {
 				if b, err := job.ParsePipelineBinding(prefix+job.JobKeyPath("outputs", name), so.Bind); err == nil {
-					if po := g.spec.Outputs[b.Name]; po != nil && so.Mode == "" && po.Mode != "" {
-						o.Mode = po.Mode
+					if po := g.spec.Outputs[b.Name]; po != nil {
+						if so.Mode == "" && po.Mode != "" {
+							o.Mode = po.Mode
+						}
+						// The step writes where the pipeline output's path
+						// says: ${{name}} there is the pipeline's name and
+						// ${{output_name}} the pipeline output's, as Azure
+						// reads a pipeline's outputs.
+						if po.Path != "" && g.spec.Name != "" {
+							o.Path = jobio.ExpandOutputPath(po.Path, g.spec.Name, b.Name)
+						}
 					}
 				}
 			}
@@ -432,7 +443,7 @@ func (g *PipelineGraph) resolveInput(field string, si *job.StepInput, d *job.Com
 	}
 	dataType := func(t string) string {
 		switch {
-		case d != nil && (d.Type == job.InputTypeURIFile || d.Type == job.InputTypeURIFolder):
+		case d != nil && jobio.IsPathType(d.Type):
 			return d.Type
 		case t != "":
 			return t
@@ -443,7 +454,7 @@ func (g *PipelineGraph) resolveInput(field string, si *job.StepInput, d *job.Com
 		if si.Value != nil {
 			return &job.JobInput{Value: si.Value}, nil
 		}
-		return &job.JobInput{Type: dataType(si.Type), Path: si.Path, Mode: si.Mode}, nil
+		return &job.JobInput{Type: firstNonEmpty(si.Type, dataType("")), Path: si.Path, Mode: si.Mode}, nil
 	}
 	b, err := job.ParsePipelineBinding(field, si.Bind)
 	if err != nil {

@@ -290,7 +290,7 @@ func TestPipelineErrors(t *testing.T) {
 		{"bad output mode", "jobs.score.outputs.scores.mode", "unknown output mode", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.score.outputs.scores.mode", "copy")
 		}},
-		{"step output path", "jobs.score.outputs.scores.path", "chosen by Shoal", func(d map[string]any) map[string]any {
+		{"step output path local", "jobs.score.outputs.scores.path", "datastore URI", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.score.outputs.scores.path", "./out")
 		}},
 		{"binding in a pipeline input", "inputs.epochs", "bindings", func(d map[string]any) map[string]any {

@@ -6,6 +6,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // NormalizePipelineSpec checks a decoded pipeline job and puts its
@@ -147,6 +148,17 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		if inline {
 			cprefix = prefix
 		}
+		if inline {
+			// An inline step's output bound to a pipeline output is of
+			// that output's type, unless the step says otherwise.
+			for out, so := range step.Outputs {
+				if co := c.Outputs[out]; co != nil && so != nil && so.Type == "" && co.Type == "" {
+					if b, err := job.ParsePipelineBinding(prefix+job.JobKeyPath("outputs", out), so.Bind); err == nil && spec.Outputs[b.Name] != nil {
+						co.Type = spec.Outputs[b.Name].Type
+					}
+				}
+			}
+		}
 		if err := job.NormalizeComponentSpec(c, false, inline); err != nil {
 			return job.PrefixFieldError(cprefix, err)
 		}
@@ -180,21 +192,29 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 				return core.FieldErrorf(field, "the component declares no output %q; its outputs: %s", core.Short(out), listOrNone(core.SortedKeys(c.Outputs)))
 			}
 		}
-		if t := strings.ToLower(strings.TrimSpace(o.Type)); t != "" {
-			if t != job.InputTypeURIFolder && t != job.InputTypeURIFile {
-				return core.FieldErrorf(field+".type", "output type %q is not supported; supported: uri_folder, uri_file", core.Short(o.Type))
+		if strings.TrimSpace(o.Type) != "" {
+			t, err := jobio.NormalizeOutputType(field+".type", o.Type)
+			if err != nil {
+				return err
 			}
 			if declared != nil && declared.Type != "" && declared.Type != t {
 				return core.FieldErrorf(field+".type", "is %s, but the component's output is %s", t, declared.Type)
 			}
 			o.Type = t
 		}
-		if o.Mode != "" {
-			m := strings.ToLower(strings.TrimSpace(o.Mode))
-			if !job.JobContains(job.JobOutputModes, m) {
-				return core.FieldErrorf(field+".mode", "unknown output mode %q; use %s", core.Short(o.Mode), strings.Join(job.JobOutputModes, ", "))
-			}
-			o.Mode = m
+		m, err := jobio.NormalizeOutputMode(field+".mode", o.Mode)
+		if err != nil {
+			return err
+		}
+		o.Mode = m
+		// A path and a name of its own, checked as a job output's.
+		own := &jobio.Output{Type: jobio.TypeURIFolder, Path: o.Path, Name: o.Name, Version: o.Version}
+		if err := jobio.NormalizeOutput(field, own); err != nil {
+			return err
+		}
+		o.Name, o.Version = own.Name, own.Version
+		if o.Bind != "" && (o.Path != "" || o.Name != "") {
+			return core.FieldErrorf(field, "binds %s: the pipeline output's path and name apply; give path and name there, not on the step", core.Short(o.Bind))
 		}
 		if o.Bind == "" {
 			continue
@@ -252,21 +272,23 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 			declared = nil // an inline step's input: any type
 		}
 	}
-	if in.Mode != "" {
-		m := strings.ToLower(strings.TrimSpace(in.Mode))
-		if !job.JobContains(job.JobInputModes, m) {
-			return core.FieldErrorf(field+".mode", "unknown input mode %q; use %s", core.Short(in.Mode), strings.Join(job.JobInputModes, ", "))
-		}
-		in.Mode = m
-	}
 	t := strings.ToLower(strings.TrimSpace(in.Type))
 	if t != "" {
-		if t != job.InputTypeURIFile && t != job.InputTypeURIFolder {
-			return core.FieldErrorf(field+".type", "a step input's type is uri_folder or uri_file (literals take the component's type), got %q", core.Short(in.Type))
+		if !jobio.IsPathType(t) {
+			return core.FieldErrorf(field+".type", "a step input's type is one of %s (literals take the component's type), got %q", strings.Join(jobio.PathTypes, ", "), core.Short(in.Type))
 		}
 		in.Type = t
 	}
-	isData := func(typ string) bool { return typ == job.InputTypeURIFile || typ == job.InputTypeURIFolder }
+	isData := jobio.IsPathType
+	modeType := t
+	if modeType == "" && declared != nil && isData(declared.Type) {
+		modeType = declared.Type
+	}
+	m, err := jobio.NormalizeInputMode(field+".mode", modeType, in.Mode)
+	if err != nil {
+		return err
+	}
+	in.Mode = m
 	wrongType := func(what, got string) error {
 		return core.FieldErrorf(field, "%s is %s, but the component's input %s is %s", what, got, name, declared.Type)
 	}
@@ -342,7 +364,7 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 		}
 		in.Value = v
 	default:
-		if err := core.ValidatePath(field+".path", in.Path); err != nil {
+		if err := jobio.CheckInputPath(field+".path", in.Path); err != nil {
 			return err
 		}
 		if t == "" {
@@ -355,9 +377,9 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 		if declared != nil && !isData(declared.Type) {
 			return wrongType("the path", t)
 		}
-		if declared != nil && t != declared.Type {
-			return core.FieldErrorf(field+".type", "is %s, but the component's input is %s", t, declared.Type)
-		}
+		// A path the step gives with a data type of its own keeps it
+		// (Azure's examples give a uri_file to a uri_folder input): the
+		// step says what its data is.
 	}
 	return nil
 }
