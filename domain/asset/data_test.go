@@ -55,8 +55,8 @@ func TestNormalizeData(t *testing.T) {
 		"azureml://datastores/workspaceblobstore/paths/LocalUpload/x/",
 		"azureml://subscriptions/s/resourcegroups/r/workspaces/w/datastores/ds/paths/a/b.csv",
 		"https://acct.blob.core.windows.net/c/iris.csv",
-		"wasbs://c@acct.blob.core.windows.net/p/",
-		"abfss://fs@acct.dfs.core.windows.net/p/",
+		"wasbs://data@acct.blob.core.windows.net/p/",
+		"abfss://lake@acct.dfs.core.windows.net/p/",
 		"s3://bucket/key/",
 		"azureml:other:1",
 	} {
@@ -68,7 +68,7 @@ func TestNormalizeData(t *testing.T) {
 			t.Fatalf("normalized to %+v", d)
 		}
 	}
-	d := asset.Data{Name: "d", Path: "s3://b/k"}
+	d := asset.Data{Name: "d", Path: "s3://bucket/k"}
 	if err := asset.NormalizeData(&d); err != nil || d.Type != asset.DataURIFolder {
 		t.Fatalf("type %q, %v; want the default uri_folder", d.Type, err)
 	}

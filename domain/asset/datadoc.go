@@ -119,5 +119,6 @@ func ValidateAssetPath(field, p string) error {
 			return core.FieldErrorf(field, "%q must not contain a '..' segment: name the path itself", core.Short(p))
 		}
 	}
-	return nil
+	_, err := CheckDataURI(field, p)
+	return err
 }

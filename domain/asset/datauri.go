@@ -1,6 +1,7 @@
 package asset
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 
@@ -203,6 +204,11 @@ func parseAzureMLLong(u DataURI, rest string) (DataURI, error) {
 		}
 		u.Workspace = segs[i+1]
 		i += 2
+	} else if len(segs) > 3 && strings.EqualFold(segs[0], "locations") && strings.EqualFold(segs[2], "workspaces") && segs[3] != "" {
+		// locations/<region>/workspaces/<ws>/...: the form Azure's
+		// studio copies for an asset.
+		u.Workspace = segs[3]
+		i = 4
 	} else if len(segs) > 0 && strings.EqualFold(segs[0], "registries") {
 		return bad("names a registry: assets shared through registries are not supported by Shoal; register the asset in the workspace")
 	}
@@ -348,4 +354,18 @@ func urlHasPrefix(raw, base string) bool {
 		return false
 	}
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host) && strings.HasPrefix(a.Path, b.Path)
+}
+
+// CheckDataURI parses s with ParseDataURI for a field other than "path"
+// (a job's inputs.X.path, an asset's path): the error names that field.
+func CheckDataURI(field, s string) (DataURI, error) {
+	u, err := ParseDataURI(s)
+	var e *core.Error
+	if err != nil && errors.As(err, &e) && e.Field == "path" && field != "path" {
+		e2 := *e
+		e2.Field = field
+		e2.Message = field + strings.TrimPrefix(e.Message, "path")
+		return u, &e2
+	}
+	return u, err
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/asset"
+
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -164,7 +166,13 @@ func CheckRemotePath(field, p string) error {
 			return core.FieldErrorf(field, "%q must not contain '..' segments (or encoded '/', '\\' or NUL): a path stays inside the datastore or container it names", core.Short(p))
 		}
 	}
-	return nil
+	// The deep parse is the one every data path goes through (data
+	// assets, datastores' URLs, the server's resolution).
+	if strings.HasPrefix(strings.ToLower(p), "azureml://jobs/") {
+		return nil // a pipeline's binding of another step's output
+	}
+	_, err := asset.CheckDataURI(field, p)
+	return err
 }
 
 // outputRefRE matches a ${{...}} placeholder in an output path.

@@ -52,7 +52,7 @@ func TestCheckInputPathAcceptsEveryRemoteKind(t *testing.T) {
 		"azureml://subscriptions/s/resourcegroups/r/workspaces/w/datastores/blob/paths/a/b.csv",
 		"azureml://locations/westus/workspaces/w/data/iris/versions/1",
 		"https://acct.blob.core.windows.net/c/iris.csv?sv=1&sig=x",
-		"http://10.0.0.5/iris.csv", "wasbs://c@acct.blob.core.windows.net/p", "abfss://fs@acct.dfs.core.windows.net/p/",
+		"http://10.0.0.5/iris.csv", "wasbs://data@acct.blob.core.windows.net/p", "abfss://lake@acct.dfs.core.windows.net/p/",
 		"s3://bucket/prefix/", "HTTPS://Host/A",
 		"https://host/a..b/c...", // dots inside a name are not a segment ..
 	} {
@@ -76,6 +76,7 @@ func TestCheckInputPathRefusals(t *testing.T) {
 		{"s3://bucket/a/%2fetc", []string{"encoded"}},
 		{"s3://bucket/a%00b", []string{"encoded"}},
 		{"wasbs://c@a.blob.core.windows.net/..", []string{"'..' segments"}},
+		{"azureml://registries/azureml/models/bert/versions/1", []string{"registry", "not supported"}},
 		{"azureml:../x", []string{"'..' segments"}},
 		{"azureml://datastores\\blob/paths/x", []string{"backslashes"}},
 		{"https://host/a\\..\\b", []string{"backslashes"}},

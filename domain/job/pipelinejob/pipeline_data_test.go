@@ -15,7 +15,7 @@ func TestPipelineRemoteInputsAndOutputPaths(t *testing.T) {
 	d := threeSteps()
 	d = jobtest.Set(d, "inputs.raw", map[string]any{"type": "uri_folder", "path": "azureml:raw-data@latest", "mode": "download"})
 	d = jobtest.Set(d, "outputs.final_model", map[string]any{"type": "uri_folder", "path": "azureml://datastores/workspaceblobstore/paths/${{name}}/${{output_name}}/", "name": "final", "version": "3"})
-	d = jobtest.Set(d, "jobs.score.inputs.model", map[string]any{"type": "mlflow_model", "path": "azureml://registries/azureml/models/bert/versions/1"})
+	d = jobtest.Set(d, "jobs.score.inputs.model", map[string]any{"type": "mlflow_model", "path": "azureml://models/bert/versions/1"})
 	d = jobtest.Set(d, "jobs.score.inputs.data", map[string]any{"type": "mltable", "path": "https://h.example/tables/iris/", "mode": "eval_download"})
 	d = jobtest.Set(d, "jobs.score.outputs.scores", map[string]any{"type": "uri_file", "path": "azureml://datastores/blob/paths/scores/${{name}}.csv", "name": "scores"})
 	spec, err := decodePipeline(t, d)
@@ -31,7 +31,7 @@ func TestPipelineRemoteInputsAndOutputPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in := score.Inputs["model"]; in.Type != "mlflow_model" || in.Path != "azureml://registries/azureml/models/bert/versions/1" {
+	if in := score.Inputs["model"]; in.Type != "mlflow_model" || in.Path != "azureml://models/bert/versions/1" {
 		t.Errorf("score's model input = %+v", in)
 	}
 	if in := score.Inputs["data"]; in.Type != "mltable" || in.Mode != "eval_download" {
