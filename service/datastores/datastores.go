@@ -127,7 +127,9 @@ func all(tx store.Tx, workspace string) ([]*asset.Datastore, error) {
 		return nil, err
 	}
 	out := append(asset.BuiltinDatastores(w.Name, w.CreatedOn), stored...)
-	slices.SortStableFunc(out, func(a, b *asset.Datastore) int { return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)) })
+	slices.SortStableFunc(out, func(a, b *asset.Datastore) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
 	return out, nil
 }
 
