@@ -34,7 +34,7 @@ func finalize(o *Output, now time.Time) {
 				infra = r
 			}
 		case job.AttemptFailed, job.AttemptTimedOut:
-			if r.Failure == node.RankImageFailed && image == nil {
+			if node.JobsOwnFailure(r.Failure) && image == nil {
 				image = r
 			}
 			if failed == nil {
