@@ -13,7 +13,7 @@ import (
 func (a *Agent) rankNode() rank.Node {
 	return rank.Node{NodeID: a.cfg.NodeID, WorkDir: a.cfg.WorkDir, RunDir: a.runDir, ServerURL: a.cfg.ServerURL,
 		GPUDevices: a.cfg.GPUDevices, NodeImage: a.cfg.NodeImage, Client: a.client, Log: a.log, Clock: a.cfg.Clock,
-		Accounts: a.accounts, Ctr: a.ctr, Agent: rankAgent{a}, Networks: a.net.ranks}
+		Accounts: a.accounts, Ctr: a.ctr, Agent: rankAgent{a}, Networks: a.net.ranks, Data: a.data}
 }
 
 // rankAgent is the agent as its ranks need it (rank.Agent), kept apart
