@@ -316,4 +316,3 @@ func TestRankUploadsOutputsToDatastores(t *testing.T) {
 		t.Fatalf("final report %+v, want Failed output_failed with S3's words; log:\n%s", rep, log)
 	}
 }
-
