@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/teststorage"
 )
 
@@ -315,4 +316,35 @@ func TestRankUploadsOutputsToDatastores(t *testing.T) {
 		!strings.Contains(rep.Reason, "SignatureDoesNotMatch") || strings.Contains(rep.Reason, "not-the-secret") {
 		t.Fatalf("final report %+v, want Failed output_failed with S3's words; log:\n%s", rep, log)
 	}
+}
+
+// A container rank reads a ro_mount input through a read-only volume:
+// the file is there at ${{inputs.data}}, and the job in its container
+// can neither change it nor add to its folder.
+func TestContainerRankReadsInputReadOnly(t *testing.T) {
+	env := testctr.Shared(t)
+	h := teststorage.StartHTTP(t, map[string][]byte{"/d/iris.csv": []byte("iris in a container\n")})
+	srv := newFakeAgentServer(t)
+	a := containerAgent(t, env, srv, "ctr-input")
+	c, err := datacache.Open(t.TempDir(), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Data = c
+	tk := task("att-ctr-input", env.Registry.Addr+"/"+testctr.PushedBase)
+	tk.Inputs = map[string]*job.JobInput{"data": {Type: jobio.TypeURIFile, Path: h.URL + "/d/iris.csv"}}
+	tk.InputSources = map[string]*node.DataSource{"data": {Kind: node.DataHTTP, URI: h.URL + "/d/iris.csv", ServiceURL: h.URL + "/d/iris.csv", AllowHTTP: true}}
+	tk.Command = `cat ${{inputs.data}}; (echo changed > ${{inputs.data}}) 2>/dev/null && echo WROTE-INPUT; ` +
+		`(echo x > $(dirname ${{inputs.data}})/new) 2>/dev/null && echo CREATED-IN-INPUT; true`
+	log := runRank(t, a, tk, nil)
+	if rep := srv.final(t); rep.State != node.RankCompleted {
+		t.Fatalf("final report %+v; log:\n%s", rep, log)
+	}
+	if !strings.Contains(log, "iris in a container") {
+		t.Errorf("the container did not read its input:\n%s", log)
+	}
+	if strings.Contains(log, "WROTE-INPUT") || strings.Contains(log, "CREATED-IN-INPUT") {
+		t.Errorf("the container changed its ro_mount input:\n%s", log)
+	}
+	noContainersLeft(t, env, "ctr-input")
 }
