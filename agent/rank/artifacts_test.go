@@ -32,6 +32,8 @@ type outputsServer struct {
 	// restore is what an earlier attempt left, served to a rank that
 	// restores outputs.
 	restore []byte
+	// notify, when set, gets each report as it arrives.
+	notify func(node.RankReport)
 }
 
 func newOutputsServer(t *testing.T) *outputsServer {
@@ -51,7 +53,11 @@ func newOutputsServer(t *testing.T) *outputsServer {
 			_ = json.NewDecoder(r.Body).Decode(&rep)
 			s.mu.Lock()
 			s.reps = append(s.reps, rep)
+			notify := s.notify
 			s.mu.Unlock()
+			if notify != nil {
+				notify(rep)
+			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, "{}")
 		case strings.HasPrefix(r.URL.Path, "/agent/v1/artifacts/"):

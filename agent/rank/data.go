@@ -299,15 +299,14 @@ func (r *Rank) cacheInput(ctx context.Context, name string, src *node.DataSource
 	progress.Report(what)
 	return r.n.Data.Get(ctx, datacache.KeyOf(sourceIdentity(src), objs), size, func(dir string) error {
 		return objstore.Download(ctx, s, prefix, dir, func(done, total int64) {
-			progress.Report(fmt.Sprintf("%s — %s of %s", what, megabytes(done), megabytes(total)))
+			progress.Report(fmt.Sprintf("%s — %d of %d MB", what, megabytes(done), megabytes(total)))
 		})
 	})
 }
 
-// megabytes is n bytes for a Preparing message, as image pulls say it.
-func megabytes(n int64) string {
-	return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
-}
+// megabytes is n bytes in MB, rounded, for a Preparing message as
+// image pulls say it ("120 of 216 MB").
+func megabytes(n int64) int64 { return (n + 500_000) / 1_000_000 }
 
 // preparingReporter sends the rank's Preparing reports, rate-limited as
 // an image pull's are; progress only, never waited for.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
@@ -347,4 +348,31 @@ func TestContainerRankReadsInputReadOnly(t *testing.T) {
 		t.Errorf("the container changed its ro_mount input:\n%s", log)
 	}
 	noContainersLeft(t, env, "ctr-input")
+}
+
+// A rank fetching an input is Preparing, saying which input, from which
+// asset, and how far the fetch got, as an image pull says it.
+func TestRankReportsFetchingAsPreparing(t *testing.T) {
+	h := teststorage.StartHTTP(t, map[string][]byte{"/iris.csv": []byte(strings.Repeat("x", 3_000_000))})
+	srv := newOutputsServer(t)
+	seen := make(chan string, 16)
+	srv.notify = func(rep node.RankReport) {
+		if rep.State == node.RankPreparing {
+			seen <- rep.Reason
+		}
+	}
+	a := dataAgent(t, srv, "prep", runas.Unisolated(), t.TempDir())
+	src := &node.DataSource{Kind: node.DataHTTP, URI: h.URL + "/iris.csv", ServiceURL: h.URL + "/iris.csv", AllowHTTP: true, Asset: "iris:3"}
+	runRank(t, a, dataTask("att-prep", `true`, jobio.TypeURIFile, "", src), nil)
+	select {
+	case reason := <-seen:
+		if !strings.HasPrefix(reason, "fetching input data (azureml:iris:3)") {
+			t.Errorf("Preparing reason %q", reason)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no Preparing report while the input was fetched")
+	}
+	if got, want := [2]int64{megabytes(120_400_000), megabytes(216_600_000)}, [2]int64{120, 217}; got != want {
+		t.Errorf("megabytes: %v, want %v", got, want)
+	}
 }
