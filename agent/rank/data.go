@@ -486,7 +486,14 @@ func (r *Rank) uploadOutput(ctx context.Context, name string, dst *node.DataSour
 	prefix := dst.Prefix
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		if des, err := os.ReadDir(dir); err == nil && len(des) == 1 && des[0].Type().IsRegular() {
-			f, err := os.Open(filepath.Join(dir, des[0].Name()))
+			// Opened within the folder: the job's account owns it, and
+			// a link swapped in must not lead the agent out of it.
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			f, err := root.OpenFile(des[0].Name(), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 			if err != nil {
 				return err
 			}
@@ -494,6 +501,9 @@ func (r *Rank) uploadOutput(ctx context.Context, name string, dst *node.DataSour
 			info, err := f.Stat()
 			if err != nil {
 				return err
+			}
+			if !info.Mode().IsRegular() {
+				return fmt.Errorf("%s is not a regular file", des[0].Name())
 			}
 			return s.Put(ctx, prefix, f, info.Size())
 		}

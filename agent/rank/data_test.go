@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -374,5 +375,62 @@ func TestRankReportsFetchingAsPreparing(t *testing.T) {
 	}
 	if got, want := [2]int64{megabytes(120_400_000), megabytes(216_600_000)}, [2]int64{120, 217}; got != want {
 		t.Errorf("megabytes: %v, want %v", got, want)
+	}
+}
+
+// An nfs input stays inside its datastore's path: a prefix climbing out
+// of it, or a link in it leading out, fails the job, reading nothing.
+func TestRankNFSInputStaysInItsPath(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("host secret\n"), 0o644)
+	os.Symlink(outside, filepath.Join(root, "link"))
+	for name, prefix := range map[string]string{"dotdot": "../" + filepath.Base(outside), "link": "link"} {
+		t.Run(name, func(t *testing.T) {
+			srv := newOutputsServer(t)
+			a := dataAgent(t, srv, "nfs-"+name, runas.Unisolated(), t.TempDir())
+			src := &node.DataSource{Kind: node.DataNFS, URI: "azureml://datastores/nfs/paths/" + prefix, Root: root, Prefix: prefix}
+			log := runRank(t, a, dataTask("att-nfs-"+name, `cat ${{inputs.data}}/secret`, jobio.TypeURIFolder, "", src), nil)
+			rep := srv.final(t)
+			if rep.State != node.RankFailed || rep.Failure != node.RankInputFailed || strings.Contains(log, "host secret") {
+				t.Fatalf("final report %+v, want Failed input_failed; log:\n%s", rep, log)
+			}
+		})
+	}
+}
+
+// Cancelling a rank while it fetches an input ends the fetch: the rank
+// ends Canceled, not as an input the job could not get.
+func TestRankStoppedWhileFetching(t *testing.T) {
+	ip, err := teststorage.HostIP()
+	if err != nil {
+		t.Skip(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan struct{}, 1)
+	slow := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // never answers: only the rank's stop ends the fetch
+	}))
+	slow.Listener.Close()
+	slow.Listener = l
+	slow.Start()
+	t.Cleanup(slow.Close)
+	srv := newOutputsServer(t)
+	a := dataAgent(t, srv, "stop-fetch", runas.Unisolated(), t.TempDir())
+	src := &node.DataSource{Kind: node.DataHTTP, URI: slow.URL + "/big.bin", ServiceURL: slow.URL + "/big.bin", AllowHTTP: true}
+	log := runRank(t, a, dataTask("att-stop-fetch", `echo RAN`, jobio.TypeURIFile, "", src), func(r *Rank) {
+		<-asked
+		r.Stop("canceled")
+	})
+	rep := srv.final(t)
+	if rep.State != node.RankCanceled || rep.Failure != "" || strings.Contains(log, "RAN") {
+		t.Fatalf("final report %+v, want Canceled; log:\n%s", rep, log)
 	}
 }

@@ -112,9 +112,24 @@ func (r *Rank) Run(ctx context.Context) {
 	// What the rank holds of the node's data (cache entries, read-only
 	// mounts) is given back however it ends.
 	defer r.releaseData()
-	cmd, err := r.prepare(ctx, outDir)
+	// Stopping the rank while it fetches its inputs ends the fetch.
+	prepCtx, cancelPrep := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancelPrep = cancelPrep
+	if r.stopReason != "" {
+		cancelPrep()
+	}
+	r.mu.Unlock()
+	cmd, err := r.prepare(prepCtx, outDir)
+	r.mu.Lock()
+	r.cancelPrep = nil
+	r.mu.Unlock()
+	cancelPrep()
 	if err != nil {
 		r.releaseData()
+		if r.stoppedBeforeStart(ctx, logPath) {
+			return
+		}
 		var de *dataError
 		if errors.As(err, &de) {
 			// The job's data, not the node: the job fails at once.
