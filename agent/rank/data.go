@@ -37,8 +37,21 @@ type dataError struct {
 func (e *dataError) Error() string { return e.msg }
 func (e *dataError) Unwrap() error { return e.err }
 
-// inputFailed wraps err, met fetching input name, as the job's failure.
+// nodeError is the node's own failure met on the way to the job's data
+// (its network namespace could not be made): the rank is lost and runs
+// again, the job not blamed.
+type nodeError struct{ err error }
+
+func (e *nodeError) Error() string { return e.err.Error() }
+func (e *nodeError) Unwrap() error { return e.err }
+
+// inputFailed wraps err, met fetching input name, as the job's failure
+// (a nodeError stays the node's).
 func inputFailed(name string, src *node.DataSource, err error) error {
+	var ne *nodeError
+	if errors.As(err, &ne) {
+		return fmt.Errorf("input %s: %w", name, ne)
+	}
 	return &dataError{failure: node.RankInputFailed, err: err,
 		msg: fmt.Sprintf("input %s (%s): %v", name, describeSource(src), err)}
 }
@@ -52,13 +65,22 @@ func describeSource(src *node.DataSource) string {
 }
 
 // dataDialer is how a rank's fetches and uploads reach the network: the
-// host's, through objstore.GuardDialer, which refuses the loopback, the
+// job's own network namespace when its host processes run in one (its
+// way out, never the host's loopback), else the host's; always through
+// objstore.GuardDialer, which refuses the loopback, the
 // link-local addresses (the cloud metadata address), and the server's
 // own host:port on whatever address it resolves to. So an input URL
 // reaches nothing the job's own process may not.
-func (r *Rank) dataDialer() objstore.Dialer {
+func (r *Rank) dataDialer() (objstore.Dialer, error) {
+	ns, err := r.jobNetwork()
+	if err != nil {
+		return nil, &nodeError{err}
+	}
+	if ns != nil {
+		return objstore.GuardDialer(nsDialer(ns, r.n.Networks.Slirp != ""), deniedEndpoints(r.n.ServerURL)), nil
+	}
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	return objstore.GuardDialer(d.DialContext, deniedEndpoints(r.n.ServerURL))
+	return objstore.GuardDialer(d.DialContext, deniedEndpoints(r.n.ServerURL)), nil
 }
 
 // deniedEndpoints are the host:ports no job's data may come from or go
@@ -276,7 +298,11 @@ func (r *Rank) cacheInput(ctx context.Context, name string, src *node.DataSource
 	if r.n.Data == nil {
 		return nil, &objstore.Error{Kind: objstore.ErrUnsupported, Msg: "this node has no data cache"}
 	}
-	s, err := openSource(src, r.dataDialer())
+	dial, err := r.dataDialer()
+	if err != nil {
+		return nil, err
+	}
+	s, err := openSource(src, dial)
 	if err != nil {
 		return nil, err
 	}
@@ -469,6 +495,10 @@ func (r *Rank) uploadOutputs(ctx context.Context, outDir string) error {
 			continue // kept by the server with the rank's other outputs
 		}
 		if err := r.uploadOutput(ctx, name, dst, filepath.Join(outDir, name)); err != nil {
+			var ne *nodeError
+			if errors.As(err, &ne) {
+				return fmt.Errorf("output %s: %w", name, ne)
+			}
 			return &dataError{failure: node.RankOutputFailed, err: err,
 				msg: fmt.Sprintf("output %s (%s): %v", name, dst.URI, err)}
 		}
@@ -479,7 +509,11 @@ func (r *Rank) uploadOutputs(ctx context.Context, outDir string) error {
 // uploadOutput uploads dir to dst: its files under dst's prefix, or,
 // for a prefix naming a file (no trailing '/'), the one file dir holds.
 func (r *Rank) uploadOutput(ctx context.Context, name string, dst *node.DataSource, dir string) error {
-	s, err := openSource(dst, r.dataDialer())
+	dial, err := r.dataDialer()
+	if err != nil {
+		return err
+	}
+	s, err := openSource(dst, dial)
 	if err != nil {
 		return err
 	}

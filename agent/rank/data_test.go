@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -432,5 +433,44 @@ func TestRankStoppedWhileFetching(t *testing.T) {
 	rep := srv.final(t)
 	if rep.State != node.RankCanceled || rep.Failure != "" || strings.Contains(log, "RAN") {
 		t.Fatalf("final report %+v, want Canceled; log:\n%s", rep, log)
+	}
+}
+
+// A host rank in a network namespace of its own fetches its inputs
+// through that namespace, never the agent's network: with slirp4netns
+// (the namespace's way out) it reaches the input; without one the
+// namespace reaches nothing outside, and neither does the fetch.
+func TestRankFetchesThroughTheJobsNetwork(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	slirp, _ := exec.LookPath("slirp4netns")
+	if slirp == "" {
+		t.Skip("no slirp4netns")
+	}
+	h := teststorage.StartHTTP(t, map[string][]byte{"/n.txt": []byte("through the namespace\n")})
+	src := &node.DataSource{Kind: node.DataHTTP, URI: h.URL + "/n.txt", ServiceURL: h.URL + "/n.txt", AllowHTTP: true}
+	accounts, err := runas.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, way := range map[string]string{"slirp": slirp, "no way out": ""} {
+		t.Run(name, func(t *testing.T) {
+			srv := newOutputsServer(t)
+			a := dataAgent(t, srv, "ns-"+strings.ReplaceAll(name, " ", "-"), accounts, t.TempDir())
+			a.Networks = NewNetworks(way, srv.URL)
+			tk := dataTask("att-ns-"+strings.ReplaceAll(name, " ", "-"), `cat ${{inputs.data}} > "$AZUREML_OUTPUT_out/n"`, jobio.TypeURIFile, jobio.ModeDownload, src)
+			log := runRank(t, a, tk, nil)
+			rep := srv.final(t)
+			if way != "" {
+				if rep.State != node.RankCompleted || srv.kept("out/n") != "through the namespace\n" {
+					t.Fatalf("final report %+v, read %q; log:\n%s", rep, srv.kept("out/n"), log)
+				}
+				return
+			}
+			if rep.State != node.RankFailed || rep.Failure != node.RankInputFailed || !strings.Contains(rep.Reason, "no slirp4netns") {
+				t.Fatalf("final report %+v, want input_failed: the namespace has no way out; log:\n%s", rep, log)
+			}
+		})
 	}
 }

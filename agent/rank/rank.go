@@ -26,6 +26,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -58,6 +59,9 @@ type Rank struct {
 	// ns releases the network namespace the rank's host processes run
 	// in, when they run in one (see netns.go); called with the rank's end.
 	ns func()
+	// netNS is that namespace, once acquired (before the inputs are
+	// fetched, through it).
+	netNS *netns.NS
 	// dataMu guards what the rank holds of the node's data: its cache
 	// entries, the read-only mounts of its inputs (and their sources, for
 	// a container's volumes), and the mounts still to make (data.go).
@@ -112,6 +116,7 @@ func (r *Rank) Run(ctx context.Context) {
 	// What the rank holds of the node's data (cache entries, read-only
 	// mounts) is given back however it ends.
 	defer r.releaseData()
+	defer r.closeNetwork()
 	// Stopping the rank while it fetches its inputs ends the fetch.
 	prepCtx, cancelPrep := context.WithCancel(ctx)
 	r.mu.Lock()
@@ -127,6 +132,7 @@ func (r *Rank) Run(ctx context.Context) {
 	cancelPrep()
 	if err != nil {
 		r.releaseData()
+		r.closeNetwork()
 		if r.stoppedBeforeStart(ctx, logPath) {
 			return
 		}
@@ -307,6 +313,11 @@ func (r *Rank) Run(ctx context.Context) {
 			log.Info("an output of the rank could not be uploaded", "err", err)
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: %v\n", err))
 			state, reason, failure = node.RankFailed, err.Error(), node.RankOutputFailed
+			if !errors.As(err, new(*dataError)) {
+				// The node's failure (its network namespace): the job
+				// runs again elsewhere, not blamed.
+				state, failure = node.RankLost, node.RankPrepareFailed
+			}
 		}
 	}
 	end := r.n.Clock.Now()
