@@ -34,6 +34,9 @@ type outputsServer struct {
 	restore []byte
 	// notify, when set, gets each report as it arrives.
 	notify func(node.RankReport)
+	// inputs are the kept outputs of other jobs the agent API serves, by
+	// path after /agent/v1/attempts/ (<attempt>/ranks/<rank>/inputs/<name>).
+	inputs map[string][]byte
 }
 
 func newOutputsServer(t *testing.T) *outputsServer {
@@ -46,6 +49,15 @@ func newOutputsServer(t *testing.T) *outputsServer {
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
+		case strings.Contains(r.URL.Path, "/inputs/"):
+			s.mu.Lock()
+			b, ok := s.inputs[strings.TrimPrefix(r.URL.Path, "/agent/v1/attempts/")]
+			s.mu.Unlock()
+			if !ok {
+				http.Error(w, "no such kept output", http.StatusNotFound)
+				return
+			}
+			w.Write(b)
 		case strings.HasSuffix(r.URL.Path, "/restore") && s.restore != nil:
 			w.Write(s.restore)
 		case strings.HasSuffix(r.URL.Path, "/status"):

@@ -18,9 +18,11 @@ import (
 
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/datacache"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/storage/objstore"
 )
 
@@ -195,8 +197,19 @@ func (r *Rank) fetchInput(ctx context.Context, name string, in *job.JobInput, sr
 		}
 		return inputValue(in, dst), nil
 	case src.Kind == node.DataShoal:
-		return "", inputFailed(name, src, &objstore.Error{Kind: objstore.ErrUnsupported,
-			Msg: "another job's output as an input is not supported by this agent yet"})
+		// Another job's kept output, through the agent API, unpacked as
+		// uploaded inputs are.
+		err := r.fetchKeptOutput(ctx, name, dst)
+		switch core.ErrorCode(err) {
+		case "":
+		case core.ENOTFOUND, core.EFORBIDDEN, core.EINVALID:
+			return "", inputFailed(name, src, err)
+		default:
+			// The server away, an archive refused for safety: as for
+			// uploaded inputs (prepareFailureState).
+			return "", fmt.Errorf("input %s: %w", name, err)
+		}
+		return inputValue(in, dst), nil
 	case src.Kind == node.DataNFS:
 		p, err := nfsPath(src)
 		if err != nil {
@@ -253,6 +266,16 @@ func (r *Rank) mountInputs() error {
 		}
 	}
 	return nil
+}
+
+// fetchKeptOutput unpacks the kept output input name reads into dst.
+func (r *Rank) fetchKeptOutput(ctx context.Context, name, dst string) error {
+	body, err := r.n.Client.Input(ctx, r.t.RankRef, name)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return archive.Unpack(body, dst, archive.Limits{})
 }
 
 // inputValue is what ${{inputs.X}} becomes for a folder at dst: dst,

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/teststorage"
 )
@@ -472,5 +474,37 @@ func TestRankFetchesThroughTheJobsNetwork(t *testing.T) {
 				t.Fatalf("final report %+v, want input_failed: the namespace has no way out; log:\n%s", rep, log)
 			}
 		})
+	}
+}
+
+// Another job's kept output is read through the agent API's inputs
+// route of the rank; one the server does not have fails the job as
+// input_failed in the server's words.
+func TestRankReadsAnotherJobsKeptOutput(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "model.txt"), []byte("kept by job one\n"), 0o644)
+	var tarball bytes.Buffer
+	if _, err := archive.Pack(&tarball, dir, archive.PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newOutputsServer(t)
+	srv.inputs = map[string][]byte{"att-kept/ranks/0/inputs/model": tarball.Bytes()}
+	a := dataAgent(t, srv, "kept", runas.Unisolated(), t.TempDir())
+	src := &node.DataSource{Kind: node.DataShoal, URI: "azureml://jobs/one/outputs/model", OutputOf: "one", Output: "model"}
+	tk := dataTask("att-kept", `cat ${{inputs.data}}/model.txt > "$AZUREML_OUTPUT_out/m"`, jobio.TypeURIFolder, "", src)
+	tk.Inputs["model"], tk.InputSources["model"] = tk.Inputs["data"], src
+	delete(tk.Inputs, "data")
+	delete(tk.InputSources, "data")
+	tk.Command = `cat ${{inputs.model}}/model.txt > "$AZUREML_OUTPUT_out/m"`
+	log := runRank(t, a, tk, nil)
+	if rep := srv.final(t); rep.State != node.RankCompleted || srv.kept("out/m") != "kept by job one\n" {
+		t.Fatalf("final report %+v, read %q; log:\n%s", rep, srv.kept("out/m"), log)
+	}
+
+	srv2 := newOutputsServer(t)
+	b := dataAgent(t, srv2, "kept-gone", runas.Unisolated(), t.TempDir())
+	log = runRank(t, b, dataTask("att-kept-gone", `echo RAN`, jobio.TypeURIFolder, "", src), nil)
+	if rep := srv2.final(t); rep.State != node.RankFailed || rep.Failure != node.RankInputFailed || strings.Contains(log, "RAN") {
+		t.Fatalf("final report %+v, want Failed input_failed; log:\n%s", rep, log)
 	}
 }
