@@ -195,7 +195,7 @@ func (r *Rank) fetchInput(ctx context.Context, name string, in *job.JobInput, sr
 		if err := r.fetch(ctx, src.Artifact, dst); err != nil {
 			return "", err
 		}
-		return inputValue(in, dst), nil
+		return shoalValue(in, src, dst), nil
 	case src.Kind == node.DataShoal:
 		// Another job's kept output, through the agent API, unpacked as
 		// uploaded inputs are.
@@ -209,7 +209,7 @@ func (r *Rank) fetchInput(ctx context.Context, name string, in *job.JobInput, sr
 			// uploaded inputs (prepareFailureState).
 			return "", fmt.Errorf("input %s: %w", name, err)
 		}
-		return inputValue(in, dst), nil
+		return shoalValue(in, src, dst), nil
 	case src.Kind == node.DataNFS:
 		p, err := nfsPath(src)
 		if err != nil {
@@ -266,6 +266,17 @@ func (r *Rank) mountInputs() error {
 		}
 	}
 	return nil
+}
+
+// shoalValue is what ${{inputs.X}} becomes for Shoal's own file store:
+// the place Prefix names inside the upload or kept output unpacked at
+// dst (a file of a folder upload, a folder of a job's output), else as
+// inputValue. The server made Prefix from a parsed URI (no "..").
+func shoalValue(in *job.JobInput, src *node.DataSource, dst string) string {
+	if p := strings.Trim(src.Prefix, "/"); p != "" && filepath.IsLocal(filepath.FromSlash(p)) {
+		return filepath.Join(dst, filepath.FromSlash(p))
+	}
+	return inputValue(in, dst)
 }
 
 // fetchKeptOutput unpacks the kept output input name reads into dst.

@@ -501,6 +501,16 @@ func TestRankReadsAnotherJobsKeptOutput(t *testing.T) {
 		t.Fatalf("final report %+v, read %q; log:\n%s", rep, srv.kept("out/m"), log)
 	}
 
+	// A path inside the output: the input is that file.
+	srv3 := newOutputsServer(t)
+	srv3.inputs = map[string][]byte{"att-kept-file/ranks/0/inputs/data": tarball.Bytes()}
+	c := dataAgent(t, srv3, "kept-file", runas.Unisolated(), t.TempDir())
+	file := &node.DataSource{Kind: node.DataShoal, URI: "azureml://datastores/workspaceblobstore/paths/azureml/one/model/model.txt", OutputOf: "one", Output: "model", Prefix: "model.txt"}
+	log = runRank(t, c, dataTask("att-kept-file", `cat ${{inputs.data}} > "$AZUREML_OUTPUT_out/m"`, jobio.TypeURIFile, "", file), nil)
+	if rep := srv3.final(t); rep.State != node.RankCompleted || srv3.kept("out/m") != "kept by job one\n" {
+		t.Fatalf("a file of a kept output: final report %+v, read %q; log:\n%s", rep, srv3.kept("out/m"), log)
+	}
+
 	srv2 := newOutputsServer(t)
 	b := dataAgent(t, srv2, "kept-gone", runas.Unisolated(), t.TempDir())
 	log = runRank(t, b, dataTask("att-kept-gone", `echo RAN`, jobio.TypeURIFolder, "", src), nil)
