@@ -518,3 +518,21 @@ func TestRankReadsAnotherJobsKeptOutput(t *testing.T) {
 		t.Fatalf("final report %+v, want Failed input_failed; log:\n%s", rep, log)
 	}
 }
+
+// An input larger than the node's whole data cache fails its job at
+// once, saying both sizes, rather than filling the disk.
+func TestRankInputLargerThanTheCache(t *testing.T) {
+	h := teststorage.StartHTTP(t, map[string][]byte{"/big.bin": bytes.Repeat([]byte("x"), 4096)})
+	srv := newOutputsServer(t)
+	c, err := datacache.Open(t.TempDir(), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "too-large", Accounts: runas.Unisolated(), Data: c})
+	src := &node.DataSource{Kind: node.DataHTTP, URI: h.URL + "/big.bin", ServiceURL: h.URL + "/big.bin", AllowHTTP: true}
+	log := runRank(t, a, dataTask("att-too-large", `echo RAN`, jobio.TypeURIFile, "", src), nil)
+	rep := srv.final(t)
+	if rep.State != node.RankFailed || rep.Failure != node.RankInputFailed || !strings.Contains(rep.Reason, "4096") || !strings.Contains(rep.Reason, "1024") || strings.Contains(log, "RAN") {
+		t.Fatalf("final report %+v, want input_failed naming both sizes; log:\n%s", rep, log)
+	}
+}
