@@ -78,15 +78,19 @@ func (r *Rank) dataDialer() (objstore.Dialer, error) {
 	if err != nil {
 		return nil, &nodeError{err}
 	}
+	deny := deniedEndpoints(r.n.ServerURL)
+	if r.n.OwnEndpoints != nil {
+		deny = append(deny, r.n.OwnEndpoints()...)
+	}
 	if ns != nil {
-		return objstore.GuardDialer(nsDialer(ns, r.n.Networks.Slirp != ""), deniedEndpoints(r.n.ServerURL)), nil
+		return objstore.GuardDialer(nsDialer(ns, r.n.Networks.Slirp != ""), deny), nil
 	}
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	return objstore.GuardDialer(d.DialContext, deniedEndpoints(r.n.ServerURL)), nil
+	return objstore.GuardDialer(d.DialContext, deny), nil
 }
 
 // deniedEndpoints are the host:ports no job's data may come from or go
-// to: the server's (by its URL's host, and by each address that host
+// to, besides the agent's own (Node.OwnEndpoints): the server's (by its URL's host, and by each address that host
 // resolves to now).
 func deniedEndpoints(serverURL string) []string {
 	u, err := url.Parse(serverURL)

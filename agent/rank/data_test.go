@@ -536,3 +536,19 @@ func TestRankInputLargerThanTheCache(t *testing.T) {
 		t.Fatalf("final report %+v, want input_failed naming both sizes; log:\n%s", rep, log)
 	}
 }
+
+// A URL at a port the agent itself serves on the host's network (the
+// node's SSH server) is refused as the server's is.
+func TestRankInputAtTheAgentsOwnPortRefused(t *testing.T) {
+	h := teststorage.StartHTTP(t, map[string][]byte{"/x": []byte("the agent's\n")})
+	own := strings.TrimPrefix(h.URL, "http://")
+	srv := newOutputsServer(t)
+	a := dataAgent(t, srv, "own-port", runas.Unisolated(), t.TempDir())
+	a.OwnEndpoints = func() []string { return []string{own} }
+	src := &node.DataSource{Kind: node.DataHTTP, URI: h.URL + "/x", ServiceURL: h.URL + "/x", AllowHTTP: true}
+	log := runRank(t, a, dataTask("att-own-port", `cat ${{inputs.data}}`, jobio.TypeURIFile, "", src), nil)
+	rep := srv.final(t)
+	if rep.State != node.RankFailed || rep.Failure != node.RankInputFailed || !strings.Contains(rep.Reason, "Shoal's own endpoints") || strings.Contains(log, "the agent's") {
+		t.Fatalf("final report %+v, want input_failed: the agent's own endpoint; log:\n%s", rep, log)
+	}
+}

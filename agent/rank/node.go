@@ -54,6 +54,10 @@ type Node struct {
 	// URLs are fetched once for every job on the host; nil: such inputs
 	// fail their job.
 	Data *datacache.Cache
+	// OwnEndpoints, when set, lists the host:ports the agent itself
+	// serves on the host's network (the node's SSH server), which no
+	// job's data may be fetched from or sent to.
+	OwnEndpoints func() []string
 }
 
 // Agent is what a rank needs of the agent that runs it: a small interface,
