@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/datacache"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/gpu"
 	"github.com/shoal-ml/shoal/agent/instance"
@@ -92,6 +93,11 @@ type Config struct {
 	// ImageCacheBytes caps the node's images (DefaultImageCacheBytes when
 	// 0): the least recently used are removed after a run.
 	ImageCacheBytes int64
+	// DataCacheBytes caps the node's data cache, where inputs from
+	// datastores and URLs are kept for every job of the node
+	// (DefaultDataCacheBytes when 0); least recently used entries no
+	// running rank holds are evicted.
+	DataCacheBytes int64
 	// Clock and Rand drive the retry pacing and the orphan timeout; nil
 	// means the wall clock and a random source.
 	Clock core.Clock
@@ -127,6 +133,8 @@ type Agent struct {
 	gpus *gpuProbe
 	// net is what the node can do for its work's network (netcap.go).
 	net netCaps
+	// data is the node's data cache (see agent/datacache).
+	data *datacache.Cache
 	bundleState
 	// nodeSSH is a cluster node's SSH server, when its cluster has SSH
 	// access.
@@ -256,6 +264,13 @@ func newAgent(cfg Config) (*Agent, error) {
 	}
 	a.outage = newOutageLog(a.log, a.now, SummaryInterval, a.status)
 	a.net = a.probeNetwork()
+	capBytes := cfg.DataCacheBytes
+	if capBytes <= 0 {
+		capBytes = DefaultDataCacheBytes
+	}
+	if a.data, err = datacache.Open(filepath.Join(cfg.WorkDir, "data-cache"), capBytes); err != nil {
+		return nil, fmt.Errorf("agent: the data cache: %w", err)
+	}
 	var errs []error
 	a.outbox, errs = files.OpenOutbox(cfg.WorkDir)
 	for _, err := range errs {
@@ -470,3 +485,7 @@ func (cfg Config) containerHost() ctrhost.Config {
 	return ctrhost.Config{NodeID: cfg.NodeID, WorkDir: cfg.WorkDir, Containers: cfg.Containers, ContainerHost: cfg.ContainerHost,
 		ContainerDir: cfg.ContainerDir, PodmanStore: cfg.ContainerStore, InsecureRegistries: cfg.InsecureRegistries, ImageCacheBytes: cfg.ImageCacheBytes, Clock: cfg.Clock}
 }
+
+// DefaultDataCacheBytes caps a node's data cache when
+// Config.DataCacheBytes is 0: the image cache's default size.
+const DefaultDataCacheBytes = 20 << 30

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"net"
+	"strconv"
 
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/rank"
@@ -13,7 +15,7 @@ import (
 func (a *Agent) rankNode() rank.Node {
 	return rank.Node{NodeID: a.cfg.NodeID, WorkDir: a.cfg.WorkDir, RunDir: a.runDir, ServerURL: a.cfg.ServerURL,
 		GPUDevices: a.cfg.GPUDevices, NodeImage: a.cfg.NodeImage, Client: a.client, Log: a.log, Clock: a.cfg.Clock,
-		Accounts: a.accounts, Ctr: a.ctr, Agent: rankAgent{a}, Networks: a.net.ranks}
+		Accounts: a.accounts, Ctr: a.ctr, Agent: rankAgent{a}, Networks: a.net.ranks, Data: a.data, OwnEndpoints: a.ownEndpoints}
 }
 
 // rankAgent is the agent as its ranks need it (rank.Agent), kept apart
@@ -64,3 +66,21 @@ func (h rankAgent) SDKEnv() map[string]string { return h.a.sdkEnv() }
 
 // CABundle is the CA bundle for jobs (see Agent.caBundle).
 func (h rankAgent) CABundle() string { return h.a.caBundle() }
+
+// ownEndpoints are the host:ports the agent serves on the host's
+// network (its node's SSH server, when it runs one): a job's inputs
+// and outputs may not be fetched from or sent to them.
+func (a *Agent) ownEndpoints() []string {
+	a.nodeSSH.mu.Lock()
+	srv := a.nodeSSH.srv
+	a.nodeSSH.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	port := strconv.Itoa(srv.Addr().Port)
+	own := []string{net.JoinHostPort(a.cfg.Address, port)}
+	if ip := srv.Addr().IP; ip != nil && !ip.IsUnspecified() {
+		own = append(own, net.JoinHostPort(ip.String(), port))
+	}
+	return own
+}

@@ -181,6 +181,16 @@ func (a *AgentClient) Artifact(ctx context.Context, id string) (io.ReadCloser, e
 	return resp.Body, nil
 }
 
+// Input opens, as a gzipped tar, the kept output of another job that
+// input name of the rank's job reads (a DataSource with OutputOf).
+func (a *AgentClient) Input(ctx context.Context, ref node.RankRef, name string) (io.ReadCloser, error) {
+	resp, err := a.c.raw(ctx, http.MethodGet, rankPath(ref, "inputs/"+url.PathEscape(name)), nil, "", true)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
 // Token asks the server for a workload token for a rank's job.
 func (a *AgentClient) Token(ctx context.Context, ref node.RankRef, req *node.TokenRequest) (*node.TokenResponse, error) {
 	var out node.TokenResponse

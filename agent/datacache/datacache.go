@@ -182,7 +182,7 @@ func (c *Cache) path(k Key) string { return filepath.Join(c.dir, "entries", k.St
 // input larger than the cap fails at once (ErrTooLarge), saying both.
 func (c *Cache) Get(ctx context.Context, key Key, size int64, fn func(dir string) error) (*Entry, error) {
 	if size > c.cap {
-		return nil, fmt.Errorf("%w: the input is %d bytes and the node's data cache holds at most %d (data_cache_gb)", ErrTooLarge, size, c.cap)
+		return nil, fmt.Errorf("%w: the input is %d bytes and the node's data cache holds at most %d (the agent's --data-cache-gb)", ErrTooLarge, size, c.cap)
 	}
 	for {
 		c.mu.Lock()
@@ -256,7 +256,7 @@ func (c *Cache) fill(ctx context.Context, key Key, size int64, fn func(dir strin
 	}
 	if got > c.cap {
 		removeAll(tmp)
-		return nil, fmt.Errorf("%w: the input is %d bytes and the node's data cache holds at most %d (data_cache_gb)", ErrTooLarge, got, c.cap)
+		return nil, fmt.Errorf("%w: the input is %d bytes and the node's data cache holds at most %d (the agent's --data-cache-gb)", ErrTooLarge, got, c.cap)
 	}
 	if err := os.Rename(tmp, c.path(key)); err != nil {
 		removeAll(tmp)

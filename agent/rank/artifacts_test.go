@@ -32,6 +32,11 @@ type outputsServer struct {
 	// restore is what an earlier attempt left, served to a rank that
 	// restores outputs.
 	restore []byte
+	// notify, when set, gets each report as it arrives.
+	notify func(node.RankReport)
+	// inputs are the kept outputs of other jobs the agent API serves, by
+	// path after /agent/v1/attempts/ (<attempt>/ranks/<rank>/inputs/<name>).
+	inputs map[string][]byte
 }
 
 func newOutputsServer(t *testing.T) *outputsServer {
@@ -44,6 +49,15 @@ func newOutputsServer(t *testing.T) *outputsServer {
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
+		case strings.Contains(r.URL.Path, "/inputs/"):
+			s.mu.Lock()
+			b, ok := s.inputs[strings.TrimPrefix(r.URL.Path, "/agent/v1/attempts/")]
+			s.mu.Unlock()
+			if !ok {
+				http.Error(w, "no such kept output", http.StatusNotFound)
+				return
+			}
+			w.Write(b)
 		case strings.HasSuffix(r.URL.Path, "/restore") && s.restore != nil:
 			w.Write(s.restore)
 		case strings.HasSuffix(r.URL.Path, "/status"):
@@ -51,7 +65,11 @@ func newOutputsServer(t *testing.T) *outputsServer {
 			_ = json.NewDecoder(r.Body).Decode(&rep)
 			s.mu.Lock()
 			s.reps = append(s.reps, rep)
+			notify := s.notify
 			s.mu.Unlock()
+			if notify != nil {
+				notify(rep)
+			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, "{}")
 		case strings.HasPrefix(r.URL.Path, "/agent/v1/artifacts/"):

@@ -152,6 +152,14 @@ func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, ou
 		}
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: d, Target: d})
 	}
+	// Read-only inputs again as read-only volumes of their own: the
+	// inputs folder's volume would carry their mounts, but a volume of
+	// each says so whatever the engine does with submounts.
+	r.dataMu.Lock()
+	for _, m := range r.roInputs {
+		cr.Mounts = append(cr.Mounts, container.Mount{Source: m[0], Target: m[1], ReadOnly: true})
+	}
+	r.dataMu.Unlock()
 	if home := r.accountEnv["HOME"]; home != "" {
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: home, Target: home})
 	}

@@ -1,9 +1,15 @@
 package rank
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
+	"syscall"
+	"time"
 
 	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/internal/netns"
 )
 
 // ownNetwork puts a single-node rank's host processes in a network
@@ -23,11 +29,15 @@ func (r *Rank) ownNetwork(task *runner.Task, logPath string) error {
 	if r.n.Networks == nil || r.t.NodeCount > 1 || r.account == nil {
 		return nil
 	}
-	ns, release, err := r.n.Networks.Acquire(r.account.UID)
-	if err != nil {
-		return fmt.Errorf("the job's network namespace: %w", err)
+	ns := r.netNS
+	if ns == nil {
+		var release func()
+		var err error
+		if ns, release, err = r.n.Networks.Acquire(r.account.UID); err != nil {
+			return fmt.Errorf("the job's network namespace: %w", err)
+		}
+		r.ns, r.netNS = release, ns
 	}
-	r.ns = release
 	if r.msi != nil {
 		// The rank's own endpoint, on the port it has on the host.
 		if err := r.serveLoopback(ns.Listen, false); err != nil {
@@ -41,10 +51,64 @@ func (r *Rank) ownNetwork(task *runner.Task, logPath string) error {
 	return nil
 }
 
-// closeNetwork releases the rank's namespace.
+// closeNetwork releases the rank's namespace; a second call does
+// nothing.
 func (r *Rank) closeNetwork() {
 	if r.ns != nil {
 		r.ns()
 		r.ns = nil
 	}
+	r.netNS = nil
 }
+
+// jobNetwork is the namespace the rank's host processes will run in,
+// acquired now so that its inputs are fetched through it (the job's own
+// network, never the agent's); nil when the rank runs elsewhere (in a
+// container, on several nodes, on a node that makes no namespaces).
+func (r *Rank) jobNetwork() (*netns.NS, error) {
+	if r.netNS != nil {
+		return r.netNS, nil
+	}
+	if r.n.Networks == nil || r.t.NodeCount > 1 || r.account == nil {
+		return nil, nil
+	}
+	if inContainer, err := wantsContainer(r.t, r.n.NodeImage); err != nil || inContainer {
+		return nil, nil
+	}
+	ns, release, err := r.n.Networks.Acquire(r.account.UID)
+	if err != nil {
+		return nil, fmt.Errorf("the job's network namespace: %w", err)
+	}
+	r.ns, r.netNS = release, ns
+	return ns, nil
+}
+
+// nsDialer dials from inside ns. Its way out (slirp4netns) comes up
+// beside the namespace, not before it: a dial while the way out is
+// not up yet ("network is unreachable") is tried again, for up to
+// slirpUpWait, before it counts.
+func nsDialer(ns *netns.NS, slirp bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		wait := 10 * time.Millisecond
+		deadline := time.Now().Add(slirpUpWait)
+		for {
+			c, err := ns.Dial(ctx, network, addr)
+			if err == nil || !slirp || !errors.Is(err, syscall.ENETUNREACH) || time.Now().After(deadline) {
+				if err != nil && !slirp {
+					err = fmt.Errorf("%w (the job's network namespace has no way out on this node: it has no slirp4netns)", err)
+				}
+				return c, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(wait):
+			}
+			wait = min(wait*2, 200*time.Millisecond)
+		}
+	}
+}
+
+// slirpUpWait bounds how long a fetch waits for its namespace's way
+// out to come up (it takes milliseconds).
+const slirpUpWait = 5 * time.Second

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/datacache"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/client"
@@ -49,6 +50,14 @@ type Node struct {
 	// single-node ranks that run as host processes run in, one per
 	// account (the agent can make them: it runs as root). See netns.go.
 	Networks *Networks
+	// Data is the node's data cache, where inputs from datastores and
+	// URLs are fetched once for every job on the host; nil: such inputs
+	// fail their job.
+	Data *datacache.Cache
+	// OwnEndpoints, when set, lists the host:ports the agent itself
+	// serves on the host's network (the node's SSH server), which no
+	// job's data may be fetched from or sent to.
+	OwnEndpoints func() []string
 }
 
 // Agent is what a rank needs of the agent that runs it: a small interface,

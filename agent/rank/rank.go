@@ -16,14 +16,17 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/ctrhost"
+	"github.com/shoal-ml/shoal/agent/datacache"
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/msi"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
+	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -56,6 +59,20 @@ type Rank struct {
 	// ns releases the network namespace the rank's host processes run
 	// in, when they run in one (see netns.go); called with the rank's end.
 	ns func()
+	// netNS is that namespace, once acquired (before the inputs are
+	// fetched, through it).
+	netNS *netns.NS
+	// dataMu guards what the rank holds of the node's data: its cache
+	// entries, the read-only mounts of its inputs (and their sources, for
+	// a container's volumes), and the mounts still to make (data.go).
+	dataMu   sync.Mutex
+	entries  []*datacache.Entry
+	mounts   []string
+	roInputs [][2]string
+	pending  [][2]string
+	// inputEnv is what each input's ${{inputs.X}} became, for its
+	// AZURE_ML_INPUT_X variable.
+	inputEnv map[string]string
 }
 
 // New is rank t on node n, not started yet (see Run).
@@ -96,8 +113,37 @@ func (r *Rank) Run(ctx context.Context) {
 	log := r.n.Log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
 	logPath := filepath.Join(r.dir, "user_logs", "std_log.txt")
 	outDir := filepath.Join(r.dir, "outputs")
-	cmd, err := r.prepare(ctx, outDir)
+	// What the rank holds of the node's data (cache entries, read-only
+	// mounts) is given back however it ends.
+	defer r.releaseData()
+	defer r.closeNetwork()
+	// Stopping the rank while it fetches its inputs ends the fetch.
+	prepCtx, cancelPrep := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancelPrep = cancelPrep
+	if r.stopReason != "" {
+		cancelPrep()
+	}
+	r.mu.Unlock()
+	cmd, err := r.prepare(prepCtx, outDir)
+	r.mu.Lock()
+	r.cancelPrep = nil
+	r.mu.Unlock()
+	cancelPrep()
 	if err != nil {
+		r.releaseData()
+		r.closeNetwork()
+		if r.stoppedBeforeStart(ctx, logPath) {
+			return
+		}
+		var de *dataError
+		if errors.As(err, &de) {
+			// The job's data, not the node: the job fails at once.
+			log.Info("an input of the rank could not be had", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: %v\n", err))
+			r.fail(ctx, logPath, node.RankFailed, de.failure, err.Error())
+			return
+		}
 		log.Warn("preparing the rank failed", "err", err)
 		r.appendLog(logPath, fmt.Sprintf("shoal agent: preparing the job failed: %v\n", err))
 		r.fail(ctx, logPath, prepareFailureState(err), node.RankPrepareFailed, "preparing failed: "+err.Error())
@@ -258,10 +304,26 @@ func (r *Rank) Run(ctx context.Context) {
 			r.appendLog(logPath, fmt.Sprintf("shoal agent: keeping ./outputs and ./logs as the job's artifacts failed: %v\n", err))
 		}
 	}
+	r.releaseData()
+	state, reason, failure := stateFor(res.Reason, code), res.Reason, job.RankFailure("")
+	if state == node.RankCompleted {
+		// Outputs whose YAML names a datastore go there before the rank
+		// is reported ended, as Azure uploads them on completion.
+		if err := r.uploadOutputs(ctx, outDir); err != nil {
+			log.Info("an output of the rank could not be uploaded", "err", err)
+			r.appendLog(logPath, fmt.Sprintf("shoal agent: %v\n", err))
+			state, reason, failure = node.RankFailed, err.Error(), node.RankOutputFailed
+			if !errors.As(err, new(*dataError)) {
+				// The node's failure (its network namespace): the job
+				// runs again elsewhere, not blamed.
+				state, failure = node.RankLost, node.RankPrepareFailed
+			}
+		}
+	}
 	end := r.n.Clock.Now()
 	r.n.Agent.Finish(ctx, &files.Result{
 		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
-		Report: node.RankReport{State: stateFor(res.Reason, code), ExitCode: &code, Reason: res.Reason, StartTime: &startedAt, EndTime: &end,
+		Report: node.RankReport{State: state, ExitCode: &code, Reason: reason, Failure: failure, StartTime: &startedAt, EndTime: &end,
 			Artifacts: artifacts},
 	})
 	log.Info("rank ended", "reason", res.Reason, "exit_code", code)
@@ -346,6 +408,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	// the folder opens (0711) for the work to pass through to code,
 	// inputs and outputs, never to user_logs, where the agent writes the
 	// rank's log. A folder left by an earlier run is started afresh.
+	unmountStale(r.dir)
 	if err := os.RemoveAll(r.dir); err != nil {
 		return "", err
 	}
@@ -374,6 +437,9 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 				return
 			}
 		}
+		if err = r.mountInputs(); err != nil {
+			return
+		}
 		err = os.Chmod(r.dir, 0o711)
 	}()
 	if t.Code != "" {
@@ -400,6 +466,14 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 			continue
 		}
 		dst := filepath.Join(r.dir, "inputs", name)
+		if src := t.InputSources[name]; src != nil {
+			v, err := r.fetchInput(ctx, name, in, src, dst)
+			if err != nil {
+				return "", err
+			}
+			inputs[name] = v
+			continue
+		}
 		if err := r.fetch(ctx, in.Path, dst); err != nil {
 			return "", fmt.Errorf("input %s: %w", name, err)
 		}
@@ -411,6 +485,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 			}
 		}
 	}
+	r.inputEnv = inputs
 	if t.RestoreOutputs {
 		body, err := r.n.Client.Restore(ctx, t.RankRef)
 		switch {
@@ -443,10 +518,14 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 // hasFileInputs reports whether t has an input fetched into the inputs
 // folder (a literal value is substituted in the command instead).
 func hasFileInputs(t *node.AgentTask) bool {
-	for _, in := range t.Inputs {
-		if in != nil && in.Path != "" {
-			return true
+	for name, in := range t.Inputs {
+		if in == nil || in.Path == "" {
+			continue
 		}
+		if src := t.InputSources[name]; src != nil && in.InputMode() == jobio.ModeDirect {
+			continue // the URI itself: nothing fetched
+		}
+		return true
 	}
 	return false
 }
@@ -497,6 +576,11 @@ func (r *Rank) env(outDir string) map[string]string {
 	}
 	for _, name := range t.Outputs {
 		env["AZUREML_OUTPUT_"+name] = filepath.Join(outDir, name)
+		env["AZURE_ML_OUTPUT_"+name] = filepath.Join(outDir, name)
+	}
+	for name, v := range r.inputEnv {
+		// Azure ML's name for where input X is (a direct input's URI).
+		env["AZURE_ML_INPUT_"+name] = v
 	}
 	if r.msi != nil {
 		// The identity endpoint's variables win over the job's own: the

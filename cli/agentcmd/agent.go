@@ -27,7 +27,7 @@ func NewCommand(g *cmdutil.Globals) *cobra.Command {
 	var cfg agent.Config
 	var joinToken, caFile string
 	var insecure string
-	var cacheGB float64
+	var cacheGB, dataGB float64
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run the node agent (started by a provider on each node)",
@@ -61,6 +61,10 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 				return fmt.Errorf("--image-cache-gb %g must not be negative", cacheGB)
 			}
 			cfg.ImageCacheBytes = int64(cacheGB * (1 << 30))
+			if dataGB <= 0 {
+				return fmt.Errorf("--data-cache-gb %g must be positive", dataGB)
+			}
+			cfg.DataCacheBytes = int64(dataGB * (1 << 30))
 			cfg.Logger = slog.New(slog.NewTextHandler(g.Stderr, nil))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -84,6 +88,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 	f.StringVar(&cfg.ContainerStore, "container-store", os.Getenv("SHOAL_AGENT_CONTAINER_STORE"), "the image store of the node's podman service (env SHOAL_AGENT_CONTAINER_STORE); empty: podman's default (/var/lib/containers/storage as root), shared by the host's nodes and its podman CLI")
 	f.StringVar(&insecure, "insecure-registries", os.Getenv("SHOAL_AGENT_INSECURE_REGISTRIES"), "registries (host:port, comma-separated) the node's podman service reaches over plain HTTP (env SHOAL_AGENT_INSECURE_REGISTRIES)")
 	f.Float64Var(&cacheGB, "image-cache-gb", 20, "the node's images are kept within this size, least recently used removed first")
+	f.Float64Var(&dataGB, "data-cache-gb", 20, "the node's data cache (inputs from datastores and URLs, fetched once for every job of the node) is kept within this size, least recently used removed first; a larger input fails its job")
 	cmd.AddCommand(newAgentSFTPServerCommand(), newAgentInstallCommand())
 	return cmd
 }

@@ -285,6 +285,24 @@ func TestStep(t *testing.T) {
 			want:  want{job: job.JobFailed, attempt: job.AttemptFailed, rank0: job.AttemptFailed, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
 		},
 		{
+			name: "an input failure fails the job at once: no retry spent, not requeued",
+			setup: func() (*job.Job, *job.Attempt) {
+				j, a := fixture(job.JobPreparing, job.AttemptPreparing, "n0")
+				j.Retries = ip(3)
+				return j, a
+			},
+			ev: reportWith(0, node.RankReport{State: node.RankFailed, ExitCode: ip(-1), Failure: node.RankInputFailed,
+				Reason: "input training_data: NoSuchBucket"}),
+			want: want{job: job.JobFailed, attempt: job.AttemptFailed, rank0: job.AttemptFailed, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
+			name:  "an output failure reported as lost is no node loss",
+			setup: func() (*job.Job, *job.Attempt) { return fixture(job.JobRunning, job.AttemptRunning, "n0") },
+			ev: reportWith(0, node.RankReport{State: node.RankLost, ExitCode: ip(-1), Failure: node.RankOutputFailed,
+				Reason: "output model: AuthorizationFailure"}),
+			want: want{job: job.JobFailed, attempt: job.AttemptFailed, rank0: job.AttemptFailed, free: true, ended: true, codes: []jobrun.Code{jobrun.CodeFailed}},
+		},
+		{
 			name: "an image failure of one rank stops the gang",
 			setup: func() (*job.Job, *job.Attempt) {
 				return fixture(job.JobPreparing, job.AttemptPreparing, "n0", "n1")
