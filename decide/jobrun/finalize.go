@@ -34,7 +34,7 @@ func finalize(o *Output, now time.Time) {
 				infra = r
 			}
 		case job.AttemptFailed, job.AttemptTimedOut:
-			if r.Failure == node.RankImageFailed && image == nil {
+			if jobsFault(r.Failure) && image == nil {
 				image = r
 			}
 			if failed == nil {
@@ -51,8 +51,9 @@ func finalize(o *Output, now time.Time) {
 		a.Status, a.Reason = job.AttemptCanceled, "canceled by request"
 		j.Status, j.StatusReason, j.EndTime = job.JobCanceled, "canceled", &end
 	case image != nil:
-		// A missing image, a refused login, a failing build: another
-		// attempt would meet the same, and the node is not to blame. The
+		// A missing image, a refused login, a failing build, an input
+		// that cannot be had: another attempt would meet the same, and
+		// the node is not to blame. The
 		// job fails with the registry's or the build's words, spending
 		// no retry and counting no infrastructure requeue.
 		a.Status, a.ExitCode = job.AttemptFailed, nil
@@ -120,4 +121,11 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// jobsFault reports whether a rank's failure is the job's own (its image
+// or an input could not be had), which fails the job at once, spending
+// no retry: another attempt would meet the same.
+func jobsFault(f job.RankFailure) bool {
+	return f == node.RankImageFailed || f == node.RankInputFailed
 }

@@ -259,9 +259,9 @@ func report(o *Output, rank int, rep *node.RankReport, now time.Time) error {
 	if !ok {
 		return core.FieldErrorf("state", "unknown rank state %q", rep.State)
 	}
-	if rep.Failure == node.RankImageFailed && st == job.AttemptLost {
-		// The image could not be had: the job's fault or its
-		// registry's, never the node's, whatever state the report says.
+	if jobsFault(rep.Failure) && st == job.AttemptLost {
+		// The image or an input could not be had: the job's fault or
+		// its source's, never the node's, whatever state the report says.
 		st = job.AttemptFailed
 	}
 	o.Changed = true
