@@ -377,7 +377,30 @@ func (s *Services) jobView(j *job.Job) *job.Job {
 	out := *j
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
 		compute.Subscription, compute.ResourceGroup, j.Workspace, j.Name)
+	out.Outputs = outputPathsView(j)
 	return &out
+}
+
+// outputPathsView is a command job's outputs as `job show` tells them,
+// as Azure does: each at its datastore path with ${{name}} and
+// ${{output_name}} expanded (the default path for one without). The
+// stored spec keeps them as written. A pipeline's or sweep's outputs are
+// their steps' and trials', and stay as written.
+func outputPathsView(j *job.Job) map[string]*job.JobOutput {
+	if j.Pipeline != nil || j.Sweep != nil || len(j.Outputs) == 0 {
+		return j.Outputs
+	}
+	outs := make(map[string]*job.JobOutput, len(j.Outputs))
+	for name, o := range j.Outputs {
+		if o == nil {
+			outs[name] = o
+			continue
+		}
+		c := *o
+		c.Path = jobio.ExpandOutputPath(o.Path, j.Name, name)
+		outs[name] = &c
+	}
+	return outs
 }
 
 // AppendJobEvent records an event on a job in tx, as the principal of

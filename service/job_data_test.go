@@ -265,6 +265,9 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 	task := h.start(n)
 	h.finish(n, task, node.RankCompleted)
 	j := h.wantJob("train", job.JobCompleted)
+	if shown, _ := h.svc.FindJob(h.ctx, ws, "train"); shown.Outputs["plain"].Path != "azureml://datastores/workspaceblobstore/paths/azureml/train/plain/" {
+		t.Errorf("job show tells output plain at %q, want its datastore path", shown.Outputs["plain"].Path)
+	}
 	d, err := dataassets.New(dataassets.Config{Store: h.store}).Get(h.ctx, ws, "prepared", "1", "")
 	if err != nil || d.Path != "azureml://datastores/workspaceblobstore/paths/azureml/train/prepared/" || d.Type != "uri_folder" || d.CreatedBy != j.CreatedBy {
 		t.Errorf("data asset: %+v %v", d, err)
