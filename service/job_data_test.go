@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -263,6 +264,9 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 	h.step(0)
 	n := h.nodeIDs("cpu")[0]
 	task := h.start(n)
+	if err := h.files.PutOutputs(ws, "train", task.Attempt, 0, bytes.NewReader(packed(t, map[string]string{"prepared/p.txt": "rows"})), 1<<20); err != nil {
+		t.Fatal(err)
+	}
 	h.finish(n, task, node.RankCompleted)
 	j := h.wantJob("train", job.JobCompleted)
 	if shown, _ := h.svc.FindJob(h.ctx, ws, "train"); shown.Outputs["plain"].Path != "azureml://datastores/workspaceblobstore/paths/azureml/train/plain/" {
@@ -292,8 +296,22 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 	if s := t2[0].InputSources["p"]; s == nil || s.Kind != node.DataShoal || s.OutputOf != "train" || s.Output != "prepared" {
 		t.Errorf("kept-output input: %s", mustJSON(t, s))
 	}
+	// The node reads it through the agent API, while its rank runs.
+	f, err := h.svc.OpenInputForNode(h.ctx, n, t2[0].AttemptID, 0, "p")
+	if err != nil {
+		t.Fatalf("the node cannot read its input: %v", err)
+	}
+	if got := unpacked(t, f, "p.txt"); got != "rows" {
+		t.Errorf("input p.txt = %q", got)
+	}
+	if _, err := h.svc.OpenInputForNode(h.ctx, n, t2[0].AttemptID, 0, "nope"); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Errorf("an input the job lacks: %v", err)
+	}
 	h.report(n, t2[0], node.RankRunning, nil)
 	h.finish(n, t2[0], node.RankCompleted)
+	if _, err := h.svc.OpenInputForNode(h.ctx, n, t2[0].AttemptID, 0, "p"); core.ErrorCode(err) != core.EFORBIDDEN {
+		t.Errorf("an ended rank's node read its input: %v", err)
+	}
 
 	// Version 7 of clf exists with another path: the next job's
 	// registration is refused, and that job fails saying so.
