@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -334,4 +335,50 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A rank fetching its inputs reports its progress as Preparing, shown
+// as an image pull's is; the agent's input_failed (a refused credential,
+// a source unreachable), even one it reports as a loss, fails the job
+// at once with the source's words, spending no retry and losing no node.
+func TestInputFetchProgressAndFailure(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	retries := 2
+	spec := dataJob("fetches", map[string]*job.JobInput{"d": {Type: "uri_file", Path: "https://example.com/big.bin"}})
+	spec.Retries = &retries
+	h.submitSpec(spec)
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	tasks := h.syncStart(n)
+	if len(tasks) != 1 {
+		t.Fatalf("tasks %s", describeTasks(tasks))
+	}
+	task := tasks[0]
+	send := func(rep *node.RankReport) {
+		t.Helper()
+		if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, rep); err != nil {
+			t.Fatalf("report %+v: %v", rep, err)
+		}
+	}
+	for _, mb := range []int{10, 50} {
+		send(&node.RankReport{State: node.RankPreparing, Reason: fmt.Sprintf("fetching input d: %d of 100 MB", mb)})
+	}
+	j := h.wantJob("fetches", job.JobPreparing)
+	if want := "attempt 1 preparing: fetching input d: 50 of 100 MB"; j.StatusReason != want {
+		t.Errorf("job reason %q, want %q", j.StatusReason, want)
+	}
+	if c := h.countJobEvents("fetches", "fetching"); c != 1 {
+		t.Errorf("%d fetching events, want 1", c)
+	}
+	send(&node.RankReport{State: node.RankLost, Failure: node.RankInputFailed, Reason: "input d: GET https://example.com/big.bin: 403 Forbidden"})
+	j = h.wantJob("fetches", job.JobFailed)
+	if !strings.Contains(j.Error, "403 Forbidden") || j.FailedAttempts != 0 || j.AttemptCount != 1 {
+		t.Errorf("job error %q, failed attempts %d, attempts %d: want the source's words, no retry, no requeue", j.Error, j.FailedAttempts, j.AttemptCount)
+	}
+	if nd := h.mustNode("cpu", n); nd.State != node.NodeIdle {
+		t.Errorf("node %s is %s after an input failure, want idle", n, nd.State)
+	}
 }
