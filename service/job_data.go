@@ -61,12 +61,20 @@ type inputAsset struct {
 	Type, Path    string
 }
 
-// noun names an asset kind in messages, as users say it.
-func noun(k asset.AssetKind) string {
+// assetNoun names an asset kind in messages, as users say it.
+func assetNoun(k asset.AssetKind) string {
 	if k == asset.AssetModel {
 		return "model"
 	}
 	return "data asset"
+}
+
+// assetCommand is the CLI noun of an asset kind (`shoal data list`).
+func assetCommand(k asset.AssetKind) string {
+	if k == asset.AssetModel {
+		return "model"
+	}
+	return "data"
 }
 
 // lookupInputAsset finds the version in's asset reference names: a model
@@ -85,8 +93,9 @@ func lookupInputAsset(tx store.Tx, workspace, field string, in *job.JobInput) (*
 	if jobio.IsModelType(in.Type) {
 		kind = asset.AssetModel
 	}
-	if want := map[asset.AssetKind]string{asset.AssetData: "data", asset.AssetModel: "model"}[kind]; u.AssetType != "" && u.AssetType != want {
-		return nil, core.FieldErrorf(field, "%q names a %s, but input type %s takes a %s: a model input (custom_model, mlflow_model, triton_model) comes from a model, any other from a data asset", core.Short(in.Path), noun(map[string]asset.AssetKind{"data": asset.AssetData, "model": asset.AssetModel}[u.AssetType]), in.Type, noun(kind))
+	// The long forms say which kind they name ("data" or "model").
+	if named := asset.AssetKind(u.AssetType); named != "" && named != kind {
+		return nil, core.FieldErrorf(field, "%q names a %s, but input type %s takes a %s: a model input (custom_model, mlflow_model, triton_model) comes from a model, any other from a data asset", core.Short(in.Path), assetNoun(named), in.Type, assetNoun(kind))
 	}
 	var got inputAsset
 	got.Kind = kind
@@ -118,7 +127,8 @@ func lookupInputAsset(tx store.Tx, workspace, field string, in *job.JobInput) (*
 func getVersion[T asset.Asset](tx store.Tx, workspace, field string, u asset.DataURI) (T, error) {
 	var a T
 	var err error
-	what := noun(asset.KindOf[T]())
+	kind := asset.KindOf[T]()
+	what := assetNoun(kind)
 	if u.Label != "" {
 		a, err = asset.LatestAssetVersion[T](tx, workspace, u.Name)
 	} else {
@@ -134,7 +144,7 @@ func getVersion[T asset.Asset](tx store.Tx, workspace, field string, u asset.Dat
 	var msg string
 	switch {
 	case len(all) == 0:
-		msg = fmt.Sprintf("%s %q is not in workspace %s; see `shoal %s list`", what, u.Name, workspace, map[string]string{"data asset": "data", "model": "model"}[what])
+		msg = fmt.Sprintf("%s %q is not in workspace %s; see `shoal %s list`", what, u.Name, workspace, assetCommand(kind))
 	case u.Label != "":
 		msg = fmt.Sprintf("%s %q has no version that is not archived, so @latest names none; name a version (azureml:%s:<version>)", what, u.Name, u.Name)
 	default:

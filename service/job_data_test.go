@@ -164,25 +164,25 @@ func TestTaskCarriesDataSourcesWithCredentials(t *testing.T) {
 	src := task.InputSources
 	if s := src["s3"]; s == nil || s.Kind != node.DataS3 || s.ServiceURL != "http://10.0.0.5:9000" || s.Container != "data" || s.Prefix != "raw/" ||
 		s.Region != "us-east-1" || !s.AllowHTTP || s.Datastore != "lake" || s.Credentials == nil || s.Credentials.SecretAccessKey != dsSecret {
-		t.Errorf("s3 input: %s", mustJSON(t, s))
+		t.Errorf("s3 input: %s", dataJSON(t, s))
 	}
 	if s := src["asset"]; s == nil || s.Kind != node.DataS3 || s.Prefix != "sets/a/" || s.Asset != "onlake:1" || s.Credentials == nil {
-		t.Errorf("asset input: %s", mustJSON(t, s))
+		t.Errorf("asset input: %s", dataJSON(t, s))
 	}
 	if s := src["up"]; s == nil || s.Kind != node.DataShoal || s.Artifact != up || s.Asset != "uploaded:1" || s.Credentials != nil {
-		t.Errorf("uploaded asset input: %s", mustJSON(t, s))
+		t.Errorf("uploaded asset input: %s", dataJSON(t, s))
 	}
 	if s := src["blob"]; s == nil || s.Kind != node.DataAzureBlob || s.ServiceURL != "https://acct.blob.core.windows.net" || s.Container != "cont1" || s.Prefix != "x/y.csv" || s.Credentials == nil || s.Credentials.AccountKey != dsSecret {
-		t.Errorf("blob URL input: %s", mustJSON(t, s))
+		t.Errorf("blob URL input: %s", dataJSON(t, s))
 	}
 	if s := src["anon"]; s == nil || s.Kind != node.DataHTTP || s.ServiceURL != "https://example.com/f.csv" || s.Credentials != nil {
-		t.Errorf("URL input: %s", mustJSON(t, s))
+		t.Errorf("URL input: %s", dataJSON(t, s))
 	}
 	if _, ok := src["n"]; ok {
 		t.Errorf("a literal got a source")
 	}
 	if o := task.OutputTargets["o"]; o == nil || o.Kind != node.DataS3 || o.Prefix != "out/data1/o/" || o.Credentials == nil {
-		t.Errorf("output target: %s", mustJSON(t, o))
+		t.Errorf("output target: %s", dataJSON(t, o))
 	}
 	if _, ok := task.OutputTargets["kept"]; ok {
 		t.Errorf("an output kept by the server got a target")
@@ -203,7 +203,7 @@ func TestTaskCarriesDataSourcesWithCredentials(t *testing.T) {
 	}
 	list, _ := h.svc.ListJobs(h.ctx, job.JobFilter{Workspace: ws})
 	for what, v := range map[string]any{"job": j, "events": evs, "list": list} {
-		if b := mustJSON(t, v); strings.Contains(b, dsSecret) {
+		if b := dataJSON(t, v); strings.Contains(b, dsSecret) {
 			t.Errorf("the datastore's secret is in the %s: %s", what, b)
 		}
 	}
@@ -239,7 +239,7 @@ func TestDeletedDatastoreFailsTheJobAtOnce(t *testing.T) {
 	}
 	a := h.attempts("gone")
 	if len(a) != 1 || a[0].Ranks[0].Failure != node.RankInputFailed {
-		t.Errorf("attempts: %s", mustJSON(t, a))
+		t.Errorf("attempts: %s", dataJSON(t, a))
 	}
 	if nd := h.mustNode("cpu", n); nd.State != node.NodeIdle || nd.CurrentAttemptID != "" {
 		t.Errorf("node %s is %s on %q", n, nd.State, nd.CurrentAttemptID)
@@ -282,7 +282,7 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 		t.Errorf("model: %+v %v", m, err)
 	}
 	evs, _ := h.svc.ListJobEvents(h.ctx, ws, "train")
-	if b := mustJSON(t, evs); !strings.Contains(b, "registered as model clf:7") {
+	if b := dataJSON(t, evs); !strings.Contains(b, "registered as model clf:7") {
 		t.Errorf("events: %s", b)
 	}
 
@@ -295,7 +295,7 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 		t.Fatalf("%d tasks", len(t2))
 	}
 	if s := t2[0].InputSources["p"]; s == nil || s.Kind != node.DataShoal || s.OutputOf != "train" || s.Output != "prepared" {
-		t.Errorf("kept-output input: %s", mustJSON(t, s))
+		t.Errorf("kept-output input: %s", dataJSON(t, s))
 	}
 	// The node reads it through the agent API, while its rank runs.
 	f, err := h.svc.OpenInputForNode(h.ctx, n, t2[0].AttemptID, 0, "p")
@@ -328,7 +328,7 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) string {
+func dataJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
