@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/service/dataassets"
 	"github.com/shoal-ml/shoal/service/datastores"
 	"github.com/shoal-ml/shoal/service/models"
@@ -380,5 +382,31 @@ func TestInputFetchProgressAndFailure(t *testing.T) {
 	}
 	if nd := h.mustNode("cpu", n); nd.State != node.NodeIdle {
 		t.Errorf("node %s is %s after an input failure, want idle", n, nd.State)
+	}
+}
+
+// Credentials that no longer open (the server's secrets key replaced
+// since the datastore was created) fail the job at once as input_failed,
+// naming the datastore and never the secret.
+func TestUnopenableCredentialsFailTheJob(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 600)
+	h.createDatastore(`{"name":"lake","type":"s3","endpoint_url":"http://10.0.0.5:9000","bucket":"data","credentials":{"access_key_id":"AKID","secret_access_key":"` + dsSecret + `"}}`)
+	h.submitSpec(dataJob("locked", map[string]*job.JobInput{"d": {Type: "uri_folder", Path: "azureml://datastores/lake/paths/raw/"}}))
+	other, err := sealing.LoadOrCreate(filepath.Join(t.TempDir(), "other.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.bootWith(other)
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	if tasks := h.syncStart(n); len(tasks) != 0 {
+		t.Fatalf("the node was handed %s", describeTasks(tasks))
+	}
+	j := h.wantJob("locked", job.JobFailed)
+	if !strings.Contains(j.Error, "credentials of datastore lake cannot be opened") || strings.Contains(j.Error, dsSecret) || j.AttemptCount != 1 {
+		t.Errorf("error %q after %d attempts", j.Error, j.AttemptCount)
 	}
 }
