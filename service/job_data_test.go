@@ -257,9 +257,10 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 	h.compute("cpu", 0, 1, 600)
 	spec := dataJob("train", nil)
 	spec.Outputs = map[string]*job.JobOutput{
-		"prepared": {Type: "uri_folder", Name: "prepared"},
-		"model":    {Type: "mlflow_model", Name: "clf", Version: "7"},
-		"plain":    {Type: "uri_folder"},
+		"prepared":  {Type: "uri_folder", Name: "prepared"},
+		"model":     {Type: "mlflow_model", Name: "clf", Version: "7"},
+		"plain":     {Type: "uri_folder"},
+		"elsewhere": {Type: "uri_file", Name: "report", Path: "azureml://datastores/workspaceblobstore/paths/reports/${{name}}.txt"},
 	}
 	h.submitSpec(spec)
 	h.step(0)
@@ -282,6 +283,11 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 	m, err := models.New(models.Config{Store: h.store}).Get(h.ctx, ws, "clf", "7", "")
 	if err != nil || m.Type != "mlflow_model" || m.Path != "azureml://datastores/workspaceblobstore/paths/azureml/train/model/" {
 		t.Errorf("model: %+v %v", m, err)
+	}
+	// Shoal keeps an output on its own datastore as the job's output,
+	// and registers it where it is read back.
+	if r, err := dataassets.New(dataassets.Config{Store: h.store}).Get(h.ctx, ws, "report", "1", ""); err != nil || r.Path != "azureml://datastores/workspaceblobstore/paths/azureml/train/elsewhere/" {
+		t.Errorf("report: %+v %v", r, err)
 	}
 	evs, _ := h.svc.ListJobEvents(h.ctx, ws, "train")
 	if b := dataJSON(t, evs); !strings.Contains(b, "registered as model clf:7") {

@@ -31,7 +31,7 @@ func (s *Services) registerOutputs(tx store.Tx, j *job.Job) ([]string, error) {
 		if o == nil || o.Name == "" || job.IsKeptArtifacts(j.Name, name, o) {
 			continue
 		}
-		path := jobio.ExpandOutputPath(o.Path, j.Name, name)
+		path := registeredPath(j.Name, name, jobio.ExpandOutputPath(o.Path, j.Name, name))
 		typ := o.Type
 		if typ == "" {
 			typ = jobio.TypeURIFolder
@@ -86,4 +86,20 @@ func (s *Services) completeWithOutputs(tx store.Tx, before string, j *job.Job, o
 			out.Events[i] = jobrun.JobEvent{Code: jobrun.CodeFailed, Reason: err.Error()}
 		}
 	}
+}
+
+// registeredPath is where an output registered from a job is read back:
+// its path, unless that is a place on Shoal's own datastores where Shoal
+// keeps nothing (workspaceblobstore/paths/models/x/): an output Shoal
+// keeps is kept as the job's output, so the version is registered at
+// the place that reads it, azureml/<job>/<output>/.
+func registeredPath(jobName, output, path string) string {
+	u, err := asset.ParseDataURI(path)
+	if err != nil || u.Kind != asset.URIDatastore || !asset.IsBuiltinDatastore(u.Datastore) {
+		return path
+	}
+	if src, err := shoalSource(u.Datastore, u); err == nil && src.OutputOf == jobName && src.Output == output {
+		return path
+	}
+	return jobio.ExpandOutputPath("", jobName, output)
 }
