@@ -381,6 +381,7 @@ func TestCredentialsStayInTheirLane(t *testing.T) {
 			{"GET", "/agent/v1/attempts/att-1/ranks/0/restore", ""},
 			{"POST", "/agent/v1/attempts/att-1/ranks/0/token", `{"resource":"shoal"}`},
 			{"GET", "/agent/v1/artifacts/sha256:" + strings.Repeat("0", 64), ""},
+			{"GET", "/agent/v1/attempts/att-1/ranks/0/inputs/data", ""},
 		} {
 			if r := send(t, e, tok, p.method, p.path, p.body, nil); r.status != http.StatusUnauthorized {
 				t.Errorf("API token on %s %s: %s, want 401", p.method, p.path, r)

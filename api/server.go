@@ -224,6 +224,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/token", Agent: true, handler: s.agent.Token},
 		{Pattern: "POST /agent/v1/attempts/{attempt}/ranks/{rank}/gpu", Agent: true, handler: s.agent.GPUSample},
 		{Pattern: "GET /agent/v1/artifacts/{id}", Agent: true, handler: s.agent.Artifact},
+		{Pattern: "GET /agent/v1/attempts/{attempt}/ranks/{rank}/inputs/{input}", Agent: true, handler: s.agent.Input},
 	}
 }
 

@@ -54,6 +54,12 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 		// replica with the key checks it (tracking.Authenticate).
 		t.Tracking = &node.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
 	}
+	// Remote inputs and outputs for other datastores: an InputFailure
+	// (a datastore deleted since submission) is the caller's to fail the
+	// rank with, never a node's loss.
+	if err := dataTask(tx, s.cfg.SecretsKey, j, t); err != nil {
+		return nil, err
+	}
 	var err error
 	t.Container, err = s.containerTask(tx, j, n)
 	return t, err
@@ -94,7 +100,10 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			return err
 		}
 		t, err := s.AgentTask(tx, nj, na, n)
-		if err != nil {
+		if _, ok := agentapi.AsTaskFailure(err); ok {
+			// Failed on the node's next sync, which meets it too.
+			return nil
+		} else if err != nil {
 			return err
 		}
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
@@ -119,6 +128,19 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 // still in status from (the agent got to it after all, or it ended
 // meanwhile).
 func (s *Services) EndRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from, state, reason string) error {
+	return s.endRankForNode(ctx, nodeID, ref, from, &node.RankReport{State: state, Reason: reason})
+}
+
+// FailRankForNode ends a rank Failed with failure on the server's own
+// account: a rank whose task could not be built for the job's own fault
+// (agentapi.TaskFailure). It does nothing unless the rank is still in
+// status from.
+func (s *Services) FailRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from string, failure job.RankFailure, reason string) error {
+	return s.endRankForNode(ctx, nodeID, ref, from, &node.RankReport{State: node.RankFailed, Reason: reason, Failure: failure})
+}
+
+// endRankForNode applies rep to a rank still in status from.
+func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from string, rep *node.RankReport) error {
 	var wake []string
 	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx store.Tx) error {
@@ -133,7 +155,7 @@ func (s *Services) EndRankForNode(ctx context.Context, nodeID string, ref node.R
 		}
 		ctx := identity.WithPrincipal(ctx, systemPrincipal)
 		before := markOf(j)
-		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, &node.RankReport{State: state, Reason: reason}); err != nil {
+		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
 		outcomes.note(before, j)

@@ -80,6 +80,9 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 			return &core.Error{Code: core.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
 		}
 		spec.Compute = c.Name
+		if err := resolveInputAssets(tx, c.Workspace, "inputs", spec.Inputs); err != nil {
+			return err
+		}
 		env, err := asset.ResolveJobEnvironment(tx, c.Workspace, spec.Environment, s.cfg.CuratedEnvironments)
 		if err != nil {
 			return err
@@ -169,8 +172,9 @@ func priorityName(spec *job.JobSpec) string {
 
 // checkArtifacts refuses a job whose code or inputs name artifacts that were
 // never uploaded to its workspace, or local paths (the CLI's to upload);
-// remote inputs (assets, datastore URIs, URLs) pass, to be resolved when
-// an attempt is placed, so a job cannot fail later for a
+// remote inputs pass, to be checked against the workspace in the
+// submission's transaction (resolveInputAssets, checkDataInputs) and
+// fetched when an attempt is placed, so a job cannot fail later for a
 // missing upload. Another workspace's artifact is refused with the same
 // words as one never uploaded: a hash tells nothing across workspaces.
 func (s *Services) checkArtifacts(workspace string, spec *job.JobSpec) error {
@@ -204,6 +208,7 @@ func (s *Services) checkArtifacts(workspace string, spec *job.JobSpec) error {
 		if in == nil || in.Path == "" {
 			continue
 		}
+		in.Asset = "" // the server's to record, after the spec's hash
 		switch jobio.PathKind(in.Path) {
 		case jobio.AssetRef, jobio.DatastoreURI, jobio.URL:
 			// Resolved when an attempt is placed; jobio checked its shape.
@@ -216,6 +221,24 @@ func (s *Services) checkArtifacts(workspace string, spec *job.JobSpec) error {
 		}
 	}
 	return nil
+}
+
+// checkDataInputs checks inputs' asset references and datastore URIs
+// against the workspace (resolveInputAssets) without recording anything:
+// for pipelines and sweeps, whose steps and trials record theirs when
+// they are submitted.
+func checkDataInputs(tx store.Tx, workspace string, inputs map[string]*job.JobInput) error {
+	remote := map[string]*job.JobInput{}
+	for name, in := range inputs {
+		if in != nil && jobio.PathKind(in.Path).Remote() {
+			c := *in
+			remote[name] = &c
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	return resolveInputAssets(tx, workspace, "inputs", remote)
 }
 
 func specHash(spec *job.JobSpec) (string, error) {
@@ -354,7 +377,30 @@ func (s *Services) jobView(j *job.Job) *job.Job {
 	out := *j
 	out.ID = fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/%s",
 		compute.Subscription, compute.ResourceGroup, j.Workspace, j.Name)
+	out.Outputs = outputPathsView(j)
 	return &out
+}
+
+// outputPathsView is a command job's outputs as `job show` tells them,
+// as Azure does: each at its datastore path with ${{name}} and
+// ${{output_name}} expanded (the default path for one without). The
+// stored spec keeps them as written. A pipeline's or sweep's outputs are
+// their steps' and trials', and stay as written.
+func outputPathsView(j *job.Job) map[string]*job.JobOutput {
+	if j.Pipeline != nil || j.Sweep != nil || len(j.Outputs) == 0 {
+		return j.Outputs
+	}
+	outs := make(map[string]*job.JobOutput, len(j.Outputs))
+	for name, o := range j.Outputs {
+		if o == nil {
+			outs[name] = o
+			continue
+		}
+		c := *o
+		c.Path = jobio.ExpandOutputPath(o.Path, j.Name, name)
+		outs[name] = &c
+	}
+	return outs
 }
 
 // AppendJobEvent records an event on a job in tx, as the principal of

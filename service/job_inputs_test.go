@@ -8,11 +8,14 @@ import (
 )
 
 // The server takes asset references, datastore URIs and URLs as inputs
-// as sent (they are resolved when an attempt is placed) and refuses a
-// local path, which it cannot read, and an artifact never uploaded.
+// as sent (assets it has; they are fetched when an attempt is placed)
+// and refuses a local path, which it cannot read, and an artifact never
+// uploaded.
 func TestSubmitTakesRemoteInputsAndRefusesLocalPaths(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 1, 600)
+	h.registerData("sampledata", "", "uri_folder", "https://example.com/data/")
+	h.registerModel("model", "1", "mlflow_model", "https://example.com/model/")
 	h.submitSpec(&job.JobSpec{Name: "remote", Command: "ls ${{inputs.a}} ${{inputs.b}} ${{inputs.c}} ${{inputs.m}}", Compute: "cpu",
 		Inputs: map[string]*job.JobInput{
 			"a": {Type: "uri_file", Path: "https://azuremlexamples.blob.core.windows.net/datasets/iris.csv"},

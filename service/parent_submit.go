@@ -46,7 +46,7 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *j
 		if err != nil {
 			return nil, err
 		}
-		if err := s.checkPipelineArtifacts(ws.Name, spec); err != nil {
+		if err := s.checkPipelineArtifacts(tx, ws.Name, spec); err != nil {
 			return nil, err
 		}
 		j := &job.Job{JobSpec: job.JobSpec{Name: spec.Name, Type: job.JobTypePipeline, DisplayName: spec.DisplayName,
@@ -108,6 +108,9 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *job.
 		return nil, false, err
 	}
 	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
+		if err := checkDataInputs(tx, ws.Name, first.Inputs); err != nil {
+			return nil, err
+		}
 		return &job.Job{JobSpec: job.JobSpec{Name: spec.Name, Type: job.JobTypeSweep, DisplayName: spec.DisplayName,
 			ExperimentName: spec.ExperimentName, Description: spec.Description, Tags: spec.Tags, Compute: ""},
 			Sweep: spec, SweepSeed: seed}, nil
@@ -186,8 +189,11 @@ func (s *Services) auditUnder(ctx context.Context, workspace, name string) {
 
 // checkPipelineArtifacts refuses a pipeline whose inputs or inline
 // components name artifacts never uploaded to the workspace.
-func (s *Services) checkPipelineArtifacts(workspace string, spec *job.PipelineSpec) error {
+func (s *Services) checkPipelineArtifacts(tx store.Tx, workspace string, spec *job.PipelineSpec) error {
 	if err := s.checkArtifacts(workspace, &job.JobSpec{Inputs: spec.Inputs}); err != nil {
+		return err
+	}
+	if err := checkDataInputs(tx, workspace, spec.Inputs); err != nil {
 		return err
 	}
 	for name, step := range spec.Jobs {
@@ -203,7 +209,11 @@ func (s *Services) checkPipelineArtifacts(workspace string, spec *job.PipelineSp
 				check.Inputs[in] = &job.JobInput{Type: si.Type, Path: si.Path}
 			}
 		}
-		if err := s.checkArtifacts(workspace, check); err != nil {
+		err := s.checkArtifacts(workspace, check)
+		if err == nil {
+			err = checkDataInputs(tx, workspace, check.Inputs)
+		}
+		if err != nil {
 			if e, ok := err.(*core.Error); ok && e.Field != "" {
 				return core.FieldErrorf("jobs."+name+"."+e.Field, "%s", core.ErrorMessage(err))
 			}

@@ -269,6 +269,24 @@ func (h *Handlers) Artifact(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, f)
 }
 
+// Input sends a node the kept output of another job that an input of its
+// rank's job reads (service.OpenInputForNode), as a gzipped tar.
+func (h *Handlers) Input(w http.ResponseWriter, r *http.Request) {
+	attempt, rank, err := rankParams(r)
+	if err != nil {
+		h.errs.Write(w, r, err)
+		return
+	}
+	f, err := h.svc.OpenInputForNode(r.Context(), httpx.NodeFrom(r), attempt, rank, r.PathValue("input"))
+	if err != nil {
+		h.errs.Write(w, r, err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/gzip")
+	io.Copy(w, f)
+}
+
 // Token mints a workload token for a job's rank on the
 // calling node.
 func (h *Handlers) Token(w http.ResponseWriter, r *http.Request) {

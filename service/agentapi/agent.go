@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
@@ -140,6 +141,8 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 	writeBeat := false
 	var unstarted *nodekind.RankRef
 	var unstartedReason string
+	var refused *nodekind.RankRef
+	var refusal *TaskFailure
 	var vanished *nodekind.RankRef
 	sshPortChanged, resync := false, false
 	fn := func(tx store.Tx) error {
@@ -202,7 +205,10 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 				vanished = &ref
 			case jobrun.StartRank:
 				t, err := s.jobs.AgentTask(tx, j, a, n)
-				if err != nil {
+				if f, ok := AsTaskFailure(err); ok {
+					refused, refusal = &ref, f
+					break
+				} else if err != nil {
 					return err
 				}
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
@@ -247,6 +253,11 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 			state = nodekind.RankPreempted
 		}
 		if err := s.jobs.EndRankForNode(ctx, nodeID, *unstarted, job.AttemptPreparing, state, unstartedReason+" before it started"); err != nil {
+			return nil, err
+		}
+	}
+	if refused != nil {
+		if err := s.jobs.FailRankForNode(ctx, nodeID, *refused, job.AttemptPreparing, refusal.Failure, refusal.Msg); err != nil {
 			return nil, err
 		}
 	}
@@ -429,6 +440,11 @@ func (s *Server) OpenArtifactForNode(ctx context.Context, nodeID, id string) (io
 		}
 		if env := j.ResolvedEnvironment; env != nil && env.Build != nil && env.Build.Path == id {
 			allowed = true
+		}
+		if !allowed && strings.HasPrefix(id, "sha256:") {
+			for _, a := range s.jobs.InputArtifacts(tx, j) {
+				allowed = allowed || a == id
+			}
 		}
 		return nil
 	})

@@ -36,6 +36,12 @@ type Jobs interface {
 	// EndRankForNode ends a rank on the server's own account, unless it
 	// is no longer in status from.
 	EndRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from, state, reason string) error
+	// FailRankForNode ends a rank Failed with failure (the job's fault:
+	// no retry spent, no node lost), unless it is no longer in status from.
+	FailRankForNode(ctx context.Context, nodeID string, ref node.RankRef, from string, failure job.RankFailure, reason string) error
+	// InputArtifacts lists the uploads j's remote inputs stand for,
+	// which its node may read besides those j names itself.
+	InputArtifacts(tx store.Tx, j *job.Job) []string
 }
 
 // Computes is what the protocol asks of the compute service (package

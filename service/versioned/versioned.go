@@ -89,6 +89,38 @@ func (s *Service[T]) Create(ctx context.Context, a T) (T, bool, error) {
 	}
 	out, created := zero, false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		out, created, err = s.insert(tx, a, identity.ActorName(ctx))
+		return err
+	})
+	if err != nil {
+		return zero, false, err
+	}
+	return out, created, nil
+}
+
+// CreateTx is Create inside the caller's transaction, for the server's
+// own registrations (a job's output registered when the job completes):
+// createdBy is who the version is recorded as created by (the job's
+// submitter).
+func (s *Service[T]) CreateTx(tx store.Tx, a T, createdBy string) (T, bool, error) {
+	var zero T
+	if err := s.kind.Normalize(a); err != nil {
+		return zero, false, err
+	}
+	if s.kind.Check != nil {
+		if err := s.kind.Check(a); err != nil {
+			return zero, false, err
+		}
+	}
+	return s.insert(tx, a, createdBy)
+}
+
+// insert stores a normalized and checked a (Create's rules) in tx.
+func (s *Service[T]) insert(tx store.Tx, a T, createdBy string) (T, bool, error) {
+	var zero T
+	out, created := zero, false
+	err := func() error {
 		m := a.AssetMeta()
 		w, err := tx.GetWorkspace(m.Workspace)
 		if core.ErrorCode(err) == core.ENOTFOUND {
@@ -116,14 +148,14 @@ func (s *Service[T]) Create(ctx context.Context, a T) (T, bool, error) {
 			return err
 		}
 		// Who and when are the server's to say, not the request's.
-		m.CreatedBy, m.CreatedOn, m.Archived = identity.ActorName(ctx), time.Time{}, false
+		m.CreatedBy, m.CreatedOn, m.Archived = createdBy, time.Time{}, false
 		a.SetAssetMeta(m)
 		if err := tx.InsertAsset(a); err != nil {
 			return err
 		}
 		out, created = a, true
 		return nil
-	})
+	}()
 	if err != nil {
 		return zero, false, err
 	}

@@ -19,6 +19,11 @@ type Input struct {
 	Path string `json:"path,omitempty"`
 	// Mode is how the data reaches the job (InputModes); empty is ro_mount.
 	Mode string `json:"mode,omitempty"`
+	// Asset is the data asset or model version ("name:version") the
+	// server resolved an AssetRef path to at submission (@latest
+	// included): what `job show` tells and what every attempt reads.
+	// Set by the server only; a document's "asset" key is refused.
+	Asset string `json:"asset,omitempty"`
 }
 
 // Output is a job's output: what the job writes under it is kept where

@@ -54,6 +54,11 @@ func TestPipelineRemoteInputsAndOutputPaths(t *testing.T) {
 	if o := train.Outputs["model_output"]; o.Path != "azureml://datastores/workspaceblobstore/paths/pipe_1/final_model/" {
 		t.Errorf("train's output bound to the pipeline's = %+v, want the pipeline output's path with the pipeline's names", o)
 	}
+	// The pipeline output's name and version register what the step
+	// writes there, when the step completes.
+	if o := train.Outputs["model_output"]; o.Name != "final" || o.Version != "3" {
+		t.Errorf("train's output bound to the pipeline's = %+v, want it registered as final:3", o)
+	}
 }
 
 // Azure's examples: an inline step whose output binds a uri_file

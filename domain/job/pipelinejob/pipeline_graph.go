@@ -408,6 +408,11 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 						if po.Path != "" && g.spec.Name != "" {
 							o.Path = jobio.ExpandOutputPath(po.Path, g.spec.Name, b.Name)
 						}
+						// A pipeline output with name: is registered by
+						// the step that writes it, when that step completes.
+						if po.Name != "" && o.Name == "" {
+							o.Name, o.Version = po.Name, po.Version
+						}
 					}
 				}
 			}
