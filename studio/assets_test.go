@@ -33,7 +33,7 @@ func TestDataAndModelPages(t *testing.T) {
 	if _, err := data.Archive(admin, core.DefaultWorkspace, "iris", "2", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := mods.Create(admin, &asset.Model{Workspace: core.DefaultWorkspace, Name: "clf", Type: "mlflow_model", Path: "s3://m/clf/",
+	if _, _, err := mods.Create(admin, &asset.Model{Workspace: core.DefaultWorkspace, Name: "clf", Type: "mlflow_model", Path: "s3://models/clf/",
 		Flavors: map[string]map[string]string{"python_function": {"loader_module": "mlflow.sklearn"}}}); err != nil {
 		t.Fatal(err)
 	}
