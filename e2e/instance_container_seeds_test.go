@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,10 +23,15 @@ func TestInstanceContainerSeeds(t *testing.T) {
 	users := withUsers(t, s, map[string]string{"alice": "Contributor"})
 	alice := users["alice"]
 
-	// The seed's schedule, made to fire at every minute: created first,
-	// it is checked to have fired in the last subtest.
+	// The seed's schedule, made to fire a few minutes from now (once an
+	// hour, at that minute: the seed's time zone is whole hours off UTC):
+	// created first, it is checked to have fired in the last subtest.
+	// Firing at every minute raced the container's start, which takes
+	// more than the rest of a minute on a loaded machine: the instance
+	// was stopped before it ever ran.
+	fireAt := time.Now().Add(4 * time.Minute)
 	t.Run("schedule seed created", func(t *testing.T) {
-		sched := instanceVariant(t, "schedule-example-i.yml", "expression: 0 18 * * *", `expression: "* * * * *"`)
+		sched := instanceVariant(t, "schedule-example-i.yml", "expression: 0 18 * * *", fmt.Sprintf(`expression: "%d * * * *"`, fireAt.Minute()))
 		mustRun(t, s.env, "compute", "create", "-f", sched, "-o", "none")
 		v := waitInstanceState(t, s.env, "schedule-example-i", 3*time.Minute, "Running")
 		if v.Schedules == nil || len(v.Schedules.ComputeStartStop) != 1 || v.Schedules.ComputeStartStop[0]["action"] != "stop" {
@@ -141,7 +147,7 @@ func TestInstanceContainerSeeds(t *testing.T) {
 	// By now a minute has turned: the seed's schedule stopped its
 	// instance, whose container is gone.
 	t.Run("schedule fires", func(t *testing.T) {
-		v := waitInstanceState(t, s.env, "schedule-example-i", 2*time.Minute, "Stopped")
+		v := waitInstanceState(t, s.env, "schedule-example-i", time.Until(fireAt)+2*time.Minute, "Stopped")
 		if v.LastOperation == nil || v.LastOperation.Name != "Stop" || v.LastOperation.Trigger != "Schedule" {
 			t.Fatalf("schedule-example-i stopped by %+v, want Stop by Schedule", v.LastOperation)
 		}
