@@ -1,0 +1,275 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	"github.com/shoal-ml/shoal/internal/teststorage"
+)
+
+// TestDataEndToEnd runs issue 36's parts together for the first time,
+// against real storage servers on private ports: versitygw (S3) and
+// Azurite (Blob). Datastores with keys, data assets, models, job inputs
+// in ro_mount and download mode, outputs written where the YAML says
+// and registered as models, and the honest failures: a wrong secret, a
+// loopback URL, a missing version. No secret shows anywhere a user or
+// the server's log could read it.
+func TestDataEndToEnd(t *testing.T) {
+	s3 := teststorage.StartS3(t)
+	s3.Bucket(t, "datasets")
+	obj := dirWriter(t, filepath.Join(s3.Dir, "datasets"))
+	obj("in/a.txt", "alpha from s3\n")
+	obj("in/sub/b.txt", "beta from s3\n")
+	az := teststorage.StartAzurite(t)
+	putBlobs(t, az, "blobdata", map[string]string{"iris/iris.csv": "sepal,petal\n5.1,1.4\n"})
+
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	createCluster(t, s, "cpu", "--max-instances", "2", "--idle-time-before-scale-down", "60")
+	dir := t.TempDir()
+	write := dirWriter(t, dir)
+	wrongSecret := "wrong-secret-" + fmt.Sprint(time.Now().UnixNano())
+
+	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("s3.yml", fmt.Sprintf(
+		"name: team_bucket\ntype: s3\nbucket: datasets\nendpoint_url: %s\ncredentials:\n  access_key_id: %s\n  secret_access_key: %s\n",
+		s3.EndpointURL, s3.AccessKey, s3.SecretKey)))
+	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("s3bad.yml", fmt.Sprintf(
+		"name: bad_bucket\ntype: s3\nbucket: datasets\nendpoint_url: %s\ncredentials:\n  access_key_id: %s\n  secret_access_key: %s\n",
+		s3.EndpointURL, s3.AccessKey, wrongSecret)))
+	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("blob.yml", fmt.Sprintf(
+		"name: emulated\ntype: azure_blob\naccount_name: %s\ncontainer_name: blobdata\nendpoint: %s\nprotocol: http\ncredentials:\n  account_key: %s\n",
+		az.Account, az.ServiceURL, az.Key)))
+
+	var jobs []string
+	finish := func(t *testing.T, name string) (jobView, string) {
+		t.Helper()
+		jobs = append(jobs, name)
+		j := waitJob(t, s, name, 3*time.Minute, "Completed", "Failed", "Canceled")
+		return j, jobLog(t, s, name)
+	}
+
+	t.Run("s3 datastore in and out", func(t *testing.T) {
+		name := submitJob(t, s, write("s3job.yml", `command: cat ${{inputs.data}}/a.txt ${{inputs.data}}/sub/b.txt && echo written > ${{outputs.result}}/result.txt
+inputs:
+  data:
+    type: uri_folder
+    mode: ro_mount
+    path: azureml://datastores/team_bucket/paths/in/
+outputs:
+  result:
+    type: uri_folder
+    path: azureml://datastores/team_bucket/paths/out/${{name}}/
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if !strings.Contains(log, "alpha from s3") || !strings.Contains(log, "beta from s3") {
+			t.Errorf("the job's log lacks the bucket's objects:\n%s", log)
+		}
+		b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "out", name, "result.txt"))
+		if err != nil || string(b) != "written\n" {
+			t.Errorf("the output in the bucket at out/%s/result.txt: %q, %v", name, b, err)
+		}
+		if got := readDownloaded(download(t, s, name, "--output-name", "result"), "result/result.txt"); got != "written\n" {
+			t.Errorf("job download --output-name result: result.txt = %q", got)
+		}
+	})
+
+	t.Run("blob data asset download mode", func(t *testing.T) {
+		mustRun(t, s.env, "data", "create", "-o", "none", "-f", write("iris.yml",
+			"name: iris_blob\ntype: uri_folder\npath: azureml://datastores/emulated/paths/iris/\n"))
+		name := submitJob(t, s, write("blobjob.yml", `command: cat ${{inputs.iris}}/iris.csv && touch ${{inputs.iris}}/mine
+inputs:
+  iris:
+    type: uri_folder
+    mode: download
+    path: azureml:iris_blob@latest
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if !strings.Contains(log, "5.1,1.4") {
+			t.Errorf("the job's log lacks the blob:\n%s", log)
+		}
+	})
+
+	t.Run("local data asset to a model and back", func(t *testing.T) {
+		write("local/rows.txt", "1\n2\n3\n")
+		mustRun(t, s.env, "data", "create", "-o", "none", "-f", write("rows.yml", "name: rows\ntype: uri_folder\npath: ./local\n"))
+		name := submitJob(t, s, write("train.yml", `command: cat ${{inputs.rows}}/rows.txt && awk '{s+=$1} END {print s}' ${{inputs.rows}}/rows.txt > ${{outputs.model}}/model.txt
+inputs:
+  rows:
+    type: uri_folder
+    path: azureml:rows:1
+outputs:
+  model:
+    type: custom_model
+    name: summer
+    version: "1"
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if got := strings.TrimSpace(mustRun(t, s.env, "model", "show", "--name", "summer", "--version", "1", "--query", "type", "-o", "tsv")); got != "custom_model" {
+			t.Errorf("model show summer:1 type = %q", got)
+		}
+		name = submitJob(t, s, write("score.yml", `command: echo model says $(cat ${{inputs.m}}/model.txt)
+inputs:
+  m:
+    type: custom_model
+    path: azureml:summer:1
+compute: azureml:cpu
+`))
+		j, log = finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if !strings.Contains(log, "model says 6") {
+			t.Errorf("the second job did not read the model:\n%s", log)
+		}
+	})
+
+	t.Run("wrong secret fails at once", func(t *testing.T) {
+		name := submitJob(t, s, write("badjob.yml", `command: ls ${{inputs.data}}
+inputs:
+  data:
+    type: uri_folder
+    path: azureml://datastores/bad_bucket/paths/in/
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Failed" || j.AttemptCount != 1 || j.InfraRequeues != 0 || j.FailedAttempts != 0 {
+			t.Fatalf("a wrong secret: %s; log:\n%s", j, log)
+		}
+		if f := rankFailures(t, s, name); f != "input_failed" {
+			t.Errorf("the rank's failure = %q, want input_failed", f)
+		}
+		if !strings.Contains(j.StatusReason+j.Error, "SignatureDoesNotMatch") {
+			t.Errorf("the reason does not carry the server's words: %s", j)
+		}
+		for _, n := range listNodes(t, s, "cpu") {
+			if strings.Contains(strings.ToLower(n.State), "lost") || strings.Contains(strings.ToLower(n.State), "unusable") {
+				t.Errorf("a node was lost over the job's input: %+v", n)
+			}
+		}
+	})
+
+	t.Run("loopback url refused", func(t *testing.T) {
+		file := write("loop.yml", fmt.Sprintf(`command: cat ${{inputs.x}}
+inputs:
+  x:
+    type: uri_file
+    path: http://127.0.0.1:%s/x
+compute: azureml:cpu
+`, strings.TrimPrefix(s.addr, "127.0.0.1:")))
+		name := submitJob(t, s, file)
+		j, log := finish(t, name)
+		if j.Status != "Failed" || !strings.Contains(j.StatusReason, "input x (http://127.0.0.1:") || !strings.Contains(j.StatusReason, "refused: it is one of Shoal's own endpoints") {
+			t.Errorf("the server's own address as an input: %s; log:\n%s", j, log)
+		}
+		if f := rankFailures(t, s, name); f != "input_failed" {
+			t.Errorf("the rank's failure = %q, want input_failed", f)
+		}
+		// Any other port of the loopback: refused as the loopback.
+		name = submitJob(t, s, write("loop2.yml", `command: cat ${{inputs.x}}
+inputs:
+  x:
+    type: uri_file
+    path: http://127.0.0.1:9/x
+compute: azureml:cpu
+`))
+		j, log = finish(t, name)
+		if j.Status != "Failed" || !strings.Contains(j.StatusReason, "loopback") {
+			t.Errorf("a loopback URL input: %s; log:\n%s", j, log)
+		}
+	})
+
+	t.Run("missing version refused at submission", func(t *testing.T) {
+		_, stderr, code := run(t, s.env, "job", "create", "-o", "none", "-f", write("missing.yml", `command: ls ${{inputs.iris}}
+inputs:
+  iris:
+    type: uri_folder
+    path: azureml:iris_blob:9
+compute: azureml:cpu
+`))
+		if code == 0 || !strings.Contains(stderr, "inputs.iris") || !strings.Contains(stderr, "9") {
+			t.Errorf("a missing version: exit %d, %q; want refused naming inputs.iris", code, stderr)
+		}
+	})
+
+	t.Run("no secret anywhere", func(t *testing.T) {
+		secrets := []string{s3.SecretKey, wrongSecret, az.Key}
+		var seen []string
+		for _, name := range jobs {
+			seen = append(seen, mustRun(t, s.env, "job", "show", "-n", name, "-o", "json"))
+			seen = append(seen, mustRun(t, s.env, "job", "events", "-n", name, "-o", "json"))
+			stdout, _, _ := run(t, s.env, "job", "stream", "-n", name)
+			seen = append(seen, stdout)
+		}
+		for _, ds := range []string{"team_bucket", "bad_bucket", "emulated"} {
+			seen = append(seen, mustRun(t, s.env, "datastore", "show", ds, "-o", "json"))
+		}
+		seen = append(seen, s.log())
+		for _, text := range seen {
+			for _, secret := range secrets {
+				if strings.Contains(text, secret) {
+					t.Errorf("a secret %.6s... shows in:\n%.2000s", secret, text)
+				}
+			}
+		}
+		if len(jobs) < 5 {
+			t.Errorf("only %d jobs ran; the secret check needs them all", len(jobs))
+		}
+	})
+}
+
+// rankFailures is the failure classes of the job's ranks, joined.
+func rankFailures(t *testing.T, s *server, name string) string {
+	t.Helper()
+	var got []string
+	for _, a := range runJSON[[]struct {
+		Ranks []struct {
+			Failure string `json:"failure"`
+		} `json:"ranks"`
+	}](t, s.env, "job", "list-attempts", "-n", name, "-o", "json") {
+		for _, r := range a.Ranks {
+			got = append(got, r.Failure)
+		}
+	}
+	return strings.Join(got, ",")
+}
+
+// putBlobs makes a container on Azurite and uploads blobs into it with
+// the account key, as a user's own tools would.
+func putBlobs(t *testing.T, az *teststorage.Azurite, container string, blobs map[string]string) {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(az.Account, az.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential(az.ServiceURL+"/", cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.CreateContainer(ctx, container, nil); err != nil {
+		t.Fatalf("create container %s: %v", container, err)
+	}
+	for k, v := range blobs {
+		if _, err := c.UploadBuffer(ctx, container, k, []byte(v), nil); err != nil {
+			t.Fatalf("upload %s: %v", k, err)
+		}
+	}
+}
