@@ -55,7 +55,7 @@ func TestDataEndToEnd(t *testing.T) {
 	}
 
 	t.Run("s3 datastore in and out", func(t *testing.T) {
-		name := submitJob(t, s, write("s3job.yml", `command: cat ${{inputs.data}}/a.txt ${{inputs.data}}/sub/b.txt && echo written > ${{outputs.result}}/result.txt
+		name := submitJob(t, s, write("s3job.yml", `command: cat ${{inputs.data}}/a.txt ${{inputs.data}}/sub/b.txt && (touch ${{inputs.data}}/mine 2>/dev/null && echo input-writable || echo input-read-only) && echo written > ${{outputs.result}}/result.txt
 inputs:
   data:
     type: uri_folder
@@ -74,6 +74,12 @@ compute: azureml:cpu
 		if !strings.Contains(log, "alpha from s3") || !strings.Contains(log, "beta from s3") {
 			t.Errorf("the job's log lacks the bucket's objects:\n%s", log)
 		}
+		if !strings.Contains(log, "input-read-only") {
+			t.Errorf("a ro_mount input was writable:\n%s", log)
+		}
+		if _, err := os.Stat(filepath.Join(s3.Dir, "datasets", "in", "mine")); err == nil {
+			t.Error("the job wrote into the bucket through its ro_mount input")
+		}
 		b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "out", name, "result.txt"))
 		if err != nil || string(b) != "written\n" {
 			t.Errorf("the output in the bucket at out/%s/result.txt: %q, %v", name, b, err)
@@ -86,7 +92,7 @@ compute: azureml:cpu
 	t.Run("blob data asset download mode", func(t *testing.T) {
 		mustRun(t, s.env, "data", "create", "-o", "none", "-f", write("iris.yml",
 			"name: iris_blob\ntype: uri_folder\npath: azureml://datastores/emulated/paths/iris/\n"))
-		name := submitJob(t, s, write("blobjob.yml", `command: cat ${{inputs.iris}}/iris.csv && touch ${{inputs.iris}}/mine
+		name := submitJob(t, s, write("blobjob.yml", `command: cat ${{inputs.iris}}/iris.csv && touch ${{inputs.iris}}/mine && echo download-is-the-jobs
 inputs:
   iris:
     type: uri_folder
@@ -98,7 +104,7 @@ compute: azureml:cpu
 		if j.Status != "Completed" {
 			t.Fatalf("%s; log:\n%s", j, log)
 		}
-		if !strings.Contains(log, "5.1,1.4") {
+		if !strings.Contains(log, "5.1,1.4") || !strings.Contains(log, "download-is-the-jobs") {
 			t.Errorf("the job's log lacks the blob:\n%s", log)
 		}
 	})
@@ -222,6 +228,17 @@ compute: azureml:cpu
 			seen = append(seen, mustRun(t, s.env, "datastore", "show", ds, "-o", "json"))
 		}
 		seen = append(seen, s.log())
+		agentLogs, _ := filepath.Glob(filepath.Join(s.nodesDir, "*", "agent.log"))
+		if len(agentLogs) == 0 {
+			t.Error("no agent log to check")
+		}
+		for _, p := range agentLogs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, string(b))
+		}
 		for _, text := range seen {
 			for _, secret := range secrets {
 				if strings.Contains(text, secret) {
