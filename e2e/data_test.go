@@ -27,6 +27,8 @@ func TestDataEndToEnd(t *testing.T) {
 	obj := dirWriter(t, filepath.Join(s3.Dir, "datasets"))
 	obj("in/a.txt", "alpha from s3\n")
 	obj("in/sub/b.txt", "beta from s3\n")
+	s3.Bucket(t, "other")
+	web := teststorage.StartHTTP(t, map[string][]byte{"/iris.csv": []byte("from the web\n")})
 	az := teststorage.StartAzurite(t)
 	putBlobs(t, az, "blobdata", map[string]string{"iris/iris.csv": "sepal,petal\n5.1,1.4\n"})
 
@@ -40,7 +42,7 @@ func TestDataEndToEnd(t *testing.T) {
 		"name: team_bucket\ntype: s3\nbucket: datasets\nendpoint_url: %s\ncredentials:\n  access_key_id: %s\n  secret_access_key: %s\n",
 		s3.EndpointURL, s3.AccessKey, s3.SecretKey)))
 	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("s3bad.yml", fmt.Sprintf(
-		"name: bad_bucket\ntype: s3\nbucket: datasets\nendpoint_url: %s\ncredentials:\n  access_key_id: %s\n  secret_access_key: %s\n",
+		"name: bad_bucket\ntype: s3\nbucket: other\nendpoint_url: %s\ncredentials:\n  access_key_id: %s\n  secret_access_key: %s\n",
 		s3.EndpointURL, s3.AccessKey, wrongSecret)))
 	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("blob.yml", fmt.Sprintf(
 		"name: emulated\ntype: azure_blob\naccount_name: %s\ncontainer_name: blobdata\nendpoint: %s\nprotocol: http\ncredentials:\n  account_key: %s\n",
@@ -144,6 +146,29 @@ compute: azureml:cpu
 		}
 		if !strings.Contains(log, "model says 6") {
 			t.Errorf("the second job did not read the model:\n%s", log)
+		}
+	})
+
+	t.Run("URLs", func(t *testing.T) {
+		// s3:// takes its credentials from the datastore that owns the
+		// bucket; a plain http URL is read anonymously.
+		name := submitJob(t, s, write("urljob.yml", fmt.Sprintf(`command: cat ${{inputs.bucket}}/a.txt ${{inputs.web}}
+inputs:
+  bucket:
+    type: uri_folder
+    mode: download
+    path: s3://datasets/in/
+  web:
+    type: uri_file
+    path: %s/iris.csv
+compute: azureml:cpu
+`, web.URL)))
+		j, log := finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if !strings.Contains(log, "alpha from s3") || !strings.Contains(log, "from the web") {
+			t.Errorf("the job's log lacks the URLs' contents:\n%s", log)
 		}
 	})
 
