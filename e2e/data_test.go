@@ -149,6 +149,34 @@ compute: azureml:cpu
 		}
 	})
 
+	t.Run("upload mode and uri_file output", func(t *testing.T) {
+		name := submitJob(t, s, write("upjob.yml", `command: echo up > ${{outputs.folder}}/f.txt && echo one file > ${{outputs.report}}
+outputs:
+  folder:
+    type: uri_folder
+    mode: upload
+    path: azureml://datastores/team_bucket/paths/up/${{name}}/${{output_name}}/
+  report:
+    type: uri_file
+    path: azureml://datastores/team_bucket/paths/reports/${{name}}.txt
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "up", name, "folder", "f.txt")); err != nil || string(b) != "up\n" {
+			t.Errorf("the upload output at up/%s/folder/f.txt: %q, %v", name, b, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "reports", name+".txt")); err != nil || string(b) != "one file\n" {
+			t.Errorf("the uri_file output at reports/%s.txt: %q, %v", name, b, err)
+		}
+		got := download(t, s, name, "--all")
+		if readDownloaded(got, "folder/f.txt") != "up\n" {
+			t.Errorf("job download --all lacks folder/f.txt")
+		}
+	})
+
 	t.Run("URLs", func(t *testing.T) {
 		// s3:// takes its credentials from the datastore that owns the
 		// bucket; a plain http URL is read anonymously.
