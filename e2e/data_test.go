@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/shoal-ml/shoal/internal/teststorage"
 )
@@ -32,6 +34,7 @@ func TestDataEndToEnd(t *testing.T) {
 	az := teststorage.StartAzurite(t)
 	putBlobs(t, az, "blobdata", map[string]string{"iris/iris.csv": "sepal,petal\n5.1,1.4\n"})
 
+	sasToken := containerSAS(t, az, "blobdata")
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	createCluster(t, s, "cpu", "--max-instances", "2", "--idle-time-before-scale-down", "60")
 	dir := t.TempDir()
@@ -47,6 +50,10 @@ func TestDataEndToEnd(t *testing.T) {
 	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("blob.yml", fmt.Sprintf(
 		"name: emulated\ntype: azure_blob\naccount_name: %s\ncontainer_name: blobdata\nendpoint: %s\nprotocol: http\ncredentials:\n  account_key: %s\n",
 		az.Account, az.ServiceURL, az.Key)))
+
+	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("blobsas.yml", fmt.Sprintf(
+		"name: emulated_sas\ntype: azure_blob\naccount_name: %s\ncontainer_name: blobdata\nendpoint: %s\nprotocol: http\ncredentials:\n  sas_token: %s\n",
+		az.Account, az.ServiceURL, sasToken)))
 
 	var jobs []string
 	finish := func(t *testing.T, name string) (jobView, string) {
@@ -177,6 +184,43 @@ compute: azureml:cpu
 		}
 	})
 
+	t.Run("sas token and a registered uri_file output read back", func(t *testing.T) {
+		name := submitJob(t, s, write("sasjob.yml", `command: cp ${{inputs.iris}} ${{outputs.report}}
+inputs:
+  iris:
+    type: uri_file
+    path: azureml://datastores/emulated_sas/paths/iris/iris.csv
+outputs:
+  report:
+    type: uri_file
+    path: azureml://datastores/team_bucket/paths/reports/${{name}}.csv
+    name: report
+    version: "1"
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Completed" {
+			t.Fatalf("%s; log:\n%s", j, log)
+		}
+		if b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "reports", name+".csv")); err != nil || !strings.Contains(string(b), "5.1,1.4") {
+			t.Errorf("the uri_file output at reports/%s.csv: %q, %v", name, b, err)
+		}
+		if got := strings.TrimSpace(mustRun(t, s.env, "data", "show", "--name", "report", "--version", "1", "--query", "[type, path]", "-o", "tsv")); got != "uri_file\nazureml://datastores/team_bucket/paths/reports/"+name+".csv" {
+			t.Errorf("data show report:1 = %q", got)
+		}
+		name = submitJob(t, s, write("readreport.yml", `command: echo report has $(cat ${{inputs.r}})
+inputs:
+  r:
+    type: uri_file
+    path: azureml:report:1
+compute: azureml:cpu
+`))
+		j, log = finish(t, name)
+		if j.Status != "Completed" || !strings.Contains(log, "report has sepal,petal 5.1,1.4") {
+			t.Errorf("reading the registered uri_file: %s; log:\n%s", j, log)
+		}
+	})
+
 	t.Run("URLs", func(t *testing.T) {
 		// s3:// takes its credentials from the datastore that owns the
 		// bucket; a plain http URL is read anonymously.
@@ -269,7 +313,20 @@ compute: azureml:cpu
 	})
 
 	t.Run("no secret anywhere", func(t *testing.T) {
-		secrets := []string{s3.SecretKey, wrongSecret, az.Key}
+		sig := ""
+		for _, kv := range strings.Split(sasToken, "&") {
+			if v, ok := strings.CutPrefix(kv, "sig="); ok {
+				sig = v
+			}
+		}
+		if sig == "" {
+			t.Fatalf("the SAS token %.10s... has no signature", sasToken)
+		}
+		plainSig, err := url.QueryUnescape(sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets := []string{s3.SecretKey, wrongSecret, az.Key, sig, plainSig}
 		var seen []string
 		for _, name := range jobs {
 			seen = append(seen, mustRun(t, s.env, "job", "show", "-n", name, "-o", "json"))
@@ -277,7 +334,7 @@ compute: azureml:cpu
 			stdout, _, _ := run(t, s.env, "job", "stream", "-n", name)
 			seen = append(seen, stdout)
 		}
-		for _, ds := range []string{"team_bucket", "bad_bucket", "emulated"} {
+		for _, ds := range []string{"team_bucket", "bad_bucket", "emulated", "emulated_sas"} {
 			seen = append(seen, mustRun(t, s.env, "datastore", "show", ds, "-o", "json"))
 		}
 		seen = append(seen, s.log())
@@ -319,6 +376,26 @@ func rankFailures(t *testing.T, s *server, name string) string {
 		}
 	}
 	return strings.Join(got, ",")
+}
+
+// containerSAS is a read and list SAS token for the container, signed
+// with the account key, as a user would make one to share it.
+func containerSAS(t *testing.T, az *teststorage.Azurite, container string) string {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(az.Account, az.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := sas.BlobSignatureValues{
+		Protocol:      sas.ProtocolHTTPSandHTTP,
+		ExpiryTime:    time.Now().Add(24 * time.Hour).UTC(),
+		Permissions:   (&sas.ContainerPermissions{Read: true, List: true}).String(),
+		ContainerName: container,
+	}.SignWithSharedKey(cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Encode()
 }
 
 // putBlobs makes a container on Azurite and uploads blobs into it with
