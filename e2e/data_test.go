@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
+	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/teststorage"
 )
 
@@ -417,6 +418,58 @@ func putBlobs(t *testing.T, az *teststorage.Azurite, container string, blobs map
 	for k, v := range blobs {
 		if _, err := c.UploadBuffer(ctx, container, k, []byte(v), nil); err != nil {
 			t.Fatalf("upload %s: %v", k, err)
+		}
+	}
+}
+
+// TestDataInContainer: a job in a container (real podman) reads an S3
+// datastore folder through a read-only volume and a Blob file by
+// download, and writes an output to the bucket.
+func TestDataInContainer(t *testing.T) {
+	env := testctr.Shared(t)
+	image := env.Registry.Addr + "/" + testctr.PushedBase
+	s3 := teststorage.StartS3(t)
+	s3.Bucket(t, "datasets")
+	obj := dirWriter(t, filepath.Join(s3.Dir, "datasets"))
+	obj("in/a.txt", "alpha in a container\n")
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
+	createCluster(t, s, "ctr-data", "--size", "Standard_DS3_v2", "--max-instances", "1", "--idle-time-before-scale-down", "120")
+	dir := t.TempDir()
+	write := dirWriter(t, dir)
+	mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("s3.yml", fmt.Sprintf(
+		"name: team_bucket\ntype: s3\nbucket: datasets\nendpoint_url: %s\ncredentials:\n  access_key_id: %s\n  secret_access_key: %s\n",
+		s3.EndpointURL, s3.AccessKey, s3.SecretKey)))
+	name := submitJob(t, s, write("job.yml", fmt.Sprintf(`command: cat ${{inputs.data}}/a.txt && (touch ${{inputs.data}}/mine 2>/dev/null && echo input-writable || echo input-read-only) && cat ${{inputs.copy}}/a.txt > ${{outputs.result}}/copy.txt && test -e /run/.containerenv && echo in-a-container
+inputs:
+  data:
+    type: uri_folder
+    path: azureml://datastores/team_bucket/paths/in/
+  copy:
+    type: uri_folder
+    mode: download
+    path: azureml://datastores/team_bucket/paths/in/
+outputs:
+  result:
+    type: uri_folder
+    path: azureml://datastores/team_bucket/paths/ctr/${{name}}/
+compute: azureml:ctr-data
+environment:
+  image: %s
+`, image)))
+	j := waitJob(t, s, name, 3*time.Minute, "Completed", "Failed", "Canceled")
+	log := jobLog(t, s, name)
+	if j.Status != "Completed" {
+		t.Fatalf("%s; log:\n%s", j, log)
+	}
+	if !strings.Contains(log, "alpha in a container") || !strings.Contains(log, "input-read-only") || !strings.Contains(log, "in-a-container") {
+		t.Errorf("the container's log: want the object read and the input read-only:\n%s", log)
+	}
+	if b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "ctr", name, "copy.txt")); err != nil || string(b) != "alpha in a container\n" {
+		t.Errorf("the output in the bucket at ctr/%s/copy.txt: %q, %v", name, b, err)
+	}
+	for _, text := range []string{mustRun(t, s.env, "job", "show", "-n", name, "-o", "json"), log, s.log()} {
+		if strings.Contains(text, s3.SecretKey) {
+			t.Errorf("the secret shows in:\n%.2000s", text)
 		}
 	}
 }
