@@ -222,6 +222,42 @@ compute: azureml:cpu
 		}
 	})
 
+	t.Run("pipeline", func(t *testing.T) {
+		p := runJSON[pipelineView](t, s.env, "job", "create", "-o", "json", "-f", write("pipe.yml", `type: pipeline
+settings:
+  default_compute: azureml:cpu
+inputs:
+  raw:
+    type: uri_folder
+    path: azureml://datastores/team_bucket/paths/in/
+outputs:
+  copied:
+    type: uri_folder
+    path: azureml://datastores/team_bucket/paths/pipe/copied/
+    name: copied
+    version: "1"
+jobs:
+  copy:
+    type: command
+    command: cp ${{inputs.raw}}/a.txt ${{outputs.out}}/copy.txt
+    inputs:
+      raw: ${{parent.inputs.raw}}
+    outputs:
+      out: ${{parent.outputs.copied}}
+`))
+		jobs = append(jobs, p.Name)
+		waitJob(t, s, p.Name, 3*time.Minute, "Completed", "Failed", "Canceled")
+		if v := showPipeline(t, s, p.Name); v.Status != "Completed" {
+			t.Fatalf("pipeline ended %s: %s %+v", v.Status, v.StatusReason, v.Steps)
+		}
+		if b, err := os.ReadFile(filepath.Join(s3.Dir, "datasets", "pipe", "copied", "copy.txt")); err != nil || string(b) != "alpha from s3\n" {
+			t.Errorf("the pipeline's output at pipe/copied/copy.txt: %q, %v", b, err)
+		}
+		if got := strings.TrimSpace(mustRun(t, s.env, "data", "show", "--name", "copied", "--version", "1", "--query", "path", "-o", "tsv")); got != "azureml://datastores/team_bucket/paths/pipe/copied/" {
+			t.Errorf("data show copied:1 path = %q", got)
+		}
+	})
+
 	t.Run("URLs", func(t *testing.T) {
 		// s3:// takes its credentials from the datastore that owns the
 		// bucket; a plain http URL is read anonymously.
