@@ -258,6 +258,29 @@ jobs:
 		}
 	})
 
+	t.Run("nfs datastore and mltable", func(t *testing.T) {
+		share := reachableDir(t, "shoal-e2e-nfs-")
+		dirWriter(t, share)("sets/t1/MLTable", "paths:\n  - file: ./rows.csv\n")
+		dirWriter(t, share)("sets/t1/rows.csv", "x\n1\n")
+		mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("nfs.yml", "name: share\ntype: nfs\npath: "+share+"\n"))
+		name := submitJob(t, s, write("nfsjob.yml", `command: cat ${{inputs.table}}/MLTable ${{inputs.plain}}/rows.csv
+inputs:
+  table:
+    type: mltable
+    mode: eval_mount
+    path: azureml://datastores/share/paths/sets/t1/
+  plain:
+    type: uri_folder
+    mode: download
+    path: azureml://datastores/share/paths/sets/t1/
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Completed" || !strings.Contains(log, "file: ./rows.csv") || !strings.Contains(log, "x\n1") {
+			t.Errorf("reading an nfs datastore: %s; log:\n%s", j, log)
+		}
+	})
+
 	t.Run("URLs", func(t *testing.T) {
 		// s3:// takes its credentials from the datastore that owns the
 		// bucket; a plain http URL is read anonymously.
