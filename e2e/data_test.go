@@ -281,6 +281,42 @@ compute: azureml:cpu
 		}
 	})
 
+	t.Run("nfs datastore gives no more than the job's own rights", func(t *testing.T) {
+		// Attack: a datastore over a folder holding a file only root may
+		// read; neither mode may hand it to the job's account.
+		share := reachableDir(t, "shoal-e2e-nfs-")
+		dirWriter(t, share)("private/open.txt", "open\n")
+		secretFile := dirWriter(t, share)("private/root-only.txt", "root's secret\n")
+		if err := os.Chmod(secretFile, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("nfs2.yml", "name: privshare\ntype: nfs\npath: "+share+"\n"))
+		for _, mode := range []string{"ro_mount", "download"} {
+			name := submitJob(t, s, write("nfspriv-"+mode+".yml", `command: cat ${{inputs.d}}/open.txt; cat ${{inputs.d}}/root-only.txt; true
+inputs:
+  d:
+    type: uri_folder
+    mode: `+mode+`
+    path: azureml://datastores/privshare/paths/private/
+compute: azureml:cpu
+`))
+			j, log := finish(t, name)
+			if strings.Contains(log, "root's secret") {
+				t.Errorf("%s: the job read a file only root may read: %s; log:\n%s", mode, j, log)
+			}
+			switch mode {
+			case "ro_mount": // the mount keeps the file's mode
+				if j.Status != "Completed" || !strings.Contains(log, "open\n") || !strings.Contains(log, "Permission denied") {
+					t.Errorf("ro_mount: %s; log:\n%s", j, log)
+				}
+			case "download": // the copy refuses what the job could not read
+				if j.Status != "Failed" || !strings.Contains(j.StatusReason, "root-only.txt: the job's account may not read it") || rankFailures(t, s, name) != "input_failed" {
+					t.Errorf("download: %s; log:\n%s", j, log)
+				}
+			}
+		}
+	})
+
 	t.Run("URLs", func(t *testing.T) {
 		// s3:// takes its credentials from the datastore that owns the
 		// bucket; a plain http URL is read anonymously.
