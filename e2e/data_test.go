@@ -317,6 +317,39 @@ compute: azureml:cpu
 		}
 	})
 
+	t.Run("output links lead nowhere", func(t *testing.T) {
+		// Attack: the agent uploads as root; links the job leaves in an
+		// output must not carry what they point at to the bucket.
+		private := dirWriter(t, t.TempDir())("root-only.txt", "root's secret\n")
+		if err := os.Chmod(private, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		name := submitJob(t, s, write("links.yml", `command: echo mine > ${{outputs.result}}/mine.txt && ln -s `+private+` ${{outputs.result}}/link.txt && ln -s `+filepath.Dir(private)+` ${{outputs.result}}/dirlink
+outputs:
+  result:
+    type: uri_folder
+    path: azureml://datastores/team_bucket/paths/links/${{name}}/
+compute: azureml:cpu
+`))
+		j, log := finish(t, name)
+		if j.Status != "Failed" || !strings.Contains(j.StatusReason, "a link may not leave the output's folder") || rankFailures(t, s, name) != "output_failed" {
+			t.Errorf("an output with links out of it: %s; log:\n%s", j, log)
+		}
+		err := filepath.WalkDir(filepath.Join(s3.Dir, "datasets", "links"), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), "root's secret") {
+				t.Errorf("a link's target reached the bucket at %s", p)
+			}
+			return err
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Error(err)
+		}
+	})
+
 	t.Run("URLs", func(t *testing.T) {
 		// s3:// takes its credentials from the datastore that owns the
 		// bucket; a plain http URL is read anonymously.
