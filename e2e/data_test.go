@@ -398,6 +398,32 @@ compute: azureml:cpu
 		}
 	})
 
+	t.Run("wrong account key and unreachable source fail at once", func(t *testing.T) {
+		ip, err := teststorage.HostIP()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := freeAddrOn(t, ip) // nothing listens there
+		mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("blobbad.yml", fmt.Sprintf(
+			"name: emulated_badkey\ntype: azure_blob\naccount_name: %s\ncontainer_name: blobdata\nendpoint: %s\nprotocol: http\ncredentials:\n  account_key: %s\n",
+			az.Account, az.ServiceURL, "d3JvbmcgYWNjb3VudCBrZXkgZm9yIHRoZSB0ZXN0")))
+		mustRun(t, s.env, "datastore", "create", "-o", "none", "-f", write("s3gone.yml", fmt.Sprintf(
+			"name: gone_bucket\ntype: s3\nbucket: datasets\nendpoint_url: http://%s\n", closed)))
+		for ds, words := range map[string]string{"emulated_badkey": "403", "gone_bucket": "refused"} {
+			name := submitJob(t, s, write(ds+".yml", `command: ls ${{inputs.d}}
+inputs:
+  d:
+    type: uri_folder
+    path: azureml://datastores/`+ds+`/paths/iris/
+compute: azureml:cpu
+`))
+			j, log := finish(t, name)
+			if j.Status != "Failed" || j.AttemptCount != 1 || j.InfraRequeues != 0 || !strings.Contains(j.StatusReason, words) || rankFailures(t, s, name) != "input_failed" {
+				t.Errorf("%s: %s; want Failed at once with %q; log:\n%s", ds, j, words, log)
+			}
+		}
+	})
+
 	t.Run("loopback url refused", func(t *testing.T) {
 		file := write("loop.yml", fmt.Sprintf(`command: cat ${{inputs.x}}
 inputs:
