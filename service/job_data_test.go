@@ -152,6 +152,9 @@ func TestTaskCarriesDataSourcesWithCredentials(t *testing.T) {
 	spec.Outputs = map[string]*job.JobOutput{
 		"o":    {Type: "uri_folder", Path: "azureml://datastores/lake/paths/out/${{name}}/${{output_name}}/"},
 		"kept": {Type: "uri_folder"},
+		// A uri_file output's command writes a file, named by its path.
+		"report":   {Type: "uri_file", Path: "azureml://datastores/lake/paths/reports/${{name}}.txt"},
+		"keptfile": {Type: "uri_file"},
 	}
 	h.submitSpec(spec)
 	h.step(0)
@@ -185,6 +188,9 @@ func TestTaskCarriesDataSourcesWithCredentials(t *testing.T) {
 	}
 	if o := task.OutputTargets["o"]; o == nil || o.Kind != node.DataS3 || o.Prefix != "out/data1/o/" || o.Credentials == nil {
 		t.Errorf("output target: %s", dataJSON(t, o))
+	}
+	if got := task.OutputFiles; len(got) != 2 || got["report"] != "data1.txt" || got["keptfile"] != "keptfile" {
+		t.Errorf("output files = %v, want report: data1.txt, keptfile: keptfile", got)
 	}
 	if _, ok := task.OutputTargets["kept"]; ok {
 		t.Errorf("an output kept by the server got a target")

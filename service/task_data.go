@@ -53,6 +53,12 @@ func dataTask(tx store.Tx, key *sealing.Key, j *job.Job, t *node.AgentTask) erro
 			continue
 		}
 		p := jobio.ExpandOutputPath(o.Path, j.Name, name)
+		if o.Type == jobio.TypeURIFile {
+			if t.OutputFiles == nil {
+				t.OutputFiles = map[string]string{}
+			}
+			t.OutputFiles[name] = outputFileName(p, name)
+		}
 		u, err := asset.ParseDataURI(p)
 		if err != nil {
 			return inputFailed("output %s (%s): %s", name, core.Short(p), failureWords(err))
@@ -70,6 +76,20 @@ func dataTask(tx store.Tx, key *sealing.Key, j *job.Job, t *node.AgentTask) erro
 		t.OutputTargets[name] = dst
 	}
 	return nil
+}
+
+// outputFileName is the file a uri_file output's command writes: the
+// last segment of its expanded path, or the output's name when the path
+// is a folder (the default path ends in '/').
+func outputFileName(path, output string) string {
+	if strings.HasSuffix(path, "/") {
+		return output
+	}
+	f := path[strings.LastIndex(path, "/")+1:]
+	if f == "" || f == "." || f == ".." {
+		return output
+	}
+	return f
 }
 
 // failureWords is an error's message without a leading "path: " that

@@ -219,6 +219,14 @@ func (r *Rank) fetchInput(ctx context.Context, name string, in *job.JobInput, sr
 		if err != nil {
 			return "", inputFailed(name, src, err)
 		}
+		if !readOnly {
+			// The agent copies as root: it must copy no more than the
+			// job's account could read itself (a bind mount keeps the
+			// files' own modes, so ro_mount needs no check).
+			if err := othersMayRead(p); err != nil {
+				return "", inputFailed(name, src, err)
+			}
+		}
 		dir = p
 	default:
 		entry, err := r.cacheInput(ctx, name, src)

@@ -510,9 +510,22 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			return "", err
 		}
-		outputs[name] = p
+		outputs[name] = outputPath(t, outDir, name)
 	}
 	return job.ExpandCommand(t.Command, inputs, outputs)
+}
+
+// outputPath is where output name is for the command: its folder, or,
+// for a uri_file output (t.OutputFiles), the file in it, as Azure ML
+// gives a uri_file output's path. A name that is not one plain segment
+// is not taken: the folder is the output.
+func outputPath(t *node.AgentTask, outDir, name string) string {
+	dir := filepath.Join(outDir, name)
+	f := t.OutputFiles[name]
+	if f == "" || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00") {
+		return dir
+	}
+	return filepath.Join(dir, f)
 }
 
 // hasFileInputs reports whether t has an input fetched into the inputs
@@ -575,8 +588,8 @@ func (r *Rank) env(outDir string) map[string]string {
 		env["CUDA_VISIBLE_DEVICES"], env["NVIDIA_VISIBLE_DEVICES"] = d, d
 	}
 	for _, name := range t.Outputs {
-		env["AZUREML_OUTPUT_"+name] = filepath.Join(outDir, name)
-		env["AZURE_ML_OUTPUT_"+name] = filepath.Join(outDir, name)
+		env["AZUREML_OUTPUT_"+name] = outputPath(t, outDir, name)
+		env["AZURE_ML_OUTPUT_"+name] = outputPath(t, outDir, name)
 	}
 	for name, v := range r.inputEnv {
 		// Azure ML's name for where input X is (a direct input's URI).

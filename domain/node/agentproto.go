@@ -169,6 +169,12 @@ type AgentTask struct {
 	// the rank left there before it reports the rank ended. Outputs
 	// without one are kept by the server, as ever.
 	OutputTargets map[string]*DataSource `json:"output_targets,omitempty"`
+	// OutputFiles names, for each uri_file output, the file the command
+	// writes: as in Azure ML, ${{outputs.<name>}} of a uri_file output is
+	// a file (<outputs>/<name>/<file>), not a folder, so that a job's
+	// `echo > ${{outputs.report}}` works. The file is the last segment
+	// of the output's path, or the output's name for a folder path.
+	OutputFiles map[string]string `json:"output_files,omitempty"`
 	// Environment is the job's resolved environment (what its rank runs
 	// in); nil: the rank runs on the host.
 	Environment *asset.EnvironmentSpec `json:"environment,omitempty"`

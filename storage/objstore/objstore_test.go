@@ -264,6 +264,19 @@ func TestS3(t *testing.T) {
 			t.Fatalf("the secret is in the message: %v", err)
 		}
 	})
+	t.Run("no server answering says why, not HTTP 0", func(t *testing.T) {
+		l, err := net.Listen("tcp", strings.TrimPrefix(srv.EndpointURL, "http://")[:strings.LastIndex(strings.TrimPrefix(srv.EndpointURL, "http://"), ":")]+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close() // nothing listens there now
+		gone, _ := objstore.NewS3(objstore.S3Config{EndpointURL: "http://" + addr, Bucket: "bucket", AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey, Dial: dial})
+		_, err = gone.List(ctx(t), "")
+		if err == nil || strings.Contains(err.Error(), "HTTP 0") || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("a closed port: %v, want the connection's refusal", err)
+		}
+	})
 	t.Run("anonymous on a private bucket is denied", func(t *testing.T) {
 		anon, _ := objstore.NewS3(objstore.S3Config{EndpointURL: srv.EndpointURL, Bucket: "bucket", Dial: dial})
 		if _, err := anon.List(ctx(t), ""); !errors.Is(err, objstore.ErrDenied) {

@@ -136,7 +136,10 @@ func (s *s3Source) Put(ctx context.Context, key string, r io.Reader, size int64)
 // HTTP status, the S3 error code and its message.
 func (s *s3Source) fail(op string, err error) error {
 	var re *awshttp.ResponseError
-	if !errors.As(err, &re) {
+	if !errors.As(err, &re) || re.HTTPStatusCode() == 0 {
+		// No answer at all (a refused or failed connection): the SDK
+		// still wraps it in a ResponseError, of status 0; the words are
+		// the transport's.
 		return transportError(op, err)
 	}
 	status := re.HTTPStatusCode()
