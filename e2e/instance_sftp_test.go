@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +20,7 @@ import (
 // run dir (root's, 0755), not "subsystem request failed".
 func TestInstanceSFTPWithoutSFTPServer(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("instances run as accounts of their own only under a root server")
-	}
+	testenv.Root(t, "runs instances as accounts of their own (only a root server does)")
 	if fi, err := os.Stat(filepath.Dir(shoalBin)); err != nil || fi.Mode().Perm()&0o001 != 0 {
 		t.Fatalf("the suite's binary folder %s must be closed to others for this test: %v %v", filepath.Dir(shoalBin), fi, err)
 	}

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"io"
 	"net/http"
 	"os"
@@ -25,9 +26,7 @@ import (
 // through the proxy, and her `ssh -L` reaches it inside her instance.
 func TestInstanceCannotReachAnotherInstancesLoopbackListener(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("instances share the host's network unless the agent runs as root")
-	}
+	testenv.Root(t, "gives each instance a network namespace of its own (only a root agent does)")
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	users := withUsers(t, s, map[string]string{"alice": "Contributor", "mallory": "Contributor"})
 	alice, mallory := users["alice"], users["mallory"]

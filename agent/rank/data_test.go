@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/teststorage"
 )
 
@@ -221,10 +221,7 @@ func TestRankInputFetchedOncePerVersion(t *testing.T) {
 // server's own port is refused before any connection.
 func TestRankInputFailures(t *testing.T) {
 	az, _ := azuriteWith(t, map[string]string{"train/a.csv": "a\n"})
-	ip, err := teststorage.HostIP()
-	if err != nil {
-		t.Skip(err)
-	}
+	ip := teststorage.RequireHostIP(t)
 	// The agent API on the host's address, as a job's network sees it.
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
@@ -405,10 +402,7 @@ func TestRankNFSInputStaysInItsPath(t *testing.T) {
 // Cancelling a rank while it fetches an input ends the fetch: the rank
 // ends Canceled, not as an input the job could not get.
 func TestRankStoppedWhileFetching(t *testing.T) {
-	ip, err := teststorage.HostIP()
-	if err != nil {
-		t.Skip(err)
-	}
+	ip := teststorage.RequireHostIP(t)
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
@@ -443,13 +437,8 @@ func TestRankStoppedWhileFetching(t *testing.T) {
 // (the namespace's way out) it reaches the input; without one the
 // namespace reaches nothing outside, and neither does the fetch.
 func TestRankFetchesThroughTheJobsNetwork(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
-	}
-	slirp, _ := exec.LookPath("slirp4netns")
-	if slirp == "" {
-		t.Skip("no slirp4netns")
-	}
+	testenv.Root(t, "makes the job's network namespace")
+	slirp := testenv.Command(t, "slirp4netns", "slirp4netns (the namespace's way out)", "apt-get install slirp4netns")
 	h := teststorage.StartHTTP(t, map[string][]byte{"/n.txt": []byte("through the namespace\n")})
 	src := &node.DataSource{Kind: node.DataHTTP, URI: h.URL + "/n.txt", ServiceURL: h.URL + "/n.txt", AllowHTTP: true}
 	accounts, err := runas.New()

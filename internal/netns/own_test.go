@@ -123,7 +123,9 @@ func TestOutboundWithoutTheHostsLoopback(t *testing.T) {
 		}
 	}
 	if hostIP == nil {
-		t.Skip("this host has no IPv4 address besides the loopback")
+		testenv.Require(t, "an IPv4 address besides the loopback (the outside the namespace reaches)", func() error {
+			return errors.New("none on any interface")
+		}, "give the host a network interface")
 	}
 	outside, err := net.Listen("tcp", net.JoinHostPort(hostIP.String(), "0"))
 	if err != nil {

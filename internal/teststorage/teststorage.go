@@ -107,8 +107,9 @@ func HostIP() (string, error) {
 	return hostIP, hostErr
 }
 
-// host is HostIP, required.
-func host(t T) string {
+// RequireHostIP is HostIP, required: without such an address the test
+// skips, and fails under SHOAL_TEST_REQUIRE_ALL (testenv.Require).
+func RequireHostIP(t T) string {
 	t.Helper()
 	var ip string
 	testenv.Require(t, "a non-loopback IPv4 address to serve storage on", func() (err error) {
@@ -203,7 +204,7 @@ func StartAzurite(t T) *Azurite {
 	bin := AzuriteBin()
 	testenv.Files(t, "Azurite (the Azure Storage emulator)", hint, bin)
 	testenv.Command(t, "node", "Debian's nodejs (runs Azurite)", "apt-get install nodejs")
-	ip := host(t)
+	ip := RequireHostIP(t)
 	port := freePort(t, ip)
 	dir := t.TempDir()
 	addr := net.JoinHostPort(ip, fmt.Sprint(port))
@@ -230,7 +231,7 @@ func StartS3(t T) *S3 {
 	t.Helper()
 	bin := VersitygwBin()
 	testenv.Files(t, "versitygw (an S3-compatible server)", hint, bin)
-	ip := host(t)
+	ip := RequireHostIP(t)
 	port := freePort(t, ip)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -267,7 +268,7 @@ type HTTP struct {
 // HTTP on the host's address until the test ends; Put adds more.
 func StartHTTP(t T, files map[string][]byte) *HTTP {
 	t.Helper()
-	ip := host(t)
+	ip := RequireHostIP(t)
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatalf("%v", err)

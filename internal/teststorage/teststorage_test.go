@@ -14,10 +14,7 @@ import (
 // The servers listen on an address a job's network namespace reaches:
 // never the loopback.
 func TestServersAvoidLoopback(t *testing.T) {
-	ip, err := teststorage.HostIP()
-	if err != nil {
-		t.Skip(err)
-	}
+	ip := teststorage.RequireHostIP(t)
 	if a := netip.MustParseAddr(ip); a.IsLoopback() || a.IsLinkLocalUnicast() || !a.Is4() {
 		t.Fatalf("HostIP %s", ip)
 	}

@@ -16,10 +16,7 @@ import (
 // The guard refuses what a job may not reach, on the resolved address,
 // before anything is dialled.
 func TestGuardDialer(t *testing.T) {
-	ip, err := teststorage.HostIP()
-	if err != nil {
-		t.Skip(err)
-	}
+	ip := teststorage.RequireHostIP(t)
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,10 +81,7 @@ func TestGuardDialer(t *testing.T) {
 // A URL on an allowed host that redirects to the loopback or the
 // metadata address is refused at the redirect's dial.
 func TestHTTPRedirectToForbidden(t *testing.T) {
-	ip, err := teststorage.HostIP()
-	if err != nil {
-		t.Skip(err)
-	}
+	ip := teststorage.RequireHostIP(t)
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

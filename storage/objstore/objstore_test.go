@@ -327,10 +327,7 @@ func TestHTTP(t *testing.T) {
 
 // closedAddr is host:port on the host's address where nothing listens.
 func closedAddr(t *testing.T) string {
-	ip, err := teststorage.HostIP()
-	if err != nil {
-		t.Skip(err)
-	}
+	ip := teststorage.RequireHostIP(t)
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
