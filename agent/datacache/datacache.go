@@ -85,8 +85,15 @@ func Open(dir string, capBytes int64) (*Cache, error) {
 	if capBytes <= 0 {
 		return nil, fmt.Errorf("datacache: the cap must be positive, not %d", capBytes)
 	}
+	// The cache holds every workspace's inputs: only the agent reaches
+	// it by its path. A job sees an entry only where the agent mounts
+	// it (its inputs folder, a container's volume), so the folders are
+	// closed to others, an existing one included.
 	for _, d := range []string{dir, filepath.Join(dir, "entries"), filepath.Join(dir, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
 			return nil, err
 		}
 	}

@@ -272,3 +272,25 @@ func TestEntriesRootOwned(t *testing.T) {
 		t.Fatalf("owner %d:%d, want root's", st.Uid, st.Gid)
 	}
 }
+
+// The cache holds every workspace's inputs: its folders are the agent's
+// alone (a job reaches an entry only where the agent mounts it), and a
+// folder an older agent left open is closed.
+func TestCacheClosedToOthers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	if err := os.MkdirAll(filepath.Join(dir, "entries"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := datacache.Open(dir, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "entries"), filepath.Join(dir, "tmp")} {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s is %v, want 0700", d, fi.Mode().Perm())
+		}
+	}
+}

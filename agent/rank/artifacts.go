@@ -31,7 +31,9 @@ func makeArtifactDirs(codeDir string) error {
 		fi, err := os.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if err := os.Mkdir(p, 0o755); err != nil {
+			// The job's own folders (its account gets them): closed
+			// to other accounts, as the code folder they sit in is.
+			if err := os.Mkdir(p, 0o700); err != nil {
 				return err
 			}
 		case err != nil:
@@ -88,13 +90,13 @@ func keepArtifacts(rankDir string, rank, nodeCount int, acct *runas.Account) (bo
 	if err := root.RemoveAll(stagingDir); err != nil {
 		return false, err
 	}
-	if err := root.Mkdir(stagingDir, 0o755); err != nil {
+	if err := root.Mkdir(stagingDir, 0o700); err != nil {
 		return false, err
 	}
 	for _, d := range keep {
 		dst := path.Join(stagingDir, d)
 		if d == "logs" && nodeCount > 1 {
-			if err := root.Mkdir(dst, 0o755); err != nil {
+			if err := root.Mkdir(dst, 0o700); err != nil {
 				return false, err
 			}
 			dst = path.Join(dst, "rank-"+strconv.Itoa(rank))

@@ -414,6 +414,9 @@ func (r *Rank) mountReadOnly(dir, dst string) error {
 	}
 	if !info.IsDir() {
 		// A single nfs file: mount it over a file of its name.
+		// 0755: the job's account passes through this root-owned
+		// folder to the file mounted in it; the inputs folder around
+		// it is the account's own (0700), closed to others.
 		os.Remove(dst)
 		if err := os.MkdirAll(dst, 0o755); err != nil {
 			return err

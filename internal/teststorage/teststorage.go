@@ -235,7 +235,7 @@ func StartS3(t T) *S3 {
 	port := freePort(t, ip)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	if err := os.Mkdir(data, 0o755); err != nil {
+	if err := os.Mkdir(data, 0o700); err != nil {
 		t.Fatalf("%v", err)
 	}
 	s := &S3{AccessKey: "shoaltestaccess", SecretKey: "shoal-test-secret-" + fmt.Sprint(port), Dir: data}
@@ -251,7 +251,7 @@ func StartS3(t T) *S3 {
 // Bucket makes an empty bucket (a folder the posix backend serves).
 func (s *S3) Bucket(t T, name string) {
 	t.Helper()
-	if err := os.Mkdir(filepath.Join(s.Dir, name), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(s.Dir, name), 0o700); err != nil {
 		t.Fatalf("bucket %s: %v", name, err)
 	}
 }

@@ -113,6 +113,8 @@ func (s *localSource) Put(ctx context.Context, key string, r io.Reader, size int
 		return err
 	}
 	if dir := path.Dir(key); dir != "." {
+		// A shared filesystem's folders: readable by the other nodes'
+		// jobs that read the datastore, as its files are.
 		if err := s.root.MkdirAll(dir, 0o755); err != nil {
 			return s.fail("put", key, err)
 		}

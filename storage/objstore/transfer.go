@@ -83,6 +83,9 @@ func Download(ctx context.Context, src Source, prefix, dstDir string, progress P
 	defer root.Close()
 	for _, it := range items {
 		if d := path.Dir(it.rel); d != "." {
+			// Open to read: a node's data cache entry (inside a folder
+			// closed to others) is read by the job's account through
+			// a bind mount; a download's copy is handed to it after.
 			if err := root.MkdirAll(d, 0o755); err != nil {
 				return fmt.Errorf("create %s: %w", d, err)
 			}
