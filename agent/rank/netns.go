@@ -85,15 +85,16 @@ func (r *Rank) jobNetwork() (*netns.NS, error) {
 
 // nsDialer dials from inside ns. Its way out (slirp4netns) comes up
 // beside the namespace, not before it: a dial while the way out is
-// not up yet ("network is unreachable") is tried again, for up to
-// slirpUpWait, before it counts.
+// not up yet ("network is unreachable") is tried again, up to
+// slirpUpTries times (about 5 s of waits), before it counts. Bounded by
+// tries, not by reading the clock: a timer paces, nothing decides on
+// the time.
 func nsDialer(ns *netns.NS, slirp bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		wait := 10 * time.Millisecond
-		deadline := time.Now().Add(slirpUpWait)
-		for {
+		for try := 1; ; try++ {
 			c, err := ns.Dial(ctx, network, addr)
-			if err == nil || !slirp || !errors.Is(err, syscall.ENETUNREACH) || time.Now().After(deadline) {
+			if err == nil || !slirp || !errors.Is(err, syscall.ENETUNREACH) || try >= slirpUpTries {
 				if err != nil && !slirp {
 					err = fmt.Errorf("%w (the job's network namespace has no way out on this node: it has no slirp4netns)", err)
 				}
@@ -109,6 +110,7 @@ func nsDialer(ns *netns.NS, slirp bool) func(ctx context.Context, network, addr 
 	}
 }
 
-// slirpUpWait bounds how long a fetch waits for its namespace's way
-// out to come up (it takes milliseconds).
-const slirpUpWait = 5 * time.Second
+// slirpUpTries bounds how often a fetch tries its namespace's way out
+// before it is up (it takes milliseconds): waits of 10 ms doubling to
+// 200 ms, about 5 s in all.
+const slirpUpTries = 30
