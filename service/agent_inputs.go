@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"github.com/shoal-ml/shoal/service/jobdata"
 	"io"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -28,7 +29,7 @@ func ShoalInputs(tx store.Tx, j *job.Job) map[string]*node.DataSource {
 		if in == nil || in.Path == "" || !jobio.IsPathType(in.Type) || !jobio.PathKind(in.Path).Remote() {
 			continue
 		}
-		if src, err := inputSource(tx, nil, j.Workspace, in); err == nil && src.Kind == node.DataShoal {
+		if src, err := jobdata.InputSource(tx, nil, j.Workspace, in); err == nil && src.Kind == node.DataShoal {
 			out[name] = src
 		}
 	}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"github.com/shoal-ml/shoal/service/jobdata"
 	"slices"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -57,7 +58,7 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 	// Remote inputs and outputs for other datastores: an InputFailure
 	// (a datastore deleted since submission) is the caller's to fail the
 	// rank with, never a node's loss.
-	if err := dataTask(tx, s.cfg.SecretsKey, j, t); err != nil {
+	if err := jobdata.Task(tx, s.cfg.SecretsKey, j, t); err != nil {
 		return nil, err
 	}
 	var err error

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/shoal-ml/shoal/service/jobdata"
 	"strings"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
@@ -80,7 +81,7 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 			return &core.Error{Code: core.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
 		}
 		spec.Compute = c.Name
-		if err := resolveInputAssets(tx, c.Workspace, "inputs", spec.Inputs); err != nil {
+		if err := jobdata.ResolveInputAssets(tx, c.Workspace, "inputs", spec.Inputs); err != nil {
 			return err
 		}
 		env, err := asset.ResolveJobEnvironment(tx, c.Workspace, spec.Environment, s.cfg.CuratedEnvironments)
@@ -238,7 +239,7 @@ func checkDataInputs(tx store.Tx, workspace string, inputs map[string]*job.JobIn
 	if len(remote) == 0 {
 		return nil
 	}
-	return resolveInputAssets(tx, workspace, "inputs", remote)
+	return jobdata.ResolveInputAssets(tx, workspace, "inputs", remote)
 }
 
 func specHash(spec *job.JobSpec) (string, error) {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"github.com/shoal-ml/shoal/service/jobdata"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/asset"
@@ -98,7 +99,7 @@ func registeredPath(jobName, output, path string) string {
 	if err != nil || u.Kind != asset.URIDatastore || !asset.IsBuiltinDatastore(u.Datastore) {
 		return path
 	}
-	if src, err := shoalSource(u.Datastore, u); err == nil && src.OutputOf == jobName && src.Output == output {
+	if src, err := jobdata.ShoalSource(u.Datastore, u); err == nil && src.OutputOf == jobName && src.Output == output {
 		return path
 	}
 	return jobio.ExpandOutputPath("", jobName, output)

@@ -1,4 +1,4 @@
-package service
+package jobdata
 
 import (
 	"fmt"
@@ -31,14 +31,14 @@ func inputFailed(format string, args ...any) error {
 	return &agentapi.TaskFailure{Failure: node.RankInputFailed, Msg: fmt.Sprintf(format, args...)}
 }
 
-// dataTask fills t's InputSources and OutputTargets for job j.
-func dataTask(tx store.Tx, key *sealing.Key, j *job.Job, t *node.AgentTask) error {
+// Task fills t's InputSources and OutputTargets for job j.
+func Task(tx store.Tx, key *sealing.Key, j *job.Job, t *node.AgentTask) error {
 	for _, name := range core.SortedKeys(j.Inputs) {
 		in := j.Inputs[name]
 		if in == nil || in.Path == "" || !jobio.IsPathType(in.Type) || !jobio.PathKind(in.Path).Remote() {
 			continue // literals and uploads travel as ever
 		}
-		src, err := inputSource(tx, key, j.Workspace, in)
+		src, err := InputSource(tx, key, j.Workspace, in)
 		if err != nil {
 			return inputFailed("input %s (%s): %s", name, core.Short(in.Path), failureWords(err))
 		}
@@ -98,11 +98,11 @@ func failureWords(err error) string {
 	return strings.TrimPrefix(core.ErrorMessage(err), "path: ")
 }
 
-// inputSource resolves one remote input: an asset reference to the
+// InputSource resolves one remote input: an asset reference to the
 // version recorded at submission (or, for a job submitted before that
 // was recorded, resolved now) and then its path; a datastore URI or a
 // URL as it is.
-func inputSource(tx store.Tx, key *sealing.Key, workspace string, in *job.JobInput) (*node.DataSource, error) {
+func InputSource(tx store.Tx, key *sealing.Key, workspace string, in *job.JobInput) (*node.DataSource, error) {
 	p, recorded := in.Path, ""
 	if jobio.PathKind(in.Path) == jobio.AssetRef {
 		ref := *in
@@ -147,7 +147,7 @@ func placeSource(tx store.Tx, key *sealing.Key, workspace string, u asset.DataUR
 		return nil, err
 	}
 	if owned && asset.IsBuiltinDatastore(d.Name) {
-		return shoalSource(d.Name, u)
+		return ShoalSource(d.Name, u)
 	}
 	src := &node.DataSource{URI: u.Raw, Prefix: u.Path}
 	if !owned {
@@ -208,12 +208,12 @@ func anonymousSource(src *node.DataSource, u asset.DataURI) (*node.DataSource, e
 	return src, nil
 }
 
-// shoalSource is a place on Shoal's own file store: an upload
+// ShoalSource is a place on Shoal's own file store: an upload
 // (workspaceblobstore LocalUpload/<hex>/), a job's kept output
 // (workspaceblobstore azureml/<job>/<output>/) or a job's artifacts
 // (workspaceartifactstore ExperimentRun/dcid.<job>/). Anything else on
 // them holds nothing.
-func shoalSource(store string, u asset.DataURI) (*node.DataSource, error) {
+func ShoalSource(store string, u asset.DataURI) (*node.DataSource, error) {
 	canon := "azureml://datastores/" + store + "/paths/" + u.Path
 	src := &node.DataSource{Kind: node.DataShoal, URI: u.Raw, Datastore: store}
 	if id, file, ok := asset.DataPathArtifact(canon); ok {

@@ -1,4 +1,4 @@
-package service
+package jobdata
 
 import (
 	"fmt"
@@ -20,10 +20,10 @@ import (
 // `job show` tells which version the job got and every attempt reads
 // that one.
 
-// resolveInputAssets checks inputs' remote paths in workspace and records
+// ResolveInputAssets checks inputs' remote paths in workspace and records
 // on each asset reference the version it resolves to (JobInput.Asset).
 // prefix is the inputs' field ("inputs", "jobs.<step>.inputs").
-func resolveInputAssets(tx store.Tx, workspace, prefix string, inputs map[string]*job.JobInput) error {
+func ResolveInputAssets(tx store.Tx, workspace, prefix string, inputs map[string]*job.JobInput) error {
 	for _, name := range core.SortedKeys(inputs) {
 		in := inputs[name]
 		if in == nil {
