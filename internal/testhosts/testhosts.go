@@ -68,10 +68,7 @@ func New(t T, n int) *Pool {
 	b := make([]byte, 3)
 	rand.Read(b)
 	id := hex.EncodeToString(b)
-	// Each pool of the run gets its own subnet (parallel tests, and runs
-	// of other processes, most likely a different one).
-	subnet := fmt.Sprintf("10.213.%d", 1+(os.Getpid()+int(poolSeq.Add(1))*7)%250)
-	p := &Pool{bridge: "shb" + id, BridgeAddr: subnet + ".1"}
+	p := &Pool{bridge: "shb" + id}
 	dir := t.TempDir()
 	sh := func(args ...string) {
 		t.Helper()
@@ -90,8 +87,21 @@ func New(t T, n int) *Pool {
 		}
 		exec.Command("ip", "link", "del", p.bridge).Run()
 	})
+	// Each pool gets a subnet no other bridge on this host has: test
+	// binaries run side by side (e2e beside provider/sshpool), and two
+	// bridges with one subnet send a pool's packets to the other's hosts.
+	// The claim (pick a free subnet, give the bridge its address) holds a
+	// lock every process of the run takes.
+	unlock := lockSubnets(t)
+	subnet, err := freeSubnet(int(poolSeq.Add(1)))
+	if err != nil {
+		unlock()
+		t.Fatalf("%v", err)
+	}
+	p.BridgeAddr = subnet + ".1"
 	sh("ip", "link", "add", p.bridge, "type", "bridge")
 	sh("ip", "addr", "add", p.BridgeAddr+"/24", "dev", p.bridge)
+	unlock()
 	sh("ip", "link", "set", p.bridge, "up")
 	os.MkdirAll("/run/sshd", 0o755)
 	p.Key = filepath.Join(dir, "id_ed25519")
@@ -140,7 +150,8 @@ SetEnv PATH=%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	p.KnownHosts = filepath.Join(dir, "known_hosts")
 	os.WriteFile(p.KnownHosts, []byte(known.String()), 0o600)
 	for _, h := range p.Hosts {
-		deadline := time.Now().Add(10 * time.Second)
+		// Generous: on a loaded two-core CI machine sshd can take seconds.
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			c, err := net.DialTimeout("tcp", h.Addr+":22", time.Second)
 			if err == nil {
