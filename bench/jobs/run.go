@@ -2,96 +2,33 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal/bench/internal/ports"
+	"github.com/shoal-ml/shoal/bench/internal/benchsrv"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // server is a `shoal server` process of one run.
-type server struct {
-	cmd       *exec.Cmd
-	dir       string
-	url       string
-	pprofAddr string
-}
+type server struct{ *benchsrv.Server }
 
-// startServer starts bin as a server on a fresh data dir under dir (the
-// store at url, "" for SQLite in the data dir) and waits until it answers.
+// startServer starts bin as a server on a fresh data dir under dir.
 func startServer(bin, dir, url string, pprof bool) (*server, *client.Client) {
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		log.Fatal(err)
-	}
-	_ = os.Chmod(dir, 0o711)
-	if err := os.WriteFile(filepath.Join(dir, "server.yml"), []byte("kill_grace: 1s\n"), 0o600); err != nil {
-		log.Fatal(err)
-	}
-	addr := ports.Restartable()
-	s := &server{dir: dir, url: "http://" + addr}
-	args := []string{"server", "--listen", addr, "--data-dir", filepath.Join(dir, "data"), "--nodes-dir", filepath.Join(dir, "nodes"),
-		"--config", filepath.Join(dir, "server.yml"), "--log-level", "warn"}
-	if pprof {
-		s.pprofAddr = ports.Restartable()
-		args = append(args, "--pprof-listen", s.pprofAddr)
-	}
-	s.cmd = exec.Command(bin, args...)
-	// HOME is the run's folder: the CLI configuration the server writes
-	// for its admin goes there, not to the invoking user's home.
-	s.cmd.Env = append(os.Environ(), "HOME="+dir, "SHOAL_STORE="+url)
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer logf.Close()
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if err := s.cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	began := time.Now()
-	for {
-		if t, err := os.ReadFile(filepath.Join(dir, "data", "admin.token")); err == nil && len(t) > 0 {
-			c := client.NewClient(s.url, strings.TrimSpace(string(t)))
-			if _, err := c.ListComputes(context.Background(), "default", ""); err == nil {
-				return s, c
-			}
-		}
-		if time.Since(began) > 2*time.Minute {
-			log.Fatalf("the server did not start within 2 minutes; see %s", filepath.Join(dir, "server.log"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop ends the server (SIGTERM: a graceful shutdown).
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
+	s, c := benchsrv.Start(bin, dir, url, "", pprof)
+	return &server{s}, c
 }
 
 // cpuProfile writes a CPU profile of the server's next d to path.
 func (s *server) cpuProfile(path string, d time.Duration) {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprofAddr, max(1, int(d.Seconds()))))
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.PprofAddr, max(1, int(d.Seconds()))))
 	if err != nil {
 		log.Printf("cpu profile: %v", err)
 		return
@@ -124,7 +61,7 @@ func run(ctx context.Context, bin, dir, url, profile string, latencyJobs, throug
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		s.stop()
+		s.Stop()
 	}()
 	var r result
 	r.p50, r.p99, r.max = latency(ctx, c, latencyJobs)
@@ -135,46 +72,15 @@ func run(ctx context.Context, bin, dir, url, profile string, latencyJobs, throug
 }
 
 func mustCompute(ctx context.Context, c *client.Client, name string, n int) {
-	doc, _ := json.Marshal(map[string]any{"name": name, "min_instances": n, "max_instances": n, "idle_time_before_scale_down": 600})
-	if _, _, err := c.ApplyCompute(ctx, "default", name, doc, ""); err != nil {
-		log.Fatal(err)
-	}
-	// Two minutes: on 2 cores shared with other benches, 8 agents can take
-	// over one to join.
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		cp, err := c.GetCompute(ctx, "default", name)
-		if err == nil && cp.NodeStateCounts.IdleNodeCount == n {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	log.Fatalf("%s: %d idle nodes not ready within 2 minutes", name, n)
+	benchsrv.MustCompute(ctx, c, name, n)
 }
 
 func submit(ctx context.Context, c *client.Client, compute, command string) *job.Job {
-	doc, _ := json.Marshal(map[string]any{"command": command, "compute": compute})
-	j, _, err := c.SubmitJob(ctx, "default", doc, "")
-	if err != nil {
-		log.Fatal(err)
-	}
-	return j
+	return benchsrv.Submit(ctx, c, map[string]any{"command": command, "compute": compute})
 }
 
 func waitDone(ctx context.Context, c *client.Client, name string) *job.Job {
-	for {
-		j, err := c.GetJob(ctx, "default", name)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if job.JobTerminal(j.Status) {
-			if j.Status != job.JobCompleted {
-				log.Fatalf("job %s ended %s: %s", name, j.Status, j.Error)
-			}
-			return j
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	return benchsrv.WaitDone(ctx, c, name)
 }
 
 // latency submits jobs one at a time to a warm idle node and measures the
@@ -188,11 +94,7 @@ func latency(ctx context.Context, c *client.Client, n int) (p50, p99, maxMS floa
 		start := time.Now()
 		j := submit(ctx, c, "bench-warm", "true")
 		waitDone(ctx, c, j.Name)
-		atts, err := c.ListAttempts(ctx, "default", j.Name)
-		if err != nil || len(atts) != 1 || atts[0].Ranks[0].StartTime == nil {
-			log.Fatalf("attempts of %s: %v %v", j.Name, atts, err)
-		}
-		samples = append(samples, atts[0].Ranks[0].StartTime.Sub(start))
+		samples = append(samples, benchsrv.StartLatency(ctx, c, j.Name, start))
 	}
 	slices.Sort(samples)
 	p := func(q float64) time.Duration { return samples[int(q*float64(len(samples)-1))] }
@@ -208,7 +110,7 @@ func throughput(ctx context.Context, c *client.Client, s *server, profile string
 		go s.cpuProfile(profile, 5*time.Second)
 	}
 	names := make([]string, n)
-	cpu0 := sampleCPU(s.cmd.Process.Pid)
+	cpu0 := sampleCPU(s.Cmd.Process.Pid)
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -256,7 +158,7 @@ func throughput(ctx context.Context, c *client.Client, s *server, profile string
 		time.Sleep(20 * time.Millisecond)
 	}
 	took := time.Since(start)
-	cpu := cpuSince(cpu0, sampleCPU(s.cmd.Process.Pid))
+	cpu := cpuSince(cpu0, sampleCPU(s.Cmd.Process.Pid))
 	rate := float64(n) / took.Seconds()
 	return rate, fmt.Sprintf("%d jobs through %d nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s); %s; %s",
 		n, nodes, took.Seconds(), rate, submitted.Seconds(), cpu, phases(ctx, c, names[len(names)/2:len(names)/2+min(200, len(names)/2)]))
