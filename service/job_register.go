@@ -23,9 +23,21 @@ import (
 // version that exists with another path) fails the job with the
 // registry's words, as Azure fails it.
 
-// registerOutputs registers j's named outputs; the error is the
-// refusal's words, naming the output.
+// registerOutputs registers j's named outputs, all or none: each is
+// first registered on a dry run over tx (registerDryRun keeps the new
+// versions in memory), and only when every one would be accepted are
+// they registered for real; a job failed by a refused registration
+// leaves no version behind. The error is the refusal's words, naming
+// the output.
 func (s *Services) registerOutputs(tx store.Tx, j *job.Job) ([]string, error) {
+	if _, err := s.registerEach(&registerDryRun{Tx: tx}, j); err != nil {
+		return nil, err
+	}
+	return s.registerEach(tx, j)
+}
+
+// registerEach registers j's named outputs one after another in tx.
+func (s *Services) registerEach(tx store.Tx, j *job.Job) ([]string, error) {
 	var done []string
 	for _, name := range core.SortedKeys(j.Outputs) {
 		o := j.Outputs[name]
