@@ -49,6 +49,26 @@ func KeyOf(sourceIdentity string, objects []objstore.Object) Key {
 	return k
 }
 
+// KeyOfVersion is the key of a registered data asset or model version
+// (asset, "name:version") of workspace, read from the place that
+// sourceIdentity names: a version's bytes are fetched once per node and
+// serve every later job of the workspace that reads that version from
+// there, without a listing to tell its content. Another workspace's
+// version of the same name is another entry: it reaches the cache only
+// through its own fetch.
+func KeyOfVersion(sourceIdentity, workspace, asset string) Key {
+	h := sha256.New()
+	field := func(s string) { h.Write([]byte(strconv.Itoa(len(s)) + ":" + s)) }
+	// A tag no listing key starts with: the two kinds never meet.
+	field("registered version")
+	field(sourceIdentity)
+	field(workspace)
+	field(asset)
+	var k Key
+	h.Sum(k[:0])
+	return k
+}
+
 // ErrTooLarge is the class of an input larger than the whole cache.
 var ErrTooLarge = errors.New("larger than the data cache")
 
@@ -181,6 +201,21 @@ func (c *Cache) Used() int64 {
 
 // path is an entry's directory.
 func (c *Cache) path(k Key) string { return filepath.Join(c.dir, "entries", k.String()) }
+
+// Lookup returns the entry of key, held for the caller (Release it),
+// when the cache has it whole; it never fetches, nor waits for a fill.
+func (c *Cache) Lookup(key Key) (*Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	e.refs++
+	c.clock++
+	e.used = c.clock
+	return &Entry{c: c, e: e}, true
+}
 
 // Get returns the entry for key, held, filling it first if it is not
 // cached: fn writes the input (size bytes, as its listing says) into

@@ -294,3 +294,47 @@ func TestCacheClosedToOthers(t *testing.T) {
 		}
 	}
 }
+
+// A registered version's key is its workspace's and place's: another
+// workspace, place or version is another entry, and no listing's key is
+// ever a version's.
+func TestKeyOfVersion(t *testing.T) {
+	k := datacache.KeyOfVersion("src", "ws", "iris:1")
+	for _, other := range []datacache.Key{
+		datacache.KeyOfVersion("src", "ws2", "iris:1"),
+		datacache.KeyOfVersion("src2", "ws", "iris:1"),
+		datacache.KeyOfVersion("src", "ws", "iris:2"),
+		datacache.KeyOfVersion("src", "wsiris:1", ""), // field boundaries count
+		datacache.KeyOf("src", nil),
+	} {
+		if other == k {
+			t.Errorf("same key as %s", k)
+		}
+	}
+}
+
+// Lookup holds an entry the cache has whole, and never fills one.
+func TestLookup(t *testing.T) {
+	c, err := datacache.Open(t.TempDir(), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Lookup(key("k")); ok {
+		t.Fatal("an empty cache found an entry")
+	}
+	e, err := c.Get(context.Background(), key("k"), 4, func(dir string) error {
+		return os.WriteFile(filepath.Join(dir, "f"), []byte("data"), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Release()
+	got, ok := c.Lookup(key("k"))
+	if !ok {
+		t.Fatal("a filled entry was not found")
+	}
+	defer got.Release()
+	if b, err := os.ReadFile(filepath.Join(got.Dir(), "f")); err != nil || string(b) != "data" {
+		t.Errorf("entry holds %q %v", b, err)
+	}
+}

@@ -353,12 +353,30 @@ func (r *Rank) cacheInput(ctx context.Context, name string, src *node.DataSource
 		return nil, err
 	}
 	prefix := sourcePrefix(src)
+	// A registered version (a data asset or model the server resolved)
+	// is one entry per workspace and place: once the node holds it, the
+	// source is only asked, with this job's credential, whether the job
+	// may still read there (one listing entry), not listed whole.
+	key, byVersion := datacache.Key{}, false
+	if p, ok := s.(objstore.Prober); ok && src.Asset != "" {
+		key, byVersion = datacache.KeyOfVersion(sourceIdentity(src), r.t.Workspace, src.Asset), true
+		if e, ok := r.n.Data.Lookup(key); ok {
+			if err := p.Probe(ctx, prefix); err != nil {
+				e.Release()
+				return nil, err
+			}
+			return e, nil
+		}
+	}
 	objs, err := s.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	if len(objs) == 0 {
 		return nil, &objstore.Error{Kind: objstore.ErrNotFound, Msg: fmt.Sprintf("no objects under %s", src.URI)}
+	}
+	if !byVersion {
+		key = datacache.KeyOf(sourceIdentity(src), objs)
 	}
 	var size int64
 	for _, o := range objs {
@@ -369,7 +387,7 @@ func (r *Rank) cacheInput(ctx context.Context, name string, src *node.DataSource
 	progress := r.preparingReporter()
 	what := fmt.Sprintf("fetching input %s (%s)", name, describeSource(src))
 	progress.Report(what)
-	return r.n.Data.Get(ctx, datacache.KeyOf(sourceIdentity(src), objs), size, func(dir string) error {
+	return r.n.Data.Get(ctx, key, size, func(dir string) error {
 		return objstore.Download(ctx, s, prefix, dir, func(done, total int64) {
 			progress.Report(fmt.Sprintf("%s — %d of %d MB", what, megabytes(done), megabytes(total)))
 		})

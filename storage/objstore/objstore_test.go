@@ -149,6 +149,7 @@ func TestAzureBlob(t *testing.T) {
 		return s
 	}
 	t.Run("account key", func(t *testing.T) { roundTrip(t, keyed(az.Key), "folder/") })
+	t.Run("probe", func(t *testing.T) { probes(t, keyed(az.Key), keyed("d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ="), "folder/") })
 
 	t.Run("wrong account key is denied with Azure's words", func(t *testing.T) {
 		wrong := keyed("d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ=")
@@ -253,6 +254,10 @@ func TestS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("keys", func(t *testing.T) { roundTrip(t, s, "train/") })
+	t.Run("probe", func(t *testing.T) {
+		bad, _ := objstore.NewS3(objstore.S3Config{EndpointURL: srv.EndpointURL, Bucket: "bucket", AccessKeyID: srv.AccessKey, SecretAccessKey: "wrong", Dial: dial})
+		probes(t, s, bad, "train/")
+	})
 
 	t.Run("wrong secret is denied with the server's words", func(t *testing.T) {
 		bad, _ := objstore.NewS3(objstore.S3Config{EndpointURL: srv.EndpointURL, Bucket: "bucket", AccessKeyID: srv.AccessKey, SecretAccessKey: "wrong", Dial: dial})
@@ -420,4 +425,24 @@ func (f fakeListing) Open(context.Context, string) (io.ReadCloser, int64, error)
 }
 func (f fakeListing) Put(context.Context, string, io.Reader, int64) error {
 	return fmt.Errorf("read-only")
+}
+
+// probes checks a Prober against a real server after roundTrip filled
+// prefix: it finds the prefix, says ErrNotFound for an empty one and
+// ErrDenied for a wrong credential.
+func probes(t *testing.T, good, wrong objstore.Source, prefix string) {
+	t.Helper()
+	p, ok := good.(objstore.Prober)
+	if !ok {
+		t.Fatalf("%T is no Prober", good)
+	}
+	if err := p.Probe(ctx(t), prefix); err != nil {
+		t.Errorf("probe of a filled prefix: %v", err)
+	}
+	if err := p.Probe(ctx(t), "nothing-here/"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Errorf("probe of an empty prefix: %v, want ErrNotFound", err)
+	}
+	if err := wrong.(objstore.Prober).Probe(ctx(t), prefix); !errors.Is(err, objstore.ErrDenied) {
+		t.Errorf("probe with a wrong credential: %v, want ErrDenied", err)
+	}
 }
