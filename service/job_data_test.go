@@ -343,32 +343,29 @@ func TestNamedOutputsRegisterOnCompletion(t *testing.T) {
 
 	// All or none: an output registered before the refused one (outputs
 	// are registered in name order) is not left behind by the failed job.
-	spec = dataJob("half", nil)
-	spec.Outputs = map[string]*job.JobOutput{
+	completing := func(name string, outputs map[string]*job.JobOutput) *job.Job {
+		spec := dataJob(name, nil)
+		spec.Outputs = outputs
+		h.submitSpec(spec)
+		h.step(0)
+		task := h.start(n)
+		h.finish(n, task, node.RankCompleted)
+		return h.wantJob(name, job.JobFailed)
+	}
+	completing("half", map[string]*job.JobOutput{
 		"a_first": {Type: "uri_folder", Name: "half-first", Version: "1"},
 		"model":   {Type: "mlflow_model", Name: "clf", Version: "7"},
-	}
-	h.submitSpec(spec)
-	h.step(0)
-	task = h.start(n)
-	h.finish(n, task, node.RankCompleted)
-	h.wantJob("half", job.JobFailed)
+	})
 	if d, err := dataassets.New(dataassets.Config{Store: h.store}).Get(h.ctx, ws, "half-first", "1", ""); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Errorf("a failed job's earlier output stayed registered: %+v %v", d, err)
 	}
 
 	// Two outputs of one job registering one version with two paths: the
 	// second is refused by the dry run as the store would refuse it.
-	spec = dataJob("twice", nil)
-	spec.Outputs = map[string]*job.JobOutput{
+	if j := completing("twice", map[string]*job.JobOutput{
 		"one": {Type: "uri_folder", Name: "twice", Version: "1"},
 		"two": {Type: "uri_folder", Name: "twice", Version: "1"},
-	}
-	h.submitSpec(spec)
-	h.step(0)
-	task = h.start(n)
-	h.finish(n, task, node.RankCompleted)
-	if j := h.wantJob("twice", job.JobFailed); !strings.Contains(j.Error, "output two could not be registered") {
+	}); !strings.Contains(j.Error, "output two could not be registered") {
 		t.Errorf("error %q", j.Error)
 	}
 	if d, err := dataassets.New(dataassets.Config{Store: h.store}).Get(h.ctx, ws, "twice", "1", ""); core.ErrorCode(err) != core.ENOTFOUND {

@@ -11,23 +11,19 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal/bench/internal/ports"
-	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/bench/internal/benchsrv"
 )
 
 // arm is one binary under test and what its runs measured.
@@ -151,7 +147,7 @@ func run(bin, dir string, points, samples, batch int) result {
 				break
 			}
 		}
-		s.stop()
+		s.Stop()
 	}()
 	c.call("PUT", compute, `{"size":"Standard_DS3_v2","min_instances":0,"max_instances":1,"idle_time_before_scale_down":120}`)
 	c.call("PUT", "/api/v1/workspaces/default/jobs/bench-run", `{"command":"true","compute":"bench-cpu"}`)
@@ -218,57 +214,9 @@ func median(rs []result, f func(result) float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// server is one run's `shoal server` process.
-type server struct{ cmd *exec.Cmd }
-
 // startServer starts bin as a server on a fresh data dir under dir and
-// waits until it answers with its admin's token.
-func startServer(bin, dir string) (*server, caller) {
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		log.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "server.yml"), []byte("kill_grace: 1s\n"), 0o600); err != nil {
-		log.Fatal(err)
-	}
-	addr := ports.Restartable()
-	cmd := exec.Command(bin, "server", "--listen", addr, "--data-dir", filepath.Join(dir, "data"), "--nodes-dir", filepath.Join(dir, "nodes"),
-		"--config", filepath.Join(dir, "server.yml"), "--log-level", "warn")
-	// HOME is the run's folder: the CLI configuration the server writes
-	// for its admin goes there.
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	began := time.Now()
-	for {
-		if t, err := os.ReadFile(filepath.Join(dir, "data", "admin.token")); err == nil && len(t) > 0 {
-			tok := strings.TrimSpace(string(t))
-			if _, err := client.NewClient("http://"+addr, tok).ListComputes(context.Background(), "default", ""); err == nil {
-				return &server{cmd: cmd}, caller{url: "http://" + addr, token: tok, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
-			}
-		}
-		if time.Since(began) > 2*time.Minute {
-			log.Fatalf("the server did not start within 2 minutes; see %s", filepath.Join(dir, "server.log"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop ends the server (SIGTERM: a graceful shutdown).
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
+// returns it with a caller holding its admin's token.
+func startServer(bin, dir string) (*benchsrv.Server, caller) {
+	s, _ := benchsrv.Start(bin, dir, "", "", false)
+	return s, caller{url: s.URL, token: s.Token, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 }

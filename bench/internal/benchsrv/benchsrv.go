@@ -29,6 +29,9 @@ type Server struct {
 	URL string
 	// PprofAddr is the server's pprof listener, "" when not asked for.
 	PprofAddr string
+	// Token is the server's admin's token (what the returned client
+	// calls with), for programs that call routes the client lacks.
+	Token string
 }
 
 // Start starts bin as a server on a fresh data dir under dir (the store
@@ -68,7 +71,8 @@ func Start(bin, dir, url, config string, pprof bool) (*Server, *client.Client) {
 	began := time.Now()
 	for {
 		if t, err := os.ReadFile(filepath.Join(dir, "data", "admin.token")); err == nil && len(t) > 0 {
-			c := client.NewClient(s.URL, strings.TrimSpace(string(t)))
+			s.Token = strings.TrimSpace(string(t))
+			c := client.NewClient(s.URL, s.Token)
 			if _, err := c.ListComputes(context.Background(), "default", ""); err == nil {
 				return s, c
 			}
