@@ -149,7 +149,9 @@ func TestAzureBlob(t *testing.T) {
 		return s
 	}
 	t.Run("account key", func(t *testing.T) { roundTrip(t, keyed(az.Key), "folder/") })
-	t.Run("probe", func(t *testing.T) { probes(t, keyed(az.Key), keyed("d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ="), "folder/") })
+	t.Run("probe", func(t *testing.T) {
+		probes(t, keyed(az.Key), keyed("d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ="), "folder/")
+	})
 
 	t.Run("wrong account key is denied with Azure's words", func(t *testing.T) {
 		wrong := keyed("d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ=")
