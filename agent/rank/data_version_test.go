@@ -2,11 +2,17 @@ package rank
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/agent/datacache"
 	"github.com/shoal-ml/shoal/agent/runas"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/internal/testenv"
+	"github.com/shoal-ml/shoal/internal/teststorage"
 )
 
 // A registered version (a data asset the server resolved: the source's
@@ -72,5 +78,42 @@ func TestRankRegisteredVersionServedByVersion(t *testing.T) {
 	}
 	if rep := read("gone", versioned(az.Key), "ws"); rep.State != node.RankFailed || rep.Failure != node.RankInputFailed {
 		t.Errorf("a held version whose place is empty: %+v, want input_failed", rep)
+	}
+}
+
+// A rank in a container fetches its inputs through its account's
+// network namespace, as a host-process rank does, never from the
+// agent's network: with no way out of that namespace (no slirp4netns)
+// the fetch fails the job, and with one it reads the input.
+func TestContainerRankFetchesThroughItsAccountsNetwork(t *testing.T) {
+	env := testctr.Shared(t)
+	slirp := testenv.Command(t, "slirp4netns", "slirp4netns (the namespace's way out)", "apt-get install slirp4netns")
+	h := teststorage.StartHTTP(t, map[string][]byte{"/d/iris.csv": []byte("iris through the namespace\n")})
+	for name, way := range map[string]string{"slirp": slirp, "no way out": ""} {
+		t.Run(name, func(t *testing.T) {
+			srv := newFakeAgentServer(t)
+			id := "ctr-ns-" + strings.ReplaceAll(name, " ", "-")
+			a := containerAgent(t, env, srv, id)
+			c, err := datacache.Open(t.TempDir(), 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Data = c
+			a.Networks = NewNetworks(way, srv.URL)
+			tk := task("att-"+id, env.Registry.Addr+"/"+testctr.PushedBase)
+			tk.Inputs = map[string]*job.JobInput{"data": {Type: jobio.TypeURIFile, Path: h.URL + "/d/iris.csv", Mode: jobio.ModeDownload}}
+			tk.InputSources = map[string]*node.DataSource{"data": {Kind: node.DataHTTP, URI: h.URL + "/d/iris.csv", ServiceURL: h.URL + "/d/iris.csv", AllowHTTP: true}}
+			tk.Command = `cat ${{inputs.data}}`
+			log := runRank(t, a, tk, nil)
+			rep := srv.final(t)
+			if way != "" {
+				if rep.State != node.RankCompleted || !strings.Contains(log, "iris through the namespace") {
+					t.Fatalf("final report %+v; log:\n%s", rep, log)
+				}
+			} else if rep.State != node.RankFailed || rep.Failure != node.RankInputFailed || !strings.Contains(rep.Reason, "no slirp4netns") {
+				t.Fatalf("final report %+v, want input_failed: the namespace has no way out; log:\n%s", rep, log)
+			}
+			noContainersLeft(t, env, id)
+		})
 	}
 }

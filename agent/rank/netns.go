@@ -61,10 +61,12 @@ func (r *Rank) closeNetwork() {
 	r.netNS = nil
 }
 
-// jobNetwork is the namespace the rank's host processes will run in,
-// acquired now so that its inputs are fetched through it (the job's own
-// network, never the agent's); nil when the rank runs elsewhere (in a
-// container, on several nodes, on a node that makes no namespaces).
+// jobNetwork is the namespace of the rank's account that its host
+// processes will run in, acquired now so that its inputs are fetched
+// (and its outputs uploaded) through it: the job's own network, never
+// the agent's. nil when the rank has none (on several nodes, whose
+// ranks keep the host's network, or on a node that makes no
+// namespaces).
 func (r *Rank) jobNetwork() (*netns.NS, error) {
 	if r.netNS != nil {
 		return r.netNS, nil
@@ -72,9 +74,10 @@ func (r *Rank) jobNetwork() (*netns.NS, error) {
 	if r.n.Networks == nil || r.t.NodeCount > 1 || r.account == nil {
 		return nil, nil
 	}
-	if inContainer, err := wantsContainer(r.t, r.n.NodeImage); err != nil || inContainer {
-		return nil, nil
-	}
+	// A rank in a container has a namespace of the engine's, made only
+	// when the container starts, after its inputs are fetched: they are
+	// fetched through its account's namespace instead, which reaches
+	// what the container does (the outside, never the host's loopback).
 	ns, release, err := r.n.Networks.Acquire(r.account.UID)
 	if err != nil {
 		return nil, fmt.Errorf("the job's network namespace: %w", err)
