@@ -73,7 +73,7 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 	if p == nil {
 		return nil, nil, core.FieldErrorf("properties", "is required")
 	}
-	if err := p.check("a pipeline step's inline component"); err != nil {
+	if err := p.check("a pipeline step's inline component", name); err != nil {
 		return nil, nil, err
 	}
 	switch spec := compute.NonNull(p.ComponentSpec); {
