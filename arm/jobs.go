@@ -147,11 +147,12 @@ var restJobFields = []struct{ yaml, rest string }{
 	{"tags", "properties.tags"}, {"description", "properties.description"},
 }
 
-// restJobError renames the field of an EINVALID error of the submit path
-// to its place in the REST body (compute: properties.computeId).
+// restJobError renames the field of an error of the submit path to its
+// place in the REST body (compute: properties.computeId), keeping its
+// code.
 func restJobError(err error) error {
 	f := core.ErrorField(err)
-	if f == "" || core.ErrorCode(err) != core.EINVALID {
+	if f == "" {
 		return err
 	}
 	for _, m := range restJobFields {
@@ -163,7 +164,7 @@ func restJobError(err error) error {
 			} else {
 				msg = to + ": " + msg
 			}
-			return &core.Error{Code: core.EINVALID, Field: to, Message: msg}
+			return &core.Error{Code: core.ErrorCode(err), Field: to, Message: msg}
 		}
 	}
 	return err

@@ -137,15 +137,15 @@ func trialProps(wsID, command, code string, env any, vars map[string]string, res
 		vars = map[string]string{}
 	}
 	p["environmentVariables"] = vars
-	r := map[string]any{"instanceCount": 1, "properties": map[string]any{}}
 	if res != nil {
+		r := map[string]any{"properties": map[string]any{}}
 		if res.InstanceCount > 0 {
 			r["instanceCount"] = res.InstanceCount
 		}
 		setNonEmpty(r, "instanceType", res.InstanceType)
 		setNonEmpty(r, "shmSize", res.ShmSize)
+		p["resources"] = r
 	}
-	p["resources"] = r
 	if dist != nil {
 		d := map[string]any{"distributionType": map[string]string{job.DistributionPyTorch: "PyTorch", job.DistributionMPI: "Mpi", job.DistributionTensorFlow: "TensorFlow"}[dist.Type]}
 		if dist.ProcessCountPerInstance > 0 {
