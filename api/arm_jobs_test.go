@@ -87,6 +87,16 @@ func TestARMJobs(t *testing.T) {
 	} {
 		call(e.admin, "PUT", "/components/"+c.name+"/versions/1", `{"properties":{"componentSpec":`+c.spec+`}}`, http.StatusCreated)
 	}
+	// A @dsl.pipeline's command components, as azure-ai-ml registers
+	// them: anonymous versions of azureml_anonymous (a GUID version).
+	const anonComp = "/components/azureml_anonymous/versions/6c7f6a5c-0000-4000-8000-000000000000"
+	call(e.admin, "PUT", anonComp, `{"properties":{"properties":{},"tags":{},"isAnonymous":true,"isArchived":false,"componentSpec":{"command":"mkdir -p ${{outputs.out}}","environment":"azureml:sdk-env:1","name":"azureml_anonymous","version":"6c7f6a5c-0000-4000-8000-000000000000","is_deterministic":true,"outputs":{"out":{"type":"uri_folder"}},"type":"command","_source":"BUILDER"}}}`, http.StatusCreated)
+	if p := props(call(e.admin, "GET", anonComp, "", 200)); p["isAnonymous"] != true {
+		t.Errorf("anonymous component: %v", p)
+	}
+	if list := call(e.admin, "GET", "/components", "", 200); strings.Contains(mustJSON(list), "azureml_anonymous") {
+		t.Errorf("component containers: %v", list)
+	}
 	pipe := call(e.admin, "PUT", "/jobs/pipe-one", armGolden(t, "pipeline.json"), http.StatusCreated)
 	if jobs, _ := props(pipe)["jobs"].(map[string]any); len(jobs) != 2 || props(pipe)["jobType"] != "Pipeline" {
 		t.Errorf("pipeline: %v", pipe)
