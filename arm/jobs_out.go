@@ -55,7 +55,7 @@ func ToJobResource(scope Scope, publicURL string, j *job.Job) *JobResource {
 	switch {
 	case j.Pipeline != nil:
 		p["jobType"] = "Pipeline"
-		pipelineProps(wsID, j.Pipeline, p)
+		pipelineProps(wsID, j.Name, j.Pipeline, p)
 	case j.Sweep != nil:
 		p["jobType"] = "Sweep"
 		sweepProps(wsID, j.Sweep, p)
@@ -312,9 +312,16 @@ func appendF(args []any, f *float64) []any {
 	return args
 }
 
-// pipelineProps are a pipeline job's properties: its steps as
-// azure-ai-ml's BaseNode dicts.
-func pipelineProps(wsID string, s *job.PipelineSpec, p map[string]any) {
+// InlineComponentPrefix starts the componentId Shoal answers for a
+// pipeline's inline command step (command, code and environment written on
+// the step, as the CLI's YAML allows): such a step has no registered
+// component to name, and azure-ai-ml cannot read a step without a
+// componentId. It is not an ARM id, and a PUT that names it is refused.
+const InlineComponentPrefix = "inline:"
+
+// pipelineProps are a pipeline job's properties (name is the pipeline
+// job's): its steps as azure-ai-ml's BaseNode dicts.
+func pipelineProps(wsID, name string, s *job.PipelineSpec, p map[string]any) {
 	setNonEmpty(p, "computeId", computeID(wsID, s.Compute))
 	p["inputs"] = inputsProps(s.Inputs)
 	p["outputs"] = outputsProps(s.Outputs)
@@ -326,16 +333,18 @@ func pipelineProps(wsID string, s *job.PipelineSpec, p map[string]any) {
 	}
 	p["settings"] = settings
 	jobs := map[string]any{}
-	for name, st := range s.Jobs {
+	for step, st := range s.Jobs {
 		if st == nil {
 			continue
 		}
-		d := map[string]any{"type": "command", "name": name, "tags": nonNilTags(st.Tags), "properties": map[string]string{}}
+		d := map[string]any{"type": "command", "name": step, "tags": nonNilTags(st.Tags), "properties": map[string]string{}}
 		setNonEmpty(d, "display_name", st.DisplayName)
 		setNonEmpty(d, "description", st.Description)
 		setNonEmpty(d, "computeId", computeID(wsID, st.Compute))
 		if st.ComponentRef != "" {
 			d["componentId"] = assetID(wsID, "components", st.ComponentRef)
+		} else {
+			d["componentId"] = InlineComponentPrefix + name + "/" + step
 		}
 		if len(st.EnvironmentVariables) > 0 {
 			d["environment_variables"] = st.EnvironmentVariables
@@ -369,7 +378,7 @@ func pipelineProps(wsID string, s *job.PipelineSpec, p map[string]any) {
 			}
 		}
 		d["outputs"] = out
-		jobs[name] = d
+		jobs[step] = d
 	}
 	p["jobs"] = jobs
 }

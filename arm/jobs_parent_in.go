@@ -272,6 +272,8 @@ func (t jobTranslator) step(o obj) (doc, error) {
 	}
 	if c, err := o.str("componentId"); err != nil {
 		return nil, err
+	} else if strings.HasPrefix(c, InlineComponentPrefix) {
+		return nil, core.FieldErrorf(o.field("componentId"), "%q is how Shoal shows an inline step of a pipeline submitted with its YAML: it names no component; submit that pipeline with its YAML (shoal job create -f), or name a registered component", short(c))
 	} else if c != "" {
 		if d["component"], err = assetRef(o.field("componentId"), t.ws, "components", c); err != nil {
 			return nil, err

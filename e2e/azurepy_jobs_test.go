@@ -33,6 +33,24 @@ func TestAzurePythonSDKJobs(t *testing.T) {
 	busy := submitJob(t, s, writeJobFile(t, "command: sleep 600\ncompute: azureml:"+cluster+"\n"))
 	waitJob(t, s, busy, 90*time.Second, "Running")
 
+	// A pipeline submitted with the CLI, which the SDK reads back.
+	pipe := submitJob(t, s, writeJobFile(t, `type: pipeline
+settings:
+  default_compute: azureml:`+cluster+`
+jobs:
+  make:
+    type: command
+    command: mkdir -p ${{outputs.data}}
+    outputs:
+      data:
+        type: uri_folder
+  use:
+    type: command
+    command: ls ${{inputs.data}}
+    inputs:
+      data: ${{parent.jobs.make.outputs.data}}
+`))
+
 	standin, _ := filepath.Abs("../compat/azurepy/standin")
 	cmd := exec.Command("/usr/bin/python3", "testdata/azurepy/jobs.py")
 	cmd.Dir = t.TempDir() // the SDK writes nothing of its own next to the tests
@@ -40,7 +58,7 @@ func TestAzurePythonSDKJobs(t *testing.T) {
 	cmd.Env = append(os.Environ(), "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
 		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
 		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
-		"PYTHONPATH="+standin, "CLUSTER="+cluster)
+		"PYTHONPATH="+standin, "CLUSTER="+cluster, "PIPELINE="+pipe)
 	done := make(chan struct{})
 	var out []byte
 	var err error
@@ -85,6 +103,12 @@ func TestAzurePythonSDKJobs(t *testing.T) {
 	}
 	if got := steps["sweep"]; jsonStr(got["type"]) != "sweep" || jsonStr(got["metric"]) != "acc" {
 		t.Errorf("sweep: %v\n%s", got, out)
+	}
+	if got := steps["pipeline_get"]; jsonStr(got["type"]) != "pipeline" || fmt.Sprint(got["steps"]) != "[make use]" || jsonStr(got["compute"]) != cluster {
+		t.Errorf("pipeline_get: %v\n%s", got, out)
+	}
+	if got := steps["sweep_get"]; jsonStr(got["type"]) != "sweep" || fmt.Sprint(got["space"]) != "[layers lr]" {
+		t.Errorf("sweep_get: %v\n%s", got, out)
 	}
 	if got := fmt.Sprint(steps["list_all"]["names"]); !strings.Contains(got, jsonStr(steps["sweep"]["name"])) {
 		t.Errorf("list after the sweep: %s", got)

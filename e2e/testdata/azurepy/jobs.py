@@ -56,6 +56,12 @@ sweep_job.experiment_name = "sdk-jobs"
 s = ml_client.jobs.create_or_update(sweep_job)
 say("sweep", name=s.name, type=s.type, status=s.status, metric=s.objective.primary_metric)
 
+got = ml_client.jobs.get(s.name)
+say("sweep_get", type=got.type, space=sorted(got.search_space), sampling=got.sampling_algorithm.type if hasattr(got.sampling_algorithm, "type") else str(got.sampling_algorithm))
+
+# A pipeline the CLI submitted, read back as the SDK's PipelineJob.
+pj = ml_client.jobs.get(os.environ["PIPELINE"])
+say("pipeline_get", type=pj.type, steps=sorted(pj.jobs), status=pj.status, compute=pj.settings.default_compute)
 say("list_all", names=sorted(j.name for j in ml_client.jobs.list()))
 # A @dsl.pipeline is not submitted here: azure-ai-ml uploads a placeholder
 # code folder for each command component without code, which needs the
