@@ -3,10 +3,13 @@ package api_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/shoal-ml/shoal/arm"
 )
 
 const armWS = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default"
@@ -79,6 +82,16 @@ func TestARMJobs(t *testing.T) {
 		t.Errorf("GET: %v", got)
 	}
 
+	// @latest, as an id or as the container's ARM id: the newest version,
+	// resolved at submit.
+	for name, env := range map[string]string{"latest-one": "azureml:sdk-env@latest", "latest-two": armWS + "/environments/sdk-env"} {
+		call(e.admin, "PUT", "/jobs/"+name, `{"properties":{"jobType":"Command","command":"true","computeId":"cpu","environmentId":"`+env+`"}}`, http.StatusCreated)
+		nj := mustSend(t, e, e.admin, "GET", "/api/v1/workspaces/default/jobs/"+name, "", 200).json(t)
+		if re, _ := nj["resolved_environment"].(map[string]any); nj["environment"] != "azureml:sdk-env@latest" || re["image"] != "python:3.11" {
+			t.Errorf("%s: environment %v resolved %v", name, nj["environment"], nj["resolved_environment"])
+		}
+	}
+
 	// .sweep() and a @dsl.pipeline of registered components.
 	call(e.admin, "PUT", "/jobs/sweep-one", armGolden(t, "sweep.json"), http.StatusCreated)
 	for _, c := range []struct{ name, spec string }{
@@ -116,7 +129,7 @@ func TestARMJobs(t *testing.T) {
 		}
 		return strings.Join(n, ",")
 	}
-	if got := names(""); !strings.Contains(got, "job-one") || !strings.Contains(got, "sweep-one") || !strings.Contains(got, "pipe-one") || strings.Count(got, ",") != 2 {
+	if got := names(""); !strings.Contains(got, "job-one") || !strings.Contains(got, "sweep-one") || !strings.Contains(got, "pipe-one") || strings.Count(got, ",") != 4 {
 		t.Errorf("list: %s", got)
 	}
 	if got := names("&jobType=Sweep"); got != "sweep-one" {
@@ -192,5 +205,42 @@ func TestMLAudienceToken(t *testing.T) {
 		if claims["aud"] != aud {
 			t.Errorf("%s: aud %v, want %s", scope, claims["aud"], aud)
 		}
+	}
+}
+
+// TestARMJobsPaging: the job list comes in pages of arm.PageSize, newest
+// first, with an absolute nextLink on the server's URL that carries the
+// filters; a forged $skip is refused naming it.
+func TestARMJobsPaging(t *testing.T) {
+	e := newTestEnv(t)
+	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/cpu", `{"name":"cpu","size":"Standard_DS3_v2","max_instances":2}`, http.StatusCreated)
+	const n = arm.PageSize + 2
+	for i := 0; i < n; i++ {
+		mustSend(t, e, e.admin, "PUT", fmt.Sprintf("/api/v1/workspaces/default/jobs/j%02d", i), `{"command":"true","compute":"cpu","tags":{"k":"v"}}`, http.StatusCreated)
+	}
+	path := armWS + "/jobs?api-version=2024-01-01-preview&jobType=Command&tag=k%3Dv"
+	var seen []string
+	for pages := 0; path != ""; pages++ {
+		if pages > 2 {
+			t.Fatalf("more pages than %d jobs need", n)
+		}
+		resp, out := do(t, e.ts, e.admin, "GET", path, "", nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, out)
+		}
+		for _, v := range out["value"].([]any) {
+			seen = append(seen, v.(map[string]any)["name"].(string))
+		}
+		next, _ := out["nextLink"].(string)
+		if next != "" && (!strings.HasPrefix(next, "http://shoal.test"+armWS+"/jobs?") || !strings.Contains(next, "jobType=Command") || !strings.Contains(next, "tag=k%3Dv")) {
+			t.Fatalf("nextLink %s", next)
+		}
+		path = strings.TrimPrefix(next, "http://shoal.test")
+	}
+	if len(seen) != n || seen[0] != fmt.Sprintf("j%02d", n-1) || seen[n-1] != "j00" {
+		t.Errorf("listed %d jobs: %v", len(seen), seen)
+	}
+	if resp, out := do(t, e.ts, e.admin, "GET", armWS+"/jobs?api-version=2024-01-01-preview&$skip=forged", "", nil); resp.StatusCode != 400 || !strings.Contains(mustJSON(out), "$skip") {
+		t.Errorf("forged $skip: %d %v", resp.StatusCode, out)
 	}
 }
