@@ -48,6 +48,7 @@ func (s *Server) armRoutes() []Route {
 	routes = append(routes, armAssetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, h.Environments())...)
 	routes = append(routes, armAssetRoutes("data", identity.ActDataRead, identity.ActDataWrite, h.Data())...)
 	routes = append(routes, armAssetRoutes("models", identity.ActModelsRead, identity.ActModelsWrite, h.Models())...)
+	routes = append(routes, armJobRoutes(h)...)
 	return append(routes, armAssetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, h.Components())...)
 }
 

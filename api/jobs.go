@@ -10,8 +10,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
-	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/tracking"
 )
@@ -34,34 +32,15 @@ func (s *Server) handleUploadArtifact(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
+// handleSubmitJob submits a job document of any kind through the one
+// submit path (service.SubmitJobDocument), as the ARM job routes do.
 func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	switch typ, err := pipelinejob.DecodeJobType(body); {
-	case err != nil:
-		s.writeError(w, r, err)
-		return
-	case typ == job.JobTypePipeline || typ == job.JobTypeSweep:
-		s.submitParent(w, r, typ, body)
-		return
-	}
-	spec, err := job.DecodeJobSpec(body)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if name := r.PathValue("name"); name != "" {
-		if spec.Name == "" {
-			spec.Name = name
-		} else if spec.Name != name {
-			s.writeError(w, r, core.FieldErrorf("name", "%q differs from the name in the URL (%q)", spec.Name, name))
-			return
-		}
-	}
-	j, created, err := s.svc.SubmitJob(r.Context(), r.PathValue("ws"), spec)
+	j, created, err := s.svc.SubmitJobDocument(r.Context(), r.PathValue("ws"), r.PathValue("name"), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -262,51 +241,6 @@ func intParam(v, name string) (int, error) {
 		return 0, core.FieldErrorf(name, "must be a whole number 0 or more, got %q", v)
 	}
 	return n, nil
-}
-
-// submitParent submits a pipeline or a sweep job document.
-func (s *Server) submitParent(w http.ResponseWriter, r *http.Request, typ string, body []byte) {
-	var (
-		j       *job.Job
-		created bool
-		err     error
-	)
-	urlName := r.PathValue("name")
-	nameFrom := func(name *string) error {
-		if urlName == "" {
-			return nil
-		}
-		if *name == "" {
-			*name = urlName
-		} else if *name != urlName {
-			return core.FieldErrorf("name", "%q differs from the name in the URL (%q)", *name, urlName)
-		}
-		return nil
-	}
-	if typ == job.JobTypePipeline {
-		var spec *job.PipelineSpec
-		if spec, err = pipelinejob.DecodePipelineSpec(body); err == nil {
-			if err = nameFrom(&spec.Name); err == nil {
-				j, created, err = s.svc.SubmitPipeline(r.Context(), r.PathValue("ws"), spec)
-			}
-		}
-	} else {
-		var spec *job.SweepSpec
-		if spec, err = sweepjob.DecodeSweepSpec(body); err == nil {
-			if err = nameFrom(&spec.Name); err == nil {
-				j, created, err = s.svc.SubmitSweep(r.Context(), r.PathValue("ws"), spec)
-			}
-		}
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, j)
 }
 
 // handleJobMetrics answers what a job logged: each metric's summary, the

@@ -78,11 +78,13 @@ type AssetBase struct {
 
 // check refuses what Shoal does not keep of a version's AssetBase, naming
 // the field; inline is what needs no registration instead of an
-// anonymous version ("a job's inline environment").
-func (b *AssetBase) check(inline string) error {
+// anonymous version ("a job's inline environment"). An anonymous version
+// is kept under the names azure-ai-ml gives them only (name, from the
+// path: isAnonymousName).
+func (b *AssetBase) check(inline, name string) error {
 	switch {
-	case b.IsAnonymous != nil && *b.IsAnonymous:
-		return core.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only (%s needs no registration)", inline)
+	case b.IsAnonymous != nil && *b.IsAnonymous && !isAnonymousName(name):
+		return core.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only, and keeps anonymous ones under the names azure-ai-ml gives them (%s, %s) (%s needs no registration)", AnonymousEnvironmentName, AnonymousComponentName, inline)
 	case len(b.Properties) > 0:
 		return core.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
 	case b.Stage != "":
@@ -93,7 +95,7 @@ func (b *AssetBase) check(inline string) error {
 
 // assetBase is a registered version's AssetBase as Azure shows it.
 func assetBase(m asset.AssetMeta, description string, tags map[string]string) AssetBase {
-	archived, anonymous := m.Archived, false
+	archived, anonymous := m.Archived, isAnonymousName(m.Name)
 	if tags == nil {
 		tags = map[string]string{}
 	}
@@ -215,7 +217,7 @@ func (h assetARM[T]) listContainers(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, err)
 			return
 		}
-		if show(*c.Properties.IsArchived) {
+		if show(*c.Properties.IsArchived) && !isAnonymousName(c.Name) {
 			containers, keys = append(containers, c), append(keys, strings.ToLower(c.Name))
 		}
 		i = j

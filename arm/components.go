@@ -73,7 +73,7 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 	if p == nil {
 		return nil, nil, core.FieldErrorf("properties", "is required")
 	}
-	if err := p.check("a pipeline step's inline component"); err != nil {
+	if err := p.check("a pipeline step's inline component", name); err != nil {
 		return nil, nil, err
 	}
 	switch spec := compute.NonNull(p.ComponentSpec); {
@@ -82,7 +82,7 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 	case job.JSONKind(spec) != '{':
 		return nil, nil, core.FieldErrorf("properties.componentSpec", "must be a command component's document (a mapping of its keys), got %s", compute.ShortJSON(spec))
 	}
-	c, err := job.DecodeComponentRaw(p.ComponentSpec, componentSpecField)
+	c, err := job.DecodeComponentRaw(withoutSDKSource(p.ComponentSpec), componentSpecField)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,4 +130,24 @@ func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 func (h Handlers) Components() AssetRoutes {
 	return newAssetRoutes(h, h.Comps, "a", "component",
 		func(scope Scope, c *job.Component) any { return ToComponentVersion(scope, c) }, FromComponentVersion, armComponentError)
+}
+
+// withoutSDKSource drops _source from a componentSpec: azure-ai-ml writes
+// where it built the component (BUILDER, YAML.COMPONENT, DSL) into every
+// spec it sends, for its own bookkeeping; it says nothing about the
+// component.
+func withoutSDKSource(spec json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(spec, &m) != nil {
+		return spec
+	}
+	if _, ok := m["_source"]; !ok {
+		return spec
+	}
+	delete(m, "_source")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return spec
+	}
+	return b
 }

@@ -66,7 +66,7 @@ func FromDataVersion(workspace, name, version string, body []byte) (*asset.Data,
 	if p == nil {
 		return nil, nil, core.FieldErrorf("properties", "is required")
 	}
-	if err := p.check("a job's input given by its URI"); err != nil {
+	if err := p.check("a job's input given by its URI", ""); err != nil {
 		return nil, nil, err
 	}
 	if ip := p.IntellectualProperty; len(ip) > 0 && string(ip) != "null" {

@@ -139,7 +139,7 @@ func FromEnvironmentVersion(workspace, name, version string, body []byte) (*asse
 	if p == nil {
 		return nil, nil, core.FieldErrorf("properties", "is required")
 	}
-	if err := p.check("a job's inline environment"); err != nil {
+	if err := p.check("a job's inline environment", name); err != nil {
 		return nil, nil, err
 	}
 	switch {

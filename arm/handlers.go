@@ -31,6 +31,9 @@ type Handlers struct {
 	ModelSvc asset.AssetService[*asset.Model]
 	// Datastores keeps datastores (package datastores).
 	Datastores *datastores.Service
+	// Codes resolves a job's codeId to the artifact of its code (nil:
+	// Azure code assets are not served, and a job naming code is refused).
+	Codes CodeResolver
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

@@ -70,7 +70,7 @@ func FromModelVersion(workspace, name, version string, body []byte) (*asset.Mode
 	}
 	props := p.Properties
 	p.Properties = nil // a model's own, checked by its rules
-	if err := p.check("a job's input given by its URI"); err != nil {
+	if err := p.check("a job's input given by its URI", ""); err != nil {
 		return nil, nil, err
 	}
 	switch {

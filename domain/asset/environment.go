@@ -66,8 +66,11 @@ const (
 
 // Limits of an environment's fields.
 const (
-	MaxEnvironmentNameLength    = 255
-	MaxEnvironmentVersionLength = 30
+	MaxEnvironmentNameLength = 255
+	// MaxEnvironmentVersionLength leaves room for the versions
+	// azure-ai-ml gives anonymous assets: 32-character MD5 hashes and
+	// 36-character GUIDs.
+	MaxEnvironmentVersionLength = 64
 	// MaxCondaFileBytes bounds a conda file's content: it is a list of
 	// packages, stored with each environment version and job.
 	MaxCondaFileBytes = 256 << 10
@@ -100,7 +103,7 @@ func ValidateEnvironmentName(name string) error {
 	return nil
 }
 
-// ValidateEnvironmentVersion checks a version: 1 to 30 letters, digits,
+// ValidateEnvironmentVersion checks a version: 1 to 64 letters, digits,
 // '-', '_' and '.', starting with a letter or digit.
 func ValidateEnvironmentVersion(v string) error {
 	if len(v) > MaxEnvironmentVersionLength || !EnvironmentVersionRE.MatchString(v) {

@@ -88,7 +88,7 @@ func TestNormalizeEnvironment(t *testing.T) {
 		{"name with a colon", asset.Environment{Name: "a:1", Image: "x"}, "name", nil},
 		{"reserved name", asset.Environment{Name: "AzureML-mine", Image: "x"}, "name", []string{"reserves"}},
 		{"bad version", asset.Environment{Name: "a", Version: "1/2", Image: "x"}, "version", nil},
-		{"long version", asset.Environment{Name: "a", Version: strings.Repeat("1", 31), Image: "x"}, "version", nil},
+		{"long version", asset.Environment{Name: "a", Version: strings.Repeat("1", 65), Image: "x"}, "version", nil},
 		{"neither", asset.Environment{Name: "a"}, "image", []string{"image", "build"}},
 		{"both", asset.Environment{Name: "a", Image: "x", Build: &asset.EnvironmentBuild{Path: "p"}}, "build", []string{"not both"}},
 		{"conda on a build", asset.Environment{Name: "a", CondaFile: "x", Build: &asset.EnvironmentBuild{Path: "p"}}, "conda_file", []string{"needs image"}},

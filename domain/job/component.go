@@ -81,7 +81,7 @@ type ComponentOutput struct {
 // Limits of a component's fields.
 const (
 	MaxComponentNameLength    = 255
-	MaxComponentVersionLength = 30
+	MaxComponentVersionLength = 64
 )
 
 // ValidateComponentName checks a registered component's name: 1 to 255
@@ -96,7 +96,7 @@ func ValidateComponentName(name string) error {
 	return nil
 }
 
-// ValidateComponentVersion checks a version: 1 to 30 letters, digits,
+// ValidateComponentVersion checks a version: 1 to 64 letters, digits,
 // '-', '_' and '.', starting with a letter or digit.
 func ValidateComponentVersion(v string) error {
 	if len(v) > MaxComponentVersionLength || !asset.EnvironmentVersionRE.MatchString(v) {

@@ -163,6 +163,10 @@ func (s *Service) ClientCredentialsToken(ctx context.Context, clientID, secret, 
 	return tok, &identity.Principal{ID: sp.PrincipalID(), Name: "service principal " + sp.Name, Kind: identity.PrincipalServicePrincipal}, nil
 }
 
+// mlAudiences are Azure ML's resource ids in Azure's clouds (azure-ai-ml's
+// aml_resource_id, trailing slash stripped).
+var mlAudiences = map[string]bool{"https://ml.azure.com": true, "https://ml.azure.cn": true, "https://ml.azure.us": true}
+
 // resourceOfScope turns a client-credentials scope into an audience:
 // "https://management.azure.com/.default" is https://management.azure.com/.
 func resourceOfScope(scope string) (string, error) {
@@ -182,6 +186,13 @@ func resourceOfScope(scope string) (string, error) {
 	resource, ok := strings.CutSuffix(fields[0], "/.default")
 	if !ok || resource == "" {
 		return "", core.FieldErrorf("scope", "%q must end in /.default: the client-credentials grant asks for all of a resource's permissions", fields[0])
+	}
+	if mlAudiences[strings.TrimSuffix(resource, "/")] {
+		// Azure ML's resource is its own audience without a slash:
+		// azure-ai-ml decodes the token it asks for
+		// (https://ml.azure.com/.default) and refuses one whose aud is
+		// not exactly https://ml.azure.com (pipelines, user identity).
+		return strings.TrimSuffix(resource, "/"), nil
 	}
 	if strings.HasPrefix(resource, "https://") && !strings.HasSuffix(resource, "/") && strings.Count(resource, "/") == 2 {
 		// Azure's resource URLs carry a trailing slash in tokens' audience.
