@@ -1,0 +1,292 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/api/runhistory"
+	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+)
+
+// historyWS is run history's path of the default workspace, as
+// azure-ai-ml's run history client builds it.
+const historyWS = "/history/v1.0/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default"
+
+// runDetails reads a run's details as azure-ai-ml does.
+type runDetails struct {
+	RunID     string            `json:"runId"`
+	Status    string            `json:"status"`
+	Target    string            `json:"target"`
+	LogFiles  map[string]string `json:"logFiles"`
+	StartTime *time.Time        `json:"startTimeUtc"`
+	EndTime   *time.Time        `json:"endTimeUtc"`
+	Warnings  []struct {
+		Message string `json:"message"`
+	} `json:"warnings"`
+	Error *struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"error"`
+}
+
+func getDetails(t *testing.T, e *testEnv, token, run string) runDetails {
+	t.Helper()
+	var d runDetails
+	if err := json.Unmarshal(mustSend(t, e, token, "GET", historyWS+"/runs/"+run+"/details", "", http.StatusOK).body, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// logPath is a log URL of run details on the test server: the details
+// name the server's public URL (http://shoal.test), the test server
+// listens elsewhere.
+func logPath(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.Host != "shoal.test" {
+		t.Fatalf("log URL %q is not under the public URL", raw)
+	}
+	return u.RequestURI()
+}
+
+// TestRunHistoryFollowsAJob: what azure-ai-ml's jobs.stream reads, in
+// order: the workspace's discoveryUrl, the discovery document (no
+// credential), the run's details (status in Azure's values, the rank's
+// log under Azure's name, times, target) and the log URL, which reads
+// without a credential the text `shoal job logs` shows; the same log
+// under the run's path with a bearer; the run, its run data and its
+// children; a failed run's error in run history's words.
+func TestRunHistoryFollowsAJob(t *testing.T) {
+	e := newTestEnv(t)
+	reader := addUser(t, e, "rita", identity.RoleReader)
+	var ws struct {
+		Properties struct {
+			DiscoveryURL string `json:"discoveryUrl"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(mustSend(t, e, reader, "GET", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default?api-version=2023-04-01", "", http.StatusOK).body, &ws)
+	if ws.Properties.DiscoveryURL != "http://shoal.test/discovery" {
+		t.Fatalf("discoveryUrl %q, want the server's /discovery", ws.Properties.DiscoveryURL)
+	}
+	var disc map[string]string
+	json.Unmarshal(mustSend(t, e, "", "GET", "/discovery", "", http.StatusOK).body, &disc)
+	if disc["api"] != "http://shoal.test" || disc["history"] != "http://shoal.test" {
+		t.Fatalf("discovery document %v", disc)
+	}
+
+	_, cred, attempt := runningJobToken(t, e)
+	if d := getDetails(t, e, reader, "j-gpu"); len(d.LogFiles) != 1 || d.Status != job.JobQueued && d.Status != job.JobPreparing && d.Status != job.JobRunning {
+		t.Fatalf("details of a started job: %+v", d)
+	}
+	mustSend(t, e, cred, "POST", "/agent/v1/attempts/"+attempt+"/ranks/0/status", `{"state":"Running"}`, http.StatusOK)
+	mustSend(t, e, cred, "POST", "/agent/v1/attempts/"+attempt+"/ranks/0/logs?offset=0", "epoch 1 loss 0.5\n", http.StatusNoContent)
+	d := getDetails(t, e, reader, "j-gpu")
+	if d.RunID != "j-gpu" || d.Status != job.JobRunning || d.Target != "gpu" || d.StartTime == nil || d.EndTime != nil || d.Error != nil {
+		t.Errorf("details of a running job: %+v", d)
+	}
+	logURL, ok := d.LogFiles["user_logs/std_log.txt"]
+	if len(d.LogFiles) != 1 || !ok {
+		t.Fatalf("logFiles %v, want user_logs/std_log.txt alone", d.LogFiles)
+	}
+	native := mustSend(t, e, reader, "GET", "/api/v1/workspaces/default/jobs/j-gpu/logs", "", http.StatusOK).body
+	if string(native) != "epoch 1 loss 0.5\n" {
+		t.Fatalf("shoal job logs shows %q", native)
+	}
+	// azure-ai-ml downloads the URL with no credential.
+	if got := mustSend(t, e, "", "GET", logPath(t, logURL), "", http.StatusOK).body; string(got) != string(native) {
+		t.Errorf("the log URL reads %q, shoal job logs %q", got, native)
+	}
+	if got := mustSend(t, e, reader, "GET", historyWS+"/runs/j-gpu/logs/user_logs/std_log.txt", "", http.StatusOK).body; string(got) != string(native) {
+		t.Errorf("the log under the run's path reads %q", got)
+	}
+
+	// The run and its run data, as jobs.get of a child and jobs.download
+	// read them; a command job has no children.
+	var run struct {
+		RunID   string `json:"runId"`
+		Status  string `json:"status"`
+		Compute struct {
+			Target string `json:"target"`
+		} `json:"compute"`
+	}
+	json.Unmarshal(mustSend(t, e, reader, "GET", historyWS+"/runs/j-gpu", "", http.StatusOK).body, &run)
+	if run.RunID != "j-gpu" || run.Status != job.JobRunning || run.Compute.Target != "gpu" {
+		t.Errorf("run %+v", run)
+	}
+	var data struct {
+		RunMetadata struct {
+			RunID   string         `json:"runId"`
+			Outputs map[string]any `json:"outputs"`
+		} `json:"runMetadata"`
+	}
+	json.Unmarshal(mustSend(t, e, reader, "POST", historyWS+"/rundata", `{"runId":"j-gpu","selectRunMetadata":true}`, http.StatusOK).body, &data)
+	if data.RunMetadata.RunID != "j-gpu" || data.RunMetadata.Outputs != nil {
+		t.Errorf("run data %+v", data)
+	}
+	if got := string(mustSend(t, e, reader, "GET", historyWS+"/runs/j-gpu/children", "", http.StatusOK).body); strings.TrimSpace(got) != `{"value":[]}` {
+		t.Errorf("children of a command job: %s", got)
+	}
+
+	// It fails: the error in run history's words, the end time set.
+	mustSend(t, e, cred, "POST", "/agent/v1/attempts/"+attempt+"/ranks/0/status", `{"state":"Failed","exit_code":3}`, http.StatusOK)
+	d = getDetails(t, e, reader, "j-gpu")
+	if d.Status != job.JobFailed || d.EndTime == nil || d.Error == nil || d.Error.Error.Code != "UserError" || !strings.Contains(d.Error.Error.Message, "3") {
+		t.Errorf("details of a failed job: %+v (error %+v)", d, d.Error)
+	}
+	if got := mustSend(t, e, "", "GET", logPath(t, d.LogFiles["user_logs/std_log.txt"]), "", http.StatusOK).body; string(got) != string(native) {
+		t.Errorf("the failed job's log URL reads %q", got)
+	}
+}
+
+// TestRunHistoryRanksAndWarnings: a two-instance job's details name
+// each rank's log as Azure does (std_log_process_<rank>.txt), each URL
+// reads its own rank's log; a first attempt has no warnings.
+func TestRunHistoryRanksAndWarnings(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	maxN := 2
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.svc.SubmitJob(ctx, "default", &job.JobSpec{Name: "dist", Command: "echo hi", Compute: "cpu", Resources: &job.JobResources{InstanceCount: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.files.WriteLog("default", "dist", 1, 0, 0, []byte("rank zero\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.files.WriteLog("default", "dist", 1, 1, 0, []byte("rank one\n")); err != nil {
+		t.Fatal(err)
+	}
+	placeAll(t, e)
+	d := getDetails(t, e, e.admin, "dist")
+	if len(d.LogFiles) != 2 {
+		t.Fatalf("logFiles of a two-rank job: %v", d.LogFiles)
+	}
+	for file, want := range map[string]string{"user_logs/std_log_process_0.txt": "rank zero\n", "user_logs/std_log_process_1.txt": "rank one\n"} {
+		if got := mustSend(t, e, "", "GET", logPath(t, d.LogFiles[file]), "", http.StatusOK).body; string(got) != want {
+			t.Errorf("%s reads %q, want %q", file, got, want)
+		}
+	}
+	if len(d.Warnings) != 0 {
+		t.Errorf("warnings of a first attempt: %+v", d.Warnings)
+	}
+}
+
+// placeAll runs the controller until the fake provider's nodes joined
+// and the queued jobs are placed.
+func placeAll(t *testing.T, e *testEnv) {
+	t.Helper()
+	ctx := context.Background()
+	for range 3 {
+		ctrl := control.New(e.svc, 1)
+		if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ctrl.Wait()
+		for _, p := range e.prov.TakeProvisioned() {
+			if _, err := e.svc.JoinNode(ctx, p.Req.JoinToken, node.JoinRequest{NodeID: p.Req.Node.ID, Address: "127.0.0.1", Port: 5001}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestRunHistoryAttacks, written first: a run of another workspace is
+// refused (403 where the caller holds no role, 404 under a workspace's
+// path where it is not); a log URL without a signature is 401; a forged
+// signature, one for another job, another file or another workspace, an
+// expired one, are 403; job names and file names that try to leave the
+// job's logs read nothing.
+func TestRunHistoryAttacks(t *testing.T) {
+	e := newTestEnv(t)
+	plantSecrets(t, e)
+	runJob(t, e, "x")
+	if err := e.files.WriteLog("default", "x", 1, 0, 0, []byte("log of x\n")); err != nil {
+		t.Fatal(err)
+	}
+	carl := secretTeam(t, e)
+	ctx := context.Background()
+	maxN := 1
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "secret-team", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.svc.SubmitJob(ctx, "secret-team", &job.JobSpec{Name: "theirs", Command: "echo secret", Compute: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	secretWS := strings.Replace(historyWS, "/workspaces/default", "/workspaces/secret-team", 1)
+	for _, p := range []string{"/runs/theirs/details", "/runs/theirs", "/runs/theirs/children", "/runs/theirs/logs/user_logs/std_log.txt"} {
+		if r := send(t, e, carl, "GET", secretWS+p, "", nil); r.status != http.StatusForbidden {
+			t.Errorf("GET %s of another workspace: %s, want 403", p, r)
+		}
+		if r := send(t, e, carl, "GET", historyWS+p, "", nil); r.status != http.StatusNotFound {
+			t.Errorf("GET %s of another workspace's run under ours: %s, want 404", p, r)
+		}
+	}
+	if r := send(t, e, carl, "POST", historyWS+"/rundata", `{"runId":"theirs"}`, nil); r.status != http.StatusNotFound {
+		t.Errorf("run data of another workspace's run under ours: %s, want 404", r)
+	}
+	if r := send(t, e, "", "GET", historyWS+"/runs/x/details", "", nil); r.status != http.StatusUnauthorized {
+		t.Errorf("details without a credential: %s, want 401", r)
+	}
+
+	good := logPath(t, getDetails(t, e, carl, "x").LogFiles["user_logs/std_log.txt"])
+	if got := mustSend(t, e, "", "GET", good, "", http.StatusOK).body; string(got) != "log of x\n" {
+		t.Fatalf("the signed URL reads %q", got)
+	}
+	u, _ := url.Parse(good)
+	q := u.Query()
+	key := e.svc.SecretsKey()
+	soon := time.Now().Add(time.Hour)
+	signed := func(ws, jobName, file string, expires time.Time) string {
+		return "/history/v1.0/logs/" + url.PathEscape(ws) + "/" + url.PathEscape(jobName) + "/" + file + "?" + runhistory.SignLog(key, ws, jobName, file, expires)
+	}
+	for _, c := range []struct {
+		what, path string
+		status     int
+	}{
+		{"no signature", u.Path, http.StatusUnauthorized},
+		{"a forged signature", u.Path + "?se=" + q.Get("se") + "&sig=" + strings.Repeat("A", 43), http.StatusForbidden},
+		{"a signature that is no base64", u.Path + "?se=" + q.Get("se") + "&sig=%00%01", http.StatusForbidden},
+		{"a later expiry than signed", u.Path + "?se=99999999999&sig=" + q.Get("sig"), http.StatusForbidden},
+		{"x's signature on another job", strings.Replace(u.Path, "/x/", "/theirs/", 1) + "?" + u.RawQuery, http.StatusForbidden},
+		{"x's signature on another workspace", strings.Replace(u.Path, "/default/", "/secret-team/", 1) + "?" + u.RawQuery, http.StatusForbidden},
+		{"x's signature on another file", strings.Replace(u.Path, "std_log.txt", "std_log_process_1.txt", 1) + "?" + u.RawQuery, http.StatusForbidden},
+		{"an expired signature", signed("default", "x", "user_logs/std_log.txt", time.Unix(1_700_000_000, 0)), http.StatusForbidden},
+		// Signed with the server's own key, so that only the name decides.
+		{"a job name leaving the workspace", signed("default", "../../etc", "user_logs/std_log.txt", soon), http.StatusNotFound},
+		{"a job name leaving the logs", signed("default", "../etc", "user_logs/std_log.txt", soon), http.StatusNotFound},
+		// The server cleans the path into another job's, which the
+		// signature does not match.
+		{"a file name leaving the job", signed("default", "x", "../../etc/1/rank-0.log", soon), http.StatusForbidden},
+		{"a rank written with a leading zero", signed("default", "x", "user_logs/std_log_process_00.txt", soon), http.StatusNotFound},
+		{"a negative rank", signed("default", "x", "user_logs/std_log_process_-1.txt", soon), http.StatusNotFound},
+		{"a rank the job does not have", signed("default", "x", "user_logs/std_log_process_7.txt", soon), http.StatusNotFound},
+	} {
+		r := send(t, e, "", "GET", c.path, "", nil)
+		if r.status != c.status || strings.Contains(string(r.body), sentinel) || strings.Contains(string(r.body), "log of x") {
+			t.Errorf("%s (%s): %s, want %d", c.what, c.path, r, c.status)
+		}
+	}
+	// Odd names under the run's path, with a bearer: nothing outside.
+	for _, p := range []string{"/runs/..%2F..%2Fetc/details", "/runs/..%2Fetc/logs/user_logs/std_log.txt", "/runs/x/logs/..%2F..%2Fetc%2F1%2Frank-0.log", "/runs/%2E%2E/details"} {
+		r := send(t, e, e.admin, "GET", historyWS+p, "", nil)
+		if r.status < 400 || strings.Contains(string(r.body), sentinel) {
+			t.Errorf("GET %s: %s", p, r)
+		}
+	}
+	if r := send(t, e, carl, "POST", historyWS+"/rundata", `{"runId":`, nil); r.status != http.StatusBadRequest {
+		t.Errorf("a broken run data request: %s, want 400", r)
+	}
+}
