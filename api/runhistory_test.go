@@ -290,3 +290,29 @@ func TestRunHistoryAttacks(t *testing.T) {
 		t.Errorf("a broken run data request: %s, want 400", r)
 	}
 }
+
+// TestRunHistoryTakesTheARMCredential: azure-ai-ml calls run history
+// with the token it calls Resource Manager with (audience
+// management.azure.com); run history takes it as the ARM routes do, for
+// the roles its principal holds, while Shoal's own routes keep refusing
+// it.
+func TestRunHistoryTakesTheARMCredential(t *testing.T) {
+	e := newTestEnv(t)
+	runJob(t, e, "x")
+	_, created := do(t, e.ts, e.admin, "POST", "/api/v1/serviceprincipals", `{"name":"nb"}`, nil)
+	status, body := postToken(t, e, "/any-tenant/oauth2/v2.0/token", grant(created["client_id"].(string), created["client_secret"].(string), "https://management.azure.com/.default"))
+	if status != http.StatusOK {
+		t.Fatalf("ARM token: %d %v", status, body)
+	}
+	arm := body["access_token"].(string)
+	if r := send(t, e, arm, "GET", historyWS+"/runs/x/details", "", nil); r.status != http.StatusForbidden {
+		t.Errorf("details without a role: %s, want 403", r)
+	}
+	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/roleassignments", `{"principal":"sp:nb","role":"Reader"}`, http.StatusCreated)
+	if d := getDetails(t, e, arm, "x"); d.RunID != "x" {
+		t.Errorf("details with the ARM token: %+v", d)
+	}
+	if r := send(t, e, arm, "GET", "/api/v1/workspaces/default/jobs/x", "", nil); r.status != http.StatusUnauthorized {
+		t.Errorf("the ARM token on Shoal's own job route: %s, want 401", r)
+	}
+}

@@ -29,6 +29,11 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 )
 
+// PathPrefix begins every run history path. azure-ai-ml calls them with
+// the credential it calls Resource Manager with, so the server accepts
+// Resource Manager's token audiences there, as on the ARM routes.
+const PathPrefix = "/history/"
+
 // Prefix is the run history path of a workspace, as azure-ai-ml's run
 // history client builds it under the discovery document's "api" URL.
 const Prefix = "/history/v1.0/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
