@@ -316,3 +316,52 @@ func TestRunHistoryTakesTheARMCredential(t *testing.T) {
 		t.Errorf("the ARM token on Shoal's own job route: %s, want 401", r)
 	}
 }
+
+// TestRunHistoryAfterARetry: a job's first attempt fails and the job
+// runs again (retries: 1): the details name the second attempt's log
+// (what `shoal job logs` shows now) and say, among the warnings, that
+// the first attempt ended Failed.
+func TestRunHistoryAfterARetry(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	retries := 1
+	_, cred := joinNode(t, e) // j-gpu takes the node
+	if _, err := e.svc.CancelJob(ctx, "default", "j-gpu"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.svc.SubmitJob(ctx, "default", &job.JobSpec{Name: "x", Command: "echo hi", Compute: "gpu", Retries: &retries}); err != nil {
+		t.Fatal(err)
+	}
+	start := func() string {
+		t.Helper()
+		for range 5 {
+			ctrl := control.New(e.svc, 1)
+			if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			ctrl.Wait()
+			var resp node.AgentSyncResponse
+			json.Unmarshal(mustSend(t, e, cred, "POST", "/agent/v1/sync", `{}`, http.StatusOK).body, &resp)
+			for _, task := range resp.Start {
+				if task.JobName == "x" {
+					return task.AttemptID
+				}
+			}
+		}
+		t.Fatal("x never started")
+		return ""
+	}
+	first := start()
+	mustSend(t, e, cred, "POST", "/agent/v1/attempts/"+first+"/ranks/0/logs?offset=0", "first attempt\n", http.StatusNoContent)
+	mustSend(t, e, cred, "POST", "/agent/v1/attempts/"+first+"/ranks/0/status", `{"state":"Failed","exit_code":1}`, http.StatusOK)
+	second := start()
+	mustSend(t, e, cred, "POST", "/agent/v1/attempts/"+second+"/ranks/0/logs?offset=0", "second attempt\n", http.StatusNoContent)
+	d := getDetails(t, e, e.admin, "x")
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0].Message, "attempt 1 ended Failed") || d.Error != nil {
+		t.Errorf("details after a retry: %+v", d)
+	}
+	native := mustSend(t, e, e.admin, "GET", "/api/v1/workspaces/default/jobs/x/logs", "", http.StatusOK).body
+	if got := mustSend(t, e, "", "GET", logPath(t, d.LogFiles["user_logs/std_log.txt"]), "", http.StatusOK).body; string(got) != "second attempt\n" || string(got) != string(native) {
+		t.Errorf("the log URL reads %q, shoal job logs %q", got, native)
+	}
+}
