@@ -365,3 +365,51 @@ func TestRunHistoryAfterARetry(t *testing.T) {
 		t.Errorf("the log URL reads %q, shoal job logs %q", got, native)
 	}
 }
+
+// TestRunHistoryChildren: a pipeline's steps' jobs are its run's
+// children (jobs.list(parent_job_name=...)), each with the pipeline as
+// its parent and root; a step's job reads as a run (jobs.get of a child).
+func TestRunHistoryChildren(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	maxN := 1
+	if _, _, err := e.svc.CreateOrApplyCompute(ctx, "default", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/jobs",
+		`{"name":"pipe","type":"pipeline","jobs":{"prep":{"type":"command","command":"echo a","compute":"cpu"},"train":{"type":"command","command":"echo b","compute":"cpu"}}}`, http.StatusCreated)
+	if d := getDetails(t, e, e.admin, "pipe"); len(d.LogFiles) != 0 || d.Target != "" {
+		t.Errorf("a pipeline's own details: %+v", d)
+	}
+	ctrl := control.New(e.svc, 1)
+	if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ctrl.Wait()
+	var children struct {
+		Value []struct {
+			RunID       string `json:"runId"`
+			ParentRunID string `json:"parentRunId"`
+			RootRunID   string `json:"rootRunId"`
+			Target      string `json:"target"`
+		} `json:"value"`
+	}
+	json.Unmarshal(mustSend(t, e, e.admin, "GET", historyWS+"/runs/pipe/children", "", http.StatusOK).body, &children)
+	if len(children.Value) != 2 {
+		t.Fatalf("children of a two-step pipeline: %+v", children.Value)
+	}
+	for i, step := range []string{"prep", "train"} {
+		c := children.Value[i]
+		if c.RunID != job.PipelineChildName("pipe", step) || c.ParentRunID != "pipe" || c.RootRunID != "pipe" || c.Target != "cpu" {
+			t.Errorf("child %d: %+v", i, c)
+		}
+	}
+	var run struct {
+		RunID       string `json:"runId"`
+		ParentRunID string `json:"parentRunId"`
+	}
+	json.Unmarshal(mustSend(t, e, e.admin, "GET", historyWS+"/runs/"+job.PipelineChildName("pipe", "prep"), "", http.StatusOK).body, &run)
+	if run.RunID != "pipe-prep" || run.ParentRunID != "pipe" {
+		t.Errorf("a step's run: %+v", run)
+	}
+}
