@@ -368,7 +368,8 @@ func TestRunHistoryAfterARetry(t *testing.T) {
 
 // TestRunHistoryChildren: a pipeline's steps' jobs are its run's
 // children (jobs.list(parent_job_name=...)), each with the pipeline as
-// its parent and root; a step's job reads as a run (jobs.get of a child).
+// its parent and root; a step's job reads as a run (jobs.get of a child);
+// the pipeline's one log is its timeline, under Azure's name.
 func TestRunHistoryChildren(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
@@ -378,8 +379,13 @@ func TestRunHistoryChildren(t *testing.T) {
 	}
 	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/jobs",
 		`{"name":"pipe","type":"pipeline","jobs":{"prep":{"type":"command","command":"echo a","compute":"cpu"},"train":{"type":"command","command":"echo b","compute":"cpu"}}}`, http.StatusCreated)
-	if d := getDetails(t, e, e.admin, "pipe"); len(d.LogFiles) != 0 || d.Target != "" {
-		t.Errorf("a pipeline's own details: %+v", d)
+	d := getDetails(t, e, e.admin, "pipe")
+	timeline, ok := d.LogFiles["logs/azureml/executionlogs.txt"]
+	if len(d.LogFiles) != 1 || !ok || d.Target != "" {
+		t.Fatalf("a pipeline's own details: %+v", d)
+	}
+	if got := mustSend(t, e, "", "GET", logPath(t, timeline), "", http.StatusOK).body; len(got) != 0 {
+		t.Errorf("the timeline of a pipeline with no step submitted: %q", got)
 	}
 	ctrl := control.New(e.svc, 1)
 	if err := ctrl.RunOnce(ctx, time.Now()); err != nil {
@@ -403,6 +409,14 @@ func TestRunHistoryChildren(t *testing.T) {
 		if c.RunID != job.PipelineChildName("pipe", step) || c.ParentRunID != "pipe" || c.RootRunID != "pipe" || c.Target != "cpu" {
 			t.Errorf("child %d: %+v", i, c)
 		}
+	}
+	// The pipeline's log is its timeline; it has no rank's log.
+	got := string(mustSend(t, e, "", "GET", logPath(t, timeline), "", http.StatusOK).body)
+	if lines := strings.Split(strings.TrimSpace(got), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[0], " step prep: job pipe-prep submitted") || !strings.HasSuffix(lines[1], " step train: job pipe-train submitted") {
+		t.Errorf("the pipeline's timeline: %q", got)
+	}
+	if r := send(t, e, e.admin, "GET", historyWS+"/runs/pipe/logs/user_logs/std_log.txt", "", nil); r.status != http.StatusNotFound {
+		t.Errorf("a rank's log of a pipeline: %s, want 404", r)
 	}
 	var run struct {
 		RunID       string `json:"runId"`

@@ -57,10 +57,15 @@ func rankOf(file string) (int, bool) {
 
 // logFiles are the log URLs of a job's latest attempt, one per rank,
 // each signed for this job's file until the lifetime passes; empty
-// before the job's first attempt (and for a pipeline or a sweep, whose
-// children have the logs).
+// before the job's first attempt. A pipeline or a sweep has its
+// timeline instead (parentlog.go).
 func (h *Handlers) logFiles(j *job.Job, attempts []*job.Attempt) map[string]string {
 	out := map[string]string{}
+	expires := h.cfg.Clock.Now().Add(h.cfg.LogURLLifetime)
+	if name := parentLogName(j); name != "" {
+		out[name] = h.SignedLogURL(j.Workspace, j.Name, name, expires)
+		return out
+	}
 	if len(attempts) == 0 {
 		return out
 	}
@@ -68,7 +73,6 @@ func (h *Handlers) logFiles(j *job.Job, attempts []*job.Attempt) map[string]stri
 	if ranks == 0 {
 		ranks = j.InstanceCount()
 	}
-	expires := h.cfg.Clock.Now().Add(h.cfg.LogURLLifetime)
 	for rank := range ranks {
 		file := LogFileName(rank, ranks)
 		out[file] = h.SignedLogURL(j.Workspace, j.Name, file, expires)
@@ -145,14 +149,28 @@ func (h *Handlers) Log(w http.ResponseWriter, r *http.Request) {
 // attempt, as `shoal job logs` shows it; 404 before there is one, which
 // azure-ai-ml reads as an empty log.
 func (h *Handlers) serveLog(w http.ResponseWriter, r *http.Request, ws, jobName, file string) {
-	rank, ok := rankOf(file)
-	if !ok {
-		writeError(w, core.Errorf(core.ENOTFOUND, "log file %q: a run's logs are %s or %s<rank>%s", file, singleLog, rankPrefix, rankSuffix))
-		return
-	}
 	j, err := h.cfg.Jobs.FindJob(r.Context(), ws, jobName)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if name := parentLogName(j); name != "" {
+		if file != name {
+			writeError(w, core.Errorf(core.ENOTFOUND, "log file %q: %s %s runs nothing itself; its log is %s, its children's jobs have theirs", file, j.Type, j.Name, name))
+			return
+		}
+		text, err := h.parentLog(r.Context(), j)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		setTextHeaders(w)
+		_, _ = w.Write(text)
+		return
+	}
+	rank, ok := rankOf(file)
+	if !ok {
+		writeError(w, core.Errorf(core.ENOTFOUND, "log file %q: a run's logs are %s or %s<rank>%s", file, singleLog, rankPrefix, rankSuffix))
 		return
 	}
 	if j.AttemptCount == 0 {
@@ -165,8 +183,14 @@ func (h *Handlers) serveLog(w http.ResponseWriter, r *http.Request, ws, jobName,
 		return
 	}
 	defer f.Close()
+	setTextHeaders(w)
+	_, _ = io.Copy(w, f)
+}
+
+// setTextHeaders: a log is text, never sniffed, never cached (a signed
+// URL's answer changes while the job runs).
+func setTextHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = io.Copy(w, f)
 }
