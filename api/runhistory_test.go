@@ -419,11 +419,16 @@ func TestRunHistoryChildren(t *testing.T) {
 		t.Errorf("a rank's log of a pipeline: %s, want 404", r)
 	}
 	var run struct {
-		RunID       string `json:"runId"`
-		ParentRunID string `json:"parentRunId"`
+		RunID        string `json:"runId"`
+		ParentRunID  string `json:"parentRunId"`
+		ExperimentID string `json:"experimentId"`
 	}
 	json.Unmarshal(mustSend(t, e, e.admin, "GET", historyWS+"/runs/"+job.PipelineChildName("pipe", "prep"), "", http.StatusOK).body, &run)
-	if run.RunID != "pipe-prep" || run.ParentRunID != "pipe" {
+	prep, err := e.svc.FindJob(ctx, "default", "pipe-prep")
+	if err != nil || prep.ExperimentName == "" {
+		t.Fatalf("pipe-prep: %+v %v", prep, err)
+	}
+	if run.RunID != "pipe-prep" || run.ParentRunID != "pipe" || run.ExperimentID != prep.ExperimentName {
 		t.Errorf("a step's run: %+v", run)
 	}
 }

@@ -199,6 +199,9 @@ func (h *Handlers) run(r *http.Request, j *job.Job) (*Run, error) {
 		StartTimeUTC: utc(j.StartTime), EndTimeUTC: utc(j.EndTime), Error: runError(j), Warnings: warnings(attempts),
 		Target: j.Compute, Tags: tagsOf(j), Properties: map[string]string{}, RunNumber: j.Seq,
 	}
+	if run.ExperimentID == "" {
+		run.ExperimentID = job.DefaultExperiment // as its MLflow run's experiment
+	}
 	if j.CreatedBy != "" {
 		run.CreatedBy = &User{UserName: j.CreatedBy}
 	}
