@@ -115,14 +115,15 @@ func TestRunHistoryFollowsAJob(t *testing.T) {
 	// The run and its run data, as jobs.get of a child and jobs.download
 	// read them; a command job has no children.
 	var run struct {
-		RunID   string `json:"runId"`
-		Status  string `json:"status"`
-		Compute struct {
+		RunID        string `json:"runId"`
+		Status       string `json:"status"`
+		ExperimentID string `json:"experimentId"`
+		Compute      struct {
 			Target string `json:"target"`
 		} `json:"compute"`
 	}
 	json.Unmarshal(mustSend(t, e, reader, "GET", historyWS+"/runs/j-gpu", "", http.StatusOK).body, &run)
-	if run.RunID != "j-gpu" || run.Status != job.JobRunning || run.Compute.Target != "gpu" {
+	if run.RunID != "j-gpu" || run.Status != job.JobRunning || run.Compute.Target != "gpu" || run.ExperimentID != job.DefaultExperiment {
 		t.Errorf("run %+v", run)
 	}
 	var data struct {
