@@ -39,7 +39,8 @@ const PathPrefix = "/history/"
 const Prefix = "/history/v1.0/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.MachineLearningServices/workspaces/{ws}"
 
 // DiscoveryPath is the discovery document's path; the workspace's ARM
-// resource names it as properties.discoveryUrl (DiscoveryURL).
+// resource names it as properties.discoveryUrl (arm.Handlers.Workspace,
+// which cannot import this package: it imports arm's errors).
 const DiscoveryPath = "/discovery"
 
 // SignedLogPattern is the route of a log URL that carries its own
@@ -127,12 +128,6 @@ func (h *Handlers) Routes() []Route {
 		{Pattern: "POST " + Prefix + "/rundata", Action: read, Handler: h.RunData},
 		{Pattern: "GET " + Prefix + "/runs/{id}/logs/{file...}", Action: read, Handler: h.Log},
 	}
-}
-
-// DiscoveryURL is the discovery document's URL under the server's
-// public URL: what a workspace's properties.discoveryUrl says.
-func DiscoveryURL(publicURL string) string {
-	return strings.TrimRight(publicURL, "/") + DiscoveryPath
 }
 
 // Discovery is GET /discovery: the base URLs of the workspace services
