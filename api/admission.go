@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/shoal-ml/shoal/api/admission"
+	"github.com/shoal-ml/shoal/api/runhistory"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
@@ -37,11 +38,12 @@ var uploadRoutes = map[string]bool{
 
 // downloadRoutes write a large body.
 var downloadRoutes = map[string]bool{
-	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":       true,
-	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":          true, // follow=true is a stream instead
-	"GET /api/v1/workspaces/{ws}/computes/{name}/logs":      true,
-	"GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore": true,
-	"GET /agent/v1/artifacts/{id}":                          true,
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/outputs":        true,
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/logs":           true, // follow=true is a stream instead
+	"GET /api/v1/workspaces/{ws}/computes/{name}/logs":       true,
+	"GET /agent/v1/attempts/{attempt}/ranks/{rank}/restore":  true,
+	"GET /agent/v1/artifacts/{id}":                           true,
+	"GET " + runhistory.Prefix + "/runs/{id}/logs/{file...}": true, // a log under run history's path
 }
 
 func (s *Server) admit(next http.Handler) http.Handler         { return s.adm.Admit(next) }

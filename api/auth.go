@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/api/runhistory"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
@@ -54,6 +55,10 @@ func (s *Server) credential(r *http.Request) (p *identity.Principal, ok bool, er
 	case !ok:
 		err = core.Errorf(core.EUNAUTHORIZED, "authentication required: send Authorization: Bearer <token> (see `shoal login` or <data-dir>/admin.token)")
 	case workload.LooksLikeJWT(token) && strings.HasPrefix(r.URL.Path, "/subscriptions/"):
+		p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
+	case workload.LooksLikeJWT(token) && strings.HasPrefix(r.URL.Path, runhistory.PathPrefix):
+		// run history stands for Azure's, which azure-ai-ml calls with
+		// its Resource Manager credential
 		p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
 	case workload.LooksLikeJWT(token):
 		p, err = s.svc.AuthenticateWorkload(r.Context(), token)

@@ -144,7 +144,7 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
-	return append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), s.armRoutes()...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...)
+	return append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), append(s.armRoutes(), s.historyRoutes()...)...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...)
 }
 
 func (s *Server) baseRoutes() []Route {
@@ -271,6 +271,7 @@ func (s *Server) routes() {
 		}
 		s.mux.Handle(m.Pattern, s.timed(m.Pattern, limitBody(m.Handler, MaxRequestBytes)))
 	}
+	s.mountSignedLogs()
 	s.mux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 	s.appsMux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))
 }

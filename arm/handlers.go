@@ -64,7 +64,10 @@ func (h Handlers) Workspace(w http.ResponseWriter, r *http.Request) {
 		"location": ws.Location, "kind": "Default", "tags": map[string]string{},
 		"properties": map[string]any{
 			"friendlyName": ws.Name, "description": ws.Description, "provisioningState": "Succeeded",
-			"creationTime": ws.CreatedOn, "workspaceId": ws.Name, "discoveryUrl": "",
+			"creationTime": ws.CreatedOn, "workspaceId": ws.Name,
+			// the discovery document of package api/runhistory (its
+			// DiscoveryPath): where azure-ai-ml finds run history
+			"discoveryUrl": strings.TrimRight(h.Svc.PublicURL(), "/") + "/discovery",
 		},
 	})
 }
