@@ -27,7 +27,7 @@ func TestSSHPoolScalesAcrossHosts(t *testing.T) {
 		names = append(names, submitJob(t, s, file))
 	}
 	for _, n := range names {
-		waitJob(t, s, n, 60*time.Second, "Running")
+		waitJob(t, s, n, 3*time.Minute, "Running") // the first includes provisioning: copying the agent over SSH takes a minute on a loaded 2-core machine
 	}
 	nodes := listNodes(t, s, "pool-cluster")
 	var addrs []string
@@ -166,7 +166,7 @@ func TestSSHPoolGPUs(t *testing.T) {
 	}
 	createCluster(t, s, "gpu-cluster", "--location", "gpulab", "--size", "Standard_NC6s_v3", "--max-instances", "1")
 	name := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo devices $CUDA_VISIBLE_DEVICES; sleep 4\ncompute: azureml:gpu-cluster\n"))
-	waitJob(t, s, name, 60*time.Second, "Completed")
+	waitJob(t, s, name, 3*time.Minute, "Completed") // includes provisioning the host (the agent copied over SSH)
 	if log := jobLog(t, s, name); !strings.Contains(log, "devices 0\n") {
 		t.Errorf("the job's devices: %q; want device 0 only", log)
 	}
