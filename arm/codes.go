@@ -172,7 +172,7 @@ func (h Handlers) StartPendingUpload(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(raw)
 	id := hex.EncodeToString(raw)
 	folder := "LocalUpload/" + id
-	base := h.blobAccountURL() + "/" + asset.WorkspaceBlobStore + "/" + folder
+	base := h.blobAccountURL(r) + "/" + asset.WorkspaceBlobStore + "/" + folder
 	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Container: asset.WorkspaceBlobStore, Prefix: folder + "/", Perms: "racwl",
 		Expiry: time.Now().Add(SASLifetime)})
 	writeJSON(w, http.StatusOK, PendingUploadResponse{
@@ -183,9 +183,19 @@ func (h Handlers) StartPendingUpload(w http.ResponseWriter, r *http.Request) {
 
 // blobAccountURL is the Blob endpoint's account URL that SAS URIs name:
 // path-style on the server's public URL (<public URL>/shoal), which
-// Azure's clients take as given.
-func (h Handlers) blobAccountURL() string {
-	return strings.TrimSuffix(h.Svc.PublicURL(), "/") + "/" + asset.BuiltinAccountName
+// Azure's clients take as given (they parse no account from a URL whose
+// host is not <account>.blob.core.<suffix>).
+func (h Handlers) blobAccountURL(r *http.Request) string {
+	base := strings.TrimSuffix(h.Svc.PublicURL(), "/")
+	if base == "" {
+		// No public URL configured: the URL the caller reached.
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	return base + "/" + asset.BuiltinAccountName
 }
 
 // workspaceBlobStoreSecrets answers listSecrets of workspaceblobstore: a
