@@ -221,7 +221,7 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 	for k, v := range q {
 		other[k] = v
 	}
-	other.Set("sws", "other") // default's signature over another workspace
+	other.Set("sktid", "other") // default's signature over another workspace
 	longer := url.Values{}
 	for k, v := range q {
 		longer[k] = v

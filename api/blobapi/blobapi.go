@@ -40,6 +40,14 @@ import (
 // datastores' account name.
 const Account = asset.BuiltinAccountName
 
+// AzureHost is the account's host as azure-ai-ml builds it from a
+// datastore (https://<account>.blob.<the cloud's storage suffix>: for
+// Azure's public cloud, the only suffix it knows besides two sovereign
+// clouds'). Clients reach Shoal under it when the name resolves to the
+// server (docs/guides/azure-sdks.md); the server's own certificate names
+// it (--tls).
+const AzureHost = Account + ".blob.core.windows.net"
+
 // apiVersion is the storage service version the answers say
 // (x-ms-version).
 const apiVersion = "2021-08-06"
@@ -367,8 +375,10 @@ func writeBlobHeaders(w http.ResponseWriter, b *domblobs.Blob, full bool) {
 			hd.Set(k, v)
 		}
 	}
+	// Written as Azure writes them, lower case: azure-storage-blob reads
+	// metadata from the headers that start with "x-ms-meta-" exactly.
 	for k, v := range b.Metadata {
-		hd.Set("x-ms-meta-"+k, v)
+		hd["x-ms-meta-"+k] = []string{v}
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 // (Perms, Azure's letters: r read, a add, c create, w write, l list) on
 // the blobs of one workspace's container whose names start with Prefix
 // ("" for the whole container), until Expiry. The workspace travels in
-// the signature (Shoal's own sws parameter): every workspace's
-// workspaceblobstore is reached at the same account URL.
+// the signature as its tenant (sktid) and the folder as its identifier
+// (si): every workspace's workspaceblobstore is reached at the same
+// account URL, and Azure's Python client takes a query for a SAS only
+// when every parameter is one of Azure's SAS parameters.
 type SAS struct {
 	Workspace string
 	Container string
@@ -31,8 +33,8 @@ const sasVersion = "2021-08-06"
 // sasPurpose keys the signature apart from the server's other MACs.
 const sasPurpose = "blob-sas/v1"
 
-// Sign returns the SAS as Azure's query parameters (sv, sr, sp, se, and
-// Shoal's sws and spr), with sig an HMAC-SHA256 under the server's
+// Sign returns the SAS as Azure's query parameters (sv, sr, sp, se, sktid
+// and si), with sig an HMAC-SHA256 under the server's
 // secrets key of everything it grants.
 func (s *Service) Sign(g SAS) url.Values {
 	q := url.Values{}
@@ -40,9 +42,9 @@ func (s *Service) Sign(g SAS) url.Values {
 	q.Set("sr", "c")
 	q.Set("sp", g.Perms)
 	q.Set("se", g.Expiry.UTC().Format(time.RFC3339))
-	q.Set("sws", strings.ToLower(g.Workspace))
+	q.Set("sktid", strings.ToLower(g.Workspace))
 	if g.Prefix != "" {
-		q.Set("spr", g.Prefix)
+		q.Set("si", g.Prefix)
 	}
 	q.Set("sig", base64.StdEncoding.EncodeToString(s.key.MAC(sasPurpose, sasMessage(strings.ToLower(g.Workspace), strings.ToLower(g.Container), g.Prefix, g.Perms, q.Get("se")))))
 	return q
@@ -72,9 +74,9 @@ func (s *Service) Verify(q url.Values, container, blob string, perm byte) (*SAS,
 	if err != nil {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the signature (sig) is not base64")
 	}
-	g := &SAS{Workspace: q.Get("sws"), Container: strings.ToLower(container), Prefix: q.Get("spr"), Perms: q.Get("sp")}
+	g := &SAS{Workspace: q.Get("sktid"), Container: strings.ToLower(container), Prefix: q.Get("si"), Perms: q.Get("sp")}
 	if g.Workspace == "" || q.Get("se") == "" {
-		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature has no workspace (sws) or expiry (se)")
+		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature has no workspace (sktid) or expiry (se)")
 	}
 	want := s.key.MAC(sasPurpose, sasMessage(g.Workspace, g.Container, g.Prefix, g.Perms, q.Get("se")))
 	if !hmac.Equal(got, want) {
