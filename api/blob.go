@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"io"
 	"net/http"
 
 	"github.com/shoal-ml/shoal/api/blobapi"
@@ -16,7 +18,11 @@ func newBlobs(svc *service.Services) *blobs.Service {
 	if svc.SecretsKey() == nil {
 		return nil
 	}
-	return blobs.New(blobs.Config{Store: svc.Store(), Files: svc.Files(), Put: svc.PutArtifact, Key: svc.SecretsKey(), Now: svc.Now})
+	return blobs.New(blobs.Config{Store: svc.Store(), Files: svc.Files(), Put: svc.PutArtifact, Key: svc.SecretsKey(), Now: svc.Now,
+		Outputs: func(ctx context.Context, workspace, job, output string) (io.ReadCloser, error) {
+			// Rank 0's, as a job's input of the same path reads it.
+			return svc.OpenJobOutputs(ctx, workspace, job, 0, output)
+		}})
 }
 
 // Blobs returns the blob service (nil without a secrets key), for the

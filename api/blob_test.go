@@ -25,8 +25,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/service/blobs"
+	"github.com/shoal-ml/shoal/store"
 )
 
 const armQ = "?api-version=2023-04-01-preview"
@@ -427,5 +429,85 @@ func TestCodeAssetsUploadAndResolve(t *testing.T) {
 	}
 	if _, err := res.CodeArtifact(ctx, "other", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/codes/train/versions/1"); err == nil {
 		t.Errorf("another workspace resolved default's code by its ARM id")
+	}
+}
+
+// TestBlobViewsOfJobOutputs: what Shoal keeps of a job reads as blobs
+// where Azure keeps them: a named output under azureml/<job>/<output>/
+// of workspaceblobstore, the artifacts under ExperimentRun/dcid.<job>/
+// of workspaceartifactstore (its SAS read only); a view is never
+// written.
+func TestBlobViewsOfJobOutputs(t *testing.T) {
+	e := newTestEnv(t)
+	carl := addUser(t, e, "carl", identity.RoleContributor)
+	ctx := context.Background()
+	runJob(t, e, "x")
+	dir := t.TempDir()
+	for rel, content := range map[string]string{"artifacts/outputs/helloworld.txt": "hello", "artifacts/user_logs/std_log.txt": "log", "model/m.txt": "weights"} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	var b bytes.Buffer
+	if _, err := archive.Pack(&b, dir, archive.PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.files.PutOutputs("default", "x", 1, 0, &b, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Update(ctx, func(tx store.Tx) error {
+		j, err := tx.GetJob("default", "x")
+		if err != nil {
+			return err
+		}
+		job.KeepArtifacts(j)
+		j.Outputs["model"] = &job.JobOutput{}
+		j.Version++
+		return tx.UpdateJob(j)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	blobC := containerClient(t, e, blobSAS(t, e, carl, "default"))
+	if got := download(t, blobC.NewBlobClient("azureml/x/model/m.txt"), blob.HTTPRange{}); string(got) != "weights" {
+		t.Errorf("azureml/x/model/m.txt = %q", got)
+	}
+	if got := download(t, blobC.NewBlobClient("azureml/x/model/m.txt"), blob.HTTPRange{Offset: 2, Count: 3}); string(got) != "igh" {
+		t.Errorf("range of azureml/x/model/m.txt = %q", got)
+	}
+	if _, err := blobC.NewBlobClient("azureml/x/model/none.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
+		t.Errorf("a file the output lacks: %v", err)
+	}
+	if _, err := blobC.NewBlockBlobClient("azureml/x/model/m.txt").UploadBuffer(ctx, []byte("forged"), nil); !bloberror.HasCode(err, bloberror.AuthorizationPermissionMismatch) {
+		t.Errorf("writing into a job's output: %v, want AuthorizationPermissionMismatch", err)
+	}
+	sec := mustSend(t, e, carl, "POST", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/datastores/workspaceartifactstore/listSecrets"+armQ, "", http.StatusOK)
+	var s struct {
+		SASToken string `json:"sasToken"`
+	}
+	json.Unmarshal(sec.body, &s)
+	artC, _ := container.NewClientWithNoCredential(e.ts.URL+"/shoal/workspaceartifactstore?"+s.SASToken, nil)
+	var names []string
+	pager := artC.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("ExperimentRun/dcid.x/")})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Segment.BlobItems {
+			names = append(names, *it.Name)
+		}
+	}
+	if strings.Join(names, ",") != "ExperimentRun/dcid.x/outputs/helloworld.txt,ExperimentRun/dcid.x/user_logs/std_log.txt" {
+		t.Errorf("artifacts listed: %v", names)
+	}
+	if got := download(t, artC.NewBlobClient("ExperimentRun/dcid.x/user_logs/std_log.txt"), blob.HTTPRange{}); string(got) != "log" {
+		t.Errorf("std_log.txt = %q", got)
+	}
+	if _, err := artC.NewBlockBlobClient("ExperimentRun/dcid.x/outputs/planted.txt").UploadBuffer(ctx, []byte("x"), nil); !bloberror.HasCode(err, bloberror.AuthorizationPermissionMismatch) {
+		t.Errorf("writing workspaceartifactstore: %v, want AuthorizationPermissionMismatch", err)
+	}
+	// Another job's output, or one this job lacks: nothing.
+	if _, err := blobC.NewBlobClient("azureml/y/model/m.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
+		t.Errorf("a job that does not exist: %v", err)
 	}
 }

@@ -198,25 +198,31 @@ func (h Handlers) blobAccountURL(r *http.Request) string {
 	return base + "/" + asset.BuiltinAccountName
 }
 
-// workspaceBlobStoreSecrets answers listSecrets of workspaceblobstore: a
-// SAS over the workspace's whole workspaceblobstore (read, write, list)
-// for SASLifetime, which azure-ai-ml uploads and downloads with.
-func (h Handlers) workspaceBlobStoreSecrets(w http.ResponseWriter, r *http.Request) {
+// builtinSecrets answers listSecrets of a built-in datastore: a SAS over
+// the workspace's whole container for SASLifetime, which azure-ai-ml
+// uploads and downloads with: read, write and list on
+// workspaceblobstore, read and list on workspaceartifactstore (jobs'
+// artifacts, read only).
+func (h Handlers) builtinSecrets(w http.ResponseWriter, r *http.Request, container string) {
 	ws, err := h.Svc.FindWorkspace(r.Context(), r.PathValue("ws"))
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Container: asset.WorkspaceBlobStore, Perms: "racwl", Expiry: time.Now().Add(SASLifetime)})
+	perms := "racwl"
+	if !blobs.Writable(container) {
+		perms = "rl"
+	}
+	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Container: container, Perms: perms, Expiry: time.Now().Add(SASLifetime)})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, DatastoreSecrets{SecretsType: "Sas", SASToken: sas})
 }
 
-// showBlobStoreSAS shows workspaceblobstore's credentials as a SAS
-// (which listSecrets answers) when this server signs them, so that
-// azure-ai-ml asks listSecrets for one.
+// showBlobStoreSAS shows the built-ins' credentials as a SAS (which
+// listSecrets answers) when this server signs them, so that azure-ai-ml
+// asks listSecrets for one.
 func (h Handlers) showBlobStoreSAS(d *DatastoreResource) {
-	if h.Blobs != nil && strings.EqualFold(d.Name, asset.WorkspaceBlobStore) {
+	if h.Blobs != nil && asset.IsBuiltinDatastore(d.Name) {
 		d.Properties.Credentials.CredentialsType = "Sas"
 	}
 }

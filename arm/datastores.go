@@ -316,8 +316,8 @@ func (h Handlers) DeleteDatastore(w http.ResponseWriter, r *http.Request) {
 // have no storage secret to hand out, and say so.
 func (h Handlers) ListDatastoreSecrets(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if h.Blobs != nil && strings.EqualFold(name, asset.WorkspaceBlobStore) {
-		h.workspaceBlobStoreSecrets(w, r)
+	if h.Blobs != nil && asset.IsBuiltinDatastore(name) {
+		h.builtinSecrets(w, r, strings.ToLower(name))
 		return
 	}
 	if asset.IsBuiltinDatastore(name) {

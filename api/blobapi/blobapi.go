@@ -117,8 +117,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case container == "":
 		return fail(http.StatusBadRequest, "InvalidUri", "the URL names no container: %s/<container>/<blob>", Account)
-	case !strings.EqualFold(container, asset.WorkspaceBlobStore):
-		return fail(http.StatusNotFound, "ContainerNotFound", "Shoal's account %s has one container: %s", Account, asset.WorkspaceBlobStore)
+	case !strings.EqualFold(container, asset.WorkspaceBlobStore) && !strings.EqualFold(container, asset.WorkspaceArtifactStore):
+		return fail(http.StatusNotFound, "ContainerNotFound", "Shoal's account %s has two containers: %s and %s (read only)", Account, asset.WorkspaceBlobStore, asset.WorkspaceArtifactStore)
 	}
 	if name == "" {
 		if q.Get("restype") != "container" {
@@ -175,8 +175,9 @@ func (h *Handler) authorize(r *http.Request, container, name string, perm byte) 
 	if err != nil {
 		return "", err
 	}
-	if perm == 'w' && !blobs.Writable(container) {
-		return "", fail(http.StatusForbidden, "AuthorizationPermissionMismatch", "%s is read only", container)
+	if perm == 'w' && blobs.IsView(container, name) {
+		return "", fail(http.StatusForbidden, "AuthorizationPermissionMismatch", "%s/%s is read only: Shoal keeps jobs' outputs there (azureml/<job>/<output>/ on %s, ExperimentRun/dcid.<job>/ on %s)",
+			container, core.Short(name), asset.WorkspaceBlobStore, asset.WorkspaceArtifactStore)
 	}
 	return sas.Workspace, nil
 }

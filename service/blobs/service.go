@@ -70,15 +70,19 @@ type Config struct {
 	Key *sealing.Key
 	// Now is the clock expiries are checked against (default time.Now).
 	Now func() time.Time
+	// Outputs opens jobs' kept outputs, which the read-only views serve
+	// (views.go); nil serves none.
+	Outputs OutputOpener
 }
 
 // Service serves the blobs of workspaces' workspaceblobstore.
 type Service struct {
-	store store.Store
-	files store.Files
-	put   Putter
-	key   *sealing.Key
-	now   func() time.Time
+	store   store.Store
+	files   store.Files
+	put     Putter
+	key     *sealing.Key
+	now     func() time.Time
+	outputs OutputOpener
 }
 
 // New returns the service for cfg.
@@ -87,7 +91,7 @@ func New(cfg Config) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: cfg.Store, files: cfg.Files, put: cfg.Put, key: cfg.Key, now: now}
+	return &Service{store: cfg.Store, files: cfg.Files, put: cfg.Put, key: cfg.Key, now: now, outputs: cfg.Outputs}
 }
 
 // Writable reports whether container is one Shoal keeps uploads in (the
@@ -332,11 +336,22 @@ func (s *Service) Properties(ctx context.Context, ws, container, name string) (*
 	if err != nil {
 		return nil, err
 	}
+	if v := viewOf(container, name); v != nil {
+		b, _, err := s.openView(ctx, ws, container, name, v, true)
+		return b, err
+	}
 	return s.get(ctx, ws, container, name)
 }
 
 // Open returns a committed blob and its content (Get Blob).
 func (s *Service) Open(ctx context.Context, ws, container, name string) (*blobs.Blob, io.ReadCloser, error) {
+	if v := viewOf(container, name); v != nil {
+		ws, err := s.workspace(ws)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.openView(ctx, ws, container, name, v, false)
+	}
 	b, err := s.Properties(ctx, ws, container, name)
 	if err != nil {
 		return nil, nil, err
@@ -382,6 +397,15 @@ func (s *Service) List(ctx context.Context, ws, container, prefix, marker string
 	}
 	if max <= 0 || max > MaxListResults {
 		max = MaxListResults
+	}
+	// A prefix inside a job's output lists that output's files; a
+	// shorter one lists the container's own uploads only (views are not
+	// enumerated job by job).
+	if v := viewOf(container, prefix); v != nil {
+		return s.listView(ctx, ws, container, prefix, marker, max, v)
+	}
+	if !Writable(container) {
+		return []*blobs.Blob{}, "", nil
 	}
 	var out []*blobs.Blob
 	err = s.store.View(ctx, func(tx store.Tx) (err error) {
