@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"io"
 	"net/http"
 
@@ -37,5 +38,26 @@ func (s *Server) blobHandler(r *http.Request, h http.Handler) http.Handler {
 	if s.blobs == nil || !blobapi.Match(r) {
 		return h
 	}
-	return s.anonymousOnly(&blobapi.Handler{Svc: s.blobs, Log: s.log})
+	return s.blobFront
+}
+
+// newBlobFront is the Blob endpoint's front door (blobapi.Handler.Front):
+// a request is anonymous until its SAS checks, then served as the
+// signature's caller: the authenticated read deadline, and for an
+// upload or a download the transfers' rolling deadlines and per-caller
+// cap, as the API's own uploads.
+func (s *Server) newBlobFront() http.Handler {
+	bh := &blobapi.Handler{Svc: s.blobs, Log: s.log}
+	return bh.Front(blobapi.Admission{
+		Anonymous: s.adm.AsAnonymous,
+		Signed: func(w http.ResponseWriter, r *http.Request, caller string, transfer bool, h http.Handler) {
+			s.adm.Authenticated(w, r)
+			if !transfer {
+				h.ServeHTTP(w, r)
+				return
+			}
+			p := &identity.Principal{ID: caller, Name: caller, Kind: "sas"}
+			s.transfer(h).ServeHTTP(w, r.WithContext(identity.WithPrincipal(r.Context(), p)))
+		},
+	})
 }

@@ -78,6 +78,8 @@ type Server struct {
 	// blobs serves workspaceblobstore's Blob endpoint (blob.go); nil
 	// without a secrets key.
 	blobs *blobs.Service
+	// blobFront is the Blob endpoint's front door (blob.go).
+	blobFront http.Handler
 	// codes registers code versions (Azure's codes).
 	codes *codes.Service
 }
@@ -106,6 +108,9 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	s.datastores = datastores.New(datastores.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	s.blobs = newBlobs(svc)
+	if s.blobs != nil {
+		s.blobFront = s.newBlobFront()
+	}
 	s.codes = codes.New(svc.Store())
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.

@@ -79,6 +79,50 @@ func hostStyle(r *http.Request) bool {
 	return strings.HasPrefix(strings.ToLower(host), Account+".blob.")
 }
 
+// Admission is how the server admits a Blob request: anonymous until its
+// SAS is checked (Check), then as the SAS's caller.
+type Admission struct {
+	// Anonymous runs h in one of the anonymous slots, or answers 429
+	// itself.
+	Anonymous func(w http.ResponseWriter, r *http.Request, h func())
+	// Signed serves a request whose SAS checked: a transfer is an upload
+	// or download body, which gets the server's transfer deadlines.
+	Signed func(w http.ResponseWriter, r *http.Request, caller string, transfer bool, h http.Handler)
+}
+
+// Front returns the endpoint's front door: a request's SAS is checked in
+// an anonymous slot (a signature and a time: no body is read), and the
+// request is served as its signature's caller, with an upload's or a
+// download's deadlines, once it checks; one that does not is answered
+// as anonymous, with Azure's refusal.
+func (h *Handler) Front(a Admission) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		signed, ran := false, false
+		var caller string
+		a.Anonymous(w, r, func() {
+			ran = true
+			container, _ := target(r)
+			g, err := h.Svc.Check(r.URL.Query(), container)
+			if err != nil {
+				h.ServeHTTP(w, r)
+				return
+			}
+			signed = true
+			// Each signature is a caller of its own: whoever was given
+			// it shares its transfers.
+			sig := r.URL.Query().Get("sig")
+			caller = "sas:" + g.Workspace + ":" + sig[:min(len(sig), 12)]
+		})
+		if !ran || !signed {
+			return
+		}
+		_, name := target(r)
+		transfer := name != "" && r.URL.Query().Get("comp") != "metadata" && r.URL.Query().Get("comp") != "blocklist" &&
+			(r.Method == http.MethodPut || r.Method == http.MethodGet)
+		a.Signed(w, r, caller, transfer, h)
+	})
+}
+
 // target splits r's path into container and blob name (blob "" for the
 // container itself).
 func target(r *http.Request) (container, blob string) {

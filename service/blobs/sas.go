@@ -66,6 +66,23 @@ func sasMessage(ws, container, prefix, perms, expiry string) []byte {
 // EUNAUTHENTICATED; one for another container, another blob or without
 // perm is EFORBIDDEN. The answer never says which field was forged.
 func (s *Service) Verify(q url.Values, container, blob string, perm byte) (*SAS, error) {
+	g, err := s.Check(q, container)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.ContainsRune(g.Perms, rune(perm)) {
+		return nil, core.Errorf(core.EFORBIDDEN, "the shared access signature does not grant %q (it grants %q)", string(perm), g.Perms)
+	}
+	if g.Prefix != "" && !strings.HasPrefix(blob, g.Prefix) {
+		return nil, core.Errorf(core.EFORBIDDEN, "the shared access signature is for blobs under %q only", g.Prefix)
+	}
+	return g, nil
+}
+
+// Check checks that a request's SAS is Shoal's, for container, and not
+// expired, and returns what it grants (Verify's first half: the front
+// door admits a request on it before its body is read).
+func (s *Service) Check(q url.Values, container string) (*SAS, error) {
 	sig := q.Get("sig")
 	if sig == "" {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "no shared access signature: ask listSecrets of the datastore (or startPendingUpload of a code version) for one")
@@ -90,11 +107,5 @@ func (s *Service) Verify(q url.Values, container, blob string, perm byte) (*SAS,
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature expired at %s: ask for a new one", exp.UTC().Format(time.RFC3339))
 	}
 	g.Expiry = exp
-	if !strings.ContainsRune(g.Perms, rune(perm)) {
-		return nil, core.Errorf(core.EFORBIDDEN, "the shared access signature does not grant %q (it grants %q)", string(perm), g.Perms)
-	}
-	if g.Prefix != "" && !strings.HasPrefix(blob, g.Prefix) {
-		return nil, core.Errorf(core.EFORBIDDEN, "the shared access signature is for blobs under %q only", g.Prefix)
-	}
 	return g, nil
 }
