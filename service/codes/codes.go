@@ -53,6 +53,15 @@ func New(st store.Store) *Service {
 	}})
 }
 
+// CodeResolver is the method set of arm.CodeResolver (declared by the
+// ARM job routes), which Resolver implements: a job's codeId becomes the
+// artifact its ranks fetch.
+type CodeResolver interface {
+	CodeArtifact(ctx context.Context, workspace, codeID string) (artifactID string, err error)
+}
+
+var _ CodeResolver = (*Resolver)(nil)
+
 // Putter stores an artifact within the workspace's storage quota.
 type Putter func(ctx context.Context, workspace string, r io.Reader, max int64) (string, error)
 
