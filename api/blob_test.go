@@ -361,6 +361,11 @@ func TestCodeAssetsUploadAndResolve(t *testing.T) {
 	carl := addUser(t, e, "carl", identity.RoleContributor)
 	ctx := context.Background()
 	const codes = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/codes"
+	rita := addUser(t, e, "rita", identity.RoleReader)
+	if got := send(t, e, rita, "POST", codes+"/train/versions/1/startPendingUpload"+armQ, `{}`, nil); got.status != http.StatusForbidden {
+		t.Errorf("a Reader's startPendingUpload: %s, want 403", got)
+	}
+	// The client's pendingUploadId names no folder: the server's does.
 	pending := mustSend(t, e, carl, "POST", codes+"/train/versions/1/startPendingUpload"+armQ, `{"pendingUploadId":"../../x","pendingUploadType":"TemporaryBlobReference"}`, http.StatusOK)
 	var pr struct {
 		Ref struct {
@@ -400,6 +405,12 @@ func TestCodeAssetsUploadAndResolve(t *testing.T) {
 		t.Errorf("a version of a folder with no file: %s", got)
 	}
 
+	if got := send(t, e, rita, "GET", codes+"/train/versions/1"+armQ, "", nil); got.status != http.StatusOK {
+		t.Errorf("a Reader's GET of a code version: %s", got)
+	}
+	if got := send(t, e, rita, "PUT", codes+"/train/versions/2"+armQ, body, nil); got.status != http.StatusForbidden {
+		t.Errorf("a Reader's PUT of a code version: %s, want 403", got)
+	}
 	res := e.srv.CodeResolver()
 	id, err := res.CodeArtifact(ctx, "default", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/codes/train/versions/1")
 	if err != nil {
