@@ -65,7 +65,7 @@ func TestAzureBlobPython(t *testing.T) {
 	}
 	want := map[string]map[string]any{
 		"datastore":         {"account": "shoal", "container": "workspaceblobstore", "has_sas": true},
-		"storage_blob":      {"same": true, "part": true, "sha": true, "size": float64(11), "who": "python"},
+		"storage_blob":      {"same": true, "empty": true, "part": true, "sha": true, "size": float64(11), "who": "python"},
 		"overwrite_refused": {"refused": true, "error": "ResourceExistsError"},
 		"code":              {"name": "e2e-code", "version": "1"},
 		"code_again":        {"version": "1"},
@@ -77,7 +77,7 @@ func TestAzureBlobPython(t *testing.T) {
 			}
 		}
 	}
-	if got := fmt.Sprint(steps["storage_blob"]["names"]); got != "[e2e/big.bin e2e/hello.txt]" {
+	if got := fmt.Sprint(steps["storage_blob"]["names"]); got != "[e2e/big.bin e2e/empty e2e/hello.txt]" {
 		t.Errorf("listed %s", got)
 	}
 	path := jsonStr(steps["code"]["path"])

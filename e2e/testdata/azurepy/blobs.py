@@ -38,8 +38,10 @@ cc.upload_blob("e2e/big.bin", big, overwrite=True, max_concurrency=2)
 back = cc.download_blob("e2e/big.bin", max_concurrency=2).readall()
 part = cc.download_blob("e2e/big.bin", offset=1024 * 1024 - 3, length=6).readall()
 props = cc.get_blob_client("e2e/hello.txt").get_blob_properties()
+cc.upload_blob("e2e/empty", b"", overwrite=True)
+empty = cc.download_blob("e2e/empty").readall()
 names = [b.name for b in cc.list_blobs(name_starts_with="e2e/")]
-step("storage_blob", same=(back == big), part=(part == big[1024 * 1024 - 3:1024 * 1024 + 3]),
+step("storage_blob", same=(back == big), empty=(empty == b""), part=(part == big[1024 * 1024 - 3:1024 * 1024 + 3]),
      size=props.size, who=props.metadata.get("who"), names=names,
      sha=hashlib.sha256(back).hexdigest() == hashlib.sha256(big).hexdigest())
 
