@@ -13,7 +13,7 @@ func TestCodeFolder(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://shoal.blob.core.windows.net/workspaceblobstore/LocalUpload/ab/src": "LocalUpload/ab/src",
 		"https://10.1.2.3:7420/shoal/workspaceblobstore/LocalUpload/ab/src/":        "LocalUpload/ab/src",
-		"azureml://datastores/workspaceblobstore/paths/code/v1/":                     "code/v1",
+		"azureml://datastores/workspaceblobstore/paths/code/v1/":                    "code/v1",
 	} {
 		c, f, err := asset.CodeFolder(in)
 		if err != nil || c != asset.WorkspaceBlobStore || f != want {
