@@ -17,7 +17,7 @@ func (s *Server) withBlobs(h *arm.Handlers) {
 // codes/read and codes/write: startPendingUpload, which answers a SAS to
 // upload a version's files, is a write.
 func (s *Server) armCodeRoutes(h arm.Handlers) []Route {
-	routes := armAssetRoutes("codes", identity.ActCodesRead, identity.ActCodesWrite, h.Codes())
+	routes := armAssetRoutes("codes", identity.ActCodesRead, identity.ActCodesWrite, h.CodeRoutes())
 	return append(routes, Route{Pattern: "POST " + armPrefix + "/codes/{name}/versions/{version}/startPendingUpload",
 		Action: identity.ActCodesWrite, Audit: "codes/versions/startPendingUpload/action", handler: arm.Checked(h.StartPendingUpload)})
 }

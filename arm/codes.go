@@ -78,9 +78,9 @@ func ToCodeVersion(scope Scope, c *asset.Code) *CodeVersion {
 	return versionResource(scope, "codes", CodeVersionType, c.AssetMeta(), p)
 }
 
-// Codes returns the ARM routes of code assets over h.CodeSvc; its
+// CodeRoutes returns the ARM routes of code assets over h.CodeSvc; its
 // version list also filters by hash (listVersionsByHash).
-func (h Handlers) Codes() AssetRoutes {
+func (h Handlers) CodeRoutes() AssetRoutes {
 	routes := newAssetRoutes(h, h.CodeSvc, "a", "code", func(scope Scope, c *asset.Code) any { return ToCodeVersion(scope, c) }, FromCodeVersion,
 		func(err error, name, version string) error {
 			return armVersionError(err, "code", name, version, func(f string) string { return armFieldOf(codeFields, f) })
