@@ -16,6 +16,7 @@ const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningSer
 // and audited as the native routes that do the same.
 func (s *Server) armRoutes() []Route {
 	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps, DataSvc: s.data, ModelSvc: s.models, Datastores: s.datastores}
+	s.withBlobs(&h)
 	c := arm.Checked
 	routes := []Route{
 		{Pattern: "GET " + armPrefix, Action: identity.ActWorkspacesRead, handler: c(h.Workspace)},
@@ -49,6 +50,7 @@ func (s *Server) armRoutes() []Route {
 	routes = append(routes, armAssetRoutes("data", identity.ActDataRead, identity.ActDataWrite, h.Data())...)
 	routes = append(routes, armAssetRoutes("models", identity.ActModelsRead, identity.ActModelsWrite, h.Models())...)
 	routes = append(routes, armJobRoutes(h)...)
+	routes = append(routes, s.armCodeRoutes(h)...)
 	return append(routes, armAssetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, h.Components())...)
 }
 

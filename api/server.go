@@ -22,6 +22,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/blobs"
+	"github.com/shoal-ml/shoal/service/codes"
 	"github.com/shoal-ml/shoal/service/components"
 	"github.com/shoal-ml/shoal/service/dataassets"
 	"github.com/shoal-ml/shoal/service/datastores"
@@ -73,6 +75,13 @@ type Server struct {
 	access *accessapi.Handlers
 	// agent serves the agent protocol (/agent/v1).
 	agent *agentapi.Handlers
+	// blobs serves workspaceblobstore's Blob endpoint (blob.go); nil
+	// without a secrets key.
+	blobs *blobs.Service
+	// blobFront is the Blob endpoint's front door (blob.go).
+	blobFront http.Handler
+	// codes registers code versions (Azure's codes).
+	codes *codes.Service
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use
@@ -98,6 +107,11 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.models = models.New(models.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	s.datastores = datastores.New(datastores.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
+	s.blobs = newBlobs(svc)
+	if s.blobs != nil {
+		s.blobFront = s.newBlobFront()
+	}
+	s.codes = codes.New(svc.Store())
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
@@ -285,7 +299,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 // mux serves (the API, ARM, MLflow, the studio mounted on it), says
 // nosniff.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	httpx.NoSniff(s.admit(s.mux)).ServeHTTP(w, r)
+	httpx.NoSniff(s.admit(s.blobHandler(r, s.mux))).ServeHTTP(w, r)
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

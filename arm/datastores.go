@@ -242,7 +242,9 @@ func (h Handlers) ListDatastores(w http.ResponseWriter, r *http.Request) {
 				pub = publicParts(sec)
 			}
 		}
-		out = append(out, ToDatastoreResource(scopeOf(r), d, pub))
+		res := ToDatastoreResource(scopeOf(r), d, pub)
+		h.showBlobStoreSAS(res)
+		out = append(out, res)
 	}
 	writeList(w, out, next)
 }
@@ -259,7 +261,9 @@ func (h Handlers) GetDatastore(w http.ResponseWriter, r *http.Request) {
 		}
 		d, sec = *got, asset.Credentials{}
 	}
-	writeJSON(w, http.StatusOK, ToDatastoreResource(scopeOf(r), &d, publicParts(sec)))
+	res := ToDatastoreResource(scopeOf(r), &d, publicParts(sec))
+	h.showBlobStoreSAS(res)
+	writeJSON(w, http.StatusOK, res)
 }
 
 // PutDatastore is PUT …/datastores/{name}: create (201) or replace (200),
@@ -312,6 +316,10 @@ func (h Handlers) DeleteDatastore(w http.ResponseWriter, r *http.Request) {
 // have no storage secret to hand out, and say so.
 func (h Handlers) ListDatastoreSecrets(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
+	if h.Blobs != nil && asset.IsBuiltinDatastore(name) {
+		h.builtinSecrets(w, r, strings.ToLower(name))
+		return
+	}
 	if asset.IsBuiltinDatastore(name) {
 		WriteError(w, core.Errorf(core.EINVALID, "%s is Shoal's own file store: it has no storage secret to list; upload and download through Shoal (shoal data create, shoal job download) with your own token", name))
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/blobs"
 	"github.com/shoal-ml/shoal/service/datastores"
 )
 
@@ -34,6 +35,11 @@ type Handlers struct {
 	// Codes resolves a job's codeId to the artifact of its code (nil:
 	// Azure code assets are not served, and a job naming code is refused).
 	Codes CodeResolver
+	// CodeSvc registers code versions (package codes), as Envs.
+	CodeSvc asset.AssetService[*asset.Code]
+	// Blobs signs the SAS of workspaceblobstore (listSecrets,
+	// startPendingUpload); nil: the server signs none.
+	Blobs *blobs.Service
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

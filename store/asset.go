@@ -19,6 +19,8 @@ func NewAsset(kind asset.AssetKind) (asset.Asset, error) {
 		return &asset.Data{}, nil
 	case asset.AssetModel:
 		return &asset.Model{}, nil
+	case asset.AssetCode:
+		return &asset.Code{}, nil
 	}
 	return nil, core.Errorf(core.EINTERNAL, "unknown kind of asset %q", kind)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/blobs"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -321,6 +322,25 @@ type Tx interface {
 	// DeleteDatastore removes a workspace's datastore. Returns
 	// ENOTFOUND.
 	DeleteDatastore(workspace, name string) error
+
+	// PutBlob stores a committed blob of a workspace's container,
+	// replacing one of the same name (names are exact, the workspace
+	// compared case-insensitively); a zero Created takes the transaction
+	// time, Modified always does.
+	PutBlob(b *blobs.Blob) error
+	// GetBlob returns a committed blob. Returns ENOTFOUND.
+	GetBlob(workspace, container, name string) (*blobs.Blob, error)
+	// ListBlobs returns up to limit committed blobs of a container whose
+	// names start with prefix and sort after marker, in byte order of
+	// their names.
+	ListBlobs(workspace, container, prefix, marker string, limit int) ([]*blobs.Blob, error)
+	// PutBlobBlock stages a block for a blob, replacing one of the same
+	// ID.
+	PutBlobBlock(b *blobs.Block) error
+	// ListBlobBlocks returns the blocks staged for a blob, by ID.
+	ListBlobBlocks(workspace, container, blob string) ([]*blobs.Block, error)
+	// DeleteBlobBlocks removes the blocks staged for a blob.
+	DeleteBlobBlocks(workspace, container, blob string) error
 
 	// AppendMetrics adds points to a job's run (the workspace compares
 	// case-insensitively, the job's name exactly, as in GetJob); points

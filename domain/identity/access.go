@@ -44,6 +44,11 @@ const (
 	ActDataWrite   = "data/write"
 	ActModelsRead  = "models/read"
 	ActModelsWrite = "models/write"
+	// Code assets (Azure's codes/*): reading versions and creating them,
+	// which includes startPendingUpload's SAS to upload a version's
+	// files; Contributors write them, as they submit jobs with code.
+	ActCodesRead  = "codes/read"
+	ActCodesWrite = "codes/write"
 	// Private container registries' logins: listing them (never their
 	// passwords) and adding or removing them. Only Owners write them: a
 	// login is a team's secret, and whoever adds one decides which
@@ -82,6 +87,7 @@ var WorkspaceActions = []string{
 	ActDatastoresRead, ActDatastoresWrite,
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 	ActDataRead, ActDataWrite, ActModelsRead, ActModelsWrite,
+	ActCodesRead, ActCodesWrite,
 }
 
 // Built-in role names.

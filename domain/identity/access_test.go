@@ -38,6 +38,8 @@ func TestBuiltinRoleMatrix(t *testing.T) {
 		identity.ActDataWrite:                 {true, true, false},
 		identity.ActModelsRead:                {true, true, true},
 		identity.ActModelsWrite:               {true, true, false},
+		identity.ActCodesRead:                 {true, true, true},
+		identity.ActCodesWrite:                {true, true, false},
 		identity.ActRegistriesRead:            {true, true, true},
 		identity.ActRegistriesWrite:           {true, false, false},
 		identity.ActDatastoresRead:            {true, true, true},

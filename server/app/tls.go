@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/tls"
 	"fmt"
+	"github.com/shoal-ml/shoal/api/blobapi"
 	"net"
 	"net/url"
 	"os"
@@ -48,6 +49,10 @@ func (m *Main) serveTLS(ln net.Listener, advertise string, also ...net.Listener)
 		if u, err := url.Parse(advertise); err == nil && u.Hostname() != "" {
 			hosts = append(hosts, u.Hostname())
 		}
+		// The Blob endpoint under the name azure-ai-ml builds for
+		// workspaceblobstore (api/blobapi), for clients that resolve it
+		// to this server.
+		hosts = append(hosts, blobapi.AzureHost)
 		cert, caPEM, err = tlsconf.SelfSigned(filepath.Join(o.DataDir, "tls"), hosts, o.Clock.Now())
 		if err != nil {
 			return nil, nil, fmt.Errorf("tls: %w", err)

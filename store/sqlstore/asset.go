@@ -13,7 +13,7 @@ import (
 )
 
 // Versioned assets live in a table per kind (environments, migration
-// 0021; components, 0025; data assets and models, 0032), one row per version, the version itself a JSON
+// 0021; components, 0025; data assets and models, 0032; codes, 0033), one row per version, the version itself a JSON
 // document whose archived flag is the column's, so that archiving
 // rewrites no document. The tables have the same columns, so one set of
 // statements serves every kind, over the kind's table.
@@ -28,6 +28,7 @@ var assetTables = map[asset.AssetKind]string{
 	asset.AssetComponent:   "components",
 	asset.AssetData:        "data_assets",
 	asset.AssetModel:       "models",
+	asset.AssetCode:        "codes",
 }
 
 // assetTable returns kind's table.

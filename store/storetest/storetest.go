@@ -82,6 +82,8 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"Models", testModels},
 		{"Registries", testRegistries},
 		{"Datastores", testDatastores},
+		{"Blobs", testBlobs},
+		{"Codes", testCodes},
 		{"RunTracking", testRunTracking},
 		{"MetricTotals", testMetricTotals},
 		{"Experiments", testExperiments},

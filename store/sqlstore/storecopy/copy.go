@@ -19,7 +19,7 @@ var Tables = []string{
 	"sequences", "users", "identities", "roles", "role_assignments", "audit_log", "signing_keys",
 	"service_principals", "node_samples", "node_usage", "instance_live", "workspace_budgets",
 	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_metric_totals", "run_params", "run_tags",
-	"environments", "registries", "components", "datastores", "data_assets", "models",
+	"environments", "registries", "components", "datastores", "data_assets", "models", "codes", "blobs", "blob_blocks",
 }
 
 // NotCopied are the schema's tables a copy leaves out, and why: every

@@ -1,0 +1,1 @@
+GREETING = "hello from code uploaded by azure-ai-ml"

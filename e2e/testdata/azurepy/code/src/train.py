@@ -1,0 +1,2 @@
+from lib.util import GREETING
+print(GREETING)
