@@ -567,6 +567,7 @@ func (t jobTranslator) command(p obj) (doc, error) {
 	if err := t.trialLike(p, d); err != nil {
 		return nil, err
 	}
+	labelCode(p, d)
 	if err := t.inOut(p, d); err != nil {
 		return nil, err
 	}

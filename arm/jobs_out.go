@@ -129,7 +129,7 @@ func setNonEmpty(p map[string]any, k, v string) {
 // trialProps are the properties a command job and a sweep's trial share.
 func trialProps(wsID, command, code string, env any, vars map[string]string, res *job.JobResources, dist *job.Distribution, p map[string]any) {
 	p["command"] = command
-	setNonEmpty(p, "codeId", code)
+	setNonEmpty(p, "codeId", assetID(wsID, "codes", code))
 	if s, ok := env.(string); ok {
 		p["environmentId"] = assetID(wsID, "environments", s)
 	}
@@ -157,7 +157,7 @@ func trialProps(wsID, command, code string, env any, vars map[string]string, res
 
 // commandProps are a command job's properties.
 func commandProps(wsID string, s *job.JobSpec, p map[string]any) {
-	trialProps(wsID, s.Command, s.Code, s.Environment, s.EnvironmentVariables, s.Resources, s.Distribution, p)
+	trialProps(wsID, s.Command, codeShown(s.Code, s.CodeAsset), s.Environment, s.EnvironmentVariables, s.Resources, s.Distribution, p)
 	setNonEmpty(p, "computeId", computeID(wsID, s.Compute))
 	p["inputs"] = inputsProps(s.Inputs)
 	p["outputs"] = outputsProps(s.Outputs)
@@ -214,7 +214,7 @@ func sweepProps(wsID string, s *job.SweepSpec, p map[string]any) {
 	p["outputs"] = outputsProps(s.Outputs)
 	if t := s.Trial; t != nil {
 		trial := map[string]any{}
-		trialProps(wsID, t.Command, t.Code, t.Environment, t.EnvironmentVariables, t.Resources, t.Distribution, trial)
+		trialProps(wsID, t.Command, codeShown(t.Code, t.CodeAsset), t.Environment, t.EnvironmentVariables, t.Resources, t.Distribution, trial)
 		p["trial"] = trial
 	}
 	space := map[string]any{}

@@ -59,6 +59,7 @@ func (t jobTranslator) sweep(p obj) (doc, error) {
 	if err := t.trialLike(trial, td); err != nil {
 		return nil, err
 	}
+	labelCode(trial, td)
 	d["trial"] = td
 	if d["search_space"], err = searchSpaceDoc(p); err != nil {
 		return nil, err

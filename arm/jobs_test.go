@@ -146,9 +146,16 @@ func TestJobDocumentCode(t *testing.T) {
 		return []byte(`{"properties":{"jobType":"Command","command":"python x.py","computeId":"cpu","environmentId":"azureml:e:1","codeId":"` + code + `"}}`)
 	}
 	const ws = "azureml:/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default"
-	spec, err := job.DecodeJobSpec(translate(t, body(ws+"/codes/src/versions/1"), fakeCodes{}))
-	if err != nil || spec.Code != "sha256:"+strings.Repeat("ab", 32) {
-		t.Fatalf("code %q %v", spec.Code, err)
+	doc := translate(t, body(ws+"/codes/src/versions/1"), fakeCodes{})
+	spec, err := job.DecodeJobSpec(doc)
+	if err != nil || spec.Code != "sha256:"+strings.Repeat("ab", 32) || spec.CodeAsset != "src:1" {
+		t.Fatalf("code %q (from %q) %v", spec.Code, spec.CodeAsset, err)
+	}
+	// Read back, the job names the code version it was sent with (the
+	// SDK resolves that id), never the artifact Shoal packed.
+	b, _ := json.Marshal(arm.ToJobResource(arm.Scope{Subscription: "s", ResourceGroup: "rg"}, "https://shoal.example", decodeJob(t, doc)))
+	if want := `"codeId":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/codes/src/versions/1"`; !strings.Contains(string(b), want) {
+		t.Errorf("read back: %s\nwant %s", b, want)
 	}
 	_, err = arm.JobDocument(context.Background(), "default", "j", body(ws+"/codes/src/versions/9"), fakeCodes{})
 	if core.ErrorCode(err) != core.ENOTFOUND || core.ErrorField(err) != "properties.codeId" {

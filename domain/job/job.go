@@ -37,14 +37,18 @@ const (
 // snake_case keys. The CLI uploads local `code` and input paths and sends
 // the spec with those replaced by artifact IDs ("sha256:<hex>").
 type JobSpec struct {
-	Name                 string                `json:"name"`
-	Type                 string                `json:"type"`
-	DisplayName          string                `json:"display_name,omitempty"`
-	ExperimentName       string                `json:"experiment_name,omitempty"`
-	Description          string                `json:"description,omitempty"`
-	Tags                 map[string]string     `json:"tags,omitempty"`
-	Command              string                `json:"command"`
-	Code                 string                `json:"code,omitempty"`
+	Name           string            `json:"name"`
+	Type           string            `json:"type"`
+	DisplayName    string            `json:"display_name,omitempty"`
+	ExperimentName string            `json:"experiment_name,omitempty"`
+	Description    string            `json:"description,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	Command        string            `json:"command"`
+	Code           string            `json:"code,omitempty"`
+	// CodeAsset is the registered code version ("name:version") Code
+	// was packed from, when the job named one (Azure's codeId): what
+	// Azure's SDK reads back as the job's code.
+	CodeAsset            string                `json:"code_asset,omitempty"`
 	Environment          any                   `json:"environment,omitempty"`
 	EnvironmentVariables map[string]string     `json:"environment_variables,omitempty"`
 	Compute              string                `json:"compute"`

@@ -25,7 +25,7 @@ const JobTypeCommand = "command"
 // JobKeys are the keys of a command job document that a user writes.
 var JobKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
-	"description": nil, "tags": nil, "command": nil, "code": nil, "environment": nil,
+	"description": nil, "tags": nil, "command": nil, "code": nil, "code_asset": nil, "environment": nil,
 	"environment_variables": nil, "compute": nil, "inputs": nil, "outputs": nil,
 	"resources":      compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
 	"distribution":   compute.KeySchema{"type": nil, "process_count_per_instance": nil},
@@ -60,7 +60,7 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		return nil, err
 	}
 	fields := append(JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
-		StringField("command", &spec.Command), StringField("code", &spec.Code), StringField("compute", &spec.Compute),
+		StringField("command", &spec.Command), StringField("code", &spec.Code), StringField("code_asset", &spec.CodeAsset), StringField("compute", &spec.Compute),
 		TagsField(&spec.Tags),
 		ValueField("environment", &spec.Environment, decodeJobEnvironment),
 		ValueField("environment_variables", &spec.EnvironmentVariables, decodeJobEnvVars),

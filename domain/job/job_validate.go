@@ -110,6 +110,9 @@ func NormalizeJobSpec(spec *JobSpec) error {
 			return err
 		}
 	}
+	if err := checkCodeAsset(spec.Code, spec.CodeAsset); err != nil {
+		return err
+	}
 	if err := normalizeJobEnvironment(spec); err != nil {
 		return err
 	}

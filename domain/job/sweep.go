@@ -88,8 +88,10 @@ type SweepSpec struct {
 // SweepTrial is the command job each trial runs: its command refers to
 // hyperparameters as ${{search_space.<name>}}.
 type SweepTrial struct {
-	Command              string            `json:"command"`
-	Code                 string            `json:"code,omitempty"`
+	Command string `json:"command"`
+	Code    string `json:"code,omitempty"`
+	// CodeAsset is the code version Code was packed from (JobSpec's).
+	CodeAsset            string            `json:"code_asset,omitempty"`
 	Environment          any               `json:"environment,omitempty"`
 	EnvironmentVariables map[string]string `json:"environment_variables,omitempty"`
 	Resources            *JobResources     `json:"resources,omitempty"`

@@ -38,7 +38,7 @@ var sweepKeys = func() compute.KeySchema {
 // trialKeys are the keys of a sweep's trial: the parts of a command job
 // that are not the sweep's own (compute, inputs and outputs are).
 var trialKeys = compute.KeySchema{
-	"command": nil, "code": nil, "environment": nil, "environment_variables": nil,
+	"command": nil, "code": nil, "code_asset": nil, "environment": nil, "environment_variables": nil,
 	"resources":    job.JobKeys["resources"],
 	"distribution": job.JobKeys["distribution"],
 }
@@ -110,7 +110,7 @@ func decodeSweepTrial(raw json.RawMessage) (*job.SweepTrial, error) {
 		return nil, job.PrefixFieldError("trial.", err)
 	}
 	return &job.SweepTrial{
-		Command: js.Command, Code: js.Code, Environment: js.Environment,
+		Command: js.Command, Code: js.Code, CodeAsset: js.CodeAsset, Environment: js.Environment,
 		EnvironmentVariables: js.EnvironmentVariables, Resources: js.Resources, Distribution: js.Distribution,
 	}, nil
 }

@@ -1,0 +1,121 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/testctr"
+	"github.com/shoal-ml/shoal/internal/testenv"
+)
+
+// TestAzurePythonSDKNotebook runs the notebook-style flow of
+// docs/guides/azure-sdks.md with Azure's own Python SDK (Debian's
+// azure-ai-ml 1.4.0; testdata/azurepy/notebook.py) against `shoal server
+// --tls`, changing only the endpoint and the credential: a command() job
+// with local code (uploaded through Shoal's Blob endpoint) and an inline
+// image environment (a container from the test registry: nothing here
+// reaches Docker Hub), streamed until it completes with its output
+// printed by jobs.stream, read, listed and downloaded; a data asset
+// registered from a local file; a two-step @dsl.pipeline passing a
+// folder; a .sweep() with early termination; a job cancelled. As in
+// TestAzureBlobPython, the script runs in a mount namespace whose
+// /etc/hosts maps shoal.blob.core.windows.net to a relay of port 443.
+func TestAzurePythonSDKNotebook(t *testing.T) {
+	t.Parallel()
+	testenv.AzureML(t)
+	testenv.Root(t, "mounts a private /etc/hosts in a mount namespace and listens on port 443")
+	env := testctr.Shared(t)
+	image := env.Registry.Addr + "/" + testctr.PushedBase
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true,
+		Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
+	createCluster(t, s, "nb-cluster", "--size", "Standard_DS3_v2", "--max-instances", "1", "--idle-time-before-scale-down", "300")
+	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-notebook", "-o", "json")
+	mustRun(t, s.env, "role", "assign", "--sp", "sdk-notebook", "--role", "Contributor", "-o", "none")
+
+	ip := relay443(t, s.addr)
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"+ip+" shoal.blob.core.windows.net\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	standin, _ := filepath.Abs("../compat/azurepy/standin")
+	cmd := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$SHOAL_HOSTS" /etc/hosts && exec /usr/bin/python3 testdata/azurepy/notebook.py`)
+	cmd.Env = append(os.Environ(), "SHOAL_HOSTS="+hosts, "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
+		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
+		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
+		"PYTHONPATH="+standin, "CLUSTER=nb-cluster", "IMAGE="+image)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(12 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+	}
+	if err != nil {
+		t.Fatalf("notebook.py failed: %v\n%s", err, out)
+	}
+	steps := map[string]map[string]any{}
+	for _, line := range strings.Split(string(out), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
+			steps[jsonStr(m["step"])] = m
+		}
+	}
+	want := map[string]map[string]any{
+		"submitted":  {"studio": true},
+		"completed":  {"status": "Completed"},
+		"listed":     {"found": true},
+		"downloaded": {"result": "kept"},
+		"data":       {"name": "nb-iris", "version": "1"},
+		"pipeline":   {"status": "Completed"},
+		"sweep":      {"status": "Completed", "trials": float64(2)},
+		"cancel":     {"status": "Canceled"},
+	}
+	for step, fields := range want {
+		for k, v := range fields {
+			if got := steps[step][k]; got != v {
+				t.Errorf("step %s: %s = %v, want %v", step, k, got, v)
+			}
+		}
+	}
+	// jobs.stream printed the job's own output, and the pipeline's second
+	// step read the folder the first passed and the registered asset.
+	text := string(out)
+	for _, w := range []string{"hello from the notebook's code", "lr=0.1", "Execution Summary"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the streamed output lacks %q", w)
+		}
+	}
+	if code := jsonStr(steps["completed"]["code"]); !strings.Contains(code, "/codes/") {
+		t.Errorf("the job read back names its code %q, want the code version's ARM id", code)
+	}
+	if path := jsonStr(steps["data"]["path"]); !strings.Contains(path, "workspaceblobstore") {
+		t.Errorf("the data asset's path %q, want the upload on workspaceblobstore", path)
+	}
+	var use string
+	list, _ := steps["pipeline"]["steps"].([]any)
+	for _, st := range list {
+		pair, _ := st.([]any)
+		if len(pair) != 2 {
+			continue
+		}
+		if name, display := jsonStr(pair[0]), jsonStr(pair[1]); strings.Contains(name+display, "use") {
+			use = name
+		}
+	}
+	if use == "" {
+		t.Errorf("the pipeline's steps %v: none is the use step", steps["pipeline"]["steps"])
+	} else if log := jobLog(t, s, use); !strings.Contains(log, "hello from the notebook's code") || !strings.Contains(log, "sepal_length") {
+		t.Errorf("the pipeline's second step %s:\n%s", use, log)
+	}
+	if t.Failed() {
+		t.Logf("notebook.py's output:\n%s", out)
+	}
+}

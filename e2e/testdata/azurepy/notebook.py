@@ -1,0 +1,81 @@
+"""The notebook-style flow of Azure ML users (docs/guides/azure-sdks.md),
+with azure-ai-ml 1.4.0 against Shoal: a command() job with local code and
+an inline image environment, streamed until it completes, read, listed
+and downloaded; a data asset registered from a local file; a two-step
+@dsl.pipeline passing a folder; a .sweep() with early termination; a job
+cancelled. Only the endpoint and the credential differ from Azure. One
+JSON line per step for the Go test (e2e/azurepy_notebook_test.go); the
+streamed logs are printed between them, as jobs.stream prints them."""
+import json
+import os
+import tempfile
+
+from azure.ai.ml import Input, MLClient, Output, command, dsl
+from azure.ai.ml.entities import Data, Environment
+from azure.ai.ml.sweep import BanditPolicy, Choice
+from azure.identity import DefaultAzureCredential
+
+
+def out(step, **kw):
+    print(json.dumps({"step": step, **kw}), flush=True)
+
+
+ml_client = MLClient(DefaultAzureCredential(), "any-subscription", "any-rg", "default")
+here = os.path.dirname(os.path.abspath(__file__))
+src = os.path.join(here, "notebook_src")
+cluster = os.environ["CLUSTER"]
+env = Environment(image=os.environ["IMAGE"])
+
+# A command job with local code and an inline image environment.
+job = command(code=src, command="cat hello.txt && echo lr=${{inputs.lr}} && echo kept > ./outputs/result.txt",
+              inputs={"lr": 0.1}, environment=env, compute=cluster, experiment_name="notebook")
+returned = ml_client.jobs.create_or_update(job)
+out("submitted", name=returned.name, studio=bool(returned.services and returned.services.get("Studio")))
+ml_client.jobs.stream(returned.name)
+got = ml_client.jobs.get(returned.name)
+out("completed", status=got.status, code=str(got.code))
+out("listed", found=returned.name in [j.name for j in ml_client.jobs.list()])
+dl = tempfile.mkdtemp()
+ml_client.jobs.download(returned.name, download_path=dl, all=True)
+files = sorted(os.path.relpath(os.path.join(r, f), dl) for r, _, fs in os.walk(dl) for f in fs)
+kept = [f for f in files if f.endswith("result.txt")]
+out("downloaded", files=files, result=open(os.path.join(dl, kept[0])).read().strip() if kept else None)
+
+# A data asset from a local file: uploaded to workspaceblobstore.
+data = ml_client.data.create_or_update(Data(name="nb-iris", version="1", type="uri_file",
+                                            path=os.path.join(here, "notebook_data", "iris.csv")))
+out("data", name=data.name, version=data.version, path=data.path)
+
+# A two-step pipeline passing a folder; the second step reads the asset.
+prep = command(code=src, command="cp hello.txt ${{outputs.folder}}/passed.txt",
+               environment=env, outputs={"folder": Output(type="uri_folder")})
+use = command(command="cat ${{inputs.folder}}/passed.txt && head -1 ${{inputs.iris}}",
+              environment=env, inputs={"folder": Input(type="uri_folder"), "iris": Input(type="uri_file")})
+
+
+@dsl.pipeline(compute=cluster, description="two steps from a notebook")
+def two_steps():
+    first = prep()
+    use(folder=first.outputs.folder, iris=Input(type="uri_file", path="azureml:nb-iris:1"))
+
+
+pipe = ml_client.jobs.create_or_update(two_steps(), experiment_name="notebook")
+ml_client.jobs.stream(pipe.name)
+out("pipeline", name=pipe.name, status=ml_client.jobs.get(pipe.name).status,
+    steps=sorted([j.name, j.display_name or ""] for j in ml_client.jobs.list(parent_job_name=pipe.name)))
+
+# A sweep with early termination.
+trial = command(command="echo trial lr=${{inputs.lr}}", inputs={"lr": 0.1}, environment=env, compute=cluster)
+sweep = trial(lr=Choice([0.01, 0.1])).sweep(compute=cluster, sampling_algorithm="grid", primary_metric="acc",
+                                            goal="Maximize",
+                                            early_termination_policy=BanditPolicy(slack_factor=0.1, evaluation_interval=1))
+sweep.set_limits(max_total_trials=2, max_concurrent_trials=1)
+swept = ml_client.jobs.create_or_update(sweep, experiment_name="notebook")
+ml_client.jobs.stream(swept.name)
+out("sweep", name=swept.name, status=ml_client.jobs.get(swept.name).status,
+    trials=len(list(ml_client.jobs.list(parent_job_name=swept.name))))
+
+# A job cancelled through the SDK.
+long = ml_client.jobs.create_or_update(command(command="sleep 600", environment=env, compute=cluster))
+ml_client.jobs.begin_cancel(long.name).wait()
+out("cancel", name=long.name, status=ml_client.jobs.get(long.name).status)
