@@ -104,6 +104,9 @@ func TestARMJobs(t *testing.T) {
 	// them: anonymous versions of azureml_anonymous (a GUID version).
 	const anonComp = "/components/azureml_anonymous/versions/6c7f6a5c-0000-4000-8000-000000000000"
 	call(e.admin, "PUT", anonComp, `{"properties":{"properties":{},"tags":{},"isAnonymous":true,"isArchived":false,"componentSpec":{"command":"mkdir -p ${{outputs.out}}","environment":"azureml:sdk-env:1","name":"azureml_anonymous","version":"6c7f6a5c-0000-4000-8000-000000000000","is_deterministic":true,"outputs":{"out":{"type":"uri_folder"}},"type":"command","_source":"BUILDER"}}}`, http.StatusCreated)
+	// A command() built with code and outputs keeps its own name and
+	// version "1" in its spec; the URL's version (its hash) names it.
+	call(e.admin, "PUT", "/components/azureml_anonymous/versions/0f7dff7b-40c1-7e13-b9f1-ab0e4038e2d4", `{"properties":{"isAnonymous":true,"componentSpec":{"command":"echo","environment":"azureml:sdk-env:1","name":"prep","version":"1","type":"command"}}}`, http.StatusCreated)
 	if p := props(call(e.admin, "GET", anonComp, "", 200)); p["isAnonymous"] != true {
 		t.Errorf("anonymous component: %v", p)
 	}

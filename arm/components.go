@@ -87,7 +87,10 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 		return nil, nil, err
 	}
 	for _, f := range []struct{ key, spec, path string }{{"name", c.Name, name}, {"version", c.Version, version}} {
-		if f.spec != "" && f.spec != f.path {
+		// An anonymous version is named by the path alone: azure-ai-ml
+		// sends the component's own name and version ("1") in its spec
+		// and its content hash as the URL's version, as Azure takes it.
+		if f.spec != "" && f.spec != f.path && !isAnonymousName(name) {
 			return nil, nil, core.FieldErrorf(componentSpecField+f.key, "%q differs from the %s in the URL (%q)", short(f.spec), f.key, short(f.path))
 		}
 	}
