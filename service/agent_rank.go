@@ -39,8 +39,10 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 	}
 	if d := j.Distribution; d != nil {
 		t.Distribution = d.Type
-		if d.ProcessCountPerInstance > 0 {
-			t.ProcessesPerNode = d.ProcessCountPerInstance
+		t.ProcessesPerNode = d.ProcessesPerNode(len(a.Ranks))
+		if d.Type == job.DistributionTensorFlow {
+			t.WorkerCount, t.ParameterServerCount = d.WorkerCount, d.ParameterServerCount
+			t.Peers = rankPeers(tx, a)
 		}
 	}
 	if j.Limits != nil {

@@ -80,10 +80,15 @@ const (
 	DistributionTensorFlow = "tensorflow"
 )
 
-// Distribution configures a distributed job.
+// Distribution configures a distributed job (distribution.go decodes
+// and checks it): pytorch and mpi start ProcessCountPerInstance
+// processes on each node; tensorflow starts WorkerCount workers and
+// ParameterServerCount parameter servers spread evenly over the nodes.
 type Distribution struct {
 	Type                    string `json:"type"`
 	ProcessCountPerInstance int    `json:"process_count_per_instance,omitempty"`
+	WorkerCount             int    `json:"worker_count,omitempty"`
+	ParameterServerCount    int    `json:"parameter_server_count,omitempty"`
 }
 
 // JobLimits bound a job.

@@ -347,7 +347,10 @@ func TestDecodeJobSpecErrors(t *testing.T) {
 		{"shm_size a mapping", `"resources": {"shm_size": {}}`, "resources.shm_size", []string{"must be a string"}},
 		// distribution
 		{"distribution a string", `"distribution": "pytorch"`, "distribution", []string{"mapping"}},
-		{"distribution unknown key", `"distribution": {"type": "tensorflow", "worker_count": 2}`, "distribution.worker_count", []string{"unknown key", "process_count_per_instance"}},
+		{"distribution unknown key", `"distribution": {"type": "tensorflow", "workers": 2}`, "distribution.workers", []string{"unknown key", "worker_count"}},
+		{"worker count zero", `"distribution": {"type": "tensorflow", "worker_count": 0}`, "distribution.worker_count", []string{"1 or more"}},
+		{"parameter servers negative", `"distribution": {"type": "tensorflow", "parameter_server_count": -1}`, "distribution.parameter_server_count", []string{"0 or more"}},
+		{"worker count words", `"distribution": {"type": "tensorflow", "worker_count": "two"}`, "distribution.worker_count", []string{"whole number"}},
 		{"process count zero", `"distribution": {"type": "mpi", "process_count_per_instance": 0}`, "distribution.process_count_per_instance", []string{"1 or more"}},
 		{"process count a fraction", `"distribution": {"type": "mpi", "process_count_per_instance": 0.5}`, "distribution.process_count_per_instance", []string{"whole number"}},
 		{"distribution type a number", `"distribution": {"type": 1}`, "distribution.type", []string{"must be a string"}},

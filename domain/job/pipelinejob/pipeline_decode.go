@@ -27,7 +27,7 @@ var stepKeys = compute.KeySchema{
 	"environment_variables": nil, "display_name": nil, "description": nil, "tags": nil,
 	"command": nil, "code": nil, "environment": nil,
 	"resources":    compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
-	"distribution": compute.KeySchema{"type": nil, "process_count_per_instance": nil},
+	"distribution": job.DistributionKeys,
 	"limits":       compute.KeySchema{"timeout": nil},
 }
 
