@@ -285,6 +285,10 @@ func TestDecodeJobSpecErrors(t *testing.T) {
 		// Top-level keys.
 		{"sweep job", `{"type": "sweep", "trial": {"command": "x"}, "search_space": {}}`, "type", []string{"only command jobs are supported"}},
 		{"pipeline job", `{"type": "pipeline", "jobs": {}}`, "type", []string{"only command jobs are supported", "pipeline"}},
+		{"automl job", `{"type": "automl", "task": "classification", "training_data": {"path": "x"}}`, "type", []string{"Shoal does not run AutoML jobs", "sweep job"}},
+		{"spark job", `{"type": "Spark", "entry": {"file": "a.py"}, "identity": {"type": "user_identity"}}`, "type", []string{"Shoal does not run Spark jobs", "pyspark"}},
+		{"finetuning job", `{"type": "finetuning", "model": "azureml:m:1"}`, "type", []string{"Shoal does not run fine-tuning jobs", "command job"}},
+		{"unknown job type", `{"type": "parallel", "task": {}}`, "type", []string{"command, pipeline and sweep"}},
 		{"type not a string", `"type": 1`, "type", []string{"must be a string"}},
 		{"unknown key", `"comand": "x"`, "comand", []string{`unknown key "comand"`, "command", "compute", "inputs", "queue_settings"}},
 		{"unknown key in a show output", `"id": "x", "foo": 1`, "foo", []string{"unknown key"}},

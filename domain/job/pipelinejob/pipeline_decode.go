@@ -152,19 +152,23 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	if job.JSONKind(raw) != '{' {
 		return nil, core.FieldErrorf(field, "must be a step: a mapping with command (an inline command step) or component, and their inputs and outputs; got %s", compute.ShortJSON(raw))
 	}
+	// The type first: a spark or automl step has keys of its own, and
+	// "Shoal does not run Spark jobs" says more than "unknown key identity".
+	var typed struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &typed)
+	step := &job.PipelineStep{}
+	var err error
+	if step.Type, err = job.JobString(typed.Type, prefix+"type"); err != nil {
+		return nil, err
+	}
+	if err := checkStepType(prefix, step); err != nil {
+		return nil, err
+	}
 	obj, err := job.CheckedMapping(raw, field, stepKeys)
 	if err != nil {
 		return nil, err
-	}
-	step := &job.PipelineStep{}
-	if step.Type, err = job.JobString(obj["type"], prefix+"type"); err != nil {
-		return nil, err
-	}
-	switch t := strings.ToLower(strings.TrimSpace(step.Type)); t {
-	case "", job.JobTypeCommand:
-		step.Type = job.JobTypeCommand
-	default:
-		return nil, core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
 	}
 	// The command job keys, decoded as a command job's are.
 	js, err := job.DecodeAsCommandJob(obj.Pick(func(k string) bool { return slices.Contains(stepJobKeys, k) }), prefix)
@@ -335,4 +339,18 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		out[name] = so
 	}
 	return out, nil
+}
+
+// checkStepType puts a step's type in its canonical spelling (command,
+// the only kind of step) or refuses it: with the sentence for a job type
+// Shoal does not run (automl, spark), or saying what a step is.
+func checkStepType(prefix string, step *job.PipelineStep) error {
+	switch t := strings.ToLower(strings.TrimSpace(step.Type)); {
+	case t == "" || t == job.JobTypeCommand:
+		step.Type = job.JobTypeCommand
+		return nil
+	case job.NotRunHere(t) != "":
+		return job.UnsupportedJobType(prefix+"type", step.Type)
+	}
+	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
 }
