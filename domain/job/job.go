@@ -57,6 +57,12 @@ type JobSpec struct {
 	// Retries is how many times a job that failed on its own (non-zero
 	// exit) is run again. Preemption and node loss never spend it. Default 0.
 	Retries *int `json:"retries,omitempty"`
+	// Identity is what the job's code acts as (identity.go); nil: its
+	// compute's managed identities.
+	Identity *JobIdentity `json:"identity,omitempty"`
+	// Services are the interactive applications the job asks for
+	// (services.go), by name.
+	Services map[string]*InteractiveService `json:"services,omitempty"`
 }
 
 // JobInput is a job's input: a literal value, or data at a path

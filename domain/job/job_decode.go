@@ -32,6 +32,7 @@ var JobKeys = compute.KeySchema{
 	"limits":         compute.KeySchema{"timeout": nil},
 	"queue_settings": compute.KeySchema{"job_tier": nil, "priority": nil},
 	"retries":        nil,
+	"identity":       nil, "services": nil, // their own decoders check their keys
 }
 
 // DecodeJobSpec decodes an Azure ML command job document (JSON with the
@@ -71,6 +72,8 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		ValueField("limits", &spec.Limits, decodeJobLimits),
 		ValueField("queue_settings", &spec.QueueSettings, decodeJobQueueSettings),
 		ValueField("retries", &spec.Retries, decodeJobRetries),
+		ValueField("identity", &spec.Identity, DecodeJobIdentity),
+		ValueField("services", &spec.Services, decodeJobServices),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err

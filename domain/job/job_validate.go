@@ -163,6 +163,12 @@ func NormalizeJobSpec(spec *JobSpec) error {
 	if err := normalizeDistribution(spec.Distribution, spec.InstanceCount()); err != nil {
 		return err
 	}
+	if err := NormalizeJobIdentity("identity", spec.Identity); err != nil {
+		return err
+	}
+	if err := NormalizeJobServices("services", spec.Services); err != nil {
+		return err
+	}
 	if l := spec.Limits; l != nil {
 		if l.Timeout < 0 || l.Timeout > compute.MaxSeconds {
 			return core.FieldErrorf("limits.timeout", "must be between 1 and %d seconds, got %d", int(compute.MaxSeconds), l.Timeout)

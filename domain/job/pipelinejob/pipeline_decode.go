@@ -15,7 +15,7 @@ import (
 // pipelineKeys are the keys of a pipeline job document that a user writes.
 var pipelineKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
-	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil,
+	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil, "identity": nil,
 	"settings": compute.KeySchema{"default_compute": nil, "continue_on_step_failure": nil, "default_datastore": nil, "force_rerun": nil},
 }
 
@@ -25,7 +25,7 @@ var pipelineKeys = compute.KeySchema{
 var stepKeys = compute.KeySchema{
 	"type": nil, "component": nil, "inputs": nil, "outputs": nil, "compute": nil,
 	"environment_variables": nil, "display_name": nil, "description": nil, "tags": nil,
-	"command": nil, "code": nil, "environment": nil,
+	"command": nil, "code": nil, "environment": nil, "identity": nil, "services": nil,
 	"resources":    compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
 	"distribution": job.DistributionKeys,
 	"limits":       compute.KeySchema{"timeout": nil},
@@ -33,7 +33,7 @@ var stepKeys = compute.KeySchema{
 
 // stepJobKeys are the step keys decoded as a command job's.
 var stepJobKeys = []string{"command", "code", "environment", "environment_variables", "compute",
-	"resources", "distribution", "limits", "display_name", "description", "tags"}
+	"resources", "distribution", "limits", "display_name", "description", "tags", "identity", "services"}
 
 // stepOutputKeys are the keys of a step's output mapping.
 var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil, "name": nil, "version": nil}
@@ -73,6 +73,7 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
 		job.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
 		job.ValueField("jobs", &spec.Jobs, decodePipelineSteps),
+		job.ValueField("identity", &spec.Identity, job.DecodeJobIdentity),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
@@ -178,6 +179,7 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	step.DisplayName, step.Description, step.Tags = js.DisplayName, js.Description, js.Tags
 	step.Compute, step.EnvironmentVariables = js.Compute, js.EnvironmentVariables
 	step.Resources, step.Distribution, step.Limits = js.Resources, js.Distribution, js.Limits
+	step.Identity, step.Services = js.Identity, js.Services
 
 	if step.Inputs, err = decodeStepInputs(obj["inputs"], prefix); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 	// The fields a pipeline shares with a command job, checked on one.
 	probe := &job.JobSpec{Name: spec.Name, DisplayName: spec.DisplayName, ExperimentName: spec.ExperimentName,
 		Description: spec.Description, Tags: spec.Tags, Command: "true", Compute: "probe",
-		Inputs: spec.Inputs, Outputs: spec.Outputs}
+		Inputs: spec.Inputs, Outputs: spec.Outputs, Identity: spec.Identity}
 	if err := job.NormalizeJobSpec(probe); err != nil {
 		return err
 	}
