@@ -110,7 +110,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			return err
 		}
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
-			t.Identities = access.TaskIdentities(tx, c)
+			t.Identities = access.JobIdentities(tx, c, nj)
 		}
 		next = append(next, t)
 		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })
