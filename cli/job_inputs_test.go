@@ -161,8 +161,8 @@ func TestJobCreateRefusesKindsNotRunBeforeUploading(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"data/train.csv": "1\n",
-		"automl.yml": "type: automl\ntask: classification\ntraining_data: {type: mltable, path: ./data}\n",
-		"pipeline.yml": "type: pipeline\ninputs:\n  d: {type: uri_folder, path: ./data}\njobs:\n  prep:\n    command: echo\n  train:\n    type: spark\n    entry: {file: a.py}\n",
+		"automl.yml":     "type: automl\ntask: classification\ntraining_data: {type: mltable, path: ./data}\n",
+		"pipeline.yml":   "type: pipeline\ninputs:\n  d: {type: uri_folder, path: ./data}\njobs:\n  prep:\n    command: echo\n  train:\n    type: spark\n    entry: {file: a.py}\n",
 	})
 	for file, want := range map[string]string{"automl.yml": "Shoal does not run AutoML jobs", "pipeline.yml": "jobs.train.type"} {
 		_, stderr, err := runCLI(t, srv, newFakeClock(), "job", "create", "-f", filepath.Join(dir, file))
