@@ -78,3 +78,29 @@ func TestJobsTensorFlowTwoNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsTensorFlowOneNode runs two workers on one node, where the job
+// may have a network of its own: the tasks reach each other on its
+// loopback.
+func TestJobsTensorFlowOneNode(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	const cluster = "tf-one"
+	createCluster(t, s, cluster, "--max-instances", "1", "--idle-time-before-scale-down", "60")
+	dir := writeFiles(t, map[string]string{
+		"src/exchange.py": tfExchange,
+		"job.yml": "command: python3 exchange.py\ncode: ./src\ncompute: azureml:" + cluster + "\n" +
+			"distribution:\n  type: tensorflow\n  worker_count: 2\n",
+	})
+	name := submitJob(t, s, filepath.Join(dir, "job.yml"))
+	j := waitJob(t, s, name, 2*time.Minute, "Completed", "Failed")
+	logs := jobLog(t, s, name)
+	if j.Status != "Completed" {
+		t.Fatalf("%v\n%s", j, logs)
+	}
+	for _, want := range []string{"task worker 0 of 2 heard worker 1", "task worker 1 of 2 heard worker 0"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+}

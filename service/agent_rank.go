@@ -42,7 +42,9 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 		t.ProcessesPerNode = d.ProcessesPerNode(len(a.Ranks))
 		if d.Type == job.DistributionTensorFlow {
 			t.WorkerCount, t.ParameterServerCount = d.WorkerCount, d.ParameterServerCount
-			t.Peers = rankPeers(tx, a)
+			if len(a.Ranks) > 1 {
+				t.Peers = rankPeers(tx, a)
+			}
 		}
 	}
 	if j.Limits != nil {

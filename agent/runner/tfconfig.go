@@ -11,8 +11,10 @@ import (
 // host:port) and this process's task. The tasks are the job's processes
 // in global rank order, workers first, then parameter servers; process
 // local of node n listens on that node's reserved port + local (a node
-// runs at most MaxProcessCountPerInstance of them). A task whose node is
-// unknown (a single node with no peers given) is on the master address.
+// runs at most MaxProcessCountPerInstance of them). On one node every
+// task is on the loopback, which a job in a network namespace or a
+// container of its own has too (the node's address may not be there); a
+// task whose node is unknown is on the master address.
 func tfConfig(t Task, rank int) string {
 	workers, ps := t.WorkerCount, t.ParameterServerCount
 	if workers < 1 {
@@ -21,6 +23,9 @@ func tfConfig(t Task, rank int) string {
 	addr := func(g int) string {
 		n, local := g/t.ProcessesPerNode, g%t.ProcessesPerNode
 		host, port := t.MasterAddr, t.MasterPort
+		if t.NodeCount == 1 {
+			host = "127.0.0.1"
+		}
 		if n < len(t.Peers) && t.Peers[n] != "" {
 			if h, p, err := net.SplitHostPort(t.Peers[n]); err == nil {
 				host = h

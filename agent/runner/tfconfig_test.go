@@ -45,8 +45,9 @@ func TestTensorFlowEnvironment(t *testing.T) {
 	}
 }
 
-// One node without peers (a job on one machine) names its tasks on the
-// master address; a peer without a port gets the default one.
+// One node names its tasks on the loopback; on several, a peer without
+// a port gets the default one and a node without a peer the master's
+// address.
 func TestTensorFlowConfigOnOneNode(t *testing.T) {
 	tk, err := normalize(Task{Command: "true", Dir: t.TempDir(), Distribution: "tensorflow", ProcessesPerNode: 2, WorkerCount: 2})
 	if err != nil {
@@ -59,8 +60,14 @@ func TestTensorFlowConfigOnOneNode(t *testing.T) {
 	if got := ProcessEnv(tk, 1)["TF_CONFIG"]; got != tfConfig(tk, 1) {
 		t.Errorf("a container's TF_CONFIG = %q", got)
 	}
-	tk.Peers = []string{"10.1.1.1:0"}
-	if got, want := tfConfig(tk, 0), `{"cluster":{"worker":["10.1.1.1:29500","10.1.1.1:29501"]},"environment":"cloud","task":{"index":0,"type":"worker"}}`; got != want {
+	// On one node the tasks are on the loopback whatever the master's
+	// address (a namespace of the job's own may not have it).
+	tk.MasterAddr = "10.0.0.9"
+	if got, want := tfConfig(tk, 0), `{"cluster":{"worker":["127.0.0.1:29500","127.0.0.1:29501"]},"environment":"cloud","task":{"index":0,"type":"worker"}}`; got != want {
+		t.Errorf("TF_CONFIG = %s, want %s", got, want)
+	}
+	tk.NodeCount, tk.ProcessesPerNode, tk.WorkerCount, tk.Peers = 2, 1, 2, []string{"10.1.1.1:0", ""}
+	if got, want := tfConfig(tk, 0), `{"cluster":{"worker":["10.1.1.1:29500","10.0.0.9:29500"]},"environment":"cloud","task":{"index":0,"type":"worker"}}`; got != want {
 		t.Errorf("TF_CONFIG = %s, want %s", got, want)
 	}
 }
