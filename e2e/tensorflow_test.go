@@ -104,3 +104,31 @@ func TestJobsTensorFlowOneNode(t *testing.T) {
 		}
 	}
 }
+
+// A tensorflow job in containers: two nodes, two tasks each, every task
+// in a container of the image, reaching the others at TF_CONFIG's
+// addresses.
+func testContainerTensorFlow(t *testing.T, f *ctrFixture) {
+	s := f.s
+	createCluster(t, s, "ctr-tf", "--size", "Standard_DS3_v2", "--max-instances", "2", "--idle-time-before-scale-down", "120")
+	dir := writeFiles(t, map[string]string{
+		"src/exchange.py": tfExchange,
+		"job.yml": "command: python3 exchange.py\ncode: ./src\ncompute: azureml:ctr-tf\n" +
+			"environment:\n  image: " + f.image + "\nresources:\n  instance_count: 2\n" +
+			"distribution:\n  type: tensorflow\n  worker_count: 3\n  parameter_server_count: 1\n",
+	})
+	name := submitJob(t, s, filepath.Join(dir, "job.yml"))
+	j := waitJob(t, s, name, 3*time.Minute, "Completed", "Failed")
+	logs := jobLog(t, s, name) + jobLog(t, s, name, "--rank", "1")
+	if j.Status != "Completed" {
+		t.Fatalf("%v\n%s", j, logs)
+	}
+	for _, want := range []string{"in a container of " + f.image, "task worker 2 of 4 heard ps 0, worker 0, worker 1", "task ps 0 of 4 heard worker 0, worker 1, worker 2"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the logs lack %q:\n%s", want, logs)
+		}
+	}
+	for _, r := range listAttempts(t, s, name)[0].Ranks {
+		waitNoContainers(t, f.env, r.NodeID)
+	}
+}
