@@ -153,3 +153,24 @@ jobs:
 		t.Errorf("the step's datastore input sent as %q", got)
 	}
 }
+
+// A job or a step of a type Shoal does not run is refused by the CLI
+// with the server's sentence before any of its files is uploaded.
+func TestJobCreateRefusesKindsNotRunBeforeUploading(t *testing.T) {
+	rec, srv := newSubmitRecorder(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"data/train.csv": "1\n",
+		"automl.yml":     "type: automl\ntask: classification\ntraining_data: {type: mltable, path: ./data}\n",
+		"pipeline.yml":   "type: pipeline\ninputs:\n  d: {type: uri_folder, path: ./data}\njobs:\n  prep:\n    command: echo\n  train:\n    type: spark\n    entry: {file: a.py}\n",
+	})
+	for file, want := range map[string]string{"automl.yml": "Shoal does not run AutoML jobs", "pipeline.yml": "jobs.train.type"} {
+		_, stderr, err := runCLI(t, srv, newFakeClock(), "job", "create", "-f", filepath.Join(dir, file))
+		if err == nil || !strings.Contains(err.Error()+stderr, want) {
+			t.Errorf("%s: %v %s; want a refusal with %q", file, err, stderr, want)
+		}
+	}
+	if len(rec.docs) != 0 || rec.uploads != 0 {
+		t.Errorf("submitted %d documents with %d uploads, want none", len(rec.docs), rec.uploads)
+	}
+}

@@ -46,6 +46,7 @@ func TestContainerJobs(t *testing.T) {
 			{"Registered", testContainerRegistered},
 			{"Curated", testContainerCurated},
 			{"TwoNodes", testContainerTwoNodes},
+			{"TensorFlow", testContainerTensorFlow},
 			{"Cancel", testContainerCancel},
 			{"Preempt", testContainerPreempt},
 			{"PullFailure", testContainerPullFailure},

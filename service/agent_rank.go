@@ -39,8 +39,12 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 	}
 	if d := j.Distribution; d != nil {
 		t.Distribution = d.Type
-		if d.ProcessCountPerInstance > 0 {
-			t.ProcessesPerNode = d.ProcessCountPerInstance
+		t.ProcessesPerNode = d.ProcessesPerNode(len(a.Ranks))
+		if d.Type == job.DistributionTensorFlow {
+			t.WorkerCount, t.ParameterServerCount = d.WorkerCount, d.ParameterServerCount
+			if len(a.Ranks) > 1 {
+				t.Peers = rankPeers(tx, a)
+			}
 		}
 	}
 	if j.Limits != nil {
@@ -108,7 +112,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			return err
 		}
 		if c, err := tx.GetCompute(nj.Workspace, nj.Compute); err == nil {
-			t.Identities = access.TaskIdentities(tx, c)
+			t.Identities = access.JobIdentities(tx, c, nj)
 		}
 		next = append(next, t)
 		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -81,6 +82,9 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 			return &core.Error{Code: core.ECONFLICT, Field: "compute", Message: fmt.Sprintf("compute: %q is %s and takes no jobs", c.Name, c.ProvisioningState)}
 		}
 		spec.Compute = c.Name
+		if err := access.CheckJobIdentity(tx, c, "identity", spec.Identity); err != nil {
+			return err
+		}
 		if err := jobdata.ResolveInputAssets(tx, c.Workspace, "inputs", spec.Inputs); err != nil {
 			return err
 		}

@@ -196,6 +196,7 @@ func (r *Rank) Run(ctx context.Context) {
 	task := runner.Task{
 		AttemptID: t.AttemptID, JobName: t.JobName, Attempt: t.Attempt, Rank: t.Rank, NodeCount: t.NodeCount,
 		ProcessesPerNode: t.ProcessesPerNode, Distribution: t.Distribution, MasterAddr: t.MasterAddr, MasterPort: t.MasterPort,
+		WorkerCount: t.WorkerCount, ParameterServerCount: t.ParameterServerCount, Peers: t.Peers,
 		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: env, LogPath: logPath,
 		Timeout: time.Duration(t.TimeoutSeconds) * time.Second, KillGrace: t.KillGrace,
 		Credential: r.account.Apply(nil).Credential,

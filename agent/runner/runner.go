@@ -67,6 +67,12 @@ type Task struct {
 	MasterAddr       string // rank 0's address; default 127.0.0.1 on a single node
 	MasterPort       int    // default 29500
 
+	// WorkerCount and ParameterServerCount are a tensorflow job's tasks;
+	// Peers every node's host:port in rank order (tfconfig.go).
+	WorkerCount          int
+	ParameterServerCount int
+	Peers                []string
+
 	Command string            // already expanded (${{inputs.x}} substituted)
 	Dir     string            // working directory (code unpacked here); created if missing
 	Env     map[string]string // job environment variables + SHOAL_* set by the agent
@@ -474,6 +480,9 @@ func distributionEnv(t Task, local int) map[string]string {
 		env["OMPI_COMM_WORLD_NODE_RANK"] = itoa(t.Rank)
 		env["AZ_BATCH_MASTER_NODE"] = t.MasterAddr + ":" + itoa(t.MasterPort)
 		env["AZ_BATCHAI_MPI_MASTER_NODE"] = t.MasterAddr
+	}
+	if t.Distribution == DistributionTensorFlow {
+		env["TF_CONFIG"] = tfConfig(t, rank)
 	}
 	return env
 }

@@ -47,6 +47,11 @@ func Allow(ctx context.Context, authz Authorizer, p *identity.Principal, action,
 		if !p.Admin && !strings.EqualFold(p.ID, "user:"+user) {
 			return core.Errorf(core.EFORBIDDEN, "%s may act only on its own user", p.Name)
 		}
+		if p.AttemptID != "" {
+			// A job acting as its submitter (user_identity) acts in
+			// workspaces only: never on the user's account (its tokens).
+			return core.Errorf(core.EFORBIDDEN, "%s is a job's identity: it may not act on its user's account", p.Name)
+		}
 		return nil
 	}
 	return authz.Authorize(ctx, p, ws, action)

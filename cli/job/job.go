@@ -78,6 +78,9 @@ func newJobCreateCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 					return err
 				}
 			}
+			if err := refuseKindsNotRun(doc); err != nil {
+				return err
+			}
 			c, ws, err := g.Client()
 			if err != nil {
 				return err

@@ -26,7 +26,8 @@ func (p Params) Render() map[string]string {
 }
 
 // FormatValue returns a hyperparameter's text: a choice value as the
-// user wrote it, integers without a fraction, other numbers in Go's
+// user wrote it (a boolean as Azure's Python writes it, True or False),
+// integers without a fraction, other numbers in Go's
 // shortest form that reads back as the same float64 (0.01, 1e-05),
 // so that the same value always renders the same.
 func FormatValue(v any) string {

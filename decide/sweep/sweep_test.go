@@ -25,7 +25,7 @@ func TestSampleEveryDistribution(t *testing.T) {
 			for _, x := range xs {
 				seen[FormatValue(x)]++
 			}
-			if len(seen) != 3 || seen["rbf"] < n/4 || seen["0.5"] < n/4 || seen["true"] < n/4 {
+			if len(seen) != 3 || seen["rbf"] < n/4 || seen["0.5"] < n/4 || seen["True"] < n/4 {
 				t.Fatalf("choice counts %v", seen)
 			}
 		}},
@@ -113,7 +113,7 @@ func TestFormatValue(t *testing.T) {
 		want string
 	}{
 		{0.01, "0.01"}, {3.0, "3"}, {-0.0, "0"}, {1e-05, "1e-05"},
-		{int64(7), "7"}, {json.Number("1e-3"), "1e-3"}, {"rbf", "rbf"}, {true, "true"}, {2.5e20, "2.5e+20"},
+		{int64(7), "7"}, {json.Number("1e-3"), "1e-3"}, {"rbf", "rbf"}, {true, "True"}, {2.5e20, "2.5e+20"},
 	} {
 		if got := FormatValue(tc.v); got != tc.want {
 			t.Errorf("FormatValue(%#v) = %q, want %q", tc.v, got, tc.want)

@@ -16,7 +16,7 @@ var componentKeys = compute.KeySchema{
 	"tags": nil, "is_deterministic": nil, "inputs": nil, "outputs": nil, "code": nil, "environment": nil,
 	"command": nil, "environment_variables": nil,
 	"resources":    compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
-	"distribution": compute.KeySchema{"type": nil, "process_count_per_instance": nil},
+	"distribution": DistributionKeys,
 	// read-only keys of show output, ignored on input
 	"id": compute.ReadOnly, "archived": compute.ReadOnly, "created_on": compute.ReadOnly, "created_by": compute.ReadOnly, "creation_context": compute.ReadOnly,
 }

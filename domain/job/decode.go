@@ -33,10 +33,9 @@ var jobReadOnlyKeys = map[string]bool{
 
 // JobUnsupportedKeys are Azure job keys Shoal knows but does not support;
 // a non-null value is rejected with the message given.
-var JobUnsupportedKeys = map[string]string{
-	"services": "job services (jupyter_lab, ssh, tensor_board, vs_code) are not supported; remove the key",
-	"identity": "identity on jobs is not supported yet; the compute's identity is used",
-}
+// (identity and services were, until jobs took them: identity.go,
+// services.go.)
+var JobUnsupportedKeys = map[string]string{}
 
 // JobDocument is a JSON mapping of a job document, or of a part of one,
 // with each value kept raw until its field decodes it.

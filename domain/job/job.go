@@ -61,6 +61,12 @@ type JobSpec struct {
 	// Retries is how many times a job that failed on its own (non-zero
 	// exit) is run again. Preemption and node loss never spend it. Default 0.
 	Retries *int `json:"retries,omitempty"`
+	// Identity is what the job's code acts as (identity.go); nil: its
+	// compute's managed identities.
+	Identity *JobIdentity `json:"identity,omitempty"`
+	// Services are the interactive applications the job asks for
+	// (services.go), by name.
+	Services map[string]*InteractiveService `json:"services,omitempty"`
 }
 
 // JobInput is a job's input: a literal value, or data at a path
@@ -84,10 +90,15 @@ const (
 	DistributionTensorFlow = "tensorflow"
 )
 
-// Distribution configures a distributed job.
+// Distribution configures a distributed job (distribution.go decodes
+// and checks it): pytorch and mpi start ProcessCountPerInstance
+// processes on each node; tensorflow starts WorkerCount workers and
+// ParameterServerCount parameter servers spread evenly over the nodes.
 type Distribution struct {
 	Type                    string `json:"type"`
 	ProcessCountPerInstance int    `json:"process_count_per_instance,omitempty"`
+	WorkerCount             int    `json:"worker_count,omitempty"`
+	ParameterServerCount    int    `json:"parameter_server_count,omitempty"`
 }
 
 // JobLimits bound a job.

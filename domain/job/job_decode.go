@@ -28,10 +28,11 @@ var JobKeys = compute.KeySchema{
 	"description": nil, "tags": nil, "command": nil, "code": nil, "code_asset": nil, "environment": nil,
 	"environment_variables": nil, "compute": nil, "inputs": nil, "outputs": nil,
 	"resources":      compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
-	"distribution":   compute.KeySchema{"type": nil, "process_count_per_instance": nil},
+	"distribution":   DistributionKeys,
 	"limits":         compute.KeySchema{"timeout": nil},
 	"queue_settings": compute.KeySchema{"job_tier": nil, "priority": nil},
 	"retries":        nil,
+	"identity":       nil, "services": nil, // their own decoders check their keys
 }
 
 // DecodeJobSpec decodes an Azure ML command job document (JSON with the
@@ -71,6 +72,8 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		ValueField("limits", &spec.Limits, decodeJobLimits),
 		ValueField("queue_settings", &spec.QueueSettings, decodeJobQueueSettings),
 		ValueField("retries", &spec.Retries, decodeJobRetries),
+		ValueField("identity", &spec.Identity, DecodeJobIdentity),
+		ValueField("services", &spec.Services, decodeJobServices),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
@@ -172,32 +175,6 @@ func decodeJobResources(raw json.RawMessage) (*JobResources, error) {
 	}
 	// resources.properties is accepted and ignored.
 	return &r, nil
-}
-
-func decodeJobDistribution(raw json.RawMessage) (*Distribution, error) {
-	if compute.NonNull(raw) == nil {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, core.FieldErrorf("distribution", "must be a mapping")
-	}
-	var d Distribution
-	var err error
-	if d.Type, err = JobString(m["type"], "distribution.type"); err != nil {
-		return nil, err
-	}
-	if v := compute.NonNull(m["process_count_per_instance"]); v != nil {
-		n, err := compute.CheckInteger("distribution.process_count_per_instance", v)
-		if err != nil {
-			return nil, err
-		}
-		if *n < 1 {
-			return nil, core.FieldErrorf("distribution.process_count_per_instance", "must be 1 or more, got %d", *n)
-		}
-		d.ProcessCountPerInstance = *n
-	}
-	return &d, nil
 }
 
 func decodeJobLimits(raw json.RawMessage) (*JobLimits, error) {

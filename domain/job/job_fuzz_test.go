@@ -28,6 +28,9 @@ var jobFuzzSeeds = []string{
 	`{"command": "x", "compute": "cpu-cluster", "identity": {"type": "managed"}, "tags": {"a": [1]}}`,
 	`{"command": "x ${{inputs.m}} ${{outputs.o}}", "compute": "c", "inputs": {"m": {"type": "mlflow_model", "path": "azureml:m@latest", "mode": "download"}, "t": {"type": "mltable", "path": "azureml://datastores/d/paths/t/", "mode": "eval_mount"}}, "outputs": {"o": {"type": "custom_model", "name": "m", "version": 2, "path": "azureml://datastores/d/paths/${{name}}/${{output_name}}"}}}`,
 	`{"command": "x", "compute": "c", "inputs": {"u": {"type": "uri_file", "path": "https://h/%2e%2e/x"}, "s": {"path": "s3://b/k", "mode": "rw_mount"}}, "outputs": {"o": {"mode": "direct", "path": "./out"}}}`,
+	`{"command": "x ${{inputs.f}}", "compute": "c", "resources": {"instance_count": 2}, "distribution": {"type": "TensorFlow", "worker_count": 3, "parameter_server_count": 1}, "inputs": {"f": false}}`,
+	`{"command": "x", "compute": "c", "identity": {"type": "UserIdentity"}, "services": {"nb": {"job_service_type": "JupyterLab", "nodes": "ALL"}, "tb": {"type": "tensor_board", "log_dir": "outputs/tb"}, "app": {"type": "custom", "port": 8080, "properties": {"a": 1}}, "ssh": {"type": "ssh", "ssh_public_keys": "ssh-ed25519 AAAA"}}}`,
+	`{"command": "x", "compute": "c", "identity": {"type": "managed", "client_id": "11111111-1111-1111-1111-111111111111", "msi_resource_id": "/x/y"}}`,
 }
 
 func FuzzDecodeJobSpec(f *testing.F) {

@@ -163,24 +163,14 @@ func NormalizeJobSpec(spec *JobSpec) error {
 			}
 		}
 	}
-	if d := spec.Distribution; d != nil {
-		dt := strings.ToLower(strings.TrimSpace(d.Type))
-		switch dt {
-		case DistributionPyTorch, DistributionMPI, DistributionTensorFlow:
-		case "":
-			return core.FieldErrorf("distribution.type", "is required when distribution is given: pytorch, mpi or tensorflow")
-		default:
-			return core.FieldErrorf("distribution.type", "unknown distribution type %q; supported: pytorch, mpi, tensorflow", core.Short(d.Type))
-		}
-		d.Type = dt
-		switch {
-		case d.ProcessCountPerInstance < 0:
-			return core.FieldErrorf("distribution.process_count_per_instance", "must be 1 or more, got %d", d.ProcessCountPerInstance)
-		case d.ProcessCountPerInstance == 0:
-			d.ProcessCountPerInstance = 1
-		case d.ProcessCountPerInstance > MaxProcessCountPerInstance:
-			return core.FieldErrorf("distribution.process_count_per_instance", "must be at most %d, got %d", MaxProcessCountPerInstance, d.ProcessCountPerInstance)
-		}
+	if err := normalizeDistribution(spec.Distribution, spec.InstanceCount()); err != nil {
+		return err
+	}
+	if err := NormalizeJobIdentity("identity", spec.Identity); err != nil {
+		return err
+	}
+	if err := NormalizeJobServices("services", spec.Services); err != nil {
+		return err
 	}
 	if l := spec.Limits; l != nil {
 		if l.Timeout < 0 || l.Timeout > compute.MaxSeconds {

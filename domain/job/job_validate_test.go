@@ -165,7 +165,20 @@ func TestNormalizeJobSpecDefaults(t *testing.T) {
 				t.Errorf("distribution %+v", s.Distribution)
 			}
 		}},
-		{"distribution TensorFlow", func(s *job.JobSpec) { s.Distribution = &job.Distribution{Type: "TensorFlow"} }, nil},
+		{"distribution TensorFlow", func(s *job.JobSpec) { s.Distribution = &job.Distribution{Type: "TensorFlow"} }, func(t *testing.T, s *job.JobSpec) {
+			// worker_count defaults to the instance count, as on Azure.
+			if *s.Distribution != (job.Distribution{Type: "tensorflow", WorkerCount: 1}) || s.Distribution.ProcessesPerNode(1) != 1 {
+				t.Errorf("distribution %+v", s.Distribution)
+			}
+		}},
+		{"TensorFlow workers and parameter servers", func(s *job.JobSpec) {
+			s.Resources = &job.JobResources{InstanceCount: 2}
+			s.Distribution = &job.Distribution{Type: "tensorflow", WorkerCount: 3, ParameterServerCount: 1}
+		}, func(t *testing.T, s *job.JobSpec) {
+			if *s.Distribution != (job.Distribution{Type: "tensorflow", WorkerCount: 3, ParameterServerCount: 1}) || s.Distribution.ProcessesPerNode(2) != 2 {
+				t.Errorf("distribution %+v, %d per node", s.Distribution, s.Distribution.ProcessesPerNode(2))
+			}
+		}},
 		{"queue defaults", func(s *job.JobSpec) { s.QueueSettings = &job.QueueSettings{JobTier: "Spot"} }, func(t *testing.T, s *job.JobSpec) {
 			if *s.QueueSettings != (job.QueueSettings{JobTier: "spot", Priority: "medium"}) {
 				t.Errorf("queue_settings %+v", s.QueueSettings)
@@ -347,6 +360,18 @@ func TestNormalizeJobSpecRules(t *testing.T) {
 		{"huge process count", func(s *job.JobSpec) {
 			s.Distribution = &job.Distribution{Type: "mpi", ProcessCountPerInstance: 1025}
 		}, "distribution.process_count_per_instance", []string{"at most 1024"}},
+		{"TensorFlow tasks not a multiple of the nodes", func(s *job.JobSpec) {
+			s.Resources = &job.JobResources{InstanceCount: 2}
+			s.Distribution = &job.Distribution{Type: "tensorflow", WorkerCount: 2, ParameterServerCount: 1}
+		}, "distribution.worker_count", []string{"multiple of resources.instance_count (2)"}},
+		{"TensorFlow with a process count", func(s *job.JobSpec) {
+			s.Distribution = &job.Distribution{Type: "tensorflow", ProcessCountPerInstance: 2}
+		}, "distribution.process_count_per_instance", []string{"worker_count"}},
+		{"TensorFlow tasks without bound", func(s *job.JobSpec) {
+			s.Distribution = &job.Distribution{Type: "tensorflow", WorkerCount: 1 << 30, ParameterServerCount: 1 << 30}
+		}, "distribution.worker_count", []string{"at most 4096"}},
+		{"worker_count on pytorch", func(s *job.JobSpec) { s.Distribution = &job.Distribution{Type: "pytorch", WorkerCount: 2} }, "distribution.worker_count", []string{"tensorflow's"}},
+		{"parameter servers on mpi", func(s *job.JobSpec) { s.Distribution = &job.Distribution{Type: "mpi", ParameterServerCount: 1} }, "distribution.parameter_server_count", []string{"tensorflow's"}},
 		// limits
 		{"negative timeout", func(s *job.JobSpec) { s.Limits = &job.JobLimits{Timeout: -1} }, "limits.timeout", nil},
 		{"huge timeout", func(s *job.JobSpec) { s.Limits = &job.JobLimits{Timeout: 2e9} }, "limits.timeout", nil},
@@ -436,8 +461,8 @@ func TestFormatInputValue(t *testing.T) {
 		{nil, ""},
 		{"rbf", "rbf"},
 		{"", ""},
-		{true, "true"},
-		{false, "false"},
+		{true, "True"},
+		{false, "False"},
 		{5.0, "5"},
 		{-3.0, "-3"},
 		{0.0, "0"},

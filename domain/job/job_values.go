@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
@@ -14,8 +15,15 @@ import (
 // their text live with the inputs in package jobio; these forward to
 // them so that the kinds' decoders keep their names.
 
+// errOnlyCommandJobs refuses a type other than command where a command
+// job is decoded: a pipeline's or sweep's document belongs to their own
+// decoders, any other type is one Shoal does not run.
 func errOnlyCommandJobs(t string) error {
-	return core.FieldErrorf("type", "%q jobs are not supported: only command jobs are supported (type: command)", t)
+	switch strings.ToLower(strings.TrimSpace(t)) {
+	case JobTypePipeline, JobTypeSweep:
+		return core.FieldErrorf("type", "%q jobs are not supported: only command jobs are supported (type: command)", t)
+	}
+	return UnsupportedJobType("type", t)
 }
 
 // JobUnmarshalAny decodes raw keeping numbers as json.Number.

@@ -31,6 +31,8 @@ type PipelineSpec struct {
 	Outputs  map[string]*JobOutput    `json:"outputs,omitempty"`
 	Settings PipelineSettings         `json:"settings"`
 	Jobs     map[string]*PipelineStep `json:"jobs"`
+	// Identity is the steps' identity where they name none.
+	Identity *JobIdentity `json:"identity,omitempty"`
 }
 
 // PipelineSettings are a pipeline's settings.
@@ -79,6 +81,10 @@ type PipelineStep struct {
 	Resources    *JobResources `json:"resources,omitempty"`
 	Distribution *Distribution `json:"distribution,omitempty"`
 	Limits       *JobLimits    `json:"limits,omitempty"`
+	// Identity wins over the pipeline's; Services are the step's
+	// interactive applications (JobSpec's).
+	Identity *JobIdentity                   `json:"identity,omitempty"`
+	Services map[string]*InteractiveService `json:"services,omitempty"`
 }
 
 // StepInput is what a step binds to one input: a literal (Value), a data

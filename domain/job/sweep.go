@@ -76,6 +76,8 @@ type SweepSpec struct {
 	Inputs        map[string]*JobInput  `json:"inputs,omitempty"`
 	Outputs       map[string]*JobOutput `json:"outputs,omitempty"`
 	QueueSettings *QueueSettings        `json:"queue_settings,omitempty"`
+	// Identity is every trial's (JobSpec.Identity).
+	Identity *JobIdentity `json:"identity,omitempty"`
 
 	Trial             *SweepTrial             `json:"trial"`
 	SearchSpace       map[string]*SearchParam `json:"search_space"`

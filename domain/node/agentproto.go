@@ -186,8 +186,15 @@ type AgentTask struct {
 	ProcessesPerNode int            `json:"processes_per_node"`
 	MasterAddr       string         `json:"master_addr"`
 	MasterPort       int            `json:"master_port"`
-	TimeoutSeconds   int            `json:"timeout_seconds,omitempty"`
-	KillGrace        time.Duration  `json:"kill_grace"`
+	// WorkerCount and ParameterServerCount are a tensorflow job's tasks
+	// (workers first, then parameter servers, in global process order);
+	// Peers are every rank's node as host:port in rank order, from which
+	// the agent writes TF_CONFIG's cluster. Empty for other jobs.
+	WorkerCount          int           `json:"worker_count,omitempty"`
+	ParameterServerCount int           `json:"parameter_server_count,omitempty"`
+	Peers                []string      `json:"peers,omitempty"`
+	TimeoutSeconds       int           `json:"timeout_seconds,omitempty"`
+	KillGrace            time.Duration `json:"kill_grace"`
 	// RestoreOutputs is true when an earlier attempt left outputs for this
 	// rank: the agent fetches and unpacks them before starting, so a job can
 	// resume from its checkpoint.

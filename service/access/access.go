@@ -82,6 +82,9 @@ func (s *Service) CreateToken(ctx context.Context, user, name string, expiresIn 
 	if p == nil || (!p.Admin && !strings.EqualFold(p.ID, "user:"+user)) {
 		return nil, "", core.Errorf(core.EFORBIDDEN, "creating tokens for another user needs an administrator")
 	}
+	if p.AttemptID != "" {
+		return nil, "", core.Errorf(core.EFORBIDDEN, "%s is a job's identity: it may not create API tokens, which would outlive the job", p.Name)
+	}
 	if err := identity.ValidateTokenName(name); err != nil {
 		return nil, "", err
 	}

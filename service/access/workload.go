@@ -262,7 +262,25 @@ func workloadPrincipal(tx store.Tx, c *workload.Claims) (*identity.Principal, er
 		if comp, err = tx.GetCompute(j.Workspace, j.Compute); err != nil {
 			return nil, core.Errorf(core.EUNAUTHORIZED, "the token's compute %s is gone", j.Compute)
 		}
+		if strings.HasPrefix(c.Subject, userSubjectPrefix) {
+			// user_identity: the submitter itself, for this attempt only.
+			p, err := userIdentityPrincipal(j, c.Subject, c.ClientID, c.AttemptID)
+			if err == nil && !c.ExpiresAt.IsZero() {
+				exp := c.ExpiresAt
+				p.ExpiresOn = &exp
+			}
+			return p, err
+		}
 		onBehalfOf = j.CreatedByPrincipal
+		if j.Identity != nil {
+			// The identities the job may act as now, by its identity:
+			// aml_token's none, managed's the one it names.
+			id, ok := tokenIdentity(JobIdentities(tx, comp, j), c)
+			if !ok {
+				return nil, core.Errorf(core.EUNAUTHORIZED, "the token's identity %s is not one its job may act as", c.Subject)
+			}
+			return &identity.Principal{ID: "identity:" + id.Name, Name: "identity " + id.Name, Kind: identity.PrincipalIdentity, OnBehalfOf: onBehalfOf, AttemptID: c.AttemptID}, nil
+		}
 	}
 	id, ok := tokenIdentity(TaskIdentities(tx, comp), c)
 	if !ok {

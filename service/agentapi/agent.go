@@ -212,7 +212,7 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 					return err
 				}
 				if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
-					t.Identities = access.TaskIdentities(tx, c)
+					t.Identities = access.JobIdentities(tx, c, j)
 				}
 				resp.Start = append(resp.Start, t)
 			}

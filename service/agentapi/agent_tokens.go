@@ -37,7 +37,11 @@ func (s *Server) MintWorkloadToken(ctx context.Context, nodeID, attemptID string
 		if err != nil {
 			return err
 		}
-		chosen, err := access.ChooseIdentity(access.TaskIdentities(tx, c), req.ClientID, "compute "+c.Name)
+		what := "compute " + c.Name
+		if j.Identity != nil {
+			what = "job " + j.Name + " (identity " + j.Identity.Type + ") on compute " + c.Name
+		}
+		chosen, err := access.ChooseIdentity(access.JobIdentities(tx, c, j), req.ClientID, what)
 		if err != nil {
 			return err
 		}
@@ -45,7 +49,7 @@ func (s *Server) MintWorkloadToken(ctx context.Context, nodeID, attemptID string
 		// for verifiers outside Shoal; Shoal itself derives the submitter
 		// from the attempt's job when the token comes back.
 		claims = workload.Claims{
-			Subject: "identity:" + chosen.Name, Audience: req.Resource, ClientID: chosen.ClientID,
+			Subject: access.JobTokenSubject(j, chosen), Audience: req.Resource, ClientID: chosen.ClientID,
 			AttemptID: a.ID, Job: j.Workspace + "/" + j.Name,
 		}
 		return nil

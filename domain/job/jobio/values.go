@@ -47,6 +47,11 @@ func Text(raw json.RawMessage, field string) (string, error) {
 		if err := UnmarshalAny(raw, &v); err != nil {
 			return "", core.FieldErrorf(field, "must be a string, got %s", compute.ShortJSON(raw))
 		}
+		if b, ok := v.(bool); ok {
+			// A name, a description, a variable: the YAML text, as
+			// written (an input's literal is FormatValue's).
+			return strconv.FormatBool(b), nil
+		}
 		return FormatValue(v), nil
 	}
 	return String(raw, field)
@@ -211,13 +216,23 @@ func isJSONNumber(s string) bool {
 
 // FormatValue returns the text a literal input stands for in a
 // command: a whole number without a fraction ("5", not "5.0"), other
-// numbers as written (json.Number) or as fmt prints them, strings as is.
+// numbers as written (json.Number) or as fmt prints them, strings as is,
+// and a boolean as Azure's Python writes one (str(False) is "False"):
+// azure-ai-ml sends every literal input as str(value) and makes a
+// string input's YAML boolean default str(default), so `default: False`
+// of an input whose enum is ['True', 'False'] is "False", and a command
+// gets --flag True where Azure's would.
 func FormatValue(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
 	case string:
 		return x
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
 	case json.Number:
 		s := string(x)
 		if s == "-0" {

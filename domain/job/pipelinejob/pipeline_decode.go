@@ -15,7 +15,7 @@ import (
 // pipelineKeys are the keys of a pipeline job document that a user writes.
 var pipelineKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
-	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil,
+	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil, "identity": nil,
 	"settings": compute.KeySchema{"default_compute": nil, "continue_on_step_failure": nil, "default_datastore": nil, "force_rerun": nil},
 }
 
@@ -25,15 +25,15 @@ var pipelineKeys = compute.KeySchema{
 var stepKeys = compute.KeySchema{
 	"type": nil, "component": nil, "inputs": nil, "outputs": nil, "compute": nil,
 	"environment_variables": nil, "display_name": nil, "description": nil, "tags": nil,
-	"command": nil, "code": nil, "environment": nil,
+	"command": nil, "code": nil, "environment": nil, "identity": nil, "services": nil,
 	"resources":    compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
-	"distribution": compute.KeySchema{"type": nil, "process_count_per_instance": nil},
+	"distribution": job.DistributionKeys,
 	"limits":       compute.KeySchema{"timeout": nil},
 }
 
 // stepJobKeys are the step keys decoded as a command job's.
 var stepJobKeys = []string{"command", "code", "environment", "environment_variables", "compute",
-	"resources", "distribution", "limits", "display_name", "description", "tags"}
+	"resources", "distribution", "limits", "display_name", "description", "tags", "identity", "services"}
 
 // stepOutputKeys are the keys of a step's output mapping.
 var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil, "name": nil, "version": nil}
@@ -73,6 +73,7 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
 		job.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
 		job.ValueField("jobs", &spec.Jobs, decodePipelineSteps),
+		job.ValueField("identity", &spec.Identity, job.DecodeJobIdentity),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
@@ -152,19 +153,23 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	if job.JSONKind(raw) != '{' {
 		return nil, core.FieldErrorf(field, "must be a step: a mapping with command (an inline command step) or component, and their inputs and outputs; got %s", compute.ShortJSON(raw))
 	}
+	// The type first: a spark or automl step has keys of its own, and
+	// "Shoal does not run Spark jobs" says more than "unknown key identity".
+	var typed struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &typed)
+	step := &job.PipelineStep{}
+	var err error
+	if step.Type, err = job.JobString(typed.Type, prefix+"type"); err != nil {
+		return nil, err
+	}
+	if err := checkStepType(prefix, step); err != nil {
+		return nil, err
+	}
 	obj, err := job.CheckedMapping(raw, field, stepKeys)
 	if err != nil {
 		return nil, err
-	}
-	step := &job.PipelineStep{}
-	if step.Type, err = job.JobString(obj["type"], prefix+"type"); err != nil {
-		return nil, err
-	}
-	switch t := strings.ToLower(strings.TrimSpace(step.Type)); t {
-	case "", job.JobTypeCommand:
-		step.Type = job.JobTypeCommand
-	default:
-		return nil, core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
 	}
 	// The command job keys, decoded as a command job's are.
 	js, err := job.DecodeAsCommandJob(obj.Pick(func(k string) bool { return slices.Contains(stepJobKeys, k) }), prefix)
@@ -174,6 +179,7 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	step.DisplayName, step.Description, step.Tags = js.DisplayName, js.Description, js.Tags
 	step.Compute, step.EnvironmentVariables = js.Compute, js.EnvironmentVariables
 	step.Resources, step.Distribution, step.Limits = js.Resources, js.Distribution, js.Limits
+	step.Identity, step.Services = js.Identity, js.Services
 
 	if step.Inputs, err = decodeStepInputs(obj["inputs"], prefix); err != nil {
 		return nil, err
@@ -335,4 +341,18 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		out[name] = so
 	}
 	return out, nil
+}
+
+// checkStepType puts a step's type in its canonical spelling (command,
+// the only kind of step) or refuses it: with the sentence for a job type
+// Shoal does not run (automl, spark), or saying what a step is.
+func checkStepType(prefix string, step *job.PipelineStep) error {
+	switch t := strings.ToLower(strings.TrimSpace(step.Type)); {
+	case t == "" || t == job.JobTypeCommand:
+		step.Type = job.JobTypeCommand
+		return nil
+	case job.NotRunHere(t) != "":
+		return job.UnsupportedJobType(prefix+"type", step.Type)
+	}
+	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
 }

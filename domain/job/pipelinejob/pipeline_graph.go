@@ -361,6 +361,18 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 		l := *s.Limits
 		js.Limits = &l
 	}
+	if id := firstIdentity(s.Identity, g.spec.Identity); id != nil {
+		c := *id
+		js.Identity = &c
+	}
+	if len(s.Services) > 0 {
+		js.Services = make(map[string]*job.InteractiveService, len(s.Services))
+		for k, v := range s.Services {
+			c := *v
+			c.Properties = maps.Clone(v.Properties)
+			js.Services[k] = &c
+		}
+	}
 	provided := map[string]bool{}
 	inputs := map[string]*job.JobInput{}
 	names := map[string]bool{}
@@ -549,4 +561,12 @@ func cloneJSONValue(v any) any {
 		return v
 	}
 	return out
+}
+
+// firstIdentity returns the step's identity, else the pipeline's.
+func firstIdentity(step, pipeline *job.JobIdentity) *job.JobIdentity {
+	if step != nil {
+		return step
+	}
+	return pipeline
 }

@@ -256,6 +256,13 @@ func TestPipelineErrors(t *testing.T) {
 		{"sweep step", "jobs.prep.type", "steps are not supported", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.prep.type", "sweep")
 		}},
+		{"spark step with keys of its own", "jobs.prep.type", "Shoal does not run Spark jobs", func(d map[string]any) map[string]any {
+			d = jobtest.Set(d, "jobs.prep.type", "spark")
+			return jobtest.Set(d, "jobs.prep.identity", map[string]any{"type": "user_identity"})
+		}},
+		{"automl step", "jobs.prep.type", "Shoal does not run AutoML jobs", func(d map[string]any) map[string]any {
+			return jobtest.Set(d, "jobs.prep.type", "automl")
+		}},
 		{"unknown step key", "jobs.prep.retries", "unknown key", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.prep.retries", 2)
 		}},

@@ -30,7 +30,7 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 	// The fields a pipeline shares with a command job, checked on one.
 	probe := &job.JobSpec{Name: spec.Name, DisplayName: spec.DisplayName, ExperimentName: spec.ExperimentName,
 		Description: spec.Description, Tags: spec.Tags, Command: "true", Compute: "probe",
-		Inputs: spec.Inputs, Outputs: spec.Outputs}
+		Inputs: spec.Inputs, Outputs: spec.Outputs, Identity: spec.Identity}
 	if err := job.NormalizeJobSpec(probe); err != nil {
 		return err
 	}
@@ -107,11 +107,8 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 	if err := job.ValidateJobName(name); err != nil {
 		return core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(name), job.MaxJobNameLength)
 	}
-	switch t := strings.ToLower(strings.TrimSpace(step.Type)); t {
-	case "", job.JobTypeCommand:
-		step.Type = job.JobTypeCommand
-	default:
-		return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
+	if err := checkStepType(prefix, step); err != nil {
+		return err
 	}
 	if n := len([]rune(step.DisplayName)); n > job.MaxJobDisplayNameLength {
 		return core.FieldErrorf(prefix+"display_name", "must be at most %d characters long (it has %d)", job.MaxJobDisplayNameLength, n)

@@ -55,7 +55,7 @@ func NormalizeSweepSpec(spec *job.SweepSpec) error {
 	if err := job.NormalizeJobSpec(js); err != nil {
 		return sweepJobError(err)
 	}
-	spec.Compute, spec.Tags, spec.QueueSettings = js.Compute, js.Tags, js.QueueSettings
+	spec.Compute, spec.Tags, spec.QueueSettings, spec.Identity = js.Compute, js.Tags, js.QueueSettings, js.Identity
 	spec.Trial.Environment, spec.Trial.Resources, spec.Trial.Distribution = js.Environment, js.Resources, js.Distribution
 
 	if err := normalizeSamplingAlgorithm(spec); err != nil {
@@ -82,7 +82,7 @@ func trialJob(spec *job.SweepSpec, command string) *job.JobSpec {
 		Name: spec.Name, Type: job.JobTypeCommand, DisplayName: spec.DisplayName, ExperimentName: spec.ExperimentName,
 		Description: spec.Description, Tags: spec.Tags, Command: command, Code: t.Code, Environment: t.Environment,
 		EnvironmentVariables: t.EnvironmentVariables, Compute: spec.Compute, Inputs: spec.Inputs, Outputs: spec.Outputs,
-		Resources: t.Resources, Distribution: t.Distribution, QueueSettings: spec.QueueSettings,
+		Resources: t.Resources, Distribution: t.Distribution, QueueSettings: spec.QueueSettings, Identity: spec.Identity,
 	}
 }
 
