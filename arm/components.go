@@ -1,6 +1,7 @@
 package arm
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"strings"
@@ -115,6 +116,11 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 	d := *c
 	d.Archived, d.CreatedOn, d.CreatedBy = false, time.Time{}, ""
+	// azure-ai-ml reads a component's code back as the code version it
+	// sent (which it resolves), never Shoal's artifact ID.
+	if d.CodeAsset != "" {
+		d.Code, d.CodeAsset = "azureml:"+assetID(scope.WorkspaceID(c.Workspace), "codes", "azureml:"+d.CodeAsset), ""
+	}
 	doc, err := json.Marshal(&d)
 	if err != nil || len(doc) < 2 {
 		doc = []byte("{}")
@@ -131,8 +137,17 @@ func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 // Components are the ARM routes of registered command components: the
 // handlers of environments' (assetARM), over the components service.
 func (h Handlers) Components() AssetRoutes {
+	from := func(workspace, name, version string, body []byte) (*job.Component, *bool, error) {
+		// A PUT carries no context this far; packing a code version is
+		// bounded by the code's size limit.
+		body, err := componentCode(context.Background(), h.Codes, workspace, body)
+		if err != nil {
+			return nil, nil, err
+		}
+		return FromComponentVersion(workspace, name, version, body)
+	}
 	return newAssetRoutes(h, h.Comps, "a", "component",
-		func(scope Scope, c *job.Component) any { return ToComponentVersion(scope, c) }, FromComponentVersion, armComponentError)
+		func(scope Scope, c *job.Component) any { return ToComponentVersion(scope, c) }, from, armComponentError)
 }
 
 // withoutSDKSource drops _source from a componentSpec: azure-ai-ml writes

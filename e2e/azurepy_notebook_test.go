@@ -110,6 +110,13 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 			use = name
 		}
 	}
+	if steps["pipeline_failed"] != nil {
+		for _, st := range list {
+			if pair, _ := st.([]any); len(pair) == 2 {
+				t.Errorf("pipeline step %s: %s", jsonStr(pair[0]), mustRun(t, s.env, "job", "show", "--name", jsonStr(pair[0]), "--query", "[status, error]", "-o", "tsv"))
+			}
+		}
+	}
 	if use == "" {
 		t.Errorf("the pipeline's steps %v: none is the use step", steps["pipeline"]["steps"])
 	} else if log := jobLog(t, s, use); !strings.Contains(log, "hello from the notebook's code") || !strings.Contains(log, "sepal_length") {

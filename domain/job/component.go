@@ -37,6 +37,8 @@ type Component struct {
 	// Code is the code folder: a local path as written, an artifact ID
 	// (sha256:<hex>) once the CLI uploaded it.
 	Code string `json:"code,omitempty"`
+	// CodeAsset is the code version Code was packed from (JobSpec's).
+	CodeAsset string `json:"code_asset,omitempty"`
 	// Environment is a reference (azureml:<name>:<version>) or an inline
 	// mapping, as a command job's.
 	Environment          any               `json:"environment,omitempty"`
@@ -190,6 +192,9 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 		if err := core.ValidatePath("code", c.Code); err != nil {
 			return err
 		}
+	}
+	if err := checkCodeAsset(c.Code, c.CodeAsset); err != nil {
+		return err
 	}
 	// The rules a command job's environment, variables, resources and
 	// distribution follow, checked on a job that carries them.

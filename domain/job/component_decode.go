@@ -13,7 +13,7 @@ import (
 // componentKeys are the keys of a command component document.
 var componentKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "version": nil, "type": nil, "display_name": nil, "description": nil,
-	"tags": nil, "is_deterministic": nil, "inputs": nil, "outputs": nil, "code": nil, "environment": nil,
+	"tags": nil, "is_deterministic": nil, "inputs": nil, "outputs": nil, "code": nil, "code_asset": nil, "environment": nil,
 	"command": nil, "environment_variables": nil,
 	"resources":    compute.KeySchema{"instance_count": nil, "instance_type": nil, "shm_size": nil, "properties": nil},
 	"distribution": DistributionKeys,
@@ -69,7 +69,7 @@ func DecodeComponentRaw(raw json.RawMessage, prefix string) (*Component, error) 
 	}{
 		{"name", &c.Name, true}, {"version", &c.Version, true}, {"type", &c.Type, false},
 		{"display_name", &c.DisplayName, true}, {"description", &c.Description, true},
-		{"code", &c.Code, false}, {"command", &c.Command, false},
+		{"code", &c.Code, false}, {"code_asset", &c.CodeAsset, false}, {"command", &c.Command, false},
 	} {
 		if f.text {
 			*f.dst, err = jobText(obj[f.key], prefix+f.key)
