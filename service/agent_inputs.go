@@ -2,14 +2,16 @@ package service
 
 import (
 	"context"
-	"github.com/shoal-ml/shoal/service/jobdata"
 	"io"
+
+	"github.com/shoal-ml/shoal/service/jobdata"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/service/blobs"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -72,6 +74,9 @@ func (s *Services) OpenInputForNode(ctx context.Context, nodeID, attemptID strin
 	if err != nil {
 		return nil, err
 	}
+	if src != nil && src.OutputOf == "" && src.Artifact == "" && src.Container != "" {
+		return s.openUploadedInput(ctx, workspace, src)
+	}
 	if src == nil || src.OutputOf == "" {
 		return nil, core.Errorf(core.ENOTFOUND, "the job of attempt %s has no input %q that is a job's kept output", attemptID, core.Short(input))
 	}
@@ -80,4 +85,20 @@ func (s *Services) OpenInputForNode(ctx context.Context, nodeID, attemptID strin
 		return nil, err
 	}
 	return f, nil
+}
+
+// openUploadedInput streams, as one tar.gz, the blobs of a place that
+// Azure's clients uploaded to workspaceblobstore (jobdata's
+// uploadedSource): the one file, or the folder's files.
+func (s *Services) openUploadedInput(ctx context.Context, workspace string, src *node.DataSource) (io.ReadCloser, error) {
+	list, base, err := blobs.PlaceBlobs(ctx, s.store, workspace, src.Container, src.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, core.Errorf(core.ENOTFOUND, "%s holds nothing any more", core.Short(src.URI))
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(blobs.Pack(s.cfg.Files, workspace, base, list, pw)) }()
+	return pr, nil
 }

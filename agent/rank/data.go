@@ -285,7 +285,9 @@ func (r *Rank) mountInputs() error {
 // dst (a file of a folder upload, a folder of a job's output), else as
 // inputValue. The server made Prefix from a parsed URI (no "..").
 func shoalValue(in *job.JobInput, src *node.DataSource, dst string) string {
-	if p := strings.Trim(src.Prefix, "/"); p != "" && filepath.IsLocal(filepath.FromSlash(p)) {
+	// A place uploaded through the Blob endpoint (Container set) comes
+	// as its own archive: its Prefix is where it is, not a path in it.
+	if p := strings.Trim(src.Prefix, "/"); p != "" && src.Container == "" && filepath.IsLocal(filepath.FromSlash(p)) {
 		return filepath.Join(dst, filepath.FromSlash(p))
 	}
 	return inputValue(in, dst)

@@ -8,17 +8,14 @@
 package codes
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"io"
-	"path"
 	"strings"
-	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/blobs"
 	"github.com/shoal-ml/shoal/domain/core"
+	sblobs "github.com/shoal-ml/shoal/service/blobs"
 	"github.com/shoal-ml/shoal/service/versioned"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -79,10 +76,6 @@ type Resolver struct {
 // the limit of an artifact the CLI uploads.
 const MaxCodeBytes = 2 << 30
 
-// epoch is every packed entry's time, so that the same files pack to the
-// same artifact.
-var epoch = time.Unix(0, 0).UTC()
-
 // CodeArtifact returns the artifact of codeID's files in workspace:
 // codeID is a code version's ARM id (…/workspaces/<ws>/codes/<name>/versions/<v>)
 // or azureml:<name>:<version>. A code of another workspace, or none, is
@@ -103,7 +96,7 @@ func (r *Resolver) CodeArtifact(ctx context.Context, workspace, codeID string) (
 	if err != nil {
 		return "", err
 	}
-	list, err := r.all(ctx, c.Workspace, container, folder+"/")
+	list, err := sblobs.ListAll(ctx, r.Store, c.Workspace, container, folder+"/")
 	if err != nil {
 		return "", err
 	}
@@ -111,76 +104,10 @@ func (r *Resolver) CodeArtifact(ctx context.Context, workspace, codeID string) (
 		return "", core.Errorf(core.ENOTFOUND, "code %s:%s: %s holds no file", name, version, c.Path)
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(r.pack(c.Workspace, folder+"/", list, pw)) }()
+	go func() { pw.CloseWithError(sblobs.Pack(r.Files, c.Workspace, folder+"/", list, pw)) }()
 	id, err := r.Put(ctx, c.Workspace, pr, MaxCodeBytes)
 	pr.CloseWithError(io.ErrClosedPipe)
 	return id, err
-}
-
-// all lists every blob under prefix.
-func (r *Resolver) all(ctx context.Context, ws, container, prefix string) ([]*blobs.Blob, error) {
-	var out []*blobs.Blob
-	marker := ""
-	for {
-		var page []*blobs.Blob
-		if err := r.Store.View(ctx, func(tx store.Tx) (err error) {
-			page, err = tx.ListBlobs(ws, container, prefix, marker, 1000)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if len(page) < 1000 {
-			return out, nil
-		}
-		marker = page[len(page)-1].Name
-	}
-}
-
-// pack writes the blobs as a gzip'd tar, paths relative to prefix, in
-// name order, with zeroed times and owners (the CLI's archive format).
-func (r *Resolver) pack(ws, prefix string, list []*blobs.Blob, w io.Writer) error {
-	gz := gzip.NewWriter(w)
-	tw := tar.NewWriter(gz)
-	dirs := map[string]bool{}
-	for _, b := range list {
-		rel := strings.TrimPrefix(b.Name, prefix)
-		if blobs.CheckName(rel) != nil {
-			continue // never a path out of the folder
-		}
-		for d := path.Dir(rel); d != "." && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-		}
-	}
-	// Folders first, parents before children, so that an unpacker that
-	// refuses implicit folders finds each.
-	for _, d := range core.SortedKeys(dirs) {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
-			return err
-		}
-	}
-	for _, b := range list {
-		rel := strings.TrimPrefix(b.Name, prefix)
-		if blobs.CheckName(rel) != nil {
-			continue
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Mode: 0o644, Size: b.Size, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
-			return err
-		}
-		rc, err := r.Files.OpenArtifact(ws, b.Artifact)
-		if err != nil {
-			return err
-		}
-		_, err = io.CopyN(tw, rc, b.Size)
-		rc.Close()
-		if err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return gz.Close()
 }
 
 // parseCodeID reads a code reference: an ARM id of workspace's code

@@ -147,7 +147,11 @@ func placeSource(tx store.Tx, key *sealing.Key, workspace string, u asset.DataUR
 		return nil, err
 	}
 	if owned && asset.IsBuiltinDatastore(d.Name) {
-		return ShoalSource(d.Name, u)
+		src, err := ShoalSource(d.Name, u)
+		if core.ErrorCode(err) == core.ENOTFOUND && strings.EqualFold(d.Name, asset.WorkspaceBlobStore) {
+			return uploadedSource(tx, workspace, u, err)
+		}
+		return src, err
 	}
 	src := &node.DataSource{URI: u.Raw, Prefix: u.Path}
 	if !owned {
@@ -233,7 +237,7 @@ func ShoalSource(store string, u asset.DataURI) (*node.DataSource, error) {
 		src.Prefix = strings.Join(segs[2:], "/")
 		return src, nil
 	}
-	return nil, core.Errorf(core.ENOTFOUND, "%s holds nothing: on %s Shoal keeps uploads (LocalUpload/<digest>/) and jobs' outputs (azureml/<job>/<output>/, ExperimentRun/dcid.<job>/)", core.Short(u.Raw), store)
+	return nil, core.Errorf(core.ENOTFOUND, "%s holds nothing: on %s Shoal keeps uploads (LocalUpload/<digest>/, and on workspaceblobstore what Azure's clients wrote through the Blob endpoint) and jobs' outputs (azureml/<job>/<output>/, ExperimentRun/dcid.<job>/)", core.Short(u.Raw), store)
 }
 
 // checkKeptOutput refuses a kept output of a job the workspace does not
