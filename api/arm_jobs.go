@@ -16,5 +16,8 @@ func armJobRoutes(h arm.Handlers) []Route {
 		{Pattern: "PUT " + base + "/{name}", Action: identity.ActJobsWrite, handler: c(h.PutJob)},
 		{Pattern: "DELETE " + base + "/{name}", Action: identity.ActJobsWrite, handler: c(h.DeleteJob)},
 		{Pattern: "POST " + base + "/{name}/cancel", Action: identity.ActJobsCancel, handler: c(h.CancelJob)},
+		// Where the cancel's Location points: the SDK's poller waits
+		// there until the job has ended.
+		{Pattern: "GET " + base + "/{name}/operations/cancel", Action: identity.ActJobsRead, handler: c(h.CancelOperation)},
 	}
 }

@@ -148,9 +148,18 @@ func TestARMJobs(t *testing.T) {
 
 	// Cancel (202), then the job is on its way to Canceled; never deleted.
 	call(e.admin, "POST", "/jobs/job-one/cancel", "", http.StatusAccepted)
-	if st := props(call(e.admin, "GET", "/jobs/job-one", "", 200))["status"]; st != "Canceled" && st != "CancelRequested" {
+	st := props(call(e.admin, "GET", "/jobs/job-one", "", 200))["status"]
+	if st != "Canceled" && st != "CancelRequested" {
 		t.Errorf("after cancel: %v", st)
 	}
+	// The cancel's Location: 202 while the job has not ended, 200 once it
+	// has (what begin_cancel(...).wait() polls).
+	want := http.StatusAccepted
+	if st == "Canceled" {
+		want = http.StatusOK
+	}
+	call(e.admin, "GET", "/jobs/job-one/operations/cancel", "", want)
+	call(e.admin, "GET", "/jobs/no-such-job/operations/cancel", "", 404)
 	if out := call(e.admin, "DELETE", "/jobs/job-one", "", 400); !strings.Contains(mustJSON(out), "not deleted") {
 		t.Errorf("DELETE: %v", out)
 	}

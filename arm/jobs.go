@@ -118,7 +118,30 @@ func (h Handlers) CancelJob(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
+	// A long-running operation as Azure's: Location names where its end
+	// is told (CancelOperation), which begin_cancel(...).wait() polls.
+	loc := operationURL(h.Svc.PublicURL(), r, strings.TrimSuffix(r.URL.Path, "/cancel"), "cancel")
+	w.Header().Set("Location", loc)
+	w.Header().Set("Retry-After", "1")
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// CancelOperation is GET …/jobs/{name}/operations/cancel, the cancel's
+// Location: 202 (poll again) while the job has not ended, 200 once it
+// has (Canceled, or whatever ended it first).
+func (h Handlers) CancelOperation(w http.ResponseWriter, r *http.Request) {
+	j, err := h.Svc.FindJob(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	if !job.JobTerminal(j.Status) {
+		w.Header().Set("Location", operationURL(h.Svc.PublicURL(), r, strings.TrimSuffix(r.URL.Path, "/operations/cancel"), "cancel"))
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 // DeleteJob is DELETE …/jobs/{name}: refused once the job is found.

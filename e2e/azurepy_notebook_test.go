@@ -106,7 +106,7 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 		if len(pair) != 2 {
 			continue
 		}
-		if name, display := jsonStr(pair[0]), jsonStr(pair[1]); strings.Contains(name+display, "use") {
+		if name, display := jsonStr(pair[0]), jsonStr(pair[1]); display == "second" || strings.HasSuffix(name, "-second") {
 			use = name
 		}
 	}

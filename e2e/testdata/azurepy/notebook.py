@@ -56,7 +56,7 @@ use = command(command="cat ${{inputs.folder}}/passed.txt && head -1 ${{inputs.ir
 @dsl.pipeline(compute=cluster, description="two steps from a notebook")
 def two_steps():
     first = prep()
-    use(folder=first.outputs.folder, iris=Input(type="uri_file", path="azureml:nb-iris:1"))
+    second = use(folder=first.outputs.folder, iris=Input(type="uri_file", path="azureml:nb-iris:1"))  # noqa: F841
 
 
 pipe = ml_client.jobs.create_or_update(two_steps(), experiment_name="notebook")
