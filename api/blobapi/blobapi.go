@@ -138,7 +138,7 @@ func target(r *http.Request) (container, blob string) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-ms-version", apiVersion)
 	w.Header().Set("x-ms-request-id", requestID(r))
-	w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	w.Header().Set("Date", h.Svc.Now().UTC().Format(http.TimeFormat))
 	if err := h.serve(w, r); err != nil {
 		h.writeError(w, r, err)
 	}
@@ -453,7 +453,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(be.Status)
-	out, _ := xml.Marshal(errorBody{Code: be.Code, Message: be.Message + "\nRequestId:" + requestID(r) + "\nTime:" + time.Now().UTC().Format(time.RFC3339)})
+	out, _ := xml.Marshal(errorBody{Code: be.Code, Message: be.Message + "\nRequestId:" + requestID(r) + "\nTime:" + h.Svc.Now().UTC().Format(time.RFC3339)})
 	_, _ = w.Write(append([]byte(xml.Header), out...))
 }
 

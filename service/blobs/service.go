@@ -94,6 +94,10 @@ func New(cfg Config) *Service {
 	return &Service{store: cfg.Store, files: cfg.Files, put: cfg.Put, key: cfg.Key, now: now, outputs: cfg.Outputs}
 }
 
+// Now is the service's clock (Config.Now): the time expiries are
+// signed from and checked against, and the endpoint's answers say.
+func (s *Service) Now() time.Time { return s.now() }
+
 // Writable reports whether container is one Shoal keeps uploads in (the
 // workspace's default datastore); workspaceartifactstore is read only.
 func Writable(container string) bool { return strings.EqualFold(container, asset.WorkspaceBlobStore) }
