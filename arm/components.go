@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -119,7 +120,7 @@ func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 	// azure-ai-ml reads a component's code back as the code version it
 	// sent (which it resolves), never Shoal's artifact ID.
 	if d.CodeAsset != "" {
-		d.Code, d.CodeAsset = "azureml:"+assetID(scope.WorkspaceID(c.Workspace), "codes", "azureml:"+d.CodeAsset), ""
+		d.Code, d.CodeAsset = "azureml:"+armjob.AssetID(scope.WorkspaceID(c.Workspace), "codes", "azureml:"+d.CodeAsset), ""
 	}
 	doc, err := json.Marshal(&d)
 	if err != nil || len(doc) < 2 {

@@ -2,11 +2,11 @@ package arm
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -15,15 +15,8 @@ import (
 const ResourceType = "Microsoft.MachineLearningServices/workspaces/computes"
 
 // Scope is the subscription and resource group a request named: echoed
-// in ids, never required to exist.
-type Scope struct {
-	Subscription, ResourceGroup string
-}
-
-// WorkspaceID is the ARM id of a workspace in scope.
-func (s Scope) WorkspaceID(ws string) string {
-	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s", s.Subscription, s.ResourceGroup, ws)
-}
+// in ids, never required to exist (armcore's, shared with armjob).
+type Scope = armcore.Scope
 
 // Resource is ComputeResource.
 type Resource struct {

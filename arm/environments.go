@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -71,11 +71,8 @@ type EnvironmentContainerProperties struct {
 	DataType string `json:"dataType,omitempty"`
 }
 
-// SystemData is Azure's creation metadata of a resource.
-type SystemData struct {
-	CreatedAt time.Time `json:"createdAt"`
-	CreatedBy string    `json:"createdBy,omitempty"`
-}
+// SystemData is Azure's creation metadata of a resource (armcore's).
+type SystemData = armcore.SystemData
 
 // environmentFields are the names Shoal's environment rules give their
 // fields and the names the same fields have in an EnvironmentVersion, so

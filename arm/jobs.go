@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 )
@@ -22,7 +23,7 @@ func (h Handlers) PutJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws, name := r.PathValue("ws"), r.PathValue("name")
-	doc, err := JobDocument(r.Context(), ws, name, body, h.Codes)
+	doc, err := armjob.JobDocument(r.Context(), ws, name, body, h.Codes)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -36,7 +37,7 @@ func (h Handlers) PutJob(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
+	writeJSON(w, status, armjob.ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
 }
 
 // GetJob is GET …/jobs/{name}.
@@ -46,7 +47,7 @@ func (h Handlers) GetJob(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
+	writeJSON(w, http.StatusOK, armjob.ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
 }
 
 // jobTypes are Azure's jobType filter values Shoal answers.
@@ -103,9 +104,9 @@ func (h Handlers) ListJobs(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	out := make([]*JobResource, 0, hi-lo)
+	out := make([]*armjob.JobResource, 0, hi-lo)
 	for _, j := range list[lo:hi] {
-		out = append(out, ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
+		out = append(out, armjob.ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
 	}
 	writeList(w, out, next)
 }
@@ -192,3 +193,7 @@ func restJobError(err error) error {
 	}
 	return err
 }
+
+// CodeResolver turns a job's codeId into the artifact of its code
+// (armjob's; Handlers.Codes).
+type CodeResolver = armjob.CodeResolver

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -24,7 +24,7 @@ func FuzzJobDocument(f *testing.F) {
 	f.Add([]byte(`{"properties":{"jobType":"Sweep","searchSpace":{"a":["choice",[]]}}}`))
 	f.Add([]byte(`{"properties":{"jobType":"Pipeline","jobs":{"a":{"inputs":{"x":{"job_input_type":"uri_file","uri":"/subscriptions/s/x"}}}}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		doc, err := arm.JobDocument(context.Background(), "default", "j", body, nil)
+		doc, err := armjob.JobDocument(context.Background(), "default", "j", body, nil)
 		if err != nil {
 			if c := core.ErrorCode(err); (c != core.EINVALID && c != core.ENOTIMPLEMENTED) || (c == core.EINVALID && core.ErrorField(err) == "") {
 				t.Fatalf("%s: %v (code %s, field %q)", body, err, c, core.ErrorField(err))

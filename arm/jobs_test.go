@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
@@ -30,7 +31,7 @@ func golden(t *testing.T, name string) []byte {
 
 func translate(t *testing.T, body []byte, codes arm.CodeResolver) []byte {
 	t.Helper()
-	doc, err := arm.JobDocument(context.Background(), "default", "j1", body, codes)
+	doc, err := armjob.JobDocument(context.Background(), "default", "j1", body, codes)
 	if err != nil {
 		t.Fatalf("JobDocument: %v", err)
 	}
@@ -153,15 +154,15 @@ func TestJobDocumentCode(t *testing.T) {
 	}
 	// Read back, the job names the code version it was sent with (the
 	// SDK resolves that id), never the artifact Shoal packed.
-	b, _ := json.Marshal(arm.ToJobResource(arm.Scope{Subscription: "s", ResourceGroup: "rg"}, "https://shoal.example", decodeJob(t, doc)))
+	b, _ := json.Marshal(armjob.ToJobResource(arm.Scope{Subscription: "s", ResourceGroup: "rg"}, "https://shoal.example", decodeJob(t, doc)))
 	if want := `"codeId":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/codes/src/versions/1"`; !strings.Contains(string(b), want) {
 		t.Errorf("read back: %s\nwant %s", b, want)
 	}
-	_, err = arm.JobDocument(context.Background(), "default", "j", body(ws+"/codes/src/versions/9"), fakeCodes{})
+	_, err = armjob.JobDocument(context.Background(), "default", "j", body(ws+"/codes/src/versions/9"), fakeCodes{})
 	if core.ErrorCode(err) != core.ENOTFOUND || core.ErrorField(err) != "properties.codeId" {
 		t.Errorf("unknown code: %v (field %q)", err, core.ErrorField(err))
 	}
-	_, err = arm.JobDocument(context.Background(), "default", "j", body(ws+"/codes/src/versions/1"), nil)
+	_, err = armjob.JobDocument(context.Background(), "default", "j", body(ws+"/codes/src/versions/1"), nil)
 	if core.ErrorCode(err) != core.ENOTIMPLEMENTED || !strings.Contains(err.Error(), "properties.codeId") {
 		t.Errorf("no resolver: %v", err)
 	}
@@ -192,13 +193,13 @@ func TestJobDocumentRefusals(t *testing.T) {
 		`{"properties":[]}`: "body",
 		`{}`:                "properties",
 	} {
-		_, err := arm.JobDocument(context.Background(), "default", "j", []byte(body), nil)
+		_, err := armjob.JobDocument(context.Background(), "default", "j", []byte(body), nil)
 		if core.ErrorCode(err) != core.EINVALID || core.ErrorField(err) != want {
 			t.Errorf("%s: %v (field %q), want EINVALID on %s", body, err, core.ErrorField(err), want)
 		}
 	}
 	for typ, says := range map[string]string{"AutoML": "sweep job", "Spark": "command job", "FineTuning": "command job"} {
-		_, err := arm.JobDocument(context.Background(), "default", "j", []byte(`{"properties":{"jobType":"`+typ+`"}}`), nil)
+		_, err := armjob.JobDocument(context.Background(), "default", "j", []byte(`{"properties":{"jobType":"`+typ+`"}}`), nil)
 		if core.ErrorField(err) != "properties.jobType" || !strings.Contains(err.Error(), "not run by Shoal") || !strings.Contains(err.Error(), says) {
 			t.Errorf("%s: %v", typ, err)
 		}
@@ -213,7 +214,7 @@ func TestJobResourceRoundTrip(t *testing.T) {
 	for _, name := range []string{"command.json", "sweep.json", "pipeline.json"} {
 		doc := translate(t, golden(t, name), nil)
 		j := decodeJob(t, doc)
-		res := arm.ToJobResource(scope, "https://shoal.example", j)
+		res := armjob.ToJobResource(scope, "https://shoal.example", j)
 		b, _ := json.Marshal(res)
 		var back map[string]any
 		json.Unmarshal(b, &back)
@@ -225,7 +226,7 @@ func TestJobResourceRoundTrip(t *testing.T) {
 		if p["status"] != "Running" || back["id"] != "/subscriptions/s/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default/jobs/j1" {
 			t.Errorf("%s: %v", name, back)
 		}
-		again, err := arm.JobDocument(context.Background(), "default", "j1", b, nil)
+		again, err := armjob.JobDocument(context.Background(), "default", "j1", b, nil)
 		if err != nil {
 			t.Fatalf("%s: PUT back: %v\n%s", name, err, b)
 		}

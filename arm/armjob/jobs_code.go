@@ -1,4 +1,4 @@
-package arm
+package armjob
 
 import "context"
 

@@ -1,4 +1,4 @@
-package arm
+package armjob
 
 import (
 	"encoding/json"
@@ -158,7 +158,7 @@ func searchSpaceDoc(p obj) (map[string]any, error) {
 		}
 		keys, ok := searchArgs[typ]
 		if !ok {
-			return nil, core.FieldErrorf(field+"[0]", "%q is not a distribution Shoal samples (choice, randint, uniform, loguniform, normal, lognormal and their q variants)", short(typ))
+			return nil, core.FieldErrorf(field+"[0]", "%q is not a distribution Shoal samples (choice, randint, uniform, loguniform, normal, lognormal and their q variants)", core.Short(typ))
 		}
 		if len(args) != len(keys) {
 			return nil, core.FieldErrorf(field+"[1]", "%s takes %d arguments (%s), got %d", typ, len(keys), strings.Join(keys, ", "), len(args))
@@ -249,7 +249,7 @@ func (t jobTranslator) step(o obj) (doc, error) {
 		return nil, err
 	}
 	if typ != "" && !strings.EqualFold(typ, "command") {
-		return nil, core.FieldErrorf(o.field("type"), "%q: Shoal runs command steps only; a %s step is not run here (make it a command step)", short(typ), typ)
+		return nil, core.FieldErrorf(o.field("type"), "%q: Shoal runs command steps only; a %s step is not run here (make it a command step)", core.Short(typ), typ)
 	}
 	d := doc{"type": "command"}
 	for _, k := range [][2]string{{"displayName", "display_name"}, {"description", "description"}} {
@@ -274,7 +274,7 @@ func (t jobTranslator) step(o obj) (doc, error) {
 	if c, err := o.str("componentId"); err != nil {
 		return nil, err
 	} else if strings.HasPrefix(c, InlineComponentPrefix) {
-		return nil, core.FieldErrorf(o.field("componentId"), "%q is how Shoal shows an inline step of a pipeline submitted with its YAML: it names no component; submit that pipeline with its YAML (shoal job create -f), or name a registered component", short(c))
+		return nil, core.FieldErrorf(o.field("componentId"), "%q is how Shoal shows an inline step of a pipeline submitted with its YAML: it names no component; submit that pipeline with its YAML (shoal job create -f), or name a registered component", core.Short(c))
 	} else if c != "" {
 		if d["component"], err = assetRef(o.field("componentId"), t.ws, "components", c); err != nil {
 			return nil, err

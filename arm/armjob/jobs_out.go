@@ -1,7 +1,8 @@
-package arm
+package armjob
 
 import (
 	"fmt"
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"net/url"
 	"strings"
 
@@ -14,11 +15,11 @@ const JobResourceType = "Microsoft.MachineLearningServices/workspaces/jobs"
 // JobResource is Azure's JobBase resource as Shoal answers it: what
 // azure-ai-ml's Job._from_rest_object reads.
 type JobResource struct {
-	ID         string         `json:"id"`
-	Name       string         `json:"name"`
-	Type       string         `json:"type"`
-	SystemData *SystemData    `json:"systemData,omitempty"`
-	Properties map[string]any `json:"properties"`
+	ID         string              `json:"id"`
+	Name       string              `json:"name"`
+	Type       string              `json:"type"`
+	SystemData *armcore.SystemData `json:"systemData,omitempty"`
+	Properties map[string]any      `json:"properties"`
 }
 
 // restModes are the YAML's input and output modes as Azure's REST
@@ -45,7 +46,7 @@ func jobStatus(s string) string {
 // with services that are never null: Studio (the job's page in Shoal's
 // studio, on publicURL) and Tracking (its MLflow tracking URI), as
 // azure-ai-ml's stream and show read them.
-func ToJobResource(scope Scope, publicURL string, j *job.Job) *JobResource {
+func ToJobResource(scope armcore.Scope, publicURL string, j *job.Job) *JobResource {
 	wsID := scope.WorkspaceID(j.Workspace)
 	p := map[string]any{
 		"displayName": orDefault(j.DisplayName, j.Name), "experimentName": orDefault(j.ExperimentName, "Default"),
@@ -66,7 +67,7 @@ func ToJobResource(scope Scope, publicURL string, j *job.Job) *JobResource {
 	}
 	return &JobResource{
 		ID: wsID + "/jobs/" + j.Name, Name: j.Name, Type: JobResourceType,
-		SystemData: &SystemData{CreatedAt: j.CreatedOn.UTC(), CreatedBy: j.CreatedBy},
+		SystemData: &armcore.SystemData{CreatedAt: j.CreatedOn.UTC(), CreatedBy: j.CreatedBy},
 		Properties: p,
 	}
 }
@@ -106,9 +107,9 @@ func computeID(wsID, c string) string {
 	return wsID + "/computes/" + c
 }
 
-// assetID is the ARM id of azureml:<name>:<version> in collection; other
+// AssetID is the ARM id of azureml:<name>:<version> in collection; other
 // references (@latest, registries, an artifact) are answered as written.
-func assetID(wsID, collection, ref string) string {
+func AssetID(wsID, collection, ref string) string {
 	rest, ok := strings.CutPrefix(ref, "azureml:")
 	if !ok || strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "//") {
 		return ref
@@ -129,9 +130,9 @@ func setNonEmpty(p map[string]any, k, v string) {
 // trialProps are the properties a command job and a sweep's trial share.
 func trialProps(wsID, command, code string, env any, vars map[string]string, res *job.JobResources, dist *job.Distribution, p map[string]any) {
 	p["command"] = command
-	setNonEmpty(p, "codeId", assetID(wsID, "codes", code))
+	setNonEmpty(p, "codeId", AssetID(wsID, "codes", code))
 	if s, ok := env.(string); ok {
-		p["environmentId"] = assetID(wsID, "environments", s)
+		p["environmentId"] = AssetID(wsID, "environments", s)
 	}
 	if vars == nil {
 		vars = map[string]string{}
@@ -162,7 +163,7 @@ func commandProps(wsID string, s *job.JobSpec, p map[string]any) {
 	p["inputs"] = inputsProps(s.Inputs)
 	p["outputs"] = outputsProps(s.Outputs)
 	if s.Limits != nil && s.Limits.Timeout > 0 {
-		p["limits"] = map[string]any{"jobLimitsType": "Command", "timeout": formatSeconds(s.Limits.Timeout)}
+		p["limits"] = map[string]any{"jobLimitsType": "Command", "timeout": armcore.FormatSeconds(s.Limits.Timeout)}
 	}
 }
 
@@ -243,10 +244,10 @@ func sweepProps(wsID string, s *job.SweepSpec, p map[string]any) {
 			}
 		}
 		if s.Limits.Timeout > 0 {
-			l["timeout"] = formatSeconds(s.Limits.Timeout)
+			l["timeout"] = armcore.FormatSeconds(s.Limits.Timeout)
 		}
 		if s.Limits.TrialTimeout > 0 {
-			l["trialTimeout"] = formatSeconds(s.Limits.TrialTimeout)
+			l["trialTimeout"] = armcore.FormatSeconds(s.Limits.TrialTimeout)
 		}
 	}
 	p["limits"] = l
@@ -342,7 +343,7 @@ func pipelineProps(wsID, name string, s *job.PipelineSpec, p map[string]any) {
 		setNonEmpty(d, "description", st.Description)
 		setNonEmpty(d, "computeId", computeID(wsID, st.Compute))
 		if st.ComponentRef != "" {
-			d["componentId"] = assetID(wsID, "components", st.ComponentRef)
+			d["componentId"] = AssetID(wsID, "components", st.ComponentRef)
 		} else {
 			d["componentId"] = InlineComponentPrefix + name + "/" + step
 		}

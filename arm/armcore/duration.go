@@ -1,4 +1,4 @@
-package arm
+package armcore
 
 import (
 	"fmt"
@@ -14,10 +14,10 @@ var isoDurationRE = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(
 // setting and far below where a time.Duration or an int of seconds wraps.
 const maxDuration = 1e9 * time.Second
 
-// parseDuration reads an ISO 8601 duration of days, hours, minutes and
+// ParseDuration reads an ISO 8601 duration of days, hours, minutes and
 // seconds ("PT120S", "PT2M", "P1DT2H"). A duration over maxDuration is
 // refused: multiplying it out would wrap (PT2251799813685249H became 1 h).
-func parseDuration(s string) (time.Duration, error) {
+func ParseDuration(s string) (time.Duration, error) {
 	m := isoDurationRE.FindStringSubmatch(s)
 	if m == nil || s == "P" || s == "PT" {
 		return 0, fmt.Errorf("%q is not an ISO 8601 duration such as PT120S or PT2M", s)
@@ -50,5 +50,5 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// formatSeconds writes seconds as Azure does ("PT120S").
-func formatSeconds(s int) string { return "PT" + strconv.Itoa(s) + "S" }
+// FormatSeconds writes seconds as Azure does ("PT120S").
+func FormatSeconds(s int) string { return "PT" + strconv.Itoa(s) + "S" }

@@ -1,8 +1,9 @@
-package arm
+package armjob
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"sort"
 	"strings"
 
@@ -15,7 +16,7 @@ type JobBase struct {
 	ID         string                     `json:"id,omitempty"`
 	Name       string                     `json:"name,omitempty"`
 	Type       string                     `json:"type,omitempty"`
-	SystemData *SystemData                `json:"systemData,omitempty"`
+	SystemData *armcore.SystemData        `json:"systemData,omitempty"`
 	Properties map[string]json.RawMessage `json:"properties"`
 }
 
@@ -194,7 +195,7 @@ func JobDocument(ctx context.Context, ws, name string, body []byte, codes CodeRe
 		if why, ok := unsupportedJobTypes[strings.ToLower(typ)]; ok {
 			return nil, core.FieldErrorf("properties.jobType", "%q: %s", typ, why)
 		}
-		return nil, core.FieldErrorf("properties.jobType", "%q is not a job type: Shoal runs Command, Pipeline and Sweep jobs", short(typ))
+		return nil, core.FieldErrorf("properties.jobType", "%q is not a job type: Shoal runs Command, Pipeline and Sweep jobs", core.Short(typ))
 	}
 	if err != nil {
 		return nil, err
@@ -271,7 +272,7 @@ func identityDoc(p obj) (map[string]any, error) {
 			}
 		}
 	default:
-		return nil, core.FieldErrorf(o.field("identityType"), "%q is not AMLToken, UserIdentity or Managed", short(typ))
+		return nil, core.FieldErrorf(o.field("identityType"), "%q is not AMLToken, UserIdentity or Managed", core.Short(typ))
 	}
 	return out, nil
 }
@@ -351,7 +352,7 @@ func distributionDoc(p obj) (map[string]any, error) {
 	case "pytorch", "mpi", "tensorflow":
 		out["type"] = strings.ToLower(typ)
 	default:
-		return nil, core.FieldErrorf(o.field("distributionType"), "%q is not PyTorch, TensorFlow or Mpi", short(typ))
+		return nil, core.FieldErrorf(o.field("distributionType"), "%q is not PyTorch, TensorFlow or Mpi", core.Short(typ))
 	}
 	for _, k := range []struct{ rest, snake string }{
 		{"processCountPerInstance", "process_count_per_instance"}, {"workerCount", "worker_count"}, {"parameterServerCount", "parameter_server_count"},
@@ -404,7 +405,7 @@ func modeDoc(field, m string) (string, error) {
 			return y, nil
 		}
 	}
-	return "", core.FieldErrorf(field, "%q is not ReadOnlyMount, ReadWriteMount, Download, Direct, EvalMount, EvalDownload or Upload", short(m))
+	return "", core.FieldErrorf(field, "%q is not ReadOnlyMount, ReadWriteMount, Download, Direct, EvalMount, EvalDownload or Upload", core.Short(m))
 }
 
 // inputsDoc turns inputs {name: {jobInputType: literal, value} |

@@ -1,4 +1,4 @@
-package arm
+package armjob
 
 import (
 	"strings"
@@ -68,12 +68,12 @@ func computeRef(field, ws, id string) (string, error) {
 			return "", err
 		}
 		if ref.version != "" {
-			return "", core.FieldErrorf(field, "%q is not the id of a compute", short(id))
+			return "", core.FieldErrorf(field, "%q is not the id of a compute", core.Short(id))
 		}
 		return ref.name, nil
 	}
 	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(id)), "/subscriptions/") {
-		return "", core.FieldErrorf(field, "%q is not the ARM id of a compute (…/workspaces/<ws>/computes/<name>)", short(id))
+		return "", core.FieldErrorf(field, "%q is not the ARM id of a compute (…/workspaces/<ws>/computes/<name>)", core.Short(id))
 	}
 	return strings.TrimPrefix(strings.TrimSpace(id), "azureml:"), nil
 }
@@ -94,7 +94,7 @@ func assetRef(field, ws, collection, id string) (string, error) {
 		return "azureml:" + ref.name + ":" + ref.version, nil
 	}
 	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(id)), "/subscriptions/") {
-		return "", core.FieldErrorf(field, "%q is not the ARM id of one of the workspace's %s", short(id), collection)
+		return "", core.FieldErrorf(field, "%q is not the ARM id of one of the workspace's %s", core.Short(id), collection)
 	}
 	return strings.TrimSpace(id), nil
 }

@@ -1,0 +1,27 @@
+// Package armcore holds what every part of Azure's Resource Manager
+// facade shares and the parts do not own: the scope a request names and
+// a resource's creation metadata. Package arm serves the routes; package
+// arm/armjob translates jobs; both use these.
+package armcore
+
+import (
+	"fmt"
+	"time"
+)
+
+// Scope is the subscription and resource group a request named: echoed
+// in ids, never required to exist.
+type Scope struct {
+	Subscription, ResourceGroup string
+}
+
+// WorkspaceID is the ARM id of a workspace in scope.
+func (s Scope) WorkspaceID(ws string) string {
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.MachineLearningServices/workspaces/%s", s.Subscription, s.ResourceGroup, ws)
+}
+
+// SystemData is Azure's creation metadata of a resource.
+type SystemData struct {
+	CreatedAt time.Time `json:"createdAt"`
+	CreatedBy string    `json:"createdBy,omitempty"`
+}
