@@ -139,6 +139,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-ms-version", apiVersion)
 	w.Header().Set("x-ms-request-id", requestID(r))
 	w.Header().Set("Date", h.Svc.Now().UTC().Format(http.TimeFormat))
+	// The endpoint answers on the studio's origin and keeps whatever
+	// type a client stored: no answer of it may run as a page of that
+	// origin (a stored text/html would read the studio's CSRF token with
+	// the viewer's cookie). A sandboxed document that loads nothing, never
+	// sniffed into another type; Azure's clients read bytes and ignore it.
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if err := h.serve(w, r); err != nil {
 		h.writeError(w, r, err)
 	}
