@@ -54,5 +54,32 @@ func Allow(ctx context.Context, authz Authorizer, p *identity.Principal, action,
 		}
 		return nil
 	}
+	if err := jobUserLimits(p, action, ws); err != nil {
+		return err
+	}
 	return authz.Authorize(ctx, p, ws, action)
+}
+
+// jobActsNot are what a job acting as its submitter (user_identity) may
+// not do even where its submitter may: grant roles, and get credentials
+// that outlive its attempt (a datastore's secrets, a workspace's SAS,
+// code uploads' SAS) or change workspaces.
+var jobActsNot = map[string]bool{
+	identity.ActRolesWrite: true, identity.ActDatastoresWrite: true, identity.ActCodesWrite: true,
+	identity.ActWorkspacesWrite: true, identity.ActTokensWrite: true,
+}
+
+// jobUserLimits bounds a job's user identity: its job's workspace only,
+// and none of jobActsNot.
+func jobUserLimits(p *identity.Principal, action, ws string) error {
+	if p == nil || p.AttemptID == "" || p.Kind != identity.PrincipalUser {
+		return nil
+	}
+	if jobActsNot[action] {
+		return core.Errorf(core.EFORBIDDEN, "%s is a job's identity: it may not %s (it would grant or take what outlives the job)", p.Name, action)
+	}
+	if p.Workspace != "" && ws != "" && !strings.EqualFold(ws, p.Workspace) {
+		return core.Errorf(core.EFORBIDDEN, "%s is a job's identity: it acts in workspace %s only", p.Name, p.Workspace)
+	}
+	return nil
 }

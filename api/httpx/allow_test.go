@@ -22,3 +22,22 @@ func TestJobActingAsItsUserMayNotActOnTheAccount(t *testing.T) {
 		t.Fatalf("bob's job on bob's account: %v, want EFORBIDDEN", err)
 	}
 }
+
+// A job acting as its submitter acts in its job's workspace only, and
+// grants no roles nor takes credentials that outlive the job (datastore
+// secrets, SAS of uploads), even where its submitter may: the authorizer
+// is never asked.
+func TestJobActingAsItsUserStaysInItsWorkspace(t *testing.T) {
+	job := &identity.Principal{ID: "user:bob", Name: "bob (job j)", Kind: identity.PrincipalUser, AttemptID: "att-1", Workspace: "team"}
+	for _, c := range []struct{ action, ws string }{
+		{identity.ActJobsRead, "other"},
+		{identity.ActRolesWrite, "team"},
+		{identity.ActDatastoresWrite, "team"},
+		{identity.ActCodesWrite, "team"},
+		{identity.ActWorkspacesWrite, "team"},
+	} {
+		if err := Allow(context.Background(), nil, job, c.action, c.ws, ""); core.ErrorCode(err) != core.EFORBIDDEN {
+			t.Errorf("%s in %s: %v, want EFORBIDDEN", c.action, c.ws, err)
+		}
+	}
+}

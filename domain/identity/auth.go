@@ -48,6 +48,9 @@ type Principal struct {
 	OnBehalfOf string `json:"on_behalf_of,omitempty"`
 	// AttemptID binds a workload identity to the job attempt it runs in.
 	AttemptID string `json:"attempt_id,omitempty"`
+	// Workspace binds a job's user identity (a job acting as its
+	// submitter) to its job's workspace: it acts nowhere else.
+	Workspace string `json:"workspace,omitempty"`
 	// ExpiresOn is when the API token the request was made with expires,
 	// nil when it never does: a token may not mint one that outlives it.
 	ExpiresOn *time.Time `json:"expires_on,omitempty"`

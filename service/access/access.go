@@ -163,6 +163,9 @@ func (s *Service) ListTokens(ctx context.Context, user string) (out []*identity.
 // RevokeToken revokes a token at once: its owner or an administrator.
 func (s *Service) RevokeToken(ctx context.Context, id string) (*identity.APIToken, error) {
 	p := identity.PrincipalFrom(ctx)
+	if p != nil && p.AttemptID != "" {
+		return nil, core.Errorf(core.EFORBIDDEN, "%s is a job's identity: it may not revoke its user's API tokens", p.Name)
+	}
 	var tok *identity.APIToken
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		var err error

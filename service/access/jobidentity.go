@@ -118,5 +118,5 @@ func userIdentityPrincipal(j *job.Job, subject, clientID, attemptID string) (*id
 		!strings.EqualFold(clientID, UserIdentityClientID(p)) {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the token's user identity is not its job's")
 	}
-	return &identity.Principal{ID: p, Name: p + " (job " + j.Name + ")", Kind: identity.PrincipalUser, AttemptID: attemptID}, nil
+	return &identity.Principal{ID: p, Name: p + " (job " + j.Name + ")", Kind: identity.PrincipalUser, AttemptID: attemptID, Workspace: j.Workspace}, nil
 }
