@@ -57,6 +57,9 @@ func (s *Server) assetRoutes() []Route {
 		if err != nil {
 			return nil, err
 		}
+		if err := refuseServerLabels(raw, ""); err != nil {
+			return nil, err
+		}
 		return job.DecodeComponent(raw)
 	}}
 	routes := append(assetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, envs),

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -37,6 +38,10 @@ func (s *Server) handleUploadArtifact(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleSubmitJob(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := refuseServerLabels(body, "", "trial"); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -258,3 +263,31 @@ func (s *Server) handleJobMetrics(w http.ResponseWriter, r *http.Request) {
 // Tracking is the service of what jobs log through MLflow (the studio
 // reads it).
 func (s *Server) Tracking() *tracking.Service { return s.tracking }
+
+// refuseServerLabels refuses a request that sets code_asset (at the
+// document's top, or in one of the objects named by nested): the code
+// version a job's or component's code was packed from is the server's
+// to say, when Azure's routes pack a codeId; a user setting it would make
+// a job read back as code it did not run.
+func refuseServerLabels(body []byte, nested ...string) error {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return nil // the decoder says what is wrong with it
+	}
+	for _, k := range nested {
+		obj := doc
+		if k != "" {
+			if json.Unmarshal(doc[k], &obj) != nil {
+				continue
+			}
+		}
+		if _, ok := obj["code_asset"]; ok {
+			field := "code_asset"
+			if k != "" {
+				field = k + ".code_asset"
+			}
+			return core.FieldErrorf(field, "is set by the server (the code version Azure's routes packed a codeId from); give code instead")
+		}
+	}
+	return nil
+}
