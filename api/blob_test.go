@@ -395,6 +395,19 @@ func TestCodeAssetsUploadAndResolve(t *testing.T) {
 	body := `{"properties":{"codeUri":"` + pr.Ref.BlobURI + `/src","isAnonymous":true,"properties":{"hash_sha256":"feed","hash_version":"202208"}}}`
 	mustSend(t, e, carl, "PUT", codes+"/train/versions/1"+armQ, body, http.StatusCreated)
 	mustSend(t, e, carl, "PUT", codes+"/train/versions/1"+armQ, body, http.StatusOK)
+	// A registered version never changes: another Contributor holding the
+	// workspace's SAS may not replace its files (azure-ai-ml reuses a
+	// version by its hash without uploading again, so carl's next job
+	// would run them), nor add one.
+	mallory := addUser(t, e, "mallory", identity.RoleContributor)
+	folder := strings.TrimPrefix(pr.Ref.BlobURI[strings.Index(pr.Ref.BlobURI, "/workspaceblobstore/")+len("/workspaceblobstore/"):], "/")
+	mc := containerClient(t, e, blobSAS(t, e, mallory, "default"))
+	for _, name := range []string{folder + "/src/train.py", folder + "/src/new.py"} {
+		_, err := mc.NewBlockBlobClient(name).UploadBuffer(ctx, []byte("print('mallory')\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), "BlobImmutableDueToPolicy") {
+			t.Errorf("writing %s of a registered code version: %v, want BlobImmutableDueToPolicy", name, err)
+		}
+	}
 	byHash := mustSend(t, e, carl, "GET", codes+"/train/versions"+armQ+"&hash=feed&hashVersion=202208", "", http.StatusOK)
 	none := mustSend(t, e, carl, "GET", codes+"/train/versions"+armQ+"&hash=beef", "", http.StatusOK)
 	if !strings.Contains(string(byHash.body), `"codeUri":"`+pr.Ref.BlobURI+`/src"`) || strings.Contains(string(none.body), "codeUri") {

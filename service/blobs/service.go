@@ -222,6 +222,9 @@ func (s *Service) commit(ctx context.Context, ws, container, name, id string, si
 		b.ContentType = "application/octet-stream"
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		if err := frozen(tx, ws, container, name); err != nil {
+			return err
+		}
 		if old, err := tx.GetBlob(ws, container, name); err == nil {
 			if ifNoneMatch == "*" {
 				return fail(http.StatusConflict, "BlobAlreadyExists", "the specified blob already exists")
