@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -172,7 +173,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort(a.cfg.Address)
+	port, err := freePort(a.cfg.Address, a.rand)
 	if err != nil {
 		return err
 	}
@@ -469,15 +470,55 @@ func (a *Agent) startRank(ctx context.Context, t *node.AgentTask) {
 	}()
 }
 
-// freePort picks a port for this node's distributed jobs (MASTER_PORT when
-// the node is rank 0).
-func freePort(addr string) (int, error) {
+// Ports of a node's distributed jobs: MASTER_PORT when the node is rank
+// 0, and a tensorflow job's task local of the node listens on the port +
+// local. The node's port starts a block of portBlock ports that were all
+// free when it was picked, aligned to the block and outside Linux's
+// default range of ephemeral ports (32768-60999), so that another
+// node's block on the host never overlaps it partly and an outgoing
+// connection is not handed one of them. Picked by kernel before this,
+// two agents started together got ports one apart, and a tensorflow
+// task of one listened on the other's port (Errno 98).
+const (
+	portBlock            = 16
+	portLow, portHigh    = 20000, 32768
+	portTries            = 64
+	portBlocksInTheRange = (portHigh - portLow) / portBlock
+)
+
+// freePort picks this node's port: the start of a free block (see
+// portBlock), chosen with rnd; the kernel's pick when no block is free.
+func freePort(addr string, rnd func() float64) (int, error) {
+	for try := 0; try < portTries; try++ {
+		p := portLow + int(rnd()*portBlocksInTheRange)*portBlock
+		if blockFree(addr, p, portBlock) {
+			return p, nil
+		}
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// blockFree reports whether ports p to p+n-1 of addr can all be bound.
+func blockFree(addr string, p, n int) bool {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(p+i)))
+		if err != nil {
+			return false
+		}
+		held = append(held, l)
+	}
+	return true
 }
 
 // containerHost is what the node's container engine needs of cfg.

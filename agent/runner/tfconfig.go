@@ -10,8 +10,9 @@ import (
 // job: the whole cluster (every worker's and every parameter server's
 // host:port) and this process's task. The tasks are the job's processes
 // in global rank order, workers first, then parameter servers; process
-// local of node n listens on that node's reserved port + local (a node
-// runs at most MaxProcessCountPerInstance of them). On one node every
+// local of node n listens on that node's reserved port + local (the
+// agent picks its port as the start of a block of 16 free ports: a node
+// of more tasks than that may meet a port in use). On one node every
 // task is on the loopback, which a job in a network namespace or a
 // container of its own has too (the node's address may not be there); a
 // task whose node is unknown is on the master address.
