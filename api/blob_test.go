@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -301,8 +302,8 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 	}
 	// The client stops sending once the answer comes: what it sent is
 	// what the sockets' buffers took, far short of the body.
-	if body.read >= body.limit {
-		t.Errorf("the client sent %d bytes before the refusal came", body.read)
+	if r := body.read.Load(); r >= body.limit {
+		t.Errorf("the client sent %d bytes before the refusal came", r)
 	}
 	absent("huge.bin")
 
@@ -339,16 +340,21 @@ func md5Of(s string) []byte {
 }
 
 // countingBody is an endless body that counts what was read of it and
-// stops at limit.
-type countingBody struct{ read, limit int }
+// stops at limit. The count is atomic: the transport's writer may still
+// be reading it when the refusal has come back.
+type countingBody struct {
+	read  atomic.Int64
+	limit int64
+}
 
 func (b *countingBody) Read(p []byte) (int, error) {
-	if b.read >= b.limit {
+	r := b.read.Load()
+	if r >= b.limit {
 		return 0, errors.New("read past the limit")
 	}
-	n := min(len(p), b.limit-b.read)
-	b.read += n
-	return n, nil
+	n := min(int64(len(p)), b.limit-r)
+	b.read.Add(n)
+	return int(n), nil
 }
 
 // TestCodeAssetsUploadAndResolve: a code version's files go up through
