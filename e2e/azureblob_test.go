@@ -1,17 +1,14 @@
 package e2e_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
@@ -37,32 +34,7 @@ func TestAzureBlobPython(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"+ip+" shoal.blob.core.windows.net\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	standin, _ := filepath.Abs("../compat/azurepy/standin")
-	cmd := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$SHOAL_HOSTS" /etc/hosts && exec /usr/bin/python3 testdata/azurepy/blobs.py`)
-	cmd.Env = append(os.Environ(), "SHOAL_HOSTS="+hosts, "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
-		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
-		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
-		"PYTHONPATH="+standin, "BLOB_ACCOUNT_URL="+s.url+"/shoal")
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-	}
-	if err != nil {
-		t.Fatalf("blobs.py failed: %v\n%s", err, out)
-	}
-	steps := map[string]map[string]any{}
-	for _, line := range strings.Split(string(out), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
-			steps[jsonStr(m["step"])] = m
-		}
-	}
+	out, steps := runAzurePy(t, s, pyRun{script: "blobs.py", sp: sp, hosts: hosts, env: []string{"BLOB_ACCOUNT_URL=" + s.url + "/shoal"}})
 	want := map[string]map[string]any{
 		"datastore":         {"account": "shoal", "container": "workspaceblobstore", "has_sas": true},
 		"storage_blob":      {"same": true, "empty": true, "part": true, "sha": true, "size": float64(11), "who": "python"},

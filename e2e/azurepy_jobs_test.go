@@ -1,11 +1,7 @@
 package e2e_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,34 +47,7 @@ jobs:
       data: ${{parent.jobs.make.outputs.data}}
 `))
 
-	standin, _ := filepath.Abs("../compat/azurepy/standin")
-	cmd := exec.Command("/usr/bin/python3", "testdata/azurepy/jobs.py")
-	cmd.Dir = t.TempDir() // the SDK writes nothing of its own next to the tests
-	cmd.Args[1], _ = filepath.Abs("testdata/azurepy/jobs.py")
-	cmd.Env = append(os.Environ(), "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
-		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
-		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
-		"PYTHONPATH="+standin, "CLUSTER="+cluster, "PIPELINE="+pipe)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-	}
-	if err != nil {
-		t.Fatalf("the SDK's jobs failed: %v\n%s", err, out)
-	}
-	steps := map[string]map[string]any{}
-	for _, line := range strings.Split(string(out), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
-			steps[jsonStr(m["step"])] = m
-		}
-	}
+	out, steps := runAzurePy(t, s, pyRun{script: "jobs.py", sp: sp, env: []string{"CLUSTER=" + cluster, "PIPELINE=" + pipe}})
 	queued := func(step string) {
 		t.Helper()
 		if st := jsonStr(steps[step]["status"]); st != "Queued" && st != "NotStarted" {

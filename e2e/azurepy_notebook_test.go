@@ -1,9 +1,7 @@
 package e2e_test
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,32 +40,8 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"+ip+" shoal.blob.core.windows.net\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	standin, _ := filepath.Abs("../compat/azurepy/standin")
-	cmd := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$SHOAL_HOSTS" /etc/hosts && exec /usr/bin/python3 testdata/azurepy/notebook.py`)
-	cmd.Env = append(os.Environ(), "SHOAL_HOSTS="+hosts, "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
-		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
-		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
-		"PYTHONPATH="+standin, "CLUSTER=nb-cluster", "IMAGE="+image)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(12 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-	}
-	if err != nil {
-		t.Fatalf("notebook.py failed: %v\n%s", err, out)
-	}
-	steps := map[string]map[string]any{}
-	for _, line := range strings.Split(string(out), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
-			steps[jsonStr(m["step"])] = m
-		}
-	}
+	text, steps := runAzurePy(t, s, pyRun{script: "notebook.py", sp: sp, hosts: hosts, timeout: 12 * time.Minute,
+		env: []string{"CLUSTER=nb-cluster", "IMAGE=" + image}})
 	want := map[string]map[string]any{
 		"submitted":  {"studio": true},
 		"completed":  {"status": "Completed"},
@@ -87,7 +61,6 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 	}
 	// jobs.stream printed the job's own output, and the pipeline's second
 	// step read the folder the first passed and the registered asset.
-	text := string(out)
 	for _, w := range []string{"hello from the notebook's code", "lr=0.1", "Execution Summary"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the streamed output lacks %q", w)
@@ -123,6 +96,6 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 		t.Errorf("the pipeline's second step %s:\n%s", use, log)
 	}
 	if t.Failed() {
-		t.Logf("notebook.py's output:\n%s", out)
+		t.Logf("notebook.py's output:\n%s", text)
 	}
 }

@@ -1,0 +1,69 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pyRun is a Python script of testdata/azurepy run with Azure's own SDK
+// against a server: signed in as service principal sp (what `shoal sp
+// create -o json` printed), with env added.
+type pyRun struct {
+	script string
+	sp     map[string]any
+	env    []string
+	// hosts, when set, is an /etc/hosts the script sees instead of the
+	// machine's (bind-mounted in a mount namespace of its own: the name
+	// azure-ai-ml builds for the Blob endpoint reaches a relay).
+	hosts   string
+	timeout time.Duration
+}
+
+// runAzurePy runs r against s, failing the test when the script fails,
+// and returns its output and its JSON lines by their "step".
+func runAzurePy(t *testing.T, s *server, r pyRun) (string, map[string]map[string]any) {
+	t.Helper()
+	standin, _ := filepath.Abs("../compat/azurepy/standin")
+	script, _ := filepath.Abs(filepath.Join("testdata/azurepy", r.script))
+	cmd := exec.Command("/usr/bin/python3", script)
+	if r.hosts != "" {
+		cmd = exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$SHOAL_HOSTS" /etc/hosts && exec /usr/bin/python3 "$SHOAL_SCRIPT"`)
+		cmd.Env = append(cmd.Env, "SHOAL_HOSTS="+r.hosts, "SHOAL_SCRIPT="+script)
+	}
+	cmd.Dir = t.TempDir() // the SDK writes nothing of its own next to the tests
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
+		"AZURE_AUTHORITY_HOST="+jsonStr(r.sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(r.sp["tenant_id"]),
+		"AZURE_CLIENT_ID="+jsonStr(r.sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(r.sp["client_secret"]),
+		"PYTHONPATH="+standin)
+	cmd.Env = append(cmd.Env, r.env...)
+	timeout := r.timeout
+	if timeout == 0 {
+		timeout = 3 * time.Minute
+	}
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		<-done
+	}
+	if err != nil {
+		t.Fatalf("%s failed: %v\n%s", r.script, err, out)
+	}
+	steps := map[string]map[string]any{}
+	for _, line := range strings.Split(string(out), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
+			steps[jsonStr(m["step"])] = m
+		}
+	}
+	return string(out), steps
+}
