@@ -15,8 +15,10 @@ import (
 // create -o json` printed), with env added.
 type pyRun struct {
 	script string
-	sp     map[string]any
-	env    []string
+	// args follow the script on its command line.
+	args []string
+	sp   map[string]any
+	env  []string
 	// hosts, when set, is an /etc/hosts the script sees instead of the
 	// machine's (bind-mounted in a mount namespace of its own: the name
 	// azure-ai-ml builds for the Blob endpoint reaches a relay).
@@ -30,9 +32,9 @@ func runAzurePy(t *testing.T, s *server, r pyRun) (string, map[string]map[string
 	t.Helper()
 	standin, _ := filepath.Abs("../compat/azurepy/standin")
 	script, _ := filepath.Abs(filepath.Join("testdata/azurepy", r.script))
-	cmd := exec.Command("/usr/bin/python3", script)
+	cmd := exec.Command("/usr/bin/python3", append([]string{script}, r.args...)...)
 	if r.hosts != "" {
-		cmd = exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$SHOAL_HOSTS" /etc/hosts && exec /usr/bin/python3 "$SHOAL_SCRIPT"`)
+		cmd = exec.Command("unshare", append([]string{"-m", "sh", "-c", `mount --bind "$SHOAL_HOSTS" /etc/hosts && exec /usr/bin/python3 "$SHOAL_SCRIPT" "$@"`, "sh"}, r.args...)...)
 		cmd.Env = append(cmd.Env, "SHOAL_HOSTS="+r.hosts, "SHOAL_SCRIPT="+script)
 	}
 	cmd.Dir = t.TempDir() // the SDK writes nothing of its own next to the tests

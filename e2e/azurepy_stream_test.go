@@ -3,10 +3,8 @@ package e2e_test
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,31 +45,8 @@ func TestAzurePythonSDKStreamsJobs(t *testing.T) {
 	failed := submitJob(t, s, writeJobFile(t, gated(`echo "about to fail"; exit 3`)))
 	viaARM := submitJob(t, s, writeJobFile(t, gated(`echo "streamed through jobs.stream"`)))
 
-	standin, _ := filepath.Abs("../compat/azurepy/standin")
-	cmd := exec.Command("/usr/bin/python3", "testdata/azurepy/stream.py", ok, failed, viaARM)
-	cmd.Env = append(os.Environ(), "AZUREML_DEV_URL_MFE="+s.url+"/", "REQUESTS_CA_BUNDLE="+filepath.Join(s.dataDir, "tls", "ca.pem"),
-		"AZURE_AUTHORITY_HOST="+jsonStr(sp["authority_host"]), "AZURE_TENANT_ID="+jsonStr(sp["tenant_id"]),
-		"AZURE_CLIENT_ID="+jsonStr(sp["client_id"]), "AZURE_CLIENT_SECRET="+jsonStr(sp["client_secret"]),
-		"PYTHONPATH="+standin, "GATE_DIR="+gates)
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(4 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-	}
-	if err != nil {
-		t.Fatalf("stream.py failed: %v\n%s", err, out)
-	}
-	steps := map[string]map[string]any{}
-	for _, line := range strings.Split(string(out), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["step"] != nil {
-			steps[jsonStr(m["step"])] = m
-		}
-	}
+	out, steps := runAzurePy(t, s, pyRun{script: "stream.py", args: []string{ok, failed, viaARM}, sp: sp,
+		env: []string{"GATE_DIR=" + gates}, timeout: 4 * time.Minute})
 	if got := jsonStr(steps["discovery"]["api"]); got != s.url {
 		t.Errorf("the discovery document's api: %q, want %q\n%s", got, s.url, out)
 	}
