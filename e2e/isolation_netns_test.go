@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // Issue 35's attack: alice's host-process instance serves her home on
@@ -21,9 +22,7 @@ import (
 // alice still reaches her application through the proxy.
 func TestJobCannotReachAnotherUsersLoopbackListener(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("work shares the host's network unless the agent runs as root")
-	}
+	testenv.Root(t, "work shares the host's network unless the agent runs as root")
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	users := withUsers(t, s, map[string]string{"alice": "Contributor", "mallory": "Contributor"})
 	alice, mallory := users["alice"], users["mallory"]
