@@ -19,6 +19,11 @@ import (
 	"github.com/shoal-ml/shoal/store"
 )
 
+// EventWarning is the kind of a job event that says what Shoal accepted
+// and ignored (a pipeline setting it does not know), so that nothing a
+// user wrote is dropped silently.
+const EventWarning = "warning"
+
 // SubmitPipeline records a pipeline job: a parent that runs nothing
 // itself, whose steps control/pipelines submits as command jobs as their
 // inputs become ready. Its components are resolved now (a later version
@@ -158,6 +163,11 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 		}
 		if err := AppendJobEvent(ctx, tx, j, "submitted", fmt.Sprintf("%s job submitted: its %s run as jobs of their own", j.Type, parentChildren(j))); err != nil {
 			return err
+		}
+		if w := pipelinejob.IgnoredSettingsWarning(j.Pipeline); w != "" {
+			if err := AppendJobEvent(ctx, tx, j, EventWarning, w); err != nil {
+				return err
+			}
 		}
 		out, created = j, true
 		return nil

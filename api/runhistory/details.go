@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 )
 
 // RunDetails is run history's RunDetails as azure-ai-ml reads it while
@@ -98,7 +99,7 @@ func (h *Handlers) Details(w http.ResponseWriter, r *http.Request) {
 	d := RunDetails{
 		RunID: j.Name, ParentRunID: j.ParentJobName, RootRunID: rootOf(j), Target: j.Compute, Status: j.Status,
 		CreatedTimeUTC: j.CreatedOn.UTC(), StartTimeUTC: utc(j.StartTime), EndTimeUTC: utc(j.EndTime),
-		Error: runError(j), Warnings: warnings(attempts), Tags: tagsOf(j), Properties: map[string]string{},
+		Error: runError(j), Warnings: warnings(j, attempts), Tags: tagsOf(j), Properties: map[string]string{},
 		LogFiles: h.logFiles(j, attempts), RunNumber: j.Seq,
 	}
 	writeJSON(w, http.StatusOK, d)
@@ -196,7 +197,7 @@ func (h *Handlers) run(r *http.Request, j *job.Job) (*Run, error) {
 	run := &Run{
 		RunID: j.Name, Name: j.Name, DisplayName: j.DisplayName, Description: j.Description, ParentRunID: j.ParentJobName,
 		RootRunID: rootOf(j), ExperimentID: j.ExperimentName, Status: j.Status, CreatedUTC: j.CreatedOn.UTC(),
-		StartTimeUTC: utc(j.StartTime), EndTimeUTC: utc(j.EndTime), Error: runError(j), Warnings: warnings(attempts),
+		StartTimeUTC: utc(j.StartTime), EndTimeUTC: utc(j.EndTime), Error: runError(j), Warnings: warnings(j, attempts),
 		Target: j.Compute, Tags: tagsOf(j), Properties: map[string]string{}, RunNumber: j.Seq,
 	}
 	if run.ExperimentID == "" {
@@ -257,8 +258,13 @@ func runError(j *job.Job) *ErrorResponse {
 // warnings are the attempts that ended without ending the job (a
 // preempted or lost node, a retried failure): the job ran again, which
 // the stream's summary says, as Azure lists a run's warnings there.
-func warnings(attempts []*job.Attempt) []Warning {
+func warnings(j *job.Job, attempts []*job.Attempt) []Warning {
 	out := []Warning{}
+	if w := pipelinejob.IgnoredSettingsWarning(j.Pipeline); w != "" {
+		// What jobs.stream prints under "Warnings": Azure's own settings
+		// keys Shoal kept and did not act on.
+		out = append(out, Warning{Source: "shoal", Message: w})
+	}
 	for i, a := range attempts {
 		if i == len(attempts)-1 || !job.AttemptTerminal(a.Status) {
 			continue // the last attempt is the job's own outcome

@@ -211,6 +211,13 @@ func (t jobTranslator) pipeline(p obj) (doc, error) {
 			}
 			s[k[1]] = v
 		}
+		// Azure accepts keys it does not know under settings; they go
+		// on as written, for the pipeline to keep and say it ignored.
+		for k, v := range o.m {
+			if !armKnownSettings[k] && string(v) != "null" {
+				s[k] = v
+			}
+		}
 		if len(s) > 0 {
 			d["settings"] = s
 		}
@@ -232,6 +239,13 @@ func (t jobTranslator) pipeline(p obj) (doc, error) {
 	d["jobs"] = steps
 	return d, nil
 }
+
+// armKnownSettings are the settings keys the translation reads, in both
+// spellings, and _source, which azure-ai-ml adds to every pipeline's
+// settings to say where it was built (YAML.JOB, DSL): its own record,
+// not the user's setting.
+var armKnownSettings = map[string]bool{"_source": true, "continueOnStepFailure": true, "continue_on_step_failure": true, "forceRerun": true,
+	"force_rerun": true, "defaultCompute": true, "default_compute": true, "defaultDatastore": true, "default_datastore": true}
 
 // stepKeys are the keys of a pipeline step as azure-ai-ml writes it
 // (BaseNode._to_rest_object: both spellings occur).

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -48,6 +49,10 @@ type PipelineSettings struct {
 	// ForceRerun is recorded and ignored: Shoal always runs every step
 	// (it never reuses an earlier run's outputs).
 	ForceRerun *bool `json:"force_rerun,omitempty"`
+	// Ignored are the settings Shoal does not know (Azure accepts any
+	// key under settings, a misspelt one too), kept as written so that
+	// show returns them; the job's events say they were ignored.
+	Ignored map[string]json.RawMessage `json:"ignored,omitempty"`
 }
 
 // PipelineStep is one of a pipeline's jobs: an inline command step or a

@@ -16,8 +16,14 @@ import (
 var pipelineKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
 	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil, "identity": nil,
-	"settings": compute.KeySchema{"default_compute": nil, "continue_on_step_failure": nil, "default_datastore": nil, "force_rerun": nil},
+	// settings takes keys Shoal does not know, as Azure's
+	// PipelineJobSettingsSchema does (unknown=INCLUDE): they are kept in
+	// PipelineSettings.Ignored and the job says so (IgnoredSettingsWarning).
+	"settings": nil,
 }
+
+// knownSettings are the settings Shoal reads.
+var knownSettings = []string{"continue_on_step_failure", "default_compute", "default_datastore", "force_rerun"}
 
 // stepKeys are the keys of a pipeline step. command, code and environment
 // make an inline command step; component names what a component step
@@ -101,6 +107,24 @@ func decodePipelineSettings(raw json.RawMessage, s *job.PipelineSettings) error 
 	m, err := job.DecodeMapping(raw, "settings")
 	if m == nil {
 		return err
+	}
+	for _, k := range core.SortedKeys(m) {
+		if slices.Contains(knownSettings, k) || compute.NonNull(m[k]) == nil {
+			continue
+		}
+		if len(k) > maxSettingNameLength || core.NoControl("settings", k) != nil {
+			return core.FieldErrorf("settings", "%q is not a setting name: at most %d characters, no control characters", core.Short(k), maxSettingNameLength)
+		}
+		if len(m[k]) > maxIgnoredSettingBytes {
+			return core.FieldErrorf("settings."+k, "is not a setting Shoal knows, and its value is over %d bytes: remove it", maxIgnoredSettingBytes)
+		}
+		if s.Ignored == nil {
+			s.Ignored = map[string]json.RawMessage{}
+		}
+		if len(s.Ignored) == maxIgnoredSettings {
+			return core.FieldErrorf("settings."+k, "is one more setting Shoal does not know than the %d it keeps: remove the ones Azure does not read either", maxIgnoredSettings)
+		}
+		s.Ignored[k] = append(json.RawMessage(nil), m[k]...)
 	}
 	return m.DecodeFields("settings.",
 		job.StringField("default_compute", &s.DefaultCompute), job.StringField("default_datastore", &s.DefaultDatastore),

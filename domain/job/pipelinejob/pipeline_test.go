@@ -269,8 +269,10 @@ func TestPipelineErrors(t *testing.T) {
 		{"unknown top key", "trial", "unknown key", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "trial", map[string]any{})
 		}},
-		{"unknown settings key", "settings.default_env", "unknown key", func(d map[string]any) map[string]any {
-			return jobtest.Set(d, "settings.default_env", "x")
+		// An unknown settings key is kept and ignored, as Azure does
+		// (TestPipelineUnknownSettingsKeptAndWarned); a huge one is not.
+		{"unknown settings key too large", "settings.default_env", "over 4096 bytes", func(d map[string]any) map[string]any {
+			return jobtest.Set(d, "settings.default_env", strings.Repeat("x", 5000))
 		}},
 		{"continue not a boolean", "settings.continue_on_step_failure", "true or false", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "settings.continue_on_step_failure", "yes")
