@@ -155,29 +155,8 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 	if err := core.ValidateTags(c.Tags); err != nil {
 		return err
 	}
-	for _, name := range core.SortedKeys(c.Inputs) {
-		if err := normalizeComponentInput(name, c.Inputs[name], inline); err != nil {
-			return err
-		}
-	}
-	for _, name := range core.SortedKeys(c.Outputs) {
-		if err := ValidateJobIOName("outputs", name); err != nil {
-			return err
-		}
-		o := c.Outputs[name]
-		if o == nil {
-			o = &ComponentOutput{}
-			c.Outputs[name] = o
-		}
-		field := JobKeyPath("outputs", name)
-		t, err := jobio.NormalizeOutputType(field+".type", o.Type)
-		if err != nil {
-			return err
-		}
-		o.Type = t
-		if o.Mode, err = jobio.NormalizeOutputMode(field+".mode", o.Mode); err != nil {
-			return err
-		}
+	if err := normalizeComponentIO(c, inline); err != nil {
+		return err
 	}
 	if strings.TrimSpace(c.Command) == "" {
 		return core.FieldErrorf("command", "is required: the shell command to run, e.g. python train.py --data ${{inputs.data}}")
@@ -368,4 +347,34 @@ func (c *Component) AssetMeta() asset.AssetMeta {
 // SetAssetMeta replaces the component version's shared fields.
 func (c *Component) SetAssetMeta(m asset.AssetMeta) {
 	c.Workspace, c.Name, c.Version, c.Archived, c.CreatedOn, c.CreatedBy = m.Workspace, m.Name, m.Version, m.Archived, m.CreatedOn, m.CreatedBy
+}
+
+// normalizeComponentIO checks a component's declared inputs and outputs
+// and puts their types and modes in their canonical spelling.
+func normalizeComponentIO(c *Component, inline bool) error {
+	for _, name := range core.SortedKeys(c.Inputs) {
+		if err := normalizeComponentInput(name, c.Inputs[name], inline); err != nil {
+			return err
+		}
+	}
+	for _, name := range core.SortedKeys(c.Outputs) {
+		if err := ValidateJobIOName("outputs", name); err != nil {
+			return err
+		}
+		o := c.Outputs[name]
+		if o == nil {
+			o = &ComponentOutput{}
+			c.Outputs[name] = o
+		}
+		field := JobKeyPath("outputs", name)
+		t, err := jobio.NormalizeOutputType(field+".type", o.Type)
+		if err != nil {
+			return err
+		}
+		o.Type = t
+		if o.Mode, err = jobio.NormalizeOutputMode(field+".mode", o.Mode); err != nil {
+			return err
+		}
+	}
+	return nil
 }

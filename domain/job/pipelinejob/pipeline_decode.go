@@ -84,6 +84,9 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
 	}
+	if err := bindStepComputes(spec); err != nil {
+		return nil, err
+	}
 	return spec, nil
 }
 
@@ -152,23 +155,60 @@ func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, err
 	if compute.NonNull(raw) == nil {
 		return nil, core.FieldErrorf("jobs", "is required: a mapping of step names to steps (each a command, or a component with its inputs and outputs)")
 	}
+	return decodeSteps(raw, "", 0)
+}
+
+// decodeSteps decodes the steps of a pipeline (prefix "") or of a
+// pipeline component (prefix jobs.<step>.component.), depth components
+// deep; the steps of type pipeline are expanded into the others
+// (expandNested), so what it returns runs as one graph.
+func decodeSteps(raw json.RawMessage, prefix string, depth int) (map[string]*job.PipelineStep, error) {
 	var jobs map[string]json.RawMessage
 	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
-		return nil, core.FieldErrorf("jobs", "must be a mapping of step names to steps, got %s", compute.ShortJSON(raw))
+		return nil, core.FieldErrorf(prefix+"jobs", "must be a mapping of step names to steps, got %s", compute.ShortJSON(raw))
+	}
+	if len(jobs) == 0 {
+		return nil, core.FieldErrorf(prefix+"jobs", "must have at least one step")
 	}
 	steps := make(map[string]*job.PipelineStep, len(jobs))
+	nested := map[string]*nestedPipeline{}
 	for _, name := range core.SortedKeys(jobs) {
-		prefix := job.JobKeyPath("jobs", name) + "."
+		field := prefix + job.JobKeyPath("jobs", name)
 		if err := job.ValidateJobName(name); err != nil {
-			return nil, core.FieldErrorf(strings.TrimSuffix(prefix, "."), "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(name), job.MaxJobNameLength)
+			return nil, core.FieldErrorf(field, "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(name), job.MaxJobNameLength)
 		}
-		step, err := decodePipelineStep(jobs[name], prefix)
+		if stepTypeOf(jobs[name]) == job.JobTypePipeline {
+			np, err := decodeNestedStep(jobs[name], field, depth)
+			if err != nil {
+				return nil, err
+			}
+			nested[name] = np
+			continue
+		}
+		step, err := decodePipelineStep(jobs[name], field+".")
 		if err != nil {
 			return nil, err
 		}
 		steps[name] = step
 	}
+	if err := expandNested(steps, nested, prefix); err != nil {
+		return nil, err
+	}
+	if len(steps) > MaxPipelineSteps {
+		return nil, core.FieldErrorf(prefix+"jobs", "has %d steps once its pipeline components are expanded, more than %d", len(steps), MaxPipelineSteps)
+	}
 	return steps, nil
+}
+
+// stepTypeOf is a step's type, lower-cased ("" when it has none or the
+// step is not a mapping: decodePipelineStep says what is wrong).
+func stepTypeOf(raw json.RawMessage) string {
+	var typed struct {
+		Type any `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &typed)
+	t, _ := typed.Type.(string)
+	return strings.ToLower(strings.TrimSpace(t))
 }
 
 // decodePipelineStep decodes one step; prefix is jobs.<name>.
