@@ -25,33 +25,10 @@ import (
 // bindings and azureml: references are left alone; what comes out is a
 // pipeline document the server accepts as it is.
 func TestInlinePipelineComponents(t *testing.T) {
-	var mu sync.Mutex
-	uploads := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/artifacts") {
-			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		sum := sha256.Sum256(b)
-		mu.Lock()
-		uploads++
-		mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]string{"id": "sha256:" + hex.EncodeToString(sum[:])})
-	}))
-	defer srv.Close()
+	srv, uploaded := artifactServer(t)
 
 	dir := t.TempDir()
-	write := func(name, text string) {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := fileWriter(t, dir)
 	write("components/train/train.py", "print('train')\n")
 	write("components/train.yml", `$schema: https://azuremlschemas.azureedge.net/latest/commandComponent.schema.json
 name: train
@@ -101,10 +78,7 @@ jobs:
 	if err := inlinePipelineComponents(t.Context(), client.NewClient(srv.URL, ""), "ws", dir, doc); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	n := uploads
-	mu.Unlock()
-	if n != 3 {
+	if n := uploaded(); n != 3 {
 		t.Errorf("%d uploads, want 3 (the component's code, the step's code, the pipeline's input)", n)
 	}
 	raw, err := cmdutil.ToJSON(doc)
@@ -139,5 +113,44 @@ jobs:
 	doc["jobs"].(map[string]any)["train"].(map[string]any)["component"] = "./nope.yml"
 	if err := inlinePipelineComponents(t.Context(), client.NewClient(srv.URL, ""), "ws", dir, doc); err == nil || !strings.Contains(err.Error(), "jobs.train.component") {
 		t.Errorf("a missing file: %v; want an error naming jobs.train.component", err)
+	}
+}
+
+// artifactServer answers the CLI's artifact uploads with their digests,
+// counting them.
+func artifactServer(t *testing.T) (*httptest.Server, func() int) {
+	var mu sync.Mutex
+	uploads := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/artifacts") {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		sum := sha256.Sum256(b)
+		mu.Lock()
+		uploads++
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": "sha256:" + hex.EncodeToString(sum[:])})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return uploads
+	}
+}
+
+// fileWriter writes files under dir, making their folders.
+func fileWriter(t *testing.T, dir string) func(name, text string) {
+	return func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

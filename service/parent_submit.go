@@ -43,7 +43,7 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *j
 	if err != nil {
 		return nil, false, err
 	}
-	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
+	return s.insertParent(ctx, workspace, spec.Name, hash, nil, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
 		if err := pipelinejob.ResolvePipelineComponents(tx, ws.Name, spec); err != nil {
 			return nil, err
 		}
@@ -71,6 +71,20 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *j
 // sampler draws from is the document's, or one drawn now and kept, so
 // that a restarted server draws the same trials.
 func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *job.SweepSpec) (*job.Job, bool, error) {
+	return s.submitSweep(ctx, workspace, spec, nil)
+}
+
+// SubmitChildSweep submits a pipeline's sweep step as a sweep job of the
+// pipeline's submitter, named by the caller (deterministic: submitting
+// it again returns the one submitted), as SubmitChildJob does a command
+// step.
+func (s *Services) SubmitChildSweep(ctx context.Context, parent *job.Job, spec *job.SweepSpec) (*job.Job, error) {
+	j, _, err := s.submitSweep(ctx, parent.Workspace, spec, parent)
+	return j, err
+}
+
+// submitSweep is SubmitSweep, of parent's submitter when parent is set.
+func (s *Services) submitSweep(ctx context.Context, workspace string, spec *job.SweepSpec, parent *job.Job) (*job.Job, bool, error) {
 	if spec.Name == "" {
 		spec.Name = job.GenerateJobName(s.cfg.Random)
 	}
@@ -112,7 +126,7 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *job.
 	if err != nil {
 		return nil, false, err
 	}
-	return s.insertParent(ctx, workspace, spec.Name, hash, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
+	return s.insertParent(ctx, workspace, spec.Name, hash, parent, func(tx store.Tx, ws *core.Workspace) (*job.Job, error) {
 		if err := checkDataInputs(tx, ws.Name, first.Inputs); err != nil {
 			return nil, err
 		}
@@ -123,8 +137,10 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *job.
 }
 
 // insertParent stores the parent job build makes, unless one of that
-// name exists: the same document returns it, another is ECONFLICT.
-func (s *Services) insertParent(ctx context.Context, workspace, name, hash string, build func(tx store.Tx, ws *core.Workspace) (*job.Job, error)) (*job.Job, bool, error) {
+// name exists: the same document returns it, another is ECONFLICT. Under
+// a parent (a pipeline's sweep step) it is that parent's child, of its
+// submitter.
+func (s *Services) insertParent(ctx context.Context, workspace, name, hash string, parent *job.Job, build func(tx store.Tx, ws *core.Workspace) (*job.Job, error)) (*job.Job, bool, error) {
 	var out *job.Job
 	created := false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
@@ -136,6 +152,10 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 			return err
 		}
 		if existing, err := tx.GetJob(workspace, name); err == nil {
+			if parent != nil && existing.ParentJobName != parent.Name {
+				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
+					"job %q already exists and is not a child of %s", name, parent.Name)}
+			}
 			if existing.SpecHash != hash {
 				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", name)}
@@ -157,6 +177,9 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 		j.Workspace, j.Status, j.StartTime = ws.Name, job.JobRunning, &now
 		j.StatusReason = "its " + parentChildren(j) + " are submitted as they become ready"
 		j.CreatedBy, j.CreatedByPrincipal, j.CreatedOn = identity.ActorName(ctx), identity.ActingPrincipalID(ctx), now
+		if parent != nil {
+			j.ParentJobName, j.CreatedBy, j.CreatedByPrincipal = parent.Name, parent.CreatedBy, parent.CreatedByPrincipal
+		}
 		j.Seq, j.SpecHash, j.Version = seq, hash, 1
 		if err := tx.InsertJob(j); err != nil {
 			return err

@@ -58,7 +58,8 @@ type PipelineSettings struct {
 // PipelineStep is one of a pipeline's jobs: an inline command step or a
 // step running a command component, with its inputs and outputs bound.
 type PipelineStep struct {
-	// Type is command, the only step type Shoal runs.
+	// Type is command or sweep (steps of type pipeline are expanded into
+	// their pipeline's steps when decoded).
 	Type        string            `json:"type"`
 	DisplayName string            `json:"display_name,omitempty"`
 	Description string            `json:"description,omitempty"`
@@ -90,6 +91,9 @@ type PipelineStep struct {
 	// interactive applications (JobSpec's).
 	Identity *JobIdentity                   `json:"identity,omitempty"`
 	Services map[string]*InteractiveService `json:"services,omitempty"`
+	// Sweep is set on a sweep step (type: sweep): it runs as a sweep job
+	// whose trial is Component, and its outputs are its best trial's.
+	Sweep *SweepStep `json:"sweep,omitempty"`
 }
 
 // StepInput is what a step binds to one input: a literal (Value), a data

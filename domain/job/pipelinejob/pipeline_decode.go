@@ -185,7 +185,11 @@ func decodeSteps(raw json.RawMessage, prefix string, depth int) (map[string]*job
 			nested[name] = np
 			continue
 		}
-		step, err := decodePipelineStep(jobs[name], field+".")
+		decode := decodePipelineStep
+		if stepTypeOf(jobs[name]) == job.JobTypeSweep {
+			decode = decodeSweepStep
+		}
+		step, err := decode(jobs[name], field+".")
 		if err != nil {
 			return nil, err
 		}
@@ -414,9 +418,15 @@ func checkStepType(prefix string, step *job.PipelineStep) error {
 	switch t := strings.ToLower(strings.TrimSpace(step.Type)); {
 	case t == "" || t == job.JobTypeCommand:
 		step.Type = job.JobTypeCommand
+		if step.Sweep != nil {
+			return core.FieldErrorf(prefix+"type", "is command, but the step has a sweep: write type: sweep")
+		}
+		return nil
+	case t == job.JobTypeSweep:
+		step.Type = job.JobTypeSweep
 		return nil
 	case job.NotRunHere(t) != "":
 		return job.UnsupportedJobType(prefix+"type", step.Type)
 	}
-	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component", core.Short(step.Type))
+	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component, a sweep (type: sweep) or a pipeline component (type: pipeline)", core.Short(step.Type))
 }

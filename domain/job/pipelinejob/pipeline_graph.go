@@ -321,6 +321,23 @@ func (g *PipelineGraph) resolvable(step string) bool {
 // The job is checked as NormalizeJobSpec checks any (errors name
 // jobs.<step>.<field>). Its name is left empty for the caller.
 func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, error) {
+	if s := g.spec.Jobs[step]; s != nil && s.Sweep != nil {
+		return nil, core.FieldErrorf(job.JobKeyPath("jobs", step), "is a sweep step: it runs as a sweep job (ResolveSweep)")
+	}
+	js, err := g.resolveJob(step, run, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := job.NormalizeJobSpec(js); err != nil {
+		return nil, job.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
+	}
+	return js, nil
+}
+
+// resolveJob is Resolve before the job is checked; the inputs in hyper
+// are a sweep's hyperparameters, given by its trials: left out of the
+// job's inputs and kept in its command.
+func (g *PipelineGraph) resolveJob(step string, run PipelineRun, hyper map[string]bool) (*job.JobSpec, error) {
 	s, ok := g.spec.Jobs[step]
 	prefix := job.JobKeyPath("jobs", step) + "."
 	if !ok || s == nil {
@@ -383,6 +400,10 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 		names[n] = true
 	}
 	for _, name := range core.SortedKeys(names) {
+		if hyper[name] {
+			provided[name] = true
+			continue
+		}
 		field := prefix + job.JobKeyPath("inputs", name)
 		in, err := g.resolveInput(field, s.Inputs[name], c.Inputs[name], parentInputs, run.Outputs)
 		if err != nil {
@@ -439,9 +460,6 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 		return nil, job.PrefixFieldError(prefix, err)
 	}
 	js.Command = cmd
-	if err := job.NormalizeJobSpec(js); err != nil {
-		return nil, job.PrefixFieldError(prefix, err)
-	}
 	return js, nil
 }
 

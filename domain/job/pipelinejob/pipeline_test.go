@@ -253,7 +253,8 @@ func TestPipelineErrors(t *testing.T) {
 		{"neither", "jobs.prep", "needs command", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.prep.command", nil)
 		}},
-		{"sweep step", "jobs.prep.type", "steps are not supported", func(d map[string]any) map[string]any {
+		// A sweep step takes a trial, not a command (pipeline_sweep_test.go).
+		{"sweep step with a command", "jobs.prep.command", "unknown key", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.prep.type", "sweep")
 		}},
 		{"spark step with keys of its own", "jobs.prep.type", "Shoal does not run Spark jobs", func(d map[string]any) map[string]any {

@@ -82,7 +82,13 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 		if !g.resolvable(name) {
 			continue
 		}
-		if _, err := g.Resolve(name, run); err != nil {
+		var err error
+		if spec.Jobs[name].Sweep != nil {
+			_, err = g.ResolveSweep(name, run)
+		} else {
+			_, err = g.Resolve(name, run)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -132,6 +138,11 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		}
 	}
 	c := step.Component
+	if step.Type == job.JobTypeSweep {
+		if err := checkSweepStep(prefix, step, c); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c == nil && step.ComponentRef == "":
 		return core.FieldErrorf(strings.TrimSuffix(prefix, "."), "needs command (an inline command step) or component (azureml:<name>:<version> or azureml:<name>@latest)")
@@ -142,6 +153,9 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 	default:
 		inline := step.ComponentRef == "" && c.Name == "" && untypedInputs(c)
 		cprefix := prefix + "component."
+		if step.Sweep != nil {
+			cprefix = prefix + "trial."
+		}
 		if inline {
 			cprefix = prefix
 		}
@@ -168,6 +182,9 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 	if c != nil {
 		for _, in := range core.SortedKeys(c.Inputs) {
 			d := c.Inputs[in]
+			if step.Sweep != nil && step.Sweep.SearchSpace[in] != nil {
+				continue // each trial's hyperparameter
+			}
 			if _, bound := step.Inputs[in]; !bound && !d.Optional && d.Default == nil {
 				return core.FieldErrorf(prefix+job.JobKeyPath("inputs", in), "is required by the component (type %s, not optional, no default): bind it to a value, a path, ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}", d.Type)
 			}
