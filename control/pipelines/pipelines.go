@@ -39,6 +39,9 @@ type Services interface {
 	// ChildOutputArtifact makes a completed child's output folder an
 	// artifact of its own.
 	ChildOutputArtifact(ctx context.Context, child *job.Job, output string) (string, error)
+	// SubmitChildSweep submits a sweep step as a sweep job of the
+	// parent's submitter (named by the caller; idempotent by name).
+	SubmitChildSweep(ctx context.Context, parent *job.Job, spec *job.SweepSpec) (*job.Job, error)
 }
 
 // Loop advances pipeline jobs.
@@ -151,11 +154,19 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 				st.Reason = child.Error
 			}
 			if child.Status == job.JobCompleted {
+				// A sweep's outputs are its best trial's.
+				producer, why, err := outputProducer(ctx, l.s.Store(), child)
+				if err != nil {
+					return loop.Context(err, "the best trial of step %s", name)
+				}
+				if producer == nil && len(consumed[name]) > 0 {
+					st.Status, st.Reason = job.JobFailed, why
+				}
 				for _, out := range consumed[name] {
-					if _, ok := st.Outputs[out]; ok {
+					if _, ok := st.Outputs[out]; ok || producer == nil {
 						continue
 					}
-					id, err := l.s.ChildOutputArtifact(ctx, child, out)
+					id, err := l.s.ChildOutputArtifact(ctx, producer, out)
 					if err != nil {
 						return loop.Context(err, "output %s of step %s", out, name)
 					}
@@ -186,14 +197,10 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 	}
 	for _, name := range plan.Start {
 		st := steps[name]
-		spec, err := g.Resolve(name, pipelinejob.PipelineRun{Outputs: outputs})
+		child, err := l.submitStep(ctx, p, g, name, outputs)
 		if err == nil {
-			spec.Name = job.PipelineChildName(p.Name, name)
-			var child *job.Job
-			if child, err = l.s.SubmitChildJob(ctx, p, spec); err == nil {
-				st.Job, st.Status, st.Reason = child.Name, child.Status, child.StatusReason
-				continue
-			}
+			st.Job, st.Status, st.Reason = child.Name, child.Status, child.StatusReason
+			continue
 		}
 		// A step that cannot be submitted (its compute is gone, a quota
 		// refuses it) fails as a step would: Ready decides the rest.

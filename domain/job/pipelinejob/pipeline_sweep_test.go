@@ -20,17 +20,17 @@ func sweepThenPredict() map[string]any {
 		"type": "pipeline", "settings": map[string]any{"default_compute": "azureml:cpu-cluster"},
 		"jobs": map[string]any{
 			"sweep_step": map[string]any{
-				"type":   "sweep",
-				"trial":  trial,
-				"inputs": map[string]any{"training_data": map[string]any{"type": "uri_folder", "path": "sha256:" + strings.Repeat("a", 64)}, "kind": "slow"},
-				"outputs": map[string]any{"model_output": nil, "test_data": nil},
+				"type":               "sweep",
+				"trial":              trial,
+				"inputs":             map[string]any{"training_data": map[string]any{"type": "uri_folder", "path": "sha256:" + strings.Repeat("a", 64)}, "kind": "slow"},
+				"outputs":            map[string]any{"model_output": nil, "test_data": nil},
 				"sampling_algorithm": "random",
 				"search_space": map[string]any{
 					"lr":         map[string]any{"type": "uniform", "min_value": 0.01, "max_value": 0.1},
 					"max_epochs": map[string]any{"type": "choice", "values": []any{5, 10}},
 				},
-				"objective": map[string]any{"goal": "minimize", "primary_metric": "loss"},
-				"limits":    map[string]any{"max_total_trials": 4, "max_concurrent_trials": 2, "timeout": 7200},
+				"objective":         map[string]any{"goal": "minimize", "primary_metric": "loss"},
+				"limits":            map[string]any{"max_total_trials": 4, "max_concurrent_trials": 2, "timeout": 7200},
 				"early_termination": map[string]any{"type": "bandit", "slack_factor": 0.1, "evaluation_interval": 1},
 			},
 			"predict_step": map[string]any{
