@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
@@ -26,7 +27,9 @@ var jobSchemaRE = regexp.MustCompile(`(?mi)^\$schema:\s*\S*job\.(schema\.)?json\
 // SHOAL_AZUREML_EXAMPLES; its cli/jobs folder) Shoal accepts: `job
 // create` reads the file and uploads its local files as a user's CLI
 // does, and the server's decoders and rules (decode, normalize; registry
-// references are refused at submission) take the document it sends. It
+// references are refused at submission, but for Azure's curated
+// environments, which a server maps to images: examplesCurated) take the
+// document it sends. It
 // logs every refusal and fails when fewer than SHOAL_AZUREML_EXAMPLES_MIN
 // are accepted. The examples come from the internet, so the test runs
 // only where a checkout is given.
@@ -127,15 +130,55 @@ func acceptExample(t *testing.T, file string) string {
 			return "server: " + err.Error()
 		}
 	}
-	if strings.Contains(string(body), "azureml://registries/") {
+	// Azure's curated environments are taken where the operator maps
+	// them (server config curated_environments:), as the server resolves
+	// them at submission; other registry references are refused there.
+	text := string(body)
+	for _, ref := range environmentRefs(rec.docs[0]) {
+		if _, err := asset.ResolveJobEnvironment(nil, "ws", ref, examplesCurated); err == nil {
+			text = strings.ReplaceAll(text, ref, "")
+		}
+	}
+	if strings.Contains(text, "azureml://registries/") {
 		return registryRefusal
 	}
 	return ""
 }
 
+// examplesCurated maps the curated environments Azure's examples name to
+// images, as an operator maps them (docs/guides/environments.md).
+var examplesCurated = asset.CuratedEnvironments{
+	"sklearn-1.5":               "registry.example.com/azureml/sklearn-1.5:latest",
+	"acpt-pytorch-2.8-cuda12.6": "registry.example.com/azureml/acpt-pytorch-2.8-cuda12.6:latest",
+	"tensorflow-2.16-cuda12":    "registry.example.com/azureml/tensorflow-2.16-cuda12:latest",
+}
+
+// environmentRefs lists the environment references (strings under an
+// environment key, at any depth: a job's, a step's component's, a
+// sweep's trial's) of a job document.
+func environmentRefs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "environment" {
+				out = append(out, s)
+				continue
+			}
+			out = append(out, environmentRefs(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, environmentRefs(e)...)
+		}
+	}
+	return out
+}
+
 // registryRefusal is why a file the decoders take is refused at
 // submission: Shoal has no registries of Azure's (azureml, azureml-meta)
-// to take environments, components and models from.
+// to take components and models from, nor environments but the curated
+// ones an operator maps.
 const registryRefusal = "server: registry references (azureml://registries/...), refused at submission"
 
 // firstWords groups refusals by the start of their message.
