@@ -127,6 +127,8 @@ func yamlKind(b yamlBlock, doc map[string]any) (string, error) {
 	typ, _ := doc["type"].(string)
 	typ = strings.ToLower(typ)
 	switch {
+	case strings.HasSuffix(schema, "/pipelineComponent.schema.json"):
+		return "pipeline-component", nil
 	case strings.HasSuffix(schema, "/pipelineJob.schema.json") || typ == "pipeline":
 		return "pipeline", nil
 	case strings.HasSuffix(schema, "/sweepJob.schema.json") || typ == "sweep":
@@ -277,19 +279,16 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 		}
 		return asset.NormalizeEnvironment(&e)
 	}
+	if kind == "pipeline-component" {
+		// Checked where a pipeline block of its page runs it.
+		if b.writes == "" {
+			return fmt.Errorf("a pipeline component block is marked <!-- file: PATH --> and run by a pipeline block of its page (component: PATH)")
+		}
+		return nil
+	}
 	if kind == "pipeline" {
-		jobs, _ := doc["jobs"].(map[string]any)
-		for name, v := range jobs {
-			step, _ := v.(map[string]any)
-			ref, _ := step["component"].(string)
-			if ref == "" || strings.HasPrefix(ref, "azureml:") {
-				continue
-			}
-			comp, ok := components[filepath.Clean(strings.TrimPrefix(ref, "file:"))]
-			if !ok {
-				return fmt.Errorf("jobs.%s.component: no component block of this page is marked <!-- file: %s -->", name, ref)
-			}
-			step["component"] = comp
+		if err := inlineDocComponents(doc, components, "", 0); err != nil {
+			return err
 		}
 	}
 	if err := asSent(doc, ""); err != nil {
@@ -348,7 +347,8 @@ func TestDocsYAML(t *testing.T) {
 		components := map[string]map[string]any{}
 		for _, b := range blocks {
 			doc := map[string]any{}
-			if yaml.Unmarshal([]byte(b.text), &doc) == nil && strings.HasSuffix(fmt.Sprint(doc["$schema"]), "/commandComponent.schema.json") {
+			if yaml.Unmarshal([]byte(b.text), &doc) == nil && (strings.HasSuffix(fmt.Sprint(doc["$schema"]), "/commandComponent.schema.json") ||
+				strings.HasSuffix(fmt.Sprint(doc["$schema"]), "/pipelineComponent.schema.json")) {
 				if v, ok := doc["version"]; ok && v != nil {
 					doc["version"] = fmt.Sprint(v)
 				}
@@ -389,4 +389,38 @@ func TestDocsYAMLConventions(t *testing.T) {
 	if blocks[4].text != "command: echo hi\nenvironment: {image: x}\ncompute: azureml:cpu\n" || blocks[4].line != 26 {
 		t.Errorf("indented block: line %d, %q", blocks[4].line, blocks[4].text)
 	}
+}
+
+// inlineDocComponents puts in doc's steps (prefix is doc's path) the
+// component blocks of the page their component: or trial: files name,
+// as the CLI inlines files, a pipeline component's own steps too.
+func inlineDocComponents(doc map[string]any, components map[string]map[string]any, prefix string, depth int) error {
+	if depth > 8 {
+		return fmt.Errorf("%s: pipeline components nest too deep", prefix)
+	}
+	jobs, _ := doc["jobs"].(map[string]any)
+	for name, v := range jobs {
+		step, _ := v.(map[string]any)
+		for _, key := range []string{"component", "trial"} {
+			ref, _ := step[key].(string)
+			if ref == "" || strings.HasPrefix(ref, "azureml:") {
+				continue
+			}
+			comp, ok := components[filepath.Clean(strings.TrimPrefix(ref, "file:"))]
+			if !ok {
+				return fmt.Errorf("%sjobs.%s.%s: no component block of this page is marked <!-- file: %s -->", prefix, name, key, ref)
+			}
+			c := map[string]any{}
+			for k, v := range comp {
+				c[k] = v
+			}
+			if c["type"] == "pipeline" {
+				if err := inlineDocComponents(c, components, prefix+"jobs."+name+"."+key+".", depth+1); err != nil {
+					return err
+				}
+			}
+			step[key] = c
+		}
+	}
+	return nil
 }
