@@ -211,7 +211,7 @@ func TestJobDocumentRefusals(t *testing.T) {
 // job; services are never null.
 func TestJobResourceRoundTrip(t *testing.T) {
 	scope := arm.Scope{Subscription: "s", ResourceGroup: "rg"}
-	for _, name := range []string{"command.json", "sweep.json", "pipeline.json"} {
+	for _, name := range []string{"command.json", "sweep.json", "pipeline.json", "pipeline_sweep.json"} {
 		doc := translate(t, golden(t, name), nil)
 		j := decodeJob(t, doc)
 		res := armjob.ToJobResource(scope, "https://shoal.example", j)

@@ -332,6 +332,9 @@ func pipelineProps(wsID, name string, s *job.PipelineSpec, p map[string]any) {
 	if s.Settings.ContinueOnStepFailure {
 		settings["continue_on_step_failure"] = true
 	}
+	for k, v := range s.Settings.Ignored {
+		settings[k] = v // kept as written, as Azure keeps settings it does not know
+	}
 	p["settings"] = settings
 	jobs := map[string]any{}
 	for step, st := range s.Jobs {
@@ -379,6 +382,9 @@ func pipelineProps(wsID, name string, s *job.PipelineSpec, p map[string]any) {
 			}
 		}
 		d["outputs"] = out
+		if st.Sweep != nil {
+			sweepStepProps(st, d)
+		}
 		jobs[step] = d
 	}
 	p["jobs"] = jobs

@@ -255,35 +255,26 @@ var stepKeys = []string{"type", "name", "_source", "comment", "componentId", "co
 
 // step turns one of a pipeline's jobs into the YAML's step.
 func (t jobTranslator) step(o obj) (doc, error) {
-	if err := o.checkKeys("a pipeline step", stepKeys...); err != nil {
-		return nil, err
-	}
 	typ, err := o.str("type")
 	if err != nil {
 		return nil, err
 	}
-	if typ != "" && !strings.EqualFold(typ, "command") {
-		return nil, core.FieldErrorf(o.field("type"), "%q: Shoal runs command steps only; a %s step is not run here (make it a command step)", core.Short(typ), typ)
+	if !strings.EqualFold(typ, "sweep") {
+		if err := o.checkKeys("a pipeline step", stepKeys...); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case strings.EqualFold(typ, "sweep"):
+		return t.sweepStep(o)
+	case strings.EqualFold(typ, "pipeline"):
+		return nil, core.FieldErrorf(o.field("type"), "a pipeline component's step from the SDK is not run here: Shoal runs pipeline components written in files (component: ./file.yml, type: pipeline) submitted with shoal job create -f; or make the inner @dsl.pipeline's steps steps of the outer one")
+	case typ != "" && !strings.EqualFold(typ, "command"):
+		return nil, core.FieldErrorf(o.field("type"), "%q: Shoal runs command and sweep steps; a %s step is not run here (make it a command step)", core.Short(typ), typ)
 	}
 	d := doc{"type": "command"}
-	for _, k := range [][2]string{{"displayName", "display_name"}, {"description", "description"}} {
-		s, err := o.str(k[0], k[1])
-		if err != nil {
-			return nil, err
-		}
-		d.setStr(k[1], s)
-	}
-	if tags, err := o.strMap("tags"); err != nil {
+	if err := t.stepCommon(o, d); err != nil {
 		return nil, err
-	} else if len(tags) > 0 {
-		d["tags"] = tags
-	}
-	if id, err := o.str("computeId"); err != nil {
-		return nil, err
-	} else if id != "" {
-		if d["compute"], err = computeRef(o.field("computeId"), t.ws, id); err != nil {
-			return nil, err
-		}
 	}
 	if c, err := o.str("componentId"); err != nil {
 		return nil, err
@@ -316,15 +307,8 @@ func (t jobTranslator) step(o obj) (doc, error) {
 	if err := servicesDoc(o, d); err != nil {
 		return nil, err
 	}
-	if in, err := t.stepInputs(o); err != nil {
+	if err := t.stepIO(o, d); err != nil {
 		return nil, err
-	} else if len(in) > 0 {
-		d["inputs"] = in
-	}
-	if out, err := stepOutputs(o); err != nil {
-		return nil, err
-	} else if len(out) > 0 {
-		d["outputs"] = out
 	}
 	return d, nil
 }
