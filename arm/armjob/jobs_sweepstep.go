@@ -106,7 +106,6 @@ func (t jobTranslator) stepIO(o obj, d doc) error {
 	return nil
 }
 
-
 // restPolicyTypes spell the YAML's early termination policies as REST's.
 var restPolicyTypes = map[string]string{"bandit": "Bandit", "median_stopping": "MedianStopping", "truncation_selection": "TruncationSelection"}
 
