@@ -146,10 +146,10 @@ func artifactServer(t *testing.T) (*httptest.Server, func() int) {
 func fileWriter(t *testing.T, dir string) func(name, text string) {
 	return func(name, text string) {
 		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -28,6 +28,7 @@ type bench struct {
 	db    store.Store
 	clock *storetest.Clock
 	svc   *service.Services
+	files *filestore.Store
 }
 
 func newBench(t *testing.T) *bench {
@@ -50,7 +51,7 @@ func newBench(t *testing.T) *bench {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.Close() })
-	return &bench{t: t, ctx: ctx, db: db, clock: clock, svc: service.New(service.Config{Store: db, Catalog: cat, Files: files})}
+	return &bench{t: t, ctx: ctx, db: db, clock: clock, svc: service.New(service.Config{Store: db, Catalog: cat, Files: files}), files: files}
 }
 
 // submit submits the pipeline as name: step a declares a

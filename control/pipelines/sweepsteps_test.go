@@ -1,30 +1,24 @@
-package pipelines_test
+package pipelines
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/control/pipelines"
-	"github.com/shoal-ml/shoal/control/sweeps"
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 	"github.com/shoal-ml/shoal/internal/archive"
-	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // sweepPipeline is a pipeline whose sweep step's model the next step
-// reads, on real services over a store with a cluster.
+// reads.
 const sweepPipeline = `{"type": "pipeline", "name": "p", "settings": {"default_compute": "azureml:cpu"},
 	"jobs": {
 		"tune": {"type": "sweep",
@@ -36,133 +30,95 @@ const sweepPipeline = `{"type": "pipeline", "name": "p", "settings": {"default_c
 			"limits": {"max_total_trials": 2}},
 		"use": {"command": "cat ${{inputs.m}}/which", "inputs": {"m": "${{parent.jobs.tune.outputs.model}}"}}}}`
 
-type sweepWorld struct {
-	db    store.Store
-	files *filestore.Store
-	svc   *service.Services
-	pl    *pipelines.Loop
-	sw    *sweeps.Loop
-}
-
-func newSweepWorld(t *testing.T) (*sweepWorld, func()) {
-	ctx := context.Background()
-	db, clock := teststore.Open(t)
-	if err := db.Update(ctx, func(tx store.Tx) error {
-		c, four := teststore.Cluster(tx, "cpu"), 4
-		c.MaxInstances = &four
-		return tx.InsertCompute(c)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+// sweepRun submits sweepPipeline and runs the loop until the sweep step
+// is submitted; then two trials of its sweep run and end, trial i's model
+// folder saying which trial wrote it, and the sweep ends with best as its
+// best trial (control/sweeps decides that; e2e
+// TestPipelineSweepAndComponentSteps runs both loops). It returns the
+// sweep step's job.
+func sweepRun(b *bench, l *Loop, best string) *job.Job {
+	b.t.Helper()
+	spec, err := pipelinejob.DecodePipelineSpec([]byte(sweepPipeline))
 	if err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
+	if _, _, err := b.svc.SubmitPipeline(b.ctx, "ws", spec); err != nil {
+		b.t.Fatal(err)
 	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	w := &sweepWorld{db: db, files: files, svc: svc, pl: pipelines.New(svc), sw: sweeps.New(svc)}
-	pass := func() {
-		t.Helper()
-		if err := w.sw.RunOnce(ctx, clock.Now()); err != nil {
-			t.Fatal(err)
+	if err := l.RunOnce(b.ctx, b.clock.Now()); err != nil {
+		b.t.Fatal(err)
+	}
+	tune := b.job("p-tune")
+	for i, lr := range []string{"0.1", "0.2"} {
+		js, err := sweepjob.TrialJobSpec(tune.Sweep, map[string]string{"lr": lr})
+		if err != nil {
+			b.t.Fatal(err)
 		}
-		if err := w.pl.RunOnce(ctx, clock.Now()); err != nil {
-			t.Fatal(err)
+		js.Name = job.SweepChildName("p-tune", i)
+		if _, err := b.svc.SubmitChildJob(b.ctx, tune, js); err != nil {
+			b.t.Fatal(err)
 		}
+		b.model(js.Name)
+		b.end(js.Name, job.JobCompleted)
 	}
-	return w, pass
-}
-
-func (w *sweepWorld) get(t *testing.T, name string) *job.Job {
-	t.Helper()
-	var j *job.Job
-	if err := w.db.View(context.Background(), func(tx store.Tx) (err error) { j, err = tx.GetJob("ws", name); return err }); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return j
-}
-
-// finish completes a trial, its model folder saying which trial wrote
-// it, having logged acc (none when nil).
-func (w *sweepWorld) finish(t *testing.T, name string, acc *float64) {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "model"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "model", "which"), []byte(name), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := archive.Pack(&b, dir, archive.PackOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.files.PutOutputs("ws", name, 1, 0, &b, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	err := w.db.Update(context.Background(), func(tx store.Tx) error {
-		j, err := tx.GetJob("ws", name)
+	if err := b.db.Update(b.ctx, func(tx store.Tx) error {
+		j, err := tx.GetJob("ws", "p-tune")
 		if err != nil {
 			return err
 		}
-		j.Status, j.AttemptCount = job.JobCompleted, 1
+		j.Status, j.BestChildRunID = job.JobCompleted, best
 		j.Version++
-		if err := tx.UpdateJob(j); err != nil {
-			return err
-		}
-		if acc == nil {
-			return nil
-		}
-		return tx.AppendMetrics("ws", name, []job.MetricPoint{{Key: "acc", Value: *acc, Timestamp: 1}})
-	})
-	if err != nil {
-		t.Fatal(err)
+		return tx.UpdateJob(j)
+	}); err != nil {
+		b.t.Fatal(err)
 	}
+	for range 2 {
+		if err := l.RunOnce(b.ctx, b.clock.Now()); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	return tune
 }
 
-func submitSweepPipeline(t *testing.T, w *sweepWorld) {
-	t.Helper()
-	spec, err := pipelinejob.DecodePipelineSpec([]byte(sweepPipeline))
-	if err != nil {
-		t.Fatal(err)
+// model stores a trial's outputs: a model folder whose file names it.
+func (b *bench) model(name string) {
+	b.t.Helper()
+	dir := b.t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "model"), 0o700); err != nil {
+		b.t.Fatal(err)
 	}
-	if _, _, err := w.svc.SubmitPipeline(context.Background(), "ws", spec); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(filepath.Join(dir, "model", "which"), []byte(name), 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := archive.Pack(&buf, dir, archive.PackOptions{}); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := b.files.PutOutputs("ws", name, 1, 0, &buf, 1<<20); err != nil {
+		b.t.Fatal(err)
 	}
 }
 
 // A sweep step runs as a sweep job, a child of the pipeline of the same
-// submitter, whose trials the sweep loop runs; once it completes, its
-// best trial's output (not another trial's) is what the next step reads.
+// submitter, its trial the component with ${{search_space.lr}}; once it
+// completes, its best trial's output (not another trial's) is what the
+// next step reads.
 func TestSweepStepBestTrialFeedsNextStep(t *testing.T) {
-	w, pass := newSweepWorld(t)
-	submitSweepPipeline(t, w)
-	pass()
-	tune := w.get(t, "p-tune")
-	if tune.Sweep == nil || tune.ParentJobName != "p" || tune.CreatedBy != w.get(t, "p").CreatedBy {
+	b := newBench(t)
+	l := New(b.svc)
+	best := job.SweepChildName("p-tune", 1)
+	tune := sweepRun(b, l, best)
+	if tune.Sweep == nil || tune.ParentJobName != "p" || tune.CreatedBy != b.job("p").CreatedBy {
 		t.Fatalf("p-tune: sweep %v, parent %q: want a sweep child of p", tune.Sweep != nil, tune.ParentJobName)
 	}
 	if !strings.Contains(tune.Sweep.Trial.Command, "--lr ${{search_space.lr}}") {
 		t.Errorf("trial command %q", tune.Sweep.Trial.Command)
 	}
-	pass()
-	low, high := 0.5, 0.9
-	w.finish(t, job.SweepChildName("p-tune", 0), &low)
-	w.finish(t, job.SweepChildName("p-tune", 1), &high)
-	pass()
-	pass()
-	if tune = w.get(t, "p-tune"); tune.Status != job.JobCompleted || tune.BestChildRunID != job.SweepChildName("p-tune", 1) {
-		t.Fatalf("p-tune %s, best %q", tune.Status, tune.BestChildRunID)
-	}
-	use := w.get(t, "p-use")
-	in := use.Inputs["m"]
+	in := b.job("p-use").Inputs["m"]
 	if in == nil || !job.ValidateArtifactRef(in.Path) {
 		t.Fatalf("p-use's input %+v, want the sweep's output artifact", in)
 	}
-	r, err := w.files.OpenArtifact("ws", in.Path)
+	r, err := b.files.OpenArtifact("ws", in.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +138,7 @@ func TestSweepStepBestTrialFeedsNextStep(t *testing.T) {
 			_, _ = io.Copy(&got, tr)
 		}
 	}
-	if got.String() != job.SweepChildName("p-tune", 1) {
+	if got.String() != best {
 		t.Errorf("p-use reads %q, want the best trial's model", got.String())
 	}
 }
@@ -190,22 +146,17 @@ func TestSweepStepBestTrialFeedsNextStep(t *testing.T) {
 // A sweep step with no best trial (no trial logged the primary metric)
 // has no outputs: the step fails saying so, and the pipeline with it.
 func TestSweepStepWithoutBestTrialFails(t *testing.T) {
-	w, pass := newSweepWorld(t)
-	submitSweepPipeline(t, w)
-	pass()
-	pass()
-	w.finish(t, job.SweepChildName("p-tune", 0), nil)
-	w.finish(t, job.SweepChildName("p-tune", 1), nil)
-	for range 3 {
-		pass()
-	}
-	p := w.get(t, "p")
+	b := newBench(t)
+	l := New(b.svc)
+	sweepRun(b, l, "")
+	p := b.job("p")
 	if p.Status != job.JobFailed {
 		t.Fatalf("pipeline %s (%s), want Failed", p.Status, p.StatusReason)
 	}
-	for _, s := range p.Steps {
-		if s.Name == "tune" && !strings.Contains(s.Reason, "no best trial") {
-			t.Errorf("tune: %+v, want its reason to say it has no best trial", s)
-		}
+	if s := stepOf(p, "tune"); s == nil || !strings.Contains(s.Reason, "no best trial") {
+		t.Errorf("tune: %+v, want its reason to say it has no best trial", s)
+	}
+	if s := stepOf(p, "use"); s == nil || s.Job != "" {
+		t.Errorf("use: %+v, want never started", s)
 	}
 }
