@@ -71,26 +71,9 @@ jobs:
     inputs:
       model: ${{parent.jobs.train.outputs.model}}
 `)
-	doc, err := cmdutil.ReadYAMLDocument(filepath.Join(dir, "pipeline.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inlinePipelineComponents(t.Context(), client.NewClient(srv.URL, ""), "ws", dir, doc); err != nil {
-		t.Fatal(err)
-	}
+	doc, spec := inlinedPipeline(t, srv.URL, dir)
 	if n := uploaded(); n != 3 {
 		t.Errorf("%d uploads, want 3 (the component's code, the step's code, the pipeline's input)", n)
-	}
-	raw, err := cmdutil.ToJSON(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := pipelinejob.DecodePipelineSpec(raw)
-	if err != nil {
-		t.Fatalf("the inlined document: %v", err)
-	}
-	if err := pipelinejob.NormalizePipelineSpec(spec); err != nil {
-		t.Fatalf("the inlined document: %v", err)
 	}
 	train := spec.Jobs["train"]
 	if train.Component == nil || train.Component.Name != "train" || train.Component.Version != "1" || !job.ValidateArtifactRef(train.Component.Code) {
@@ -153,4 +136,30 @@ func fileWriter(t *testing.T, dir string) func(name, text string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// inlinedPipeline reads dir/pipeline.yml, inlines its files as `job
+// create` does (uploading to the server at url), and decodes and checks
+// what it would send as the server does.
+func inlinedPipeline(t *testing.T, url, dir string) (map[string]any, *job.PipelineSpec) {
+	t.Helper()
+	doc, err := cmdutil.ReadYAMLDocument(filepath.Join(dir, "pipeline.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inlinePipelineComponents(t.Context(), client.NewClient(url, ""), "ws", dir, doc); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cmdutil.ToJSON(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := pipelinejob.DecodePipelineSpec(raw)
+	if err == nil {
+		err = pipelinejob.NormalizePipelineSpec(spec)
+	}
+	if err != nil {
+		t.Fatalf("the inlined document: %v", err)
+	}
+	return doc, spec
 }

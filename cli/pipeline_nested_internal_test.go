@@ -8,7 +8,6 @@ import (
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 )
 
 // A pipeline component file's steps name component files relative to
@@ -68,26 +67,9 @@ jobs:
     objective: {goal: maximize, primary_metric: acc}
     limits: {max_total_trials: 2}
 `)
-	doc, err := cmdutil.ReadYAMLDocument(filepath.Join(dir, "pipeline.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inlinePipelineComponents(t.Context(), client.NewClient(srv.URL, ""), "ws", dir, doc); err != nil {
-		t.Fatal(err)
-	}
+	_, spec := inlinedPipeline(t, srv.URL, dir)
 	if n := uploaded(); n != 3 {
 		t.Errorf("%d uploads, want 3 (train's code twice, the pipeline's input)", n)
-	}
-	raw, err := cmdutil.ToJSON(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := pipelinejob.DecodePipelineSpec(raw)
-	if err == nil {
-		err = pipelinejob.NormalizePipelineSpec(spec)
-	}
-	if err != nil {
-		t.Fatalf("the inlined document: %v", err)
 	}
 	fit := spec.Jobs["inner-fit"]
 	if fit == nil || fit.Component == nil || !job.ValidateArtifactRef(fit.Component.Code) {
