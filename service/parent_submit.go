@@ -57,7 +57,16 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *j
 		j := &job.Job{JobSpec: job.JobSpec{Name: spec.Name, Type: job.JobTypePipeline, DisplayName: spec.DisplayName,
 			ExperimentName: spec.ExperimentName, Description: spec.Description, Tags: spec.Tags}, Pipeline: spec}
 		for _, step := range g.Order() {
-			if child := job.PipelineChildName(spec.Name, step); len(child) > job.MaxJobNameLength {
+			child := job.PipelineChildName(spec.Name, step)
+			if sw := spec.Jobs[step].Sweep; sw != nil {
+				// A sweep step's trials are named after its job.
+				n := job.DefaultSweepMaxTrials
+				if sw.Limits != nil && sw.Limits.MaxTotalTrials > 0 {
+					n = sw.Limits.MaxTotalTrials
+				}
+				child = job.SweepChildName(child, n)
+			}
+			if len(child) > job.MaxJobNameLength {
 				return nil, core.FieldErrorf("jobs."+step, "the step's job would be named %q, longer than %d characters: shorten the pipeline's or the step's name", child, job.MaxJobNameLength)
 			}
 			j.Steps = append(j.Steps, &job.PipelineStepStatus{Name: step, Status: job.JobNotStarted, DependsOn: g.Dependencies(step)})

@@ -147,7 +147,13 @@ func (l *Loop) advance(ctx context.Context, now time.Time, p *job.Job) error {
 	outputs := map[string]map[string]string{}
 	for _, name := range g.Order() {
 		st := steps[name]
-		if child := kids[job.PipelineChildName(p.Name, name)]; child != nil {
+		if child := kids[job.PipelineChildName(p.Name, name)]; child != nil && child.ParentJobName != p.Name {
+			// A job of the step's name that is not this pipeline's (made
+			// before it, by anyone) is never read as the step: its
+			// status and outputs are not the pipeline's.
+			st.Job, st.Status = "", job.JobFailed
+			st.Reason = fmt.Sprintf("could not be submitted: job %q already exists and is not a child of %s", child.Name, p.Name)
+		} else if child != nil {
 			st.Job, st.Status = child.Name, child.Status
 			st.Reason = child.StatusReason
 			if child.Status == job.JobFailed && child.Error != "" {

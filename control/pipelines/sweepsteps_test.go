@@ -160,3 +160,41 @@ func TestSweepStepWithoutBestTrialFails(t *testing.T) {
 		t.Errorf("use: %+v, want never started", s)
 	}
 }
+
+// Attacks at submission: a job of the sweep step's name that is not the
+// pipeline's child (made first by someone to be read as the step) is not
+// taken for the step, which fails saying so; a sweep step whose trials'
+// names would be too long is refused at submit, naming the step.
+func TestSweepStepAttacks(t *testing.T) {
+	b := newBench(t)
+	spec, err := sweepjob.DecodeSweepSpec([]byte(`{"type": "sweep", "name": "p-tune", "compute": "azureml:cpu",
+		"trial": {"command": "echo ${{search_space.lr}}"}, "search_space": {"lr": {"type": "choice", "values": [1]}},
+		"sampling_algorithm": "grid", "objective": {"primary_metric": "acc", "goal": "maximize"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.svc.SubmitSweep(b.ctx, "ws", spec); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipelinejob.DecodePipelineSpec([]byte(sweepPipeline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.svc.SubmitPipeline(b.ctx, "ws", p); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(b.svc).RunOnce(b.ctx, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if s := stepOf(b.job("p"), "tune"); s == nil || s.Status != job.JobFailed || !strings.Contains(s.Reason, "not a child of p") {
+		t.Errorf("tune: %+v, want failed: the job of its name is not the pipeline's", s)
+	}
+
+	long, err := pipelinejob.DecodePipelineSpec([]byte(strings.Replace(sweepPipeline, `"name": "p"`, `"name": "`+strings.Repeat("p", 249)+`"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.svc.SubmitPipeline(b.ctx, "ws", long); err == nil || !strings.Contains(err.Error(), "jobs.tune") || !strings.Contains(err.Error(), "-trial-") {
+		t.Errorf("a sweep step whose trials' names are too long: %v", err)
+	}
+}

@@ -235,6 +235,14 @@ func (l *Loop) read(ctx context.Context, p *job.Job, trials []*job.SweepTrialSta
 			} else if err != nil {
 				return err
 			}
+			if child.ParentJobName != p.Name {
+				// A job of the trial's name that is not this sweep's
+				// (made before it, by anyone): its status, metrics and
+				// outputs are never the trial's.
+				t.Status, t.Metric, t.Intervals = job.JobFailed, nil, 0
+				t.Reason = fmt.Sprintf("could not be submitted: job %q already exists and is not a child of %s", child.Name, p.Name)
+				continue
+			}
 			t.Status = child.Status
 			if child.Status == job.JobFailed && child.Error != "" && t.Reason == "" {
 				t.Reason = child.Error
