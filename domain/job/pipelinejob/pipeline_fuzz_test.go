@@ -10,14 +10,17 @@ import (
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 )
 
-// FuzzPipelineSpec: no pipeline or component document panics decoding,
+// FuzzPipelineSpec: no pipeline or component document (sweep steps and
+// pipeline components among them) panics decoding,
 // normalising, building the graph, deciding Ready or resolving a step;
 // every refusal is an EINVALID error naming a field; an accepted
 // pipeline's order holds every step once, after its dependencies.
 func FuzzPipelineSpec(f *testing.F) {
 	three, _ := json.Marshal(threeSteps())
 	comp, _ := json.Marshal(jobtest.TrainComponent())
-	for _, s := range [][]byte{three, comp, []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
+	sweep, _ := json.Marshal(sweepThenPredict())
+	nested, _ := json.Marshal(twoModels())
+	for _, s := range [][]byte{three, comp, sweep, nested, []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
 		[]byte(`{"type":"pipeline","jobs":{"a":{"command":"x ${{inputs.i}}","compute":"cpu","inputs":{"i":"${{parent.jobs.a.outputs.o}}"},"outputs":{"o":null}}}}`),
 		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":"azureml:c@latest","inputs":{"i":{"path":"${{parent.inputs.x}}"}}}},"inputs":{"x":1}}`),
 		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":{"command":"$[[x ${{inputs.i}}","inputs":{"i":{"type":"integer","min":3}}}}}}`),
@@ -64,6 +67,10 @@ func FuzzPipelineSpec(f *testing.F) {
 			t.Fatalf("every step failed: %+v", p)
 		}
 		for _, s := range g.Order() {
+			if spec.Jobs[s].Sweep != nil {
+				_, _ = g.ResolveSweep(s, pipelinejob.PipelineRun{})
+				continue
+			}
 			_, _ = g.Resolve(s, pipelinejob.PipelineRun{})
 		}
 	})
