@@ -67,3 +67,24 @@ func TestJobDocumentPipelineStepRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Settings Azure accepts without knowing them reach the pipeline as
+// written, for it to keep and report; azure-ai-ml's own _source does not.
+func TestJobDocumentPipelineUnknownSettings(t *testing.T) {
+	body := `{"properties":{"jobType":"Pipeline","settings":{"_source":"DSL","default_datestore":"azureml:workspaceblobstore","defaultCompute":"cpu"},
+		"jobs":{"s":{"type":"command","componentId":"azureml:c:1"}}}}`
+	doc, err := armjob.JobDocument(context.Background(), "default", "j", []byte(body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := pipelinejob.DecodePipelineSpec(doc)
+	if err != nil {
+		t.Fatalf("decode %s: %v", doc, err)
+	}
+	if got := string(spec.Settings.Ignored["default_datestore"]); got != `"azureml:workspaceblobstore"` || spec.Settings.DefaultCompute != "cpu" {
+		t.Errorf("settings %+v from %s", spec.Settings, doc)
+	}
+	if _, ok := spec.Settings.Ignored["_source"]; ok {
+		t.Errorf("the SDK's _source was kept as a setting: %s", doc)
+	}
+}
