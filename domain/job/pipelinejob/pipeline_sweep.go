@@ -159,7 +159,7 @@ func (g *PipelineGraph) ResolveSweep(step string, run PipelineRun) (*job.SweepSp
 	ss := &job.SweepSpec{
 		Type: job.JobTypeSweep, DisplayName: js.DisplayName, ExperimentName: js.ExperimentName, Description: js.Description,
 		Tags: js.Tags, Compute: js.Compute, Inputs: js.Inputs, Outputs: js.Outputs, Identity: js.Identity,
-		Trial: &job.SweepTrial{Command: command, Code: js.Code, Environment: js.Environment,
+		Trial: &job.SweepTrial{Command: command, Code: js.Code, CodeAsset: js.CodeAsset, Environment: js.Environment,
 			EnvironmentVariables: js.EnvironmentVariables, Resources: js.Resources, Distribution: js.Distribution},
 		SearchSpace: sw.SearchSpace, SamplingAlgorithm: sw.SamplingAlgorithm, Objective: sw.Objective,
 		Limits: sw.Limits, EarlyTermination: sw.EarlyTermination,
