@@ -94,6 +94,10 @@ type PipelineStep struct {
 	// Sweep is set on a sweep step (type: sweep): it runs as a sweep job
 	// whose trial is Component, and its outputs are its best trial's.
 	Sweep *SweepStep `json:"sweep,omitempty"`
+	// From is where a step that came from a pipeline component is
+	// written in the submitted document (jobs.a.component.jobs.b), so
+	// that an error about it names that place.
+	From string `json:"from,omitempty"`
 }
 
 // StepInput is what a step binds to one input: a literal (Value), a data

@@ -2,6 +2,7 @@ package pipelinejob
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -166,6 +167,9 @@ func expandOne(steps map[string]*job.PipelineStep, nested map[string]*nestedPipe
 			return nil, core.FieldErrorf(field, "its step %s becomes step %s of this pipeline, which another step already is: rename one of them", inner, full)
 		}
 		ifield := field + ".component." + job.JobKeyPath("jobs", inner)
+		if s.From == "" { // else expanded one level down, its place already whole
+			s.From = ifield
+		}
 		if err := bindNestedInputs(np, name, s, ifield); err != nil {
 			return nil, err
 		}
@@ -329,4 +333,21 @@ func bindStepComputes(spec *job.PipelineSpec) error {
 		s.Compute = fmt.Sprint(pi.Value)
 	}
 	return nil
+}
+
+// atSource names, in an error about step name, the place the step is
+// written when it came from a pipeline component (jobs.model1-train_job
+// is jobs.model1.component.jobs.train_job in the submitted document).
+func atSource(spec *job.PipelineSpec, name string, err error) error {
+	s := spec.Jobs[name]
+	var e *core.Error
+	if s == nil || s.From == "" || !errors.As(err, &e) {
+		return err
+	}
+	at := job.JobKeyPath("jobs", name)
+	if e.Field != at && !strings.HasPrefix(e.Field, at+".") {
+		return err
+	}
+	return &core.Error{Code: e.Code, Field: s.From + strings.TrimPrefix(e.Field, at),
+		Message: strings.Replace(e.Message, at, s.From, 1)}
 }

@@ -201,6 +201,12 @@ func TestPipelineComponentNestedAndDepth(t *testing.T) {
 	if b := spec.Jobs["compare"].Inputs["b"].Bind; b != "${{parent.jobs.model1-inner-inner-train_job.outputs.model_output}}" {
 		t.Errorf("compare reads %q", b)
 	}
+	// An error three levels down names where it is written.
+	deep := build(3)
+	jobtest.Set(deep, "jobs.model1.component.jobs.inner.component.jobs.inner.component.jobs.train_job.environment_variables", map[string]any{"AZUREML_X": "1"})
+	if _, err := decodePipeline(t, deep); !strings.HasPrefix(core.ErrorField(err), "jobs.model1.component.jobs.inner.component.jobs.inner.component.jobs.train_job.") {
+		t.Errorf("an error three levels down: %v (field %q)", err, core.ErrorField(err))
+	}
 	_, err = decodePipeline(t, build(pipelinejob.MaxPipelineDepth+1))
 	if core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorMessage(err), "nest more than") ||
 		!strings.HasPrefix(core.ErrorField(err), "jobs.model1.component.jobs.inner.component") {
@@ -256,6 +262,13 @@ func TestPipelineComponentRefusals(t *testing.T) {
 		}},
 		{"compute bound to a path", "jobs.model1.component.jobs.train_job.compute", "a compute is a name", func(d map[string]any) {
 			jobtest.Set(d, "jobs.model1.inputs.train_node_compute", map[string]any{"type": "uri_folder", "path": "sha256:" + strings.Repeat("b", 64)})
+		}},
+		// Errors found once expanded name where the step is written.
+		{"wrong literal for an inner step", "jobs.model1.component.jobs.train_job.inputs.max_epochs", "", func(d map[string]any) {
+			jobtest.Set(d, "jobs.model1.inputs.epochs", "many")
+		}},
+		{"inner step without a command", "jobs.model1.component.jobs.eval_job", "needs command", func(d map[string]any) {
+			jobtest.Set(d, "jobs.model1.component.jobs.eval_job.command", nil)
 		}},
 		{"top compute bound to a missing input", "jobs.compare.compute", "literal input", func(d map[string]any) {
 			jobtest.Set(d, "jobs.compare.compute", "${{parent.inputs.nope}}")

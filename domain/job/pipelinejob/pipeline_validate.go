@@ -57,7 +57,7 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 	boundOutputs := map[string]string{} // pipeline output -> the step output bound to it
 	for _, name := range core.SortedKeys(spec.Jobs) {
 		if err := normalizePipelineStep(spec, name, boundOutputs); err != nil {
-			return err
+			return atSource(spec, name, err)
 		}
 	}
 	for _, name := range core.SortedKeys(spec.Outputs) {
@@ -89,7 +89,7 @@ func NormalizePipelineSpec(spec *job.PipelineSpec) error {
 			_, err = g.Resolve(name, run)
 		}
 		if err != nil {
-			return err
+			return atSource(spec, name, err)
 		}
 	}
 	return nil
