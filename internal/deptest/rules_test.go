@@ -86,18 +86,18 @@ func TestServiceLinksNoControlLoop(t *testing.T) {
 
 // kinds is the domain's order: a kind may import those listed for it and
 // nothing else of the module, so that dependencies between kinds point
-// one way (a job names its compute, a compute never its jobs).
+// one way (a job names its compute, a compute never its jobs; a
+// pipeline's step may be a sweep, a sweep never holds a pipeline).
 var kinds = map[string][]string{
-	"domain/core":         {},
-	"domain/format":       {},
-	"domain/identity":     {"domain/core"},
-	"domain/asset":        {"domain/core"},
-	"domain/compute":      {"domain/core", "domain/identity", "domain/asset"},
-	"domain/job/jobio":    {"domain/core", "domain/identity", "domain/asset", "domain/compute"},
-	"domain/job":          {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job/jobio"},
-	"domain/job/sweepjob": {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
-	// A pipeline's step may be a sweep (a sweep never holds a pipeline).
+	"domain/core":            {},
+	"domain/format":          {},
+	"domain/identity":        {"domain/core"},
+	"domain/asset":           {"domain/core"},
+	"domain/compute":         {"domain/core", "domain/identity", "domain/asset"},
+	"domain/job/jobio":       {"domain/core", "domain/identity", "domain/asset", "domain/compute"},
+	"domain/job":             {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job/jobio"},
 	"domain/job/pipelinejob": {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/sweepjob"},
+	"domain/job/sweepjob":    {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/money":           {"domain/core", "domain/identity"},
 	"domain/blobs":           {"domain/core"},
