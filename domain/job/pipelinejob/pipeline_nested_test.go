@@ -217,10 +217,7 @@ func TestPipelineComponentNestedAndDepth(t *testing.T) {
 // Attacks and mistakes in a pipeline component are refused naming the
 // field where they are written.
 func TestPipelineComponentRefusals(t *testing.T) {
-	for _, tc := range []struct {
-		name, field, msg string
-		change           func(d map[string]any)
-	}{
+	checkRefusals(t, twoModels, []refusal{
 		{"unknown output of a nested pipeline", "jobs.compare.inputs.a", "whose outputs are", func(d map[string]any) {
 			jobtest.Set(d, "jobs.compare.inputs.a", "${{parent.jobs.model1.outputs.nope}}")
 		}},
@@ -273,9 +270,23 @@ func TestPipelineComponentRefusals(t *testing.T) {
 		{"top compute bound to a missing input", "jobs.compare.compute", "literal input", func(d map[string]any) {
 			jobtest.Set(d, "jobs.compare.compute", "${{parent.inputs.nope}}")
 		}},
-	} {
+	})
+}
+
+// refusal is a change to a document that must be refused: EINVALID on
+// field, its message saying msg.
+type refusal struct {
+	name, field, msg string
+	change           func(d map[string]any)
+}
+
+// checkRefusals applies each change to a fresh document from base and
+// checks the refusal.
+func checkRefusals(t *testing.T, base func() map[string]any, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			doc := twoModels()
+			doc := base()
 			tc.change(doc)
 			_, err := decodePipeline(t, doc)
 			if core.ErrorCode(err) != core.EINVALID || core.ErrorField(err) != tc.field || !strings.Contains(core.ErrorMessage(err), tc.msg) {

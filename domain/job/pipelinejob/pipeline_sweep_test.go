@@ -107,10 +107,7 @@ func TestPipelineSweepStep(t *testing.T) {
 
 // A sweep step's mistakes are refused naming the field.
 func TestPipelineSweepStepRefusals(t *testing.T) {
-	for _, tc := range []struct {
-		name, field, msg string
-		change           func(d map[string]any)
-	}{
+	checkRefusals(t, sweepThenPredict, []refusal{
 		{"no trial", "jobs.sweep_step.trial", "is required", func(d map[string]any) { jobtest.Set(d, "jobs.sweep_step.trial", nil) }},
 		{"trial a number", "jobs.sweep_step.trial", "must be a command component", func(d map[string]any) { jobtest.Set(d, "jobs.sweep_step.trial", 7) }},
 		{"no search space", "jobs.sweep_step.search_space", "is required", func(d map[string]any) { jobtest.Set(d, "jobs.sweep_step.search_space", nil) }},
@@ -135,14 +132,5 @@ func TestPipelineSweepStepRefusals(t *testing.T) {
 		{"trial without required input", "jobs.sweep_step.inputs.training_data", "is required", func(d map[string]any) {
 			jobtest.Set(d, "jobs.sweep_step.inputs.training_data", nil)
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			doc := sweepThenPredict()
-			tc.change(doc)
-			_, err := decodePipeline(t, doc)
-			if core.ErrorCode(err) != core.EINVALID || core.ErrorField(err) != tc.field || !strings.Contains(core.ErrorMessage(err), tc.msg) {
-				t.Fatalf("got %v (field %q), want EINVALID on %s saying %q", err, core.ErrorField(err), tc.field, tc.msg)
-			}
-		})
-	}
+	})
 }
