@@ -295,3 +295,26 @@ func checkRefusals(t *testing.T, base func() map[string]any, cases []refusal) {
 		})
 	}
 }
+
+// A pipeline step's input bound to another pipeline step's output reads
+// the inner step that produces it; two pipeline components reading each
+// other's outputs are a cycle, refused.
+func TestPipelineComponentsReadEachOther(t *testing.T) {
+	doc := twoModels()
+	jobtest.Set(doc, "jobs.model2.inputs.training_data", "${{parent.jobs.model1.outputs.trained_model}}")
+	spec, err := decodePipeline(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := spec.Jobs["model2-train_job"].Inputs["training_data"].Bind; b != "${{parent.jobs.model1-train_job.outputs.model_output}}" {
+		t.Errorf("model2's training data %q, want model1's inner producer", b)
+	}
+	g, _ := pipelinejob.NewPipelineGraph(spec)
+	if d := g.Dependencies("model2-train_job"); len(d) != 1 || d[0] != "model1-train_job" {
+		t.Errorf("model2-train_job depends on %v", d)
+	}
+	jobtest.Set(doc, "jobs.model1.inputs.training_data", "${{parent.jobs.model2.outputs.trained_model}}")
+	if _, err := decodePipeline(t, doc); core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorMessage(err), "cycle") {
+		t.Errorf("components reading each other: %v, want a cycle refused", err)
+	}
+}

@@ -134,3 +134,36 @@ func TestPipelineSweepStepRefusals(t *testing.T) {
 		}},
 	})
 }
+
+// A sweep step inside a pipeline component is expanded as any step: its
+// inputs bound through, the parent reading its best trial's outputs
+// through the component's.
+func TestPipelineSweepStepInComponent(t *testing.T) {
+	inner := sweepThenPredict()["jobs"].(map[string]any)["sweep_step"].(map[string]any)
+	jobtest.Set(inner, "inputs.kind", "${{parent.inputs.kind}}")
+	jobtest.Set(inner, "outputs.model_output", "${{parent.outputs.model}}")
+	doc := map[string]any{
+		"type": "pipeline", "settings": map[string]any{"default_compute": "cpu-cluster"},
+		"jobs": map[string]any{
+			"tuned": map[string]any{"type": "pipeline", "inputs": map[string]any{"kind": "fast"}, "component": map[string]any{
+				"type":    "pipeline",
+				"inputs":  map[string]any{"kind": map[string]any{"type": "string"}},
+				"outputs": map[string]any{"model": map[string]any{"type": "uri_folder"}},
+				"jobs":    map[string]any{"sweep_step": inner},
+			}},
+			"use": map[string]any{"command": "ls ${{inputs.m}}", "environment": "azureml:sklearn:1",
+				"inputs": map[string]any{"m": "${{parent.jobs.tuned.outputs.model}}"}},
+		},
+	}
+	spec, err := decodePipeline(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec.Jobs["tuned-sweep_step"]
+	if s == nil || s.Sweep == nil || s.Inputs["kind"].Value != "fast" {
+		t.Fatalf("steps %v", core.SortedKeys(spec.Jobs))
+	}
+	if b := spec.Jobs["use"].Inputs["m"].Bind; b != "${{parent.jobs.tuned-sweep_step.outputs.model_output}}" {
+		t.Errorf("use reads %q", b)
+	}
+}
