@@ -2,6 +2,7 @@ package pipelinejob
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"strings"
 
@@ -111,6 +112,13 @@ func checkSweepStep(prefix string, step *job.PipelineStep, c *job.Component) err
 		}
 		if in.Type != "" && !isLiteralType(in.Type) {
 			return core.FieldErrorf(field, "input %s of the trial component is %s: a hyperparameter is a number, an integer, a string or a boolean", name, in.Type)
+		}
+		// A choice's values are what the input takes (its type, enum,
+		// min and max), as a value bound to it would be.
+		for i, v := range step.Sweep.SearchSpace[name].Values {
+			if _, err := job.CheckComponentLiteral(fmt.Sprintf("%s.values[%d]", field, i), in, v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -121,6 +121,13 @@ func TestPipelineSweepStepRefusals(t *testing.T) {
 			jobtest.Set(d, "jobs.sweep_step.inputs.training_data", nil)
 			jobtest.Set(d, "jobs.sweep_step.search_space.training_data", map[string]any{"type": "choice", "values": []any{"a"}})
 		}},
+		{"choice outside the input's enum", "jobs.sweep_step.search_space.kind.values[1]", "", func(d map[string]any) {
+			jobtest.Set(d, "jobs.sweep_step.inputs.kind", nil)
+			jobtest.Set(d, "jobs.sweep_step.search_space.kind", map[string]any{"type": "choice", "values": []any{"fast", "warp"}})
+		}},
+		{"choice of text for an integer", "jobs.sweep_step.search_space.max_epochs.values[0]", "", func(d map[string]any) {
+			jobtest.Set(d, "jobs.sweep_step.search_space.max_epochs", map[string]any{"type": "choice", "values": []any{"ten"}})
+		}},
 		{"bad goal", "jobs.sweep_step.objective.goal", "", func(d map[string]any) { jobtest.Set(d, "jobs.sweep_step.objective.goal", "up") }},
 		{"bad distribution", "jobs.sweep_step.search_space.lr", "", func(d map[string]any) {
 			jobtest.Set(d, "jobs.sweep_step.search_space.lr", "fast")
