@@ -2,8 +2,8 @@ package pipelinejob
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/compute"
