@@ -1,11 +1,8 @@
 package job
 
-// JobTypeSweepStep is the type of a pipeline step that sweeps: Azure's
-// `type: sweep` node, a trial component run with hyperparameters drawn
-// from a search space, whose outputs are its best trial's.
-const JobTypeSweepStep = JobTypeSweep
-
-// SweepStep is what a sweep step adds to a step: its trial is the step's
+// SweepStep is what a sweep step (type: sweep, Azure's sweep node: a
+// trial component run with hyperparameters drawn from a search space,
+// whose outputs are its best trial's) adds to a step: its trial is the step's
 // Component (the CLI inlines `trial: ./train.yml`; azureml:<name>:<version>
 // is resolved at submit as a component step's), and its search space
 // names inputs of that component, which the hyperparameters give.
