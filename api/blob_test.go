@@ -541,3 +541,30 @@ func TestBlobViewsOfJobOutputs(t *testing.T) {
 		t.Errorf("a job that does not exist: %v", err)
 	}
 }
+
+// TestBlobFolderNameIsNotFound: azure-ai-ml's jobs.download(output_name=)
+// asks whether azureml/<job>/<output>/ exists (Get Blob Properties of a
+// folder's name) before it lists the folder: the answer is 404
+// BlobNotFound, as on Azure, so the SDK goes on to list it; writing a
+// blob under such a name stays refused.
+func TestBlobFolderNameIsNotFound(t *testing.T) {
+	e := newTestEnv(t)
+	carl := addUser(t, e, "carl", identity.RoleContributor)
+	ctx := context.Background()
+	c := containerClient(t, e, blobSAS(t, e, carl, "default"))
+	if _, err := c.NewBlockBlobClient("folder/a.txt").UploadBuffer(ctx, []byte("a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"folder/", "folder//", "absent/"} {
+		_, err := c.NewBlobClient(name).GetProperties(ctx, nil)
+		if !bloberror.HasCode(err, bloberror.BlobNotFound) {
+			t.Errorf("properties of %q: %v, want BlobNotFound", name, err)
+		}
+	}
+	if _, err := c.NewBlockBlobClient("folder/").UploadBuffer(ctx, []byte("x"), nil); !bloberror.HasCode(err, bloberror.InvalidResourceName) {
+		t.Errorf("a blob named folder/: %v, want InvalidResourceName", err)
+	}
+	if _, err := c.NewBlobClient("../").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.InvalidResourceName) {
+		t.Errorf("properties of ../: %v, want InvalidResourceName", err)
+	}
+}

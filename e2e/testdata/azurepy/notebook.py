@@ -57,6 +57,7 @@ use = command(command="cat ${{inputs.folder}}/passed.txt && head -1 ${{inputs.ir
 def two_steps():
     first = prep()
     second = use(folder=first.outputs.folder, iris=Input(type="uri_file", path="azureml:nb-iris:1"))  # noqa: F841
+    return {"passed": first.outputs.folder}
 
 
 pipe = ml_client.jobs.create_or_update(two_steps(), experiment_name="notebook")
@@ -66,6 +67,12 @@ except Exception as e:  # the Go test shows the steps' own words
     out("pipeline_failed", error=str(e)[:500])
 out("pipeline", name=pipe.name, status=ml_client.jobs.get(pipe.name).status,
     steps=sorted([j.name, j.display_name or ""] for j in ml_client.jobs.list(parent_job_name=pipe.name)))
+# The pipeline's named output, downloaded as Azure lays it out.
+pdl = tempfile.mkdtemp()
+ml_client.jobs.download(pipe.name, download_path=pdl, output_name="passed")
+passed = os.path.join(pdl, "named-outputs", "passed", "passed.txt")
+out("pipeline_download", passed=open(passed).read().strip() if os.path.exists(passed) else None,
+    files=sorted(os.path.relpath(os.path.join(r, f), pdl) for r, _, fs in os.walk(pdl) for f in fs))
 
 # A sweep with early termination.
 trial = command(command="echo trial lr=${{inputs.lr}}", inputs={"lr": 0.1}, environment=env, compute=cluster)
