@@ -51,6 +51,8 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 		"pipeline":          {"status": "Completed"},
 		"pipeline_download": {"passed": "hello from the notebook's code"},
 		"sweep":             {"status": "Completed", "trials": float64(2)},
+		"sweep_download":    {"lr": "0.1"},
+		"pipeline_step":     {"code_version": true},
 		"cancel":            {"status": "Canceled"},
 	}
 	for step, fields := range want {
