@@ -230,7 +230,11 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 		longer[k] = v
 	}
 	longer.Set("se", time.Now().Add(365*24*time.Hour).UTC().Format(time.RFC3339))
-	expired := e.srv.Blobs().SignString(blobs.SAS{Workspace: "default", Container: "workspaceblobstore", Perms: "racwl", Expiry: time.Now().Add(-time.Minute)})
+	def, err := e.svc.FindWorkspace(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := e.srv.Blobs().SignString(blobs.SAS{Workspace: "default", Created: def.CreatedOn, Container: "workspaceblobstore", Perms: "racwl", Expiry: time.Now().Add(-time.Minute)})
 	for name, bad := range map[string]string{"forged": forged.Encode(), "another workspace": other.Encode(), "a later expiry": longer.Encode(), "expired": expired, "none": ""} {
 		bc := containerClient(t, e, bad)
 		if _, err := bc.NewBlobClient("secret/plan.txt").DownloadStream(ctx, nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
@@ -241,6 +245,23 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 		}
 	}
 	absent("planted.txt")
+	// The same SAS, unexpired, is good until its workspace is gone.
+	gone := blobSAS(t, e, e.admin, "other")
+	gc := containerClient(t, e, gone)
+	if _, err := gc.NewBlockBlobClient("first.txt").UploadBuffer(ctx, []byte("first"), nil); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, e, e.admin, "DELETE", "/api/v1/workspaces/other", "", http.StatusNoContent)
+	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces", `{"name":"other"}`, http.StatusCreated)
+	if _, err := gc.NewBlockBlobClient("planted.txt").UploadBuffer(ctx, []byte("x"), nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
+		t.Errorf("a deleted workspace's SAS writing into the one created again under its name: %v, want AuthenticationFailed", err)
+	}
+	if _, err := gc.NewBlobClient("first.txt").GetProperties(ctx, nil); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("a deleted workspace's SAS reading the new one: %v, want 403", err)
+	}
+	if _, err := containerClient(t, e, blobSAS(t, e, e.admin, "other")).NewBlobClient("first.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
+		t.Errorf("the deleted workspace's blob in the one created again under its name: %v, want BlobNotFound", err)
+	}
 	// Another workspace's own SAS reaches its own blobs only.
 	oc := containerClient(t, e, blobSAS(t, e, e.admin, "other"))
 	if _, err := oc.NewBlobClient("secret/plan.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
