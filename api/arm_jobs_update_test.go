@@ -106,4 +106,24 @@ func TestARMJobUpdate(t *testing.T) {
 	// A Reader updates nothing.
 	reader := addUser(t, e, "rita", "Reader")
 	call(reader, "PUT", "/jobs/upd", withProps(t, changed, func(p map[string]any) { p["description"] = "rita's" }), http.StatusForbidden)
+	if r := send(t, e, reader, "PATCH", "/api/v1/workspaces/default/jobs/upd", `{"description":"rita's"}`, nil); r.status != http.StatusForbidden {
+		t.Errorf("a Reader's PATCH: %s, want 403", r)
+	}
+
+	// The native update (`shoal job update`): tags set and removed.
+	nj := mustSend(t, e, e.admin, "PATCH", "/api/v1/workspaces/default/jobs/upd", `{"set_tags":{"owner":"carl"},"remove_tags":["round"],"display_name":"final"}`, http.StatusOK).json(t)
+	if mustJSON(nj["tags"]) != `{"owner":"carl","stage":"review"}` || nj["display_name"] != "final" || nj["description"] != "second thoughts" {
+		t.Errorf("PATCH answered %v", nj)
+	}
+	for body, field := range map[string]string{
+		`{"command":"rm -rf /"}`:                              "command",
+		`{"set_tags":{"a/b":"x"}}`:                            "tags.a/b",
+		`{"description":"` + strings.Repeat("d", 6000) + `"}`: "description",
+	} {
+		r := send(t, e, e.admin, "PATCH", "/api/v1/workspaces/default/jobs/upd", body, nil)
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), field) {
+			t.Errorf("PATCH %.40s: %s, want 400 naming %s", body, r, field)
+		}
+	}
+	mustSend(t, e, e.admin, "PATCH", "/api/v1/workspaces/default/jobs/no-such-job", `{"description":"x"}`, http.StatusNotFound)
 }

@@ -27,11 +27,11 @@ type JobFields struct {
 // JobUpdate is a change of a job's fields (`shoal job update`): nil
 // pointers and empty maps leave the fields as they are.
 type JobUpdate struct {
-	DisplayName *string
-	Description *string
+	DisplayName *string `json:"display_name,omitempty"`
+	Description *string `json:"description,omitempty"`
 	// SetTags adds or replaces tags; RemoveTags removes tags by name.
-	SetTags    map[string]string
-	RemoveTags []string
+	SetTags    map[string]string `json:"set_tags,omitempty"`
+	RemoveTags []string          `json:"remove_tags,omitempty"`
 }
 
 // UpdateJob changes a job's display name, description or tags, whatever
