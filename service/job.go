@@ -37,6 +37,11 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 	if err := job.NormalizeJobSpec(spec); err != nil {
 		return nil, false, err
 	}
+	if parent == nil {
+		if err := chainedUserIdentity(ctx, "identity", spec.Identity); err != nil {
+			return nil, false, err
+		}
+	}
 	if ri := identity.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
 		// A valid job submitted by POST to the collection is audited
 		// under its own name, so that `audit list --target` finds it (a

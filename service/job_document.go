@@ -28,6 +28,9 @@ func (s *Services) SubmitJobDocument(ctx context.Context, workspace, urlName str
 	if err != nil {
 		return nil, false, err
 	}
+	if err := d.checkChainedIdentity(ctx); err != nil {
+		return nil, false, err
+	}
 	var j *job.Job
 	created := false
 	switch {
