@@ -31,10 +31,10 @@ func TestUserIdentityTokenSubmitsNoUserIdentityJob(t *testing.T) {
 	}
 	asJob := identity.WithPrincipal(h.ctx, p)
 	for field, doc := range map[string]string{
-		"identity": `{"name":"chain-cmd","command":"true","compute":"cpu","identity":{"type":"user_identity"}}`,
-		"identity ": `{"name":"chain-rest","command":"true","compute":"cpu","identity":{"type":"UserIdentity"}}`,
+		"identity":        `{"name":"chain-cmd","command":"true","compute":"cpu","identity":{"type":"user_identity"}}`,
+		"identity ":       `{"name":"chain-rest","command":"true","compute":"cpu","identity":{"type":"UserIdentity"}}`,
 		"jobs.a.identity": `{"type":"pipeline","name":"chain-step","compute":"cpu","jobs":{"a":{"type":"command","command":"true","identity":{"type":"user_identity"}}}}`,
-		"identity  ": `{"type":"pipeline","name":"chain-pipe","compute":"cpu","identity":{"type":"user_identity"},"jobs":{"a":{"type":"command","command":"true"}}}`,
+		"identity  ":      `{"type":"pipeline","name":"chain-pipe","compute":"cpu","identity":{"type":"user_identity"},"jobs":{"a":{"type":"command","command":"true"}}}`,
 		"identity   ": `{"type":"sweep","name":"chain-sweep","compute":"cpu","identity":{"type":"user_identity"},"trial":{"command":"echo ${{search_space.lr}}"},
 			"search_space":{"lr":{"type":"choice","values":[1,2]}},"objective":{"goal":"maximize","primary_metric":"m"},"sampling_algorithm":"grid","limits":{"max_total_trials":2}}`,
 	} {
