@@ -297,6 +297,11 @@ func (s *Service) CommitBlocks(ctx context.Context, ws, container, name string, 
 	if total > MaxBlobBytes {
 		return nil, fail(http.StatusRequestEntityTooLarge, "RequestBodyTooLarge", "the blob would be %d bytes; Shoal keeps blobs of at most %d", total, int64(MaxBlobBytes))
 	}
+	if len(parts) == 1 {
+		// One block is the blob's content as it is: no copy, which
+		// would need the quota's room for it twice.
+		return s.commit(ctx, ws, container, name, parts[0].Artifact, total, p, "")
+	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.concat(ws, parts, pw)) }()
 	id, err := s.put(ctx, ws, pr, total)
