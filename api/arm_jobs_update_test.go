@@ -26,15 +26,7 @@ func withProps(t *testing.T, body string, set func(p map[string]any)) string {
 func TestARMJobUpdate(t *testing.T) {
 	e := newTestEnv(t)
 	q := "?api-version=2023-04-01-preview"
-	call := func(tok, method, path, body string, want int) map[string]any {
-		t.Helper()
-		resp, out := do(t, e.ts, tok, method, armWS+path+q, body, nil)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %v, want %d", method, path, resp.StatusCode, out, want)
-		}
-		return out
-	}
-	props := func(m map[string]any) map[string]any { p, _ := m["properties"].(map[string]any); return p }
+	call := armCaller(t, e, q)
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/cpu", `{"name":"cpu","size":"Standard_DS3_v2","max_instances":2}`, http.StatusCreated)
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/gpu", `{"name":"gpu","size":"Standard_DS3_v2","max_instances":2}`, http.StatusCreated)
 	call(e.admin, "PUT", "/environments/CliV2AnonymousEnvironment/versions/0123456789abcdef0123456789abcdef", `{"properties":{"image":"python:3.11-slim","isAnonymous":true}}`, http.StatusCreated)

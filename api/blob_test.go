@@ -355,6 +355,45 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 	}
 }
 
+// listBlobNames lists a container's blob names under prefix, every
+// page.
+func listBlobNames(t *testing.T, c *container.Client, prefix string) []string {
+	t.Helper()
+	var names []string
+	pager := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr(prefix)})
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Segment.BlobItems {
+			names = append(names, *it.Name)
+		}
+	}
+	return names
+}
+
+// keepModelOutput keeps archive as rank 0's outputs of job name's first
+// attempt, with an output named model and the job's artifacts.
+func keepModelOutput(t *testing.T, e *testEnv, name string, archive io.Reader) {
+	t.Helper()
+	if err := e.files.PutOutputs("default", name, 1, 0, archive, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Update(context.Background(), func(tx store.Tx) error {
+		j, err := tx.GetJob("default", name)
+		if err != nil {
+			return err
+		}
+		job.KeepArtifacts(j)
+		j.Outputs["model"] = &job.JobOutput{}
+		j.Version++
+		return tx.UpdateJob(j)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func md5Of(s string) []byte {
 	h := md5.Sum([]byte(s))
 	return h[:]
@@ -503,21 +542,7 @@ func TestBlobViewsOfJobOutputs(t *testing.T) {
 	if _, err := archive.Pack(&b, dir, archive.PackOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.files.PutOutputs("default", "x", 1, 0, &b, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.Update(ctx, func(tx store.Tx) error {
-		j, err := tx.GetJob("default", "x")
-		if err != nil {
-			return err
-		}
-		job.KeepArtifacts(j)
-		j.Outputs["model"] = &job.JobOutput{}
-		j.Version++
-		return tx.UpdateJob(j)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	keepModelOutput(t, e, "x", &b)
 	blobC := containerClient(t, e, blobSAS(t, e, carl, "default"))
 	if got := download(t, blobC.NewBlobClient("azureml/x/model/m.txt"), blob.HTTPRange{}); string(got) != "weights" {
 		t.Errorf("azureml/x/model/m.txt = %q", got)
@@ -537,17 +562,7 @@ func TestBlobViewsOfJobOutputs(t *testing.T) {
 	}
 	json.Unmarshal(sec.body, &s)
 	artC, _ := container.NewClientWithNoCredential(e.ts.URL+"/shoal/workspaceartifactstore?"+s.SASToken, nil)
-	var names []string
-	pager := artC.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("ExperimentRun/dcid.x/")})
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Segment.BlobItems {
-			names = append(names, *it.Name)
-		}
-	}
+	names := listBlobNames(t, artC, "ExperimentRun/dcid.x/")
 	if strings.Join(names, ",") != "ExperimentRun/dcid.x/outputs/helloworld.txt,ExperimentRun/dcid.x/user_logs/std_log.txt" {
 		t.Errorf("artifacts listed: %v", names)
 	}

@@ -1,7 +1,6 @@
 package blobs
 
 import (
-	"context"
 	"crypto/hmac"
 	"encoding/base64"
 	"net/url"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // SAS is what a shared access signature Shoal signs grants: operations
@@ -130,17 +128,11 @@ func (s *Service) Check(q url.Values, container string) (*SAS, error) {
 // with; a workspace that does not exist (any more) is EUNAUTHORIZED, as
 // a forged signature.
 func (s *Service) created(ws string) (time.Time, error) {
-	var created time.Time
-	err := s.store.View(context.Background(), func(tx store.Tx) error {
-		w, err := tx.GetWorkspace(ws)
-		if err != nil {
-			return err
-		}
-		created = w.CreatedOn
-		return nil
-	})
+	w, err := s.findWorkspace(ws)
 	if core.ErrorCode(err) == core.ENOTFOUND {
 		return time.Time{}, core.Errorf(core.EUNAUTHORIZED, "the shared access signature's workspace does not exist (any more)")
+	} else if err != nil {
+		return time.Time{}, err
 	}
-	return created, err
+	return w.CreatedOn, nil
 }
