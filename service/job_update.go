@@ -151,13 +151,13 @@ func (s *Services) definitionConflict(ctx context.Context, workspace string, d *
 		stored = &existing.JobSpec
 	default:
 		return &core.Error{Code: core.ECONFLICT, Field: "type", Message: fmt.Sprintf(
-			"type: job %q exists and is a %s job: a job's type does not change (submit it under another name)", existing.Name, existing.Type)}
+			"type: job %q already exists and is a %s job: a job's type does not change (submit it under another name)", existing.Name, existing.Type)}
 	}
 	fields := changedFields(stored, d.spec())
 	if len(fields) == 0 {
 		return err
 	}
 	return &core.Error{Code: core.ECONFLICT, Field: fields[0], Message: fmt.Sprintf(
-		"%s: job %q exists and its %s differs: only a submitted job's description, tags and display name change (submit the changed job under another name)",
+		"%s: job %q already exists and its %s differs: only a submitted job's description, tags and display name change (submit the changed job under another name)",
 		fields[0], existing.Name, fields[0])}
 }
