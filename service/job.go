@@ -51,7 +51,7 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 	if err := s.checkArtifacts(workspace, spec); err != nil {
 		return nil, false, err
 	}
-	hash, err := definitionHash(spec)
+	hash, err := docHash(spec)
 	if err != nil {
 		return nil, false, err
 	}

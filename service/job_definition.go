@@ -1,8 +1,6 @@
 package service
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -17,23 +15,18 @@ import (
 // mutableJobFields are the document's fields outside a job's definition.
 var mutableJobFields = []string{"description", "display_name", "tags"}
 
-// definitionHash is the SHA-256 of spec's JSON document without its
-// mutable fields (a job's SpecHash since mutable fields were taken out).
-func definitionHash(spec any) (string, error) {
-	fields, err := topFields(spec)
-	if err != nil {
-		return "", err
+// withoutMutableFields is a job document's JSON without its mutable
+// fields (what docHash hashes: a job's SpecHash since they were taken
+// out), its fields in key order.
+func withoutMutableFields(doc []byte) ([]byte, error) {
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(doc, &fields); err != nil {
+		return nil, err
 	}
 	for _, k := range mutableJobFields {
 		delete(fields, k)
 	}
-	// A map marshals in key order: one document, one hash.
-	b, err := json.Marshal(fields)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return json.Marshal(fields)
 }
 
 // topFields is spec's JSON document as its top-level fields.

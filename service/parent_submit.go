@@ -2,7 +2,10 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -31,7 +34,7 @@ func (s *Services) SubmitPipeline(ctx context.Context, workspace string, spec *j
 		return nil, false, err
 	}
 	s.auditUnder(ctx, workspace, spec.Name)
-	hash, err := definitionHash(spec)
+	hash, err := docHash(spec)
 	if err != nil {
 		return nil, false, err
 	}
@@ -100,7 +103,7 @@ func (s *Services) SubmitSweep(ctx context.Context, workspace string, spec *job.
 	if child := job.SweepChildName(spec.Name, spec.Limits.MaxTotalTrials); len(child) > job.MaxJobNameLength {
 		return nil, false, core.FieldErrorf("name", "a trial's job would be named %q, longer than %d characters: shorten the sweep's name", child, job.MaxJobNameLength)
 	}
-	hash, err := definitionHash(spec)
+	hash, err := docHash(spec)
 	if err != nil {
 		return nil, false, err
 	}
@@ -218,6 +221,19 @@ func (s *Services) checkPipelineArtifacts(tx store.Tx, workspace string, spec *j
 		}
 	}
 	return nil
+}
+
+// docHash identifies a submitted parent document.
+func docHash(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		b, err = withoutMutableFields(b) // job_definition.go
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // SubmitChildJob submits a pipeline's step or a sweep's trial as a
