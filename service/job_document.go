@@ -45,7 +45,10 @@ func (s *Services) SubmitJobDocument(ctx context.Context, workspace, urlName str
 	case err == nil && !created:
 		j, err = s.updateJobFields(ctx, workspace, j.Name, d.fields())
 	case core.ErrorCode(err) == core.ECONFLICT && core.ErrorField(err) == "name":
-		err = s.definitionConflict(ctx, workspace, d, err)
+		var same bool
+		if same, err = s.definitionConflict(ctx, workspace, d, err); same {
+			j, err = s.updateJobFields(ctx, workspace, d.name(), d.fields())
+		}
 	}
 	return j, created, err
 }

@@ -132,14 +132,16 @@ func checkJobFields(f JobFields) error {
 
 // definitionConflict turns the refusal of a document under an existing
 // job's name into one naming the first field of the definition that
-// differs (err itself when none is found).
-func (s *Services) definitionConflict(ctx context.Context, workspace string, d *jobDocument, err error) error {
+// differs. When none differs, the stored job's hash is of another form
+// (a parent job stored before the mutable fields left the hash): it is
+// the same job, and same is true.
+func (s *Services) definitionConflict(ctx context.Context, workspace string, d *jobDocument, err error) (same bool, _ error) {
 	var existing *job.Job
 	if ferr := s.store.View(ctx, func(tx store.Tx) (err error) {
 		existing, err = s.getJob(tx, workspace, d.name())
 		return err
 	}); ferr != nil {
-		return err
+		return false, err
 	}
 	var stored any
 	switch {
@@ -150,14 +152,14 @@ func (s *Services) definitionConflict(ctx context.Context, workspace string, d *
 	case d.command != nil && !existing.IsParent():
 		stored = &existing.JobSpec
 	default:
-		return &core.Error{Code: core.ECONFLICT, Field: "type", Message: fmt.Sprintf(
+		return false, &core.Error{Code: core.ECONFLICT, Field: "type", Message: fmt.Sprintf(
 			"type: job %q already exists and is a %s job: a job's type does not change (submit it under another name)", existing.Name, existing.Type)}
 	}
 	fields := changedFields(stored, d.spec())
 	if len(fields) == 0 {
-		return err
+		return true, nil
 	}
-	return &core.Error{Code: core.ECONFLICT, Field: fields[0], Message: fmt.Sprintf(
+	return false, &core.Error{Code: core.ECONFLICT, Field: fields[0], Message: fmt.Sprintf(
 		"%s: job %q already exists and its %s differs: only a submitted job's description, tags and display name change (submit the changed job under another name)",
 		fields[0], existing.Name, fields[0])}
 }
