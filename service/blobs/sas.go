@@ -102,8 +102,17 @@ func (s *Service) Check(q url.Values, container string) (*SAS, error) {
 	if g.Workspace == "" || q.Get("se") == "" {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature has no workspace (sktid) or expiry (se)")
 	}
+	exp, err := time.Parse(time.RFC3339, q.Get("se"))
+	if err != nil {
+		return nil, core.Errorf(core.EUNAUTHORIZED, "the expiry (se) is not an RFC 3339 time")
+	}
+	if !s.now().Before(exp) {
+		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature expired at %s: ask for a new one", exp.UTC().Format(time.RFC3339))
+	}
 	// The workspace as it is now: a SAS of a deleted one, or of an
-	// earlier workspace of the name, does not match it.
+	// earlier workspace of the name, does not match it. Read last but
+	// for the signature: an anonymous request costs a store read only
+	// with a SAS that could be good.
 	created, err := s.created(g.Workspace)
 	if err != nil {
 		return nil, err
@@ -112,13 +121,6 @@ func (s *Service) Check(q url.Values, container string) (*SAS, error) {
 	want := s.key.MAC(sasPurpose, sasMessage(g.Workspace, created, g.Container, g.Prefix, g.Perms, q.Get("se")))
 	if !hmac.Equal(got, want) {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the signature does not match what it grants (a changed field, another container, a workspace deleted and created again since, or a signature of another server)")
-	}
-	exp, err := time.Parse(time.RFC3339, q.Get("se"))
-	if err != nil {
-		return nil, core.Errorf(core.EUNAUTHORIZED, "the expiry (se) is not an RFC 3339 time")
-	}
-	if !s.now().Before(exp) {
-		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature expired at %s: ask for a new one", exp.UTC().Format(time.RFC3339))
 	}
 	g.Expiry = exp
 	return g, nil
