@@ -15,6 +15,22 @@ import (
 const armWS = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/default"
 
 // armGolden reads a body azure-ai-ml 1.4.0 sends (arm/testdata/jobs).
+// armCaller calls an ARM route of the default workspace with api-version
+// query q and fails the test unless it answers want.
+func armCaller(t *testing.T, e *testEnv, q string) func(tok, method, path, body string, want int) map[string]any {
+	return func(tok, method, path, body string, want int) map[string]any {
+		t.Helper()
+		resp, out := do(t, e.ts, tok, method, armWS+path+q, body, nil)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %v, want %d", method, path, resp.StatusCode, out, want)
+		}
+		return out
+	}
+}
+
+// props is an ARM resource's properties.
+func props(m map[string]any) map[string]any { p, _ := m["properties"].(map[string]any); return p }
+
 func armGolden(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile("../arm/testdata/jobs/" + name)
@@ -33,15 +49,7 @@ func armGolden(t *testing.T, name string) string {
 func TestARMJobs(t *testing.T) {
 	e := newTestEnv(t)
 	q := "?api-version=2023-04-01-preview"
-	call := func(tok, method, path, body string, want int) map[string]any {
-		t.Helper()
-		resp, out := do(t, e.ts, tok, method, armWS+path+q, body, nil)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %v, want %d", method, path, resp.StatusCode, out, want)
-		}
-		return out
-	}
-	props := func(m map[string]any) map[string]any { p, _ := m["properties"].(map[string]any); return p }
+	call := armCaller(t, e, q)
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/computes/cpu", `{"name":"cpu","size":"Standard_DS3_v2","max_instances":2}`, http.StatusCreated)
 
 	// The inline Environment(image=…) of a command(): an anonymous

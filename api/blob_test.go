@@ -230,7 +230,11 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 		longer[k] = v
 	}
 	longer.Set("se", time.Now().Add(365*24*time.Hour).UTC().Format(time.RFC3339))
-	expired := e.srv.Blobs().SignString(blobs.SAS{Workspace: "default", Container: "workspaceblobstore", Perms: "racwl", Expiry: time.Now().Add(-time.Minute)})
+	def, err := e.svc.FindWorkspace(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := e.srv.Blobs().SignString(blobs.SAS{Workspace: "default", Created: def.CreatedOn, Container: "workspaceblobstore", Perms: "racwl", Expiry: time.Now().Add(-time.Minute)})
 	for name, bad := range map[string]string{"forged": forged.Encode(), "another workspace": other.Encode(), "a later expiry": longer.Encode(), "expired": expired, "none": ""} {
 		bc := containerClient(t, e, bad)
 		if _, err := bc.NewBlobClient("secret/plan.txt").DownloadStream(ctx, nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
@@ -241,6 +245,23 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 		}
 	}
 	absent("planted.txt")
+	// The same SAS, unexpired, is good until its workspace is gone.
+	gone := blobSAS(t, e, e.admin, "other")
+	gc := containerClient(t, e, gone)
+	if _, err := gc.NewBlockBlobClient("first.txt").UploadBuffer(ctx, []byte("first"), nil); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, e, e.admin, "DELETE", "/api/v1/workspaces/other", "", http.StatusNoContent)
+	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces", `{"name":"other"}`, http.StatusCreated)
+	if _, err := gc.NewBlockBlobClient("planted.txt").UploadBuffer(ctx, []byte("x"), nil); !bloberror.HasCode(err, bloberror.AuthenticationFailed) {
+		t.Errorf("a deleted workspace's SAS writing into the one created again under its name: %v, want AuthenticationFailed", err)
+	}
+	if _, err := gc.NewBlobClient("first.txt").GetProperties(ctx, nil); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("a deleted workspace's SAS reading the new one: %v, want 403", err)
+	}
+	if _, err := containerClient(t, e, blobSAS(t, e, e.admin, "other")).NewBlobClient("first.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
+		t.Errorf("the deleted workspace's blob in the one created again under its name: %v, want BlobNotFound", err)
+	}
 	// Another workspace's own SAS reaches its own blobs only.
 	oc := containerClient(t, e, blobSAS(t, e, e.admin, "other"))
 	if _, err := oc.NewBlobClient("secret/plan.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
@@ -331,6 +352,45 @@ func TestBlobEndpointRefusesBadInput(t *testing.T) {
 	cc, _ := container.NewClientWithNoCredential(e.ts.URL+"/shoal/elsewhere?"+sas, nil)
 	if _, err := cc.NewBlockBlobClient("x").UploadBuffer(ctx, []byte("x"), nil); !bloberror.HasCode(err, bloberror.ContainerNotFound) {
 		t.Errorf("another container: %v, want ContainerNotFound", err)
+	}
+}
+
+// listBlobNames lists a container's blob names under prefix, every
+// page.
+func listBlobNames(t *testing.T, c *container.Client, prefix string) []string {
+	t.Helper()
+	var names []string
+	pager := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr(prefix)})
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Segment.BlobItems {
+			names = append(names, *it.Name)
+		}
+	}
+	return names
+}
+
+// keepModelOutput keeps archive as rank 0's outputs of job name's first
+// attempt, with an output named model and the job's artifacts.
+func keepModelOutput(t *testing.T, e *testEnv, name string, archive io.Reader) {
+	t.Helper()
+	if err := e.files.PutOutputs("default", name, 1, 0, archive, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Update(context.Background(), func(tx store.Tx) error {
+		j, err := tx.GetJob("default", name)
+		if err != nil {
+			return err
+		}
+		job.KeepArtifacts(j)
+		j.Outputs["model"] = &job.JobOutput{}
+		j.Version++
+		return tx.UpdateJob(j)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -482,21 +542,7 @@ func TestBlobViewsOfJobOutputs(t *testing.T) {
 	if _, err := archive.Pack(&b, dir, archive.PackOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.files.PutOutputs("default", "x", 1, 0, &b, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.Update(ctx, func(tx store.Tx) error {
-		j, err := tx.GetJob("default", "x")
-		if err != nil {
-			return err
-		}
-		job.KeepArtifacts(j)
-		j.Outputs["model"] = &job.JobOutput{}
-		j.Version++
-		return tx.UpdateJob(j)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	keepModelOutput(t, e, "x", &b)
 	blobC := containerClient(t, e, blobSAS(t, e, carl, "default"))
 	if got := download(t, blobC.NewBlobClient("azureml/x/model/m.txt"), blob.HTTPRange{}); string(got) != "weights" {
 		t.Errorf("azureml/x/model/m.txt = %q", got)
@@ -516,17 +562,7 @@ func TestBlobViewsOfJobOutputs(t *testing.T) {
 	}
 	json.Unmarshal(sec.body, &s)
 	artC, _ := container.NewClientWithNoCredential(e.ts.URL+"/shoal/workspaceartifactstore?"+s.SASToken, nil)
-	var names []string
-	pager := artC.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("ExperimentRun/dcid.x/")})
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Segment.BlobItems {
-			names = append(names, *it.Name)
-		}
-	}
+	names := listBlobNames(t, artC, "ExperimentRun/dcid.x/")
 	if strings.Join(names, ",") != "ExperimentRun/dcid.x/outputs/helloworld.txt,ExperimentRun/dcid.x/user_logs/std_log.txt" {
 		t.Errorf("artifacts listed: %v", names)
 	}
@@ -539,5 +575,32 @@ func TestBlobViewsOfJobOutputs(t *testing.T) {
 	// Another job's output, or one this job lacks: nothing.
 	if _, err := blobC.NewBlobClient("azureml/y/model/m.txt").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
 		t.Errorf("a job that does not exist: %v", err)
+	}
+}
+
+// TestBlobFolderNameIsNotFound: azure-ai-ml's jobs.download(output_name=)
+// asks whether azureml/<job>/<output>/ exists (Get Blob Properties of a
+// folder's name) before it lists the folder: the answer is 404
+// BlobNotFound, as on Azure, so the SDK goes on to list it; writing a
+// blob under such a name stays refused.
+func TestBlobFolderNameIsNotFound(t *testing.T) {
+	e := newTestEnv(t)
+	carl := addUser(t, e, "carl", identity.RoleContributor)
+	ctx := context.Background()
+	c := containerClient(t, e, blobSAS(t, e, carl, "default"))
+	if _, err := c.NewBlockBlobClient("folder/a.txt").UploadBuffer(ctx, []byte("a"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"folder/", "folder//", "absent/"} {
+		_, err := c.NewBlobClient(name).GetProperties(ctx, nil)
+		if !bloberror.HasCode(err, bloberror.BlobNotFound) {
+			t.Errorf("properties of %q: %v, want BlobNotFound", name, err)
+		}
+	}
+	if _, err := c.NewBlockBlobClient("folder/").UploadBuffer(ctx, []byte("x"), nil); !bloberror.HasCode(err, bloberror.InvalidResourceName) {
+		t.Errorf("a blob named folder/: %v, want InvalidResourceName", err)
+	}
+	if _, err := c.NewBlobClient("../").GetProperties(ctx, nil); !bloberror.HasCode(err, bloberror.InvalidResourceName) {
+		t.Errorf("properties of ../: %v, want InvalidResourceName", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/tracking"
 )
 
@@ -79,6 +80,22 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	j, err := s.svc.FindJobWithCost(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+// handlePatchJob changes a job's display name, description or tags
+// (`shoal job update`); its definition never changes.
+func (s *Server) handlePatchJob(w http.ResponseWriter, r *http.Request) {
+	var upd service.JobUpdate
+	if err := decodeStrict(r.Body, &upd); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	j, err := s.svc.UpdateJob(r.Context(), r.PathValue("ws"), r.PathValue("name"), upd)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

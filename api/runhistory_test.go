@@ -250,8 +250,15 @@ func TestRunHistoryAttacks(t *testing.T) {
 	q := u.Query()
 	key := e.svc.SecretsKey()
 	soon := time.Now().Add(time.Hour)
+	x, err := e.svc.FindJob(ctx, "default", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signedAt := func(created time.Time, ws, jobName, file string, expires time.Time) string {
+		return "/history/v1.0/logs/" + url.PathEscape(ws) + "/" + url.PathEscape(jobName) + "/" + file + "?" + runhistory.SignLog(key, ws, jobName, created, file, expires)
+	}
 	signed := func(ws, jobName, file string, expires time.Time) string {
-		return "/history/v1.0/logs/" + url.PathEscape(ws) + "/" + url.PathEscape(jobName) + "/" + file + "?" + runhistory.SignLog(key, ws, jobName, file, expires)
+		return signedAt(x.CreatedOn, ws, jobName, file, expires)
 	}
 	for _, c := range []struct {
 		what, path string
@@ -265,9 +272,13 @@ func TestRunHistoryAttacks(t *testing.T) {
 		{"x's signature on another workspace", strings.Replace(u.Path, "/default/", "/secret-team/", 1) + "?" + u.RawQuery, http.StatusForbidden},
 		{"x's signature on another file", strings.Replace(u.Path, "std_log.txt", "std_log_process_1.txt", 1) + "?" + u.RawQuery, http.StatusForbidden},
 		{"an expired signature", signed("default", "x", "user_logs/std_log.txt", time.Unix(1_700_000_000, 0)), http.StatusForbidden},
-		// Signed with the server's own key, so that only the name decides.
-		{"a job name leaving the workspace", signed("default", "../../etc", "user_logs/std_log.txt", soon), http.StatusNotFound},
-		{"a job name leaving the logs", signed("default", "../etc", "user_logs/std_log.txt", soon), http.StatusNotFound},
+		// An earlier job x (its workspace deleted and created again
+		// since): signed for another job than this x.
+		{"an earlier x's signature", signedAt(x.CreatedOn.Add(-time.Hour), "default", "x", "user_logs/std_log.txt", soon), http.StatusForbidden},
+		// Signed with the server's own key: a job that does not exist is
+		// the signature's refusal, never a file outside.
+		{"a job name leaving the workspace", signed("default", "../../etc", "user_logs/std_log.txt", soon), http.StatusForbidden},
+		{"a job name leaving the logs", signed("default", "../etc", "user_logs/std_log.txt", soon), http.StatusForbidden},
 		// The server cleans the path into another job's, which the
 		// signature does not match.
 		{"a file name leaving the job", signed("default", "x", "../../etc/1/rank-0.log", soon), http.StatusForbidden},

@@ -195,6 +195,7 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs", Action: identity.ActJobsRead, handler: s.handleListJobs},
 		{Pattern: "PUT /api/v1/workspaces/{ws}/jobs/{name}", Action: identity.ActJobsWrite, handler: s.handleSubmitJob},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}", Action: identity.ActJobsRead, handler: s.handleGetJob},
+		{Pattern: "PATCH /api/v1/workspaces/{ws}/jobs/{name}", Action: identity.ActJobsWrite, handler: s.handlePatchJob},
 		{Pattern: "POST /api/v1/workspaces/{ws}/jobs/{name}/cancel", Action: identity.ActJobsCancel, handler: s.handleCancelJob},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/attempts", Action: identity.ActJobsRead, handler: s.handleJobAttempts},
 		{Pattern: "GET /api/v1/workspaces/{ws}/jobs/{name}/events", Action: identity.ActJobsRead, handler: s.handleJobEvents},

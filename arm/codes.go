@@ -173,7 +173,7 @@ func (h Handlers) StartPendingUpload(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(raw)
 	folder := "LocalUpload/" + id
 	base := h.blobAccountURL(r) + "/" + asset.WorkspaceBlobStore + "/" + folder
-	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Container: asset.WorkspaceBlobStore, Prefix: folder + "/", Perms: "racwl",
+	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Created: ws.CreatedOn, Container: asset.WorkspaceBlobStore, Prefix: folder + "/", Perms: "racwl",
 		Expiry: h.Blobs.Now().Add(SASLifetime)})
 	writeJSON(w, http.StatusOK, PendingUploadResponse{
 		BlobReferenceForConsumption: BlobReference{BlobURI: base, Credential: PendingUploadCredential{CredentialType: "SAS", SASURI: base + "?" + sas}},
@@ -213,7 +213,7 @@ func (h Handlers) builtinSecrets(w http.ResponseWriter, r *http.Request, contain
 	if !blobs.Writable(container) {
 		perms = "rl"
 	}
-	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Container: container, Perms: perms, Expiry: h.Blobs.Now().Add(SASLifetime)})
+	sas := h.Blobs.SignString(blobs.SAS{Workspace: ws.Name, Created: ws.CreatedOn, Container: container, Perms: perms, Expiry: h.Blobs.Now().Add(SASLifetime)})
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, DatastoreSecrets{SecretsType: "Sas", SASToken: sas})
 }

@@ -265,3 +265,29 @@ func decodeJob(t *testing.T, doc []byte) *job.Job {
 	}
 	return j
 }
+
+// TestSweepResourceNamesItsBestTrial: azure-ai-ml's jobs.download of a
+// sweep downloads the trial named by properties.best_child_run_id; a
+// sweep without a best trial yet names none, and the answer is still a
+// body the SDK can PUT back.
+func TestSweepResourceNamesItsBestTrial(t *testing.T) {
+	scope := arm.Scope{Subscription: "s", ResourceGroup: "rg"}
+	j := decodeJob(t, translate(t, golden(t, "sweep.json"), nil))
+	props := func() map[string]any {
+		b, _ := json.Marshal(armjob.ToJobResource(scope, "https://shoal.example", j))
+		if _, err := armjob.JobDocument(context.Background(), "default", "j1", b, nil); err != nil {
+			t.Fatalf("PUT back: %v", err)
+		}
+		var back map[string]any
+		json.Unmarshal(b, &back)
+		p, _ := back["properties"].(map[string]any)["properties"].(map[string]any)
+		return p
+	}
+	if p := props(); len(p) != 0 {
+		t.Errorf("a sweep without a best trial: properties %v, want none", p)
+	}
+	j.BestChildRunID = "j1-trial-3"
+	if p := props(); p["best_child_run_id"] != "j1-trial-3" {
+		t.Errorf("properties %v, want best_child_run_id j1-trial-3", p)
+	}
+}

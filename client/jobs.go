@@ -221,3 +221,22 @@ func transportOf(hc *http.Client) http.RoundTripper {
 	}
 	return http.DefaultTransport
 }
+
+// JobUpdate is a change of a job's display name, description or tags
+// (PATCH of a job; the server's service.JobUpdate): nil and empty fields
+// leave them as they are.
+type JobUpdate struct {
+	DisplayName *string           `json:"display_name,omitempty"`
+	Description *string           `json:"description,omitempty"`
+	SetTags     map[string]string `json:"set_tags,omitempty"`
+	RemoveTags  []string          `json:"remove_tags,omitempty"`
+}
+
+// UpdateJob changes a job's display name, description or tags.
+func (c *Client) UpdateJob(ctx context.Context, workspace, name string, upd *JobUpdate) (*job.Job, error) {
+	var out job.Job
+	if _, err := c.do(ctx, http.MethodPatch, wsPath(workspace)+"/jobs/"+url.PathEscape(name), upd, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/control/blobblocks"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
 	"github.com/shoal-ml/shoal/control/pipelines"
@@ -43,6 +44,8 @@ type Controller struct {
 	// (which the scheduler then places like any job).
 	pipes  *pipelines.Loop
 	sweeps *sweeps.Loop
+	// blocks discards the Blob endpoint's blocks never committed.
+	blocks *blobblocks.Loop
 
 	// view holds the computes and nodes between placement passes.
 	view *service.View
@@ -73,6 +76,7 @@ func New(s Services, seed uint64) *Controller {
 	c.place = placement.New(s, c.scale, c.view)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
+	c.blocks = blobblocks.New(s)
 	return c
 }
 
@@ -123,6 +127,9 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 		errs = append(errs, err)
 	}
 	if err := c.pruneDeletions(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.blocks.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

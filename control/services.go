@@ -2,6 +2,7 @@ package control
 
 import (
 	"github.com/shoal-ml/shoal/control/accounting"
+	"github.com/shoal-ml/shoal/control/blobblocks"
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/nodes"
 	"github.com/shoal-ml/shoal/control/pipelines"
@@ -19,6 +20,7 @@ import (
 type Services interface {
 	accounting.Services
 	accounting.BudgetReader
+	blobblocks.Services
 	instances.Services
 	nodes.Services
 	pipelines.Services

@@ -61,6 +61,9 @@ jobs:
 		!strings.HasSuffix(jsonStr(got["studio"]), "/jobs/"+inline+"?workspace=default") || jsonStr(got["display_name"]) != "hello-sdk" {
 		t.Errorf("inline: %v\n%s", got, out)
 	}
+	if got := steps["update"]; jsonStr(got["name"]) != inline || jsonStr(got["description"]) != "checked" || fmt.Sprint(got["tags"]) != "map[from:sdk reviewed:yes]" {
+		t.Errorf("update: %v\n%s", got, out)
+	}
 	if got := steps["registered"]; !strings.Contains(jsonStr(got["environment"]), "sdk-job-env") || jsonStr(got["type"]) != "command" {
 		t.Errorf("registered: %v\n%s", got, out)
 	}

@@ -43,14 +43,17 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 	text, steps := runAzurePy(t, s, pyRun{script: "notebook.py", sp: sp, hosts: hosts, timeout: 12 * time.Minute,
 		env: []string{"CLUSTER=nb-cluster", "IMAGE=" + image}})
 	want := map[string]map[string]any{
-		"submitted":  {"studio": true},
-		"completed":  {"status": "Completed"},
-		"listed":     {"found": true},
-		"downloaded": {"result": "kept"},
-		"data":       {"name": "nb-iris", "version": "1"},
-		"pipeline":   {"status": "Completed"},
-		"sweep":      {"status": "Completed", "trials": float64(2)},
-		"cancel":     {"status": "Canceled"},
+		"submitted":         {"studio": true},
+		"completed":         {"status": "Completed"},
+		"listed":            {"found": true},
+		"downloaded":        {"result": "kept"},
+		"data":              {"name": "nb-iris", "version": "1"},
+		"pipeline":          {"status": "Completed"},
+		"pipeline_download": {"passed": "hello from the notebook's code"},
+		"sweep":             {"status": "Completed", "trials": float64(2)},
+		"sweep_download":    {"lr": "0.1"},
+		"pipeline_step":     {"code_version": true},
+		"cancel":            {"status": "Canceled"},
 	}
 	for step, fields := range want {
 		for k, v := range fields {

@@ -589,7 +589,8 @@ func TestJobsRefusedAndQueued(t *testing.T) {
 }
 
 // TestJobsIdempotentSubmission: submitting the same named job twice gives
-// one job; the same name with another definition is refused.
+// one job; the same name with another definition is refused; `job
+// update` changes its tags and description only.
 func TestJobsIdempotentSubmission(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
@@ -617,5 +618,14 @@ func TestJobsIdempotentSubmission(t *testing.T) {
 	}
 	if jobs := runJSON[[]jobView](t, s.env, "job", "list", "-o", "json"); len(jobs) != 1 {
 		t.Errorf("%d jobs after the refused submission, want 1", len(jobs))
+	}
+	// `shoal job update`, as `az ml job update`: an ended job's tags and
+	// description change, nothing else may.
+	upd := runJSON[map[string]any](t, s.env, "job", "update", "-n", "fixed-name", "--set", "tags.reviewed=yes", "--set", "description=checked", "-o", "json")
+	if tags, _ := upd["tags"].(map[string]any); tags["reviewed"] != "yes" || upd["description"] != "checked" || upd["status"] != "Completed" {
+		t.Errorf("job update answered %v", upd)
+	}
+	if stderr, code := mustFail(t, s.env, "job", "update", "-n", "fixed-name", "--set", "command=echo changed"); code != 1 || !strings.Contains(stderr, "command") {
+		t.Errorf("job update --set command: exit code %d, stderr %q; want 1 naming command", code, stderr)
 	}
 }

@@ -37,6 +37,11 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 	if err := job.NormalizeJobSpec(spec); err != nil {
 		return nil, false, err
 	}
+	if parent == nil {
+		if err := chainedUserIdentity(ctx, "identity", spec.Identity); err != nil {
+			return nil, false, err
+		}
+	}
 	if ri := identity.RequestInfoFrom(ctx); ri != nil && ri.Target == "workspaces/"+workspace+"/jobs" {
 		// A valid job submitted by POST to the collection is audited
 		// under its own name, so that `audit list --target` finds it (a
@@ -46,7 +51,14 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 	if err := s.checkArtifacts(workspace, spec); err != nil {
 		return nil, false, err
 	}
-	hash, err := specHash(spec)
+	hash, err := docHash(spec)
+	if err != nil {
+		return nil, false, err
+	}
+	// A job stored before definitions left out the mutable fields has
+	// its whole document's hash: the same document is still that job
+	// (a pipeline's loop submits its steps again after a restart).
+	legacy, err := specHash(spec)
 	if err != nil {
 		return nil, false, err
 	}
@@ -65,7 +77,7 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists and is not a child of %s", spec.Name, parent.Name)}
 			}
-			if existing.SpecHash != hash {
+			if existing.SpecHash != hash && existing.SpecHash != legacy {
 				return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf(
 					"job %q already exists with a different definition; job names are unique in a workspace (omit name: to get a generated one)", spec.Name)}
 			}

@@ -268,6 +268,9 @@ func (s *Services) checkPipelineArtifacts(tx store.Tx, workspace string, spec *j
 // docHash identifies a submitted parent document.
 func docHash(v any) (string, error) {
 	b, err := json.Marshal(v)
+	if err == nil {
+		b, err = withoutMutableFields(b) // job_definition.go
+	}
 	if err != nil {
 		return "", err
 	}

@@ -341,6 +341,9 @@ type Tx interface {
 	ListBlobBlocks(workspace, container, blob string) ([]*blobs.Block, error)
 	// DeleteBlobBlocks removes the blocks staged for a blob.
 	DeleteBlobBlocks(workspace, container, blob string) error
+	// DeleteBlobBlocksStagedBefore removes every workspace's blocks
+	// staged before a time and never committed, and says how many.
+	DeleteBlobBlocksStagedBefore(before time.Time) (int64, error)
 
 	// AppendMetrics adds points to a job's run (the workspace compares
 	// case-insensitively, the job's name exactly, as in GetJob); points

@@ -194,6 +194,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fail(http.StatusNotImplemented, "NotImplemented", "Shoal's Blob endpoint does not serve %s ?restype=container&comp=%s", r.Method, core.Short(q.Get("comp")))
 	}
+	if dir := strings.TrimRight(name, "/"); dir != name && (r.Method == http.MethodGet || r.Method == http.MethodHead) && q.Get("comp") == "" && domblobs.CheckName(dir) == nil {
+		// A folder's name (azureml/<job>/<output>/), which azure-ai-ml's
+		// jobs.download asks for before it lists the folder: no blob can
+		// have it, so it is not found, as on Azure, not a bad name.
+		if _, err := h.authorize(r, container, dir, 'r'); err != nil {
+			return err
+		}
+		return fail(http.StatusNotFound, "BlobNotFound", "The specified blob does not exist: %s is a folder's name", core.Short(name))
+	}
 	if err := domblobs.CheckName(name); err != nil {
 		return fail(http.StatusBadRequest, "InvalidResourceName", "%s", core.ErrorMessage(err))
 	}

@@ -61,12 +61,15 @@ func Allow(ctx context.Context, authz Authorizer, p *identity.Principal, action,
 }
 
 // jobActsNot are what a job acting as its submitter (user_identity) may
-// not do even where its submitter may: grant roles, and get credentials
-// that outlive its attempt (a datastore's secrets, a workspace's SAS,
-// code uploads' SAS) or change workspaces.
+// not do even where its submitter may: grant roles, and get or leave
+// credentials that outlive its attempt (a datastore's secrets, a
+// workspace's SAS, code uploads' SAS, a registry's login, an identity,
+// a machine joined to a cluster with a node credential of its own) or
+// change workspaces.
 var jobActsNot = map[string]bool{
 	identity.ActRolesWrite: true, identity.ActDatastoresWrite: true, identity.ActCodesWrite: true,
 	identity.ActWorkspacesWrite: true, identity.ActTokensWrite: true,
+	identity.ActRegistriesWrite: true, identity.ActIdentitiesWrite: true, identity.ActComputesJoinNode: true,
 }
 
 // jobUserLimits bounds a job's user identity: its job's workspace only,

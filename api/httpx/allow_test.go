@@ -35,6 +35,9 @@ func TestJobActingAsItsUserStaysInItsWorkspace(t *testing.T) {
 		{identity.ActDatastoresWrite, "team"},
 		{identity.ActCodesWrite, "team"},
 		{identity.ActWorkspacesWrite, "team"},
+		{identity.ActRegistriesWrite, "team"},
+		{identity.ActIdentitiesWrite, "team"},
+		{identity.ActComputesJoinNode, "team"},
 	} {
 		if err := Allow(context.Background(), nil, job, c.action, c.ws, ""); core.ErrorCode(err) != core.EFORBIDDEN {
 			t.Errorf("%s in %s: %v, want EFORBIDDEN", c.action, c.ws, err)

@@ -86,6 +86,7 @@ var apiDocs = map[string]opDoc{
 	"PUT /api/v1/workspaces/{ws}/jobs/{name}":                            {summary: "Submit a job by name (idempotent)", in: job.JobSpec{}, out: job.Job{}, status: 201},
 	"GET /api/v1/workspaces/{ws}/jobs":                                   {summary: "List jobs, newest first", out: list[job.Job]{}, query: []string{"status", "compute", "limit"}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}":                            {summary: "Show a job with its reason and cost", out: job.Job{}},
+	"PATCH /api/v1/workspaces/{ws}/jobs/{name}":                          {summary: "Change a job's display name, description or tags", in: client.JobUpdate{}, out: job.Job{}},
 	"POST /api/v1/workspaces/{ws}/jobs/{name}/cancel":                    {summary: "Cancel a job", out: job.Job{}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/attempts":                   {summary: "A job's attempts", out: list[job.Attempt]{}},
 	"GET /api/v1/workspaces/{ws}/jobs/{name}/events":                     {summary: "A job's event log", out: list[core.Event]{}},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/sealing"
 )
 
@@ -45,8 +46,9 @@ func TestLogSignature(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	h := New(Config{Key: key, Clock: fixedClock{now}, PublicURL: func() string { return "https://shoal.lab/" }})
 	exp := now.Add(time.Minute)
-	q, _ := url.ParseQuery(SignLog(key, "Vision", "train", "user_logs/std_log.txt", exp))
-	if err := h.checkSignature(q, "vision", "train", "user_logs/std_log.txt"); err != nil {
+	created := now.Add(-time.Hour)
+	q, _ := url.ParseQuery(SignLog(key, "Vision", "train", created, "user_logs/std_log.txt", exp))
+	if err := h.checkSignature(q, "vision", "train", created, "user_logs/std_log.txt"); err != nil {
 		t.Fatalf("its own signature: %v", err)
 	}
 	for _, other := range [][3]string{
@@ -55,22 +57,27 @@ func TestLogSignature(t *testing.T) {
 		{"vision", "train", "user_logs/std_log_process_0.txt"},
 		{"research", "train", "user_logs/std_log.txt"},
 	} {
-		if err := h.checkSignature(q, other[0], other[1], other[2]); err == nil {
+		if err := h.checkSignature(q, other[0], other[1], created, other[2]); err == nil {
 			t.Errorf("train's signature holds for %v", other)
 		}
 	}
+	// A job of the name created since (its workspace deleted and created
+	// again) is another job.
+	if err := h.checkSignature(q, "vision", "train", created.Add(time.Microsecond), "user_logs/std_log.txt"); err == nil {
+		t.Error("train's signature holds for another job named train")
+	}
 	later := url.Values{"se": {"9999999999"}, "sig": q["sig"]}
-	if err := h.checkSignature(later, "vision", "train", "user_logs/std_log.txt"); err == nil {
+	if err := h.checkSignature(later, "vision", "train", created, "user_logs/std_log.txt"); err == nil {
 		t.Error("the signature holds for a later expiry")
 	}
 	expired := New(Config{Key: key, Clock: fixedClock{exp}, PublicURL: func() string { return "" }})
-	if err := expired.checkSignature(q, "vision", "train", "user_logs/std_log.txt"); err == nil {
+	if err := expired.checkSignature(q, "vision", "train", created, "user_logs/std_log.txt"); err == nil {
 		t.Error("the signature holds at its expiry")
 	}
-	if a, b := signedMessage("ab", "c", "f", "1"), signedMessage("a", "bc", "f", "1"); string(a) == string(b) {
+	if a, b := signedMessage("ab", "c", created, "f", "1"), signedMessage("a", "bc", created, "f", "1"); string(a) == string(b) {
 		t.Errorf("two tuples sign the same bytes: %q", a)
 	}
-	if got := h.SignedLogURL("Vision", "train", "user_logs/std_log.txt", exp); got[:len("https://shoal.lab/history/v1.0/logs/vision/train/user_logs/std_log.txt?")] != "https://shoal.lab/history/v1.0/logs/vision/train/user_logs/std_log.txt?" {
+	if got := h.SignedLogURL(&job.Job{JobSpec: job.JobSpec{Name: "train"}, Workspace: "Vision", CreatedOn: created}, "user_logs/std_log.txt", exp); got[:len("https://shoal.lab/history/v1.0/logs/vision/train/user_logs/std_log.txt?")] != "https://shoal.lab/history/v1.0/logs/vision/train/user_logs/std_log.txt?" {
 		t.Errorf("SignedLogURL = %q", got)
 	}
 }

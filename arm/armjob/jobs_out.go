@@ -60,6 +60,11 @@ func ToJobResource(scope armcore.Scope, publicURL string, j *job.Job) *JobResour
 	case j.Sweep != nil:
 		p["jobType"] = "Sweep"
 		sweepProps(wsID, j.Sweep, p)
+		if j.BestChildRunID != "" {
+			// azure-ai-ml's jobs.download of a sweep downloads this
+			// trial's outputs (SWEEP_JOB_BEST_CHILD_RUN_ID_PROPERTY_NAME).
+			p["properties"] = map[string]string{"best_child_run_id": j.BestChildRunID}
+		}
 	default:
 		p["jobType"] = "Command"
 		commandProps(wsID, &j.JobSpec, p)

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"encoding/base64"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,12 @@ import (
 // when every parameter is one of Azure's SAS parameters.
 type SAS struct {
 	Workspace string
+	// Created is the workspace's creation time (core.Workspace.CreatedOn),
+	// which the signature covers without the query saying it: a
+	// workspace deleted and created again under its name is another
+	// workspace (other members, other blobs), which no SAS of the first
+	// reaches.
+	Created   time.Time
 	Container string
 	Prefix    string
 	Perms     string
@@ -46,7 +53,7 @@ func (s *Service) Sign(g SAS) url.Values {
 	if g.Prefix != "" {
 		q.Set("si", g.Prefix)
 	}
-	q.Set("sig", base64.StdEncoding.EncodeToString(s.key.MAC(sasPurpose, sasMessage(strings.ToLower(g.Workspace), strings.ToLower(g.Container), g.Prefix, g.Perms, q.Get("se")))))
+	q.Set("sig", base64.StdEncoding.EncodeToString(s.key.MAC(sasPurpose, sasMessage(strings.ToLower(g.Workspace), g.Created, strings.ToLower(g.Container), g.Prefix, g.Perms, q.Get("se")))))
 	return q
 }
 
@@ -56,8 +63,8 @@ func (s *Service) SignString(g SAS) string { return s.Sign(g).Encode() }
 
 // sasMessage is what the signature covers, each field on a line of its
 // own so that no field's text can stand for another's.
-func sasMessage(ws, container, prefix, perms, expiry string) []byte {
-	return []byte(strings.Join([]string{ws, container, prefix, perms, expiry}, "\n"))
+func sasMessage(ws string, created time.Time, container, prefix, perms, expiry string) []byte {
+	return []byte(strings.Join([]string{ws, strconv.FormatInt(created.UnixMicro(), 10), container, prefix, perms, expiry}, "\n"))
 }
 
 // Verify checks a request's SAS (its query) for operation perm on blob
@@ -95,10 +102,6 @@ func (s *Service) Check(q url.Values, container string) (*SAS, error) {
 	if g.Workspace == "" || q.Get("se") == "" {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature has no workspace (sktid) or expiry (se)")
 	}
-	want := s.key.MAC(sasPurpose, sasMessage(g.Workspace, g.Container, g.Prefix, g.Perms, q.Get("se")))
-	if !hmac.Equal(got, want) {
-		return nil, core.Errorf(core.EUNAUTHORIZED, "the signature does not match what it grants (a changed field, another container, or a signature of another server)")
-	}
 	exp, err := time.Parse(time.RFC3339, q.Get("se"))
 	if err != nil {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the expiry (se) is not an RFC 3339 time")
@@ -106,6 +109,32 @@ func (s *Service) Check(q url.Values, container string) (*SAS, error) {
 	if !s.now().Before(exp) {
 		return nil, core.Errorf(core.EUNAUTHORIZED, "the shared access signature expired at %s: ask for a new one", exp.UTC().Format(time.RFC3339))
 	}
+	// The workspace as it is now: a SAS of a deleted one, or of an
+	// earlier workspace of the name, does not match it. Read last but
+	// for the signature: an anonymous request costs a store read only
+	// with a SAS that could be good.
+	created, err := s.created(g.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	g.Created = created
+	want := s.key.MAC(sasPurpose, sasMessage(g.Workspace, created, g.Container, g.Prefix, g.Perms, q.Get("se")))
+	if !hmac.Equal(got, want) {
+		return nil, core.Errorf(core.EUNAUTHORIZED, "the signature does not match what it grants (a changed field, another container, a workspace deleted and created again since, or a signature of another server)")
+	}
 	g.Expiry = exp
 	return g, nil
+}
+
+// created returns a workspace's creation time, which its SAS are signed
+// with; a workspace that does not exist (any more) is EUNAUTHORIZED, as
+// a forged signature.
+func (s *Service) created(ws string) (time.Time, error) {
+	w, err := s.findWorkspace(ws)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return time.Time{}, core.Errorf(core.EUNAUTHORIZED, "the shared access signature's workspace does not exist (any more)")
+	} else if err != nil {
+		return time.Time{}, err
+	}
+	return w.CreatedOn, nil
 }

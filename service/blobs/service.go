@@ -105,19 +105,23 @@ func Writable(container string) bool { return strings.EqualFold(container, asset
 // workspace returns the workspace's name as created, refusing a deleted
 // one: a SAS outlives nothing it was signed for.
 func (s *Service) workspace(ws string) (string, error) {
-	var name string
-	err := s.store.View(context.Background(), func(tx store.Tx) error {
-		w, err := tx.GetWorkspace(ws)
-		if err != nil {
-			return err
-		}
-		name = w.Name
-		return nil
-	})
+	w, err := s.findWorkspace(ws)
 	if core.ErrorCode(err) == core.ENOTFOUND {
 		return "", fail(http.StatusForbidden, "AuthenticationFailed", "workspace %s does not exist (any more)", ws)
+	} else if err != nil {
+		return "", err
 	}
-	return name, err
+	return w.Name, nil
+}
+
+// findWorkspace reads a workspace. Returns ENOTFOUND.
+func (s *Service) findWorkspace(ws string) (*core.Workspace, error) {
+	var w *core.Workspace
+	err := s.store.View(context.Background(), func(tx store.Tx) (err error) {
+		w, err = tx.GetWorkspace(ws)
+		return err
+	})
+	return w, err
 }
 
 // Props are the HTTP properties an upload sets (x-ms-blob-content-*).
@@ -296,6 +300,11 @@ func (s *Service) CommitBlocks(ctx context.Context, ws, container, name string, 
 	}
 	if total > MaxBlobBytes {
 		return nil, fail(http.StatusRequestEntityTooLarge, "RequestBodyTooLarge", "the blob would be %d bytes; Shoal keeps blobs of at most %d", total, int64(MaxBlobBytes))
+	}
+	if len(parts) == 1 {
+		// One block is the blob's content as it is: no copy, which
+		// would need the quota's room for it twice.
+		return s.commit(ctx, ws, container, name, parts[0].Artifact, total, p, "")
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.concat(ws, parts, pw)) }()

@@ -96,7 +96,10 @@ func (s *Service) walkView(ctx context.Context, ws string, v *view, fn func(h *t
 		} else if err != nil {
 			return err
 		}
-		if h.Typeflag != tar.TypeReg {
+		// An entry whose name is no path inside the container is no
+		// blob: the archive is the job's own, and a client downloading
+		// the folder writes each name under its destination.
+		if h.Typeflag != tar.TypeReg || blobs.CheckName(v.base+strings.TrimPrefix(h.Name, "./")) != nil {
 			continue
 		}
 		if !fn(h, tr) {

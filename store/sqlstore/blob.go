@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal/domain/blobs"
 	"github.com/shoal-ml/shoal/domain/core"
@@ -97,10 +98,10 @@ func (t *tx) PutBlobBlock(b *blobs.Block) error {
 	if err := t.writable("put block"); err != nil {
 		return err
 	}
-	if _, err := t.exec(`INSERT INTO blob_blocks (workspace_key, container, name_hex, block_id, artifact, size)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (workspace_key, container, name_hex, block_id) DO UPDATE SET artifact = excluded.artifact, size = excluded.size`,
-		key(b.Workspace), strings.ToLower(b.Container), nameHex(b.Blob), b.ID, b.Artifact, b.Size); err != nil {
+	if _, err := t.exec(`INSERT INTO blob_blocks (workspace_key, container, name_hex, block_id, artifact, size, staged_on)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (workspace_key, container, name_hex, block_id) DO UPDATE SET artifact = excluded.artifact, size = excluded.size, staged_on = excluded.staged_on`,
+		key(b.Workspace), strings.ToLower(b.Container), nameHex(b.Blob), b.ID, b.Artifact, b.Size, micros(t.now)); err != nil {
 		return fmt.Errorf("store: put block of %s/%s in %s: %w", b.Container, b.Blob, b.Workspace, err)
 	}
 	return nil
@@ -134,4 +135,18 @@ func (t *tx) DeleteBlobBlocks(workspace, container, blob string) error {
 		return fmt.Errorf("store: delete blocks of %s/%s: %w", container, blob, err)
 	}
 	return nil
+}
+
+// DeleteBlobBlocksStagedBefore removes the blocks of every workspace
+// staged before a time (and not committed since: a commit removes its
+// blob's blocks) and returns how many it removed.
+func (t *tx) DeleteBlobBlocksStagedBefore(before time.Time) (int64, error) {
+	if err := t.writable("delete stale blocks"); err != nil {
+		return 0, err
+	}
+	res, err := t.exec(`DELETE FROM blob_blocks WHERE staged_on < $1`, micros(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: delete blocks staged before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	return res.RowsAffected()
 }

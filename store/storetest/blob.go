@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/blobs"
@@ -124,5 +125,40 @@ func testCodes(t *testing.T, s store.Store, clock *Clock) {
 	})
 	if c.Path != "azureml://datastores/workspaceblobstore/paths/LocalUpload/ab/src" || !c.Anonymous || c.Properties["hash_sha256"] != "ab" || c.Workspace != "codews" {
 		t.Errorf("code read back = %+v", c)
+	}
+}
+
+// Blocks staged before a time and never committed are removed by
+// DeleteBlobBlocksStagedBefore, every workspace's, and only those: a
+// block staged again later is as young as its last staging.
+func testStaleBlobBlocks(t *testing.T, s store.Store, clock *Clock) {
+	stage := func(blob, id string) {
+		t.Helper()
+		update(t, s, func(tx store.Tx) error {
+			return tx.PutBlobBlock(&blobs.Block{Workspace: "ws", Container: "workspaceblobstore", Blob: blob, ID: id, Artifact: "sha256:" + id, Size: 1})
+		})
+	}
+	t0 := clock.Now()
+	stage("old", "QUE=")
+	stage("again", "QUE=")
+	clock.Advance(time.Hour)
+	stage("young", "QUE=")
+	stage("again", "QUE=") // staged again: its time is now
+	var n int64
+	update(t, s, func(tx store.Tx) (err error) {
+		n, err = tx.DeleteBlobBlocksStagedBefore(t0.Add(time.Minute))
+		return err
+	})
+	if n != 1 {
+		t.Errorf("DeleteBlobBlocksStagedBefore removed %d blocks, want the 1 staged before and not since", n)
+	}
+	for blob, want := range map[string]int{"old": 0, "again": 1, "young": 1} {
+		view(t, s, func(tx store.Tx) error {
+			blocks, err := tx.ListBlobBlocks("ws", "workspaceblobstore", blob)
+			if err == nil && len(blocks) != want {
+				t.Errorf("%s's blocks after the sweep: %+v, want %d", blob, blocks, want)
+			}
+			return err
+		})
 	}
 }

@@ -284,7 +284,7 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	default:
 		// An inline command step: an anonymous component whose inputs and
 		// outputs are the ones the step binds.
-		step.Component = &job.Component{Type: job.ComponentTypeCommand, Command: js.Command, Code: js.Code, Environment: js.Environment}
+		step.Component = &job.Component{Type: job.ComponentTypeCommand, Command: js.Command, Code: js.Code, CodeAsset: js.CodeAsset, Environment: js.Environment}
 		for name := range step.Inputs {
 			if step.Component.Inputs == nil {
 				step.Component.Inputs = map[string]*job.ComponentInput{}

@@ -353,7 +353,7 @@ func (g *PipelineGraph) resolveJob(step string, run PipelineRun, hyper map[strin
 	}
 	js := &job.JobSpec{
 		Type: job.JobTypeCommand, DisplayName: s.DisplayName, ExperimentName: g.spec.ExperimentName,
-		Description: s.Description, Tags: maps.Clone(s.Tags), Code: c.Code, Environment: cloneJSONValue(c.Environment),
+		Description: s.Description, Tags: maps.Clone(s.Tags), Code: c.Code, CodeAsset: c.CodeAsset, Environment: cloneJSONValue(c.Environment),
 		Compute: firstNonEmpty(s.Compute, g.spec.Settings.DefaultCompute, g.spec.Compute),
 	}
 	if js.DisplayName == "" {

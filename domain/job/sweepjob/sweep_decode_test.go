@@ -260,3 +260,17 @@ func TestSubstituteSearchSpace(t *testing.T) {
 		t.Fatalf("unknown parameter: %v", err)
 	}
 }
+
+// TestTrialKeepsItsCodeVersion: a trial packed from a registered code
+// version says so (code_asset), as its sweep does, so Azure's SDK reads
+// the trial back with that version's id rather than Shoal's artifact.
+func TestTrialKeepsItsCodeVersion(t *testing.T) {
+	spec := &job.SweepSpec{Trial: &job.SweepTrial{Command: "python t.py", Code: "art-1", CodeAsset: "src:1"}}
+	js, err := sweepjob.TrialJobSpec(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js.Code != "art-1" || js.CodeAsset != "src:1" {
+		t.Errorf("trial code %q, code_asset %q; want art-1 and src:1", js.Code, js.CodeAsset)
+	}
+}

@@ -80,7 +80,7 @@ func trialJob(spec *job.SweepSpec, command string) *job.JobSpec {
 	t := spec.Trial
 	return &job.JobSpec{
 		Name: spec.Name, Type: job.JobTypeCommand, DisplayName: spec.DisplayName, ExperimentName: spec.ExperimentName,
-		Description: spec.Description, Tags: spec.Tags, Command: command, Code: t.Code, Environment: t.Environment,
+		Description: spec.Description, Tags: spec.Tags, Command: command, Code: t.Code, CodeAsset: t.CodeAsset, Environment: t.Environment,
 		EnvironmentVariables: t.EnvironmentVariables, Compute: spec.Compute, Inputs: spec.Inputs, Outputs: spec.Outputs,
 		Resources: t.Resources, Distribution: t.Distribution, QueueSettings: spec.QueueSettings, Identity: spec.Identity,
 	}

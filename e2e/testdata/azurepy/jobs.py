@@ -33,6 +33,14 @@ say("inline", name=returned.name, status=returned.status, compute=returned.compu
     environment=str(returned.environment), studio=returned.services["Studio"].endpoint,
     display_name=returned.display_name)
 
+# An update as notebooks make it: the job as get answers it, with a tag
+# and a description changed, sent back (Azure updates those fields).
+upd = ml_client.jobs.get(returned.name)
+upd.tags["reviewed"] = "yes"
+upd.description = "checked"
+upd = ml_client.jobs.create_or_update(upd)
+say("update", name=upd.name, tags=upd.tags, description=upd.description)
+
 # A registered environment, named as notebooks do.
 ml_client.environments.create_or_update(Environment(name="sdk-job-env", version="1", image="python:3.11"))
 second = ml_client.jobs.create_or_update(command(command="python -c 'print(1)'", environment="sdk-job-env:1",

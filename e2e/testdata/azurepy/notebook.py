@@ -57,6 +57,7 @@ use = command(command="cat ${{inputs.folder}}/passed.txt && head -1 ${{inputs.ir
 def two_steps():
     first = prep()
     second = use(folder=first.outputs.folder, iris=Input(type="uri_file", path="azureml:nb-iris:1"))  # noqa: F841
+    return {"passed": first.outputs.folder}
 
 
 pipe = ml_client.jobs.create_or_update(two_steps(), experiment_name="notebook")
@@ -66,9 +67,17 @@ except Exception as e:  # the Go test shows the steps' own words
     out("pipeline_failed", error=str(e)[:500])
 out("pipeline", name=pipe.name, status=ml_client.jobs.get(pipe.name).status,
     steps=sorted([j.name, j.display_name or ""] for j in ml_client.jobs.list(parent_job_name=pipe.name)))
+# A step read back: its code is the code version the SDK uploaded.
+out("pipeline_step", code_version="/codes/" in str(ml_client.jobs.get(pipe.name + "-first").code))
+# The pipeline's named output, downloaded as Azure lays it out.
+pdl = tempfile.mkdtemp()
+ml_client.jobs.download(pipe.name, download_path=pdl, output_name="passed")
+passed = os.path.join(pdl, "named-outputs", "passed", "passed.txt")
+out("pipeline_download", passed=open(passed).read().strip() if os.path.exists(passed) else None,
+    files=sorted(os.path.relpath(os.path.join(r, f), pdl) for r, _, fs in os.walk(pdl) for f in fs))
 
 # A sweep with early termination.
-trial = command(command="echo trial lr=${{inputs.lr}}", inputs={"lr": 0.1}, environment=env, compute=cluster)
+trial = command(code=src, command="python3 trial.py ${{inputs.lr}}", inputs={"lr": 0.1}, environment=env, compute=cluster)
 sweep = trial(lr=Choice([0.01, 0.1])).sweep(compute=cluster, sampling_algorithm="grid", primary_metric="acc",
                                             goal="Maximize",
                                             early_termination_policy=BanditPolicy(slack_factor=0.1, evaluation_interval=1))
@@ -77,6 +86,12 @@ swept = ml_client.jobs.create_or_update(sweep, experiment_name="notebook")
 ml_client.jobs.stream(swept.name)
 out("sweep", name=swept.name, status=ml_client.jobs.get(swept.name).status,
     trials=len(list(ml_client.jobs.list(parent_job_name=swept.name))))
+# The sweep downloaded: the best trial's (highest acc) outputs.
+sdl = tempfile.mkdtemp()
+ml_client.jobs.download(swept.name, download_path=sdl, all=True)
+best_lr = os.path.join(sdl, "artifacts", "outputs", "lr.txt")
+out("sweep_download", best=ml_client.jobs.get(swept.name).properties.get("best_child_run_id", ""),
+    lr=open(best_lr).read().strip() if os.path.exists(best_lr) else None)
 
 # A job cancelled through the SDK.
 long = ml_client.jobs.create_or_update(command(command="sleep 600", environment=env, compute=cluster))
