@@ -53,6 +53,7 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 		"sweep":             {"status": "Completed", "trials": float64(2)},
 		"sweep_download":    {"lr": "0.1"},
 		"pipeline_step":     {"code_version": true},
+		"pipeline_sweep":    {"status": "Completed"},
 		"cancel":            {"status": "Canceled"},
 	}
 	for step, fields := range want {

@@ -93,6 +93,19 @@ best_lr = os.path.join(sdl, "artifacts", "outputs", "lr.txt")
 out("sweep_download", best=ml_client.jobs.get(swept.name).properties.get("best_child_run_id", ""),
     lr=open(best_lr).read().strip() if os.path.exists(best_lr) else None)
 
+# A .sweep() node inside a @dsl.pipeline: a pipeline's sweep step.
+@dsl.pipeline(compute=cluster, description="a sweep step from a notebook")
+def tuned():
+    tune = trial(lr=Choice([0.01, 0.1])).sweep(sampling_algorithm="grid", primary_metric="acc", goal="Maximize")
+    tune.set_limits(max_total_trials=2, max_concurrent_trials=1)
+
+
+tp = ml_client.jobs.create_or_update(tuned(), experiment_name="notebook")
+ml_client.jobs.stream(tp.name)
+tuned_steps = list(ml_client.jobs.list(parent_job_name=tp.name))
+out("pipeline_sweep", status=ml_client.jobs.get(tp.name).status,
+    sweeps=[j.type for j in tuned_steps])
+
 # A job cancelled through the SDK.
 long = ml_client.jobs.create_or_update(command(command="sleep 600", environment=env, compute=cluster))
 ml_client.jobs.begin_cancel(long.name).wait()
