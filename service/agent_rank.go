@@ -65,6 +65,7 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 	if err := jobdata.Task(tx, s.cfg.SecretsKey, j, t); err != nil {
 		return nil, err
 	}
+	t.Services = s.jobServiceTasks(j, a, t.Rank)
 	var err error
 	t.Container, err = s.containerTask(tx, j, n)
 	return t, err
@@ -91,6 +92,11 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		}
 		ctx := identity.WithPrincipal(ctx, node.NodePrincipal(n))
 		before := markOf(j)
+		if rep.Services != nil {
+			r := *rep
+			r.Services = keepReportedServices(j, rs.Rank, rep.Services)
+			rep = &r
+		}
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
@@ -160,6 +166,11 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.R
 		}
 		ctx := identity.WithPrincipal(ctx, systemPrincipal)
 		before := markOf(j)
+		if rep.Services != nil {
+			r := *rep
+			r.Services = keepReportedServices(j, rs.Rank, rep.Services)
+			rep = &r
+		}
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
