@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // jobServicesView is a job's services as `shoal job show -o json` prints
@@ -119,4 +121,129 @@ func urlPath(t *testing.T, u string) string {
 		t.Fatalf("not an absolute URL: %q", u)
 	}
 	return p.Path
+}
+
+// A two-node job runs on the host's network (single-node jobs get a
+// network of their own): a service with nodes: all is served on each
+// node at its own endpoint, and one whose port another process holds
+// (the test's own server, standing for another user's job or the Shoal
+// server) is refused at dial on every node, naming the rule, while the
+// job's own listener on the first node is served.
+func TestJobServicesOnEveryNodeRefuseAnotherProcesssPort(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	alice := withUsers(t, s, map[string]string{"alice": "Contributor"})["alice"]
+	createCluster(t, s, "svc2", "--max-instances", "2", "--idle-time-before-scale-down", "60")
+	foreign, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go http.Serve(foreign, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "another user's secret")
+	}))
+	t.Cleanup(func() { foreign.Close() })
+	foreignPort := foreign.Addr().(*net.TCPAddr).Port
+	webPort := freePort(t)
+	file := writeJobFile(t, fmt.Sprintf(`type: command
+command: if [ "$SHOAL_NODE_RANK" = 0 ]; then echo own > index.html; exec python3 -m http.server %[1]d --bind 127.0.0.1; else exec sleep 600; fi
+compute: azureml:svc2
+resources:
+  instance_count: 2
+services:
+  web:
+    type: custom
+    port: %[1]d
+  borrowed:
+    type: custom
+    port: %[2]d
+    nodes: all
+`, webPort, foreignPort))
+	name := runJSON[jobView](t, alice, "job", "create", "-f", file, "-o", "json").Name
+	var v nodeServicesView
+	waitFor(t, 90*time.Second, "the services to listen on both nodes", func() (bool, string) {
+		v = runJSON[nodeServicesView](t, alice, "job", "show", "-n", name, "-o", "json")
+		b := v.Services["borrowed"].Instances
+		w := v.Services["web"].Instances
+		return len(b) == 2 && b[0].Status == "Running" && b[1].Status == "Running" && len(w) == 1 && w[0].Status == "Running", fmt.Sprintf("%+v", v)
+	})
+	for i, in := range v.Services["borrowed"].Instances {
+		if in.NodeIndex != i || !strings.Contains(in.Endpoint, fmt.Sprintf("/nodes/%d/applications/borrowed/", i)) {
+			t.Errorf("borrowed on node %d: %+v", i, in)
+		}
+		code, _, body := s.httpDo(t, "GET", urlPath(t, in.Endpoint), tokenOf(alice), nil, nil)
+		if code != http.StatusForbidden || strings.Contains(string(body), "secret") || !strings.Contains(string(body), fmt.Sprintf("port %d", foreignPort)) ||
+			!strings.Contains(string(body), "reaches only applications the job's rank itself runs") {
+			t.Errorf("a service on another process's port, node %d: %d %s; want 403 naming the port and the rule", i, code, body)
+		}
+	}
+	if code, _, body := s.httpDo(t, "GET", urlPath(t, v.Services["web"].Instances[0].Endpoint)+"index.html", tokenOf(alice), nil, nil); code != http.StatusOK || strings.TrimSpace(string(body)) != "own" {
+		t.Errorf("the job's own listener: %d %s", code, body)
+	}
+	// Node 1 does not serve the first node's service.
+	p := strings.Replace(urlPath(t, v.Services["web"].Instances[0].Endpoint), "/nodes/0/", "/nodes/1/", 1)
+	if code, _, body := s.httpDo(t, "GET", p, tokenOf(alice), nil, nil); code != http.StatusNotFound {
+		t.Errorf("the first node's service on node 1: %d %s; want 404", code, body)
+	}
+	mustRun(t, alice, "job", "cancel", "-n", name)
+}
+
+// nodeServicesView is a job's services on each node, as `shoal job show
+// -o json` prints them.
+type nodeServicesView struct {
+	Services map[string]struct {
+		Instances []struct {
+			NodeIndex int    `json:"node_index"`
+			Status    string `json:"status"`
+			Endpoint  string `json:"endpoint"`
+		} `json:"instances"`
+	} `json:"services"`
+}
+
+// Azure's own Python SDK reads a running job's services:
+// jobs.show_services(name, 0) (run history's serviceinstances) answers
+// each service's type, port, status, the proxy's endpoint and a failed
+// one's error, node 1 has none of a single-node job's, and jobs.get
+// answers them among Azure's Studio and Tracking.
+func TestAzurePythonSDKShowServices(t *testing.T) {
+	t.Parallel()
+	testenv.AzureML(t)
+	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true})
+	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-services", "-o", "json")
+	mustRun(t, s.env, "role", "assign", "--sp", "sdk-services", "--role", "Reader", "-o", "none")
+	createCluster(t, s, "sdk-svc", "--max-instances", "1")
+	port := freePort(t)
+	name := submitJob(t, s, writeJobFile(t, fmt.Sprintf(`type: command
+command: exec python3 -m http.server %[1]d --bind 127.0.0.1
+compute: azureml:sdk-svc
+services:
+  web:
+    type: custom
+    port: %[1]d
+  board:
+    type: tensor_board
+`, port)))
+	waitFor(t, 90*time.Second, "the job's services", func() (bool, string) {
+		v := runJSON[jobServicesView](t, s.env, "job", "show", "-n", name, "-o", "json")
+		return v.Services["web"].Status == "Running" && v.Services["board"].Status == "Failed", fmt.Sprintf("%+v", v)
+	})
+	out, steps := runAzurePy(t, s, pyRun{script: "services.py", sp: sp, env: []string{"JOB=" + name}})
+	shown, _ := steps["show"]["services"].(map[string]any)
+	web, _ := shown["web"].(map[string]any)
+	board, _ := shown["board"].(map[string]any)
+	if jsonStr(web["type"]) != "Custom" || jsonStr(web["status"]) != "Running" || fmt.Sprint(web["port"]) != fmt.Sprint(port) ||
+		!strings.HasSuffix(jsonStr(web["endpoint"]), "/jobs/"+name+"/nodes/0/applications/web/") {
+		t.Errorf("show_services' web: %v\n%s", web, out)
+	}
+	if jsonStr(board["status"]) != "Failed" || !strings.Contains(jsonStr(board["error"]), "no tensorboard") {
+		t.Errorf("show_services' board: %v\n%s", board, out)
+	}
+	if got := fmt.Sprint(steps["node1"]["services"]); got != "[]" {
+		t.Errorf("show_services on node 1: %s\n%s", got, out)
+	}
+	got, _ := steps["get"]["services"].(map[string]any)
+	gweb, _ := got["web"].(map[string]any)
+	if jsonStr(gweb["type"]) != "custom" || jsonStr(gweb["status"]) != "Running" || got["Studio"] == nil {
+		t.Errorf("jobs.get's services: %v\n%s", got, out)
+	}
+	mustRun(t, s.env, "job", "cancel", "-n", name)
 }

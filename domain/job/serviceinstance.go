@@ -57,3 +57,21 @@ type ServiceNodeStatus struct {
 func (s *InteractiveService) ServesOnNode(i int) bool {
 	return i == 0 || s.Nodes == "all"
 }
+
+// ServiceTypeREST is Azure's REST name of a job service type
+// (jupyter_lab: JupyterLab), as azure-ai-ml reads it back.
+func ServiceTypeREST(t string) string {
+	switch t {
+	case ServiceJupyterLab:
+		return "JupyterLab"
+	case ServiceSSH:
+		return "SSH"
+	case ServiceTensorBoard:
+		return "TensorBoard"
+	case ServiceVSCode:
+		return "VSCode"
+	case ServiceCustom:
+		return "Custom"
+	}
+	return t
+}
