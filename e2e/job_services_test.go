@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +49,22 @@ func TestJobServicesThroughTheProxy(t *testing.T) {
 	}))
 	t.Cleanup(func() { foreign.Close() })
 	webPort := freePort(t)
-	file := writeJobFile(t, fmt.Sprintf(`type: command
-command: echo served-by-the-job > index.html && exec python3 -m http.server %d --bind 127.0.0.1
+	// The job's web server answers the headers it got, so that the test
+	// sees what of the caller's request reaches the job.
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "server.py"), `import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("served-by-the-job\n" + "".join("%s: %s\n" % kv for kv in self.headers.items())).encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+`)
+	file := filepath.Join(src, "job.yml")
+	writeFile(t, file, fmt.Sprintf(`type: command
+code: .
+command: exec python3 server.py %d
 compute: azureml:svc
 services:
   web:
@@ -81,9 +96,12 @@ services:
 	if !strings.HasPrefix(path, "/api/v1/workspaces/default/jobs/"+name+"/nodes/0/applications/web/") {
 		t.Fatalf("the web service's endpoint: %q", web)
 	}
-	code, _, body := s.httpDo(t, "GET", path+"index.html", tokenOf(alice), nil, nil)
+	code, _, body := s.httpDo(t, "GET", path+"index.html", tokenOf(alice), nil, map[string]string{"Cookie": "shoal_session=secret-session; theme=dark"})
 	if code != http.StatusOK || !strings.Contains(string(body), "served-by-the-job") {
 		t.Errorf("the submitter through the proxy: %d %s", code, body)
+	}
+	if strings.Contains(string(body), tokenOf(alice)) || strings.Contains(string(body), "secret-session") || strings.Contains(strings.ToLower(string(body)), "authorization") {
+		t.Errorf("the caller's credential reached the job's application:\n%s", body)
 	}
 	for who, tok := range map[string]string{"another member": tokenOf(bob), "an administrator": s.adminToken(t)} {
 		if code, _, body := s.httpDo(t, "GET", path+"index.html", tok, nil, nil); code != http.StatusForbidden || strings.Contains(string(body), "served-by-the-job") {
