@@ -85,11 +85,17 @@ services:
 		v = runJSON[jobServicesView](t, alice, "job", "show", "-n", name, "-o", "json")
 		return v.Services["web"].Status == "Running" && v.Services["notebook"].Status == "Running" && v.Services["board"].Status == "Failed", fmt.Sprintf("%+v", v)
 	})
-	if e := v.Services["board"].ErrorMessage; !strings.Contains(e, "no tensorboard") {
+	if e := v.Services["board"].ErrorMessage; !strings.Contains(e, "no tensorboard on its PATH: add tensorboard to the environment") {
 		t.Errorf("the missing tensorboard says %q; want the sentence naming it", e)
 	}
 	if v.Status != "Running" {
 		t.Errorf("the job with a failed service is %s; want Running", v.Status)
+	}
+	table := mustRun(t, alice, "job", "show", "-n", name, "-o", "table")
+	for _, want := range []string{"Endpoint", v.Services["web"].Endpoint, "no tensorboard", "tensor_board"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("job show's table lacks %q:\n%s", want, table)
+		}
 	}
 	web := v.Services["web"].Endpoint
 	path := urlPath(t, web)

@@ -61,6 +61,10 @@ func (s *Services) jobServiceTasks(j *job.Job, a *job.Attempt, rank int) []node.
 	return out
 }
 
+// maxServiceError bounds the error a node reports of a service: a
+// sentence, kept in the attempt's document.
+const maxServiceError = 1000
+
 // keepReportedServices keeps of a node's report the services the job has
 // on that node (by name, with the job's type and port): an agent cannot
 // make the proxy reach a service the job did not ask for, nor on another
@@ -86,7 +90,9 @@ func keepReportedServices(j *job.Job, rank int, reported []job.ServiceInstance) 
 		default:
 			r.Status = job.ServiceStatusStarting
 		}
-		r.Error = core.Short(r.Error)
+		if len(r.Error) > maxServiceError {
+			r.Error = r.Error[:maxServiceError] + "..."
+		}
 		out = append(out, r)
 	}
 	return out
