@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,4 +271,65 @@ services:
 		t.Errorf("jobs.get's services: %v\n%s", got, out)
 	}
 	mustRun(t, s.env, "job", "cancel", "-n", name)
+}
+
+// A running job's ssh service: `shoal job connect-ssh` opens a session
+// with the user's OpenSSH client and the host key pinned, running as the
+// job's account in its folder and environment; a key the service does
+// not list is refused; the proxy does not carry it; and once the job
+// ended, connect-ssh says so and the port no longer answers.
+func TestJobSSHService(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	alice := withUsers(t, s, map[string]string{"alice": "Contributor"})["alice"]
+	createCluster(t, s, "sshjob", "--max-instances", "1", "--idle-time-before-scale-down", "60")
+	key, other := sshKey(t, "alice"), sshKey(t, "stranger")
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeJobFile(t, fmt.Sprintf(`type: command
+command: echo started; sleep 600
+compute: azureml:sshjob
+services:
+  shell:
+    type: ssh
+    ssh_public_keys: %s
+`, strings.TrimSpace(string(pub))))
+	name := runJSON[jobView](t, alice, "job", "create", "-f", file, "-o", "json").Name
+	var v nodeServicesView
+	waitFor(t, 90*time.Second, "the ssh service", func() (bool, string) {
+		v = runJSON[nodeServicesView](t, alice, "job", "show", "-n", name, "-o", "json")
+		in := v.Services["shell"].Instances
+		return len(in) == 1 && in[0].Status == "Running", fmt.Sprintf("%+v", v)
+	})
+	ep := v.Services["shell"].Instances[0].Endpoint
+	u, err := url.Parse(ep)
+	if err != nil || u.Scheme != "ssh" || u.User.Username() != "azureuser" {
+		t.Fatalf("the ssh service's endpoint: %q", ep)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	stdout, stderr, code := runStdin(t, alice, "echo via-connect-ssh job=$SHOAL_JOB_NAME; id -u; pwd\n",
+		append([]string{"job", "connect-ssh", "-n", name, "--private-key-file-path", key, "--", "-T"}, sshOpts(t, key)[:10]...)...)
+	if code != 0 || !strings.Contains(stdout, "via-connect-ssh job="+name) || !strings.Contains(stdout, "/code") {
+		t.Fatalf("connect-ssh: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if os.Geteuid() == 0 && strings.Contains(stdout, "\n0\n") {
+		t.Errorf("an ssh session into a job ran as root:\n%s", stdout)
+	}
+	if _, errOut, code := runSSH(t, other, port, "azureuser", "true"); code == 0 || !strings.Contains(errOut, "Permission denied") {
+		t.Errorf("a key the service does not list logged in: exit %d, %s", code, errOut)
+	}
+	p := fmt.Sprintf("/api/v1/workspaces/default/jobs/%s/nodes/0/applications/shell/", name)
+	if code, _, body := s.httpDo(t, "GET", p, tokenOf(alice), nil, nil); code != http.StatusNotFound || !strings.Contains(string(body), "connect-ssh") {
+		t.Errorf("the ssh service through the proxy: %d %s; want 404 pointing at connect-ssh", code, body)
+	}
+	mustRun(t, alice, "job", "cancel", "-n", name)
+	waitJob(t, s, name, 60*time.Second, "Canceled")
+	if _, errOut, code := runSSH(t, key, port, "azureuser", "true"); code == 0 {
+		t.Errorf("the job's SSH server answers after the job ended: %s", errOut)
+	}
+	if errOut, _ := mustFail(t, alice, "job", "connect-ssh", "-n", name); !strings.Contains(errOut, "reachable while the job runs") {
+		t.Errorf("connect-ssh after the job ended: %s", errOut)
+	}
 }

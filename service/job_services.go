@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -51,7 +52,7 @@ func (s *Services) jobServiceTasks(j *job.Job, a *job.Attempt, rank int) []node.
 		if sv == nil || !sv.ServesOnNode(rank) {
 			continue
 		}
-		t := node.ServiceTask{Name: name, Type: sv.Type, Port: sv.Port, LogDir: sv.LogDir,
+		t := node.ServiceTask{Name: name, Type: sv.Type, Port: sv.Port, LogDir: sv.LogDir, SSHPublicKeys: sv.SSHPublicKeys,
 			BaseURL: JobServicePath(j.Workspace, j.Name, rank, name)}
 		if sv.Type == job.ServiceJupyterLab {
 			t.Token = s.jobServiceToken(a.ID, rank, name)
@@ -147,6 +148,11 @@ func (s *Services) serviceNodes(j *job.Job, a *job.Attempt, name string, sv *job
 			if st.Status != job.ServiceStatusFailed {
 				st.Status = job.ServiceStatusStopped
 			}
+		case st.Status == job.ServiceStatusRunning && sv.Type == job.ServiceSSH:
+			// Reached with an SSH client, not through the proxy.
+			if inst := reportedService(a, i, name); inst != nil && inst.Addr != "" {
+				st.Endpoint, st.HostKey = "ssh://"+compute.InstanceAdminUsername+"@"+inst.Addr, inst.HostKey
+			}
 		case st.Status == job.ServiceStatusRunning:
 			st.Endpoint = strings.TrimRight(s.cfg.AppsURL, "/") + JobServicePath(j.Workspace, j.Name, i, name)
 		}
@@ -190,6 +196,9 @@ func (s *Services) ResolveJobService(ctx context.Context, workspace, jobName str
 		sv := j.Services[svc]
 		if sv == nil || !sv.ServesOnNode(nodeIndex) {
 			return core.Errorf(core.ENOTFOUND, "job %q has no service %q on node %d", j.Name, svc, nodeIndex)
+		}
+		if sv.Type == job.ServiceSSH {
+			return core.Errorf(core.ENOTFOUND, "service %s of job %s is SSH, which the application proxy does not carry: connect with `shoal job connect-ssh -n %s`", svc, j.Name, j.Name)
 		}
 		if j.CurrentAttemptID == "" || job.JobTerminal(j.Status) {
 			return core.Errorf(core.ECONFLICT, "job %q is %s: its services are reachable only while it runs", j.Name, j.Status)

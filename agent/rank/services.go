@@ -3,6 +3,7 @@ package rank
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -38,9 +39,13 @@ type rankServices struct {
 	r     *Rank
 	insts []job.ServiceInstance
 	// dial reaches an address in the rank's network.
-	dial  func(ctx context.Context, addr string) (net.Conn, error)
+	dial func(ctx context.Context, addr string) (net.Conn, error)
+	// ctx is the rank's, while it runs.
+	ctx   context.Context
 	mu    sync.Mutex
 	procs []*exec.Cmd
+	// servers are the SSH servers of ssh services.
+	servers []io.Closer
 }
 
 // serveServices starts the rank's services and watches them until ctx
@@ -51,7 +56,7 @@ func (r *Rank) serveServices(ctx context.Context, task runner.Task, run rankProc
 	if len(r.t.Services) == 0 {
 		return func() {}
 	}
-	s := &rankServices{r: r}
+	s := &rankServices{r: r, ctx: ctx}
 	owner := job.ServiceInstance{}
 	if r.account != nil && task.Credential != nil {
 		uid := int(task.Credential.Uid)
@@ -85,13 +90,19 @@ func (r *Rank) serveServices(ctx context.Context, task runner.Task, run rankProc
 	for _, st := range r.t.Services {
 		in := owner
 		in.Name, in.Type, in.Port, in.Status = st.Name, st.Type, st.Port, job.ServiceStatusStarting
-		if st.Type != job.ServiceCustom {
-			if err := s.start(st, &in, task, crun != nil); err != nil {
-				in.Status, in.Error, in.Addr = job.ServiceStatusFailed, err.Error(), ""
-				r.appendLog(task.LogPath, fmt.Sprintf("shoal agent: service %s (%s) did not start: %v\n", st.Name, st.Type, err))
-			}
+		var err error
+		switch st.Type {
+		case job.ServiceCustom:
+		case job.ServiceSSH:
+			err = s.startSSH(st, &in, task, crun)
+		default:
+			err = s.start(st, &in, task, crun != nil)
 		}
-		if in.Status != job.ServiceStatusFailed {
+		if err != nil {
+			in.Status, in.Error, in.Addr = job.ServiceStatusFailed, err.Error(), ""
+			r.appendLog(task.LogPath, fmt.Sprintf("shoal agent: service %s (%s) did not start: %v\n", st.Name, st.Type, err))
+		}
+		if in.Status != job.ServiceStatusFailed && in.Addr == "" {
 			in.Addr = "127.0.0.1:" + strconv.Itoa(in.Port)
 		}
 		s.insts = append(s.insts, in)
@@ -117,8 +128,8 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 		changed := false
 		for i := range s.insts {
 			in := &s.insts[i]
-			if in.Status == job.ServiceStatusFailed {
-				continue
+			if in.Status == job.ServiceStatusFailed || in.Type == job.ServiceSSH {
+				continue // an ssh service is the agent's own server
 			}
 			st := job.ServiceStatusStarting
 			dctx, cancel := context.WithTimeout(ctx, servicePollEvery)
@@ -209,7 +220,10 @@ func (s *rankServices) stopAll() {
 			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		}
 	}
-	s.procs = nil
+	for _, srv := range s.servers {
+		_ = srv.Close()
+	}
+	s.procs, s.servers = nil, nil
 }
 
 // programOf names the program of a known service type.
@@ -262,8 +276,6 @@ func serviceCommand(st node.ServiceTask, dir, path string) ([]string, error) {
 			return nil, fmt.Errorf("the job's environment has no code-server on its PATH: add code-server to the environment")
 		}
 		return []string{p, "--auth", "none", "--disable-telemetry", dir}, nil
-	case job.ServiceSSH:
-		return nil, fmt.Errorf("SSH into a running job is not served yet: reach the job's processes from a compute instance or the node instead")
 	}
 	return nil, fmt.Errorf("unknown service type %q", st.Type)
 }

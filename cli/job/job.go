@@ -27,7 +27,7 @@ var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_
 func NewCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Submit and manage jobs (az ml job)"}
 	cmd.AddCommand(newJobCreateCommand(g, files), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g), newJobExportCommand(g),
-		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g))
+		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g), newJobConnectSSHCommand(g))
 	return cmd
 }
 

@@ -41,6 +41,9 @@ type ServiceInstance struct {
 	// NetNSPID, when not 0, is a process of the rank in whose network
 	// namespace Addr is.
 	NetNSPID int `json:"netns_pid,omitempty"`
+	// HostKey is an ssh service's host public key (authorized_keys
+	// form), which `shoal job connect-ssh` pins.
+	HostKey string `json:"host_key,omitempty"`
 }
 
 // ServiceNodeStatus is a service's state on one node of a shown job:
@@ -50,6 +53,8 @@ type ServiceNodeStatus struct {
 	Status       string `json:"status"`
 	Endpoint     string `json:"endpoint,omitempty"`
 	ErrorMessage string `json:"error_message,omitempty"`
+	// HostKey is an ssh service's host public key.
+	HostKey string `json:"host_key,omitempty"`
 }
 
 // ServesOnNode tells whether service s runs on node index i of a job:

@@ -19,6 +19,9 @@ type ServiceTask struct {
 	// node: Jupyter and TensorBoard are told it, since they build their
 	// links from it.
 	BaseURL string `json:"base_url,omitempty"`
+	// SSHPublicKeys are the keys an ssh service lets in (its
+	// ssh_public_keys, one or more authorized_keys lines).
+	SSHPublicKeys string `json:"ssh_public_keys,omitempty"`
 	// Token is Jupyter's token, known to the server (whose proxy sends
 	// it) and the service only; never logged, never on a command line.
 	Token string `json:"token,omitempty"`
