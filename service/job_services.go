@@ -131,7 +131,7 @@ func (s *Services) withServices(tx store.Tx, j *job.Job) error {
 // serviceNodes is service name's state on each node that serves it.
 func (s *Services) serviceNodes(j *job.Job, a *job.Attempt, name string, sv *job.InteractiveService) []job.ServiceNodeStatus {
 	var out []job.ServiceNodeStatus
-	ranks := 1
+	ranks := j.InstanceCount()
 	if a != nil {
 		ranks = len(a.Ranks)
 	}
