@@ -41,14 +41,7 @@ func TestJobServicesThroughTheProxy(t *testing.T) {
 	users := withUsers(t, s, map[string]string{"alice": "Contributor", "bob": "Contributor"})
 	alice, bob := users["alice"], users["bob"]
 	createCluster(t, s, "svc", "--max-instances", "2", "--idle-time-before-scale-down", "60")
-	foreign, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go http.Serve(foreign, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "another user's secret")
-	}))
-	t.Cleanup(func() { foreign.Close() })
+	foreignPort := foreignServer(t)
 	webPort := freePort(t)
 	// The job's web server answers the headers it got, so that the test
 	// sees what of the caller's request reaches the job.
@@ -79,7 +72,7 @@ services:
   borrowed:
     job_service_type: Custom
     port: %d
-`, webPort, webPort, foreign.Addr().(*net.TCPAddr).Port))
+`, webPort, webPort, foreignPort))
 	name := runJSON[jobView](t, alice, "job", "create", "-f", file, "-o", "json").Name
 	var v jobServicesView
 	waitFor(t, 90*time.Second, "the job's web and notebook services to run", func() (bool, string) {
@@ -159,15 +152,7 @@ func TestJobServicesOnEveryNodeRefuseAnotherProcesssPort(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	alice := withUsers(t, s, map[string]string{"alice": "Contributor"})["alice"]
 	createCluster(t, s, "svc2", "--max-instances", "2", "--idle-time-before-scale-down", "60")
-	foreign, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go http.Serve(foreign, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "another user's secret")
-	}))
-	t.Cleanup(func() { foreign.Close() })
-	foreignPort := foreign.Addr().(*net.TCPAddr).Port
+	foreignPort := foreignServer(t)
 	webPort := freePort(t)
 	file := writeJobFile(t, fmt.Sprintf(`type: command
 command: if [ "$SHOAL_NODE_RANK" = 0 ]; then echo own > index.html; exec python3 -m http.server %[1]d --bind 127.0.0.1; else exec sleep 600; fi
@@ -332,4 +317,21 @@ services:
 	if errOut, _ := mustFail(t, alice, "job", "connect-ssh", "-n", name); !strings.Contains(errOut, "reachable while the job runs") {
 		t.Errorf("connect-ssh after the job ended: %s", errOut)
 	}
+}
+
+// foreignServer serves "another user's secret" on a port of the loopback
+// (a process that is neither an instance's nor a job's, standing for
+// another user's or the server's) until the test ends, and returns the
+// port.
+func foreignServer(t *testing.T) int {
+	t.Helper()
+	foreign, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go http.Serve(foreign, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "another user's secret")
+	}))
+	t.Cleanup(func() { foreign.Close() })
+	return foreign.Addr().(*net.TCPAddr).Port
 }

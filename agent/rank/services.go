@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-ml/shoal/agent/apps"
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/runner"
@@ -180,7 +181,7 @@ func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task 
 		return fmt.Errorf("the server has no secrets key, which Jupyter's token is made from: ask its operator to configure one")
 	}
 	if in.Port == 0 {
-		if in.Port, err = freeLoopbackPort(); err != nil {
+		if in.Port, err = apps.FreePort(); err != nil {
 			return fmt.Errorf("no free port for %s: %v", programOf(st.Type), err)
 		}
 	}
@@ -315,14 +316,4 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// freeLoopbackPort is a port free on the loopback now.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
