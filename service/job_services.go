@@ -86,6 +86,11 @@ func keepReportedServices(j *job.Job, rank int, reported []job.ServiceInstance) 
 		if sv.Type == job.ServiceCustom && r.Port != sv.Port {
 			r.Addr, r.Status, r.Error = "", job.ServiceStatusFailed, "reported on another port than the job's"
 		}
+		if sv.Type != job.ServiceSSH && r.Addr != "" && !onLoopback(r.Addr, r.Port) {
+			// What the proxy dials is the rank's own loopback, never
+			// another machine or address.
+			r.Addr, r.Status, r.Error = "", job.ServiceStatusFailed, "reported at an address off the rank's loopback"
+		}
 		switch r.Status {
 		case job.ServiceStatusStarting, job.ServiceStatusRunning, job.ServiceStatusFailed:
 		default:
@@ -254,4 +259,9 @@ func (s *Services) rankMark(tx store.Tx, rs *job.RankStatus, a *job.Attempt) []s
 		return nil
 	}
 	return append(mark, "SHOAL_ATTEMPT_ID="+a.ID, "SHOAL_NODE_RANK="+strconv.Itoa(rs.Rank))
+}
+
+// onLoopback tells whether addr is 127.0.0.1:port.
+func onLoopback(addr string, port int) bool {
+	return addr == "127.0.0.1:"+strconv.Itoa(port)
 }

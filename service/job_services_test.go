@@ -102,6 +102,14 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 			t.Errorf("%s: %v, want %s", name, err, c.code)
 		}
 	}
+	// A service reported off the rank's loopback is refused.
+	rep.Services[1].Addr = "10.0.0.9:22"
+	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, rep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.ResolveJobService(bob, ws, "svc", 0, "nb"); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Errorf("a service reported at another machine's address: %v, want refused", err)
+	}
 	// A custom service reported on another port is refused.
 	rep.Services[0].Port, rep.Services[0].Addr = 5432, "127.0.0.1:5432"
 	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, rep); err != nil {
