@@ -111,6 +111,7 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 		t.Errorf("a service reported at another machine's address: %v, want refused", err)
 	}
 	// A custom service reported on another port is refused.
+	rep.Services[1].Addr = "127.0.0.1:22"
 	rep.Services[0].Port, rep.Services[0].Addr = 5432, "127.0.0.1:5432"
 	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, rep); err != nil {
 		t.Fatal(err)
