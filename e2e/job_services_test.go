@@ -202,9 +202,10 @@ services:
 type nodeServicesView struct {
 	Services map[string]struct {
 		Instances []struct {
-			NodeIndex int    `json:"node_index"`
-			Status    string `json:"status"`
-			Endpoint  string `json:"endpoint"`
+			NodeIndex    int    `json:"node_index"`
+			Status       string `json:"status"`
+			Endpoint     string `json:"endpoint"`
+			ErrorMessage string `json:"error_message"`
 		} `json:"instances"`
 	} `json:"services"`
 }
@@ -273,21 +274,40 @@ func TestJobSSHService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A jupyter-lab on the job's PATH that exits at once.
+	bin, err := os.MkdirTemp("", "shoal-fake-jupyter-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "jupyter-lab"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	file := writeJobFile(t, fmt.Sprintf(`type: command
 command: echo started; sleep 600
 compute: azureml:sshjob
+environment_variables:
+  PATH: %s:/usr/local/bin:/usr/bin:/bin
 services:
   shell:
     type: ssh
     ssh_public_keys: %s
-`, strings.TrimSpace(string(pub))))
+  lab:
+    type: jupyter_lab
+`, bin, strings.TrimSpace(string(pub))))
 	name := runJSON[jobView](t, alice, "job", "create", "-f", file, "-o", "json").Name
 	var v nodeServicesView
 	waitFor(t, 90*time.Second, "the ssh service", func() (bool, string) {
 		v = runJSON[nodeServicesView](t, alice, "job", "show", "-n", name, "-o", "json")
-		in := v.Services["shell"].Instances
-		return len(in) == 1 && in[0].Status == "Running", fmt.Sprintf("%+v", v)
+		in, lab := v.Services["shell"].Instances, v.Services["lab"].Instances
+		return len(in) == 1 && in[0].Status == "Running" && len(lab) == 1 && lab[0].Status == "Failed", fmt.Sprintf("%+v", v)
 	})
+	if e := v.Services["lab"].Instances[0].ErrorMessage; !strings.Contains(e, "Jupyter Lab exited while the job runs (exit status 3)") {
+		t.Errorf("a Jupyter that exits at once: %q", e)
+	}
 	ep := v.Services["shell"].Instances[0].Endpoint
 	u, err := url.Parse(ep)
 	if err != nil || u.Scheme != "ssh" || u.User.Username() != "azureuser" {

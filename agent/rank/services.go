@@ -47,6 +47,17 @@ type rankServices struct {
 	procs []*exec.Cmd
 	// servers are the SSH servers of ssh services.
 	servers []io.Closer
+	// exited says why a program started for a service ended, by
+	// service name.
+	exited map[string]string
+}
+
+// exitedWhy says why the program of service name ended, "" while it
+// runs (or when it has none).
+func (s *rankServices) exitedWhy(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited[name]
 }
 
 // serveServices starts the rank's services and watches them until ctx
@@ -132,6 +143,10 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 			if in.Status == job.ServiceStatusFailed || in.Type == job.ServiceSSH {
 				continue // an ssh service is the agent's own server
 			}
+			if why := s.exitedWhy(in.Name); why != "" {
+				in.Status, in.Error, in.Addr, changed = job.ServiceStatusFailed, why, "", true
+				continue
+			}
 			st := job.ServiceStatusStarting
 			dctx, cancel := context.WithTimeout(ctx, servicePollEvery)
 			if c, err := s.dial(dctx, in.Addr); err == nil {
@@ -205,7 +220,18 @@ func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task 
 	if err != nil {
 		return fmt.Errorf("starting %s: %v", programOf(st.Type), err)
 	}
-	go func() { _ = cmd.Wait() }()
+	name, program := st.Name, programOf(st.Type)
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.exited == nil {
+			s.exited = map[string]string{}
+		}
+		// Said on the service (its output is the agent's, beside the
+		// rank's log, where it may hold the token).
+		s.exited[name] = fmt.Sprintf("%s exited while the job runs (%v): it may not run in the job's environment", program, err)
+	}()
 	s.mu.Lock()
 	s.procs = append(s.procs, cmd)
 	s.mu.Unlock()
