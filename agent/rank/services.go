@@ -52,6 +52,18 @@ type rankServices struct {
 	exited map[string]string
 }
 
+// exitedWith records that the program of service st ended with err:
+// said on the service (its output is the agent's, beside the rank's log,
+// where it may hold the token).
+func (s *rankServices) exitedWith(st node.ServiceTask, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exited == nil {
+		s.exited = map[string]string{}
+	}
+	s.exited[st.Name] = fmt.Sprintf("%s exited while the job runs (%v): it may not run in the job's environment", programOf(st.Type), err)
+}
+
 // exitedWhy says why the program of service name ended, "" while it
 // runs (or when it has none).
 func (s *rankServices) exitedWhy(name string) string {
@@ -108,7 +120,7 @@ func (r *Rank) serveServices(ctx context.Context, task runner.Task, run rankProc
 		case job.ServiceSSH:
 			err = s.startSSH(st, &in, task, crun)
 		default:
-			err = s.start(st, &in, task, crun != nil)
+			err = s.start(st, &in, task, crun)
 		}
 		if err != nil {
 			in.Status, in.Error, in.Addr = job.ServiceStatusFailed, err.Error(), ""
@@ -177,20 +189,26 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 // start starts a known service's program (Jupyter Lab, TensorBoard,
 // code-server) beside the rank, or says why it cannot: its program is not
 // in the job's environment, or it would be reachable by others.
-func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task runner.Task, inContainer bool) error {
-	if inContainer {
-		return fmt.Errorf("Shoal starts %s beside a job's processes on the host only, not yet inside the job's container: start it from the job's command and declare it as a custom service on its port", programOf(st.Type))
-	}
+func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task runner.Task, crun *ctrhost.Run) error {
 	env := runner.Environ(task)
 	path := envValue(env, "PATH")
-	argv, err := serviceCommand(st, task.Dir, path)
+	look := func(name string) string { return lookIn(path, name) }
+	var ex container.Execer
+	if crun != nil {
+		var err error
+		if ex, look, err = s.containerLook(task, crun); err != nil {
+			return err
+		}
+	}
+	argv, err := serviceCommand(st, task.Dir, look)
 	if err != nil {
 		return err
 	}
-	if st.Type != job.ServiceJupyterLab && s.r.netNS == nil {
+	ownNetwork := s.r.netNS != nil || crun != nil && s.r.t.NodeCount == 1
+	if st.Type != job.ServiceJupyterLab && !ownNetwork {
 		// TensorBoard and code-server take no token: on the host's
 		// loopback any process of the node could reach them.
-		return fmt.Errorf("%s has no login of its own and this node runs the job on the host's network, where every process of the node could reach it: it runs only for jobs with a network of their own (a container, or an agent running as root)", programOf(st.Type))
+		return fmt.Errorf("%s has no login of its own and this node runs the job on the host's network, where every process of the node could reach it: it runs only for jobs with a network of their own (a single-node job in a container, or on an agent running as root)", programOf(st.Type))
 	}
 	if st.Type == job.ServiceJupyterLab && st.Token == "" {
 		return fmt.Errorf("the server has no secrets key, which Jupyter's token is made from: ask its operator to configure one")
@@ -201,6 +219,9 @@ func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task 
 		}
 	}
 	argv = withPort(st, argv, in.Port)
+	if ex != nil {
+		return s.execInContainer(ex, crun.IDs()[0], st, argv, task)
+	}
 	logPath := filepath.Join(filepath.Dir(task.LogPath), "service_"+st.Name+".txt")
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -220,18 +241,7 @@ func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task 
 	if err != nil {
 		return fmt.Errorf("starting %s: %v", programOf(st.Type), err)
 	}
-	name, program := st.Name, programOf(st.Type)
-	go func() {
-		err := cmd.Wait()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.exited == nil {
-			s.exited = map[string]string{}
-		}
-		// Said on the service (its output is the agent's, beside the
-		// rank's log, where it may hold the token).
-		s.exited[name] = fmt.Sprintf("%s exited while the job runs (%v): it may not run in the job's environment", program, err)
-	}()
+	go func() { s.exitedWith(st, cmd.Wait()) }()
 	s.mu.Lock()
 	s.procs = append(s.procs, cmd)
 	s.mu.Unlock()
@@ -269,26 +279,26 @@ func programOf(typ string) string {
 }
 
 // serviceCommand is the command of a known service, its port still to
-// set (withPort), looked up on path (the job's PATH), or an error that
-// says the program is missing from the job's environment.
-func serviceCommand(st node.ServiceTask, dir, path string) ([]string, error) {
+// set (withPort), its program found by look (on the job's PATH), or an
+// error that says the program is missing from the job's environment.
+func serviceCommand(st node.ServiceTask, dir string, look func(name string) string) ([]string, error) {
 	base := "/" + strings.Trim(st.BaseURL, "/") + "/"
 	switch st.Type {
 	case job.ServiceJupyterLab:
 		// Jupyter Lab, else the classic Notebook server (Debian ships
 		// no JupyterLab): both serve the job's folder under the proxy's
 		// path, accepting only the server's token.
-		if p := lookIn(path, "jupyter-lab"); p != "" {
+		if p := look("jupyter-lab"); p != "" {
 			return []string{p, "--no-browser", "--ip=127.0.0.1", "--port-retries=0", "--ServerApp.password=",
 				"--ServerApp.base_url=" + base, "--ServerApp.root_dir=" + dir, "--ServerApp.trust_xheaders=True"}, nil
 		}
-		if p := lookIn(path, "jupyter-notebook"); p != "" {
+		if p := look("jupyter-notebook"); p != "" {
 			return []string{p, "--no-browser", "--ip=127.0.0.1", "--port-retries=0", "--NotebookApp.password=",
 				"--NotebookApp.base_url=" + base, "--NotebookApp.notebook_dir=" + dir, "--NotebookApp.trust_xheaders=True"}, nil
 		}
 		return nil, fmt.Errorf("the job's environment has no Jupyter Lab (jupyter-lab) nor Jupyter Notebook (jupyter-notebook) on its PATH: add jupyterlab to the environment")
 	case job.ServiceTensorBoard:
-		p := lookIn(path, "tensorboard")
+		p := look("tensorboard")
 		if p == "" {
 			return nil, fmt.Errorf("the job's environment has no tensorboard on its PATH: add tensorboard to the environment")
 		}
@@ -298,7 +308,7 @@ func serviceCommand(st node.ServiceTask, dir, path string) ([]string, error) {
 		}
 		return []string{p, "--logdir", logDir, "--host", "127.0.0.1", "--path_prefix", strings.TrimRight(base, "/")}, nil
 	case job.ServiceVSCode:
-		p := lookIn(path, "code-server")
+		p := look("code-server")
 		if p == "" {
 			return nil, fmt.Errorf("the job's environment has no code-server on its PATH: add code-server to the environment")
 		}
