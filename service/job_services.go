@@ -182,7 +182,7 @@ func reportedService(a *job.Attempt, i int, name string) *job.ServiceInstance {
 
 // ResolveJobService checks that the caller may reach a job's service on
 // node index nodeIndex — the job's submitter in person (not a workload
-// acting for them, not another member or an administrator), while the
+// acting for or as them, not another member or an administrator), while the
 // job's attempt runs and the service listens — and returns where the
 // proxy sends the request and whose process must hold the listener.
 // Returns ENOTFOUND, EFORBIDDEN, ECONFLICT (not running), EUNAVAILABLE
@@ -195,7 +195,9 @@ func (s *Services) ResolveJobService(ctx context.Context, workspace, jobName str
 			return err
 		}
 		p := identity.PrincipalFrom(ctx)
-		if p == nil || p.OnBehalfOf != "" || p.ID == "" || p.ID != j.CreatedByPrincipal {
+		// A workload (a job's token, one acting as its submitter
+		// included) is not the submitter in person.
+		if p == nil || p.OnBehalfOf != "" || p.AttemptID != "" || p.ID == "" || p.ID != j.CreatedByPrincipal {
 			return core.Errorf(core.EFORBIDDEN, "the services of job %q are reachable only by the user who submitted it", j.Name)
 		}
 		sv := j.Services[svc]

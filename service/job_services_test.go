@@ -94,6 +94,7 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 		"another member":               {who("user:alice", false), "web", 0, core.EFORBIDDEN},
 		"an administrator":             {who("admin", true), "web", 0, core.EFORBIDDEN},
 		"a workload acting for bob":    {identity.WithPrincipal(h.ctx, &identity.Principal{ID: "run:" + ws + "/other", OnBehalfOf: "user:bob"}), "web", 0, core.EFORBIDDEN},
+		"a job's token acting as bob":  {identity.WithPrincipal(h.ctx, &identity.Principal{ID: "user:bob", Kind: identity.PrincipalUser, AttemptID: "att-other"}), "web", 0, core.EFORBIDDEN},
 		"a service the job lacks":      {bob, "sneaky", 0, core.ENOTFOUND},
 		"a failed service":             {bob, "ssh", 0, core.ENOTFOUND},
 		"a node the service is not on": {bob, "web", 1, core.ENOTFOUND},
