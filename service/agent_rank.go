@@ -2,15 +2,16 @@ package service
 
 import (
 	"context"
-	"github.com/shoal-ml/shoal/service/jobdata"
 	"slices"
 
+	"github.com/shoal-ml/shoal/decide/jobservice"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/service/jobdata"
 	"github.com/shoal-ml/shoal/service/tracking"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -65,7 +66,7 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 	if err := jobdata.Task(tx, s.cfg.SecretsKey, j, t); err != nil {
 		return nil, err
 	}
-	t.Services = s.jobServiceTasks(j, a, t.Rank)
+	t.Services = jobservice.Tasks(j, t.Rank, s.jobServiceToken(a.ID))
 	var err error
 	t.Container, err = s.containerTask(tx, j, n)
 	return t, err
@@ -94,7 +95,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		before := markOf(j)
 		if rep.Services != nil {
 			r := *rep
-			r.Services = keepReportedServices(j, rs.Rank, rep.Services)
+			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
 			rep = &r
 		}
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
@@ -168,7 +169,7 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.R
 		before := markOf(j)
 		if rep.Services != nil {
 			r := *rep
-			r.Services = keepReportedServices(j, rs.Rank, rep.Services)
+			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
 			rep = &r
 		}
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
