@@ -23,7 +23,9 @@ func (o oneJob) FindJob(_ context.Context, _, name string) (*job.Job, error) {
 	return o.j, nil
 }
 
-func (o oneJob) ListAttempts(context.Context, string, string) ([]*job.Attempt, error) { return nil, nil }
+func (o oneJob) ListAttempts(context.Context, string, string) ([]*job.Attempt, error) {
+	return nil, nil
+}
 
 // TestServiceInstances: serviceinstances/{node} answers, in the shape
 // azure-ai-ml's show_services reads, the services the job serves on that
