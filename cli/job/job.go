@@ -26,8 +26,9 @@ var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_
 // sends a document's local files (see LocalFiles).
 func NewCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Submit and manage jobs (az ml job)"}
+	cmd.AddCommand(newJobConnectSSHCommand(g))
 	cmd.AddCommand(newJobCreateCommand(g, files), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g), newJobExportCommand(g),
-		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g), newJobConnectSSHCommand(g))
+		newJobCancelCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g))
 	return cmd
 }
 
