@@ -147,8 +147,7 @@ func (r *Rank) serveServices(ctx context.Context, task runner.Task, run rankProc
 // watch reports the services now, then whenever one starts or stops
 // listening.
 func (s *rankServices) watch(ctx context.Context, run rankProcs) {
-	var last string
-	for {
+	for first := true; ; first = false {
 		changed := false
 		for i := range s.insts {
 			in := &s.insts[i]
@@ -170,8 +169,7 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 				in.Status, changed = st, true
 			}
 		}
-		if key := fmt.Sprint(s.insts); changed || last == "" {
-			last = key
+		if changed || first {
 			out := make([]job.ServiceInstance, len(s.insts))
 			copy(out, s.insts)
 			s.r.report(ctx, &node.RankReport{State: node.RankRunning, Services: out})
