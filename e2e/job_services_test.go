@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -111,6 +112,19 @@ services:
 	nb := urlPath(t, v.Services["notebook"].Endpoint)
 	if code, _, body := s.httpDo(t, "GET", nb+"api/status", tokenOf(alice), nil, nil); code != http.StatusOK || !strings.Contains(string(body), "started") {
 		t.Errorf("the job's Jupyter through the proxy: %d %s", code, body)
+	}
+	// A kernel of the job's Jupyter runs in the job: its environment and
+	// folder, over the proxy's WebSocket on the applications' origin.
+	code, _, body = s.httpDo(t, "POST", nb+"api/kernels", tokenOf(alice), []byte(`{"name":"python3"}`), map[string]string{"Content-Type": "application/json"})
+	var k struct{ ID string }
+	if code != http.StatusCreated || json.Unmarshal(body, &k) != nil || k.ID == "" {
+		t.Fatalf("starting a kernel of the job's Jupyter: %d %s", code, body)
+	}
+	ep, _ := url.Parse(v.Services["notebook"].Endpoint)
+	got := runKernel(t, &server{addr: ep.Host}, tokenOf(alice), nb+"api/kernels/"+k.ID+"/channels",
+		"(__import__('os').environ['SHOAL_JOB_NAME'], __import__('os').getcwd().rsplit('/', 1)[-1])")
+	if got != fmt.Sprintf("('%s', 'code')", name) {
+		t.Errorf("the kernel's job and folder: %s", got)
 	}
 	borrowed := strings.Replace(path, "/applications/web/", "/applications/borrowed/", 1)
 	code, _, body = s.httpDo(t, "GET", borrowed, tokenOf(alice), nil, nil)
