@@ -13,7 +13,7 @@ import (
 // rankNode is the node as the agent's ranks see it; built for each rank,
 // since the container engine comes after the agent (Run opens it).
 func (a *Agent) rankNode() rank.Node {
-	return rank.Node{NodeID: a.cfg.NodeID, WorkDir: a.cfg.WorkDir, RunDir: a.runDir, ServerURL: a.cfg.ServerURL,
+	return rank.Node{Address: a.cfg.Address, NodeID: a.cfg.NodeID, WorkDir: a.cfg.WorkDir, RunDir: a.runDir, ServerURL: a.cfg.ServerURL,
 		GPUDevices: a.cfg.GPUDevices, NodeImage: a.cfg.NodeImage, Client: a.client, Log: a.log, Clock: a.cfg.Clock,
 		Accounts: a.accounts, Ctr: a.ctr, Agent: rankAgent{a}, Networks: a.net.ranks, Data: a.data, OwnEndpoints: a.ownEndpoints}
 }

@@ -30,6 +30,9 @@ func (s *Server) instanceRoutes() []Route {
 	// The application proxy passes every method an application may use.
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
 		routes = append(routes, Route{Pattern: m + " " + c + "/applications/{app}/{path...}", Action: identity.ActComputesApplicationAccess, handler: s.apps.ServeHTTP})
+		// A running job's services, through the same proxy (for the
+		// job's submitter only: ResolveJobService).
+		routes = append(routes, Route{Pattern: m + " /api/v1/workspaces/{ws}/jobs/{name}/nodes/{node}/applications/{svc}/{path...}", Action: identity.ActJobsRead, handler: s.apps.ServeJobService})
 	}
 	return routes
 }

@@ -23,15 +23,7 @@ func TestAppProxyReachesOnlyTheInstancesOwnApplications(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	alice := withUsers(t, s, map[string]string{"alice": "Contributor"})["alice"]
-	foreign, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go http.Serve(foreign, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "another user's secret")
-	}))
-	t.Cleanup(func() { foreign.Close() })
-	foreignPort := foreign.Addr().(*net.TCPAddr).Port
+	foreignPort := foreignServer(t)
 	ownPort := freePort(t)
 	file := filepath.Join(t.TempDir(), "apps.yml")
 	writeFile(t, file, fmt.Sprintf(`name: proxy-owner-i

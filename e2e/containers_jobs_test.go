@@ -53,6 +53,7 @@ func TestContainerJobs(t *testing.T) {
 			{"PullUnreachable", testContainerPullUnreachable},
 			{"PrivateRegistry", testContainerPrivateRegistry},
 			{"OwnNetwork", testContainerOwnNetwork},
+			{"Services", testContainerServices},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()

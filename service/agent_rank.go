@@ -2,15 +2,16 @@ package service
 
 import (
 	"context"
-	"github.com/shoal-ml/shoal/service/jobdata"
 	"slices"
 
+	"github.com/shoal-ml/shoal/decide/jobservice"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/agentapi"
+	"github.com/shoal-ml/shoal/service/jobdata"
 	"github.com/shoal-ml/shoal/service/tracking"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -65,6 +66,7 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 	if err := jobdata.Task(tx, s.cfg.SecretsKey, j, t); err != nil {
 		return nil, err
 	}
+	t.Services = jobservice.Tasks(j, t.Rank, s.jobServiceToken(a.ID))
 	var err error
 	t.Container, err = s.containerTask(tx, j, n)
 	return t, err
@@ -91,6 +93,11 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 		}
 		ctx := identity.WithPrincipal(ctx, node.NodePrincipal(n))
 		before := markOf(j)
+		if rep.Services != nil {
+			r := *rep
+			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
+			rep = &r
+		}
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
@@ -160,6 +167,11 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.R
 		}
 		ctx := identity.WithPrincipal(ctx, systemPrincipal)
 		before := markOf(j)
+		if rep.Services != nil {
+			r := *rep
+			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
+			rep = &r
+		}
 		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}

@@ -273,6 +273,9 @@ func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *jo
 		if out, err = s.getJob(tx, workspace, name); err != nil {
 			return err
 		}
+		if err := s.withServices(tx, out); err != nil {
+			return err
+		}
 		return s.withReasons(tx, out)
 	})
 	return s.jobView(out), err
@@ -288,6 +291,9 @@ func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) 
 			return err
 		}
 		if cost, err = s.JobCost(tx, out, tx.Now()); err != nil {
+			return err
+		}
+		if err := s.withServices(tx, out); err != nil {
 			return err
 		}
 		return s.withReasons(tx, out)

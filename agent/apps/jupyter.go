@@ -64,7 +64,7 @@ func FindJupyter() (path string, ok bool) {
 // not from $PORT).
 func JupyterApp(bin string, port int, baseURL, token, home string) App {
 	if port == 0 {
-		port, _ = freePort() // when none is free, Jupyter could not listen either
+		port, _ = FreePort() // when none is free, Jupyter could not listen either
 	}
 	baseURL = "/" + strings.Trim(baseURL, "/") + "/"
 	if baseURL == "//" {

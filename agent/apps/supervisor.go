@@ -154,7 +154,7 @@ func (s *Supervisor) Start(app App) error {
 		return fmt.Errorf("application %s has no command", app.Name)
 	}
 	if app.Port == 0 {
-		p, err := freePort()
+		p, err := FreePort()
 		if err != nil {
 			return fmt.Errorf("application %s: finding a free port: %w", app.Name, err)
 		}
@@ -335,11 +335,11 @@ func (s *Supervisor) StopAll() {
 	s.wg.Wait()
 }
 
-// freePort returns a port free on 127.0.0.1 now. Another process could
+// FreePort returns a port free on 127.0.0.1 now. Another process could
 // take it before the application does; the window is short, and the
 // chosen port is kept across restarts so that the address reported for
-// the application stays the same.
-func freePort() (int, error) {
+// the application stays the same (a job's services use it too).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

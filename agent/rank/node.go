@@ -21,6 +21,9 @@ import (
 
 // Node is the node a rank runs on, as its agent configured it.
 type Node struct {
+	// Address is where users and other nodes reach this node (a job's
+	// ssh service listens there).
+	Address string
 	// NodeID is the node; WorkDir its work dir, which marks its processes
 	// (SHOAL_NODE_DIR); RunDir holds the folders of its work (see
 	// files.PrepareWorkDir).

@@ -202,12 +202,12 @@ func (r *Rank) Run(ctx context.Context) {
 		Credential: r.account.Apply(nil).Credential,
 	}
 	var run rankProcs
+	var crun *ctrhost.Run
 	var where []any
 	// A namespace the node cannot make is the node's failure, not the
 	// job's: the rank is lost and runs again, its retries untouched.
 	var netErr error
 	if image != "" {
-		var crun *ctrhost.Run
 		crun, err = r.startInContainer(ctx, task, image, outDir)
 		if err == nil {
 			run, where = crun, []any{"image", image, "containers", crun.IDs()}
@@ -267,12 +267,14 @@ func (r *Rank) Run(ctx context.Context) {
 		defer close(shipped)
 		ship.Loop(shipCtx)
 	}()
+	stopServices := r.serveServices(shipCtx, task, run, crun)
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
 		r.n.Agent.SampleGPUs(shipCtx, t.RankRef)
 	}()
 	res := run.Wait()
+	stopServices()
 	stopShip()
 	<-shipped
 	<-sampled

@@ -504,3 +504,7 @@ func ProcessEnv(t Task, local int) map[string]string {
 	maps.Copy(env, distributionEnv(t, local))
 	return env
 }
+
+// Environ is the environment of t's first local process (what a program
+// the agent starts beside the rank, such as a job's Jupyter, runs with).
+func Environ(t Task) []string { return environ(baseEnv(), t, 0) }

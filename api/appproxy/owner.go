@@ -12,6 +12,9 @@ import (
 // its agent started (containerID, its first process containerPID), whose
 // uid and environment are the image's.
 type appOwner struct {
+	// whose names the owner in refusals ("the job's rank"); "" is an
+	// instance.
+	whose        string
 	mark         []string
 	uid          *int
 	containerID  string
@@ -27,4 +30,12 @@ func (o appOwner) owns(pid int) bool {
 		return portowner.InContainer(pid, o.containerID, o.containerPID)
 	}
 	return procmark.Carries(pid, o.mark...) && (o.uid == nil || processUID(pid) == *o.uid)
+}
+
+// who names the owner in refusals.
+func (o appOwner) who() string {
+	if o.whose == "" {
+		return "the instance"
+	}
+	return o.whose
 }

@@ -11,6 +11,7 @@ package appproxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -26,6 +27,7 @@ import (
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/portowner"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/computes"
 )
 
 // Proxy serves the application routes over the services.
@@ -54,10 +56,36 @@ func (s *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Errors.Write(w, r, err)
 		return
 	}
+	s.serve(w, r, t, "application "+app+" of compute instance "+name, "", "requests to instance applications")
+}
+
+// ServeJobService is the same proxy to a running job's service:
+// /api/v1/workspaces/{ws}/jobs/{name}/nodes/{node}/applications/{svc}/...
+// reaches the service on that node of the job, for the job's submitter
+// only, while the job runs; the listener must be a process of the job's
+// rank on that node.
+func (s *Proxy) ServeJobService(w http.ResponseWriter, r *http.Request) {
+	ws, name, svc := r.PathValue("ws"), r.PathValue("name"), r.PathValue("svc")
+	idx, err := strconv.Atoi(r.PathValue("node"))
+	if err != nil || idx < 0 {
+		s.Errors.Write(w, r, core.FieldErrorf("node", "must be a node index (0, 1, ...), got %q", core.Short(r.PathValue("node"))))
+		return
+	}
+	t, err := s.Svc.ResolveJobService(r.Context(), ws, name, idx, svc)
+	if err != nil {
+		s.Errors.Write(w, r, err)
+		return
+	}
+	s.serve(w, r, t, fmt.Sprintf("service %s of job %s on node %d", svc, name, idx), "the job's rank", "requests to job services")
+}
+
+// serve proxies r to target t; what names the application in refusals,
+// whose its owner ("" for an instance), streams the caller's streams.
+func (s *Proxy) serve(w http.ResponseWriter, r *http.Request, t *computes.InstanceAppTarget, what, whose, streams string) {
 	target := &url.URL{Scheme: "http", Host: t.Addr}
 	prefix := t.BasePath
 	rp := &httputil.ReverseProxy{
-		Transport: appTransport(app, name, appOwner{mark: t.Mark, uid: t.UID, containerID: t.ContainerID, containerPID: t.ContainerPID, netnsPID: t.NetNSPID}),
+		Transport: appTransport(what, appOwner{whose: whose, mark: t.Mark, uid: t.UID, containerID: t.ContainerID, containerPID: t.ContainerPID, netnsPID: t.NetNSPID}),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			if t.StripPrefix {
@@ -89,10 +117,10 @@ func (s *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.Errors.Write(w, r, err)
 				return
 			}
-			s.Errors.Write(w, r, core.Errorf(core.EUNAVAILABLE, "application %s of compute instance %s does not answer yet (%v); if it just started, try again in a moment", app, name, err))
+			s.Errors.Write(w, r, core.Errorf(core.EUNAVAILABLE, "%s does not answer yet (%v); if it just started, try again in a moment", what, err))
 		},
 	}
-	s.Stream(w, identity.PrincipalFrom(r.Context()), "requests to instance applications", func() { rp.ServeHTTP(w, r) })
+	s.Stream(w, identity.PrincipalFrom(r.Context()), streams, func() { rp.ServeHTTP(w, r) })
 }
 
 // appTransport dials an application only after checking, at each dial,
@@ -102,12 +130,12 @@ func (s *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // user's notebook, an agent's endpoint or the server itself. Connections
 // are not kept for reuse, since a kept one would skip the check for the
 // next request (possibly another instance's, at the same address).
-func appTransport(app, instance string, owner appOwner) http.RoundTripper {
+func appTransport(what string, owner appOwner) http.RoundTripper {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	return &http.Transport{
 		DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if err := checkAppListener(app, instance, addr, owner); err != nil {
+			if err := checkAppListener(what, addr, owner); err != nil {
 				return nil, err
 			}
 			if owner.netnsPID > 0 {
@@ -123,21 +151,21 @@ func appTransport(app, instance string, owner appOwner) http.RoundTripper {
 }
 
 // checkAppListener refuses (EFORBIDDEN) an address whose listener is not
-// the instance's own.
-func checkAppListener(app, instance, addr string, owner appOwner) error {
+// the instance's (or the job rank's) own; what names the application.
+func checkAppListener(what, addr string, owner appOwner) error {
 	_, p, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(p)
 	if err != nil || perr != nil {
-		return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s has no port to reach (%q)", app, instance, addr)
+		return core.Errorf(core.EFORBIDDEN, "%s has no port to reach (%q)", what, addr)
 	}
 	if len(owner.mark) == 0 && owner.containerID == "" {
-		return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s is not proxied: this instance's provider cannot tell which processes are the instance's, and the proxy reaches only an instance's own applications", app, instance)
+		return core.Errorf(core.EFORBIDDEN, "%s is not proxied: its node's provider cannot tell which processes are its own, and the proxy reaches only an instance's or a job's own applications", what)
 	}
 	if owner.netnsPID > 0 {
 		// The namespace is entered only through a process of the
 		// instance's own, as the listener must be.
 		if !owner.owns(owner.netnsPID) {
-			return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s is reported in the network of process %d, which is not the instance's", app, instance, owner.netnsPID)
+			return core.Errorf(core.EFORBIDDEN, "%s is reported in the network of process %d, which is not %s's", what, owner.netnsPID, owner.who())
 		}
 		err = portowner.CheckIn(owner.netnsPID, port, owner.owns)
 	} else {
@@ -149,7 +177,7 @@ func checkAppListener(app, instance, addr string, owner appOwner) error {
 	case errors.Is(err, portowner.ErrNoListener):
 		return err // not listening yet: EUNAVAILABLE, as for a refused connection
 	default:
-		return core.Errorf(core.EFORBIDDEN, "application %s of compute instance %s targets port %d, where a process that is not the instance's listens: the proxy reaches only applications the instance itself runs", app, instance, port)
+		return core.Errorf(core.EFORBIDDEN, "%s targets port %d, where a process that is not %s's listens: the proxy reaches only applications %s itself runs", what, port, owner.who(), owner.who())
 	}
 }
 

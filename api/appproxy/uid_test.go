@@ -41,13 +41,13 @@ func TestAppListenerMustBeTheInstanceAccounts(t *testing.T) {
 	}
 	addr := "127.0.0.1:" + strings.TrimSpace(port)
 	me, other := os.Getuid(), os.Getuid()+4242
-	if err := checkAppListener("web", "ci", addr, appOwner{mark: mark, uid: &me}); err != nil {
+	if err := checkAppListener("application web of compute instance ci", addr, appOwner{mark: mark, uid: &me}); err != nil {
 		t.Errorf("the account's own marked listener: %v", err)
 	}
-	if err := checkAppListener("web", "ci", addr, appOwner{mark: mark}); err != nil {
+	if err := checkAppListener("application web of compute instance ci", addr, appOwner{mark: mark}); err != nil {
 		t.Errorf("no account reported: %v", err)
 	}
-	if err := checkAppListener("web", "ci", addr, appOwner{mark: mark, uid: &other}); core.ErrorCode(err) != core.EFORBIDDEN {
+	if err := checkAppListener("application web of compute instance ci", addr, appOwner{mark: mark, uid: &other}); core.ErrorCode(err) != core.EFORBIDDEN {
 		t.Errorf("a marked listener of another account: %v; want EFORBIDDEN", err)
 	}
 }

@@ -127,6 +127,7 @@ func (h *Handlers) Routes() []Route {
 		{Pattern: "GET " + Prefix + "/runs/{id}/children", Action: read, Handler: h.Children},
 		{Pattern: "POST " + Prefix + "/rundata", Action: read, Handler: h.RunData},
 		{Pattern: "GET " + Prefix + "/runs/{id}/logs/{file...}", Action: read, Handler: h.Log},
+		{Pattern: "GET " + Prefix + "/runs/{id}/serviceinstances/{node}", Action: read, Handler: h.ServiceInstances},
 	}
 }
 

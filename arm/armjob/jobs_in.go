@@ -625,6 +625,9 @@ func servicesDoc(p obj, d doc) error {
 		if v := s.raw("properties"); v != nil && string(v) != "{}" {
 			y["properties"] = v
 		}
+		if err := serviceNodesDoc(s, name, y); err != nil {
+			return err
+		}
 		out[name] = y
 	}
 	if len(out) > 0 {

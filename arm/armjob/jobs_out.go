@@ -91,15 +91,18 @@ func nonNilTags(t map[string]string) map[string]string {
 	return t
 }
 
-// jobServices are the services Azure answers for every job.
+// jobServices are the services Azure answers for every job (Studio,
+// Tracking) and the job's own.
 func jobServices(publicURL string, j *job.Job) map[string]any {
 	base := strings.TrimSuffix(publicURL, "/")
-	return map[string]any{
+	out := map[string]any{
 		"Studio": map[string]any{"jobServiceType": "Studio",
 			"endpoint": base + "/jobs/" + url.PathEscape(j.Name) + "?workspace=" + url.QueryEscape(j.Workspace)},
 		"Tracking": map[string]any{"jobServiceType": "Tracking",
 			"endpoint": base + "/mlflow/v1/workspaces/" + url.PathEscape(j.Workspace)},
 	}
+	addJobServices(out, j)
+	return out
 }
 
 // computeID is the ARM id of a compute a job document names (empty:

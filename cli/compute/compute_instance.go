@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,26 +179,7 @@ func pinHostKey(ws string, comp *compute.Compute) (string, error) {
 	if comp.SSHSettings == nil || comp.SSHSettings.HostKey == "" || comp.ConnectivityEndpoints == nil {
 		return "", nil
 	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	dir = filepath.Join(dir, "shoal", "known_hosts")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	host := comp.ConnectivityEndpoints.PrivateIPAddress
-	if p := comp.SSHSettings.SSHPort; p != 22 {
-		host = fmt.Sprintf("[%s]:%d", host, p)
-	}
-	name := strings.Map(func(r rune) rune {
-		if r == '/' || r == os.PathSeparator || r < ' ' {
-			return '_'
-		}
-		return r
-	}, ws+"-"+comp.Name)
-	path := filepath.Join(dir, name)
-	return path, os.WriteFile(path, []byte(host+" "+strings.TrimSpace(comp.SSHSettings.HostKey)+"\n"), 0o600)
+	return cmdutil.PinHostKey(ws+"-"+comp.Name, comp.ConnectivityEndpoints.PrivateIPAddress, comp.SSHSettings.SSHPort, comp.SSHSettings.HostKey)
 }
 
 // sshArgs is the OpenSSH command line of an instance; knownHosts, when

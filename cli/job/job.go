@@ -26,6 +26,7 @@ var jobColumns = []string{"name", "display_name", "status", "compute", "attempt_
 // sends a document's local files (see LocalFiles).
 func NewCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Submit and manage jobs (az ml job)"}
+	cmd.AddCommand(newJobConnectSSHCommand(g))
 	cmd.AddCommand(newJobCreateCommand(g, files), newJobShowCommand(g), newJobListCommand(g), newJobStreamCommand(g), newJobExportCommand(g),
 		newJobCancelCommand(g), newJobUpdateCommand(g), newJobDownloadCommand(g), newJobAttemptsCommand(g), newJobEventsCommand(g))
 	return cmd
@@ -179,8 +180,19 @@ func newJobShowCommand(g *cmdutil.Globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := g.Render(j, jobColumns); err != nil || !j.IsParent() || (g.Output != "table" && g.Output != "tsv") || g.Query != "" {
+		if err := g.Render(j, jobColumns); err != nil || (g.Output != "table" && g.Output != "tsv") || g.Query != "" {
 			return err
+		}
+		if len(j.Services) > 0 {
+			// The job's services under its row: where each is reached
+			// through the proxy while it runs, or why it does not run.
+			fmt.Fprintln(g.Stdout)
+			if err := g.Render(serviceRows(j), serviceColumns); err != nil || !j.IsParent() {
+				return err
+			}
+		}
+		if !j.IsParent() {
+			return nil
 		}
 		// A table of a pipeline's steps or a sweep's trials under the
 		// job's row (JSON and YAML carry them as fields).

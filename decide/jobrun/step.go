@@ -2,6 +2,7 @@ package jobrun
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -227,6 +228,13 @@ func report(o *Output, rank int, rep *node.RankReport, now time.Time) error {
 	rs := a.Ranks[rank]
 	switch rep.State {
 	case node.RankRunning:
+		if rep.Services != nil && !reflect.DeepEqual(rs.Services, rep.Services) {
+			// The node's services changed (one listens now, one
+			// failed): kept on the rank, where the proxy and the job's
+			// view read them.
+			o.Changed = true
+			rs.Services = rep.Services
+		}
 		if rs.Status == job.AttemptRunning {
 			return nil
 		}

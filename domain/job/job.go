@@ -248,6 +248,9 @@ type RankStatus struct {
 	// Failure is the report's RankFailure, when the rank ended before any
 	// of its processes ran.
 	Failure RankFailure `json:"failure,omitempty"`
+	// Services are the job's services on the rank's node, as its agent
+	// last reported them.
+	Services []ServiceInstance `json:"services,omitempty"`
 }
 
 // JobFilter selects jobs.

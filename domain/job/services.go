@@ -27,7 +27,7 @@ const MaxJobServices = 16
 var serviceKeys = compute.KeySchema{
 	"type": nil, "job_service_type": nil, "port": nil, "nodes": nil, "properties": nil,
 	"log_dir": nil, "ssh_public_keys": nil,
-	"endpoint": compute.ReadOnly, "status": compute.ReadOnly, "error_message": compute.ReadOnly,
+	"endpoint": compute.ReadOnly, "status": compute.ReadOnly, "error_message": compute.ReadOnly, "instances": compute.ReadOnly,
 }
 
 // InteractiveService is an interactive application a job asks for while it runs
@@ -45,6 +45,13 @@ type InteractiveService struct {
 	// SSHPublicKeys are the keys an ssh service lets in.
 	SSHPublicKeys string            `json:"ssh_public_keys,omitempty"`
 	Properties    map[string]string `json:"properties,omitempty"`
+	// Status, Endpoint and ErrorMessage are the service's state on its
+	// first node, and Instances on each node, in a shown job (filled on
+	// read from the agents' reports, never stored with the spec).
+	Status       string              `json:"status,omitempty"`
+	Endpoint     string              `json:"endpoint,omitempty"`
+	ErrorMessage string              `json:"error_message,omitempty"`
+	Instances    []ServiceNodeStatus `json:"instances,omitempty"`
 }
 
 // decodeJobServices reads services, nil when absent.

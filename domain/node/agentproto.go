@@ -214,6 +214,10 @@ type AgentTask struct {
 	// Tracking is how the rank logs metrics through MLflow; nil when the
 	// server mints no tracking tokens (it has no secrets key).
 	Tracking *TrackingTask `json:"tracking,omitempty"`
+	// Services are the job's services this rank's node serves while it
+	// runs (services.<name>, on the first node or, with nodes: all, on
+	// every node).
+	Services []ServiceTask `json:"services,omitempty"`
 }
 
 // TrackingTask is what a rank needs to reach its job's MLflow run: the
@@ -300,6 +304,9 @@ type RankReport struct {
 	// ./logs in its outputs (as job.ArtifactsOutput), uploaded before the
 	// report: the job lists them among its outputs.
 	Artifacts bool `json:"artifacts,omitempty"`
+	// Services, on a Running report, are the job's services on the node
+	// as they are now (a Running report is sent again when they change).
+	Services []job.ServiceInstance `json:"services,omitempty"`
 }
 
 // Node roles: what a node is for. Cluster nodes have none.
