@@ -22,13 +22,20 @@ type notebookEnv struct {
 	image string
 }
 
-// startNotebookEnv starts a notebookEnv whose server runs config.
-func startNotebookEnv(t *testing.T, config string) *notebookEnv {
+// startNotebookEnv starts a notebookEnv whose server runs config, with
+// the curated environments named mapped to the test image.
+func startNotebookEnv(t *testing.T, config string, curated ...string) *notebookEnv {
 	t.Helper()
 	testenv.AzureML(t)
 	testenv.Root(t, "mounts a private /etc/hosts in a mount namespace and listens on port 443")
 	env := testctr.Shared(t)
 	nb := &notebookEnv{image: env.Registry.Addr + "/" + testctr.PushedBase}
+	if len(curated) > 0 {
+		config += "curated_environments:\n"
+		for _, name := range curated {
+			config += "  " + name + ": " + nb.image + "\n"
+		}
+	}
 	nb.s = startServer(t, serverOpts{Config: config, Args: []string{"--tls"}, TLS: true,
 		Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
 	nb.sp = runJSON[map[string]any](t, nb.s.env, "sp", "create", "--name", "sdk-notebook", "-o", "json")
@@ -140,5 +147,29 @@ func TestAzurePythonSDKTrainModelTutorial(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("nb_train_model.py's output:\n%s", text)
+	}
+}
+
+// TestAzurePythonSDKPipelineFromYAMLNotebook runs Azure's notebook
+// sdk/python/jobs/pipelines/1a_pipeline_with_components_from_yaml
+// (testdata/azurepy/nb_pipeline_yaml.py): components loaded from YAML
+// with their code folders and Azure's curated sklearn-1.5 environment
+// (mapped by curated_environments), a @pipeline over a local folder,
+// streamed to its end; the evaluation report downloaded holds what the
+// three steps passed along.
+func TestAzurePythonSDKPipelineFromYAMLNotebook(t *testing.T) {
+	t.Parallel()
+	nb := startNotebookEnv(t, fastJobsConfig, "sklearn-1.5")
+	createCluster(t, nb.s, "cpu-cluster", "--size", "Standard_DS3_v2", "--max-instances", "1")
+	text, steps := nb.run(t, "nb_pipeline_yaml.py", 8*time.Minute, "CLUSTER=cpu-cluster")
+	wantSteps(t, steps, map[string]map[string]any{
+		"pipeline": {"status": "Completed"},
+		"report":   {"text": "rows=3 epochs=20 lr=1.8 schedule=time-based scored sample.csv"},
+	})
+	if list, _ := steps["pipeline"]["steps"].([]any); len(list) != 3 {
+		t.Errorf("the pipeline's steps %v, want 3", steps["pipeline"]["steps"])
+	}
+	if t.Failed() {
+		t.Logf("nb_pipeline_yaml.py's output:\n%s", text)
 	}
 }
