@@ -42,7 +42,7 @@ func startNotebookEnv(t *testing.T, config string, curated ...string) *notebookE
 	mustRun(t, nb.s.env, "role", "assign", "--sp", "sdk-notebook", "--role", "Contributor", "-o", "none")
 	ip := relay443(t, nb.s.addr)
 	nb.hosts = filepath.Join(t.TempDir(), "hosts")
-	if err := os.WriteFile(nb.hosts, []byte("127.0.0.1 localhost\n"+ip+" shoal.blob.core.windows.net\n"), 0o644); err != nil {
+	if err := os.WriteFile(nb.hosts, []byte("127.0.0.1 localhost\n"+ip+" shoal.blob.core.windows.net\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return nb
