@@ -75,7 +75,8 @@ func wantSteps(t *testing.T, steps map[string]map[string]any, want map[string]ma
 // and an image, a command job with local code, a sweep streamed to its
 // end, and the best trial's model registered from its artifacts with
 // azureml://jobs/<best>/outputs/artifacts/paths/...; a job then reads
-// that model and finds the best trial's files.
+// that model and finds the best trial's files, and models.download
+// brings them back.
 func TestAzurePythonSDKSklearnNotebook(t *testing.T) {
 	t.Parallel()
 	nb := startNotebookEnv(t, fastJobsConfig)
@@ -113,6 +114,9 @@ func TestAzurePythonSDKSklearnNotebook(t *testing.T) {
 	}
 	if !strings.Contains(text, "\nSVC kernel="+kernel+" C=1\n") {
 		t.Errorf("the job reading the model did not print the best trial's model (kernel %s)", kernel)
+	}
+	if files, _ := steps["model_download"]["files"].([]any); len(files) != 1 || jsonStr(files[0]) != "run-model-example/sklearn-iris-flower-classify-model/model.txt" {
+		t.Errorf("models.download brought back %v, want the best trial's model.txt", steps["model_download"]["files"])
 	}
 	if t.Failed() {
 		t.Logf("nb_sklearn_sweep.py's output:\n%s", text)

@@ -12,6 +12,7 @@ job's ./outputs is kept, as MLflow's log_model is not served). One JSON
 line per step for e2e/azurepy_notebooks_test.go."""
 import json
 import os
+import tempfile
 
 from azure.ai.ml import Input, MLClient, command
 from azure.ai.ml.entities import AmlCompute, Environment, Model
@@ -92,3 +93,8 @@ reader = ml_client.jobs.create_or_update(command(
     inputs={"model": Input(type="custom_model", path=f"azureml:{registered_model.name}:{registered_model.version}")}))
 ml_client.jobs.stream(reader.name)
 out("model_read", name=reader.name, status=ml_client.jobs.get(reader.name).status)
+
+# And the model downloaded, as the deployment cells' local test would.
+mdl = tempfile.mkdtemp()
+ml_client.models.download(name=registered_model.name, version=registered_model.version, download_path=mdl)
+out("model_download", files=sorted(os.path.relpath(os.path.join(r, f), mdl) for r, _, fs in os.walk(mdl) for f in fs))
