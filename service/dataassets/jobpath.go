@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/service/jobdata"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -81,7 +82,16 @@ func jobOutputPlace(field string, j *job.Job, name string) (string, error) {
 		names := core.SortedKeys(j.Outputs)
 		return "", core.FieldErrorf(field, "job %s has no output %s (its outputs: %s; artifacts is what it wrote under ./outputs and ./logs)", j.Name, core.Short(name), strings.Join(names, ", "))
 	}
-	return jobio.ExpandOutputPath(o.Path, j.Name, name), nil
+	p := jobio.ExpandOutputPath(o.Path, j.Name, name)
+	// On Shoal's own datastores an output is kept as the job's, at
+	// azureml/<job>/<output>/, whatever path it declared there (as
+	// service/job_register.go registers it): name the place readers find.
+	if u, err := asset.ParseDataURI(p); err == nil && u.Kind == asset.URIDatastore && asset.IsBuiltinDatastore(u.Datastore) {
+		if src, err := jobdata.ShoalSource(u.Datastore, u); err != nil || src.OutputOf != j.Name || src.Output != name {
+			return jobio.ExpandOutputPath("", j.Name, name), nil
+		}
+	}
+	return p, nil
 }
 
 // NormalizeWithJobPaths is normalize preceded by ResolveJobPath on the

@@ -30,7 +30,10 @@ func TestRegisterFromJobOutput(t *testing.T) {
 		for _, j := range []*job.Job{
 			{Workspace: "ws", JobSpec: job.JobSpec{Name: "train", Command: "true", Outputs: map[string]*job.JobOutput{
 				"model_output": {Type: job.InputTypeURIFolder},
-				"scores":       {Type: "uri_file", Path: "azureml://datastores/workspaceblobstore/paths/runs/${{name}}/scores.csv"},
+				"scores":       {Type: "uri_file", Path: "azureml://datastores/team/paths/runs/${{name}}/scores.csv"},
+				// A path of its own on Shoal's workspaceblobstore: kept as
+				// the job's output, at azureml/<job>/<output>/.
+				"cifar": {Type: job.InputTypeURIFolder, Path: "azureml://subscriptions/s/resourcegroups/rg/workspaces/ws/datastores/workspaceblobstore/paths/CIFAR-10"},
 			}}},
 			{Workspace: "other", JobSpec: job.JobSpec{Name: "secret", Command: "true"}},
 		} {
@@ -49,6 +52,7 @@ func TestRegisterFromJobOutput(t *testing.T) {
 		"azureml://jobs/train/outputs/artifacts/paths/outputs/model/": job.ArtifactsPath("train") + "outputs/model/",
 		"azureml://jobs/train/outputs/model_output/paths/mlmodel/":    "azureml://datastores/workspaceblobstore/paths/azureml/train/model_output/mlmodel/",
 		"azureml://jobs/train/outputs/model_output":                   "azureml://datastores/workspaceblobstore/paths/azureml/train/model_output/",
+		"azureml://jobs/train/outputs/cifar/paths/batches/":           "azureml://datastores/workspaceblobstore/paths/azureml/train/cifar/batches/",
 	} {
 		m, _, err := msvc.Create(ctx, &asset.Model{Workspace: "ws", Name: "m", Type: "custom_model", Path: in})
 		if err != nil || m.Path != want {
@@ -56,7 +60,7 @@ func TestRegisterFromJobOutput(t *testing.T) {
 		}
 	}
 	d, _, err := dsvc.Create(ctx, &asset.Data{Workspace: "ws", Name: "scores", Type: "uri_file", Path: "azureml://jobs/train/outputs/scores"})
-	if want := "azureml://datastores/workspaceblobstore/paths/runs/train/scores.csv"; err != nil || d.Path != want {
+	if want := "azureml://datastores/team/paths/runs/train/scores.csv"; err != nil || d.Path != want {
 		t.Errorf("data from a file output: %+v, %v; want path %s", d, err, want)
 	}
 	for in, words := range map[string]string{
