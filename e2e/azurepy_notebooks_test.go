@@ -177,3 +177,34 @@ func TestAzurePythonSDKPipelineFromYAMLNotebook(t *testing.T) {
 		t.Logf("nb_pipeline_yaml.py's output:\n%s", text)
 	}
 }
+
+// TestAzurePythonSDKDistributedCifarNotebook runs Azure's notebook
+// sdk/python/jobs/single-step/pytorch/distributed-training/
+// distributed-cifar10 (testdata/azurepy/nb_cifar_distributed.py, with
+// the differences its docstring lists): a job writes its output at a
+// long-form datastore URI of its choosing on workspaceblobstore, and a
+// two-node PyTorch job on serverless compute, in a curated environment
+// named azureml:AzureML-...@latest, reads it there.
+func TestAzurePythonSDKDistributedCifarNotebook(t *testing.T) {
+	t.Parallel()
+	nb := startNotebookEnv(t, fastJobsConfig, "sklearn-1.5", "AzureML-acpt-pytorch-2.8-cuda12.6")
+	text, steps := nb.run(t, "nb_cifar_distributed.py", 8*time.Minute)
+	wantSteps(t, steps, map[string]map[string]any{
+		"prepared": {"status": "Completed"},
+		"trained":  {"status": "Completed"},
+	})
+	if p := jsonStr(steps["prepared"]["path"]); !strings.HasSuffix(p, "/datastores/workspaceblobstore/paths/CIFAR-10") {
+		t.Errorf("the first job's output path %q, want the notebook's CIFAR-10 on workspaceblobstore", p)
+	}
+	if c := jsonStr(steps["trained"]["compute"]); !strings.Contains(c, "sls-") {
+		t.Errorf("the training job ran on %q, want a serverless pool", c)
+	}
+	// Rank 0's log, streamed: of two processes, it read what the first
+	// job unpacked, by the path that job declared.
+	if !strings.Contains(text, "rank 0 of 2 (master True) epochs 10 found cifar-10-batches-py/data_batch_1") {
+		t.Errorf("the training job's rank 0 did not read the unpacked data")
+	}
+	if t.Failed() {
+		t.Logf("nb_cifar_distributed.py's output:\n%s", text)
+	}
+}
