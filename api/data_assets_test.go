@@ -131,6 +131,10 @@ func TestARMDataAndModelVersions(t *testing.T) {
 		"models/bad/versions/1": {`{"properties":{"modelType":"onnx","modelUri":"s3://b/k"}}`, "properties.modelType"},
 		"models/bad/versions/2": {`{"properties":{"modelUri":"C:\\models\\m"}}`, "properties.modelUri"},
 		"models/bad/versions/3": {`{"properties":{"modelUri":"s3://b/k","jobName":"j"}}`, "properties.jobName"},
+		// A job output of no job of this workspace (Azure's notebooks
+		// register a sweep's best model from its trial's output).
+		"models/bad/versions/4": {`{"properties":{"modelUri":"azureml://jobs/nope/outputs/artifacts/paths/model/"}}`, "properties.modelUri"},
+		"data/bad/versions/5":   {`{"properties":{"dataType":"uri_folder","dataUri":"azureml://jobs/nope/outputs/out"}}`, "properties.dataUri"},
 	} {
 		resp, out := do(t, e.ts, e.admin, "PUT", ws+path+q, b.body, nil)
 		errBody, _ := out["error"].(map[string]any)

@@ -1,14 +1,9 @@
 package e2e_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/shoal-ml/shoal/internal/testctr"
-	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // TestAzurePythonSDKNotebook runs the notebook-style flow of
@@ -25,24 +20,11 @@ import (
 // /etc/hosts maps shoal.blob.core.windows.net to a relay of port 443.
 func TestAzurePythonSDKNotebook(t *testing.T) {
 	t.Parallel()
-	testenv.AzureML(t)
-	testenv.Root(t, "mounts a private /etc/hosts in a mount namespace and listens on port 443")
-	env := testctr.Shared(t)
-	image := env.Registry.Addr + "/" + testctr.PushedBase
-	s := startServer(t, serverOpts{Config: fastJobsConfig, Args: []string{"--tls"}, TLS: true,
-		Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
+	nb := startNotebookEnv(t, fastJobsConfig)
+	s := nb.s
 	createCluster(t, s, "nb-cluster", "--size", "Standard_DS3_v2", "--max-instances", "1", "--idle-time-before-scale-down", "300")
-	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-notebook", "-o", "json")
-	mustRun(t, s.env, "role", "assign", "--sp", "sdk-notebook", "--role", "Contributor", "-o", "none")
-
-	ip := relay443(t, s.addr)
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"+ip+" shoal.blob.core.windows.net\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	text, steps := runAzurePy(t, s, pyRun{script: "notebook.py", sp: sp, hosts: hosts, timeout: 12 * time.Minute,
-		env: []string{"CLUSTER=nb-cluster", "IMAGE=" + image}})
-	want := map[string]map[string]any{
+	text, steps := nb.run(t, "notebook.py", 12*time.Minute, "CLUSTER=nb-cluster")
+	wantSteps(t, steps, map[string]map[string]any{
 		"submitted":         {"studio": true},
 		"completed":         {"status": "Completed"},
 		"listed":            {"found": true},
@@ -55,14 +37,7 @@ func TestAzurePythonSDKNotebook(t *testing.T) {
 		"pipeline_step":     {"code_version": true},
 		"pipeline_sweep":    {"status": "Completed"},
 		"cancel":            {"status": "Canceled"},
-	}
-	for step, fields := range want {
-		for k, v := range fields {
-			if got := steps[step][k]; got != v {
-				t.Errorf("step %s: %s = %v, want %v", step, k, got, v)
-			}
-		}
-	}
+	})
 	// jobs.stream printed the job's own output, and the pipeline's second
 	// step read the folder the first passed and the registered asset.
 	for _, w := range []string{"hello from the notebook's code", "lr=0.1", "Execution Summary"} {

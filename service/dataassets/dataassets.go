@@ -23,7 +23,7 @@ type Service = versioned.Service[*asset.Data]
 // New returns a Service over cfg's store.
 func New(cfg Config) *Service {
 	return versioned.New(versioned.Config[*asset.Data]{Store: cfg.Store, Kind: versioned.Kind[*asset.Data]{
-		Normalize: asset.NormalizeData,
+		Normalize: NormalizeWithJobPaths(cfg.Store, asset.NormalizeData, func(a *asset.Data) *string { return &a.Path }),
 		Check:     func(d *asset.Data) error { return CheckUpload(cfg.Artifacts, d.Workspace, d.Path) },
 		Same:      asset.SameData,
 	}})

@@ -149,7 +149,11 @@ func placeSource(tx store.Tx, key *sealing.Key, workspace string, u asset.DataUR
 	if owned && asset.IsBuiltinDatastore(d.Name) {
 		src, err := ShoalSource(d.Name, u)
 		if core.ErrorCode(err) == core.ENOTFOUND && strings.EqualFold(d.Name, asset.WorkspaceBlobStore) {
-			return uploadedSource(tx, workspace, u, err)
+			src, err := uploadedSource(tx, workspace, u, err)
+			if core.ErrorCode(err) == core.ENOTFOUND {
+				return declaredOutputSource(tx, workspace, u, err)
+			}
+			return src, err
 		}
 		return src, err
 	}

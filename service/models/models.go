@@ -22,7 +22,7 @@ type Service = versioned.Service[*asset.Model]
 // New returns a Service over cfg's store.
 func New(cfg Config) *Service {
 	return versioned.New(versioned.Config[*asset.Model]{Store: cfg.Store, Kind: versioned.Kind[*asset.Model]{
-		Normalize: asset.NormalizeModel,
+		Normalize: dataassets.NormalizeWithJobPaths(cfg.Store, asset.NormalizeModel, func(a *asset.Model) *string { return &a.Path }),
 		Check:     func(m *asset.Model) error { return dataassets.CheckUpload(cfg.Artifacts, m.Workspace, m.Path) },
 		Same:      asset.SameModel,
 	}})
