@@ -12,10 +12,10 @@ import (
 // refused naming the field.
 func TestParseJobOutputURI(t *testing.T) {
 	good := map[string]JobOutputURI{
-		"azureml://jobs/j1/outputs/artifacts/paths/model/":   {Job: "j1", Output: "artifacts", Path: "model/"},
-		"AzureML://Jobs/j1/Outputs/out/Paths/a/b.txt":        {Job: "j1", Output: "out", Path: "a/b.txt"},
-		"azureml://jobs/j1/outputs/out":                      {Job: "j1", Output: "out"},
-		"azureml://jobs/j1/outputs/out/":                     {Job: "j1", Output: "out"},
+		"azureml://jobs/j1/outputs/artifacts/paths/model/":  {Job: "j1", Output: "artifacts", Path: "model/"},
+		"AzureML://Jobs/j1/Outputs/out/Paths/a/b.txt":       {Job: "j1", Output: "out", Path: "a/b.txt"},
+		"azureml://jobs/j1/outputs/out":                     {Job: "j1", Output: "out"},
+		"azureml://jobs/j1/outputs/out/":                    {Job: "j1", Output: "out"},
 		" azureml://jobs/j1/outputs/artifacts/paths/x%20y ": {Job: "j1", Output: "artifacts", Path: "x%20y"},
 	}
 	for in, want := range good {
