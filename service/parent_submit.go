@@ -196,7 +196,7 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 		if err := AppendJobEvent(ctx, tx, j, "submitted", fmt.Sprintf("%s job submitted: its %s run as jobs of their own", j.Type, parentChildren(j))); err != nil {
 			return err
 		}
-		if w := pipelinejob.IgnoredSettingsWarning(j.Pipeline); w != "" {
+		for _, w := range pipelinejob.IgnoredWarnings(j.Pipeline) {
 			if err := AppendJobEvent(ctx, tx, j, EventWarning, w); err != nil {
 				return err
 			}

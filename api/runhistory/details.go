@@ -260,9 +260,9 @@ func runError(j *job.Job) *ErrorResponse {
 // the stream's summary says, as Azure lists a run's warnings there.
 func warnings(j *job.Job, attempts []*job.Attempt) []Warning {
 	out := []Warning{}
-	if w := pipelinejob.IgnoredSettingsWarning(j.Pipeline); w != "" {
+	for _, w := range pipelinejob.IgnoredWarnings(j.Pipeline) {
 		// What jobs.stream prints under "Warnings": Azure's own settings
-		// keys Shoal kept and did not act on.
+		// keys Shoal kept, and inputs it dropped, without acting on them.
 		out = append(out, Warning{Source: "shoal", Message: w})
 	}
 	for i, a := range attempts {

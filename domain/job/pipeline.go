@@ -34,6 +34,12 @@ type PipelineSpec struct {
 	Jobs     map[string]*PipelineStep `json:"jobs"`
 	// Identity is the steps' identity where they name none.
 	Identity *JobIdentity `json:"identity,omitempty"`
+	// IgnoredInputs are the places (jobs.<step>.inputs.<name>) of inputs
+	// given to a component step whose component does not declare them:
+	// Azure's SDK drops those without a word (it builds a node's inputs
+	// from its component's definition), so Shoal accepts and drops them
+	// too, but says so (pipelinejob.IgnoredWarnings). Read only.
+	IgnoredInputs []string `json:"ignored_inputs,omitempty"`
 }
 
 // PipelineSettings are a pipeline's settings.

@@ -20,6 +20,8 @@ var pipelineKeys = compute.KeySchema{
 	// PipelineJobSettingsSchema does (unknown=INCLUDE): they are kept in
 	// PipelineSettings.Ignored and the job says so (IgnoredSettingsWarning).
 	"settings": nil,
+	// What a shown job says it ignored, never read from a document.
+	"ignored_inputs": compute.ReadOnly,
 }
 
 // knownSettings are the settings Shoal reads.
@@ -78,7 +80,10 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 		job.StringField("compute", &spec.Compute), job.TagsField(&spec.Tags),
 		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
 		job.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
-		job.ValueField("jobs", &spec.Jobs, decodePipelineSteps),
+		job.ValueField("jobs", &spec.Jobs, func(raw json.RawMessage) (steps map[string]*job.PipelineStep, err error) {
+			steps, spec.IgnoredInputs, err = decodePipelineSteps(raw)
+			return steps, err
+		}),
 		job.ValueField("identity", &spec.Identity, job.DecodeJobIdentity),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
@@ -151,18 +156,23 @@ func boolField(key string, set func(bool)) job.JobField {
 }
 
 // decodePipelineSteps decodes the steps, which are required.
-func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, error) {
+// It also returns the places of the inputs given to pipeline component
+// steps that their components do not declare, which were dropped.
+func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, []string, error) {
 	if compute.NonNull(raw) == nil {
-		return nil, core.FieldErrorf("jobs", "is required: a mapping of step names to steps (each a command, or a component with its inputs and outputs)")
+		return nil, nil, core.FieldErrorf("jobs", "is required: a mapping of step names to steps (each a command, or a component with its inputs and outputs)")
 	}
-	return decodeSteps(raw, "", 0)
+	var ignored []string
+	steps, err := decodeSteps(raw, "", 0, &ignored)
+	return steps, ignored, err
 }
 
 // decodeSteps decodes the steps of a pipeline (prefix "") or of a
 // pipeline component (prefix jobs.<step>.component.), depth components
 // deep; the steps of type pipeline are expanded into the others
-// (expandNested), so what it returns runs as one graph.
-func decodeSteps(raw json.RawMessage, prefix string, depth int) (map[string]*job.PipelineStep, error) {
+// (expandNested), so what it returns runs as one graph. The places of
+// inputs a pipeline component does not declare are added to ignored.
+func decodeSteps(raw json.RawMessage, prefix string, depth int, ignored *[]string) (map[string]*job.PipelineStep, error) {
 	var jobs map[string]json.RawMessage
 	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
 		return nil, core.FieldErrorf(prefix+"jobs", "must be a mapping of step names to steps, got %s", compute.ShortJSON(raw))
@@ -178,7 +188,7 @@ func decodeSteps(raw json.RawMessage, prefix string, depth int) (map[string]*job
 			return nil, core.FieldErrorf(field, "%q is not a step name: 1 to %d letters, digits, '-' and '_', starting with a letter or a digit", core.Short(name), job.MaxJobNameLength)
 		}
 		if stepTypeOf(jobs[name]) == job.JobTypePipeline {
-			np, err := decodeNestedStep(jobs[name], field, depth)
+			np, err := decodeNestedStep(jobs[name], field, depth, ignored)
 			if err != nil {
 				return nil, err
 			}
@@ -195,7 +205,7 @@ func decodeSteps(raw json.RawMessage, prefix string, depth int) (map[string]*job
 		}
 		steps[name] = step
 	}
-	if err := expandNested(steps, nested, prefix); err != nil {
+	if err := expandNested(steps, nested, prefix, ignored); err != nil {
 		return nil, err
 	}
 	if len(steps) > MaxPipelineSteps {

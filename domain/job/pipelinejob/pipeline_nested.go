@@ -57,7 +57,7 @@ func NestedStepName(step, inner string) string { return step + "-" + inner }
 
 // decodeNestedStep decodes a step of type pipeline written at field
 // (jobs.<name>), depth pipeline components deep.
-func decodeNestedStep(raw json.RawMessage, field string, depth int) (*nestedPipeline, error) {
+func decodeNestedStep(raw json.RawMessage, field string, depth int, ignored *[]string) (*nestedPipeline, error) {
 	obj, err := job.CheckedMapping(raw, field, nestedStepKeys)
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func decodeNestedStep(raw json.RawMessage, field string, depth int) (*nestedPipe
 	if compute.NonNull(comp["jobs"]) == nil {
 		return nil, core.FieldErrorf(cfield+".jobs", "is required: the pipeline component's steps")
 	}
-	if np.jobs, err = decodeSteps(comp["jobs"], cfield+".", depth+1); err != nil {
+	if np.jobs, err = decodeSteps(comp["jobs"], cfield+".", depth+1, ignored); err != nil {
 		return nil, err
 	}
 	return np, nil
@@ -111,13 +111,13 @@ func decodeNestedStep(raw json.RawMessage, field string, depth int) (*nestedPipe
 // name; prefix is the path of steps' mapping) into steps, and rewrites
 // every binding to a nested step's output into one to the inner step
 // that produces it.
-func expandNested(steps map[string]*job.PipelineStep, nested map[string]*nestedPipeline, prefix string) error {
+func expandNested(steps map[string]*job.PipelineStep, nested map[string]*nestedPipeline, prefix string, ignored *[]string) error {
 	if len(nested) == 0 {
 		return nil
 	}
 	producers := map[string]map[string]PipelineOutputSource{}
 	for _, name := range core.SortedKeys(nested) {
-		p, err := expandOne(steps, nested, name, prefix)
+		p, err := expandOne(steps, nested, name, prefix, ignored)
 		if err != nil {
 			return err
 		}
@@ -146,12 +146,18 @@ func expandNested(steps map[string]*job.PipelineStep, nested map[string]*nestedP
 
 // expandOne adds the steps of the pipeline component that step name
 // runs, and returns which inner step produces each of its outputs.
-func expandOne(steps map[string]*job.PipelineStep, nested map[string]*nestedPipeline, name, prefix string) (map[string]PipelineOutputSource, error) {
+func expandOne(steps map[string]*job.PipelineStep, nested map[string]*nestedPipeline, name, prefix string, ignored *[]string) (map[string]PipelineOutputSource, error) {
 	np := nested[name]
 	field := prefix + job.JobKeyPath("jobs", name)
 	for _, in := range core.SortedKeys(np.step.Inputs) {
 		if np.inputs[in] == nil {
-			return nil, core.FieldErrorf(field+"."+job.JobKeyPath("inputs", in), "the pipeline component declares no input %q; its inputs: %s", core.Short(in), listOrNone(core.SortedKeys(np.inputs)))
+			// Azure's SDK builds a node's inputs from its component's
+			// definition and drops the others without a word; Shoal
+			// drops them too, and says so (IgnoredWarnings).
+			if err := ignoreInput(ignored, field+"."+job.JobKeyPath("inputs", in)); err != nil {
+				return nil, err
+			}
+			delete(np.step.Inputs, in)
 		}
 	}
 	for _, out := range core.SortedKeys(np.step.Outputs) {

@@ -221,9 +221,6 @@ func TestPipelineComponentRefusals(t *testing.T) {
 		{"unknown output of a nested pipeline", "jobs.compare.inputs.a", "whose outputs are", func(d map[string]any) {
 			jobtest.Set(d, "jobs.compare.inputs.a", "${{parent.jobs.model1.outputs.nope}}")
 		}},
-		{"undeclared input given", "jobs.model1.inputs.bogus", "declares no input", func(d map[string]any) {
-			jobtest.Set(d, "jobs.model1.inputs.bogus", 1)
-		}},
 		{"undeclared output configured", "jobs.model1.outputs.bogus", "declares no output", func(d map[string]any) {
 			jobtest.Set(d, "jobs.model1.outputs", map[string]any{"bogus": nil})
 		}},

@@ -232,9 +232,6 @@ func TestPipelineErrors(t *testing.T) {
 		{"required input unbound", "jobs.train.inputs.training_data", "required by the component", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.train.inputs.training_data", nil)
 		}},
-		{"undeclared input", "jobs.train.inputs.batch", "declares no input", func(d map[string]any) map[string]any {
-			return jobtest.Set(d, "jobs.train.inputs.batch", 4)
-		}},
 		{"undeclared output", "jobs.train.outputs.metrics", "declares no output", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.train.outputs.metrics", map[string]any{})
 		}},

@@ -280,7 +280,12 @@ func normalizeStepInput(spec *job.PipelineSpec, stepName, name string) error {
 	var declared *job.ComponentInput
 	if c := step.Component; c != nil {
 		if declared = c.Inputs[name]; declared == nil {
-			return core.FieldErrorf(field, "the component declares no input %q; its inputs: %s", core.Short(name), listOrNone(core.SortedKeys(c.Inputs)))
+			// Dropped, as Azure's SDK drops it, and said (IgnoredWarnings).
+			if err := ignoreInput(&spec.IgnoredInputs, field); err != nil {
+				return err
+			}
+			delete(step.Inputs, name)
+			return nil
 		}
 		if declared.Type == "" {
 			declared = nil // an inline step's input: any type
