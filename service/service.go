@@ -27,6 +27,7 @@ import (
 	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/service/cost"
 	"github.com/shoal-ml/shoal/service/quota"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/service/storage"
 	"github.com/shoal-ml/shoal/service/workspaces"
 	"github.com/shoal-ml/shoal/store"
@@ -153,8 +154,10 @@ type Services struct {
 	nodes     live.Wakes
 	reasons   live.WaitReasons
 	// budgets are the block budgets found reached, which placement and
-	// scale-up obey (placement.go).
-	budgets *budgetGate
+	// scale-up obey (package scheduling).
+	budgets *scheduling.BudgetGate
+	// placer starts the attempts placement decides.
+	placer *scheduling.Placer
 	// live is what instances' agents last reported and the last request
 	// through each instance's application proxy, the same on every
 	// replica.
@@ -194,7 +197,8 @@ func New(cfg Config) *Services {
 		cfg.Clock = core.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
-	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, budgets: &budgetGate{}}
+	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, budgets: &scheduling.BudgetGate{}}
+	s.placer = &scheduling.Placer{Random: cfg.Random, Catalog: cfg.Catalog, Budgets: s.budgets, AppendEvents: appendStepEvents}
 	if s.nodes == nil {
 		s.nodes = live.NewHub()
 	}
