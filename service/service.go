@@ -26,6 +26,7 @@ import (
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/service/cost"
+	"github.com/shoal-ml/shoal/service/joboutputs"
 	"github.com/shoal-ml/shoal/service/quota"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/service/storage"
@@ -156,6 +157,8 @@ type Services struct {
 	// budgets are the block budgets found reached, which placement and
 	// scale-up obey (package scheduling).
 	budgets *scheduling.BudgetGate
+	// outputs registers and opens jobs' outputs (package joboutputs).
+	outputs *joboutputs.Outputs
 	// placer starts the attempts placement decides.
 	placer *scheduling.Placer
 	// live is what instances' agents last reported and the last request
@@ -215,6 +218,7 @@ func New(cfg Config) *Services {
 	if s.submitted = cfg.Submitted; s.submitted == nil {
 		s.submitted = func(string) { s.notify() }
 	}
+	s.outputs = &joboutputs.Outputs{Store: audited, Files: cfg.Files, Find: s.FindJob}
 	s.workspacesService = workspaces.New(workspaces.Config{Store: audited, Catalog: cfg.Catalog, Access: s.accessService})
 	s.storageService = storage.New(storage.Config{Store: audited, Files: cfg.Files})
 	s.computesService = computes.New(computes.Config{
