@@ -1,8 +1,9 @@
 // Package service implements Shoal's domain services over a shoal.Store:
-// jobs and their attempts, placement's hand-on, schedules and views, and
-// Services, the one value that bundles the request services (access,
-// computes, quota, cost, and service's own rooms: agentapi, the agent
-// protocol; storage, the storage quota's writes; workspaces). It holds
+// jobs and their attempts, schedules and views, and Services, the one
+// value that bundles the request services (access, computes, quota, cost,
+// and service's own rooms: agentapi, the agent protocol; storage, the
+// storage quota's writes; workspaces; scheduling, placement's read model
+// and its start of attempts; joboutputs, jobs' outputs). It holds
 // the business rules that are independent of transport and storage: the
 // HTTP layer calls it, and the stores only persist what it decides.
 package service

@@ -61,7 +61,7 @@ func New(s Services, blocks Blocks, view *scheduling.View) *Loop {
 }
 
 // principal is the scheduler as the events and the audit name it: the
-// same as the services' own (service/placement.go), so that the record
+// same as the services' own (service/scheduling/placer.go), so that the record
 // does not change with the move.
 var principal = identity.SystemPrincipal("scheduler")
 
