@@ -1,4 +1,4 @@
-package service_test
+package scheduling_test
 
 import (
 	"fmt"
