@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/control/sweeps"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -48,7 +49,7 @@ type Controller struct {
 	blocks *blobblocks.Loop
 
 	// view holds the computes and nodes between placement passes.
-	view *service.View
+	view *scheduling.View
 	// placeMu makes placement and scaling passes one at a time (the
 	// server runs them from the tick, from changes and from submissions,
 	// on goroutines of their own), so that two autoscaler passes never
@@ -63,7 +64,7 @@ type Controller struct {
 	// passNodes is the state the placement pass left, kept for the node
 	// samples of a full pass (taken by the accounting loop), so that they
 	// do not read every node once more.
-	passNodes *service.State
+	passNodes *scheduling.State
 }
 
 // New returns the controller of s; seed makes its random choices
@@ -72,7 +73,7 @@ func New(s Services, seed uint64) *Controller {
 	c := &Controller{s: s, cfg: s.Config(), acct: accounting.New(s), preempt: preemption.New(s, rand.New(rand.NewPCG(seed, seed^0x5eed)))}
 	c.nodes = nodes.New(s, c.cfg)
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
-	c.view = service.NewView()
+	c.view = scheduling.NewView()
 	c.place = placement.New(s, c.scale, c.view)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)

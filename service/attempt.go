@@ -30,7 +30,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 	}
 	before := j.Status
 	*j, *a = out.Job, *out.Attempt
-	s.completeWithOutputs(tx, before, j, &out)
+	s.outputs.CompleteWith(tx, before, j, &out)
 	if rep.Artifacts {
 		// The rank uploaded its ./outputs and ./logs before this report:
 		// the job lists them among its outputs from now on.

@@ -41,8 +41,8 @@ func (s *Services) WaitReasons() live.WaitReasons { return s.reasons }
 
 // BudgetBlocks are the blocking budgets the last budget pass found
 // reached, and whether a pass has run yet.
-func (s *Services) BudgetBlocks() (money.BudgetBlocks, bool) { return s.budgets.get() }
+func (s *Services) BudgetBlocks() (money.BudgetBlocks, bool) { return s.budgets.Get() }
 
 // SetBudgetBlocks records the blocking budgets a budget pass found
 // reached, which placement (a report's hand-on included) reads.
-func (s *Services) SetBudgetBlocks(b money.BudgetBlocks) { s.budgets.set(b) }
+func (s *Services) SetBudgetBlocks(b money.BudgetBlocks) { s.budgets.Set(b) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -22,7 +23,7 @@ type ClusterMetrics struct {
 func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error) {
 	var out []ClusterMetrics
 	err := s.store.View(ctx, func(tx store.Tx) error {
-		st, err := ReadNodes(tx)
+		st, err := scheduling.ReadNodes(tx)
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,9 @@
 // Package service implements Shoal's domain services over a shoal.Store:
-// jobs and their attempts, placement's hand-on, schedules and views, and
-// Services, the one value that bundles the request services (access,
-// computes, quota, cost, and service's own rooms: agentapi, the agent
-// protocol; storage, the storage quota's writes; workspaces). It holds
+// jobs and their attempts, schedules and views, and Services, the one
+// value that bundles the request services (access, computes, quota, cost,
+// and service's own rooms: agentapi, the agent protocol; storage, the
+// storage quota's writes; workspaces; scheduling, placement's read model
+// and its start of attempts; joboutputs, jobs' outputs). It holds
 // the business rules that are independent of transport and storage: the
 // HTTP layer calls it, and the stores only persist what it decides.
 package service
@@ -26,7 +27,9 @@ import (
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/service/cost"
+	"github.com/shoal-ml/shoal/service/joboutputs"
 	"github.com/shoal-ml/shoal/service/quota"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/service/storage"
 	"github.com/shoal-ml/shoal/service/workspaces"
 	"github.com/shoal-ml/shoal/store"
@@ -153,8 +156,12 @@ type Services struct {
 	nodes     live.Wakes
 	reasons   live.WaitReasons
 	// budgets are the block budgets found reached, which placement and
-	// scale-up obey (placement.go).
-	budgets *budgetGate
+	// scale-up obey (package scheduling).
+	budgets *scheduling.BudgetGate
+	// outputs registers and opens jobs' outputs (package joboutputs).
+	outputs *joboutputs.Outputs
+	// placer starts the attempts placement decides.
+	placer *scheduling.Placer
 	// live is what instances' agents last reported and the last request
 	// through each instance's application proxy, the same on every
 	// replica.
@@ -194,7 +201,8 @@ func New(cfg Config) *Services {
 		cfg.Clock = core.SystemClock{}
 	}
 	audited := access.AuditingStore{Store: cfg.Store}
-	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, budgets: &budgetGate{}}
+	s := &Services{accessService: access.New(access.Config{Store: audited, Random: cfg.Random, ServerURL: cfg.ServerURL, Workload: cfg.Workload, SecretsKey: cfg.SecretsKey}), store: audited, catalog: cfg.Catalog, log: cfg.Logger, notify: cfg.Notify, cfg: cfg, nodes: cfg.Wakes, budgets: &scheduling.BudgetGate{}}
+	s.placer = &scheduling.Placer{Random: cfg.Random, Catalog: cfg.Catalog, Budgets: s.budgets, AppendEvents: appendStepEvents}
 	if s.nodes == nil {
 		s.nodes = live.NewHub()
 	}
@@ -211,6 +219,7 @@ func New(cfg Config) *Services {
 	if s.submitted = cfg.Submitted; s.submitted == nil {
 		s.submitted = func(string) { s.notify() }
 	}
+	s.outputs = &joboutputs.Outputs{Store: audited, Files: cfg.Files, Find: s.FindJob}
 	s.workspacesService = workspaces.New(workspaces.Config{Store: audited, Catalog: cfg.Catalog, Access: s.accessService})
 	s.storageService = storage.New(storage.Config{Store: audited, Files: cfg.Files})
 	s.computesService = computes.New(computes.Config{

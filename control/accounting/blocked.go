@@ -6,7 +6,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -48,7 +48,7 @@ func BlockedUserJobs(ctx context.Context, s BudgetReader) (map[string]BlockedJob
 			return nil, err
 		}
 		for _, j := range queued {
-			r := service.BlockedBy(blocked, j)
+			r := scheduling.BlockedBy(blocked, j)
 			if r == "" {
 				continue
 			}

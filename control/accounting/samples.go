@@ -5,17 +5,17 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 )
 
 // SampleNodes writes the clusters' node counts that differ from the last
 // ones written, from st (the nodes as a placement pass left them) or, when
 // st is nil, from a read of the store.
-func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *service.State) error {
+func (c *Accounting) SampleNodes(ctx context.Context, now time.Time, st *scheduling.State) error {
 	if st == nil {
 		err := c.s.Store().View(ctx, func(tx store.Tx) (err error) {
-			st, err = service.ReadNodes(tx)
+			st, err = scheduling.ReadNodes(tx)
 			return err
 		})
 		if err != nil {

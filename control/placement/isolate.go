@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/live"
 )
@@ -24,7 +25,7 @@ const EventPlacementFailed = "placement_failed"
 // failed, so that one job whose placement cannot be written (loop.Each:
 // recorded on it, retried after a backoff) does not keep every other job
 // of the pass queued, pass after pass.
-func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *service.State, placements []scheduler.Placement,
+func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.State, placements []scheduler.Placement,
 	refs map[string]store.QueuedJobRef, reasons *live.ReasonChanges, waiting map[string]scheduler.Reason) ([]string, error) {
 	s := l.s
 	var wake []string
@@ -69,6 +70,6 @@ func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *service.Sta
 }
 
 // placed takes the demand a placed job met off its compute's.
-func (l *Loop) placed(st *service.State, ref store.QueuedJobRef) {
+func (l *Loop) placed(st *scheduling.State, ref store.QueuedJobRef) {
 	st.Demand[compute.ComputeKey(ref.Workspace, ref.ComputeKey)] -= ref.InstanceCount
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
 )
@@ -23,7 +24,7 @@ type refusingPlace struct {
 	bad string
 }
 
-func (r refusingPlace) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error) {
+func (r refusingPlace) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *scheduling.State) (bool, error) {
 	if ref.Name == r.bad {
 		return false, core.Errorf(core.EUNAVAILABLE, "the store refused the write")
 	}
@@ -73,7 +74,7 @@ func TestOneFailingPlacementDoesNotHoldUpOthers(t *testing.T) {
 		}
 		clock.Advance(1)
 	}
-	l := placement.New(refusingPlace{svc, "bad"}, noBlocks{}, service.NewView())
+	l := placement.New(refusingPlace{svc, "bad"}, noBlocks{}, scheduling.NewView())
 	for range 3 {
 		if _, err := l.RunOnce(ctx, clock.Now(), true); err != nil {
 			t.Fatalf("one job's failed placement failed the pass: %v", err)

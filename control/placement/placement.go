@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/live"
 )
@@ -28,7 +29,7 @@ type Services interface {
 	loop.Base
 	accounting.BudgetReader
 	// Place starts a queued job on nodes the scheduler chose.
-	Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *service.State) (bool, error)
+	Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *scheduling.State) (bool, error)
 	// WaitReasons keeps the queued jobs' wait reasons the API shows on
 	// every replica.
 	WaitReasons() live.WaitReasons
@@ -48,19 +49,19 @@ type Loop struct {
 	blocks Blocks
 	// view holds the computes and nodes between passes (nil: every pass
 	// reads them from the store).
-	view *service.View
+	view *scheduling.View
 	// failures holds the jobs whose placement failed (isolate.go).
 	failures *loop.Backoff
 }
 
 // New returns the placement pass over s, reading the scaling loop's
 // blocks and the computes and nodes through view (nil: from the store).
-func New(s Services, blocks Blocks, view *service.View) *Loop {
+func New(s Services, blocks Blocks, view *scheduling.View) *Loop {
 	return &Loop{s: s, blocks: blocks, view: view, failures: loop.NewBackoff(0)}
 }
 
 // principal is the scheduler as the events and the audit name it: the
-// same as the services' own (service/placement.go), so that the record
+// same as the services' own (service/scheduling/placer.go), so that the record
 // does not change with the move.
 var principal = identity.SystemPrincipal("scheduler")
 
@@ -77,7 +78,7 @@ var principal = identity.SystemPrincipal("scheduler")
 // A full pass reads the whole queue and refreshes every waiting job's
 // reason; a partial one reads only the heads of the queues and leaves the
 // reasons to the next full pass.
-func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.State, error) {
+func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*scheduling.State, error) {
 	p, err := l.Plan(ctx, now, full, nil)
 	if err != nil || p == nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time, full bool) (*service.
 // heads of those queues only and schedules onto those computes' nodes; the
 // state it returns holds every cluster (the autoscaler plans the others'
 // quota from it) with those queues' jobs.
-func (l *Loop) RunFor(ctx context.Context, now time.Time, keys map[string]bool) (*service.State, error) {
+func (l *Loop) RunFor(ctx context.Context, now time.Time, keys map[string]bool) (*scheduling.State, error) {
 	p, err := l.Plan(ctx, now, false, keys)
 	if err != nil || p == nil {
 		return nil, err
@@ -104,7 +105,7 @@ func (l *Loop) RunFor(ctx context.Context, now time.Time, keys map[string]bool) 
 // not hold them up) and applies when done.
 type Pass struct {
 	now      time.Time
-	st       *service.State
+	st       *scheduling.State
 	res      scheduler.Result
 	refs     map[string]store.QueuedJobRef
 	deleting map[string]scheduler.Reason
@@ -129,14 +130,14 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		// the snapshot to go first.
 		full, keys = true, nil
 	}
-	var st *service.State
+	var st *scheduling.State
 	err = s.Store().View(sys, func(tx store.Tx) error {
 		var err error
 		switch {
 		case l.view == nil && full:
-			st, err = service.ReadState(tx)
+			st, err = scheduling.ReadState(tx)
 		case l.view == nil:
-			st, err = service.ReadPlacementState(tx)
+			st, err = scheduling.ReadPlacementState(tx)
 		case full:
 			st, err = l.view.ReadState(tx)
 		case keys != nil:
@@ -161,8 +162,8 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		}
 		block := l.blocks.Block(key)
 		noteFrom := ""
-		cs := scheduler.ClusterState{MaxInstances: service.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
-			NodeImages: service.NodeImages(s.Catalog(), ci.Compute)}
+		cs := scheduler.ClusterState{MaxInstances: scheduling.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
+			NodeImages: scheduling.NodeImages(s.Catalog(), ci.Compute)}
 		for _, n := range ci.Nodes {
 			switch {
 			case n.State == node.NodePreparing, len(n.PullingImages) > 0:
@@ -177,7 +178,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			case n.CurrentAttemptID != "":
 				cs.Busy++
 			}
-			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: service.NodeFree(n), Fallback: service.FallbackNode(ci.Compute, n), Image: n.Image}
+			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: scheduling.NodeFree(n), Fallback: scheduling.FallbackNode(ci.Compute, n), Image: n.Image}
 			if n.IdleSince != nil {
 				sn.IdleSince = *n.IdleSince
 			}
@@ -204,7 +205,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			continue
 		}
 		_, demoted := blocked[id]
-		snap.Jobs = append(snap.Jobs, service.QueueJobKeyed(j, demoted, id, key))
+		snap.Jobs = append(snap.Jobs, scheduling.QueueJobKeyed(j, demoted, id, key))
 	}
 	p.res, p.refs, p.deleting = scheduler.Schedule(snap), refs, deleting
 	return p, nil
@@ -222,7 +223,7 @@ func (p *Pass) Queued() int {
 // queued, nodes still free) and, for a pass over the whole queue, the
 // waiting jobs' reasons. It returns the state as it is after the
 // placements.
-func (l *Loop) Apply(ctx context.Context, p *Pass) (*service.State, error) {
+func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 	s := l.s
 	sys := identity.WithPrincipal(ctx, principal)
 	now, st, res, refs, deleting, blocked := p.now, p.st, p.res, p.refs, p.deleting, p.blocked

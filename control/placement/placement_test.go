@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
 )
@@ -60,7 +61,7 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 		}
 		clock.Advance(1)
 	}
-	st, err := placement.New(svc, noBlocks{}, service.NewView()).RunOnce(ctx, clock.Now(), true)
+	st, err := placement.New(svc, noBlocks{}, scheduling.NewView()).RunOnce(ctx, clock.Now(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 	if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: "waits", Type: job.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
 		t.Fatal(err)
 	}
-	pass := placement.New(svc, noBlocks{}, service.NewView())
+	pass := placement.New(svc, noBlocks{}, scheduling.NewView())
 	reason := func() (string, string) {
 		t.Helper()
 		var code, msg string

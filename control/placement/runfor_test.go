@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
 )
@@ -59,7 +60,7 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 		}
 		clock.Advance(1)
 	}
-	pass := placement.New(svc, noBlocks{}, service.NewView())
+	pass := placement.New(svc, noBlocks{}, scheduling.NewView())
 	status := func(name string) string {
 		t.Helper()
 		var j *job.Job

@@ -16,7 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -57,7 +57,7 @@ func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error
 	}
 	var snap autoscaler.Snapshot
 	err := s.Store().View(ctx, func(tx store.Tx) error {
-		st, err := service.ReadState(tx)
+		st, err := scheduling.ReadState(tx)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func onlyOf(snap autoscaler.Snapshot, only map[string]bool) autoscaler.Snapshot 
 }
 
 // scaleSnapshot turns a state into the autoscaler's snapshot.
-func (ctl *Loop) scaleSnapshot(st *service.State) autoscaler.Snapshot {
+func (ctl *Loop) scaleSnapshot(st *scheduling.State) autoscaler.Snapshot {
 	s := ctl.s
 	var snap autoscaler.Snapshot
 	{
@@ -432,7 +432,7 @@ const JobSlotIdleTime = 60 * time.Second
 func instanceSlots(comp *compute.Compute, key, location string, demand int) autoscaler.Cluster {
 	maxSlots := 0
 	if comp.Instance != nil && (comp.Instance.State == compute.InstanceRunning || comp.Instance.State == compute.InstanceJobRunning) {
-		maxSlots = service.MaxNodes(comp)
+		maxSlots = scheduling.MaxNodes(comp)
 	}
 	return autoscaler.Cluster{
 		Key: key, Name: comp.Name, MaxInstances: maxSlots, IdleTimeBeforeScaleDown: JobSlotIdleTime,

@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 )
 
 // Services is what the scaling loop needs of the request services.
@@ -53,7 +54,7 @@ type Loop struct {
 	seen        map[string]bool
 	// afterSchedule is the state the placement pass left, which this pass
 	// plans from instead of reading the store again.
-	afterSchedule *service.State
+	afterSchedule *scheduling.State
 	// now is the pass's time, which its decisions' backoff (isolate.go)
 	// is judged at.
 	now time.Time
@@ -79,7 +80,7 @@ func New(s Services, cfg service.Config, release func(ctx context.Context, n *no
 
 // RunOnce runs the autoscaler at now and carries its decisions out. st is
 // the state the placement pass left (nil: read the store).
-func (c *Loop) RunOnce(ctx context.Context, now time.Time, st *service.State) error {
+func (c *Loop) RunOnce(ctx context.Context, now time.Time, st *scheduling.State) error {
 	return c.RunFor(ctx, now, st, nil)
 }
 
@@ -87,7 +88,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time, st *service.State) er
 // against the quota the others' nodes hold (autoscaler.Snapshot.Only):
 // what a job submitted to one of them needs. The blocks and recorded
 // situations of the other clusters stay as their last pass left them.
-func (c *Loop) RunFor(ctx context.Context, now time.Time, st *service.State, keys map[string]bool) error {
+func (c *Loop) RunFor(ctx context.Context, now time.Time, st *scheduling.State, keys map[string]bool) error {
 	c.mu.Lock()
 	c.afterSchedule, c.only, c.now = st, keys, now
 	c.mu.Unlock()

@@ -85,7 +85,7 @@ func jobOutputPlace(field string, j *job.Job, name string) (string, error) {
 	p := jobio.ExpandOutputPath(o.Path, j.Name, name)
 	// On Shoal's own datastores an output is kept as the job's, at
 	// azureml/<job>/<output>/, whatever path it declared there (as
-	// service/job_register.go registers it): name the place readers find.
+	// service/joboutputs registers it): name the place readers find.
 	if u, err := asset.ParseDataURI(p); err == nil && u.Kind == asset.URIDatastore && asset.IsBuiltinDatastore(u.Datastore) {
 		if src, err := jobdata.ShoalSource(u.Datastore, u); err != nil || src.OutputOf != j.Name || src.Output != name {
 			return jobio.ExpandOutputPath("", j.Name, name), nil

@@ -1,7 +1,12 @@
-package service
+// Package joboutputs is what Shoal does with a job's outputs: it
+// registers the named ones as data assets or models when the job
+// completes (Outputs.CompleteWith), and opens the kept outputs of a
+// rank, or a pipeline's output as its step's (Outputs.Open).
+package joboutputs
 
 import (
 	"fmt"
+
 	"github.com/shoal-ml/shoal/service/jobdata"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
@@ -29,7 +34,7 @@ import (
 // they registered for real; a job failed by a refused registration
 // leaves no version behind. The error is the refusal's words, naming
 // the output.
-func (s *Services) registerOutputs(tx store.Tx, j *job.Job) ([]string, error) {
+func (s *Outputs) registerOutputs(tx store.Tx, j *job.Job) ([]string, error) {
 	if _, err := s.registerEach(&registerDryRun{Tx: tx}, j); err != nil {
 		return nil, err
 	}
@@ -37,7 +42,7 @@ func (s *Services) registerOutputs(tx store.Tx, j *job.Job) ([]string, error) {
 }
 
 // registerEach registers j's named outputs one after another in tx.
-func (s *Services) registerEach(tx store.Tx, j *job.Job) ([]string, error) {
+func (s *Outputs) registerEach(tx store.Tx, j *job.Job) ([]string, error) {
 	var done []string
 	for _, name := range core.SortedKeys(j.Outputs) {
 		o := j.Outputs[name]
@@ -55,7 +60,7 @@ func (s *Services) registerEach(tx store.Tx, j *job.Job) ([]string, error) {
 			m := &asset.Model{Workspace: j.Workspace, Name: o.Name, Version: o.Version, Type: typ, Path: path,
 				Description: "output " + name + " of job " + j.Name}
 			var out *asset.Model
-			out, _, err = models.New(models.Config{Store: s.store, Artifacts: s.cfg.Files}).CreateTx(tx, m, j.CreatedBy)
+			out, _, err = models.New(models.Config{Store: s.Store, Artifacts: s.Files}).CreateTx(tx, m, j.CreatedBy)
 			if err == nil {
 				got = "model " + out.Name + ":" + out.Version
 			}
@@ -63,7 +68,7 @@ func (s *Services) registerEach(tx store.Tx, j *job.Job) ([]string, error) {
 			d := &asset.Data{Workspace: j.Workspace, Name: o.Name, Version: o.Version, Type: typ, Path: path,
 				Description: "output " + name + " of job " + j.Name}
 			var out *asset.Data
-			out, _, err = dataassets.New(dataassets.Config{Store: s.store, Artifacts: s.cfg.Files}).CreateTx(tx, d, j.CreatedBy)
+			out, _, err = dataassets.New(dataassets.Config{Store: s.Store, Artifacts: s.Files}).CreateTx(tx, d, j.CreatedBy)
 			if err == nil {
 				got = "data asset " + out.Name + ":" + out.Version
 			}
@@ -79,10 +84,10 @@ func (s *Services) registerEach(tx store.Tx, j *job.Job) ([]string, error) {
 // codeRegistered is the job event of an output registered on completion.
 const codeRegistered jobrun.Code = "output_registered"
 
-// completeWithOutputs registers the outputs of a job the step out has
+// CompleteWith registers the outputs of a job the step out has
 // just completed; a refusal turns the completion into a failure with
 // its words (the events say so instead of "completed").
-func (s *Services) completeWithOutputs(tx store.Tx, before string, j *job.Job, out *jobrun.Output) {
+func (s *Outputs) CompleteWith(tx store.Tx, before string, j *job.Job, out *jobrun.Output) {
 	if before == job.JobCompleted || j.Status != job.JobCompleted {
 		return
 	}

@@ -1,4 +1,4 @@
-package service
+package scheduling
 
 import (
 	"slices"
@@ -169,10 +169,10 @@ func (v *View) sortIDs() {
 	slices.Sort(v.ids)
 }
 
-// replaceNode puts n in st in place of the record of its ID, in the
+// ReplaceNode puts n in st in place of the record of its ID, in the
 // nodes and in its cluster's list, without modifying the old record
 // (shared with a View).
-func (st *State) replaceNode(n *node.Node) {
+func (st *State) ReplaceNode(n *node.Node) {
 	old := st.Nodes[n.ID]
 	if old == nil {
 		return

@@ -1,16 +1,13 @@
-package service
+package scheduling
 
 import (
-	"context"
 	"strings"
 	"sync"
 
 	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
-	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -19,9 +16,6 @@ import (
 // QueueJob. Controller passes (control/schedule.go) and a rank report's hand-on
 // (handOn, below) both go through them, so a node freed by a report goes
 // where a pass would send it.
-
-// schedulerPrincipal is who starts the attempts placement decides.
-var schedulerPrincipal = identity.SystemPrincipal("scheduler")
 
 // budgetBlockedPriority is the queue priority a blocked user's jobs are
 // scheduled at: below every real one (low is 1), so that a node added for
@@ -62,38 +56,42 @@ func BlockedBy(users map[string]string, j *job.Job) string {
 	if r := users[strings.ToLower(j.CreatedBy)]; r != "" {
 		return r
 	}
-	return users[strings.ToLower(principalName(j.CreatedByPrincipal))]
+	name := j.CreatedByPrincipal
+	if _, n, ok := strings.Cut(name, ":"); ok {
+		name = n // the principal's ID without its kind ("user:")
+	}
+	return users[strings.ToLower(name)]
 }
 
-// budgetGate holds the block budgets the controller found reached when it
+// BudgetGate holds the block budgets the controller found reached when it
 // last priced them (checkBudgets): scale-up reads the workspace and tag
 // blocks, placement the user blocks, in passes and hand-ons alike.
-type budgetGate struct {
+type BudgetGate struct {
 	mu     sync.Mutex
 	blocks money.BudgetBlocks
 	priced bool // checkBudgets ran in this process
 }
 
-func (g *budgetGate) set(b money.BudgetBlocks) {
+func (g *BudgetGate) Set(b money.BudgetBlocks) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.blocks, g.priced = b, true
 }
 
-// get returns the blocks (never modified once set) and whether they were
+// Get returns the blocks (never modified once set) and whether they were
 // ever priced here.
-func (g *budgetGate) get() (money.BudgetBlocks, bool) {
+func (g *BudgetGate) Get() (money.BudgetBlocks, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.blocks, g.priced
 }
 
-// demoted reports whether j's submitter is over a block budget, for a
+// Demoted reports whether j's submitter is over a block budget, for a
 // hand-on. Where the budgets were never priced (a replica that is not the
 // leader runs no controller), a job whose user has any block budget
 // counts as demoted: the leader's pass, which knows, places it.
-func (g *budgetGate) demoted(tx store.Tx, j *job.Job) (bool, error) {
-	b, priced := g.get()
+func (g *BudgetGate) Demoted(tx store.Tx, j *job.Job) (bool, error) {
+	b, priced := g.Get()
 	if priced {
 		return BlockedBy(b.Users[strings.ToLower(j.Workspace)], j) != "", nil
 	}
@@ -108,47 +106,4 @@ func (g *budgetGate) demoted(tx store.Tx, j *job.Job) (bool, error) {
 		}
 	}
 	return BlockedBy(users, j) != "", nil
-}
-
-// handOn gives a node that has just finished its work the job a pass
-// would give it, at once and in the same transaction: a busy cluster
-// would otherwise wait a pass per job. It reads only the head of the
-// node's compute's queue, which decides when the head is not demoted (no
-// job behind it goes first) and the scheduler then places it or not (a
-// gang waits for a pass, which sees every free node). A demoted head
-// leaves the node to the next pass, which reads the jobs behind it.
-func (s *Services) handOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, error) {
-	if !NodeFree(n) {
-		return false, nil
-	}
-	c, err := tx.GetCompute(n.Workspace, n.Compute)
-	if err != nil || c.ProvisioningState == compute.ProvisioningDeleting {
-		return false, nil
-	}
-	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
-	if err != nil || len(head) == 0 {
-		return false, err
-	}
-	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
-	if err != nil || j.Status != job.JobQueued {
-		return false, err
-	}
-	if demoted, err := s.budgets.demoted(tx, j); err != nil || demoted {
-		return false, err
-	}
-	key := compute.ComputeKey(n.Workspace, n.Compute)
-	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n), Image: n.Image}
-	if n.IdleSince != nil {
-		sn.IdleSince = *n.IdleSince
-	}
-	res := scheduler.Schedule(scheduler.Snapshot{
-		Nodes:    []scheduler.Node{sn},
-		Jobs:     []scheduler.Job{QueueJob(head[0], false)},
-		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: MaxNodes(c), NodeImages: NodeImages(s.Catalog(), c)}},
-	})
-	if len(res.Placements) == 0 {
-		return false, nil
-	}
-	ctx = identity.WithPrincipal(ctx, schedulerPrincipal)
-	return true, s.startAttempt(ctx, tx, j, []*node.Node{n})
 }

@@ -1,4 +1,4 @@
-package service_test
+package scheduling_test
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store/storetest"
@@ -42,20 +42,20 @@ func viewUpdate(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
 }
 
 // checkView compares the view's state with one read from the store whole.
-func checkView(t *testing.T, s store.Store, v *service.View, what string) {
+func checkView(t *testing.T, s store.Store, v *scheduling.View, what string) {
 	t.Helper()
-	var got, want *service.State
+	var got, want *scheduling.State
 	err := s.View(t.Context(), func(tx store.Tx) (err error) {
 		if got, err = v.ReadNodes(tx); err != nil {
 			return err
 		}
-		want, err = service.ReadNodes(tx)
+		want, err = scheduling.ReadNodes(tx)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range []*service.State{got, want} {
+	for _, st := range []*scheduling.State{got, want} {
 		slices.SortFunc(st.Stopped, func(a, b *compute.Compute) int { return strings.Compare(a.Name, b.Name) })
 		for _, n := range st.Nodes {
 			n.LastHeartbeat = time.Time{} // not kept by the view
@@ -93,7 +93,7 @@ func viewNode(id, compute string) *node.Node {
 // behind it (then it loads again).
 func TestViewFollowsWrites(t *testing.T) {
 	s, other := viewStores(t)
-	v := service.NewView()
+	v := scheduling.NewView()
 	viewUpdate(t, s, func(tx store.Tx) error {
 		if err := tx.InsertWorkspace(&core.Workspace{Name: "ws", Location: "local"}); err != nil {
 			return err

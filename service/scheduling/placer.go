@@ -1,0 +1,150 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// schedulerPrincipal is who starts the attempts placement decides.
+var schedulerPrincipal = identity.SystemPrincipal("scheduler")
+
+// Placer starts the attempts placement decides: a controller pass's
+// (Place) and a rank report's hand-on (HandOn).
+type Placer struct {
+	// Random is the source of attempt IDs.
+	Random io.Reader
+	// Catalog is the catalog of locations (NodeImages).
+	Catalog *compute.Catalog
+	// Budgets are the block budgets found reached.
+	Budgets *BudgetGate
+	// AppendEvents records the job events a step asks for.
+	AppendEvents func(ctx context.Context, tx store.Tx, j *job.Job, evs []jobrun.JobEvent) error
+}
+
+// Place starts a job on nodes if the job is still queued and the nodes
+// still free; otherwise it leaves both for the next pass. It updates the
+// node records of st so the autoscaler sees the placement (replacing
+// them: the records a State holds may be shared with a View).
+func (s *Placer) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *State) (bool, error) {
+	j, err := tx.GetJob(ref.Workspace, ref.Name)
+	if err != nil {
+		return false, err
+	}
+	if j.Status != job.JobQueued {
+		return false, nil
+	}
+	nodes := make([]*node.Node, len(nodeIDs))
+	for i, id := range nodeIDs {
+		n, err := tx.GetNode(id)
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if !NodeFree(n) {
+			return false, nil
+		}
+		nodes[i] = n
+	}
+	if err := s.startAttempt(ctx, tx, j, nodes); err != nil {
+		return false, err
+	}
+	for _, n := range nodes {
+		st.ReplaceNode(n)
+	}
+	return true, nil
+}
+
+// startAttempt creates the next attempt of j on nodes (rank i on nodes[i])
+// and assigns the nodes; their agents learn of it on their next sync.
+func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, nodes []*node.Node) error {
+	now := tx.Now()
+	a := &job.Attempt{
+		ID: core.NewID(s.Random, "att-"), Workspace: j.Workspace, JobName: j.Name,
+		Number: j.AttemptCount + 1, Status: job.AttemptPreparing, CreatedOn: now,
+		MasterAddr: nodes[0].PrivateIPAddress, MasterPort: nodes[0].Port,
+	}
+	for i, n := range nodes {
+		a.Ranks = append(a.Ranks, &job.RankStatus{Rank: i, NodeID: n.ID, Status: job.AttemptPreparing})
+		n.State, n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank, n.IdleSince = node.NodeRunning, a.ID, j.Name, i, nil
+		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return err
+		}
+	}
+	if err := tx.InsertAttempt(a); err != nil {
+		return err
+	}
+	note := ""
+	if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
+		for _, n := range nodes {
+			if FallbackNode(c, n) {
+				note = fmt.Sprintf(" (dedicated: no low-priority node was free; tier_fallback after %s)", c.TierFallback.Duration())
+				break
+			}
+		}
+	}
+	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.Start, Reason: note}, now)
+	if err != nil {
+		return err
+	}
+	*j = out.Job
+	j.Version++
+	if err := tx.UpdateJob(j); err != nil {
+		return err
+	}
+	return s.AppendEvents(ctx, tx, j, out.Events)
+}
+
+// HandOn gives a node that has just finished its work the job a pass
+// would give it, at once and in the same transaction: a busy cluster
+// would otherwise wait a pass per job. It reads only the head of the
+// node's compute's queue, which decides when the head is not demoted (no
+// job behind it goes first) and the scheduler then places it or not (a
+// gang waits for a pass, which sees every free node). A demoted head
+// leaves the node to the next pass, which reads the jobs behind it.
+func (s *Placer) HandOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, error) {
+	if !NodeFree(n) {
+		return false, nil
+	}
+	c, err := tx.GetCompute(n.Workspace, n.Compute)
+	if err != nil || c.ProvisioningState == compute.ProvisioningDeleting {
+		return false, nil
+	}
+	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
+	if err != nil || len(head) == 0 {
+		return false, err
+	}
+	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
+	if err != nil || j.Status != job.JobQueued {
+		return false, err
+	}
+	if demoted, err := s.Budgets.Demoted(tx, j); err != nil || demoted {
+		return false, err
+	}
+	key := compute.ComputeKey(n.Workspace, n.Compute)
+	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n), Image: n.Image}
+	if n.IdleSince != nil {
+		sn.IdleSince = *n.IdleSince
+	}
+	res := scheduler.Schedule(scheduler.Snapshot{
+		Nodes:    []scheduler.Node{sn},
+		Jobs:     []scheduler.Job{QueueJob(head[0], false)},
+		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: MaxNodes(c), NodeImages: NodeImages(s.Catalog, c)}},
+	})
+	if len(res.Placements) == 0 {
+		return false, nil
+	}
+	ctx = identity.WithPrincipal(ctx, schedulerPrincipal)
+	return true, s.startAttempt(ctx, tx, j, []*node.Node{n})
+}

@@ -1,0 +1,234 @@
+// Package scheduling holds what placement plans from and how it starts
+// work: a pass's State of computes, nodes and queued jobs (read whole, or
+// kept between passes by a View), the scheduler's view of a queued job,
+// the block budgets that demote a user's jobs, and the Placer that starts
+// an attempt on the nodes a pass or a hand-on chose. The service package
+// links it; it reaches the store through store.Tx only.
+package scheduling
+
+import (
+	"strings"
+
+	"github.com/shoal-ml/shoal/decide/autoscaler"
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/service/quota"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// ClusterInfo is what one pass knows of a cluster.
+type ClusterInfo struct {
+	Compute *compute.Compute
+	Nodes   []*node.Node
+}
+
+// State is one consistent read of computes, nodes and queued jobs.
+type State struct {
+	Clusters map[string]*ClusterInfo // by ComputeKey
+	Nodes    map[string]*node.Node
+	Queued   []store.QueuedJobRef
+	// demand is the node demand of each compute's whole queue.
+	Demand map[string]int
+	// partial is true when queued holds only the heads of each queue.
+	Partial bool
+	// reserved is the quota instances' own nodes hold; stopped lists the
+	// instances that hold quota without a node.
+	Reserved []autoscaler.Reservation
+	Stopped  []*compute.Compute
+	// wsQuotas are the workspaces' own family limits (workspace_quota.go).
+	WsQuotas map[string]map[string]int
+}
+
+// ReadPlacementState reads what a placement pass needs: every compute and
+// node, and only the first jobs of each queue (as many as that compute has
+// free nodes, at least one), which is all that can start now. A long queue
+// then costs a placement pass almost nothing.
+func ReadPlacementState(tx store.Tx) (*State, error) {
+	st, err := ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, ReadHeads(tx, st)
+}
+
+// ReadPlacementState is ReadPlacementState with the computes and nodes
+// from the view.
+func (v *View) ReadPlacementState(tx store.Tx) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, ReadHeads(tx, st)
+}
+
+// ReadPlacementStateFor is ReadPlacementState with the jobs of only the
+// computes in keys (by ComputeKey): what a pass for a new job of one of
+// them schedules. The clusters and the demand are every compute's.
+func (v *View) ReadPlacementStateFor(tx store.Tx, keys map[string]bool) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ReadHeads(tx, st); err != nil {
+		return nil, err
+	}
+	mine := st.Queued[:0]
+	for _, j := range st.Queued {
+		if keys[compute.ComputeKey(j.Workspace, j.ComputeKey)] {
+			mine = append(mine, j)
+		}
+	}
+	st.Queued = mine
+	return st, nil
+}
+
+// ReadState is ReadState with the computes and nodes from the view.
+func (v *View) ReadState(tx store.Tx) (*State, error) {
+	st, err := v.ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, ReadQueue(tx, st)
+}
+
+// ReadHeads reads the heads of every queue into st.
+func ReadHeads(tx store.Tx, st *State) error {
+	var err error
+	free := map[string]int{}
+	for key, ci := range st.Clusters {
+		for _, n := range ci.Nodes {
+			if NodeFree(n) {
+				free[key]++
+			}
+		}
+	}
+	st.Queued, st.Demand, err = tx.ListQueueHeads(func(key string) int { return free[key] })
+	st.Partial = true
+	return err
+}
+
+// ReadState reads computes, nodes and the whole queue.
+func ReadState(tx store.Tx) (*State, error) {
+	st, err := ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, ReadQueue(tx, st)
+}
+
+// ReadQueue reads the whole queue into st.
+func ReadQueue(tx store.Tx, st *State) error {
+	var err error
+	st.Queued, err = tx.ListQueuedJobRefs()
+	st.Demand = map[string]int{}
+	for _, j := range st.Queued {
+		st.Demand[compute.ComputeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
+	}
+	return err
+}
+
+// ReadNodes reads the clusters and their nodes.
+func ReadNodes(tx store.Tx) (*State, error) {
+	cs, err := readComputes(tx)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := tx.ListNodes(node.NodeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	return cs.state(nodes), nil
+}
+
+// computeSet is what a pass reads of the workspaces: their computes (by
+// ComputeKey) and quotas. A View keeps one between passes.
+type computeSet struct {
+	computes map[string]*compute.Compute
+	wsQuotas map[string]map[string]int
+}
+
+// readComputes reads every workspace's computes and quotas.
+func readComputes(tx store.Tx) (computeSet, error) {
+	cs := computeSet{computes: map[string]*compute.Compute{}, wsQuotas: map[string]map[string]int{}}
+	workspaces, err := tx.ListWorkspaces()
+	if err != nil {
+		return cs, err
+	}
+	for _, ws := range workspaces {
+		q, err := tx.GetWorkspaceQuotas(ws.Name)
+		if err != nil {
+			return cs, err
+		}
+		if len(q) > 0 {
+			cs.wsQuotas[strings.ToLower(ws.Name)] = q
+		}
+		// Clusters, and instances: an instance's jobs run on its job slots,
+		// which scale like a cluster's nodes.
+		computes, err := tx.ListComputes(compute.ComputeFilter{Workspace: ws.Name})
+		if err != nil {
+			return cs, err
+		}
+		for _, c := range computes {
+			cs.computes[compute.ComputeKey(c.Workspace, c.Name)] = c
+		}
+	}
+	return cs, nil
+}
+
+// state builds a pass's State of the computes and nodes (ordered by ID).
+// The State's maps and slices are its own; the computes and nodes they
+// point to are shared with a View and never modified (Place replaces the
+// nodes it changes).
+func (cs computeSet) state(nodes []*node.Node) *State {
+	st := &State{Clusters: make(map[string]*ClusterInfo, len(cs.computes)), Nodes: make(map[string]*node.Node, len(nodes)), WsQuotas: cs.wsQuotas}
+	for key, c := range cs.computes {
+		st.Clusters[key] = &ClusterInfo{Compute: c}
+	}
+	withNode := map[string]bool{}
+	for _, n := range nodes {
+		st.Nodes[n.ID] = n
+		if n.Role == node.NodeRoleInstance {
+			// An instance's own node holds quota outside any cluster.
+			withNode[compute.ComputeKey(n.Workspace, n.Compute)] = true
+			if n.Holds() {
+				st.Reserved = append(st.Reserved, autoscaler.Reservation{Location: n.Location, Workspace: n.Workspace, Family: n.Family, LowPriority: n.LowPriority, VCPUs: n.VCPUs})
+			}
+			continue
+		}
+		if ci := st.Clusters[compute.ComputeKey(n.Workspace, n.Compute)]; ci != nil {
+			ci.Nodes = append(ci.Nodes, n)
+		}
+	}
+	// A stopped instance keeps its quota, unless release_quota_on_stop.
+	for key, ci := range st.Clusters {
+		if c := ci.Compute; c.IsInstance() && !withNode[key] && quota.HoldsStopped(c) {
+			st.Stopped = append(st.Stopped, c)
+		}
+	}
+	return st
+}
+
+// NodeFree reports whether a node can take work now: idle, not
+// draining, and done with its cluster's pre-pulls.
+func NodeFree(n *node.Node) bool {
+	return n.State == node.NodeIdle && !n.Draining && n.CurrentAttemptID == "" && len(n.PullingImages) == 0
+}
+
+// MaxNodes is how many nodes a compute may have: a cluster's
+// max_instances, an instance's job slots.
+func MaxNodes(c *compute.Compute) int {
+	if c.IsInstance() {
+		if c.MaxConcurrentJobs != nil {
+			return *c.MaxConcurrentJobs
+		}
+		return 1
+	}
+	return *c.MaxInstances
+}
+
+// FallbackNode reports whether n is a dedicated node of a low-priority
+// cluster: one its tier fallback added, which jobs use only when no
+// low-priority node is free.
+func FallbackNode(c *compute.Compute, n *node.Node) bool {
+	return c != nil && c.Tier == compute.TierLowPriority && !n.LowPriority
+}
