@@ -78,8 +78,7 @@ func (s *Services) ResolveJobService(ctx context.Context, workspace, jobName str
 			return err
 		}
 		t = &computes.InstanceAppTarget{Addr: inst.Addr, BasePath: jobservice.Path(j.Workspace, j.Name, nodeIndex, svc),
-			StripPrefix: inst.Type == job.ServiceCustom, UID: inst.UID,
-			ContainerID: inst.ContainerID, ContainerPID: inst.ContainerPID, NetNSPID: inst.NetNSPID,
+			StripPrefix: inst.Type == job.ServiceCustom, ListenerOwner: inst.ListenerOwner,
 			Mark: s.rankMark(tx, a.Ranks[nodeIndex], a)}
 		if inst.Type == job.ServiceJupyterLab {
 			t.Token = s.jobServiceToken(a.ID)(nodeIndex, svc)

@@ -50,7 +50,7 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 	}
 	uid := 1234
 	rep := &node.RankReport{State: node.RankRunning, Services: []job.ServiceInstance{
-		{Name: "web", Port: 8080, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:8080", UID: &uid},
+		{Name: "web", Port: 8080, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:8080", ListenerOwner: core.ListenerOwner{UID: &uid}},
 		{Name: "nb", Type: job.ServiceCustom, Port: 22, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:22"},
 		{Name: "ssh", Status: job.ServiceStatusFailed, Error: "SSH into a running job is not served yet"},
 		{Name: "sneaky", Type: job.ServiceCustom, Port: 5432, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:5432"},

@@ -24,6 +24,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/decide/instance/idle"
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/netns"
 	"github.com/shoal-ml/shoal/internal/procmark"
@@ -498,7 +499,7 @@ func (rt *Runtime) Report(ctx context.Context) *node.InstanceReport {
 		if rt.jupyterPort > 0 {
 			up := rt.box.listening(rt.jupyterPort)
 			uid := rt.box.hostUID
-			app := compute.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, UID: &uid}
+			app := compute.InstanceAppReport{Name: apps.JupyterAppName, Addr: "127.0.0.1:" + strconv.Itoa(rt.jupyterPort), Running: up, Ready: up, ListenerOwner: core.ListenerOwner{UID: &uid}}
 			if rt.box.ownNet {
 				// In the container's own namespace, which the proxy
 				// enters through its first process (it carries the
@@ -514,7 +515,7 @@ func (rt *Runtime) Report(ctx context.Context) *node.InstanceReport {
 			uid = &n
 		}
 		for _, st := range rt.sup.Status() {
-			app := compute.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, UID: uid}
+			app := compute.InstanceAppReport{Name: st.Name, Addr: st.Addr, Running: st.Running, Ready: st.Ready, ListenerOwner: core.ListenerOwner{UID: uid}}
 			if rt.net != nil && st.PID > 0 {
 				// In the instance's namespace, which the proxy enters
 				// through the application's own process (it carries the

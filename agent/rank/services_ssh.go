@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 )
@@ -76,7 +77,7 @@ func (s *rankServices) startSSH(st node.ServiceTask, in *job.ServiceInstance, ta
 	in.Addr, in.Port, in.HostKey, in.Status = srv.Addr().String(), srv.Addr().Port, srv.HostKey(), job.ServiceStatusRunning
 	// The server is the agent's, not the job's: nothing to check at
 	// dial, since the proxy never dials it.
-	in.UID, in.ContainerID, in.ContainerPID, in.NetNSPID = nil, "", 0, 0
+	in.ListenerOwner = core.ListenerOwner{}
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Compute instance states: Azure's ComputeInstanceState values.
@@ -205,24 +207,11 @@ type InstanceAppReport struct {
 	Addr    string `json:"addr"`
 	Running bool   `json:"running"`
 	Ready   bool   `json:"ready"`
-	// UID is the OS account the instance's processes run as, when its
-	// agent runs work as accounts of their own: the application proxy
-	// then also requires the listening process to be that account's (an
-	// environment mark alone can be copied by anyone's process).
-	UID *int `json:"uid,omitempty"`
-	// ContainerID and ContainerPID name the container an application
-	// with an image runs in and its first process (on the host): the
-	// proxy then requires the listener to be that container's process
-	// (see api's appproxy) instead of the instance user's.
-	ContainerID  string `json:"container_id,omitempty"`
-	ContainerPID int    `json:"container_pid,omitempty"`
-	// NetNSPID, when not 0, is a host process in whose network namespace
-	// Addr is, not the host's (an instance in a virtual network: its
-	// container has a network of its own, which its applications share):
-	// the proxy dials, and checks the listener, there. The process must
-	// pass the same ownership test as the listener: a namespace is
-	// entered only through the instance's own process.
-	NetNSPID int `json:"netns_pid,omitempty"`
+	// ListenerOwner is whose process must hold the listener at Addr: the
+	// instance user's account, the container of an application with an
+	// image, and the network namespace Addr is in (an instance in a
+	// virtual network: its container has a network of its own).
+	core.ListenerOwner
 	// Error says why the application does not run (its image cannot be
 	// pulled, a bind mount is refused), until it runs.
 	Error string `json:"error,omitempty"`

@@ -1,5 +1,7 @@
 package job
 
+import "github.com/shoal-ml/shoal/domain/core"
+
 // The live side of a job's services: what a node's agent reports of the
 // services it serves for its rank, kept on the rank (RankStatus.Services)
 // and shown on the job's services (ServiceNodeStatus).
@@ -29,18 +31,9 @@ type ServiceInstance struct {
 	// Addr is the host:port the proxy dials (in NetNSPID's network
 	// namespace when that is set).
 	Addr string `json:"addr,omitempty"`
-	// UID is the OS account the rank's processes run as, when its agent
-	// runs work as accounts of their own: the listener must be that
-	// account's.
-	UID *int `json:"uid,omitempty"`
-	// ContainerID and ContainerPID name the rank's container and its
-	// first process, when the rank runs in one: the listener must then be
-	// a process of that container.
-	ContainerID  string `json:"container_id,omitempty"`
-	ContainerPID int    `json:"container_pid,omitempty"`
-	// NetNSPID, when not 0, is a process of the rank in whose network
-	// namespace Addr is.
-	NetNSPID int `json:"netns_pid,omitempty"`
+	// ListenerOwner is whose process must hold the listener at Addr: the
+	// rank's account, its container, the network namespace Addr is in.
+	core.ListenerOwner
 	// HostKey is an ssh service's host public key (authorized_keys
 	// form), which `shoal job connect-ssh` pins.
 	HostKey string `json:"host_key,omitempty"`

@@ -33,18 +33,10 @@ type InstanceAppTarget struct {
 	// when the instance's provider cannot tell, and then nothing is
 	// proxied.
 	Mark []string
-	// UID, when not nil, is the OS account the instance's processes run
-	// as (its agent's report): the listening process must also be that
-	// account's, since anyone's process can carry a copy of Mark.
-	UID *int
-	// ContainerID and ContainerPID, for an application that runs from an
-	// image: the listener must be a process of that container (see
-	// shoal.InstanceAppReport) instead.
-	ContainerID  string
-	ContainerPID int
-	// NetNSPID, when not 0: Addr is in that process's network namespace
-	// (see shoal.InstanceAppReport).
-	NetNSPID int
+	// ListenerOwner is the agent's report of whose process must hold
+	// the listener (account, container, network namespace): anyone's
+	// process can carry a copy of Mark.
+	core.ListenerOwner
 }
 
 // ResolveInstanceApp checks that the caller may use an instance's
@@ -88,8 +80,8 @@ func (s *Service) ResolveInstanceApp(ctx context.Context, workspace, name, app s
 			if a.Addr == "" {
 				return core.Errorf(core.EUNAVAILABLE, "application %s of compute instance %s is not listening yet", app, c.Name)
 			}
-			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != compute.JupyterApplication, Mark: s.instanceMark(tx, c), UID: a.UID,
-				ContainerID: a.ContainerID, ContainerPID: a.ContainerPID, NetNSPID: a.NetNSPID}
+			t = &InstanceAppTarget{Addr: a.Addr, BasePath: base, StripPrefix: app != compute.JupyterApplication, Mark: s.instanceMark(tx, c),
+				ListenerOwner: a.ListenerOwner}
 			if app == compute.JupyterApplication {
 				t.Token = st.NotebookToken
 			}
