@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func runAzurePy(t *testing.T, s *server, r pyRun) (string, map[string]map[string
 		<-done
 	}
 	if err != nil {
-		t.Fatalf("%s failed: %v\n%s", r.script, err, out)
+		t.Fatalf("%s failed: %v\n%s\n%s", r.script, err, out, failedJobs(t, s))
 	}
 	steps := map[string]map[string]any{}
 	for _, line := range strings.Split(string(out), "\n") {
@@ -68,4 +69,29 @@ func runAzurePy(t *testing.T, s *server, r pyRun) (string, map[string]map[string
 		}
 	}
 	return string(out), steps
+}
+
+// failedJobs describes each failed job of s's default workspace: its
+// error, its events and the end of its output, so that a script's
+// failure says why a job it waited for failed.
+func failedJobs(t *testing.T, s *server) string {
+	t.Helper()
+	names, _, _ := run(t, s.env, "job", "list", "--query", "[?status=='Failed'].name", "-o", "tsv")
+	var b strings.Builder
+	for _, name := range strings.Fields(names) {
+		show, _, _ := run(t, s.env, "job", "show", "--name", name, "--query", "error", "-o", "json")
+		events, _, _ := run(t, s.env, "job", "events", "--name", name, "-o", "table")
+		logs, _, _ := run(t, s.env, "job", "stream", "--name", name)
+		fmt.Fprintf(&b, "failed job %s: %s\nevents:\n%s\noutput:\n%s\n", name, show, events, tailText(logs, 60))
+	}
+	return b.String()
+}
+
+// tailText is the last n lines of text.
+func tailText(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
