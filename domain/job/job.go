@@ -67,6 +67,10 @@ type JobSpec struct {
 	// Services are the interactive applications the job asks for
 	// (services.go), by name.
 	Services map[string]*InteractiveService `json:"services,omitempty"`
+	// Parallel makes the job a parallel job (parallel.go): its command
+	// is ParallelCommand, and its input Parallel.InputData is split into
+	// mini-batches its nodes share. nil for every other job.
+	Parallel *ParallelSpec `json:"parallel,omitempty"`
 }
 
 // JobInput is a job's input: a literal value, or data at a path
@@ -170,6 +174,10 @@ type Job struct {
 	Trials         []*SweepTrialStatus   `json:"trials,omitempty"`
 	BestChildRunID string                `json:"best_child_run_id,omitempty"`
 	SweepSeed      int64                 `json:"sweep_seed,omitempty"`
+	// ParallelProgress is, for a parallel job, where its mini-batches
+	// stand (read from its ledger when the job is read alone, never
+	// stored).
+	ParallelProgress *ParallelProgress `json:"parallel_progress,omitempty"`
 	// SpecHash identifies the submitted body, for idempotent submission.
 	SpecHash string `json:"-"`
 	Version  int64  `json:"-"`

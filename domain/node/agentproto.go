@@ -218,6 +218,27 @@ type AgentTask struct {
 	// runs (services.<name>, on the first node or, with nodes: all, on
 	// every node).
 	Services []ServiceTask `json:"services,omitempty"`
+	// Parallel is set for a rank of a parallel job: the agent writes
+	// Shoal's driver where job.ParallelDriverEnv says and the driver
+	// reaches the job's ledger with it.
+	Parallel *ParallelTask `json:"parallel,omitempty"`
+}
+
+// ParallelTask is what a parallel job's rank needs to run Shoal's driver
+// (package domain/parallel has the protocol it speaks).
+type ParallelTask struct {
+	// Spec is the job's parallel settings.
+	Spec job.ParallelSpec `json:"spec"`
+	// Path is the ledger's base path on the server: parallel.PathPrefix
+	// + the attempt's ID; the agent puts its server URL before it.
+	Path string `json:"path"`
+	// Token is the attempt's parallel token (Bearer): it reaches this
+	// job's ledger only, and dies with the attempt. Never logged.
+	Token string `json:"token"`
+	// InputType is the type of the input Spec.InputData names
+	// (uri_folder, uri_file, mltable): whether the driver lists files or
+	// reads a table.
+	InputType string `json:"input_type"`
 }
 
 // TrackingTask is what a rank needs to reach its job's MLflow run: the
