@@ -603,6 +603,17 @@ def build_mini_batch(mb, input_path):
     return df, ["%s row %d" % (key, i) for i in range(len(df))], key
 
 
+def item_names(mb):
+    """The names of a mini-batch's items as the plan knows them, for a try
+    whose worker gave none (it died, or outlived its timeout)."""
+    if mb["kind"] == "files":
+        return [f[0] for f in mb["files"]]
+    if mb["kind"] == "rows":
+        return ["%s:%d+%d" % (mb["file"][0], mb["start"], i) for i in range(mb["rows"])]
+    key = dict(zip(mb["keys"], mb["values"]))
+    return ["%s row %d" % (key, i) for i in range(mb["rows"])]
+
+
 def as_rows(result, kind):
     """run's result as text lines: str(x) of a list's items, a DataFrame's
     rows space-separated without header or index."""
@@ -674,10 +685,11 @@ def worker_main():
         try:
             batch, names, key = build_mini_batch(mb, cfg["input_path"])
         except Fatal as e:
-            send(dict(res, outcome="failed", error=str(e), names=[]))
+            send(dict(res, outcome="failed", error=str(e), names=item_names(mb), items=len(item_names(mb))))
             continue
         except Exception as e:  # noqa: BLE001
-            send(dict(res, outcome="failed", error="reading the mini-batch failed: " + error_text(e), names=[]))
+            send(dict(res, outcome="failed", error="reading the mini-batch failed: " + error_text(e),
+                      names=item_names(mb), items=len(item_names(mb))))
             continue
         res["items"], res["names"] = len(names), names
         try:
@@ -869,7 +881,7 @@ class Driver:
                 if state == "work":
                     for w, lease in zip(idle, ans.get("leases") or []):
                         mb = dict(mini_batch(lease["index"]), index=lease["index"])
-                        w.busy = (lease, time.monotonic(), mb["kind"])
+                        w.busy = (lease, time.monotonic(), mb)
                         w.send(mb)
                     if ans.get("leases"):
                         continue
@@ -892,26 +904,29 @@ class Driver:
                         log.warning("an idle worker ended (exit code %s); another starts", w.proc.wait())
                         self.replace(sel, w)
                     continue
-                lease, _, kind = w.busy
+                lease, _, mb = w.busy
                 if not line:
                     code = w.proc.wait()
                     res = {"outcome": "failed", "error": "the worker process running the mini-batch ended "
                                                          "(exit code %s) before run returned" % code}
+                    res["names"] = item_names(mb)
+                    res["items"] = len(res["names"])
                     self.replace(sel, w)
                 else:
                     res = json.loads(line)
-                    res["kind"] = kind
                     w.busy = None
+                res["kind"] = mb["kind"]
                 abort = self.complete(lease, res)
                 if abort:
                     return self.abort(abort)
             for w in list(self.workers):
                 if w.busy is not None and time.monotonic() - w.busy[1] >= timeout:
-                    lease = w.busy[0]
+                    lease, _, mb = w.busy
+                    names = item_names(mb)
                     log.warning("mini-batch %d outlived retry_settings.timeout (%ds): its worker is killed",
                                 lease["index"], timeout)
                     self.replace(sel, w)
-                    abort = self.complete(lease, {"outcome": "timeout",
+                    abort = self.complete(lease, {"outcome": "timeout", "names": names, "items": len(names),
                                                   "error": "run(mini_batch) outlived retry_settings.timeout "
                                                            "of %d seconds" % timeout})
                     if abort:
