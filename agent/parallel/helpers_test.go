@@ -31,6 +31,8 @@ type rankRun struct {
 	args        []string
 	// dir is the rank's folder (made by run when empty).
 	dir string
+	// env is added to the driver's environment.
+	env map[string]string
 }
 
 type rankResult struct {
@@ -112,6 +114,9 @@ func (rr rankRun) run(t *testing.T, srvURL, token string) rankResult {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	for k, v := range rr.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -138,4 +143,12 @@ func read(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// withoutPyYAML hides PyYAML from the driver, as an image without it
+// has: the driver reads MLTable files with its own reader then.
+func withoutPyYAML(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"yaml.py": "raise ImportError('no PyYAML in this image')\n"})
+	return map[string]string{"PYTHONPATH": dir}
 }

@@ -1,0 +1,170 @@
+package parallel_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	par "github.com/shoal-ml/shoal/domain/parallel"
+)
+
+// sumScript returns its DataFrame with a column more: the rows' a+b.
+const sumScript = `
+import pandas as pd
+def init(): pass
+def run(df):
+    assert isinstance(df, pd.DataFrame), type(df)
+    df["s"] = df["a"] + df["b"]
+    return df
+`
+
+// An mltable's rows go in mini-batches of about mini_batch_size bytes,
+// cut at line boundaries, each a DataFrame for run; the rows run returns
+// are appended space-separated, in order.
+func TestDriverSplitsATableByBytes(t *testing.T) {
+	requirePandas(t)
+	t.Run("PyYAML", func(t *testing.T) { testBytes(t, nil) })
+	t.Run("own YAML reader", func(t *testing.T) { testBytes(t, withoutPyYAML(t)) })
+}
+
+func testBytes(t *testing.T, env map[string]string) {
+	l, srv := newLedger(t)
+	in := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("a,b\n")
+	for i := range 200 {
+		fmt.Fprintf(&csv, "%d,%d\n", i, 1000+i)
+	}
+	writeFiles(t, in, map[string]string{
+		"MLTable": "# what Azure's iris example holds\npaths:\n  - file: ./rows.csv\ntransformations:\n  - read_delimited:\n      delimiter: \",\"\n      encoding: utf8\n      header: all_files_same_headers\n",
+		"rows.csv": csv.String(),
+	})
+	sp := spec("sum.py")
+	sp.MiniBatchSize, sp.AppendRowTo, sp.MaxConcurrencyPerInstance = "1kb", "${{outputs.out}}", 2
+	r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript},
+		outputs: []string{"out"}, fileOutputs: map[string]string{"out": "scores.txt"}, env: env}.run(t, srv.URL, l.token)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	_, completes, plans := l.snapshot()
+	if p := plans[0]; p.Kind != par.KindRows || p.Items != 200 || p.MiniBatches < 2 {
+		t.Errorf("plan: %+v", p)
+	}
+	for _, c := range completes {
+		if c.Outcome != par.OutcomeDone || c.Items != len(c.Rows) {
+			t.Errorf("complete: %+v", c)
+		}
+	}
+	rows := strings.Split(strings.TrimSpace(read(t, filepath.Join(r.outDir, "out", "scores.txt"))), "\n")
+	if len(rows) != 200 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, row := range rows {
+		if want := fmt.Sprintf("%d %d %d", i, 1000+i, 1000+2*i); row != want {
+			t.Fatalf("row %d = %q, want %q", i, row, want)
+		}
+	}
+}
+
+// partition_keys make one mini-batch per distinct value, sorted, the
+// columns taken from the files' paths as Azure's partition example's
+// MLTable says; run(mini_batch, mini_batch_context) gets the value.
+func TestDriverPartitionsATableByKeys(t *testing.T) {
+	requirePandas(t)
+	t.Run("PyYAML", func(t *testing.T) { testPartitions(t, nil) })
+	t.Run("own YAML reader", func(t *testing.T) { testPartitions(t, withoutPyYAML(t)) })
+}
+
+func testPartitions(t *testing.T, env map[string]string) {
+	l, srv := newLedger(t)
+	in := t.TempDir()
+	writeFiles(t, in, map[string]string{
+		// As yaml.dump writes it in Azure's partition_data.py.
+		"MLTable": `paths:
+- pattern: ./**/*.csv
+transformations:
+- read_delimited:
+    delimiter: ','
+    empty_as_string: false
+    encoding: ascii
+    header: all_files_same_headers
+    include_path_column: true
+- extract_columns_from_partition_format:
+    partition_format: '{Store}/{Brand}/{file_name}.{extension}'
+- drop_columns:
+  - Path
+  - file_name
+  - extension
+type: mltable
+`,
+		"2/tropicana/partitioned_data.csv": "Quantity\n5\n",
+		"1/dominicks/partitioned_data.csv": "Quantity\n1\n2\n",
+		"1/tropicana/partitioned_data.csv": "Quantity\n3\n4\n6\n",
+		"notes.txt":                        "not a csv",
+	})
+	script := `
+def init(): pass
+def run(df, ctx):
+    k = ctx.partition_key_value
+    assert "Path" not in df.columns, df.columns
+    return ["%s %s %d %d" % (k["Store"], k["Brand"], len(df), df["Quantity"].sum())]
+`
+	sp := spec("part.py")
+	sp.PartitionKeys, sp.AppendRowTo = []string{"Store", "Brand"}, "${{outputs.out}}"
+	r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"part.py": script},
+		outputs: []string{"out"}, env: env}.run(t, srv.URL, l.token)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	_, completes, plans := l.snapshot()
+	if p := plans[0]; p.Kind != par.KindPartitions || p.Items != 6 || p.MiniBatches != 3 {
+		t.Errorf("plan: %+v", p)
+	}
+	got := read(t, filepath.Join(r.outDir, "out", "parallel_run_step.txt"))
+	if want := "1 dominicks 2 3\n1 tropicana 3 13\n2 tropicana 1 5\n"; got != want {
+		t.Errorf("rows:\n%s\nwant:\n%s", got, want)
+	}
+	// One row for a mini-batch of several rows is not a failure of a
+	// table: only a file batch holds run to a row per item.
+	for _, c := range completes {
+		if c.Outcome != par.OutcomeDone {
+			t.Errorf("complete: %+v", c)
+		}
+	}
+}
+
+// An mltable folder without its MLTable file, or whose partition_keys
+// name no column, fails the rank at once naming the field.
+func TestDriverRefusesABadTable(t *testing.T) {
+	requirePandas(t)
+	for name, c := range map[string]struct {
+		files map[string]string
+		keys  []string
+		size  string
+		want  string
+	}{
+		"no MLTable":  {files: map[string]string{"rows.csv": "a\n1\n"}, want: "input_data: the mltable input has no MLTable file at its root"},
+		"no paths":    {files: map[string]string{"MLTable": "type: mltable\n"}, want: "input_data: the MLTable file names no paths"},
+		"outside":     {files: map[string]string{"MLTable": "paths:\n  - file: ../../etc/passwd\n"}, want: "outside the mltable's folder"},
+		"missing":     {files: map[string]string{"MLTable": "paths:\n  - file: ./nope.csv\n"}, want: "names file './nope.csv', which the input does not hold"},
+		"bad key":     {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, keys: []string{"Store"}, want: "partition_keys: the table has no column Store"},
+		"files count": {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, size: "10", want: "mini_batch_size: '10' is a number of files"},
+		"transform":   {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\ntransformations:\n  - read_parquet: {}\n", "rows.csv": "a\n"}, want: "read_parquet' is not one Shoal reads"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l, srv := newLedger(t)
+			in := t.TempDir()
+			writeFiles(t, in, c.files)
+			sp := spec("sum.py")
+			sp.PartitionKeys, sp.MiniBatchSize = c.keys, c.size
+			r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript}}.run(t, srv.URL, l.token)
+			if r.code != 1 || !strings.Contains(r.out, c.want) {
+				t.Fatalf("exit %d, want 1 saying %q:\n%s", r.code, c.want, r.out)
+			}
+			if _, _, plans := l.snapshot(); len(plans) != 0 {
+				t.Errorf("plans: %+v", plans)
+			}
+		})
+	}
+}
