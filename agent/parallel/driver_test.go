@@ -322,3 +322,37 @@ func TestDriverEndsOnTheLedgersRefusal(t *testing.T) {
 		t.Fatalf("other plan: exit %d:\n%s", r.code, r.out)
 	}
 }
+
+// A ledger that aborted (another rank passed the error threshold) stops
+// every rank with its message; rank 0 first writes the errors it has.
+// What rank 0 unpacks of the posted files stays inside the job's output
+// folders: a path out of them, or under no output, is left out.
+func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
+	l, srv := newLedger(t)
+	in := inputFiles(t, 2)
+	rr := rankRun{spec: spec("score.py"), input: in, code: map[string]string{"score.py": scoreScript},
+		outputs: []string{"out"}, args: []string{"--out", t.TempDir()}}
+	rr.spec.AppendRowTo = "${{outputs.out}}"
+	// A first rank proposes the plan; then the ledger aborts.
+	l.aborted = "the error threshold was passed: items f00.txt, f01.txt failed"
+	l.errors = []string{"0\tf00.txt\tValueError: bad"}
+	l.files = map[string][]byte{"out/kept.txt": []byte("k"), "../../escaped.txt": []byte("x"), "other/x.txt": []byte("x")}
+	r := rr.run(t, srv.URL, l.token)
+	if r.code != 1 || !strings.Contains(r.out, "the job stops: the error threshold was passed: items f00.txt, f01.txt failed") {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	if got := read(t, filepath.Join(r.outDir, "out", "errors.txt")); got != "0\tf00.txt\tValueError: bad\n" {
+		t.Errorf("errors.txt: %q", got)
+	}
+	if got := read(t, filepath.Join(r.outDir, "out", "kept.txt")); got != "k" {
+		t.Errorf("kept.txt: %q", got)
+	}
+	for _, p := range []string{filepath.Join(r.dir, "escaped.txt"), filepath.Join(filepath.Dir(r.dir), "escaped.txt"), filepath.Join(r.outDir, "other")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+	if _, completes, _ := l.snapshot(); len(completes) != 0 {
+		t.Errorf("completes: %+v", completes)
+	}
+}
