@@ -37,7 +37,7 @@ func testBytes(t *testing.T, env map[string]string) {
 		fmt.Fprintf(&csv, "%d,%d\n", i, 1000+i)
 	}
 	writeFiles(t, in, map[string]string{
-		"MLTable": "# what Azure's iris example holds\npaths:\n  - file: ./rows.csv\ntransformations:\n  - read_delimited:\n      delimiter: \",\"\n      encoding: utf8\n      header: all_files_same_headers\n",
+		"MLTable":  "# what Azure's iris example holds\npaths:\n  - file: ./rows.csv\ntransformations:\n  - read_delimited:\n      delimiter: \",\"\n      encoding: utf8\n      header: all_files_same_headers\n",
 		"rows.csv": csv.String(),
 	})
 	sp := spec("sum.py")
