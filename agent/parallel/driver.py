@@ -146,27 +146,37 @@ def list_files(root):
     return out
 
 
-def describe(items):
+def describe(items, count):
+    """A mini-batch's short description: its first item and how many more."""
     if not items:
         return ""
-    d = items[0] if len(items) == 1 else "%s (+%d more)" % (items[0], len(items) - 1)
+    d = items[0] if count == 1 else "%s (+%d more)" % (items[0], count - 1)
     return d[:200]
 
 
 def plan_files(task):
-    files = list_files(task["input_path"])
+    root = task["input_path"]
+    # (relative path, size) only: a listing of a million files is held
+    # once, and a mini-batch's paths are made when it is leased.
+    files = [(rel, size) for rel, _, size in list_files(root)]
     kind, n = mini_batch_size(task["spec"].get("mini_batch_size"), False)
     if kind != "files":
         raise Fatal("mini_batch_size: %r is a size, and the input is a %s of files: give a number of files"
                     % (task["spec"].get("mini_batch_size"), task["input_type"]))
     h = hashlib.sha256()
-    for rel, _, size in files:
+    for rel, size in files:
         h.update(("%s\t%d\n" % (rel, size)).encode())
     h.update(("batch %d\n" % n).encode())
-    batches = [files[i:i + n] for i in range(0, len(files), n)]
-    plan = {"kind": "files", "items": len(files), "mini_batches": len(batches), "fingerprint": h.hexdigest()}
-    descr = [describe([f[0] for f in b]) for b in batches]
-    return plan, descr, lambda i: {"kind": "files", "files": [[f[0], f[1]] for f in batches[i]]}
+    count = (len(files) + n - 1) // n
+    plan = {"kind": "files", "items": len(files), "mini_batches": count, "fingerprint": h.hexdigest()}
+    descr = [] if count > MAX_MINI_BATCHES else [
+        describe([f[0] for f in files[i * n:i * n + 2]], min(n, len(files) - i * n)) for i in range(count)]
+    single = os.path.isfile(root)
+
+    def mini_batch(i):
+        return {"kind": "files", "files": [[rel, root if single else os.path.join(root, rel)]
+                                           for rel, _ in files[i * n:(i + 1) * n]]}
+    return plan, descr, mini_batch
 
 
 # A minimal YAML reader for MLTable files, used when PyYAML is missing:
