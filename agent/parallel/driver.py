@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import traceback
 import urllib.error
@@ -60,10 +61,21 @@ class Ledger:
         data = body
         if body is not None and ctype == "application/json":
             data = json.dumps(body).encode()
+        size = None
+        if hasattr(data, "seek"):
+            data.seek(0, os.SEEK_END)
+            size = data.tell()
         delay = 0.05
         deadline = time.monotonic() + 600
         while True:
+            if size is not None:
+                data.seek(0)  # a file body is sent again whole on a retry
+            if sink is not None:
+                sink.seek(0)
+                sink.truncate()
             req = urllib.request.Request(self.url + path, data=data, method=method)
+            if size is not None:
+                req.add_header("Content-Length", str(size))
             req.add_header("Authorization", "Bearer " + self.token)
             req.add_header(RANK_HEADER, str(self.rank))
             if data is not None:
@@ -726,8 +738,9 @@ class Worker:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ, **{WORKER_ENV: "%d,%d" % (to_child_r, from_child_w)})
-        self.proc = subprocess.Popen([sys.executable, self.driver], env=env, pass_fds=(to_child_r, from_child_w),
-                                     start_new_session=True)
+        # In the rank's own process group: the agent ends the rank by
+        # signalling that group, and a worker must end with it.
+        self.proc = subprocess.Popen([sys.executable, self.driver], env=env, pass_fds=(to_child_r, from_child_w))
         os.close(to_child_r)
         os.close(from_child_w)
         self.w = os.fdopen(to_child_w, "w", encoding="utf-8")
@@ -749,7 +762,7 @@ class Worker:
 
     def kill(self):
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.send_signal(signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
@@ -783,9 +796,9 @@ def output_files(task):
 
 
 def safe_unpack(data, root, outputs):
-    """Unpacks a tar of output files into root: regular files and folders
-    under the job's output names only."""
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tf:
+    """Unpacks a tar (a file) of output files into root: regular files and
+    folders under the job's output names only."""
+    with tarfile.open(fileobj=data, mode="r:*") as tf:
         for m in tf:
             name = os.path.normpath(m.name.lstrip("./") or ".")
             top = name.split("/")[0]
@@ -823,14 +836,14 @@ class Driver:
         changed = sorted(k for k, v in now.items() if self.posted.get(k) != v)
         if not changed:
             return
-        buf = io.BytesIO()
-        with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1) as gz, tarfile.open(fileobj=gz, mode="w") as tf:
-            for rel in changed:
-                try:
-                    tf.add(os.path.join(self.task["outputs_dir"], rel), arcname=rel, recursive=False)
-                except OSError:
-                    continue
-        self.ledger.call("POST", "/files", buf.getvalue(), ctype="application/x-tar", raw=True)
+        with tempfile.TemporaryFile() as buf:
+            with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1) as gz, tarfile.open(fileobj=gz, mode="w") as tf:
+                for rel in changed:
+                    try:
+                        tf.add(os.path.join(self.task["outputs_dir"], rel), arcname=rel, recursive=False)
+                    except OSError:
+                        continue
+            self.ledger.call("POST", "/files", buf, ctype="application/x-tar", raw=True)
         self.posted.update({k: now[k] for k in changed})
 
     def complete(self, lease, res):
@@ -960,9 +973,11 @@ class Driver:
 
     def write_outputs(self):
         """Rank 0: every posted file, the rows and the errors."""
-        data = self.ledger.call("GET", "/files", raw=True)
-        if data:
-            safe_unpack(data, self.task["outputs_dir"], set(self.task.get("outputs") or []))
+        with tempfile.TemporaryFile() as data:
+            self.ledger.call("GET", "/files", sink=data)
+            if data.tell():
+                data.seek(0)
+                safe_unpack(data, self.task["outputs_dir"], set(self.task.get("outputs") or []))
         ap = self.task.get("append_path")
         if ap:
             os.makedirs(os.path.dirname(ap), exist_ok=True)
