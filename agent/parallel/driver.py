@@ -572,10 +572,13 @@ def need_pandas():
     return pandas
 
 
-def table_frame(pd, text_parts, settings, extra):
+def table_frame(pd, text_parts, settings, extra, as_text=False):
+    """The rows as a DataFrame: types inferred, or (as_text) every value
+    the text the file holds, as the plan's csv reading saw it."""
     header = settings["header"] != "no_header"
+    text = {"dtype": str, "keep_default_na": False, "na_filter": False} if as_text else {}
     df = pd.read_csv(io.BytesIO(b"".join(text_parts)), sep=settings["delimiter"], encoding=settings["encoding"],
-                     header=0 if header else None)
+                     header=0 if header else None, **text)
     if not header:
         df.columns = ["Column%d" % (i + 1) for i in range(len(df.columns))]
     for k, v in extra.items():
@@ -615,11 +618,17 @@ def build_mini_batch(mb, input_path):
         if s["header"] == "from_first_file" and idx > 0:
             with open(mb["files"][0][1], "rb") as f:
                 head = f.readline()
-        df = table_frame(pd, [head, body], s, partition_columns(s["partition_format"], rel))
-        frames.append(finish_frame(df, s, rel))
+        extra = partition_columns(s["partition_format"], rel)
+        df = table_frame(pd, [head, body], s, extra)
+        # The partition's rows are picked by the keys' text, as the plan
+        # counted them (1.50 stays 1.50, NA stays NA), then handed over
+        # with their inferred types.
+        raw = table_frame(pd, [head, body], s, extra, as_text=True)
+        mask = pd.Series(True, index=raw.index)
+        for k, v in zip(mb["keys"], mb["values"]):
+            mask &= raw[k] == v
+        frames.append(finish_frame(df[mask.values], s, rel))
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    for k, v in zip(mb["keys"], mb["values"]):
-        df = df[df[k].astype(str) == v]
     df = df.reset_index(drop=True)
     key = dict(zip(mb["keys"], mb["values"]))
     return df, ["%s row %d" % (key, i) for i in range(len(df))], key

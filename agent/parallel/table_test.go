@@ -98,9 +98,9 @@ transformations:
   - extension
 type: mltable
 `,
-		"2/tropicana/partitioned_data.csv": "Quantity\n5\n",
-		"1/dominicks/partitioned_data.csv": "Quantity\n1\n2\n",
-		"1/tropicana/partitioned_data.csv": "Quantity\n3\n4\n6\n",
+		"2/tropicana/partitioned_data.csv": "Quantity,Price\n5,NA\n",
+		"1/dominicks/partitioned_data.csv": "Quantity,Price\n1,1.50\n2,1.5\n",
+		"1/tropicana/partitioned_data.csv": "Quantity,Price\n3,1.50\n4,2\n6,1.50\n",
 		"notes.txt":                        "not a csv",
 	})
 	script := `
@@ -108,21 +108,22 @@ def init(): pass
 def run(df, ctx):
     k = ctx.partition_key_value
     assert "Path" not in df.columns, df.columns
-    return ["%s %s %d %d" % (k["Store"], k["Brand"], len(df), df["Quantity"].sum())]
+    return ["%s %s %s %d %d" % (k["Store"], k["Brand"], k["Price"], len(df), df["Quantity"].sum())]
 `
 	sp := spec("part.py")
-	sp.PartitionKeys, sp.AppendRowTo = []string{"Store", "Brand"}, "${{outputs.out}}"
+	// Price's text is the key: 1.50 and 1.5 are two values, NA one.
+	sp.PartitionKeys, sp.AppendRowTo = []string{"Store", "Brand", "Price"}, "${{outputs.out}}"
 	r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"part.py": script},
 		outputs: []string{"out"}, env: env}.run(t, srv.URL, l.token)
 	if r.code != 0 {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
 	_, completes, plans := l.snapshot()
-	if p := plans[0]; p.Kind != par.KindPartitions || p.Items != 6 || p.MiniBatches != 3 {
+	if p := plans[0]; p.Kind != par.KindPartitions || p.Items != 6 || p.MiniBatches != 5 {
 		t.Errorf("plan: %+v", p)
 	}
 	got := read(t, filepath.Join(r.outDir, "out", "parallel_run_step.txt"))
-	if want := "1 dominicks 2 3\n1 tropicana 3 13\n2 tropicana 1 5\n"; got != want {
+	if want := "1 dominicks 1.5 1 2\n1 dominicks 1.50 1 1\n1 tropicana 1.50 2 9\n1 tropicana 2 1 4\n2 tropicana NA 1 5\n"; got != want {
 		t.Errorf("rows:\n%s\nwant:\n%s", got, want)
 	}
 	// One row for a mini-batch of several rows is not a failure of a
