@@ -1032,8 +1032,11 @@ def main():
     level = (task["spec"].get("logging_level") or "INFO").upper()
     logging.basicConfig(level=getattr(logging, level, logging.INFO),
                         format="%(asctime)s %(levelname)s shoal parallel rank " + str(task["rank"]) + ": %(message)s")
+    # Azure's batch scoring scripts read these (the workers inherit them).
     if task.get("model_dir"):
         os.environ["AZUREML_MODEL_DIR"] = task["model_dir"]
+    if task.get("output_dir"):
+        os.environ["AZUREML_BI_OUTPUT_PATH"] = task["output_dir"]
     d = Driver(task, sys.argv[1:])
     try:
         return d.run()

@@ -51,6 +51,7 @@ func inputFiles(t *testing.T, n int) string {
 func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 	l, srv := newLedger(t)
 	in := inputFiles(t, 25)
+	l.mu.Lock()
 	l.wantFiles = func(i int) []string {
 		var out []string
 		for j := i * 10; j < min(i*10+10, 25); j++ {
@@ -58,6 +59,7 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 		}
 		return out
 	}
+	l.mu.Unlock()
 	sp := spec("score.py")
 	sp.MiniBatchSize, sp.AppendRowTo = "10", "${{outputs.scores}}"
 	mk := func(rank int) rankRun {
@@ -89,9 +91,11 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 			t.Errorf("complete: %+v", c)
 		}
 	}
+	l.mu.Lock()
 	if l.missingFiles != nil {
 		t.Errorf("reported done before its files were posted: %v\n%v", l.missingFiles, log)
 	}
+	l.mu.Unlock()
 	// Rank 0 proposes the same plan, finds everything finished, and
 	// writes the outputs from the ledger.
 	r0 := mk(0).run(t, srv.URL, l.token)
@@ -179,7 +183,9 @@ func TestDriverRefusesEntryScriptWithoutInitOrRun(t *testing.T) {
 // and rank 0 first writes the errors, naming each item, beside the rows.
 func TestDriverStopsWhenRunRaisesOnEveryItem(t *testing.T) {
 	l, srv := newLedger(t)
+	l.mu.Lock()
 	l.maxRetries, l.itemThreshold = 1, 2
+	l.mu.Unlock()
 	sp := spec("bad.py")
 	sp.MiniBatchSize, sp.AppendRowTo = "1", "${{outputs.out}}"
 	sp.AppendRowFile = "rows.txt"
@@ -209,7 +215,9 @@ func TestDriverStopsWhenRunRaisesOnEveryItem(t *testing.T) {
 // past its rows failed; more rows than files fails the try.
 func TestDriverChecksRowCounts(t *testing.T) {
 	l, srv := newLedger(t)
+	l.mu.Lock()
 	l.maxRetries = 0
+	l.mu.Unlock()
 	sp := spec("rows.py")
 	sp.MiniBatchSize = "3"
 	script := `
@@ -316,7 +324,9 @@ func TestDriverEndsOnTheLedgersRefusal(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.out, "refused this attempt's token") {
 		t.Fatalf("stale token: exit %d:\n%s", r.code, r.out)
 	}
+	l.mu.Lock()
 	l.plan = &par.PlanRequest{Kind: par.KindFiles, Items: 3, MiniBatches: 1, Fingerprint: "another"}
+	l.mu.Unlock()
 	r = ok.run(t, srv.URL, l.token)
 	if r.code != 1 || !strings.Contains(r.out, "input_data: this node lists the input differently") {
 		t.Fatalf("other plan: exit %d:\n%s", r.code, r.out)
@@ -334,9 +344,11 @@ func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
 		outputs: []string{"out"}, args: []string{"--out", t.TempDir()}}
 	rr.spec.AppendRowTo = "${{outputs.out}}"
 	// A first rank proposes the plan; then the ledger aborts.
+	l.mu.Lock()
 	l.aborted = "the error threshold was passed: items f00.txt, f01.txt failed"
 	l.errors = []string{"0\tf00.txt\tValueError: bad"}
 	l.files = map[string][]byte{"out/kept.txt": []byte("k"), "../../escaped.txt": []byte("x"), "other/x.txt": []byte("x")}
+	l.mu.Unlock()
 	r := rr.run(t, srv.URL, l.token)
 	if r.code != 1 || !strings.Contains(r.out, "the job stops: the error threshold was passed: items f00.txt, f01.txt failed") {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
@@ -354,5 +366,44 @@ func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
 	}
 	if _, completes, _ := l.snapshot(); len(completes) != 0 {
 		t.Errorf("completes: %+v", completes)
+	}
+}
+
+// A batch deployment's scoring script finds its model where
+// AZUREML_MODEL_DIR says and writes its own files where
+// AZUREML_BI_OUTPUT_PATH says (the score output), as on Azure; what it
+// writes there reaches the job's output with the rows.
+func TestDriverGivesTheScoringScriptAzuresVariables(t *testing.T) {
+	l, srv := newLedger(t)
+	model := t.TempDir()
+	writeFiles(t, model, map[string]string{"model.txt": "m1"})
+	script := `
+import os
+def init():
+    global model, out
+    model = open(os.path.join(os.environ["AZUREML_MODEL_DIR"], "model.txt")).read()
+    out = os.environ["AZUREML_BI_OUTPUT_PATH"]
+def run(mb):
+    for f in mb:
+        open(os.path.join(out, os.path.basename(f) + ".pred"), "w").write(model)
+    return [model + " " + os.path.basename(f) for f in mb]
+`
+	sp := spec("batch_driver.py")
+	sp.ModelInput, sp.AppendRowTo, sp.AppendRowFile = "model", "${{outputs.score}}", "predictions.csv"
+	r := rankRun{spec: sp, input: inputFiles(t, 2), inputs: map[string]string{"model": model},
+		code: map[string]string{"batch_driver.py": script}, outputs: []string{"score"}}.run(t, srv.URL, l.token)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	if got := read(t, filepath.Join(r.outDir, "score", "predictions.csv")); got != "m1 f00.txt\nm1 f01.txt\n" {
+		t.Errorf("predictions.csv: %q", got)
+	}
+	if got := read(t, filepath.Join(r.outDir, "score", "f01.txt.pred")); got != "m1" {
+		t.Errorf("the script's own file: %q", got)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.files["score/f00.txt.pred"] == nil || l.files["score/predictions.csv"] != nil {
+		t.Errorf("posted: %v (the script's files, never the append file)", l.files)
 	}
 }

@@ -33,6 +33,9 @@ type rankRun struct {
 	dir string
 	// env is added to the driver's environment.
 	env map[string]string
+	// inputs are the job's inputs besides "data" (its input_data), by
+	// name: their local paths.
+	inputs map[string]string
 }
 
 type rankResult struct {
@@ -91,8 +94,11 @@ func (rr rankRun) run(t *testing.T, srvURL, token string) rankResult {
 	}
 	at := &node.AgentTask{RankRef: node.RankRef{Rank: rr.rank}, NodeCount: max(rr.nodes, 1), Outputs: rr.outputs, OutputFiles: rr.fileOutputs,
 		Parallel: &node.ParallelTask{Spec: rr.spec, Path: ledgerPath, Token: token, InputType: rr.inputType}}
-	task, err := parallel.NewTask(srvURL, at, parallel.Paths{CodeDir: codeDir, OutputsDir: outDir,
-		Inputs: map[string]string{"data": rr.input}, Outputs: outs})
+	inputs := map[string]string{"data": rr.input}
+	for k, v := range rr.inputs {
+		inputs[k] = v
+	}
+	task, err := parallel.NewTask(srvURL, at, parallel.Paths{CodeDir: codeDir, OutputsDir: outDir, Inputs: inputs, Outputs: outs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,10 @@ type Task struct {
 	ErrorsPath string `json:"errors_path"`
 	// ModelDir is the model input's folder (AZUREML_MODEL_DIR), if any.
 	ModelDir string `json:"model_dir,omitempty"`
+	// OutputDir is the folder Azure's batch scoring scripts write their
+	// own files to (AZUREML_BI_OUTPUT_PATH): the append file's folder,
+	// else the job's only output's; empty when neither is.
+	OutputDir string `json:"output_dir,omitempty"`
 }
 
 // InputName is the input name a ParallelSpec's InputData or AppendRowTo
@@ -133,6 +137,11 @@ func NewTask(serverURL string, t *node.AgentTask, p Paths) (*Task, error) {
 		}
 		task.AppendPath = local
 		task.ErrorsPath = filepath.Join(filepath.Dir(local), "errors.txt")
+		task.OutputDir = filepath.Dir(local)
+	} else if len(t.Outputs) == 1 {
+		// A batch deployment's summary_only: its score output is still
+		// where the scoring script writes.
+		task.OutputDir = filepath.Join(p.OutputsDir, t.Outputs[0])
 	}
 	return task, nil
 }
