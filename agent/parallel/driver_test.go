@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/agent/parallel/paralleltest"
 	"github.com/shoal-ml/shoal/domain/job"
 	par "github.com/shoal-ml/shoal/domain/parallel"
 )
@@ -49,17 +50,17 @@ func inputFiles(t *testing.T, n int) string {
 // mini-batch done, and rank 0, once everything is finished, writes the
 // rows to the append_row_to file and unpacks every rank's files.
 func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	in := inputFiles(t, 25)
-	l.mu.Lock()
-	l.wantFiles = func(i int) []string {
+	l.Mu.Lock()
+	l.WantFiles = func(i int) []string {
 		var out []string
 		for j := i * 10; j < min(i*10+10, 25); j++ {
 			out = append(out, fmt.Sprintf("extra/f%02d.txt.seen", j))
 		}
 		return out
 	}
-	l.mu.Unlock()
+	l.Mu.Unlock()
 	sp := spec("score.py")
 	sp.MiniBatchSize, sp.AppendRowTo = "10", "${{outputs.scores}}"
 	mk := func(rank int) rankRun {
@@ -69,14 +70,14 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 			args: []string{"--out", filepath.Join(dir, "outputs", "extra")}}
 	}
 	// Rank 1 scores everything (rank 0 is not there yet), and ends.
-	r1 := mk(1).run(t, srv.URL, l.token)
+	r1 := mk(1).run(t, srv.URL, l.Token)
 	if r1.code != 0 {
 		t.Fatalf("rank 1 exited %d:\n%s", r1.code, r1.out)
 	}
 	if _, err := os.Stat(filepath.Join(r1.outDir, "scores", "scores.csv")); err == nil {
 		t.Errorf("rank 1 wrote the rows: only rank 0 writes the outputs")
 	}
-	log, completes, plans := l.snapshot()
+	log, completes, plans := l.Snapshot()
 	if len(plans) != 1 || plans[0].Kind != par.KindFiles || plans[0].Items != 25 || plans[0].MiniBatches != 3 || len(plans[0].Describe) != 3 {
 		t.Fatalf("plan: %+v", plans)
 	}
@@ -91,18 +92,18 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 			t.Errorf("complete: %+v", c)
 		}
 	}
-	l.mu.Lock()
-	if l.missingFiles != nil {
-		t.Errorf("reported done before its files were posted: %v\n%v", l.missingFiles, log)
+	l.Mu.Lock()
+	if l.MissingFiles != nil {
+		t.Errorf("reported done before its files were posted: %v\n%v", l.MissingFiles, log)
 	}
-	l.mu.Unlock()
+	l.Mu.Unlock()
 	// Rank 0 proposes the same plan, finds everything finished, and
 	// writes the outputs from the ledger.
-	r0 := mk(0).run(t, srv.URL, l.token)
+	r0 := mk(0).run(t, srv.URL, l.Token)
 	if r0.code != 0 {
 		t.Fatalf("rank 0 exited %d:\n%s", r0.code, r0.out)
 	}
-	_, _, plans = l.snapshot()
+	_, _, plans = l.Snapshot()
 	if len(plans) != 2 || plans[1].Fingerprint != plans[0].Fingerprint {
 		t.Fatalf("rank 0's plan differs: %+v", plans)
 	}
@@ -129,16 +130,16 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 // rank asks for as many as it has idle workers, and each runs in a
 // process of its own.
 func TestDriverRunsWorkersConcurrently(t *testing.T) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	sp := spec("pid.py")
 	sp.MiniBatchSize, sp.MaxConcurrencyPerInstance, sp.AppendRowTo = "1", 3, "${{outputs.out}}"
 	sp.AppendRowFile = "rows.txt"
 	script := "import os\ndef init(): pass\ndef run(mb): return [os.getpid() for _ in mb]\n"
-	r := rankRun{spec: sp, input: inputFiles(t, 6), code: map[string]string{"pid.py": script}, outputs: []string{"out"}}.run(t, srv.URL, l.token)
+	r := rankRun{spec: sp, input: inputFiles(t, 6), code: map[string]string{"pid.py": script}, outputs: []string{"out"}}.run(t, srv.URL, l.Token)
 	if r.code != 0 {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
-	log, _, _ := l.snapshot()
+	log, _, _ := l.Snapshot()
 	if log[0] != "lease r0 max 3" {
 		t.Errorf("first lease: %q, want max 3 (three idle workers)", log[0])
 	}
@@ -162,16 +163,16 @@ func TestDriverRefusesEntryScriptWithoutInitOrRun(t *testing.T) {
 		"not there":    {"", "entry_script: missing.py"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l, srv := newLedger(t)
+			l, srv := paralleltest.New(t)
 			sp := spec("score.py")
 			if c.script == "" {
 				sp.EntryScript = "missing.py"
 			}
-			r := rankRun{spec: sp, input: inputFiles(t, 3), code: map[string]string{"score.py": c.script}}.run(t, srv.URL, l.token)
+			r := rankRun{spec: sp, input: inputFiles(t, 3), code: map[string]string{"score.py": c.script}}.run(t, srv.URL, l.Token)
 			if r.code != 1 || !strings.Contains(r.out, c.want) {
 				t.Fatalf("exit %d, want 1 saying %q:\n%s", r.code, c.want, r.out)
 			}
-			if log, _, plans := l.snapshot(); len(log) != 0 || len(plans) != 0 {
+			if log, _, plans := l.Snapshot(); len(log) != 0 || len(plans) != 0 {
 				t.Errorf("the ledger was asked: %v %v", plans, log)
 			}
 		})
@@ -182,19 +183,19 @@ func TestDriverRefusesEntryScriptWithoutInitOrRun(t *testing.T) {
 // error_threshold the ledger aborts, the rank exits 1 with its message,
 // and rank 0 first writes the errors, naming each item, beside the rows.
 func TestDriverStopsWhenRunRaisesOnEveryItem(t *testing.T) {
-	l, srv := newLedger(t)
-	l.mu.Lock()
-	l.maxRetries, l.itemThreshold = 1, 2
-	l.mu.Unlock()
+	l, srv := paralleltest.New(t)
+	l.Mu.Lock()
+	l.MaxRetries, l.ItemThreshold = 1, 2
+	l.Mu.Unlock()
 	sp := spec("bad.py")
 	sp.MiniBatchSize, sp.AppendRowTo = "1", "${{outputs.out}}"
 	sp.AppendRowFile = "rows.txt"
 	script := "def init(): pass\ndef run(mb): raise RuntimeError('cannot score ' + mb[0])\n"
-	r := rankRun{spec: sp, input: inputFiles(t, 5), code: map[string]string{"bad.py": script}, outputs: []string{"out"}}.run(t, srv.URL, l.token)
+	r := rankRun{spec: sp, input: inputFiles(t, 5), code: map[string]string{"bad.py": script}, outputs: []string{"out"}}.run(t, srv.URL, l.Token)
 	if r.code != 1 || !strings.Contains(r.out, "the error threshold was passed") {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
-	_, completes, _ := l.snapshot()
+	_, completes, _ := l.Snapshot()
 	if len(completes) != 6 {
 		t.Fatalf("want 3 mini-batches tried twice: %+v", completes)
 	}
@@ -214,10 +215,10 @@ func TestDriverStopsWhenRunRaisesOnEveryItem(t *testing.T) {
 // run returning fewer rows than a mini-batch's files leaves the files
 // past its rows failed; more rows than files fails the try.
 func TestDriverChecksRowCounts(t *testing.T) {
-	l, srv := newLedger(t)
-	l.mu.Lock()
-	l.maxRetries = 0
-	l.mu.Unlock()
+	l, srv := paralleltest.New(t)
+	l.Mu.Lock()
+	l.MaxRetries = 0
+	l.Mu.Unlock()
 	sp := spec("rows.py")
 	sp.MiniBatchSize = "3"
 	script := `
@@ -228,11 +229,11 @@ def run(mb):
     if "f00.txt" in names: return names[:2]
     return names + ["extra"]
 `
-	r := rankRun{spec: sp, input: inputFiles(t, 6), code: map[string]string{"rows.py": script}}.run(t, srv.URL, l.token)
+	r := rankRun{spec: sp, input: inputFiles(t, 6), code: map[string]string{"rows.py": script}}.run(t, srv.URL, l.Token)
 	if r.code != 0 {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
-	_, completes, _ := l.snapshot()
+	_, completes, _ := l.Snapshot()
 	byIndex := map[int]par.CompleteRequest{}
 	for _, c := range completes {
 		byIndex[c.Index] = c
@@ -278,15 +279,15 @@ func TestDriverReportsFailedTriesAndScoresTheRetry(t *testing.T) {
 		"die":   {par.OutcomeFailed, "ended (exit code 3)"},
 	} {
 		t.Run(how, func(t *testing.T) {
-			l, srv := newLedger(t)
+			l, srv := paralleltest.New(t)
 			sp := spec("tries.py")
 			sp.MiniBatchSize, sp.Retry = "2", &job.ParallelRetry{Timeout: 1}
 			r := rankRun{spec: sp, input: inputFiles(t, 2), code: map[string]string{"tries.py": triesScript},
-				args: []string{how, t.TempDir()}}.run(t, srv.URL, l.token)
+				args: []string{how, t.TempDir()}}.run(t, srv.URL, l.Token)
 			if r.code != 0 {
 				t.Fatalf("exit %d:\n%s", r.code, r.out)
 			}
-			_, completes, _ := l.snapshot()
+			_, completes, _ := l.Snapshot()
 			if len(completes) != 2 {
 				t.Fatalf("completes: %+v", completes)
 			}
@@ -304,12 +305,12 @@ func TestDriverReportsFailedTriesAndScoresTheRetry(t *testing.T) {
 // An empty input fails the rank at once, naming input_data; nothing is
 // proposed to the ledger.
 func TestDriverFailsOnEmptyInput(t *testing.T) {
-	l, srv := newLedger(t)
-	r := rankRun{spec: spec("score.py"), input: t.TempDir(), code: map[string]string{"score.py": scoreScript}}.run(t, srv.URL, l.token)
+	l, srv := paralleltest.New(t)
+	r := rankRun{spec: spec("score.py"), input: t.TempDir(), code: map[string]string{"score.py": scoreScript}}.run(t, srv.URL, l.Token)
 	if r.code != 1 || !strings.Contains(r.out, "input_data: the input holds no files") {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
-	if _, _, plans := l.snapshot(); len(plans) != 0 {
+	if _, _, plans := l.Snapshot(); len(plans) != 0 {
 		t.Errorf("plans: %+v", plans)
 	}
 }
@@ -317,17 +318,17 @@ func TestDriverFailsOnEmptyInput(t *testing.T) {
 // The ledger's refusals end the rank with its words: a token of an
 // attempt that ended, a listing that differs from the job's plan.
 func TestDriverEndsOnTheLedgersRefusal(t *testing.T) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	in := inputFiles(t, 3)
 	ok := rankRun{spec: spec("score.py"), input: in, code: map[string]string{"score.py": scoreScript}, args: []string{"--out", t.TempDir()}}
 	r := ok.run(t, srv.URL, "shoalpar_0_stale")
 	if r.code != 1 || !strings.Contains(r.out, "refused this attempt's token") {
 		t.Fatalf("stale token: exit %d:\n%s", r.code, r.out)
 	}
-	l.mu.Lock()
-	l.plan = &par.PlanRequest{Kind: par.KindFiles, Items: 3, MiniBatches: 1, Fingerprint: "another"}
-	l.mu.Unlock()
-	r = ok.run(t, srv.URL, l.token)
+	l.Mu.Lock()
+	l.Plan = &par.PlanRequest{Kind: par.KindFiles, Items: 3, MiniBatches: 1, Fingerprint: "another"}
+	l.Mu.Unlock()
+	r = ok.run(t, srv.URL, l.Token)
 	if r.code != 1 || !strings.Contains(r.out, "input_data: this node lists the input differently") {
 		t.Fatalf("other plan: exit %d:\n%s", r.code, r.out)
 	}
@@ -338,18 +339,18 @@ func TestDriverEndsOnTheLedgersRefusal(t *testing.T) {
 // What rank 0 unpacks of the posted files stays inside the job's output
 // folders: a path out of them, or under no output, is left out.
 func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	in := inputFiles(t, 2)
 	rr := rankRun{spec: spec("score.py"), input: in, code: map[string]string{"score.py": scoreScript},
 		outputs: []string{"out"}, args: []string{"--out", t.TempDir()}}
 	rr.spec.AppendRowTo = "${{outputs.out}}"
 	// A first rank proposes the plan; then the ledger aborts.
-	l.mu.Lock()
-	l.aborted = "the error threshold was passed: items f00.txt, f01.txt failed"
-	l.errors = []string{"0\tf00.txt\tValueError: bad"}
-	l.files = map[string][]byte{"out/kept.txt": []byte("k"), "../../escaped.txt": []byte("x"), "other/x.txt": []byte("x")}
-	l.mu.Unlock()
-	r := rr.run(t, srv.URL, l.token)
+	l.Mu.Lock()
+	l.Aborted = "the error threshold was passed: items f00.txt, f01.txt failed"
+	l.Errors = []string{"0\tf00.txt\tValueError: bad"}
+	l.Files = map[string][]byte{"out/kept.txt": []byte("k"), "../../escaped.txt": []byte("x"), "other/x.txt": []byte("x")}
+	l.Mu.Unlock()
+	r := rr.run(t, srv.URL, l.Token)
 	if r.code != 1 || !strings.Contains(r.out, "the job stops: the error threshold was passed: items f00.txt, f01.txt failed") {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
@@ -364,7 +365,7 @@ func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
 			t.Errorf("%s was written", p)
 		}
 	}
-	if _, completes, _ := l.snapshot(); len(completes) != 0 {
+	if _, completes, _ := l.Snapshot(); len(completes) != 0 {
 		t.Errorf("completes: %+v", completes)
 	}
 }
@@ -374,7 +375,7 @@ func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
 // AZUREML_BI_OUTPUT_PATH says (the score output), as on Azure; what it
 // writes there reaches the job's output with the rows.
 func TestDriverGivesTheScoringScriptAzuresVariables(t *testing.T) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	model := t.TempDir()
 	writeFiles(t, model, map[string]string{"model.txt": "m1"})
 	script := `
@@ -391,7 +392,7 @@ def run(mb):
 	sp := spec("batch_driver.py")
 	sp.ModelInput, sp.AppendRowTo, sp.AppendRowFile = "model", "${{outputs.score}}", "predictions.csv"
 	r := rankRun{spec: sp, input: inputFiles(t, 2), inputs: map[string]string{"model": model},
-		code: map[string]string{"batch_driver.py": script}, outputs: []string{"score"}}.run(t, srv.URL, l.token)
+		code: map[string]string{"batch_driver.py": script}, outputs: []string{"score"}}.run(t, srv.URL, l.Token)
 	if r.code != 0 {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
@@ -401,9 +402,9 @@ def run(mb):
 	if got := read(t, filepath.Join(r.outDir, "score", "f01.txt.pred")); got != "m1" {
 		t.Errorf("the script's own file: %q", got)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.files["score/f00.txt.pred"] == nil || l.files["score/predictions.csv"] != nil {
-		t.Errorf("posted: %v (the script's files, never the append file)", l.files)
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	if l.Files["score/f00.txt.pred"] == nil || l.Files["score/predictions.csv"] != nil {
+		t.Errorf("posted: %v (the script's files, never the append file)", l.Files)
 	}
 }

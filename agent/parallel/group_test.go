@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/parallel"
+	"github.com/shoal-ml/shoal/agent/parallel/paralleltest"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -21,7 +22,7 @@ import (
 // left running the user's code after the rank ended.
 func TestWorkersEndWithTheRanksProcessGroup(t *testing.T) {
 	py := python(t)
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "worker.pid")
 	codeDir := filepath.Join(dir, "code")
@@ -34,7 +35,7 @@ def run(mb):
     time.sleep(600)
 `})
 	sp := spec("hang.py")
-	at := &node.AgentTask{Parallel: &node.ParallelTask{Spec: sp, Path: ledgerPath, Token: l.token, InputType: "uri_folder"}}
+	at := &node.AgentTask{Parallel: &node.ParallelTask{Spec: sp, Path: paralleltest.Path, Token: l.Token, InputType: "uri_folder"}}
 	task, err := parallel.NewTask(srv.URL, at, parallel.Paths{CodeDir: codeDir, OutputsDir: filepath.Join(dir, "outputs"),
 		Inputs: map[string]string{"data": inputFiles(t, 1)}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/parallel"
+	"github.com/shoal-ml/shoal/agent/parallel/paralleltest"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testenv"
@@ -93,7 +94,7 @@ func (rr rankRun) run(t *testing.T, srvURL, token string) rankResult {
 		rr.inputType = "uri_folder"
 	}
 	at := &node.AgentTask{RankRef: node.RankRef{Rank: rr.rank}, NodeCount: max(rr.nodes, 1), Outputs: rr.outputs, OutputFiles: rr.fileOutputs,
-		Parallel: &node.ParallelTask{Spec: rr.spec, Path: ledgerPath, Token: token, InputType: rr.inputType}}
+		Parallel: &node.ParallelTask{Spec: rr.spec, Path: paralleltest.Path, Token: token, InputType: rr.inputType}}
 	inputs := map[string]string{"data": rr.input}
 	for k, v := range rr.inputs {
 		inputs[k] = v

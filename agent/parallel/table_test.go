@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/agent/parallel/paralleltest"
 	par "github.com/shoal-ml/shoal/domain/parallel"
 )
 
@@ -29,7 +30,7 @@ func TestDriverSplitsATableByBytes(t *testing.T) {
 }
 
 func testBytes(t *testing.T, env map[string]string) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	in := t.TempDir()
 	var csv strings.Builder
 	csv.WriteString("a,b\n")
@@ -43,11 +44,11 @@ func testBytes(t *testing.T, env map[string]string) {
 	sp := spec("sum.py")
 	sp.MiniBatchSize, sp.AppendRowTo, sp.MaxConcurrencyPerInstance = "1kb", "${{outputs.out}}", 2
 	r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript},
-		outputs: []string{"out"}, fileOutputs: map[string]string{"out": "scores.txt"}, env: env}.run(t, srv.URL, l.token)
+		outputs: []string{"out"}, fileOutputs: map[string]string{"out": "scores.txt"}, env: env}.run(t, srv.URL, l.Token)
 	if r.code != 0 {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
-	_, completes, plans := l.snapshot()
+	_, completes, plans := l.Snapshot()
 	if p := plans[0]; p.Kind != par.KindRows || p.Items != 200 || p.MiniBatches < 2 {
 		t.Errorf("plan: %+v", p)
 	}
@@ -77,7 +78,7 @@ func TestDriverPartitionsATableByKeys(t *testing.T) {
 }
 
 func testPartitions(t *testing.T, env map[string]string) {
-	l, srv := newLedger(t)
+	l, srv := paralleltest.New(t)
 	in := t.TempDir()
 	writeFiles(t, in, map[string]string{
 		// As yaml.dump writes it in Azure's partition_data.py.
@@ -114,11 +115,11 @@ def run(df, ctx):
 	// Price's text is the key: 1.50 and 1.5 are two values, NA one.
 	sp.PartitionKeys, sp.AppendRowTo = []string{"Store", "Brand", "Price"}, "${{outputs.out}}"
 	r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"part.py": script},
-		outputs: []string{"out"}, env: env}.run(t, srv.URL, l.token)
+		outputs: []string{"out"}, env: env}.run(t, srv.URL, l.Token)
 	if r.code != 0 {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
-	_, completes, plans := l.snapshot()
+	_, completes, plans := l.Snapshot()
 	if p := plans[0]; p.Kind != par.KindPartitions || p.Items != 6 || p.MiniBatches != 5 {
 		t.Errorf("plan: %+v", p)
 	}
@@ -154,16 +155,16 @@ func TestDriverRefusesABadTable(t *testing.T) {
 		"transform":   {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\ntransformations:\n  - read_parquet: {}\n", "rows.csv": "a\n"}, want: "read_parquet' is not one Shoal reads"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l, srv := newLedger(t)
+			l, srv := paralleltest.New(t)
 			in := t.TempDir()
 			writeFiles(t, in, c.files)
 			sp := spec("sum.py")
 			sp.PartitionKeys, sp.MiniBatchSize = c.keys, c.size
-			r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript}}.run(t, srv.URL, l.token)
+			r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript}}.run(t, srv.URL, l.Token)
 			if r.code != 1 || !strings.Contains(r.out, c.want) {
 				t.Fatalf("exit %d, want 1 saying %q:\n%s", r.code, c.want, r.out)
 			}
-			if _, _, plans := l.snapshot(); len(plans) != 0 {
+			if _, _, plans := l.Snapshot(); len(plans) != 0 {
 				t.Errorf("plans: %+v", plans)
 			}
 		})
