@@ -2,8 +2,17 @@ package rank
 
 import (
 	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shoal-ml/shoal/agent/parallel/paralleltest"
+	par "github.com/shoal-ml/shoal/domain/parallel"
 
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -67,4 +76,67 @@ func TestParallelRankCannotChangeItsDriver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A parallel job's rank runs Shoal's driver from the job's command, in a
+// container of its image and as host processes: it reaches the job's
+// ledger at the agent's server URL (from the container's own network
+// too), runs the entry script from the code folder, and rank 0 writes
+// the rows to the append_row_to output. The ledger is a double
+// (paralleltest): the real one is the server's, tested end to end.
+func TestParallelRankRunsTheDriver(t *testing.T) {
+	env := testctr.Shared(t)
+	fa := newFakeAgentServer(t)
+	fa.mu.Lock()
+	fa.artifacts["art-data"] = tarGz(t, &tar.Header{Name: "a.txt", Typeflag: tar.TypeReg, Mode: 0o644},
+		&tar.Header{Name: "b.txt", Typeflag: tar.TypeReg, Mode: 0o644}).Bytes()
+	fa.mu.Unlock()
+	for name, image := range map[string]string{"container": env.Registry.Addr + "/" + testctr.PushedBase, "host": ""} {
+		t.Run(name, func(t *testing.T) {
+			l, _ := paralleltest.New(t)
+			mux := http.NewServeMux()
+			mux.Handle(par.PathPrefix, l)
+			mux.Handle("/", fa.Config.Handler)
+			both := httptest.NewServer(mux)
+			t.Cleanup(both.Close)
+			a := containerAgent(t, env, &fakeAgentServer{Server: both}, "ctr-par-run-"+name)
+			id := "att-par-run-" + name
+			tk := parallelProbeTask(id, image)
+			tk.Parallel.Path, tk.Parallel.Token = paralleltest.Path, l.Token
+			tk.Parallel.Spec.AppendRowTo, tk.Parallel.Spec.EntryScript = "${{outputs.out}}", "score.py"
+			tk.Parallel.Spec.MiniBatchSize = "1"
+			tk.Code = "art-code"
+			fa.mu.Lock()
+			fa.artifacts["art-code"] = scoreCode(t)
+			fa.mu.Unlock()
+			tk.Command = job.ParallelCommand("--tag " + name)
+			log := runRank(t, a, tk, nil)
+			if rep := fa.final(t); rep.State != node.RankCompleted {
+				t.Fatalf("final report %+v; log:\n%s", rep, log)
+			}
+			rows, err := os.ReadFile(filepath.Join(AttemptDir(a.RunDir, tk), "outputs", "out", "parallel_run_step.txt"))
+			if want := name + " a.txt\n" + name + " b.txt\n"; err != nil || string(rows) != want {
+				t.Errorf("rows %q (%v), want %q; log:\n%s", rows, err, want, log)
+			}
+			if strings.Contains(log, l.Token) {
+				t.Errorf("the token is in the rank's log:\n%s", log)
+			}
+		})
+	}
+}
+
+// scoreCode is a code folder whose score.py scores each file as
+// "<--tag> <name>".
+func scoreCode(t *testing.T) []byte {
+	script := "import argparse, os\n" +
+		"def init():\n    global tag\n    tag = argparse.ArgumentParser().parse_known_args()[1][1]\n" +
+		"def run(mb):\n    return [tag + ' ' + os.path.basename(f) for f in mb]\n"
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Name: "score.py", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(script))})
+	tw.Write([]byte(script))
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
 }
