@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,53 +11,33 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/agent/parallel"
 	"github.com/shoal-ml/shoal/agent/parallel/paralleltest"
-	"github.com/shoal-ml/shoal/domain/node"
 )
 
 // The agent ends a rank by signalling its process group (agent/runner):
 // the entry script's workers are in that group and end with it, never
 // left running the user's code after the rank ended.
 func TestWorkersEndWithTheRanksProcessGroup(t *testing.T) {
-	py := python(t)
 	l, srv := paralleltest.New(t)
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "worker.pid")
-	codeDir := filepath.Join(dir, "code")
-	writeFiles(t, codeDir, map[string]string{"hang.py": `
+	pidFile := filepath.Join(t.TempDir(), "worker.pid")
+	hang := `
 import os, sys, time
 def init(): pass
 def run(mb):
     with open(sys.argv[1] + ".tmp", "w") as f: f.write(str(os.getpid()))
     os.rename(sys.argv[1] + ".tmp", sys.argv[1])
     time.sleep(600)
-`})
-	sp := spec("hang.py")
-	at := &node.AgentTask{Parallel: &node.ParallelTask{Spec: sp, Path: paralleltest.Path, Token: l.Token, InputType: "uri_folder"}}
-	task, err := parallel.NewTask(srv.URL, at, parallel.Paths{CodeDir: codeDir, OutputsDir: filepath.Join(dir, "outputs"),
-		Inputs: map[string]string{"data": inputFiles(t, 1)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv, err := parallel.Write(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, _ := parallel.Env(drv, task)
-	cmd := exec.Command(py, drv, pidFile)
-	cmd.Dir, cmd.Env = codeDir, os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+`
 	// A guard against a driver that never starts its worker, not a
 	// measure.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	cmd, _ := rankRun{spec: spec("hang.py"), input: inputFiles(t, 1), code: map[string]string{"hang.py": hang},
+		args: []string{pidFile}}.command(ctx, t, srv.URL, l.Token)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	var pid int
 	for pid == 0 {
 		if b, err := os.ReadFile(pidFile); err == nil {

@@ -68,7 +68,30 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// run runs the rank's driver to its end.
 func (rr rankRun) run(t *testing.T, srvURL, token string) rankResult {
+	t.Helper()
+	// A guard against a driver that hangs, not a measure: every test's
+	// driver ends in seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, res := rr.command(ctx, t, srvURL, token)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	res.out = out.String()
+	return res
+}
+
+// command is the rank's driver, ready to start: its folders made, the
+// driver written and its task in its environment.
+func (rr rankRun) command(ctx context.Context, t *testing.T, srvURL, token string) (*exec.Cmd, rankResult) {
 	t.Helper()
 	py := python(t)
 	dir := rr.dir
@@ -111,10 +134,6 @@ func (rr rankRun) run(t *testing.T, srvURL, token string) rankResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A guard against a driver that hangs, not a measure: every test's
-	// driver ends in seconds.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, py, append([]string{drv}, rr.args...)...)
 	cmd.Dir = codeDir
 	cmd.Env = os.Environ()
@@ -124,17 +143,7 @@ func (rr rankRun) run(t *testing.T, srvURL, token string) rankResult {
 	for k, v := range rr.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return rankResult{code: code, out: out.String(), dir: dir, task: task, outDir: outDir}
+	return cmd, rankResult{dir: dir, task: task, outDir: outDir}
 }
 
 func spec(entry string) job.ParallelSpec {
