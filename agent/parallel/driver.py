@@ -747,6 +747,9 @@ class Worker:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ, **{WORKER_ENV: "%d,%d" % (to_child_r, from_child_w)})
+        # What run prints reaches the rank's log as it prints it, not
+        # lost in a buffer when a worker past its timeout is killed.
+        env.setdefault("PYTHONUNBUFFERED", "1")
         # In the rank's own process group: the agent ends the rank by
         # signalling that group, and a worker must end with it.
         self.proc = subprocess.Popen([sys.executable, self.driver], env=env, pass_fds=(to_child_r, from_child_w))

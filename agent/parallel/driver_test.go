@@ -263,6 +263,7 @@ def run(mb):
     mark = os.path.join(marks, os.path.basename(mb[0]))
     if not os.path.exists(mark):
         open(mark, "w").close()
+        print("FIRST-TRY-OF", os.path.basename(mb[0]))
         if how == "raise": raise ValueError("first try fails")
         if how == "hang": time.sleep(600)
         if how == "die": os._exit(3)
@@ -297,6 +298,11 @@ func TestDriverReportsFailedTriesAndScoresTheRetry(t *testing.T) {
 			}
 			if second.Try != 2 || second.Outcome != par.OutcomeDone || strings.Join(second.Rows, ",") != "f00.txt,f01.txt" {
 				t.Errorf("second try: %+v", second)
+			}
+			// What the failed try printed is in the log, even from a
+			// worker that was killed or died.
+			if !strings.Contains(r.out, "FIRST-TRY-OF f00.txt") {
+				t.Errorf("the first try's print is lost:\n%s", r.out)
 			}
 		})
 	}
