@@ -111,7 +111,7 @@ func NewTask(serverURL string, t *node.AgentTask, p Paths) (*Task, error) {
 	task := &Task{
 		URL: strings.TrimRight(serverURL, "/") + pt.Path, Token: pt.Token,
 		Rank: t.Rank, NodeCount: max(t.NodeCount, 1), Spec: pt.Spec, InputType: pt.InputType, InputPath: in,
-		CodeDir: p.CodeDir, OutputsDir: p.OutputsDir, Outputs: append([]string(nil), t.Outputs...), LogsDir: logs,
+		CodeDir: p.CodeDir, OutputsDir: p.OutputsDir, Outputs: postedOutputs(t.Outputs), LogsDir: logs,
 		ErrorsPath: filepath.Join(logs, "errors.txt"),
 	}
 	if m := pt.Spec.ModelInput; m != "" {
@@ -144,6 +144,19 @@ func NewTask(serverURL string, t *node.AgentTask, p Paths) (*Task, error) {
 		task.OutputDir = filepath.Join(p.OutputsDir, t.Outputs[0])
 	}
 	return task, nil
+}
+
+// postedOutputs are the outputs whose files the driver posts to the
+// ledger: every output of the job but its ./outputs and ./logs
+// (job.ArtifactsOutput), which the agent keeps for each rank itself.
+func postedOutputs(outputs []string) []string {
+	var out []string
+	for _, o := range outputs {
+		if o != job.ArtifactsOutput {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Env is the variables the driver needs: where it is (job.ParallelDriverEnv)

@@ -67,6 +67,11 @@ func TestNewTaskAppendPath(t *testing.T) {
 	if task, err := parallel.NewTask("http://s", base(""), file); err != nil || task.AppendPath != "/r/outputs/o/x.csv" {
 		t.Errorf("uri_file: %+v %v", task, err)
 	}
+	withArtifacts := base("")
+	withArtifacts.Outputs = []string{"o", job.ArtifactsOutput}
+	if task, err := parallel.NewTask("http://s", withArtifacts, p); err != nil || strings.Join(task.Outputs, ",") != "o" {
+		t.Errorf("the driver posts the artifacts output's files: %+v %v", task, err)
+	}
 	noOut := base("")
 	noOut.Parallel.Spec.AppendRowTo = "${{outputs.nope}}"
 	if _, err := parallel.NewTask("http://s", noOut, p); err == nil || !strings.Contains(err.Error(), "append_row_to") {
