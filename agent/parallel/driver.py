@@ -651,12 +651,24 @@ def as_rows(result, kind):
     if result is None:
         raise TypeError("run returned None; it must return a list or a pandas DataFrame, one row per item")
     if hasattr(result, "to_csv") and hasattr(result, "columns"):
-        text = result.to_csv(sep=" ", header=False, index=False)
-        return text.splitlines() if len(result) else []
+        if not len(result):
+            return []
+        lines = result.to_csv(sep=" ", header=False, index=False).split("\n")[:-1]
+        if len(lines) != len(result):
+            # A value holds a line break: each row on its own, as one line.
+            lines = [result.iloc[[i]].to_csv(sep=" ", header=False, index=False).rstrip("\n")
+                     for i in range(len(result))]
+        return [one_line(r) for r in lines]
     if isinstance(result, (str, bytes)):
         raise TypeError("run returned a %s; it must return a list or a pandas DataFrame, one row per item"
                         % type(result).__name__)
-    return [str(x).replace("\r", "\\r").replace("\n", "\\n") for x in result]
+    return [one_line(str(x)) for x in result]
+
+
+def one_line(row):
+    """A row as one line of text the ledger keeps: line breaks and NUL
+    (which PostgreSQL's text cannot hold) written as escapes."""
+    return row.replace("\r", "\\r").replace("\n", "\\n").replace("\x00", "\\0")
 
 
 def error_text(e):

@@ -226,7 +226,7 @@ import os
 def init(): pass
 def run(mb):
     names = [os.path.basename(f) for f in mb]
-    if "f00.txt" in names: return names[:2]
+    if "f00.txt" in names: return names[:1] + ["two\nlines\x00"]
     return names + ["extra"]
 `
 	r := rankRun{spec: sp, input: inputFiles(t, 6), code: map[string]string{"rows.py": script}}.run(t, srv.URL, l.Token)
@@ -239,7 +239,8 @@ def run(mb):
 		byIndex[c.Index] = c
 	}
 	short := byIndex[0]
-	if short.Outcome != par.OutcomeDone || len(short.Rows) != 2 || len(short.FailedItems) != 1 || short.FailedItems[0].Item != "f02.txt" ||
+	// A row is one line: its line breaks and NUL written as escapes.
+	if short.Outcome != par.OutcomeDone || strings.Join(short.Rows, "|") != `f00.txt|two\nlines\0` || len(short.FailedItems) != 1 || short.FailedItems[0].Item != "f02.txt" ||
 		!strings.Contains(short.FailedItems[0].Error, "2 rows for 3 items") {
 		t.Errorf("fewer rows: %+v", short)
 	}

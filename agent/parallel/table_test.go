@@ -17,6 +17,10 @@ def init(): pass
 def run(df):
     assert isinstance(df, pd.DataFrame), type(df)
     df["s"] = df["a"] + df["b"]
+    if df["a"].iloc[0] == 0:
+        # A value with a line break still makes one row per row.
+        df["s"] = df["s"].astype(str)
+        df.loc[0, "s"] = "1000\nx"
     return df
 `
 
@@ -61,7 +65,11 @@ func testBytes(t *testing.T, env map[string]string) {
 	if len(rows) != 200 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	for i, row := range rows {
+	if rows[0] != `0 1000 "1000\nx"` {
+		t.Errorf("row 0 = %q", rows[0])
+	}
+	for i, row := range rows[1:] {
+		i++
 		if want := fmt.Sprintf("%d %d %d", i, 1000+i, 1000+2*i); row != want {
 			t.Fatalf("row %d = %q, want %q", i, row, want)
 		}
