@@ -415,3 +415,25 @@ def run(mb):
 		t.Errorf("posted: %v (the script's files, never the append file)", l.Files)
 	}
 }
+
+// A uri_file input is one mini-batch of its one file; an input that is
+// not on the node (a direct input's URI) fails naming input_data.
+func TestDriverTakesAFileInputWhole(t *testing.T) {
+	l, srv := paralleltest.New(t)
+	in := filepath.Join(inputFiles(t, 3), "f01.txt")
+	sp := spec("s.py")
+	sp.AppendRowTo = "${{outputs.out}}"
+	script := "import os\ndef init(): pass\ndef run(mb): return [os.path.basename(f) + ' ' + open(f).read() for f in mb]\n"
+	r := rankRun{spec: sp, inputType: "uri_file", input: in, code: map[string]string{"s.py": script}, outputs: []string{"out"}}.run(t, srv.URL, l.Token)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	if got := read(t, filepath.Join(r.outDir, "out", "parallel_run_step.txt")); got != "f01.txt 1\n" {
+		t.Errorf("rows %q", got)
+	}
+	l2, srv2 := paralleltest.New(t)
+	r = rankRun{spec: spec("s.py"), input: "azureml://datastores/d/paths/p", code: map[string]string{"s.py": script}}.run(t, srv2.URL, l2.Token)
+	if r.code != 1 || !strings.Contains(r.out, "input_data: the input is not a folder or file on this node") {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+}
