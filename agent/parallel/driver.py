@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import select
 import selectors
 import signal
 import subprocess
@@ -747,6 +748,13 @@ def worker_main():
         send(dict(res, outcome="done", rows=rows))
 
 
+def answered(w):
+    """Whether w's answer waits to be read: a worker that returned while
+    the driver was busy (another worker's init) did not outlive its
+    timeout."""
+    return bool(select.select([w.r], [], [], 0)[0])
+
+
 class Worker:
     """One worker process and the mini-batch it runs."""
 
@@ -967,7 +975,7 @@ class Driver:
                 if abort:
                     return self.abort(abort)
             for w in list(self.workers):
-                if w.busy is not None and time.monotonic() - w.busy[1] >= timeout:
+                if w.busy is not None and time.monotonic() - w.busy[1] >= timeout and not answered(w):
                     lease, _, mb = w.busy
                     names = item_names(mb)
                     log.warning("mini-batch %d outlived retry_settings.timeout (%ds): its worker is killed",
