@@ -15,6 +15,7 @@ Standard library only: the user's image needs Python, nothing more
 
 import gzip
 import hashlib
+import http.client
 import importlib.util
 import inspect
 import io
@@ -25,14 +26,14 @@ import re
 import select
 import selectors
 import signal
+import ssl
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 import traceback
-import urllib.error
-import urllib.request
+import urllib.parse
 
 TASK_ENV = "SHOAL_PARALLEL_TASK"
 WORKER_ENV = "SHOAL_PARALLEL_WORKER"
@@ -51,55 +52,72 @@ class Fatal(Exception):
 
 
 class Ledger:
-    """The job's ledger on the server (domain/parallel's routes)."""
+    """The job's ledger on the server (domain/parallel's routes), over one
+    kept-alive connection. Never through a proxy the job's environment
+    names (HTTP_PROXY): the token goes to the server and nowhere else."""
 
     def __init__(self, url, token, rank):
-        self.url = url.rstrip("/")
+        u = urllib.parse.urlsplit(url.rstrip("/"))
+        self.scheme, self.host, self.port, self.base = u.scheme, u.hostname, u.port, u.path
         self.token = token
         self.rank = rank
+        self.conn = None
+
+    def connection(self):
+        if self.conn is None:
+            if self.scheme == "https":
+                self.conn = http.client.HTTPSConnection(self.host, self.port or 443, timeout=120,
+                                                        context=ssl.create_default_context())
+            else:
+                self.conn = http.client.HTTPConnection(self.host, self.port or 80, timeout=120)
+        return self.conn
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def call(self, method, path, body=None, ctype="application/json", raw=False, sink=None):
         data = body
         if body is not None and ctype == "application/json":
             data = json.dumps(body).encode()
-        size = None
-        if hasattr(data, "seek"):
-            data.seek(0, os.SEEK_END)
-            size = data.tell()
+        headers = {"Authorization": "Bearer " + self.token, RANK_HEADER: str(self.rank)}
+        if data is not None:
+            headers["Content-Type"] = ctype
+            if hasattr(data, "seek"):
+                data.seek(0, os.SEEK_END)
+                headers["Content-Length"] = str(data.tell())
         delay = 0.05
         deadline = time.monotonic() + 600
         while True:
-            if size is not None:
+            if hasattr(data, "seek"):
                 data.seek(0)  # a file body is sent again whole on a retry
             if sink is not None:
                 sink.seek(0)
                 sink.truncate()
-            req = urllib.request.Request(self.url + path, data=data, method=method)
-            if size is not None:
-                req.add_header("Content-Length", str(size))
-            req.add_header("Authorization", "Bearer " + self.token)
-            req.add_header(RANK_HEADER, str(self.rank))
-            if data is not None:
-                req.add_header("Content-Type", ctype)
             try:
-                with urllib.request.urlopen(req, timeout=120) as resp:
-                    if sink is not None:
-                        while True:
-                            chunk = resp.read(1 << 20)
-                            if not chunk:
-                                return None
-                            sink.write(chunk)
+                conn = self.connection()
+                conn.request(method, self.base + path, body=data, headers=headers)
+                resp = conn.getresponse()
+                if resp.status >= 300:
+                    text = resp.read().decode("utf-8", "replace").strip()
+                    if resp.status < 500 and resp.status != 429:
+                        raise Fatal(self.refusal(method, path, resp.status, text))
+                    err = "%d %s" % (resp.status, text[:200])
+                elif sink is not None:
+                    while True:
+                        chunk = resp.read(1 << 20)
+                        if not chunk:
+                            return None
+                        sink.write(chunk)
+                else:
                     out = resp.read()
                     if raw or not out:
                         return out
                     return json.loads(out)
-            except urllib.error.HTTPError as e:
-                text = e.read().decode("utf-8", "replace").strip()
-                if e.code < 500 and e.code != 429:
-                    raise Fatal(self.refusal(method, path, e.code, text)) from None
-                err = "%d %s" % (e.code, text[:200])
-            except (urllib.error.URLError, OSError) as e:
-                err = str(e)
+            except (OSError, http.client.HTTPException) as e:
+                self.close()
+                err = str(e) or type(e).__name__
             # The server is away or restarting: the work done here is
             # reported when it is back.
             if time.monotonic() > deadline:

@@ -437,3 +437,28 @@ func TestDriverTakesAFileInputWhole(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
 	}
 }
+
+// The driver reaches the ledger directly, whatever proxy the job's
+// environment names (its token goes to the server only), and waits out
+// a server that is restarting: nothing done is lost.
+func TestDriverReachesTheLedgerDirectlyAndWaitsForIt(t *testing.T) {
+	l, srv := paralleltest.New(t)
+	l.Mu.Lock()
+	l.Unavailable = 3
+	l.Mu.Unlock()
+	sp := spec("s.py")
+	sp.AppendRowTo = "${{outputs.out}}"
+	script := "import os\ndef init(): pass\ndef run(mb): return [os.path.basename(f) for f in mb]\n"
+	proxy := "http://127.0.0.1:1"
+	r := rankRun{spec: sp, input: inputFiles(t, 2), code: map[string]string{"s.py": script}, outputs: []string{"out"},
+		env: map[string]string{"HTTP_PROXY": proxy, "http_proxy": proxy, "HTTPS_PROXY": proxy, "https_proxy": proxy}}.run(t, srv.URL, l.Token)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+	if got := read(t, filepath.Join(r.outDir, "out", "parallel_run_step.txt")); got != "f00.txt\nf01.txt\n" {
+		t.Errorf("rows %q", got)
+	}
+	if log, _, _ := l.Snapshot(); !slices.Contains(log, "unavailable") {
+		t.Errorf("the server was never unavailable: %v", log)
+	}
+}

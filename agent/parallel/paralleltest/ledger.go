@@ -65,6 +65,9 @@ type Ledger struct {
 	// been posted yet (WantFiles says which a mini-batch writes).
 	WantFiles    func(index int) []string
 	MissingFiles []string
+	// Unavailable answers the next so many requests 503, as a server
+	// restarting does.
+	Unavailable int
 }
 
 // Path is the ledger's base path (parallel.PathPrefix + the attempt).
@@ -92,6 +95,12 @@ func (l *Ledger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	l.Mu.Lock()
 	defer l.Mu.Unlock()
+	if l.Unavailable > 0 {
+		l.Unavailable--
+		l.Log = append(l.Log, "unavailable")
+		http.Error(w, `{"message":"restarting"}`, http.StatusServiceUnavailable)
+		return
+	}
 	switch r.Method + " " + route {
 	case "POST " + par.PathPlan:
 		var req par.PlanRequest
