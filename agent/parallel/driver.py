@@ -845,6 +845,12 @@ def output_files(task):
     return out
 
 
+def create(path):
+    """A file the driver writes in the job's outputs: the job's account's
+    alone (0600), as the agent makes the job's folders."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+
+
 def safe_unpack(data, root, outputs):
     """Unpacks a tar (a file) of output files into root: regular files and
     folders under the job's output names only."""
@@ -858,13 +864,13 @@ def safe_unpack(data, root, outputs):
                 continue
             dst = os.path.join(root, name)
             if m.isdir():
-                os.makedirs(dst, exist_ok=True)
+                os.makedirs(dst, 0o700, exist_ok=True)
             elif m.isfile():
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.makedirs(os.path.dirname(dst), 0o700, exist_ok=True)
                 if os.path.islink(dst):
                     os.unlink(dst)
                 src = tf.extractfile(m)
-                with open(dst, "wb") as f:
+                with create(dst) as f:
                     while True:
                         chunk = src.read(1 << 20)
                         if not chunk:
@@ -1030,13 +1036,13 @@ class Driver:
                 safe_unpack(data, self.task["outputs_dir"], set(self.task.get("outputs") or []))
         ap = self.task.get("append_path")
         if ap:
-            os.makedirs(os.path.dirname(ap), exist_ok=True)
-            with open(ap, "wb") as f:
+            os.makedirs(os.path.dirname(ap), 0o700, exist_ok=True)
+            with create(ap) as f:
                 self.ledger.call("GET", "/rows", sink=f)
         ep = self.task["errors_path"]
-        os.makedirs(os.path.dirname(ep), exist_ok=True)
+        os.makedirs(os.path.dirname(ep), 0o700, exist_ok=True)
         tmp = ep + ".part"
-        with open(tmp, "wb") as f:
+        with create(tmp) as f:
             self.ledger.call("GET", "/errors", sink=f)
         if os.path.getsize(tmp):
             os.replace(tmp, ep)

@@ -121,6 +121,12 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 			t.Errorf("rank 1's file did not reach rank 0's outputs: %v", err)
 		}
 	}
+	// What the driver writes is the job's account's alone.
+	for _, p := range []string{filepath.Join(r0.outDir, "scores", "scores.csv"), filepath.Join(r0.outDir, "extra", "f03.txt.seen")} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want 0600", p, fi.Mode(), err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(r0.outDir, "scores", "errors.txt")); err == nil {
 		t.Errorf("errors.txt written with no errors")
 	}
