@@ -115,7 +115,9 @@ func NewTask(serverURL string, t *node.AgentTask, p Paths) (*Task, error) {
 		ErrorsPath: filepath.Join(logs, "errors.txt"),
 	}
 	if m := pt.Spec.ModelInput; m != "" {
-		task.ModelDir = p.Inputs[m]
+		if task.ModelDir, ok = p.Inputs[m]; !ok {
+			return nil, core.FieldErrorf("model", "the model input %q is not an input of the job", m)
+		}
 	}
 	if ref := pt.Spec.AppendRowTo; ref != "" {
 		out := InputName(ref)

@@ -72,6 +72,11 @@ func TestNewTaskAppendPath(t *testing.T) {
 	if task, err := parallel.NewTask("http://s", withArtifacts, p); err != nil || strings.Join(task.Outputs, ",") != "o" {
 		t.Errorf("the driver posts the artifacts output's files: %+v %v", task, err)
 	}
+	noModel := base("")
+	noModel.Parallel.Spec.ModelInput = "model"
+	if _, err := parallel.NewTask("http://s", noModel, p); core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), "model:") {
+		t.Errorf("a model input the job lacks: %v", err)
+	}
 	noOut := base("")
 	noOut.Parallel.Spec.AppendRowTo = "${{outputs.nope}}"
 	if _, err := parallel.NewTask("http://s", noOut, p); err == nil || !strings.Contains(err.Error(), "append_row_to") {
