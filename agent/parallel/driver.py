@@ -886,6 +886,8 @@ class Driver:
         self.ledger = Ledger(task["url"], task["token"], self.rank)
         self.posted = output_files(task)
         self.workers = []
+        # ran counts the tries this rank ran, failed those that failed.
+        self.ran = self.failed = 0
 
     def post_files(self):
         now = output_files(self.task)
@@ -921,6 +923,8 @@ class Driver:
         else:
             req["error"] = res.get("error", "")
             req["failed_items"] = [{"item": n, "error": req["error"][:500]} for n in names]
+        if req["outcome"] != "done":
+            self.failed += 1
         self.post_files()
         ans = self.ledger.call("POST", "/complete", req)
         log.debug("mini-batch %d try %d: %s → %s", lease["index"], lease["try"], req["outcome"], ans.get("state"))
@@ -959,6 +963,9 @@ class Driver:
                 state = ans.get("state")
                 if state == "work":
                     for w, lease in zip(idle, ans.get("leases") or []):
+                        if not 0 <= lease["index"] < plan["mini_batches"]:
+                            raise Fatal("the ledger leased mini-batch %d of a plan of %d" % (lease["index"], plan["mini_batches"]))
+                        self.ran += 1
                         mb = dict(mini_batch(lease["index"]), index=lease["index"])
                         w.busy = (lease, time.monotonic(), mb)
                         w.send(mb)
@@ -1051,6 +1058,7 @@ class Driver:
 
     def done(self):
         self.stop_workers()
+        log.info("every mini-batch is finished; this rank ran %d tries, %d of them failed", self.ran, self.failed)
         if self.rank == 0:
             self.write_outputs()
             log.info("every mini-batch is finished; the outputs are written")
