@@ -298,6 +298,23 @@ func untar(body io.Reader) (map[string][]byte, error) {
 	}
 }
 
+// Release gives back the mini-batches leased to rank, as the server does
+// when it finds the rank's node lost or preempted: they are pending
+// again, for any rank, and their finished ones stay finished.
+func (l *Ledger) Release(rank int) []int {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	var out []int
+	for i, s := range l.State {
+		if s == "leased" && l.RankOf[i] == rank {
+			l.State[i] = "pending"
+			out = append(out, i)
+		}
+	}
+	l.Log = append(l.Log, fmt.Sprintf("release r%d %v", rank, out))
+	return out
+}
+
 // Snapshot reads what came in, under the lock.
 func (l *Ledger) Snapshot() (log []string, completes []par.CompleteRequest, plans []par.PlanRequest) {
 	l.Mu.Lock()
