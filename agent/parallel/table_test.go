@@ -178,3 +178,40 @@ func TestDriverRefusesABadTable(t *testing.T) {
 		})
 	}
 }
+
+// read_delimited's header modes: the first file's header names the
+// columns of every file (from_first_file), or no file has one
+// (no_header: Column1, Column2, ... as Azure names them); a delimiter
+// other than a comma; files in the order of their paths.
+func TestDriverReadsATablesHeaderModes(t *testing.T) {
+	requirePandas(t)
+	script := `
+def init(): pass
+def run(df):
+    return [" ".join(df.columns)] + [str(r) for r in df.iloc[:, 0]]
+`
+	for mode, c := range map[string]struct {
+		files map[string]string
+		want  string
+	}{
+		"from_first_file": {map[string]string{"b.csv": "3;4\n", "a.csv": "x;y\n1;2\n"}, "x y\n1\nx y\n3\n"},
+		"no_header":       {map[string]string{"a.csv": "1;2\n", "b.csv": "3;4\n"}, "Column1 Column2\n1\nColumn1 Column2\n3\n"},
+	} {
+		t.Run(mode, func(t *testing.T) {
+			l, srv := paralleltest.New(t)
+			in := t.TempDir()
+			c.files["MLTable"] = "paths:\n  - pattern: ./*.csv\ntransformations:\n  - read_delimited: {delimiter: ';', header: " + mode + "}\n"
+			writeFiles(t, in, c.files)
+			sp := spec("cols.py")
+			sp.AppendRowTo = "${{outputs.out}}"
+			r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"cols.py": script},
+				outputs: []string{"out"}, env: withoutPyYAML(t)}.run(t, srv.URL, l.Token)
+			if r.code != 0 {
+				t.Fatalf("exit %d:\n%s", r.code, r.out)
+			}
+			if got := read(t, filepath.Join(r.outDir, "out", "parallel_run_step.txt")); got != c.want {
+				t.Errorf("rows:\n%s\nwant:\n%s", got, c.want)
+			}
+		})
+	}
+}
