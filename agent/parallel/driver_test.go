@@ -52,15 +52,15 @@ func inputFiles(t *testing.T, n int) string {
 func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 	l, srv := paralleltest.New(t)
 	in := inputFiles(t, 25)
-	l.Mu.Lock()
-	l.WantFiles = func(i int) []string {
-		var out []string
-		for j := i * 10; j < min(i*10+10, 25); j++ {
-			out = append(out, fmt.Sprintf("extra/f%02d.txt.seen", j))
+	l.With(func(l *paralleltest.Ledger) {
+		l.WantFiles = func(i int) []string {
+			var out []string
+			for j := i * 10; j < min(i*10+10, 25); j++ {
+				out = append(out, fmt.Sprintf("extra/f%02d.txt.seen", j))
+			}
+			return out
 		}
-		return out
-	}
-	l.Mu.Unlock()
+	})
 	sp := spec("score.py")
 	sp.MiniBatchSize, sp.AppendRowTo = "10", "${{outputs.scores}}"
 	mk := func(rank int) rankRun {
@@ -92,11 +92,11 @@ func TestDriverScoresFilesInMiniBatchesAndRankZeroWritesOutputs(t *testing.T) {
 			t.Errorf("complete: %+v", c)
 		}
 	}
-	l.Mu.Lock()
-	if l.MissingFiles != nil {
-		t.Errorf("reported done before its files were posted: %v\n%v", l.MissingFiles, log)
-	}
-	l.Mu.Unlock()
+	l.With(func(l *paralleltest.Ledger) {
+		if l.MissingFiles != nil {
+			t.Errorf("reported done before its files were posted: %v\n%v", l.MissingFiles, log)
+		}
+	})
 	// Rank 0 proposes the same plan, finds everything finished, and
 	// writes the outputs from the ledger.
 	r0 := mk(0).run(t, srv.URL, l.Token)
@@ -190,9 +190,9 @@ func TestDriverRefusesEntryScriptWithoutInitOrRun(t *testing.T) {
 // and rank 0 first writes the errors, naming each item, beside the rows.
 func TestDriverStopsWhenRunRaisesOnEveryItem(t *testing.T) {
 	l, srv := paralleltest.New(t)
-	l.Mu.Lock()
-	l.MaxRetries, l.ItemThreshold = 1, 2
-	l.Mu.Unlock()
+	l.With(func(l *paralleltest.Ledger) {
+		l.MaxRetries, l.ItemThreshold = 1, 2
+	})
 	sp := spec("bad.py")
 	sp.MiniBatchSize, sp.AppendRowTo = "1", "${{outputs.out}}"
 	sp.AppendRowFile = "rows.txt"
@@ -222,9 +222,9 @@ func TestDriverStopsWhenRunRaisesOnEveryItem(t *testing.T) {
 // past its rows failed; more rows than files fails the try.
 func TestDriverChecksRowCounts(t *testing.T) {
 	l, srv := paralleltest.New(t)
-	l.Mu.Lock()
-	l.MaxRetries = 0
-	l.Mu.Unlock()
+	l.With(func(l *paralleltest.Ledger) {
+		l.MaxRetries = 0
+	})
 	sp := spec("rows.py")
 	sp.MiniBatchSize = "3"
 	script := `
@@ -338,9 +338,9 @@ func TestDriverEndsOnTheLedgersRefusal(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.out, "refused this attempt's token") {
 		t.Fatalf("stale token: exit %d:\n%s", r.code, r.out)
 	}
-	l.Mu.Lock()
-	l.Plan = &par.PlanRequest{Kind: par.KindFiles, Items: 3, MiniBatches: 1, Fingerprint: "another"}
-	l.Mu.Unlock()
+	l.With(func(l *paralleltest.Ledger) {
+		l.Plan = &par.PlanRequest{Kind: par.KindFiles, Items: 3, MiniBatches: 1, Fingerprint: "another"}
+	})
 	r = ok.run(t, srv.URL, l.Token)
 	if r.code != 1 || !strings.Contains(r.out, "input_data: this node lists the input differently") {
 		t.Fatalf("other plan: exit %d:\n%s", r.code, r.out)
@@ -358,11 +358,11 @@ func TestDriverAbortsWhenTheLedgerDoes(t *testing.T) {
 		outputs: []string{"out"}, args: []string{"--out", t.TempDir()}}
 	rr.spec.AppendRowTo = "${{outputs.out}}"
 	// A first rank proposes the plan; then the ledger aborts.
-	l.Mu.Lock()
-	l.Aborted = "the error threshold was passed: items f00.txt, f01.txt failed"
-	l.Errors = []string{"0\tf00.txt\tValueError: bad"}
-	l.Files = map[string][]byte{"out/kept.txt": []byte("k"), "../../escaped.txt": []byte("x"), "other/x.txt": []byte("x")}
-	l.Mu.Unlock()
+	l.With(func(l *paralleltest.Ledger) {
+		l.Aborted = "the error threshold was passed: items f00.txt, f01.txt failed"
+		l.Errors = []string{"0\tf00.txt\tValueError: bad"}
+		l.Files = map[string][]byte{"out/kept.txt": []byte("k"), "../../escaped.txt": []byte("x"), "other/x.txt": []byte("x")}
+	})
 	r := rr.run(t, srv.URL, l.Token)
 	if r.code != 1 || !strings.Contains(r.out, "the job stops: the error threshold was passed: items f00.txt, f01.txt failed") {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
@@ -448,12 +448,10 @@ func TestDriverTakesAFileInputWhole(t *testing.T) {
 // environment names (its token goes to the server only), and waits out
 // a server that is restarting: nothing done is lost.
 func TestDriverReachesTheLedgerDirectlyAndWaitsForIt(t *testing.T) {
-	l, srv := paralleltest.New(t)
-	l.Mu.Lock()
-	l.Unavailable = 3
-	l.Mu.Unlock()
 	sp := spec("s.py")
 	sp.AppendRowTo = "${{outputs.out}}"
+	l, srv := paralleltest.New(t)
+	l.With(func(l *paralleltest.Ledger) { l.Unavailable = 3 })
 	script := "import os\ndef init(): pass\ndef run(mb): return [os.path.basename(f) for f in mb]\n"
 	proxy := "http://127.0.0.1:1"
 	r := rankRun{spec: sp, input: inputFiles(t, 2), code: map[string]string{"s.py": script}, outputs: []string{"out"},

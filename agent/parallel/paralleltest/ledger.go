@@ -298,6 +298,14 @@ func untar(body io.Reader) (map[string][]byte, error) {
 	}
 }
 
+// With calls f with the double locked: to set its settings, or read what
+// came in, while a driver may be talking to it.
+func (l *Ledger) With(f func(l *Ledger)) {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	f(l)
+}
+
 // Release gives back the mini-batches leased to rank, as the server does
 // when it finds the rank's node lost or preempted: they are pending
 // again, for any rank, and their finished ones stay finished.
