@@ -273,6 +273,8 @@ def strip_comment(line):
 def yaml_load(text):
     lines = []
     for raw in text.splitlines():
+        if len(raw) > 4096:
+            raise ValueError("a line of %d characters; an MLTable file's lines are short" % len(raw))
         line = strip_comment(raw).rstrip()
         if line.strip() and line.strip() != "---":
             lines.append((len(line) - len(line.lstrip(" ")), line.strip()))
@@ -346,7 +348,7 @@ def read_mltable(root):
     if doc is None:
         try:
             doc = yaml_load(text)
-        except (ValueError, IndexError) as e:
+        except (ValueError, IndexError, RecursionError) as e:
             raise Fatal("input_data: the MLTable file could not be read: %s" % e) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("paths"), list) or not doc["paths"]:
         raise Fatal("input_data: the MLTable file names no paths (want paths: - file: ./data.csv)")

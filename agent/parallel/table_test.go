@@ -149,10 +149,11 @@ def run(df, ctx):
 func TestDriverRefusesABadTable(t *testing.T) {
 	requirePandas(t)
 	for name, c := range map[string]struct {
-		files map[string]string
-		keys  []string
-		size  string
-		want  string
+		files  map[string]string
+		keys   []string
+		size   string
+		noYAML bool
+		want   string
 	}{
 		"no MLTable":  {files: map[string]string{"rows.csv": "a\n1\n"}, want: "input_data: the mltable input has no MLTable file at its root"},
 		"no paths":    {files: map[string]string{"MLTable": "type: mltable\n"}, want: "input_data: the MLTable file names no paths"},
@@ -160,6 +161,8 @@ func TestDriverRefusesABadTable(t *testing.T) {
 		"missing":     {files: map[string]string{"MLTable": "paths:\n  - file: ./nope.csv\n"}, want: "names file './nope.csv', which the input does not hold"},
 		"bad key":     {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, keys: []string{"Store"}, want: "partition_keys: the table has no column Store"},
 		"files count": {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, size: "10", want: "mini_batch_size: '10' is a number of files"},
+		"long line":   {files: map[string]string{"MLTable": "paths:\n  - file: ./" + strings.Repeat("a", 1<<20) + "\n"}, noYAML: true, want: "the MLTable file could not be read: a line of"},
+		"deep":        {files: map[string]string{"MLTable": "paths:\n" + deepYAML(2000)}, noYAML: true, want: "the MLTable file could not be read"},
 		"transform":   {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\ntransformations:\n  - read_parquet: {}\n", "rows.csv": "a\n"}, want: "read_parquet' is not one Shoal reads"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -168,7 +171,11 @@ func TestDriverRefusesABadTable(t *testing.T) {
 			writeFiles(t, in, c.files)
 			sp := spec("sum.py")
 			sp.PartitionKeys, sp.MiniBatchSize = c.keys, c.size
-			r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript}}.run(t, srv.URL, l.Token)
+			var env map[string]string
+			if c.noYAML {
+				env = withoutPyYAML(t)
+			}
+			r := rankRun{spec: sp, inputType: "mltable", input: in, code: map[string]string{"sum.py": sumScript}, env: env}.run(t, srv.URL, l.Token)
 			if r.code != 1 || !strings.Contains(r.out, c.want) {
 				t.Fatalf("exit %d, want 1 saying %q:\n%s", r.code, c.want, r.out)
 			}
@@ -214,4 +221,13 @@ def run(df):
 			}
 		})
 	}
+}
+
+// deepYAML is a sequence nested n deep, one level a line.
+func deepYAML(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(strings.Repeat(" ", i) + "-\n")
+	}
+	return b.String()
 }
