@@ -152,6 +152,9 @@ func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, ou
 		}
 		cr.Mounts = append(cr.Mounts, container.Mount{Source: d, Target: d})
 	}
+	if d, ok := parallelMount(t, r.dir); ok {
+		cr.Mounts = append(cr.Mounts, container.Mount{Source: d, Target: d, ReadOnly: true})
+	}
 	// Read-only inputs again as read-only volumes of their own: the
 	// inputs folder's volume would carry their mounts, but a volume of
 	// each says so whatever the engine does with submounts.

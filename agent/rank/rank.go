@@ -73,6 +73,9 @@ type Rank struct {
 	// inputEnv is what each input's ${{inputs.X}} became, for its
 	// AZURE_ML_INPUT_X variable.
 	inputEnv map[string]string
+	// parallelEnv runs Shoal's driver, for a rank of a parallel job
+	// (parallel.go).
+	parallelEnv map[string]string
 }
 
 // New is rank t on node n, not started yet (see Run).
@@ -515,6 +518,9 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		}
 		outputs[name] = outputPath(t, outDir, name)
 	}
+	if r.parallelEnv, err = r.prepareParallel(outDir); err != nil {
+		return "", err
+	}
 	return job.ExpandCommand(t.Command, inputs, outputs)
 }
 
@@ -597,6 +603,11 @@ func (r *Rank) env(outDir string) map[string]string {
 	for name, v := range r.inputEnv {
 		// Azure ML's name for where input X is (a direct input's URI).
 		env["AZURE_ML_INPUT_"+name] = v
+	}
+	for k, v := range r.parallelEnv {
+		// The driver's own: the job's values of these would run
+		// another program in its place.
+		env[k] = v
 	}
 	if r.msi != nil {
 		// The identity endpoint's variables win over the job's own: the
