@@ -209,6 +209,14 @@ func nodeLost(o *Output, rank int, reason string, now time.Time) {
 	}
 	o.Changed = true
 	rs.Status, rs.EndTime, rs.Reason = job.AttemptLost, &now, reason
+	if Elastic(j, rank) {
+		// The other ranks go on with its mini-batches (the caller gives
+		// its leases back): only the rank ends.
+		if allRanks(a, func(r *job.RankStatus) bool { return job.AttemptTerminal(r.Status) }) {
+			finalize(o, now)
+		}
+		return
+	}
 	if !job.AttemptTerminal(a.Status) {
 		a.Status, a.Reason = job.AttemptLost, reason
 	}
