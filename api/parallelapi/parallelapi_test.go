@@ -3,7 +3,6 @@ package parallelapi_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -57,21 +56,12 @@ func TestRoutes(t *testing.T) {
 	for _, r := range api.Routes() {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
 	call := func(method, attempt, path, token, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+pproto.PathPrefix+attempt+path, strings.NewReader(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		req := httptest.NewRequestWithContext(t.Context(), method, pproto.PathPrefix+attempt+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
 	}
 	tokA, tokB := parallel.Token(key, "att-a"), parallel.Token(key, "att-b")
 	plan := `{"rank":0,"kind":"files","items":2,"mini_batches":2,"fingerprint":"f"}`

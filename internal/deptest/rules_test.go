@@ -99,6 +99,7 @@ var kinds = map[string][]string{
 	"domain/job/pipelinejob": {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/sweepjob"},
 	"domain/job/sweepjob":    {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
+	"domain/parallel":        {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/money":           {"domain/core", "domain/identity"},
 	"domain/blobs":           {"domain/core"},
 }

@@ -67,6 +67,20 @@ func openTar(r io.Reader) (*tar.Reader, error) {
 
 // checkTar reads a whole tar and refuses an entry outside outputs.
 func checkTar(r io.Reader, outputs map[string]bool) error {
+	return walkTar(r, "body", func(h *tar.Header, tr io.Reader) error {
+		if err := checkEntry(h, outputs); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, tr); err != nil {
+			return core.FieldErrorf("body", "entry %q: %v", h.Name, err)
+		}
+		return nil
+	})
+}
+
+// walkTar calls fn with each entry of a tar (gzip'd or not); a broken
+// tar is an EINVALID error on field.
+func walkTar(r io.Reader, field string, fn func(*tar.Header, io.Reader) error) error {
 	tr, err := openTar(r)
 	if err != nil {
 		return err
@@ -76,13 +90,10 @@ func checkTar(r io.Reader, outputs map[string]bool) error {
 		if err == io.EOF {
 			return nil
 		} else if err != nil {
-			return core.FieldErrorf("body", "not a tar of files: %v", err)
+			return core.FieldErrorf(field, "not a tar of files: %v", err)
 		}
-		if err := checkEntry(h, outputs); err != nil {
+		if err := fn(h, tr); err != nil {
 			return err
-		}
-		if _, err := io.Copy(io.Discard, tr); err != nil {
-			return core.FieldErrorf("body", "entry %q: %v", h.Name, err)
 		}
 	}
 }
@@ -151,19 +162,8 @@ func (s *Service) eachEntry(c *Caller, p *pproto.FilePost, fn func(*tar.Header, 
 		return fmt.Errorf("parallel files of %s posted by rank %d: %w", c.Job, p.Rank, err)
 	}
 	defer rc.Close()
-	tr, err := openTar(rc)
-	if err != nil {
-		return err
+	if err := walkTar(rc, "files", fn); err != nil {
+		return fmt.Errorf("parallel files of %s posted by rank %d: %w", c.Job, p.Rank, err)
 	}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("parallel files of %s posted by rank %d: %w", c.Job, p.Rank, err)
-		}
-		if err := fn(h, tr); err != nil {
-			return err
-		}
-	}
+	return nil
 }

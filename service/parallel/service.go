@@ -19,6 +19,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/sealing"
+	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -105,23 +106,16 @@ func (s *Service) Authenticate(ctx context.Context, attemptID, token string) (*C
 	}
 	var c *Caller
 	err := s.store.View(ctx, func(tx store.Tx) error {
-		a, err := tx.GetAttempt(attemptID)
-		if core.ErrorCode(err) == core.ENOTFOUND {
+		a, j, err := agentapi.AttemptWithJob(tx, attemptID)
+		switch {
+		case core.ErrorCode(err) == core.ENOTFOUND:
 			return bad
-		} else if err != nil {
+		case err != nil:
 			return err
-		}
-		j, err := tx.GetJob(a.Workspace, a.JobName)
-		if core.ErrorCode(err) == core.ENOTFOUND {
+		case j.Parallel == nil:
 			return bad
-		} else if err != nil {
-			return err
-		}
-		if job.AttemptTerminal(a.Status) || j.CurrentAttemptID != a.ID {
+		case job.AttemptTerminal(a.Status) || j.CurrentAttemptID != a.ID:
 			return core.Errorf(core.EUNAUTHORIZED, "attempt %d of job %s has ended: its parallel ledger token is no longer valid", a.Number, j.Name)
-		}
-		if j.Parallel == nil {
-			return bad
 		}
 		c = &Caller{Workspace: j.Workspace, Job: j.Name, AttemptID: a.ID, Spec: *j.Parallel, Outputs: map[string]bool{}}
 		for name := range j.Outputs {
