@@ -12,8 +12,12 @@ import (
 	"github.com/shoal-ml/shoal/store"
 )
 
-// oneLine keeps a row or an error on its line of a text file.
-var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
+// oneLine keeps an item or an error on its line of a tab-separated file;
+// oneRow keeps a row on its line (its tabs are its own).
+var (
+	oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
+	oneRow  = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+)
 
 // WriteRows writes the rows of every finished mini-batch, in mini-batch
 // order, one per line: what the append_row_to output holds.
@@ -23,7 +27,7 @@ func (s *Service) WriteRows(ctx context.Context, c *Caller, w io.Writer) error {
 	err := s.store.View(ctx, func(tx store.Tx) error {
 		return eachBatch(tx, c.Workspace, c.Job, pproto.BatchDone, func(b *pproto.Batch) bool {
 			for _, r := range b.Rows {
-				if _, werr = fmt.Fprintln(bw, strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(r)); werr != nil {
+				if _, werr = fmt.Fprintln(bw, oneRow.Replace(r)); werr != nil {
 					return false
 				}
 			}
@@ -56,7 +60,8 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// checkOwn refuses a caller whose job has no plan yet.
+// checkPlanned returns the caller's job's plan: ECONFLICT when it has none
+// yet.
 func checkPlanned(tx store.Tx, c *Caller) (*pproto.Plan, error) {
 	p, err := tx.GetParallelPlan(c.Workspace, c.Job)
 	if core.ErrorCode(err) == core.ENOTFOUND {

@@ -28,12 +28,17 @@ type ledger struct {
 	clock *storetest.Clock
 	key   *sealing.Key
 	c     *parallel.Caller
+	// path and files are the store's database and file store, which a
+	// restart opens again.
+	path  string
+	files *filestore.Store
 }
 
 func newLedger(t *testing.T, spec job.ParallelSpec) *ledger {
 	t.Helper()
 	clock := storetest.NewClock(storetest.Start)
-	st, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	path := filepath.Join(t.TempDir(), "s.db")
+	st, err := sqlite.Open(t.Context(), sqlite.Config{Path: path, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +52,7 @@ func newLedger(t *testing.T, spec job.ParallelSpec) *ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &ledger{t: t, st: st, clock: clock, key: key,
+	l := &ledger{t: t, st: st, clock: clock, key: key, path: path, files: files,
 		svc: parallel.New(parallel.Config{Store: st, Files: files, Key: key, LeaseGrace: 10 * time.Second})}
 	l.addAttempt("att-1", 1, spec)
 	l.c = l.auth("att-1")
@@ -89,6 +94,23 @@ func (l *ledger) addAttempt(id string, n int, spec job.ParallelSpec) {
 	if err != nil {
 		l.t.Fatal(err)
 	}
+}
+
+// restart closes the store and opens it again under a new Service, as a
+// server restart (or another replica) does.
+func (l *ledger) restart() {
+	l.t.Helper()
+	if err := l.st.Close(); err != nil {
+		l.t.Fatal(err)
+	}
+	st, err := sqlite.Open(l.t.Context(), sqlite.Config{Path: l.path, Clock: l.clock})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.t.Cleanup(func() { st.Close() })
+	l.st = st
+	l.svc = parallel.New(parallel.Config{Store: st, Files: l.files, Key: l.key})
+	l.c = l.auth(l.c.AttemptID)
 }
 
 func (l *ledger) auth(attemptID string) *parallel.Caller {
@@ -431,5 +453,27 @@ func TestFiles(t *testing.T) {
 	}
 	if len(got) != 2 || got["score/a.txt"] != "new" || got["score/sub/b.txt"] != "b" {
 		t.Errorf("merged files: %v", got)
+	}
+}
+
+// The ledger is the store's: after a restart the finished mini-batches
+// stay finished and the leases stand; a lease request is bounded.
+func TestRestartKeepsTheLedger(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	l.plan(300)
+	if r := l.lease(l.c, 0, 0); len(r.Leases) != 1 {
+		t.Fatalf("max 0 leases one: %+v", r)
+	}
+	l.complete(l.c, done(0, 1, 0, "a"))
+	if r := l.lease(l.c, 1, 100000); len(r.Leases) != 256 || r.Leases[0].Index != 1 {
+		t.Fatalf("a huge max: %d leases from %+v", len(r.Leases), r.Leases[:1])
+	}
+	l.restart()
+	if p := l.progress(); p.Done != 1 || p.InFlight != 256 || p.Left != 299 {
+		t.Fatalf("progress after a restart: %+v", p)
+	}
+	eq(t, "leases after a restart", indexes(l.lease(l.c, 0, 3)), []int{257, 258, 259})
+	if r := l.complete(l.c, done(1, 1, 1, "b")); r.State != pproto.CompletedDone {
+		t.Errorf("a report across the restart: %+v", r)
 	}
 }
