@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -85,21 +86,28 @@ func (s *Service) Complete(ctx context.Context, c *Caller, req pproto.CompleteRe
 	return out, nil
 }
 
-// cut bounds an error text.
+// cut bounds a text the ledger keeps, at a character's start, without
+// NUL bytes (PostgreSQL's text holds none).
 func cut(s string) string {
-	if len(s) > maxError {
-		return s[:maxError] + "…"
-	}
-	return s
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+	return prefix(s, maxError)
 }
 
-// clip bounds failed items' errors.
+// prefix bounds s to n bytes at a character's start, marking the cut.
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// clip bounds failed items' names and errors.
 func clip(items []pproto.FailedItem) []pproto.FailedItem {
 	for i := range items {
-		items[i].Error = cut(items[i].Error)
-		if len(items[i].Item) > maxError {
-			items[i].Item = items[i].Item[:maxError]
-		}
+		items[i].Item, items[i].Error = cut(items[i].Item), cut(items[i].Error)
 	}
 	return items
 }
@@ -142,11 +150,7 @@ func checkThresholds(tx store.Tx, c *Caller, p *pproto.Plan) error {
 // exception), bounded.
 func firstLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	l := strings.TrimSpace(lines[len(lines)-1])
-	if len(l) > 200 {
-		l = l[:200] + "…"
-	}
-	return l
+	return prefix(strings.TrimSpace(lines[len(lines)-1]), 200)
 }
 
 // pageSize is how many mini-batch records are read at once.

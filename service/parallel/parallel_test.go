@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -128,7 +129,7 @@ func (l *ledger) plan(n int) {
 	for i := range desc {
 		desc[i] = "f" + string(rune('a'+i%26)) + ".txt (1)"
 	}
-	if _, err := l.svc.Plan(l.t.Context(), l.c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: n, MiniBatches: n, Fingerprint: "fp", Describe: desc}); err != nil {
+	if _, err := l.svc.Plan(l.t.Context(), l.c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: n, MiniBatches: n, Fingerprint: "f0", Describe: desc}); err != nil {
 		l.t.Fatalf("Plan: %v", err)
 	}
 }
@@ -336,7 +337,7 @@ func TestReleaseAndNewAttempt(t *testing.T) {
 		t.Errorf("the ended attempt's token: %v, want EUNAUTHORIZED", err)
 	}
 	c2 := l.auth("att-2")
-	if _, err := l.svc.Plan(t.Context(), c2, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 6, MiniBatches: 6, Fingerprint: "fp"}); err != nil {
+	if _, err := l.svc.Plan(t.Context(), c2, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 6, MiniBatches: 6, Fingerprint: "f0"}); err != nil {
 		t.Fatalf("the same plan again: %v", err)
 	}
 	eq(t, "the new attempt's leases", indexes(l.lease(c2, 0, 10)), []int{1, 3, 4, 5})
@@ -371,11 +372,12 @@ func TestRefused(t *testing.T) {
 		req   pproto.PlanRequest
 		field string
 	}{
-		"empty":       {pproto.PlanRequest{Kind: pproto.KindFiles, Fingerprint: "x"}, "input_data"},
-		"too many":    {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1_000_000, MiniBatches: job.MaxMiniBatches + 1, Fingerprint: "x"}, "mini_batch_size"},
-		"kind":        {pproto.PlanRequest{Kind: "bytes", Items: 1, MiniBatches: 1, Fingerprint: "x"}, "kind"},
-		"more than":   {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 2, Fingerprint: "x"}, "mini_batches"},
+		"empty":       {pproto.PlanRequest{Kind: pproto.KindFiles, Fingerprint: "0"}, "input_data"},
+		"too many":    {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1_000_000, MiniBatches: job.MaxMiniBatches + 1, Fingerprint: "0"}, "mini_batch_size"},
+		"kind":        {pproto.PlanRequest{Kind: "bytes", Items: 1, MiniBatches: 1, Fingerprint: "0"}, "kind"},
+		"more than":   {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 2, Fingerprint: "0"}, "mini_batches"},
 		"fingerprint": {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1}, "fingerprint"},
+		"not hex":     {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "'; DROP"}, "fingerprint"},
 	} {
 		_, err := l.svc.Plan(t.Context(), l.c, tc.req)
 		if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != tc.field {
@@ -383,7 +385,7 @@ func TestRefused(t *testing.T) {
 		}
 	}
 	l.plan(3)
-	_, err := l.svc.Plan(t.Context(), l.c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 3, MiniBatches: 3, Fingerprint: "changed"})
+	_, err := l.svc.Plan(t.Context(), l.c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 3, MiniBatches: 3, Fingerprint: "c0ffee"})
 	if core.ErrorCode(err) != core.ECONFLICT || !strings.Contains(err.Error(), "input changed") {
 		t.Errorf("a changed listing: %v", err)
 	}
@@ -475,5 +477,29 @@ func TestRestartKeepsTheLedger(t *testing.T) {
 	eq(t, "leases after a restart", indexes(l.lease(l.c, 0, 3)), []int{257, 258, 259})
 	if r := l.complete(l.c, done(1, 1, 1, "b")); r.State != pproto.CompletedDone {
 		t.Errorf("a report across the restart: %+v", r)
+	}
+}
+
+// A report's texts are kept whole-character and without NUL bytes (which
+// PostgreSQL's text refuses), however long or strange.
+func TestHostileTexts(t *testing.T) {
+	zero := 0
+	l := newLedger(t, job.ParallelSpec{Retry: &job.ParallelRetry{MaxRetries: &zero}})
+	l.plan(1)
+	l.lease(l.c, 0, 1)
+	long := strings.Repeat("é", 10000) // 2 bytes each: a byte cut would split one
+	r := l.complete(l.c, pproto.CompleteRequest{Index: 0, Try: 1, Outcome: pproto.OutcomeFailed, Items: 1, Error: "a\x00b" + long,
+		FailedItems: []pproto.FailedItem{{Item: "x\x00y\tz\nw", Error: long}}})
+	if r.State != pproto.CompletedFailed {
+		t.Fatalf("complete: %+v", r)
+	}
+	var errs bytes.Buffer
+	if err := l.svc.WriteErrors(t.Context(), l.c, &errs); err != nil {
+		t.Fatal(err)
+	}
+	line := errs.String()
+	if strings.Contains(line, "\x00") || !utf8.ValidString(line) || strings.Count(line, "\n") != 1 || strings.Count(line, "\t") != 2 ||
+		!strings.HasPrefix(line, "0\txy z w\t") || len(line) > 9000 {
+		t.Errorf("errors line (%d bytes): %q…", len(line), line[:min(len(line), 40)])
 	}
 }

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"context"
+	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -60,15 +61,13 @@ func checkPlan(req *pproto.PlanRequest) error {
 		return core.FieldErrorf("mini_batch_size", "the input makes %d mini-batches, over the %d one job may have: raise mini_batch_size", req.MiniBatches, job.MaxMiniBatches)
 	case req.MiniBatches > req.Items:
 		return core.FieldErrorf("mini_batches", "%d mini-batches cannot hold %d items", req.MiniBatches, req.Items)
-	case req.Fingerprint == "" || len(req.Fingerprint) > 128:
-		return core.FieldErrorf("fingerprint", "must be 1 to 128 characters")
+	case req.Fingerprint == "" || len(req.Fingerprint) > 128 || strings.Trim(req.Fingerprint, "0123456789abcdefABCDEF") != "":
+		return core.FieldErrorf("fingerprint", "must be 1 to 128 hex digits")
 	case len(req.Describe) > req.MiniBatches:
 		return core.FieldErrorf("describe", "has %d entries for %d mini-batches", len(req.Describe), req.MiniBatches)
 	}
 	for i, d := range req.Describe {
-		if len(d) > maxDescribe {
-			req.Describe[i] = d[:maxDescribe]
-		}
+		req.Describe[i] = prefix(cut(d), maxDescribe)
 	}
 	return nil
 }
