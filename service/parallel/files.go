@@ -30,26 +30,47 @@ func (s *Service) PostFiles(ctx context.Context, c *Caller, rank int, body io.Re
 	// The tar is checked as it streams into the artifact store: a bad
 	// entry breaks the stream, so the artifact is never committed.
 	pr, pw := io.Pipe()
+	sink := &pipeSink{w: pw}
 	checked := make(chan error, 1)
 	go func() {
-		err := checkTar(io.TeeReader(body, pw), c.Outputs)
+		err := checkTar(io.TeeReader(body, sink), c.Outputs)
 		if err == nil {
-			_, err = io.Copy(pw, body) // the tar's trailing padding
+			_, err = io.Copy(sink, body) // the tar's trailing padding
 		}
 		checked <- err
 		pw.CloseWithError(err)
 	}()
 	id, perr := s.files.PutArtifact(c.Workspace, pr, s.maxFiles)
 	_ = pr.CloseWithError(errors.New("parallel files: stream closed"))
-	if cerr := <-checked; core.ErrorCode(cerr) == core.EINVALID || (cerr != nil && perr == nil) {
+	cerr := <-checked
+	switch {
+	case sink.failed && perr != nil:
+		// The artifact store stopped first (the post is too large, the
+		// disk is full): its words, not the broken stream's.
+		return perr
+	case cerr != nil:
 		return cerr
-	}
-	if perr != nil {
+	case perr != nil:
 		return perr
 	}
 	return s.store.Update(ctx, func(tx store.Tx) error {
 		return tx.InsertParallelFiles(&pproto.FilePost{Workspace: c.Workspace, Job: c.Job, Rank: rank, AttemptID: c.AttemptID, Artifact: id})
 	})
+}
+
+// pipeSink is the artifact side of a post's stream; failed says that it
+// stopped taking bytes before the tar was read whole.
+type pipeSink struct {
+	w      *io.PipeWriter
+	failed bool
+}
+
+func (p *pipeSink) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if err != nil {
+		p.failed = true
+	}
+	return n, err
 }
 
 // openTar reads a tar, gunzipping it when it starts with gzip's magic.

@@ -503,3 +503,22 @@ func TestHostileTexts(t *testing.T) {
 		t.Errorf("errors line (%d bytes): %q…", len(line), line[:min(len(line), 40)])
 	}
 }
+
+// A post past the size bound is refused with the artifact store's words,
+// and nothing of it is kept.
+func TestFilesTooLarge(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	l.svc = parallel.New(parallel.Config{Store: l.st, Files: l.files, Key: l.key, MaxFilesBytes: 4096})
+	l.plan(1)
+	err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, map[string]string{"score/big.bin": strings.Repeat("x", 64<<10)}, tar.TypeReg))
+	if core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), "larger than 4096 bytes") {
+		t.Fatalf("a post past the bound: %v", err)
+	}
+	var out bytes.Buffer
+	if err := l.svc.WriteFiles(t.Context(), l.c, &out); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := tar.NewReader(&out).Next(); err == nil {
+		t.Errorf("a refused post was kept: %s", h.Name)
+	}
+}
