@@ -10,3 +10,9 @@ import "github.com/shoal-ml/shoal/domain/job"
 func Elastic(j *job.Job, rank int) bool {
 	return j.Parallel != nil && rank != 0
 }
+
+// rankLeft records that an elastic rank ended while its attempt goes on.
+func rankLeft(o *Output, rs *job.RankStatus) {
+	o.emit(CodeRankLeft, "rank %d on node %s %s: the other ranks take over its mini-batches", rs.Rank, rs.NodeID,
+		map[string]string{job.AttemptPreempted: "was preempted", job.AttemptLost: "was lost"}[rs.Status])
+}

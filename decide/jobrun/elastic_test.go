@@ -1,6 +1,7 @@
 package jobrun_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +35,16 @@ func TestParallelRanksAreElastic(t *testing.T) {
 	if out.Ended || out.Attempt.Status != job.AttemptRunning || len(out.Wake) != 0 || out.Attempt.Ranks[1].Status != job.AttemptLost {
 		t.Fatalf("rank 1 lost: ended %v, attempt %s, wake %v, rank %s", out.Ended, out.Attempt.Status, out.Wake, out.Attempt.Ranks[1].Status)
 	}
+	if len(out.Events) != 1 || out.Events[0].Code != jobrun.CodeRankLeft || out.Events[0].Reason != "rank 1 on node n1 was lost: the other ranks take over its mini-batches" {
+		t.Errorf("rank 1 lost: events %+v", out.Events)
+	}
 	j, a = &out.Job, out.Attempt
 	out = step(j, a, report(2, node.RankPreempted, nil))
-	if out.Ended || out.Attempt.Status != job.AttemptRunning || len(out.Wake) != 0 {
-		t.Fatalf("rank 2 preempted: ended %v, attempt %s, wake %v", out.Ended, out.Attempt.Status, out.Wake)
+	if out.Ended || out.Attempt.Status != job.AttemptRunning || len(out.Wake) != 0 || !out.FreeNode {
+		t.Fatalf("rank 2 preempted: ended %v, attempt %s, wake %v, free %v", out.Ended, out.Attempt.Status, out.Wake, out.FreeNode)
+	}
+	if len(out.Events) != 1 || out.Events[0].Code != jobrun.CodeRankLeft || !strings.Contains(out.Events[0].Reason, "rank 2 on node n2 was preempted") {
+		t.Errorf("rank 2 preempted: events %+v", out.Events)
 	}
 	j, a = &out.Job, out.Attempt
 	out = step(j, a, report(0, node.RankCompleted, ip(0)))
