@@ -3,7 +3,9 @@ package parallel_test
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -520,5 +522,63 @@ func TestFilesTooLarge(t *testing.T) {
 	}
 	if h, err := tar.NewReader(&out).Next(); err == nil {
 		t.Errorf("a refused post was kept: %s", h.Name)
+	}
+}
+
+// Ranks leasing and reporting at once never get the same mini-batch
+// twice: every one is done once and its row is kept once.
+func TestConcurrentRanks(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	const n = 60
+	l.plan(n)
+	errs := make(chan error, 4)
+	for rank := range 4 {
+		go func() {
+			for {
+				r, err := l.svc.Lease(t.Context(), l.c, pproto.LeaseRequest{Rank: rank, Max: 2})
+				if err != nil {
+					errs <- err
+					return
+				}
+				switch r.State {
+				case pproto.StateDone:
+					errs <- nil
+					return
+				case pproto.StateWait:
+					continue // the others hold the rest: ask again
+				}
+				for _, le := range r.Leases {
+					c, err := l.svc.Complete(t.Context(), l.c, done(le.Index, le.Try, rank, strconv.Itoa(le.Index)))
+					if err == nil && c.State != pproto.CompletedDone {
+						err = fmt.Errorf("mini-batch %d: %s", le.Index, c.State)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows bytes.Buffer
+	if err := l.svc.WriteRows(t.Context(), l.c, &rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(rows.String()), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d rows, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		if l != strconv.Itoa(i) {
+			t.Fatalf("row %d is %q", i, l)
+		}
+	}
+	if p := l.progress(); p.Done != n || p.Left != 0 || p.Retried != 0 {
+		t.Errorf("progress: %+v", p)
 	}
 }
