@@ -86,7 +86,10 @@ func ListBatches(db DB, workspace, job, state string, from, limit int) ([]*paral
 	}
 	q += ` ORDER BY idx`
 	if limit > 0 {
-		q += fmt.Sprintf(` LIMIT %d`, limit)
+		// A parameter, not the number, so that every limit shares one
+		// cached statement.
+		args = append(args, limit)
+		q += fmt.Sprintf(` LIMIT $%d`, len(args))
 	}
 	rows, err := db.Query(q, args...)
 	if err != nil {
