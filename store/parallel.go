@@ -10,8 +10,13 @@ import (
 // service/parallel reads and writes. Jobs are named by workspace
 // (case-insensitive) and name, as in GetJob.
 type ParallelLedger interface {
-	// GetParallelPlan returns a job's plan. Returns ENOTFOUND.
+	// GetParallelPlan returns a job's plan without its Describe (which
+	// may be large: GetParallelDescription reads one entry). Returns
+	// ENOTFOUND.
 	GetParallelPlan(workspace, job string) (*parallel.Plan, error)
+	// GetParallelDescription returns the plan's description of one
+	// mini-batch ("" when it has none). Returns ENOTFOUND without a plan.
+	GetParallelDescription(workspace, job string, index int) (string, error)
 	// InsertParallelPlan records a job's plan; a zero CreatedAt takes the
 	// transaction time. Returns ECONFLICT when the job has one.
 	InsertParallelPlan(p *parallel.Plan) error

@@ -65,7 +65,9 @@ func (s *Service) Complete(ctx context.Context, c *Caller, req pproto.CompleteRe
 				why = fmt.Sprintf("timed out after retry_settings.timeout (%d s): %s", c.Spec.TimeoutSeconds(), why)
 			}
 			out.State = pproto.CompletedRetry
-			if s.failTry(p, c, b, why, clip(req.FailedItems), now) {
+			if final, err := failTry(tx, c, b, why, clip(req.FailedItems), now); err != nil {
+				return err
+			} else if final {
 				out.State = pproto.CompletedFailed
 			}
 		}

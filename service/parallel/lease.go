@@ -97,7 +97,10 @@ func (s *Service) reclaim(tx store.Tx, c *Caller, p *pproto.Plan, now time.Time)
 		case b.AttemptID != c.AttemptID:
 			b.State = pproto.BatchPending
 		case now.After(b.Deadline):
-			s.failTry(p, c, b, fmt.Sprintf("mini-batch %d: rank %d held it past retry_settings.timeout (%d s) without a report", b.Index, b.Rank, c.Spec.TimeoutSeconds()), nil, now)
+			why := fmt.Sprintf("mini-batch %d: rank %d held it past retry_settings.timeout (%d s) without a report", b.Index, b.Rank, c.Spec.TimeoutSeconds())
+			if _, err := failTry(tx, c, b, why, nil, now); err != nil {
+				return 0, time.Time{}, err
+			}
 			changed = true
 		default:
 			inFlight++
@@ -119,29 +122,28 @@ func (s *Service) reclaim(tx store.Tx, c *Caller, p *pproto.Plan, now time.Time)
 }
 
 // failTry spends a try of b: pending again while tries remain, else
-// failed with failed (every item of the mini-batch when none named).
-// It reports whether b is failed for good.
-func (s *Service) failTry(p *pproto.Plan, c *Caller, b *pproto.Batch, why string, failed []pproto.FailedItem, now time.Time) bool {
+// failed with failed (the whole mini-batch, by its plan's description,
+// when none named). It reports whether b is failed for good.
+func failTry(tx store.Tx, c *Caller, b *pproto.Batch, why string, failed []pproto.FailedItem, now time.Time) (bool, error) {
 	b.FailedTries++
 	b.Error = why
 	if b.FailedTries <= c.Spec.MaxRetries() {
 		b.State = pproto.BatchPending
-		return false
+		return false, nil
 	}
 	b.State, b.FinishedAt = pproto.BatchFailed, now
 	if len(failed) == 0 {
-		failed = []pproto.FailedItem{{Item: describe(p, b.Index), Error: why}}
+		d, err := tx.GetParallelDescription(c.Workspace, c.Job, b.Index)
+		if err != nil {
+			return false, err
+		}
+		if d == "" {
+			d = fmt.Sprintf("mini-batch %d", b.Index)
+		}
+		failed = []pproto.FailedItem{{Item: d, Error: why}}
 	}
 	b.FailedItems = failed
-	return true
-}
-
-// describe names a mini-batch by its plan's description.
-func describe(p *pproto.Plan, index int) string {
-	if index < len(p.Describe) && p.Describe[index] != "" {
-		return p.Describe[index]
-	}
-	return fmt.Sprintf("mini-batch %d", index)
+	return true, nil
 }
 
 // ReleaseRank gives back, at once and without spending a try, the

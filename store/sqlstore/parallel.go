@@ -22,6 +22,10 @@ func (t *tx) GetParallelPlan(workspace, job string) (*parallel.Plan, error) {
 	return ledger.GetPlan(ledgerDB{t}, workspace, job)
 }
 
+func (t *tx) GetParallelDescription(workspace, job string, index int) (string, error) {
+	return ledger.Description(ledgerDB{t}, workspace, job, index)
+}
+
 func (t *tx) InsertParallelPlan(p *parallel.Plan) error {
 	if err := t.writable("insert parallel plan"); err != nil {
 		return err

@@ -11,7 +11,8 @@ import (
 
 // testParallelLedger covers parallel jobs' ledgers: a plan is taken once
 // (ECONFLICT after) and reads back with its description; NextFresh and
-// Aborted update; a mini-batch's record is replaced whole, lists by state
+// Aborted update; a description reads one mini-batch's ("" past the
+// list or before it); a mini-batch's record is replaced whole, lists by state
 // and index with a limit, and counts by state with the tries, failed
 // items and those done since a time; file posts read back in the order
 // they came; ledgers are apart per job and per workspace (compared
@@ -42,8 +43,17 @@ func testParallelLedger(t *testing.T, s store.Store, clock *Clock) {
 			return err
 		}
 		want := *plan
-		want.Workspace, want.CreatedAt = "ws", now(Start)
-		equal(t, "plan", got, &want)
+		want.Workspace, want.CreatedAt, want.Describe = "ws", now(Start), nil
+		equal(t, "plan (without its descriptions)", got, &want)
+		for i, d := range map[int]string{0: "a.txt (10)", 1: "k.txt (10)", 2: "u.txt (5)", 3: "", -1: ""} {
+			got, err := tx.GetParallelDescription("WS", "j1", i)
+			if err != nil || got != d {
+				t.Errorf("description %d: %q %v, want %q", i, got, err, d)
+			}
+		}
+		if _, err := tx.GetParallelDescription("ws", "nope", 0); core.ErrorCode(err) != core.ENOTFOUND {
+			t.Errorf("description without a plan: %v", err)
+		}
 		return nil
 	})
 	update(t, s, func(tx store.Tx) error {

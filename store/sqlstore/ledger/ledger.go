@@ -40,24 +40,44 @@ func fromMicros(v int64) time.Time {
 	return time.UnixMicro(v).UTC()
 }
 
-// GetPlan returns a job's plan, or ENOTFOUND.
+// GetPlan returns a job's plan without its descriptions, or ENOTFOUND.
 func GetPlan(db DB, workspace, job string) (*parallel.Plan, error) {
 	p := parallel.Plan{Workspace: key(workspace), Job: job}
-	var describe string
 	var created int64
-	err := db.QueryRow(`SELECT kind, items, mini_batches, fingerprint, describe, next_fresh, aborted, created_at
+	err := db.QueryRow(`SELECT kind, items, mini_batches, fingerprint, next_fresh, aborted, created_at
 		FROM parallel_plans WHERE workspace_key = $1 AND job = $2`, key(workspace), job).
-		Scan(&p.Kind, &p.Items, &p.MiniBatches, &p.Fingerprint, &describe, &p.NextFresh, &p.Aborted, &created)
+		Scan(&p.Kind, &p.Items, &p.MiniBatches, &p.Fingerprint, &p.NextFresh, &p.Aborted, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, core.Errorf(core.ENOTFOUND, "job %s has no parallel plan", job)
+		return nil, noPlan(job)
 	} else if err != nil {
 		return nil, fmt.Errorf("store: parallel plan of %s/%s: %w", workspace, job, err)
 	}
-	if err := json.Unmarshal([]byte(describe), &p.Describe); err != nil {
-		return nil, fmt.Errorf("store: parallel plan of %s/%s: describe: %w", workspace, job, err)
-	}
 	p.CreatedAt = fromMicros(created)
 	return &p, nil
+}
+
+func noPlan(job string) error {
+	return core.Errorf(core.ENOTFOUND, "job %s has no parallel plan", job)
+}
+
+// Description returns the plan's description of one mini-batch ("" when
+// none), or ENOTFOUND without a plan.
+func Description(db DB, workspace, job string, index int) (string, error) {
+	var describe string
+	err := db.QueryRow(`SELECT describe FROM parallel_plans WHERE workspace_key = $1 AND job = $2`, key(workspace), job).Scan(&describe)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", noPlan(job)
+	} else if err != nil {
+		return "", fmt.Errorf("store: parallel plan of %s/%s: %w", workspace, job, err)
+	}
+	var all []string
+	if err := json.Unmarshal([]byte(describe), &all); err != nil {
+		return "", fmt.Errorf("store: parallel plan of %s/%s: describe: %w", workspace, job, err)
+	}
+	if index < 0 || index >= len(all) {
+		return "", nil
+	}
+	return all[index], nil
 }
 
 // InsertPlan records a plan, or returns ECONFLICT.
@@ -94,7 +114,7 @@ func UpdatePlan(db DB, p *parallel.Plan) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return core.Errorf(core.ENOTFOUND, "job %s has no parallel plan", p.Job)
+		return noPlan(p.Job)
 	}
 	return nil
 }
