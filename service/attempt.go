@@ -31,7 +31,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 	before := j.Status
 	*j, *a = out.Job, *out.Attempt
 	s.outputs.CompleteWith(tx, before, j, &out)
-	if err := releaseParallelRank(tx, j, a, rs.Rank); err != nil {
+	if err := afterParallelStep(tx, j, a, rs.Rank); err != nil {
 		return nil, err
 	}
 	if rep.Artifacts {

@@ -2,10 +2,39 @@ package service
 
 import (
 	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/service/parallel"
 	"github.com/shoal-ml/shoal/store"
 )
+
+// afterParallelStep carries out, for a parallel job, what a rank's end
+// means to its ledger: a leaving rank's leases go back, and a job that
+// failed because its ledger aborted (an error threshold passed) says so
+// with the ledger's words, which name the failed items, rather than
+// with rank 0's exit code.
+func afterParallelStep(tx store.Tx, j *job.Job, a *job.Attempt, rank int) error {
+	if j.Parallel == nil {
+		return nil
+	}
+	if err := releaseParallelRank(tx, j, a, rank); err != nil {
+		return err
+	}
+	if j.Status != job.JobFailed {
+		return nil
+	}
+	p, err := tx.GetParallelPlan(j.Workspace, j.Name)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if p.Aborted != "" {
+		j.Error = p.Aborted
+		j.StatusReason = "failed: " + j.Error
+	}
+	return nil
+}
 
 // releaseParallelRank gives back at once, without spending a try, the
 // mini-batches a parallel job's rank held when it ended Lost or

@@ -11,18 +11,17 @@ import (
 	"github.com/shoal-ml/shoal/service/parallel"
 )
 
-// A parallel job's ranks get the ledger's path, the attempt's token and
-// the input's type; rank 1 preempted gives its leased mini-batches back
-// at once (no try spent) while the attempt runs on with rank 0, whose
-// completion completes the job; job show then has the progress.
-func TestParallelJobRankPreempted(t *testing.T) {
+// startParallel submits a parallel job on 2 nodes with spec and starts
+// both ranks: their tasks and nodes by rank.
+func startParallel(t *testing.T, ps *job.ParallelSpec) (*harness, map[int]*node.AgentTask, map[int]string) {
+	t.Helper()
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 2, 60)
-	spec := &job.JobSpec{Name: "pj", Command: job.ParallelCommand("--x 1"), Compute: "cpu",
+	js := &job.JobSpec{Name: "pj", Command: job.ParallelCommand("--x 1"), Compute: "cpu",
 		Resources: &job.JobResources{InstanceCount: 2},
 		Inputs:    map[string]*job.JobInput{"data": {Type: "uri_folder", Path: "https://example.com/data/"}},
-		Parallel:  &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", MiniBatchSize: "1"}}
-	if _, _, err := h.svc.SubmitJob(h.ctx, ws, spec); err != nil {
+		Parallel:  ps}
+	if _, _, err := h.svc.SubmitJob(h.ctx, ws, js); err != nil {
 		t.Fatal(err)
 	}
 	h.step(0)
@@ -44,11 +43,21 @@ func TestParallelJobRankPreempted(t *testing.T) {
 		j, _ := h.svc.FindJob(h.ctx, ws, "pj")
 		t.Fatalf("tasks: %v; job %s %s %s", tasks, j.Status, j.StatusReason, j.Error)
 	}
+	return h, tasks, nodes
+}
+
+// A parallel job's ranks get the ledger's path, the attempt's token and
+// the input's type; rank 1 preempted gives its leased mini-batches back
+// at once (no try spent) while the attempt runs on with rank 0, whose
+// completion completes the job; job show then has the progress.
+func TestParallelJobRankPreempted(t *testing.T) {
+	h, tasks, nodes := startParallel(t, &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", MiniBatchSize: "1"})
 	t0, t1 := tasks[0], tasks[1]
 	if t1 == nil || t1.Parallel == nil || t1.Parallel.Path != pproto.PathPrefix+t1.AttemptID || t1.Parallel.InputType != "uri_folder" ||
 		t1.Parallel.Spec.EntryScript != "score.py" || !strings.HasPrefix(t1.Parallel.Token, "shoalpar_") {
 		t.Fatalf("rank 1's parallel task: %+v", t1)
 	}
+
 	led := parallel.New(parallel.Config{Store: h.store, Files: h.files, Key: h.secretsKey})
 	c, err := led.Authenticate(h.ctx, t1.AttemptID, t1.Parallel.Token)
 	if err != nil {
@@ -78,5 +87,38 @@ func TestParallelJobRankPreempted(t *testing.T) {
 	h.finish(nodes[0], t0, node.RankCompleted)
 	if got, _ := h.svc.FindJob(h.ctx, ws, "pj"); got.Status != job.JobCompleted {
 		t.Fatalf("after rank 0 completed: %s (%s)", got.Status, got.StatusReason)
+	}
+}
+
+// A job whose ledger aborted (error_threshold passed) fails with the
+// ledger's words, naming the failed item, not with rank 0's exit code.
+func TestParallelJobAbortNamesItems(t *testing.T) {
+	zero := 0
+	h, tasks, nodes := startParallel(t, &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", ErrorThreshold: &zero,
+		Retry: &job.ParallelRetry{MaxRetries: &zero}})
+	led := parallel.New(parallel.Config{Store: h.store, Files: h.files, Key: h.secretsKey})
+	c, err := led.Authenticate(h.ctx, tasks[0].AttemptID, tasks[0].Parallel.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.Plan(h.ctx, c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 2, MiniBatches: 2, Fingerprint: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.Lease(h.ctx, c, pproto.LeaseRequest{Rank: 0, Max: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := led.Complete(h.ctx, c, pproto.CompleteRequest{Index: 0, Try: 1, Outcome: pproto.OutcomeFailed, Items: 1,
+		FailedItems: []pproto.FailedItem{{Item: "/in/bad.txt", Error: "ValueError: bad pixel"}}})
+	if err != nil || r.Abort == "" {
+		t.Fatalf("complete: %+v %v", r, err)
+	}
+	h.finish(nodes[1], tasks[1], node.RankFailed)
+	h.finish(nodes[0], tasks[0], node.RankFailed)
+	got, err := h.svc.FindJob(h.ctx, ws, "pj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != job.JobFailed || !strings.Contains(got.Error, "/in/bad.txt (ValueError: bad pixel)") || !strings.Contains(got.Error, "error_threshold (0)") {
+		t.Errorf("job %s, error %q", got.Status, got.Error)
 	}
 }
