@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	pproto "github.com/shoal-ml/shoal/domain/parallel"
@@ -79,6 +80,15 @@ func TestParallelJobRankPreempted(t *testing.T) {
 	}
 	if p := got.ParallelProgress; p == nil || p.InFlight != 0 || p.Left != 3 || p.Retried != 0 {
 		t.Fatalf("progress after rank 1 was preempted: %+v", p)
+	}
+	// Rank 1's process may still run (its node was only cut off): the
+	// ledger no longer takes it.
+	c, err = led.Authenticate(h.ctx, t1.AttemptID, t1.Parallel.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.Lease(h.ctx, c, pproto.LeaseRequest{Rank: 1, Max: 1}); core.ErrorCode(err) != core.ECONFLICT || !strings.Contains(err.Error(), "rank 1 of job pj has ended") {
+		t.Fatalf("a lease for the preempted rank: %v", err)
 	}
 	r, err := led.Lease(h.ctx, c, pproto.LeaseRequest{Rank: 0, Max: 3})
 	if err != nil || len(r.Leases) != 3 || r.Leases[0] != (pproto.Lease{Index: 0, Try: 2}) {

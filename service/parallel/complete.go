@@ -27,6 +27,9 @@ func (s *Service) Complete(ctx context.Context, c *Caller, req pproto.CompleteRe
 	default:
 		return nil, core.FieldErrorf("outcome", "%q is not an outcome (done, failed, timeout)", req.Outcome)
 	}
+	if err := c.checkRank(req.Rank); err != nil {
+		return nil, err
+	}
 	if req.Items < 0 {
 		return nil, core.FieldErrorf("items", "must be 0 or more, not %d", req.Items)
 	}

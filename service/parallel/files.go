@@ -21,8 +21,8 @@ import (
 // outputs. A tar with any other entry (an absolute path, "..", a link, a
 // device) is refused whole, naming the entry, and nothing is kept.
 func (s *Service) PostFiles(ctx context.Context, c *Caller, rank int, body io.Reader) error {
-	if rank < 0 {
-		return core.FieldErrorf(pproto.RankHeader, "must be 0 or more, not %d", rank)
+	if err := c.checkRank(rank); err != nil {
+		return err
 	}
 	if err := s.store.View(ctx, func(tx store.Tx) error { _, err := checkPlanned(tx, c); return err }); err != nil {
 		return err

@@ -22,8 +22,8 @@ const maxWait = 5 * time.Second
 // taking back leases of ended attempts (no try spent) and leases past
 // their deadline (a try spent).
 func (s *Service) Lease(ctx context.Context, c *Caller, req pproto.LeaseRequest) (*pproto.LeaseResponse, error) {
-	if req.Rank < 0 {
-		return nil, core.FieldErrorf("rank", "must be 0 or more, not %d", req.Rank)
+	if err := c.checkRank(req.Rank); err != nil {
+		return nil, err
 	}
 	want := min(max(req.Max, 1), maxLeases)
 	var out *pproto.LeaseResponse

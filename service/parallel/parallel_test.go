@@ -92,7 +92,7 @@ func (l *ledger) addAttempt(id string, n int, spec job.ParallelSpec) {
 			return err
 		}
 		return tx.InsertAttempt(&job.Attempt{ID: id, Workspace: "ws", JobName: "pj", Number: n, Status: job.AttemptRunning, CreatedOn: tx.Now(),
-			Ranks: []*job.RankStatus{{Rank: 0, NodeID: "n0", Status: job.AttemptRunning}, {Rank: 1, NodeID: "n1", Status: job.AttemptRunning}}})
+			Ranks: ranks(4)})
 	})
 	if err != nil {
 		l.t.Fatal(err)
@@ -114,6 +114,15 @@ func (l *ledger) restart() {
 	l.st = st
 	l.svc = parallel.New(parallel.Config{Store: st, Files: l.files, Key: l.key})
 	l.c = l.auth(l.c.AttemptID)
+}
+
+// ranks are n running ranks, on nodes n0, n1...
+func ranks(n int) []*job.RankStatus {
+	var out []*job.RankStatus
+	for i := range n {
+		out = append(out, &job.RankStatus{Rank: i, NodeID: "n" + strconv.Itoa(i), Status: job.AttemptRunning})
+	}
+	return out
 }
 
 func (l *ledger) auth(attemptID string) *parallel.Caller {
@@ -369,6 +378,11 @@ func TestRefused(t *testing.T) {
 	}
 	if _, err := l.svc.Lease(t.Context(), l.c, pproto.LeaseRequest{Max: 1}); core.ErrorCode(err) != core.ECONFLICT {
 		t.Errorf("lease before a plan: %v", err)
+	}
+	for _, rank := range []int{-1, 4} {
+		if _, err := l.svc.Lease(t.Context(), l.c, pproto.LeaseRequest{Rank: rank, Max: 1}); core.ErrorCode(err) != core.EINVALID {
+			t.Errorf("lease for rank %d of 4: %v, want EINVALID", rank, err)
+		}
 	}
 	for name, tc := range map[string]struct {
 		req   pproto.PlanRequest

@@ -17,6 +17,9 @@ const maxDescribe = 200
 // (across attempts); a later one with the same listing gets it back, one
 // with another listing ECONFLICT (the input changed under the job).
 func (s *Service) Plan(ctx context.Context, c *Caller, req pproto.PlanRequest) (*pproto.PlanResponse, error) {
+	if err := c.checkRank(req.Rank); err != nil {
+		return nil, err
+	}
 	if err := checkPlan(&req); err != nil {
 		return nil, err
 	}

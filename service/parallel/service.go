@@ -93,6 +93,22 @@ type Caller struct {
 	// Outputs are the job's output names: the first folder of every
 	// posted file's path.
 	Outputs map[string]bool
+	// Ranks is the attempt's rank count; Ended are its ranks that ended
+	// (a node lost while its process still runs is one).
+	Ranks int
+	Ended map[int]string
+}
+
+// checkRank refuses a rank the attempt does not have, or one that ended:
+// its leases were given to the others.
+func (c *Caller) checkRank(rank int) error {
+	if rank < 0 || rank >= c.Ranks {
+		return core.FieldErrorf("rank", "attempt has ranks 0 to %d, not %d", c.Ranks-1, rank)
+	}
+	if st, ok := c.Ended[rank]; ok {
+		return core.Errorf(core.ECONFLICT, "rank %d of job %s has ended (%s): its mini-batches went to the other ranks", rank, c.Job, st)
+	}
+	return nil
 }
 
 // Authenticate checks the token a rank sent to attemptID's ledger routes:
@@ -117,7 +133,13 @@ func (s *Service) Authenticate(ctx context.Context, attemptID, token string) (*C
 		case job.AttemptTerminal(a.Status) || j.CurrentAttemptID != a.ID:
 			return core.Errorf(core.EUNAUTHORIZED, "attempt %d of job %s has ended: its parallel ledger token is no longer valid", a.Number, j.Name)
 		}
-		c = &Caller{Workspace: j.Workspace, Job: j.Name, AttemptID: a.ID, Spec: *j.Parallel, Outputs: map[string]bool{}}
+		c = &Caller{Workspace: j.Workspace, Job: j.Name, AttemptID: a.ID, Spec: *j.Parallel, Outputs: map[string]bool{},
+			Ranks: len(a.Ranks), Ended: map[int]string{}}
+		for _, r := range a.Ranks {
+			if job.AttemptTerminal(r.Status) {
+				c.Ended[r.Rank] = r.Status
+			}
+		}
 		for name := range j.Outputs {
 			c.Outputs[name] = true
 		}
