@@ -14,9 +14,9 @@ import (
 
 // startParallel submits a parallel job on 2 nodes with spec and starts
 // both ranks: their tasks and nodes by rank.
-func startParallel(t *testing.T, ps *job.ParallelSpec) (*harness, map[int]*node.AgentTask, map[int]string) {
+func startParallel(t *testing.T, config string, ps *job.ParallelSpec) (*harness, map[int]*node.AgentTask, map[int]string) {
 	t.Helper()
-	h := newHarness(t, "")
+	h := newHarness(t, config)
 	h.compute("cpu", 0, 2, 60)
 	js := &job.JobSpec{Name: "pj", Command: job.ParallelCommand("--x 1"), Compute: "cpu",
 		Resources: &job.JobResources{InstanceCount: 2},
@@ -52,7 +52,7 @@ func startParallel(t *testing.T, ps *job.ParallelSpec) (*harness, map[int]*node.
 // at once (no try spent) while the attempt runs on with rank 0, whose
 // completion completes the job; job show then has the progress.
 func TestParallelJobRankPreempted(t *testing.T) {
-	h, tasks, nodes := startParallel(t, &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", MiniBatchSize: "1"})
+	h, tasks, nodes := startParallel(t, "", &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", MiniBatchSize: "1"})
 	t0, t1 := tasks[0], tasks[1]
 	if t1 == nil || t1.Parallel == nil || t1.Parallel.Path != pproto.PathPrefix+t1.AttemptID || t1.Parallel.InputType != "uri_folder" ||
 		t1.Parallel.Spec.EntryScript != "score.py" || !strings.HasPrefix(t1.Parallel.Token, "shoalpar_") {
@@ -104,7 +104,7 @@ func TestParallelJobRankPreempted(t *testing.T) {
 // ledger's words, naming the failed item, not with rank 0's exit code.
 func TestParallelJobAbortNamesItems(t *testing.T) {
 	zero := 0
-	h, tasks, nodes := startParallel(t, &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", ErrorThreshold: &zero,
+	h, tasks, nodes := startParallel(t, "", &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py", ErrorThreshold: &zero,
 		Retry: &job.ParallelRetry{MaxRetries: &zero}})
 	led := parallel.New(parallel.Config{Store: h.store, Files: h.files, Key: h.secretsKey})
 	c, err := led.Authenticate(h.ctx, tasks[0].AttemptID, tasks[0].Parallel.Token)
@@ -130,5 +130,45 @@ func TestParallelJobAbortNamesItems(t *testing.T) {
 	}
 	if got.Status != job.JobFailed || !strings.Contains(got.Error, "/in/bad.txt (ValueError: bad pixel)") || !strings.Contains(got.Error, "error_threshold (0)") {
 		t.Errorf("job %s, error %q", got.Status, got.Error)
+	}
+}
+
+// A parallel job's rank 1 whose node is cut off (lost, not preempted)
+// gives its mini-batches back and the job runs on with rank 0; the job's
+// events say so.
+func TestParallelJobRankLost(t *testing.T) {
+	h, tasks, nodes := startParallel(t, leaseConfig, &job.ParallelSpec{InputData: "${{inputs.data}}", EntryScript: "score.py"})
+	led := parallel.New(parallel.Config{Store: h.store, Files: h.files, Key: h.secretsKey})
+	c, err := led.Authenticate(h.ctx, tasks[1].AttemptID, tasks[1].Parallel.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.Plan(h.ctx, c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 4, MiniBatches: 4, Fingerprint: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := led.Lease(h.ctx, c, pproto.LeaseRequest{Rank: 1, Max: 2}); err != nil || len(r.Leases) != 2 {
+		t.Fatalf("rank 1's lease: %+v %v", r, err)
+	}
+	h.agent(nodes[1]).partitioned = true
+	h.step(20 * time.Second)
+	h.step(time.Second)
+	got := h.wantJob("pj", job.JobRunning)
+	if p := got.ParallelProgress; p == nil || p.InFlight != 0 || p.Left != 4 {
+		t.Fatalf("progress after rank 1 was lost: %+v", p)
+	}
+	r, err := led.Lease(h.ctx, c, pproto.LeaseRequest{Rank: 0, Max: 4})
+	if err != nil || len(r.Leases) != 4 || r.Leases[0] != (pproto.Lease{Index: 0, Try: 2}) {
+		t.Fatalf("rank 0's lease after rank 1 was lost: %+v %v", r, err)
+	}
+	evs, err := h.svc.ListJobEvents(h.ctx, ws, "pj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		found = found || strings.Contains(e.Reason, "rank 1 on node "+nodes[1]+" was lost: the other ranks take over its mini-batches")
+	}
+	if !found {
+		t.Errorf("no rank_left event: %+v", evs)
 	}
 }
