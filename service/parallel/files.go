@@ -126,7 +126,7 @@ func checkEntry(h *tar.Header, outputs map[string]bool) error {
 	if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeDir {
 		return core.FieldErrorf("body", "entry %q is not a file or a folder: only files the workers wrote are kept", h.Name)
 	}
-	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.Contains(name, "\\") {
+	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") {
 		return core.FieldErrorf("body", "entry %q is not a clean relative path <output name>/<file>", h.Name)
 	}
 	out, _, _ := strings.Cut(name, "/")
