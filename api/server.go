@@ -19,6 +19,7 @@ import (
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/api/mlflow"
 	"github.com/shoal-ml/shoal/api/oauth"
+	"github.com/shoal-ml/shoal/api/parallelapi"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
@@ -29,6 +30,7 @@ import (
 	"github.com/shoal-ml/shoal/service/datastores"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/service/models"
+	"github.com/shoal-ml/shoal/service/parallel"
 	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service/tracking"
 )
@@ -71,6 +73,9 @@ type Server struct {
 	oauth *oauth.Handlers
 	// mlflow serves MLflow's tracking calls (mounted by routes).
 	mlflow *mlflow.API
+	// parallel serves parallel jobs' ledgers to their drivers (mounted
+	// by routes; the attempt's ledger token is its only credential).
+	parallel *parallelapi.API
 	// access serves users, tokens, roles, identities and the audit log.
 	access *accessapi.Handlers
 	// agent serves the agent protocol (/agent/v1).
@@ -117,6 +122,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
 	s.oauth = oauth.New(svc, s.errs)
 	s.mlflow = mlflow.New(svc, s.tracking, mlflow.Admission{AsAnonymous: s.asAnonymous, Authenticated: s.authenticated}, log)
+	s.parallel = parallelapi.New(parallel.New(parallel.Config{Store: svc.Store(), Files: svc.Files(), Key: svc.SecretsKey()}), s.authenticated, log)
 	s.routes()
 	return s
 }
@@ -285,6 +291,11 @@ func (s *Server) routes() {
 			continue
 		}
 		s.mux.Handle(m.Pattern, s.timed(m.Pattern, limitBody(m.Handler, MaxRequestBytes)))
+	}
+	// Parallel jobs' ledgers authenticate on their own (package
+	// parallelapi) and bound their own bodies (files are large).
+	for _, m := range s.parallel.Routes() {
+		s.mux.Handle(m.Pattern, s.timed(m.Pattern, m.Handler))
 	}
 	s.mountSignedLogs()
 	s.mux.Handle("/", s.anonymousOnly(http.HandlerFunc(notFound)))

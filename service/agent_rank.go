@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/jobdata"
+	"github.com/shoal-ml/shoal/service/parallel"
 	"github.com/shoal-ml/shoal/service/tracking"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -60,6 +61,7 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 		// replica with the key checks it (tracking.Authenticate).
 		t.Tracking = &node.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
 	}
+	t.Parallel = parallel.Task(s.cfg.SecretsKey, a.ID, j)
 	// Remote inputs and outputs for other datastores: an InputFailure
 	// (a datastore deleted since submission) is the caller's to fail the
 	// rank with, never a node's loss.

@@ -31,6 +31,9 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 	before := j.Status
 	*j, *a = out.Job, *out.Attempt
 	s.outputs.CompleteWith(tx, before, j, &out)
+	if err := afterParallelStep(tx, j, a, rs.Rank); err != nil {
+		return nil, err
+	}
 	if rep.Artifacts {
 		// The rank uploaded its ./outputs and ./logs before this report:
 		// the job lists them among its outputs from now on.

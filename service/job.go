@@ -276,6 +276,9 @@ func (s *Services) FindJob(ctx context.Context, workspace, name string) (out *jo
 		if err := s.withServices(tx, out); err != nil {
 			return err
 		}
+		if err := withParallelProgress(tx, out); err != nil {
+			return err
+		}
 		return s.withReasons(tx, out)
 	})
 	return s.jobView(out), err
@@ -294,6 +297,9 @@ func (s *Services) FindJobWithCost(ctx context.Context, workspace, name string) 
 			return err
 		}
 		if err := s.withServices(tx, out); err != nil {
+			return err
+		}
+		if err := withParallelProgress(tx, out); err != nil {
 			return err
 		}
 		return s.withReasons(tx, out)

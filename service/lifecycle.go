@@ -51,6 +51,9 @@ func (s *Services) LoseNode(ctx context.Context, tx store.Tx, n *node.Node, reas
 	}
 	*j, *a = out.Job, *out.Attempt
 	wake = out.Wake
+	if err := afterParallelStep(tx, j, a, rank); err != nil {
+		return nil, err
+	}
 	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type Tx interface {
 	// Now is the time of this transaction, from the store's clock.
 	Now() time.Time
 
+	// ParallelLedger keeps parallel jobs' ledgers (parallel.go).
+	ParallelLedger
+
 	// GetWorkspace returns a workspace by name. Returns ENOTFOUND.
 	GetWorkspace(name string) (*core.Workspace, error)
 	// ListWorkspaces returns all workspaces ordered by name.

@@ -70,6 +70,7 @@ func ToJobResource(scope armcore.Scope, publicURL string, j *job.Job) *JobResour
 		commandProps(wsID, &j.JobSpec, p)
 		p["parameters"] = map[string]any{}
 	}
+	parallelProperties(j, p)
 	return &JobResource{
 		ID: wsID + "/jobs/" + j.Name, Name: j.Name, Type: JobResourceType,
 		SystemData: &armcore.SystemData{CreatedAt: j.CreatedOn.UTC(), CreatedBy: j.CreatedBy},

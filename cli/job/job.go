@@ -191,6 +191,14 @@ func newJobShowCommand(g *cmdutil.Globals) *cobra.Command {
 				return err
 			}
 		}
+		if p := j.ParallelProgress; p != nil {
+			// A parallel job's mini-batches under its row: how far it
+			// got, at what rate, and when it should end.
+			fmt.Fprintln(g.Stdout)
+			if err := g.Render(p, parallelColumns); err != nil {
+				return err
+			}
+		}
 		if !j.IsParent() {
 			return nil
 		}
@@ -360,6 +368,10 @@ func newJobExportCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd.Flags().StringVarP(&file, "file", "f", "", "write to this file (default: standard output)")
 	return cmd
 }
+
+// parallelColumns are a parallel job's progress as `job show` prints it
+// under the job's row.
+var parallelColumns = []string{"mini_batches", "done", "failed", "retried", "in_flight", "left", "failed_items", "per_minute", "eta", "aborted"}
 
 // trialRow is a sweep's trial as `job show -o table` prints it.
 type trialRow struct {

@@ -30,7 +30,7 @@ func finalize(o *Output, now time.Time) {
 	for _, r := range a.Ranks {
 		switch r.Status {
 		case job.AttemptPreempted, job.AttemptLost:
-			if infra == nil {
+			if infra == nil && !Elastic(j, r.Rank) {
 				infra = r
 			}
 		case job.AttemptFailed, job.AttemptTimedOut:

@@ -60,6 +60,9 @@ const (
 	CodeCanceled  Code = "canceled"
 	CodeCancel    Code = "cancel"
 	CodeScheduled Code = "scheduled"
+	// CodeRankLeft: a parallel job's rank other than 0 ended lost or
+	// preempted and its attempt goes on with the others (Elastic).
+	CodeRankLeft Code = "rank_left"
 )
 
 // JobEvent is an entry for the job's event log.
@@ -209,6 +212,15 @@ func nodeLost(o *Output, rank int, reason string, now time.Time) {
 	}
 	o.Changed = true
 	rs.Status, rs.EndTime, rs.Reason = job.AttemptLost, &now, reason
+	if Elastic(j, rank) {
+		// The other ranks go on with its mini-batches (the caller gives
+		// its leases back): only the rank ends.
+		rankLeft(o, rs)
+		if allRanks(a, func(r *job.RankStatus) bool { return job.AttemptTerminal(r.Status) }) {
+			finalize(o, now)
+		}
+		return
+	}
 	if !job.AttemptTerminal(a.Status) {
 		a.Status, a.Reason = job.AttemptLost, reason
 	}
@@ -295,6 +307,9 @@ func report(o *Output, rank int, rep *node.RankReport, now time.Time) error {
 	rs.Status, rs.EndTime, rs.ExitCode, rs.Reason, rs.Failure = st, &end, rep.ExitCode, rep.Reason, rep.Failure
 	o.MarkPreempted = st == job.AttemptPreempted
 	o.FreeNode = true
+	if (st == job.AttemptLost || st == job.AttemptPreempted) && Elastic(j, rank) {
+		rankLeft(o, rs)
+	}
 	if (st == job.AttemptFailed || st == job.AttemptTimedOut) && !job.AttemptTerminal(a.Status) {
 		// One rank failed: the gang cannot finish; stop the others.
 		a.Status, a.Reason = job.AttemptFailed, fmt.Sprintf("rank %d on %s: %s", rs.Rank, rs.NodeID, describeExit(rs))

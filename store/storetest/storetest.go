@@ -88,6 +88,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"RunTracking", testRunTracking},
 		{"MetricTotals", testMetricTotals},
 		{"Experiments", testExperiments},
+		{"ParallelLedger", testParallelLedger},
 		{"NodeRoundTrip", testNodeRoundTrip},
 		{"NodeUpdate", testNodeUpdate},
 		{"NodeLeaseRenewal", testNodeLeaseRenewal},
