@@ -62,6 +62,7 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 		t.Tracking = &node.TrackingTask{Token: tracking.Token(key, a.ID), ExperimentName: tracking.ExperimentOf(j)}
 	}
 	t.Parallel = parallel.Task(s.cfg.SecretsKey, a.ID, j)
+	t.Inputs = parallel.Inputs(j)
 	// Remote inputs and outputs for other datastores: an InputFailure
 	// (a datastore deleted since submission) is the caller's to fail the
 	// rank with, never a node's loss.

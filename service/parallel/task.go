@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/node"
 	pproto "github.com/shoal-ml/shoal/domain/parallel"
 	"github.com/shoal-ml/shoal/internal/sealing"
@@ -36,4 +37,29 @@ func InputName(ref string) string {
 		s = strings.TrimSpace(inner)
 	}
 	return strings.TrimPrefix(s, "inputs.")
+}
+
+// Inputs are a parallel job's inputs as its ranks get them. The driver
+// lists input_data's files itself, so an input_data given in mode direct
+// (Azure's parallel run reads the URI with its own libraries, and Azure's
+// examples write mode: direct for their tables) is mounted read-only
+// instead; every other input is the job's own. The job's map is never
+// changed: the copy is the task's.
+func Inputs(j *job.Job) map[string]*job.JobInput {
+	if j.Parallel == nil {
+		return j.Inputs
+	}
+	name := InputName(j.Parallel.InputData)
+	in := j.Inputs[name]
+	if in == nil || in.InputMode() != jobio.ModeDirect {
+		return j.Inputs
+	}
+	out := make(map[string]*job.JobInput, len(j.Inputs))
+	for k, v := range j.Inputs {
+		out[k] = v
+	}
+	c := *in
+	c.Mode = jobio.ModeROMount
+	out[name] = &c
+	return out
 }
