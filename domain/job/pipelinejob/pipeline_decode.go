@@ -196,8 +196,11 @@ func decodeSteps(raw json.RawMessage, prefix string, depth int, ignored *[]strin
 			continue
 		}
 		decode := decodePipelineStep
-		if stepTypeOf(jobs[name]) == job.JobTypeSweep {
+		switch stepTypeOf(jobs[name]) {
+		case job.JobTypeSweep:
 			decode = decodeSweepStep
+		case job.JobTypeParallel:
+			decode = decodeParallelStep
 		}
 		step, err := decode(jobs[name], field+".")
 		if err != nil {
@@ -435,8 +438,11 @@ func checkStepType(prefix string, step *job.PipelineStep) error {
 	case t == job.JobTypeSweep:
 		step.Type = job.JobTypeSweep
 		return nil
+	case t == job.JobTypeParallel:
+		step.Type = job.JobTypeParallel
+		return nil
 	case job.NotRunHere(t) != "":
 		return job.UnsupportedJobType(prefix+"type", step.Type)
 	}
-	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component, a sweep (type: sweep) or a pipeline component (type: pipeline)", core.Short(step.Type))
+	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component, a sweep (type: sweep), a parallel step (type: parallel) or a pipeline component (type: pipeline)", core.Short(step.Type))
 }
