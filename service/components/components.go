@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/service/versioned"
 )
@@ -23,7 +24,7 @@ import (
 // code and build contexts components name.
 type Config = versioned.Stores
 
-// Service registers command components in a workspace: the shared
+// Service registers command and parallel components in a workspace: the shared
 // versioned service, over components.
 type Service = versioned.Service[*job.Component]
 
@@ -33,10 +34,24 @@ type Service = versioned.Service[*job.Component]
 // component.
 func New(cfg Config) *Service {
 	return versioned.New(versioned.Config[*job.Component]{Store: cfg.Store, Kind: versioned.Kind[*job.Component]{
-		Normalize: func(c *job.Component) error { return job.NormalizeComponent(c, true) },
+		Normalize: normalize,
 		Check:     func(c *job.Component) error { return checkArtifacts(cfg.Artifacts, c) },
 		Same:      sameDefinition,
 	}})
+}
+
+// normalize checks a component to register: a command component's
+// rules, and a parallel component's settings against its inputs and
+// outputs.
+func normalize(c *job.Component) error {
+	if err := job.NormalizeComponent(c, true); err != nil {
+		return err
+	}
+	if c.Type != job.ComponentTypeParallel {
+		return nil
+	}
+	paralleljob.NormalizeSettings(c.Parallel)
+	return paralleljob.CheckComponent(c)
 }
 
 // checkArtifacts refuses code or a build context that was never uploaded

@@ -38,6 +38,9 @@ func DecodeComponent(raw json.RawMessage, prefix string) (*job.Component, error)
 	}
 	_ = json.Unmarshal(raw, &typed)
 	if t, _ := typed.Type.(string); !strings.EqualFold(strings.TrimSpace(t), job.ComponentTypeParallel) {
+		if prefix == "" {
+			return job.DecodeComponent(raw) // a whole document
+		}
 		return job.DecodeComponentRaw(raw, prefix)
 	}
 	keys := maps.Clone(componentKeys)

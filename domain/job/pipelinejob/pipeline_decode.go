@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
 // pipelineKeys are the keys of a pipeline job document that a user writes.
@@ -288,7 +289,9 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 			}
 			step.ComponentRef = strings.TrimSpace(ref)
 		case '{':
-			if step.Component, err = job.DecodeComponentRaw(c, prefix+"component."); err != nil {
+			// Any type of component: a parallel one is refused by
+			// checkParallelStep, saying to write type: parallel.
+			if step.Component, err = paralleljob.DecodeComponent(c, prefix+"component."); err != nil {
 				return nil, err
 			}
 		default:
