@@ -168,16 +168,32 @@ func resolveParallel(js *job.JobSpec, c *job.Component) error {
 			p.AppendRowFile = paralleljob.DefaultAppendRowFile
 		}
 	}
+	// A table's mini_batch_size written as a bare number is bytes, as
+	// Azure reads it (azure-ai-ml sends "10kb" as 10240).
+	if name, ok := inputRef(p.InputData); ok && js.Inputs[name] != nil && js.Inputs[name].Type == jobio.TypeMLTable && isDigits(p.MiniBatchSize) {
+		p.MiniBatchSize += "b"
+	}
 	js.Parallel = p
 	return nil
 }
 
+// isDigits reports whether s is a whole number written in digits.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// inputRef reads ${{inputs.<name>}}.
+func inputRef(s string) (string, bool) { return namedRef(s, "inputs") }
+
 // outputRef reads ${{outputs.<name>}}.
-func outputRef(s string) (string, bool) {
+func outputRef(s string) (string, bool) { return namedRef(s, "outputs") }
+
+// namedRef reads ${{<ns>.<name>}}.
+func namedRef(s, ns string) (string, bool) {
 	m := job.JobRefRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", false
 	}
-	ns, name, ok := strings.Cut(strings.TrimSpace(m[1]), ".")
-	return strings.TrimSpace(name), ok && strings.TrimSpace(ns) == "outputs"
+	n, name, ok := strings.Cut(strings.TrimSpace(m[1]), ".")
+	return strings.TrimSpace(name), ok && strings.TrimSpace(n) == ns
 }
