@@ -1,0 +1,102 @@
+package arm
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/shoal-ml/shoal/arm/armjob"
+	"github.com/shoal-ml/shoal/domain/core"
+)
+
+// parallelComponentSpec prepares a parallel component's componentSpec as
+// azure-ai-ml 1.4.0 sends it (parallel_run_function, registered before
+// its pipeline) for the YAML's decoder: task.code, a code version's ARM
+// id, becomes the artifact of its files (code_asset is not a task key:
+// the version is not kept), task.environment an azureml:<name>:<version>
+// reference, and partition_keys, which the SDK sends as JSON text, a
+// list. A spec of any other type is returned as it is.
+func parallelComponentSpec(ctx context.Context, codes CodeResolver, workspace string, spec map[string]json.RawMessage) error {
+	var typ string
+	if json.Unmarshal(spec["type"], &typ) != nil || !strings.EqualFold(strings.TrimSpace(typ), "parallel") {
+		return nil
+	}
+	var keys string
+	if json.Unmarshal(spec["partition_keys"], &keys) == nil && strings.HasPrefix(strings.TrimSpace(keys), "[") {
+		spec["partition_keys"] = json.RawMessage(keys)
+	}
+	var task map[string]json.RawMessage
+	if json.Unmarshal(spec["task"], &task) != nil || task == nil {
+		return nil
+	}
+	var code, env string
+	if json.Unmarshal(task["code"], &code) == nil && codes != nil {
+		if _, _, ok := armjob.CodeVersionOf(strings.TrimPrefix(code, "azureml:")); ok {
+			a, err := codes.CodeArtifact(ctx, workspace, strings.TrimPrefix(code, "azureml:"))
+			if err != nil {
+				f := componentSpecField + "task.code"
+				return &core.Error{Code: core.ErrorCode(err), Field: f, Message: f + ": " + core.ErrorMessage(err)}
+			}
+			task["code"], _ = json.Marshal(a)
+		}
+	}
+	if json.Unmarshal(task["environment"], &env) == nil {
+		if ref, err := armjob.EnvironmentRef(componentSpecField+"task.environment", workspace, env); err != nil {
+			return err
+		} else if ref != "" {
+			task["environment"], _ = json.Marshal(ref)
+		}
+	}
+	b, err := json.Marshal(task)
+	if err != nil {
+		return err
+	}
+	spec["task"] = b
+	return nil
+}
+
+// parallelSpecShown writes a parallel component's shown document (doc,
+// job.Component's JSON, code already as the SDK reads it) in Azure's
+// parallelComponent shape: its task (type, code, environment,
+// entry_script, program_arguments, append_row_to) and settings at the
+// top, as FromComponentVersion reads them back, instead of Shoal's
+// command and parallel keys.
+func parallelSpecShown(doc []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(doc, &m) != nil || m["parallel"] == nil {
+		return doc
+	}
+	var p map[string]json.RawMessage
+	if json.Unmarshal(m["parallel"], &p) != nil {
+		return doc
+	}
+	task := map[string]json.RawMessage{"type": json.RawMessage(`"run_function"`)}
+	for _, k := range []string{"code", "environment"} {
+		if v, ok := m[k]; ok {
+			task[k] = v
+		}
+	}
+	for _, k := range []string{"entry_script", "program_arguments", "append_row_to"} {
+		if v, ok := p[k]; ok {
+			task[k] = v
+		}
+	}
+	for _, k := range []string{"command", "code", "environment", "parallel"} {
+		delete(m, k)
+	}
+	for _, k := range []string{"input_data", "mini_batch_size", "max_concurrency_per_instance", "mini_batch_error_threshold",
+		"error_threshold", "retry_settings", "logging_level", "partition_keys"} {
+		if v, ok := p[k]; ok {
+			m[k] = v
+		}
+	}
+	var err error
+	if m["task"], err = json.Marshal(task); err != nil {
+		return doc
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return doc
+	}
+	return out
+}
