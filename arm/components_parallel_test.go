@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
@@ -41,10 +40,7 @@ func TestParallelComponentVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := job.NormalizeComponent(c, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := paralleljob.CheckComponent(c); err != nil {
+	if err := paralleljob.NormalizeComponent(c, true); err != nil {
 		t.Fatal(err)
 	}
 	p := c.Parallel

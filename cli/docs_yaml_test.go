@@ -324,10 +324,7 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 		if err != nil {
 			return err
 		}
-		if err := job.NormalizeComponent(c, true); err != nil || c.Parallel == nil {
-			return err
-		}
-		return paralleljob.CheckComponent(c)
+		return paralleljob.NormalizeComponent(c, true)
 	case "compute":
 		_, err := compute.DecodeComputeSpec(js)
 		return err

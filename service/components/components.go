@@ -34,24 +34,10 @@ type Service = versioned.Service[*job.Component]
 // component.
 func New(cfg Config) *Service {
 	return versioned.New(versioned.Config[*job.Component]{Store: cfg.Store, Kind: versioned.Kind[*job.Component]{
-		Normalize: normalize,
+		Normalize: func(c *job.Component) error { return paralleljob.NormalizeComponent(c, true) },
 		Check:     func(c *job.Component) error { return checkArtifacts(cfg.Artifacts, c) },
 		Same:      sameDefinition,
 	}})
-}
-
-// normalize checks a component to register: a command component's
-// rules, and a parallel component's settings against its inputs and
-// outputs.
-func normalize(c *job.Component) error {
-	if err := job.NormalizeComponent(c, true); err != nil {
-		return err
-	}
-	if c.Type != job.ComponentTypeParallel {
-		return nil
-	}
-	paralleljob.NormalizeSettings(c.Parallel)
-	return paralleljob.CheckComponent(c)
 }
 
 // checkArtifacts refuses code or a build context that was never uploaded

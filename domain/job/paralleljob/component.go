@@ -78,3 +78,17 @@ func DecodeComponent(raw json.RawMessage, prefix string) (*job.Component, error)
 	NormalizeSettings(p)
 	return c, nil
 }
+
+// NormalizeComponent is job.NormalizeComponent for a component of any
+// type Shoal runs: a parallel one's settings are then put in their
+// spelling and checked against its inputs and outputs (CheckComponent).
+func NormalizeComponent(c *job.Component, registered bool) error {
+	if err := job.NormalizeComponent(c, registered); err != nil {
+		return err
+	}
+	if c.Type != job.ComponentTypeParallel {
+		return nil
+	}
+	NormalizeSettings(c.Parallel)
+	return CheckComponent(c)
+}

@@ -123,10 +123,7 @@ func TestDecodeComponent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := job.NormalizeComponent(c, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := paralleljob.CheckComponent(c); err != nil {
+	if err := paralleljob.NormalizeComponent(c, true); err != nil {
 		t.Fatal(err)
 	}
 	p := c.Parallel

@@ -68,40 +68,20 @@ func decodeParallelStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 			}
 		}
 	}
-	switch job.JSONKind(c) {
-	case 0:
-		p, task, err := paralleljob.DecodeSettings(obj, prefix)
-		if err != nil {
+	if c != nil {
+		if err := decodeStepComponent(c, prefix, step, "a parallel component (./score.yml, azureml:<name>:<version>)"); err != nil {
 			return nil, err
 		}
-		paralleljob.NormalizeSettings(p)
-		step.Component = &job.Component{Type: job.ComponentTypeParallel, Command: job.ParallelCommand(p.ProgramArguments),
-			Code: task.Code, CodeAsset: task.CodeAsset, Environment: task.Environment, Parallel: p}
-		for name := range step.Inputs {
-			if step.Component.Inputs == nil {
-				step.Component.Inputs = map[string]*job.ComponentInput{}
-			}
-			step.Component.Inputs[name] = &job.ComponentInput{}
-		}
-		for name, o := range step.Outputs {
-			if step.Component.Outputs == nil {
-				step.Component.Outputs = map[string]*job.ComponentOutput{}
-			}
-			step.Component.Outputs[name] = &job.ComponentOutput{Type: o.Type}
-		}
-	case '"':
-		ref, _ := job.JobString(c, prefix+"component")
-		if strings.TrimSpace(ref) == "" {
-			return nil, core.FieldErrorf(prefix+"component", "must not be blank")
-		}
-		step.ComponentRef = strings.TrimSpace(ref)
-	case '{':
-		if step.Component, err = paralleljob.DecodeComponent(c, prefix+"component."); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, core.FieldErrorf(prefix+"component", "must be a parallel component (./score.yml, azureml:<name>:<version>) or a component mapping, got %s", compute.ShortJSON(c))
+		return step, nil
 	}
+	p, task, err := paralleljob.DecodeSettings(obj, prefix)
+	if err != nil {
+		return nil, err
+	}
+	paralleljob.NormalizeSettings(p)
+	step.Component = &job.Component{Type: job.ComponentTypeParallel, Command: job.ParallelCommand(p.ProgramArguments),
+		Code: task.Code, CodeAsset: task.CodeAsset, Environment: task.Environment, Parallel: p}
+	inlineComponentIO(step)
 	return step, nil
 }
 

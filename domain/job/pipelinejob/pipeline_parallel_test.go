@@ -122,18 +122,7 @@ func TestPipelineParallelStepFolderRows(t *testing.T) {
 	doc := irisParallel()
 	jobtest.Set(doc, "jobs.batch_prediction.outputs.job_output_file", map[string]any{"type": "uri_folder"})
 	jobtest.Set(doc, "jobs.view", nil)
-	spec, err := decodePipeline(t, doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := pipelinejob.NewPipelineGraph(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := g.Resolve("batch_prediction", pipelinejob.PipelineRun{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := resolveStep(t, doc, "batch_prediction")
 	if js.Parallel.AppendRowFile != "parallel_run_step.txt" {
 		t.Errorf("append_row_file %q", js.Parallel.AppendRowFile)
 	}
@@ -156,6 +145,16 @@ func TestPipelineParallelComponentStep(t *testing.T) {
 	}
 	step["component"] = comp
 	delete(step["inputs"].(map[string]any), "threshold")
+	js := resolveStep(t, doc, "batch_prediction")
+	if js.Parallel == nil || js.Parallel.EntryScript != "iris_prediction.py" || job.FormatInputValue(js.Inputs["threshold"].Value) != "0.5" || js.Code != codeID {
+		t.Errorf("job %+v parallel %+v", js, js.Parallel)
+	}
+}
+
+// resolveStep decodes and checks a pipeline and resolves one of its
+// steps with no upstream outputs.
+func resolveStep(t *testing.T, doc map[string]any, step string) *job.JobSpec {
+	t.Helper()
 	spec, err := decodePipeline(t, doc)
 	if err != nil {
 		t.Fatal(err)
@@ -164,13 +163,11 @@ func TestPipelineParallelComponentStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := g.Resolve("batch_prediction", pipelinejob.PipelineRun{})
+	js, err := g.Resolve(step, pipelinejob.PipelineRun{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if js.Parallel == nil || js.Parallel.EntryScript != "iris_prediction.py" || job.FormatInputValue(js.Inputs["threshold"].Value) != "0.5" || js.Code != codeID {
-		t.Errorf("job %+v parallel %+v", js, js.Parallel)
-	}
+	return js
 }
 
 // A parallel step's mistakes are refused naming the field and the rule,
