@@ -129,7 +129,7 @@ func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 		doc = []byte("{}")
 	}
 	if d.Parallel != nil {
-		doc = parallelSpecShown(doc)
+		doc = armjob.ParallelSpecShown(doc)
 	}
 	spec := []byte(`{"$schema":"` + ComponentSpecSchema + `"`)
 	if len(doc) > 2 {

@@ -28,7 +28,7 @@ func componentCode(ctx context.Context, codes CodeResolver, workspace string, bo
 	if json.Unmarshal(props["componentSpec"], &spec) != nil || spec == nil {
 		return body, nil
 	}
-	if err := parallelComponentSpec(ctx, codes, workspace, spec); err != nil {
+	if err := armjob.ParallelComponentSpec(ctx, codes, workspace, componentSpecField, spec); err != nil {
 		return nil, err
 	}
 	var code string

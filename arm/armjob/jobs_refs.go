@@ -98,11 +98,3 @@ func assetRef(field, ws, collection, id string) (string, error) {
 	}
 	return strings.TrimSpace(id), nil
 }
-
-// EnvironmentRef is the reference a document takes for an environment
-// id an SDK sends (an ARM id of one of workspace ws's environment
-// versions becomes azureml:<name>:<version>); any other id is returned
-// trimmed, for the document's rules to judge. field names it in errors.
-func EnvironmentRef(field, ws, id string) (string, error) {
-	return assetRef(field, ws, "environments", id)
-}

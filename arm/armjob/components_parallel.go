@@ -1,22 +1,22 @@
-package arm
+package armjob
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 
-	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
-// parallelComponentSpec prepares a parallel component's componentSpec as
+// ParallelComponentSpec prepares a parallel component's componentSpec as
 // azure-ai-ml 1.4.0 sends it (parallel_run_function, registered before
 // its pipeline) for the YAML's decoder: task.code, a code version's ARM
 // id, becomes the artifact of its files (code_asset is not a task key:
 // the version is not kept), task.environment an azureml:<name>:<version>
 // reference, and partition_keys, which the SDK sends as JSON text, a
-// list. A spec of any other type is returned as it is.
-func parallelComponentSpec(ctx context.Context, codes CodeResolver, workspace string, spec map[string]json.RawMessage) error {
+// list. A spec of any other type is left as it is. field is the spec's
+// path in the body (properties.componentSpec.), named by errors.
+func ParallelComponentSpec(ctx context.Context, codes CodeResolver, workspace, field string, spec map[string]json.RawMessage) error {
 	var typ string
 	if json.Unmarshal(spec["type"], &typ) != nil || !strings.EqualFold(strings.TrimSpace(typ), "parallel") {
 		return nil
@@ -31,17 +31,17 @@ func parallelComponentSpec(ctx context.Context, codes CodeResolver, workspace st
 	}
 	var code, env string
 	if json.Unmarshal(task["code"], &code) == nil && codes != nil {
-		if _, _, ok := armjob.CodeVersionOf(strings.TrimPrefix(code, "azureml:")); ok {
+		if _, _, ok := CodeVersionOf(strings.TrimPrefix(code, "azureml:")); ok {
 			a, err := codes.CodeArtifact(ctx, workspace, strings.TrimPrefix(code, "azureml:"))
 			if err != nil {
-				f := componentSpecField + "task.code"
+				f := field + "task.code"
 				return &core.Error{Code: core.ErrorCode(err), Field: f, Message: f + ": " + core.ErrorMessage(err)}
 			}
 			task["code"], _ = json.Marshal(a)
 		}
 	}
 	if json.Unmarshal(task["environment"], &env) == nil {
-		if ref, err := armjob.EnvironmentRef(componentSpecField+"task.environment", workspace, env); err != nil {
+		if ref, err := assetRef(field+"task.environment", workspace, "environments", env); err != nil {
 			return err
 		} else if ref != "" {
 			task["environment"], _ = json.Marshal(ref)
@@ -55,13 +55,13 @@ func parallelComponentSpec(ctx context.Context, codes CodeResolver, workspace st
 	return nil
 }
 
-// parallelSpecShown writes a parallel component's shown document (doc,
+// ParallelSpecShown writes a parallel component's shown document (doc,
 // job.Component's JSON, code already as the SDK reads it) in Azure's
 // parallelComponent shape: its task (type, code, environment,
 // entry_script, program_arguments, append_row_to) and settings at the
-// top, as FromComponentVersion reads them back, instead of Shoal's
+// top, as the component version's PUT reads them back, instead of Shoal's
 // command and parallel keys.
-func parallelSpecShown(doc []byte) []byte {
+func ParallelSpecShown(doc []byte) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(doc, &m) != nil || m["parallel"] == nil {
 		return doc
