@@ -188,11 +188,21 @@ func NormalizeSettings(p *job.ParallelSpec) {
 	if p == nil {
 		return
 	}
-	p.InputData, p.AppendRowTo = strings.TrimSpace(p.InputData), strings.TrimSpace(p.AppendRowTo)
+	p.InputData, p.AppendRowTo = canonicalRef(p.InputData, "inputs"), canonicalRef(p.AppendRowTo, "outputs")
 	p.EntryScript, p.MiniBatchSize = strings.TrimSpace(p.EntryScript), strings.TrimSpace(p.MiniBatchSize)
 	p.ProgramArguments = strings.TrimSpace(p.ProgramArguments)
 	p.LoggingLevel = strings.ToUpper(strings.TrimSpace(p.LoggingLevel))
 	if p.LoggingLevel == "WARN" {
 		p.LoggingLevel = "WARNING"
 	}
+}
+
+// canonicalRef writes ${{ inputs.x }} as ${{inputs.x}}, so that the
+// driver and the ledger read one spelling; anything else is trimmed for
+// Validate to judge.
+func canonicalRef(s, ns string) string {
+	if name, ok := ref(s, ns); ok {
+		return "${{" + ns + "." + name + "}}"
+	}
+	return strings.TrimSpace(s)
 }

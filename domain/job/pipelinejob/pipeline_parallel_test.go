@@ -244,3 +244,45 @@ func TestPipelineParallelStepResolveChecks(t *testing.T) {
 		t.Fatalf("got %v (field %q), want a refusal naming input_data", err, core.ErrorField(err))
 	}
 }
+
+// A parallel step inside a pipeline component is expanded as any step,
+// its settings kept; references written with spaces reach the job in one
+// spelling, the one the driver and the ledger read.
+func TestPipelineParallelStepInComponent(t *testing.T) {
+	inner := irisParallel()["jobs"].(map[string]any)["batch_prediction"].(map[string]any)
+	jobtest.Set(inner, "inputs.input_data", "${{parent.inputs.table}}")
+	jobtest.Set(inner, "input_data", "${{ inputs.input_data }}")
+	jobtest.Set(inner, "outputs.job_output_file", "${{parent.outputs.rows}}")
+	doc := map[string]any{
+		"type": "pipeline", "settings": map[string]any{"default_compute": "cpu"},
+		"inputs": map[string]any{"table": map[string]any{"type": "mltable", "path": tableID}},
+		"jobs": map[string]any{
+			"scoring": map[string]any{"type": "pipeline", "inputs": map[string]any{"table": "${{parent.inputs.table}}"}, "component": map[string]any{
+				"type":    "pipeline",
+				"inputs":  map[string]any{"table": map[string]any{"type": "mltable"}},
+				"outputs": map[string]any{"rows": map[string]any{"type": "uri_file"}},
+				"jobs":    map[string]any{"score": inner},
+			}},
+		},
+	}
+	js := resolveStep(t, doc, "scoring-score")
+	if js.Parallel == nil || js.Parallel.InputData != "${{inputs.input_data}}" || js.Inputs["input_data"].Path != tableID {
+		t.Fatalf("nested parallel step %+v inputs %+v", js.Parallel, js.Inputs)
+	}
+}
+
+// The driver's own variable, and Shoal's, cannot be set by the step: the
+// command runs "$SHOAL_PARALLEL_DRIVER".
+func TestPipelineParallelStepReservedVariables(t *testing.T) {
+	checkRefusals(t, irisParallel, []refusal{
+		{"the driver's path", "jobs.batch_prediction.environment_variables.SHOAL_PARALLEL_DRIVER", "reserved", func(d map[string]any) {
+			jobtest.Set(d, "jobs.batch_prediction.environment_variables.SHOAL_PARALLEL_DRIVER", "/tmp/mine.py")
+		}},
+		{"the run's name", "jobs.batch_prediction.environment_variables.AZUREML_RUN_ID", "reserved", func(d map[string]any) {
+			jobtest.Set(d, "jobs.batch_prediction.environment_variables.AZUREML_RUN_ID", "x")
+		}},
+		{"an output's path", "jobs.batch_prediction.environment_variables.AZUREML_OUTPUT_job_output_file", "reserved", func(d map[string]any) {
+			jobtest.Set(d, "jobs.batch_prediction.environment_variables.AZUREML_OUTPUT_job_output_file", "/etc")
+		}},
+	})
+}
