@@ -18,10 +18,12 @@ func newComponentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Register a version of a command or parallel component from Azure ML component YAML",
-		Long: `Register a version of a command component. Without a version (in the
-file or --version), the next one is given (1 for a new name, else one more
-than the largest). The code folder is uploaded like a job's, relative to
-the YAML file; a version never changes once registered.`,
+		Long: `Register a version of a command component, or of a parallel component
+(type: parallel, whose task runs an entry script over mini-batches).
+Without a version (in the file or --version), the next one is given (1 for
+a new name, else one more than the largest). The code folder (a parallel
+component's task.code) is uploaded like a job's, relative to the YAML
+file; a version never changes once registered.`,
 		Example: `  shoal component create -f train.yml
   shoal component create -f train.yml --version 2`,
 		Args: cobra.NoArgs,
