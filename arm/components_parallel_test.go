@@ -55,11 +55,19 @@ func TestParallelComponentVersion(t *testing.T) {
 	if strings.Contains(string(shown), `"command"`) || !strings.Contains(string(shown), `"entry_script":"score.py"`) {
 		t.Errorf("shown as %s", shown)
 	}
+	if !strings.Contains(string(shown), `/codes/src/versions/1`) || strings.Contains(string(shown), "sha256:") {
+		t.Errorf("the task's code is not shown as the code version the SDK sent: %s", shown)
+	}
+	// Read back as the route reads a PUT: the code version packed again.
+	shown, err = componentCode(context.Background(), oneCode{}, "default", shown)
+	if err != nil {
+		t.Fatal(err)
+	}
 	back, _, err := FromComponentVersion("default", "score", "1", shown)
 	if err != nil {
 		t.Fatalf("read back %s: %v", shown, err)
 	}
-	if back.Parallel == nil || back.Parallel.EntryScript != "score.py" || back.Code != c.Code || back.Command != c.Command {
+	if back.Parallel == nil || back.Parallel.EntryScript != "score.py" || back.Code != c.Code || back.CodeAsset != "src:1" || back.Command != c.Command {
 		t.Errorf("read back %+v", back)
 	}
 	// A code version of another workspace's, or one it lacks, is named.

@@ -11,8 +11,8 @@ import (
 // ParallelComponentSpec prepares a parallel component's componentSpec as
 // azure-ai-ml 1.4.0 sends it (parallel_run_function, registered before
 // its pipeline) for the YAML's decoder: task.code, a code version's ARM
-// id, becomes the artifact of its files (code_asset is not a task key:
-// the version is not kept), task.environment an azureml:<name>:<version>
+// id, becomes the artifact of its files (task.code_asset the version),
+// task.environment an azureml:<name>:<version>
 // reference, and partition_keys, which the SDK sends as JSON text, a
 // list. A spec of any other type is left as it is. field is the spec's
 // path in the body (properties.componentSpec.), named by errors.
@@ -38,6 +38,10 @@ func ParallelComponentSpec(ctx context.Context, codes CodeResolver, workspace, f
 				return &core.Error{Code: core.ErrorCode(err), Field: f, Message: f + ": " + core.ErrorMessage(err)}
 			}
 			task["code"], _ = json.Marshal(a)
+			// The version is kept, as a command component's is: the SDK
+			// reads the component back naming it, never Shoal's artifact.
+			name, version, _ := CodeVersionOf(code)
+			task["code_asset"], _ = json.Marshal(name + ":" + version)
 		}
 	}
 	if json.Unmarshal(task["environment"], &env) == nil {

@@ -26,9 +26,11 @@ var SettingKeys = compute.KeySchema{
 }
 
 // taskKeys are the keys of task. model is Azure's task type model's,
-// refused with a sentence (TaskTypeRunFunction is the one Shoal runs).
+// refused with a sentence (TaskTypeRunFunction is the one Shoal runs);
+// code_asset is the code version code was packed from, as a command
+// job's (the Resource Manager routes set it).
 var taskKeys = compute.KeySchema{
-	"type": nil, "code": nil, "entry_script": nil, "environment": nil, "program_arguments": nil,
+	"type": nil, "code": nil, "code_asset": nil, "entry_script": nil, "environment": nil, "program_arguments": nil,
 	"append_row_to": nil, "model": nil,
 }
 
@@ -169,7 +171,7 @@ func decodeTask(raw json.RawMessage, field string, p *job.ParallelSpec) (*Task, 
 	p.ProgramArguments = strings.TrimSpace(p.ProgramArguments)
 	// code and environment as a command job's, so that they read alike.
 	part := job.JobDocument{"command": json.RawMessage(`"true"`)}
-	for _, k := range []string{"code", "environment"} {
+	for _, k := range []string{"code", "code_asset", "environment"} {
 		if v, ok := m[k]; ok {
 			part[k] = v
 		}
