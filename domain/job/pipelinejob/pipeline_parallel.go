@@ -143,14 +143,14 @@ func resolveParallel(js *job.JobSpec, c *job.Component) error {
 	}
 	p.ProgramArguments = strings.TrimSpace(strings.TrimPrefix(js.Command, job.ParallelCommand("")))
 	js.Command = job.ParallelCommand(p.ProgramArguments)
-	if name, ok := outputRef(p.AppendRowTo); ok && p.AppendRowFile == "" {
+	if name, ok := paralleljob.RowsOutputName(p); ok && p.AppendRowFile == "" {
 		if o := js.Outputs[name]; o != nil && (o.Type == "" || o.Type == jobio.TypeURIFolder) {
 			p.AppendRowFile = paralleljob.DefaultAppendRowFile
 		}
 	}
 	// A table's mini_batch_size written as a bare number is bytes, as
 	// Azure reads it (azure-ai-ml sends "10kb" as 10240).
-	if name, ok := inputRef(p.InputData); ok && js.Inputs[name] != nil && js.Inputs[name].Type == jobio.TypeMLTable && isDigits(p.MiniBatchSize) {
+	if name, ok := paralleljob.InputName(p); ok && js.Inputs[name] != nil && js.Inputs[name].Type == jobio.TypeMLTable && isDigits(p.MiniBatchSize) {
 		p.MiniBatchSize += "b"
 	}
 	js.Parallel = p
@@ -160,20 +160,4 @@ func resolveParallel(js *job.JobSpec, c *job.Component) error {
 // isDigits reports whether s is a whole number written in digits.
 func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// inputRef reads ${{inputs.<name>}}.
-func inputRef(s string) (string, bool) { return namedRef(s, "inputs") }
-
-// outputRef reads ${{outputs.<name>}}.
-func outputRef(s string) (string, bool) { return namedRef(s, "outputs") }
-
-// namedRef reads ${{<ns>.<name>}}.
-func namedRef(s, ns string) (string, bool) {
-	m := job.JobRefRE.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return "", false
-	}
-	n, name, ok := strings.Cut(strings.TrimSpace(m[1]), ".")
-	return strings.TrimSpace(name), ok && strings.TrimSpace(n) == ns
 }
