@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
 // assetHandlers serve the native routes of one kind of versioned asset
@@ -60,7 +61,8 @@ func (s *Server) assetRoutes() []Route {
 		if err := refuseServerLabels(raw, ""); err != nil {
 			return nil, err
 		}
-		return job.DecodeComponent(raw)
+		// A command or a parallel component (type: parallel).
+		return paralleljob.DecodeComponent(raw, "")
 	}}
 	routes := append(assetRoutes("environments", identity.ActEnvironmentsRead, identity.ActEnvironmentsWrite, envs),
 		assetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, comps)...)

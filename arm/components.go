@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
 // Resource types of registered components, as Azure names them, and the
@@ -84,7 +85,8 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 	case job.JSONKind(spec) != '{':
 		return nil, nil, core.FieldErrorf("properties.componentSpec", "must be a command component's document (a mapping of its keys), got %s", compute.ShortJSON(spec))
 	}
-	c, err := job.DecodeComponentRaw(withoutSDKSource(p.ComponentSpec), componentSpecField)
+	// A command or a parallel component (parallel_run_function's).
+	c, err := paralleljob.DecodeComponent(withoutSDKSource(p.ComponentSpec), componentSpecField)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -125,6 +127,9 @@ func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 	doc, err := json.Marshal(&d)
 	if err != nil || len(doc) < 2 {
 		doc = []byte("{}")
+	}
+	if d.Parallel != nil {
+		doc = armjob.ParallelSpecShown(doc)
 	}
 	spec := []byte(`{"$schema":"` + ComponentSpecSchema + `"`)
 	if len(doc) > 2 {

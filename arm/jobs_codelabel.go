@@ -25,23 +25,25 @@ func componentCode(ctx context.Context, codes CodeResolver, workspace string, bo
 		return body, nil
 	}
 	var spec map[string]json.RawMessage
-	if json.Unmarshal(props["componentSpec"], &spec) != nil {
+	if json.Unmarshal(props["componentSpec"], &spec) != nil || spec == nil {
 		return body, nil
+	}
+	if err := armjob.ParallelComponentSpec(ctx, codes, workspace, componentSpecField, spec); err != nil {
+		return nil, err
 	}
 	var code string
-	if json.Unmarshal(spec["code"], &code) != nil {
-		return body, nil
+	if json.Unmarshal(spec["code"], &code) == nil {
+		if _, _, ok := armjob.CodeVersionOf(code); ok {
+			a, err := codes.CodeArtifact(ctx, workspace, code)
+			if err != nil {
+				return nil, &core.Error{Code: core.ErrorCode(err), Field: componentSpecField + "code", Message: componentSpecField + "code: " + core.ErrorMessage(err)}
+			}
+			spec["code"], _ = json.Marshal(a)
+			name, version, _ := armjob.CodeVersionOf(code)
+			spec["code_asset"], _ = json.Marshal(name + ":" + version)
+		}
 	}
-	if _, _, ok := armjob.CodeVersionOf(code); !ok {
-		return body, nil
-	}
-	a, err := codes.CodeArtifact(ctx, workspace, code)
-	if err != nil {
-		return nil, &core.Error{Code: core.ErrorCode(err), Field: componentSpecField + "code", Message: componentSpecField + "code: " + core.ErrorMessage(err)}
-	}
-	spec["code"], _ = json.Marshal(a)
-	name, version, _ := armjob.CodeVersionOf(code)
-	spec["code_asset"], _ = json.Marshal(name + ":" + version)
+	var err error
 	if props["componentSpec"], err = json.Marshal(spec); err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func TestJobDocumentRefusals(t *testing.T) {
 		`{"properties":{"jobType":"Sweep","searchSpace":{"lr":["gaussian",[1,2]]}}}`:                                                  "properties.searchSpace.lr[0]",
 		`{"properties":{"jobType":"Sweep","searchSpace":{"lr":["uniform",[1]]}}}`:                                                     "properties.searchSpace.lr[1]",
 		`{"properties":{"jobType":"Sweep","searchSpace":{"lr":"uniform"}}}`:                                                           "properties.searchSpace.lr",
-		`{"properties":{"jobType":"Pipeline","jobs":{"s":{"type":"parallel"}}}}`:                                                      "properties.jobs.s.type",
+		`{"properties":{"jobType":"Pipeline","jobs":{"s":{"type":"data_transfer"}}}}`:                                                 "properties.jobs.s.type",
 		`{"properties":{"jobType":"Pipeline","jobs":{"s":{"type":"command","componentId":"` + other + `/components/c/versions/1"}}}}`: "properties.jobs.s.componentId",
 		`{"properties":{"jobType":"Pipeline","jobs":{"s":{"type":"command","componentId":"inline:p/s"}}}}`:                            "properties.jobs.s.componentId",
 		`{"properties":[]}`: "body",

@@ -36,7 +36,7 @@ var componentVerbs = assetVerbs[job.Component]{
 }
 
 func newComponentCommand(g *cmdutil.Globals) *cobra.Command {
-	return componentVerbs.command(g, "Register command components that pipeline steps run (az ml component)", newComponentCreateCommand(g))
+	return componentVerbs.command(g, "Register command and parallel components that pipeline steps run (az ml component)", newComponentCreateCommand(g))
 }
 
 // assetVerbs is what the verbs shared by every kind of versioned asset

@@ -17,11 +17,13 @@ func newComponentCreateCommand(g *cmdutil.Globals) *cobra.Command {
 	var file, name, version string
 	cmd := &cobra.Command{
 		Use:   "create",
-		Short: "Register a version of a command component from Azure ML component YAML",
-		Long: `Register a version of a command component. Without a version (in the
-file or --version), the next one is given (1 for a new name, else one more
-than the largest). The code folder is uploaded like a job's, relative to
-the YAML file; a version never changes once registered.`,
+		Short: "Register a version of a command or parallel component from Azure ML component YAML",
+		Long: `Register a version of a command component, or of a parallel component
+(type: parallel, whose task runs an entry script over mini-batches).
+Without a version (in the file or --version), the next one is given (1 for
+a new name, else one more than the largest). The code folder (a parallel
+component's task.code) is uploaded like a job's, relative to the YAML
+file; a version never changes once registered.`,
 		Example: `  shoal component create -f train.yml
   shoal component create -f train.yml --version 2`,
 		Args: cobra.NoArgs,
@@ -37,7 +39,7 @@ the YAML file; a version never changes once registered.`,
 			if err != nil {
 				return err
 			}
-			if err := uploadJobFiles(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
+			if err := uploadComponentFiles(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
 			}
 			raw, err := cmdutil.ToJSON(doc)
@@ -108,18 +110,21 @@ func inlinePipeline(ctx context.Context, c *client.Client, ws, base string, doc 
 				if err := inlineNested(ctx, c, ws, comp, p, field+".component.", files); err != nil {
 					return err
 				}
-			} else if err := uploadJobFiles(ctx, c, ws, filepath.Dir(p), comp); err != nil {
+			} else if err := uploadComponentFiles(ctx, c, ws, filepath.Dir(p), comp); err != nil {
 				return fmt.Errorf("%s.component: %w", field, err)
 			}
 			step["component"] = comp
 		case !isString && step["component"] != nil:
 			if comp, ok := step["component"].(map[string]any); ok {
-				if err := uploadJobFiles(ctx, c, ws, base, comp); err != nil {
+				if err := uploadComponentFiles(ctx, c, ws, base, comp); err != nil {
 					return fmt.Errorf("%s.component: %w", field, err)
 				}
 			}
 		case step["component"] == nil && step["trial"] == nil:
 			if err := uploadJobFiles(ctx, c, ws, base, step); err != nil {
+				return fmt.Errorf("%s: %w", field, err)
+			}
+			if err := uploadTaskFiles(ctx, c, ws, base, step); err != nil {
 				return fmt.Errorf("%s: %w", field, err)
 			}
 			continue
@@ -181,4 +186,38 @@ func readLocalComponent(base, ref string) (map[string]any, string, error) {
 		comp["version"] = fmt.Sprint(v)
 	}
 	return comp, p, nil
+}
+
+// uploadComponentFiles uploads a component's local files relative to
+// base: a command component's code and environment files, a parallel
+// component's task's.
+func uploadComponentFiles(ctx context.Context, c *client.Client, ws, base string, comp map[string]any) error {
+	if err := uploadJobFiles(ctx, c, ws, base, comp); err != nil {
+		return err
+	}
+	return uploadTaskFiles(ctx, c, ws, base, comp)
+}
+
+// uploadTaskFiles uploads the code folder and environment files a
+// parallel step's or component's task names (task.code,
+// task.environment.conda_file...), relative to base, as a command job's
+// are; a document without a task is left as it is.
+func uploadTaskFiles(ctx context.Context, c *client.Client, ws, base string, doc map[string]any) error {
+	task, ok := doc["task"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	part := map[string]any{}
+	for _, k := range []string{"code", "environment"} {
+		if v, ok := task[k]; ok {
+			part[k] = v
+		}
+	}
+	if err := uploadJobFiles(ctx, c, ws, base, part); err != nil {
+		return fmt.Errorf("task.%w", err)
+	}
+	for k, v := range part {
+		task[k] = v
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 	"github.com/shoal-ml/shoal/server/config"
@@ -318,11 +319,12 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 		}
 		return sweepjob.NormalizeSweepSpec(spec)
 	case "component":
-		c, err := job.DecodeComponent(js)
+		// A command or a parallel component, as the server reads them.
+		c, err := paralleljob.DecodeComponent(js, "")
 		if err != nil {
 			return err
 		}
-		return job.NormalizeComponent(c, true)
+		return paralleljob.NormalizeComponent(c, true)
 	case "compute":
 		_, err := compute.DecodeComputeSpec(js)
 		return err

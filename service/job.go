@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 	"github.com/shoal-ml/shoal/service/access"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/store"
@@ -35,6 +36,11 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 		spec.Name = job.GenerateJobName(s.cfg.Random)
 	}
 	if err := job.NormalizeJobSpec(spec); err != nil {
+		return nil, false, err
+	}
+	// A parallel job (a pipeline's parallel step, a batch endpoint's
+	// invocation) runs Shoal's driver and nothing else.
+	if err := paralleljob.Validate(spec); err != nil {
 		return nil, false, err
 	}
 	if parent == nil {

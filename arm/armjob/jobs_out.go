@@ -394,6 +394,9 @@ func pipelineProps(wsID, name string, s *job.PipelineSpec, p map[string]any) {
 		if st.Sweep != nil {
 			sweepStepProps(st, d)
 		}
+		if st.Type == job.JobTypeParallel {
+			parallelStepProps(st, d)
+		}
 		jobs[step] = d
 	}
 	p["jobs"] = jobs

@@ -259,7 +259,7 @@ func (t jobTranslator) step(o obj) (doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !strings.EqualFold(typ, "sweep") {
+	if !strings.EqualFold(typ, "sweep") && !strings.EqualFold(typ, "parallel") {
 		if err := o.checkKeys("a pipeline step", stepKeys...); err != nil {
 			return nil, err
 		}
@@ -267,10 +267,12 @@ func (t jobTranslator) step(o obj) (doc, error) {
 	switch {
 	case strings.EqualFold(typ, "sweep"):
 		return t.sweepStep(o)
+	case strings.EqualFold(typ, "parallel"):
+		return t.parallelStep(o)
 	case strings.EqualFold(typ, "pipeline"):
 		return nil, core.FieldErrorf(o.field("type"), "a pipeline component's step from the SDK is not run here: Shoal runs pipeline components written in files (component: ./file.yml, type: pipeline) submitted with shoal job create -f; or make the inner @dsl.pipeline's steps steps of the outer one")
 	case typ != "" && !strings.EqualFold(typ, "command"):
-		return nil, core.FieldErrorf(o.field("type"), "%q: Shoal runs command and sweep steps; a %s step is not run here (make it a command step)", core.Short(typ), typ)
+		return nil, core.FieldErrorf(o.field("type"), "%q: Shoal runs command, sweep and parallel steps; a %s step is not run here (make it a command step)", core.Short(typ), typ)
 	}
 	d := doc{"type": "command"}
 	if err := t.stepCommon(o, d); err != nil {

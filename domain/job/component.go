@@ -46,6 +46,10 @@ type Component struct {
 	EnvironmentVariables map[string]string `json:"environment_variables,omitempty"`
 	Resources            *JobResources     `json:"resources,omitempty"`
 	Distribution         *Distribution     `json:"distribution,omitempty"`
+	// Parallel is a parallel component's settings (type parallel,
+	// package paralleljob): its Command is then ParallelCommand of their
+	// program arguments. nil for a command component.
+	Parallel *ParallelSpec `json:"parallel,omitempty"`
 	// Archived versions are left out of lists and of @latest; a pipeline
 	// may still name one by its version.
 	Archived  bool      `json:"archived,omitempty"`
@@ -140,8 +144,18 @@ func NormalizeComponentSpec(c *Component, registered, inline bool) error {
 	switch t := strings.ToLower(strings.TrimSpace(c.Type)); t {
 	case "", ComponentTypeCommand:
 		c.Type = ComponentTypeCommand
+		if c.Parallel != nil {
+			return core.FieldErrorf("type", "is command, but the component has parallel settings: write type: parallel")
+		}
+	case ComponentTypeParallel:
+		// Its settings are package paralleljob's to check
+		// (CheckComponent); here the rules every component follows.
+		c.Type = ComponentTypeParallel
+		if c.Parallel == nil {
+			return core.FieldErrorf("task", "is required on a parallel component: {type: run_function, code, entry_script, environment, program_arguments}")
+		}
 	default:
-		return core.FieldErrorf("type", "%q components are not supported: only command components are (type: command)", core.Short(c.Type))
+		return core.FieldErrorf("type", "%q components are not supported: components are command (type: command) and parallel (type: parallel)", core.Short(c.Type))
 	}
 	if n := utf8.RuneCountInString(c.DisplayName); n > MaxJobDisplayNameLength {
 		return core.FieldErrorf("display_name", "must be at most %d characters long (it has %d)", MaxJobDisplayNameLength, n)

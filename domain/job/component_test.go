@@ -47,7 +47,7 @@ func TestComponentErrors(t *testing.T) {
 		{"no name", "name", "is required", func(d map[string]any) map[string]any { return jobtest.Set(d, "name", nil) }},
 		{"bad name", "name", "letters, digits", func(d map[string]any) map[string]any { return jobtest.Set(d, "name", "a b") }},
 		{"bad version", "version", "letters, digits", func(d map[string]any) map[string]any { return jobtest.Set(d, "version", "1 0") }},
-		{"pipeline component", "type", "only command components", func(d map[string]any) map[string]any { return jobtest.Set(d, "type", "pipeline") }},
+		{"pipeline component", "type", "components are command (type: command) and parallel", func(d map[string]any) map[string]any { return jobtest.Set(d, "type", "pipeline") }},
 		{"unknown key", "trial", "unknown key", func(d map[string]any) map[string]any { return jobtest.Set(d, "trial", 1) }},
 		{"no command", "command", "is required", func(d map[string]any) map[string]any { return jobtest.Set(d, "command", nil) }},
 		{"undeclared input", "command", `input "epochs"`, func(d map[string]any) map[string]any {

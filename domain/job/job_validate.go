@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -36,8 +37,13 @@ var (
 )
 
 // reservedEnvPrefixes are the environment variable prefixes Shoal and the
-// Azure runtime set on every node.
-var reservedEnvPrefixes = []string{"SHOAL_", "AZUREML_", "AZ_BATCH_"}
+// Azure runtime set on every node, and reservedEnvNames the AZUREML_
+// names Shoal sets. Other AZUREML_ names are the job's: Azure's own
+// examples set some (AZUREML_PARALLEL_EXAMPLE), and Shoal reads none.
+var (
+	reservedEnvPrefixes = []string{"SHOAL_", "AZ_BATCH_", "AZUREML_OUTPUT_", "AZUREML_INPUT_", "AZUREML_CR_", "AZUREML_ARM_"}
+	reservedEnvNames    = []string{"AZUREML_RUN_ID", "AZUREML_DEV_URL_MFE", "AZUREML_MODEL_DIR"}
+)
 
 var (
 	jobTiers = []string{"null", "spot", "basic", "standard", "premium"}
@@ -301,8 +307,8 @@ func ValidateEnvVar(name, value string) error {
 		return core.FieldErrorf(field, "%q is not a valid variable name: use letters, digits and '_', not starting with a digit", core.Short(name))
 	}
 	for _, p := range reservedEnvPrefixes {
-		if strings.HasPrefix(name, p) {
-			return core.FieldErrorf(field, "%s is reserved: names starting with SHOAL_, AZUREML_ or AZ_BATCH_ are set by the system", name)
+		if strings.HasPrefix(name, p) || slices.Contains(reservedEnvNames, name) {
+			return core.FieldErrorf(field, "%s is reserved: names starting with SHOAL_, AZ_BATCH_, AZUREML_OUTPUT_, AZUREML_INPUT_, AZUREML_CR_ or AZUREML_ARM_, and %s, are set by the system", name, strings.Join(reservedEnvNames, ", "))
 		}
 	}
 	if strings.ContainsRune(value, 0) {

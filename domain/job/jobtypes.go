@@ -39,5 +39,8 @@ func UnsupportedJobType(field, typ string) error {
 	if s := NotRunHere(typ); s != "" {
 		return core.FieldErrorf(field, "%q: %s", core.Short(typ), s)
 	}
+	if strings.EqualFold(strings.TrimSpace(typ), JobTypeParallel) {
+		return core.FieldErrorf(field, "%q: a parallel job runs as a step of a pipeline job (jobs.<step>.type: parallel), as Azure's CLI runs it, or from a batch endpoint's invoke", core.Short(typ))
+	}
 	return core.FieldErrorf(field, "%q jobs are not supported: Shoal runs command, pipeline and sweep jobs (type: command, pipeline or sweep)", core.Short(typ))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 	"github.com/shoal-ml/shoal/service/environments"
 	"github.com/shoal-ml/shoal/service/versioned"
 )
@@ -23,7 +24,7 @@ import (
 // code and build contexts components name.
 type Config = versioned.Stores
 
-// Service registers command components in a workspace: the shared
+// Service registers command and parallel components in a workspace: the shared
 // versioned service, over components.
 type Service = versioned.Service[*job.Component]
 
@@ -33,7 +34,7 @@ type Service = versioned.Service[*job.Component]
 // component.
 func New(cfg Config) *Service {
 	return versioned.New(versioned.Config[*job.Component]{Store: cfg.Store, Kind: versioned.Kind[*job.Component]{
-		Normalize: func(c *job.Component) error { return job.NormalizeComponent(c, true) },
+		Normalize: func(c *job.Component) error { return paralleljob.NormalizeComponent(c, true) },
 		Check:     func(c *job.Component) error { return checkArtifacts(cfg.Artifacts, c) },
 		Same:      sameDefinition,
 	}})

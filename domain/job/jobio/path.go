@@ -180,7 +180,8 @@ var outputRefRE = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
 
 // CheckOutputPath checks an output's path: a datastore URI
 // (azureml://datastores/<datastore>/paths/<path> or its long form) whose
-// only placeholders are ${{name}} and ${{output_name}}, as Azure takes.
+// only placeholders are ${{name}}, ${{output_name}} and
+// ${{default_datastore}}, as Azure takes.
 func CheckOutputPath(field, p string) error {
 	if err := core.ValidatePath(field, p); err != nil {
 		return err
@@ -194,16 +195,17 @@ func CheckOutputPath(field, p string) error {
 	}
 	for _, m := range outputRefRE.FindAllStringSubmatch(p, -1) {
 		switch strings.TrimSpace(m[1]) {
-		case "name", "output_name":
+		case "name", "output_name", "default_datastore":
 		default:
-			return core.FieldErrorf(field, "%s is not a placeholder an output path takes; use ${{name}} (the job's name) or ${{output_name}}", core.Short(m[0]))
+			return core.FieldErrorf(field, "%s is not a placeholder an output path takes; use ${{name}} (the job's name), ${{output_name}} or ${{default_datastore}}", core.Short(m[0]))
 		}
 	}
-	return CheckRemotePath(field, p)
+	return CheckRemotePath(field, ExpandOutputPath(p, "name", "output_name"))
 }
 
 // ExpandOutputPath puts the job's name and the output's name in place of
-// ${{name}} and ${{output_name}} in an output path (spaces inside the
+// ${{name}} and ${{output_name}} in an output path, and the workspace's
+// file store (workspaceblobstore) in place of ${{default_datastore}} (spaces inside the
 // braces allowed). An empty path is DefaultOutputPath.
 func ExpandOutputPath(path, jobName, outputName string) string {
 	if path == "" {
@@ -215,6 +217,10 @@ func ExpandOutputPath(path, jobName, outputName string) string {
 			return jobName
 		case "output_name":
 			return outputName
+		case "default_datastore":
+			// Shoal keeps every output in the workspace's file store
+			// (settings.default_datastore is recorded and ignored).
+			return asset.WorkspaceBlobStore
 		}
 		return ref
 	})

@@ -101,6 +101,8 @@ func TestCheckOutputPath(t *testing.T) {
 		"azureml://datastores/blob/paths/models/${{ name }}/model.pkl",
 		"azureml://subscriptions/s/resourcegroups/r/workspaces/w/datastores/blob/paths/out/",
 		jobio.DefaultOutputPath,
+		// Azure's parallel examples write their rows here.
+		"azureml://datastores/${{default_datastore}}/paths/${{name}}/aggregated_returns.csv",
 	} {
 		if err := jobio.CheckOutputPath("outputs.o.path", p); err != nil {
 			t.Errorf("CheckOutputPath(%q) = %v", p, err)
@@ -115,6 +117,7 @@ func TestCheckOutputPath(t *testing.T) {
 		{"azureml:model:1", []string{"is an asset reference"}},
 		{"azureml://datastores/blob/paths/${{inputs.x}}/", []string{"${{inputs.x}}", "${{name}}", "${{output_name}}"}},
 		{"azureml://datastores/blob/paths/${{name}}/../other/", []string{"'..' segments"}},
+		{"azureml://datastores/${{default_datastore}}/paths/a/../../b", []string{"'..' segments"}},
 		{"azureml://datastores/blob/paths/a\nb", []string{"one line"}},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
@@ -129,6 +132,7 @@ func TestExpandOutputPath(t *testing.T) {
 		{"azureml://datastores/blob/paths/${{name}}/${{ output_name }}/${{name}}.txt", "azureml://datastores/blob/paths/keen_fox_1/model/keen_fox_1.txt"},
 		{"azureml://datastores/blob/paths/fixed/", "azureml://datastores/blob/paths/fixed/"},
 		{"azureml://datastores/blob/paths/${{other}}/", "azureml://datastores/blob/paths/${{other}}/"},
+		{"azureml://datastores/${{ default_datastore }}/paths/${{name}}/rows.csv", "azureml://datastores/workspaceblobstore/paths/keen_fox_1/rows.csv"},
 	} {
 		if got := jobio.ExpandOutputPath(tt.path, "keen_fox_1", "model"); got != tt.want {
 			t.Errorf("ExpandOutputPath(%q) = %q, want %q", tt.path, got, tt.want)

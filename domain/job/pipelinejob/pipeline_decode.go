@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
 // pipelineKeys are the keys of a pipeline job document that a user writes.
@@ -196,8 +197,11 @@ func decodeSteps(raw json.RawMessage, prefix string, depth int, ignored *[]strin
 			continue
 		}
 		decode := decodePipelineStep
-		if stepTypeOf(jobs[name]) == job.JobTypeSweep {
+		switch stepTypeOf(jobs[name]) {
+		case job.JobTypeSweep:
 			decode = decodeSweepStep
+		case job.JobTypeParallel:
+			decode = decodeParallelStep
 		}
 		step, err := decode(jobs[name], field+".")
 		if err != nil {
@@ -277,38 +281,58 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 				return nil, core.FieldErrorf(prefix+k, "a step with a component takes its %s from the component; set it there", k)
 			}
 		}
-		switch job.JSONKind(c) {
-		case '"':
-			ref, _ := job.JobString(c, prefix+"component")
-			if strings.TrimSpace(ref) == "" {
-				return nil, core.FieldErrorf(prefix+"component", "must not be blank")
-			}
-			step.ComponentRef = strings.TrimSpace(ref)
-		case '{':
-			if step.Component, err = job.DecodeComponentRaw(c, prefix+"component."); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, core.FieldErrorf(prefix+"component", "must be a component reference (azureml:<name>:<version>, azureml:<name>@latest, or a local ./file.yml that the CLI inlines) or a component mapping, got %s", compute.ShortJSON(c))
+		if err := decodeStepComponent(c, prefix, step, "a component reference (azureml:<name>:<version>, azureml:<name>@latest, or a local ./file.yml that the CLI inlines)"); err != nil {
+			return nil, err
 		}
 	default:
 		// An inline command step: an anonymous component whose inputs and
 		// outputs are the ones the step binds.
 		step.Component = &job.Component{Type: job.ComponentTypeCommand, Command: js.Command, Code: js.Code, CodeAsset: js.CodeAsset, Environment: js.Environment}
-		for name := range step.Inputs {
-			if step.Component.Inputs == nil {
-				step.Component.Inputs = map[string]*job.ComponentInput{}
-			}
-			step.Component.Inputs[name] = &job.ComponentInput{}
-		}
-		for name, o := range step.Outputs {
-			if step.Component.Outputs == nil {
-				step.Component.Outputs = map[string]*job.ComponentOutput{}
-			}
-			step.Component.Outputs[name] = &job.ComponentOutput{Type: o.Type}
-		}
+		inlineComponentIO(step)
 	}
 	return step, nil
+}
+
+// decodeStepComponent reads a step's component (c, not null): a
+// reference kept for ResolvePipelineComponents, or a mapping of any type
+// (a step whose type is not its component's is refused by
+// checkParallelStep, saying which to write). what says what a reference
+// is, for the error on anything else.
+func decodeStepComponent(c json.RawMessage, prefix string, step *job.PipelineStep, what string) error {
+	switch job.JSONKind(c) {
+	case '"':
+		ref, _ := job.JobString(c, prefix+"component")
+		if strings.TrimSpace(ref) == "" {
+			return core.FieldErrorf(prefix+"component", "must not be blank")
+		}
+		step.ComponentRef = strings.TrimSpace(ref)
+	case '{':
+		var err error
+		if step.Component, err = paralleljob.DecodeComponent(c, prefix+"component."); err != nil {
+			return err
+		}
+	default:
+		return core.FieldErrorf(prefix+"component", "must be %s or a component mapping, got %s", what, compute.ShortJSON(c))
+	}
+	return nil
+}
+
+// inlineComponentIO declares on an inline step's anonymous component the
+// inputs and outputs the step binds: the inputs untyped (they take the
+// type of what is bound), the outputs of the step's type.
+func inlineComponentIO(step *job.PipelineStep) {
+	for name := range step.Inputs {
+		if step.Component.Inputs == nil {
+			step.Component.Inputs = map[string]*job.ComponentInput{}
+		}
+		step.Component.Inputs[name] = &job.ComponentInput{}
+	}
+	for name, o := range step.Outputs {
+		if step.Component.Outputs == nil {
+			step.Component.Outputs = map[string]*job.ComponentOutput{}
+		}
+		step.Component.Outputs[name] = &job.ComponentOutput{Type: o.Type}
+	}
 }
 
 func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepInput, error) {
@@ -435,8 +459,11 @@ func checkStepType(prefix string, step *job.PipelineStep) error {
 	case t == job.JobTypeSweep:
 		step.Type = job.JobTypeSweep
 		return nil
+	case t == job.JobTypeParallel:
+		step.Type = job.JobTypeParallel
+		return nil
 	case job.NotRunHere(t) != "":
 		return job.UnsupportedJobType(prefix+"type", step.Type)
 	}
-	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component, a sweep (type: sweep) or a pipeline component (type: pipeline)", core.Short(step.Type))
+	return core.FieldErrorf(prefix+"type", "%q steps are not supported: a step is a command (type: command), inline or from a command component, a sweep (type: sweep), a parallel step (type: parallel) or a pipeline component (type: pipeline)", core.Short(step.Type))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobtest"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 )
 
@@ -20,7 +21,9 @@ func FuzzPipelineSpec(f *testing.F) {
 	comp, _ := json.Marshal(jobtest.TrainComponent())
 	sweep, _ := json.Marshal(sweepThenPredict())
 	nested, _ := json.Marshal(twoModels())
-	for _, s := range [][]byte{three, comp, sweep, nested, []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
+	parallel, _ := json.Marshal(irisParallel())
+	for _, s := range [][]byte{three, comp, sweep, nested, parallel,
+		[]byte(`{"type":"parallel","input_data":"${{inputs.d}}","inputs":{"d":{"type":"mltable"}},"task":{"code":".","entry_script":"s.py"},"partition_keys":["a"]}`), []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
 		[]byte(`{"type":"pipeline","jobs":{"a":{"command":"x ${{inputs.i}}","compute":"cpu","inputs":{"i":"${{parent.jobs.a.outputs.o}}"},"outputs":{"o":null}}}}`),
 		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":"azureml:c@latest","inputs":{"i":{"path":"${{parent.inputs.x}}"}}}},"inputs":{"x":1}}`),
 		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":{"command":"$[[x ${{inputs.i}}","inputs":{"i":{"type":"integer","min":3}}}}}}`),
@@ -28,9 +31,9 @@ func FuzzPipelineSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		if c, err := job.DecodeComponent(doc); err != nil {
+		if c, err := paralleljob.DecodeComponent(doc, ""); err != nil {
 			coretest.FuzzCheckError(t, "DecodeComponent", doc, err)
-		} else if err := job.NormalizeComponent(c, false); err != nil {
+		} else if err := paralleljob.NormalizeComponent(c, false); err != nil {
 			coretest.FuzzCheckError(t, "NormalizeComponent", doc, err)
 		}
 		spec, err := pipelinejob.DecodePipelineSpec(doc)

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
 // PipelineEdge is one data dependency: step To's input Input reads step
@@ -331,6 +332,9 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 	if err := job.NormalizeJobSpec(js); err != nil {
 		return nil, job.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
 	}
+	if err := paralleljob.Validate(js); err != nil {
+		return nil, job.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
+	}
 	return js, nil
 }
 
@@ -460,6 +464,11 @@ func (g *PipelineGraph) resolveJob(step string, run PipelineRun, hyper map[strin
 		return nil, job.PrefixFieldError(prefix, err)
 	}
 	js.Command = cmd
+	if c.Parallel != nil {
+		if err := resolveParallel(js, c); err != nil {
+			return nil, core.Errorf(core.EINTERNAL, "copying the parallel settings of step %s: %v", step, err)
+		}
+	}
 	return js, nil
 }
 

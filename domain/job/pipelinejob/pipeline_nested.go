@@ -211,6 +211,11 @@ func expandOne(steps map[string]*job.PipelineStep, nested map[string]*nestedPipe
 				ns.Type, ns.Mode = firstNonEmpty(o.Type, ns.Type), firstNonEmpty(o.Mode, ns.Mode)
 			}
 			s.Outputs[out] = ns
+			// An inline step's own output (declared untyped) is of the
+			// type the component's output gives it, as at the top.
+			if c := s.Component; c != nil && s.ComponentRef == "" && c.Name == "" && untypedInputs(c) && c.Outputs[out] != nil && c.Outputs[out].Type == "" {
+				c.Outputs[out].Type = ns.Type
+			}
 		}
 		steps[full] = s
 	}

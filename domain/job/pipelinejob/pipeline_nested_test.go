@@ -203,7 +203,7 @@ func TestPipelineComponentNestedAndDepth(t *testing.T) {
 	}
 	// An error three levels down names where it is written.
 	deep := build(3)
-	jobtest.Set(deep, "jobs.model1.component.jobs.inner.component.jobs.inner.component.jobs.train_job.environment_variables", map[string]any{"AZUREML_X": "1"})
+	jobtest.Set(deep, "jobs.model1.component.jobs.inner.component.jobs.inner.component.jobs.train_job.environment_variables", map[string]any{"SHOAL_X": "1"})
 	if _, err := decodePipeline(t, deep); !strings.HasPrefix(core.ErrorField(err), "jobs.model1.component.jobs.inner.component.jobs.inner.component.jobs.train_job.") {
 		t.Errorf("an error three levels down: %v (field %q)", err, core.ErrorField(err))
 	}

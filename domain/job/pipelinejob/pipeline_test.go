@@ -288,8 +288,8 @@ func TestPipelineErrors(t *testing.T) {
 			d["jobs"].(map[string]any)["-prep"] = map[string]any{"command": "echo"}
 			return d
 		}},
-		{"reserved variable", "jobs.train.environment_variables.AZUREML_X", "reserved", func(d map[string]any) map[string]any {
-			return jobtest.Set(d, "jobs.train.environment_variables.AZUREML_X", "1")
+		{"reserved variable", "jobs.train.environment_variables.SHOAL_X", "reserved", func(d map[string]any) map[string]any {
+			return jobtest.Set(d, "jobs.train.environment_variables.SHOAL_X", "1")
 		}},
 		{"bad input mode", "jobs.score.inputs.model.mode", "unknown input mode", func(d map[string]any) map[string]any {
 			return jobtest.Set(d, "jobs.score.inputs.model.mode", "stream")

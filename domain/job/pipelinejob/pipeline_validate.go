@@ -173,6 +173,9 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		if err := job.NormalizeComponentSpec(c, false, inline); err != nil {
 			return job.PrefixFieldError(cprefix, err)
 		}
+		if err := checkParallelStep(prefix, step, inline); err != nil {
+			return err
+		}
 	}
 	for _, in := range core.SortedKeys(step.Inputs) {
 		if err := normalizeStepInput(spec, name, in); err != nil {
