@@ -101,7 +101,6 @@ var kinds = map[string][]string{
 	"domain/parallel":        {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/job/sweepjob":    {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
-	"domain/parallel":        {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/money":           {"domain/core", "domain/identity"},
 	"domain/blobs":           {"domain/core"},
 }
