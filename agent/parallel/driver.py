@@ -146,7 +146,8 @@ class Ledger:
 
 
 def mini_batch_size(text, table):
-    """Parses mini_batch_size as job.ParseMiniBatchSize does."""
+    """Parses mini_batch_size as job.ParseMiniBatchSize does: for a table
+    a bare number is bytes, as Azure's SDK sends "10kb" as 10240."""
     s = (text or "").strip().lower()
     if not s:
         return ("bytes", 1 << 20) if table else ("files", 10)
@@ -154,7 +155,7 @@ def mini_batch_size(text, table):
         for suffix, mult in (("kb", 1 << 10), ("mb", 1 << 20), ("gb", 1 << 30), ("b", 1)):
             if s.endswith(suffix):
                 return "bytes", int(s[: -len(suffix)].strip()) * mult
-        return "files", int(s)
+        return ("bytes" if table else "files"), int(s)
     except ValueError:
         raise Fatal("mini_batch_size: %r is not a number of files or a size such as 10mb" % text) from None
 
@@ -472,10 +473,7 @@ def header_of(path, settings, index, first_header):
 def plan_rows(task, doc, settings):
     root = task["input_path"]
     files = table_files(root, doc)
-    kind, size = mini_batch_size(task["spec"].get("mini_batch_size"), True)
-    if kind != "bytes":
-        raise Fatal("mini_batch_size: %r is a number of files, and the input is a table: give a size such "
-                    "as \"10mb\"" % task["spec"].get("mini_batch_size"))
+    _, size = mini_batch_size(task["spec"].get("mini_batch_size"), True)  # bytes, a bare number too
     h = hashlib.sha256()
     batches, descr, items, first = [], [], 0, None
     for idx, (rel, p, fsize) in enumerate(files):

@@ -160,7 +160,6 @@ func TestDriverRefusesABadTable(t *testing.T) {
 		"outside":     {files: map[string]string{"MLTable": "paths:\n  - file: ../../etc/passwd\n"}, want: "outside the mltable's folder"},
 		"missing":     {files: map[string]string{"MLTable": "paths:\n  - file: ./nope.csv\n"}, want: "names file './nope.csv', which the input does not hold"},
 		"bad key":     {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, keys: []string{"Store"}, want: "partition_keys: the table has no column Store"},
-		"files count": {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, size: "10", want: "mini_batch_size: '10' is a number of files"},
 		"long line":   {files: map[string]string{"MLTable": "paths:\n  - file: ./" + strings.Repeat("a", 1<<20) + "\n"}, noYAML: true, want: "the MLTable file could not be read: a line of"},
 		"deep":        {files: map[string]string{"MLTable": "paths:\n" + deepYAML(2000)}, noYAML: true, want: "the MLTable file could not be read"},
 		"transform":   {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\ntransformations:\n  - read_parquet: {}\n", "rows.csv": "a\n"}, want: "read_parquet' is not one Shoal reads"},

@@ -151,7 +151,9 @@ type MiniBatch struct {
 
 // ParseMiniBatchSize parses a mini_batch_size: a positive whole number of
 // files ("10"), or a size with a unit (kb, mb, gb; case-insensitive; "100mb").
-// Empty gives the defaults for a file input (table false) or a table.
+// For a table (table true) a bare number is a size in bytes, as Azure's
+// SDK sends "10kb" as 10240. Empty gives the defaults for a file input
+// (table false) or a table.
 func ParseMiniBatchSize(s string, table bool) (MiniBatch, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
@@ -171,6 +173,13 @@ func ParseMiniBatchSize(s string, table bool) (MiniBatch, error) {
 			}
 			return MiniBatch{Bytes: n * u.mult}, nil
 		}
+	}
+	if table {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > 1<<40 {
+			return MiniBatch{}, fmt.Errorf("mini_batch_size %q: want a size in bytes (\"10240\") or with a unit (\"100kb\", \"10mb\", \"1gb\")", s)
+		}
+		return MiniBatch{Bytes: n}, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 1_000_000 {
