@@ -20,6 +20,7 @@ var Tables = []string{
 	"service_principals", "node_samples", "node_usage", "instance_live", "workspace_budgets",
 	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_metric_totals", "run_params", "run_tags",
 	"environments", "registries", "components", "datastores", "data_assets", "models", "codes", "blobs", "blob_blocks",
+	"batch_endpoints", "batch_deployments",
 }
 
 // NotCopied are the schema's tables a copy leaves out, and why: every
