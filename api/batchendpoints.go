@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm"
 	"github.com/shoal-ml/shoal/domain/batch"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -27,6 +28,7 @@ func (s *Server) batchRoutes() []Route {
 		{Pattern: "DELETE " + p + "/{name}", Action: identity.ActBatchEndpointsWrite, handler: s.handleDeleteBatchEndpoint},
 		{Pattern: "POST " + p + "/{name}/invoke", Action: identity.ActBatchEndpointsInvoke, handler: s.handleInvokeBatchEndpoint},
 		{Pattern: "GET " + p + "/{name}/jobs", Action: identity.ActBatchEndpointsRead, handler: s.handleListBatchEndpointJobs},
+		{Pattern: "POST " + p + "/{name}/jobs", Action: identity.ActBatchEndpointsInvoke, handler: s.handleScoreBatchEndpoint},
 		{Pattern: "GET " + p + "/{name}/deployments", Action: identity.ActBatchEndpointsRead, handler: s.handleListBatchDeployments},
 		{Pattern: "GET " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsRead, handler: s.handleGetBatchDeployment},
 		{Pattern: "PUT " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsWrite, handler: s.handlePutBatchDeployment},
@@ -130,6 +132,12 @@ func (s *Server) handleInvokeBatchEndpoint(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusCreated, j)
 }
 
+// handleScoreBatchEndpoint is the endpoint's scoring URI: Azure's
+// invocation (arm.Handlers.ScoreBatchEndpoint).
+func (s *Server) handleScoreBatchEndpoint(w http.ResponseWriter, r *http.Request) {
+	arm.Handlers{Svc: s.svc, Batch: s.batch}.ScoreBatchEndpoint(w, r)
+}
+
 func (s *Server) handleListBatchEndpointJobs(w http.ResponseWriter, r *http.Request) {
 	list, err := s.batch.ListJobs(r.Context(), r.PathValue("ws"), r.PathValue("name"))
 	if err != nil {
@@ -190,4 +198,22 @@ func (s *Server) handleDeleteBatchDeployment(w http.ResponseWriter, r *http.Requ
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// armBatchRoutes are Azure's batch endpoint and deployment routes, and
+// the endpoints' scoring URI (batchRoutes), which
+// ml_client.batch_endpoints.invoke POSTs Azure's BatchJobResource to.
+func armBatchRoutes(h arm.Handlers) []Route {
+	c := arm.Checked
+	const p = armPrefix + "/batchEndpoints"
+	return []Route{
+		{Pattern: "GET " + p, Action: identity.ActBatchEndpointsRead, handler: c(h.ListBatchEndpoints)},
+		{Pattern: "GET " + p + "/{name}", Action: identity.ActBatchEndpointsRead, handler: c(h.GetBatchEndpoint)},
+		{Pattern: "PUT " + p + "/{name}", Action: identity.ActBatchEndpointsWrite, handler: c(h.PutBatchEndpoint)},
+		{Pattern: "DELETE " + p + "/{name}", Action: identity.ActBatchEndpointsWrite, handler: c(h.DeleteBatchEndpoint)},
+		{Pattern: "GET " + p + "/{name}/deployments", Action: identity.ActBatchEndpointsRead, handler: c(h.ListBatchDeployments)},
+		{Pattern: "GET " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsRead, handler: c(h.GetBatchDeployment)},
+		{Pattern: "PUT " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsWrite, handler: c(h.PutBatchDeployment)},
+		{Pattern: "DELETE " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsWrite, handler: c(h.DeleteBatchDeployment)},
+	}
 }

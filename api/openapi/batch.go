@@ -15,6 +15,7 @@ func init() {
 		"PUT " + p + "/{name}":                      {summary: "Create (201) or update (200) a batch endpoint from Azure's batchEndpoint YAML keys", in: batch.Endpoint{}, out: batch.Endpoint{}, status: 201},
 		"DELETE " + p + "/{name}":                   {summary: "Delete a batch endpoint and its deployments (the jobs it started stay)", status: 204},
 		"POST " + p + "/{name}/invoke":              {summary: "Invoke a batch endpoint: start a parallel job that scores the input with the named deployment, or the default", in: batch.Invocation{}, out: job.Job{}, status: 201},
+		"POST " + p + "/{name}/jobs":                {summary: "Azure's scoring URI: ml_client.batch_endpoints.invoke's BatchJobResource (the deployment in the azureml-model-deployment header) starts a job", status: 200},
 		"GET " + p + "/{name}/jobs":                 {summary: "List the jobs a batch endpoint's invocations started, newest first", out: list[job.Job]{}},
 		"GET " + p + "/{name}/deployments":          {summary: "List a batch endpoint's deployments", out: list[batch.Deployment]{}},
 		"GET " + p + "/{name}/deployments/{dep}":    {summary: "Show a batch deployment", out: batch.Deployment{}},
