@@ -133,6 +133,9 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 		}
 		ri := requestInfo(r, action)
 		err := Allow(ctx, s.svc, p, route.Action, r.PathValue("ws"), r.PathValue("user"))
+		if err == nil && !p.ScopeAllows(route.Action, r.PathValue("ws"), r.PathValue("name")) {
+			err = core.Errorf(core.EFORBIDDEN, "this token may only invoke batch endpoint %s", strings.TrimPrefix(p.Scope, "workspaces/"))
+		}
 		if err != nil {
 			_ = s.svc.RecordAudit(ctx, p, ri, identity.AuditDenied, core.ErrorMessage(err))
 			s.writeError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal/arm"
 	"github.com/shoal-ml/shoal/domain/batch"
@@ -29,6 +30,7 @@ func (s *Server) batchRoutes() []Route {
 		{Pattern: "POST " + p + "/{name}/invoke", Action: identity.ActBatchEndpointsInvoke, handler: s.handleInvokeBatchEndpoint},
 		{Pattern: "GET " + p + "/{name}/jobs", Action: identity.ActBatchEndpointsRead, handler: s.handleListBatchEndpointJobs},
 		{Pattern: "POST " + p + "/{name}/jobs", Action: identity.ActBatchEndpointsInvoke, handler: s.handleScoreBatchEndpoint},
+		{Pattern: "POST " + p + "/{name}/tokens", Action: identity.ActBatchEndpointsWrite, handler: s.handleCreateInvokeToken},
 		{Pattern: "GET " + p + "/{name}/deployments", Action: identity.ActBatchEndpointsRead, handler: s.handleListBatchDeployments},
 		{Pattern: "GET " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsRead, handler: s.handleGetBatchDeployment},
 		{Pattern: "PUT " + p + "/{name}/deployments/{dep}", Action: identity.ActBatchEndpointsWrite, handler: s.handlePutBatchDeployment},
@@ -130,6 +132,39 @@ func (s *Server) handleInvokeBatchEndpoint(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	writeJSON(w, http.StatusCreated, j)
+}
+
+// invokeTokenRequest is POST …/tokens' body.
+type invokeTokenRequest struct {
+	// ExpiresInDays is the token's life; 0 never expires.
+	ExpiresInDays int `json:"expires_in_days,omitempty"`
+}
+
+// InvokeTokenResponse is a new invoke token: the secret, shown once.
+type InvokeTokenResponse struct {
+	*identity.APIToken
+	Token string `json:"token"`
+}
+
+// handleCreateInvokeToken makes a token that may only invoke the
+// endpoint, acting as the caller.
+func (s *Server) handleCreateInvokeToken(w http.ResponseWriter, r *http.Request) {
+	var req invokeTokenRequest
+	if r.ContentLength != 0 {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil && err != io.EOF {
+			s.writeError(w, r, core.Errorf(core.EINVALID, "the request must be a JSON mapping: expires_in_days (%v)", err))
+			return
+		}
+	}
+	tok, plain, err := s.batch.CreateInvokeToken(r.Context(), r.PathValue("ws"), r.PathValue("name"), time.Duration(req.ExpiresInDays)*24*time.Hour)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, InvokeTokenResponse{APIToken: tok, Token: plain})
 }
 
 // handleScoreBatchEndpoint is the endpoint's scoring URI: Azure's

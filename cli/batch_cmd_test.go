@@ -87,6 +87,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // refused naming the field.
 func TestBatchEndpointCommands(t *testing.T) {
 	batchServer(t)
+	admin := os.Getenv("SHOAL_TOKEN")
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"endpoint.yml": "$schema: https://azuremlschemas.azureedge.net/latest/batchEndpoint.schema.json\nname: digits\ndescription: scores digits\nauth_mode: aad_token\n",
@@ -150,6 +151,20 @@ settings:
 	if out, errOut, code = runBatch(t, "batch-endpoint", "list-jobs", "digits"); code != 0 || !strings.Contains(out, j.Name) {
 		t.Errorf("list-jobs: exit %d: %s %s", code, out, errOut)
 	}
+	out, errOut, code = runBatch(t, "batch-endpoint", "create-token", "digits", "--expires-in-days", "7", "-o", "json")
+	var tok struct{ Token, Scope string }
+	if code != 0 || json.Unmarshal([]byte(out), &tok) != nil || tok.Token == "" || tok.Scope != "workspaces/default/batchendpoints/digits" {
+		t.Fatalf("create-token: exit %d: %s %s", code, out, errOut)
+	}
+	// The token invokes, and does nothing else.
+	t.Setenv("SHOAL_TOKEN", tok.Token)
+	if out, errOut, code = runBatch(t, "batch-endpoint", "invoke", "-n", "digits", "--input", "azureml://datastores/workspaceblobstore/paths/x/"); code != 0 {
+		t.Errorf("invoke with the invoke token: exit %d: %s %s", code, out, errOut)
+	}
+	if out, errOut, code = runBatch(t, "batch-endpoint", "list"); code == 0 || !strings.Contains(errOut, "may only invoke") {
+		t.Errorf("list with the invoke token: exit %d: %s %s", code, out, errOut)
+	}
+	t.Setenv("SHOAL_TOKEN", admin)
 	if out, errOut, code = runBatch(t, "batch-endpoint", "invoke", "-n", "digits", "--input", filepath.Join(dir, "data"), "--deployment-name", "tf-dpl"); code == 0 || !strings.Contains(errOut, "tf-dpl") {
 		t.Errorf("invoke naming a deployment not there: exit %d: %s %s", code, out, errOut)
 	}

@@ -41,7 +41,7 @@ invoke them.`,
 	}
 	cmd.AddCommand(newBatchEndpointCreateCommand(g, "create"), newBatchEndpointCreateCommand(g, "update"),
 		newBatchEndpointShowCommand(g), newBatchEndpointListCommand(g), newBatchEndpointDeleteCommand(g),
-		newBatchEndpointInvokeCommand(g), newBatchEndpointListJobsCommand(g))
+		newBatchEndpointInvokeCommand(g), newBatchEndpointListJobsCommand(g), newBatchEndpointTokenCommand(g))
 	return cmd
 }
 
@@ -287,5 +287,41 @@ func newBatchEndpointListJobsCommand(g *cmdutil.Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "the endpoint's name")
+	return cmd
+}
+
+func newBatchEndpointTokenCommand(g *cmdutil.Globals) *cobra.Command {
+	var (
+		name string
+		days int
+	)
+	cmd := &cobra.Command{
+		Use:   "create-token NAME",
+		Short: "Make a token that may only invoke this endpoint (for a service), acting as you",
+		Long: `Make an API token that may do one thing: invoke this batch endpoint (shoal
+batch-endpoint invoke, or POST to its scoring URI), as you: the jobs are yours,
+and your role must still allow invoking. It can read nothing, not even the
+jobs it starts. The token is shown once; shoal token list shows it among your
+tokens, and shoal token revoke ends it.`,
+		Example: "  shoal batch-endpoint create-token --name mnist-batch --expires-in-days 30",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := batchName(args, name, "batch-endpoint")
+			if err != nil {
+				return err
+			}
+			c, ws, err := g.Client()
+			if err != nil {
+				return err
+			}
+			tok, err := c.CreateInvokeToken(cmd.Context(), ws, n, days)
+			if err != nil {
+				return err
+			}
+			return g.Render(tok, []string{"id", "scope", "expires_on", "token"})
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "", "the endpoint's name")
+	cmd.Flags().IntVar(&days, "expires-in-days", 0, "days until the token expires (0: never; at most 366)")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/shoal-ml/shoal/domain/batch"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -106,4 +107,25 @@ func (c *Client) ListBatchDeployments(ctx context.Context, workspace, endpoint s
 func (c *Client) DeleteBatchDeployment(ctx context.Context, workspace, endpoint, name string) error {
 	_, err := c.do(ctx, http.MethodDelete, batchPath(workspace, endpoint)+"/deployments/"+url.PathEscape(name), nil, nil, nil)
 	return err
+}
+
+// InvokeToken is a new invoke token: the token's record and its secret,
+// shown once.
+type InvokeToken struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Scope     string     `json:"scope"`
+	ExpiresOn *time.Time `json:"expires_on,omitempty"`
+	Token     string     `json:"token"`
+}
+
+// CreateInvokeToken makes a token that may only invoke the endpoint,
+// acting as the caller; expiresInDays 0 never expires.
+func (c *Client) CreateInvokeToken(ctx context.Context, workspace, name string, expiresInDays int) (*InvokeToken, error) {
+	var out InvokeToken
+	body := map[string]int{"expires_in_days": expiresInDays}
+	if _, err := c.do(ctx, http.MethodPost, batchPath(workspace, name)+"/tokens", body, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -16,6 +16,7 @@ func init() {
 		"DELETE " + p + "/{name}":                   {summary: "Delete a batch endpoint and its deployments (the jobs it started stay)", status: 204},
 		"POST " + p + "/{name}/invoke":              {summary: "Invoke a batch endpoint: start a parallel job that scores the input with the named deployment, or the default", in: batch.Invocation{}, out: job.Job{}, status: 201},
 		"POST " + p + "/{name}/jobs":                {summary: "Azure's scoring URI: ml_client.batch_endpoints.invoke's BatchJobResource (the deployment in the azureml-model-deployment header) starts a job", status: 200},
+		"POST " + p + "/{name}/tokens":              {summary: "Make a token that may only invoke this endpoint, acting as the caller (shown once; revoked with shoal token revoke)", status: 201},
 		"GET " + p + "/{name}/jobs":                 {summary: "List the jobs a batch endpoint's invocations started, newest first", out: list[job.Job]{}},
 		"GET " + p + "/{name}/deployments":          {summary: "List a batch endpoint's deployments", out: list[batch.Deployment]{}},
 		"GET " + p + "/{name}/deployments/{dep}":    {summary: "Show a batch deployment", out: batch.Deployment{}},

@@ -19,3 +19,8 @@ CREATE TABLE batch_deployments (
     doc           TEXT NOT NULL,
     PRIMARY KEY (workspace_key, endpoint_key, name_key)
 );
+
+-- An API token's scope: '' for a token with its principal's rights;
+-- workspaces/<ws>/batchEndpoints/<name> for a token that may only
+-- invoke that batch endpoint (`shoal batch-endpoint create-token`).
+ALTER TABLE api_tokens ADD COLUMN scope TEXT NOT NULL DEFAULT '';
