@@ -147,24 +147,32 @@ func batchName(args []string, flag, noun string) (string, error) {
 	return "", &core.Error{Code: core.EINVALID, Field: "name", Message: fmt.Sprintf("name: is required: shoal %s <verb> NAME (or --name NAME)", noun)}
 }
 
-func newBatchEndpointShowCommand(g *cmdutil.Globals) *cobra.Command {
+// namedRead is a read of one endpoint's resource by the endpoint's name
+// (an argument or --name): show and list-jobs.
+func namedRead(g *cmdutil.Globals, use, short string, columns []string, call func(ctx context.Context, c *client.Client, ws, name string) (any, error)) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
-		Use:   "show NAME",
-		Short: "Show a batch endpoint",
+		Use:   use,
+		Short: short,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := batchName(args, name, "batch-endpoint")
 			if err != nil {
 				return err
 			}
-			return g.CallAndRender(batchEndpointColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-				return c.GetBatchEndpoint(ctx, ws, n)
+			return g.CallAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+				return call(ctx, c, ws, n)
 			})(cmd, args)
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "the endpoint's name")
 	return cmd
+}
+
+func newBatchEndpointShowCommand(g *cmdutil.Globals) *cobra.Command {
+	return namedRead(g, "show NAME", "Show a batch endpoint", batchEndpointColumns, func(ctx context.Context, c *client.Client, ws, n string) (any, error) {
+		return c.GetBatchEndpoint(ctx, ws, n)
+	})
 }
 
 func newBatchEndpointListCommand(g *cmdutil.Globals) *cobra.Command {
@@ -271,23 +279,10 @@ download its predictions with shoal job download --output-name score.`,
 }
 
 func newBatchEndpointListJobsCommand(g *cmdutil.Globals) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:   "list-jobs NAME",
-		Short: "List the jobs a batch endpoint's invocations started, newest first",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := batchName(args, name, "batch-endpoint")
-			if err != nil {
-				return err
-			}
-			return g.CallAndRender(batchJobColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-				return c.ListBatchEndpointJobs(ctx, ws, n)
-			})(cmd, args)
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "the endpoint's name")
-	return cmd
+	return namedRead(g, "list-jobs NAME", "List the jobs a batch endpoint's invocations started, newest first", batchJobColumns,
+		func(ctx context.Context, c *client.Client, ws, n string) (any, error) {
+			return c.ListBatchEndpointJobs(ctx, ws, n)
+		})
 }
 
 func newBatchEndpointTokenCommand(g *cmdutil.Globals) *cobra.Command {

@@ -13,10 +13,15 @@ import (
 // querier is a transaction as batchstore.Querier.
 type querier struct{ t *tx }
 
+// Exec runs a statement in the transaction.
 func (q querier) Exec(query string, args ...any) (sql.Result, error) { return q.t.exec(query, args...) }
+
+// Query runs a query in the transaction.
 func (q querier) Query(query string, args ...any) (*sql.Rows, error) {
 	return q.t.query(query, args...)
 }
+
+// QueryRow runs a query of one row in the transaction.
 func (q querier) QueryRow(query string, args ...any) *sql.Row { return q.t.queryRow(query, args...) }
 
 // PutBatchEndpoint creates or replaces a batch endpoint.
