@@ -77,3 +77,35 @@ func TestBatchInvokeTokenScope(t *testing.T) {
 		t.Errorf("an invoke token of a user without a role: %s, want 403", r)
 	}
 }
+
+// Azure ML's audience (https://ml.azure.com), which azure-ai-ml asks for
+// to invoke a batch endpoint, is taken on a scoring URI and nowhere else:
+// not by the native invoke, the endpoint's other routes, jobs, or ARM.
+func TestBatchScoringURIAudience(t *testing.T) {
+	e := newTestEnv(t)
+	code := batchSetup(t, e)
+	const base = "/api/v1/workspaces/default/batch-endpoints"
+	mustSend(t, e, e.admin, "PUT", base+"/digits", `{"name":"digits"}`, http.StatusCreated)
+	mustSend(t, e, e.admin, "PUT", base+"/digits/deployments/torch", deploymentDoc(code, ""), http.StatusCreated)
+	created := mustSend(t, e, e.admin, "POST", "/api/v1/serviceprincipals", `{"name":"svc"}`, http.StatusCreated).json(t)
+	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/roleassignments", `{"principal":"sp:svc","role":"Contributor"}`, http.StatusCreated)
+	status, body := postToken(t, e, "/adfs/oauth2/token", grant(created["client_id"].(string), created["client_secret"].(string), "https://ml.azure.com/.default"))
+	tok, _ := body["access_token"].(string)
+	if status != 200 || tok == "" {
+		t.Fatalf("token: %d %v", status, body)
+	}
+	scoring := `{"properties":{"inputData":{"UriFolder":{"jobInputType":"UriFolder","uri":"azureml://datastores/workspaceblobstore/paths/digits/"}}}}`
+	mustSend(t, e, tok, "POST", base+"/digits/jobs", scoring, http.StatusOK)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", base + "/digits/invoke", `{"input":{"path":"azureml://datastores/workspaceblobstore/paths/digits/"}}`},
+		{"GET", base + "/digits/jobs", ""},
+		{"GET", base + "/digits", ""},
+		{"POST", base + "/digits/jobs/x", scoring},
+		{"GET", "/api/v1/workspaces/default/jobs", ""},
+		{"GET", armWS + "/batchEndpoints/digits?api-version=2022-05-01", ""},
+	} {
+		if r := send(t, e, tok, c.method, c.path, c.body, nil); r.status != http.StatusUnauthorized && r.status != http.StatusNotFound {
+			t.Errorf("an Azure ML token %s %s: %s, want 401", c.method, c.path, r)
+		}
+	}
+}
