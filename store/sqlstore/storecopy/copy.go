@@ -15,12 +15,12 @@ import (
 // store's whole state is in them (schema_migrations says which version
 // wrote them).
 var Tables = []string{
+	"batch_endpoints", "batch_deployments",
 	"workspaces", "computes", "events", "api_tokens", "settings", "nodes", "jobs", "attempts",
 	"sequences", "users", "identities", "roles", "role_assignments", "audit_log", "signing_keys",
 	"service_principals", "node_samples", "node_usage", "instance_live", "workspace_budgets",
 	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_metric_totals", "run_params", "run_tags",
 	"environments", "registries", "components", "datastores", "data_assets", "models", "codes", "blobs", "blob_blocks",
-	"batch_endpoints", "batch_deployments",
 }
 
 // NotCopied are the schema's tables a copy leaves out, and why: every
