@@ -169,6 +169,17 @@ func namedRead(g *cmdutil.Globals, use, short string, columns []string, call fun
 	return cmd
 }
 
+// endpointClient reads the endpoint's name (argument or --name) and
+// opens the client: what every verb that acts on one endpoint does first.
+func endpointClient(g *cmdutil.Globals, args []string, flag string) (string, *client.Client, string, error) {
+	n, err := batchName(args, flag, "batch-endpoint")
+	if err != nil {
+		return "", nil, "", err
+	}
+	c, ws, err := g.Client()
+	return n, c, ws, err
+}
+
 func newBatchEndpointShowCommand(g *cmdutil.Globals) *cobra.Command {
 	return namedRead(g, "show NAME", "Show a batch endpoint", batchEndpointColumns, func(ctx context.Context, c *client.Client, ws, n string) (any, error) {
 		return c.GetBatchEndpoint(ctx, ws, n)
@@ -196,11 +207,7 @@ func newBatchEndpointDeleteCommand(g *cmdutil.Globals) *cobra.Command {
 		Short: "Delete a batch endpoint and its deployments (the jobs it started stay)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := batchName(args, name, "batch-endpoint")
-			if err != nil {
-				return err
-			}
-			c, ws, err := g.Client()
+			n, c, ws, err := endpointClient(g, args, name)
 			if err != nil {
 				return err
 			}
@@ -301,11 +308,7 @@ tokens, and shoal token revoke ends it.`,
 		Example: "  shoal batch-endpoint create-token --name mnist-batch --expires-in-days 30",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := batchName(args, name, "batch-endpoint")
-			if err != nil {
-				return err
-			}
-			c, ws, err := g.Client()
+			n, c, ws, err := endpointClient(g, args, name)
 			if err != nil {
 				return err
 			}
