@@ -216,9 +216,13 @@ func (h Handlers) ScoreBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
+	outputFile := ""
+	if j.Parallel != nil {
+		outputFile = j.Parallel.AppendRowFile
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": j.ID, "name": j.Name, "type": "Microsoft.MachineLearningServices/workspaces/jobs",
 		"properties": map[string]any{"status": j.Status, "name": j.Name, "description": j.Description, "tags": j.Tags,
-			"outputFileName": j.Parallel.AppendRowFile, "provisioningState": "Succeeded"},
+			"outputFileName": outputFile, "provisioningState": "Succeeded"},
 	})
 }
