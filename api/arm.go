@@ -15,7 +15,7 @@ const armLocation = "/subscriptions/{sub}/providers/Microsoft.MachineLearningSer
 // armRoutes are the routes Azure's SDKs call (package arm), authorized
 // and audited as the native routes that do the same.
 func (s *Server) armRoutes() []Route {
-	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps, DataSvc: s.data, ModelSvc: s.models, Datastores: s.datastores}
+	h := arm.Handlers{Svc: s.svc, Envs: s.envs, Comps: s.comps, DataSvc: s.data, ModelSvc: s.models, Datastores: s.datastores, Batch: s.batch}
 	s.withBlobs(&h)
 	c := arm.Checked
 	routes := []Route{
@@ -51,6 +51,7 @@ func (s *Server) armRoutes() []Route {
 	routes = append(routes, armAssetRoutes("models", identity.ActModelsRead, identity.ActModelsWrite, h.Models())...)
 	routes = append(routes, armJobRoutes(h)...)
 	routes = append(routes, s.armCodeRoutes(h)...)
+	routes = append(routes, armBatchRoutes(h)...)
 	return append(routes, armAssetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, h.Components())...)
 }
 

@@ -60,12 +60,24 @@ func (s *Server) credential(r *http.Request) (p *identity.Principal, ok bool, er
 		// run history stands for Azure's, which azure-ai-ml calls with
 		// its Resource Manager credential
 		p, err = s.svc.AuthenticateARMWorkload(r.Context(), token)
+	case workload.LooksLikeJWT(token) && isScoringURI(r):
+		// azure-ai-ml invokes a batch endpoint with an Azure ML token
+		p, err = s.svc.AuthenticateScoringWorkload(r.Context(), token)
 	case workload.LooksLikeJWT(token):
 		p, err = s.svc.AuthenticateWorkload(r.Context(), token)
 	default:
 		p, err = s.svc.Authenticate(r.Context(), token)
 	}
 	return p, ok, err
+}
+
+// isScoringURI reports whether r is a POST to a batch endpoint's
+// scoring URI (…/batch-endpoints/{name}/jobs), the one route that takes
+// Azure ML's audience.
+func isScoringURI(r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/workspaces/")
+	parts := strings.Split(rest, "/")
+	return ok && r.Method == http.MethodPost && len(parts) == 4 && parts[1] == "batch-endpoints" && parts[3] == "jobs"
 }
 
 // Principal returns the principal of a request's credential (bearer
@@ -133,6 +145,9 @@ func (s *Server) authorize(route Route, next http.Handler) http.Handler {
 		}
 		ri := requestInfo(r, action)
 		err := Allow(ctx, s.svc, p, route.Action, r.PathValue("ws"), r.PathValue("user"))
+		if err == nil && !p.ScopeAllows(route.Action, r.PathValue("ws"), r.PathValue("name")) {
+			err = core.Errorf(core.EFORBIDDEN, "this token may only invoke batch endpoint %s", strings.TrimPrefix(p.Scope, "workspaces/"))
+		}
 		if err != nil {
 			_ = s.svc.RecordAudit(ctx, p, ri, identity.AuditDenied, core.ErrorMessage(err))
 			s.writeError(w, r, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/batchendpoints"
 	"github.com/shoal-ml/shoal/service/blobs"
 	"github.com/shoal-ml/shoal/service/codes"
 	"github.com/shoal-ml/shoal/service/components"
@@ -49,8 +50,10 @@ type Server struct {
 	registries *registries.Service
 	// datastores keeps datastores, their credentials sealed.
 	datastores *datastores.Service
-	tracking   *tracking.Service
-	log        *slog.Logger
+	// batch keeps batch endpoints and deployments and invokes them.
+	batch    *batchendpoints.Service
+	tracking *tracking.Service
+	log      *slog.Logger
 	// errs writes the handlers' errors (the one error→status mapping).
 	errs           httpx.Errors
 	mux            *http.ServeMux
@@ -112,6 +115,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 	s.models = models.New(models.Config{Store: svc.Store(), Artifacts: svc.Files()})
 	s.registries = registries.New(registries.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
 	s.datastores = datastores.New(datastores.Config{Store: svc.Store(), SecretsKey: svc.SecretsKey()})
+	s.batch = batchendpoints.New(batchendpoints.Config{Store: svc.Store(), Jobs: svc, Artifacts: svc.Files()})
 	s.blobs = newBlobs(svc)
 	if s.blobs != nil {
 		s.blobFront = s.newBlobFront()
@@ -164,7 +168,7 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
-	return append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), append(s.armRoutes(), s.historyRoutes()...)...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...)
+	return append(append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), append(s.armRoutes(), s.historyRoutes()...)...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...), s.batchRoutes()...)
 }
 
 func (s *Server) baseRoutes() []Route {

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/batchendpoints"
 	"github.com/shoal-ml/shoal/service/blobs"
 	"github.com/shoal-ml/shoal/service/datastores"
 )
@@ -40,6 +41,8 @@ type Handlers struct {
 	// Blobs signs the SAS of workspaceblobstore (listSecrets,
 	// startPendingUpload); nil: the server signs none.
 	Blobs *blobs.Service
+	// Batch keeps batch endpoints and deployments and invokes them.
+	Batch *batchendpoints.Service
 }
 
 // Checked wraps an ARM handler: an api-version it does not speak is

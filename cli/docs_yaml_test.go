@@ -17,6 +17,7 @@ import (
 
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/batch"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
@@ -136,6 +137,10 @@ func yamlKind(b yamlBlock, doc map[string]any) (string, error) {
 		return "sweep", nil
 	case strings.HasSuffix(schema, "/commandComponent.schema.json"):
 		return "component", nil
+	case strings.HasSuffix(schema, "/batchEndpoint.schema.json"):
+		return "batch-endpoint", nil
+	case strings.HasSuffix(schema, "BatchDeployment.schema.json") || strings.HasSuffix(schema, "/batchDeployment.schema.json"):
+		return "batch-deployment", nil
 	case strings.HasSuffix(schema, "/environment.schema.json"):
 		return "environment", nil
 	case strings.HasSuffix(schema, "/data.schema.json"):
@@ -287,6 +292,15 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 		}
 		return nil
 	}
+	if kind == "batch-deployment" {
+		// As `shoal batch-deployment create -f` sends it: the local
+		// code folder uploaded.
+		if cc, ok := doc["code_configuration"].(map[string]any); ok {
+			if p, _ := cc["code"].(string); p != "" && !job.ValidateArtifactRef(p) {
+				cc["code"] = localPathStandIn
+			}
+		}
+	}
 	if kind == "pipeline" {
 		if err := inlineDocComponents(doc, components, "", 0); err != nil {
 			return err
@@ -331,8 +345,14 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 	case "datastore":
 		_, err := asset.DecodeDatastore(js)
 		return err
+	case "batch-endpoint":
+		_, err := batch.DecodeEndpoint(js)
+		return err
+	case "batch-deployment":
+		_, err := batch.DecodeDeployment(js)
+		return err
 	}
-	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, datastore, server-config, kubernetes)", kind, b.marker)
+	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, datastore, batch-endpoint, batch-deployment, server-config, kubernetes)", kind, b.marker)
 }
 
 // TestDocsYAML decodes every YAML block of the repository's Markdown.

@@ -326,6 +326,9 @@ type Tx interface {
 	// ENOTFOUND.
 	DeleteDatastore(workspace, name string) error
 
+	// BatchTx keeps batch endpoints and deployments (store/batch.go).
+	BatchTx
+
 	// PutBlob stores a committed blob of a workspace's container,
 	// replacing one of the same name (names are exact, the workspace
 	// compared case-insensitively); a zero Created takes the transaction

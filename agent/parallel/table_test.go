@@ -155,14 +155,14 @@ func TestDriverRefusesABadTable(t *testing.T) {
 		noYAML bool
 		want   string
 	}{
-		"no MLTable":  {files: map[string]string{"rows.csv": "a\n1\n"}, want: "input_data: the mltable input has no MLTable file at its root"},
-		"no paths":    {files: map[string]string{"MLTable": "type: mltable\n"}, want: "input_data: the MLTable file names no paths"},
-		"outside":     {files: map[string]string{"MLTable": "paths:\n  - file: ../../etc/passwd\n"}, want: "outside the mltable's folder"},
-		"missing":     {files: map[string]string{"MLTable": "paths:\n  - file: ./nope.csv\n"}, want: "names file './nope.csv', which the input does not hold"},
-		"bad key":     {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, keys: []string{"Store"}, want: "partition_keys: the table has no column Store"},
-		"long line":   {files: map[string]string{"MLTable": "paths:\n  - file: ./" + strings.Repeat("a", 1<<20) + "\n"}, noYAML: true, want: "the MLTable file could not be read: a line of"},
-		"deep":        {files: map[string]string{"MLTable": "paths:\n" + deepYAML(2000)}, noYAML: true, want: "the MLTable file could not be read"},
-		"transform":   {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\ntransformations:\n  - read_parquet: {}\n", "rows.csv": "a\n"}, want: "read_parquet' is not one Shoal reads"},
+		"no MLTable": {files: map[string]string{"rows.csv": "a\n1\n"}, want: "input_data: the mltable input has no MLTable file at its root"},
+		"no paths":   {files: map[string]string{"MLTable": "type: mltable\n"}, want: "input_data: the MLTable file names no paths"},
+		"outside":    {files: map[string]string{"MLTable": "paths:\n  - file: ../../etc/passwd\n"}, want: "outside the mltable's folder"},
+		"missing":    {files: map[string]string{"MLTable": "paths:\n  - file: ./nope.csv\n"}, want: "names file './nope.csv', which the input does not hold"},
+		"bad key":    {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\n", "rows.csv": "a\n1\n"}, keys: []string{"Store"}, want: "partition_keys: the table has no column Store"},
+		"long line":  {files: map[string]string{"MLTable": "paths:\n  - file: ./" + strings.Repeat("a", 1<<20) + "\n"}, noYAML: true, want: "the MLTable file could not be read: a line of"},
+		"deep":       {files: map[string]string{"MLTable": "paths:\n" + deepYAML(2000)}, noYAML: true, want: "the MLTable file could not be read"},
+		"transform":  {files: map[string]string{"MLTable": "paths:\n  - file: ./rows.csv\ntransformations:\n  - read_parquet: {}\n", "rows.csv": "a\n"}, want: "read_parquet' is not one Shoal reads"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			l, srv := paralleltest.New(t)

@@ -31,6 +31,11 @@ type Authorizer interface {
 // {ws}), on user (the path's {user}, for ActionSelfOrAdmin)? Nil when it
 // may; EUNAUTHORIZED or EFORBIDDEN otherwise.
 func Allow(ctx context.Context, authz Authorizer, p *identity.Principal, action, ws, user string) error {
+	if p != nil && p.Scope != "" && action != identity.ActBatchEndpointsInvoke {
+		// An invoke token (identity.InvokeScope) does one thing; which
+		// endpoint, the route's authorization checks (ScopeAllows).
+		return core.Errorf(core.EFORBIDDEN, "this token may only invoke batch endpoint %s, not %s", strings.TrimPrefix(p.Scope, "workspaces/"), action)
+	}
 	switch action {
 	case ActionAuthenticated, ActionLogin:
 		if p == nil {

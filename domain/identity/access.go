@@ -62,13 +62,22 @@ const (
 	// role includes it).
 	ActDatastoresRead  = "datastores/read"
 	ActDatastoresWrite = "datastores/write"
-	ActQuotasRead      = "quotas/read"
-	ActQuotasWrite     = "quotas/write"
-	ActRolesRead       = "roles/read"
-	ActRolesWrite      = "roles/write"
-	ActWorkspacesRead  = "workspaces/read"
-	ActWorkspacesWrite = "workspaces/write"
-	ActAuditRead       = "audit/read"
+	// Batch endpoints and their deployments: reading them; creating,
+	// updating and deleting them; and invoking an endpoint, which starts
+	// a job as the invoker (Azure's batchEndpoints/read, write and
+	// deployments/jobs/write). Readers read them; Contributors do all
+	// three; an endpoint's invoke token holds only the invoke action, on
+	// that endpoint alone.
+	ActBatchEndpointsRead   = "batchEndpoints/read"
+	ActBatchEndpointsWrite  = "batchEndpoints/write"
+	ActBatchEndpointsInvoke = "batchEndpoints/deployments/jobs/write"
+	ActQuotasRead           = "quotas/read"
+	ActQuotasWrite          = "quotas/write"
+	ActRolesRead            = "roles/read"
+	ActRolesWrite           = "roles/write"
+	ActWorkspacesRead       = "workspaces/read"
+	ActWorkspacesWrite      = "workspaces/write"
+	ActAuditRead            = "audit/read"
 	// Server-scoped actions: only administrators hold them.
 	ActUsersRead       = "users/read"
 	ActUsersWrite      = "users/write"
@@ -88,6 +97,7 @@ var WorkspaceActions = []string{
 	ActQuotasRead, ActQuotasWrite, ActRolesRead, ActRolesWrite, ActWorkspacesRead, ActWorkspacesWrite, ActAuditRead,
 	ActDataRead, ActDataWrite, ActModelsRead, ActModelsWrite,
 	ActCodesRead, ActCodesWrite,
+	ActBatchEndpointsRead, ActBatchEndpointsWrite, ActBatchEndpointsInvoke,
 }
 
 // Built-in role names.

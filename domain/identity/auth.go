@@ -54,6 +54,27 @@ type Principal struct {
 	// ExpiresOn is when the API token the request was made with expires,
 	// nil when it never does: a token may not mint one that outlives it.
 	ExpiresOn *time.Time `json:"expires_on,omitempty"`
+	// Scope is the scope of the API token the request was made with
+	// (APIToken.Scope): when set, the request may only invoke that batch
+	// endpoint (ScopeAllows), whatever the principal's roles grant.
+	Scope string `json:"scope,omitempty"`
+}
+
+// InvokeScope is the scope of a token that may only invoke workspace
+// ws's batch endpoint name (names compare case-insensitively).
+func InvokeScope(ws, name string) string {
+	return strings.ToLower("workspaces/" + ws + "/batchEndpoints/" + name)
+}
+
+// ScopeAllows reports whether p's token scope lets it do action in
+// workspace ws on the route's resource name: always for an unscoped
+// token; for an invoke token, only invoking its own endpoint. Roles are
+// checked besides: a scope never grants what the principal lacks.
+func (p *Principal) ScopeAllows(action, ws, name string) bool {
+	if p == nil || p.Scope == "" {
+		return true
+	}
+	return action == ActBatchEndpointsInvoke && ws != "" && name != "" && p.Scope == InvokeScope(ws, name)
 }
 
 type principalKey struct{}
@@ -91,6 +112,9 @@ type APIToken struct {
 	CreatedOn   time.Time  `json:"created_on"`
 	ExpiresOn   *time.Time `json:"expires_on,omitempty"`
 	Revoked     bool       `json:"revoked"`
+	// Scope, when set, narrows the token to one thing its principal may
+	// do: InvokeScope's batch endpoint (invoking it, nothing else).
+	Scope string `json:"scope,omitempty"`
 }
 
 // NewToken returns a fresh random API token and its hash.

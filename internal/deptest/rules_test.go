@@ -103,6 +103,7 @@ var kinds = map[string][]string{
 	"domain/node":            {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/money":           {"domain/core", "domain/identity"},
 	"domain/blobs":           {"domain/core"},
+	"domain/batch":           {"domain/core", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 }
 
 // TestDomainKindsImportInOneDirection: the core links only the standard

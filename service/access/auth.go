@@ -31,11 +31,15 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*identity.Pri
 			return core.Errorf(core.EUNAUTHORIZED, "the token has expired")
 		}
 		p, err = s.authenticateUserToken(tx, t)
-		if err == nil && t.ExpiresOn != nil {
+		if err == nil && (t.ExpiresOn != nil || t.Scope != "") {
 			// A copy: adminPrincipal is shared.
 			c := *p
-			exp := *t.ExpiresOn
-			c.ExpiresOn = &exp
+			if t.ExpiresOn != nil {
+				exp := *t.ExpiresOn
+				c.ExpiresOn = &exp
+			}
+			// A scoped token is never an administrator's whole power.
+			c.Scope = t.Scope
 			p = &c
 		}
 		return err

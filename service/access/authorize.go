@@ -23,6 +23,11 @@ func (s *Service) Authorize(ctx context.Context, p *identity.Principal, workspac
 	if p == nil {
 		return core.Errorf(core.EUNAUTHORIZED, "authentication required")
 	}
+	if p.Scope != "" && action != identity.ActBatchEndpointsInvoke {
+		// An invoke token (identity.InvokeScope) does one thing, through
+		// every door (MLflow and the Blob endpoint authorize here too).
+		return core.Errorf(core.EFORBIDDEN, "this token may only invoke batch endpoint %s, not %s", strings.TrimPrefix(p.Scope, "workspaces/"), action)
+	}
 	if p.Admin {
 		return nil
 	}

@@ -351,3 +351,21 @@ func (s *Service) MintToken(ctx context.Context, claims workload.Claims) (*node.
 		Resource:  claims.Audience, TokenType: "Bearer", ClientID: claims.ClientID,
 	}, nil
 }
+
+// ScoringAudiences are the audiences a batch endpoint's scoring URI
+// accepts: Shoal's and Resource Manager's, and Azure ML's data plane
+// (https://ml.azure.com), which ml_client.batch_endpoints.invoke asks
+// for, as Azure's scoring URIs take. No other route accepts Azure ML's.
+func (s *Service) ScoringAudiences() []string {
+	out := s.ARMAudiences()
+	for a := range mlAudiences {
+		out = append(out, a, a+"/")
+	}
+	return out
+}
+
+// AuthenticateScoringWorkload is AuthenticateWorkload for a batch
+// endpoint's scoring URI (ScoringAudiences).
+func (s *Service) AuthenticateScoringWorkload(ctx context.Context, token string) (*identity.Principal, error) {
+	return s.authenticateWorkload(ctx, token, s.ScoringAudiences())
+}

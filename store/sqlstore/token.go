@@ -10,14 +10,14 @@ import (
 )
 
 // tokenColumns are the columns scanToken reads, in order.
-const tokenColumns = `id, name, principal_id, hash, created_on, expires_on, revoked`
+const tokenColumns = `id, name, principal_id, hash, created_on, expires_on, revoked, scope`
 
 func scanToken(sc interface{ Scan(...any) error }) (*identity.APIToken, error) {
 	var tok identity.APIToken
 	var createdOn int64
 	var expiresOn sql.NullInt64
 	var revoked int64
-	if err := sc.Scan(&tok.ID, &tok.Name, &tok.PrincipalID, &tok.Hash, &createdOn, &expiresOn, &revoked); err != nil {
+	if err := sc.Scan(&tok.ID, &tok.Name, &tok.PrincipalID, &tok.Hash, &createdOn, &expiresOn, &revoked, &tok.Scope); err != nil {
 		return nil, err
 	}
 	tok.CreatedOn = fromMicros(createdOn)
@@ -42,9 +42,9 @@ func (t *tx) InsertToken(tok *identity.APIToken) error {
 	if tok.ExpiresOn != nil {
 		expiresOn = sql.NullInt64{Int64: micros(*tok.ExpiresOn), Valid: true}
 	}
-	res, err := t.exec(`INSERT INTO api_tokens (id, name, principal_id, hash, created_on, expires_on, revoked)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-		tok.ID, tok.Name, tok.PrincipalID, tok.Hash, micros(tok.CreatedOn), expiresOn, boolInt(tok.Revoked))
+	res, err := t.exec(`INSERT INTO api_tokens (id, name, principal_id, hash, created_on, expires_on, revoked, scope)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+		tok.ID, tok.Name, tok.PrincipalID, tok.Hash, micros(tok.CreatedOn), expiresOn, boolInt(tok.Revoked), tok.Scope)
 	if err != nil {
 		return fmt.Errorf("store: insert token %q: %w", tok.ID, err)
 	}

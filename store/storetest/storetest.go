@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"Models", testModels},
 		{"Registries", testRegistries},
 		{"Datastores", testDatastores},
+		{"BatchEndpoints", testBatchEndpoints},
 		{"Blobs", testBlobs},
 		{"StaleBlobBlocks", testStaleBlobBlocks},
 		{"Codes", testCodes},

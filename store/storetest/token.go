@@ -16,7 +16,7 @@ func testTokens(t *testing.T, s store.Store, clock *Clock) {
 	tokens := []*identity.APIToken{
 		{ID: "tok-b", Name: "laptop", PrincipalID: "user:alice", Hash: identity.HashToken("b"), CreatedOn: t1},
 		{ID: "tok-c", Name: "ci", PrincipalID: "user:bob", Hash: identity.HashToken("c"), CreatedOn: t2, ExpiresOn: &exp, Revoked: true},
-		{ID: "tok-a", Name: "desktop", PrincipalID: "user:alice", Hash: identity.HashToken("a"), CreatedOn: t1, ExpiresOn: &exp},
+		{ID: "tok-a", Name: "desktop", PrincipalID: "user:alice", Hash: identity.HashToken("a"), CreatedOn: t1, ExpiresOn: &exp, Scope: identity.InvokeScope("ws", "ep1")},
 		{ID: "tok-d", Name: "", PrincipalID: "admin", Hash: identity.HashToken("d"), CreatedOn: t2},
 	}
 	update(t, s, func(tx store.Tx) error {
