@@ -133,6 +133,19 @@ var guideWalks = []guideWalk{
 			t.Errorf("the sweep's best trial is %q, the guide says try-sweep-trial-2", best)
 		}
 	}},
+	{page: "docs/guides/batch-inference.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work, page, out string) {
+		// The guide's two walkthroughs: the parallel step's rows (each
+		// file's name and length) and the batch endpoint's predictions
+		// (twice the length, the model's weight).
+		for i := 1; i <= 10; i++ {
+			if !strings.Contains(out, fmt.Sprintf("file%d.txt %d\n", i, i)) {
+				t.Errorf("the parallel step's rows lack file%d.txt %d", i, i)
+			}
+			if !strings.Contains(out, fmt.Sprintf("file%d.txt,%d\n", i, 2*i)) {
+				t.Errorf("the endpoint's predictions lack file%d.txt,%d", i, 2*i)
+			}
+		}
+	}},
 	{page: "docs/guides/metrics.md", config: fastJobsConfig, needs: python3, check: func(t *testing.T, s *server, work, page, out string) {
 		if got := mustRun(t, s.env, "job", "show", "-n", "try-metrics", "--metrics", "-o", "tsv"); !strings.HasPrefix(got, "loss\t0.333") || !strings.Contains(got, "\t3\n") {
 			t.Errorf("the job's metrics: %q, want loss logged 3 times", got)

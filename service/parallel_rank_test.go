@@ -18,7 +18,13 @@ func startParallel(t *testing.T, config string, ps *job.ParallelSpec) (*harness,
 	t.Helper()
 	h := newHarness(t, config)
 	h.compute("cpu", 0, 2, 60)
-	js := &job.JobSpec{Name: "pj", Command: job.ParallelCommand("--x 1"), Compute: "cpu",
+	ps.ProgramArguments = "--x 1"
+	// The code folder that holds the entry script: a parallel job has one.
+	code, err := h.files.PutArtifact(ws, strings.NewReader(""), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := &job.JobSpec{Name: "pj", Command: job.ParallelCommand("--x 1"), Compute: "cpu", Code: code,
 		Resources: &job.JobResources{InstanceCount: 2},
 		Inputs:    map[string]*job.JobInput{"data": {Type: "uri_folder", Path: "https://example.com/data/"}},
 		Parallel:  ps}

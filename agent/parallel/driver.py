@@ -1005,6 +1005,10 @@ class Driver:
                 abort = self.complete(lease, res)
                 if abort:
                     return self.abort(abort)
+                # A worker is free again: it asks for work now, not when
+                # the last wait the ledger gave runs out (that mini-batch
+                # may have been the job's last).
+                next_lease = 0.0
             for w in list(self.workers):
                 if w.busy is not None and time.monotonic() - w.busy[1] >= timeout and not answered(w):
                     lease, _, mb = w.busy

@@ -177,7 +177,7 @@ func ParseMiniBatchSize(s string, table bool) (MiniBatch, error) {
 	if table {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 1 || n > 1<<40 {
-			return MiniBatch{}, fmt.Errorf("mini_batch_size %q: want a size in bytes (\"10240\") or with a unit (\"100kb\", \"10mb\", \"1gb\")", s)
+			return MiniBatch{}, fmt.Errorf("mini_batch_size %q: want a whole number of bytes (\"10240\") or a size with a unit (\"100kb\", \"10mb\", \"1gb\")", s)
 		}
 		return MiniBatch{Bytes: n}, nil
 	}

@@ -14,8 +14,9 @@ import (
 // maxLeases bounds one lease request (a node's idle workers).
 const maxLeases = 256
 
-// maxWait bounds how long a rank waits before it asks again.
-const maxWait = 5 * time.Second
+// maxWait bounds how long a rank waits before it asks again: the last
+// mini-batches' end (and the job's) is seen within it.
+const maxWait = time.Second
 
 // Lease gives up to req.Max mini-batches to a rank, lowest index first
 // (given-back ones before fresh ones, which all come after them), after

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -42,9 +43,11 @@ func ProgressTx(tx store.Tx, workspace, jobName string) (*job.ParallelProgress, 
 		Retried: c.Retried, InFlight: c.Leased, Left: p.MiniBatches - c.Done - c.Failed, FailedItems: c.FailedItems, Aborted: p.Aborted}
 	window := min(now.Sub(p.CreatedAt), RateWindow)
 	if window > 0 && c.DoneSince > 0 {
-		pr.PerMinute = float64(c.DoneSince) / window.Minutes()
+		rate := float64(c.DoneSince) / window.Minutes()
+		// Shown to a tenth: the rate is an estimate over a window.
+		pr.PerMinute = math.Round(rate*10) / 10
 		if pr.Left > 0 && p.Aborted == "" {
-			eta := now.Add(time.Duration(float64(pr.Left) / pr.PerMinute * float64(time.Minute)))
+			eta := now.Add(time.Duration(float64(pr.Left) / rate * float64(time.Minute)))
 			pr.ETA = eta.UTC().Format(time.RFC3339)
 		}
 	}
