@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
 // parallelProgress is a parallel job's parallel_progress, as job show
@@ -342,5 +345,62 @@ jobs:
 				}
 			}
 		})
+	}
+}
+
+// TestAzureParallelIrisExample runs Azure's parallel example
+// 2a_iris_batch_prediction (testdata/azureml-examples: its pipeline,
+// MLTable, data and entry script as written but for what its README
+// lists): an mltable input in mode direct split into mini-batches of
+// 10 kb, scored on 2 nodes with 2 workers each by a model read in init(),
+// the DataFrames run returns appended to a uri_file output on the
+// default datastore.
+func TestAzureParallelIrisExample(t *testing.T) {
+	t.Parallel()
+	testenv.Require(t, "the example scores with pandas and scikit-learn", func() error {
+		return exec.Command("/usr/bin/python3", "-c", "import pandas, sklearn").Run()
+	}, "apt-get install python3-pandas python3-sklearn (scripts/test installs them)")
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	createCluster(t, s, "cpu-cluster", "--max-instances", "2")
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(reachableDir(t, "shoal-e2e-iris-"), "2a")
+	if err := exec.Command("cp", "-r", filepath.Join(root, "e2e/testdata/azureml-examples/2a_iris_batch_prediction"), work).Run(); err != nil {
+		t.Fatal(err)
+	}
+	// The model init() loads: trained here on the example's rows (its
+	// first row is the header MLTable's all_files_same_headers reads).
+	train := `import os, pickle, sys
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+x = np.loadtxt(sys.argv[1], delimiter=",", skiprows=1)
+y = (x[:, 2] > 2.5).astype(int) + (x[:, 2] > 4.9).astype(int)
+os.makedirs(sys.argv[2], exist_ok=True)
+with open(os.path.join(sys.argv[2], "model.pkl"), "wb") as f:
+    pickle.dump(DecisionTreeClassifier(random_state=0).fit(x, y), f)
+`
+	if out, err := exec.Command("/usr/bin/python3", "-c", train, filepath.Join(work, "neural-iris-mltable", "iris.csv"), filepath.Join(work, "iris-model")).CombinedOutput(); err != nil {
+		t.Fatalf("training the model: %v\n%s", err, out)
+	}
+	p := submitJob(t, s, filepath.Join(work, "pipeline.yml"))
+	waitJob(t, s, p, 4*time.Minute, "Completed", "Failed")
+	step := p + "-batch_prediction"
+	if j := getJob(t, s, step); j.Status != "Completed" {
+		t.Fatalf("%s\n%s", j, jobLog(t, s, step))
+	}
+	rows := readRows(t, downloadOutput(t, s, step, "job_output_file"), "aggregated_returns.csv")
+	if len(rows) != 74 {
+		t.Errorf("%d rows, want the example's 74 (75 lines, the first its header)", len(rows))
+	}
+	for _, r := range rows {
+		if f := strings.Fields(r); len(f) != 5 || !slices.Contains([]string{"0", "1", "2"}, f[4]) {
+			t.Errorf("row %q: want the 4 measurements and the predicted variety", r)
+			break
+		}
+	}
+	if pr := progressOf(t, s, step); pr.MiniBatches < 2 || pr.Done != pr.MiniBatches || pr.Items != 74 {
+		t.Errorf("parallel_progress %+v; want several 10 kb mini-batches of the 74 rows, all done", pr)
 	}
 }
