@@ -3,8 +3,10 @@ package e2e_test
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
@@ -21,18 +23,21 @@ func TestAzurePythonSDKBatchEndpoints(t *testing.T) {
 	sp := runJSON[map[string]any](t, s.env, "sp", "create", "--name", "sdk-batch", "-o", "json")
 	mustRun(t, s.env, "role", "assign", "--sp", "sdk-batch", "--role", "Contributor", "-o", "none")
 	createCluster(t, s, "batch-cpu", "--size", "Standard_DS3_v2", "--max-instances", "1")
-	mustRun(t, s.env, "model", "create", "--name", "digits-model", "--type", "custom_model", "--path", "azureml://datastores/workspaceblobstore/paths/models/digits/", "-o", "none")
 	dir := writeFiles(t, map[string]string{
 		"endpoint.yml": "$schema: https://azuremlschemas.azureedge.net/latest/batchEndpoint.schema.json\nname: digits-batch\ndescription: scores digits\n",
 		"deployment.yml": "$schema: https://azuremlschemas.azureedge.net/latest/modelBatchDeployment.schema.json\nname: torch-dpl\nendpoint_name: digits-batch\n" +
 			"model: azureml:digits-model@latest\ncode_configuration:\n  code: code\n  scoring_script: score.py\ncompute: azureml:batch-cpu\n" +
 			"settings:\n  mini_batch_size: 2\n  output_file_name: predictions.csv\n",
-		"code/score.py": "def init():\n    pass\n\ndef run(mini_batch):\n    return mini_batch\n",
+		"code/score.py":     "import os\n\ndef init():\n    pass\n\ndef run(mini_batch):\n    return [os.path.basename(f) + ',' + open(f).read() for f in mini_batch]\n",
+		"model/weights.txt": "1",
+		"digits/a.txt":      "7", "digits/b.txt": "1", "digits/c.txt": "4",
 	})
+	mustRun(t, s.env, "model", "create", "--name", "digits-model", "--type", "custom_model", "--path", filepath.Join(dir, "model"), "-o", "none")
+	mustRun(t, s.env, "data", "create", "--name", "digits-data", "--version", "1", "--type", "uri_folder", "--path", filepath.Join(dir, "digits"), "-o", "none")
 	mustRun(t, s.env, "batch-endpoint", "create", "-f", filepath.Join(dir, "endpoint.yml"), "-o", "none")
 	mustRun(t, s.env, "batch-deployment", "create", "-f", filepath.Join(dir, "deployment.yml"), "-o", "none")
 
-	out, steps := runAzurePy(t, s, pyRun{script: "batch.py", sp: sp, env: []string{"ENDPOINT=digits-batch"}})
+	out, steps := runAzurePy(t, s, pyRun{script: "batch.py", sp: sp, env: []string{"ENDPOINT=digits-batch", "INPUT=azureml:digits-data:1"}, timeout: 4 * time.Minute})
 	if got := steps["get"]; jsonStr(got["name"]) != "digits-batch" || jsonStr(got["default"]) != "torch-dpl" ||
 		!strings.HasSuffix(jsonStr(got["scoring_uri"]), "/api/v1/workspaces/default/batch-endpoints/digits-batch/jobs") {
 		t.Errorf("get: %v\n%s", got, out)
@@ -55,5 +60,14 @@ func TestAzurePythonSDKBatchEndpoints(t *testing.T) {
 	}
 	if jobs := mustRun(t, s.env, "batch-endpoint", "list-jobs", "digits-batch"); !strings.Contains(jobs, name) {
 		t.Errorf("list-jobs: %s", jobs)
+	}
+	// The job the SDK streamed scored the data asset's files.
+	if got := jsonStr(steps["streamed"]["status"]); got != "Completed" {
+		t.Fatalf("the invoked job ended %q\n%s\n%s", got, out, jobLog(t, s, name))
+	}
+	rows := readRows(t, downloadOutput(t, s, name, "score"), "predictions.csv")
+	sort.Strings(rows)
+	if strings.Join(rows, " ") != "a.txt,7 b.txt,1 c.txt,4" {
+		t.Errorf("predictions.csv: %q, want each file scored once", rows)
 	}
 }

@@ -40,10 +40,17 @@ func CodeVersionOf(id string) (name, version string, ok bool) {
 
 // codeShown is the code a job answers as codeId: its code version when
 // it was packed from one (as azureml:<name>:<version>, which the answer
-// turns into the version's ARM id), else its code as stored.
+// turns into the version's ARM id), else nothing. Code uploaded without a
+// version (a batch endpoint's invocation runs its deployment's code
+// folder) is Shoal's artifact ID, which names nothing Azure's SDK can
+// resolve: azure-ai-ml's jobs.get takes any codeId that is not a code
+// version's ARM id for a local folder and fails reading it back.
 func codeShown(code, codeAsset string) string {
 	if codeAsset != "" {
 		return "azureml:" + codeAsset
+	}
+	if strings.HasPrefix(code, "sha256:") {
+		return ""
 	}
 	return code
 }

@@ -1,8 +1,9 @@
 """Batch endpoints through Azure's own Python SDK (azure-ai-ml 1.4.0)
 against a Shoal server: get an endpoint the CLI made, create another,
 list them and the deployments, and invoke a deployment on a datastore
-folder (ml_client.batch_endpoints.invoke POSTs to the endpoint's
-scoring URI). Prints one JSON line per step."""
+folder or data asset (ml_client.batch_endpoints.invoke POSTs to the
+endpoint's scoring URI), and stream the job it started to its end.
+Prints one JSON line per step."""
 
 import json
 import os
@@ -33,5 +34,9 @@ say("deployments", names=[d.name for d in ml_client.batch_deployments.list(endpo
 
 job = ml_client.batch_endpoints.invoke(
     endpoint_name=endpoint, deployment_name="torch-dpl",
-    input=Input(type="uri_folder", path="azureml://datastores/workspaceblobstore/paths/digits/"))
+    input=Input(type="uri_folder", path=os.environ.get("INPUT", "azureml://datastores/workspaceblobstore/paths/digits/")))
 say("invoke", name=job.name)
+
+# Followed to its end as Azure's batch notebooks do.
+ml_client.jobs.stream(job.name)
+say("streamed", name=job.name, status=ml_client.jobs.get(job.name).status)
