@@ -404,3 +404,69 @@ with open(os.path.join(sys.argv[2], "model.pkl"), "wb") as f:
 		t.Errorf("parallel_progress %+v; want several 10 kb mini-batches of the 74 rows, all done", pr)
 	}
 }
+
+// TestParallelServerKill9RunsNoMiniBatchTwice kills the server with
+// SIGKILL while a parallel step scores and starts it again: the nodes'
+// drivers wait for it, the ledger it reads back from the store holds
+// what finished, and every file is scored exactly once.
+func TestParallelServerKill9RunsNoMiniBatchTwice(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Config: fastJobsConfig})
+	createCluster(t, s, "crash-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "120")
+	runLog := filepath.Join(sharedDir(t), "runs.log")
+	work := parallelWork(t, 24, scoreScript, `type: pipeline
+settings:
+  default_compute: azureml:crash-cluster
+jobs:
+  score:
+    type: parallel
+    inputs:
+      files: {type: uri_folder, path: ./data}
+    outputs:
+      scores: {type: uri_file}
+    input_data: ${{inputs.files}}
+    mini_batch_size: "1"
+    resources: {instance_count: 2}
+    max_concurrency_per_instance: 1
+    task:
+      type: run_function
+      code: ./src
+      entry_script: score.py
+      program_arguments: --log `+runLog+` --sleep 0.5
+      append_row_to: ${{outputs.scores}}
+`)
+	p := submitJob(t, s, filepath.Join(work, "pipeline.yml"))
+	step := p + "-score"
+	waitFor(t, 2*time.Minute, "a quarter of the files to be scored", func() (bool, string) {
+		pr := progressOf(t, s, step)
+		return pr.Done >= 6, fmt.Sprintf("%+v", pr)
+	})
+	s.kill9()
+	time.Sleep(2 * time.Second) // the nodes go on scoring, and wait to report
+	s.restart()
+	j := waitJob(t, s, step, 3*time.Minute, "Completed", "Failed")
+	if j.Status != "Completed" {
+		t.Fatalf("%s\n%s", j, jobLog(t, s, step))
+	}
+	if rows := readRows(t, downloadOutput(t, s, step, "scores"), "scores"); len(rows) != 24 {
+		t.Errorf("%d rows, want 24: %v", len(rows), rows)
+	}
+	b, err := os.ReadFile(runLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			runs[f[0]]++
+		}
+	}
+	for name, n := range runs {
+		if n != 1 {
+			t.Errorf("%s was scored %d times, want once", name, n)
+		}
+	}
+	if len(runs) != 24 {
+		t.Errorf("%d files were scored, want 24", len(runs))
+	}
+}
