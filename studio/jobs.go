@@ -96,6 +96,7 @@ func (s *Studio) jobPage(q *req) error {
 		"Metrics": metrics, "Charts": charts,
 		"Log": text, "LogCut": cut, "Outputs": terminal && s.hasOutputs(j, rank),
 		"CanCancel": s.can(q, identity.ActJobsCancel) && !terminal,
+		"StepTypes": stepTypes(j), "Progress": j.ParallelProgress,
 	})
 }
 
