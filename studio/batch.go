@@ -16,6 +16,13 @@ import (
 // invoke form posts to the API's invoke route from studio.js (with the
 // session's CSRF header), so its rules and refusals are the API's.
 
+// The actions the batch endpoint pages check: the ones the API's routes
+// for the same data declare (pinned by TestStudioPagesUseTheRoutesActions).
+const (
+	batchPageAction   = identity.ActBatchEndpointsRead
+	batchInvokeAction = identity.ActBatchEndpointsInvoke
+)
+
 // batchOf is the batch endpoint service over the studio's store, jobs and
 // files, configured as the API configures its own.
 func (s *Studio) batchOf() *batchendpoints.Service {
@@ -30,7 +37,7 @@ type endpointRow struct {
 
 // batchEndpointsPage lists the workspace's batch endpoints.
 func (s *Studio) batchEndpointsPage(q *req) error {
-	if err := s.allow(q, identity.ActBatchEndpointsRead); err != nil {
+	if err := s.allow(q, batchPageAction); err != nil {
 		return err
 	}
 	svc := s.batchOf()
@@ -53,7 +60,7 @@ func (s *Studio) batchEndpointsPage(q *req) error {
 // jobs its invocations started, its scoring URI and, to a viewer who may
 // invoke it, the invoke form.
 func (s *Studio) batchEndpointPage(q *req) error {
-	if err := s.allow(q, identity.ActBatchEndpointsRead); err != nil {
+	if err := s.allow(q, batchPageAction); err != nil {
 		return err
 	}
 	svc := s.batchOf()
@@ -71,7 +78,7 @@ func (s *Studio) batchEndpointPage(q *req) error {
 	}
 	return s.render(q, "batchendpoint", "Batch endpoint "+e.Name, "endpoints", map[string]any{
 		"E": e, "Deployments": deps, "Jobs": jobs, "ScoringURI": s.scoringURI(q.r, e),
-		"CanInvoke": s.can(q, identity.ActBatchEndpointsInvoke) && len(deps) > 0,
+		"CanInvoke":  s.can(q, batchInvokeAction) && len(deps) > 0,
 		"InputTypes": []string{"uri_folder", "uri_file", "mltable"},
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,16 +16,12 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 )
 
-// apiPost posts a JSON body to the API as the studio's script does: the
-// session cookie and, when csrf, the session's CSRF header.
-func apiPost(t *testing.T, ts *httptest.Server, path, session, body string, csrf bool, contentType string) (int, []byte) {
+// call sends a request to the server, set up by with, and returns its
+// status and body.
+func call(t *testing.T, ts *httptest.Server, method, path, body string, with func(*http.Request)) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(body))
-	req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: session})
-	req.Header.Set("Content-Type", contentType)
-	if csrf {
-		req.Header.Set(api.CSRFHeader, api.CSRFToken(session))
-	}
+	req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	with(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +29,19 @@ func apiPost(t *testing.T, ts *httptest.Server, path, session, body string, csrf
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
+}
+
+// apiPost posts a body to the API as the studio's script does: the
+// session cookie and, when csrf, the session's CSRF header.
+func apiPost(t *testing.T, ts *httptest.Server, path, session, body string, csrf bool, contentType string) (int, []byte) {
+	t.Helper()
+	return call(t, ts, "POST", path, body, func(req *http.Request) {
+		req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: session})
+		req.Header.Set("Content-Type", contentType)
+		if csrf {
+			req.Header.Set(api.CSRFHeader, api.CSRFToken(session))
+		}
+	})
 }
 
 // codeFolder is an uploaded code folder (a gzipped tar with score.py).
@@ -56,24 +64,19 @@ func codeFolder(t *testing.T) string {
 // registered model, an endpoint whose description is markup and two
 // deployments (the first the default), as `shoal batch-endpoint
 // create` and `shoal batch-deployment create` would.
-func batchFixture(t *testing.T, ts *httptest.Server, contributor string, admin context.Context, svcCreate func() error) {
+func batchFixture(t *testing.T, ts *httptest.Server, contributor string, svcCreate func() error) {
 	t.Helper()
 	if err := svcCreate(); err != nil {
 		t.Fatal(err)
 	}
 	send := func(method, path, body string, want int) []byte {
 		t.Helper()
-		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+contributor)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		status, b := call(t, ts, method, path, body, func(req *http.Request) {
+			req.Header.Set("Authorization", "Bearer "+contributor)
+			req.Header.Set("Content-Type", "application/json")
+		})
+		if status != want {
+			t.Fatalf("%s %s: %d %s", method, path, status, b)
 		}
 		return b
 	}
@@ -109,7 +112,7 @@ func TestBatchEndpointPages(t *testing.T) {
 	carl := userWithRole(t, svc, admin, "carl", "Contributor")
 	rita := userWithRole(t, svc, admin, "rita", "Reader")
 	maxN := 2
-	batchFixture(t, ts, carl, admin, func() error {
+	batchFixture(t, ts, carl, func() error {
 		_, _, err := svc.CreateOrApplyCompute(admin, "default", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, "")
 		return err
 	})
