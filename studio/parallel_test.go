@@ -18,7 +18,7 @@ import (
 // failed items, the rate and the expected end; an aborted one says why
 // (markup in the message stays text) and has no expected end; one whose
 // input is not split yet says so. A pipeline's steps table names each
-// step's type, a parallel step's among them.
+// step's type, and its graph marks a parallel step.
 func TestParallelJobProgressPage(t *testing.T) {
 	ts, token, svc := newServerWithServices(t)
 	spec := func(name string) job.JobSpec {
@@ -101,6 +101,9 @@ func TestParallelJobProgressPage(t *testing.T) {
 	_, body = page(t, ts, "/jobs/pipe", token)
 	if !strings.Contains(body, `<td>score</td><td><span class="step-parallel">parallel</span></td>`) || !strings.Contains(body, "<td>prep</td><td>command</td>") {
 		t.Errorf("the steps table does not name the steps' types:\n%s", body)
+	}
+	if !strings.Contains(body, ">Running · parallel</text>") {
+		t.Error("the graph does not mark the parallel step")
 	}
 	if _, body = page(t, ts, "/jobs/pipe-prep", token); strings.Contains(body, "Mini-batches") {
 		t.Error("a job that is not parallel shows mini-batches")
