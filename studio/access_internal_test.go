@@ -16,7 +16,10 @@ import (
 // permission in the route table shows here as a failure, not as a studio
 // that offers what the API refuses.
 func TestStudioPagesUseTheRoutesActions(t *testing.T) {
-	want := map[string]string{"GET /api/v1/audit": auditPageAction, "GET /api/v1/users": usersPageAction}
+	want := map[string]string{"GET /api/v1/audit": auditPageAction, "GET /api/v1/users": usersPageAction,
+		"GET /api/v1/workspaces/{ws}/batch-endpoints":                batchPageAction,
+		"GET /api/v1/workspaces/{ws}/batch-endpoints/{name}":         batchPageAction,
+		"POST /api/v1/workspaces/{ws}/batch-endpoints/{name}/invoke": batchInvokeAction}
 	for _, r := range api.NewServer(service.New(service.Config{}), nil).Routes() {
 		if a, ok := want[r.Pattern]; ok {
 			if r.Action != a {

@@ -84,7 +84,7 @@ func (s *Studio) jobPage(q *req) error {
 	var trials []trialRow
 	metric, goal := sweepObjective(j)
 	if j.Pipeline != nil || len(j.Steps) > 0 {
-		graph = pipelineGraph(j.Steps)
+		graph = pipelineGraph(j.Steps, stepTypes(j))
 	}
 	if j.Sweep != nil || len(j.Trials) > 0 {
 		sweep = sweepChart(j.Trials, j.BestChildRunID, metric, goal)
@@ -96,6 +96,7 @@ func (s *Studio) jobPage(q *req) error {
 		"Metrics": metrics, "Charts": charts,
 		"Log": text, "LogCut": cut, "Outputs": terminal && s.hasOutputs(j, rank),
 		"CanCancel": s.can(q, identity.ActJobsCancel) && !terminal,
+		"StepTypes": stepTypes(j), "Progress": j.ParallelProgress,
 	})
 }
 

@@ -161,9 +161,10 @@ const (
 // pipelineGraph draws a pipeline's steps as an SVG graph, server-side: a
 // box per step in columns by level, coloured by status and linking to the
 // step's child job once there is one, and an arrow per dependency from
-// the step read to the step reading. Every name is user input, so every
-// text and attribute is escaped.
-func pipelineGraph(steps []*job.PipelineStepStatus) template.HTML {
+// the step read to the step reading. A step whose type (types, by step
+// name) is parallel says so under its status. Every name is user input,
+// so every text and attribute is escaped.
+func pipelineGraph(steps []*job.PipelineStepStatus, types map[string]string) template.HTML {
 	boxes, edges, levels, rows := layoutSteps(steps)
 	w := 2*graphPad + float64(levels)*boxW + float64(max(levels-1, 0))*colGap
 	h := 2*graphPad + float64(rows)*boxH + float64(max(rows-1, 0))*rowGap
@@ -205,8 +206,12 @@ func pipelineGraph(steps []*job.PipelineStepStatus) template.HTML {
 		if status == "" {
 			status = job.JobNotStarted
 		}
-		summary = append(summary, s.Name+" "+status)
-		tip := s.Name + ": " + status
+		label := status
+		if types[s.Name] == job.JobTypeParallel {
+			label += " · parallel"
+		}
+		summary = append(summary, s.Name+" "+label)
+		tip := s.Name + ": " + label
 		if s.Reason != "" {
 			tip += " (" + s.Reason + ")"
 		}
@@ -219,7 +224,7 @@ func pipelineGraph(steps []*job.PipelineStepStatus) template.HTML {
 		sb.WriteString(open)
 		fmt.Fprintf(&sb, `<title>%s</title><rect x="%.1f" y="%.1f" width="%.0f" height="%.0f" rx="6"/>`, esc(tip), x(b), y(b), boxW, boxH)
 		fmt.Fprintf(&sb, `<text class="name" x="%.1f" y="%.1f">%s</text><text class="status" x="%.1f" y="%.1f">%s</text>`,
-			x(b)+10, y(b)+20, esc(clip(s.Name, boxLabelRunes)), x(b)+10, y(b)+38, esc(status))
+			x(b)+10, y(b)+20, esc(clip(s.Name, boxLabelRunes)), x(b)+10, y(b)+38, esc(label))
 		sb.WriteString(end)
 	}
 	desc := "No steps."

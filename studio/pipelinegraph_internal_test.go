@@ -77,7 +77,7 @@ func TestLayoutStepsLongEdges(t *testing.T) {
 	}
 	svg := string(pipelineGraph([]*job.PipelineStepStatus{
 		{Name: "prep"}, {Name: "feat", DependsOn: []string{"prep"}}, {Name: "train", DependsOn: []string{"prep", "feat"}},
-	}))
+	}, nil))
 	// prep's right side, a curve to the slot in row 1, straight across
 	// it, a curve to train's left side.
 	want := `data-from="prep" data-to="train" d="M180.0,36.0 C208.0,36.0 208.0,104.0 236.0,104.0 L404.0,104.0 C432.0,104.0 432.0,36.0 460.0,36.0"`
@@ -98,9 +98,13 @@ func TestPipelineGraph(t *testing.T) {
 		{Name: "train", Job: "p-train", Status: job.JobRunning, DependsOn: []string{"prep", "prep"}},
 		{Name: hostile, Job: "p-" + hostile, Status: job.JobFailed, DependsOn: []string{"prep"}, Reason: "exit 1 <b>"},
 		{Name: "score", Status: job.JobNotStarted, DependsOn: []string{"train", hostile}, Reason: "waits for train"},
-	}))
+	}, map[string]string{"train": "command", "score": job.JobTypeParallel}))
 	if n := strings.Count(svg, `class="node `); n != 4 {
 		t.Errorf("%d nodes, want 4:\n%s", n, svg)
+	}
+	// A parallel step says so under its status; a command step does not.
+	if !strings.Contains(svg, `<text class="status" x="470.0" y="50.0">NotStarted · parallel</text>`) || strings.Count(svg, "· parallel") != 3 {
+		t.Errorf("the parallel step is not marked (its box, title and summary):\n%s", svg)
 	}
 	if n := strings.Count(svg, `class="edge"`); n != 4 {
 		t.Errorf("%d edges, want 4 (prep→train, prep→hostile, train→score, hostile→score):\n%s", n, svg)
@@ -128,11 +132,11 @@ func TestPipelineGraph(t *testing.T) {
 	}
 	// Long names are clipped in the box, whole in its title.
 	long := strings.Repeat("n", 40)
-	svg = string(pipelineGraph([]*job.PipelineStepStatus{{Name: long, Status: job.JobQueued}}))
+	svg = string(pipelineGraph([]*job.PipelineStepStatus{{Name: long, Status: job.JobQueued}}, nil))
 	if !strings.Contains(svg, ">"+strings.Repeat("n", 19)+"…</text>") || !strings.Contains(svg, "<title>"+long+": Queued</title>") {
 		t.Errorf("a long name:\n%s", svg)
 	}
-	if svg := string(pipelineGraph(nil)); !strings.Contains(svg, "No steps.") {
+	if svg := string(pipelineGraph(nil, nil)); !strings.Contains(svg, "No steps.") {
 		t.Errorf("no steps: %s", svg)
 	}
 }

@@ -154,6 +154,20 @@
     });
   }
 
+  // A batch endpoint's invoke form: the API's invoke route starts the
+  // job; its page is where the viewer goes next.
+  const invokeForm = document.getElementById("invoke-form");
+  if (invokeForm) {
+    invokeForm.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const path = "/api/v1/workspaces/" + encodeURIComponent(ws) + "/batch-endpoints/" + encodeURIComponent(invokeForm.dataset.endpoint) + "/invoke";
+      try {
+        const j = await api("POST", path, formJSON(invokeForm));
+        location.href = "/jobs/" + encodeURIComponent(j.name);
+      } catch (err) { showError(invokeForm, err); }
+    });
+  }
+
   function opError(err) {
     const el = document.getElementById("op-error");
     if (el) { el.textContent = err.message; el.hidden = false; } else alert(err.message);
