@@ -3,6 +3,7 @@ package parallel_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -594,5 +595,46 @@ func TestConcurrentRanks(t *testing.T) {
 	}
 	if p := l.progress(); p.Done != n || p.Left != 0 || p.Retried != 0 {
 		t.Errorf("progress: %+v", p)
+	}
+}
+
+// Attack: a rank posts a small gzip'd tar that unpacks to far more than
+// the server will read (a "zip bomb": zeros compress a thousandfold), or
+// an entry whose name is 200 kB long. Both are refused whole, naming
+// the body, and nothing of them is kept.
+func TestFilesBombRefused(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	l.svc = parallel.New(parallel.Config{Store: l.st, Files: l.files, Key: l.key, MaxFilesBytes: 1 << 20, MaxUnpackedBytes: 4 << 20})
+	l.plan(1)
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	tw := tar.NewWriter(zw)
+	for i := range 3 {
+		if err := tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("score/zeros%d.bin", i), Mode: 0o644, Size: 2 << 20, Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(make([]byte, 2<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	zw.Close()
+	if bomb.Len() > 1<<20 {
+		t.Fatalf("the bomb is %d bytes, not under the post bound", bomb.Len())
+	}
+	err := l.svc.PostFiles(t.Context(), l.c, 0, &bomb)
+	if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != "body" || !strings.Contains(e.Message, "unpack to more than") {
+		t.Errorf("a post unpacking to 6 MiB past a 4 MiB bound: %v, want EINVALID on body", err)
+	}
+	long := "score/" + strings.Repeat("d/", 100_000) + "x"
+	if err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, map[string]string{long: "x"}, tar.TypeReg)); core.ErrorCode(err) != core.EINVALID {
+		t.Errorf("an entry named by 200 kB: %v, want EINVALID", err)
+	}
+	var out bytes.Buffer
+	if err := l.svc.WriteFiles(t.Context(), l.c, &out); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := tar.NewReader(&out).Next(); err == nil {
+		t.Errorf("a refused post was kept: %.40s", h.Name)
 	}
 }
