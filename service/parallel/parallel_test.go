@@ -395,6 +395,9 @@ func TestRefused(t *testing.T) {
 		"more than":   {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 2, Fingerprint: "0"}, "mini_batches"},
 		"fingerprint": {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1}, "fingerprint"},
 		"not hex":     {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "'; DROP"}, "fingerprint"},
+		"negative":    {pproto.PlanRequest{Kind: pproto.KindFiles, Items: -5, MiniBatches: -1, Fingerprint: "0"}, "items"},
+		"describe":    {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "0", Describe: []string{"a", "b"}}, "describe"},
+		"rank":        {pproto.PlanRequest{Rank: 9, Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "0"}, "rank"},
 	} {
 		_, err := l.svc.Plan(t.Context(), l.c, tc.req)
 		if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != tc.field {
@@ -636,5 +639,27 @@ func (l *ledger) noFilesKept() {
 	}
 	if h, err := tar.NewReader(&out).Next(); err == nil {
 		l.t.Errorf("a refused post was kept: %.40s", h.Name)
+	}
+}
+
+// Attack: a plan's description of a mini-batch 100 kB long with NUL
+// bytes is kept cut to 200 bytes without them, and so is the errors
+// line it becomes when the mini-batch fails naming no item.
+func TestHostileDescribe(t *testing.T) {
+	zero := 0
+	l := newLedger(t, job.ParallelSpec{Retry: &job.ParallelRetry{MaxRetries: &zero}})
+	desc := "\x00" + strings.Repeat("ü", 50_000)
+	if _, err := l.svc.Plan(t.Context(), l.c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "f0", Describe: []string{desc}}); err != nil {
+		t.Fatal(err)
+	}
+	l.lease(l.c, 0, 1)
+	l.complete(l.c, pproto.CompleteRequest{Index: 0, Try: 1, Outcome: pproto.OutcomeFailed, Items: 1, Error: "boom"})
+	var errs bytes.Buffer
+	if err := l.svc.WriteErrors(t.Context(), l.c, &errs); err != nil {
+		t.Fatal(err)
+	}
+	line := errs.String()
+	if strings.Contains(line, "\x00") || !utf8.ValidString(line) || len(line) > 300 || !strings.HasPrefix(line, "0\tüü") {
+		t.Errorf("errors line (%d bytes): %q…", len(line), line[:min(len(line), 40)])
 	}
 }
