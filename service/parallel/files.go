@@ -33,7 +33,7 @@ func (s *Service) PostFiles(ctx context.Context, c *Caller, rank int, body io.Re
 	sink := &pipeSink{w: pw}
 	checked := make(chan error, 1)
 	go func() {
-		err := checkTar(io.TeeReader(body, sink), c.Outputs, s.unpacked)
+		err := checkTar(io.TeeReader(body, sink), c.Outputs, s.unpacked, s.entries)
 		if err == nil {
 			_, err = io.Copy(sink, body) // the tar's trailing padding
 		}
@@ -87,12 +87,17 @@ func openTar(r io.Reader) (*tar.Reader, error) {
 }
 
 // checkTar reads a whole tar and refuses an entry outside outputs, and
-// a tar whose files add up to more than max bytes.
-func checkTar(r io.Reader, outputs map[string]bool, max int64) error {
+// a tar whose files add up to more than max bytes or that holds more
+// than maxEntries entries.
+func checkTar(r io.Reader, outputs map[string]bool, max int64, maxEntries int) error {
 	var total int64
+	n := 0
 	return walkTar(r, "body", func(h *tar.Header, tr io.Reader) error {
 		if err := checkEntry(h, outputs); err != nil {
 			return err
+		}
+		if n++; n > maxEntries {
+			return core.FieldErrorf("body", "the post holds more than %d entries: post fewer at once", maxEntries)
 		}
 		if total += h.Size; total > max {
 			return core.FieldErrorf("body", "the posted files unpack to more than %d bytes (at entry %q): post fewer at once", max, prefix(h.Name, 200))

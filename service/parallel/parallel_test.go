@@ -663,3 +663,25 @@ func TestHostileDescribe(t *testing.T) {
 		t.Errorf("errors line (%d bytes): %q…", len(line), line[:min(len(line), 40)])
 	}
 }
+
+// Attack: a post of more entries than a post may hold (empty folders
+// escape the size bounds, and the ledger merges every name of a job's
+// posts in memory) is refused whole.
+func TestFilesTooManyEntries(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	l.svc = parallel.New(parallel.Config{Store: l.st, Files: l.files, Key: l.key, MaxFilesEntries: 10})
+	l.plan(1)
+	dirs := map[string]string{}
+	for i := range 11 {
+		dirs[fmt.Sprintf("score/d%d/", i)] = ""
+	}
+	err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, dirs, tar.TypeDir))
+	if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != "body" || !strings.Contains(e.Message, "more than 10 entries") {
+		t.Errorf("a post of 11 entries past 10: %v, want EINVALID on body", err)
+	}
+	l.noFilesKept()
+	delete(dirs, "score/d0/")
+	if err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, dirs, tar.TypeDir)); err != nil {
+		t.Errorf("a post of 10 entries: %v", err)
+	}
+}

@@ -39,6 +39,12 @@ const DefaultMaxFilesBytes = 1 << 30
 // post bound leaves them room.
 const DefaultMaxUnpackedBytes = 8 * DefaultMaxFilesBytes
 
+// DefaultMaxFilesEntries bounds the entries of one post: empty files and
+// folders escape the size bounds, and rank 0's collection merges every
+// name of a job's posts in memory. A post holds the files the workers
+// wrote since the node's last one (one mini-batch's, most often).
+const DefaultMaxFilesEntries = 100_000
+
 // Config builds a Service.
 type Config struct {
 	// Store keeps the ledgers.
@@ -55,6 +61,8 @@ type Config struct {
 	MaxFilesBytes int64
 	// MaxUnpackedBytes is DefaultMaxUnpackedBytes when 0.
 	MaxUnpackedBytes int64
+	// MaxFilesEntries is DefaultMaxFilesEntries when 0.
+	MaxFilesEntries int
 }
 
 // Service keeps parallel jobs' ledgers.
@@ -65,11 +73,12 @@ type Service struct {
 	grace    time.Duration
 	maxFiles int64
 	unpacked int64
+	entries  int
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, files: cfg.Files, key: cfg.Key, grace: cfg.LeaseGrace, maxFiles: cfg.MaxFilesBytes, unpacked: cfg.MaxUnpackedBytes}
+	s := &Service{store: cfg.Store, files: cfg.Files, key: cfg.Key, grace: cfg.LeaseGrace, maxFiles: cfg.MaxFilesBytes, unpacked: cfg.MaxUnpackedBytes, entries: cfg.MaxFilesEntries}
 	if s.grace <= 0 {
 		s.grace = DefaultLeaseGrace
 	}
@@ -78,6 +87,9 @@ func New(cfg Config) *Service {
 	}
 	if s.unpacked <= 0 {
 		s.unpacked = DefaultMaxUnpackedBytes
+	}
+	if s.entries <= 0 {
+		s.entries = DefaultMaxFilesEntries
 	}
 	return s
 }
