@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
+	pproto "github.com/shoal-ml/shoal/domain/parallel"
+	"github.com/shoal-ml/shoal/service/parallel"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // Attack: an endpoint's invoke token does one thing: invoke that
@@ -107,5 +111,43 @@ func TestBatchScoringURIAudience(t *testing.T) {
 		if r := send(t, e, tok, c.method, c.path, c.body, nil); r.status != http.StatusUnauthorized && r.status != http.StatusNotFound {
 			t.Errorf("an Azure ML token %s %s: %s, want 401", c.method, c.path, r)
 		}
+	}
+}
+
+// Attack: a parallel job's ledger token, which the job's own code can
+// read (it runs as the same account as the driver), opens that job's
+// ledger and nothing else: not the job, its logs, other jobs, MLflow or
+// a batch endpoint. No user's token, an administrator's included, opens
+// a ledger.
+func TestParallelLedgerTokenScope(t *testing.T) {
+	e := newTestEnv(t)
+	err := e.store.Update(t.Context(), func(tx store.Tx) error {
+		j := &job.Job{Workspace: "default", JobSpec: job.JobSpec{Name: "pj", Command: job.ParallelCommand(""), Compute: "cpu", Parallel: &job.ParallelSpec{}},
+			Status: job.JobRunning, CreatedOn: tx.Now(), CurrentAttemptID: "att-pj", AttemptCount: 1, Version: 1}
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		return tx.InsertAttempt(&job.Attempt{ID: "att-pj", Workspace: "default", JobName: "pj", Number: 1, Status: job.AttemptRunning,
+			CreatedOn: tx.Now(), Ranks: []*job.RankStatus{{Rank: 0, NodeID: "n", Status: job.AttemptRunning}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := parallel.Token(e.svc.SecretsKey(), "att-pj")
+	ledger := pproto.PathPrefix + "att-pj" + pproto.PathProgress
+	mustSend(t, e, tok, "GET", ledger, "", http.StatusOK)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/v1/workspaces/default/jobs/pj"},
+		{"GET", "/api/v1/workspaces/default/jobs"},
+		{"GET", "/api/v1/whoami"},
+		{"POST", "/api/v1/workspaces/default/batch-endpoints/digits/invoke"},
+		{"GET", "/mlflow/v1/workspaces/default/api/2.0/mlflow/experiments/search"},
+	} {
+		if r := send(t, e, tok, c.method, c.path, "", nil); r.status != http.StatusUnauthorized {
+			t.Errorf("the ledger token %s %s: %s, want 401", c.method, c.path, r)
+		}
+	}
+	if r := send(t, e, e.admin, "GET", ledger, "", nil); r.status != http.StatusUnauthorized {
+		t.Errorf("an administrator's token on a ledger: %s, want 401", r)
 	}
 }

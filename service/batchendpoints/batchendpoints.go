@@ -153,6 +153,9 @@ func (s *Service) CreateDeployment(ctx context.Context, workspace string, d *bat
 	if err := job.NormalizeJobSpec(trial); err != nil {
 		return nil, false, err
 	}
+	if err := checkRunnable(trial); err != nil {
+		return nil, false, err
+	}
 	d.Compute = trial.Compute
 	created := false
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {

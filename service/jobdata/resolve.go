@@ -161,11 +161,17 @@ func checkDataPlace(tx store.Tx, workspace, field, p string) error {
 	if err != nil {
 		return refield(field, err)
 	}
-	if u.Kind != asset.URIDatastore || asset.IsBuiltinDatastore(u.Datastore) {
+	if u.Kind != asset.URIDatastore {
 		return nil
 	}
+	// Before the built-in datastores' pass: workspaceblobstore of
+	// another workspace is not this one's (the dispatch refuses it too,
+	// but the job would wait in the queue for that).
 	if u.Workspace != "" && !strings.EqualFold(u.Workspace, workspace) {
 		return core.FieldErrorf(field, "%q names workspace %s: a job reads the datastores of its own workspace (%s)", core.Short(p), u.Workspace, workspace)
+	}
+	if asset.IsBuiltinDatastore(u.Datastore) {
+		return nil
 	}
 	// Existence only: nothing is unsealed here (a nil key opens
 	// nothing, and no credential is needed to know the name).

@@ -33,7 +33,7 @@ func (s *Service) PostFiles(ctx context.Context, c *Caller, rank int, body io.Re
 	sink := &pipeSink{w: pw}
 	checked := make(chan error, 1)
 	go func() {
-		err := checkTar(io.TeeReader(body, sink), c.Outputs)
+		err := checkTar(io.TeeReader(body, sink), c.Outputs, s.unpacked, s.entries)
 		if err == nil {
 			_, err = io.Copy(sink, body) // the tar's trailing padding
 		}
@@ -86,11 +86,21 @@ func openTar(r io.Reader) (*tar.Reader, error) {
 	return tar.NewReader(br), nil
 }
 
-// checkTar reads a whole tar and refuses an entry outside outputs.
-func checkTar(r io.Reader, outputs map[string]bool) error {
+// checkTar reads a whole tar and refuses an entry outside outputs, and
+// a tar whose files add up to more than max bytes or that holds more
+// than maxEntries entries.
+func checkTar(r io.Reader, outputs map[string]bool, max int64, maxEntries int) error {
+	var total int64
+	n := 0
 	return walkTar(r, "body", func(h *tar.Header, tr io.Reader) error {
 		if err := checkEntry(h, outputs); err != nil {
 			return err
+		}
+		if n++; n > maxEntries {
+			return core.FieldErrorf("body", "the post holds more than %d entries: post fewer at once", maxEntries)
+		}
+		if total += h.Size; total > max {
+			return core.FieldErrorf("body", "the posted files unpack to more than %d bytes (at entry %q): post fewer at once", max, prefix(h.Name, 200))
 		}
 		if _, err := io.Copy(io.Discard, tr); err != nil {
 			return core.FieldErrorf("body", "entry %q: %v", h.Name, err)
@@ -119,9 +129,17 @@ func walkTar(r io.Reader, field string, fn func(*tar.Header, io.Reader) error) e
 	}
 }
 
+// maxEntryName bounds an entry's path: Linux's PATH_MAX, past which
+// rank 0 could not write the file anyway; the ledger keeps every name
+// of a job's posts in memory while it merges them.
+const maxEntryName = 4096
+
 // checkEntry allows a file or folder <output name>/<path> whose path
 // stays inside that output.
 func checkEntry(h *tar.Header, outputs map[string]bool) error {
+	if len(h.Name) > maxEntryName {
+		return core.FieldErrorf("body", "entry %q… has a path of %d bytes, more than %d", prefix(h.Name, 100), len(h.Name), maxEntryName)
+	}
 	name := strings.TrimSuffix(h.Name, "/")
 	if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeDir {
 		return core.FieldErrorf("body", "entry %q is not a file or a folder: only files the workers wrote are kept", h.Name)

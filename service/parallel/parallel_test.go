@@ -3,6 +3,7 @@ package parallel_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -394,6 +395,9 @@ func TestRefused(t *testing.T) {
 		"more than":   {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 2, Fingerprint: "0"}, "mini_batches"},
 		"fingerprint": {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1}, "fingerprint"},
 		"not hex":     {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "'; DROP"}, "fingerprint"},
+		"negative":    {pproto.PlanRequest{Kind: pproto.KindFiles, Items: -5, MiniBatches: -1, Fingerprint: "0"}, "items"},
+		"describe":    {pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "0", Describe: []string{"a", "b"}}, "describe"},
+		"rank":        {pproto.PlanRequest{Rank: 9, Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "0"}, "rank"},
 	} {
 		_, err := l.svc.Plan(t.Context(), l.c, tc.req)
 		if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != tc.field {
@@ -530,13 +534,7 @@ func TestFilesTooLarge(t *testing.T) {
 	if core.ErrorCode(err) != core.EINVALID || !strings.Contains(err.Error(), "larger than 4096 bytes") {
 		t.Fatalf("a post past the bound: %v", err)
 	}
-	var out bytes.Buffer
-	if err := l.svc.WriteFiles(t.Context(), l.c, &out); err != nil {
-		t.Fatal(err)
-	}
-	if h, err := tar.NewReader(&out).Next(); err == nil {
-		t.Errorf("a refused post was kept: %s", h.Name)
-	}
+	l.noFilesKept()
 }
 
 // Ranks leasing and reporting at once never get the same mini-batch
@@ -594,5 +592,96 @@ func TestConcurrentRanks(t *testing.T) {
 	}
 	if p := l.progress(); p.Done != n || p.Left != 0 || p.Retried != 0 {
 		t.Errorf("progress: %+v", p)
+	}
+}
+
+// Attack: a rank posts a small gzip'd tar that unpacks to far more than
+// the server will read (a "zip bomb": zeros compress a thousandfold), or
+// an entry whose name is 200 kB long. Both are refused whole, naming
+// the body, and nothing of them is kept.
+func TestFilesBombRefused(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	l.svc = parallel.New(parallel.Config{Store: l.st, Files: l.files, Key: l.key, MaxFilesBytes: 1 << 20, MaxUnpackedBytes: 4 << 20})
+	l.plan(1)
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	tw := tar.NewWriter(zw)
+	for i := range 3 {
+		if err := tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("score/zeros%d.bin", i), Mode: 0o644, Size: 2 << 20, Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(make([]byte, 2<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	zw.Close()
+	if bomb.Len() > 1<<20 {
+		t.Fatalf("the bomb is %d bytes, not under the post bound", bomb.Len())
+	}
+	err := l.svc.PostFiles(t.Context(), l.c, 0, &bomb)
+	if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != "body" || !strings.Contains(e.Message, "unpack to more than") {
+		t.Errorf("a post unpacking to 6 MiB past a 4 MiB bound: %v, want EINVALID on body", err)
+	}
+	long := "score/" + strings.Repeat("d/", 100_000) + "x"
+	if err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, map[string]string{long: "x"}, tar.TypeReg)); core.ErrorCode(err) != core.EINVALID {
+		t.Errorf("an entry named by 200 kB: %v, want EINVALID", err)
+	}
+	l.noFilesKept()
+}
+
+// noFilesKept fails the test when the ledger holds any posted file.
+func (l *ledger) noFilesKept() {
+	l.t.Helper()
+	var out bytes.Buffer
+	if err := l.svc.WriteFiles(l.t.Context(), l.c, &out); err != nil {
+		l.t.Fatal(err)
+	}
+	if h, err := tar.NewReader(&out).Next(); err == nil {
+		l.t.Errorf("a refused post was kept: %.40s", h.Name)
+	}
+}
+
+// Attack: a plan's description of a mini-batch 100 kB long with NUL
+// bytes is kept cut to 200 bytes without them, and so is the errors
+// line it becomes when the mini-batch fails naming no item.
+func TestHostileDescribe(t *testing.T) {
+	zero := 0
+	l := newLedger(t, job.ParallelSpec{Retry: &job.ParallelRetry{MaxRetries: &zero}})
+	desc := "\x00" + strings.Repeat("ü", 50_000)
+	if _, err := l.svc.Plan(t.Context(), l.c, pproto.PlanRequest{Kind: pproto.KindFiles, Items: 1, MiniBatches: 1, Fingerprint: "f0", Describe: []string{desc}}); err != nil {
+		t.Fatal(err)
+	}
+	l.lease(l.c, 0, 1)
+	l.complete(l.c, pproto.CompleteRequest{Index: 0, Try: 1, Outcome: pproto.OutcomeFailed, Items: 1, Error: "boom"})
+	var errs bytes.Buffer
+	if err := l.svc.WriteErrors(t.Context(), l.c, &errs); err != nil {
+		t.Fatal(err)
+	}
+	line := errs.String()
+	if strings.Contains(line, "\x00") || !utf8.ValidString(line) || len(line) > 300 || !strings.HasPrefix(line, "0\tüü") {
+		t.Errorf("errors line (%d bytes): %q…", len(line), line[:min(len(line), 40)])
+	}
+}
+
+// Attack: a post of more entries than a post may hold (empty folders
+// escape the size bounds, and the ledger merges every name of a job's
+// posts in memory) is refused whole.
+func TestFilesTooManyEntries(t *testing.T) {
+	l := newLedger(t, job.ParallelSpec{})
+	l.svc = parallel.New(parallel.Config{Store: l.st, Files: l.files, Key: l.key, MaxFilesEntries: 10})
+	l.plan(1)
+	dirs := map[string]string{}
+	for i := range 11 {
+		dirs[fmt.Sprintf("score/d%d/", i)] = ""
+	}
+	err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, dirs, tar.TypeDir))
+	if e, ok := err.(*core.Error); !ok || e.Code != core.EINVALID || e.Field != "body" || !strings.Contains(e.Message, "more than 10 entries") {
+		t.Errorf("a post of 11 entries past 10: %v, want EINVALID on body", err)
+	}
+	l.noFilesKept()
+	delete(dirs, "score/d0/")
+	if err := l.svc.PostFiles(t.Context(), l.c, 0, tarOf(t, dirs, tar.TypeDir)); err != nil {
+		t.Errorf("a post of 10 entries: %v", err)
 	}
 }

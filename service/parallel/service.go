@@ -32,6 +32,19 @@ const DefaultLeaseGrace = 30 * time.Second
 // DefaultMaxFilesBytes bounds one post of files.
 const DefaultMaxFilesBytes = 1 << 30
 
+// DefaultMaxUnpackedBytes bounds the files of one post once unpacked:
+// the driver gzips its posts, and a post of zeros would otherwise make
+// the server inflate a thousand times what it took (and rank 0 write it).
+// Text outputs compress some tenfold at the driver's level; 8 times the
+// post bound leaves them room.
+const DefaultMaxUnpackedBytes = 8 * DefaultMaxFilesBytes
+
+// DefaultMaxFilesEntries bounds the entries of one post: empty files and
+// folders escape the size bounds, and rank 0's collection merges every
+// name of a job's posts in memory. A post holds the files the workers
+// wrote since the node's last one (one mini-batch's, most often).
+const DefaultMaxFilesEntries = 100_000
+
 // Config builds a Service.
 type Config struct {
 	// Store keeps the ledgers.
@@ -46,6 +59,10 @@ type Config struct {
 	LeaseGrace time.Duration
 	// MaxFilesBytes is DefaultMaxFilesBytes when 0.
 	MaxFilesBytes int64
+	// MaxUnpackedBytes is DefaultMaxUnpackedBytes when 0.
+	MaxUnpackedBytes int64
+	// MaxFilesEntries is DefaultMaxFilesEntries when 0.
+	MaxFilesEntries int
 }
 
 // Service keeps parallel jobs' ledgers.
@@ -55,16 +72,24 @@ type Service struct {
 	key      *sealing.Key
 	grace    time.Duration
 	maxFiles int64
+	unpacked int64
+	entries  int
 }
 
 // New returns a Service.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, files: cfg.Files, key: cfg.Key, grace: cfg.LeaseGrace, maxFiles: cfg.MaxFilesBytes}
+	s := &Service{store: cfg.Store, files: cfg.Files, key: cfg.Key, grace: cfg.LeaseGrace, maxFiles: cfg.MaxFilesBytes, unpacked: cfg.MaxUnpackedBytes, entries: cfg.MaxFilesEntries}
 	if s.grace <= 0 {
 		s.grace = DefaultLeaseGrace
 	}
 	if s.maxFiles <= 0 {
 		s.maxFiles = DefaultMaxFilesBytes
+	}
+	if s.unpacked <= 0 {
+		s.unpacked = DefaultMaxUnpackedBytes
+	}
+	if s.entries <= 0 {
+		s.entries = DefaultMaxFilesEntries
 	}
 	return s
 }

@@ -24,6 +24,10 @@ func FuzzPipelineSpec(f *testing.F) {
 	parallel, _ := json.Marshal(irisParallel())
 	for _, s := range [][]byte{three, comp, sweep, nested, parallel,
 		[]byte(`{"type":"parallel","input_data":"${{inputs.d}}","inputs":{"d":{"type":"mltable"}},"task":{"code":".","entry_script":"s.py"},"partition_keys":["a"]}`), []byte(``), []byte(`null`), []byte(`{"type":"pipeline"}`),
+		// Hostile parallel steps: sizes and counts past their bounds, an
+		// entry script leaving its folder, an append file with folders.
+		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"p":{"type":"parallel","input_data":"${{inputs.d}}","inputs":{"d":{"type":"uri_folder","path":"azureml://datastores/x/paths/y"}},"outputs":{"o":{"type":"uri_folder"}},"mini_batch_size":"99999999999999999999tb","max_concurrency_per_instance":-7,"error_threshold":-9,"mini_batch_error_threshold":1e309,"retry_settings":{"max_retries":2147483648,"timeout":-1},"logging_level":"\u0000","task":{"type":"run_function","code":".","entry_script":"../../etc/x.py","append_row_to":"${{outputs.o}}","program_arguments":"--a $(id)"},"append_row_file":"../p.csv"}}}`),
+		[]byte(`{"type":"pipeline","jobs":{"p":{"type":"parallel","input_data":"${{parent.inputs.d}}","partition_keys":["a","a",""],"task":{"type":"model","entry_script":"s.py"},"resources":{"instance_count":0}}},"inputs":{"d":{"type":"mltable"}}}`),
 		[]byte(`{"type":"pipeline","jobs":{"a":{"command":"x ${{inputs.i}}","compute":"cpu","inputs":{"i":"${{parent.jobs.a.outputs.o}}"},"outputs":{"o":null}}}}`),
 		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":"azureml:c@latest","inputs":{"i":{"path":"${{parent.inputs.x}}"}}}},"inputs":{"x":1}}`),
 		[]byte(`{"type":"pipeline","compute":"cpu","jobs":{"a":{"component":{"command":"$[[x ${{inputs.i}}","inputs":{"i":{"type":"integer","min":3}}}}}}`),
