@@ -175,16 +175,16 @@ type bench struct {
 func writeWork(root string, n int) string {
 	work := filepath.Join(root, "work")
 	for _, d := range []string{"data", "src"} {
-		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o700); err != nil {
 			log.Fatal(err)
 		}
 	}
 	for i := range n {
-		if err := os.WriteFile(filepath.Join(work, "data", fmt.Sprintf("f%06d.txt", i)), []byte(strconv.Itoa(i)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(work, "data", fmt.Sprintf("f%06d.txt", i)), []byte(strconv.Itoa(i)), 0o600); err != nil {
 			log.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(work, "src", "score.py"), []byte(script), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "src", "score.py"), []byte(script), 0o600); err != nil {
 		log.Fatal(err)
 	}
 	return work
@@ -207,7 +207,7 @@ func (b *bench) run(ctx context.Context, label string, nodes, concurrency int, p
 	}
 	waitIdle(ctx, c, nodes)
 	file := filepath.Join(b.work, label+".yml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, pipeline, "batch", b.batch, nodes, concurrency, b.workMs), 0o644); err != nil {
+	if err := os.WriteFile(file, fmt.Appendf(nil, pipeline, "batch", b.batch, nodes, concurrency, b.workMs), 0o600); err != nil {
 		log.Fatal(err)
 	}
 	began := time.Now()
