@@ -226,33 +226,10 @@ func TestParallelPreemptedNodeCostsOnlyItsMiniBatchesInFlight(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	createCluster(t, s, "lowpri", "--tier", "low_priority", "--max-instances", "3", "--idle-time-before-scale-down", "60")
 	runLog := filepath.Join(sharedDir(t), "runs.log")
-	work := parallelWork(t, 30, scoreScript, `type: pipeline
-settings:
-  default_compute: azureml:lowpri
-jobs:
-  score:
-    type: parallel
-    inputs:
-      files: {type: uri_folder, path: ./data}
-    outputs:
-      scores: {type: uri_file}
-    input_data: ${{inputs.files}}
-    mini_batch_size: "1"
-    resources: {instance_count: 3}
-    max_concurrency_per_instance: 1
-    task:
-      type: run_function
-      code: ./src
-      entry_script: score.py
-      program_arguments: --log `+runLog+` --sleep 0.7
-      append_row_to: ${{outputs.scores}}
-`)
+	work := parallelWork(t, 30, scoreScript, loggedPipeline("lowpri", 3, runLog, "0.7"))
 	p := submitJob(t, s, filepath.Join(work, "pipeline.yml"))
 	step := p + "-score"
-	waitFor(t, 2*time.Minute, "a third of the files to be scored", func() (bool, string) {
-		pr := progressOf(t, s, step)
-		return pr.Done >= 10, fmt.Sprintf("%+v", pr)
-	})
+	waitScored(t, s, step, 10)
 	a := currentAttempt(t, s, step)
 	if len(a.Ranks) != 3 {
 		t.Fatalf("attempt %+v; want 3 ranks", a)
@@ -267,17 +244,7 @@ jobs:
 	if len(rows) != 30 {
 		t.Errorf("%d rows, want 30: %v", len(rows), rows)
 	}
-	b, err := os.ReadFile(runLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 3 {
-			runs[f[0]] = append(runs[f[0]], f[1])
-		}
-	}
+	runs := scoredRuns(t, runLog)
 	if len(runs) != 30 {
 		t.Errorf("%d files were run, want 30", len(runs))
 	}
@@ -414,33 +381,10 @@ func TestParallelServerKill9RunsNoMiniBatchTwice(t *testing.T) {
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	createCluster(t, s, "crash-cluster", "--max-instances", "2", "--idle-time-before-scale-down", "120")
 	runLog := filepath.Join(sharedDir(t), "runs.log")
-	work := parallelWork(t, 24, scoreScript, `type: pipeline
-settings:
-  default_compute: azureml:crash-cluster
-jobs:
-  score:
-    type: parallel
-    inputs:
-      files: {type: uri_folder, path: ./data}
-    outputs:
-      scores: {type: uri_file}
-    input_data: ${{inputs.files}}
-    mini_batch_size: "1"
-    resources: {instance_count: 2}
-    max_concurrency_per_instance: 1
-    task:
-      type: run_function
-      code: ./src
-      entry_script: score.py
-      program_arguments: --log `+runLog+` --sleep 0.5
-      append_row_to: ${{outputs.scores}}
-`)
+	work := parallelWork(t, 24, scoreScript, loggedPipeline("crash-cluster", 2, runLog, "0.5"))
 	p := submitJob(t, s, filepath.Join(work, "pipeline.yml"))
 	step := p + "-score"
-	waitFor(t, 2*time.Minute, "a quarter of the files to be scored", func() (bool, string) {
-		pr := progressOf(t, s, step)
-		return pr.Done >= 6, fmt.Sprintf("%+v", pr)
-	})
+	waitScored(t, s, step, 6)
 	s.kill9()
 	time.Sleep(2 * time.Second) // the nodes go on scoring, and wait to report
 	s.restart()
@@ -451,22 +395,66 @@ jobs:
 	if rows := readRows(t, downloadOutput(t, s, step, "scores"), "scores"); len(rows) != 24 {
 		t.Errorf("%d rows, want 24: %v", len(rows), rows)
 	}
-	b, err := os.ReadFile(runLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if f := strings.Fields(line); len(f) == 3 {
-			runs[f[0]]++
-		}
-	}
-	for name, n := range runs {
-		if n != 1 {
-			t.Errorf("%s was scored %d times, want once", name, n)
+	runs := scoredRuns(t, runLog)
+	for name, ranks := range runs {
+		if len(ranks) != 1 {
+			t.Errorf("%s was scored %d times (ranks %v), want once", name, len(ranks), ranks)
 		}
 	}
 	if len(runs) != 24 {
 		t.Errorf("%d files were scored, want 24", len(runs))
 	}
+}
+
+// loggedPipeline is a pipeline of one parallel step on cluster's nodes
+// nodes, a file to a mini-batch and one worker each, whose entry script
+// logs each file it scores to runLog and takes sleep seconds per file.
+func loggedPipeline(cluster string, nodes int, runLog, sleep string) string {
+	return fmt.Sprintf(`type: pipeline
+settings:
+  default_compute: azureml:%s
+jobs:
+  score:
+    type: parallel
+    inputs:
+      files: {type: uri_folder, path: ./data}
+    outputs:
+      scores: {type: uri_file}
+    input_data: ${{inputs.files}}
+    mini_batch_size: "1"
+    resources: {instance_count: %d}
+    max_concurrency_per_instance: 1
+    task:
+      type: run_function
+      code: ./src
+      entry_script: score.py
+      program_arguments: --log %s --sleep %s
+      append_row_to: ${{outputs.scores}}
+`, cluster, nodes, runLog, sleep)
+}
+
+// waitScored waits until step has finished n mini-batches.
+func waitScored(t *testing.T, s *server, step string, n int) {
+	t.Helper()
+	waitFor(t, 2*time.Minute, fmt.Sprintf("%d files to be scored", n), func() (bool, string) {
+		pr := progressOf(t, s, step)
+		return pr.Done >= n, fmt.Sprintf("%+v", pr)
+	})
+}
+
+// scoredRuns reads what loggedPipeline's script logged: the ranks that
+// scored each file, in order.
+func scoredRuns(t *testing.T, runLog string) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(runLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			runs[f[0]] = append(runs[f[0]], f[1])
+		}
+	}
+	return runs
 }
