@@ -415,9 +415,6 @@ func (h assetARM[T]) putVersion(w http.ResponseWriter, r *http.Request) {
 		}
 		out = list[0]
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
+	status := createdStatus(created)
 	writeJSON(w, status, h.toVersion(scopeOf(r), out))
 }

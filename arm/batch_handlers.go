@@ -58,26 +58,6 @@ func (h Handlers) PutBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, createdStatus(created), ToBatchEndpointResource(scopeOf(r), h.batchBase(r), out))
 }
 
-func createdStatus(created bool) int {
-	if created {
-		return http.StatusCreated
-	}
-	return http.StatusOK
-}
-
-// deleted answers a DELETE as Azure does: 200, or 204 when there was
-// none.
-func deleted(w http.ResponseWriter, err error) {
-	switch {
-	case core.ErrorCode(err) == core.ENOTFOUND:
-		w.WriteHeader(http.StatusNoContent)
-	case err != nil:
-		WriteError(w, err)
-	default:
-		w.WriteHeader(http.StatusOK)
-	}
-}
-
 // DeleteBatchEndpoint is DELETE …/batchEndpoints/{name}.
 func (h Handlers) DeleteBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 	if _, err := h.Svc.FindWorkspace(r.Context(), r.PathValue("ws")); err != nil {

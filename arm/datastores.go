@@ -284,10 +284,7 @@ func (h Handlers) PutDatastore(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, armDatastoreError(err))
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
+	status := createdStatus(created)
 	writeJSON(w, status, ToDatastoreResource(scopeOf(r), d, publicParts(spec.Credentials)))
 }
 
@@ -298,15 +295,7 @@ func (h Handlers) DeleteDatastore(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	err := h.Datastores.Delete(r.Context(), r.PathValue("ws"), r.PathValue("name"))
-	switch {
-	case core.ErrorCode(err) == core.ENOTFOUND:
-		w.WriteHeader(http.StatusNoContent)
-	case err != nil:
-		WriteError(w, err)
-	default:
-		w.WriteHeader(http.StatusOK)
-	}
+	deleted(w, h.Datastores.Delete(r.Context(), r.PathValue("ws"), r.PathValue("name")))
 }
 
 // ListDatastoreSecrets is POST …/datastores/{name}/listSecrets: the

@@ -133,10 +133,7 @@ func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
+	status := createdStatus(created)
 	w.Header().Set("Azure-AsyncOperation", operationURL(h.Svc.PublicURL(), r, r.URL.Path, "create"))
 	w.Header().Set("Retry-After", "1")
 	writeJSON(w, status, h.resource(r, c))

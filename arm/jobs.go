@@ -33,10 +33,7 @@ func (h Handlers) PutJob(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, restJobError(err))
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
+	status := createdStatus(created)
 	writeJSON(w, status, armjob.ToJobResource(scopeOf(r), h.Svc.PublicURL(), j))
 }
 
