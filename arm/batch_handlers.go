@@ -2,6 +2,7 @@ package arm
 
 import (
 	"encoding/json"
+	"github.com/shoal-ml/shoal/arm/armbatch"
 	"io"
 	"net/http"
 	"strings"
@@ -20,9 +21,9 @@ func (h Handlers) ListBatchEndpoints(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	out := make([]*BatchEndpointResource, 0, len(list))
+	out := make([]*armbatch.EndpointResource, 0, len(list))
 	for _, e := range list {
-		out = append(out, ToBatchEndpointResource(scopeOf(r), h.batchBase(r), e))
+		out = append(out, armbatch.ToBatchEndpointResource(scopeOf(r), h.batchBase(r), e))
 	}
 	writeList(w, out, "")
 }
@@ -34,7 +35,7 @@ func (h Handlers) GetBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ToBatchEndpointResource(scopeOf(r), h.batchBase(r), e))
+	writeJSON(w, http.StatusOK, armbatch.ToBatchEndpointResource(scopeOf(r), h.batchBase(r), e))
 }
 
 // PutBatchEndpoint is PUT …/batchEndpoints/{name}: create (201) or
@@ -45,17 +46,17 @@ func (h Handlers) PutBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	e, err := FromBatchEndpointResource(r.PathValue("name"), body)
+	e, err := armbatch.FromBatchEndpointResource(r.PathValue("name"), body)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
 	out, created, err := h.Batch.CreateEndpoint(r.Context(), r.PathValue("ws"), e)
 	if err != nil {
-		WriteError(w, armField(err))
+		WriteError(w, armbatch.Field(err))
 		return
 	}
-	writeJSON(w, createdStatus(created), ToBatchEndpointResource(scopeOf(r), h.batchBase(r), out))
+	writeJSON(w, createdStatus(created), armbatch.ToBatchEndpointResource(scopeOf(r), h.batchBase(r), out))
 }
 
 // DeleteBatchEndpoint is DELETE …/batchEndpoints/{name}.
@@ -74,9 +75,9 @@ func (h Handlers) ListBatchDeployments(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	out := make([]*BatchDeploymentResource, 0, len(list))
+	out := make([]*armbatch.DeploymentResource, 0, len(list))
 	for _, d := range list {
-		out = append(out, ToBatchDeploymentResource(scopeOf(r), d))
+		out = append(out, armbatch.ToBatchDeploymentResource(scopeOf(r), d))
 	}
 	writeList(w, out, "")
 }
@@ -88,7 +89,7 @@ func (h Handlers) GetBatchDeployment(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ToBatchDeploymentResource(scopeOf(r), d))
+	writeJSON(w, http.StatusOK, armbatch.ToBatchDeploymentResource(scopeOf(r), d))
 }
 
 // PutBatchDeployment is PUT …/batchEndpoints/{name}/deployments/{dep}:
@@ -107,17 +108,17 @@ func (h Handlers) PutBatchDeployment(w http.ResponseWriter, r *http.Request) {
 		}
 		return h.Codes.CodeArtifact(r.Context(), ws, codeID)
 	}
-	d, err := FromBatchDeploymentResource(ws, r.PathValue("name"), r.PathValue("dep"), body, code)
+	d, err := armbatch.FromBatchDeploymentResource(ws, r.PathValue("name"), r.PathValue("dep"), body, code)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
 	out, created, err := h.Batch.CreateDeployment(r.Context(), ws, d, false)
 	if err != nil {
-		WriteError(w, armField(err))
+		WriteError(w, armbatch.Field(err))
 		return
 	}
-	writeJSON(w, createdStatus(created), ToBatchDeploymentResource(scopeOf(r), out))
+	writeJSON(w, createdStatus(created), armbatch.ToBatchDeploymentResource(scopeOf(r), out))
 }
 
 // DeleteBatchDeployment is DELETE …/batchEndpoints/{name}/deployments/{dep}.
@@ -205,4 +206,12 @@ func (h Handlers) ScoreBatchEndpoint(w http.ResponseWriter, r *http.Request) {
 		"properties": map[string]any{"status": j.Status, "name": j.Name, "description": j.Description, "tags": j.Tags,
 			"outputFileName": outputFile, "provisioningState": "Succeeded"},
 	})
+}
+
+// batchBase is the server's URL as the request reached it, that an
+// endpoint's scoring URI starts with.
+func (h Handlers) batchBase(r *http.Request) string {
+	u := serverURL(h.Svc.PublicURL(), r)
+	u.Path, u.RawQuery = "", ""
+	return u.String()
 }

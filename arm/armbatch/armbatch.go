@@ -1,42 +1,41 @@
-package arm
+// Package armbatch translates Azure's batch endpoint and deployment
+// resources (2022-05-01's BatchEndpointData and BatchDeploymentData) to
+// and from the YAML-keyed documents package batch decodes, so that ARM's
+// requests pass the same rules as the CLI's. Package arm serves them.
+package armbatch
 
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/batch"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 )
 
-// Azure's batch endpoint and deployment resources (2022-05-01's
-// BatchEndpointData and BatchDeploymentData), translated to and from the
-// YAML-keyed documents package batch decodes, so that ARM's requests
-// pass the same rules as the CLI's.
-
 // Resource types, as Azure names them.
 const (
-	BatchEndpointType   = "Microsoft.MachineLearningServices/workspaces/batchEndpoints"
-	BatchDeploymentType = "Microsoft.MachineLearningServices/workspaces/batchEndpoints/deployments"
+	EndpointType   = "Microsoft.MachineLearningServices/workspaces/batchEndpoints"
+	DeploymentType = "Microsoft.MachineLearningServices/workspaces/batchEndpoints/deployments"
 )
 
-// BatchEndpointResource is Azure's BatchEndpointData.
-type BatchEndpointResource struct {
-	ID         string                   `json:"id,omitempty"`
-	Name       string                   `json:"name,omitempty"`
-	Type       string                   `json:"type,omitempty"`
-	Location   string                   `json:"location,omitempty"`
-	Kind       string                   `json:"kind,omitempty"`
-	Tags       map[string]string        `json:"tags"`
-	SystemData *SystemData              `json:"systemData,omitempty"`
-	Properties *BatchEndpointProperties `json:"properties"`
+// EndpointResource is Azure's BatchEndpointData.
+type EndpointResource struct {
+	ID         string              `json:"id,omitempty"`
+	Name       string              `json:"name,omitempty"`
+	Type       string              `json:"type,omitempty"`
+	Location   string              `json:"location,omitempty"`
+	Kind       string              `json:"kind,omitempty"`
+	Tags       map[string]string   `json:"tags"`
+	SystemData *armcore.SystemData `json:"systemData,omitempty"`
+	Properties *EndpointProperties `json:"properties"`
 }
 
-// BatchEndpointProperties are Azure's BatchEndpointDetails.
-type BatchEndpointProperties struct {
+// EndpointProperties are Azure's BatchEndpointDetails.
+type EndpointProperties struct {
 	AuthMode    string            `json:"authMode,omitempty"`
 	Description string            `json:"description,omitempty"`
 	Properties  map[string]string `json:"properties"`
@@ -48,19 +47,19 @@ type BatchEndpointProperties struct {
 	ProvisioningState string `json:"provisioningState,omitempty"`
 }
 
-// BatchDeploymentResource is Azure's BatchDeploymentData.
-type BatchDeploymentResource struct {
-	ID         string                     `json:"id,omitempty"`
-	Name       string                     `json:"name,omitempty"`
-	Type       string                     `json:"type,omitempty"`
-	Location   string                     `json:"location,omitempty"`
-	Tags       map[string]string          `json:"tags"`
-	SystemData *SystemData                `json:"systemData,omitempty"`
-	Properties *BatchDeploymentProperties `json:"properties"`
+// DeploymentResource is Azure's BatchDeploymentData.
+type DeploymentResource struct {
+	ID         string                `json:"id,omitempty"`
+	Name       string                `json:"name,omitempty"`
+	Type       string                `json:"type,omitempty"`
+	Location   string                `json:"location,omitempty"`
+	Tags       map[string]string     `json:"tags"`
+	SystemData *armcore.SystemData   `json:"systemData,omitempty"`
+	Properties *DeploymentProperties `json:"properties"`
 }
 
-// BatchDeploymentProperties are Azure's BatchDeploymentDetails.
-type BatchDeploymentProperties struct {
+// DeploymentProperties are Azure's BatchDeploymentDetails.
+type DeploymentProperties struct {
 	CodeConfiguration *struct {
 		CodeID        string `json:"codeId,omitempty"`
 		ScoringScript string `json:"scoringScript"`
@@ -91,17 +90,17 @@ type BatchDeploymentProperties struct {
 	ProvisioningState string `json:"provisioningState,omitempty"`
 }
 
-// batchScoringPath is an endpoint's scoring URI's path: POST starts a
+// ScoringPath is an endpoint's scoring URI's path: POST starts a
 // job (what ml_client.batch_endpoints.invoke sends), GET lists its jobs.
-func batchScoringPath(ws, name string) string {
+func ScoringPath(ws, name string) string {
 	return "/api/v1/workspaces/" + ws + "/batch-endpoints/" + name + "/jobs"
 }
 
 // ToBatchEndpointResource is an endpoint as Azure answers it; base is
 // the server's URL the scoring URI starts with.
-func ToBatchEndpointResource(scope Scope, base string, e *batch.Endpoint) *BatchEndpointResource {
-	p := &BatchEndpointProperties{AuthMode: "AADToken", Description: e.Description, Properties: map[string]string{},
-		ScoringURI: strings.TrimSuffix(base, "/") + batchScoringPath(e.Workspace, e.Name), ProvisioningState: "Succeeded"}
+func ToBatchEndpointResource(scope armcore.Scope, base string, e *batch.Endpoint) *EndpointResource {
+	p := &EndpointProperties{AuthMode: "AADToken", Description: e.Description, Properties: map[string]string{},
+		ScoringURI: strings.TrimSuffix(base, "/") + ScoringPath(e.Workspace, e.Name), ProvisioningState: "Succeeded"}
 	if d := e.DefaultDeployment(); d != "" {
 		p.Defaults = &struct {
 			DeploymentName string `json:"deploymentName,omitempty"`
@@ -111,14 +110,14 @@ func ToBatchEndpointResource(scope Scope, base string, e *batch.Endpoint) *Batch
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	return &BatchEndpointResource{ID: scope.WorkspaceID(e.Workspace) + "/batchEndpoints/" + e.Name, Name: e.Name, Type: BatchEndpointType,
-		Location: "local", Kind: "batch", Tags: tags, SystemData: &SystemData{CreatedAt: e.CreatedOn, CreatedBy: e.CreatedBy}, Properties: p}
+	return &EndpointResource{ID: scope.WorkspaceID(e.Workspace) + "/batchEndpoints/" + e.Name, Name: e.Name, Type: EndpointType,
+		Location: "local", Kind: "batch", Tags: tags, SystemData: &armcore.SystemData{CreatedAt: e.CreatedOn, CreatedBy: e.CreatedBy}, Properties: p}
 }
 
 // FromBatchEndpointResource is a PUT's body as the endpoint document
 // batch.DecodeEndpoint takes.
 func FromBatchEndpointResource(name string, body []byte) (*batch.Endpoint, error) {
-	var res BatchEndpointResource
+	var res EndpointResource
 	if err := json.Unmarshal(body, &res); err != nil || res.Properties == nil {
 		return nil, core.FieldErrorf("properties", "is required: a BatchEndpointData's body is {\"location\": ..., \"properties\": {\"authMode\": \"AADToken\", ...}}")
 	}
@@ -134,11 +133,11 @@ func FromBatchEndpointResource(name string, body []byte) (*batch.Endpoint, error
 		return nil, err
 	}
 	e, err := batch.DecodeEndpoint(js)
-	return e, armField(err)
+	return e, Field(err)
 }
 
-// armField renames a YAML key in an error to Azure's property.
-func armField(err error) error {
+// Field renames a YAML key in an error to Azure's property.
+func Field(err error) error {
 	ce, ok := err.(*core.Error)
 	if !ok || ce.Field == "" {
 		return err
@@ -157,10 +156,10 @@ func armField(err error) error {
 }
 
 // ToBatchDeploymentResource is a deployment as Azure answers it.
-func ToBatchDeploymentResource(scope Scope, d *batch.Deployment) *BatchDeploymentResource {
+func ToBatchDeploymentResource(scope armcore.Scope, d *batch.Deployment) *DeploymentResource {
 	wsID := scope.WorkspaceID(d.Workspace)
 	s := d.Settings
-	p := &BatchDeploymentProperties{Compute: wsID + "/computes/" + d.Compute, Description: d.Description, EnvironmentVariables: d.EnvironmentVariables,
+	p := &DeploymentProperties{Compute: wsID + "/computes/" + d.Compute, Description: d.Description, EnvironmentVariables: d.EnvironmentVariables,
 		ErrorThreshold: s.ErrorThreshold, LoggingLevel: strings.ToLower(s.LoggingLevel), MaxConcurrencyPerInstance: s.MaxConcurrencyPerInstance,
 		OutputFileName: s.OutputFileName, Properties: map[string]string{}, ProvisioningState: "Succeeded", OutputAction: "AppendRow"}
 	if s.OutputAction == batch.OutputSummaryOnly {
@@ -199,15 +198,15 @@ func ToBatchDeploymentResource(scope Scope, d *batch.Deployment) *BatchDeploymen
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	return &BatchDeploymentResource{ID: wsID + "/batchEndpoints/" + d.EndpointName + "/deployments/" + d.Name, Name: d.Name, Type: BatchDeploymentType,
-		Location: "local", Tags: tags, SystemData: &SystemData{CreatedAt: d.CreatedOn, CreatedBy: d.CreatedBy}, Properties: p}
+	return &DeploymentResource{ID: wsID + "/batchEndpoints/" + d.EndpointName + "/deployments/" + d.Name, Name: d.Name, Type: DeploymentType,
+		Location: "local", Tags: tags, SystemData: &armcore.SystemData{CreatedAt: d.CreatedOn, CreatedBy: d.CreatedBy}, Properties: p}
 }
 
 // FromBatchDeploymentResource is a PUT's body as the deployment document
 // batch.DecodeDeployment takes; code is the artifact its codeId names
 // (the caller resolves it).
 func FromBatchDeploymentResource(ws, endpoint, name string, body []byte, code func(codeID string) (string, error)) (*batch.Deployment, error) {
-	var res BatchDeploymentResource
+	var res DeploymentResource
 	if err := json.Unmarshal(body, &res); err != nil || res.Properties == nil {
 		return nil, core.FieldErrorf("properties", "is required: a BatchDeploymentData's body is {\"location\": ..., \"properties\": {\"model\": ..., \"codeConfiguration\": ..., \"compute\": ...}}")
 	}
@@ -261,7 +260,7 @@ func FromBatchDeploymentResource(ws, endpoint, name string, body []byte, code fu
 	if r := p.RetrySettings; r != nil {
 		rs := map[string]any{"max_retries": r.MaxRetries}
 		if r.Timeout != "" {
-			d, err := parseDuration(r.Timeout)
+			d, err := armcore.ParseDuration(r.Timeout)
 			if err != nil {
 				return nil, core.FieldErrorf("properties.retrySettings.timeout", "%v", err)
 			}
@@ -275,13 +274,5 @@ func FromBatchDeploymentResource(ws, endpoint, name string, body []byte, code fu
 		return nil, err
 	}
 	d, err := batch.DecodeDeployment(js)
-	return d, armField(err)
-}
-
-// batchBase is the server's URL as the request reached it, that an
-// endpoint's scoring URI starts with.
-func (h Handlers) batchBase(r *http.Request) string {
-	u := serverURL(h.Svc.PublicURL(), r)
-	u.Path, u.RawQuery = "", ""
-	return u.String()
+	return d, Field(err)
 }
