@@ -3,7 +3,7 @@ package instances
 import (
 	"encoding/json"
 
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/decide/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 )
 

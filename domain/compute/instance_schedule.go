@@ -1,9 +1,6 @@
 package compute
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "github.com/shoal-ml/shoal/domain/schedule"
 
 // Schedule actions and states, canonical (lower-case) spelling; Azure's
 // `Start`/`Stop`/`Enabled`/`Disabled` are accepted on input.
@@ -12,8 +9,8 @@ const (
 	ScheduleActionStop   = "stop"
 	ScheduleEnabled      = "enabled"
 	ScheduleDisabled     = "disabled"
-	TriggerCron          = "cron"
-	TriggerRecurrence    = "recurrence"
+	TriggerCron          = schedule.Cron
+	TriggerRecurrence    = schedule.Recurrence
 	MaxInstanceSchedules = 4
 )
 
@@ -34,72 +31,18 @@ type ComputeStartStopSchedule struct {
 	ScheduleID string `json:"schedule_id,omitempty"`
 }
 
-// ScheduleTrigger says when a schedule fires: a five-field cron
-// expression, or a recurrence (Logic Apps' recurrence schema), each in a
-// time zone (Windows names such as "Pacific Standard Time" or IANA names).
-type ScheduleTrigger struct {
-	// Type is TriggerCron or TriggerRecurrence.
-	Type string `json:"type"`
-	// Expression is the cron expression (cron triggers).
-	Expression string `json:"expression,omitempty"`
-	// StartTime ("2021-03-10T21:21:07", local to TimeZone): the schedule
-	// does not fire before it.
-	StartTime string `json:"start_time,omitempty"`
-	// EndTime, when set, is when the schedule stops firing.
-	EndTime string `json:"end_time,omitempty"`
-	// TimeZone is a Windows or IANA time-zone name; default UTC.
-	TimeZone string `json:"time_zone,omitempty"`
-	// Frequency (minute|hour|day|week|month) and Interval are the
-	// recurrence's period (recurrence triggers).
-	Frequency string `json:"frequency,omitempty"`
-	Interval  int    `json:"interval,omitempty"`
-	// Schedule narrows a recurrence to hours, minutes and week days.
-	Schedule *RecurrencePattern `json:"schedule,omitempty"`
-}
+// ScheduleTrigger says when a schedule fires; the type is every
+// schedule's (domain/schedule), an instance's start/stop schedules, a
+// cluster's scale windows and job schedules alike.
+type ScheduleTrigger = schedule.Trigger
 
-// RecurrencePattern is a recurrence's `schedule`: at these hours and
-// minutes, on these week days (names, any case) or month days.
-type RecurrencePattern struct {
-	Hours     IntList    `json:"hours,omitempty"`
-	Minutes   IntList    `json:"minutes,omitempty"`
-	WeekDays  StringList `json:"week_days,omitempty"`
-	MonthDays IntList    `json:"month_days,omitempty"`
-}
+// RecurrencePattern is a recurrence's `schedule` (domain/schedule).
+type RecurrencePattern = schedule.RecurrencePattern
 
-// IntList is a list of integers that also accepts a single integer, as the
-// Python SDK writes `hours=15` next to `minutes=[30]`.
-type IntList []int
-
-// UnmarshalJSON accepts `15` and `[15, 16]`.
-func (l *IntList) UnmarshalJSON(b []byte) error {
-	var one int
-	if err := json.Unmarshal(b, &one); err == nil {
-		*l = IntList{one}
-		return nil
-	}
-	var many []int
-	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("must be an integer or a list of integers")
-	}
-	*l = many
-	return nil
-}
+// IntList is a list of integers that also accepts a single integer
+// (domain/schedule).
+type IntList = schedule.IntList
 
 // StringList is a list of strings that also accepts a single string
-// (`week_days: Friday`).
-type StringList []string
-
-// UnmarshalJSON accepts `"Friday"` and `["Friday", "Monday"]`.
-func (l *StringList) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*l = StringList{one}
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("must be a string or a list of strings")
-	}
-	*l = many
-	return nil
-}
+// (domain/schedule).
+type StringList = schedule.StringList

@@ -71,13 +71,25 @@ const (
 	ActBatchEndpointsRead   = "batchEndpoints/read"
 	ActBatchEndpointsWrite  = "batchEndpoints/write"
 	ActBatchEndpointsInvoke = "batchEndpoints/deployments/jobs/write"
-	ActQuotasRead           = "quotas/read"
-	ActQuotasWrite          = "quotas/write"
-	ActRolesRead            = "roles/read"
-	ActRolesWrite           = "roles/write"
-	ActWorkspacesRead       = "workspaces/read"
-	ActWorkspacesWrite      = "workspaces/write"
-	ActAuditRead            = "audit/read"
+	// Job schedules (Azure's schedules/read and write): Readers read
+	// them; Contributors create, change, enable, disable, trigger and
+	// delete them. Each firing submits its job as the principal that last
+	// wrote the schedule, if it still may submit jobs.
+	ActSchedulesRead  = "schedules/read"
+	ActSchedulesWrite = "schedules/write"
+	// Webhooks and their deliveries: only Owners read or write them. A
+	// webhook decides where the workspace's events go (and its URL may
+	// carry the receiver's own secret), as a registry login decides what
+	// the workspace's jobs trust.
+	ActWebhooksRead    = "webhooks/read"
+	ActWebhooksWrite   = "webhooks/write"
+	ActQuotasRead      = "quotas/read"
+	ActQuotasWrite     = "quotas/write"
+	ActRolesRead       = "roles/read"
+	ActRolesWrite      = "roles/write"
+	ActWorkspacesRead  = "workspaces/read"
+	ActWorkspacesWrite = "workspaces/write"
+	ActAuditRead       = "audit/read"
 	// Server-scoped actions: only administrators hold them.
 	ActUsersRead       = "users/read"
 	ActUsersWrite      = "users/write"
@@ -98,6 +110,7 @@ var WorkspaceActions = []string{
 	ActDataRead, ActDataWrite, ActModelsRead, ActModelsWrite,
 	ActCodesRead, ActCodesWrite,
 	ActBatchEndpointsRead, ActBatchEndpointsWrite, ActBatchEndpointsInvoke,
+	ActSchedulesRead, ActSchedulesWrite, ActWebhooksRead, ActWebhooksWrite,
 }
 
 // Built-in role names.
@@ -128,8 +141,10 @@ func BuiltinRoles() []*RoleDefinition {
 	return []*RoleDefinition{
 		{Name: RoleOwner, Description: "full access, including granting roles", Actions: []string{"*"}, BuiltIn: true},
 		{Name: RoleContributor, Description: "create, change and delete computes and jobs; cannot grant roles", Actions: []string{"*"},
-			NotActions: []string{ActRolesWrite, ActComputesPreemptNode, ActComputesJoinNode, ActQuotasWrite, ActWorkspacesWrite, ActRegistriesWrite}, BuiltIn: true},
-		{Name: RoleReader, Description: "read everything, change nothing", Actions: []string{"*/read"}, BuiltIn: true},
+			NotActions: []string{ActRolesWrite, ActComputesPreemptNode, ActComputesJoinNode, ActQuotasWrite, ActWorkspacesWrite, ActRegistriesWrite,
+				ActWebhooksRead, ActWebhooksWrite}, BuiltIn: true},
+		{Name: RoleReader, Description: "read everything but webhooks, change nothing", Actions: []string{"*/read"},
+			NotActions: []string{ActWebhooksRead}, BuiltIn: true},
 	}
 }
 

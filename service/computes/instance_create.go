@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/decide/instance"
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/decide/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"

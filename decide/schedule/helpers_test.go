@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/decide/instance/schedule"
+	"github.com/shoal-ml/shoal/decide/schedule"
 	"github.com/shoal-ml/shoal/domain/compute"
 )
 

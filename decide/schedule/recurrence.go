@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 )
 
 // Recurrence frequencies, canonical spelling; any case is accepted.
@@ -67,7 +67,7 @@ type recurrence struct {
 // weeks" recurrence fires in is fixed, not the week the schedule happened
 // to be saved. A weekly recurrence without start_time needs week_days, and
 // a monthly one month_days, as there is no day to take them from.
-func compileRecurrence(tr *compute.ScheduleTrigger, loc *time.Location, start time.Time, field func(string, string, ...any) error) (firings, *recurrence, error) {
+func compileRecurrence(tr *dschedule.Trigger, loc *time.Location, start time.Time, field func(string, string, ...any) error) (firings, *recurrence, error) {
 	r := &recurrence{freq: strings.ToLower(strings.TrimSpace(tr.Frequency)), interval: tr.Interval}
 	limit, ok := maxInterval[r.freq]
 	switch {
@@ -164,7 +164,7 @@ func compileRecurrence(tr *compute.ScheduleTrigger, loc *time.Location, start ti
 // readPattern checks schedule's lists against the frequency: each applies
 // to the frequencies it can narrow, and is refused elsewhere rather than
 // silently ignored.
-func (r *recurrence) readPattern(p *compute.RecurrencePattern, field func(string, string, ...any) error) error {
+func (r *recurrence) readPattern(p *dschedule.RecurrencePattern, field func(string, string, ...any) error) error {
 	if p == nil {
 		return nil
 	}

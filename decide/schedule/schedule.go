@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 )
 
 // Schedule is one compiled start/stop schedule. It is immutable and safe
@@ -133,13 +134,35 @@ func compile(sc *compute.ComputeStartStopSchedule, prefix string) (*Schedule, er
 	default:
 		return nil, field("state", "must be enabled or disabled, got %q", sc.State)
 	}
-	tr := sc.Trigger
+	t, err := compileTrigger(sc.Trigger, field)
+	if err != nil {
+		return nil, err
+	}
+	t.action, t.enabled = s.action, s.enabled
+	return t, nil
+}
+
+// CompileTrigger checks and compiles a trigger alone (a job schedule's, a
+// cluster's scale window's): the Schedule it returns is enabled and has
+// no action. Errors are *core.Error with code EINVALID and Field
+// prefixed by prefix ("trigger.expression" under prefix "" reads
+// "trigger.expression"; under "scale_schedules[0]",
+// "scale_schedules[0].trigger.expression").
+func CompileTrigger(tr *dschedule.Trigger, prefix string) (*Schedule, error) {
+	return compileTrigger(tr, func(name, format string, args ...any) error {
+		return core.FieldErrorf(joinField(prefix, name), format, args...)
+	})
+}
+
+// compileTrigger compiles a trigger, naming fields through field.
+func compileTrigger(tr *dschedule.Trigger, field func(name, format string, args ...any) error) (*Schedule, error) {
+	s := &Schedule{enabled: true}
 	if tr == nil {
 		return nil, field("trigger", "is required: a cron or recurrence trigger")
 	}
 	kind := strings.ToLower(strings.TrimSpace(tr.Type))
 	switch kind {
-	case compute.TriggerCron, compute.TriggerRecurrence:
+	case dschedule.Cron, dschedule.Recurrence:
 	case "":
 		return nil, field("trigger.type", "is required: cron or recurrence")
 	default:
@@ -166,7 +189,7 @@ func compile(sc *compute.ComputeStartStopSchedule, prefix string) (*Schedule, er
 		zone = "UTC"
 	}
 
-	if kind == compute.TriggerCron {
+	if kind == dschedule.Cron {
 		switch {
 		case strings.TrimSpace(tr.Frequency) != "":
 			return nil, field("trigger.frequency", "is not used with a cron trigger (it belongs to recurrence triggers)")
@@ -210,7 +233,7 @@ func (s *Schedule) bound(c *calendar) *calendar {
 	return c
 }
 
-func emptyPattern(p *compute.RecurrencePattern) bool {
+func emptyPattern(p *dschedule.RecurrencePattern) bool {
 	return p == nil || len(p.Hours)+len(p.Minutes)+len(p.WeekDays)+len(p.MonthDays) == 0
 }
 
