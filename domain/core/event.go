@@ -23,6 +23,34 @@ const (
 	EventGangReleased = "gang_released"
 	// EventGPUUtilization is a sample of a job's GPUs' utilisation.
 	EventGPUUtilization = "gpu_utilization"
+
+	// Job events the notifier reads (the job state machine's codes): a
+	// job's end, whichever path ended it (a rank's report, a pipeline's
+	// or sweep's last child, a cancel before it started, outputs that
+	// could not be registered).
+	EventJobCompleted = "completed"
+	EventJobFailed    = "failed"
+	EventJobCanceled  = "canceled"
+	// EventQueuedTooLong records, once per job, that it has waited in the
+	// queue longer than the server's threshold, with its wait reason.
+	EventQueuedTooLong = "queued_too_long"
+	// EventGPUUnderutilized records, once per job and window, that a
+	// running job's GPUs stayed under the threshold for the whole window.
+	EventGPUUnderutilized = "gpu_underutilized"
+	// EventNodeLost records a compute's node lost (its lease expired).
+	EventNodeLost = "node_lost"
+	// EventProvisioningStuck records, once per node, a node provisioning
+	// longer than the server's threshold.
+	EventProvisioningStuck = "provisioning_stuck"
+	// EventIdleShutdownSoon records that an instance will be stopped for
+	// idleness soon (the warning before the stop).
+	EventIdleShutdownSoon = "idle_shutdown_soon"
+	// EventScaleWindow records a cluster's scale window changing its
+	// effective min_instances/max_instances.
+	EventScaleWindow = "scale_window"
+	// EventScheduleFired records a job schedule's firing: the job it
+	// submitted, a missed firing caught up, or why it was skipped.
+	EventScheduleFired = "schedule_fired"
 )
 
 // Resource types an event can be about.
@@ -31,6 +59,8 @@ const (
 	ResourceJob     = "job"
 	// ResourceBudget names a budget's events (by its name, scope/period).
 	ResourceBudget = "budget"
+	// ResourceSchedule names a job schedule's events.
+	ResourceSchedule = "schedule"
 )
 
 // EventAppender records events in a transaction, at its time; the
