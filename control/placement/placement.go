@@ -164,6 +164,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		noteFrom := ""
 		cs := scheduler.ClusterState{MaxInstances: scheduling.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
 			NodeImages: scheduling.NodeImages(s.Catalog(), ci.Compute)}
+		windowBounds(&cs, ci.Compute, now)
 		for _, n := range ci.Nodes {
 			switch {
 			case n.State == node.NodePreparing, len(n.PullingImages) > 0:

@@ -96,6 +96,10 @@ type ComputeSpec struct {
 	// ScaleWindow (read-only) is the window in force: stored by the
 	// scaling loop when one begins, refreshed when the cluster is read.
 	ScaleWindow *schedule.ScaleWindowState `json:"scale_window,omitempty"`
+	// KeepScaleWindows (never in JSON) is set by callers whose format has
+	// no scale_windows (ARM: Azure has no such key): applying such a spec
+	// keeps the cluster's windows instead of removing them.
+	KeepScaleWindows bool `json:"-"`
 	// Serverless marks a pool that Shoal created for serverless jobs
 	// (ServerlessCompute); read-only: only the job service sets it. Such
 	// a pool cannot be changed by users, and is deleted only while no
