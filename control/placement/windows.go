@@ -20,3 +20,24 @@ func windowBounds(cs *scheduler.ClusterState, c *compute.Compute, now time.Time)
 		cs.MaxInstances, cs.Window = b.Max, b.WaitReason(now)
 	}
 }
+
+// capFreeNodes keeps a cluster that a scale window caps from starting work
+// on nodes above the cap: of its free nodes, only as many as the window's
+// max leaves beside the busy and preparing ones take jobs; the others are
+// on their way out (the scaling pass releases them).
+func capFreeNodes(nodes []scheduler.Node, cs scheduler.ClusterState) {
+	if cs.Window == "" {
+		return
+	}
+	room := max(cs.MaxInstances-cs.Busy-cs.Provisioning, 0)
+	for i := range nodes {
+		if !nodes[i].Free {
+			continue
+		}
+		if room > 0 {
+			room--
+			continue
+		}
+		nodes[i].Free = false
+	}
+}
