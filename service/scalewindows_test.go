@@ -166,3 +166,30 @@ func asError(err error, out **core.Error) bool {
 	*out = ce
 	return ok
 }
+
+// An ARM PUT (KeepScaleWindows: Azure's format has no such key) keeps a
+// cluster's windows; a Shoal document without them removes them, as any
+// key left out of `create -f`.
+func TestScaleWindowsKeptThroughARMPut(t *testing.T) {
+	h := newHarness(t, "")
+	windowedCluster(h)
+	idle := 86400
+	spec := func(keep bool) *compute.ComputeSpec {
+		return &compute.ComputeSpec{Name: "cpu", Type: "amlcompute", Size: "Standard_DS3_v2",
+			MinInstances: ip(1), MaxInstances: ip(5), IdleTimeBeforeScaleDown: &idle, KeepScaleWindows: keep}
+	}
+	c, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, spec(true), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ScaleWindows) != 2 || *c.MaxInstances != 5 {
+		t.Fatalf("after an ARM-style PUT: max %d, windows %d, want 5 and both windows kept", *c.MaxInstances, len(c.ScaleWindows))
+	}
+	if c, _, err = h.svc.CreateOrApplyCompute(h.ctx, ws, spec(false), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ScaleWindows) != 0 || c.ScaleWindow != nil {
+		t.Fatalf("a document without scale_windows left %d windows (%+v)", len(c.ScaleWindows), c.ScaleWindow)
+	}
+	h.wantEvent("cpu", "scale_windows: 2→0 window(s)")
+}
