@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/domain/schedule"
 )
@@ -104,7 +102,7 @@ func TestScaleWindowNightsAndMornings(t *testing.T) {
 	h.finish(busyNode, task, node.RankCompleted)
 	h.step(time.Minute)
 	j := h.job("night")
-	if j.Status != "Queued" || j.StatusReasonCode != string(scheduler.ReasonScaleWindow) ||
+	if j.Status != "Queued" || j.StatusReasonCode != "scale_window" ||
 		j.StatusReason != "max_instances is 0 in scale window nights until 07:00 (UTC)" {
 		t.Fatalf("night job: %s %q %q", j.Status, j.StatusReasonCode, j.StatusReason)
 	}
@@ -132,39 +130,6 @@ func TestScaleWindowNightsAndMornings(t *testing.T) {
 	if n := h.countEvents("cpu", "scale_window: scale window mornings began"); n != 2 {
 		t.Fatalf("mornings told %d times, want twice (yesterday and today)", n)
 	}
-}
-
-// Bad windows are refused at create, naming the field.
-func TestScaleWindowRefusals(t *testing.T) {
-	h := newHarness(t, "")
-	idle := 120
-	for _, tc := range []struct {
-		name  string
-		typ   string
-		w     *schedule.ScaleWindow
-		field string
-	}{
-		{"bad trigger", "amlcompute", &schedule.ScaleWindow{Name: "n", Trigger: &schedule.Trigger{Type: "cron", Expression: "0 0 20 * * *"}, MaxInstances: ip(0)}, "scale_windows[0].trigger.expression"},
-		{"min > max", "amlcompute", &schedule.ScaleWindow{Name: "n", Trigger: &schedule.Trigger{Type: "cron", Expression: "0 20 * * *"}, MinInstances: ip(3), MaxInstances: ip(1)}, "scale_windows[0].max_instances"},
-		{"negative", "amlcompute", &schedule.ScaleWindow{Name: "n", Trigger: &schedule.Trigger{Type: "cron", Expression: "0 20 * * *"}, MaxInstances: ip(-1)}, "scale_windows[0].max_instances"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := h.svc.CreateOrApplyCompute(h.ctx, ws, &compute.ComputeSpec{
-				Name: "cpu1", Type: tc.typ, MinInstances: ip(0), MaxInstances: ip(2), IdleTimeBeforeScaleDown: &idle,
-				ScaleWindows: []*schedule.ScaleWindow{tc.w},
-			}, "")
-			var ce *core.Error
-			if core.ErrorCode(err) != core.EINVALID || !asError(err, &ce) || ce.Field != tc.field {
-				t.Fatalf("got %v, want EINVALID on %s", err, tc.field)
-			}
-		})
-	}
-}
-
-func asError(err error, out **core.Error) bool {
-	ce, ok := err.(*core.Error)
-	*out = ce
-	return ok
 }
 
 // An ARM PUT (KeepScaleWindows: Azure's format has no such key) keeps a
