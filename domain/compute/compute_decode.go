@@ -211,6 +211,9 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 			}
 		}
 	}
+	if err := normalizeScaleWindows(obj); err != nil {
+		return nil, err
+	}
 	vnet, subnet := NonNull(obj["vnet_name"]), NonNull(obj["subnet_name"])
 	delete(obj, "vnet_name")
 	delete(obj, "subnet_name")

@@ -13,7 +13,7 @@ import (
 // scale_window that `compute show -o yaml` prints is ignored on input.
 func TestDecodeScaleWindows(t *testing.T) {
 	spec, err := compute.DecodeComputeSpec([]byte(`{"name": "cpu", "type": "amlcompute",
-		"scale_windows": [{"name": "nights", "trigger": {"type": "cron", "expression": "0 20 * * *", "time_zone": "UTC"}, "min_instances": 0, "max_instances": 0},
+		"scale_windows": [{"name": "nights", "trigger": {"type": "cron", "expression": "0 20 * * *", "time_zone": "UTC"}, "min_instances": 0.0, "max_instances": 0},
 		                  {"name": "weekdays", "trigger": {"type": "recurrence", "frequency": "week", "interval": 1, "schedule": {"hours": 7, "minutes": [0], "week_days": ["monday"]}}}],
 		"scale_window": {"window": "forged", "min_instances": 99, "max_instances": 99}}`))
 	if err != nil {
@@ -30,6 +30,8 @@ func TestDecodeScaleWindows(t *testing.T) {
 		{`{"name": "cpu", "type": "amlcompute", "scale_windows": [{"name": "n", "trigger": {"type": "cron", "expression": "0 20 * * *"}, "max_instance": 0}]}`, "scale_windows[0].max_instance"},
 		{`{"name": "cpu", "type": "amlcompute", "scale_windows": [{"name": "n", "trigger": {"type": "cron", "expresion": "0 20 * * *"}}]}`, "scale_windows[0].trigger.expresion"},
 		{`{"name": "cpu", "type": "amlcompute", "scale_windows": {"name": "n"}}`, "scale_windows"},
+		{`{"name": "cpu", "type": "amlcompute", "scale_windows": [{"name": "a", "trigger": {"type": "cron", "expression": "0 20 * * *"}}, {"name": "n", "trigger": {"type": "cron", "expression": "0 20 * * *"}, "max_instances": 2.5}]}`, "scale_windows[1].max_instances"},
+		{`{"name": "cpu", "type": "amlcompute", "scale_windows": [{"name": "n", "trigger": {"type": "cron", "expression": "0 20 * * *"}, "min_instances": "3"}]}`, "scale_windows[0].min_instances"},
 		{`{"name": "ci-1", "type": "computeinstance", "scale_windows": []}`, "scale_windows"},
 	} {
 		_, err := compute.DecodeComputeSpec([]byte(tc.doc))
