@@ -57,6 +57,14 @@ scale_windows:
 		t.Fatalf("a node was provisioned under max 0:\n%s", nodes)
 	}
 
+	// `compute update` reads the compute, changes a key and applies it
+	// back with its ETag: the windows stay, and the loop's writes of the
+	// window in force do not make the ETag stale.
+	mustRun(t, s.env, "compute", "update", "-n", "windowed", "--max-instances", "3", "-o", "none")
+	if got := strings.TrimSpace(mustRun(t, s.env, "compute", "show", "-n", "windowed", "--query", "[max_instances, scale_windows[0].name, scale_window.max_instances]", "-o", "tsv")); strings.Join(strings.Fields(got), " ") != "3 frozen 0" {
+		t.Fatalf("after compute update: %q, want max 3, the window kept and still in force", got)
+	}
+
 	bad := filepath.Join(dir, "bad.yml")
 	if err := os.WriteFile(bad, []byte(strings.Replace(strings.Replace(doc, "windowed", "badwindow", 1), `"0 0 1 1 *"`, `"0 0 0 1 1 *"`, 1)), 0o600); err != nil {
 		t.Fatal(err)
