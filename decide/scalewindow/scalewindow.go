@@ -53,7 +53,7 @@ func Compile(windows []*dschedule.ScaleWindow) ([]Window, error) {
 		if w == nil {
 			return nil, core.FieldErrorf(at, "must be a window with name and trigger")
 		}
-		name := strings.TrimSpace(w.Name)
+		name := w.Name
 		if err := checkName(name, at+".name"); err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func Compile(windows []*dschedule.ScaleWindow) ([]Window, error) {
 // checkName accepts names as compute names read: letters, digits, '-'
 // and '_', 1 to 32 characters, so a name reads well in a sentence.
 func checkName(name, field string) error {
-	if name == "" {
+	if strings.TrimSpace(name) == "" {
 		return core.FieldErrorf(field, "is required: the window's name, e.g. nights")
 	}
 	if len(name) > 32 {

@@ -198,6 +198,10 @@ func TestCompileRefusals(t *testing.T) {
 		{"huge max", []*dschedule.ScaleWindow{cron("nights", "0 20 * * *", "", nil, ip(10001))}, "scale_windows[0].max_instances", "from 0"},
 		{"no name", []*dschedule.ScaleWindow{cron(" ", "0 20 * * *", "", nil, ip(0))}, "scale_windows[0].name", "required"},
 		{"bad name", []*dschedule.ScaleWindow{cron("nights; rm", "0 20 * * *", "", nil, ip(0))}, "scale_windows[0].name", "letters"},
+		{"name with a newline", []*dschedule.ScaleWindow{cron("nights\n", "0 20 * * *", "", nil, ip(0))}, "scale_windows[0].name", "letters"},
+		{"name padded", []*dschedule.ScaleWindow{cron(" nights", "0 20 * * *", "", nil, ip(0))}, "scale_windows[0].name", "letters"},
+		{"long name", []*dschedule.ScaleWindow{cron(strings.Repeat("n", 33), "0 20 * * *", "", nil, ip(0))}, "scale_windows[0].name", "at most 32"},
+		{"end before start", []*dschedule.ScaleWindow{{Name: "n", Trigger: &dschedule.Trigger{Type: "cron", Expression: "0 20 * * *", StartTime: "2026-02-01T00:00:00", EndTime: "2026-01-01T00:00:00"}, MaxInstances: ip(0)}}, "scale_windows[0].trigger.end_time", "after start_time"},
 		{"duplicate", []*dschedule.ScaleWindow{cron("nights", "0 20 * * *", "", nil, ip(0)), cron("Nights", "0 21 * * *", "", nil, ip(0))}, "scale_windows[1].name", "unique"},
 		{"null entry", []*dschedule.ScaleWindow{nil}, "scale_windows[0]", ""},
 	}
@@ -223,4 +227,20 @@ func asCore(err error, out **core.Error) bool {
 	ce, ok := err.(*core.Error)
 	*out = ce
 	return ok
+}
+
+// A window's end_time stops it firing again; the bounds it set stay until
+// another window fires (here the "back to normal" entry).
+func TestEffectiveAfterEndTime(t *testing.T) {
+	ws := compile(t,
+		&dschedule.ScaleWindow{Name: "freeze", Trigger: &dschedule.Trigger{Type: "cron", Expression: "0 0 * * *", StartTime: "2026-12-24T00:00:00", EndTime: "2026-12-27T00:00:00"}, MaxInstances: ip(0)},
+		&dschedule.ScaleWindow{Name: "thaw", Trigger: &dschedule.Trigger{Type: "cron", Expression: "0 0 2 1 *"}})
+	mid := scalewindow.Effective(ws, 1, 4, time.Date(2026, 12, 30, 12, 0, 0, 0, time.UTC))
+	if mid.Name != "freeze" || mid.Max != 0 || mid.NextName != "thaw" || !mid.Next.Equal(time.Date(2027, 1, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("after the freeze's end_time: %+v, want freeze in force until thaw on 2 Jan", mid)
+	}
+	after := scalewindow.Effective(ws, 1, 4, time.Date(2027, 1, 3, 0, 0, 0, 0, time.UTC))
+	if after.Window != nil || after.Min != 1 || after.Max != 4 {
+		t.Fatalf("after the thaw: %+v, want the cluster's own", after)
+	}
 }
