@@ -128,6 +128,7 @@ func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
+	spec.KeepScaleWindows = true // Azure has no such key: an ARM PUT keeps them
 	c, created, err := h.Svc.CreateOrApplyCompute(r.Context(), r.PathValue("ws"), spec, r.Header.Get("If-Match"))
 	if err != nil {
 		WriteError(w, err)

@@ -61,6 +61,9 @@ type harness struct {
 	agents     map[string]*agent
 	order      []string // agent IDs in join order
 	ports      int
+	// serviceClock gives the services the harness clock too (their
+	// reads' "now", such as a cluster's next scale window change).
+	serviceClock bool
 }
 
 // newHarness builds a server from a config document (may be empty).
@@ -113,9 +116,17 @@ func (h *harness) bootWith(key *sealing.Key) {
 		Store: h.store, Catalog: h.cat, Files: h.files, SecretsKey: key,
 		Providers: map[string]node.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
-		CuratedEnvironments: h.cfg.CuratedEnvironments,
+		CuratedEnvironments: h.cfg.CuratedEnvironments, Clock: h.serviceClockOrNil(),
 	})
 	h.ctrl = control.New(h.svc, 1)
+}
+
+// serviceClockOrNil is the harness clock when serviceClock is set.
+func (h *harness) serviceClockOrNil() core.Clock {
+	if h.serviceClock {
+		return h.clock
+	}
+	return nil
 }
 
 // restart replaces the services and controller over the same store, as a

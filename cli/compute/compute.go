@@ -38,9 +38,13 @@ func newComputeShowCommand(g *cmdutil.Globals) *cobra.Command {
 		Use:   "show",
 		Short: "Show a compute",
 		Args:  cobra.NoArgs,
-		RunE: g.CallAndRender(computeColumns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-			return c.GetCompute(ctx, ws, name)
-		}),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ws, err := g.Client()
+			if err != nil {
+				return err
+			}
+			return showCompute(cmd.Context(), g, c, ws, name)
+		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "compute name")
 	_ = cmd.MarkFlagRequired("name")

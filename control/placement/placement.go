@@ -164,6 +164,8 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		noteFrom := ""
 		cs := scheduler.ClusterState{MaxInstances: scheduling.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
 			NodeImages: scheduling.NodeImages(s.Catalog(), ci.Compute)}
+		windowBounds(&cs, ci.Compute, now)
+		first := len(snap.Nodes)
 		for _, n := range ci.Nodes {
 			switch {
 			case n.State == node.NodePreparing, len(n.PullingImages) > 0:
@@ -184,6 +186,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 			}
 			snap.Nodes = append(snap.Nodes, sn)
 		}
+		capFreeNodes(snap.Nodes[first:], cs)
 		snap.Clusters[key] = cs
 	}
 	// Sized once, and each job's keys built once: over 100,000 queued

@@ -28,7 +28,14 @@ type scaleSource struct{ c *Loop }
 // scheduler left in this pass when there is one, and reads the store
 // otherwise.
 func (src scaleSource) Snapshot(ctx context.Context, now time.Time) (autoscaler.Snapshot, error) {
-	snap, err := src.snapshot(ctx)
+	snap, windows, err := src.snapshot(ctx, now)
+	if err == nil {
+		if werr := src.c.recordWindows(ctx, windows, now); werr != nil {
+			// Scaling goes on by the windows' bounds; the event is told
+			// on a later pass, the stored state being unchanged.
+			src.c.s.Logger().Warn("recording scale windows", slog.Any("err", werr))
+		}
+	}
 	if err == nil {
 		err = src.c.adaptiveArrivals(ctx, &snap)
 	}
@@ -46,25 +53,30 @@ func (src scaleSource) Snapshot(ctx context.Context, now time.Time) (autoscaler.
 	return snap, err
 }
 
-func (src scaleSource) snapshot(ctx context.Context) (autoscaler.Snapshot, error) {
+// snapshot also returns the clusters whose scale window changed since
+// their stored state says (recordWindows tells them).
+func (src scaleSource) snapshot(ctx context.Context, now time.Time) (autoscaler.Snapshot, []string, error) {
 	s := src.c.s
 	src.c.mu.Lock()
 	st, only := src.c.afterSchedule, src.c.only
 	src.c.afterSchedule, src.c.only = nil, nil
 	src.c.mu.Unlock()
 	if st != nil {
-		return onlyOf(src.c.scaleSnapshot(st), only), nil
+		snap, windows := src.c.scaleSnapshot(st, now)
+		return onlyOf(snap, only), windows, nil
 	}
 	var snap autoscaler.Snapshot
+	var windows []string
 	err := s.Store().View(ctx, func(tx store.Tx) error {
 		st, err := scheduling.ReadState(tx)
 		if err != nil {
 			return err
 		}
-		snap = onlyOf(src.c.scaleSnapshot(st), only)
+		snap, windows = src.c.scaleSnapshot(st, now)
+		snap = onlyOf(snap, only)
 		return nil
 	})
-	return snap, err
+	return snap, windows, err
 }
 
 // onlyOf is snap with only the clusters in only planned (nil: all).
@@ -75,10 +87,11 @@ func onlyOf(snap autoscaler.Snapshot, only map[string]bool) autoscaler.Snapshot 
 	return snap.Only(only)
 }
 
-// scaleSnapshot turns a state into the autoscaler's snapshot.
-func (ctl *Loop) scaleSnapshot(st *scheduling.State) autoscaler.Snapshot {
+// scaleSnapshot turns a state into the autoscaler's snapshot at now, the
+// clusters' bounds being those their scale windows set; windows lists the
+// clusters whose window changed.
+func (ctl *Loop) scaleSnapshot(st *scheduling.State, now time.Time) (snap autoscaler.Snapshot, windows []string) {
 	s := ctl.s
-	var snap autoscaler.Snapshot
 	{
 		demand := st.Demand
 		snap.Quotas = map[string]compute.QuotaLimits{}
@@ -106,6 +119,9 @@ func (ctl *Loop) scaleSnapshot(st *scheduling.State) autoscaler.Snapshot {
 					LowPriority:             comp.Tier == compute.TierLowPriority, Location: loc.Name, Workspace: comp.Workspace, Family: size.Family,
 					VCPUsPerNode: size.VCPUs, QueuedNodeDemand: demand[key],
 					Deleting: comp.ProvisioningState == compute.ProvisioningDeleting,
+				}
+				if applyWindow(&cl, comp, now) {
+					windows = append(windows, key)
 				}
 				if comp.IdlePolicy == compute.IdlePolicyAdaptive {
 					cl.Idle = adaptivePolicy(comp, loc, size)
@@ -149,7 +165,8 @@ func (ctl *Loop) scaleSnapshot(st *scheduling.State) autoscaler.Snapshot {
 			}
 		}
 	}
-	return snap
+	slices.Sort(windows)
+	return snap, windows
 }
 
 // scaleActuator carries out the autoscaler's decisions.

@@ -147,6 +147,11 @@ type Cluster struct {
 	// GangHeld, when set, says why scale-up waits after such a release
 	// (its backoff is running): no node is added meanwhile.
 	GangHeld string
+	// Window, when set, says that a scale window sets MinInstances and
+	// MaxInstances now ("max_instances is 0 in scale window nights until
+	// 07:00 (UTC)"): nodes it sheds carry ReasonScaleWindow and this
+	// sentence. WindowName names the window, for scale-up reasons.
+	Window, WindowName string
 }
 
 // ImageDemand is the queued node demand of one image.
@@ -242,6 +247,9 @@ const (
 	// ReasonTierFallback: dedicated nodes added to a low-priority cluster
 	// for jobs that waited too long for low-priority capacity.
 	ReasonTierFallback ReasonCode = "tier_fallback"
+	// ReasonScaleWindow: a node released, at once, because a scale window
+	// lowered max_instances below the live node count (Cluster.Window).
+	ReasonScaleWindow ReasonCode = "scale_window"
 	// ReasonGangTimeout: a gang's nodes released together because some
 	// were still preparing after the gang timeout (Release), or nodes not
 	// added while the gang's backoff runs (Blocked).
@@ -351,7 +359,12 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 		// max_instances was lowered: shed nodes that run nothing, idle ones
 		// first regardless of their idle time. Running nodes finish their
 		// job and are shed on a later pass, once idle.
+		code := ReasonMaxInstances
 		reason := func(n Node) string { return fmt.Sprintf("release %s: max_instances lowered to %d", n.ID, maxN) }
+		if c.Window != "" {
+			code = ReasonScaleWindow
+			reason = func(n Node) string { return fmt.Sprintf("release %s: %s", n.ID, c.Window) }
+		}
 		for _, n := range slices.Clone(idle) {
 			if live <= maxN {
 				break
@@ -359,7 +372,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			if n.Static {
 				continue
 			}
-			release(n, ReasonMaxInstances, reason(n))
+			release(n, code, reason(n))
 			idle = slices.DeleteFunc(idle, func(x Node) bool { return x.ID == n.ID })
 		}
 		for _, n := range slices.Clone(preparing) {
@@ -369,7 +382,7 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 			if n.Static {
 				continue
 			}
-			release(n, ReasonMaxInstances, reason(n))
+			release(n, code, reason(n))
 			preparing = slices.DeleteFunc(preparing, func(x Node) bool { return x.ID == n.ID })
 		}
 	}
@@ -549,10 +562,10 @@ func scaleUpReason(c *Cluster, from, to, running, preparing, idle, demand, minN,
 		parts = append(parts, strconv.Itoa(idle)+" idle")
 	}
 	if running+demand < minN {
-		parts = append(parts, "min_instances "+strconv.Itoa(c.MinInstances))
+		parts = append(parts, "min_instances "+strconv.Itoa(c.MinInstances)+inWindow(c))
 	}
 	if running+demand > maxN {
-		parts = append(parts, "capped at max_instances "+strconv.Itoa(maxN))
+		parts = append(parts, "capped at max_instances "+strconv.Itoa(maxN)+inWindow(c))
 	}
 	if fit < need {
 		parts = append(parts, fmt.Sprintf("quota allows %d of %d", fit, need))
@@ -745,4 +758,12 @@ func (a *Autoscaler) RunOnce(ctx context.Context, now time.Time) ([]Decision, er
 		}
 	}
 	return decisions, errors.Join(errs...)
+}
+
+// inWindow is " in scale window NAME" for a cluster a window bounds now.
+func inWindow(c *Cluster) string {
+	if c.WindowName == "" {
+		return ""
+	}
+	return " in scale window " + c.WindowName
 }

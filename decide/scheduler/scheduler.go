@@ -115,6 +115,12 @@ type ClusterState struct {
 	// Unavailable, when non-empty, says why the compute takes no jobs now
 	// (a compute instance that is stopped); its queued jobs wait with it.
 	Unavailable string
+	// Window, when non-empty, says a scale window sets MaxInstances now
+	// ("max_instances is 0 in scale window nights until 07:00 (UTC)"):
+	// MaxInstances is then taken as it is, 0 included, and a job the
+	// window keeps from starting waits with ReasonScaleWindow and this
+	// sentence.
+	Window string
 	// NodeImages says the cluster's nodes run one image each (a
 	// kubernetes location's pods): placement then matches Job.Image with
 	// Node.Image, and strict ordering holds among jobs that could use the
@@ -190,6 +196,9 @@ const (
 	// within the location's gang timeout, so they were all released and
 	// scale-up for the gang is backing off (ClusterState.BlockedBy).
 	ReasonGangTimeout ReasonCode = "gang_timeout"
+	// ReasonScaleWindow: a scale window of the cluster caps its
+	// max_instances below what the job needs (ClusterState.Window).
+	ReasonScaleWindow ReasonCode = "scale_window"
 )
 
 // Reason explains why a job was not placed.
@@ -482,6 +491,13 @@ func placeCluster(res *Result, c *cluster, jobs []Job, mask uint64, st ClusterSt
 			next += n
 			continue
 		}
+		if st.Window != "" && n > st.MaxInstances {
+			// A scale window keeps the cluster below the job's need
+			// until it ends (the window says when); like a job too big
+			// for the cluster, it holds back no smaller job.
+			res.Waiting[j.ID] = Reason{ReasonScaleWindow, st.Window}
+			continue
+		}
 		if st.MaxInstances > 0 && n > st.MaxInstances {
 			// This job can never start while max_instances stays as it is.
 			// Letting it block the queue would stall the cluster forever,
@@ -506,7 +522,7 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	p := max(st.Provisioning, 0)
 	b := max(st.Busy, 0) + placed
 	m := st.MaxInstances
-	canGrow := m <= 0 || b+free+p < m
+	canGrow := (m <= 0 && st.Window == "") || b+free+p < m
 	// A gang with some but not all of its nodes free is the confusing case
 	// for users ("there are idle nodes, why is my job not running?"), so it
 	// gets its own wording whenever the wait is on nodes arriving.
@@ -536,6 +552,9 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 			r.Message += "; " + st.ProvisioningNote
 		}
 		return r
+	case !canGrow && st.Window != "":
+		// A scale window holds the cluster where it is.
+		return Reason{ReasonScaleWindow, st.Window}
 	case !canGrow:
 		// The cluster cannot grow: the job waits for busy nodes to finish.
 		return Reason{ReasonAtMax, fmt.Sprintf("cluster is at max_instances (%d of %d nodes busy)", b, m)}

@@ -334,6 +334,7 @@ func TestEveryReasonCode(t *testing.T) {
 		{Nodes: nodes("n", "c", 1), Jobs: []scheduler.Job{job("j", "c", 0, 1, 2)}},
 		{Nodes: []scheduler.Node{{ID: "n", Cluster: "c", Free: true, Image: "a"}}, Jobs: []scheduler.Job{{ID: "j", Cluster: "c", InstanceCount: 1, Image: "b"}}, Clusters: map[string]scheduler.ClusterState{"c": {NodeImages: true}}},
 		{Jobs: []scheduler.Job{job("j", "c", 0, 1, 2)}, Clusters: map[string]scheduler.ClusterState{"c": {QuotaBlocked: "g", BlockedBy: scheduler.ReasonGangTimeout}}},
+		{Jobs: []scheduler.Job{job("j", "c", 0, 1, 1)}, Clusters: map[string]scheduler.ClusterState{"c": {Window: "w"}}},
 	}
 	for _, s := range snaps {
 		for _, r := range scheduler.Schedule(s).Waiting {
@@ -343,7 +344,7 @@ func TestEveryReasonCode(t *testing.T) {
 	for _, c := range []scheduler.ReasonCode{
 		scheduler.ReasonProvisioning, scheduler.ReasonAtMax, scheduler.ReasonQuota,
 		scheduler.ReasonBehind, scheduler.ReasonGangIncomplete, scheduler.ReasonNoNodes,
-		scheduler.ReasonImageMismatch, scheduler.ReasonGangTimeout,
+		scheduler.ReasonImageMismatch, scheduler.ReasonGangTimeout, scheduler.ReasonScaleWindow,
 	} {
 		if !seen[c] {
 			t.Errorf("reason %s never produced", c)

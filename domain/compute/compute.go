@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/schedule"
 )
 
 // Compute types, as the YAML `type` key spells them (case-insensitive on input).
@@ -88,6 +89,17 @@ type ComputeSpec struct {
 	// the cluster pulls when it joins, before it takes work: scale-up
 	// pays the pull then, not on the first job.
 	PrepullImages []string `json:"prepull_images,omitempty"`
+	// ScaleWindows (a Shoal extension; Azure has none) change the
+	// cluster's min/max at times (nights, weekends): see
+	// decide/scalewindow.
+	ScaleWindows []*schedule.ScaleWindow `json:"scale_windows,omitempty"`
+	// ScaleWindow (read-only) is the window in force: stored by the
+	// scaling loop when one begins, refreshed when the cluster is read.
+	ScaleWindow *schedule.ScaleWindowState `json:"scale_window,omitempty"`
+	// KeepScaleWindows (never in JSON) is set by callers whose format has
+	// no scale_windows (ARM: Azure has no such key): applying such a spec
+	// keeps the cluster's windows instead of removing them.
+	KeepScaleWindows bool `json:"-"`
 	// Serverless marks a pool that Shoal created for serverless jobs
 	// (ServerlessCompute); read-only: only the job service sets it. Such
 	// a pool cannot be changed by users, and is deleted only while no

@@ -39,13 +39,14 @@ var clusterKeys = KeySchema{
 	"network_settings":          KeySchema{"vnet_name": nil, "subnet": nil},
 	"vnet_name":                 nil, "subnet_name": nil, // the top-level spelling of the Python SDK
 	"enable_node_public_ip": nil, "prepull_images": nil,
+	"scale_windows": listOf{KeySchema{"name": nil, "trigger": triggerKeys, "min_instances": nil, "max_instances": nil}},
 	"identity": KeySchema{"type": nil, "principal_id": nil, "tenant_id": nil,
 		"user_assigned_identities": listOf{KeySchema{"resource_id": nil, "principal_id": nil, "client_id": nil}}},
 	// read-only keys, ignored on input
 	"id": ReadOnly, "resource_id": ReadOnly, "etag": ReadOnly, "provisioning_state": ReadOnly, "provisioning_errors": ReadOnly,
 	"created_on": ReadOnly, "modified_on": ReadOnly, "created_by": ReadOnly, "allocation_state": ReadOnly,
 	"allocation_state_transition_time": ReadOnly, "current_node_count": ReadOnly, "target_node_count": ReadOnly,
-	"node_state_counts": ReadOnly, "serverless": ReadOnly,
+	"node_state_counts": ReadOnly, "serverless": ReadOnly, "scale_window": ReadOnly,
 }
 
 // kubernetesKeys are the keys of an attached Kubernetes compute (type:
@@ -209,6 +210,9 @@ func DecodeComputeSpec(data []byte) (*ComputeSpec, error) {
 				obj[k], _ = json.Marshal(*n) // 2.0 and 1e1 are whole numbers too
 			}
 		}
+	}
+	if err := normalizeScaleWindows(obj); err != nil {
+		return nil, err
 	}
 	vnet, subnet := NonNull(obj["vnet_name"]), NonNull(obj["subnet_name"])
 	delete(obj, "vnet_name")

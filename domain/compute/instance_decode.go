@@ -31,9 +31,7 @@ var instanceKeys = KeySchema{
 	"idle_time_before_shutdown_minutes": nil, "idle_time_before_shutdown": nil,
 	"schedules": KeySchema{"compute_start_stop": listOf{KeySchema{
 		"action": nil, "state": nil, "schedule_id": nil, "provisioning_state": nil, "type": nil,
-		"trigger": KeySchema{"type": nil, "expression": nil, "start_time": nil, "end_time": nil, "time_zone": nil,
-			"frequency": nil, "interval": nil,
-			"schedule": KeySchema{"hours": nil, "minutes": nil, "week_days": nil, "month_days": nil}},
+		"trigger": triggerKeys,
 	}}},
 	"setup_scripts": KeySchema{"creation_script": scriptKeys, "startup_script": scriptKeys},
 	"custom_applications": listOf{KeySchema{
@@ -187,3 +185,9 @@ func DecodeIdleShutdown(raw json.RawMessage) (int, error) {
 	}
 	return n, nil
 }
+
+// triggerKeys are the keys of a schedule trigger, wherever one sits (an
+// instance's start/stop schedules, a cluster's scale windows).
+var triggerKeys = KeySchema{"type": nil, "expression": nil, "start_time": nil, "end_time": nil, "time_zone": nil,
+	"frequency": nil, "interval": nil,
+	"schedule": KeySchema{"hours": nil, "minutes": nil, "week_days": nil, "month_days": nil}}

@@ -45,6 +45,9 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 		if err := checkNetwork(loc, spec); err != nil {
 			return err
 		}
+		if err := checkScaleWindows(spec); err != nil {
+			return err
+		}
 		if err := s.cfg.Access.EnsureComputeIdentities(ctx, tx, ws.Name, spec); err != nil {
 			return err
 		}
@@ -130,6 +133,9 @@ func (s *Service) applyCompute(ctx context.Context, tx store.Tx, existing *compu
 			"compute %q already exists and these fields cannot change after creation: %s; delete it and create it again, or change only min_instances, max_instances, idle_time_before_scale_down, description, tags and identity",
 			existing.Name, strings.Join(diff, ", "))}
 	}
+	if spec.KeepScaleWindows && spec.ScaleWindows == nil {
+		spec.ScaleWindows = existing.ScaleWindows
+	}
 	changes := describeChanges(&existing.ComputeSpec, spec)
 	if len(changes) == 0 {
 		return s.withStatus(tx, existing)
@@ -138,7 +144,7 @@ func (s *Service) applyCompute(ctx context.Context, tx store.Tx, existing *compu
 	next.MinInstances, next.MaxInstances, next.IdleTimeBeforeScaleDown = spec.MinInstances, spec.MaxInstances, spec.IdleTimeBeforeScaleDown
 	next.Description, next.Tags, next.Identity = spec.Description, spec.Tags, spec.Identity
 	next.IdlePolicy, next.WaitCostPerHour, next.TierFallback = spec.IdlePolicy, spec.WaitCostPerHour, spec.TierFallback
-	next.PrepullImages = spec.PrepullImages
+	next.PrepullImages, next.ScaleWindows = spec.PrepullImages, spec.ScaleWindows
 	return s.saveUpdate(ctx, tx, &next, changes)
 }
 
@@ -396,6 +402,9 @@ func describeChanges(old, new *compute.ComputeSpec) []string {
 	}
 	if identityKey(old.Identity) != identityKey(new.Identity) {
 		out = append(out, fmt.Sprintf("identity %s→%s", identityType(old.Identity), identityType(new.Identity)))
+	}
+	if w := scaleWindowsChange(old.ScaleWindows, new.ScaleWindows); w != "" {
+		out = append(out, w)
 	}
 	return out
 }

@@ -61,5 +61,6 @@ func (s *Service) withStatus(tx store.Tx, c *compute.Compute) (*compute.Compute,
 	if out.IsInstance() {
 		s.instanceStatus(tx, &out, nodes)
 	}
+	s.withScaleWindow(&out)
 	return &out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/decide/scalewindow"
 	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
@@ -119,6 +120,11 @@ func (s *Placer) HandOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, e
 	}
 	c, err := tx.GetCompute(n.Workspace, n.Compute)
 	if err != nil || c.ProvisioningState == compute.ProvisioningDeleting {
+		return false, nil
+	}
+	if b, ok := scalewindow.Of(c, tx.Now()); ok && b.Window != nil {
+		// A scale window caps the cluster: the pass, which counts its
+		// nodes against the cap, decides whether this one takes work.
 		return false, nil
 	}
 	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
