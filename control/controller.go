@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/control/sweeps"
+	"github.com/shoal-ml/shoal/control/watch"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
@@ -47,6 +48,9 @@ type Controller struct {
 	sweeps *sweeps.Loop
 	// blocks discards the Blob endpoint's blocks never committed.
 	blocks *blobblocks.Loop
+	// watch turns conditions (a long queue wait, idle GPUs, a node stuck
+	// provisioning, an idle shutdown soon) into events once each.
+	watch *watch.Loop
 
 	// view holds the computes and nodes between placement passes.
 	view *scheduling.View
@@ -78,6 +82,7 @@ func New(s Services, seed uint64) *Controller {
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
 	c.blocks = blobblocks.New(s)
+	c.watch = watch.New(s, watch.Thresholds{IdleMinute: c.cfg.IdleMinute})
 	return c
 }
 
@@ -133,8 +138,15 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.blocks.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.watch.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
+
+// Watch is the watch loop, for the server to set its thresholds (the
+// notifications config) and where its gauges go.
+func (c *Controller) Watch() *watch.Loop { return c.watch }
 
 // pruneDeletionsEvery is how often the node deletions the view has read
 // are forgotten by the store.
