@@ -144,6 +144,10 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	return errors.Join(errs...)
 }
 
+// Accounting is the accounting loop, for the server to hand its budget
+// gauges to the metrics.
+func (c *Controller) Accounting() *accounting.Accounting { return c.acct }
+
 // Watch is the watch loop, for the server to set its thresholds (the
 // notifications config) and where its gauges go.
 func (c *Controller) Watch() *watch.Loop { return c.watch }
