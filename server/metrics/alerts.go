@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/control/accounting"
 	"github.com/shoal-ml/shoal/control/watch"
+	"github.com/shoal-ml/shoal/domain/job"
 )
 
 // alertMetrics are the instruments docs/operations/alerts.yml reads
@@ -42,6 +43,18 @@ func newAlertMetrics() *alertMetrics {
 	}
 	a.SetLeader(nil)
 	return a
+}
+
+// zeroCounters makes a cluster's outcome counters exist at 0 before
+// their first increment: a series that first appears at 1 has no rise
+// Prometheus' increase() can see, and the first failed job or lost node
+// of a cluster would never fire its alert. (Registered from the scrape,
+// they show from the next one.)
+func (m *Metrics) zeroCounters(ws, compute string) {
+	for _, st := range []string{job.JobCompleted, job.JobFailed, job.JobCanceled} {
+		m.jobsEnded.WithLabelValues(ws, compute, st)
+	}
+	m.nodesLost.WithLabelValues(ws, compute)
 }
 
 // SetLeader installs how the server knows it leads; nil: it always does

@@ -95,6 +95,15 @@ func TestAlertMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// The outcome counters of a cluster exist at 0 from the scrape after
+	// it is seen, so its first failure is a rise increase() sees.
+	body = scrape()
+	for _, want := range []string{`shoal_jobs_ended_total{compute="gpu",status="Failed",workspace="ws"} 0`,
+		`shoal_jobs_ended_total{compute="gpu",status="Completed",workspace="ws"} 0`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	// A follower says 0; budgets and jobs gone leave the metrics.
 	m.SetLeader(func() bool { return false })
 	m.SetBudgetSpend(nil)

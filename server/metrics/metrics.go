@@ -49,7 +49,7 @@ func New(svc *service.Services) *Metrics {
 		Help:    "Store transaction latency, read-only (view) or read-write (update), and outcome.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}, []string{"kind", "outcome"})
 	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store, m.nodesLost, m.dropped, m.failed, gauges{m.alertMetrics},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc})
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc, m: m})
 	return m
 }
 
@@ -100,7 +100,10 @@ func (m *Metrics) ObserveTransaction(readOnly bool, d time.Duration, err error) 
 
 // stateCollector reads the state at each scrape: nodes by state, queued
 // jobs and the cost rate per cluster.
-type stateCollector struct{ svc *service.Services }
+type stateCollector struct {
+	svc *service.Services
+	m   *Metrics
+}
 
 var (
 	nodesDesc  = prometheus.NewDesc("shoal_nodes", "Nodes by cluster and state.", []string{"workspace", "compute", "state"}, nil)
@@ -129,6 +132,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, cl := range snap {
+		c.m.zeroCounters(cl.Workspace, cl.Compute)
 		for _, st := range []string{node.NodePreparing, node.NodeIdle, node.NodeRunning, node.NodeLeaving, node.NodeUnusable, node.NodePreempted} {
 			ch <- prometheus.MustNewConstMetric(nodesDesc, prometheus.GaugeValue, float64(cl.Nodes[st]), cl.Workspace, cl.Compute, st)
 		}
