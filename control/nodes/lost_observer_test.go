@@ -1,17 +1,14 @@
 package nodes_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/nodes"
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -36,31 +33,21 @@ func (o *lostCounter) NodeLost(ws, compute string) {
 // counted once, after the loss is committed, by an observer that counts
 // losses; a second pass does not count it again.
 func TestNodeLostIsAnEventAndCountedOnce(t *testing.T) {
-	ctx := context.Background()
-	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx store.Tx) error {
+	b := newNodeBench(t, func(tx store.Tx) error {
 		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
 			return err
 		}
 		return tx.InsertNode(&node.Node{ID: "n1", Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
 			CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
 	obs := &lostCounter{lost: map[string]int{}}
-	svc.SetObserver(obs)
-	loop := nodes.New(svc, svc.Config())
-	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+	b.svc.SetObserver(obs)
+	loop := nodes.New(b.svc, b.svc.Config())
+	if err := loop.RunOnce(b.ctx, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := loop.RunOnce(ctx, clock.Advance(16*time.Second)); err != nil {
+		if err := loop.RunOnce(b.ctx, b.clock.Advance(16*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		loop.Wait()
@@ -71,20 +58,7 @@ func TestNodeLostIsAnEventAndCountedOnce(t *testing.T) {
 	if got != 1 {
 		t.Errorf("nodes lost counted %d times, want once", got)
 	}
-	var kinds []string
-	err = db.View(ctx, func(tx store.Tx) error {
-		list, err := tx.ListEvents(core.EventFilter{Workspace: "ws", ResourceType: core.ResourceCompute, ResourceName: "cpu"})
-		for _, e := range list {
-			if e.Kind == core.EventNodeLost {
-				kinds = append(kinds, e.Reason)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(kinds) != 1 {
-		t.Errorf("node_lost events %q, want one", kinds)
+	if n := b.events("cpu", core.EventNodeLost); n != 1 {
+		t.Errorf("%d node_lost events, want one", n)
 	}
 }

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -72,4 +73,40 @@ func due(all []onset, after, upTo time.Time) ([]onset, time.Time) {
 		return in, upTo
 	}
 	return in[:n], in[n-1].at
+}
+
+// watchCursor tells, once each, the conditions kept by the cursor key
+// whose onset is at or before upTo: onsets lists in a read transaction
+// the conditions met now, with their onsets; record records one in the
+// write transaction that moves the cursor past it (reading it again
+// there, and recording nothing when it is no longer met). The write
+// records nothing when another pass moved the cursor since the read.
+func (l *Loop) watchCursor(ctx context.Context, key string, upTo time.Time,
+	onsets func(tx store.Tx) ([]onset, error), record func(tx store.Tx, o onset) error) error {
+	var list []onset
+	var after time.Time
+	err := l.s.Store().View(ctx, func(tx store.Tx) error {
+		var err error
+		if after, err = readCursor(tx, key); err != nil {
+			return err
+		}
+		list, err = onsets(tx)
+		return err
+	})
+	if err != nil || !upTo.After(after) {
+		return err
+	}
+	batch, cursor := due(list, after, upTo)
+	return l.s.Store().Update(ctx, func(tx store.Tx) error {
+		cur, err := readCursor(tx, key)
+		if err != nil || !cur.Equal(after) {
+			return err
+		}
+		for _, o := range batch {
+			if err := record(tx, o); err != nil {
+				return err
+			}
+		}
+		return writeCursor(tx, key, cursor)
+	})
 }

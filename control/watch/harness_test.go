@@ -79,6 +79,17 @@ func (h *harness) events(rt, kind string) []string {
 	return out
 }
 
+// count fails the test unless resource type rt has n events of kind,
+// and returns them.
+func (h *harness) count(rt, kind string, n int, when string) []string {
+	h.t.Helper()
+	got := h.events(rt, kind)
+	if len(got) != n {
+		h.t.Fatalf("%s events %s: %q, want %d", kind, when, got, n)
+	}
+	return got
+}
+
 // names returns the resource names of lines from events.
 func names(lines []string) string {
 	var out []string

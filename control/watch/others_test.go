@@ -34,13 +34,11 @@ func TestProvisioningStuckOncePerNode(t *testing.T) {
 	})
 	l := h.loop()
 	h.pass(l, 14*time.Minute)
-	if got := h.events(core.ResourceCompute, core.EventProvisioningStuck); len(got) != 0 {
-		t.Fatalf("before the threshold: %q", got)
-	}
+	h.count(core.ResourceCompute, core.EventProvisioningStuck, 0, "before the threshold")
 	h.pass(l, 2*time.Minute)
 	h.pass(h.loop(), time.Minute)
-	got := h.events(core.ResourceCompute, core.EventProvisioningStuck)
-	if len(got) != 1 || !strings.Contains(got[0], "node slow (Standard_NC6 in local) has been provisioning for 16m0s") ||
+	got := h.count(core.ResourceCompute, core.EventProvisioningStuck, 1, "after it and a restart")
+	if !strings.Contains(got[0], "node slow (Standard_NC6 in local) has been provisioning for 16m0s") ||
 		!strings.Contains(got[0], "pulling images") || !strings.HasPrefix(got[0], "gpu: ") {
 		t.Fatalf("provisioning_stuck = %q, want one event for node slow on gpu", got)
 	}
@@ -161,13 +159,11 @@ func TestIdleShutdownSoonOncePerDeadline(t *testing.T) {
 	})
 	l := h.loop()
 	h.pass(l, 49*time.Minute)
-	if got := h.events(core.ResourceCompute, core.EventIdleShutdownSoon); len(got) != 0 {
-		t.Fatalf("11 minutes before: %q", got)
-	}
+	h.count(core.ResourceCompute, core.EventIdleShutdownSoon, 0, "11 minutes before")
 	h.pass(l, 2*time.Minute)
 	h.pass(h.loop(), time.Minute)
-	got := h.events(core.ResourceCompute, core.EventIdleShutdownSoon)
-	if len(got) != 1 || !strings.Contains(got[0], "in 9m0s; idle_time_before_shutdown_minutes 60") || !strings.Contains(got[0], "postpone-shutdown -n nb") {
+	got := h.count(core.ResourceCompute, core.EventIdleShutdownSoon, 1, "9 minutes before, and after a restart")
+	if !strings.Contains(got[0], "in 9m0s; idle_time_before_shutdown_minutes 60") || !strings.Contains(got[0], "postpone-shutdown -n nb") {
 		t.Fatalf("idle_shutdown_soon = %q, want one 9 minutes before", got)
 	}
 	// The owner postpones to 2 h: the new deadline is told 10 min before.
@@ -181,11 +177,7 @@ func TestIdleShutdownSoonOncePerDeadline(t *testing.T) {
 		return tx.UpdateCompute(c)
 	})
 	h.pass(l, 57*time.Minute)
-	if got := h.events(core.ResourceCompute, core.EventIdleShutdownSoon); len(got) != 1 {
-		t.Fatalf("11 minutes before the postponed deadline: %q", got)
-	}
+	h.count(core.ResourceCompute, core.EventIdleShutdownSoon, 1, "11 minutes before the postponed deadline")
 	h.pass(l, 2*time.Minute)
-	if got := h.events(core.ResourceCompute, core.EventIdleShutdownSoon); len(got) != 2 {
-		t.Fatalf("9 minutes before the postponed deadline: %q, want a second warning", got)
-	}
+	h.count(core.ResourceCompute, core.EventIdleShutdownSoon, 2, "9 minutes before the postponed deadline")
 }

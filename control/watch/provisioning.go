@@ -16,50 +16,26 @@ import (
 // after it was asked for. A machine joined by hand waits for a person
 // running its join command, not for a provider: it is not watched.
 func (l *Loop) watchProvisioning(ctx context.Context, now time.Time, th Thresholds) error {
-	upTo := now.Add(-th.ProvisioningStuckAfter)
-	var list []onset
-	var after time.Time
-	err := l.s.Store().View(ctx, func(tx store.Tx) error {
-		var err error
-		if after, err = readCursor(tx, cursorProvisioning); err != nil {
-			return err
-		}
-		nodes, err := tx.ListNodes(node.NodeFilter{})
-		if err != nil {
-			return err
-		}
-		list = list[:0]
-		for _, n := range nodes {
-			if stuck(n) {
-				list = append(list, onset{key: n.ID, at: n.CreatedOn})
+	err := l.watchCursor(ctx, cursorProvisioning, now.Add(-th.ProvisioningStuckAfter),
+		func(tx store.Tx) ([]onset, error) {
+			nodes, err := tx.ListNodes(node.NodeFilter{})
+			var list []onset
+			for _, n := range nodes {
+				if stuck(n) {
+					list = append(list, onset{key: n.ID, at: n.CreatedOn})
+				}
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("watching provisioning nodes: %w", err)
-	}
-	if !upTo.After(after) {
-		return nil
-	}
-	batch, cursor := due(list, after, upTo)
-	err = l.s.Store().Update(ctx, func(tx store.Tx) error {
-		cur, err := readCursor(tx, cursorProvisioning)
-		if err != nil {
-			return err
-		}
-		if !cur.Equal(after) {
-			return nil
-		}
-		for _, o := range batch {
+			return list, err
+		},
+		func(tx store.Tx, o onset) error {
 			n, err := tx.GetNode(o.key)
 			if core.ErrorCode(err) == core.ENOTFOUND {
-				continue
+				return nil
 			} else if err != nil {
 				return err
 			}
 			if !stuck(n) {
-				continue
+				return nil
 			}
 			c := &compute.Compute{Workspace: n.Workspace}
 			c.Name = n.Compute
@@ -67,16 +43,12 @@ func (l *Loop) watchProvisioning(ctx context.Context, now time.Time, th Threshol
 			if n.StateReason != "" {
 				why = ": " + n.StateReason
 			}
-			if err := compute.AppendComputeEvent(ctx, tx, c, core.EventProvisioningStuck,
+			return compute.AppendComputeEvent(ctx, tx, c, core.EventProvisioningStuck,
 				fmt.Sprintf("node %s (%s in %s) has been provisioning for %s, over the %s threshold (notifications.provisioning_stuck_after)%s",
-					n.ID, n.Size, n.Location, now.Sub(n.CreatedOn).Round(time.Second), th.ProvisioningStuckAfter, why)); err != nil {
-				return err
-			}
-		}
-		return writeCursor(tx, cursorProvisioning, cursor)
-	})
+					n.ID, n.Size, n.Location, now.Sub(n.CreatedOn).Round(time.Second), th.ProvisioningStuckAfter, why))
+		})
 	if err != nil {
-		return fmt.Errorf("recording nodes stuck provisioning: %w", err)
+		return fmt.Errorf("watching provisioning nodes: %w", err)
 	}
 	return nil
 }

@@ -17,64 +17,32 @@ import (
 // references (no job documents) and only the jobs whose wait crossed the
 // threshold since the last pass.
 func (l *Loop) watchQueue(ctx context.Context, now time.Time, th Thresholds) error {
-	upTo := now.Add(-th.QueueWait)
-	var list []onset
-	var after time.Time
-	err := l.s.Store().View(ctx, func(tx store.Tx) error {
-		var err error
-		if after, err = readCursor(tx, cursorQueue); err != nil {
-			return err
-		}
-		refs, err := tx.ListQueuedJobRefs()
-		if err != nil {
-			return err
-		}
-		list = list[:0]
-		for _, r := range refs {
-			if r.CreatedOn.After(after) && !r.CreatedOn.After(upTo) {
+	err := l.watchCursor(ctx, cursorQueue, now.Add(-th.QueueWait),
+		func(tx store.Tx) ([]onset, error) {
+			refs, err := tx.ListQueuedJobRefs()
+			list := make([]onset, 0, len(refs))
+			for _, r := range refs {
 				list = append(list, onset{key: r.Workspace + "/" + r.Name, at: r.CreatedOn, data: r})
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("watching the queue: %w", err)
-	}
-	if !upTo.After(after) {
-		return nil
-	}
-	batch, cursor := due(list, after, upTo)
-	err = l.s.Store().Update(ctx, func(tx store.Tx) error {
-		// Read again under the write: another leader's pass may have
-		// moved the cursor since.
-		cur, err := readCursor(tx, cursorQueue)
-		if err != nil {
-			return err
-		}
-		if !cur.Equal(after) {
-			return nil
-		}
-		for _, o := range batch {
+			return list, err
+		},
+		func(tx store.Tx, o onset) error {
 			r := o.data.(store.QueuedJobRef)
 			j, err := tx.GetJob(r.Workspace, r.Name)
 			if core.ErrorCode(err) == core.ENOTFOUND {
-				continue
+				return nil
 			} else if err != nil {
 				return err
 			}
 			if j.Status != job.JobQueued {
-				continue // started (or ended) since the read
+				return nil // started (or ended) since the read
 			}
-			if err := tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: j.Workspace, ResourceType: core.ResourceJob,
+			return tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: j.Workspace, ResourceType: core.ResourceJob,
 				ResourceName: j.Name, Kind: core.EventQueuedTooLong, Actor: "controller",
-				Reason: queuedReason(tx, j, now, th.QueueWait)}); err != nil {
-				return err
-			}
-		}
-		return writeCursor(tx, cursorQueue, cursor)
-	})
+				Reason: queuedReason(tx, j, now, th.QueueWait)})
+		})
 	if err != nil {
-		return fmt.Errorf("recording jobs queued too long: %w", err)
+		return fmt.Errorf("watching the queue: %w", err)
 	}
 	return nil
 }
