@@ -9,10 +9,12 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
 )
 
-// watchGPUs records gpu_underutilized on a running job whose GPU samples
+// watchGPUs records gpu_underutilized on a running job on GPU nodes whose
+// GPU samples
 // (core.EventGPUUtilization, which its nodes' agents send) all stayed
 // under th.GPUIdlePercent for the whole th.GPUIdleWindow — at most once
 // per window and job — and returns each running job's last sample for
@@ -34,7 +36,7 @@ func (l *Loop) watchGPUs(ctx context.Context, now time.Time, th Thresholds) ([]G
 	var gauges []GPUUtilization
 	err := l.s.Store().View(ctx, func(tx store.Tx) error {
 		idle, gauges = idle[:0], gauges[:0]
-		jobs, err := tx.ListJobs(job.JobFilter{Statuses: []string{job.JobRunning}})
+		jobs, err := gpuJobs(tx)
 		if err != nil {
 			return err
 		}
@@ -112,6 +114,35 @@ func (l *Loop) watchGPUs(ctx context.Context, now time.Time, th Thresholds) ([]G
 		}
 	}
 	return gauges, nil
+}
+
+// gpuJobs returns the running jobs that hold GPU nodes: only they are
+// sampled, and reading only them keeps the pass to the GPU jobs (not
+// every running job's events) on a server with thousands of CPU jobs.
+func gpuJobs(tx store.Tx) ([]*job.Job, error) {
+	nodes, err := tx.ListNodes(node.NodeFilter{})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[[2]string]bool{}
+	var out []*job.Job
+	for _, n := range nodes {
+		k := [2]string{n.Workspace, n.CurrentJobName}
+		if n.GPUs == 0 || n.CurrentJobName == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		j, err := tx.GetJob(n.Workspace, n.CurrentJobName)
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if j.Status == job.JobRunning {
+			out = append(out, j)
+		}
+	}
+	return out, nil
 }
 
 // SampleMean reads a GPU sample event's reason, as service/agentapi

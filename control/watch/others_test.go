@@ -63,11 +63,21 @@ func (h *harness) sample(name string, pcts ...int) {
 func TestGPUUnderutilizedOncePerWindow(t *testing.T) {
 	h := newHarness(t)
 	h.update(func(tx store.Tx) error {
-		for _, n := range []string{"idle", "busy"} {
+		// idle and busy run on GPU nodes; oncpu on a node without GPUs
+		// (its samples, were there any, are not watched).
+		for i, n := range []string{"idle", "busy", "oncpu"} {
 			j := h.submit(tx, n)
 			start := tx.Now()
 			j.Status, j.StartTime = job.JobRunning, &start
 			if err := tx.UpdateJob(j); err != nil {
+				return err
+			}
+			gpus := 2
+			if n == "oncpu" {
+				gpus = 0
+			}
+			if err := tx.InsertNode(&node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "gpu", Location: "local", GPUs: gpus,
+				State: node.NodeRunning, CurrentJobName: n, CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
 				return err
 			}
 		}
@@ -78,6 +88,7 @@ func TestGPUUnderutilizedOncePerWindow(t *testing.T) {
 	l.SetGauges(g)
 	for i := range 7 { // a sample every 5 minutes for 30 minutes
 		h.sample("idle", 10, 0)
+		h.sample("oncpu", 0)
 		busy := 20
 		if i == 3 {
 			busy = 90
