@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,12 @@ func TestAlertMetrics(t *testing.T) {
 		`shoal_jobs_ended_total{compute="gpu",status="Completed",workspace="ws"} 0`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// Every metric the shipped rules read is exported.
+	for _, name := range regexp.MustCompile(`shoal_[a-z_]+`).FindAllString(readDoc(t, "alerts.yml"), -1) {
+		if !strings.Contains(body, "\n"+name+"{") && !strings.Contains(body, "\n"+name+" ") {
+			t.Errorf("alerts.yml reads %s, which /metrics does not export", name)
 		}
 	}
 	// A follower says 0; budgets and jobs gone leave the metrics.

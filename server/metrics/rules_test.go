@@ -27,7 +27,8 @@ func TestAlertRules(t *testing.T) {
 }
 
 // Every rule of alerts.yml has a case in alerts.tests.yml and a section
-// in alerts.md, and reads only metrics the server exports.
+// in alerts.md (TestAlertMetrics checks that the metrics they read are
+// exported).
 func TestAlertRulesAreTestedAndDocumented(t *testing.T) {
 	rules, tests, doc := readDoc(t, "alerts.yml"), readDoc(t, "alerts.tests.yml"), readDoc(t, "alerts.md")
 	n := 0
