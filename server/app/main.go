@@ -408,15 +408,15 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	apiServer.SetReadiness(m.readiness(where, elector))
 	met := metrics.New(m.svc)
 	m.svc.SetObserver(met)
-	if err := m.watchAlerts(cfg, met, elector); err != nil {
-		ln.Close()
-		store.Close()
-		return nil, err
-	}
 	apiServer.SetRequestObserver(met.ObserveRequest)
 	txobserve.Set(met.ObserveTransaction)
 	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
 	if err := m.mountStudio(ctx, apiServer, cfg); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
+	if err := m.watchAlerts(cfg, met, elector); err != nil {
 		ln.Close()
 		store.Close()
 		return nil, err
