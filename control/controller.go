@@ -42,15 +42,15 @@ type Controller struct {
 	place *placement.Loop        // the scheduler's placements and wait reasons
 	// preempt simulates low-priority preemption.
 	preempt *preemption.Loop
+	// watch turns conditions (a long queue wait, idle GPUs, a node stuck
+	// provisioning, an idle shutdown soon) into events once each.
+	watch *watch.Loop
 	// pipes and sweeps submit the children of pipeline and sweep jobs
 	// (which the scheduler then places like any job).
 	pipes  *pipelines.Loop
 	sweeps *sweeps.Loop
 	// blocks discards the Blob endpoint's blocks never committed.
 	blocks *blobblocks.Loop
-	// watch turns conditions (a long queue wait, idle GPUs, a node stuck
-	// provisioning, an idle shutdown soon) into events once each.
-	watch *watch.Loop
 
 	// view holds the computes and nodes between placement passes.
 	view *scheduling.View
@@ -78,11 +78,11 @@ func New(s Services, seed uint64) *Controller {
 	c.nodes = nodes.New(s, c.cfg)
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
 	c.view = scheduling.NewView()
+	c.watch = watch.New(s, watch.Thresholds{IdleMinute: c.cfg.IdleMinute})
 	c.place = placement.New(s, c.scale, c.view)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
 	c.blocks = blobblocks.New(s)
-	c.watch = watch.New(s, watch.Thresholds{IdleMinute: c.cfg.IdleMinute})
 	return c
 }
 
