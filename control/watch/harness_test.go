@@ -11,9 +11,11 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/internal/testpg"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 
@@ -30,6 +32,27 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	db, clock := teststore.Open(t)
+	return harnessOver(t, db, clock)
+}
+
+// newPGHarness is newHarness over a PostgreSQL store of its own (where
+// servers share one store and a new leader takes over).
+func newPGHarness(t *testing.T) *harness {
+	clock := storetest.NewClock(storetest.Start)
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: testpg.Start(t).NewDatabase(t), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Update(t.Context(), func(tx store.Tx) error {
+		return tx.InsertWorkspace(&core.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return harnessOver(t, db, clock)
+}
+
+func harnessOver(t *testing.T, db store.Store, clock *storetest.Clock) *harness {
 	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)

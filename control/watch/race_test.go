@@ -18,7 +18,11 @@ import (
 // node once: the write re-reads the cursor and records nothing when the
 // other moved it.
 func TestTwoLoopsAtOnceTellEachConditionOnce(t *testing.T) {
-	h := newHarness(t)
+	t.Run("sqlite", func(t *testing.T) { twoLoopsAtOnce(t, newHarness(t)) })
+	t.Run("postgres", func(t *testing.T) { twoLoopsAtOnce(t, newPGHarness(t)) })
+}
+
+func twoLoopsAtOnce(t *testing.T, h *harness) {
 	h.update(func(tx store.Tx) error {
 		for i := range 40 {
 			h.submit(tx, fmt.Sprintf("j%02d", i))
