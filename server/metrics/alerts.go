@@ -109,6 +109,12 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 		v = 1
 	}
 	ch <- prometheus.MustNewConstMetric(leaderDesc, prometheus.GaugeValue, v)
+	if v == 0 {
+		// The leader's loops set these: a server that no longer leads
+		// would export its last values for ever (and a stale idle GPU
+		// would page someone).
+		return
+	}
 	a.mu.Lock()
 	budgets, gpus := a.budgets, a.gpus
 	a.mu.Unlock()

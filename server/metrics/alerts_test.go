@@ -111,17 +111,26 @@ func TestAlertMetrics(t *testing.T) {
 			t.Errorf("alerts.yml reads %s, which /metrics does not export", name)
 		}
 	}
-	// A follower says 0; budgets and jobs gone leave the metrics.
+	gone := func(when string) {
+		t.Helper()
+		for _, name := range []string{"shoal_budget_spend_ratio{", "shoal_job_gpu_utilization_percent{"} {
+			if strings.Contains(body, name) {
+				t.Errorf("%s still exported %s", name, when)
+			}
+		}
+	}
+	// A server that no longer leads says 0 and exports none of the
+	// leader's last gauges.
 	m.SetLeader(func() bool { return false })
-	m.SetBudgetSpend(nil)
-	m.SetJobGPUUtilization(nil)
 	body = scrape()
 	if !strings.Contains(body, "shoal_leader 0") {
 		t.Error("a follower's shoal_leader is not 0")
 	}
-	for _, gone := range []string{"shoal_budget_spend_ratio{", "shoal_job_gpu_utilization_percent{"} {
-		if strings.Contains(body, gone) {
-			t.Errorf("%s still exported after its source went", gone)
-		}
-	}
+	gone("by a server that no longer leads")
+	// Budgets and jobs gone leave the metrics.
+	m.SetLeader(nil)
+	m.SetBudgetSpend(nil)
+	m.SetJobGPUUtilization(nil)
+	body = scrape()
+	gone("after their source went")
 }
