@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/control/sweeps"
+	"github.com/shoal-ml/shoal/control/watch"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
@@ -41,6 +42,9 @@ type Controller struct {
 	place *placement.Loop        // the scheduler's placements and wait reasons
 	// preempt simulates low-priority preemption.
 	preempt *preemption.Loop
+	// watch turns conditions (a long queue wait, idle GPUs, a node stuck
+	// provisioning, an idle shutdown soon) into events once each.
+	watch *watch.Loop
 	// pipes and sweeps submit the children of pipeline and sweep jobs
 	// (which the scheduler then places like any job).
 	pipes  *pipelines.Loop
@@ -74,6 +78,7 @@ func New(s Services, seed uint64) *Controller {
 	c.nodes = nodes.New(s, c.cfg)
 	c.scale = scaling.New(s, c.cfg, c.nodes.Release)
 	c.view = scheduling.NewView()
+	c.watch = watch.New(s, watch.Thresholds{IdleMinute: c.cfg.IdleMinute})
 	c.place = placement.New(s, c.scale, c.view)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
@@ -133,8 +138,19 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.blocks.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.watch.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
+
+// Accounting is the accounting loop, for the server to hand its budget
+// gauges to the metrics.
+func (c *Controller) Accounting() *accounting.Accounting { return c.acct }
+
+// Watch is the watch loop, for the server to set its thresholds (the
+// notifications config) and where its gauges go.
+func (c *Controller) Watch() *watch.Loop { return c.watch }
 
 // pruneDeletionsEvery is how often the node deletions the view has read
 // are forgotten by the store.

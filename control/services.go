@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/control/sweeps"
+	"github.com/shoal-ml/shoal/control/watch"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -28,6 +29,7 @@ type Services interface {
 	preemption.Services
 	scaling.Services
 	sweeps.Services
+	watch.Services
 
 	// Config is the services' configuration, defaults filled in.
 	Config() service.Config

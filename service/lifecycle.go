@@ -5,6 +5,7 @@ import (
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/agentapi"
@@ -31,8 +32,11 @@ func (s *Services) LoseNode(ctx context.Context, tx store.Tx, n *node.Node, reas
 	}
 	c := &compute.Compute{Workspace: n.Workspace}
 	c.Name = n.Compute
-	if err := compute.AppendComputeEvent(ctx, tx, c, "node_lost", reason); err != nil {
+	if err := compute.AppendComputeEvent(ctx, tx, c, core.EventNodeLost, reason); err != nil {
 		return nil, err
+	}
+	if outcomes != nil {
+		outcomes.lost = append(outcomes.lost, [2]string{n.Workspace, n.Compute})
 	}
 	if attemptID == "" {
 		return nil, nil

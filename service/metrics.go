@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -16,6 +17,12 @@ type ClusterMetrics struct {
 	Nodes              map[string]int
 	Queued, Demand     int
 	CostPerHour        float64
+	// OldestQueuedWait is how long the compute's longest-queued job has
+	// waited since its submission (0 with none queued); OldestProvisioning
+	// how long its oldest node still provisioning (not joined, not a
+	// machine joined by hand) has been (0 with none). The alerts compare
+	// them with their thresholds.
+	OldestQueuedWait, OldestProvisioning time.Duration
 }
 
 // MetricsSnapshot reads every compute's nodes by state, its queue and the
@@ -31,17 +38,28 @@ func (s *Services) MetricsSnapshot(ctx context.Context) ([]ClusterMetrics, error
 		if err != nil {
 			return err
 		}
+		now := s.Now()
 		queued, demand := map[string]int{}, map[string]int{}
+		oldest := map[string]time.Time{}
 		for _, r := range refs {
 			k := compute.ComputeKey(r.Workspace, r.ComputeKey)
 			queued[k]++
 			demand[k] += r.InstanceCount
+			if o, ok := oldest[k]; !ok || r.CreatedOn.Before(o) {
+				oldest[k] = r.CreatedOn
+			}
 		}
 		for key, ci := range st.Clusters {
 			c := ci.Compute
 			m := ClusterMetrics{Workspace: c.Workspace, Compute: c.Name, Nodes: map[string]int{}, Queued: queued[key], Demand: demand[key]}
+			if o, ok := oldest[key]; ok {
+				m.OldestQueuedWait = max(now.Sub(o), 0)
+			}
 			for _, n := range ci.Nodes {
 				m.Nodes[n.State]++
+				if n.State == node.NodePreparing && n.Role != node.NodeRoleStatic {
+					m.OldestProvisioning = max(m.OldestProvisioning, now.Sub(n.CreatedOn))
+				}
 				if n.Holds() && n.State != node.NodePreempted {
 					m.CostPerHour += s.Price(n.Size, n.LowPriority)
 				}

@@ -64,10 +64,20 @@ func markOf(j *job.Job) jobMark {
 type JobOutcomes struct {
 	started []*job.Job
 	ended   []*job.Job
+	// lost are the nodes the transaction declared lost (workspace,
+	// compute), counted by a NodeLostObserver.
+	lost [][2]string
+}
+
+// NodeLostObserver is an Observer that also counts the nodes declared
+// lost (the metrics' shoal_nodes_lost_total), told once the loss is
+// committed.
+type NodeLostObserver interface {
+	NodeLost(workspace, compute string)
 }
 
 // Reset empties o, for a transaction that is retried.
-func (o *JobOutcomes) Reset() { o.started, o.ended = o.started[:0], o.ended[:0] }
+func (o *JobOutcomes) Reset() { o.started, o.ended, o.lost = o.started[:0], o.ended[:0], o.lost[:0] }
 
 // note records what the transaction did to j, which was before before it.
 func (o *JobOutcomes) note(before jobMark, j *job.Job) {
@@ -82,10 +92,15 @@ func (o *JobOutcomes) note(before jobMark, j *job.Job) {
 
 // Report tells the observer of a committed transaction's outcomes.
 func (s *Services) Report(o *JobOutcomes) {
-	if len(o.started) == 0 && len(o.ended) == 0 {
+	if len(o.started) == 0 && len(o.ended) == 0 && len(o.lost) == 0 {
 		return
 	}
 	obs := s.Observe()
+	if nl, ok := obs.(NodeLostObserver); ok {
+		for _, l := range o.lost {
+			nl.NodeLost(l[0], l[1])
+		}
+	}
 	for _, j := range o.started {
 		// A start a node reported late may fall, by the node's clock,
 		// before the submission.

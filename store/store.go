@@ -399,6 +399,9 @@ type QueuedJobRef struct {
 	// Image is the job's resolved image (Job.ResolvedImage): on a
 	// location whose nodes run one image each, the image of its nodes.
 	Image string
+	// CreatedOn is when the job was submitted: the watchers and the
+	// metrics read how long the queue has held it without its document.
+	CreatedOn time.Time
 }
 
 // ReadPool is implemented by stores whose read transactions share a

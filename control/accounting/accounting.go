@@ -55,6 +55,10 @@ type Accounting struct {
 	reached map[string]string
 	// backoff holds the budgets that could not be priced.
 	backoff *loop.Backoff
+	// spend is each budget's last priced spend (by budgetKey), gauges
+	// where it goes (gauges.go).
+	spend  map[string]BudgetSpend
+	gauges BudgetGauges
 }
 
 // New returns the accounting loop over s.

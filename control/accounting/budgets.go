@@ -44,6 +44,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 	}
 	var failures []failure
 	reached, seen := map[string]string{}, map[string]bool{}
+	priced := map[string]BudgetSpend{}
 	c.mu.Lock()
 	before := c.reached
 	c.mu.Unlock()
@@ -84,6 +85,9 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 					continue
 				}
 				c.backoff.Succeeded(key)
+				if st.Limit > 0 {
+					priced[key] = BudgetSpend{Workspace: ws.Name, Budget: b.Name(), Ratio: st.Spent / st.Limit}
+				}
 				if st.Reached && b.Action == money.BudgetBlock {
 					reason := "budget " + b.Describe() + " reached"
 					reached[key] = reason
@@ -153,6 +157,7 @@ func (c *Accounting) CheckBudgets(ctx context.Context, now time.Time) error {
 		}
 	}
 	s.SetBudgetBlocks(blocks)
+	c.publish(priced, seen)
 	c.backoff.Retain(func(k string) bool { return seen[k] })
 	for _, f := range failures {
 		fl := c.backoff.Failed(budgetKey(f.ws, f.b), now, f.err)

@@ -62,3 +62,13 @@ func Containers(t T) {
 	Command(t, "mmdebstrap", "mmdebstrap (builds the test base image from Debian packages)", hint)
 	Command(t, "docker-registry", "Debian's docker-registry (a private registry)", hint)
 }
+
+// Prometheus is Debian's Prometheus server and its promtool, which check
+// and test docs/operations/alerts.yml and scrape a real server; it
+// returns their paths.
+func Prometheus(t T) (server, promtool string) {
+	t.Helper()
+	server, promtool = "/usr/bin/prometheus", "/usr/bin/promtool"
+	Files(t, "Debian's Prometheus and promtool (the shipped alert rules)", "apt-get install prometheus", server, promtool)
+	return server, promtool
+}

@@ -416,6 +416,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		store.Close()
 		return nil, err
 	}
+	if err := m.watchAlerts(cfg, met, elector); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
 	m.http = api.NewHTTPServer(withRequestLog(apiServer, opts.Logger), api.DefaultLimits())
 	// Agents' syncs wait for news without their connections' buffers
 	// (api.Parking): most of the memory of 10,000 nodes otherwise.

@@ -88,6 +88,9 @@ type Config struct {
 	AgentOrphanTimeout Duration `yaml:"agent_orphan_timeout"`
 	// Instances is the policy on compute instances.
 	Instances InstancesConfig `yaml:"instances"`
+	// Notifications: mail, webhooks' URL policy and the watchers'
+	// thresholds (NotificationPolicy checks it).
+	Notifications NotificationsConfig `yaml:"notifications"`
 	// AdvertiseURL is the URL agents use to reach the server; default the
 	// listen address.
 	AdvertiseURL string `yaml:"advertise_url"`

@@ -28,11 +28,12 @@ type Metrics struct {
 	decisions    *prometheus.CounterVec
 	api          *prometheus.HistogramVec
 	store        *prometheus.HistogramVec
+	*alertMetrics
 }
 
 // New registers the instruments and the scrape-time collector over svc.
 func New(svc *service.Services) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), alertMetrics: newAlertMetrics()}
 	waits := []float64{0, 1, 5, 15, 30, 60, 120, 180, 300, 600, 1800, 3600, 4 * 3600}
 	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_job_queue_wait_seconds",
 		Help: "Time from a job's submission to its start.", Buckets: waits}, []string{"workspace", "compute"})
@@ -47,8 +48,8 @@ func New(svc *service.Services) *Metrics {
 	m.store = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_store_transaction_seconds",
 		Help:    "Store transaction latency, read-only (view) or read-write (update), and outcome.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}, []string{"kind", "outcome"})
-	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc})
+	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store, m.nodesLost, m.dropped, m.failed, gauges{m.alertMetrics},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc, m: m})
 	return m
 }
 
@@ -99,13 +100,18 @@ func (m *Metrics) ObserveTransaction(readOnly bool, d time.Duration, err error) 
 
 // stateCollector reads the state at each scrape: nodes by state, queued
 // jobs and the cost rate per cluster.
-type stateCollector struct{ svc *service.Services }
+type stateCollector struct {
+	svc *service.Services
+	m   *Metrics
+}
 
 var (
 	nodesDesc  = prometheus.NewDesc("shoal_nodes", "Nodes by cluster and state.", []string{"workspace", "compute", "state"}, nil)
 	queueDesc  = prometheus.NewDesc("shoal_queued_jobs", "Queued jobs by cluster.", []string{"workspace", "compute"}, nil)
 	demandDesc = prometheus.NewDesc("shoal_queued_node_demand", "Nodes the queued jobs of a cluster need.", []string{"workspace", "compute"}, nil)
 	costDesc   = prometheus.NewDesc("shoal_cost_rate_usd_per_hour", "What a cluster's nodes cost per hour now (list prices).", []string{"workspace", "compute"}, nil)
+	oldestDesc = prometheus.NewDesc("shoal_queue_oldest_wait_seconds", "How long a cluster's longest-queued job has waited since its submission (0: none queued).", []string{"workspace", "compute"}, nil)
+	provDesc   = prometheus.NewDesc("shoal_node_provisioning_oldest_seconds", "How long a cluster's oldest node still provisioning (not joined) has been (0: none).", []string{"workspace", "compute"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -113,6 +119,8 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDesc
 	ch <- demandDesc
 	ch <- costDesc
+	ch <- oldestDesc
+	ch <- provDesc
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -124,11 +132,14 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, cl := range snap {
+		c.m.zeroCounters(cl.Workspace, cl.Compute)
 		for _, st := range []string{node.NodePreparing, node.NodeIdle, node.NodeRunning, node.NodeLeaving, node.NodeUnusable, node.NodePreempted} {
 			ch <- prometheus.MustNewConstMetric(nodesDesc, prometheus.GaugeValue, float64(cl.Nodes[st]), cl.Workspace, cl.Compute, st)
 		}
 		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(cl.Queued), cl.Workspace, cl.Compute)
 		ch <- prometheus.MustNewConstMetric(demandDesc, prometheus.GaugeValue, float64(cl.Demand), cl.Workspace, cl.Compute)
 		ch <- prometheus.MustNewConstMetric(costDesc, prometheus.GaugeValue, cl.CostPerHour, cl.Workspace, cl.Compute)
+		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, cl.OldestQueuedWait.Seconds(), cl.Workspace, cl.Compute)
+		ch <- prometheus.MustNewConstMetric(provDesc, prometheus.GaugeValue, cl.OldestProvisioning.Seconds(), cl.Workspace, cl.Compute)
 	}
 }

@@ -119,7 +119,7 @@ func (t *tx) ListQueuedJobs() ([]*job.Job, error) {
 }
 
 // queryQueuedJobRefs is the query of ListQueuedJobRefs; $1 is shoal.JobQueued.
-const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, instance_count, image FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
+const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, instance_count, image, created_on FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
 
 // ListQueuedJobRefs returns what scheduling needs of every queued job, in
 // queue order, without decoding job documents.
@@ -130,9 +130,9 @@ func (t *tx) ListQueuedJobRefs() ([]store.QueuedJobRef, error) {
 	}
 	refs, err := collect(rows, func(sc scanner) (*store.QueuedJobRef, error) {
 		var r store.QueuedJobRef
-		var prio, count int64
-		err := sc.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image)
-		r.Priority, r.InstanceCount = int(prio), int(count)
+		var prio, count, created int64
+		err := sc.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image, &created)
+		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 		return &r, err
 	})
 	if err != nil {
@@ -151,7 +151,7 @@ const queryQueueDemand = `SELECT workspace_key, compute_key, nodes FROM queue_de
 
 // queryQueueHead reads the first jobs of one compute's queue, a range of
 // the index jobs_queue_by_compute.
-const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count, image FROM jobs
+const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count, image, created_on FROM jobs
 	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT $4`
 
 // ListQueueHeads returns the first headLen(key) queued jobs of every
@@ -213,11 +213,11 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJo
 	var out []store.QueuedJobRef
 	for rows.Next() {
 		var r store.QueuedJobRef
-		var prio, count int64
-		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image); err != nil {
+		var prio, count, created int64
+		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image, &created); err != nil {
 			return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 		}
-		r.Priority, r.InstanceCount = int(prio), int(count)
+		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -382,6 +382,10 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 			if want := jobs[r.Name].ResolvedImage(); r.Image != want {
 				t.Errorf("ref %s: Image %q, want %q", r.Name, r.Image, want)
 			}
+			// The submission time, for the queue-wait watcher and gauge.
+			if want := jobs[r.Name].CreatedOn; !r.CreatedOn.Equal(want) {
+				t.Errorf("ref %s: CreatedOn %v, want %v", r.Name, r.CreatedOn, want)
+			}
 		}
 	}
 	if refs[1].Image != "ghcr.io/acme/train:2" {
