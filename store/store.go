@@ -328,6 +328,9 @@ type Tx interface {
 
 	// BatchTx keeps batch endpoints and deployments (store/batch.go).
 	BatchTx
+	// NotifyTx keeps webhooks, deliveries and the notifier's cursors
+	// (store/notify.go).
+	NotifyTx
 
 	// PutBlob stores a committed blob of a workspace's container,
 	// replacing one of the same name (names are exact, the workspace

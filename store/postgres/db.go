@@ -187,7 +187,7 @@ func (db *DB) CopyEndpoint() storecopy.Endpoint {
 		DB: db.db, ReadOptions: &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 		Lock: lockWrites,
 		AfterCopy: func(ctx context.Context, tx *sql.Tx) error {
-			for _, table := range []string{"events", "audit_log", "run_metrics", "parallel_files"} {
+			for _, table := range []string{"events", "audit_log", "run_metrics", "parallel_files", "notify_deliveries"} {
 				if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('`+table+`', 'id'), COALESCE((SELECT MAX(id) FROM `+table+`), 0) + 1, false)`); err != nil {
 					return fmt.Errorf("postgres: move the %s ids on: %w", table, err)
 				}

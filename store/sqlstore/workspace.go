@@ -85,7 +85,7 @@ func (t *tx) InsertWorkspace(ws *core.Workspace) error {
 }
 
 // DeleteWorkspace removes a workspace and its settings: role assignments,
-// quotas, limits, budgets, datastores, blobs and batch endpoints, so that a workspace created
+// quotas, limits, budgets, datastores, blobs, batch endpoints, webhooks and their deliveries, so that a workspace created
 // again with the name starts afresh (and never inherits another team's
 // datastore credentials, sealed to the workspace's name). History (finished jobs, events, the audit log, node
 // usage) is kept: cost and audit reports still count it.
@@ -98,7 +98,7 @@ func (t *tx) DeleteWorkspace(name string) error {
 		return err
 	}
 	k := key(name)
-	for _, table := range []string{"role_assignments", "workspace_quotas", "workspace_limits", "workspace_budgets", "datastores", "blobs", "blob_blocks", "batch_endpoints", "batch_deployments"} {
+	for _, table := range []string{"role_assignments", "workspace_quotas", "workspace_limits", "workspace_budgets", "datastores", "blobs", "blob_blocks", "batch_endpoints", "batch_deployments", "webhooks", "notify_deliveries"} {
 		if _, err := t.exec(`DELETE FROM `+table+` WHERE workspace_key = $1`, k); err != nil {
 			return fmt.Errorf("store: delete workspace %q: %s: %w", name, table, err)
 		}

@@ -22,6 +22,7 @@ var Tables = []string{
 	"workspace_quotas", "workspace_limits", "experiments", "run_metrics", "run_metric_totals", "run_params", "run_tags",
 	"environments", "registries", "components", "datastores", "data_assets", "models", "codes", "blobs", "blob_blocks",
 	"parallel_plans", "parallel_batches", "parallel_files",
+	"webhooks", "notify_deliveries", "notify_cursors",
 }
 
 // NotCopied are the schema's tables a copy leaves out, and why: every
