@@ -1,0 +1,77 @@
+package notify
+
+import (
+	"net/mail"
+	"regexp"
+	"strings"
+
+	"github.com/shoal-ml/shoal/domain/core"
+)
+
+// webhookNameRE: a letter, then letters, digits, '-' and '_', up to 64
+// characters in all (names go in URLs and command lines unquoted).
+var webhookNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// ValidateWebhookName checks a webhook's name.
+func ValidateWebhookName(name string) error {
+	switch {
+	case name == "":
+		return core.FieldErrorf("name", "is required")
+	case !webhookNameRE.MatchString(name):
+		return core.FieldErrorf("name", "%q must be 1 to 64 characters: a letter first, then letters, digits, '-' and '_'", core.Short(name))
+	}
+	return nil
+}
+
+// CanonicalEvent returns the notification event e names (Azure's
+// spelling job_cancelled is job_canceled; case is ignored), or false when
+// it names none.
+func CanonicalEvent(e string) (string, bool) {
+	e = strings.ToLower(strings.TrimSpace(e))
+	if e == "job_cancelled" {
+		e = JobCanceled
+	}
+	for _, known := range Events {
+		if e == known {
+			return e, true
+		}
+	}
+	return "", false
+}
+
+// CheckEvents returns events canonical (CanonicalEvent), each once, or a
+// field error naming the first unknown one and listing the known.
+func CheckEvents(field string, events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, core.FieldErrorf(field, "is required: one or more of %s", strings.Join(Events, ", "))
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range events {
+		c, ok := CanonicalEvent(e)
+		if !ok {
+			return nil, core.FieldErrorf(field, "%q is not a notification event; the events are %s", core.Short(e), strings.Join(Events, ", "))
+		}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CheckEmails checks a list of mail addresses: each a bare RFC 5322
+// addr-spec (user@domain, no display name, no line breaks), at most
+// MaxEmails. field names the key in errors.
+func CheckEmails(field string, emails []string) error {
+	if len(emails) > MaxEmails {
+		return core.FieldErrorf(field, "has %d addresses, more than the %d allowed", len(emails), MaxEmails)
+	}
+	for _, e := range emails {
+		a, err := mail.ParseAddress(e)
+		if err != nil || a.Name != "" || a.Address != e || !strings.Contains(a.Address, "@") {
+			return core.FieldErrorf(field, "%q is not a mail address (user@example.com)", core.Short(e))
+		}
+	}
+	return nil
+}
