@@ -74,7 +74,7 @@ func TestJobNotificationSettingRefusals(t *testing.T) {
 		`{"emails": ["a@b.co"], "emailOn": ["JobFailed"], "webhooks": {"w": {"webhookType": "AzureDevOps"}}}`: "properties.notificationSetting.webhooks",
 		`{"emails": "a@b.co"}`:                                   "properties.notificationSetting.emails: must be a list",
 		`{"emails": ["a@b.co"], "emailOn": ["JobDone"]}`:         "notification_setting.email_on[0]",
-		`{"emails": ["Eve <e@x.io>"], "emailOn": ["JobFailed"]}`: "notification_setting.emails[0]",
+		`{"emails": ["Eve <e@x.io>"], "emailOn": ["JobFailed"]}`: "notification_setting.emails",
 	} {
 		doc, err := armjob.JobDocument(context.Background(), "default", "j1", withNotification(t, golden(t, "command.json"), ns), nil)
 		if err == nil {

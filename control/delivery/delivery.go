@@ -20,6 +20,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/notify"
+	"github.com/shoal-ml/shoal/service/webhooks"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -39,7 +40,8 @@ type Config struct {
 	// OpenSecret unseals a webhook's signing secret in tx
 	// (service/webhooks.OpenSecret with the server's key).
 	OpenSecret func(tx store.Tx, workspace, webhook string) ([]byte, error)
-	// HTTP posts webhooks (NewHTTPClient).
+	// HTTP posts webhooks: service/webhooks.NewHTTPClient (the dial
+	// guard, no proxy, no redirect).
 	HTTP *http.Client
 	// Mail sends mail; nil when no SMTP server is configured (mail
 	// deliveries then fail saying so).
@@ -72,7 +74,7 @@ func New(cfg Config) *Sender {
 		cfg.TryTimeout = DefaultTryTimeout
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = NewHTTPClient(false)
+		cfg.HTTP = webhooks.NewHTTPClient(false, cfg.TryTimeout)
 	}
 	return &Sender{cfg: cfg}
 }

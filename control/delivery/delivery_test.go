@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/notify"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service/webhooks"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlite"
 	"github.com/shoal-ml/shoal/store/storetest"
@@ -39,17 +40,10 @@ func newFixture(t *testing.T, cfg delivery.Config) *fixture {
 	}
 	f := &fixture{t: t, db: db, clk: clk, key: key, now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	cfg.Store = db
-	// The edge: the webhooks service's OpenSecret does the same with
-	// the server's key (service/webhooks); here the test's own key.
-	cfg.OpenSecret = func(tx store.Tx, ws, name string) ([]byte, error) {
-		sealed, err := tx.WebhookSecret(ws, name)
-		if err != nil {
-			return nil, err
-		}
-		return key.Open(string(sealed), "test/"+ws+"/"+name)
-	}
+	// Secrets are opened as the server opens them (service/webhooks).
+	cfg.OpenSecret = func(tx store.Tx, ws, name string) ([]byte, error) { return webhooks.OpenSecret(tx, key, ws, name) }
 	if cfg.HTTP == nil {
-		cfg.HTTP = delivery.NewHTTPClient(true) // httptest listens on the loopback
+		cfg.HTTP = webhooks.NewHTTPClient(true, 10*time.Second) // httptest listens on the loopback
 	}
 	f.sent = delivery.New(cfg)
 	return f
@@ -57,7 +51,7 @@ func newFixture(t *testing.T, cfg delivery.Config) *fixture {
 
 // webhook stores a webhook to url with secret.
 func (f *fixture) webhook(name, url, secret string) {
-	sealed, err := f.key.Seal([]byte(secret), "test/ws/"+name)
+	sealed, err := f.key.Seal([]byte(secret), webhooks.SealContext("ws", name))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -247,7 +241,7 @@ func TestDialGuardRefusesLoopbackAndMetadata(t *testing.T) {
 	hit := false
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = true }))
 	defer recv.Close()
-	f := newFixture(t, delivery.Config{HTTP: delivery.NewHTTPClient(false)})
+	f := newFixture(t, delivery.Config{HTTP: webhooks.NewHTTPClient(false, 10*time.Second)})
 	for i, u := range []string{recv.URL, strings.Replace(recv.URL, "127.0.0.1", "localhost", 1), "http://169.254.169.254/latest/meta-data/", "http://[::1]:1/"} {
 		name := "w" + string(rune('a'+i))
 		f.webhook(name, u, "s")

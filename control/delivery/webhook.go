@@ -5,42 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/notify"
-	"github.com/shoal-ml/shoal/storage/objstore"
 )
-
-// NewHTTPClient is the client webhooks are POSTed with: it never follows
-// a redirect (a 3xx is a failure that says where it pointed, so a URL an
-// Owner set cannot send the server elsewhere), uses no proxy from the
-// environment (which would dial past the guard), and, unless
-// allowPrivate, dials through objstore's guard, which refuses loopback,
-// link-local (the metadata address) and unspecified addresses at connect
-// time, after resolving: a name that resolves to the loopback later (DNS
-// rebinding) is refused then.
-func NewHTTPClient(allowPrivate bool) *http.Client {
-	var d net.Dialer
-	dial := objstore.Dialer(d.DialContext)
-	if !allowPrivate {
-		dial = objstore.GuardDialer(dial, nil)
-	}
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:                 nil,
-			DialContext:           dial,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          16,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: 10 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
 
 // errorBody is how much of a failed answer's body LastError keeps.
 const errorBody = 200

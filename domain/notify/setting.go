@@ -3,7 +3,6 @@ package notify
 import (
 	"bytes"
 	"encoding/json"
-	"net/mail"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,13 +75,8 @@ func DecodeSetting(raw json.RawMessage, field string) (*NotificationSetting, err
 // Normalize checks a setting (however it arrived: YAML, ARM) and puts
 // email_on in canonical spelling, without repeats.
 func (s *NotificationSetting) Normalize(field string) error {
-	if len(s.Emails) > MaxEmails {
-		return core.FieldErrorf(field+".emails", "at most %d addresses, got %d", MaxEmails, len(s.Emails))
-	}
-	for i, e := range s.Emails {
-		if err := CheckAddress(e); err != nil {
-			return core.FieldErrorf(field+".emails["+strconv.Itoa(i)+"]", "%s", err.Error())
-		}
+	if err := CheckEmails(field+".emails", s.Emails); err != nil {
+		return err
 	}
 	var on []string
 	seen := map[string]bool{}
@@ -111,15 +105,4 @@ func (s *NotificationSetting) Wants(event string) bool {
 		}
 	}
 	return false
-}
-
-// CheckAddress accepts a bare RFC 5322 addr-spec (user@example.com): no
-// display name, no comment, nothing that could add a header or a
-// recipient.
-func CheckAddress(a string) error {
-	p, err := mail.ParseAddress(a)
-	if err != nil || p.Address != a || p.Name != "" || strings.ContainsAny(a, "\r\n,;<> ") {
-		return core.Errorf(core.EINVALID, "%q is not an e-mail address such as user@example.com", core.Short(a))
-	}
-	return nil
 }
