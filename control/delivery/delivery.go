@@ -50,8 +50,9 @@ type Config struct {
 	// once, TryTimeout each try.
 	Batch, Parallel int
 	TryTimeout      time.Duration
-	// Failed is called for each delivery that fails for good (a metric).
-	Failed func(channel string)
+	// Failed is called for each delivery that fails for good (a metric:
+	// shoal_notifications_failed_total).
+	Failed func(workspace, channel string)
 }
 
 // MailSender sends one mail (Mailer).
@@ -215,7 +216,7 @@ func (s *Sender) record(d *notify.Delivery, o outcome, now time.Time, final bool
 	if final || !ok {
 		d.Status = notify.DeliveryFailed
 		if s.cfg.Failed != nil {
-			s.cfg.Failed(d.Channel)
+			s.cfg.Failed(d.Workspace, d.Channel)
 		}
 		return
 	}

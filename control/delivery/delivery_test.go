@@ -154,7 +154,7 @@ func TestFailingReceiverRetriedWithBackoff(t *testing.T) {
 	}))
 	defer recv.Close()
 	failed := 0
-	f := newFixture(t, delivery.Config{Failed: func(string) { failed++ }})
+	f := newFixture(t, delivery.Config{Failed: func(string, string) { failed++ }})
 	f.webhook("ops", recv.URL, "s")
 	d := f.queue("ops", notify.ChannelWebhook, recv.URL, "k1")
 	f.run()

@@ -47,9 +47,9 @@ type Config struct {
 	PublicURL string
 	// Batch and MaxPending default to DefaultBatch and DefaultMaxPending.
 	Batch, MaxPending int
-	// Dropped is called with the deliveries dropped for a full receiver
-	// (a metric).
-	Dropped func(n int)
+	// Dropped is called for each delivery dropped for a full receiver
+	// (a metric: shoal_notifications_dropped_total).
+	Dropped func(workspace string)
 }
 
 // Notifier queues deliveries for new events (RunOnce).
@@ -71,15 +71,25 @@ func New(cfg Config) *Notifier {
 func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for range maxBatchesPerPass {
-		var read, queued int
+		var read int
+		var p *pass
 		err := n.cfg.Store.Update(ctx, func(tx store.Tx) (err error) {
-			read, queued, err = n.batch(tx, now)
+			read, p, err = n.batch(tx, now)
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
-		total += queued
+		if p != nil {
+			total += p.queued
+			// Counted once committed (a transaction retried would
+			// count twice).
+			if n.cfg.Dropped != nil {
+				for _, ws := range p.droppedIn {
+					n.cfg.Dropped(ws)
+				}
+			}
+		}
 		if read < n.cfg.Batch {
 			break
 		}
@@ -96,33 +106,33 @@ type pass struct {
 	pending  map[string]int
 	dropped  map[[2]string]int64
 	queued   int
-	nDropped int
+	// droppedIn lists the workspace of each delivery dropped.
+	droppedIn []string
 }
 
-func (n *Notifier) batch(tx store.Tx, now time.Time) (read, queued int, err error) {
+// batch queues the deliveries of the next batch of events in tx and
+// moves the cursor past them; it returns how many events it read.
+func (n *Notifier) batch(tx store.Tx, now time.Time) (read int, p *pass, err error) {
 	cur, err := tx.NotifyCursor(Cursor)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	evs, err := tx.ListEvents(core.EventFilter{AfterID: cur, Limit: n.cfg.Batch})
 	if err != nil || len(evs) == 0 {
-		return 0, 0, err
+		return 0, nil, err
 	}
-	p := &pass{tx: tx, now: now, hooks: map[string][]*notify.Webhook{}, pending: map[string]int{}, dropped: map[[2]string]int64{}}
+	p = &pass{tx: tx, now: now, hooks: map[string][]*notify.Webhook{}, pending: map[string]int{}, dropped: map[[2]string]int64{}}
 	for _, e := range evs {
 		if err := n.event(p, e); err != nil {
-			return 0, 0, fmt.Errorf("event %d: %w", e.ID, err)
+			return 0, nil, fmt.Errorf("event %d: %w", e.ID, err)
 		}
 	}
 	for k, c := range p.dropped {
 		if err := tx.AddWebhookDropped(k[0], k[1], c); err != nil && core.ErrorCode(err) != core.ENOTFOUND {
-			return 0, 0, err
+			return 0, nil, err
 		}
 	}
-	if p.nDropped > 0 && n.cfg.Dropped != nil {
-		n.cfg.Dropped(p.nDropped)
-	}
-	return len(evs), p.queued, tx.SetNotifyCursor(Cursor, evs[len(evs)-1].ID)
+	return len(evs), p, tx.SetNotifyCursor(Cursor, evs[len(evs)-1].ID)
 }
 
 // event queues the deliveries of one event.
@@ -183,7 +193,7 @@ func (n *Notifier) insert(p *pass, d *notify.Delivery) error {
 	}
 	if c >= n.cfg.MaxPending {
 		p.pending[rk] = c
-		p.nDropped++
+		p.droppedIn = append(p.droppedIn, d.Workspace)
 		if d.Webhook != "" {
 			p.dropped[[2]string{d.Workspace, d.Webhook}]++
 		}

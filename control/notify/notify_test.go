@@ -169,7 +169,7 @@ func TestEveryNotifiedKind(t *testing.T) {
 // webhook and in the metric; the notifier reads them in bounded batches.
 func TestFloodBoundedAndDropsCounted(t *testing.T) {
 	metric := 0
-	f := newFixture(t, ctlnotify.Config{MaxPending: 1000, Dropped: func(n int) { metric += n }})
+	f := newFixture(t, ctlnotify.Config{MaxPending: 1000, Dropped: func(ws string) { metric++ }})
 	f.hook("ops", "https://hooks.example/ops", notify.NodeLost)
 	f.update(func(tx store.Tx) error {
 		for i := range 10000 {
