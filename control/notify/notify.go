@@ -100,12 +100,12 @@ func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 // pass is one batch's state: the webhooks of each workspace read once,
 // pending counts kept as deliveries are inserted, drops counted.
 type pass struct {
-	tx       store.Tx
-	now      time.Time
-	hooks    map[string][]*notify.Webhook
-	pending  map[string]int
-	dropped  map[[2]string]int64
-	queued   int
+	tx      store.Tx
+	now     time.Time
+	hooks   map[string][]*notify.Webhook
+	pending map[string]int
+	dropped map[[2]string]int64
+	queued  int
 	// droppedIn lists the workspace of each delivery dropped.
 	droppedIn []string
 }
