@@ -34,6 +34,7 @@ import (
 	"github.com/shoal-ml/shoal/service/parallel"
 	"github.com/shoal-ml/shoal/service/registries"
 	"github.com/shoal-ml/shoal/service/tracking"
+	"github.com/shoal-ml/shoal/service/webhooks"
 )
 
 // MaxRequestBytes bounds request bodies; compute documents are small
@@ -90,6 +91,8 @@ type Server struct {
 	blobFront http.Handler
 	// codes registers code versions (Azure's codes).
 	codes *codes.Service
+	// webhooks keeps webhooks, their secrets sealed (webhooks.go).
+	webhooks *webhooks.Service
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use
@@ -121,6 +124,7 @@ func NewServer(svc *service.Services, log *slog.Logger) *Server {
 		s.blobFront = s.newBlobFront()
 	}
 	s.codes = codes.New(svc.Store())
+	s.webhooks = newWebhooks(s, false, false)
 	// What jobs log through MLflow: its tokens are derived from the
 	// secrets key, as the services derive them for the task.
 	s.tracking = tracking.New(tracking.Config{Store: svc.Store(), Authorizer: svc, Key: svc.SecretsKey()})
@@ -215,6 +219,13 @@ func (s *Server) baseRoutes() []Route {
 		{Pattern: "GET /api/v1/workspaces/{ws}/registries", Action: identity.ActRegistriesRead, handler: s.handleListRegistries},
 		{Pattern: "POST /api/v1/workspaces/{ws}/registries", Action: identity.ActRegistriesWrite, handler: s.handleAddRegistry},
 		{Pattern: "DELETE /api/v1/workspaces/{ws}/registries/{server}", Action: identity.ActRegistriesWrite, handler: s.handleRemoveRegistry},
+		{Pattern: "GET /api/v1/workspaces/{ws}/webhooks", Action: identity.ActWebhooksRead, handler: s.handleListWebhooks},
+		{Pattern: "POST /api/v1/workspaces/{ws}/webhooks", Action: identity.ActWebhooksWrite, handler: s.handleCreateWebhook},
+		{Pattern: "GET /api/v1/workspaces/{ws}/webhooks/{name}", Action: identity.ActWebhooksRead, handler: s.handleGetWebhook},
+		{Pattern: "DELETE /api/v1/workspaces/{ws}/webhooks/{name}", Action: identity.ActWebhooksWrite, handler: s.handleDeleteWebhook},
+		{Pattern: "GET /api/v1/workspaces/{ws}/webhooks/{name}/deliveries", Action: identity.ActWebhooksRead, handler: s.handleWebhookDeliveries},
+		{Pattern: "POST /api/v1/workspaces/{ws}/webhooks/{name}/test", Action: identity.ActWebhooksWrite, handler: s.handleTestWebhook},
+		{Pattern: "POST /api/v1/workspaces/{ws}/webhooks/{name}/rotate-secret", Action: identity.ActWebhooksWrite, handler: s.handleRotateWebhookSecret},
 		{Pattern: "GET /api/v1/workspaces/{ws}/datastores", Action: identity.ActDatastoresRead, handler: s.handleListDatastores},
 		{Pattern: "GET /api/v1/workspaces/{ws}/datastores/{name}", Action: identity.ActDatastoresRead, handler: s.handleGetDatastore},
 		{Pattern: "PUT /api/v1/workspaces/{ws}/datastores/{name}", Action: identity.ActDatastoresWrite, handler: s.handlePutDatastore},

@@ -27,6 +27,7 @@ import (
 	"github.com/shoal-ml/shoal/cli/registry"
 	"github.com/shoal-ml/shoal/cli/server"
 	"github.com/shoal-ml/shoal/cli/simcmd"
+	"github.com/shoal-ml/shoal/cli/webhook"
 	"github.com/shoal-ml/shoal/cli/workspace"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -98,6 +99,8 @@ func newRootCommand(g *cmdutil.Globals) *cobra.Command {
 	root.AddCommand(server.NewCommand(g), agentcmd.NewCommand(g), compute.NewCommand(g), job.NewCommand(g, jobFiles), newEnvironmentCommand(g), newComponentCommand(g), newDataCommand(g), newModelCommand(g), registry.NewCommand(g), datastore.NewCommand(g), newBatchEndpointCommand(g), newBatchDeploymentCommand(g), workspace.NewCommand(g), compute.NewLocationCommand(g), admin.NewCommand(g),
 		access.NewUserCommand(g), access.NewTokenCommand(g), access.NewLoginCommand(g), access.NewRoleCommand(g), access.NewIdentityCommand(g), access.NewSPCommand(g), workspace.NewQuotaCommand(g), simcmd.NewCommand(g), workspace.NewCostCommand(g), workspace.NewBudgetCommand(g), access.NewAuditCommand(g),
 		newVersionCommand(g))
+	// Issue 39's notifications.
+	root.AddCommand(webhook.NewCommand(g))
 	return root
 }
 

@@ -102,6 +102,7 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /batch-endpoints/{name}": s.page(s.batchEndpointPage),
 		"GET /datastores":             s.page(s.datastoresPage),
 		"GET /datastores/{name}":      s.page(s.datastorePage),
+		"GET /webhooks":               s.page(s.webhooksPage),
 		"GET /audit":                  s.page(s.auditPage),
 		"GET /users":                  s.page(s.usersPage),
 		"GET /live/computes/{name}":   s.page(s.liveCompute),

@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/domain/notify"
 	"github.com/shoal-ml/shoal/service"
 )
 
@@ -109,6 +110,13 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/registries":                             {summary: "List the workspace's registry logins (never their passwords)", out: list[asset.Registry]{}},
 	"POST /api/v1/workspaces/{ws}/registries":                            {summary: "Add or replace a registry login; the password is stored sealed and never answered", in: asset.RegistryAdd{}, out: asset.Registry{}, status: 201},
 	"DELETE /api/v1/workspaces/{ws}/registries/{server}":                 {summary: "Remove a registry login", status: 204},
+	"GET /api/v1/workspaces/{ws}/webhooks":                               {summary: "List the workspace's webhooks (Owners; never their secrets)", out: list[notify.Webhook]{}},
+	"POST /api/v1/workspaces/{ws}/webhooks":                              {summary: "Create a webhook (Owners); the answer carries its signing secret, shown this once", in: notify.WebhookCreate{}, out: notify.WebhookCreated{}, status: 201},
+	"GET /api/v1/workspaces/{ws}/webhooks/{name}":                        {summary: "Show a webhook (never its secret)", out: notify.Webhook{}},
+	"DELETE /api/v1/workspaces/{ws}/webhooks/{name}":                     {summary: "Delete a webhook and its deliveries", status: 204},
+	"GET /api/v1/workspaces/{ws}/webhooks/{name}/deliveries":             {summary: "A webhook's deliveries, newest first", out: list[notify.Delivery]{}, query: []string{"limit"}},
+	"POST /api/v1/workspaces/{ws}/webhooks/{name}/test":                  {summary: "Queue a signed ping delivery to the webhook", out: notify.Delivery{}, status: 202},
+	"POST /api/v1/workspaces/{ws}/webhooks/{name}/rotate-secret":         {summary: "Give the webhook a new signing secret, answered this once", out: notify.WebhookCreated{}},
 	"GET /api/v1/workspaces/{ws}/datastores":                             {summary: "List the workspace's datastores, the built-ins included (never their credentials)", out: list[asset.Datastore]{}},
 	"GET /api/v1/workspaces/{ws}/datastores/{name}":                      {summary: "Show a datastore (never its credentials)", out: asset.Datastore{}},
 	"PUT /api/v1/workspaces/{ws}/datastores/{name}":                      {summary: "Create (201) or replace (200) a datastore from Azure's datastore YAML keys; credentials are stored sealed and never answered", in: datastoreDoc{}, out: asset.Datastore{}, status: 201},

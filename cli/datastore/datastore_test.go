@@ -1,61 +1,21 @@
 package datastore_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/api"
-	"github.com/shoal-ml/shoal/cli"
-	"github.com/shoal-ml/shoal/internal/sealing"
-	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/server/config"
-	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/store/filestore"
+	"github.com/shoal-ml/shoal/internal/testcli"
 )
 
-// server starts the real API over a SQLite store and a secrets key, and
-// points the CLI at it as the administrator.
-func server(t *testing.T) {
-	t.Helper()
-	db, _ := teststore.Open(t)
-	dir := t.TempDir()
-	files, err := filestore.Open(filepath.Join(dir, "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { files.Close() })
-	key, err := sealing.LoadOrCreate(filepath.Join(dir, "keys", "workload.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := (&config.Config{}).Catalog(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, ServerURL: "http://shoal.test", Files: files, SecretsKey: key})
-	token, err := svc.BootstrapAdmin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(api.NewServer(svc, nil))
-	t.Cleanup(ts.Close)
-	t.Setenv("SHOAL_SERVER", ts.URL)
-	t.Setenv("SHOAL_TOKEN", token)
-	t.Setenv("SHOAL_WORKSPACE", "ws")
-}
+// server starts the real API and points the CLI at it (internal/testcli).
+func server(t *testing.T) { testcli.Server(t, nil) }
 
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	args = append(args, "--client-config", filepath.Join(t.TempDir(), "none.yaml"))
-	code := cli.Run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
-	return stdout.String(), stderr.String(), code
+	return testcli.Run(t, args...)
 }
 
 // create -f, list, show and delete as Azure's az ml datastore: the YAML

@@ -75,3 +75,22 @@ func CheckEmails(field string, emails []string) error {
 	}
 	return nil
 }
+
+// WebhookCreate is the body of a webhook's create (`shoal webhook
+// create`, POST …/webhooks).
+type WebhookCreate struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	URL         string   `json:"url,omitempty"`
+	Emails      []string `json:"emails,omitempty"`
+	Events      []string `json:"events"`
+}
+
+// WebhookCreated is a new webhook with its signing secret: the answer of
+// a create or a secret's rotation, the only ones that ever carry it.
+type WebhookCreated struct {
+	*Webhook
+	// Secret signs every delivery (Sign's key is the secret's bytes as
+	// written here).
+	Secret string `json:"secret"`
+}

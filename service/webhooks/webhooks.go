@@ -64,23 +64,11 @@ func New(cfg Config) *Service {
 	return &Service{cfg: cfg}
 }
 
-// Create is the body of a webhook's create (`shoal webhook create`).
-type Create struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	URL         string   `json:"url,omitempty"`
-	Emails      []string `json:"emails,omitempty"`
-	Events      []string `json:"events"`
-}
+// Create is the body of a webhook's create.
+type Create = notify.WebhookCreate
 
-// Created is a new webhook with its signing secret: the one answer that
-// ever carries it.
-type Created struct {
-	*notify.Webhook
-	// Secret signs every delivery (notify.Sign's key is the secret's
-	// bytes as written here).
-	Secret string `json:"secret"`
-}
+// Created is a new webhook with its secret (create, rotate).
+type Created = notify.WebhookCreated
 
 // MaxDescription bounds a webhook's description.
 const MaxDescription = 1024
