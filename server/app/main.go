@@ -417,6 +417,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	txobserve.Set(met.ObserveTransaction)
 	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
 	m.notif = newNotifications(notifyPolicy, store, secretsKey, m.publicURL(cfg), met)
+	apiServer.SetWebhookPolicy(notifyPolicy.AllowPrivateWebhookURLs, notifyPolicy.AllowHTTPWebhookURLs)
 	if err := m.mountStudio(ctx, apiServer, cfg); err != nil {
 		ln.Close()
 		store.Close()
