@@ -37,6 +37,11 @@ const (
 	DefaultMaxPending = 1000
 	// maxBatchesPerPass bounds one RunOnce's work.
 	maxBatchesPerPass = 20
+	// MaxEventAge: an event older than this when the notifier reads it
+	// is passed over. The log holds events from before notifications
+	// existed (a server upgraded reads it from the start once): a
+	// webhook created then must not receive months-old news.
+	MaxEventAge = 24 * time.Hour
 )
 
 // Config is what the notifier needs.
@@ -137,6 +142,9 @@ func (n *Notifier) batch(tx store.Tx, now time.Time) (read int, p *pass, err err
 
 // event queues the deliveries of one event.
 func (n *Notifier) event(p *pass, e *core.Event) error {
+	if p.now.Sub(e.Time) > MaxEventAge {
+		return nil
+	}
 	pl, j, ok, err := n.payload(p.tx, e)
 	if err != nil || !ok {
 		return err

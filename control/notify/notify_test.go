@@ -207,3 +207,28 @@ func TestDisabledAndDeleted(t *testing.T) {
 		t.Errorf("queued %d: %v", n, f.deliveries(""))
 	}
 }
+
+// An event older than MaxEventAge when read (a log from before
+// notifications existed, read once after an upgrade) is passed over; a
+// younger one is delivered.
+func TestOldEventsPassedOver(t *testing.T) {
+	f := newFixture(t, ctlnotify.Config{})
+	f.hook("ops", "https://hooks.example/ops", notify.NodeLost)
+	f.update(func(tx store.Tx) error {
+		for i, age := range []time.Duration{ctlnotify.MaxEventAge + time.Minute, ctlnotify.MaxEventAge - time.Minute} {
+			if err := tx.AppendEvent(&core.Event{Time: f.now.Add(-age), Workspace: "ws", ResourceType: core.ResourceCompute, ResourceName: fmt.Sprint("c", i), Kind: core.EventNodeLost}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.run()
+	ds := f.deliveries("ops")
+	var p notify.Payload
+	if len(ds) == 1 {
+		json.Unmarshal(ds[0].Payload, &p)
+	}
+	if len(ds) != 1 || p.ResourceName != "c1" {
+		t.Errorf("deliveries %d (%+v), want the younger event's alone", len(ds), p)
+	}
+}
