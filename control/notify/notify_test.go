@@ -232,3 +232,35 @@ func TestOldEventsPassedOver(t *testing.T) {
 		t.Errorf("deliveries %d (%+v), want the younger event's alone", len(ds), p)
 	}
 }
+
+// Two notifiers over one store at once (a restart's new loop beside the
+// old, a new leader beside a fenced one): each event is queued once —
+// the cursor is re-read in the transaction that moves it, and a
+// delivery is inserted once per receiver and key.
+func TestTwoNotifiersQueueOnce(t *testing.T) {
+	f := newFixture(t, ctlnotify.Config{Batch: 7})
+	other := ctlnotify.New(ctlnotify.Config{Store: f.db, Batch: 5})
+	f.hook("ops", "https://hooks.example/ops", notify.NodeLost)
+	f.update(func(tx store.Tx) error {
+		for i := range 100 {
+			if err := tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: "ws", ResourceType: core.ResourceCompute, ResourceName: fmt.Sprint("c", i), Kind: core.EventNodeLost}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	done := make(chan error)
+	for _, n := range []*ctlnotify.Notifier{other, other} {
+		go func() { _, err := n.RunOnce(context.Background(), f.now); done <- err }()
+	}
+	f.run()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.run()
+	if ds := f.deliveries("ops"); len(ds) != 100 {
+		t.Errorf("%d deliveries for 100 events", len(ds))
+	}
+}
