@@ -59,6 +59,13 @@ func TestJobNotificationSettingBothWays(t *testing.T) {
 			t.Errorf("%s: after PUT back %+v", name, got)
 		}
 	}
+	// Azure's webhooks key with none in it is accepted.
+	for _, none := range []string{`null`, `{}`} {
+		j := decodeJob(t, translate(t, withNotification(t, golden(t, "command.json"), `{"emails": ["ml@example.com"], "emailOn": ["JobFailed"], "webhooks": `+none+`}`), nil))
+		if s := j.Notification(); s == nil || s.EmailOn[0] != notify.JobFailed {
+			t.Errorf("webhooks %s: %+v", none, s)
+		}
+	}
 	// A job without one answers none, and a null one is accepted.
 	j := decodeJob(t, translate(t, withNotification(t, golden(t, "command.json"), `null`), nil))
 	b, _ := json.Marshal(armjob.ToJobResource(scope, "https://shoal.example", j))

@@ -24,7 +24,14 @@ func notificationSettingDoc(p obj) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.checkKeys("notificationSetting", "emails", "emailOn", "email_on"); err != nil {
+	// Azure's own webhooks are refused, but an SDK that sends none
+	// (null or {}) is not.
+	known := []string{"emails", "emailOn", "email_on"}
+	var hooks map[string]json.RawMessage
+	if w := o.raw("webhooks"); w == nil || json.Unmarshal(w, &hooks) == nil && len(hooks) == 0 {
+		known = append(known, "webhooks")
+	}
+	if err := o.checkKeys("notificationSetting", known...); err != nil {
 		return nil, err
 	}
 	out := map[string]any{}
