@@ -264,3 +264,19 @@ func TestTwoNotifiersQueueOnce(t *testing.T) {
 		t.Errorf("%d deliveries for 100 events", len(ds))
 	}
 }
+
+// A webhook with addresses instead of a URL gets the event as mail.
+func TestEmailWebhook(t *testing.T) {
+	f := newFixture(t, ctlnotify.Config{})
+	f.update(func(tx store.Tx) error {
+		return tx.PutWebhook(&notify.Webhook{Workspace: "ws", Name: "oncall", Emails: []string{"a@example.com", "b@example.com"}, Events: []string{notify.BudgetThreshold}}, []byte("s"))
+	})
+	f.update(func(tx store.Tx) error {
+		return tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: "ws", ResourceType: core.ResourceBudget, ResourceName: "team", Kind: core.EventBudget, Reason: "spend reached 80 %"})
+	})
+	f.run()
+	ds := f.deliveries("oncall")
+	if len(ds) != 1 || ds[0].Channel != notify.ChannelEmail || ds[0].Target != "a@example.com,b@example.com" || ds[0].Event != notify.BudgetThreshold {
+		t.Errorf("deliveries %+v", ds)
+	}
+}
