@@ -1,14 +1,10 @@
 package api_test
 
 import (
-	"bytes"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
@@ -17,11 +13,7 @@ import (
 // the server's API layer (debug included); a Reader can neither create
 // nor delete one; a bad document is a 400 naming the field.
 func TestDatastoreSecretNeverComesOut(t *testing.T) {
-	e := newTestEnv(t)
-	var logs bytes.Buffer
-	srv := api.NewServer(e.svc, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	e.ts = httptest.NewServer(srv)
-	t.Cleanup(e.ts.Close)
+	e, logs := newLoggedEnv(t)
 	reader := addUser(t, e, "rita", identity.RoleReader)
 	const secret = "hunter2-datastore-account-key"
 	ws := "/api/v1/workspaces/default/datastores"

@@ -1,14 +1,9 @@
 package api_test
 
 import (
-	"bytes"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/shoal-ml/shoal/api"
 )
 
 // A registry's password goes in once and never comes out: not in the
@@ -16,11 +11,7 @@ import (
 // server's API layer (debug included; the e2e test reads the whole
 // server's log); a bad request is a 400 naming the field.
 func TestRegistryPasswordNeverComesOut(t *testing.T) {
-	e := newTestEnv(t)
-	var logs bytes.Buffer
-	srv := api.NewServer(e.svc, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	e.ts = httptest.NewServer(srv)
-	t.Cleanup(e.ts.Close)
+	e, logs := newLoggedEnv(t)
 	const secret = "hunter2-registry-password"
 	ws := "/api/v1/workspaces/default/registries"
 	var seen strings.Builder

@@ -12,16 +12,24 @@ import (
 	"github.com/shoal-ml/shoal/api"
 )
 
+// newLoggedEnv is newTestEnv whose API layer logs, debug included, to
+// the buffer returned: the tests of secrets read it for leaks.
+func newLoggedEnv(t *testing.T) (*testEnv, *bytes.Buffer) {
+	t.Helper()
+	e := newTestEnv(t)
+	logs := new(bytes.Buffer)
+	srv := api.NewServer(e.svc, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	e.ts = httptest.NewServer(srv)
+	t.Cleanup(e.ts.Close)
+	return e, logs
+}
+
 // A webhook's secret comes out once, in the create's answer, and never
 // again: not in the list, the show, the deliveries, the test delivery,
 // the audit log or a log line of the API layer
 // (debug included). A URL to the loopback is a 400 naming url.
 func TestWebhookSecretComesOutOnce(t *testing.T) {
-	e := newTestEnv(t)
-	var logs bytes.Buffer
-	srv := api.NewServer(e.svc, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	e.ts = httptest.NewServer(srv)
-	t.Cleanup(e.ts.Close)
+	e, logs := newLoggedEnv(t)
 	ws := "/api/v1/workspaces/default/webhooks"
 	created := mustSend(t, e, e.admin, "POST", ws, `{"name":"ops","url":"https://203.0.113.7/hook","events":["job_failed","job_cancelled"]}`, http.StatusCreated)
 	var c struct {

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,6 +36,9 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	// A workspace's budgets and limits have tables of their own: they move too.
 	mustRun(t, s.env, "budget", "create", "--scope", "tag:team=vision", "--limit", "500.25", "--period", "month", "-o", "none")
 	mustRun(t, s.env, "workspace", "update", "--max-log-bytes", "50MiB", "-o", "none")
+	// So do webhooks, their sealed secrets and deliveries.
+	mustRun(t, s.env, "webhook", "create", "--name", "moved", "--url", "https://203.0.113.7/hook", "--events", "job_failed", "-o", "none")
+	mustRun(t, s.env, "webhook", "test", "-n", "moved", "-o", "none")
 	// A backup while the server serves (a job is being submitted meanwhile).
 	backup := filepath.Join(s.dir, "backup.db")
 	during := make(chan string, 1)
@@ -70,6 +74,9 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	if len(orig["workspace_budgets"]) != 1 || len(orig["workspace_limits"]) != 1 {
 		t.Errorf("the store held %d budgets, %d workspace limits; want 1 each", len(orig["workspace_budgets"]), len(orig["workspace_limits"]))
 	}
+	if len(orig["webhooks"]) != 1 || len(orig["notify_deliveries"]) != 1 {
+		t.Errorf("the store held %d webhooks, %d deliveries; want 1 each", len(orig["webhooks"]), len(orig["notify_deliveries"]))
+	}
 	// Copying into a store that holds anything is refused.
 	if _, errOut, code := run(t, s.env, "admin", "migrate-store", "--from", from, "--to", pgURL); code == 0 || !strings.Contains(errOut, "not empty") {
 		t.Errorf("a copy into a used store: %d %s", code, errOut)
@@ -97,6 +104,16 @@ func TestBackupRestoreAndMigrateStore(t *testing.T) {
 	}
 	next := submitJob(t, s, file)
 	waitJob(t, s, next, 60*time.Second, "Completed")
+	// PostgreSQL's delivery IDs move on past the copied ones.
+	mustRun(t, s.env, "webhook", "test", "-n", "moved", "-o", "none")
+	var ds []struct {
+		ID    int64  `json:"id"`
+		Event string `json:"event"`
+	}
+	out := mustRun(t, s.env, "webhook", "deliveries", "-n", "moved", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 2 || ds[0].ID <= ds[1].ID || ds[0].Event != "ping" {
+		t.Errorf("deliveries on the moved store: %s (%v)", out, err)
+	}
 
 	// The backup restores into a new data dir.
 	fresh := filepath.Join(s.dir, "fresh")

@@ -83,22 +83,36 @@ func newListCommand(g *cmdutil.Globals) *cobra.Command {
 	}
 }
 
-// named is a command of one webhook, -n NAME.
-func named(g *cmdutil.Globals, use, short string, columns []string, call func(ctx context.Context, c *client.Client, ws, name string) (any, error)) *cobra.Command {
+// oneHook is a command of one webhook, -n NAME, run with the configured
+// client and workspace.
+func oneHook(g *cmdutil.Globals, use, short string, run func(ctx context.Context, c *client.Client, ws, name string) error) *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.CallAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-				return call(ctx, c, ws, name)
-			})(cmd, args)
+			c, ws, err := g.Client()
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), c, ws, name)
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "", "the webhook's name")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
+}
+
+// named is a command of one webhook that prints what the call returns.
+func named(g *cmdutil.Globals, use, short string, columns []string, call func(ctx context.Context, c *client.Client, ws, name string) (any, error)) *cobra.Command {
+	return oneHook(g, use, short, func(ctx context.Context, c *client.Client, ws, name string) error {
+		v, err := call(ctx, c, ws, name)
+		if err != nil {
+			return err
+		}
+		return g.Render(v, columns)
+	})
 }
 
 func newShowCommand(g *cmdutil.Globals) *cobra.Command {
@@ -108,26 +122,13 @@ func newShowCommand(g *cmdutil.Globals) *cobra.Command {
 }
 
 func newDeleteCommand(g *cmdutil.Globals) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:   "delete",
-		Short: "Delete a webhook and its deliveries",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ws, err := g.Client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteWebhook(cmd.Context(), ws, name); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.Stdout, "webhook %s deleted\n", name)
-			return nil
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "the webhook's name")
-	_ = cmd.MarkFlagRequired("name")
-	return cmd
+	return oneHook(g, "delete", "Delete a webhook and its deliveries", func(ctx context.Context, c *client.Client, ws, name string) error {
+		if err := c.DeleteWebhook(ctx, ws, name); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(g.Stdout, "webhook %s deleted\n", name)
+		return err
+	})
 }
 
 func newDeliveriesCommand(g *cmdutil.Globals) *cobra.Command {

@@ -73,6 +73,15 @@ type Created = notify.WebhookCreated
 // MaxDescription bounds a webhook's description.
 const MaxDescription = 1024
 
+// MaxWebhooks bounds a workspace's webhooks, so that one event cannot
+// fan out into unbounded deliveries.
+const MaxWebhooks = 100
+
+// MaxPendingTests: a test delivery is refused while a webhook has this
+// many deliveries pending (the notifier drops events past the same
+// number), so that `shoal webhook test` in a loop fills no disk.
+const MaxPendingTests = 1000
+
 // SealContext binds a webhook's sealed secret to its workspace and name,
 // so that a sealed value moved to another row does not open.
 func SealContext(workspace, name string) string {
@@ -150,6 +159,13 @@ func (s *Service) Create(ctx context.Context, workspace string, req *Create) (*C
 			return core.WorkspaceNotFound(workspace)
 		} else if err != nil {
 			return err
+		}
+		existing, err := tx.ListWebhooks(ws.Name)
+		if err != nil {
+			return err
+		}
+		if len(existing) >= MaxWebhooks {
+			return core.Errorf(core.EQUOTA, "workspace %s has %d webhooks, the most it may have; delete one first", ws.Name, len(existing))
 		}
 		if _, err := tx.GetWebhook(ws.Name, req.Name); err == nil {
 			return &core.Error{Code: core.ECONFLICT, Field: "name", Message: fmt.Sprintf("webhook %s already exists in workspace %s; delete it first, or choose another name", req.Name, ws.Name)}
@@ -266,6 +282,11 @@ func (s *Service) Test(ctx context.Context, workspace, name string) (*notify.Del
 		w, err := tx.GetWebhook(workspace, name)
 		if err != nil {
 			return err
+		}
+		if n, err := tx.CountPendingDeliveries(w.Workspace, w.Name); err != nil {
+			return err
+		} else if n >= MaxPendingTests {
+			return core.Errorf(core.EQUOTA, "webhook %s has %d deliveries pending; a test waits until its receiver catches up (see `shoal webhook deliveries -n %s`)", w.Name, n, w.Name)
 		}
 		key := EventPing + ":" + hex.EncodeToString(nonce)
 		body, err := json.Marshal(notify.Payload{ID: key, Event: EventPing, Time: now, Workspace: w.Workspace, ResourceType: "webhook",

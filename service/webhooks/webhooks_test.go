@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"regexp"
@@ -105,6 +106,10 @@ func TestCreateRefusesURLsThatReachTheServer(t *testing.T) {
 		{"hooks.example.com/hook", "https"},
 		{"https://hooks.example.com/hook#frag", "fragment"},
 		{"https://hooks.example.com/" + strings.Repeat("a", 2100), "more than"},
+		{"https://hooks.example.com/\r\nX-Injected: 1", "not a URL"},
+		{"https://[fe80::1%25eth0]/hook", "link-local"},
+		{"https://[::ffff:169.254.169.254]/hook", "link-local"},
+		{"https://hooks.example.com@127.0.0.1/hook", "user or password"},
 	} {
 		_, err := e.svc.Create(e.ctx, "ws", &webhooks.Create{Name: "h", URL: c.url, Events: []string{notify.JobFailed}})
 		wantField(t, c.url, err, "url", c.words)
@@ -327,5 +332,39 @@ func TestTestDeliveryAndDeliveriesAndDelete(t *testing.T) {
 	}
 	if err := e.svc.Delete(e.ctx, "ws", "ops"); core.ErrorCode(err) != core.ENOTFOUND {
 		t.Errorf("delete again: %v", err)
+	}
+}
+
+// One workspace holds at most MaxWebhooks webhooks, and a webhook with
+// MaxPendingTests deliveries pending takes no more test deliveries: an
+// Owner's loop fills neither the store nor a receiver's queue.
+func TestBounds(t *testing.T) {
+	e := newEnv(t, nil)
+	err := e.db.Update(e.ctx, func(tx store.Tx) error {
+		for i := range webhooks.MaxWebhooks {
+			if err := tx.PutWebhook(&notify.Webhook{Workspace: "ws", Name: fmt.Sprintf("h%d", i), URL: "https://203.0.113.7/h", Events: []string{notify.JobFailed}}, []byte("s")); err != nil {
+				return err
+			}
+		}
+		for i := range webhooks.MaxPendingTests {
+			d := &notify.Delivery{Workspace: "ws", Webhook: "h0", Channel: notify.ChannelWebhook, Target: "https://203.0.113.7/h", Event: webhooks.EventPing, Key: fmt.Sprint(i), Payload: json.RawMessage(`{}`)}
+			if _, err := tx.InsertDelivery(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Create(e.ctx, "ws", &webhooks.Create{Name: "one-more", URL: "https://203.0.113.7/h", Events: []string{notify.JobFailed}})
+	if core.ErrorCode(err) != core.EQUOTA || !strings.Contains(err.Error(), "100 webhooks") {
+		t.Errorf("webhook 101: %v", err)
+	}
+	if _, err := e.svc.Test(e.ctx, "ws", "h0"); core.ErrorCode(err) != core.EQUOTA || !strings.Contains(err.Error(), "1000 deliveries pending") {
+		t.Errorf("a test with 1000 pending: %v", err)
+	}
+	if _, err := e.svc.Test(e.ctx, "ws", "h1"); err != nil {
+		t.Errorf("a test of another webhook: %v", err)
 	}
 }

@@ -11,25 +11,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/notify"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // Querier is what the queries need of a transaction.
-type Querier interface {
-	Exec(query string, args ...any) (sql.Result, error)
-	Query(query string, args ...any) (*sql.Rows, error)
-	QueryRow(query string, args ...any) *sql.Row
-}
+type Querier = sqlq.Querier
 
-// key is a name as rows are found by it: names compare case-insensitively.
-func key(s string) string { return strings.ToLower(s) }
-
-// stored is a time as the stores keep it: microseconds, in UTC.
-func stored(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
+var (
+	key    = sqlq.Key
+	stored = sqlq.Stored
+)
 
 func notFound(workspace, name string) error {
 	return &core.Error{Code: core.ENOTFOUND, Field: "name",
