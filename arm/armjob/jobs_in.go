@@ -146,10 +146,10 @@ type jobTranslator struct {
 // and azure-ai-ml sends back when it PUTs what it read: accepted and not
 // kept (Shoal sets them itself).
 var readOnlyJobKeys = []string{"status", "services", "parameters", "isArchived", "properties",
-	"notificationSetting", "componentId", "schedule"}
+	"componentId", "schedule"}
 
 // commonJobKeys are the keys every job type Shoal runs shares.
-var commonJobKeys = []string{"jobType", "displayName", "experimentName", "description", "tags", "computeId", "identity"}
+var commonJobKeys = []string{"jobType", "displayName", "experimentName", "description", "tags", "computeId", "identity", "notificationSetting"}
 
 // unsupportedJobTypes are Azure's job types Shoal does not run, with what
 // to use instead.
@@ -241,6 +241,13 @@ func (t jobTranslator) common(p obj, d doc) error {
 			return err
 		}
 		d["identity"] = id
+	}
+	if p.has("notificationSetting") {
+		ns, err := notificationSettingDoc(p)
+		if err != nil {
+			return err
+		}
+		d["notification_setting"] = ns
 	}
 	return nil
 }

@@ -71,6 +71,9 @@ func ToJobResource(scope armcore.Scope, publicURL string, j *job.Job) *JobResour
 		p["parameters"] = map[string]any{}
 	}
 	parallelProperties(j, p)
+	if ns := notificationSettingREST(j); ns != nil {
+		p["notificationSetting"] = ns
+	}
 	return &JobResource{
 		ID: wsID + "/jobs/" + j.Name, Name: j.Name, Type: JobResourceType,
 		SystemData: &armcore.SystemData{CreatedAt: j.CreatedOn.UTC(), CreatedBy: j.CreatedBy},

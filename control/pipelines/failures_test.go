@@ -193,6 +193,8 @@ func TestCancelWinsOverAFailingPipeline(t *testing.T) {
 	if p.Status != job.JobCanceled || p.EndTime == nil {
 		t.Fatalf("pipeline %s (%s), want Canceled", p.Status, p.StatusReason)
 	}
+	// Its end is recorded as canceled (the notifier's job_canceled).
+	wantOneEnd(t, "pipeline", b.events("p"), core.EventJobCanceled)
 	if c := b.job("p-c"); c.Status != job.JobCanceled {
 		t.Errorf("running step c is %s, want Canceled", c.Status)
 	}
@@ -257,6 +259,7 @@ func TestOneFailingPipelineDoesNotHoldUpOthers(t *testing.T) {
 	if bad.Status != job.JobFailed || !strings.Contains(bad.Error, "does not answer") || !strings.Contains(bad.Error, "times in a row") {
 		t.Fatalf("bad: %s (%s), want Failed with the error", bad.Status, bad.Error)
 	}
+	wantOneEnd(t, "a pipeline given up", b.events("bad"), core.EventJobFailed)
 	if n := failedEvents(); n != GiveUpAfter-1 {
 		t.Errorf("%d failure events for %d failures before giving up", n, GiveUpAfter-1)
 	}

@@ -95,12 +95,26 @@ func giveUp(ctx context.Context, now time.Time, s ParentServices, p *job.Job, re
 		}
 		j.Status, j.StatusReason, j.EndTime = status, reason, &now
 		j.Version++
-		if err := tx.UpdateJob(j); err != nil {
-			return err
-		}
-		return appendEvent(tx, j, core.EventFailed, reason)
+		return UpdateParent(tx, j)
 	})
 }
+
+// UpdateParent writes parent j, read unfinished in tx and changed, and
+// when the change ended it records its end as an event (completed,
+// failed, canceled — a canceled one as canceled, not failed): every path
+// that ends a job says so in its log, which the notifier follows.
+func UpdateParent(tx store.Tx, j *job.Job) error {
+	if err := tx.UpdateJob(j); err != nil {
+		return err
+	}
+	if kind := endKinds[j.Status]; kind != "" {
+		return appendEvent(tx, j, kind, j.StatusReason)
+	}
+	return nil
+}
+
+// endKinds are the events of a job's end, by its status.
+var endKinds = map[string]string{job.JobCompleted: core.EventJobCompleted, job.JobFailed: core.EventJobFailed, job.JobCanceled: core.EventJobCanceled}
 
 // appendEvent records an event on job j, as the loops' system principal.
 func appendEvent(tx store.Tx, j *job.Job, kind, reason string) error {

@@ -385,6 +385,6 @@ func (l *Loop) write(ctx context.Context, p *job.Job, steps map[string]*job.Pipe
 		}
 		change(j)
 		j.Version++
-		return tx.UpdateJob(j)
+		return UpdateParent(tx, j)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/internal/teststore"
@@ -104,6 +105,15 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 	p = get()
 	if p.Status != job.JobFailed || p.EndTime == nil {
 		t.Fatalf("pipeline: %s (%s), want Failed", p.Status, p.StatusReason)
+	}
+	// Every end is in the jobs' logs: the pipeline's failure, its
+	// queued steps' cancel.
+	for name, kind := range map[string]string{"p": core.EventJobFailed, "p-a": core.EventJobCanceled, "p-c": core.EventJobCanceled} {
+		evs, err := svc.ListJobEvents(ctx, "ws", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOneEnd(t, name, evs, kind)
 	}
 	if s := step(p, "b"); s.Job != "" || s.Status != job.JobNotStarted || !strings.Contains(s.Reason, "will not run") {
 		t.Errorf("b: %+v, want never started, saying why", s)

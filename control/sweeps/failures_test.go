@@ -174,6 +174,20 @@ func TestCancelWinsOverAnUnsubmittedTrial(t *testing.T) {
 	if sw.Status != job.JobCanceled {
 		t.Fatalf("sweep %s (%s), want Canceled", sw.Status, sw.StatusReason)
 	}
+	// Its end is in its log, as canceled (the notifier's job_canceled).
+	evs, err := b.svc.ListJobEvents(b.ctx, "ws", "sw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []string
+	for _, e := range evs {
+		if e.Kind == core.EventJobCompleted || e.Kind == core.EventJobFailed || e.Kind == core.EventJobCanceled {
+			ends = append(ends, e.Kind)
+		}
+	}
+	if len(ends) != 1 || ends[0] != core.EventJobCanceled {
+		t.Errorf("sweep's end events %v, want one canceled", ends)
+	}
 	if tr := sw.Trials[0]; tr.Status != job.JobNotStarted || !strings.Contains(tr.Reason, "will not run") {
 		t.Errorf("trial %+v, want never started, saying why", tr)
 	}

@@ -381,7 +381,7 @@ func (l *Loop) write(ctx context.Context, p *job.Job, trials []*job.SweepTrialSt
 		j.Trials = trials
 		change(j)
 		j.Version++
-		return tx.UpdateJob(j)
+		return pipelines.UpdateParent(tx, j)
 	})
 	if err == nil {
 		p.Trials = trials

@@ -166,13 +166,16 @@ func cancel(o *Output, now time.Time) {
 	}
 	o.Changed = true
 	if j.CurrentAttemptID == "" {
+		// Ended at once: the event is the end's (canceled), which the
+		// notifier reads as job_canceled.
 		j.Status, j.StatusReason, j.EndTime = job.JobCanceled, "canceled before it started", &now
-	} else {
-		j.Status, j.StatusReason = job.JobCancelRequested, "cancel requested: stopping its processes"
-		if o.Attempt != nil {
-			for _, r := range o.Attempt.Ranks {
-				o.Wake = append(o.Wake, r.NodeID)
-			}
+		o.emit(CodeCanceled, "%s", j.StatusReason)
+		return
+	}
+	j.Status, j.StatusReason = job.JobCancelRequested, "cancel requested: stopping its processes"
+	if o.Attempt != nil {
+		for _, r := range o.Attempt.Ranks {
+			o.Wake = append(o.Wake, r.NodeID)
 		}
 	}
 	o.emit(CodeCancel, "%s", j.StatusReason)

@@ -204,7 +204,7 @@ func TestStep(t *testing.T) {
 				return &job.Job{Status: job.JobQueued}, nil
 			},
 			ev:   jobrun.Event{Kind: jobrun.Cancel},
-			want: want{job: job.JobCanceled, codes: []jobrun.Code{jobrun.CodeCancel}},
+			want: want{job: job.JobCanceled, codes: []jobrun.Code{jobrun.CodeCanceled}},
 		},
 		{
 			name: "cancel of a running job asks its ranks to stop",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/notify"
 )
 
 // Job statuses, Azure ML's names.
@@ -64,6 +65,9 @@ type JobSpec struct {
 	// Identity is what the job's code acts as (identity.go); nil: its
 	// compute's managed identities.
 	Identity *JobIdentity `json:"identity,omitempty"`
+	// NotificationSetting is who is mailed when the job ends (Azure's
+	// notification_setting; control/notify sends it).
+	NotificationSetting *notify.NotificationSetting `json:"notification_setting,omitempty"`
 	// Services are the interactive applications the job asks for
 	// (services.go), by name.
 	Services map[string]*InteractiveService `json:"services,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
+	"github.com/shoal-ml/shoal/domain/notify"
 )
 
 // Input and output types (jobio's, named here for the kinds' callers).
@@ -32,7 +33,7 @@ var JobKeys = compute.KeySchema{
 	"limits":         compute.KeySchema{"timeout": nil},
 	"queue_settings": compute.KeySchema{"job_tier": nil, "priority": nil},
 	"retries":        nil,
-	"identity":       nil, "services": nil, // their own decoders check their keys
+	"identity":       nil, "services": nil, "notification_setting": nil, // their own decoders check their keys
 }
 
 // DecodeJobSpec decodes an Azure ML command job document (JSON with the
@@ -74,6 +75,7 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		ValueField("retries", &spec.Retries, decodeJobRetries),
 		ValueField("identity", &spec.Identity, DecodeJobIdentity),
 		ValueField("services", &spec.Services, decodeJobServices),
+		ValueField("notification_setting", &spec.NotificationSetting, DecodeNotificationSetting),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
@@ -95,6 +97,12 @@ func DecodeAsCommandJob(part JobDocument, prefix string) (*JobSpec, error) {
 		return nil, PrefixFieldError(prefix, err)
 	}
 	return spec, nil
+}
+
+// DecodeNotificationSetting reads a job's top-level notification_setting
+// (every kind's), nil when absent.
+func DecodeNotificationSetting(raw json.RawMessage) (*notify.NotificationSetting, error) {
+	return notify.DecodeSetting(raw, "notification_setting")
 }
 
 // decodeJobRetries reads retries, nil when absent.

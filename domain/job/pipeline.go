@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/notify"
 )
 
 // JobTypePipeline is a pipeline job: steps (child command jobs) that pass
@@ -34,6 +35,8 @@ type PipelineSpec struct {
 	Jobs     map[string]*PipelineStep `json:"jobs"`
 	// Identity is the steps' identity where they name none.
 	Identity *JobIdentity `json:"identity,omitempty"`
+	// NotificationSetting mails when the pipeline ends (not its steps).
+	NotificationSetting *notify.NotificationSetting `json:"notification_setting,omitempty"`
 	// IgnoredInputs are the places (jobs.<step>.inputs.<name>) of inputs
 	// given to a component step whose component does not declare them:
 	// Azure's SDK drops those without a word (it builds a node's inputs

@@ -7,6 +7,8 @@ package job
 // decisions it implies (sampling, early termination, the best trial) are
 // in package sweep.
 
+import "github.com/shoal-ml/shoal/domain/notify"
+
 // JobTypeSweep is the type of a sweep job document.
 const JobTypeSweep = "sweep"
 
@@ -78,6 +80,8 @@ type SweepSpec struct {
 	QueueSettings *QueueSettings        `json:"queue_settings,omitempty"`
 	// Identity is every trial's (JobSpec.Identity).
 	Identity *JobIdentity `json:"identity,omitempty"`
+	// NotificationSetting mails when the sweep ends (not its trials).
+	NotificationSetting *notify.NotificationSetting `json:"notification_setting,omitempty"`
 
 	Trial             *SweepTrial             `json:"trial"`
 	SearchSpace       map[string]*SearchParam `json:"search_space"`

@@ -95,6 +95,7 @@ type Main struct {
 	agentURL string
 	svc      *service.Services
 	ctrl     *control.Controller
+	notif    *notifications // the notifier and sender (notifications.go)
 	http     *http.Server
 	listener net.Listener
 	// appsHTTP and appsListener serve instances' applications on their
@@ -265,7 +266,11 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		serverURL = m.URL()
 	}
 	m.agentURL = serverURL
+	var notifyPolicy *config.Notifications
 	defSchedules, defIdle, maxIdle, idleMinute, err := cfg.InstancePolicy()
+	if err == nil {
+		notifyPolicy, err = cfg.NotificationPolicy()
+	}
 	if err != nil {
 		ln.Close()
 		store.Close()
@@ -411,6 +416,8 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	apiServer.SetRequestObserver(met.ObserveRequest)
 	txobserve.Set(met.ObserveTransaction)
 	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
+	m.notif = newNotifications(notifyPolicy, store, secretsKey, m.publicURL(cfg), met)
+	apiServer.SetWebhookPolicy(notifyPolicy.AllowPrivateWebhookURLs, notifyPolicy.AllowHTTPWebhookURLs)
 	if err := m.mountStudio(ctx, apiServer, cfg); err != nil {
 		ln.Close()
 		store.Close()

@@ -18,6 +18,9 @@ import (
 //   - the whole queue's pass (every waiting job's reason, backfill past
 //     the heads of the queues), spaced by its own duration.
 //
+// A fourth goroutine queues and sends notifications (notifications.go),
+// so that a receiver that hangs never holds up a decision.
+//
 // Placement and scaling passes take the controller's placement lock one
 // at a time; the whole queue is read and scheduled without it.
 
@@ -88,9 +91,10 @@ func wholeQueueGap(tick, took time.Duration) time.Duration {
 // runControllers runs the controller's passes until ctx ends.
 func (m *Main) runControllers(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); m.runPlacements(ctx) }()
 	go func() { defer wg.Done(); m.runWholeQueue(ctx) }()
+	go func() { defer wg.Done(); m.runNotifications(ctx) }()
 	m.runFullPasses(ctx)
 	wg.Wait()
 }

@@ -17,6 +17,7 @@ import (
 var pipelineKeys = compute.KeySchema{
 	"$schema": nil, "name": nil, "type": nil, "display_name": nil, "experiment_name": nil,
 	"description": nil, "tags": nil, "compute": nil, "inputs": nil, "outputs": nil, "jobs": nil, "identity": nil,
+	"notification_setting": nil,
 	// settings takes keys Shoal does not know, as Azure's
 	// PipelineJobSettingsSchema does (unknown=INCLUDE): they are kept in
 	// PipelineSettings.Ignored and the job says so (IgnoredSettingsWarning).
@@ -86,6 +87,7 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 			return steps, err
 		}),
 		job.ValueField("identity", &spec.Identity, job.DecodeJobIdentity),
+		job.ValueField("notification_setting", &spec.NotificationSetting, job.DecodeNotificationSetting),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err

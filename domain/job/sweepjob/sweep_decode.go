@@ -17,6 +17,7 @@ import (
 var sweepCommonKeys = map[string]bool{
 	"$schema": true, "name": true, "display_name": true, "experiment_name": true, "description": true,
 	"tags": true, "compute": true, "inputs": true, "outputs": true, "queue_settings": true, "identity": true,
+	"notification_setting": true,
 }
 
 // sweepKeys are the keys of a sweep job document that a user writes: its
@@ -77,7 +78,7 @@ func DecodeSweepSpec(data []byte) (*job.SweepSpec, error) {
 	}
 	spec.Name, spec.DisplayName, spec.ExperimentName, spec.Description = base.Name, base.DisplayName, base.ExperimentName, base.Description
 	spec.Tags, spec.Compute, spec.Inputs, spec.Outputs, spec.QueueSettings = base.Tags, base.Compute, base.Inputs, base.Outputs, base.QueueSettings
-	spec.Identity = base.Identity
+	spec.Identity, spec.NotificationSetting = base.Identity, base.NotificationSetting
 
 	err = d.DecodeFields("",
 		job.ValueField("trial", &spec.Trial, decodeSweepTrial),
