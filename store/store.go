@@ -328,6 +328,8 @@ type Tx interface {
 
 	// BatchTx keeps batch endpoints and deployments (store/batch.go).
 	BatchTx
+	// ScheduleTx keeps job schedules (store/schedule.go).
+	ScheduleTx
 
 	// PutBlob stores a committed blob of a workspace's container,
 	// replacing one of the same name (names are exact, the workspace

@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"Registries", testRegistries},
 		{"Datastores", testDatastores},
 		{"BatchEndpoints", testBatchEndpoints},
+		{"JobSchedules", testJobSchedules},
 		{"Blobs", testBlobs},
 		{"StaleBlobBlocks", testStaleBlobBlocks},
 		{"Codes", testCodes},
