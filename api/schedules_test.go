@@ -1,0 +1,70 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+)
+
+const scheduleJob = `{"type":"command","command":"echo ${{name}}","compute":"azureml:cpu","environment":{"image":"python:3.12"}}`
+
+// Schedules over the native API: a Reader lists and shows but cannot
+// write; a Contributor creates (201), replaces (200), shows the next
+// fire time, triggers a job named as a firing, disables and deletes; a
+// document naming another schedule, or an invalid job, is refused naming
+// the field; schedules/write without jobs/write (a custom role) cannot
+// trigger a job.
+func TestSchedulesAPI(t *testing.T) {
+	e := newTestEnv(t)
+	maxN := 2
+	if _, _, err := e.svc.CreateOrApplyCompute(context.Background(), "default", &compute.ComputeSpec{Name: "cpu", Size: "Standard_DS3_v2", MaxInstances: &maxN}, ""); err != nil {
+		t.Fatal(err)
+	}
+	const base = "/api/v1/workspaces/default/schedules"
+	reader := addUser(t, e, "rita", identity.RoleReader)
+	contributor := addUser(t, e, "carl", identity.RoleContributor)
+	mustSend(t, e, e.admin, "POST", "/api/v1/roles", `{"name":"schedulers","actions":["schedules/read","schedules/write"]}`, http.StatusCreated)
+	scheduler := addUser(t, e, "sam", "schedulers")
+	doc := `{"name":"nightly","trigger":{"type":"cron","expression":"0 2 * * *","time_zone":"UTC"},"create_job":{"job":` + scheduleJob + `}}`
+
+	if r := send(t, e, reader, "PUT", base+"/nightly", doc, nil); r.status != http.StatusForbidden {
+		t.Errorf("a Reader's create: %s, want 403", r)
+	}
+	mustSend(t, e, contributor, "PUT", base+"/nightly", doc, http.StatusCreated)
+	mustSend(t, e, contributor, "PUT", base+"/nightly", doc, http.StatusOK)
+	if r := send(t, e, contributor, "PUT", base+"/nightly", strings.Replace(doc, `"name":"nightly"`, `"name":"other"`, 1), nil); r.status != 400 || errTarget(t, r) != "name" {
+		t.Errorf("a document naming another schedule: %s", r)
+	}
+	if r := send(t, e, contributor, "PUT", base+"/nightly", strings.Replace(doc, `"command":"echo ${{name}}",`, "", 1), nil); r.status != 400 || errTarget(t, r) != "create_job.job.command" {
+		t.Errorf("an invalid job: %s, want 400 naming create_job.job.command", r)
+	}
+	if r := send(t, e, contributor, "PUT", base+"/nightly", strings.Replace(doc, `"trigger":{`, `"trigger":{"week":1,`, 1), nil); r.status != 400 || errTarget(t, r) != "trigger.week" {
+		t.Errorf("an unknown trigger key: %s", r)
+	}
+	got := mustSend(t, e, reader, "GET", base+"/nightly", "", http.StatusOK).json(t)
+	if st, _ := got["status"].(map[string]any); st == nil || st["next_fire_time"] == nil || got["updated_by"] != "carl" || got["is_enabled"] != true {
+		t.Errorf("show = %v", got)
+	}
+	if list := mustSend(t, e, reader, "GET", base, "", http.StatusOK).json(t)["value"].([]any); len(list) != 1 {
+		t.Errorf("list = %v", list)
+	}
+	if r := send(t, e, scheduler, "POST", base+"/nightly/trigger", "", nil); r.status != http.StatusForbidden {
+		t.Errorf("trigger without jobs/write: %s, want 403", r)
+	}
+	j := mustSend(t, e, contributor, "POST", base+"/nightly/trigger", "", http.StatusCreated).json(t)
+	if n, _ := j["name"].(string); !strings.HasPrefix(n, "nightly-") || j["command"] != "echo "+n {
+		t.Errorf("triggered job = %v", j)
+	}
+	off := mustSend(t, e, contributor, "POST", base+"/nightly/disable", "", http.StatusOK).json(t)
+	if off["is_enabled"] != false {
+		t.Errorf("disable = %v", off)
+	}
+	mustSend(t, e, contributor, "DELETE", base+"/nightly", "", http.StatusNoContent)
+	if r := send(t, e, contributor, "GET", base+"/nightly", "", nil); r.status != http.StatusNotFound {
+		t.Errorf("after delete: %s", r)
+	}
+}
