@@ -29,6 +29,11 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	db, clock := teststore.Open(t)
+	return setUp(t, db, clock)
+}
+
+// setUp makes the harness over db: the cluster, bob and his role.
+func setUp(t *testing.T, db store.Store, clock *storetest.Clock) *harness {
 	if err := db.Update(t.Context(), func(tx store.Tx) error {
 		c := teststore.Cluster(tx, "cpu")
 		two := 2
@@ -37,12 +42,8 @@ func newHarness(t *testing.T) *harness {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &harness{t: t, db: db, clock: clock}
-	h.svc = service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)})
+	h.svc = services(t, db)
 	admin := identity.WithPrincipal(t.Context(), &identity.Principal{ID: identity.AdminPrincipalID, Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
 	if _, err := h.svc.CreateUser(admin, &identity.User{Name: "bob"}); err != nil {
 		t.Fatal(err)
@@ -52,6 +53,15 @@ func newHarness(t *testing.T) *harness {
 	}
 	h.bob = identity.WithPrincipal(t.Context(), &identity.Principal{ID: "user:bob", Name: "bob", Kind: identity.PrincipalUser})
 	return h
+}
+
+// services are a server's request services over db.
+func services(t *testing.T, db store.Store) *service.Services {
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)})
 }
 
 const jobDoc = `{"type": "command", "command": "echo ${{name}} at ${{creation_context.trigger_time}}", "compute": "azureml:cpu", "environment": {"image": "python:3.12"}}`
