@@ -13,6 +13,7 @@ import (
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/schedules"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
@@ -73,7 +74,7 @@ func (h *harness) create(doc string) *dschedule.JobSchedule {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out, _, err := h.svc.Schedules().CreateOrUpdate(h.bob, "ws", sc)
+	out, _, err := schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func (h *harness) scheduled() []*job.Job {
 
 func (h *harness) get(name string) *dschedule.JobSchedule {
 	h.t.Helper()
-	sc, err := h.svc.Schedules().Get(h.t.Context(), "ws", name)
+	sc, err := schedules.Over(h.svc).Get(h.t.Context(), "ws", name)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestMissedFiringsStartOnceAndSaySo(t *testing.T) {
 func TestDisabledDoesNotFire(t *testing.T) {
 	h := newHarness(t)
 	h.create(`{"name": "m", "trigger": {"type": "cron", "expression": "*/5 * * * *"}, "create_job": ` + jobDoc + `}`)
-	if _, err := h.svc.Schedules().SetEnabled(h.bob, "ws", "m", false); err != nil {
+	if _, err := schedules.Over(h.svc).SetEnabled(h.bob, "ws", "m", false); err != nil {
 		t.Fatal(err)
 	}
 	if sc := h.get("m"); sc.IsEnabled || sc.Status.NextFireTime != nil {
@@ -222,14 +223,14 @@ func TestDisabledDoesNotFire(t *testing.T) {
 	if got := h.scheduled(); len(got) != 0 {
 		t.Fatalf("a disabled schedule fired: %v", got)
 	}
-	if _, err := h.svc.Schedules().SetEnabled(h.bob, "ws", "m", true); err != nil {
+	if _, err := schedules.Over(h.svc).SetEnabled(h.bob, "ws", "m", true); err != nil {
 		t.Fatal(err)
 	}
 	h.pass()
 	if got := h.scheduled(); len(got) != 0 {
 		t.Fatalf("enabling caught up missed firings: %v", got)
 	}
-	j, err := h.svc.Schedules().Trigger(h.bob, "ws", "m")
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,13 +278,13 @@ func TestBadInputRefusedAtCreate(t *testing.T) {
 	} {
 		sc, err := dschedule.Decode([]byte(c.doc))
 		if err == nil {
-			_, _, err = h.svc.Schedules().CreateOrUpdate(h.bob, "ws", sc)
+			_, _, err = schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc)
 		}
 		if core.ErrorCode(err) != core.EINVALID && core.ErrorCode(err) != core.ENOTFOUND || core.ErrorField(err) != c.field || !strings.Contains(core.ErrorMessage(err), c.words) {
 			t.Errorf("%s: %v (field %q), want field %s saying %q", c.name, err, core.ErrorField(err), c.field, c.words)
 		}
 	}
-	list, err := h.svc.Schedules().List(t.Context(), "ws")
+	list, err := schedules.Over(h.svc).List(t.Context(), "ws")
 	if err != nil || len(list) != 0 {
 		t.Errorf("refused schedules stored: %v %v", list, err)
 	}
@@ -297,7 +298,7 @@ func TestExistingJobWithOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.create(`{"name": "again", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": {"type": "command", "job": "azureml:base", "environment_variables": {"B": "2"}}}`)
-	j, err := h.svc.Schedules().Trigger(h.bob, "ws", "again")
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "again")
 	if err != nil {
 		t.Fatal(err)
 	}
