@@ -160,14 +160,9 @@ func (s *Service) resolve(ctx context.Context, workspace string, sc *dschedule.J
 		}
 		cj.Overrides = nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(cj.Job, &fields); err != nil || fields == nil {
-		return core.FieldErrorf("create_job.job", "must be a job document (a mapping)")
-	}
-	delete(fields, "name")
-	doc, err := json.Marshal(fields)
+	doc, err := withoutName(cj.Job)
 	if err != nil {
-		return err
+		return core.FieldErrorf("create_job.job", "must be a job document (a mapping)")
 	}
 	cj.Job = doc
 	// Checked as a firing will submit it, its expressions replaced.
@@ -230,21 +225,26 @@ func (s *Service) Get(ctx context.Context, workspace, name string) (out *dschedu
 
 // get reads a schedule, the workspace's absence said first.
 func get(tx store.Tx, workspace, name string) (*dschedule.JobSchedule, error) {
-	if _, err := tx.GetWorkspace(workspace); core.ErrorCode(err) == core.ENOTFOUND {
-		return nil, core.WorkspaceNotFound(workspace)
-	} else if err != nil {
+	if err := workspaceThere(tx, workspace); err != nil {
 		return nil, err
 	}
 	return tx.GetJobSchedule(workspace, name)
+}
+
+// workspaceThere says a workspace's absence as every request does.
+func workspaceThere(tx store.Tx, workspace string) error {
+	_, err := tx.GetWorkspace(workspace)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return core.WorkspaceNotFound(workspace)
+	}
+	return err
 }
 
 // List returns a workspace's schedules by name, each with its next fire
 // time.
 func (s *Service) List(ctx context.Context, workspace string) (out []*dschedule.JobSchedule, err error) {
 	err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(workspace); core.ErrorCode(err) == core.ENOTFOUND {
-			return core.WorkspaceNotFound(workspace)
-		} else if err != nil {
+		if err := workspaceThere(tx, workspace); err != nil {
 			return err
 		}
 		if out, err = tx.ListJobSchedules(workspace); err != nil {
@@ -297,9 +297,7 @@ func (s *Service) SetEnabled(ctx context.Context, workspace, name string, enable
 func (s *Service) jobDocument(ctx context.Context, workspace, name string) (json.RawMessage, error) {
 	var j *job.Job
 	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(workspace); core.ErrorCode(err) == core.ENOTFOUND {
-			return core.WorkspaceNotFound(workspace)
-		} else if err != nil {
+		if err := workspaceThere(tx, workspace); err != nil {
 			return err
 		}
 		var err error
@@ -322,9 +320,15 @@ func (s *Service) jobDocument(ctx context.Context, workspace, name string) (json
 	if err != nil {
 		return nil, err
 	}
-	fields := map[string]json.RawMessage{}
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, err
+	// The name goes: each firing names its job.
+	return withoutName(b)
+}
+
+// withoutName is a job document without its name.
+func withoutName(doc json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage // numbers kept as written
+	if err := json.Unmarshal(doc, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("not a mapping")
 	}
 	delete(fields, "name")
 	return json.Marshal(fields)
