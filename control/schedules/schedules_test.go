@@ -2,6 +2,7 @@ package schedules
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -305,4 +306,28 @@ func TestExistingJobWithOverrides(t *testing.T) {
 	if j.Command != "echo base" || j.EnvironmentVariables["A"] != "1" || j.EnvironmentVariables["B"] != "2" {
 		t.Errorf("job = %q %v", j.Command, j.EnvironmentVariables)
 	}
+}
+
+// A workspace holds at most MaxJobSchedules schedules: one more is
+// refused, a replacement of one there is not.
+func TestScheduleLimit(t *testing.T) {
+	h := newHarness(t)
+	first := h.create(`{"name": "s0", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
+	if err := h.db.Update(t.Context(), func(tx store.Tx) error {
+		for i := 1; i < dschedule.MaxJobSchedules; i++ {
+			c := *first
+			c.Name = "s" + strconv.Itoa(i)
+			if err := tx.PutJobSchedule(&c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := dschedule.Decode([]byte(`{"name": "one-more", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`))
+	if _, _, err := schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc); core.ErrorCode(err) != core.EQUOTA {
+		t.Errorf("schedule %d: %v, want EQUOTA", dschedule.MaxJobSchedules+1, err)
+	}
+	h.create(`{"name": "s7", "description": "replaced", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
 }
