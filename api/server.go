@@ -172,7 +172,7 @@ const (
 func (s *Server) Routes() []Route { return s.routeTable() }
 
 func (s *Server) routeTable() []Route {
-	return append(append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), append(s.armRoutes(), s.historyRoutes()...)...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...), s.batchRoutes()...)
+	return append(append(append(append(append(s.baseRoutes(), s.assetRoutes()...), s.instanceRoutes()...), append(s.armRoutes(), s.historyRoutes()...)...), append(append(append(s.spRoutes(), s.quotaRoutes()...), s.costRoutes()...), append(s.budgetRoutes(), s.oauthRoutes()...)...)...), append(s.batchRoutes(), s.scheduleRoutes()...)...)
 }
 
 func (s *Server) baseRoutes() []Route {

@@ -139,6 +139,8 @@ func yamlKind(b yamlBlock, doc map[string]any) (string, error) {
 		return "component", nil
 	case strings.HasSuffix(schema, "/batchEndpoint.schema.json"):
 		return "batch-endpoint", nil
+	case strings.HasSuffix(schema, "/schedule.schema.json"):
+		return "schedule", nil
 	case strings.HasSuffix(schema, "BatchDeployment.schema.json") || strings.HasSuffix(schema, "/batchDeployment.schema.json"):
 		return "batch-deployment", nil
 	case strings.HasSuffix(schema, "/environment.schema.json"):
@@ -351,8 +353,10 @@ func decodeYAMLBlock(b yamlBlock, components map[string]map[string]any) error {
 	case "batch-deployment":
 		_, err := batch.DecodeDeployment(js)
 		return err
+	case "schedule":
+		return decodeScheduleDoc(js)
 	}
-	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, datastore, batch-endpoint, batch-deployment, server-config, kubernetes)", kind, b.marker)
+	return fmt.Errorf("unknown kind %q in %s (kinds: job, pipeline, sweep, component, environment, data, model, compute, datastore, batch-endpoint, batch-deployment, schedule, server-config, kubernetes)", kind, b.marker)
 }
 
 // TestDocsYAML decodes every YAML block of the repository's Markdown.

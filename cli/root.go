@@ -25,6 +25,7 @@ import (
 	"github.com/shoal-ml/shoal/cli/datastore"
 	"github.com/shoal-ml/shoal/cli/job"
 	"github.com/shoal-ml/shoal/cli/registry"
+	"github.com/shoal-ml/shoal/cli/schedule"
 	"github.com/shoal-ml/shoal/cli/server"
 	"github.com/shoal-ml/shoal/cli/simcmd"
 	"github.com/shoal-ml/shoal/cli/webhook"
@@ -96,7 +97,7 @@ func newRootCommand(g *cmdutil.Globals) *cobra.Command {
 	// cli/job, ...), sharing cli/cmdutil; environment and component, and
 	// the local-file upload that jobs share with them, are still here.
 	jobFiles := job.LocalFiles{Command: uploadJobFiles, Pipeline: inlinePipelineComponents}
-	root.AddCommand(server.NewCommand(g), agentcmd.NewCommand(g), compute.NewCommand(g), job.NewCommand(g, jobFiles), newEnvironmentCommand(g), newComponentCommand(g), newDataCommand(g), newModelCommand(g), registry.NewCommand(g), datastore.NewCommand(g), newBatchEndpointCommand(g), newBatchDeploymentCommand(g), workspace.NewCommand(g), compute.NewLocationCommand(g), admin.NewCommand(g),
+	root.AddCommand(server.NewCommand(g), agentcmd.NewCommand(g), compute.NewCommand(g), job.NewCommand(g, jobFiles), newEnvironmentCommand(g), newComponentCommand(g), newDataCommand(g), newModelCommand(g), registry.NewCommand(g), datastore.NewCommand(g), newBatchEndpointCommand(g), newBatchDeploymentCommand(g), schedule.NewCommand(g, jobFiles), workspace.NewCommand(g), compute.NewLocationCommand(g), admin.NewCommand(g),
 		access.NewUserCommand(g), access.NewTokenCommand(g), access.NewLoginCommand(g), access.NewRoleCommand(g), access.NewIdentityCommand(g), access.NewSPCommand(g), workspace.NewQuotaCommand(g), simcmd.NewCommand(g), workspace.NewCostCommand(g), workspace.NewBudgetCommand(g), access.NewAuditCommand(g),
 		newVersionCommand(g))
 	// Issue 39's notifications.

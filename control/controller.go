@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/control/schedules"
 	"github.com/shoal-ml/shoal/control/sweeps"
 	"github.com/shoal-ml/shoal/control/watch"
 	"github.com/shoal-ml/shoal/service"
@@ -51,6 +52,9 @@ type Controller struct {
 	sweeps *sweeps.Loop
 	// blocks discards the Blob endpoint's blocks never committed.
 	blocks *blobblocks.Loop
+	// scheds fires job schedules (before the pipelines, whose jobs they
+	// may submit).
+	scheds *schedules.Loop
 
 	// view holds the computes and nodes between placement passes.
 	view *scheduling.View
@@ -83,6 +87,7 @@ func New(s Services, seed uint64) *Controller {
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
 	c.blocks = blobblocks.New(s)
+	c.scheds = schedules.New(s)
 	return c
 }
 
@@ -101,6 +106,10 @@ func (c *Controller) RunOnce(ctx context.Context, now time.Time) error {
 func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool) error {
 	var errs []error
 	if err := c.nodes.RunOnce(ctx, now); err != nil {
+		errs = append(errs, err)
+	}
+	// Schedules first: the jobs they submit are placed in this pass.
+	if err := c.scheds.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
 	// Parents first: the children they submit are placed in this pass.

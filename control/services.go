@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/control/preemption"
 	"github.com/shoal-ml/shoal/control/scaling"
+	"github.com/shoal-ml/shoal/control/schedules"
 	"github.com/shoal-ml/shoal/control/sweeps"
 	"github.com/shoal-ml/shoal/control/watch"
 	"github.com/shoal-ml/shoal/service"
@@ -28,6 +29,7 @@ type Services interface {
 	placement.Services
 	preemption.Services
 	scaling.Services
+	schedules.Services
 	sweeps.Services
 	watch.Services
 

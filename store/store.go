@@ -331,6 +331,8 @@ type Tx interface {
 	// NotifyTx keeps webhooks, deliveries and the notifier's cursors
 	// (store/notify.go).
 	NotifyTx
+	// ScheduleTx keeps job schedules (store/schedule.go).
+	ScheduleTx
 
 	// PutBlob stores a committed blob of a workspace's container,
 	// replacing one of the same name (names are exact, the workspace

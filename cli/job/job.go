@@ -50,6 +50,26 @@ type LocalFiles struct {
 	Pipeline UploadFunc
 }
 
+// Prepare readies a job document read from a file in folder base for
+// the server, as `shoal job create -f` sends it: its local code, inputs
+// and component files uploaded or inlined, by its type. `shoal schedule
+// create -f` sends a schedule's job file through it too.
+func (f LocalFiles) Prepare(ctx context.Context, c *client.Client, ws, base string, doc map[string]any) error {
+	if err := refuseKindsNotRun(doc); err != nil {
+		return err
+	}
+	upload := f.Command
+	switch t, _ := doc["type"].(string); strings.ToLower(strings.TrimSpace(t)) {
+	case job.JobTypePipeline:
+		// Local component files are read and inlined here: the
+		// server receives a self-contained document.
+		upload = f.Pipeline
+	case job.JobTypeSweep:
+		upload = uploadSweepFiles(f.Command)
+	}
+	return upload(ctx, c, ws, base, doc)
+}
+
 func newJobCreateCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 	var file, name, compute string
 	var sets []string
@@ -86,16 +106,7 @@ func newJobCreateCommand(g *cmdutil.Globals, files LocalFiles) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			upload := files.Command
-			switch t, _ := doc["type"].(string); strings.ToLower(strings.TrimSpace(t)) {
-			case job.JobTypePipeline:
-				// Local component files are read and inlined here: the
-				// server receives a self-contained document.
-				upload = files.Pipeline
-			case job.JobTypeSweep:
-				upload = uploadSweepFiles(files.Command)
-			}
-			if err := upload(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
+			if err := files.Prepare(cmd.Context(), c, ws, filepath.Dir(file), doc); err != nil {
 				return err
 			}
 			raw, err := cmdutil.ToJSON(doc)

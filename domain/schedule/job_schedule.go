@@ -38,6 +38,9 @@ type JobSchedule struct {
 	CreatedOn time.Time `json:"created_on,omitempty"`
 	UpdatedBy string    `json:"updated_by,omitempty"`
 	UpdatedOn time.Time `json:"updated_on,omitempty"`
+	// UpdatedByPrincipal is the principal ID of UpdatedBy ("user:alice",
+	// "admin"), whose rights are checked at each firing.
+	UpdatedByPrincipal string `json:"updated_by_principal,omitempty"`
 	// Version is incremented by every write (the ETag).
 	Version int64 `json:"version,omitempty"`
 
@@ -62,6 +65,10 @@ type CreateJob struct {
 	// Type is the job's type (command, pipeline, sweep, parallel), for
 	// lists.
 	Type string `json:"type,omitempty"`
+	// Overrides are the keys given beside `job: azureml:<job>`, which
+	// the service merges into that job's document (MergeJob) when the
+	// schedule is created; never stored.
+	Overrides json.RawMessage `json:"-"`
 }
 
 // InvokeBatchEndpoint is a schedule's batch endpoint invocation (YAML

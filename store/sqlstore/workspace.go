@@ -98,7 +98,7 @@ func (t *tx) DeleteWorkspace(name string) error {
 		return err
 	}
 	k := key(name)
-	for _, table := range []string{"role_assignments", "workspace_quotas", "workspace_limits", "workspace_budgets", "datastores", "blobs", "blob_blocks", "batch_endpoints", "batch_deployments", "webhooks", "notify_deliveries"} {
+	for _, table := range []string{"role_assignments", "workspace_quotas", "workspace_limits", "workspace_budgets", "datastores", "blobs", "blob_blocks", "batch_endpoints", "batch_deployments", "webhooks", "notify_deliveries", "job_schedules"} {
 		if _, err := t.exec(`DELETE FROM `+table+` WHERE workspace_key = $1`, k); err != nil {
 			return fmt.Errorf("store: delete workspace %q: %s: %w", name, table, err)
 		}

@@ -15,7 +15,7 @@ import (
 // store's whole state is in them (schema_migrations says which version
 // wrote them).
 var Tables = []string{
-	"batch_endpoints", "batch_deployments",
+	"batch_endpoints", "batch_deployments", "job_schedules",
 	"workspaces", "computes", "events", "api_tokens", "settings", "nodes", "jobs", "attempts",
 	"sequences", "users", "identities", "roles", "role_assignments", "audit_log", "signing_keys",
 	"service_principals", "node_samples", "node_usage", "instance_live", "workspace_budgets",
