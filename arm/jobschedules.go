@@ -1,0 +1,108 @@
+package arm
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/shoal-ml/shoal/arm/armschedule"
+	"github.com/shoal-ml/shoal/domain/core"
+	dschedule "github.com/shoal-ml/shoal/domain/schedule"
+)
+
+// Job schedules (Azure's …/schedules; translation in arm/armschedule,
+// the service is service/schedules, as `shoal schedule`'s).
+
+// ListJobSchedules is GET …/schedules: by name, filtered by listViewType
+// (EnabledOnly, azure-ai-ml's default; DisabledOnly; All), in pages.
+func (h Handlers) ListJobSchedules(w http.ResponseWriter, r *http.Request) {
+	keep, err := scheduleView(r.URL.Query().Get("listViewType"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	list, err := h.Svc.Schedules().List(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	var kept []*dschedule.JobSchedule
+	var keys []string
+	for _, sc := range list {
+		if keep(sc.IsEnabled) {
+			kept, keys = append(kept, sc), append(keys, strings.ToLower(sc.Name))
+		}
+	}
+	lo, hi, next, err := pageKeys(h.Svc.PublicURL(), r, keys, PageSize, url.Values{"listViewType": r.URL.Query()["listViewType"]})
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	out := make([]*armschedule.Resource, 0, hi-lo)
+	for _, sc := range kept[lo:hi] {
+		out = append(out, armschedule.ToScheduleResource(scopeOf(r), h.Svc.PublicURL(), sc))
+	}
+	writeList(w, out, next)
+}
+
+// scheduleView reads a schedule list's listViewType.
+func scheduleView(v string) (func(enabled bool) bool, error) {
+	switch strings.ToLower(v) {
+	case "", "enabledonly":
+		return func(e bool) bool { return e }, nil
+	case "disabledonly":
+		return func(e bool) bool { return !e }, nil
+	case "all":
+		return func(bool) bool { return true }, nil
+	}
+	return nil, core.FieldErrorf("listViewType", "%q is not EnabledOnly, DisabledOnly or All", short(v))
+}
+
+// GetJobSchedule is GET …/schedules/{name}.
+func (h Handlers) GetJobSchedule(w http.ResponseWriter, r *http.Request) {
+	sc, err := h.Svc.Schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, armschedule.ToScheduleResource(scopeOf(r), h.Svc.PublicURL(), sc))
+}
+
+// PutJobSchedule is PUT …/schedules/{name}: create (201) or replace
+// (200), done at once (provisioningState Succeeded, which azure-ai-ml's
+// poller reads as the end). isEnabled, when given, enables or disables
+// it after (begin_enable and begin_disable PUT the schedule they read).
+func (h Handlers) PutJobSchedule(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	ctx, ws := r.Context(), r.PathValue("ws")
+	sc, enabled, err := armschedule.FromScheduleResource(ctx, ws, r.PathValue("name"), body, h.Codes)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	svc := h.Svc.Schedules()
+	out, created, err := svc.CreateOrUpdate(ctx, ws, sc)
+	if err == nil && enabled != nil && *enabled != out.IsEnabled {
+		out, err = svc.SetEnabled(ctx, ws, out.Name, *enabled)
+	}
+	if err != nil {
+		WriteError(w, armschedule.Field(err))
+		return
+	}
+	writeJSON(w, createdStatus(created), armschedule.ToScheduleResource(scopeOf(r), h.Svc.PublicURL(), out))
+}
+
+// DeleteJobSchedule is DELETE …/schedules/{name}; the jobs it submitted
+// stay.
+func (h Handlers) DeleteJobSchedule(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.Svc.FindWorkspace(r.Context(), r.PathValue("ws")); err != nil {
+		WriteError(w, err)
+		return
+	}
+	deleted(w, h.Svc.Schedules().Delete(r.Context(), r.PathValue("ws"), r.PathValue("name")))
+}
