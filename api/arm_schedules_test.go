@@ -65,6 +65,19 @@ func TestARMSchedules(t *testing.T) {
 		action["actionType"] != "CreateJob" || def["jobType"] != "Pipeline" || len(jobs) != 2 || def["status"] != nil {
 		t.Fatalf("created: %s", mustJSON(got))
 	}
+	// The operation the answer names (azure-ai-ml polls it, then GETs the
+	// schedule).
+	r := send(t, e, carl, "PUT", armWS+"/schedules/nightly"+q, body, nil)
+	op, err := url.Parse(r.header.Get("Azure-AsyncOperation"))
+	if r.status != http.StatusOK || err != nil || op.Path != armWS+"/schedules/nightly/operations/create" {
+		t.Fatalf("PUT again: %s, Azure-AsyncOperation %q", r, r.header.Get("Azure-AsyncOperation"))
+	}
+	if st := mustSend(t, e, reader, "GET", op.RequestURI(), "", http.StatusOK).json(t); st["status"] != "Succeeded" {
+		t.Errorf("the operation: %v", st)
+	}
+	if r := send(t, e, reader, "GET", armWS+"/schedules/nope/operations/create"+q, "", nil); r.status != http.StatusNotFound {
+		t.Errorf("the operation of a schedule not there: %s", r)
+	}
 	// The SDK's begin_disable: what it read, isEnabled false, PUT back.
 	read := call(reader, "GET", "/schedules/nightly", "", http.StatusOK)
 	props(read)["isEnabled"] = false

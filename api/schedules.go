@@ -121,5 +121,6 @@ func armScheduleRoutes(h arm.Handlers) []Route {
 		{Pattern: "GET " + p + "/{name}", Action: identity.ActSchedulesRead, handler: c(h.GetJobSchedule)},
 		{Pattern: "PUT " + p + "/{name}", Action: identity.ActSchedulesWrite, handler: c(h.PutJobSchedule)},
 		{Pattern: "DELETE " + p + "/{name}", Action: identity.ActSchedulesWrite, handler: c(h.DeleteJobSchedule)},
+		{Pattern: "GET " + p + "/{name}/operations/create", Action: identity.ActSchedulesRead, handler: c(h.ScheduleOperation)},
 	}
 }

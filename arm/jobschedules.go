@@ -70,9 +70,14 @@ func (h Handlers) GetJobSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 // PutJobSchedule is PUT …/schedules/{name}: create (201) or replace
-// (200), done at once (provisioningState Succeeded, which azure-ai-ml's
-// poller reads as the end). isEnabled, when given, enables or disables
-// it after (begin_enable and begin_disable PUT the schedule they read).
+// (200), done at once (provisioningState Succeeded), with
+// Azure-AsyncOperation naming the operation (ScheduleOperation) whose
+// Succeeded sends azure-ai-ml's poller to GET the schedule: the SDK
+// deserializes a PUT's answer twice, and msrest's first pass takes the
+// discriminators (actionType, triggerType) out of the body it caches, so
+// that an answer read without the final GET fails in the SDK. isEnabled,
+// when given, enables or disables it after (begin_enable and
+// begin_disable PUT the schedule they read).
 func (h Handlers) PutJobSchedule(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -94,7 +99,19 @@ func (h Handlers) PutJobSchedule(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, armschedule.Field(err))
 		return
 	}
+	w.Header().Set("Azure-AsyncOperation", operationURL(h.Svc.PublicURL(), r, r.URL.Path, "create"))
 	writeJSON(w, createdStatus(created), armschedule.ToScheduleResource(scopeOf(r), h.Svc.PublicURL(), out))
+}
+
+// ScheduleOperation is GET …/schedules/{name}/operations/create, the
+// operation a PUT names: Succeeded once the schedule is there (a PUT
+// stores it before answering).
+func (h Handlers) ScheduleOperation(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.Svc.Schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name")); err != nil {
+		WriteError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "Succeeded"})
 }
 
 // DeleteJobSchedule is DELETE …/schedules/{name}; the jobs it submitted
