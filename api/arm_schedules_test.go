@@ -147,6 +147,13 @@ func TestARMSchedules(t *testing.T) {
 	if r := send(t, e, carl, "PUT", armWS+"/schedules/bad"+q, missing, nil); r.status/100 != 4 || errTarget(t, r) != "properties.action.jobDefinition" {
 		t.Errorf("a source job that is not there: %s", r)
 	}
+	// Attack: another workspace's job by its ARM id is not this
+	// workspace's job of the same name.
+	mustSend(t, e, e.admin, "POST", "/api/v1/workspaces", `{"name":"other"}`, http.StatusCreated)
+	otherWS := strings.Replace(schedGolden(t, "recurrence_source_job.json"), "/workspaces/default/jobs/pipe-one", "/workspaces/other/jobs/cmd-one", 1)
+	if r := send(t, e, carl, "PUT", armWS+"/schedules/bad"+q, otherWS, nil); r.status != 400 || errTarget(t, r) != "properties.action.jobDefinition.sourceJobId" {
+		t.Errorf("another workspace's job: %s", r)
+	}
 	call(reader, "GET", "/schedules/nightly", "", http.StatusOK)
 	if r := send(t, e, reader, "GET", armWS+"/schedules/bad"+q, "", nil); r.status != http.StatusNotFound {
 		t.Errorf("a refused schedule was stored: %s", r)

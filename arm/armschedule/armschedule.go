@@ -238,12 +238,17 @@ func jobDefinitionDoc(ctx context.Context, ws, name string, raw json.RawMessage,
 		return err
 	}
 	delete(def.m, "sourceJobId")
-	if source != "" && !hasJobBody(def) {
-		if !strings.HasPrefix(source, "azureml:") {
-			source = "azureml:" + source
+	if source != "" {
+		// Checked even beside a job's properties (what azure-ai-ml PUTs
+		// back of a schedule it read), where the properties are the job.
+		job, err := armjob.JobRef("properties.action.jobDefinition.sourceJobId", ws, source)
+		if err != nil {
+			return err
 		}
-		d["create_job"] = mustJSON(source)
-		return nil
+		if !hasJobBody(def) {
+			d["create_job"] = mustJSON("azureml:" + job)
+			return nil
+		}
 	}
 	doc, err := armjob.JobDocument(ctx, ws, name, mustJSON(map[string]any{"properties": def.m}), codes)
 	if err != nil {
