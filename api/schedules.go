@@ -8,7 +8,12 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/schedule"
+	"github.com/shoal-ml/shoal/service/schedules"
 )
+
+// schedules is the schedules' service over the server's services (it
+// holds no state).
+func (s *Server) schedules() *schedules.Service { return schedules.Over(s.svc) }
 
 // Job schedules (service/schedules): the document is the schedule YAML's
 // keys as JSON, as `shoal schedule create` sends it (its create_job a
@@ -29,7 +34,19 @@ func (s *Server) scheduleRoutes() []Route {
 	}
 }
 
+// mayRunJobs checks that the caller also holds jobs/write: a schedule
+// runs its jobs as whoever last wrote or enabled it, and triggering one
+// submits a job at once, so schedules/write alone (a custom role) never
+// gets a job run.
+func (s *Server) mayRunJobs(r *http.Request) error {
+	return s.svc.Authorize(r.Context(), identity.PrincipalFrom(r.Context()), r.PathValue("ws"), identity.ActJobsWrite)
+}
+
 func (s *Server) handlePutSchedule(w http.ResponseWriter, r *http.Request) {
+	if err := s.mayRunJobs(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	body, err := io.ReadAll(r.Body)
 	if err == nil {
 		body, err = namedDocument(body, "name", r.PathValue("name"))
@@ -42,7 +59,7 @@ func (s *Server) handlePutSchedule(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out, created, err := s.svc.Schedules().CreateOrUpdate(r.Context(), r.PathValue("ws"), sc)
+	out, created, err := s.schedules().CreateOrUpdate(r.Context(), r.PathValue("ws"), sc)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -51,7 +68,7 @@ func (s *Server) handlePutSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleGetSchedule(w http.ResponseWriter, r *http.Request) {
-	sc, err := s.svc.Schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	sc, err := s.schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -60,7 +77,7 @@ func (s *Server) handleGetSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) {
-	list, err := s.svc.Schedules().List(r.Context(), r.PathValue("ws"))
+	list, err := s.schedules().List(r.Context(), r.PathValue("ws"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -69,7 +86,7 @@ func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
-	if err := s.svc.Schedules().Delete(r.Context(), r.PathValue("ws"), r.PathValue("name")); err != nil {
+	if err := s.schedules().Delete(r.Context(), r.PathValue("ws"), r.PathValue("name")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -77,6 +94,10 @@ func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleEnableSchedule(w http.ResponseWriter, r *http.Request) {
+	if err := s.mayRunJobs(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	s.setScheduleEnabled(w, r, true)
 }
 
@@ -86,7 +107,7 @@ func (s *Server) handleDisableSchedule(w http.ResponseWriter, r *http.Request) {
 
 // setScheduleEnabled answers the schedule enabled or disabled.
 func (s *Server) setScheduleEnabled(w http.ResponseWriter, r *http.Request, enabled bool) {
-	sc, err := s.svc.Schedules().SetEnabled(r.Context(), r.PathValue("ws"), r.PathValue("name"), enabled)
+	sc, err := s.schedules().SetEnabled(r.Context(), r.PathValue("ws"), r.PathValue("name"), enabled)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -94,16 +115,14 @@ func (s *Server) setScheduleEnabled(w http.ResponseWriter, r *http.Request, enab
 	writeJSON(w, http.StatusOK, sc)
 }
 
-// handleTriggerSchedule fires a schedule now and answers the job, 201.
-// The job is the caller's: they must also hold jobs/write, so that
-// schedules/write alone (a custom role) never submits a job.
+// handleTriggerSchedule fires a schedule now, as the caller, and answers
+// the job, 201.
 func (s *Server) handleTriggerSchedule(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	if err := s.svc.Authorize(ctx, identity.PrincipalFrom(ctx), r.PathValue("ws"), identity.ActJobsWrite); err != nil {
+	if err := s.mayRunJobs(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	j, err := s.svc.Schedules().Trigger(ctx, r.PathValue("ws"), r.PathValue("name"))
+	j, err := s.schedules().Trigger(r.Context(), r.PathValue("ws"), r.PathValue("name"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -52,8 +52,18 @@ func TestSchedulesAPI(t *testing.T) {
 	if list := mustSend(t, e, reader, "GET", base, "", http.StatusOK).json(t)["value"].([]any); len(list) != 1 {
 		t.Errorf("list = %v", list)
 	}
-	if r := send(t, e, scheduler, "POST", base+"/nightly/trigger", "", nil); r.status != http.StatusForbidden {
-		t.Errorf("trigger without jobs/write: %s, want 403", r)
+	// schedules/write without jobs/write gets no job run: not by a
+	// trigger, nor by a schedule it writes or enables (which would run as
+	// it).
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", base + "/nightly/trigger", ""}, {"PUT", base + "/nightly", doc}, {"POST", base + "/nightly/enable", ""},
+	} {
+		if r := send(t, e, scheduler, c.method, c.path, c.body, nil); r.status != http.StatusForbidden {
+			t.Errorf("%s %s without jobs/write: %s, want 403", c.method, c.path, r)
+		}
+	}
+	if r := send(t, e, scheduler, "GET", base+"/nightly", "", nil); r.status != http.StatusOK {
+		t.Errorf("schedules/read: %s", r)
 	}
 	j := mustSend(t, e, contributor, "POST", base+"/nightly/trigger", "", http.StatusCreated).json(t)
 	if n, _ := j["name"].(string); !strings.HasPrefix(n, "nightly-") || j["command"] != "echo "+n {

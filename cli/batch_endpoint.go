@@ -136,15 +136,7 @@ func newBatchEndpointCreateCommand(g *cmdutil.Globals, verb string) *cobra.Comma
 
 // batchName takes a name as the argument or --name, as az ml does.
 func batchName(args []string, flag, noun string) (string, error) {
-	switch {
-	case len(args) == 1 && flag != "" && args[0] != flag:
-		return "", &core.Error{Code: core.EINVALID, Field: "name", Message: fmt.Sprintf("name: %q and --name %q differ: give one", args[0], flag)}
-	case len(args) == 1:
-		return args[0], nil
-	case flag != "":
-		return flag, nil
-	}
-	return "", &core.Error{Code: core.EINVALID, Field: "name", Message: fmt.Sprintf("name: is required: shoal %s <verb> NAME (or --name NAME)", noun)}
+	return cmdutil.NameArg(args, flag, noun)
 }
 
 // namedRead is a read of one endpoint's resource by the endpoint's name

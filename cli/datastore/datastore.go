@@ -98,15 +98,7 @@ func newListCommand(g *cmdutil.Globals) *cobra.Command {
 
 // nameArg takes the name as an argument or --name, as az ml does.
 func nameArg(args []string, flag string) (string, error) {
-	switch {
-	case len(args) == 1 && flag != "" && args[0] != flag:
-		return "", &core.Error{Code: core.EINVALID, Field: "name", Message: fmt.Sprintf("name: %q and --name %q differ: give one", args[0], flag)}
-	case len(args) == 1:
-		return args[0], nil
-	case flag != "":
-		return flag, nil
-	}
-	return "", &core.Error{Code: core.EINVALID, Field: "name", Message: "name: is required: shoal datastore <verb> NAME (or --name NAME)"}
+	return cmdutil.NameArg(args, flag, "datastore")
 }
 
 func newShowCommand(g *cmdutil.Globals) *cobra.Command {

@@ -64,47 +64,50 @@ func newCreateCommand(g *cmdutil.Globals, files job.LocalFiles, verb string) *co
 		Example: "  shoal schedule " + verb + " -f schedule.yml\n  shoal schedule " + verb + " -f schedule.yml --set trigger.expression=\"0 3 * * *\"",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if file == "" {
-				return &core.Error{Code: core.EINVALID, Field: "file", Message: "--file: is required"}
-			}
-			doc, err := cmdutil.ReadYAMLDocument(file)
+			doc, n, err := readSchedule(file, name, sets)
 			if err != nil {
 				return err
 			}
-			if name != "" {
-				doc["name"] = name
-			}
-			for _, s := range sets {
-				if err := cmdutil.ApplySet(doc, s); err != nil {
-					return err
+			return g.CallAndRender(columns, func(ctx context.Context, c *client.Client, ws string) (any, error) {
+				if err := resolveJobFile(ctx, c, ws, filepath.Dir(file), doc, files); err != nil {
+					return nil, err
 				}
-			}
-			n, _ := doc["name"].(string)
-			if n = strings.TrimSpace(n); n == "" {
-				return &core.Error{Code: core.EINVALID, Field: "name", Message: "name: is required, in the file or --name"}
-			}
-			c, ws, err := g.Client()
-			if err != nil {
-				return err
-			}
-			if err := resolveJobFile(cmd.Context(), c, ws, filepath.Dir(file), doc, files); err != nil {
-				return err
-			}
-			raw, err := cmdutil.ToJSON(doc)
-			if err != nil {
-				return err
-			}
-			sc, _, err := c.PutSchedule(cmd.Context(), ws, n, raw)
-			if err != nil {
-				return err
-			}
-			return g.Render(sc, columns)
+				raw, err := cmdutil.ToJSON(doc)
+				if err != nil {
+					return nil, err
+				}
+				sc, _, err := c.PutSchedule(ctx, ws, n, raw)
+				return sc, err
+			})(cmd, args)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the schedule's YAML file")
 	cmd.Flags().StringVarP(&name, "name", "n", "", "the schedule's name (overrides the file's)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a key of the document: --set trigger.time_zone=UTC (repeatable)")
 	return cmd
+}
+
+// readSchedule reads -f, applies --name and --set, and returns the
+// document with its name.
+func readSchedule(file, name string, sets []string) (map[string]any, string, error) {
+	if file == "" {
+		return nil, "", &core.Error{Code: core.EINVALID, Field: "file", Message: "--file: is required"}
+	}
+	doc, err := cmdutil.ReadYAMLDocument(file)
+	if err == nil && name != "" {
+		doc["name"] = name
+	}
+	for i := 0; err == nil && i < len(sets); i++ {
+		err = cmdutil.ApplySet(doc, sets[i])
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	n, _ := doc["name"].(string)
+	if n = strings.TrimSpace(n); n == "" {
+		return nil, "", &core.Error{Code: core.EINVALID, Field: "name", Message: "name: is required, in the file or --name"}
+	}
+	return doc, n, nil
 }
 
 // resolveJobFile replaces a schedule's create_job that names a local job
@@ -174,41 +177,38 @@ func merge(jobDoc, overrides map[string]any) (map[string]any, error) {
 	return out, json.Unmarshal(m, &out)
 }
 
-// scheduleName takes a name as the argument or --name, as az ml does.
-func scheduleName(args []string, flag string) (string, error) {
-	switch {
-	case len(args) == 1 && flag != "" && args[0] != flag:
-		return "", &core.Error{Code: core.EINVALID, Field: "name", Message: fmt.Sprintf("name: %q and --name %q differ: give one", args[0], flag)}
-	case len(args) == 1:
-		return args[0], nil
-	case flag != "":
-		return flag, nil
+// nameVerb is a verb on one schedule named by the argument or --name
+// that prints what call answers (cols: its table's columns).
+func nameVerb(g *cmdutil.Globals, use, short string, call func(ctx context.Context, c *client.Client, ws, name string) (any, error)) *cobra.Command {
+	cols := columns
+	if use == "trigger" {
+		cols = []string{"name", "status", "display_name", "compute", "created_on"}
 	}
-	return "", &core.Error{Code: core.EINVALID, Field: "name", Message: "name: is required: shoal schedule <verb> NAME (or --name NAME)"}
+	return named(g, use, short, func(cmd *cobra.Command, c *client.Client, ws, n string) error {
+		v, err := call(cmd.Context(), c, ws, n)
+		if err != nil {
+			return err
+		}
+		return g.Render(v, cols)
+	})
 }
 
-// nameVerb is a verb on one schedule named by the argument or --name.
-func nameVerb(g *cmdutil.Globals, use, short string, call func(ctx context.Context, c *client.Client, ws, name string) (any, error)) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:   use + " [NAME]",
-		Short: short,
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := scheduleName(args, name)
-			if err != nil {
-				return err
-			}
-			cols := columns
-			if use == "trigger" {
-				cols = []string{"name", "status", "display_name", "compute", "created_on"}
-			}
-			return g.CallAndRender(cols, func(ctx context.Context, c *client.Client, ws string) (any, error) {
-				return call(ctx, c, ws, n)
-			})(cmd, args)
-		},
+// named is a command on one schedule named by the argument or --name.
+func named(g *cmdutil.Globals, use, short string, run func(cmd *cobra.Command, c *client.Client, ws, name string) error) *cobra.Command {
+	var flag string
+	cmd := &cobra.Command{Use: use + " [NAME]", Short: short, Args: cobra.MaximumNArgs(1)}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		n, err := cmdutil.NameArg(args, flag, "schedule")
+		if err != nil {
+			return err
+		}
+		c, ws, err := g.Client()
+		if err != nil {
+			return err
+		}
+		return run(cmd, c, ws, n)
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "the schedule's name")
+	cmd.Flags().StringVarP(&flag, "name", "n", "", "the schedule's name")
 	return cmd
 }
 
@@ -230,27 +230,11 @@ func newListCommand(g *cmdutil.Globals) *cobra.Command {
 }
 
 func newDeleteCommand(g *cmdutil.Globals) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:   "delete [NAME]",
-		Short: "Delete a schedule (the jobs it submitted stay)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := scheduleName(args, name)
-			if err != nil {
-				return err
-			}
-			c, ws, err := g.Client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteSchedule(cmd.Context(), ws, n); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.Stderr, "deleted schedule %s\n", n)
-			return nil
-		},
-	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "the schedule's name")
-	return cmd
+	return named(g, "delete", "Delete a schedule (the jobs it submitted stay)", func(cmd *cobra.Command, c *client.Client, ws, n string) error {
+		if err := c.DeleteSchedule(cmd.Context(), ws, n); err != nil {
+			return err
+		}
+		fmt.Fprintf(g.Stderr, "deleted schedule %s\n", n)
+		return nil
+	})
 }

@@ -25,18 +25,20 @@ import (
 // on later than this was not seen on time.
 const LateAfter = 2 * time.Minute
 
-// Services is what the loop needs: the store it reads the schedules
-// from and the service that fires them.
+// Services is what the loop needs: the request services the schedules
+// service is built over (schedules.Over), the store among them.
 type Services interface {
-	Store() store.Store
-	Schedules() *schedules.Service
+	schedules.Services
 }
 
 // Loop fires due schedules.
-type Loop struct{ s Services }
+type Loop struct {
+	s     Services
+	sched *schedules.Service
+}
 
 // New returns the loop over s.
-func New(s Services) *Loop { return &Loop{s: s} }
+func New(s Services) *Loop { return &Loop{s: s, sched: schedules.Over(s)} }
 
 // RunOnce acts on every schedule's firing due at now. A schedule whose
 // firing fails for the store is tried again at the next pass; the others
@@ -56,7 +58,7 @@ func (l *Loop) RunOnce(ctx context.Context, now time.Time) error {
 			continue
 		}
 		f := schedules.Firing{At: at, Late: now.Sub(at) > LateAfter}
-		if err := l.s.Schedules().Fire(ctx, sc.Workspace, sc.Name, f, now); err != nil {
+		if err := l.sched.Fire(ctx, sc.Workspace, sc.Name, f, now); err != nil {
 			errs = append(errs, err)
 		}
 	}

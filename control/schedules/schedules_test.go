@@ -2,6 +2,7 @@ package schedules
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/service/schedules"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
@@ -73,7 +75,7 @@ func (h *harness) create(doc string) *dschedule.JobSchedule {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	out, _, err := h.svc.Schedules().CreateOrUpdate(h.bob, "ws", sc)
+	out, _, err := schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func (h *harness) scheduled() []*job.Job {
 
 func (h *harness) get(name string) *dschedule.JobSchedule {
 	h.t.Helper()
-	sc, err := h.svc.Schedules().Get(h.t.Context(), "ws", name)
+	sc, err := schedules.Over(h.svc).Get(h.t.Context(), "ws", name)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestMissedFiringsStartOnceAndSaySo(t *testing.T) {
 func TestDisabledDoesNotFire(t *testing.T) {
 	h := newHarness(t)
 	h.create(`{"name": "m", "trigger": {"type": "cron", "expression": "*/5 * * * *"}, "create_job": ` + jobDoc + `}`)
-	if _, err := h.svc.Schedules().SetEnabled(h.bob, "ws", "m", false); err != nil {
+	if _, err := schedules.Over(h.svc).SetEnabled(h.bob, "ws", "m", false); err != nil {
 		t.Fatal(err)
 	}
 	if sc := h.get("m"); sc.IsEnabled || sc.Status.NextFireTime != nil {
@@ -222,14 +224,14 @@ func TestDisabledDoesNotFire(t *testing.T) {
 	if got := h.scheduled(); len(got) != 0 {
 		t.Fatalf("a disabled schedule fired: %v", got)
 	}
-	if _, err := h.svc.Schedules().SetEnabled(h.bob, "ws", "m", true); err != nil {
+	if _, err := schedules.Over(h.svc).SetEnabled(h.bob, "ws", "m", true); err != nil {
 		t.Fatal(err)
 	}
 	h.pass()
 	if got := h.scheduled(); len(got) != 0 {
 		t.Fatalf("enabling caught up missed firings: %v", got)
 	}
-	j, err := h.svc.Schedules().Trigger(h.bob, "ws", "m")
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,13 +279,13 @@ func TestBadInputRefusedAtCreate(t *testing.T) {
 	} {
 		sc, err := dschedule.Decode([]byte(c.doc))
 		if err == nil {
-			_, _, err = h.svc.Schedules().CreateOrUpdate(h.bob, "ws", sc)
+			_, _, err = schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc)
 		}
 		if core.ErrorCode(err) != core.EINVALID && core.ErrorCode(err) != core.ENOTFOUND || core.ErrorField(err) != c.field || !strings.Contains(core.ErrorMessage(err), c.words) {
 			t.Errorf("%s: %v (field %q), want field %s saying %q", c.name, err, core.ErrorField(err), c.field, c.words)
 		}
 	}
-	list, err := h.svc.Schedules().List(t.Context(), "ws")
+	list, err := schedules.Over(h.svc).List(t.Context(), "ws")
 	if err != nil || len(list) != 0 {
 		t.Errorf("refused schedules stored: %v %v", list, err)
 	}
@@ -297,11 +299,35 @@ func TestExistingJobWithOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.create(`{"name": "again", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": {"type": "command", "job": "azureml:base", "environment_variables": {"B": "2"}}}`)
-	j, err := h.svc.Schedules().Trigger(h.bob, "ws", "again")
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "again")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if j.Command != "echo base" || j.EnvironmentVariables["A"] != "1" || j.EnvironmentVariables["B"] != "2" {
 		t.Errorf("job = %q %v", j.Command, j.EnvironmentVariables)
 	}
+}
+
+// A workspace holds at most MaxJobSchedules schedules: one more is
+// refused, a replacement of one there is not.
+func TestScheduleLimit(t *testing.T) {
+	h := newHarness(t)
+	first := h.create(`{"name": "s0", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
+	if err := h.db.Update(t.Context(), func(tx store.Tx) error {
+		for i := 1; i < dschedule.MaxJobSchedules; i++ {
+			c := *first
+			c.Name = "s" + strconv.Itoa(i)
+			if err := tx.PutJobSchedule(&c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := dschedule.Decode([]byte(`{"name": "one-more", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`))
+	if _, _, err := schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc); core.ErrorCode(err) != core.EQUOTA {
+		t.Errorf("schedule %d: %v, want EQUOTA", dschedule.MaxJobSchedules+1, err)
+	}
+	h.create(`{"name": "s7", "description": "replaced", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
 }

@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -23,46 +22,15 @@ var readOnly = map[string]bool{"id": true, "created_on": true, "created_by": tru
 type doc map[string]json.RawMessage
 
 // parse reads a mapping at path ("" for the whole document) and checks
-// its keys against allowed.
+// its keys against allowed (core.DecodeMapping).
 func parse(raw json.RawMessage, path, what string, allowed []string) (doc, error) {
-	var d doc
-	if err := json.Unmarshal(bytes.TrimSpace(raw), &d); err != nil || d == nil {
-		if path == "" {
-			return nil, core.Errorf(core.EINVALID, "the %s document must be a mapping of keys to values (%s)", what, strings.Join(allowed, ", "))
-		}
-		return nil, core.FieldErrorf(path, "must be a mapping (keys: %s)", strings.Join(allowed, ", "))
-	}
-	for _, k := range core.SortedKeys(d) {
-		if path == "" && (readOnly[k] || k == "$schema") {
-			continue
-		}
-		known := false
-		for _, a := range allowed {
-			known = known || a == k
-		}
-		if !known {
-			return nil, core.FieldErrorf(path+k, "unknown key %q%s in a %s; allowed keys: %s", k, core.DidYouMean(k, allowed), what, strings.Join(allowed, ", "))
-		}
-	}
-	return d, nil
+	return core.DecodeMapping(raw, path, what, allowed, func(k string) bool { return readOnly[k] || k == "$schema" })
 }
 
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || bytes.Equal(t, []byte("null"))
-}
+func isNull(raw json.RawMessage) bool { return core.IsNullJSON(raw) }
 
 // str reads a string (null or absent: "").
-func str(raw json.RawMessage, field string) (string, error) {
-	if isNull(raw) {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", core.FieldErrorf(field, "must be a string")
-	}
-	return strings.TrimSpace(s), nil
-}
+func str(raw json.RawMessage, field string) (string, error) { return core.DecodeString(raw, field) }
 
 // integer reads a whole number (null or absent: nil).
 func integer(raw json.RawMessage, field string) (*int, error) {

@@ -79,12 +79,14 @@ func jobRef(ref, field string) (*CreateJob, error) {
 func MergeJob(job, overrides json.RawMessage) (json.RawMessage, error) {
 	var base, over map[string]any
 	if len(job) > 0 {
-		if err := json.Unmarshal(job, &base); err != nil {
+		v, err := decodeAny(job)
+		if base, _ = v.(map[string]any); err != nil || base == nil {
 			return nil, errors.New("the job must be a mapping")
 		}
 	}
 	if len(overrides) > 0 {
-		if err := json.Unmarshal(overrides, &over); err != nil {
+		v, err := decodeAny(overrides)
+		if over, _ = v.(map[string]any); err != nil || over == nil {
 			return nil, errors.New("the overrides must be a mapping")
 		}
 	}

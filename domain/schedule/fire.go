@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
@@ -26,8 +27,8 @@ func FiredJobName(schedule string, at time.Time) string {
 // schedule expressions ${{name}} (the job's name) and
 // ${{creation_context.trigger_time}} (the firing's time, RFC 3339 UTC).
 func ExpandJob(doc json.RawMessage, jobName string, at time.Time) (json.RawMessage, error) {
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
+	v, err := decodeAny(doc)
+	if err != nil {
 		return nil, err
 	}
 	r := strings.NewReplacer("${{name}}", jobName, "${{creation_context.trigger_time}}", at.UTC().Format(time.RFC3339))
@@ -48,4 +49,16 @@ func expand(v any, r *strings.Replacer) any {
 		}
 	}
 	return v
+}
+
+// decodeAny decodes JSON keeping numbers as written (a seed past 2^53
+// stays exact).
+func decodeAny(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

@@ -163,18 +163,27 @@ func (s *Service) submit(ctx context.Context, sc *dschedule.JobSchedule, at time
 	if err != nil {
 		return nil, false, err
 	}
-	var fields map[string]any
+	var fields map[string]json.RawMessage // numbers kept as written
 	if err := json.Unmarshal(doc, &fields); err != nil {
 		return nil, false, err
 	}
-	merged, _ := fields["tags"].(map[string]any)
-	if merged == nil {
+	merged := map[string]any{}
+	if len(fields["tags"]) > 0 {
+		_ = json.Unmarshal(fields["tags"], &merged) // not a mapping: the firing's tags replace it
+	}
+	if merged == nil { // tags: null
 		merged = map[string]any{}
 	}
 	for k, v := range tags {
 		merged[k] = v
 	}
-	fields["tags"], fields["name"] = merged, name
+	var err2 error
+	if fields["tags"], err2 = json.Marshal(merged); err2 != nil {
+		return nil, false, err2
+	}
+	if fields["name"], err2 = json.Marshal(name); err2 != nil {
+		return nil, false, err2
+	}
 	if body, err := json.Marshal(fields); err != nil {
 		return nil, false, err
 	} else {

@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
+	"github.com/shoal-ml/shoal/service/batchendpoints"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -26,8 +27,6 @@ type Jobs interface {
 	// ValidateJobDocument checks a job document without submitting it
 	// and returns its type.
 	ValidateJobDocument(ctx context.Context, workspace string, body []byte) (string, error)
-	// JobDocument is an existing job's document (azureml:<job>).
-	JobDocument(ctx context.Context, workspace, name string) (json.RawMessage, error)
 	// SubmitJobDocument submits a job document, idempotent by name.
 	SubmitJobDocument(ctx context.Context, workspace, urlName string, body []byte) (*job.Job, bool, error)
 }
@@ -54,6 +53,26 @@ type Service struct{ cfg Config }
 
 // New returns a Service.
 func New(cfg Config) *Service { return &Service{cfg: cfg} }
+
+// Services are what Over builds a Service over: the request services
+// (service.Services), which submit and check jobs and authorize.
+type Services interface {
+	Store() store.Store
+	Files() store.Files
+	Jobs
+	batchendpoints.Jobs
+	identity.Authorizer
+}
+
+// Over returns the Service over the request services: jobs submitted and
+// checked by them, batch endpoints invoked through
+// service/batchendpoints, the last writer's rights checked by their
+// authorizer. The native API, ARM and the loop control/schedules each
+// build theirs; it holds no state of its own.
+func Over(s Services) *Service {
+	return New(Config{Store: s.Store(), Jobs: s, Authorizer: s,
+		Batch: batchendpoints.New(batchendpoints.Config{Store: s.Store(), Jobs: s, Artifacts: s.Files()})})
+}
 
 // CreateOrUpdate creates a schedule or replaces the one of its name
 // (Azure's create_or_update): its trigger is compiled and its job
@@ -129,7 +148,7 @@ func (s *Service) resolve(ctx context.Context, workspace string, sc *dschedule.J
 		return core.FieldErrorf("create_job", "is required: the job each firing submits")
 	}
 	if cj.SourceJob != "" {
-		doc, err := s.cfg.Jobs.JobDocument(ctx, workspace, cj.SourceJob)
+		doc, err := s.jobDocument(ctx, workspace, cj.SourceJob)
 		if err != nil {
 			if core.ErrorCode(err) == core.ENOTFOUND {
 				return core.FieldErrorf("create_job", "azureml:%s: %s", cj.SourceJob, core.ErrorMessage(err))
@@ -141,14 +160,9 @@ func (s *Service) resolve(ctx context.Context, workspace string, sc *dschedule.J
 		}
 		cj.Overrides = nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(cj.Job, &fields); err != nil || fields == nil {
-		return core.FieldErrorf("create_job.job", "must be a job document (a mapping)")
-	}
-	delete(fields, "name")
-	doc, err := json.Marshal(fields)
+	doc, err := withoutName(cj.Job)
 	if err != nil {
-		return err
+		return core.FieldErrorf("create_job.job", "must be a job document (a mapping)")
 	}
 	cj.Job = doc
 	// Checked as a firing will submit it, its expressions replaced.
@@ -160,7 +174,9 @@ func (s *Service) resolve(ctx context.Context, workspace string, sc *dschedule.J
 	if err != nil {
 		return prefixJobError(err)
 	}
-	cj.Type = typ
+	if cj.Type = typ; typ == "" {
+		cj.Type = job.JobTypeCommand
+	}
 	return nil
 }
 
@@ -209,21 +225,26 @@ func (s *Service) Get(ctx context.Context, workspace, name string) (out *dschedu
 
 // get reads a schedule, the workspace's absence said first.
 func get(tx store.Tx, workspace, name string) (*dschedule.JobSchedule, error) {
-	if _, err := tx.GetWorkspace(workspace); core.ErrorCode(err) == core.ENOTFOUND {
-		return nil, core.WorkspaceNotFound(workspace)
-	} else if err != nil {
+	if err := workspaceThere(tx, workspace); err != nil {
 		return nil, err
 	}
 	return tx.GetJobSchedule(workspace, name)
+}
+
+// workspaceThere says a workspace's absence as every request does.
+func workspaceThere(tx store.Tx, workspace string) error {
+	_, err := tx.GetWorkspace(workspace)
+	if core.ErrorCode(err) == core.ENOTFOUND {
+		return core.WorkspaceNotFound(workspace)
+	}
+	return err
 }
 
 // List returns a workspace's schedules by name, each with its next fire
 // time.
 func (s *Service) List(ctx context.Context, workspace string) (out []*dschedule.JobSchedule, err error) {
 	err = s.cfg.Store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(workspace); core.ErrorCode(err) == core.ENOTFOUND {
-			return core.WorkspaceNotFound(workspace)
-		} else if err != nil {
+		if err := workspaceThere(tx, workspace); err != nil {
 			return err
 		}
 		if out, err = tx.ListJobSchedules(workspace); err != nil {
@@ -268,4 +289,47 @@ func (s *Service) SetEnabled(ctx context.Context, workspace, name string, enable
 	}
 	withNext(out, out.UpdatedOn)
 	return out, nil
+}
+
+// jobDocument is an existing job's definition as a job document (its
+// kind's spec, without its name): what `create_job: azureml:<job>`
+// submits at each firing. Returns ENOTFOUND naming the job.
+func (s *Service) jobDocument(ctx context.Context, workspace, name string) (json.RawMessage, error) {
+	var j *job.Job
+	err := s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		if err := workspaceThere(tx, workspace); err != nil {
+			return err
+		}
+		var err error
+		if j, err = tx.GetJob(workspace, name); core.ErrorCode(err) == core.ENOTFOUND {
+			return &core.Error{Code: core.ENOTFOUND, Field: "name", Message: fmt.Sprintf("job %s is not in workspace %s; see `shoal job list`", name, workspace)}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var spec any = &j.JobSpec
+	switch {
+	case j.Pipeline != nil:
+		spec = j.Pipeline
+	case j.Sweep != nil:
+		spec = j.Sweep
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	// The name goes: each firing names its job.
+	return withoutName(b)
+}
+
+// withoutName is a job document without its name.
+func withoutName(doc json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage // numbers kept as written
+	if err := json.Unmarshal(doc, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("not a mapping")
+	}
+	delete(fields, "name")
+	return json.Marshal(fields)
 }

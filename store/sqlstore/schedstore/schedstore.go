@@ -15,19 +15,14 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/schedule"
+	"github.com/shoal-ml/shoal/store/sqlstore/batchstore"
 )
 
-// Querier is what the queries need of a transaction.
-type Querier interface {
-	Exec(query string, args ...any) (sql.Result, error)
-	Query(query string, args ...any) (*sql.Rows, error)
-	QueryRow(query string, args ...any) *sql.Row
-}
+// Querier is what the queries need of a transaction, as batchstore's.
+type Querier = batchstore.Querier
 
-func key(s string) string { return strings.ToLower(s) }
-
-// stored is a time as the stores keep it: microseconds, in UTC.
-func stored(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
+// micro is a time as the stores keep it: microseconds, in UTC.
+func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
 
 // Put creates or replaces a workspace's schedule; a zero CreatedOn takes
 // now. NextFireTime is computed on read, never stored.
@@ -35,12 +30,12 @@ func Put(q Querier, s *schedule.JobSchedule, now time.Time) error {
 	if s.CreatedOn.IsZero() {
 		s.CreatedOn = now
 	}
-	s.CreatedOn = stored(s.CreatedOn)
+	s.CreatedOn = micro(s.CreatedOn)
 	if !s.UpdatedOn.IsZero() {
-		s.UpdatedOn = stored(s.UpdatedOn)
+		s.UpdatedOn = micro(s.UpdatedOn)
 	}
 	if s.Status.LastFireTime != nil {
-		t := stored(*s.Status.LastFireTime)
+		t := micro(*s.Status.LastFireTime)
 		s.Status.LastFireTime = &t
 	}
 	c := *s
@@ -51,7 +46,7 @@ func Put(q Querier, s *schedule.JobSchedule, now time.Time) error {
 	}
 	if _, err := q.Exec(`INSERT INTO job_schedules (workspace_key, name_key, workspace, doc) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (workspace_key, name_key) DO UPDATE SET workspace = excluded.workspace, doc = excluded.doc`,
-		key(s.Workspace), key(s.Name), s.Workspace, string(doc)); err != nil {
+		strings.ToLower(s.Workspace), strings.ToLower(s.Name), s.Workspace, string(doc)); err != nil {
 		return fmt.Errorf("store: put job schedule %s in %s: %w", s.Name, s.Workspace, err)
 	}
 	return nil
@@ -60,24 +55,22 @@ func Put(q Querier, s *schedule.JobSchedule, now time.Time) error {
 type scanner interface{ Scan(...any) error }
 
 func scan(sc scanner) (*schedule.JobSchedule, error) {
-	var (
-		ws  string
-		doc []byte
-		s   schedule.JobSchedule
-	)
-	if err := sc.Scan(&ws, &doc); err != nil {
+	var doc []byte
+	s := &schedule.JobSchedule{}
+	if err := sc.Scan(&s.Workspace, &doc); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(doc, &s); err != nil {
+	ws := s.Workspace
+	if err := json.Unmarshal(doc, s); err != nil {
 		return nil, fmt.Errorf("decode job schedule: %w", err)
 	}
 	s.Workspace = ws
-	return &s, nil
+	return s, nil
 }
 
 // Get returns a workspace's schedule. Returns ENOTFOUND.
 func Get(q Querier, workspace, name string) (*schedule.JobSchedule, error) {
-	s, err := scan(q.QueryRow(`SELECT workspace, doc FROM job_schedules WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name)))
+	s, err := scan(q.QueryRow(`SELECT workspace, doc FROM job_schedules WHERE workspace_key = $1 AND name_key = $2`, strings.ToLower(workspace), strings.ToLower(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(workspace, name)
 	}
@@ -97,7 +90,7 @@ func List(q Querier, workspace string) ([]*schedule.JobSchedule, error) {
 	if workspace == "" {
 		rows, err = q.Query(`SELECT workspace, doc FROM job_schedules ORDER BY workspace_key, name_key`)
 	} else {
-		rows, err = q.Query(`SELECT workspace, doc FROM job_schedules WHERE workspace_key = $1 ORDER BY name_key`, key(workspace))
+		rows, err = q.Query(`SELECT workspace, doc FROM job_schedules WHERE workspace_key = $1 ORDER BY name_key`, strings.ToLower(workspace))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: list job schedules of %q: %w", workspace, err)
@@ -116,7 +109,7 @@ func List(q Querier, workspace string) ([]*schedule.JobSchedule, error) {
 
 // Delete removes a schedule. Returns ENOTFOUND.
 func Delete(q Querier, workspace, name string) error {
-	res, err := q.Exec(`DELETE FROM job_schedules WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
+	res, err := q.Exec(`DELETE FROM job_schedules WHERE workspace_key = $1 AND name_key = $2`, strings.ToLower(workspace), strings.ToLower(name))
 	if err != nil {
 		return fmt.Errorf("store: delete job schedule %s in %s: %w", name, workspace, err)
 	}
