@@ -53,6 +53,12 @@ func TestARMSchedules(t *testing.T) {
 	if r := send(t, e, reader, "PUT", armWS+"/schedules/nightly"+q, body, nil); r.status != http.StatusForbidden {
 		t.Errorf("a Reader's PUT: %s, want 403", r)
 	}
+	// schedules/write without jobs/write (a custom role) never gets a job
+	// run as them, on ARM as on the native route.
+	mustSend(t, e, e.admin, "POST", "/api/v1/roles", `{"name":"schedulers","actions":["schedules/read","schedules/write"]}`, http.StatusCreated)
+	if r := send(t, e, addUser(t, e, "sam", "schedulers"), "PUT", armWS+"/schedules/nightly"+q, body, nil); r.status != http.StatusForbidden {
+		t.Errorf("a PUT without jobs/write: %s, want 403", r)
+	}
 	got := call(carl, "PUT", "/schedules/nightly", body, http.StatusCreated)
 	p := props(got)
 	tr, _ := p["trigger"].(map[string]any)

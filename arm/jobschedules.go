@@ -8,11 +8,16 @@ import (
 
 	"github.com/shoal-ml/shoal/arm/armschedule"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/identity"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
+	"github.com/shoal-ml/shoal/service/schedules"
 )
 
 // Job schedules (Azure's …/schedules; translation in arm/armschedule,
 // the service is service/schedules, as `shoal schedule`'s).
+
+// schedules is the schedules' service over the request services.
+func (h Handlers) schedules() *schedules.Service { return schedules.Over(h.Svc) }
 
 // ListJobSchedules is GET …/schedules: by name, filtered by listViewType
 // (EnabledOnly, azure-ai-ml's default; DisabledOnly; All), in pages.
@@ -22,7 +27,7 @@ func (h Handlers) ListJobSchedules(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	list, err := h.Svc.Schedules().List(r.Context(), r.PathValue("ws"))
+	list, err := h.schedules().List(r.Context(), r.PathValue("ws"))
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -61,7 +66,7 @@ func scheduleView(v string) (func(enabled bool) bool, error) {
 
 // GetJobSchedule is GET …/schedules/{name}.
 func (h Handlers) GetJobSchedule(w http.ResponseWriter, r *http.Request) {
-	sc, err := h.Svc.Schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name"))
+	sc, err := h.schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name"))
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -85,12 +90,18 @@ func (h Handlers) PutJobSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, ws := r.Context(), r.PathValue("ws")
+	// A schedule's jobs run as its last writer: as the native route,
+	// writing one also needs jobs/write.
+	if err := h.Svc.Authorize(ctx, identity.PrincipalFrom(ctx), ws, identity.ActJobsWrite); err != nil {
+		WriteError(w, err)
+		return
+	}
 	sc, enabled, err := armschedule.FromScheduleResource(ctx, ws, r.PathValue("name"), body, h.Codes)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	svc := h.Svc.Schedules()
+	svc := h.schedules()
 	out, created, err := svc.CreateOrUpdate(ctx, ws, sc)
 	if err == nil && enabled != nil && *enabled != out.IsEnabled {
 		out, err = svc.SetEnabled(ctx, ws, out.Name, *enabled)
@@ -107,7 +118,7 @@ func (h Handlers) PutJobSchedule(w http.ResponseWriter, r *http.Request) {
 // operation a PUT names: Succeeded once the schedule is there (a PUT
 // stores it before answering).
 func (h Handlers) ScheduleOperation(w http.ResponseWriter, r *http.Request) {
-	if _, err := h.Svc.Schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name")); err != nil {
+	if _, err := h.schedules().Get(r.Context(), r.PathValue("ws"), r.PathValue("name")); err != nil {
 		WriteError(w, err)
 		return
 	}
@@ -121,5 +132,5 @@ func (h Handlers) DeleteJobSchedule(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	deleted(w, h.Svc.Schedules().Delete(r.Context(), r.PathValue("ws"), r.PathValue("name")))
+	deleted(w, h.schedules().Delete(r.Context(), r.PathValue("ws"), r.PathValue("name")))
 }

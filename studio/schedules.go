@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
+	"github.com/shoal-ml/shoal/service/schedules"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -41,7 +42,7 @@ func (s *Studio) schedulesPage(q *req) error {
 	if err := s.allow(q, schedulePageAction); err != nil {
 		return err
 	}
-	list, err := s.cfg.Svc.Schedules().List(q.ctx, q.workspace)
+	list, err := schedules.Over(s.cfg.Svc).List(q.ctx, q.workspace)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (s *Studio) schedulePage(q *req) error {
 	if err := s.allow(q, schedulePageAction); err != nil {
 		return err
 	}
-	sc, err := s.cfg.Svc.Schedules().Get(q.ctx, q.workspace, q.r.PathValue("name"))
+	sc, err := schedules.Over(s.cfg.Svc).Get(q.ctx, q.workspace, q.r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,9 @@ func (s *Studio) schedulePage(q *req) error {
 	}
 	return s.render(q, "schedule", "Schedule "+sc.Name, "schedules", map[string]any{
 		"S": sc, "Trigger": describeTrigger(sc.Trigger), "Jobs": fired, "Events": events,
-		"CanWrite": s.can(q, scheduleWriteAction), "CanTrigger": s.can(q, scheduleWriteAction) && s.can(q, identity.ActJobsWrite),
+		// The API's writes also need jobs/write: the schedule's jobs run
+		// as whoever last wrote or enabled it.
+		"CanWrite": s.can(q, scheduleWriteAction) && s.can(q, identity.ActJobsWrite),
 	})
 }
 
