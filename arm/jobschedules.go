@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/arm/armschedule"
-	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/service/schedules"
@@ -22,7 +21,7 @@ func (h Handlers) schedules() *schedules.Service { return schedules.Over(h.Svc) 
 // ListJobSchedules is GET …/schedules: by name, filtered by listViewType
 // (EnabledOnly, azure-ai-ml's default; DisabledOnly; All), in pages.
 func (h Handlers) ListJobSchedules(w http.ResponseWriter, r *http.Request) {
-	keep, err := scheduleView(r.URL.Query().Get("listViewType"))
+	keep, err := armschedule.ListView(r.URL.Query().Get("listViewType"))
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -49,19 +48,6 @@ func (h Handlers) ListJobSchedules(w http.ResponseWriter, r *http.Request) {
 		out = append(out, armschedule.ToScheduleResource(scopeOf(r), h.Svc.PublicURL(), sc))
 	}
 	writeList(w, out, next)
-}
-
-// scheduleView reads a schedule list's listViewType.
-func scheduleView(v string) (func(enabled bool) bool, error) {
-	switch strings.ToLower(v) {
-	case "", "enabledonly":
-		return func(e bool) bool { return e }, nil
-	case "disabledonly":
-		return func(e bool) bool { return !e }, nil
-	case "all":
-		return func(bool) bool { return true }, nil
-	}
-	return nil, core.FieldErrorf("listViewType", "%q is not EnabledOnly, DisabledOnly or All", short(v))
 }
 
 // GetJobSchedule is GET …/schedules/{name}.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/arm/armjob"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
@@ -151,4 +152,19 @@ func storedJob(sc *dschedule.JobSchedule) *job.Job {
 	}
 	j.Name = sc.Name
 	return j
+}
+
+// ListView reads a schedule list's listViewType: EnabledOnly (also when
+// empty: azure-ai-ml's default), DisabledOnly or All, as a filter on
+// whether a schedule is enabled.
+func ListView(v string) (func(enabled bool) bool, error) {
+	switch strings.ToLower(v) {
+	case "", "enabledonly":
+		return func(e bool) bool { return e }, nil
+	case "disabledonly":
+		return func(e bool) bool { return !e }, nil
+	case "all":
+		return func(bool) bool { return true }, nil
+	}
+	return nil, core.FieldErrorf("listViewType", "%q is not EnabledOnly, DisabledOnly or All", core.Short(v))
 }
