@@ -210,3 +210,31 @@ func TestARMSchedulesPaging(t *testing.T) {
 		t.Errorf("listed %d schedules, want 27", len(seen))
 	}
 }
+
+// TestARMScheduleInvokeBatchEndpoint: an InvokeBatchEndpoint action
+// (endpointInvocationDefinition) on an endpoint of the workspace is kept
+// and answered in the same shape, and fires a scoring job; one naming an
+// endpoint that is not there is refused naming Azure's property.
+func TestARMScheduleInvokeBatchEndpoint(t *testing.T) {
+	e := newTestEnv(t)
+	const q = "?api-version=2022-10-01"
+	call := armCaller(t, e, q)
+	code := batchSetup(t, e)
+	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/batch-endpoints/digits", `{"name":"digits"}`, http.StatusCreated)
+	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/batch-endpoints/digits/deployments/torch", deploymentDoc(code, ""), http.StatusCreated)
+	inv := `{"properties":{"trigger":{"triggerType":"Cron","expression":"0 3 * * *"},"action":{"actionType":"InvokeBatchEndpoint",
+		"endpointInvocationDefinition":{"endpoint":"digits","input":"azureml://datastores/workspaceblobstore/paths/digits/","experimentName":"nightly-scoring"}}}}`
+	got := props(call(e.admin, "PUT", "/schedules/score", inv, http.StatusCreated))
+	action, _ := got["action"].(map[string]any)
+	if action["actionType"] != "InvokeBatchEndpoint" || mustJSON(action["endpointInvocationDefinition"]) != `{"endpoint":"digits","experimentName":"nightly-scoring","input":"azureml://datastores/workspaceblobstore/paths/digits/"}` {
+		t.Errorf("answer: %v", got)
+	}
+	j := mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/schedules/score/trigger", "", http.StatusCreated).json(t)
+	if tags, _ := j["tags"].(map[string]any); tags["azureml.batchEndpoint"] != "digits" {
+		t.Errorf("the fired job: %v", j)
+	}
+	missing := strings.Replace(inv, `"endpoint":"digits"`, `"endpoint":"nope"`, 1)
+	if r := send(t, e, e.admin, "PUT", armWS+"/schedules/bad"+q, missing, nil); r.status != 400 || errTarget(t, r) != "properties.action.endpointInvocationDefinition.endpoint" {
+		t.Errorf("an endpoint not there: %s", r)
+	}
+}
