@@ -238,3 +238,24 @@ func TestARMScheduleInvokeBatchEndpoint(t *testing.T) {
 		t.Errorf("an endpoint not there: %s", r)
 	}
 }
+
+// TestScheduleUndecodableJob (attack): a schedule whose job does not
+// decode (a key no job has; an existing pipeline job named by
+// sourceJobId, whose stored definition is not a job document) is
+// answered 400 naming the field, on the native route and on ARM; the
+// check once dereferenced the failed decoding and dropped the
+// connection.
+func TestScheduleUndecodableJob(t *testing.T) {
+	e := newTestEnv(t)
+	const q = "?api-version=2022-10-01"
+	call := armCaller(t, e, q)
+	armPipelineSetup(t, e, call)
+	doc := `{"name":"bad","trigger":{"type":"cron","expression":"0 2 * * *"},"create_job":{"job":{"type":"command","command":"true","compute":"azureml:cpu","bogus":1}}}`
+	if r := send(t, e, e.admin, "PUT", "/api/v1/workspaces/default/schedules/bad", doc, nil); r.status != 400 || errTarget(t, r) != "create_job.job.bogus" {
+		t.Errorf("a job key no job has: %s", r)
+	}
+	call(e.admin, "PUT", "/jobs/pipe-one", armGolden(t, "pipeline.json"), http.StatusCreated)
+	if r := send(t, e, e.admin, "PUT", armWS+"/schedules/bad"+q, schedGolden(t, "recurrence_source_job.json"), nil); r.status != 400 {
+		t.Errorf("an existing pipeline job by sourceJobId: %s, want 400", r)
+	}
+}
