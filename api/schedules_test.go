@@ -78,3 +78,30 @@ func TestSchedulesAPI(t *testing.T) {
 		t.Errorf("after delete: %s", r)
 	}
 }
+
+// A schedule that invokes a batch endpoint (Azure's InvokeBatchEndpoint
+// action): an endpoint not there is refused at create naming the field;
+// a trigger starts the endpoint's parallel job under the firing's name,
+// as the caller.
+func TestScheduleInvokesBatchEndpoint(t *testing.T) {
+	e := newTestEnv(t)
+	code := batchSetup(t, e)
+	contributor := addUser(t, e, "carl", identity.RoleContributor)
+	mustSend(t, e, contributor, "PUT", "/api/v1/workspaces/default/batch-endpoints/digits", `{"name":"digits"}`, http.StatusCreated)
+	mustSend(t, e, contributor, "PUT", "/api/v1/workspaces/default/batch-endpoints/digits/deployments/torch", deploymentDoc(code, ""), http.StatusCreated)
+	const base = "/api/v1/workspaces/default/schedules"
+	doc := `{"name":"score","trigger":{"type":"recurrence","frequency":"day","interval":1},
+		"invoke_batch_endpoint":{"endpoint":"%s","input":"azureml://datastores/workspaceblobstore/paths/digits/"}}`
+	if r := send(t, e, contributor, "PUT", base+"/score", strings.Replace(doc, "%s", "nope", 1), nil); r.status != 400 || errTarget(t, r) != "invoke_batch_endpoint.endpoint" {
+		t.Errorf("an endpoint not there: %s", r)
+	}
+	mustSend(t, e, contributor, "PUT", base+"/score", strings.Replace(doc, "%s", "digits", 1), http.StatusCreated)
+	j := mustSend(t, e, contributor, "POST", base+"/score/trigger", "", http.StatusCreated).json(t)
+	if n, _ := j["name"].(string); !strings.HasPrefix(n, "score-") || j["parallel"] == nil || j["created_by"] != "carl" {
+		t.Errorf("triggered job = %v", j)
+	}
+	got := mustSend(t, e, contributor, "GET", base+"/score", "", http.StatusOK).json(t)
+	if st, _ := got["status"].(map[string]any); st == nil || st["last_job"] != j["name"] {
+		t.Errorf("show after the trigger = %v", got)
+	}
+}

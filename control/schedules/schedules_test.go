@@ -331,3 +331,19 @@ func TestScheduleLimit(t *testing.T) {
 	}
 	h.create(`{"name": "s7", "description": "replaced", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
 }
+
+// A job document naming its job (or an override naming one) cannot make
+// a firing submit under, or collide with, a name of its choosing: each
+// firing names its own job.
+func TestJobNameInDocumentIgnored(t *testing.T) {
+	h := newHarness(t)
+	doc := strings.Replace(jobDoc, `"type": "command",`, `"type": "command", "name": "victim",`, 1)
+	h.create(`{"name": "n", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": {"job": ` + doc + `, "name": "victim2"}}`)
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(j.Name, "n-") {
+		t.Errorf("job named %q, want the firing's name", j.Name)
+	}
+}

@@ -261,10 +261,11 @@ func (s *Service) List(ctx context.Context, workspace string) (out []*dschedule.
 // Delete deletes a schedule; the jobs it submitted stay.
 func (s *Service) Delete(ctx context.Context, workspace, name string) error {
 	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		if _, err := get(tx, workspace, name); err != nil {
-			return err
+		err := workspaceThere(tx, workspace)
+		if err == nil {
+			err = tx.DeleteJobSchedule(workspace, name)
 		}
-		return tx.DeleteJobSchedule(workspace, name)
+		return err
 	})
 }
 

@@ -48,9 +48,10 @@ func PutEndpoint(q Querier, e *batch.Endpoint, now time.Time) error {
 	return nil
 }
 
-type scanner interface{ Scan(...any) error }
+// Scanner is a row to scan (*sql.Row, *sql.Rows).
+type Scanner interface{ Scan(...any) error }
 
-func scanEndpoint(sc scanner) (*batch.Endpoint, error) {
+func scanEndpoint(sc Scanner) (*batch.Endpoint, error) {
 	var (
 		ws  string
 		doc []byte
@@ -66,7 +67,7 @@ func scanEndpoint(sc scanner) (*batch.Endpoint, error) {
 	return &e, nil
 }
 
-func scanDeployment(sc scanner) (*batch.Deployment, error) {
+func scanDeployment(sc Scanner) (*batch.Deployment, error) {
 	var (
 		ws  string
 		doc []byte
@@ -100,7 +101,7 @@ func ListEndpoints(q Querier, workspace string) ([]*batch.Endpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: list batch endpoints of %s: %w", workspace, err)
 	}
-	return collect(rows, scanEndpoint)
+	return Collect(rows, scanEndpoint)
 }
 
 // DeleteEndpoint removes an endpoint and its deployments. Returns
@@ -159,7 +160,7 @@ func ListDeployments(q Querier, workspace, endpoint string) ([]*batch.Deployment
 	if err != nil {
 		return nil, fmt.Errorf("store: list batch deployments of %s in %s: %w", endpoint, workspace, err)
 	}
-	return collect(rows, scanDeployment)
+	return Collect(rows, scanDeployment)
 }
 
 // DeleteDeployment removes an endpoint's deployment. Returns ENOTFOUND.
@@ -176,7 +177,8 @@ func DeleteDeployment(q Querier, workspace, endpoint, name string) error {
 	return nil
 }
 
-func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+// Collect scans every row into a list (empty, never nil), closing rows.
+func Collect[T any](rows *sql.Rows, scan func(Scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
 	out := []T{}
 	for rows.Next() {

@@ -52,9 +52,7 @@ func Put(q Querier, s *schedule.JobSchedule, now time.Time) error {
 	return nil
 }
 
-type scanner interface{ Scan(...any) error }
-
-func scan(sc scanner) (*schedule.JobSchedule, error) {
+func scan(sc batchstore.Scanner) (*schedule.JobSchedule, error) {
 	var doc []byte
 	s := &schedule.JobSchedule{}
 	if err := sc.Scan(&s.Workspace, &doc); err != nil {
@@ -95,16 +93,7 @@ func List(q Querier, workspace string) ([]*schedule.JobSchedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: list job schedules of %q: %w", workspace, err)
 	}
-	defer rows.Close()
-	out := []*schedule.JobSchedule{}
-	for rows.Next() {
-		s, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return batchstore.Collect(rows, scan)
 }
 
 // Delete removes a schedule. Returns ENOTFOUND.
