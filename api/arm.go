@@ -51,7 +51,7 @@ func (s *Server) armRoutes() []Route {
 	routes = append(routes, armAssetRoutes("models", identity.ActModelsRead, identity.ActModelsWrite, h.Models())...)
 	routes = append(routes, armJobRoutes(h)...)
 	routes = append(routes, s.armCodeRoutes(h)...)
-	routes = append(routes, armBatchRoutes(h)...)
+	routes = append(append(routes, armBatchRoutes(h)...), armScheduleRoutes(h)...)
 	return append(routes, armAssetRoutes("components", identity.ActComponentsRead, identity.ActComponentsWrite, h.Components())...)
 }
 

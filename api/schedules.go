@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/shoal-ml/shoal/arm"
+
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/service/schedules"
@@ -126,4 +128,18 @@ func (s *Server) handleTriggerSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, j)
+}
+
+// armScheduleRoutes are Azure's job schedule routes (arm.Handlers),
+// authorized as the native ones.
+func armScheduleRoutes(h arm.Handlers) []Route {
+	c := arm.Checked
+	const p = armPrefix + "/schedules"
+	return []Route{
+		{Pattern: "GET " + p, Action: identity.ActSchedulesRead, handler: c(h.ListJobSchedules)},
+		{Pattern: "GET " + p + "/{name}", Action: identity.ActSchedulesRead, handler: c(h.GetJobSchedule)},
+		{Pattern: "PUT " + p + "/{name}", Action: identity.ActSchedulesWrite, handler: c(h.PutJobSchedule)},
+		{Pattern: "DELETE " + p + "/{name}", Action: identity.ActSchedulesWrite, handler: c(h.DeleteJobSchedule)},
+		{Pattern: "GET " + p + "/{name}/operations/create", Action: identity.ActSchedulesRead, handler: c(h.ScheduleOperation)},
+	}
 }

@@ -18,9 +18,10 @@ import (
 // create, never at its first firing.
 func (s *Services) ValidateJobDocument(ctx context.Context, workspace string, body []byte) (string, error) {
 	d, err := decodeJobDocument(body, "")
-	if err == nil {
-		err = d.checkChainedIdentity(ctx)
+	if err != nil {
+		return "", err
 	}
+	err = d.checkChainedIdentity(ctx)
 	typ, spec := job.JobTypeCommand, d.command
 	switch {
 	case err != nil:

@@ -19,7 +19,12 @@ func TestStudioPagesUseTheRoutesActions(t *testing.T) {
 	want := map[string]string{"GET /api/v1/audit": auditPageAction, "GET /api/v1/users": usersPageAction,
 		"GET /api/v1/workspaces/{ws}/batch-endpoints":                batchPageAction,
 		"GET /api/v1/workspaces/{ws}/batch-endpoints/{name}":         batchPageAction,
-		"POST /api/v1/workspaces/{ws}/batch-endpoints/{name}/invoke": batchInvokeAction}
+		"POST /api/v1/workspaces/{ws}/batch-endpoints/{name}/invoke": batchInvokeAction,
+		"GET /api/v1/workspaces/{ws}/schedules":                      schedulePageAction,
+		"GET /api/v1/workspaces/{ws}/schedules/{name}":               schedulePageAction,
+		"POST /api/v1/workspaces/{ws}/schedules/{name}/enable":       scheduleWriteAction,
+		"POST /api/v1/workspaces/{ws}/schedules/{name}/disable":      scheduleWriteAction,
+		"POST /api/v1/workspaces/{ws}/schedules/{name}/trigger":      scheduleWriteAction}
 	for _, r := range api.NewServer(service.New(service.Config{}), nil).Routes() {
 		if a, ok := want[r.Pattern]; ok {
 			if r.Action != a {

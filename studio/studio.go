@@ -100,6 +100,8 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /quota":                  s.page(s.quotaPage),
 		"GET /batch-endpoints":        s.page(s.batchEndpointsPage),
 		"GET /batch-endpoints/{name}": s.page(s.batchEndpointPage),
+		"GET /schedules":              s.page(s.schedulesPage),
+		"GET /schedules/{name}":       s.page(s.schedulePage),
 		"GET /datastores":             s.page(s.datastoresPage),
 		"GET /datastores/{name}":      s.page(s.datastorePage),
 		"GET /webhooks":               s.page(s.webhooksPage),

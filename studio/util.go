@@ -56,7 +56,9 @@ var funcs = template.FuncMap{
 	"num":   format.Number,
 	"join":  strings.Join,
 	"state": stateClass,
-	"add":   func(a, b int) int { return a + b },
+	// trigger says a schedule's trigger in words.
+	"trigger": describeTrigger,
+	"add":     func(a, b int) int { return a + b },
 	"seq": func(n int) []int {
 		out := make([]int, n)
 		for i := range out {

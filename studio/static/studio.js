@@ -187,6 +187,15 @@
     } catch (err) { opError(err); }
     b.disabled = false;
   });
+  // A schedule's buttons: enable, disable or run now through the API's
+  // schedule routes; run now goes to the job it submitted.
+  document.querySelectorAll("button[data-schedule-op]").forEach((b) => b.addEventListener("click", async () => {
+    b.disabled = true;
+    try {
+      const r = await api("POST", "/api/v1/workspaces/" + encodeURIComponent(ws) + "/schedules/" + encodeURIComponent(b.dataset.name) + "/" + b.dataset.scheduleOp);
+      if (b.dataset.scheduleOp === "trigger") location.href = "/jobs/" + encodeURIComponent(r.name); else location.reload();
+    } catch (err) { opError(err); b.disabled = false; }
+  }));
   document.querySelectorAll("[data-cancel]").forEach((b) => b.addEventListener("click", async () => {
     if (!confirm("Cancel job " + b.dataset.cancel + "?")) return;
     try { await api("POST", "/api/v1/workspaces/" + encodeURIComponent(ws) + "/jobs/" + encodeURIComponent(b.dataset.cancel) + "/cancel"); } catch (err) { opError(err); }
