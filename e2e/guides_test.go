@@ -13,6 +13,7 @@ import (
 
 	"github.com/shoal-ml/shoal/internal/testctr"
 	"github.com/shoal-ml/shoal/internal/testenv"
+	"github.com/shoal-ml/shoal/internal/testsmtp"
 )
 
 // A guide's walkthrough is the blocks of its page marked for it, run in
@@ -122,6 +123,10 @@ type guideWalk struct {
 	check func(t *testing.T, s *server, work, page, out string)
 }
 
+// guideSMTP is the SMTP server of the schedules-and-notifications
+// walkthrough (its server func starts it, its check reads it).
+var guideSMTP *testsmtp.Server
+
 // guideWalks are the guides with a walkthrough.
 var guideWalks = []guideWalk{
 	{page: "docs/getting-started.md", config: fastJobsConfig},
@@ -167,6 +172,36 @@ var guideWalks = []guideWalk{
 		}
 		if !strings.Contains(out, "access_key") || !strings.Contains(out, "team_bucket") {
 			t.Errorf("the walkthrough did not show the datastore:\n%s", out)
+		}
+	}},
+	{page: "docs/guides/schedules-and-notifications.md", needs: python3, server: func(t *testing.T) serverOpts {
+		// The guide's notifications: section, but for the port of the
+		// real SMTP server (Debian's aiosmtpd) this test starts; the
+		// check reads the mail it received.
+		guideSMTP = testsmtp.Start(t)
+		return serverOpts{Config: fastJobsConfig + fmt.Sprintf("notifications:\n  smtp: {host: %s, port: %d, from: \"Shoal <shoal@example.com>\"}\n"+
+			"  allow_private_webhook_urls: true\n  allow_http_webhook_urls: true\n  queue_wait_threshold: 10s\n", guideSMTP.Host, guideSMTP.Port)}
+	}, check: func(t *testing.T, s *server, work, page, out string) {
+		// The schedule's job ran; the receiver accepted (signature
+		// checked) both events; each job's mail reached its addresses.
+		if !strings.Contains(out, "nightly report, run nightly-report-") {
+			t.Errorf("the schedule's job did not print its name:\n%s", out)
+		}
+		for _, want := range []string{`"event": "job_failed", "job": "failing-report"`, `"event": "job_queued_too_long", "job": "waiting-report"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the receiver did not accept %s:\n%s", want, out)
+			}
+		}
+		got := map[string]string{}
+		for len(got) < 2 {
+			m := guideSMTP.Next(t, 60*time.Second)
+			got[strings.Join(m.To, ",")] = m.Data
+		}
+		if m := got["ml-team@example.com"]; !strings.Contains(m, "Subject: [Shoal] Job failing-report failed") {
+			t.Errorf("the failed job's mail:\n%s", m)
+		}
+		if m := got["oncall@example.com"]; !strings.Contains(m, "waiting-report") || !strings.Contains(m, "paused") {
+			t.Errorf("the waiting job's mail does not name it and its wait (the paused window):\n%s", m)
 		}
 	}},
 	{page: "docs/guides/containers.md", server: func(t *testing.T) serverOpts {
