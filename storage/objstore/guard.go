@@ -68,11 +68,27 @@ func GuardDialer(next Dialer, deny []string) Dialer {
 	}
 }
 
+// nat64 is the NAT64 well-known prefix (RFC 6052), whose addresses
+// carry an IPv4 address a gateway dials; awsMetadataV6 is AWS's IPv6
+// instance metadata address, a unique-local address no general rule
+// catches.
+var (
+	nat64         = netip.MustParsePrefix("64:ff9b::/96")
+	awsMetadataV6 = netip.MustParseAddr("fd00:ec2::254")
+)
+
 // Forbidden says why a job may not reach ip ("a loopback address"), or ""
 // when it may.
 func Forbidden(ip netip.Addr) string {
 	ip = ip.Unmap()
+	if nat64.Contains(ip) {
+		// A NAT64 gateway hands 64:ff9b::a.b.c.d to a.b.c.d: judge that.
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	switch {
+	case ip == awsMetadataV6:
+		return "a cloud metadata address (AWS's IPv6 instance metadata)"
 	case !ip.IsValid():
 		return "not an address"
 	case ip.IsLoopback():
