@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,5 +301,62 @@ func TestNextAttempt(t *testing.T) {
 	}
 	if _, ok := delivery.NextAttempt(c, delivery.MaxAttempts, c); ok {
 		t.Error("a thirteenth try is given")
+	}
+}
+
+// A receiver that answers with an endless body (10 GB, or forever) is
+// read only a bounded amount: the try ends, its connection is closed
+// under it (its writes fail), and the outcome is recorded with the
+// answer's head. One that trickles its body a byte at a time is given up
+// at the try's timeout, never waited for.
+func TestEndlessAndTricklingAnswersBounded(t *testing.T) {
+	var written atomic.Int64
+	cut := make(chan struct{})
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		chunk := []byte(strings.Repeat("x", 32<<10))
+		for {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				close(cut)
+				return
+			}
+		}
+	}))
+	defer endless.Close()
+	release := make(chan struct{})
+	trickle := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		for {
+			select {
+			case <-release:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			w.Write([]byte("y"))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer trickle.Close()
+	defer close(release)
+
+	f := newFixture(t, delivery.Config{TryTimeout: 500 * time.Millisecond})
+	f.webhook("big", endless.URL, "s")
+	f.webhook("slow", trickle.URL, "s")
+	big := f.queue("big", notify.ChannelWebhook, endless.URL, "a")
+	slow := f.queue("slow", notify.ChannelWebhook, trickle.URL, "b")
+	f.run()
+	<-cut // the endless answer's connection was closed under it
+	if n := written.Load(); n > 64<<20 {
+		t.Errorf("the receiver wrote %d bytes before the sender hung up", n)
+	}
+	if b := f.get("big", big.ID); b.Status != notify.DeliveryPending || b.StatusCode != 500 || !strings.HasPrefix(b.LastError, "HTTP 500: xxx") || len(b.LastError) > 320+3 {
+		t.Errorf("endless answer: %+v", b)
+	}
+	if b := f.get("slow", slow.ID); b.Status != notify.DeliveryPending || b.Attempts != 1 {
+		t.Errorf("trickling answer: %+v", b)
 	}
 }
