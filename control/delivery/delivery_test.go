@@ -3,9 +3,12 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/control/delivery"
 	"github.com/shoal-ml/shoal/domain/notify"
 	"github.com/shoal-ml/shoal/internal/sealing"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service/webhooks"
 	"github.com/shoal-ml/shoal/store"
@@ -359,4 +363,56 @@ func TestEndlessAndTricklingAnswersBounded(t *testing.T) {
 	if b := f.get("slow", slow.ID); b.Status != notify.DeliveryPending || b.Attempts != 1 {
 		t.Errorf("trickling answer: %+v", b)
 	}
+}
+
+// DNS rebinding: a webhook whose host name was accepted at create
+// (resolving then to a public address) and resolves to the loopback when
+// the sender connects is refused at connect time, on the address the
+// name resolves to — not on its spelling (it is not "localhost"). The
+// name is one the machine's hosts file maps to the loopback.
+func TestRebindingNameRefusedAtConnectTime(t *testing.T) {
+	var name string
+	testenv.Optional(t, "a host name other than localhost that resolves to the loopback", func() error {
+		name = loopbackName()
+		if name == "" {
+			return errors.New("none in /etc/hosts")
+		}
+		return nil
+	}, "add e.g. '127.0.1.1 rebind-test' to /etc/hosts")
+	hit := false
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = true }))
+	defer recv.Close()
+	_, port, _ := net.SplitHostPort(recv.Listener.Addr().String())
+	u := "http://" + net.JoinHostPort(name, port) + "/hook"
+	f := newFixture(t, delivery.Config{HTTP: webhooks.NewHTTPClient(false, 10*time.Second)})
+	f.webhook("rebound", u, "s")
+	d := f.queue("rebound", notify.ChannelWebhook, u, "k")
+	f.run()
+	if b := f.get("rebound", d.ID); b.Status != notify.DeliveryPending || !strings.Contains(b.LastError, "refused") || !strings.Contains(b.LastError, "loopback") {
+		t.Errorf("%s: %+v", u, b)
+	}
+	if hit {
+		t.Error("the loopback receiver was reached through a name")
+	}
+}
+
+// loopbackName is a name in /etc/hosts, other than localhost, that maps
+// to a loopback address, or "".
+func loopbackName() string {
+	b, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.SplitN(line, "#", 2)[0])
+		if len(f) < 2 || !strings.HasPrefix(f[0], "127.") {
+			continue
+		}
+		for _, n := range f[1:] {
+			if l := strings.ToLower(n); l != "localhost" && !strings.HasSuffix(l, ".localhost") {
+				return n
+			}
+		}
+	}
+	return ""
 }
