@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -215,7 +216,9 @@ func TestHangingReceiverHoldsUpNothing(t *testing.T) {
 		}
 	}
 	for _, d := range slow {
-		if b := f.get("slow", d.ID); b.Status != notify.DeliveryPending || b.LastError != "no answer within 300ms" {
+		// Each tried and timed out, or put off behind one that did
+		// (TestHangingReceiverPutOffNotRetriedInSeries).
+		if b := f.get("slow", d.ID); b.Status != notify.DeliveryPending || b.LastError != "no answer within 300ms" && !strings.HasPrefix(b.LastError, "not tried") {
 			t.Errorf("hanging receiver: %+v", b)
 		}
 	}
@@ -415,4 +418,51 @@ func loopbackName() string {
 		}
 	}
 	return ""
+}
+
+// A receiver that hangs, with many deliveries due (a flood queued for
+// it), takes no more of a pass than its first tries: once one of its
+// tries gets no answer, its other deliveries of the pass are put off by
+// the first retry delay without a try (their attempts unchanged, saying
+// why), so that other workspaces' receivers are not kept waiting behind
+// its timeouts.
+func TestHangingReceiverPutOffNotRetriedInSeries(t *testing.T) {
+	release := make(chan struct{})
+	var hits atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1); <-release }))
+	defer hang.Close()
+	defer close(release)
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ok.Close()
+	f := newFixture(t, delivery.Config{TryTimeout: 300 * time.Millisecond, Parallel: 2})
+	f.webhook("slow", hang.URL, "s")
+	f.webhook("fast", ok.URL, "s")
+	var slow, fast []*notify.Delivery
+	for i := range 20 {
+		slow = append(slow, f.queue("slow", notify.ChannelWebhook, hang.URL, fmt.Sprint("s", i)))
+	}
+	for i := range 3 {
+		fast = append(fast, f.queue("fast", notify.ChannelWebhook, ok.URL, fmt.Sprint("f", i)))
+	}
+	f.run()
+	for _, d := range fast {
+		if b := f.get("fast", d.ID); b.Status != notify.DeliveryDelivered {
+			t.Errorf("fast receiver: %+v", b)
+		}
+	}
+	tried, putOff := 0, 0
+	for _, d := range slow {
+		b := f.get("slow", d.ID)
+		switch {
+		case b.Attempts == 1 && b.LastError == "no answer within 300ms":
+			tried++
+		case b.Attempts == 0 && b.Status == notify.DeliveryPending && b.NextAttempt.Equal(f.now.Add(10*time.Second)) && strings.Contains(b.LastError, "not tried"):
+			putOff++
+		default:
+			t.Errorf("hanging receiver's delivery: %+v", b)
+		}
+	}
+	if tried > 2 || tried+putOff != 20 || int(hits.Load()) != tried {
+		t.Errorf("%d tried (receiver hit %d times), %d put off; want at most 2 tries (one per slot)", tried, hits.Load(), putOff)
+	}
 }
