@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	ctlnotify "github.com/shoal-ml/shoal/control/notify"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/notify"
-	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/postgres"
-	"github.com/shoal-ml/shoal/store/storetest"
 )
 
 // Two servers over one PostgreSQL, each notifying under its own leader
@@ -22,18 +19,8 @@ import (
 // queues each later event once (none of the first's again), however
 // often it runs.
 func TestFailoverQueuesOnce(t *testing.T) {
-	pg := testpg.Start(t)
-	url := pg.NewDatabase(t)
-	clock := storetest.NewClock(storetest.Start)
-	open := func() *postgres.DB {
-		db, err := postgres.Open(t.Context(), postgres.Config{URL: url, Clock: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	dbA, dbB := open(), open()
+	dbs, clock := teststore.Servers(t, 2)
+	dbA, dbB := dbs[0], dbs[1]
 	ctx := t.Context()
 	update := func(fn func(tx store.Tx) error) {
 		t.Helper()
@@ -42,9 +29,6 @@ func TestFailoverQueuesOnce(t *testing.T) {
 		}
 	}
 	update(func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(&core.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()}); err != nil {
-			return err
-		}
 		return tx.PutWebhook(&notify.Webhook{Workspace: "ws", Name: "ops", URL: "https://hooks.example/ops", Events: []string{notify.NodeLost}}, []byte("sealed"))
 	})
 	lost := func(from, to int) {
@@ -76,11 +60,7 @@ func TestFailoverQueuesOnce(t *testing.T) {
 		return out
 	}
 
-	termA, err := dbA.Acquire(ctx, "controllers", "a", time.Hour)
-	if err != nil || !termA.Held {
-		t.Fatalf("a: %+v %v", termA, err)
-	}
-	fenceA := core.WithFence(ctx, core.Fence{Name: "controllers", Holder: "a", Token: termA.Token})
+	fenceA, termA := teststore.Lead(t, dbA, "a")
 	a := ctlnotify.New(ctlnotify.Config{Store: dbA, Batch: 4})
 	b := ctlnotify.New(ctlnotify.Config{Store: dbB, Batch: 4})
 	now := clock.Now()
@@ -93,11 +73,10 @@ func TestFailoverQueuesOnce(t *testing.T) {
 	if err := dbA.Resign(ctx, "controllers", "a"); err != nil {
 		t.Fatal(err)
 	}
-	termB, err := dbB.Acquire(ctx, "controllers", "b", time.Hour)
-	if err != nil || !termB.Held || termB.Token == termA.Token {
-		t.Fatalf("b: %+v %v", termB, err)
+	fenceB, termB := teststore.Lead(t, dbB, "b")
+	if termB.Token == termA.Token {
+		t.Fatalf("b's term has a's token %d", termA.Token)
 	}
-	fenceB := core.WithFence(ctx, core.Fence{Name: "controllers", Holder: "b", Token: termB.Token})
 	if n, err := a.RunOnce(fenceA, now); core.ErrorCode(err) != core.ECONFLICT || n != 0 {
 		t.Errorf("a's pass after losing the lead: queued %d, %v; want its writes refused (ECONFLICT)", n, err)
 	}
