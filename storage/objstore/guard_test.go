@@ -125,6 +125,11 @@ func TestForbiddenMetadataAndNAT64(t *testing.T) {
 		addr, want string
 	}{
 		{"fd00:ec2::254", "metadata"},
+		{"168.63.129.16", "metadata"},   // Azure's WireServer
+		{"100.100.100.200", "metadata"}, // Alibaba Cloud's metadata
+		{"::ffff:168.63.129.16", "metadata"},
+		{"64:ff9b::a83f:8110", "metadata"},
+		{"168.63.129.17", ""},
 		{"64:ff9b::a9fe:a9fe", "link-local"},
 		{"64:ff9b::169.254.169.254", "link-local"},
 		{"64:ff9b::7f00:1", "loopback"},
