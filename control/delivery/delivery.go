@@ -163,6 +163,8 @@ func (s *Sender) prepare(tx store.Tx, d *notify.Delivery) *job {
 func (s *Sender) sendAll(ctx context.Context, jobs []*job, now time.Time) {
 	sem := make(chan struct{}, s.cfg.Parallel)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	silent := map[string]bool{} // receivers a try got no answer from
 	for _, j := range jobs {
 		if j.skip != "" {
 			s.record(j.d, outcome{err: errors.New(j.skip)}, now, true)
@@ -170,6 +172,17 @@ func (s *Sender) sendAll(ctx context.Context, jobs []*job, now time.Time) {
 		}
 		wg.Add(1)
 		sem <- struct{}{}
+		// Checked once a slot is free, so after the tries before it
+		// that took its slot have said whether their receiver answered.
+		mu.Lock()
+		off := silent[receiver(j.d)]
+		mu.Unlock()
+		if off {
+			putOff(j.d, now)
+			<-sem
+			wg.Done()
+			continue
+		}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			tctx, cancel := context.WithTimeout(ctx, s.cfg.TryTimeout)
@@ -177,11 +190,35 @@ func (s *Sender) sendAll(ctx context.Context, jobs []*job, now time.Time) {
 			o := s.try(tctx, j, now)
 			if o.err != nil && tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 				o.err = fmt.Errorf("no answer within %s", s.cfg.TryTimeout)
+				mu.Lock()
+				silent[receiver(j.d)] = true
+				mu.Unlock()
 			}
 			s.record(j.d, o, now, false)
 		}()
 	}
 	wg.Wait()
+}
+
+// receiver names where a delivery goes, for putting off the rest of a
+// pass's deliveries to a receiver that did not answer: a webhook, or the
+// SMTP server all mail goes through.
+func receiver(d *notify.Delivery) string {
+	if d.Channel == notify.ChannelEmail {
+		return "smtp"
+	}
+	return strings.ToLower(d.Workspace + "\x00" + d.Webhook)
+}
+
+// putOff moves a delivery not tried, because its receiver gave another
+// delivery no answer in this pass, to the first retry's time: its
+// attempts are unchanged (it was not tried), and a receiver that hangs
+// with many deliveries due holds the sender's slots for one try's
+// timeout, not one per delivery, so others' receivers do not wait
+// behind it.
+func putOff(d *notify.Delivery, now time.Time) {
+	d.NextAttempt, d.UpdatedOn = now.Add(retryDelays[0]), now
+	d.LastError = "not tried: the receiver gave another delivery no answer in the same pass"
 }
 
 // try sends one delivery.

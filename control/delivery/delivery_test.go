@@ -3,17 +3,23 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/delivery"
 	"github.com/shoal-ml/shoal/domain/notify"
 	"github.com/shoal-ml/shoal/internal/sealing"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service/webhooks"
 	"github.com/shoal-ml/shoal/store"
@@ -186,36 +192,6 @@ func TestFailingReceiverRetriedWithBackoff(t *testing.T) {
 	}
 }
 
-// A receiver that hangs: its try times out and says so, and the
-// others in the same pass are delivered.
-func TestHangingReceiverHoldsUpNothing(t *testing.T) {
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
-	defer hang.Close()
-	defer close(release)
-	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer ok.Close()
-	f := newFixture(t, delivery.Config{TryTimeout: 300 * time.Millisecond, Parallel: 2})
-	f.webhook("slow", hang.URL, "s")
-	f.webhook("fast", ok.URL, "s")
-	var slow, fast []*notify.Delivery
-	for i := range 3 {
-		slow = append(slow, f.queue("slow", notify.ChannelWebhook, hang.URL, "s"+string(rune('a'+i))))
-		fast = append(fast, f.queue("fast", notify.ChannelWebhook, ok.URL, "f"+string(rune('a'+i))))
-	}
-	f.run()
-	for _, d := range fast {
-		if b := f.get("fast", d.ID); b.Status != notify.DeliveryDelivered {
-			t.Errorf("fast receiver: %+v", b)
-		}
-	}
-	for _, d := range slow {
-		if b := f.get("slow", d.ID); b.Status != notify.DeliveryPending || b.LastError != "no answer within 300ms" {
-			t.Errorf("hanging receiver: %+v", b)
-		}
-	}
-}
-
 // A redirect is not followed (to the loopback or anywhere): the try
 // fails saying where it pointed.
 func TestRedirectNotFollowed(t *testing.T) {
@@ -300,5 +276,163 @@ func TestNextAttempt(t *testing.T) {
 	}
 	if _, ok := delivery.NextAttempt(c, delivery.MaxAttempts, c); ok {
 		t.Error("a thirteenth try is given")
+	}
+}
+
+// A receiver that answers with an endless body (10 GB, or forever) is
+// read only a bounded amount: the try ends, its connection is closed
+// under it (its writes fail), and the outcome is recorded with the
+// answer's head. One that trickles its body a byte at a time is given up
+// at the try's timeout, never waited for.
+func TestEndlessAndTricklingAnswersBounded(t *testing.T) {
+	var written atomic.Int64
+	cut := make(chan struct{})
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		chunk := []byte(strings.Repeat("x", 32<<10))
+		for {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				close(cut)
+				return
+			}
+		}
+	}))
+	defer endless.Close()
+	release := make(chan struct{})
+	trickle := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		for {
+			select {
+			case <-release:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			w.Write([]byte("y"))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer trickle.Close()
+	defer close(release)
+
+	f := newFixture(t, delivery.Config{TryTimeout: 500 * time.Millisecond})
+	f.webhook("big", endless.URL, "s")
+	f.webhook("slow", trickle.URL, "s")
+	big := f.queue("big", notify.ChannelWebhook, endless.URL, "a")
+	slow := f.queue("slow", notify.ChannelWebhook, trickle.URL, "b")
+	f.run()
+	<-cut // the endless answer's connection was closed under it
+	if n := written.Load(); n > 64<<20 {
+		t.Errorf("the receiver wrote %d bytes before the sender hung up", n)
+	}
+	if b := f.get("big", big.ID); b.Status != notify.DeliveryPending || b.StatusCode != 500 || !strings.HasPrefix(b.LastError, "HTTP 500: xxx") || len(b.LastError) > 320+3 {
+		t.Errorf("endless answer: %+v", b)
+	}
+	if b := f.get("slow", slow.ID); b.Status != notify.DeliveryPending || b.Attempts != 1 {
+		t.Errorf("trickling answer: %+v", b)
+	}
+}
+
+// DNS rebinding: a webhook whose host name was accepted at create
+// (resolving then to a public address) and resolves to the loopback when
+// the sender connects is refused at connect time, on the address the
+// name resolves to — not on its spelling (it is not "localhost"). The
+// name is one the machine's hosts file maps to the loopback.
+func TestRebindingNameRefusedAtConnectTime(t *testing.T) {
+	var name string
+	testenv.Optional(t, "a host name other than localhost that resolves to the loopback", func() error {
+		name = loopbackName()
+		if name == "" {
+			return errors.New("none in /etc/hosts")
+		}
+		return nil
+	}, "add e.g. '127.0.1.1 rebind-test' to /etc/hosts")
+	hit := false
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit = true }))
+	defer recv.Close()
+	_, port, _ := net.SplitHostPort(recv.Listener.Addr().String())
+	u := "http://" + net.JoinHostPort(name, port) + "/hook"
+	f := newFixture(t, delivery.Config{HTTP: webhooks.NewHTTPClient(false, 10*time.Second)})
+	f.webhook("rebound", u, "s")
+	d := f.queue("rebound", notify.ChannelWebhook, u, "k")
+	f.run()
+	if b := f.get("rebound", d.ID); b.Status != notify.DeliveryPending || !strings.Contains(b.LastError, "refused") || !strings.Contains(b.LastError, "loopback") {
+		t.Errorf("%s: %+v", u, b)
+	}
+	if hit {
+		t.Error("the loopback receiver was reached through a name")
+	}
+}
+
+// loopbackName is a name in /etc/hosts, other than localhost, that maps
+// to a loopback address, or "".
+func loopbackName() string {
+	b, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.SplitN(line, "#", 2)[0])
+		if len(f) < 2 || !strings.HasPrefix(f[0], "127.") {
+			continue
+		}
+		for _, n := range f[1:] {
+			if l := strings.ToLower(n); l != "localhost" && !strings.HasSuffix(l, ".localhost") {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// A receiver that hangs holds up no other receiver: its tries end at the
+// try's timeout (recorded as no answer) while the others are delivered;
+// and with many deliveries due (a flood queued for it) it takes no more
+// of a pass than its first tries: once one of its
+// tries gets no answer, its other deliveries of the pass are put off by
+// the first retry delay without a try (their attempts unchanged, saying
+// why), so that other workspaces' receivers are not kept waiting behind
+// its timeouts.
+func TestHangingReceiverHoldsUpNothing(t *testing.T) {
+	release := make(chan struct{})
+	var hits atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1); <-release }))
+	defer hang.Close()
+	defer close(release)
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ok.Close()
+	f := newFixture(t, delivery.Config{TryTimeout: 300 * time.Millisecond, Parallel: 2})
+	f.webhook("slow", hang.URL, "s")
+	f.webhook("fast", ok.URL, "s")
+	var slow, fast []*notify.Delivery
+	for i := range 20 {
+		slow = append(slow, f.queue("slow", notify.ChannelWebhook, hang.URL, fmt.Sprint("s", i)))
+	}
+	for i := range 3 {
+		fast = append(fast, f.queue("fast", notify.ChannelWebhook, ok.URL, fmt.Sprint("f", i)))
+	}
+	f.run()
+	for _, d := range fast {
+		if b := f.get("fast", d.ID); b.Status != notify.DeliveryDelivered {
+			t.Errorf("fast receiver: %+v", b)
+		}
+	}
+	tried, putOff := 0, 0
+	for _, d := range slow {
+		b := f.get("slow", d.ID)
+		switch {
+		case b.Attempts == 1 && b.LastError == "no answer within 300ms":
+			tried++
+		case b.Attempts == 0 && b.Status == notify.DeliveryPending && b.NextAttempt.Equal(f.now.Add(10*time.Second)) && strings.Contains(b.LastError, "not tried"):
+			putOff++
+		default:
+			t.Errorf("hanging receiver's delivery: %+v", b)
+		}
+	}
+	if tried > 2 || tried+putOff != 20 || int(hits.Load()) != tried {
+		t.Errorf("%d tried (receiver hit %d times), %d put off; want at most 2 tries (one per slot)", tried, hits.Load(), putOff)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -278,5 +279,41 @@ func TestEmailWebhook(t *testing.T) {
 	ds := f.deliveries("oncall")
 	if len(ds) != 1 || ds[0].Channel != notify.ChannelEmail || ds[0].Target != "a@example.com,b@example.com" || ds[0].Event != notify.BudgetThreshold {
 		t.Errorf("deliveries %+v", ds)
+	}
+}
+
+// A job whose error text and event reason are a megabyte each is queued
+// with a bounded payload (the head of each text, said to be cut): every
+// subscribed receiver and every retry would otherwise carry the whole,
+// and the mail built from it too.
+func TestHugeErrorTextBounded(t *testing.T) {
+	f := newFixture(t, ctlnotify.Config{})
+	f.hook("ops", "https://hooks.example/ops", notify.JobFailed)
+	huge := strings.Repeat("traceback line\n", 70_000) // ~1 MB
+	f.update(func(tx store.Tx) error {
+		j := &job.Job{Workspace: "ws", Status: job.JobFailed, Error: huge, StatusReason: huge, CreatedOn: tx.Now()}
+		j.Name, j.DisplayName, j.NotificationSetting = "big", huge, &notify.NotificationSetting{Emails: []string{"a@example.com"}, EmailOn: []string{notify.JobFailed}}
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		return tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: "ws", ResourceType: core.ResourceJob, ResourceName: "big", Kind: core.EventJobFailed, Reason: huge})
+	})
+	if n := f.run(); n != 2 {
+		t.Fatalf("queued %d, want 2", n)
+	}
+	for _, d := range f.deliveries("") {
+		if len(d.Payload) > 32<<10 {
+			t.Errorf("%s delivery: payload of %d bytes", d.Channel, len(d.Payload))
+		}
+		var p notify.Payload
+		if err := json.Unmarshal(d.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(p.Reason, "traceback line\n") || !strings.Contains(p.Reason, "(cut:") {
+			t.Errorf("reason: %.80q…", p.Reason)
+		}
+		if e, _ := p.Details["error"].(string); !strings.HasPrefix(e, "traceback line\n") || !strings.Contains(e, "(cut:") {
+			t.Errorf("error detail: %.80q…", e)
+		}
 	}
 }

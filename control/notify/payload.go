@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -79,7 +80,37 @@ func (n *Notifier) payload(tx store.Tx, e *core.Event) (p *notify.Payload, j *jo
 	case e.ResourceType == core.ResourceCompute:
 		p.URL = n.studioURL("computes", e.Workspace, e.ResourceName)
 	}
+	bound(p)
 	return p, j, true, nil
+}
+
+// MaxText bounds each text of a payload (the reason, a job's error): a
+// job may fail with a megabyte of traceback, which every subscribed
+// receiver, every retry and the mail would otherwise carry. The head is
+// kept (where an error usually says what happened) and the cut said.
+const MaxText = 4 << 10
+
+// bound cuts p's reason and text details to MaxText bytes each.
+func bound(p *notify.Payload) {
+	p.Reason = cut(p.Reason)
+	for k, v := range p.Details {
+		if s, ok := v.(string); ok {
+			p.Details[k] = cut(s)
+		}
+	}
+}
+
+// cut keeps s's first MaxText bytes, on a character boundary, saying
+// how long it was.
+func cut(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	n := MaxText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (cut: %d bytes in all)", s[:n], len(s))
 }
 
 // jobDetails are what a job's notification says of it.

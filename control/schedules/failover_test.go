@@ -5,10 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/internal/testpg"
-	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/postgres"
-	"github.com/shoal-ml/shoal/store/storetest"
+	"github.com/shoal-ml/shoal/internal/teststore"
 )
 
 // Two servers over one PostgreSQL, each firing under its own leader
@@ -17,33 +14,14 @@ import (
 // nothing — its writes are refused — and the second fires the firing
 // exactly once, however often it runs.
 func TestFailoverFiresOnce(t *testing.T) {
-	pg := testpg.Start(t)
-	url := pg.NewDatabase(t)
-	clock := storetest.NewClock(storetest.Start)
-	open := func() *postgres.DB {
-		db, err := postgres.Open(t.Context(), postgres.Config{URL: url, Clock: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	dbA, dbB := open(), open()
-	if err := dbA.Update(t.Context(), func(tx store.Tx) error {
-		return tx.InsertWorkspace(&core.Workspace{Name: "ws", Location: "local", CreatedOn: tx.Now()})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	dbs, clock := teststore.Servers(t, 2)
+	dbA, dbB := dbs[0], dbs[1]
 	h := setUp(t, dbA, clock)
 	svcB := services(t, dbB)
 	h.create(`{"name": "q", "trigger": {"type": "cron", "expression": "*/15 * * * *"}, "create_job": ` + jobDoc + `}`)
 
 	ctx := t.Context()
-	termA, err := dbA.Acquire(ctx, "controllers", "a", time.Hour)
-	if err != nil || !termA.Held {
-		t.Fatalf("a: %+v %v", termA, err)
-	}
-	fenceA := core.WithFence(ctx, core.Fence{Name: "controllers", Holder: "a", Token: termA.Token})
+	fenceA, termA := teststore.Lead(t, dbA, "a")
 	// 2025-03-14 14:15 UTC, a's term.
 	now := time.Date(2025, 3, 14, 14, 15, 2, 0, time.UTC)
 	clock.Set(now)
@@ -57,11 +35,10 @@ func TestFailoverFiresOnce(t *testing.T) {
 	if err := dbA.Resign(ctx, "controllers", "a"); err != nil {
 		t.Fatal(err)
 	}
-	termB, err := dbB.Acquire(ctx, "controllers", "b", time.Hour)
-	if err != nil || !termB.Held || termB.Token == termA.Token {
-		t.Fatalf("b: %+v %v", termB, err)
+	fenceB, termB := teststore.Lead(t, dbB, "b")
+	if termB.Token == termA.Token {
+		t.Fatalf("b's term has a's token %d", termA.Token)
 	}
-	fenceB := core.WithFence(ctx, core.Fence{Name: "controllers", Holder: "b", Token: termB.Token})
 	now = time.Date(2025, 3, 14, 14, 30, 1, 0, time.UTC)
 	clock.Set(now)
 	if err := New(h.svc).RunOnce(fenceA, now); core.ErrorCode(err) != core.ECONFLICT {

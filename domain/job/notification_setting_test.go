@@ -60,3 +60,27 @@ func TestNotificationSettingRefused(t *testing.T) {
 		t.Errorf("step: %v", err)
 	}
 }
+
+// A sweep's trials are not mailed: the sweep's notification_setting
+// stays on the sweep (one mail when it ends, not one per trial: a sweep
+// of 10,000 trials mails its addresses once), and a trial cannot carry
+// one of its own.
+func TestSweepTrialsCarryNoNotificationSetting(t *testing.T) {
+	const sweep = `{"type": "sweep", "compute": "c", "trial": {"command": "echo ${{search_space.x}}", "environment": "azureml:e:1"TRIAL},
+		"search_space": {"x": {"type": "choice", "values": [1]}}, "sampling_algorithm": "random",
+		"objective": {"goal": "maximize", "primary_metric": "m"}, "limits": {"max_total_trials": 10000}, ` + notifySetting + `}`
+	spec, err := sweepjob.DecodeSweepSpec([]byte(strings.Replace(sweep, "TRIAL", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trial, err := sweepjob.TrialJobSpec(spec, map[string]string{"x": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trial.NotificationSetting != nil || spec.NotificationSetting == nil {
+		t.Errorf("trial's setting %+v, sweep's %+v", trial.NotificationSetting, spec.NotificationSetting)
+	}
+	if _, err := sweepjob.DecodeSweepSpec([]byte(strings.Replace(sweep, "TRIAL", ", "+notifySetting, 1))); err == nil || !strings.Contains(err.Error(), "notification_setting") {
+		t.Errorf("a trial's own notification_setting: %v", err)
+	}
+}

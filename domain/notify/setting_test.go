@@ -30,14 +30,22 @@ func TestDecodeSetting(t *testing.T) {
 func TestDecodeSettingRefusals(t *testing.T) {
 	many := `"a@b.co"` + strings.Repeat(`, "a@b.co"`, notify.MaxEmails)
 	for doc, want := range map[string]string{
-		`[]`:                                        "notification_setting: must be a mapping",
-		`{"email": ["a@b.co"]}`:                     `notification_setting.email: unknown key (did you mean "emails"?)`,
-		`{"emails": "a@b.co"}`:                      "notification_setting.emails: must be a list of strings",
-		`{"emails": ["not an address"]}`:            "notification_setting.emails",
-		`{"emails": ["a@b.co", "Eve <e@x.io>"]}`:    "notification_setting.emails",
-		`{"emails": ["a@b.co\r\nBcc: e@x.io"]}`:     "notification_setting.emails",
-		`{"emails": ["a@b.co, e@x.io"]}`:            "notification_setting.emails",
-		`{"emails": [` + many + `]}`:                "notification_setting.emails: has 21 addresses",
+		`[]`:                                     "notification_setting: must be a mapping",
+		`{"email": ["a@b.co"]}`:                  `notification_setting.email: unknown key (did you mean "emails"?)`,
+		`{"emails": "a@b.co"}`:                   "notification_setting.emails: must be a list of strings",
+		`{"emails": ["not an address"]}`:         "notification_setting.emails",
+		`{"emails": ["a@b.co", "Eve <e@x.io>"]}`: "notification_setting.emails",
+		`{"emails": ["a@b.co\r\nBcc: e@x.io"]}`:  "notification_setting.emails",
+		`{"emails": ["a@b.co, e@x.io"]}`:         "notification_setting.emails",
+		`{"emails": [` + many + `]}`:             "notification_setting.emails: has 21 addresses",
+		// A line or paragraph separator, a C1 control (NEL): no header
+		// or envelope line may carry one.
+		"{\"emails\": [\"a@exam\u2028ple.com\"]}": "notification_setting.emails",
+		"{\"emails\": [\"a@b.co\u0085\"]}":        "notification_setting.emails",
+		// An address literal would have the SMTP relay deliver to an
+		// IP of the mail's choosing (its own loopback among them).
+		`{"emails": ["root@[127.0.0.1]"]}`:          "notification_setting.emails: \"root@[127.0.0.1]\" names an IP address",
+		`{"emails": ["root@[IPv6:::1]"]}`:           "notification_setting.emails",
 		`{"emails": ["a@b.co"], "email_on": ["x"]}`: `notification_setting.email_on[0]: unknown event "x"`,
 		`{"email_on": ["job_started"]}`:             "notification_setting.email_on[0]",
 	} {

@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -61,7 +62,8 @@ func CheckEvents(field string, events []string) ([]string, error) {
 }
 
 // CheckEmails checks a list of mail addresses: each a bare RFC 5322
-// addr-spec (user@domain, no display name, no line breaks), at most
+// addr-spec (user@domain, no display name, no line breaks or other
+// control characters, a domain name rather than an [address literal]), at most
 // MaxEmails. field names the key in errors.
 func CheckEmails(field string, emails []string) error {
 	if len(emails) > MaxEmails {
@@ -69,11 +71,21 @@ func CheckEmails(field string, emails []string) error {
 	}
 	for _, e := range emails {
 		a, err := mail.ParseAddress(e)
-		if err != nil || a.Name != "" || a.Address != e || !strings.Contains(a.Address, "@") {
+		if err != nil || a.Name != "" || a.Address != e || !strings.Contains(a.Address, "@") || strings.ContainsFunc(e, lineish) {
 			return core.FieldErrorf(field, "%q is not a mail address (user@example.com)", core.Short(e))
+		}
+		if strings.HasSuffix(e, "]") {
+			return core.FieldErrorf(field, "%q names an IP address, not a mail domain: the mail server would deliver to that address (its own loopback among them)", core.Short(e))
 		}
 	}
 	return nil
+}
+
+// lineish reports a control character (C0 or C1, NEL among them) or a
+// Unicode line or paragraph separator: none belongs in an address, and
+// some mail software reads them as line breaks.
+func lineish(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp)
 }
 
 // WebhookCreate is the body of a webhook's create (`shoal webhook

@@ -17,8 +17,9 @@ import (
 
 // A webhook's URL is where the server itself sends a POST, so it must not
 // reach what only the server can: its own loopback listeners, the cloud
-// metadata address (169.254.169.254, link-local), the unspecified
-// address. The same rule is applied twice: by CheckURL at create, on the
+// metadata address (169.254.169.254, link-local) and the clouds' other
+// metadata addresses, the unspecified address, and NAT64 forms of these
+// (objstore.Forbidden). The same rule is applied twice: by CheckURL at create, on the
 // URL and on what its host resolves to then, for a clear field error; and
 // by Dialer at every connection, on the address actually dialled, so that
 // a name that resolves elsewhere later (DNS rebinding) is still refused.

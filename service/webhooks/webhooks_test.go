@@ -110,6 +110,12 @@ func TestCreateRefusesURLsThatReachTheServer(t *testing.T) {
 		{"https://[fe80::1%25eth0]/hook", "link-local"},
 		{"https://[::ffff:169.254.169.254]/hook", "link-local"},
 		{"https://hooks.example.com@127.0.0.1/hook", "user or password"},
+		// AWS's IPv6 instance metadata address (a unique-local address,
+		// so not caught as link-local), and addresses of the NAT64
+		// prefix that carry a refused IPv4 address.
+		{"https://[fd00:ec2::254]/latest/meta-data/", "metadata"},
+		{"https://[64:ff9b::a9fe:a9fe]/latest/meta-data/", "link-local"},
+		{"https://[64:ff9b::7f00:1]/hook", "loopback"},
 	} {
 		_, err := e.svc.Create(e.ctx, "ws", &webhooks.Create{Name: "h", URL: c.url, Events: []string{notify.JobFailed}})
 		wantField(t, c.url, err, "url", c.words)

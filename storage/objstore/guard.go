@@ -10,8 +10,9 @@ import (
 
 // GuardDialer wraps next so that it dials only addresses a job may reach:
 // it refuses loopback, link-local (the metadata address 169.254.169.254
-// among them), unspecified and multicast addresses, and every host:port
-// in deny (the server's and the agent's own listeners). A name is
+// among them), unspecified and multicast addresses, the clouds' other
+// metadata addresses and NAT64 forms of all these (Forbidden), and every
+// host:port in deny (the server's and the agent's own listeners). A name is
 // resolved first and every address it resolves to is checked, then the
 // checked address itself is dialled, so that a name cannot resolve to an
 // allowed address at the check and a refused one at the dial (DNS
@@ -68,11 +69,32 @@ func GuardDialer(next Dialer, deny []string) Dialer {
 	}
 }
 
+// nat64 is the NAT64 well-known prefix (RFC 6052), whose addresses
+// carry an IPv4 address a gateway dials.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// metadata are clouds' metadata and host-agent addresses that no general
+// rule catches (they are neither link-local nor loopback): a server or
+// node on such a cloud reaches them, and they answer with its
+// credentials or configuration.
+var metadata = map[netip.Addr]string{
+	netip.MustParseAddr("fd00:ec2::254"):   "AWS's IPv6 instance metadata",
+	netip.MustParseAddr("168.63.129.16"):   "Azure's WireServer",
+	netip.MustParseAddr("100.100.100.200"): "Alibaba Cloud's instance metadata",
+}
+
 // Forbidden says why a job may not reach ip ("a loopback address"), or ""
 // when it may.
 func Forbidden(ip netip.Addr) string {
 	ip = ip.Unmap()
+	if nat64.Contains(ip) {
+		// A NAT64 gateway hands 64:ff9b::a.b.c.d to a.b.c.d: judge that.
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
 	switch {
+	case metadata[ip] != "":
+		return "a cloud metadata address (" + metadata[ip] + ")"
 	case !ip.IsValid():
 		return "not an address"
 	case ip.IsLoopback():

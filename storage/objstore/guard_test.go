@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -108,6 +109,40 @@ func TestHTTPRedirectToForbidden(t *testing.T) {
 		}
 		if !errors.Is(err, objstore.ErrUnreachable) || !strings.Contains(err.Error(), "which jobs may not reach") {
 			t.Fatalf("redirect to %s: %v, want refused by the guard", target, err)
+		}
+	}
+}
+
+// Addresses that reach a cloud's metadata service or the loopback
+// although they are neither link-local nor loopback themselves: AWS's
+// IPv6 metadata address (fd00:ec2::254, unique-local) and the NAT64
+// well-known prefix carrying a refused IPv4 address (64:ff9b::/96, RFC
+// 6052) — a NAT64 gateway hands those to the IPv4 address inside. A
+// NAT64 address of a public IPv4 address and other unique-local ones
+// stay allowed.
+func TestForbiddenMetadataAndNAT64(t *testing.T) {
+	for _, c := range []struct {
+		addr, want string
+	}{
+		{"fd00:ec2::254", "metadata"},
+		{"168.63.129.16", "metadata"},   // Azure's WireServer
+		{"100.100.100.200", "metadata"}, // Alibaba Cloud's metadata
+		{"::ffff:168.63.129.16", "metadata"},
+		{"64:ff9b::a83f:8110", "metadata"},
+		{"168.63.129.17", ""},
+		{"64:ff9b::a9fe:a9fe", "link-local"},
+		{"64:ff9b::169.254.169.254", "link-local"},
+		{"64:ff9b::7f00:1", "loopback"},
+		{"64:ff9b::", "unspecified"},
+		{"::ffff:127.0.0.1", "loopback"},
+		{"fe80::1%eth0", "link-local"},
+		{"64:ff9b::cb00:7107", ""},
+		{"fd00:ec2::253", ""},
+		{"fd12:3456::1", ""},
+	} {
+		got := objstore.Forbidden(netip.MustParseAddr(c.addr))
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("Forbidden(%s) = %q, want %q", c.addr, got, c.want)
 		}
 	}
 }
