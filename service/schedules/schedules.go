@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdoc"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/service/batchendpoints"
 	"github.com/shoal-ml/shoal/store"
@@ -310,19 +311,9 @@ func (s *Service) jobDocument(ctx context.Context, workspace, name string) (json
 	if err != nil {
 		return nil, err
 	}
-	var spec any = &j.JobSpec
-	switch {
-	case j.Pipeline != nil:
-		spec = j.Pipeline
-	case j.Sweep != nil:
-		spec = j.Sweep
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	// The name goes: each firing names its job.
-	return withoutName(b)
+	// A pipeline or sweep is written back in its document's words (its
+	// steps' bindings and components as a submission reads them).
+	return jobdoc.Of(j)
 }
 
 // withoutName is a job document without its name.
