@@ -403,3 +403,32 @@ func TestExistingPipelineJob(t *testing.T) {
 		t.Errorf("the fired pipeline's started steps = %v, want its first step alone", steps)
 	}
 }
+
+// Attack: a job fired from azureml:<job> writes its outputs under its
+// own name, never into the source job's outputs (which a firing would
+// overwrite, every firing the same folder).
+func TestExistingJobOutputsAreTheFiredJobs(t *testing.T) {
+	h := newHarness(t)
+	if _, _, err := h.svc.SubmitJobDocument(h.bob, "ws", "", []byte(`{"name": "base", "type": "command", "command": "echo > ${{outputs.o}}/x; echo > ${{outputs.p}}/y", "compute": "azureml:cpu", "environment": {"image": "python:3.12"},
+	  "outputs": {"o": {"type": "uri_folder"}, "p": {"type": "uri_folder", "path": "azureml://datastores/workspaceblobstore/paths/runs/${{name}}/p"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.create(`{"name": "again", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": "azureml:base"}`)
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := h.svc.FindJob(t.Context(), "ws", "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"o", "p"} {
+		got, was := j.Outputs[out], src.Outputs[out]
+		if got == nil || was == nil {
+			t.Fatalf("output %s missing: %+v / %+v", out, got, was)
+		}
+		if strings.Contains(got.Path, "base") || got.Path == was.Path && got.Path != "" {
+			t.Errorf("output %s of the fired job %s is the source's: %q (source %q)", out, j.Name, got.Path, was.Path)
+		}
+	}
+}

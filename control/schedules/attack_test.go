@@ -1,0 +1,80 @@
+package schedules
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/service/schedules"
+)
+
+// Attack: a schedule updated (a new trigger and job) between the loop's
+// reading it and its firing: the firing the loop found for the old
+// trigger, before the update, is not acted on with the new job (nor at
+// all: firings before a schedule's last write are never caught up).
+// The same for a schedule disabled and enabled again meanwhile.
+func TestFiringFoundBeforeAnUpdateIsDropped(t *testing.T) {
+	for _, change := range []string{"update", "disable and enable"} {
+		t.Run(change, func(t *testing.T) {
+			h := newHarness(t)
+			h.clock.Set(time.Date(2025, 3, 14, 14, 10, 0, 0, time.UTC))
+			old := h.create(`{"name": "s", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
+			now := time.Date(2025, 3, 14, 15, 0, 30, 0, time.UTC)
+			h.clock.Set(now)
+			at, ok := Due(old, now) // the loop read it
+			if !ok {
+				t.Fatal("not due")
+			}
+			switch change {
+			case "update":
+				h.create(`{"name": "s", "trigger": {"type": "cron", "expression": "30 * * * *"}, "create_job": ` + strings.Replace(jobDoc, "echo", "echo new", 1) + `}`)
+			default:
+				for _, on := range []bool{false, true} {
+					if _, err := schedules.Over(h.svc).SetEnabled(h.bob, "ws", "s", on); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := schedules.Over(h.svc).Fire(h.bob, "ws", "s", schedules.Firing{At: at}, now); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.scheduled(); len(got) != 0 {
+				t.Errorf("a firing found before the schedule's %s was acted on: %s %q", change, got[0].Name, got[0].Command)
+			}
+		})
+	}
+}
+
+// Attack: a job that the schedule did not submit already holds the name
+// of a firing's job (a user named a job so): the firing does not claim
+// it as its own (LastJob, "already submitted"), nor touch its tags; it
+// is recorded as failed, naming the job.
+func TestFiredNameTakenByAnotherJob(t *testing.T) {
+	for _, doc := range []string{"different", "same"} {
+		t.Run(doc, func(t *testing.T) {
+			h := newHarness(t)
+			h.clock.Set(time.Date(2025, 3, 14, 14, 10, 0, 0, time.UTC))
+			h.create(`{"name": "s", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": {"type": "command", "command": "echo hi", "compute": "azureml:cpu", "environment": {"image": "python:3.12"}}}`)
+			body := `{"name": "s-20250314t1500", "type": "command", "command": "echo mine", "compute": "azureml:cpu", "environment": {"image": "python:3.12"}, "tags": {"owner": "me"}}`
+			if doc == "same" {
+				body = strings.Replace(body, "echo mine", "echo hi", 1)
+			}
+			if _, _, err := h.svc.SubmitJobDocument(h.bob, "ws", "", []byte(body)); err != nil {
+				t.Fatal(err)
+			}
+			h.clock.Set(time.Date(2025, 3, 14, 15, 0, 5, 0, time.UTC))
+			h.pass()
+			sc := h.get("s")
+			if sc.Status.LastJob == "s-20250314t1500" || !strings.Contains(sc.Status.LastMessage, "s-20250314t1500") || !strings.Contains(sc.Status.LastMessage, "not") {
+				t.Errorf("status = %+v", sc.Status)
+			}
+			j, err := h.svc.FindJob(t.Context(), "ws", "s-20250314t1500")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Tags["owner"] != "me" || len(j.Tags) != 1 {
+				t.Errorf("the user's job's tags were changed: %v", j.Tags)
+			}
+		})
+	}
+}
