@@ -1,6 +1,10 @@
 package schedules
 
 import (
+	"fmt"
+
+	"github.com/shoal-ml/shoal/domain/core"
+	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +80,34 @@ func TestFiredNameTakenByAnotherJob(t *testing.T) {
 				t.Errorf("the user's job's tags were changed: %v", j.Tags)
 			}
 		})
+	}
+}
+
+// Attack: create_job naming a job by the ARM id of another workspace
+// (azureml:/subscriptions/…/workspaces/other/jobs/base) is refused
+// naming create_job, rather than read as the job of that name in the
+// schedule's own workspace (a different job); the schedule's own
+// workspace's id is taken.
+func TestExistingJobOfAnotherWorkspace(t *testing.T) {
+	h := newHarness(t)
+	if _, _, err := h.svc.SubmitJobDocument(h.bob, "ws", "", []byte(`{"name": "base", "type": "command", "command": "echo base", "compute": "azureml:cpu", "environment": {"image": "python:3.12"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	const id = "azureml:/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/%s/jobs/base"
+	for _, c := range []struct {
+		ws string
+		ok bool
+	}{{"other", false}, {"WS", true}} {
+		sc, err := dschedule.Decode([]byte(`{"name": "x", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": "` + fmt.Sprintf(id, c.ws) + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = schedules.Over(h.svc).CreateOrUpdate(h.bob, "ws", sc)
+		if c.ok && err != nil {
+			t.Errorf("own workspace's id: %v", err)
+		}
+		if !c.ok && (core.ErrorField(err) != "create_job" || !strings.Contains(core.ErrorMessage(err), "other")) {
+			t.Errorf("another workspace's job: %v", err)
+		}
 	}
 }

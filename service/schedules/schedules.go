@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/schedule"
@@ -147,6 +148,9 @@ func (s *Service) resolve(ctx context.Context, workspace string, sc *dschedule.J
 	cj := sc.CreateJob
 	if cj == nil {
 		return core.FieldErrorf("create_job", "is required: the job each firing submits")
+	}
+	if cj.SourceWorkspace != "" && !strings.EqualFold(cj.SourceWorkspace, workspace) {
+		return core.FieldErrorf("create_job", "azureml:%s names a job of workspace %q: a schedule submits jobs of its own workspace (%s) only", core.Short(cj.SourceJob), core.Short(cj.SourceWorkspace), workspace)
 	}
 	if cj.SourceJob != "" {
 		doc, err := s.jobDocument(ctx, workspace, cj.SourceJob)
