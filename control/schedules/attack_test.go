@@ -2,6 +2,8 @@ package schedules
 
 import (
 	"fmt"
+	"github.com/shoal-ml/shoal/domain/job"
+	"slices"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
@@ -110,4 +112,59 @@ func TestExistingJobOfAnotherWorkspace(t *testing.T) {
 			t.Errorf("another workspace's job: %v", err)
 		}
 	}
+}
+
+// Attack: a cron firing every minute, whose server was down for a year,
+// starts one job (the latest missed firing), not a backlog.
+func TestAYearMissedStartsOnce(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Set(time.Date(2025, 1, 1, 0, 0, 30, 0, time.UTC))
+	h.create(`{"name": "m", "trigger": {"type": "cron", "expression": "* * * * *"}, "create_job": ` + jobDoc + `}`)
+	h.clock.Set(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC))
+	h.pass()
+	h.pass()
+	got := h.scheduled()
+	if len(got) != 1 || got[0].Name != "m-20260101t0000" {
+		t.Fatalf("jobs = %v, want m-20260101t0000 alone", got)
+	}
+}
+
+// Attack: daylight saving time. 01:30 happens twice on the day New York
+// falls back: a daily 01:30 fires once. 02:30 does not happen on the day
+// it springs forward: nothing fires twice, and the next day's fires.
+func TestDaylightSavingTime(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Set(time.Date(2025, 11, 1, 12, 0, 0, 0, time.UTC))
+	h.create(`{"name": "back", "trigger": {"type": "cron", "expression": "30 1 * * *", "time_zone": "Eastern Standard Time"}, "create_job": ` + jobDoc + `}`)
+	for _, at := range []time.Time{
+		time.Date(2025, 11, 2, 5, 30, 10, 0, time.UTC), // 01:30 EDT
+		time.Date(2025, 11, 2, 6, 30, 10, 0, time.UTC), // 01:30 EST
+		time.Date(2025, 11, 2, 7, 30, 10, 0, time.UTC),
+	} {
+		h.clock.Set(at)
+		h.pass()
+	}
+	if got := h.scheduled(); len(got) != 1 {
+		t.Errorf("fall back: %d jobs on the day, want 1: %v", len(got), names(got))
+	}
+
+	h = newHarness(t)
+	h.clock.Set(time.Date(2025, 3, 8, 12, 0, 0, 0, time.UTC))
+	h.create(`{"name": "fwd", "trigger": {"type": "cron", "expression": "30 2 * * *", "time_zone": "America/New_York"}, "create_job": ` + jobDoc + `}`)
+	for at := time.Date(2025, 3, 9, 5, 0, 10, 0, time.UTC); at.Before(time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)); at = at.Add(30 * time.Minute) {
+		h.clock.Set(at)
+		h.pass()
+	}
+	got := names(h.scheduled())
+	if len(got) > 2 || !slices.Contains(got, "fwd-20250310t0630") {
+		t.Errorf("spring forward: jobs %v, want at most one on the 9th and the 10th's at 06:30 UTC", got)
+	}
+}
+
+func names(js []*job.Job) []string {
+	var out []string
+	for _, j := range js {
+		out = append(out, j.Name)
+	}
+	return out
 }
