@@ -2,6 +2,7 @@ package schedules
 
 import (
 	"fmt"
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"slices"
 
@@ -167,4 +168,24 @@ func names(js []*job.Job) []string {
 		out = append(out, j.Name)
 	}
 	return out
+}
+
+// Attack: a schedule whose last writer was disabled (their login and
+// tokens refused) but kept their role does not go on submitting jobs as
+// them.
+func TestDisabledUserIsSkipped(t *testing.T) {
+	h := newHarness(t)
+	h.create(`{"name": "n", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": ` + jobDoc + `}`)
+	admin := identity.WithPrincipal(t.Context(), &identity.Principal{ID: identity.AdminPrincipalID, Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	if _, err := h.svc.SetUserDisabled(admin, "bob", true); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Hour)
+	h.pass()
+	if got := h.scheduled(); len(got) != 0 {
+		t.Fatalf("fired as a disabled user: %v", names(got))
+	}
+	if sc := h.get("n"); !strings.Contains(sc.Status.LastMessage, "bob may no longer submit jobs") {
+		t.Errorf("status = %+v", sc.Status)
+	}
 }
