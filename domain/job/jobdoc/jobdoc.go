@@ -137,6 +137,12 @@ func step(s *job.PipelineStep) (map[string]any, error) {
 		if c.Environment != nil {
 			d["environment"] = c.Environment
 		}
+	case s.Type == job.JobTypeParallel && c.Name == "" && c.Parallel != nil:
+		// An inline parallel step: its settings on the step, its program
+		// under task.
+		if err := parallelStep(c, d); err != nil {
+			return nil, err
+		}
 	default:
 		cm, err := asMap(c)
 		if err != nil {
@@ -207,4 +213,31 @@ func stepOutputs(outs map[string]*job.StepOutput) map[string]any {
 		out[name] = m
 	}
 	return out
+}
+
+// parallelStep writes an inline parallel step's settings into d: the
+// parallel settings as the step's keys, the program under task.
+func parallelStep(c *job.Component, d map[string]any) error {
+	p, err := asMap(c.Parallel)
+	if err != nil {
+		return err
+	}
+	task := map[string]any{"type": "run_function"}
+	for _, k := range []string{"entry_script", "program_arguments", "append_row_to"} {
+		if v, ok := p[k]; ok {
+			task[k] = v
+			delete(p, k)
+		}
+	}
+	if c.Code != "" {
+		task["code"] = c.Code
+	}
+	if c.Environment != nil {
+		task["environment"] = c.Environment
+	}
+	for k, v := range p {
+		d[k] = v
+	}
+	d["task"] = task
+	return nil
 }

@@ -75,6 +75,15 @@ func pipelines() map[string]map[string]any {
 				"early_termination": map[string]any{"type": "median_stopping", "evaluation_interval": 2},
 			}},
 		},
+		"inline parallel step": {
+			"type": "pipeline", "compute": "azureml:cpu",
+			"jobs": map[string]any{"score": map[string]any{"type": "parallel",
+				"inputs":     map[string]any{"rows": map[string]any{"type": "uri_folder", "path": "sha256:" + strings.Repeat("f", 64)}},
+				"input_data": "${{inputs.rows}}", "mini_batch_size": "3",
+				"task": map[string]any{"type": "run_function", "code": "sha256:" + strings.Repeat("c", 64), "entry_script": "score.py",
+					"environment": "azureml:python:1", "program_arguments": "--k 1", "append_row_to": "${{outputs.out}}"},
+				"outputs": map[string]any{"out": map[string]any{"type": "uri_file"}}, "retry_settings": map[string]any{"max_retries": 2, "timeout": 30}, "error_threshold": 3}},
+		},
 		"nested pipeline": {
 			"type": "pipeline", "compute": "azureml:cpu",
 			"jobs": map[string]any{"outer": map[string]any{"type": "pipeline", "component": map[string]any{"type": "pipeline",
