@@ -115,9 +115,8 @@ func TestARMSchedules(t *testing.T) {
 		t.Errorf("enabled again: %v", p)
 	}
 
-	// An existing job by sourceJobId, on a weekly recurrence. (A
-	// pipeline job named so is not yet resolved by service/schedules: its
-	// stored definition is not a job document.)
+	// An existing job by sourceJobId, on a weekly recurrence (a
+	// pipeline job named so: TestARMScheduleSourcePipeline).
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/jobs/cmd-one", strings.Replace(scheduleJob, "${{name}}", "weekly", 1), http.StatusCreated)
 	weekly := strings.Replace(schedGolden(t, "recurrence_source_job.json"), "/jobs/pipe-one", "/jobs/cmd-one", 1)
 	got = call(carl, "PUT", "/schedules/weekly", weekly, http.StatusCreated)
@@ -240,22 +239,42 @@ func TestARMScheduleInvokeBatchEndpoint(t *testing.T) {
 }
 
 // TestScheduleUndecodableJob (attack): a schedule whose job does not
-// decode (a key no job has; an existing pipeline job named by
-// sourceJobId, whose stored definition is not a job document) is
-// answered 400 naming the field, on the native route and on ARM; the
-// check once dereferenced the failed decoding and dropped the
-// connection.
+// decode (a key no job has) is answered 400 naming the field, on the
+// native route; the check once dereferenced the failed decoding and
+// dropped the connection.
 func TestScheduleUndecodableJob(t *testing.T) {
 	e := newTestEnv(t)
-	const q = "?api-version=2022-10-01"
-	call := armCaller(t, e, q)
-	armPipelineSetup(t, e, call)
 	doc := `{"name":"bad","trigger":{"type":"cron","expression":"0 2 * * *"},"create_job":{"job":{"type":"command","command":"true","compute":"azureml:cpu","bogus":1}}}`
 	if r := send(t, e, e.admin, "PUT", "/api/v1/workspaces/default/schedules/bad", doc, nil); r.status != 400 || errTarget(t, r) != "create_job.job.bogus" {
 		t.Errorf("a job key no job has: %s", r)
 	}
+}
+
+// TestARMScheduleSourcePipeline: the SDK's schedule naming an existing
+// pipeline job (jobDefinition.sourceJobId, jobType Pipeline) is taken
+// and answered with the pipeline's definition; a trigger submits a new
+// pipeline whose steps are the source's. It was once refused 400
+// (jobs.<step>.component_ref: unknown key): the stored pipeline was
+// written back with its decoded steps.
+func TestARMScheduleSourcePipeline(t *testing.T) {
+	e := newTestEnv(t)
+	const q = "?api-version=2022-10-01"
+	call := armCaller(t, e, q)
+	armPipelineSetup(t, e, call)
 	call(e.admin, "PUT", "/jobs/pipe-one", armGolden(t, "pipeline.json"), http.StatusCreated)
-	if r := send(t, e, e.admin, "PUT", armWS+"/schedules/bad"+q, schedGolden(t, "recurrence_source_job.json"), nil); r.status != 400 {
-		t.Errorf("an existing pipeline job by sourceJobId: %s, want 400", r)
+	source := mustSend(t, e, e.admin, "GET", "/api/v1/workspaces/default/jobs/pipe-one", "", http.StatusOK).json(t)
+	got := call(e.admin, "PUT", "/schedules/weekly", schedGolden(t, "recurrence_source_job.json"), http.StatusCreated)
+	def, _ := got["properties"].(map[string]any)["action"].(map[string]any)["jobDefinition"].(map[string]any)
+	if def["jobType"] != "Pipeline" || def["sourceJobId"] != armWS+"/jobs/pipe-one" {
+		t.Errorf("jobDefinition: %s", mustJSON(def))
+	}
+	j := mustSend(t, e, e.admin, "POST", "/api/v1/workspaces/default/schedules/weekly/trigger", "", http.StatusCreated).json(t)
+	steps := func(m map[string]any) string {
+		p, _ := m["pipeline"].(map[string]any)
+		jobs, _ := p["jobs"].(map[string]any)
+		return mustJSON(jobs)
+	}
+	if steps(j) != steps(source) || steps(j) == "null" {
+		t.Errorf("the fired pipeline's steps differ from the source's:\n got %s\nwant %s", steps(j), steps(source))
 	}
 }

@@ -62,6 +62,14 @@ func TestSchedulesAPI(t *testing.T) {
 			t.Errorf("%s %s without jobs/write: %s, want 403", c.method, c.path, r)
 		}
 	}
+	// Attack: a Reader changes nothing and runs nothing.
+	for _, c := range []struct{ method, path string }{
+		{"POST", base + "/nightly/trigger"}, {"POST", base + "/nightly/disable"}, {"POST", base + "/nightly/enable"}, {"DELETE", base + "/nightly"},
+	} {
+		if r := send(t, e, reader, c.method, c.path, "", nil); r.status != http.StatusForbidden {
+			t.Errorf("a Reader's %s %s: %s, want 403", c.method, c.path, r)
+		}
+	}
 	if r := send(t, e, scheduler, "GET", base+"/nightly", "", nil); r.status != http.StatusOK {
 		t.Errorf("schedules/read: %s", r)
 	}

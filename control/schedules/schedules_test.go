@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/control/pipelines"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -345,5 +346,89 @@ func TestJobNameInDocumentIgnored(t *testing.T) {
 	}
 	if !strings.HasPrefix(j.Name, "n-") {
 		t.Errorf("job named %q, want the firing's name", j.Name)
+	}
+}
+
+// pipelineDoc is a two-step pipeline: a's output read by b, a literal
+// pipeline input bound into a.
+const pipelineDoc = `{"name": "nightly-base", "type": "pipeline", "compute": "azureml:cpu",
+ "inputs": {"n": 1},
+ "settings": {"continue_on_step_failure": false},
+ "jobs": {
+  "a": {"command": "echo ${{inputs.n}} > ${{outputs.o}}/x", "environment": {"image": "python:3.12"},
+        "inputs": {"n": "${{parent.inputs.n}}"}, "outputs": {"o": {"type": "uri_folder"}}},
+  "b": {"command": "cat ${{inputs.i}}/x", "environment": {"image": "python:3.12"},
+        "inputs": {"i": "${{parent.jobs.a.outputs.o}}"}}}}`
+
+// create_job: azureml:<a pipeline job> with overrides (a pipeline input,
+// the tags) is accepted, and a trigger submits a new pipeline whose
+// steps are the source's, the override applied; the pipeline loop then
+// starts its first step. The stored pipeline was once written back with
+// its decoded steps (component_ref, bindings as mappings), which the
+// decoder refused: the schedule answered 400.
+func TestExistingPipelineJob(t *testing.T) {
+	h := newHarness(t)
+	if _, _, err := h.svc.SubmitJobDocument(h.bob, "ws", "", []byte(pipelineDoc)); err != nil {
+		t.Fatal(err)
+	}
+	sc := h.create(`{"name": "again", "trigger": {"type": "cron", "expression": "0 * * * *"},
+	  "create_job": {"type": "pipeline", "job": "azureml:nightly-base", "inputs": {"n": 7}, "tags": {"k": "v"}}}`)
+	if sc.CreateJob.Type != job.JobTypePipeline {
+		t.Errorf("create_job type = %q", sc.CreateJob.Type)
+	}
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Pipeline == nil || len(j.Pipeline.Jobs) != 2 || j.Pipeline.Jobs["b"].Inputs["i"].Bind != "${{parent.jobs.a.outputs.o}}" {
+		t.Fatalf("fired job is not the source's pipeline: %+v", j.Pipeline)
+	}
+	if v := job.FormatInputValue(j.Pipeline.Inputs["n"].Value); v != "7" || j.Tags["k"] != "v" || j.Tags[dschedule.TagSchedule] != "again" {
+		t.Errorf("override not applied: n=%s tags=%v", v, j.Tags)
+	}
+	if err := pipelines.New(h.svc).RunOnce(h.t.Context(), h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	all, err := h.svc.ListJobs(t.Context(), job.JobFilter{Workspace: "ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, c := range all {
+		if c.ParentJobName == j.Name {
+			steps = append(steps, c.Name)
+		}
+	}
+	if len(steps) != 1 {
+		t.Errorf("the fired pipeline's started steps = %v, want its first step alone", steps)
+	}
+}
+
+// Attack: a job fired from azureml:<job> writes its outputs under its
+// own name, never into the source job's outputs (which a firing would
+// overwrite, every firing the same folder).
+func TestExistingJobOutputsAreTheFiredJobs(t *testing.T) {
+	h := newHarness(t)
+	if _, _, err := h.svc.SubmitJobDocument(h.bob, "ws", "", []byte(`{"name": "base", "type": "command", "command": "echo > ${{outputs.o}}/x; echo > ${{outputs.p}}/y", "compute": "azureml:cpu", "environment": {"image": "python:3.12"},
+	  "outputs": {"o": {"type": "uri_folder"}, "p": {"type": "uri_folder", "path": "azureml://datastores/workspaceblobstore/paths/runs/${{name}}/p"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.create(`{"name": "again", "trigger": {"type": "cron", "expression": "0 * * * *"}, "create_job": "azureml:base"}`)
+	j, err := schedules.Over(h.svc).Trigger(h.bob, "ws", "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := h.svc.FindJob(t.Context(), "ws", "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"o", "p"} {
+		got, was := j.Outputs[out], src.Outputs[out]
+		if got == nil || was == nil {
+			t.Fatalf("output %s missing: %+v / %+v", out, got, was)
+		}
+		if strings.Contains(got.Path, "base") || got.Path == was.Path && got.Path != "" {
+			t.Errorf("output %s of the fired job %s is the source's: %q (source %q)", out, j.Name, got.Path, was.Path)
+		}
 	}
 }

@@ -63,14 +63,18 @@ func jobRef(ref, field string) (*CreateJob, error) {
 	if !ok {
 		return nil, core.FieldErrorf(field, "%q is a local job file, which the server cannot read: `shoal schedule create -f schedule.yml` reads it beside the schedule file and sends the job; or name an existing job as azureml:<job>", core.Short(ref))
 	}
+	ws := ""
 	if i := strings.LastIndex(name, "/jobs/"); i >= 0 {
+		if w := strings.LastIndex(name[:i], "/workspaces/"); w >= 0 {
+			ws = name[w+len("/workspaces/") : i]
+		}
 		name = name[i+len("/jobs/"):]
 	}
 	name = strings.Trim(name, "/")
 	if name == "" || strings.ContainsAny(name, "/: ") {
 		return nil, core.FieldErrorf(field, "%q must name a job: azureml:<job>", core.Short(ref))
 	}
-	return &CreateJob{SourceJob: name}, nil
+	return &CreateJob{SourceJob: name, SourceWorkspace: ws}, nil
 }
 
 // MergeJob merges overrides into a job document as azure-ai-ml's

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Tags a firing puts on the job it submits.
@@ -32,8 +34,21 @@ func ExpandJob(doc json.RawMessage, jobName string, at time.Time) (json.RawMessa
 		return nil, err
 	}
 	r := strings.NewReplacer("${{name}}", jobName, "${{creation_context.trigger_time}}", at.UTC().Format(time.RFC3339))
-	return json.Marshal(expand(v, r))
+	out, err := json.Marshal(expand(v, r))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > MaxJobBytes {
+		return nil, core.FieldErrorf("create_job.job", "is %d bytes once ${{name}} is replaced by the firing's job name, more than the %d a job may have: write ${{name}} fewer times", len(out), MaxJobBytes)
+	}
+	return out, nil
 }
+
+// MaxJobBytes bounds a firing's job document once its expressions are
+// replaced: a request's body is bounded (1 MiB), but ${{name}}
+// replaced by a name of up to 214 characters would make a document of
+// it many times larger at every firing.
+const MaxJobBytes = 1 << 20
 
 func expand(v any, r *strings.Replacer) any {
 	switch x := v.(type) {

@@ -62,6 +62,10 @@ type CreateJob struct {
 	// (`azureml:<job>`), when it named one: Job is that job's document
 	// with the overrides merged.
 	SourceJob string `json:"source_job,omitempty"`
+	// SourceWorkspace is the workspace an ARM id in `azureml:<id>` named
+	// (…/workspaces/<ws>/jobs/<job>), "" when it named none: the
+	// service refuses one that is not the schedule's. Never stored.
+	SourceWorkspace string `json:"-"`
 	// Type is the job's type (command, pipeline, sweep, parallel), for
 	// lists.
 	Type string `json:"type,omitempty"`

@@ -101,6 +101,7 @@ var kinds = map[string][]string{
 	"domain/job/pipelinejob": {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/sweepjob", "domain/job/paralleljob"},
 	"domain/job/paralleljob": {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/parallel":        {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
+	"domain/job/jobdoc":      {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/job/sweepjob":    {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/node":            {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/compute", "domain/job", "domain/job/jobio"},
 	"domain/money":           {"domain/core", "domain/identity"},

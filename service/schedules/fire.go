@@ -76,7 +76,11 @@ func (s *Service) Fire(ctx context.Context, workspace, name string, f Firing, no
 	if err != nil {
 		return err
 	}
-	if !sc.IsEnabled || done(sc, f.At) {
+	if !sc.IsEnabled || done(sc, f.At) || !f.At.After(sc.UpdatedOn) {
+		// A firing at or before the schedule's last write (an update, or
+		// an enable, since the loop read it) belongs to a trigger or a
+		// job it no longer has: firings before a write are never caught
+		// up.
 		return nil
 	}
 	at := f.At
@@ -159,6 +163,9 @@ func (s *Service) submit(ctx context.Context, sc *dschedule.JobSchedule, at time
 			Input: batch.Input{Path: inv.Input, Type: inv.InputType}, DeploymentName: inv.Deployment, JobName: name, OutputPath: inv.OutputPath})
 		return j, false, err
 	}
+	if err := s.nameFree(ctx, sc, name); err != nil {
+		return nil, false, err
+	}
 	doc, err := dschedule.ExpandJob(sc.CreateJob.Job, name, at)
 	if err != nil {
 		return nil, false, err
@@ -221,5 +228,24 @@ func (s *Service) record(ctx context.Context, sc *dschedule.JobSchedule, at *tim
 		}
 		return tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: cur.Workspace, ResourceType: core.ResourceSchedule,
 			ResourceName: cur.Name, Kind: core.EventScheduleFired, Actor: actor, Reason: strings.TrimSpace(msg)})
+	})
+}
+
+// nameFree refuses a firing's job name held by a job this schedule did
+// not submit (a user named a job so): submitting under it would claim
+// that job as the firing's, and update its tags. A job of the name that
+// the schedule submitted is the firing's, submitted before.
+func (s *Service) nameFree(ctx context.Context, sc *dschedule.JobSchedule, name string) error {
+	return s.cfg.Store.View(ctx, func(tx store.Tx) error {
+		j, err := tx.GetJob(sc.Workspace, name)
+		switch {
+		case core.ErrorCode(err) == core.ENOTFOUND:
+			return nil
+		case err != nil:
+			return err
+		case strings.EqualFold(j.Tags[dschedule.TagSchedule], sc.Name):
+			return nil
+		}
+		return &core.Error{Code: core.ECONFLICT, Field: "create_job", Message: fmt.Sprintf("job %s, this firing's name, is taken by a job schedule %s did not submit; it was not touched: rename or delete that job", name, sc.Name)}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/schedule"
@@ -17,6 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdoc"
 	dschedule "github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/service/batchendpoints"
 	"github.com/shoal-ml/shoal/store"
@@ -146,6 +148,9 @@ func (s *Service) resolve(ctx context.Context, workspace string, sc *dschedule.J
 	cj := sc.CreateJob
 	if cj == nil {
 		return core.FieldErrorf("create_job", "is required: the job each firing submits")
+	}
+	if cj.SourceWorkspace != "" && !strings.EqualFold(cj.SourceWorkspace, workspace) {
+		return core.FieldErrorf("create_job", "azureml:%s names a job of workspace %q: a schedule submits jobs of its own workspace (%s) only", core.Short(cj.SourceJob), core.Short(cj.SourceWorkspace), workspace)
 	}
 	if cj.SourceJob != "" {
 		doc, err := s.jobDocument(ctx, workspace, cj.SourceJob)
@@ -310,19 +315,9 @@ func (s *Service) jobDocument(ctx context.Context, workspace, name string) (json
 	if err != nil {
 		return nil, err
 	}
-	var spec any = &j.JobSpec
-	switch {
-	case j.Pipeline != nil:
-		spec = j.Pipeline
-	case j.Sweep != nil:
-		spec = j.Sweep
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	// The name goes: each firing names its job.
-	return withoutName(b)
+	// A pipeline or sweep is written back in its document's words (its
+	// steps' bindings and components as a submission reads them).
+	return jobdoc.Of(j)
 }
 
 // withoutName is a job document without its name.
