@@ -40,3 +40,11 @@ type ErrorDetail struct {
 	Target  string        `json:"target,omitempty"`
 	Details []ErrorDetail `json:"details"`
 }
+
+// Short cuts a value quoted in an error to a readable length.
+func Short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
