@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
@@ -42,7 +42,7 @@ func TestARMComponentVersions(t *testing.T) {
 	body := `{"properties":{"description":"trains","tags":{"team":"vision"},"isAnonymous":false,"componentSpec":` + armTrainSpec + `}}`
 
 	v1 := send("PUT", "/train/versions/1"+q, body, 201)
-	if p := props(v1); v1["name"] != "1" || v1["type"] != arm.ComponentVersionType || p["description"] != "trains" || p["isArchived"] != false ||
+	if p := props(v1); v1["name"] != "1" || v1["type"] != armasset.ComponentVersionType || p["description"] != "trains" || p["isArchived"] != false ||
 		p["provisioningState"] != "Succeeded" || !strings.HasSuffix(v1["id"].(string), "/workspaces/default/components/train/versions/1") {
 		t.Fatalf("created: %v", v1)
 	}
@@ -51,7 +51,7 @@ func TestARMComponentVersions(t *testing.T) {
 	spec, _ := props(got)["componentSpec"].(map[string]any)
 	inputs, _ := spec["inputs"].(map[string]any)
 	epochs, _ := inputs["epochs"].(map[string]any)
-	if spec["$schema"] != arm.ComponentSpecSchema || spec["name"] != "train" || spec["version"] != "1" || spec["type"] != "command" ||
+	if spec["$schema"] != armasset.ComponentSpecSchema || spec["name"] != "train" || spec["version"] != "1" || spec["type"] != "command" ||
 		spec["display_name"] != "Train" || spec["environment"] != "azureml:sklearn@latest" || epochs["type"] != "integer" || fmt.Sprint(epochs["default"]) != "10" ||
 		!strings.HasPrefix(fmt.Sprint(spec["command"]), "python train.py") || fmt.Sprint(spec["resources"]) != "map[instance_count:2]" ||
 		spec["distribution"].(map[string]any)["type"] != "pytorch" || fmt.Sprint(props(got)["tags"]) != "map[team:vision]" {
@@ -101,7 +101,7 @@ func TestARMComponentVersions(t *testing.T) {
 		t.Errorf("versions oldest first: %s", got)
 	}
 	c := send("GET", "/train"+q, "", 200)
-	if p := props(c); c["type"] != arm.ComponentContainerType || p["latestVersion"] != "2" || p["nextVersion"] != "3" || p["isArchived"] != false ||
+	if p := props(c); c["type"] != armasset.ComponentContainerType || p["latestVersion"] != "2" || p["nextVersion"] != "3" || p["isArchived"] != false ||
 		!strings.HasSuffix(c["id"].(string), "/workspaces/default/components/train") {
 		t.Fatalf("container: %v", c)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
@@ -60,7 +61,7 @@ func TestARMEnvironmentVersions(t *testing.T) {
 	props := func(m map[string]any) map[string]any { return m["properties"].(map[string]any) }
 
 	v1 := put("/train/versions/1", `{"properties":{"image":"python:3.11","condaFile":"dependencies: [numpy]","description":"first","tags":{"team":"vision"},"osType":"Linux"}}`, 201)
-	if p := props(v1); v1["name"] != "1" || v1["type"] != arm.EnvironmentVersionType || p["image"] != "python:3.11" || p["isArchived"] != false ||
+	if p := props(v1); v1["name"] != "1" || v1["type"] != armasset.EnvironmentVersionType || p["image"] != "python:3.11" || p["isArchived"] != false ||
 		p["environmentType"] != "UserCreated" || p["osType"] != "Linux" || p["description"] != "first" || !strings.HasSuffix(v1["id"].(string), "/workspaces/default/environments/train/versions/1") {
 		t.Fatalf("created: %v", v1)
 	}
@@ -77,7 +78,7 @@ func TestARMEnvironmentVersions(t *testing.T) {
 	}
 	mustSend(t, e, e.admin, "PUT", "/api/v1/workspaces/default/environments/train/versions/7", `{"image":"python:3.13"}`, 201)
 	c := get("/train"+q, 200)
-	if p := props(c); c["name"] != "train" || c["type"] != arm.EnvironmentContainerType || p["latestVersion"] != "7" || p["nextVersion"] != "8" || p["isArchived"] != false {
+	if p := props(c); c["name"] != "train" || c["type"] != armasset.EnvironmentContainerType || p["latestVersion"] != "7" || p["nextVersion"] != "8" || p["isArchived"] != false {
 		t.Fatalf("container: %v", c)
 	}
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/arm"
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
@@ -87,7 +87,7 @@ func TestARMDataAndModelVersions(t *testing.T) {
 	props := func(m map[string]any) map[string]any { return m["properties"].(map[string]any) }
 
 	d := send("PUT", "data/iris/versions/1", `{"properties":{"dataType":"uri_file","dataUri":"https://example.com/iris.csv","description":"iris","tags":{"a":"b"},"isAnonymous":false}}`, 201)
-	if p := props(d); d["type"] != arm.DataVersionType || p["dataType"] != "uri_file" || p["dataUri"] != "https://example.com/iris.csv" ||
+	if p := props(d); d["type"] != armasset.DataVersionType || p["dataType"] != "uri_file" || p["dataUri"] != "https://example.com/iris.csv" ||
 		p["isArchived"] != false || !strings.HasSuffix(d["id"].(string), "/workspaces/default/data/iris/versions/1") {
 		t.Fatalf("data version: %v", d)
 	}
@@ -102,7 +102,7 @@ func TestARMDataAndModelVersions(t *testing.T) {
 	props(got)["isArchived"] = false
 	send("PUT", "data/iris/versions/1", jsonOf(t, got), 200)
 	c := send("GET", "data/iris", "", 200)
-	if p := props(c); c["type"] != arm.DataContainerType || p["dataType"] != "uri_file" || p["latestVersion"] != "1" || p["nextVersion"] != "2" {
+	if p := props(c); c["type"] != armasset.DataContainerType || p["dataType"] != "uri_file" || p["latestVersion"] != "1" || p["nextVersion"] != "2" {
 		t.Fatalf("data container: %v", c)
 	}
 	if l := send("GET", "data", "", 200)["value"].([]any); len(l) != 1 {
@@ -110,7 +110,7 @@ func TestARMDataAndModelVersions(t *testing.T) {
 	}
 
 	m := send("PUT", "models/clf/versions/3", `{"properties":{"modelType":"CustomModel","modelUri":"s3://models/clf/","properties":{"framework":"sklearn"},"flavors":{"python_function":{"data":{"loader_module":"mlflow.sklearn"}}}}}`, 201)
-	if p := props(m); m["type"] != arm.ModelVersionType || p["modelType"] != "custom_model" || p["modelUri"] != "s3://models/clf/" ||
+	if p := props(m); m["type"] != armasset.ModelVersionType || p["modelType"] != "custom_model" || p["modelUri"] != "s3://models/clf/" ||
 		fmt.Sprint(p["properties"]) != "map[framework:sklearn]" || fmt.Sprint(p["flavors"]) != "map[python_function:map[data:map[loader_module:mlflow.sklearn]]]" {
 		t.Fatalf("model version: %v", m)
 	}
@@ -119,7 +119,7 @@ func TestARMDataAndModelVersions(t *testing.T) {
 	if p := props(send("PUT", "models/plain/versions/1", `{"properties":{"modelUri":"s3://models/plain/"}}`, 201)); fmt.Sprint(p["flavors"]) != "map[]" || p["modelType"] != "custom_model" {
 		t.Fatalf("a model without flavors: %v", p)
 	}
-	if c := send("GET", "models/clf", "", 200); props(c)["nextVersion"] != "4" || c["type"] != arm.ModelContainerType {
+	if c := send("GET", "models/clf", "", 200); props(c)["nextVersion"] != "4" || c["type"] != armasset.ModelContainerType {
 		t.Fatalf("model container: %v", c)
 	}
 

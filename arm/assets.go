@@ -1,7 +1,6 @@
 package arm
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -38,68 +38,7 @@ type assetARM[T asset.Asset] struct {
 	versionError func(err error, name, version string) error
 	// containerProps, when set, adds what a kind's container shows of its
 	// newest version (a DataContainer's dataType).
-	containerProps func(newest T, p *EnvironmentContainerProperties)
-}
-
-// AssetResource is Azure's resource of a versioned asset's container or
-// version (EnvironmentVersion, ComponentContainer, …): its id, name, type,
-// creation and properties P.
-type AssetResource[P any] struct {
-	ID         string      `json:"id,omitempty"`
-	Name       string      `json:"name,omitempty"`
-	Type       string      `json:"type,omitempty"`
-	SystemData *SystemData `json:"systemData,omitempty"`
-	Properties *P          `json:"properties"`
-}
-
-// versionResource is a version of a kind (its ARM collection and version
-// resource type) as Azure shows it, with properties p.
-func versionResource[P any](scope Scope, collection, typ string, m asset.AssetMeta, p *P) *AssetResource[P] {
-	return &AssetResource[P]{
-		ID:   scope.WorkspaceID(m.Workspace) + "/" + collection + "/" + m.Name + "/versions/" + m.Version,
-		Name: m.Version, Type: typ, Properties: p,
-		SystemData: &SystemData{CreatedAt: m.CreatedOn.UTC(), CreatedBy: m.CreatedBy},
-	}
-}
-
-// AssetBase are the properties every kind's version has (Azure's
-// AssetBase). Read-only ones (provisioningState) are accepted back as the
-// SDKs send them when they PUT what they read (an archive).
-type AssetBase struct {
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags"`
-	// Properties is Azure's asset property dictionary; Shoal keeps none.
-	Properties        map[string]string `json:"properties"`
-	IsAnonymous       *bool             `json:"isAnonymous,omitempty"`
-	IsArchived        *bool             `json:"isArchived,omitempty"`
-	Stage             string            `json:"stage,omitempty"`
-	ProvisioningState string            `json:"provisioningState,omitempty"`
-}
-
-// check refuses what Shoal does not keep of a version's AssetBase, naming
-// the field; inline is what needs no registration instead of an
-// anonymous version ("a job's inline environment"). An anonymous version
-// is kept under the names azure-ai-ml gives them only (name, from the
-// path: isAnonymousName).
-func (b *AssetBase) check(inline, name string) error {
-	switch {
-	case b.IsAnonymous != nil && *b.IsAnonymous && !isAnonymousName(name):
-		return core.FieldErrorf("properties.isAnonymous", "must be false: Shoal registers named versions only, and keeps anonymous ones under the names azure-ai-ml gives them (%s, %s) (%s needs no registration)", AnonymousEnvironmentName, AnonymousComponentName, inline)
-	case len(b.Properties) > 0:
-		return core.FieldErrorf("properties.properties", "Shoal keeps no asset properties; use properties.tags")
-	case b.Stage != "":
-		return core.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
-	}
-	return nil
-}
-
-// assetBase is a registered version's AssetBase as Azure shows it.
-func assetBase(m asset.AssetMeta, description string, tags map[string]string) AssetBase {
-	archived, anonymous := m.Archived, isAnonymousName(m.Name)
-	if tags == nil {
-		tags = map[string]string{}
-	}
-	return AssetBase{Description: description, Tags: tags, Properties: map[string]string{}, IsAnonymous: &anonymous, IsArchived: &archived, ProvisioningState: "Succeeded"}
+	containerProps func(newest T, p *armasset.EnvironmentContainerProperties)
 }
 
 // newAssetRoutes are the ARM routes of a kind of versioned asset over
@@ -154,40 +93,9 @@ func (h assetARM[T]) routes() AssetRoutes {
 }
 
 // toContainer is an asset as Azure shows its container, from all its
-// versions (archived ones included, in the store's order: the newest
-// first): archived when every version is, latestVersion the newest not
-// archived (the newest when all are), and nextVersion the one a PUT
-// without a version would get.
-func (h assetARM[T]) toContainer(scope Scope, versions []T) (*EnvironmentContainer, error) {
-	if len(versions) == 0 {
-		return nil, fmt.Errorf("%s container needs a version", h.a)
-	}
-	archived, latest, first := true, versions[0].AssetMeta(), versions[0].AssetMeta()
-	for _, a := range versions {
-		v := a.AssetMeta()
-		if !v.Archived {
-			if archived {
-				latest = v
-			}
-			archived = false
-		}
-		if v.CreatedOn.Before(first.CreatedOn) {
-			first = v
-		}
-	}
-	m := versions[0].AssetMeta()
-	p := &EnvironmentContainerProperties{
-		Tags: map[string]string{}, Properties: map[string]string{}, IsArchived: &archived,
-		LatestVersion: latest.Version, NextVersion: asset.NextAssetVersion(versions), ProvisioningState: "Succeeded",
-	}
-	if h.containerProps != nil {
-		h.containerProps(versions[0], p)
-	}
-	return &EnvironmentContainer{
-		ID: scope.WorkspaceID(m.Workspace) + "/" + h.collection + "/" + m.Name, Name: m.Name, Type: h.containerType,
-		SystemData: &SystemData{CreatedAt: first.CreatedOn.UTC(), CreatedBy: first.CreatedBy},
-		Properties: p,
-	}, nil
+// versions (armasset.ToContainer).
+func (h assetARM[T]) toContainer(scope Scope, versions []T) (*armasset.EnvironmentContainer, error) {
+	return armasset.ToContainer(scope, h.a, h.collection, h.containerType, versions, h.containerProps)
 }
 
 // listContainers is GET …/{collection}: a container per
@@ -205,7 +113,7 @@ func (h assetARM[T]) listContainers(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	var containers []*EnvironmentContainer
+	var containers []*armasset.EnvironmentContainer
 	var keys []string
 	for i := 0; i < len(all); {
 		j := i + 1
@@ -217,7 +125,7 @@ func (h assetARM[T]) listContainers(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, err)
 			return
 		}
-		if show(*c.Properties.IsArchived) && !isAnonymousName(c.Name) {
+		if show(*c.Properties.IsArchived) && !armasset.IsAnonymousName(c.Name) {
 			containers, keys = append(containers, c), append(keys, strings.ToLower(c.Name))
 		}
 		i = j
@@ -266,7 +174,7 @@ func (h assetARM[T]) putContainer(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	archived, err := fromContainer(h.noun, h.containerResource, body)
+	archived, err := armasset.FromContainer(h.noun, h.containerResource, body)
 	if err != nil {
 		WriteError(w, err)
 		return

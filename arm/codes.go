@@ -5,20 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/service/blobs"
-)
-
-// Resource types of code assets, as Azure names them.
-const (
-	CodeContainerType = "Microsoft.MachineLearningServices/workspaces/codes"
-	CodeVersionType   = "Microsoft.MachineLearningServices/workspaces/codes/versions"
 )
 
 // SASLifetime is how long a SAS that listSecrets or startPendingUpload
@@ -26,65 +20,11 @@ const (
 // a leaked one soon stops (docs/security.md).
 const SASLifetime = 8 * time.Hour
 
-// CodeVersion is Azure's CodeVersion resource.
-type CodeVersion = AssetResource[CodeVersionProperties]
-
-// CodeVersionProperties are a CodeVersion's properties: where the code
-// lies (codeUri), with AssetBase's. properties holds the hash azure-ai-ml
-// lists versions by (hash_sha256, hash_version); isAnonymous is what it
-// sends for a job's local code.
-type CodeVersionProperties struct {
-	AssetBase
-	CodeURI string `json:"codeUri"`
-}
-
-// codeFields map a Code's field names to a CodeVersion's.
-var codeFields = map[string]string{"path": "properties.codeUri", "description": "properties.description",
-	"tags": "properties.tags", "properties": "properties.properties"}
-
-// FromCodeVersion reads a CodeVersion's PUT body (name and version from
-// the path) and whether it asks the version archived.
-func FromCodeVersion(workspace, name, version string, body []byte) (*asset.Code, *bool, error) {
-	var r CodeVersion
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, nil, core.FieldErrorf("body", "not a CodeVersion: %v", err)
-	}
-	p := r.Properties
-	if p == nil {
-		return nil, nil, core.FieldErrorf("properties", "is required")
-	}
-	if p.Stage != "" {
-		return nil, nil, core.FieldErrorf("properties.stage", "Shoal keeps no stages; archive a version (properties.isArchived) to retire it")
-	}
-	c := &asset.Code{Workspace: workspace, Name: name, Version: version, Description: p.Description, Tags: p.Tags,
-		Path: p.CodeURI, Properties: maps.Clone(p.Properties), Anonymous: p.IsAnonymous != nil && *p.IsAnonymous}
-	if len(c.Properties) == 0 {
-		c.Properties = nil
-	}
-	if len(c.Tags) == 0 {
-		c.Tags = nil
-	}
-	return c, p.IsArchived, nil
-}
-
-// ToCodeVersion shows a code version as Azure's CodeVersion.
-func ToCodeVersion(scope Scope, c *asset.Code) *CodeVersion {
-	p := &CodeVersionProperties{AssetBase: assetBase(c.AssetMeta(), c.Description, c.Tags), CodeURI: c.Path}
-	anonymous := c.Anonymous
-	p.IsAnonymous = &anonymous
-	if len(c.Properties) > 0 {
-		p.Properties = maps.Clone(c.Properties)
-	}
-	return versionResource(scope, "codes", CodeVersionType, c.AssetMeta(), p)
-}
-
 // CodeRoutes returns the ARM routes of code assets over h.CodeSvc; its
 // version list also filters by hash (listVersionsByHash).
 func (h Handlers) CodeRoutes() AssetRoutes {
-	routes := newAssetRoutes(h, h.CodeSvc, "a", "code", func(scope Scope, c *asset.Code) any { return ToCodeVersion(scope, c) }, FromCodeVersion,
-		func(err error, name, version string) error {
-			return armVersionError(err, "code", name, version, func(f string) string { return armFieldOf(codeFields, f) })
-		})
+	routes := newAssetRoutes(h, h.CodeSvc, "a", "code", func(scope Scope, c *asset.Code) any { return armasset.ToCodeVersion(scope, c) },
+		armasset.FromCodeVersion, armasset.CodeVersionError)
 	all := routes.ListVersions
 	routes.ListVersions = func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("hash") == "" {
@@ -114,7 +54,7 @@ func (h Handlers) listCodeVersionsByHash(w http.ResponseWriter, r *http.Request)
 		if hv := q.Get("hashVersion"); hv != "" && c.Properties["hash_version"] != hv {
 			continue
 		}
-		out = append(out, ToCodeVersion(scopeOf(r), c))
+		out = append(out, armasset.ToCodeVersion(scopeOf(r), c))
 	}
 	writeList(w, out, "")
 }

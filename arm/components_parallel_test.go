@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
@@ -36,7 +37,7 @@ func TestParallelComponentVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := FromComponentVersion("default", "score", "1", body)
+	c, _, err := armasset.FromComponentVersion("default", "score", "1", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestParallelComponentVersion(t *testing.T) {
 		p.EntryScript != "score.py" || strings.Join(p.PartitionKeys, ",") != "Store,Brand" || p.MiniBatchSize != "10240" {
 		t.Errorf("component %+v parallel %+v", c, p)
 	}
-	shown, err := json.Marshal(ToComponentVersion(Scope{Subscription: "s", ResourceGroup: "rg"}, c))
+	shown, err := json.Marshal(armasset.ToComponentVersion(Scope{Subscription: "s", ResourceGroup: "rg"}, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestParallelComponentVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, _, err := FromComponentVersion("default", "score", "1", shown)
+	back, _, err := armasset.FromComponentVersion("default", "score", "1", shown)
 	if err != nil {
 		t.Fatalf("read back %s: %v", shown, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -20,7 +21,7 @@ type DatastoreResource struct {
 	ID         string               `json:"id,omitempty"`
 	Name       string               `json:"name,omitempty"`
 	Type       string               `json:"type,omitempty"`
-	SystemData *SystemData          `json:"systemData,omitempty"`
+	SystemData *armcore.SystemData  `json:"systemData,omitempty"`
 	Properties *DatastoreProperties `json:"properties"`
 }
 
@@ -100,7 +101,7 @@ func ToDatastoreResource(scope Scope, d *asset.Datastore, pub asset.Credentials)
 	}
 	return &DatastoreResource{
 		ID: scope.WorkspaceID(d.Workspace) + "/datastores/" + d.Name, Name: d.Name, Type: DatastoreType,
-		SystemData: &SystemData{CreatedAt: d.CreatedOn.UTC(), CreatedBy: d.CreatedBy},
+		SystemData: &armcore.SystemData{CreatedAt: d.CreatedOn.UTC(), CreatedBy: d.CreatedBy},
 		Properties: &DatastoreProperties{
 			DatastoreType: armDatastoreTypes[d.Type], Description: d.Description, Tags: tags, Properties: map[string]string{},
 			Credentials: DatastoreCredentials{CredentialsType: ct, TenantID: pub.TenantID, ClientID: pub.ClientID,

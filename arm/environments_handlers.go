@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -27,7 +28,8 @@ func listView(r *http.Request) (includeArchived bool, show func(archived bool) b
 // Environments are the ARM routes of registered environments.
 func (h Handlers) Environments() AssetRoutes {
 	return newAssetRoutes(h, h.Envs, "an", "environment",
-		func(scope Scope, e *asset.Environment) any { return ToEnvironmentVersion(scope, e) }, FromEnvironmentVersion, armEnvironmentError)
+		func(scope Scope, e *asset.Environment) any { return armasset.ToEnvironmentVersion(scope, e) },
+		armasset.FromEnvironmentVersion, armasset.EnvironmentVersionError)
 }
 
 // orderBy reads $orderBy of a version list: CreatedAtDesc (the default,

@@ -7,21 +7,17 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
-// errorBody is Azure's error envelope.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string        `json:"code"`
-	Message string        `json:"message"`
-	Target  string        `json:"target,omitempty"`
-	Details []errorDetail `json:"details"`
-}
+// Azure's error envelope (armcore's, which armcompute's instance errors
+// share).
+type (
+	errorBody   = armcore.ErrorBody
+	errorDetail = armcore.ErrorDetail
+)
 
 // azureNames are Azure's names for Shoal's error codes. Only the names
 // live here: the status comes from client.StatusFor, the one table the

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcompute"
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
@@ -57,6 +59,12 @@ func Checked(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// Scope is the subscription and resource group a request named: echoed
+// in ids, never required to exist (armcore's, shared with the
+// translating sub-packages).
+type Scope = armcore.Scope
+
+// scopeOf is the scope request r names.
 func scopeOf(r *http.Request) Scope {
 	return Scope{Subscription: r.PathValue("sub"), ResourceGroup: r.PathValue("rg")}
 }
@@ -94,7 +102,7 @@ func (h Handlers) ListComputes(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	out := make([]*Resource, len(list))
+	out := make([]*armcompute.Resource, len(list))
 	for i, c := range list {
 		out[i] = h.resource(r, c)
 	}
@@ -123,7 +131,7 @@ func (h Handlers) PutCompute(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	spec, err := FromResource(r.PathValue("name"), body)
+	spec, err := armcompute.FromResource(r.PathValue("name"), body)
 	if err != nil {
 		WriteError(w, err)
 		return

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -65,7 +66,7 @@ func (h Handlers) ListJobs(w http.ResponseWriter, r *http.Request) {
 	if t := q.Get("jobType"); t != "" {
 		f, ok := jobTypes[strings.ToLower(t)]
 		if !ok {
-			WriteError(w, core.FieldErrorf("jobType", "%q is not Command, Pipeline or Sweep (the job types Shoal runs)", short(t)))
+			WriteError(w, core.FieldErrorf("jobType", "%q is not Command, Pipeline or Sweep (the job types Shoal runs)", armcore.Short(t)))
 			return
 		}
 		keep = f

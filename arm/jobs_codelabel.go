@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/shoal-ml/shoal/arm/armasset"
 	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -28,7 +29,7 @@ func componentCode(ctx context.Context, codes CodeResolver, workspace string, bo
 	if json.Unmarshal(props["componentSpec"], &spec) != nil || spec == nil {
 		return body, nil
 	}
-	if err := armjob.ParallelComponentSpec(ctx, codes, workspace, componentSpecField, spec); err != nil {
+	if err := armjob.ParallelComponentSpec(ctx, codes, workspace, armasset.ComponentSpecField, spec); err != nil {
 		return nil, err
 	}
 	var code string
@@ -36,7 +37,7 @@ func componentCode(ctx context.Context, codes CodeResolver, workspace string, bo
 		if _, _, ok := armjob.CodeVersionOf(code); ok {
 			a, err := codes.CodeArtifact(ctx, workspace, code)
 			if err != nil {
-				return nil, &core.Error{Code: core.ErrorCode(err), Field: componentSpecField + "code", Message: componentSpecField + "code: " + core.ErrorMessage(err)}
+				return nil, &core.Error{Code: core.ErrorCode(err), Field: armasset.ComponentSpecField + "code", Message: armasset.ComponentSpecField + "code: " + core.ErrorMessage(err)}
 			}
 			spec["code"], _ = json.Marshal(a)
 			name, version, _ := armjob.CodeVersionOf(code)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcompute"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -17,7 +18,7 @@ func (h Handlers) UpdateCompute(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Properties *struct {
 			Properties *struct {
-				ScaleSettings *ScaleSettings `json:"scaleSettings"`
+				ScaleSettings *armcompute.ScaleSettings `json:"scaleSettings"`
 			} `json:"properties"`
 		} `json:"properties"`
 	}

@@ -25,3 +25,26 @@ type SystemData struct {
 	CreatedAt time.Time `json:"createdAt"`
 	CreatedBy string    `json:"createdBy,omitempty"`
 }
+
+// ErrorBody is Azure's error envelope: what every failed request answers,
+// and what a ComputeInstance lists under its errors.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is Azure's ErrorDetail: a code, a message, the field it is
+// about and details (always a list, as Azure's SDKs read it).
+type ErrorDetail struct {
+	Code    string        `json:"code"`
+	Message string        `json:"message"`
+	Target  string        `json:"target,omitempty"`
+	Details []ErrorDetail `json:"details"`
+}
+
+// Short cuts a value quoted in an error to a readable length.
+func Short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}

@@ -163,3 +163,35 @@ func TestStoreInterfaceLinksOnlyTheDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestARMTranslationLinksOnlyTheDomain: arm's sub-packages (armcore,
+// armjob, armbatch, armschedule, armcompute, armasset) are pure
+// translation between Azure's resources and Shoal's documents; the
+// routes, and so the services and the store, are package arm's. A
+// translation that reached a service would hide a request's I/O where
+// its tests (bodies in, documents out) cannot see it.
+func TestARMTranslationLinksOnlyTheDomain(t *testing.T) {
+	g := deptest.ImportGraph(t)
+	seen := 0
+	for _, root := range g.Match("arm/...") {
+		if rel, _ := g.Relative(root); rel == "arm" {
+			continue
+		}
+		seen++
+		for _, dep := range g.Deps(root) {
+			rel, ok := g.Relative(dep)
+			if !ok {
+				if first, _, _ := strings.Cut(dep, "/"); strings.Contains(first, ".") {
+					t.Errorf("%s links %s (%s): arm's translations link only the standard library and the domain", root, dep, g.Chain(root, dep))
+				}
+				continue
+			}
+			if !strings.HasPrefix(rel, "domain/") && !strings.HasPrefix(rel, "arm/") {
+				t.Errorf("%s links %s (%s): arm's translations link only the domain and one another", root, rel, g.Chain(root, dep))
+			}
+		}
+	}
+	if seen < 6 {
+		t.Errorf("found %d of arm's translation packages, want at least 6", seen)
+	}
+}

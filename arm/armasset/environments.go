@@ -1,4 +1,4 @@
-package arm
+package armasset
 
 import (
 	"encoding/json"
@@ -52,8 +52,7 @@ type BuildContext struct {
 // EnvironmentContainer is Azure's EnvironmentContainer resource: a
 // registered environment's name and what its versions add up to. Azure's
 // containers of other versioned assets (ComponentContainer,
-// DataContainer) have the same shape, so the shared handlers
-// (assetARM.toContainer) show every kind's container with it.
+// DataContainer) have the same shape, so ToContainer shows every kind's container with it.
 type EnvironmentContainer = AssetResource[EnvironmentContainerProperties]
 
 // EnvironmentContainerProperties are a container's properties. Shoal
@@ -71,9 +70,6 @@ type EnvironmentContainerProperties struct {
 	DataType string `json:"dataType,omitempty"`
 }
 
-// SystemData is Azure's creation metadata of a resource (armcore's).
-type SystemData = armcore.SystemData
-
 // environmentFields are the names Shoal's environment rules give their
 // fields and the names the same fields have in an EnvironmentVersion, so
 // that an error names what the caller sent.
@@ -88,11 +84,11 @@ var environmentFields = []struct{ shoal, arm string }{
 	{"tags", "properties.tags"},
 }
 
-// armEnvironmentError renames the field of an EINVALID error from the
-// environments service to its name in an EnvironmentVersion, and says a
-// version's conflict without the CLI's flags.
-func armEnvironmentError(err error, name, version string) error {
-	return armVersionError(err, "environment", name, version, func(f string) string {
+// EnvironmentVersionError renames the field of an EINVALID error from
+// the environments service to its name in an EnvironmentVersion, and says
+// a version's conflict without the CLI's flags.
+func EnvironmentVersionError(err error, name, version string) error {
+	return versionError(err, "environment", name, version, func(f string) string {
 		for _, m := range environmentFields {
 			if f == m.shoal || strings.HasPrefix(f, m.shoal+".") {
 				return m.arm + strings.TrimPrefix(f, m.shoal)
@@ -102,12 +98,12 @@ func armEnvironmentError(err error, name, version string) error {
 	})
 }
 
-// armVersionError is what a kind's service refused of a version's PUT
+// versionError is what a kind's service refused of a version's PUT
 // (name and version from the path), as an ARM caller reads it: a
 // version's conflict said without the CLI's flags, and an EINVALID
 // field renamed by armField to its name in the kind's version resource
 // ("" leaves it as it is).
-func armVersionError(err error, noun, name, version string, armField func(field string) string) error {
+func versionError(err error, noun, name, version string, armField func(field string) string) error {
 	f := core.ErrorField(err)
 	if core.ErrorCode(err) == core.ECONFLICT && f == "version" {
 		return &core.Error{Code: core.ECONFLICT, Field: f, Message: fmt.Sprintf(
@@ -155,23 +151,15 @@ func FromEnvironmentVersion(workspace, name, version string, body []byte) (*asse
 		uri := strings.TrimSpace(b.ContextURI)
 		if !job.ValidateArtifactRef(uri) {
 			return nil, nil, core.FieldErrorf("properties.build.contextUri",
-				"%q is not an uploaded build context: Shoal takes a context uploaded to the workspace (sha256:<hex>, as POST /api/v1/workspaces/%s/artifacts or `shoal environment create -f` give), not a storage or Git URL", short(uri), workspace)
+				"%q is not an uploaded build context: Shoal takes a context uploaded to the workspace (sha256:<hex>, as POST /api/v1/workspaces/%s/artifacts or `shoal environment create -f` give), not a storage or Git URL", armcore.Short(uri), workspace)
 		}
 		e.Build = &asset.EnvironmentBuild{Path: uri, DockerfilePath: b.DockerfilePath}
 	}
 	return e, p.IsArchived, nil
 }
 
-// short cuts a value quoted in an error to a readable length.
-func short(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
-}
-
 // ToEnvironmentVersion is a version as Azure shows it.
-func ToEnvironmentVersion(scope Scope, e *asset.Environment) *EnvironmentVersion {
+func ToEnvironmentVersion(scope armcore.Scope, e *asset.Environment) *EnvironmentVersion {
 	p := &EnvironmentVersionProperties{
 		AssetBase: assetBase(e.AssetMeta(), e.Description, e.Tags),
 		Image:     e.Image, CondaFile: e.CondaFile, OSType: osTypeName(e.OSType),
@@ -196,21 +184,21 @@ func osTypeName(os string) string {
 
 // ToEnvironmentContainer is a registered environment as Azure shows its
 // container, from all its versions (archived ones included, in the
-// store's order: the newest first); see assetARM.toContainer.
-func ToEnvironmentContainer(scope Scope, versions []*asset.Environment) (*EnvironmentContainer, error) {
-	return assetARM[*asset.Environment]{a: "an environment", collection: "environments", containerType: EnvironmentContainerType}.toContainer(scope, versions)
+// store's order: the newest first); see ToContainer.
+func ToEnvironmentContainer(scope armcore.Scope, versions []*asset.Environment) (*EnvironmentContainer, error) {
+	return ToContainer(scope, "an environment", "environments", EnvironmentContainerType, versions, nil)
 }
 
 // FromEnvironmentContainer reads a container's PUT body: whether it asks
 // the environment archived (nil: it does not say). A description, tags
 // or asset properties are refused: Shoal keeps them on versions.
 func FromEnvironmentContainer(body []byte) (*bool, error) {
-	return fromContainer("environment", "an EnvironmentContainer", body)
+	return FromContainer("environment", "an EnvironmentContainer", body)
 }
 
-// fromContainer reads the PUT body of a container of noun's kind
+// FromContainer reads the PUT body of a container of noun's kind
 // (resource is the container's resource with its article, for errors).
-func fromContainer(noun, resource string, body []byte) (*bool, error) {
+func FromContainer(noun, resource string, body []byte) (*bool, error) {
 	var r EnvironmentContainer
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, core.FieldErrorf("body", "not %s: %v", resource, err)

@@ -1,10 +1,10 @@
-package arm
+package armcompute
 
 import (
 	"encoding/json"
-	"net/http"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -40,7 +40,7 @@ func kubernetesProperties(p *Properties, c *compute.Compute, it *compute.Instanc
 	kp := KubernetesProperties{Namespace: c.Namespace, DefaultInstanceType: c.InstanceType,
 		ScaleSettings: &ScaleSettings{MaxNodeCount: c.MaxInstances, MinNodeCount: c.MinInstances}}
 	if c.IdleTimeBeforeScaleDown != nil {
-		kp.ScaleSettings.NodeIdleTimeBeforeScaleDown = formatSeconds(*c.IdleTimeBeforeScaleDown)
+		kp.ScaleSettings.NodeIdleTimeBeforeScaleDown = armcore.FormatSeconds(*c.IdleTimeBeforeScaleDown)
 	}
 	if it != nil {
 		var s InstanceTypeSchema
@@ -67,7 +67,7 @@ func kubernetesSpec(spec *compute.ComputeSpec, p *Properties) error {
 	if s := kp.ScaleSettings; s != nil {
 		spec.MaxInstances, spec.MinInstances = s.MaxNodeCount, s.MinNodeCount
 		if s.NodeIdleTimeBeforeScaleDown != "" {
-			d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
+			d, err := armcore.ParseDuration(s.NodeIdleTimeBeforeScaleDown)
 			if err != nil {
 				return core.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
 			}
@@ -76,16 +76,4 @@ func kubernetesSpec(spec *compute.ComputeSpec, p *Properties) error {
 		}
 	}
 	return nil
-}
-
-// resource is c as ARM shows it to request r, with its instance type
-// when it is an attached Kubernetes compute.
-func (h Handlers) resource(r *http.Request, c *compute.Compute) *Resource {
-	var it *compute.InstanceType
-	if c.Type == compute.ComputeTypeKubernetes {
-		if loc, err := h.Svc.Catalog().Location(c.Location); err == nil {
-			it, _ = loc.Kubernetes.InstanceType(c.InstanceType)
-		}
-	}
-	return ToResourceWith(scopeOf(r), c.Redacted(), it)
 }

@@ -1,9 +1,10 @@
-package arm
+package armcompute
 
 import (
 	"encoding/json"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -55,7 +56,7 @@ func instanceSpec(spec *compute.ComputeSpec, raw json.RawMessage) error {
 		spec.CreateOnBehalfOf = &compute.CreateOnBehalfOf{UserObjectID: pc.AssignedUser.ObjectID, UserTenantID: pc.AssignedUser.TenantID}
 	}
 	if p.IdleTimeBeforeShutdown != "" {
-		d, err := parseDuration(p.IdleTimeBeforeShutdown)
+		d, err := armcore.ParseDuration(p.IdleTimeBeforeShutdown)
 		if err != nil {
 			return core.FieldErrorf("properties.properties.idleTimeBeforeShutdown", "%v", err)
 		}

@@ -1,9 +1,10 @@
-package arm
+package armasset
 
 import (
 	"encoding/json"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -39,9 +40,9 @@ type DataVersionProperties struct {
 // their names in a DataVersionBase.
 var dataFields = map[string]string{"type": "properties.dataType", "path": "properties.dataUri", "description": "properties.description", "tags": "properties.tags"}
 
-// armFieldOf renames a refused field through fields (a tag keeps its key
+// fieldOf renames a refused field through fields (a tag keeps its key
 // after the renamed prefix); "" when it has no ARM name.
-func armFieldOf(fields map[string]string, f string) string {
+func fieldOf(fields map[string]string, f string) string {
 	head, rest, _ := strings.Cut(f, ".")
 	to, ok := fields[head]
 	if !ok {
@@ -80,19 +81,12 @@ func FromDataVersion(workspace, name, version string, body []byte) (*asset.Data,
 }
 
 // ToDataVersion is a data asset version as Azure shows it.
-func ToDataVersion(scope Scope, d *asset.Data) *DataVersion {
+func ToDataVersion(scope armcore.Scope, d *asset.Data) *DataVersion {
 	return versionResource(scope, "data", DataVersionType, d.AssetMeta(),
 		&DataVersionProperties{AssetBase: assetBase(d.AssetMeta(), d.Description, d.Tags), DataType: d.Type, DataURI: d.Path})
 }
 
-// Data are the ARM routes of registered data assets (…/data, whose
-// containers are DataContainers showing their type).
-func (h Handlers) Data() AssetRoutes {
-	a := newAssetARM(h, h.DataSvc, "a", "data", func(scope Scope, d *asset.Data) any { return ToDataVersion(scope, d) }, FromDataVersion,
-		func(err error, name, version string) error {
-			return armVersionError(err, "data", name, version, func(f string) string { return armFieldOf(dataFields, f) })
-		})
-	a.a, a.collection, a.containerType, a.containerResource = "a data asset", "data", DataContainerType, "a DataContainer"
-	a.containerProps = func(newest *asset.Data, p *EnvironmentContainerProperties) { p.DataType = newest.Type }
-	return a.routes()
+// DataVersionError is EnvironmentVersionError for data assets.
+func DataVersionError(err error, name, version string) error {
+	return versionError(err, "data", name, version, func(f string) string { return fieldOf(dataFields, f) })
 }

@@ -1,10 +1,11 @@
-package arm
+package armasset
 
 import (
 	"encoding/json"
 	"maps"
 	"strings"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -95,7 +96,7 @@ func FromModelVersion(workspace, name, version string, body []byte) (*asset.Mode
 }
 
 // ToModelVersion is a model version as Azure shows it.
-func ToModelVersion(scope Scope, m *asset.Model) *ModelVersion {
+func ToModelVersion(scope armcore.Scope, m *asset.Model) *ModelVersion {
 	p := &ModelVersionProperties{AssetBase: assetBase(m.AssetMeta(), m.Description, m.Tags), ModelType: m.Type, ModelURI: m.Path}
 	if len(m.Properties) > 0 {
 		p.Properties = maps.Clone(m.Properties)
@@ -109,10 +110,7 @@ func ToModelVersion(scope Scope, m *asset.Model) *ModelVersion {
 	return versionResource(scope, "models", ModelVersionType, m.AssetMeta(), p)
 }
 
-// Models are the ARM routes of registered models.
-func (h Handlers) Models() AssetRoutes {
-	return newAssetRoutes(h, h.ModelSvc, "a", "model", func(scope Scope, m *asset.Model) any { return ToModelVersion(scope, m) }, FromModelVersion,
-		func(err error, name, version string) error {
-			return armVersionError(err, "model", name, version, func(f string) string { return armFieldOf(modelFields, f) })
-		})
+// ModelVersionError is EnvironmentVersionError for models.
+func ModelVersionError(err error, name, version string) error {
+	return versionError(err, "model", name, version, func(f string) string { return fieldOf(modelFields, f) })
 }

@@ -1,10 +1,11 @@
-package arm
+package armcompute
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/domain/compute"
 )
 
@@ -16,7 +17,7 @@ func TestInstanceErrorsOnARM(t *testing.T) {
 	c := &compute.Compute{ComputeSpec: compute.ComputeSpec{Name: "ci1", Type: compute.ComputeTypeInstance, Size: "Standard_DS3_v2", SSHPublicAccessEnabled: &yes},
 		Workspace: "ws", State: compute.InstanceCreateFailed,
 		Errors: []compute.ProvisioningError{{Code: compute.OperationCreateFailed, Message: "provider local: an agent for node ci1 is already running (pid 4242)"}}}
-	b, err := json.Marshal(ToResource(Scope{Subscription: "s", ResourceGroup: "rg"}, c))
+	b, err := json.Marshal(ToResource(armcore.Scope{Subscription: "s", ResourceGroup: "rg"}, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestInstanceErrorsOnARM(t *testing.T) {
 		t.Fatalf("properties %s", b)
 	}
 	c.State, c.Errors = compute.InstanceRunning, nil
-	b, _ = json.Marshal(ToResource(Scope{Subscription: "s", ResourceGroup: "rg"}, c))
+	b, _ = json.Marshal(ToResource(armcore.Scope{Subscription: "s", ResourceGroup: "rg"}, c))
 	if strings.Contains(string(b), `"errors"`) {
 		t.Fatalf("a running instance shows errors: %s", b)
 	}

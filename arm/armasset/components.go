@@ -1,12 +1,12 @@
-package arm
+package armasset
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/arm/armcore"
 	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
@@ -38,9 +38,9 @@ type ComponentVersionProperties struct {
 	ComponentSpec json.RawMessage `json:"componentSpec,omitempty"`
 }
 
-// componentSpecField is the prefix of a componentSpec key's name in a
+// ComponentSpecField is the prefix of a componentSpec key's name in a
 // ComponentVersion.
-const componentSpecField = "properties.componentSpec."
+const ComponentSpecField = "properties.componentSpec."
 
 // armComponentField is the name in a ComponentVersion of a field Shoal's
 // component rules name: a document key is under properties.componentSpec;
@@ -53,12 +53,12 @@ func armComponentField(f string) string {
 	case f == "description" || f == "tags" || strings.HasPrefix(f, "tags."):
 		return "properties." + f
 	}
-	return componentSpecField + f
+	return ComponentSpecField + f
 }
 
-// armComponentError is armVersionError for components.
-func armComponentError(err error, name, version string) error {
-	return armVersionError(err, "component", name, version, armComponentField)
+// ComponentVersionError is EnvironmentVersionError for components.
+func ComponentVersionError(err error, name, version string) error {
+	return versionError(err, "component", name, version, armComponentField)
 }
 
 // FromComponentVersion reads a PUT body into the version it registers
@@ -86,7 +86,7 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 		return nil, nil, core.FieldErrorf("properties.componentSpec", "must be a command component's document (a mapping of its keys), got %s", compute.ShortJSON(spec))
 	}
 	// A command or a parallel component (parallel_run_function's).
-	c, err := paralleljob.DecodeComponent(withoutSDKSource(p.ComponentSpec), componentSpecField)
+	c, err := paralleljob.DecodeComponent(withoutSDKSource(p.ComponentSpec), ComponentSpecField)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,15 +94,15 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 		// An anonymous version is named by the path alone: azure-ai-ml
 		// sends the component's own name and version ("1") in its spec
 		// and its content hash as the URL's version, as Azure takes it.
-		if f.spec != "" && f.spec != f.path && !isAnonymousName(name) {
-			return nil, nil, core.FieldErrorf(componentSpecField+f.key, "%q differs from the %s in the URL (%q)", short(f.spec), f.key, short(f.path))
+		if f.spec != "" && f.spec != f.path && !IsAnonymousName(name) {
+			return nil, nil, core.FieldErrorf(ComponentSpecField+f.key, "%q differs from the %s in the URL (%q)", armcore.Short(f.spec), f.key, armcore.Short(f.path))
 		}
 	}
 	if c.Description != "" && p.Description != "" && c.Description != p.Description {
-		return nil, nil, core.FieldErrorf(componentSpecField+"description", "differs from properties.description: give the version's description once (properties.description)")
+		return nil, nil, core.FieldErrorf(ComponentSpecField+"description", "differs from properties.description: give the version's description once (properties.description)")
 	}
 	if len(c.Tags) > 0 && len(p.Tags) > 0 && !maps.Equal(c.Tags, p.Tags) {
-		return nil, nil, core.FieldErrorf(componentSpecField+"tags", "differ from properties.tags: give the version's tags once (properties.tags)")
+		return nil, nil, core.FieldErrorf(ComponentSpecField+"tags", "differ from properties.tags: give the version's tags once (properties.tags)")
 	}
 	c.Workspace, c.Name, c.Version = workspace, name, version
 	if p.Description != "" {
@@ -116,7 +116,7 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 
 // ToComponentVersion is a version as Azure shows it: the component's
 // document as componentSpec, as FromComponentVersion reads it back.
-func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
+func ToComponentVersion(scope armcore.Scope, c *job.Component) *ComponentVersion {
 	d := *c
 	d.Archived, d.CreatedOn, d.CreatedBy = false, time.Time{}, ""
 	// azure-ai-ml reads a component's code back as the code version it
@@ -138,22 +138,6 @@ func ToComponentVersion(scope Scope, c *job.Component) *ComponentVersion {
 	spec = append(spec, doc[1:]...)
 	return versionResource(scope, "components", ComponentVersionType, c.AssetMeta(),
 		&ComponentVersionProperties{AssetBase: assetBase(c.AssetMeta(), c.Description, c.Tags), ComponentSpec: spec})
-}
-
-// Components are the ARM routes of registered command components: the
-// handlers of environments' (assetARM), over the components service.
-func (h Handlers) Components() AssetRoutes {
-	from := func(workspace, name, version string, body []byte) (*job.Component, *bool, error) {
-		// A PUT carries no context this far; packing a code version is
-		// bounded by the code's size limit.
-		body, err := componentCode(context.Background(), h.Codes, workspace, body)
-		if err != nil {
-			return nil, nil, err
-		}
-		return FromComponentVersion(workspace, name, version, body)
-	}
-	return newAssetRoutes(h, h.Comps, "a", "component",
-		func(scope Scope, c *job.Component) any { return ToComponentVersion(scope, c) }, from, armComponentError)
 }
 
 // withoutSDKSource drops _source from a componentSpec: azure-ai-ml writes

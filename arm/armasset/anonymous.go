@@ -1,4 +1,4 @@
-package arm
+package armasset
 
 import "strings"
 
@@ -13,8 +13,8 @@ const (
 	AnonymousComponentName   = "azureml_anonymous"
 )
 
-// isAnonymousName says whether name is one azure-ai-ml gives anonymous
+// IsAnonymousName says whether name is one azure-ai-ml gives anonymous
 // versions.
-func isAnonymousName(name string) bool {
+func IsAnonymousName(name string) bool {
 	return strings.EqualFold(name, AnonymousEnvironmentName) || strings.EqualFold(name, AnonymousComponentName)
 }

@@ -1,4 +1,4 @@
-package arm
+package armcompute
 
 import (
 	"encoding/json"

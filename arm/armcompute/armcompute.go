@@ -1,4 +1,10 @@
-package arm
+// Package armcompute translates Azure's compute resources (2022-10-01's
+// ComputeResource: AmlCompute clusters, ComputeInstances with their
+// start/stop schedules and setup scripts, attached Kubernetes) to and
+// from the compute specs package domain/compute validates, so that a
+// compute an Azure SDK PUTs passes the same rules as one `shoal compute
+// create -f` sends. Package arm serves the routes.
+package armcompute
 
 import (
 	"encoding/json"
@@ -13,10 +19,6 @@ import (
 
 // ResourceType is the type string of a compute resource.
 const ResourceType = "Microsoft.MachineLearningServices/workspaces/computes"
-
-// Scope is the subscription and resource group a request named: echoed
-// in ids, never required to exist (armcore's, shared with armjob).
-type Scope = armcore.Scope
 
 // Resource is ComputeResource.
 type Resource struct {
@@ -103,15 +105,15 @@ type InstanceProperties struct {
 	PersonalComputeInstanceSettings  *struct {
 		AssignedUser *AssignedUser `json:"assignedUser,omitempty"`
 	} `json:"personalComputeInstanceSettings,omitempty"`
-	IdleTimeBeforeShutdown string          `json:"idleTimeBeforeShutdown,omitempty"`
-	EnableSSO              *bool           `json:"enableSSO,omitempty"`
-	EnableRootAccess       *bool           `json:"enableRootAccess,omitempty"`
-	ReleaseQuotaOnStop     *bool           `json:"releaseQuotaOnStop,omitempty"`
-	LastOperation          *LastOperation  `json:"lastOperation,omitempty"`
-	Errors                 []errorBody     `json:"errors,omitempty"`
-	Schedules              json.RawMessage `json:"schedules,omitempty"`
-	SetupScripts           json.RawMessage `json:"setupScripts,omitempty"`
-	CustomServices         json.RawMessage `json:"customServices,omitempty"`
+	IdleTimeBeforeShutdown string              `json:"idleTimeBeforeShutdown,omitempty"`
+	EnableSSO              *bool               `json:"enableSSO,omitempty"`
+	EnableRootAccess       *bool               `json:"enableRootAccess,omitempty"`
+	ReleaseQuotaOnStop     *bool               `json:"releaseQuotaOnStop,omitempty"`
+	LastOperation          *LastOperation      `json:"lastOperation,omitempty"`
+	Errors                 []armcore.ErrorBody `json:"errors,omitempty"`
+	Schedules              json.RawMessage     `json:"schedules,omitempty"`
+	SetupScripts           json.RawMessage     `json:"setupScripts,omitempty"`
+	CustomServices         json.RawMessage     `json:"customServices,omitempty"`
 }
 
 // InstanceSSHSettings are an instance's SSH access.
@@ -137,11 +139,13 @@ type LastOperation struct {
 }
 
 // ToResource is a compute as ARM shows it.
-func ToResource(scope Scope, c *compute.Compute) *Resource { return ToResourceWith(scope, c, nil) }
+func ToResource(scope armcore.Scope, c *compute.Compute) *Resource {
+	return ToResourceWith(scope, c, nil)
+}
 
 // ToResourceWith is ToResource with an attached Kubernetes compute's
 // instance type (from its location), which its properties list.
-func ToResourceWith(scope Scope, c *compute.Compute, instanceType *compute.InstanceType) *Resource {
+func ToResourceWith(scope armcore.Scope, c *compute.Compute, instanceType *compute.InstanceType) *Resource {
 	r := &Resource{
 		ID: scope.WorkspaceID(c.Workspace) + "/computes/" + c.Name, Name: c.Name, Type: ResourceType,
 		Location: c.Location, Tags: c.Tags, Identity: toIdentity(c.Identity),
@@ -181,7 +185,7 @@ func ToResourceWith(scope Scope, c *compute.Compute, instanceType *compute.Insta
 		}
 		// Azure's ComputeInstance errors: ErrorResponse envelopes.
 		for _, e := range c.Errors {
-			ip.Errors = append(ip.Errors, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Details: []errorDetail{}}})
+			ip.Errors = append(ip.Errors, armcore.ErrorBody{Error: armcore.ErrorDetail{Code: e.Code, Message: e.Message, Details: []armcore.ErrorDetail{}}})
 		}
 		b, _ := json.Marshal(ip)
 		p.Properties = b
@@ -207,7 +211,7 @@ func ToResourceWith(scope Scope, c *compute.Compute, instanceType *compute.Insta
 				LeavingNodeCount: nc.LeavingNodeCount, PreemptedNodeCount: nc.PreemptedNodeCount},
 		}
 		if c.IdleTimeBeforeScaleDown != nil {
-			ap.ScaleSettings.NodeIdleTimeBeforeScaleDown = formatSeconds(*c.IdleTimeBeforeScaleDown)
+			ap.ScaleSettings.NodeIdleTimeBeforeScaleDown = armcore.FormatSeconds(*c.IdleTimeBeforeScaleDown)
 		}
 		b, _ := json.Marshal(ap)
 		p.Properties = b
@@ -290,7 +294,7 @@ func FromResource(name string, body []byte) (*compute.ComputeSpec, error) {
 		if s := ap.ScaleSettings; s != nil {
 			spec.MaxInstances, spec.MinInstances = s.MaxNodeCount, s.MinNodeCount
 			if s.NodeIdleTimeBeforeScaleDown != "" {
-				d, err := parseDuration(s.NodeIdleTimeBeforeScaleDown)
+				d, err := armcore.ParseDuration(s.NodeIdleTimeBeforeScaleDown)
 				if err != nil {
 					return nil, core.FieldErrorf("properties.properties.scaleSettings.nodeIdleTimeBeforeScaleDown", "%v", err)
 				}
