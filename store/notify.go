@@ -48,6 +48,11 @@ type NotifyTx interface {
 	// PruneDeliveries removes finished deliveries (delivered, failed,
 	// dropped) last updated before before; returns how many.
 	PruneDeliveries(before time.Time) (int, error)
+	// TrimDeliveries removes each receiver's finished deliveries but its
+	// newest keep (a receiver: workspace, webhook and target), so that a
+	// fast receiver of a flood of events fills no disk before Retention
+	// prunes them; returns how many.
+	TrimDeliveries(keep int) (int, error)
 
 	// NotifyCursor returns a named position in the event log (0 when
 	// never set); SetNotifyCursor moves it.

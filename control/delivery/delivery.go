@@ -32,6 +32,13 @@ const (
 	// Retention is how long finished deliveries stay listed
 	// (`shoal webhook deliveries`) before they are pruned.
 	Retention = 7 * 24 * time.Hour
+	// Kept is how many finished deliveries each receiver keeps listed at
+	// most: a receiver that takes a flood of events at once (10,000 a
+	// minute) leaves Kept rows, not the flood, until Retention prunes
+	// them.
+	Kept = 1000
+	// trimEvery spaces the trims (each ranks every finished delivery).
+	trimEvery = time.Minute
 )
 
 // Config is what the sender needs.
@@ -61,7 +68,12 @@ type MailSender interface {
 }
 
 // Sender sends due deliveries (RunOnce).
-type Sender struct{ cfg Config }
+type Sender struct {
+	cfg Config
+	// lastTrim is when finished deliveries were last trimmed to Kept per
+	// receiver (the sender's own goroutine alone reads and writes it).
+	lastTrim time.Time
+}
 
 // New returns a Sender, with Config's defaults filled in.
 func New(cfg Config) *Sender {
@@ -117,9 +129,18 @@ func (s *Sender) RunOnce(ctx context.Context, now time.Time) (int, error) {
 				return err
 			}
 		}
-		_, err := tx.PruneDeliveries(now.Add(-Retention))
+		if _, err := tx.PruneDeliveries(now.Add(-Retention)); err != nil {
+			return err
+		}
+		if now.Sub(s.lastTrim) < trimEvery {
+			return nil
+		}
+		_, err := tx.TrimDeliveries(Kept)
 		return err
 	})
+	if err == nil && now.Sub(s.lastTrim) >= trimEvery {
+		s.lastTrim = now
+	}
 	return len(jobs), err
 }
 

@@ -266,6 +266,35 @@ func TestFinishedDeliveriesPruned(t *testing.T) {
 	})
 }
 
+// A receiver that took a flood of events keeps its newest Kept finished
+// deliveries, not the flood: the sender trims them (at most once a
+// minute), long before Retention.
+func TestFloodOfDeliveredTrimmedToKept(t *testing.T) {
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer recv.Close()
+	f := newFixture(t, delivery.Config{Batch: 2000, Parallel: 16})
+	f.webhook("ops", recv.URL, "s")
+	for i := range delivery.Kept + 200 {
+		f.queue("ops", notify.ChannelWebhook, recv.URL, fmt.Sprintf("k%d", i))
+	}
+	f.run()
+	count := func() (delivered int) {
+		f.db.View(context.Background(), func(tx store.Tx) error {
+			ds, _ := tx.ListDeliveries("ws", "ops", 0)
+			for _, d := range ds {
+				if d.Status == notify.DeliveryDelivered {
+					delivered++
+				}
+			}
+			return nil
+		})
+		return delivered
+	}
+	if n := count(); n != delivery.Kept {
+		t.Errorf("after a flood of %d delivered: %d kept, want %d", delivery.Kept+200, n, delivery.Kept)
+	}
+}
+
 func TestNextAttempt(t *testing.T) {
 	c := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if n, ok := delivery.NextAttempt(c, 1, c); !ok || n != c.Add(10*time.Second) {

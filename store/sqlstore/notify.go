@@ -90,6 +90,14 @@ func (t *tx) PruneDeliveries(before time.Time) (int, error) {
 	return notifystore.PruneDeliveries(querier{t}, before)
 }
 
+// TrimDeliveries keeps each receiver's newest keep finished deliveries.
+func (t *tx) TrimDeliveries(keep int) (int, error) {
+	if err := t.writable("trim deliveries"); err != nil {
+		return 0, err
+	}
+	return notifystore.TrimDeliveries(querier{t}, keep)
+}
+
 // NotifyCursor returns a named position in the event log.
 func (t *tx) NotifyCursor(name string) (int64, error) {
 	return notifystore.NotifyCursor(querier{t}, name)

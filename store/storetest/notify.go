@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -353,4 +354,57 @@ func testNotifyCursors(t *testing.T, s store.Store, clock *Clock) {
 	if err == nil {
 		t.Error("SetNotifyCursor in a View succeeded")
 	}
+}
+
+// Trimming keeps each receiver's newest finished deliveries, never a
+// pending one, and counts receivers apart (a webhook, another webhook, a
+// mail target).
+func testTrimDeliveries(t *testing.T, s store.Store, clock *Clock) {
+	var hook, other []*notify.Delivery
+	update(t, s, func(tx store.Tx) error {
+		for i := range 5 {
+			d, o := delivery("ws", "hook", fmt.Sprintf("e%d", i)), delivery("ws", "other", fmt.Sprintf("e%d", i))
+			for _, x := range []*notify.Delivery{d, o} {
+				if _, err := tx.InsertDelivery(x); err != nil {
+					return err
+				}
+			}
+			hook, other = append(hook, d), append(other, o)
+		}
+		return nil
+	})
+	update(t, s, func(tx store.Tx) error {
+		// hook: four finished (e0..e3), e4 pending; other: e0 finished.
+		for i, d := range hook[:4] {
+			d.Status = []string{notify.DeliveryDelivered, notify.DeliveryFailed, notify.DeliveryDropped, notify.DeliveryDelivered}[i]
+			if err := tx.UpdateDelivery(d); err != nil {
+				return err
+			}
+		}
+		other[0].Status = notify.DeliveryDelivered
+		return tx.UpdateDelivery(other[0])
+	})
+	update(t, s, func(tx store.Tx) error {
+		n, err := tx.TrimDeliveries(2)
+		if n != 2 {
+			t.Errorf("TrimDeliveries(2) = %d, want 2 (hook's two oldest finished)", n)
+		}
+		return err
+	})
+	view(t, s, func(tx store.Tx) error {
+		for who, want := range map[string][]int64{"hook": {hook[4].ID, hook[3].ID, hook[2].ID}, "other": {other[4].ID, other[3].ID, other[2].ID, other[1].ID, other[0].ID}} {
+			list, err := tx.ListDeliveries("ws", who, 0)
+			if err != nil {
+				return err
+			}
+			var got []int64
+			for _, d := range list {
+				got = append(got, d.ID)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s after trimming: %v, want %v", who, got, want)
+			}
+		}
+		return nil
+	})
 }

@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"Webhooks", testWebhooks},
 		{"Deliveries", testDeliveries},
 		{"NotifyCursors", testNotifyCursors},
+		{"TrimDeliveries", testTrimDeliveries},
 		{"JobSchedules", testJobSchedules},
 		{"Blobs", testBlobs},
 		{"StaleBlobBlocks", testStaleBlobBlocks},

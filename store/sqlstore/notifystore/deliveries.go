@@ -170,6 +170,27 @@ func PruneDeliveries(q Querier, before time.Time) (int, error) {
 	return int(n), err
 }
 
+// TrimDeliveries removes each receiver's finished deliveries (delivered,
+// failed, dropped) but its newest keep; returns how many. A window
+// function ranks them per receiver (SQLite and PostgreSQL both have
+// ROW_NUMBER), newest first by id.
+func TrimDeliveries(q Querier, keep int) (int, error) {
+	if keep < 0 {
+		keep = 0
+	}
+	res, err := q.Exec(`DELETE FROM notify_deliveries WHERE id IN (
+		SELECT id FROM (
+			SELECT id, ROW_NUMBER() OVER (PARTITION BY workspace_key, webhook_key, target ORDER BY id DESC) AS n
+			FROM notify_deliveries WHERE status IN ($1, $2, $3)
+		) ranked WHERE n > $4)`,
+		notify.DeliveryDelivered, notify.DeliveryFailed, notify.DeliveryDropped, keep)
+	if err != nil {
+		return 0, fmt.Errorf("store: trim deliveries: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 // NotifyCursor returns a named position in the event log (0 when never
 // set).
 func NotifyCursor(q Querier, name string) (int64, error) {
