@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/blobstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/store/sqlstore/identstore"
@@ -64,6 +65,8 @@ type tx struct {
 	// Queries are the identity queries (package identstore), embedded
 	// so that they are the transaction's own methods.
 	identstore.Queries
+	// Blobs are the blob queries (package blobstore), likewise.
+	blobstore.Blobs
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -161,6 +164,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 		readOnly: opts != nil && opts.ReadOnly,
 	}
 	t.Queries = identstore.New(querier{t}, t.now, t.readOnly)
+	t.Blobs = blobstore.New(querier{t}, t.now, t.readOnly)
 	err = diskfull.Classify(t.run(fn))
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.Prepare(ctx, t.unprepared)
@@ -177,6 +181,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
 	t := &tx{ctx: ctx, tx: stx, stmts: stmts, now: now.UTC().Truncate(time.Microsecond)}
 	t.Queries = identstore.New(querier{t}, t.now, false)
+	t.Blobs = blobstore.New(querier{t}, t.now, false)
 	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
 	return fn(t)
 }

@@ -13,14 +13,14 @@ import (
 // AppendAudit adds r and sets r.ID; a zero r.Time takes the transaction
 // time.
 func (t *Queries) AppendAudit(r *identity.AuditRecord) error {
-	if err := t.writable("append audit record"); err != nil {
+	if err := t.Writable("append audit record"); err != nil {
 		return err
 	}
 	if r.Time.IsZero() {
-		r.Time = t.now
+		r.Time = t.Now
 	}
 	var id int64
-	err := t.q.QueryRow(`INSERT INTO audit_log (time, principal_id, action, target, workspace, source, outcome, detail)
+	err := t.Q.QueryRow(`INSERT INTO audit_log (time, principal_id, action, target, workspace, source, outcome, detail)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
 		micros(r.Time), r.PrincipalID, r.Action, r.Target, r.Workspace, r.Source, r.Outcome, r.Detail).Scan(&id)
 	if err != nil {
@@ -51,7 +51,7 @@ func scanAudit(sc scanner) (*identity.AuditRecord, error) {
 // case-sensitively. Limit > 0 keeps the newest Limit records that match.
 func (t *Queries) ListAudit(filter identity.AuditFilter) ([]*identity.AuditRecord, error) {
 	q, args := ListAuditQuery(filter)
-	rows, err := t.q.Query(q, args...)
+	rows, err := t.Q.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list audit records: %w", err)
 	}

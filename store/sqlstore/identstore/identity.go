@@ -26,7 +26,7 @@ func scanIdentity(sc scanner) (*identity.Identity, error) {
 // GetIdentity returns an identity by name, compared case-insensitively.
 // Returns ENOTFOUND.
 func (t *Queries) GetIdentity(name string) (*identity.Identity, error) {
-	i, err := scanIdentity(t.q.QueryRow(`SELECT `+identityColumns+` FROM identities WHERE name_key = $1`, key(name)))
+	i, err := scanIdentity(t.Q.QueryRow(`SELECT `+identityColumns+` FROM identities WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "identity %q not found", name)
 	} else if err != nil {
@@ -38,7 +38,7 @@ func (t *Queries) GetIdentity(name string) (*identity.Identity, error) {
 // FindIdentityByClientID returns the identity of a client ID, compared
 // exactly. Returns ENOTFOUND.
 func (t *Queries) FindIdentityByClientID(clientID string) (*identity.Identity, error) {
-	i, err := scanIdentity(t.q.QueryRow(`SELECT `+identityColumns+` FROM identities WHERE client_id = $1`, clientID))
+	i, err := scanIdentity(t.Q.QueryRow(`SELECT `+identityColumns+` FROM identities WHERE client_id = $1`, clientID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "no identity has client ID %q", clientID)
 	} else if err != nil {
@@ -49,7 +49,7 @@ func (t *Queries) FindIdentityByClientID(clientID string) (*identity.Identity, e
 
 // ListIdentities returns all identities ordered by lower-cased name.
 func (t *Queries) ListIdentities() ([]*identity.Identity, error) {
-	rows, err := t.q.Query(`SELECT ` + identityColumns + ` FROM identities ORDER BY name_key`)
+	rows, err := t.Q.Query(`SELECT ` + identityColumns + ` FROM identities ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list identities: %w", err)
 	}
@@ -64,15 +64,15 @@ func (t *Queries) ListIdentities() ([]*identity.Identity, error) {
 // time. Returns ECONFLICT if an identity of that name (compared
 // case-insensitively) or client ID exists.
 func (t *Queries) InsertIdentity(i *identity.Identity) error {
-	if err := t.writable("insert identity"); err != nil {
+	if err := t.Writable("insert identity"); err != nil {
 		return err
 	}
 	if i.CreatedOn.IsZero() {
-		i.CreatedOn = t.now
+		i.CreatedOn = t.Now
 	}
 	// Without a conflict target, DO NOTHING covers the name and the client
 	// ID alike.
-	res, err := t.q.Exec(`INSERT INTO identities (name_key, name, client_id, system, created_on)
+	res, err := t.Q.Exec(`INSERT INTO identities (name_key, name, client_id, system, created_on)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
 		key(i.Name), i.Name, i.ClientID, boolInt(i.System), micros(i.CreatedOn))
 	if err != nil {

@@ -7,39 +7,26 @@ package identstore
 
 import (
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // Queries runs the identity queries in one transaction.
-type Queries struct {
-	q        sqlq.Querier
-	now      time.Time
-	readOnly bool
-}
+type Queries struct{ sqlq.Tx }
 
 // New returns the queries over q, a transaction whose time is now;
 // readOnly refuses their writes.
 func New(q sqlq.Querier, now time.Time, readOnly bool) Queries {
-	return Queries{q: q, now: now, readOnly: readOnly}
-}
-
-// writable returns an error when the transaction is read-only.
-func (t *Queries) writable(op string) error {
-	if t.readOnly {
-		return fmt.Errorf("%s: %w", op, sqlq.ErrReadOnly)
-	}
-	return nil
+	return Queries{sqlq.Tx{Q: q, Now: now, ReadOnly: readOnly}}
 }
 
 // deleteOne runs a DELETE that must remove exactly one row (sqlq.DeleteOne).
 func (t *Queries) deleteOne(what, missing, query string, args ...any) error {
-	if err := t.writable("delete " + what); err != nil {
+	if err := t.Writable("delete " + what); err != nil {
 		return err
 	}
-	return sqlq.DeleteOne(t.q, what, missing, query, args...)
+	return sqlq.DeleteOne(t.Q, what, missing, query, args...)
 }
 
 type scanner = sqlq.Scanner

@@ -26,7 +26,7 @@ func scanServicePrincipal(sc scanner) (*identity.ServicePrincipal, error) {
 // GetServicePrincipal returns a service principal by name, compared
 // case-insensitively. Returns ENOTFOUND.
 func (t *Queries) GetServicePrincipal(name string) (*identity.ServicePrincipal, error) {
-	sp, err := scanServicePrincipal(t.q.QueryRow(`SELECT `+spColumns+` FROM service_principals WHERE name_key = $1`, key(name)))
+	sp, err := scanServicePrincipal(t.Q.QueryRow(`SELECT `+spColumns+` FROM service_principals WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "service principal %q not found", name)
 	} else if err != nil {
@@ -38,7 +38,7 @@ func (t *Queries) GetServicePrincipal(name string) (*identity.ServicePrincipal, 
 // FindServicePrincipalByClientID returns the service principal of a
 // client ID, compared exactly. Returns ENOTFOUND.
 func (t *Queries) FindServicePrincipalByClientID(clientID string) (*identity.ServicePrincipal, error) {
-	sp, err := scanServicePrincipal(t.q.QueryRow(`SELECT `+spColumns+` FROM service_principals WHERE client_id = $1`, clientID))
+	sp, err := scanServicePrincipal(t.Q.QueryRow(`SELECT `+spColumns+` FROM service_principals WHERE client_id = $1`, clientID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "no service principal has client ID %q", clientID)
 	} else if err != nil {
@@ -50,7 +50,7 @@ func (t *Queries) FindServicePrincipalByClientID(clientID string) (*identity.Ser
 // ListServicePrincipals returns all service principals ordered by
 // lower-cased name.
 func (t *Queries) ListServicePrincipals() ([]*identity.ServicePrincipal, error) {
-	rows, err := t.q.Query(`SELECT ` + spColumns + ` FROM service_principals ORDER BY name_key`)
+	rows, err := t.Q.Query(`SELECT ` + spColumns + ` FROM service_principals ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list service principals: %w", err)
 	}
@@ -65,16 +65,16 @@ func (t *Queries) ListServicePrincipals() ([]*identity.ServicePrincipal, error) 
 // transaction time. Returns ECONFLICT if one of that name (compared
 // case-insensitively) or client ID exists.
 func (t *Queries) InsertServicePrincipal(sp *identity.ServicePrincipal) error {
-	if err := t.writable("insert service principal"); err != nil {
+	if err := t.Writable("insert service principal"); err != nil {
 		return err
 	}
 	if sp.CreatedOn.IsZero() {
-		sp.CreatedOn = t.now
+		sp.CreatedOn = t.Now
 	}
 	if sp.SecretCreatedOn.IsZero() {
 		sp.SecretCreatedOn = sp.CreatedOn
 	}
-	res, err := t.q.Exec(`INSERT INTO service_principals (name_key, name, description, client_id, secret_hash, secret_created_on, created_on, created_by)
+	res, err := t.Q.Exec(`INSERT INTO service_principals (name_key, name, description, client_id, secret_hash, secret_created_on, created_on, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		key(sp.Name), sp.Name, sp.Description, sp.ClientID, sp.SecretHash, micros(sp.SecretCreatedOn), micros(sp.CreatedOn), sp.CreatedBy)
 	if err != nil {
@@ -100,10 +100,10 @@ func (t *Queries) InsertServicePrincipal(sp *identity.ServicePrincipal) error {
 // UpdateServicePrincipal replaces the description and secret of the
 // service principal of sp's name. Returns ENOTFOUND.
 func (t *Queries) UpdateServicePrincipal(sp *identity.ServicePrincipal) error {
-	if err := t.writable("update service principal"); err != nil {
+	if err := t.Writable("update service principal"); err != nil {
 		return err
 	}
-	res, err := t.q.Exec(`UPDATE service_principals SET description = $2, secret_hash = $3, secret_created_on = $4
+	res, err := t.Q.Exec(`UPDATE service_principals SET description = $2, secret_hash = $3, secret_created_on = $4
 		WHERE name_key = $1`, key(sp.Name), sp.Description, sp.SecretHash, micros(sp.SecretCreatedOn))
 	if err != nil {
 		return fmt.Errorf("store: update service principal %q: %w", sp.Name, err)

@@ -38,7 +38,7 @@ const QuerySigningKeys = `SELECT kid, private_pem, created_on, retired_on FROM s
 // ListSigningKeys returns all signing keys, newest first (by creation time
 // descending, then ID descending).
 func (t *Queries) ListSigningKeys() ([]*identity.SigningKey, error) {
-	rows, err := t.q.Query(QuerySigningKeys)
+	rows, err := t.Q.Query(QuerySigningKeys)
 	if err != nil {
 		return nil, fmt.Errorf("store: list signing keys: %w", err)
 	}
@@ -52,13 +52,13 @@ func (t *Queries) ListSigningKeys() ([]*identity.SigningKey, error) {
 // InsertSigningKey adds a signing key; a zero CreatedOn takes the
 // transaction time. Returns ECONFLICT if a key of that ID exists.
 func (t *Queries) InsertSigningKey(k *identity.SigningKey) error {
-	if err := t.writable("insert signing key"); err != nil {
+	if err := t.Writable("insert signing key"); err != nil {
 		return err
 	}
 	if k.CreatedOn.IsZero() {
-		k.CreatedOn = t.now
+		k.CreatedOn = t.Now
 	}
-	res, err := t.q.Exec(`INSERT INTO signing_keys (kid, private_pem, created_on, retired_on)
+	res, err := t.Q.Exec(`INSERT INTO signing_keys (kid, private_pem, created_on, retired_on)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (kid) DO NOTHING`,
 		k.ID, k.PrivatePEM, micros(k.CreatedOn), nullMicros(k.RetiredOn))
 	if err != nil {
@@ -79,10 +79,10 @@ func (t *Queries) InsertSigningKey(k *identity.SigningKey) error {
 // UpdateSigningKey replaces the stored key of k.ID with k. Returns
 // ENOTFOUND.
 func (t *Queries) UpdateSigningKey(k *identity.SigningKey) error {
-	if err := t.writable("update signing key"); err != nil {
+	if err := t.Writable("update signing key"); err != nil {
 		return err
 	}
-	res, err := t.q.Exec(`UPDATE signing_keys SET private_pem = $2, created_on = $3, retired_on = $4 WHERE kid = $1`,
+	res, err := t.Q.Exec(`UPDATE signing_keys SET private_pem = $2, created_on = $3, retired_on = $4 WHERE kid = $1`,
 		k.ID, k.PrivatePEM, micros(k.CreatedOn), nullMicros(k.RetiredOn))
 	if err != nil {
 		return fmt.Errorf("store: update signing key %q: %w", k.ID, err)

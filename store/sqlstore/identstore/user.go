@@ -26,7 +26,7 @@ func scanUser(sc scanner) (*identity.User, error) {
 // GetUser returns a user by name, compared case-insensitively. Returns
 // ENOTFOUND.
 func (t *Queries) GetUser(name string) (*identity.User, error) {
-	u, err := scanUser(t.q.QueryRow(`SELECT `+userColumns+` FROM users WHERE name_key = $1`, key(name)))
+	u, err := scanUser(t.Q.QueryRow(`SELECT `+userColumns+` FROM users WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "user %q not found", name)
 	} else if err != nil {
@@ -47,7 +47,7 @@ func (t *Queries) FindUserByOIDC(issuer, subject string) (*identity.User, error)
 	if issuer == "" || subject == "" {
 		return nil, core.Errorf(core.ENOTFOUND, "no user is linked to subject %q of issuer %q", subject, issuer)
 	}
-	u, err := scanUser(t.q.QueryRow(QueryUserByOIDC, issuer, subject))
+	u, err := scanUser(t.Q.QueryRow(QueryUserByOIDC, issuer, subject))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "no user is linked to subject %q of issuer %q", subject, issuer)
 	} else if err != nil {
@@ -58,7 +58,7 @@ func (t *Queries) FindUserByOIDC(issuer, subject string) (*identity.User, error)
 
 // ListUsers returns all users ordered by lower-cased name.
 func (t *Queries) ListUsers() ([]*identity.User, error) {
-	rows, err := t.q.Query(`SELECT ` + userColumns + ` FROM users ORDER BY name_key`)
+	rows, err := t.Q.Query(`SELECT ` + userColumns + ` FROM users ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list users: %w", err)
 	}
@@ -73,15 +73,15 @@ func (t *Queries) ListUsers() ([]*identity.User, error) {
 // Returns ECONFLICT if a user of that name (compared case-insensitively)
 // exists or another user is linked to the same sign-in account.
 func (t *Queries) InsertUser(u *identity.User) error {
-	if err := t.writable("insert user"); err != nil {
+	if err := t.Writable("insert user"); err != nil {
 		return err
 	}
 	if u.CreatedOn.IsZero() {
-		u.CreatedOn = t.now
+		u.CreatedOn = t.Now
 	}
 	// Without a conflict target, DO NOTHING covers the name and the
 	// sign-in account alike.
-	res, err := t.q.Exec(`INSERT INTO users (name_key, name, disabled, admin, created_on, oidc_issuer, oidc_subject)
+	res, err := t.Q.Exec(`INSERT INTO users (name_key, name, disabled, admin, created_on, oidc_issuer, oidc_subject)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
 		key(u.Name), u.Name, boolInt(u.Disabled), boolInt(u.Admin), micros(u.CreatedOn), u.OIDCIssuer, u.OIDCSubject)
 	if err != nil {
@@ -123,7 +123,7 @@ func (t *Queries) oidcTaken(u *identity.User) error {
 // case-insensitively) with u. Returns ENOTFOUND, or ECONFLICT if another
 // user is linked to u's sign-in account.
 func (t *Queries) UpdateUser(u *identity.User) error {
-	if err := t.writable("update user"); err != nil {
+	if err := t.Writable("update user"); err != nil {
 		return err
 	}
 	// The unique index would fail the UPDATE with a driver error: report
@@ -131,7 +131,7 @@ func (t *Queries) UpdateUser(u *identity.User) error {
 	if err := t.oidcTaken(u); err != nil {
 		return err
 	}
-	res, err := t.q.Exec(`UPDATE users SET name = $2, disabled = $3, admin = $4, created_on = $5,
+	res, err := t.Q.Exec(`UPDATE users SET name = $2, disabled = $3, admin = $4, created_on = $5,
 			oidc_issuer = $6, oidc_subject = $7
 		WHERE name_key = $1`,
 		key(u.Name), u.Name, boolInt(u.Disabled), boolInt(u.Admin), micros(u.CreatedOn), u.OIDCIssuer, u.OIDCSubject)

@@ -105,3 +105,19 @@ func DeleteOne(q Querier, what, missing, query string, args ...any) error {
 	}
 	return nil
 }
+
+// Tx is what a query package's methods run in: the transaction, its
+// time, and whether it may write.
+type Tx struct {
+	Q        Querier
+	Now      time.Time
+	ReadOnly bool
+}
+
+// Writable returns an error naming op when the transaction is read-only.
+func (t *Tx) Writable(op string) error {
+	if t.ReadOnly {
+		return fmt.Errorf("%s: %w", op, ErrReadOnly)
+	}
+	return nil
+}
