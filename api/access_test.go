@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -17,7 +18,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/provider/fake"
 
-	"github.com/shoal-ml/shoal/api"
 	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/internal/workload"
 )
@@ -429,7 +429,7 @@ func TestCSRF(t *testing.T) {
 	e := newTestEnv(t)
 	const path = "/api/v1/workspaces/default/computes/csrf"
 	doc := fmt.Sprintf(computeDoc, "csrf")
-	session := api.SessionCookie + "=x"
+	session := websession.SessionCookie + "=x"
 
 	wantCSRFRefusal := func(what string, r reply) {
 		t.Helper()
@@ -437,8 +437,8 @@ func TestCSRF(t *testing.T) {
 			t.Errorf("%s: %s, want 403", what, r)
 			return
 		}
-		if msg, _ := r.json(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, api.CSRFHeader) {
-			t.Errorf("%s: refusal %q does not name %s", what, msg, api.CSRFHeader)
+		if msg, _ := r.json(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, websession.CSRFHeader) {
+			t.Errorf("%s: refusal %q does not name %s", what, msg, websession.CSRFHeader)
 		}
 	}
 
@@ -448,8 +448,8 @@ func TestCSRF(t *testing.T) {
 	} {
 		wantCSRFRefusal(p.method+" "+p.path+" with a session and no CSRF header", send(t, e, "", p.method, p.path, doc, nil, session))
 	}
-	wantCSRFRefusal("a wrong CSRF header", send(t, e, "", "PUT", path, doc, map[string]string{api.CSRFHeader: "tok"}, session))
-	wantCSRFRefusal("empty CSRF header", send(t, e, "", "PUT", path, doc, map[string]string{api.CSRFHeader: ""}, session))
+	wantCSRFRefusal("a wrong CSRF header", send(t, e, "", "PUT", path, doc, map[string]string{websession.CSRFHeader: "tok"}, session))
+	wantCSRFRefusal("empty CSRF header", send(t, e, "", "PUT", path, doc, map[string]string{websession.CSRFHeader: ""}, session))
 	wantCSRFRefusal("agent route", send(t, e, "", "POST", "/agent/v1/sync", `{}`, nil, session))
 	// A bearer token does not excuse a request that also carries a session.
 	wantCSRFRefusal("session plus admin token", send(t, e, e.admin, "PUT", path, doc, nil, session))
@@ -457,12 +457,12 @@ func TestCSRF(t *testing.T) {
 
 	// The session's token passes CSRF; the cookie x itself authenticates
 	// nothing, so the request is then unauthenticated.
-	r := send(t, e, "", "PUT", path, doc, map[string]string{api.CSRFHeader: api.CSRFToken("x")}, session)
+	r := send(t, e, "", "PUT", path, doc, map[string]string{websession.CSRFHeader: websession.CSRFToken("x")}, session)
 	if r.status != http.StatusUnauthorized {
 		t.Errorf("the session's CSRF token: %s, want 401", r)
 	}
 	// With a token as well, the change is made.
-	r = send(t, e, e.admin, "PUT", path, doc, map[string]string{api.CSRFHeader: api.CSRFToken("x")}, session)
+	r = send(t, e, e.admin, "PUT", path, doc, map[string]string{websession.CSRFHeader: websession.CSRFToken("x")}, session)
 	if r.status != http.StatusCreated {
 		t.Errorf("the session's CSRF token with the admin token: %s, want 201", r)
 	}

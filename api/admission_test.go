@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 )
 
 // anonymousHolds mounts GET /test-hold, a handler that needs no
@@ -141,7 +142,7 @@ func TestOnlyAuthenticatedRequestsSkipTheAnonymousCap(t *testing.T) {
 	h.hold(t, "192.0.2.9:1000")
 
 	const from = "192.0.2.1:1000"
-	session := http.Header{"Cookie": {api.CookieName(api.SessionCookie, true) + "=" + e.admin}}
+	session := http.Header{"Cookie": {websession.CookieName(websession.SessionCookie, true) + "=" + e.admin}}
 	if rec := serveFrom(e, from, "GET", "/test-page", session); rec.Code != http.StatusOK || rec.Body.String() != "admin" {
 		t.Errorf("a studio page with a valid __Host- session cookie while the unauthenticated slots are taken: %d %s", rec.Code, rec.Body)
 	}

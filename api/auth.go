@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/api/runhistory"
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
@@ -92,15 +93,15 @@ func (s *Server) Principal(r *http.Request) (*identity.Principal, error) {
 }
 
 // Mount adds a handler outside the API's route table (the studio), with
-// the same body limit and CSRF protection (except for a PreSessionForm,
-// which checks its own); it authenticates on its own (Principal). A
-// request whose credential does not authenticate, and every request to a
-// PreSessionForm, is anonymous (package admission).
+// the same body limit and CSRF protection (except for a
+// websession.PreSessionForm, which checks its own); it authenticates on
+// its own (Principal). A request whose credential does not authenticate,
+// and every request to a PreSessionForm, is anonymous (package admission).
 func (s *Server) Mount(pattern string, h http.Handler) {
 	if strings.HasPrefix(pattern, "GET /live/") {
 		h = s.liveStream(h)
 	}
-	if f, ok := h.(PreSessionForm); ok {
+	if f, ok := h.(websession.PreSessionForm); ok {
 		s.mux.Handle(pattern, s.anonymousOnly(limitBody(f.Handler, MaxRequestBytes)))
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // sizeView is a size with Azure's estimated_vm_prices block.
@@ -43,7 +42,7 @@ func (s *Server) handleListLocations(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*service.LocationDetail]{Value: list})
+	writeJSON(w, http.StatusOK, listBody[*compute.LocationDetail]{Value: list})
 }
 
 func (s *Server) handleGetLocation(w http.ResponseWriter, r *http.Request) {

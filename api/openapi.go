@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/api/openapi"
+	"github.com/shoal-ml/shoal/api/websession"
 )
 
 // OpenAPI builds the OpenAPI 3 document of the native API (/api/v1) from
@@ -17,7 +18,7 @@ func (s *Server) OpenAPI() map[string]any {
 	for i, r := range table {
 		routes[i] = openapi.Route{Pattern: r.Pattern, Public: r.Public}
 	}
-	return openapi.Document(routes, SessionCookie)
+	return openapi.Document(routes, websession.SessionCookie)
 }
 
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {

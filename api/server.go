@@ -96,7 +96,8 @@ type Server struct {
 }
 
 // SetSecure says that the server serves HTTPS: browser sessions then use
-// the __Host- prefixed cookie names (CookieName). Call before serving.
+// the __Host- prefixed cookie names (websession.CookieName). Call before
+// serving.
 func (s *Server) SetSecure(secure bool) { s.secure.Store(secure) }
 
 // NewServer returns a server over svc.

@@ -28,6 +28,7 @@ import (
 	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/service/cost"
 	"github.com/shoal-ml/shoal/service/joboutputs"
+	"github.com/shoal-ml/shoal/service/locations"
 	"github.com/shoal-ml/shoal/service/quota"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/service/storage"
@@ -137,6 +138,8 @@ type Services struct {
 	// services' own to callers.
 	*quota.Quotas
 	*cost.Costs
+	// Locations serves the location requests (package locations).
+	*locations.Locations
 	// The agent protocol's server (package agentapi) and the storage
 	// quota's writes (package service/storage), embedded for the same
 	// reason: api/ calls their methods on the services.
@@ -234,6 +237,7 @@ func New(cfg Config) *Services {
 		storageUsage = cfg.Files.Usage
 	}
 	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: compute.Subscription})
+	s.Locations = locations.New(locations.Config{Store: s.store, Catalog: s.catalog, Auth: s, Provider: s.Provider, Usages: s.ListUsages})
 	s.Costs = cost.New(cost.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify})
 	s.agentServer = agentapi.New(agentapi.Config{
 		Store: audited, Files: cfg.Files, Logger: s.log, Notify: s.notify, Wakes: s.nodes,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 )
@@ -36,10 +36,10 @@ func call(t *testing.T, ts *httptest.Server, method, path, body string, with fun
 func apiPost(t *testing.T, ts *httptest.Server, path, session, body string, csrf bool, contentType string) (int, []byte) {
 	t.Helper()
 	return call(t, ts, "POST", path, body, func(req *http.Request) {
-		req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: session})
+		req.AddCookie(&http.Cookie{Name: websession.SessionCookie, Value: session})
 		req.Header.Set("Content-Type", contentType)
 		if csrf {
-			req.Header.Set(api.CSRFHeader, api.CSRFToken(session))
+			req.Header.Set(websession.CSRFHeader, websession.CSRFToken(session))
 		}
 	})
 }

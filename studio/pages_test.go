@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -23,7 +23,7 @@ import (
 func page(t *testing.T, ts *httptest.Server, path, session string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", ts.URL+path, nil)
-	req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: session})
+	req.AddCookie(&http.Cookie{Name: websession.SessionCookie, Value: session})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
@@ -51,8 +51,8 @@ func (s *Studio) page(h func(*req) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Principal(r)
 		if err != nil {
-			if _, cerr := r.Cookie(s.cookie(api.SessionCookie)); cerr == nil {
-				s.clearCookie(w, api.SessionCookie)
+			if _, cerr := r.Cookie(s.cookie(websession.SessionCookie)); cerr == nil {
+				s.clearCookie(w, websession.SessionCookie)
 			}
 			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
 			return
@@ -64,8 +64,8 @@ func (s *Studio) page(h func(*req) error) http.Handler {
 		if ws := r.URL.Query().Get("workspace"); ws != "" {
 			q.workspace = ws
 		}
-		if c, err := r.Cookie(s.cookie(api.SessionCookie)); err == nil {
-			q.csrf = api.CSRFToken(c.Value)
+		if c, err := r.Cookie(s.cookie(websession.SessionCookie)); err == nil {
+			q.csrf = websession.CSRFToken(c.Value)
 		}
 		if err := h(q); err != nil {
 			s.renderError(q, err)
@@ -111,7 +111,7 @@ func (s *Studio) renderError(q *req, err error) {
 
 // cookie is the name of one of Shoal's cookies on this server: under
 // HTTPS with the __Host- prefix (Secure, Path=/, no Domain).
-func (s *Studio) cookie(base string) string { return api.CookieName(base, s.cfg.Secure) }
+func (s *Studio) cookie(base string) string { return websession.CookieName(base, s.cfg.Secure) }
 
 // setCookie sets one of the studio's cookies, HttpOnly (no page script
 // reads them: the CSRF token comes in the page), host-only and on /
@@ -127,9 +127,9 @@ func (s *Studio) clearCookie(w http.ResponseWriter, base string) {
 }
 
 // startSession sets the session cookie (an API token); pages derive the
-// session's CSRF token from it (api.CSRFToken).
+// session's CSRF token from it (websession.CSRFToken).
 func (s *Studio) startSession(w http.ResponseWriter, token string, expires time.Time) {
-	s.setCookie(w, api.SessionCookie, token, expires, 0)
+	s.setCookie(w, websession.SessionCookie, token, expires, 0)
 }
 
 // preSession returns the sign-in forms' token (login CSRF): the HMAC of
@@ -138,20 +138,20 @@ func (s *Studio) startSession(w http.ResponseWriter, token string, expires time.
 // matching the victim's cookie, so he cannot sign the victim into his
 // own account.
 func (s *Studio) preSession(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(s.cookie(api.PreSessionCookie)); err == nil && c.Value != "" {
-		return api.SignInToken(c.Value)
+	if c, err := r.Cookie(s.cookie(websession.PreSessionCookie)); err == nil && c.Value != "" {
+		return websession.SignInToken(c.Value)
 	}
 	v := random()
-	s.setCookie(w, api.PreSessionCookie, v, time.Time{}, 0)
-	return api.SignInToken(v)
+	s.setCookie(w, websession.PreSessionCookie, v, time.Time{}, 0)
+	return websession.SignInToken(v)
 }
 
 // signInChecked reports whether a sign-in form's post carries the token
 // of the browser's pre-session cookie; if not, it answers 403 with the
 // sign-in form (and a fresh pre-session cookie when there was none).
 func (s *Studio) signInChecked(w http.ResponseWriter, r *http.Request) bool {
-	c, err := r.Cookie(s.cookie(api.PreSessionCookie))
-	if err == nil && api.ValidToken(api.SignInToken(c.Value), r.PostFormValue(api.CSRFField)) {
+	c, err := r.Cookie(s.cookie(websession.PreSessionCookie))
+	if err == nil && websession.ValidToken(websession.SignInToken(c.Value), r.PostFormValue(websession.CSRFField)) {
 		return true
 	}
 	ri := &identity.RequestInfo{Action: "login", Target: "studio", Source: r.RemoteAddr}
@@ -230,12 +230,12 @@ func (s *Studio) signIn(w http.ResponseWriter, r *http.Request) {
 // signOut ends the session (the API's CSRF check has passed: the form
 // carries the token). A session made by an OIDC sign-in revokes its token.
 func (s *Studio) signOut(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(s.cookie(api.SessionCookie)); err == nil {
+	if c, err := r.Cookie(s.cookie(websession.SessionCookie)); err == nil {
 		if p, err := s.cfg.Svc.Authenticate(r.Context(), c.Value); err == nil {
 			s.cfg.Svc.EndOIDCSession(identity.WithPrincipal(r.Context(), p), c.Value)
 		}
 	}
-	s.clearCookie(w, api.SessionCookie)
+	s.clearCookie(w, websession.SessionCookie)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
 

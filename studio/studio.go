@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/tracking"
@@ -88,7 +88,7 @@ func (s *Studio) Routes() map[string]http.Handler {
 		"GET /{$}":                    http.RedirectHandler("/computes", http.StatusFound),
 		"GET /static/{file}":          http.StripPrefix("/static/", cacheFor(http.FileServerFS(static), time.Hour)),
 		"GET /signin":                 http.HandlerFunc(s.signInPage),
-		"POST /signin":                api.PreSessionForm{Handler: http.HandlerFunc(s.signIn)},
+		"POST /signin":                websession.PreSessionForm{Handler: http.HandlerFunc(s.signIn)},
 		"POST /signout":               http.HandlerFunc(s.signOut),
 		"GET /workspace":              s.page(s.chooseWorkspace),
 		"GET /computes":               s.page(s.computesPage),
@@ -116,7 +116,7 @@ func (s *Studio) Routes() map[string]http.Handler {
 	r["GET /models"] = s.page(model.listPage(s))
 	r["GET /models/{name}/versions/{version}"] = s.page(model.versionPage(s))
 	if s.cfg.OIDC != nil {
-		r["POST /signin/oidc"] = api.PreSessionForm{Handler: http.HandlerFunc(s.oidcStart)}
+		r["POST /signin/oidc"] = websession.PreSessionForm{Handler: http.HandlerFunc(s.oidcStart)}
 		r["GET /signin/oidc/callback"] = http.HandlerFunc(s.oidcCallback)
 	}
 	return r

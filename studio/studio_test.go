@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/provider/fake"
 	"github.com/shoal-ml/shoal/server/config"
@@ -74,7 +75,7 @@ func get(t *testing.T, ts *httptest.Server, path, session string) *http.Response
 	t.Helper()
 	req, _ := http.NewRequest("GET", ts.URL+path, nil)
 	if session != "" {
-		req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: session})
+		req.AddCookie(&http.Cookie{Name: websession.SessionCookie, Value: session})
 	}
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
@@ -105,7 +106,7 @@ func TestPagesNeedASession(t *testing.T) {
 	// Sign-in: a token, then back to next — only on this site.
 	pre, field := signInPage(t, ts)
 	for next, want := range map[string]string{"/jobs": "/jobs", "//evil.example/x": "/", "https://evil.example/": "/", "/\\evil.example": "/", "/\t/evil.example": "/"} {
-		resp := postSignIn(t, ts, pre, url.Values{"token": {admin}, "next": {next}, api.CSRFField: {field}})
+		resp := postSignIn(t, ts, pre, url.Values{"token": {admin}, "next": {next}, websession.CSRFField: {field}})
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
 			t.Errorf("sign-in with next %q: %d %s, want %s", next, resp.StatusCode, resp.Header.Get("Location"), want)
 		}
@@ -124,7 +125,7 @@ func signInPage(t *testing.T, ts *httptest.Server) (*http.Cookie, string) {
 	b, _ := io.ReadAll(resp.Body)
 	var pre *http.Cookie
 	for _, c := range resp.Cookies() {
-		if strings.HasSuffix(c.Name, api.PreSessionCookie) {
+		if strings.HasSuffix(c.Name, websession.PreSessionCookie) {
 			pre = c
 		}
 	}

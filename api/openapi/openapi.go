@@ -23,7 +23,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/domain/notify"
-	"github.com/shoal-ml/shoal/service"
 )
 
 // opDoc documents one route of the native API in the OpenAPI document.
@@ -78,8 +77,8 @@ var apiDocs = map[string]opDoc{
 	"PUT /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":     {summary: "Proxy to an instance's application"},
 	"PATCH /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":   {summary: "Proxy to an instance's application"},
 	"DELETE /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":  {summary: "Proxy to an instance's application"},
-	"GET /api/v1/locations":                                              {summary: "Locations with their hosts and quota use (the nodes of the caller's workspaces)", out: list[service.LocationDetail]{}},
-	"GET /api/v1/locations/{loc}":                                        {summary: "A location (the nodes of the caller's workspaces)", out: service.LocationDetail{}},
+	"GET /api/v1/locations":                                              {summary: "Locations with their hosts and quota use (the nodes of the caller's workspaces)", out: list[compute.LocationDetail]{}},
+	"GET /api/v1/locations/{loc}":                                        {summary: "A location (the nodes of the caller's workspaces)", out: compute.LocationDetail{}},
 	"GET /api/v1/locations/{loc}/sizes":                                  {summary: "Sizes offered at a location", out: list[compute.Size]{}},
 	"GET /api/v1/locations/{loc}/usages":                                 {summary: "Quota lines of a location", out: list[compute.Usage]{}},
 	"POST /api/v1/workspaces/{ws}/artifacts":                             {summary: "Upload a tar.gz (code, inputs); content-addressed", status: 201},

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/api"
+	"github.com/shoal-ml/shoal/api/websession"
 )
 
 // The server serves instances' applications on a second listener, an
@@ -60,17 +60,17 @@ func TestServerAppsOriginAndCookiesPerScheme(t *testing.T) {
 		r := get(m.URL() + "/signin")
 		var pre *http.Cookie
 		for _, c := range r.Cookies() {
-			if strings.HasSuffix(c.Name, api.PreSessionCookie) {
+			if strings.HasSuffix(c.Name, websession.PreSessionCookie) {
 				pre = c
 			}
 		}
-		want := api.CookieName(api.PreSessionCookie, useTLS)
+		want := websession.CookieName(websession.PreSessionCookie, useTLS)
 		if pre == nil || pre.Name != want || pre.Secure != useTLS || pre.Path != "/" || pre.Domain != "" {
 			t.Errorf("tls=%v: pre-session cookie %+v, want %s", useTLS, pre, want)
 		}
 		// A session under the scheme's name signs in; the other name does not.
 		token, _ := os.ReadFile(filepath.Join(dir, "data", "admin.token"))
-		for name, code := range map[string]int{api.CookieName(api.SessionCookie, useTLS): http.StatusOK, api.CookieName(api.SessionCookie, !useTLS): http.StatusUnauthorized} {
+		for name, code := range map[string]int{websession.CookieName(websession.SessionCookie, useTLS): http.StatusOK, websession.CookieName(websession.SessionCookie, !useTLS): http.StatusUnauthorized} {
 			req, _ := http.NewRequest("GET", m.URL()+"/api/v1/whoami", nil)
 			req.AddCookie(&http.Cookie{Name: name, Value: strings.TrimSpace(string(token))})
 			resp, err := client.Do(req)

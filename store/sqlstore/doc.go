@@ -2,39 +2,21 @@ package sqlstore
 
 import (
 	"database/sql"
-	"time"
+
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // scanner is a *sql.Row or *sql.Rows.
-type scanner interface{ Scan(...any) error }
+type scanner = sqlq.Scanner
 
-// normTime sets *t to its stored form.
-func normTime(t *time.Time) { *t = stored(*t) }
-
-// normTimePtr points *p at the stored form of **p when that differs. A nil
-// *p stays nil.
-func normTimePtr(p **time.Time) {
-	if *p == nil {
-		return
-	}
-	if v := stored(**p); v != **p {
-		*p = &v
-	}
-}
+// The stored forms of times and the reading of rows are sqlq's, which
+// the query packages beside this one share.
+var (
+	normTime    = sqlq.NormTime
+	normTimePtr = sqlq.NormTimePtr
+)
 
 // collect reads all rows with scan.
 func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlq.Collect(rows, scan)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/sqlstore/identstore"
 )
 
 // HotQuery is a query the scheduler, the job lifecycle or the API runs
@@ -25,13 +26,13 @@ func HotQueries() []HotQuery {
 		{"FindNodeByCredentialHash", queryNodeByCredentialHash, []any{"h"}},
 		{"FindNodeByJoinTokenHash", queryNodeByJoinTokenHash, []any{"h"}},
 		{"ListAttempts", queryListAttempts, []any{"w", "j"}},
-		{"FindUserByOIDC", queryUserByOIDC, []any{"i", "s"}},
-		{"ListSigningKeys", querySigningKeys, nil},
+		{"FindUserByOIDC", identstore.QueryUserByOIDC, []any{"i", "s"}},
+		{"ListSigningKeys", identstore.QuerySigningKeys, nil},
 		// every log-batch checks its run's limits against these totals
 		{"SummarizeMetrics", querySummarizeMetrics, []any{"w", "j"}},
 	}
 	for _, f := range [][2]string{{"p", ""}, {"", "w"}, {"p", "w"}} {
-		q, args := listRoleAssignmentsQuery(f[0], f[1])
+		q, args := identstore.ListRoleAssignmentsQuery(f[0], f[1])
 		qs = append(qs, HotQuery{"ListRoleAssignments " + q, q, args})
 	}
 	for _, f := range []identity.AuditFilter{
@@ -44,7 +45,7 @@ func HotQueries() []HotQuery {
 		{Target: "t", Limit: 10},
 		{Limit: 10},
 	} {
-		q, args := listAuditQuery(f)
+		q, args := identstore.ListAuditQuery(f)
 		qs = append(qs, HotQuery{"ListAudit " + q, q, args})
 	}
 	for _, f := range []job.JobFilter{

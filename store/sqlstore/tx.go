@@ -14,16 +14,17 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/blobstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
+	"github.com/shoal-ml/shoal/store/sqlstore/identstore"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 )
@@ -61,12 +62,17 @@ type tx struct {
 	// genComputes says it stamped computes_gen.
 	gen         int64
 	genComputes bool
+	// Queries are the identity queries (package identstore), embedded
+	// so that they are the transaction's own methods.
+	identstore.Queries
+	// Blobs are the blob queries (package blobstore), likewise.
+	blobstore.Blobs
 }
 
 var _ store.Tx = (*tx)(nil)
 
 // errReadOnly is returned by writes attempted in a View transaction.
-var errReadOnly = errors.New("store: write in a read-only transaction")
+var errReadOnly = sqlq.ErrReadOnly
 
 func (t *tx) Now() time.Time { return t.now }
 
@@ -118,34 +124,15 @@ func (t *tx) update(fast, full string, args ...any) (int64, error) {
 	return affected(res)
 }
 
-// affected returns the rows a statement changed.
-// deleteOne runs a DELETE that must remove exactly one row. what names the
-// row in messages ("compute default/cpu"); missing is the ENOTFOUND message.
+// deleteOne runs a DELETE that must remove exactly one row (sqlq.DeleteOne).
 func (t *tx) deleteOne(what, missing, query string, args ...any) error {
 	if err := t.writable("delete " + what); err != nil {
 		return err
 	}
-	res, err := t.exec(query, args...)
-	if err != nil {
-		return fmt.Errorf("store: delete %s: %w", what, err)
-	}
-	n, err := affected(res)
-	if err != nil {
-		return fmt.Errorf("store: delete %s: %w", what, err)
-	}
-	if n == 0 {
-		return core.Errorf(core.ENOTFOUND, "%s", missing)
-	}
-	return nil
+	return sqlq.DeleteOne(querier{t}, what, missing, query, args...)
 }
 
-func affected(res sql.Result) (int64, error) {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("rows affected: %w", err)
-	}
-	return n, nil
-}
+var affected = sqlq.Affected
 
 // Run runs fn in a transaction begun on h with opts, whose time is now
 // (truncated to the stored precision), and commits it when fn returns nil;
@@ -176,6 +163,8 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 		now:      now.UTC().Truncate(time.Microsecond),
 		readOnly: opts != nil && opts.ReadOnly,
 	}
+	t.Queries = identstore.New(querier{t}, t.now, t.readOnly)
+	t.Blobs = blobstore.New(querier{t}, t.now, t.readOnly)
 	err = diskfull.Classify(t.run(fn))
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.Prepare(ctx, t.unprepared)
@@ -191,6 +180,8 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 // prepare in stmts once stx has ended.
 func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
 	t := &tx{ctx: ctx, tx: stx, stmts: stmts, now: now.UTC().Truncate(time.Microsecond)}
+	t.Queries = identstore.New(querier{t}, t.now, false)
+	t.Blobs = blobstore.New(querier{t}, t.now, false)
 	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
 	return fn(t)
 }

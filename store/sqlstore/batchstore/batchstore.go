@@ -15,6 +15,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/batch"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // Querier is what the queries need of a transaction.
@@ -49,7 +50,7 @@ func PutEndpoint(q Querier, e *batch.Endpoint, now time.Time) error {
 }
 
 // Scanner is a row to scan (*sql.Row, *sql.Rows).
-type Scanner interface{ Scan(...any) error }
+type Scanner = sqlq.Scanner
 
 func scanEndpoint(sc Scanner) (*batch.Endpoint, error) {
 	var (
@@ -179,14 +180,5 @@ func DeleteDeployment(q Querier, workspace, endpoint, name string) error {
 
 // Collect scans every row into a list (empty, never nil), closing rows.
 func Collect[T any](rows *sql.Rows, scan func(Scanner) (T, error)) ([]T, error) {
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return sqlq.Collect(rows, scan)
 }

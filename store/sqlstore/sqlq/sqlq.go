@@ -5,8 +5,12 @@ package sqlq
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Querier is what the queries need of a transaction: sqlstore's, with
@@ -23,3 +27,97 @@ func Key(s string) string { return strings.ToLower(s) }
 
 // Stored is a time as the stores keep it: microseconds, in UTC.
 func Stored(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
+
+// ErrReadOnly is returned by writes attempted in a View transaction.
+var ErrReadOnly = errors.New("store: write in a read-only transaction")
+
+// Scanner is a *sql.Row or *sql.Rows.
+type Scanner interface{ Scan(...any) error }
+
+// Micros converts a time to what is stored: unix microseconds.
+func Micros(t time.Time) int64 { return t.UnixMicro() }
+
+// FromMicros converts a stored time back, in UTC.
+func FromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// BoolInt converts a bool to its stored form.
+func BoolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// NormTime sets *t to its stored form.
+func NormTime(t *time.Time) { *t = Stored(*t) }
+
+// NormTimePtr points *p at the stored form of **p when that differs. A nil
+// *p stays nil.
+func NormTimePtr(p **time.Time) {
+	if *p == nil {
+		return
+	}
+	if v := Stored(**p); v != **p {
+		*p = &v
+	}
+}
+
+// Collect reads all rows with scan.
+func Collect[T any](rows *sql.Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Affected returns the rows a statement changed.
+func Affected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("rows affected: %w", err)
+	}
+	return n, nil
+}
+
+// DeleteOne runs a DELETE that must remove exactly one row. what names
+// the row in messages ("compute default/cpu"); missing is the ENOTFOUND
+// message.
+func DeleteOne(q Querier, what, missing, query string, args ...any) error {
+	res, err := q.Exec(query, args...)
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", what, err)
+	}
+	n, err := Affected(res)
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", what, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "%s", missing)
+	}
+	return nil
+}
+
+// Tx is what a query package's methods run in: the transaction, its
+// time, and whether it may write.
+type Tx struct {
+	Q        Querier
+	Now      time.Time
+	ReadOnly bool
+}
+
+// Writable returns an error naming op when the transaction is read-only.
+func (t *Tx) Writable(op string) error {
+	if t.ReadOnly {
+		return fmt.Errorf("%s: %w", op, ErrReadOnly)
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"database/sql"
@@ -25,8 +25,8 @@ func scanUser(sc scanner) (*identity.User, error) {
 
 // GetUser returns a user by name, compared case-insensitively. Returns
 // ENOTFOUND.
-func (t *tx) GetUser(name string) (*identity.User, error) {
-	u, err := scanUser(t.queryRow(`SELECT `+userColumns+` FROM users WHERE name_key = $1`, key(name)))
+func (t *Queries) GetUser(name string) (*identity.User, error) {
+	u, err := scanUser(t.Q.QueryRow(`SELECT `+userColumns+` FROM users WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "user %q not found", name)
 	} else if err != nil {
@@ -35,19 +35,19 @@ func (t *tx) GetUser(name string) (*identity.User, error) {
 	return u, nil
 }
 
-// queryUserByOIDC is the query of FindUserByOIDC. It repeats the condition
+// QueryUserByOIDC is the query of FindUserByOIDC. It repeats the condition
 // of the partial index users_oidc so that the index serves it.
-const queryUserByOIDC = `SELECT ` + userColumns + ` FROM users
+const QueryUserByOIDC = `SELECT ` + userColumns + ` FROM users
 	WHERE oidc_issuer = $1 AND oidc_subject = $2 AND oidc_issuer <> '' AND oidc_subject <> ''`
 
 // FindUserByOIDC returns the user linked to the sign-in account of issuer
 // and subject, both compared exactly. Users without a link match no
 // account: an empty issuer or subject returns ENOTFOUND.
-func (t *tx) FindUserByOIDC(issuer, subject string) (*identity.User, error) {
+func (t *Queries) FindUserByOIDC(issuer, subject string) (*identity.User, error) {
 	if issuer == "" || subject == "" {
 		return nil, core.Errorf(core.ENOTFOUND, "no user is linked to subject %q of issuer %q", subject, issuer)
 	}
-	u, err := scanUser(t.queryRow(queryUserByOIDC, issuer, subject))
+	u, err := scanUser(t.Q.QueryRow(QueryUserByOIDC, issuer, subject))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "no user is linked to subject %q of issuer %q", subject, issuer)
 	} else if err != nil {
@@ -57,8 +57,8 @@ func (t *tx) FindUserByOIDC(issuer, subject string) (*identity.User, error) {
 }
 
 // ListUsers returns all users ordered by lower-cased name.
-func (t *tx) ListUsers() ([]*identity.User, error) {
-	rows, err := t.query(`SELECT ` + userColumns + ` FROM users ORDER BY name_key`)
+func (t *Queries) ListUsers() ([]*identity.User, error) {
+	rows, err := t.Q.Query(`SELECT ` + userColumns + ` FROM users ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list users: %w", err)
 	}
@@ -72,16 +72,16 @@ func (t *tx) ListUsers() ([]*identity.User, error) {
 // InsertUser adds a user; a zero CreatedOn takes the transaction time.
 // Returns ECONFLICT if a user of that name (compared case-insensitively)
 // exists or another user is linked to the same sign-in account.
-func (t *tx) InsertUser(u *identity.User) error {
-	if err := t.writable("insert user"); err != nil {
+func (t *Queries) InsertUser(u *identity.User) error {
+	if err := t.Writable("insert user"); err != nil {
 		return err
 	}
 	if u.CreatedOn.IsZero() {
-		u.CreatedOn = t.now
+		u.CreatedOn = t.Now
 	}
 	// Without a conflict target, DO NOTHING covers the name and the
 	// sign-in account alike.
-	res, err := t.exec(`INSERT INTO users (name_key, name, disabled, admin, created_on, oidc_issuer, oidc_subject)
+	res, err := t.Q.Exec(`INSERT INTO users (name_key, name, disabled, admin, created_on, oidc_issuer, oidc_subject)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
 		key(u.Name), u.Name, boolInt(u.Disabled), boolInt(u.Admin), micros(u.CreatedOn), u.OIDCIssuer, u.OIDCSubject)
 	if err != nil {
@@ -103,7 +103,7 @@ func (t *tx) InsertUser(u *identity.User) error {
 
 // oidcTaken returns ECONFLICT when a user other than u is linked to u's
 // sign-in account.
-func (t *tx) oidcTaken(u *identity.User) error {
+func (t *Queries) oidcTaken(u *identity.User) error {
 	if u.OIDCIssuer == "" || u.OIDCSubject == "" {
 		return nil
 	}
@@ -122,8 +122,8 @@ func (t *tx) oidcTaken(u *identity.User) error {
 // UpdateUser replaces the stored user of u's name (compared
 // case-insensitively) with u. Returns ENOTFOUND, or ECONFLICT if another
 // user is linked to u's sign-in account.
-func (t *tx) UpdateUser(u *identity.User) error {
-	if err := t.writable("update user"); err != nil {
+func (t *Queries) UpdateUser(u *identity.User) error {
+	if err := t.Writable("update user"); err != nil {
 		return err
 	}
 	// The unique index would fail the UPDATE with a driver error: report
@@ -131,7 +131,7 @@ func (t *tx) UpdateUser(u *identity.User) error {
 	if err := t.oidcTaken(u); err != nil {
 		return err
 	}
-	res, err := t.exec(`UPDATE users SET name = $2, disabled = $3, admin = $4, created_on = $5,
+	res, err := t.Q.Exec(`UPDATE users SET name = $2, disabled = $3, admin = $4, created_on = $5,
 			oidc_issuer = $6, oidc_subject = $7
 		WHERE name_key = $1`,
 		key(u.Name), u.Name, boolInt(u.Disabled), boolInt(u.Admin), micros(u.CreatedOn), u.OIDCIssuer, u.OIDCSubject)

@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"database/sql"
@@ -31,18 +31,18 @@ func scanToken(sc interface{ Scan(...any) error }) (*identity.APIToken, error) {
 
 // InsertToken adds an API token; a zero CreatedOn takes the transaction
 // time. Returns ECONFLICT if a token with that ID or hash exists.
-func (t *tx) InsertToken(tok *identity.APIToken) error {
-	if err := t.writable("insert token"); err != nil {
+func (t *Queries) InsertToken(tok *identity.APIToken) error {
+	if err := t.Writable("insert token"); err != nil {
 		return err
 	}
 	if tok.CreatedOn.IsZero() {
-		tok.CreatedOn = t.now
+		tok.CreatedOn = t.Now
 	}
 	var expiresOn sql.NullInt64
 	if tok.ExpiresOn != nil {
 		expiresOn = sql.NullInt64{Int64: micros(*tok.ExpiresOn), Valid: true}
 	}
-	res, err := t.exec(`INSERT INTO api_tokens (id, name, principal_id, hash, created_on, expires_on, revoked, scope)
+	res, err := t.Q.Exec(`INSERT INTO api_tokens (id, name, principal_id, hash, created_on, expires_on, revoked, scope)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		tok.ID, tok.Name, tok.PrincipalID, tok.Hash, micros(tok.CreatedOn), expiresOn, boolInt(tok.Revoked), tok.Scope)
 	if err != nil {
@@ -64,8 +64,8 @@ func (t *tx) InsertToken(tok *identity.APIToken) error {
 }
 
 // FindTokenByHash returns the token with that hash. Returns ENOTFOUND.
-func (t *tx) FindTokenByHash(hash string) (*identity.APIToken, error) {
-	tok, err := scanToken(t.queryRow(`SELECT `+tokenColumns+` FROM api_tokens WHERE hash = $1`, hash))
+func (t *Queries) FindTokenByHash(hash string) (*identity.APIToken, error) {
+	tok, err := scanToken(t.Q.QueryRow(`SELECT `+tokenColumns+` FROM api_tokens WHERE hash = $1`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		// The hash is a credential's fingerprint: keep it out of the message.
 		return nil, core.Errorf(core.ENOTFOUND, "token not found")
@@ -77,7 +77,7 @@ func (t *tx) FindTokenByHash(hash string) (*identity.APIToken, error) {
 
 // ListTokens returns the tokens of principalID ("" for all) ordered by
 // creation time, then ID.
-func (t *tx) ListTokens(principalID string) ([]*identity.APIToken, error) {
+func (t *Queries) ListTokens(principalID string) ([]*identity.APIToken, error) {
 	q := `SELECT ` + tokenColumns + ` FROM api_tokens`
 	var args []any
 	if principalID != "" {
@@ -85,7 +85,7 @@ func (t *tx) ListTokens(principalID string) ([]*identity.APIToken, error) {
 		args = append(args, principalID)
 	}
 	q += ` ORDER BY created_on, id`
-	rows, err := t.query(q, args...)
+	rows, err := t.Q.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list tokens: %w", err)
 	}
@@ -105,8 +105,8 @@ func (t *tx) ListTokens(principalID string) ([]*identity.APIToken, error) {
 }
 
 // GetToken returns a token by ID. Returns ENOTFOUND.
-func (t *tx) GetToken(id string) (*identity.APIToken, error) {
-	tok, err := scanToken(t.queryRow(`SELECT `+tokenColumns+` FROM api_tokens WHERE id = $1`, id))
+func (t *Queries) GetToken(id string) (*identity.APIToken, error) {
+	tok, err := scanToken(t.Q.QueryRow(`SELECT `+tokenColumns+` FROM api_tokens WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "token %q not found", id)
 	} else if err != nil {
@@ -118,11 +118,11 @@ func (t *tx) GetToken(id string) (*identity.APIToken, error) {
 // UpdateToken replaces the name, expiry and revocation of the stored token
 // of tok.ID; its principal, hash and creation time never change and are
 // kept as stored. Returns ENOTFOUND.
-func (t *tx) UpdateToken(tok *identity.APIToken) error {
-	if err := t.writable("update token"); err != nil {
+func (t *Queries) UpdateToken(tok *identity.APIToken) error {
+	if err := t.Writable("update token"); err != nil {
 		return err
 	}
-	res, err := t.exec(`UPDATE api_tokens SET name = $2, expires_on = $3, revoked = $4 WHERE id = $1`,
+	res, err := t.Q.Exec(`UPDATE api_tokens SET name = $2, expires_on = $3, revoked = $4 WHERE id = $1`,
 		tok.ID, tok.Name, nullMicros(tok.ExpiresOn), boolInt(tok.Revoked))
 	if err != nil {
 		return fmt.Errorf("store: update token %q: %w", tok.ID, err)

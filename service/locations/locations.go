@@ -1,4 +1,9 @@
-package service
+// Package locations serves the location requests: a location with its
+// quota use, its provider's hosts and the machines joined by hand, as the
+// caller may see them (the nodes of the workspaces where they may read
+// computes). Package service embeds Locations, so its methods are the
+// services' own to api/, arm/ and studio/.
+package locations
 
 import (
 	"context"
@@ -12,28 +17,41 @@ import (
 	"github.com/shoal-ml/shoal/store"
 )
 
-// LocationDetail is a location with its quota use and hosts; see
-// shoal.LocationDetail.
-type LocationDetail = compute.LocationDetail
+// Config wires Locations to what it reads.
+type Config struct {
+	Store   store.Store
+	Catalog *compute.Catalog
+	Auth    identity.Authorizer
+	// Provider is the provider of a location's nodes (computes.Service's).
+	Provider func(loc *compute.Location) node.Provider
+	// Usages is a location's quota use (quota.Quotas' ListUsages).
+	Usages func(ctx context.Context, location string) ([]compute.Usage, error)
+}
+
+// Locations serves the location requests.
+type Locations struct{ cfg Config }
+
+// New returns the location requests' service over cfg.
+func New(cfg Config) *Locations { return &Locations{cfg: cfg} }
 
 // FindLocation returns a location (by name or alias) with its quota use,
 // its provider's hosts and the machines joined by hand. Its nodes (the
 // count, the machines joined by hand, what a host runs) are those of the
 // workspaces where the caller may read computes (nodesShownTo). Returns
 // ENOTFOUND.
-func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDetail, error) {
-	loc, err := s.catalog.Location(name)
+func (l *Locations) FindLocation(ctx context.Context, name string) (*compute.LocationDetail, error) {
+	loc, err := l.cfg.Catalog.Location(name)
 	if err != nil {
 		return nil, err
 	}
-	d := &LocationDetail{Location: loc, Hosts: []*compute.Host{}}
-	if d.Usage, err = s.ListUsages(ctx, loc.Name); err != nil {
+	d := &compute.LocationDetail{Location: loc, Hosts: []*compute.Host{}}
+	if d.Usage, err = l.cfg.Usages(ctx, loc.Name); err != nil {
 		return nil, err
 	}
-	if r, ok := s.Provider(loc).(compute.WorkIsolationReporter); ok {
+	if r, ok := l.cfg.Provider(loc).(compute.WorkIsolationReporter); ok {
 		d.WorkIsolation = r.WorkIsolation()
 	}
-	if hl, ok := s.Provider(loc).(compute.HostLister); ok {
+	if hl, ok := l.cfg.Provider(loc).(compute.HostLister); ok {
 		hosts, err := hl.Hosts(ctx)
 		if err != nil {
 			return nil, err
@@ -41,7 +59,7 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 		d.Hosts = append(d.Hosts, hosts...)
 	}
 	var nodes []*node.Node
-	err = s.store.View(ctx, func(tx store.Tx) error {
+	err = l.cfg.Store.View(ctx, func(tx store.Tx) error {
 		var err error
 		nodes, err = tx.ListNodes(node.NodeFilter{Location: loc.Name})
 		return err
@@ -49,7 +67,7 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 	if err != nil {
 		return nil, err
 	}
-	nodes = s.nodesShownTo(ctx, nodes)
+	nodes = l.nodesShownTo(ctx, nodes)
 	d.Nodes = len(nodes)
 	since := map[*compute.Host]time.Time{}
 	for _, n := range nodes {
@@ -90,7 +108,7 @@ func (s *Services) FindLocation(ctx context.Context, name string) (*LocationDeta
 // read computes: all of them for an administrator or the server itself.
 // A node's ID, address and runtime are its workspace's, as its compute
 // is.
-func (s *Services) nodesShownTo(ctx context.Context, nodes []*node.Node) []*node.Node {
+func (l *Locations) nodesShownTo(ctx context.Context, nodes []*node.Node) []*node.Node {
 	p := identity.PrincipalFrom(ctx)
 	if p == nil || p.Admin {
 		return nodes
@@ -101,7 +119,7 @@ func (s *Services) nodesShownTo(ctx context.Context, nodes []*node.Node) []*node
 		k := strings.ToLower(n.Workspace)
 		ok, seen := readable[k]
 		if !seen {
-			ok = s.Authorize(ctx, p, n.Workspace, identity.ActComputesRead) == nil
+			ok = l.cfg.Auth.Authorize(ctx, p, n.Workspace, identity.ActComputesRead) == nil
 			readable[k] = ok
 		}
 		if ok {
@@ -127,10 +145,10 @@ func noteRuntime(h *compute.Host, n *node.Node, since map[*compute.Host]time.Tim
 }
 
 // ListLocations returns every location with its detail.
-func (s *Services) ListLocations(ctx context.Context) ([]*LocationDetail, error) {
-	var out []*LocationDetail
-	for _, l := range s.catalog.Locations() {
-		d, err := s.FindLocation(ctx, l.Name)
+func (l *Locations) ListLocations(ctx context.Context) ([]*compute.LocationDetail, error) {
+	var out []*compute.LocationDetail
+	for _, loc := range l.cfg.Catalog.Locations() {
+		d, err := l.FindLocation(ctx, loc.Name)
 		if err != nil {
 			return nil, err
 		}

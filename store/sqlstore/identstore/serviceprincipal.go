@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"database/sql"
@@ -25,8 +25,8 @@ func scanServicePrincipal(sc scanner) (*identity.ServicePrincipal, error) {
 
 // GetServicePrincipal returns a service principal by name, compared
 // case-insensitively. Returns ENOTFOUND.
-func (t *tx) GetServicePrincipal(name string) (*identity.ServicePrincipal, error) {
-	sp, err := scanServicePrincipal(t.queryRow(`SELECT `+spColumns+` FROM service_principals WHERE name_key = $1`, key(name)))
+func (t *Queries) GetServicePrincipal(name string) (*identity.ServicePrincipal, error) {
+	sp, err := scanServicePrincipal(t.Q.QueryRow(`SELECT `+spColumns+` FROM service_principals WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "service principal %q not found", name)
 	} else if err != nil {
@@ -37,8 +37,8 @@ func (t *tx) GetServicePrincipal(name string) (*identity.ServicePrincipal, error
 
 // FindServicePrincipalByClientID returns the service principal of a
 // client ID, compared exactly. Returns ENOTFOUND.
-func (t *tx) FindServicePrincipalByClientID(clientID string) (*identity.ServicePrincipal, error) {
-	sp, err := scanServicePrincipal(t.queryRow(`SELECT `+spColumns+` FROM service_principals WHERE client_id = $1`, clientID))
+func (t *Queries) FindServicePrincipalByClientID(clientID string) (*identity.ServicePrincipal, error) {
+	sp, err := scanServicePrincipal(t.Q.QueryRow(`SELECT `+spColumns+` FROM service_principals WHERE client_id = $1`, clientID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "no service principal has client ID %q", clientID)
 	} else if err != nil {
@@ -49,8 +49,8 @@ func (t *tx) FindServicePrincipalByClientID(clientID string) (*identity.ServiceP
 
 // ListServicePrincipals returns all service principals ordered by
 // lower-cased name.
-func (t *tx) ListServicePrincipals() ([]*identity.ServicePrincipal, error) {
-	rows, err := t.query(`SELECT ` + spColumns + ` FROM service_principals ORDER BY name_key`)
+func (t *Queries) ListServicePrincipals() ([]*identity.ServicePrincipal, error) {
+	rows, err := t.Q.Query(`SELECT ` + spColumns + ` FROM service_principals ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list service principals: %w", err)
 	}
@@ -64,17 +64,17 @@ func (t *tx) ListServicePrincipals() ([]*identity.ServicePrincipal, error) {
 // InsertServicePrincipal adds a service principal; zero times take the
 // transaction time. Returns ECONFLICT if one of that name (compared
 // case-insensitively) or client ID exists.
-func (t *tx) InsertServicePrincipal(sp *identity.ServicePrincipal) error {
-	if err := t.writable("insert service principal"); err != nil {
+func (t *Queries) InsertServicePrincipal(sp *identity.ServicePrincipal) error {
+	if err := t.Writable("insert service principal"); err != nil {
 		return err
 	}
 	if sp.CreatedOn.IsZero() {
-		sp.CreatedOn = t.now
+		sp.CreatedOn = t.Now
 	}
 	if sp.SecretCreatedOn.IsZero() {
 		sp.SecretCreatedOn = sp.CreatedOn
 	}
-	res, err := t.exec(`INSERT INTO service_principals (name_key, name, description, client_id, secret_hash, secret_created_on, created_on, created_by)
+	res, err := t.Q.Exec(`INSERT INTO service_principals (name_key, name, description, client_id, secret_hash, secret_created_on, created_on, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		key(sp.Name), sp.Name, sp.Description, sp.ClientID, sp.SecretHash, micros(sp.SecretCreatedOn), micros(sp.CreatedOn), sp.CreatedBy)
 	if err != nil {
@@ -99,11 +99,11 @@ func (t *tx) InsertServicePrincipal(sp *identity.ServicePrincipal) error {
 
 // UpdateServicePrincipal replaces the description and secret of the
 // service principal of sp's name. Returns ENOTFOUND.
-func (t *tx) UpdateServicePrincipal(sp *identity.ServicePrincipal) error {
-	if err := t.writable("update service principal"); err != nil {
+func (t *Queries) UpdateServicePrincipal(sp *identity.ServicePrincipal) error {
+	if err := t.Writable("update service principal"); err != nil {
 		return err
 	}
-	res, err := t.exec(`UPDATE service_principals SET description = $2, secret_hash = $3, secret_created_on = $4
+	res, err := t.Q.Exec(`UPDATE service_principals SET description = $2, secret_hash = $3, secret_created_on = $4
 		WHERE name_key = $1`, key(sp.Name), sp.Description, sp.SecretHash, micros(sp.SecretCreatedOn))
 	if err != nil {
 		return fmt.Errorf("store: update service principal %q: %w", sp.Name, err)
@@ -119,7 +119,7 @@ func (t *tx) UpdateServicePrincipal(sp *identity.ServicePrincipal) error {
 
 // DeleteServicePrincipal removes a service principal by name, compared
 // case-insensitively. Returns ENOTFOUND.
-func (t *tx) DeleteServicePrincipal(name string) error {
+func (t *Queries) DeleteServicePrincipal(name string) error {
 	return t.deleteOne(fmt.Sprintf("service principal %q", name), fmt.Sprintf("service principal %q not found", name),
 		`DELETE FROM service_principals WHERE name_key = $1`, key(name))
 }

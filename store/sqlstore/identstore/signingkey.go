@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"database/sql"
@@ -32,13 +32,13 @@ func nullMicros(t *time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: micros(*t), Valid: true}
 }
 
-// querySigningKeys is the query of ListSigningKeys.
-const querySigningKeys = `SELECT kid, private_pem, created_on, retired_on FROM signing_keys ORDER BY created_on DESC, kid DESC`
+// QuerySigningKeys is the query of ListSigningKeys.
+const QuerySigningKeys = `SELECT kid, private_pem, created_on, retired_on FROM signing_keys ORDER BY created_on DESC, kid DESC`
 
 // ListSigningKeys returns all signing keys, newest first (by creation time
 // descending, then ID descending).
-func (t *tx) ListSigningKeys() ([]*identity.SigningKey, error) {
-	rows, err := t.query(querySigningKeys)
+func (t *Queries) ListSigningKeys() ([]*identity.SigningKey, error) {
+	rows, err := t.Q.Query(QuerySigningKeys)
 	if err != nil {
 		return nil, fmt.Errorf("store: list signing keys: %w", err)
 	}
@@ -51,14 +51,14 @@ func (t *tx) ListSigningKeys() ([]*identity.SigningKey, error) {
 
 // InsertSigningKey adds a signing key; a zero CreatedOn takes the
 // transaction time. Returns ECONFLICT if a key of that ID exists.
-func (t *tx) InsertSigningKey(k *identity.SigningKey) error {
-	if err := t.writable("insert signing key"); err != nil {
+func (t *Queries) InsertSigningKey(k *identity.SigningKey) error {
+	if err := t.Writable("insert signing key"); err != nil {
 		return err
 	}
 	if k.CreatedOn.IsZero() {
-		k.CreatedOn = t.now
+		k.CreatedOn = t.Now
 	}
-	res, err := t.exec(`INSERT INTO signing_keys (kid, private_pem, created_on, retired_on)
+	res, err := t.Q.Exec(`INSERT INTO signing_keys (kid, private_pem, created_on, retired_on)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (kid) DO NOTHING`,
 		k.ID, k.PrivatePEM, micros(k.CreatedOn), nullMicros(k.RetiredOn))
 	if err != nil {
@@ -78,11 +78,11 @@ func (t *tx) InsertSigningKey(k *identity.SigningKey) error {
 
 // UpdateSigningKey replaces the stored key of k.ID with k. Returns
 // ENOTFOUND.
-func (t *tx) UpdateSigningKey(k *identity.SigningKey) error {
-	if err := t.writable("update signing key"); err != nil {
+func (t *Queries) UpdateSigningKey(k *identity.SigningKey) error {
+	if err := t.Writable("update signing key"); err != nil {
 		return err
 	}
-	res, err := t.exec(`UPDATE signing_keys SET private_pem = $2, created_on = $3, retired_on = $4 WHERE kid = $1`,
+	res, err := t.Q.Exec(`UPDATE signing_keys SET private_pem = $2, created_on = $3, retired_on = $4 WHERE kid = $1`,
 		k.ID, k.PrivatePEM, micros(k.CreatedOn), nullMicros(k.RetiredOn))
 	if err != nil {
 		return fmt.Errorf("store: update signing key %q: %w", k.ID, err)

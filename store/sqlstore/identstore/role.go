@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"database/sql"
@@ -34,8 +34,8 @@ func scanRole(sc scanner) (*identity.RoleDefinition, error) {
 
 // GetRole returns a custom role by name, compared case-insensitively.
 // Returns ENOTFOUND; built-in roles are not stored.
-func (t *tx) GetRole(name string) (*identity.RoleDefinition, error) {
-	r, err := scanRole(t.queryRow(`SELECT `+roleColumns+` FROM roles WHERE name_key = $1`, key(name)))
+func (t *Queries) GetRole(name string) (*identity.RoleDefinition, error) {
+	r, err := scanRole(t.Q.QueryRow(`SELECT `+roleColumns+` FROM roles WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "role %q not found", name)
 	} else if err != nil {
@@ -45,8 +45,8 @@ func (t *tx) GetRole(name string) (*identity.RoleDefinition, error) {
 }
 
 // ListRoles returns the custom roles ordered by lower-cased name.
-func (t *tx) ListRoles() ([]*identity.RoleDefinition, error) {
-	rows, err := t.query(`SELECT ` + roleColumns + ` FROM roles ORDER BY name_key`)
+func (t *Queries) ListRoles() ([]*identity.RoleDefinition, error) {
+	rows, err := t.Q.Query(`SELECT ` + roleColumns + ` FROM roles ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list roles: %w", err)
 	}
@@ -60,12 +60,12 @@ func (t *tx) ListRoles() ([]*identity.RoleDefinition, error) {
 // InsertRole adds a custom role; a zero CreatedOn takes the transaction
 // time. BuiltIn is not stored: roles read back have it false. Returns
 // ECONFLICT if a role of that name (compared case-insensitively) exists.
-func (t *tx) InsertRole(r *identity.RoleDefinition) error {
-	if err := t.writable("insert role"); err != nil {
+func (t *Queries) InsertRole(r *identity.RoleDefinition) error {
+	if err := t.Writable("insert role"); err != nil {
 		return err
 	}
 	if r.CreatedOn.IsZero() {
-		r.CreatedOn = t.now
+		r.CreatedOn = t.Now
 	}
 	// nil and empty lists each read back as written.
 	actions, err := json.Marshal(r.Actions)
@@ -76,7 +76,7 @@ func (t *tx) InsertRole(r *identity.RoleDefinition) error {
 	if err != nil {
 		return fmt.Errorf("store: insert role %q: encode not_actions: %w", r.Name, err)
 	}
-	res, err := t.exec(`INSERT INTO roles (name_key, name, description, actions, not_actions, created_on)
+	res, err := t.Q.Exec(`INSERT INTO roles (name_key, name, description, actions, not_actions, created_on)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name_key) DO NOTHING`,
 		key(r.Name), r.Name, r.Description, string(actions), string(notActions), micros(r.CreatedOn))
 	if err != nil {
@@ -109,9 +109,9 @@ func scanRoleAssignment(sc scanner) (*identity.RoleAssignment, error) {
 // ListRoleAssignments returns the assignments of principalID (compared
 // exactly; "" for all) in workspace (compared case-insensitively; "" for
 // all), ordered by creation time, then ID.
-func (t *tx) ListRoleAssignments(principalID, workspace string) ([]*identity.RoleAssignment, error) {
-	q, args := listRoleAssignmentsQuery(principalID, workspace)
-	rows, err := t.query(q, args...)
+func (t *Queries) ListRoleAssignments(principalID, workspace string) ([]*identity.RoleAssignment, error) {
+	q, args := ListRoleAssignmentsQuery(principalID, workspace)
+	rows, err := t.Q.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list role assignments: %w", err)
 	}
@@ -122,9 +122,9 @@ func (t *tx) ListRoleAssignments(principalID, workspace string) ([]*identity.Rol
 	return out, nil
 }
 
-// listRoleAssignmentsQuery returns the query of ListRoleAssignments and its
+// ListRoleAssignmentsQuery returns the query of ListRoleAssignments and its
 // arguments. Its text depends only on which filters are set.
-func listRoleAssignmentsQuery(principalID, workspace string) (string, []any) {
+func ListRoleAssignmentsQuery(principalID, workspace string) (string, []any) {
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -148,16 +148,16 @@ func listRoleAssignmentsQuery(principalID, workspace string) (string, []any) {
 // transaction time. Returns ECONFLICT if an assignment of that ID exists, or
 // the principal already has the role (compared case-insensitively) in the
 // workspace (compared case-insensitively).
-func (t *tx) InsertRoleAssignment(a *identity.RoleAssignment) error {
-	if err := t.writable("insert role assignment"); err != nil {
+func (t *Queries) InsertRoleAssignment(a *identity.RoleAssignment) error {
+	if err := t.Writable("insert role assignment"); err != nil {
 		return err
 	}
 	if a.CreatedOn.IsZero() {
-		a.CreatedOn = t.now
+		a.CreatedOn = t.Now
 	}
 	// Without a conflict target, DO NOTHING covers the ID and the grant
 	// alike.
-	res, err := t.exec(`INSERT INTO role_assignments (id, principal_id, role, role_key, workspace, workspace_key,
+	res, err := t.Q.Exec(`INSERT INTO role_assignments (id, principal_id, role, role_key, workspace, workspace_key,
 			created_on, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
 		a.ID, a.PrincipalID, a.Role, key(a.Role), a.Workspace, key(a.Workspace), micros(a.CreatedOn), a.CreatedBy)
@@ -170,7 +170,7 @@ func (t *tx) InsertRoleAssignment(a *identity.RoleAssignment) error {
 	}
 	if n == 0 {
 		var one int
-		err := t.queryRow(`SELECT 1 FROM role_assignments WHERE id = $1`, a.ID).Scan(&one)
+		err := t.Q.QueryRow(`SELECT 1 FROM role_assignments WHERE id = $1`, a.ID).Scan(&one)
 		if err == nil {
 			return core.Errorf(core.ECONFLICT, "role assignment %q already exists", a.ID)
 		} else if !errors.Is(err, sql.ErrNoRows) {
@@ -183,7 +183,7 @@ func (t *tx) InsertRoleAssignment(a *identity.RoleAssignment) error {
 }
 
 // DeleteRoleAssignment removes an assignment by ID. Returns ENOTFOUND.
-func (t *tx) DeleteRoleAssignment(id string) error {
+func (t *Queries) DeleteRoleAssignment(id string) error {
 	return t.deleteOne(fmt.Sprintf("role assignment %q", id), fmt.Sprintf("role assignment %q not found", id),
 		`DELETE FROM role_assignments WHERE id = $1`, id)
 }

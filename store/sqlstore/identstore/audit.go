@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"fmt"
@@ -12,15 +12,15 @@ import (
 
 // AppendAudit adds r and sets r.ID; a zero r.Time takes the transaction
 // time.
-func (t *tx) AppendAudit(r *identity.AuditRecord) error {
-	if err := t.writable("append audit record"); err != nil {
+func (t *Queries) AppendAudit(r *identity.AuditRecord) error {
+	if err := t.Writable("append audit record"); err != nil {
 		return err
 	}
 	if r.Time.IsZero() {
-		r.Time = t.now
+		r.Time = t.Now
 	}
 	var id int64
-	err := t.queryRow(`INSERT INTO audit_log (time, principal_id, action, target, workspace, source, outcome, detail)
+	err := t.Q.QueryRow(`INSERT INTO audit_log (time, principal_id, action, target, workspace, source, outcome, detail)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
 		micros(r.Time), r.PrincipalID, r.Action, r.Target, r.Workspace, r.Source, r.Outcome, r.Detail).Scan(&id)
 	if err != nil {
@@ -49,9 +49,9 @@ func scanAudit(sc scanner) (*identity.AuditRecord, error) {
 // exactly; Target matches a target exactly or any target under it
 // ("computes/cpu" matches "computes/cpu/nodes/n1", not "computes/cpu2"),
 // case-sensitively. Limit > 0 keeps the newest Limit records that match.
-func (t *tx) ListAudit(filter identity.AuditFilter) ([]*identity.AuditRecord, error) {
-	q, args := listAuditQuery(filter)
-	rows, err := t.query(q, args...)
+func (t *Queries) ListAudit(filter identity.AuditFilter) ([]*identity.AuditRecord, error) {
+	q, args := ListAuditQuery(filter)
+	rows, err := t.Q.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list audit records: %w", err)
 	}
@@ -66,11 +66,11 @@ func (t *tx) ListAudit(filter identity.AuditFilter) ([]*identity.AuditRecord, er
 	return out, nil
 }
 
-// listAuditQuery returns the query of ListAudit and its arguments. Its text
+// ListAuditQuery returns the query of ListAudit and its arguments. Its text
 // depends only on which filters are set. With a limit, it reads the newest
 // records first. Ordering by time rather than ID lets the indexes on time
 // serve both the order and a Since filter.
-func listAuditQuery(filter identity.AuditFilter) (string, []any) {
+func ListAuditQuery(filter identity.AuditFilter) (string, []any) {
 	var where []string
 	var args []any
 	arg := func(v any) string {

@@ -1,4 +1,4 @@
-package sqlstore
+package identstore
 
 import (
 	"database/sql"
@@ -25,8 +25,8 @@ func scanIdentity(sc scanner) (*identity.Identity, error) {
 
 // GetIdentity returns an identity by name, compared case-insensitively.
 // Returns ENOTFOUND.
-func (t *tx) GetIdentity(name string) (*identity.Identity, error) {
-	i, err := scanIdentity(t.queryRow(`SELECT `+identityColumns+` FROM identities WHERE name_key = $1`, key(name)))
+func (t *Queries) GetIdentity(name string) (*identity.Identity, error) {
+	i, err := scanIdentity(t.Q.QueryRow(`SELECT `+identityColumns+` FROM identities WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "identity %q not found", name)
 	} else if err != nil {
@@ -37,8 +37,8 @@ func (t *tx) GetIdentity(name string) (*identity.Identity, error) {
 
 // FindIdentityByClientID returns the identity of a client ID, compared
 // exactly. Returns ENOTFOUND.
-func (t *tx) FindIdentityByClientID(clientID string) (*identity.Identity, error) {
-	i, err := scanIdentity(t.queryRow(`SELECT `+identityColumns+` FROM identities WHERE client_id = $1`, clientID))
+func (t *Queries) FindIdentityByClientID(clientID string) (*identity.Identity, error) {
+	i, err := scanIdentity(t.Q.QueryRow(`SELECT `+identityColumns+` FROM identities WHERE client_id = $1`, clientID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "no identity has client ID %q", clientID)
 	} else if err != nil {
@@ -48,8 +48,8 @@ func (t *tx) FindIdentityByClientID(clientID string) (*identity.Identity, error)
 }
 
 // ListIdentities returns all identities ordered by lower-cased name.
-func (t *tx) ListIdentities() ([]*identity.Identity, error) {
-	rows, err := t.query(`SELECT ` + identityColumns + ` FROM identities ORDER BY name_key`)
+func (t *Queries) ListIdentities() ([]*identity.Identity, error) {
+	rows, err := t.Q.Query(`SELECT ` + identityColumns + ` FROM identities ORDER BY name_key`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list identities: %w", err)
 	}
@@ -63,16 +63,16 @@ func (t *tx) ListIdentities() ([]*identity.Identity, error) {
 // InsertIdentity adds an identity; a zero CreatedOn takes the transaction
 // time. Returns ECONFLICT if an identity of that name (compared
 // case-insensitively) or client ID exists.
-func (t *tx) InsertIdentity(i *identity.Identity) error {
-	if err := t.writable("insert identity"); err != nil {
+func (t *Queries) InsertIdentity(i *identity.Identity) error {
+	if err := t.Writable("insert identity"); err != nil {
 		return err
 	}
 	if i.CreatedOn.IsZero() {
-		i.CreatedOn = t.now
+		i.CreatedOn = t.Now
 	}
 	// Without a conflict target, DO NOTHING covers the name and the client
 	// ID alike.
-	res, err := t.exec(`INSERT INTO identities (name_key, name, client_id, system, created_on)
+	res, err := t.Q.Exec(`INSERT INTO identities (name_key, name, client_id, system, created_on)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
 		key(i.Name), i.Name, i.ClientID, boolInt(i.System), micros(i.CreatedOn))
 	if err != nil {
@@ -96,7 +96,7 @@ func (t *tx) InsertIdentity(i *identity.Identity) error {
 
 // DeleteIdentity removes an identity by name, compared case-insensitively.
 // Returns ENOTFOUND.
-func (t *tx) DeleteIdentity(name string) error {
+func (t *Queries) DeleteIdentity(name string) error {
 	return t.deleteOne(fmt.Sprintf("identity %q", name), fmt.Sprintf("identity %q not found", name),
 		`DELETE FROM identities WHERE name_key = $1`, key(name))
 }
