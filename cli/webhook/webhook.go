@@ -83,15 +83,19 @@ func newListCommand(g *cmdutil.Globals) *cobra.Command {
 	}
 }
 
-// oneHook is a command of one webhook, -n NAME, run with the configured
-// client and workspace.
+// oneHook is a command of one webhook, NAME or -n NAME (cmdutil.NameArg,
+// as every noun's), run with the configured client and workspace.
 func oneHook(g *cmdutil.Globals, use, short string, run func(ctx context.Context, c *client.Client, ws, name string) error) *cobra.Command {
-	var name string
+	var flag string
 	cmd := &cobra.Command{
-		Use:   use,
+		Use:   use + " [NAME]",
 		Short: short,
-		Args:  cobra.NoArgs,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := cmdutil.NameArg(args, flag, "webhook")
+			if err != nil {
+				return err
+			}
 			c, ws, err := g.Client()
 			if err != nil {
 				return err
@@ -99,8 +103,7 @@ func oneHook(g *cmdutil.Globals, use, short string, run func(ctx context.Context
 			return run(cmd.Context(), c, ws, name)
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "", "the webhook's name")
-	_ = cmd.MarkFlagRequired("name")
+	cmd.Flags().StringVarP(&flag, "name", "n", "", "the webhook's name")
 	return cmd
 }
 
