@@ -19,8 +19,11 @@ const clockTick = 10 * time.Millisecond
 type cpuSample struct {
 	at                              time.Time
 	server, agents, postgres, bench time.Duration
-	machineBusy, machineAll         time.Duration
-	ok                              bool
+	// agentsOwn is the agents' own part of agents (without the job
+	// processes they reaped).
+	agentsOwn               time.Duration
+	machineBusy, machineAll time.Duration
+	ok                      bool
 }
 
 // sampleCPU reads the CPU times of the processes of a run from /proc
@@ -70,6 +73,11 @@ func sampleCPU(serverPID int) cpuSample {
 		for q, hops := p.ppid, 0; q > 1 && hops < 16; hops++ {
 			if q == serverPID {
 				s.agents += p.own + p.kids
+				if p.ppid == serverPID {
+					// An agent (the local provider's child): its own
+					// CPU, without the jobs it reaped.
+					s.agentsOwn += p.own
+				}
 				break
 			}
 			parent, ok := procs[q]
@@ -100,21 +108,27 @@ func sampleCPU(serverPID int) cpuSample {
 	return s
 }
 
-// cpuSince says, in cores, where the CPU went between two samples. The
-// server's reaped children (agents that exited) are not counted: the
-// nodes' agents live through the run.
-func cpuSince(a, b cpuSample) string {
+// cpuSince says, in cores, where the CPU went between two samples, and
+// the server's and the agents' CPU per job of the jobs jobs that ran
+// between them (the agents' with their jobs' processes, which they
+// reap, and the agents' own alone, which it returns). The server's
+// reaped children (agents that exited) are not counted: the nodes'
+// agents live through the run.
+func cpuSince(a, b cpuSample, jobs int) (line string, agentOwnMSPerJob float64) {
 	if !a.ok || !b.ok {
-		return "CPU: not measured (no /proc)"
+		return "CPU: not measured (no /proc)", 0
 	}
 	wall := b.at.Sub(a.at).Seconds()
 	cores := func(d time.Duration) float64 { return d.Seconds() / wall }
+	perJob := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(max(1, jobs)) }
 	out := fmt.Sprintf("CPU (cores): server %.2f, agents and their jobs %.2f, this bench's client %.2f", cores(b.server-a.server), cores(b.agents-a.agents), cores(b.bench-a.bench))
+	out += fmt.Sprintf(" (per job: server %.2f ms, agents and their jobs %.2f ms, of which the agents' own %.2f ms)",
+		perJob(b.server-a.server), perJob(b.agents-a.agents), perJob(b.agentsOwn-a.agentsOwn))
 	if b.postgres > 0 {
 		out += fmt.Sprintf(", PostgreSQL %.2f", cores(b.postgres-a.postgres))
 	}
 	if all := b.machineAll - a.machineAll; all > 0 {
 		out += fmt.Sprintf("; the machine %.0f%% busy", 100*float64(b.machineBusy-a.machineBusy)/float64(all))
 	}
-	return out
+	return out, perJob(b.agentsOwn - a.agentsOwn)
 }

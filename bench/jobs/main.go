@@ -34,6 +34,7 @@ type arm struct {
 type result struct {
 	p50, p99, max float64 // submit→running on a warm node, ms
 	jobsPerSec    float64
+	agentMSPerJob float64 // the agents' own CPU per job (their jobs' processes apart), ms
 	line          string
 }
 
@@ -47,6 +48,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the runs' data directories (agent logs, server logs) and print their folder")
 	store := flag.String("store", "sqlite", "the store: sqlite, postgres (a private PostgreSQL server, as root with Debian's postgresql) or both, one after the other")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the --bin server's first throughput run to this file")
+	agentProfile := flag.String("agent-cpuprofile", "", "write a CPU profile of one agent of the --bin server's first run (the busiest: a throughput node's, its whole life) to this file")
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("--bin is required")
@@ -111,12 +113,12 @@ func main() {
 					}
 					url = pg.NewDatabase(prog)
 				}
-				profile := ""
+				profile, agentProf := "", ""
 				if i == 0 && a.label == "current" {
-					profile = *cpuProfile
+					profile, agentProf = *cpuProfile, *agentProfile
 				}
 				dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", st, a.label, i+1))
-				r := run(ctx, a.bin, dir, url, profile, *latencyJobs, *throughputJobs, *nodes)
+				r := run(ctx, a.bin, dir, url, profile, agentProf, *latencyJobs, *throughputJobs, *nodes)
 				a.runs = append(a.runs, r)
 				fmt.Printf("%-8s run %d: %s\n", a.label, i+1, r.line)
 			}
@@ -138,9 +140,10 @@ func summarize(a *arm) {
 	for _, r := range a.runs {
 		series = append(series, fmt.Sprintf("%.0f", r.jobsPerSec))
 	}
-	fmt.Printf("%-8s throughput, runs in order: %s jobs/s; median %.0f jobs/s; submit→running median p50 %.1f ms, p99 %.1f ms\n",
+	fmt.Printf("%-8s throughput, runs in order: %s jobs/s; median %.0f jobs/s; the agents' own CPU per job (their jobs' processes apart) median %.2f ms; submit→running median p50 %.1f ms, p99 %.1f ms\n",
 		a.label, strings.Join(series, ", "),
 		median(a.runs, func(r result) float64 { return r.jobsPerSec }),
+		median(a.runs, func(r result) float64 { return r.agentMSPerJob }),
 		median(a.runs, func(r result) float64 { return r.p50 }),
 		median(a.runs, func(r result) float64 { return r.p99 }))
 }

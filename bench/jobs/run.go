@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,8 +48,24 @@ func (s *server) cpuProfile(path string, d time.Duration) {
 
 // run is one run: a fresh server, latency on a warm node, throughput
 // through nodes nodes; the nodes are deleted and the server stopped after.
-func run(ctx context.Context, bin, dir, url, profile string, latencyJobs, throughputJobs, nodes int) result {
+func run(ctx context.Context, bin, dir, url, profile, agentProfile string, latencyJobs, throughputJobs, nodes int) result {
+	agentProfiles := ""
+	if agentProfile != "" {
+		// The server passes its environment to the agents the local
+		// provider starts: each writes its profile there when it ends.
+		agentProfiles = filepath.Join(dir, "agent-profiles")
+		if err := os.MkdirAll(agentProfiles, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		os.Setenv(agentProfileEnv, agentProfiles)
+	}
 	s, c := startServer(bin, dir, url, profile != "")
+	os.Unsetenv(agentProfileEnv)
+	defer func() {
+		if agentProfiles != "" {
+			keepBusiestProfile(agentProfiles, agentProfile)
+		}
+	}()
 	defer func() {
 		for _, name := range []string{"bench-warm", "bench-tput"} {
 			c.DeleteCompute(ctx, "default", name, "")
@@ -66,7 +83,7 @@ func run(ctx context.Context, bin, dir, url, profile string, latencyJobs, throug
 	var r result
 	r.p50, r.p99, r.max = latency(ctx, c, latencyJobs)
 	var tput string
-	r.jobsPerSec, tput = throughput(ctx, c, s, profile, throughputJobs, nodes)
+	r.jobsPerSec, r.agentMSPerJob, tput = throughput(ctx, c, s, profile, throughputJobs, nodes)
 	r.line = fmt.Sprintf("submit→running p50 %.1f ms, p99 %.1f ms, max %.1f ms; %s", r.p50, r.p99, r.max, tput)
 	return r
 }
@@ -103,7 +120,7 @@ func latency(ctx context.Context, c *client.Client, n int) (p50, p99, maxMS floa
 
 // throughput pushes n trivial jobs through a cluster of nodes nodes and
 // returns jobs/s and a line saying what was measured.
-func throughput(ctx context.Context, c *client.Client, s *server, profile string, n, nodes int) (float64, string) {
+func throughput(ctx context.Context, c *client.Client, s *server, profile string, n, nodes int) (rate, agentMS float64, line string) {
 	mustCompute(ctx, c, "bench-tput", nodes)
 	if profile != "" {
 		// A 5 s profile from the start of the push: the run's busiest part.
@@ -158,9 +175,9 @@ func throughput(ctx context.Context, c *client.Client, s *server, profile string
 		time.Sleep(20 * time.Millisecond)
 	}
 	took := time.Since(start)
-	cpu := cpuSince(cpu0, sampleCPU(s.Cmd.Process.Pid))
-	rate := float64(n) / took.Seconds()
-	return rate, fmt.Sprintf("%d jobs through %d nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s); %s; %s",
+	cpu, agentMS := cpuSince(cpu0, sampleCPU(s.Cmd.Process.Pid), n)
+	rate = float64(n) / took.Seconds()
+	return rate, agentMS, fmt.Sprintf("%d jobs through %d nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s); %s; %s",
 		n, nodes, took.Seconds(), rate, submitted.Seconds(), cpu, phases(ctx, c, names[len(names)/2:len(names)/2+min(200, len(names)/2)]))
 }
 

@@ -66,6 +66,7 @@ variable SHOAL_JOIN_TOKEN so that it never shows in the process list.`,
 			}
 			cfg.DataCacheBytes = int64(dataGB * (1 << 30))
 			cfg.Logger = slog.New(slog.NewTextHandler(g.Stderr, nil))
+			defer startCPUProfile(cfg.NodeID)()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return agent.Run(ctx, cfg)
