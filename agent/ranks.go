@@ -31,7 +31,9 @@ var _ rank.Agent = rankAgent{}
 // the next agent on this work dir should this one exit first.
 func (h rankAgent) Finish(ctx context.Context, p *files.Result) {
 	a := h.a
-	if err := a.outbox.Put(p); err != nil {
+	// Keep, not Put: this goroutine delivers the result just below, and
+	// kicks the delivery loop only if that fails.
+	if err := a.outbox.Keep(p); err != nil {
 		// Without the file the result lives only in memory: deliver it
 		// until the server answers, as before there was a file.
 		a.log.Warn("writing the result to disk failed; keeping it in memory", "attempt", p.Ref.AttemptID, "err", err)
@@ -40,6 +42,9 @@ func (h rankAgent) Finish(ctx context.Context, p *files.Result) {
 	delete(a.ranks, p.Ref)
 	a.mu.Unlock()
 	if !a.outbox.Claim(p.Ref) {
+		// The delivery loop has it (it found the file, or a result of
+		// the same rank, meanwhile): it delivers this one too.
+		a.outbox.Kick()
 		return
 	}
 	err := a.deliver(ctx, p)

@@ -128,10 +128,20 @@ func (o *Outbox) Path(ref node.RankRef) string {
 }
 
 // Put writes p to disk (atomically: a reader sees the old file or the new
-// one) and keeps it in memory. It writes into a spare when there is one
-// (see maxSpares), else into a new temporary file, and renames it into
-// place.
+// one), keeps it in memory and wakes the delivery loop. It writes into a
+// spare when there is one (see maxSpares), else into a new temporary
+// file, and renames it into place.
 func (o *Outbox) Put(p *Result) error {
+	err := o.Keep(p)
+	o.Kick()
+	return err
+}
+
+// Keep is Put without waking the delivery loop: for a caller that
+// delivers the result itself at once and kicks the loop only when that
+// fails (the agent's Finish). Waking the loop for a result its writer is
+// delivering only had the loop find it claimed, once per job.
+func (o *Outbox) Keep(p *Result) error {
 	// Kept in memory whatever befalls the file: the result is then
 	// delivered as long as this agent lives (the agent's Finish, agent/ranks.go).
 	o.mu.Lock()
@@ -157,10 +167,8 @@ func (o *Outbox) Put(p *Result) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		o.Kick()
 		return err
 	}
-	o.Kick()
 	return nil
 }
 

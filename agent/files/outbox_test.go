@@ -123,3 +123,36 @@ func TestOutboxReusesDeliveredFiles(t *testing.T) {
 		t.Fatalf("a new agent found %d spares, numbering from %d", len(o2.spares), o2.nextSpare)
 	}
 }
+
+// Put wakes the delivery loop; Keep writes the same file without waking
+// it (the agent's Finish delivers the result itself at once), and both
+// keep the result for a new agent to find.
+func TestOutboxKeepWakesNoOne(t *testing.T) {
+	dir := t.TempDir()
+	o, errs := OpenOutbox(dir)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	kept := &Result{Ref: node.RankRef{AttemptID: "att-kept"}, JobName: "kept"}
+	if err := o.Keep(kept); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.Wake():
+		t.Fatal("Keep woke the delivery loop")
+	default:
+	}
+	put := &Result{Ref: node.RankRef{AttemptID: "att-put"}, JobName: "put"}
+	if err := o.Put(put); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.Wake():
+	default:
+		t.Fatal("Put did not wake the delivery loop")
+	}
+	back, errs := OpenOutbox(dir)
+	if len(errs) > 0 || !back.Has(kept.Ref) || !back.Has(put.Ref) {
+		t.Fatalf("a new agent found %v (%v), want both results", back.Refs(), errs)
+	}
+}

@@ -147,6 +147,13 @@ func Start(t Task) (*Run, error) {
 
 	shell := shellPath()
 	base := baseEnv()
+	null, err := devNull()
+	if err != nil {
+		if logf != nil {
+			_ = logf.Close()
+		}
+		return nil, fmt.Errorf("runner: %w", err)
+	}
 	r := &Run{task: t, log: logf, done: make(chan struct{}), gone: make([]bool, t.ProcessesPerNode)}
 	r.startedAt = time.Now()
 	start := t.StartCmd
@@ -156,7 +163,8 @@ func Start(t Task) (*Run, error) {
 	for local := range t.ProcessesPerNode {
 		env := environ(base, t, local)
 		newCmd := func(path string, args, env []string) *exec.Cmd {
-			cmd := &exec.Cmd{Path: path, Args: args, Dir: t.Dir, Env: env, SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: t.Credential}}
+			cmd := &exec.Cmd{Path: path, Args: args, Dir: t.Dir, Env: env, Stdin: null,
+				SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: t.Credential}}
 			if logf != nil {
 				cmd.Stdout, cmd.Stderr = logf, logf // the same fd, O_APPEND: writes interleave whole
 			}
@@ -405,12 +413,21 @@ func normalize(t Task) (Task, error) {
 	return t, nil
 }
 
-func shellPath() string {
+// shellPath is the shell commands run with: bash when the host has it.
+// Looked up once: a host's /bin/bash does not come and go while its
+// agent runs, and the stat was a syscall on every job's start.
+var shellPath = sync.OnceValue(func() string {
 	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 		return "/bin/bash"
 	}
 	return "/bin/sh"
-}
+})
+
+// devNull is the processes' standard input: /dev/null, read-only, opened
+// once and shared (each child gets its own descriptor of it at fork).
+// Left nil, os/exec opens and closes /dev/null for every process, two
+// syscalls on every job's start.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

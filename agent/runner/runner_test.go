@@ -403,3 +403,27 @@ func TestStartValidates(t *testing.T) {
 		})
 	}
 }
+
+// A process's standard input is /dev/null (one the runner opened once
+// and shares), read-only, for a direct program and a shell alike.
+func TestStdinIsDevNull(t *testing.T) {
+	for _, command := range []string{"readlink /proc/self/fd/0", "readlink /proc/self/fd/0 && cat"} {
+		for range 2 {
+			tk := task(t, command)
+			res, _ := run(t, tk)
+			if res.Reason != ReasonCompleted {
+				t.Fatalf("%q: result %+v", command, res)
+			}
+			b, err := os.ReadFile(tk.LogPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != os.DevNull+"\n" {
+				t.Fatalf("%q: stdin is %q, want %s", command, b, os.DevNull)
+			}
+		}
+	}
+	if f, err := devNull(); err != nil || f.Fd() == ^uintptr(0) {
+		t.Fatalf("the shared /dev/null is closed (%v)", err)
+	}
+}
