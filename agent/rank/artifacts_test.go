@@ -320,3 +320,28 @@ func packedDir(t *testing.T, files map[string]string) []byte {
 	}
 	return b.Bytes()
 }
+
+// A task without code or declared outputs has its folders handed to its
+// account entry by entry rather than walked (own): its working
+// directory, ./outputs, ./logs and its outputs folder are all the job's
+// to write, and what it writes there is kept.
+func TestRankWithoutCodeOrOutputsOwnsItsFolders(t *testing.T) {
+	for name, accounts := range accountsCases(t) {
+		t.Run(name, func(t *testing.T) {
+			srv := newOutputsServer(t)
+			a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "own-" + name, Accounts: accounts})
+			tk := artifactsTask("att-own-"+name, `echo w > ./here && echo o > outputs/o.txt && echo l > logs/l.txt && `+
+				`echo d > "$SHOAL_OUTPUTS_DIR/d.txt" && test "$(stat -c %u .)" = "$(id -u)" && test "$(stat -c %u "$SHOAL_OUTPUTS_DIR")" = "$(id -u)"`)
+			tk.Outputs = nil
+			runRank(t, a, tk, nil)
+			if rep := srv.final(t); rep.State != node.RankCompleted || !rep.Artifacts {
+				t.Fatalf("final report %+v, want Completed with artifacts kept", rep)
+			}
+			for rel, want := range map[string]string{"artifacts/outputs/o.txt": "o\n", "artifacts/logs/l.txt": "l\n", "d.txt": "d\n"} {
+				if got := srv.kept(rel); got != want {
+					t.Errorf("kept %s = %q, want %q", rel, got, want)
+				}
+			}
+		})
+	}
+}

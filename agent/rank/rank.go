@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -243,53 +244,34 @@ func (r *Rank) Run(ctx context.Context) {
 	r.mu.Unlock()
 	started := time.Since(t0)
 	startedAt := r.n.Clock.Now()
+	log.Info("rank started", append(where, "start_took", started)...)
+	ship := files.NewLogShipper(r.n.Client, t.RankRef, logPath)
+	ship.Max = t.MaxLogBytes
+	shipCtx, stopShip := context.WithCancel(ctx)
+	stopServices := r.serveServices(shipCtx, task, run, crun)
 	// Running is reported while the processes run: a server that is away
 	// must not hold the rank up, and the final report supersedes it. A
 	// command that ends within runningReportDelay gets no Running report
 	// at all: its final report carries the start time, and one report in
 	// place of two is what lets a node run hundreds of quick jobs a second.
-	runningCtx, stopRunning := context.WithCancel(ctx)
-	reported := make(chan struct{})
-	go func() {
-		defer close(reported)
-		select {
-		case <-run.Done():
-			return
-		case <-runningCtx.Done():
-			return
-		case <-time.After(runningReportDelay):
-		}
-		r.report(runningCtx, &node.RankReport{State: node.RankRunning})
-	}()
-	log.Info("rank started", append(where, "start_took", started)...)
-	ship := files.NewLogShipper(r.n.Client, t.RankRef, logPath)
-	ship.Max = t.MaxLogBytes
-	shipCtx, stopShip := context.WithCancel(ctx)
-	shipped := make(chan struct{})
-	go func() {
-		defer close(shipped)
-		ship.Loop(shipCtx)
-	}()
-	stopServices := r.serveServices(shipCtx, task, run, crun)
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		r.n.Agent.SampleGPUs(shipCtx, t.RankRef)
-	}()
-	res := run.Wait()
-	stopServices()
-	stopShip()
-	<-shipped
-	<-sampled
-	// A quick job may end before its Running report is through: give the
-	// report a moment (the server records the start), then give up on it
-	// — the final report carries the start time too.
+	// Nor does it get the log shipper's or the GPU sampler's goroutines:
+	// neither would have done anything yet (the shipper's first poll is
+	// at 100 ms, a GPU sample's after its interval), and starting and
+	// ending them, their timers and their wake-ups were a quick job's
+	// largest share of the agent's scheduling (bench/jobs
+	// --agent-cpuprofile). What a quick job logged is shipped by the
+	// final report's delivery, as any job's last bytes are.
+	quick := time.NewTimer(runningReportDelay)
+	var res runner.Result
 	select {
-	case <-reported:
-	case <-time.After(runningReportGrace):
+	case <-run.Done():
+		quick.Stop()
+		res = run.Wait()
+		stopServices()
+		stopShip()
+	case <-quick.C:
+		res = r.watch(ctx, shipCtx, run, ship, stopServices, stopShip)
 	}
-	stopRunning()
-	<-reported
 	if r.msi != nil {
 		r.msi.Close()
 	}
@@ -356,8 +338,9 @@ func intPtr(i int) *int { return &i }
 
 // runningReportDelay is how long a rank's processes run before the agent
 // reports them Running: quicker ones are reported once, when they end.
-// Short enough that nobody watching a job notices.
-const runningReportDelay = 20 * time.Millisecond
+// Short enough that nobody watching a job notices. A variable so that
+// tests choose which path a rank takes without racing a timer.
+var runningReportDelay = 20 * time.Millisecond
 
 // runningReportGrace is how long a rank that has ended waits for its
 // Running report to get through before its final report goes.
@@ -418,7 +401,16 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	if err := os.RemoveAll(r.dir); err != nil {
 		return "", err
 	}
-	if err := files.MkdirMode(r.dir, 0o700); err != nil {
+	// The folder was just removed, so it is made here, not found (a link
+	// put there meanwhile fails the Mkdir). Its mode is 0700 or closer
+	// (the umask only takes away), until the 0711 at the end.
+	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, fs.ErrNotExist) {
+		// The node's first rank: the attempts folder is not there yet.
+		err = files.MkdirMode(r.dir, 0o700)
+		if err != nil {
+			return "", err
+		}
+	} else if err != nil {
 		return "", err
 	}
 	// The inputs folder is made only for a task with file inputs: each
@@ -430,7 +422,9 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		owned = append(owned, inputsDir)
 	}
 	for _, d := range append(owned, filepath.Join(r.dir, "user_logs")) {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		// In the folder just made: Mkdir, not MkdirAll (which looks
+		// first), one syscall fewer per folder on every job's start.
+		if err := os.Mkdir(d, 0o700); err != nil {
 			return "", err
 		}
 	}
@@ -438,10 +432,8 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		if err != nil {
 			return
 		}
-		for _, d := range owned {
-			if err = acct.OwnTree(d); err != nil {
-				return
-			}
+		if err = r.own(acct, codeDir, outDir, owned); err != nil {
+			return
 		}
 		if err = r.mountInputs(); err != nil {
 			return

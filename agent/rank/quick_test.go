@@ -1,0 +1,112 @@
+package rank
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/domain/node"
+)
+
+// eventServer records, in order, what a rank sent: "status:<State>" for
+// each report and "log:<bytes>" for each chunk of its log.
+type eventServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	events []string
+	// flag, when set, is a file made once the rank has been reported
+	// Running and its log's first line shipped: a command waits for it.
+	flag string
+}
+
+func newEventServer(t *testing.T) *eventServer {
+	s := &eventServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ev := ""
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/status"):
+			var rep node.RankReport
+			_ = json.Unmarshal(b, &rep)
+			ev = "status:" + rep.State
+		case strings.HasSuffix(r.URL.Path, "/logs"):
+			ev = "log:" + string(b)
+		}
+		if ev != "" {
+			s.mu.Lock()
+			s.events = append(s.events, ev)
+			if s.flag != "" && slices.Contains(s.events, "status:"+node.RankRunning) && slices.Contains(s.events, "log:early\n") {
+				_ = os.WriteFile(s.flag, nil, 0o644)
+			}
+			s.mu.Unlock()
+		}
+		if strings.HasSuffix(r.URL.Path, "/status") {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "{}")
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *eventServer) got() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.events...)
+}
+
+// A command that ends within runningReportDelay is reported once, when it
+// ends (no Running report), and its log goes with that report. The delay
+// is made long, so that the command is quick whatever the machine's
+// load.
+func TestQuickRankReportsOnce(t *testing.T) {
+	defer func(d time.Duration) { runningReportDelay = d }(runningReportDelay)
+	runningReportDelay = time.Minute
+	srv := newEventServer(t)
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "quick"})
+	tk := artifactsTask("att-quick", "echo quick")
+	tk.Outputs = nil
+	runRank(t, a, tk, nil)
+	got := srv.got()
+	if len(got) != 2 || got[0] != "log:quick\n" || got[1] != "status:"+node.RankCompleted {
+		t.Fatalf("a quick rank sent %q, want its log then one final report", got)
+	}
+}
+
+// A command that runs on past runningReportDelay is reported Running
+// while it runs, and what it logs is shipped while it runs: the command
+// ends only once the server has both (a rank that did neither while it
+// ran would run until the test's deadline).
+func TestLongerRankReportsRunningAndShipsItsLog(t *testing.T) {
+	srv := newEventServer(t)
+	srv.flag = filepath.Join(t.TempDir(), "seen")
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "longer"})
+	tk := artifactsTask("att-longer", "echo early && while ! test -e "+srv.flag+"; do sleep 0.05; done && echo late")
+	tk.Outputs = nil
+	runRank(t, a, tk, nil)
+	got := srv.got()
+	running, early, final := -1, -1, -1
+	for i, ev := range got {
+		switch ev {
+		case "status:" + node.RankRunning:
+			running = i
+		case "log:early\n":
+			early = i
+		case "status:" + node.RankCompleted:
+			final = i
+		}
+	}
+	if running < 0 || early < 0 || final < 0 || final != len(got)-1 || running > final || early > final {
+		t.Fatalf("a longer rank sent %q, want Running and its first line before the final report", got)
+	}
+}
