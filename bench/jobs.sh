@@ -7,6 +7,7 @@
 # compared with what it replaces in one sitting.
 # Usage: bench/jobs.sh [--baseline REV] [--store sqlite|postgres|both] [--runs N]
 #                      [--latency-jobs N] [--throughput-jobs N] [--nodes N] [--keep] [--cpuprofile FILE]
+#                      [--agent-cpuprofile FILE]
 # (--store postgres starts a private PostgreSQL server: as root, with Debian's postgresql)
 set -euo pipefail
 cd "$(dirname "$0")/.."
