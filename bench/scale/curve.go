@@ -135,10 +135,11 @@ func variants() []variant {
 // previous size over the nodes added, which leaves out the fixed cost).
 func printCurve(rows []curveRow, vs []variant) {
 	fmt.Println()
-	// B/job and B/node (RSS, live heap) are the deltas of one point:
+	fmt.Println("(+B/job, +B/node: what the queue, then the nodes, added to the empty server, divided by its jobs and nodes)")
+	// +B/job and +B/node (RSS, live heap) are the deltas of one point:
 	// empty server → queue → queue and nodes, each divided.
-	fmt.Printf("%-20s %7s %9s %9s %9s %8s %6s %8s %11s %11s %9s %9s %10s %10s\n", "binary", "nodes", "RSSmax MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node",
-		"RSS B/job", "heap B/job", "RSS B/node", "heap B/node")
+	fmt.Printf("%-20s %7s %9s %9s %9s %8s %6s %8s %11s %11s %10s %11s %11s %12s\n", "binary", "nodes", "RSSmax MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node",
+		"+RSS B/job", "+heap B/job", "+RSS B/node", "+heap B/node")
 	for _, v := range vs {
 		var prev *curveRow
 		for i := range rows {
@@ -155,7 +156,7 @@ func printCurve(rows []curveRow, vs []variant) {
 			if g.jobs > 0 {
 				perJob, perJobHeap = strconv.FormatInt(g.jobRSS, 10), strconv.FormatInt(g.jobHeap, 10)
 			}
-			fmt.Printf("%-20s %7d %9.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s %9s %9s %10d %10d\n", v.label, r.nodes, mb(r.steady.rss),
+			fmt.Printf("%-20s %7d %9.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s %10s %11s %11d %12d\n", v.label, r.nodes, mb(r.steady.rss),
 				mb(r.steady.mem.heapInuse), mb(r.steady.mem.stackInuse), r.steady.mem.goroutines, r.steady.cores, r.steady.beats,
 				r.steady.rss/int64(r.nodes), delta, perJob, perJobHeap, g.nodeRSS, g.nodeHeap)
 			prev = r
