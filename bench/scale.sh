@@ -6,7 +6,7 @@
 # bench, its fake agents and clients, on the others (taskset), so that the
 # figures are the server's.
 # --curve measures a fresh server at each size (steady state only) and
-# prints RSS, heap, CPU and bytes per node. --baseline REF builds a server
+# prints RSS, heap, CPU, bytes per node and per queued job. --baseline REF builds a server
 # from REF (a commit or branch of this repository) too: with --curve each
 # point of it is measured beside this tree's in the same run; without, the
 # whole bench runs against it first, then against this tree, and the two
