@@ -74,9 +74,9 @@ type Reasons struct {
 	// behind holds, of the jobs in latest, those whose stored reason is
 	// not latest's (a sentence alone changed, written later): what the
 	// store holds is latest with behind over it. Kept as the difference,
-	// not as a second map of every waiting job: with 100,000 queued jobs
-	// that map was about 10 MB held between passes, and twice that while
-	// a pass planned the next one.
+	// not as a second map of every waiting job (by its entries' sizes,
+	// about 10 MB at 100,000 queued jobs held between passes, and a third
+	// map while a pass planned the next one).
 	behind map[string]scheduler.Reason
 	// flushed is when reasons whose sentence alone changed were last
 	// written.
