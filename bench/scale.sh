@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # One server, many nodes and a long queue: fake agents over the real agent
 # protocol. Usage: bench/scale.sh [--baseline REF] [--nodes 10000] [--jobs 100000] [--steady 30s]
-#   [--decisions 50] [--curve 1000,5000,10000,20000] [--gogc 400,100] [--profile DIR]
+#   [--decisions 50] [--curve 1000,5000,10000,20000] [--gogc 400,100] [--profile DIR] [--pin=false]
+# --pin (on by default with 2 CPUs or more) runs the server on CPU 0 and the
+# bench, its fake agents and clients, on the others (taskset), so that the
+# figures are the server's.
 # --curve measures a fresh server at each size (steady state only) and
-# prints RSS, heap, CPU and bytes per node. --baseline REF builds a server
+# prints RSS, heap, CPU, bytes per node and per queued job. --baseline REF builds a server
 # from REF (a commit or branch of this repository) too: with --curve each
 # point of it is measured beside this tree's in the same run; without, the
 # whole bench runs against it first, then against this tree, and the two

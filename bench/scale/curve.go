@@ -16,6 +16,8 @@ type steadyState struct {
 	cores float64 // CPU
 	beats float64 // heartbeats per second
 	mem   memStats
+	// growth: bytes per queued job and per node.
+	growth growth
 }
 
 // memStats are the Go runtime's figures of the server's memory, read
@@ -34,7 +36,10 @@ func (m memStats) String() string {
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
 // memStats reads the server's runtime figures through --pprof-listen.
-func (s *server) memStats() memStats {
+func (s *server) memStats() memStats { return s.readMemStats("/debug/pprof/heap?debug=1") }
+
+// readMemStats reads them from the heap profile at heapPath.
+func (s *server) readMemStats(heapPath string) memStats {
 	var m memStats
 	get := func(path string) string {
 		resp, err := http.Get("http://" + s.pprofAddr + path)
@@ -45,7 +50,7 @@ func (s *server) memStats() memStats {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	for _, line := range strings.Split(get("/debug/pprof/heap?debug=1"), "\n") {
+	for _, line := range strings.Split(get(heapPath), "\n") {
 		name, val, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
 		if !ok {
 			continue
@@ -130,7 +135,11 @@ func variants() []variant {
 // previous size over the nodes added, which leaves out the fixed cost).
 func printCurve(rows []curveRow, vs []variant) {
 	fmt.Println()
-	fmt.Printf("%-20s %7s %9s %9s %9s %8s %6s %8s %11s %11s\n", "binary", "nodes", "RSSmax MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node")
+	fmt.Println("(+B/job, +B/node: what the queue, then the nodes, added to the empty server, divided by its jobs and nodes)")
+	// +B/job and +B/node (RSS, live heap) are the deltas of one point:
+	// empty server → queue → queue and nodes, each divided.
+	fmt.Printf("%-20s %7s %9s %9s %9s %8s %6s %8s %11s %11s %10s %11s %11s %12s\n", "binary", "nodes", "RSSmax MB", "heap MB", "stack MB", "gorout.", "cores", "beats/s", "RSS B/node", "Δ B/node",
+		"+RSS B/job", "+heap B/job", "+RSS B/node", "+heap B/node")
 	for _, v := range vs {
 		var prev *curveRow
 		for i := range rows {
@@ -142,9 +151,14 @@ func printCurve(rows []curveRow, vs []variant) {
 			if prev != nil {
 				delta = strconv.FormatInt((r.steady.rss-prev.steady.rss)/int64(r.nodes-prev.nodes), 10)
 			}
-			fmt.Printf("%-20s %7d %9.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s\n", v.label, r.nodes, mb(r.steady.rss),
+			g := r.steady.growth
+			perJob, perJobHeap := "-", "-"
+			if g.jobs > 0 {
+				perJob, perJobHeap = strconv.FormatInt(g.jobRSS, 10), strconv.FormatInt(g.jobHeap, 10)
+			}
+			fmt.Printf("%-20s %7d %9.0f %9.0f %9.0f %8d %6.2f %8.0f %11d %11s %10s %11s %11d %12d\n", v.label, r.nodes, mb(r.steady.rss),
 				mb(r.steady.mem.heapInuse), mb(r.steady.mem.stackInuse), r.steady.mem.goroutines, r.steady.cores, r.steady.beats,
-				r.steady.rss/int64(r.nodes), delta)
+				r.steady.rss/int64(r.nodes), delta, perJob, perJobHeap, g.nodeRSS, g.nodeHeap)
 			prev = r
 		}
 	}

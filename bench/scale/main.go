@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ var (
 	curve     = flag.String("curve", "", "comma-separated node counts (e.g. 1000,5000,10000,20000): a fresh server for each, measured at steady state only, and a table of RSS, heap, CPU and bytes per node")
 	against   = flag.String("baseline-bin", "", "another shoal binary (e.g. built from main) measured the same way in the same run, each point beside this one's (with --curve)")
 	gogcs     = flag.String("gogc", "", "comma-separated GOGC values for the servers (\"default\" is the server's own); each binary is measured with each (the bench's own GOGC is never passed on)")
+	pin       = flag.Bool("pin", runtime.NumCPU() >= 2, "run the server on CPU 0 and this bench (its fake agents and clients) on the other CPUs (taskset), so that the figures are the server's; on by default with 2 CPUs or more")
 )
 
 type server struct {
@@ -66,6 +68,11 @@ func (s *server) start() time.Duration {
 		args = append(args, "--pprof-listen", s.pprofAddr)
 	}
 	s.cmd = exec.Command(s.bin, args...)
+	if *pin {
+		// taskset execs the server: the process (and its pid) is the
+		// server's, on CPU 0 alone; its children (local agents) too.
+		s.cmd = exec.Command("taskset", append([]string{"-c", serverCPU, s.bin}, args...)...)
+	}
 	running = s
 	s.cmd.Env = []string{"HOME=" + s.dir}
 	for _, e := range os.Environ() {
@@ -163,6 +170,7 @@ func main() {
 		log.Fatal("--bin is required")
 	}
 	vs := variants()
+	fmt.Println(pinning())
 	if *curve == "" {
 		checkFiles(*nodes)
 		for _, v := range vs {
@@ -246,6 +254,11 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		}
 	}
 
+	// What the server holds with neither queue nor nodes, then with the
+	// queue: the differences divided say what a queued job and a node
+	// cost.
+	base := s.mark()
+
 	// The queue first: submissions while 10,000 nodes heartbeat are
 	// slower, and what is measured is the server carrying both.
 	began := time.Now()
@@ -265,6 +278,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	})
 	queued := time.Since(began)
 	fmt.Printf("%d jobs queued in %s (%.0f/s)\n", *jobs, queued.Round(time.Millisecond), float64(*jobs)/queued.Seconds())
+	withQueue := s.mark()
 
 	// The fleet: fake agents join and heartbeat as real ones do.
 	began = time.Now()
@@ -332,6 +346,8 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS max %.0f MB, median %.0f MB, min %.0f MB (%d samples), %.0f heartbeats/s, %d sync errors\n",
 		wall.Round(time.Second), st.cores, mb(rssMax), mb(rssMed), mb(rssSamples[0]), len(rssSamples), st.beats, syncErrors.Load())
 	fmt.Printf("server heap: %s\n", st.mem)
+	st.growth = growthOf(base, withQueue, s.mark(), *jobs, n)
+	fmt.Printf("growth: %s\n", st.growth)
 
 	if profile != "" {
 		os.MkdirAll(profile, 0o700)

@@ -26,7 +26,7 @@ const EventPlacementFailed = "placement_failed"
 // recorded on it, retried after a backoff) does not keep every other job
 // of the pass queued, pass after pass.
 func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.State, placements []scheduler.Placement,
-	refs map[string]store.QueuedJobRef, reasons *live.ReasonChanges, waiting map[string]scheduler.Reason) ([]string, error) {
+	refs queueRefs, reasons *live.ReasonChanges, waiting map[string]scheduler.Reason) ([]string, error) {
 	s := l.s
 	var wake []string
 	items := make([]loop.Item[scheduler.Placement], len(placements))
@@ -36,16 +36,16 @@ func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.
 	loop.Each(l.failures, now, s.Logger(), "placing a job", items, func(p scheduler.Placement) error {
 		ok := false
 		err := s.Store().Update(ctx, func(tx store.Tx) (err error) {
-			ok, err = s.Place(ctx, tx, refs[p.JobID], p.NodeIDs, st)
+			ok, err = s.Place(ctx, tx, refs.get(p.JobID), p.NodeIDs, st)
 			return err
 		})
 		if err == nil && ok {
 			wake = append(wake, p.NodeIDs...)
-			l.placed(st, refs[p.JobID])
+			l.placed(st, refs.get(p.JobID))
 		}
 		return err
 	}, func(p scheduler.Placement, f loop.Failure) {
-		ref := refs[p.JobID]
+		ref := refs.get(p.JobID)
 		err := s.Store().Update(ctx, func(tx store.Tx) error {
 			return service.AppendJobEvent(ctx, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}},
 				EventPlacementFailed, f.Reason("placing the job on "+ref.ComputeKey))
@@ -59,7 +59,7 @@ func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.
 	}
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		for _, id := range reasons.Changed {
-			ref := refs[id]
+			ref := refs.get(id)
 			if err := service.AppendJobEvent(ctx, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}}, "waiting", waiting[id].Message); err != nil {
 				return err
 			}

@@ -107,7 +107,7 @@ type Pass struct {
 	now      time.Time
 	st       *scheduling.State
 	res      scheduler.Result
-	refs     map[string]store.QueuedJobRef
+	refs     queueRefs
 	deleting map[string]scheduler.Reason
 	blocked  map[string]accounting.BlockedJob
 	// empty: the queue was empty; only the reasons go.
@@ -192,14 +192,14 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 	// Sized once, and each job's keys built once: over 100,000 queued
 	// jobs, the maps' growth and the keys were most of this pass's
 	// garbage, and the server's memory rose with it.
-	refs := make(map[string]store.QueuedJobRef, len(st.Queued))
+	refs := queueRefs{queued: st.Queued, at: make(map[string]int32, len(st.Queued))}
 	deleting := map[string]scheduler.Reason{}
 	snap.Jobs = make([]scheduler.Job, 0, len(st.Queued))
 	var keyOf computeKeys
-	for _, j := range st.Queued {
+	for i, j := range st.Queued {
 		key := keyOf.get(j.Workspace, j.ComputeKey)
 		id := j.Workspace + "/" + j.Name
-		refs[id] = j
+		refs.at[id] = int32(i)
 		if ci := st.Clusters[key]; ci != nil && ci.Compute.ProvisioningState == compute.ProvisioningDeleting {
 			// It can never run: ReconcileComputes fails it. Until then its
 			// reason says so, not what it waited for before the delete
@@ -261,7 +261,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 				if !l.failures.Due(p.JobID, now) {
 					continue // its last placement failed: retried after its wait
 				}
-				ok, err := s.Place(sys, tx, refs[p.JobID], p.NodeIDs, st)
+				ok, err := s.Place(sys, tx, refs.get(p.JobID), p.NodeIDs, st)
 				if err != nil {
 					return loop.Context(err, "job %s", p.JobID)
 				}
@@ -274,7 +274,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 				return nil
 			}
 			for _, id := range reasons.Changed {
-				ref := refs[id]
+				ref := refs.get(id)
 				if err := service.AppendJobEvent(sys, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}}, "waiting", res.Waiting[id].Message); err != nil {
 					return err
 				}
@@ -284,7 +284,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 		if err == nil {
 			// The demand they met is met once they are written.
 			for _, id := range placed {
-				l.placed(st, refs[id])
+				l.placed(st, refs.get(id))
 				l.failures.Succeeded(id)
 			}
 		}
@@ -301,6 +301,8 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 		s.WaitReasons().Committed(reasons)
 	}
 	s.WakeNodes(wake...)
+	// The waiting jobs are compacted in place: refs, which index the
+	// same array, are not read after this.
 	waiting := st.Queued[:0]
 	for _, j := range st.Queued {
 		id := j.Workspace + "/" + j.Name
@@ -387,4 +389,22 @@ func (k *computeKeys) get(workspace, computeKey string) string {
 	}
 	k.lastWS, k.lastCK, k.last = workspace, computeKey, key
 	return key
+}
+
+// queueRefs finds a pass's queued jobs by "workspace/name": an index into
+// the queue read, not a copy of each ref (a copy per job, 100,000 of
+// them in a pass over the whole queue, was the largest thing it held).
+type queueRefs struct {
+	queued []store.QueuedJobRef
+	at     map[string]int32
+}
+
+// get returns the queued job id names; the zero ref if the pass did not
+// read it.
+func (r queueRefs) get(id string) store.QueuedJobRef {
+	i, ok := r.at[id]
+	if !ok {
+		return store.QueuedJobRef{}
+	}
+	return r.queued[i]
 }

@@ -68,12 +68,16 @@ type Reasons struct {
 	every time.Duration
 
 	mu sync.Mutex
-	// written is what the store holds, as this replica last wrote or read
-	// it; nil until its first pass.
-	written map[string]scheduler.Reason
 	// latest is the latest committed pass's reasons; nil unless this
-	// replica leads.
+	// replica leads (until its first pass).
 	latest map[string]scheduler.Reason
+	// behind holds, of the jobs in latest, those whose stored reason is
+	// not latest's (a sentence alone changed, written later): what the
+	// store holds is latest with behind over it. Kept as the difference,
+	// not as a second map of every waiting job (by its entries' sizes,
+	// about 10 MB at 100,000 queued jobs held between passes, and a third
+	// map while a pass planned the next one).
+	behind map[string]scheduler.Reason
 	// flushed is when reasons whose sentence alone changed were last
 	// written.
 	flushed time.Time
@@ -94,7 +98,7 @@ type ReasonChanges struct {
 
 	put     []*jobkind.WaitReason
 	del     []string
-	next    map[string]scheduler.Reason // the store's reasons once written
+	behind  map[string]scheduler.Reason // where the store's reasons once written are not all's
 	all     map[string]scheduler.Reason // the pass's reasons
 	flush   bool                        // sentences alone changed are written: all is stored
 	flushAt time.Time
@@ -175,29 +179,40 @@ func reasonOf(w *jobkind.WaitReason) scheduler.Reason {
 // Plan says what a pass writes; see WaitReasons.
 func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]scheduler.Reason) (*ReasonChanges, error) {
 	r.mu.Lock()
-	base, flushed := r.written, r.flushed
+	latest, behind, flushed := r.latest, r.behind, r.flushed
 	r.mu.Unlock()
-	if base == nil {
+	if latest == nil {
 		// The first pass since this replica began to lead: the store
 		// holds what the previous leader wrote.
-		var stored []*jobkind.WaitReason
+		var rows []*jobkind.WaitReason
 		if err := r.store.View(ctx, func(tx store.Tx) (err error) {
-			stored, err = tx.ListWaitReasons("")
+			rows, err = tx.ListWaitReasons("")
 			return err
 		}); err != nil {
 			return nil, err
 		}
-		base = make(map[string]scheduler.Reason, len(stored))
-		for _, w := range stored {
-			base[w.Workspace+"/"+w.Job] = reasonOf(w)
+		latest, behind = make(map[string]scheduler.Reason, len(rows)), nil
+		for _, w := range rows {
+			latest[w.Workspace+"/"+w.Job] = reasonOf(w)
 		}
+	}
+	// stored is what the store holds of a job's reason.
+	stored := func(id string) (scheduler.Reason, bool) {
+		if v, ok := behind[id]; ok {
+			return v, true
+		}
+		v, ok := latest[id]
+		return v, ok
 	}
 	// A pass that may write sentences leaves the store as current as
 	// the pass; the next sentence alone changed waits MessageEvery.
-	c := &ReasonChanges{next: make(map[string]scheduler.Reason, len(reasons)), all: reasons, flush: now.Sub(flushed) >= r.every, flushAt: now}
+	c := &ReasonChanges{all: reasons, flush: now.Sub(flushed) >= r.every, flushAt: now}
+	if c.all == nil {
+		c.all = map[string]scheduler.Reason{} // non-nil: this replica leads
+	}
 	var puts []string
 	for id, v := range reasons {
-		old, ok := base[id]
+		old, ok := stored(id)
 		switch {
 		case !ok || old.Code != v.Code:
 			c.Changed = append(c.Changed, id)
@@ -205,12 +220,14 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 		case old.Message != v.Message && c.flush:
 			puts = append(puts, id)
 		case old.Message != v.Message:
-			c.next[id] = old // written by a later pass
-			continue
+			// Written by a later pass: the store keeps the old one.
+			if c.behind == nil {
+				c.behind = map[string]scheduler.Reason{}
+			}
+			c.behind[id] = old
 		}
-		c.next[id] = v
 	}
-	for id := range base {
+	for id := range latest {
 		if _, ok := reasons[id]; !ok {
 			c.del = append(c.del, id)
 		}
@@ -230,7 +247,7 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 func (r *Reasons) Committed(c *ReasonChanges) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.written, r.latest = c.next, c.all
+	r.latest, r.behind = c.all, c.behind
 	if c.flush {
 		r.flushed = c.flushAt
 	}
@@ -240,5 +257,5 @@ func (r *Reasons) Committed(c *ReasonChanges) {
 func (r *Reasons) Forget() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.written, r.latest, r.flushed = nil, nil, time.Time{}
+	r.latest, r.behind, r.flushed = nil, nil, time.Time{}
 }

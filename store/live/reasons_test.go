@@ -109,3 +109,62 @@ func TestReasonsAcrossReplicas(t *testing.T) {
 		t.Errorf("List on the former leader: %v", list)
 	}
 }
+
+// A sentence held back (the store keeps the older one) is still written
+// when MessageEvery has passed even if the leader's latest pass already
+// showed it: the leader keeps what the store holds as the difference from
+// its latest pass, and compares against the store's, not the latest.
+func TestReasonsHeldBackSentenceIsWritten(t *testing.T) {
+	db, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := live.ReasonsConfig{Store: db, MessageEvery: 10 * time.Second}
+	leader, follower := live.NewReasons(cfg), live.NewReasons(cfg)
+	behind := func(n string) scheduler.Reason {
+		return scheduler.Reason{Code: scheduler.ReasonBehind, Message: "waiting behind " + n + " jobs"}
+	}
+	pass := func(now time.Time, reasons map[string]scheduler.Reason) *live.ReasonChanges {
+		t.Helper()
+		c, err := leader.Plan(t.Context(), now, reasons)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(t.Context(), c.Write); err != nil {
+			t.Fatal(err)
+		}
+		leader.Committed(c)
+		return c
+	}
+	stored := func(job string) scheduler.Reason {
+		t.Helper()
+		var out scheduler.Reason
+		if err := db.View(t.Context(), func(tx store.Tx) (err error) {
+			out, _, err = follower.Get(tx, "default", job)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	pass(t0, map[string]scheduler.Reason{"default/a": behind("1"), "default/b": behind("1")})
+	// Both sentences move; the store keeps the first ones.
+	if c := pass(t0.Add(time.Second), map[string]scheduler.Reason{"default/a": behind("2"), "default/b": behind("2")}); !c.Empty() {
+		t.Fatal("a sentence alone changed before MessageEvery was written")
+	}
+	// a's moves back to what is stored: nothing to write for it, ever.
+	if c := pass(t0.Add(2*time.Second), map[string]scheduler.Reason{"default/a": behind("1"), "default/b": behind("2")}); !c.Empty() {
+		t.Fatal("a sentence alone changed before MessageEvery was written")
+	}
+	// MessageEvery later, b's sentence is the latest pass's but not the
+	// store's: it is written.
+	pass(t0.Add(11*time.Second), map[string]scheduler.Reason{"default/a": behind("1"), "default/b": behind("2")})
+	if got := stored("b"); got != behind("2") {
+		t.Errorf("the store holds %+v for b, want the held-back %+v", got, behind("2"))
+	}
+	if got := stored("a"); got != behind("1") {
+		t.Errorf("the store holds %+v for a, want %+v", got, behind("1"))
+	}
+}
