@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,13 @@ func TestShardSplitCoversEveryTestOnce(t *testing.T) {
 		}
 		if len(used) != n {
 			t.Errorf("n=%d: only %d shards get tests", n, len(used))
+		}
+		if n == 3 {
+			loads := make([]float64, n)
+			for _, name := range names {
+				loads[split[name]-1] += cmp.Or(shardWeights[name], defaultShardWeight)
+			}
+			t.Logf("3 shards' weights: %v seconds", loads)
 		}
 		again := splitShards(names, n)
 		for name, s := range split {

@@ -20,10 +20,34 @@ import (
 // of them at once.
 const ShardVar = "SHOAL_E2E_SHARD"
 
-// shardWeights are the tests' seconds in a full run (scripts/test
-// --timings prints them, -json `pass` events' Elapsed), so that the shards
-// come out even; a test missing here counts defaultShardWeight.
-var shardWeights = map[string]float64{}
+// shardWeights are the tests' seconds in a full run, so that the shards
+// come out even; a test missing here counts defaultShardWeight. From
+// `go test -race -json -parallel 6 ./e2e` (the `pass` events' Elapsed) on
+// 2026-11-30 under load average 30-48; a test that failed there (*) has
+// its estimate if it had passed, not the time its failure took.
+var shardWeights = map[string]float64{
+	// Serial tests (no t.Parallel): each shard runs its own one after
+	// another before its parallel ones.
+	"TestInstanceContainerSeeds":                        261,
+	"TestInstanceContainers":                            180,
+	"TestContainerJobs":                                 157,
+	"TestInstancesInASubnet":                            200, // *
+	"TestNodesShareTheHostsImages":                      96,
+	"TestDataEndToEnd":                                  58,
+	"TestJobArtifactsAndDownloads":                      28,
+	"TestPrepullImagesBeforeFirstJob":                   40, // *
+	"TestPipelineSweepAndComponentSteps":                24,
+	"TestPipelineJobs":                                  17,
+	"TestDataInContainer":                               12,
+	"TestContainerJobRunsInItsImage":                    12,
+	"TestScaleWindowHoldsClusterAtZero":                 6,
+	"TestKubernetesAttachedComputeRunsAnInstanceType":   90,  // *
+	"TestKubernetesGangThatCannotBeWholeHoldsNoPod":     150, // *
+	"TestKubernetesClusterScalesRunsAndRequeuesEvicted": 100, // *
+	"TestKubernetesIdentityInsideThePod":                65,
+	"TestKubernetesGangThatFitsRunsWhole":               56,
+	"TestKubernetesUnfittableSizeShowsKubernetesReason": 54,
+}
 
 // defaultShardWeight is the weight of a test not in shardWeights.
 const defaultShardWeight = 20
