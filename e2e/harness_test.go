@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 
 func runTests(m *testing.M) int {
 	flag.Parse()
+	if err := selectShard(os.Getenv(ShardVar)); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 2
+	}
 	if code, skip := testenv.MainShort("the end-to-end tests build the shoal binary and run servers, agents and jobs for minutes"); skip {
 		return code
 	}

@@ -66,7 +66,10 @@ func TestKubernetesClusterScalesRunsAndRequeuesEvicted(t *testing.T) {
 		t.Errorf("location show prints the kubeconfig's token:\n%s", out)
 	}
 	createCluster(t, s, "kube", "--location", "k8s", "--max-instances", "2", "--idle-time-before-scale-down", "2")
-	file := writeJobFile(t, "type: command\ncommand: echo node $SHOAL_NODE_ID as $(id -u) in $(cat /etc/hostname 2>/dev/null || echo pod); sleep 3\ncompute: azureml:kube\n")
+	// Long enough that both jobs are still Running when the test, polling
+	// one then the other on a loaded machine, looks at them and their
+	// pods (3 s was not: the second had completed under load average 40).
+	file := writeJobFile(t, "type: command\ncommand: echo node $SHOAL_NODE_ID as $(id -u) in $(cat /etc/hostname 2>/dev/null || echo pod); sleep 15\ncompute: azureml:kube\n")
 	names := []string{submitJob(t, s, file), submitJob(t, s, file)}
 	for _, n := range names {
 		waitJob(t, s, n, 2*time.Minute, "Running")

@@ -111,6 +111,12 @@ func start() (env *Env, err error) {
 		return env, err
 	}
 	env.BaseBuild = built
+	// The registries start with the base image already pushed when an
+	// earlier set-up on this machine left their storage in the cache: the
+	// two pushes (each compressing the image's layer) were most of a
+	// set-up's time, paid again by every test process (seven packages,
+	// and each e2e shard).
+	seeded := seedRegistries(tarball, filepath.Join(dir, "registry", "data"), filepath.Join(dir, "auth-registry", "data"))
 	if env.Registry, err = StartRegistry(filepath.Join(dir, "registry"), false); err != nil {
 		return env, err
 	}
@@ -131,12 +137,15 @@ func start() (env *Env, err error) {
 	if err := env.podman(ctx, "import", tarball, env.BaseImage); err != nil {
 		return env, err
 	}
-	if err := env.podman(ctx, "push", "--tls-verify=false", env.BaseImage, env.Registry.Addr+"/"+PushedBase); err != nil {
-		return env, err
-	}
-	if err := env.podman(ctx, "push", "--tls-verify=false", "--creds", env.AuthRegistry.User+":"+env.AuthRegistry.Password,
-		env.BaseImage, env.AuthRegistry.Addr+"/"+PushedBase); err != nil {
-		return env, err
+	if !seeded {
+		if err := env.podman(ctx, "push", "--tls-verify=false", env.BaseImage, env.Registry.Addr+"/"+PushedBase); err != nil {
+			return env, err
+		}
+		if err := env.podman(ctx, "push", "--tls-verify=false", "--creds", env.AuthRegistry.User+":"+env.AuthRegistry.Password,
+			env.BaseImage, env.AuthRegistry.Addr+"/"+PushedBase); err != nil {
+			return env, err
+		}
+		saveRegistrySeed(tarball, filepath.Join(dir, "registry", "data"))
 	}
 	env.Setup = time.Since(began)
 	return env, nil
