@@ -457,8 +457,8 @@ func run(build func(dir string) string, trial func(bin string, rng *rand.Rand, n
 			}
 		}
 	}
-	fmt.Println()
 	if *store == "postgres" || len(arms) > 1 {
+		fmt.Println()
 		reportArms(arms)
 	} else {
 		report(arms[0].results)
