@@ -91,6 +91,10 @@ func startCluster(bin, dir, data, url string, n int, agents *proxy, config strin
 	}
 	cl.users = newProxy(agents.targets...)
 	cl.c = client.NewClient("http://"+cl.users.addr, cl.servers[0].token)
+	// A connection per call, so that the proxy spreads the suite's calls
+	// (submissions, cancels, evictions, the checks' reads) over the
+	// servers, not only its connections.
+	cl.c.HTTP = &http.Client{Timeout: cl.c.HTTP.Timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	return cl
 }
 
