@@ -8,14 +8,15 @@ import (
 
 // markedCommand is command preceded by its run marker (the PostgreSQL
 // mode, where several servers could each place one attempt): every rank
-// process of every attempt appends "run <attempt-id> <rank>" to the job's
+// process of every attempt appends "run <attempt-id> <rank> <node>
+// <unix-nanos> <pid>" (the last three for the reader) to the job's
 // file "<name>.runs" in dir, a folder of the bench outside the servers'
 // data dirs, before it does anything else. A job that ran twice — two
 // processes for one attempt's rank, or a process of an attempt the
 // servers never recorded — is then seen by what ran, not by what the
 // servers say.
 func markedCommand(dir, command string) string {
-	return fmt.Sprintf(`echo "run $SHOAL_ATTEMPT_ID ${SHOAL_NODE_RANK:-0}" >>'%s'/"$SHOAL_JOB_NAME.runs"; %s`, dir, command)
+	return fmt.Sprintf(`echo "run $SHOAL_ATTEMPT_ID ${SHOAL_NODE_RANK:-0} $SHOAL_NODE_ID ${EPOCHREALTIME/./}000 $$" >>'%s'/"$SHOAL_JOB_NAME.runs"; %s`, dir, command)
 }
 
 // checkRuns reads a job's run markers and returns what is wrong: a rank
@@ -36,7 +37,7 @@ func checkRuns(b []byte, attempts []string, final string) []string {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "run" {
+		if len(f) < 3 || f[0] != "run" {
 			problems = append(problems, fmt.Sprintf("runs: unreadable line %q", line))
 			continue
 		}
