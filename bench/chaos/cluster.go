@@ -34,8 +34,9 @@ type cluster struct {
 	users *proxy
 }
 
-// pgServer is the private PostgreSQL server of a run, started on first
-// use (a database per trial and binary), stopped when the run ends.
+// pgSrv is the private PostgreSQL server of a run, started on first use
+// (a database per trial and binary) and stopped when the run ends (prog's
+// cleanups, which main runs).
 var (
 	prog   = &testhosts.Program{}
 	pgOnce sync.Once

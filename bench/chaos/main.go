@@ -16,7 +16,12 @@
 // default it runs the full suite (20 trials of 1,000 jobs, a fault every
 // 2 s on average; --long asks for it by name, setting only the flags not
 // given); `go run ./bench/chaos` builds the server itself, bench/chaos.sh
-// is the same.
+// is the same. With --store postgres the trials run --servers servers
+// (default 2) on one database of a private PostgreSQL server, the leader
+// killed with kill -9 among the faults, and every job's processes mark
+// their runs so that a job run twice is seen (cluster.go, markers.go).
+// With --baseline-bin every trial also runs on a second binary, and both
+// are reported.
 package main
 
 import (
