@@ -5,14 +5,40 @@
 # server (a proxy on their advertise_url), store errors (a failpoint) and
 # a full disk (the data dir on a small tmpfs). Every flag is passed to
 # bench/chaos: bench/chaos.sh [--trials N] [--jobs N] [--every D] [--seed S]
-# [--settling D] [--keep] [--long] [--bin PATH]. The defaults are the full
-# suite (20 trials of 1,000 jobs, a fault every 2 s on average); --long asks
-# for it by name and sets only the flags not given; scripts/test runs the
-# short one (--trials 1 --jobs 40 --every 1s). A --bin given here wins over
-# the binary built below (the bench never removes a binary it was given).
+# [--settling D] [--keep] [--long] [--bin PATH] [--store sqlite|postgres]
+# [--servers N] [--leader-lease D] [--baseline REV | --baseline-bin PATH].
+# The defaults are the full suite (20 trials of 1,000 jobs, a fault every
+# 2 s on average); --long asks for it by name and sets only the flags not
+# given; scripts/test runs the short one (--trials 1 --jobs 40 --every 1s).
+# --store postgres runs --servers servers (default 2) on one database of a
+# private PostgreSQL server (root, Debian's postgresql) and kills the
+# leader among the faults. --baseline REV builds the code at git revision
+# REV too (with -tags failpoint) and runs the same trials on it,
+# alternating, both reported. A --bin given here wins over the binary
+# built below (the bench never removes a binary it was given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
-trap 'rm -rf "$bin"' EXIT
+cleanup() {
+	[ -n "${base_tree:-}" ] && git worktree remove --force "$base_tree" 2>/dev/null
+	rm -rf "$bin"
+}
+trap cleanup EXIT
+args=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--baseline)
+		base_tree="$bin/baseline-src"
+		git worktree add --detach --quiet "$base_tree" "$2"
+		(cd "$base_tree" && go build -tags failpoint -o "$bin/shoal-baseline" ./cmd/shoal)
+		args+=(--baseline-bin "$bin/shoal-baseline")
+		shift 2
+		;;
+	*)
+		args+=("$1")
+		shift
+		;;
+	esac
+done
 go build -tags failpoint -o "$bin/shoal" ./cmd/shoal  # store errors can be injected
-go run ./bench/chaos --bin "$bin/shoal" "$@"
+go run ./bench/chaos --bin "$bin/shoal" "${args[@]}"

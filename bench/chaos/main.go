@@ -16,7 +16,12 @@
 // default it runs the full suite (20 trials of 1,000 jobs, a fault every
 // 2 s on average; --long asks for it by name, setting only the flags not
 // given); `go run ./bench/chaos` builds the server itself, bench/chaos.sh
-// is the same.
+// is the same. With --store postgres the trials run --servers servers
+// (default 2) on one database of a private PostgreSQL server, the leader
+// killed with kill -9 among the faults, and every job's processes mark
+// their runs so that a job run twice is seen (cluster.go, markers.go).
+// With --baseline-bin every trial also runs on a second binary, and both
+// are reported.
 package main
 
 import (
@@ -31,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,8 +44,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shoal-ml/shoal/bench/internal/ports"
-	"github.com/shoal-ml/shoal/bench/internal/procs"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -54,21 +58,32 @@ type options struct {
 	long, keep      *bool
 	every, settling *time.Duration
 	tmpfs           *string
+	// store, servers, leaderLease: the PostgreSQL mode (several servers
+	// on one database, the leader killed among the faults).
+	store       *string
+	servers     *int
+	leaderLease *time.Duration
+	// baselineBin is a second binary run on the same trials.
+	baselineBin *string
 }
 
 // defineFlags defines the flags on fs. The defaults are the full suite;
 // CI's short run sets its own (scripts/test: --trials 1 --jobs 40 --every 1s).
 func defineFlags(fs *flag.FlagSet) options {
 	return options{
-		bin:      fs.String("bin", "", "the shoal binary, built with -tags failpoint (default: built from this module into a temp dir, removed afterwards; a binary given here is never removed)"),
-		trials:   fs.Int("trials", 20, "trials"),
-		jobs:     fs.Int("jobs", 1000, "jobs per trial"),
-		seed:     fs.Uint64("seed", 1, "the fault injector's seed"),
-		long:     fs.Bool("long", false, "the full suite: 20 trials of 1,000 jobs, a fault every 2 s on average, for each of --trials, --jobs, --every not given (the defaults are the same)"),
-		every:    fs.Duration("every", 2*time.Second, "mean time between faults"),
-		settling: fs.Duration("settling", 3*time.Minute, "how long jobs have to end once the faults stop"),
-		keep:     fs.Bool("keep", false, "keep each trial's directory (server log, store, the jobs' own records) for a look afterwards"),
-		tmpfs:    fs.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)"),
+		bin:         fs.String("bin", "", "the shoal binary, built with -tags failpoint (default: built from this module into a temp dir, removed afterwards; a binary given here is never removed)"),
+		trials:      fs.Int("trials", 20, "trials"),
+		jobs:        fs.Int("jobs", 1000, "jobs per trial"),
+		seed:        fs.Uint64("seed", 1, "the fault injector's seed"),
+		long:        fs.Bool("long", false, "the full suite: 20 trials of 1,000 jobs, a fault every 2 s on average, for each of --trials, --jobs, --every not given (the defaults are the same)"),
+		every:       fs.Duration("every", 2*time.Second, "mean time between faults"),
+		settling:    fs.Duration("settling", 3*time.Minute, "how long jobs have to end once the faults stop"),
+		keep:        fs.Bool("keep", false, "keep each trial's directory (server log, store, the jobs' own records) for a look afterwards"),
+		tmpfs:       fs.String("tmpfs-size", "512m", "size of the tmpfs the data dir is mounted on (disk-full faults fill it)"),
+		store:       fs.String("store", "sqlite", "the store: sqlite (one server, restarted after kill -9) or postgres (a private PostgreSQL server, as root with Debian's postgresql; --servers servers on it, the leader killed with kill -9 among the faults)"),
+		servers:     fs.Int("servers", 0, "servers on the one database (--store postgres; default 2); SQLite runs one"),
+		leaderLease: fs.Duration("leader-lease", 2*time.Second, "the servers' leader_lease (--store postgres)"),
+		baselineBin: fs.String("baseline-bin", "", "a second shoal binary (built with -tags failpoint: the code before a change), run on the same trials (the same seed), alternating with --bin; both are reported"),
 	}
 }
 
@@ -94,16 +109,44 @@ func applyLong(fs *flag.FlagSet, o options) {
 }
 
 var (
-	opts     = defineFlags(flag.CommandLine)
-	bin      = opts.bin
-	trials   = opts.trials
-	jobs     = opts.jobs
-	seed     = opts.seed
-	every    = opts.every
-	settling = opts.settling
-	keep     = opts.keep
-	tmpfs    = opts.tmpfs
+	opts        = defineFlags(flag.CommandLine)
+	bin         = opts.bin
+	trials      = opts.trials
+	jobs        = opts.jobs
+	seed        = opts.seed
+	every       = opts.every
+	settling    = opts.settling
+	keep        = opts.keep
+	tmpfs       = opts.tmpfs
+	store       = opts.store
+	leaderLease = opts.leaderLease
+	baselineBin = opts.baselineBin
 )
+
+// servers is how many servers a trial runs: one on SQLite, --servers
+// (default 2) on PostgreSQL.
+func servers() int {
+	if *store != "postgres" {
+		return 1
+	}
+	if *opts.servers > 0 {
+		return *opts.servers
+	}
+	return 2
+}
+
+// checkStore refuses flags that do not fit together.
+func checkStore() error {
+	switch {
+	case *store != "sqlite" && *store != "postgres":
+		return fmt.Errorf("--store %q: sqlite or postgres", *store)
+	case *store == "sqlite" && *opts.servers > 1:
+		return fmt.Errorf("--servers %d: SQLite has one server (several need --store postgres)", *opts.servers)
+	case *opts.servers < 0:
+		return fmt.Errorf("--servers %d: at least 1", *opts.servers)
+	}
+	return nil
+}
 
 // kinds of fault.
 const (
@@ -113,25 +156,45 @@ const (
 	partition  = "agents partitioned"
 	storeFault = "store errors"
 	diskFull   = "disk full"
+	// killLeader is the PostgreSQL mode's first kind, in killServer's
+	// place: the server that leads is killed and restarted once another
+	// leads.
+	killLeader = "kill -9 leader"
 )
 
 var kinds = []string{killServer, killAgent, evict, partition, storeFault, diskFull}
 
-// proxy stands between the agents and the server (their advertise_url):
-// a partition drops every connection and refuses new ones for a while.
-type proxy struct {
-	addr, target string
-	mu           sync.Mutex
-	cut          bool
-	conns        map[net.Conn]bool
+// kindsOf is the fault kinds of a store: on PostgreSQL the first is the
+// leader's kill, so that both modes draw faults from a seed alike.
+func kindsOf(store string) []string {
+	if store == "postgres" {
+		return append([]string{killLeader}, kinds[1:]...)
+	}
+	return kinds
 }
 
-func newProxy(target string) *proxy {
+// proxy stands between the agents and the server (their advertise_url):
+// a partition drops every connection and refuses new ones for a while.
+// With several servers (PostgreSQL) it spreads connections over them,
+// each to the next one in turn that accepts it, as a load balancer does;
+// a killed server refuses, so its connections go to the others.
+type proxy struct {
+	addr    string
+	targets []string
+	mu      sync.Mutex
+	cut     bool
+	next    int
+	conns   map[net.Conn]bool
+	// served counts the connections each target took.
+	served []int
+}
+
+func newProxy(targets ...string) *proxy {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
 	}
-	p := &proxy{addr: l.Addr().String(), target: target, conns: map[net.Conn]bool{}}
+	p := &proxy{addr: l.Addr().String(), targets: targets, conns: map[net.Conn]bool{}, served: make([]int, len(targets))}
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -145,21 +208,39 @@ func newProxy(target string) *proxy {
 				continue
 			}
 			p.conns[c] = true
+			first := p.next
+			p.next++
 			p.mu.Unlock()
-			go p.pipe(c)
+			go p.pipe(c, first)
 		}
 	}()
 	return p
 }
 
-func (p *proxy) pipe(c net.Conn) {
+// dial connects to the first target from first on that accepts.
+func (p *proxy) dial(first int) (net.Conn, error) {
+	var err error
+	for i := range p.targets {
+		var up net.Conn
+		t := (first + i) % len(p.targets)
+		if up, err = net.DialTimeout("tcp", p.targets[t], time.Second); err == nil {
+			p.mu.Lock()
+			p.served[t]++
+			p.mu.Unlock()
+			return up, nil
+		}
+	}
+	return nil, err
+}
+
+func (p *proxy) pipe(c net.Conn, first int) {
 	defer func() {
 		p.mu.Lock()
 		delete(p.conns, c)
 		p.mu.Unlock()
 		c.Close()
 	}()
-	up, err := net.Dial("tcp", p.target)
+	up, err := p.dial(first)
 	if err != nil {
 		return
 	}
@@ -199,7 +280,10 @@ type trialResult struct {
 	dup        int
 	violations []string
 	recovery   []time.Duration
-	took       time.Duration
+	// failover is, for each leader kill (PostgreSQL), the time from the
+	// kill to another server saying it leads.
+	failover []time.Duration
+	took     time.Duration
 	// audited counts the changes whose audit records were checked.
 	audited int
 	notes   []string
@@ -229,20 +313,28 @@ func fill(name string) bool {
 	return syscall.Statfs(filepath.Dir(name), &st) == nil && st.Bavail == 0
 }
 
+// server is one `shoal server` process of a trial.
 type server struct {
+	bin       string
 	cmd       *exec.Cmd
 	exited    chan struct{} // closed when cmd has exited
 	dir, addr string
-	token     string
-	c         *client.Client
-	mu        sync.Mutex
-	restarts  int // times the server exited during start-up and was started again
+	// data, nodes and config are its --data-dir, --nodes-dir and
+	// --config; failpoint the file that turns store errors on;
+	// tokenFile where the admin token appears (the first server's data
+	// dir on PostgreSQL).
+	data, nodes, config  string
+	failpoint, tokenFile string
+	token                string
+	c                    *client.Client
+	mu                   sync.Mutex
+	restarts             int // times the server exited during start-up and was started again
 }
 
 // launch starts the server process.
 func (s *server) launch() {
-	cmd := exec.Command(*bin, "server", "--listen", s.addr, "--data-dir", filepath.Join(s.dir, "data"), "--nodes-dir", filepath.Join(s.dir, "node-disks"), "--config", filepath.Join(s.dir, "server.yml"))
-	cmd.Env = append(os.Environ(), "HOME="+s.dir, "SHOAL_FAILPOINT_FILE="+filepath.Join(s.dir, "failpoint"))
+	cmd := exec.Command(s.bin, "server", "--listen", s.addr, "--data-dir", s.data, "--nodes-dir", s.nodes, "--config", s.config)
+	cmd.Env = append(os.Environ(), "HOME="+s.dir, "SHOAL_FAILPOINT_FILE="+s.failpoint)
 	logf, _ := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: agents the local provider starts are its
@@ -280,7 +372,7 @@ func (s *server) start() time.Duration {
 			continue
 		default:
 		}
-		if t, err := os.ReadFile(filepath.Join(s.dir, "data", "admin.token")); err == nil && len(t) > 0 {
+		if t, err := os.ReadFile(s.tokenFile); err == nil && len(t) > 0 {
 			if s.c == nil {
 				// The token outlives restarts (it is in the data dir):
 				// one client serves the whole trial, whoever holds it.
@@ -305,20 +397,34 @@ func (s *server) kill() {
 	<-s.exited
 }
 
-// agents lists the pids of this trial's `shoal agent` processes.
-func (s *server) agents() []int { return procs.Agents(s.dir) }
-
 func main() {
 	flag.Parse()
 	applyLong(flag.CommandLine, opts)
-	os.Exit(run(buildShoal, trial))
+	if err := checkStore(); err != nil {
+		log.Fatal(err)
+	}
+	code := run(buildShoal, trial)
+	prog.Done() // the private PostgreSQL server, if one was started
+	os.Exit(code)
+}
+
+// arm is one binary under test: the one given (or built), and with
+// --baseline-bin the one it is compared with.
+type arm struct {
+	label, bin string
+	// rng is the arm's own injector: both arms draw the same workload and
+	// the same schedule of faults from the same seed.
+	rng     *rand.Rand
+	results []trialResult
 }
 
 // run builds the server unless --bin names one, runs the trials and
 // reports; it returns the exit status (1 when a job was lost or an
 // invariant violated). It removes only the directory it built the server
 // into: --bin may name a binary in the user's own directory (~/.local/bin).
-func run(build func(dir string) string, trial func(*rand.Rand, int) trialResult) int {
+// With --baseline-bin, each trial runs on both binaries, alternating which
+// goes first, and both are reported.
+func run(build func(dir string) string, trial func(bin string, rng *rand.Rand, n int) trialResult) int {
 	if *bin == "" {
 		dir, err := os.MkdirTemp("", "shoal-chaos-bin")
 		if err != nil {
@@ -327,23 +433,49 @@ func run(build func(dir string) string, trial func(*rand.Rand, int) trialResult)
 		defer os.RemoveAll(dir)
 		*bin = build(dir)
 	}
-	rng := rand.New(rand.NewPCG(*seed, *seed^0xc4a05))
-	var results []trialResult
+	newRNG := func() *rand.Rand { return rand.New(rand.NewPCG(*seed, *seed^0xc4a05)) }
+	arms := []*arm{{label: "current", bin: *bin, rng: newRNG()}}
+	if *baselineBin != "" {
+		arms = []*arm{{label: "baseline", bin: *baselineBin, rng: newRNG()}, arms[0]}
+	}
+	if *store == "postgres" {
+		fmt.Printf("store: PostgreSQL (a private server), %d servers on one database, leader_lease %s\n", servers(), *leaderLease)
+	}
 	for i := range *trials {
-		r := trial(rng, i)
-		results = append(results, r)
-		fmt.Printf("trial %d: %d jobs, faults %v, lost %d, violations %d, %d changes audited, took %s\n", i+1, r.jobs, r.faults, r.lost, len(r.violations), r.audited, r.took.Round(time.Second))
-		for _, n := range r.notes {
-			fmt.Println("  note:", n)
+		order := slices.Clone(arms)
+		if i%2 == 1 {
+			slices.Reverse(order)
 		}
-		for _, v := range r.violations {
-			fmt.Println("  violation:", v)
+		for _, a := range order {
+			r := trial(a.bin, a.rng, i)
+			a.results = append(a.results, r)
+			prefix := ""
+			if len(arms) > 1 {
+				prefix = a.label + " "
+			}
+			fmt.Printf("%strial %d: %d jobs, faults %v, lost %d, violations %d, %d changes audited, took %s\n", prefix, i+1, r.jobs, r.faults, r.lost, len(r.violations), r.audited, r.took.Round(time.Second))
+			for _, n := range r.notes {
+				fmt.Println("  note:", n)
+			}
+			for _, v := range r.violations {
+				fmt.Println("  violation:", v)
+			}
 		}
 	}
-	report(results)
-	for _, r := range results {
-		if r.lost > 0 || len(r.violations) > 0 {
-			return 1
+	if *store == "postgres" || len(arms) > 1 {
+		fmt.Println()
+		reportArms(arms)
+	} else {
+		report(arms[0].results)
+	}
+	for _, a := range arms {
+		if a.label == "baseline" {
+			continue // the baseline's own failures are reported, not the change's
+		}
+		for _, r := range a.results {
+			if r.lost > 0 || len(r.violations) > 0 {
+				return 1
+			}
 		}
 	}
 	return 0
@@ -367,18 +499,24 @@ func buildShoal(dir string) string {
 	return bin
 }
 
-func trial(rng *rand.Rand, n int) trialResult {
+func trial(bin string, rng *rand.Rand, n int) trialResult {
 	began := time.Now()
 	res := trialResult{faults: map[string]int{}}
 	dir, _ := os.MkdirTemp("", fmt.Sprintf("shoal-chaos-%d-", n))
 	if !*keep {
 		defer os.RemoveAll(dir)
 	}
-	addr := ports.Restartable()
-	px := newProxy(addr)
+	pg := *store == "postgres"
+	url := ""
+	if pg {
+		url = newDatabase()
+	}
+	px := newProxy(serverAddrs(servers())...)
 	// The data dir lives on a small tmpfs of its own, which disk-full
 	// faults fill; where mounting is not allowed (not root) that fault
-	// cannot be injected and the trial says so.
+	// cannot be injected and the trial says so. On PostgreSQL every
+	// server's data dir is a folder of it (the database's own disk is not
+	// filled: PostgreSQL stops at a full WAL disk, which is not Shoal's).
 	data := filepath.Join(dir, "data")
 	os.MkdirAll(data, 0o755)
 	canFill := true
@@ -401,9 +539,11 @@ func trial(rng *rand.Rand, n int) trialResult {
 		changed[target]++
 		auditMu.Unlock()
 	}
-	os.WriteFile(filepath.Join(dir, "server.yml"), []byte("node_lease: 2s\nnode_lease_grace: 2s\nkill_grace: 1s\nagent_orphan_timeout: 30s\nadvertise_url: http://"+px.addr+"\n"), 0o644)
-	s := &server{dir: dir, addr: addr}
-	s.start()
+	config := "node_lease: 2s\nnode_lease_grace: 2s\nkill_grace: 1s\nagent_orphan_timeout: 30s\nadvertise_url: http://" + px.addr + "\n"
+	if pg {
+		config += "leader_lease: " + leaderLease.String() + "\n"
+	}
+	s := startCluster(bin, dir, data, url, servers(), px, config)
 	ctx := context.Background()
 	for name, doc := range map[string]string{
 		"cpu":    `{"size":"Standard_DS3_v2","max_instances":8,"idle_time_before_scale_down":20}`,
@@ -457,6 +597,9 @@ func trial(rng *rand.Rand, n int) trialResult {
 			w.cancel = true
 		}
 		doc["name"] = fmt.Sprintf("chaos-%d-%04d", n, i)
+		if pg {
+			doc["command"] = markedCommand(records, doc["command"].(string))
+		}
 		b, _ := json.Marshal(doc)
 		for {
 			if _, _, err := s.c.SubmitJob(ctx, "default", b, ""); err == nil {
@@ -489,6 +632,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 	}()
 	var faultMu sync.Mutex
 	var faults sync.WaitGroup
+	kinds := kindsOf(*store)
 	busy := make([]bool, len(kinds))
 	count := func(kind string) {
 		faultMu.Lock()
@@ -533,10 +677,27 @@ func trial(rng *rand.Rand, n int) trialResult {
 				defer func() { faultMu.Lock(); busy[k] = false; faultMu.Unlock() }()
 				switch k {
 				case 0:
-					s.kill()
+					if pg {
+						fo, d, ok, failed := s.killLeader(pause, time.Minute)
+						if !ok {
+							note("kill -9 leader: not injected once: no server said it led (a failover under way)")
+							return
+						}
+						count(killLeader)
+						faultMu.Lock()
+						res.failover = append(res.failover, fo)
+						res.recovery = append(res.recovery, d)
+						if failed {
+							res.violations = append(res.violations, fmt.Sprintf("no other server led within %s of the leader's kill -9", fo.Round(time.Second)))
+						}
+						faultMu.Unlock()
+						return
+					}
+					srv := s.servers[0]
+					srv.kill()
 					count(killServer)
 					time.Sleep(pause)
-					d := s.start()
+					d := srv.start()
 					faultMu.Lock()
 					res.recovery = append(res.recovery, d)
 					faultMu.Unlock()
@@ -630,7 +791,7 @@ func trial(rng *rand.Rand, n int) trialResult {
 			break
 		}
 		if time.Now().After(settle.Add(2 * time.Minute)) {
-			res.notes = append(res.notes, fmt.Sprintf("the server did not answer job lists for 2 minutes after the settling time; judging its last answer (see %s/server.log)", s.dir))
+			res.notes = append(res.notes, fmt.Sprintf("the server did not answer job lists for 2 minutes after the settling time; judging its last answer (see %s/server.log)", s.servers[0].dir))
 			final = last
 			if final == nil {
 				final = map[string]*job.Job{}
@@ -642,6 +803,27 @@ func trial(rng *rand.Rand, n int) trialResult {
 	res.jobs = len(names)
 	viol := func(format string, args ...any) {
 		res.violations = append(res.violations, fmt.Sprintf(format, args...))
+	}
+	// Every job accounted for exactly once (PostgreSQL: two servers took
+	// the submissions): the list holds each submitted name once, and no
+	// other.
+	if pg {
+		all, err := s.c.ListJobs(ctx, "default", nil, "", 0)
+		for try := 0; err != nil && try < 10; try++ {
+			time.Sleep(500 * time.Millisecond)
+			all, err = s.c.ListJobs(ctx, "default", nil, "", 0)
+		}
+		if err != nil {
+			viol("job list for the accounting: %v", err)
+		} else {
+			listed := make([]string, len(all))
+			for i, j := range all {
+				listed[i] = j.Name
+			}
+			for _, p := range checkAccounted(names, listed) {
+				viol("%s", p)
+			}
+		}
 	}
 	// Recorded jobs, and those of them whose processes ran more than one
 	// attempt: how much the processes' own check saw.
@@ -726,6 +908,24 @@ func trial(rng *rand.Rand, n int) trialResult {
 				}
 			}
 		}
+		// What ran, by the run markers (PostgreSQL): no attempt twice.
+		if pg {
+			b, _ := os.ReadFile(filepath.Join(records, name+".runs"))
+			final := ""
+			if j.Status == job.JobCompleted {
+				final = j.CurrentAttemptID
+			}
+			ids := make([]string, len(atts))
+			for i, a := range atts {
+				ids[i] = a.ID
+			}
+			if problems := checkRuns(b, ids, final); len(problems) > 0 {
+				dup = true
+				for _, p := range problems {
+					viol("%s: %s\n    runs:\n%s    server's attempts:%s", name, p, indent(string(b)), describeAttempts(atts))
+				}
+			}
+		}
 		if dup {
 			res.dup++
 		}
@@ -798,14 +998,16 @@ func trial(rng *rand.Rand, n int) trialResult {
 			viol("audit log: %d more targets without their records", missing-10)
 		}
 	}
-	s.kill()
-	if s.restarts > 0 {
-		res.notes = append(res.notes, fmt.Sprintf("the server exited during start-up %d times and was started again", s.restarts))
+	if pg {
+		res.notes = append(res.notes, "connections per server: the agents' "+px.spread()+"; the suite's "+s.users.spread())
+	}
+	s.stop()
+	if r := s.restarts(); r > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("the server exited during start-up %d times and was started again", r))
 	}
 	// Evidence that the full disk bit: the server's own log of it.
 	if canFill {
-		logb, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-		low := strings.ToLower(string(logb))
+		low := strings.ToLower(s.logs())
 		res.notes = append(res.notes, fmt.Sprintf("disk full: the server logged %d errors of a full disk (\"database or disk is full\", \"no space left on device\")",
 			strings.Count(low, "disk is full")+strings.Count(low, "no space left on device")))
 	}
