@@ -118,6 +118,8 @@ type Agent struct {
 	mu    sync.Mutex
 	ranks map[node.RankRef]*rank.Rank
 	wg    sync.WaitGroup
+	// started remembers the ranks this agent ran, so that none runs twice.
+	started startedRanks
 
 	// instance serves a compute instance, on an instance's node.
 	instance *instance.Runtime
@@ -455,6 +457,11 @@ func (a *Agent) startRank(ctx context.Context, t *node.AgentTask) {
 	a.mu.Lock()
 	if _, ok := a.ranks[t.RankRef]; ok {
 		a.mu.Unlock()
+		return
+	}
+	if !a.started.claim(t.RankRef) {
+		a.mu.Unlock()
+		a.log.Warn("not starting a rank this node already ran (a stale answer)", "attempt", t.RankRef.AttemptID, "rank", t.RankRef.Rank)
 		return
 	}
 	r := rank.New(a.rankNode(), t)
