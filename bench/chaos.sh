@@ -14,5 +14,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -tags failpoint -o "$bin/shoal" ./cmd/shoal  # store errors can be injected
+go build -tags failpoint -o "$bin/shoal" ./cmd/shoal-server  # store errors can be injected
 go run ./bench/chaos --bin "$bin/shoal" "$@"

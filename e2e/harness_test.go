@@ -63,10 +63,12 @@ func runTests(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "e2e: cannot find the module root:", err)
 			return 1
 		}
-		build := exec.Command("go", "build", "-o", shoalBin, "./cmd/shoal")
+		// The CLI (shoal) and the full binary beside it (shoal-server),
+		// as installed: `shoal server` and `shoal agent` exec the latter.
+		build := exec.Command("go", "build", "-o", filepath.Dir(shoalBin)+"/", "./cmd/shoal", "./cmd/shoal-server")
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
+			fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal ./cmd/shoal-server failed: %v\n%s", err, out)
 			return 1
 		}
 	}
