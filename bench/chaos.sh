@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
 	--baseline)
 		base_tree="$bin/baseline-src"
 		git worktree add --detach --quiet "$base_tree" "$2"
-		(cd "$base_tree" && go build -tags failpoint -o "$bin/shoal-baseline" ./cmd/shoal)
+		(cd "$base_tree" && go build -tags failpoint -o "$bin/shoal-baseline" "$(test -d cmd/shoal-server && echo ./cmd/shoal-server || echo ./cmd/shoal)")
 		args+=(--baseline-bin "$bin/shoal-baseline")
 		shift 2
 		;;
@@ -40,5 +40,5 @@ while [ $# -gt 0 ]; do
 		;;
 	esac
 done
-go build -tags failpoint -o "$bin/shoal" ./cmd/shoal  # store errors can be injected
+go build -tags failpoint -o "$bin/shoal" ./cmd/shoal-server  # store errors can be injected
 go run ./bench/chaos --bin "$bin/shoal" "${args[@]}"

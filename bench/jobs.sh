@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	--baseline)
 		base_tree="$bin/baseline-src"
 		git worktree add --detach --quiet "$base_tree" "$2"
-		(cd "$base_tree" && go build -o "$bin/shoal-baseline" ./cmd/shoal)
+		(cd "$base_tree" && go build -o "$bin/shoal-baseline" "$(test -d cmd/shoal-server && echo ./cmd/shoal-server || echo ./cmd/shoal)")
 		args+=(--baseline "$bin/shoal-baseline")
 		shift 2
 		;;
@@ -33,5 +33,5 @@ while [ $# -gt 0 ]; do
 		;;
 	esac
 done
-go build -o "$bin/shoal" ./cmd/shoal
+go build -o "$bin/shoal" ./cmd/shoal-server
 go run ./bench/jobs --bin "$bin/shoal" "${args[@]}"

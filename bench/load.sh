@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/shoal" ./cmd/shoal
+go build -o "$bin/shoal" ./cmd/shoal-server
 go run ./bench/load --agent "$bin/shoal" "$@"

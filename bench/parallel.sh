@@ -10,5 +10,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/shoal" ./cmd/shoal
+go build -o "$bin/shoal" ./cmd/shoal-server
 go run ./bench/parallel --bin "$bin/shoal" "$@"

@@ -26,12 +26,12 @@ while [[ $# -gt 0 ]]; do
 	*) args+=("$1"); shift ;;
 	esac
 done
-go build -o "$bin/shoal" ./cmd/shoal
+go build -o "$bin/shoal" ./cmd/shoal-server
 go build -o "$bin/scale" ./bench/scale
 if [[ -n $base ]]; then
 	mkdir "$bin/src"
 	git archive --format=tar "$base" | tar -x -C "$bin/src"
-	(cd "$bin/src" && go build -o "$bin/shoal-base" ./cmd/shoal)
+	(cd "$bin/src" && go build -o "$bin/shoal-base" "$(test -d cmd/shoal-server && echo ./cmd/shoal-server || echo ./cmd/shoal)")
 fi
 if [[ -z $base ]]; then
 	"$bin/scale" --bin "$bin/shoal" "${args[@]}"

@@ -378,7 +378,7 @@ func shoalInvocations(line string) [][]string {
 		switch {
 		case len(seg) > 0 && (seg[0] == "shoal" || strings.HasSuffix(seg[0], "/shoal")):
 			out = append(out, seg[1:])
-		case len(seg) > 2 && seg[0] == "go" && seg[1] == "run" && seg[2] == "./cmd/shoal":
+		case len(seg) > 2 && seg[0] == "go" && seg[1] == "run" && (seg[2] == "./cmd/shoal" || seg[2] == "./cmd/shoal-server"):
 			out = append(out, seg[3:])
 		}
 		seg = nil
@@ -406,7 +406,7 @@ func shoalInvocations(line string) [][]string {
 // exist and its flags must parse, as they would when the command ran.
 func checkShoalArgs(args []string) error {
 	var out bytes.Buffer
-	root := NewCommand(&out, &out)
+	root := NewCommand(&out, &out, testSide)
 	cmd, rest, err := root.Find(args)
 	if err != nil {
 		return err

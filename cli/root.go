@@ -18,16 +18,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shoal-ml/shoal/cli/access"
-	"github.com/shoal-ml/shoal/cli/admin"
-	"github.com/shoal-ml/shoal/cli/agentcmd"
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/cli/compute"
 	"github.com/shoal-ml/shoal/cli/datastore"
 	"github.com/shoal-ml/shoal/cli/job"
 	"github.com/shoal-ml/shoal/cli/registry"
 	"github.com/shoal-ml/shoal/cli/schedule"
-	"github.com/shoal-ml/shoal/cli/server"
-	"github.com/shoal-ml/shoal/cli/simcmd"
 	"github.com/shoal-ml/shoal/cli/webhook"
 	"github.com/shoal-ml/shoal/cli/workspace"
 	"github.com/shoal-ml/shoal/domain/core"
@@ -36,16 +32,25 @@ import (
 // Version is the program version, set at build time with -ldflags.
 var Version = "dev"
 
-// Execute runs the CLI with os.Args and returns the process exit code.
+// Execute runs the CLI with os.Args and returns the process exit code:
+// the client's commands here, the server's, the agent's and the store's
+// by exec of the full binary (FullBinaryCommands).
 func Execute(ctx context.Context) int {
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	return RunWith(ctx, FullBinaryCommands(SyscallExec), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
-// Run runs the CLI with args and the given streams; it returns the exit
-// code. Errors are printed to stderr as "ERROR: <message>", as az does.
+// Run runs the client's commands in-process with args and the given
+// streams; it returns the exit code. The full binary's commands fail
+// here (cli/full's Run has them).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &cmdutil.Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	root := newRootCommand(g)
+	return RunWith(ctx, FullBinaryCommands(nil), args, stdin, stdout, stderr)
+}
+
+// RunWith runs the command tree with side's commands beside the client's.
+// Errors are printed to stderr as "ERROR: <message>", as az does.
+func RunWith(ctx context.Context, side Side, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &cmdutil.Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr, Args: args}
+	root := NewRoot(g, side)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -70,7 +75,8 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-func newRootCommand(g *cmdutil.Globals) *cobra.Command {
+// NewRoot is the `shoal` command tree: the client's commands and side's.
+func NewRoot(g *cmdutil.Globals, side Side) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "shoal",
 		Short:         "Self-hosted managed ML compute: compute clusters, instances and jobs, the az ml way",
@@ -97,11 +103,12 @@ func newRootCommand(g *cmdutil.Globals) *cobra.Command {
 	// cli/job, ...), sharing cli/cmdutil; environment and component, and
 	// the local-file upload that jobs share with them, are still here.
 	jobFiles := job.LocalFiles{Command: uploadJobFiles, Pipeline: inlinePipelineComponents}
-	root.AddCommand(server.NewCommand(g), agentcmd.NewCommand(g), compute.NewCommand(g), job.NewCommand(g, jobFiles), newEnvironmentCommand(g), newComponentCommand(g), newDataCommand(g), newModelCommand(g), registry.NewCommand(g), datastore.NewCommand(g), newBatchEndpointCommand(g), newBatchDeploymentCommand(g), schedule.NewCommand(g, jobFiles), workspace.NewCommand(g), compute.NewLocationCommand(g), admin.NewCommand(g),
-		access.NewUserCommand(g), access.NewTokenCommand(g), access.NewLoginCommand(g), access.NewRoleCommand(g), access.NewIdentityCommand(g), access.NewSPCommand(g), workspace.NewQuotaCommand(g), simcmd.NewCommand(g), workspace.NewCostCommand(g), workspace.NewBudgetCommand(g), access.NewAuditCommand(g),
+	root.AddCommand(compute.NewCommand(g), job.NewCommand(g, jobFiles), newEnvironmentCommand(g), newComponentCommand(g), newDataCommand(g), newModelCommand(g), registry.NewCommand(g), datastore.NewCommand(g), newBatchEndpointCommand(g), newBatchDeploymentCommand(g), schedule.NewCommand(g, jobFiles), workspace.NewCommand(g), compute.NewLocationCommand(g),
+		access.NewUserCommand(g), access.NewTokenCommand(g), access.NewLoginCommand(g), access.NewRoleCommand(g), access.NewIdentityCommand(g), access.NewSPCommand(g), workspace.NewQuotaCommand(g), workspace.NewCostCommand(g), workspace.NewBudgetCommand(g), access.NewAuditCommand(g),
 		newVersionCommand(g))
 	// Issue 39's notifications.
 	root.AddCommand(webhook.NewCommand(g))
+	root.AddCommand(side(g)...)
 	return root
 }
 

@@ -18,7 +18,7 @@ func TestSimWarnsThatCostIsZeroWithoutACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := Run(context.Background(), []string{"sim", "--trace", trace, "-o", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
+	if code := RunWith(context.Background(), testSide, []string{"sim", "--trace", trace, "-o", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(errb.String(), "no --cluster") || !strings.Contains(errb.String(), "cost is 0") {
@@ -29,7 +29,7 @@ func TestSimWarnsThatCostIsZeroWithoutACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	errb.Reset()
-	if code := Run(context.Background(), []string{"sim", "--trace", trace, "--cluster", cluster, "-o", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
+	if code := RunWith(context.Background(), testSide, []string{"sim", "--trace", trace, "--cluster", cluster, "-o", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if strings.Contains(errb.String(), "cost is 0") {

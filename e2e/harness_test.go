@@ -57,9 +57,14 @@ func runTests(m *testing.M) int {
 	if prebuilt := os.Getenv("SHOAL_E2E_BIN"); prebuilt != "" {
 		// A machine without Go (scripts/gpu-check --prebuilt on a GPU
 		// host) runs the suite against a binary built elsewhere.
-		if err := copyFile(prebuilt, shoalBin); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: SHOAL_E2E_BIN:", err)
-			return 1
+		// The full binary (shoal-server) is expected beside it, as
+		// installed: `shoal server` and `shoal agent` exec it.
+		for from, to := range map[string]string{prebuilt: shoalBin,
+			filepath.Join(filepath.Dir(prebuilt), "shoal-server"): filepath.Join(dir, "shoal-server")} {
+			if err := copyFile(from, to); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e: SHOAL_E2E_BIN (and shoal-server beside it):", err)
+				return 1
+			}
 		}
 	} else {
 		root, err := moduleRoot()
@@ -67,10 +72,12 @@ func runTests(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "e2e: cannot find the module root:", err)
 			return 1
 		}
-		build := exec.Command("go", "build", "-o", shoalBin, "./cmd/shoal")
+		// The CLI (shoal) and the full binary beside it (shoal-server),
+		// as installed: `shoal server` and `shoal agent` exec the latter.
+		build := exec.Command("go", "build", "-o", filepath.Dir(shoalBin)+"/", "./cmd/shoal", "./cmd/shoal-server")
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal failed: %v\n%s", err, out)
+			fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/shoal ./cmd/shoal-server failed: %v\n%s", err, out)
 			return 1
 		}
 	}
@@ -82,7 +89,7 @@ func runTests(m *testing.M) int {
 	// Agents and the jobs they run outlive the server by design; every
 	// test's cleanup kills them. Anything still there is a leak: report it
 	// (and kill it) so that the suite fails.
-	if left := killSuiteProcesses(append([]string{shoalBin}, suiteDirs()...)); len(left) > 0 {
+	if left := killSuiteProcesses(append([]string{shoalBin, filepath.Join(dir, "shoal-server")}, suiteDirs()...)); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: %d process(es) of the suite were still running after the tests (now killed):\n", len(left))
 		for _, p := range left {
 			fmt.Fprintf(os.Stderr, "  %s\n", p)

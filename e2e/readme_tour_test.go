@@ -65,8 +65,8 @@ func TestReadmeTour(t *testing.T) {
 	// The tour's first block puts shoal on the PATH, in ~/.local/bin: the
 	// blocks run with that folder on the PATH and not this suite's binary,
 	// so a tour that used shoal before saying how to install it fails.
-	if !strings.Contains(blocks[0], "go build -o ~/.local/bin/shoal ./cmd/shoal") || !strings.Contains(blocks[0], "shoal version") {
-		t.Fatalf("README.md:%d: the tour does not start by putting shoal on the PATH (go build -o ~/.local/bin/shoal ./cmd/shoal, then shoal version):\n%s", lines[0], blocks[0])
+	if !strings.Contains(blocks[0], "go build -o ~/.local/bin/ ./cmd/shoal ./cmd/shoal-server") || !strings.Contains(blocks[0], "shoal version") {
+		t.Fatalf("README.md:%d: the tour does not start by putting shoal on the PATH (go build -o ~/.local/bin/ ./cmd/shoal ./cmd/shoal-server, then shoal version):\n%s", lines[0], blocks[0])
 	}
 	bin := filepath.Join(s.home, ".local", "bin")
 	env := append(append([]string{}, s.env...), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -87,7 +87,7 @@ func TestReadmeTour(t *testing.T) {
 				if err := copyFile(shoalBin, filepath.Join(bin, "shoal")); err != nil {
 					t.Fatal(err)
 				}
-				cmd.Args[len(cmd.Args)-1] = strings.ReplaceAll(block, "go build -o ~/.local/bin/shoal ./cmd/shoal", ": no Go here, the suite's binary was copied")
+				cmd.Args[len(cmd.Args)-1] = strings.ReplaceAll(block, "go build -o ~/.local/bin/ ./cmd/shoal ./cmd/shoal-server", ": no Go here, the suite's binary was copied")
 			}
 		}
 		out, err := cmd.CombinedOutput()

@@ -491,7 +491,7 @@ func buildShoal(dir string) string {
 		log.Fatalf("--bin not given and no Go module here to build shoal from (run from the repository, or use bench/chaos.sh)")
 	}
 	bin := filepath.Join(dir, "shoal")
-	build := exec.Command("go", "build", "-tags", "failpoint", "-o", bin, "./cmd/shoal")
+	build := exec.Command("go", "build", "-tags", "failpoint", "-o", bin, "./cmd/shoal-server")
 	build.Dir = filepath.Dir(mod)
 	if b, err := build.CombinedOutput(); err != nil {
 		log.Fatalf("building shoal: %v\n%s", err, b)

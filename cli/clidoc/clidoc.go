@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
-	"github.com/shoal-ml/shoal/cli"
+	"github.com/shoal-ml/shoal/cli/full"
 )
 
 // Dir is where the generated CLI reference lives, relative to
@@ -26,7 +26,7 @@ const Dir = "docs/reference/cli"
 // The pages carry no generation date, so the same commands always give the
 // same files and a test can hold the checked-in copy to them.
 func GenerateMarkdown(dir string) error {
-	root := cli.NewCommand(io.Discard, io.Discard)
+	root := full.NewCommand(io.Discard, io.Discard)
 	// Cobra's own completion command is left out: it is cobra's, and its
 	// pages would change with cobra's versions rather than Shoal's.
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -47,6 +47,10 @@ type Globals struct {
 	// Clock is what waits tell the time and sleep with; nil is the wall
 	// clock (tests set a fake one).
 	Clock WaitClock
+	// Args are the command line's arguments after the program's name,
+	// as given: the CLI hands them unchanged to the full binary for the
+	// commands it does not link (see cli.FullBinaryCommands).
+	Args []string
 }
 
 // Root reports whether this process runs as root (see IsRoot): admin

@@ -2,11 +2,12 @@ package cmdutil
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // noneLine is what table output prints for an empty list, so that "no
@@ -105,7 +106,7 @@ func newTableLayout(keys []string, rows [][]string) *tableLayout {
 }
 
 // numberCell matches cells that are plain decimal numbers.
-var numberCell = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+var numberCell = core.LazyRegexp(`^-?[0-9]+(\.[0-9]+)?$`)
 
 // writeHeader writes the header line and the line of dashes under it.
 func (t *tableLayout) writeHeader(b *bytes.Buffer) {

@@ -1,5 +1,8 @@
-// Command shoal is Shoal's single binary: the server (`shoal server`), the
-// CLI (`shoal compute ...`) and, later, the node agent.
+// Command shoal is Shoal's CLI (`shoal compute ...`, `shoal job ...`): it
+// links the client's commands only, so that a process starts at once.
+// `shoal server`, `shoal agent`, `shoal sim` and `shoal admin` exec the
+// full binary, shoal-server (cmd/shoal-server), found beside this one or
+// on the PATH, with the same arguments.
 package main
 
 import (

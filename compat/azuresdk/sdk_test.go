@@ -32,7 +32,7 @@ func shoalServer(t *testing.T) (string, string, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "shoal")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal-server")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building shoal: %v\n%s", err, out)

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -156,13 +155,13 @@ var (
 	// digits; a container (a filesystem) 3 to 63 lower-case letters,
 	// digits and single hyphens, starting and ending with a letter or
 	// digit.
-	accountNameRE   = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
-	containerNameRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9]){2,62}$`)
+	accountNameRE   = core.LazyRegexp(`^[a-z0-9]{3,24}$`)
+	containerNameRE = core.LazyRegexp(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9]){2,62}$`)
 	// S3's rule for bucket names.
-	bucketNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-	regionRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	bucketNameRE = core.LazyRegexp(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	regionRE     = core.LazyRegexp(`^[a-z0-9][a-z0-9-]{0,63}$`)
 	// A DNS suffix such as core.windows.net.
-	dnsSuffixRE = regexp.MustCompile(`^(?i)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
+	dnsSuffixRE = core.LazyRegexp(`^(?i)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
 )
 
 // Validate checks the datastore and its credentials, fills Azure's

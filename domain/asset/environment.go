@@ -2,7 +2,6 @@ package asset
 
 import (
 	"path"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -83,8 +82,8 @@ const (
 )
 
 var (
-	EnvironmentNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	EnvironmentVersionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	EnvironmentNameRE    = core.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	EnvironmentVersionRE = core.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
 // ValidateEnvironmentName checks a registered environment's name: 1 to

@@ -1,7 +1,6 @@
 package asset
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -36,10 +35,10 @@ const (
 )
 
 var (
-	imageDomainRE = regexp.MustCompile(`^` + imageDomain + `$`)
-	imagePathRE   = regexp.MustCompile(`^` + imagePathComp + `$`)
-	imageTagRE    = regexp.MustCompile(`^` + imageTag + `$`)
-	imageDigestRE = regexp.MustCompile(`^` + imageDigest + `$`)
+	imageDomainRE = core.LazyRegexp(`^` + imageDomain + `$`)
+	imagePathRE   = core.LazyRegexp(`^` + imagePathComp + `$`)
+	imageTagRE    = core.LazyRegexp(`^` + imageTag + `$`)
+	imageDigestRE = core.LazyRegexp(`^` + imageDigest + `$`)
 )
 
 // maxImageNameLength bounds an image's name (domain and path), as the

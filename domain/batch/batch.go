@@ -8,7 +8,6 @@
 package batch
 
 import (
-	"regexp"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -119,7 +118,7 @@ const (
 
 // nameRE is Azure's rule for endpoint and deployment names: a letter,
 // then letters, digits and '-', 3 to 32 characters, not ending in '-'.
-var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{1,30}[A-Za-z0-9]$`)
+var nameRE = core.LazyRegexp(`^[A-Za-z][A-Za-z0-9-]{1,30}[A-Za-z0-9]$`)
 
 // ValidateName checks an endpoint's or deployment's name (field names
 // the key in errors).

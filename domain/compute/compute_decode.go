@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,7 +278,7 @@ func CheckInteger(field string, raw json.RawMessage) (*int, error) {
 // converts to a time.Duration without overflow.
 const MaxSeconds = 1e9
 
-var isoSeconds = regexp.MustCompile(`^(?i)PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$`)
+var isoSeconds = core.LazyRegexp(`^(?i)PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$`)
 
 // DecodeSeconds reads a number of seconds written as an integer, a string of
 // digits or an ISO 8601 duration such as "PT2M" or "PT120S".

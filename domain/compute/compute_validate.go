@@ -2,14 +2,13 @@ package compute
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
-var computeNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{2,23}$`)
+var computeNameRE = core.LazyRegexp(`^[A-Za-z][A-Za-z0-9-]{2,23}$`)
 
 // ValidateComputeName applies Azure's compute name rule: 3 to 24 characters,
 // letters, digits and '-', starting with a letter, and every '-' followed
@@ -89,7 +88,7 @@ func NormalizeIdentityType(t string) (string, error) {
 }
 
 var (
-	adminUserRE    = regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`)
+	adminUserRE    = core.LazyRegexp(`^[a-z_][a-z0-9_.-]{0,31}$`)
 	reservedAdmins = map[string]bool{"root": true, "admin": true, "administrator": true, "daemon": true, "bin": true, "sys": true, "nobody": true, "guest": true, "test": true, "user": true}
 	sshKeyPrefixes = []string{"ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-nistp256 ", "ecdsa-sha2-nistp384 ", "ecdsa-sha2-nistp521 ", "sk-ssh-ed25519@openssh.com ", "sk-ecdsa-sha2-nistp256@openssh.com ", "---- BEGIN SSH2 PUBLIC KEY ----", "-----BEGIN PUBLIC KEY-----", "-----BEGIN RSA PUBLIC KEY-----"}
 )

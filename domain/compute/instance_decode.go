@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -68,7 +67,7 @@ func peekComputeType(data []byte) string {
 	return strings.ToLower(strings.TrimSpace(t))
 }
 
-var isoMinutes = regexp.MustCompile(`^(?i)P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+var isoMinutes = core.LazyRegexp(`^(?i)P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
 
 // normalizeInstanceDoc rewrites the lenient spellings of an instance
 // document: the older `idle_time_before_shutdown: "PT30M"` becomes

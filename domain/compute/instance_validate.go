@@ -2,7 +2,6 @@ package compute
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/asset"
@@ -17,8 +16,8 @@ const (
 )
 
 var (
-	appNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	appNameRE = core.LazyRegexp(`^[a-z][a-z0-9-]{0,31}$`)
+	envNameRE = core.LazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // NormalizeInstanceSpec applies defaults to a compute instance spec, puts

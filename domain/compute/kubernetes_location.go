@@ -3,7 +3,6 @@ package compute
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,7 +166,7 @@ func (t *InstanceType) Check(field string) error {
 	return nil
 }
 
-var instanceTypeNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+var instanceTypeNameRE = core.LazyRegexp(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 // quantity is what the instance type holds of r: its limit, else its
 // request (a pod may burst to the limit, so quota counts that).

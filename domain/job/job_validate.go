@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,13 +26,13 @@ const (
 )
 
 var (
-	JobNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	JobNameRE = core.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 	// JobIONameRE is an input's or output's name (jobio.IONameRE).
 	JobIONameRE = jobio.IONameRE
-	envVarRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	shmSizeRE   = regexp.MustCompile(`^(?i)([0-9]+(?:\.[0-9]+)?) ?(?:[kmgtp]i?)?b?$`)
+	envVarRE    = core.LazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	shmSizeRE   = core.LazyRegexp(`^(?i)([0-9]+(?:\.[0-9]+)?) ?(?:[kmgtp]i?)?b?$`)
 	// jobRefRE matches a ${{...}} expression in a command.
-	JobRefRE = regexp.MustCompile(`(?s)\$\{\{(.*?)\}\}`)
+	JobRefRE = core.LazyRegexp(`(?s)\$\{\{(.*?)\}\}`)
 )
 
 // reservedEnvPrefixes are the environment variable prefixes Shoal and the

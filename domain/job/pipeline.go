@@ -2,7 +2,6 @@ package job
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -185,7 +184,7 @@ func (b PipelineBinding) Path() string {
 }
 
 // pipelineBindRE matches a value that is one ${{...}} expression.
-var pipelineBindRE = regexp.MustCompile(`^\s*\$\{\{\s*(.*?)\s*\}\}\s*$`)
+var pipelineBindRE = core.LazyRegexp(`^\s*\$\{\{\s*(.*?)\s*\}\}\s*$`)
 
 // IsPipelineBinding reports whether a value is written as a binding
 // (${{...}}), well-formed or not.

@@ -2,7 +2,6 @@ package notify
 
 import (
 	"net/mail"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -11,7 +10,7 @@ import (
 
 // webhookNameRE: a letter, then letters, digits, '-' and '_', up to 64
 // characters in all (names go in URLs and command lines unquoted).
-var webhookNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+var webhookNameRE = core.LazyRegexp(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 // ValidateWebhookName checks a webhook's name.
 func ValidateWebhookName(name string) error {

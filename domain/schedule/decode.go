@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -34,7 +33,7 @@ var (
 // a job name's 255 characters.
 const MaxNameLength = 200
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+var nameRE = core.LazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 // ValidateName applies a schedule name's rule: 1 to MaxNameLength
 // letters, digits, '-' and '_', starting with a letter or a digit.

@@ -48,11 +48,11 @@ func buildAgentImage() (string, error) {
 		return "", fmt.Errorf("go list -m: %w", err)
 	}
 	bin := filepath.Join(dir, "shoal")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal-server")
 	build.Dir = strings.TrimSpace(string(root))
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/shoal (CGO_ENABLED=0): %v: %s", err, out)
+		return "", fmt.Errorf("go build ./cmd/shoal-server (CGO_ENABLED=0): %v: %s", err, out)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {

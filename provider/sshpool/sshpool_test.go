@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	shoalBin = filepath.Join(dir, "shoal")
-	out, err := exec.Command("go", "build", "-o", shoalBin, "github.com/shoal-ml/shoal/cmd/shoal").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", shoalBin, "github.com/shoal-ml/shoal/cmd/shoal-server").CombinedOutput()
 	if err != nil {
 		os.Stderr.Write(out)
 		panic(err)

@@ -1,8 +1,6 @@
 package jobio
 
 import (
-	"regexp"
-
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -12,7 +10,7 @@ const MaxNameLength = 255
 
 // IONameRE is an input's or output's name: letters, digits and _,
 // starting with a letter or _ (it is written in ${{inputs.<name>}}).
-var IONameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var IONameRE = core.LazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ValidateIOName checks an input's or output's name; field is "inputs"
 // or "outputs" (with any prefix).

@@ -2,7 +2,6 @@ package jobio
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/asset"
@@ -65,7 +64,7 @@ const DefaultOutputPath = "azureml://datastores/workspaceblobstore/paths/azureml
 const artifactPrefix = "sha256:"
 
 // schemeRE matches a URL's scheme as RFC 3986 spells one, with "://".
-var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+var schemeRE = core.LazyRegexp(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
 // PathKind classifies a path by its prefix (case-insensitive, spaces
 // around it ignored). A path with "file:" before it is Local, as the CLI
@@ -176,7 +175,7 @@ func CheckRemotePath(field, p string) error {
 }
 
 // outputRefRE matches a ${{...}} placeholder in an output path.
-var outputRefRE = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
+var outputRefRE = core.LazyRegexp(`\$\{\{(.*?)\}\}`)
 
 // CheckOutputPath checks an output's path: a datastore URI
 // (azureml://datastores/<datastore>/paths/<path> or its long form) whose
