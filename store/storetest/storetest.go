@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"ComputeUpdate", testComputeUpdate},
 		{"ComputeDelete", testComputeDelete},
 		{"ComputeList", testComputeList},
+		{"RepeatedReads", testRepeatedReads},
 		{"Events", testEvents},
 		{"Tokens", testTokens},
 		{"TokenUpdate", testTokenUpdate},
