@@ -9,6 +9,16 @@
 // process: the same rules hold on both stores, and no change is lost to a
 // concurrent one. View transactions are REPEATABLE READ and read-only: a
 // consistent snapshot that never waits for writers.
+//
+// The Updates of one server that wait at the same time share a
+// transaction (sqlstore/batch), and with it the reads of computes,
+// workspaces and workspace limits (sqlstore.ReadCache): a row read again
+// under the lock is not read again from the database. That is correct
+// only because no other writer can change those rows while the lock is
+// held; a finer-grained lock must scope the shared reads to what it locks.
+// What bounds the job path is the write transactions' statements, each a
+// round trip run one after another (docs/internals/reliability.md, "Issue
+// 40 measurements: PostgreSQL").
 package postgres
 
 import (
