@@ -163,6 +163,10 @@ func (db *DB) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return db.batch.Update(ctx, fn)
 }
 
+// Waiting returns how many Updates of this server wait for the batch
+// being written (tests queue Updates behind one held in progress with it).
+func (db *DB) Waiting() int { return db.batch.Waiting() }
+
 // ReadConns is the size of the connection pool (shoal.ReadPool): reads
 // and writes share it.
 func (db *DB) ReadConns() int { return int(db.pool.Config().MaxConns) }

@@ -112,7 +112,7 @@ func TestBatchReadsAfterAFailedUpdate(t *testing.T) {
 // waitQueued waits until n Updates wait behind the one being written.
 func waitQueued(t *testing.T, db *postgres.DB, n int) {
 	t.Helper()
-	for postgres.Waiting(db) < n {
+	for db.Waiting() < n {
 		if t.Context().Err() != nil {
 			t.Fatal("Updates never queued")
 		}

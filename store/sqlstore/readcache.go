@@ -35,6 +35,11 @@ var cachedTables = []string{"computes", "workspaces", "workspace_limits"}
 // transaction runs its statements one at a time.
 type ReadCache struct {
 	rows map[cacheKey]cachedRow
+	// gen is the transaction's view generation once raised, and
+	// genComputes whether computes_gen was stamped (viewgen.go): like
+	// the reads, shared by the Updates of one transaction.
+	gen         int64
+	genComputes bool
 }
 
 // cacheKey names a cached read: its table and its query and arguments.
@@ -56,6 +61,7 @@ func NewReadCache() *ReadCache { return &ReadCache{rows: map[cacheKey]cachedRow{
 func (c *ReadCache) Reset() {
 	if c != nil {
 		clear(c.rows)
+		c.gen, c.genComputes = 0, false
 	}
 }
 

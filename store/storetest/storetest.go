@@ -104,6 +104,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"NodeCountLive", testNodeCountLive},
 		{"NodeFind", testNodeFind},
 		{"ViewGeneration", testViewGeneration},
+		{"ConcurrentGenerations", testConcurrentGenerations},
 		{"JobRoundTrip", testJobRoundTrip},
 		{"JobNames", testJobNames},
 		{"JobUpdate", testJobUpdate},
