@@ -4,6 +4,9 @@
 // user (PostgreSQL refuses to run as root). The test command installs the
 // package; without it a test skips, saying so (internal/testenv; under
 // SHOAL_TEST_REQUIRE_ALL, as scripts/test runs, it fails).
+// SHOAL_TESTPG_OPTS adds server settings ("-c log_statement=all") and
+// SHOAL_TESTPG_LOG keeps the server's log in that file, for benches that
+// look inside PostgreSQL (bench/pgstmts).
 package testpg
 
 import (
@@ -79,10 +82,41 @@ func Start(t testhosts.T) *Server {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.Port, dir)
-	if out, err := s.command("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+	// A bench may ask for more settings and keep the server's log, e.g.
+	// every statement logged to count them (bench/pgstmts).
+	if extra := os.Getenv("SHOAL_TESTPG_OPTS"); extra != "" {
+		opts += " " + extra
+	}
+	logFile := filepath.Join(dir, "server.log")
+	if v := os.Getenv("SHOAL_TESTPG_LOG"); v != "" {
+		logFile = v
+		if err := s.ownedFile(logFile); err != nil {
+			t.Fatalf("SHOAL_TESTPG_LOG: %v", err)
+		}
+	}
+	if out, err := s.command("pg_ctl", "-D", data, "-o", opts, "-l", logFile, "-w", "-t", "60", "start").CombinedOutput(); err != nil {
 		t.Fatalf("pg_ctl start: %v\n%s", err, out)
 	}
 	return s
+}
+
+// ownedFile creates (or empties) path for the server's user to write.
+func (s *Server) ownedFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if s.runAs == "" {
+		return nil
+	}
+	u, err := user.Lookup(s.runAs)
+	if err != nil {
+		return err
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(path, uid, gid)
 }
 
 // command runs one of the server's programs as the server's user.

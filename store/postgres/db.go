@@ -9,6 +9,16 @@
 // process: the same rules hold on both stores, and no change is lost to a
 // concurrent one. View transactions are REPEATABLE READ and read-only: a
 // consistent snapshot that never waits for writers.
+//
+// The Updates of one server that wait at the same time share a
+// transaction (sqlstore/batch), and with it the reads of computes,
+// workspaces and workspace limits (sqlstore.ReadCache): a row read again
+// under the lock is not read again from the database. That is correct
+// only because no other writer can change those rows while the lock is
+// held; a finer-grained lock must scope the shared reads to what it locks.
+// What bounds the job path is the write transactions' statements, each a
+// round trip run one after another (docs/internals/reliability.md, "Issue
+// 40 measurements: PostgreSQL").
 package postgres
 
 import (
@@ -152,6 +162,10 @@ func lockWrites(ctx context.Context, tx *sql.Tx) error {
 func (db *DB) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return db.batch.Update(ctx, fn)
 }
+
+// Waiting returns how many Updates of this server wait for the batch
+// being written (tests queue Updates behind one held in progress with it).
+func (db *DB) Waiting() int { return db.batch.Waiting() }
 
 // ReadConns is the size of the connection pool (shoal.ReadPool): reads
 // and writes share it.

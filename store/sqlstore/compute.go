@@ -50,7 +50,7 @@ func scanCompute(sc interface{ Scan(...any) error }) (*compute.Compute, error) {
 // GetCompute returns a compute by workspace and name, both compared
 // case-insensitively. Returns ENOTFOUND.
 func (t *tx) GetCompute(workspace, name string) (*compute.Compute, error) {
-	row := t.queryRow(`SELECT `+computeColumns+` FROM computes WHERE workspace_key = $1 AND name_key = $2`,
+	row := t.cachedQueryRow("computes", `SELECT `+computeColumns+` FROM computes WHERE workspace_key = $1 AND name_key = $2`,
 		key(workspace), key(name))
 	c, err := scanCompute(row)
 	if errors.Is(err, sql.ErrNoRows) {

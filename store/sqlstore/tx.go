@@ -57,6 +57,9 @@ type tx struct {
 	readOnly bool
 	// unprepared are the queries run without a cached statement.
 	unprepared []string
+	// cache keeps the transaction's reads of rarely written rows
+	// (ReadCache); nil keeps none.
+	cache *ReadCache
 	// gen is this transaction's view generation once it has written a
 	// node, compute, workspace or quota (0 before: viewgen.go);
 	// genComputes says it stamped computes_gen.
@@ -162,6 +165,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 		stmts:    stmts,
 		now:      now.UTC().Truncate(time.Microsecond),
 		readOnly: opts != nil && opts.ReadOnly,
+		cache:    NewReadCache(),
 	}
 	t.Queries = identstore.New(querier{t}, t.now, t.readOnly)
 	t.Blobs = blobstore.New(querier{t}, t.now, t.readOnly)
@@ -175,11 +179,13 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 
 // Within runs fn on a transaction over stx, which the caller has begun and
 // commits or rolls back (a batch.Batcher's, each Update in a savepoint):
-// ctx gives its statements their values, now its time. The queries fn ran
+// ctx gives its statements their values, now its time. cache (nil for
+// none) is the ReadCache of stx, shared by the calls that run in it; the
+// caller resets it when it rolls back to a savepoint. The queries fn ran
 // unprepared join *unprepared, even when fn panics, for the caller to
 // prepare in stmts once stx has ended.
-func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
-	t := &tx{ctx: ctx, tx: stx, stmts: stmts, now: now.UTC().Truncate(time.Microsecond)}
+func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *ReadCache, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
+	t := &tx{ctx: ctx, tx: stx, stmts: stmts, cache: cache, now: now.UTC().Truncate(time.Microsecond)}
 	t.Queries = identstore.New(querier{t}, t.now, false)
 	t.Blobs = blobstore.New(querier{t}, t.now, false)
 	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
@@ -199,6 +205,7 @@ func (t *tx) stmt(query string) *sql.Stmt {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	t.cache.forget(query)
 	if s := t.stmt(query); s != nil {
 		return s.ExecContext(t.ctx, args...)
 	}
@@ -206,6 +213,7 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	t.cache.forget(query)
 	if s := t.stmt(query); s != nil {
 		return s.QueryContext(t.ctx, args...)
 	}
@@ -213,6 +221,7 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
+	t.cache.forget(query)
 	if s := t.stmt(query); s != nil {
 		return s.QueryRowContext(t.ctx, args...)
 	}

@@ -16,7 +16,15 @@ import (
 // bumpGen gives t its generation, raising view_gen once per transaction;
 // computes also stamps computes_gen (a compute, workspace or quota
 // changed).
+//
+// The Updates a batch runs in one database transaction (they share t.cache)
+// commit together, so they share its generation too: the first to write
+// raises it, the others stamp with it (one round trip less each), unless
+// a rollback to a savepoint undid the raise (ReadCache.Reset).
 func (t *tx) bumpGen(computes bool) (int64, error) {
+	if t.gen == 0 && t.cache != nil {
+		t.gen, t.genComputes = t.cache.gen, t.cache.genComputes
+	}
 	if t.gen == 0 {
 		if err := t.queryRow(`UPDATE view_gen SET gen = gen + 1 WHERE id = 1 RETURNING gen`).Scan(&t.gen); err != nil {
 			return 0, fmt.Errorf("store: view generation: %w", err)
@@ -27,6 +35,9 @@ func (t *tx) bumpGen(computes bool) (int64, error) {
 			return 0, fmt.Errorf("store: view generation: %w", err)
 		}
 		t.genComputes = true
+	}
+	if t.cache != nil {
+		t.cache.gen, t.cache.genComputes = t.gen, t.genComputes
 	}
 	return t.gen, nil
 }

@@ -24,7 +24,7 @@ func scanWorkspace(sc interface{ Scan(...any) error }) (*core.Workspace, error) 
 // GetWorkspace returns a workspace by name, compared case-insensitively.
 // Returns ENOTFOUND.
 func (t *tx) GetWorkspace(name string) (*core.Workspace, error) {
-	ws, err := scanWorkspace(t.queryRow(`SELECT `+workspaceColumns+` FROM workspaces WHERE name_key = $1`, key(name)))
+	ws, err := scanWorkspace(t.cachedQueryRow("workspaces", `SELECT `+workspaceColumns+` FROM workspaces WHERE name_key = $1`, key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "workspace %q not found", name)
 	} else if err != nil {

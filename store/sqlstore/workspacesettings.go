@@ -125,7 +125,7 @@ func (t *tx) PutWorkspaceQuota(ws, family string, vcpus int) error {
 // has none.
 func (t *tx) GetWorkspaceLimits(ws string) (money.WorkspaceLimits, error) {
 	var l money.WorkspaceLimits
-	err := t.queryRow(`SELECT max_log_bytes, storage_quota_bytes FROM workspace_limits WHERE workspace_key = $1`, key(ws)).
+	err := t.cachedQueryRow("workspace_limits", `SELECT max_log_bytes, storage_quota_bytes FROM workspace_limits WHERE workspace_key = $1`, key(ws)).
 		Scan(&l.MaxLogBytes, &l.StorageQuotaBytes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return money.WorkspaceLimits{}, nil

@@ -105,6 +105,14 @@ func (b *Batcher) Update(ctx context.Context, fn func(tx store.Tx) error) error 
 	return c.result()
 }
 
+// Waiting returns how many Updates wait for a batch (tests use it to
+// queue Updates behind one held in progress).
+func (b *Batcher) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
+
 // result returns the call's outcome, re-raising its panic.
 func (c *batchCall) result() error {
 	if c.panicked != nil {
@@ -155,6 +163,10 @@ func (b *Batcher) write(calls []*batchCall) {
 		}
 	}
 	var unprepared []string
+	// The Updates of the batch share its reads of rarely written rows
+	// (sqlstore.ReadCache): the batch holds the store's write lock from
+	// its first statement to its commit.
+	cache := sqlstore.NewReadCache()
 	// With more than one Update, each runs after a savepoint: a failing
 	// one is rolled back to it (which keeps the savepoint, at the same
 	// place, for the next), a succeeding one releases it and sets the
@@ -175,7 +187,7 @@ func (b *Batcher) write(calls []*batchCall) {
 			}
 			established = true
 		}
-		c.err = b.call(context.WithoutCancel(c.ctx), stx, b.Now(), c, &unprepared)
+		c.err = b.call(context.WithoutCancel(c.ctx), stx, cache, b.Now(), c, &unprepared)
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
 			ok++
@@ -186,6 +198,8 @@ func (b *Batcher) write(calls []*batchCall) {
 				return
 			}
 		case failed:
+			// What the failed Update read may show its own writes.
+			cache.Reset()
 			if _, err := stx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: roll back to savepoint: %w", err))
 				return
@@ -225,9 +239,10 @@ func (b *Batcher) write(calls []*batchCall) {
 	}
 }
 
-// call runs one Update's check and fn in stx with ctx and now, catching
-// a panic for its caller; the queries it ran unprepared join *unprepared.
-func (b *Batcher) call(ctx context.Context, stx *sql.Tx, now time.Time, c *batchCall, unprepared *[]string) (err error) {
+// call runs one Update's check and fn in stx with ctx, the batch's cache
+// and now, catching a panic for its caller; the queries it ran unprepared
+// join *unprepared.
+func (b *Batcher) call(ctx context.Context, stx *sql.Tx, cache *sqlstore.ReadCache, now time.Time, c *batchCall, unprepared *[]string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.panicked = p
@@ -239,5 +254,5 @@ func (b *Batcher) call(ctx context.Context, stx *sql.Tx, now time.Time, c *batch
 			return err
 		}
 	}
-	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, now, c.fn, unprepared))
+	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, cache, now, c.fn, unprepared))
 }
