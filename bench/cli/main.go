@@ -2,8 +2,10 @@
 // packages' init times as the Go runtime reports them
 // (GODEBUG=inittrace=1) and the process's wall time, for commands that
 // need no server. With --baseline BIN, that binary's processes alternate
-// with --bin's, so both are measured under the same load. Run it with
-// bench/cli.sh.
+// with --bin's, so both are measured under the same load. With
+// --submit N it measures instead N job submissions, one process each,
+// against a running server with warm nodes, beside the baseline and
+// sbatch on a real Slurm cluster (submit.go). Run it with bench/cli.sh.
 package main
 
 import (
@@ -27,9 +29,27 @@ func main() {
 	bin := flag.String("bin", "", "the shoal CLI to measure (required)")
 	baseline := flag.String("baseline", "", "a baseline shoal binary, measured alternately in the same run")
 	runs := flag.Int("runs", 50, "processes per command and binary")
+	submit := flag.Int("submit", 0, "measure N job submissions, one `shoal job create` process each, instead of the start alone")
+	server := flag.String("server", "", "with --submit: the full binary run as `server` (default: --bin)")
+	baseServer := flag.String("baseline-server", "", "with --submit: the baseline's full binary (default: --baseline)")
+	chunk := flag.Int("chunk", 10, "with --submit: submissions in a row before the next submitter's turn")
+	nodes := flag.Int("nodes", 4, "with --submit: warm local nodes of each server")
+	slurm := flag.Bool("slurm", true, "with --submit: also measure sbatch on a real slurmctld and slurmd (root, Debian's slurm packages)")
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("--bin is required")
+	}
+	if *submit > 0 {
+		o := submitOptions{cli: *bin, server: *server, baseCLI: *baseline, baseServer: *baseServer,
+			jobs: *submit, chunk: max(1, *chunk), nodes: *nodes, slurm: *slurm}
+		if o.server == "" {
+			o.server = o.cli
+		}
+		if o.baseServer == "" {
+			o.baseServer = o.baseCLI
+		}
+		runSubmit(o)
+		return
 	}
 	bins := []string{*bin}
 	names := []string{"this tree"}
