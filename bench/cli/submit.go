@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shoal-ml/shoal/bench/internal/benchsrv"
+	"github.com/shoal-ml/shoal/bench/internal/procs"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/internal/testslurm"
 )
@@ -60,6 +62,15 @@ func runSubmit(o submitOptions) {
 	dir := b.TempDir()
 	// 0711: the nodes' job accounts pass through to their markers.
 	_ = os.Chmod(dir, 0o711)
+	// Registered before the servers' stops, so it runs after them: local
+	// nodes' agents outlive their server on purpose (nodes survive a
+	// control-plane restart) and would otherwise load the machine after
+	// the bench.
+	b.Cleanup(func() {
+		for _, pid := range procs.Agents(dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	var subs []*submitter
 	shoal := func(name, cli, server string) {
 		sdir := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
