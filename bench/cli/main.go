@@ -35,13 +35,15 @@ func main() {
 	chunk := flag.Int("chunk", 10, "with --submit: submissions in a row before the next submitter's turn")
 	nodes := flag.Int("nodes", 4, "with --submit: warm local nodes of each server")
 	slurm := flag.Bool("slurm", true, "with --submit: also measure sbatch on a real slurmctld and slurmd (root, Debian's slurm packages)")
+	var slurmConf lines
+	flag.Var(&slurmConf, "slurm-conf", "with --submit: a slurm.conf line added to the test cluster's, e.g. SchedulerParameters=batch_sched_delay=0 (repeatable)")
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("--bin is required")
 	}
 	if *submit > 0 {
 		o := submitOptions{cli: *bin, server: *server, baseCLI: *baseline, baseServer: *baseServer,
-			jobs: *submit, chunk: max(1, *chunk), nodes: *nodes, slurm: *slurm}
+			jobs: *submit, chunk: max(1, *chunk), nodes: *nodes, slurm: *slurm, slurmConf: slurmConf}
 		if o.server == "" {
 			o.server = o.cli
 		}
@@ -129,4 +131,14 @@ func median(v []float64) float64 {
 		return 0
 	}
 	return s[len(s)/2]
+}
+
+// lines is a repeatable string flag.
+type lines []string
+
+func (l *lines) String() string { return strings.Join(*l, "\n") }
+
+func (l *lines) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }

@@ -50,6 +50,8 @@ type submitOptions struct {
 	baseCLI, baseServer string // the baseline's ("" for none)
 	jobs, chunk, nodes  int
 	slurm               bool
+	// slurmConf are slurm.conf lines added to testslurm's (tuning).
+	slurmConf []string
 }
 
 // runSubmit measures N submissions, one process each, for this tree, the
@@ -97,7 +99,7 @@ func runSubmit(o submitOptions) {
 		shoal("baseline", o.baseCLI, o.baseServer)
 	}
 	if o.slurm {
-		cl := testslurm.New(b, 16, 64000)
+		cl := testslurm.New(b, 16, 64000, o.slurmConf...)
 		s := newSubmitter(b, "sbatch", filepath.Join(dir, "slurm"))
 		s.command = func(i int, marker string) *exec.Cmd {
 			return cl.Command("sbatch", "--quiet", "--output=/dev/null", "--chdir="+s.markers, "--wrap", "date +%s%N > "+marker)
@@ -126,6 +128,9 @@ func runSubmit(o submitOptions) {
 	fmt.Printf("%d submissions each, one process per submission, in chunks of %d alternating; %d warm local node(s) per server", o.jobs, o.chunk, o.nodes)
 	if o.slurm {
 		fmt.Print("; Slurm: one node of 16 CPUs")
+		if len(o.slurmConf) > 0 {
+			fmt.Printf(", %s", strings.Join(o.slurmConf, " "))
+		}
 	}
 	fmt.Println()
 	fmt.Printf("load average before %s, after %s\n", loadFields(load), loadFields(loadAfter))

@@ -44,8 +44,9 @@ var Binaries = []string{"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/sl
 // New starts a cluster whose node has cpus CPUs and memMB megabytes.
 // Without root or the packages the test skips (fails under
 // SHOAL_TEST_REQUIRE_ALL). Everything it starts — the daemons and every
-// job — goes at cleanup.
-func New(t testhosts.T, cpus, memMB int) *Cluster {
+// job — goes at cleanup. Each of extra is a slurm.conf line added (a
+// bench's scheduler tuning, say), after the defaults so that it wins.
+func New(t testhosts.T, cpus, memMB int, extra ...string) *Cluster {
 	t.Helper()
 	testenv.Root(t, "runs slurmd, which starts jobs as their users")
 	testenv.Files(t, "Slurm and MUNGE", "apt-get install slurmctld slurmd slurm-client munge", Binaries...)
@@ -106,6 +107,9 @@ InactiveLimit=0
 NodeName=%[5]s NodeHostname=%[6]s NodeAddr=127.0.0.1 CPUs=%[7]d RealMemory=%[8]d State=UNKNOWN
 PartitionName=shoal Nodes=%[5]s Default=YES MaxTime=INFINITE State=UP
 `, dir, ctldPort, dPort, sock, c.Node, host, cpus, memMB, suffix)
+	for _, l := range extra {
+		conf += l + "\n"
+	}
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		t.Fatalf("%v", err)
 	}
