@@ -84,3 +84,16 @@ func TestJobYAML(t *testing.T) {
 		t.Errorf("jobYAML = %q, want %q", got, want)
 	}
 }
+
+// --slurm-conf is repeatable: every line is kept, in order.
+func TestLinesFlag(t *testing.T) {
+	var l lines
+	for _, v := range []string{"SchedulerParameters=batch_sched_delay=0", "MinJobAge=5"} {
+		if err := l.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l) != 2 || l[0] != "SchedulerParameters=batch_sched_delay=0" || l[1] != "MinJobAge=5" {
+		t.Errorf("lines = %q", l)
+	}
+}
