@@ -27,7 +27,7 @@ func keepBusiestProfile(dir, dest string) {
 	}
 	b, err := os.ReadFile(best)
 	if err == nil {
-		err = os.WriteFile(dest, b, 0o644)
+		err = os.WriteFile(dest, b, 0o600)
 	}
 	if err != nil {
 		log.Printf("agent cpu profile: %v", err)

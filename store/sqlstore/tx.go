@@ -205,7 +205,7 @@ func (t *tx) stmt(query string) *sql.Stmt {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
-	t.cache.forget(query)
+	t.cache.Forget(query)
 	if s := t.stmt(query); s != nil {
 		return s.ExecContext(t.ctx, args...)
 	}
@@ -213,7 +213,7 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
-	t.cache.forget(query)
+	t.cache.Forget(query)
 	if s := t.stmt(query); s != nil {
 		return s.QueryContext(t.ctx, args...)
 	}
@@ -221,7 +221,7 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	t.cache.forget(query)
+	t.cache.Forget(query)
 	if s := t.stmt(query); s != nil {
 		return s.QueryRowContext(t.ctx, args...)
 	}

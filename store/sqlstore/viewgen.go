@@ -23,7 +23,7 @@ import (
 // a rollback to a savepoint undid the raise (ReadCache.Reset).
 func (t *tx) bumpGen(computes bool) (int64, error) {
 	if t.gen == 0 && t.cache != nil {
-		t.gen, t.genComputes = t.cache.gen, t.cache.genComputes
+		t.gen, t.genComputes = t.cache.Gen, t.cache.GenComputes
 	}
 	if t.gen == 0 {
 		if err := t.queryRow(`UPDATE view_gen SET gen = gen + 1 WHERE id = 1 RETURNING gen`).Scan(&t.gen); err != nil {
@@ -37,7 +37,7 @@ func (t *tx) bumpGen(computes bool) (int64, error) {
 		t.genComputes = true
 	}
 	if t.cache != nil {
-		t.cache.gen, t.cache.genComputes = t.gen, t.genComputes
+		t.cache.Gen, t.cache.GenComputes = t.gen, t.genComputes
 	}
 	return t.gen, nil
 }

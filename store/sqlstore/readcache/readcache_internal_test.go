@@ -1,4 +1,4 @@
-package sqlstore
+package readcache
 
 import (
 	"database/sql"
@@ -9,7 +9,7 @@ import (
 // A write statement that names a cached table forgets that table's rows,
 // and only those; reads and writes of other tables keep them.
 func TestReadCacheForgets(t *testing.T) {
-	c := NewReadCache()
+	c := New()
 	fill := func() {
 		c.rows[cacheKey{table: "computes", args: "a"}] = cachedRow{noRow: true}
 		c.rows[cacheKey{table: "workspaces", args: "a"}] = cachedRow{noRow: true}
@@ -29,16 +29,16 @@ func TestReadCacheForgets(t *testing.T) {
 		"INSERT INTO events (time) VALUES ($1)",
 		"UPDATE jobs SET status = $1",
 	} {
-		c.forget(q)
+		c.Forget(q)
 		if !has("computes") || !has("workspaces") {
 			t.Fatalf("%q forgot kept rows", q)
 		}
 	}
-	c.forget("\n\t\tUPDATE computes SET workspace = $3 WHERE workspace_key = $1")
+	c.Forget("\n\t\tUPDATE computes SET workspace = $3 WHERE workspace_key = $1")
 	if has("computes") || !has("workspaces") {
 		t.Fatalf("an UPDATE of computes: computes kept %v, workspaces kept %v", has("computes"), has("workspaces"))
 	}
-	c.forget("DELETE FROM workspaces WHERE name_key = $1")
+	c.Forget("DELETE FROM workspaces WHERE name_key = $1")
 	if has("workspaces") {
 		t.Fatal("a DELETE of workspaces kept its rows")
 	}
@@ -47,8 +47,8 @@ func TestReadCacheForgets(t *testing.T) {
 	if len(c.rows) != 0 {
 		t.Fatal("Reset kept rows")
 	}
-	var nilCache *ReadCache
-	nilCache.forget("DELETE FROM computes")
+	var nilCache *Cache
+	nilCache.Forget("DELETE FROM computes")
 	nilCache.Reset()
 }
 
