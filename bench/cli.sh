@@ -18,47 +18,28 @@
 #                     [--chunk N] [--nodes N] [--slurm=false]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$(mktemp -d)
-cleanup() {
-	[ -n "${base_tree:-}" ] && git worktree remove --force "$base_tree" 2>/dev/null
-	rm -rf "$bin"
+. bench/lib.sh
+# The baseline's CLI is its cmd/shoal (before issue 40, the full binary);
+# after issue 40 its `shoal server` hands over to shoal-server beside it,
+# built too when the tree has it.
+build_baseline() {
+	mkdir -p "$bin/baseline"
+	(cd "$1" && go build -o "$bin/baseline/" ./cmd/shoal $(test -d cmd/shoal-server && echo ./cmd/shoal-server) >&2) || return 1
+	echo "--baseline $bin/baseline/shoal"
+	if [ -x "$bin/baseline/shoal-server" ]; then echo "--baseline-server $bin/baseline/shoal-server"; fi
 }
-trap cleanup EXIT
-args=()
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--baseline)
-		base_tree="$bin/baseline-src"
-		git worktree add --detach --quiet "$base_tree" "$2"
-		# The baseline's CLI is its cmd/shoal (before issue 40, the full binary).
-		mkdir -p "$bin/baseline"
-		(cd "$base_tree" && go build -o "$bin/baseline/shoal" ./cmd/shoal)
-		args+=(--baseline "$bin/baseline/shoal")
-		# After issue 40 the server is shoal-server; its `shoal server`
-		# hands over to it (beside it), so build it too when it exists.
-		if [ -d "$base_tree/cmd/shoal-server" ]; then
-			(cd "$base_tree" && go build -o "$bin/baseline/shoal-server" ./cmd/shoal-server)
-			args+=(--baseline-server "$bin/baseline/shoal-server")
-		fi
-		shift 2
-		;;
-	--baseline-bin)
-		args+=(--baseline "$2")
-		shift 2
-		;;
-	--bin-dir)
-		prebuilt="$2"
-		shift 2
-		;;
-	*)
-		args+=("$1")
-		shift
-		;;
+bench_args build_baseline "$@"
+prebuilt= rest=()
+for ((i = 0; i < ${#args[@]}; i++)); do
+	case "${args[i]}" in
+	--baseline-bin) rest+=(--baseline "${args[i + 1]}") && i=$((i + 1)) ;;
+	--bin-dir) prebuilt=${args[i + 1]} && i=$((i + 1)) ;;
+	*) rest+=("${args[i]}") ;;
 	esac
 done
-if [ -n "${prebuilt:-}" ]; then
+if [ -n "$prebuilt" ]; then
 	cp "$prebuilt/shoal" "$prebuilt/shoal-server" "$bin/"
 else
 	go build -o "$bin/" ./cmd/shoal ./cmd/shoal-server
 fi
-go run ./bench/cli --bin "$bin/shoal" --server "$bin/shoal-server" "${args[@]}"
+go run ./bench/cli --bin "$bin/shoal" --server "$bin/shoal-server" "${rest[@]}"

@@ -11,27 +11,10 @@
 # (--store postgres starts a private PostgreSQL server: as root, with Debian's postgresql)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$(mktemp -d)
-cleanup() {
-	[ -n "${base_tree:-}" ] && git worktree remove --force "$base_tree" 2>/dev/null
-	rm -rf "$bin"
+. bench/lib.sh
+build_baseline() {
+	(cd "$1" && go build -o "$bin/shoal-baseline" "$(full_pkg)" >&2) && echo "--baseline $bin/shoal-baseline"
 }
-trap cleanup EXIT
-args=()
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--baseline)
-		base_tree="$bin/baseline-src"
-		git worktree add --detach --quiet "$base_tree" "$2"
-		(cd "$base_tree" && go build -o "$bin/shoal-baseline" "$(test -d cmd/shoal-server && echo ./cmd/shoal-server || echo ./cmd/shoal)")
-		args+=(--baseline "$bin/shoal-baseline")
-		shift 2
-		;;
-	*)
-		args+=("$1")
-		shift
-		;;
-	esac
-done
+bench_args build_baseline "$@"
 go build -o "$bin/shoal" ./cmd/shoal-server
 go run ./bench/jobs --bin "$bin/shoal" "${args[@]}"
