@@ -85,7 +85,12 @@ const podmanSocket = "/run/podman/podman.sock"
 // Labels on every container the agent starts: List by shoal.node finds a
 // node's leftovers.
 const (
-	LabelNode    = "shoal.node"
+	LabelNode = "shoal.node"
+	// LabelEngine is the folder of the agent's engine (its podman
+	// service): with LabelNode it names the node's own containers, where
+	// nodes of several servers (or tests) with the same name share a
+	// host's container store.
+	LabelEngine  = "shoal.engine"
 	LabelAttempt = "shoal.attempt"
 	// LabelNetwork marks a subnet's network with its vnet/subnet.
 	LabelNetwork = "shoal.subnet"
@@ -307,7 +312,10 @@ func runtimeInfo(info container.Info) compute.ContainerRuntimeInfo {
 // this node left (it was killed before it could): their ranks were
 // reported lost, or will be, and must not run on unseen.
 func (h *Host) removeLeftovers(ctx context.Context) {
-	list, err := h.rt.List(ctx, map[string]string{LabelNode: h.nodeID})
+	// By the node's name and its engine's folder: another server's node
+	// of the same name on a shared store is not this one's (e2e caught
+	// a test's new cpu-cluster-n1 removing another's running job).
+	list, err := h.rt.List(ctx, h.NodeLabels(h.nodeID))
 	if err != nil {
 		h.log.Warn("listing the containers an earlier agent left failed", "err", err)
 		return
@@ -601,4 +609,14 @@ func (h *Host) Joined(network string) {
 		h.networks = map[string]bool{}
 	}
 	h.networks[network] = true
+}
+
+// NodeLabels are the labels of every container this node's agent
+// creates (LabelNode and LabelEngine), in a new map the caller may add
+// to; a nil Host (no engine) gives LabelNode alone.
+func (h *Host) NodeLabels(nodeID string) map[string]string {
+	if h == nil {
+		return map[string]string{LabelNode: nodeID}
+	}
+	return map[string]string{LabelNode: nodeID, LabelEngine: h.dir}
 }

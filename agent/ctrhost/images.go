@@ -290,7 +290,7 @@ func (h *Host) condaImage(ctx context.Context, rt container.Runtime, j ImageJob,
 func (h *Host) probeConda(ctx context.Context, rt container.Runtime, image string) error {
 	id, err := rt.Run(ctx, container.Spec{Image: image, Entrypoint: []string{"/bin/sh", "-c",
 		"command -v mamba || command -v micromamba || command -v conda"}, Network: "none",
-		Labels: map[string]string{LabelNode: h.nodeID}})
+		Labels: h.NodeLabels(h.nodeID)})
 	if err != nil {
 		return err
 	}

@@ -143,7 +143,8 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 	if err := os.MkdirAll(rt.home, 0o700); err != nil {
 		return nil, err
 	}
-	labels := map[string]string{ctrhost.LabelNode: rt.n.NodeID, labelInstance: t.Workspace + "/" + t.Name}
+	labels := rt.n.Ctr.NodeLabels(rt.n.NodeID)
+	labels[labelInstance] = t.Workspace + "/" + t.Name
 	// A container an earlier run of this agent left (killed before it
 	// could stop it) goes first: its name is the one wanted.
 	if left, err := r.List(ctx, labels); err == nil {

@@ -209,7 +209,8 @@ func (a *imageApp) once(ctx context.Context) error {
 		// its container when it runs in one) use too, or its container's
 		// on a subnet.
 		Mounts: mounts, Network: network, Stdout: logf, Stderr: logf,
-		Labels: map[string]string{ctrhost.LabelNode: a.rt.n.NodeID, labelApp: a.spec.Name}}
+		Labels: a.rt.n.Ctr.NodeLabels(a.rt.n.NodeID)}
+	spec.Labels[labelApp] = a.spec.Name
 	for k, v := range a.spec.EnvironmentVariables {
 		spec.Env[k] = v
 	}

@@ -144,8 +144,9 @@ func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, ou
 	}
 	cr := ctrhost.Rank{
 		Task: task, Image: image, User: fmt.Sprintf("%d:%d", r.account.UID, r.account.GID),
-		Labels: map[string]string{ctrhost.LabelNode: r.n.NodeID, ctrhost.LabelAttempt: t.AttemptID, ctrhost.LabelRank: strconv.Itoa(t.Rank)},
+		Labels: r.n.Ctr.NodeLabels(r.n.NodeID),
 	}
+	cr.Labels[ctrhost.LabelAttempt], cr.Labels[ctrhost.LabelRank] = t.AttemptID, strconv.Itoa(t.Rank)
 	for _, d := range []string{filepath.Join(r.dir, "code"), filepath.Join(r.dir, "inputs"), outDir} {
 		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
 			continue // no inputs folder: the task has no file inputs
