@@ -62,7 +62,7 @@ func startCluster(bin, dir, data, url string, n int, agents *proxy, config strin
 		addr := agents.targets[0]
 		s := &server{bin: bin, dir: dir, data: data, nodes: filepath.Join(dir, "node-disks"), addr: addr,
 			config: filepath.Join(dir, "server.yml"), failpoint: failpoint, tokenFile: filepath.Join(data, "admin.token")}
-		os.WriteFile(s.config, []byte(config), 0o644)
+		os.WriteFile(s.config, []byte(config), 0o600)
 		s.start()
 		cl.servers, cl.c = []*server{s}, s.c
 		return cl
@@ -70,10 +70,10 @@ func startCluster(bin, dir, data, url string, n int, agents *proxy, config strin
 	// Servers sharing a store share the key that seals its signing keys,
 	// and, on one host with the local provider, the nodes' folder.
 	cfgPath := filepath.Join(dir, "server.yml")
-	os.WriteFile(cfgPath, []byte(config+"store: "+url+"\nsecrets_key_file: "+filepath.Join(dir, "workload.key")+"\n"), 0o644)
+	os.WriteFile(cfgPath, []byte(config+"store: "+url+"\nsecrets_key_file: "+filepath.Join(dir, "workload.key")+"\n"), 0o600)
 	for i := range n {
 		sd := filepath.Join(dir, fmt.Sprintf("server-%d", i+1))
-		os.MkdirAll(sd, 0o755)
+		os.MkdirAll(sd, 0o700)
 		s := &server{bin: bin, dir: sd, data: filepath.Join(data, fmt.Sprintf("server-%d", i+1)), nodes: filepath.Join(dir, "node-disks"),
 			addr: agents.targets[i], config: cfgPath, failpoint: failpoint,
 			// The first server creates the admin token; every server

@@ -85,7 +85,7 @@ func runSubmit(o submitOptions) {
 			// The YAML is written before the clock starts: what is
 			// timed is the process, not the bench's file writes.
 			f := filepath.Join(sdir, fmt.Sprintf("job-%d.yml", i))
-			if err := os.WriteFile(f, []byte(jobYAML(marker)), 0o644); err != nil {
+			if err := os.WriteFile(f, []byte(jobYAML(marker)), 0o600); err != nil {
 				b.Fatalf("%v", err)
 			}
 			cmd := exec.Command(cli, "job", "create", "--file", f, "--output", "none")
@@ -151,6 +151,8 @@ func runSubmit(o submitOptions) {
 
 func newSubmitter(b *testhosts.Program, name, dir string) *submitter {
 	s := &submitter{name: name, markers: filepath.Join(dir, "markers"), spawned: map[int]int64{}}
+	// 0755 on purpose: the jobs, run as their own OS accounts, write their
+	// start markers here (they name no secret).
 	if err := os.MkdirAll(s.markers, 0o755); err != nil {
 		b.Fatalf("%v", err)
 	}
