@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,8 +28,10 @@ type cpuSample struct {
 }
 
 // sampleCPU reads the CPU times of the processes of a run from /proc
-// (Linux only; ok is false elsewhere).
-func sampleCPU(serverPID int) cpuSample {
+// (Linux only; ok is false elsewhere); pgPID is the run's PostgreSQL
+// postmaster (0: none), whose backends are its children: another
+// PostgreSQL on the machine is not counted.
+func sampleCPU(serverPID, pgPID int) cpuSample {
 	s := cpuSample{at: time.Now()}
 	type proc struct {
 		ppid      int
@@ -64,7 +67,7 @@ func sampleCPU(serverPID int) cpuSample {
 	}
 	s.server = sp.own
 	for pid, p := range procs {
-		if p.comm == "postgres" {
+		if pgPID > 0 && (pid == pgPID || p.ppid == pgPID) {
 			s.postgres += p.own + p.kids
 			continue
 		}
@@ -86,7 +89,6 @@ func sampleCPU(serverPID int) cpuSample {
 			}
 			q = parent.ppid
 		}
-		_ = pid
 	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
@@ -125,7 +127,14 @@ func cpuSince(a, b cpuSample, jobs int) (line string, agentOwnMSPerJob float64) 
 	out += fmt.Sprintf(" (per job: server %.2f ms, agents and their jobs %.2f ms, of which the agents' own %.2f ms)",
 		perJob(b.server-a.server), perJob(b.agents-a.agents), perJob(b.agentsOwn-a.agentsOwn))
 	if b.postgres > 0 {
-		out += fmt.Sprintf(", PostgreSQL %.2f", cores(b.postgres-a.postgres))
+		out += fmt.Sprintf(", PostgreSQL %.2f (%.2f ms per job)", cores(b.postgres-a.postgres), perJob(b.postgres-a.postgres))
+	}
+	// The CPU the run spent per job, all of it: on a machine whose CPU is
+	// spent, its cores divided by this is the ceiling however the
+	// writes are locked.
+	total := (b.server - a.server) + (b.agents - a.agents) + (b.postgres - a.postgres) + (b.bench - a.bench)
+	if pj := perJob(total); pj > 0 {
+		out += fmt.Sprintf("; in all %.2f ms per job (%d CPUs: a ceiling of %.0f jobs/s)", pj, runtime.NumCPU(), float64(runtime.NumCPU())*1000/pj)
 	}
 	if all := b.machineAll - a.machineAll; all > 0 {
 		out += fmt.Sprintf("; the machine %.0f%% busy", 100*float64(b.machineBusy-a.machineBusy)/float64(all))

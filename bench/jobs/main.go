@@ -106,19 +106,19 @@ func main() {
 				slices.Reverse(order)
 			}
 			for _, a := range order {
-				url := ""
+				url, pgPID := "", 0
 				if st == "postgres" {
 					if pg == nil {
 						pg = testpg.Start(prog) // a private server: needs Debian's postgresql
 					}
-					url = pg.NewDatabase(prog)
+					url, pgPID = pg.NewDatabase(prog), pg.PID()
 				}
 				profile, agentProf := "", ""
 				if i == 0 && a.label == "current" {
 					profile, agentProf = *cpuProfile, *agentProfile
 				}
 				dir := filepath.Join(root, fmt.Sprintf("%s-%s-%d", st, a.label, i+1))
-				r := run(ctx, a.bin, dir, url, profile, agentProf, *latencyJobs, *throughputJobs, *nodes)
+				r := run(ctx, a.bin, dir, url, pgPID, profile, agentProf, *latencyJobs, *throughputJobs, *nodes)
 				a.runs = append(a.runs, r)
 				fmt.Printf("%-8s run %d: %s\n", a.label, i+1, r.line)
 			}

@@ -48,7 +48,7 @@ func (s *server) cpuProfile(path string, d time.Duration) {
 
 // run is one run: a fresh server, latency on a warm node, throughput
 // through nodes nodes; the nodes are deleted and the server stopped after.
-func run(ctx context.Context, bin, dir, url, profile, agentProfile string, latencyJobs, throughputJobs, nodes int) result {
+func run(ctx context.Context, bin, dir, url string, pgPID int, profile, agentProfile string, latencyJobs, throughputJobs, nodes int) result {
 	agentProfiles := ""
 	if agentProfile != "" {
 		// The server passes its environment to the agents the local
@@ -83,7 +83,7 @@ func run(ctx context.Context, bin, dir, url, profile, agentProfile string, laten
 	var r result
 	r.p50, r.p99, r.max = latency(ctx, c, latencyJobs)
 	var tput string
-	r.jobsPerSec, r.agentMSPerJob, tput = throughput(ctx, c, s, profile, throughputJobs, nodes)
+	r.jobsPerSec, r.agentMSPerJob, tput = throughput(ctx, c, s, pgPID, profile, throughputJobs, nodes)
 	r.line = fmt.Sprintf("submit→running p50 %.1f ms, p99 %.1f ms, max %.1f ms; %s", r.p50, r.p99, r.max, tput)
 	return r
 }
@@ -120,14 +120,15 @@ func latency(ctx context.Context, c *client.Client, n int) (p50, p99, maxMS floa
 
 // throughput pushes n trivial jobs through a cluster of nodes nodes and
 // returns jobs/s and a line saying what was measured.
-func throughput(ctx context.Context, c *client.Client, s *server, profile string, n, nodes int) (rate, agentMS float64, line string) {
+func throughput(ctx context.Context, c *client.Client, s *server, pgPID int, profile string, n, nodes int) (rate, agentMS float64, line string) {
 	mustCompute(ctx, c, "bench-tput", nodes)
 	if profile != "" {
 		// A 5 s profile from the start of the push: the run's busiest part.
 		go s.cpuProfile(profile, 5*time.Second)
 	}
 	names := make([]string, n)
-	cpu0 := sampleCPU(s.Cmd.Process.Pid)
+	cpu0 := sampleCPU(s.Cmd.Process.Pid, pgPID)
+	wp0 := sampleWritePath(ctx, s)
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -175,10 +176,11 @@ func throughput(ctx context.Context, c *client.Client, s *server, profile string
 		time.Sleep(20 * time.Millisecond)
 	}
 	took := time.Since(start)
-	cpu, agentMS := cpuSince(cpu0, sampleCPU(s.Cmd.Process.Pid), n)
+	cpu, agentMS := cpuSince(cpu0, sampleCPU(s.Cmd.Process.Pid, pgPID), n)
+	wp := writePathSince(wp0, sampleWritePath(ctx, s), n)
 	rate = float64(n) / took.Seconds()
-	return rate, agentMS, fmt.Sprintf("%d jobs through %d nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s); %s; %s",
-		n, nodes, took.Seconds(), rate, submitted.Seconds(), cpu, phases(ctx, c, names[len(names)/2:len(names)/2+min(200, len(names)/2)]))
+	return rate, agentMS, fmt.Sprintf("%d jobs through %d nodes in %.2f s: %.0f jobs/s (all submitted after %.2f s); %s; %s; %s",
+		n, nodes, took.Seconds(), rate, submitted.Seconds(), cpu, wp, phases(ctx, c, names[len(names)/2:len(names)/2+min(200, len(names)/2)]))
 }
 
 // phases says where a node's time goes between two jobs, from the times

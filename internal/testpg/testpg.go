@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -153,4 +154,17 @@ func (s *Server) NewDatabase(t testhosts.T) string {
 // stop stops the server at once.
 func (s *Server) stop() {
 	s.command("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop").Run()
+}
+
+// PID returns the server's postmaster process ID (the first line of its
+// postmaster.pid), 0 when it cannot be read. Its backends are its
+// children: a bench counts their CPU as the server's.
+func (s *Server) PID() int {
+	b, err := os.ReadFile(filepath.Join(s.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(first))
+	return pid
 }

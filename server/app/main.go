@@ -415,6 +415,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	m.svc.SetObserver(met)
 	apiServer.SetRequestObserver(met.ObserveRequest)
 	txobserve.Set(met.ObserveTransaction)
+	txobserve.SetWrites(met.ObserveWrite)
 	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
 	m.notif = newNotifications(notifyPolicy, store, secretsKey, m.publicURL(cfg), met)
 	apiServer.SetWebhookPolicy(notifyPolicy.AllowPrivateWebhookURLs, notifyPolicy.AllowHTTPWebhookURLs)

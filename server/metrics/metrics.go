@@ -28,6 +28,9 @@ type Metrics struct {
 	decisions    *prometheus.CounterVec
 	api          *prometheus.HistogramVec
 	store        *prometheus.HistogramVec
+	// The write path: transactions, the Updates they carried and the
+	// time they held the store's writer (ObserveWrite).
+	writeTxs, writeUpdates, writeBusy prometheus.Counter
 	*alertMetrics
 }
 
@@ -48,6 +51,13 @@ func New(svc *service.Services) *Metrics {
 	m.store = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_store_transaction_seconds",
 		Help:    "Store transaction latency, read-only (view) or read-write (update), and outcome.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}, []string{"kind", "outcome"})
+	m.writeTxs = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_transactions_total",
+		Help: "Write transactions the store committed or rolled back (on PostgreSQL one carries every Update that waited while the last was written)."})
+	m.writeUpdates = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_updates_total",
+		Help: "Updates the write transactions carried."})
+	m.writeBusy = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_busy_seconds_total",
+		Help: "Time write transactions held the store's writer (SQLite's write connection; on PostgreSQL from begin to commit, the write lock's wait included): a rate near 1 means the write path is the bound."})
+	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy)
 	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store, m.nodesLost, m.dropped, m.failed, gauges{m.alertMetrics},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc, m: m})
 	return m
@@ -96,6 +106,14 @@ func (m *Metrics) ObserveTransaction(readOnly bool, d time.Duration, err error) 
 		outcome = "error"
 	}
 	m.store.WithLabelValues(kind, outcome).Observe(d.Seconds())
+}
+
+// ObserveWrite records a write transaction: the Updates it carried and
+// how long it held the store's writer.
+func (m *Metrics) ObserveWrite(updates int, held time.Duration) {
+	m.writeTxs.Inc()
+	m.writeUpdates.Add(float64(updates))
+	m.writeBusy.Add(held.Seconds())
 }
 
 // stateCollector reads the state at each scrape: nodes by state, queued

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func TestMetricsEndpoint(t *testing.T) {
 	srv.SetRequestObserver(m.ObserveRequest)
 	txobserve.Set(m.ObserveTransaction)
 	defer txobserve.Set(nil)
+	txobserve.SetWrites(m.ObserveWrite)
+	defer txobserve.SetWrites(nil)
 	srv.SetMetrics(m.Handler(), false)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -75,4 +78,23 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// The compute's creation was a write: the write path's counters moved.
+	for _, name := range []string{"shoal_store_write_transactions_total", "shoal_store_write_updates_total", "shoal_store_write_busy_seconds_total"} {
+		v, ok := sample(string(body), name)
+		if !ok || v <= 0 {
+			t.Errorf("/metrics: %s = %v (found %v), want > 0 after a write", name, v, ok)
+		}
+	}
+}
+
+// sample returns the value of the unlabelled metric name in a text
+// exposition.
+func sample(body, name string) (float64, bool) {
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }

@@ -153,6 +153,9 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 	if err != nil {
 		return fmt.Errorf("store: begin transaction: %w", err)
 	}
+	// Begun: a write transaction holds the writer from here (SQLite's one
+	// write connection was waited for in BeginTx).
+	held := time.Now()
 	if before != nil {
 		if err := before(ctx, stx); err != nil {
 			_ = stx.Rollback()
@@ -174,6 +177,9 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 		stmts.Prepare(ctx, t.unprepared)
 	}
 	txobserve.Transaction(t.readOnly, time.Since(began), err)
+	if !t.readOnly {
+		txobserve.Write(1, time.Since(held))
+	}
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
+	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 	_ "modernc.org/sqlite" // a real database to write in
 )
 
@@ -109,10 +110,21 @@ func TestBatcherSharesTransactions(t *testing.T) {
 		}()
 	}
 	waitQueued(t, b, n)
+	var writes, updates atomic.Int64
+	txobserve.SetWrites(func(u int, held time.Duration) {
+		writes.Add(1)
+		updates.Add(int64(u))
+	})
+	defer txobserve.SetWrites(nil)
 	close(release)
 	wg.Wait()
 	if err := <-first; err != nil {
 		t.Fatal(err)
+	}
+	// The write observer (the server's write-path metrics) is told of
+	// each transaction once, with the Updates it carried.
+	if w, u := writes.Load(), updates.Load(); w != 2 || u != n+1 {
+		t.Errorf("write observer: %d transactions carrying %d Updates; want 2 carrying %d", w, u, n+1)
 	}
 	close(errs)
 	for err := range errs {

@@ -29,3 +29,28 @@ func Transaction(readOnly bool, d time.Duration, err error) {
 		(*o)(readOnly, d, err)
 	}
 }
+
+// writes, when set, is told of every write transaction once it ends: how
+// many Updates it carried (more than one when a batch shared it) and how
+// long it held the store's writer (SQLite's one write connection,
+// PostgreSQL's write lock). Its rate over a run says how busy the write
+// path was: near one second a second, the writes are the bound.
+var writes atomic.Pointer[func(updates int, held time.Duration)]
+
+// SetWrites installs the write observer (nil removes it). The server sets
+// it once at start-up; tests leave it unset.
+func SetWrites(f func(updates int, held time.Duration)) {
+	if f == nil {
+		writes.Store(nil)
+		return
+	}
+	writes.Store(&f)
+}
+
+// Write tells the write observer, when one is set, of a write
+// transaction's Updates and of how long it held the writer.
+func Write(updates int, held time.Duration) {
+	if o := writes.Load(); o != nil {
+		(*o)(updates, held)
+	}
+}
