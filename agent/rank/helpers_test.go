@@ -71,14 +71,16 @@ func (a *testAgent) ended(ref node.RankRef) bool {
 	return a.finished[ref]
 }
 
-func (a *testAgent) Finish(ctx context.Context, p *files.Result) {
+func (a *testAgent) Finish(ctx context.Context, p *files.Result) bool {
 	_ = a.outbox.Put(p)
 	a.mu.Lock()
 	a.finished[p.Ref] = true
 	a.mu.Unlock()
 	if _, err := a.outbox.Deliver(ctx, a.Client, p, a.Accounts.Isolated(), a.Log); err != nil {
 		a.Log.Warn("delivering a result failed", "err", err)
+		return false
 	}
+	return true
 }
 
 func (a *testAgent) StartRank(context.Context, *node.AgentTask) {}
