@@ -294,12 +294,21 @@ func (r *Rank) Run(ctx context.Context) {
 		res.Reason = "preempted"
 	}
 	artifacts := false
-	if !slices.Contains(t.Outputs, job.ArtifactsOutput) {
+	wantArtifacts := !slices.Contains(t.Outputs, job.ArtifactsOutput)
+	rankEnd, err := readRankEnd(r.dir, wantArtifacts)
+	if err == nil && wantArtifacts {
 		// Kept whatever the end: a failed job's ./logs are what tells why.
-		if artifacts, err = keepArtifacts(r.dir, t.Rank, t.NodeCount, r.account); err != nil {
-			log.Warn("keeping the job's ./outputs and ./logs failed", "err", err)
-			r.appendLog(logPath, fmt.Sprintf("shoal agent: keeping ./outputs and ./logs as the job's artifacts failed: %v\n", err))
-		}
+		artifacts, err = keepArtifacts(r.dir, rankEnd.keep, t.Rank, t.NodeCount, r.account)
+	}
+	if err != nil && wantArtifacts {
+		log.Warn("keeping the job's ./outputs and ./logs failed", "err", err)
+		r.appendLog(logPath, fmt.Sprintf("shoal agent: keeping ./outputs and ./logs as the job's artifacts failed: %v\n", err))
+	}
+	// An outputs folder known empty now is not looked at again when the
+	// result is delivered: there is nothing to upload.
+	resultOutputs := outDir
+	if rankEnd.outputsEmpty && !artifacts {
+		resultOutputs = ""
 	}
 	r.releaseData()
 	state, reason, failure := stateFor(res.Reason, code), res.Reason, job.RankFailure("")
@@ -319,7 +328,7 @@ func (r *Rank) Run(ctx context.Context) {
 	}
 	end := r.n.Clock.Now()
 	delivered := r.n.Agent.Finish(ctx, &files.Result{
-		Ref: t.RankRef, JobName: t.JobName, OutputsDir: outDir, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
+		Ref: t.RankRef, JobName: t.JobName, OutputsDir: resultOutputs, LogPath: logPath, LogOffset: ship.Offset, LogMax: ship.Max,
 		Report: node.RankReport{State: state, ExitCode: &code, Reason: reason, Failure: failure, StartTime: &startedAt, EndTime: &end,
 			Artifacts: artifacts},
 	})
