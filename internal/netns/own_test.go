@@ -206,3 +206,76 @@ func TestOutboundLeavesOtherNamedNamespacesAlone(t *testing.T) {
 		t.Fatalf("another program's namespace %s was lost while a stack ran: %v %s", name, err, out)
 	}
 }
+
+// threadsIn counts this process's threads in the network namespace
+// named link (as /proc/<pid>/ns/net reads: "net:[inode]").
+func threadsIn(t *testing.T, link string) int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		if l, err := os.Readlink("/proc/self/task/" + task.Name() + "/ns/net"); err == nil && l == link {
+			n++
+		}
+	}
+	return n
+}
+
+// Starts, many at once, run each process in the namespace from one thread
+// of the agent's that stays there while the namespace is open, and no
+// other thread of the agent's is ever left in it; Close takes that
+// thread out (whichever it was, the main thread included, which the
+// runtime never ends), and a Start after it fails.
+func TestStartsFromOneThreadInTheNamespace(t *testing.T) {
+	requireRoot(t)
+	ns, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := os.Readlink(ns.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.Readlink("/proc/self/ns/net")
+	if link == home {
+		t.Fatalf("the namespace is the agent's own: %s", link)
+	}
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			cmd := exec.Command("readlink", "/proc/self/ns/net")
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := ns.Start(cmd); err != nil {
+				errs <- err
+				return
+			}
+			err := cmd.Wait()
+			if got := strings.TrimSpace(out.String()); err == nil && got != link {
+				err = errors.New("a process ran in " + got + ", not " + link)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := threadsIn(t, link); n != 1 {
+		t.Fatalf("%d threads of the agent's in the namespace after its starts, want its one starter", n)
+	}
+	ns.Close()
+	for i := 0; threadsIn(t, link) != 0; i++ {
+		if i == 100 {
+			t.Fatal("the starter thread outlived the namespace's Close")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := ns.Start(exec.Command("true")); err == nil {
+		t.Fatal("a start after Close succeeded")
+	}
+}
