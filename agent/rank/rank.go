@@ -28,6 +28,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
 	"github.com/shoal-ml/shoal/internal/netns"
+	"github.com/shoal-ml/shoal/internal/plainfile"
 	"github.com/shoal-ml/shoal/internal/procmark"
 )
 
@@ -652,7 +653,7 @@ func (r *Rank) report(ctx context.Context, rep *node.RankReport) {
 
 func (r *Rank) appendLog(path, line string) {
 	_ = os.MkdirAll(filepath.Dir(path), 0o700)
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := plainfile.Open(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return
 	}
