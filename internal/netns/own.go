@@ -33,15 +33,6 @@ type NS struct {
 	outExit *os.File
 	// outDone is closed once the stack has exited.
 	outDone chan struct{}
-	// starts are served by a thread that stays in the namespace (see
-	// Start); nil until the first Start, closed by Close.
-	starts chan startReq
-}
-
-// startReq asks the namespace's starter thread to start cmd.
-type startReq struct {
-	cmd  *exec.Cmd
-	done chan error
 }
 
 // New makes a network namespace (unshare(2) on a thread of its own,
@@ -122,67 +113,10 @@ func (ns *NS) do(f func() error) error {
 
 // Start starts cmd inside the namespace: its process, and whatever it
 // starts, has the namespace's network and no other.
-//
-// The child inherits the namespace of the thread that forks it: a thread
-// of the agent's that enters the namespace once, on the first Start, and
-// stays there, locked to a goroutine that serves the namespace's starts
-// until Close. Entering and leaving per start (do) cost a node running
-// hundreds of quick jobs a second an open of its thread's namespace, two
-// setns(2) and a close per job (bench/jobs --agent-cpuprofile); now they
-// are paid once per namespace. The thread stays locked to its goroutine
-// while in the namespace (serveStarts), so no other goroutine ever runs
-// there, and the Go runtime starts no thread from it (it starts new
-// threads from its template thread while a locked one asks). Starts stay
-// one at a time, as they were under ns.mu.
 func (ns *NS) Start(cmd *exec.Cmd) error {
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	if ns.closed {
-		return errors.New("the network namespace is closed")
-	}
-	if ns.starts == nil {
-		starts := make(chan startReq)
-		ready := make(chan error, 1)
-		go serveStarts(ns.fd, starts, ready)
-		if err := <-ready; err != nil {
-			return err
-		}
-		ns.starts = starts
-	}
-	done := make(chan error, 1)
-	ns.starts <- startReq{cmd: cmd, done: done}
-	return <-done
-}
-
-// serveStarts enters the namespace open as fd on a thread of its own and
-// starts what starts asks there until starts closes, then takes the
-// thread back to the namespace it came from. Back, not ended: the thread
-// may be the process's main thread, which the runtime never ends (a
-// goroutine that exits locked to it wedges it, here in the namespace,
-// holding it for good). A thread that cannot go back stays locked and
-// ends with this goroutine, never serving another in the namespace.
-func serveStarts(fd int, starts <-chan startReq, ready chan<- error) {
-	runtime.LockOSThread()
-	self, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		ready <- fmt.Errorf("this thread's network namespace: %w", err)
-		return
-	}
-	defer unix.Close(self)
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		// Nothing changed: the thread is still in ours.
-		runtime.UnlockOSThread()
-		ready <- fmt.Errorf("entering the network namespace: %w", err)
-		return
-	}
-	ready <- nil
-	for r := range starts {
-		r.done <- r.cmd.Start()
-	}
-	if unix.Setns(self, unix.CLONE_NEWNET) == nil {
-		runtime.UnlockOSThread()
-	}
+	// The child inherits the namespace of the thread that forks it,
+	// which is the locked one do runs f on.
+	return ns.do(cmd.Start)
 }
 
 // Listen listens on addr inside the namespace.
@@ -278,11 +212,6 @@ func (ns *NS) Close() error {
 		return nil
 	}
 	ns.closed = true
-	if ns.starts != nil {
-		// Its thread leaves the namespace, and the namespace's
-		// reference goes with it.
-		close(ns.starts)
-	}
 	if ns.outExit != nil {
 		_ = ns.outExit.Close()
 	}
