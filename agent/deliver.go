@@ -7,15 +7,16 @@ import (
 )
 
 // deliver sends one result (see files.Outbox.Deliver); a report that freed
-// the node may bring its next task, which starts at once.
-func (a *Agent) deliver(ctx context.Context, p *files.Result) error {
+// the node may bring its next task, which starts at once. accepted says
+// the server took the result (not refused it).
+func (a *Agent) deliver(ctx context.Context, p *files.Result) (accepted bool, err error) {
 	resp, err := a.outbox.Deliver(ctx, a.client, p, a.accounts != nil && a.accounts.Isolated(), a.log)
 	if resp != nil {
 		for _, t := range resp.Start {
 			a.startRank(ctx, t)
 		}
 	}
-	return err
+	return resp != nil, err
 }
 
 // deliverLoop delivers waiting results until ctx ends, at once when one is
@@ -31,7 +32,7 @@ func (a *Agent) deliverLoop(ctx context.Context) {
 			if !a.outbox.Claim(p.Ref) {
 				continue
 			}
-			err := a.deliver(ctx, p)
+			accepted, err := a.deliver(ctx, p)
 			a.outbox.Unclaim(p.Ref)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -42,6 +43,13 @@ func (a *Agent) deliverLoop(ctx context.Context) {
 				break
 			}
 			a.outage.succeeded()
+			if accepted {
+				// Delivered late (the rank's own delivery did not get
+				// through, or an earlier agent left it): the rank's
+				// "rank ended" line said it was not delivered; this
+				// says it is. (A refusal has its own line, Deliver's.)
+				a.log.Info("result reported", "job", p.JobName, "attempt", p.Ref.AttemptID, "rank", p.Ref.Rank, "state", p.Report.State)
+			}
 		}
 		var wait <-chan struct{}
 		if failed {

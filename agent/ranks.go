@@ -28,8 +28,9 @@ var _ rank.Agent = rankAgent{}
 // over from "running" to "result waiting", and delivers the result at once
 // when the server answers (the common case: no extra round trip). A result
 // the server cannot take now stays on disk for the delivery loop, or for
-// the next agent on this work dir should this one exit first.
-func (h rankAgent) Finish(ctx context.Context, p *files.Result) {
+// the next agent on this work dir should this one exit first. It reports
+// whether the server answered at once.
+func (h rankAgent) Finish(ctx context.Context, p *files.Result) bool {
 	a := h.a
 	// Keep, not Put: this goroutine delivers the result just below, and
 	// kicks the delivery loop only if that fails.
@@ -45,16 +46,17 @@ func (h rankAgent) Finish(ctx context.Context, p *files.Result) {
 		// The delivery loop has it (it found the file, or a result of
 		// the same rank, meanwhile): it delivers this one too.
 		a.outbox.Kick()
-		return
+		return false
 	}
-	err := a.deliver(ctx, p)
+	_, err := a.deliver(ctx, p)
 	a.outbox.Unclaim(p.Ref)
 	if err != nil {
 		a.outage.failed("report result", err)
 		a.outbox.Kick() // the delivery loop takes over, with backoff
-		return
+		return false
 	}
 	a.outage.succeeded()
+	return true
 }
 
 // StartRank starts a task a rank's report brought back.

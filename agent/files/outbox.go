@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -34,7 +36,27 @@ const resultsDir = "results"
 // (".spare-N" in resultsDir, ignored when loading), which the next put
 // truncates, writes and renames into place, so that a steady stream of
 // results allocates no inode at all.
+//
+// A spare stays open once opened, and so does the result written into it
+// until it is a spare again: a result then costs a pwrite, an ftruncate
+// and a rename, not an open and a close too (with the four fcntl and the
+// failed epoll_ctl Go spends on each file it opens), which were most of
+// writing a result (bench/jobs --agent-cpuprofile). At most maxOpen files
+// are held open so: a server away while results pile up does not have
+// the agent hold one per result.
 const maxSpares = 8
+
+// maxOpen bounds the files an outbox holds open (spares and pending
+// results written into them): the spares and as many results in flight.
+const maxOpen = 2 * maxSpares
+
+// spare is a delivered result's file, to write the next result into.
+type spare struct {
+	path string
+	// fd is the file open for writing; -1 until it is first taken (a
+	// spare an earlier agent left).
+	fd int
+}
 
 // Result is the end of a rank that the server has not acknowledged
 // yet. It is written to the node's work dir before the agent reports it,
@@ -73,15 +95,20 @@ type Outbox struct {
 	wake chan struct{}
 	// spares are delivered results' files to write the next ones into
 	// (maxSpares); nextSpare numbers the next one made.
-	spares    []string
+	spares    []spare
 	nextSpare int
+	// held are the open files of pending results written into a spare:
+	// each becomes a spare again, still open, when its result is done.
+	held map[node.RankRef]int
+	// open counts the files open in spares and held (maxOpen).
+	open int
 }
 
 // OpenOutbox loads the results an earlier agent left in workDir. A file
 // that cannot be read is renamed aside (`.bad`) and reported, never
 // silently dropped.
 func OpenOutbox(workDir string) (*Outbox, []error) {
-	o := &Outbox{dir: filepath.Join(workDir, resultsDir), pending: map[node.RankRef]*Result{}, busy: map[node.RankRef]bool{}, wake: make(chan struct{}, 1)}
+	o := &Outbox{dir: filepath.Join(workDir, resultsDir), pending: map[node.RankRef]*Result{}, busy: map[node.RankRef]bool{}, wake: make(chan struct{}, 1), held: map[node.RankRef]int{}}
 	var errs []error
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return o, []error{err}
@@ -93,7 +120,7 @@ func OpenOutbox(workDir string) (*Outbox, []error) {
 	for _, e := range entries {
 		if name, ok := strings.CutPrefix(e.Name(), ".spare-"); ok && !e.IsDir() {
 			if n, err := strconv.Atoi(name); err == nil && len(o.spares) < maxSpares {
-				o.spares = append(o.spares, filepath.Join(o.dir, e.Name()))
+				o.spares = append(o.spares, spare{path: filepath.Join(o.dir, e.Name()), fd: -1})
 				// New spares are numbered past every one found, so that
 				// none is named as one being written.
 				o.nextSpare = max(o.nextSpare, n+1)
@@ -142,19 +169,60 @@ func (o *Outbox) Put(p *Result) error {
 // fails (the agent's Finish). Waking the loop for a result its writer is
 // delivering only had the loop find it claimed, once per job.
 func (o *Outbox) Keep(p *Result) error {
+	err := o.write(p)
 	// Kept in memory whatever befalls the file: the result is then
-	// delivered as long as this agent lives (the agent's Finish, agent/ranks.go).
+	// delivered as long as this agent lives (the agent's Finish,
+	// agent/ranks.go). Only once the file is in place, so that the
+	// delivery loop never finds a result whose file is still being
+	// written (its Done would find no file to make a spare of).
 	o.mu.Lock()
 	o.pending[p.Ref] = p
 	o.mu.Unlock()
+	return err
+}
+
+// write puts p's file in place: into a spare, kept open (held), or else a
+// new file.
+func (o *Outbox) write(p *Result) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	tmp, err := o.takeSpare()
-	if tmp == nil {
-		tmp, err = os.CreateTemp(o.dir, ".result-*")
+	dst := o.Path(p.Ref)
+	if s, ok := o.takeSpare(); ok {
+		// Written over the old content, then cut to length: emptied
+		// first, the file would free its block and allocate it again.
+		err := pwriteAll(s.fd, b)
+		if err == nil {
+			err = unix.Ftruncate(s.fd, int64(len(b)))
+		}
+		if err == nil {
+			// unix.Rename, not os.Rename, which looks at dst first
+			// (an lstat) only to refuse a folder there, as rename(2)
+			// does itself.
+			err = unix.Rename(s.path, dst)
+		}
+		if err != nil {
+			o.closeFD(s.fd)
+			os.Remove(s.path)
+			return &os.PathError{Op: "write result", Path: s.path, Err: err}
+		}
+		o.mu.Lock()
+		if old, ok := o.held[p.Ref]; ok {
+			// p replaced a file of its own (Deliver's Put after the
+			// outputs went): that one is gone, its descriptor with it.
+			delete(o.held, p.Ref)
+			o.closeLocked(old)
+		}
+		if o.open > maxOpen {
+			o.closeLocked(s.fd)
+		} else {
+			o.held[p.Ref] = s.fd
+		}
+		o.mu.Unlock()
+		return nil
 	}
+	tmp, err := os.CreateTemp(o.dir, ".result-*")
 	if err != nil {
 		return err
 	}
@@ -163,30 +231,74 @@ func (o *Outbox) Keep(p *Result) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), o.Path(p.Ref))
+		err = os.Rename(tmp.Name(), dst)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
+	o.mu.Lock()
+	if old, ok := o.held[p.Ref]; ok {
+		delete(o.held, p.Ref)
+		o.closeLocked(old)
+	}
+	o.mu.Unlock()
 	return nil
 }
 
-// takeSpare opens a spare, emptied, for writing; nil when there is none
-// (or it cannot be opened: it is then forgotten).
-func (o *Outbox) takeSpare() (*os.File, error) {
+// closeFD closes a file the outbox held open.
+func (o *Outbox) closeFD(fd int) {
+	o.mu.Lock()
+	o.closeLocked(fd)
+	o.mu.Unlock()
+}
+
+// closeLocked is closeFD with o.mu held.
+func (o *Outbox) closeLocked(fd int) {
+	unix.Close(fd)
+	o.open--
+}
+
+// pwriteAll writes b at the start of the file open as fd.
+func pwriteAll(fd int, b []byte) error {
+	for off := 0; off < len(b); {
+		n, err := unix.Pwrite(fd, b[off:], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		off += n
+	}
+	return nil
+}
+
+// takeSpare takes a spare, open for writing; false when there is none (a
+// spare that cannot be opened is forgotten).
+func (o *Outbox) takeSpare() (spare, bool) {
 	for {
 		o.mu.Lock()
 		if len(o.spares) == 0 {
 			o.mu.Unlock()
-			return nil, nil
+			return spare{}, false
 		}
-		path := o.spares[len(o.spares)-1]
+		s := o.spares[len(o.spares)-1]
 		o.spares = o.spares[:len(o.spares)-1]
 		o.mu.Unlock()
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
+		if s.fd >= 0 {
+			return s, true
+		}
+		fd, err := unix.Open(s.path, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 		if err == nil {
-			return f, nil
+			o.mu.Lock()
+			o.open++
+			o.mu.Unlock()
+			s.fd = fd
+			return s, true
 		}
 	}
 }
@@ -200,23 +312,32 @@ func (o *Outbox) Kick() {
 }
 
 // Done forgets a result the server acknowledged (or refused for good);
-// its file becomes a spare (maxSpares), or goes when there are enough.
+// its file becomes a spare (maxSpares), still open when it was, or goes
+// when there are enough.
 func (o *Outbox) Done(ref node.RankRef) {
 	o.mu.Lock()
 	delete(o.pending, ref)
-	spare := ""
+	fd, held := o.held[ref]
+	delete(o.held, ref)
+	if !held {
+		fd = -1
+	}
+	name := ""
 	if len(o.spares) < maxSpares {
-		spare = filepath.Join(o.dir, ".spare-"+strconv.Itoa(o.nextSpare))
+		name = filepath.Join(o.dir, ".spare-"+strconv.Itoa(o.nextSpare))
 		o.nextSpare++
 	}
 	o.mu.Unlock()
 	path := o.Path(ref)
-	if spare == "" || os.Rename(path, spare) != nil {
+	if name == "" || unix.Rename(path, name) != nil {
 		_ = os.Remove(path)
+		if fd >= 0 {
+			o.closeFD(fd)
+		}
 		return
 	}
 	o.mu.Lock()
-	o.spares = append(o.spares, spare)
+	o.spares = append(o.spares, spare{path: name, fd: fd})
 	o.mu.Unlock()
 }
 
@@ -340,7 +461,10 @@ func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, 
 		log.Warn("result refused", "job", p.JobName, "attempt", p.Ref.AttemptID, "state", p.Report.State, "err", err)
 		return nil, nil
 	}
-	log.Info("result reported", "job", p.JobName, "attempt", p.Ref.AttemptID, "rank", p.Ref.Rank, "state", p.Report.State)
+	// Accepted: no line here. The rank that delivers its own result at
+	// once says so in its "rank ended" line, and the agent's delivery
+	// loop logs what it delivers later; a line here as well was the
+	// third of a quick rank's lines.
 	return resp, nil
 }
 

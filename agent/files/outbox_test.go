@@ -3,6 +3,8 @@ package files
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -154,5 +156,84 @@ func TestOutboxKeepWakesNoOne(t *testing.T) {
 	back, errs := OpenOutbox(dir)
 	if len(errs) > 0 || !back.Has(kept.Ref) || !back.Has(put.Ref) {
 		t.Fatalf("a new agent found %v (%v), want both results", back.Refs(), errs)
+	}
+}
+
+// openIn lists the files of dir this process holds open, by the link
+// /proc/self/fd has for each (a removed one ends in " (deleted)").
+func openIn(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	var out []string
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(l, dir+"/") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// A delivered result's file stays open as a spare, and the next result
+// is written through it: no open and close per result. A result put
+// again (Deliver's Put once its outputs went) leaves no descriptor of
+// the file it replaced, and however results pile up, the outbox holds
+// at most maxOpen files open.
+func TestOutboxKeepsSparesOpen(t *testing.T) {
+	dir := t.TempDir()
+	o, errs := OpenOutbox(dir)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	results := filepath.Join(dir, resultsDir)
+	ref := func(i int) node.RankRef { return node.RankRef{AttemptID: "att-" + strconv.Itoa(i)} }
+	for i := range 3 {
+		if err := o.Put(&Result{Ref: ref(i), JobName: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			if got := openIn(t, results); len(got) != 1 || got[0] != o.Path(ref(i)) {
+				t.Fatalf("result %d: files open %v, want its own, written through the spare kept open", i, got)
+			}
+		}
+		o.Done(ref(i))
+		if i == 0 {
+			continue // the first went into a new file, opened when it is next taken
+		}
+		if got := openIn(t, results); len(got) != 1 || !strings.Contains(got[0], ".spare-") {
+			t.Fatalf("after result %d was delivered: files open %v, want its file, now a spare", i, got)
+		}
+	}
+	for range 3 {
+		if err := o.Put(&Result{Ref: ref(9), JobName: "again"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Done(ref(9))
+	for _, f := range openIn(t, results) {
+		if strings.HasSuffix(f, " (deleted)") {
+			t.Fatalf("a replaced result's file is still open: %v", openIn(t, results))
+		}
+	}
+	// Results pile up (a server away) while others are delivered.
+	n := 100
+	for round := range 10 {
+		for i := range 2 * maxSpares {
+			if err := o.Keep(&Result{Ref: ref(n + round*100 + i), JobName: "j"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range maxSpares {
+			o.Done(ref(n + round*100 + 2*i + 1))
+		}
+		if got := openIn(t, results); len(got) > maxOpen {
+			t.Fatalf("round %d: %d files open, want at most %d", round, len(got), maxOpen)
+		}
+	}
+	back, errs := OpenOutbox(dir)
+	if len(errs) > 0 || back.Len() != o.Len() {
+		t.Fatalf("a new agent finds %d results (%v), want %d", back.Len(), errs, o.Len())
 	}
 }

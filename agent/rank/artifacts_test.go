@@ -345,3 +345,61 @@ func TestRankWithoutCodeOrOutputsOwnsItsFolders(t *testing.T) {
 		})
 	}
 }
+
+// A rank whose outputs folder is empty at its end hands over a result
+// that names none, so that its delivery does not read the folder again;
+// one that wrote there, even undeclared, names it and its outputs are
+// uploaded.
+func TestRankResultNamesOnlyOutputsWithSomething(t *testing.T) {
+	srv := newOutputsServer(t)
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "out-empty", Accounts: runas.Unisolated()})
+	tk := artifactsTask("att-out-empty", "true")
+	tk.Outputs = nil
+	runRank(t, a, tk, nil)
+	if got := a.result(tk.RankRef); !a.ended(tk.RankRef) || got.OutputsDir != "" {
+		t.Fatalf("an empty outputs folder is named in the result: %q", got.OutputsDir)
+	}
+	tk = artifactsTask("att-out-some", `echo s > "$SHOAL_OUTPUTS_DIR/s.txt"`)
+	tk.Outputs = nil
+	r := runRankOf(t, a, tk)
+	if got := a.result(tk.RankRef); got.OutputsDir != filepath.Join(r.Dir(), "outputs") || srv.kept("s.txt") != "s\n" {
+		t.Fatalf("outputs of an undeclared file: result names %q, kept %q", got.OutputsDir, srv.kept("s.txt"))
+	}
+}
+
+// runRankOf runs task on a and returns its rank.
+func runRankOf(t *testing.T, a *testAgent, task *node.AgentTask) *Rank {
+	t.Helper()
+	r := a.newRank(task)
+	r.Run(t.Context())
+	return r
+}
+
+// holdsEntries tells a folder holding something from an empty one, and
+// counts a link (even to a full folder), a file or nothing as holding
+// nothing.
+func TestHoldsEntries(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"empty", "full", "full-long"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "full", "f"), nil, 0o600)
+	for i := range 40 {
+		// More entries than one read of the folder returns.
+		os.WriteFile(filepath.Join(dir, "full-long", strings.Repeat("n", 200)+strconv.Itoa(i)), nil, 0o600)
+	}
+	os.Symlink(filepath.Join(dir, "full"), filepath.Join(dir, "link"))
+	os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o600)
+	fd, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	for name, want := range map[string]bool{"empty": false, "full": true, "full-long": true, "link": false, "file": false, "none": false} {
+		if got := holdsEntries(int(fd.Fd()), name); got != want {
+			t.Errorf("holdsEntries(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -27,6 +27,8 @@ type testAgent struct {
 
 	mu       sync.Mutex
 	finished map[node.RankRef]bool
+	// results are the results handed over, as Finish got them.
+	results map[node.RankRef]files.Result
 }
 
 // newTestAgent fills in n as the agent does (a work dir of the test's, its
@@ -55,7 +57,7 @@ func newTestAgent(t *testing.T, n Node) *testAgent {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	a := &testAgent{outbox: o, finished: map[node.RankRef]bool{}}
+	a := &testAgent{outbox: o, finished: map[node.RankRef]bool{}, results: map[node.RankRef]files.Result{}}
 	n.Agent = a
 	a.Node = n
 	return a
@@ -64,6 +66,13 @@ func newTestAgent(t *testing.T, n Node) *testAgent {
 // newRank is task on the agent's node.
 func (a *testAgent) newRank(task *node.AgentTask) *Rank { return New(a.Node, task) }
 
+// result is ref's result as the rank handed it over.
+func (a *testAgent) result(ref node.RankRef) files.Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.results[ref]
+}
+
 // ended reports whether ref's result was handed over.
 func (a *testAgent) ended(ref node.RankRef) bool {
 	a.mu.Lock()
@@ -71,14 +80,17 @@ func (a *testAgent) ended(ref node.RankRef) bool {
 	return a.finished[ref]
 }
 
-func (a *testAgent) Finish(ctx context.Context, p *files.Result) {
+func (a *testAgent) Finish(ctx context.Context, p *files.Result) bool {
 	_ = a.outbox.Put(p)
 	a.mu.Lock()
 	a.finished[p.Ref] = true
+	a.results[p.Ref] = *p
 	a.mu.Unlock()
 	if _, err := a.outbox.Deliver(ctx, a.Client, p, a.Accounts.Isolated(), a.Log); err != nil {
 		a.Log.Warn("delivering a result failed", "err", err)
+		return false
 	}
+	return true
 }
 
 func (a *testAgent) StartRank(context.Context, *node.AgentTask) {}

@@ -67,8 +67,10 @@ type Node struct {
 // so that the agent imports this package and not the other way round.
 type Agent interface {
 	// Finish records the rank's result and delivers it (the agent's
-	// outbox), and forgets the rank as running.
-	Finish(ctx context.Context, p *files.Result)
+	// outbox), and forgets the rank as running. It reports whether the
+	// server answered the delivery at once (else the result waits in
+	// the outbox and is delivered later).
+	Finish(ctx context.Context, p *files.Result) (delivered bool)
 	// StartRank starts a task that a report's answer brought.
 	StartRank(ctx context.Context, t *node.AgentTask)
 	// SampleGPUs samples the node's GPUs for ref until ctx ends.

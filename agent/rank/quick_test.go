@@ -1,8 +1,10 @@
 package rank
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,5 +110,79 @@ func TestLongerRankReportsRunningAndShipsItsLog(t *testing.T) {
 	}
 	if running < 0 || early < 0 || final < 0 || final != len(got)-1 || running > final || early > final {
 		t.Fatalf("a longer rank sent %q, want Running and its first line before the final report", got)
+	}
+}
+
+// lineCounter is a slog handler that keeps each record's message and
+// attributes (those given With included).
+type lineCounter struct {
+	mu    *sync.Mutex
+	lines *[]map[string]any
+	attrs []slog.Attr
+}
+
+func newLineCounter() lineCounter {
+	return lineCounter{mu: &sync.Mutex{}, lines: &[]map[string]any{}}
+}
+
+func (h lineCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h lineCounter) WithGroup(string) slog.Handler            { return h }
+func (h lineCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	h.attrs = append(slices.Clip(h.attrs), as...)
+	return h
+}
+func (h lineCounter) Handle(_ context.Context, r slog.Record) error {
+	line := map[string]any{"msg": r.Message}
+	for _, a := range h.attrs {
+		line[a.Key] = a.Value.Any()
+	}
+	r.Attrs(func(a slog.Attr) bool { line[a.Key] = a.Value.Any(); return true })
+	h.mu.Lock()
+	*h.lines = append(*h.lines, line)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h lineCounter) got() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(*h.lines)
+}
+
+// A quick rank logs one line, "rank ended", which says where its
+// processes ran, how long their start took and that its result was
+// delivered; a rank that runs on past runningReportDelay also logs
+// "rank started" while it runs.
+func TestQuickRankLogsOneLine(t *testing.T) {
+	defer func(d time.Duration) { runningReportDelay = d }(runningReportDelay)
+	runningReportDelay = time.Minute
+	srv := newEventServer(t)
+	lines := newLineCounter()
+	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "one-line", Log: slog.New(lines)})
+	tk := artifactsTask("att-one-line", "true")
+	tk.Outputs = nil
+	runRank(t, a, tk, nil)
+	got := lines.got()
+	if len(got) != 1 {
+		t.Fatalf("a quick rank logged %d lines, want 1: %v", len(got), got)
+	}
+	l := got[0]
+	if l["msg"] != "rank ended" || l["pids"] == nil || l["start_took"] == nil || l["delivered"] != true ||
+		l["state"] != node.RankCompleted || l["attempt"] != int64(1) {
+		t.Fatalf("a quick rank's line is %v, want rank ended with its pids, start_took, state and delivered", l)
+	}
+
+	runningReportDelay = time.Millisecond
+	lines = newLineCounter()
+	a = newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "two-lines", Log: slog.New(lines)})
+	tk = artifactsTask("att-two-lines", "sleep 0.2")
+	tk.Outputs = nil
+	runRank(t, a, tk, nil)
+	var msgs []any
+	for _, l := range lines.got() {
+		msgs = append(msgs, l["msg"])
+	}
+	if len(msgs) != 2 || msgs[0] != "rank started" || msgs[1] != "rank ended" {
+		t.Fatalf("a longer rank logged %v, want rank started, rank ended", msgs)
 	}
 }

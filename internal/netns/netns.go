@@ -18,6 +18,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,13 +75,14 @@ func inFD(target int, f func() error) error {
 		// then ends with this goroutine instead of serving others in the
 		// other namespace.
 		runtime.LockOSThread()
-		self, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		self, err := homeNS()
 		if err != nil {
+			runtime.UnlockOSThread()
 			done <- fmt.Errorf("this thread's network namespace: %w", err)
 			return
 		}
-		defer unix.Close(self)
 		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			done <- fmt.Errorf("entering the network namespace: %w", err)
 			return
 		}
@@ -92,3 +94,30 @@ func inFD(target int, f func() error) error {
 	}()
 	return <-done
 }
+
+// homeNS is the network namespace the process's threads are in, open
+// for the threads that enter another to come back to. Opened once, by
+// the first of them, before it enters: every thread the runtime hands a
+// goroutine is in it (one that could not come back is never handed on).
+// Opening the thread's own namespace and closing it on every entry cost
+// a node's agent two system calls and a lookup in /proc for each job it
+// started in a namespace (bench/jobs --agent-cpuprofile).
+// A failed open is not kept: the next entry tries again.
+func homeNS() (int, error) {
+	home.mu.Lock()
+	defer home.mu.Unlock()
+	if home.fd < 0 {
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		home.fd = fd
+	}
+	return home.fd, nil
+}
+
+// home holds homeNS's descriptor (-1 until opened).
+var home = struct {
+	mu sync.Mutex
+	fd int
+}{fd: -1}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,67 @@ func TestOutboundLeavesOtherNamedNamespacesAlone(t *testing.T) {
 	<-done
 	if out, err := exec.Command("ip", "netns", "exec", name, "true").CombinedOutput(); err != nil {
 		t.Fatalf("another program's namespace %s was lost while a stack ran: %v %s", name, err, out)
+	}
+}
+
+// linksTo counts the paths matching pattern (/proc/self/fd/*,
+// /proc/self/task/*/ns/net) whose link reads target.
+func linksTo(t *testing.T, pattern, target string) int {
+	t.Helper()
+	paths, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range paths {
+		if l, err := os.Readlink(p); err == nil && l == target {
+			n++
+		}
+	}
+	return n
+}
+
+// Starts in a namespace, many at once, run each process there and bring
+// every thread back: the way back is one descriptor of the agent's own
+// namespace, opened once and kept, not one opened and closed per start.
+func TestStartsComeBackThroughOneDescriptor(t *testing.T) {
+	requireRoot(t)
+	ns, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	link, err := os.Readlink(ns.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.Readlink("/proc/self/ns/net")
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			cmd := exec.Command("readlink", "/proc/self/ns/net")
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := ns.Start(cmd); err != nil {
+				errs <- err
+				return
+			}
+			err := cmd.Wait()
+			if got := strings.TrimSpace(out.String()); err == nil && got != link {
+				err = errors.New("a process ran in " + got + ", not " + link)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := linksTo(t, "/proc/self/task/*/ns/net", link); n != 0 {
+		t.Fatalf("%d threads of the agent's left in the namespace", n)
+	}
+	if n := linksTo(t, "/proc/self/fd/*", home); n != 1 {
+		t.Fatalf("%d descriptors of the agent's own namespace open, want the one kept to come back through", n)
 	}
 }
