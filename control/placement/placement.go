@@ -234,11 +234,13 @@ func (l *Loop) addCluster(snap *scheduler.Snapshot, key string, ci *scheduling.C
 // all the autoscaler reads of the queued jobs (State.Queued).
 func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]accounting.BlockedJob) (*Pass, error) {
 	p := &Pass{now: now}
-	waiting := map[string]scheduler.Reason{}
-	refs := queueRefs{at: map[string]int32{}}
+	var waiting map[string]scheduler.Reason
+	var refs queueRefs
 	var placements []scheduler.Placement
 	var largest []store.QueuedJobRef
 	err := l.s.Store().View(ctx, func(tx store.Tx) error {
+		// Each from nothing, should the transaction be run again.
+		p.queued, waiting, refs, placements, largest = 0, map[string]scheduler.Reason{}, queueRefs{at: map[string]int32{}}, nil, nil
 		var err error
 		if l.view == nil {
 			p.st, err = scheduling.ReadNodes(tx)
@@ -258,9 +260,11 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 				// delete (e.g. "cluster is at max_instances"); it is no
 				// demand and no budget reason overrides it.
 				r := deletingReason(ci.Compute)
+				mine := make(map[string]scheduler.Reason, len(queue))
 				for _, j := range queue {
-					waiting[j.Workspace+"/"+j.Name] = r
+					mine[j.Workspace+"/"+j.Name] = r
 				}
+				waiting = join(waiting, mine)
 				return nil
 			}
 			snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}, Jobs: make([]scheduler.Job, 0, len(queue))}
@@ -288,11 +292,12 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 				}
 				placements = append(placements, res.Placements...)
 			}
-			for id, r := range res.Waiting {
-				if b, ok := blocked[id]; ok {
-					r = budgetReason(b)
+			if len(blocked) > 0 {
+				for id := range res.Waiting {
+					if b, ok := blocked[id]; ok {
+						res.Waiting[id] = budgetReason(b)
+					}
 				}
-				waiting[id] = r
 			}
 			if j, ok := scheduling.LargestGang(queue, func(i int) bool {
 				_, ok := res.Waiting[snap.Jobs[i].ID]
@@ -300,6 +305,7 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 			}); ok {
 				largest = append(largest, j)
 			}
+			waiting = join(waiting, res.Waiting)
 			return nil
 		})
 	})
@@ -317,6 +323,20 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 	p.res, p.refs = scheduler.Result{Placements: placements, Waiting: waiting}, refs
 	p.empty = p.queued == 0
 	return p, nil
+}
+
+// join returns the reasons of a and b in one map, the smaller copied into
+// the larger: their jobs are of different computes, and a long queue's
+// map is not copied (a compute's 100,000 waiting jobs were a second map
+// of them while the copy ran).
+func join(a, b map[string]scheduler.Reason) map[string]scheduler.Reason {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	for id, r := range b {
+		a[id] = r
+	}
+	return a
 }
 
 // Queued is how many jobs the pass read from the queue.
