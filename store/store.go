@@ -127,6 +127,14 @@ type Tx interface {
 	// ListQueueHead returns the first n queued jobs of one compute (names
 	// compared case-insensitively), in queue order.
 	ListQueueHead(workspace, compute string, n int) ([]QueuedJobRef, error)
+	// ListQueueComputes returns the keys ("workspace/compute",
+	// lower-cased, as ListQueueHeads') of every compute with queued jobs,
+	// sorted: a pass over the whole queue reads it one compute at a time
+	// (ListComputeQueue), holding one compute's queue, not every one.
+	ListQueueComputes() ([]string, error)
+	// ListComputeQueue returns every queued job of one compute (names
+	// compared case-insensitively), in queue order.
+	ListComputeQueue(workspace, compute string) ([]QueuedJobRef, error)
 	// InsertJob adds a job. Returns ECONFLICT if the name is taken in the workspace.
 	InsertJob(j *job.Job) error
 	// UpdateJob replaces the stored job. Returns ENOTFOUND.

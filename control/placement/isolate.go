@@ -59,8 +59,7 @@ func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.
 	}
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		for _, id := range reasons.Changed {
-			ref := refs.get(id)
-			if err := service.AppendJobEvent(ctx, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}}, "waiting", waiting[id].Message); err != nil {
+			if err := service.AppendJobEvent(ctx, tx, waitingJob(id), "waiting", waiting[id].Message); err != nil {
 				return err
 			}
 		}

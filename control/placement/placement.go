@@ -5,8 +5,11 @@
 package placement
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/accounting"
@@ -110,6 +113,8 @@ type Pass struct {
 	refs     queueRefs
 	deleting map[string]scheduler.Reason
 	blocked  map[string]accounting.BlockedJob
+	// queued is how many jobs the pass read.
+	queued int
 	// empty: the queue was empty; only the reasons go.
 	empty bool
 }
@@ -130,16 +135,15 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		// the snapshot to go first.
 		full, keys = true, nil
 	}
+	if full {
+		return l.planWhole(sys, now, blocked)
+	}
 	var st *scheduling.State
 	err = s.Store().View(sys, func(tx store.Tx) error {
 		var err error
 		switch {
-		case l.view == nil && full:
-			st, err = scheduling.ReadState(tx)
 		case l.view == nil:
 			st, err = scheduling.ReadPlacementState(tx)
-		case full:
-			st, err = l.view.ReadState(tx)
 		case keys != nil:
 			st, err = l.view.ReadPlacementStateFor(tx, keys)
 		default:
@@ -150,7 +154,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 	if err != nil {
 		return nil, err
 	}
-	p := &Pass{now: now, st: st, blocked: blocked}
+	p := &Pass{now: now, st: st, blocked: blocked, queued: len(st.Queued)}
 	if len(st.Queued) == 0 {
 		p.empty = true
 		return p, nil
@@ -160,34 +164,7 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		if keys != nil && !keys[key] {
 			continue // only these queues' jobs are in the snapshot
 		}
-		block := l.blocks.Block(key)
-		noteFrom := ""
-		cs := scheduler.ClusterState{MaxInstances: scheduling.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
-			NodeImages: scheduling.NodeImages(s.Catalog(), ci.Compute)}
-		windowBounds(&cs, ci.Compute, now)
-		first := len(snap.Nodes)
-		for _, n := range ci.Nodes {
-			switch {
-			case n.State == node.NodePreparing, len(n.PullingImages) > 0:
-				// A node pulling its cluster's images is on its way too.
-				cs.Provisioning++
-				if n.State == node.NodePreparing && n.StateReason != "" && (cs.ProvisioningNote == "" || n.ID < noteFrom) {
-					// Its provider's word on why it waits (a pod Pending
-					// for capacity); the lowest id's, so that the
-					// reason does not flap between passes.
-					cs.ProvisioningNote, noteFrom = "node "+n.ID+": "+n.StateReason, n.ID
-				}
-			case n.CurrentAttemptID != "":
-				cs.Busy++
-			}
-			sn := scheduler.Node{ID: n.ID, Cluster: key, Free: scheduling.NodeFree(n), Fallback: scheduling.FallbackNode(ci.Compute, n), Image: n.Image}
-			if n.IdleSince != nil {
-				sn.IdleSince = *n.IdleSince
-			}
-			snap.Nodes = append(snap.Nodes, sn)
-		}
-		capFreeNodes(snap.Nodes[first:], cs)
-		snap.Clusters[key] = cs
+		l.addCluster(&snap, key, ci, now)
 	}
 	// Sized once, and each job's keys built once: over 100,000 queued
 	// jobs, the maps' growth and the keys were most of this pass's
@@ -214,13 +191,156 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 	return p, nil
 }
 
-// Queued is how many jobs the pass read from the queue.
-func (p *Pass) Queued() int {
-	if p.st == nil {
-		return 0
+// addCluster adds a cluster's nodes and state to snap.
+func (l *Loop) addCluster(snap *scheduler.Snapshot, key string, ci *scheduling.ClusterInfo, now time.Time) {
+	block := l.blocks.Block(key)
+	noteFrom := ""
+	cs := scheduler.ClusterState{MaxInstances: scheduling.MaxNodes(ci.Compute), QuotaBlocked: block.Reason, BlockedBy: block.BlockedBy(), Unavailable: unavailable(ci.Compute),
+		NodeImages: scheduling.NodeImages(l.s.Catalog(), ci.Compute)}
+	windowBounds(&cs, ci.Compute, now)
+	first := len(snap.Nodes)
+	for _, n := range ci.Nodes {
+		switch {
+		case n.State == node.NodePreparing, len(n.PullingImages) > 0:
+			// A node pulling its cluster's images is on its way too.
+			cs.Provisioning++
+			if n.State == node.NodePreparing && n.StateReason != "" && (cs.ProvisioningNote == "" || n.ID < noteFrom) {
+				// Its provider's word on why it waits (a pod Pending
+				// for capacity); the lowest id's, so that the
+				// reason does not flap between passes.
+				cs.ProvisioningNote, noteFrom = "node "+n.ID+": "+n.StateReason, n.ID
+			}
+		case n.CurrentAttemptID != "":
+			cs.Busy++
+		}
+		sn := scheduler.Node{ID: n.ID, Cluster: key, Free: scheduling.NodeFree(n), Fallback: scheduling.FallbackNode(ci.Compute, n), Image: n.Image}
+		if n.IdleSince != nil {
+			sn.IdleSince = *n.IdleSince
+		}
+		snap.Nodes = append(snap.Nodes, sn)
 	}
-	return len(p.st.Queued)
+	capFreeNodes(snap.Nodes[first:], cs)
+	snap.Clusters[key] = cs
 }
+
+// planWhole plans a pass over the whole queue one compute at a time
+// (scheduling.EachComputeQueue): the scheduler places each cluster's
+// queue on that cluster's nodes alone, so scheduling the computes one
+// after the other, in the order of their keys, decides what one snapshot
+// of every queue did, while the pass holds one compute's queue (100,000
+// queued jobs held at once were 24-30 MB). What it keeps of each queue:
+// the reasons of its waiting jobs (the pass's result), the refs of the
+// jobs it places, its node demand, and its largest waiting gang, which is
+// all the autoscaler reads of the queued jobs (State.Queued).
+func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]accounting.BlockedJob) (*Pass, error) {
+	p := &Pass{now: now}
+	var waiting map[string]scheduler.Reason
+	var refs queueRefs
+	var placements []scheduler.Placement
+	var largest []store.QueuedJobRef
+	err := l.s.Store().View(ctx, func(tx store.Tx) error {
+		// Each from nothing, should the transaction be run again.
+		p.queued, waiting, refs, placements, largest = 0, map[string]scheduler.Reason{}, queueRefs{at: map[string]int32{}}, nil, nil
+		var err error
+		if l.view == nil {
+			p.st, err = scheduling.ReadNodes(tx)
+		} else {
+			p.st, err = l.view.ReadNodes(tx)
+		}
+		if err != nil {
+			return err
+		}
+		st := p.st
+		return scheduling.EachComputeQueue(tx, st, func(key string, queue []store.QueuedJobRef) error {
+			p.queued += len(queue)
+			ci := st.Clusters[key]
+			if ci != nil && ci.Compute.ProvisioningState == compute.ProvisioningDeleting {
+				// It can never run: ReconcileComputes fails it. Until then
+				// its reason says so, not what it waited for before the
+				// delete (e.g. "cluster is at max_instances"); it is no
+				// demand and no budget reason overrides it.
+				r := deletingReason(ci.Compute)
+				mine := make(map[string]scheduler.Reason, len(queue))
+				for _, j := range queue {
+					mine[j.Workspace+"/"+j.Name] = r
+				}
+				waiting = join(waiting, mine)
+				return nil
+			}
+			snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}, Jobs: make([]scheduler.Job, 0, len(queue))}
+			if ci != nil {
+				l.addCluster(&snap, key, ci, now)
+			}
+			for _, j := range queue {
+				id := j.Workspace + "/" + j.Name
+				_, demoted := blocked[id]
+				snap.Jobs = append(snap.Jobs, scheduling.QueueJobKeyed(j, demoted, id, key))
+			}
+			res := scheduler.Schedule(snap)
+			// snap.Jobs[i] is queue[i]: the placed jobs' refs are kept
+			// (Apply places them), no other's.
+			if len(res.Placements) > 0 {
+				placed := make(map[string]bool, len(res.Placements))
+				for _, pl := range res.Placements {
+					placed[pl.JobID] = true
+				}
+				for i := range snap.Jobs {
+					if id := snap.Jobs[i].ID; placed[id] {
+						refs.at[id] = int32(len(refs.queued))
+						refs.queued = append(refs.queued, queue[i])
+					}
+				}
+				placements = append(placements, res.Placements...)
+			}
+			if len(blocked) > 0 {
+				for id := range res.Waiting {
+					if b, ok := blocked[id]; ok {
+						res.Waiting[id] = budgetReason(b)
+					}
+				}
+			}
+			if j, ok := scheduling.LargestGang(queue, func(i int) bool {
+				_, ok := res.Waiting[snap.Jobs[i].ID]
+				return ok
+			}); ok {
+				largest = append(largest, j)
+			}
+			waiting = join(waiting, res.Waiting)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// In queue order, as a queue read whole lists its jobs.
+	slices.SortStableFunc(largest, func(a, b store.QueuedJobRef) int {
+		if a.Priority != b.Priority {
+			return cmp.Compare(b.Priority, a.Priority)
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	p.st.Queued = largest
+	p.res, p.refs = scheduler.Result{Placements: placements, Waiting: waiting}, refs
+	p.empty = p.queued == 0
+	return p, nil
+}
+
+// join returns the reasons of a and b in one map, the smaller copied into
+// the larger: their jobs are of different computes, and a long queue's
+// map is not copied (a compute's 100,000 waiting jobs were a second map
+// of them while the copy ran).
+func join(a, b map[string]scheduler.Reason) map[string]scheduler.Reason {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	for id, r := range b {
+		a[id] = r
+	}
+	return a
+}
+
+// Queued is how many jobs the pass read from the queue.
+func (p *Pass) Queued() int { return p.queued }
 
 // Apply writes a planned pass's placements (each re-checked: job still
 // queued, nodes still free) and, for a pass over the whole queue, the
@@ -274,8 +394,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 				return nil
 			}
 			for _, id := range reasons.Changed {
-				ref := refs.get(id)
-				if err := service.AppendJobEvent(sys, tx, &job.Job{Workspace: ref.Workspace, JobSpec: job.JobSpec{Name: ref.Name}}, "waiting", res.Waiting[id].Message); err != nil {
+				if err := service.AppendJobEvent(sys, tx, waitingJob(id), "waiting", res.Waiting[id].Message); err != nil {
 					return err
 				}
 			}
@@ -338,9 +457,22 @@ func unavailable(c *compute.Compute) string {
 func userBudgetReasons(blocked map[string]accounting.BlockedJob, waiting map[string]scheduler.Reason) {
 	for id, b := range blocked {
 		if _, ok := waiting[id]; ok {
-			waiting[id] = scheduler.Reason{Code: scheduler.ReasonBudget, Message: b.Reason + ": no new nodes for this user's jobs until the next period or a higher limit"}
+			waiting[id] = budgetReason(b)
 		}
 	}
+}
+
+// budgetReason is the reason of a blocked user's waiting job.
+func budgetReason(b accounting.BlockedJob) scheduler.Reason {
+	return scheduler.Reason{Code: scheduler.ReasonBudget, Message: b.Reason + ": no new nodes for this user's jobs until the next period or a higher limit"}
+}
+
+// waitingJob is the job a "waiting" event of id ("workspace/name") is
+// recorded on: a pass over the whole queue keeps no waiting job's ref
+// past its compute's turn, and the event needs no more than the names.
+func waitingJob(id string) *job.Job {
+	ws, name, _ := strings.Cut(id, "/") // workspace names hold no slash
+	return &job.Job{Workspace: ws, JobSpec: job.JobSpec{Name: name}}
 }
 
 // writeReasons writes the wait reasons of a pass that placed nothing in a

@@ -68,7 +68,7 @@ func (src scaleSource) snapshot(ctx context.Context, now time.Time) (autoscaler.
 	var snap autoscaler.Snapshot
 	var windows []string
 	err := s.Store().View(ctx, func(tx store.Tx) error {
-		st, err := scheduling.ReadState(tx)
+		st, err := scheduling.ReadScaleState(tx)
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,12 @@ type ClusterInfo struct {
 type State struct {
 	Clusters map[string]*ClusterInfo // by ComputeKey
 	Nodes    map[string]*node.Node
-	Queued   []store.QueuedJobRef
+	// Queued are the queued jobs the pass read: the heads of the queues
+	// (Partial), or, read whole (ReadState), every queued job. A pass
+	// that read the queue one compute at a time (EachComputeQueue) keeps
+	// of each compute's jobs only the first of its largest gang
+	// (LargestGang): what the autoscaler reads of them beside Demand.
+	Queued []store.QueuedJobRef
 	// demand is the node demand of each compute's whole queue.
 	Demand map[string]int
 	// partial is true when queued holds only the heads of each queue.
@@ -125,6 +130,75 @@ func ReadQueue(tx store.Tx, st *State) error {
 		st.Demand[compute.ComputeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
 	}
 	return err
+}
+
+// EachComputeQueue reads the queue one compute at a time, so that a pass
+// over the whole queue holds one compute's queue, not every one: for each
+// compute with queued jobs, in the order of their keys (the order of the
+// scheduler's placements), it hands fn the compute's key and its whole
+// queue in queue order, which fn must not keep. It sets st.Demand from
+// what it read, as ReadQueue does.
+func EachComputeQueue(tx store.Tx, st *State, fn func(key string, queue []store.QueuedJobRef) error) error {
+	keys, err := tx.ListQueueComputes()
+	if err != nil {
+		return err
+	}
+	st.Demand = map[string]int{}
+	for _, k := range keys {
+		ws, comp, _ := strings.Cut(k, "/")
+		queue, err := tx.ListComputeQueue(ws, comp)
+		if err != nil {
+			return err
+		}
+		if len(queue) == 0 {
+			continue
+		}
+		key := compute.ComputeKey(queue[0].Workspace, queue[0].ComputeKey)
+		for _, j := range queue {
+			st.Demand[key] += j.InstanceCount
+		}
+		if err := fn(key, queue); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LargestGang returns, of the jobs of queue whose index keep is true for
+// (nil: all), the first that needs the most nodes; false if there is
+// none. The autoscaler sizes a cluster of one-image nodes by its largest
+// gang, so a pass keeps that job of each queue, not the queue.
+func LargestGang(queue []store.QueuedJobRef, keep func(i int) bool) (store.QueuedJobRef, bool) {
+	best := -1
+	for i := range queue {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		if best < 0 || queue[i].InstanceCount > queue[best].InstanceCount {
+			best = i
+		}
+	}
+	if best < 0 {
+		return store.QueuedJobRef{}, false
+	}
+	return queue[best], true
+}
+
+// ReadScaleState reads what the autoscaler plans from when no placement
+// pass handed it a state: the clusters and their nodes, each compute's
+// demand, and of its queue the largest gang, reading the queue one
+// compute at a time.
+func ReadScaleState(tx store.Tx) (*State, error) {
+	st, err := ReadNodes(tx)
+	if err != nil {
+		return nil, err
+	}
+	return st, EachComputeQueue(tx, st, func(_ string, queue []store.QueuedJobRef) error {
+		if j, ok := LargestGang(queue, nil); ok {
+			st.Queued = append(st.Queued, j)
+		}
+		return nil
+	})
 }
 
 // ReadNodes reads the clusters and their nodes.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -235,6 +237,33 @@ func (t *tx) ListQueueHead(workspace, compute string, n int) ([]store.QueuedJobR
 	return t.queueHead(key(workspace), key(compute), n)
 }
 
+// ListQueueComputes returns the keys of the computes with queued jobs
+// (queue_demand's), sorted.
+func (t *tx) ListQueueComputes() ([]string, error) {
+	rows, err := t.query(queryQueueDemand)
+	if err != nil {
+		return nil, fmt.Errorf("store: queue computes: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ws, comp string
+		var sum int64
+		if err := rows.Scan(&ws, &comp, &sum); err != nil {
+			return nil, fmt.Errorf("store: queue computes: %w", err)
+		}
+		out = append(out, ws+"/"+comp)
+	}
+	slices.Sort(out)
+	return out, rows.Err()
+}
+
+// ListComputeQueue returns every queued job of one compute, in queue
+// order: queueHead with no bound worth the name.
+func (t *tx) ListComputeQueue(workspace, compute string) ([]store.QueuedJobRef, error) {
+	return t.queueHead(key(workspace), key(compute), math.MaxInt)
+}
+
 // queueHead reads the first n queued jobs of a compute given by its keys.
 func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJobRef, error) {
 	rows, err := t.query(queryQueueHead, job.JobQueued, workspaceKey, computeKey, int64(n))
@@ -243,12 +272,15 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJo
 	}
 	defer rows.Close()
 	var out []store.QueuedJobRef
+	var in interner // a compute's whole queue repeats a few strings
+	var ws, ck, img sql.RawBytes
 	for rows.Next() {
 		var r store.QueuedJobRef
 		var prio, count, created int64
-		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &r.Image, &created); err != nil {
+		if err := rows.Scan(&ws, &r.Name, &ck, &prio, &r.Seq, &count, &img, &created); err != nil {
 			return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 		}
+		r.Workspace, r.ComputeKey, r.Image = in.get(ws), in.get(ck), in.get(img)
 		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 		out = append(out, r)
 	}

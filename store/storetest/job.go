@@ -401,6 +401,33 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 			t.Errorf("ListQueueHeads demand[%s] = %d, want %d (all: %v)", k, demand[k], v, demand)
 		}
 	}
+	// One compute at a time: the computes with queued jobs, sorted, and
+	// each one's whole queue, which together are the queue.
+	var computes []string
+	perCompute := map[string]string{}
+	view(t, s, func(tx store.Tx) (err error) {
+		if computes, err = tx.ListQueueComputes(); err != nil {
+			return err
+		}
+		for _, k := range computes {
+			ws, comp, _ := strings.Cut(k, "/")
+			q, err := tx.ListComputeQueue(strings.ToUpper(ws), comp)
+			if err != nil {
+				return err
+			}
+			perCompute[k] = names(q)
+		}
+		return nil
+	})
+	if got, want := strings.Join(computes, " "), "ws-a/cpu ws-a/gpu ws-b/gpu ws-c/gpu"; got != want {
+		t.Errorf("ListQueueComputes = %q, want %q", got, want)
+	}
+	wantQueues := map[string]string{"ws-a/cpu": "c4 b5", "ws-a/gpu": "a6 r7", "ws-b/gpu": "e2", "ws-c/gpu": "f1"}
+	for k, v := range wantQueues {
+		if perCompute[k] != v {
+			t.Errorf("ListComputeQueue(%s) = %q, want %q", k, perCompute[k], v)
+		}
+	}
 }
 
 func testNextSeq(t *testing.T, s store.Store, clock *Clock) {
