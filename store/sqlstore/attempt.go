@@ -39,6 +39,49 @@ func (t *tx) GetAttempt(id string) (*job.Attempt, error) {
 	return a, nil
 }
 
+// queryAttemptWithJob reads an attempt and, joined on its job's key, the
+// job (jobColumns, NULL when the job is gone).
+const queryAttemptWithJob = `SELECT a.workspace, a.doc, j.workspace, j.seq, j.spec_hash, j.version, j.doc
+	FROM attempts a LEFT JOIN jobs j ON j.workspace_key = a.workspace_key AND j.name = a.job_name WHERE a.id = $1`
+
+// GetAttemptWithJob returns an attempt by ID and its job, in one
+// statement. Returns ENOTFOUND, with GetAttempt's message for the
+// attempt and GetJob's for the job.
+func (t *tx) GetAttemptWithJob(id string) (*job.Attempt, *job.Job, error) {
+	var (
+		jws, hash sql.NullString
+		seq, ver  sql.NullInt64
+		jdoc      []byte
+	)
+	a, err := scanAttempt(suffixScanner{t.queryRow(queryAttemptWithJob, id), []any{&jws, &seq, &hash, &ver, &jdoc}})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, core.Errorf(core.ENOTFOUND, "attempt %q not found", id)
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("store: get attempt %q: %w", id, err)
+	}
+	if !jws.Valid {
+		return nil, nil, core.Errorf(core.ENOTFOUND, "job %q not found in workspace %q", a.JobName, a.Workspace)
+	}
+	j := &job.Job{Workspace: jws.String, Seq: seq.Int64, SpecHash: hash.String, Version: ver.Int64}
+	// Decoding leaves the json:"-" fields just scanned alone (scanJob).
+	if err := json.Unmarshal(jdoc, j); err != nil {
+		return nil, nil, fmt.Errorf("store: get job %s/%s: decode job: %w", a.Workspace, a.JobName, err)
+	}
+	return a, j, nil
+}
+
+// suffixScanner scans a row's trailing columns into post and the ones
+// before into its caller's destinations (a scanX function's, which reads
+// its own columns first).
+type suffixScanner struct {
+	sc   scanner
+	post []any
+}
+
+func (s suffixScanner) Scan(dest ...any) error {
+	return s.sc.Scan(append(append(make([]any, 0, len(dest)+len(s.post)), dest...), s.post...)...)
+}
+
 // queryListAttempts is the query of ListAttempts.
 const queryListAttempts = `SELECT ` + attemptColumns + ` FROM attempts WHERE workspace_key = $1 AND job_name = $2 ORDER BY number, id`
 

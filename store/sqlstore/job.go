@@ -255,6 +255,42 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJo
 	return out, rows.Err()
 }
 
+// queryQueueHeadJob reads the first job of one compute's queue, the same
+// range of the index jobs_queue_by_compute as queryQueueHead, with the
+// job's document (jobColumns last).
+const queryQueueHeadJob = `SELECT name, compute_key, priority, instance_count, image, created_on, ` + jobColumns + ` FROM jobs
+	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT 1`
+
+// QueueHeadJob returns the first queued job of one compute with its ref,
+// in one statement (a hand-on read the ref, then the job); nil, nil, nil
+// when the queue is empty.
+func (t *tx) QueueHeadJob(workspace, compute string) (*store.QueuedJobRef, *job.Job, error) {
+	var r store.QueuedJobRef
+	var prio, count, created int64
+	j, err := scanJob(prefixScanner{t.queryRow(queryQueueHeadJob, job.JobQueued, key(workspace), key(compute)),
+		[]any{&r.Name, &r.ComputeKey, &prio, &count, &r.Image, &created}})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("store: queue head of %s/%s: %w", workspace, compute, err)
+	}
+	r.Workspace, r.Seq = j.Workspace, j.Seq
+	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
+	return &r, j, nil
+}
+
+// prefixScanner scans a row's leading columns into pre and the rest into
+// its caller's destinations (a scanX function's, which reads its own
+// columns last).
+type prefixScanner struct {
+	sc  scanner
+	pre []any
+}
+
+func (p prefixScanner) Scan(dest ...any) error {
+	return p.sc.Scan(append(append(make([]any, 0, len(p.pre)+len(dest)), p.pre...), dest...)...)
+}
+
 // InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns
 // ECONFLICT if the workspace (compared case-insensitively) has a job of that
 // exact name.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -179,4 +180,32 @@ func testAttemptList(t *testing.T, s store.Store, clock *Clock) {
 		return tx.UpdateAttempt(a1)
 	})
 	list("prod", "train", a1, a2, a3)
+}
+
+func testAttemptWithJob(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	insertJobs(t, s, fullJob("Prod", "train", "gpu", 3, at))
+	// Workspace names differ in case between the attempt and its job.
+	insertAttempts(t, s, fullAttempt("prod", "train", "att-1", 1, at), newAttempt("prod", "gone", "att-2", 1, at))
+	var a *jobkind.Attempt
+	var j *jobkind.Job
+	view(t, s, func(tx store.Tx) (err error) {
+		a, j, err = tx.GetAttemptWithJob("att-1")
+		return err
+	})
+	equal(t, "GetAttemptWithJob's attempt", a, getAttempt(t, s, "att-1"))
+	equal(t, "GetAttemptWithJob's job", j, getJob(t, s, "prod", "train"))
+	view(t, s, func(tx store.Tx) error {
+		_, _, err := tx.GetAttemptWithJob("att-2")
+		wantCode(t, "GetAttemptWithJob of an attempt whose job is gone", err, core.ENOTFOUND)
+		if err != nil && !strings.Contains(err.Error(), `job "gone"`) {
+			t.Errorf("GetAttemptWithJob of an attempt whose job is gone: %v, want it to name the job", err)
+		}
+		_, _, err = tx.GetAttemptWithJob("att-none")
+		wantCode(t, "GetAttemptWithJob of a missing attempt", err, core.ENOTFOUND)
+		if err != nil && !strings.Contains(err.Error(), `attempt "att-none"`) {
+			t.Errorf("GetAttemptWithJob of a missing attempt: %v, want it to name the attempt", err)
+		}
+		return nil
+	})
 }
