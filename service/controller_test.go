@@ -925,7 +925,7 @@ func TestCancelBeforeTheAgentStarts(t *testing.T) {
 
 // maxHandOnStatements bounds the statements of a report that frees its
 // node and hands it its next job (TestFinishedNodeTakesTheNextJobAtOnce).
-const maxHandOnStatements = 13
+const maxHandOnStatements = 12
 
 // A node that finishes a job takes the next single-node job of its queue in
 // the same report, without waiting for a scheduler pass; a gang at the
@@ -947,15 +947,15 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	}
 	delete(h.agent(node).running, task.RankRef)
 	// Each statement is a round trip on PostgreSQL, under the store's
-	// write lock: the report reads the node, then the attempt with its
-	// job; writes an event, the attempt and the job; reads the compute
-	// and the queue's head with its job; raises the view generation and
-	// writes the node (once: freed and given its next job), the new
-	// attempt, the job and its event; and builds the task from what it
-	// wrote, reading the workspace's limits: 13. It was 18 before the
-	// node was written once, the placement handed back the attempt and
-	// job it wrote, and the attempt and its job, the queue's head and
-	// its job, were read in one statement each.
+	// write lock: the report reads the node, the attempt and its job
+	// (one join); writes an event, the attempt and the job; reads the
+	// compute and the queue's head with its job; raises the view
+	// generation and writes the node (once: freed and given its next
+	// job), the new attempt, the job and its event; and builds the task
+	// from what it wrote, reading the workspace's limits: 12. It was 18
+	// before the node was written once, the placement handed back the
+	// attempt and job it wrote, and the node with its work, the queue's
+	// head with its job, were read in one statement each.
 	if got, want := stmts.Load(), int64(maxHandOnStatements); got > want {
 		t.Errorf("a report that hands its node on ran %d statements, want at most %d", got, want)
 	}

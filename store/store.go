@@ -147,6 +147,11 @@ type Tx interface {
 	// trip). Returns ENOTFOUND, as GetAttempt does for the attempt and
 	// GetJob for its job.
 	GetAttemptWithJob(id string) (*job.Attempt, *job.Job, error)
+	// GetNodeWork returns a node, an attempt and the attempt's job, read
+	// in one statement: what a rank's report is checked against. Returns
+	// ENOTFOUND when any of the three is missing, without saying which
+	// (GetNode and GetAttemptWithJob do).
+	GetNodeWork(nodeID, attemptID string) (*node.Node, *job.Attempt, *job.Job, error)
 	// ListAttempts returns the attempts of a job ordered by Number.
 	ListAttempts(workspace, jobName string) ([]*job.Attempt, error)
 	// InsertAttempt adds an attempt. Returns ECONFLICT if the ID exists.

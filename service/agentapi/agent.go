@@ -322,20 +322,22 @@ type RankWork struct {
 // exported for the job services, which fence a rank's report the same
 // way.
 func LoadRankWork(tx store.Tx, nodeID, attemptID string, rank int) (*RankWork, error) {
-	n, err := tx.GetNode(nodeID)
-	if err != nil {
-		return nil, err
-	}
-	// The attempt and its job in one round trip (every report reads
-	// them); should either be missing, the reads one by one say which,
-	// in the order the checks are made (an attempt not the node's is
-	// refused before its job is looked for).
-	if a, j, err := tx.GetAttemptWithJob(attemptID); err == nil {
+	// The node, the attempt and its job in one round trip (every report
+	// reads them); should any be missing, the reads one by one say
+	// which, in the order the checks are made (an attempt not the node's
+	// is refused before its job is looked for).
+	if n, a, j, err := tx.GetNodeWork(nodeID, attemptID); err == nil {
 		_, rs, err := rankOf(n, a, attemptID, rank)
 		if err != nil {
 			return nil, err
 		}
 		return &RankWork{Node: n, Attempt: a, Rank: rs, Job: j}, nil
+	} else if core.ErrorCode(err) != core.ENOTFOUND {
+		return nil, err
+	}
+	n, err := tx.GetNode(nodeID)
+	if err != nil {
+		return nil, err
 	}
 	a, rs, err := nodeRank(tx, n, attemptID, rank)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // jobColumns are the columns scanJob reads, in order.
@@ -266,9 +267,10 @@ const queryQueueHeadJob = `SELECT name, compute_key, priority, instance_count, i
 // when the queue is empty.
 func (t *tx) QueueHeadJob(workspace, compute string) (*store.QueuedJobRef, *job.Job, error) {
 	var r store.QueuedJobRef
+	var j *job.Job
 	var prio, count, created int64
-	j, err := scanJob(prefixScanner{t.queryRow(queryQueueHeadJob, job.JobQueued, key(workspace), key(compute)),
-		[]any{&r.Name, &r.ComputeKey, &prio, &count, &r.Image, &created}})
+	err := sqlq.ScanJoined(t.queryRow(queryQueueHeadJob, job.JobQueued, key(workspace), key(compute)),
+		sqlq.Columns(&r.Name, &r.ComputeKey, &prio, &count, &r.Image, &created), sqlq.Into(&j, scanJob))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
 	} else if err != nil {
@@ -277,18 +279,6 @@ func (t *tx) QueueHeadJob(workspace, compute string) (*store.QueuedJobRef, *job.
 	r.Workspace, r.Seq = j.Workspace, j.Seq
 	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 	return &r, j, nil
-}
-
-// prefixScanner scans a row's leading columns into pre and the rest into
-// its caller's destinations (a scanX function's, which reads its own
-// columns last).
-type prefixScanner struct {
-	sc  scanner
-	pre []any
-}
-
-func (p prefixScanner) Scan(dest ...any) error {
-	return p.sc.Scan(append(append(make([]any, 0, len(p.pre)+len(dest)), p.pre...), dest...)...)
 }
 
 // InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns

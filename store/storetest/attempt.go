@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -195,6 +196,28 @@ func testAttemptWithJob(t *testing.T, s store.Store, clock *Clock) {
 	})
 	equal(t, "GetAttemptWithJob's attempt", a, getAttempt(t, s, "att-1"))
 	equal(t, "GetAttemptWithJob's job", j, getJob(t, s, "prod", "train"))
+
+	// A node with the work it reports on, in one read: the three as read
+	// one by one; any of them missing, none.
+	insertNodes(t, s, fullNode("Prod", "gpu", "node-1", at))
+	var n *node.Node
+	view(t, s, func(tx store.Tx) (err error) {
+		n, a, j, err = tx.GetNodeWork("node-1", "att-1")
+		return err
+	})
+	equal(t, "GetNodeWork's node", n, getNode(t, s, "node-1"))
+	equal(t, "GetNodeWork's attempt", a, getAttempt(t, s, "att-1"))
+	equal(t, "GetNodeWork's job", j, getJob(t, s, "prod", "train"))
+	view(t, s, func(tx store.Tx) error {
+		for _, c := range [][2]string{{"node-none", "att-1"}, {"node-1", "att-none"}, {"node-1", "att-2"}} {
+			n, a, j, err := tx.GetNodeWork(c[0], c[1])
+			wantCode(t, "GetNodeWork"+show(c), err, core.ENOTFOUND)
+			if n != nil || a != nil || j != nil {
+				t.Errorf("GetNodeWork%s = %v, %v, %v, want none", show(c), n, a, j)
+			}
+		}
+		return nil
+	})
 	view(t, s, func(tx store.Tx) error {
 		_, _, err := tx.GetAttemptWithJob("att-2")
 		wantCode(t, "GetAttemptWithJob of an attempt whose job is gone", err, core.ENOTFOUND)
