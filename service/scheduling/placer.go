@@ -111,8 +111,10 @@ func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, node
 // Started is what a hand-on started: the attempt and its job as written,
 // so that the caller builds the node's task without reading them again.
 type Started struct {
+	// Attempt is the attempt inserted, its rank 0 on the node.
 	Attempt *job.Attempt
-	Job     *job.Job
+	// Job is the job it belongs to, as written (Preparing).
+	Job *job.Job
 }
 
 // HandOn gives a node that has just finished its work the job a pass
