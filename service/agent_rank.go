@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/jobdata"
 	"github.com/shoal-ml/shoal/service/parallel"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/service/tracking"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -101,19 +102,18 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
 			rep = &r
 		}
-		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
+		var started *scheduling.Started
+		if wake, started, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
 		outcomes.note(before, j)
-		if n.CurrentAttemptID == "" || n.CurrentAttemptID == a.ID {
+		if started == nil {
 			return nil
 		}
 		// handOn gave the node its next job: hand the task over here and
-		// leave the node's pending sync asleep.
-		na, nj, err := agentapi.AttemptWithJob(tx, n.CurrentAttemptID)
-		if err != nil {
-			return err
-		}
+		// leave the node's pending sync asleep. The attempt and job are
+		// those it just wrote, not read again.
+		na, nj := started.Attempt, started.Job
 		t, err := s.AgentTask(tx, nj, na, n)
 		if _, ok := agentapi.AsTaskFailure(err); ok {
 			// Failed on the node's next sync, which meets it too.
@@ -175,7 +175,7 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.R
 			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
 			rep = &r
 		}
-		if wake, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
+		if wake, _, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
 		outcomes.note(before, j)

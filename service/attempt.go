@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/computes"
+	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -18,21 +19,23 @@ const MaxInfraRequeues = jobrun.MaxInfraRequeues
 
 // applyRankReport moves a rank, its attempt and its job forward (the
 // decision is jobrun.Step's; this writes it and carries out its effects).
-// It returns nodes to wake (siblings to stop when a rank fails).
-func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job, a *job.Attempt, rs *job.RankStatus, n *node.Node, rep *node.RankReport) ([]string, error) {
+// It returns nodes to wake (siblings to stop when a rank fails) and, when
+// the report freed node n and it was handed its next job at once, the
+// attempt and job that started (nil otherwise).
+func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job, a *job.Attempt, rs *job.RankStatus, n *node.Node, rep *node.RankReport) ([]string, *scheduling.Started, error) {
 	now := tx.Now()
 	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.RankReport, Rank: rs.Rank, Report: rep}, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !out.Changed {
-		return nil, nil
+		return nil, nil, nil
 	}
 	before := j.Status
 	*j, *a = out.Job, *out.Attempt
 	s.outputs.CompleteWith(tx, before, j, &out)
 	if err := afterParallelStep(tx, j, a, rs.Rank); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rep.Artifacts {
 		// The rank uploaded its ./outputs and ./logs before this report:
@@ -40,7 +43,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 		job.KeepArtifacts(j)
 	}
 	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if out.MarkPreempted && n.Role == "" && n.State != node.NodePreempted && n.State != node.NodeLeaving && n.State != node.NodeUnusable {
 		// The node's own agent says its machine is being taken back (a
@@ -48,31 +51,34 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 		// work goes there, not even the job being requeued.
 		c, err := tx.GetCompute(n.Workspace, n.Compute)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := computes.MarkPreempted(ctx, tx, c, n, "taken back by its provider: its agent ended rank "+strconv.Itoa(rs.Rank)+" of job "+j.Name+" as preempted"); err != nil {
-			return nil, err
-		}
-	}
-	if out.FreeNode {
-		if err := s.freeNode(tx, n, now); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	wake := out.Wake
 	if err := saveAttemptAndJob(tx, j, a); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if out.FreeNode {
-		placed, err := s.handOn(ctx, tx, n)
-		if err != nil {
-			return nil, err
-		}
-		if placed {
-			wake = append(wake, n.ID)
-		}
+	if !out.FreeNode {
+		return wake, nil, nil
 	}
-	return wake, nil
+	// The node is freed in memory and written once: by the hand-on when
+	// it gives the node its next job, here when it does not (one round
+	// trip a job less than writing it free and then busy).
+	freeNode(n, now)
+	started, err := s.handOn(ctx, tx, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if started == nil {
+		if err := tx.UpdateNode(n); err != nil {
+			return nil, nil, err
+		}
+		return wake, nil, nil
+	}
+	return append(wake, n.ID), started, nil
 }
 
 // appendStepEvents records the job events a step asks for.
@@ -86,8 +92,9 @@ func appendStepEvents(ctx context.Context, tx store.Tx, j *job.Job, evs []jobrun
 }
 
 // freeNode returns a node to idle once its rank ended (or leaves it
-// draining/preempted so the controller releases it).
-func (s *Services) freeNode(tx store.Tx, n *node.Node, now time.Time) error {
+// draining/preempted so the controller releases it), in memory: the
+// caller writes it.
+func freeNode(n *node.Node, now time.Time) {
 	n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank = "", "", 0
 	if n.State == node.NodeRunning {
 		n.State, n.IdleSince = node.NodeIdle, &now
@@ -96,5 +103,4 @@ func (s *Services) freeNode(tx store.Tx, n *node.Node, now time.Time) error {
 		}
 	}
 	n.Version++
-	return tx.UpdateNode(n)
 }

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 )
 
 // These tests walk the autoscaling flowchart (seeds/001) and the job
@@ -921,6 +923,10 @@ func TestCancelBeforeTheAgentStarts(t *testing.T) {
 	}
 }
 
+// maxHandOnStatements bounds the statements of a report that frees its
+// node and hands it its next job (TestFinishedNodeTakesTheNextJobAtOnce).
+const maxHandOnStatements = 12
+
 // A node that finishes a job takes the next single-node job of its queue in
 // the same report, without waiting for a scheduler pass; a gang at the
 // head of the queue waits for the scheduler and nothing jumps ahead of it.
@@ -934,11 +940,25 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	task := runOn(t, h, node, "first")
 	h.submit("second", "cpu", 1, "")
 	zero := 0
-	next, err := h.svc.ReportRank(h.ctx, node, task.AttemptID, task.Rank, &nodekind.RankReport{State: nodekind.RankCompleted, ExitCode: &zero})
+	var stmts atomic.Int64
+	next, err := h.svc.ReportRank(txobserve.CountStatements(h.ctx, &stmts), node, task.AttemptID, task.Rank, &nodekind.RankReport{State: nodekind.RankCompleted, ExitCode: &zero})
 	if err != nil {
 		t.Fatal(err)
 	}
 	delete(h.agent(node).running, task.RankRef)
+	// Each statement is a round trip on PostgreSQL, under the store's
+	// write lock: the report reads the node, the attempt and its job
+	// (one join); writes an event, the attempt and the job; reads the
+	// compute and the queue's head with its job; raises the view
+	// generation and writes the node (once: freed and given its next
+	// job), the new attempt, the job and its event; and builds the task
+	// from what it wrote, reading the workspace's limits: 12. It was 18
+	// before the node was written once, the placement handed back the
+	// attempt and job it wrote, and the node with its work, the queue's
+	// head with its job, were read in one statement each.
+	if got, want := stmts.Load(), int64(maxHandOnStatements); got > want {
+		t.Errorf("a report that hands its node on ran %d statements, want at most %d", got, want)
+	}
 	// No pass has run since "second" was submitted: the report placed it,
 	// and its answer hands the task to the agent.
 	if j := h.wantJob("second", job.JobPreparing); j.AttemptCount != 1 {
@@ -950,6 +970,11 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	second := h.start(node) // the sync hands it over too, until the agent runs it
 	if second.JobName != "second" {
 		t.Fatalf("node started %s, want second", second.JobName)
+	}
+	// The report built the task from the attempt and job it wrote, the
+	// sync from what it read: the same task.
+	if !reflect.DeepEqual(next[0], second) {
+		t.Errorf("the report's task differs from the sync's:\n report: %+v\n sync:   %+v", next[0], second)
 	}
 	h.compute("cpu", 0, 2, 120)
 	h.submit("gang", "cpu", 2, "")

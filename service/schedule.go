@@ -15,7 +15,8 @@ func (s *Services) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRe
 }
 
 // handOn gives a node that has just finished its work the job a pass
-// would give it (scheduling.Placer.HandOn).
-func (s *Services) handOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, error) {
+// would give it (scheduling.Placer.HandOn: it writes n only when it
+// places a job on it).
+func (s *Services) handOn(ctx context.Context, tx store.Tx, n *node.Node) (*scheduling.Started, error) {
 	return s.placer.HandOn(ctx, tx, n)
 }

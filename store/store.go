@@ -135,6 +135,12 @@ type Tx interface {
 	// ListComputeQueue returns every queued job of one compute (names
 	// compared case-insensitively), in queue order.
 	ListComputeQueue(workspace, compute string) ([]QueuedJobRef, error)
+	// QueueHeadJob returns the first queued job of one compute (names
+	// compared case-insensitively) as ListQueueHead(workspace, compute, 1)
+	// would, with the job itself, read in the same statement: a node
+	// handed its next job (a rank report's hand-on) reads no more. An
+	// empty queue returns nil, nil, nil.
+	QueueHeadJob(workspace, compute string) (*QueuedJobRef, *job.Job, error)
 	// InsertJob adds a job. Returns ECONFLICT if the name is taken in the workspace.
 	InsertJob(j *job.Job) error
 	// UpdateJob replaces the stored job. Returns ENOTFOUND.
@@ -144,6 +150,16 @@ type Tx interface {
 
 	// GetAttempt returns an attempt by ID. Returns ENOTFOUND.
 	GetAttempt(id string) (*job.Attempt, error)
+	// GetAttemptWithJob returns an attempt by ID and the job it belongs
+	// to, read in one statement (GetAttempt then GetJob in one round
+	// trip). Returns ENOTFOUND, as GetAttempt does for the attempt and
+	// GetJob for its job.
+	GetAttemptWithJob(id string) (*job.Attempt, *job.Job, error)
+	// GetNodeWork returns a node, an attempt and the attempt's job, read
+	// in one statement: what a rank's report is checked against. Returns
+	// ENOTFOUND when any of the three is missing, without saying which
+	// (GetNode and GetAttemptWithJob do).
+	GetNodeWork(nodeID, attemptID string) (*node.Node, *job.Attempt, *job.Job, error)
 	// ListAttempts returns the attempts of a job ordered by Number.
 	ListAttempts(workspace, jobName string) ([]*job.Attempt, error)
 	// InsertAttempt adds an attempt. Returns ECONFLICT if the ID exists.

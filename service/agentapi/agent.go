@@ -297,6 +297,11 @@ func nodeRank(tx store.Tx, n *nodekind.Node, attemptID string, rank int) (*job.A
 	} else if err != nil {
 		return nil, nil, err
 	}
+	return rankOf(n, a, attemptID, rank)
+}
+
+// rankOf returns rank of attempt a, refused unless it is node n's.
+func rankOf(n *nodekind.Node, a *job.Attempt, attemptID string, rank int) (*job.Attempt, *job.RankStatus, error) {
 	if rank < 0 || rank >= len(a.Ranks) || a.Ranks[rank].NodeID != n.ID {
 		return nil, nil, core.Errorf(core.EFORBIDDEN, "rank %d of attempt %s is not assigned to node %s", rank, attemptID, n.ID)
 	}
@@ -317,6 +322,19 @@ type RankWork struct {
 // exported for the job services, which fence a rank's report the same
 // way.
 func LoadRankWork(tx store.Tx, nodeID, attemptID string, rank int) (*RankWork, error) {
+	// The node, the attempt and its job in one round trip (every report
+	// reads them); should any be missing, the reads one by one say
+	// which, in the order the checks are made (an attempt not the node's
+	// is refused before its job is looked for).
+	if n, a, j, err := tx.GetNodeWork(nodeID, attemptID); err == nil {
+		_, rs, err := rankOf(n, a, attemptID, rank)
+		if err != nil {
+			return nil, err
+		}
+		return &RankWork{Node: n, Attempt: a, Rank: rs, Job: j}, nil
+	} else if core.ErrorCode(err) != core.ENOTFOUND {
+		return nil, err
+	}
 	n, err := tx.GetNode(nodeID)
 	if err != nil {
 		return nil, err
@@ -336,15 +354,7 @@ func LoadRankWork(tx store.Tx, nodeID, attemptID string, rank int) (*RankWork, e
 // current work (Node.CurrentAttemptID) is followed to its job. Exported
 // for the job services, which follow a lost node's work the same way.
 func AttemptWithJob(tx store.Tx, attemptID string) (*job.Attempt, *job.Job, error) {
-	a, err := tx.GetAttempt(attemptID)
-	if err != nil {
-		return nil, nil, err
-	}
-	j, err := tx.GetJob(a.Workspace, a.JobName)
-	if err != nil {
-		return nil, nil, err
-	}
-	return a, j, nil
+	return tx.GetAttemptWithJob(attemptID)
 }
 
 // CheckNodeRank verifies that a node may upload logs or outputs for a rank.

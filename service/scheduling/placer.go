@@ -57,7 +57,7 @@ func (s *Placer) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef,
 		}
 		nodes[i] = n
 	}
-	if err := s.startAttempt(ctx, tx, j, nodes); err != nil {
+	if _, err := s.startAttempt(ctx, tx, j, nodes); err != nil {
 		return false, err
 	}
 	for _, n := range nodes {
@@ -67,8 +67,9 @@ func (s *Placer) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef,
 }
 
 // startAttempt creates the next attempt of j on nodes (rank i on nodes[i])
-// and assigns the nodes; their agents learn of it on their next sync.
-func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, nodes []*node.Node) error {
+// and assigns the nodes; their agents learn of it on their next sync. It
+// returns the attempt as written (j too is left as written).
+func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, nodes []*node.Node) (*job.Attempt, error) {
 	now := tx.Now()
 	a := &job.Attempt{
 		ID: core.NewID(s.Random, "att-"), Workspace: j.Workspace, JobName: j.Name,
@@ -80,11 +81,11 @@ func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, node
 		n.State, n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank, n.IdleSince = node.NodeRunning, a.ID, j.Name, i, nil
 		n.Version++
 		if err := tx.UpdateNode(n); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := tx.InsertAttempt(a); err != nil {
-		return err
+		return nil, err
 	}
 	note := ""
 	if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
@@ -97,14 +98,23 @@ func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, node
 	}
 	out, err := jobrun.Step(j, a, jobrun.Event{Kind: jobrun.Start, Reason: note}, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	*j = out.Job
 	j.Version++
 	if err := tx.UpdateJob(j); err != nil {
-		return err
+		return nil, err
 	}
-	return s.AppendEvents(ctx, tx, j, out.Events)
+	return a, s.AppendEvents(ctx, tx, j, out.Events)
+}
+
+// Started is what a hand-on started: the attempt and its job as written,
+// so that the caller builds the node's task without reading them again.
+type Started struct {
+	// Attempt is the attempt inserted, its rank 0 on the node.
+	Attempt *job.Attempt
+	// Job is the job it belongs to, as written (Preparing).
+	Job *job.Job
 }
 
 // HandOn gives a node that has just finished its work the job a pass
@@ -114,29 +124,31 @@ func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, node
 // job behind it goes first) and the scheduler then places it or not (a
 // gang waits for a pass, which sees every free node). A demoted head
 // leaves the node to the next pass, which reads the jobs behind it.
-func (s *Placer) HandOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, error) {
+//
+// n is the node as its caller left it, freed in memory: HandOn writes it
+// when it places a job on it (returning what it started) and otherwise
+// leaves the write to the caller (nil, nil), so that a report that frees
+// a node and hands it on writes the node once.
+func (s *Placer) HandOn(ctx context.Context, tx store.Tx, n *node.Node) (*Started, error) {
 	if !NodeFree(n) {
-		return false, nil
+		return nil, nil
 	}
 	c, err := tx.GetCompute(n.Workspace, n.Compute)
 	if err != nil || c.ProvisioningState == compute.ProvisioningDeleting {
-		return false, nil
+		return nil, nil
 	}
 	if b, ok := scalewindow.Of(c, tx.Now()); ok && b.Window != nil {
 		// A scale window caps the cluster: the pass, which counts its
 		// nodes against the cap, decides whether this one takes work.
-		return false, nil
+		return nil, nil
 	}
-	head, err := tx.ListQueueHead(n.Workspace, n.Compute, 1)
-	if err != nil || len(head) == 0 {
-		return false, err
-	}
-	j, err := tx.GetJob(head[0].Workspace, head[0].Name)
-	if err != nil || j.Status != job.JobQueued {
-		return false, err
+	// The head and its job in one statement.
+	head, j, err := tx.QueueHeadJob(n.Workspace, n.Compute)
+	if err != nil || head == nil || j.Status != job.JobQueued {
+		return nil, err
 	}
 	if demoted, err := s.Budgets.Demoted(tx, j); err != nil || demoted {
-		return false, err
+		return nil, err
 	}
 	key := compute.ComputeKey(n.Workspace, n.Compute)
 	sn := scheduler.Node{ID: n.ID, Cluster: key, Free: true, Fallback: FallbackNode(c, n), Image: n.Image}
@@ -145,12 +157,16 @@ func (s *Placer) HandOn(ctx context.Context, tx store.Tx, n *node.Node) (bool, e
 	}
 	res := scheduler.Schedule(scheduler.Snapshot{
 		Nodes:    []scheduler.Node{sn},
-		Jobs:     []scheduler.Job{QueueJob(head[0], false)},
+		Jobs:     []scheduler.Job{QueueJob(*head, false)},
 		Clusters: map[string]scheduler.ClusterState{key: {MaxInstances: MaxNodes(c), NodeImages: NodeImages(s.Catalog, c)}},
 	})
 	if len(res.Placements) == 0 {
-		return false, nil
+		return nil, nil
 	}
 	ctx = identity.WithPrincipal(ctx, schedulerPrincipal)
-	return true, s.startAttempt(ctx, tx, j, []*node.Node{n})
+	a, err := s.startAttempt(ctx, tx, j, []*node.Node{n})
+	if err != nil {
+		return nil, err
+	}
+	return &Started{Attempt: a, Job: j}, nil
 }

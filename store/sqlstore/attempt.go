@@ -8,7 +8,9 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // attemptColumns are the columns scanAttempt reads, in order.
@@ -37,6 +39,48 @@ func (t *tx) GetAttempt(id string) (*job.Attempt, error) {
 		return nil, fmt.Errorf("store: get attempt %q: %w", id, err)
 	}
 	return a, nil
+}
+
+// queryAttemptWithJob reads an attempt and its job (attemptColumns,
+// jobColumns).
+var queryAttemptWithJob = `SELECT ` + sqlq.Qualify("a", attemptColumns) + `, ` + sqlq.Qualify("j", jobColumns) + `
+	FROM attempts a JOIN jobs j ON j.workspace_key = a.workspace_key AND j.name = a.job_name WHERE a.id = $1`
+
+// GetAttemptWithJob returns an attempt by ID and its job, in one
+// statement. Returns ENOTFOUND, with GetAttempt's message for the
+// attempt and GetJob's for the job.
+func (t *tx) GetAttemptWithJob(id string) (a *job.Attempt, j *job.Job, err error) {
+	err = sqlq.ScanJoined(t.queryRow(queryAttemptWithJob, id), sqlq.Into(&a, scanAttempt), sqlq.Into(&j, scanJob))
+	if errors.Is(err, sql.ErrNoRows) {
+		// One is missing: the reads one by one say which.
+		if a, err = t.GetAttempt(id); err != nil {
+			return nil, nil, err
+		}
+		if j, err = t.GetJob(a.Workspace, a.JobName); err != nil {
+			return nil, nil, err
+		}
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("store: get attempt %q with its job: %w", id, err)
+	}
+	return a, j, nil
+}
+
+// queryNodeWork reads a node, an attempt and the attempt's job in one row
+// (nodeColumns, attemptColumns, jobColumns).
+var queryNodeWork = `SELECT ` + sqlq.Qualify("n", nodeColumns) + `, ` + sqlq.Qualify("a", attemptColumns) + `, ` + sqlq.Qualify("j", jobColumns) + `
+	FROM nodes n JOIN attempts a ON a.id = $2 JOIN jobs j ON j.workspace_key = a.workspace_key AND j.name = a.job_name
+	WHERE n.id = $1`
+
+// GetNodeWork returns a node, an attempt and its job, in one statement.
+// Returns ENOTFOUND when any is missing.
+func (t *tx) GetNodeWork(nodeID, attemptID string) (n *node.Node, a *job.Attempt, j *job.Job, err error) {
+	err = sqlq.ScanJoined(t.queryRow(queryNodeWork, nodeID, attemptID), sqlq.Into(&n, scanNode), sqlq.Into(&a, scanAttempt), sqlq.Into(&j, scanJob))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil, core.Errorf(core.ENOTFOUND, "node %q, attempt %q or its job not found", nodeID, attemptID)
+	} else if err != nil {
+		return nil, nil, nil, fmt.Errorf("store: get node %q with attempt %q: %w", nodeID, attemptID, err)
+	}
+	return n, a, j, nil
 }
 
 // queryListAttempts is the query of ListAttempts.

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // jobColumns are the columns scanJob reads, in order.
@@ -285,6 +286,31 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJo
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// queryQueueHeadJob reads the first job of one compute's queue, the same
+// range of the index jobs_queue_by_compute as queryQueueHead, with the
+// job's document (jobColumns last).
+const queryQueueHeadJob = `SELECT name, compute_key, priority, instance_count, image, created_on, ` + jobColumns + ` FROM jobs
+	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT 1`
+
+// QueueHeadJob returns the first queued job of one compute with its ref,
+// in one statement (a hand-on read the ref, then the job); nil, nil, nil
+// when the queue is empty.
+func (t *tx) QueueHeadJob(workspace, compute string) (*store.QueuedJobRef, *job.Job, error) {
+	var r store.QueuedJobRef
+	var j *job.Job
+	var prio, count, created int64
+	err := sqlq.ScanJoined(t.queryRow(queryQueueHeadJob, job.JobQueued, key(workspace), key(compute)),
+		sqlq.Columns(&r.Name, &r.ComputeKey, &prio, &count, &r.Image, &created), sqlq.Into(&j, scanJob))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("store: queue head of %s/%s: %w", workspace, compute, err)
+	}
+	r.Workspace, r.Seq = j.Workspace, j.Seq
+	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
+	return &r, j, nil
 }
 
 // InsertJob adds a job; a zero CreatedOn takes the transaction time. Returns

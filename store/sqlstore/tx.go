@@ -212,6 +212,7 @@ func (t *tx) stmt(query string) *sql.Stmt {
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	t.cache.Forget(query)
+	txobserve.Statement(t.ctx)
 	if s := t.stmt(query); s != nil {
 		return s.ExecContext(t.ctx, args...)
 	}
@@ -220,6 +221,7 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 	t.cache.Forget(query)
+	txobserve.Statement(t.ctx)
 	if s := t.stmt(query); s != nil {
 		return s.QueryContext(t.ctx, args...)
 	}
@@ -228,6 +230,7 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
 	t.cache.Forget(query)
+	txobserve.Statement(t.ctx)
 	if s := t.stmt(query); s != nil {
 		return s.QueryRowContext(t.ctx, args...)
 	}

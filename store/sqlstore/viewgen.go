@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // The view generation (migration 0027): every transaction that writes a
@@ -60,12 +61,10 @@ func (t *tx) ListNodesChangedSince(gen int64) ([]node.NodeChange, []node.NodeDel
 	var changed []node.NodeChange
 	for rows.Next() {
 		var c node.NodeChange
-		n, err := scanNode(genScanner{rows, &c.Gen})
-		if err != nil {
+		if err := sqlq.ScanJoined(rows, sqlq.Columns(&c.Gen), sqlq.Into(&c.Node, scanNode)); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("store: nodes changed since %d: %w", gen, err)
 		}
-		c.Node = n
 		changed = append(changed, c)
 	}
 	if err := rows.Close(); err != nil {
@@ -108,15 +107,4 @@ func (t *tx) PruneNodeDeletions(gen int64) error {
 		return fmt.Errorf("store: prune node deletions: %w", err)
 	}
 	return nil
-}
-
-// genScanner scans a row's leading gen column into gen and the rest with
-// the scanner it wraps' caller's destinations.
-type genScanner struct {
-	sc  scanner
-	gen *int64
-}
-
-func (g genScanner) Scan(dest ...any) error {
-	return g.sc.Scan(append([]any{g.gen}, dest...)...)
 }

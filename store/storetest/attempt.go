@@ -1,11 +1,13 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -179,4 +181,54 @@ func testAttemptList(t *testing.T, s store.Store, clock *Clock) {
 		return tx.UpdateAttempt(a1)
 	})
 	list("prod", "train", a1, a2, a3)
+}
+
+func testAttemptWithJob(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	insertJobs(t, s, fullJob("Prod", "train", "gpu", 3, at))
+	// Workspace names differ in case between the attempt and its job.
+	insertAttempts(t, s, fullAttempt("prod", "train", "att-1", 1, at), newAttempt("prod", "gone", "att-2", 1, at))
+	var a *jobkind.Attempt
+	var j *jobkind.Job
+	view(t, s, func(tx store.Tx) (err error) {
+		a, j, err = tx.GetAttemptWithJob("att-1")
+		return err
+	})
+	equal(t, "GetAttemptWithJob's attempt", a, getAttempt(t, s, "att-1"))
+	equal(t, "GetAttemptWithJob's job", j, getJob(t, s, "prod", "train"))
+
+	// A node with the work it reports on, in one read: the three as read
+	// one by one; any of them missing, none.
+	insertNodes(t, s, fullNode("Prod", "gpu", "node-1", at))
+	var n *node.Node
+	view(t, s, func(tx store.Tx) (err error) {
+		n, a, j, err = tx.GetNodeWork("node-1", "att-1")
+		return err
+	})
+	equal(t, "GetNodeWork's node", n, getNode(t, s, "node-1"))
+	equal(t, "GetNodeWork's attempt", a, getAttempt(t, s, "att-1"))
+	equal(t, "GetNodeWork's job", j, getJob(t, s, "prod", "train"))
+	view(t, s, func(tx store.Tx) error {
+		for _, c := range [][2]string{{"node-none", "att-1"}, {"node-1", "att-none"}, {"node-1", "att-2"}} {
+			n, a, j, err := tx.GetNodeWork(c[0], c[1])
+			wantCode(t, "GetNodeWork"+show(c), err, core.ENOTFOUND)
+			if n != nil || a != nil || j != nil {
+				t.Errorf("GetNodeWork%s = %v, %v, %v, want none", show(c), n, a, j)
+			}
+		}
+		return nil
+	})
+	view(t, s, func(tx store.Tx) error {
+		_, _, err := tx.GetAttemptWithJob("att-2")
+		wantCode(t, "GetAttemptWithJob of an attempt whose job is gone", err, core.ENOTFOUND)
+		if err != nil && !strings.Contains(err.Error(), `job "gone"`) {
+			t.Errorf("GetAttemptWithJob of an attempt whose job is gone: %v, want it to name the job", err)
+		}
+		_, _, err = tx.GetAttemptWithJob("att-none")
+		wantCode(t, "GetAttemptWithJob of a missing attempt", err, core.ENOTFOUND)
+		if err != nil && !strings.Contains(err.Error(), `attempt "att-none"`) {
+			t.Errorf("GetAttemptWithJob of a missing attempt: %v, want it to name the attempt", err)
+		}
+		return nil
+	})
 }

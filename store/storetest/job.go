@@ -428,6 +428,26 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 			t.Errorf("ListComputeQueue(%s) = %q, want %q", k, perCompute[k], v)
 		}
 	}
+
+	// One compute's head with its job, names in any case: the ref the
+	// heads hold and the job as GetJob reads it; an empty queue, none.
+	var head, none *store.QueuedJobRef
+	var headJob, noJob *jobkind.Job
+	view(t, s, func(tx store.Tx) (err error) {
+		if head, headJob, err = tx.QueueHeadJob("WS-A", "Gpu"); err != nil {
+			return err
+		}
+		none, noJob, err = tx.QueueHeadJob("ws-a", "nope")
+		return err
+	})
+	if head == nil || headJob == nil {
+		t.Fatalf("QueueHeadJob(ws-a, gpu) = %v, %v, want a6", head, headJob)
+	}
+	equal(t, "QueueHeadJob's ref", *head, heads[1])
+	equal(t, "QueueHeadJob's job", headJob, getJob(t, s, "ws-a", "a6"))
+	if none != nil || noJob != nil {
+		t.Errorf("QueueHeadJob of an empty queue = %v, %v, want none", none, noJob)
+	}
 }
 
 func testNextSeq(t *testing.T, s store.Store, clock *Clock) {

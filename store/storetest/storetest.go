@@ -114,6 +114,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"AttemptRoundTrip", testAttemptRoundTrip},
 		{"AttemptUpdate", testAttemptUpdate},
 		{"AttemptList", testAttemptList},
+		{"AttemptWithJob", testAttemptWithJob},
 		{"Times", testTimes},
 		{"Rollback", testRollback},
 		{"RollbackOnPanic", testRollbackOnPanic},

@@ -121,3 +121,52 @@ func (t *Tx) Writable(op string) error {
 	}
 	return nil
 }
+
+// ScanJoined scans one row whose columns are those of several scans in
+// turn (a join's, each scan reading its own table's columns with one Scan
+// of its own): the Scan each is handed runs the next, the last scans the
+// row into all their destinations, and each then decodes its own, as it
+// would from a row of its own.
+func ScanJoined(row Scanner, scans ...func(Scanner) error) error {
+	var dests []any
+	var run func(i int) error
+	run = func(i int) error {
+		if i == len(scans) {
+			return row.Scan(dests...)
+		}
+		return scans[i](scanFunc(func(d ...any) error {
+			dests = append(dests, d...)
+			return run(i + 1)
+		}))
+	}
+	return run(0)
+}
+
+// Into is scan as one of ScanJoined's scans, keeping what it reads in v.
+func Into[T any](v *T, scan func(Scanner) (T, error)) func(Scanner) error {
+	return func(sc Scanner) (err error) {
+		*v, err = scan(sc)
+		return err
+	}
+}
+
+// Columns is one of ScanJoined's scans that reads columns into dest as
+// they are.
+func Columns(dest ...any) func(Scanner) error {
+	return func(sc Scanner) error { return sc.Scan(dest...) }
+}
+
+// scanFunc is a function as a Scanner.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
+// Qualify prefixes each name of a column list ("a, b") with a table's
+// alias, for a join.
+func Qualify(alias, columns string) string {
+	names := strings.Split(columns, ", ")
+	for i, c := range names {
+		names[i] = alias + "." + c
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,9 +1,11 @@
 // Package txobserve tells the server's store-latency metric of every
 // transaction the SQL stores run (sqlstore.Run, a batch.Batcher's
-// Updates), apart from the transactions themselves.
+// Updates), apart from the transactions themselves, and counts the
+// statements run for a context that asks (CountStatements, for tests).
 package txobserve
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -52,5 +54,31 @@ func SetWrites(f func(updates int, held time.Duration)) {
 func Write(updates int, held time.Duration) {
 	if o := writes.Load(); o != nil {
 		(*o)(updates, held)
+	}
+}
+
+// statementsKey is the context key of a statement counter.
+type statementsKey struct{}
+
+// counting says a statement counter was ever installed: until then a
+// statement costs no context lookup.
+var counting atomic.Bool
+
+// CountStatements returns ctx with n counting the statements that the SQL
+// stores' transactions run on its behalf (sqlstore's own; not BEGIN,
+// COMMIT, savepoints or a batch's fence check). On PostgreSQL each is a
+// round trip, so a test pins a path's round trips with it.
+func CountStatements(ctx context.Context, n *atomic.Int64) context.Context {
+	counting.Store(true)
+	return context.WithValue(ctx, statementsKey{}, n)
+}
+
+// Statement counts one statement run for ctx, when ctx counts them.
+func Statement(ctx context.Context) {
+	if !counting.Load() {
+		return
+	}
+	if n, ok := ctx.Value(statementsKey{}).(*atomic.Int64); ok {
+		n.Add(1)
 	}
 }
