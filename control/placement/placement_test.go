@@ -2,7 +2,6 @@ package placement_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,14 +9,11 @@ import (
 	"github.com/shoal-ml/shoal/control/scaling"
 	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // noBlocks: no cluster was refused growth.
@@ -45,16 +41,8 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	svc := newServices(t, db)
+	admin := asAdmin(ctx)
 	for _, name := range []string{"first", "second"} {
 		if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: name, Type: job.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
 			t.Fatal(err)
@@ -112,16 +100,8 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	svc := newServices(t, db)
+	admin := asAdmin(ctx)
 	if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: "waits", Type: job.JobTypeCommand, Command: "true", Compute: "azureml:cpu"}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,19 +2,14 @@ package placement_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/shoal-ml/shoal/control/placement"
-	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // A pass for one compute's new job schedules that compute's queue alone:
@@ -44,16 +39,8 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
-	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	svc := newServices(t, db)
+	admin := asAdmin(ctx)
 	for _, c := range []string{"cpa", "cpb"} {
 		if _, _, err := svc.SubmitJob(admin, "ws", &job.JobSpec{Name: "on-" + c, Type: job.JobTypeCommand, Command: "true", Compute: "azureml:" + c}); err != nil {
 			t.Fatal(err)

@@ -3,20 +3,16 @@ package placement_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/placement"
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // BenchmarkWholeQueuePass runs the pass over the whole queue (Plan and
@@ -53,15 +49,7 @@ func BenchmarkWholeQueuePass(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-			if err != nil {
-				b.Fatal(err)
-			}
-			files, err := filestore.Open(filepath.Join(b.TempDir(), "files"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			svc := service.New(service.Config{Store: db, Catalog: cat, Files: files})
+			svc := newServices(b, db)
 			pass := placement.New(svc, noBlocks{}, scheduling.NewView())
 			// The first pass writes every reason; the measured ones find
 			// them written, as a server's passes do.

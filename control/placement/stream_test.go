@@ -10,7 +10,6 @@ import (
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/decide/scheduler"
 	"github.com/shoal-ml/shoal/domain/compute"
-	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
@@ -121,7 +120,7 @@ func TestWholeQueuePassHoldsOneComputesQueue(t *testing.T) {
 	}
 	counter := &readCounter{Store: db}
 	svc := service.New(service.Config{Store: counter, Catalog: cat, Files: files})
-	admin := identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+	admin := asAdmin(ctx)
 	// Submitted in turns, so that the whole queue interleaves the computes.
 	for i := range 5 {
 		for _, c := range []string{"cpa", "cpb", "cpc"} {

@@ -1,0 +1,34 @@
+package placement_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/filestore"
+)
+
+// newServices returns the request services over st, with one local
+// location of the fake provider and a files folder of the test's own:
+// what every placement test submits its jobs through.
+func newServices(tb testing.TB, st store.Store) *service.Services {
+	tb.Helper()
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files, err := filestore.Open(filepath.Join(tb.TempDir(), "files"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return service.New(service.Config{Store: st, Catalog: cat, Files: files})
+}
+
+// asAdmin is ctx as the server's admin, who may submit anywhere.
+func asAdmin(ctx context.Context) context.Context {
+	return identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+}
