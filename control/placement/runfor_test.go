@@ -6,7 +6,6 @@ import (
 
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
@@ -20,25 +19,7 @@ import (
 func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx store.Tx) error {
-		now := tx.Now()
-		for _, name := range []string{"cpa", "cpb"} {
-			c := teststore.Cluster(tx, name)
-			two := 2
-			c.MaxInstances = &two
-			if err := tx.InsertCompute(c); err != nil {
-				return err
-			}
-			if err := tx.InsertNode(&node.Node{ID: name + "-n1", Workspace: "ws", Compute: name, Location: "local", State: node.NodeIdle,
-				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seedClusters(t, db, 2, "cpa", "cpb")
 	svc := newServices(t, db)
 	admin := asAdmin(ctx)
 	for _, c := range []string{"cpa", "cpb"} {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
@@ -31,4 +33,28 @@ func newServices(tb testing.TB, st store.Store) *service.Services {
 // asAdmin is ctx as the server's admin, who may submit anywhere.
 func asAdmin(ctx context.Context) context.Context {
 	return identity.WithPrincipal(ctx, &identity.Principal{ID: "admin", Name: "admin", Kind: identity.PrincipalAdmin, Admin: true})
+}
+
+// seedClusters adds, in workspace ws, a cluster of each name of at most
+// maxNodes nodes, each with one idle node (<name>-n1) ready for work.
+func seedClusters(tb testing.TB, st store.Store, maxNodes int, names ...string) {
+	tb.Helper()
+	err := st.Update(context.Background(), func(tx store.Tx) error {
+		now := tx.Now()
+		for _, name := range names {
+			c := teststore.Cluster(tx, name)
+			c.MaxInstances = &maxNodes
+			if err := tx.InsertCompute(c); err != nil {
+				return err
+			}
+			if err := tx.InsertNode(&node.Node{ID: name + "-n1", Workspace: "ws", Compute: name, Location: "local", State: node.NodeIdle,
+				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
 }

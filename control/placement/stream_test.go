@@ -3,20 +3,15 @@ package placement_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/decide/scheduler"
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
-	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
-	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/filestore"
 )
 
 // readCounter is a store whose transactions note the most queued jobs
@@ -91,35 +86,9 @@ func TestWholeQueuePassHoldsOneComputesQueue(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
 	sizes := map[string]int{"cpa": 3, "cpb": 4, "cpc": 5}
-	err := db.Update(ctx, func(tx store.Tx) error {
-		now := tx.Now()
-		for name := range sizes {
-			c := teststore.Cluster(tx, name)
-			one := 1
-			c.MaxInstances = &one
-			if err := tx.InsertCompute(c); err != nil {
-				return err
-			}
-			if err := tx.InsertNode(&node.Node{ID: name + "-n1", Workspace: "ws", Compute: name, Location: "local", State: node.NodeIdle,
-				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: now, LastHeartbeat: now, IdleSince: &now, Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	seedClusters(t, db, 1, "cpa", "cpb", "cpc")
 	counter := &readCounter{Store: db}
-	svc := service.New(service.Config{Store: counter, Catalog: cat, Files: files})
+	svc := newServices(t, counter)
 	admin := asAdmin(ctx)
 	// Submitted in turns, so that the whole queue interleaves the computes.
 	for i := range 5 {

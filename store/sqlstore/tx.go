@@ -157,7 +157,8 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 		return fmt.Errorf("store: begin transaction: %w", err)
 	}
 	// Begun: a write transaction holds the writer from here (SQLite's one
-	// write connection was waited for in BeginTx).
+	// write connection was waited for in BeginTx). Wall time, as began's:
+	// the write-path metric measures it, no decision reads it.
 	held := time.Now()
 	if before != nil {
 		if err := before(ctx, stx); err != nil {
