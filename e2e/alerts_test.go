@@ -90,8 +90,36 @@ scrape_configs:
 		err := api("/api/v1/query?query="+url.QueryEscape(q), &r)
 		return r.Data.Result, err
 	}
-	// Scraped: the server leads and the cluster's failures are at 0.
-	waitFor(t, 60*time.Second, "Prometheus to scrape the server's leadership and the cluster's zero failure counter", func() (bool, string) {
+	type alert struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+		State       string            `json:"state"`
+	}
+	alerts := func() ([]alert, error) {
+		var r struct {
+			Data struct {
+				Alerts []alert `json:"alerts"`
+			} `json:"data"`
+		}
+		err := api("/api/v1/alerts", &r)
+		return r.Data.Alerts, err
+	}
+	// Scraped: the server leads and the cluster's failures are at 0, and the
+	// rules have been evaluated since. Prometheus evaluates its rules from
+	// its start, before the first scrape, when absent(shoal_leader) holds:
+	// ShoalNoLeader is pending then (its for: 1m keeps it from firing) and
+	// stays listed until the next evaluation after the scrape. So the test
+	// waits for it to leave, and from then on any ShoalNoLeader is a fault.
+	waitFor(t, 60*time.Second, "Prometheus to scrape the server's leadership and the cluster's zero failure counter, and ShoalNoLeader to be inactive", func() (bool, string) {
+		as, err := alerts()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, a := range as {
+			if a.Labels["alertname"] == "ShoalNoLeader" {
+				return false, fmt.Sprintf("ShoalNoLeader is %s", a.State)
+			}
+		}
 		lead, err := query(`shoal_leader == 1`)
 		if err != nil {
 			return false, err.Error()
@@ -106,22 +134,13 @@ scrape_configs:
 	name := submitJob(t, s, writeJobFile(t, "command: exit 3\ncompute: alerting\n"))
 	waitJob(t, s, name, 60*time.Second, "Failed")
 
-	type alert struct {
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-		State       string            `json:"state"`
-	}
 	var fired alert
 	waitFor(t, 60*time.Second, "ShoalJobsFailing to fire in Prometheus", func() (bool, string) {
-		var r struct {
-			Data struct {
-				Alerts []alert `json:"alerts"`
-			} `json:"data"`
-		}
-		if err := api("/api/v1/alerts", &r); err != nil {
+		as, err := alerts()
+		if err != nil {
 			return false, err.Error()
 		}
-		for _, a := range r.Data.Alerts {
+		for _, a := range as {
 			if a.Labels["alertname"] == "ShoalNoLeader" {
 				t.Fatalf("ShoalNoLeader is %s against a server that leads", a.State)
 			}
@@ -130,7 +149,7 @@ scrape_configs:
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("%+v", r.Data.Alerts)
+		return false, fmt.Sprintf("%+v", as)
 	})
 	if fired.Labels["compute"] != "alerting" || fired.Labels["workspace"] != "default" || fired.Labels["severity"] != "warning" {
 		t.Errorf("ShoalJobsFailing labels %v, want the failing cluster with severity warning", fired.Labels)
