@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -374,4 +376,76 @@ func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *Clock) {
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error { return tx.RenewNodeLease("node-404") })
 	wantCode(t, "RenewNodeLease of a missing node", err, core.ENOTFOUND)
+}
+
+// testNodeListDue: ListNodesDue returns the nodes neither idle nor
+// running, and those last heard at or before the cutoff (a node never
+// heard included), following state changes, heartbeats and deletions, and
+// decodes them whole.
+func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	mk := func(id, state string, heard time.Time) *node.Node {
+		n := fullNode("prod", "gpu", id, at)
+		n.State, n.LastHeartbeat, n.Draining = state, heard, false
+		if state != node.NodeRunning {
+			n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank = "", "", 0
+		}
+		return n
+	}
+	old, fresh := at.Add(-time.Minute), at
+	nodes := []*node.Node{
+		mk("n-idle-old", node.NodeIdle, old),
+		mk("n-idle-fresh", node.NodeIdle, fresh),
+		mk("n-running-old", node.NodeRunning, old),
+		mk("n-running-fresh", node.NodeRunning, fresh),
+		mk("n-preparing", node.NodePreparing, time.Time{}),
+		mk("n-leaving", node.NodeLeaving, fresh),
+		mk("n-preempted", node.NodePreempted, fresh),
+		mk("n-unusable", node.NodeUnusable, fresh),
+		mk("n-never-heard", node.NodeIdle, time.Time{}),
+	}
+	byID := map[string]*node.Node{}
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	insertNodes(t, s, nodes...)
+	due := func(cutoff time.Time, ids ...string) {
+		t.Helper()
+		var got []*node.Node
+		view(t, s, func(tx store.Tx) (err error) {
+			got, err = tx.ListNodesDue(cutoff)
+			return err
+		})
+		want := []*node.Node{}
+		for _, id := range ids {
+			want = append(want, byID[id])
+		}
+		slices.SortFunc(want, func(a, b *node.Node) int { return strings.Compare(a.ID, b.ID) })
+		if len(got) == 0 {
+			got = []*node.Node{}
+		}
+		equal(t, "ListNodesDue("+cutoff.Sub(at).String()+")", got, want)
+	}
+	unsettled := []string{"n-preparing", "n-leaving", "n-preempted", "n-unusable", "n-never-heard"}
+	due(old.Add(-time.Second), unsettled...)
+	// At the cutoff is due (the loop's lease runs out strictly after it).
+	due(old, append(unsettled, "n-idle-old", "n-running-old")...)
+	due(fresh, append(unsettled, "n-idle-old", "n-running-old", "n-idle-fresh", "n-running-fresh")...)
+	// A heartbeat takes a node off; a state change puts one on, or off.
+	update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n-idle-old") })
+	byID["n-idle-old"].LastHeartbeat = now(clock.Now())
+	byID["n-running-fresh"].State = node.NodeLeaving
+	byID["n-leaving"].State = node.NodeIdle
+	// Joining keeps a node live: UpdateNode's path that moves no index.
+	byID["n-preparing"].State, byID["n-preparing"].LastHeartbeat = node.NodeIdle, fresh
+	update(t, s, func(tx store.Tx) error {
+		for _, id := range []string{"n-running-fresh", "n-leaving", "n-preparing"} {
+			if err := tx.UpdateNode(byID[id]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	update(t, s, func(tx store.Tx) error { return tx.DeleteNode("n-unusable") })
+	due(old, "n-running-fresh", "n-preempted", "n-never-heard", "n-running-old")
 }

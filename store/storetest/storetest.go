@@ -102,6 +102,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"NodeDelete", testNodeDelete},
 		{"NodeList", testNodeList},
 		{"NodeCountLive", testNodeCountLive},
+		{"NodeListDue", testNodeListDue},
 		{"NodeFind", testNodeFind},
 		{"ViewGeneration", testViewGeneration},
 		{"ConcurrentGenerations", testConcurrentGenerations},
