@@ -20,9 +20,9 @@ import (
 // their work), and releases nodes that are leaving, preempted or unusable
 // once they have no work. The nodes that may be due are looked at in a
 // read transaction; those that need something are read again, and
-// changed, in a write transaction. At 10,000 nodes, holding the single writer while reading
-// them all stalled every heartbeat and submission for tens of
-// milliseconds on every pass.
+// changed, in a write transaction. At 10,000 nodes, holding the single
+// writer while reading them all stalled every heartbeat and submission
+// for tens of milliseconds on every pass.
 func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	c.mu.Lock()
