@@ -82,6 +82,10 @@ type Tx interface {
 	// may have to act on (lost, released, or asked its provider about),
 	// without reading the others' documents. The loop decides on each.
 	ListNodesDue(heardBefore time.Time) ([]*node.Node, error)
+	// CountNodesByState counts a workspace's compute's nodes by state,
+	// draining and pulling (node.StateCount), reading no node documents:
+	// what a compute's status shows.
+	CountNodesByState(workspace, compute string) ([]node.StateCount, error)
 	// CountLiveNodes counts the live nodes (Node.Live) of a workspace's
 	// compute, reading no node documents.
 	CountLiveNodes(workspace, compute string) (int, error)

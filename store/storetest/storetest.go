@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"NodeList", testNodeList},
 		{"NodeCountLive", testNodeCountLive},
 		{"NodeListDue", testNodeListDue},
+		{"NodeCountByState", testNodeCountByState},
 		{"NodeFind", testNodeFind},
 		{"ViewGeneration", testViewGeneration},
 		{"ConcurrentGenerations", testConcurrentGenerations},
