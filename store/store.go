@@ -76,6 +76,16 @@ type Tx interface {
 	GetNode(id string) (*node.Node, error)
 	// ListNodes returns nodes matching filter ordered by ID.
 	ListNodes(filter node.NodeFilter) ([]*node.Node, error)
+	// ListNodesDue returns, ordered by ID, every node neither idle nor
+	// running and every node whose last heartbeat is at or before
+	// heardBefore (or unknown): a set that holds every node the node loop
+	// may have to act on (lost, released, or asked its provider about),
+	// without reading the others' documents. The loop decides on each.
+	ListNodesDue(heardBefore time.Time) ([]*node.Node, error)
+	// CountNodesByState counts a workspace's compute's nodes by state,
+	// draining and pulling (node.StateCount), reading no node documents:
+	// what a compute's status shows.
+	CountNodesByState(workspace, compute string) ([]node.StateCount, error)
 	// CountLiveNodes counts the live nodes (Node.Live) of a workspace's
 	// compute, reading no node documents.
 	CountLiveNodes(workspace, compute string) (int, error)

@@ -18,11 +18,11 @@ import (
 
 // RunOnce declares nodes that missed their lease unusable (requeueing
 // their work), and releases nodes that are leaving, preempted or unusable
-// once they have no work. The nodes are looked at in a read transaction;
-// only those that need something are read again, and changed, in a write
-// transaction. At 10,000 nodes, holding the single writer while reading
-// them all stalled every heartbeat and submission for tens of
-// milliseconds on every pass.
+// once they have no work. The nodes that may be due are looked at in a
+// read transaction; those that need something are read again, and
+// changed, in a write transaction. At 10,000 nodes, holding the single
+// writer while reading them all stalled every heartbeat and submission
+// for tens of milliseconds on every pass.
 func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	s := c.s
 	c.mu.Lock()
@@ -34,8 +34,18 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	sys := identity.WithPrincipal(ctx, systemPrincipal)
 	var due []string
 	var all []*node.Node
+	// Only the nodes that may be due are read (ListNodesDue): those not
+	// idle or running (preparing ones are also watched, leaving,
+	// preempted and unusable ones released), and those silent since
+	// before the lease's cutoff. A node's silence counts from its last
+	// heartbeat or from c.hearing, whichever is later (silentSince), so
+	// one that missed its lease last reported before the cutoff: the set
+	// holds every node loseReason, releasable and watchPreparing act on.
+	// Reading every node's document for this took 16 % of a server's CPU
+	// at 2,000 nodes.
+	cutoff := now.Add(-(c.cfg.NodeLeaseTTL + c.cfg.NodeLeaseGrace))
 	err := s.Store().View(sys, func(tx store.Tx) error {
-		nodes, err := tx.ListNodes(node.NodeFilter{})
+		nodes, err := tx.ListNodesDue(cutoff)
 		if err != nil {
 			return err
 		}

@@ -108,6 +108,22 @@ func (n *Node) Live() bool {
 // node that exists and is not gone.
 func (n *Node) Holds() bool { return n.State != NodePreempted || n.ProviderRef != "" }
 
+// StateCount is how many nodes of a compute share a state, a draining
+// flag and whether they pull their cluster's prepull images: the three
+// things a compute's status counts nodes by, kept by the stores in
+// columns so that counting reads no node documents.
+type StateCount struct {
+	State    string
+	Draining bool
+	Pulling  bool
+	Count    int
+}
+
+// StateCountOf is n's own StateCount (Count 1).
+func StateCountOf(n *Node) StateCount {
+	return StateCount{State: n.State, Draining: n.Draining, Pulling: len(n.PullingImages) > 0, Count: 1}
+}
+
 // NodeFilter selects nodes.
 type NodeFilter struct {
 	Workspace string // "" = all

@@ -22,37 +22,28 @@ func (s *Service) withStatus(tx store.Tx, c *compute.Compute) (*compute.Compute,
 	if out.ProvisioningErrors == nil {
 		out.ProvisioningErrors = []compute.ProvisioningError{}
 	}
-	nodes, err := tx.ListNodes(node.NodeFilter{Workspace: c.Workspace, Compute: c.Name})
-	if err != nil {
-		return nil, err
-	}
-	var counts compute.NodeStateCounts
-	target := 0
-	for _, n := range nodes {
-		switch {
-		case n.State == node.NodeIdle && len(n.PullingImages) > 0:
-			// Pulling its cluster's prepull_images: Azure counts a node
-			// that sets up before it takes work as preparing.
-			counts.PreparingNodeCount++
-		case n.State == node.NodeIdle:
-			counts.IdleNodeCount++
-		case n.State == node.NodeRunning:
-			counts.RunningNodeCount++
-		case n.State == node.NodePreparing:
-			counts.PreparingNodeCount++
-		case n.State == node.NodeUnusable:
-			counts.UnusableNodeCount++
-		case n.State == node.NodeLeaving:
-			counts.LeavingNodeCount++
-		case n.State == node.NodePreempted:
-			counts.PreemptedNodeCount++
+	// A cluster's counts come from the store's columns (no node document
+	// read: the compute list took 12-16 s at p99 with 10,000 nodes when
+	// it decoded them all); an instance's status needs its node whole.
+	var nodes []*node.Node
+	var groups []node.StateCount
+	if c.IsInstance() {
+		var err error
+		if nodes, err = tx.ListNodes(node.NodeFilter{Workspace: c.Workspace, Compute: c.Name}); err != nil {
+			return nil, err
 		}
-		if !n.Draining && (n.State == node.NodeIdle || n.State == node.NodeRunning || n.State == node.NodePreparing) {
-			target++
+		for _, n := range nodes {
+			groups = append(groups, node.StateCountOf(n))
+		}
+	} else {
+		var err error
+		if groups, err = tx.CountNodesByState(c.Workspace, c.Name); err != nil {
+			return nil, err
 		}
 	}
+	counts, current, target := tallyNodes(groups)
 	out.NodeStateCounts = counts
-	out.CurrentNodeCount = len(nodes)
+	out.CurrentNodeCount = current
 	out.TargetNodeCount = target
 	out.AllocationState = compute.AllocationSteady
 	if out.CurrentNodeCount != target || counts.PreparingNodeCount > 0 {
@@ -63,4 +54,36 @@ func (s *Service) withStatus(tx store.Tx, c *compute.Compute) (*compute.Compute,
 	}
 	s.withScaleWindow(&out)
 	return &out, nil
+}
+
+// tallyNodes turns a compute's node groups into its status: the counts by
+// state as Azure shows them, every node counted (current), and the nodes
+// the compute is heading for (target: preparing, idle or running, not
+// draining).
+func tallyNodes(groups []node.StateCount) (counts compute.NodeStateCounts, current, target int) {
+	for _, g := range groups {
+		switch {
+		case g.State == node.NodeIdle && g.Pulling:
+			// Pulling its cluster's prepull_images: Azure counts a node
+			// that sets up before it takes work as preparing.
+			counts.PreparingNodeCount += g.Count
+		case g.State == node.NodeIdle:
+			counts.IdleNodeCount += g.Count
+		case g.State == node.NodeRunning:
+			counts.RunningNodeCount += g.Count
+		case g.State == node.NodePreparing:
+			counts.PreparingNodeCount += g.Count
+		case g.State == node.NodeUnusable:
+			counts.UnusableNodeCount += g.Count
+		case g.State == node.NodeLeaving:
+			counts.LeavingNodeCount += g.Count
+		case g.State == node.NodePreempted:
+			counts.PreemptedNodeCount += g.Count
+		}
+		current += g.Count
+		if !g.Draining && (g.State == node.NodeIdle || g.State == node.NodeRunning || g.State == node.NodePreparing) {
+			target += g.Count
+		}
+	}
+	return counts, current, target
 }

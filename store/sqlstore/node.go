@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -64,6 +65,53 @@ func (t *tx) ListNodes(filter node.NodeFilter) ([]*node.Node, error) {
 	out, err := collect(rows, scanNode)
 	if err != nil {
 		return nil, fmt.Errorf("store: list nodes: %w", err)
+	}
+	return out, nil
+}
+
+// queryNodesDue is ListNodesDue's query. last_heartbeat = 0 is a row
+// whose lease is still in its document (migration 0014): it may be due.
+const queryNodesDue = `SELECT ` + nodeColumns + ` FROM nodes
+	WHERE state NOT IN ('idle', 'running') OR last_heartbeat <= $1 OR last_heartbeat = 0 ORDER BY id`
+
+// ListNodesDue returns, ordered by ID, the nodes the node loop may have
+// to act on at a pass: every node neither idle nor running (by the state
+// column), and every node whose last heartbeat is at or before
+// heardBefore. The node loop read every node's document on each pass to
+// find the few due (a sixth of a server's CPU at 2,000 nodes); this
+// reads two small columns of each row and decodes only the nodes it
+// returns.
+func (t *tx) ListNodesDue(heardBefore time.Time) ([]*node.Node, error) {
+	rows, err := t.query(queryNodesDue, micros(heardBefore))
+	if err != nil {
+		return nil, fmt.Errorf("store: list nodes due: %w", err)
+	}
+	out, err := collect(rows, scanNode)
+	if err != nil {
+		return nil, fmt.Errorf("store: list nodes due: %w", err)
+	}
+	return out, nil
+}
+
+// CountNodesByState counts a workspace's compute's nodes by the columns
+// a compute's status counts (state, draining, pulling), reading no node
+// document: the compute list decoded every node of every cluster for its
+// counts, 0.5 s at the median and 12-16 s at p99 with 10,000 nodes.
+func (t *tx) CountNodesByState(workspace, compute string) ([]node.StateCount, error) {
+	rows, err := t.query(`SELECT state, draining, pulling, COUNT(*) FROM nodes WHERE compute_key = $1
+		GROUP BY state, draining, pulling ORDER BY state, draining, pulling`, nodeComputeKey(workspace, compute))
+	if err != nil {
+		return nil, fmt.Errorf("store: count nodes of %s/%s: %w", workspace, compute, err)
+	}
+	out, err := collect(rows, func(sc scanner) (node.StateCount, error) {
+		var c node.StateCount
+		var draining, pulling int
+		err := sc.Scan(&c.State, &draining, &pulling, &c.Count)
+		c.Draining, c.Pulling = draining != 0, pulling != 0
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: count nodes of %s/%s: %w", workspace, compute, err)
 	}
 	return out, nil
 }
@@ -128,11 +176,12 @@ func (t *tx) InsertNode(n *node.Node) error {
 		return err
 	}
 	res, err := t.exec(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
-			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat, gen, live)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat, gen, live, state, draining, pulling)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (id) DO NOTHING`,
 		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
-		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat), gen, boolInt(n.Live()))
+		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
+		boolInt(n.Draining), boolInt(len(n.PullingImages) > 0))
 	if err != nil {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
 	}
@@ -166,15 +215,18 @@ func (t *tx) UpdateNode(n *node.Node) error {
 	}
 	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
-		// are: then no index entry moves.
-		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12, gen = $13
+		// are: then no index entry moves (state has no index).
+		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12, gen = $13,
+			state = $15, draining = $16, pulling = $17
 		WHERE id = $1 AND workspace_key = $7 AND compute_key = $8 AND location = $9
 			AND join_token_hash = $10 AND credential_hash = $11 AND live = $14`,
 		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6,
-			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12, gen = $13, live = $14
+			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12, gen = $13, live = $14,
+			state = $15, draining = $16, pulling = $17
 		WHERE id = $1`,
 		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
-		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat), gen, boolInt(n.Live()))
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
+		boolInt(n.Draining), boolInt(len(n.PullingImages) > 0))
 	if err != nil {
 		return fmt.Errorf("store: update node %q: %w", n.ID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,6 +147,60 @@ func CheckLegacyNodes(t *testing.T, s store.Store) {
 	}
 }
 
+// legacyNodeStateRows are INSERT statements of nodes as a store at
+// version 38 held them (before the state, draining and pulling columns):
+// all only in their documents, each last heard at 1,000,000 µs since the
+// epoch.
+func legacyNodeStateRows() []string {
+	var out []string
+	// The running node drains, the idle one pulls its cluster's images.
+	extra := []string{"", `,"pulling_images":["registry.example/train:1"]`, `,"draining":true`, `,"draining":false`, "", ""}
+	for i, state := range []string{node.NodePreparing, node.NodeIdle, node.NodeRunning, node.NodeLeaving, node.NodeUnusable, node.NodePreempted} {
+		id := fmt.Sprintf("s-%d", i)
+		out = append(out, fmt.Sprintf(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,
+			join_token_hash, join_token_expires, credential_hash, version, doc, last_heartbeat, gen, live)
+			VALUES ('%s', 'prod', 'prod', 'prod/gpu', 'lab', '', 'j-%s', 0, 'c-%s', 1,
+			'{"node_id":"%s","compute":"gpu","node_state":"%s"%s}', 1000000, 0, 0)`, id, id, id, id, state, extra[i]))
+	}
+	return out
+}
+
+// checkLegacyNodeStates checks that the nodes of legacyNodeStateRows are
+// due by their documents' states once migrated (all but the idle and
+// running ones, when none is silent), and counted by their documents'
+// states, draining flags and pulls.
+func checkLegacyNodeStates(t *testing.T, s store.Store) {
+	t.Helper()
+	var got []string
+	view(t, s, func(tx store.Tx) error {
+		nodes, err := tx.ListNodesDue(time.UnixMicro(999999))
+		for _, n := range nodes {
+			got = append(got, n.ID+" "+n.State)
+		}
+		return err
+	})
+	want := []string{"s-0 preparing", "s-3 leaving", "s-4 unusable", "s-5 preempted"}
+	if !slices.Equal(got, want) {
+		t.Errorf("after the migration, ListNodesDue = %q, want %q", got, want)
+	}
+	var counts []node.StateCount
+	view(t, s, func(tx store.Tx) (err error) {
+		counts, err = tx.CountNodesByState("prod", "gpu")
+		return err
+	})
+	wantCounts := []node.StateCount{
+		{State: node.NodeIdle, Pulling: true, Count: 1},
+		{State: node.NodeLeaving, Count: 1},
+		{State: node.NodePreempted, Count: 1},
+		{State: node.NodePreparing, Count: 1},
+		{State: node.NodeRunning, Draining: true, Count: 1},
+		{State: node.NodeUnusable, Count: 1},
+	}
+	if !slices.Equal(counts, wantCounts) {
+		t.Errorf("after the migration, CountNodesByState = %+v, want %+v", counts, wantCounts)
+	}
+}
+
 // A MigrationCase is a store as an older Shoal left it — migrated up to
 // Version, then Fill's rows written — and what today's Shoal must read
 // from it once its migrations ran (Check). Each store's tests build
@@ -180,5 +235,13 @@ func MigrationCases() []MigrationCase {
 			return nil
 		}},
 		{Name: "0030 sums run metrics", Version: 29, Check: checkLegacyMetrics, Fill: fillLegacyMetrics},
+		{Name: "0039 gives nodes their state column", Version: 38, Check: checkLegacyNodeStates, Fill: func(raw *sql.DB) error {
+			for _, q := range legacyNodeStateRows() {
+				if _, err := raw.Exec(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 	}
 }

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -374,4 +376,150 @@ func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *Clock) {
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error { return tx.RenewNodeLease("node-404") })
 	wantCode(t, "RenewNodeLease of a missing node", err, core.ENOTFOUND)
+}
+
+// testNodeListDue: ListNodesDue returns the nodes neither idle nor
+// running, and those last heard at or before the cutoff (a node never
+// heard included), following state changes, heartbeats and deletions, and
+// decodes them whole.
+func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	mk := func(id, state string, heard time.Time) *node.Node {
+		n := fullNode("prod", "gpu", id, at)
+		n.State, n.LastHeartbeat, n.Draining = state, heard, false
+		if state != node.NodeRunning {
+			n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank = "", "", 0
+		}
+		return n
+	}
+	old, fresh := at.Add(-time.Minute), at
+	nodes := []*node.Node{
+		mk("n-idle-old", node.NodeIdle, old),
+		mk("n-idle-fresh", node.NodeIdle, fresh),
+		mk("n-running-old", node.NodeRunning, old),
+		mk("n-running-fresh", node.NodeRunning, fresh),
+		mk("n-preparing", node.NodePreparing, time.Time{}),
+		mk("n-leaving", node.NodeLeaving, fresh),
+		mk("n-preempted", node.NodePreempted, fresh),
+		mk("n-unusable", node.NodeUnusable, fresh),
+		mk("n-never-heard", node.NodeIdle, time.Time{}),
+	}
+	byID := map[string]*node.Node{}
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	insertNodes(t, s, nodes...)
+	due := func(cutoff time.Time, ids ...string) {
+		t.Helper()
+		var got []*node.Node
+		view(t, s, func(tx store.Tx) (err error) {
+			got, err = tx.ListNodesDue(cutoff)
+			return err
+		})
+		want := []*node.Node{}
+		for _, id := range ids {
+			want = append(want, byID[id])
+		}
+		slices.SortFunc(want, func(a, b *node.Node) int { return strings.Compare(a.ID, b.ID) })
+		if len(got) == 0 {
+			got = []*node.Node{}
+		}
+		equal(t, "ListNodesDue("+cutoff.Sub(at).String()+")", got, want)
+	}
+	unsettled := []string{"n-preparing", "n-leaving", "n-preempted", "n-unusable", "n-never-heard"}
+	due(old.Add(-time.Second), unsettled...)
+	// At the cutoff is due (the loop's lease runs out strictly after it).
+	due(old, append(unsettled, "n-idle-old", "n-running-old")...)
+	due(fresh, append(unsettled, "n-idle-old", "n-running-old", "n-idle-fresh", "n-running-fresh")...)
+	// A heartbeat takes a node off; a state change puts one on, or off.
+	update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n-idle-old") })
+	byID["n-idle-old"].LastHeartbeat = now(clock.Now())
+	byID["n-running-fresh"].State = node.NodeLeaving
+	byID["n-leaving"].State = node.NodeIdle
+	// Joining keeps a node live: UpdateNode's path that moves no index.
+	byID["n-preparing"].State, byID["n-preparing"].LastHeartbeat = node.NodeIdle, fresh
+	update(t, s, func(tx store.Tx) error {
+		for _, id := range []string{"n-running-fresh", "n-leaving", "n-preparing"} {
+			if err := tx.UpdateNode(byID[id]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	update(t, s, func(tx store.Tx) error { return tx.DeleteNode("n-unusable") })
+	due(old, "n-running-fresh", "n-preempted", "n-never-heard", "n-running-old")
+}
+
+// testNodeCountByState: CountNodesByState groups a compute's nodes by
+// state, draining and pulling (names compared case-insensitively, other
+// computes and workspaces left out), and follows state changes on both of
+// UpdateNode's paths (the one that keeps a node live and the one that
+// does not) and deletions.
+func testNodeCountByState(t *testing.T, s store.Store, clock *Clock) {
+	at := now(clock.Now())
+	mk := func(ws, comp, id, state string, draining bool, pulling ...string) *node.Node {
+		n := fullNode(ws, comp, id, at)
+		n.State, n.Draining, n.PullingImages = state, draining, pulling
+		if state != node.NodeRunning {
+			n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank = "", "", 0
+		}
+		return n
+	}
+	byID := map[string]*node.Node{}
+	nodes := []*node.Node{
+		mk("prod", "gpu", "c-idle-1", node.NodeIdle, false),
+		mk("prod", "gpu", "c-idle-2", node.NodeIdle, false),
+		mk("prod", "gpu", "c-pulling", node.NodeIdle, false, "registry.example/train:1"),
+		mk("prod", "gpu", "c-running", node.NodeRunning, false),
+		mk("prod", "gpu", "c-draining", node.NodeRunning, true),
+		mk("prod", "gpu", "c-leaving", node.NodeLeaving, false),
+		mk("prod", "cpu", "c-other-compute", node.NodeIdle, false),
+		mk("dev", "gpu", "c-other-workspace", node.NodeIdle, false),
+	}
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	insertNodes(t, s, nodes...)
+	count := func(what string, want ...node.StateCount) {
+		t.Helper()
+		var got []node.StateCount
+		view(t, s, func(tx store.Tx) (err error) {
+			got, err = tx.CountNodesByState("PROD", "Gpu")
+			return err
+		})
+		if len(want) == 0 {
+			want = nil
+		}
+		equal(t, "CountNodesByState "+what, got, want)
+	}
+	count("as inserted",
+		node.StateCount{State: node.NodeIdle, Count: 2},
+		node.StateCount{State: node.NodeIdle, Pulling: true, Count: 1},
+		node.StateCount{State: node.NodeLeaving, Count: 1},
+		node.StateCount{State: node.NodeRunning, Count: 1},
+		node.StateCount{State: node.NodeRunning, Draining: true, Count: 1})
+	// The pull ends and the running node finishes: UpdateNode's path
+	// that keeps a node live. The draining node leaves: the other.
+	byID["c-pulling"].PullingImages = nil
+	byID["c-running"].State, byID["c-running"].CurrentAttemptID, byID["c-running"].CurrentJobName, byID["c-running"].CurrentRank = node.NodeIdle, "", "", 0
+	byID["c-draining"].State = node.NodeLeaving
+	update(t, s, func(tx store.Tx) error {
+		for _, id := range []string{"c-pulling", "c-running", "c-draining"} {
+			if err := tx.UpdateNode(byID[id]); err != nil {
+				return err
+			}
+		}
+		return tx.DeleteNode("c-leaving")
+	})
+	count("after updates and a deletion",
+		node.StateCount{State: node.NodeIdle, Count: 4},
+		node.StateCount{State: node.NodeLeaving, Draining: true, Count: 1})
+	var none []node.StateCount
+	view(t, s, func(tx store.Tx) (err error) {
+		none, err = tx.CountNodesByState("prod", "no-such-compute")
+		return err
+	})
+	if len(none) != 0 {
+		t.Errorf("CountNodesByState of a compute without nodes = %v, want none", none)
+	}
 }

@@ -102,6 +102,8 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{"NodeDelete", testNodeDelete},
 		{"NodeList", testNodeList},
 		{"NodeCountLive", testNodeCountLive},
+		{"NodeListDue", testNodeListDue},
+		{"NodeCountByState", testNodeCountByState},
 		{"NodeFind", testNodeFind},
 		{"ViewGeneration", testViewGeneration},
 		{"ConcurrentGenerations", testConcurrentGenerations},
