@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // fullCompute returns a compute with every stored field set, including the
@@ -22,17 +23,17 @@ func fullCompute(workspace, name string, at time.Time) *compute.Compute {
 			Size:                    "Standard_NC6s_v3",
 			Location:                "westeurope",
 			Tier:                    compute.TierLowPriority,
-			MinInstances:            ptr(0),
-			MaxInstances:            ptr(4),
-			IdleTimeBeforeScaleDown: ptr(300),
-			SSHPublicAccessEnabled:  ptr(true),
+			MinInstances:            stcheck.Ptr(0),
+			MaxInstances:            stcheck.Ptr(4),
+			IdleTimeBeforeScaleDown: stcheck.Ptr(300),
+			SSHPublicAccessEnabled:  stcheck.Ptr(true),
 			SSHSettings: &compute.SSHSettings{
 				AdminUsername: "azureuser",
 				AdminPassword: `p@ss"word'\`,
 				SSHKeyValue:   "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample alice@example",
 			},
 			NetworkSettings:    &compute.NetworkSettings{VnetName: "vnet-1", Subnet: "default"},
-			EnableNodePublicIP: ptr(false),
+			EnableNodePublicIP: stcheck.Ptr(false),
 			Identity: &compute.IdentitySpec{
 				Type: compute.IdentitySystemAndUserAssigned,
 				UserAssignedIdentities: []compute.UserAssignedIdentity{
@@ -86,28 +87,28 @@ func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + 
 
 func insertCompute(t *testing.T, s store.Store, c *compute.Compute) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error { return tx.InsertCompute(c) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.InsertCompute(c) })
 }
 
 func getCompute(t *testing.T, s store.Store, workspace, name string) *compute.Compute {
 	t.Helper()
 	var c *compute.Compute
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		c, err = tx.GetCompute(workspace, name)
 		return err
 	})
 	return c
 }
 
-func testComputeRoundTrip(t *testing.T, s store.Store, clock *Clock) {
+func testComputeRoundTrip(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	var c *compute.Compute
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		c = fullCompute("prod", "GPU-Cluster", tx.Now())
 		// Set by the service layer or computed on read: not stored.
 		c.ID = "/subscriptions/x/resourceGroups/y/providers/Microsoft.MachineLearningServices/workspaces/prod/computes/GPU-Cluster"
 		c.ResourceID = c.ID
 		c.AllocationState = compute.AllocationResizing
-		c.AllocationStateTransitionTime = ptr(tx.Now())
+		c.AllocationStateTransitionTime = stcheck.Ptr(tx.Now())
 		c.CurrentNodeCount, c.TargetNodeCount = 2, 3
 		c.NodeStateCounts = compute.NodeStateCounts{IdleNodeCount: 1, RunningNodeCount: 1}
 		return tx.InsertCompute(c)
@@ -116,14 +117,14 @@ func testComputeRoundTrip(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("ETag after insert = %s, want \"1\"", c.ETag)
 	}
 	if c.ID == "" || c.ResourceID == "" || c.CurrentNodeCount != 2 {
-		t.Errorf("InsertCompute changed fields it does not store: %s", show(c))
+		t.Errorf("InsertCompute changed fields it does not store: %s", stcheck.Show(c))
 	}
 	want := asStored(c)
-	equal(t, "GetCompute after insert", getCompute(t, s, "prod", "GPU-Cluster"), want)
+	stcheck.Equal(t, "GetCompute after insert", getCompute(t, s, "prod", "GPU-Cluster"), want)
 
 	// A compute with provisioning errors.
 	var failed *compute.Compute
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		failed = fullCompute("prod", "broken", tx.Now())
 		failed.ProvisioningState = compute.ProvisioningFailed
 		failed.ProvisioningErrors = []compute.ProvisioningError{
@@ -132,18 +133,18 @@ func testComputeRoundTrip(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.InsertCompute(failed)
 	})
-	equal(t, "GetCompute of a failed compute", getCompute(t, s, "prod", "broken"), asStored(failed))
+	stcheck.Equal(t, "GetCompute of a failed compute", getCompute(t, s, "prod", "broken"), asStored(failed))
 }
 
-func testComputeMinimal(t *testing.T, s store.Store, clock *Clock) {
-	c := minimalCompute("prod", "ci-1", compute.ComputeTypeInstance, now(clock.Now()))
+func testComputeMinimal(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	c := minimalCompute("prod", "ci-1", compute.ComputeTypeInstance, stcheck.Now(clock.Now()))
 	insertCompute(t, s, c)
 	if c.ProvisioningErrors == nil {
 		// Tolerated on the argument, but what is read back must not be nil.
 		c.ProvisioningErrors = []compute.ProvisioningError{}
 	}
 	got := getCompute(t, s, "prod", "ci-1")
-	equal(t, "GetCompute of a minimal compute", got, asStored(c))
+	stcheck.Equal(t, "GetCompute of a minimal compute", got, asStored(c))
 	if got != nil && got.ProvisioningErrors == nil {
 		t.Errorf("ProvisioningErrors is nil, want an empty slice")
 	}
@@ -152,8 +153,8 @@ func testComputeMinimal(t *testing.T, s store.Store, clock *Clock) {
 // An instance's stored state (its state machine, owner and the facts its
 // agent reports, including the notebook secret) reads back as written and
 // changes with UpdateCompute.
-func testComputeInstanceState(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testComputeInstanceState(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	c := minimalCompute("prod", "ci-1", compute.ComputeTypeInstance, at)
 	since := at.Add(-time.Hour)
 	c.Instance = &compute.InstanceStatus{
@@ -162,10 +163,10 @@ func testComputeInstanceState(t *testing.T, s store.Store, clock *Clock) {
 		IdleSince:     &since, SSHPort: 2222, Apps: []compute.InstanceAppReport{{Name: "jupyter", Addr: "127.0.0.1:8888", Running: true}},
 	}
 	insertCompute(t, s, c)
-	equal(t, "GetCompute of an instance", getCompute(t, s, "prod", "ci-1"), asStored(c))
+	stcheck.Equal(t, "GetCompute of an instance", getCompute(t, s, "prod", "ci-1"), asStored(c))
 	c.Instance.State, c.Instance.LastOperation.OperationTrigger = compute.InstanceStopped, compute.TriggerIdleShutdown
-	update(t, s, func(tx store.Tx) error { return tx.UpdateCompute(c) })
-	equal(t, "GetCompute after updating the instance state", getCompute(t, s, "prod", "ci-1"), asStored(c))
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.UpdateCompute(c) })
+	stcheck.Equal(t, "GetCompute after updating the instance state", getCompute(t, s, "prod", "ci-1"), asStored(c))
 	// A cluster has none.
 	cl := minimalCompute("prod", "cl-1", compute.ComputeTypeCluster, at)
 	insertCompute(t, s, cl)
@@ -174,8 +175,8 @@ func testComputeInstanceState(t *testing.T, s store.Store, clock *Clock) {
 	}
 }
 
-func testComputeCaseInsensitive(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testComputeCaseInsensitive(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	c := fullCompute("Prod", "GPU-Cluster", at)
 	insertCompute(t, s, c)
 
@@ -191,37 +192,37 @@ func testComputeCaseInsensitive(t *testing.T, s store.Store, clock *Clock) {
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertCompute(fullCompute("prod", "gpu-CLUSTER", at))
 	})
-	wantCode(t, "InsertCompute of a name taken in another case", err, core.ECONFLICT)
+	stcheck.WantCode(t, "InsertCompute of a name taken in another case", err, core.ECONFLICT)
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertCompute(fullCompute("Prod", "GPU-Cluster", at))
 	})
-	wantCode(t, "InsertCompute of a taken name", err, core.ECONFLICT)
-	equal(t, "compute after failed inserts", getCompute(t, s, "prod", "gpu-cluster"), asStored(c))
+	stcheck.WantCode(t, "InsertCompute of a taken name", err, core.ECONFLICT)
+	stcheck.Equal(t, "compute after failed inserts", getCompute(t, s, "prod", "gpu-cluster"), asStored(c))
 
 	// The same name in another workspace is another compute.
 	other := fullCompute("staging", "gpu-cluster", at)
 	insertCompute(t, s, other)
-	equal(t, "compute of another workspace", getCompute(t, s, "staging", "GPU-CLUSTER"), asStored(other))
+	stcheck.Equal(t, "compute of another workspace", getCompute(t, s, "staging", "GPU-CLUSTER"), asStored(other))
 
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetCompute("prod", "nope")
 		return err
 	})
-	wantCode(t, "GetCompute of a missing compute", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetCompute of a missing compute", err, core.ENOTFOUND)
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetCompute("nope", "gpu-cluster")
 		return err
 	})
-	wantCode(t, "GetCompute in a missing workspace", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetCompute in a missing workspace", err, core.ENOTFOUND)
 }
 
-func testComputeUpdate(t *testing.T, s store.Store, clock *Clock) {
-	created := now(clock.Now())
+func testComputeUpdate(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	created := stcheck.Now(clock.Now())
 	insertCompute(t, s, fullCompute("prod", "GPU-Cluster", created))
 
-	later := now(clock.Advance(90 * time.Second))
+	later := stcheck.Now(clock.Advance(90 * time.Second))
 	var next *compute.Compute
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		c, err := tx.GetCompute("prod", "gpu-cluster")
 		if err != nil {
 			return err
@@ -231,8 +232,8 @@ func testComputeUpdate(t *testing.T, s store.Store, clock *Clock) {
 		}
 		c.Description = "changed"
 		c.Tags = map[string]string{"team": "nlp"}
-		c.MaxInstances = ptr(10)
-		c.MinInstances = ptr(1)
+		c.MaxInstances = stcheck.Ptr(10)
+		c.MinInstances = stcheck.Ptr(1)
 		c.Identity = nil
 		c.SSHSettings.AdminPassword = "new password"
 		c.ProvisioningState = compute.ProvisioningFailed
@@ -250,12 +251,12 @@ func testComputeUpdate(t *testing.T, s store.Store, clock *Clock) {
 		if err != nil {
 			return err
 		}
-		equal(t, "GetCompute in the updating transaction", got, asStored(c))
+		stcheck.Equal(t, "GetCompute in the updating transaction", got, asStored(c))
 		next = c
 		return nil
 	})
 	got := getCompute(t, s, "PROD", "gpu-cluster")
-	equal(t, "GetCompute after update", got, asStored(next))
+	stcheck.Equal(t, "GetCompute after update", got, asStored(next))
 	if got.Version != 2 || !got.CreatedOn.Equal(created) || !got.ModifiedOn.Equal(later) {
 		t.Errorf("after update: version %d, created %v, modified %v; want 2, %v, %v", got.Version, got.CreatedOn, got.ModifiedOn, created, later)
 	}
@@ -263,37 +264,37 @@ func testComputeUpdate(t *testing.T, s store.Store, clock *Clock) {
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateCompute(fullCompute("prod", "missing", later))
 	})
-	wantCode(t, "UpdateCompute of a missing compute", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateCompute of a missing compute", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateCompute(fullCompute("staging", "GPU-Cluster", later))
 	})
-	wantCode(t, "UpdateCompute in another workspace", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateCompute in another workspace", err, core.ENOTFOUND)
 }
 
-func testComputeDelete(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testComputeDelete(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	insertCompute(t, s, fullCompute("prod", "A-One", at))
 	keep := fullCompute("prod", "a-two", at)
 	insertCompute(t, s, keep)
 
-	update(t, s, func(tx store.Tx) error { return tx.DeleteCompute("PROD", "a-ONE") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteCompute("PROD", "a-ONE") })
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetCompute("prod", "A-One")
 		return err
 	})
-	wantCode(t, "GetCompute after delete", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetCompute after delete", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteCompute("prod", "A-One") })
-	wantCode(t, "DeleteCompute twice", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "DeleteCompute twice", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteCompute("staging", "a-two") })
-	wantCode(t, "DeleteCompute in another workspace", err, core.ENOTFOUND)
-	equal(t, "the other compute", getCompute(t, s, "prod", "a-two"), asStored(keep))
+	stcheck.WantCode(t, "DeleteCompute in another workspace", err, core.ENOTFOUND)
+	stcheck.Equal(t, "the other compute", getCompute(t, s, "prod", "a-two"), asStored(keep))
 
 	// The name is free again.
 	insertCompute(t, s, fullCompute("prod", "a-one", at))
 }
 
-func testComputeList(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testComputeList(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	byName := map[string]*compute.Compute{}
 	for _, c := range []*compute.Compute{
 		fullCompute("prod", "zeta", at),
@@ -309,7 +310,7 @@ func testComputeList(t *testing.T, s store.Store, clock *Clock) {
 	list := func(filter compute.ComputeFilter, names ...string) {
 		t.Helper()
 		var got []*compute.Compute
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListComputes(filter)
 			return err
 		})
@@ -320,7 +321,7 @@ func testComputeList(t *testing.T, s store.Store, clock *Clock) {
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListComputes("+show(filter)+")", got, want)
+		stcheck.Equal(t, "ListComputes("+stcheck.Show(filter)+")", got, want)
 	}
 	list(compute.ComputeFilter{Workspace: "prod"}, "prod/Alpha", "prod/B-instance", "prod/ci-1", "prod/mid", "prod/zeta")
 	list(compute.ComputeFilter{Workspace: "PROD"}, "prod/Alpha", "prod/B-instance", "prod/ci-1", "prod/mid", "prod/zeta")

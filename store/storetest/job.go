@@ -13,6 +13,7 @@ import (
 	jobkind "github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // artifact is an artifact ID as the CLI uploads them.
@@ -51,7 +52,7 @@ func fullJob(workspace, name, compute string, seq int64, at time.Time) *jobkind.
 			Distribution:  &jobkind.Distribution{Type: jobkind.DistributionPyTorch, ProcessCountPerInstance: 1},
 			Limits:        &jobkind.JobLimits{Timeout: 3600},
 			QueueSettings: &jobkind.QueueSettings{JobTier: "standard", Priority: jobkind.PriorityHigh},
-			Retries:       ptr(0),
+			Retries:       stcheck.Ptr(0),
 		},
 		Workspace:        workspace,
 		ID:               "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/" + workspace + "/jobs/" + name,
@@ -59,14 +60,14 @@ func fullJob(workspace, name, compute string, seq int64, at time.Time) *jobkind.
 		StatusReason:     "running on 2 nodes",
 		CreatedBy:        "alice",
 		CreatedOn:        at,
-		StartTime:        ptr(at.Add(time.Second)),
-		EndTime:          ptr(at.Add(2 * time.Second)),
+		StartTime:        stcheck.Ptr(at.Add(time.Second)),
+		EndTime:          stcheck.Ptr(at.Add(2 * time.Second)),
 		Seq:              seq,
 		AttemptCount:     3,
 		CurrentAttemptID: "att-3",
 		FailedAttempts:   1,
 		InfraRequeues:    1,
-		ExitCode:         ptr(0),
+		ExitCode:         stcheck.Ptr(0),
 		Error:            "node lost",
 		SpecHash:         "spec-" + name,
 		Version:          5,
@@ -93,7 +94,7 @@ func queuedJob(workspace, name, compute string, seq int64, priority string, at t
 func getJob(t *testing.T, s store.Store, workspace, name string) *jobkind.Job {
 	t.Helper()
 	var j *jobkind.Job
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		j, err = tx.GetJob(workspace, name)
 		return err
 	})
@@ -102,7 +103,7 @@ func getJob(t *testing.T, s store.Store, workspace, name string) *jobkind.Job {
 
 func insertJobs(t *testing.T, s store.Store, jobs ...*jobkind.Job) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, j := range jobs {
 			if err := tx.InsertJob(j); err != nil {
 				return err
@@ -112,74 +113,74 @@ func insertJobs(t *testing.T, s store.Store, jobs ...*jobkind.Job) {
 	})
 }
 
-func testJobRoundTrip(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testJobRoundTrip(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	full := fullJob("Prod", "train-1", "GPU-Cluster", 42, at)
 	minimal := queuedJob("prod", "echo", "cpu", 1, "", at)
 	insertJobs(t, s, full, minimal)
-	equal(t, "GetJob of a full job", getJob(t, s, "Prod", "train-1"), full)
-	equal(t, "GetJob of a minimal job", getJob(t, s, "prod", "echo"), minimal)
+	stcheck.Equal(t, "GetJob of a full job", getJob(t, s, "Prod", "train-1"), full)
+	stcheck.Equal(t, "GetJob of a minimal job", getJob(t, s, "prod", "echo"), minimal)
 
 	// An environment given by name.
 	named := fullJob("prod", "train-2", "gpu", 43, at)
 	named.Environment = "azureml:pytorch:1"
-	named.Tags, named.Inputs, named.Outputs, named.Retries, named.ExitCode = nil, nil, nil, ptr(2), ptr(-1)
+	named.Tags, named.Inputs, named.Outputs, named.Retries, named.ExitCode = nil, nil, nil, stcheck.Ptr(2), stcheck.Ptr(-1)
 	insertJobs(t, s, named)
-	equal(t, "GetJob of a job with a named environment", getJob(t, s, "prod", "train-2"), named)
+	stcheck.Equal(t, "GetJob of a job with a named environment", getJob(t, s, "prod", "train-2"), named)
 
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetJob("prod", "missing")
 		return err
 	})
-	wantCode(t, "GetJob of a missing job", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetJob of a missing job", err, core.ENOTFOUND)
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetJob("staging", "train-1")
 		return err
 	})
-	wantCode(t, "GetJob in another workspace", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetJob in another workspace", err, core.ENOTFOUND)
 }
 
-func testJobNames(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testJobNames(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	upper := queuedJob("Prod", "Train", "gpu", 1, "", at)
 	lower := queuedJob("prod", "train", "gpu", 2, "", at)
 	// Job names compare exactly: these are two jobs.
 	insertJobs(t, s, upper, lower)
 	for _, ws := range []string{"Prod", "prod", "PROD"} {
-		equal(t, "GetJob("+ws+", Train)", getJob(t, s, ws, "Train"), upper)
-		equal(t, "GetJob("+ws+", train)", getJob(t, s, ws, "train"), lower)
+		stcheck.Equal(t, "GetJob("+ws+", Train)", getJob(t, s, ws, "Train"), upper)
+		stcheck.Equal(t, "GetJob("+ws+", train)", getJob(t, s, ws, "train"), lower)
 	}
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetJob("prod", "TRAIN")
 		return err
 	})
-	wantCode(t, "GetJob with the name in another case", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetJob with the name in another case", err, core.ENOTFOUND)
 
 	// Workspaces compare case-insensitively.
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertJob(fullJob("PROD", "Train", "cpu", 3, at))
 	})
-	wantCode(t, "InsertJob of a taken name", err, core.ECONFLICT)
-	equal(t, "job after a failed insert", getJob(t, s, "prod", "Train"), upper)
+	stcheck.WantCode(t, "InsertJob of a taken name", err, core.ECONFLICT)
+	stcheck.Equal(t, "job after a failed insert", getJob(t, s, "prod", "Train"), upper)
 
 	// The same name in another workspace is another job.
 	other := fullJob("staging", "Train", "gpu", 4, at)
 	insertJobs(t, s, other)
-	equal(t, "job of another workspace", getJob(t, s, "Staging", "Train"), other)
+	stcheck.Equal(t, "job of another workspace", getJob(t, s, "Staging", "Train"), other)
 }
 
-func testJobUpdate(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testJobUpdate(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	insertJobs(t, s, queuedJob("Prod", "train", "gpu", 1, jobkind.PriorityLow, at))
-	later := now(clock.Advance(time.Minute))
+	later := stcheck.Now(clock.Advance(time.Minute))
 	var running *jobkind.Job
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		j, err := tx.GetJob("prod", "train")
 		if err != nil {
 			return err
 		}
 		j.Status, j.StatusReason = jobkind.JobRunning, "running"
-		j.StartTime, j.AttemptCount, j.CurrentAttemptID = ptr(tx.Now()), 1, "att-1"
+		j.StartTime, j.AttemptCount, j.CurrentAttemptID = stcheck.Ptr(tx.Now()), 1, "att-1"
 		j.Version++
 		if err := tx.UpdateJob(j); err != nil {
 			return err
@@ -188,7 +189,7 @@ func testJobUpdate(t *testing.T, s store.Store, clock *Clock) {
 		if err != nil {
 			return err
 		}
-		equal(t, "GetJob in the updating transaction", got, j)
+		stcheck.Equal(t, "GetJob in the updating transaction", got, j)
 		queued, err := tx.ListQueuedJobs()
 		if err != nil || len(queued) != 0 {
 			t.Errorf("ListQueuedJobs in the updating transaction: %d jobs, %v; want none", len(queued), err)
@@ -197,42 +198,42 @@ func testJobUpdate(t *testing.T, s store.Store, clock *Clock) {
 		return nil
 	})
 	got := getJob(t, s, "prod", "train")
-	equal(t, "GetJob after update", got, running)
+	stcheck.Equal(t, "GetJob after update", got, running)
 	if got.Version != 2 || !got.StartTime.Equal(later) || !got.CreatedOn.Equal(at) {
 		t.Errorf("after update: version %d, start %v, created %v", got.Version, got.StartTime, got.CreatedOn)
 	}
 
 	// Every field can change, including those JSON leaves out.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		j := fullJob("prod", "train", "CPU", 9, later)
 		j.Workspace = "Prod"
 		running = j
 		return tx.UpdateJob(j)
 	})
-	equal(t, "GetJob after replacing every field", getJob(t, s, "prod", "train"), running)
+	stcheck.Equal(t, "GetJob after replacing every field", getJob(t, s, "prod", "train"), running)
 	var list []*jobkind.Job
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		list, err = tx.ListJobs(jobkind.JobFilter{Workspace: "prod", Compute: "cpu", Statuses: []string{jobkind.JobRunning}})
 		return err
 	})
-	equal(t, "ListJobs by the updated compute and status", list, []*jobkind.Job{running})
+	stcheck.Equal(t, "ListJobs by the updated compute and status", list, []*jobkind.Job{running})
 
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateJob(queuedJob("prod", "missing", "gpu", 2, "", later))
 	})
-	wantCode(t, "UpdateJob of a missing job", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateJob of a missing job", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateJob(queuedJob("staging", "train", "gpu", 2, "", later))
 	})
-	wantCode(t, "UpdateJob in another workspace", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateJob in another workspace", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateJob(queuedJob("prod", "TRAIN", "gpu", 2, "", later))
 	})
-	wantCode(t, "UpdateJob with the name in another case", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateJob with the name in another case", err, core.ENOTFOUND)
 }
 
-func testJobList(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testJobList(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	job := func(ws, name, compute, status string, seq int64) *jobkind.Job {
 		j := queuedJob(ws, name, compute, seq, "", at)
 		j.Status = status
@@ -256,7 +257,7 @@ func testJobList(t *testing.T, s store.Store, clock *Clock) {
 	list := func(filter jobkind.JobFilter, names string) {
 		t.Helper()
 		var got []*jobkind.Job
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListJobs(filter)
 			return err
 		})
@@ -267,7 +268,7 @@ func testJobList(t *testing.T, s store.Store, clock *Clock) {
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListJobs("+show(filter)+")", got, want)
+		stcheck.Equal(t, "ListJobs("+stcheck.Show(filter)+")", got, want)
 	}
 	q, r := jobkind.JobQueued, jobkind.JobRunning
 	list(jobkind.JobFilter{Workspace: "prod"}, "c d a b e")
@@ -288,8 +289,8 @@ func testJobList(t *testing.T, s store.Store, clock *Clock) {
 	list(jobkind.JobFilter{Compute: "gpu", Statuses: []string{r}, Limit: 1}, "g")
 }
 
-func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testJobQueue(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	low, medium, high := jobkind.PriorityLow, jobkind.PriorityMedium, jobkind.PriorityHigh
 	jobs := map[string]*jobkind.Job{}
 	var all []*jobkind.Job
@@ -318,7 +319,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 	queue := func(what, names string) {
 		t.Helper()
 		var got []*jobkind.Job
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListQueuedJobs()
 			return err
 		})
@@ -329,7 +330,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListQueuedJobs "+what, got, want)
+		stcheck.Equal(t, "ListQueuedJobs "+what, got, want)
 	}
 	queue("of an empty store", "")
 	insertJobs(t, s, all...)
@@ -337,7 +338,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 
 	// A priority change moves the job; a job that starts leaves the queue;
 	// one requeued comes back at its place by Seq.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		jobs["a6"].QueueSettings = &jobkind.QueueSettings{Priority: high}
 		jobs["d3"].Status = jobkind.JobRunning
 		jobs["r7"].Status = jobkind.JobQueued
@@ -354,7 +355,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 	// and the heads of each compute's queue with each queue's demand.
 	var refs, heads []store.QueuedJobRef
 	var demand map[string]int
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		if refs, err = tx.ListQueuedJobRefs(); err != nil {
 			return err
 		}
@@ -405,7 +406,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 	// each one's whole queue, which together are the queue.
 	var computes []string
 	perCompute := map[string]string{}
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		if computes, err = tx.ListQueueComputes(); err != nil {
 			return err
 		}
@@ -433,7 +434,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 	// heads hold and the job as GetJob reads it; an empty queue, none.
 	var head, none *store.QueuedJobRef
 	var headJob, noJob *jobkind.Job
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		if head, headJob, err = tx.QueueHeadJob("WS-A", "Gpu"); err != nil {
 			return err
 		}
@@ -443,14 +444,14 @@ func testJobQueue(t *testing.T, s store.Store, clock *Clock) {
 	if head == nil || headJob == nil {
 		t.Fatalf("QueueHeadJob(ws-a, gpu) = %v, %v, want a6", head, headJob)
 	}
-	equal(t, "QueueHeadJob's ref", *head, heads[1])
-	equal(t, "QueueHeadJob's job", headJob, getJob(t, s, "ws-a", "a6"))
+	stcheck.Equal(t, "QueueHeadJob's ref", *head, heads[1])
+	stcheck.Equal(t, "QueueHeadJob's job", headJob, getJob(t, s, "ws-a", "a6"))
 	if none != nil || noJob != nil {
 		t.Errorf("QueueHeadJob of an empty queue = %v, %v, want none", none, noJob)
 	}
 }
 
-func testNextSeq(t *testing.T, s store.Store, clock *Clock) {
+func testNextSeq(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	next := func(tx store.Tx, counter string, want int64) {
 		t.Helper()
 		got, err := tx.NextSeq(counter)
@@ -461,14 +462,14 @@ func testNextSeq(t *testing.T, s store.Store, clock *Clock) {
 			t.Errorf("NextSeq(%q) = %d, want %d", counter, got, want)
 		}
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		next(tx, "job", 1)
 		next(tx, "job", 2)
 		next(tx, "other", 1)
 		next(tx, "Job", 1) // counter names compare exactly
 		return nil
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		next(tx, "job", 3)
 		next(tx, "other", 2)
 		return nil
@@ -484,7 +485,7 @@ func testNextSeq(t *testing.T, s store.Store, clock *Clock) {
 	if !errors.Is(err, errFail) {
 		t.Fatalf("Update returned %v, want fn's error", err)
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		next(tx, "job", 4)
 		next(tx, "new", 1)
 		next(tx, "other", 3)
@@ -533,12 +534,12 @@ func testNextSeq(t *testing.T, s store.Store, clock *Clock) {
 
 // testTimes checks that the times of nodes, jobs and attempts read back in
 // UTC at whole microseconds when written with nanoseconds in another zone.
-func testTimes(t *testing.T, s store.Store, clock *Clock) {
+func testTimes(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	raw := clock.Now() // nanoseconds, CET
 	if raw.Nanosecond()%1000 == 0 || raw.Location() == time.UTC {
 		t.Fatalf("clock time %v is already in stored form", raw)
 	}
-	want := now(raw)
+	want := stcheck.Now(raw)
 	check := func(what string, got time.Time) {
 		t.Helper()
 		if got != want { // == also compares the location
@@ -558,13 +559,13 @@ func testTimes(t *testing.T, s store.Store, clock *Clock) {
 	j.StartTime, j.EndTime = &raw, &raw
 	a := &jobkind.Attempt{ID: "att-1", Workspace: "prod", JobName: "job", Number: 1, CreatedOn: raw, StartTime: &raw, EndTime: &raw,
 		Ranks: []*jobkind.RankStatus{{Rank: 0, NodeID: "node-1", StartTime: &raw, EndTime: &raw}}}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return errors.Join(tx.InsertNode(n), tx.InsertJob(j), tx.InsertAttempt(a))
 	})
 	if raw != clock.Now() {
 		t.Errorf("the store wrote through a time pointer of its argument")
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		n, err := tx.GetNode("node-1")
 		if err != nil {
 			return err

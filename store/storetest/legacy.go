@@ -17,6 +17,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/assettest"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // legacyCreated is when the legacy budgets were created.
@@ -55,12 +57,12 @@ func LegacySettings() map[string]string {
 // through their typed methods and keeps the other settings.
 func CheckLegacySettings(t *testing.T, s store.Store) {
 	t.Helper()
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		if got, err := tx.ListBudgets("WS"); err != nil || !reflect.DeepEqual(got, legacyBudgets) {
-			t.Errorf("ListBudgets(ws) = %s, %v; want %s", js(got), err, js(legacyBudgets))
+			t.Errorf("ListBudgets(ws) = %s, %v; want %s", stcheck.JSON(got), err, stcheck.JSON(legacyBudgets))
 		}
 		if got, err := tx.ListBudgets("empty"); err != nil || len(got) != 0 {
-			t.Errorf("ListBudgets(empty) = %s, %v; want none", js(got), err)
+			t.Errorf("ListBudgets(empty) = %s, %v; want none", stcheck.JSON(got), err)
 		}
 		wantQ := map[string]int{"standarddfamily": -1, "standardncfamily": 24}
 		if got, err := tx.GetWorkspaceQuotas("ws"); err != nil || !reflect.DeepEqual(got, wantQ) {
@@ -137,7 +139,7 @@ func CheckLegacyNodes(t *testing.T, s store.Store) {
 	t.Helper()
 	for compute, want := range map[string]int{"gpu": 3, "cpu": 1} {
 		var got int
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.CountLiveNodes("prod", compute)
 			return err
 		})
@@ -172,7 +174,7 @@ func legacyNodeStateRows() []string {
 func checkLegacyNodeStates(t *testing.T, s store.Store) {
 	t.Helper()
 	var got []string
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		nodes, err := tx.ListNodesDue(time.UnixMicro(999999))
 		for _, n := range nodes {
 			got = append(got, n.ID+" "+n.State)
@@ -184,7 +186,7 @@ func checkLegacyNodeStates(t *testing.T, s store.Store) {
 		t.Errorf("after the migration, ListNodesDue = %q, want %q", got, want)
 	}
 	var counts []node.StateCount
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		counts, err = tx.CountNodesByState("prod", "gpu")
 		return err
 	})
@@ -234,7 +236,7 @@ func MigrationCases() []MigrationCase {
 			}
 			return nil
 		}},
-		{Name: "0030 sums run metrics", Version: 29, Check: checkLegacyMetrics, Fill: fillLegacyMetrics},
+		{Name: "0030 sums run metrics", Version: 29, Check: assettest.CheckLegacyMetrics, Fill: assettest.FillLegacyMetrics},
 		{Name: "0039 gives nodes their state column", Version: 38, Check: checkLegacyNodeStates, Fill: func(raw *sql.DB) error {
 			for _, q := range legacyNodeStateRows() {
 				if _, err := raw.Exec(q); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // fullNode returns a node with every field set, including the fields JSON
@@ -38,8 +39,8 @@ func fullNode(workspace, compute, id string, at time.Time) *node.Node {
 		JoinTokenExpires: at.Add(10 * time.Minute),
 		CredentialHash:   identity.HashToken("cred-" + id),
 		CreatedOn:        at,
-		ReadyOn:          ptr(at.Add(time.Second)),
-		IdleSince:        ptr(at.Add(2 * time.Second)),
+		ReadyOn:          stcheck.Ptr(at.Add(time.Second)),
+		IdleSince:        stcheck.Ptr(at.Add(2 * time.Second)),
 		LastHeartbeat:    at.Add(3 * time.Second),
 		Version:          7,
 	}
@@ -54,7 +55,7 @@ func minimalNode(workspace, compute, id string, at time.Time) *node.Node {
 func getNode(t *testing.T, s store.Store, id string) *node.Node {
 	t.Helper()
 	var n *node.Node
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		n, err = tx.GetNode(id)
 		return err
 	})
@@ -63,7 +64,7 @@ func getNode(t *testing.T, s store.Store, id string) *node.Node {
 
 func insertNodes(t *testing.T, s store.Store, nodes ...*node.Node) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, n := range nodes {
 			if err := tx.InsertNode(n); err != nil {
 				return err
@@ -73,52 +74,52 @@ func insertNodes(t *testing.T, s store.Store, nodes ...*node.Node) {
 	})
 }
 
-func testNodeRoundTrip(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeRoundTrip(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	full := fullNode("Prod", "GPU-Cluster", "node-1", at)
 	minimal := minimalNode("prod", "cpu", "node-2", at)
 	insertNodes(t, s, full, minimal)
-	equal(t, "GetNode of a full node", getNode(t, s, "node-1"), full)
+	stcheck.Equal(t, "GetNode of a full node", getNode(t, s, "node-1"), full)
 	got := getNode(t, s, "node-2")
-	equal(t, "GetNode of a minimal node", got, minimal)
+	stcheck.Equal(t, "GetNode of a minimal node", got, minimal)
 	if got != nil && (got.ReadyOn != nil || !got.LastHeartbeat.IsZero() || !got.JoinTokenExpires.IsZero()) {
-		t.Errorf("minimal node reads back with times set: %s", show(got))
+		t.Errorf("minimal node reads back with times set: %s", stcheck.Show(got))
 	}
 
 	// Pointers to zero values and zero values of every kind.
-	zero := &node.Node{ID: "node-3", Workspace: "prod", ReadyOn: ptr(time.Time{}), CreatedOn: at}
+	zero := &node.Node{ID: "node-3", Workspace: "prod", ReadyOn: stcheck.Ptr(time.Time{}), CreatedOn: at}
 	insertNodes(t, s, zero)
-	equal(t, "GetNode of a node of zero values", getNode(t, s, "node-3"), zero)
+	stcheck.Equal(t, "GetNode of a node of zero values", getNode(t, s, "node-3"), zero)
 
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertNode(minimalNode("staging", "other", "node-1", at))
 	})
-	wantCode(t, "InsertNode of an existing ID", err, core.ECONFLICT)
-	equal(t, "node after a failed insert", getNode(t, s, "node-1"), full)
+	stcheck.WantCode(t, "InsertNode of an existing ID", err, core.ECONFLICT)
+	stcheck.Equal(t, "node after a failed insert", getNode(t, s, "node-1"), full)
 
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetNode("node-404")
 		return err
 	})
-	wantCode(t, "GetNode of a missing node", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetNode of a missing node", err, core.ENOTFOUND)
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetNode("NODE-1")
 		return err
 	})
-	wantCode(t, "GetNode with an ID in another case", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetNode with an ID in another case", err, core.ENOTFOUND)
 }
 
-func testNodeUpdate(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeUpdate(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	n := minimalNode("prod", "gpu", "node-1", at)
 	n.JoinTokenHash = identity.HashToken("join")
 	n.JoinTokenExpires = at.Add(time.Hour)
 	n.ProviderRef = "pid:1"
 	insertNodes(t, s, n)
 
-	later := now(clock.Advance(time.Minute))
+	later := stcheck.Now(clock.Advance(time.Minute))
 	var joined *node.Node
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		n, err := tx.GetNode("node-1")
 		if err != nil {
 			return err
@@ -127,7 +128,7 @@ func testNodeUpdate(t *testing.T, s store.Store, clock *Clock) {
 		n.JoinTokenHash, n.JoinTokenExpires = "", time.Time{}
 		n.CredentialHash = identity.HashToken("cred")
 		n.State, n.PrivateIPAddress, n.Port = node.NodeIdle, "127.0.0.1", 40000
-		n.ReadyOn, n.IdleSince, n.LastHeartbeat = ptr(tx.Now()), ptr(tx.Now()), tx.Now()
+		n.ReadyOn, n.IdleSince, n.LastHeartbeat = stcheck.Ptr(tx.Now()), stcheck.Ptr(tx.Now()), tx.Now()
 		n.Workspace, n.Compute, n.Location = "Prod", "GPU", "westeurope"
 		n.Version++
 		if err := tx.UpdateNode(n); err != nil {
@@ -137,23 +138,23 @@ func testNodeUpdate(t *testing.T, s store.Store, clock *Clock) {
 		if err != nil {
 			return err
 		}
-		equal(t, "GetNode in the updating transaction", got, n)
+		stcheck.Equal(t, "GetNode in the updating transaction", got, n)
 		joined = n
 		return nil
 	})
 	got := getNode(t, s, "node-1")
-	equal(t, "GetNode after update", got, joined)
+	stcheck.Equal(t, "GetNode after update", got, joined)
 	if got.Version != 2 || !got.LastHeartbeat.Equal(later) || !got.CreatedOn.Equal(at) {
 		t.Errorf("after update: version %d, heartbeat %v, created %v", got.Version, got.LastHeartbeat, got.CreatedOn)
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		_, err := tx.FindNodeByJoinTokenHash(identity.HashToken("join"))
-		wantCode(t, "FindNodeByJoinTokenHash of a spent token", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "FindNodeByJoinTokenHash of a spent token", err, core.ENOTFOUND)
 		n, err := tx.FindNodeByCredentialHash(identity.HashToken("cred"))
 		if err != nil {
 			t.Errorf("FindNodeByCredentialHash after update: %v", err)
 		} else {
-			equal(t, "FindNodeByCredentialHash after update", n, joined)
+			stcheck.Equal(t, "FindNodeByCredentialHash after update", n, joined)
 		}
 		// The indexed columns follow the update.
 		list, err := tx.ListNodes(node.NodeFilter{Workspace: "prod", Compute: "gpu", Location: "westeurope"})
@@ -164,7 +165,7 @@ func testNodeUpdate(t *testing.T, s store.Store, clock *Clock) {
 	})
 
 	// Back to nil pointers.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		n, err := tx.GetNode("node-1")
 		if err != nil {
 			return err
@@ -174,43 +175,43 @@ func testNodeUpdate(t *testing.T, s store.Store, clock *Clock) {
 		joined = n
 		return tx.UpdateNode(n)
 	})
-	equal(t, "GetNode after clearing fields", getNode(t, s, "node-1"), joined)
+	stcheck.Equal(t, "GetNode after clearing fields", getNode(t, s, "node-1"), joined)
 
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateNode(fullNode("prod", "gpu", "node-404", later))
 	})
-	wantCode(t, "UpdateNode of a missing node", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateNode of a missing node", err, core.ENOTFOUND)
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetNode("node-404")
 		return err
 	})
-	wantCode(t, "GetNode after a failed update", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetNode after a failed update", err, core.ENOTFOUND)
 }
 
-func testNodeDelete(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeDelete(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	gone, keep := fullNode("prod", "gpu", "node-1", at), fullNode("prod", "gpu", "node-2", at)
 	insertNodes(t, s, gone, keep)
-	update(t, s, func(tx store.Tx) error { return tx.DeleteNode("node-1") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteNode("node-1") })
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetNode("node-1")
 		return err
 	})
-	wantCode(t, "GetNode after delete", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetNode after delete", err, core.ENOTFOUND)
 	err = s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.FindNodeByCredentialHash(gone.CredentialHash)
 		return err
 	})
-	wantCode(t, "FindNodeByCredentialHash after delete", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "FindNodeByCredentialHash after delete", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteNode("node-1") })
-	wantCode(t, "DeleteNode twice", err, core.ENOTFOUND)
-	equal(t, "the other node", getNode(t, s, "node-2"), keep)
+	stcheck.WantCode(t, "DeleteNode twice", err, core.ENOTFOUND)
+	stcheck.Equal(t, "the other node", getNode(t, s, "node-2"), keep)
 	// The ID is free again.
 	insertNodes(t, s, minimalNode("prod", "gpu", "node-1", at))
 }
 
-func testNodeList(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeList(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	byID := map[string]*node.Node{}
 	var nodes []*node.Node
 	for _, n := range []*node.Node{
@@ -228,7 +229,7 @@ func testNodeList(t *testing.T, s store.Store, clock *Clock) {
 	list := func(filter node.NodeFilter, ids ...string) {
 		t.Helper()
 		var got []*node.Node
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListNodes(filter)
 			return err
 		})
@@ -239,7 +240,7 @@ func testNodeList(t *testing.T, s store.Store, clock *Clock) {
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListNodes("+show(filter)+")", got, want)
+		stcheck.Equal(t, "ListNodes("+stcheck.Show(filter)+")", got, want)
 	}
 	list(node.NodeFilter{}, "n-0", "n-1", "n-2", "n-3", "n-4", "n-5")
 	list(node.NodeFilter{Workspace: "prod"}, "n-0", "n-1", "n-3", "n-5")
@@ -256,12 +257,12 @@ func testNodeList(t *testing.T, s store.Store, clock *Clock) {
 
 // testNodeCountLive: CountLiveNodes follows every state change and the
 // draining flag through UpdateNode, and names computes case-insensitively.
-func testNodeCountLive(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeCountLive(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	count := func(workspace, compute string, want int) {
 		t.Helper()
 		var got int
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.CountLiveNodes(workspace, compute)
 			return err
 		})
@@ -277,7 +278,7 @@ func testNodeCountLive(t *testing.T, s store.Store, clock *Clock) {
 	set := func(n *node.Node, state string, draining bool) {
 		t.Helper()
 		n.State, n.Draining = state, draining
-		update(t, s, func(tx store.Tx) error { return tx.UpdateNode(n) })
+		stcheck.Update(t, s, func(tx store.Tx) error { return tx.UpdateNode(n) })
 	}
 	set(a, node.NodeIdle, false)
 	set(b, node.NodeRunning, false)
@@ -289,12 +290,12 @@ func testNodeCountLive(t *testing.T, s store.Store, clock *Clock) {
 	set(a, node.NodeLeaving, false)
 	set(b, node.NodeIdle, false) // back
 	count("prod", "gpu", 1)
-	update(t, s, func(tx store.Tx) error { return tx.DeleteNode(b.ID) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteNode(b.ID) })
 	count("prod", "gpu", 0)
 }
 
-func testNodeFind(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeFind(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	a, b := fullNode("prod", "gpu", "node-a", at), fullNode("staging", "gpu", "node-b", at)
 	// Nodes with empty hashes must not be found by the empty hash.
 	c := minimalNode("prod", "gpu", "node-c", at)
@@ -307,14 +308,14 @@ func testNodeFind(t *testing.T, s store.Store, clock *Clock) {
 			return err
 		})
 		if want == nil {
-			wantCode(t, what, err, core.ENOTFOUND)
+			stcheck.WantCode(t, what, err, core.ENOTFOUND)
 			return
 		}
 		if err != nil {
 			t.Errorf("%s: %v", what, err)
 			return
 		}
-		equal(t, what, got, want)
+		stcheck.Equal(t, what, got, want)
 	}
 	for _, n := range []*node.Node{a, b} {
 		find("FindNodeByCredentialHash("+n.ID+")", func(tx store.Tx) (*node.Node, error) {
@@ -344,26 +345,26 @@ func testNodeFind(t *testing.T, s store.Store, clock *Clock) {
 		_, err := tx.FindNodeByJoinTokenHash("")
 		return err
 	})
-	wantCode(t, "FindNodeByJoinTokenHash(\"\") in an Update", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "FindNodeByJoinTokenHash(\"\") in an Update", err, core.ENOTFOUND)
 }
 
 // RenewNodeLease moves a node's lease to the transaction's time and leaves
 // the rest of the node as it was; an unknown node is ENOTFOUND.
-func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	n := fullNode("prod", "gpu", "node-1", at)
 	insertNodes(t, s, n)
 	before := getNode(t, s, "node-1")
-	later := now(clock.Advance(time.Minute))
-	update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("node-1") })
+	later := stcheck.Now(clock.Advance(time.Minute))
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("node-1") })
 	got := getNode(t, s, "node-1")
 	if !got.LastHeartbeat.Equal(later) {
 		t.Errorf("lease after renewal: %v, want %v", got.LastHeartbeat, later)
 	}
 	got.LastHeartbeat = before.LastHeartbeat
-	equal(t, "the rest of the node after a renewal", got, before)
+	stcheck.Equal(t, "the rest of the node after a renewal", got, before)
 	// A later full update keeps the lease it carries.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		n, err := tx.GetNode("node-1")
 		if err != nil {
 			return err
@@ -375,15 +376,15 @@ func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("after an update: lease %v reason %q", got.LastHeartbeat, got.StateReason)
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error { return tx.RenewNodeLease("node-404") })
-	wantCode(t, "RenewNodeLease of a missing node", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "RenewNodeLease of a missing node", err, core.ENOTFOUND)
 }
 
 // testNodeListDue: ListNodesDue returns the nodes neither idle nor
 // running, and those last heard at or before the cutoff (a node never
 // heard included), following state changes, heartbeats and deletions, and
 // decodes them whole.
-func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeListDue(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	mk := func(id, state string, heard time.Time) *node.Node {
 		n := fullNode("prod", "gpu", id, at)
 		n.State, n.LastHeartbeat, n.Draining = state, heard, false
@@ -412,7 +413,7 @@ func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
 	due := func(cutoff time.Time, ids ...string) {
 		t.Helper()
 		var got []*node.Node
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListNodesDue(cutoff)
 			return err
 		})
@@ -424,7 +425,7 @@ func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
 		if len(got) == 0 {
 			got = []*node.Node{}
 		}
-		equal(t, "ListNodesDue("+cutoff.Sub(at).String()+")", got, want)
+		stcheck.Equal(t, "ListNodesDue("+cutoff.Sub(at).String()+")", got, want)
 	}
 	unsettled := []string{"n-preparing", "n-leaving", "n-preempted", "n-unusable", "n-never-heard"}
 	due(old.Add(-time.Second), unsettled...)
@@ -432,13 +433,13 @@ func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
 	due(old, append(unsettled, "n-idle-old", "n-running-old")...)
 	due(fresh, append(unsettled, "n-idle-old", "n-running-old", "n-idle-fresh", "n-running-fresh")...)
 	// A heartbeat takes a node off; a state change puts one on, or off.
-	update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n-idle-old") })
-	byID["n-idle-old"].LastHeartbeat = now(clock.Now())
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n-idle-old") })
+	byID["n-idle-old"].LastHeartbeat = stcheck.Now(clock.Now())
 	byID["n-running-fresh"].State = node.NodeLeaving
 	byID["n-leaving"].State = node.NodeIdle
 	// Joining keeps a node live: UpdateNode's path that moves no index.
 	byID["n-preparing"].State, byID["n-preparing"].LastHeartbeat = node.NodeIdle, fresh
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, id := range []string{"n-running-fresh", "n-leaving", "n-preparing"} {
 			if err := tx.UpdateNode(byID[id]); err != nil {
 				return err
@@ -446,7 +447,7 @@ func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return nil
 	})
-	update(t, s, func(tx store.Tx) error { return tx.DeleteNode("n-unusable") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteNode("n-unusable") })
 	due(old, "n-running-fresh", "n-preempted", "n-never-heard", "n-running-old")
 }
 
@@ -455,8 +456,8 @@ func testNodeListDue(t *testing.T, s store.Store, clock *Clock) {
 // computes and workspaces left out), and follows state changes on both of
 // UpdateNode's paths (the one that keeps a node live and the one that
 // does not) and deletions.
-func testNodeCountByState(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testNodeCountByState(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	mk := func(ws, comp, id, state string, draining bool, pulling ...string) *node.Node {
 		n := fullNode(ws, comp, id, at)
 		n.State, n.Draining, n.PullingImages = state, draining, pulling
@@ -483,14 +484,14 @@ func testNodeCountByState(t *testing.T, s store.Store, clock *Clock) {
 	count := func(what string, want ...node.StateCount) {
 		t.Helper()
 		var got []node.StateCount
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.CountNodesByState("PROD", "Gpu")
 			return err
 		})
 		if len(want) == 0 {
 			want = nil
 		}
-		equal(t, "CountNodesByState "+what, got, want)
+		stcheck.Equal(t, "CountNodesByState "+what, got, want)
 	}
 	count("as inserted",
 		node.StateCount{State: node.NodeIdle, Count: 2},
@@ -503,7 +504,7 @@ func testNodeCountByState(t *testing.T, s store.Store, clock *Clock) {
 	byID["c-pulling"].PullingImages = nil
 	byID["c-running"].State, byID["c-running"].CurrentAttemptID, byID["c-running"].CurrentJobName, byID["c-running"].CurrentRank = node.NodeIdle, "", "", 0
 	byID["c-draining"].State = node.NodeLeaving
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, id := range []string{"c-pulling", "c-running", "c-draining"} {
 			if err := tx.UpdateNode(byID[id]); err != nil {
 				return err
@@ -515,7 +516,7 @@ func testNodeCountByState(t *testing.T, s store.Store, clock *Clock) {
 		node.StateCount{State: node.NodeIdle, Count: 4},
 		node.StateCount{State: node.NodeLeaving, Draining: true, Count: 1})
 	var none []node.StateCount
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		none, err = tx.CountNodesByState("prod", "no-such-compute")
 		return err
 	})

@@ -6,17 +6,18 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
-func testNodeSamples(t *testing.T, s store.Store, clock *Clock) {
-	t0 := now(clock.Now())
+func testNodeSamples(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	t0 := stcheck.Now(clock.Now())
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	sample := func(ws, c string, d time.Duration, running int) *node.NodeSample {
 		return &node.NodeSample{Workspace: ws, Compute: c, Time: at(d), Size: "Standard_DS3_v2", Tier: "dedicated", Running: running, Idle: 1}
 	}
 	a0, a1, a2 := sample("WS", "Cpu", 0, 1), sample("WS", "Cpu", time.Hour, 2), sample("WS", "Cpu", 2*time.Hour, 0)
 	other := sample("ws", "gpu", time.Hour, 5)
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, x := range []*node.NodeSample{a0, a1, a2, other} {
 			if err := tx.InsertNodeSample(x); err != nil {
 				return err
@@ -27,20 +28,20 @@ func testNodeSamples(t *testing.T, s store.Store, clock *Clock) {
 	list := func(since time.Duration) []*node.NodeSample {
 		t.Helper()
 		var out []*node.NodeSample
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = tx.ListNodeSamples("ws", "cpu", at(since))
 			return err
 		})
 		return out
 	}
-	equal(t, "ListNodeSamples from the start", list(0), []*node.NodeSample{a0, a1, a2})
+	stcheck.Equal(t, "ListNodeSamples from the start", list(0), []*node.NodeSample{a0, a1, a2})
 	// Since 90 minutes: the sample that held then leads.
-	equal(t, "ListNodeSamples since 90m", list(90*time.Minute), []*node.NodeSample{a1, a2})
-	equal(t, "ListNodeSamples before any", list(-time.Hour), []*node.NodeSample{a0, a1, a2})
+	stcheck.Equal(t, "ListNodeSamples since 90m", list(90*time.Minute), []*node.NodeSample{a1, a2})
+	stcheck.Equal(t, "ListNodeSamples before any", list(-time.Hour), []*node.NodeSample{a0, a1, a2})
 
 	// The same time again replaces.
 	again := sample("ws", "cpu", 2*time.Hour, 3)
-	update(t, s, func(tx store.Tx) error { return tx.InsertNodeSample(again) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.InsertNodeSample(again) })
 	got := list(2 * time.Hour)
 	if len(got) != 1 || got[0].Running != 3 {
 		t.Errorf("after a second sample at the same time: %+v", got)
@@ -48,7 +49,7 @@ func testNodeSamples(t *testing.T, s store.Store, clock *Clock) {
 
 	// Pruning keeps each compute's newest sample.
 	var n int
-	update(t, s, func(tx store.Tx) (err error) {
+	stcheck.Update(t, s, func(tx store.Tx) (err error) {
 		n, err = tx.DeleteNodeSamplesBefore(at(3 * time.Hour))
 		return err
 	})
@@ -58,7 +59,7 @@ func testNodeSamples(t *testing.T, s store.Store, clock *Clock) {
 	if got := list(0); len(got) != 1 || got[0].Running != 3 {
 		t.Errorf("after pruning: %+v, want cpu's newest sample", got)
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		g, err := tx.ListNodeSamples("ws", "gpu", at(0))
 		if err != nil || len(g) != 1 {
 			t.Errorf("gpu after pruning: %+v %v", g, err)
@@ -69,21 +70,21 @@ func testNodeSamples(t *testing.T, s store.Store, clock *Clock) {
 
 // The usage ledger: a node's life starts with InsertNode and ends with
 // DeleteNode, and stays listed after the node is gone.
-func testNodeUsage(t *testing.T, s store.Store, clock *Clock) {
-	t0 := now(clock.Now())
+func testNodeUsage(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	t0 := stcheck.Now(clock.Now())
 	a := fullNode("Prod", "gpu", "node-a", t0)
 	insertNodes(t, s, a)
 	clock.Advance(time.Hour)
-	t1 := now(clock.Now())
+	t1 := stcheck.Now(clock.Now())
 	b := minimalNode("prod", "cpu", "node-b", t1)
 	insertNodes(t, s, b)
 	clock.Advance(30 * time.Minute)
-	update(t, s, func(tx store.Tx) error { return tx.DeleteNode("node-a") })
-	released := now(clock.Now())
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteNode("node-a") })
+	released := stcheck.Now(clock.Now())
 	list := func(ws string, since, until time.Time) []*node.NodeUsage {
 		t.Helper()
 		var out []*node.NodeUsage
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = tx.ListNodeUsage(ws, since, until)
 			return err
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // A row read again in one transaction reads as the database holds it
@@ -17,15 +18,15 @@ import (
 // workspaces and limits in between show, and changing what a read
 // returned changes nothing read later (the stores may answer repeated
 // reads from what the transaction already read: sqlstore.ReadCache).
-func testRepeatedReads(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
-	update(t, s, func(tx store.Tx) error {
+func testRepeatedReads(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.InsertWorkspace(&core.Workspace{Name: "reread", Location: "local", CreatedOn: at}); err != nil {
 			return err
 		}
 		return tx.InsertCompute(minimalCompute("reread", "c1", compute.ComputeTypeCluster, at))
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		first, err := tx.GetCompute("reread", "c1")
 		if err != nil {
 			return err
@@ -50,7 +51,7 @@ func testRepeatedReads(t *testing.T, s store.Store, clock *Clock) {
 			return err
 		}
 		_, err = tx.GetCompute("reread", "c1")
-		wantCode(t, "GetCompute after DeleteCompute in the same transaction", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "GetCompute after DeleteCompute in the same transaction", err, core.ENOTFOUND)
 		if err := tx.InsertCompute(minimalCompute("reread", "c1", compute.ComputeTypeInstance, at)); err != nil {
 			return err
 		}
@@ -75,7 +76,7 @@ func testRepeatedReads(t *testing.T, s store.Store, clock *Clock) {
 			return err
 		}
 		_, err = tx.GetWorkspace("reread")
-		wantCode(t, "GetWorkspace after DeleteWorkspace in the same transaction", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "GetWorkspace after DeleteWorkspace in the same transaction", err, core.ENOTFOUND)
 		if l, err := tx.GetWorkspaceLimits("reread"); err != nil || l != (money.WorkspaceLimits{}) {
 			t.Errorf("limits after DeleteWorkspace = %+v, %v; want none", l, err)
 		}
@@ -87,8 +88,8 @@ func testRepeatedReads(t *testing.T, s store.Store, clock *Clock) {
 // transaction, sharing its view generation), one of them failing after
 // it wrote a node: the others' nodes show as changed since before, at
 // generations the store has reached, and the failed one's node is absent.
-func testConcurrentGenerations(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testConcurrentGenerations(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	g0 := viewGen(t, s)
 	release := make(chan struct{})
 	running := make(chan struct{})

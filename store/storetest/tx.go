@@ -12,10 +12,12 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/accesstest"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
-func testNow(t *testing.T, s store.Store, clock *Clock) {
-	want := now(clock.Now())
+func testNow(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	want := stcheck.Now(clock.Now())
 	check := func(what string, tx store.Tx, want time.Time) {
 		t.Helper()
 		got := tx.Now()
@@ -23,20 +25,20 @@ func testNow(t *testing.T, s store.Store, clock *Clock) {
 			t.Errorf("%s: Tx.Now() = %v, want %v (UTC, whole microseconds)", what, got, want)
 		}
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		check("Update", tx, want)
 		// The time is taken once, when the transaction starts.
 		clock.Advance(time.Hour)
 		check("Update after the clock moved", tx, want)
 		return nil
 	})
-	want = now(clock.Now())
-	view(t, s, func(tx store.Tx) error {
+	want = stcheck.Now(clock.Now())
+	stcheck.View(t, s, func(tx store.Tx) error {
 		check("View", tx, want)
 		return nil
 	})
-	want = now(clock.Advance(1500 * time.Nanosecond))
-	update(t, s, func(tx store.Tx) error {
+	want = stcheck.Now(clock.Advance(1500 * time.Nanosecond))
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		check("Update after the clock advanced", tx, want)
 		return nil
 	})
@@ -73,7 +75,7 @@ func writeAll(tx store.Tx, suffix string) error {
 
 // writeAccess writes one access-control row of every kind through tx.
 func writeAccess(tx store.Tx, suffix string) error {
-	if err := tx.InsertUser(&identity.User{Name: "user" + suffix, CreatedOn: tx.Now(), OIDCIssuer: issuer, OIDCSubject: "sub" + suffix}); err != nil {
+	if err := tx.InsertUser(&identity.User{Name: "user" + suffix, CreatedOn: tx.Now(), OIDCIssuer: accesstest.Issuer, OIDCSubject: "sub" + suffix}); err != nil {
 		return err
 	}
 	if err := tx.InsertIdentity(&identity.Identity{Name: "id" + suffix, ClientID: "client" + suffix, CreatedOn: tx.Now()}); err != nil {
@@ -90,7 +92,7 @@ func writeAccess(tx store.Tx, suffix string) error {
 		Target: "users/user" + suffix, Outcome: identity.AuditSucceeded}); err != nil {
 		return err
 	}
-	return tx.InsertSigningKey(&identity.SigningKey{ID: "kid" + suffix, PrivatePEM: testPEM, CreatedOn: tx.Now()})
+	return tx.InsertSigningKey(&identity.SigningKey{ID: "kid" + suffix, PrivatePEM: accesstest.TestPEM, CreatedOn: tx.Now()})
 }
 
 // hasSigningKey reports whether a signing key of that ID is stored.
@@ -110,35 +112,35 @@ func hasSigningKey(tx store.Tx, id string) (*identity.SigningKey, error) {
 // wantNothingOf fails the test if any row writeAll(suffix) writes exists.
 func wantNothingOf(t *testing.T, s store.Store, suffix string) {
 	t.Helper()
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		_, err := tx.GetWorkspace("ws" + suffix)
-		wantCode(t, "workspace", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "workspace", err, core.ENOTFOUND)
 		_, err = tx.GetCompute("ws"+suffix, "c"+suffix)
-		wantCode(t, "compute", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "compute", err, core.ENOTFOUND)
 		_, err = tx.FindTokenByHash(identity.HashToken(suffix))
-		wantCode(t, "token", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "token", err, core.ENOTFOUND)
 		_, err = tx.GetSetting("key" + suffix)
-		wantCode(t, "setting", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "setting", err, core.ENOTFOUND)
 		_, err = tx.GetNode("node" + suffix)
-		wantCode(t, "node", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "node", err, core.ENOTFOUND)
 		_, err = tx.GetJob("ws"+suffix, "job"+suffix)
-		wantCode(t, "job", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "job", err, core.ENOTFOUND)
 		_, err = tx.GetAttempt("att" + suffix)
-		wantCode(t, "attempt", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "attempt", err, core.ENOTFOUND)
 		events, err := tx.ListEvents(core.EventFilter{Workspace: "ws" + suffix})
 		if err != nil || len(events) != 0 {
 			t.Errorf("events: %d, %v; want none", len(events), err)
 		}
 		_, err = tx.GetUser("user" + suffix)
-		wantCode(t, "user", err, core.ENOTFOUND)
-		_, err = tx.FindUserByOIDC(issuer, "sub"+suffix)
-		wantCode(t, "user by sign-in account", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "user", err, core.ENOTFOUND)
+		_, err = tx.FindUserByOIDC(accesstest.Issuer, "sub"+suffix)
+		stcheck.WantCode(t, "user by sign-in account", err, core.ENOTFOUND)
 		_, err = tx.GetIdentity("id" + suffix)
-		wantCode(t, "identity", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "identity", err, core.ENOTFOUND)
 		_, err = tx.FindIdentityByClientID("client" + suffix)
-		wantCode(t, "identity by client ID", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "identity by client ID", err, core.ENOTFOUND)
 		_, err = tx.GetRole("role" + suffix)
-		wantCode(t, "role", err, core.ENOTFOUND)
+		stcheck.WantCode(t, "role", err, core.ENOTFOUND)
 		if as, err := tx.ListRoleAssignments("user:user"+suffix, ""); err != nil || len(as) != 0 {
 			t.Errorf("role assignments: %d, %v; want none", len(as), err)
 		}
@@ -155,7 +157,7 @@ func wantNothingOf(t *testing.T, s store.Store, suffix string) {
 // wantAllOf fails the test unless the rows writeAll(suffix) writes exist.
 func wantAllOf(t *testing.T, s store.Store, suffix string) {
 	t.Helper()
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		if _, err := tx.GetWorkspace("ws" + suffix); err != nil {
 			t.Errorf("workspace: %v", err)
 		}
@@ -202,8 +204,8 @@ func wantAllOf(t *testing.T, s store.Store, suffix string) {
 	})
 }
 
-func testRollback(t *testing.T, s store.Store, clock *Clock) {
-	update(t, s, func(tx store.Tx) error { return writeAll(tx, "-kept") })
+func testRollback(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	stcheck.Update(t, s, func(tx store.Tx) error { return writeAll(tx, "-kept") })
 
 	errFail := errors.New("fail on purpose")
 	err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -264,7 +266,7 @@ func testRollback(t *testing.T, s store.Store, clock *Clock) {
 	if c.Description == "lost" || c.Version != 1 {
 		t.Errorf("rolled-back update is visible: description %q, version %d", c.Description, c.Version)
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		if v, err := tx.GetSetting("key-kept"); v != "value" {
 			t.Errorf("rolled-back setting: %q, %v", v, err)
 		}
@@ -291,7 +293,7 @@ func testRollback(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return core.Errorf(core.EPRECONDITION, "stale")
 	})
-	wantCode(t, "Update whose fn returns a shoal error", err, core.EPRECONDITION)
+	stcheck.WantCode(t, "Update whose fn returns a shoal error", err, core.EPRECONDITION)
 	wantNothingOf(t, s, "-conflict")
 
 	// A store error that fn returns rolls back the writes before it.
@@ -301,11 +303,11 @@ func testRollback(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.InsertWorkspace(&core.Workspace{Name: "WS-KEPT", CreatedOn: tx.Now()})
 	})
-	wantCode(t, "Update whose fn returns a store conflict", err, core.ECONFLICT)
+	stcheck.WantCode(t, "Update whose fn returns a store conflict", err, core.ECONFLICT)
 	wantNothingOf(t, s, "-partial")
 
 	// The store still works.
-	update(t, s, func(tx store.Tx) error { return writeAll(tx, "-after") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return writeAll(tx, "-after") })
 	wantAllOf(t, s, "-after")
 }
 
@@ -349,7 +351,7 @@ func changeAccess(tx store.Tx, suffix string) error {
 // is visible.
 func wantAccessUnchanged(t *testing.T, s store.Store, suffix string) {
 	t.Helper()
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		if u, err := tx.GetUser("user" + suffix); err != nil || u.Disabled || u.OIDCSubject != "sub"+suffix {
 			t.Errorf("user change is visible: %v, %v", u, err)
 		}
@@ -369,7 +371,7 @@ func wantAccessUnchanged(t *testing.T, s store.Store, suffix string) {
 	})
 }
 
-func testRollbackOnPanic(t *testing.T, s store.Store, clock *Clock) {
+func testRollbackOnPanic(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	func() {
 		defer func() {
 			if r := recover(); r != "boom" {
@@ -385,13 +387,13 @@ func testRollbackOnPanic(t *testing.T, s store.Store, clock *Clock) {
 	}()
 	wantNothingOf(t, s, "-panic")
 	// The transaction was released: the store still takes writes.
-	update(t, s, func(tx store.Tx) error { return writeAll(tx, "-after") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return writeAll(tx, "-after") })
 	wantAllOf(t, s, "-after")
 }
 
-func testViewIsReadOnly(t *testing.T, s store.Store, clock *Clock) {
-	update(t, s, func(tx store.Tx) error { return writeAll(tx, "-x") })
-	at := now(clock.Now())
+func testViewIsReadOnly(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	stcheck.Update(t, s, func(tx store.Tx) error { return writeAll(tx, "-x") })
+	at := stcheck.Now(clock.Now())
 	writes := map[string]func(tx store.Tx) error{
 		"InsertWorkspace": func(tx store.Tx) error {
 			return tx.InsertWorkspace(&core.Workspace{Name: "ws-view", CreatedOn: at})
@@ -440,7 +442,7 @@ func testViewIsReadOnly(t *testing.T, s store.Store, clock *Clock) {
 		},
 		"InsertUser": func(tx store.Tx) error { return tx.InsertUser(&identity.User{Name: "user-view", CreatedOn: at}) },
 		"UpdateUser": func(tx store.Tx) error {
-			return tx.UpdateUser(&identity.User{Name: "user-x", Disabled: true, CreatedOn: at, OIDCIssuer: issuer, OIDCSubject: "changed"})
+			return tx.UpdateUser(&identity.User{Name: "user-x", Disabled: true, CreatedOn: at, OIDCIssuer: accesstest.Issuer, OIDCSubject: "changed"})
 		},
 		"InsertIdentity": func(tx store.Tx) error {
 			return tx.InsertIdentity(&identity.Identity{Name: "id-view", ClientID: "client-view", CreatedOn: at})
@@ -457,10 +459,10 @@ func testViewIsReadOnly(t *testing.T, s store.Store, clock *Clock) {
 			return tx.AppendAudit(&identity.AuditRecord{Time: at, PrincipalID: "user:user-view", Action: identity.ActUsersWrite, Outcome: identity.AuditDenied})
 		},
 		"InsertSigningKey": func(tx store.Tx) error {
-			return tx.InsertSigningKey(&identity.SigningKey{ID: "kid-view", PrivatePEM: testPEM, CreatedOn: at})
+			return tx.InsertSigningKey(&identity.SigningKey{ID: "kid-view", PrivatePEM: accesstest.TestPEM, CreatedOn: at})
 		},
 		"UpdateSigningKey": func(tx store.Tx) error {
-			return tx.UpdateSigningKey(&identity.SigningKey{ID: "kid-x", PrivatePEM: testPEM, CreatedOn: at, RetiredOn: &at})
+			return tx.UpdateSigningKey(&identity.SigningKey{ID: "kid-x", PrivatePEM: accesstest.TestPEM, CreatedOn: at, RetiredOn: &at})
 		},
 	}
 	for name, write := range writes {
@@ -491,7 +493,7 @@ func testViewIsReadOnly(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("UpdateAttempt in a View was committed")
 	}
 	wantAccessUnchanged(t, s, "-x")
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if v, err := tx.NextSeq("job"); err != nil || v != 1 {
 			t.Errorf("NextSeq after NextSeq in a View = %d, %v; want 1", v, err)
 		}
@@ -499,7 +501,7 @@ func testViewIsReadOnly(t *testing.T, s store.Store, clock *Clock) {
 	})
 }
 
-func testConcurrentUpdates(t *testing.T, s store.Store, clock *Clock) {
+func testConcurrentUpdates(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	const writers, perWriter = 8, 20
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*perWriter*2)
@@ -537,7 +539,7 @@ func testConcurrentUpdates(t *testing.T, s store.Store, clock *Clock) {
 	}
 
 	var events []*core.Event
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		events, err = tx.ListEvents(core.EventFilter{Workspace: "load"})
 		return err
 	})

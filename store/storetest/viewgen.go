@@ -7,12 +7,13 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 func viewGen(t *testing.T, s store.Store) node.ViewGen {
 	t.Helper()
 	var g node.ViewGen
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		g, err = tx.ViewGeneration()
 		return err
 	})
@@ -22,7 +23,7 @@ func viewGen(t *testing.T, s store.Store) node.ViewGen {
 func changedSince(t *testing.T, s store.Store, gen int64) (map[string]int64, map[string]int64) {
 	t.Helper()
 	changed, deleted := map[string]int64{}, map[string]int64{}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		ch, del, err := tx.ListNodesChangedSince(gen)
 		for _, c := range ch {
 			changed[c.Node.ID] = c.Gen
@@ -39,8 +40,8 @@ func changedSince(t *testing.T, s store.Store, gen int64) (map[string]int64, map
 // generation once and stamps its nodes with it; a heartbeat (a lease
 // renewal) does not; a deletion is listed by its generation until pruned;
 // a compute's write also moves Computes.
-func testViewGeneration(t *testing.T, s store.Store, clock *Clock) {
-	at := now(clock.Now())
+func testViewGeneration(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
 	g0 := viewGen(t, s)
 	insertNodes(t, s, minimalNode("ws", "c", "n1", at), minimalNode("ws", "c", "n2", at))
 	g1 := viewGen(t, s)
@@ -51,20 +52,20 @@ func testViewGeneration(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("node writes moved Computes %d → %d", g0.Computes, g1.Computes)
 	}
 	changed, deleted := changedSince(t, s, g0.Gen)
-	equal(t, "changed since before the insert", changed, map[string]int64{"n1": g1.Gen, "n2": g1.Gen})
-	equal(t, "deleted since before the insert", deleted, map[string]int64{})
+	stcheck.Equal(t, "changed since before the insert", changed, map[string]int64{"n1": g1.Gen, "n2": g1.Gen})
+	stcheck.Equal(t, "deleted since before the insert", deleted, map[string]int64{})
 	if changed, _ := changedSince(t, s, g1.Gen); len(changed) != 0 {
 		t.Errorf("changed since the insert's generation: %v, want none", changed)
 	}
 	all, _ := changedSince(t, s, -1)
-	equal(t, "every node (since -1)", all, map[string]int64{"n1": g1.Gen, "n2": g1.Gen})
+	stcheck.Equal(t, "every node (since -1)", all, map[string]int64{"n1": g1.Gen, "n2": g1.Gen})
 
-	update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n1") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n1") })
 	if g := viewGen(t, s); g.Gen != g1.Gen {
 		t.Errorf("a lease renewal moved the generation %d → %d", g1.Gen, g.Gen)
 	}
 
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		n, err := tx.GetNode("n2")
 		if err != nil {
 			return err
@@ -80,8 +81,8 @@ func testViewGeneration(t *testing.T, s store.Store, clock *Clock) {
 		t.Fatalf("update and delete in one transaction: generation %d → %d, want +1", g1.Gen, g2.Gen)
 	}
 	changed, deleted = changedSince(t, s, g1.Gen)
-	equal(t, "changed since the insert", changed, map[string]int64{"n2": g2.Gen})
-	equal(t, "deleted since the insert", deleted, map[string]int64{"n1": g2.Gen})
+	stcheck.Equal(t, "changed since the insert", changed, map[string]int64{"n2": g2.Gen})
+	stcheck.Equal(t, "deleted since the insert", deleted, map[string]int64{"n1": g2.Gen})
 
 	// A write that fails leaves the generation as it was.
 	var failed = core.Errorf(core.EINVALID, "rolled back")
@@ -97,7 +98,7 @@ func testViewGeneration(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("a rolled-back insert moved the generation %d → %d", g2.Gen, g.Gen)
 	}
 
-	update(t, s, func(tx store.Tx) error { return tx.PruneNodeDeletions(g2.Gen) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.PruneNodeDeletions(g2.Gen) })
 	g3 := viewGen(t, s)
 	if g3.Floor != g2.Gen {
 		t.Errorf("floor after pruning to %d: %d", g2.Gen, g3.Floor)
@@ -106,7 +107,7 @@ func testViewGeneration(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("deletions after pruning: %v, want none", deleted)
 	}
 
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.InsertCompute(minimalCompute("ws", "c2", compute.ComputeTypeCluster, at))
 	})
 	if g := viewGen(t, s); g.Gen != g3.Gen+1 || g.Computes != g.Gen {

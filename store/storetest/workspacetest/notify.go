@@ -1,4 +1,4 @@
-package storetest
+package workspacetest
 
 import (
 	"encoding/json"
@@ -9,25 +9,26 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/notify"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // Webhooks read back as written (names compared case-insensitively) with
 // their sealed secret in a column of its own: a put without a secret
 // keeps the stored one; the dropped count adds up; deleting one deletes
 // its deliveries, and deleting a workspace deletes both.
-func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
+func testWebhooks(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	hook := &notify.Webhook{Workspace: "WS", Name: "Ops-Hook", Description: "d", URL: "https://example.com/h",
 		Events: []string{notify.JobFailed, notify.NodeLost}, CreatedBy: "alice", SecretHint: "ab12"}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.PutWebhook(hook, []byte("sealed-1")); err != nil {
 			return err
 		}
 		return tx.PutWebhook(&notify.Webhook{Workspace: "ws", Name: "mail", Emails: []string{"a@example.com"}, Events: []string{notify.JobCompleted}}, []byte("sealed-2"))
 	})
-	if want := now(Start); !hook.CreatedOn.Equal(want) {
+	if want := stcheck.Now(stcheck.Start); !hook.CreatedOn.Equal(want) {
 		t.Errorf("CreatedOn = %v, want the transaction time %v", hook.CreatedOn, want)
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		w, err := tx.GetWebhook("ws", "OPS-HOOK")
 		if err != nil {
 			return err
@@ -53,7 +54,7 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 		return nil
 	})
 	// Replaced without a secret: the secret stays; with one: it changes.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.PutWebhook(&notify.Webhook{Workspace: "ws", Name: "ops-hook", URL: "https://example.com/2", Events: []string{notify.JobFailed}, Disabled: true}, nil); err != nil {
 			return err
 		}
@@ -65,7 +66,7 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.AddWebhookDropped("ws", "ops-hook", 4)
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		w, err := tx.GetWebhook("ws", "ops-hook")
 		if err != nil {
 			return err
@@ -85,10 +86,10 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 		return nil
 	})
 	// Every workspace's, for the notifier.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.PutWebhook(&notify.Webhook{Workspace: "Another", Name: "a", URL: "https://example.com/a", Events: []string{notify.JobFailed}}, []byte("s"))
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		all, err := tx.ListWebhooks("")
 		if err != nil {
 			return err
@@ -104,11 +105,11 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 		"DeleteWebhook":     func(tx store.Tx) error { return tx.DeleteWebhook("ws", "none") },
 		"AddWebhookDropped": func(tx store.Tx) error { return tx.AddWebhookDropped("ws", "none", 1) },
 	} {
-		wantCode(t, what+" of a webhook not there", s.Update(t.Context(), fn), core.ENOTFOUND)
+		stcheck.WantCode(t, what+" of a webhook not there", s.Update(t.Context(), fn), core.ENOTFOUND)
 	}
 
 	// Deleting a webhook deletes its deliveries, not another's.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, d := range []*notify.Delivery{delivery("ws", "ops-hook", "e1"), delivery("ws", "mail", "e1")} {
 			if _, err := tx.InsertDelivery(d); err != nil {
 				return err
@@ -116,7 +117,7 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.DeleteWebhook("WS", "Ops-Hook")
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		if _, err := tx.GetWebhook("ws", "ops-hook"); core.ErrorCode(err) != core.ENOTFOUND {
 			t.Errorf("a deleted webhook: %v", err)
 		}
@@ -135,7 +136,7 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 	})
 
 	// A deleted workspace's webhooks and deliveries go with it.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.InsertWorkspace(&core.Workspace{Name: "gone-w", Location: "local", CreatedOn: tx.Now()}); err != nil {
 			return err
 		}
@@ -145,8 +146,8 @@ func testWebhooks(t *testing.T, s store.Store, clock *Clock) {
 		_, err := tx.InsertDelivery(delivery("gone-w", "h", "e1"))
 		return err
 	})
-	update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("gone-w") })
-	view(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("gone-w") })
+	stcheck.View(t, s, func(tx store.Tx) error {
 		hooks, err := tx.ListWebhooks("gone-w")
 		if err != nil {
 			return err
@@ -172,22 +173,22 @@ func delivery(ws, webhook, key string) *notify.Delivery {
 // oldest first, at most limit; an update records a try's outcome and
 // nothing else; lists are newest first; pending ones are counted per
 // receiver; prune removes only finished ones updated long enough ago.
-func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
+func testDeliveries(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	first := delivery("WS", "Hook", "job:j1:failed")
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		ok, err := tx.InsertDelivery(first)
 		if err != nil || !ok {
 			t.Errorf("first InsertDelivery = %v, %v, want inserted", ok, err)
 		}
 		return err
 	})
-	if first.ID == 0 || first.Status != notify.DeliveryPending || !first.NextAttempt.Equal(now(Start)) || !first.CreatedOn.Equal(now(Start)) {
+	if first.ID == 0 || first.Status != notify.DeliveryPending || !first.NextAttempt.Equal(stcheck.Now(stcheck.Start)) || !first.CreatedOn.Equal(stcheck.Now(stcheck.Start)) {
 		t.Errorf("inserted: %+v, want an ID, pending, due and created now", first)
 	}
 	// Again, in any spelling of the workspace and webhook: not inserted.
 	again := delivery("ws", "HOOK", "job:j1:failed")
 	again.Target = first.Target
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		ok, err := tx.InsertDelivery(again)
 		if ok || err != nil {
 			t.Errorf("InsertDelivery of the same key again = %v, %v, want not inserted and no error", ok, err)
@@ -201,8 +202,8 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 	mail := &notify.Delivery{Workspace: "ws", Channel: notify.ChannelEmail, Target: "a@example.com", Event: notify.JobFailed, Key: "job:j1:failed", Payload: json.RawMessage(`{}`)}
 	clock.Advance(time.Second)
 	later, future := delivery("ws", "hook", "job:j2:failed"), delivery("ws", "hook", "job:j3:failed")
-	future.NextAttempt = Start.Add(time.Hour)
-	update(t, s, func(tx store.Tx) error {
+	future.NextAttempt = stcheck.Start.Add(time.Hour)
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, d := range []*notify.Delivery{mail, later, future} {
 			if ok, err := tx.InsertDelivery(d); err != nil || !ok {
 				t.Errorf("InsertDelivery(%s to %q) = %v, %v", d.Key, d.Target, ok, err)
@@ -210,7 +211,7 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return nil
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		due, err := tx.DueDeliveries(clock.Now(), 10)
 		if err != nil {
 			return err
@@ -242,7 +243,7 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 	// A failed try is retried later; a delivered one is done.
 	clock.Advance(time.Minute)
 	delivered := clock.Now()
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.UpdateDelivery(&notify.Delivery{ID: first.ID, Status: notify.DeliveryPending, Attempts: 1,
 			NextAttempt: delivered.Add(10 * time.Second), LastError: "500 Internal Server Error: boom", StatusCode: 500,
 			Payload: json.RawMessage(`{"changed":true}`), Target: "https://evil.example"}); err != nil {
@@ -250,7 +251,7 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.UpdateDelivery(&notify.Delivery{ID: later.ID, Status: notify.DeliveryDelivered, Attempts: 1, Delivered: &delivered, StatusCode: 204})
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		due, err := tx.DueDeliveries(clock.Now(), 10)
 		if err != nil {
 			return err
@@ -273,11 +274,11 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 			t.Fatalf("ListDeliveries = %+v, want future, later, first (newest first)", list)
 		}
 		f := list[2]
-		if f.Attempts != 1 || f.LastError != "500 Internal Server Error: boom" || f.StatusCode != 500 || !f.UpdatedOn.Equal(now(delivered)) ||
-			!f.NextAttempt.Equal(now(delivered.Add(10*time.Second))) || string(f.Payload) != string(first.Payload) || f.Target != first.Target {
+		if f.Attempts != 1 || f.LastError != "500 Internal Server Error: boom" || f.StatusCode != 500 || !f.UpdatedOn.Equal(stcheck.Now(delivered)) ||
+			!f.NextAttempt.Equal(stcheck.Now(delivered.Add(10*time.Second))) || string(f.Payload) != string(first.Payload) || f.Target != first.Target {
 			t.Errorf("after a failed try: %+v (the payload and target stay as inserted)", f)
 		}
-		if l := list[1]; l.Status != notify.DeliveryDelivered || l.Delivered == nil || !l.Delivered.Equal(now(delivered)) {
+		if l := list[1]; l.Status != notify.DeliveryDelivered || l.Delivered == nil || !l.Delivered.Equal(stcheck.Now(delivered)) {
 			t.Errorf("after delivery: %+v", l)
 		}
 		one, err := tx.ListDeliveries("WS", "", 1)
@@ -292,21 +293,21 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateDelivery(&notify.Delivery{ID: 987654, Status: notify.DeliveryFailed})
 	})
-	wantCode(t, "UpdateDelivery of a delivery not there", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateDelivery of a delivery not there", err, core.ENOTFOUND)
 
 	// Prune: finished ones updated before the cut, never pending ones.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.UpdateDelivery(&notify.Delivery{ID: mail.ID, Status: notify.DeliveryFailed, Attempts: 12, LastError: "550 no such user"})
 	})
 	clock.Advance(7 * 24 * time.Hour)
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		n, err := tx.PruneDeliveries(delivered.Add(time.Second))
 		if n != 2 {
 			t.Errorf("PruneDeliveries = %d, want 2 (the delivered and the failed)", n)
 		}
 		return err
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		list, err := tx.ListDeliveries("ws", "", 0)
 		if err != nil {
 			return err
@@ -320,15 +321,15 @@ func testDeliveries(t *testing.T, s store.Store, clock *Clock) {
 
 // A cursor reads 0 until set, then what was set last; cursors are
 // independent by name.
-func testNotifyCursors(t *testing.T, s store.Store, clock *Clock) {
-	view(t, s, func(tx store.Tx) error {
+func testNotifyCursors(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		v, err := tx.NotifyCursor("notify")
 		if v != 0 || err != nil {
 			t.Errorf("a cursor never set = %d, %v, want 0", v, err)
 		}
 		return nil
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.SetNotifyCursor("notify", 42); err != nil {
 			return err
 		}
@@ -337,7 +338,7 @@ func testNotifyCursors(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.SetNotifyCursor("other", 7)
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		for name, want := range map[string]int64{"notify": 1042, "other": 7} {
 			v, err := tx.NotifyCursor(name)
 			if err != nil {
@@ -359,9 +360,9 @@ func testNotifyCursors(t *testing.T, s store.Store, clock *Clock) {
 // Trimming keeps each receiver's newest finished deliveries, never a
 // pending one, and counts receivers apart (a webhook, another webhook, a
 // mail target).
-func testTrimDeliveries(t *testing.T, s store.Store, clock *Clock) {
+func testTrimDeliveries(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	var hook, other []*notify.Delivery
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for i := range 5 {
 			d, o := delivery("ws", "hook", fmt.Sprintf("e%d", i)), delivery("ws", "other", fmt.Sprintf("e%d", i))
 			for _, x := range []*notify.Delivery{d, o} {
@@ -373,7 +374,7 @@ func testTrimDeliveries(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return nil
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		// hook: four finished (e0..e3), e4 pending; other: e0 finished.
 		for i, d := range hook[:4] {
 			d.Status = []string{notify.DeliveryDelivered, notify.DeliveryFailed, notify.DeliveryDropped, notify.DeliveryDelivered}[i]
@@ -384,14 +385,14 @@ func testTrimDeliveries(t *testing.T, s store.Store, clock *Clock) {
 		other[0].Status = notify.DeliveryDelivered
 		return tx.UpdateDelivery(other[0])
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		n, err := tx.TrimDeliveries(2)
 		if n != 2 {
 			t.Errorf("TrimDeliveries(2) = %d, want 2 (hook's two oldest finished)", n)
 		}
 		return err
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		for who, want := range map[string][]int64{"hook": {hook[4].ID, hook[3].ID, hook[2].ID}, "other": {other[4].ID, other[3].ID, other[2].ID, other[1].ID, other[0].ID}} {
 			list, err := tx.ListDeliveries("ws", who, 0)
 			if err != nil {

@@ -1,13 +1,14 @@
-package storetest
+package workspacetest
 
 import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
-func testSettings(t *testing.T, s store.Store, clock *Clock) {
+func testSettings(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	get := func(key string) (string, error) {
 		var v string
 		err := s.View(t.Context(), func(tx store.Tx) (err error) {
@@ -17,9 +18,9 @@ func testSettings(t *testing.T, s store.Store, clock *Clock) {
 		return v, err
 	}
 	_, err := get("missing")
-	wantCode(t, "GetSetting of a missing key", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetSetting of a missing key", err, core.ENOTFOUND)
 
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.PutSetting("bootstrap.done", "true"); err != nil {
 			return err
 		}
@@ -35,7 +36,7 @@ func testSettings(t *testing.T, s store.Store, clock *Clock) {
 		}
 	}
 
-	update(t, s, func(tx store.Tx) error { return tx.PutSetting("bootstrap.done", "multi\nline ✓") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.PutSetting("bootstrap.done", "multi\nline ✓") })
 	if v, err := get("bootstrap.done"); err != nil || v != "multi\nline ✓" {
 		t.Errorf("GetSetting after overwrite = %q, %v", v, err)
 	}

@@ -1,4 +1,4 @@
-package storetest
+package accesstest
 
 import (
 	"testing"
@@ -6,20 +6,21 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
-func testAudit(t *testing.T, s store.Store, clock *Clock) {
+func testAudit(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	list := func(what string, filter identity.AuditFilter, want ...*identity.AuditRecord) {
 		t.Helper()
 		var got []*identity.AuditRecord
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListAudit(filter)
 			return err
 		})
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListAudit "+what, got, want)
+		stcheck.Equal(t, "ListAudit "+what, got, want)
 	}
 	list("of an empty store", identity.AuditFilter{})
 
@@ -31,7 +32,7 @@ func testAudit(t *testing.T, s store.Store, clock *Clock) {
 			Workspace: "prod", Source: "[2001:db8::1]:443", Outcome: identity.AuditDenied},
 		{Time: raw, PrincipalID: "admin", Action: identity.ActUsersWrite, Target: "users/carol", Source: "127.0.0.1:1", Outcome: identity.AuditSucceeded},
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, r := range first {
 			if err := tx.AppendAudit(r); err != nil {
 				return err
@@ -39,7 +40,7 @@ func testAudit(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return nil
 	})
-	t2 := now(clock.Advance(time.Minute))
+	t2 := stcheck.Now(clock.Advance(time.Minute))
 	second := []*identity.AuditRecord{
 		// Time left zero: the store fills in tx.Now().
 		{PrincipalID: "user:alice", Action: identity.ActComputesPreemptNode, Target: "workspaces/prod/computes/cpu/nodes/n1",
@@ -52,7 +53,7 @@ func testAudit(t *testing.T, s store.Store, clock *Clock) {
 		{PrincipalID: "user:bob", Action: identity.ActJobsWrite, Target: "workspaces/a_b%c/jobs/j", Workspace: "a_b%c", Outcome: identity.AuditSucceeded},
 		{PrincipalID: "user:bob", Action: identity.ActJobsWrite, Target: "workspaces/axbyc/jobs/j", Workspace: "axbyc", Outcome: identity.AuditSucceeded},
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, r := range second {
 			if err := tx.AppendAudit(r); err != nil {
 				return err
@@ -66,15 +67,15 @@ func testAudit(t *testing.T, s store.Store, clock *Clock) {
 			t.Errorf("audit record %d has ID %d after %d; IDs must be positive and increasing", i, r.ID, all[max(i-1, 0)].ID)
 		}
 	}
-	if first[0].Time != now(raw) {
-		t.Errorf("AppendAudit left Time %v, want its stored form %v", first[0].Time, now(raw))
+	if first[0].Time != stcheck.Now(raw) {
+		t.Errorf("AppendAudit left Time %v, want its stored form %v", first[0].Time, stcheck.Now(raw))
 	}
 	if second[0].Time != t2 {
 		t.Errorf("AppendAudit of a zero Time set %v, want the transaction time %v", second[0].Time, t2)
 	}
 
 	list("all", identity.AuditFilter{}, all...)
-	list("since the first", identity.AuditFilter{Since: now(raw)}, all...)
+	list("since the first", identity.AuditFilter{Since: stcheck.Now(raw)}, all...)
 	list("since the second transaction", identity.AuditFilter{Since: t2}, second...)
 	// Records are kept to the microsecond: one just after them is later.
 	list("since just after the second transaction", identity.AuditFilter{Since: t2.Add(time.Nanosecond)})
@@ -95,5 +96,5 @@ func testAudit(t *testing.T, s store.Store, clock *Clock) {
 	list("with limit 1", identity.AuditFilter{Limit: 1}, all[8])
 	list("with a limit above the count", identity.AuditFilter{Limit: 100}, all...)
 	list("by principal with limit", identity.AuditFilter{PrincipalID: "user:alice", Limit: 3}, all[3], all[4], all[5])
-	list("since with limit", identity.AuditFilter{Since: now(raw), Target: "workspaces/prod/computes/cpu", Limit: 2}, all[1], all[3])
+	list("since with limit", identity.AuditFilter{Since: stcheck.Now(raw), Target: "workspaces/prod/computes/cpu", Limit: 2}, all[1], all[3])
 }

@@ -1,4 +1,4 @@
-package storetest
+package assettest
 
 import (
 	"testing"
@@ -7,13 +7,14 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // Batch endpoints and deployments read back as written per workspace and
 // endpoint (names compared case-insensitively); putting a name again
 // replaces it; deleting an endpoint deletes its deployments, and
 // deleting a workspace deletes both; what is not there is ENOTFOUND.
-func testBatchEndpoints(t *testing.T, s store.Store, clock *Clock) {
+func testBatchEndpoints(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	three := 3
 	ep := &batch.Endpoint{Workspace: "WS", Name: "Mnist-Batch", Description: "d", AuthMode: "aad_token", Tags: map[string]string{"a": "b"},
 		Defaults: &batch.Defaults{DeploymentName: "torch"}, CreatedBy: "alice"}
@@ -22,7 +23,7 @@ func testBatchEndpoints(t *testing.T, s store.Store, clock *Clock) {
 		Resources: &job.JobResources{InstanceCount: 2}, Environment: "azureml:env:1",
 		Settings: batch.Settings{MiniBatchSize: "10", OutputAction: batch.OutputAppendRow, OutputFileName: "p.csv", Retry: &job.ParallelRetry{MaxRetries: &three, Timeout: 30}}}
 	other := &batch.Deployment{Workspace: "WS", Name: "keras", EndpointName: "other-ep", Type: batch.TypeModel, Model: "azureml:k:1"}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.PutBatchEndpoint(ep); err != nil {
 			return err
 		}
@@ -34,10 +35,10 @@ func testBatchEndpoints(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.PutBatchDeployment(other)
 	})
-	if want := now(Start); !ep.CreatedOn.Equal(want) || !dep.CreatedOn.Equal(want) {
+	if want := stcheck.Now(stcheck.Start); !ep.CreatedOn.Equal(want) || !dep.CreatedOn.Equal(want) {
 		t.Errorf("CreatedOn = %v, %v, want the transaction time %v", ep.CreatedOn, dep.CreatedOn, want)
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		e, err := tx.GetBatchEndpoint("ws", "MNIST-BATCH")
 		if err != nil {
 			return err
@@ -70,10 +71,10 @@ func testBatchEndpoints(t *testing.T, s store.Store, clock *Clock) {
 		return nil
 	})
 	// Replaced, spelled differently.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.PutBatchEndpoint(&batch.Endpoint{Workspace: "ws", Name: "MNIST-batch", Description: "new"})
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		eps, err := tx.ListBatchEndpoints("ws")
 		if err != nil {
 			return err
@@ -83,16 +84,16 @@ func testBatchEndpoints(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return nil
 	})
-	update(t, s, func(tx store.Tx) error { return tx.DeleteBatchEndpoint("ws", "mnist-batch") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteBatchEndpoint("ws", "mnist-batch") })
 	err := s.View(t.Context(), func(tx store.Tx) error { _, err := tx.GetBatchDeployment("ws", "mnist-batch", "torch"); return err })
-	wantCode(t, "a deployment of a deleted endpoint", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "a deployment of a deleted endpoint", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteBatchEndpoint("ws", "mnist-batch") })
-	wantCode(t, "DeleteBatchEndpoint of an endpoint not there", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "DeleteBatchEndpoint of an endpoint not there", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteBatchDeployment("ws", "other-ep", "torch") })
-	wantCode(t, "DeleteBatchDeployment of a deployment not there", err, core.ENOTFOUND)
-	update(t, s, func(tx store.Tx) error { return tx.DeleteBatchDeployment("ws", "OTHER-EP", "Keras") })
+	stcheck.WantCode(t, "DeleteBatchDeployment of a deployment not there", err, core.ENOTFOUND)
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteBatchDeployment("ws", "OTHER-EP", "Keras") })
 	// A deleted workspace's endpoints and deployments go with it.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.InsertWorkspace(&core.Workspace{Name: "gone-b", Location: "local", CreatedOn: tx.Now()}); err != nil {
 			return err
 		}
@@ -101,8 +102,8 @@ func testBatchEndpoints(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.PutBatchDeployment(&batch.Deployment{Workspace: "gone-b", EndpointName: "ep1", Name: "d1"})
 	})
-	update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("gone-b") })
-	view(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("gone-b") })
+	stcheck.View(t, s, func(tx store.Tx) error {
 		eps, err := tx.ListBatchEndpoints("gone-b")
 		if err != nil {
 			return err

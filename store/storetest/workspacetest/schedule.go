@@ -1,4 +1,4 @@
-package storetest
+package workspacetest
 
 import (
 	"encoding/json"
@@ -8,13 +8,14 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/schedule"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // Job schedules read back as written, status included, per workspace
 // (names compared case-insensitively); putting a name again replaces it;
 // the next fire time is never stored; a deleted workspace's schedules go
 // with it; what is not there is ENOTFOUND.
-func testJobSchedules(t *testing.T, s store.Store, clock *Clock) {
+func testJobSchedules(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	fired := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 	next := fired.Add(time.Hour)
 	sc := &schedule.JobSchedule{Workspace: "WS", Name: "Nightly", Description: "d", Tags: map[string]string{"a": "b"},
@@ -22,16 +23,16 @@ func testJobSchedules(t *testing.T, s store.Store, clock *Clock) {
 		CreateJob: &schedule.CreateJob{Job: json.RawMessage(`{"type":"command","command":"echo"}`), Type: "command"},
 		IsEnabled: true, CreatedBy: "alice", UpdatedBy: "bob",
 		Status: schedule.ScheduleStatus{LastFireTime: &fired, LastJob: "nightly-20260102t0304", Fires: 3, LastMessage: "fired", NextFireTime: &next}}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.PutJobSchedule(sc); err != nil {
 			return err
 		}
 		return tx.PutJobSchedule(&schedule.JobSchedule{Workspace: "WS", Name: "hourly", Trigger: &schedule.Trigger{Type: schedule.Recurrence, Frequency: "hour", Interval: 1}})
 	})
-	if want := now(Start); !sc.CreatedOn.Equal(want) {
+	if want := stcheck.Now(stcheck.Start); !sc.CreatedOn.Equal(want) {
 		t.Errorf("CreatedOn = %v, want the transaction time %v", sc.CreatedOn, want)
 	}
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		g, err := tx.GetJobSchedule("ws", "NIGHTLY")
 		if err != nil {
 			return err
@@ -55,7 +56,7 @@ func testJobSchedules(t *testing.T, s store.Store, clock *Clock) {
 	})
 	// Replaced, spelled differently; another workspace's appear in the
 	// list of all.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.InsertWorkspace(&core.Workspace{Name: "gone-s", Location: "local", CreatedOn: tx.Now()}); err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func testJobSchedules(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return tx.PutJobSchedule(&schedule.JobSchedule{Workspace: "ws", Name: "NIGHTLY", Description: "new", Trigger: sc.Trigger})
 	})
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		list, err := tx.ListJobSchedules("")
 		if err != nil {
 			return err
@@ -78,13 +79,13 @@ func testJobSchedules(t *testing.T, s store.Store, clock *Clock) {
 		}
 		return nil
 	})
-	update(t, s, func(tx store.Tx) error { return tx.DeleteJobSchedule("WS", "nightly") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteJobSchedule("WS", "nightly") })
 	err := s.View(t.Context(), func(tx store.Tx) error { _, err := tx.GetJobSchedule("ws", "nightly"); return err })
-	wantCode(t, "GetJobSchedule of a deleted schedule", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetJobSchedule of a deleted schedule", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.DeleteJobSchedule("ws", "nightly") })
-	wantCode(t, "DeleteJobSchedule of a schedule not there", err, core.ENOTFOUND)
-	update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("gone-s") })
-	view(t, s, func(tx store.Tx) error {
+	stcheck.WantCode(t, "DeleteJobSchedule of a schedule not there", err, core.ENOTFOUND)
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace("gone-s") })
+	stcheck.View(t, s, func(tx store.Tx) error {
 		list, err := tx.ListJobSchedules("gone-s")
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package storetest
+package assettest
 
 import (
 	"database/sql"
@@ -7,6 +7,7 @@ import (
 
 	jobkind "github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // summaryFromHistory is a run's summary summed the slow way, from every
@@ -14,7 +15,7 @@ import (
 func summaryFromHistory(t *testing.T, s store.Store, ws, job string, keys []string) []jobkind.MetricSummary {
 	t.Helper()
 	var out []jobkind.MetricSummary
-	view(t, s, func(tx store.Tx) error {
+	stcheck.View(t, s, func(tx store.Tx) error {
 		for _, k := range keys {
 			h, err := tx.ListMetricHistory(ws, job, k)
 			if err != nil {
@@ -41,7 +42,7 @@ func summaryFromHistory(t *testing.T, s store.Store, ws, job string, keys []stri
 // — through many batches whose points come out of order, tie on step and
 // timestamp, repeat keys within a batch and go negative; two runs keep
 // apart; after DeleteRunData a run's totals start again from nothing.
-func testMetricTotals(t *testing.T, s store.Store, _ *Clock) {
+func testMetricTotals(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	rng := rand.New(rand.NewPCG(35, 4))
 	keys := []string{"acc", "loss", "lr", "zeta"}
 	for range 40 {
@@ -53,29 +54,29 @@ func testMetricTotals(t *testing.T, s store.Store, _ *Clock) {
 					Timestamp: int64(rng.IntN(5)), Step: int64(rng.IntN(6)),
 				})
 			}
-			update(t, s, func(tx store.Tx) error { return tx.AppendMetrics("ws", job, batch) })
+			stcheck.Update(t, s, func(tx store.Tx) error { return tx.AppendMetrics("ws", job, batch) })
 		}
 	}
 	summary := func(ws, job string) []jobkind.MetricSummary {
 		t.Helper()
 		var out []jobkind.MetricSummary
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = tx.SummarizeMetrics(ws, job)
 			return err
 		})
 		return out
 	}
 	for _, job := range []string{"j1", "j2"} {
-		equal(t, "running totals of "+job, summary("WS", job), summaryFromHistory(t, s, "ws", job, keys))
+		stcheck.Equal(t, "running totals of "+job, summary("WS", job), summaryFromHistory(t, s, "ws", job, keys))
 	}
-	update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("ws", "j1") })
-	equal(t, "totals after DeleteRunData", len(summary("ws", "j1")), 0)
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("ws", "j1") })
+	stcheck.Equal(t, "totals after DeleteRunData", len(summary("ws", "j1")), 0)
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.AppendMetrics("ws", "j1", []jobkind.MetricPoint{{Key: "loss", Value: 3, Timestamp: 0, Step: 0}})
 	})
-	equal(t, "totals of a run logged again after DeleteRunData", summary("ws", "j1"),
+	stcheck.Equal(t, "totals of a run logged again after DeleteRunData", summary("ws", "j1"),
 		[]jobkind.MetricSummary{{Key: "loss", Last: 3, Min: 3, Max: 3, Points: 1}})
-	equal(t, "another run's totals after DeleteRunData", summary("ws", "j2"), summaryFromHistory(t, s, "ws", "j2", keys))
+	stcheck.Equal(t, "another run's totals after DeleteRunData", summary("ws", "j2"), summaryFromHistory(t, s, "ws", "j2", keys))
 }
 
 // legacyMetricRows are points a store at version 29 held (before the
@@ -93,9 +94,9 @@ var legacyMetricRows = []struct {
 	{"other", "j1", "loss", 7, 1, 0},
 }
 
-// fillLegacyMetrics writes legacyMetricRows as a store at version 29
+// FillLegacyMetrics writes legacyMetricRows as a store at version 29
 // held them.
-func fillLegacyMetrics(raw *sql.DB) error {
+func FillLegacyMetrics(raw *sql.DB) error {
 	for _, r := range legacyMetricRows {
 		if _, err := raw.Exec(`INSERT INTO run_metrics (workspace_key, job, key, value, timestamp, step) VALUES ($1, $2, $3, $4, $5, $6)`,
 			r.ws, r.job, r.key, r.value, r.timestamp, r.step); err != nil {
@@ -105,29 +106,29 @@ func fillLegacyMetrics(raw *sql.DB) error {
 	return nil
 }
 
-// checkLegacyMetrics checks that the runs of legacyMetricRows read back
+// CheckLegacyMetrics checks that the runs of legacyMetricRows read back
 // their summaries once migrated, and that a point logged after adds to
 // them.
-func checkLegacyMetrics(t *testing.T, s store.Store) {
+func CheckLegacyMetrics(t *testing.T, s store.Store) {
 	t.Helper()
 	summary := func(ws, job string) []jobkind.MetricSummary {
 		t.Helper()
 		var out []jobkind.MetricSummary
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = tx.SummarizeMetrics(ws, job)
 			return err
 		})
 		return out
 	}
-	equal(t, "summary of prod/j1 after the migration", summary("prod", "j1"), []jobkind.MetricSummary{
+	stcheck.Equal(t, "summary of prod/j1 after the migration", summary("prod", "j1"), []jobkind.MetricSummary{
 		{Key: "acc", Last: 0.1, Step: 0, Time: 1000, Min: 0.1, Max: 0.1, Points: 1},
 		{Key: "loss", Last: 0.7, Step: 2, Time: 3000, Min: -4, Max: 0.9, Points: 4},
 	})
-	equal(t, "summary of prod/j2 after the migration", summary("prod", "j2"), []jobkind.MetricSummary{{Key: "loss", Last: 42, Min: 42, Max: 42, Time: 1, Points: 1}})
-	equal(t, "summary of other/j1 after the migration", summary("other", "j1"), []jobkind.MetricSummary{{Key: "loss", Last: 7, Min: 7, Max: 7, Time: 1, Points: 1}})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Equal(t, "summary of prod/j2 after the migration", summary("prod", "j2"), []jobkind.MetricSummary{{Key: "loss", Last: 42, Min: 42, Max: 42, Time: 1, Points: 1}})
+	stcheck.Equal(t, "summary of other/j1 after the migration", summary("other", "j1"), []jobkind.MetricSummary{{Key: "loss", Last: 7, Min: 7, Max: 7, Time: 1, Points: 1}})
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.AppendMetrics("prod", "j1", []jobkind.MetricPoint{{Key: "loss", Value: 8, Timestamp: 3000, Step: 2}})
 	})
-	equal(t, "summary of prod/j1 after a point more", summary("prod", "j1")[1],
+	stcheck.Equal(t, "summary of prod/j1 after a point more", summary("prod", "j1")[1],
 		jobkind.MetricSummary{Key: "loss", Last: 8, Step: 2, Time: 3000, Min: -4, Max: 8, Points: 5})
 }

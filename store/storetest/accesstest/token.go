@@ -1,4 +1,4 @@
-package storetest
+package accesstest
 
 import (
 	"testing"
@@ -7,19 +7,20 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
-func testTokens(t *testing.T, s store.Store, clock *Clock) {
-	t1 := now(clock.Now())
-	t2 := now(clock.Advance(time.Second))
-	exp := now(t2.Add(30 * 24 * time.Hour))
+func testTokens(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	t1 := stcheck.Now(clock.Now())
+	t2 := stcheck.Now(clock.Advance(time.Second))
+	exp := stcheck.Now(t2.Add(30 * 24 * time.Hour))
 	tokens := []*identity.APIToken{
 		{ID: "tok-b", Name: "laptop", PrincipalID: "user:alice", Hash: identity.HashToken("b"), CreatedOn: t1},
 		{ID: "tok-c", Name: "ci", PrincipalID: "user:bob", Hash: identity.HashToken("c"), CreatedOn: t2, ExpiresOn: &exp, Revoked: true},
 		{ID: "tok-a", Name: "desktop", PrincipalID: "user:alice", Hash: identity.HashToken("a"), CreatedOn: t1, ExpiresOn: &exp, Scope: identity.InvokeScope("ws", "ep1")},
 		{ID: "tok-d", Name: "", PrincipalID: "admin", Hash: identity.HashToken("d"), CreatedOn: t2},
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, tok := range tokens {
 			if err := tx.InsertToken(tok); err != nil {
 				return err
@@ -31,17 +32,17 @@ func testTokens(t *testing.T, s store.Store, clock *Clock) {
 
 	for _, tok := range tokens {
 		var got *identity.APIToken
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.FindTokenByHash(tok.Hash)
 			return err
 		})
-		equal(t, "FindTokenByHash("+tok.ID+")", got, tok)
+		stcheck.Equal(t, "FindTokenByHash("+tok.ID+")", got, tok)
 	}
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.FindTokenByHash(identity.HashToken("unknown"))
 		return err
 	})
-	wantCode(t, "FindTokenByHash of an unknown hash", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "FindTokenByHash of an unknown hash", err, core.ENOTFOUND)
 
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertToken(&identity.APIToken{ID: "tok-e", PrincipalID: "user:eve", Hash: a.Hash, CreatedOn: t2})
@@ -59,14 +60,14 @@ func testTokens(t *testing.T, s store.Store, clock *Clock) {
 	list := func(principal string, want ...*identity.APIToken) {
 		t.Helper()
 		var got []*identity.APIToken
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListTokens(principal)
 			return err
 		})
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListTokens("+principal+")", got, want)
+		stcheck.Equal(t, "ListTokens("+principal+")", got, want)
 	}
 	list("", a, b, c, d)
 	list("user:alice", a, b)
@@ -74,12 +75,12 @@ func testTokens(t *testing.T, s store.Store, clock *Clock) {
 	list("user:nobody")
 }
 
-func testTokenUpdate(t *testing.T, s store.Store, clock *Clock) {
+func testTokenUpdate(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	raw := clock.Now() // nanoseconds, CET: the store keeps it in stored form
 	exp := raw.Add(24 * time.Hour)
 	tok := &identity.APIToken{ID: "tok-1", Name: "laptop", PrincipalID: "user:alice", Hash: identity.HashToken("1"), CreatedOn: raw, ExpiresOn: &exp}
 	other := &identity.APIToken{ID: "tok-2", Name: "ci", PrincipalID: "user:bob", Hash: identity.HashToken("2"), CreatedOn: raw}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.InsertToken(tok); err != nil {
 			return err
 		}
@@ -88,47 +89,47 @@ func testTokenUpdate(t *testing.T, s store.Store, clock *Clock) {
 	get := func(id string) *identity.APIToken {
 		t.Helper()
 		var got *identity.APIToken
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.GetToken(id)
 			return err
 		})
 		return got
 	}
-	equal(t, "GetToken(tok-1)", get("tok-1"), tok)
-	equal(t, "GetToken(tok-2)", get("tok-2"), other)
+	stcheck.Equal(t, "GetToken(tok-1)", get("tok-1"), tok)
+	stcheck.Equal(t, "GetToken(tok-2)", get("tok-2"), other)
 	err := s.View(t.Context(), func(tx store.Tx) error {
 		_, err := tx.GetToken("TOK-1")
 		return err
 	})
-	wantCode(t, "GetToken compares IDs exactly", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetToken compares IDs exactly", err, core.ENOTFOUND)
 
 	// Revoke, rename and extend.
 	later := raw.Add(48 * time.Hour)
 	changed := *tok
 	changed.Name, changed.Revoked, changed.ExpiresOn = "old laptop", true, &later
-	update(t, s, func(tx store.Tx) error { return tx.UpdateToken(&changed) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.UpdateToken(&changed) })
 	if later != raw.Add(48*time.Hour) {
 		t.Errorf("UpdateToken wrote through its ExpiresOn pointer")
 	}
-	if changed.ExpiresOn == nil || *changed.ExpiresOn != now(later) {
-		t.Errorf("UpdateToken left ExpiresOn %v, want its stored form %v", changed.ExpiresOn, now(later))
+	if changed.ExpiresOn == nil || *changed.ExpiresOn != stcheck.Now(later) {
+		t.Errorf("UpdateToken left ExpiresOn %v, want its stored form %v", changed.ExpiresOn, stcheck.Now(later))
 	}
-	equal(t, "GetToken after UpdateToken", get("tok-1"), &changed)
+	stcheck.Equal(t, "GetToken after UpdateToken", get("tok-1"), &changed)
 	var byHash *identity.APIToken
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		byHash, err = tx.FindTokenByHash(tok.Hash)
 		return err
 	})
-	equal(t, "FindTokenByHash after UpdateToken", byHash, &changed)
-	equal(t, "the other token after UpdateToken", get("tok-2"), other)
+	stcheck.Equal(t, "FindTokenByHash after UpdateToken", byHash, &changed)
+	stcheck.Equal(t, "the other token after UpdateToken", get("tok-2"), other)
 
 	// Clear the expiry.
 	changed.ExpiresOn = nil
-	update(t, s, func(tx store.Tx) error { return tx.UpdateToken(&changed) })
-	equal(t, "GetToken after clearing ExpiresOn", get("tok-1"), &changed)
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.UpdateToken(&changed) })
+	stcheck.Equal(t, "GetToken after clearing ExpiresOn", get("tok-1"), &changed)
 
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.UpdateToken(&identity.APIToken{ID: "tok-missing", Name: "x", Revoked: true})
 	})
-	wantCode(t, "UpdateToken of a missing token", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "UpdateToken of a missing token", err, core.ENOTFOUND)
 }

@@ -1,4 +1,4 @@
-package storetest
+package assettest
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // assetCase is what testAssets needs of a kind: two versions of WS/Train
@@ -25,7 +26,7 @@ type assetCase[T asset.Asset] struct {
 }
 
 // testEnvironments runs testAssets over environments.
-func testEnvironments(t *testing.T, s store.Store, clock *Clock) {
+func testEnvironments(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	plain := func(ws, name, version string) *asset.Environment {
 		return &asset.Environment{Workspace: ws, Name: name, Version: version, Image: "python:3.11"}
 	}
@@ -40,7 +41,7 @@ func testEnvironments(t *testing.T, s store.Store, clock *Clock) {
 
 // testComponents runs testAssets over components, whose documents hold
 // numbers that must read back as written (a default stays 10, not 10.0).
-func testComponents(t *testing.T, s store.Store, clock *Clock) {
+func testComponents(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	det := true
 	plain := func(ws, name, version string) *job.Component {
 		return &job.Component{Workspace: ws, Name: name, Version: version, Type: "command", Command: "echo"}
@@ -51,7 +52,7 @@ func testComponents(t *testing.T, s store.Store, clock *Clock) {
 			Inputs: map[string]*job.ComponentInput{
 				"data":   {Type: job.InputTypeURIFolder},
 				"lr":     {Type: job.InputTypeNumber, Optional: true, Default: json.Number("0.01")},
-				"epochs": {Type: job.InputTypeInteger, Default: json.Number("10"), Min: ptr(1.0), Max: ptr(100.0)},
+				"epochs": {Type: job.InputTypeInteger, Default: json.Number("10"), Min: stcheck.Ptr(1.0), Max: stcheck.Ptr(100.0)},
 				"kind":   {Type: job.InputTypeString, Enum: []string{"a", "b"}},
 			},
 			Outputs:     map[string]*job.ComponentOutput{"model": {Type: job.InputTypeURIFolder}},
@@ -69,7 +70,7 @@ func testComponents(t *testing.T, s store.Store, clock *Clock) {
 // archiving one version or a whole name changes lists and latest.
 func testAssets[T asset.Asset](t *testing.T, s store.Store, c assetCase[T]) {
 	kind := asset.KindOf[T]()
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, a := range []T{c.first, c.second, c.plain("WS", "infer", "1"), c.plain("other", "train", "7")} {
 			if err := tx.InsertAsset(a); err != nil {
 				return err
@@ -77,11 +78,11 @@ func testAssets[T asset.Asset](t *testing.T, s store.Store, c assetCase[T]) {
 		}
 		return nil
 	})
-	if got, want := c.first.AssetMeta().CreatedOn, now(Start); !got.Equal(want) || got.Location() != want.Location() {
+	if got, want := c.first.AssetMeta().CreatedOn, stcheck.Now(stcheck.Start); !got.Equal(want) || got.Location() != want.Location() {
 		t.Errorf("%s: CreatedOn = %v, want the transaction time %v", kind, got, want)
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error { return tx.InsertAsset(c.plain("ws", "TRAIN", "1")) })
-	wantCode(t, "InsertAsset of an existing version", err, core.ECONFLICT)
+	stcheck.WantCode(t, "InsertAsset of an existing version", err, core.ECONFLICT)
 
 	get := func(ws, name, version string) (a T, err error) {
 		err = s.View(t.Context(), func(tx store.Tx) (err error) {
@@ -105,7 +106,7 @@ func testAssets[T asset.Asset](t *testing.T, s store.Store, c assetCase[T]) {
 	}
 	list := func(f asset.AssetFilter) []string {
 		var out []T
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = asset.ListAssetVersions[T](tx, f)
 			return err
 		})
@@ -116,13 +117,13 @@ func testAssets[T asset.Asset](t *testing.T, s store.Store, c assetCase[T]) {
 		return names
 	}
 	if got, err := get("ws", "train", "1"); err != nil || !reflect.DeepEqual(got, c.first) {
-		t.Errorf("%s: GetAsset = %s, %v; want %s", kind, js(got), err, js(c.first))
+		t.Errorf("%s: GetAsset = %s, %v; want %s", kind, stcheck.JSON(got), err, stcheck.JSON(c.first))
 	}
 	if got, err := get("ws", "train", "0.9"); err != nil || !reflect.DeepEqual(got, c.second) {
-		t.Errorf("%s: GetAsset of 0.9 = %s, %v; want %s", kind, js(got), err, js(c.second))
+		t.Errorf("%s: GetAsset of 0.9 = %s, %v; want %s", kind, stcheck.JSON(got), err, stcheck.JSON(c.second))
 	}
 	_, err = get("ws", "train", "7")
-	wantCode(t, "GetAsset of another workspace's version", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetAsset of another workspace's version", err, core.ENOTFOUND)
 	if got := version(latest("ws", "TRAIN")); got != "0.9" {
 		t.Errorf("%s: LatestAsset = %s; want version 0.9 (created last)", kind, got)
 	}
@@ -135,12 +136,12 @@ func testAssets[T asset.Asset](t *testing.T, s store.Store, c assetCase[T]) {
 
 	// Archiving the latest makes the one before it latest; it is still
 	// read by version and listed when archived versions are asked for.
-	update(t, s, func(tx store.Tx) error { return tx.SetAssetArchived(kind, "ws", "train", "0.9", true) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.SetAssetArchived(kind, "ws", "train", "0.9", true) })
 	if got := version(latest("ws", "train")); got != "1" {
 		t.Errorf("%s: LatestAsset after archiving 0.9 = %s; want version 1", kind, got)
 	}
 	if got, err := get("ws", "train", "0.9"); err != nil || !got.AssetMeta().Archived {
-		t.Errorf("%s: GetAsset of an archived version = %s, %v; want it, archived", kind, js(got), err)
+		t.Errorf("%s: GetAsset of an archived version = %s, %v; want it, archived", kind, stcheck.JSON(got), err)
 	}
 	if got, want := list(asset.AssetFilter{Workspace: "ws", Name: "train"}), []string{"Train:1"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: ListAssets without archived = %v, want %v", kind, got, want)
@@ -150,20 +151,20 @@ func testAssets[T asset.Asset](t *testing.T, s store.Store, c assetCase[T]) {
 	}
 
 	// Archiving a name archives every version: no latest is left.
-	update(t, s, func(tx store.Tx) error { return tx.SetAssetArchived(kind, "WS", "Train", "", true) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.SetAssetArchived(kind, "WS", "Train", "", true) })
 	_, err = latest("ws", "train")
-	wantCode(t, "LatestAsset with every version archived", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "LatestAsset with every version archived", err, core.ENOTFOUND)
 	if got := version(latest("other", "train")); got != "7" {
 		t.Errorf("%s: another workspace's asset of the same name = %s; want version 7, untouched", kind, got)
 	}
-	update(t, s, func(tx store.Tx) error { return tx.SetAssetArchived(kind, "ws", "train", "1", false) })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.SetAssetArchived(kind, "ws", "train", "1", false) })
 	if got, err := latest("ws", "train"); err != nil || got.AssetMeta().Version != "1" || got.AssetMeta().Archived {
-		t.Errorf("%s: LatestAsset after restoring 1 = %s, %v; want version 1", kind, js(got), err)
+		t.Errorf("%s: LatestAsset after restoring 1 = %s, %v; want version 1", kind, stcheck.JSON(got), err)
 	}
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.SetAssetArchived(kind, "ws", "train", "2", true) })
-	wantCode(t, "SetAssetArchived of a missing version", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "SetAssetArchived of a missing version", err, core.ENOTFOUND)
 	err = s.Update(t.Context(), func(tx store.Tx) error { return tx.SetAssetArchived(kind, "ws", "nope", "", true) })
-	wantCode(t, "SetAssetArchived of a missing name", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "SetAssetArchived of a missing name", err, core.ENOTFOUND)
 	_, err = latest("ws", "nope")
-	wantCode(t, "LatestAsset of a missing name", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "LatestAsset of a missing name", err, core.ENOTFOUND)
 }

@@ -1,14 +1,15 @@
-package storetest
+package assettest
 
 import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // testDataAssets runs testAssets over data assets.
-func testDataAssets(t *testing.T, s store.Store, clock *Clock) {
+func testDataAssets(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	plain := func(ws, name, version string) *asset.Data {
 		return &asset.Data{Workspace: ws, Name: name, Version: version, Type: asset.DataURIFolder, Path: "s3://bucket/" + name + "/"}
 	}
@@ -21,7 +22,7 @@ func testDataAssets(t *testing.T, s store.Store, clock *Clock) {
 }
 
 // testModels runs testAssets over models, with every field set.
-func testModels(t *testing.T, s store.Store, clock *Clock) {
+func testModels(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	plain := func(ws, name, version string) *asset.Model {
 		return &asset.Model{Workspace: ws, Name: name, Version: version, Type: asset.ModelCustom, Path: "s3://bucket/" + name + "/"}
 	}

@@ -1,4 +1,4 @@
-package storetest
+package workspacetest
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // testWaitReasons covers the queued jobs' wait reasons: a put adds or
@@ -14,7 +15,7 @@ import (
 // batches round-trip, a list is per workspace (case-insensitive) or of
 // all, ordered, job names compare exactly, and a delete of a reason never
 // stored is no error.
-func testWaitReasons(t *testing.T, s store.Store, _ *Clock) {
+func testWaitReasons(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	list := func(ws string) []*jobkind.WaitReason {
 		t.Helper()
 		var out []*jobkind.WaitReason
@@ -36,12 +37,12 @@ func testWaitReasons(t *testing.T, s store.Store, _ *Clock) {
 	}
 	put := func(rs ...*jobkind.WaitReason) {
 		t.Helper()
-		update(t, s, func(tx store.Tx) error { return tx.PutWaitReasons(rs) })
+		stcheck.Update(t, s, func(tx store.Tx) error { return tx.PutWaitReasons(rs) })
 	}
 	_, err := get("default", "j1")
-	wantCode(t, "GetWaitReason of a job without one", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetWaitReason of a job without one", err, core.ENOTFOUND)
 	if got := list(""); len(got) != 0 {
-		t.Errorf("ListWaitReasons of an empty store: %s", show(got))
+		t.Errorf("ListWaitReasons of an empty store: %s", stcheck.Show(got))
 	}
 
 	a := &jobkind.WaitReason{Workspace: "Default", Job: "j1", Code: "at_max_instances", Message: "cluster is at max_instances (1 of 1 nodes busy)"}
@@ -52,27 +53,27 @@ func testWaitReasons(t *testing.T, s store.Store, _ *Clock) {
 	if err != nil {
 		t.Fatalf("GetWaitReason: %v", err)
 	}
-	equal(t, "the reason of default/j1", r, a)
-	equal(t, "the reasons of workspace DEFAULT", list("DEFAULT"), []*jobkind.WaitReason{b, a})
-	equal(t, "every reason", list(""), []*jobkind.WaitReason{b, a, c})
+	stcheck.Equal(t, "the reason of default/j1", r, a)
+	stcheck.Equal(t, "the reasons of workspace DEFAULT", list("DEFAULT"), []*jobkind.WaitReason{b, a})
+	stcheck.Equal(t, "every reason", list(""), []*jobkind.WaitReason{b, a, c})
 
 	// A put replaces the code and the message.
 	a2 := &jobkind.WaitReason{Workspace: "default", Job: "j1", Code: "provisioning", Message: "waiting for nodes to be provisioned (0 of 1 ready)"}
 	put(a2)
 	if r, _ := get("default", "j1"); r == nil || *r != *a2 {
-		t.Errorf("after a second put: %s, want %s", show(r), show(a2))
+		t.Errorf("after a second put: %s, want %s", stcheck.Show(r), stcheck.Show(a2))
 	}
 
 	// Deletes: the job's only; of none stored, no error.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.DeleteWaitReason("DEFAULT", "j1"); err != nil {
 			return err
 		}
 		return tx.DeleteWaitReason("default", "never")
 	})
 	_, err = get("default", "j1")
-	wantCode(t, "GetWaitReason after its delete", err, core.ENOTFOUND)
-	equal(t, "the reasons left", list(""), []*jobkind.WaitReason{b, c})
+	stcheck.WantCode(t, "GetWaitReason after its delete", err, core.ENOTFOUND)
+	stcheck.Equal(t, "the reasons left", list(""), []*jobkind.WaitReason{b, c})
 
 	// Many at once: more than a statement batches, and an odd remainder.
 	var many []*jobkind.WaitReason
@@ -80,7 +81,7 @@ func testWaitReasons(t *testing.T, s store.Store, _ *Clock) {
 		many = append(many, &jobkind.WaitReason{Workspace: "bulk", Job: fmt.Sprintf("job-%03d", i), Code: "waiting_behind", Message: fmt.Sprintf("waiting behind %d jobs", i)})
 	}
 	put(many...)
-	equal(t, "150 reasons put at once", list("bulk"), many)
+	stcheck.Equal(t, "150 reasons put at once", list("bulk"), many)
 
 	err = s.View(t.Context(), func(tx store.Tx) error { return tx.PutWaitReasons([]*jobkind.WaitReason{a}) })
 	if err == nil {

@@ -1,4 +1,4 @@
-package storetest
+package workspacetest
 
 import (
 	"testing"
@@ -8,13 +8,14 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // testInstanceLive covers an instance's live state: a report replaces an
 // older one only, the proxy time only moves forward and survives reports,
 // a forgotten report (nil) is a report too, names compare
 // case-insensitively, and SSH logins are not kept.
-func testInstanceLive(t *testing.T, s store.Store, clock *Clock) {
+func testInstanceLive(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	get := func(ws, name string) (*node.InstanceLive, error) {
 		var l *node.InstanceLive
 		err := s.View(t.Context(), func(tx store.Tx) (err error) {
@@ -26,7 +27,7 @@ func testInstanceLive(t *testing.T, s store.Store, clock *Clock) {
 	put := func(l *node.InstanceLive) bool {
 		t.Helper()
 		var wrote bool
-		update(t, s, func(tx store.Tx) (err error) {
+		stcheck.Update(t, s, func(tx store.Tx) (err error) {
 			wrote, err = tx.PutInstanceReport(l)
 			return err
 		})
@@ -34,14 +35,14 @@ func testInstanceLive(t *testing.T, s store.Store, clock *Clock) {
 	}
 	touch := func(ws, name string, at time.Time) {
 		t.Helper()
-		update(t, s, func(tx store.Tx) error { return tx.TouchInstanceProxy(ws, name, at) })
+		stcheck.Update(t, s, func(tx store.Tx) error { return tx.TouchInstanceProxy(ws, name, at) })
 	}
 	_, err := get("default", "dev")
-	wantCode(t, "GetInstanceLive of a missing instance", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetInstanceLive of a missing instance", err, core.ENOTFOUND)
 
-	t1 := Start.Add(time.Second)
+	t1 := stcheck.Start.Add(time.Second)
 	cpu := 12.5
-	ssh := Start.UTC().Truncate(time.Microsecond)
+	ssh := stcheck.Start.UTC().Truncate(time.Microsecond)
 	report := &node.InstanceReport{
 		Phase: node.InstancePhaseRunning, CreationScriptDone: true, SSHPort: 2222, HostKeyFingerprint: "SHA256:x",
 		Apps:        []compute.InstanceAppReport{{Name: "jupyter", Addr: "127.0.0.1:8888", Running: true, Ready: true}},
@@ -58,17 +59,17 @@ func testInstanceLive(t *testing.T, s store.Store, clock *Clock) {
 	if err != nil {
 		t.Fatalf("GetInstanceLive: %v", err)
 	}
-	equal(t, "the stored live state", l, &node.InstanceLive{Workspace: "default", Compute: "Dev", Node: "ci-local-dev", Report: &want, ReportedAt: now(t1)})
+	stcheck.Equal(t, "the stored live state", l, &node.InstanceLive{Workspace: "default", Compute: "Dev", Node: "ci-local-dev", Report: &want, ReportedAt: stcheck.Now(t1)})
 
 	// The proxy time moves forward only, and a report keeps it.
-	p := Start.Add(2 * time.Second)
+	p := stcheck.Start.Add(2 * time.Second)
 	touch("default", "dev", p)
-	touch("default", "DEV", Start)
-	if l, _ := get("default", "dev"); l == nil || !l.ProxyLastRequest.Equal(now(p)) || l.Report == nil {
+	touch("default", "DEV", stcheck.Start)
+	if l, _ := get("default", "dev"); l == nil || !l.ProxyLastRequest.Equal(stcheck.Now(p)) || l.Report == nil {
 		t.Errorf("after touches at %v then earlier: %+v", p, l)
 	}
 	// An older report (a late write from another replica) is refused.
-	if put(&node.InstanceLive{Workspace: "default", Compute: "dev", Node: "ci-local-dev", Report: &node.InstanceReport{Phase: node.InstancePhaseSettingUp}, ReportedAt: Start}) {
+	if put(&node.InstanceLive{Workspace: "default", Compute: "dev", Node: "ci-local-dev", Report: &node.InstanceReport{Phase: node.InstancePhaseSettingUp}, ReportedAt: stcheck.Start}) {
 		t.Error("PutInstanceReport of an older report wrote")
 	}
 	if l, _ := get("default", "dev"); l == nil || l.Report == nil || l.Report.Phase != node.InstancePhaseRunning {
@@ -80,17 +81,17 @@ func testInstanceLive(t *testing.T, s store.Store, clock *Clock) {
 		t.Error("PutInstanceReport forgetting the report did not write")
 	}
 	l, _ = get("default", "dev")
-	equal(t, "the forgotten live state", l, &node.InstanceLive{Workspace: "default", Compute: "dev", ReportedAt: now(t2), ProxyLastRequest: now(p)})
+	stcheck.Equal(t, "the forgotten live state", l, &node.InstanceLive{Workspace: "default", Compute: "dev", ReportedAt: stcheck.Now(t2), ProxyLastRequest: stcheck.Now(p)})
 
 	// A touch of an instance with no live state yet starts one.
 	touch("default", "other", p)
 	l, _ = get("default", "other")
-	equal(t, "the live state started by a touch", l, &node.InstanceLive{Workspace: "default", Compute: "other", ProxyLastRequest: now(p)})
+	stcheck.Equal(t, "the live state started by a touch", l, &node.InstanceLive{Workspace: "default", Compute: "other", ProxyLastRequest: stcheck.Now(p)})
 
-	update(t, s, func(tx store.Tx) error { return tx.DeleteInstanceLive("Default", "DEV") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteInstanceLive("Default", "DEV") })
 	_, err = get("default", "dev")
-	wantCode(t, "GetInstanceLive after DeleteInstanceLive", err, core.ENOTFOUND)
-	update(t, s, func(tx store.Tx) error { return tx.DeleteInstanceLive("default", "dev") })
+	stcheck.WantCode(t, "GetInstanceLive after DeleteInstanceLive", err, core.ENOTFOUND)
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteInstanceLive("default", "dev") })
 	if _, err := get("default", "other"); err != nil {
 		t.Errorf("another instance's live state after a delete: %v", err)
 	}

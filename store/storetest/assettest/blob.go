@@ -1,4 +1,4 @@
-package storetest
+package assettest
 
 import (
 	"testing"
@@ -8,15 +8,16 @@ import (
 	"github.com/shoal-ml/shoal/domain/blobs"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // Blobs read back as written per workspace and container; names are
 // exact and list in byte order, by prefix, after a marker, up to a
 // limit; putting a name again replaces it; blocks are staged per blob
 // and removed together.
-func testBlobs(t *testing.T, s store.Store, clock *Clock) {
+func testBlobs(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	names := []string{"b/2.txt", "a/x", "B/1", "a/é", "a/y/z", "a"}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for i, n := range names {
 			b := &blobs.Blob{Workspace: "WS", Container: "workspaceblobstore", Name: n, Artifact: "sha256:aa", Size: int64(i),
 				ContentType: "text/plain", Metadata: map[string]string{"name": "x"}, ETag: "e1"}
@@ -30,7 +31,7 @@ func testBlobs(t *testing.T, s store.Store, clock *Clock) {
 	list := func(prefix, marker string, limit int) []string {
 		t.Helper()
 		var out []string
-		view(t, s, func(tx store.Tx) error {
+		stcheck.View(t, s, func(tx store.Tx) error {
 			l, err := tx.ListBlobs("ws", "workspaceblobstore", prefix, marker, limit)
 			for _, b := range l {
 				out = append(out, b.Name)
@@ -56,7 +57,7 @@ func testBlobs(t *testing.T, s store.Store, clock *Clock) {
 	eq(list("", "", 2), "B/1", "a")
 	eq(list("zz", "", 10))
 	var got *blobs.Blob
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		got, err = tx.GetBlob("ws", "workspaceblobstore", "a/x")
 		return err
 	})
@@ -70,10 +71,10 @@ func testBlobs(t *testing.T, s store.Store, clock *Clock) {
 	if core.ErrorCode(err) != core.ENOTFOUND {
 		t.Errorf("GetBlob of another case = %v, want ENOTFOUND (names are exact)", err)
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.PutBlob(&blobs.Blob{Workspace: "ws", Container: "workspaceblobstore", Name: "a/x", Artifact: "sha256:cc", Created: got.Created})
 	})
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		got, err = tx.GetBlob("ws", "workspaceblobstore", "a/x")
 		return err
 	})
@@ -81,7 +82,7 @@ func testBlobs(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("replaced blob = %+v", got)
 	}
 
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, id := range []string{"QUE=", "QUI=", "QUE="} {
 			if err := tx.PutBlobBlock(&blobs.Block{Workspace: "WS", Container: "workspaceblobstore", Blob: "big", ID: id, Artifact: "sha256:" + id, Size: 3}); err != nil {
 				return err
@@ -90,15 +91,15 @@ func testBlobs(t *testing.T, s store.Store, clock *Clock) {
 		return tx.PutBlobBlock(&blobs.Block{Workspace: "WS", Container: "workspaceblobstore", Blob: "other", ID: "QUE=", Artifact: "sha256:x", Size: 1})
 	})
 	var blocks []*blobs.Block
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		blocks, err = tx.ListBlobBlocks("ws", "workspaceblobstore", "big")
 		return err
 	})
 	if len(blocks) != 2 || blocks[0].ID != "QUE=" || blocks[1].ID != "QUI=" || blocks[1].Artifact != "sha256:QUI=" || blocks[1].Size != 3 {
 		t.Fatalf("ListBlobBlocks = %+v", blocks)
 	}
-	update(t, s, func(tx store.Tx) error { return tx.DeleteBlobBlocks("ws", "workspaceblobstore", "big") })
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteBlobBlocks("ws", "workspaceblobstore", "big") })
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		blocks, err = tx.ListBlobBlocks("ws", "workspaceblobstore", "big")
 		if err == nil && len(blocks) != 0 {
 			t.Errorf("blocks after DeleteBlobBlocks: %+v", blocks)
@@ -113,13 +114,13 @@ func testBlobs(t *testing.T, s store.Store, clock *Clock) {
 
 // Code versions are a versioned kind like the others: they read back as
 // written.
-func testCodes(t *testing.T, s store.Store, clock *Clock) {
-	update(t, s, func(tx store.Tx) error {
+func testCodes(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.InsertAsset(&asset.Code{Workspace: "codews", Name: "c1", Version: "1", Path: "azureml://datastores/workspaceblobstore/paths/LocalUpload/ab/src",
 			Properties: map[string]string{"hash_sha256": "ab"}, Anonymous: true, CreatedBy: "alice"})
 	})
 	var c *asset.Code
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		c, err = asset.GetAssetVersion[*asset.Code](tx, "CODEWS", "c1", "1")
 		return err
 	})
@@ -131,10 +132,10 @@ func testCodes(t *testing.T, s store.Store, clock *Clock) {
 // Blocks staged before a time and never committed are removed by
 // DeleteBlobBlocksStagedBefore, every workspace's, and only those: a
 // block staged again later is as young as its last staging.
-func testStaleBlobBlocks(t *testing.T, s store.Store, clock *Clock) {
+func testStaleBlobBlocks(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	stage := func(blob, id string) {
 		t.Helper()
-		update(t, s, func(tx store.Tx) error {
+		stcheck.Update(t, s, func(tx store.Tx) error {
 			return tx.PutBlobBlock(&blobs.Block{Workspace: "ws", Container: "workspaceblobstore", Blob: blob, ID: id, Artifact: "sha256:" + id, Size: 1})
 		})
 	}
@@ -145,7 +146,7 @@ func testStaleBlobBlocks(t *testing.T, s store.Store, clock *Clock) {
 	stage("young", "QUE=")
 	stage("again", "QUE=") // staged again: its time is now
 	var n int64
-	update(t, s, func(tx store.Tx) (err error) {
+	stcheck.Update(t, s, func(tx store.Tx) (err error) {
 		n, err = tx.DeleteBlobBlocksStagedBefore(t0.Add(time.Minute))
 		return err
 	})
@@ -153,7 +154,7 @@ func testStaleBlobBlocks(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("DeleteBlobBlocksStagedBefore removed %d blocks, want the 1 staged before and not since", n)
 	}
 	for blob, want := range map[string]int{"old": 0, "again": 1, "young": 1} {
-		view(t, s, func(tx store.Tx) error {
+		stcheck.View(t, s, func(tx store.Tx) error {
 			blocks, err := tx.ListBlobBlocks("ws", "workspaceblobstore", blob)
 			if err == nil && len(blocks) != want {
 				t.Errorf("%s's blocks after the sweep: %+v, want %d", blob, blocks, want)

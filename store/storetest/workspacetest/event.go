@@ -1,4 +1,4 @@
-package storetest
+package workspacetest
 
 import (
 	"testing"
@@ -6,11 +6,12 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
-func testEvents(t *testing.T, s store.Store, clock *Clock) {
+func testEvents(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	var empty []*core.Event
-	view(t, s, func(tx store.Tx) (err error) {
+	stcheck.View(t, s, func(tx store.Tx) (err error) {
 		empty, err = tx.ListEvents(core.EventFilter{})
 		return err
 	})
@@ -18,13 +19,13 @@ func testEvents(t *testing.T, s store.Store, clock *Clock) {
 		t.Errorf("ListEvents of an empty store = %d events", len(empty))
 	}
 
-	t1 := now(clock.Now())
+	t1 := stcheck.Now(clock.Now())
 	events := []*core.Event{
 		{Time: t1, Workspace: "Prod", ResourceType: core.ResourceCompute, ResourceName: "GPU-Cluster", Kind: core.EventCreated, Actor: "alice", Reason: "Standard_NC6s_v3 ×4 — \"quoted\""},
 		{Time: t1, Workspace: "Prod", ResourceType: core.ResourceCompute, ResourceName: "cpu", Kind: core.EventCreated, Actor: "alice"},
 		{Time: t1, Workspace: "staging", ResourceType: core.ResourceCompute, ResourceName: "gpu-cluster", Kind: core.EventCreated, Actor: "bob"},
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, e := range events {
 			if err := tx.AppendEvent(e); err != nil {
 				return err
@@ -39,7 +40,7 @@ func testEvents(t *testing.T, s store.Store, clock *Clock) {
 		{Workspace: "Prod", ResourceType: core.ResourceCompute, ResourceName: "GPU-CLUSTER", Kind: core.EventDeleting, Actor: "alice"},
 	}
 	var t2 time.Time
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		t2 = tx.Now()
 		for _, e := range more {
 			// Time left zero: the store may fill in tx.Now(); the suite
@@ -64,14 +65,14 @@ func testEvents(t *testing.T, s store.Store, clock *Clock) {
 	list := func(what string, filter core.EventFilter, want ...*core.Event) {
 		t.Helper()
 		var got []*core.Event
-		view(t, s, func(tx store.Tx) (err error) {
+		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			got, err = tx.ListEvents(filter)
 			return err
 		})
 		if len(got) == 0 && len(want) == 0 {
 			return
 		}
-		equal(t, "ListEvents "+what, got, want)
+		stcheck.Equal(t, "ListEvents "+what, got, want)
 	}
 	gpuProd := []*core.Event{all[0], all[4], all[5]}
 	list("all", core.EventFilter{}, all...)

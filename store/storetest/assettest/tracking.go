@@ -1,4 +1,4 @@
-package storetest
+package assettest
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // testRunTracking covers what a job's run logs: points append and read
@@ -15,7 +16,7 @@ import (
 // per job and per workspace (compared case-insensitively, job names
 // exactly); a parameter is set once (ECONFLICT after); a tag is replaced;
 // DeleteRunData removes one job's data and no other's.
-func testRunTracking(t *testing.T, s store.Store, _ *Clock) {
+func testRunTracking(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	history := func(ws, job, key string) []jobkind.MetricPoint {
 		t.Helper()
 		var out []jobkind.MetricPoint
@@ -39,40 +40,40 @@ func testRunTracking(t *testing.T, s store.Store, _ *Clock) {
 		return out
 	}
 	if got := history("ws", "j1", "loss"); len(got) != 0 {
-		t.Errorf("history of a run without points: %s", show(got))
+		t.Errorf("history of a run without points: %s", stcheck.Show(got))
 	}
 	if got := summary("ws", "j1"); len(got) != 0 {
-		t.Errorf("summary of a run without points: %s", show(got))
+		t.Errorf("summary of a run without points: %s", stcheck.Show(got))
 	}
 	p := func(key string, v float64, ts, step int64) jobkind.MetricPoint {
 		return jobkind.MetricPoint{Key: key, Value: v, Timestamp: ts, Step: step}
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.AppendMetrics("WS", "j1", []jobkind.MetricPoint{
 			p("loss", 0.9, 1000, 0), p("loss", 0.5, 3000, 2), p("acc", 0.1, 1000, 0),
 			p("loss", 0.7, 2000, 1), p("loss", 0.6, 2000, 1), // same step and time: kept in order
 		})
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.AppendMetrics("ws", "J1", []jobkind.MetricPoint{p("loss", 42, 1, 0)}) // another job
 	})
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.AppendMetrics("other", "j1", []jobkind.MetricPoint{p("loss", 7, 1, 0)}) // another workspace
 	})
-	equal(t, "history of ws/j1 loss", history("ws", "j1", "loss"), []jobkind.MetricPoint{
+	stcheck.Equal(t, "history of ws/j1 loss", history("ws", "j1", "loss"), []jobkind.MetricPoint{
 		p("loss", 0.9, 1000, 0), p("loss", 0.7, 2000, 1), p("loss", 0.6, 2000, 1), p("loss", 0.5, 3000, 2)})
-	equal(t, "history of ws/j1 acc", history("Ws", "j1", "acc"), []jobkind.MetricPoint{p("acc", 0.1, 1000, 0)})
-	equal(t, "history of ws/j1 LOSS (keys compare exactly)", len(history("ws", "j1", "LOSS")), 0)
-	equal(t, "summary of ws/j1", summary("ws", "j1"), []jobkind.MetricSummary{
+	stcheck.Equal(t, "history of ws/j1 acc", history("Ws", "j1", "acc"), []jobkind.MetricPoint{p("acc", 0.1, 1000, 0)})
+	stcheck.Equal(t, "history of ws/j1 LOSS (keys compare exactly)", len(history("ws", "j1", "LOSS")), 0)
+	stcheck.Equal(t, "summary of ws/j1", summary("ws", "j1"), []jobkind.MetricSummary{
 		{Key: "acc", Last: 0.1, Step: 0, Time: 1000, Min: 0.1, Max: 0.1, Points: 1},
 		{Key: "loss", Last: 0.5, Step: 2, Time: 3000, Min: 0.5, Max: 0.9, Points: 4},
 	})
 	// A later point at a lower step is not the last one: the step orders.
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		return tx.AppendMetrics("ws", "j1", []jobkind.MetricPoint{p("loss", 0.1, 9000, 1)})
 	})
 	if got := summary("ws", "j1"); len(got) != 2 || got[1].Last != 0.5 || got[1].Min != 0.1 || got[1].Points != 5 {
-		t.Errorf("summary after a late point at step 1: %s", show(got))
+		t.Errorf("summary after a late point at step 1: %s", stcheck.Show(got))
 	}
 
 	params := func(ws, job string) []jobkind.RunParam {
@@ -97,7 +98,7 @@ func testRunTracking(t *testing.T, s store.Store, _ *Clock) {
 		}
 		return out
 	}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, kv := range []jobkind.RunParam{{Key: "lr", Value: "0.01"}, {Key: "epochs", Value: "3"}} {
 			if err := tx.InsertRunParam("ws", "j1", kv); err != nil {
 				return err
@@ -108,10 +109,10 @@ func testRunTracking(t *testing.T, s store.Store, _ *Clock) {
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertRunParam("WS", "j1", jobkind.RunParam{Key: "lr", Value: "0.02"})
 	})
-	wantCode(t, "InsertRunParam of a key already set", err, core.ECONFLICT)
-	equal(t, "params of ws/j1", params("ws", "j1"), []jobkind.RunParam{{Key: "epochs", Value: "3"}, {Key: "lr", Value: "0.01"}})
+	stcheck.WantCode(t, "InsertRunParam of a key already set", err, core.ECONFLICT)
+	stcheck.Equal(t, "params of ws/j1", params("ws", "j1"), []jobkind.RunParam{{Key: "epochs", Value: "3"}, {Key: "lr", Value: "0.01"}})
 
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		if err := tx.PutRunTag("ws", "j1", jobkind.RunTag{Key: "stage", Value: "a"}); err != nil {
 			return err
 		}
@@ -120,24 +121,24 @@ func testRunTracking(t *testing.T, s store.Store, _ *Clock) {
 		}
 		return tx.PutRunTag("WS", "j1", jobkind.RunTag{Key: "stage", Value: "b"})
 	})
-	equal(t, "tags of ws/j1", tags("ws", "j1"), []jobkind.RunTag{{Key: "mlflow.runName", Value: "first"}, {Key: "stage", Value: "b"}})
-	equal(t, "tags of ws/J1", len(tags("ws", "J1")), 0)
+	stcheck.Equal(t, "tags of ws/j1", tags("ws", "j1"), []jobkind.RunTag{{Key: "mlflow.runName", Value: "first"}, {Key: "stage", Value: "b"}})
+	stcheck.Equal(t, "tags of ws/J1", len(tags("ws", "J1")), 0)
 
-	update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("WS", "j1") })
-	update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("ws", "never-logged") })
-	equal(t, "history after DeleteRunData", len(history("ws", "j1", "loss")), 0)
-	equal(t, "summary after DeleteRunData", len(summary("ws", "j1")), 0)
-	equal(t, "params after DeleteRunData", len(params("ws", "j1")), 0)
-	equal(t, "tags after DeleteRunData", len(tags("ws", "j1")), 0)
-	equal(t, "another job's history after DeleteRunData", history("ws", "J1", "loss"), []jobkind.MetricPoint{p("loss", 42, 1, 0)})
-	equal(t, "another job's params after DeleteRunData", params("ws", "J1"), []jobkind.RunParam{{Key: "lr", Value: "9"}})
-	equal(t, "another workspace's history after DeleteRunData", history("other", "j1", "loss"), []jobkind.MetricPoint{p("loss", 7, 1, 0)})
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("WS", "j1") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("ws", "never-logged") })
+	stcheck.Equal(t, "history after DeleteRunData", len(history("ws", "j1", "loss")), 0)
+	stcheck.Equal(t, "summary after DeleteRunData", len(summary("ws", "j1")), 0)
+	stcheck.Equal(t, "params after DeleteRunData", len(params("ws", "j1")), 0)
+	stcheck.Equal(t, "tags after DeleteRunData", len(tags("ws", "j1")), 0)
+	stcheck.Equal(t, "another job's history after DeleteRunData", history("ws", "J1", "loss"), []jobkind.MetricPoint{p("loss", 42, 1, 0)})
+	stcheck.Equal(t, "another job's params after DeleteRunData", params("ws", "J1"), []jobkind.RunParam{{Key: "lr", Value: "9"}})
+	stcheck.Equal(t, "another workspace's history after DeleteRunData", history("other", "j1", "loss"), []jobkind.MetricPoint{p("loss", 7, 1, 0)})
 }
 
 // testExperiments covers the experiments: inserted once per workspace
 // (names compared case-insensitively, ECONFLICT after), read by name in
 // any case with the name as first written, listed per workspace by name.
-func testExperiments(t *testing.T, s store.Store, clock *Clock) {
+func testExperiments(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	get := func(ws, name string) (*jobkind.Experiment, error) {
 		var e *jobkind.Experiment
 		err := s.View(t.Context(), func(tx store.Tx) (err error) {
@@ -147,11 +148,11 @@ func testExperiments(t *testing.T, s store.Store, clock *Clock) {
 		return e, err
 	}
 	_, err := get("ws", "Default")
-	wantCode(t, "GetExperiment of none", err, core.ENOTFOUND)
+	stcheck.WantCode(t, "GetExperiment of none", err, core.ENOTFOUND)
 	a := &jobkind.Experiment{Workspace: "WS", Name: "Default"}
 	b := &jobkind.Experiment{Workspace: "ws", Name: "mnist"}
 	c := &jobkind.Experiment{Workspace: "other", Name: "Default"}
-	update(t, s, func(tx store.Tx) error {
+	stcheck.Update(t, s, func(tx store.Tx) error {
 		for _, e := range []*jobkind.Experiment{b, a, c} {
 			if err := tx.InsertExperiment(e); err != nil {
 				return err
@@ -165,12 +166,12 @@ func testExperiments(t *testing.T, s store.Store, clock *Clock) {
 	err = s.Update(t.Context(), func(tx store.Tx) error {
 		return tx.InsertExperiment(&jobkind.Experiment{Workspace: "ws", Name: "DEFAULT"})
 	})
-	wantCode(t, "InsertExperiment of a name taken in another case", err, core.ECONFLICT)
+	stcheck.WantCode(t, "InsertExperiment of a name taken in another case", err, core.ECONFLICT)
 	got, err := get("Ws", "default")
 	if err != nil {
 		t.Fatalf("GetExperiment: %v", err)
 	}
-	equal(t, "experiment ws/default", got, a)
+	stcheck.Equal(t, "experiment ws/default", got, a)
 	var list []*jobkind.Experiment
 	if err := s.View(t.Context(), func(tx store.Tx) (err error) {
 		list, err = tx.ListExperiments("WS")
@@ -178,5 +179,5 @@ func testExperiments(t *testing.T, s store.Store, clock *Clock) {
 	}); err != nil {
 		t.Fatalf("ListExperiments: %v", err)
 	}
-	equal(t, "experiments of ws", list, []*jobkind.Experiment{a, b})
+	stcheck.Equal(t, "experiments of ws", list, []*jobkind.Experiment{a, b})
 }
