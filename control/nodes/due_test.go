@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/nodes"
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -56,32 +54,13 @@ func (t countingTx) ListNodesDue(heardBefore time.Time) ([]*node.Node, error) {
 // 201 (16 % of a server's CPU at 2,000 nodes).
 func TestRunOnceReadsOnlyTheNodesThatMayBeDue(t *testing.T) {
 	ctx := context.Background()
-	db, clock := teststore.Open(t)
 	const fresh = 200
-	err := db.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
-			return err
+	db, clock, svc := localFleet(t, fresh+1, func(i int) string {
+		if i == fresh {
+			return "silent"
 		}
-		for i := range fresh + 1 {
-			id := fmt.Sprintf("n-%03d", i)
-			if i == fresh {
-				id = "silent"
-			}
-			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
+		return fmt.Sprintf("n-%03d", i)
+	}, idle)
 	counted := readCounter{svc, &countingStore{Store: db}}
 	loop := nodes.New(counted, svc.Config())
 	pass := func() int {

@@ -20,27 +20,8 @@ import (
 // lease is left alone.
 func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 	ctx := context.Background()
-	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
-			return err
-		}
-		for _, id := range []string{"old", "fresh"} {
-			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
+	ids := []string{"old", "fresh"}
+	db, clock, svc := localFleet(t, len(ids), func(i int) string { return ids[i] }, idle)
 	loop := nodes.New(svc, svc.Config())
 	// The loop's first pass is where it starts hearing nodes.
 	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
@@ -65,7 +46,7 @@ func TestRunOnceLosesAndReleasesANodePastItsLease(t *testing.T) {
 		}
 		loop.Wait()
 	}
-	err = db.View(ctx, func(tx store.Tx) error {
+	err := db.View(ctx, func(tx store.Tx) error {
 		if _, err := tx.GetNode("old"); core.ErrorCode(err) != core.ENOTFOUND {
 			t.Errorf("the node past its lease is still there (%v)", err)
 		}

@@ -9,9 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/control/nodes"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // benchFleet is a SQLite store with one cluster of n nodes, every one
@@ -19,32 +17,12 @@ import (
 // state of bench/scale.sh's fleet without its agents.
 func benchFleet(b *testing.B, n int) (*service.Services, *nodes.Loop, func() time.Time) {
 	b.Helper()
-	ctx := context.Background()
-	db, clock := teststore.Open(b)
-	err := db.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
-			return err
+	_, clock, svc := localFleet(b, n, func(i int) string { return fmt.Sprintf("n-%05d", i) }, func(i int) string {
+		if i%2 == 1 {
+			return node.NodeRunning
 		}
-		for i := range n {
-			st := node.NodeIdle
-			if i%2 == 1 {
-				st = node.NodeRunning
-			}
-			if err := tx.InsertNode(&node.Node{ID: fmt.Sprintf("n-%05d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: st,
-				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return node.NodeIdle
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc := service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
 	return svc, nodes.New(svc, svc.Config()), clock.Now
 }
 
