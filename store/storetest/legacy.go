@@ -155,8 +155,9 @@ func CheckLegacyNodes(t *testing.T, s store.Store) {
 // epoch.
 func legacyNodeStateRows() []string {
 	var out []string
-	// The running node drains, the idle one pulls its cluster's images.
-	extra := []string{"", `,"pulling_images":["registry.example/train:1"]`, `,"draining":true`, `,"draining":false`, "", ""}
+	// The running node drains, the idle one pulls its cluster's images,
+	// the preempted one has JSON nulls for both.
+	extra := []string{"", `,"pulling_images":["registry.example/train:1"]`, `,"draining":true`, `,"draining":false`, "", `,"pulling_images":null,"draining":null`}
 	for i, state := range []string{node.NodePreparing, node.NodeIdle, node.NodeRunning, node.NodeLeaving, node.NodeUnusable, node.NodePreempted} {
 		id := fmt.Sprintf("s-%d", i)
 		out = append(out, fmt.Sprintf(`INSERT INTO nodes (id, workspace, workspace_key, compute_key, location, provider_ref,

@@ -18,4 +18,7 @@ ALTER TABLE nodes ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE nodes ADD COLUMN pulling INTEGER NOT NULL DEFAULT 0;
 UPDATE nodes SET state = COALESCE(doc::jsonb ->> 'node_state', ''),
     draining = CASE WHEN COALESCE((doc::jsonb ->> 'draining')::boolean, false) THEN 1 ELSE 0 END,
-    pulling = CASE WHEN COALESCE(jsonb_array_length(doc::jsonb -> 'pulling_images'), 0) > 0 THEN 1 ELSE 0 END;
+    -- jsonb_array_length fails on a scalar (a JSON null): look first.
+    pulling = CASE WHEN jsonb_typeof(doc::jsonb -> 'pulling_images') = 'array'
+        THEN CASE WHEN jsonb_array_length(doc::jsonb -> 'pulling_images') > 0 THEN 1 ELSE 0 END
+        ELSE 0 END;
