@@ -109,7 +109,10 @@ scrape_configs:
 	// its start, before the first scrape, when absent(shoal_leader) holds:
 	// ShoalNoLeader is pending then (its for: 1m keeps it from firing) and
 	// stays listed until the next evaluation after the scrape. So the test
-	// waits for it to leave, and from then on any ShoalNoLeader is a fault.
+	// waits for it to leave: a rule that holds against a leading server
+	// never does. After that only a firing one is a fault: a scrape that
+	// runs past its 1 s timeout on a loaded machine marks shoal_leader
+	// stale, and the alert is pending again for a moment.
 	waitFor(t, 60*time.Second, "Prometheus to scrape the server's leadership and the cluster's zero failure counter, and ShoalNoLeader to be inactive", func() (bool, string) {
 		as, err := alerts()
 		if err != nil {
@@ -141,8 +144,8 @@ scrape_configs:
 			return false, err.Error()
 		}
 		for _, a := range as {
-			if a.Labels["alertname"] == "ShoalNoLeader" {
-				t.Fatalf("ShoalNoLeader is %s against a server that leads", a.State)
+			if a.Labels["alertname"] == "ShoalNoLeader" && a.State == "firing" {
+				t.Fatalf("ShoalNoLeader fires against a server that leads")
 			}
 			if a.Labels["alertname"] == "ShoalJobsFailing" && a.State == "firing" {
 				fired = a
