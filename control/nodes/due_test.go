@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/nodes"
-	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
@@ -90,21 +89,8 @@ func TestRunOnceReadsOnlyTheNodesThatMayBeDue(t *testing.T) {
 	if n := pass(); n != 1 {
 		t.Errorf("a pass with one node past its lease read %d nodes, want 1", n)
 	}
-	var st string
-	if err := db.View(ctx, func(tx store.Tx) error {
-		n, err := tx.GetNode("silent")
-		if core.ErrorCode(err) == core.ENOTFOUND {
-			st = "released"
-			return nil
-		} else if err != nil {
-			return err
-		}
-		st = n.State
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if st != "released" && st != node.NodeUnusable {
+	st := nodeState(t, db, "silent")
+	if st != "gone" && st != node.NodeUnusable {
 		t.Errorf("the node past its lease is %s, want lost (unusable) or released", st)
 	}
 }

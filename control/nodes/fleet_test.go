@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
@@ -40,6 +41,26 @@ func localFleet(tb testing.TB, n int, nameOf func(i int) string, stateOf func(i 
 		tb.Fatal(err)
 	}
 	return db, clock, service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
+}
+
+// nodeState is node id's state in db, or "gone" once it was released.
+func nodeState(t *testing.T, db store.Store, id string) string {
+	t.Helper()
+	var st string
+	if err := db.View(context.Background(), func(tx store.Tx) error {
+		n, err := tx.GetNode(id)
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			st = "gone"
+			return nil
+		} else if err != nil {
+			return err
+		}
+		st = n.State
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // idle is a stateOf for localFleet: every node idle.

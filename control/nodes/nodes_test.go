@@ -92,24 +92,7 @@ func TestNodesGetAFullLeaseFromTheLoopsFirstPass(t *testing.T) {
 	if err := loop.ResetLeases(ctx); err != nil {
 		t.Fatal(err)
 	}
-	state := func() string {
-		t.Helper()
-		var st string
-		if err := db.View(ctx, func(tx store.Tx) error {
-			n, err := tx.GetNode("n1")
-			if core.ErrorCode(err) == core.ENOTFOUND {
-				st = "gone"
-				return nil
-			} else if err != nil {
-				return err
-			}
-			st = n.State
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	state := func() string { t.Helper(); return nodeState(t, db, "n1") }
 	// The server starts serving 5 s after the reset: its first pass.
 	clock.Advance(5 * time.Second)
 	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
