@@ -11,14 +11,14 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // nodeColumns are the columns scanNode reads, in order.
 const nodeColumns = `workspace, provider_ref, join_token_hash, join_token_expires, credential_hash, version, last_heartbeat, doc`
 
-// nodeComputeKey is the stored compute_key of a node: the lower-cased
-// workspace and compute names.
-func nodeComputeKey(workspace, compute string) string { return key(workspace) + "/" + key(compute) }
+// nodeComputeKey is the stored compute_key of a node (sqlq.NodeComputeKey).
+var nodeComputeKey = sqlq.NodeComputeKey
 
 func scanNode(sc scanner) (*node.Node, error) {
 	var (
@@ -91,41 +91,6 @@ func (t *tx) ListNodesDue(heardBefore time.Time) ([]*node.Node, error) {
 		return nil, fmt.Errorf("store: list nodes due: %w", err)
 	}
 	return out, nil
-}
-
-// CountNodesByState counts a workspace's compute's nodes by the columns
-// a compute's status counts (state, draining, pulling), reading no node
-// document: the compute list decoded every node of every cluster for its
-// counts, 0.5 s at the median and 12-16 s at p99 with 10,000 nodes.
-func (t *tx) CountNodesByState(workspace, compute string) ([]node.StateCount, error) {
-	rows, err := t.query(`SELECT state, draining, pulling, COUNT(*) FROM nodes WHERE compute_key = $1
-		GROUP BY state, draining, pulling ORDER BY state, draining, pulling`, nodeComputeKey(workspace, compute))
-	if err != nil {
-		return nil, fmt.Errorf("store: count nodes of %s/%s: %w", workspace, compute, err)
-	}
-	out, err := collect(rows, func(sc scanner) (node.StateCount, error) {
-		var c node.StateCount
-		var draining, pulling int
-		err := sc.Scan(&c.State, &draining, &pulling, &c.Count)
-		c.Draining, c.Pulling = draining != 0, pulling != 0
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: count nodes of %s/%s: %w", workspace, compute, err)
-	}
-	return out, nil
-}
-
-// CountLiveNodes counts the live nodes of a workspace's compute from the
-// live column (Node.Live): adding a machine by hand checks the cluster's
-// max_instances, and reading every node's document for it made adding
-// 10,000 machines quadratic (2 s a node at the end).
-func (t *tx) CountLiveNodes(workspace, compute string) (int, error) {
-	var n int
-	if err := t.queryRow(`SELECT COUNT(*) FROM nodes WHERE compute_key = $1 AND live = 1`, nodeComputeKey(workspace, compute)).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: count live nodes of %s/%s: %w", workspace, compute, err)
-	}
-	return n, nil
 }
 
 // listNodesQuery returns the query of ListNodes and its arguments. Its text

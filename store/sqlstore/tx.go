@@ -24,7 +24,7 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/store/sqlstore/identstore"
-	"github.com/shoal-ml/shoal/store/sqlstore/samplestore"
+	"github.com/shoal-ml/shoal/store/sqlstore/nodecounts"
 	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
@@ -71,8 +71,9 @@ type tx struct {
 	identstore.Queries
 	// Blobs are the blob queries (package blobstore), likewise.
 	blobstore.Blobs
-	// Samples are the nodes' history queries (package samplestore).
-	samplestore.Samples
+	// Counts are the queries that count a compute's nodes, now and over
+	// time (package nodecounts).
+	nodecounts.Counts
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -176,7 +177,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 	}
 	t.Queries = identstore.New(querier{t}, t.now, t.readOnly)
 	t.Blobs = blobstore.New(querier{t}, t.now, t.readOnly)
-	t.Samples = samplestore.New(querier{t}, t.now, t.readOnly)
+	t.Counts = nodecounts.New(querier{t}, t.now, t.readOnly)
 	err = diskfull.Classify(t.run(fn))
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.Prepare(ctx, t.unprepared)
@@ -199,7 +200,7 @@ func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *Rea
 	t := &tx{ctx: ctx, tx: stx, stmts: stmts, cache: cache, now: now.UTC().Truncate(time.Microsecond)}
 	t.Queries = identstore.New(querier{t}, t.now, false)
 	t.Blobs = blobstore.New(querier{t}, t.now, false)
-	t.Samples = samplestore.New(querier{t}, t.now, false)
+	t.Counts = nodecounts.New(querier{t}, t.now, false)
 	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
 	return fn(t)
 }

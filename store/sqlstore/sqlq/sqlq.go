@@ -25,6 +25,10 @@ type Querier interface {
 // case-insensitively.
 func Key(s string) string { return strings.ToLower(s) }
 
+// NodeComputeKey is the stored compute_key of a node: the lower-cased
+// workspace and compute names.
+func NodeComputeKey(workspace, compute string) string { return Key(workspace) + "/" + Key(compute) }
+
 // Stored is a time as the stores keep it: microseconds, in UTC.
 func Stored(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
 

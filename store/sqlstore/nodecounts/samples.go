@@ -1,7 +1,9 @@
-// Package samplestore holds the queries of the nodes' history: a
-// compute's node counts sampled over time and the ledger of nodes' lives
-// (node usage), for package sqlstore's transactions on both stores.
-package samplestore
+// Package nodecounts holds the queries that count a compute's nodes: now,
+// from the nodes' state, draining, pulling and live columns without
+// decoding a node document (current.go), and over time, the samples of a
+// compute's counts and the ledger of nodes' lives (node usage), for
+// package sqlstore's transactions on both stores.
+package nodecounts
 
 import (
 	"database/sql"
@@ -12,13 +14,13 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
-// Samples are the node-history queries of a transaction.
-type Samples struct{ sqlq.Tx }
+// Counts are the node-counting queries of a transaction.
+type Counts struct{ sqlq.Tx }
 
-// New returns the node-history queries over q, a transaction whose time
+// New returns the node-counting queries over q, a transaction whose time
 // is now; readOnly refuses their writes.
-func New(q sqlq.Querier, now time.Time, readOnly bool) Samples {
-	return Samples{sqlq.Tx{Q: q, Now: now, ReadOnly: readOnly}}
+func New(q sqlq.Querier, now time.Time, readOnly bool) Counts {
+	return Counts{sqlq.Tx{Q: q, Now: now, ReadOnly: readOnly}}
 }
 
 const nodeSampleColumns = `workspace, compute, time, size, tier, preparing, idle, running, leaving, unusable, preempted`
@@ -36,7 +38,7 @@ func scanNodeSample(sc sqlq.Scanner) (*node.NodeSample, error) {
 // InsertNodeSample records a compute's node counts; a zero Time takes
 // the transaction time. A second sample at the same microsecond replaces
 // the first.
-func (t *Samples) InsertNodeSample(s *node.NodeSample) error {
+func (t *Counts) InsertNodeSample(s *node.NodeSample) error {
 	if err := t.Writable("insert node sample"); err != nil {
 		return err
 	}
@@ -59,7 +61,7 @@ func (t *Samples) InsertNodeSample(s *node.NodeSample) error {
 
 // ListNodeSamples returns a compute's samples since a time, oldest first,
 // led by the last sample before since (its counts held at since).
-func (t *Samples) ListNodeSamples(workspace, compute string, since time.Time) ([]*node.NodeSample, error) {
+func (t *Counts) ListNodeSamples(workspace, compute string, since time.Time) ([]*node.NodeSample, error) {
 	rows, err := t.Q.Query(`SELECT `+nodeSampleColumns+` FROM node_samples
 		WHERE workspace_key = $1 AND compute_key = $2 AND time >= COALESCE(
 			(SELECT MAX(time) FROM node_samples WHERE workspace_key = $1 AND compute_key = $2 AND time <= $3), $3)
@@ -76,7 +78,7 @@ func (t *Samples) ListNodeSamples(workspace, compute string, since time.Time) ([
 
 // DeleteNodeSamplesBefore removes samples older than before, keeping each
 // compute's newest sample (its counts still hold).
-func (t *Samples) DeleteNodeSamplesBefore(before time.Time) (int, error) {
+func (t *Counts) DeleteNodeSamplesBefore(before time.Time) (int, error) {
 	if err := t.Writable("delete node samples"); err != nil {
 		return 0, err
 	}
@@ -92,7 +94,7 @@ func (t *Samples) DeleteNodeSamplesBefore(before time.Time) (int, error) {
 
 // ListNodeUsage returns the ledger's nodes of a workspace ("" for all)
 // alive at some time in [since, until), by creation.
-func (t *Samples) ListNodeUsage(workspace string, since, until time.Time) ([]*node.NodeUsage, error) {
+func (t *Counts) ListNodeUsage(workspace string, since, until time.Time) ([]*node.NodeUsage, error) {
 	q := `SELECT node_id, workspace, compute, size, low_priority, created_on, released_on FROM node_usage
 		WHERE created_on < $1 AND (released_on IS NULL OR released_on > $2)`
 	args := []any{sqlq.Micros(until), sqlq.Micros(since)}
