@@ -14,11 +14,10 @@ import (
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 
-// localFleet is a SQLite store with cluster "cpu" of workspace "ws" at
-// location "local" (provider "fake") and n nodes of it, the i-th in state
-// stateOf(i) and named by nameOf(i), each created and heard now; and the
-// services over it with a 10 s lease and 5 s of grace.
-func localFleet(tb testing.TB, n int, nameOf func(i int) string, stateOf func(i int) string) (store.Store, *storetest.Clock, *service.Services) {
+// seedCluster is a SQLite store with cluster "cpu" of workspace "ws" and
+// n nodes of it at location, the i-th made by mk(i) and given that
+// workspace, compute and location, created and heard now.
+func seedCluster(tb testing.TB, location string, n int, mk func(i int) *node.Node) (store.Store, *storetest.Clock) {
 	tb.Helper()
 	db, clock := teststore.Open(tb)
 	err := db.Update(context.Background(), func(tx store.Tx) error {
@@ -26,8 +25,9 @@ func localFleet(tb testing.TB, n int, nameOf func(i int) string, stateOf func(i 
 			return err
 		}
 		for i := range n {
-			if err := tx.InsertNode(&node.Node{ID: nameOf(i), Workspace: "ws", Compute: "cpu", Location: "local", State: stateOf(i),
-				Size: "Standard_DS3_v2", VCPUs: 4, CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+			nd := mk(i)
+			nd.Workspace, nd.Compute, nd.Location, nd.CreatedOn, nd.LastHeartbeat, nd.Version = "ws", "cpu", location, tx.Now(), tx.Now(), 1
+			if err := tx.InsertNode(nd); err != nil {
 				return err
 			}
 		}
@@ -36,11 +36,28 @@ func localFleet(tb testing.TB, n int, nameOf func(i int) string, stateOf func(i 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	return db, clock
+}
+
+// catalogAt is a catalog of one location served by provider.
+func catalogAt(tb testing.TB, location, provider string) *compute.Catalog {
+	tb.Helper()
+	cat, err := compute.NewCatalog([]*compute.Location{{Name: location, Provider: provider, Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), location)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return db, clock, service.New(service.Config{Store: db, Catalog: cat, NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
+	return cat
+}
+
+// localFleet is seedCluster at location "local" (provider "fake") with n
+// Standard_DS3_v2 nodes, the i-th named nameOf(i) in state stateOf(i),
+// and the services over it with a 10 s lease and 5 s of grace.
+func localFleet(tb testing.TB, n int, nameOf func(i int) string, stateOf func(i int) string) (store.Store, *storetest.Clock, *service.Services) {
+	tb.Helper()
+	db, clock := seedCluster(tb, "local", n, func(i int) *node.Node {
+		return &node.Node{ID: nameOf(i), State: stateOf(i), Size: "Standard_DS3_v2", VCPUs: 4}
+	})
+	return db, clock, service.New(service.Config{Store: db, Catalog: catalogAt(tb, "local", "fake"), NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second})
 }
 
 // nodeState is node id's state in db, or "gone" once it was released.

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/nodes"
-	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
-	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -41,30 +39,15 @@ func (w *watcher) NodeStatus(_ context.Context, n *node.Node) (node.ProviderNode
 // provider is asked at most once per node every two seconds.
 func TestPreparingNodesTakeTheirProvidersWord(t *testing.T) {
 	ctx := context.Background()
-	db, clock := teststore.Open(t)
-	err := db.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertCompute(teststore.Cluster(tx, "cpu")); err != nil {
-			return err
+	ids := []string{"pending", "evicted", "failed", "joined"}
+	db, clock := seedCluster(t, "k8s", len(ids), func(i int) *node.Node {
+		state := node.NodePreparing
+		if ids[i] == "joined" {
+			state = node.NodeIdle
 		}
-		for _, id := range []string{"pending", "evicted", "failed", "joined"} {
-			state := node.NodePreparing
-			if id == "joined" {
-				state = node.NodeIdle
-			}
-			if err := tx.InsertNode(&node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "k8s", State: state, ProviderRef: "pod-" + id,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return &node.Node{ID: ids[i], State: state, ProviderRef: "pod-" + ids[i]}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "k8s", Provider: "watcher", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "k8s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogAt(t, "k8s", "watcher")
 	w := &watcher{st: map[string]node.ProviderNodeStatus{
 		"pending": {Waiting: "pod shoal-pending Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu."},
 		"evicted": {Preempted: true, Reason: "EvictionByEvictionAPI"},
@@ -84,7 +67,7 @@ func TestPreparingNodesTakeTheirProvidersWord(t *testing.T) {
 		"failed":  {node.NodeUnusable, "node failed ended before its agent joined: its pod Failed: OOMKilled"},
 		"joined":  {node.NodeIdle, ""},
 	}
-	err = db.View(ctx, func(tx store.Tx) error {
+	err := db.View(ctx, func(tx store.Tx) error {
 		for id, wn := range want {
 			n, err := tx.GetNode(id)
 			if core.ErrorCode(err) == core.ENOTFOUND && wn.state != node.NodePreparing && wn.state != node.NodeIdle {
