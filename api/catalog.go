@@ -4,12 +4,12 @@ import (
 	"math"
 	"net/http"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
 // sizeView is a size with Azure's estimated_vm_prices block.
 type sizeView struct {
-	*compute.Size
+	*catalog.Size
 	EstimatedVMPrices vmPricesView `json:"estimated_vm_prices"`
 }
 
@@ -25,7 +25,7 @@ type vmPriceView struct {
 	VMTier      string  `json:"vm_tier"`
 }
 
-func newSizeView(s *compute.Size) sizeView {
+func newSizeView(s *catalog.Size) sizeView {
 	v := sizeView{Size: s, EstimatedVMPrices: vmPricesView{BillingCurrency: "USD", UnitOfMeasure: "OneHour"}}
 	v.EstimatedVMPrices.Values = []vmPriceView{{RetailPrice: round4(s.PricePerHour), OSType: "Linux", VMTier: "Standard"}}
 	if s.LowPriorityCapable {
@@ -42,7 +42,7 @@ func (s *Server) handleListLocations(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody[*compute.LocationDetail]{Value: list})
+	writeJSON(w, http.StatusOK, listBody[*catalog.LocationDetail]{Value: list})
 }
 
 func (s *Server) handleGetLocation(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
@@ -121,11 +122,11 @@ Standard_NC6s_v3      6        112     1  V100       standardNCSv3Family    3.06
 // list-usage -o table: one row per quota line named by its family (the
 // API's type is the same for every family), and JSON as the API wrote it.
 func TestListUsageTable(t *testing.T) {
-	line := func(kind, value, localized string, used, limit int) compute.Usage {
-		return compute.Usage{ID: "/usages/" + value, AmlWorkspaceLocation: "eastus", Type: "Microsoft.MachineLearningServices/" + kind + "/usages",
-			Unit: "Count", CurrentValue: used, Limit: limit, Name: compute.UsageName{Value: value, LocalizedValue: localized}}
+	line := func(kind, value, localized string, used, limit int) catalog.Usage {
+		return catalog.Usage{ID: "/usages/" + value, AmlWorkspaceLocation: "eastus", Type: "Microsoft.MachineLearningServices/" + kind + "/usages",
+			Unit: "Count", CurrentValue: used, Limit: limit, Name: catalog.UsageName{Value: value, LocalizedValue: localized}}
 	}
-	usages := []compute.Usage{
+	usages := []catalog.Usage{
 		line("totalCores", "TotalCores", "Total Regional vCPUs", 6, -1),
 		line("vmFamily", "standardDSv2Family", "Standard DSv2 Family vCPUs", 4, 24),
 		line("vmFamily", "standardNCSv3Family", "Standard NCSv3 Family vCPUs", 0, 12),

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
@@ -88,8 +89,8 @@ func (c *Client) ListComputeEvents(ctx context.Context, workspace, name string) 
 
 // ListLocations returns the server's locations with their quota use and
 // hosts.
-func (c *Client) ListLocations(ctx context.Context) ([]*compute.LocationDetail, error) {
-	var out listBody[*compute.LocationDetail]
+func (c *Client) ListLocations(ctx context.Context) ([]*catalog.LocationDetail, error) {
+	var out listBody[*catalog.LocationDetail]
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -98,8 +99,8 @@ func (c *Client) ListLocations(ctx context.Context) ([]*compute.LocationDetail, 
 
 // GetLocation returns one location (by name or alias) with its quota use
 // and hosts.
-func (c *Client) GetLocation(ctx context.Context, name string) (*compute.LocationDetail, error) {
-	var out compute.LocationDetail
+func (c *Client) GetLocation(ctx context.Context, name string) (*catalog.LocationDetail, error) {
+	var out catalog.LocationDetail
 	if _, err := c.do(ctx, http.MethodGet, "/api/v1/locations/"+url.PathEscape(name), nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -23,16 +24,16 @@ func (s *Services) checkContainers(tx store.Tx, c *compute.Compute, env *asset.E
 	if err != nil {
 		// A compute of a location the config no longer has is refused
 		// elsewhere; its mode is the default.
-		loc = &compute.Location{Name: c.Location}
+		loc = &catalog.Location{Name: c.Location}
 	}
 	container := env != nil && (env.Image != "" || env.Build != nil)
 	switch loc.ContainerMode() {
-	case compute.ContainersOff:
+	case catalog.ContainersOff:
 		if container {
 			return core.FieldErrorf("environment", "compute %q is at location %q, which runs no containers (containers: off in the server config): a job with an image or a build cannot run there; leave environment: out to run on the host, or use a compute at a location that runs containers", c.Name, loc.Name)
 		}
 		return nil
-	case compute.ContainersRequired:
+	case catalog.ContainersRequired:
 		if !container {
 			return core.FieldErrorf("environment", "compute %q is at location %q, which runs every job in a container (containers: required in the server config): name an environment with an image (environment: {image: <image>}, or azureml:<name>@latest; see `shoal environment list`)", c.Name, loc.Name)
 		}

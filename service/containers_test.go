@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/asset"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
@@ -28,13 +28,13 @@ import (
 // provider has.
 type hostedProvider struct{ *fake.Provider }
 
-func (hostedProvider) Hosts(context.Context) ([]*compute.Host, error) {
-	return []*compute.Host{{Name: "this machine", Address: "127.0.0.1", Kind: "provider", VCPUs: 16, MemoryGB: 64, State: compute.HostReady}}, nil
+func (hostedProvider) Hosts(context.Context) ([]*catalog.Host, error) {
+	return []*catalog.Host{{Name: "this machine", Address: "127.0.0.1", Kind: "provider", VCPUs: 16, MemoryGB: 64, State: catalog.HostReady}}, nil
 }
 
 // joinWithRuntime joins a provisioned node as its agent would, reporting
 // the host's container runtime rt.
-func (h *harness) joinWithRuntime(p fake.Provisioned, rt *compute.ContainerRuntimeInfo) string {
+func (h *harness) joinWithRuntime(p fake.Provisioned, rt *catalog.ContainerRuntimeInfo) string {
 	h.t.Helper()
 	id := p.Req.Node.ID
 	h.ports++
@@ -109,7 +109,7 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	if len(prov) != 1 {
 		t.Fatalf("provisioned %d nodes, want the cluster's minimum of 1", len(prov))
 	}
-	none := &compute.ContainerRuntimeInfo{Error: "no Docker socket, and podman is not installed"}
+	none := &catalog.ContainerRuntimeInfo{Error: "no Docker socket, and podman is not installed"}
 	id := h.joinWithRuntime(prov[0], none)
 	_, _, err := h.svc.SubmitJob(h.ctx, ws, &job.JobSpec{Command: "true", Compute: "cpu", Environment: imageEnv})
 	wantFieldRefusal(t, "image job, host without runtime", err, "environment", "host 127.0.0.1", id, "podman is not installed", "localhost:5000/team/train:3")
@@ -120,7 +120,7 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Containers != compute.ContainersOptional {
+	if d.Containers != catalog.ContainersOptional {
 		t.Errorf("location containers = %q, want optional", d.Containers)
 	}
 	if n := h.mustNode("cpu", id); n.Runtime == nil || n.Runtime.Error != none.Error {
@@ -135,7 +135,7 @@ func TestSubmitImageJobNeedsARuntime(t *testing.T) {
 	if len(prov) != 1 {
 		t.Fatalf("provisioned %d nodes, want 1 more", len(prov))
 	}
-	podman := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", StorageDriver: "overlay", StorageRoot: "/var/lib/shoal/containers", FreeBytes: 12_300_000_000, GPUs: nil}
+	podman := &catalog.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", StorageDriver: "overlay", StorageRoot: "/var/lib/shoal/containers", FreeBytes: 12_300_000_000, GPUs: nil}
 	id2 := h.joinWithRuntime(prov[0], podman)
 	h.submitSpec(&job.JobSpec{Name: "boxed", Command: "true", Compute: "cpu", Environment: imageEnv})
 	// The location's detail shows the report with the host the nodes
@@ -183,7 +183,7 @@ func TestTaskCarriesOnlyItsRegistries(t *testing.T) {
 		t.Fatal("task of an image job has no container part")
 	}
 	n := h.mustNode("cpu", node)
-	if ct.Mode != compute.ContainersRequired || ct.VCPUs != n.VCPUs || ct.MemoryGB != n.MemoryGB || ct.VCPUs == 0 {
+	if ct.Mode != catalog.ContainersRequired || ct.VCPUs != n.VCPUs || ct.MemoryGB != n.MemoryGB || ct.VCPUs == 0 {
 		t.Errorf("container task %+v, want mode required and the node's %d vCPUs, %g GB", ct, n.VCPUs, n.MemoryGB)
 	}
 	if ct.PushTo != "push.example.com:443/shoal/default" {

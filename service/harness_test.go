@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -49,7 +50,7 @@ type harness struct {
 	t     *testing.T
 	ctx   context.Context
 	cfg   *config.Config
-	cat   *compute.Catalog
+	cat   *catalog.Catalog
 	clock *storetest.Clock
 	store *sqlite.DB
 	files *filestore.Store
@@ -464,7 +465,7 @@ func describeTasks(tasks []*node.AgentTask) string {
 }
 
 // usage returns one line of a location's quota usage.
-func (h *harness) usage(location, name string) compute.Usage {
+func (h *harness) usage(location, name string) catalog.Usage {
 	h.t.Helper()
 	us, err := h.svc.ListUsages(h.ctx, location)
 	if err != nil {
@@ -476,7 +477,7 @@ func (h *harness) usage(location, name string) compute.Usage {
 		}
 	}
 	h.t.Fatalf("no usage line %s at %s", name, location)
-	return compute.Usage{}
+	return catalog.Usage{}
 }
 
 // mustNode returns one node and fails the test when it is gone.

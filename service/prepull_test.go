@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -74,7 +75,7 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	}
 	p := provisioned[0]
 	id := p.Req.Node.ID
-	rt := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
+	rt := &catalog.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
 	resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, node.JoinRequest{NodeID: id, Address: "127.0.0.1", Port: 5001, Runtime: rt})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	}
 
 	// The pulls end, one failed: the node takes the job.
-	withCache := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", CachedImages: 1, CacheBytes: 200 << 20}
+	withCache := &catalog.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", CachedImages: 1, CacheBytes: 200 << 20}
 	if _, err := h.svc.SyncNode(h.ctx, id, &node.AgentSyncRequest{Runtime: withCache, Prepulled: &compute.PrepullReport{
 		Pulled: wantImages[:1], Failed: []compute.PrepullFailure{{Image: wantImages[1], Error: "manifest unknown"}}, Seconds: 2.5,
 	}}, 0); err != nil {
@@ -130,7 +131,7 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 	h.step(0)
 	for _, p := range h.prov.TakeProvisioned() {
 		resp, err := h.svc.JoinNode(h.ctx, p.Req.JoinToken, node.JoinRequest{NodeID: p.Req.Node.ID, Address: "127.0.0.1", Port: 5002,
-			Runtime: &compute.ContainerRuntimeInfo{Error: "podman is not installed"}})
+			Runtime: &catalog.ContainerRuntimeInfo{Error: "podman is not installed"}})
 		if err != nil {
 			t.Fatal(err)
 		}

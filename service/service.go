@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -40,7 +41,7 @@ import (
 // Config wires a Services value.
 type Config struct {
 	Store   store.Store
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	Logger  *slog.Logger
 	// Notify, when set, is called after a change that controllers should
 	// react to (for example a new compute to provision). It must not block.
@@ -151,7 +152,7 @@ type Services struct {
 	// observer is told what was committed (metrics); see SetObserver.
 	observer  atomic.Pointer[Observer]
 	store     store.Store
-	catalog   *compute.Catalog
+	catalog   *catalog.Catalog
 	log       *slog.Logger
 	notify    func()
 	submitted func(computeKey string) // Config.Submitted, else notify
@@ -258,7 +259,7 @@ func New(cfg Config) *Services {
 func (s *Services) Now() time.Time { return s.cfg.Clock.Now() }
 
 // Catalog returns the catalog of locations and sizes.
-func (s *Services) Catalog() *compute.Catalog { return s.catalog }
+func (s *Services) Catalog() *catalog.Catalog { return s.catalog }
 
 // Files returns the file store.
 func (s *Services) Files() store.Files { return s.cfg.Files }

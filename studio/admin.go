@@ -1,7 +1,7 @@
 package studio
 
 import (
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/money"
 )
@@ -11,7 +11,7 @@ import (
 func (s *Studio) quotaPage(q *req) error {
 	type loc struct {
 		Name   string
-		Usages []compute.Usage
+		Usages []catalog.Usage
 	}
 	var locs []loc
 	for _, l := range s.cfg.Svc.Catalog().Locations() {

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -112,7 +113,7 @@ type Host struct {
 
 	// info is what the agent reports on join; infoChanged says the full
 	// info came since (its next sync carries it).
-	info        compute.ContainerRuntimeInfo
+	info        catalog.ContainerRuntimeInfo
 	infoChanged bool
 
 	mu    sync.Mutex
@@ -181,7 +182,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	}
 	version, err := podmanVersion(ctx)
 	if err != nil {
-		h.info = compute.ContainerRuntimeInfo{Error: "no container engine: no Docker daemon at " + dockerSocket + " and " + err.Error()}
+		h.info = catalog.ContainerRuntimeInfo{Error: "no container engine: no Docker daemon at " + dockerSocket + " and " + err.Error()}
 		return h
 	}
 	h.lazy = true
@@ -190,7 +191,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	if free < 0 {
 		free = DirFree(cfg.WorkDir)
 	}
-	h.info = compute.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
+	h.info = catalog.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
 		StorageRoot: root, FreeBytes: free}
 	// The GPUs are the host's, whichever engine gives them: reported
 	// before the service starts, as once it runs.
@@ -232,12 +233,12 @@ func (h *Host) openHost(ctx context.Context, host string) bool {
 	h.scope = "engine " + host
 	e, err := container.Open(ctx, container.Config{Host: host, EnginePID: socketPeerPID(host)})
 	if err != nil {
-		h.info = compute.ContainerRuntimeInfo{Error: err.Error()}
+		h.info = catalog.ContainerRuntimeInfo{Error: err.Error()}
 		return false
 	}
 	if err := h.use(ctx, e); err != nil {
 		e.Close()
-		h.info = compute.ContainerRuntimeInfo{Error: err.Error()}
+		h.info = catalog.ContainerRuntimeInfo{Error: err.Error()}
 		return false
 	}
 	return true
@@ -299,12 +300,12 @@ func (h *Host) TakeInfoChanged() bool {
 }
 
 // runtimeInfo is what the node reports of an engine.
-func runtimeInfo(info container.Info) compute.ContainerRuntimeInfo {
+func runtimeInfo(info container.Info) catalog.ContainerRuntimeInfo {
 	gpus := info.GPUs.CDI
 	if len(gpus) == 0 {
 		gpus = info.GPUs.DevNodes
 	}
-	return compute.ContainerRuntimeInfo{Engine: info.Engine, Version: info.Version, StorageDriver: info.StorageDriver,
+	return catalog.ContainerRuntimeInfo{Engine: info.Engine, Version: info.Version, StorageDriver: info.StorageDriver,
 		StorageRoot: info.StorageRoot, FreeBytes: info.FreeBytes, GPUs: gpus}
 }
 
@@ -464,7 +465,7 @@ func (h *Host) Close() {
 // Report is the runtime info the node reports, with its image cache
 // once the engine is open (a podman service not yet started has none to
 // count).
-func (h *Host) Report(ctx context.Context) *compute.ContainerRuntimeInfo {
+func (h *Host) Report(ctx context.Context) *catalog.ContainerRuntimeInfo {
 	h.mu.Lock()
 	info, cache := h.info, h.cache
 	h.mu.Unlock()

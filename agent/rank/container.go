@@ -16,7 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runner"
 	"github.com/shoal-ml/shoal/domain/asset"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/archive"
 )
@@ -45,9 +45,9 @@ func wantsContainer(t *node.AgentTask, nodeImage string) (bool, error) {
 		return false, fmt.Errorf("the job's environment names %s but this node is a container of image %s: its ranks run only in that image",
 			imageName(env), nodeImage)
 	}
-	if t.Container != nil && t.Container.Mode == compute.ContainersOff {
+	if t.Container != nil && t.Container.Mode == catalog.ContainersOff {
 		return false, fmt.Errorf("the job's environment names an image (%s) but its location runs no containers (mode %q)",
-			imageName(env), compute.ContainersOff)
+			imageName(env), catalog.ContainersOff)
 	}
 	return true, nil
 }

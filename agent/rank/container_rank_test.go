@@ -25,6 +25,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/files"
 	"github.com/shoal-ml/shoal/agent/runas"
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testctr"
@@ -146,7 +147,7 @@ func task(id, image string) *node.AgentTask {
 	return &node.AgentTask{RankRef: node.RankRef{AttemptID: id}, JobName: "job-" + id, Workspace: "ws-ctr", Attempt: 1,
 		NodeCount: 1, ProcessesPerNode: 1, KillGrace: 2 * time.Second, Outputs: []string{"out"},
 		Environment: &asset.EnvironmentSpec{Image: image, Source: "inline"},
-		Container:   &node.ContainerTask{Mode: compute.ContainersOptional, VCPUs: 1, MemoryGB: 0.5}}
+		Container:   &node.ContainerTask{Mode: catalog.ContainersOptional, VCPUs: 1, MemoryGB: 0.5}}
 }
 
 // A rank with an image runs in a container of it pulled from the
@@ -319,7 +320,7 @@ func TestContainerRankCondaWithoutConda(t *testing.T) {
 // node anyway fails with the reason, without touching an engine.
 func TestContainerRankModeOffRefused(t *testing.T) {
 	tk := task("att-off", "example.com/x:1")
-	tk.Container.Mode = compute.ContainersOff
+	tk.Container.Mode = catalog.ContainersOff
 	if ok, err := wantsContainer(tk, ""); ok || err == nil || !strings.Contains(err.Error(), "runs no containers") {
 		t.Fatalf("wantsContainer = %v, %v", ok, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/client"
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -77,10 +78,10 @@ var apiDocs = map[string]opDoc{
 	"PUT /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":     {summary: "Proxy to an instance's application"},
 	"PATCH /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":   {summary: "Proxy to an instance's application"},
 	"DELETE /api/v1/workspaces/{ws}/computes/{name}/applications/{app}/{path}":  {summary: "Proxy to an instance's application"},
-	"GET /api/v1/locations":                                              {summary: "Locations with their hosts and quota use (the nodes of the caller's workspaces)", out: list[compute.LocationDetail]{}},
-	"GET /api/v1/locations/{loc}":                                        {summary: "A location (the nodes of the caller's workspaces)", out: compute.LocationDetail{}},
-	"GET /api/v1/locations/{loc}/sizes":                                  {summary: "Sizes offered at a location", out: list[compute.Size]{}},
-	"GET /api/v1/locations/{loc}/usages":                                 {summary: "Quota lines of a location", out: list[compute.Usage]{}},
+	"GET /api/v1/locations":                                              {summary: "Locations with their hosts and quota use (the nodes of the caller's workspaces)", out: list[catalog.LocationDetail]{}},
+	"GET /api/v1/locations/{loc}":                                        {summary: "A location (the nodes of the caller's workspaces)", out: catalog.LocationDetail{}},
+	"GET /api/v1/locations/{loc}/sizes":                                  {summary: "Sizes offered at a location", out: list[catalog.Size]{}},
+	"GET /api/v1/locations/{loc}/usages":                                 {summary: "Quota lines of a location", out: list[catalog.Usage]{}},
 	"POST /api/v1/workspaces/{ws}/artifacts":                             {summary: "Upload a tar.gz (code, inputs); content-addressed", status: 201},
 	"POST /api/v1/workspaces/{ws}/jobs":                                  {summary: "Submit a job", in: job.JobSpec{}, out: job.Job{}, status: 201},
 	"PUT /api/v1/workspaces/{ws}/jobs/{name}":                            {summary: "Submit a job by name (idempotent)", in: job.JobSpec{}, out: job.Job{}, status: 201},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/arm/armcore"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -145,7 +146,7 @@ func ToResource(scope armcore.Scope, c *compute.Compute) *Resource {
 
 // ToResourceWith is ToResource with an attached Kubernetes compute's
 // instance type (from its location), which its properties list.
-func ToResourceWith(scope armcore.Scope, c *compute.Compute, instanceType *compute.InstanceType) *Resource {
+func ToResourceWith(scope armcore.Scope, c *compute.Compute, instanceType *catalog.InstanceType) *Resource {
 	r := &Resource{
 		ID: scope.WorkspaceID(c.Workspace) + "/computes/" + c.Name, Name: c.Name, Type: ResourceType,
 		Location: c.Location, Tags: c.Tags, Identity: toIdentity(c.Identity),

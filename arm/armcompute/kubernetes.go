@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/arm/armcore"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -34,7 +35,7 @@ type InstanceTypeSchema struct {
 // kubernetesProperties fills p for attached compute c: its resource_id
 // is the cluster's, it is an attached compute, and its instance type is
 // listed.
-func kubernetesProperties(p *Properties, c *compute.Compute, it *compute.InstanceType) {
+func kubernetesProperties(p *Properties, c *compute.Compute, it *catalog.InstanceType) {
 	p.ComputeType = "Kubernetes"
 	p.ResourceID, p.IsAttachedCompute = c.ComputeSpec.ResourceID, true
 	kp := KubernetesProperties{Namespace: c.Namespace, DefaultInstanceType: c.InstanceType,

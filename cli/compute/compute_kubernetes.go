@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/client"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -127,13 +128,13 @@ func newComputeInstanceTypeListCommand(g *cmdutil.Globals) *cobra.Command {
 			rows := []instanceTypeRow{}
 			for _, it := range k.InstanceTypes {
 				r, l := it.Resources.Requests, it.Resources.Limits
-				gpus := l[compute.ResourceGPU]
+				gpus := l[catalog.ResourceGPU]
 				if gpus == "" {
-					gpus = r[compute.ResourceGPU]
+					gpus = r[catalog.ResourceGPU]
 				}
 				rows = append(rows, instanceTypeRow{Name: it.Name, Default: strings.EqualFold(it.Name, def),
-					CPURequest: r[compute.ResourceCPU], CPULimit: l[compute.ResourceCPU],
-					MemoryRequest: r[compute.ResourceMemory], MemoryLimit: l[compute.ResourceMemory],
+					CPURequest: r[catalog.ResourceCPU], CPULimit: l[catalog.ResourceCPU],
+					MemoryRequest: r[catalog.ResourceMemory], MemoryLimit: l[catalog.ResourceMemory],
 					GPUs: gpus, NodeSelector: selectorString(it.NodeSelector)})
 			}
 			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
 // Table views: some lists read better in a table as other rows than the
@@ -83,7 +83,7 @@ type usageRow struct {
 // usageRows turns list-usage's JSON into table rows; a negative limit
 // (none) reads "unlimited".
 func usageRows(raw json.RawMessage) ([]usageRow, error) {
-	var usages []compute.Usage
+	var usages []catalog.Usage
 	if err := json.Unmarshal(raw, &usages); err != nil {
 		return nil, fmt.Errorf("list-usage: reading the server's answer: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/blobs"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlite"
 )
@@ -27,7 +27,7 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 type base struct{ db store.Store }
 
 func (b base) Store() store.Store        { return b.db }
-func (b base) Catalog() *compute.Catalog { return nil }
+func (b base) Catalog() *catalog.Catalog { return nil }
 func (b base) Logger() *slog.Logger      { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // A block never committed is discarded once it is a week old, at the

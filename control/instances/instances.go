@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
@@ -25,7 +26,7 @@ type Services interface {
 	loop.Base
 	loop.Notifier
 	// Provider is a location's provider, or nil.
-	Provider(loc *compute.Location) node.Provider
+	Provider(loc *catalog.Location) node.Provider
 	// CheckInstanceQuota fails with EQUOTA when starting c would exceed a
 	// quota.
 	CheckInstanceQuota(tx store.Tx, c *compute.Compute) error

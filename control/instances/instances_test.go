@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/control/instances"
 	"github.com/shoal-ml/shoal/control/loop"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -37,7 +38,7 @@ func TestRunOnceReleasesThenRemovesADeletedInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ type withProvider struct {
 	p node.Provider
 }
 
-func (w withProvider) Provider(*compute.Location) node.Provider { return w.p }
+func (w withProvider) Provider(*catalog.Location) node.Provider { return w.p }
 
 // One instance whose step fails (its home cannot be removed) does not
 // fail the pass nor hold up another: the failure is recorded on it as an
@@ -113,7 +114,7 @@ func TestOneFailingInstanceDoesNotHoldUpOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

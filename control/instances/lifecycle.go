@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/provisioning"
 	"github.com/shoal-ml/shoal/decide/instance"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -190,7 +191,7 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *compute.Compute, now
 	s := c.s
 	var node *nodekind.Node
 	var token string
-	var loc *compute.Location
+	var loc *catalog.Location
 	var failure error
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		cur, err := tx.GetCompute(comp.Workspace, comp.Name)

@@ -9,7 +9,7 @@ package loop
 import (
 	"log/slog"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -18,7 +18,7 @@ type Base interface {
 	// Store is the (audited) store the loop reads and writes.
 	Store() store.Store
 	// Catalog is the sizes, locations and quotas offered.
-	Catalog() *compute.Catalog
+	Catalog() *catalog.Catalog
 	// Logger is where the loop logs what it could not do.
 	Logger() *slog.Logger
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/control/nodes"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -80,7 +81,7 @@ func newNodeBench(t *testing.T, fill func(tx store.Tx) error) *nodeBench {
 	if err := db.Update(ctx, fill); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

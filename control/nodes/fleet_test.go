@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
@@ -40,9 +40,9 @@ func seedCluster(tb testing.TB, location string, n int, mk func(i int) *node.Nod
 }
 
 // catalogAt is a catalog of one location served by provider.
-func catalogAt(tb testing.TB, location, provider string) *compute.Catalog {
+func catalogAt(tb testing.TB, location, provider string) *catalog.Catalog {
 	tb.Helper()
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: location, Provider: provider, Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), location)
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: location, Provider: provider, Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), location)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
@@ -33,7 +33,7 @@ func TestRunOnceSubmitsWaitsAndStops(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

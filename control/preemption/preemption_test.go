@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/store"
@@ -17,12 +17,12 @@ import (
 // services records the preemptions the loop asks for.
 type services struct {
 	store     store.Store
-	cat       *compute.Catalog
+	cat       *catalog.Catalog
 	preempted []string
 }
 
 func (s *services) Store() store.Store        { return s.store }
-func (s *services) Catalog() *compute.Catalog { return s.cat }
+func (s *services) Catalog() *catalog.Catalog { return s.cat }
 func (s *services) Logger() *slog.Logger      { return slog.New(slog.DiscardHandler) }
 func (s *services) PreemptNodeBecause(_ context.Context, _, _, id, _ string) error {
 	s.preempted = append(s.preempted, id)
@@ -31,7 +31,7 @@ func (s *services) PreemptNodeBecause(_ context.Context, _, _, id, _ string) err
 
 func setup(t *testing.T, rate float64) *services {
 	db, _ := teststore.Open(t)
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits(), PreemptionRatePerHour: rate}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits(), PreemptionRatePerHour: rate}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
 	storekind "github.com/shoal-ml/shoal/store"
@@ -22,7 +22,7 @@ type Request struct {
 	// Provider is the node's location's provider; nil when this server
 	// has none by that name, which fails the node.
 	Provider  nodekind.Provider
-	Location  *compute.Location
+	Location  *catalog.Location
 	Node      *nodekind.Node
 	JoinToken string
 	ServerURL string

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
@@ -28,7 +28,7 @@ func (f *failingStore) Update(ctx context.Context, fn func(tx store.Tx) error) e
 	return f.Store.Update(ctx, fn)
 }
 
-func setup(t *testing.T) (*failingStore, *nodekind.Node, *compute.Location) {
+func setup(t *testing.T) (*failingStore, *nodekind.Node, *catalog.Location) {
 	db, _ := teststore.Open(t)
 	n := &nodekind.Node{ID: "c-n1", Workspace: "ws", Compute: "c", Location: "local", State: nodekind.NodePreparing, Version: 1}
 	if err := db.Update(context.Background(), func(tx store.Tx) error {
@@ -37,7 +37,7 @@ func setup(t *testing.T) (*failingStore, *nodekind.Node, *compute.Location) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return &failingStore{Store: db}, n, &compute.Location{Name: "local", Provider: "fake"}
+	return &failingStore{Store: db}, n, &catalog.Location{Name: "local", Provider: "fake"}
 }
 
 func node(t *testing.T, s store.Store, id string) *nodekind.Node {

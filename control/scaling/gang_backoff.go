@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -35,10 +35,10 @@ func (c *Loop) gangReleased(key, reason string, base time.Duration, now time.Tim
 	h := c.gangHolds[key]
 	h.count++
 	d := base
-	for i := 1; i < h.count && d < compute.GangBackoffMax; i++ {
+	for i := 1; i < h.count && d < catalog.GangBackoffMax; i++ {
 		d *= 2
 	}
-	h.until, h.reason = now.Add(min(d, compute.GangBackoffMax)), reason
+	h.until, h.reason = now.Add(min(d, catalog.GangBackoffMax)), reason
 	c.gangHolds[key] = h
 }
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
 // A released gang holds back scale-up for the location's backoff,
@@ -35,8 +35,8 @@ func TestGangBackoff(t *testing.T) {
 	for range 10 {
 		c.gangReleased("ws/k", "again", 10*time.Second, t0)
 	}
-	if h := c.gangHolds["ws/k"]; h.until != t0.Add(compute.GangBackoffMax) {
-		t.Errorf("backoff until %v; want capped at %v", h.until, compute.GangBackoffMax)
+	if h := c.gangHolds["ws/k"]; h.until != t0.Add(catalog.GangBackoffMax) {
+		t.Errorf("backoff until %v; want capped at %v", h.until, catalog.GangBackoffMax)
 	}
 	// No gang and no demand: the run ends.
 	snap(0, 0, t0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/service"
@@ -117,7 +118,7 @@ func TestScaleSnapshotUsesThePassNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/control/provisioning"
 	"github.com/shoal-ml/shoal/decide/autoscaler"
 	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -94,7 +95,7 @@ func (ctl *Loop) scaleSnapshot(st *scheduling.State, now time.Time) (snap autosc
 	s := ctl.s
 	{
 		demand := st.Demand
-		snap.Quotas = map[string]compute.QuotaLimits{}
+		snap.Quotas = map[string]catalog.QuotaLimits{}
 		snap.WorkspaceQuotas = st.WsQuotas
 		for _, l := range s.Catalog().Locations() {
 			snap.Quotas[l.Name] = l.Quota
@@ -187,7 +188,7 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 		token string
 	}
 	var todo []pending
-	var loc *compute.Location
+	var loc *catalog.Location
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		ws, name, _ := strings.Cut(d.Cluster, "/")
 		comp, err := tx.GetCompute(ws, name)
@@ -463,7 +464,7 @@ func instanceSlots(comp *compute.Compute, key, location string, demand int) auto
 const DefaultProvisionEstimate = time.Minute
 
 // adaptivePolicy is the adaptive idle policy of a cluster.
-func adaptivePolicy(comp *compute.Compute, loc *compute.Location, size *compute.Size) *autoscaler.IdlePolicy {
+func adaptivePolicy(comp *compute.Compute, loc *catalog.Location, size *catalog.Size) *autoscaler.IdlePolicy {
 	p := &autoscaler.IdlePolicy{Fixed: time.Duration(*comp.IdleTimeBeforeScaleDown) * time.Second, Adaptive: true,
 		ProvisionDelay: loc.ProvisioningDelay, NodePricePerHour: size.PricePerHour}
 	if p.ProvisionDelay <= 0 {

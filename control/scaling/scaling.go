@@ -14,7 +14,7 @@ import (
 
 	"github.com/shoal-ml/shoal/control/loop"
 	"github.com/shoal-ml/shoal/decide/autoscaler"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
@@ -26,7 +26,7 @@ import (
 type Services interface {
 	loop.Base
 	// Provider is a location's provider, or nil.
-	Provider(loc *compute.Location) node.Provider
+	Provider(loc *catalog.Location) node.Provider
 	// Observe is the observer of scale decisions and provisioning.
 	Observe() service.Observer
 	// WakeNodes wakes the named nodes' agents' long polls.

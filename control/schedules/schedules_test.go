@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/pipelines"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
@@ -60,7 +60,7 @@ func setUp(t *testing.T, db store.Store, clock *storetest.Clock) *harness {
 
 // services are a server's request services over db.
 func services(t *testing.T, db store.Store) *service.Services {
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 	"github.com/shoal-ml/shoal/internal/teststore"
@@ -59,7 +59,7 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/watch"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/testpg"
@@ -53,7 +53,7 @@ func newPGHarness(t *testing.T) *harness {
 }
 
 func harnessOver(t *testing.T, db store.Store, clock *storetest.Clock) *harness {
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
 // NodeState is the lifecycle state of a node, with the values Azure ML shows
@@ -166,7 +166,7 @@ type ImageDemand struct {
 // next to other per-location facts. Snapshot.Quotas holds the limits directly.
 type LocationQuota struct {
 	// Limits are the location's vCPU limits; negative means unlimited.
-	Limits compute.QuotaLimits
+	Limits catalog.QuotaLimits
 }
 
 // Snapshot is everything one planning pass looks at. Taking it whole lets a
@@ -177,7 +177,7 @@ type Snapshot struct {
 	// Quotas holds the vCPU limits by canonical location name. A location
 	// missing here gets shoal.DefaultQuotaLimits, the built-in quota a
 	// location has when its config says nothing.
-	Quotas map[string]compute.QuotaLimits
+	Quotas map[string]catalog.QuotaLimits
 	// Reserved is quota held outside the clusters: compute instances,
 	// running or stopped, share their location's quota with clusters.
 	Reserved []Reservation
@@ -579,7 +579,7 @@ type famKey struct{ location, family string }
 
 // quotaBook tracks the vCPUs in use per location during one pass.
 type quotaBook struct {
-	limits    map[string]compute.QuotaLimits
+	limits    map[string]catalog.QuotaLimits
 	family    map[famKey]int
 	dedicated map[string]int
 	low       map[string]int
@@ -592,7 +592,7 @@ type quotaBook struct {
 // newQuotaBook counts the vCPUs held by every node of every cluster: live
 // nodes, including draining ones, and leaving nodes, which hold quota until
 // they are gone.
-func newQuotaBook(clusters []Cluster, limits map[string]compute.QuotaLimits) *quotaBook {
+func newQuotaBook(clusters []Cluster, limits map[string]catalog.QuotaLimits) *quotaBook {
 	b := &quotaBook{limits: limits, family: map[famKey]int{}, dedicated: map[string]int{}, low: map[string]int{}, wsFamily: map[famKey]int{}}
 	for i := range clusters {
 		c := &clusters[i]
@@ -639,11 +639,11 @@ func (b *quotaBook) workspaceLimit(c *Cluster) int {
 
 // limitsAt returns the limits of location, or the built-in ones when the
 // snapshot has none for it.
-func (b *quotaBook) limitsAt(location string) compute.QuotaLimits {
+func (b *quotaBook) limitsAt(location string) catalog.QuotaLimits {
 	if q, ok := b.limits[location]; ok {
 		return q
 	}
-	return compute.DefaultQuotaLimits()
+	return catalog.DefaultQuotaLimits()
 }
 
 // take reserves as many of need nodes of c as quota allows and returns how

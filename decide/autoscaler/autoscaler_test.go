@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
 // t0 is the fake clock's origin; every fixture time is an offset from it.
@@ -70,8 +70,8 @@ func kept(key, id string, live int, reason string) autoscaler.Decision {
 
 // quota returns limits for "local" with the given family limit for
 // standardDSv2Family, total dedicated and low-priority limits.
-func quota(fam, total, low int) map[string]compute.QuotaLimits {
-	return map[string]compute.QuotaLimits{"local": {
+func quota(fam, total, low int) map[string]catalog.QuotaLimits {
+	return map[string]catalog.QuotaLimits{"local": {
 		DedicatedVCPUsPerFamily:     map[string]int{family: fam},
 		DefaultFamilyDedicatedVCPUs: 100,
 		TotalDedicatedVCPUs:         total,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/decide/autoscaler"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
 // TestOnlyDecidesAsAWholePass: planning one cluster alone, with the other
@@ -13,7 +13,7 @@ import (
 // pass over every cluster gives it, quota-bound ones included; the
 // clusters left out are not planned.
 func TestOnlyDecidesAsAWholePass(t *testing.T) {
-	limits := map[string]compute.QuotaLimits{"local": {TotalDedicatedVCPUs: 40, LowPriorityVCPUs: 8, DefaultFamilyDedicatedVCPUs: 32}}
+	limits := map[string]catalog.QuotaLimits{"local": {TotalDedicatedVCPUs: 40, LowPriorityVCPUs: 8, DefaultFamilyDedicatedVCPUs: 32}}
 	busy := cluster("a", func(c *autoscaler.Cluster) {
 		c.MaxInstances = 4
 		c.Nodes = []autoscaler.Node{node("a1", autoscaler.NodeRunning), node("a2", autoscaler.NodeRunning), preparing("a3", t0), {ID: "a4", State: autoscaler.NodeLeaving, CreatedOn: t0}}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/schedule"
@@ -45,7 +46,7 @@ const (
 
 // Defaults applied to a cluster spec when the key is absent, as in `az ml`.
 const (
-	DefaultClusterSize             = "Standard_DS3_v2"
+	DefaultClusterSize             = catalog.DefaultCPUSize
 	DefaultMinInstances            = 0
 	DefaultMaxInstances            = 1
 	DefaultIdleTimeBeforeScaleDown = 120

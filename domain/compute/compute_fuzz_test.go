@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/server/config"
@@ -85,7 +86,7 @@ func FuzzDecodeComputeSpec(f *testing.F) {
 
 // fuzzInstanceRoundTrip checks that a normalised instance spec applies
 // again unchanged.
-func fuzzInstanceRoundTrip(t *testing.T, cat *compute.Catalog, spec *compute.ComputeSpec) {
+func fuzzInstanceRoundTrip(t *testing.T, cat *catalog.Catalog, spec *compute.ComputeSpec) {
 	if m := spec.IdleTimeBeforeShutdownMinutes; m != nil && compute.ValidateIdleShutdownMinutes(*m) != nil {
 		t.Fatalf("normalised instance has idle minutes %d", *m)
 	}
@@ -98,7 +99,7 @@ func fuzzInstanceRoundTrip(t *testing.T, cat *compute.Catalog, spec *compute.Com
 // fuzzRoundTrip checks that a normalised spec, encoded as the server
 // returns it, decodes and normalises to the same spec with no fixed field
 // changed: `show -o yaml` applies again.
-func fuzzRoundTrip(t *testing.T, cat *compute.Catalog, spec *compute.ComputeSpec, fixed func(old, new *compute.ComputeSpec) []string) {
+func fuzzRoundTrip(t *testing.T, cat *catalog.Catalog, spec *compute.ComputeSpec, fixed func(old, new *compute.ComputeSpec) []string) {
 	out, err := json.Marshal(spec)
 	if err != nil {
 		t.Fatalf("encode normalised spec: %v", err)

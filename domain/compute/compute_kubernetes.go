@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -12,41 +13,6 @@ import (
 // cluster's capacity is one), Shoal's autoscaler needs one.
 const DefaultKubernetesMaxInstances = 4
 
-// KubernetesLocationFor resolves an attached compute's resource_id to its
-// location: the one whose config declares that resource_id, or whose
-// name (or alias) it is. Unknown is EINVALID on resource_id listing the
-// kubernetes locations.
-func (c *Catalog) KubernetesLocationFor(resourceID string) (*Location, error) {
-	id := strings.TrimSpace(resourceID)
-	if id == "" {
-		return nil, core.FieldErrorf("resource_id", "is required: the kubernetes location to attach (its name, or the resource_id its config declares)")
-	}
-	var known []string
-	for _, l := range c.locations {
-		if l.Kubernetes == nil {
-			continue
-		}
-		known = append(known, l.Name)
-		if l.Kubernetes.ResourceID != "" && strings.EqualFold(l.Kubernetes.ResourceID, id) {
-			return l, nil
-		}
-	}
-	if l, ok := c.byName[strings.ToLower(id)]; ok {
-		if l.Kubernetes == nil {
-			return nil, core.FieldErrorf("resource_id", "location %q is not a kubernetes location (provider %s); kubernetes locations: %s", l.Name, l.Provider, kubernetesLocationList(known))
-		}
-		return l, nil
-	}
-	return nil, core.FieldErrorf("resource_id", "%q names no kubernetes location (by name or by the resource_id its config declares); kubernetes locations: %s", id, kubernetesLocationList(known))
-}
-
-func kubernetesLocationList(s []string) string {
-	if len(s) == 0 {
-		return "none (configure a location with provider: kubernetes)"
-	}
-	return strings.Join(s, ", ")
-}
-
 // NormalizeKubernetesSpec applies defaults to an attached Kubernetes
 // compute and checks it: resource_id names a kubernetes location (which
 // becomes its location), namespace is that location's (the default),
@@ -54,7 +20,7 @@ func kubernetesLocationList(s []string) string {
 // repeats it), identity system- or user-assigned but not both (Azure's
 // rule), the scale keys as a cluster's with max_instances defaulting to
 // DefaultKubernetesMaxInstances. It returns the location and the size.
-func NormalizeKubernetesSpec(spec *ComputeSpec, cat *Catalog) (*Location, *Size, error) {
+func NormalizeKubernetesSpec(spec *ComputeSpec, cat *catalog.Catalog) (*catalog.Location, *catalog.Size, error) {
 	if err := ValidateComputeName(spec.Name); err != nil {
 		return nil, nil, err
 	}
@@ -80,7 +46,7 @@ func NormalizeKubernetesSpec(spec *ComputeSpec, cat *Catalog) (*Location, *Size,
 		return nil, nil, core.FieldErrorf("instance_type", "unknown instance type %q%s; instance types of location %s: %s", spec.InstanceType, core.DidYouMean(spec.InstanceType, k.InstanceTypeNames()), loc.Name, strings.Join(k.InstanceTypeNames(), ", "))
 	}
 	spec.InstanceType = it.Name
-	size, ok := cat.Size(InstanceTypeSizeName(loc.Name, it.Name))
+	size, ok := cat.Size(catalog.InstanceTypeSizeName(loc.Name, it.Name))
 	if !ok || !cat.Offers(loc, size) {
 		return nil, nil, fmt.Errorf("instance type %q of location %q is not in the catalog", it.Name, loc.Name)
 	}
@@ -130,7 +96,7 @@ func NormalizeKubernetesSpec(spec *ComputeSpec, cat *Catalog) (*Location, *Size,
 // compute's nodes are all of its instance type, so another one known at
 // the location is refused naming the computes' rule; an unknown one is
 // refused with the list.
-func JobInstanceType(c *Compute, loc *Location, want string) (*InstanceType, error) {
+func JobInstanceType(c *Compute, loc *catalog.Location, want string) (*catalog.InstanceType, error) {
 	k := loc.Kubernetes
 	want = strings.TrimSpace(want)
 	if want == "" {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -12,22 +13,22 @@ const k8sResourceID = "/subscriptions/00000000-0000-0000-0000-000000000000/resou
 
 // k8sCatalog has a local location and a kubernetes one with two
 // instance types (the default and a GPU one).
-func k8sCatalog(t *testing.T) *compute.Catalog {
+func k8sCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	gpu := &compute.InstanceType{Name: "gpu-a100", NodeSelector: map[string]string{"pool": "a100"},
-		Resources: compute.InstanceTypeResources{
+	gpu := &catalog.InstanceType{Name: "gpu-a100", NodeSelector: map[string]string{"pool": "a100"},
+		Resources: catalog.InstanceTypeResources{
 			Requests: map[string]string{"cpu": "3500m", "memory": "30Gi", "nvidia.com/gpu": "1"},
 			Limits:   map[string]string{"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": "1"}}}
-	k := &compute.KubernetesLocation{ResourceID: k8sResourceID, Namespace: "ml", DefaultInstanceType: compute.DefaultInstanceTypeName,
-		InstanceTypes: []*compute.InstanceType{compute.DefaultInstanceType(), gpu}}
-	sizes := compute.BuiltinSizes()
+	k := &catalog.KubernetesLocation{ResourceID: k8sResourceID, Namespace: "ml", DefaultInstanceType: catalog.DefaultInstanceTypeName,
+		InstanceTypes: []*catalog.InstanceType{catalog.DefaultInstanceType(), gpu}}
+	sizes := catalog.BuiltinSizes()
 	for _, it := range k.InstanceTypes {
 		sizes = append(sizes, it.Size("k8s", 0))
 	}
-	cat, err := compute.NewCatalog([]*compute.Location{
-		{Name: "local", Provider: "local", Quota: compute.DefaultQuotaLimits()},
-		{Name: "k8s", Provider: "kubernetes", Quota: compute.DefaultQuotaLimits(), Kubernetes: k,
-			GPUs: compute.GPUCapability{Available: true}},
+	cat, err := catalog.NewCatalog([]*catalog.Location{
+		{Name: "local", Provider: "local", Quota: catalog.DefaultQuotaLimits()},
+		{Name: "k8s", Provider: "kubernetes", Quota: catalog.DefaultQuotaLimits(), Kubernetes: k,
+			GPUs: catalog.GPUCapability{Available: true}},
 	}, sizes, "local")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestKubernetesComputeFromAzureYAML(t *testing.T) {
 	if spec.Type != compute.ComputeTypeKubernetes || loc.Name != "k8s" || spec.Location != "k8s" || spec.ResourceID != k8sResourceID {
 		t.Errorf("type %q location %q (%s) resource_id %q", spec.Type, spec.Location, loc.Name, spec.ResourceID)
 	}
-	if spec.InstanceType != compute.DefaultInstanceTypeName || spec.Size != "defaultinstancetype@k8s" || size.VCPUs != 1 || size.MemoryGB != 2 {
+	if spec.InstanceType != catalog.DefaultInstanceTypeName || spec.Size != "defaultinstancetype@k8s" || size.VCPUs != 1 || size.MemoryGB != 2 {
 		t.Errorf("instance type %q size %q %+v; want defaultinstancetype, 1 vCPU, 2Gi", spec.InstanceType, spec.Size, size)
 	}
 	if *spec.MinInstances != 0 || *spec.MaxInstances != compute.DefaultKubernetesMaxInstances || *spec.IdleTimeBeforeScaleDown != 120 {
@@ -71,7 +72,7 @@ func TestKubernetesComputeFromAzureYAML(t *testing.T) {
 	if _, size, err = compute.NormalizeComputeSpec(spec, k8sCatalog(t), "local"); err != nil {
 		t.Fatal(err)
 	}
-	if spec.Namespace != "ml" || spec.InstanceType != "gpu-a100" || size.VCPUs != 4 || size.GPUs != 1 || *spec.MaxInstances != 2 || size.Family != compute.InstanceTypeFamily {
+	if spec.Namespace != "ml" || spec.InstanceType != "gpu-a100" || size.VCPUs != 4 || size.GPUs != 1 || *spec.MaxInstances != 2 || size.Family != catalog.InstanceTypeFamily {
 		t.Errorf("namespace %q instance type %q size %+v max %d", spec.Namespace, spec.InstanceType, size, *spec.MaxInstances)
 	}
 }
@@ -139,16 +140,16 @@ func TestInstanceTypes(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		it    compute.InstanceType
+		it    catalog.InstanceType
 		field string
 	}{
-		{compute.InstanceType{Name: "Big_One"}, "instance_types[0]"},
-		{compute.InstanceType{Name: "a", Resources: compute.InstanceTypeResources{Requests: map[string]string{"cpu": "lots"}}}, "instance_types[0].resources.requests.cpu"},
-		{compute.InstanceType{Name: "a", Resources: compute.InstanceTypeResources{Limits: map[string]string{"ephemeral-storage": "1Gi"}}}, "instance_types[0].resources.limits.ephemeral-storage"},
-		{compute.InstanceType{Name: "a", Resources: compute.InstanceTypeResources{Limits: map[string]string{"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "500m"}}}, "instance_types[0].resources.limits.nvidia.com/gpu"},
-		{compute.InstanceType{Name: "a", Resources: compute.InstanceTypeResources{Requests: map[string]string{"cpu": "2", "memory": "1Gi"}, Limits: map[string]string{"cpu": "1"}}}, "instance_types[0].resources.limits.cpu"},
-		{compute.InstanceType{Name: "a", Resources: compute.InstanceTypeResources{Requests: map[string]string{"cpu": "2"}}}, "instance_types[0].resources"},
-		{compute.InstanceType{Name: "a", Resources: compute.InstanceTypeResources{Requests: map[string]string{"cpu": "250m", "memory": "512Mi"}}}, ""},
+		{catalog.InstanceType{Name: "Big_One"}, "instance_types[0]"},
+		{catalog.InstanceType{Name: "a", Resources: catalog.InstanceTypeResources{Requests: map[string]string{"cpu": "lots"}}}, "instance_types[0].resources.requests.cpu"},
+		{catalog.InstanceType{Name: "a", Resources: catalog.InstanceTypeResources{Limits: map[string]string{"ephemeral-storage": "1Gi"}}}, "instance_types[0].resources.limits.ephemeral-storage"},
+		{catalog.InstanceType{Name: "a", Resources: catalog.InstanceTypeResources{Limits: map[string]string{"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "500m"}}}, "instance_types[0].resources.limits.nvidia.com/gpu"},
+		{catalog.InstanceType{Name: "a", Resources: catalog.InstanceTypeResources{Requests: map[string]string{"cpu": "2", "memory": "1Gi"}, Limits: map[string]string{"cpu": "1"}}}, "instance_types[0].resources.limits.cpu"},
+		{catalog.InstanceType{Name: "a", Resources: catalog.InstanceTypeResources{Requests: map[string]string{"cpu": "2"}}}, "instance_types[0].resources"},
+		{catalog.InstanceType{Name: "a", Resources: catalog.InstanceTypeResources{Requests: map[string]string{"cpu": "250m", "memory": "512Mi"}}}, ""},
 	} {
 		err := tc.it.Check("instance_types[0]")
 		if core.ErrorField(err) != tc.field {
@@ -156,7 +157,7 @@ func TestInstanceTypes(t *testing.T) {
 		}
 	}
 	for q, want := range map[string]float64{"500m": 0.5, "2": 2, "4Gi": 4 << 30, "1.5G": 1.5e9, "128Mi": 128 << 20, "1e3": 1000} {
-		if v, err := compute.ParseQuantity(q); err != nil || v != want {
+		if v, err := catalog.ParseQuantity(q); err != nil || v != want {
 			t.Errorf("ParseQuantity(%q) = %v, %v; want %v", q, v, err, want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -187,7 +188,7 @@ func normalizeIdentity(id *IdentitySpec) error {
 
 // NormalizeComputeSpec normalises a cluster or an instance spec, by its
 // type (see NormalizeClusterSpec and NormalizeInstanceSpec).
-func NormalizeComputeSpec(spec *ComputeSpec, cat *Catalog, defaultLocation string) (*Location, *Size, error) {
+func NormalizeComputeSpec(spec *ComputeSpec, cat *catalog.Catalog, defaultLocation string) (*catalog.Location, *catalog.Size, error) {
 	t, err := NormalizeComputeType(spec.Type)
 	if err != nil {
 		return nil, nil, err
@@ -205,7 +206,7 @@ func NormalizeComputeSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 // enumerations in their canonical spelling, and checks every rule. It
 // returns the resolved location and size. defaultLocation is the
 // workspace's location, used when the spec names none.
-func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation string) (*Location, *Size, error) {
+func NormalizeClusterSpec(spec *ComputeSpec, cat *catalog.Catalog, defaultLocation string) (*catalog.Location, *catalog.Size, error) {
 	if err := ValidateComputeName(spec.Name); err != nil {
 		return nil, nil, err
 	}
@@ -286,7 +287,7 @@ func NormalizeClusterSpec(spec *ComputeSpec, cat *Catalog, defaultLocation strin
 // resolvePlacement fills in the size and location a spec omits and
 // resolves them in the catalog: the location (by name or alias) must
 // exist and offer the size for the spec's compute type.
-func resolvePlacement(spec *ComputeSpec, cat *Catalog, defaultLocation, defaultSize string) (*Location, *Size, error) {
+func resolvePlacement(spec *ComputeSpec, cat *catalog.Catalog, defaultLocation, defaultSize string) (*catalog.Location, *catalog.Size, error) {
 	if spec.Size == "" {
 		spec.Size = defaultSize
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/core/coretest"
@@ -21,7 +22,7 @@ func boolp(b bool) *bool { return &b }
 
 // defaultCatalog is the catalog of a server started without a config file:
 // one location `local` that answers to every Azure region name, no GPUs.
-func defaultCatalog(t testing.TB) *compute.Catalog {
+func defaultCatalog(t testing.TB) *catalog.Catalog {
 	t.Helper()
 	cat, err := (&config.Config{}).Catalog(nil)
 	if err != nil {
@@ -51,7 +52,7 @@ sizes:
     supported_compute_types: [ComputeInstance]
 `
 
-func labCatalog(t testing.TB) *compute.Catalog {
+func labCatalog(t testing.TB) *catalog.Catalog {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(labCatalogYAML))
 	if err != nil {
@@ -88,13 +89,13 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 
 	tests := []struct {
 		name string
-		cat  *compute.Catalog // nil means the default catalog
+		cat  *catalog.Catalog // nil means the default catalog
 		spec compute.ComputeSpec
 		// field is the field the error must name; "" means the spec is valid.
 		field     string
 		fragments []string
 		// check, for valid specs, inspects the normalised spec.
-		check func(t *testing.T, s *compute.ComputeSpec, loc *compute.Location, size *compute.Size)
+		check func(t *testing.T, s *compute.ComputeSpec, loc *catalog.Location, size *catalog.Size)
 	}{
 		// Name: 3 to 24 letters, digits and '-', starting with a letter,
 		// every '-' followed later by a letter.
@@ -117,22 +118,22 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		{name: "name upper case", spec: compute.ComputeSpec{Name: "GPU-Cluster"}},
 
 		// Type.
-		{name: "type amlcompute", spec: compute.ComputeSpec{Name: "cpu-cluster", Type: "amlcompute"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "type amlcompute", spec: compute.ComputeSpec{Name: "cpu-cluster", Type: "amlcompute"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if s.Type != compute.ComputeTypeCluster {
 				t.Errorf("Type = %q, want %q", s.Type, compute.ComputeTypeCluster)
 			}
 		}},
-		{name: "type AmlCompute", spec: compute.ComputeSpec{Name: "cpu-cluster", Type: "AmlCompute"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "type AmlCompute", spec: compute.ComputeSpec{Name: "cpu-cluster", Type: "AmlCompute"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if s.Type != compute.ComputeTypeCluster {
 				t.Errorf("Type = %q, want %q", s.Type, compute.ComputeTypeCluster)
 			}
 		}},
-		{name: "type AMLCOMPUTE", spec: compute.ComputeSpec{Name: "cpu-cluster", Type: "AMLCOMPUTE"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "type AMLCOMPUTE", spec: compute.ComputeSpec{Name: "cpu-cluster", Type: "AMLCOMPUTE"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if s.Type != compute.ComputeTypeCluster {
 				t.Errorf("Type = %q, want %q", s.Type, compute.ComputeTypeCluster)
 			}
 		}},
-		{name: "type absent defaults to amlcompute", spec: compute.ComputeSpec{Name: "cpu-cluster"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "type absent defaults to amlcompute", spec: compute.ComputeSpec{Name: "cpu-cluster"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if s.Type != compute.ComputeTypeCluster {
 				t.Errorf("Type = %q, want %q", s.Type, compute.ComputeTypeCluster)
 			}
@@ -151,7 +152,7 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		{name: "tier dedicated on a size without low priority", cat: lab, spec: compute.ComputeSpec{Name: "cpu-cluster", Size: "Lab_NoSpot"}},
 
 		// Scale settings and defaults.
-		{name: "defaults", spec: compute.ComputeSpec{Name: "cpu-cluster"}, check: func(t *testing.T, s *compute.ComputeSpec, loc *compute.Location, size *compute.Size) {
+		{name: "defaults", spec: compute.ComputeSpec{Name: "cpu-cluster"}, check: func(t *testing.T, s *compute.ComputeSpec, loc *catalog.Location, size *catalog.Size) {
 			if s.Size != compute.DefaultClusterSize || size.Name != "Standard_DS3_v2" {
 				t.Errorf("Size = %q (resolved %q), want Standard_DS3_v2", s.Size, size.Name)
 			}
@@ -182,7 +183,7 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		{name: "max_instances 10000", spec: compute.ComputeSpec{Name: "cpu-cluster", MaxInstances: intp(10000)}},
 		{name: "max_instances 10001", spec: compute.ComputeSpec{Name: "cpu-cluster", MaxInstances: intp(10001)}, field: "max_instances", fragments: []string{"at most 10000"}},
 		{name: "idle -1", spec: compute.ComputeSpec{Name: "cpu-cluster", IdleTimeBeforeScaleDown: intp(-1)}, field: "idle_time_before_scale_down", fragments: []string{"0 or more"}},
-		{name: "idle 0", spec: compute.ComputeSpec{Name: "cpu-cluster", IdleTimeBeforeScaleDown: intp(0)}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "idle 0", spec: compute.ComputeSpec{Name: "cpu-cluster", IdleTimeBeforeScaleDown: intp(0)}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if *s.IdleTimeBeforeScaleDown != 0 {
 				t.Errorf("IdleTimeBeforeScaleDown = %d, want 0 kept (not replaced by the default)", *s.IdleTimeBeforeScaleDown)
 			}
@@ -190,13 +191,13 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 
 		// Size.
 		{name: "size unknown", spec: compute.ComputeSpec{Name: "cpu-cluster", Size: "Standard_XYZ"}, field: "size", fragments: []string{`"Standard_XYZ"`, "list-sizes"}},
-		{name: "size case-insensitive", spec: compute.ComputeSpec{Name: "cpu-cluster", Size: "STANDARD_DS3_v2"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, size *compute.Size) {
+		{name: "size case-insensitive", spec: compute.ComputeSpec{Name: "cpu-cluster", Size: "STANDARD_DS3_v2"}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, size *catalog.Size) {
 			if size.Name != "Standard_DS3_v2" {
 				t.Errorf("resolved size = %q, want Standard_DS3_v2", size.Name)
 			}
 		}},
 		{name: "GPU size without GPUs", spec: compute.ComputeSpec{Name: "gpu-cluster", Size: "Standard_NC6s_v3"}, field: "size", fragments: []string{"Standard_NC6s_v3", "GPU", "emulated_gpus", compute.DefaultClusterSize}},
-		{name: "GPU size with emulated GPUs", cat: lab, spec: compute.ComputeSpec{Name: "gpu-cluster", Size: "Standard_NC6s_v3"}, check: func(t *testing.T, _ *compute.ComputeSpec, loc *compute.Location, size *compute.Size) {
+		{name: "GPU size with emulated GPUs", cat: lab, spec: compute.ComputeSpec{Name: "gpu-cluster", Size: "Standard_NC6s_v3"}, check: func(t *testing.T, _ *compute.ComputeSpec, loc *catalog.Location, size *catalog.Size) {
 			if size.GPUs != 1 || !loc.GPUs.Emulated {
 				t.Errorf("size GPUs = %d, location emulated = %v; want 1 and true", size.GPUs, loc.GPUs.Emulated)
 			}
@@ -223,7 +224,7 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		{name: "ssh password too short", spec: compute.ComputeSpec{Name: "cpu-cluster", SSHPublicAccessEnabled: boolp(true), SSHSettings: &compute.SSHSettings{AdminUsername: "azureuser", AdminPassword: "Pa55!"}}, field: "ssh_settings.admin_password", fragments: []string{"12 to 123"}},
 		{name: "ssh password too simple", spec: compute.ComputeSpec{Name: "cpu-cluster", SSHPublicAccessEnabled: boolp(true), SSHSettings: &compute.SSHSettings{AdminUsername: "azureuser", AdminPassword: "passwordpassword"}}, field: "ssh_settings.admin_password", fragments: []string{"three of"}},
 		{name: "ssh password strong", spec: compute.ComputeSpec{Name: "cpu-cluster", SSHPublicAccessEnabled: boolp(true), SSHSettings: &compute.SSHSettings{AdminUsername: "azureuser", AdminPassword: "Correct-Horse-42"}}},
-		{name: "ssh good settings", spec: compute.ComputeSpec{Name: "cpu-cluster", SSHPublicAccessEnabled: boolp(true), SSHSettings: goodSSH}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "ssh good settings", spec: compute.ComputeSpec{Name: "cpu-cluster", SSHPublicAccessEnabled: boolp(true), SSHSettings: goodSSH}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if !*s.SSHPublicAccessEnabled || s.SSHSettings.AdminUsername != "azureuser" {
 				t.Errorf("SSH settings lost: enabled %v, %+v", *s.SSHPublicAccessEnabled, s.SSHSettings)
 			}
@@ -267,12 +268,12 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 		// Network.
 		{name: "subnet without vnet", spec: compute.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &compute.NetworkSettings{Subnet: "training-subnet"}}, field: "network_settings.vnet_name", fragments: []string{"required"}},
 		{name: "subnet resource id without vnet", spec: compute.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &compute.NetworkSettings{Subnet: "/subscriptions/x/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s"}}},
-		{name: "vnet and subnet", spec: compute.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &compute.NetworkSettings{VnetName: "ml-vnet", Subnet: "training-subnet"}}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "vnet and subnet", spec: compute.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &compute.NetworkSettings{VnetName: "ml-vnet", Subnet: "training-subnet"}}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if s.NetworkSettings == nil || s.NetworkSettings.VnetName != "ml-vnet" {
 				t.Errorf("NetworkSettings = %+v, want kept", s.NetworkSettings)
 			}
 		}},
-		{name: "empty network settings dropped", spec: compute.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &compute.NetworkSettings{}}, check: func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+		{name: "empty network settings dropped", spec: compute.ComputeSpec{Name: "cpu-cluster", NetworkSettings: &compute.NetworkSettings{}}, check: func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 			if s.NetworkSettings != nil {
 				t.Errorf("NetworkSettings = %+v, want nil", s.NetworkSettings)
 			}
@@ -320,8 +321,8 @@ func TestNormalizeClusterSpecRules(t *testing.T) {
 	}
 }
 
-func wantTier(tier string) func(*testing.T, *compute.ComputeSpec, *compute.Location, *compute.Size) {
-	return func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+func wantTier(tier string) func(*testing.T, *compute.ComputeSpec, *catalog.Location, *catalog.Size) {
+	return func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 		t.Helper()
 		if s.Tier != tier {
 			t.Errorf("Tier = %q, want %q", s.Tier, tier)
@@ -329,8 +330,8 @@ func wantTier(tier string) func(*testing.T, *compute.ComputeSpec, *compute.Locat
 	}
 }
 
-func wantLocation(written, resolved string) func(*testing.T, *compute.ComputeSpec, *compute.Location, *compute.Size) {
-	return func(t *testing.T, s *compute.ComputeSpec, loc *compute.Location, _ *compute.Size) {
+func wantLocation(written, resolved string) func(*testing.T, *compute.ComputeSpec, *catalog.Location, *catalog.Size) {
+	return func(t *testing.T, s *compute.ComputeSpec, loc *catalog.Location, _ *catalog.Size) {
 		t.Helper()
 		if s.Location != written {
 			t.Errorf("spec Location = %q, want it kept as written, %q", s.Location, written)
@@ -341,8 +342,8 @@ func wantLocation(written, resolved string) func(*testing.T, *compute.ComputeSpe
 	}
 }
 
-func wantIdentity(typ string) func(*testing.T, *compute.ComputeSpec, *compute.Location, *compute.Size) {
-	return func(t *testing.T, s *compute.ComputeSpec, _ *compute.Location, _ *compute.Size) {
+func wantIdentity(typ string) func(*testing.T, *compute.ComputeSpec, *catalog.Location, *catalog.Size) {
+	return func(t *testing.T, s *compute.ComputeSpec, _ *catalog.Location, _ *catalog.Size) {
 		t.Helper()
 		if s.Identity == nil || s.Identity.Type != typ {
 			t.Errorf("Identity = %+v, want type %q", s.Identity, typ)

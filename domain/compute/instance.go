@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -219,7 +220,7 @@ type InstanceAppReport struct {
 
 // InstanceNodeID is the ID of an instance's own node. It is stable, so
 // the node's work dir — the instance's home — survives stop and start.
-func InstanceNodeID(c *Compute, loc *Location) string {
+func InstanceNodeID(c *Compute, loc *catalog.Location) string {
 	return fmt.Sprintf("ci-%s-%s", strings.ToLower(loc.Name), strings.ToLower(c.Name))
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -17,7 +18,7 @@ const InstanceHomePath = "/home/" + InstanceAdminUsername
 // validateAppImage checks a custom application's image against the
 // location: a location that runs no containers refuses it, naming the
 // field, rather than running the application some other way.
-func validateAppImage(f string, a *CustomApplication, loc *Location) error {
+func validateAppImage(f string, a *CustomApplication, loc *catalog.Location) error {
 	a.Image.Reference = strings.TrimSpace(a.Image.Reference)
 	if a.Image.Type == "" {
 		a.Image.Type = "docker"
@@ -29,7 +30,7 @@ func validateAppImage(f string, a *CustomApplication, loc *Location) error {
 	if err := asset.ValidateImageReference(f+".image.reference", a.Image.Reference); err != nil {
 		return err
 	}
-	if loc.ContainerMode() == ContainersOff {
+	if loc.ContainerMode() == catalog.ContainersOff {
 		return core.FieldErrorf(f+".image", "location %s runs no containers (containers: off in the server config) and cannot run the image %q; give a command that starts the application on the host instead (e.g. command: python3 -m http.server 8080), or use a location that runs containers", loc.Name, a.Image.Reference)
 	}
 	return nil
@@ -40,7 +41,7 @@ func validateAppImage(f string, a *CustomApplication, loc *Location) error {
 // path the location allows (app_bind_mounts_allowed), with no ".." in it;
 // each target is an absolute path of the container other than its root.
 // Only an application with an image has a container to mount into.
-func validateBindMounts(f string, a *CustomApplication, loc *Location) error {
+func validateBindMounts(f string, a *CustomApplication, loc *catalog.Location) error {
 	for j, m := range a.BindMounts {
 		bf := fmt.Sprintf("%s.bind_mounts[%d]", f, j)
 		if m == nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -25,7 +26,7 @@ var (
 // needs no other resource (the assigned user's existence, identities and
 // the cron expressions are checked by the service). It returns the
 // resolved location and size.
-func NormalizeInstanceSpec(spec *ComputeSpec, cat *Catalog, defaultLocation string) (*Location, *Size, error) {
+func NormalizeInstanceSpec(spec *ComputeSpec, cat *catalog.Catalog, defaultLocation string) (*catalog.Location, *catalog.Size, error) {
 	if err := ValidateComputeName(spec.Name); err != nil {
 		return nil, nil, err
 	}
@@ -251,7 +252,7 @@ const ReservedSSHPort = 22
 // validateCustomApps checks custom applications: each has an image (run
 // in a container beside the instance) or a command (run on the host), its
 // endpoints, environment and bind mounts.
-func validateCustomApps(apps []*CustomApplication, loc *Location) error {
+func validateCustomApps(apps []*CustomApplication, loc *catalog.Location) error {
 	if len(apps) > MaxCustomApplications {
 		return core.FieldErrorf("custom_applications", "at most %d custom applications are allowed, got %d", MaxCustomApplications, len(apps))
 	}
@@ -363,8 +364,8 @@ func onBehalfOf(c *CreateOnBehalfOf) string {
 // InstanceIsolationAt is how an instance at loc runs when its host has a
 // container runtime: a container of the location's instance_image, unless
 // the location runs no containers or names no instance image.
-func InstanceIsolationAt(loc *Location) string {
-	if loc.ContainerMode() == ContainersOff || loc.InstanceImage == "" {
+func InstanceIsolationAt(loc *catalog.Location) string {
+	if loc.ContainerMode() == catalog.ContainersOff || loc.InstanceImage == "" {
 		return IsolationHostProcesses
 	}
 	return IsolationContainer
@@ -374,7 +375,7 @@ func InstanceIsolationAt(loc *Location) string {
 // reference, at a location whose instances run as containers. Where they
 // run as host processes the image could not be used, so it is refused,
 // naming the field, rather than dropped.
-func validateInstanceImage(spec *ComputeSpec, loc *Location) error {
+func validateInstanceImage(spec *ComputeSpec, loc *catalog.Location) error {
 	spec.Image = strings.TrimSpace(spec.Image)
 	if spec.Image == "" {
 		return nil
@@ -391,7 +392,7 @@ func validateInstanceImage(spec *ComputeSpec, loc *Location) error {
 // validateRootAccess allows root (Azure's default) only where the
 // instance is a container, whose root is not the host's; asked for
 // explicitly elsewhere it is refused, never silently dropped.
-func validateRootAccess(spec *ComputeSpec, loc *Location, asked bool) error {
+func validateRootAccess(spec *ComputeSpec, loc *catalog.Location, asked bool) error {
 	if asked && InstanceIsolationAt(loc) != IsolationContainer {
 		return core.FieldErrorf("enable_root_access", "cannot be true on location %s: its instances run as processes on shared hosts (no containers there, or no instance_image in its config), where root on one instance is root on every user's work; leave it unset or false", loc.Name)
 	}

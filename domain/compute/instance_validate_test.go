@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/server/config"
@@ -190,7 +191,7 @@ locations:
 }
 
 // catalogFrom is the catalog of a server config document.
-func catalogFrom(t testing.TB, doc string) *compute.Catalog {
+func catalogFrom(t testing.TB, doc string) *catalog.Catalog {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(doc))
 	if err != nil {
@@ -207,10 +208,10 @@ func catalogFrom(t testing.TB, doc string) *compute.Catalog {
 // own (root inside is not the host's) and refused, when asked, where it
 // would run as processes on a shared host.
 func TestRootAccessFollowsIsolation(t *testing.T) {
-	cat, err := compute.NewCatalog([]*compute.Location{
-		{Name: "boxed", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Quota: compute.DefaultQuotaLimits()},
-		{Name: "bare", Provider: "local", Quota: compute.DefaultQuotaLimits()},
-	}, compute.BuiltinSizes(), "boxed")
+	cat, err := catalog.NewCatalog([]*catalog.Location{
+		{Name: "boxed", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Quota: catalog.DefaultQuotaLimits()},
+		{Name: "bare", Provider: "local", Quota: catalog.DefaultQuotaLimits()},
+	}, catalog.BuiltinSizes(), "boxed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,10 +246,10 @@ func TestRootAccessFollowsIsolation(t *testing.T) {
 // An instance's own image is a valid reference, trimmed, at a location
 // whose instances are containers; it cannot change after creation.
 func TestInstanceOwnImage(t *testing.T) {
-	cat, err := compute.NewCatalog([]*compute.Location{
-		{Name: "boxed", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Quota: compute.DefaultQuotaLimits()},
-		{Name: "off", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Containers: compute.ContainersOff, Quota: compute.DefaultQuotaLimits()},
-	}, compute.BuiltinSizes(), "boxed")
+	cat, err := catalog.NewCatalog([]*catalog.Location{
+		{Name: "boxed", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Quota: catalog.DefaultQuotaLimits()},
+		{Name: "off", Provider: "local", InstanceImage: "localhost/shoal-instance:1", Containers: catalog.ContainersOff, Quota: catalog.DefaultQuotaLimits()},
+	}, catalog.BuiltinSizes(), "boxed")
 	if err != nil {
 		t.Fatal(err)
 	}

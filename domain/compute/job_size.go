@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -12,7 +13,7 @@ import (
 // (any case) is accepted; anything else is an EINVALID error naming the
 // field, the compute's size and, where GPUs differ, what each has, since
 // a job that asked for GPUs would otherwise run on a node without them.
-func CheckJobSize(cat *Catalog, c *Compute, want string) error {
+func CheckJobSize(cat *catalog.Catalog, c *Compute, want string) error {
 	want = strings.TrimSpace(want)
 	if want == "" || strings.EqualFold(want, c.Size) {
 		return nil
@@ -30,7 +31,7 @@ func CheckJobSize(cat *Catalog, c *Compute, want string) error {
 }
 
 // gpuPhrase says how many GPUs of which model a size has.
-func gpuPhrase(s *Size) string {
+func gpuPhrase(s *catalog.Size) string {
 	switch {
 	case s.GPUs == 0:
 		return "no GPU"
@@ -41,10 +42,10 @@ func gpuPhrase(s *Size) string {
 }
 
 // didYouMeanSize suggests a size of the compute's location near want.
-func didYouMeanSize(cat *Catalog, c *Compute, want string) string {
+func didYouMeanSize(cat *catalog.Catalog, c *Compute, want string) string {
 	loc, err := cat.Location(c.Location)
 	if err != nil {
 		return ""
 	}
-	return core.DidYouMean(want, cat.sizeNamesAt(loc))
+	return core.DidYouMean(want, cat.SizeNamesAt(loc))
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -51,8 +52,8 @@ func ServerlessTier(jobTier string) string {
 // size and tier in a workspace.
 type ServerlessPool struct {
 	Name     string
-	Location *compute.Location
-	Size     *compute.Size
+	Location *catalog.Location
+	Size     *catalog.Size
 	Tier     string
 }
 
@@ -64,7 +65,7 @@ type ServerlessPool struct {
 // the first location in configuration order that does. A size no location
 // offers is EINVALID on resources.instance_type, naming the sizes that
 // exist.
-func PlanServerlessPool(cat *compute.Catalog, workspaceLocation string, spec *JobSpec) (*ServerlessPool, error) {
+func PlanServerlessPool(cat *catalog.Catalog, workspaceLocation string, spec *JobSpec) (*ServerlessPool, error) {
 	tier := compute.TierDedicated
 	if spec.QueueSettings != nil {
 		tier = ServerlessTier(spec.QueueSettings.JobTier)
@@ -74,8 +75,8 @@ func PlanServerlessPool(cat *compute.Catalog, workspaceLocation string, spec *Jo
 	if spec.Resources != nil {
 		want = strings.TrimSpace(spec.Resources.InstanceType)
 	}
-	var loc *compute.Location
-	var size *compute.Size
+	var loc *catalog.Location
+	var size *catalog.Size
 	if want == "" {
 		for _, l := range locs {
 			if s := smallestCPUSize(cat, l, tier); s != nil {
@@ -149,7 +150,7 @@ func ServerlessPoolName(size, location, tier string, atHome bool) string {
 // workspaceLimit with hasOwn), DefaultServerlessMaxInstances when
 // unlimited, and never fewer than need (the job's nodes: a quota too small
 // leaves the job queued with quota_exceeded, as on a cluster).
-func ServerlessMaxInstances(loc *compute.Location, size *compute.Size, tier string, workspaceLimit int, hasOwn bool, need int) int {
+func ServerlessMaxInstances(loc *catalog.Location, size *catalog.Size, tier string, workspaceLimit int, hasOwn bool, need int) int {
 	var lim int
 	if tier == compute.TierLowPriority {
 		lim = loc.Quota.LowPriorityVCPUs
@@ -178,7 +179,7 @@ func minLimit(a, b int) int {
 	return min(a, b)
 }
 
-func canonicalLocation(cat *compute.Catalog, name string) string {
+func canonicalLocation(cat *catalog.Catalog, name string) string {
 	if l, err := cat.Location(name); err == nil {
 		return l.Name
 	}
@@ -187,8 +188,8 @@ func canonicalLocation(cat *compute.Catalog, name string) string {
 
 // serverlessLocations lists the workspace's location first, then the
 // others in configuration order.
-func serverlessLocations(cat *compute.Catalog, workspaceLocation string) []*compute.Location {
-	var out []*compute.Location
+func serverlessLocations(cat *catalog.Catalog, workspaceLocation string) []*catalog.Location {
+	var out []*catalog.Location
 	home, err := cat.Location(workspaceLocation)
 	if err == nil {
 		out = append(out, home)
@@ -201,13 +202,13 @@ func serverlessLocations(cat *compute.Catalog, workspaceLocation string) []*comp
 	return out
 }
 
-func serverlessUsable(cat *compute.Catalog, loc *compute.Location, s *compute.Size, tier string) bool {
+func serverlessUsable(cat *catalog.Catalog, loc *catalog.Location, s *catalog.Size, tier string) bool {
 	return cat.Offers(loc, s) && s.Supports(compute.ComputeTypeCluster) &&
 		(s.GPUs == 0 || loc.GPUs.Available) && (tier != compute.TierLowPriority || s.LowPriorityCapable)
 }
 
-func smallestCPUSize(cat *compute.Catalog, loc *compute.Location, tier string) *compute.Size {
-	var best *compute.Size
+func smallestCPUSize(cat *catalog.Catalog, loc *catalog.Location, tier string) *catalog.Size {
+	var best *catalog.Size
 	for _, s := range cat.SizesAt(loc) {
 		if s.GPUs > 0 || !serverlessUsable(cat, loc, s, tier) {
 			continue
@@ -219,7 +220,7 @@ func smallestCPUSize(cat *compute.Catalog, loc *compute.Location, tier string) *
 	return best
 }
 
-func smallerSize(a, b *compute.Size) bool {
+func smallerSize(a, b *catalog.Size) bool {
 	if a.VCPUs != b.VCPUs {
 		return a.VCPUs < b.VCPUs
 	}
@@ -234,7 +235,7 @@ func smallerSize(a, b *compute.Size) bool {
 
 // serverlessSizeNames lists the sizes some location offers for the tier,
 // sorted, once each.
-func serverlessSizeNames(cat *compute.Catalog, locs []*compute.Location, tier string) []string {
+func serverlessSizeNames(cat *catalog.Catalog, locs []*catalog.Location, tier string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, l := range locs {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
@@ -12,12 +13,12 @@ import (
 
 // serverlessCatalog has a home location with CPU sizes only and a second
 // one with GPUs that alone offers the T4 size.
-func serverlessCatalog(t *testing.T) *compute.Catalog {
+func serverlessCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	cat, err := compute.NewCatalog([]*compute.Location{
-		{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits(), Sizes: []string{"Standard_DS3_v2", "Standard_DS1_v2", "Standard_D2s_v3"}},
-		{Name: "gpu-east", Provider: "fake", Quota: compute.DefaultQuotaLimits(), GPUs: compute.GPUCapability{Available: true}},
-	}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{
+		{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits(), Sizes: []string{"Standard_DS3_v2", "Standard_DS1_v2", "Standard_D2s_v3"}},
+		{Name: "gpu-east", Provider: "fake", Quota: catalog.DefaultQuotaLimits(), GPUs: catalog.GPUCapability{Available: true}},
+	}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestServerlessPoolName(t *testing.T) {
 	// Every built-in size at a long location name, both tiers: valid,
 	// and no two pools share a name.
 	seen := map[string]string{}
-	for _, s := range compute.BuiltinSizes() {
+	for _, s := range catalog.BuiltinSizes() {
 		for _, loc := range []string{"local", "a-very-long-location-name-indeed"} {
 			for _, tier := range []string{compute.TierDedicated, compute.TierLowPriority} {
 				for _, home := range []bool{true, false} {
@@ -179,7 +180,7 @@ func TestPlanServerlessPoolUnknownSize(t *testing.T) {
 		}
 	}
 	// A GPU size where no location has GPUs is refused with the reason.
-	noGPU, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "fake", Quota: compute.DefaultQuotaLimits()}}, compute.BuiltinSizes(), "local")
+	noGPU, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,11 +193,11 @@ func TestPlanServerlessPoolUnknownSize(t *testing.T) {
 }
 
 func TestServerlessMaxInstances(t *testing.T) {
-	loc := &compute.Location{Name: "local", Quota: compute.QuotaLimits{DefaultFamilyDedicatedVCPUs: 16, TotalDedicatedVCPUs: 200, LowPriorityVCPUs: 8}}
-	size := &compute.Size{Name: "Standard_DS3_v2", Family: "standardDSv2Family", VCPUs: 4}
+	loc := &catalog.Location{Name: "local", Quota: catalog.QuotaLimits{DefaultFamilyDedicatedVCPUs: 16, TotalDedicatedVCPUs: 200, LowPriorityVCPUs: 8}}
+	size := &catalog.Size{Name: "Standard_DS3_v2", Family: "standardDSv2Family", VCPUs: 4}
 	for _, c := range []struct {
 		name   string
-		loc    *compute.Location
+		loc    *catalog.Location
 		tier   string
 		own    int
 		hasOwn bool
@@ -208,8 +209,8 @@ func TestServerlessMaxInstances(t *testing.T) {
 		{"the workspace's own limit is higher than the location's", loc, compute.TierDedicated, 64, true, 1, 4},
 		{"low priority", loc, compute.TierLowPriority, 0, false, 1, 2},
 		{"never fewer than the job needs", loc, compute.TierDedicated, 0, false, 6, 6},
-		{"unlimited", &compute.Location{Quota: compute.QuotaLimits{DefaultFamilyDedicatedVCPUs: -1, TotalDedicatedVCPUs: -1}}, compute.TierDedicated, 0, false, 1, jobkind.DefaultServerlessMaxInstances},
-		{"no quota at all", &compute.Location{}, compute.TierDedicated, 0, false, 1, 1},
+		{"unlimited", &catalog.Location{Quota: catalog.QuotaLimits{DefaultFamilyDedicatedVCPUs: -1, TotalDedicatedVCPUs: -1}}, compute.TierDedicated, 0, false, 1, jobkind.DefaultServerlessMaxInstances},
+		{"no quota at all", &catalog.Location{}, compute.TierDedicated, 0, false, 1, 1},
 	} {
 		if got := jobkind.ServerlessMaxInstances(c.loc, size, c.tier, c.own, c.hasOwn, c.need); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)

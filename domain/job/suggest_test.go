@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 )
@@ -43,8 +44,8 @@ func TestUnknownKeysSuggestTheClosestAndListOnlyWritableKeys(t *testing.T) {
 }
 
 func TestUnknownSizeSuggestsTheClosest(t *testing.T) {
-	loc := &compute.Location{Name: "local"}
-	cat, err := compute.NewCatalog([]*compute.Location{loc}, compute.BuiltinSizes(), "local")
+	loc := &catalog.Location{Name: "local"}
+	cat, err := catalog.NewCatalog([]*catalog.Location{loc}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 )
@@ -23,7 +24,7 @@ type JoinRequest struct {
 	Port    int    `json:"port"`
 	// Runtime is the host's container engine as the agent found it; nil
 	// from an agent that does not look (older agents).
-	Runtime *compute.ContainerRuntimeInfo `json:"runtime,omitempty"`
+	Runtime *catalog.ContainerRuntimeInfo `json:"runtime,omitempty"`
 }
 
 // JoinResponse gives the agent its node credential.
@@ -93,7 +94,7 @@ type AgentSyncRequest struct {
 	Prepulled *compute.PrepullReport `json:"prepulled,omitempty"`
 	// Runtime is the host's container engine and image cache as the
 	// agent sees them now: sent on the first sync and with Prepulled.
-	Runtime *compute.ContainerRuntimeInfo `json:"runtime,omitempty"`
+	Runtime *catalog.ContainerRuntimeInfo `json:"runtime,omitempty"`
 }
 
 // AgentSyncResponse tells the agent what to do.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
@@ -71,7 +71,7 @@ type Node struct {
 	// Runtime is the host's container engine as the node's agent found
 	// it when it joined (nil: not joined yet, or an agent that does not
 	// look). Kept in the node's document: it lives and goes with the node.
-	Runtime *compute.ContainerRuntimeInfo `json:"container_runtime,omitempty"`
+	Runtime *catalog.ContainerRuntimeInfo `json:"container_runtime,omitempty"`
 	// PullingImages are the cluster's prepull_images the node pulls
 	// since it joined: it takes no work until its agent says the pulls
 	// ended (StateReason says "pulling images" meanwhile).
@@ -151,7 +151,7 @@ type ProvisionRequest struct {
 	// InstanceType, on a kubernetes location, is the instance type of the
 	// node's size: its pod gets the instance type's requests, limits,
 	// node selector and tolerations instead of the size's figures.
-	InstanceType *compute.InstanceType
+	InstanceType *catalog.InstanceType
 }
 
 // Provider creates and removes nodes at a location. Every method takes a

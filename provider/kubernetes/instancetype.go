@@ -3,7 +3,7 @@ package kubernetes
 import (
 	"maps"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -13,7 +13,7 @@ import (
 // location's (the instance type's value wins a shared key), its
 // tolerations after the location's, and its requests and limits as
 // written, in place of the size's figures.
-func placeInstanceType(pod *corev1.Pod, it *compute.InstanceType) {
+func placeInstanceType(pod *corev1.Pod, it *catalog.InstanceType) {
 	if it == nil {
 		return
 	}

@@ -3,7 +3,7 @@ package kubernetes
 import (
 	"testing"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -15,9 +15,9 @@ func TestPodOfAnInstanceTypeCarriesItsResourcesAndSelector(t *testing.T) {
 	p := testProvider(t, Config{NodeSelector: map[string]string{"pool": "general", "zone": "a"},
 		Tolerations: []Toleration{{Key: "spot", Operator: "Exists"}}})
 	req := gpuRequest()
-	req.InstanceType = &compute.InstanceType{Name: "gpu-a100", NodeSelector: map[string]string{"pool": "a100"},
-		Tolerations: []compute.KubernetesToleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
-		Resources: compute.InstanceTypeResources{
+	req.InstanceType = &catalog.InstanceType{Name: "gpu-a100", NodeSelector: map[string]string{"pool": "a100"},
+		Tolerations: []catalog.KubernetesToleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: "NoSchedule"}},
+		Resources: catalog.InstanceTypeResources{
 			Requests: map[string]string{"cpu": "3500m", "memory": "30Gi", "nvidia.com/gpu": "1"},
 			Limits:   map[string]string{"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": "1"}}}
 	pod := p.Pod(req)

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
 	v1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -119,7 +119,7 @@ type Provider struct {
 var (
 	_ node.Provider                 = (*Provider)(nil)
 	_ node.NodeWatcher              = (*Provider)(nil)
-	_ compute.WorkIsolationReporter = (*Provider)(nil)
+	_ catalog.WorkIsolationReporter = (*Provider)(nil)
 )
 
 // New checks cfg and builds the provider's client; it does not reach the

@@ -8,18 +8,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
-var _ compute.HostLister = (*Provider)(nil)
+var _ catalog.HostLister = (*Provider)(nil)
 
 // Hosts returns this machine: every node of the local provider runs here.
-func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
+func (p *Provider) Hosts(ctx context.Context) ([]*catalog.Host, error) {
 	name, _ := os.Hostname()
 	gpus, _ := DetectGPUs()
-	return []*compute.Host{{
+	return []*catalog.Host{{
 		Name: name, Address: "127.0.0.1", Kind: "provider", VCPUs: runtime.NumCPU(), MemoryGB: memoryGB(),
-		GPUs: gpus, State: compute.HostReady,
+		GPUs: gpus, State: catalog.HostReady,
 	}}, nil
 }
 

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 )
@@ -62,7 +62,7 @@ type Provider struct {
 
 var (
 	_ node.Provider      = (*Provider)(nil)
-	_ compute.HostLister = (*Provider)(nil)
+	_ catalog.HostLister = (*Provider)(nil)
 )
 
 // New returns a provider, checking that the Slurm commands are there.
@@ -302,7 +302,7 @@ func (p *Provider) job(ctx context.Context, id int) (*sqJob, error) {
 
 // Hosts lists the partition's nodes with their CPUs, memory and GPUs,
 // unusable when Slurm says they are down, drained or failing.
-func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
+func (p *Provider) Hosts(ctx context.Context) ([]*catalog.Host, error) {
 	args := []string{"--json"}
 	if p.cfg.Partition != "" {
 		args = append(args, "--partition", p.cfg.Partition)
@@ -315,18 +315,18 @@ func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	hosts := make([]*compute.Host, 0, len(nodes))
+	hosts := make([]*catalog.Host, 0, len(nodes))
 	for _, sn := range nodes {
 		if p.cfg.Partition != "" && len(sn.Partitions) > 0 && !contains(sn.Partitions, p.cfg.Partition) {
 			continue // older sinfo ignores --partition with --json
 		}
-		h := &compute.Host{Name: sn.Name, Address: sn.Address, Kind: "provider", VCPUs: int(sn.CPUs),
-			MemoryGB: float64(sn.RealMemory) / 1024, GPUs: gresGPUs(sn.Gres), State: compute.HostReady}
+		h := &catalog.Host{Name: sn.Name, Address: sn.Address, Kind: "provider", VCPUs: int(sn.CPUs),
+			MemoryGB: float64(sn.RealMemory) / 1024, GPUs: gresGPUs(sn.Gres), State: catalog.HostReady}
 		if h.Address == "" {
 			h.Address = sn.Name
 		}
 		if why := sn.unusable(); why != "" {
-			h.State, h.Reason = compute.HostUnusable, why
+			h.State, h.Reason = catalog.HostUnusable, why
 		}
 		hosts = append(hosts, h)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testslurm"
@@ -108,7 +108,7 @@ func TestPilotJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hosts) != 1 || hosts[0].Name != c.Node || hosts[0].VCPUs != 8 || hosts[0].MemoryGB != 8 || hosts[0].State != compute.HostReady {
+	if len(hosts) != 1 || hosts[0].Name != c.Node || hosts[0].VCPUs != 8 || hosts[0].MemoryGB != 8 || hosts[0].State != catalog.HostReady {
 		t.Fatalf("hosts = %+v; want %s with 8 CPUs and 8 GB, ready", hosts[0], c.Node)
 	}
 	// A size no node of the partition holds is refused: out of capacity
@@ -126,7 +126,7 @@ func TestPilotJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hosts[0].State != compute.HostUnusable || !strings.Contains(hosts[0].Reason, "disk replaced") {
+	if hosts[0].State != catalog.HostUnusable || !strings.Contains(hosts[0].Reason, "disk replaced") {
 		t.Fatalf("a drained node: %+v; want unusable, with Slurm's reason", hosts[0])
 	}
 }

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/pkg/sftp"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"golang.org/x/crypto/ssh"
@@ -97,7 +97,7 @@ type placement struct {
 
 var (
 	_ node.Provider      = (*Provider)(nil)
-	_ compute.HostLister = (*Provider)(nil)
+	_ catalog.HostLister = (*Provider)(nil)
 )
 
 // New checks cfg and returns a provider. The known_hosts file must exist:
@@ -428,9 +428,9 @@ func (p *Provider) Alive(ctx context.Context, n *node.Node) (bool, error) {
 
 // Hosts returns the pool with each host's capacity, unusable when it
 // does not answer.
-func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
+func (p *Provider) Hosts(ctx context.Context) ([]*catalog.Host, error) {
 	p.detectGPUs(ctx)
-	out := make([]*compute.Host, 0, len(p.cfg.Hosts))
+	out := make([]*catalog.Host, 0, len(p.cfg.Hosts))
 	for i, h := range p.cfg.Hosts {
 		p.mu.Lock()
 		gpus, model := p.gpuCountLocked(i), h.GPUModel
@@ -438,11 +438,11 @@ func (p *Provider) Hosts(ctx context.Context) ([]*compute.Host, error) {
 			model = d.model
 		}
 		p.mu.Unlock()
-		host := &compute.Host{Name: h.Address, Address: h.Address, Kind: "provider", VCPUs: h.VCPUs, MemoryGB: h.MemoryGB,
-			GPUs: gpus, GPUModel: model, Labels: h.Labels, State: compute.HostReady}
+		host := &catalog.Host{Name: h.Address, Address: h.Address, Kind: "provider", VCPUs: h.VCPUs, MemoryGB: h.MemoryGB,
+			GPUs: gpus, GPUModel: model, Labels: h.Labels, State: catalog.HostReady}
 		d := net.Dialer{Timeout: 2 * time.Second}
 		if c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(h.Address, strconv.Itoa(h.Port))); err != nil {
-			host.State, host.Reason = compute.HostUnusable, "SSH does not answer: "+err.Error()
+			host.State, host.Reason = catalog.HostUnusable, "SSH does not answer: "+err.Error()
 		} else {
 			c.Close()
 		}

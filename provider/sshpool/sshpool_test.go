@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/testhosts"
@@ -132,12 +132,12 @@ func TestPlacementAndCapacity(t *testing.T) {
 		t.Errorf("binaries on host 0: %v", bins)
 	}
 	hs, err := p.Hosts(ctx)
-	if err != nil || len(hs) != 2 || hs[0].State != compute.HostReady || hs[0].VCPUs != 8 {
+	if err != nil || len(hs) != 2 || hs[0].State != catalog.HostReady || hs[0].VCPUs != 8 {
 		t.Errorf("Hosts: %+v %v", hs, err)
 	}
 	pool.Cut(t, 1)
 	hs, _ = p.Hosts(ctx)
-	if hs[1].State != compute.HostUnusable || hs[1].Reason == "" {
+	if hs[1].State != catalog.HostUnusable || hs[1].Reason == "" {
 		t.Errorf("a cut host: %+v", hs[1])
 	}
 }
@@ -228,7 +228,7 @@ func TestPowerOnAndOff(t *testing.T) {
 	if out, err := exec.Command("sh", "-c", off).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostUnusable {
+	if hs, _ := p.Hosts(ctx); hs[0].State != catalog.HostUnusable {
 		t.Fatalf("the host is off but %+v", hs[0])
 	}
 	for round := 0; round < 2; round++ {
@@ -242,19 +242,19 @@ func TestPowerOnAndOff(t *testing.T) {
 			n.ProviderRef = ref
 			nodes = append(nodes, n)
 		}
-		if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostReady {
+		if hs, _ := p.Hosts(ctx); hs[0].State != catalog.HostReady {
 			t.Fatalf("round %d: with nodes the host is %+v", round, hs[0])
 		}
 		if err := p.Release(ctx, nodes[0]); err != nil {
 			t.Fatal(err)
 		}
-		if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostReady {
+		if hs, _ := p.Hosts(ctx); hs[0].State != catalog.HostReady {
 			t.Fatalf("round %d: with one node left the host is %+v", round, hs[0])
 		}
 		if err := p.Release(ctx, nodes[1]); err != nil {
 			t.Fatal(err)
 		}
-		if hs, _ := p.Hosts(ctx); hs[0].State != compute.HostUnusable {
+		if hs, _ := p.Hosts(ctx); hs[0].State != catalog.HostUnusable {
 			t.Fatalf("round %d: with no node left the host is %+v; want it powered off", round, hs[0])
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"gopkg.in/yaml.v3"
 )
 
@@ -333,8 +333,8 @@ func Parse(r io.Reader) (*Config, error) {
 type GPUDetector func(provider string) (count int, detail string)
 
 // Catalog builds the catalog from the built-in sizes and this config.
-func (c *Config) Catalog(detect GPUDetector) (*compute.Catalog, error) {
-	sizes := compute.BuiltinSizes()
+func (c *Config) Catalog(detect GPUDetector) (*catalog.Catalog, error) {
+	sizes := catalog.BuiltinSizes()
 	for i, sc := range c.Sizes {
 		s, err := sc.size()
 		if err != nil {
@@ -346,7 +346,7 @@ func (c *Config) Catalog(detect GPUDetector) (*compute.Catalog, error) {
 	if len(locCfgs) == 0 {
 		locCfgs = []LocationConfig{{Name: "local", Provider: "local"}}
 	}
-	var locs []*compute.Location
+	var locs []*catalog.Location
 	for i, lc := range locCfgs {
 		l, err := lc.location(detect)
 		if err != nil {
@@ -364,14 +364,14 @@ func (c *Config) Catalog(detect GPUDetector) (*compute.Catalog, error) {
 	if c.AzureRegionAliases == nil || *c.AzureRegionAliases {
 		addRegionAliases(locs, def)
 	}
-	return compute.NewCatalog(locs, sizes, def)
+	return catalog.NewCatalog(locs, sizes, def)
 }
 
 // addRegionAliases gives the default location every Azure region name that
 // no location uses already.
-func addRegionAliases(locs []*compute.Location, def string) {
+func addRegionAliases(locs []*catalog.Location, def string) {
 	used := map[string]bool{}
-	var target *compute.Location
+	var target *catalog.Location
 	for _, l := range locs {
 		used[strings.ToLower(l.Name)] = true
 		for _, a := range l.Aliases {
@@ -387,7 +387,7 @@ func addRegionAliases(locs []*compute.Location, def string) {
 	if target == nil {
 		return
 	}
-	for _, r := range compute.AzureRegionNames() {
+	for _, r := range catalog.AzureRegionNames() {
 		if !used[r] {
 			target.Aliases = append(target.Aliases, r)
 		}
@@ -397,7 +397,7 @@ func addRegionAliases(locs []*compute.Location, def string) {
 // locationNameRE is what a location's name may be.
 var locationNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-func (lc LocationConfig) location(detect GPUDetector) (*compute.Location, error) {
+func (lc LocationConfig) location(detect GPUDetector) (*catalog.Location, error) {
 	if lc.Name == "" {
 		return nil, errors.New("name is required")
 	}
@@ -445,7 +445,7 @@ func (lc LocationConfig) location(detect GPUDetector) (*compute.Location, error)
 	default:
 		return nil, fmt.Errorf("provider %q is not one of local, ssh, slurm, kubernetes, static", lc.Provider)
 	}
-	q := compute.DefaultQuotaLimits()
+	q := catalog.DefaultQuotaLimits()
 	if v := lc.Quota.TotalDedicatedVCPUs; v != nil {
 		q.TotalDedicatedVCPUs = *v
 	}
@@ -456,7 +456,7 @@ func (lc LocationConfig) location(detect GPUDetector) (*compute.Location, error)
 		q.DefaultFamilyDedicatedVCPUs = *v
 	}
 	q.DedicatedVCPUsPerFamily = lc.Quota.DedicatedVCPUsPerFamily
-	l := &compute.Location{
+	l := &catalog.Location{
 		Name: lc.Name, Provider: lc.Provider, Aliases: append([]string(nil), lc.Aliases...),
 		Quota: q, ProvisioningDelay: time.Duration(lc.ProvisioningDelay), Sizes: lc.Sizes,
 		PreemptionRatePerHour: lc.PreemptionRatePerHour, InstanceImage: lc.InstanceImage,
@@ -473,8 +473,8 @@ func (lc LocationConfig) location(detect GPUDetector) (*compute.Location, error)
 	}
 	switch lc.Containers {
 	case "":
-		l.Containers = compute.ContainersOptional
-	case compute.ContainersRequired, compute.ContainersOptional, compute.ContainersOff:
+		l.Containers = catalog.ContainersOptional
+	case catalog.ContainersRequired, catalog.ContainersOptional, catalog.ContainersOff:
 		l.Containers = lc.Containers
 	default:
 		return nil, fmt.Errorf("containers %q: must be one of required, optional (the default), off", lc.Containers)
@@ -491,13 +491,13 @@ func (lc LocationConfig) location(detect GPUDetector) (*compute.Location, error)
 	}
 	switch {
 	case lc.EmulatedGPUs:
-		l.GPUs = compute.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
+		l.GPUs = catalog.GPUCapability{Available: true, Emulated: true, Detail: "GPUs are emulated for testing (emulated_gpus: true)"}
 	case lc.Provider == "slurm":
-		l.GPUs = compute.GPUCapability{Available: true, Detail: "GPU sizes ask Slurm for --gres=gpu:N; Slurm refuses a pilot its partition cannot hold"}
+		l.GPUs = catalog.GPUCapability{Available: true, Detail: "GPU sizes ask Slurm for --gres=gpu:N; Slurm refuses a pilot its partition cannot hold"}
 	case lc.Provider == "kubernetes":
-		l.GPUs = compute.GPUCapability{Available: true, Detail: "GPU sizes ask Kubernetes for nvidia.com/gpu; a pod no node can hold stays Pending with Kubernetes' reason"}
+		l.GPUs = catalog.GPUCapability{Available: true, Detail: "GPU sizes ask Kubernetes for nvidia.com/gpu; a pod no node can hold stays Pending with Kubernetes' reason"}
 	case lc.Provider == "static":
-		l.GPUs = compute.GPUCapability{Available: true, Detail: "nodes joined by hand bring their own GPUs"}
+		l.GPUs = catalog.GPUCapability{Available: true, Detail: "nodes joined by hand bring their own GPUs"}
 	case lc.Provider == "ssh":
 		gpus, auto := 0, 0
 		for _, h := range lc.Hosts {
@@ -510,15 +510,15 @@ func (lc LocationConfig) location(detect GPUDetector) (*compute.Location, error)
 		if auto > 0 {
 			detail += fmt.Sprintf(", and %d host(s) asked with nvidia-smi (gpus: auto)", auto)
 		}
-		l.GPUs = compute.GPUCapability{Available: gpus > 0 || auto > 0, Detail: detail}
+		l.GPUs = catalog.GPUCapability{Available: gpus > 0 || auto > 0, Detail: detail}
 	case detect != nil:
 		n, detail := detect(lc.Provider)
-		l.GPUs = compute.GPUCapability{Available: n > 0, Detail: detail}
+		l.GPUs = catalog.GPUCapability{Available: n > 0, Detail: detail}
 	}
 	return l, nil
 }
 
-func (sc SizeConfig) size() (*compute.Size, error) {
+func (sc SizeConfig) size() (*catalog.Size, error) {
 	switch {
 	case sc.Name == "":
 		return nil, errors.New("name is required")
@@ -529,7 +529,7 @@ func (sc SizeConfig) size() (*compute.Size, error) {
 	case sc.GPUs < 0:
 		return nil, fmt.Errorf("size %q: gpus must be 0 or more", sc.Name)
 	}
-	s := &compute.Size{
+	s := &catalog.Size{
 		Name: sc.Name, Family: sc.Family, VCPUs: sc.VCPUs, MemoryGB: sc.MemoryGB,
 		GPUs: sc.GPUs, GPUModel: sc.GPUModel, LowPriorityCapable: true,
 		SupportedComputeTypes: sc.SupportedComputeTypes,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/server/config"
@@ -22,7 +23,7 @@ func parse(t *testing.T, doc string) *config.Config {
 	return cfg
 }
 
-func catalog(t *testing.T, doc string) *compute.Catalog {
+func catalogOf(t *testing.T, doc string) *catalog.Catalog {
 	t.Helper()
 	cat, err := parse(t, doc).Catalog(nil)
 	if err != nil {
@@ -31,7 +32,7 @@ func catalog(t *testing.T, doc string) *compute.Catalog {
 	return cat
 }
 
-func resolve(t *testing.T, cat *compute.Catalog, name string) string {
+func resolve(t *testing.T, cat *catalog.Catalog, name string) string {
 	t.Helper()
 	l, err := cat.Location(name)
 	if err != nil {
@@ -68,7 +69,7 @@ func TestDefaults(t *testing.T) {
 	if l.Name != "local" || l.Provider != "local" {
 		t.Errorf("location = %s/%s, want local/local", l.Name, l.Provider)
 	}
-	if !slices.Equal(l.Aliases, compute.AzureRegionNames()) {
+	if !slices.Equal(l.Aliases, catalog.AzureRegionNames()) {
 		t.Errorf("aliases = %v, want every Azure region", l.Aliases)
 	}
 	for _, name := range []string{"local", "LOCAL", "westus", "WestUS", "eastus", "westeurope", " japaneast "} {
@@ -89,7 +90,7 @@ func TestDefaults(t *testing.T) {
 	if l.ProvisioningDelay != 0 || len(l.Sizes) != 0 {
 		t.Errorf("delay %v, sizes %v; want 0 and all", l.ProvisioningDelay, l.Sizes)
 	}
-	if got, want := len(cat.SizesAt(l)), len(compute.BuiltinSizes()); got != want {
+	if got, want := len(cat.SizesAt(l)), len(catalog.BuiltinSizes()); got != want {
 		t.Errorf("%d sizes offered, want every built-in size (%d)", got, want)
 	}
 	if s, ok := cat.Size("standard_ds3_v2"); !ok || s.Name != "Standard_DS3_v2" {
@@ -122,7 +123,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestLocationClaimsRegion(t *testing.T) {
-	cat := catalog(t, `
+	cat := catalogOf(t, `
 locations:
   - name: local
   - name: gpu-lab
@@ -142,7 +143,7 @@ locations:
 			t.Errorf("%q resolves to %q, want %q", name, got, want)
 		}
 	}
-	var lab *compute.Location
+	var lab *catalog.Location
 	for _, l := range cat.Locations() {
 		if l.Name == "local" && slices.Contains(l.Aliases, "eastus") {
 			t.Errorf("local also has the alias eastus: %v", l.Aliases)
@@ -161,13 +162,13 @@ locations:
 		t.Errorf("ProvisioningDelay = %v, want 3m", lab.ProvisioningDelay)
 	}
 	q := lab.Quota
-	if q.TotalDedicatedVCPUs != -1 || q.LowPriorityVCPUs != 0 || q.DefaultFamilyDedicatedVCPUs != compute.DefaultFamilyDedicatedVCPUs {
+	if q.TotalDedicatedVCPUs != -1 || q.LowPriorityVCPUs != 0 || q.DefaultFamilyDedicatedVCPUs != catalog.DefaultFamilyDedicatedVCPUs {
 		t.Errorf("quota = %+v", q)
 	}
 	if got := q.FamilyLimit("standardncsv3family"); got != 24 {
 		t.Errorf("FamilyLimit(NCSv3) = %d, want 24", got)
 	}
-	if got := q.FamilyLimit("standardDSv2Family"); got != compute.DefaultFamilyDedicatedVCPUs {
+	if got := q.FamilyLimit("standardDSv2Family"); got != catalog.DefaultFamilyDedicatedVCPUs {
 		t.Errorf("FamilyLimit(DSv2) = %d, want the default", got)
 	}
 }
@@ -184,7 +185,7 @@ func TestKubernetesGangAndImage(t *testing.T) {
 		{", gang_timeout: 30s, gang_backoff: 10s", 30 * time.Second, 10 * time.Second},
 		{", gang_timeout: 0s", 0, time.Minute},
 	} {
-		cat := catalog(t, "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: base:1, agent_image: b"+tt.extra+"}}]")
+		cat := catalogOf(t, "locations: [{name: k, provider: kubernetes, kubernetes: {namespace: ml, node_image: base:1, agent_image: b"+tt.extra+"}}]")
 		l, err := cat.Location("k")
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +194,7 @@ func TestKubernetesGangAndImage(t *testing.T) {
 			t.Errorf("%q: node image %q, gang timeout %v, backoff %v; want base:1, %v, %v", tt.extra, l.NodeImage, l.GangTimeout, l.GangBackoff, tt.timeout, tt.backoff)
 		}
 	}
-	cat := catalog(t, "locations: [{name: local}]")
+	cat := catalogOf(t, "locations: [{name: local}]")
 	if l, _ := cat.Location("local"); l.NodeImage != "" || l.GangTimeout != 0 {
 		t.Errorf("a local location: node image %q, gang timeout %v; want neither", l.NodeImage, l.GangTimeout)
 	}
@@ -248,7 +249,7 @@ func TestDefaultLocationSetting(t *testing.T) {
 }
 
 func TestCustomSizes(t *testing.T) {
-	cat := catalog(t, `
+	cat := catalogOf(t, `
 sizes:
   - name: Lab_Box
     vcpus: 8
@@ -316,7 +317,7 @@ sizes:
 }
 
 func TestEmulatedGPUs(t *testing.T) {
-	cat := catalog(t, "locations:\n  - name: local\n    emulated_gpus: true\n")
+	cat := catalogOf(t, "locations:\n  - name: local\n    emulated_gpus: true\n")
 	loc := cat.Locations()[0]
 	if !loc.GPUs.Available || !loc.GPUs.Emulated || !strings.Contains(loc.GPUs.Detail, "emulated") {
 		t.Errorf("GPUs = %+v, want available, emulated, and said so", loc.GPUs)
@@ -360,7 +361,7 @@ func TestDurations(t *testing.T) {
 	for doc, want := range map[string]time.Duration{
 		"90s": 90 * time.Second, "3m": 3 * time.Minute, "1h30m": 90 * time.Minute, "180": 180 * time.Second, "0": 0,
 	} {
-		cat := catalog(t, "locations: [{name: a, provisioning_delay: "+doc+"}]")
+		cat := catalogOf(t, "locations: [{name: a, provisioning_delay: "+doc+"}]")
 		if got := cat.Locations()[0].ProvisioningDelay; got != want {
 			t.Errorf("provisioning_delay: %s = %v, want %v", doc, got, want)
 		}
@@ -524,8 +525,8 @@ func TestCuratedEnvironments(t *testing.T) {
 // A location's container mode is read as written and defaults to
 // optional, also for the built-in location.
 func TestContainerModes(t *testing.T) {
-	cat := catalog(t, "locations: [{name: a, containers: required}, {name: b, containers: off}, {name: c}]")
-	for name, want := range map[string]string{"a": compute.ContainersRequired, "b": compute.ContainersOff, "c": compute.ContainersOptional} {
+	cat := catalogOf(t, "locations: [{name: a, containers: required}, {name: b, containers: off}, {name: c}]")
+	for name, want := range map[string]string{"a": catalog.ContainersRequired, "b": catalog.ContainersOff, "c": catalog.ContainersOptional} {
 		l, err := cat.Location(name)
 		if err != nil {
 			t.Fatal(err)
@@ -534,10 +535,10 @@ func TestContainerModes(t *testing.T) {
 			t.Errorf("location %s: containers %q (mode %q), want %q", name, l.Containers, l.ContainerMode(), want)
 		}
 	}
-	if got := catalog(t, "").Locations()[0].ContainerMode(); got != compute.ContainersOptional {
+	if got := catalogOf(t, "").Locations()[0].ContainerMode(); got != catalog.ContainersOptional {
 		t.Errorf("built-in location's mode = %q, want optional", got)
 	}
-	if got := (&compute.Location{}).ContainerMode(); got != compute.ContainersOptional {
+	if got := (&catalog.Location{}).ContainerMode(); got != catalog.ContainersOptional {
 		t.Errorf("unset mode = %q, want optional", got)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 )
 
@@ -100,8 +100,8 @@ type InstanceTypeConfig struct {
 
 // location is the catalog's view of the block: the resource ID, the
 // namespace and the instance types, checked.
-func (kc *KubernetesConfig) location() (*compute.KubernetesLocation, error) {
-	k := &compute.KubernetesLocation{ResourceID: kc.ResourceID, Namespace: kc.Namespace, DefaultInstanceType: kc.DefaultInstanceType}
+func (kc *KubernetesConfig) location() (*catalog.KubernetesLocation, error) {
+	k := &catalog.KubernetesLocation{ResourceID: kc.ResourceID, Namespace: kc.Namespace, DefaultInstanceType: kc.DefaultInstanceType}
 	names := make([]string, 0, len(kc.InstanceTypes))
 	for n := range kc.InstanceTypes {
 		names = append(names, n)
@@ -109,10 +109,10 @@ func (kc *KubernetesConfig) location() (*compute.KubernetesLocation, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		c := kc.InstanceTypes[n]
-		it := &compute.InstanceType{Name: n, NodeSelector: c.NodeSelector,
-			Resources: compute.InstanceTypeResources{Requests: c.Resources.Requests, Limits: c.Resources.Limits}}
+		it := &catalog.InstanceType{Name: n, NodeSelector: c.NodeSelector,
+			Resources: catalog.InstanceTypeResources{Requests: c.Resources.Requests, Limits: c.Resources.Limits}}
 		for _, t := range c.Tolerations {
-			it.Tolerations = append(it.Tolerations, compute.KubernetesToleration{Key: t.Key, Operator: t.Operator,
+			it.Tolerations = append(it.Tolerations, catalog.KubernetesToleration{Key: t.Key, Operator: t.Operator,
 				Value: t.Value, Effect: t.Effect, TolerationSeconds: t.TolerationSeconds})
 		}
 		if err := it.Check("kubernetes.instance_types." + n); err != nil {
@@ -123,11 +123,11 @@ func (kc *KubernetesConfig) location() (*compute.KubernetesLocation, error) {
 		}
 		k.InstanceTypes = append(k.InstanceTypes, it)
 	}
-	if _, ok := k.InstanceType(compute.DefaultInstanceTypeName); !ok {
-		k.InstanceTypes = append(k.InstanceTypes, compute.DefaultInstanceType())
+	if _, ok := k.InstanceType(catalog.DefaultInstanceTypeName); !ok {
+		k.InstanceTypes = append(k.InstanceTypes, catalog.DefaultInstanceType())
 	}
 	if k.DefaultInstanceType == "" {
-		k.DefaultInstanceType = compute.DefaultInstanceTypeName
+		k.DefaultInstanceType = catalog.DefaultInstanceTypeName
 	}
 	if _, ok := k.InstanceType(k.DefaultInstanceType); !ok {
 		return nil, fmt.Errorf("kubernetes.default_instance_type %q: is not one of the instance types (%s)", k.DefaultInstanceType, strings.Join(k.InstanceTypeNames(), ", "))
@@ -136,8 +136,8 @@ func (kc *KubernetesConfig) location() (*compute.KubernetesLocation, error) {
 }
 
 // instanceTypeSizes are the location's instance types as catalog sizes.
-func (kc *KubernetesConfig) instanceTypeSizes(loc *compute.Location) []*compute.Size {
-	var out []*compute.Size
+func (kc *KubernetesConfig) instanceTypeSizes(loc *catalog.Location) []*catalog.Size {
+	var out []*catalog.Size
 	for _, it := range loc.Kubernetes.InstanceTypes {
 		out = append(out, it.Size(loc.Name, kc.InstanceTypes[it.Name].PricePerHour))
 	}

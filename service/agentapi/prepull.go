@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -143,7 +144,7 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *node.
 }
 
 // sameRuntime reports whether two runtime reports say the same.
-func sameRuntime(a, b *compute.ContainerRuntimeInfo) bool {
+func sameRuntime(a, b *catalog.ContainerRuntimeInfo) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -99,7 +100,7 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 	return out, created, nil
 }
 
-func (s *Service) insertCompute(ctx context.Context, tx store.Tx, ws *core.Workspace, spec *compute.ComputeSpec, loc *compute.Location, size *compute.Size) (*compute.Compute, error) {
+func (s *Service) insertCompute(ctx context.Context, tx store.Tx, ws *core.Workspace, spec *compute.ComputeSpec, loc *catalog.Location, size *catalog.Size) (*compute.Compute, error) {
 	now := tx.Now()
 	c := &compute.Compute{
 		ComputeSpec:        *spec,

@@ -3,6 +3,7 @@ package computes
 import (
 	"fmt"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -44,7 +45,7 @@ func (s *Service) appImageTask(tx store.Tx, c *compute.Compute, t *node.Instance
 // runtime (as far as they reported: a location whose hosts have not
 // reported may well have one), naming the field: never run an
 // application some other way than asked, nor skip it.
-func checkAppRuntime(tx store.Tx, spec *compute.ComputeSpec, loc *compute.Location) error {
+func checkAppRuntime(tx store.Tx, spec *compute.ComputeSpec, loc *catalog.Location) error {
 	first := -1
 	for i, a := range spec.CustomApplications {
 		if a.Image != nil {

@@ -1,6 +1,7 @@
 package computes
 
 import (
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
 )
@@ -9,8 +10,8 @@ import (
 // when it runs as host processes: the location's containers mode is off,
 // it names no instance image, or the node's host reported no usable
 // runtime. Root access inside follows enable_root_access.
-func InstanceContainer(c *compute.Compute, loc *compute.Location, n *node.Node, cat *compute.Catalog) *node.InstanceContainer {
-	if loc.ContainerMode() == compute.ContainersOff || loc.InstanceImage == "" || n == nil || !n.Runtime.Usable() {
+func InstanceContainer(c *compute.Compute, loc *catalog.Location, n *node.Node, cat *catalog.Catalog) *node.InstanceContainer {
+	if loc.ContainerMode() == catalog.ContainersOff || loc.InstanceImage == "" || n == nil || !n.Runtime.Usable() {
 		return nil
 	}
 	ic := &node.InstanceContainer{Image: InstanceImage(c, loc),
@@ -24,7 +25,7 @@ func InstanceContainer(c *compute.Compute, loc *compute.Location, n *node.Node, 
 // InstanceImage is the image instance c runs in where it is a container:
 // its own (the instance's image key) or else its location's
 // instance_image.
-func InstanceImage(c *compute.Compute, loc *compute.Location) string {
+func InstanceImage(c *compute.Compute, loc *catalog.Location) string {
 	if c.Image != "" {
 		return c.Image
 	}

@@ -3,6 +3,7 @@ package computes
 import (
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/node"
 )
@@ -11,14 +12,14 @@ import (
 // it names an instance image and the node's host has a runtime; root
 // access follows enable_root_access and the limits its size.
 func TestInstanceContainerNeedsModeImageAndRuntime(t *testing.T) {
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local"}}, compute.BuiltinSizes(), "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local"}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
 	yes, no := true, false
 	c := &compute.Compute{ComputeSpec: compute.ComputeSpec{Size: "Standard_DS3_v2", EnableRootAccess: &yes}}
-	usable := &node.Node{Runtime: &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}}
-	loc := &compute.Location{Name: "local", InstanceImage: "shoal/instance:1"}
+	usable := &node.Node{Runtime: &catalog.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}}
+	loc := &catalog.Location{Name: "local", InstanceImage: "shoal/instance:1"}
 	ic := InstanceContainer(c, loc, usable, cat)
 	if ic == nil || ic.Image != "shoal/instance:1" || !ic.RootAccess || ic.VCPUs != 4 || ic.MemoryGB != 14 {
 		t.Fatalf("container %+v, want shoal/instance:1 with root, 4 vCPUs, 14 GB", ic)
@@ -33,12 +34,12 @@ func TestInstanceContainerNeedsModeImageAndRuntime(t *testing.T) {
 		t.Errorf("enable_root_access false: %+v", ic)
 	}
 	for name, tc := range map[string]struct {
-		loc *compute.Location
+		loc *catalog.Location
 		n   *node.Node
 	}{
-		"containers off":   {&compute.Location{InstanceImage: "x", Containers: compute.ContainersOff}, usable},
-		"no image":         {&compute.Location{}, usable},
-		"no runtime":       {loc, &node.Node{Runtime: &compute.ContainerRuntimeInfo{Error: "podman is not installed"}}},
+		"containers off":   {&catalog.Location{InstanceImage: "x", Containers: catalog.ContainersOff}, usable},
+		"no image":         {&catalog.Location{}, usable},
+		"no runtime":       {loc, &node.Node{Runtime: &catalog.ContainerRuntimeInfo{Error: "podman is not installed"}}},
 		"nothing reported": {loc, &node.Node{}},
 	} {
 		if ic := InstanceContainer(c, tc.loc, tc.n, cat); ic != nil {

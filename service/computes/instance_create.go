@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal/decide/instance"
 	"github.com/shoal-ml/shoal/decide/schedule"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -146,7 +147,7 @@ func cloneSchedules(in *compute.ComputeSchedules) *compute.ComputeSchedules {
 // way (or Stopped, when created stopped), belongs to its creator or to the
 // user it was created on behalf of, and gets the secret the server's proxy
 // uses with its notebook.
-func (s *Service) insertInstance(ctx context.Context, tx store.Tx, ws *core.Workspace, spec *compute.ComputeSpec, loc *compute.Location, size *compute.Size) (*compute.Compute, error) {
+func (s *Service) insertInstance(ctx context.Context, tx store.Tx, ws *core.Workspace, spec *compute.ComputeSpec, loc *catalog.Location, size *catalog.Size) (*compute.Compute, error) {
 	now := tx.Now()
 	owner := identity.ActingPrincipalID(ctx)
 	if spec.CreateOnBehalfOf != nil {

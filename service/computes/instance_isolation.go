@@ -1,6 +1,7 @@
 package computes
 
 import (
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -12,8 +13,8 @@ import (
 // no instance image or whose hosts all report no usable runtime, and root
 // access where the instance would run as host processes (its hosts have
 // no runtime), where root would be the host's.
-func checkInstanceIsolation(tx store.Tx, loc *compute.Location, spec *compute.ComputeSpec) error {
-	if loc.ContainerMode() == compute.ContainersRequired && loc.InstanceImage == "" {
+func checkInstanceIsolation(tx store.Tx, loc *catalog.Location, spec *compute.ComputeSpec) error {
+	if loc.ContainerMode() == catalog.ContainersRequired && loc.InstanceImage == "" {
 		return core.FieldErrorf("location", "location %q runs everything in containers (containers: required) but names no instance_image for compute instances; an administrator sets one in the server config", loc.Name)
 	}
 	if compute.InstanceIsolationAt(loc) != compute.IsolationContainer {
@@ -23,7 +24,7 @@ func checkInstanceIsolation(tx store.Tx, loc *compute.Location, spec *compute.Co
 	if err != nil || why == "" {
 		return err
 	}
-	if loc.ContainerMode() == compute.ContainersRequired {
+	if loc.ContainerMode() == catalog.ContainersRequired {
 		return core.FieldErrorf("location", "location %q runs compute instances in containers (containers: required), and no host of it has a usable container runtime: %s", loc.Name, why)
 	}
 	if spec.Image != "" {
@@ -40,7 +41,7 @@ func checkInstanceIsolation(tx store.Tx, loc *compute.Location, spec *compute.Co
 
 // isolationOf is how an instance runs: as its node runs it once it has
 // one, else as its location would run it.
-func isolationOf(loc *compute.Location, main *node.Node) string {
+func isolationOf(loc *catalog.Location, main *node.Node) string {
 	want := compute.InstanceIsolationAt(loc)
 	if want == compute.IsolationContainer && main != nil && main.Runtime != nil && !main.Runtime.Usable() {
 		return compute.IsolationHostProcesses

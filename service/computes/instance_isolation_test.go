@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -19,9 +20,9 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 	yes, no := true, false
 	withHost := func(usable bool) {
 		t.Helper()
-		rt := &compute.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
+		rt := &catalog.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1"}
 		if !usable {
-			rt = &compute.ContainerRuntimeInfo{Error: "podman: not installed"}
+			rt = &catalog.ContainerRuntimeInfo{Error: "podman: not installed"}
 		}
 		err := db.Update(context.Background(), func(tx store.Tx) error {
 			_ = tx.DeleteNode("n1")
@@ -32,7 +33,7 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check := func(loc *compute.Location, root *bool) error {
+	check := func(loc *catalog.Location, root *bool) error {
 		var err error
 		_ = db.View(context.Background(), func(tx store.Tx) error {
 			err = checkInstanceIsolation(tx, loc, &compute.ComputeSpec{Name: "ci", EnableRootAccess: root})
@@ -40,9 +41,9 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 		})
 		return err
 	}
-	image := &compute.Location{Name: "local", InstanceImage: "localhost/shoal-instance:1"}
-	required := &compute.Location{Name: "local", InstanceImage: "localhost/shoal-instance:1", Containers: compute.ContainersRequired}
-	noImage := &compute.Location{Name: "local", Containers: compute.ContainersRequired}
+	image := &catalog.Location{Name: "local", InstanceImage: "localhost/shoal-instance:1"}
+	required := &catalog.Location{Name: "local", InstanceImage: "localhost/shoal-instance:1", Containers: catalog.ContainersRequired}
+	noImage := &catalog.Location{Name: "local", Containers: catalog.ContainersRequired}
 
 	if err := check(image, &yes); err != nil {
 		t.Errorf("no host has reported yet: %v, want accepted", err)
@@ -80,13 +81,13 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 	if err := check(required, &yes); err != nil {
 		t.Errorf("a host with a runtime: %v", err)
 	}
-	if got := isolationOf(image, &node.Node{Runtime: &compute.ContainerRuntimeInfo{Error: "none"}}); got != compute.IsolationHostProcesses {
+	if got := isolationOf(image, &node.Node{Runtime: &catalog.ContainerRuntimeInfo{Error: "none"}}); got != compute.IsolationHostProcesses {
 		t.Errorf("isolation on a node without a runtime: %s", got)
 	}
 	if got := isolationOf(image, nil); got != compute.IsolationContainer {
 		t.Errorf("isolation before a node: %s", got)
 	}
-	if got := isolationOf(&compute.Location{Name: "local"}, nil); got != compute.IsolationHostProcesses {
+	if got := isolationOf(&catalog.Location{Name: "local"}, nil); got != compute.IsolationHostProcesses {
 		t.Errorf("isolation without an instance image: %s", got)
 	}
 }
@@ -96,13 +97,13 @@ func TestInstanceIsolationAtCreate(t *testing.T) {
 func TestInstanceSubnetAtCreate(t *testing.T) {
 	spec := &compute.ComputeSpec{Name: "ci", Type: compute.ComputeTypeInstance, NetworkSettings: &compute.NetworkSettings{VnetName: "v", Subnet: "s"}}
 	for _, c := range []struct {
-		loc  *compute.Location
+		loc  *catalog.Location
 		want string // "" accepted, else a word of the error
 	}{
-		{&compute.Location{Name: "local", Provider: "local", InstanceImage: "localhost/i:1"}, ""},
-		{&compute.Location{Name: "local", Provider: "local"}, "processes on the host"},
-		{&compute.Location{Name: "local", Provider: "local", InstanceImage: "localhost/i:1", Containers: compute.ContainersOff}, "containers: off"},
-		{&compute.Location{Name: "pool", Provider: "sshpool", InstanceImage: "localhost/i:1"}, "several hosts"},
+		{&catalog.Location{Name: "local", Provider: "local", InstanceImage: "localhost/i:1"}, ""},
+		{&catalog.Location{Name: "local", Provider: "local"}, "processes on the host"},
+		{&catalog.Location{Name: "local", Provider: "local", InstanceImage: "localhost/i:1", Containers: catalog.ContainersOff}, "containers: off"},
+		{&catalog.Location{Name: "pool", Provider: "sshpool", InstanceImage: "localhost/i:1"}, "several hosts"},
 	} {
 		err := checkNetwork(c.loc, spec)
 		switch {

@@ -1,6 +1,7 @@
 package computes
 
 import (
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -12,11 +13,11 @@ import (
 // location's nodes share one host (the local provider) and run
 // containers; an instance joins it only as a container (one that runs as
 // host processes is on the host's network).
-func checkNetwork(loc *compute.Location, spec *compute.ComputeSpec) error {
+func checkNetwork(loc *catalog.Location, spec *compute.ComputeSpec) error {
 	if node.SubnetNetwork("", spec) == nil {
 		return nil
 	}
-	if loc.ContainerMode() == compute.ContainersOff {
+	if loc.ContainerMode() == catalog.ContainersOff {
 		return core.FieldErrorf("network_settings.vnet_name", "location %q runs no containers (containers: off), and a subnet is a container network: its jobs could not be kept in it", loc.Name)
 	}
 	if spec.Type == compute.ComputeTypeInstance && compute.InstanceIsolationAt(loc) != compute.IsolationContainer {

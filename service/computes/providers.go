@@ -1,7 +1,7 @@
 package computes
 
 import (
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -16,7 +16,7 @@ func (s *Service) ProviderFor(location string) node.Provider {
 
 // Provider returns a location's provider: its own (an ssh pool is one
 // location's), else the one its provider name names (local), or nil.
-func (s *Service) Provider(loc *compute.Location) node.Provider {
+func (s *Service) Provider(loc *catalog.Location) node.Provider {
 	if p, ok := s.cfg.Providers[loc.Name]; ok {
 		return p
 	}

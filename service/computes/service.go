@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -47,7 +48,7 @@ type Logs interface {
 // Config wires a Service.
 type Config struct {
 	Store   store.Store
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	Logger  *slog.Logger
 	// Notify tells the control loops of a change; it must not block.
 	Notify func()
@@ -87,7 +88,7 @@ type Config struct {
 // Service answers the requests about computes, nodes and instances.
 type Service struct {
 	store     store.Store
-	catalog   *compute.Catalog
+	catalog   *catalog.Catalog
 	log       *slog.Logger
 	notify    func()
 	cfg       Config

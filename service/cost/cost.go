@@ -10,7 +10,7 @@
 package cost
 
 import (
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -19,7 +19,7 @@ import (
 type Config struct {
 	// Store is the store the services write through (audited).
 	Store   store.Store
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	Auth    identity.Authorizer
 	// Notify tells the controller that budgets changed, so that its
 	// next pass prices them; it must not block. Nil: nobody.

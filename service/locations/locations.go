@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
@@ -20,12 +20,12 @@ import (
 // Config wires Locations to what it reads.
 type Config struct {
 	Store   store.Store
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	Auth    identity.Authorizer
 	// Provider is the provider of a location's nodes (computes.Service's).
-	Provider func(loc *compute.Location) node.Provider
+	Provider func(loc *catalog.Location) node.Provider
 	// Usages is a location's quota use (quota.Quotas' ListUsages).
-	Usages func(ctx context.Context, location string) ([]compute.Usage, error)
+	Usages func(ctx context.Context, location string) ([]catalog.Usage, error)
 }
 
 // Locations serves the location requests.
@@ -39,19 +39,19 @@ func New(cfg Config) *Locations { return &Locations{cfg: cfg} }
 // count, the machines joined by hand, what a host runs) are those of the
 // workspaces where the caller may read computes (nodesShownTo). Returns
 // ENOTFOUND.
-func (l *Locations) FindLocation(ctx context.Context, name string) (*compute.LocationDetail, error) {
+func (l *Locations) FindLocation(ctx context.Context, name string) (*catalog.LocationDetail, error) {
 	loc, err := l.cfg.Catalog.Location(name)
 	if err != nil {
 		return nil, err
 	}
-	d := &compute.LocationDetail{Location: loc, Hosts: []*compute.Host{}}
+	d := &catalog.LocationDetail{Location: loc, Hosts: []*catalog.Host{}}
 	if d.Usage, err = l.cfg.Usages(ctx, loc.Name); err != nil {
 		return nil, err
 	}
-	if r, ok := l.cfg.Provider(loc).(compute.WorkIsolationReporter); ok {
+	if r, ok := l.cfg.Provider(loc).(catalog.WorkIsolationReporter); ok {
 		d.WorkIsolation = r.WorkIsolation()
 	}
-	if hl, ok := l.cfg.Provider(loc).(compute.HostLister); ok {
+	if hl, ok := l.cfg.Provider(loc).(catalog.HostLister); ok {
 		hosts, err := hl.Hosts(ctx)
 		if err != nil {
 			return nil, err
@@ -69,24 +69,24 @@ func (l *Locations) FindLocation(ctx context.Context, name string) (*compute.Loc
 	}
 	nodes = l.nodesShownTo(ctx, nodes)
 	d.Nodes = len(nodes)
-	since := map[*compute.Host]time.Time{}
+	since := map[*catalog.Host]time.Time{}
 	for _, n := range nodes {
 		if n.Role == node.NodeRoleStatic {
 			// A machine joined by hand is a host of its own.
-			h := &compute.Host{Name: n.ID, Address: n.PrivateIPAddress, Kind: "joined by hand", Nodes: 1, State: compute.HostReady}
+			h := &catalog.Host{Name: n.ID, Address: n.PrivateIPAddress, Kind: "joined by hand", Nodes: 1, State: catalog.HostReady}
 			noteRuntime(h, n, since)
 			switch n.State {
 			case node.NodeUnusable:
-				h.State, h.Reason = compute.HostUnusable, n.StateReason
+				h.State, h.Reason = catalog.HostUnusable, n.StateReason
 			case node.NodePreparing:
-				h.State, h.Reason = compute.HostUnusable, fmt.Sprintf("not joined yet: its join command is valid until %s", n.JoinTokenExpires.UTC().Format("2006-01-02 15:04 MST"))
+				h.State, h.Reason = catalog.HostUnusable, fmt.Sprintf("not joined yet: its join command is valid until %s", n.JoinTokenExpires.UTC().Format("2006-01-02 15:04 MST"))
 			}
 			d.Hosts = append(d.Hosts, h)
 			continue
 		}
 		// The provider's nodes run on its hosts: the one whose address
 		// the node's agent reported, or the only one (local).
-		var providerHosts []*compute.Host
+		var providerHosts []*catalog.Host
 		for _, h := range d.Hosts {
 			if h.Kind == "provider" {
 				providerHosts = append(providerHosts, h)
@@ -133,7 +133,7 @@ func (l *Locations) nodesShownTo(ctx context.Context, nodes []*node.Node) []*nod
 // n joined after the node whose report h shows: the latest word on the
 // host's engine.
 // since holds, per host, when the node it shows joined.
-func noteRuntime(h *compute.Host, n *node.Node, since map[*compute.Host]time.Time) {
+func noteRuntime(h *catalog.Host, n *node.Node, since map[*catalog.Host]time.Time) {
 	if n.Runtime == nil || n.ReadyOn == nil {
 		return
 	}
@@ -145,8 +145,8 @@ func noteRuntime(h *compute.Host, n *node.Node, since map[*compute.Host]time.Tim
 }
 
 // ListLocations returns every location with its detail.
-func (l *Locations) ListLocations(ctx context.Context) ([]*compute.LocationDetail, error) {
-	var out []*compute.LocationDetail
+func (l *Locations) ListLocations(ctx context.Context) ([]*catalog.LocationDetail, error) {
+	var out []*catalog.LocationDetail
 	for _, loc := range l.cfg.Catalog.Locations() {
 		d, err := l.FindLocation(ctx, loc.Name)
 		if err != nil {

@@ -3,6 +3,7 @@ package quota
 import (
 	"fmt"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -26,7 +27,7 @@ func HoldsStopped(c *compute.Compute) bool {
 // reservedInstanceVCPUs adds to u the vCPUs of loc's instances that have
 // no node but hold their quota (stopped, or starting before their node
 // exists).
-func (q *Quotas) reservedInstanceVCPUs(tx store.Tx, loc *compute.Location, u *heldVCPUs) error {
+func (q *Quotas) reservedInstanceVCPUs(tx store.Tx, loc *catalog.Location, u *heldVCPUs) error {
 	list, err := q.instancesWithoutNode(tx, loc.Name, func(c *compute.Compute) bool {
 		l, err := q.cfg.Catalog.Location(c.Location)
 		return err == nil && l.Name == loc.Name

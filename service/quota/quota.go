@@ -15,7 +15,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/store"
@@ -25,7 +25,7 @@ import (
 type Config struct {
 	// Store is the store the services write through (audited).
 	Store   store.Store
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	Auth    identity.Authorizer
 	// Notify tells the controller that limits changed (a raised limit
 	// may let a queued job start); it must not block. Nil: nobody.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -144,7 +145,7 @@ func TestStoppedInstanceHoldsQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]compute.Usage{}
+	got := map[string]catalog.Usage{}
 	for _, u := range usages {
 		got[u.Name.Value] = u
 	}

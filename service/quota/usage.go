@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -20,7 +20,7 @@ type heldVCPUs struct {
 
 // ListUsages returns the quota usage of a location (by name or alias):
 // total, dedicated and low-priority vCPUs, then each VM family.
-func (q *Quotas) ListUsages(ctx context.Context, location string) ([]compute.Usage, error) {
+func (q *Quotas) ListUsages(ctx context.Context, location string) ([]catalog.Usage, error) {
 	loc, err := q.cfg.Catalog.Location(location)
 	if err != nil {
 		return nil, err
@@ -35,15 +35,15 @@ func (q *Quotas) ListUsages(ctx context.Context, location string) ([]compute.Usa
 	}
 	lq := loc.Quota
 	base := fmt.Sprintf("/subscriptions/%s/providers/Microsoft.MachineLearningServices/locations/%s/usages/", q.cfg.Subscription, loc.Name)
-	line := func(kind, value, localized string, current, limit int) compute.Usage {
-		return compute.Usage{
+	line := func(kind, value, localized string, current, limit int) catalog.Usage {
+		return catalog.Usage{
 			ID: base + value, AmlWorkspaceLocation: loc.Name,
 			Type: "Microsoft.MachineLearningServices/" + kind + "/usages", Unit: "Count",
 			CurrentValue: current, Limit: limit,
-			Name: compute.UsageName{Value: value, LocalizedValue: localized},
+			Name: catalog.UsageName{Value: value, LocalizedValue: localized},
 		}
 	}
-	out := []compute.Usage{
+	out := []catalog.Usage{
 		line("totalCores", "TotalCores", "Total Regional vCPUs", used.Dedicated+used.LowPriority, sumLimit(lq.TotalDedicatedVCPUs, lq.LowPriorityVCPUs)),
 		line("dedicatedCores", "DedicatedCores", "Total Regional Dedicated vCPUs", used.Dedicated, lq.TotalDedicatedVCPUs),
 		line("lowPriorityCores", "LowPriorityCores", "Total Regional Low-priority vCPUs", used.LowPriority, lq.LowPriorityVCPUs),
@@ -57,7 +57,7 @@ func (q *Quotas) ListUsages(ctx context.Context, location string) ([]compute.Usa
 // vcpuUsage counts the vCPUs of the nodes allocated at loc (every node that
 // exists holds its quota until it is released) and of the stopped
 // instances that keep theirs.
-func (q *Quotas) vcpuUsage(tx store.Tx, loc *compute.Location) (heldVCPUs, error) {
+func (q *Quotas) vcpuUsage(tx store.Tx, loc *catalog.Location) (heldVCPUs, error) {
 	u := heldVCPUs{DedicatedByFamily: map[string]int{}}
 	nodes, err := tx.ListNodes(node.NodeFilter{Location: loc.Name})
 	if err != nil {
@@ -78,7 +78,7 @@ func (q *Quotas) vcpuUsage(tx store.Tx, loc *compute.Location) (heldVCPUs, error
 }
 
 // familiesAt returns the VM families of a location's sizes, sorted.
-func (q *Quotas) familiesAt(loc *compute.Location) []string {
+func (q *Quotas) familiesAt(loc *catalog.Location) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, sz := range q.cfg.Catalog.SizesAt(loc) {

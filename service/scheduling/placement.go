@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
@@ -41,7 +42,7 @@ func QueueJobKeyed(ref store.QueuedJobRef, demoted bool, id, cluster string) sch
 
 // NodeImages reports whether c's nodes run one image each (its location
 // is a kubernetes namespace), so that placement matches images.
-func NodeImages(cat *compute.Catalog, c *compute.Compute) bool {
+func NodeImages(cat *catalog.Catalog, c *compute.Compute) bool {
 	loc, err := cat.Location(c.Location)
 	return err == nil && loc.NodeImage != ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/decide/scalewindow"
 	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -25,7 +26,7 @@ type Placer struct {
 	// Random is the source of attempt IDs.
 	Random io.Reader
 	// Catalog is the catalog of locations (NodeImages).
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	// Budgets are the block budgets found reached.
 	Budgets *BudgetGate
 	// AppendEvents records the job events a step asks for.

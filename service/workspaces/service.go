@@ -9,7 +9,7 @@ package workspaces
 import (
 	"context"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -25,7 +25,7 @@ type Config struct {
 	// Store keeps the workspaces (the services' auditing store).
 	Store store.Store
 	// Catalog resolves a new workspace's location.
-	Catalog *compute.Catalog
+	Catalog *catalog.Catalog
 	// Access makes the first start's admin token.
 	Access Access
 }
@@ -33,7 +33,7 @@ type Config struct {
 // Service answers the workspace requests.
 type Service struct {
 	store   store.Store
-	catalog *compute.Catalog
+	catalog *catalog.Catalog
 	access  Access
 }
 

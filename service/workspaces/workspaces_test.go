@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/teststore"
@@ -23,7 +24,7 @@ func (noAccess) BootstrapAdminToken(context.Context) (string, error) { return ""
 func TestWorkspaceLifecycle(t *testing.T) {
 	ctx := context.Background()
 	db, _ := teststore.Open(t)
-	cat, err := compute.NewCatalog([]*compute.Location{{Name: "local", Provider: "local"}}, nil, "local")
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "local"}}, nil, "local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package compute
+package catalog
 
 import (
 	"fmt"
@@ -154,17 +154,27 @@ func (s *Size) Supports(computeType string) bool {
 	return false
 }
 
+// azureComputeTypeNames are Azure's names of Shoal's compute types
+// (compute.ComputeType*, which this package cannot import: compute
+// depends on the catalog), as a size's supported_compute_types lists
+// them; domain/compute's tests hold the two lists together.
+var azureComputeTypeNames = map[string]string{
+	"amlcompute":      "AmlCompute",
+	"computeinstance": "ComputeInstance",
+	"kubernetes":      "Kubernetes",
+}
+
+// azureComputeTypeName is Azure's name of compute type t, or t.
 func azureComputeTypeName(t string) string {
-	switch strings.ToLower(t) {
-	case ComputeTypeCluster:
-		return "AmlCompute"
-	case ComputeTypeInstance:
-		return "ComputeInstance"
-	case ComputeTypeKubernetes:
-		return "Kubernetes"
+	if n, ok := azureComputeTypeNames[strings.ToLower(t)]; ok {
+		return n
 	}
 	return t
 }
+
+// DefaultCPUSize is the size a refusal of a GPU size suggests instead,
+// and a cluster's default size (compute.DefaultClusterSize).
+const DefaultCPUSize = "Standard_DS3_v2"
 
 // Catalog holds the known locations and sizes. It is built once from the
 // built-in defaults and the server config, then only read.
@@ -269,8 +279,8 @@ func (c *Catalog) SizesAt(loc *Location) []*Size {
 	return out
 }
 
-// sizeNamesAt returns the names of the sizes offered at loc.
-func (c *Catalog) sizeNamesAt(loc *Location) []string {
+// SizeNamesAt returns the names of the sizes offered at loc.
+func (c *Catalog) SizeNamesAt(loc *Location) []string {
 	var names []string
 	for _, s := range c.SizesAt(loc) {
 		names = append(names, s.Name)
@@ -300,7 +310,7 @@ func (c *Catalog) Offers(loc *Location, s *Size) bool {
 func (c *Catalog) CheckSize(name, computeType string, loc *Location) (*Size, error) {
 	s, ok := c.Size(name)
 	if !ok {
-		return nil, core.FieldErrorf("size", "unknown VM size %q%s; run `shoal compute list-sizes --location %s` to see the sizes offered there, or add the size to the server config (sizes:)", name, core.DidYouMean(name, c.sizeNamesAt(loc)), loc.Name)
+		return nil, core.FieldErrorf("size", "unknown VM size %q%s; run `shoal compute list-sizes --location %s` to see the sizes offered there, or add the size to the server config (sizes:)", name, core.DidYouMean(name, c.SizeNamesAt(loc)), loc.Name)
 	}
 	if !c.Offers(loc, s) {
 		return nil, core.FieldErrorf("size", "%q is not offered at location %q; run `shoal compute list-sizes --location %s`", s.Name, loc.Name, loc.Name)
@@ -314,7 +324,7 @@ func (c *Catalog) CheckSize(name, computeType string, loc *Location) (*Size, err
 			why = "no GPUs are available there"
 		}
 		return nil, core.FieldErrorf("size", "%q needs %d %s GPU(s) but location %q has none (%s); choose a CPU size such as %s, use a location with GPUs, or for testing declare emulated GPUs for this location in the server config (locations: - name: %s, emulated_gpus: true)",
-			s.Name, s.GPUs, s.GPUModel, loc.Name, why, DefaultClusterSize, loc.Name)
+			s.Name, s.GPUs, s.GPUModel, loc.Name, why, DefaultCPUSize, loc.Name)
 	}
 	return s, nil
 }

@@ -1,15 +1,15 @@
-package compute_test
+package catalog_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/catalog"
 )
 
-func builtinSizeByName(t *testing.T, name string) *compute.Size {
+func builtinSizeByName(t *testing.T, name string) *catalog.Size {
 	t.Helper()
-	for _, s := range compute.BuiltinSizes() {
+	for _, s := range catalog.BuiltinSizes() {
 		if s.Name == name {
 			return s
 		}
@@ -55,7 +55,7 @@ func TestBuiltinSizesSeedFacts(t *testing.T) {
 }
 
 func TestBuiltinSizesAreComplete(t *testing.T) {
-	for _, s := range compute.BuiltinSizes() {
+	for _, s := range catalog.BuiltinSizes() {
 		t.Run(s.Name, func(t *testing.T) {
 			if s.Family == "" {
 				t.Error("Family is empty")
@@ -82,7 +82,7 @@ func TestBuiltinSizesAreComplete(t *testing.T) {
 
 func TestBuiltinSizesNamesUnique(t *testing.T) {
 	seen := map[string]string{}
-	for _, s := range compute.BuiltinSizes() {
+	for _, s := range catalog.BuiltinSizes() {
 		key := strings.ToLower(s.Name)
 		if prev, dup := seen[key]; dup {
 			t.Errorf("size %q duplicates %q (names are case-insensitive)", s.Name, prev)
@@ -92,7 +92,7 @@ func TestBuiltinSizesNamesUnique(t *testing.T) {
 }
 
 func TestBuiltinSizesFreshEachCall(t *testing.T) {
-	a, b := compute.BuiltinSizes(), compute.BuiltinSizes()
+	a, b := catalog.BuiltinSizes(), catalog.BuiltinSizes()
 	if len(a) == 0 || len(a) != len(b) {
 		t.Fatalf("lengths %d and %d, want equal and non-zero", len(a), len(b))
 	}
@@ -103,7 +103,7 @@ func TestBuiltinSizesFreshEachCall(t *testing.T) {
 }
 
 func TestAzureRegionNames(t *testing.T) {
-	names := compute.AzureRegionNames()
+	names := catalog.AzureRegionNames()
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {

@@ -1,4 +1,4 @@
-package compute
+package catalog
 
 import (
 	"fmt"
@@ -228,4 +228,39 @@ var quantitySuffixes = []struct {
 }{
 	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50},
 	{"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15},
+}
+
+// KubernetesLocationFor resolves an attached compute's resource_id to its
+// location: the one whose config declares that resource_id, or whose
+// name (or alias) it is. Unknown is EINVALID on resource_id listing the
+// kubernetes locations.
+func (c *Catalog) KubernetesLocationFor(resourceID string) (*Location, error) {
+	id := strings.TrimSpace(resourceID)
+	if id == "" {
+		return nil, core.FieldErrorf("resource_id", "is required: the kubernetes location to attach (its name, or the resource_id its config declares)")
+	}
+	var known []string
+	for _, l := range c.locations {
+		if l.Kubernetes == nil {
+			continue
+		}
+		known = append(known, l.Name)
+		if l.Kubernetes.ResourceID != "" && strings.EqualFold(l.Kubernetes.ResourceID, id) {
+			return l, nil
+		}
+	}
+	if l, ok := c.byName[strings.ToLower(id)]; ok {
+		if l.Kubernetes == nil {
+			return nil, core.FieldErrorf("resource_id", "location %q is not a kubernetes location (provider %s); kubernetes locations: %s", l.Name, l.Provider, kubernetesLocationList(known))
+		}
+		return l, nil
+	}
+	return nil, core.FieldErrorf("resource_id", "%q names no kubernetes location (by name or by the resource_id its config declares); kubernetes locations: %s", id, kubernetesLocationList(known))
+}
+
+func kubernetesLocationList(s []string) string {
+	if len(s) == 0 {
+		return "none (configure a location with provider: kubernetes)"
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,4 +1,4 @@
-package compute
+package catalog
 
 import "math"
 
