@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -37,7 +38,7 @@ func runningJobToken(t *testing.T, e *testEnv) (token, cred, attempt string) {
 		t.Fatalf("the node's sync started %d tasks, want j-gpu's", len(resp.Start))
 	}
 	task := resp.Start[0]
-	if task.Tracking == nil || task.Tracking.Token == "" || task.Tracking.ExperimentName != job.DefaultExperiment {
+	if task.Tracking == nil || task.Tracking.Token == "" || task.Tracking.ExperimentName != mlflowrun.DefaultExperiment {
 		t.Fatalf("j-gpu's task carries tracking %+v, want a token and experiment Default", task.Tracking)
 	}
 	return task.Tracking.Token, cred, task.AttemptID
@@ -145,7 +146,7 @@ func TestMLflowLimitsAndRules(t *testing.T) {
 	}
 	tok := addUser(t, e, "carl", identity.RoleContributor)
 	var metrics []string
-	for i := range job.MaxRunMetricKeys + 1 {
+	for i := range mlflowrun.MaxRunMetricKeys + 1 {
 		metrics = append(metrics, `{"key":"m`+strconv.Itoa(i)+`","value":1,"timestamp":1,"step":0}`)
 	}
 	wantMLflowError(t, "a batch past the metric keys",
@@ -155,7 +156,7 @@ func TestMLflowLimitsAndRules(t *testing.T) {
 	if !strings.Contains(string(run.body), `"metrics":[]`) || !strings.Contains(string(run.body), `"params":[]`) || !strings.Contains(string(run.body), `"experiment_id":"mnist"`) {
 		t.Errorf("after a refused batch the run holds: %s", run)
 	}
-	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", `{"run_id":"j1","metrics":[`+strings.Join(metrics[:job.MaxRunMetricKeys], ",")+`]}`, http.StatusOK)
+	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", `{"run_id":"j1","metrics":[`+strings.Join(metrics[:mlflowrun.MaxRunMetricKeys], ",")+`]}`, http.StatusOK)
 
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-parameter", `{"run_id":"j1","key":"lr","value":"0.01"}`, http.StatusOK)
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-parameter", `{"run_id":"j1","key":"lr","value":"0.01"}`, http.StatusOK)

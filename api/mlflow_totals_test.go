@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 // TestMLflowPointLimitHoldsExactly: the limits a log-batch is checked
@@ -42,8 +43,8 @@ func TestMLflowPointLimitHoldsExactly(t *testing.T) {
 	batch := func(ms ...[]string) string {
 		return `{"run_id":"j1","metrics":[` + strings.Join(slices.Concat(ms...), ",") + `]}`
 	}
-	for from := 0; from < job.MaxMetricPoints-1000; from += job.MaxLogBatchMetrics {
-		mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", batch(points(from, job.MaxLogBatchMetrics, "loss")), http.StatusOK)
+	for from := 0; from < mlflowrun.MaxMetricPoints-1000; from += mlflowrun.MaxLogBatchMetrics {
+		mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", batch(points(from, mlflowrun.MaxLogBatchMetrics, "loss")), http.StatusOK)
 	}
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", batch(points(9000, 499, "loss"), points(9499, 1, "loss")), http.StatusOK)
 	// 500 points to go: a batch of 501 more is refused whole, its acc
@@ -53,18 +54,18 @@ func TestMLflowPointLimitHoldsExactly(t *testing.T) {
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-batch", batch(points(9500, 500, "loss")), http.StatusOK)
 	r := send(t, e, tok, "POST", mlflowBase+"runs/log-metric", `{"run_id":"j1","key":"loss","value":1,"timestamp":1,"step":1}`, nil)
 	wantMLflowError(t, "the point past the limit", r, http.StatusBadRequest, "RESOURCE_LIMIT_EXCEEDED")
-	if !strings.Contains(string(r.body), "loss") || !strings.Contains(string(r.body), fmt.Sprint(job.MaxMetricPoints)) {
+	if !strings.Contains(string(r.body), "loss") || !strings.Contains(string(r.body), fmt.Sprint(mlflowrun.MaxMetricPoints)) {
 		t.Errorf("the refusal does not name the metric and the limit: %s", r)
 	}
 	mustSend(t, e, tok, "POST", mlflowBase+"runs/log-metric", `{"run_id":"j1","key":"acc","value":0.5,"timestamp":1,"step":1}`, http.StatusOK)
 
-	var got job.JobMetrics
+	var got mlflowrun.JobMetrics
 	if err := json.Unmarshal(mustSend(t, e, tok, "GET", "/api/v1/workspaces/default/jobs/j1/metrics", "", http.StatusOK).body, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := []job.MetricSummary{
+	want := []mlflowrun.MetricSummary{
 		{Key: "acc", Last: 0.5, Step: 1, Time: 1, Min: 0.5, Max: 0.5, Points: 1},
-		{Key: "loss", Last: 9999, Step: 9999, Time: 9999, Min: 0, Max: 9999, Points: job.MaxMetricPoints},
+		{Key: "loss", Last: 9999, Step: 9999, Time: 9999, Min: 0, Max: 9999, Points: mlflowrun.MaxMetricPoints},
 	}
 	if fmt.Sprint(got.Metrics) != fmt.Sprint(want) {
 		t.Errorf("the run's metrics: %+v, want %+v", got.Metrics, want)

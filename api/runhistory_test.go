@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -123,7 +124,7 @@ func TestRunHistoryFollowsAJob(t *testing.T) {
 		} `json:"compute"`
 	}
 	json.Unmarshal(mustSend(t, e, reader, "GET", historyWS+"/runs/j-gpu", "", http.StatusOK).body, &run)
-	if run.RunID != "j-gpu" || run.Status != job.JobRunning || run.Compute.Target != "gpu" || run.ExperimentID != job.DefaultExperiment {
+	if run.RunID != "j-gpu" || run.Status != job.JobRunning || run.Compute.Target != "gpu" || run.ExperimentID != mlflowrun.DefaultExperiment {
 		t.Errorf("run %+v", run)
 	}
 	var data struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/arm"
 	"github.com/shoal-ml/shoal/arm/armjob"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // A job's services through ARM: the SDK's JobService (jobServiceType,
@@ -23,15 +23,15 @@ func TestJobServicesThroughARM(t *testing.T) {
 		"nb":{"jobServiceType":"JupyterLab","nodes":null},
 		"Studio":{"jobServiceType":"Studio","endpoint":"https://elsewhere"}}}}`
 	j := decodeJob(t, translate(t, []byte(body), nil))
-	if err := job.NormalizeJobServices("services", j.Services); err != nil {
+	if err := interactive.NormalizeJobServices("services", j.Services); err != nil {
 		t.Fatal(err)
 	}
 	web, nb := j.Services["web"], j.Services["nb"]
-	if len(j.Services) != 2 || web == nil || web.Type != job.ServiceCustom || web.Port != 8080 || web.Nodes != "all" || nb == nil || nb.Type != job.ServiceJupyterLab || nb.Nodes != "" {
+	if len(j.Services) != 2 || web == nil || web.Type != interactive.ServiceCustom || web.Port != 8080 || web.Nodes != "all" || nb == nil || nb.Type != interactive.ServiceJupyterLab || nb.Nodes != "" {
 		t.Fatalf("services from ARM: %+v", j.Services)
 	}
-	web.Status, web.Endpoint = job.ServiceStatusRunning, "https://apps.example/api/v1/workspaces/default/jobs/j1/nodes/0/applications/web/"
-	nb.Status, nb.ErrorMessage = job.ServiceStatusFailed, "the job's environment has no Jupyter Lab"
+	web.Status, web.Endpoint = interactive.ServiceStatusRunning, "https://apps.example/api/v1/workspaces/default/jobs/j1/nodes/0/applications/web/"
+	nb.Status, nb.ErrorMessage = interactive.ServiceStatusFailed, "the job's environment has no Jupyter Lab"
 	b, _ := json.Marshal(armjob.ToJobResource(arm.Scope{Subscription: "s", ResourceGroup: "rg"}, "https://shoal.example", j))
 	var back struct {
 		Properties struct {
@@ -53,7 +53,7 @@ func TestJobServicesThroughARM(t *testing.T) {
 		t.Errorf("Azure's own services: %v", s)
 	}
 	again := decodeJob(t, translate(t, b, nil))
-	if err := job.NormalizeJobServices("services", again.Services); err != nil {
+	if err := interactive.NormalizeJobServices("services", again.Services); err != nil {
 		t.Fatal(err)
 	}
 	web.Status, web.Endpoint, nb.Status, nb.ErrorMessage = "", "", "", ""

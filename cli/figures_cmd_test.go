@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/domain/money"
 )
 
@@ -21,7 +21,7 @@ func TestTableFigures(t *testing.T) {
 		{Budget: &money.Budget{Scope: "workspace", Limit: 1, Period: "day", Action: "warn"}, Name: "workspace/day", Spent: 7.772485714999999, Percent: 777.2485714999999, Reached: true, PeriodStart: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)},
 		{Budget: &money.Budget{Scope: "user:alice", Limit: 0.001, Period: "day", Action: "warn"}, Name: "user:alice/day", Spent: 0.0007000000000000001, Percent: 70.00000000000001, PeriodStart: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)},
 	}
-	metrics := &jobkind.JobMetrics{Metrics: []jobkind.MetricSummary{{Key: "loss", Last: 0.30000000000000004, Step: 9, Min: 0.12345678912345678, Max: 1234567.891, Points: 10}}}
+	metrics := &mlflowrun.JobMetrics{Metrics: []mlflowrun.MetricSummary{{Key: "loss", Last: 0.30000000000000004, Step: 9, Min: 0.12345678912345678, Max: 1234567.891, Points: 10}}}
 	tableServer(t, map[string]any{"/api/v1/workspaces/default/budgets": budgets})
 	got := output(t, "budget", "list", "-o", "table")
 	for _, want := range []string{"777.2 %", "7.77 ", "0.0007 ", "70 %"} {

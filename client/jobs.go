@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -52,12 +53,12 @@ func (c *Client) GetJob(ctx context.Context, workspace, name string) (*job.Job, 
 
 // JobMetrics returns what a job logged through MLflow: each metric's
 // summary, its parameters and tags, and every point when history is set.
-func (c *Client) JobMetrics(ctx context.Context, workspace, name string, history bool) (*job.JobMetrics, error) {
+func (c *Client) JobMetrics(ctx context.Context, workspace, name string, history bool) (*mlflowrun.JobMetrics, error) {
 	path := wsPath(workspace) + "/jobs/" + url.PathEscape(name) + "/metrics"
 	if history {
 		path += "?history=true"
 	}
-	var out job.JobMetrics
+	var out mlflowrun.JobMetrics
 	if _, err := c.do(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}

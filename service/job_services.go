@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/computes"
 	"github.com/shoal-ml/shoal/store"
@@ -78,9 +79,9 @@ func (s *Services) ResolveJobService(ctx context.Context, workspace, jobName str
 			return err
 		}
 		t = &computes.InstanceAppTarget{Addr: inst.Addr, BasePath: jobservice.Path(j.Workspace, j.Name, nodeIndex, svc),
-			StripPrefix: inst.Type == job.ServiceCustom, ListenerOwner: inst.ListenerOwner,
+			StripPrefix: inst.Type == interactive.ServiceCustom, ListenerOwner: inst.ListenerOwner,
 			Mark: s.rankMark(tx, a.Ranks[nodeIndex], a)}
-		if inst.Type == job.ServiceJupyterLab {
+		if inst.Type == interactive.ServiceJupyterLab {
 			t.Token = s.jobServiceToken(a.ID)(nodeIndex, svc)
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -24,7 +25,7 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 		return identity.WithPrincipal(h.ctx, &identity.Principal{ID: id, Name: strings.TrimPrefix(id, "user:"), Kind: identity.PrincipalUser, Admin: admin})
 	}
 	bob := who("user:bob", false)
-	spec := &job.JobSpec{Name: "svc", Command: command("svc"), Compute: "cpu", Services: map[string]*job.InteractiveService{
+	spec := &job.JobSpec{Name: "svc", Command: command("svc"), Compute: "cpu", Services: map[string]*interactive.Service{
 		"web": {Type: "custom", Port: 8080}, "nb": {Type: "jupyter_lab"}, "ssh": {Type: "ssh", SSHPublicKeys: "ssh-ed25519 AAAA k"},
 	}}
 	if _, _, err := h.svc.SubmitJob(bob, ws, spec); err != nil {
@@ -49,11 +50,11 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 		t.Fatalf("the rank's services: %v", names)
 	}
 	uid := 1234
-	rep := &node.RankReport{State: node.RankRunning, Services: []job.ServiceInstance{
-		{Name: "web", Port: 8080, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:8080", ListenerOwner: core.ListenerOwner{UID: &uid}},
-		{Name: "nb", Type: job.ServiceCustom, Port: 22, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:22"},
-		{Name: "ssh", Status: job.ServiceStatusFailed, Error: "SSH into a running job is not served yet"},
-		{Name: "sneaky", Type: job.ServiceCustom, Port: 5432, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:5432"},
+	rep := &node.RankReport{State: node.RankRunning, Services: []interactive.ServiceInstance{
+		{Name: "web", Port: 8080, Status: interactive.ServiceStatusRunning, Addr: "127.0.0.1:8080", ListenerOwner: core.ListenerOwner{UID: &uid}},
+		{Name: "nb", Type: interactive.ServiceCustom, Port: 22, Status: interactive.ServiceStatusRunning, Addr: "127.0.0.1:22"},
+		{Name: "ssh", Status: interactive.ServiceStatusFailed, Error: "SSH into a running job is not served yet"},
+		{Name: "sneaky", Type: interactive.ServiceCustom, Port: 5432, Status: interactive.ServiceStatusRunning, Addr: "127.0.0.1:5432"},
 	}}
 	if _, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, rep); err != nil {
 		t.Fatal(err)
@@ -62,10 +63,10 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := got.Services["web"]; s.Status != job.ServiceStatusRunning || !strings.HasSuffix(s.Endpoint, "/jobs/svc/nodes/0/applications/web/") {
+	if s := got.Services["web"]; s.Status != interactive.ServiceStatusRunning || !strings.HasSuffix(s.Endpoint, "/jobs/svc/nodes/0/applications/web/") {
 		t.Errorf("web as shown: %+v", s)
 	}
-	if s := got.Services["ssh"]; s.Status != job.ServiceStatusFailed || !strings.Contains(s.ErrorMessage, "not served yet") || s.Endpoint != "" {
+	if s := got.Services["ssh"]; s.Status != interactive.ServiceStatusFailed || !strings.Contains(s.ErrorMessage, "not served yet") || s.Endpoint != "" {
 		t.Errorf("ssh as shown: %+v", s)
 	}
 	if _, ok := got.Services["sneaky"]; ok {
@@ -125,7 +126,7 @@ func TestJobServicesResolveForTheSubmitterOnly(t *testing.T) {
 		t.Errorf("after the job ended: %v, want ECONFLICT", err)
 	}
 	got, _ = h.svc.FindJob(bob, ws, "svc")
-	if s := got.Services["nb"]; s.Status != job.ServiceStatusStopped || s.Endpoint != "" {
+	if s := got.Services["nb"]; s.Status != interactive.ServiceStatusStopped || s.Endpoint != "" {
 		t.Errorf("nb after the job ended: %+v", s)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/serverless"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -36,7 +37,7 @@ func TestServerlessJobRunsAndScalesBackToZero(t *testing.T) {
 	}
 	c := h.findCompute(pool)
 	if !c.Serverless || c.Size != "Standard_DS1_v2" || c.Tier != compute.TierDedicated || *c.MinInstances != 0 ||
-		*c.IdleTimeBeforeScaleDown != compute.DefaultIdleTimeBeforeScaleDown || c.CreatedBy != job.ServerlessCreator {
+		*c.IdleTimeBeforeScaleDown != compute.DefaultIdleTimeBeforeScaleDown || c.CreatedBy != serverless.Creator {
 		t.Fatalf("pool: serverless %v size %s tier %s min %d idle %d by %q", c.Serverless, c.Size, c.Tier, *c.MinInstances, *c.IdleTimeBeforeScaleDown, c.CreatedBy)
 	}
 	// The built-in quota: 100 dedicated vCPUs of the family, 1 vCPU a node.

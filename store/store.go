@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 )
@@ -393,33 +394,33 @@ type Tx interface {
 	// AppendMetrics adds points to a job's run (the workspace compares
 	// case-insensitively, the job's name exactly, as in GetJob); points
 	// are never replaced.
-	AppendMetrics(workspace, job string, points []job.MetricPoint) error
+	AppendMetrics(workspace, job string, points []mlflowrun.MetricPoint) error
 	// ListMetricHistory returns a job's points of one metric, ordered by
 	// step, then timestamp, then the order they were logged in.
-	ListMetricHistory(workspace, job, key string) ([]job.MetricPoint, error)
+	ListMetricHistory(workspace, job, key string) ([]mlflowrun.MetricPoint, error)
 	// SummarizeMetrics returns each metric of a job's run, ordered by key.
-	SummarizeMetrics(workspace, job string) ([]job.MetricSummary, error)
+	SummarizeMetrics(workspace, job string) ([]mlflowrun.MetricSummary, error)
 	// InsertRunParam sets a parameter of a job's run. Returns ECONFLICT
 	// when the key is set (parameters never change).
-	InsertRunParam(workspace, job string, p job.RunParam) error
+	InsertRunParam(workspace, job string, p mlflowrun.RunParam) error
 	// ListRunParams returns a job's run's parameters, ordered by key.
-	ListRunParams(workspace, job string) ([]job.RunParam, error)
+	ListRunParams(workspace, job string) ([]mlflowrun.RunParam, error)
 	// PutRunTag sets a tag of a job's run, replacing one of the same key.
-	PutRunTag(workspace, job string, tag job.RunTag) error
+	PutRunTag(workspace, job string, tag mlflowrun.RunTag) error
 	// ListRunTags returns a job's run's tags, ordered by key.
-	ListRunTags(workspace, job string) ([]job.RunTag, error)
+	ListRunTags(workspace, job string) ([]mlflowrun.RunTag, error)
 	// DeleteRunData removes what a job's run logged (metrics, parameters,
 	// tags), for a job that goes; none is no error.
 	DeleteRunData(workspace, job string) error
 	// InsertExperiment records an experiment; a zero CreatedOn takes the
 	// transaction time. Returns ECONFLICT when the workspace has one of
 	// that name (compared case-insensitively).
-	InsertExperiment(e *job.Experiment) error
+	InsertExperiment(e *mlflowrun.Experiment) error
 	// GetExperiment returns an experiment by name (case-insensitive).
 	// Returns ENOTFOUND.
-	GetExperiment(workspace, name string) (*job.Experiment, error)
+	GetExperiment(workspace, name string) (*mlflowrun.Experiment, error)
 	// ListExperiments returns a workspace's experiments ordered by name.
-	ListExperiments(workspace string) ([]*job.Experiment, error)
+	ListExperiments(workspace string) ([]*mlflowrun.Experiment, error)
 }
 
 // QueuedJobRef is what scheduling needs of a queued job: the scheduler

@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 func (s *Studio) jobsPage(q *req) error {
@@ -70,7 +71,7 @@ func (s *Studio) jobPage(q *req) error {
 	}
 	terminal := job.JobTerminal(j.Status)
 	text, cut := s.logTail(j, rank)
-	var metrics *job.JobMetrics
+	var metrics *mlflowrun.JobMetrics
 	var charts []template.HTML
 	if s.cfg.Tracking != nil {
 		if metrics, err = s.cfg.Tracking.JobMetrics(q.ctx, q.p, q.workspace, j.Name, true); err != nil {

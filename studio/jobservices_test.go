@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // The job page lists the job's services, a row per node that serves
@@ -20,7 +21,7 @@ func TestJobPageServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.SubmitJob(admin, core.DefaultWorkspace, &job.JobSpec{Name: "with-services", Command: "sleep 60", Compute: "cpu",
-		Resources: &job.JobResources{InstanceCount: 2}, Services: map[string]*job.InteractiveService{
+		Resources: &job.JobResources{InstanceCount: 2}, Services: map[string]*interactive.Service{
 			"web": {Type: "custom", Port: 8080, Nodes: "all"}, "nb": {Type: "jupyter_lab"},
 		}}); err != nil {
 		t.Fatal(err)

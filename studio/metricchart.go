@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 // metricChart draws one metric's points as a small SVG line over its
 // steps, server-side like the node chart; id makes its title's and
 // description's IDs unique on a page with several. The description says
 // the points, the range and the last value for screen readers.
-func metricChart(id int, key string, pts []job.MetricPoint) template.HTML {
+func metricChart(id int, key string, pts []mlflowrun.MetricPoint) template.HTML {
 	const w, h, left, bottom, top, right = 360.0, 120.0, 48.0, 18.0, 8.0, 6.0
 	var b strings.Builder
 	title, desc := fmt.Sprintf("metric-%d-title", id), fmt.Sprintf("metric-%d-desc", id)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 // A metric's chart draws one point per logged value, from its lowest step
@@ -12,7 +12,7 @@ import (
 // its description says the count, range and last value; a key that is
 // markup is escaped; no points and one point still draw.
 func TestMetricChart(t *testing.T) {
-	pts := []job.MetricPoint{{Key: "loss", Value: 0.9, Step: 0}, {Key: "loss", Value: 0.5, Step: 1}, {Key: "loss", Value: 0.25, Step: 2}}
+	pts := []mlflowrun.MetricPoint{{Key: "loss", Value: 0.9, Step: 0}, {Key: "loss", Value: 0.5, Step: 1}, {Key: "loss", Value: 0.25, Step: 2}}
 	svg := string(metricChart(1, "loss", pts))
 	if !strings.Contains(svg, `points="48.0,8.0 201.0,65.8 354.0,102.0"`) {
 		t.Errorf("the line's points: %s", svg)

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -216,14 +217,14 @@ func TestJobPageMetrics(t *testing.T) {
 		}
 	}
 	if err := svc.Store().Update(context.Background(), func(tx store.Tx) error {
-		if err := tx.AppendMetrics(core.DefaultWorkspace, "logged", []job.MetricPoint{
+		if err := tx.AppendMetrics(core.DefaultWorkspace, "logged", []mlflowrun.MetricPoint{
 			{Key: "loss", Value: 0.9, Step: 0}, {Key: "loss", Value: 0.25, Step: 1}}); err != nil {
 			return err
 		}
-		if err := tx.InsertRunParam(core.DefaultWorkspace, "logged", job.RunParam{Key: "lr", Value: "0.01"}); err != nil {
+		if err := tx.InsertRunParam(core.DefaultWorkspace, "logged", mlflowrun.RunParam{Key: "lr", Value: "0.01"}); err != nil {
 			return err
 		}
-		return tx.PutRunTag(core.DefaultWorkspace, "logged", job.RunTag{Key: "stage", Value: "train"})
+		return tx.PutRunTag(core.DefaultWorkspace, "logged", mlflowrun.RunTag{Key: "stage", Value: "train"})
 	}); err != nil {
 		t.Fatal(err)
 	}

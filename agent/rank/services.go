@@ -18,7 +18,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/agent/runner"
-	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/netns"
 )
@@ -38,7 +38,7 @@ const servicePollEvery = time.Second
 // rankServices are a rank's services while it runs.
 type rankServices struct {
 	r     *Rank
-	insts []job.ServiceInstance
+	insts []interactive.ServiceInstance
 	// dial reaches an address in the rank's network.
 	dial func(ctx context.Context, addr string) (net.Conn, error)
 	// ctx is the rank's, while it runs.
@@ -81,7 +81,7 @@ func (r *Rank) serveServices(ctx context.Context, task runner.Task, run rankProc
 		return func() {}
 	}
 	s := &rankServices{r: r, ctx: ctx}
-	owner := job.ServiceInstance{}
+	owner := interactive.ServiceInstance{}
 	if r.account != nil && task.Credential != nil {
 		uid := int(task.Credential.Uid)
 		owner.UID = &uid
@@ -113,20 +113,20 @@ func (r *Rank) serveServices(ctx context.Context, task runner.Task, run rankProc
 	}
 	for _, st := range r.t.Services {
 		in := owner
-		in.Name, in.Type, in.Port, in.Status = st.Name, st.Type, st.Port, job.ServiceStatusStarting
+		in.Name, in.Type, in.Port, in.Status = st.Name, st.Type, st.Port, interactive.ServiceStatusStarting
 		var err error
 		switch st.Type {
-		case job.ServiceCustom:
-		case job.ServiceSSH:
+		case interactive.ServiceCustom:
+		case interactive.ServiceSSH:
 			err = s.startSSH(st, &in, task, crun)
 		default:
 			err = s.start(st, &in, task, crun)
 		}
 		if err != nil {
-			in.Status, in.Error, in.Addr = job.ServiceStatusFailed, err.Error(), ""
+			in.Status, in.Error, in.Addr = interactive.ServiceStatusFailed, err.Error(), ""
 			r.appendLog(task.LogPath, fmt.Sprintf("shoal agent: service %s (%s) did not start: %v\n", st.Name, st.Type, err))
 		}
-		if in.Status != job.ServiceStatusFailed && in.Addr == "" {
+		if in.Status != interactive.ServiceStatusFailed && in.Addr == "" {
 			in.Addr = "127.0.0.1:" + strconv.Itoa(in.Port)
 		}
 		s.insts = append(s.insts, in)
@@ -151,18 +151,18 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 		changed := false
 		for i := range s.insts {
 			in := &s.insts[i]
-			if in.Status == job.ServiceStatusFailed || in.Type == job.ServiceSSH {
+			if in.Status == interactive.ServiceStatusFailed || in.Type == interactive.ServiceSSH {
 				continue // an ssh service is the agent's own server
 			}
 			if why := s.exitedWhy(in.Name); why != "" {
-				in.Status, in.Error, in.Addr, changed = job.ServiceStatusFailed, why, "", true
+				in.Status, in.Error, in.Addr, changed = interactive.ServiceStatusFailed, why, "", true
 				continue
 			}
-			st := job.ServiceStatusStarting
+			st := interactive.ServiceStatusStarting
 			dctx, cancel := context.WithTimeout(ctx, servicePollEvery)
 			if c, err := s.dial(dctx, in.Addr); err == nil {
 				c.Close()
-				st = job.ServiceStatusRunning
+				st = interactive.ServiceStatusRunning
 			}
 			cancel()
 			if st != in.Status {
@@ -170,7 +170,7 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 			}
 		}
 		if changed || first {
-			out := make([]job.ServiceInstance, len(s.insts))
+			out := make([]interactive.ServiceInstance, len(s.insts))
 			copy(out, s.insts)
 			s.r.report(ctx, &node.RankReport{State: node.RankRunning, Services: out})
 		}
@@ -187,7 +187,7 @@ func (s *rankServices) watch(ctx context.Context, run rankProcs) {
 // start starts a known service's program (Jupyter Lab, TensorBoard,
 // code-server) beside the rank, or says why it cannot: its program is not
 // in the job's environment, or it would be reachable by others.
-func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task runner.Task, crun *ctrhost.Run) error {
+func (s *rankServices) start(st node.ServiceTask, in *interactive.ServiceInstance, task runner.Task, crun *ctrhost.Run) error {
 	env := runner.Environ(task)
 	path := envValue(env, "PATH")
 	look := func(name string) string { return lookIn(path, name) }
@@ -203,12 +203,12 @@ func (s *rankServices) start(st node.ServiceTask, in *job.ServiceInstance, task 
 		return err
 	}
 	ownNetwork := s.r.netNS != nil || crun != nil && s.r.t.NodeCount == 1
-	if st.Type != job.ServiceJupyterLab && !ownNetwork {
+	if st.Type != interactive.ServiceJupyterLab && !ownNetwork {
 		// TensorBoard and code-server take no token: on the host's
 		// loopback any process of the node could reach them.
 		return fmt.Errorf("%s has no login of its own and this node runs the job on the host's network, where every process of the node could reach it: it runs only for jobs with a network of their own (a single-node job in a container, or on an agent running as root)", programOf(st.Type))
 	}
-	if st.Type == job.ServiceJupyterLab && st.Token == "" {
+	if st.Type == interactive.ServiceJupyterLab && st.Token == "" {
 		return fmt.Errorf("the server has no secrets key, which Jupyter's token is made from: ask its operator to configure one")
 	}
 	if in.Port == 0 {
@@ -264,13 +264,13 @@ func (s *rankServices) stopAll() {
 // programOf names the program of a known service type.
 func programOf(typ string) string {
 	switch typ {
-	case job.ServiceJupyterLab:
+	case interactive.ServiceJupyterLab:
 		return "Jupyter Lab"
-	case job.ServiceTensorBoard:
+	case interactive.ServiceTensorBoard:
 		return "TensorBoard"
-	case job.ServiceVSCode:
+	case interactive.ServiceVSCode:
 		return "code-server (VS Code)"
-	case job.ServiceSSH:
+	case interactive.ServiceSSH:
 		return "an SSH server"
 	}
 	return typ
@@ -282,7 +282,7 @@ func programOf(typ string) string {
 func serviceCommand(st node.ServiceTask, dir string, look func(name string) string) ([]string, error) {
 	base := "/" + strings.Trim(st.BaseURL, "/") + "/"
 	switch st.Type {
-	case job.ServiceJupyterLab:
+	case interactive.ServiceJupyterLab:
 		// Jupyter Lab, else the classic Notebook server (Debian ships
 		// no JupyterLab): both serve the job's folder under the proxy's
 		// path, accepting only the server's token.
@@ -295,7 +295,7 @@ func serviceCommand(st node.ServiceTask, dir string, look func(name string) stri
 				"--NotebookApp.base_url=" + base, "--NotebookApp.notebook_dir=" + dir, "--NotebookApp.trust_xheaders=True"}, nil
 		}
 		return nil, fmt.Errorf("the job's environment has no Jupyter Lab (jupyter-lab) nor Jupyter Notebook (jupyter-notebook) on its PATH: add jupyterlab to the environment")
-	case job.ServiceTensorBoard:
+	case interactive.ServiceTensorBoard:
 		p := look("tensorboard")
 		if p == "" {
 			return nil, fmt.Errorf("the job's environment has no tensorboard on its PATH: add tensorboard to the environment")
@@ -305,7 +305,7 @@ func serviceCommand(st node.ServiceTask, dir string, look func(name string) stri
 			logDir = filepath.Join(dir, filepath.Clean("/"+st.LogDir))
 		}
 		return []string{p, "--logdir", logDir, "--host", "127.0.0.1", "--path_prefix", strings.TrimRight(base, "/")}, nil
-	case job.ServiceVSCode:
+	case interactive.ServiceVSCode:
 		p := look("code-server")
 		if p == "" {
 			return nil, fmt.Errorf("the job's environment has no code-server on its PATH: add code-server to the environment")
@@ -319,9 +319,9 @@ func serviceCommand(st node.ServiceTask, dir string, look func(name string) stri
 func withPort(st node.ServiceTask, argv []string, port int) []string {
 	p := strconv.Itoa(port)
 	switch st.Type {
-	case job.ServiceVSCode:
+	case interactive.ServiceVSCode:
 		return append(argv[:1], append([]string{"--bind-addr", "127.0.0.1:" + p}, argv[1:]...)...)
-	case job.ServiceTensorBoard:
+	case interactive.ServiceTensorBoard:
 		return append(argv, "--port", p)
 	default:
 		return append(argv, "--port="+p)

@@ -15,7 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/agent/sshd"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -25,7 +25,7 @@ import (
 // run as the job's account, in its folder and environment, in its network
 // namespace or container. The application proxy never reaches it: users
 // connect with their OpenSSH client (shoal job connect-ssh).
-func (s *rankServices) startSSH(st node.ServiceTask, in *job.ServiceInstance, task runner.Task, crun *ctrhost.Run) error {
+func (s *rankServices) startSSH(st node.ServiceTask, in *interactive.ServiceInstance, task runner.Task, crun *ctrhost.Run) error {
 	keys, err := sshd.ParseAuthorizedKeys(strings.Split(strings.TrimSpace(st.SSHPublicKeys), "\n"))
 	if err != nil || len(keys) == 0 {
 		return fmt.Errorf("the ssh service's ssh_public_keys cannot be read: %v", err)
@@ -74,7 +74,7 @@ func (s *rankServices) startSSH(st node.ServiceTask, in *job.ServiceInstance, ta
 	s.mu.Lock()
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
-	in.Addr, in.Port, in.HostKey, in.Status = srv.Addr().String(), srv.Addr().Port, srv.HostKey(), job.ServiceStatusRunning
+	in.Addr, in.Port, in.HostKey, in.Status = srv.Addr().String(), srv.Addr().Port, srv.HostKey(), interactive.ServiceStatusRunning
 	// The server is the agent's, not the job's: nothing to check at
 	// dial, since the proxy never dials it.
 	in.ListenerOwner = core.ListenerOwner{}

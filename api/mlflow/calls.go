@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/service/tracking"
 )
 
@@ -54,7 +55,7 @@ type mlflowRun struct {
 	} `json:"data"`
 }
 
-func toMLflowExperiment(e *job.Experiment) mlflowExperiment {
+func toMLflowExperiment(e *mlflowrun.Experiment) mlflowExperiment {
 	ms := e.CreatedOn.UnixMilli()
 	return mlflowExperiment{ID: e.Name, Name: e.Name, LifecycleStage: "active", CreationTime: ms, LastUpdateTime: ms, Tags: []mlflowKV{}}
 }
@@ -186,9 +187,9 @@ func (a *API) mlflowCreateRun(w http.ResponseWriter, r *http.Request, c *mlflowC
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	var tags []job.RunTag
+	var tags []mlflowrun.RunTag
 	for _, t := range req.Tags {
-		tags = append(tags, job.RunTag(t))
+		tags = append(tags, mlflowrun.RunTag(t))
 	}
 	v, err := a.tracking.CreateRun(r.Context(), c.p, c.ws, req.ExperimentID, req.RunName, tags)
 	if err != nil {
@@ -243,8 +244,8 @@ type mlflowMetricIn struct {
 	Step      protoInt64  `json:"step"`
 }
 
-func (m mlflowMetricIn) point() job.MetricPoint {
-	return job.MetricPoint{Key: m.Key, Value: float64(m.Value), Timestamp: int64(m.Timestamp), Step: int64(m.Step)}
+func (m mlflowMetricIn) point() mlflowrun.MetricPoint {
+	return mlflowrun.MetricPoint{Key: m.Key, Value: float64(m.Value), Timestamp: int64(m.Timestamp), Step: int64(m.Step)}
 }
 
 func (a *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -256,7 +257,7 @@ func (a *API) mlflowLogMetric(w http.ResponseWriter, r *http.Request, c *mlflowC
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Metrics: []job.MetricPoint{req.point()}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Metrics: []mlflowrun.MetricPoint{req.point()}})
 }
 
 func (a *API) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -268,7 +269,7 @@ func (a *API) mlflowLogParam(w http.ResponseWriter, r *http.Request, c *mlflowCt
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Params: []job.RunParam{job.RunParam(req.mlflowKV)}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Params: []mlflowrun.RunParam{mlflowrun.RunParam(req.mlflowKV)}})
 }
 
 func (a *API) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -280,7 +281,7 @@ func (a *API) mlflowSetTag(w http.ResponseWriter, r *http.Request, c *mlflowCtx)
 	if err := readMLflowBody(r, &req); err != nil {
 		return err
 	}
-	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Tags: []job.RunTag{job.RunTag(req.mlflowKV)}})
+	return a.mlflowLog(w, r, c, runID(req.RunID, req.RunUUID), tracking.Batch{Tags: []mlflowrun.RunTag{mlflowrun.RunTag(req.mlflowKV)}})
 }
 
 func (a *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflowCtx) error {
@@ -298,10 +299,10 @@ func (a *API) mlflowLogBatch(w http.ResponseWriter, r *http.Request, c *mlflowCt
 		b.Metrics = append(b.Metrics, m.point())
 	}
 	for _, p := range req.Params {
-		b.Params = append(b.Params, job.RunParam(p))
+		b.Params = append(b.Params, mlflowrun.RunParam(p))
 	}
 	for _, t := range req.Tags {
-		b.Tags = append(b.Tags, job.RunTag(t))
+		b.Tags = append(b.Tags, mlflowrun.RunTag(t))
 	}
 	return a.mlflowLog(w, r, c, req.RunID, b)
 }

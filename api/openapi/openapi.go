@@ -21,6 +21,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/domain/notify"
@@ -100,7 +101,7 @@ var apiDocs = map[string]opDoc{
 	"GET /api/v1/workspaces/{ws}/components/{name}/labels/{label}":       {summary: "Show a component's latest version (label latest)", out: job.Component{}},
 	"POST /api/v1/workspaces/{ws}/components/{name}/archive":             {summary: "Archive a component's version, or every version", out: list[job.Component]{}, query: []string{"version"}},
 	"POST /api/v1/workspaces/{ws}/components/{name}/restore":             {summary: "Restore a component's version, or every version", out: list[job.Component]{}, query: []string{"version"}},
-	"GET /api/v1/workspaces/{ws}/jobs/{name}/metrics":                    {summary: "What a job logged through MLflow: each metric's last value, extremes and count, its parameters and tags (history=true: every point)", out: job.JobMetrics{}, query: []string{"history"}},
+	"GET /api/v1/workspaces/{ws}/jobs/{name}/metrics":                    {summary: "What a job logged through MLflow: each metric's last value, extremes and count, its parameters and tags (history=true: every point)", out: mlflowrun.JobMetrics{}, query: []string{"history"}},
 	"POST /api/v1/workspaces/{ws}/environments":                          {summary: "Register an environment's next version", in: asset.Environment{}, out: asset.Environment{}, status: 201},
 	"GET /api/v1/workspaces/{ws}/environments":                           {summary: "List registered environments' versions, by name, newest first", out: list[asset.Environment]{}, query: []string{"name", "archived"}},
 	"PUT /api/v1/workspaces/{ws}/environments/{name}/versions/{version}": {summary: "Register a version of an environment (idempotent)", in: asset.Environment{}, out: asset.Environment{}, status: 201},

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 // RunDetails is run history's RunDetails as azure-ai-ml reads it while
@@ -201,7 +202,7 @@ func (h *Handlers) run(r *http.Request, j *job.Job) (*Run, error) {
 		Target: j.Compute, Tags: tagsOf(j), Properties: map[string]string{}, RunNumber: j.Seq,
 	}
 	if run.ExperimentID == "" {
-		run.ExperimentID = job.DefaultExperiment // as its MLflow run's experiment
+		run.ExperimentID = mlflowrun.DefaultExperiment // as its MLflow run's experiment
 	}
 	if j.CreatedBy != "" {
 		run.CreatedBy = &User{UserName: j.CreatedBy}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // ServiceInstances is GET …/runs/{id}/serviceinstances/{nodeId}: the
@@ -30,7 +30,7 @@ func (h *Handlers) ServiceInstances(w http.ResponseWriter, r *http.Request) {
 		if sv == nil || !sv.ServesOnNode(idx) {
 			continue
 		}
-		o := map[string]any{"type": job.ServiceTypeREST(sv.Type), "status": job.ServiceStatusStarting}
+		o := map[string]any{"type": interactive.ServiceTypeREST(sv.Type), "status": interactive.ServiceStatusStarting}
 		if sv.Port != 0 {
 			o["port"] = sv.Port
 		}

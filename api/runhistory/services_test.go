@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // oneJob is a run history's job service holding a single job.
@@ -33,11 +34,11 @@ func (o oneJob) ListAttempts(context.Context, string, string) ([]*job.Attempt, e
 // one's error as Azure's error envelope; a node that is not an index is
 // refused naming nodeId.
 func TestServiceInstances(t *testing.T) {
-	j := &job.Job{JobSpec: job.JobSpec{Name: "train", Services: map[string]*job.InteractiveService{
-		"web": {Type: job.ServiceCustom, Port: 8080, Nodes: "all", Instances: []job.ServiceNodeStatus{
-			{NodeIndex: 0, Status: job.ServiceStatusRunning, Endpoint: "https://apps/0/web/"},
-			{NodeIndex: 1, Status: job.ServiceStatusFailed, ErrorMessage: "exited"}}},
-		"nb": {Type: job.ServiceJupyterLab, Instances: []job.ServiceNodeStatus{{NodeIndex: 0, Status: job.ServiceStatusStarting}}},
+	j := &job.Job{JobSpec: job.JobSpec{Name: "train", Services: map[string]*interactive.Service{
+		"web": {Type: interactive.ServiceCustom, Port: 8080, Nodes: "all", Instances: []interactive.ServiceNodeStatus{
+			{NodeIndex: 0, Status: interactive.ServiceStatusRunning, Endpoint: "https://apps/0/web/"},
+			{NodeIndex: 1, Status: interactive.ServiceStatusFailed, ErrorMessage: "exited"}}},
+		"nb": {Type: interactive.ServiceJupyterLab, Instances: []interactive.ServiceNodeStatus{{NodeIndex: 0, Status: interactive.ServiceStatusStarting}}},
 	}}}
 	h := New(Config{Jobs: oneJob{j}})
 	get := func(node string) (int, map[string]any) {

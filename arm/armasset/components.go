@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
 
@@ -82,7 +83,7 @@ func FromComponentVersion(workspace, name, version string, body []byte) (*job.Co
 	switch spec := compute.NonNull(p.ComponentSpec); {
 	case spec == nil:
 		return nil, nil, core.FieldErrorf("properties.componentSpec", "is required: the command component's document (type, command, inputs, outputs, code, environment) as JSON")
-	case job.JSONKind(spec) != '{':
+	case jobdecode.JSONKind(spec) != '{':
 		return nil, nil, core.FieldErrorf("properties.componentSpec", "must be a command component's document (a mapping of its keys), got %s", compute.ShortJSON(spec))
 	}
 	// A command or a parallel component (parallel_run_function's).

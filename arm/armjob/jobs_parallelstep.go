@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 )
 
 // parallelStepKeys are the keys of a pipeline's parallel step as
@@ -125,7 +126,7 @@ func (t jobTranslator) parallelTask(o obj) (doc, error) {
 		}
 		d["code"] = a
 	}
-	switch env := task.raw("environment"); job.JSONKind(env) {
+	switch env := task.raw("environment"); jobdecode.JSONKind(env) {
 	case 0, 'n':
 	case '"':
 		s, _ := task.str("environment")
@@ -143,7 +144,7 @@ func (t jobTranslator) parallelTask(o obj) (doc, error) {
 // partitionKeys reads partition_keys, which azure-ai-ml sends as a JSON
 // string of a list (json.dumps) and the YAML writes as a list.
 func partitionKeys(field string, v json.RawMessage) ([]string, error) {
-	if job.JSONKind(v) == '"' {
+	if jobdecode.JSONKind(v) == '"' {
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, core.FieldErrorf(field, "must be a list of column names")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // serviceNodesDoc turns a REST service's nodes ({nodesValueType: All},
@@ -41,7 +42,7 @@ func addJobServices(out map[string]any, j *job.Job) {
 		if _, azures := out[name]; sv == nil || azures {
 			continue // Studio and Tracking stay Azure's
 		}
-		o := map[string]any{"jobServiceType": job.ServiceTypeREST(sv.Type)}
+		o := map[string]any{"jobServiceType": interactive.ServiceTypeREST(sv.Type)}
 		if sv.Port != 0 {
 			o["port"] = sv.Port
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-ml/shoal/cli/cmdutil"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // newJobConnectSSHCommand is `shoal job connect-ssh`, Azure's `az ml job
@@ -59,7 +60,7 @@ func newJobConnectSSHCommand(g *cmdutil.Globals) *cobra.Command {
 func jobSSHArgs(ws string, j *job.Job, nodeIndex int, keyFile string, extra []string) ([]string, error) {
 	var svc string
 	for _, n := range core.SortedKeys(j.Services) {
-		if s := j.Services[n]; s != nil && s.Type == job.ServiceSSH {
+		if s := j.Services[n]; s != nil && s.Type == interactive.ServiceSSH {
 			svc = n
 			break
 		}
@@ -67,7 +68,7 @@ func jobSSHArgs(ws string, j *job.Job, nodeIndex int, keyFile string, extra []st
 	if svc == "" {
 		return nil, fmt.Errorf("job %q has no ssh service: submit it with services: {ssh: {type: ssh, ssh_public_keys: <your public key>}}", j.Name)
 	}
-	var in *job.ServiceNodeStatus
+	var in *interactive.ServiceNodeStatus
 	for i := range j.Services[svc].Instances {
 		if j.Services[svc].Instances[i].NodeIndex == nodeIndex {
 			in = &j.Services[svc].Instances[i]
@@ -76,9 +77,9 @@ func jobSSHArgs(ws string, j *job.Job, nodeIndex int, keyFile string, extra []st
 	switch {
 	case in == nil:
 		return nil, fmt.Errorf("job %q serves its ssh service %s on node 0 only, not on node %d (nodes: all serves it on every node)", j.Name, svc, nodeIndex)
-	case in.Status == job.ServiceStatusFailed:
+	case in.Status == interactive.ServiceStatusFailed:
 		return nil, fmt.Errorf("the ssh service %s of job %q failed on node %d: %s", svc, j.Name, nodeIndex, in.ErrorMessage)
-	case in.Status != job.ServiceStatusRunning || in.Endpoint == "":
+	case in.Status != interactive.ServiceStatusRunning || in.Endpoint == "":
 		return nil, fmt.Errorf("the ssh service %s of job %q is %s on node %d (the job is %s); it is reachable while the job runs", svc, j.Name, in.Status, nodeIndex, j.Status)
 	}
 	u, err := url.Parse(in.Endpoint)

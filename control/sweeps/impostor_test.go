@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -33,7 +34,7 @@ func TestImpostorTrialIsNotTheSweeps(t *testing.T) {
 			if err := tx.UpdateJob(j); err != nil {
 				return err
 			}
-			return tx.AppendMetrics("ws", name, []job.MetricPoint{{Key: "acc", Value: acc, Timestamp: 1}})
+			return tx.AppendMetrics("ws", name, []mlflowrun.MetricPoint{{Key: "acc", Value: acc, Timestamp: 1}})
 		}); err != nil {
 			t.Fatal(err)
 		}

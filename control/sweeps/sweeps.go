@@ -25,6 +25,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -276,7 +277,7 @@ func (l *Loop) read(ctx context.Context, p *job.Job, trials []*job.SweepTrialSta
 // per point, in the order logged; a restart of such a trial cannot be
 // told apart from more intervals, as the points do not say which attempt
 // logged them.
-func intervalValues(pts []job.MetricPoint) []float64 {
+func intervalValues(pts []mlflowrun.MetricPoint) []float64 {
 	if len(pts) == 0 {
 		return nil
 	}

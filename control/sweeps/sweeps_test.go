@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store"
@@ -17,16 +18,16 @@ import (
 )
 
 func TestIntervalValues(t *testing.T) {
-	pts := func(steps []int64, values []float64) []job.MetricPoint {
-		out := make([]job.MetricPoint, len(steps))
+	pts := func(steps []int64, values []float64) []mlflowrun.MetricPoint {
+		out := make([]mlflowrun.MetricPoint, len(steps))
 		for i := range steps {
-			out[i] = job.MetricPoint{Key: "acc", Value: values[i], Step: steps[i], Timestamp: int64(i)}
+			out[i] = mlflowrun.MetricPoint{Key: "acc", Value: values[i], Step: steps[i], Timestamp: int64(i)}
 		}
 		return out
 	}
 	for _, c := range []struct {
 		name   string
-		points []job.MetricPoint
+		points []mlflowrun.MetricPoint
 		want   []float64
 	}{
 		{"none", nil, nil},
@@ -106,7 +107,7 @@ func TestRunOnceJudgesARestartedTrialByItsSteps(t *testing.T) {
 			for _, values := range attempts {
 				for k, v := range values {
 					ts++
-					if err := tx.AppendMetrics("ws", name, []job.MetricPoint{{Key: "acc", Value: v, Step: int64(k + 1), Timestamp: ts}}); err != nil {
+					if err := tx.AppendMetrics("ws", name, []mlflowrun.MetricPoint{{Key: "acc", Value: v, Step: int64(k + 1), Timestamp: ts}}); err != nil {
 						return err
 					}
 				}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -14,7 +15,7 @@ import (
 // they are the same; a Running report without services leaves the last
 // ones.
 func TestStepKeepsReportedServices(t *testing.T) {
-	web := []job.ServiceInstance{{Name: "web", Type: job.ServiceCustom, Port: 8080, Status: job.ServiceStatusRunning, Addr: "127.0.0.1:8080"}}
+	web := []interactive.ServiceInstance{{Name: "web", Type: interactive.ServiceCustom, Port: 8080, Status: interactive.ServiceStatusRunning, Addr: "127.0.0.1:8080"}}
 	j, a := fixture(job.JobRunning, job.AttemptRunning, "n0")
 	out, err := jobrun.Step(j, a, reportWith(0, node.RankReport{State: node.RankRunning, Services: web}), t0)
 	if err != nil {

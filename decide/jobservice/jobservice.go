@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -36,7 +37,7 @@ func Tasks(j *job.Job, rank int, token func(nodeIndex int, svc string) string) [
 		}
 		t := node.ServiceTask{Name: name, Type: sv.Type, Port: sv.Port, LogDir: sv.LogDir, SSHPublicKeys: sv.SSHPublicKeys,
 			BaseURL: Path(j.Workspace, j.Name, rank, name)}
-		if sv.Type == job.ServiceJupyterLab {
+		if sv.Type == interactive.ServiceJupyterLab {
 			t.Token = token(rank, name)
 		}
 		out = append(out, t)
@@ -52,11 +53,11 @@ const maxError = 1000
 // index rank (by name, with the job's type and port): an agent cannot
 // make the proxy reach a service the job did not ask for, on another
 // port than a custom service's, or off the rank's loopback.
-func KeepReported(j *job.Job, rank int, reported []job.ServiceInstance) []job.ServiceInstance {
+func KeepReported(j *job.Job, rank int, reported []interactive.ServiceInstance) []interactive.ServiceInstance {
 	if reported == nil {
 		return nil
 	}
-	out := []job.ServiceInstance{}
+	out := []interactive.ServiceInstance{}
 	seen := map[string]bool{}
 	for _, r := range reported {
 		sv := j.Services[r.Name]
@@ -65,18 +66,18 @@ func KeepReported(j *job.Job, rank int, reported []job.ServiceInstance) []job.Se
 		}
 		seen[r.Name] = true
 		r.Type = sv.Type
-		if sv.Type == job.ServiceCustom && r.Port != sv.Port {
-			r.Addr, r.Status, r.Error = "", job.ServiceStatusFailed, "reported on another port than the job's"
+		if sv.Type == interactive.ServiceCustom && r.Port != sv.Port {
+			r.Addr, r.Status, r.Error = "", interactive.ServiceStatusFailed, "reported on another port than the job's"
 		}
-		if sv.Type != job.ServiceSSH && r.Addr != "" && r.Addr != "127.0.0.1:"+strconv.Itoa(r.Port) {
+		if sv.Type != interactive.ServiceSSH && r.Addr != "" && r.Addr != "127.0.0.1:"+strconv.Itoa(r.Port) {
 			// What the proxy dials is the rank's own loopback, never
 			// another machine or address.
-			r.Addr, r.Status, r.Error = "", job.ServiceStatusFailed, "reported at an address off the rank's loopback"
+			r.Addr, r.Status, r.Error = "", interactive.ServiceStatusFailed, "reported at an address off the rank's loopback"
 		}
 		switch r.Status {
-		case job.ServiceStatusStarting, job.ServiceStatusRunning, job.ServiceStatusFailed:
+		case interactive.ServiceStatusStarting, interactive.ServiceStatusRunning, interactive.ServiceStatusFailed:
 		default:
-			r.Status = job.ServiceStatusStarting
+			r.Status = interactive.ServiceStatusStarting
 		}
 		if len(r.Error) > maxError {
 			r.Error = r.Error[:maxError] + "..."
@@ -93,7 +94,7 @@ func View(appsURL string, j *job.Job, a *job.Attempt) {
 	if j == nil || len(j.Services) == 0 {
 		return
 	}
-	shown := make(map[string]*job.InteractiveService, len(j.Services))
+	shown := make(map[string]*interactive.Service, len(j.Services))
 	for name, sv := range j.Services {
 		if sv == nil {
 			continue
@@ -109,8 +110,8 @@ func View(appsURL string, j *job.Job, a *job.Attempt) {
 }
 
 // nodes is service name's state on each node that serves it.
-func nodes(appsURL string, j *job.Job, a *job.Attempt, name string, sv *job.InteractiveService) []job.ServiceNodeStatus {
-	var out []job.ServiceNodeStatus
+func nodes(appsURL string, j *job.Job, a *job.Attempt, name string, sv *interactive.Service) []interactive.ServiceNodeStatus {
+	var out []interactive.ServiceNodeStatus
 	ranks := j.InstanceCount()
 	if a != nil {
 		ranks = len(a.Ranks)
@@ -119,22 +120,22 @@ func nodes(appsURL string, j *job.Job, a *job.Attempt, name string, sv *job.Inte
 		if !sv.ServesOnNode(i) {
 			continue
 		}
-		st := job.ServiceNodeStatus{NodeIndex: i, Status: job.ServiceStatusStarting}
+		st := interactive.ServiceNodeStatus{NodeIndex: i, Status: interactive.ServiceStatusStarting}
 		inst := Reported(a, i, name)
 		if inst != nil {
 			st.Status, st.ErrorMessage = inst.Status, inst.Error
 		}
 		switch {
 		case job.JobTerminal(j.Status) || a != nil && job.AttemptTerminal(a.Status):
-			if st.Status != job.ServiceStatusFailed {
-				st.Status = job.ServiceStatusStopped
+			if st.Status != interactive.ServiceStatusFailed {
+				st.Status = interactive.ServiceStatusStopped
 			}
-		case st.Status == job.ServiceStatusRunning && sv.Type == job.ServiceSSH:
+		case st.Status == interactive.ServiceStatusRunning && sv.Type == interactive.ServiceSSH:
 			// Reached with an SSH client, not through the proxy.
 			if inst != nil && inst.Addr != "" {
 				st.Endpoint, st.HostKey = "ssh://"+compute.InstanceAdminUsername+"@"+inst.Addr, inst.HostKey
 			}
-		case st.Status == job.ServiceStatusRunning:
+		case st.Status == interactive.ServiceStatusRunning:
 			st.Endpoint = strings.TrimRight(appsURL, "/") + Path(j.Workspace, j.Name, i, name)
 		}
 		out = append(out, st)
@@ -144,7 +145,7 @@ func nodes(appsURL string, j *job.Job, a *job.Attempt, name string, sv *job.Inte
 
 // Reported is what the node of rank i last reported of service name, nil
 // when nothing.
-func Reported(a *job.Attempt, i int, name string) *job.ServiceInstance {
+func Reported(a *job.Attempt, i int, name string) *interactive.ServiceInstance {
 	if a == nil || i < 0 || i >= len(a.Ranks) || a.Ranks[i] == nil {
 		return nil
 	}
@@ -162,7 +163,7 @@ func Reported(a *job.Attempt, i int, name string) *job.ServiceInstance {
 // job's attempt a runs and the service listens through the proxy — and
 // returns what the node reported of it. ENOTFOUND, EFORBIDDEN, ECONFLICT
 // (not running), EUNAVAILABLE (not listening yet).
-func Reach(p *identity.Principal, j *job.Job, a *job.Attempt, nodeIndex int, svc string) (*job.ServiceInstance, error) {
+func Reach(p *identity.Principal, j *job.Job, a *job.Attempt, nodeIndex int, svc string) (*interactive.ServiceInstance, error) {
 	// A workload (a job's token, one acting as its submitter included)
 	// is not the submitter in person.
 	if p == nil || p.OnBehalfOf != "" || p.AttemptID != "" || p.ID == "" || p.ID != j.CreatedByPrincipal {
@@ -172,7 +173,7 @@ func Reach(p *identity.Principal, j *job.Job, a *job.Attempt, nodeIndex int, svc
 	if sv == nil || !sv.ServesOnNode(nodeIndex) {
 		return nil, core.Errorf(core.ENOTFOUND, "job %q has no service %q on node %d", j.Name, svc, nodeIndex)
 	}
-	if sv.Type == job.ServiceSSH {
+	if sv.Type == interactive.ServiceSSH {
 		return nil, core.Errorf(core.ENOTFOUND, "service %s of job %s is SSH, which the application proxy does not carry: connect with `shoal job connect-ssh -n %s`", svc, j.Name, j.Name)
 	}
 	if a == nil || job.JobTerminal(j.Status) {
@@ -186,9 +187,9 @@ func Reach(p *identity.Principal, j *job.Job, a *job.Attempt, nodeIndex int, svc
 	}
 	inst := Reported(a, nodeIndex, svc)
 	switch {
-	case inst == nil || inst.Status == job.ServiceStatusStarting || inst.Addr == "" && inst.Status != job.ServiceStatusFailed:
+	case inst == nil || inst.Status == interactive.ServiceStatusStarting || inst.Addr == "" && inst.Status != interactive.ServiceStatusFailed:
 		return nil, core.Errorf(core.EUNAVAILABLE, "service %s of job %s is not listening yet on node %d", svc, j.Name, nodeIndex)
-	case inst.Status == job.ServiceStatusFailed:
+	case inst.Status == interactive.ServiceStatusFailed:
 		return nil, core.Errorf(core.ENOTFOUND, "service %s of job %s failed on node %d: %s", svc, j.Name, nodeIndex, inst.Error)
 	}
 	return inst, nil

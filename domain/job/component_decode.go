@@ -8,6 +8,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // componentKeys are the keys of a command component document.
@@ -72,9 +74,9 @@ func DecodeComponentRaw(raw json.RawMessage, prefix string) (*Component, error) 
 		{"code", &c.Code, false}, {"code_asset", &c.CodeAsset, false}, {"command", &c.Command, false},
 	} {
 		if f.text {
-			*f.dst, err = jobText(obj[f.key], prefix+f.key)
+			*f.dst, err = jobio.Text(obj[f.key], prefix+f.key)
 		} else {
-			*f.dst, err = JobString(obj[f.key], prefix+f.key)
+			*f.dst, err = jobdecode.JobString(obj[f.key], prefix+f.key)
 		}
 		if err != nil {
 			return nil, err
@@ -88,22 +90,22 @@ func DecodeComponentRaw(raw json.RawMessage, prefix string) (*Component, error) 
 		c.IsDeterministic = &b
 	}
 	if c.Tags, err = core.DecodeTags(obj["tags"]); err != nil {
-		return nil, PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	if len(c.Tags) == 0 {
 		c.Tags = nil
 	}
 	if c.Environment, err = decodeJobEnvironment(obj["environment"]); err != nil {
-		return nil, PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	if c.EnvironmentVariables, err = decodeJobEnvVars(obj["environment_variables"]); err != nil {
-		return nil, PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	if c.Resources, err = decodeJobResources(obj["resources"]); err != nil {
-		return nil, PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	if c.Distribution, err = decodeJobDistribution(obj["distribution"]); err != nil {
-		return nil, PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	if c.Inputs, err = decodeComponentInputs(obj["inputs"], prefix); err != nil {
 		return nil, err
@@ -119,13 +121,13 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"inputs", "must be a mapping of input names to {type, default, optional} mappings")
 	}
 	out := make(map[string]*ComponentInput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + JobKeyPath("inputs", name)
-		if JSONKind(m[name]) != '{' {
+		if jobdecode.JSONKind(m[name]) != '{' {
 			return nil, core.FieldErrorf(field, "must be a mapping with type (and default, optional, description), got %s", compute.ShortJSON(m[name]))
 		}
 		if err := compute.CheckKeys(m[name], field, componentInputKeys); err != nil {
@@ -137,14 +139,14 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		}
 		in := &ComponentInput{}
 		var err error
-		if in.Type, err = JobString(o["type"], field+".type"); err != nil {
+		if in.Type, err = jobdecode.JobString(o["type"], field+".type"); err != nil {
 			return nil, err
 		}
-		if in.Description, err = jobText(o["description"], field+".description"); err != nil {
+		if in.Description, err = jobio.Text(o["description"], field+".description"); err != nil {
 			return nil, err
 		}
 		if v := compute.NonNull(o["default"]); v != nil {
-			switch JSONKind(v) {
+			switch jobdecode.JSONKind(v) {
 			case '{', '[':
 				return nil, core.FieldErrorf(field+".default", "must be a number, string or boolean, got %s", compute.ShortJSON(v))
 			}
@@ -159,7 +161,7 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		}
 		if v := compute.NonNull(o["enum"]); v != nil {
 			var list []any
-			if JSONKind(v) != '[' || json.Unmarshal(v, &list) != nil {
+			if jobdecode.JSONKind(v) != '[' || json.Unmarshal(v, &list) != nil {
 				return nil, core.FieldErrorf(field+".enum", "must be a list of allowed values, got %s", compute.ShortJSON(v))
 			}
 			for _, e := range list {
@@ -177,7 +179,7 @@ func decodeComponentInputs(raw json.RawMessage, prefix string) (map[string]*Comp
 		}{{"min", &in.Min}, {"max", &in.Max}} {
 			if v := compute.NonNull(o[b.key]); v != nil {
 				var f float64
-				if !IsJSONNumberKind(JSONKind(v)) || json.Unmarshal(v, &f) != nil {
+				if !jobdecode.IsJSONNumberKind(jobdecode.JSONKind(v)) || json.Unmarshal(v, &f) != nil {
 					return nil, core.FieldErrorf(field+"."+b.key, "must be a number, got %s", compute.ShortJSON(v))
 				}
 				*b.dst = &f
@@ -193,13 +195,13 @@ func decodeComponentOutputs(raw json.RawMessage, prefix string) (map[string]*Com
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"outputs", "must be a mapping of output names to {type} mappings")
 	}
 	out := make(map[string]*ComponentOutput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + JobKeyPath("outputs", name)
-		switch JSONKind(m[name]) {
+		switch jobdecode.JSONKind(m[name]) {
 		case 0, 'n':
 			out[name] = &ComponentOutput{}
 			continue
@@ -216,13 +218,13 @@ func decodeComponentOutputs(raw json.RawMessage, prefix string) (map[string]*Com
 		}
 		co := &ComponentOutput{}
 		var err error
-		if co.Type, err = JobString(o["type"], field+".type"); err != nil {
+		if co.Type, err = jobdecode.JobString(o["type"], field+".type"); err != nil {
 			return nil, err
 		}
-		if co.Description, err = jobText(o["description"], field+".description"); err != nil {
+		if co.Description, err = jobio.Text(o["description"], field+".description"); err != nil {
 			return nil, err
 		}
-		if co.Mode, err = JobString(o["mode"], field+".mode"); err != nil {
+		if co.Mode, err = jobdecode.JobString(o["mode"], field+".mode"); err != nil {
 			return nil, err
 		}
 		out[name] = co

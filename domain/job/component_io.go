@@ -1,6 +1,10 @@
 package job
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
+)
 
 // DecodeComponentIO decodes and checks the declared inputs and outputs of
 // a component mapping whose other keys are not a command component's (a
@@ -16,7 +20,7 @@ func DecodeComponentIO(inputs, outputs json.RawMessage, prefix string) (map[stri
 		return nil, nil, err
 	}
 	if err := normalizeComponentIO(c, false); err != nil {
-		return nil, nil, PrefixFieldError(prefix, err)
+		return nil, nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	return c.Inputs, c.Outputs, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 )
 
 // DistributionKeys are the keys of a distribution mapping, Azure's for
@@ -27,7 +28,7 @@ func decodeJobDistribution(raw json.RawMessage) (*Distribution, error) {
 	}
 	var d Distribution
 	var err error
-	if d.Type, err = JobString(m["type"], "distribution.type"); err != nil {
+	if d.Type, err = jobdecode.JobString(m["type"], "distribution.type"); err != nil {
 		return nil, err
 	}
 	counts := []struct {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 )
 
 // Identity types of a job (Azure ML's identity.type).
@@ -44,14 +45,14 @@ func DecodeJobIdentity(raw json.RawMessage) (*JobIdentity, error) {
 	if compute.NonNull(raw) == nil {
 		return nil, nil
 	}
-	m, err := CheckedMapping(raw, "identity", identityKeys)
+	m, err := jobdecode.CheckedMapping(raw, "identity", identityKeys)
 	if m == nil {
 		return nil, err
 	}
 	id := &JobIdentity{}
 	if err := m.DecodeFields("identity.",
-		StringField("type", &id.Type), StringField("client_id", &id.ClientID),
-		StringField("object_id", &id.ObjectID), StringField("msi_resource_id", &id.MSIResourceID),
+		jobdecode.StringField("type", &id.Type), jobdecode.StringField("client_id", &id.ClientID),
+		jobdecode.StringField("object_id", &id.ObjectID), jobdecode.StringField("msi_resource_id", &id.MSIResourceID),
 	); err != nil {
 		return nil, err
 	}

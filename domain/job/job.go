@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/asset"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/notify"
 )
@@ -70,7 +71,7 @@ type JobSpec struct {
 	NotificationSetting *notify.NotificationSetting `json:"notification_setting,omitempty"`
 	// Services are the interactive applications the job asks for
 	// (services.go), by name.
-	Services map[string]*InteractiveService `json:"services,omitempty"`
+	Services map[string]*interactive.Service `json:"services,omitempty"`
 	// Parallel makes the job a parallel job (parallel.go): its command
 	// is ParallelCommand, and its input Parallel.InputData is split into
 	// mini-batches its nodes share. nil for every other job.
@@ -262,7 +263,7 @@ type RankStatus struct {
 	Failure RankFailure `json:"failure,omitempty"`
 	// Services are the job's services on the rank's node, as its agent
 	// last reported them.
-	Services []ServiceInstance `json:"services,omitempty"`
+	Services []interactive.ServiceInstance `json:"services,omitempty"`
 }
 
 // JobFilter selects jobs.

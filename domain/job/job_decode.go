@@ -6,6 +6,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/notify"
 )
@@ -45,14 +47,14 @@ var JobKeys = compute.KeySchema{
 // uri_folder output. Rules that do not depend on the JSON shape are checked
 // by NormalizeJobSpec.
 func DecodeJobSpec(data []byte) (*JobSpec, error) {
-	d, err := ParseJobDocument(data)
+	d, err := jobdecode.ParseJobDocument(data)
 	if err != nil {
 		return nil, err
 	}
 	spec := &JobSpec{}
 	// The type first: a sweep or pipeline job has keys of its own, and
 	// "only command jobs" says more than "unknown key trial".
-	if spec.Type, err = JobString(d["type"], "type"); err != nil {
+	if spec.Type, err = jobdecode.JobString(d["type"], "type"); err != nil {
 		return nil, err
 	}
 	if t := strings.ToLower(strings.TrimSpace(spec.Type)); t != "" && t != JobTypeCommand {
@@ -61,21 +63,21 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 	if err := d.CheckKeys("command job", JobKeys); err != nil {
 		return nil, err
 	}
-	fields := append(JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
-		StringField("command", &spec.Command), StringField("code", &spec.Code), StringField("code_asset", &spec.CodeAsset), StringField("compute", &spec.Compute),
-		TagsField(&spec.Tags),
-		ValueField("environment", &spec.Environment, decodeJobEnvironment),
-		ValueField("environment_variables", &spec.EnvironmentVariables, decodeJobEnvVars),
-		ValueField("inputs", &spec.Inputs, jobio.DecodeInputs),
-		ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
-		ValueField("resources", &spec.Resources, decodeJobResources),
-		ValueField("distribution", &spec.Distribution, decodeJobDistribution),
-		ValueField("limits", &spec.Limits, decodeJobLimits),
-		ValueField("queue_settings", &spec.QueueSettings, decodeJobQueueSettings),
-		ValueField("retries", &spec.Retries, decodeJobRetries),
-		ValueField("identity", &spec.Identity, DecodeJobIdentity),
-		ValueField("services", &spec.Services, decodeJobServices),
-		ValueField("notification_setting", &spec.NotificationSetting, DecodeNotificationSetting),
+	fields := append(jobdecode.JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
+		jobdecode.StringField("command", &spec.Command), jobdecode.StringField("code", &spec.Code), jobdecode.StringField("code_asset", &spec.CodeAsset), jobdecode.StringField("compute", &spec.Compute),
+		jobdecode.TagsField(&spec.Tags),
+		jobdecode.ValueField("environment", &spec.Environment, decodeJobEnvironment),
+		jobdecode.ValueField("environment_variables", &spec.EnvironmentVariables, decodeJobEnvVars),
+		jobdecode.ValueField("inputs", &spec.Inputs, jobio.DecodeInputs),
+		jobdecode.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
+		jobdecode.ValueField("resources", &spec.Resources, decodeJobResources),
+		jobdecode.ValueField("distribution", &spec.Distribution, decodeJobDistribution),
+		jobdecode.ValueField("limits", &spec.Limits, decodeJobLimits),
+		jobdecode.ValueField("queue_settings", &spec.QueueSettings, decodeJobQueueSettings),
+		jobdecode.ValueField("retries", &spec.Retries, decodeJobRetries),
+		jobdecode.ValueField("identity", &spec.Identity, DecodeJobIdentity),
+		jobdecode.ValueField("services", &spec.Services, interactive.DecodeJobServices),
+		jobdecode.ValueField("notification_setting", &spec.NotificationSetting, DecodeNotificationSetting),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
@@ -87,14 +89,14 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 // pipeline step's command keys) as DecodeJobSpec decodes a command job,
 // so that every kind reads those keys alike; an error names its path in
 // the whole document, under prefix ("jobs.train.").
-func DecodeAsCommandJob(part JobDocument, prefix string) (*JobSpec, error) {
+func DecodeAsCommandJob(part jobdecode.JobDocument, prefix string) (*JobSpec, error) {
 	data, err := json.Marshal(part)
 	if err != nil { // the values were read from JSON: unreachable
 		return nil, core.Errorf(core.EINVALID, "the job document is not valid (%s)", compute.JSONProblem(err))
 	}
 	spec, err := DecodeJobSpec(data)
 	if err != nil {
-		return nil, PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	return spec, nil
 }
@@ -116,7 +118,7 @@ func decodeJobRetries(raw json.RawMessage) (*int, error) {
 // decodeJobEnvironment keeps an environment reference (a string) or an
 // inline environment (a mapping) as written.
 func decodeJobEnvironment(raw json.RawMessage) (any, error) {
-	switch JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '"', '{':
@@ -138,7 +140,7 @@ func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf("environment_variables", "must be a mapping of variable names to values")
 	}
 	if len(m) == 0 {
@@ -146,7 +148,7 @@ func decodeJobEnvVars(raw json.RawMessage) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(m))
 	for _, k := range core.SortedKeys(m) {
-		v, err := jobText(m[k], JobKeyPath("environment_variables", k))
+		v, err := jobio.Text(m[k], JobKeyPath("environment_variables", k))
 		if err != nil {
 			return nil, core.FieldErrorf(JobKeyPath("environment_variables", k), "must be a string, number or boolean, got %s", compute.ShortJSON(m[k]))
 		}
@@ -175,10 +177,10 @@ func decodeJobResources(raw json.RawMessage) (*JobResources, error) {
 		r.InstanceCount = *n
 	}
 	var err error
-	if r.InstanceType, err = JobString(m["instance_type"], "resources.instance_type"); err != nil {
+	if r.InstanceType, err = jobdecode.JobString(m["instance_type"], "resources.instance_type"); err != nil {
 		return nil, err
 	}
-	if r.ShmSize, err = jobText(m["shm_size"], "resources.shm_size"); err != nil {
+	if r.ShmSize, err = jobio.Text(m["shm_size"], "resources.shm_size"); err != nil {
 		return nil, err
 	}
 	// resources.properties is accepted and ignored.
@@ -217,10 +219,10 @@ func decodeJobQueueSettings(raw json.RawMessage) (*QueueSettings, error) {
 	}
 	var q QueueSettings
 	var err error
-	if q.JobTier, err = JobString(m["job_tier"], "queue_settings.job_tier"); err != nil {
+	if q.JobTier, err = jobdecode.JobString(m["job_tier"], "queue_settings.job_tier"); err != nil {
 		return nil, err
 	}
-	if q.Priority, err = JobString(m["priority"], "queue_settings.priority"); err != nil {
+	if q.Priority, err = jobdecode.JobString(m["priority"], "queue_settings.priority"); err != nil {
 		return nil, err
 	}
 	return &q, nil

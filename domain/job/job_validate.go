@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
@@ -174,7 +175,7 @@ func NormalizeJobSpec(spec *JobSpec) error {
 	if err := NormalizeJobIdentity("identity", spec.Identity); err != nil {
 		return err
 	}
-	if err := NormalizeJobServices("services", spec.Services); err != nil {
+	if err := interactive.NormalizeJobServices("services", spec.Services); err != nil {
 		return err
 	}
 	if l := spec.Limits; l != nil {

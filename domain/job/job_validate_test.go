@@ -12,24 +12,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobtest"
 )
-
-// validJob is a complete, valid command job to break one rule at a time.
-func validJob() *job.JobSpec {
-	return &job.JobSpec{
-		Name:        "train_1",
-		DisplayName: "train",
-		Command:     "python main.py --data ${{inputs.data}} --lr ${{ inputs.lr }} --out ${{outputs.model}}",
-		Code:        "sha256:" + strings.Repeat("ab", 32),
-		Environment: "azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest",
-		Compute:     "azureml:cpu-cluster",
-		Inputs: map[string]*job.JobInput{
-			"data": {Type: "uri_folder", Path: "./data"},
-			"lr":   {Value: json.Number("0.01")},
-		},
-		Outputs: map[string]*job.JobOutput{"model": {Type: "uri_folder"}},
-	}
-}
 
 func TestNormalizeJobSpecAzureExample(t *testing.T) {
 	spec := decodeJob(t, azureCommandJob)
@@ -218,7 +202,7 @@ func TestNormalizeJobSpecDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := validJob()
+			s := jobtest.ValidCommandJob()
 			tt.modify(s)
 			if err := job.NormalizeJobSpec(s); err != nil {
 				t.Fatalf("NormalizeJobSpec: %v", err)
@@ -386,7 +370,7 @@ func TestNormalizeJobSpecRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := validJob()
+			s := jobtest.ValidCommandJob()
 			tt.modify(s)
 			err := job.NormalizeJobSpec(s)
 			coretest.WantFieldError(t, err, tt.field, tt.frags...)

@@ -44,3 +44,10 @@ func UnsupportedJobType(field, typ string) error {
 	}
 	return core.FieldErrorf(field, "%q jobs are not supported: Shoal runs command, pipeline and sweep jobs (type: command, pipeline or sweep)", core.Short(typ))
 }
+
+// ServerlessCompute is the compute a job names (compute: azureml:serverless,
+// or no compute at all) to run on serverless compute, as in Azure ML: a
+// cluster that Shoal creates and manages for the workspace. The name is
+// reserved in a job's compute field: a cluster a user named "serverless"
+// cannot be targeted by it.
+const ServerlessCompute = "serverless"

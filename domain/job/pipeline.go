@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/notify"
 )
 
@@ -97,8 +98,8 @@ type PipelineStep struct {
 	Limits       *JobLimits    `json:"limits,omitempty"`
 	// Identity wins over the pipeline's; Services are the step's
 	// interactive applications (JobSpec's).
-	Identity *JobIdentity                   `json:"identity,omitempty"`
-	Services map[string]*InteractiveService `json:"services,omitempty"`
+	Identity *JobIdentity                    `json:"identity,omitempty"`
+	Services map[string]*interactive.Service `json:"services,omitempty"`
 	// Sweep is set on a sweep step (type: sweep): it runs as a sweep job
 	// whose trial is Component, and its outputs are its best trial's.
 	Sweep *SweepStep `json:"sweep,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 )
 
 // The agent protocol: what a node's `shoal agent` and the server exchange.
@@ -328,7 +329,7 @@ type RankReport struct {
 	Artifacts bool `json:"artifacts,omitempty"`
 	// Services, on a Running report, are the job's services on the node
 	// as they are now (a Running report is sent again when they change).
-	Services []job.ServiceInstance `json:"services,omitempty"`
+	Services []interactive.ServiceInstance `json:"services,omitempty"`
 }
 
 // Node roles: what a node is for. Cluster nodes have none.

@@ -115,6 +115,7 @@ func TestServiceLinksNoControlLoop(t *testing.T) {
 // pipeline's step may be a sweep, a sweep never holds a pipeline).
 var kinds = map[string][]string{
 	"domain/core":            {},
+	"domain/mlflowrun":       {"domain/core"},
 	"domain/format":          {},
 	"domain/schedule":        {"domain/core"},
 	"domain/notify":          {"domain/core"},
@@ -123,16 +124,19 @@ var kinds = map[string][]string{
 	"domain/catalog":         {"domain/core"},
 	"domain/compute":         {"domain/core", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog"},
 	"domain/job/jobio":       {"domain/core", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute"},
-	"domain/job":             {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job/jobio"},
-	"domain/job/pipelinejob": {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/sweepjob", "domain/job/paralleljob"},
-	"domain/job/paralleljob": {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio"},
-	"domain/parallel":        {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio"},
-	"domain/job/jobdoc":      {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio"},
-	"domain/job/sweepjob":    {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio"},
-	"domain/node":            {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio"},
+	"domain/job/jobdecode":   {"domain/core", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job/jobio"},
+	"domain/job/interactive": {"domain/core", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job/jobio", "domain/job/jobdecode"},
+	"domain/job":             {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
+	"domain/job/serverless":  {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive", "domain/job"},
+	"domain/job/pipelinejob": {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive", "domain/job/sweepjob", "domain/job/paralleljob"},
+	"domain/job/paralleljob": {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
+	"domain/parallel":        {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
+	"domain/job/jobdoc":      {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
+	"domain/job/sweepjob":    {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
+	"domain/node":            {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
 	"domain/money":           {"domain/core", "domain/identity"},
 	"domain/blobs":           {"domain/core"},
-	"domain/batch":           {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio"},
+	"domain/batch":           {"domain/core", "domain/notify", "domain/schedule", "domain/identity", "domain/asset", "domain/catalog", "domain/compute", "domain/job", "domain/job/jobio", "domain/job/jobdecode", "domain/job/interactive"},
 }
 
 // TestDomainKindsImportInOneDirection: the core links only the standard

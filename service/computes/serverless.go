@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/serverless"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -23,7 +24,7 @@ import (
 // Returns EINVALID (resources.instance_type) and ECONFLICT (a cluster of
 // the user's holds the pool's name, or the pool is being deleted).
 func (s *Service) EnsureServerlessPool(ctx context.Context, tx store.Tx, ws *core.Workspace, spec *job.JobSpec) (*compute.Compute, error) {
-	plan, err := job.PlanServerlessPool(s.catalog, ws.Location, spec)
+	plan, err := serverless.PlanPool(s.catalog, ws.Location, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +33,7 @@ func (s *Service) EnsureServerlessPool(ctx context.Context, tx store.Tx, ws *cor
 		return nil, err
 	}
 	ownLimit, hasOwn := own[strings.ToLower(plan.Size.Family)]
-	want := job.ServerlessMaxInstances(plan.Location, plan.Size, plan.Tier, ownLimit, hasOwn, spec.InstanceCount())
+	want := serverless.MaxInstances(plan.Location, plan.Size, plan.Tier, ownLimit, hasOwn, spec.InstanceCount())
 	c, err := tx.GetCompute(ws.Name, plan.Name)
 	if core.ErrorCode(err) == core.ENOTFOUND {
 		c, err = s.insertServerlessPool(ctx, tx, ws, plan, want)
@@ -64,10 +65,10 @@ func (s *Service) EnsureServerlessPool(ctx context.Context, tx store.Tx, ws *cor
 	return c, nil
 }
 
-func (s *Service) insertServerlessPool(ctx context.Context, tx store.Tx, ws *core.Workspace, plan *job.ServerlessPool, maxN int) (*compute.Compute, error) {
+func (s *Service) insertServerlessPool(ctx context.Context, tx store.Tx, ws *core.Workspace, plan *serverless.Pool, maxN int) (*compute.Compute, error) {
 	zero := 0
 	spec := compute.ComputeSpec{
-		Name: plan.Name, Type: compute.ComputeTypeCluster, Description: job.ServerlessDescription,
+		Name: plan.Name, Type: compute.ComputeTypeCluster, Description: serverless.Description,
 		Size: plan.Size.Name, Location: plan.Location.Name, Tier: plan.Tier,
 		MinInstances: &zero, MaxInstances: &maxN, Serverless: true,
 	}
@@ -82,7 +83,7 @@ func (s *Service) insertServerlessPool(ctx context.Context, tx store.Tx, ws *cor
 	c := &compute.Compute{
 		ComputeSpec: spec, Workspace: ws.Name, Version: 1,
 		ProvisioningState: compute.ProvisioningCreating, ProvisioningErrors: []compute.ProvisioningError{},
-		CreatedOn: now, ModifiedOn: now, CreatedBy: job.ServerlessCreator,
+		CreatedOn: now, ModifiedOn: now, CreatedBy: serverless.Creator,
 	}
 	if err := tx.InsertCompute(c); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // GetExperiment returns experiment name (or ID) of ws: ENOTFOUND when no
 // run and no user recorded it yet (Default and a job's own experiment are
 // recorded on first read).
-func (s *Service) GetExperiment(ctx context.Context, p *identity.Principal, ws, name string) (*job.Experiment, error) {
+func (s *Service) GetExperiment(ctx context.Context, p *identity.Principal, ws, name string) (*mlflowrun.Experiment, error) {
 	if name == "" {
 		return nil, core.FieldErrorf("experiment_name", "is required")
 	}
@@ -26,8 +27,8 @@ func (s *Service) GetExperiment(ctx context.Context, p *identity.Principal, ws, 
 		return nil, err
 	}
 	// Past mayReadExperiment a job's run asks for its own experiment.
-	ensure := strings.EqualFold(name, job.DefaultExperiment) || (p != nil && p.Kind == identity.PrincipalJobRun)
-	var e *job.Experiment
+	ensure := strings.EqualFold(name, mlflowrun.DefaultExperiment) || (p != nil && p.Kind == identity.PrincipalJobRun)
+	var e *mlflowrun.Experiment
 	err := s.store.Update(ctx, func(tx store.Tx) (err error) {
 		e, err = getOrEnsure(tx, ws, name, ensure)
 		return err
@@ -36,7 +37,7 @@ func (s *Service) GetExperiment(ctx context.Context, p *identity.Principal, ws, 
 }
 
 // getOrEnsure reads an experiment, recording it first when ensure.
-func getOrEnsure(tx store.Tx, ws, name string, ensure bool) (*job.Experiment, error) {
+func getOrEnsure(tx store.Tx, ws, name string, ensure bool) (*mlflowrun.Experiment, error) {
 	e, err := tx.GetExperiment(ws, name)
 	if core.ErrorCode(err) != core.ENOTFOUND || !ensure {
 		return e, err
@@ -45,14 +46,14 @@ func getOrEnsure(tx store.Tx, ws, name string, ensure bool) (*job.Experiment, er
 	if err != nil {
 		return nil, err
 	}
-	e = &job.Experiment{Workspace: w.Name, Name: name}
+	e = &mlflowrun.Experiment{Workspace: w.Name, Name: name}
 	return e, tx.InsertExperiment(e)
 }
 
 // CreateExperiment records an experiment of ws. Users need jobs/write; a
 // job's run may not create one (its experiment is its job's, which
 // exists): ECONFLICT for its own, EFORBIDDEN for any other.
-func (s *Service) CreateExperiment(ctx context.Context, p *identity.Principal, ws, name string) (*job.Experiment, error) {
+func (s *Service) CreateExperiment(ctx context.Context, p *identity.Principal, ws, name string) (*mlflowrun.Experiment, error) {
 	if err := job.ValidateJobName(name); err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func (s *Service) CreateExperiment(ctx context.Context, p *identity.Principal, w
 	if err := s.auth.Authorize(ctx, p, ws, identity.ActJobsWrite); err != nil {
 		return nil, err
 	}
-	e := &job.Experiment{Workspace: ws, Name: name}
+	e := &mlflowrun.Experiment{Workspace: ws, Name: name}
 	if err := s.store.Update(ctx, func(tx store.Tx) error { return tx.InsertExperiment(e) }); err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func (s *Service) CreateExperiment(ctx context.Context, p *identity.Principal, w
 
 // ListExperiments returns the experiments p may read in ws: a job's run
 // its own, a user (jobs/read) every recorded one, Default included.
-func (s *Service) ListExperiments(ctx context.Context, p *identity.Principal, ws string) ([]*job.Experiment, error) {
+func (s *Service) ListExperiments(ctx context.Context, p *identity.Principal, ws string) ([]*mlflowrun.Experiment, error) {
 	if p != nil && p.Kind == identity.PrincipalJobRun {
 		own, err := s.ownExperiment(ctx, p)
 		if err != nil {
@@ -84,14 +85,14 @@ func (s *Service) ListExperiments(ctx context.Context, p *identity.Principal, ws
 		if err != nil {
 			return nil, err
 		}
-		return []*job.Experiment{e}, nil
+		return []*mlflowrun.Experiment{e}, nil
 	}
 	if err := s.auth.Authorize(ctx, p, ws, identity.ActJobsRead); err != nil {
 		return nil, err
 	}
-	var out []*job.Experiment
+	var out []*mlflowrun.Experiment
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := getOrEnsure(tx, ws, job.DefaultExperiment, true); err != nil {
+		if _, err := getOrEnsure(tx, ws, mlflowrun.DefaultExperiment, true); err != nil {
 			return err
 		}
 		var err error

@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -17,16 +18,16 @@ import (
 type RunView struct {
 	Job        *jobkind.Job
 	Experiment string
-	Metrics    []jobkind.MetricSummary
-	Params     []jobkind.RunParam
-	Tags       []jobkind.RunTag
+	Metrics    []mlflowrun.MetricSummary
+	Params     []mlflowrun.RunParam
+	Tags       []mlflowrun.RunTag
 }
 
 // Batch is what one log request writes to a run.
 type Batch struct {
-	Metrics []jobkind.MetricPoint
-	Params  []jobkind.RunParam
-	Tags    []jobkind.RunTag
+	Metrics []mlflowrun.MetricPoint
+	Params  []mlflowrun.RunParam
+	Tags    []mlflowrun.RunTag
 }
 
 // RunNameTag is the tag MLflow keeps a run's name in.
@@ -67,7 +68,7 @@ func readRun(tx store.Tx, ws, runID string) (*RunView, error) {
 // CreateRun is MLflow's runs/create. A run is a job: inside a job (its
 // tracking token) it answers the job's own run, with the request's tags
 // and name set on it; a user must submit a job instead (EINVALID).
-func (s *Service) CreateRun(ctx context.Context, p *identity.Principal, ws, experimentID, runName string, tags []jobkind.RunTag) (*RunView, error) {
+func (s *Service) CreateRun(ctx context.Context, p *identity.Principal, ws, experimentID, runName string, tags []mlflowrun.RunTag) (*RunView, error) {
 	if p == nil || p.Kind != identity.PrincipalJobRun {
 		return nil, core.Errorf(core.EINVALID, "a run is a job: submit a job (`shoal job create`); runs/create is answered only inside a job, with its MLFLOW_TRACKING_TOKEN")
 	}
@@ -82,7 +83,7 @@ func (s *Service) CreateRun(ctx context.Context, p *identity.Principal, ws, expe
 		}
 	}
 	if runName != "" {
-		tags = append(tags, jobkind.RunTag{Key: RunNameTag, Value: runName})
+		tags = append(tags, mlflowrun.RunTag{Key: RunNameTag, Value: runName})
 	}
 	if err := s.Log(ctx, p, ws, job, Batch{Tags: tags}); err != nil {
 		return nil, err
@@ -100,7 +101,7 @@ func (s *Service) UpdateRun(ctx context.Context, p *identity.Principal, ws, runI
 	}
 	var b Batch
 	if runName != "" {
-		b.Tags = []jobkind.RunTag{{Key: RunNameTag, Value: runName}}
+		b.Tags = []mlflowrun.RunTag{{Key: RunNameTag, Value: runName}}
 	}
 	if err := s.Log(ctx, p, ws, runID, b); err != nil {
 		return nil, err
@@ -145,31 +146,31 @@ func (s *Service) Log(ctx context.Context, p *identity.Principal, ws, runID stri
 // checkBatch checks a batch's shape: its size and every key and value.
 func checkBatch(b Batch) error {
 	switch {
-	case len(b.Metrics) > jobkind.MaxLogBatchMetrics:
-		return core.FieldErrorf("metrics", "has %d entries; a request may log at most %d", len(b.Metrics), jobkind.MaxLogBatchMetrics)
-	case len(b.Params) > jobkind.MaxLogBatchParams:
-		return core.FieldErrorf("params", "has %d entries; a request may log at most %d", len(b.Params), jobkind.MaxLogBatchParams)
-	case len(b.Tags) > jobkind.MaxLogBatchTags:
-		return core.FieldErrorf("tags", "has %d entries; a request may log at most %d", len(b.Tags), jobkind.MaxLogBatchTags)
+	case len(b.Metrics) > mlflowrun.MaxLogBatchMetrics:
+		return core.FieldErrorf("metrics", "has %d entries; a request may log at most %d", len(b.Metrics), mlflowrun.MaxLogBatchMetrics)
+	case len(b.Params) > mlflowrun.MaxLogBatchParams:
+		return core.FieldErrorf("params", "has %d entries; a request may log at most %d", len(b.Params), mlflowrun.MaxLogBatchParams)
+	case len(b.Tags) > mlflowrun.MaxLogBatchTags:
+		return core.FieldErrorf("tags", "has %d entries; a request may log at most %d", len(b.Tags), mlflowrun.MaxLogBatchTags)
 	}
 	for i, m := range b.Metrics {
-		if err := jobkind.ValidateMetricPoint(fmt.Sprintf("metrics[%d]", i), m); err != nil {
+		if err := mlflowrun.ValidateMetricPoint(fmt.Sprintf("metrics[%d]", i), m); err != nil {
 			return err
 		}
 	}
 	for i, kv := range b.Params {
-		if err := jobkind.ValidateRunKey(fmt.Sprintf("params[%d].key", i), kv.Key); err != nil {
+		if err := mlflowrun.ValidateRunKey(fmt.Sprintf("params[%d].key", i), kv.Key); err != nil {
 			return err
 		}
-		if err := jobkind.ValidateRunValue(fmt.Sprintf("params[%d].value", i), kv.Value, jobkind.MaxParamValueLength); err != nil {
+		if err := mlflowrun.ValidateRunValue(fmt.Sprintf("params[%d].value", i), kv.Value, mlflowrun.MaxParamValueLength); err != nil {
 			return err
 		}
 	}
 	for i, kv := range b.Tags {
-		if err := jobkind.ValidateRunKey(fmt.Sprintf("tags[%d].key", i), kv.Key); err != nil {
+		if err := mlflowrun.ValidateRunKey(fmt.Sprintf("tags[%d].key", i), kv.Key); err != nil {
 			return err
 		}
-		if err := jobkind.ValidateRunValue(fmt.Sprintf("tags[%d].value", i), kv.Value, jobkind.MaxTagValueLength); err != nil {
+		if err := mlflowrun.ValidateRunValue(fmt.Sprintf("tags[%d].value", i), kv.Value, mlflowrun.MaxTagValueLength); err != nil {
 			return err
 		}
 	}
@@ -193,12 +194,12 @@ func checkLimits(tx store.Tx, ws, job string, b Batch) error {
 		}
 		for _, m := range b.Metrics {
 			points[m.Key]++
-			if points[m.Key] > jobkind.MaxMetricPoints {
-				return core.Errorf(core.EQUOTA, "metric %s of run %s would have more than %d points", m.Key, job, jobkind.MaxMetricPoints)
+			if points[m.Key] > mlflowrun.MaxMetricPoints {
+				return core.Errorf(core.EQUOTA, "metric %s of run %s would have more than %d points", m.Key, job, mlflowrun.MaxMetricPoints)
 			}
 		}
-		if len(points) > jobkind.MaxRunMetricKeys {
-			return core.Errorf(core.EQUOTA, "run %s would have %d metrics; a run may have at most %d", job, len(points), jobkind.MaxRunMetricKeys)
+		if len(points) > mlflowrun.MaxRunMetricKeys {
+			return core.Errorf(core.EQUOTA, "run %s would have %d metrics; a run may have at most %d", job, len(points), mlflowrun.MaxRunMetricKeys)
 		}
 	}
 	if len(b.Params) > 0 {
@@ -213,8 +214,8 @@ func checkLimits(tx store.Tx, ws, job string, b Batch) error {
 		for _, kv := range b.Params {
 			keys[kv.Key] = true
 		}
-		if len(keys) > jobkind.MaxRunParams {
-			return core.Errorf(core.EQUOTA, "run %s would have %d parameters; a run may have at most %d", job, len(keys), jobkind.MaxRunParams)
+		if len(keys) > mlflowrun.MaxRunParams {
+			return core.Errorf(core.EQUOTA, "run %s would have %d parameters; a run may have at most %d", job, len(keys), mlflowrun.MaxRunParams)
 		}
 	}
 	if len(b.Tags) > 0 {
@@ -229,8 +230,8 @@ func checkLimits(tx store.Tx, ws, job string, b Batch) error {
 		for _, kv := range b.Tags {
 			keys[kv.Key] = true
 		}
-		if len(keys) > jobkind.MaxRunTags {
-			return core.Errorf(core.EQUOTA, "run %s would have %d tags; a run may have at most %d", job, len(keys), jobkind.MaxRunTags)
+		if len(keys) > mlflowrun.MaxRunTags {
+			return core.Errorf(core.EQUOTA, "run %s would have %d tags; a run may have at most %d", job, len(keys), mlflowrun.MaxRunTags)
 		}
 	}
 	return nil
@@ -238,7 +239,7 @@ func checkLimits(tx store.Tx, ws, job string, b Batch) error {
 
 // writeParams sets parameters as MLflow does: the same value again is no
 // change, another value is refused.
-func writeParams(tx store.Tx, ws, job string, params []jobkind.RunParam) error {
+func writeParams(tx store.Tx, ws, job string, params []mlflowrun.RunParam) error {
 	if len(params) == 0 {
 		return nil
 	}
@@ -267,14 +268,14 @@ func writeParams(tx store.Tx, ws, job string, params []jobkind.RunParam) error {
 
 // History is MLflow's metrics/get-history: a metric's points in step
 // order.
-func (s *Service) History(ctx context.Context, p *identity.Principal, ws, runID, key string) ([]jobkind.MetricPoint, error) {
+func (s *Service) History(ctx context.Context, p *identity.Principal, ws, runID, key string) ([]mlflowrun.MetricPoint, error) {
 	if key == "" {
 		return nil, core.FieldErrorf("metric_key", "is required")
 	}
 	if err := s.mayRead(ctx, p, ws, runID); err != nil {
 		return nil, err
 	}
-	var out []jobkind.MetricPoint
+	var out []mlflowrun.MetricPoint
 	err := s.store.View(ctx, func(tx store.Tx) error {
 		j, err := jobRun(tx, ws, runID)
 		if err != nil {
@@ -288,8 +289,8 @@ func (s *Service) History(ctx context.Context, p *identity.Principal, ws, runID,
 
 // MetricHistory reads a job's points of a metric for the server itself
 // (a sweep's early termination), with no caller to authorize.
-func (s *Service) MetricHistory(ctx context.Context, workspace, job, key string) ([]jobkind.MetricPoint, error) {
-	var out []jobkind.MetricPoint
+func (s *Service) MetricHistory(ctx context.Context, workspace, job, key string) ([]mlflowrun.MetricPoint, error) {
+	var out []mlflowrun.MetricPoint
 	err := s.store.View(ctx, func(tx store.Tx) (err error) {
 		out, err = tx.ListMetricHistory(workspace, job, key)
 		return err
@@ -297,24 +298,24 @@ func (s *Service) MetricHistory(ctx context.Context, workspace, job, key string)
 	return out, err
 }
 
-var _ jobkind.MetricHistory = (*Service)(nil)
+var _ mlflowrun.MetricHistory = (*Service)(nil)
 
 // JobMetrics is what a job logged, for `job show --metrics` and the
 // studio: each metric's summary, the parameters and tags, and, when
 // history is set, every metric's points.
-func (s *Service) JobMetrics(ctx context.Context, p *identity.Principal, ws, job string, history bool) (*jobkind.JobMetrics, error) {
+func (s *Service) JobMetrics(ctx context.Context, p *identity.Principal, ws, job string, history bool) (*mlflowrun.JobMetrics, error) {
 	if err := s.auth.Authorize(ctx, p, ws, identity.ActJobsRead); err != nil {
 		return nil, err
 	}
-	var out *jobkind.JobMetrics
+	var out *mlflowrun.JobMetrics
 	err := s.store.View(ctx, func(tx store.Tx) error {
 		v, err := readRun(tx, ws, job)
 		if err != nil {
 			return err
 		}
-		out = &jobkind.JobMetrics{Metrics: v.Metrics, Params: v.Params, Tags: v.Tags}
+		out = &mlflowrun.JobMetrics{Metrics: v.Metrics, Params: v.Params, Tags: v.Tags}
 		if history {
-			out.History = map[string][]jobkind.MetricPoint{}
+			out.History = map[string][]mlflowrun.MetricPoint{}
 			for _, m := range v.Metrics {
 				if out.History[m.Key], err = tx.ListMetricHistory(ws, v.Job.Name, m.Key); err != nil {
 					return err

@@ -7,6 +7,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/internal/sealing"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -110,7 +111,7 @@ func ExperimentOf(j *job.Job) string {
 	if j.ExperimentName != "" {
 		return j.ExperimentName
 	}
-	return job.DefaultExperiment
+	return mlflowrun.DefaultExperiment
 }
 
 // jobRun reads the job of a run ID (the job's name) in ws: ENOTFOUND

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 )
 
@@ -14,9 +14,9 @@ func BenchmarkAppendMetrics(b *testing.B) {
 	db := openBench(b)
 	i := 0
 	for b.Loop() {
-		batch := make([]jobkind.MetricPoint, 1000)
+		batch := make([]mlflowrun.MetricPoint, 1000)
 		for k := range batch {
-			batch[k] = jobkind.MetricPoint{Key: fmt.Sprintf("m%03d", k%100), Value: float64(i), Timestamp: int64(i), Step: int64(i)}
+			batch[k] = mlflowrun.MetricPoint{Key: fmt.Sprintf("m%03d", k%100), Value: float64(i), Timestamp: int64(i), Step: int64(i)}
 			i++
 		}
 		if err := db.Update(b.Context(), func(tx store.Tx) error {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 	modernc "modernc.org/sqlite"
 )
@@ -52,9 +52,9 @@ func TestMetricWriteCostsNoMoreInABigRun(t *testing.T) {
 	defer func() { db.Close() }()
 	fill := func(job string, n int) {
 		for done := 0; done < n; done += 1000 {
-			var batch []jobkind.MetricPoint
+			var batch []mlflowrun.MetricPoint
 			for i := done; i < min(n, done+1000); i++ {
-				batch = append(batch, jobkind.MetricPoint{Key: fmt.Sprintf("m%02d", i%20), Value: float64(i), Timestamp: int64(i), Step: int64(i / 20)})
+				batch = append(batch, mlflowrun.MetricPoint{Key: fmt.Sprintf("m%02d", i%20), Value: float64(i), Timestamp: int64(i), Step: int64(i / 20)})
 			}
 			if err := db.Update(t.Context(), func(tx store.Tx) error { return tx.AppendMetrics("ws", job, batch) }); err != nil {
 				t.Fatal(err)
@@ -70,7 +70,7 @@ func TestMetricWriteCostsNoMoreInABigRun(t *testing.T) {
 			if err != nil || len(sums) == 0 {
 				return fmt.Errorf("summary of %s: %v, %v", job, sums, err)
 			}
-			return tx.AppendMetrics("ws", job, []jobkind.MetricPoint{{Key: "m01", Value: 1, Timestamp: 1 << 40, Step: 1 << 20}})
+			return tx.AppendMetrics("ws", job, []mlflowrun.MetricPoint{{Key: "m01", Value: 1, Timestamp: 1 << 40, Step: 1 << 20}})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestMetricWriteCostsNoMoreInABigRun(t *testing.T) {
 	if db, err = Open(t.Context(), Config{Path: path}); err != nil {
 		t.Fatal(err)
 	}
-	var sums []jobkind.MetricSummary
+	var sums []mlflowrun.MetricSummary
 	if err := db.View(t.Context(), func(tx store.Tx) (err error) {
 		sums, err = tx.SummarizeMetrics("ws", "big")
 		return err

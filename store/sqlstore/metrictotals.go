@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"fmt"
 
-	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 // A run's running totals (migration 0030): one row per metric key with
@@ -25,7 +25,7 @@ type metricTotal struct {
 // batchTotals sums points per key, keys in the order they first came.
 // The last point of a key is its highest step, then latest timestamp,
 // then the last logged: the order ListMetricHistory reads them in.
-func batchTotals(points []jobkind.MetricPoint) []*metricTotal {
+func batchTotals(points []mlflowrun.MetricPoint) []*metricTotal {
 	var out []*metricTotal
 	byKey := map[string]*metricTotal{}
 	for _, p := range points {
@@ -65,7 +65,7 @@ const laterPoint = `(excluded.last_step > run_metric_totals.last_step OR
 		(excluded.last_step = run_metric_totals.last_step AND excluded.last_timestamp >= run_metric_totals.last_timestamp))`
 
 // addMetricTotals adds a batch of points to its run's totals.
-func (t *tx) addMetricTotals(workspace, job string, points []jobkind.MetricPoint) error {
+func (t *tx) addMetricTotals(workspace, job string, points []mlflowrun.MetricPoint) error {
 	for _, m := range batchTotals(points) {
 		if _, err := t.exec(queryAddMetricTotal, key(workspace), job, m.key, m.points, m.min, m.max, m.last, m.lastStep, m.lastTime); err != nil {
 			return fmt.Errorf("store: metric totals of %s in %s/%s: %w", m.key, workspace, job, err)
@@ -80,19 +80,19 @@ const querySummarizeMetrics = `SELECT key, points, min_value, max_value, last_va
 
 // SummarizeMetrics returns each metric of a job's run, ordered by key,
 // from its running totals.
-func (t *tx) SummarizeMetrics(workspace, job string) ([]jobkind.MetricSummary, error) {
+func (t *tx) SummarizeMetrics(workspace, job string) ([]mlflowrun.MetricSummary, error) {
 	rows, err := t.query(querySummarizeMetrics, key(workspace), job)
 	if err != nil {
 		return nil, fmt.Errorf("store: metrics of %s/%s: %w", workspace, job, err)
 	}
-	ms, err := collect(rows, func(sc scanner) (*jobkind.MetricSummary, error) {
-		var m jobkind.MetricSummary
+	ms, err := collect(rows, func(sc scanner) (*mlflowrun.MetricSummary, error) {
+		var m mlflowrun.MetricSummary
 		return &m, sc.Scan(&m.Key, &m.Points, &m.Min, &m.Max, &m.Last, &m.Step, &m.Time)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: metrics of %s/%s: %w", workspace, job, err)
 	}
-	out := make([]jobkind.MetricSummary, len(ms))
+	out := make([]mlflowrun.MetricSummary, len(ms))
 	for i, m := range ms {
 		out[i] = *m
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal/domain/core"
-	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 )
 
 // What a job's run logs through the MLflow tracking API (migration
@@ -15,7 +15,7 @@ import (
 
 // AppendMetrics adds points to a job's run, and to its running totals
 // (metrictotals.go).
-func (t *tx) AppendMetrics(workspace, job string, points []jobkind.MetricPoint) error {
+func (t *tx) AppendMetrics(workspace, job string, points []mlflowrun.MetricPoint) error {
 	if err := t.writable("append metrics"); err != nil {
 		return err
 	}
@@ -29,20 +29,20 @@ func (t *tx) AppendMetrics(workspace, job string, points []jobkind.MetricPoint) 
 }
 
 // ListMetricHistory returns a job's points of one metric in step order.
-func (t *tx) ListMetricHistory(workspace, job, metric string) ([]jobkind.MetricPoint, error) {
+func (t *tx) ListMetricHistory(workspace, job, metric string) ([]mlflowrun.MetricPoint, error) {
 	rows, err := t.query(`SELECT key, value, timestamp, step FROM run_metrics
 		WHERE workspace_key = $1 AND job = $2 AND key = $3 ORDER BY step, timestamp, id`, key(workspace), job, metric)
 	if err != nil {
 		return nil, fmt.Errorf("store: metric %s of %s/%s: %w", metric, workspace, job, err)
 	}
-	ps, err := collect(rows, func(sc scanner) (*jobkind.MetricPoint, error) {
-		var p jobkind.MetricPoint
+	ps, err := collect(rows, func(sc scanner) (*mlflowrun.MetricPoint, error) {
+		var p mlflowrun.MetricPoint
 		return &p, sc.Scan(&p.Key, &p.Value, &p.Timestamp, &p.Step)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: metric %s of %s/%s: %w", metric, workspace, job, err)
 	}
-	out := make([]jobkind.MetricPoint, len(ps))
+	out := make([]mlflowrun.MetricPoint, len(ps))
 	for i, p := range ps {
 		out[i] = *p
 	}
@@ -50,7 +50,7 @@ func (t *tx) ListMetricHistory(workspace, job, metric string) ([]jobkind.MetricP
 }
 
 // InsertRunParam sets a parameter. Returns ECONFLICT when it is set.
-func (t *tx) InsertRunParam(workspace, job string, p jobkind.RunParam) error {
+func (t *tx) InsertRunParam(workspace, job string, p mlflowrun.RunParam) error {
 	if err := t.writable("insert run param"); err != nil {
 		return err
 	}
@@ -68,17 +68,17 @@ func (t *tx) InsertRunParam(workspace, job string, p jobkind.RunParam) error {
 }
 
 // ListRunParams returns a run's parameters ordered by key.
-func (t *tx) ListRunParams(workspace, job string) ([]jobkind.RunParam, error) {
+func (t *tx) ListRunParams(workspace, job string) ([]mlflowrun.RunParam, error) {
 	kv, err := t.listKV("run_params", workspace, job)
-	out := make([]jobkind.RunParam, len(kv))
+	out := make([]mlflowrun.RunParam, len(kv))
 	for i, p := range kv {
-		out[i] = jobkind.RunParam(p)
+		out[i] = mlflowrun.RunParam(p)
 	}
 	return out, err
 }
 
 // PutRunTag sets a tag, replacing one of the same key.
-func (t *tx) PutRunTag(workspace, job string, tag jobkind.RunTag) error {
+func (t *tx) PutRunTag(workspace, job string, tag mlflowrun.RunTag) error {
 	if err := t.writable("put run tag"); err != nil {
 		return err
 	}
@@ -90,29 +90,29 @@ func (t *tx) PutRunTag(workspace, job string, tag jobkind.RunTag) error {
 }
 
 // ListRunTags returns a run's tags ordered by key.
-func (t *tx) ListRunTags(workspace, job string) ([]jobkind.RunTag, error) {
+func (t *tx) ListRunTags(workspace, job string) ([]mlflowrun.RunTag, error) {
 	kv, err := t.listKV("run_tags", workspace, job)
-	out := make([]jobkind.RunTag, len(kv))
+	out := make([]mlflowrun.RunTag, len(kv))
 	for i, p := range kv {
-		out[i] = jobkind.RunTag(p)
+		out[i] = mlflowrun.RunTag(p)
 	}
 	return out, err
 }
 
 // listKV reads the key/value rows of a run from table (a constant).
-func (t *tx) listKV(table, workspace, job string) ([]jobkind.RunParam, error) {
+func (t *tx) listKV(table, workspace, job string) ([]mlflowrun.RunParam, error) {
 	rows, err := t.query(`SELECT key, value FROM `+table+` WHERE workspace_key = $1 AND job = $2 ORDER BY key`, key(workspace), job)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s of %s/%s: %w", table, workspace, job, err)
 	}
-	ps, err := collect(rows, func(sc scanner) (*jobkind.RunParam, error) {
-		var p jobkind.RunParam
+	ps, err := collect(rows, func(sc scanner) (*mlflowrun.RunParam, error) {
+		var p mlflowrun.RunParam
 		return &p, sc.Scan(&p.Key, &p.Value)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: %s of %s/%s: %w", table, workspace, job, err)
 	}
-	out := make([]jobkind.RunParam, len(ps))
+	out := make([]mlflowrun.RunParam, len(ps))
 	for i, p := range ps {
 		out[i] = *p
 	}
@@ -133,7 +133,7 @@ func (t *tx) DeleteRunData(workspace, job string) error {
 }
 
 // InsertExperiment records an experiment. Returns ECONFLICT.
-func (t *tx) InsertExperiment(e *jobkind.Experiment) error {
+func (t *tx) InsertExperiment(e *mlflowrun.Experiment) error {
 	if err := t.writable("insert experiment"); err != nil {
 		return err
 	}
@@ -154,9 +154,9 @@ func (t *tx) InsertExperiment(e *jobkind.Experiment) error {
 	return nil
 }
 
-func scanExperiment(sc scanner) (*jobkind.Experiment, error) {
+func scanExperiment(sc scanner) (*mlflowrun.Experiment, error) {
 	var (
-		e  jobkind.Experiment
+		e  mlflowrun.Experiment
 		at int64
 	)
 	if err := sc.Scan(&e.Workspace, &e.Name, &at); err != nil {
@@ -167,7 +167,7 @@ func scanExperiment(sc scanner) (*jobkind.Experiment, error) {
 }
 
 // GetExperiment returns an experiment by name. Returns ENOTFOUND.
-func (t *tx) GetExperiment(workspace, name string) (*jobkind.Experiment, error) {
+func (t *tx) GetExperiment(workspace, name string) (*mlflowrun.Experiment, error) {
 	e, err := scanExperiment(t.queryRow(`SELECT workspace, name, created_on FROM experiments WHERE workspace_key = $1 AND name_key = $2`,
 		key(workspace), key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -179,7 +179,7 @@ func (t *tx) GetExperiment(workspace, name string) (*jobkind.Experiment, error) 
 }
 
 // ListExperiments returns a workspace's experiments ordered by name.
-func (t *tx) ListExperiments(workspace string) ([]*jobkind.Experiment, error) {
+func (t *tx) ListExperiments(workspace string) ([]*mlflowrun.Experiment, error) {
 	rows, err := t.query(`SELECT workspace, name, created_on FROM experiments WHERE workspace_key = $1 ORDER BY name_key`, key(workspace))
 	if err != nil {
 		return nil, fmt.Errorf("store: list experiments of %s: %w", workspace, err)

@@ -1,7 +1,12 @@
 // Package jobtest holds fixtures the job kinds' tests share.
 package jobtest
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/shoal-ml/shoal/domain/job"
+)
 
 // TrainComponent is a command component as a pipeline carries it inline
 // (the CLI inlines component: ./train.yml).
@@ -35,4 +40,21 @@ func Set(doc map[string]any, path string, v any) map[string]any {
 		m[parts[len(parts)-1]] = v
 	}
 	return doc
+}
+
+// ValidCommandJob is a complete, valid command job to break one rule at a time.
+func ValidCommandJob() *job.JobSpec {
+	return &job.JobSpec{
+		Name:        "train_1",
+		DisplayName: "train",
+		Command:     "python main.py --data ${{inputs.data}} --lr ${{ inputs.lr }} --out ${{outputs.model}}",
+		Code:        "sha256:" + strings.Repeat("ab", 32),
+		Environment: "azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest",
+		Compute:     "azureml:cpu-cluster",
+		Inputs: map[string]*job.JobInput{
+			"data": {Type: "uri_folder", Path: "./data"},
+			"lr":   {Value: json.Number("0.01")},
+		},
+		Outputs: map[string]*job.JobOutput{"model": {Type: "uri_folder"}},
+	}
 }

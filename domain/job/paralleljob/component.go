@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 )
 
 // componentKeys are the keys of a parallel component document (Azure's
@@ -45,7 +46,7 @@ func DecodeComponent(raw json.RawMessage, prefix string) (*job.Component, error)
 	}
 	keys := maps.Clone(componentKeys)
 	maps.Copy(keys, SettingKeys)
-	obj, err := job.CheckedMapping(raw, strings.TrimSuffix(prefix, "."), keys)
+	obj, err := jobdecode.CheckedMapping(raw, strings.TrimSuffix(prefix, "."), keys)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
@@ -58,16 +59,16 @@ func IsSettingKey(key string) bool {
 // mapping (obj; prefix is its path in the document, "jobs.score.").
 // Errors name the key; the rules across keys (input_data naming a
 // declared input...) are CheckComponent's and Validate's.
-func DecodeSettings(obj job.JobDocument, prefix string) (*job.ParallelSpec, *Task, error) {
+func DecodeSettings(obj jobdecode.JobDocument, prefix string) (*job.ParallelSpec, *Task, error) {
 	p := &job.ParallelSpec{}
 	var err error
-	if p.InputData, err = job.JobString(obj["input_data"], prefix+"input_data"); err != nil {
+	if p.InputData, err = jobdecode.JobString(obj["input_data"], prefix+"input_data"); err != nil {
 		return nil, nil, err
 	}
 	if p.MiniBatchSize, err = jobio.Text(obj["mini_batch_size"], prefix+"mini_batch_size"); err != nil {
 		return nil, nil, err
 	}
-	if p.LoggingLevel, err = job.JobString(obj["logging_level"], prefix+"logging_level"); err != nil {
+	if p.LoggingLevel, err = jobdecode.JobString(obj["logging_level"], prefix+"logging_level"); err != nil {
 		return nil, nil, err
 	}
 	if n, err := compute.CheckInteger(prefix+"max_concurrency_per_instance", nonNull(obj["max_concurrency_per_instance"])); err != nil {
@@ -92,7 +93,7 @@ func DecodeSettings(obj job.JobDocument, prefix string) (*job.ParallelSpec, *Tas
 		}
 	}
 	if raw := compute.NonNull(obj["partition_keys"]); raw != nil {
-		if job.JSONKind(raw) != '[' || json.Unmarshal(raw, &p.PartitionKeys) != nil {
+		if jobdecode.JSONKind(raw) != '[' || json.Unmarshal(raw, &p.PartitionKeys) != nil {
 			return nil, nil, core.FieldErrorf(prefix+"partition_keys", "must be a list of column names, got %s", compute.ShortJSON(raw))
 		}
 	}
@@ -112,7 +113,7 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 }
 
 func decodeRetry(raw json.RawMessage, field string) (*job.ParallelRetry, error) {
-	m, err := job.CheckedMapping(raw, field, compute.KeySchema{"max_retries": nil, "timeout": nil})
+	m, err := jobdecode.CheckedMapping(raw, field, compute.KeySchema{"max_retries": nil, "timeout": nil})
 	if err != nil {
 		return nil, err
 	}
@@ -139,11 +140,11 @@ func decodeTask(raw json.RawMessage, field string, p *job.ParallelSpec) (*Task, 
 	if compute.NonNull(raw) == nil {
 		return nil, core.FieldErrorf(field, "is required: {type: run_function, code, entry_script, environment, program_arguments, append_row_to}")
 	}
-	m, err := job.CheckedMapping(raw, field, taskKeys)
+	m, err := jobdecode.CheckedMapping(raw, field, taskKeys)
 	if err != nil {
 		return nil, err
 	}
-	typ, err := job.JobString(m["type"], field+".type")
+	typ, err := jobdecode.JobString(m["type"], field+".type")
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +158,9 @@ func decodeTask(raw json.RawMessage, field string, p *job.ParallelSpec) (*Task, 
 	if compute.NonNull(m["model"]) != nil {
 		return nil, core.FieldErrorf(field+".model", "belongs to Azure's model tasks, which Shoal does not run: give the model as an input and read it in init()")
 	}
-	fields := []job.JobField{
-		job.StringField("entry_script", &p.EntryScript),
-		job.StringField("append_row_to", &p.AppendRowTo),
+	fields := []jobdecode.JobField{
+		jobdecode.StringField("entry_script", &p.EntryScript),
+		jobdecode.StringField("append_row_to", &p.AppendRowTo),
 	}
 	if err := m.DecodeFields(field+".", fields...); err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func decodeTask(raw json.RawMessage, field string, p *job.ParallelSpec) (*Task, 
 	}
 	p.ProgramArguments = strings.TrimSpace(p.ProgramArguments)
 	// code and environment as a command job's, so that they read alike.
-	part := job.JobDocument{"command": json.RawMessage(`"true"`)}
+	part := jobdecode.JobDocument{"command": json.RawMessage(`"true"`)}
 	for _, k := range []string{"code", "code_asset", "environment"} {
 		if v, ok := m[k]; ok {
 			part[k] = v

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
@@ -52,11 +53,11 @@ var stepOutputKeys = compute.KeySchema{"type": nil, "mode": nil, "path": nil, "n
 // when it has none (a command job): callers decode a command job with
 // DecodeJobSpec and a pipeline with DecodePipelineSpec.
 func DecodeJobType(data []byte) (string, error) {
-	d, err := job.UnmarshalJobDocument(bytes.TrimSpace(data))
+	d, err := jobdecode.UnmarshalJobDocument(bytes.TrimSpace(data))
 	if err != nil {
 		return "", err
 	}
-	t, err := job.JobString(d["type"], "type")
+	t, err := jobdecode.JobString(d["type"], "type")
 	return strings.ToLower(strings.TrimSpace(t)), err
 }
 
@@ -67,7 +68,7 @@ func DecodeJobType(data []byte) (string, error) {
 // the rules across steps (bindings, types, cycles) are
 // NormalizePipelineSpec's. Read-only keys of show output are ignored.
 func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
-	d, err := job.ParseJobDocument(data)
+	d, err := jobdecode.ParseJobDocument(data)
 	if err != nil {
 		return nil, err
 	}
@@ -78,16 +79,16 @@ func DecodePipelineSpec(data []byte) (*job.PipelineSpec, error) {
 	if err := d.CheckKeys("pipeline job", pipelineKeys); err != nil {
 		return nil, err
 	}
-	fields := append(job.JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
-		job.StringField("compute", &spec.Compute), job.TagsField(&spec.Tags),
-		job.ValueField("inputs", &spec.Inputs, decodePipelineInputs), job.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
-		job.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
-		job.ValueField("jobs", &spec.Jobs, func(raw json.RawMessage) (steps map[string]*job.PipelineStep, err error) {
+	fields := append(jobdecode.JobNameFields(&spec.Name, &spec.DisplayName, &spec.ExperimentName, &spec.Description),
+		jobdecode.StringField("compute", &spec.Compute), jobdecode.TagsField(&spec.Tags),
+		jobdecode.ValueField("inputs", &spec.Inputs, decodePipelineInputs), jobdecode.ValueField("outputs", &spec.Outputs, jobio.DecodeOutputs),
+		jobdecode.JobField{Key: "settings", Decode: func(raw json.RawMessage, _ string) error { return decodePipelineSettings(raw, &spec.Settings) }},
+		jobdecode.ValueField("jobs", &spec.Jobs, func(raw json.RawMessage) (steps map[string]*job.PipelineStep, err error) {
 			steps, spec.IgnoredInputs, err = decodePipelineSteps(raw)
 			return steps, err
 		}),
-		job.ValueField("identity", &spec.Identity, job.DecodeJobIdentity),
-		job.ValueField("notification_setting", &spec.NotificationSetting, job.DecodeNotificationSetting),
+		jobdecode.ValueField("identity", &spec.Identity, job.DecodeJobIdentity),
+		jobdecode.ValueField("notification_setting", &spec.NotificationSetting, job.DecodeNotificationSetting),
 	)
 	if err := d.DecodeFields("", fields...); err != nil {
 		return nil, err
@@ -115,7 +116,7 @@ func decodePipelineInputs(raw json.RawMessage) (map[string]*job.JobInput, error)
 }
 
 func decodePipelineSettings(raw json.RawMessage, s *job.PipelineSettings) error {
-	m, err := job.DecodeMapping(raw, "settings")
+	m, err := jobdecode.DecodeMapping(raw, "settings")
 	if m == nil {
 		return err
 	}
@@ -138,15 +139,15 @@ func decodePipelineSettings(raw json.RawMessage, s *job.PipelineSettings) error 
 		s.Ignored[k] = append(json.RawMessage(nil), m[k]...)
 	}
 	return m.DecodeFields("settings.",
-		job.StringField("default_compute", &s.DefaultCompute), job.StringField("default_datastore", &s.DefaultDatastore),
+		jobdecode.StringField("default_compute", &s.DefaultCompute), jobdecode.StringField("default_datastore", &s.DefaultDatastore),
 		boolField("continue_on_step_failure", func(v bool) { s.ContinueOnStepFailure = v }),
 		boolField("force_rerun", func(v bool) { s.ForceRerun = &v }),
 	)
 }
 
 // boolField decodes true or false into set; absent or null leaves it.
-func boolField(key string, set func(bool)) job.JobField {
-	return job.JobField{Key: key, Decode: func(raw json.RawMessage, path string) error {
+func boolField(key string, set func(bool)) jobdecode.JobField {
+	return jobdecode.JobField{Key: key, Decode: func(raw json.RawMessage, path string) error {
 		if v := compute.NonNull(raw); v != nil {
 			var x bool
 			if err := json.Unmarshal(v, &x); err != nil {
@@ -177,7 +178,7 @@ func decodePipelineSteps(raw json.RawMessage) (map[string]*job.PipelineStep, []s
 // inputs a pipeline component does not declare are added to ignored.
 func decodeSteps(raw json.RawMessage, prefix string, depth int, ignored *[]string) (map[string]*job.PipelineStep, error) {
 	var jobs map[string]json.RawMessage
-	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &jobs) != nil {
 		return nil, core.FieldErrorf(prefix+"jobs", "must be a mapping of step names to steps, got %s", compute.ShortJSON(raw))
 	}
 	if len(jobs) == 0 {
@@ -234,7 +235,7 @@ func stepTypeOf(raw json.RawMessage) string {
 // decodePipelineStep decodes one step; prefix is jobs.<name>.
 func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, error) {
 	field := strings.TrimSuffix(prefix, ".")
-	if job.JSONKind(raw) != '{' {
+	if jobdecode.JSONKind(raw) != '{' {
 		return nil, core.FieldErrorf(field, "must be a step: a mapping with command (an inline command step) or component, and their inputs and outputs; got %s", compute.ShortJSON(raw))
 	}
 	// The type first: a spark or automl step has keys of its own, and
@@ -245,13 +246,13 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 	_ = json.Unmarshal(raw, &typed)
 	step := &job.PipelineStep{}
 	var err error
-	if step.Type, err = job.JobString(typed.Type, prefix+"type"); err != nil {
+	if step.Type, err = jobdecode.JobString(typed.Type, prefix+"type"); err != nil {
 		return nil, err
 	}
 	if err := checkStepType(prefix, step); err != nil {
 		return nil, err
 	}
-	obj, err := job.CheckedMapping(raw, field, stepKeys)
+	obj, err := jobdecode.CheckedMapping(raw, field, stepKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -301,9 +302,9 @@ func decodePipelineStep(raw json.RawMessage, prefix string) (*job.PipelineStep, 
 // checkParallelStep, saying which to write). what says what a reference
 // is, for the error on anything else.
 func decodeStepComponent(c json.RawMessage, prefix string, step *job.PipelineStep, what string) error {
-	switch job.JSONKind(c) {
+	switch jobdecode.JSONKind(c) {
 	case '"':
-		ref, _ := job.JobString(c, prefix+"component")
+		ref, _ := jobdecode.JobString(c, prefix+"component")
 		if strings.TrimSpace(ref) == "" {
 			return core.FieldErrorf(prefix+"component", "must not be blank")
 		}
@@ -342,15 +343,15 @@ func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepI
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"inputs", "must be a mapping of input names to values, paths or bindings (${{parent.inputs.x}}, ${{parent.jobs.<step>.outputs.y}})")
 	}
 	out := make(map[string]*job.StepInput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + job.JobKeyPath("inputs", name)
 		v := m[name]
-		if job.JSONKind(v) == '"' {
-			s, err := job.JobString(v, field)
+		if jobdecode.JSONKind(v) == '"' {
+			s, err := jobdecode.JobString(v, field)
 			if err != nil {
 				return nil, err
 			}
@@ -359,19 +360,19 @@ func decodeStepInputs(raw json.RawMessage, prefix string) (map[string]*job.StepI
 				continue
 			}
 		}
-		if job.JSONKind(v) == '{' {
+		if jobdecode.JSONKind(v) == '{' {
 			var o map[string]json.RawMessage
 			if json.Unmarshal(v, &o) == nil {
-				if p, _ := job.JobString(o["path"], ""); job.IsPipelineBinding(p) {
+				if p, _ := jobdecode.JobString(o["path"], ""); job.IsPipelineBinding(p) {
 					if err := compute.CheckKeys(v, field, compute.KeySchema{"type": nil, "path": nil, "mode": nil}); err != nil {
 						return nil, err
 					}
 					in := &job.StepInput{Bind: strings.TrimSpace(p)}
 					var err error
-					if in.Type, err = job.JobString(o["type"], field+".type"); err != nil {
+					if in.Type, err = jobdecode.JobString(o["type"], field+".type"); err != nil {
 						return nil, err
 					}
-					if in.Mode, err = job.JobString(o["mode"], field+".mode"); err != nil {
+					if in.Mode, err = jobdecode.JobString(o["mode"], field+".mode"); err != nil {
 						return nil, err
 					}
 					out[name] = in
@@ -393,19 +394,19 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if job.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(prefix+"outputs", "must be a mapping of output names to {type, mode} mappings or to ${{parent.outputs.<name>}}")
 	}
 	out := make(map[string]*job.StepOutput, len(m))
 	for _, name := range core.SortedKeys(m) {
 		field := prefix + job.JobKeyPath("outputs", name)
 		v := m[name]
-		switch job.JSONKind(v) {
+		switch jobdecode.JSONKind(v) {
 		case 0, 'n':
 			out[name] = &job.StepOutput{}
 			continue
 		case '"':
-			s, _ := job.JobString(v, field)
+			s, _ := jobdecode.JobString(v, field)
 			if !job.IsPipelineBinding(s) {
 				return nil, core.FieldErrorf(field, "%q must be ${{parent.outputs.<name>}} or a mapping with type and mode", core.Short(s))
 			}
@@ -415,18 +416,18 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		default:
 			return nil, core.FieldErrorf(field, "must be ${{parent.outputs.<name>}} or a mapping with type and mode, got %s", compute.ShortJSON(v))
 		}
-		o, err := job.CheckedMapping(v, field, stepOutputKeys)
+		o, err := jobdecode.CheckedMapping(v, field, stepOutputKeys)
 		if err != nil {
 			return nil, err
 		}
 		so := &job.StepOutput{}
-		if so.Type, err = job.JobString(o["type"], field+".type"); err != nil {
+		if so.Type, err = jobdecode.JobString(o["type"], field+".type"); err != nil {
 			return nil, err
 		}
-		if so.Mode, err = job.JobString(o["mode"], field+".mode"); err != nil {
+		if so.Mode, err = jobdecode.JobString(o["mode"], field+".mode"); err != nil {
 			return nil, err
 		}
-		p, err := job.JobString(o["path"], field+".path")
+		p, err := jobdecode.JobString(o["path"], field+".path")
 		if err != nil {
 			return nil, err
 		}
@@ -436,7 +437,7 @@ func decodeStepOutputs(raw json.RawMessage, prefix string) (map[string]*job.Step
 		} else {
 			so.Path = p
 		}
-		if so.Name, err = job.JobString(o["name"], field+".name"); err != nil {
+		if so.Name, err = jobdecode.JobString(o["name"], field+".name"); err != nil {
 			return nil, err
 		}
 		if so.Version, err = jobio.Text(o["version"], field+".version"); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
@@ -330,10 +332,10 @@ func (g *PipelineGraph) Resolve(step string, run PipelineRun) (*job.JobSpec, err
 		return nil, err
 	}
 	if err := job.NormalizeJobSpec(js); err != nil {
-		return nil, job.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
+		return nil, jobdecode.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
 	}
 	if err := paralleljob.Validate(js); err != nil {
-		return nil, job.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
+		return nil, jobdecode.PrefixFieldError(job.JobKeyPath("jobs", step)+".", err)
 	}
 	return js, nil
 }
@@ -387,7 +389,7 @@ func (g *PipelineGraph) resolveJob(step string, run PipelineRun, hyper map[strin
 		js.Identity = &c
 	}
 	if len(s.Services) > 0 {
-		js.Services = make(map[string]*job.InteractiveService, len(s.Services))
+		js.Services = make(map[string]*interactive.Service, len(s.Services))
 		for k, v := range s.Services {
 			c := *v
 			c.Properties = maps.Clone(v.Properties)
@@ -461,7 +463,7 @@ func (g *PipelineGraph) resolveJob(step string, run PipelineRun, hyper map[strin
 	}
 	cmd, err := job.ExpandComponentCommand(c.Command, provided, nil, nil)
 	if err != nil {
-		return nil, job.PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	js.Command = cmd
 	if c.Parallel != nil {

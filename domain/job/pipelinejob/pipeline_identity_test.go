@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/interactive"
 	"github.com/shoal-ml/shoal/domain/job/jobtest"
 	"github.com/shoal-ml/shoal/domain/job/pipelinejob"
 )
@@ -38,7 +39,7 @@ func TestPipelineIdentityAndServicesReachTheSteps(t *testing.T) {
 	if prep.Identity == nil || prep.Identity.Type != job.IdentityUserIdentity || len(prep.Services) != 0 {
 		t.Errorf("prep: identity %+v services %v; want the pipeline's user_identity, no services", prep.Identity, prep.Services)
 	}
-	if train.Identity == nil || train.Identity.Type != job.IdentityManaged || train.Services["my_tensorboard"].LogDir != "outputs/tblogs" || train.Services["my_vscode"].Type != job.ServiceVSCode {
+	if train.Identity == nil || train.Identity.Type != job.IdentityManaged || train.Services["my_tensorboard"].LogDir != "outputs/tblogs" || train.Services["my_vscode"].Type != interactive.ServiceVSCode {
 		t.Errorf("train: identity %+v services %v; want its own managed identity and services", train.Identity, train.Services)
 	}
 	_, err = decodePipeline(t, jobtest.Set(threeSteps(), "identity", map[string]any{"type": "kerberos"}))

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 )
 
 // A step of type pipeline runs a pipeline component: a pipeline of its
@@ -58,14 +59,14 @@ func NestedStepName(step, inner string) string { return step + "-" + inner }
 // decodeNestedStep decodes a step of type pipeline written at field
 // (jobs.<name>), depth pipeline components deep.
 func decodeNestedStep(raw json.RawMessage, field string, depth int, ignored *[]string) (*nestedPipeline, error) {
-	obj, err := job.CheckedMapping(raw, field, nestedStepKeys)
+	obj, err := jobdecode.CheckedMapping(raw, field, nestedStepKeys)
 	if err != nil {
 		return nil, err
 	}
 	np := &nestedPipeline{step: &job.PipelineStep{Type: job.JobTypePipeline}}
 	s := np.step
-	if err := obj.DecodeFields(field+".", job.StringField("compute", &s.Compute), job.StringField("display_name", &s.DisplayName),
-		job.StringField("description", &s.Description)); err != nil {
+	if err := obj.DecodeFields(field+".", jobdecode.StringField("compute", &s.Compute), jobdecode.StringField("display_name", &s.DisplayName),
+		jobdecode.StringField("description", &s.Description)); err != nil {
 		return nil, err
 	}
 	if s.Inputs, err = decodeStepInputs(obj["inputs"], field+"."); err != nil {
@@ -76,7 +77,7 @@ func decodeNestedStep(raw json.RawMessage, field string, depth int, ignored *[]s
 	}
 	cfield := field + ".component"
 	c := compute.NonNull(obj["component"])
-	switch job.JSONKind(c) {
+	switch jobdecode.JSONKind(c) {
 	case '{':
 	case 0, 'n':
 		return nil, core.FieldErrorf(cfield, "is required: the pipeline component the step runs (./file.yml, which the CLI inlines)")
@@ -86,11 +87,11 @@ func decodeNestedStep(raw json.RawMessage, field string, depth int, ignored *[]s
 	if depth >= MaxPipelineDepth {
 		return nil, core.FieldErrorf(cfield, "pipeline components nest more than %d deep: flatten some of them", MaxPipelineDepth)
 	}
-	comp, err := job.CheckedMapping(c, cfield, pipelineComponentKeys)
+	comp, err := jobdecode.CheckedMapping(c, cfield, pipelineComponentKeys)
 	if err != nil {
 		return nil, err
 	}
-	if t, err := job.JobString(comp["type"], cfield+".type"); err != nil {
+	if t, err := jobdecode.JobString(comp["type"], cfield+".type"); err != nil {
 		return nil, err
 	} else if !strings.EqualFold(strings.TrimSpace(t), job.JobTypePipeline) {
 		return nil, core.FieldErrorf(cfield+".type", "must be pipeline for a step of type pipeline, got %q (a command component runs in a step of type command)", core.Short(t))

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 	"github.com/shoal-ml/shoal/domain/job/paralleljob"
 )
@@ -42,7 +43,7 @@ var parallelStepJobKeys = []string{"compute", "resources", "environment_variable
 // settings it takes.
 func decodeParallelStep(raw json.RawMessage, prefix string) (*job.PipelineStep, error) {
 	field := strings.TrimSuffix(prefix, ".")
-	obj, err := job.CheckedMapping(raw, field, parallelStepKeys)
+	obj, err := jobdecode.CheckedMapping(raw, field, parallelStepKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +122,9 @@ func checkParallelStep(prefix string, step *job.PipelineStep, inline bool) error
 	}
 	if err := paralleljob.CheckComponent(&typed); err != nil {
 		if inline {
-			return job.PrefixFieldError(prefix, err)
+			return jobdecode.PrefixFieldError(prefix, err)
 		}
-		return job.PrefixFieldError(prefix+"component.", err)
+		return jobdecode.PrefixFieldError(prefix+"component.", err)
 	}
 	return nil
 }

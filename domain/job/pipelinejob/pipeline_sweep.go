@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/sweepjob"
 )
 
@@ -30,17 +31,17 @@ var sweepStepKeys = compute.KeySchema{
 // decodeSweepStep decodes a sweep step; prefix is jobs.<name>.
 func decodeSweepStep(raw json.RawMessage, prefix string) (*job.PipelineStep, error) {
 	field := strings.TrimSuffix(prefix, ".")
-	obj, err := job.CheckedMapping(raw, field, sweepStepKeys)
+	obj, err := jobdecode.CheckedMapping(raw, field, sweepStepKeys)
 	if err != nil {
 		return nil, err
 	}
 	step := &job.PipelineStep{Type: job.JobTypeSweep}
-	if err := obj.DecodeFields(prefix, job.StringField("compute", &step.Compute), job.StringField("display_name", &step.DisplayName),
-		job.StringField("description", &step.Description)); err != nil {
+	if err := obj.DecodeFields(prefix, jobdecode.StringField("compute", &step.Compute), jobdecode.StringField("display_name", &step.DisplayName),
+		jobdecode.StringField("description", &step.Description)); err != nil {
 		return nil, err
 	}
 	if step.Tags, err = core.DecodeTags(obj["tags"]); err != nil {
-		return nil, job.PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	if len(step.Tags) == 0 {
 		step.Tags = nil
@@ -51,9 +52,9 @@ func decodeSweepStep(raw json.RawMessage, prefix string) (*job.PipelineStep, err
 	if step.Outputs, err = decodeStepOutputs(obj["outputs"], prefix); err != nil {
 		return nil, err
 	}
-	switch t := compute.NonNull(obj["trial"]); job.JSONKind(t) {
+	switch t := compute.NonNull(obj["trial"]); jobdecode.JSONKind(t) {
 	case '"':
-		ref, _ := job.JobString(t, prefix+"trial")
+		ref, _ := jobdecode.JobString(t, prefix+"trial")
 		if strings.TrimSpace(ref) == "" {
 			return nil, core.FieldErrorf(prefix+"trial", "must not be blank")
 		}
@@ -81,7 +82,7 @@ func decodeSweepStep(raw json.RawMessage, prefix string) (*job.PipelineStep, err
 	}
 	ss, err := sweepjob.DecodeSweepSpec(b)
 	if err != nil {
-		return nil, job.PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	step.Sweep = &job.SweepStep{SearchSpace: ss.SearchSpace, SamplingAlgorithm: ss.SamplingAlgorithm, Objective: ss.Objective,
 		Limits: ss.Limits, EarlyTermination: ss.EarlyTermination}
@@ -156,7 +157,7 @@ func (g *PipelineGraph) ResolveSweep(step string, run PipelineRun) (*job.SweepSp
 	}
 	command, err := searchSpaceRefs(js.Command, hyper)
 	if err != nil {
-		return nil, job.PrefixFieldError(prefix+"trial.", err)
+		return nil, jobdecode.PrefixFieldError(prefix+"trial.", err)
 	}
 	// The step's sweep settings, copied: normalising the child's fills
 	// in defaults, which must not change the pipeline's document.
@@ -173,7 +174,7 @@ func (g *PipelineGraph) ResolveSweep(step string, run PipelineRun) (*job.SweepSp
 		Limits: sw.Limits, EarlyTermination: sw.EarlyTermination,
 	}
 	if err := sweepjob.NormalizeSweepSpec(ss); err != nil {
-		return nil, job.PrefixFieldError(prefix, err)
+		return nil, jobdecode.PrefixFieldError(prefix, err)
 	}
 	return ss, nil
 }

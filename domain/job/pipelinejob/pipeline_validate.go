@@ -6,6 +6,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
@@ -123,7 +124,7 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 		return err
 	}
 	if err := core.ValidateTags(step.Tags); err != nil {
-		return job.PrefixFieldError(prefix, err)
+		return jobdecode.PrefixFieldError(prefix, err)
 	}
 	if step.Compute != "" {
 		c, err := normalizeFieldCompute(prefix+"compute", step.Compute)
@@ -134,7 +135,7 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 	}
 	for _, k := range core.SortedKeys(step.EnvironmentVariables) {
 		if err := job.ValidateEnvVar(k, step.EnvironmentVariables[k]); err != nil {
-			return job.PrefixFieldError(prefix, err)
+			return jobdecode.PrefixFieldError(prefix, err)
 		}
 	}
 	c := step.Component
@@ -171,7 +172,7 @@ func normalizePipelineStep(spec *job.PipelineSpec, name string, boundOutputs map
 			}
 		}
 		if err := job.NormalizeComponentSpec(c, false, inline); err != nil {
-			return job.PrefixFieldError(cprefix, err)
+			return jobdecode.PrefixFieldError(cprefix, err)
 		}
 		if err := checkParallelStep(prefix, step, inline); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
 )
 
 // sweepCommonKeys are the keys a sweep job shares with a command job;
@@ -57,7 +58,7 @@ var (
 // are EINVALID errors naming the key. Rules that do not depend on the
 // JSON shape are checked by NormalizeSweepSpec.
 func DecodeSweepSpec(data []byte) (*job.SweepSpec, error) {
-	d, err := job.ParseJobDocument(data)
+	d, err := jobdecode.ParseJobDocument(data)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +69,11 @@ func DecodeSweepSpec(data []byte) (*job.SweepSpec, error) {
 	// The keys Azure has and Shoal does not support are left to
 	// DecodeJobSpec, which refuses them after the sweep's own keys are
 	// checked.
-	supported := d.Pick(func(k string) bool { return job.JobUnsupportedKeys[k] == "" })
+	supported := d.Pick(func(k string) bool { return jobdecode.JobUnsupportedKeys[k] == "" })
 	if err := supported.CheckKeys("sweep job", sweepKeys); err != nil {
 		return nil, err
 	}
-	base, err := job.DecodeAsCommandJob(d.Pick(func(k string) bool { return sweepCommonKeys[k] || job.JobUnsupportedKeys[k] != "" }), "")
+	base, err := job.DecodeAsCommandJob(d.Pick(func(k string) bool { return sweepCommonKeys[k] || jobdecode.JobUnsupportedKeys[k] != "" }), "")
 	if err != nil {
 		return nil, err
 	}
@@ -81,12 +82,12 @@ func DecodeSweepSpec(data []byte) (*job.SweepSpec, error) {
 	spec.Identity, spec.NotificationSetting = base.Identity, base.NotificationSetting
 
 	err = d.DecodeFields("",
-		job.ValueField("trial", &spec.Trial, decodeSweepTrial),
-		job.ValueField("search_space", &spec.SearchSpace, decodeSearchSpace),
-		job.ValueField("sampling_algorithm", &spec.SamplingAlgorithm, decodeSamplingAlgorithm),
-		job.ValueField("objective", &spec.Objective, decodeObjective),
-		job.ValueField("limits", &spec.Limits, decodeSweepLimits),
-		job.ValueField("early_termination", &spec.EarlyTermination, decodeEarlyTermination),
+		jobdecode.ValueField("trial", &spec.Trial, decodeSweepTrial),
+		jobdecode.ValueField("search_space", &spec.SearchSpace, decodeSearchSpace),
+		jobdecode.ValueField("sampling_algorithm", &spec.SamplingAlgorithm, decodeSamplingAlgorithm),
+		jobdecode.ValueField("objective", &spec.Objective, decodeObjective),
+		jobdecode.ValueField("limits", &spec.Limits, decodeSweepLimits),
+		jobdecode.ValueField("early_termination", &spec.EarlyTermination, decodeEarlyTermination),
 	)
 	if err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func DecodeSweepSpec(data []byte) (*job.SweepSpec, error) {
 // decodeSweepTrial decodes the trial as a command job, so that its keys
 // read as a command job's do; an error names its path under trial.
 func decodeSweepTrial(raw json.RawMessage) (*job.SweepTrial, error) {
-	switch job.JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("trial", "is required: the command job each trial runs, with ${{search_space.<name>}} in its command")
 	case '{':
@@ -109,7 +110,7 @@ func decodeSweepTrial(raw json.RawMessage) (*job.SweepTrial, error) {
 	}
 	js, err := job.DecodeJobSpec(raw)
 	if err != nil {
-		return nil, job.PrefixFieldError("trial.", err)
+		return nil, jobdecode.PrefixFieldError("trial.", err)
 	}
 	return &job.SweepTrial{
 		Command: js.Command, Code: js.Code, CodeAsset: js.CodeAsset, Environment: js.Environment,
@@ -118,7 +119,7 @@ func decodeSweepTrial(raw json.RawMessage) (*job.SweepTrial, error) {
 }
 
 func decodeSearchSpace(raw json.RawMessage) (map[string]*job.SearchParam, error) {
-	switch job.JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("search_space", "is required: a mapping of hyperparameter names to distributions, e.g. lr: {type: uniform, min_value: 0.001, max_value: 0.1}")
 	case '{':
@@ -141,15 +142,15 @@ func decodeSearchSpace(raw json.RawMessage) (map[string]*job.SearchParam, error)
 }
 
 func decodeSearchParam(field string, raw json.RawMessage) (*job.SearchParam, error) {
-	if job.JSONKind(raw) != '{' {
+	if jobdecode.JSONKind(raw) != '{' {
 		return nil, core.FieldErrorf(field, "must be a mapping with type and the distribution's parameters, e.g. {type: choice, values: [16, 32]}, got %s", compute.ShortJSON(raw))
 	}
-	m, err := job.CheckedMapping(raw, field, searchParamKeys)
+	m, err := jobdecode.CheckedMapping(raw, field, searchParamKeys)
 	if err != nil {
 		return nil, err
 	}
 	p := &job.SearchParam{}
-	if p.Type, err = job.JobString(m["type"], field+".type"); err != nil {
+	if p.Type, err = jobdecode.JobString(m["type"], field+".type"); err != nil {
 		return nil, err
 	}
 	if raw := compute.NonNull(m["values"]); raw != nil {
@@ -182,7 +183,7 @@ func decodeSearchParam(field string, raw json.RawMessage) (*job.SearchParam, err
 // decodeChoiceValues keeps numbers as json.Number so that a value is
 // rendered into the command as the user wrote it.
 func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
-	if job.JSONKind(raw) != '[' {
+	if jobdecode.JSONKind(raw) != '[' {
 		return nil, core.FieldErrorf(field, "must be a list of values, got %s", compute.ShortJSON(raw))
 	}
 	var items []json.RawMessage
@@ -192,7 +193,7 @@ func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
 	out := make([]any, 0, len(items))
 	for i, it := range items {
 		f := field + "[" + strconv.Itoa(i) + "]"
-		switch job.JSONKind(it) {
+		switch jobdecode.JSONKind(it) {
 		case '{', '[':
 			return nil, core.FieldErrorf(f, "must be a number, string or boolean; nested search spaces are not supported")
 		case 'n':
@@ -211,8 +212,8 @@ func decodeChoiceValues(field string, raw json.RawMessage) ([]any, error) {
 // since YAML 1.1 reads 1e-3 (no dot) as a string.
 func decodeFloat(field string, raw json.RawMessage) (float64, error) {
 	var s string
-	switch k := job.JSONKind(raw); {
-	case job.IsJSONNumberKind(k):
+	switch k := jobdecode.JSONKind(raw); {
+	case jobdecode.IsJSONNumberKind(k):
 		s = string(bytes.TrimSpace(raw))
 	case k == '"':
 		if json.Unmarshal(raw, &s) != nil {
@@ -231,7 +232,7 @@ func decodeFloat(field string, raw json.RawMessage) (float64, error) {
 
 // decodeInt64 reads a whole number that fits 64 bits.
 func decodeInt64(field string, raw json.RawMessage) (int64, error) {
-	if !job.IsJSONNumberKind(job.JSONKind(raw)) {
+	if !jobdecode.IsJSONNumberKind(jobdecode.JSONKind(raw)) {
 		return 0, core.FieldErrorf(field, "must be a whole number, got %s", compute.ShortJSON(raw))
 	}
 	s := string(bytes.TrimSpace(raw))
@@ -248,11 +249,11 @@ func decodeInt64(field string, raw json.RawMessage) (int64, error) {
 // decodeSamplingAlgorithm accepts Azure ML's two spellings: a name
 // (sampling_algorithm: random) or a mapping with type, seed and rule.
 func decodeSamplingAlgorithm(raw json.RawMessage) (*job.SamplingAlgorithm, error) {
-	switch job.JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("sampling_algorithm", "is required: random, grid or bayesian")
 	case '"':
-		t, err := job.JobString(raw, "sampling_algorithm")
+		t, err := jobdecode.JobString(raw, "sampling_algorithm")
 		if err != nil {
 			return nil, err
 		}
@@ -261,15 +262,15 @@ func decodeSamplingAlgorithm(raw json.RawMessage) (*job.SamplingAlgorithm, error
 	default:
 		return nil, core.FieldErrorf("sampling_algorithm", "must be random, grid or bayesian, or a mapping with type (and seed, rule for random), got %s", compute.ShortJSON(raw))
 	}
-	m, err := job.CheckedMapping(raw, "sampling_algorithm", samplingAlgorithmKeys)
+	m, err := jobdecode.CheckedMapping(raw, "sampling_algorithm", samplingAlgorithmKeys)
 	if err != nil {
 		return nil, err
 	}
 	a := &job.SamplingAlgorithm{}
-	if a.Type, err = job.JobString(m["type"], "sampling_algorithm.type"); err != nil {
+	if a.Type, err = jobdecode.JobString(m["type"], "sampling_algorithm.type"); err != nil {
 		return nil, err
 	}
-	if a.Rule, err = job.JobString(m["rule"], "sampling_algorithm.rule"); err != nil {
+	if a.Rule, err = jobdecode.JobString(m["rule"], "sampling_algorithm.rule"); err != nil {
 		return nil, err
 	}
 	if raw := compute.NonNull(m["seed"]); raw != nil {
@@ -283,7 +284,7 @@ func decodeSamplingAlgorithm(raw json.RawMessage) (*job.SamplingAlgorithm, error
 }
 
 func decodeObjective(raw json.RawMessage) (*job.Objective, error) {
-	switch job.JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, core.FieldErrorf("objective", "is required: primary_metric (the metric trials log) and goal (maximize or minimize)")
 	case '{':
@@ -296,17 +297,17 @@ func decodeObjective(raw json.RawMessage) (*job.Objective, error) {
 	}
 	o := &job.Objective{}
 	var err error
-	if o.PrimaryMetric, err = job.JobString(m["primary_metric"], "objective.primary_metric"); err != nil {
+	if o.PrimaryMetric, err = jobdecode.JobString(m["primary_metric"], "objective.primary_metric"); err != nil {
 		return nil, err
 	}
-	if o.Goal, err = job.JobString(m["goal"], "objective.goal"); err != nil {
+	if o.Goal, err = jobdecode.JobString(m["goal"], "objective.goal"); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
 func decodeSweepLimits(raw json.RawMessage) (*job.SweepLimits, error) {
-	switch job.JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '{':
@@ -355,7 +356,7 @@ func decodeSweepLimits(raw json.RawMessage) (*job.SweepLimits, error) {
 }
 
 func decodeEarlyTermination(raw json.RawMessage) (*job.EarlyTermination, error) {
-	switch job.JSONKind(raw) {
+	switch jobdecode.JSONKind(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '{':
@@ -368,7 +369,7 @@ func decodeEarlyTermination(raw json.RawMessage) (*job.EarlyTermination, error) 
 	}
 	p := &job.EarlyTermination{}
 	var err error
-	if p.Type, err = job.JobString(m["type"], "early_termination.type"); err != nil {
+	if p.Type, err = jobdecode.JobString(m["type"], "early_termination.type"); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {

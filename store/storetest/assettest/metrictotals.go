@@ -5,16 +5,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/mlflowrun"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/storetest/stcheck"
 )
 
 // summaryFromHistory is a run's summary summed the slow way, from every
 // point: the reference the running totals must match.
-func summaryFromHistory(t *testing.T, s store.Store, ws, job string, keys []string) []jobkind.MetricSummary {
+func summaryFromHistory(t *testing.T, s store.Store, ws, job string, keys []string) []mlflowrun.MetricSummary {
 	t.Helper()
-	var out []jobkind.MetricSummary
+	var out []mlflowrun.MetricSummary
 	stcheck.View(t, s, func(tx store.Tx) error {
 		for _, k := range keys {
 			h, err := tx.ListMetricHistory(ws, job, k)
@@ -25,7 +25,7 @@ func summaryFromHistory(t *testing.T, s store.Store, ws, job string, keys []stri
 				continue
 			}
 			last := h[len(h)-1] // the history's order: step, timestamp, as logged
-			m := jobkind.MetricSummary{Key: k, Last: last.Value, Step: last.Step, Time: last.Timestamp, Min: h[0].Value, Max: h[0].Value, Points: len(h)}
+			m := mlflowrun.MetricSummary{Key: k, Last: last.Value, Step: last.Step, Time: last.Timestamp, Min: h[0].Value, Max: h[0].Value, Points: len(h)}
 			for _, p := range h {
 				m.Min, m.Max = min(m.Min, p.Value), max(m.Max, p.Value)
 			}
@@ -47,9 +47,9 @@ func testMetricTotals(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	keys := []string{"acc", "loss", "lr", "zeta"}
 	for range 40 {
 		for _, job := range []string{"j1", "j2"} {
-			var batch []jobkind.MetricPoint
+			var batch []mlflowrun.MetricPoint
 			for range 1 + rng.IntN(30) {
-				batch = append(batch, jobkind.MetricPoint{
+				batch = append(batch, mlflowrun.MetricPoint{
 					Key: keys[rng.IntN(len(keys))], Value: float64(rng.IntN(2001)-1000) / 8,
 					Timestamp: int64(rng.IntN(5)), Step: int64(rng.IntN(6)),
 				})
@@ -57,9 +57,9 @@ func testMetricTotals(t *testing.T, s store.Store, _ *stcheck.Clock) {
 			stcheck.Update(t, s, func(tx store.Tx) error { return tx.AppendMetrics("ws", job, batch) })
 		}
 	}
-	summary := func(ws, job string) []jobkind.MetricSummary {
+	summary := func(ws, job string) []mlflowrun.MetricSummary {
 		t.Helper()
-		var out []jobkind.MetricSummary
+		var out []mlflowrun.MetricSummary
 		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = tx.SummarizeMetrics(ws, job)
 			return err
@@ -72,10 +72,10 @@ func testMetricTotals(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteRunData("ws", "j1") })
 	stcheck.Equal(t, "totals after DeleteRunData", len(summary("ws", "j1")), 0)
 	stcheck.Update(t, s, func(tx store.Tx) error {
-		return tx.AppendMetrics("ws", "j1", []jobkind.MetricPoint{{Key: "loss", Value: 3, Timestamp: 0, Step: 0}})
+		return tx.AppendMetrics("ws", "j1", []mlflowrun.MetricPoint{{Key: "loss", Value: 3, Timestamp: 0, Step: 0}})
 	})
 	stcheck.Equal(t, "totals of a run logged again after DeleteRunData", summary("ws", "j1"),
-		[]jobkind.MetricSummary{{Key: "loss", Last: 3, Min: 3, Max: 3, Points: 1}})
+		[]mlflowrun.MetricSummary{{Key: "loss", Last: 3, Min: 3, Max: 3, Points: 1}})
 	stcheck.Equal(t, "another run's totals after DeleteRunData", summary("ws", "j2"), summaryFromHistory(t, s, "ws", "j2", keys))
 }
 
@@ -111,24 +111,24 @@ func FillLegacyMetrics(raw *sql.DB) error {
 // them.
 func CheckLegacyMetrics(t *testing.T, s store.Store) {
 	t.Helper()
-	summary := func(ws, job string) []jobkind.MetricSummary {
+	summary := func(ws, job string) []mlflowrun.MetricSummary {
 		t.Helper()
-		var out []jobkind.MetricSummary
+		var out []mlflowrun.MetricSummary
 		stcheck.View(t, s, func(tx store.Tx) (err error) {
 			out, err = tx.SummarizeMetrics(ws, job)
 			return err
 		})
 		return out
 	}
-	stcheck.Equal(t, "summary of prod/j1 after the migration", summary("prod", "j1"), []jobkind.MetricSummary{
+	stcheck.Equal(t, "summary of prod/j1 after the migration", summary("prod", "j1"), []mlflowrun.MetricSummary{
 		{Key: "acc", Last: 0.1, Step: 0, Time: 1000, Min: 0.1, Max: 0.1, Points: 1},
 		{Key: "loss", Last: 0.7, Step: 2, Time: 3000, Min: -4, Max: 0.9, Points: 4},
 	})
-	stcheck.Equal(t, "summary of prod/j2 after the migration", summary("prod", "j2"), []jobkind.MetricSummary{{Key: "loss", Last: 42, Min: 42, Max: 42, Time: 1, Points: 1}})
-	stcheck.Equal(t, "summary of other/j1 after the migration", summary("other", "j1"), []jobkind.MetricSummary{{Key: "loss", Last: 7, Min: 7, Max: 7, Time: 1, Points: 1}})
+	stcheck.Equal(t, "summary of prod/j2 after the migration", summary("prod", "j2"), []mlflowrun.MetricSummary{{Key: "loss", Last: 42, Min: 42, Max: 42, Time: 1, Points: 1}})
+	stcheck.Equal(t, "summary of other/j1 after the migration", summary("other", "j1"), []mlflowrun.MetricSummary{{Key: "loss", Last: 7, Min: 7, Max: 7, Time: 1, Points: 1}})
 	stcheck.Update(t, s, func(tx store.Tx) error {
-		return tx.AppendMetrics("prod", "j1", []jobkind.MetricPoint{{Key: "loss", Value: 8, Timestamp: 3000, Step: 2}})
+		return tx.AppendMetrics("prod", "j1", []mlflowrun.MetricPoint{{Key: "loss", Value: 8, Timestamp: 3000, Step: 2}})
 	})
 	stcheck.Equal(t, "summary of prod/j1 after a point more", summary("prod", "j1")[1],
-		jobkind.MetricSummary{Key: "loss", Last: 8, Step: 2, Time: 3000, Min: -4, Max: 8, Points: 5})
+		mlflowrun.MetricSummary{Key: "loss", Last: 8, Step: 2, Time: 3000, Min: -4, Max: 8, Points: 5})
 }

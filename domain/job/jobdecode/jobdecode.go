@@ -1,4 +1,14 @@
-package job
+// Package jobdecode is the scaffold every job document's decoder stands
+// on (command, sweep and pipeline jobs), written once so that the kinds read a document alike
+// and answer alike: the document must be a JSON mapping; its keys are
+// checked in sorted order, so that the first error is the same on every
+// run, with a did-you-mean suggestion and the list of allowed keys; an
+// error names the path of its value (jobs.train.inputs.data); and fields
+// are decoded in the order a kind lists them, stopping at the first
+// error. A kind supplies only what differs: its name, its keys and its
+// fields. Azure's $schema is one of every kind's keys: it names a schema
+// for editors, so it is accepted and its value ignored.
+package jobdecode
 
 import (
 	"bytes"
@@ -11,17 +21,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
-// The scaffold every job document's decoder stands on (command, sweep and
-// pipeline jobs), written once so that the kinds read a document alike
-// and answer alike: the document must be a JSON mapping; its keys are
-// checked in sorted order, so that the first error is the same on every
-// run, with a did-you-mean suggestion and the list of allowed keys; an
-// error names the path of its value (jobs.train.inputs.data); and fields
-// are decoded in the order a kind lists them, stopping at the first
-// error. A kind supplies only what differs: its name, its keys and its
-// fields. Azure's $schema is one of every kind's keys: it names a schema
-// for editors, so it is accepted and its value ignored.
-
 // jobReadOnlyKeys are the keys `show -o yaml` adds to a job; they are
 // accepted and ignored so that the output can be submitted again.
 var jobReadOnlyKeys = map[string]bool{
@@ -33,8 +32,8 @@ var jobReadOnlyKeys = map[string]bool{
 
 // JobUnsupportedKeys are Azure job keys Shoal knows but does not support;
 // a non-null value is rejected with the message given.
-// (identity and services were, until jobs took them: identity.go,
-// services.go.)
+// (identity and services were, until jobs took them: domain/job's
+// identity.go and domain/job/jobservice.)
 var JobUnsupportedKeys = map[string]string{}
 
 // JobDocument is a JSON mapping of a job document, or of a part of one,
@@ -153,11 +152,11 @@ func StringField(key string, dst *string) JobField {
 	}}
 }
 
-// textField decodes a string as stringField does, taking a number or a
+// TextField decodes a string as StringField does, taking a number or a
 // boolean as its text: YAML writes `experiment_name: 2024` unquoted.
-func textField(key string, dst *string) JobField {
+func TextField(key string, dst *string) JobField {
 	return JobField{key, func(raw json.RawMessage, path string) (err error) {
-		*dst, err = jobText(raw, path)
+		*dst, err = jobio.Text(raw, path)
 		return err
 	}}
 }
@@ -187,8 +186,8 @@ func ValueField[T any](key string, dst *T, decode func(json.RawMessage) (T, erro
 // first among its fields.
 func JobNameFields(name, displayName, experimentName, description *string) []JobField {
 	return []JobField{
-		textField("name", name), textField("display_name", displayName),
-		textField("experiment_name", experimentName), textField("description", description),
+		TextField("name", name), TextField("display_name", displayName),
+		TextField("experiment_name", experimentName), TextField("description", description),
 	}
 }
 
@@ -228,10 +227,6 @@ func IsJSONNumberKind(k byte) bool { return k == '-' || (k >= '0' && k <= '9') }
 
 // JobString decodes a string; null or absent is "".
 func JobString(raw json.RawMessage, field string) (string, error) { return jobio.String(raw, field) }
-
-// jobText decodes a string, taking a number or a boolean as its text
-// (YAML writes `experiment_name: 2024` unquoted).
-func jobText(raw json.RawMessage, field string) (string, error) { return jobio.Text(raw, field) }
 
 // PrefixFieldError puts prefix before the field an EINVALID error names,
 // in its Field and its message, so that an error found inside a part of a

@@ -1,4 +1,4 @@
-package job
+package interactive
 
 import "github.com/shoal-ml/shoal/domain/core"
 
@@ -52,7 +52,7 @@ type ServiceNodeStatus struct {
 
 // ServesOnNode tells whether service s runs on node index i of a job:
 // every node with nodes: all, else the first.
-func (s *InteractiveService) ServesOnNode(i int) bool {
+func (s *Service) ServesOnNode(i int) bool {
 	return i == 0 || s.Nodes == "all"
 }
 

@@ -1,4 +1,10 @@
-package job
+// Package mlflowrun is a job's run as MLflow's tracking API sees it: the
+// metrics, parameters and tags a job logs from inside (mlflow.log_metric
+// and friends), their limits, and the workspace's experiments. The run of
+// a job is the job itself (its run ID is the job's name, as on Azure ML),
+// and its experiment is the job's experiment_name; the records name the
+// job by name, so this kind needs nothing of the job's type.
+package mlflowrun
 
 import (
 	"context"
@@ -9,11 +15,6 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 )
-
-// A job's run, as MLflow's tracking API sees it: the metrics, parameters
-// and tags a job logs from inside (mlflow.log_metric and friends). The run
-// of a job is the job itself (its run ID is the job's name, as on Azure
-// ML), and its experiment is the job's experiment_name.
 
 // Limits of what one job's run may hold. A request past them is refused
 // (MLflow's RESOURCE_LIMIT_EXCEEDED or INVALID_PARAMETER_VALUE) and

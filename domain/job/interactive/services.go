@@ -1,4 +1,9 @@
-package job
+// Package interactive is what a job serves while it runs (Azure ML's
+// services: JupyterLab, SSH, TensorBoard, VS Code or a custom port): the
+// services: block decoded and checked, and each service's status on each
+// node as the rank reports it. A job holds its services; nothing here
+// knows of the job.
+package interactive
 
 import (
 	"encoding/json"
@@ -6,6 +11,8 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job/jobdecode"
+	"github.com/shoal-ml/shoal/domain/job/jobio"
 )
 
 // Job service types (Azure ML's services.<name>.type, snake_case).
@@ -30,10 +37,10 @@ var serviceKeys = compute.KeySchema{
 	"endpoint": compute.ReadOnly, "status": compute.ReadOnly, "error_message": compute.ReadOnly, "instances": compute.ReadOnly,
 }
 
-// InteractiveService is an interactive application a job asks for while it runs
+// Service is an interactive application a job asks for while it runs
 // (services.<name>): Jupyter Lab, SSH, TensorBoard, VS Code, or a custom
 // port of its own.
-type InteractiveService struct {
+type Service struct {
 	Type string `json:"type"`
 	// Port is where the application listens in the job (custom's, or
 	// another port for a known one).
@@ -54,37 +61,37 @@ type InteractiveService struct {
 	Instances    []ServiceNodeStatus `json:"instances,omitempty"`
 }
 
-// decodeJobServices reads services, nil when absent.
-func decodeJobServices(raw json.RawMessage) (map[string]*InteractiveService, error) {
+// DecodeJobServices reads services, nil when absent.
+func DecodeJobServices(raw json.RawMessage) (map[string]*Service, error) {
 	if compute.NonNull(raw) == nil {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf("services", "must be a mapping of service names to services ({type: jupyter_lab}), got %s", compute.ShortJSON(raw))
 	}
 	if len(m) > MaxJobServices {
 		return nil, core.FieldErrorf("services", "must have at most %d services, got %d", MaxJobServices, len(m))
 	}
-	out := make(map[string]*InteractiveService, len(m))
+	out := make(map[string]*Service, len(m))
 	for _, name := range core.SortedKeys(m) {
-		field := JobKeyPath("services", name)
-		if err := ValidateJobIOName(field, name); err != nil {
+		field := jobio.KeyPath("services", name)
+		if err := jobio.ValidateIOName(field, name); err != nil {
 			return nil, err
 		}
-		if JSONKind(m[name]) != '{' {
+		if jobdecode.JSONKind(m[name]) != '{' {
 			return nil, core.FieldErrorf(field, "must be a mapping with type: jupyter_lab, ssh, tensor_board, vs_code or custom")
 		}
-		d, err := CheckedMapping(m[name], field, serviceKeys)
+		d, err := jobdecode.CheckedMapping(m[name], field, serviceKeys)
 		if err != nil {
 			return nil, err
 		}
-		s := &InteractiveService{}
+		s := &Service{}
 		var alt string
 		if err := d.DecodeFields(field+".",
-			StringField("type", &s.Type), StringField("job_service_type", &alt),
-			textField("nodes", &s.Nodes), StringField("log_dir", &s.LogDir), StringField("ssh_public_keys", &s.SSHPublicKeys),
-			ValueField("port", &s.Port, func(raw json.RawMessage) (int, error) {
+			jobdecode.StringField("type", &s.Type), jobdecode.StringField("job_service_type", &alt),
+			jobdecode.TextField("nodes", &s.Nodes), jobdecode.StringField("log_dir", &s.LogDir), jobdecode.StringField("ssh_public_keys", &s.SSHPublicKeys),
+			jobdecode.ValueField("port", &s.Port, func(raw json.RawMessage) (int, error) {
 				if compute.NonNull(raw) == nil {
 					return 0, nil
 				}
@@ -94,7 +101,7 @@ func decodeJobServices(raw json.RawMessage) (map[string]*InteractiveService, err
 				}
 				return *n, nil
 			}),
-			JobField{Key: "properties", Decode: func(raw json.RawMessage, path string) (err error) {
+			jobdecode.JobField{Key: "properties", Decode: func(raw json.RawMessage, path string) (err error) {
 				s.Properties, err = decodeServiceProperties(raw, path)
 				return err
 			}},
@@ -114,12 +121,12 @@ func decodeServiceProperties(raw json.RawMessage, path string) (map[string]strin
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
-	if JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
+	if jobdecode.JSONKind(raw) != '{' || json.Unmarshal(raw, &m) != nil {
 		return nil, core.FieldErrorf(path, "must be a mapping of names to values")
 	}
 	out := make(map[string]string, len(m))
 	for _, k := range core.SortedKeys(m) {
-		v, err := jobText(m[k], JobKeyPath(path, k))
+		v, err := jobio.Text(m[k], jobio.KeyPath(path, k))
 		if err != nil {
 			return nil, err
 		}
@@ -132,10 +139,10 @@ func decodeServiceProperties(raw json.RawMessage, path string) (map[string]strin
 // spelling (Azure's JupyterLab, SSH, TensorBoard, VSCode are taken too)
 // and checks its settings: a custom service needs its port, an ssh one
 // its public keys; nodes is all or absent; log_dir stays inside the job.
-func NormalizeJobServices(field string, services map[string]*InteractiveService) error {
+func NormalizeJobServices(field string, services map[string]*Service) error {
 	for _, name := range core.SortedKeys(services) {
 		s := services[name]
-		f := JobKeyPath(field, name)
+		f := jobio.KeyPath(field, name)
 		if s == nil {
 			return core.FieldErrorf(f, "must be a mapping with type: jupyter_lab, ssh, tensor_board, vs_code or custom")
 		}

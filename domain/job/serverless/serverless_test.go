@@ -1,4 +1,4 @@
-package job_test
+package serverless_test
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	jobkind "github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/job/jobtest"
+	"github.com/shoal-ml/shoal/domain/job/serverless"
 )
 
 // serverlessCatalog has a home location with CPU sizes only and a second
@@ -27,7 +29,7 @@ func serverlessCatalog(t *testing.T) *catalog.Catalog {
 
 func TestNormalizeJobSpecServerlessCompute(t *testing.T) {
 	for _, c := range []string{"", "  ", "serverless", "azureml:serverless", "AzureML:Serverless", "azureml:"} {
-		s := validJob()
+		s := jobtest.ValidCommandJob()
 		s.Compute = c
 		if err := jobkind.NormalizeJobSpec(s); err != nil {
 			t.Fatalf("compute %q: %v", c, err)
@@ -36,7 +38,7 @@ func TestNormalizeJobSpecServerlessCompute(t *testing.T) {
 			t.Errorf("compute %q normalized to %q, want %q", c, s.Compute, jobkind.ServerlessCompute)
 		}
 	}
-	s := validJob()
+	s := jobtest.ValidCommandJob()
 	s.Compute = "azureml:cpu-cluster"
 	if err := jobkind.NormalizeJobSpec(s); err != nil || s.Compute != "cpu-cluster" {
 		t.Fatalf("a named cluster: %q, %v", s.Compute, err)
@@ -49,7 +51,7 @@ func TestServerlessTier(t *testing.T) {
 		"standard": compute.TierDedicated, "": compute.TierDedicated, "null": compute.TierDedicated,
 		"basic": compute.TierDedicated, "premium": compute.TierDedicated,
 	} {
-		if got := jobkind.ServerlessTier(in); got != want {
+		if got := serverless.Tier(in); got != want {
 			t.Errorf("ServerlessTier(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -66,14 +68,14 @@ func TestServerlessPoolName(t *testing.T) {
 		{"standard_ds1_v2", "LOCAL", compute.TierDedicated, true, "sls-ds1v2-std"},
 		{"Standard_NC4as_T4_v3", "gpu-east", compute.TierDedicated, false, ""}, // too long: hashed
 	} {
-		got := jobkind.ServerlessPoolName(c.size, c.loc, c.tier, c.home)
+		got := serverless.PoolName(c.size, c.loc, c.tier, c.home)
 		if c.want != "" && got != c.want {
 			t.Errorf("ServerlessPoolName(%q, %q, %q) = %q, want %q", c.size, c.loc, c.tier, got, c.want)
 		}
 		if err := compute.ValidateComputeName(got); err != nil {
 			t.Errorf("ServerlessPoolName(%q, %q, %q) = %q: %v", c.size, c.loc, c.tier, got, err)
 		}
-		if again := jobkind.ServerlessPoolName(c.size, c.loc, c.tier, c.home); again != got {
+		if again := serverless.PoolName(c.size, c.loc, c.tier, c.home); again != got {
 			t.Errorf("not deterministic: %q then %q", got, again)
 		}
 	}
@@ -87,7 +89,7 @@ func TestServerlessPoolName(t *testing.T) {
 					if home && loc != "local" {
 						continue
 					}
-					n := jobkind.ServerlessPoolName(s.Name, loc, tier, home)
+					n := serverless.PoolName(s.Name, loc, tier, home)
 					if err := compute.ValidateComputeName(n); err != nil {
 						t.Fatalf("%s/%s/%s: %q: %v", s.Name, loc, tier, n, err)
 					}
@@ -105,7 +107,7 @@ func TestServerlessPoolName(t *testing.T) {
 func TestPlanServerlessPool(t *testing.T) {
 	cat := serverlessCatalog(t)
 	job := func(size, tier string) *jobkind.JobSpec {
-		s := validJob()
+		s := jobtest.ValidCommandJob()
 		if size != "" {
 			s.Resources = &jobkind.JobResources{InstanceType: size}
 		}
@@ -116,17 +118,17 @@ func TestPlanServerlessPool(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, size, tier, wsLoc string
-		want                    jobkind.ServerlessPool
+		want                    serverless.Pool
 		wantName                string
 	}{
-		{"default size is the smallest CPU size at home", "", "", "local", jobkind.ServerlessPool{Tier: compute.TierDedicated}, "sls-ds1v2-std"},
-		{"spot is low priority", "", "spot", "local", jobkind.ServerlessPool{Tier: compute.TierLowPriority}, "sls-ds1v2-spot"},
-		{"a size at home", "standard_ds3_v2", "standard", "local", jobkind.ServerlessPool{Tier: compute.TierDedicated}, "sls-ds3v2-std"},
-		{"a size only elsewhere gets the location in its name", "Standard_NC4as_T4_v3", "", "local", jobkind.ServerlessPool{Tier: compute.TierDedicated}, ""},
-		{"the workspace's location comes first", "Standard_DS1_v2", "", "gpu-east", jobkind.ServerlessPool{Tier: compute.TierDedicated}, "sls-ds1v2-std"},
+		{"default size is the smallest CPU size at home", "", "", "local", serverless.Pool{Tier: compute.TierDedicated}, "sls-ds1v2-std"},
+		{"spot is low priority", "", "spot", "local", serverless.Pool{Tier: compute.TierLowPriority}, "sls-ds1v2-spot"},
+		{"a size at home", "standard_ds3_v2", "standard", "local", serverless.Pool{Tier: compute.TierDedicated}, "sls-ds3v2-std"},
+		{"a size only elsewhere gets the location in its name", "Standard_NC4as_T4_v3", "", "local", serverless.Pool{Tier: compute.TierDedicated}, ""},
+		{"the workspace's location comes first", "Standard_DS1_v2", "", "gpu-east", serverless.Pool{Tier: compute.TierDedicated}, "sls-ds1v2-std"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := jobkind.PlanServerlessPool(cat, c.wsLoc, job(c.size, c.tier))
+			p, err := serverless.PlanPool(cat, c.wsLoc, job(c.size, c.tier))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +144,7 @@ func TestPlanServerlessPool(t *testing.T) {
 					t.Errorf("got %s at %s, want Standard_DS1_v2 at local", p.Size.Name, p.Location.Name)
 				}
 			case "a size only elsewhere gets the location in its name":
-				home := jobkind.ServerlessPoolName(p.Size.Name, "gpu-east", p.Tier, true)
+				home := serverless.PoolName(p.Size.Name, "gpu-east", p.Tier, true)
 				if p.Location.Name != "gpu-east" || p.Name == home || !strings.HasPrefix(p.Name, "sls-nc4ast4v3-g") {
 					t.Errorf("got %s at %s, want a name with the location (not %s)", p.Name, p.Location.Name, home)
 				}
@@ -166,9 +168,9 @@ func TestPlanServerlessPoolUnknownSize(t *testing.T) {
 		{"Standard_DS3_v9", "", []string{`did you mean "Standard_DS3_v2"`}},
 		{"Huge_Machine_9000", "", []string{"unknown VM size", "sizes offered for serverless compute: "}},
 	} {
-		s := validJob()
+		s := jobtest.ValidCommandJob()
 		s.Resources = &jobkind.JobResources{InstanceType: c.size}
-		_, err := jobkind.PlanServerlessPool(cat, "local", s)
+		_, err := serverless.PlanPool(cat, "local", s)
 		var e *core.Error
 		if !errors.As(err, &e) || e.Code != core.EINVALID || e.Field != "resources.instance_type" {
 			t.Fatalf("size %q: %v, want EINVALID on resources.instance_type", c.size, err)
@@ -184,9 +186,9 @@ func TestPlanServerlessPoolUnknownSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := validJob()
+	s := jobtest.ValidCommandJob()
 	s.Resources = &jobkind.JobResources{InstanceType: "Standard_NC4as_T4_v3"}
-	_, err = jobkind.PlanServerlessPool(noGPU, "local", s)
+	_, err = serverless.PlanPool(noGPU, "local", s)
 	if core.ErrorCode(err) != core.EINVALID || !strings.Contains(core.ErrorMessage(err), "GPUs") {
 		t.Fatalf("GPU size without GPUs: %v", err)
 	}
@@ -209,10 +211,10 @@ func TestServerlessMaxInstances(t *testing.T) {
 		{"the workspace's own limit is higher than the location's", loc, compute.TierDedicated, 64, true, 1, 4},
 		{"low priority", loc, compute.TierLowPriority, 0, false, 1, 2},
 		{"never fewer than the job needs", loc, compute.TierDedicated, 0, false, 6, 6},
-		{"unlimited", &catalog.Location{Quota: catalog.QuotaLimits{DefaultFamilyDedicatedVCPUs: -1, TotalDedicatedVCPUs: -1}}, compute.TierDedicated, 0, false, 1, jobkind.DefaultServerlessMaxInstances},
+		{"unlimited", &catalog.Location{Quota: catalog.QuotaLimits{DefaultFamilyDedicatedVCPUs: -1, TotalDedicatedVCPUs: -1}}, compute.TierDedicated, 0, false, 1, serverless.DefaultMaxInstances},
 		{"no quota at all", &catalog.Location{}, compute.TierDedicated, 0, false, 1, 1},
 	} {
-		if got := jobkind.ServerlessMaxInstances(c.loc, size, c.tier, c.own, c.hasOwn, c.need); got != c.want {
+		if got := serverless.MaxInstances(c.loc, size, c.tier, c.own, c.hasOwn, c.need); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package job
+package serverless
 
 import (
 	"crypto/sha256"
@@ -9,14 +9,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/job"
 )
-
-// ServerlessCompute is the compute a job names (compute: azureml:serverless,
-// or no compute at all) to run on serverless compute, as in Azure ML: a
-// cluster that Shoal creates and manages for the workspace. The name is
-// reserved in a job's compute field: a cluster a user named "serverless"
-// cannot be targeted by it.
-const ServerlessCompute = "serverless"
 
 // Serverless pool naming: "sls-<size>[-<location>]-<tier>". Azure's 24
 // character limit on compute names rules out the longer
@@ -27,37 +21,37 @@ const (
 	serverlessTierSpot   = "spot"
 )
 
-// DefaultServerlessMaxInstances bounds a serverless pool whose quota is
+// DefaultMaxInstances bounds a serverless pool whose quota is
 // unlimited (a negative limit); otherwise the quota bounds it.
-const DefaultServerlessMaxInstances = 100
+const DefaultMaxInstances = 100
 
-// ServerlessDescription is the description of every serverless pool.
-const ServerlessDescription = "serverless compute: created and managed by Shoal for jobs that name no compute"
+// Description is the description of every serverless pool.
+const Description = "serverless compute: created and managed by Shoal for jobs that name no compute"
 
-// ServerlessCreator is the created_by of a serverless pool: Shoal, not the
+// Creator is the created_by of a serverless pool: Shoal, not the
 // user whose job caused it.
-const ServerlessCreator = "shoal (serverless)"
+const Creator = "shoal (serverless)"
 
-// ServerlessTier maps queue_settings.job_tier to the tier of the pool a
+// Tier maps queue_settings.job_tier to the tier of the pool a
 // serverless job runs on: spot is low_priority (Azure's spot tier runs on
 // low-priority VMs); standard, basic, premium, null and none are dedicated.
-func ServerlessTier(jobTier string) string {
+func Tier(jobTier string) string {
 	if strings.EqualFold(strings.TrimSpace(jobTier), "spot") {
 		return compute.TierLowPriority
 	}
 	return compute.TierDedicated
 }
 
-// ServerlessPool is where a serverless job runs: one pool per location,
+// Pool is where a serverless job runs: one pool per location,
 // size and tier in a workspace.
-type ServerlessPool struct {
+type Pool struct {
 	Name     string
 	Location *catalog.Location
 	Size     *catalog.Size
 	Tier     string
 }
 
-// PlanServerlessPool chooses the pool of a serverless job in a workspace
+// PlanPool chooses the pool of a serverless job in a workspace
 // whose location is workspaceLocation. The size is
 // resources.instance_type, or by default the smallest CPU size offered
 // (fewest vCPUs, then least memory, then lowest price, then name). The
@@ -65,10 +59,10 @@ type ServerlessPool struct {
 // the first location in configuration order that does. A size no location
 // offers is EINVALID on resources.instance_type, naming the sizes that
 // exist.
-func PlanServerlessPool(cat *catalog.Catalog, workspaceLocation string, spec *JobSpec) (*ServerlessPool, error) {
+func PlanPool(cat *catalog.Catalog, workspaceLocation string, spec *job.JobSpec) (*Pool, error) {
 	tier := compute.TierDedicated
 	if spec.QueueSettings != nil {
-		tier = ServerlessTier(spec.QueueSettings.JobTier)
+		tier = Tier(spec.QueueSettings.JobTier)
 	}
 	locs := serverlessLocations(cat, workspaceLocation)
 	want := ""
@@ -114,16 +108,16 @@ func PlanServerlessPool(cat *catalog.Catalog, workspaceLocation string, spec *Jo
 	if len(locs) > 0 && locs[0].Name == canonicalLocation(cat, workspaceLocation) {
 		home = locs[0].Name
 	}
-	return &ServerlessPool{Name: ServerlessPoolName(size.Name, loc.Name, tier, loc.Name == home), Location: loc, Size: size, Tier: tier}, nil
+	return &Pool{Name: PoolName(size.Name, loc.Name, tier, loc.Name == home), Location: loc, Size: size, Tier: tier}, nil
 }
 
-// ServerlessPoolName is the name of the pool of size, location and tier:
+// PoolName is the name of the pool of size, location and tier:
 // "sls-<size>-<tier>" (size lower-cased, without "Standard_" and
 // punctuation; tier std or spot), with the location after the size unless
 // atHome (the pool is at the workspace's location). A name past
 // Azure's 24 characters keeps its start and ends with a hash of the
 // whole, so that it stays unique and deterministic.
-func ServerlessPoolName(size, location, tier string, atHome bool) string {
+func PoolName(size, location, tier string, atHome bool) string {
 	t := serverlessTierStd
 	if tier == compute.TierLowPriority {
 		t = serverlessTierSpot
@@ -143,14 +137,14 @@ func ServerlessPoolName(size, location, tier string, atHome bool) string {
 	return serverlessNamePrefix + body + h + "-" + t
 }
 
-// ServerlessMaxInstances is the max_instances of a serverless pool: as
+// MaxInstances is the max_instances of a serverless pool: as
 // many nodes of size as the quota for its tier allows (low-priority vCPUs;
 // or the smallest of the family's dedicated limit, the location's total
 // and the workspace's own limit for the family when it has one, given as
-// workspaceLimit with hasOwn), DefaultServerlessMaxInstances when
+// workspaceLimit with hasOwn), DefaultMaxInstances when
 // unlimited, and never fewer than need (the job's nodes: a quota too small
 // leaves the job queued with quota_exceeded, as on a cluster).
-func ServerlessMaxInstances(loc *catalog.Location, size *catalog.Size, tier string, workspaceLimit int, hasOwn bool, need int) int {
+func MaxInstances(loc *catalog.Location, size *catalog.Size, tier string, workspaceLimit int, hasOwn bool, need int) int {
 	var lim int
 	if tier == compute.TierLowPriority {
 		lim = loc.Quota.LowPriorityVCPUs
@@ -160,7 +154,7 @@ func ServerlessMaxInstances(loc *catalog.Location, size *catalog.Size, tier stri
 			lim = minLimit(lim, workspaceLimit)
 		}
 	}
-	n := DefaultServerlessMaxInstances
+	n := DefaultMaxInstances
 	if lim >= 0 {
 		n = lim / size.VCPUs
 	}
