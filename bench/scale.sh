@@ -2,6 +2,7 @@
 # One server, many nodes and a long queue: fake agents over the real agent
 # protocol. Usage: bench/scale.sh [--baseline REF] [--nodes 10000] [--jobs 100000] [--steady 30s]
 #   [--decisions 50] [--curve 1000,5000,10000,20000] [--gogc 400,100] [--profile DIR] [--pin=false]
+#   [--node-lease 30s]
 # --profile DIR with --baseline (no --curve) writes the baseline's profiles
 # into DIR/base and this tree's into DIR/this.
 # --pin (on by default with 2 CPUs or more) runs the server on CPU 0 and the

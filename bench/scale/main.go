@@ -46,6 +46,7 @@ var (
 	curve     = flag.String("curve", "", "comma-separated node counts (e.g. 1000,5000,10000,20000): a fresh server for each, measured at steady state only, and a table of RSS, heap, CPU and bytes per node")
 	against   = flag.String("baseline-bin", "", "another shoal binary (e.g. built from main) measured the same way in the same run, each point beside this one's (with --curve)")
 	gogcs     = flag.String("gogc", "", "comma-separated GOGC values for the servers (\"default\" is the server's own); each binary is measured with each (the bench's own GOGC is never passed on)")
+	lease     = flag.Duration("node-lease", 0, "the servers' node_lease (0: the server's default, 10s); agents sync every third of it, so the fleet's sync rate is nodes / (lease / 3)")
 	pin       = flag.Bool("pin", runtime.NumCPU() >= 2, "run the server on CPU 0 and this bench (its fake agents and clients) on the other CPUs (taskset), so that the figures are the server's; on by default with 2 CPUs or more")
 )
 
@@ -224,12 +225,16 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	}
 	defer killLeftovers(dir)
 	addr := ports.Restartable()
-	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(`locations:
+	conf := `locations:
   - name: local
     provider: local
   - name: lab
     provider: static
-`), 0o644)
+`
+	if *lease > 0 {
+		conf += fmt.Sprintf("node_lease: %s\n", *lease)
+	}
+	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(conf), 0o644)
 	// A failed measure (fatalf) ends the server and its agents too.
 	cleanup = func() {
 		if s := running; s != nil && s.cmd != nil && s.cmd.Process != nil {

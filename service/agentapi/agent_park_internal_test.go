@@ -144,7 +144,7 @@ func TestParkedSyncsPerNodeAreBounded(t *testing.T) {
 }
 
 // storeWithIdleNodes returns a test store holding idle nodes of these IDs.
-func storeWithIdleNodes(t *testing.T, ids ...string) store.Store {
+func storeWithIdleNodes(t testing.TB, ids ...string) store.Store {
 	t.Helper()
 	db, _ := teststore.Open(t)
 	if err := db.Update(context.Background(), func(tx store.Tx) error {
