@@ -396,6 +396,11 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		b.reset()
 		moved = 0
 		a.client.SetServers(resp.Servers)
+		if resp.HeartbeatInterval > 0 {
+			// The lease follows the fleet's size (decide/nodelease):
+			// the server says the pace on every sync.
+			interval = resp.HeartbeatInterval
+		}
 		first = false
 		if req.Prepulled != nil {
 			a.prepulls.sent(req.Prepulled)

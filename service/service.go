@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/nodelease"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/compute"
@@ -73,6 +74,11 @@ type Config struct {
 	Random io.Reader
 	// NodeLeaseTTL and NodeLeaseGrace bound node-loss detection.
 	NodeLeaseTTL, NodeLeaseGrace time.Duration
+	// MaxHeartbeatsPerSecond is the fleet's syncs a second the lease is
+	// sized for: a fleet larger than NodeLeaseTTL/3 × it gets a longer
+	// lease (decide/nodelease). Zero is nodelease.DefaultMaxRate;
+	// negative keeps NodeLeaseTTL whatever the fleet.
+	MaxHeartbeatsPerSecond float64
 	// JoinTimeout is how long a provisioned node may take to join after its
 	// location's provisioning delay before it is declared unusable.
 	JoinTimeout time.Duration
@@ -170,6 +176,9 @@ type Services struct {
 	// through each instance's application proxy, the same on every
 	// replica.
 	live live.InstanceState
+	// lease sizes nodes' leases to the fleet, shared by the agents'
+	// protocol (what agents are told) and the node loop (NodeLease).
+	lease *nodelease.Keeper
 }
 
 // New returns the services for cfg.
@@ -182,6 +191,9 @@ func New(cfg Config) *Services {
 	}
 	if cfg.NodeLeaseGrace == 0 {
 		cfg.NodeLeaseGrace = node.DefaultNodeLeaseGrace
+	}
+	if cfg.MaxHeartbeatsPerSecond == 0 {
+		cfg.MaxHeartbeatsPerSecond = nodelease.DefaultMaxRate
 	}
 	if cfg.JoinTimeout == 0 {
 		cfg.JoinTimeout = 5 * time.Minute
@@ -240,17 +252,32 @@ func New(cfg Config) *Services {
 	s.Quotas = quota.New(quota.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify, StorageUsage: storageUsage, Subscription: compute.Subscription})
 	s.Locations = locations.New(locations.Config{Store: s.store, Catalog: s.catalog, Auth: s, Provider: s.Provider, Usages: s.ListUsages})
 	s.Costs = cost.New(cost.Config{Store: s.store, Catalog: s.catalog, Auth: s, Notify: s.notify})
+	s.lease = nodelease.New(nodelease.Config{Min: cfg.NodeLeaseTTL, MaxRate: cfg.MaxHeartbeatsPerSecond,
+		Count: func(ctx context.Context) (n int, err error) {
+			err = cfg.Store.View(ctx, func(tx store.Tx) error {
+				n, err = tx.CountNodes()
+				return err
+			})
+			return n, err
+		}})
 	s.agentServer = agentapi.New(agentapi.Config{
 		Store: audited, Files: cfg.Files, Logger: s.log, Notify: s.notify, Wakes: s.nodes,
 		Jobs: s, Computes: s.computesService, Tokens: s.accessService, Storage: s.storageService,
 		NodeReady: func(workspace, compute string, took time.Duration) {
 			s.Observe().NodeReady(workspace, compute, took)
 		},
-		AgentReads: cfg.AgentReads, NodeLeaseTTL: cfg.NodeLeaseTTL, NodeLeaseGrace: cfg.NodeLeaseGrace,
+		AgentReads: cfg.AgentReads, NodeLeaseTTL: cfg.NodeLeaseTTL, NodeLeaseGrace: cfg.NodeLeaseGrace, Lease: s.lease, Clock: cfg.Clock,
 		GPUSampleInterval: cfg.GPUSampleInterval, ServerURL: cfg.ServerURL, Servers: cfg.Servers,
 		CuratedEnvironments: cfg.CuratedEnvironments, SecretsKey: cfg.SecretsKey,
 	})
 	return s
+}
+
+// NodeLease is the lease a node's silence is judged by at now: the
+// configured lease, or the longer one a large fleet was lately granted
+// (decide/nodelease).
+func (s *Services) NodeLease(ctx context.Context, now time.Time) time.Duration {
+	return s.lease.Expiry(ctx, now)
 }
 
 // Now is the services' clock's time: reports that default a window to

@@ -90,6 +90,9 @@ type Tx interface {
 	// CountLiveNodes counts the live nodes (Node.Live) of a workspace's
 	// compute, reading no node documents.
 	CountLiveNodes(workspace, compute string) (int, error)
+	// CountNodes counts every node of every compute, reading no node
+	// documents: the fleet whose syncs a node's lease is sized for.
+	CountNodes() (int, error)
 	// InsertNode adds a node. Returns ECONFLICT if the ID exists.
 	InsertNode(n *node.Node) error
 	// UpdateNode replaces the stored node of the same ID. Returns ENOTFOUND.

@@ -43,7 +43,10 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	// holds every node loseReason, releasable and watchPreparing act on.
 	// Reading every node's document for this took 16 % of a server's CPU
 	// at 2,000 nodes.
-	cutoff := now.Add(-(c.cfg.NodeLeaseTTL + c.cfg.NodeLeaseGrace))
+	// The lease grows with the fleet (decide/nodelease): a node's
+	// silence is judged by the longest lease lately granted.
+	lease := s.NodeLease(ctx, now)
+	cutoff := now.Add(-(lease + c.cfg.NodeLeaseGrace))
 	err := s.Store().View(sys, func(tx store.Tx) error {
 		nodes, err := tx.ListNodesDue(cutoff)
 		if err != nil {
@@ -52,7 +55,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 		all = nodes
 		due = due[:0]
 		for _, n := range nodes {
-			if c.loseReason(n, now) != "" || releasable(n) {
+			if c.loseReason(n, now, lease) != "" || releasable(n) {
 				due = append(due, n.ID)
 			}
 		}
@@ -70,7 +73,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	if len(due) == 0 {
 		return nil
 	}
-	if err := c.settle(sys, due, now); err != nil {
+	if err := c.settle(sys, due, now, lease); err != nil {
 		// One node's failure rolled back the others': each again in a
 		// transaction of its own (loop.Each), the failing one recorded,
 		// retried with backoff, and the others carried out.
@@ -79,7 +82,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 			items[i] = loop.Item[string]{Key: id, Value: id}
 		}
 		loop.Each(c.losses, now, s.Logger(), "declaring a node lost", items,
-			func(id string) error { return c.settle(sys, []string{id}, now) },
+			func(id string) error { return c.settle(sys, []string{id}, now, lease) },
 			func(id string, f loop.Failure) {
 				c.recordFailure(sys, id, "node_loss_failed", f.Reason("declaring node "+id+" lost"))
 			})
@@ -89,7 +92,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 
 // settle declares the nodes of ids that are still due lost, in one
 // transaction, and releases those with no work.
-func (c *Loop) settle(ctx context.Context, ids []string, now time.Time) error {
+func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease time.Duration) error {
 	s := c.s
 	var toRelease []*node.Node
 	var wake []string
@@ -105,7 +108,7 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time) error {
 			} else if err != nil {
 				return err
 			}
-			if reason := c.loseReason(n, now); reason != "" {
+			if reason := c.loseReason(n, now, lease); reason != "" {
 				w, err := s.LoseNode(ctx, tx, n, reason, &outcomes)
 				if err != nil {
 					return loop.Context(err, "node %s", n.ID)
@@ -150,7 +153,7 @@ func (c *Loop) recordFailure(ctx context.Context, id, kind, reason string) {
 // is not: a machine joined by hand whose join command expired, a node that
 // did not join within its provisioning delay and the join timeout, or one
 // that missed its lease.
-func (c *Loop) loseReason(n *node.Node, now time.Time) string {
+func (c *Loop) loseReason(n *node.Node, now time.Time, lease time.Duration) string {
 	s := c.s
 	switch {
 	case n.State == node.NodePreparing && n.Role == node.NodeRoleStatic:
@@ -167,9 +170,9 @@ func (c *Loop) loseReason(n *node.Node, now time.Time) string {
 		if now.Sub(n.CreatedOn) > delay+c.cfg.JoinTimeout {
 			return fmt.Sprintf("node %s did not join within %s of provisioning", n.ID, delay+c.cfg.JoinTimeout)
 		}
-	case n.State != node.NodeUnusable && now.Sub(c.silentSince(n)) > c.cfg.NodeLeaseTTL+c.cfg.NodeLeaseGrace:
+	case n.State != node.NodeUnusable && now.Sub(c.silentSince(n)) > lease+c.cfg.NodeLeaseGrace:
 		return fmt.Sprintf("node %s missed its lease: no heartbeat for %s (lease %s + grace %s)",
-			n.ID, now.Sub(c.silentSince(n)).Round(time.Second), c.cfg.NodeLeaseTTL, c.cfg.NodeLeaseGrace)
+			n.ID, now.Sub(c.silentSince(n)).Round(time.Second), lease, c.cfg.NodeLeaseGrace)
 	}
 	return ""
 }

@@ -109,6 +109,11 @@ type AgentSyncResponse struct {
 	Exit bool `json:"exit,omitempty"`
 	// LeaseExpires is when the node is declared lost without another sync.
 	LeaseExpires time.Time `json:"lease_expires"`
+	// HeartbeatInterval is how often the agent syncs from now on: the
+	// node's lease grows and shrinks with the fleet (decide/nodelease),
+	// and a third of it is the pace. Zero (an older server) keeps the
+	// join's.
+	HeartbeatInterval time.Duration `json:"heartbeat_interval,omitempty"`
 	// Instance is what an instance's agent must serve (instance nodes only).
 	Instance *InstanceTask `json:"instance,omitempty"`
 	// SSH is the admin account a cluster node serves SSH with, when its

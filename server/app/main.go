@@ -363,7 +363,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		IdleMinute:     idleMinute, Clock: opts.Clock,
 		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Submitted: m.pokeSubmitted, Files: files,
 		Providers: providers, ServerURL: serverURL, Servers: servers, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
-		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace),
+		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace), MaxHeartbeatsPerSecond: cfg.HeartbeatRate(),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),
 		CuratedEnvironments: cfg.CuratedEnvironments,
 	})

@@ -71,6 +71,11 @@ type Config struct {
 	// node goes unnoticed. Defaults 10s and 10s.
 	NodeLease      Duration `yaml:"node_lease"`
 	NodeLeaseGrace Duration `yaml:"node_lease_grace"`
+	// MaxHeartbeatsPerSecond is the agents' syncs a second a lease is
+	// sized for: a fleet larger than node_lease/3 × it is given a longer
+	// lease, so that its syncs stay at this rate (and a lost node is
+	// noticed later). Nil is the default, 1,000 (decide/nodelease).
+	MaxHeartbeatsPerSecond *float64 `yaml:"max_heartbeats_per_second"`
 	// KillGrace is the time between SIGTERM and SIGKILL when a job is
 	// stopped (timeout, cancel, preemption). Default 10s.
 	KillGrace Duration `yaml:"kill_grace"`
@@ -325,7 +330,19 @@ func Parse(r io.Reader) (*Config, error) {
 	if err := asset.ValidateCuratedEnvironments(cfg.CuratedEnvironments); err != nil {
 		return nil, err
 	}
+	if r := cfg.MaxHeartbeatsPerSecond; r != nil && (!(*r > 0) || math.IsInf(*r, 0)) {
+		return nil, fmt.Errorf("max_heartbeats_per_second: must be a positive, finite number of syncs a second (the default is 1000), not %v", *r)
+	}
 	return cfg, nil
+}
+
+// HeartbeatRate is max_heartbeats_per_second, or 0 (the services'
+// default) when the config sets none.
+func (c *Config) HeartbeatRate() float64 {
+	if c.MaxHeartbeatsPerSecond == nil {
+		return 0
+	}
+	return *c.MaxHeartbeatsPerSecond
 }
 
 // GPUDetector reports the GPUs a provider finds on its hosts; it lets the

@@ -604,3 +604,20 @@ func TestKubernetesInstanceTypes(t *testing.T) {
 		t.Errorf("resource_id resolves to %v", found)
 	}
 }
+
+// max_heartbeats_per_second is a positive, finite rate; absent is the
+// services' default (0 here).
+func TestMaxHeartbeatsPerSecond(t *testing.T) {
+	if got := parse(t, "").HeartbeatRate(); got != 0 {
+		t.Errorf("absent: %v, want 0 (the default)", got)
+	}
+	if got := parse(t, "max_heartbeats_per_second: 250\n").HeartbeatRate(); got != 250 {
+		t.Errorf("250: %v", got)
+	}
+	for _, bad := range []string{"0", "-5", ".inf", ".nan"} {
+		_, err := config.Parse(strings.NewReader("max_heartbeats_per_second: " + bad + "\n"))
+		if err == nil || !strings.Contains(err.Error(), "max_heartbeats_per_second") {
+			t.Errorf("max_heartbeats_per_second: %s: %v, want an error naming the key", bad, err)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.JoinRequest) (*nodekind.JoinResponse, error) {
 	var resp *nodekind.JoinResponse
 	var node *nodekind.Node
+	lease := s.leaseTTL(ctx)
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		n, err := tx.FindNodeByJoinTokenHash(identity.HashToken(joinToken))
 		if core.ErrorCode(err) == core.ENOTFOUND {
@@ -64,7 +65,7 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.Jo
 			return err
 		}
 		node = n
-		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: s.heartbeatInterval(), LeaseTTL: s.cfg.NodeLeaseTTL, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
+		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: lease / 3, LeaseTTL: lease, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
 		c := &compute.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
 		what := "is idle"
@@ -90,7 +91,12 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.Jo
 	return resp, nil
 }
 
-func (s *Server) heartbeatInterval() time.Duration { return s.cfg.NodeLeaseTTL / 3 }
+// leaseTTL is the lease an agent is told now: the configured one, or
+// longer for a fleet whose syncs it would otherwise flood the server
+// with (decide/nodelease).
+func (s *Server) leaseTTL(ctx context.Context) time.Duration {
+	return s.cfg.Lease.Grant(ctx, s.cfg.Clock.Now())
+}
 
 // AuthenticateNode returns the ID of the node a node credential belongs to.
 // Agents call several times per job; a credential seen within
@@ -137,7 +143,8 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 	if renew && req.Instance != nil {
 		s.computes.RecordInstanceReport(ctx, nodeID, req.Instance)
 	}
-	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx)}
+	lease := s.leaseTTL(ctx)
+	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx), HeartbeatInterval: lease / 3}
 	writeBeat := false
 	var unstarted *nodekind.RankRef
 	var unstartedReason string
@@ -164,12 +171,12 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 			// The lease is written at most every heartbeatWriteEvery: a
 			// busy node syncs after every job, and a write per sync would
 			// queue behind every other writer.
-			if now.Sub(n.LastHeartbeat) >= s.heartbeatWriteEvery() {
+			if now.Sub(n.LastHeartbeat) >= heartbeatWriteEvery(lease) {
 				writeBeat = true
 				n.LastHeartbeat = now
 			}
 		}
-		resp.LeaseExpires = n.LastHeartbeat.Add(s.cfg.NodeLeaseTTL + s.cfg.NodeLeaseGrace)
+		resp.LeaseExpires = n.LastHeartbeat.Add(lease + s.cfg.NodeLeaseGrace)
 		running := map[nodekind.RankRef]bool{}
 		for _, r := range req.Running {
 			running[r] = true
@@ -283,8 +290,8 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 
 // heartbeatWriteEvery is how stale a stored heartbeat may get before a sync
 // writes it again: a sixth of the lease, at most a second.
-func (s *Server) heartbeatWriteEvery() time.Duration {
-	return min(s.cfg.NodeLeaseTTL/6, time.Second)
+func heartbeatWriteEvery(lease time.Duration) time.Duration {
+	return min(lease/6, time.Second)
 }
 
 // nodeRank returns the attempt and rank a node may act on, refusing a node

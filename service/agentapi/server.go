@@ -16,8 +16,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shoal-ml/shoal/decide/nodelease"
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/money"
 	"github.com/shoal-ml/shoal/domain/node"
@@ -106,6 +108,11 @@ type Config struct {
 	AgentReads int
 	// NodeLeaseTTL and NodeLeaseGrace bound a node's lease.
 	NodeLeaseTTL, NodeLeaseGrace time.Duration
+	// Lease sizes the lease agents are told to the fleet; nil grants
+	// NodeLeaseTTL whatever the fleet.
+	Lease *nodelease.Keeper
+	// Clock is the time leases are granted at; nil is the system's.
+	Clock core.Clock
 	// GPUSampleInterval is how often nodes sample their GPUs.
 	GPUSampleInterval time.Duration
 	// ServerURL and Servers are where agents reach the servers.
@@ -152,6 +159,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.NodeLeaseGrace == 0 {
 		cfg.NodeLeaseGrace = node.DefaultNodeLeaseGrace
+	}
+	if cfg.Lease == nil {
+		cfg.Lease = nodelease.New(nodelease.Config{Min: cfg.NodeLeaseTTL})
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = core.SystemClock{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

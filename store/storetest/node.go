@@ -493,6 +493,13 @@ func testNodeCountByState(t *testing.T, s store.Store, clock *stcheck.Clock) {
 		}
 		stcheck.Equal(t, "CountNodesByState "+what, got, want)
 	}
+	stcheck.View(t, s, func(tx store.Tx) error {
+		n, err := tx.CountNodes()
+		if err == nil && n != len(nodes) {
+			t.Errorf("CountNodes = %d, want %d (every compute's, every workspace's)", n, len(nodes))
+		}
+		return err
+	})
 	count("as inserted",
 		node.StateCount{State: node.NodeIdle, Count: 2},
 		node.StateCount{State: node.NodeIdle, Pulling: true, Count: 1},

@@ -41,3 +41,14 @@ func (t *Counts) CountLiveNodes(workspace, compute string) (int, error) {
 	}
 	return n, nil
 }
+
+// CountNodes counts every node of the store: the agents' lease grows
+// with the fleet (decide/nodelease), which a server counts every few
+// seconds.
+func (t *Counts) CountNodes() (int, error) {
+	var n int
+	if err := t.Q.QueryRow(`SELECT COUNT(*) FROM nodes`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count nodes: %w", err)
+	}
+	return n, nil
+}
