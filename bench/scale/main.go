@@ -311,8 +311,12 @@ func point(v variant, n int, profile string, full bool) steadyState {
 			fatalf("join %s: %v", jc.NodeID, err)
 		}
 		go func() {
+			// As the real agent: the pace the join set, then the one each
+			// sync's answer says (the lease follows the fleet's size).
+			interval := resp.HeartbeatInterval
 			for ctx.Err() == nil {
-				if _, err := a.Sync(ctx, &node.AgentSyncRequest{}, resp.HeartbeatInterval); err != nil {
+				sr, err := a.Sync(ctx, &node.AgentSyncRequest{}, interval)
+				if err != nil {
 					if syncErrors.Add(1) <= 3 && ctx.Err() == nil {
 						// The first few say what goes wrong.
 						log.Printf("sync error: %v", err)
@@ -320,6 +324,9 @@ func point(v variant, n int, profile string, full bool) steadyState {
 					a.Reconnect()
 					time.Sleep(time.Second)
 					continue
+				}
+				if sr.HeartbeatInterval > 0 {
+					interval = sr.HeartbeatInterval
 				}
 				syncs.Add(1)
 			}
