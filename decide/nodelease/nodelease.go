@@ -80,6 +80,7 @@ type Keeper struct {
 	heldTill time.Time
 	counted  time.Time // when the fleet was last counted (zero: never)
 	counting bool      // a count is under way in another caller
+	known    bool      // a count has succeeded
 	nodes    int
 }
 
@@ -104,6 +105,13 @@ func (k *Keeper) Expiry(ctx context.Context, now time.Time) time.Duration {
 	k.RunOnce(ctx, now)
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.cfg.Count != nil && k.cfg.MaxRate > 0 && !k.known {
+		// The fleet has never been counted here (a server that took
+		// the lead while its store fails): agents may have been told a
+		// long lease by another server, and none is judged by a
+		// shorter one.
+		return maxLease
+	}
 	if now.Before(k.heldTill) && k.held > k.ttl {
 		return k.held
 	}
@@ -140,6 +148,7 @@ func (k *Keeper) RunOnce(ctx context.Context, now time.Time) {
 	if err != nil {
 		return
 	}
+	k.known = true
 	k.nodes = n
 	next := TTL(n, k.cfg.Min, k.cfg.MaxRate)
 	if next < k.ttl {

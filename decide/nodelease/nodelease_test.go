@@ -114,3 +114,21 @@ func TestKeeperWithoutARateKeepsTheConfiguredLease(t *testing.T) {
 		t.Fatalf("Expiry with no rate = %v, want 10s", got)
 	}
 }
+
+// A keeper that has never counted its fleet judges no silence: another
+// server may have told agents a long lease.
+func TestKeeperThatNeverCountedJudgesNoSilence(t *testing.T) {
+	f := &fleet{nodes: 10, err: errors.New("store down")}
+	k := New(Config{Min: 10 * time.Second, MaxRate: 1000, Count: f.count})
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	if got := k.Expiry(context.Background(), now); got != time.Hour {
+		t.Fatalf("Expiry before any count = %v, want an hour", got)
+	}
+	if got := k.Grant(context.Background(), now); got != 10*time.Second {
+		t.Fatalf("Grant before any count = %v, want the configured 10s", got)
+	}
+	f.err = nil
+	if got := k.Expiry(context.Background(), now.Add(RefreshEvery)); got != 10*time.Second {
+		t.Fatalf("Expiry once counted = %v, want 10s", got)
+	}
+}
