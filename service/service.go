@@ -273,6 +273,11 @@ func New(cfg Config) *Services {
 	return s
 }
 
+// AgentLease is the lease agents are told now (metrics show it).
+func (s *Services) AgentLease(ctx context.Context) time.Duration {
+	return s.lease.Grant(ctx, s.cfg.Clock.Now())
+}
+
 // NodeLease is the lease a node's silence is judged by at now: the
 // configured lease, or the longer one a large fleet was lately granted
 // (decide/nodelease).

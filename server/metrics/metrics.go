@@ -58,6 +58,12 @@ func New(svc *service.Services) *Metrics {
 	m.writeBusy = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_busy_seconds_total",
 		Help: "Time write transactions held the store's writer (SQLite's write connection; on PostgreSQL from begin to commit, the write lock's wait included): a rate near 1 means the write path is the bound."})
 	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy)
+	// The lease agents are told now: longer than node_lease in a fleet
+	// too large for its syncs (decide/nodelease), and with it how long a
+	// lost node goes unnoticed.
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shoal_node_lease_seconds",
+		Help: "The lease agents are told now (they sync every third of it): node_lease, or longer for a fleet that would sync more than max_heartbeats_per_second."},
+		func() float64 { return svc.AgentLease(context.Background()).Seconds() }))
 	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store, m.nodesLost, m.dropped, m.failed, gauges{m.alertMetrics},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc, m: m})
 	return m

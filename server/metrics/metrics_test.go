@@ -78,6 +78,10 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// A small fleet's lease is the configured one (the default 10 s).
+	if v, ok := sample(string(body), "shoal_node_lease_seconds"); !ok || v != 10 {
+		t.Errorf("/metrics: shoal_node_lease_seconds = %v (found %v), want 10", v, ok)
+	}
 	// The compute's creation was a write: the write path's counters moved.
 	for _, name := range []string{"shoal_store_write_transactions_total", "shoal_store_write_updates_total", "shoal_store_write_busy_seconds_total"} {
 		v, ok := sample(string(body), name)
