@@ -4,13 +4,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -87,29 +83,9 @@ func CheckLegacySettings(t *testing.T, s store.Store) {
 	})
 }
 
-// MigrationsUpTo returns fsys's migrations/NNNN_*.sql files up to
-// version last, so that a test can build a store as an older Shoal left
-// it.
-func MigrationsUpTo(t *testing.T, fsys fs.FS, last int) fs.FS {
-	t.Helper()
-	entries, err := fs.ReadDir(fsys, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := fstest.MapFS{}
-	for _, e := range entries {
-		prefix, _, _ := strings.Cut(e.Name(), "_")
-		if v, err := strconv.Atoi(prefix); err != nil || v > last {
-			continue
-		}
-		b, err := fs.ReadFile(fsys, "migrations/"+e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out["migrations/"+e.Name()] = &fstest.MapFile{Data: b}
-	}
-	return out
-}
+// MigrationsUpTo is stcheck.MigrationsUpTo (the stores' tests call it
+// from here).
+var MigrationsUpTo = stcheck.MigrationsUpTo
 
 // LegacyNodeRows are INSERT statements of nodes as a store at version 28
 // held them (before the live column): their states and draining flags
