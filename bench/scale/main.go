@@ -234,7 +234,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	if *lease > 0 {
 		conf += fmt.Sprintf("node_lease: %s\n", *lease)
 	}
-	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(conf), 0o644)
+	os.WriteFile(filepath.Join(dir, "server.yml"), []byte(conf), 0o600)
 	// A failed measure (fatalf) ends the server and its agents too.
 	cleanup = func() {
 		if s := running; s != nil && s.cmd != nil && s.cmd.Process != nil {
