@@ -177,7 +177,7 @@ type Services struct {
 	// replica.
 	live live.InstanceState
 	// lease sizes nodes' leases to the fleet, shared by the agents'
-	// protocol (what agents are told) and the node loop (NodeLease).
+	// protocol (what agents are told) and the node loop (LeaseExpiry).
 	lease *nodelease.Keeper
 }
 
@@ -273,15 +273,15 @@ func New(cfg Config) *Services {
 	return s
 }
 
-// AgentLease is the lease agents are told now (metrics show it).
-func (s *Services) AgentLease(ctx context.Context) time.Duration {
+// LeaseGrant is the lease agents are told now (metrics show it).
+func (s *Services) LeaseGrant(ctx context.Context) time.Duration {
 	return s.lease.Grant(ctx, s.cfg.Clock.Now())
 }
 
-// NodeLease is the lease a node's silence is judged by at now: the
+// LeaseExpiry is the lease a node's silence is judged by at now: the
 // configured lease, or the longer one a large fleet was lately granted
 // (decide/nodelease).
-func (s *Services) NodeLease(ctx context.Context, now time.Time) time.Duration {
+func (s *Services) LeaseExpiry(ctx context.Context, now time.Time) time.Duration {
 	return s.lease.Expiry(ctx, now)
 }
 

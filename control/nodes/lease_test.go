@@ -22,8 +22,8 @@ func TestRunOnceJudgesSilenceByTheFleetsLease(t *testing.T) {
 	})
 	svc := service.New(service.Config{Store: db, Catalog: catalogAt(t, "local", "fake"), Clock: clock,
 		NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second, MaxHeartbeatsPerSecond: 0.3})
-	if got := svc.NodeLease(ctx, clock.Now()); got != 30*time.Second {
-		t.Fatalf("NodeLease for 3 nodes at 0.3 syncs a second = %v, want 30s", got)
+	if got := svc.LeaseExpiry(ctx, clock.Now()); got != 30*time.Second {
+		t.Fatalf("LeaseExpiry for 3 nodes at 0.3 syncs a second = %v, want 30s", got)
 	}
 	loop := nodes.New(svc, svc.Config())
 	if err := loop.RunOnce(ctx, clock.Now()); err != nil {

@@ -45,7 +45,7 @@ func (c *Loop) RunOnce(ctx context.Context, now time.Time) error {
 	// at 2,000 nodes.
 	// The lease grows with the fleet (decide/nodelease): a node's
 	// silence is judged by the longest lease lately granted.
-	lease := s.NodeLease(ctx, now)
+	lease := s.LeaseExpiry(ctx, now)
 	cutoff := now.Add(-(lease + c.cfg.NodeLeaseGrace))
 	err := s.Store().View(sys, func(tx store.Tx) error {
 		nodes, err := tx.ListNodesDue(cutoff)

@@ -36,9 +36,9 @@ type Services interface {
 	Report(o *service.JobOutcomes)
 	// WakeNodes wakes the named nodes' agents' long polls.
 	WakeNodes(ids ...string)
-	// NodeLease is the lease a node's silence is judged by at now: the
+	// LeaseExpiry is the lease a node's silence is judged by at now: the
 	// configured one, or longer for a large fleet (decide/nodelease).
-	NodeLease(ctx context.Context, now time.Time) time.Duration
+	LeaseExpiry(ctx context.Context, now time.Time) time.Duration
 	// PreemptNodeBecause preempts a node, saying why (a machine its
 	// provider took back).
 	PreemptNodeBecause(ctx context.Context, workspace, compute, nodeID, reason string) error

@@ -42,6 +42,9 @@ const maxLease = time.Hour
 // heartbeat interval), so that two missed syncs still leave it time.
 const syncsPerLease = 3
 
+// Interval is how often an agent holding lease syncs.
+func Interval(lease time.Duration) time.Duration { return lease / syncsPerLease }
+
 // TTL is the lease for a fleet of nodes: min, or the lease that keeps
 // nodes × syncsPerLease / lease at or under maxRate syncs a second when
 // that is longer. A maxRate of zero or less never stretches it.
@@ -81,7 +84,6 @@ type Keeper struct {
 	counted  time.Time // when the fleet was last counted (zero: never)
 	counting bool      // a count is under way in another caller
 	known    bool      // a count has succeeded
-	nodes    int
 }
 
 // New returns a Keeper that grants cfg.Min until it has counted.
@@ -93,7 +95,7 @@ func New(cfg Config) *Keeper {
 // a third of it. It counts the fleet first when the count is older than
 // RefreshEvery (one caller counts; the others take the lease as it is).
 func (k *Keeper) Grant(ctx context.Context, now time.Time) time.Duration {
-	k.RunOnce(ctx, now)
+	k.refresh(ctx, now)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.ttl
@@ -102,7 +104,7 @@ func (k *Keeper) Grant(ctx context.Context, now time.Time) time.Duration {
 // Expiry is the lease a node's silence is judged by at now: the lease
 // granted now, or a longer one granted within the last of it.
 func (k *Keeper) Expiry(ctx context.Context, now time.Time) time.Duration {
-	k.RunOnce(ctx, now)
+	k.refresh(ctx, now)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.cfg.Count != nil && k.cfg.MaxRate > 0 && !k.known {
@@ -118,18 +120,13 @@ func (k *Keeper) Expiry(ctx context.Context, now time.Time) time.Duration {
 	return k.ttl
 }
 
-// Nodes is the fleet as last counted (0 before the first count).
-func (k *Keeper) Nodes() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.nodes
-}
-
-// RunOnce counts the fleet when the last count is older than
-// RefreshEvery and sets the lease from it. A failed count keeps the
+// refresh counts the fleet when the last count is older than
+// RefreshEvery and sets the lease from it: lazily, from whichever caller
+// asks first (an agent's sync or the node loop), not in a loop of its
+// own. A failed count keeps the
 // lease as it was (and is tried again at the next call after
 // RefreshEvery).
-func (k *Keeper) RunOnce(ctx context.Context, now time.Time) {
+func (k *Keeper) refresh(ctx context.Context, now time.Time) {
 	if k.cfg.Count == nil || k.cfg.MaxRate <= 0 {
 		return
 	}
@@ -149,7 +146,6 @@ func (k *Keeper) RunOnce(ctx context.Context, now time.Time) {
 		return
 	}
 	k.known = true
-	k.nodes = n
 	next := TTL(n, k.cfg.Min, k.cfg.MaxRate)
 	if next < k.ttl {
 		// Agents told the longer lease keep to it until their next

@@ -65,9 +65,6 @@ func TestKeeperCountsEveryFewSecondsAndGrantsTheFleetsLease(t *testing.T) {
 	if got := k.Grant(ctx, t0.Add(2*RefreshEvery)); got != 60*time.Second {
 		t.Fatalf("Grant after a failed count = %v, want 60s kept", got)
 	}
-	if k.Nodes() != 20000 {
-		t.Fatalf("Nodes after a failed count = %d, want 20000 kept", k.Nodes())
-	}
 }
 
 // A fleet that shrinks is granted the short lease at once, but a node

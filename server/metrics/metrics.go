@@ -63,7 +63,7 @@ func New(svc *service.Services) *Metrics {
 	// lost node goes unnoticed.
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shoal_node_lease_seconds",
 		Help: "The lease agents are told now (they sync every third of it): node_lease, or longer for a fleet that would sync more than max_heartbeats_per_second."},
-		func() float64 { return svc.AgentLease(context.Background()).Seconds() }))
+		func() float64 { return svc.LeaseGrant(context.Background()).Seconds() }))
 	m.reg.MustRegister(m.queueWait, m.jobsEnded, m.provisioning, m.decisions, m.api, m.store, m.nodesLost, m.dropped, m.failed, gauges{m.alertMetrics},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &stateCollector{svc: svc, m: m})
 	return m

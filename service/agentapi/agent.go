@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/decide/nodelease"
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
@@ -65,7 +66,7 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.Jo
 			return err
 		}
 		node = n
-		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: lease / 3, LeaseTTL: lease, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
+		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: nodelease.Interval(lease), LeaseTTL: lease, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
 		c := &compute.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
 		what := "is idle"
@@ -144,7 +145,7 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 		s.computes.RecordInstanceReport(ctx, nodeID, req.Instance)
 	}
 	lease := s.leaseTTL(ctx)
-	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx), HeartbeatInterval: lease / 3}
+	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx), HeartbeatInterval: nodelease.Interval(lease)}
 	writeBeat := false
 	var unstarted *nodekind.RankRef
 	var unstartedReason string
