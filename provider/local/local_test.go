@@ -145,13 +145,32 @@ func waitGone(t *testing.T, pid int, timeout time.Duration) {
 	}
 }
 
+// cmdline reads a process's command line, waiting for the kernel to fill
+// it in: exec closes the close-on-exec pipe that ends cmd.Start before
+// the new image's argument and environment areas are set up, so a
+// process read at once on a loaded machine shows an empty command line
+// and environment (a CI run saw exactly that).
 func cmdline(t *testing.T, pid int) []string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := procFile(t, pid, "cmdline")
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// procFile reads /proc/<pid>/<name>, polling for up to five seconds
+// while it is empty (see cmdline).
+func procFile(t *testing.T, pid int, name string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 0 || time.Now().After(deadline) {
+			return b
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func provision(t *testing.T, p *local.Provider, id string, delay time.Duration) *nodekind.Node {
@@ -199,17 +218,10 @@ func TestAgentProcess(t *testing.T) {
 
 	// The join token is in the environment only.
 	const token = "join-token-n1"
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(raw, []byte(token)) {
+	if raw := procFile(t, pid, "cmdline"); bytes.Contains(raw, []byte(token)) {
 		t.Error("the join token is on the agent's command line")
 	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := procFile(t, pid, "environ")
 	if !slices.Contains(strings.Split(string(env), "\x00"), local.JoinTokenEnv+"="+token) {
 		t.Errorf("%s=%s is not in the agent's environment", local.JoinTokenEnv, token)
 	}
