@@ -67,6 +67,8 @@ type Controller struct {
 	// lastPrune is when node deletions the view has read were last
 	// pruned from the store.
 	lastPrune time.Time
+	// observe is told of each placement pass (SetPassObserver).
+	observe PassObserver
 
 	mu sync.Mutex
 	// passNodes is the state the placement pass left, kept for the node
@@ -119,7 +121,7 @@ func (c *Controller) RunPass(ctx context.Context, now time.Time, wholeQueue bool
 	if err := c.sweeps.RunOnce(ctx, now); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.placement(ctx, now, wholeQueue); err != nil {
+	if err := c.placement(ctx, now, wholeQueue, PassFull); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.nodes.ReconcileComputes(ctx); err != nil {
@@ -182,7 +184,7 @@ func (c *Controller) pruneDeletions(ctx context.Context, now time.Time) error {
 // the full RunOnce on a tick, so a busy server does not re-read every node
 // and compute for each report an agent sends.
 func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
-	return c.placement(ctx, now, false)
+	return c.placement(ctx, now, false, PassChanges)
 }
 
 // RunPlacementFor runs the scheduler and the autoscaler for the queues
@@ -190,7 +192,8 @@ func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
 // submitted to them need, decided without scheduling or planning the
 // other computes.
 func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys map[string]bool) error {
-	c.placeMu.Lock()
+	asked, got := c.lockPlacement()
+	defer c.observePass(PassSubmitted, asked, got)
 	defer c.placeMu.Unlock()
 	var errs []error
 	st, err := c.place.RunFor(ctx, now, keys)
@@ -212,6 +215,8 @@ func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys ma
 // its duration; RunOnce does the same work within its placement.
 // It returns how many jobs were queued.
 func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) (int, error) {
+	began := time.Now() // the wall clock, as lockPlacement's
+	defer c.observePass(PassWholeQueue, began, began)
 	p, err := c.place.Plan(ctx, now, true, nil)
 	if err != nil || p == nil {
 		return 0, err
@@ -222,8 +227,9 @@ func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) (int, err
 
 // placement runs the scheduler (over the whole queue when full) and the
 // autoscaler.
-func (c *Controller) placement(ctx context.Context, now time.Time, full bool) error {
-	c.placeMu.Lock()
+func (c *Controller) placement(ctx context.Context, now time.Time, full bool, kind PassKind) error {
+	asked, got := c.lockPlacement()
+	defer c.observePass(kind, asked, got)
 	defer c.placeMu.Unlock()
 	var errs []error
 	st, err := c.place.RunOnce(ctx, now, full)

@@ -397,6 +397,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 
 	// Submission to the autoscaler's decision, on an elastic cluster.
 	var decide []time.Duration
+	passesBefore := s.readPasses()
 	for i := range *decisions {
 		name := fmt.Sprintf("elastic%d", i)
 		s.do("PUT", "/api/v1/workspaces/default/computes/"+name, map[string]any{"size": "Standard_DS3_v2", "max_instances": 1})
@@ -441,6 +442,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		slow = append(slow, fmt.Sprintf("#%d %s", i+1, decide[i].Round(100*time.Microsecond)))
 	}
 	fmt.Printf("slowest decisions: %s\n", strings.Join(slow, ", "))
+	fmt.Println(passLine(passesBefore, s.readPasses()))
 	fmt.Printf("submit → scale-up decision (as its event), %d submissions: p50 %s, p99 %s, max %s\n",
 		len(decide), pct(decide, 50).Round(100*time.Microsecond), pct(decide, 99).Round(100*time.Microsecond), pct(decide, 100).Round(100*time.Microsecond))
 

@@ -31,6 +31,9 @@ type Metrics struct {
 	// The write path: transactions, the Updates they carried and the
 	// time they held the store's writer (ObserveWrite).
 	writeTxs, writeUpdates, writeBusy prometheus.Counter
+	// The controller's placement passes: how long each waited for the
+	// placement lock and ran (ObservePass).
+	passWait, passRun *prometheus.HistogramVec
 	*alertMetrics
 }
 
@@ -58,6 +61,14 @@ func New(svc *service.Services) *Metrics {
 	m.writeBusy = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_busy_seconds_total",
 		Help: "Time write transactions held the store's writer (SQLite's write connection; on PostgreSQL from begin to commit, the write lock's wait included): a rate near 1 means the write path is the bound."})
 	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy)
+	passBuckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	m.passWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_placement_lock_wait_seconds",
+		Help:    "How long a placement pass waited for another to end before it ran, by what started it (full: a tick; changes; submitted: a new job's decision; whole_queue takes no lock).",
+		Buckets: passBuckets}, []string{"pass"})
+	m.passRun = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_placement_pass_seconds",
+		Help:    "How long a placement pass ran once it held the placement lock (scheduling and the autoscaler), by what started it.",
+		Buckets: passBuckets}, []string{"pass"})
+	m.reg.MustRegister(m.passWait, m.passRun)
 	// The lease agents are told now: longer than node_lease in a fleet
 	// too large for its syncs (decide/nodelease), and with it how long a
 	// lost node goes unnoticed.
@@ -120,6 +131,13 @@ func (m *Metrics) ObserveWrite(updates int, held time.Duration) {
 	m.writeTxs.Inc()
 	m.writeUpdates.Add(float64(updates))
 	m.writeBusy.Add(held.Seconds())
+}
+
+// ObservePass records a placement pass of a kind (control.PassKind):
+// how long it waited for the placement lock and how long it ran.
+func (m *Metrics) ObservePass(pass string, waited, ran time.Duration) {
+	m.passWait.WithLabelValues(pass).Observe(waited.Seconds())
+	m.passRun.WithLabelValues(pass).Observe(ran.Seconds())
 }
 
 // stateCollector reads the state at each scrape: nodes by state, queued

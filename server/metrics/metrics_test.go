@@ -52,6 +52,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	m.JobStarted("default", "cpu", 90*time.Second)
 	m.ScaleDecision("default", "cpu", "scale_up", "demand")
+	m.ObservePass("submitted", 30*time.Millisecond, 7*time.Millisecond)
 
 	if resp, _ := http.Get(ts.URL + "/metrics"); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous /metrics: %d, want 401", resp.StatusCode)
@@ -73,6 +74,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		`shoal_api_request_duration_seconds_count{code="201",route="PUT /api/v1/workspaces/{ws}/computes/{name}"} 1`,
 		`shoal_store_transaction_seconds_count{kind="update",outcome="ok"}`,
 		`go_goroutines`,
+		`shoal_placement_lock_wait_seconds_bucket{pass="submitted",le="0.025"} 0`,
+		`shoal_placement_lock_wait_seconds_bucket{pass="submitted",le="0.05"} 1`,
+		`shoal_placement_pass_seconds_sum{pass="submitted"} 0.007`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -1,0 +1,86 @@
+package control_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/control"
+	"github.com/shoal-ml/shoal/domain/catalog"
+	"github.com/shoal-ml/shoal/internal/teststore"
+	"github.com/shoal-ml/shoal/service"
+)
+
+// passLog records what a controller's pass observer is told.
+type passLog struct {
+	mu     sync.Mutex
+	kinds  []control.PassKind
+	waited map[control.PassKind]time.Duration
+}
+
+func (l *passLog) observe(k control.PassKind, waited, _ time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.kinds = append(l.kinds, k)
+	l.waited[k] += waited
+}
+
+func newController(t *testing.T) (*control.Controller, *passLog) {
+	t.Helper()
+	db, _ := teststore.Open(t)
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := control.New(service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)}), 1)
+	log := &passLog{waited: map[control.PassKind]time.Duration{}}
+	c.SetPassObserver(log.observe)
+	return c, log
+}
+
+// Each pass the server runs is reported once, under what started it.
+func TestEveryPlacementPassIsObservedByKind(t *testing.T) {
+	c, log := newController(t)
+	ctx, now := t.Context(), time.Now()
+	if err := c.RunPass(ctx, now, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RunPlacement(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RunPlacementFor(ctx, now, map[string]bool{"ws/cpu": true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunWholeQueue(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	want := []control.PassKind{control.PassFull, control.PassChanges, control.PassSubmitted, control.PassWholeQueue}
+	if len(log.kinds) != len(want) {
+		t.Fatalf("observed %v, want %v", log.kinds, want)
+	}
+	for i := range want {
+		if log.kinds[i] != want[i] {
+			t.Fatalf("observed %v, want %v", log.kinds, want)
+		}
+	}
+}
+
+// A new job's pass that waits for another pass says how long: what an
+// operator reads when decisions are slow.
+func TestSubmittedPassReportsItsWaitForTheLock(t *testing.T) {
+	c, log := newController(t)
+	release := c.HoldPlacement()
+	done := make(chan error, 1)
+	go func() { done <- c.RunPlacementFor(t.Context(), time.Now(), map[string]bool{"ws/cpu": true}) }()
+	const held = 50 * time.Millisecond
+	time.Sleep(held)
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if got := log.waited[control.PassSubmitted]; got < held {
+		t.Errorf("the submitted pass waited %v by its own account, want at least the %v the lock was held", got, held)
+	}
+}
