@@ -105,7 +105,8 @@ type Tx interface {
 	// ViewGeneration returns the store's view generation (ViewGen).
 	ViewGeneration() (node.ViewGen, error)
 	// ListNodesChangedSince returns the nodes written by transactions of
-	// a generation after gen, ordered by ID, and the deletions after gen
+	// a generation after gen, oldest generation first, and the
+	// deletions after gen
 	// (-1: every node, and no deletions). A controller's in-memory view
 	// reads only these.
 	ListNodesChangedSince(gen int64) ([]node.NodeChange, []node.NodeDeletion, error)

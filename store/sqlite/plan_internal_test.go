@@ -21,7 +21,7 @@ func TestQueryPlans(t *testing.T) {
 		"ListQueuedJobs": "jobs_queue", "GetJob": "sqlite_autoindex_jobs_1",
 		"FindNodeByCredentialHash": "nodes_credential_hash", "FindNodeByJoinTokenHash": "nodes_join_token_hash",
 		"ListAttempts": "attempts_job", "FindUserByOIDC": "users_oidc",
-		"SummarizeMetrics": "sqlite_autoindex_run_metric_totals_1",
+		"SummarizeMetrics": "sqlite_autoindex_run_metric_totals_1", "ListNodesChangedSince": "nodes_gen",
 	}
 	for _, q := range sqlstore.HotQueries() {
 		index := indexes[q.Name]

@@ -30,6 +30,8 @@ func HotQueries() []HotQuery {
 		{"ListSigningKeys", identstore.QuerySigningKeys, nil},
 		// every log-batch checks its run's limits against these totals
 		{"SummarizeMetrics", querySummarizeMetrics, []any{"w", "j"}},
+		// every placement pass reads the nodes written since its last
+		{"ListNodesChangedSince", queryNodesChangedSince, []any{int64(1)}},
 	}
 	for _, f := range [][2]string{{"p", ""}, {"", "w"}, {"p", "w"}} {
 		q, args := identstore.ListRoleAssignmentsQuery(f[0], f[1])
