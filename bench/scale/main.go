@@ -364,13 +364,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	if profile != "" {
 		os.MkdirAll(profile, 0o700)
 		for file, path := range map[string]string{"heap.pb.gz": "/debug/pprof/heap", "cpu.pb.gz": "/debug/pprof/profile?seconds=10", "goroutine.txt": "/debug/pprof/goroutine?debug=1"} {
-			resp, err := http.Get("http://" + s.pprofAddr + path)
-			if err != nil {
-				fatalf("profile %s: %v", path, err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			os.WriteFile(filepath.Join(profile, file), b, 0o600)
+			s.saveProfile(filepath.Join(profile, file), path)
 		}
 		fmt.Printf("profiles in %s (go tool pprof -top %s/heap.pb.gz)\n", profile, profile)
 	}
@@ -398,6 +392,22 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	// Submission to the autoscaler's decision, on an elastic cluster.
 	var decide []time.Duration
 	passesBefore := s.readPasses()
+	var profiled sync.WaitGroup
+	if profile != "" {
+		// What the decisions wait for: the server's CPU over their
+		// first 20 s, and an execution trace of their first 5 s
+		// (go tool trace -pprof=sched shows where goroutines waited
+		// to run).
+		profiled.Add(2)
+		go func() {
+			defer profiled.Done()
+			s.saveProfile(filepath.Join(profile, "decisions.cpu.pb.gz"), "/debug/pprof/profile?seconds=20")
+		}()
+		go func() {
+			defer profiled.Done()
+			s.saveProfile(filepath.Join(profile, "decisions.trace"), "/debug/pprof/trace?seconds=5")
+		}()
+	}
 	for i := range *decisions {
 		name := fmt.Sprintf("elastic%d", i)
 		s.do("PUT", "/api/v1/workspaces/default/computes/"+name, map[string]any{"size": "Standard_DS3_v2", "max_instances": 1})
@@ -443,6 +453,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	}
 	fmt.Printf("slowest decisions: %s\n", strings.Join(slow, ", "))
 	fmt.Println(passLine(passesBefore, s.readPasses()))
+	profiled.Wait()
 	fmt.Printf("submit → scale-up decision (as its event), %d submissions: p50 %s, p99 %s, max %s\n",
 		len(decide), pct(decide, 50).Round(100*time.Microsecond), pct(decide, 99).Round(100*time.Microsecond), pct(decide, 100).Round(100*time.Microsecond))
 
@@ -497,5 +508,19 @@ func checkFiles(n int) {
 func killLeftovers(dir string) {
 	for _, pid := range procs.Agents(dir) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// saveProfile writes what the server's pprof endpoint path serves to
+// file (readable by this user alone).
+func (s *server) saveProfile(file, path string) {
+	resp, err := http.Get("http://" + s.pprofAddr + path)
+	if err != nil {
+		fatalf("profile %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		fatalf("profile %s: %v", path, err)
 	}
 }

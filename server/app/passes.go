@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/shoal-ml/shoal/control"
 )
 
 // The controller's passes run on three goroutines while this server
@@ -135,13 +138,15 @@ func (m *Main) runPlacements(ctx context.Context) {
 		case <-m.wake:
 		}
 		general, keys := m.pokes.take()
-		var err error
-		if general || len(keys) == 0 {
-			err = m.ctrl.RunPlacement(ctx, m.opts.Clock.Now())
-		} else {
-			err = m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), keys)
+		var errs []error
+		for _, kind := range placementPasses(general, keys) {
+			if kind == control.PassSubmitted {
+				errs = append(errs, m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), keys))
+			} else {
+				errs = append(errs, m.ctrl.RunPlacement(ctx, m.opts.Clock.Now()))
+			}
 		}
-		if err != nil && ctx.Err() == nil {
+		if err := errors.Join(errs...); err != nil && ctx.Err() == nil {
 			m.log.Error("placement pass failed", slog.Any("err", err))
 		}
 		// Back-to-back placement passes are spaced by minPlacementGap so
@@ -151,6 +156,23 @@ func (m *Main) runPlacements(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// placementPasses are the passes a wake of the placement loop runs, in
+// order: for jobs just submitted (keys), a pass over their computes'
+// queues alone, first; for a change of any kind (general, or a wake with
+// nothing recorded), a pass over the heads of every queue. New jobs'
+// decisions go first because the pass over every queue costs several
+// times more, and they waited for it when it ran for both.
+func placementPasses(general bool, keys map[string]bool) []control.PassKind {
+	var passes []control.PassKind
+	if len(keys) > 0 {
+		passes = append(passes, control.PassSubmitted)
+	}
+	if general || len(keys) == 0 {
+		passes = append(passes, control.PassChanges)
+	}
+	return passes
 }
 
 // runWholeQueue reads the whole queue (reasons, backfill) again and

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/control"
 )
 
 // Full passes are a tick apart, four times their duration when that is
@@ -31,6 +34,27 @@ func TestWholeQueueGap(t *testing.T) {
 	} {
 		if got := wholeQueueGap(tick, c.took); got != c.want {
 			t.Errorf("after a %v pass: %v, want %v", c.took, got, c.want)
+		}
+	}
+}
+
+// A wake with new jobs and a change runs the new jobs' pass first: it
+// costs a fraction of the pass over every queue, and their decisions
+// waited for that pass when it ran for both.
+func TestSubmittedPassRunsBeforeTheChangesPass(t *testing.T) {
+	keys := map[string]bool{"ws/cpu": true}
+	for _, c := range []struct {
+		general bool
+		keys    map[string]bool
+		want    []control.PassKind
+	}{
+		{true, keys, []control.PassKind{control.PassSubmitted, control.PassChanges}},
+		{false, keys, []control.PassKind{control.PassSubmitted}},
+		{true, nil, []control.PassKind{control.PassChanges}},
+		{false, nil, []control.PassKind{control.PassChanges}}, // a wake with nothing recorded still looks
+	} {
+		if got := placementPasses(c.general, c.keys); !slices.Equal(got, c.want) {
+			t.Errorf("placementPasses(%v, %v) = %v, want %v", c.general, c.keys, got, c.want)
 		}
 	}
 }
