@@ -390,7 +390,9 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	fmt.Printf("compute list: p50 %s p99 %s; job show: p50 %s p99 %s\n", pct(list, 50), pct(list, 99), pct(show, 50), pct(show, 99))
 
 	// Submission to the autoscaler's decision, on an elastic cluster.
-	var decide []time.Duration
+	// decide is each submission's time to its decision; posted, the
+	// part of it the submission's own request took.
+	var decide, posted []time.Duration
 	passesBefore := s.readPasses()
 	var profiled sync.WaitGroup
 	if profile != "" {
@@ -422,6 +424,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 		}
 		t := time.Now()
 		s.do("POST", "/api/v1/workspaces/default/jobs", map[string]any{"command": "true", "compute": name})
+		posted = append(posted, time.Since(t))
 		for {
 			_, b := s.get("/api/v1/workspaces/default/computes/" + name + "/events")
 			if strings.Contains(string(b), `"kind":"scaled"`) {
@@ -449,7 +452,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	slices.SortFunc(order, func(a, b int) int { return int(decide[b] - decide[a]) })
 	var slow []string
 	for _, i := range order[:min(5, len(order))] {
-		slow = append(slow, fmt.Sprintf("#%d %s", i+1, decide[i].Round(100*time.Microsecond)))
+		slow = append(slow, fmt.Sprintf("#%d %s (its POST %s)", i+1, decide[i].Round(100*time.Microsecond), posted[i].Round(100*time.Microsecond)))
 	}
 	fmt.Printf("slowest decisions: %s\n", strings.Join(slow, ", "))
 	fmt.Println(passLine(passesBefore, s.readPasses()))

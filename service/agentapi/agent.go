@@ -83,7 +83,7 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.Jo
 	}
 	// The node's earlier credential (a revived node's old agent) stops
 	// being trusted now, not when its cache entry expires.
-	s.credCache.put(node.CredentialHash, node.ID, time.Now())
+	s.credCache.put(node.CredentialHash, node.ID, s.cfg.Clock.Now(), credTTL(s.leaseTTL(ctx)))
 	if node.ReadyOn != nil {
 		s.cfg.NodeReady(node.Workspace, node.Compute, node.ReadyOn.Sub(node.CreatedOn))
 	}
@@ -100,12 +100,13 @@ func (s *Server) leaseTTL(ctx context.Context) time.Duration {
 }
 
 // AuthenticateNode returns the ID of the node a node credential belongs to.
-// Agents call several times per job; a credential seen within
-// credCacheTTL is trusted without a read (a node removed meanwhile fails
+// Agents call several times per job; a credential read within credTTL
+// of the lease is trusted without a read (a node removed meanwhile fails
 // on its next step, which reads the node).
 func (s *Server) AuthenticateNode(ctx context.Context, credential string) (string, error) {
 	hash := identity.HashToken(credential)
-	if id, ok := s.credCache.get(hash, time.Now()); ok {
+	now, ttl := s.cfg.Clock.Now(), credTTL(s.leaseTTL(ctx))
+	if id, ok := s.credCache.get(hash, now, ttl); ok {
 		return id, nil
 	}
 	var id string
@@ -123,7 +124,7 @@ func (s *Server) AuthenticateNode(ctx context.Context, credential string) (strin
 		return nil
 	})
 	if err == nil {
-		s.credCache.put(hash, id, time.Now())
+		s.credCache.put(hash, id, now, ttl)
 	}
 	return id, err
 }

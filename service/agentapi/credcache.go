@@ -13,7 +13,20 @@ import (
 // sees and records here, so the old credential stops at once. It spares a
 // store read per request at scale (10,000 nodes syncing every few seconds
 // missed a one-second cache every time).
+//
+// It is the longer of 10 s and the lease agents are granted
+// (credTTL): agents sync every third of their lease, so a fleet whose
+// lease grew past 10 s (decide/nodelease: 30 s at 10,000 nodes) missed a
+// 10 s cache on every sync, a store read each, 1,000 a second. No longer
+// is unsafe for the same reason 10 s was: a node is declared lost, and
+// revived with a new credential on whatever server, only after a silence
+// longer than its lease, by which time the cached entry (dated from its
+// last read, never from a hit) has expired on every server.
 const credCacheTTL = 10 * time.Second
+
+// credTTL is how long a credential is trusted without a read while the
+// granted lease is lease.
+func credTTL(lease time.Duration) time.Duration { return max(credCacheTTL, lease) }
 
 // credCacheMax bounds the cache: beyond it, expired entries are swept,
 // and if that is not enough the cache starts over.
@@ -31,21 +44,21 @@ type credEntry struct {
 	at   time.Time
 }
 
-// get returns the node of a credential hash seen within the TTL that is
+// get returns the node of a credential hash read within ttl that is
 // still its node's latest.
-func (c *credCache) get(hash string, now time.Time) (string, bool) {
+func (c *credCache) get(hash string, now time.Time, ttl time.Duration) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[hash]
-	if !ok || now.Sub(e.at) > credCacheTTL || c.cur[e.node] != hash {
+	if !ok || now.Sub(e.at) > ttl || c.cur[e.node] != hash {
 		return "", false
 	}
 	return e.node, true
 }
 
 // put records hash as node's latest credential, which retires any earlier
-// one at once.
-func (c *credCache) put(hash, node string, now time.Time) {
+// one at once; a full cache first drops the entries older than ttl.
+func (c *credCache) put(hash, node string, now time.Time, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -53,7 +66,7 @@ func (c *credCache) put(hash, node string, now time.Time) {
 	}
 	if len(c.m) >= credCacheMax {
 		for h, e := range c.m {
-			if now.Sub(e.at) > credCacheTTL {
+			if now.Sub(e.at) > ttl {
 				delete(c.m, h)
 			}
 		}
