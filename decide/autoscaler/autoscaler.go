@@ -337,13 +337,16 @@ func planCluster(c *Cluster, now time.Time, book *quotaBook) []Decision {
 
 	// Release longest-idle nodes first: they are the least likely to be
 	// about to get work. Release the newest preparing nodes first: they
-	// have made the least progress.
-	slices.SortStableFunc(idle, func(a, b Node) int {
+	// have made the least progress. Both orders end on the ID, unique in
+	// a cluster, so an unstable sort gives the one order: the stable
+	// sort's merges were a fifth of a placement pass at 10,000 idle
+	// nodes (bench/scale.sh --profile, the decisions' profile).
+	slices.SortFunc(idle, func(a, b Node) int {
 		ta, _ := idleBase(a)
 		tb, _ := idleBase(b)
 		return cmp.Or(ta.Compare(tb), cmp.Compare(a.ID, b.ID))
 	})
-	slices.SortStableFunc(preparing, func(a, b Node) int {
+	slices.SortFunc(preparing, func(a, b Node) int {
 		return cmp.Or(b.CreatedOn.Compare(a.CreatedOn), cmp.Compare(a.ID, b.ID))
 	})
 

@@ -116,29 +116,47 @@ func (v *View) refresh(tx store.Tx) error {
 	if err != nil {
 		return err
 	}
-	added := false
+	var added, removed []string
 	for _, c := range changed {
 		if old, ok := v.nodes[c.Node.ID]; ok && old.gen > c.Gen {
 			continue
 		} else if !ok {
-			added = true
+			added = append(added, c.Node.ID)
 		}
 		v.nodes[c.Node.ID] = viewNode{c.Node, c.Gen}
 	}
-	removed := false
 	for _, d := range deleted {
 		// A deletion older than the node's record is of an earlier node
 		// of the same ID.
 		if old, ok := v.nodes[d.ID]; ok && old.gen < d.Gen {
 			delete(v.nodes, d.ID)
-			removed = true
+			removed = append(removed, d.ID)
 		}
 	}
-	if added || removed {
-		v.sortIDs()
-	}
+	v.updateIDs(added, removed)
 	v.gen = g.Gen
 	return nil
+}
+
+// updateIDs keeps v.ids sorted after the nodes in added joined v.nodes
+// and those in removed left it. A few are placed by binary search: a
+// cluster's node coming or going sorted all 10,000 IDs again on every
+// pass that saw it. Many at once are sorted whole.
+func (v *View) updateIDs(added, removed []string) {
+	if len(added)+len(removed) > 64 {
+		v.sortIDs()
+		return
+	}
+	for _, id := range removed {
+		if i, found := slices.BinarySearch(v.ids, id); found {
+			v.ids = slices.Delete(v.ids, i, i+1)
+		}
+	}
+	for _, id := range added {
+		if i, found := slices.BinarySearch(v.ids, id); !found {
+			v.ids = slices.Insert(v.ids, i, id)
+		}
+	}
 }
 
 // load reads every compute and node, at generation g.
