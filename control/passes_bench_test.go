@@ -8,7 +8,6 @@ import (
 
 	"github.com/shoal-ml/shoal/control"
 	"github.com/shoal-ml/shoal/domain/catalog"
-	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
@@ -48,9 +47,7 @@ func benchController(b *testing.B, nodes, backlog int) (*control.Controller, sto
 			if i == backlog {
 				compute = "elastic"
 			}
-			j := &job.Job{JobSpec: job.JobSpec{Name: fmt.Sprintf("job-%06d", i), Type: "command", Command: "true", Compute: compute},
-				Workspace: "ws", Status: job.JobQueued, Seq: int64(i + 1), Version: 1, CreatedOn: tx.Now()}
-			if err := tx.InsertJob(j); err != nil {
+			if err := tx.InsertJob(teststore.QueuedJob(tx, fmt.Sprintf("job-%06d", i), compute, int64(i+1))); err != nil {
 				return err
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/placement"
-	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
@@ -38,9 +37,7 @@ func BenchmarkWholeQueuePass(b *testing.B) {
 					}
 				}
 				for i := range jobs {
-					j := &job.Job{JobSpec: job.JobSpec{Name: fmt.Sprintf("job-%06d", i), Type: "command", Command: "true", Compute: fmt.Sprintf("c%d", i%computes)},
-						Workspace: "ws", Status: job.JobQueued, Seq: int64(i + 1), Version: 1, CreatedOn: tx.Now()}
-					if err := tx.InsertJob(j); err != nil {
+					if err := tx.InsertJob(teststore.QueuedJob(tx, fmt.Sprintf("job-%06d", i), fmt.Sprintf("c%d", i%computes), int64(i+1))); err != nil {
 						return err
 					}
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/service/versioned"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
@@ -67,4 +68,11 @@ func Cluster(tx store.Tx, name string) *compute.Compute {
 		Workspace:   "ws", Version: 1, ProvisioningState: compute.ProvisioningSucceeded,
 		ProvisioningErrors: []compute.ProvisioningError{}, CreatedOn: tx.Now(), ModifiedOn: tx.Now(),
 	}
+}
+
+// QueuedJob is a queued `true` command job named name in "ws" on the
+// compute named compute, seq-th in the queue, for tx.InsertJob.
+func QueuedJob(tx store.Tx, name, compute string, seq int64) *job.Job {
+	return &job.Job{JobSpec: job.JobSpec{Name: name, Type: "command", Command: "true", Compute: compute},
+		Workspace: "ws", Status: job.JobQueued, Seq: seq, Version: 1, CreatedOn: tx.Now()}
 }
