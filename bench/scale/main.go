@@ -515,15 +515,24 @@ func killLeftovers(dir string) {
 }
 
 // saveProfile writes what the server's pprof endpoint path serves to
-// file (readable by this user alone).
+// file (readable by this user alone). A profile that cannot be had is
+// logged, not fatal: the profiles are extras, and the decisions' are
+// taken on goroutines of their own.
 func (s *server) saveProfile(file, path string) {
 	resp, err := http.Get("http://" + s.pprofAddr + path)
 	if err != nil {
-		fatalf("profile %s: %v", path, err)
+		log.Printf("profile %s: %v", path, err)
+		return
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		// Not a profile (e.g. "cpu profiling already in use"): say so
+		// rather than save it as one.
+		log.Printf("profile %s: %s %s", path, resp.Status, b)
+		return
+	}
 	if err := os.WriteFile(file, b, 0o600); err != nil {
-		fatalf("profile %s: %v", path, err)
+		log.Printf("profile %s: %v", path, err)
 	}
 }

@@ -105,8 +105,8 @@ func (s *Server) leaseTTL(ctx context.Context) time.Duration {
 // on its next step, which reads the node).
 func (s *Server) AuthenticateNode(ctx context.Context, credential string) (string, error) {
 	hash := identity.HashToken(credential)
-	now, ttl := s.cfg.Clock.Now(), credTTL(s.leaseTTL(ctx))
-	if id, ok := s.credCache.get(hash, now, ttl); ok {
+	now := s.cfg.Clock.Now()
+	if id, ok := s.credCache.get(hash, now); ok {
 		return id, nil
 	}
 	var id string
@@ -124,7 +124,7 @@ func (s *Server) AuthenticateNode(ctx context.Context, credential string) (strin
 		return nil
 	})
 	if err == nil {
-		s.credCache.put(hash, id, now, ttl)
+		s.credCache.put(hash, id, now, credTTL(s.leaseTTL(ctx)))
 	}
 	return id, err
 }

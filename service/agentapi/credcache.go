@@ -5,28 +5,32 @@ import (
 	"time"
 )
 
-// credCacheTTL bounds how long a node credential is trusted without a read.
-// A credential is withdrawn in two ways: with its node (released or lost),
-// after which every agent request fails at its first read of the node, so
-// trusting the mapping a little longer lets nothing through; or replaced
-// when the node joins again (a revived node's new agent), which this server
-// sees and records here, so the old credential stops at once. It spares a
-// store read per request at scale (10,000 nodes syncing every few seconds
-// missed a one-second cache every time).
-//
-// It is the longer of 10 s and the lease agents are granted
-// (credTTL): agents sync every third of their lease, so a fleet whose
-// lease grew past 10 s (decide/nodelease: 30 s at 10,000 nodes) missed a
-// 10 s cache on every sync, a store read each, 1,000 a second. No longer
-// is unsafe for the same reason 10 s was: a node is declared lost, and
-// revived with a new credential on whatever server, only after a silence
-// longer than its lease, by which time the cached entry (dated from its
-// last read, never from a hit) has expired on every server.
+// credCacheTTL is the least time a node credential is trusted without a
+// read. A credential is withdrawn in two ways: with its node (released or
+// lost), after which every agent request fails at its first read of the
+// node, so trusting the mapping a little longer lets nothing through; or
+// replaced when the node joins again (a revived node's new agent), which
+// the server that sees the join records here, so the old credential stops
+// there at once. It spares a store read per request at scale (10,000
+// nodes syncing every few seconds missed a one-second cache every time).
 const credCacheTTL = 10 * time.Second
 
-// credTTL is how long a credential is trusted without a read while the
-// granted lease is lease.
-func credTTL(lease time.Duration) time.Duration { return max(credCacheTTL, lease) }
+// credCacheMaxTTL is the most: the time another server of a highly
+// available set may go on trusting a credential replaced by a join it did
+// not see (the agent routes act for the node by its ID, so an old agent
+// still alive could act for it until then).
+const credCacheMaxTTL = time.Minute
+
+// credTTL is how long a credential read now is trusted while the granted
+// lease is lease: the lease, within [credCacheTTL, credCacheMaxTTL].
+// Agents sync every third of their lease, so a fleet whose lease grew
+// past 10 s (decide/nodelease: 30 s at 10,000 nodes) missed a 10 s cache
+// on every sync, a store read each, 1,000 a second; up to a minute the
+// lease is kept, and past it a fleet's syncs read again (at the pace
+// max_heartbeats_per_second holds them to).
+func credTTL(lease time.Duration) time.Duration {
+	return min(max(credCacheTTL, lease), credCacheMaxTTL)
+}
 
 // credCacheMax bounds the cache: beyond it, expired entries are swept,
 // and if that is not enough the cache starts over.
@@ -41,23 +45,29 @@ type credCache struct {
 
 type credEntry struct {
 	node string
-	at   time.Time
+	// at is when the credential was read; until, when it stops being
+	// trusted (at plus the TTL then: a lease that grows later does not
+	// make an old read fresh again).
+	at, until time.Time
 }
 
-// get returns the node of a credential hash read within ttl that is
-// still its node's latest.
-func (c *credCache) get(hash string, now time.Time, ttl time.Duration) (string, bool) {
+// get returns the node of a credential hash whose read is still trusted
+// at now and that is still its node's latest. A now before the read (the
+// clock stepped back) is a miss, so that a step back cannot stretch the
+// trust.
+func (c *credCache) get(hash string, now time.Time) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[hash]
-	if !ok || now.Sub(e.at) > ttl || c.cur[e.node] != hash {
+	if !ok || now.Before(e.at) || now.After(e.until) || c.cur[e.node] != hash {
 		return "", false
 	}
 	return e.node, true
 }
 
-// put records hash as node's latest credential, which retires any earlier
-// one at once; a full cache first drops the entries older than ttl.
+// put records hash, read at now, as node's latest credential, trusted for
+// ttl; it retires any earlier one at once. A full cache first drops the
+// entries no longer trusted.
 func (c *credCache) put(hash, node string, now time.Time, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,7 +76,7 @@ func (c *credCache) put(hash, node string, now time.Time, ttl time.Duration) {
 	}
 	if len(c.m) >= credCacheMax {
 		for h, e := range c.m {
-			if now.Sub(e.at) > ttl {
+			if now.Before(e.at) || now.After(e.until) {
 				delete(c.m, h)
 			}
 		}
@@ -81,6 +91,6 @@ func (c *credCache) put(hash, node string, now time.Time, ttl time.Duration) {
 			}
 		}
 	}
-	c.m[hash] = credEntry{node, now}
+	c.m[hash] = credEntry{node: node, at: now, until: now.Add(ttl)}
 	c.cur[node] = hash
 }

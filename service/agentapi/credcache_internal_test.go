@@ -20,10 +20,10 @@ func TestCredCache(t *testing.T) {
 	var c credCache
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	c.put("h", "n1", t0, credCacheTTL)
-	if id, ok := c.get("h", t0.Add(credCacheTTL), credCacheTTL); !ok || id != "n1" {
+	if id, ok := c.get("h", t0.Add(credCacheTTL)); !ok || id != "n1" {
 		t.Fatalf("within the TTL: %q %v", id, ok)
 	}
-	if _, ok := c.get("h", t0.Add(credCacheTTL+time.Millisecond), credCacheTTL); ok {
+	if _, ok := c.get("h", t0.Add(credCacheTTL+time.Millisecond)); ok {
 		t.Fatal("trusted past the TTL")
 	}
 	for i := range credCacheMax - 1 {
@@ -35,8 +35,27 @@ func TestCredCache(t *testing.T) {
 	if len(c.m) != 2 {
 		t.Fatalf("%d entries after the sweep, want the 2 fresh ones", len(c.m))
 	}
-	if id, ok := c.get("fresh", later, credCacheTTL); !ok || id != "n2" {
+	if id, ok := c.get("fresh", later); !ok || id != "n2" {
 		t.Fatalf("fresh entry lost: %q %v", id, ok)
+	}
+}
+
+// The trust is fixed when the credential is read: a clock stepped back
+// does not stretch it (a read "in the future" is a miss), and the TTL is
+// the lease within 10 s and a minute.
+func TestCredCacheTrustIsBoundedWhenRead(t *testing.T) {
+	var c credCache
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	c.put("h", "n1", t0, credCacheTTL)
+	if _, ok := c.get("h", t0.Add(-time.Second)); ok {
+		t.Error("trusted at a time before it was read (a clock stepped back)")
+	}
+	for lease, want := range map[time.Duration]time.Duration{
+		time.Second: credCacheTTL, 30 * time.Second: 30 * time.Second, time.Hour: credCacheMaxTTL,
+	} {
+		if got := credTTL(lease); got != want {
+			t.Errorf("credTTL(%v) = %v, want %v", lease, got, want)
+		}
 	}
 }
 
@@ -47,10 +66,10 @@ func TestCredCacheRetiresReplacedCredential(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	c.put("old", "n1", t0, credCacheTTL)
 	c.put("new", "n1", t0.Add(time.Second), credCacheTTL)
-	if _, ok := c.get("old", t0.Add(2*time.Second), credCacheTTL); ok {
+	if _, ok := c.get("old", t0.Add(2*time.Second)); ok {
 		t.Error("the replaced credential is still trusted")
 	}
-	if id, ok := c.get("new", t0.Add(2*time.Second), credCacheTTL); !ok || id != "n1" {
+	if id, ok := c.get("new", t0.Add(2*time.Second)); !ok || id != "n1" {
 		t.Errorf("the new credential: %q %v", id, ok)
 	}
 }

@@ -147,12 +147,21 @@ func (v *View) updateIDs(added, removed []string) {
 		v.sortIDs()
 		return
 	}
+	// What v.nodes holds decides, whatever the lists say: an ID both
+	// added and removed in one refresh is listed if and only if its
+	// node is there.
 	for _, id := range removed {
+		if _, there := v.nodes[id]; there {
+			continue
+		}
 		if i, found := slices.BinarySearch(v.ids, id); found {
 			v.ids = slices.Delete(v.ids, i, i+1)
 		}
 	}
 	for _, id := range added {
+		if _, there := v.nodes[id]; !there {
+			continue
+		}
 		if i, found := slices.BinarySearch(v.ids, id); !found {
 			v.ids = slices.Insert(v.ids, i, id)
 		}
