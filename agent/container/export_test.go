@@ -54,3 +54,31 @@ func (h *hangingStream) Close() error {
 	h.once.Do(func() { close(h.closed) })
 	return h.ReadCloser.Close()
 }
+
+// ShortenLogFollows makes e's log follows end, as podman's now and then
+// do for a container that exits at once, after limit bytes of the log.
+func ShortenLogFollows(e *Engine, limit int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.followEnding = func(rc io.ReadCloser) io.ReadCloser {
+		return &shortStream{ReadCloser: rc, left: limit}
+	}
+}
+
+// shortStream passes a stream on until limit bytes, then ends.
+type shortStream struct {
+	io.ReadCloser
+	left int
+}
+
+func (s *shortStream) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		return 0, io.EOF
+	}
+	if len(p) > s.left {
+		p = p[:s.left]
+	}
+	n, err := s.ReadCloser.Read(p)
+	s.left -= n
+	return n, err
+}

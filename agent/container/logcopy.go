@@ -81,15 +81,30 @@ func (c *logCopy) follow(ctx context.Context, e *Engine, id string) {
 	_, _ = stdcopy.StdCopy(streamWriter{c: c}, streamWriter{c: c, stderr: true}, logs)
 }
 
+// recheckBelow is the size of output under which a follow that ended is
+// checked against the whole log: podman's service (4.3) now and then
+// ends the follow of a container that exits at once before its last
+// lines (a CI run lost the second line of a two-line `cat`). Reading the
+// log again is cheap for such short outputs; a long one is not read
+// twice.
+const recheckBelow = 1 << 20
+
 // wait waits for the follow to end; if it has not ended grace after the
-// container exited, it stops it and writes what the follow did not of
-// the whole log, read without following.
+// container exited, it stops it. Either way, unless the follow ended
+// after writing recheckBelow bytes or more, it then writes what the
+// follow did not of the whole log, read without following.
 func (c *logCopy) wait(ctx context.Context, e *Engine, id string, grace time.Duration) error {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-c.done:
-		return nil
+		c.mu.Lock()
+		c.cut = true
+		long := c.nOut+c.nErr >= recheckBelow
+		c.mu.Unlock()
+		if long {
+			return nil
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:

@@ -52,3 +52,35 @@ func TestEngineWaitOutlivesAHungLogFollow(t *testing.T) {
 		})
 	}
 }
+
+// A log follow that ends before the container's last lines (podman's
+// service does this now and then for a container that exits at once)
+// loses nothing: Wait reads the short log again and writes the rest,
+// each byte once.
+func TestEngineWaitCompletesAShortenedLogFollow(t *testing.T) {
+	env := testctr.Shared(t)
+	e, err := container.Open(context.Background(), container.Config{Host: env.Host, EnginePID: env.Podman.PID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	container.ShortenLogFollows(e, 8+len("one\n")) // a frame header and its line
+	var stdout, stderr bytes.Buffer
+	id, err := e.Run(context.Background(), container.Spec{
+		Image:   env.BaseImage,
+		Command: []string{"sh", "-c", "echo one; echo err-one >&2; echo two"},
+		Stdout:  &stdout, Stderr: &stderr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Remove(context.Background(), id)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if code, err := e.Wait(ctx, id); err != nil || code != 0 {
+		t.Fatalf("Wait = %d, %v", code, err)
+	}
+	if stdout.String() != "one\ntwo\n" || stderr.String() != "err-one\n" {
+		t.Errorf("stdout %q, stderr %q; want %q, %q", stdout.String(), stderr.String(), "one\ntwo\n", "err-one\n")
+	}
+}
