@@ -24,30 +24,10 @@ func TestEngineWaitOutlivesAHungLogFollow(t *testing.T) {
 		{"hung after the first line", 8 + len("one\n")}, // a frame header and its line
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e, err := container.Open(context.Background(), container.Config{Host: env.Host, EnginePID: env.Podman.PID()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			container.HangLogFollows(e, 300*time.Millisecond, c.limit)
-			var stdout, stderr bytes.Buffer
-			id, err := e.Run(context.Background(), container.Spec{
-				Image:   env.BaseImage,
-				Command: []string{"sh", "-c", "echo one; sleep 0.2; echo err-one >&2; sleep 0.2; echo two; exit 3"},
-				Stdout:  &stdout, Stderr: &stderr,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Remove(context.Background(), id)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			code, err := e.Wait(ctx, id)
+			code, err := runLogged(t, env, "echo one; sleep 0.2; echo err-one >&2; sleep 0.2; echo two; exit 3",
+				func(e *container.Engine) { container.HangLogFollows(e, 300*time.Millisecond, c.limit) })
 			if err != nil || code != 3 {
 				t.Fatalf("Wait = %d, %v; want 3 (the follow hangs: Wait must not)", code, err)
-			}
-			if stdout.String() != "one\ntwo\n" || stderr.String() != "err-one\n" {
-				t.Errorf("stdout %q, stderr %q; want %q, %q", stdout.String(), stderr.String(), "one\ntwo\n", "err-one\n")
 			}
 		})
 	}
@@ -59,17 +39,29 @@ func TestEngineWaitOutlivesAHungLogFollow(t *testing.T) {
 // each byte once.
 func TestEngineWaitCompletesAShortenedLogFollow(t *testing.T) {
 	env := testctr.Shared(t)
+	// A frame header and its line: the follow ends after "one".
+	code, err := runLogged(t, env, "echo one; echo err-one >&2; echo two",
+		func(e *container.Engine) { container.ShortenLogFollows(e, 8+len("one\n")) })
+	if err != nil || code != 0 {
+		t.Fatalf("Wait = %d, %v", code, err)
+	}
+}
+
+// runLogged runs script in a container of the shared engine's base image
+// on an engine that hook has set up, waits for it, and checks that its
+// output came through whole ("one\ntwo\n" and "err-one\n"), each byte
+// once; it returns Wait's answer.
+func runLogged(t *testing.T, env *testctr.Env, script string, hook func(*container.Engine)) (int, error) {
+	t.Helper()
 	e, err := container.Open(context.Background(), container.Config{Host: env.Host, EnginePID: env.Podman.PID()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	container.ShortenLogFollows(e, 8+len("one\n")) // a frame header and its line
+	hook(e)
 	var stdout, stderr bytes.Buffer
 	id, err := e.Run(context.Background(), container.Spec{
-		Image:   env.BaseImage,
-		Command: []string{"sh", "-c", "echo one; echo err-one >&2; echo two"},
-		Stdout:  &stdout, Stderr: &stderr,
+		Image: env.BaseImage, Command: []string{"sh", "-c", script}, Stdout: &stdout, Stderr: &stderr,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -77,10 +69,9 @@ func TestEngineWaitCompletesAShortenedLogFollow(t *testing.T) {
 	defer e.Remove(context.Background(), id)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if code, err := e.Wait(ctx, id); err != nil || code != 0 {
-		t.Fatalf("Wait = %d, %v", code, err)
-	}
+	code, err := e.Wait(ctx, id)
 	if stdout.String() != "one\ntwo\n" || stderr.String() != "err-one\n" {
 		t.Errorf("stdout %q, stderr %q; want %q, %q", stdout.String(), stderr.String(), "one\ntwo\n", "err-one\n")
 	}
+	return code, err
 }
