@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -51,6 +52,27 @@ func TestContainerJobRunsInItsImage(t *testing.T) {
 // started (labelled shoal.node) is left on the shared engine.
 func assertNoShoalContainers(t *testing.T, env *testctr.Env) {
 	t.Helper()
+	assertNoContainersOf(t, env, "")
+}
+
+// assertNoContainersOf is the leak check of one server's agents: no
+// container of theirs (containersOf) is left on the shared engine. It
+// lets a test that starts containers run beside others (t.Parallel);
+// nodesDir "" checks every server's.
+func assertNoContainersOf(t *testing.T, env *testctr.Env, nodesDir string) {
+	t.Helper()
+	for _, c := range containersOf(t, env, nodesDir) {
+		t.Errorf("container %s of node %s (attempt %s) left behind, state %s", c.ID, c.Labels[ctrhost.LabelNode], c.Labels[ctrhost.LabelAttempt], c.State)
+	}
+}
+
+// containersOf lists the containers on the shared engine that the agents
+// of the server whose --nodes-dir is nodesDir started: labelled with a
+// node (ctrhost.LabelNode) whose engine folder (ctrhost.LabelEngine, in
+// the node's work dir) is under nodesDir, or with no engine label at all
+// (whoever left it). nodesDir "" lists every agent's container.
+func containersOf(t *testing.T, env *testctr.Env, nodesDir string) []container.Summary {
+	t.Helper()
 	e, err := container.Open(context.Background(), container.Config{Host: env.Host})
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +87,12 @@ func assertNoShoalContainers(t *testing.T, env *testctr.Env) {
 	if err != nil {
 		t.Fatalf("listing the engine's containers: %v", err)
 	}
+	var mine []container.Summary
 	for _, c := range all {
-		if c.Labels["shoal.node"] != "" {
-			t.Errorf("container %s of node %s (attempt %s) left behind, state %s", c.ID, c.Labels["shoal.node"], c.Labels["shoal.attempt"], c.State)
+		engine := c.Labels[ctrhost.LabelEngine]
+		if c.Labels[ctrhost.LabelNode] != "" && (nodesDir == "" || engine == "" || strings.HasPrefix(engine, nodesDir+string(filepath.Separator))) {
+			mine = append(mine, c)
 		}
 	}
+	return mine
 }

@@ -44,6 +44,10 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 2
 	}
+	if err := setParallel(os.Getenv(ParallelVar)); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 2
+	}
 	if code, skip := testenv.MainShort("the end-to-end tests build the shoal binary and run servers, agents and jobs for minutes"); skip {
 		return code
 	}

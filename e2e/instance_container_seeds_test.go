@@ -16,6 +16,9 @@ import (
 // second (the seed's 30 minutes become 30 s) and the schedule fires every
 // minute, so both happen while the test runs.
 func TestInstanceContainerSeeds(t *testing.T) {
+	// Parallel with the others: most of its time is the wait for the
+	// schedule below, and its leak check counts its own agents' containers.
+	t.Parallel()
 	env := testctr.Shared(t)
 	image := testctr.InstanceImage(t)
 	s := startServer(t, serverOpts{Config: instanceContainersConfig(image) + "instances:\n  idle_minute: 1s\n",
@@ -42,6 +45,10 @@ func TestInstanceContainerSeeds(t *testing.T) {
 		}
 		if l := instanceContainers(t, env, "schedule-example-i"); len(l) != 1 {
 			t.Errorf("schedule-example-i runs %d containers, want 1", len(l))
+		}
+		// The leak check below sees this server's containers.
+		if l := containersOf(t, env, s.nodesDir); len(l) == 0 {
+			t.Errorf("this server's agents have no container, want schedule-example-i's")
 		}
 	})
 
@@ -165,6 +172,6 @@ func TestInstanceContainerSeeds(t *testing.T) {
 			out := mustRun(t, s.env, "compute", "list", "-o", "tsv")
 			return strings.TrimSpace(out) == "", out
 		})
-		assertNoShoalContainers(t, env)
+		assertNoContainersOf(t, env, s.nodesDir)
 	})
 }

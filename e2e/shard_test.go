@@ -27,26 +27,23 @@ const ShardVar = "SHOAL_E2E_SHARD"
 // its estimate if it had passed, not the time its failure took.
 var shardWeights = map[string]float64{
 	// Serial tests (no t.Parallel): each shard runs its own one after
-	// another before its parallel ones.
-	"TestInstanceContainerSeeds":                        261,
-	"TestInstanceContainers":                            180,
-	"TestContainerJobs":                                 157,
-	"TestInstancesInASubnet":                            200, // *
-	"TestNodesShareTheHostsImages":                      96,
-	"TestDataEndToEnd":                                  58,
-	"TestJobArtifactsAndDownloads":                      28,
-	"TestPrepullImagesBeforeFirstJob":                   40, // *
-	"TestPipelineSweepAndComponentSteps":                24,
-	"TestPipelineJobs":                                  17,
-	"TestDataInContainer":                               12,
-	"TestContainerJobRunsInItsImage":                    12,
-	"TestScaleWindowHoldsClusterAtZero":                 6,
-	"TestKubernetesAttachedComputeRunsAnInstanceType":   90,  // *
-	"TestKubernetesGangThatCannotBeWholeHoldsNoPod":     150, // *
-	"TestKubernetesClusterScalesRunsAndRequeuesEvicted": 100, // *
-	"TestKubernetesIdentityInsideThePod":                65,
-	"TestKubernetesGangThatFitsRunsWhole":               56,
-	"TestKubernetesUnfittableSizeShowsKubernetesReason": 54,
+	// another before its parallel ones. (The first three are parallel
+	// since 2026-11-30, as is TestKubernetes below.)
+	"TestInstanceContainerSeeds":         261,
+	"TestInstanceContainers":             180,
+	"TestInstancesInASubnet":             200, // *
+	"TestContainerJobs":                  157,
+	"TestNodesShareTheHostsImages":       96,
+	"TestDataEndToEnd":                   58,
+	"TestJobArtifactsAndDownloads":       28,
+	"TestPrepullImagesBeforeFirstJob":    40, // *
+	"TestPipelineSweepAndComponentSteps": 24,
+	"TestPipelineJobs":                   17,
+	"TestDataInContainer":                12,
+	"TestContainerJobRunsInItsImage":     12,
+	"TestScaleWindowHoldsClusterAtZero":  6,
+	// The Kubernetes tests, TestKubernetes's subtests: the sum of theirs.
+	"TestKubernetes": 515, // *
 }
 
 // defaultShardWeight is the weight of a test not in shardWeights.
