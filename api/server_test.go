@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlite/sqlitetest"
 )
 
 // testEnv is a test server over a real SQLite store, with a file store and
@@ -48,7 +49,7 @@ func newTestEnvConfig(t testing.TB, cfg *config.Config) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "shoal.db")})
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: sqlitetest.Path(t, dir, "shoal.db")})
 	if err != nil {
 		t.Fatal(err)
 	}

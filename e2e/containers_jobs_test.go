@@ -23,6 +23,13 @@ type ctrFixture struct {
 	image string
 }
 
+// containerJobsConfig gives TestContainerJobs's nodes leases of 4 s and
+// as much grace, not fastJobsConfig's 1 s: a serial test, it runs in the
+// test command's first minutes beside the compilation of every other test
+// binary, where a node with a 1 s lease was lost (2026-11-30), and none of
+// its subtests waits for a lease to run out.
+const containerJobsConfig = "node_lease: 4s\nnode_lease_grace: 4s\nkill_grace: 1s\n"
+
 // TestContainerJobs runs, on one server with real agents (the local
 // provider) and real podman, what a user does with images: a build
 // reused, a registered and a curated environment, a two-node job,
@@ -33,7 +40,7 @@ type ctrFixture struct {
 func TestContainerJobs(t *testing.T) {
 	env := testctr.Shared(t)
 	image := env.Registry.Addr + "/" + testctr.PushedBase
-	cfg := fastJobsConfig + "curated_environments:\n" +
+	cfg := containerJobsConfig + "curated_environments:\n" +
 		"  sklearn-1.5: " + image + "\n" +
 		"  AzureML-sklearn-1.0-ubuntu20.04-py38-cpu: " + image + "\n"
 	f := &ctrFixture{s: startServer(t, serverOpts{Config: cfg, Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}}), env: env, image: image}

@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlite/sqlitetest"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 
@@ -81,7 +82,7 @@ func newHarness(t *testing.T, configYAML string) *harness {
 	}
 	dir := t.TempDir()
 	clock := storetest.NewClock(t0)
-	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "shoal.db"), Clock: clock})
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: sqlitetest.Path(t, dir, "shoal.db"), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

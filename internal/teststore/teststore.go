@@ -6,7 +6,6 @@ package teststore
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/compute"
@@ -17,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/filestore"
 	"github.com/shoal-ml/shoal/store/sqlite"
+	"github.com/shoal-ml/shoal/store/sqlite/sqlitetest"
 	"github.com/shoal-ml/shoal/store/storetest"
 )
 
@@ -25,7 +25,7 @@ func Open(t testing.TB) (*sqlite.DB, *storetest.Clock) {
 	t.Helper()
 	ctx := context.Background()
 	clock := storetest.NewClock(storetest.Start)
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "s.db"), Clock: clock})
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: sqlitetest.Path(t, t.TempDir(), "s.db"), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
