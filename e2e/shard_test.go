@@ -26,12 +26,14 @@ const ShardVar = "SHOAL_E2E_SHARD"
 // 2026-11-30 under load average 30-48; a test that failed there (*) has
 // its estimate if it had passed, not the time its failure took.
 var shardWeights = map[string]float64{
+	// Parallel tests that run for minutes (TestKubernetes: its subtests,
+	// the former Kubernetes tests, summed).
+	"TestInstanceContainerSeeds": 261,
+	"TestInstanceContainers":     180,
+	"TestInstancesInASubnet":     200, // *
+	"TestKubernetes":             515, // *
 	// Serial tests (no t.Parallel): each shard runs its own one after
-	// another before its parallel ones. (The first three are parallel
-	// since 2026-11-30, as is TestKubernetes below.)
-	"TestInstanceContainerSeeds":         261,
-	"TestInstanceContainers":             180,
-	"TestInstancesInASubnet":             200, // *
+	// another before its parallel ones.
 	"TestContainerJobs":                  157,
 	"TestNodesShareTheHostsImages":       96,
 	"TestDataEndToEnd":                   58,
@@ -42,8 +44,6 @@ var shardWeights = map[string]float64{
 	"TestDataInContainer":                12,
 	"TestContainerJobRunsInItsImage":     12,
 	"TestScaleWindowHoldsClusterAtZero":  6,
-	// The Kubernetes tests, TestKubernetes's subtests: the sum of theirs.
-	"TestKubernetes": 515, // *
 }
 
 // defaultShardWeight is the weight of a test not in shardWeights.
