@@ -63,6 +63,7 @@ func boxExec(t *testing.T, rt *Runtime, argv ...string) (string, int) {
 // azureuser maps to); stop removes the container and
 // start brings the same home back, without sudo when root access is off.
 func TestInstanceRunsInAContainer(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	image := testctr.InstanceImage(t)
 	srv := newFakeAgentServer(t)

@@ -26,6 +26,7 @@ import (
 // ready, and its report names the application's process for the proxy
 // to enter by. Closing the instance ends it all.
 func TestHostProcessInstanceHasANetworkOfItsOwn(t *testing.T) {
+	t.Parallel()
 	testenv.Root(t, "makes network namespaces")
 	testenv.Require(t, "network namespaces", canMakeNetns, "a kernel that allows unshare(CLONE_NEWNET)")
 	testenv.Python3(t)
@@ -121,6 +122,7 @@ PY`
 // listener is not on the host's loopback, it is found ready inside, and
 // its report names its container's process for the proxy to enter by.
 func TestImageAppBesideAHostNetInstanceKeepsOffTheHostsLoopback(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	a := containerAgent(t, env, newFakeAgentServer(t), "ci-imgapp-net")
 	rt := imageAppRuntime(t, a)

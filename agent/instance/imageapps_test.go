@@ -65,6 +65,7 @@ func freeTestPort(t *testing.T) int {
 // is not), it is started again in a new container when it exits, and
 // stopping the instance leaves no container behind.
 func TestImageAppRunsRestartsAndStops(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	a := containerAgent(t, env, newFakeAgentServer(t), "ci-imgapp")
 	rt := imageAppRuntime(t, a)

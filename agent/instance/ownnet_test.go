@@ -27,6 +27,7 @@ import (
 // host's loopback has neither. The server, on the host's loopback,
 // answers inside at its advertised URL.
 func TestContainerInstancesShareAnApplicationPort(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	image := testctr.InstanceImage(t)
 	srv := newFakeAgentServer(t)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,17 +26,55 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/machinelearning/armmachinelearning/v4"
 )
 
-// shoalServer builds the shoal binary of the enclosing repository and
-// starts `shoal server --tls` on a free port; it returns the URL, the
+// serverBin is the full binary every test's server runs: the one
+// scripts/test built (SHOAL_SERVER_BIN), or one built here once per run
+// (linking it took five seconds a test).
+var serverBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// TestMain removes the binary built here once the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverBin.path != "" && os.Getenv("SHOAL_SERVER_BIN") == "" {
+		os.RemoveAll(filepath.Dir(serverBin.path))
+	}
+	os.Exit(code)
+}
+
+// serverBinary returns serverBin's path, building it the first time.
+func serverBinary() (string, error) {
+	serverBin.once.Do(func() {
+		if p := os.Getenv("SHOAL_SERVER_BIN"); p != "" {
+			serverBin.path = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "azuresdk-shoal-")
+		if err != nil {
+			serverBin.err = err
+			return
+		}
+		serverBin.path = filepath.Join(dir, "shoal")
+		build := exec.Command("go", "build", "-o", serverBin.path, "./cmd/shoal-server")
+		build.Dir = "../.."
+		if out, err := build.CombinedOutput(); err != nil {
+			serverBin.err = fmt.Errorf("building shoal: %v\n%s", err, out)
+		}
+	})
+	return serverBin.path, serverBin.err
+}
+
+// shoalServer builds the shoal binary of the enclosing repository (once)
+// and starts `shoal server --tls` on a free port; it returns the URL, the
 // admin token and the CA to trust.
 func shoalServer(t *testing.T) (string, string, []byte) {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "shoal")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/shoal-server")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building shoal: %v\n%s", err, out)
+	bin, err := serverBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

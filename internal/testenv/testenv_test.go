@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,5 +81,31 @@ func TestChecks(t *testing.T) {
 	r = &recorder{}
 	if got := testenv.Glob(r, dir, "the dir", "make it"); len(got) != 1 || r.skipped != "" {
 		t.Errorf("Glob of a present dir: %v, %q", got, r.skipped)
+	}
+}
+
+// A prebuilt binary named by SHOAL_SERVER_BIN is copied, executable, and
+// the copy is the test's own; a missing one is an error naming the
+// variable.
+func TestServerBinaryCopiesThePrebuiltOne(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prebuilt")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\necho built once\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(testenv.ServerBinVar, src)
+	dst := filepath.Join(dir, "mine")
+	if err := testenv.ServerBinary(dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(dst); err != nil || string(b) != "#!/bin/sh\necho built once\n" {
+		t.Fatalf("copy: %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o755 {
+		t.Fatalf("copy's mode %v, want 0755", fi.Mode().Perm())
+	}
+	t.Setenv(testenv.ServerBinVar, filepath.Join(dir, "absent"))
+	if err := testenv.ServerBinary(dst); err == nil || !strings.Contains(err.Error(), testenv.ServerBinVar) {
+		t.Fatalf("absent prebuilt binary: %v", err)
 	}
 }

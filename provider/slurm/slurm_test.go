@@ -3,7 +3,6 @@ package slurm_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/testslurm"
 	"github.com/shoal-ml/shoal/provider/providertest"
 	"github.com/shoal-ml/shoal/provider/slurm"
@@ -27,9 +27,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	shoalBin = filepath.Join(dir, "shoal")
-	out, err := exec.Command("go", "build", "-o", shoalBin, "github.com/shoal-ml/shoal/cmd/shoal-server").CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
+	if err := testenv.ServerBinary(shoalBin); err != nil {
 		panic(err)
 	}
 	code := m.Run()

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/internal/testenv"
 	"github.com/shoal-ml/shoal/internal/testhosts"
 	"github.com/shoal-ml/shoal/provider/providertest"
 	"github.com/shoal-ml/shoal/provider/sshpool"
@@ -27,9 +28,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	shoalBin = filepath.Join(dir, "shoal")
-	out, err := exec.Command("go", "build", "-o", shoalBin, "github.com/shoal-ml/shoal/cmd/shoal-server").CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
+	if err := testenv.ServerBinary(shoalBin); err != nil {
 		panic(err)
 	}
 	code := m.Run()
@@ -40,6 +39,7 @@ func TestMain(m *testing.M) {
 // The conformance suite every provider passes, against a pool of two real
 // OpenSSH hosts in network namespaces.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	pool := testhosts.New(t, 2)
 	providertest.Run(t, providertest.Harness{
 		New: func(t *testing.T) node.Provider {
@@ -82,6 +82,7 @@ func newProvider(t *testing.T, pool *testhosts.Pool) *sshpool.Provider {
 // Hosts fill one after another; a host with no room is skipped; none with
 // room is EQUOTA, naming the need.
 func TestPlacementAndCapacity(t *testing.T) {
+	t.Parallel()
 	pool := testhosts.New(t, 2)
 	cfg := sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin}
 	for _, h := range pool.Hosts {
@@ -146,6 +147,7 @@ func TestPlacementAndCapacity(t *testing.T) {
 // devices 0 and 1 (their jobs see CUDA_VISIBLE_DEVICES), a third does not
 // fit; a released node's device is free again.
 func TestGPUDevicesPerNode(t *testing.T) {
+	t.Parallel()
 	pool := testhosts.New(t, 1)
 	h := pool.Hosts[0]
 	p, err := sshpool.New(sshpool.Config{KnownHostsFile: pool.KnownHosts, Executable: shoalBin, Hosts: []sshpool.Host{
@@ -215,6 +217,7 @@ func pidsWith(s string) []string {
 // A host with power commands is powered on for its first node and off
 // after its last (here its network link stands for its power).
 func TestPowerOnAndOff(t *testing.T) {
+	t.Parallel()
 	pool := testhosts.New(t, 1)
 	h := pool.Hosts[0]
 	on, off := pool.LinkCommand(0, true), pool.LinkCommand(0, false)
@@ -266,6 +269,7 @@ func TestPowerOnAndOff(t *testing.T) {
 // on real output in agent/gpu); the second host has no nvidia-smi and so
 // no GPUs, which is not an error.
 func TestGPUsAuto(t *testing.T) {
+	t.Parallel()
 	pool := testhosts.New(t, 2)
 	withGPUs, without := pool.Hosts[0], pool.Hosts[1]
 	if err := os.MkdirAll(withGPUs.BinDir(), 0o755); err != nil {
