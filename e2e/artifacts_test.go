@@ -34,6 +34,7 @@ func download(t *testing.T, s *server, name string, args ...string) string {
 // outputs download (they are its steps'), and --all on a pipeline
 // fetches every step's outputs into <step>/<output>/.
 func TestJobArtifactsAndDownloads(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	createCluster(t, s, "cpu", "--max-instances", "2", "--idle-time-before-scale-down", "60")
 	dir := pipelineFiles(t)

@@ -35,9 +35,10 @@ const containerJobsConfig = "node_lease: 4s\nnode_lease_grace: 4s\nkill_grace: 1
 // reused, a registered and a curated environment, a two-node job,
 // cancel and preemption, a pull failure, a private registry with a
 // login, and the host's runtime in `shoal location show`. The subtests
-// run in parallel, each on clusters of its own; the test is not parallel
-// with the others, so the leak check at its end sees only its nodes.
+// run in parallel, each on clusters of its own, and the test beside the
+// others: its leak check at the end counts its own server's containers.
 func TestContainerJobs(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	image := env.Registry.Addr + "/" + testctr.PushedBase
 	cfg := containerJobsConfig + "curated_environments:\n" +
@@ -71,7 +72,7 @@ func TestContainerJobs(t *testing.T) {
 		}
 	})
 	assertLocationShowsRuntime(t, f.s)
-	assertNoShoalContainers(t, env)
+	assertNoContainersOf(t, env, f.s.nodesDir)
 }
 
 // writeFiles writes files (path relative to a fresh directory: content)

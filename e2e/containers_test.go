@@ -18,6 +18,7 @@ import (
 // the image's files (python3, no podman) and none of the host's, as the
 // run-as account, and no container is left once it completes.
 func TestContainerJobRunsInItsImage(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	s := startServer(t, serverOpts{Env: []string{"SHOAL_AGENT_CONTAINER_HOST=" + env.Host}})
 	createCluster(t, s, "ctr", "--size", "Standard_DS3_v2", "--max-instances", "1")
@@ -45,7 +46,7 @@ func TestContainerJobRunsInItsImage(t *testing.T) {
 	if strings.Contains(log, "uid=0\n") || !strings.Contains(log, "uid=") {
 		t.Errorf("the job ran as root (or printed no uid):\n%s", log)
 	}
-	assertNoShoalContainers(t, env)
+	assertNoContainersOf(t, env, s.nodesDir)
 }
 
 // assertNoShoalContainers is the leak check: no container the agents

@@ -25,6 +25,7 @@ import (
 // loopback URL, a missing version. No secret shows anywhere a user or
 // the server's log could read it.
 func TestDataEndToEnd(t *testing.T) {
+	t.Parallel()
 	s3 := teststorage.StartS3(t)
 	s3.Bucket(t, "datasets")
 	obj := dirWriter(t, filepath.Join(s3.Dir, "datasets"))
@@ -580,6 +581,7 @@ func putBlobs(t *testing.T, az *teststorage.Azurite, container string, blobs map
 // datastore folder through a read-only volume and a Blob file by
 // download, and writes an output to the bucket.
 func TestDataInContainer(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	image := env.Registry.Addr + "/" + testctr.PushedBase
 	s3 := teststorage.StartS3(t)

@@ -31,6 +31,7 @@ print("trial lr", lr)
 // setting Azure accepts without knowing it (a misspelt
 // default_datestore), kept and reported in the job's events.
 func TestPipelineSweepAndComponentSteps(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	createCluster(t, s, "cpu", "--max-instances", "3", "--idle-time-before-scale-down", "60")
 	dir := writeFiles(t, map[string]string{

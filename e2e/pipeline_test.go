@@ -164,6 +164,7 @@ func showPipeline(t *testing.T, s *server, name string) pipelineView {
 // step with continue_on_step_failure; a cancel that cascades; and the
 // malformed documents refused naming their path.
 func TestPipelineJobs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{Config: fastJobsConfig})
 	createCluster(t, s, "cpu", "--max-instances", "2", "--idle-time-before-scale-down", "60")
 	dir := pipelineFiles(t)

@@ -18,6 +18,7 @@ import (
 // pull (no "pulling" event); `compute show` lists the images, and the
 // compute's events say the node pre-pulled them.
 func TestPrepullImagesBeforeFirstJob(t *testing.T) {
+	t.Parallel()
 	env := testctr.Shared(t)
 	// An image no node has yet: the base pushed under a name of this run.
 	image := fmt.Sprintf("%s/shoal-test/prepull-%d:1", env.Registry.Addr, time.Now().UnixNano())
@@ -52,5 +53,5 @@ func TestPrepullImagesBeforeFirstJob(t *testing.T) {
 			t.Errorf("compute events lack %q:\n%s", want, cevents)
 		}
 	}
-	assertNoShoalContainers(t, env)
+	assertNoContainersOf(t, env, s.nodesDir)
 }

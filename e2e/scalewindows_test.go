@@ -16,6 +16,7 @@ import (
 // waits naming the window, `compute show` prints the window in force, the
 // change is one compute event, and a bad trigger is refused at create.
 func TestScaleWindowHoldsClusterAtZero(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{})
 	dir := t.TempDir()
 	cluster := filepath.Join(dir, "cluster.yml")

@@ -32,18 +32,23 @@ var shardWeights = map[string]float64{
 	"TestInstanceContainers":     180,
 	"TestInstancesInASubnet":     200, // *
 	"TestKubernetes":             515, // *
-	// Serial tests (no t.Parallel): each shard runs its own one after
-	// another before its parallel ones.
-	"TestContainerJobs":                  157,
-	"TestNodesShareTheHostsImages":       96,
+	"TestContainerJobs":          157,
+	// Parallel since 2026-12-01 (each leak check counts its own
+	// server's containers).
 	"TestDataEndToEnd":                   58,
-	"TestJobArtifactsAndDownloads":       28,
 	"TestPrepullImagesBeforeFirstJob":    40, // *
+	"TestJobArtifactsAndDownloads":       28,
 	"TestPipelineSweepAndComponentSteps": 24,
 	"TestPipelineJobs":                   17,
 	"TestDataInContainer":                12,
 	"TestContainerJobRunsInItsImage":     12,
 	"TestScaleWindowHoldsClusterAtZero":  6,
+	// Serial tests (no t.Parallel): each shard runs its own one after
+	// another before its parallel ones. The first uses the host's own
+	// image store, the second checks that no container at all is left
+	// and that its subnets' networks keep others' jobs out.
+	"TestNodesShareTheHostsImages": 96,
+	"TestContainerJobsInASubnet":   defaultShardWeight,
 }
 
 // defaultShardWeight is the weight of a test not in shardWeights.
