@@ -107,7 +107,7 @@ func testContainerPullFailure(t *testing.T, f *ctrFixture) {
 	if a := listAttempts(t, s, j.Name); len(a) != 1 || len(a[0].Ranks) != 1 || a[0].Ranks[0].NodeID != node {
 		t.Errorf("the next job did not run on the node the pull failed on (%s): %+v", node, a)
 	}
-	waitNoContainers(t, f.env, node)
+	waitNoContainers(t, f, node)
 }
 
 // A private registry with a login: added with the password on standard

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/agent/ctrhost"
 	"github.com/shoal-ml/shoal/internal/testctr"
 )
 
@@ -24,10 +24,10 @@ type ctrFixture struct {
 }
 
 // containerJobsConfig gives TestContainerJobs's nodes leases of 4 s and
-// as much grace, not fastJobsConfig's 1 s: a serial test, it runs in the
-// test command's first minutes beside the compilation of every other test
-// binary, where a node with a 1 s lease was lost (2026-11-30), and none of
-// its subtests waits for a lease to run out.
+// as much grace, not fastJobsConfig's 1 s: it runs in the test command's
+// first minutes beside the compilation of every other test binary, where
+// a node with a 1 s lease was lost (2026-11-30, when it was serial), and
+// none of its subtests waits for a lease to run out.
 const containerJobsConfig = "node_lease: 4s\nnode_lease_grace: 4s\nkill_grace: 1s\n"
 
 // TestContainerJobs runs, on one server with real agents (the local
@@ -107,20 +107,20 @@ func runToEnd(t *testing.T, s *server, file string, timeout time.Duration) (jobV
 	return j, jobLog(t, s, name)
 }
 
-// nodeContainers lists the containers the agent of node started that are
-// still on the shared engine.
-func nodeContainers(t *testing.T, env *testctr.Env, node string) []container.Summary {
+// nodeContainers lists the containers the agent of node, of f's server,
+// started that are still on the shared engine. Node IDs are numbered per
+// server (<cluster>-n<seq>), so the node's label alone would also match
+// another test's server's node of a cluster of the same name: the engine
+// folder label, under f's server's nodes folder, tells them apart.
+func nodeContainers(t *testing.T, f *ctrFixture, node string) []container.Summary {
 	t.Helper()
-	e, err := container.Open(context.Background(), container.Config{Host: env.Host})
-	if err != nil {
-		t.Fatal(err)
+	var mine []container.Summary
+	for _, c := range containersOf(t, f.env, f.s.nodesDir) {
+		if c.Labels[ctrhost.LabelNode] == node {
+			mine = append(mine, c)
+		}
 	}
-	defer e.Close()
-	list, err := e.List(context.Background(), map[string]string{"shoal.node": node})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
+	return mine
 }
 
 // describeContainers is a list of containers for messages.
@@ -134,20 +134,20 @@ func describeContainers(list []container.Summary) string {
 
 // waitNoContainers waits (briefly: removal follows the container's exit)
 // until node has no container left.
-func waitNoContainers(t *testing.T, env *testctr.Env, node string) {
+func waitNoContainers(t *testing.T, f *ctrFixture, node string) {
 	t.Helper()
 	waitFor(t, 10*time.Second, "no container of node "+node+" left", func() (bool, string) {
-		list := nodeContainers(t, env, node)
+		list := nodeContainers(t, f, node)
 		return len(list) == 0, describeContainers(list)
 	})
 }
 
 // waitRunningContainer waits until node runs a container (the rank's
 // process has started in it).
-func waitRunningContainer(t *testing.T, env *testctr.Env, node string) {
+func waitRunningContainer(t *testing.T, f *ctrFixture, node string) {
 	t.Helper()
 	waitFor(t, 90*time.Second, "a running container on node "+node, func() (bool, string) {
-		list := nodeContainers(t, env, node)
+		list := nodeContainers(t, f, node)
 		for _, c := range list {
 			if c.State == "running" {
 				return true, ""

@@ -53,5 +53,5 @@ environment:
 		!strings.Contains(log, "other: refused") || strings.Contains(log, "secret") {
 		t.Fatalf("%v: want the server answered and the host's loopback refused:\n%s", j, log)
 	}
-	waitNoContainers(t, f.env, currentAttempt(t, s, name).Ranks[0].NodeID)
+	waitNoContainers(t, f, currentAttempt(t, s, name).Ranks[0].NodeID)
 }

@@ -66,7 +66,7 @@ func testContainerTwoNodes(t *testing.T, f *ctrFixture) {
 		}
 	}
 	for _, r := range a[0].Ranks {
-		waitNoContainers(t, f.env, r.NodeID)
+		waitNoContainers(t, f, r.NodeID)
 	}
 }
 
@@ -79,10 +79,10 @@ func testContainerCancel(t *testing.T, f *ctrFixture) {
 	name := submitJob(t, s, writeJobFile(t, "command: echo started; sleep 300\ncompute: azureml:"+cluster+"\nenvironment:\n  image: "+f.image+"\n"))
 	waitJob(t, s, name, 2*time.Minute, "Running")
 	node := currentAttempt(t, s, name).Ranks[0].NodeID
-	waitRunningContainer(t, f.env, node)
+	waitRunningContainer(t, f, node)
 	mustRun(t, s.env, "job", "cancel", "-n", name, "-o", "none")
 	waitJob(t, s, name, 20*time.Second, "Canceled")
-	waitNoContainers(t, f.env, node)
+	waitNoContainers(t, f, node)
 	waitFor(t, 10*time.Second, "the node to be idle after the cancel", func() (bool, string) {
 		nodes := listNodes(t, s, cluster)
 		return len(nodes) == 1 && nodes[0].State == "idle", describeNodes(nodes)
@@ -100,7 +100,7 @@ func testContainerPreempt(t *testing.T, f *ctrFixture) {
 		"compute: azureml:"+cluster+"\nenvironment:\n  image: "+f.image+"\n"))
 	waitJob(t, s, name, 2*time.Minute, "Running")
 	node1 := currentAttempt(t, s, name).Ranks[0].NodeID
-	waitRunningContainer(t, f.env, node1)
+	waitRunningContainer(t, f, node1)
 	mustRun(t, s.env, "compute", "preempt-node", "-n", cluster, "--node", node1, "-o", "none")
 	j := waitJob(t, s, name, 2*time.Minute, "Completed")
 	if j.AttemptCount != 2 || j.FailedAttempts != 0 || j.InfraRequeues != 1 {
@@ -113,6 +113,6 @@ func testContainerPreempt(t *testing.T, f *ctrFixture) {
 	if log := jobLog(t, s, name); !strings.Contains(log, "in a container of "+f.image) || !strings.Contains(log, "finished attempt 2") {
 		t.Errorf("attempt 2's log:\n%s", log)
 	}
-	waitNoContainers(t, f.env, node1)
-	waitNoContainers(t, f.env, attempts[1].Ranks[0].NodeID)
+	waitNoContainers(t, f, node1)
+	waitNoContainers(t, f, attempts[1].Ranks[0].NodeID)
 }

@@ -42,5 +42,5 @@ services:
 	}
 	mustRun(t, s.env, "job", "cancel", "-n", name)
 	waitJob(t, s, name, 2*time.Minute, "Canceled")
-	waitNoContainers(t, f.env, currentAttempt(t, s, name).Ranks[0].NodeID)
+	waitNoContainers(t, f, currentAttempt(t, s, name).Ranks[0].NodeID)
 }

@@ -129,6 +129,6 @@ func testContainerTensorFlow(t *testing.T, f *ctrFixture) {
 		}
 	}
 	for _, r := range listAttempts(t, s, name)[0].Ranks {
-		waitNoContainers(t, f.env, r.NodeID)
+		waitNoContainers(t, f, r.NodeID)
 	}
 }
