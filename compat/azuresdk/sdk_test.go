@@ -28,7 +28,11 @@ import (
 
 // serverBin is the full binary every test's server runs: the one
 // scripts/test built (SHOAL_SERVER_BIN), or one built here once per run
-// (linking it took five seconds a test).
+// (linking it took five seconds a test). The same rule as the main
+// module's internal/testenv.ServerBinary, written here because this
+// module of its own does not require the main one (its dependencies stay
+// out of this module's go.mod); the copy is not needed, since nothing here
+// changes the binary.
 var serverBin struct {
 	once sync.Once
 	path string
