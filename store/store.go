@@ -145,11 +145,17 @@ type Tx interface {
 	// ListQueueComputes returns the keys ("workspace/compute",
 	// lower-cased, as ListQueueHeads') of every compute with queued jobs,
 	// sorted: a pass over the whole queue reads it one compute at a time
-	// (ListComputeQueue), holding one compute's queue, not every one.
+	// (PageComputeQueue), holding one page of one compute's queue, not
+	// every one.
 	ListQueueComputes() ([]string, error)
-	// ListComputeQueue returns every queued job of one compute (names
-	// compared case-insensitively), in queue order.
-	ListComputeQueue(workspace, compute string) ([]QueuedJobRef, error)
+	// PageComputeQueue reads every queued job of one compute (names
+	// compared case-insensitively), in queue order, and hands them to fn
+	// a page at a time: size jobs, or more where jobs of equal priority
+	// and seq would straddle two pages (a page then ends after them),
+	// all of them in one read. The page's slice is reused for the next:
+	// fn copies what it keeps. fn must not use tx (the read is open
+	// while it runs); its error ends the read and is returned.
+	PageComputeQueue(workspace, compute string, size int, fn func(page []QueuedJobRef) error) error
 	// QueueHeadJob returns the first queued job of one compute (names
 	// compared case-insensitively) as ListQueueHead(workspace, compute, 1)
 	// would, with the job itself, read in the same statement: a node

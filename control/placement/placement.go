@@ -55,12 +55,15 @@ type Loop struct {
 	view *scheduling.View
 	// failures holds the jobs whose placement failed (isolate.go).
 	failures *loop.Backoff
+	// page is how many queued jobs a whole-queue pass holds at a time
+	// (scheduling.QueuePage; tests make it small).
+	page int
 }
 
 // New returns the placement pass over s, reading the scaling loop's
 // blocks and the computes and nodes through view (nil: from the store).
 func New(s Services, blocks Blocks, view *scheduling.View) *Loop {
-	return &Loop{s: s, blocks: blocks, view: view, failures: loop.NewBackoff(0)}
+	return &Loop{s: s, blocks: blocks, view: view, failures: loop.NewBackoff(0), page: scheduling.QueuePage}
 }
 
 // principal is the scheduler as the events and the audit name it: the
@@ -227,24 +230,25 @@ func (l *Loop) addCluster(snap *scheduler.Snapshot, key string, ci *scheduling.C
 	snap.Clusters[key] = cs
 }
 
-// planWhole plans a pass over the whole queue one compute at a time
-// (scheduling.EachComputeQueue): the scheduler places each cluster's
-// queue on that cluster's nodes alone, so scheduling the computes one
-// after the other, in the order of their keys, decides what one snapshot
-// of every queue did, while the pass holds one compute's queue (100,000
-// queued jobs held at once were 24-30 MB). What it keeps of each queue:
-// the reasons of its waiting jobs (the pass's result), the refs of the
-// jobs it places, its node demand, and its largest waiting gang, which is
-// all the autoscaler reads of the queued jobs (State.Queued).
+// planWhole plans a pass over the whole queue one compute at a time and
+// a page of each compute's queue at a time (scheduling.EachComputeQueue,
+// wholePass): the scheduler places each cluster's queue on that cluster's
+// nodes alone, so scheduling the computes one after the other, in the
+// order of their keys, decides what one snapshot of every queue did; and
+// a strict queue scheduled a page at a time, in queue order, with the
+// nodes left free and the blocked head carried from page to page, decides
+// what the whole queue at once did (scheduler.ClusterState.Behind). The
+// pass holds one page (100,000 queued jobs held at once were 24-30 MB,
+// twice: the queue and the scheduler's copy). What it keeps of each
+// queue: the reasons of its waiting jobs (the pass's result), the refs of
+// the jobs it places, its node demand, and its largest waiting gang,
+// which is all the autoscaler reads of the queued jobs (State.Queued).
 func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]accounting.BlockedJob) (*Pass, error) {
 	p := &Pass{now: now}
-	var waiting map[string]scheduler.Reason
-	var refs queueRefs
-	var placements []scheduler.Placement
-	var largest []store.QueuedJobRef
+	var w *wholePass
 	err := l.s.Store().View(ctx, func(tx store.Tx) error {
 		// Each from nothing, should the transaction be run again.
-		p.queued, waiting, refs, placements, largest = 0, map[string]scheduler.Reason{}, queueRefs{at: map[string]int32{}}, nil, nil
+		p.queued = 0
 		var err error
 		if l.view == nil {
 			p.st, err = scheduling.ReadNodes(tx)
@@ -254,77 +258,31 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 		if err != nil {
 			return err
 		}
-		st := p.st
-		return scheduling.EachComputeQueue(tx, st, func(key string, queue []store.QueuedJobRef) error {
-			p.queued += len(queue)
-			ci := st.Clusters[key]
-			if ci != nil && ci.Compute.ProvisioningState == compute.ProvisioningDeleting {
-				// It can never run: ReconcileComputes fails it. Until then
-				// its reason says so, not what it waited for before the
-				// delete (e.g. "cluster is at max_instances"); it is no
-				// demand and no budget reason overrides it.
-				r := deletingReason(ci.Compute)
-				mine := make(map[string]scheduler.Reason, len(queue))
-				for _, j := range queue {
-					mine[j.Workspace+"/"+j.Name] = r
-				}
-				waiting = join(waiting, mine)
-				return nil
+		w = newWholePass(l, now, p.st, blocked)
+		err = scheduling.EachComputeQueue(tx, p.st, l.page, func(key string, page []store.QueuedJobRef, first bool) error {
+			p.queued += len(page)
+			if first {
+				w.finish()
+				w.start(key)
 			}
-			snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}, Jobs: make([]scheduler.Job, 0, len(queue))}
-			if ci != nil {
-				l.addCluster(&snap, key, ci, now)
-			}
-			for _, j := range queue {
-				id := j.Workspace + "/" + j.Name
-				_, demoted := blocked[id]
-				snap.Jobs = append(snap.Jobs, scheduling.QueueJobKeyed(j, demoted, id, key))
-			}
-			res := scheduler.Schedule(snap)
-			// snap.Jobs[i] is queue[i]: the placed jobs' refs are kept
-			// (Apply places them), no other's.
-			if len(res.Placements) > 0 {
-				placed := make(map[string]bool, len(res.Placements))
-				for _, pl := range res.Placements {
-					placed[pl.JobID] = true
-				}
-				for i := range snap.Jobs {
-					if id := snap.Jobs[i].ID; placed[id] {
-						refs.at[id] = int32(len(refs.queued))
-						refs.queued = append(refs.queued, queue[i])
-					}
-				}
-				placements = append(placements, res.Placements...)
-			}
-			if len(blocked) > 0 {
-				for id := range res.Waiting {
-					if b, ok := blocked[id]; ok {
-						res.Waiting[id] = budgetReason(b)
-					}
-				}
-			}
-			if j, ok := scheduling.LargestGang(queue, func(i int) bool {
-				_, ok := res.Waiting[snap.Jobs[i].ID]
-				return ok
-			}); ok {
-				largest = append(largest, j)
-			}
-			waiting = join(waiting, res.Waiting)
+			w.add(page)
 			return nil
 		})
+		w.finish()
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	// In queue order, as a queue read whole lists its jobs.
-	slices.SortStableFunc(largest, func(a, b store.QueuedJobRef) int {
+	slices.SortStableFunc(w.largest, func(a, b store.QueuedJobRef) int {
 		if a.Priority != b.Priority {
 			return cmp.Compare(b.Priority, a.Priority)
 		}
 		return cmp.Compare(a.Seq, b.Seq)
 	})
-	p.st.Queued = largest
-	p.res, p.refs = scheduler.Result{Placements: placements, Waiting: waiting}, refs
+	p.st.Queued = w.largest
+	p.res, p.refs = scheduler.Result{Placements: w.placements, Waiting: w.waiting}, w.refs
 	p.empty = p.queued == 0
 	return p, nil
 }

@@ -66,14 +66,12 @@ func (t countingTx) ListQueueHead(workspace, compute string, n int) ([]store.Que
 	return out, err
 }
 
-// ListComputeQueue is reached through an assertion so that this test
-// builds (and fails) against a store without it.
-func (t countingTx) ListComputeQueue(workspace, compute string) ([]store.QueuedJobRef, error) {
-	out, err := t.Tx.(interface {
-		ListComputeQueue(workspace, compute string) ([]store.QueuedJobRef, error)
-	}).ListComputeQueue(workspace, compute)
-	t.s.note(len(out))
-	return out, err
+// PageComputeQueue counts each page it hands over.
+func (t countingTx) PageComputeQueue(workspace, compute string, size int, fn func([]store.QueuedJobRef) error) error {
+	return t.Tx.PageComputeQueue(workspace, compute, size, func(page []store.QueuedJobRef) error {
+		t.s.note(len(page))
+		return fn(page)
+	})
 }
 
 // A pass over the whole queue holds one compute's queue at a time: of

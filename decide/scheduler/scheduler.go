@@ -126,6 +126,23 @@ type ClusterState struct {
 	// Node.Image, and strict ordering holds among jobs that could use the
 	// same nodes. Otherwise images are not looked at.
 	NodeImages bool
+	// Behind, when its Head is set, says an earlier pass over the front of
+	// this cluster's queue found a head that could not start
+	// (Result.Blocked): every job of this snapshot waits behind it, the
+	// count going on from Behind.Ahead. A caller that schedules a long
+	// queue in pages, in queue order, carries it from one page to the
+	// next. Not for NodeImages clusters, whose queues are not strict.
+	Behind Behind
+}
+
+// Behind is where a cluster's queue stands once the first job that cannot
+// start is found: the jobs after it wait behind it.
+type Behind struct {
+	// Head is the ID of the job that could not start.
+	Head string
+	// Ahead is how many jobs the next job of the queue waits behind, the
+	// head included.
+	Ahead int
 }
 
 // Snapshot is the input of one scheduling pass.
@@ -218,6 +235,12 @@ type Result struct {
 	// Waiting has a reason for every queued job that was not placed, by job
 	// ID. A job is either placed or waiting, never both.
 	Waiting map[string]Reason
+	// Blocked holds, by cluster key, where each cluster's queue was
+	// blocked (its head and the count behind it) for the clusters whose
+	// queue is strict and had a job that could not start: a caller that
+	// schedules the next page of the queue passes it as
+	// ClusterState.Behind. Nil when no queue was blocked.
+	Blocked map[string]Behind
 }
 
 // queueKeys orders jobs for the queue. Each key is a uint64 whose low bits
@@ -479,6 +502,13 @@ func (q queueKeys) sort(keys []uint64, jobs []Job) {
 // head of the queue fits, explains the first job that does not, and makes
 // every job behind it wait.
 func placeCluster(res *Result, c *cluster, jobs []Job, mask uint64, st ClusterState) {
+	if st.Behind.Head != "" {
+		// The front of the queue, scheduled before this snapshot, is
+		// blocked: nothing here may overtake its head.
+		ahead := waitBehind(res.Waiting, jobs, c.jobs, mask, st.Behind.Head, max(st.Behind.Ahead, 1), st.MaxInstances)
+		res.block(c.name, Behind{Head: st.Behind.Head, Ahead: ahead})
+		return
+	}
 	next := 0 // c.free[next:] are still free; the free slice is used as a queue
 	for k, key := range c.jobs {
 		j := &jobs[key&mask]
@@ -506,7 +536,8 @@ func placeCluster(res *Result, c *cluster, jobs []Job, mask uint64, st ClusterSt
 			continue
 		}
 		res.Waiting[j.ID] = headReason(n, len(c.free)-next, next, st)
-		waitBehind(res.Waiting, jobs, c.jobs[k+1:], mask, j.ID, st.MaxInstances)
+		ahead := waitBehind(res.Waiting, jobs, c.jobs[k+1:], mask, j.ID, 1, st.MaxInstances)
+		res.block(c.name, Behind{Head: j.ID, Ahead: ahead})
 		return
 	}
 }
@@ -590,25 +621,34 @@ const (
 	behindSuffix = ")"
 )
 
+// block records that cluster's queue is blocked as b.
+func (r *Result) block(cluster string, b Behind) {
+	if r.Blocked == nil {
+		r.Blocked = map[string]Behind{}
+	}
+	r.Blocked[cluster] = b
+}
+
 // waitBehind gives every job in tail (the queue behind a blocked head)
-// ReasonBehind, counting the jobs it waits behind and naming the head.
+// ReasonBehind, counting the jobs it waits behind, from ahead for the
+// first, and naming the head. It returns the count for the job after
+// tail.
 //
 // This is where almost all waiting jobs end up, so it avoids one string
 // allocation per job: all messages are written into one strings.Builder,
 // sized up front, and each Message is a substring of it. That is safe
 // because a Builder only ever appends: bytes already returned by String are
 // never rewritten.
-func waitBehind(w map[string]Reason, jobs []Job, tail []uint64, mask uint64, headID string, maxInstances int) {
+func waitBehind(w map[string]Reason, jobs []Job, tail []uint64, mask uint64, headID string, ahead, maxInstances int) int {
 	if len(tail) == 0 {
-		return
+		return ahead
 	}
 	// Everything after the count is the same for the whole tail.
 	one := behindOne + headID + behindSuffix
 	many := behindMany + headID + behindSuffix
 	var b strings.Builder
-	b.Grow(len(tail) * (len(behindPrefix) + len(strconv.Itoa(len(tail))) + len(many)))
+	b.Grow(len(tail) * (len(behindPrefix) + len(strconv.Itoa(ahead+len(tail))) + len(many)))
 	var num [20]byte
-	ahead := 1 // the head itself
 	for _, key := range tail {
 		j := &jobs[key&mask]
 		if n := max(j.InstanceCount, 1); maxInstances > 0 && n > maxInstances {
@@ -628,4 +668,5 @@ func waitBehind(w map[string]Reason, jobs []Job, tail []uint64, mask uint64, hea
 		w[j.ID] = Reason{ReasonBehind, b.String()[start:]}
 		ahead++
 	}
+	return ahead
 }

@@ -132,13 +132,15 @@ func ReadQueue(tx store.Tx, st *State) error {
 	return err
 }
 
-// EachComputeQueue reads the queue one compute at a time, so that a pass
-// over the whole queue holds one compute's queue, not every one: for each
-// compute with queued jobs, in the order of their keys (the order of the
-// scheduler's placements), it hands fn the compute's key and its whole
-// queue in queue order, which fn must not keep. It sets st.Demand from
-// what it read, as ReadQueue does.
-func EachComputeQueue(tx store.Tx, st *State, fn func(key string, queue []store.QueuedJobRef) error) error {
+// EachComputeQueue reads the queue one compute at a time and each
+// compute's queue a page at a time (store.Tx.PageComputeQueue), so that a
+// pass over the whole queue holds one page of one compute's queue, not
+// every queue: for each compute with queued jobs, in the order of their
+// keys (the order of the scheduler's placements), it hands fn the
+// compute's key and its queue in queue order, page jobs at a time, first
+// set on the compute's first page. fn must not keep a page nor use tx.
+// It sets st.Demand from what it read, as ReadQueue does.
+func EachComputeQueue(tx store.Tx, st *State, page int, fn func(key string, queue []store.QueuedJobRef, first bool) error) error {
 	keys, err := tx.ListQueueComputes()
 	if err != nil {
 		return err
@@ -146,42 +148,61 @@ func EachComputeQueue(tx store.Tx, st *State, fn func(key string, queue []store.
 	st.Demand = map[string]int{}
 	for _, k := range keys {
 		ws, comp, _ := strings.Cut(k, "/")
-		queue, err := tx.ListComputeQueue(ws, comp)
+		key := ""
+		err := tx.PageComputeQueue(ws, comp, page, func(queue []store.QueuedJobRef) error {
+			first := key == ""
+			if first {
+				key = compute.ComputeKey(queue[0].Workspace, queue[0].ComputeKey)
+			}
+			for _, j := range queue {
+				st.Demand[key] += j.InstanceCount
+			}
+			return fn(key, queue, first)
+		})
 		if err != nil {
-			return err
-		}
-		if len(queue) == 0 {
-			continue
-		}
-		key := compute.ComputeKey(queue[0].Workspace, queue[0].ComputeKey)
-		for _, j := range queue {
-			st.Demand[key] += j.InstanceCount
-		}
-		if err := fn(key, queue); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// LargestGang returns, of the jobs of queue whose index keep is true for
-// (nil: all), the first that needs the most nodes; false if there is
-// none. The autoscaler sizes a cluster of one-image nodes by its largest
-// gang, so a pass keeps that job of each queue, not the queue.
-func LargestGang(queue []store.QueuedJobRef, keep func(i int) bool) (store.QueuedJobRef, bool) {
-	best := -1
-	for i := range queue {
+// QueuePage is how many queued jobs a pass over one compute's whole
+// queue holds at a time (EachComputeQueue): small beside 100,000, large
+// enough that its reads and scheduler calls stay few.
+const QueuePage = 4096
+
+// Largest keeps, of a queue read a page at a time, the first job that
+// needs the most nodes: the autoscaler sizes a cluster of one-image
+// nodes by its largest gang, so a pass keeps that job of each queue, not
+// the queue.
+type Largest struct {
+	job store.QueuedJobRef
+	ok  bool
+}
+
+// Add considers the jobs of page whose index keep is true for (nil: all),
+// the page coming after those added before it.
+func (l *Largest) Add(page []store.QueuedJobRef, keep func(i int) bool) {
+	for i := range page {
 		if keep != nil && !keep(i) {
 			continue
 		}
-		if best < 0 || queue[i].InstanceCount > queue[best].InstanceCount {
-			best = i
+		if !l.ok || page[i].InstanceCount > l.job.InstanceCount {
+			l.job, l.ok = page[i], true
 		}
 	}
-	if best < 0 {
-		return store.QueuedJobRef{}, false
-	}
-	return queue[best], true
+}
+
+// Job returns the job kept; false if none was.
+func (l *Largest) Job() (store.QueuedJobRef, bool) { return l.job, l.ok }
+
+// LargestGang returns, of the jobs of queue whose index keep is true for
+// (nil: all), the first that needs the most nodes; false if there is
+// none.
+func LargestGang(queue []store.QueuedJobRef, keep func(i int) bool) (store.QueuedJobRef, bool) {
+	var l Largest
+	l.Add(queue, keep)
+	return l.Job()
 }
 
 // ReadScaleState reads what the autoscaler plans from when no placement
@@ -193,12 +214,22 @@ func ReadScaleState(tx store.Tx) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st, EachComputeQueue(tx, st, func(_ string, queue []store.QueuedJobRef) error {
-		if j, ok := LargestGang(queue, nil); ok {
+	var largest Largest
+	flush := func() {
+		if j, ok := largest.Job(); ok {
 			st.Queued = append(st.Queued, j)
 		}
+		largest = Largest{}
+	}
+	err = EachComputeQueue(tx, st, QueuePage, func(_ string, queue []store.QueuedJobRef, first bool) error {
+		if first {
+			flush() // the compute before this one
+		}
+		largest.Add(queue, nil)
 		return nil
 	})
+	flush()
+	return st, err
 }
 
 // ReadNodes reads the clusters and their nodes.

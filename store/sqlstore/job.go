@@ -259,10 +259,45 @@ func (t *tx) ListQueueComputes() ([]string, error) {
 	return out, rows.Err()
 }
 
-// ListComputeQueue returns every queued job of one compute, in queue
-// order: queueHead with no bound worth the name.
-func (t *tx) ListComputeQueue(workspace, compute string) ([]store.QueuedJobRef, error) {
-	return t.queueHead(key(workspace), key(compute), math.MaxInt)
+// PageComputeQueue implements store.Tx: queueHead's read with no bound
+// worth the name, streamed a page at a time. A compute's queue of 100,000
+// jobs held at once, with the pass's copy of it for the scheduler, was
+// most of what a whole-queue pass added to the server's heap.
+func (t *tx) PageComputeQueue(workspace, compute string, size int, fn func(page []store.QueuedJobRef) error) error {
+	workspaceKey, computeKey := key(workspace), key(compute)
+	rows, err := t.query(queryQueueHead, job.JobQueued, workspaceKey, computeKey, int64(math.MaxInt))
+	if err != nil {
+		return fmt.Errorf("store: queue of %s/%s: %w", workspaceKey, computeKey, err)
+	}
+	defer rows.Close()
+	size = max(size, 1)
+	page := make([]store.QueuedJobRef, 0, min(size, 4096))
+	var in interner // a compute's whole queue repeats a few strings
+	var ws, ck, img sql.RawBytes
+	for rows.Next() {
+		var r store.QueuedJobRef
+		var prio, count, created int64
+		if err := rows.Scan(&ws, &r.Name, &ck, &prio, &r.Seq, &count, &img, &created); err != nil {
+			return fmt.Errorf("store: queue of %s/%s: %w", workspaceKey, computeKey, err)
+		}
+		r.Workspace, r.ComputeKey, r.Image = in.get(ws), in.get(ck), in.get(img)
+		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
+		if n := len(page); n >= size && (page[n-1].Priority != r.Priority || page[n-1].Seq != r.Seq) {
+			if err := fn(page); err != nil {
+				return err
+			}
+			clear(page) // what fn did not copy goes with the page
+			page = page[:0]
+		}
+		page = append(page, r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: queue of %s/%s: %w", workspaceKey, computeKey, err)
+	}
+	if len(page) > 0 {
+		return fn(page)
+	}
+	return nil
 }
 
 // queueHead reads the first n queued jobs of a compute given by its keys.

@@ -412,11 +412,41 @@ func testJobQueue(t *testing.T, s store.Store, clock *stcheck.Clock) {
 		}
 		for _, k := range computes {
 			ws, comp, _ := strings.Cut(k, "/")
-			q, err := tx.ListComputeQueue(strings.ToUpper(ws), comp)
+			// Pages of one job: each compute's queue in order, one job
+			// a page (no two of its jobs share a priority and a seq),
+			// and the slice handed over reused.
+			var q []store.QueuedJobRef
+			pages := 0
+			err := tx.PageComputeQueue(strings.ToUpper(ws), comp, 1, func(page []store.QueuedJobRef) error {
+				pages++
+				if len(page) != 1 {
+					t.Errorf("PageComputeQueue(%s, 1) handed a page of %d jobs", k, len(page))
+				}
+				q = append(q, page...)
+				return nil
+			})
 			if err != nil {
 				return err
 			}
+			if pages != len(q) {
+				t.Errorf("PageComputeQueue(%s, 1): %d pages of %d jobs", k, pages, len(q))
+			}
 			perCompute[k] = names(q)
+			// One page holds the whole queue; fn's error ends the read.
+			whole := 0
+			if err := tx.PageComputeQueue(ws, comp, 1000, func(page []store.QueuedJobRef) error {
+				whole++
+				if names(page) != names(q) {
+					t.Errorf("PageComputeQueue(%s, 1000) = %q, want %q", k, names(page), names(q))
+				}
+				return nil
+			}); err != nil || whole != 1 {
+				t.Errorf("PageComputeQueue(%s, 1000): %d pages, %v; want 1", k, whole, err)
+			}
+			stop := errors.New("stop")
+			if err := tx.PageComputeQueue(ws, comp, 1, func([]store.QueuedJobRef) error { return stop }); !errors.Is(err, stop) {
+				t.Errorf("PageComputeQueue(%s) with fn failing = %v, want fn's error", k, err)
+			}
 		}
 		return nil
 	})
@@ -426,7 +456,7 @@ func testJobQueue(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	wantQueues := map[string]string{"ws-a/cpu": "c4 b5", "ws-a/gpu": "a6 r7", "ws-b/gpu": "e2", "ws-c/gpu": "f1"}
 	for k, v := range wantQueues {
 		if perCompute[k] != v {
-			t.Errorf("ListComputeQueue(%s) = %q, want %q", k, perCompute[k], v)
+			t.Errorf("PageComputeQueue(%s) = %q, want %q", k, perCompute[k], v)
 		}
 	}
 
@@ -448,6 +478,25 @@ func testJobQueue(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	stcheck.Equal(t, "QueueHeadJob's job", headJob, getJob(t, s, "ws-a", "a6"))
 	if none != nil || noJob != nil {
 		t.Errorf("QueueHeadJob of an empty queue = %v, %v, want none", none, noJob)
+	}
+
+	// A page that would split jobs of equal priority and seq ends after
+	// them: the next page starts where the queue's order is strict.
+	insertJobs(t, s, queuedJob("ws-t", "t1", "tie", 1, high, at), queuedJob("ws-t", "t2", "tie", 2, high, at),
+		queuedJob("ws-t", "t3", "tie", 2, high, at), queuedJob("ws-t", "t4", "tie", 3, high, at))
+	var pages []string
+	stcheck.View(t, s, func(tx store.Tx) error {
+		return tx.PageComputeQueue("ws-t", "tie", 2, func(page []store.QueuedJobRef) error {
+			ns := names(page)
+			if ns == "t1 t3 t2" {
+				ns = "t1 t2 t3" // equal priority and seq: either order
+			}
+			pages = append(pages, ns)
+			return nil
+		})
+	})
+	if got, want := strings.Join(pages, " | "), "t1 t2 t3 | t4"; got != want {
+		t.Errorf("PageComputeQueue(ws-t, tie, 2) pages = %q, want %q", got, want)
 	}
 }
 
