@@ -59,7 +59,7 @@ func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.
 	}
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		for _, id := range reasons.Changed {
-			if err := service.AppendJobEvent(ctx, tx, waitingJob(id), "waiting", waiting[id].Message); err != nil {
+			if err := service.AppendJobEvent(ctx, tx, waitingJob(id), "waiting", waiting[id].Message()); err != nil {
 				return err
 			}
 		}

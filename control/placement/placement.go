@@ -356,7 +356,7 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 				return nil
 			}
 			for _, id := range reasons.Changed {
-				if err := service.AppendJobEvent(sys, tx, waitingJob(id), "waiting", res.Waiting[id].Message); err != nil {
+				if err := service.AppendJobEvent(sys, tx, waitingJob(id), "waiting", res.Waiting[id].Message()); err != nil {
 					return err
 				}
 			}
@@ -426,7 +426,7 @@ func userBudgetReasons(blocked map[string]accounting.BlockedJob, waiting map[str
 
 // budgetReason is the reason of a blocked user's waiting job.
 func budgetReason(b accounting.BlockedJob) scheduler.Reason {
-	return scheduler.Reason{Code: scheduler.ReasonBudget, Message: b.Reason + ": no new nodes for this user's jobs until the next period or a higher limit"}
+	return scheduler.NewReason(scheduler.ReasonBudget, b.Reason+": no new nodes for this user's jobs until the next period or a higher limit")
 }
 
 // waitingJob is the job a "waiting" event of id ("workspace/name") is
@@ -458,8 +458,8 @@ func (l *Loop) writeReasons(ctx context.Context, now time.Time, reasons map[stri
 // it does not wait for anything, it fails once the compute controller
 // gets to it.
 func deletingReason(c *compute.Compute) scheduler.Reason {
-	return scheduler.Reason{Code: scheduler.ReasonDeleting,
-		Message: fmt.Sprintf("compute %s is being deleted: this job will not start and fails without running (submit it again to another compute)", c.Name)}
+	return scheduler.NewReason(scheduler.ReasonDeleting,
+		fmt.Sprintf("compute %s is being deleted: this job will not start and fails without running (submit it again to another compute)", c.Name))
 }
 
 // computeKeys hands out each (workspace, compute key) pair's ComputeKey

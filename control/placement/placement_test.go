@@ -114,7 +114,7 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 			if !ok {
 				t.Fatal("the queued job has no reason")
 			}
-			code, msg = string(r.Code), r.Message
+			code, msg = string(r.Code), r.Message()
 			return err
 		})
 		if err != nil {

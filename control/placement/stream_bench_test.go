@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/control/placement"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
@@ -18,13 +19,24 @@ import (
 // Apply) over 20,000 queued jobs spread over 1 or 4 computes with no free
 // node, and reports, beside the bytes allocated, the most live heap seen
 // during the pass above the heap before it, per queued job (collections
-// forced every 2 ms while it runs): what the pass holds at once.
+// forced every 2 ms while it runs): what the pass holds at once. With
+// moving, the head of each queue leaves it before every pass, so that
+// every waiting job's sentence ("waiting behind N jobs") changes and is
+// held back, as at full size, where the queue moves between passes.
 //
 //	go test ./control/placement -run '^$' -bench WholeQueuePass -benchtime 5x
 func BenchmarkWholeQueuePass(b *testing.B) {
 	const jobs = 20_000
-	for _, computes := range []int{1, 4} {
-		b.Run(fmt.Sprintf("computes=%d", computes), func(b *testing.B) {
+	for _, bc := range []struct {
+		computes int
+		moving   bool
+	}{{1, false}, {4, false}, {1, true}} {
+		computes := bc.computes
+		name := fmt.Sprintf("computes=%d", computes)
+		if bc.moving {
+			name += "/moving"
+		}
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			db, clock := teststore.Open(b)
 			err := db.Update(ctx, func(tx store.Tx) error {
@@ -54,9 +66,26 @@ func BenchmarkWholeQueuePass(b *testing.B) {
 				b.Fatal(err)
 			}
 			var peak uint64
+			next := 0 // the head of the queue
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
+				if bc.moving {
+					b.StopTimer()
+					err := db.Update(ctx, func(tx store.Tx) error {
+						j, err := tx.GetJob("ws", fmt.Sprintf("job-%06d", next))
+						if err != nil {
+							return err
+						}
+						j.Status = job.JobCanceled
+						return tx.UpdateJob(j)
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					next++
+					b.StartTimer()
+				}
 				var ms runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&ms)

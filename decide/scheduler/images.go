@@ -98,11 +98,10 @@ func behind(blocked []*Job, j *Job) Reason {
 			ahead++
 		}
 	}
-	word := behindMany
-	if ahead == 1 {
-		word = behindOne
+	if ahead == 0 {
+		return NewReason(ReasonBehind, behindPrefix+"0"+behindMany+behindSuffix)
 	}
-	return Reason{ReasonBehind, fmt.Sprintf("%s%d%s%s%s", behindPrefix, ahead, word, next, behindSuffix)}
+	return WaitingBehind(ahead, next)
 }
 
 // imageReason explains why j, the first of its image that cannot start,
@@ -126,7 +125,7 @@ func imageReason(j *Job, n, mine, other, placed int, st ClusterState) Reason {
 		} else if st.ProvisioningNote != "" {
 			msg += "; " + st.ProvisioningNote
 		}
-		return Reason{ReasonImageMismatch, msg}
+		return NewReason(ReasonImageMismatch, msg)
 	}
 	return r
 }

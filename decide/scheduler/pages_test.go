@@ -129,9 +129,9 @@ func TestBlockedCarriesTheHeadToTheNextPage(t *testing.T) {
 	if len(res.Placements) != 0 {
 		t.Errorf("a page behind a blocked head placed %v on a free node", res.Placements)
 	}
-	want := Reason{ReasonBehind, "waiting behind 3 higher-priority or earlier jobs (next: ws/a)"}
-	if res.Waiting["ws/d"] != want {
-		t.Errorf("ws/d waits with %+v, want %+v", res.Waiting["ws/d"], want)
+	want := NewReason(ReasonBehind, "waiting behind 3 higher-priority or earlier jobs (next: ws/a)")
+	if !res.Waiting["ws/d"].Same(want) {
+		t.Errorf("ws/d waits with %q, want %q", res.Waiting["ws/d"].Message(), want.Message())
 	}
 	if b := res.Blocked[key]; b != (Behind{Head: "ws/a", Ahead: 4}) {
 		t.Errorf("Blocked after the page = %v, want ws/a with 4 ahead", b)

@@ -35,7 +35,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -217,15 +216,6 @@ const (
 	// max_instances below what the job needs (ClusterState.Window).
 	ReasonScaleWindow ReasonCode = "scale_window"
 )
-
-// Reason explains why a job was not placed.
-type Reason struct {
-	// Code is the machine-readable class of the reason.
-	Code ReasonCode
-	// Message is a complete human sentence, e.g. "waiting for nodes to be
-	// provisioned (3 of 4 ready)".
-	Message string
-}
 
 // Result is the outcome of one scheduling pass.
 type Result struct {
@@ -525,7 +515,7 @@ func placeCluster(res *Result, c *cluster, jobs []Job, mask uint64, st ClusterSt
 			// A scale window keeps the cluster below the job's need
 			// until it ends (the window says when); like a job too big
 			// for the cluster, it holds back no smaller job.
-			res.Waiting[j.ID] = Reason{ReasonScaleWindow, st.Window}
+			res.Waiting[j.ID] = NewReason(ReasonScaleWindow, st.Window)
 			continue
 		}
 		if st.MaxInstances > 0 && n > st.MaxInstances {
@@ -560,40 +550,40 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 	gang := n > 1 && free > 0
 	switch {
 	case st.Unavailable != "" && free < n:
-		return Reason{ReasonUnavailable, st.Unavailable}
+		return NewReason(ReasonUnavailable, st.Unavailable)
 	case st.QuotaBlocked != "" && free < n && st.BlockedBy == ReasonGangTimeout:
 		// The gang's nodes were released for not coming up together;
 		// scale-up for it waits out its backoff.
-		return Reason{ReasonGangTimeout, st.QuotaBlocked}
+		return NewReason(ReasonGangTimeout, st.QuotaBlocked)
 	case st.QuotaBlocked != "" && free+p < n && st.BlockedBy == ReasonBudget:
 		// A block budget stopped scale-up for this cluster.
-		return Reason{ReasonBudget, st.QuotaBlocked + ": no new nodes until the next period or a higher limit; running jobs finish"}
+		return NewReason(ReasonBudget, st.QuotaBlocked+": no new nodes until the next period or a higher limit; running jobs finish")
 	case st.QuotaBlocked != "" && free+p < n:
 		// Even the nodes on their way are not enough, and the autoscaler
 		// cannot add more: the quota is the thing to fix.
-		return Reason{ReasonQuota, "quota exhausted: " + st.QuotaBlocked}
+		return NewReason(ReasonQuota, "quota exhausted: "+st.QuotaBlocked)
 	case p > 0 && (free+p >= n || canGrow):
 		// Either the nodes being provisioned complete the job's need, or
 		// the cluster is still growing towards it.
-		r := Reason{ReasonProvisioning, fmt.Sprintf("waiting for nodes to be provisioned (%d of %d ready)", free, n)}
+		r := NewReason(ReasonProvisioning, fmt.Sprintf("waiting for nodes to be provisioned (%d of %d ready)", free, n))
 		if gang {
 			r = gangIncomplete(n, free, p)
 		}
 		if st.ProvisioningNote != "" {
-			r.Message += "; " + st.ProvisioningNote
+			r.text += "; " + st.ProvisioningNote
 		}
 		return r
 	case !canGrow && st.Window != "":
 		// A scale window holds the cluster where it is.
-		return Reason{ReasonScaleWindow, st.Window}
+		return NewReason(ReasonScaleWindow, st.Window)
 	case !canGrow:
 		// The cluster cannot grow: the job waits for busy nodes to finish.
-		return Reason{ReasonAtMax, fmt.Sprintf("cluster is at max_instances (%d of %d nodes busy)", b, m)}
+		return NewReason(ReasonAtMax, fmt.Sprintf("cluster is at max_instances (%d of %d nodes busy)", b, m))
 	default:
 		if gang {
 			return gangIncomplete(n, free, p)
 		}
-		return Reason{ReasonNoNodes, fmt.Sprintf("waiting for the autoscaler to add nodes (%d of %d ready)", free, n)}
+		return NewReason(ReasonNoNodes, fmt.Sprintf("waiting for the autoscaler to add nodes (%d of %d ready)", free, n))
 	}
 }
 
@@ -601,25 +591,17 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 // free. It says "F of N ready" like the other reasons so the numbers read
 // the same everywhere.
 func gangIncomplete(n, free, provisioning int) Reason {
-	return Reason{ReasonGangIncomplete, fmt.Sprintf(
-		"waiting for all %d nodes of the gang (%d of %d ready, %d provisioning)", n, free, n, provisioning)}
+	return NewReason(ReasonGangIncomplete, fmt.Sprintf(
+		"waiting for all %d nodes of the gang (%d of %d ready, %d provisioning)", n, free, n, provisioning))
 }
 
 // tooBig is the reason of a job that needs more nodes than the cluster may
 // ever have.
 func tooBig(n, maxInstances int) Reason {
-	return Reason{ReasonAtMax, fmt.Sprintf(
+	return NewReason(ReasonAtMax, fmt.Sprintf(
 		"job needs %d nodes but the cluster's max_instances is %d; it cannot start until max_instances is raised",
-		n, maxInstances)}
+		n, maxInstances))
 }
-
-// Fixed parts of the ReasonBehind message.
-const (
-	behindPrefix = "waiting behind "
-	behindOne    = " higher-priority or earlier job (next: "
-	behindMany   = " higher-priority or earlier jobs (next: "
-	behindSuffix = ")"
-)
 
 // block records that cluster's queue is blocked as b.
 func (r *Result) block(cluster string, b Behind) {
@@ -634,21 +616,9 @@ func (r *Result) block(cluster string, b Behind) {
 // first, and naming the head. It returns the count for the job after
 // tail.
 //
-// This is where almost all waiting jobs end up, so it avoids one string
-// allocation per job: all messages are written into one strings.Builder,
-// sized up front, and each Message is a substring of it. That is safe
-// because a Builder only ever appends: bytes already returned by String are
-// never rewritten.
+// This is where almost all waiting jobs end up, so each reason keeps its
+// count and the head's ID, not a sentence of its own (WaitingBehind).
 func waitBehind(w map[string]Reason, jobs []Job, tail []uint64, mask uint64, headID string, ahead, maxInstances int) int {
-	if len(tail) == 0 {
-		return ahead
-	}
-	// Everything after the count is the same for the whole tail.
-	one := behindOne + headID + behindSuffix
-	many := behindMany + headID + behindSuffix
-	var b strings.Builder
-	b.Grow(len(tail) * (len(behindPrefix) + len(strconv.Itoa(ahead+len(tail))) + len(many)))
-	var num [20]byte
 	for _, key := range tail {
 		j := &jobs[key&mask]
 		if n := max(j.InstanceCount, 1); maxInstances > 0 && n > maxInstances {
@@ -657,15 +627,7 @@ func waitBehind(w map[string]Reason, jobs []Job, tail []uint64, mask uint64, hea
 			w[j.ID] = tooBig(n, maxInstances)
 			continue
 		}
-		start := b.Len()
-		b.WriteString(behindPrefix)
-		b.Write(strconv.AppendInt(num[:0], int64(ahead), 10))
-		if ahead == 1 {
-			b.WriteString(one)
-		} else {
-			b.WriteString(many)
-		}
-		w[j.ID] = Reason{ReasonBehind, b.String()[start:]}
+		w[j.ID] = WaitingBehind(ahead, headID)
 		ahead++
 	}
 	return ahead

@@ -18,7 +18,7 @@ func TestScaleWindowReasons(t *testing.T) {
 		Clusters: map[string]scheduler.ClusterState{"c": {MaxInstances: 0, Window: nights}},
 	})
 	for _, id := range []string{"a", "b"} {
-		if r := res.Waiting[id]; r.Code != scheduler.ReasonScaleWindow || r.Message != nights {
+		if r := res.Waiting[id]; r.Code != scheduler.ReasonScaleWindow || r.Message() != nights {
 			t.Fatalf("job %s: %+v, want the window's reason", id, r)
 		}
 	}
@@ -32,7 +32,7 @@ func TestScaleWindowReasons(t *testing.T) {
 	if r := res.Waiting["big"]; r.Code != scheduler.ReasonScaleWindow {
 		t.Fatalf("big: %+v", r)
 	}
-	if r := res.Waiting["small"]; r.Code != scheduler.ReasonScaleWindow || r.Message != narrow {
+	if r := res.Waiting["small"]; r.Code != scheduler.ReasonScaleWindow || r.Message() != narrow {
 		t.Fatalf("small (busy nodes, window at max): %+v", r)
 	}
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -68,19 +69,54 @@ type Reasons struct {
 	every time.Duration
 
 	mu sync.Mutex
-	// latest is the latest committed pass's reasons; nil unless this
-	// replica leads (until its first pass).
+	// latest is the latest committed pass's reasons, which Get and List
+	// answer; nil unless this replica leads (until its first pass).
 	latest map[string]scheduler.Reason
-	// behind holds, of the jobs in latest, those whose stored reason is
-	// not latest's (a sentence alone changed, written later): what the
-	// store holds is latest with behind over it. Kept as the difference,
-	// not as a second map of every waiting job (by its entries' sizes,
-	// about 10 MB at 100,000 queued jobs held between passes, and a third
-	// map while a pass planned the next one).
-	behind map[string]scheduler.Reason
+	// stored is what the store holds (see storedReasons).
+	stored storedReasons
 	// flushed is when reasons whose sentence alone changed were last
 	// written.
 	flushed time.Time
+}
+
+// storedReasons is what the store holds of the reasons, kept without a
+// map of its own of every waiting job: base, the reasons of a pass that
+// were all written (the last one that wrote sentences, or what the
+// store held when this replica began to lead), with those written since
+// over it (written) and those deleted since taken out of it (gone). A
+// pass between two writes of sentences moves every sentence of a long
+// queue ("waiting behind N jobs") and writes none of them; keeping what
+// the store held as its difference from the latest pass was a copy of
+// every one (100,000 reasons, some 7 MB), and while a pass planned the
+// next, a fourth map of them beside the old, the latest and the new.
+type storedReasons struct {
+	base    map[string]scheduler.Reason
+	written map[string]scheduler.Reason // small: codes changed between flushes
+	gone    map[string]bool
+}
+
+// get returns what the store holds of a job's reason.
+func (s storedReasons) get(id string) (scheduler.Reason, bool) {
+	if v, ok := s.written[id]; ok {
+		return v, true
+	}
+	if s.gone[id] {
+		return scheduler.Reason{}, false
+	}
+	v, ok := s.base[id]
+	return v, ok
+}
+
+// each calls fn with the id of every reason the store holds.
+func (s storedReasons) each(fn func(id string)) {
+	for id := range s.base {
+		if _, over := s.written[id]; !over && !s.gone[id] {
+			fn(id)
+		}
+	}
+	for id := range s.written {
+		fn(id)
+	}
 }
 
 var _ WaitReasons = (*Reasons)(nil)
@@ -98,7 +134,7 @@ type ReasonChanges struct {
 
 	put     []*jobkind.WaitReason
 	del     []string
-	behind  map[string]scheduler.Reason // where the store's reasons once written are not all's
+	stored  storedReasons               // what the store held when the pass planned
 	all     map[string]scheduler.Reason // the pass's reasons
 	flush   bool                        // sentences alone changed are written: all is stored
 	flushAt time.Time
@@ -173,13 +209,13 @@ func (r *Reasons) List(tx store.Tx, workspace string) (map[string]scheduler.Reas
 }
 
 func reasonOf(w *jobkind.WaitReason) scheduler.Reason {
-	return scheduler.Reason{Code: scheduler.ReasonCode(w.Code), Message: w.Message}
+	return scheduler.NewReason(scheduler.ReasonCode(w.Code), w.Message)
 }
 
 // Plan says what a pass writes; see WaitReasons.
 func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]scheduler.Reason) (*ReasonChanges, error) {
 	r.mu.Lock()
-	latest, behind, flushed := r.latest, r.behind, r.flushed
+	latest, stored, flushed := r.latest, r.stored, r.flushed
 	r.mu.Unlock()
 	if latest == nil {
 		// The first pass since this replica began to lead: the store
@@ -191,54 +227,42 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 		}); err != nil {
 			return nil, err
 		}
-		latest, behind = make(map[string]scheduler.Reason, len(rows)), nil
+		stored = storedReasons{base: make(map[string]scheduler.Reason, len(rows))}
 		for _, w := range rows {
-			latest[w.Workspace+"/"+w.Job] = reasonOf(w)
+			stored.base[w.Workspace+"/"+w.Job] = reasonOf(w)
 		}
-	}
-	// stored is what the store holds of a job's reason.
-	stored := func(id string) (scheduler.Reason, bool) {
-		if v, ok := behind[id]; ok {
-			return v, true
-		}
-		v, ok := latest[id]
-		return v, ok
 	}
 	// A pass that may write sentences leaves the store as current as
 	// the pass; the next sentence alone changed waits MessageEvery.
-	c := &ReasonChanges{all: reasons, flush: now.Sub(flushed) >= r.every, flushAt: now}
+	c := &ReasonChanges{all: reasons, stored: stored, flush: now.Sub(flushed) >= r.every, flushAt: now}
 	if c.all == nil {
 		c.all = map[string]scheduler.Reason{} // non-nil: this replica leads
 	}
 	var puts []string
 	for id, v := range reasons {
-		old, ok := stored(id)
+		old, ok := stored.get(id)
 		switch {
 		case !ok || old.Code != v.Code:
 			c.Changed = append(c.Changed, id)
 			puts = append(puts, id)
-		case old.Message != v.Message && c.flush:
+		case c.flush && !old.Same(v):
 			puts = append(puts, id)
-		case old.Message != v.Message:
-			// Written by a later pass: the store keeps the old one.
-			if c.behind == nil {
-				c.behind = map[string]scheduler.Reason{}
-			}
-			c.behind[id] = old
 		}
+		// A sentence alone changed waits for a pass that flushes: the
+		// store keeps the old one, which stored goes on saying.
 	}
-	for id := range latest {
+	stored.each(func(id string) {
 		if _, ok := reasons[id]; !ok {
 			c.del = append(c.del, id)
 		}
-	}
+	})
 	slices.Sort(c.Changed)
 	slices.Sort(puts)
 	slices.Sort(c.del)
 	for _, id := range puts {
 		ws, job := splitID(id)
 		v := reasons[id]
-		c.put = append(c.put, &jobkind.WaitReason{Workspace: ws, Job: job, Code: string(v.Code), Message: v.Message})
+		c.put = append(c.put, &jobkind.WaitReason{Workspace: ws, Job: job, Code: string(v.Code), Message: v.Message()})
 	}
 	return c, nil
 }
@@ -247,15 +271,36 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 func (r *Reasons) Committed(c *ReasonChanges) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.latest, r.behind = c.all, c.behind
+	r.latest = c.all
 	if c.flush {
-		r.flushed = c.flushAt
+		// Every reason of the pass was written: the store holds all.
+		r.stored, r.flushed = storedReasons{base: c.all}, c.flushAt
+		return
 	}
+	st := storedReasons{base: c.stored.base, written: maps.Clone(c.stored.written), gone: maps.Clone(c.stored.gone)}
+	for _, w := range c.put {
+		id := w.Workspace + "/" + w.Job
+		if st.written == nil {
+			st.written = map[string]scheduler.Reason{}
+		}
+		st.written[id] = c.all[id]
+		delete(st.gone, id)
+	}
+	for _, id := range c.del {
+		delete(st.written, id)
+		if _, ok := st.base[id]; ok {
+			if st.gone == nil {
+				st.gone = map[string]bool{}
+			}
+			st.gone[id] = true
+		}
+	}
+	r.stored = st
 }
 
 // Forget drops this replica's memory; see WaitReasons.
 func (r *Reasons) Forget() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.latest, r.behind, r.flushed = nil, nil, time.Time{}
+	r.latest, r.stored, r.flushed = nil, storedReasons{}, time.Time{}
 }

@@ -48,33 +48,33 @@ func TestReasonsAcrossReplicas(t *testing.T) {
 		r.Committed(c)
 		return c
 	}
-	atMax := scheduler.Reason{Code: scheduler.ReasonAtMax, Message: "cluster is at max_instances (1 of 1 nodes busy)"}
-	behind := func(n string) scheduler.Reason {
-		return scheduler.Reason{Code: scheduler.ReasonBehind, Message: "waiting behind " + n + " higher-priority or earlier jobs (next: a)"}
-	}
+	atMax := scheduler.NewReason(scheduler.ReasonAtMax, "cluster is at max_instances (1 of 1 nodes busy)")
+	// As the scheduler keeps them: a count behind a head. The store keeps
+	// sentences, which the follower reads back.
+	behind := func(n int) scheduler.Reason { return scheduler.WaitingBehind(n, "a") }
 	t0 := time.Unix(1_700_000_000, 0)
-	c := pass(leader, t0, map[string]scheduler.Reason{"default/a": atMax, "default/b": behind("1")})
+	c := pass(leader, t0, map[string]scheduler.Reason{"default/a": atMax, "default/b": behind(1)})
 	if want := []string{"default/a", "default/b"}; !slices.Equal(c.Changed, want) {
 		t.Errorf("first pass changed %v, want %v", c.Changed, want)
 	}
-	if got := get(follower, "b"); got != behind("1") {
-		t.Errorf("the follower shows %+v after the first pass, want %+v", got, behind("1"))
+	if got := get(follower, "b"); !got.Same(behind(1)) {
+		t.Errorf("the follower shows %+v after the first pass, want %+v", got, behind(1))
 	}
 
 	// The sentence alone moves: the leader shows it, the store waits.
-	c = pass(leader, t0.Add(time.Second), map[string]scheduler.Reason{"default/a": atMax, "default/b": behind("2")})
+	c = pass(leader, t0.Add(time.Second), map[string]scheduler.Reason{"default/a": atMax, "default/b": behind(2)})
 	if len(c.Changed) != 0 || !c.Empty() {
 		t.Errorf("a sentence alone changed: changed %v, empty %v; want nothing written", c.Changed, c.Empty())
 	}
-	if got := get(leader, "b"); got != behind("2") {
-		t.Errorf("the leader shows %+v, want its latest pass's %+v", got, behind("2"))
+	if got := get(leader, "b"); !got.Same(behind(2)) {
+		t.Errorf("the leader shows %+v, want its latest pass's %+v", got, behind(2))
 	}
-	if got := get(follower, "b"); got != behind("1") {
-		t.Errorf("the follower shows %+v before MessageEvery, want the stored %+v", got, behind("1"))
+	if got := get(follower, "b"); !got.Same(behind(1)) {
+		t.Errorf("the follower shows %+v before MessageEvery, want the stored %+v", got, behind(1))
 	}
-	pass(leader, t0.Add(11*time.Second), map[string]scheduler.Reason{"default/a": atMax, "default/b": behind("3")})
-	if got := get(follower, "b"); got != behind("3") {
-		t.Errorf("the follower shows %+v after MessageEvery, want %+v", got, behind("3"))
+	pass(leader, t0.Add(11*time.Second), map[string]scheduler.Reason{"default/a": atMax, "default/b": behind(3)})
+	if got := get(follower, "b"); !got.Same(behind(3)) {
+		t.Errorf("the follower shows %+v after MessageEvery, want %+v", got, behind(3))
 	}
 
 	// A new code is written at once; a job no longer waiting goes.
@@ -82,10 +82,10 @@ func TestReasonsAcrossReplicas(t *testing.T) {
 	if !slices.Equal(c.Changed, []string{"default/b"}) {
 		t.Errorf("a new code: changed %v, want [default/b]", c.Changed)
 	}
-	if got := get(follower, "b"); got != atMax {
+	if got := get(follower, "b"); !got.Same(atMax) {
 		t.Errorf("the follower shows %+v after a new code, want %+v", got, atMax)
 	}
-	if got := get(follower, "a"); got != (scheduler.Reason{}) {
+	if got := get(follower, "a"); !got.IsZero() {
 		t.Errorf("the follower shows %+v for a job no longer waiting", got)
 	}
 
@@ -96,16 +96,16 @@ func TestReasonsAcrossReplicas(t *testing.T) {
 	if len(c.Changed) != 0 || !c.Empty() {
 		t.Errorf("the new leader's first pass, same reasons: changed %v, empty %v", c.Changed, c.Empty())
 	}
-	pass(follower, t0.Add(14*time.Second), map[string]scheduler.Reason{"default/b": behind("1")})
-	if got := get(leader, "b"); got != behind("1") {
-		t.Errorf("the former leader shows %+v, want the new leader's %+v", got, behind("1"))
+	pass(follower, t0.Add(14*time.Second), map[string]scheduler.Reason{"default/b": behind(1)})
+	if got := get(leader, "b"); !got.Same(behind(1)) {
+		t.Errorf("the former leader shows %+v, want the new leader's %+v", got, behind(1))
 	}
 	var list map[string]scheduler.Reason
 	db.View(t.Context(), func(tx store.Tx) (err error) {
 		list, err = leader.List(tx, "DEFAULT")
 		return err
 	})
-	if len(list) != 1 || list["default/b"] != behind("1") {
+	if len(list) != 1 || !list["default/b"].Same(behind(1)) {
 		t.Errorf("List on the former leader: %v", list)
 	}
 }
@@ -123,7 +123,7 @@ func TestReasonsHeldBackSentenceIsWritten(t *testing.T) {
 	cfg := live.ReasonsConfig{Store: db, MessageEvery: 10 * time.Second}
 	leader, follower := live.NewReasons(cfg), live.NewReasons(cfg)
 	behind := func(n string) scheduler.Reason {
-		return scheduler.Reason{Code: scheduler.ReasonBehind, Message: "waiting behind " + n + " jobs"}
+		return scheduler.NewReason(scheduler.ReasonBehind, "waiting behind "+n+" jobs")
 	}
 	pass := func(now time.Time, reasons map[string]scheduler.Reason) *live.ReasonChanges {
 		t.Helper()
