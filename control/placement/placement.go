@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/accounting"
@@ -58,6 +59,11 @@ type Loop struct {
 	// page is how many queued jobs a whole-queue pass holds at a time
 	// (scheduling.QueuePage; tests make it small).
 	page int
+	// waitingHint is how many jobs the last whole-queue pass found
+	// waiting: the next one's map of reasons is made that large at once
+	// (grown page by page, it ended a third larger than needed, and held
+	// its old table beside the new one each time it grew).
+	waitingHint atomic.Int64
 }
 
 // New returns the placement pass over s, reading the scaling loop's
@@ -258,7 +264,7 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 		if err != nil {
 			return err
 		}
-		w = newWholePass(l, now, p.st, blocked)
+		w = newWholePass(l, now, p.st, blocked, int(l.waitingHint.Load()))
 		err = scheduling.EachComputeQueue(tx, p.st, l.page, func(key string, page []store.QueuedJobRef, first bool) error {
 			p.queued += len(page)
 			if first {
@@ -283,6 +289,7 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 	})
 	p.st.Queued = w.largest
 	p.res, p.refs = scheduler.Result{Placements: w.placements, Waiting: w.waiting}, w.refs
+	l.waitingHint.Store(int64(len(w.waiting)))
 	p.empty = p.queued == 0
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"maps"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/accounting"
@@ -18,8 +19,9 @@ type wholePass struct {
 	st      *scheduling.State
 	blocked map[string]accounting.BlockedJob
 
-	// What the pass decided so far.
+	// What the pass decided so far; waiting was made for room reasons.
 	waiting    map[string]scheduler.Reason
+	room       int
 	refs       queueRefs
 	placements []scheduler.Placement
 	largest    []store.QueuedJobRef
@@ -42,9 +44,12 @@ type wholePass struct {
 	gang  scheduling.Largest
 }
 
-// newWholePass starts a pass at now over the nodes and computes of st.
-func newWholePass(l *Loop, now time.Time, st *scheduling.State, blocked map[string]accounting.BlockedJob) *wholePass {
-	return &wholePass{l: l, now: now, st: st, blocked: blocked, waiting: map[string]scheduler.Reason{}, refs: queueRefs{at: map[string]int32{}}}
+// newWholePass starts a pass at now over the nodes and computes of st,
+// its map of reasons made for about waiting jobs.
+func newWholePass(l *Loop, now time.Time, st *scheduling.State, blocked map[string]accounting.BlockedJob, waiting int) *wholePass {
+	// A little room: the queue grows between passes.
+	room := waiting + waiting/16
+	return &wholePass{l: l, now: now, st: st, blocked: blocked, waiting: make(map[string]scheduler.Reason, room), room: room, refs: queueRefs{at: map[string]int32{}}}
 }
 
 // start begins the compute of key, whose queue's pages follow.
@@ -154,5 +159,9 @@ func (w *wholePass) schedule(queue []store.QueuedJobRef) {
 		_, ok := res.Waiting[snap.Jobs[i].ID]
 		return ok
 	})
-	w.waiting = join(w.waiting, res.Waiting)
+	if len(w.waiting)+len(res.Waiting) <= w.room {
+		maps.Copy(w.waiting, res.Waiting) // a page's into the map made for them all
+	} else {
+		w.waiting = join(w.waiting, res.Waiting)
+	}
 }
