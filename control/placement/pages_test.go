@@ -89,6 +89,7 @@ func TestWholeQueuePassInPagesDecidesAsAtOnce(t *testing.T) {
 					t.Errorf("page %d: %s waits with %+v, at once with %+v", page, id, got.Waiting[id], r)
 				}
 			}
+			t.Errorf("page %d: %d reasons, at once %d", page, len(got.Waiting), len(want.Waiting))
 		}
 		if !maps.Equal(st.Demand, stOnce.Demand) || !reflect.DeepEqual(st.Queued, stOnce.Queued) {
 			t.Errorf("page %d: demand %v and largest gangs %v, at once %v and %v", page, st.Demand, st.Queued, stOnce.Demand, stOnce.Queued)

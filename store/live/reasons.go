@@ -77,18 +77,25 @@ type Reasons struct {
 	// flushed is when reasons whose sentence alone changed were last
 	// written.
 	flushed time.Time
+	// gen counts the changes committed (and Forget): a pass planned
+	// against an older stored than the one it commits over did not see
+	// what was written in between (two passes planned, then committed,
+	// one after the other), and its Committed cannot say what the store
+	// holds.
+	gen uint64
 }
 
-// storedReasons is what the store holds of the reasons, kept without a
-// map of its own of every waiting job: base, the reasons of a pass that
-// were all written (the last one that wrote sentences, or what the
-// store held when this replica began to lead), with those written since
-// over it (written) and those deleted since taken out of it (gone). A
-// pass between two writes of sentences moves every sentence of a long
-// queue ("waiting behind N jobs") and writes none of them; keeping what
-// the store held as its difference from the latest pass was a copy of
-// every one (100,000 reasons, some 7 MB), and while a pass planned the
-// next, a fourth map of them beside the old, the latest and the new.
+// storedReasons is what the store holds of the reasons: base, the
+// reasons of a pass that were all written (the last one that wrote
+// sentences, or what the store held when this replica began to lead),
+// with those written since over it (written) and those deleted since
+// taken out of it (gone). base is that pass's own map, not a copy: a pass
+// between two writes of sentences moves every sentence of a long queue
+// ("waiting behind N jobs") and writes none of them, and keeping what the
+// store held as its difference from the latest pass built a copy of
+// every one on every such pass (100,000 reasons, some 7 MB). Between
+// writes of sentences (at most every MessageEvery) the leader so holds
+// two passes' maps, base and latest, and a third while a pass plans.
 type storedReasons struct {
 	base    map[string]scheduler.Reason
 	written map[string]scheduler.Reason // small: codes changed between flushes
@@ -135,6 +142,7 @@ type ReasonChanges struct {
 	put     []*jobkind.WaitReason
 	del     []string
 	stored  storedReasons               // what the store held when the pass planned
+	gen     uint64                      // Reasons.gen when the pass planned
 	all     map[string]scheduler.Reason // the pass's reasons
 	flush   bool                        // sentences alone changed are written: all is stored
 	flushAt time.Time
@@ -215,7 +223,7 @@ func reasonOf(w *jobkind.WaitReason) scheduler.Reason {
 // Plan says what a pass writes; see WaitReasons.
 func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]scheduler.Reason) (*ReasonChanges, error) {
 	r.mu.Lock()
-	latest, stored, flushed := r.latest, r.stored, r.flushed
+	latest, stored, flushed, gen := r.latest, r.stored, r.flushed, r.gen
 	r.mu.Unlock()
 	if latest == nil {
 		// The first pass since this replica began to lead: the store
@@ -234,7 +242,7 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 	}
 	// A pass that may write sentences leaves the store as current as
 	// the pass; the next sentence alone changed waits MessageEvery.
-	c := &ReasonChanges{all: reasons, stored: stored, flush: now.Sub(flushed) >= r.every, flushAt: now}
+	c := &ReasonChanges{all: reasons, stored: stored, gen: gen, flush: now.Sub(flushed) >= r.every, flushAt: now}
 	if c.all == nil {
 		c.all = map[string]scheduler.Reason{} // non-nil: this replica leads
 	}
@@ -271,6 +279,17 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 func (r *Reasons) Committed(c *ReasonChanges) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.gen++
+	if c.gen != r.gen-1 {
+		// Another pass's changes were committed after this one
+		// planned: what this one compared with is not what the store
+		// held, and its changes over it would not say what the store
+		// holds now (a row that pass wrote, which this one did not
+		// delete, would stay forever). Read the store again, as a new
+		// leader does: the next pass plans against it.
+		r.latest, r.stored, r.flushed = nil, storedReasons{}, time.Time{}
+		return
+	}
 	r.latest = c.all
 	if c.flush {
 		// Every reason of the pass was written: the store holds all.
@@ -303,4 +322,5 @@ func (r *Reasons) Forget() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.latest, r.stored, r.flushed = nil, storedReasons{}, time.Time{}
+	r.gen++
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/scheduler"
+	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/live"
 	"github.com/shoal-ml/shoal/store/sqlite"
@@ -161,10 +162,58 @@ func TestReasonsHeldBackSentenceIsWritten(t *testing.T) {
 	// MessageEvery later, b's sentence is the latest pass's but not the
 	// store's: it is written.
 	pass(t0.Add(11*time.Second), map[string]scheduler.Reason{"default/a": behind("1"), "default/b": behind("2")})
-	if got := stored("b"); got != behind("2") {
+	if got := stored("b"); !got.Same(behind("2")) {
 		t.Errorf("the store holds %+v for b, want the held-back %+v", got, behind("2"))
 	}
-	if got := stored("a"); got != behind("1") {
+	if got := stored("a"); !got.Same(behind("1")) {
 		t.Errorf("the store holds %+v for a, want %+v", got, behind("1"))
+	}
+}
+
+// Two passes planned, then committed one after the other: the second
+// planned against what the store held before the first wrote, so its
+// changes over that do not say what the store holds; the leader reads the
+// store again, and the next pass deletes what the first wrote for a job
+// that no longer waits.
+func TestReasonsPassesCommittedOutOfOrder(t *testing.T) {
+	db, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(t.TempDir(), "shoal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	leader := live.NewReasons(live.ReasonsConfig{Store: db, MessageEvery: 10 * time.Second})
+	atMax := scheduler.NewReason(scheduler.ReasonAtMax, "cluster is at max_instances (1 of 1 nodes busy)")
+	plan := func(now time.Time, reasons map[string]scheduler.Reason) *live.ReasonChanges {
+		t.Helper()
+		c, err := leader.Plan(t.Context(), now, reasons)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	commit := func(c *live.ReasonChanges) {
+		t.Helper()
+		if err := db.Update(t.Context(), c.Write); err != nil {
+			t.Fatal(err)
+		}
+		leader.Committed(c)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	commit(plan(t0, map[string]scheduler.Reason{}))
+	// A finds k waiting; B, planned before A committed, finds it gone.
+	a := plan(t0.Add(time.Second), map[string]scheduler.Reason{"default/k": atMax})
+	b := plan(t0.Add(time.Second), map[string]scheduler.Reason{})
+	commit(a)
+	commit(b)
+	commit(plan(t0.Add(2*time.Second), map[string]scheduler.Reason{}))
+	var rows []*job.WaitReason
+	if err := db.View(t.Context(), func(tx store.Tx) (err error) {
+		rows, err = tx.ListWaitReasons("")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Errorf("the store keeps %d reasons of jobs that no longer wait (first %s/%s)", len(rows), rows[0].Workspace, rows[0].Job)
 	}
 }

@@ -260,7 +260,9 @@ func (t *tx) ListQueueComputes() ([]string, error) {
 }
 
 // PageComputeQueue implements store.Tx: queueHead's read with no bound
-// worth the name, streamed a page at a time. A compute's queue of 100,000
+// worth the name, streamed a page at a time. The statement stays open
+// while fn runs (on PostgreSQL an operator's statement_timeout counts
+// fn's time too: docs/operations/stores.md). A compute's queue of 100,000
 // jobs held at once, with the pass's copy of it for the scheduler, was
 // most of what a whole-queue pass added to the server's heap.
 func (t *tx) PageComputeQueue(workspace, compute string, size int, fn func(page []store.QueuedJobRef) error) error {
