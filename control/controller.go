@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/accounting"
@@ -65,14 +64,6 @@ type Controller struct {
 	// decide for the same demand. Only these passes hold it: a pass over
 	// the whole queue plans without it.
 	placeMu sync.Mutex
-	// submitting counts the passes for submitted jobs asked for or in
-	// progress: a pass over the whole queue pauses between its pages
-	// while there is one (yieldToSubmissions), so that a submission's
-	// decision does not share the server's CPU, and the collector's
-	// work, with a pass that reads 100,000 queued jobs.
-	submitting atomic.Int32
-	// yieldFor replaces maxYield when set (tests).
-	yieldFor time.Duration
 	// lastPrune is when node deletions the view has read were last
 	// pruned from the store.
 	lastPrune time.Time
@@ -95,7 +86,6 @@ func New(s Services, seed uint64) *Controller {
 	c.view = scheduling.NewView()
 	c.watch = watch.New(s, watch.Thresholds{IdleMinute: c.cfg.IdleMinute})
 	c.place = placement.New(s, c.scale, c.view)
-	c.place.SetYield(c.yieldToSubmissions)
 	c.inst = instances.New(s, c.cfg, c.nodes.Release)
 	c.pipes, c.sweeps = pipelines.New(s), sweeps.New(s)
 	c.blocks = blobblocks.New(s)
@@ -202,8 +192,6 @@ func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
 // submitted to them need, decided without scheduling or planning the
 // other computes.
 func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys map[string]bool) error {
-	c.submitting.Add(1)
-	defer c.submitting.Add(-1)
 	asked, got := c.lockPlacement()
 	defer c.observePass(PassSubmitted, asked, got)
 	defer c.placeMu.Unlock()
@@ -216,23 +204,6 @@ func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys ma
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// maxYield bounds how long a pass over the whole queue pauses between two
-// pages for passes for submitted jobs (each of those runs in tens of
-// milliseconds): submissions that never stop do not stop it.
-const maxYield = 50 * time.Millisecond
-
-// yieldToSubmissions pauses a pass over the whole queue while passes for
-// submitted jobs are asked for or run, up to maxYield (yieldFor in tests).
-func (c *Controller) yieldToSubmissions() {
-	limit := maxYield
-	if c.yieldFor > 0 {
-		limit = c.yieldFor
-	}
-	for waited := time.Duration(0); c.submitting.Load() > 0 && waited < limit; waited += time.Millisecond {
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // RunWholeQueue reads the whole queue, places what it can past the heads

@@ -59,8 +59,6 @@ type Loop struct {
 	// page is how many queued jobs a whole-queue pass holds at a time
 	// (scheduling.QueuePage; tests make it small).
 	page int
-	// yield is called between two pages of a whole-queue pass (SetYield).
-	yield func()
 	// waitingHint is how many jobs the last whole-queue pass found
 	// waiting: the next one's map of reasons is made that large at once
 	// (grown page by page, it ended a third larger than needed, and held
@@ -73,11 +71,6 @@ type Loop struct {
 func New(s Services, blocks Blocks, view *scheduling.View) *Loop {
 	return &Loop{s: s, blocks: blocks, view: view, failures: loop.NewBackoff(0), page: scheduling.QueuePage}
 }
-
-// SetYield has a whole-queue pass call yield between two pages of a
-// queue: the controller pauses it there while a submission's pass runs.
-// It is set before the loop's first pass.
-func (l *Loop) SetYield(yield func()) { l.yield = yield }
 
 // principal is the scheduler as the events and the audit name it: the
 // same as the services' own (service/scheduling/placer.go), so that the record
@@ -277,8 +270,6 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 			if first {
 				w.finish()
 				w.start(key)
-			} else if l.yield != nil {
-				l.yield()
 			}
 			w.add(page)
 			return nil
