@@ -139,22 +139,38 @@ func (t *tx) ListQueuedJobRefs() ([]store.QueuedJobRef, error) {
 	}
 	defer rows.Close()
 	var out []store.QueuedJobRef
-	var in interner
-	var ws, ck, img sql.RawBytes
+	var sc refScanner
 	for rows.Next() {
-		var r store.QueuedJobRef
-		var prio, count, created int64
-		if err := rows.Scan(&ws, &r.Name, &ck, &prio, &r.Seq, &count, &img, &created); err != nil {
+		r, err := sc.scan(rows)
+		if err != nil {
 			return nil, fmt.Errorf("store: list queued job refs: %w", err)
 		}
-		r.Workspace, r.ComputeKey, r.Image = in.get(ws), in.get(ck), in.get(img)
-		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list queued job refs: %w", err)
 	}
 	return out, nil
+}
+
+// refScanner reads the rows of the queries of queued job refs (workspace,
+// name, compute key, priority, seq, instance count, image, created on),
+// one string for each of the few workspaces, computes and images.
+type refScanner struct {
+	in          interner
+	ws, ck, img sql.RawBytes
+}
+
+// scan reads the row rows is on.
+func (sc *refScanner) scan(rows *sql.Rows) (store.QueuedJobRef, error) {
+	var r store.QueuedJobRef
+	var prio, count, created int64
+	if err := rows.Scan(&sc.ws, &r.Name, &sc.ck, &prio, &r.Seq, &count, &sc.img, &created); err != nil {
+		return r, err
+	}
+	r.Workspace, r.ComputeKey, r.Image = sc.in.get(sc.ws), sc.in.get(sc.ck), sc.in.get(sc.img)
+	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
+	return r, nil
 }
 
 // interner hands out one string for equal bytes: the few workspaces,
@@ -274,16 +290,12 @@ func (t *tx) PageComputeQueue(workspace, compute string, size int, fn func(page 
 	defer rows.Close()
 	size = max(size, 1)
 	page := make([]store.QueuedJobRef, 0, min(size, 4096))
-	var in interner // a compute's whole queue repeats a few strings
-	var ws, ck, img sql.RawBytes
+	var sc refScanner // a compute's whole queue repeats a few strings
 	for rows.Next() {
-		var r store.QueuedJobRef
-		var prio, count, created int64
-		if err := rows.Scan(&ws, &r.Name, &ck, &prio, &r.Seq, &count, &img, &created); err != nil {
+		r, err := sc.scan(rows)
+		if err != nil {
 			return fmt.Errorf("store: queue of %s/%s: %w", workspaceKey, computeKey, err)
 		}
-		r.Workspace, r.ComputeKey, r.Image = in.get(ws), in.get(ck), in.get(img)
-		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 		if n := len(page); n >= size && (page[n-1].Priority != r.Priority || page[n-1].Seq != r.Seq) {
 			if err := fn(page); err != nil {
 				return err
@@ -310,16 +322,12 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJo
 	}
 	defer rows.Close()
 	var out []store.QueuedJobRef
-	var in interner // a compute's whole queue repeats a few strings
-	var ws, ck, img sql.RawBytes
+	var sc refScanner // a compute's whole queue repeats a few strings
 	for rows.Next() {
-		var r store.QueuedJobRef
-		var prio, count, created int64
-		if err := rows.Scan(&ws, &r.Name, &ck, &prio, &r.Seq, &count, &img, &created); err != nil {
+		r, err := sc.scan(rows)
+		if err != nil {
 			return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 		}
-		r.Workspace, r.ComputeKey, r.Image = in.get(ws), in.get(ck), in.get(img)
-		r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
 		out = append(out, r)
 	}
 	return out, rows.Err()
