@@ -161,15 +161,18 @@ func testExecSignal(t *testing.T, h Harness) {
 	// runtime's init ("runc:[2:INIT]") until that execs the command, which
 	// a busy machine can hold up past PID's answer (seen once under the
 	// test command's load, 2026-12-01): the same pid, soon sleep.
+	// At most 500 looks 20 ms apart (10 s): counted, not read off the
+	// wall clock.
 	var comm []byte
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for look := 0; ; look++ {
 		comm, err = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 		if err == nil && strings.TrimSpace(string(comm)) == "sleep" {
 			break
 		}
-		if err != nil || !strings.HasPrefix(string(comm), "runc:") || time.Now().After(deadline) {
+		if err != nil || !strings.HasPrefix(string(comm), "runc:") || look >= 500 {
 			t.Fatalf("host pid %d: comm %q (%v), want sleep", pid, comm, err)
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := p.Signal(ctxFor(t, time.Minute), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
