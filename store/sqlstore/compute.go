@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store/sqlstore/entitydoc"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // computeColumns are the columns scanCompute reads, in order.
@@ -43,7 +44,7 @@ func scanCompute(sc interface{ Scan(...any) error }) (*compute.Compute, error) {
 	}
 	c.Name, c.Type = name, typ
 	c.ETag = compute.ETag(c.Version)
-	c.CreatedOn, c.ModifiedOn = fromMicros(createdOn), fromMicros(modifiedOn)
+	c.CreatedOn, c.ModifiedOn = sqlq.FromMicros(createdOn), sqlq.FromMicros(modifiedOn)
 	return &c, nil
 }
 
@@ -122,7 +123,7 @@ func (t *tx) InsertCompute(c *compute.Compute) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (workspace_key, name_key) DO NOTHING`,
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
-		c.ProvisioningState, r.Errors, r.Spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.Instance)
+		c.ProvisioningState, r.Errors, r.Spec, sqlq.Micros(c.CreatedOn), sqlq.Micros(c.ModifiedOn), c.CreatedBy, r.Instance)
 	if err != nil {
 		return fmt.Errorf("store: insert compute %s/%s: %w", c.Workspace, c.Name, err)
 	}
@@ -157,7 +158,7 @@ func (t *tx) UpdateCompute(c *compute.Compute) error {
 			created_on = $10, modified_on = $11, created_by = $12, instance = $13
 		WHERE workspace_key = $1 AND name_key = $2`,
 		key(c.Workspace), key(c.Name), c.Workspace, c.Name, c.Type, c.Version,
-		c.ProvisioningState, r.Errors, r.Spec, micros(c.CreatedOn), micros(c.ModifiedOn), c.CreatedBy, r.Instance)
+		c.ProvisioningState, r.Errors, r.Spec, sqlq.Micros(c.CreatedOn), sqlq.Micros(c.ModifiedOn), c.CreatedBy, r.Instance)
 	if err != nil {
 		return fmt.Errorf("store: update compute %s/%s: %w", c.Workspace, c.Name, err)
 	}

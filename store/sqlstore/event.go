@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // AppendEvent adds e and sets e.ID; a zero e.Time takes the transaction time.
@@ -19,7 +20,7 @@ func (t *tx) AppendEvent(e *core.Event) error {
 	var id int64
 	err := t.queryRow(`INSERT INTO events (time, workspace, resource_type, resource_name, kind, actor, reason)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		micros(e.Time), e.Workspace, e.ResourceType, e.ResourceName, e.Kind, e.Actor, e.Reason).Scan(&id)
+		sqlq.Micros(e.Time), e.Workspace, e.ResourceType, e.ResourceName, e.Kind, e.Actor, e.Reason).Scan(&id)
 	if err != nil {
 		return fmt.Errorf("store: append %s event of %s %s/%s: %w", e.Kind, e.ResourceType, e.Workspace, e.ResourceName, err)
 	}
@@ -50,7 +51,7 @@ func (t *tx) ListEvents(filter core.EventFilter) ([]*core.Event, error) {
 		add(`id > ?`, filter.AfterID)
 	}
 	if !filter.Since.IsZero() {
-		add(`time >= ?`, micros(filter.Since))
+		add(`time >= ?`, sqlq.Micros(filter.Since))
 	}
 	q := `SELECT id, time, workspace, resource_type, resource_name, kind, actor, reason FROM events`
 	if len(where) > 0 {
@@ -73,7 +74,7 @@ func (t *tx) ListEvents(filter core.EventFilter) ([]*core.Event, error) {
 		if err := rows.Scan(&e.ID, &at, &e.Workspace, &e.ResourceType, &e.ResourceName, &e.Kind, &e.Actor, &e.Reason); err != nil {
 			return nil, fmt.Errorf("store: list events: %w", err)
 		}
-		e.Time = fromMicros(at)
+		e.Time = sqlq.FromMicros(at)
 		out = append(out, &e)
 	}
 	if err := rows.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // optMicros stores a time, the zero time as 0.
@@ -16,7 +17,7 @@ func optMicros(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	return micros(t)
+	return sqlq.Micros(t)
 }
 
 // fromOptMicros reads what optMicros stored.
@@ -24,7 +25,7 @@ func fromOptMicros(v int64) time.Time {
 	if v == 0 {
 		return time.Time{}
 	}
-	return fromMicros(v)
+	return sqlq.FromMicros(v)
 }
 
 // GetInstanceLive returns an instance's live state. Returns ENOTFOUND.

@@ -157,7 +157,7 @@ func (t *tx) ListQueuedJobRefs() ([]store.QueuedJobRef, error) {
 // name, compute key, priority, seq, instance count, image, created on),
 // one string for each of the few workspaces, computes and images.
 type refScanner struct {
-	in          interner
+	in          sqlq.Interner
 	ws, ck, img sql.RawBytes
 }
 
@@ -168,32 +168,9 @@ func (sc *refScanner) scan(rows *sql.Rows) (store.QueuedJobRef, error) {
 	if err := rows.Scan(&sc.ws, &r.Name, &sc.ck, &prio, &r.Seq, &count, &sc.img, &created); err != nil {
 		return r, err
 	}
-	r.Workspace, r.ComputeKey, r.Image = sc.in.get(sc.ws), sc.in.get(sc.ck), sc.in.get(sc.img)
-	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
+	r.Workspace, r.ComputeKey, r.Image = sc.in.Get(sc.ws), sc.in.Get(sc.ck), sc.in.Get(sc.img)
+	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), sqlq.FromMicros(created)
 	return r, nil
-}
-
-// interner hands out one string for equal bytes: the few workspaces,
-// computes and images a long queue's rows repeat.
-type interner struct {
-	m map[string]string
-}
-
-func (in *interner) get(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if s, ok := in.m[string(b)]; ok { // no allocation for the lookup
-		return s
-	}
-	if in.m == nil {
-		in.m = map[string]string{}
-	}
-	s := string(b)
-	if len(in.m) < 1024 { // bounded: a queue of many images copies the rest
-		in.m[s] = s
-	}
-	return s
 }
 
 // queryQueueDemand sums the queued node demand per compute, from the
@@ -354,7 +331,7 @@ func (t *tx) QueueHeadJob(workspace, compute string) (*store.QueuedJobRef, *job.
 		return nil, nil, fmt.Errorf("store: queue head of %s/%s: %w", workspace, compute, err)
 	}
 	r.Workspace, r.Seq = j.Workspace, j.Seq
-	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), fromMicros(created)
+	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), sqlq.FromMicros(created)
 	return &r, j, nil
 }
 
@@ -377,7 +354,7 @@ func (t *tx) InsertJob(j *job.Job) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (workspace_key, name) DO NOTHING`,
 		key(j.Workspace), j.Name, j.Workspace, j.Status, key(j.Compute), int64(j.PriorityValue()), j.Seq,
-		micros(j.CreatedOn), j.SpecHash, j.Version, doc, int64(j.InstanceCount()), j.ResolvedImage())
+		sqlq.Micros(j.CreatedOn), j.SpecHash, j.Version, doc, int64(j.InstanceCount()), j.ResolvedImage())
 	if err != nil {
 		return fmt.Errorf("store: insert job %s/%s: %w", j.Workspace, j.Name, err)
 	}
@@ -408,7 +385,7 @@ func (t *tx) UpdateJob(j *job.Job) error {
 		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
 			version = $8, doc = $9, compute_key = $10, seq = $11, image = $12
 		WHERE workspace_key = $1 AND name = $2`,
-		key(j.Workspace), j.Name, j.Workspace, j.Status, int64(j.PriorityValue()), micros(j.CreatedOn), j.SpecHash,
+		key(j.Workspace), j.Name, j.Workspace, j.Status, int64(j.PriorityValue()), sqlq.Micros(j.CreatedOn), j.SpecHash,
 		j.Version, doc, key(j.Compute), j.Seq, j.ResolvedImage())
 	if err != nil {
 		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)

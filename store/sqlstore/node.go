@@ -33,13 +33,13 @@ func scanNode(sc scanner) (*node.Node, error) {
 	if hb != 0 {
 		// Else the lease is in the document (a row from before the
 		// column).
-		n.LastHeartbeat = fromMicros(hb)
+		n.LastHeartbeat = sqlq.FromMicros(hb)
 	}
 	// Decoding leaves the json:"-" fields just scanned alone.
 	if err := entitydoc.DecodeNode(doc, &n); err != nil {
 		return nil, fmt.Errorf("decode node %q: %w", n.ID, err)
 	}
-	n.JoinTokenExpires = fromMicros(expires)
+	n.JoinTokenExpires = sqlq.FromMicros(expires)
 	return &n, nil
 }
 
@@ -82,7 +82,7 @@ const queryNodesDue = `SELECT ` + nodeColumns + ` FROM nodes
 // reads two small columns of each row and decodes only the nodes it
 // returns.
 func (t *tx) ListNodesDue(heardBefore time.Time) ([]*node.Node, error) {
-	rows, err := t.query(queryNodesDue, micros(heardBefore))
+	rows, err := t.query(queryNodesDue, sqlq.Micros(heardBefore))
 	if err != nil {
 		return nil, fmt.Errorf("store: list nodes due: %w", err)
 	}
@@ -145,7 +145,7 @@ func (t *tx) InsertNode(n *node.Node) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (id) DO NOTHING`,
 		n.ID, n.Workspace, key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.ProviderRef,
-		n.JoinTokenHash, micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
+		n.JoinTokenHash, sqlq.Micros(n.JoinTokenExpires), n.CredentialHash, n.Version, doc, sqlq.Micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
 		boolInt(n.Draining), boolInt(len(n.PullingImages) > 0))
 	if err != nil {
 		return fmt.Errorf("store: insert node %q: %w", n.ID, err)
@@ -158,7 +158,7 @@ func (t *tx) InsertNode(n *node.Node) error {
 	// The node's life starts in the usage ledger, in the same transaction.
 	if _, err := t.exec(`INSERT INTO node_usage (node_id, created_on, workspace, compute, size, low_priority)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (node_id, created_on) DO NOTHING`,
-		n.ID, micros(n.CreatedOn), n.Workspace, n.Compute, n.Size, boolInt(n.LowPriority)); err != nil {
+		n.ID, sqlq.Micros(n.CreatedOn), n.Workspace, n.Compute, n.Size, boolInt(n.LowPriority)); err != nil {
 		return fmt.Errorf("store: insert node %q: usage: %w", n.ID, err)
 	}
 	return nil
@@ -189,8 +189,8 @@ func (t *tx) UpdateNode(n *node.Node) error {
 			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12, gen = $13, live = $14,
 			state = $15, draining = $16, pulling = $17
 		WHERE id = $1`,
-		n.ID, n.Workspace, n.ProviderRef, micros(n.JoinTokenExpires), n.Version, doc,
-		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
+		n.ID, n.Workspace, n.ProviderRef, sqlq.Micros(n.JoinTokenExpires), n.Version, doc,
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, sqlq.Micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
 		boolInt(n.Draining), boolInt(len(n.PullingImages) > 0))
 	if err != nil {
 		return fmt.Errorf("store: update node %q: %w", n.ID, err)
@@ -207,7 +207,7 @@ func (t *tx) RenewNodeLease(id string) error {
 	if err := t.writable("renew node lease"); err != nil {
 		return err
 	}
-	res, err := t.exec(`UPDATE nodes SET last_heartbeat = $2 WHERE id = $1`, id, micros(t.now))
+	res, err := t.exec(`UPDATE nodes SET last_heartbeat = $2 WHERE id = $1`, id, sqlq.Micros(t.now))
 	if err != nil {
 		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
 	}
@@ -234,7 +234,7 @@ func (t *tx) DeleteNode(id string) error {
 		return fmt.Errorf("store: delete node %q: %w", id, err)
 	}
 	// Its life ends in the usage ledger.
-	if _, err := t.exec(`UPDATE node_usage SET released_on = $2 WHERE node_id = $1 AND released_on IS NULL`, id, micros(t.now)); err != nil {
+	if _, err := t.exec(`UPDATE node_usage SET released_on = $2 WHERE node_id = $1 AND released_on IS NULL`, id, sqlq.Micros(t.now)); err != nil {
 		return fmt.Errorf("store: delete node %q: usage: %w", id, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/mlflowrun"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // What a job's run logs through the MLflow tracking API (migration
@@ -142,7 +143,7 @@ func (t *tx) InsertExperiment(e *mlflowrun.Experiment) error {
 	}
 	normTime(&e.CreatedOn)
 	res, err := t.exec(`INSERT INTO experiments (workspace_key, name_key, workspace, name, created_on) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (workspace_key, name_key) DO NOTHING`, key(e.Workspace), key(e.Name), e.Workspace, e.Name, micros(e.CreatedOn))
+		ON CONFLICT (workspace_key, name_key) DO NOTHING`, key(e.Workspace), key(e.Name), e.Workspace, e.Name, sqlq.Micros(e.CreatedOn))
 	if err != nil {
 		return fmt.Errorf("store: insert experiment %s in %s: %w", e.Name, e.Workspace, err)
 	}
@@ -162,7 +163,7 @@ func scanExperiment(sc scanner) (*mlflowrun.Experiment, error) {
 	if err := sc.Scan(&e.Workspace, &e.Name, &at); err != nil {
 		return nil, err
 	}
-	e.CreatedOn = fromMicros(at)
+	e.CreatedOn = sqlq.FromMicros(at)
 	return &e, nil
 }
 

@@ -91,14 +91,8 @@ func (t *tx) writable(op string) error {
 	return nil
 }
 
-// micros converts a time to what is stored: unix microseconds.
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// fromMicros converts a stored time back, in UTC.
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
 // stored returns t as it reads back from the database.
-func stored(t time.Time) time.Time { return fromMicros(micros(t)) }
+func stored(t time.Time) time.Time { return sqlq.FromMicros(sqlq.Micros(t)) }
 
 // boolInt converts a bool to its stored form.
 func boolInt(b bool) int64 {

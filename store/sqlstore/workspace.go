@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // workspaceColumns are the columns scanWorkspace reads, in order.
@@ -17,7 +18,7 @@ func scanWorkspace(sc interface{ Scan(...any) error }) (*core.Workspace, error) 
 	if err := sc.Scan(&ws.Name, &ws.Location, &ws.Description, &ws.ResourceGroup, &createdOn); err != nil {
 		return nil, err
 	}
-	ws.CreatedOn = fromMicros(createdOn)
+	ws.CreatedOn = sqlq.FromMicros(createdOn)
 	return &ws, nil
 }
 
@@ -69,7 +70,7 @@ func (t *tx) InsertWorkspace(ws *core.Workspace) error {
 	}
 	res, err := t.exec(`INSERT INTO workspaces (name_key, name, location, description, resource_group, created_on)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name_key) DO NOTHING`,
-		key(ws.Name), ws.Name, ws.Location, ws.Description, ws.ResourceGroup, micros(ws.CreatedOn))
+		key(ws.Name), ws.Name, ws.Location, ws.Description, ws.ResourceGroup, sqlq.Micros(ws.CreatedOn))
 	if err != nil {
 		return fmt.Errorf("store: insert workspace %q: %w", ws.Name, err)
 	}

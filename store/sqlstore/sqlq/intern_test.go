@@ -1,4 +1,4 @@
-package sqlstore
+package sqlq
 
 import (
 	"testing"
@@ -9,18 +9,18 @@ import (
 // equal bytes give the same string (one allocation, not one per row), and
 // the bytes scanned into may be reused after.
 func TestInternerSharesStrings(t *testing.T) {
-	var in interner
+	var in Interner
 	buf := []byte("default")
-	a := in.get(buf)
+	a := in.Get(buf)
 	copy(buf, "XXXXXXX") // the driver reuses its buffer for the next row
-	b := in.get([]byte("default"))
+	b := in.Get([]byte("default"))
 	if a != "default" || b != "default" {
 		t.Fatalf("got %q and %q, want default twice", a, b)
 	}
 	if unsafe.StringData(a) != unsafe.StringData(b) {
 		t.Error("equal bytes gave two strings, want one shared")
 	}
-	if got := in.get(nil); got != "" {
+	if got := in.Get(nil); got != "" {
 		t.Errorf("empty bytes gave %q", got)
 	}
 }
