@@ -402,12 +402,5 @@ func (t *tx) NextSeq(counter string) (int64, error) {
 	if err := t.writable("next seq"); err != nil {
 		return 0, err
 	}
-	var v int64
-	err := t.queryRow(`INSERT INTO sequences (name, value) VALUES ($1, 1)
-		ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1
-		RETURNING value`, counter).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("store: next value of counter %q: %w", counter, err)
-	}
-	return v, nil
+	return sqlq.NextSeq(querier{t}, counter)
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/assetstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/blobstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
@@ -71,6 +72,9 @@ type tx struct {
 	identstore.Queries
 	// Blobs are the blob queries (package blobstore), likewise.
 	blobstore.Blobs
+	// Assets are the queries of versioned assets, registry logins and
+	// datastores (package assetstore), likewise.
+	assetstore.Assets
 	// Counts are the queries that count a compute's nodes, now and over
 	// time (package nodecounts).
 	nodecounts.Counts
@@ -171,6 +175,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 	}
 	t.Queries = identstore.New(querier{t}, t.now, t.readOnly)
 	t.Blobs = blobstore.New(querier{t}, t.now, t.readOnly)
+	t.Assets = assetstore.New(querier{t}, t.now, t.readOnly)
 	t.Counts = nodecounts.New(querier{t}, t.now, t.readOnly)
 	err = diskfull.Classify(t.run(fn))
 	if len(t.unprepared) > 0 && stmts != nil {
@@ -194,6 +199,7 @@ func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *Rea
 	t := &tx{ctx: ctx, tx: stx, stmts: stmts, cache: cache, now: now.UTC().Truncate(time.Microsecond)}
 	t.Queries = identstore.New(querier{t}, t.now, false)
 	t.Blobs = blobstore.New(querier{t}, t.now, false)
+	t.Assets = assetstore.New(querier{t}, t.now, false)
 	t.Counts = nodecounts.New(querier{t}, t.now, false)
 	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
 	return fn(t)

@@ -174,3 +174,17 @@ func Qualify(alias, columns string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// NextSeq advances counter and returns its new value (1 the first time):
+// the creation orders of jobs and asset versions, kept in the sequences
+// table so that both stores number them the same way.
+func NextSeq(q Querier, counter string) (int64, error) {
+	var v int64
+	err := q.QueryRow(`INSERT INTO sequences (name, value) VALUES ($1, 1)
+		ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1
+		RETURNING value`, counter).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("store: next value of counter %q: %w", counter, err)
+	}
+	return v, nil
+}

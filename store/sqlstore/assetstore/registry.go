@@ -1,4 +1,4 @@
-package sqlstore
+package assetstore
 
 import (
 	"encoding/json"
@@ -31,19 +31,19 @@ func scanRegistry(sc scanner) (*asset.Registry, error) {
 // PutRegistry adds a workspace's registry login or replaces the one of
 // the same server (compared case-insensitively); a zero CreatedOn takes
 // the transaction time.
-func (t *tx) PutRegistry(r *asset.Registry) error {
-	if err := t.writable("put registry"); err != nil {
+func (t *Assets) PutRegistry(r *asset.Registry) error {
+	if err := t.Writable("put registry"); err != nil {
 		return err
 	}
 	if r.CreatedOn.IsZero() {
-		r.CreatedOn = t.now
+		r.CreatedOn = t.Now
 	}
 	normTime(&r.CreatedOn)
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("store: encode registry %s: %w", r.Server, err)
 	}
-	if _, err := t.exec(`INSERT INTO registries (workspace_key, server_key, workspace, sealed_password, doc)
+	if _, err := t.Q.Exec(`INSERT INTO registries (workspace_key, server_key, workspace, sealed_password, doc)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (workspace_key, server_key) DO UPDATE SET workspace = excluded.workspace,
 			sealed_password = excluded.sealed_password, doc = excluded.doc`,
@@ -54,8 +54,8 @@ func (t *tx) PutRegistry(r *asset.Registry) error {
 }
 
 // ListRegistries returns a workspace's registry logins ordered by server.
-func (t *tx) ListRegistries(workspace string) ([]*asset.Registry, error) {
-	rows, err := t.query(`SELECT workspace, sealed_password, doc FROM registries WHERE workspace_key = $1 ORDER BY server_key`, key(workspace))
+func (t *Assets) ListRegistries(workspace string) ([]*asset.Registry, error) {
+	rows, err := t.Q.Query(`SELECT workspace, sealed_password, doc FROM registries WHERE workspace_key = $1 ORDER BY server_key`, key(workspace))
 	if err != nil {
 		return nil, fmt.Errorf("store: list registries of %s: %w", workspace, err)
 	}
@@ -67,11 +67,11 @@ func (t *tx) ListRegistries(workspace string) ([]*asset.Registry, error) {
 }
 
 // DeleteRegistry removes a workspace's registry login. Returns ENOTFOUND.
-func (t *tx) DeleteRegistry(workspace, server string) error {
-	if err := t.writable("delete registry"); err != nil {
+func (t *Assets) DeleteRegistry(workspace, server string) error {
+	if err := t.Writable("delete registry"); err != nil {
 		return err
 	}
-	res, err := t.exec(`DELETE FROM registries WHERE workspace_key = $1 AND server_key = $2`, key(workspace), key(server))
+	res, err := t.Q.Exec(`DELETE FROM registries WHERE workspace_key = $1 AND server_key = $2`, key(workspace), key(server))
 	if err != nil {
 		return fmt.Errorf("store: delete registry %s in %s: %w", server, workspace, err)
 	}

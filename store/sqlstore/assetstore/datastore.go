@@ -1,4 +1,4 @@
-package sqlstore
+package assetstore
 
 import (
 	"database/sql"
@@ -32,19 +32,19 @@ func scanDatastore(sc scanner) (*asset.Datastore, error) {
 
 // PutDatastore creates a workspace's datastore or replaces the one of
 // the same name; a zero CreatedOn takes the transaction time.
-func (t *tx) PutDatastore(d *asset.Datastore) error {
-	if err := t.writable("put datastore"); err != nil {
+func (t *Assets) PutDatastore(d *asset.Datastore) error {
+	if err := t.Writable("put datastore"); err != nil {
 		return err
 	}
 	if d.CreatedOn.IsZero() {
-		d.CreatedOn = t.now
+		d.CreatedOn = t.Now
 	}
 	normTime(&d.CreatedOn)
 	doc, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("store: encode datastore %s: %w", d.Name, err)
 	}
-	if _, err := t.exec(`INSERT INTO datastores (workspace_key, name_key, workspace, sealed_credentials, doc)
+	if _, err := t.Q.Exec(`INSERT INTO datastores (workspace_key, name_key, workspace, sealed_credentials, doc)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (workspace_key, name_key) DO UPDATE SET workspace = excluded.workspace,
 			sealed_credentials = excluded.sealed_credentials, doc = excluded.doc`,
@@ -55,8 +55,8 @@ func (t *tx) PutDatastore(d *asset.Datastore) error {
 }
 
 // GetDatastore returns a workspace's stored datastore. Returns ENOTFOUND.
-func (t *tx) GetDatastore(workspace, name string) (*asset.Datastore, error) {
-	d, err := scanDatastore(t.queryRow(`SELECT workspace, sealed_credentials, doc FROM datastores WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name)))
+func (t *Assets) GetDatastore(workspace, name string) (*asset.Datastore, error) {
+	d, err := scanDatastore(t.Q.QueryRow(`SELECT workspace, sealed_credentials, doc FROM datastores WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "datastore %s is not in workspace %s; see `shoal datastore list`", name, workspace)
 	}
@@ -67,8 +67,8 @@ func (t *tx) GetDatastore(workspace, name string) (*asset.Datastore, error) {
 }
 
 // ListDatastores returns a workspace's stored datastores ordered by name.
-func (t *tx) ListDatastores(workspace string) ([]*asset.Datastore, error) {
-	rows, err := t.query(`SELECT workspace, sealed_credentials, doc FROM datastores WHERE workspace_key = $1 ORDER BY name_key`, key(workspace))
+func (t *Assets) ListDatastores(workspace string) ([]*asset.Datastore, error) {
+	rows, err := t.Q.Query(`SELECT workspace, sealed_credentials, doc FROM datastores WHERE workspace_key = $1 ORDER BY name_key`, key(workspace))
 	if err != nil {
 		return nil, fmt.Errorf("store: list datastores of %s: %w", workspace, err)
 	}
@@ -80,11 +80,11 @@ func (t *tx) ListDatastores(workspace string) ([]*asset.Datastore, error) {
 }
 
 // DeleteDatastore removes a workspace's datastore. Returns ENOTFOUND.
-func (t *tx) DeleteDatastore(workspace, name string) error {
-	if err := t.writable("delete datastore"); err != nil {
+func (t *Assets) DeleteDatastore(workspace, name string) error {
+	if err := t.Writable("delete datastore"); err != nil {
 		return err
 	}
-	res, err := t.exec(`DELETE FROM datastores WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
+	res, err := t.Q.Exec(`DELETE FROM datastores WHERE workspace_key = $1 AND name_key = $2`, key(workspace), key(name))
 	if err != nil {
 		return fmt.Errorf("store: delete datastore %s in %s: %w", name, workspace, err)
 	}

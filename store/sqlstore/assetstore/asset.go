@@ -1,4 +1,4 @@
-package sqlstore
+package assetstore
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/asset"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // Versioned assets live in a table per kind (environments, migration
@@ -71,18 +72,18 @@ func assetScanner(kind asset.AssetKind) func(sc scanner) (asset.Asset, error) {
 
 // InsertAsset adds a version; a zero CreatedOn takes the transaction
 // time. Returns ECONFLICT when the version exists.
-func (t *tx) InsertAsset(a asset.Asset) error {
+func (t *Assets) InsertAsset(a asset.Asset) error {
 	kind := a.AssetKind()
 	table, err := assetTable(kind)
 	if err != nil {
 		return err
 	}
-	if err := t.writable("insert " + string(kind)); err != nil {
+	if err := t.Writable("insert " + string(kind)); err != nil {
 		return err
 	}
 	m := a.AssetMeta()
 	if m.CreatedOn.IsZero() {
-		m.CreatedOn = t.now
+		m.CreatedOn = t.Now
 	}
 	normTime(&m.CreatedOn)
 	a.SetAssetMeta(m)
@@ -91,11 +92,11 @@ func (t *tx) InsertAsset(a asset.Asset) error {
 		return fmt.Errorf("store: encode %s %s:%s: %w", kind, m.Name, m.Version, err)
 	}
 	// The creation order, which @latest follows.
-	seq, err := t.NextSeq(string(kind))
+	seq, err := sqlq.NextSeq(t.Q, string(kind))
 	if err != nil {
 		return err
 	}
-	res, err := t.exec(`INSERT INTO `+table+` (workspace_key, name_key, version, workspace, seq, archived, doc)
+	res, err := t.Q.Exec(`INSERT INTO `+table+` (workspace_key, name_key, version, workspace, seq, archived, doc)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (workspace_key, name_key, version) DO NOTHING`,
 		key(m.Workspace), key(m.Name), m.Version, m.Workspace, seq, boolInt(m.Archived), string(doc))
@@ -111,12 +112,12 @@ func (t *tx) InsertAsset(a asset.Asset) error {
 }
 
 // GetAsset returns one version, archived or not. Returns ENOTFOUND.
-func (t *tx) GetAsset(kind asset.AssetKind, workspace, name, version string) (asset.Asset, error) {
+func (t *Assets) GetAsset(kind asset.AssetKind, workspace, name, version string) (asset.Asset, error) {
 	table, err := assetTable(kind)
 	if err != nil {
 		return nil, err
 	}
-	a, err := assetScanner(kind)(t.queryRow(`SELECT `+assetColumns+` FROM `+table+`
+	a, err := assetScanner(kind)(t.Q.QueryRow(`SELECT `+assetColumns+` FROM `+table+`
 		WHERE workspace_key = $1 AND name_key = $2 AND version = $3`, key(workspace), key(name), version))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "%s %s has no version %q in workspace %s", kind, name, version, workspace)
@@ -128,12 +129,12 @@ func (t *tx) GetAsset(kind asset.AssetKind, workspace, name, version string) (as
 
 // LatestAsset returns the version created last that is not archived.
 // Returns ENOTFOUND.
-func (t *tx) LatestAsset(kind asset.AssetKind, workspace, name string) (asset.Asset, error) {
+func (t *Assets) LatestAsset(kind asset.AssetKind, workspace, name string) (asset.Asset, error) {
 	table, err := assetTable(kind)
 	if err != nil {
 		return nil, err
 	}
-	a, err := assetScanner(kind)(t.queryRow(`SELECT `+assetColumns+` FROM `+table+`
+	a, err := assetScanner(kind)(t.Q.QueryRow(`SELECT `+assetColumns+` FROM `+table+`
 		WHERE workspace_key = $1 AND name_key = $2 AND archived = 0 ORDER BY seq DESC LIMIT 1`, key(workspace), key(name)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, core.Errorf(core.ENOTFOUND, "%s %s has no version that is not archived in workspace %s", kind, name, workspace)
@@ -145,7 +146,7 @@ func (t *tx) LatestAsset(kind asset.AssetKind, workspace, name string) (asset.As
 
 // ListAssets returns the versions filter selects, by name, newest first
 // within a name.
-func (t *tx) ListAssets(kind asset.AssetKind, f asset.AssetFilter) ([]asset.Asset, error) {
+func (t *Assets) ListAssets(kind asset.AssetKind, f asset.AssetFilter) ([]asset.Asset, error) {
 	table, err := assetTable(kind)
 	if err != nil {
 		return nil, err
@@ -160,7 +161,7 @@ func (t *tx) ListAssets(kind asset.AssetKind, f asset.AssetFilter) ([]asset.Asse
 		q += ` AND archived = 0`
 	}
 	q += ` ORDER BY name_key, seq DESC`
-	rows, err := t.query(q, args...)
+	rows, err := t.Q.Query(q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list %ss of %s: %w", kind, f.Workspace, err)
 	}
@@ -173,12 +174,12 @@ func (t *tx) ListAssets(kind asset.AssetKind, f asset.AssetFilter) ([]asset.Asse
 
 // SetAssetArchived archives or restores one version, or every version
 // when version is "". Returns ENOTFOUND when none matches.
-func (t *tx) SetAssetArchived(kind asset.AssetKind, workspace, name, version string, archived bool) error {
+func (t *Assets) SetAssetArchived(kind asset.AssetKind, workspace, name, version string, archived bool) error {
 	table, err := assetTable(kind)
 	if err != nil {
 		return err
 	}
-	if err := t.writable("archive " + string(kind)); err != nil {
+	if err := t.Writable("archive " + string(kind)); err != nil {
 		return err
 	}
 	q := `UPDATE ` + table + ` SET archived = $3 WHERE workspace_key = $1 AND name_key = $2`
@@ -187,7 +188,7 @@ func (t *tx) SetAssetArchived(kind asset.AssetKind, workspace, name, version str
 		q += ` AND version = $4`
 		args = append(args, version)
 	}
-	res, err := t.exec(q, args...)
+	res, err := t.Q.Exec(q, args...)
 	if err != nil {
 		return fmt.Errorf("store: archive %s %s in %s: %w", kind, name, workspace, err)
 	}
