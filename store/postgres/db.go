@@ -36,6 +36,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore"
+	"github.com/shoal-ml/shoal/store/sqlstore/appendlog"
 	"github.com/shoal-ml/shoal/store/sqlstore/batch"
 	"github.com/shoal-ml/shoal/store/sqlstore/migrate"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
@@ -134,6 +135,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 			return nil
 		},
 		Check: checkFence,
+		// A batch's events and audit records in one statement each.
+		Logs: func(tx *sql.Tx) appendlog.Writer { return logWriter{tx} },
 	}
 	db.log.Debug("postgres store opened", "url", where)
 	return db, nil

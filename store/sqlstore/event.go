@@ -9,13 +9,20 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
-// AppendEvent adds e and sets e.ID; a zero e.Time takes the transaction time.
+// AppendEvent adds e and sets e.ID, at once or, in a batch that defers
+// its log rows (Within's log), when the batch writes them before it
+// commits; a zero e.Time takes the transaction time.
 func (t *tx) AppendEvent(e *core.Event) error {
 	if err := t.writable("append event"); err != nil {
 		return err
 	}
 	if e.Time.IsZero() {
 		e.Time = t.now
+	}
+	if t.log != nil {
+		e.Time = stored(e.Time)
+		t.log.AddEvent(e)
+		return nil
 	}
 	var id int64
 	err := t.queryRow(`INSERT INTO events (time, workspace, resource_type, resource_name, kind, actor, reason)
@@ -32,6 +39,10 @@ func (t *tx) AppendEvent(e *core.Event) error {
 // ListEvents returns the events matching filter, by ascending ID. Workspace
 // and resource names compare case-insensitively.
 func (t *tx) ListEvents(filter core.EventFilter) ([]*core.Event, error) {
+	// What this transaction appended is part of what it reads.
+	if err := t.log.FlushEvents(); err != nil {
+		return nil, fmt.Errorf("store: list events: %w", err)
+	}
 	var where []string
 	var args []any
 	add := func(cond string, arg any) {

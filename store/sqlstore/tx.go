@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/appendlog"
 	"github.com/shoal-ml/shoal/store/sqlstore/assetstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/blobstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
@@ -67,6 +68,9 @@ type tx struct {
 	// genComputes says it stamped computes_gen.
 	gen         int64
 	genComputes bool
+	// log keeps the events and audit records appended until the batch
+	// writes them before it commits (Within); nil writes each at once.
+	log *appendlog.Log
 	// Queries are the identity queries (package identstore), embedded
 	// so that they are the transaction's own methods.
 	identstore.Queries
@@ -192,12 +196,15 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 // commits or rolls back (a batch.Batcher's, each Update in a savepoint):
 // ctx gives its statements their values, now its time. cache (nil for
 // none) is the ReadCache of stx, shared by the calls that run in it; the
-// caller resets it when it rolls back to a savepoint. The queries fn ran
-// unprepared join *unprepared, even when fn panics, for the caller to
-// prepare in stmts once stx has ended.
-func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *ReadCache, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
-	t := &tx{ctx: ctx, tx: stx, stmts: stmts, cache: cache, now: now.UTC().Truncate(time.Microsecond)}
+// caller resets it when it rolls back to a savepoint. log (nil for none)
+// keeps the events and audit records fn appends for the caller to write
+// before it commits (appendlog.Log.Flush), and to undo with a rollback to
+// a savepoint. The queries fn ran unprepared join *unprepared, even when
+// fn panics, for the caller to prepare in stmts once stx has ended.
+func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *ReadCache, log *appendlog.Log, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
+	t := &tx{ctx: ctx, tx: stx, stmts: stmts, cache: cache, log: log, now: now.UTC().Truncate(time.Microsecond)}
 	t.Queries = identstore.New(querier{t}, t.now, false)
+	t.Queries.Log = log
 	t.Blobs = blobstore.New(querier{t}, t.now, false)
 	t.Assets = assetstore.New(querier{t}, t.now, false)
 	t.Counts = nodecounts.New(querier{t}, t.now, false)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore"
+	"github.com/shoal-ml/shoal/store/sqlstore/appendlog"
 	"github.com/shoal-ml/shoal/store/sqlstore/diskfull"
 	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
@@ -44,6 +45,11 @@ type Batcher struct {
 	// Check runs before each Update with that Update's context (a
 	// fence's check); its error is the Update's.
 	Check func(ctx context.Context, tx *sql.Tx) error
+	// Logs, when set, writes a batch's events and audit records in tx:
+	// the Updates' appends wait in an appendlog.Log and are written in
+	// one statement per log before the batch commits, instead of a round
+	// trip each. Nil writes each as it is appended.
+	Logs func(tx *sql.Tx) appendlog.Writer
 
 	mu      sync.Mutex
 	queue   []*batchCall
@@ -167,6 +173,10 @@ func (b *Batcher) write(calls []*batchCall) {
 	// (sqlstore.ReadCache): the batch holds the store's write lock from
 	// its first statement to its commit.
 	cache := sqlstore.NewReadCache()
+	var log *appendlog.Log
+	if b.Logs != nil {
+		log = appendlog.New(context.Background(), b.Logs(stx))
+	}
 	// With more than one Update, each runs after a savepoint: a failing
 	// one is rolled back to it (which keeps the savepoint, at the same
 	// place, for the next), a succeeding one releases it and sets the
@@ -187,7 +197,8 @@ func (b *Batcher) write(calls []*batchCall) {
 			}
 			established = true
 		}
-		c.err = b.call(context.WithoutCancel(c.ctx), stx, cache, b.Now(), c, &unprepared)
+		mark := log.Mark()
+		c.err = b.call(context.WithoutCancel(c.ctx), stx, cache, log, b.Now(), c, &unprepared)
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
 			ok++
@@ -198,8 +209,10 @@ func (b *Batcher) write(calls []*batchCall) {
 				return
 			}
 		case failed:
-			// What the failed Update read may show its own writes.
+			// What the failed Update read may show its own writes, and
+			// the log rows it appended (or wrote) are rolled back with it.
 			cache.Reset()
+			log.Undo(mark)
 			if _, err := stx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: roll back to savepoint: %w", err))
 				return
@@ -212,6 +225,12 @@ func (b *Batcher) write(calls []*batchCall) {
 		}
 	}
 	if ok > 0 {
+		// The log rows go in last, in the transaction: they commit or
+		// roll back with the Updates that appended them.
+		if err := log.Flush(); err != nil {
+			fail(diskfull.Classify(fmt.Errorf("store: write the batch's events and audit records: %w", err)))
+			return
+		}
 		if err := stx.Commit(); err != nil {
 			err = diskfull.Classify(fmt.Errorf("store: commit: %w", err))
 			for _, c := range calls {
@@ -243,9 +262,9 @@ func (b *Batcher) write(calls []*batchCall) {
 }
 
 // call runs one Update's check and fn in stx with ctx, the batch's cache
-// and now, catching a panic for its caller; the queries it ran unprepared
+// and log and now, catching a panic for its caller; the queries it ran unprepared
 // join *unprepared.
-func (b *Batcher) call(ctx context.Context, stx *sql.Tx, cache *sqlstore.ReadCache, now time.Time, c *batchCall, unprepared *[]string) (err error) {
+func (b *Batcher) call(ctx context.Context, stx *sql.Tx, cache *sqlstore.ReadCache, log *appendlog.Log, now time.Time, c *batchCall, unprepared *[]string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.panicked = p
@@ -257,5 +276,5 @@ func (b *Batcher) call(ctx context.Context, stx *sql.Tx, cache *sqlstore.ReadCac
 			return err
 		}
 	}
-	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, cache, now, c.fn, unprepared))
+	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, cache, log, now, c.fn, unprepared))
 }

@@ -10,14 +10,20 @@ import (
 	"github.com/shoal-ml/shoal/domain/identity"
 )
 
-// AppendAudit adds r and sets r.ID; a zero r.Time takes the transaction
-// time.
+// AppendAudit adds r and sets r.ID, at once or, in a batch that defers
+// its log rows (Queries.Log), when the batch writes them before it
+// commits; a zero r.Time takes the transaction time.
 func (t *Queries) AppendAudit(r *identity.AuditRecord) error {
 	if err := t.Writable("append audit record"); err != nil {
 		return err
 	}
 	if r.Time.IsZero() {
 		r.Time = t.Now
+	}
+	if t.Log != nil {
+		normTime(&r.Time)
+		t.Log.AddAudit(r)
+		return nil
 	}
 	var id int64
 	err := t.Q.QueryRow(`INSERT INTO audit_log (time, principal_id, action, target, workspace, source, outcome, detail)
@@ -50,6 +56,10 @@ func scanAudit(sc scanner) (*identity.AuditRecord, error) {
 // ("computes/cpu" matches "computes/cpu/nodes/n1", not "computes/cpu2"),
 // case-sensitively. Limit > 0 keeps the newest Limit records that match.
 func (t *Queries) ListAudit(filter identity.AuditFilter) ([]*identity.AuditRecord, error) {
+	// What this transaction appended is part of what it reads.
+	if err := t.Log.FlushAudit(); err != nil {
+		return nil, fmt.Errorf("store: list audit records: %w", err)
+	}
 	q, args := ListAuditQuery(filter)
 	rows, err := t.Q.Query(q, args...)
 	if err != nil {

@@ -9,16 +9,23 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/shoal-ml/shoal/store/sqlstore/appendlog"
 	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
 // Queries runs the identity queries in one transaction.
-type Queries struct{ sqlq.Tx }
+type Queries struct {
+	sqlq.Tx
+	// Log, when set, keeps the audit records appended until the batch
+	// writes them, in one statement, before it commits (package
+	// appendlog); nil writes each at once.
+	Log *appendlog.Log
+}
 
 // New returns the queries over q, a transaction whose time is now;
 // readOnly refuses their writes.
 func New(q sqlq.Querier, now time.Time, readOnly bool) Queries {
-	return Queries{sqlq.Tx{Q: q, Now: now, ReadOnly: readOnly}}
+	return Queries{Tx: sqlq.Tx{Q: q, Now: now, ReadOnly: readOnly}}
 }
 
 // deleteOne runs a DELETE that must remove exactly one row (sqlq.DeleteOne).
