@@ -18,7 +18,15 @@
 // held; a finer-grained lock must scope the shared reads to what it locks.
 // What bounds the job path is the write transactions' statements, each a
 // round trip run one after another (docs/internals/reliability.md, "Issue
-// 40 measurements: PostgreSQL").
+// 40 measurements: PostgreSQL"), so a batch writes its events and audit
+// records in one statement each (sqlstore/appendlog), and every statement
+// is prepared once per connection, by pgx's statement cache, and kept for
+// the connection's life. PostgreSQL's plan cache then runs as its default
+// (plan_cache_mode auto) has it: after five executions it may keep a
+// generic plan, made with the statistics of that moment; a plan made while
+// a table was nearly empty lasts until autovacuum next analyzes the table.
+// An operator who would rather have every execution planned adds
+// plan_cache_mode=force_custom_plan to the URL (docs/operations/stores.md).
 package postgres
 
 import (
@@ -39,7 +47,6 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/appendlog"
 	"github.com/shoal-ml/shoal/store/sqlstore/batch"
 	"github.com/shoal-ml/shoal/store/sqlstore/migrate"
-	"github.com/shoal-ml/shoal/store/sqlstore/stmtcache"
 	"github.com/shoal-ml/shoal/store/sqlstore/storecopy"
 )
 
@@ -66,9 +73,8 @@ type Config struct {
 
 // DB is a shoal.Store backed by PostgreSQL. It is safe for concurrent use.
 type DB struct {
-	pool  *pgxpool.Pool
-	db    *sql.DB
-	stmts *stmtcache.Cache
+	pool *pgxpool.Pool
+	db   *sql.DB
 	// batch writes the Updates that wait on one another in one
 	// transaction (see Update).
 	batch *batch.Batcher
@@ -123,8 +129,16 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: migrate %s: %w", where, err)
 	}
-	db.stmts = stmtcache.New(db.db)
-	db.batch = &batch.Batcher{DB: db.db, Stmts: db.stmts, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now,
+	// No stmtcache: pgx keeps each connection's prepared statements
+	// itself (its statement cache, QueryExecModeCacheStatement), for the
+	// connection's life in the pool. A database/sql statement is bound to
+	// database/sql's wrapper of the connection, which OpenDBFromPool
+	// closes after every transaction (no idle connections): each
+	// transaction then prepared every statement it ran again and
+	// deallocated it as it ended — two round trips more per statement —
+	// and PostgreSQL, seeing each statement run once, planned it at every
+	// execution instead of keeping a generic plan.
+	db.batch = &batch.Batcher{DB: db.db, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now,
 		// The lock, and a notification for the other servers that
 		// PostgreSQL delivers only if the change commits: the leader's
 		// controllers react to a change made on any server.
@@ -176,15 +190,12 @@ func (db *DB) ReadConns() int { return int(db.pool.Config().MaxConns) }
 
 // View runs fn in a read-only transaction on a consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(tx store.Tx) error) error {
-	return sqlstore.Run(ctx, db.db, db.stmts, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}, db.clock.Now(), nil, fn)
+	return sqlstore.Run(ctx, db.db, nil, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}, db.clock.Now(), nil, fn)
 }
 
 // Close closes the pool. Transactions in progress must have ended.
 func (db *DB) Close() error {
 	var errs []error
-	if db.stmts != nil {
-		errs = append(errs, db.stmts.Close())
-	}
 	if db.db != nil {
 		errs = append(errs, db.db.Close())
 	}

@@ -215,6 +215,9 @@ func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *Rea
 // stmt returns the cached statement of query bound to t, or nil after
 // noting query for preparing once t has ended.
 func (t *tx) stmt(query string) *sql.Stmt {
+	if t.stmts == nil {
+		return nil // the driver keeps its own (PostgreSQL: pgx's cache)
+	}
 	if s := t.stmts.Get(query); s != nil {
 		return t.tx.StmtContext(t.ctx, s)
 	}

@@ -27,6 +27,11 @@ const maxCachedStmts = 512
 // transaction has ended. A cached statement is bound to a transaction with
 // sql.Tx.StmtContext, which reuses it on the transaction's connection, or
 // prepares it there the first time.
+//
+// The SQLite store uses it. The PostgreSQL store does not: its pool's
+// database/sql connections are wrappers that live one transaction each,
+// so a statement bound to one would be prepared and deallocated in every
+// transaction; pgx keeps each connection's statements itself.
 type Cache struct {
 	pool  *sql.DB
 	stmts atomic.Pointer[map[string]*sql.Stmt] // replaced, never changed
