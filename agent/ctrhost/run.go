@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-ml/shoal/agent/container"
 	"github.com/shoal-ml/shoal/agent/runner"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // Rank is how one rank runs in containers: one container per
@@ -67,7 +68,8 @@ type Run struct {
 	timer    *time.Timer
 	done     chan struct{}
 	result   runner.Result
-	started  time.Time
+	started  time.Time  // just before the first process could start, by clock
+	clock    core.Clock // the task's
 	stopOnce sync.Once
 }
 
@@ -86,7 +88,17 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("log: %w", err)
 	}
-	r := &Run{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{})}
+	r := &Run{rt: rt, grace: t.KillGrace, log: logf, done: make(chan struct{}), clock: t.Clock}
+	// starting stamps the rank's start just before its first process
+	// can start (its container's, or a gated one's command when its gate
+	// opens): stamped once the containers were running, the start would
+	// be late by however long the engine took to say so, and the rank's
+	// start to end shorter than its processes ran.
+	starting := func() {
+		if r.started.IsZero() {
+			r.started = r.clock.Now()
+		}
+	}
 	shell, mounts := rankShell, cr.Mounts
 	var gates []string
 	if cr.Loopback != nil {
@@ -124,6 +136,9 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 			// are already there.
 			network, loopback = "container:"+r.ids[0], nil
 		}
+		if cr.Loopback == nil {
+			starting()
+		}
 		id, err := rt.Run(ctx, container.Spec{
 			Image: cr.Image, Entrypoint: []string{"/bin/sh", "-c", shell, "shoal-rank", t.Command},
 			Env: env, WorkingDir: t.Dir, Mounts: ms, User: cr.User,
@@ -137,16 +152,13 @@ func StartRank(ctx context.Context, rt container.Runtime, cr Rank) (*Run, error)
 		}
 		r.ids = append(r.ids, id)
 		if cr.Loopback != nil {
-			if err := openGate(ctx, rt, id, gates[local], loopback); err != nil {
+			if err := openGate(ctx, rt, id, gates[local], loopback, starting); err != nil {
 				r.removeAll()
 				logf.Close()
 				return nil, fmt.Errorf("process %d of %d: %w", local, t.ProcessesPerNode, err)
 			}
 		}
 	}
-	// The processes start when the engine has started their containers,
-	// as a host run's start when its processes are spawned.
-	r.started = time.Now()
 	if t.Timeout > 0 {
 		r.timer = time.AfterFunc(t.Timeout, func() { r.Stop(runner.ReasonTimeout) })
 	}
@@ -176,7 +188,7 @@ func (r *Run) wait() {
 	}
 	wg.Wait()
 	r.removeAll()
-	res := runner.Result{StartedAt: r.started, EndedAt: time.Now()}
+	res := runner.Result{StartedAt: r.started, EndedAt: r.clock.Now()}
 	for _, c := range codes {
 		if c != 0 {
 			res.ExitCode = c
@@ -331,9 +343,10 @@ func OrHost(network string) string {
 // openGate gives a gated container its loopback services, then lets its
 // command start. The gate is an empty file whose existence the command,
 // running as the job's account, waits for: readable by all on purpose,
-// it holds nothing.
-func openGate(ctx context.Context, rt container.Runtime, id, gate string, loopback func(int) error) error {
+// it holds nothing. starting is called just before the gate opens.
+func openGate(ctx context.Context, rt container.Runtime, id, gate string, loopback func(int) error, starting func()) error {
 	if loopback == nil {
+		starting()
 		return os.WriteFile(filepath.Join(gate, "open"), nil, 0o644)
 	}
 	p, ok := rt.(container.PIDer)
@@ -347,5 +360,6 @@ func openGate(ctx context.Context, rt container.Runtime, id, gate string, loopba
 	if err := loopback(pid); err != nil {
 		return fmt.Errorf("the job's loopback services in its container's network: %w", err)
 	}
+	starting()
 	return os.WriteFile(filepath.Join(gate, "open"), nil, 0o644)
 }

@@ -205,6 +205,9 @@ func (r *Rank) Run(ctx context.Context) {
 		Command: cmd, Dir: filepath.Join(r.dir, "code"), Env: env, LogPath: logPath,
 		Timeout: time.Duration(t.TimeoutSeconds) * time.Second, KillGrace: t.KillGrace,
 		Credential: r.account.Apply(nil).Credential,
+		// The start and end the run stamps are the report's: by the
+		// clock that stamps the rank's other times.
+		Clock: r.n.Clock,
 	}
 	var run rankProcs
 	var crun *ctrhost.Run
@@ -244,7 +247,6 @@ func (r *Rank) Run(ctx context.Context) {
 	r.run_ = run
 	r.mu.Unlock()
 	started := time.Since(t0)
-	startedAt := r.n.Clock.Now()
 	// Where the processes run and how long their start took go into the
 	// rank's one line, "rank ended", for a rank that ends within
 	// runningReportDelay, and into a "rank started" line of their own
@@ -291,6 +293,11 @@ func (r *Rank) Run(ctx context.Context) {
 		r.n.Ctr.Evict(ctx)
 	}
 	code := res.ExitCode
+	// When the processes started: stamped by the run just before the
+	// first one did. Stamped here, once they were running, it was late by
+	// the fork, the exec and this goroutine's turn, and a `sleep 0.3`
+	// reported as running 297.6 ms (e2e TestJobTimesAndRecreatedCompute).
+	startedAt := res.StartedAt
 	if r.n.Agent.TakenBack(res.Reason, code) {
 		res.Reason = "preempted"
 	}

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/plainfile"
 )
 
@@ -90,6 +91,11 @@ type Task struct {
 	// StartCmd starts each process in place of exec.Cmd.Start, when
 	// set: the rank's network namespace starts them inside it.
 	StartCmd func(*exec.Cmd) error
+
+	// Clock stamps the run's start and end (Result.StartedAt and
+	// EndedAt); the system clock when nil. The agent passes its own, the
+	// one it stamps the rest of the rank's report by.
+	Clock core.Clock
 }
 
 // Result is how a run ended.
@@ -97,8 +103,12 @@ type Result struct {
 	// ExitCode is the first non-zero exit code among the processes, in the
 	// order they exited (0 if all exited 0); a process killed by a signal
 	// counts as 128+signal, as in a shell.
-	ExitCode  int
-	Reason    string // one of the Reason constants
+	ExitCode int
+	Reason   string // one of the Reason constants
+	// StartedAt is Task.Clock's time just before the first process was
+	// started, EndedAt its time once the last one has exited (and its
+	// process group is gone): the run took at least EndedAt - StartedAt
+	// by that clock, never less.
 	StartedAt time.Time
 	EndedAt   time.Time
 }
@@ -158,7 +168,10 @@ func Start(t Task) (*Run, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	r := &Run{task: t, log: logf, done: make(chan struct{}), gone: make([]bool, t.ProcessesPerNode)}
-	r.startedAt = time.Now()
+	// Before the first process starts: stamped once Start returned, it
+	// would be late by however long the fork, the exec and the caller
+	// took, and a run's start to end shorter than its processes ran.
+	r.startedAt = t.Clock.Now()
 	start := t.StartCmd
 	if start == nil {
 		start = (*exec.Cmd).Start
@@ -308,7 +321,7 @@ func (r *Run) wait(i int, c *exec.Cmd) {
 				reason = ReasonFailed
 			}
 		}
-		r.result = Result{ExitCode: r.code, Reason: reason, StartedAt: r.startedAt, EndedAt: time.Now()}
+		r.result = Result{ExitCode: r.code, Reason: reason, StartedAt: r.startedAt, EndedAt: r.task.Clock.Now()}
 	}
 	r.mu.Unlock()
 	if last {
@@ -401,6 +414,9 @@ func normalize(t Task) (Task, error) {
 	}
 	if t.MasterPort <= 0 {
 		t.MasterPort = DefaultMasterPort
+	}
+	if t.Clock == nil {
+		t.Clock = core.SystemClock{}
 	}
 	if t.KillGrace <= 0 {
 		t.KillGrace = DefaultKillGrace
