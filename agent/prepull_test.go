@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,10 +38,11 @@ func privatePodman(t *testing.T) (*Agent, string) {
 		PodmanStore: filepath.Join(dir, "storage"), OwnPodman: true, Clock: core.SystemClock{}}, log)
 	t.Cleanup(func() {
 		h.Close()
-		out, err := exec.Command("podman", "--runtime", "runc", "--root", filepath.Join(dir, "storage"),
-			"--runroot", ctrhost.PodmanRunRoot(dir), "--tmpdir", container.TmpDir(dir), "system", "reset", "--force").CombinedOutput()
+		// The host's networks stay (testctr.ResetStore).
+		err := testctr.ResetStore(context.Background(), filepath.Join(dir, "containers.conf"), "--root", filepath.Join(dir, "storage"),
+			"--runroot", ctrhost.PodmanRunRoot(dir), "--tmpdir", container.TmpDir(dir))
 		if err != nil {
-			t.Logf("resetting the private store: %v: %s", err, out)
+			t.Logf("resetting the private store: %v", err)
 		}
 		os.RemoveAll(base)
 	})

@@ -151,6 +151,57 @@ func start() (env *Env, err error) {
 	return env, nil
 }
 
+// ResetStore removes a private store's containers, images and files
+// (`podman system reset --force` on the store that storeArgs name:
+// --root, --runroot, --tmpdir) and leaves every network alone. A reset
+// removes every network of its network config dir, and that folder is
+// the host's (/etc/containers/networks), whatever the store: the reset
+// of one test package's store removed the subnet networks other
+// packages' containers were running on (e2e TestInstancesInASubnet: the
+// next job on the subnet made the network anew, on a bridge and
+// addresses of its own, and could not reach the instances already on
+// the old one). So the reset runs with conf (the store's service's
+// containers.conf; empty for podman's defaults) plus an empty network
+// config dir of its own. The store's own containers must be gone
+// already: a reset would not disconnect them from the host's networks.
+func ResetStore(ctx context.Context, conf string, storeArgs ...string) error {
+	dir, err := os.MkdirTemp("", "shoal-reset-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var text string
+	if conf != "" {
+		b, err := os.ReadFile(conf)
+		if err != nil {
+			return err
+		}
+		text = string(b)
+		if strings.Contains(text, "[network]") {
+			return fmt.Errorf("%s has a [network] table already", conf)
+		}
+	} else {
+		// As the services' (StartPodman): journald may be absent.
+		text = "[engine]\nevents_logger = \"file\"\n"
+	}
+	networks := filepath.Join(dir, "networks")
+	if err := os.Mkdir(networks, 0o700); err != nil {
+		return err
+	}
+	text += fmt.Sprintf("\n[network]\nnetwork_config_dir = %q\n", networks)
+	resetConf := filepath.Join(dir, "containers.conf")
+	if err := os.WriteFile(resetConf, []byte(text), 0o600); err != nil {
+		return err
+	}
+	args := append(append([]string{"--runtime", "runc"}, storeArgs...), "system", "reset", "--force")
+	cmd := exec.CommandContext(ctx, "podman", args...)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+resetConf)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("podman system reset: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // podman runs the podman CLI on the private store.
 func (e *Env) podman(ctx context.Context, args ...string) error {
 	full := append([]string{"--runtime", "runc", "--root", e.Root, "--runroot", e.RunRoot, "--tmpdir", container.TmpDir(filepath.Join(e.dir, "podman"))}, args...)
@@ -167,14 +218,16 @@ func (e *Env) podman(ctx context.Context, args ...string) error {
 }
 
 // close stops everything and removes the private store (podman unmounts
-// its layers first: a plain removal would meet busy mounts).
+// its layers first: a plain removal would meet busy mounts), leaving the
+// host's networks (ResetStore).
 func (e *Env) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if e.Podman != nil {
 		_ = e.podman(ctx, "rm", "--all", "--force", "--time", "0")
 		_ = e.Podman.Close()
-		_ = e.podman(ctx, "system", "reset", "--force")
+		pd := filepath.Join(e.dir, "podman")
+		_ = ResetStore(ctx, filepath.Join(pd, "containers.conf"), "--root", e.Root, "--runroot", e.RunRoot, "--tmpdir", container.TmpDir(pd))
 	}
 	for _, r := range []*Registry{e.Registry, e.AuthRegistry} {
 		if r != nil {
