@@ -8,13 +8,23 @@ import (
 
 // Networker is an optional Runtime capability: container networks of the
 // engine's own, which a compute's subnet maps to.
+//
+// There is no removing them. podman keeps its networks' definitions in
+// one folder for the whole host (network_config_dir), whatever the image
+// store, and refuses to remove a network only while containers of the
+// remover's own store use it: a node with a store of its own, or another
+// server's node, would remove a network that other nodes' containers
+// still run on, and the next container of that subnet would get a new
+// one (another bridge and address range) and could not reach them.
+// Removed when no container used it, it would still race another node
+// that had just ensured it and was starting its container. What stays is
+// the network's definition (a small file, one a subnet), which the
+// subnet's next container on the host uses again.
 type Networker interface {
 	// EnsureNetwork creates the bridge network name unless it exists;
 	// internal: no route off the host. An existing network is used as it
 	// is (its internal flag is the hash's: the same subnet asks the same).
 	EnsureNetwork(ctx context.Context, name string, internal bool, labels map[string]string) error
-	// RemoveNetwork removes a network no container uses; absent is fine.
-	RemoveNetwork(ctx context.Context, name string) error
 }
 
 var _ Networker = (*Engine)(nil)
@@ -34,18 +44,6 @@ func (e *Engine) EnsureNetwork(ctx context.Context, name string, internal bool, 
 			return nil
 		}
 		return classify(op, err)
-	}
-	return nil
-}
-
-// RemoveNetwork implements Networker.
-func (e *Engine) RemoveNetwork(ctx context.Context, name string) error {
-	err := e.cli.NetworkRemove(ctx, name)
-	if err == nil {
-		return nil
-	}
-	if kind := classify("remove network "+name, err); !isKind(kind, ErrNotFound) {
-		return kind
 	}
 	return nil
 }

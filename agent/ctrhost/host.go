@@ -129,11 +129,6 @@ type Host struct {
 	// openErr is why the engine could not be opened when a task needed it.
 	openErr error
 
-	// networks are the subnets' networks this agent's ranks joined,
-	// removed when the agent closes (one still in use by another node's
-	// containers stays).
-	networks map[string]bool
-
 	// building serializes builds and pulls of one image on this node: a
 	// second job with the same context waits for the first's build.
 	building keyedMutex
@@ -432,17 +427,11 @@ func stopStale(dir string) {
 
 // Close stops the node's podman service (the engine of a node whose
 // agent exits); the containers were stopped and removed before. The
-// host's store and its images stay: other nodes use them.
+// host's store and its images stay: other nodes use them. So do the
+// subnets' networks its ranks and instance joined (container.Networker).
 func (h *Host) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if nw, ok := h.rt.(container.Networker); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		for name := range h.networks {
-			_ = nw.RemoveNetwork(ctx, name)
-		}
-		cancel()
-	}
 	if c, ok := h.rt.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
@@ -600,16 +589,6 @@ func (k *keyedMutex) lock(key string) func() {
 	k.mu.Unlock()
 	m.Lock()
 	return m.Unlock
-}
-
-// Joined notes that a rank of this node joined a subnet's network.
-func (h *Host) Joined(network string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.networks == nil {
-		h.networks = map[string]bool{}
-	}
-	h.networks[network] = true
 }
 
 // NodeLabels are the labels of every container this node's agent

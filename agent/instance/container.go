@@ -167,7 +167,6 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 		if err := nw.EnsureNetwork(ctx, n.Name, n.Internal, map[string]string{ctrhost.LabelNetwork: n.VNet + "/" + n.Subnet}); err != nil {
 			return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
 		}
-		rt.n.Ctr.Joined(n.Name)
 		network = n.Name
 	}
 	spec := container.Spec{

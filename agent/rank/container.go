@@ -182,7 +182,6 @@ func (r *Rank) startInContainer(ctx context.Context, task runner.Task, image, ou
 				return nil, fmt.Errorf("the subnet's network %s: %w", n.Name, err)
 			}
 			cr.Network = n.Name
-			r.n.Ctr.Joined(n.Name)
 			// The container's loopback is its own: what a job finds on
 			// the host's loopback is served there too.
 			cr.Loopback = r.loopbackServices

@@ -388,6 +388,19 @@ func TestContainerRankBuildPushesToWorkspaceRegistry(t *testing.T) {
 func TestContainerRankOnASubnetReachesTheServer(t *testing.T) {
 	env := testctr.Shared(t)
 	srv := newFakeAgentServer(t)
+	subnet := node.SubnetNetwork("ws-ctr", &compute.ComputeSpec{NetworkSettings: &compute.NetworkSettings{VnetName: "v", Subnet: "s"},
+		EnableNodePublicIP: new(bool)})
+	// Once the agent's engine is closed (cleanups run last first): the
+	// subnet's network is still there, for the containers of other
+	// nodes on the host (other stores', whose use of it this engine does
+	// not see: container.Networker). Then the test removes it.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := env.PodmanCLI(ctx, "network", "exists", subnet.Name); err != nil {
+			t.Errorf("the subnet's network %s is gone once the node closed: %v", subnet.Name, err)
+		}
+		_ = env.PodmanCLI(ctx, "network", "rm", subnet.Name)
+	})
 	a := containerAgent(t, env, srv, "ctr-subnet")
 	other, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -395,8 +408,6 @@ func TestContainerRankOnASubnetReachesTheServer(t *testing.T) {
 	}
 	defer other.Close()
 	tk := task("att-ctr-subnet", env.Registry.Addr+"/"+testctr.PushedBase)
-	subnet := node.SubnetNetwork("ws-ctr", &compute.ComputeSpec{NetworkSettings: &compute.NetworkSettings{VnetName: "v", Subnet: "s"},
-		EnableNodePublicIP: new(bool)})
 	tk.Container.Network = subnet
 	tk.Command = `python3 - <<'PY'
 import os, socket, urllib.request, urllib.error
