@@ -10,9 +10,7 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/identity"
-	"github.com/shoal-ml/shoal/internal/testpg"
 	"github.com/shoal-ml/shoal/store"
-	"github.com/shoal-ml/shoal/store/postgres"
 )
 
 // A batch writes its Updates' events and audit records before it commits
@@ -21,23 +19,7 @@ import (
 // committed in the order the Updates ran, with its IDs set; and a read of
 // the log in the batch sees what the batch appended before it.
 func TestBatchWritesItsLogsBeforeItCommits(t *testing.T) {
-	pg := testpg.Start(t)
-	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	release := make(chan struct{})
-	held := make(chan error, 1)
-	running := make(chan struct{})
-	go func() {
-		held <- db.Update(t.Context(), func(tx store.Tx) error {
-			close(running)
-			<-release
-			return nil
-		})
-	}()
-	<-running
+	db, release := openHeld(t)
 
 	const n = 12
 	const (
@@ -102,11 +84,8 @@ func TestBatchWritesItsLogsBeforeItCommits(t *testing.T) {
 	for db.Waiting() < n {
 		time.Sleep(time.Millisecond)
 	}
-	close(release)
+	release()
 	wg.Wait()
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
 
 	var want []string // the committed events' reasons, in the order run
 	for _, i := range order {
@@ -146,7 +125,7 @@ func TestBatchWritesItsLogsBeforeItCommits(t *testing.T) {
 			t.Errorf("update %d read the events %v; want %v", r, seen[r], before)
 		}
 	}
-	err = db.View(t.Context(), func(tx store.Tx) error {
+	err := db.View(t.Context(), func(tx store.Tx) error {
 		got, err := tx.ListEvents(core.EventFilter{Workspace: "ws"})
 		if err != nil {
 			return err

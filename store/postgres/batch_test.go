@@ -16,23 +16,7 @@ import (
 // refuses — which aborts the whole transaction on PostgreSQL — fails
 // alone: the others' writes are committed.
 func TestUpdatesBatchedAndFailingAlone(t *testing.T) {
-	pg := testpg.Start(t)
-	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	release := make(chan struct{})
-	held := make(chan error, 1)
-	running := make(chan struct{})
-	go func() {
-		held <- db.Update(t.Context(), func(tx store.Tx) error {
-			close(running)
-			<-release
-			return tx.PutSetting("held", "1")
-		})
-	}()
-	<-running
+	db, release := openHeld(t)
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -49,12 +33,9 @@ func TestUpdatesBatchedAndFailingAlone(t *testing.T) {
 			})
 		}()
 	}
-	close(release)
+	release()
 	wg.Wait()
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-	err = db.View(t.Context(), func(tx store.Tx) error {
+	err := db.View(t.Context(), func(tx store.Tx) error {
 		for i := 0; i < n; i++ {
 			_, gerr := tx.GetSetting(fmt.Sprint("k", i))
 			if i == 7 {
@@ -71,5 +52,36 @@ func TestUpdatesBatchedAndFailingAlone(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// openHeld opens a store on a fresh database and holds an Update in
+// progress, so that the Updates called next wait and share the next
+// batch; release lets it commit and fails the test if it did not.
+func openHeld(t *testing.T) (db *postgres.DB, release func()) {
+	t.Helper()
+	pg := testpg.Start(t)
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	let := make(chan struct{})
+	held := make(chan error, 1)
+	running := make(chan struct{})
+	go func() {
+		held <- db.Update(t.Context(), func(tx store.Tx) error {
+			close(running)
+			<-let
+			return tx.PutSetting("held", "1")
+		})
+	}()
+	<-running
+	return db, func() {
+		t.Helper()
+		close(let)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
