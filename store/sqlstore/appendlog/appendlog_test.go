@@ -22,27 +22,24 @@ type table struct {
 }
 
 func (w *table) Events(_ context.Context, events []*core.Event) error {
-	w.statements++
-	if w.fail != nil {
-		return w.fail
-	}
-	for _, e := range events {
-		w.nextID++
-		e.ID = w.nextID
-		w.events = append(w.events, e)
-	}
-	return nil
+	return write(w, events, &w.events, func(e *core.Event, id int64) { e.ID = id })
 }
 
 func (w *table) Audit(_ context.Context, records []*identity.AuditRecord) error {
+	return write(w, records, &w.audit, func(r *identity.AuditRecord, id int64) { r.ID = id })
+}
+
+// write is one statement of w's: it appends rows to *log, giving each the
+// next ID, or fails with w.fail and writes nothing.
+func write[T any](w *table, rows []T, log *[]T, setID func(T, int64)) error {
 	w.statements++
 	if w.fail != nil {
 		return w.fail
 	}
-	for _, r := range records {
+	for _, r := range rows {
 		w.nextID++
-		r.ID = w.nextID
-		w.audit = append(w.audit, r)
+		setID(r, w.nextID)
+		*log = append(*log, r)
 	}
 	return nil
 }
