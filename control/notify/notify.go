@@ -76,10 +76,14 @@ func New(cfg Config) *Notifier {
 func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for range maxBatchesPerPass {
+		jobs, err := n.prefetch(ctx, now)
+		if err != nil {
+			return total, err
+		}
 		var read int
 		var p *pass
-		err := n.cfg.Store.Update(ctx, func(tx store.Tx) (err error) {
-			read, p, err = n.batch(tx, now)
+		err = n.cfg.Store.Update(ctx, func(tx store.Tx) (err error) {
+			read, p, err = n.batch(tx, now, jobs)
 			return err
 		})
 		if err != nil {
@@ -102,11 +106,54 @@ func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 	return total, nil
 }
 
+// prefetch reads, in a read-only transaction, the jobs that the next
+// batch's events are about, keyed by jobKey (nil: the job is gone). The
+// batch's write transaction then reads none of them: on PostgreSQL each
+// read is a round trip, and the write transaction holds the store's
+// write lock, which every other write of every server waits for (a
+// batch of 500 jobs' ends read 500 jobs one after another under it). A
+// job read a moment before the write is as good as one read in it: the
+// notification is of an event already in the log, and a job changed
+// since says the same of how it ended (its status read now would be no
+// truer a moment later). An event whose job is not here (logged after
+// the read) has its job read in the write transaction as before.
+func (n *Notifier) prefetch(ctx context.Context, now time.Time) (map[string]*job.Job, error) {
+	jobs := map[string]*job.Job{}
+	err := n.cfg.Store.View(ctx, func(tx store.Tx) error {
+		cur, err := tx.NotifyCursor(Cursor)
+		if err != nil {
+			return err
+		}
+		evs, err := tx.ListEvents(core.EventFilter{AfterID: cur, Limit: n.cfg.Batch})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			k := jobKey(e.Workspace, e.ResourceName)
+			if _, seen := jobs[k]; seen || !needsJob(e) || now.Sub(e.Time) > MaxEventAge {
+				continue
+			}
+			j, err := tx.GetJob(e.Workspace, e.ResourceName)
+			if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
+				return err
+			}
+			jobs[k] = j
+		}
+		return nil
+	})
+	return jobs, err
+}
+
+// jobKey keys a job of a workspace in a prefetched map.
+func jobKey(workspace, name string) string { return strings.ToLower(workspace) + "\x00" + name }
+
 // pass is one batch's state: the webhooks of each workspace read once,
-// pending counts kept as deliveries are inserted, drops counted.
+// pending counts kept as deliveries are inserted, drops counted, the
+// jobs read before it (prefetch).
 type pass struct {
 	tx      store.Tx
 	now     time.Time
+	jobs    map[string]*job.Job
 	hooks   map[string][]*notify.Webhook
 	pending map[string]int
 	dropped map[[2]string]int64
@@ -117,7 +164,7 @@ type pass struct {
 
 // batch queues the deliveries of the next batch of events in tx and
 // moves the cursor past them; it returns how many events it read.
-func (n *Notifier) batch(tx store.Tx, now time.Time) (read int, p *pass, err error) {
+func (n *Notifier) batch(tx store.Tx, now time.Time, jobs map[string]*job.Job) (read int, p *pass, err error) {
 	cur, err := tx.NotifyCursor(Cursor)
 	if err != nil {
 		return 0, nil, err
@@ -126,7 +173,7 @@ func (n *Notifier) batch(tx store.Tx, now time.Time) (read int, p *pass, err err
 	if err != nil || len(evs) == 0 {
 		return 0, nil, err
 	}
-	p = &pass{tx: tx, now: now, hooks: map[string][]*notify.Webhook{}, pending: map[string]int{}, dropped: map[[2]string]int64{}}
+	p = &pass{tx: tx, now: now, jobs: jobs, hooks: map[string][]*notify.Webhook{}, pending: map[string]int{}, dropped: map[[2]string]int64{}}
 	for _, e := range evs {
 		if err := n.event(p, e); err != nil {
 			return 0, nil, fmt.Errorf("event %d: %w", e.ID, err)
@@ -145,7 +192,7 @@ func (n *Notifier) event(p *pass, e *core.Event) error {
 	if p.now.Sub(e.Time) > MaxEventAge {
 		return nil
 	}
-	pl, j, ok, err := n.payload(p.tx, e)
+	pl, j, ok, err := n.payload(p, e)
 	if err != nil || !ok {
 		return err
 	}

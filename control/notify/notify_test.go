@@ -317,3 +317,49 @@ func TestHugeErrorTextBounded(t *testing.T) {
 		}
 	}
 }
+
+// jobReads counts the jobs read in the store's write transactions.
+type jobReads struct {
+	store.Store
+	n int
+}
+
+func (s *jobReads) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return s.Store.Update(ctx, func(tx store.Tx) error { return fn(countingTx{tx, &s.n}) })
+}
+
+type countingTx struct {
+	store.Tx
+	n *int
+}
+
+func (tx countingTx) GetJob(workspace, name string) (*job.Job, error) {
+	*tx.n++
+	return tx.Tx.GetJob(workspace, name)
+}
+
+// The jobs a batch's events are about are read before its write
+// transaction, which on PostgreSQL holds the store's write lock: 50 ended
+// jobs are 50 deliveries and no job read under the lock; an event of a
+// job the store does not hold is passed over, as before.
+func TestJobsReadBeforeTheWriteTransaction(t *testing.T) {
+	db, clk := teststore.Open(t)
+	counted := &jobReads{Store: db}
+	f := &fixture{t: t, db: db, n: ctlnotify.New(ctlnotify.Config{Store: counted}), now: clk.Now()}
+	f.hook("ops", "https://ops.example/hook", notify.JobFailed)
+	for i := range 50 {
+		f.ended(fmt.Sprint("job-", i), job.JobFailed, core.EventJobFailed, nil)
+	}
+	f.update(func(tx store.Tx) error {
+		return tx.AppendEvent(&core.Event{Time: tx.Now(), Workspace: "ws", ResourceType: core.ResourceJob, ResourceName: "never-stored", Kind: core.EventJobFailed})
+	})
+	if n := f.run(); n != 50 {
+		t.Fatalf("queued %d deliveries, want 50", n)
+	}
+	if counted.n != 0 {
+		t.Errorf("the write transactions read %d jobs, want none (read before them)", counted.n)
+	}
+	if got := len(f.deliveries("ops")); got != 50 {
+		t.Errorf("deliveries to ops: %d, want 50", got)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/notify"
-	"github.com/shoal-ml/shoal/store"
 )
 
 // eventMap maps a (resource type, event kind) of the log to the
@@ -39,20 +38,34 @@ var summaries = map[string]string{
 	notify.ScheduleFired:        "Schedule %s fired",
 }
 
+// isJobEndEvent says whether e records a job's end.
+func isJobEndEvent(e *core.Event) bool {
+	return e.ResourceType == core.ResourceJob && (e.Kind == core.EventJobCompleted || e.Kind == core.EventJobFailed || e.Kind == core.EventJobCanceled)
+}
+
+// needsJob says whether e's notification is built with its job.
+func needsJob(e *core.Event) bool {
+	return e.ResourceType == core.ResourceJob && (isJobEndEvent(e) || eventMap[[2]string{e.ResourceType, e.Kind}] != "")
+}
+
 // payload builds the notification of e, with the job it is about (nil
-// for other resources); ok false when e is not one people are told of.
-func (n *Notifier) payload(tx store.Tx, e *core.Event) (p *notify.Payload, j *job.Job, ok bool, err error) {
+// for other resources: read before the pass when it could be, see
+// prefetch); ok false when e is not one people are told of.
+func (n *Notifier) payload(ps *pass, e *core.Event) (p *notify.Payload, j *job.Job, ok bool, err error) {
 	event := eventMap[[2]string{e.ResourceType, e.Kind}]
-	jobEnd := e.ResourceType == core.ResourceJob && (e.Kind == core.EventJobCompleted || e.Kind == core.EventJobFailed || e.Kind == core.EventJobCanceled)
+	jobEnd := isJobEndEvent(e)
 	if event == "" && !jobEnd {
 		return nil, nil, false, nil
 	}
 	if e.ResourceType == core.ResourceJob {
-		j, err = tx.GetJob(e.Workspace, e.ResourceName)
-		if core.ErrorCode(err) == core.ENOTFOUND {
+		var read bool
+		if j, read = ps.jobs[jobKey(e.Workspace, e.ResourceName)]; !read {
+			if j, err = ps.tx.GetJob(e.Workspace, e.ResourceName); err != nil && core.ErrorCode(err) != core.ENOTFOUND {
+				return nil, nil, false, err
+			}
+		}
+		if j == nil {
 			return nil, nil, false, nil // deleted since
-		} else if err != nil {
-			return nil, nil, false, err
 		}
 		if jobEnd {
 			// The job's real status says how it ended (a pipeline's
