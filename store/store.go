@@ -285,6 +285,10 @@ type Tx interface {
 	// DeleteWaitReason removes a job's wait reason; none stored is no
 	// error.
 	DeleteWaitReason(workspace, job string) error
+	// DeleteWaitReasons removes the reasons of the jobs rs name (their
+	// Workspace and Job; the rest is not read) in a few statements
+	// instead of one each; none stored is no error.
+	DeleteWaitReasons(rs []*job.WaitReason) error
 
 	// GetRole returns a custom role by name (case-insensitive). Returns ENOTFOUND.
 	GetRole(name string) (*identity.RoleDefinition, error)

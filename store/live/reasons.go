@@ -158,11 +158,13 @@ func (c *ReasonChanges) Write(tx store.Tx) error {
 			return err
 		}
 	}
-	for _, id := range c.del {
-		ws, job := splitID(id)
-		if err := tx.DeleteWaitReason(ws, job); err != nil {
-			return err
+	if len(c.del) > 0 {
+		del := make([]*jobkind.WaitReason, len(c.del))
+		for i, id := range c.del {
+			ws, job := splitID(id)
+			del[i] = &jobkind.WaitReason{Workspace: ws, Job: job}
 		}
+		return tx.DeleteWaitReasons(del)
 	}
 	return nil
 }

@@ -28,8 +28,14 @@ func (t *tx) PutWaitReasons(rs []*jobkind.WaitReason) error {
 
 // DeleteWaitReason removes a job's wait reason.
 func (t *tx) DeleteWaitReason(workspace, job string) error {
-	if err := t.writable("delete wait reason"); err != nil {
+	return t.DeleteWaitReasons([]*jobkind.WaitReason{{Workspace: workspace, Job: job}})
+}
+
+// DeleteWaitReasons removes the reasons of the jobs rs name, in batched
+// statements.
+func (t *tx) DeleteWaitReasons(rs []*jobkind.WaitReason) error {
+	if err := t.writable("delete wait reasons"); err != nil {
 		return err
 	}
-	return waitstore.Delete(querier{t}, workspace, job)
+	return waitstore.Delete(querier{t}, rs)
 }

@@ -13,10 +13,12 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/sqlq"
 )
 
-// waitReasonBatch is how many reasons one INSERT writes: a leader taking
-// over a long queue writes thousands, and a statement per row costs a
-// round trip each on PostgreSQL. Two statements only (a full batch and a
-// single row) keep the statement cache small.
+// waitReasonBatch is how many reasons one statement writes or deletes at
+// most: a leader taking over a long queue writes thousands, and a pass
+// that places jobs deletes theirs, and a statement per row costs a round
+// trip each on PostgreSQL. Fewer are written in statements of a power of
+// two each (a pass deleting 30 reasons: 16, 8, 4, 2), so that the
+// statement cache holds seven statements of each kind.
 const waitReasonBatch = 64
 
 // waitReasonUpsert is the INSERT of n reasons.
@@ -34,9 +36,46 @@ func waitReasonUpsert(n int) string {
 	return b.String()
 }
 
+// waitReasonDelete is the DELETE of n jobs' reasons (a row-value IN, which
+// both stores run on the primary key).
+func waitReasonDelete(n int) string {
+	var b strings.Builder
+	b.WriteString(`DELETE FROM wait_reasons WHERE (workspace_key, job) IN (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "($%d, $%d)", 2*i+1, 2*i+2)
+	}
+	b.WriteString(`)`)
+	return b.String()
+}
+
+// sized holds a statement for each power of two up to waitReasonBatch.
+type sized map[int]string
+
+// sizes returns the statements build makes for 1, 2, 4 … waitReasonBatch rows.
+func sizes(build func(n int) string) sized {
+	out := sized{}
+	for n := 1; n <= waitReasonBatch; n *= 2 {
+		out[n] = build(n)
+	}
+	return out
+}
+
+// next returns the statement for the first rows of a run of left and how
+// many rows it takes: the largest power of two not over left.
+func (s sized) next(left int) (string, int) {
+	n := waitReasonBatch
+	for n > left {
+		n /= 2
+	}
+	return s[n], n
+}
+
 var (
-	queryPutWaitReasons = waitReasonUpsert(waitReasonBatch)
-	queryPutWaitReason  = waitReasonUpsert(1)
+	queryPutWaitReasons    = sizes(waitReasonUpsert)
+	queryDeleteWaitReasons = sizes(waitReasonDelete)
 )
 
 // Get returns a job's wait reason. Returns ENOTFOUND.
@@ -78,21 +117,15 @@ func List(q sqlq.Querier, workspace string) ([]*jobkind.WaitReason, error) {
 	return out, nil
 }
 
-// Put adds or replaces reasons, waitReasonBatch to a statement.
+// Put adds or replaces reasons, up to waitReasonBatch to a statement.
 func Put(q sqlq.Querier, rs []*jobkind.WaitReason) error {
-	args := func(rs []*jobkind.WaitReason) []any {
-		out := make([]any, 0, 5*len(rs))
-		for _, r := range rs {
-			out = append(out, sqlq.Key(r.Workspace), r.Workspace, r.Job, r.Code, r.Message)
-		}
-		return out
-	}
 	for len(rs) > 0 {
-		query, n := queryPutWaitReasons, waitReasonBatch
-		if len(rs) < waitReasonBatch {
-			query, n = queryPutWaitReason, 1
+		query, n := queryPutWaitReasons.next(len(rs))
+		args := make([]any, 0, 5*n)
+		for _, r := range rs[:n] {
+			args = append(args, sqlq.Key(r.Workspace), r.Workspace, r.Job, r.Code, r.Message)
 		}
-		if _, err := q.Exec(query, args(rs[:n])...); err != nil {
+		if _, err := q.Exec(query, args...); err != nil {
 			return fmt.Errorf("store: put wait reason of %s/%s: %w", rs[0].Workspace, rs[0].Job, err)
 		}
 		rs = rs[n:]
@@ -100,10 +133,20 @@ func Put(q sqlq.Querier, rs []*jobkind.WaitReason) error {
 	return nil
 }
 
-// Delete removes a job's wait reason.
-func Delete(q sqlq.Querier, workspace, job string) error {
-	if _, err := q.Exec(`DELETE FROM wait_reasons WHERE workspace_key = $1 AND job = $2`, sqlq.Key(workspace), job); err != nil {
-		return fmt.Errorf("store: delete wait reason of %s/%s: %w", workspace, job, err)
+// Delete removes the reasons of the jobs rs name (their Workspace and
+// Job), up to waitReasonBatch to a statement; a job without one is no
+// error.
+func Delete(q sqlq.Querier, rs []*jobkind.WaitReason) error {
+	for len(rs) > 0 {
+		query, n := queryDeleteWaitReasons.next(len(rs))
+		args := make([]any, 0, 2*n)
+		for _, r := range rs[:n] {
+			args = append(args, sqlq.Key(r.Workspace), r.Job)
+		}
+		if _, err := q.Exec(query, args...); err != nil {
+			return fmt.Errorf("store: delete wait reason of %s/%s: %w", rs[0].Workspace, rs[0].Job, err)
+		}
+		rs = rs[n:]
 	}
 	return nil
 }

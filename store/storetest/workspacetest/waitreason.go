@@ -13,8 +13,8 @@ import (
 // testWaitReasons covers the queued jobs' wait reasons: a put adds or
 // replaces (code and message together), more reasons than one statement
 // batches round-trip, a list is per workspace (case-insensitive) or of
-// all, ordered, job names compare exactly, and a delete of a reason never
-// stored is no error.
+// all, ordered, job names compare exactly, a delete of a reason never
+// stored is no error, and many are deleted at once.
 func testWaitReasons(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	list := func(ws string) []*jobkind.WaitReason {
 		t.Helper()
@@ -82,6 +82,26 @@ func testWaitReasons(t *testing.T, s store.Store, _ *stcheck.Clock) {
 	}
 	put(many...)
 	stcheck.Equal(t, "150 reasons put at once", list("bulk"), many)
+
+	// Deleted at once: 101 of them (64, 32, 4, 1 to a statement), every
+	// other one, named in another case, with one never stored and one of
+	// another workspace left alone.
+	var del, kept []*jobkind.WaitReason
+	for i, r := range many {
+		if i%3 == 0 && len(del) < 101 {
+			kept = append(kept, r)
+			continue
+		}
+		if len(del) < 101 {
+			del = append(del, &jobkind.WaitReason{Workspace: "BULK", Job: r.Job})
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	del = append(del, &jobkind.WaitReason{Workspace: "bulk", Job: "never"}, &jobkind.WaitReason{Workspace: "bulk", Job: c.Job})
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.DeleteWaitReasons(del) })
+	stcheck.Equal(t, "the reasons left after 101 deleted at once", list("bulk"), kept)
+	stcheck.Equal(t, "another workspace's reason of the same job name", list("other"), []*jobkind.WaitReason{c})
 
 	err = s.View(t.Context(), func(tx store.Tx) error { return tx.PutWaitReasons([]*jobkind.WaitReason{a}) })
 	if err == nil {
