@@ -6,14 +6,11 @@ import (
 )
 
 // saveAttemptAndJob saves a and j after a change to a rank; the job's
-// Version moves on, so that its watchers see it. The two writes go
-// together (one round trip on PostgreSQL: every rank report makes them).
+// Version moves on, so that its watchers see it.
 func saveAttemptAndJob(tx store.Tx, j *job.Job, a *job.Attempt) error {
+	if err := tx.UpdateAttempt(a); err != nil {
+		return err
+	}
 	j.Version++
-	return tx.Together(func(tx store.Tx) error {
-		if err := tx.UpdateAttempt(a); err != nil {
-			return err
-		}
-		return tx.UpdateJob(j)
-	})
+	return tx.UpdateJob(j)
 }

@@ -37,19 +37,6 @@ type Tx interface {
 	// ParallelLedger keeps parallel jobs' ledgers (parallel.go).
 	ParallelLedger
 
-	// Together runs fn, whose writes of jobs, attempts and nodes
-	// (UpdateJob, UpdateAttempt, InsertAttempt, UpdateNode) a store may
-	// hold back and send as one statement when fn returns: on PostgreSQL
-	// one round trip for all of them instead of one each, under the write
-	// lock. Those writes return nil at once; their errors (ENOTFOUND,
-	// ECONFLICT, the database's) are Together's. A read or another write
-	// inside fn first sends what is held, so fn still sees its own
-	// writes, but fn is meant to be a run of writes. On an error the
-	// caller's transaction must be rolled back (returning the error from
-	// an Update does that): some of fn's writes may be done and others
-	// not.
-	Together(fn func(tx Tx) error) error
-
 	// GetWorkspace returns a workspace by name. Returns ENOTFOUND.
 	GetWorkspace(name string) (*core.Workspace, error)
 	// ListWorkspaces returns all workspaces ordered by name.

@@ -81,6 +81,12 @@ func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, node
 		a.Ranks = append(a.Ranks, &job.RankStatus{Rank: i, NodeID: n.ID, Status: job.AttemptPreparing})
 		n.State, n.CurrentAttemptID, n.CurrentJobName, n.CurrentRank, n.IdleSince = node.NodeRunning, a.ID, j.Name, i, nil
 		n.Version++
+		if err := tx.UpdateNode(n); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.InsertAttempt(a); err != nil {
+		return nil, err
 	}
 	note := ""
 	if c, err := tx.GetCompute(j.Workspace, j.Compute); err == nil {
@@ -97,19 +103,7 @@ func (s *Placer) startAttempt(ctx context.Context, tx store.Tx, j *job.Job, node
 	}
 	*j = out.Job
 	j.Version++
-	// The nodes, the attempt and the job go together: one round trip on
-	// PostgreSQL instead of one each, in every hand-on and placement.
-	if err := tx.Together(func(tx store.Tx) error {
-		for _, n := range nodes {
-			if err := tx.UpdateNode(n); err != nil {
-				return err
-			}
-		}
-		if err := tx.InsertAttempt(a); err != nil {
-			return err
-		}
-		return tx.UpdateJob(j)
-	}); err != nil {
+	if err := tx.UpdateJob(j); err != nil {
 		return nil, err
 	}
 	return a, s.AppendEvents(ctx, tx, j, out.Events)

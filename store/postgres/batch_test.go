@@ -60,15 +60,12 @@ func TestUpdatesBatchedAndFailingAlone(t *testing.T) {
 // batch; release lets it commit and fails the test if it did not.
 func openHeld(t *testing.T) (db *postgres.DB, release func()) {
 	t.Helper()
-	db = openOn(t, testpg.Start(t).NewDatabase(t))
-	return db, holdWrites(t, db)
-}
-
-// holdWrites holds an Update of db in progress, so that the Updates
-// called next wait and share the next batch; release lets it commit and
-// fails the test if it did not.
-func holdWrites(t *testing.T, db *postgres.DB) (release func()) {
-	t.Helper()
+	pg := testpg.Start(t)
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	let := make(chan struct{})
 	held := make(chan error, 1)
 	running := make(chan struct{})
@@ -80,7 +77,7 @@ func holdWrites(t *testing.T, db *postgres.DB) (release func()) {
 		})
 	}()
 	<-running
-	return func() {
+	return db, func() {
 		t.Helper()
 		close(let)
 		if err := <-held; err != nil {

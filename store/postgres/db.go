@@ -151,8 +151,6 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		Check: checkFence,
 		// A batch's events and audit records in one statement each.
 		Logs: func(tx *sql.Tx) appendlog.Writer { return logWriter{tx} },
-		// A Together's writes in one statement (sqlstore's combine.go).
-		Combine: true,
 	}
 	db.log.Debug("postgres store opened", "url", where)
 	return db, nil

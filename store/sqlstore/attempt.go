@@ -113,20 +113,19 @@ func (t *tx) InsertAttempt(a *job.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
 	}
-	id := a.ID
-	return t.write("attempts "+id, `INSERT INTO attempts (id, workspace, workspace_key, job_name, number, status, doc)
+	res, err := t.exec(`INSERT INTO attempts (id, workspace, workspace_key, job_name, number, status, doc)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (id) DO NOTHING`, "",
-		[]any{id, a.Workspace, key(a.Workspace), a.JobName, int64(a.Number), a.Status, doc},
-		func(n int64, err error) error {
-			if err != nil {
-				return fmt.Errorf("store: insert attempt %q: %w", id, err)
-			}
-			if n == 0 {
-				return core.Errorf(core.ECONFLICT, "attempt %q already exists", id)
-			}
-			return nil
-		})
+		ON CONFLICT (id) DO NOTHING`,
+		a.ID, a.Workspace, key(a.Workspace), a.JobName, int64(a.Number), a.Status, doc)
+	if err != nil {
+		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
+	}
+	if n, err := affected(res); err != nil {
+		return fmt.Errorf("store: insert attempt %q: %w", a.ID, err)
+	} else if n == 0 {
+		return core.Errorf(core.ECONFLICT, "attempt %q already exists", a.ID)
+	}
+	return nil
 }
 
 // UpdateAttempt replaces the stored attempt of a's ID with a as written.
@@ -139,22 +138,19 @@ func (t *tx) UpdateAttempt(a *job.Attempt) error {
 	if err != nil {
 		return fmt.Errorf("store: update attempt %q: %w", a.ID, err)
 	}
-	id := a.ID
-	return t.write("attempts "+id,
+	n, err := t.update(
 		// The job and number of an attempt do not change: then no index
 		// entry moves.
 		`UPDATE attempts SET workspace = $2, status = $3, doc = $4
 		WHERE id = $1 AND workspace_key = $5 AND job_name = $6 AND number = $7`,
 		`UPDATE attempts SET workspace = $2, status = $3, doc = $4, workspace_key = $5, job_name = $6, number = $7
 		WHERE id = $1`,
-		[]any{id, a.Workspace, a.Status, doc, key(a.Workspace), a.JobName, int64(a.Number)},
-		func(n int64, err error) error {
-			if err != nil {
-				return fmt.Errorf("store: update attempt %q: %w", id, err)
-			}
-			if n == 0 {
-				return core.Errorf(core.ENOTFOUND, "attempt %q not found", id)
-			}
-			return nil
-		})
+		a.ID, a.Workspace, a.Status, doc, key(a.Workspace), a.JobName, int64(a.Number))
+	if err != nil {
+		return fmt.Errorf("store: update attempt %q: %w", a.ID, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "attempt %q not found", a.ID)
+	}
+	return nil
 }

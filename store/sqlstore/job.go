@@ -376,8 +376,7 @@ func (t *tx) UpdateJob(j *job.Job) error {
 	if err != nil {
 		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)
 	}
-	ws, name := j.Workspace, j.Name
-	return t.write("jobs "+key(ws)+"/"+name,
+	n, err := t.update(
 		// Seq and the compute do not change after submission: when they are
 		// as stored, only the index entries of status and priority move.
 		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
@@ -386,17 +385,15 @@ func (t *tx) UpdateJob(j *job.Job) error {
 		`UPDATE jobs SET workspace = $3, status = $4, priority = $5, created_on = $6, spec_hash = $7,
 			version = $8, doc = $9, compute_key = $10, seq = $11, image = $12
 		WHERE workspace_key = $1 AND name = $2`,
-		[]any{key(ws), name, ws, j.Status, int64(j.PriorityValue()), sqlq.Micros(j.CreatedOn), j.SpecHash,
-			j.Version, doc, key(j.Compute), j.Seq, j.ResolvedImage()},
-		func(n int64, err error) error {
-			if err != nil {
-				return fmt.Errorf("store: update job %s/%s: %w", ws, name, err)
-			}
-			if n == 0 {
-				return core.Errorf(core.ENOTFOUND, "job %q not found in workspace %q", name, ws)
-			}
-			return nil
-		})
+		key(j.Workspace), j.Name, j.Workspace, j.Status, int64(j.PriorityValue()), sqlq.Micros(j.CreatedOn), j.SpecHash,
+		j.Version, doc, key(j.Compute), j.Seq, j.ResolvedImage())
+	if err != nil {
+		return fmt.Errorf("store: update job %s/%s: %w", j.Workspace, j.Name, err)
+	}
+	if n == 0 {
+		return core.Errorf(core.ENOTFOUND, "job %q not found in workspace %q", j.Name, j.Workspace)
+	}
+	return nil
 }
 
 // NextSeq returns the next value of the named counter, starting at 1. The

@@ -178,8 +178,7 @@ func (t *tx) UpdateNode(n *node.Node) error {
 	if err != nil {
 		return err
 	}
-	id := n.ID
-	return t.write("nodes "+id,
+	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
 		// are: then no index entry moves (state has no index).
 		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12, gen = $13,
@@ -190,18 +189,16 @@ func (t *tx) UpdateNode(n *node.Node) error {
 			workspace_key = $7, compute_key = $8, location = $9, join_token_hash = $10, credential_hash = $11, last_heartbeat = $12, gen = $13, live = $14,
 			state = $15, draining = $16, pulling = $17
 		WHERE id = $1`,
-		[]any{id, n.Workspace, n.ProviderRef, sqlq.Micros(n.JoinTokenExpires), n.Version, doc,
-			key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, sqlq.Micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
-			boolInt(n.Draining), boolInt(len(n.PullingImages) > 0)},
-		func(k int64, err error) error {
-			if err != nil {
-				return fmt.Errorf("store: update node %q: %w", id, err)
-			}
-			if k == 0 {
-				return core.Errorf(core.ENOTFOUND, "node %q not found", id)
-			}
-			return nil
-		})
+		n.ID, n.Workspace, n.ProviderRef, sqlq.Micros(n.JoinTokenExpires), n.Version, doc,
+		key(n.Workspace), nodeComputeKey(n.Workspace, n.Compute), n.Location, n.JoinTokenHash, n.CredentialHash, sqlq.Micros(n.LastHeartbeat), gen, boolInt(n.Live()), n.State,
+		boolInt(n.Draining), boolInt(len(n.PullingImages) > 0))
+	if err != nil {
+		return fmt.Errorf("store: update node %q: %w", n.ID, err)
+	}
+	if k == 0 {
+		return core.Errorf(core.ENOTFOUND, "node %q not found", n.ID)
+	}
+	return nil
 }
 
 // RenewNodeLease sets a node's LastHeartbeat to the transaction's time,

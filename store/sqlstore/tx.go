@@ -71,12 +71,6 @@ type tx struct {
 	// log keeps the events and audit records appended until the batch
 	// writes them before it commits (Within); nil writes each at once.
 	log *appendlog.Log
-	// combine lets Together hold writes and send them as one statement
-	// (combine.go); holding says a Together is running, held is what it
-	// holds and heldErr the first error of sending it early.
-	combine, holding bool
-	held             []heldWrite
-	heldErr          error
 	// Queries are the identity queries (package identstore), embedded
 	// so that they are the transaction's own methods.
 	identstore.Queries
@@ -198,42 +192,23 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 	return err
 }
 
-// Frame is a transaction that its caller has begun and commits or rolls
-// back itself (a batch.Batcher's, each Update in a savepoint), as Within
-// runs a call in it.
-type Frame struct {
-	// Tx is the transaction and Stmts the statement cache (nil: the
-	// driver keeps its own).
-	Tx    *sql.Tx
-	Stmts *stmtcache.Cache
-	// Cache (nil for none) is the ReadCache of Tx, shared by the calls
-	// that run in it; the caller resets it when it rolls back to a
-	// savepoint.
-	Cache *ReadCache
-	// Log (nil for none) keeps the events and audit records the calls
-	// append, for the caller to write before it commits
-	// (appendlog.Log.Flush) and to undo with a rollback to a savepoint.
-	Log *appendlog.Log
-	// Combine lets Tx.Together send its writes as one statement
-	// (PostgreSQL's data-modifying WITH); false runs each as it comes.
-	Combine bool
-	// Unprepared collects the queries the calls ran unprepared, even when
-	// one panics, for the caller to prepare in Stmts once Tx has ended.
-	Unprepared *[]string
-}
-
-// Within runs fn on a transaction over f.Tx: ctx gives its statements
-// their values, now its time.
-func Within(ctx context.Context, f Frame, now time.Time, fn func(store.Tx) error) error {
-	t := &tx{ctx: ctx, tx: f.Tx, stmts: f.Stmts, cache: f.Cache, log: f.Log, combine: f.Combine, now: now.UTC().Truncate(time.Microsecond)}
+// Within runs fn on a transaction over stx, which the caller has begun and
+// commits or rolls back (a batch.Batcher's, each Update in a savepoint):
+// ctx gives its statements their values, now its time. cache (nil for
+// none) is the ReadCache of stx, shared by the calls that run in it; the
+// caller resets it when it rolls back to a savepoint. log (nil for none)
+// keeps the events and audit records fn appends for the caller to write
+// before it commits (appendlog.Log.Flush), and to undo with a rollback to
+// a savepoint. The queries fn ran unprepared join *unprepared, even when
+// fn panics, for the caller to prepare in stmts once stx has ended.
+func Within(ctx context.Context, stx *sql.Tx, stmts *stmtcache.Cache, cache *ReadCache, log *appendlog.Log, now time.Time, fn func(store.Tx) error, unprepared *[]string) error {
+	t := &tx{ctx: ctx, tx: stx, stmts: stmts, cache: cache, log: log, now: now.UTC().Truncate(time.Microsecond)}
 	t.Queries = identstore.New(querier{t}, t.now, false)
-	t.Queries.Log = f.Log
+	t.Queries.Log = log
 	t.Blobs = blobstore.New(querier{t}, t.now, false)
 	t.Assets = assetstore.New(querier{t}, t.now, false)
 	t.Counts = nodecounts.New(querier{t}, t.now, false)
-	if f.Unprepared != nil {
-		defer func() { *f.Unprepared = append(*f.Unprepared, t.unprepared...) }()
-	}
+	defer func() { *unprepared = append(*unprepared, t.unprepared...) }()
 	return fn(t)
 }
 
@@ -253,11 +228,6 @@ func (t *tx) stmt(query string) *sql.Stmt {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
-	if len(t.held) > 0 {
-		if err := t.sendHeld(); err != nil {
-			return nil, err
-		}
-	}
 	t.cache.Forget(query)
 	txobserve.Statement(t.ctx)
 	if s := t.stmt(query); s != nil {
@@ -267,11 +237,6 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
-	if len(t.held) > 0 {
-		if err := t.sendHeld(); err != nil {
-			return nil, err
-		}
-	}
 	t.cache.Forget(query)
 	txobserve.Statement(t.ctx)
 	if s := t.stmt(query); s != nil {
@@ -281,12 +246,6 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) queryRow(query string, args ...any) *sql.Row {
-	if len(t.held) > 0 {
-		// An error is kept for the Together (heldErr): a *sql.Row cannot
-		// carry it, and on PostgreSQL this read then fails as the
-		// transaction is aborted.
-		_ = t.sendHeld()
-	}
 	t.cache.Forget(query)
 	txobserve.Statement(t.ctx)
 	if s := t.stmt(query); s != nil {

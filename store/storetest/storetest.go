@@ -73,7 +73,6 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{Name: "AttemptUpdate", Fn: testAttemptUpdate},
 		{Name: "AttemptList", Fn: testAttemptList},
 		{Name: "AttemptWithJob", Fn: testAttemptWithJob},
-		{Name: "Together", Fn: testTogether},
 		{Name: "Times", Fn: testTimes},
 		{Name: "Rollback", Fn: testRollback},
 		{Name: "RollbackOnPanic", Fn: testRollbackOnPanic},

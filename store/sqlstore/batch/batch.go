@@ -50,9 +50,6 @@ type Batcher struct {
 	// one statement per log before the batch commits, instead of a round
 	// trip each. Nil writes each as it is appended.
 	Logs func(tx *sql.Tx) appendlog.Writer
-	// Combine lets an Update's Together send the writes it holds as one
-	// statement (sqlstore.Frame): set where a statement is a round trip.
-	Combine bool
 
 	mu      sync.Mutex
 	queue   []*batchCall
@@ -279,5 +276,5 @@ func (b *Batcher) call(ctx context.Context, stx *sql.Tx, cache *sqlstore.ReadCac
 			return err
 		}
 	}
-	return diskfull.Classify(sqlstore.Within(ctx, sqlstore.Frame{Tx: stx, Stmts: b.Stmts, Cache: cache, Log: log, Combine: b.Combine, Unprepared: unprepared}, now, c.fn))
+	return diskfull.Classify(sqlstore.Within(ctx, stx, b.Stmts, cache, log, now, c.fn, unprepared))
 }
