@@ -76,9 +76,14 @@ func New(cfg Config) *Notifier {
 func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for range maxBatchesPerPass {
-		jobs, err := n.prefetch(ctx, now)
+		jobs, events, err := n.prefetch(ctx, now)
 		if err != nil {
 			return total, err
+		}
+		if events == 0 {
+			// Nothing new: no write transaction, which on PostgreSQL
+			// would take the store's write lock only to read the cursor.
+			break
 		}
 		var read int
 		var p *pass
@@ -116,10 +121,11 @@ func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 // notification is of an event already in the log, and a job changed
 // since says the same of how it ended (its status read now would be no
 // truer a moment later). An event whose job is not here (logged after
-// the read) has its job read in the write transaction as before.
-func (n *Notifier) prefetch(ctx context.Context, now time.Time) (map[string]*job.Job, error) {
-	jobs := map[string]*job.Job{}
-	err := n.cfg.Store.View(ctx, func(tx store.Tx) error {
+// the read) has its job read in the write transaction as before. It also
+// returns how many events it found: none, and there is no batch to write.
+func (n *Notifier) prefetch(ctx context.Context, now time.Time) (jobs map[string]*job.Job, events int, err error) {
+	jobs = map[string]*job.Job{}
+	err = n.cfg.Store.View(ctx, func(tx store.Tx) error {
 		cur, err := tx.NotifyCursor(Cursor)
 		if err != nil {
 			return err
@@ -128,6 +134,7 @@ func (n *Notifier) prefetch(ctx context.Context, now time.Time) (map[string]*job
 		if err != nil {
 			return err
 		}
+		events = len(evs)
 		for _, e := range evs {
 			k := jobKey(e.Workspace, e.ResourceName)
 			if _, seen := jobs[k]; seen || !needsJob(e) || now.Sub(e.Time) > MaxEventAge {
@@ -141,7 +148,7 @@ func (n *Notifier) prefetch(ctx context.Context, now time.Time) (map[string]*job
 		}
 		return nil
 	})
-	return jobs, err
+	return jobs, events, err
 }
 
 // jobKey keys a job of a workspace in a prefetched map.

@@ -321,10 +321,12 @@ func TestHugeErrorTextBounded(t *testing.T) {
 // jobReads counts the jobs read in the store's write transactions.
 type jobReads struct {
 	store.Store
-	n int
+	n       int
+	updates int
 }
 
 func (s *jobReads) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	s.updates++
 	return s.Store.Update(ctx, func(tx store.Tx) error { return fn(countingTx{tx, &s.n}) })
 }
 
@@ -341,7 +343,8 @@ func (tx countingTx) GetJob(workspace, name string) (*job.Job, error) {
 // The jobs a batch's events are about are read before its write
 // transaction, which on PostgreSQL holds the store's write lock: 50 ended
 // jobs are 50 deliveries and no job read under the lock; an event of a
-// job the store does not hold is passed over, as before.
+// job the store does not hold is passed over, as before; and a pass that
+// finds no new event writes nothing.
 func TestJobsReadBeforeTheWriteTransaction(t *testing.T) {
 	db, clk := teststore.Open(t)
 	counted := &jobReads{Store: db}
@@ -361,5 +364,10 @@ func TestJobsReadBeforeTheWriteTransaction(t *testing.T) {
 	}
 	if got := len(f.deliveries("ops")); got != 50 {
 		t.Errorf("deliveries to ops: %d, want 50", got)
+	}
+	// Nothing new: no write transaction at all.
+	counted.updates = 0
+	if n := f.run(); n != 0 || counted.updates != 0 {
+		t.Errorf("a pass with no new event queued %d and ran %d write transactions, want none", n, counted.updates)
 	}
 }
