@@ -44,6 +44,11 @@ func main() {
 	c := count(bufio.NewScanner(f))
 	fmt.Printf("write transactions %d, %d statements in them; read-only transactions %d, %d statements in them; %d statements in all\n",
 		c.writeTx, c.writeStmts, c.readTx, c.readStmts, c.all)
+	if len(c.lengths) > 0 {
+		sort.Ints(c.lengths)
+		at := func(q float64) int { return c.lengths[int(q*float64(len(c.lengths)-1))] }
+		fmt.Printf("statements per write transaction (the write lock held, in round trips): p50 %d, p99 %d, max %d\n", at(0.5), at(0.99), c.lengths[len(c.lengths)-1])
+	}
 	if *jobs > 0 {
 		n := float64(*jobs)
 		fmt.Printf("per job: %.1f statements in write transactions, %.1f in read-only ones, %.1f in all\n",
@@ -73,6 +78,10 @@ type counts struct {
 	writeTx, writeStmts, readTx, readStmts, all int
 	// byQuery counts the write transactions' statements by text (cut).
 	byQuery map[string]int
+	// lengths are the statements of each write transaction, begin and
+	// commit included: how long each held the store's write lock, in
+	// round trips.
+	lengths []int
 }
 
 // count tallies the statements of a log, following each backend's
@@ -80,6 +89,7 @@ type counts struct {
 func count(sc *bufio.Scanner) counts {
 	c := counts{byQuery: map[string]int{}}
 	kind := map[string]string{} // PID → "w", "r" or "" (no transaction)
+	length := map[string]int{}  // PID → statements of its write transaction so far
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		m := line.FindStringSubmatch(sc.Text())
@@ -100,6 +110,7 @@ func count(sc *bufio.Scanner) counts {
 		switch kind[pid] {
 		case "w":
 			c.writeStmts++
+			length[pid]++
 			q = params.ReplaceAllString(q, "?")
 			if len(q) > 100 {
 				q = q[:100]
@@ -109,6 +120,10 @@ func count(sc *bufio.Scanner) counts {
 			c.readStmts++
 		}
 		if lq == "commit" || lq == "rollback" {
+			if kind[pid] == "w" {
+				c.lengths = append(c.lengths, length[pid])
+				length[pid] = 0
+			}
 			kind[pid] = ""
 		}
 	}
