@@ -34,7 +34,6 @@ import (
 
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
-	v1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -111,7 +110,7 @@ const DefaultTerminationGrace = 15 * time.Second
 // Provider is the kubernetes provider of one location.
 type Provider struct {
 	cfg  Config
-	core v1.CoreV1Interface
+	core coreClient
 	host string
 	log  *slog.Logger
 }
@@ -142,7 +141,7 @@ func newWithRest(cfg Config, rc *rest.Config) (*Provider, error) {
 	if rc.Timeout == 0 {
 		rc.Timeout = 30 * time.Second
 	}
-	core, err := v1.NewForConfig(rc)
+	core, err := newCoreClient(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes provider: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -28,16 +27,16 @@ func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (st
 	}
 	n := req.Node
 	name := PodName(n.ID)
-	sec, err := p.core.Secrets(p.cfg.Namespace).Create(ctx, p.secret(req), metav1.CreateOptions{})
+	sec, err := p.core.createSecret(ctx, p.cfg.Namespace, p.secret(req))
 	if apierrors.IsAlreadyExists(err) {
 		// A try before this one left it (its pod was never made, or is
 		// gone): the token is the new one.
-		sec, err = p.core.Secrets(p.cfg.Namespace).Update(ctx, p.secret(req), metav1.UpdateOptions{})
+		sec, err = p.core.updateSecret(ctx, p.cfg.Namespace, p.secret(req))
 	}
 	if err != nil {
 		return "", p.classify(err, "create the join token Secret of node "+n.ID)
 	}
-	pod, err := p.core.Pods(p.cfg.Namespace).Create(ctx, p.Pod(req), metav1.CreateOptions{})
+	pod, err := p.core.createPod(ctx, p.cfg.Namespace, p.Pod(req))
 	if err != nil {
 		p.deleteSecret(context.WithoutCancel(ctx), name)
 		return "", p.classify(err, "create the pod of node "+n.ID+" ("+describe(n)+")")
@@ -45,7 +44,7 @@ func (p *Provider) Provision(ctx context.Context, req node.ProvisionRequest) (st
 	// The Secret goes with its pod, whoever deletes the pod (an eviction,
 	// kubectl): Kubernetes' garbage collector follows the owner.
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":%q,"uid":%q}]}}`, pod.Name, pod.UID)
-	if _, err := p.core.Secrets(p.cfg.Namespace).Patch(context.WithoutCancel(ctx), sec.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if err := p.core.patchSecret(context.WithoutCancel(ctx), p.cfg.Namespace, sec.Name, types.MergePatchType, []byte(patch)); err != nil {
 		// Release deletes it anyway.
 		p.log.Warn("owning the join token Secret by its pod failed", "node", n.ID, "err", err)
 	}
@@ -90,7 +89,7 @@ func (p *Provider) Release(ctx context.Context, n *node.Node) error {
 	if n == nil || n.ProviderRef == "" {
 		return nil
 	}
-	derr := p.core.Pods(p.cfg.Namespace).Delete(ctx, n.ProviderRef, metav1.DeleteOptions{})
+	derr := p.core.deletePod(ctx, p.cfg.Namespace, n.ProviderRef)
 	if derr != nil && !apierrors.IsNotFound(derr) {
 		return p.classify(derr, "delete pod "+n.ProviderRef+" of node "+n.ID)
 	}
@@ -104,7 +103,7 @@ func (p *Provider) Release(ctx context.Context, n *node.Node) error {
 }
 
 func (p *Provider) deleteSecret(ctx context.Context, name string) error {
-	err := p.core.Secrets(p.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	err := p.core.deleteSecret(ctx, p.cfg.Namespace, name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return p.classify(err, "delete Secret "+name)
 	}
@@ -130,7 +129,7 @@ func (p *Provider) pod(ctx context.Context, n *node.Node) (*corev1.Pod, error) {
 	if n == nil || n.ProviderRef == "" {
 		return nil, nil
 	}
-	pod, err := p.core.Pods(p.cfg.Namespace).Get(ctx, n.ProviderRef, metav1.GetOptions{})
+	pod, err := p.core.getPod(ctx, p.cfg.Namespace, n.ProviderRef)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
