@@ -75,18 +75,26 @@ func TestInstanceJobs(t *testing.T) {
 		t.Errorf("the job did not run on a job slot of the instance: %q (%s)", log, j)
 	}
 	// Several jobs at once: one per vCPU by default (4 on STANDARD_DS3_v2).
+	// Each runs long enough to be seen running beside the others: the
+	// job slots start when the jobs come, and on a loaded 2-core machine
+	// the last one joined 1.7 s after the first ran, leaving three
+	// 2-second jobs 0.24 s together.
+	long := writeJobFile(t, "type: command\ncommand: echo on $SHOAL_NODE_ID; sleep 10\ncompute: azureml:job-ci\n")
 	var names []string
 	for range 3 {
-		names = append(names, submitJob(t, s, file))
+		names = append(names, submitJob(t, s, long))
 	}
 	waitFor(t, 30*time.Second, "three jobs running at once", func() (bool, string) {
 		running := 0
+		var states []string
 		for _, n := range names {
-			if getJob(t, s, n).Status == "Running" {
+			st := getJob(t, s, n).Status
+			if st == "Running" {
 				running++
 			}
+			states = append(states, n+" "+st)
 		}
-		return running == 3, ""
+		return running == 3, strings.Join(states, ", ")
 	})
 	for _, n := range names {
 		waitJob(t, s, n, 30*time.Second, "Completed")
