@@ -51,6 +51,20 @@ type flushWatch struct {
 	flushed bool
 }
 
+// WriteHeader closes the connection after an answer the server failed
+// (5xx): a client whose connection a balancer gave to this server keeps
+// it alive and would put its retry to the same server; closed, the retry
+// dials the balancer again, which sends it to a replica that is ready. A
+// server cut from its database answered an agent's result report 500 on
+// the same kept-alive connection for a minute and a half while the other
+// server led (TestLeaderPartitionedFromDatabase).
+func (f *flushWatch) WriteHeader(code int) {
+	if code >= 500 {
+		f.Header().Set("Connection", "close")
+	}
+	f.Writer.WriteHeader(code)
+}
+
 // Flush marks the answer as streamed and passes the flush on.
 func (f *flushWatch) Flush() {
 	f.flushed = true

@@ -58,3 +58,31 @@ func TestRequestLogServerErrorsAndSlowRequestsAreWarnings(t *testing.T) {
 		t.Fatalf("a 404 was logged at info: %q", got)
 	}
 }
+
+// An answer the server failed closes its connection, so that a client's
+// retry dials (through a balancer) again instead of reaching the same
+// server on the kept-alive connection; other answers keep it open.
+func TestServerErrorsCloseTheConnection(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	srv := httptest.NewServer(withRequestLog(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/fail":
+			http.Error(w, "store unreachable", http.StatusInternalServerError)
+		case "/busy":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	}), log))
+	defer srv.Close()
+	for path, closed := range map[string]bool{"/fail": true, "/busy": true, "/ok": false} {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Close != closed {
+			t.Errorf("%s: %d answered with the connection closed %v, want %v", path, resp.StatusCode, resp.Close, closed)
+		}
+	}
+}
