@@ -164,8 +164,11 @@ func TestAccess(t *testing.T) {
 	_, f.bob = f.createToken(t, s.env, "bob", "laptop")
 	_, f.rita = f.createToken(t, s.env, "rita", "laptop")
 
-	// A compute and a job everyone may read, made by the admin.
-	createCluster(t, s, accessCluster, "--max-instances", "1")
+	// A compute and a job everyone may read, made by the admin. Its node
+	// stays for the whole test (agent-routes reads its agent's used join
+	// token): on a loaded 2-core machine the test ran 17 minutes, and the
+	// default 120 s idle time had released the node (CI, 2026-12-01).
+	createCluster(t, s, accessCluster, "--max-instances", "1", "--idle-time-before-scale-down", "3600")
 	helloJob := submitJob(t, s, jobFile(t, "hello.yml"), "--compute", accessCluster)
 
 	t.Run("reader", func(t *testing.T) { testAccessReader(t, f, helloJob) })
