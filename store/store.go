@@ -269,9 +269,6 @@ type Tx interface {
 	// PutWaitReasons adds the reasons or replaces those of the same jobs;
 	// rs names each job once.
 	PutWaitReasons(rs []*job.WaitReason) error
-	// DeleteWaitReason removes a job's wait reason; none stored is no
-	// error.
-	DeleteWaitReason(workspace, job string) error
 	// DeleteWaitReasons removes the reasons of the jobs rs name (their
 	// Workspace and Job; the rest is not read) in a few statements
 	// instead of one each; none stored is no error.

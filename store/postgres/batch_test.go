@@ -60,12 +60,7 @@ func TestUpdatesBatchedAndFailingAlone(t *testing.T) {
 // batch; release lets it commit and fails the test if it did not.
 func openHeld(t *testing.T) (db *postgres.DB, release func()) {
 	t.Helper()
-	pg := testpg.Start(t)
-	db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db = openOn(t, testpg.Start(t).NewDatabase(t))
 	let := make(chan struct{})
 	held := make(chan error, 1)
 	running := make(chan struct{})

@@ -26,11 +26,6 @@ func (t *tx) PutWaitReasons(rs []*jobkind.WaitReason) error {
 	return waitstore.Put(querier{t}, rs)
 }
 
-// DeleteWaitReason removes a job's wait reason.
-func (t *tx) DeleteWaitReason(workspace, job string) error {
-	return t.DeleteWaitReasons([]*jobkind.WaitReason{{Workspace: workspace, Job: job}})
-}
-
 // DeleteWaitReasons removes the reasons of the jobs rs name, in batched
 // statements.
 func (t *tx) DeleteWaitReasons(rs []*jobkind.WaitReason) error {

@@ -66,10 +66,7 @@ func testWaitReasons(t *testing.T, s store.Store, _ *stcheck.Clock) {
 
 	// Deletes: the job's only; of none stored, no error.
 	stcheck.Update(t, s, func(tx store.Tx) error {
-		if err := tx.DeleteWaitReason("DEFAULT", "j1"); err != nil {
-			return err
-		}
-		return tx.DeleteWaitReason("default", "never")
+		return tx.DeleteWaitReasons([]*jobkind.WaitReason{{Workspace: "DEFAULT", Job: "j1"}, {Workspace: "default", Job: "never"}})
 	})
 	_, err = get("default", "j1")
 	stcheck.WantCode(t, "GetWaitReason after its delete", err, core.ENOTFOUND)
