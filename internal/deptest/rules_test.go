@@ -70,7 +70,7 @@ func TestCLILinksNoServerSidePackage(t *testing.T) {
 // the core/v1 API alone, through a client whose scheme holds that group
 // (provider/kubernetes/coreclient.go). client-go's typed clients and
 // their scheme register all 57 API groups at every server's start, used
-// or not: 11 MB of an idle server's memory and a quarter of its binary.
+// or not: about 5 MB of an idle server's memory and a quarter of its binary.
 func TestServerLinksOneKubernetesAPIGroup(t *testing.T) {
 	g := deptest.ImportGraph(t)
 	roots := g.Match("cmd/shoal-server")

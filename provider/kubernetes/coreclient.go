@@ -17,8 +17,9 @@ import (
 // scheme holds the core group alone. client-go's typed clients register
 // every API group of Kubernetes in one scheme when the program starts
 // (k8s.io/client-go/kubernetes/scheme, 57 groups): in a Shoal server that
-// was the largest of its package inits and about 15 MB of its memory
-// before it served anything, whether or not a compute uses Kubernetes.
+// was the largest of its package inits and, with the file store's name
+// check, about 5.5 MB of an idle server's 59 MB (2026-12-01), whether or
+// not a compute uses Kubernetes.
 // The scheme here is made when the first provider is.
 type coreClient struct{ rc *rest.RESTClient }
 
