@@ -131,6 +131,19 @@ type Tx interface {
 	// ListQueuedJobRefs returns what scheduling needs of every queued job,
 	// in the order of ListQueuedJobs, without the rest of each job.
 	ListQueuedJobRefs() ([]QueuedJobRef, error)
+	// ListQueuedJobsCreated returns the queued jobs submitted in
+	// (after, upTo], oldest first (then by workspace and name), at most
+	// limit of them and every other queued job submitted at the same
+	// time as the last one, so that a caller that goes on after the
+	// last one's time never skips one. The queue's watcher reads only
+	// the jobs whose wait crossed its threshold since its last look.
+	ListQueuedJobsCreated(after, upTo time.Time, limit int) ([]QueuedJobRef, error)
+	// QueueSummaries returns, for every compute with queued jobs, how
+	// many are queued, the nodes they ask for and when the longest
+	// waiting was submitted, summed by the database: the metrics read
+	// them on every scrape, and 100,000 queued jobs' refs held in the
+	// server to count them were a quarter of its heap.
+	QueueSummaries() ([]QueueSummary, error)
 	// ListQueueHeads returns, for every compute with queued jobs, its
 	// first headLen(key) queued jobs in queue order (priority descending,
 	// then Seq), with the total node demand of each compute's whole queue;
@@ -450,6 +463,17 @@ type QueuedJobRef struct {
 	// CreatedOn is when the job was submitted: the watchers and the
 	// metrics read how long the queue has held it without its document.
 	CreatedOn time.Time
+}
+
+// QueueSummary is one compute's queue in figures (Tx.QueueSummaries).
+type QueueSummary struct {
+	// Key is "workspace/compute", lower-cased, as ListQueueComputes'.
+	Key string
+	// Jobs is how many jobs are queued; Nodes the nodes they ask for
+	// (the sum of their instance counts).
+	Jobs, Nodes int
+	// Oldest is when the longest-queued job was submitted.
+	Oldest time.Time
 }
 
 // ReadPool is implemented by stores whose read transactions share a

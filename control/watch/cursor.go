@@ -53,8 +53,10 @@ type onset struct {
 
 // due returns the onsets in (after, upTo], oldest first, at most maxBatch
 // (more when the last ones share their time, so that the cursor never
-// splits a time), and the cursor to write after recording them.
-func due(all []onset, after, upTo time.Time) ([]onset, time.Time) {
+// splits a time), and the cursor to write after recording them. complete
+// says all lists every onset in the window; when it does not (a store
+// read cut at a limit), the cursor stops at the last onset listed.
+func due(all []onset, after, upTo time.Time, complete bool) ([]onset, time.Time) {
 	var in []onset
 	for _, o := range all {
 		if o.at.After(after) && !o.at.After(upTo) {
@@ -62,41 +64,45 @@ func due(all []onset, after, upTo time.Time) ([]onset, time.Time) {
 		}
 	}
 	sortOnsets(in)
-	if len(in) <= maxBatch {
-		return in, upTo
-	}
-	n := maxBatch
-	for n < len(in) && in[n].at.Equal(in[n-1].at) {
+	n := min(maxBatch, len(in))
+	for n > 0 && n < len(in) && in[n].at.Equal(in[n-1].at) {
 		n++
 	}
-	if n == len(in) {
+	if n == len(in) && complete {
 		return in, upTo
+	}
+	if n == 0 {
+		// Nothing listed of an incomplete window: it is empty.
+		return nil, upTo
 	}
 	return in[:n], in[n-1].at
 }
 
 // watchCursor tells, once each, the conditions kept by the cursor key
 // whose onset is at or before upTo: onsets lists in a read transaction
-// the conditions met now, with their onsets; record records one in the
+// the conditions met now whose onsets are in (after, upTo] (it may list
+// others too, which are left out), and says whether it listed all of
+// them (complete) or stopped at a limit; record records one in the
 // write transaction that moves the cursor past it (reading it again
 // there, and recording nothing when it is no longer met). The write
 // records nothing when another pass moved the cursor since the read.
 func (l *Loop) watchCursor(ctx context.Context, key string, upTo time.Time,
-	onsets func(tx store.Tx) ([]onset, error), record func(tx store.Tx, o onset) error) error {
+	onsets func(tx store.Tx, after, upTo time.Time) (list []onset, complete bool, err error), record func(tx store.Tx, o onset) error) error {
 	var list []onset
 	var after time.Time
+	complete := true
 	err := l.s.Store().View(ctx, func(tx store.Tx) error {
 		var err error
-		if after, err = readCursor(tx, key); err != nil {
+		if after, err = readCursor(tx, key); err != nil || !upTo.After(after) {
 			return err
 		}
-		list, err = onsets(tx)
+		list, complete, err = onsets(tx, after, upTo)
 		return err
 	})
 	if err != nil || !upTo.After(after) {
 		return err
 	}
-	batch, cursor := due(list, after, upTo)
+	batch, cursor := due(list, after, upTo, complete)
 	return l.s.Store().Update(ctx, func(tx store.Tx) error {
 		cur, err := readCursor(tx, key)
 		if err != nil || !cur.Equal(after) {

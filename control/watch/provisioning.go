@@ -17,15 +17,18 @@ import (
 // running its join command, not for a provider: it is not watched.
 func (l *Loop) watchProvisioning(ctx context.Context, now time.Time, th Thresholds) error {
 	err := l.watchCursor(ctx, cursorProvisioning, now.Add(-th.ProvisioningStuckAfter),
-		func(tx store.Tx) ([]onset, error) {
-			nodes, err := tx.ListNodes(node.NodeFilter{})
+		func(tx store.Tx, _, _ time.Time) ([]onset, bool, error) {
+			// The preparing nodes alone: every node's document read
+			// every 15 s was 10,000 decoded nodes at once on a large
+			// fleet.
+			nodes, err := tx.ListNodes(node.NodeFilter{State: node.NodePreparing})
 			var list []onset
 			for _, n := range nodes {
 				if stuck(n) {
 					list = append(list, onset{key: n.ID, at: n.CreatedOn})
 				}
 			}
-			return list, err
+			return list, true, err
 		},
 		func(tx store.Tx, o onset) error {
 			n, err := tx.GetNode(o.key)

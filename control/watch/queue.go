@@ -13,18 +13,21 @@ import (
 )
 
 // watchQueue records queued_too_long once for each job that has waited
-// longer than th.QueueWait since its submission. It reads the queue's
-// references (no job documents) and only the jobs whose wait crossed the
-// threshold since the last pass.
+// longer than th.QueueWait since its submission. It reads only the queued
+// jobs whose wait crossed the threshold since the last pass (their refs,
+// not their documents), at most a batch of them: reading the whole
+// queue's refs for it held 25 MB of a 100,000-job queue every 15 s.
 func (l *Loop) watchQueue(ctx context.Context, now time.Time, th Thresholds) error {
 	err := l.watchCursor(ctx, cursorQueue, now.Add(-th.QueueWait),
-		func(tx store.Tx) ([]onset, error) {
-			refs, err := tx.ListQueuedJobRefs()
+		func(tx store.Tx, after, upTo time.Time) ([]onset, bool, error) {
+			// One more than a batch: a read that returns no more than a
+			// batch returned the whole window.
+			refs, err := tx.ListQueuedJobsCreated(after, upTo, maxBatch+1)
 			list := make([]onset, 0, len(refs))
 			for _, r := range refs {
 				list = append(list, onset{key: r.Workspace + "/" + r.Name, at: r.CreatedOn, data: r})
 			}
-			return list, err
+			return list, len(refs) <= maxBatch, err
 		},
 		func(tx store.Tx, o onset) error {
 			r := o.data.(store.QueuedJobRef)

@@ -117,3 +117,29 @@ func TestPassesWithinEveryWatchNothing(t *testing.T) {
 		t.Fatalf("after Every: %q, want a b", got)
 	}
 }
+
+// 700 jobs submitted in the same microsecond are more than a batch: they
+// are told together in one pass (a cursor between them would lose
+// those after it), then the 300 submitted later in the next passes.
+func TestQueuedTooLongKeepsJobsOfOneTimeTogether(t *testing.T) {
+	h := newHarness(t)
+	h.update(func(tx store.Tx) error {
+		for i := range 700 {
+			h.submit(tx, fmt.Sprintf("same%04d", i))
+		}
+		for i := range 300 {
+			h.clock.Advance(time.Millisecond)
+			h.submit(tx, fmt.Sprintf("later%04d", i))
+		}
+		return nil
+	})
+	l := h.loop()
+	var counts []int
+	for range 3 {
+		h.pass(l, 31*time.Minute)
+		counts = append(counts, len(h.events(core.ResourceJob, core.EventQueuedTooLong)))
+	}
+	if counts[0] != 700 || counts[1] != 1000 || counts[2] != 1000 {
+		t.Fatalf("events after each pass = %v, want the 700 of one time at once, then the 300 later", counts)
+	}
+}

@@ -129,6 +129,8 @@ type NodeFilter struct {
 	Workspace string // "" = all
 	Compute   string // "" = all
 	Location  string // "" = all
+	// State keeps the nodes in this state (NodePreparing, ...); "" = all.
+	State string
 }
 
 // ProvisionRequest asks a provider for one node.

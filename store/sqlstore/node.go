@@ -115,6 +115,9 @@ func listNodesQuery(filter node.NodeFilter) (string, []any) {
 	if filter.Location != "" {
 		add(`location = ?`, filter.Location)
 	}
+	if filter.State != "" {
+		add(`state = ?`, filter.State)
+	}
 	q := `SELECT ` + nodeColumns + ` FROM nodes`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)

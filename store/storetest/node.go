@@ -253,6 +253,10 @@ func testNodeList(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	list(node.NodeFilter{Workspace: "nope"})
 	list(node.NodeFilter{Workspace: "prod", Compute: "gp"})
 	list(node.NodeFilter{Compute: "nope"})
+	// By the state column, alone or with the others.
+	list(node.NodeFilter{State: node.NodePreparing}, "n-0", "n-1", "n-2")
+	list(node.NodeFilter{Workspace: "prod", State: node.NodeRunning}, "n-3", "n-5")
+	list(node.NodeFilter{State: node.NodeIdle})
 }
 
 // testNodeCountLive: CountLiveNodes follows every state change and the

@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{Name: "JobUpdate", Fn: testJobUpdate},
 		{Name: "JobList", Fn: testJobList},
 		{Name: "JobQueue", Fn: testJobQueue},
+		{Name: "QueueWatch", Fn: testQueueWatch},
 		{Name: "NextSeq", Fn: testNextSeq},
 		{Name: "AttemptRoundTrip", Fn: testAttemptRoundTrip},
 		{Name: "AttemptUpdate", Fn: testAttemptUpdate},
