@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -15,8 +16,12 @@ import (
 // per parked sync were most of the server's memory. The API parks the
 // connection too (api.Parking) and answers through Await's function.
 type ParkedSync struct {
-	s      *Server
-	ctx    context.Context // the request's values, not its cancellation
+	s *Server
+	// who is the sync's principal (the node): a recheck acts as it. Not
+	// the request's context: kept for the whole wait, its chain of
+	// values and cancellations (the connection's and the request's, the
+	// admission's, the audit's) was about a kilobyte a parked sync.
+	who    *identity.Principal
 	nodeID string
 	req    *node.AgentSyncRequest
 
@@ -55,7 +60,7 @@ func (s *Server) BeginSync(ctx context.Context, nodeID string, req *node.AgentSy
 		return nil, nil, err
 	}
 	// The deadline is the poll's timeout, no decision: the wall clock.
-	p := &ParkedSync{s: s, ctx: context.WithoutCancel(ctx), nodeID: nodeID, req: req, deadline: time.Now().Add(wait)}
+	p := &ParkedSync{s: s, who: identity.PrincipalFrom(ctx), nodeID: nodeID, req: req, deadline: time.Now().Add(wait)}
 	if wait > 0 {
 		p.listen()
 	}
@@ -226,7 +231,7 @@ func (p *ParkedSync) finishLocked() {
 // SyncNode does) and answers if there is news, or parks again.
 func (p *ParkedSync) recheck() {
 	p.listen()
-	resp, err := p.s.syncOnce(p.ctx, p.nodeID, p.req, false)
+	resp, err := p.s.syncOnce(identity.WithPrincipal(context.Background(), p.who), p.nodeID, p.req, false)
 	p.mu.Lock()
 	if p.finished {
 		p.mu.Unlock()

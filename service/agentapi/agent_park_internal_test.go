@@ -2,9 +2,12 @@ package agentapi
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
+	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/store"
@@ -159,4 +162,43 @@ func storeWithIdleNodes(t testing.TB, ids ...string) store.Store {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// A parked sync keeps its node's principal, not its request's context:
+// 10,000 parked syncs each holding a request's chain of values and
+// cancellations were some 10 MB of a server's heap. The request's
+// values become garbage while the sync waits, and a recheck still acts
+// as the node.
+func TestParkedSyncKeepsNoRequestContext(t *testing.T) {
+	db := storeWithIdleNodes(t, "n1")
+	s := New(Config{Store: db})
+	type requestValue struct{ payload [4096]byte }
+	type key struct{}
+	who := &identity.Principal{ID: "node:n1", Name: "node n1", Kind: identity.PrincipalNode}
+	v := &requestValue{}
+	gone := weak.Make(v)
+	reqCtx, cancel := context.WithCancel(identity.WithPrincipal(context.WithValue(context.Background(), key{}, v), who))
+	_, p, err := s.BeginSync(reqCtx, "n1", &node.AgentSyncRequest{}, time.Minute)
+	if err != nil || p == nil {
+		t.Fatalf("an idle node's sync: parked %v, err %v; want it parked", p != nil, err)
+	}
+	cancel()
+	reqCtx, v = nil, nil
+	for range 3 {
+		runtime.GC()
+	}
+	if gone.Value() != nil {
+		t.Error("a parked sync keeps its request's context (and its values) alive")
+	}
+	if p.who != who {
+		t.Errorf("a parked sync acts as %v, want the request's principal", p.who)
+	}
+	answers := make(chan *node.AgentSyncResponse, 1)
+	p.Await(func(resp *node.AgentSyncResponse, err error) { answers <- resp })
+	s.wakes.Wake("n1") // a recheck, without news: still parked
+	p.Release()
+	if resp := <-answers; resp == nil || resp.Exit {
+		t.Fatalf("answer %+v; want the idle node's empty answer", resp)
+	}
+	runtime.KeepAlive(p)
 }
