@@ -108,7 +108,8 @@ type Tx interface {
 	// a generation after gen, oldest generation first, and the
 	// deletions after gen
 	// (-1: every node, and no deletions). A controller's in-memory view
-	// reads only these.
+	// reads only these. The nodes may be shared with the store's other
+	// reads (a cache of decoded nodes): the caller must not modify them.
 	ListNodesChangedSince(gen int64) ([]node.NodeChange, []node.NodeDeletion, error)
 	// PruneNodeDeletions forgets the node deletions of generation gen and
 	// before, and raises ViewGen.Floor to gen.

@@ -43,6 +43,30 @@ func scanNode(sc scanner) (*node.Node, error) {
 	return &n, nil
 }
 
+// scanNodeShared is scanNode for a reader that keeps the nodes it reads
+// and never changes them (entitydoc.DecodeNodeShared): the node it
+// returns is shared.
+func scanNodeShared(sc scanner) (*node.Node, error) {
+	var (
+		cols    node.Node
+		expires int64
+		hb      int64
+		doc     []byte
+	)
+	if err := sc.Scan(&cols.Workspace, &cols.ProviderRef, &cols.JoinTokenHash, &expires, &cols.CredentialHash, &cols.Version, &hb, &doc); err != nil {
+		return nil, err
+	}
+	if hb != 0 {
+		cols.LastHeartbeat = sqlq.FromMicros(hb)
+	}
+	cols.JoinTokenExpires = sqlq.FromMicros(expires)
+	n, err := entitydoc.DecodeNodeShared(doc, &cols)
+	if err != nil {
+		return nil, fmt.Errorf("decode node of workspace %q: %w", cols.Workspace, err)
+	}
+	return n, nil
+}
+
 // GetNode returns a node by ID. Returns ENOTFOUND.
 func (t *tx) GetNode(id string) (*node.Node, error) {
 	n, err := scanNode(t.queryRow(`SELECT `+nodeColumns+` FROM nodes WHERE id = $1`, id))

@@ -68,7 +68,7 @@ func (t *tx) ListNodesChangedSince(gen int64) ([]node.NodeChange, []node.NodeDel
 	var changed []node.NodeChange
 	for rows.Next() {
 		var c node.NodeChange
-		if err := sqlq.ScanJoined(rows, sqlq.Columns(&c.Gen), sqlq.Into(&c.Node, scanNode)); err != nil {
+		if err := sqlq.ScanJoined(rows, sqlq.Columns(&c.Gen), sqlq.Into(&c.Node, scanNodeShared)); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("store: nodes changed since %d: %w", gen, err)
 		}

@@ -107,6 +107,44 @@ func DecodeNode(doc []byte, n *node.Node) error {
 	return nil
 }
 
+// DecodeNodeShared returns the node of doc with the columns of cols (the
+// fields a node's row keeps outside its document, as scanned), shared:
+// the cache's own record when it has the same columns, so that a reader
+// that keeps every node and never changes one (the scheduling view)
+// holds no copy beside the cache's. With 10,000 nodes the view's copies
+// and their columns' strings were some 7 MB of a server's live heap.
+// The caller must not modify the node.
+func DecodeNodeShared(doc []byte, cols *node.Node) (*node.Node, error) {
+	key := sha256.Sum256(doc)
+	cached := nodeDocGet(key)
+	if cached != nil && sameColumns(cached, cols) {
+		return cached, nil
+	}
+	// A record of its own, which the cache keeps from now on: DecodeNode
+	// copies it and sets the columns it read, whatever these are.
+	c := new(node.Node)
+	if cached != nil {
+		*c = *cached
+	} else if err := json.Unmarshal(doc, c); err != nil {
+		return nil, err
+	}
+	c.Workspace, c.ProviderRef, c.JoinTokenHash, c.CredentialHash, c.Version = cols.Workspace, cols.ProviderRef, cols.JoinTokenHash, cols.CredentialHash, cols.Version
+	c.JoinTokenExpires = cols.JoinTokenExpires
+	if !cols.LastHeartbeat.IsZero() {
+		c.LastHeartbeat = cols.LastHeartbeat
+	}
+	nodeDocPut(key, c)
+	return c, nil
+}
+
+// sameColumns reports whether n has the columns of cols; a zero lease
+// column leaves the document's.
+func sameColumns(n, cols *node.Node) bool {
+	return n.Workspace == cols.Workspace && n.ProviderRef == cols.ProviderRef && n.JoinTokenHash == cols.JoinTokenHash &&
+		n.CredentialHash == cols.CredentialHash && n.Version == cols.Version && n.JoinTokenExpires.Equal(cols.JoinTokenExpires) &&
+		(cols.LastHeartbeat.IsZero() || n.LastHeartbeat.Equal(cols.LastHeartbeat))
+}
+
 // EncodeNode sets n's times to their stored form and returns its document.
 func EncodeNode(n *node.Node) (string, error) {
 	normTime(&n.CreatedOn)

@@ -115,3 +115,73 @@ func TestNodeDocCacheForgetsUnreadDocuments(t *testing.T) {
 		}
 	}
 }
+
+// A shared read returns one record for one document and its columns
+// (the cache's), equal to what DecodeNode reads; a column that differs
+// (any field stored outside the document, whatever fields are added
+// later) gets a record of its own with it; and DecodeNode's copies of a
+// shared record share nothing with it.
+func TestNodeDocSharedReads(t *testing.T) {
+	ready := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	doc, err := json.Marshal(&node.Node{ID: "shared-n1", Compute: "cpu", State: node.NodeIdle, ReadyOn: &ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := node.Node{Workspace: "ws", ProviderRef: "pid-1", JoinTokenHash: "j", CredentialHash: "c", Version: 3,
+		JoinTokenExpires: ready.Add(time.Hour), LastHeartbeat: ready.Add(2 * time.Hour)}
+	a, err := DecodeNodeShared(doc, &cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := DecodeNodeShared(doc, &cols)
+	if err != nil || a != b {
+		t.Fatalf("two shared reads of one document and its columns: %p, %p (%v); want one record", a, b, err)
+	}
+	want := cols
+	if err := DecodeNode(doc, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*a, want) {
+		t.Fatalf("shared read:\n got %+v\nwant %+v", *a, want)
+	}
+	// A copy changed by its reader leaves the shared record alone.
+	cp := cols
+	if err := DecodeNode(doc, &cp); err != nil {
+		t.Fatal(err)
+	}
+	*cp.ReadyOn, cp.State = ready.Add(time.Minute), node.NodeRunning
+	if !a.ReadyOn.Equal(ready) || a.State != node.NodeIdle {
+		t.Fatalf("a copy's change reached the shared record: %+v", *a)
+	}
+	// Each column (and the lease's), changed alone, is read as it is.
+	v := reflect.ValueOf(cols)
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Tag.Get("json") != "-" && f.Name != "LastHeartbeat" {
+			continue
+		}
+		// The cache holds the first columns' record again.
+		if a, err = DecodeNodeShared(doc, &cols); err != nil || a.Version != cols.Version || a.Workspace != cols.Workspace {
+			t.Fatalf("shared read of the first columns: %+v, %v", a, err)
+		}
+		changed := cols
+		fv := reflect.ValueOf(&changed).Elem().Field(i)
+		switch fv.Kind() {
+		case reflect.String:
+			fv.SetString(fv.String() + "-new")
+		case reflect.Int64, reflect.Int:
+			fv.SetInt(fv.Int() + 1)
+		case reflect.Struct:
+			fv.Set(reflect.ValueOf(fv.Interface().(time.Time).Add(time.Second)))
+		default:
+			t.Fatalf("field %s (%s) stored outside the document: teach this test its kind", f.Name, fv.Kind())
+		}
+		got, err := DecodeNodeShared(doc, &changed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == a || !reflect.DeepEqual(reflect.ValueOf(*got).Field(i).Interface(), fv.Interface()) {
+			t.Errorf("column %s changed: shared read kept the old record or value (%v)", f.Name, reflect.ValueOf(*got).Field(i).Interface())
+		}
+	}
+}
