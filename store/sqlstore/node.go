@@ -35,11 +35,11 @@ func scanNode(sc scanner) (*node.Node, error) {
 		// column).
 		n.LastHeartbeat = sqlq.FromMicros(hb)
 	}
+	n.JoinTokenExpires = sqlq.FromMicros(expires)
 	// Decoding leaves the json:"-" fields just scanned alone.
 	if err := entitydoc.DecodeNode(doc, &n); err != nil {
-		return nil, fmt.Errorf("decode node %q: %w", n.ID, err)
+		return nil, fmt.Errorf("decode node of workspace %q: %w", n.Workspace, err)
 	}
-	n.JoinTokenExpires = sqlq.FromMicros(expires)
 	return &n, nil
 }
 

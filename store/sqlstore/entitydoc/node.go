@@ -83,6 +83,10 @@ func DecodeNode(doc []byte, n *node.Node) error {
 		if err := json.Unmarshal(doc, &d); err != nil {
 			return err
 		}
+		// Kept with this read's columns, which the next reads of the
+		// same row mostly have too: a shared read (DecodeNodeShared)
+		// then finds the record it can share.
+		setColumns(&d, n)
 		cached = &d
 		nodeDocPut(key, cached)
 	}
@@ -113,7 +117,9 @@ func DecodeNode(doc []byte, n *node.Node) error {
 // that keeps every node and never changes one (the scheduling view)
 // holds no copy beside the cache's. With 10,000 nodes the view's copies
 // and their columns' strings were some 7 MB of a server's live heap.
-// The caller must not modify the node.
+// Its LastHeartbeat may be older than the row's lease column: a shared
+// reader does not keep the lease current. The caller must not modify
+// the node.
 func DecodeNodeShared(doc []byte, cols *node.Node) (*node.Node, error) {
 	key := sha256.Sum256(doc)
 	cached := nodeDocGet(key)
@@ -128,21 +134,29 @@ func DecodeNodeShared(doc []byte, cols *node.Node) (*node.Node, error) {
 	} else if err := json.Unmarshal(doc, c); err != nil {
 		return nil, err
 	}
-	c.Workspace, c.ProviderRef, c.JoinTokenHash, c.CredentialHash, c.Version = cols.Workspace, cols.ProviderRef, cols.JoinTokenHash, cols.CredentialHash, cols.Version
-	c.JoinTokenExpires = cols.JoinTokenExpires
-	if !cols.LastHeartbeat.IsZero() {
-		c.LastHeartbeat = cols.LastHeartbeat
-	}
+	setColumns(c, cols)
 	nodeDocPut(key, c)
 	return c, nil
 }
 
-// sameColumns reports whether n has the columns of cols; a zero lease
-// column leaves the document's.
+// setColumns sets n's fields stored outside its document to cols'; a
+// zero lease column leaves the document's (a row from before the
+// column).
+func setColumns(n, cols *node.Node) {
+	n.Workspace, n.ProviderRef, n.JoinTokenHash, n.CredentialHash, n.Version = cols.Workspace, cols.ProviderRef, cols.JoinTokenHash, cols.CredentialHash, cols.Version
+	n.JoinTokenExpires = cols.JoinTokenExpires
+	if !cols.LastHeartbeat.IsZero() {
+		n.LastHeartbeat = cols.LastHeartbeat
+	}
+}
+
+// sameColumns reports whether n has the columns of cols. The lease is
+// not compared: it moves with every heartbeat written, without a new
+// document, and a shared reader does not keep it current (the
+// scheduling view reads only the nodes written since it last looked).
 func sameColumns(n, cols *node.Node) bool {
 	return n.Workspace == cols.Workspace && n.ProviderRef == cols.ProviderRef && n.JoinTokenHash == cols.JoinTokenHash &&
-		n.CredentialHash == cols.CredentialHash && n.Version == cols.Version && n.JoinTokenExpires.Equal(cols.JoinTokenExpires) &&
-		(cols.LastHeartbeat.IsZero() || n.LastHeartbeat.Equal(cols.LastHeartbeat))
+		n.CredentialHash == cols.CredentialHash && n.Version == cols.Version && n.JoinTokenExpires.Equal(cols.JoinTokenExpires)
 }
 
 // EncodeNode sets n's times to their stored form and returns its document.

@@ -153,11 +153,32 @@ func TestNodeDocSharedReads(t *testing.T) {
 	if !a.ReadyOn.Equal(ready) || a.State != node.NodeIdle {
 		t.Fatalf("a copy's change reached the shared record: %+v", *a)
 	}
-	// Each column (and the lease's), changed alone, is read as it is.
+	// A copy read first keeps its columns in the cache, which a shared
+	// read of the same columns then shares.
+	doc2, err := json.Marshal(&node.Node{ID: "shared-n2", State: node.NodeIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := cols
+	if err := DecodeNode(doc2, &first); err != nil {
+		t.Fatal(err)
+	}
+	s1, err1 := DecodeNodeShared(doc2, &cols)
+	s2, err2 := DecodeNodeShared(doc2, &cols)
+	if err1 != nil || err2 != nil || s1 != s2 || s1.Version != cols.Version {
+		t.Fatalf("shared reads after a copy: %p, %p (%v, %v); want one record", s1, s2, err1, err2)
+	}
+	// The lease alone moved (a heartbeat written): still shared.
+	beat := cols
+	beat.LastHeartbeat = beat.LastHeartbeat.Add(time.Minute)
+	if s3, err := DecodeNodeShared(doc2, &beat); err != nil || s3 != s1 {
+		t.Fatalf("a shared read after a heartbeat: %p (%v); want the same record", s3, err)
+	}
+	// Each column, changed alone, is read as it is.
 	v := reflect.ValueOf(cols)
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		if f.Tag.Get("json") != "-" && f.Name != "LastHeartbeat" {
+		if f.Tag.Get("json") != "-" {
 			continue
 		}
 		// The cache holds the first columns' record again.
