@@ -20,22 +20,32 @@ const nodeColumns = `workspace, provider_ref, join_token_hash, join_token_expire
 // nodeComputeKey is the stored compute_key of a node (sqlq.NodeComputeKey).
 var nodeComputeKey = sqlq.NodeComputeKey
 
-func scanNode(sc scanner) (*node.Node, error) {
+// scanNodeRow scans a row of nodeColumns: the columns into cols, and
+// returns the document.
+func scanNodeRow(sc scanner, cols *node.Node) ([]byte, error) {
 	var (
-		n       node.Node
 		expires int64
 		hb      int64
 		doc     []byte
 	)
-	if err := sc.Scan(&n.Workspace, &n.ProviderRef, &n.JoinTokenHash, &expires, &n.CredentialHash, &n.Version, &hb, &doc); err != nil {
+	if err := sc.Scan(&cols.Workspace, &cols.ProviderRef, &cols.JoinTokenHash, &expires, &cols.CredentialHash, &cols.Version, &hb, &doc); err != nil {
 		return nil, err
 	}
 	if hb != 0 {
 		// Else the lease is in the document (a row from before the
 		// column).
-		n.LastHeartbeat = sqlq.FromMicros(hb)
+		cols.LastHeartbeat = sqlq.FromMicros(hb)
 	}
-	n.JoinTokenExpires = sqlq.FromMicros(expires)
+	cols.JoinTokenExpires = sqlq.FromMicros(expires)
+	return doc, nil
+}
+
+func scanNode(sc scanner) (*node.Node, error) {
+	var n node.Node
+	doc, err := scanNodeRow(sc, &n)
+	if err != nil {
+		return nil, err
+	}
 	// Decoding leaves the json:"-" fields just scanned alone.
 	if err := entitydoc.DecodeNode(doc, &n); err != nil {
 		return nil, fmt.Errorf("decode node of workspace %q: %w", n.Workspace, err)
@@ -47,19 +57,11 @@ func scanNode(sc scanner) (*node.Node, error) {
 // and never changes them (entitydoc.DecodeNodeShared): the node it
 // returns is shared.
 func scanNodeShared(sc scanner) (*node.Node, error) {
-	var (
-		cols    node.Node
-		expires int64
-		hb      int64
-		doc     []byte
-	)
-	if err := sc.Scan(&cols.Workspace, &cols.ProviderRef, &cols.JoinTokenHash, &expires, &cols.CredentialHash, &cols.Version, &hb, &doc); err != nil {
+	var cols node.Node
+	doc, err := scanNodeRow(sc, &cols)
+	if err != nil {
 		return nil, err
 	}
-	if hb != 0 {
-		cols.LastHeartbeat = sqlq.FromMicros(hb)
-	}
-	cols.JoinTokenExpires = sqlq.FromMicros(expires)
 	n, err := entitydoc.DecodeNodeShared(doc, &cols)
 	if err != nil {
 		return nil, fmt.Errorf("decode node of workspace %q: %w", cols.Workspace, err)
