@@ -138,6 +138,9 @@ type Tx interface {
 	// time as the last one, so that a caller that goes on after the
 	// last one's time never skips one. The queue's watcher reads only
 	// the jobs whose wait crossed its threshold since its last look.
+	// The completion of the last time is a second statement: it agrees
+	// with the first in a transaction that reads one snapshot (both
+	// stores' View, and their Update).
 	ListQueuedJobsCreated(after, upTo time.Time, limit int) ([]QueuedJobRef, error)
 	// QueueSummaries returns, for every compute with queued jobs, how
 	// many are queued, the nodes they ask for and when the longest

@@ -72,8 +72,9 @@ func due(all []onset, after, upTo time.Time, complete bool) ([]onset, time.Time)
 		return in, upTo
 	}
 	if n == 0 {
-		// Nothing listed of an incomplete window: it is empty.
-		return nil, upTo
+		// Nothing in the window of a list said to be cut: the cursor
+		// stays, rather than pass onsets the list left out.
+		return nil, after
 	}
 	return in[:n], in[n-1].at
 }

@@ -34,6 +34,10 @@ func TestDueStopsAtTheLastOnsetOfACutList(t *testing.T) {
 	if len(batch) != len(list)-1 || !cursor.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("a list over a batch: %d onsets, cursor %v; want %d, cursor at the ties' time", len(batch), cursor, len(list)-1)
 	}
+	// A list said to be cut with nothing in the window leaves the cursor.
+	if batch, cursor = due([]onset{{key: "x", at: t0}}, t0, upTo, false); len(batch) != 0 || !cursor.Equal(t0) {
+		t.Errorf("a cut list with nothing in the window: %d onsets, cursor %v; want none, the cursor left", len(batch), cursor)
+	}
 	// Onsets outside the window are left out.
 	batch, _ = due([]onset{{key: "x", at: t0}, {key: "y", at: upTo.Add(time.Second)}}, t0, upTo, true)
 	if len(batch) != 0 {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,9 +91,10 @@ func DecodeNode(doc []byte, n *node.Node) error {
 		cached = &d
 		nodeDocPut(key, cached)
 	}
-	// A copy: callers change the nodes they read. The columns scanned
-	// before the document are kept; the two pointers get copies of their
-	// own.
+	// A copy: callers change the nodes they read, and the cache's record
+	// is shared (with the scheduling view, DecodeNodeShared). The columns
+	// scanned before the document are kept; the pointers and the slice
+	// get copies of their own.
 	c := *cached
 	c.Workspace, c.ProviderRef, c.JoinTokenHash, c.CredentialHash, c.Version = n.Workspace, n.ProviderRef, n.JoinTokenHash, n.CredentialHash, n.Version
 	c.JoinTokenExpires = n.JoinTokenExpires
@@ -106,6 +108,12 @@ func DecodeNode(doc []byte, n *node.Node) error {
 	if c.IdleSince != nil {
 		t := *c.IdleSince
 		c.IdleSince = &t
+	}
+	c.PullingImages = slices.Clone(c.PullingImages)
+	if c.Runtime != nil {
+		rt := *c.Runtime
+		rt.GPUs = slices.Clone(rt.GPUs)
+		c.Runtime = &rt
 	}
 	*n = c
 	return nil

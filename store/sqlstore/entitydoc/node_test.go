@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -17,7 +18,8 @@ import (
 // read.
 func TestNodeDocCache(t *testing.T) {
 	ready := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	orig := &node.Node{ID: "cpu-n1", Compute: "cpu", State: node.NodeIdle, VCPUs: 4, ReadyOn: &ready, IdleSince: &ready}
+	orig := &node.Node{ID: "cpu-n1", Compute: "cpu", State: node.NodeIdle, VCPUs: 4, ReadyOn: &ready, IdleSince: &ready,
+		PullingImages: []string{"ghcr.io/acme/train:1"}, Runtime: &catalog.ContainerRuntimeInfo{Engine: "podman", FreeBytes: 1 << 30, GPUs: []string{"GPU-0"}}}
 	doc, err := json.Marshal(orig)
 	if err != nil {
 		t.Fatal(err)
@@ -57,9 +59,12 @@ func TestNodeDocCache(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d:\n got %+v\nwant %+v", round, got, want)
 		}
-		// Changes to what a caller read stay with it.
+		// Changes to what a caller read stay with it, in place too.
 		*got.ReadyOn = got.ReadyOn.Add(time.Hour)
+		*got.IdleSince = got.IdleSince.Add(time.Hour)
 		got.State = node.NodeRunning
+		got.PullingImages[0] = "changed"
+		got.Runtime.FreeBytes, got.Runtime.GPUs[0] = 1, "changed"
 	}
 }
 
