@@ -129,9 +129,6 @@ type Tx interface {
 	// ListQueuedJobs returns the jobs in status Queued of every workspace,
 	// ordered by priority descending then Seq ascending.
 	ListQueuedJobs() ([]*job.Job, error)
-	// ListQueuedJobRefs returns what scheduling needs of every queued job,
-	// in the order of ListQueuedJobs, without the rest of each job.
-	ListQueuedJobRefs() ([]QueuedJobRef, error)
 	// ListQueuedJobsCreated returns the queued jobs submitted in
 	// (after, upTo], oldest first (then by workspace and name), at most
 	// limit of them and every other queued job submitted at the same
@@ -451,8 +448,9 @@ type Tx interface {
 	ListExperiments(workspace string) ([]*mlflowrun.Experiment, error)
 }
 
-// QueuedJobRef is what scheduling needs of a queued job: the scheduler
-// reads the whole queue on every pass, so it reads only this.
+// QueuedJobRef is what scheduling needs of a queued job, read without its
+// document: a placement pass reads the heads of the queues, a whole-queue
+// pass pages through them, and the queue watcher reads a window of them.
 type QueuedJobRef struct {
 	Workspace string
 	Name      string
@@ -464,8 +462,8 @@ type QueuedJobRef struct {
 	// Image is the job's resolved image (Job.ResolvedImage): on a
 	// location whose nodes run one image each, the image of its nodes.
 	Image string
-	// CreatedOn is when the job was submitted: the watchers and the
-	// metrics read how long the queue has held it without its document.
+	// CreatedOn is when the job was submitted: the queue watcher reads
+	// how long the queue has held it without its document.
 	CreatedOn time.Time
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/control/placement"
 	"github.com/shoal-ml/shoal/decide/scheduler"
@@ -48,8 +49,8 @@ func (t countingTx) ListQueuedJobs() ([]*job.Job, error) {
 	return out, err
 }
 
-func (t countingTx) ListQueuedJobRefs() ([]store.QueuedJobRef, error) {
-	out, err := t.Tx.ListQueuedJobRefs()
+func (t countingTx) ListQueuedJobsCreated(after, upTo time.Time, limit int) ([]store.QueuedJobRef, error) {
+	out, err := t.Tx.ListQueuedJobsCreated(after, upTo, limit)
 	t.s.note(len(out))
 	return out, err
 }

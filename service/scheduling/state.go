@@ -27,8 +27,8 @@ type State struct {
 	Clusters map[string]*ClusterInfo // by ComputeKey
 	Nodes    map[string]*node.Node
 	// Queued are the queued jobs the pass read: the heads of the queues
-	// (Partial), or, read whole (ReadState), every queued job. A pass
-	// that read the queue one compute at a time (EachComputeQueue) keeps
+	// (Partial). A pass that read the queue one compute at a time
+	// (EachComputeQueue) keeps
 	// of each compute's jobs only the first of its largest gang
 	// (LargestGang): what the autoscaler reads of them beside Demand.
 	Queued []store.QueuedJobRef
@@ -87,15 +87,6 @@ func (v *View) ReadPlacementStateFor(tx store.Tx, keys map[string]bool) (*State,
 	return st, nil
 }
 
-// ReadState is ReadState with the computes and nodes from the view.
-func (v *View) ReadState(tx store.Tx) (*State, error) {
-	st, err := v.ReadNodes(tx)
-	if err != nil {
-		return nil, err
-	}
-	return st, ReadQueue(tx, st)
-}
-
 // ReadHeads reads the heads of every queue into st.
 func ReadHeads(tx store.Tx, st *State) error {
 	var err error
@@ -112,26 +103,6 @@ func ReadHeads(tx store.Tx, st *State) error {
 	return err
 }
 
-// ReadState reads computes, nodes and the whole queue.
-func ReadState(tx store.Tx) (*State, error) {
-	st, err := ReadNodes(tx)
-	if err != nil {
-		return nil, err
-	}
-	return st, ReadQueue(tx, st)
-}
-
-// ReadQueue reads the whole queue into st.
-func ReadQueue(tx store.Tx, st *State) error {
-	var err error
-	st.Queued, err = tx.ListQueuedJobRefs()
-	st.Demand = map[string]int{}
-	for _, j := range st.Queued {
-		st.Demand[compute.ComputeKey(j.Workspace, j.ComputeKey)] += j.InstanceCount
-	}
-	return err
-}
-
 // EachComputeQueue reads the queue one compute at a time and each
 // compute's queue a page at a time (store.Tx.PageComputeQueue), so that a
 // pass over the whole queue holds one page of one compute's queue, not
@@ -139,7 +110,7 @@ func ReadQueue(tx store.Tx, st *State) error {
 // keys (the order of the scheduler's placements), it hands fn the
 // compute's key and its queue in queue order, page jobs at a time, first
 // set on the compute's first page. fn must not keep a page nor use tx.
-// It sets st.Demand from what it read, as ReadQueue does.
+// It sets st.Demand from what it read.
 func EachComputeQueue(tx store.Tx, st *State, page int, fn func(key string, queue []store.QueuedJobRef, first bool) error) error {
 	keys, err := tx.ListQueueComputes()
 	if err != nil {

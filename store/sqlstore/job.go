@@ -121,65 +121,13 @@ func (t *tx) ListQueuedJobs() ([]*job.Job, error) {
 	return out, nil
 }
 
-// queryQueuedJobRefs is the query of ListQueuedJobRefs; $1 is shoal.JobQueued.
-const queryQueuedJobRefs = `SELECT workspace, name, compute_key, priority, seq, instance_count, image, created_on FROM jobs WHERE status = $1 ORDER BY priority DESC, seq`
-
-// ListQueuedJobRefs returns what scheduling needs of every queued job, in
-// queue order, without decoding job documents.
-//
-// The refs are appended as they are scanned (no pointer per row) and a
-// row's workspace, compute and image are shared with the rows before it
-// that name the same: a queue of 100,000 jobs is mostly of a few
-// computes, and a string of each per row was a third of what a pass over
-// the whole queue held.
-func (t *tx) ListQueuedJobRefs() ([]store.QueuedJobRef, error) {
-	rows, err := t.query(queryQueuedJobRefs, job.JobQueued)
-	if err != nil {
-		return nil, fmt.Errorf("store: list queued job refs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.QueuedJobRef
-	var sc refScanner
-	for rows.Next() {
-		r, err := sc.scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list queued job refs: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list queued job refs: %w", err)
-	}
-	return out, nil
-}
-
-// refScanner reads the rows of the queries of queued job refs (workspace,
-// name, compute key, priority, seq, instance count, image, created on),
-// one string for each of the few workspaces, computes and images.
-type refScanner struct {
-	in          sqlq.Interner
-	ws, ck, img sql.RawBytes
-}
-
-// scan reads the row rows is on.
-func (sc *refScanner) scan(rows *sql.Rows) (store.QueuedJobRef, error) {
-	var r store.QueuedJobRef
-	var prio, count, created int64
-	if err := rows.Scan(&sc.ws, &r.Name, &sc.ck, &prio, &r.Seq, &count, &sc.img, &created); err != nil {
-		return r, err
-	}
-	r.Workspace, r.ComputeKey, r.Image = sc.in.Get(sc.ws), sc.in.Get(sc.ck), sc.in.Get(sc.img)
-	r.Priority, r.InstanceCount, r.CreatedOn = int(prio), int(count), sqlq.FromMicros(created)
-	return r, nil
-}
-
 // queryQueueDemand sums the queued node demand per compute, from the
 // covering index jobs_queue_by_compute.
 const queryQueueDemand = `SELECT workspace_key, compute_key, nodes FROM queue_demand WHERE jobs > 0`
 
 // queryQueueHead reads the first jobs of one compute's queue, a range of
 // the index jobs_queue_by_compute.
-const queryQueueHead = `SELECT workspace, name, compute_key, priority, seq, instance_count, image, created_on FROM jobs
+const queryQueueHead = `SELECT ` + sqlq.RefColumns + ` FROM jobs
 	WHERE status = $1 AND workspace_key = $2 AND compute_key = $3 ORDER BY priority DESC, seq LIMIT $4`
 
 // ListQueueHeads returns the first headLen(key) queued jobs of every
@@ -216,7 +164,7 @@ func (t *tx) ListQueueHeads(headLen func(key string) int) ([]store.QueuedJobRef,
 		}
 		out = append(out, head...)
 	}
-	// One queue order across computes, as ListQueuedJobRefs.
+	// One queue order across computes: priority, then Seq.
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Priority != out[j].Priority {
 			return out[i].Priority > out[j].Priority
@@ -267,9 +215,9 @@ func (t *tx) PageComputeQueue(workspace, compute string, size int, fn func(page 
 	defer rows.Close()
 	size = max(size, 1)
 	page := make([]store.QueuedJobRef, 0, min(size, 4096))
-	var sc refScanner // a compute's whole queue repeats a few strings
+	var sc sqlq.RefScanner // a compute's whole queue repeats a few strings
 	for rows.Next() {
-		r, err := sc.scan(rows)
+		r, err := sc.Scan(rows)
 		if err != nil {
 			return fmt.Errorf("store: queue of %s/%s: %w", workspaceKey, computeKey, err)
 		}
@@ -299,9 +247,9 @@ func (t *tx) queueHead(workspaceKey, computeKey string, n int) ([]store.QueuedJo
 	}
 	defer rows.Close()
 	var out []store.QueuedJobRef
-	var sc refScanner // a compute's whole queue repeats a few strings
+	var sc sqlq.RefScanner // a compute's whole queue repeats a few strings
 	for rows.Next() {
-		r, err := sc.scan(rows)
+		r, err := sc.Scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("store: queue head of %s/%s: %w", workspaceKey, computeKey, err)
 		}

@@ -9,7 +9,6 @@ package queuewatch
 
 import (
 	"cmp"
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -47,16 +46,14 @@ func Summaries(q sqlq.Querier) ([]store.QueueSummary, error) {
 	return out, nil
 }
 
-const refColumns = `workspace, name, compute_key, priority, seq, instance_count, image, created_on`
-
 // queryCreated reads the queued jobs submitted in a window, oldest first.
 // The order past the time is the Go side's (sortRefs): the stores'
 // collations differ.
-const queryCreated = `SELECT ` + refColumns + ` FROM jobs
+const queryCreated = `SELECT ` + sqlq.RefColumns + ` FROM jobs
 	WHERE status = $1 AND created_on > $2 AND created_on <= $3 ORDER BY created_on LIMIT $4`
 
 // queryCreatedAt reads every queued job submitted at one time.
-const queryCreatedAt = `SELECT ` + refColumns + ` FROM jobs WHERE status = $1 AND created_on = $2`
+const queryCreatedAt = `SELECT ` + sqlq.RefColumns + ` FROM jobs WHERE status = $1 AND created_on = $2`
 
 // Created returns the queued jobs submitted in (after, upTo], oldest
 // first, at most limit and every job submitted at the last one's time
@@ -94,7 +91,7 @@ func Created(q sqlq.Querier, after, upTo time.Time, limit int) ([]store.QueuedJo
 	return out, nil
 }
 
-// refs runs a query of refColumns.
+// refs runs a query of sqlq.RefColumns.
 func refs(q sqlq.Querier, query string, args ...any) ([]store.QueuedJobRef, error) {
 	rows, err := q.Query(query, args...)
 	if err != nil {
@@ -102,14 +99,12 @@ func refs(q sqlq.Querier, query string, args ...any) ([]store.QueuedJobRef, erro
 	}
 	defer rows.Close()
 	var out []store.QueuedJobRef
+	var sc sqlq.RefScanner
 	for rows.Next() {
-		var r store.QueuedJobRef
-		var prio, count, created int64
-		var image sql.NullString
-		if err := rows.Scan(&r.Workspace, &r.Name, &r.ComputeKey, &prio, &r.Seq, &count, &image, &created); err != nil {
+		r, err := sc.Scan(rows)
+		if err != nil {
 			return nil, err
 		}
-		r.Priority, r.InstanceCount, r.Image, r.CreatedOn = int(prio), int(count), image.String, sqlq.FromMicros(created)
 		out = append(out, r)
 	}
 	return out, rows.Err()
