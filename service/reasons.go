@@ -24,7 +24,7 @@ func (s *Services) withReasons(tx store.Tx, jobs ...*job.Job) error {
 		return nil
 	}
 	set := func(j *job.Job, r scheduler.Reason) {
-		j.StatusReason, j.StatusReasonCode = r.Message(), string(r.Code)
+		j.StatusReason, j.StatusReasonCode = r.Message(), string(r.Code())
 	}
 	if len(queued) <= listReasonsAbove {
 		for _, j := range queued {

@@ -57,7 +57,7 @@ func main() {
 	}
 	byCode := map[scheduler.ReasonCode]int{}
 	for _, r := range res.Waiting {
-		byCode[r.Code]++
+		byCode[r.Code()]++
 	}
 	var codes []string
 	for _, c := range slices.Sorted(maps.Keys(byCode)) {

@@ -75,7 +75,7 @@ func TestRunOncePlacesAndKeepsReasons(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !ok || r.Code == "" {
+		if !ok || r.Code() == "" {
 			t.Errorf("the second job's reason: %+v %v, want one with a code", r, ok)
 		}
 		return nil
@@ -114,7 +114,7 @@ func TestRunOnceDeletingComputeReason(t *testing.T) {
 			if !ok {
 				t.Fatal("the queued job has no reason")
 			}
-			code, msg = string(r.Code), r.Message()
+			code, msg = string(r.Code()), r.Message()
 			return err
 		})
 		if err != nil {

@@ -145,7 +145,7 @@ func TestWholeQueuePassHoldsOneComputesQueue(t *testing.T) {
 				if i == 1 {
 					want = scheduler.ReasonAtMax // the head of what is left
 				}
-				if !ok || r.Code != want {
+				if !ok || r.Code() != want {
 					t.Errorf("%s waits with %+v (%v), want %s", name, r, ok, want)
 				}
 			}

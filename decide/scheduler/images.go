@@ -115,12 +115,12 @@ func imageReason(j *Job, n, mine, other, placed int, st ClusterState) Reason {
 	if other == 0 || j.Image == "" {
 		return r
 	}
-	switch r.Code {
+	switch r.Code() {
 	case ReasonProvisioning, ReasonNoNodes, ReasonGangIncomplete, ReasonAtMax:
 		// There are free nodes, just not of its image: say that, or the
 		// user sees idle nodes and a job that does not start.
 		msg := fmt.Sprintf("waiting for a node of its image %s (%d of %d ready; %d free node(s) run other images)", j.Image, mine, n, other)
-		if r.Code == ReasonAtMax {
+		if r.Code() == ReasonAtMax {
 			msg += fmt.Sprintf("; the cluster is at max_instances (%d), so it waits for them to go idle and be released", st.MaxInstances)
 		} else if st.ProvisioningNote != "" {
 			msg += "; " + st.ProvisioningNote

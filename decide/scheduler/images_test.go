@@ -119,8 +119,8 @@ func TestImages(t *testing.T) {
 			}
 			for id, w := range tt.waiting {
 				r := res.Waiting[id]
-				if r.Code != w.code || !strings.Contains(r.Message(), w.contains) {
-					t.Errorf("%s: %s %q; want %s containing %q", id, r.Code, r.Message(), w.code, w.contains)
+				if r.Code() != w.code || !strings.Contains(r.Message(), w.contains) {
+					t.Errorf("%s: %s %q; want %s containing %q", id, r.Code(), r.Message(), w.code, w.contains)
 				}
 			}
 			checkInvariants(t, tt.snap, res)

@@ -1,6 +1,9 @@
 package scheduler
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // Reason explains why a job was not placed: a code for programs and a
 // sentence for people (Message).
@@ -12,28 +15,37 @@ import "strconv"
 // 100,000 sentences (some 7.5 MB), twice while a pass replaced the last
 // pass's reasons. Compare reasons with Same, which compares what they say
 // however each keeps it; == is true only for reasons kept alike.
+//
+// A reason is 24 bytes, a string and a word: its code is an index into
+// the codes this process knows (codeIndex), not a string of its own. Up
+// to three passes' maps of 100,000 reasons are alive at once at the peak
+// of a whole-queue pass (store/live.Reasons), and a 40-byte reason made
+// each map 2 MB larger.
 type Reason struct {
-	// Code is the machine-readable class of the reason.
-	Code ReasonCode
 	// text is the sentence, or, when ahead is above 0, the ID of the job
 	// the count is behind.
 	text string
 	// ahead, above 0, is how many jobs this one waits behind.
-	ahead int
+	ahead int32
+	// code is the reason's code (codeIndex; 0: none).
+	code uint8
 }
 
 // NewReason returns a reason of code whose sentence is message, a
 // complete human sentence, e.g. "waiting for nodes to be provisioned (3
 // of 4 ready)".
 func NewReason(code ReasonCode, message string) Reason {
-	return Reason{Code: code, text: message}
+	return Reason{code: codeIndex(code), text: message}
 }
 
 // WaitingBehind returns the ReasonBehind of a job that waits behind ahead
 // jobs (at least 1), the first of them head.
 func WaitingBehind(ahead int, head string) Reason {
-	return Reason{Code: ReasonBehind, text: head, ahead: max(ahead, 1)}
+	return Reason{code: behindIndex, text: head, ahead: int32(min(max(ahead, 1), math.MaxInt32))}
 }
+
+// Code returns the reason's machine-readable class ("" for no reason).
+func (r Reason) Code() ReasonCode { return codeAt(r.code) }
 
 // Fixed parts of the ReasonBehind message.
 const (
@@ -71,7 +83,7 @@ func (r Reason) AppendMessage(b []byte) []byte {
 // each keeps it (a reason read back from its sentence is the Same as the
 // count it was written from).
 func (r Reason) Same(o Reason) bool {
-	if r.Code != o.Code {
+	if r.code != o.code {
 		return false
 	}
 	if (r.ahead > 0) == (o.ahead > 0) {

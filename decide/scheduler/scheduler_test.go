@@ -308,8 +308,8 @@ func TestSchedule(t *testing.T) {
 					t.Errorf("%s: no reason, want %s", id, w.code)
 					continue
 				}
-				if got.Code != w.code || !strings.Contains(got.Message(), w.contains) {
-					t.Errorf("%s: got %s %q, want %s containing %q", id, got.Code, got.Message(), w.code, w.contains)
+				if got.Code() != w.code || !strings.Contains(got.Message(), w.contains) {
+					t.Errorf("%s: got %s %q, want %s containing %q", id, got.Code(), got.Message(), w.code, w.contains)
 				}
 			}
 			for id, msg := range tt.exactMsg {
@@ -338,7 +338,7 @@ func TestEveryReasonCode(t *testing.T) {
 	}
 	for _, s := range snaps {
 		for _, r := range scheduler.Schedule(s).Waiting {
-			seen[r.Code] = true
+			seen[r.Code()] = true
 		}
 	}
 	for _, c := range []scheduler.ReasonCode{
@@ -479,7 +479,7 @@ func checkInvariants(t *testing.T, s scheduler.Snapshot, res scheduler.Result) {
 			t.Fatalf("job %s both placed and waiting (%s)", j.ID, r.Message())
 		case !placed[j.ID] && !waiting:
 			t.Fatalf("job %s neither placed nor waiting", j.ID)
-		case waiting && (r.Code == "" || r.Message() == ""):
+		case waiting && (r.Code() == "" || r.Message() == ""):
 			t.Fatalf("job %s has an empty reason %+v", j.ID, r)
 		}
 	}
@@ -502,7 +502,7 @@ func checkInvariants(t *testing.T, s scheduler.Snapshot, res scheduler.Result) {
 		var blocked []scheduler.Job
 		for _, j := range jobs {
 			r := res.Waiting[j.ID]
-			tooBig := r.Code == scheduler.ReasonAtMax && strings.Contains(r.Message(), "cannot start")
+			tooBig := r.Code() == scheduler.ReasonAtMax && strings.Contains(r.Message(), "cannot start")
 			first := ""
 			for _, b := range blocked {
 				if overlap(b.Image, j.Image) {
@@ -524,12 +524,12 @@ func checkInvariants(t *testing.T, s scheduler.Snapshot, res scheduler.Result) {
 				}
 			case tooBig:
 			case first == "":
-				if r.Code == scheduler.ReasonBehind {
+				if r.Code() == scheduler.ReasonBehind {
 					t.Fatalf("cluster %s: head %s has reason %q", c, j.ID, r.Message())
 				}
 				blocked = append(blocked, j)
-			case r.Code != scheduler.ReasonBehind || !strings.HasSuffix(r.Message(), "(next: "+first+")"):
-				t.Fatalf("cluster %s: %s behind %s has reason %s %q", c, j.ID, first, r.Code, r.Message())
+			case r.Code() != scheduler.ReasonBehind || !strings.HasSuffix(r.Message(), "(next: "+first+")"):
+				t.Fatalf("cluster %s: %s behind %s has reason %s %q", c, j.ID, first, r.Code(), r.Message())
 			default:
 				blocked = append(blocked, j)
 			}
@@ -550,8 +550,8 @@ func TestBehindCounts(t *testing.T) {
 		if i == 0 {
 			want = "waiting behind 1 higher-priority or earlier job (next: head)"
 		}
-		if got := res.Waiting[id]; got.Code != scheduler.ReasonBehind || got.Message() != want {
-			t.Fatalf("%s: got %s %q, want %q", id, got.Code, got.Message(), want)
+		if got := res.Waiting[id]; got.Code() != scheduler.ReasonBehind || got.Message() != want {
+			t.Fatalf("%s: got %s %q, want %q", id, got.Code(), got.Message(), want)
 		}
 	}
 }

@@ -18,7 +18,7 @@ func TestScaleWindowReasons(t *testing.T) {
 		Clusters: map[string]scheduler.ClusterState{"c": {MaxInstances: 0, Window: nights}},
 	})
 	for _, id := range []string{"a", "b"} {
-		if r := res.Waiting[id]; r.Code != scheduler.ReasonScaleWindow || r.Message() != nights {
+		if r := res.Waiting[id]; r.Code() != scheduler.ReasonScaleWindow || r.Message() != nights {
 			t.Fatalf("job %s: %+v, want the window's reason", id, r)
 		}
 	}
@@ -29,10 +29,10 @@ func TestScaleWindowReasons(t *testing.T) {
 		Jobs:     []scheduler.Job{job("big", "c", 0, 1, 4), job("small", "c", 0, 2, 1)},
 		Clusters: map[string]scheduler.ClusterState{"c": {MaxInstances: 2, Busy: 2, Window: narrow}},
 	})
-	if r := res.Waiting["big"]; r.Code != scheduler.ReasonScaleWindow {
+	if r := res.Waiting["big"]; r.Code() != scheduler.ReasonScaleWindow {
 		t.Fatalf("big: %+v", r)
 	}
-	if r := res.Waiting["small"]; r.Code != scheduler.ReasonScaleWindow || r.Message() != narrow {
+	if r := res.Waiting["small"]; r.Code() != scheduler.ReasonScaleWindow || r.Message() != narrow {
 		t.Fatalf("small (busy nodes, window at max): %+v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,7 +35,7 @@ func TestRunningAgentsAfterClose(t *testing.T) {
 	p.Close()
 	got := p.RunningAgents()
 	if len(got) != 1 || got[0].NodeID != "keeper" || got[0].PID != readPID(node.ProviderRef) || got[0].ExecutableGone {
-		t.Fatalf("running agents %+v", got)
+		t.Fatalf("running agents %+v; the agent: %s", got, describe(node.ProviderRef))
 	}
 
 	// A provider over the same data dir sees it too (an adopted agent), and
@@ -53,6 +54,16 @@ func TestRunningAgentsAfterClose(t *testing.T) {
 		byID[a.NodeID] = a
 	}
 	if len(byID) != 2 || byID["keeper"].ExecutableGone || !byID["from-deleted"].ExecutableGone {
-		t.Fatalf("running agents %+v", byID)
+		t.Fatalf("running agents %+v; keeper: %s; from-deleted: %s", byID, describe(node.ProviderRef), describe(other.ProviderRef))
 	}
+}
+
+// describe says what became of the agent under ref, for a failure to
+// explain itself: its pid, its state and command line in /proc, its log.
+func describe(ref string) string {
+	pid := readPID(ref)
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	log, _ := os.ReadFile(filepath.Join(ref, local.LogFile))
+	return fmt.Sprintf("pid %d, stat %q, cmdline %q, log %q", pid, stat, cmdline, log)
 }

@@ -252,7 +252,7 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 	for id, v := range reasons {
 		old, ok := stored.get(id)
 		switch {
-		case !ok || old.Code != v.Code:
+		case !ok || old.Code() != v.Code():
 			c.Changed = append(c.Changed, id)
 			puts = append(puts, id)
 		case c.flush && !old.Same(v):
@@ -272,7 +272,7 @@ func (r *Reasons) Plan(ctx context.Context, now time.Time, reasons map[string]sc
 	for _, id := range puts {
 		ws, job := splitID(id)
 		v := reasons[id]
-		c.put = append(c.put, &jobkind.WaitReason{Workspace: ws, Job: job, Code: string(v.Code), Message: v.Message()})
+		c.put = append(c.put, &jobkind.WaitReason{Workspace: ws, Job: job, Code: string(v.Code()), Message: v.Message()})
 	}
 	return c, nil
 }

@@ -1,0 +1,65 @@
+package scheduler
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+// A reason keeps its code as an index: every code this package names, and
+// one it does not (read back from a store another version wrote), comes
+// back as it went in, and the index is 24 bytes' worth of reason.
+func TestReasonCodesRoundTrip(t *testing.T) {
+	if got := unsafe.Sizeof(Reason{}); got != 24 {
+		t.Errorf("a Reason is %d bytes; the whole-queue pass's maps were sized for 24", got)
+	}
+	for _, c := range knownCodes {
+		if got := NewReason(c, "x").Code(); got != c {
+			t.Errorf("NewReason(%q).Code() = %q", c, got)
+		}
+	}
+	if got := WaitingBehind(3, "ws/h").Code(); got != ReasonBehind {
+		t.Errorf("WaitingBehind's code = %q", got)
+	}
+	if got := (Reason{}).Code(); got != "" {
+		t.Errorf("the zero reason's code = %q", got)
+	}
+	future := ReasonCode("a_code_of_a_later_version")
+	a, b := NewReason(future, "x"), NewReason(future, "x")
+	if a.Code() != future || !a.Same(b) || a.Same(NewReason(ReasonAtMax, "x")) {
+		t.Errorf("an unknown code reads back as %q", a.Code())
+	}
+}
+
+// Unknown codes met by concurrent passes each get one index; past the 255
+// an index holds, a code is kept as none rather than as another's.
+func TestReasonCodesOfOtherVersions(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 50 {
+				c := ReasonCode(fmt.Sprintf("other_%d", (i+j)%50))
+				if got := NewReason(c, "").Code(); got != c {
+					t.Errorf("code %q read back as %q", c, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 300 {
+		c := ReasonCode(fmt.Sprintf("many_%d", i))
+		if got := NewReason(c, "").Code(); got != c && got != "" {
+			t.Fatalf("code %q read back as %q", c, got)
+		}
+	}
+	if got := NewReason("many_299", "").Code(); got != "" {
+		t.Errorf("the 300th unknown code reads back as %q, want none", got)
+	}
+	if got := NewReason(ReasonQuota, "").Code(); got != ReasonQuota {
+		t.Errorf("a known code after the table filled reads back as %q", got)
+	}
+}
