@@ -142,7 +142,7 @@ func TestImagelessClusterUnchangedBesideImagedOne(t *testing.T) {
 	mixed.Jobs = append(append([]scheduler.Job{}, plain.Jobs...), scheduler.Job{ID: "kj", Cluster: "k", Seq: 3, InstanceCount: 1, Image: "img/a"})
 	mixed.Clusters = map[string]scheduler.ClusterState{"k": {NodeImages: true}}
 	res := scheduler.Schedule(mixed)
-	if res.Waiting["g"] != alone.Waiting["g"] || res.Waiting["s"] != alone.Waiting["s"] {
+	if !res.Waiting["g"].Same(alone.Waiting["g"]) || !res.Waiting["s"].Same(alone.Waiting["s"]) {
 		t.Errorf("with an imaged cluster beside: %v; alone: %v", res.Waiting, alone.Waiting)
 	}
 	if len(res.Placements) != 1 || res.Placements[0].JobID != "kj" {

@@ -1,6 +1,10 @@
 package scheduler
 
-import "testing"
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
 
 // A reason kept as a count behind a head says the sentence it always
 // said, and is the Same as that sentence read back (the store keeps
@@ -32,7 +36,36 @@ func TestReasonBehindSaysItsSentence(t *testing.T) {
 	if r := NewReason(ReasonQuota, "quota exhausted: x"); r.Message() != "quota exhausted: x" || !r.Same(NewReason(ReasonQuota, "quota exhausted: x")) {
 		t.Errorf("NewReason keeps %q", r.Message())
 	}
-	if !(Reason{}).IsZero() || WaitingBehind(1, "a").IsZero() {
+	if !(Reason{}).IsZero() || WaitingBehind(1, "a").IsZero() || NewReason("", "x").IsZero() || NewReason(ReasonQuota, "").IsZero() {
 		t.Error("IsZero")
+	}
+}
+
+// The packed fields keep what they are given: a count up to its 28 bits
+// (beyond, the largest), a code beside the longest count, texts of any
+// length and none, and a text the caller's buffer no longer holds.
+func TestReasonPacksItsFields(t *testing.T) {
+	for _, ahead := range []int{1, 2, 1000, maxAhead - 1, maxAhead} {
+		r := WaitingBehind(ahead, "ws/head")
+		if r.ahead() != ahead || r.Code() != ReasonBehind || r.str() != "ws/head" {
+			t.Errorf("WaitingBehind(%d) = ahead %d, code %q, head %q", ahead, r.ahead(), r.Code(), r.str())
+		}
+	}
+	if r := WaitingBehind(maxAhead+5, "h"); r.ahead() != maxAhead || r.Code() != ReasonBehind || r.str() != "h" {
+		t.Errorf("a count past 28 bits = ahead %d, code %q, head %q", r.ahead(), r.Code(), r.str())
+	}
+	if r := WaitingBehind(0, ""); r.ahead() != 1 || r.str() != "" || r.Message() != "waiting behind 1 higher-priority or earlier job (next: )" {
+		t.Errorf("WaitingBehind(0, \"\") says %q", r.Message())
+	}
+	long := strings.Repeat("x", 100_000)
+	if r := NewReason(ReasonNoNodes, long); r.Message() != long || r.Code() != ReasonNoNodes {
+		t.Error("a 100,000-byte sentence is not kept whole")
+	}
+	buf := []byte("quota exhausted: gpu")
+	r := NewReason(ReasonQuota, string(buf))
+	copy(buf, "XXXXXXXXXXXXXXXXXXXX")
+	runtime.GC()
+	if r.Message() != "quota exhausted: gpu" {
+		t.Errorf("the sentence changed with its source to %q", r.Message())
 	}
 }

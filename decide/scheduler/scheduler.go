@@ -570,7 +570,7 @@ func headReason(n, free, placed int, st ClusterState) Reason {
 			r = gangIncomplete(n, free, p)
 		}
 		if st.ProvisioningNote != "" {
-			r.text += "; " + st.ProvisioningNote
+			r = pack(r.code(), 0, r.str()+"; "+st.ProvisioningNote) // not a count: provisioning or a gang
 		}
 		return r
 	case !canGrow && st.Window != "":
