@@ -47,8 +47,10 @@ func codeIndex(code ReasonCode) uint8 {
 	}
 	n := len(knownCodes) + len(otherCodes.codes) + 1
 	if n > 255 {
-		// More codes than any version of Shoal has: the reason keeps no
-		// code rather than another code's.
+		// More codes than any version of Shoal has (243 unknown ones):
+		// the reason keeps no code rather than another code's. Such
+		// reasons' codes read back as "", so Same cannot tell two of
+		// them apart, and one with no sentence IsZero.
 		return 0
 	}
 	if otherCodes.index == nil {

@@ -29,8 +29,9 @@ type Reason struct {
 	noCompare [0]func()
 	// text points at the first byte of the sentence, or, when the count
 	// is above 0, of the ID of the job the count is behind
-	// (unsafe.StringData; nil for an empty one). It keeps those bytes
-	// alive as a string would.
+	// (unsafe.StringData). It keeps those bytes alive as a string would,
+	// the whole allocation they lie in included: an empty substring may
+	// point into its parent, as its string header did.
 	text *byte
 	// bits packs code (bits 0-7), the count (bits 8-35) and the text's
 	// length (bits 36-63).

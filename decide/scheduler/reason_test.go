@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // A reason kept as a count behind a head says the sentence it always
@@ -61,11 +63,32 @@ func TestReasonPacksItsFields(t *testing.T) {
 	if r := NewReason(ReasonNoNodes, long); r.Message() != long || r.Code() != ReasonNoNodes {
 		t.Error("a 100,000-byte sentence is not kept whole")
 	}
-	buf := []byte("quota exhausted: gpu")
-	r := NewReason(ReasonQuota, string(buf))
-	copy(buf, "XXXXXXXXXXXXXXXXXXXX")
-	runtime.GC()
-	if r.Message() != "quota exhausted: gpu" {
-		t.Errorf("the sentence changed with its source to %q", r.Message())
+	// The reason alone keeps its text's bytes: the buffer they lie in
+	// is not collected (its cleanup does not run) while the reason
+	// lives, and they still say what they said.
+	cleaned := make(chan struct{}, 1)
+	r := reasonOverBuffer(cleaned)
+	for range 3 {
+		runtime.GC()
 	}
+	select {
+	case <-cleaned:
+		t.Fatal("the text's buffer was collected while a reason held it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if got, want := r.Message(), "quota exhausted: "+strings.Repeat("g", 47); got != want {
+		t.Errorf("the sentence is now %q", got)
+	}
+	runtime.KeepAlive(r)
+}
+
+// reasonOverBuffer returns a reason whose text lies in a heap buffer of
+// its own, with a cleanup that says when the buffer is collected.
+//
+//go:noinline
+func reasonOverBuffer(cleaned chan<- struct{}) Reason {
+	b := make([]byte, 64)
+	copy(b, "quota exhausted: "+strings.Repeat("g", 47))
+	runtime.AddCleanup(&b[0], func(ch chan<- struct{}) { ch <- struct{}{} }, cleaned)
+	return NewReason(ReasonQuota, unsafe.String(&b[0], len(b)))
 }
