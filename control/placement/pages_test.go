@@ -84,7 +84,7 @@ func TestWholeQueuePassInPagesDecidesAsAtOnce(t *testing.T) {
 		if !reflect.DeepEqual(got.Placements, want.Placements) {
 			t.Errorf("page %d: placements %v, at once %v", page, got.Placements, want.Placements)
 		}
-		if !sameWaiting(got.Waiting, want.Waiting) {
+		if !scheduler.SameWaiting(got.Waiting, want.Waiting) {
 			for id, r := range want.Waiting {
 				if !got.Waiting[id].Same(r) {
 					t.Errorf("page %d: %s waits with %+v, at once with %+v", page, id, got.Waiting[id], r)
@@ -99,18 +99,4 @@ func TestWholeQueuePassInPagesDecidesAsAtOnce(t *testing.T) {
 			t.Errorf("page %d: the pass read %d queued jobs, want %d", page, p.Queued(), 2*len(counts))
 		}
 	}
-}
-
-// sameWaiting reports whether a and b hold the same jobs with reasons
-// that say the same (Reason has no ==).
-func sameWaiting(a, b map[string]scheduler.Reason) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for id, r := range a {
-		if o, ok := b[id]; !ok || !r.Same(o) {
-			return false
-		}
-	}
-	return true
 }

@@ -88,7 +88,7 @@ func TestPagesDecideWhatTheWholeQueueDoes(t *testing.T) {
 		if (len(whole.Placements) > 0 || len(paged.Placements) > 0) && !reflect.DeepEqual(whole.Placements, paged.Placements) {
 			t.Fatalf("seed %d: placements at once %v, in pages %v", seed, whole.Placements, paged.Placements)
 		}
-		if !sameWaiting(whole.Waiting, paged.Waiting) {
+		if !SameWaiting(whole.Waiting, paged.Waiting) {
 			for id, w := range whole.Waiting {
 				if !paged.Waiting[id].Same(w) {
 					t.Errorf("seed %d: %s waits with %+v at once, %+v in pages", seed, id, w, paged.Waiting[id])
@@ -136,18 +136,4 @@ func TestBlockedCarriesTheHeadToTheNextPage(t *testing.T) {
 	if b := res.Blocked[key]; b != (Behind{Head: "ws/a", Ahead: 4}) {
 		t.Errorf("Blocked after the page = %v, want ws/a with 4 ahead", b)
 	}
-}
-
-// sameWaiting reports whether a and b hold the same jobs with reasons
-// that say the same (Reason has no ==).
-func sameWaiting(a, b map[string]Reason) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for id, r := range a {
-		if o, ok := b[id]; !ok || !r.Same(o) {
-			return false
-		}
-	}
-	return true
 }

@@ -132,6 +132,21 @@ func (r Reason) Same(o Reason) bool {
 	return string(r.AppendMessage(buf[:0])) == o.str()
 }
 
+// SameWaiting reports whether a and b hold the same jobs with reasons
+// that say the same (see Same): what two passes' Result.Waiting are
+// compared with, since reasons have no ==.
+func SameWaiting(a, b map[string]Reason) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, r := range a {
+		if o, ok := b[id]; !ok || !r.Same(o) {
+			return false
+		}
+	}
+	return true
+}
+
 // String returns the code and the sentence, for logs and test failures
 // (a reason's fields are a pointer and packed bits).
 func (r Reason) String() string { return string(r.Code()) + ": " + r.Message() }

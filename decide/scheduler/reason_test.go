@@ -92,3 +92,25 @@ func reasonOverBuffer(cleaned chan<- struct{}) Reason {
 	runtime.AddCleanup(&b[0], func(ch chan<- struct{}) { ch <- struct{}{} }, cleaned)
 	return NewReason(ReasonQuota, unsafe.String(&b[0], len(b)))
 }
+
+// SameWaiting compares two passes' waiting jobs by what their reasons
+// say: a count and its sentence read back are the same; another job, a
+// missing one or another sentence is not.
+func TestSameWaiting(t *testing.T) {
+	count := map[string]Reason{"ws/a": WaitingBehind(2, "ws/h"), "ws/b": NewReason(ReasonQuota, "q")}
+	read := map[string]Reason{"ws/a": NewReason(ReasonBehind, WaitingBehind(2, "ws/h").Message()), "ws/b": NewReason(ReasonQuota, "q")}
+	if !SameWaiting(count, read) || !SameWaiting(read, count) || !SameWaiting(nil, map[string]Reason{}) {
+		t.Error("the same reasons kept two ways differ")
+	}
+	for name, other := range map[string]map[string]Reason{
+		"a job fewer":      {"ws/a": WaitingBehind(2, "ws/h")},
+		"another job":      {"ws/a": WaitingBehind(2, "ws/h"), "ws/c": NewReason(ReasonQuota, "q")},
+		"another count":    {"ws/a": WaitingBehind(3, "ws/h"), "ws/b": NewReason(ReasonQuota, "q")},
+		"another sentence": {"ws/a": WaitingBehind(2, "ws/h"), "ws/b": NewReason(ReasonQuota, "r")},
+		"another code":     {"ws/a": WaitingBehind(2, "ws/h"), "ws/b": NewReason(ReasonAtMax, "q")},
+	} {
+		if SameWaiting(count, other) || SameWaiting(other, count) {
+			t.Errorf("%s: SameWaiting says the same", name)
+		}
+	}
+}

@@ -367,15 +367,7 @@ func TestDeterministic(t *testing.T) {
 // that says the same (Reason has no ==, and reflect.DeepEqual would look
 // at the first byte of each reason's text alone).
 func sameResult(a, b scheduler.Result) bool {
-	if !reflect.DeepEqual(a.Placements, b.Placements) || !reflect.DeepEqual(a.Blocked, b.Blocked) || len(a.Waiting) != len(b.Waiting) {
-		return false
-	}
-	for id, r := range a.Waiting {
-		if o, ok := b.Waiting[id]; !ok || !r.Same(o) {
-			return false
-		}
-	}
-	return true
+	return reflect.DeepEqual(a.Placements, b.Placements) && reflect.DeepEqual(a.Blocked, b.Blocked) && scheduler.SameWaiting(a.Waiting, b.Waiting)
 }
 
 func TestInputOrderDoesNotMatter(t *testing.T) {
