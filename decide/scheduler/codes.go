@@ -10,9 +10,9 @@ var knownCodes = [...]ReasonCode{
 	ReasonImageMismatch, ReasonGangTimeout, ReasonScaleWindow,
 }
 
-// behindIndex is ReasonBehind's index, which WaitingBehind sets without a
-// lookup.
-const behindIndex = 5
+// behindIndex is ReasonBehind's index, looked up once: WaitingBehind
+// makes most of a long queue's reasons.
+var behindIndex = codeIndex(ReasonBehind)
 
 // otherCodes holds the codes met that this package does not name (read
 // back from a store written by another version), after knownCodes: an
