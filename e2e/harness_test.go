@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -383,6 +384,19 @@ func (s *server) cleanup() {
 		logs, _ := filepath.Glob(filepath.Join(s.nodesDir, "*", "agent.log"))
 		for _, path := range logs {
 			s.t.Logf("agent log (%s):\n%s", path, tailLines(path, 60))
+		}
+		// An instance's applications (Jupyter, custom ones) log in an
+		// app-logs folder of their instance's: a proxied request's 502
+		// is explained there.
+		var appLogs []string
+		_ = filepath.WalkDir(s.nodesDir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "app-logs" && len(appLogs) < 8 {
+				appLogs = append(appLogs, path)
+			}
+			return nil
+		})
+		for _, path := range appLogs {
+			s.t.Logf("application log (%s):\n%s", path, tailLines(path, 40))
 		}
 	}
 }

@@ -404,13 +404,29 @@ func runKernel(t *testing.T, s *server, token, path, code string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, resp, err := websocket.Dial(ctx, "ws://"+s.addr+path, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
-	if err != nil {
-		status := 0
-		if resp != nil {
-			status = resp.StatusCode
+	var c *websocket.Conn
+	for attempt := 1; ; attempt++ {
+		var resp *http.Response
+		var err error
+		c, resp, err = websocket.Dial(ctx, "ws://"+s.addr+path, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+		if err == nil {
+			break
 		}
-		t.Fatalf("kernel WebSocket through the proxy: %v (status %d)", err, status)
+		status, body := 0, []byte(nil)
+		if resp != nil {
+			// The dialer keeps the first 1 KiB of a refusal's body: the
+			// proxy's words for it.
+			status = resp.StatusCode
+			body, _ = io.ReadAll(resp.Body)
+		}
+		// A 502 is the proxy's "does not answer yet, try again in a
+		// moment" (a kernel still starting on a loaded machine), and a
+		// notebook page reconnects on it too: a few tries, each logged.
+		if status != http.StatusBadGateway || attempt == 5 {
+			t.Fatalf("kernel WebSocket through the proxy (try %d): %v (status %d: %s)", attempt, err, status, body)
+		}
+		t.Logf("kernel WebSocket through the proxy, try %d: %v (status %d: %s); trying again", attempt, err, status, body)
+		time.Sleep(time.Second)
 	}
 	defer c.CloseNow()
 	c.SetReadLimit(1 << 22)
