@@ -131,25 +131,35 @@ func (e *Engine) Host() string { return e.host }
 // HTTP, and the GPUs this host can give containers.
 func (e *Engine) Info(ctx context.Context) (Info, error) {
 	const op = "engine info"
-	ver, err := e.cli.ServerVersion(ctx)
-	if err != nil {
-		return Info{}, classify(op, err)
+	// Which engine and its version are what Open's ping said; /version
+	// is asked only when the ping did not say. On podman each of /version
+	// and /info gathers the whole host report, running dpkg (or rpm)
+	// three times to name the packages of runc, conmon and slirp4netns:
+	// about 1.3 s of CPU each on a Debian host with many packages, which
+	// every node paid twice as it joined.
+	engine, version := e.engine, e.version
+	if version == "" {
+		ver, err := e.cli.ServerVersion(ctx)
+		if err != nil {
+			return Info{}, classify(op, err)
+		}
+		engine, version = "docker", ver.Version
+		if isPodman(ver.Components) {
+			engine = "podman"
+		}
 	}
 	sys, err := e.cli.Info(ctx)
 	if err != nil {
 		return Info{}, classify(op, err)
 	}
 	info := Info{
-		Engine:        "docker",
-		Version:       ver.Version,
+		Engine:        engine,
+		Version:       version,
 		APIVersion:    e.cli.ClientVersion(),
 		Runtime:       sys.DefaultRuntime,
 		StorageDriver: sys.Driver,
 		StorageRoot:   sys.DockerRootDir,
 		FreeBytes:     freeBytes(sys.DockerRootDir),
-	}
-	if isPodman(ver.Components) {
-		info.Engine = "podman"
 	}
 	if reg := sys.RegistryConfig; reg != nil {
 		for _, cidr := range reg.InsecureRegistryCIDRs {

@@ -1,0 +1,85 @@
+package container_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shoal-ml/shoal/agent/container"
+)
+
+// podman answers /version and /info each with its whole host report,
+// for which it runs dpkg (or rpm) to name the packages of runc, conmon
+// and slirp4netns: over a second of CPU each. The engine and its
+// version are what Open's ping said, so Info asks /info alone; an engine
+// whose ping names neither is asked /version once, by Open. (An HTTP server
+// speaking the engine API's few routes stands in for the engine: the
+// count of requests is what is checked, which a real podman does not
+// tell.)
+func TestInfoAsksVersionOnlyWhenThePingDidNotSay(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		pingHeader   map[string]string
+		wantEngine   string
+		wantVersion  string
+		wantVersions int32
+	}{
+		{"podman", map[string]string{"Libpod-Api-Version": "4.3.1"}, "podman", "4.3.1", 0},
+		{"docker", map[string]string{"Server": "Docker/27.3.1 (linux)"}, "docker", "27.3.1", 0},
+		{"silent", nil, "podman", "4.9.0", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var versions, infos atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Api-Version", "1.41")
+				switch {
+				case strings.HasSuffix(r.URL.Path, "/_ping"):
+					for k, v := range tc.pingHeader {
+						w.Header().Set(k, v)
+					}
+					_, _ = w.Write([]byte("OK"))
+				case strings.HasSuffix(r.URL.Path, "/version"):
+					versions.Add(1)
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"Version":"4.9.0","ApiVersion":"1.41","Components":[{"Name":"Podman Engine","Version":"4.9.0"}]}`))
+				case strings.HasSuffix(r.URL.Path, "/info"):
+					infos.Add(1)
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"Driver":"overlay","DockerRootDir":"/nonexistent","DefaultRuntime":"runc"}`))
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			// A socket, as podman's service and Docker listen on: the
+			// client's ping names no host to dial.
+			sock := filepath.Join(t.TempDir(), "engine.sock")
+			l, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Listener = l
+			srv.Start()
+			defer srv.Close()
+			e, err := container.Open(context.Background(), container.Config{Host: "unix://" + sock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			info, err := e.Info(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Engine != tc.wantEngine || info.Version != tc.wantVersion || info.Runtime != "runc" || info.StorageDriver != "overlay" {
+				t.Errorf("info %+v; want %s %s, runtime runc, driver overlay", info, tc.wantEngine, tc.wantVersion)
+			}
+			if got := versions.Load(); got != tc.wantVersions || infos.Load() != 1 {
+				t.Errorf("Open and Info asked /version %d and /info %d times; want %d and 1", got, infos.Load(), tc.wantVersions)
+			}
+		})
+	}
+}
