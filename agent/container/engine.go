@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/client"
+	"golang.org/x/sync/singleflight"
 )
 
 // Engine is the Runtime over the Docker Engine API, served by Docker or
@@ -37,6 +38,9 @@ type Engine struct {
 	// lastInfo is the engine's latest Info, which checkInsecure reads
 	// before asking again: podman's info takes most of a second.
 	lastInfo *Info
+	// infoFlight shares one Info request among the callers that ask
+	// while it is under way.
+	infoFlight singleflight.Group
 }
 
 var _ Runtime = (*Engine)(nil)
@@ -129,7 +133,36 @@ func (e *Engine) Host() string { return e.host }
 // Info describes the engine: which one (podman names itself among the
 // version's components), its storage, the registries it reaches over
 // HTTP, and the GPUs this host can give containers.
+//
+// Calls made while one is under way share its answer (a node's join and
+// its first pull from an insecure registry ask at once), since each
+// costs podman over a second of CPU; a caller that must see a change
+// made since (SetInsecureRegistries) asks again until it does.
 func (e *Engine) Info(ctx context.Context) (Info, error) {
+	ch := e.infoFlight.DoChan("info", func() (any, error) {
+		// Not the first caller's context: its end would fail the
+		// others' waits too.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), infoTimeout)
+		defer cancel()
+		return e.info(ctx)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return Info{}, r.Err
+		}
+		return r.Val.(Info), nil
+	case <-ctx.Done():
+		return Info{}, classify("engine info", ctx.Err())
+	}
+}
+
+// infoTimeout bounds one shared Info request (podman's takes seconds
+// on a loaded host).
+const infoTimeout = 2 * time.Minute
+
+// info asks the engine for Info.
+func (e *Engine) info(ctx context.Context) (Info, error) {
 	const op = "engine info"
 	// Which engine and its version are what Open's ping said; /version
 	// is asked only when the ping did not say. On podman each of /version

@@ -2,6 +2,7 @@ package container_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/agent/container"
 )
@@ -81,5 +83,75 @@ func TestInfoAsksVersionOnlyWhenThePingDidNotSay(t *testing.T) {
 				t.Errorf("Open and Info asked /version %d and /info %d times; want %d and 1", got, infos.Load(), tc.wantVersions)
 			}
 		})
+	}
+}
+
+// Infos asked while one is under way share its answer: a node's join
+// and its first pull from an insecure registry ask at once, and each
+// costs podman over a second of CPU. One caller giving up (its context
+// ends) fails neither the request nor the others' waits.
+func TestConcurrentInfosShareOneRequest(t *testing.T) {
+	var infos atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.41")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/_ping"):
+			w.Header().Set("Libpod-Api-Version", "4.3.1")
+			_, _ = w.Write([]byte("OK"))
+		case strings.HasSuffix(r.URL.Path, "/info"):
+			infos.Add(1)
+			<-release
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"Driver":"overlay","DockerRootDir":"/nonexistent","DefaultRuntime":"runc"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	sock := filepath.Join(t.TempDir(), "engine.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = l
+	srv.Start()
+	defer srv.Close()
+	e, err := container.Open(context.Background(), container.Config{Host: "unix://" + sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	impatient, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 4)
+	for i := range 4 {
+		ctx := context.Background()
+		if i == 0 {
+			ctx = impatient
+		}
+		go func() {
+			info, err := e.Info(ctx)
+			if err == nil && info.StorageDriver != "overlay" {
+				err = errors.New("no storage driver in " + info.Engine)
+			}
+			errs <- err
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for infos.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the others join the request under way
+	cancel()
+	if err := <-errs; err == nil {
+		t.Error("the caller whose context ended got an answer; want its context's error")
+	}
+	close(release)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Errorf("a caller sharing the request: %v", err)
+		}
+	}
+	if got := infos.Load(); got != 1 {
+		t.Errorf("the engine was asked /info %d times by 4 callers at once; want 1", got)
 	}
 }
