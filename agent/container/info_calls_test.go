@@ -15,18 +15,70 @@ import (
 	"github.com/shoal-ml/shoal/agent/container"
 )
 
+// fakeEngine is an HTTP server on a socket speaking the engine API's
+// few routes Open and Info use, counting the requests to /version and
+// /info: a real podman does not tell how often it was asked. ping's
+// headers name the engine (or nothing); before, when not nil, is
+// waited on before /info answers.
+type fakeEngine struct {
+	ping           map[string]string
+	before         chan struct{}
+	versions, info atomic.Int32
+}
+
+// open starts f and opens an Engine on it.
+func (f *fakeEngine) open(t *testing.T) *container.Engine {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.41")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/_ping"):
+			for k, v := range f.ping {
+				w.Header().Set(k, v)
+			}
+			_, _ = w.Write([]byte("OK"))
+		case strings.HasSuffix(r.URL.Path, "/version"):
+			f.versions.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"Version":"4.9.0","ApiVersion":"1.41","Components":[{"Name":"Podman Engine","Version":"4.9.0"}]}`))
+		case strings.HasSuffix(r.URL.Path, "/info"):
+			f.info.Add(1)
+			if f.before != nil {
+				<-f.before
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"Driver":"overlay","DockerRootDir":"/nonexistent","DefaultRuntime":"runc"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	// A socket, as podman's service and Docker listen on: the client's
+	// ping names no host to dial.
+	sock := filepath.Join(t.TempDir(), "engine.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e, err := container.Open(context.Background(), container.Config{Host: "unix://" + sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
 // podman answers /version and /info each with its whole host report,
 // for which it runs dpkg (or rpm) to name the packages of runc, conmon
 // and slirp4netns: over a second of CPU each. The engine and its
 // version are what Open's ping said, so Info asks /info alone; an engine
-// whose ping names neither is asked /version once, by Open. (An HTTP server
-// speaking the engine API's few routes stands in for the engine: the
-// count of requests is what is checked, which a real podman does not
-// tell.)
+// whose ping names neither is asked /version once, by Open.
 func TestInfoAsksVersionOnlyWhenThePingDidNotSay(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
-		pingHeader   map[string]string
+		ping         map[string]string
 		wantEngine   string
 		wantVersion  string
 		wantVersions int32
@@ -36,51 +88,16 @@ func TestInfoAsksVersionOnlyWhenThePingDidNotSay(t *testing.T) {
 		{"silent", nil, "podman", "4.9.0", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var versions, infos atomic.Int32
-			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Api-Version", "1.41")
-				switch {
-				case strings.HasSuffix(r.URL.Path, "/_ping"):
-					for k, v := range tc.pingHeader {
-						w.Header().Set(k, v)
-					}
-					_, _ = w.Write([]byte("OK"))
-				case strings.HasSuffix(r.URL.Path, "/version"):
-					versions.Add(1)
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = w.Write([]byte(`{"Version":"4.9.0","ApiVersion":"1.41","Components":[{"Name":"Podman Engine","Version":"4.9.0"}]}`))
-				case strings.HasSuffix(r.URL.Path, "/info"):
-					infos.Add(1)
-					w.Header().Set("Content-Type", "application/json")
-					_, _ = w.Write([]byte(`{"Driver":"overlay","DockerRootDir":"/nonexistent","DefaultRuntime":"runc"}`))
-				default:
-					http.NotFound(w, r)
-				}
-			}))
-			// A socket, as podman's service and Docker listen on: the
-			// client's ping names no host to dial.
-			sock := filepath.Join(t.TempDir(), "engine.sock")
-			l, err := net.Listen("unix", sock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv.Listener = l
-			srv.Start()
-			defer srv.Close()
-			e, err := container.Open(context.Background(), container.Config{Host: "unix://" + sock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			info, err := e.Info(context.Background())
+			f := &fakeEngine{ping: tc.ping}
+			info, err := f.open(t).Info(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if info.Engine != tc.wantEngine || info.Version != tc.wantVersion || info.Runtime != "runc" || info.StorageDriver != "overlay" {
 				t.Errorf("info %+v; want %s %s, runtime runc, driver overlay", info, tc.wantEngine, tc.wantVersion)
 			}
-			if got := versions.Load(); got != tc.wantVersions || infos.Load() != 1 {
-				t.Errorf("Open and Info asked /version %d and /info %d times; want %d and 1", got, infos.Load(), tc.wantVersions)
+			if got := f.versions.Load(); got != tc.wantVersions || f.info.Load() != 1 {
+				t.Errorf("Open and Info asked /version %d and /info %d times; want %d and 1", got, f.info.Load(), tc.wantVersions)
 			}
 		})
 	}
@@ -91,36 +108,8 @@ func TestInfoAsksVersionOnlyWhenThePingDidNotSay(t *testing.T) {
 // costs podman over a second of CPU. One caller giving up (its context
 // ends) fails neither the request nor the others' waits.
 func TestConcurrentInfosShareOneRequest(t *testing.T) {
-	var infos atomic.Int32
-	release := make(chan struct{})
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Api-Version", "1.41")
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/_ping"):
-			w.Header().Set("Libpod-Api-Version", "4.3.1")
-			_, _ = w.Write([]byte("OK"))
-		case strings.HasSuffix(r.URL.Path, "/info"):
-			infos.Add(1)
-			<-release
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"Driver":"overlay","DockerRootDir":"/nonexistent","DefaultRuntime":"runc"}`))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	sock := filepath.Join(t.TempDir(), "engine.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Listener = l
-	srv.Start()
-	defer srv.Close()
-	e, err := container.Open(context.Background(), container.Config{Host: "unix://" + sock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	f := &fakeEngine{ping: map[string]string{"Libpod-Api-Version": "4.3.1"}, before: make(chan struct{})}
+	e := f.open(t)
 	impatient, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 4)
 	for i := range 4 {
@@ -137,7 +126,7 @@ func TestConcurrentInfosShareOneRequest(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for infos.Load() == 0 && time.Now().Before(deadline) {
+	for f.info.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // the others join the request under way
@@ -145,13 +134,13 @@ func TestConcurrentInfosShareOneRequest(t *testing.T) {
 	if err := <-errs; err == nil {
 		t.Error("the caller whose context ended got an answer; want its context's error")
 	}
-	close(release)
+	close(f.before)
 	for range 3 {
 		if err := <-errs; err != nil {
 			t.Errorf("a caller sharing the request: %v", err)
 		}
 	}
-	if got := infos.Load(); got != 1 {
+	if got := f.info.Load(); got != 1 {
 		t.Errorf("the engine was asked /info %d times by 4 callers at once; want 1", got)
 	}
 }
