@@ -390,8 +390,10 @@ func (s *server) cleanup() {
 		// is explained there.
 		var appLogs []string
 		_ = filepath.WalkDir(s.nodesDir, func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "app-logs" && len(appLogs) < 8 {
-				appLogs = append(appLogs, path)
+			if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "app-logs" {
+				if appLogs = append(appLogs, path); len(appLogs) == 8 {
+					return fs.SkipAll
+				}
 			}
 			return nil
 		})

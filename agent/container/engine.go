@@ -130,15 +130,19 @@ func (e *Engine) Close() error { return e.cli.Close() }
 // Host is the address the engine was opened at.
 func (e *Engine) Host() string { return e.host }
 
-// Info describes the engine: which one (podman names itself among the
-// version's components), its storage, the registries it reaches over
-// HTTP, and the GPUs this host can give containers.
+// Info describes the engine: which one and its version (what Open's
+// ping said), its storage, the registries it reaches over HTTP, and the
+// GPUs this host can give containers. Its slices are shared with the
+// other callers of a shared answer: read them, do not change them.
 //
 // Calls made while one is under way share its answer (a node's join and
 // its first pull from an insecure registry ask at once), since each
 // costs podman over a second of CPU; a caller that must see a change
 // made since (SetInsecureRegistries) asks again until it does.
 func (e *Engine) Info(ctx context.Context) (Info, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, fmt.Errorf("engine info: %w", err)
+	}
 	ch := e.infoFlight.DoChan("info", func() (any, error) {
 		// Not the first caller's context: its end would fail the
 		// others' waits too.
@@ -153,7 +157,7 @@ func (e *Engine) Info(ctx context.Context) (Info, error) {
 		}
 		return r.Val.(Info), nil
 	case <-ctx.Done():
-		return Info{}, classify("engine info", ctx.Err())
+		return Info{}, fmt.Errorf("engine info: %w", ctx.Err())
 	}
 }
 

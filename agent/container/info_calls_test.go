@@ -111,13 +111,14 @@ func TestConcurrentInfosShareOneRequest(t *testing.T) {
 	f := &fakeEngine{ping: map[string]string{"Libpod-Api-Version": "4.3.1"}, before: make(chan struct{})}
 	e := f.open(t)
 	impatient, cancel := context.WithCancel(context.Background())
-	errs := make(chan error, 4)
+	errs, asking := make(chan error, 4), make(chan struct{}, 4)
 	for i := range 4 {
 		ctx := context.Background()
 		if i == 0 {
 			ctx = impatient
 		}
 		go func() {
+			asking <- struct{}{}
 			info, err := e.Info(ctx)
 			if err == nil && info.StorageDriver != "overlay" {
 				err = errors.New("no storage driver in " + info.Engine)
@@ -125,22 +126,41 @@ func TestConcurrentInfosShareOneRequest(t *testing.T) {
 			errs <- err
 		}()
 	}
+	// The request is held at the engine until every caller has asked
+	// (a second after the last said it would: on a loaded machine a
+	// goroutine may wait that long between the two).
+	for range 4 {
+		<-asking
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for f.info.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(100 * time.Millisecond) // the others join the request under way
+	time.Sleep(time.Second)
 	cancel()
-	if err := <-errs; err == nil {
-		t.Error("the caller whose context ended got an answer; want its context's error")
+	next := func() error {
+		select {
+		case err := <-errs:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("a caller of Info did not return within 30 s")
+			return nil
+		}
+	}
+	if err := next(); !errors.Is(err, context.Canceled) {
+		t.Errorf("the caller whose context ended got %v; want its context's error", err)
 	}
 	close(f.before)
 	for range 3 {
-		if err := <-errs; err != nil {
+		if err := next(); err != nil {
 			t.Errorf("a caller sharing the request: %v", err)
 		}
 	}
 	if got := f.info.Load(); got != 1 {
 		t.Errorf("the engine was asked /info %d times by 4 callers at once; want 1", got)
+	}
+	// A caller whose context has ended asks nothing.
+	if _, err := e.Info(impatient); !errors.Is(err, context.Canceled) || f.info.Load() != 1 {
+		t.Errorf("Info on an ended context: %v, /info asked %d times; want its context's error and no request", err, f.info.Load())
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -118,11 +117,8 @@ func (s *Proxy) serve(w http.ResponseWriter, r *http.Request, t *computes.Instan
 				s.Errors.Write(w, r, err)
 				return
 			}
-			if log := s.Errors.Log; log != nil && r.Context().Err() == nil {
-				// The caller reads the cause in the 502's body; the
-				// operator needs it too, beside the request's log line.
-				log.Warn("application did not answer", slog.String("application", what), slog.String("path", r.URL.Path), slog.Any("err", err))
-			}
+			// The cause is in the 502's body, and (httpx.FailureNote)
+			// in the server's request log beside the status.
 			s.Errors.Write(w, r, core.Errorf(core.EUNAVAILABLE, "%s does not answer yet (%v); if it just started, try again in a moment", what, err))
 		},
 	}

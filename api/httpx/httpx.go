@@ -87,7 +87,11 @@ func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
 		arm.WriteError(w, err)
 		return
 	}
-	WriteErrorJSON(w, StatusFor(code), ErrorBody{Error: ErrorDetail{Code: code, Message: core.ErrorMessage(err), Target: core.ErrorField(err)}})
+	status := StatusFor(code)
+	if status >= 500 && code != core.EINTERNAL {
+		noteFailure(r.Context(), core.ErrorMessage(err))
+	}
+	WriteErrorJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: core.ErrorMessage(err), Target: core.ErrorField(err)}})
 }
 
 // TooLargeMessage is the message of a request whose body is larger than

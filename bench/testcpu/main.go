@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -36,6 +37,16 @@ func main() {
 	flag.Parse()
 	if flag.NArg() == 0 {
 		log.Fatal("usage: testcpu [--interval 1s] [--top 40] [--out FILE] -- CMD [ARG...]")
+	}
+	w := io.Writer(os.Stdout)
+	if *out != "" {
+		// Made before the run, so that a bad path fails now, not after it.
+		f, err := os.Create(*out)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		w = io.MultiWriter(os.Stdout, f)
 	}
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -62,15 +73,6 @@ loop:
 	}
 	wall := time.Since(began)
 	endCPU, _ := machineCPU("/proc/stat")
-	w := io.Writer(os.Stdout)
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer f.Close()
-		w = io.MultiWriter(os.Stdout, f)
-	}
 	s.report(w, wall, (endCPU-startCPU)/float64(clockTicks), *top)
 	var exit *exec.ExitError
 	if errors.As(runErr, &exit) {
@@ -88,6 +90,7 @@ type proc struct {
 	pid, ppid int
 	comm      string
 	ticks     int64 // utime + stime
+	start     int64 // starttime: with pid, names one process across pid reuse
 }
 
 // parseStat reads a /proc/<pid>/stat line. The command name is between
@@ -102,17 +105,19 @@ func parseStat(line string) (proc, error) {
 		return proc{}, err
 	}
 	f := strings.Fields(line[r+1:])
-	// state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-	if len(f) < 13 {
+	// state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+	// utime stime cutime cstime priority nice threads itrealvalue starttime
+	if len(f) < 20 {
 		return proc{}, fmt.Errorf("short stat line %q", line)
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	ut, err2 := strconv.ParseInt(f[11], 10, 64)
 	st, err3 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	start, err4 := strconv.ParseInt(f[19], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return proc{}, err
 	}
-	return proc{pid: pid, ppid: ppid, comm: line[l+1 : r], ticks: ut + st}, nil
+	return proc{pid: pid, ppid: ppid, comm: line[l+1 : r], ticks: ut + st, start: start}, nil
 }
 
 // readProcs reads every process's stat under root ("/proc"); one that
@@ -129,11 +134,25 @@ func readProcs(root string) map[int]proc {
 			continue
 		}
 		if p, err := parseStat(string(b)); err == nil {
+			if len(p.comm) == commLen {
+				// The kernel keeps 15 bytes of a name: "parallelapi.test"
+				// is "parallelapi.tes". The program's own path says.
+				if argv, err := os.ReadFile(root + "/" + e.Name() + "/cmdline"); err == nil {
+					arg0, _, _ := strings.Cut(string(argv), "\x00")
+					if base := arg0[strings.LastIndexByte(arg0, '/')+1:]; strings.HasPrefix(base, p.comm) {
+						p.comm = base
+					}
+				}
+			}
 			out[p.pid] = p
 		}
 	}
 	return out
 }
+
+// commLen is the length of a truncated command name in /proc's stat
+// (TASK_COMM_LEN less its NUL).
+const commLen = 15
 
 // machineCPU is the busy time of all CPUs in ticks, from /proc/stat's
 // first line (everything but idle and iowait).
@@ -154,7 +173,7 @@ func machineCPU(path string) (float64, error) {
 		if i == 3 || i == 4 { // idle, iowait
 			continue
 		}
-		if i >= 8 { // guest times are inside user's already
+		if i >= 7 { // steal is another guest's; guest times are in user's already
 			break
 		}
 		busy += n
@@ -162,17 +181,19 @@ func machineCPU(path string) (float64, error) {
 	return busy, nil
 }
 
-// seen is what the sampler knows of one process.
+// seen is what the sampler knows of one process under one name.
 type seen struct {
 	comm, owner string
-	base, ticks int64 // CPU before the run (for processes already there), and the latest
+	base, ticks int64 // CPU before the run (or before this name), and the latest
+	start       int64 // the process's start time (pid reuse tells by it)
 	count       bool  // first seen after the run began
 }
 
 // sampler accumulates samples of /proc.
 type sampler struct {
 	hz    int
-	procs map[int]*seen
+	procs map[int]*seen // by pid: the process now known under it
+	done  []*seen       // processes (or names) replaced since
 	n     int
 }
 
@@ -184,24 +205,22 @@ func (s *sampler) sample(table map[int]proc, first bool) {
 	s.n++
 	for pid, p := range table {
 		old := s.procs[pid]
-		if old != nil && old.comm == p.comm && p.ticks >= old.ticks {
-			old.ticks = p.ticks
+		same := old != nil && old.start == p.start
+		if same && old.comm == p.comm {
+			old.ticks = max(old.ticks, p.ticks)
 			continue
 		}
-		if old != nil && old.comm != p.comm && old.owner != "" {
-			// The same pid, another program: exec (a shell running
-			// its command) or a reused pid. Keep what the first spent
-			// under a key of its own.
-			s.procs[-s.n*1_000_000-pid] = old
-		}
-		sn := &seen{comm: p.comm, owner: owner(pid, table), ticks: p.ticks, count: !first}
+		sn := &seen{comm: p.comm, owner: owner(pid, table), ticks: p.ticks, start: p.start, count: !first}
 		switch {
 		case first:
 			sn.base = p.ticks
-		case old != nil && p.ticks >= old.ticks:
+		case same:
 			// Renamed (exec, or a kernel worker taking another job):
 			// the CPU up to here was the first name's.
 			sn.base = old.ticks
+		}
+		if old != nil {
+			s.done = append(s.done, old) // a reused pid, or the name before
 		}
 		s.procs[pid] = sn
 	}
@@ -235,7 +254,8 @@ func (s *sampler) report(w io.Writer, wall time.Duration, machine float64, top i
 	}
 	byOwner, byCmd := map[string]*row{}, map[string]*row{}
 	var sum float64
-	for _, p := range s.procs {
+	all := slices.Collect(maps.Values(s.procs))
+	for _, p := range append(all, s.done...) {
 		secs := float64(p.ticks-p.base) / float64(s.hz)
 		sum += secs
 		for _, r := range []struct {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +57,52 @@ func TestSamplerChargesTheRunOnly(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// A pid used again by a new process of the same name (dpkg-query after
+// dpkg-query) counts both processes' CPU, told apart by start time.
+func TestSamplerCountsAReusedPidTwice(t *testing.T) {
+	s := newSampler(100)
+	s.sample(map[int]proc{10: {pid: 10, ppid: 1, comm: "x.test", ticks: 0, start: 1}}, true)
+	s.sample(map[int]proc{
+		10: {pid: 10, ppid: 1, comm: "x.test", ticks: 0, start: 1},
+		20: {pid: 20, ppid: 10, comm: "dpkg-query", ticks: 40, start: 100},
+	}, false)
+	s.sample(map[int]proc{
+		10: {pid: 10, ppid: 1, comm: "x.test", ticks: 0, start: 1},
+		20: {pid: 20, ppid: 10, comm: "dpkg-query", ticks: 30, start: 200},
+	}, false)
+	var out bytes.Buffer
+	s.report(&out, time.Second, 1, 10)
+	if want := "      0.7      2  x.test                   dpkg-query\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+}
+
+// The kernel keeps 15 bytes of a command's name: a test binary whose
+// name is longer is known by its command line's first word.
+func TestReadProcsNamesTruncatedTestBinaries(t *testing.T) {
+	root := t.TempDir()
+	for pid, files := range map[string][2]string{
+		"1234": {"1234 (parallelapi.tes) S 1 1 1 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 555 0 0", "/tmp/go-build1/b001/parallelapi.test\x00-test.v\x00"},
+		"1235": {"1235 (kworker/u8:3-ev) I 2 0 0 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9 0 0", ""},
+	} {
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(files[0]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "cmdline"), []byte(files[1]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readProcs(root)
+	if p := got[1234]; p.comm != "parallelapi.test" || p.ticks != 10 || p.start != 555 {
+		t.Errorf("pid 1234: %+v; want parallelapi.test, 10 ticks, started at 555", p)
+	}
+	if p := got[1235]; p.comm != "kworker/u8:3-ev" {
+		t.Errorf("pid 1235: %+v; want its name as the kernel gives it (no command line)", p)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shoal-ml/shoal/api/httpx"
 	"github.com/shoal-ml/shoal/internal/httpstatus"
 )
 
@@ -12,7 +13,8 @@ import (
 // request may take before it is logged as a warning.
 const slowRequest = 2 * time.Second
 
-// requestLog logs each request's method, path, status and duration: at
+// requestLog logs each request's method, path, status and duration (and
+// for a 5xx what the caller was answered, see httpx.FailureNote): at
 // debug level normally (one line per request drowned the log: 1,069 lines
 // in 7 minutes of a tour), as a warning when the server failed (5xx) or
 // an ordinary request was slow. Headers are never logged: they carry
@@ -30,7 +32,8 @@ func withRequestLog(next http.Handler, log *slog.Logger) http.Handler {
 func (h *requestLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &flushWatch{Writer: httpstatus.Wrap(w)}
-	h.next.ServeHTTP(rec, r)
+	ctx, failure := httpx.NoteFailures(r.Context())
+	h.next.ServeHTTP(rec, r.WithContext(ctx))
 	took := time.Since(start)
 	level, msg := slog.LevelDebug, "request"
 	switch {
@@ -41,8 +44,14 @@ func (h *requestLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// both are slow by design.
 		level, msg = slog.LevelWarn, "slow request"
 	}
-	h.log.LogAttrs(r.Context(), level, msg, slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.Status), slog.Duration("took", took))
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.Status), slog.Duration("took", took)}
+	if why := failure.Message(); why != "" && rec.Status >= 500 {
+		// What the caller was answered (an application that did not
+		// answer, a store that is away), not just its status.
+		attrs = append(attrs, slog.String("err", why))
+	}
+	h.log.LogAttrs(r.Context(), level, msg, attrs...)
 }
 
 // flushWatch remembers whether the answer was streamed.

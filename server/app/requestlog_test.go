@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-ml/shoal/api/httpx"
+	"github.com/shoal-ml/shoal/domain/core"
 )
 
 // logRequests runs h once through withRequestLog at the given level and
@@ -83,6 +86,39 @@ func TestServerErrorsCloseTheConnection(t *testing.T) {
 		resp.Body.Close()
 		if resp.Close != closed {
 			t.Errorf("%s: %d answered with the connection closed %v, want %v", path, resp.StatusCode, resp.Close, closed)
+		}
+	}
+}
+
+// A 5xx's line says what the caller was answered, as the handler wrote
+// it through httpx.Errors (an application that did not answer): the
+// status alone told nothing when CI's notebook WebSocket got a 502. An
+// internal error's detail is not repeated (it is logged where it is
+// written, and the caller is shown a generic message), nor is a
+// client's mistake noted.
+func TestRequestLogSaysWhyTheServerFailed(t *testing.T) {
+	errs := httpx.Errors{Log: slog.New(slog.DiscardHandler)}
+	for _, tc := range []struct {
+		err     error
+		want    string
+		wantErr bool
+	}{
+		{core.Errorf(core.EUNAVAILABLE, "application jupyter does not answer yet (dial tcp: connection refused)"), "status=502", true},
+		{core.Errorf(core.EINTERNAL, "secret detail"), "status=500", false},
+		{core.Errorf(core.ENOTFOUND, "no such job"), "", false},
+	} {
+		got := logRequests(t, slog.LevelInfo, time.Hour, func(w http.ResponseWriter, r *http.Request) { errs.Write(w, r, tc.err) }, "/x")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%v: logged %q, want %s", tc.err, got, tc.want)
+		}
+		if has := strings.Contains(got, `err=`); has != tc.wantErr {
+			t.Errorf("%v: logged %q; want its cause logged %v", tc.err, got, tc.wantErr)
+		}
+		if tc.wantErr && !strings.Contains(got, "connection refused") {
+			t.Errorf("%v: logged %q without the caller's message", tc.err, got)
+		}
+		if strings.Contains(got, "secret detail") {
+			t.Errorf("an internal error's detail in the request log: %q", got)
 		}
 	}
 }
