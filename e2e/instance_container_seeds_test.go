@@ -35,7 +35,10 @@ func TestInstanceContainerSeeds(t *testing.T) {
 	fireAt := time.Now().Add(4 * time.Minute)
 	t.Run("schedule seed created", func(t *testing.T) {
 		sched := instanceVariant(t, "schedule-example-i.yml", "expression: 0 18 * * *", fmt.Sprintf(`expression: "%d * * * *"`, fireAt.Minute()))
-		mustRun(t, s.env, "compute", "create", "-f", sched, "-o", "none")
+		// --no-wait: the wait is waitInstanceState's 3 minutes; the CLI's own
+		// (the run helper's 30 s) was too short for a container's start on a
+		// loaded CI machine.
+		mustRun(t, s.env, "compute", "create", "-f", sched, "-o", "none", "--no-wait")
 		v := waitInstanceState(t, s.env, "schedule-example-i", 3*time.Minute, "Running")
 		if v.Schedules == nil || len(v.Schedules.ComputeStartStop) != 1 || v.Schedules.ComputeStartStop[0]["action"] != "stop" {
 			t.Errorf("compute show's schedules %+v, want the seed's one stop", v.Schedules)
@@ -60,7 +63,7 @@ func TestInstanceContainerSeeds(t *testing.T) {
 		// from the instance's creation, which a loaded machine may answer
 		// seconds before the CLI returns (27.9 s measured from its return).
 		began := time.Now()
-		mustRun(t, s.env, "compute", "create", "-f", instanceFile(t, "idle-shutdown.yml"), "-o", "none")
+		mustRun(t, s.env, "compute", "create", "-f", instanceFile(t, "idle-shutdown.yml"), "-o", "none", "--no-wait")
 		waitInstanceState(t, s.env, "idle-example-i", 3*time.Minute, "Running")
 		if l := instanceContainers(t, env, "idle-example-i"); len(l) != 1 {
 			t.Errorf("idle-example-i runs %d containers, want 1", len(l))
@@ -85,7 +88,7 @@ func TestInstanceContainerSeeds(t *testing.T) {
 	t.Run("on behalf of seed", func(t *testing.T) {
 		file := instanceVariant(t, "create-on-behalf-of.yml", "command: echo set up for alice > welcome.txt",
 			"command: echo set up for alice > welcome.txt; id -un >> welcome.txt")
-		mustRun(t, s.env, "compute", "create", "-f", file, "-o", "none")
+		mustRun(t, s.env, "compute", "create", "-f", file, "-o", "none", "--no-wait")
 		v := waitInstanceState(t, s.env, "behalf-example-i", 3*time.Minute, "Running")
 		if v.AssignedUser != "alice" {
 			t.Errorf("assigned_user %q, want alice", v.AssignedUser)
@@ -120,7 +123,7 @@ func TestInstanceContainerSeeds(t *testing.T) {
 	// container of that image (the base image has no Jupyter, the
 	// instance's has) while the instance keeps running.
 	t.Run("jobs on the instance", func(t *testing.T) {
-		mustRun(t, s.env, "compute", "create", "--name", "job-ci", "--type", "computeinstance", "-o", "none")
+		mustRun(t, s.env, "compute", "create", "--name", "job-ci", "--type", "computeinstance", "-o", "none", "--no-wait")
 		waitInstanceState(t, s.env, "job-ci", 3*time.Minute, "Running")
 		// A job that names no environment runs in the instance's image
 		// (Jupyter is there, podman, the host's, is not).

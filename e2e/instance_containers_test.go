@@ -48,7 +48,10 @@ func TestInstanceContainers(t *testing.T) {
 	// of whose processes is root on the host, and its Jupyter answers
 	// through the proxy for alice only, a kernel running as azureuser.
 	t.Run("basic seed in a container", func(t *testing.T) {
-		mustRun(t, alice, "compute", "create", "-f", instanceFile(t, "basic-example-i.yml"), "-o", "none")
+		// --no-wait: the wait is waitInstanceState's 3 minutes; the CLI's own
+		// (the run helper's 30 s) was too short for a container's start on a
+		// loaded CI machine.
+		mustRun(t, alice, "compute", "create", "-f", instanceFile(t, "basic-example-i.yml"), "-o", "none", "--no-wait")
 		waitInstanceState(t, alice, "basic-example-i", 3*time.Minute, "Running")
 		if got := showIsolation(t, alice, "basic-example-i"); got != "container" {
 			t.Errorf("compute show's isolation = %q, want container", got)
@@ -120,7 +123,7 @@ func TestInstanceContainers(t *testing.T) {
         target: /srv/cloudfiles
         read_only: true
 `, env.Registry.Addr, testctr.PushedBase, alicePort, alicePort, alicePort))
-		mustRun(t, alice, "compute", "create", "-f", file, "-o", "none")
+		mustRun(t, alice, "compute", "create", "-f", file, "-o", "none", "--no-wait")
 		waitInstanceState(t, alice, "setup-example-i", 3*time.Minute, "Running")
 		if got := showIsolation(t, alice, "setup-example-i"); got != "container" {
 			t.Errorf("compute show's isolation = %q, want container", got)
@@ -145,7 +148,7 @@ func TestInstanceContainers(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "bob.yml")
 		writeFile(t, file, "name: bob-ci\ntype: computeinstance\nsize: STANDARD_DS3_v2\nsetup_scripts:\n  creation_script:\n    command: touch bob-marker.txt; "+
 			lookAround("alice-marker.txt")+"\n")
-		mustRun(t, bob, "compute", "create", "-f", file, "-o", "none")
+		mustRun(t, bob, "compute", "create", "-f", file, "-o", "none", "--no-wait")
 		waitInstanceState(t, bob, "bob-ci", 3*time.Minute, "Running")
 		checkApart(t, home("bob-ci"), "alice-marker.txt", "setup-example-i")
 
@@ -203,7 +206,7 @@ func TestInstanceContainers(t *testing.T) {
 	t.Run("ssh into the container", func(t *testing.T) {
 		key := sshKey(t, "k")
 		mustRun(t, alice, "compute", "create", "--name", "ssh-ci", "--type", "ComputeInstance",
-			"--ssh-public-access-enabled", "--ssh-key-value", "@"+key+".pub", "-o", "none")
+			"--ssh-public-access-enabled", "--ssh-key-value", "@"+key+".pub", "-o", "none", "--no-wait")
 		waitInstanceState(t, alice, "ssh-ci", 3*time.Minute, "Running")
 		v := showInstance(t, alice, "ssh-ci")
 		out, errOut, code := sshRun(t, key, v.SSHSettings.SSHPort,

@@ -107,7 +107,9 @@ func sshRun(t *testing.T, key string, port int, command string) (string, string,
 func runSSH(t *testing.T, key string, port int, user, command string) (string, string, int) {
 	t.Helper()
 	bin := testenv.OpenSSH(t, "ssh")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A session in an instance's container starts through the engine
+	// (podman exec), which took over 20 s on a loaded CI machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	args := append(sshOpts(t, key), "-p", strconv.Itoa(port), user+"@127.0.0.1", command)
 	cmd := exec.CommandContext(ctx, bin, args...)
