@@ -53,6 +53,8 @@ func main() {
 	s := newSampler(clockTicks)
 	startCPU, _ := machineCPU("/proc/stat")
 	s.sample(readProcs("/proc"), true)
+	// The wall clock is what is measured here (the run's length beside its
+	// CPU), not an input to a decision: no injected clock.
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
