@@ -24,7 +24,7 @@ type ctrFixture struct {
 }
 
 // containerJobsConfig gives TestContainerJobs's nodes leases of 4 s and
-// as much grace, not fastJobsConfig's 1 s: it runs in the test command's
+// as much grace, not the 1 s fastJobsConfig had then: it runs in the test command's
 // first minutes beside the compilation of every other test binary, where
 // a node with a 1 s lease was lost (2026-11-30, when it was serial), and
 // none of its subtests waits for a lease to run out.

@@ -20,7 +20,7 @@ import (
 
 // instanceContainersConfig gives the local location the test-built
 // instance image: every instance of the server runs in a container of it.
-// Its nodes' lease is longer than fastJobsConfig's second: an instance's
+// Its nodes' lease is longer than fastJobsConfig's 3 s: an instance's
 // agent starts containers and Jupyter while it heartbeats, and on a
 // loaded machine (CI's two cores beside other test packages) a 1 s lease
 // declared a healthy instance's machine lost.

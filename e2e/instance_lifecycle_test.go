@@ -273,9 +273,9 @@ func TestInstanceSurvivesServerRestart(t *testing.T) {
 		v := showInstance(t, s.env, "durable-ci")
 		return v.State == "Running" && v.SSHSettings.SSHPort == port, v.String()
 	})
-	time.Sleep(3 * time.Second) // a lease: the node must not be declared lost
+	time.Sleep(7 * time.Second) // a lease and its grace: the node must not be declared lost
 	if v := showInstance(t, s.env, "durable-ci"); v.State != "Running" {
-		t.Fatalf("after a lease: %s", v)
+		t.Fatalf("after a lease and its grace: %s", v)
 	}
 	if out, _, code := sshRun(t, key, port, "echo back"); code != 0 || out != "back\n" {
 		t.Fatalf("SSH after the restart: %d %q", code, out)

@@ -15,8 +15,19 @@ import (
 )
 
 // fastJobsConfig makes node loss and process kills quick: a node is lost
-// 2 s after its last heartbeat, and SIGKILL follows SIGTERM after 1 s.
-const fastJobsConfig = "node_lease: 1s\nnode_lease_grace: 1s\nkill_grace: 1s\n"
+// 6 s after its last heartbeat (lease 3 s + grace 3 s, where a server's
+// default is 30 s + 30 s), and SIGKILL follows SIGTERM after 1 s.
+//
+// The lease was 1 s + 1 s. On CI's two cores, beside the compilation of
+// other test binaries and podman's host reports, an agent or the server
+// now and then stood still for 2 s: a healthy node was declared lost and
+// its job ran a second attempt (TestNodesShareTheHostsImages, stop 55;
+// TestContainerJobs and the instance tests had been given longer leases
+// for the same cause). Agents sync every third of the lease, so 3 s also
+// makes each idle agent's heartbeats a third as many; work still reaches
+// an agent at once (its sync is a long poll the server answers when
+// there is work).
+const fastJobsConfig = "node_lease: 3s\nnode_lease_grace: 3s\nkill_grace: 1s\n"
 
 // jobView is what `shoal job show` prints, the fields the tests read.
 type jobView struct {

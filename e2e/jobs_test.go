@@ -399,9 +399,9 @@ func TestJobsServerKill9(t *testing.T) {
 command: echo "$SHOAL_JOB_NAME $SHOAL_ATTEMPT $SHOAL_NODE_ID" >> "$RUNLOG"; echo start; sleep $SECONDS_TO_RUN; echo done
 environment_variables:
   RUNLOG: `+runLog+`
-  SECONDS_TO_RUN: "4"
+  SECONDS_TO_RUN: "12"
 compute: azureml:`+cluster+"\n")
-	// Three jobs of 4 s are still running when the server comes back; a
+	// Three jobs of 12 s are still running when the server comes back; a
 	// fourth of 2 s ends while the server is down and reports when it is back.
 	var names []string
 	for range 3 {
@@ -423,7 +423,7 @@ compute: azureml:`+cluster+"\n")
 	s.kill9()
 	// Stay down longer than lease + grace: the agents must not be declared
 	// lost for the server's own absence.
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(6500 * time.Millisecond)
 	s.restart()
 
 	for _, name := range names {
@@ -485,15 +485,15 @@ func TestJobsAgentKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	// lease 1 s + grace 1 s, plus a controller tick and some slack.
-	const bound = 2*time.Second + 4*time.Second
+	// lease 3 s + grace 3 s, plus a controller tick and some slack.
+	const bound = 6*time.Second + 4*time.Second
 	waitFor(t, 20*time.Second, "node "+node1+" to be declared unusable or removed", func() (bool, string) {
 		nodes := listNodes(t, s, cluster)
 		i := slices.IndexFunc(nodes, func(n nodeView) bool { return n.ID == node1 })
 		return i < 0 || nodes[i].State == "unusable", describeNodes(nodes)
 	})
 	if d := time.Since(killed); d > bound {
-		t.Errorf("node %s was noticed lost %s after its agent died; lease + grace is 2 s", node1, d.Round(time.Millisecond))
+		t.Errorf("node %s was noticed lost %s after its agent died; lease + grace is 6 s", node1, d.Round(time.Millisecond))
 	}
 
 	j := waitJob(t, s, name, 30*time.Second, "Completed")

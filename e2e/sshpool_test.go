@@ -84,7 +84,7 @@ distribution:
 		t.Fatalf("the two ranks' nodes: %s; want one per host", describeNodes(wide))
 	}
 
-	// A host cut off mid-job: its node is lost after the lease (1 s + 1 s)
+	// A host cut off mid-job: its node is lost after the lease (3 s + 3 s)
 	// and the job runs again on the other host.
 	long := submitJob(t, s, writeJobFile(t, "type: command\ncommand: echo attempt $SHOAL_ATTEMPT on $SHOAL_NODE_ID; sleep 4\ncompute: azureml:wide\n"))
 	waitJob(t, s, long, 30*time.Second, "Running")
