@@ -16,12 +16,12 @@ import (
 
 // fastJobsConfig makes node loss and process kills quick: a node is lost
 // 6 s after its last heartbeat (lease 3 s + grace 3 s, where a server's
-// default is 30 s + 30 s), and SIGKILL follows SIGTERM after 1 s.
+// default is 10 s + 10 s), and SIGKILL follows SIGTERM after 1 s.
 //
 // The lease was 1 s + 1 s. On CI's two cores, beside the compilation of
 // other test binaries and podman's host reports, an agent or the server
 // now and then stood still for 2 s: a healthy node was declared lost and
-// its job ran a second attempt (TestNodesShareTheHostsImages, stop 55;
+// its job ran a second attempt (TestNodesShareTheHostsImages in CI, 2026-12-01;
 // TestContainerJobs and the instance tests had been given longer leases
 // for the same cause). Agents sync every third of the lease, so 3 s also
 // makes each idle agent's heartbeats a third as many; work still reaches
