@@ -344,13 +344,13 @@ func (rt *Runtime) startJupyterInBox(ctx context.Context, b *instanceBox, port i
 }
 
 // boxCPUTicks is the container's CPU time in clock ticks (the unit of
-// the host processes' sample), 0 when it cannot be read.
-func boxCPUTicks(ctx context.Context, b *instanceBox) uint64 {
+// the host processes' sample); false when the engine did not say.
+func boxCPUTicks(ctx context.Context, b *instanceBox) (uint64, bool) {
 	st, err := b.ex.State(ctx, b.id)
 	if err != nil {
-		return 0
+		return 0, false
 	}
-	return st.CPUNanos / (1e9 / clockTicks)
+	return st.CPUNanos / (1e9 / clockTicks), true
 }
 
 // procUID is a host process's real uid.

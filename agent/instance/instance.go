@@ -62,6 +62,8 @@ type Runtime struct {
 	msi          *msi.Endpoint
 	jupyter      *idle.Jupyter
 	activity     activitySample
+	// sampling is set while a sample started by Report runs.
+	sampling bool
 	// logins wait for the next report; sent counts those the report in
 	// flight carries, dropped once the server has them.
 	logins     []node.SSHLogin
@@ -482,9 +484,15 @@ func anyFreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Report is what the instance tells the server on each sync.
+// Report is what the instance tells the server on each sync. It never
+// waits for a sample of the instance's activity: it starts one when the
+// last is older than sampleEvery and reports the latest that ended. The
+// sync that carries the report is the node's heartbeat, and a sample
+// asks the container engine (the container's CPU) and Jupyter, which on
+// a loaded host may take longer than the node's lease: a sync held
+// behind them had a healthy instance's node declared lost.
 func (rt *Runtime) Report(ctx context.Context) *node.InstanceReport {
-	rt.sample(ctx)
+	rt.sampleSoon(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	r := &node.InstanceReport{Phase: rt.phase, SetupError: rt.setupErr, CreationScriptDone: rt.creationDone}
@@ -563,6 +571,30 @@ func (rt *Runtime) Reported() {
 // sampleEvery bounds how often the agent asks Jupyter and reads /proc.
 const sampleEvery = 2 * time.Second
 
+// sampleTimeout bounds a sample started by Report: one that the engine
+// or Jupyter holds longer ends, and the next Report starts another.
+const sampleTimeout = 30 * time.Second
+
+// sampleSoon starts a sample in the background when one is due and none
+// is under way.
+func (rt *Runtime) sampleSoon(ctx context.Context) {
+	rt.mu.Lock()
+	if rt.sampling || time.Since(rt.activity.at) < sampleEvery {
+		rt.mu.Unlock()
+		return
+	}
+	rt.sampling = true
+	rt.mu.Unlock()
+	sctx, cancel := context.WithTimeout(ctx, sampleTimeout)
+	go func() {
+		defer cancel()
+		rt.sample(sctx)
+		rt.mu.Lock()
+		rt.sampling = false
+		rt.mu.Unlock()
+	}()
+}
+
 // sample refreshes the activity sample when it is older than sampleEvery.
 func (rt *Runtime) sample(ctx context.Context) {
 	now := time.Now()
@@ -599,16 +631,23 @@ func (rt *Runtime) sample(ctx context.Context) {
 	box := rt.box
 	rt.mu.Unlock()
 	var ticks uint64
+	read := true
 	if box != nil {
 		// The container's cgroup: every process of the instance, and
 		// nothing of another's.
-		ticks = boxCPUTicks(ctx, box)
+		ticks, read = boxCPUTicks(ctx, box)
 	} else {
 		ticks = nodeCPUTicks(rt.n.NodeID, rt.n.WorkDir, uid)
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.activity.kernels, rt.activity.terminals = kernels, terminals
+	if !read {
+		// The engine did not say: the CPU sample stays as it was (a 0
+		// taken as the count would make the next one the container's
+		// whole life over two seconds, a busy instance that is idle).
+		return
+	}
 	if a := &rt.activity; !a.cpuAt.IsZero() && ticks >= a.cpuTicks {
 		pct := cpuPercent(ticks-a.cpuTicks, now.Sub(a.cpuAt))
 		a.cpu = &pct
