@@ -1,7 +1,10 @@
 package nodes_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +47,35 @@ func TestRunOnceJudgesSilenceByTheFleetsLease(t *testing.T) {
 	loop.Wait()
 	if st := nodeState(t, db, "a"); st != node.NodeUnusable && st != "gone" {
 		t.Fatalf("a node silent 36 s, past the fleet's lease and grace, is %s, want unusable or released", st)
+	}
+}
+
+// A node declared lost is said in the server's log, with its compute and
+// why, beside the compute's node_lost event: before, the log said nothing,
+// and a job run again or an instance made unusable by a missed lease was
+// explained only in the compute's events.
+func TestLostNodeIsLogged(t *testing.T) {
+	ctx := context.Background()
+	db, clock := seedCluster(t, "local", 1, func(i int) *node.Node {
+		return &node.Node{ID: "a", State: node.NodeIdle, Size: "Standard_DS3_v2", VCPUs: 4}
+	})
+	var logs bytes.Buffer
+	svc := service.New(service.Config{Store: db, Catalog: catalogAt(t, "local", "fake"), Clock: clock,
+		NodeLeaseTTL: 10 * time.Second, NodeLeaseGrace: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	loop := nodes.New(svc, svc.Config())
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "node lost") {
+		t.Fatalf("a node within its lease is logged lost:\n%s", logs.String())
+	}
+	clock.Advance(16 * time.Second)
+	if err := loop.RunOnce(ctx, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	loop.Wait()
+	out := logs.String()
+	if !strings.Contains(out, `level=WARN msg="node lost" node=a compute=`) || !strings.Contains(out, "missed its lease: no heartbeat for 16s") {
+		t.Errorf("the server's log after a node missed its lease:\n%s", out)
 	}
 }

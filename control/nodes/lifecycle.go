@@ -97,8 +97,9 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 	var toRelease []*node.Node
 	var wake []string
 	var outcomes service.JobOutcomes
+	var lost [][3]string // node, its compute, why
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
-		toRelease, wake = toRelease[:0], wake[:0]
+		toRelease, wake, lost = toRelease[:0], wake[:0], lost[:0]
 		outcomes.Reset()
 		for _, id := range ids {
 			// Read again: the node may have moved on since.
@@ -114,6 +115,7 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 					return loop.Context(err, "node %s", n.ID)
 				}
 				wake = append(wake, w...)
+				lost = append(lost, [3]string{n.ID, n.Workspace + "/" + n.Compute, reason})
 			}
 			if releasable(n) {
 				toRelease = append(toRelease, n)
@@ -123,6 +125,12 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 	})
 	if err != nil {
 		return err
+	}
+	for _, l := range lost {
+		// The compute's node_lost event says it too; the server's log is
+		// where an operator looks first for why a job ran again or an
+		// instance became unusable.
+		s.Logger().Warn("node lost", slog.String("node", l[0]), slog.String("compute", l[1]), slog.String("reason", l[2]))
 	}
 	s.Report(&outcomes)
 	s.WakeNodes(wake...)
