@@ -579,7 +579,7 @@ const sampleTimeout = 30 * time.Second
 // is under way.
 func (rt *Runtime) sampleSoon(ctx context.Context) {
 	rt.mu.Lock()
-	if rt.sampling || time.Since(rt.activity.at) < sampleEvery {
+	if rt.sampling || rt.n.Clock.Now().Sub(rt.activity.at) < sampleEvery {
 		rt.mu.Unlock()
 		return
 	}
@@ -597,7 +597,7 @@ func (rt *Runtime) sampleSoon(ctx context.Context) {
 
 // sample refreshes the activity sample when it is older than sampleEvery.
 func (rt *Runtime) sample(ctx context.Context) {
-	now := time.Now()
+	now := rt.n.Clock.Now()
 	rt.mu.Lock()
 	if now.Sub(rt.activity.at) < sampleEvery {
 		rt.mu.Unlock()

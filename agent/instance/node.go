@@ -30,7 +30,8 @@ type Node struct {
 	Client *client.AgentClient
 	// Log receives the instance's logs.
 	Log *slog.Logger
-	// Clock stamps logins and script starts.
+	// Clock stamps logins and script starts and paces the activity
+	// samples (kernels, terminals, CPU) and the CPU share they measure.
 	Clock core.Clock
 	// Accounts are the OS accounts the instance user's processes run as.
 	Accounts *runas.Accounts

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/container"
+	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
@@ -72,12 +73,13 @@ func waitSampled(t *testing.T, rt *Runtime) {
 	}
 }
 
-// dueAgain makes the next Report start a sample at once (sampleEvery is
-// 2 s).
-func dueAgain(rt *Runtime) {
-	rt.mu.Lock()
-	rt.activity.at = time.Time{}
-	rt.mu.Unlock()
+// newSampled is a runtime whose instance runs in a container of eng,
+// on a clock the test moves.
+func newSampled(t *testing.T, eng *slowEngine) (*Runtime, *coretest.Clock) {
+	clock := coretest.NewClock(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	rt := New(Node{WorkDir: t.TempDir(), RunDir: t.TempDir(), Clock: clock})
+	rt.box = &instanceBox{ex: eng, id: "box-1"}
+	return rt, clock
 }
 
 // A report is the node's heartbeat: it does not wait for the container
@@ -87,8 +89,7 @@ func dueAgain(rt *Runtime) {
 // the lease had a healthy instance's node declared lost.
 func TestReportDoesNotWaitForTheEngine(t *testing.T) {
 	eng := &slowEngine{answers: make(chan answer)}
-	rt := New(Node{WorkDir: t.TempDir(), RunDir: t.TempDir()})
-	rt.box = &instanceBox{ex: eng, id: "box-1"}
+	rt, clock := newSampled(t, eng)
 
 	if r := reportWithin(t, rt, 5*time.Second); r.CPUPercent != nil {
 		t.Errorf("the first report carries a CPU sample %v before any ended", *r.CPUPercent)
@@ -98,7 +99,7 @@ func TestReportDoesNotWaitForTheEngine(t *testing.T) {
 	for eng.asked.Load() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	dueAgain(rt)
+	clock.Advance(sampleEvery)
 	reportWithin(t, rt, 5*time.Second)
 	time.Sleep(50 * time.Millisecond)
 	if n := eng.asked.Load(); n != 1 {
@@ -107,8 +108,9 @@ func TestReportDoesNotWaitForTheEngine(t *testing.T) {
 	eng.answers <- answer{cpuNanos: 1e9}
 	waitSampled(t, rt)
 
-	// The next sample, 1 s of CPU later, is in the report after it.
-	dueAgain(rt)
+	// The next sample, 1 s of CPU in 2 s later, is in the report after
+	// it.
+	clock.Advance(sampleEvery)
 	reportWithin(t, rt, 5*time.Second)
 	eng.answers <- answer{cpuNanos: 2e9}
 	waitSampled(t, rt)
@@ -123,13 +125,12 @@ func TestReportDoesNotWaitForTheEngine(t *testing.T) {
 // life over two seconds, an idle instance reported busy.
 func TestFailedEngineLeavesTheCPUSample(t *testing.T) {
 	eng := &slowEngine{answers: make(chan answer, 1)}
-	rt := New(Node{WorkDir: t.TempDir(), RunDir: t.TempDir()})
-	rt.box = &instanceBox{ex: eng, id: "box-1"}
+	rt, clock := newSampled(t, eng)
 
 	eng.answers <- answer{cpuNanos: 500e9} // 500 s since the container began
 	rt.sample(t.Context())
 	eng.answers <- answer{err: errors.New("engine busy")}
-	dueAgain(rt)
+	clock.Advance(sampleEvery)
 	rt.sample(t.Context())
 	rt.mu.Lock()
 	ticks, cpu := rt.activity.cpuTicks, rt.activity.cpu
@@ -140,12 +141,9 @@ func TestFailedEngineLeavesTheCPUSample(t *testing.T) {
 	if cpu != nil {
 		t.Errorf("a CPU share %v from a failed read", *cpu)
 	}
-	// 20 ms more, 2 s after the last good read: 1 %.
-	rt.mu.Lock()
-	rt.activity.cpuAt = rt.activity.cpuAt.Add(-2 * time.Second)
-	rt.mu.Unlock()
+	// 20 ms more, 4 s after the last good read: 0.5 % of a CPU.
 	eng.answers <- answer{cpuNanos: 500e9 + 2e7}
-	dueAgain(rt)
+	clock.Advance(sampleEvery)
 	rt.sample(t.Context())
 	rt.mu.Lock()
 	cpu = rt.activity.cpu
@@ -153,7 +151,7 @@ func TestFailedEngineLeavesTheCPUSample(t *testing.T) {
 	if cpu == nil {
 		t.Fatal("no CPU share after a good read following the failed one")
 	}
-	if *cpu > 5 {
-		t.Errorf("the CPU share after the failed read is %.1f %%; want about 1 %% (20 ms in 2 s since the last good read)", *cpu)
+	if *cpu > 1 {
+		t.Errorf("the CPU share after the failed read is %.1f %%; want at most 0.5 %% (20 ms in 4 s since the last good read)", *cpu)
 	}
 }

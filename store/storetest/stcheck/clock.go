@@ -1,38 +1,14 @@
 package stcheck
 
 import (
-	"sync"
 	"time"
+
+	"github.com/shoal-ml/shoal/domain/core/coretest"
 )
 
-// Clock is a shoal.Clock that tells the time it is set to, for tests. It is
-// safe for concurrent use.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// Clock is the tests' settable clock (coretest.Clock), named here for the
+// store's tests that use it beside this package's other helpers.
+type Clock = coretest.Clock
 
 // NewClock returns a Clock set to t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the time the clock is set to.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Set sets the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-// Advance moves the clock forward by d and returns the new time.
-func (c *Clock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
-}
+func NewClock(t time.Time) *Clock { return coretest.NewClock(t) }
