@@ -97,7 +97,7 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 	var toRelease []*node.Node
 	var wake []string
 	var outcomes service.JobOutcomes
-	var lost [][3]string // node, its compute, why
+	var lost []lostNode
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
 		toRelease, wake, lost = toRelease[:0], wake[:0], lost[:0]
 		outcomes.Reset()
@@ -115,7 +115,7 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 					return loop.Context(err, "node %s", n.ID)
 				}
 				wake = append(wake, w...)
-				lost = append(lost, [3]string{n.ID, n.Workspace + "/" + n.Compute, reason})
+				lost = append(lost, lostNode{id: n.ID, compute: n.Workspace + "/" + n.Compute, reason: reason})
 			}
 			if releasable(n) {
 				toRelease = append(toRelease, n)
@@ -130,7 +130,7 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 		// The compute's node_lost event says it too; the server's log is
 		// where an operator looks first for why a job ran again or an
 		// instance became unusable.
-		s.Logger().Warn("node lost", slog.String("node", l[0]), slog.String("compute", l[1]), slog.String("reason", l[2]))
+		s.Logger().Warn("node lost", slog.String("node", l.id), slog.String("compute", l.compute), slog.String("reason", l.reason))
 	}
 	s.Report(&outcomes)
 	s.WakeNodes(wake...)
@@ -139,6 +139,10 @@ func (c *Loop) settle(ctx context.Context, ids []string, now time.Time, lease ti
 	}
 	return nil
 }
+
+// lostNode is a node a settle declared lost, for the log once it
+// committed: its ID, its compute ("workspace/name") and why.
+type lostNode struct{ id, compute, reason string }
 
 // recordFailure records, as an event on node id's compute, that
 // something the loop does for the node failed (once per retry).
