@@ -17,6 +17,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
@@ -33,24 +34,6 @@ func openssh(t *testing.T, name string) string {
 	return testenv.OpenSSH(t, name)
 }
 
-// clock is a settable Config.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 // fixture is a server with a home, a host key, a known_hosts file that
 // trusts it and a client key it authorizes.
 type fixture struct {
@@ -61,7 +44,7 @@ type fixture struct {
 	known   string
 	key     string // the client's private key file
 	pub     ssh.PublicKey
-	clock   *clock
+	clock   *coretest.Clock
 	srv     *sshd.Server
 	// target, when set, is the container sessions run in.
 	target *sshd.ContainerTarget
@@ -91,7 +74,7 @@ func newFixtureWith(t *testing.T, dir string, target *sshd.ContainerTarget, conf
 	t.Helper()
 	f := &fixture{
 		t: t, dir: dir, home: filepath.Join(dir, "home"), hostKey: filepath.Join(dir, "keys", "ssh_host_ed25519_key"),
-		known: filepath.Join(dir, "known_hosts"), clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		known: filepath.Join(dir, "known_hosts"), clock: coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
 		target: target, configure: configure,
 	}
 	if err := os.MkdirAll(f.home, 0o700); err != nil {

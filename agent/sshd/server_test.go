@@ -21,7 +21,7 @@ func TestActiveSessionsAndLastActivity(t *testing.T) {
 		t.Fatalf("LastActivity = %v at start, want the start %v", got, start)
 	}
 	opened := start.Add(time.Hour)
-	f.clock.set(opened)
+	f.clock.Set(opened)
 	marker := filepath.Join(f.dir, "pid")
 	cmd, _ := f.background(nil, "echo $$ > "+marker+"; read line; echo got $line")
 	readPID(t, marker)
@@ -32,7 +32,7 @@ func TestActiveSessionsAndLastActivity(t *testing.T) {
 		t.Fatalf("LastActivity = %v with a session just opened, want %v", got, opened)
 	}
 	closed := opened.Add(time.Hour)
-	f.clock.set(closed)
+	f.clock.Set(closed)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	eventually(t, 10*time.Second, func() bool { return f.srv.ActiveSessions() == 0 }, "ActiveSessions = %d after the client left", f.srv.ActiveSessions())
 	eventually(t, 10*time.Second, func() bool { return f.srv.LastActivity().Equal(closed) }, "LastActivity = %v after the client left, want %v", f.srv.LastActivity(), closed)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/shoal-ml/shoal/agent/sshd"
+	"github.com/shoal-ml/shoal/domain/core/coretest"
 )
 
 // TestPasswordGuessingIsThrottled: after sshd.PasswordFailuresAllowed
@@ -25,7 +26,7 @@ func TestPasswordGuessingIsThrottled(t *testing.T) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	var checked atomic.Int32
 	srv, err := sshd.Start(sshd.Config{
 		HostKeyPath: filepath.Join(dir, "keys", "host"), HomeDir: home, Now: clk.Now,
@@ -61,7 +62,7 @@ func TestPasswordGuessingIsThrottled(t *testing.T) {
 	}
 	for i := 0; i < sshd.PasswordFailuresAllowed; i++ {
 		if i > 0 {
-			clk.set(clk.Now().Add(sshd.PasswordFailureWindow / time.Duration(2*sshd.PasswordFailuresAllowed)))
+			clk.Advance(sshd.PasswordFailureWindow / time.Duration(2*sshd.PasswordFailuresAllowed))
 		}
 		if err := login("127.0.0.1", "wrong"); err == nil {
 			t.Fatal("a wrong password logged in")
@@ -77,11 +78,11 @@ func TestPasswordGuessingIsThrottled(t *testing.T) {
 	if err := login("127.0.0.2", "right-horse"); err != nil {
 		t.Errorf("another address is throttled too: %v", err)
 	}
-	clk.set(clk.Now().Add(sshd.PasswordLockout - time.Second))
+	clk.Advance(sshd.PasswordLockout - time.Second)
 	if err := login("127.0.0.1", "right-horse"); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
 		t.Errorf("a second before the lockout ends: %v, want refused", err)
 	}
-	clk.set(clk.Now().Add(2 * time.Second))
+	clk.Advance(2 * time.Second)
 	if err := login("127.0.0.1", "right-horse"); err != nil {
 		t.Errorf("after the lockout: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestPasswordFailuresAgeOut(t *testing.T) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := coretest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	srv, err := sshd.Start(sshd.Config{
 		HostKeyPath: filepath.Join(dir, "keys", "host"), HomeDir: home, Now: clk.Now,
 		CheckPassword: func(pw []byte) bool { return string(pw) == "right-horse" },
@@ -116,7 +117,7 @@ func TestPasswordFailuresAgeOut(t *testing.T) {
 	}
 	for i := 0; i < 3*sshd.PasswordFailuresAllowed; i++ {
 		_ = dial("wrong")
-		clk.set(clk.Now().Add(sshd.PasswordFailureWindow/time.Duration(sshd.PasswordFailuresAllowed-1) + time.Second))
+		clk.Advance(sshd.PasswordFailureWindow/time.Duration(sshd.PasswordFailuresAllowed-1) + time.Second)
 	}
 	if err := dial("right-horse"); err != nil {
 		t.Errorf("slow mistakes locked the address out: %v", err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/domain/core/coretest"
 	"github.com/shoal-ml/shoal/domain/identity"
 	"github.com/shoal-ml/shoal/internal/workload"
 )
@@ -75,33 +76,15 @@ func (m *memKeys) listCalls() int {
 	return m.lists
 }
 
-// fakeClock tells the time it is set to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type fixture struct {
 	iss   *workload.Issuer
 	keys  *memKeys
-	clock *fakeClock
+	clock *coretest.Clock
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{keys: &memKeys{}, clock: &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	f := &fixture{keys: &memKeys{}, clock: coretest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	f.iss = workload.New(workload.Config{Keys: f.keys, Clock: f.clock, Issuer: issuerURL, Rotation: 24 * time.Hour, MaxTTL: time.Hour})
 	if err := f.iss.Rotate(context.Background()); err != nil {
 		t.Fatal(err)
@@ -219,7 +202,7 @@ func TestMintVerifyRoundTrip(t *testing.T) {
 
 func TestMintCreatesFirstKeyAndValidates(t *testing.T) {
 	keys := &memKeys{}
-	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := coretest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	iss := workload.New(workload.Config{Keys: keys, Clock: clock, Issuer: issuerURL})
 	ctx := context.Background()
 	tok, _, err := iss.Mint(ctx, workload.Claims{Subject: "identity:x", Audience: "api://a"}, 0)
