@@ -183,7 +183,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stopWatching()
 	a.ctr = ctrhost.Open(ctx, a.cfg.containerHost(), a.log)
 	defer a.ctr.Close()
-	if info := a.ctr.Report(ctx); info.Error != "" {
+	if info := a.ctr.Info(); info.Error != "" {
 		a.log.Info("no container engine: jobs that name an image cannot run here", "why", info.Error)
 	} else {
 		a.log.Info("container engine", "engine", info.Engine, "version", info.Version)
@@ -306,7 +306,7 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 	moved := 0
 	for {
 		before := a.client.Servers()[0]
-		resp, err := a.client.Join(ctx, node.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.Report(ctx)})
+		resp, err := a.client.Join(ctx, node.JoinRequest{NodeID: a.cfg.NodeID, Address: a.cfg.Address, Port: port, Runtime: a.ctr.Report()})
 		if err == nil {
 			a.join = resp
 			a.client.SetServers(resp.Servers)
@@ -350,7 +350,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		if changed := a.ctr.TakeInfoChanged(); first || changed || req.Prepulled != nil {
 			// The server keeps what the host has: its GPUs and its image
 			// cache, which pre-pulls filled.
-			req.Runtime = a.ctr.Report(ctx)
+			req.Runtime = a.ctr.Report()
 		}
 		wait := interval
 		if rt := a.instanceRT(); rt != nil {

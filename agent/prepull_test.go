@@ -84,7 +84,16 @@ func TestInsecureRegistryAndPrepull(t *testing.T) {
 	if err != nil || !strings.Contains(string(conf), env.Registry.Addr) {
 		t.Errorf("the service's registries.conf does not list %s: %q, %v", env.Registry.Addr, conf, err)
 	}
-	info := a.ctr.Report(ctx)
+	// The report counts the images in the background: the first after
+	// the pull starts a count, and the count marks the info changed for
+	// a later sync to carry.
+	info := a.ctr.Report()
+	for deadline := time.Now().Add(time.Minute); info.CachedImages < 1 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		if a.ctr.TakeInfoChanged() {
+			info = a.ctr.Report()
+		}
+	}
 	if info.CachedImages < 1 || info.CacheBytes <= 0 {
 		t.Errorf("runtime report %+v, want the pulled image counted in the cache", info)
 	}

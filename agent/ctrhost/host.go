@@ -111,11 +111,31 @@ type Host struct {
 	cacheMax int64
 	clock    core.Clock
 
+	// infoMu guards what the node reports, apart from mu: mu is held
+	// while the node's podman service starts and while it reloads its
+	// registries (seconds, tens of them on a loaded host), and every sync
+	// of the agent, its heartbeat, reads the report.
+	infoMu sync.Mutex
 	// info is what the agent reports on join; infoChanged says the full
-	// info came since (its next sync carries it).
+	// info came since, or the image cache's counts changed (its next
+	// sync carries them).
 	info        catalog.ContainerRuntimeInfo
 	infoChanged bool
+	// infoEngine is the engine info describes, and counted the image
+	// cache over it (nil until the engine is open).
+	infoEngine container.Runtime
+	counted    *container.ImageCache
+	// ownStore is the store of the node's own podman service, whose
+	// driver its folders say once the service has written to it (a new
+	// store is empty until the first image); "" for other engines.
+	ownStore string
+	// usage is the image cache's counts as last read, and counting says
+	// a read is under way (countImages): a sync carries the last counts
+	// and never waits for the engine to list its images.
+	usage    imageUsage
+	counting bool
 
+	// mu guards the engine and its service.
 	mu    sync.Mutex
 	rt    container.Runtime
 	cache *container.ImageCache
@@ -126,6 +146,8 @@ type Host struct {
 	podman  *container.Podman
 	// lazy: podman is installed, its service not yet started.
 	lazy bool
+	// wantFull: the engine's full info is to be asked on its first use.
+	wantFull bool
 	// openErr is why the engine could not be opened when a task needed it.
 	openErr error
 
@@ -186,7 +208,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) *Host {
 	if free < 0 {
 		free = DirFree(cfg.WorkDir)
 	}
-	h.info = catalog.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: "overlay",
+	h.info = catalog.ContainerRuntimeInfo{Engine: "podman", Version: version, StorageDriver: storeDriver(root),
 		StorageRoot: root, FreeBytes: free}
 	// The GPUs are the host's, whichever engine gives them: reported
 	// before the service starts, as once it runs.
@@ -231,7 +253,7 @@ func (h *Host) openHost(ctx context.Context, host string) bool {
 		h.info = catalog.ContainerRuntimeInfo{Error: err.Error()}
 		return false
 	}
-	if err := h.use(ctx, e); err != nil {
+	if err := h.use(ctx, e, false); err != nil {
 		e.Close()
 		h.info = catalog.ContainerRuntimeInfo{Error: err.Error()}
 		return false
@@ -240,8 +262,9 @@ func (h *Host) openHost(ctx context.Context, host string) bool {
 }
 
 // use makes e the node's engine: its info, an image cache over it, and
-// the leftovers of an earlier agent of this node removed.
-func (h *Host) use(ctx context.Context, e container.Runtime) error {
+// the leftovers of an earlier agent of this node removed. own says e is
+// the node's own podman service, on the store at h.storeRoot().
+func (h *Host) use(ctx context.Context, e container.Runtime, own bool) error {
 	var info container.Info
 	quick, ok := e.(interface{ QuickInfo() container.Info })
 	if ok {
@@ -250,7 +273,23 @@ func (h *Host) use(ctx context.Context, e container.Runtime) error {
 		// follows on a later sync, not on the node's way to its first
 		// job or instance.
 		info = quick.QuickInfo()
-		go h.fullInfo(e)
+		if own {
+			// The node started the service on a store it names: the
+			// store's folder says its driver (once the service has
+			// written to it: countImages looks again) and free space.
+			// Podman's full info would gather its host report for them
+			// too, running dpkg over every installed package's file list:
+			// about 1.6 CPU-s for every node that starts a service.
+			root := h.storeRoot()
+			info.StorageDriver, info.StorageRoot, info.FreeBytes = storeDriver(root), root, DirFree(root)
+		} else {
+			// An engine the node shares (Docker's daemon, podman's
+			// system service, --container-host): its full info is asked
+			// when a task first needs the engine (Runtime), so that a
+			// node that never runs a container does not make a podman
+			// gather its host report.
+			h.wantFull = true
+		}
 	} else {
 		var err error
 		if info, err = e.Info(ctx); err != nil {
@@ -262,9 +301,34 @@ func (h *Host) use(ctx context.Context, e container.Runtime) error {
 		return err
 	}
 	h.rt, h.cache, h.gpuInfo = e, cache, info.GPUs
-	h.info = runtimeInfo(info)
+	h.infoMu.Lock()
+	h.info, h.infoEngine, h.counted = runtimeInfo(info), e, cache
+	if own {
+		h.ownStore = h.storeRoot()
+	}
+	h.infoMu.Unlock()
 	h.removeLeftovers(ctx)
 	return nil
+}
+
+// storeDrivers are the drivers of containers/storage, whose store keeps
+// each driver's layers in a folder named after it (overlay-layers).
+var storeDrivers = []string{"overlay", "vfs", "btrfs", "zfs", "aufs", "devmapper"}
+
+// storeDriver is the driver of the image store at root, from its
+// folders: "" when none or several drivers' layers are there (the
+// engine's info says which it uses then).
+func storeDriver(root string) string {
+	found := ""
+	for _, d := range storeDrivers {
+		if st, err := os.Stat(filepath.Join(root, d+"-layers")); err == nil && st.IsDir() {
+			if found != "" {
+				return ""
+			}
+			found = d
+		}
+	}
+	return found
 }
 
 // fullInfo completes the node's report with the engine's full info.
@@ -276,9 +340,9 @@ func (h *Host) fullInfo(e container.Runtime) {
 		h.log.Warn("reading the container engine's info failed", "err", err)
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.rt == e {
+	h.infoMu.Lock()
+	defer h.infoMu.Unlock()
+	if h.infoEngine == e {
 		h.info = runtimeInfo(info)
 		h.infoChanged = true
 	}
@@ -287,8 +351,8 @@ func (h *Host) fullInfo(e container.Runtime) {
 // TakeInfoChanged reports whether the runtime's info changed since the
 // last call (the full info came), for the next sync to carry it.
 func (h *Host) TakeInfoChanged() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.infoMu.Lock()
+	defer h.infoMu.Unlock()
 	c := h.infoChanged
 	h.infoChanged = false
 	return c
@@ -330,17 +394,23 @@ func (h *Host) Runtime(ctx context.Context) (container.Runtime, *container.Image
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.rt != nil {
+		if h.wantFull {
+			h.wantFull = false
+			go h.fullInfo(h.rt)
+		}
 		return h.rt, h.cache, nil
 	}
 	if h.openErr != nil {
 		return nil, nil, h.openErr
 	}
 	if !h.lazy {
-		return nil, nil, &container.Error{Kind: container.ErrRuntimeMissing, Op: "run a container", Msg: h.info.Error}
+		return nil, nil, &container.Error{Kind: container.ErrRuntimeMissing, Op: "run a container", Msg: h.Info().Error}
 	}
 	if err := h.startPodman(ctx); err != nil {
 		h.openErr = err
+		h.infoMu.Lock()
 		h.info.Error = err.Error()
+		h.infoMu.Unlock()
 		return nil, nil, err
 	}
 	return h.rt, h.cache, nil
@@ -386,7 +456,7 @@ func (h *Host) startPodman(ctx context.Context) error {
 	_ = os.WriteFile(filepath.Join(dir, "podman.pid"), []byte(fmt.Sprint(p.PID())), 0o600)
 	e, err := container.Open(ctx, container.Config{Host: p.Host, EnginePID: p.PID()})
 	if err == nil {
-		err = h.use(ctx, e)
+		err = h.use(ctx, e, true)
 	}
 	if err != nil {
 		_ = p.Close()
@@ -451,19 +521,70 @@ func (h *Host) Close() {
 	}
 }
 
-// Report is the runtime info the node reports, with its image cache
-// once the engine is open (a podman service not yet started has none to
-// count).
-func (h *Host) Report(ctx context.Context) *catalog.ContainerRuntimeInfo {
-	h.mu.Lock()
-	info, cache := h.info, h.cache
-	h.mu.Unlock()
-	if cache != nil {
-		if n, size, err := cache.Usage(ctx); err == nil {
-			info.CachedImages, info.CacheBytes = n, size
-		}
+// Info is the runtime info the node reports, without its image cache's
+// counts: which engine, or why there is none.
+func (h *Host) Info() catalog.ContainerRuntimeInfo {
+	h.infoMu.Lock()
+	defer h.infoMu.Unlock()
+	return h.info
+}
+
+// imageUsage is how many images the node's engine holds and their size.
+type imageUsage struct {
+	images int
+	bytes  int64
+}
+
+// usageTimeout bounds one read of the image cache's counts: a podman
+// that does not answer within it leaves the last counts in place.
+const usageTimeout = 30 * time.Second
+
+// Report is the runtime info the node reports, with its image cache's
+// counts as last read once the engine is open (a podman service not yet
+// started has none to count). It does not wait for the engine: it starts
+// a read of the counts (one at a time) and returns the last, and a read
+// that finds them changed marks the info changed (TakeInfoChanged), so
+// that the next sync carries them. An agent's sync is its heartbeat, and
+// podman has taken 17–20 s to list its images on a loaded host, longer
+// than a node's lease.
+func (h *Host) Report() *catalog.ContainerRuntimeInfo {
+	h.infoMu.Lock()
+	info, cache := h.info, h.counted
+	info.CachedImages, info.CacheBytes = h.usage.images, h.usage.bytes
+	start := cache != nil && !h.counting
+	if start {
+		h.counting = true
+	}
+	h.infoMu.Unlock()
+	if start {
+		go h.countImages(cache)
 	}
 	return &info
+}
+
+// countImages reads the image cache's counts for Report.
+func (h *Host) countImages(cache *container.ImageCache) {
+	ctx, cancel := context.WithTimeout(context.Background(), usageTimeout)
+	defer cancel()
+	n, size, err := cache.Usage(ctx)
+	h.infoMu.Lock()
+	defer h.infoMu.Unlock()
+	h.counting = false
+	if err != nil {
+		h.log.Debug("counting the node's images failed", "err", err)
+		return
+	}
+	if h.counted != cache {
+		return
+	}
+	if u := (imageUsage{n, size}); u != h.usage {
+		h.usage, h.infoChanged = u, true
+	}
+	if h.ownStore != "" && h.info.StorageDriver == "" {
+		if d := storeDriver(h.ownStore); d != "" {
+			h.info.StorageDriver, h.infoChanged = d, true
+		}
+	}
 }
 
 // insecureReloadTimeout bounds the wait for a podman service to reload

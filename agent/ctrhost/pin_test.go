@@ -37,6 +37,23 @@ func TestOwnPodmanIgnoresTheHostsEngine(t *testing.T) {
 	if found.lazy || found.rt == nil {
 		t.Fatalf("unpinned: the host's engine at %s was not used: %+v", env.Host, found.info)
 	}
+	// A shared engine's full info (podman gathers its host report for
+	// it) is asked when a task first needs the engine, not on the join.
+	time.Sleep(500 * time.Millisecond)
+	if info := found.Info(); info.StorageRoot != "" || found.TakeInfoChanged() {
+		t.Errorf("unpinned: the engine's full info was asked before any task needed it: %+v", info)
+	}
+	if _, _, err := found.Runtime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !found.TakeInfoChanged(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("unpinned: the engine's full info did not come after its first use")
+		}
+	}
+	if info := found.Info(); info.StorageRoot == "" || info.StorageDriver == "" {
+		t.Errorf("unpinned, after its first use: storage %q at %q, want the engine's", info.StorageDriver, info.StorageRoot)
+	}
 
 	dir := t.TempDir()
 	store := filepath.Join(dir, "storage")
@@ -45,8 +62,39 @@ func TestOwnPodmanIgnoresTheHostsEngine(t *testing.T) {
 	if !pinned.lazy || pinned.rt != nil {
 		t.Fatalf("pinned: the host's engine was used, want the node's own podman service (not started yet): %+v", pinned.info)
 	}
-	if info := pinned.Report(ctx); info.StorageRoot != store {
+	if info := pinned.Report(); info.StorageRoot != store {
 		t.Errorf("pinned: storage root %q, want the node's own %q", info.StorageRoot, store)
+	}
+	// Once its service runs, the node reports the store's driver and
+	// free space from the store's folder at once: podman's full info
+	// (its host report: dpkg over every package's file list) is not
+	// asked for them.
+	if _, _, err := pinned.Runtime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info := pinned.Info(); info.StorageDriver != storeDriver(store) || info.StorageRoot != store || info.FreeBytes <= 0 {
+		t.Errorf("pinned, its service started: storage %q at %q, %d bytes free; want the store's driver (%q) at %q", info.StorageDriver, info.StorageRoot, info.FreeBytes, storeDriver(store), store)
+	}
+}
+
+// A store's driver is read from its folders: one driver's layers name
+// it; none or several name none (the engine's info is asked then).
+func TestStoreDriver(t *testing.T) {
+	root := t.TempDir()
+	if d := storeDriver(root); d != "" {
+		t.Errorf("an empty store: driver %q, want none", d)
+	}
+	if err := os.Mkdir(filepath.Join(root, "vfs-layers"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if d := storeDriver(root); d != "vfs" {
+		t.Errorf("a vfs store: driver %q", d)
+	}
+	if err := os.Mkdir(filepath.Join(root, "overlay-layers"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if d := storeDriver(root); d != "" {
+		t.Errorf("two drivers' layers: driver %q, want none", d)
 	}
 }
 

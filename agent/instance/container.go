@@ -178,7 +178,7 @@ func (rt *Runtime) startBox(ctx context.Context, t *node.InstanceTask) (*instanc
 			{Source: "/sys", Target: "/sys", ReadOnly: true}},
 		NanoCPUs: int64(c.VCPUs) * 1e9, MemoryBytes: int64(c.MemoryGB * (1 << 30)),
 	}
-	if info := rt.n.Ctr.Report(ctx); info.Engine == "podman" {
+	if rt.n.Ctr.Info().Engine == "podman" {
 		spec.Userns = "auto"
 	}
 	// The first process carries the node's mark, as every process of

@@ -110,7 +110,7 @@ func containerAgent(t *testing.T, env *testctr.Env, srv *fakeAgentServer, nodeID
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a := newTestAgent(t, Node{NodeID: nodeID, Accounts: accounts, Log: log}, srv.URL)
 	a.Ctr = ctrhost.Open(context.Background(), ctrhost.Config{NodeID: nodeID, WorkDir: a.WorkDir, ContainerHost: env.Host, Clock: a.Clock}, log)
-	if info := a.Ctr.Report(context.Background()); !info.Usable() {
+	if info := a.Ctr.Info(); !info.Usable() {
 		t.Fatalf("runtime info %+v", info)
 	}
 	t.Cleanup(a.Ctr.Close)

@@ -21,7 +21,12 @@ func (i *ContainerRuntimeInfo) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "container runtime %s %s", i.Engine, i.Version)
 	if i.StorageDriver != "" || i.StorageRoot != "" {
-		fmt.Fprintf(&b, " (storage %s at %s, %s free)", i.StorageDriver, i.StorageRoot, ApproxBytes(i.FreeBytes))
+		// A new store's driver is not known until it holds an image.
+		b.WriteString(" (storage ")
+		if i.StorageDriver != "" {
+			b.WriteString(i.StorageDriver + " ")
+		}
+		fmt.Fprintf(&b, "at %s, %s free)", i.StorageRoot, ApproxBytes(i.FreeBytes))
 	}
 	if len(i.GPUs) == 0 {
 		b.WriteString(", no GPUs visible to containers")
