@@ -8,7 +8,10 @@
 // servers exactly as SQLite's single writer serialises them in one
 // process: the same rules hold on both stores, and no change is lost to a
 // concurrent one. View transactions are REPEATABLE READ and read-only: a
-// consistent snapshot that never waits for writers.
+// consistent snapshot that never waits for writers. A write transaction
+// left waiting WriteIdleTimeout for its server's next statement is ended
+// by the database, so that a server cut off mid-write does not hold the
+// lock for as long as its dead connection goes unnoticed.
 //
 // The Updates of one server that wait at the same time share a
 // transaction (sqlstore/batch), and with it the reads of computes,
@@ -37,6 +40,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -58,6 +63,20 @@ var migrationFS embed.FS
 // writeLockKey is the advisory lock every Update holds (the ASCII of
 // "shoalwri").
 const writeLockKey int64 = 0x73686f616c777269
+
+// WriteIdleTimeout is how long the database lets an Update's transaction
+// wait for its server's next statement before it ends the session, and
+// with it the transaction and its write lock. A server cut off from the
+// database in the middle of a write (its packets dropped, not refused:
+// the database sees no close) would otherwise hold the lock until the
+// operating system's TCP keepalive gave up on the connection, two hours
+// by default, and no server could write: not the other servers' API
+// calls, nor the leader that took over its lease (6 s by default). An
+// Update waits on its server only between statements, for milliseconds.
+const WriteIdleTimeout = 10 * time.Second
+
+// writeIdle is WriteIdleTimeout as the setting's value, in milliseconds.
+var writeIdle = strconv.FormatInt(WriteIdleTimeout.Milliseconds(), 10)
 
 // Config configures Open.
 type Config struct {
@@ -142,8 +161,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// The lock, and a notification for the other servers that
 		// PostgreSQL delivers only if the change commits: the leader's
 		// controllers react to a change made on any server.
+		// And the bound on the transaction's idle waits
+		// (WriteIdleTimeout), for this transaction only: in the same
+		// statement, so no round trip more.
 		Begin: func(ctx context.Context, tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', '')`, writeLockKey); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', ''),
+				set_config('idle_in_transaction_session_timeout', $2, true)`, writeLockKey, writeIdle); err != nil {
 				return fmt.Errorf("postgres: take the write lock: %w", err)
 			}
 			return nil

@@ -1,0 +1,196 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
+)
+
+// freezer forwards TCP connections to a backend until freeze: from then
+// on it passes nothing and closes nothing, as a network partition drops
+// packets. Neither end sees the other go.
+type freezer struct {
+	ln     net.Listener
+	frozen chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newFreezer(t *testing.T, backend string) *freezer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln, frozen: make(chan struct{})}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", backend)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, c, up)
+			f.mu.Unlock()
+			go f.pipe(up, c)
+			go f.pipe(c, up)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+	})
+	return f
+}
+
+// pipe copies src to dst while not frozen; once frozen it drops what it
+// reads and never closes dst.
+func (f *freezer) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		select {
+		case <-f.frozen:
+			if err != nil {
+				return
+			}
+			continue
+		default:
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				dst.Close()
+			}
+			return
+		}
+	}
+}
+
+func (f *freezer) freeze() { f.once.Do(func() { close(f.frozen) }) }
+
+// reset closes every connection it carries: the cut-off end learns it
+// is cut off (its client would otherwise wait on the socket).
+func (f *freezer) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+}
+
+// A server cut off from the database in the middle of a write — its
+// packets dropped, not refused, so the database sees no close — holds
+// the write lock only until the database ends its idle transaction
+// (postgres.WriteIdleTimeout), not until the operating system's TCP
+// keepalive gives up on the connection (two hours by default): the other
+// servers write again, and a new leader can decide.
+func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
+	pg := testpg.Start(t)
+	raw := pg.NewDatabase(t)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFreezer(t, u.Host)
+	viaProxy := *u
+	viaProxy.Host = f.ln.Addr().String()
+
+	ctx := t.Context()
+	a, err := postgres.Open(ctx, postgres.Config{URL: viaProxy.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := postgres.Open(ctx, postgres.Config{URL: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	inTx := make(chan struct{})
+	actx, cancel := context.WithTimeout(ctx, 3*postgres.WriteIdleTimeout)
+	defer cancel()
+	aDone := make(chan error, 1)
+	go func() {
+		aDone <- a.Update(actx, func(tx store.Tx) error {
+			if err := tx.PutSetting("writer", "a"); err != nil {
+				return err
+			}
+			close(inTx)
+			// Cut off here: the write lock is held, and the next
+			// statement never reaches the database.
+			f.freeze()
+			return tx.PutSetting("writer", "a, again")
+		})
+	}()
+	select {
+	case <-inTx:
+	case err := <-aDone:
+		t.Fatalf("the first server's write ended before it was cut off: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first server's write did not begin")
+	}
+
+	// The other server's write waits for the lock with no deadline of
+	// its own (a batch's transaction is its Updates', not one caller's):
+	// if it still waits, the test resets the cut-off connection, which
+	// the database does see, and fails.
+	began := time.Now()
+	bDone := make(chan error, 1)
+	go func() { bDone <- b.Update(ctx, func(tx store.Tx) error { return tx.PutSetting("writer", "b") }) }()
+	var waited time.Duration
+	select {
+	case err := <-bDone:
+		waited = time.Since(began)
+		if err != nil {
+			t.Fatalf("the other server's write while the first is cut off mid-transaction: %v (after %v)", err, waited.Round(time.Millisecond))
+		}
+	case <-time.After(2*postgres.WriteIdleTimeout + 10*time.Second):
+		f.reset()
+		<-bDone
+		<-aDone
+		a.Close()
+		t.Fatalf("the other server's write still waited %v after the first was cut off in the middle of a write: the lock is held until the connection's end is seen", time.Since(began).Round(time.Second))
+	}
+	t.Logf("the other server wrote %v after the first was cut off (WriteIdleTimeout %v)", waited.Round(time.Millisecond), postgres.WriteIdleTimeout)
+	var got string
+	if err := b.View(ctx, func(tx store.Tx) error { got, err = tx.GetSetting("writer"); return err }); err != nil || got != "b" {
+		t.Errorf("writer = %q, %v; want b: the cut-off server's transaction must not have committed", got, err)
+	}
+	// The cut-off server's client waits on its socket (a rollback has
+	// no deadline of its own): it is told once the network resets.
+	cancel()
+	f.reset()
+	select {
+	case err := <-aDone:
+		if err == nil {
+			t.Error("the cut-off server's write reported success")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the cut-off server's write did not end once its connections were reset")
+	}
+	a.Close()
+}
