@@ -75,6 +75,15 @@ const writeLockKey int64 = 0x73686f616c777269
 // Update waits on its server only between statements, for milliseconds.
 const WriteIdleTimeout = 10 * time.Second
 
+// WriteTimeout bounds an Update's transaction on this server's side,
+// from its begin to its commit, lock wait included: a server whose
+// connection the network stopped carrying fails its writes
+// (core.EUNAVAILABLE) instead of waiting for the operating system to give
+// up on the connection (minutes), and its next writes take a new
+// connection. A batch of Updates writes in milliseconds, the largest (a
+// whole-queue pass's reasons) in well under a second.
+const WriteTimeout = 30 * time.Second
+
 // writeIdle is WriteIdleTimeout as the setting's value, in milliseconds.
 var writeIdle = strconv.FormatInt(WriteIdleTimeout.Milliseconds(), 10)
 
@@ -157,7 +166,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	// deallocated it as it ended — two round trips more per statement —
 	// and PostgreSQL, seeing each statement run once, planned it at every
 	// execution instead of keeping a generic plan.
-	db.batch = &batch.Batcher{DB: db.db, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now,
+	db.batch = &batch.Batcher{DB: db.db, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now, Timeout: WriteTimeout,
 		// The lock, and a notification for the other servers that
 		// PostgreSQL delivers only if the change commits: the leader's
 		// controllers react to a change made on any server.

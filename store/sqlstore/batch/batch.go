@@ -6,10 +6,12 @@ package batch
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/sqlstore"
 	"github.com/shoal-ml/shoal/store/sqlstore/appendlog"
@@ -45,6 +47,12 @@ type Batcher struct {
 	// Check runs before each Update with that Update's context (a
 	// fence's check); its error is the Update's.
 	Check func(ctx context.Context, tx *sql.Tx) error
+	// Timeout bounds a batch's transaction, from its begin to its commit
+	// (0: no bound). A batch is not one caller's, so no caller's deadline
+	// bounds it: without this a batch on a connection the network
+	// stopped carrying waited until the operating system gave up on it,
+	// and with it every Update of the store.
+	Timeout time.Duration
 	// Logs, when set, writes a batch's events and audit records in tx:
 	// the Updates' appends wait in an appendlog.Log and are written in
 	// one statement per log before the batch commits, instead of a round
@@ -150,8 +158,16 @@ func (b *Batcher) write(calls []*batchCall) {
 	// end the others' writes. Each Update's statements run with its own
 	// context's values but not its cancellation (a statement cancelled
 	// half-way breaks the connection, and with it the batch); a caller
-	// already gone when its turn comes is not run.
-	stx, err := b.DB.BeginTx(context.Background(), b.Options)
+	// already gone when its turn comes is not run. Only the batch's own
+	// bound (Timeout) ends it.
+	ctx := context.Background()
+	if b.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+		defer b.timedOut(ctx, calls)
+	}
+	stx, err := b.DB.BeginTx(ctx, b.Options)
 	if err != nil {
 		fail(fmt.Errorf("store: begin transaction: %w", err))
 		return
@@ -163,7 +179,7 @@ func (b *Batcher) write(calls []*batchCall) {
 		}
 	}()
 	if b.Begin != nil {
-		if err := b.Begin(context.Background(), stx); err != nil {
+		if err := b.Begin(ctx, stx); err != nil {
 			fail(err)
 			return
 		}
@@ -175,7 +191,7 @@ func (b *Batcher) write(calls []*batchCall) {
 	cache := sqlstore.NewReadCache()
 	var log *appendlog.Log
 	if b.Logs != nil {
-		log = appendlog.New(context.Background(), b.Logs(stx))
+		log = appendlog.New(ctx, b.Logs(stx))
 	}
 	// With more than one Update, each runs after a savepoint: a failing
 	// one is rolled back to it (which keeps the savepoint, at the same
@@ -191,14 +207,14 @@ func (b *Batcher) write(calls []*batchCall) {
 			continue
 		}
 		if savepoint && !established {
-			if _, err := stx.ExecContext(context.Background(), "SAVEPOINT shoal_call"); err != nil {
+			if _, err := stx.ExecContext(ctx, "SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: savepoint: %w", err))
 				return
 			}
 			established = true
 		}
 		mark := log.Mark()
-		c.err = b.call(context.WithoutCancel(c.ctx), stx, cache, log, b.Now(), c, &unprepared)
+		c.err = b.call(callContext{Context: ctx, values: c.ctx}, stx, cache, log, b.Now(), c, &unprepared)
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
 			ok++
@@ -213,12 +229,12 @@ func (b *Batcher) write(calls []*batchCall) {
 			// the log rows it appended (or wrote) are rolled back with it.
 			cache.Reset()
 			log.Undo(mark)
-			if _, err := stx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
+			if _, err := stx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: roll back to savepoint: %w", err))
 				return
 			}
 		case i < len(calls)-1:
-			if _, err := stx.ExecContext(context.Background(), "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"); err != nil {
+			if _, err := stx.ExecContext(ctx, "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"); err != nil {
 				fail(fmt.Errorf("store: release savepoint: %w", err))
 				return
 			}
@@ -260,6 +276,34 @@ func (b *Batcher) write(calls []*batchCall) {
 	// the write path all along.
 	txobserve.Write(len(calls), d)
 }
+
+// callContext is an Update's context inside its batch: the caller's
+// values (a fence, a request's identity) with the batch's deadline and
+// cancellation, not the caller's.
+type callContext struct {
+	context.Context
+	values context.Context
+}
+
+// Value returns the caller's value for key.
+func (c callContext) Value(key any) any { return c.values.Value(key) }
+
+// timedOut says, in the error of each call that failed once the batch's
+// Timeout ran out, that the database did not complete the write in time:
+// the statement's own error is then a cancelled context's.
+func (b *Batcher) timedOut(ctx context.Context, calls []*batchCall) {
+	if ctx.Err() == nil {
+		return
+	}
+	for _, c := range calls {
+		if c.err != nil && !errors.Is(c.err, errWriteTimedOut) {
+			c.err = fmt.Errorf("%w (%s): %w", errWriteTimedOut, b.Timeout, c.err)
+		}
+	}
+}
+
+// errWriteTimedOut marks a write its batch's Timeout ended.
+var errWriteTimedOut = core.Errorf(core.EUNAVAILABLE, "store: the database did not complete the write in time")
 
 // call runs one Update's check and fn in stx with ctx, the batch's cache
 // and log and now, catching a panic for its caller; the queries it ran unprepared

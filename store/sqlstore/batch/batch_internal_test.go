@@ -273,3 +273,39 @@ func TestBatcherManyCallers(t *testing.T) {
 		t.Fatalf("%d rows; want %d", rows, want)
 	}
 }
+
+// ctxKey carries a value through an Update's context.
+type ctxKey struct{}
+
+// A batch's Timeout ends its transaction however its callers' contexts
+// stand (no caller's deadline bounds a batch): an Update still writing
+// when it runs out fails as the database's silence (unavailable), nothing
+// of the batch lands, and the next batch writes. Each Update's context
+// keeps its caller's values inside the batch.
+func TestBatchTimeout(t *testing.T) {
+	b, _ := newBatcher(t)
+	b.Timeout = 200 * time.Millisecond
+	var seen any
+	b.Check = func(ctx context.Context, tx *sql.Tx) error { seen = ctx.Value(ctxKey{}); return nil }
+	ctx := context.WithValue(t.Context(), ctxKey{}, "caller's")
+	err := b.Update(ctx, func(tx store.Tx) error {
+		if err := tx.PutSetting("slow", "1"); err != nil {
+			return err
+		}
+		time.Sleep(400 * time.Millisecond) // a statement the database never answered
+		return tx.PutSetting("slow", "2")
+	})
+	if core.ErrorCode(err) != core.EUNAVAILABLE || !errors.Is(err, errWriteTimedOut) {
+		t.Fatalf("an Update past its batch's Timeout: %v; want unavailable", err)
+	}
+	if seen != "caller's" {
+		t.Errorf("the Update's context inside its batch carried %v; want its caller's value", seen)
+	}
+	if err := b.Update(t.Context(), func(tx store.Tx) error { return tx.PutSetting("next", "1") }); err != nil {
+		t.Fatalf("the next batch: %v", err)
+	}
+	var n int
+	if err := b.DB.QueryRow(`SELECT COUNT(*) FROM settings WHERE key = 'slow'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the timed-out batch's rows: %d, %v; want none", n, err)
+	}
+}
