@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/internal/testproxy"
 )
 
 // frontProxy is the one URL in front of the replicas that users and
@@ -206,54 +207,6 @@ func TestReplicasFailover(t *testing.T) {
 	}
 }
 
-// cuttableProxy forwards TCP connections to backend until cut, which
-// closes the listener and every connection: a network partition.
-func cuttableProxy(t *testing.T, backend string) (addr string, cut func()) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	closed := false
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			if closed {
-				mu.Unlock()
-				c.Close()
-				up.Close()
-				return
-			}
-			conns = append(conns, c, up)
-			mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
-		}
-	}()
-	cut = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		closed = true
-		ln.Close()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	t.Cleanup(cut)
-	return ln.Addr().String(), cut
-}
-
 // A leader cut off from the database steps down before its lease ends —
 // it cannot renew, so it stops deciding — and the other server takes
 // over; the jobs all complete once.
@@ -262,7 +215,8 @@ func TestLeaderPartitionedFromDatabase(t *testing.T) {
 	pg := testpg.Start(t)
 	url := pg.NewDatabase(t)
 	dbAddr := strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(url, "postgres://shoal@"), "/", 2)[0], "")
-	viaProxy, cut := cuttableProxy(t, dbAddr)
+	proxy := testproxy.New(t, dbAddr)
+	viaProxy, cut := proxy.Addr(), proxy.Cut
 	addrA, addrB := freeAddr(t), freeAddr(t)
 	front := frontProxy(t, addrA, addrB)
 	common := fastJobsConfig + "leader_lease: 3s\nadvertise_url: " + front + "\n" +

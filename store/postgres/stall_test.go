@@ -1,107 +1,17 @@
 package postgres_test
 
 import (
-	"errors"
-	"io"
-	"net"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/internal/testproxy"
 	"github.com/shoal-ml/shoal/store"
 	"github.com/shoal-ml/shoal/store/postgres"
 )
-
-// freezer forwards TCP connections to a backend until freeze: from then
-// on it passes nothing and closes nothing, as a network partition drops
-// packets. Neither end sees the other go.
-type freezer struct {
-	ln     net.Listener
-	frozen chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-func newFreezer(t *testing.T, backend string) *freezer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &freezer{ln: ln, frozen: make(chan struct{})}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			f.mu.Lock()
-			f.conns = append(f.conns, c, up)
-			f.mu.Unlock()
-			go f.pipe(up, c)
-			go f.pipe(c, up)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for _, c := range f.conns {
-			c.Close()
-		}
-	})
-	return f
-}
-
-// pipe copies src to dst while not frozen; once frozen it drops what it
-// reads and never closes dst.
-func (f *freezer) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		select {
-		case <-f.frozen:
-			if err != nil {
-				return
-			}
-			continue
-		default:
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				dst.Close()
-			}
-			return
-		}
-	}
-}
-
-func (f *freezer) freeze() { f.once.Do(func() { close(f.frozen) }) }
-
-// reset closes every connection it carries: the cut-off end learns it
-// is cut off (its client would otherwise wait on the socket).
-func (f *freezer) reset() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, c := range f.conns {
-		c.Close()
-	}
-}
 
 // A server cut off from the database in the middle of a write — its
 // packets dropped, not refused, so the database sees no close — holds
@@ -117,9 +27,9 @@ func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFreezer(t, u.Host)
+	f := testproxy.New(t, u.Host)
 	viaProxy := *u
-	viaProxy.Host = f.ln.Addr().String()
+	viaProxy.Host = f.Addr()
 
 	ctx := t.Context()
 	a, err := postgres.Open(ctx, postgres.Config{URL: viaProxy.String()})
@@ -143,7 +53,7 @@ func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
 			close(inTx)
 			// Cut off here: the write lock is held, and the next
 			// statement never reaches the database.
-			f.freeze()
+			f.Freeze()
 			return tx.PutSetting("writer", "a, again")
 		})
 	}()
@@ -170,7 +80,7 @@ func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
 			t.Fatalf("the other server's write while the first is cut off mid-transaction: %v (after %v)", err, waited.Round(time.Millisecond))
 		}
 	case <-time.After(2*postgres.WriteIdleTimeout + 10*time.Second):
-		f.reset()
+		f.Reset()
 		<-bDone
 		<-aDone
 		a.Close()
@@ -195,10 +105,10 @@ func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
 			t.Errorf("the cut-off server's write failed after %v; want within its bound of %v", took, postgres.WriteTimeout)
 		}
 	case <-time.After(postgres.WriteTimeout + time.Minute):
-		f.reset()
+		f.Reset()
 		<-aDone
 		t.Error("the cut-off server's write still waited on its connection")
 	}
-	f.reset()
+	f.Reset()
 	a.Close()
 }

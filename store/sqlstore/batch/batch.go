@@ -6,7 +6,6 @@ package batch
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -290,13 +289,15 @@ func (c callContext) Value(key any) any { return c.values.Value(key) }
 
 // timedOut says, in the error of each call that failed once the batch's
 // Timeout ran out, that the database did not complete the write in time:
-// the statement's own error is then a cancelled context's.
+// the statement's own error is then a cancelled context's. An Update's
+// own answer (an error with a code: not found, a conflict) stays its
+// answer: it wrote nothing either way.
 func (b *Batcher) timedOut(ctx context.Context, calls []*batchCall) {
 	if ctx.Err() == nil {
 		return
 	}
 	for _, c := range calls {
-		if c.err != nil && !errors.Is(c.err, errWriteTimedOut) {
+		if c.err != nil && core.ErrorCode(c.err) == core.EINTERNAL {
 			c.err = fmt.Errorf("%w (%s): %w", errWriteTimedOut, b.Timeout, c.err)
 		}
 	}

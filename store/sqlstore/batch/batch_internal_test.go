@@ -301,6 +301,28 @@ func TestBatchTimeout(t *testing.T) {
 	if seen != "caller's" {
 		t.Errorf("the Update's context inside its batch carried %v; want its caller's value", seen)
 	}
+	// An Update's own answer stays its answer when its batch then
+	// runs out of time: it wrote nothing either way.
+	release := make(chan struct{})
+	held := hold(t, b, release)
+	mine := core.Errorf(core.ENOTFOUND, "no such thing")
+	own := make(chan error, 1)
+	go func() { own <- b.Update(t.Context(), func(tx store.Tx) error { return mine }) }()
+	for b.Waiting() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() {
+		// The held Update ends; the next batch's second Update outlasts it.
+		_ = b.Update(t.Context(), func(tx store.Tx) error { time.Sleep(400 * time.Millisecond); return tx.PutSetting("slow", "3") })
+	}()
+	for b.Waiting() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	<-held
+	if err := <-own; !errors.Is(err, mine) || core.ErrorCode(err) != core.ENOTFOUND {
+		t.Errorf("an Update's own error in a batch that ran out of time: %v; want its own (not found)", err)
+	}
 	if err := b.Update(t.Context(), func(tx store.Tx) error { return tx.PutSetting("next", "1") }); err != nil {
 		t.Fatalf("the next batch: %v", err)
 	}
