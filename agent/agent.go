@@ -366,6 +366,10 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			if req.Runtime != nil {
+				// The next sync carries it again.
+				a.ctr.ReportAgain()
+			}
 			if core.ErrorCode(err) == core.EUNAUTHORIZED {
 				a.log.Warn("the server no longer knows this node; exiting", "err", err)
 				return nil

@@ -125,15 +125,21 @@ type Host struct {
 	// cache over it (nil until the engine is open).
 	infoEngine container.Runtime
 	counted    *container.ImageCache
-	// ownStore is the store of the node's own podman service, whose
-	// driver its folders say once the service has written to it (a new
-	// store is empty until the first image); "" for other engines.
+	// ownStore is the store the node's own podman service was given,
+	// whose driver its folders say once the service has opened it (a new
+	// store has none until then); "" for other engines.
 	ownStore string
 	// usage is the image cache's counts as last read, and counting says
 	// a read is under way (countImages): a sync carries the last counts
-	// and never waits for the engine to list its images.
-	usage    imageUsage
-	counting bool
+	// and never waits for the engine to list its images. countedAt is
+	// when the last read began; dirty says this node changed its images
+	// since (a pull, a build, an eviction), and recount that a read was
+	// due while one ran, so another follows it.
+	usage     imageUsage
+	counting  bool
+	countedAt time.Time
+	dirty     bool
+	recount   bool
 
 	// mu guards the engine and its service.
 	mu    sync.Mutex
@@ -273,21 +279,23 @@ func (h *Host) use(ctx context.Context, e container.Runtime, own bool) error {
 		// follows on a later sync, not on the node's way to its first
 		// job or instance.
 		info = quick.QuickInfo()
-		if own {
-			// The node started the service on a store it names: the
-			// store's folder says its driver (once the service has
-			// written to it: countImages looks again) and free space.
-			// Podman's full info would gather its host report for them
-			// too, running dpkg over every installed package's file list:
-			// about 1.6 CPU-s for every node that starts a service.
-			root := h.storeRoot()
+		if own && h.store != "" {
+			// The node started the service on a store it named: the
+			// store's folders say its driver (once the service has
+			// opened it: countImages looks again) and the file system
+			// its free space. Podman's full info would gather its host
+			// report for them too, running dpkg over every installed
+			// package's file list: about 1.6 CPU-s for every node that
+			// starts a service.
+			root := h.store
 			info.StorageDriver, info.StorageRoot, info.FreeBytes = storeDriver(root), root, DirFree(root)
 		} else {
 			// An engine the node shares (Docker's daemon, podman's
-			// system service, --container-host): its full info is asked
-			// when a task first needs the engine (Runtime), so that a
-			// node that never runs a container does not make a podman
-			// gather its host report.
+			// system service, --container-host), or its own service on
+			// podman's default store (storage.conf may move it): its
+			// full info is asked when a task first needs the engine
+			// (Runtime), so that a node that never runs a container
+			// does not make a podman gather its host report.
 			h.wantFull = true
 		}
 	} else {
@@ -304,7 +312,7 @@ func (h *Host) use(ctx context.Context, e container.Runtime, own bool) error {
 	h.infoMu.Lock()
 	h.info, h.infoEngine, h.counted = runtimeInfo(info), e, cache
 	if own {
-		h.ownStore = h.storeRoot()
+		h.ownStore = h.store
 	}
 	h.infoMu.Unlock()
 	h.removeLeftovers(ctx)
@@ -312,16 +320,17 @@ func (h *Host) use(ctx context.Context, e container.Runtime, own bool) error {
 }
 
 // storeDrivers are the drivers of containers/storage, whose store keeps
-// each driver's layers in a folder named after it (overlay-layers).
+// each driver's image records in a folder named after it
+// (overlay-images), made when a service first opens the store.
 var storeDrivers = []string{"overlay", "vfs", "btrfs", "zfs", "aufs", "devmapper"}
 
 // storeDriver is the driver of the image store at root, from its
-// folders: "" when none or several drivers' layers are there (the
+// folders: "" when none or several drivers' folders are there (the
 // engine's info says which it uses then).
 func storeDriver(root string) string {
 	found := ""
 	for _, d := range storeDrivers {
-		if st, err := os.Stat(filepath.Join(root, d+"-layers")); err == nil && st.IsDir() {
+		if st, err := os.Stat(filepath.Join(root, d+"-images")); err == nil && st.IsDir() {
 			if found != "" {
 				return ""
 			}
@@ -412,6 +421,10 @@ func (h *Host) Runtime(ctx context.Context) (container.Runtime, *container.Image
 		h.info.Error = err.Error()
 		h.infoMu.Unlock()
 		return nil, nil, err
+	}
+	if h.wantFull {
+		h.wantFull = false
+		go h.fullInfo(h.rt)
 	}
 	return h.rt, h.cache, nil
 }
@@ -539,21 +552,33 @@ type imageUsage struct {
 // that does not answer within it leaves the last counts in place.
 const usageTimeout = 30 * time.Second
 
+// countEvery paces the reads of the image cache's counts that this
+// node's own changes did not call for: on a store that several nodes
+// share the counts move with the others' pulls, and each change the
+// node reports is a write on the server.
+const countEvery = time.Minute
+
 // Report is the runtime info the node reports, with its image cache's
 // counts as last read once the engine is open (a podman service not yet
-// started has none to count). It does not wait for the engine: it starts
-// a read of the counts (one at a time) and returns the last, and a read
-// that finds them changed marks the info changed (TakeInfoChanged), so
-// that the next sync carries them. An agent's sync is its heartbeat, and
-// podman has taken 17–20 s to list its images on a loaded host, longer
-// than a node's lease.
+// started has none to count). It does not wait for the engine: when a
+// read is due (the first, one after this node changed its images, or
+// countEvery after the last) it starts one, or asks for another after
+// the one under way, and returns the last counts; a read that finds them
+// changed marks the info changed (TakeInfoChanged), so that a later sync
+// carries them. An agent's sync is its heartbeat, and podman has taken
+// 17–20 s to list its images on a loaded host, longer than a node's
+// lease.
 func (h *Host) Report() *catalog.ContainerRuntimeInfo {
 	h.infoMu.Lock()
 	info, cache := h.info, h.counted
 	info.CachedImages, info.CacheBytes = h.usage.images, h.usage.bytes
-	start := cache != nil && !h.counting
-	if start {
-		h.counting = true
+	start := false
+	if cache != nil && (h.countedAt.IsZero() || h.dirty || h.now().Sub(h.countedAt) >= countEvery) {
+		if h.counting {
+			h.recount = true
+		} else {
+			h.counting, h.dirty, h.countedAt, start = true, false, h.now(), true
+		}
 	}
 	h.infoMu.Unlock()
 	if start {
@@ -562,28 +587,64 @@ func (h *Host) Report() *catalog.ContainerRuntimeInfo {
 	return &info
 }
 
-// countImages reads the image cache's counts for Report.
-func (h *Host) countImages(cache *container.ImageCache) {
-	ctx, cancel := context.WithTimeout(context.Background(), usageTimeout)
-	defer cancel()
-	n, size, err := cache.Usage(ctx)
+// ImagesChanged records that this node changed the engine's images (it
+// pulled, built or evicted one): the next sync carries the report, and
+// the report counts them again.
+func (h *Host) ImagesChanged() {
 	h.infoMu.Lock()
 	defer h.infoMu.Unlock()
-	h.counting = false
-	if err != nil {
-		h.log.Debug("counting the node's images failed", "err", err)
-		return
+	h.dirty, h.infoChanged = true, true
+}
+
+// ReportAgain marks the info changed again: a sync that carried it
+// failed.
+func (h *Host) ReportAgain() {
+	h.infoMu.Lock()
+	defer h.infoMu.Unlock()
+	h.infoChanged = true
+}
+
+// now is the host's clock's time.
+func (h *Host) now() time.Time {
+	if h.clock == nil {
+		return time.Now()
 	}
-	if h.counted != cache {
-		return
-	}
-	if u := (imageUsage{n, size}); u != h.usage {
-		h.usage, h.infoChanged = u, true
-	}
-	if h.ownStore != "" && h.info.StorageDriver == "" {
-		if d := storeDriver(h.ownStore); d != "" {
-			h.info.StorageDriver, h.infoChanged = d, true
+	return h.clock.Now()
+}
+
+// countImages reads the image cache's counts for Report, again while a
+// Report asked for another during a read.
+func (h *Host) countImages(cache *container.ImageCache) {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), usageTimeout)
+		n, size, err := cache.Usage(ctx)
+		cancel()
+		h.infoMu.Lock()
+		if err != nil {
+			h.log.Debug("counting the node's images failed", "err", err)
+		} else if h.counted == cache {
+			if u := (imageUsage{n, size}); u != h.usage {
+				h.usage, h.infoChanged = u, true
+			}
+			if h.ownStore != "" && h.info.StorageDriver == "" {
+				// Listing the images opened the store: one driver's
+				// folder names it; none or several leave it to the
+				// engine's full info, asked once.
+				if d := storeDriver(h.ownStore); d != "" {
+					h.info.StorageDriver, h.infoChanged = d, true
+				} else {
+					go h.fullInfo(h.infoEngine)
+				}
+				h.ownStore = ""
+			}
 		}
+		if !h.recount {
+			h.counting = false
+			h.infoMu.Unlock()
+			return
+		}
+		h.recount, h.dirty, h.countedAt = false, false, h.now()
+		h.infoMu.Unlock()
 	}
 }
 

@@ -41,6 +41,9 @@ func (h *Host) Evict(ctx context.Context) {
 	if err != nil {
 		h.log.Warn("evicting images failed", "err", err)
 	}
+	if len(evicted) > 0 {
+		h.ImagesChanged()
+	}
 	for _, img := range evicted {
 		_ = os.Remove(filepath.Join(h.usesDir(), strings.TrimPrefix(img.ID, "sha256:")))
 		h.log.Info("evicted an image (the cache is over its cap)", "image", img.ID, "refs", img.Refs, "bytes", img.Size)

@@ -113,6 +113,7 @@ func (h *Host) Pull(ctx context.Context, rt container.Runtime, j ImageJob, ref s
 	if err != nil {
 		return "", err
 	}
+	h.ImagesChanged()
 	if opts.Auth == nil {
 		// Best effort: without the record the next job asks the
 		// registry again, which only costs a manifest request.
@@ -199,6 +200,7 @@ func (h *Host) build(ctx context.Context, rt container.Runtime, j ImageJob) (str
 	unlockHost()
 	unlock()
 	if pullErr == nil {
+		h.ImagesChanged()
 		j.Log("shoal agent: the image " + tag + " was built from this context before, on another node: pulled from the workspace's registry, not built")
 		return tag, nil
 	}
@@ -237,6 +239,7 @@ func (h *Host) buildOnce(ctx context.Context, rt container.Runtime, j ImageJob, 
 	if _, err := rt.Build(ctx, opts); err != nil {
 		return "", err
 	}
+	h.ImagesChanged()
 	return tag, nil
 }
 

@@ -65,15 +65,35 @@ func TestOwnPodmanIgnoresTheHostsEngine(t *testing.T) {
 	if info := pinned.Report(); info.StorageRoot != store {
 		t.Errorf("pinned: storage root %q, want the node's own %q", info.StorageRoot, store)
 	}
-	// Once its service runs, the node reports the store's driver and
-	// free space from the store's folder at once: podman's full info
-	// (its host report: dpkg over every package's file list) is not
-	// asked for them.
-	if _, _, err := pinned.Runtime(ctx); err != nil {
+	// Once its service runs, the node reports its store and free space
+	// at once, and the store's driver once the service has opened it
+	// (the first count of its images does): what podman's own full info
+	// says, without asking it (its host report runs dpkg over every
+	// package's file list).
+	rt, _, err := pinned.Runtime(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if info := pinned.Info(); info.StorageDriver != storeDriver(store) || info.StorageRoot != store || info.FreeBytes <= 0 {
-		t.Errorf("pinned, its service started: storage %q at %q, %d bytes free; want the store's driver (%q) at %q", info.StorageDriver, info.StorageRoot, info.FreeBytes, storeDriver(store), store)
+	if info := pinned.Info(); info.StorageRoot != store || info.FreeBytes <= 0 {
+		t.Errorf("pinned, its service started: storage at %q, %d bytes free; want %q", info.StorageRoot, info.FreeBytes, store)
+	}
+	pinned.Report()
+	for deadline := time.Now().Add(time.Minute); pinned.Info().StorageDriver == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			ents, _ := os.ReadDir(store)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("pinned: the store's driver was not reported after a count of its images (store holds %v; counting %v, usage %+v)", names, pinned.counting, pinned.usage)
+		}
+	}
+	full, err := rt.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := pinned.Info(); info.StorageDriver != full.StorageDriver || full.StorageRoot != store {
+		t.Errorf("pinned: reported driver %q; podman says %q at %q (want %q)", info.StorageDriver, full.StorageDriver, full.StorageRoot, store)
 	}
 }
 
@@ -84,13 +104,13 @@ func TestStoreDriver(t *testing.T) {
 	if d := storeDriver(root); d != "" {
 		t.Errorf("an empty store: driver %q, want none", d)
 	}
-	if err := os.Mkdir(filepath.Join(root, "vfs-layers"), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(root, "vfs-images"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if d := storeDriver(root); d != "vfs" {
 		t.Errorf("a vfs store: driver %q", d)
 	}
-	if err := os.Mkdir(filepath.Join(root, "overlay-layers"), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(root, "overlay-images"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if d := storeDriver(root); d != "" {

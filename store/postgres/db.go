@@ -71,8 +71,11 @@ const writeLockKey int64 = 0x73686f616c777269
 // the database sees no close) would otherwise hold the lock until the
 // operating system's TCP keepalive gave up on the connection, two hours
 // by default, and no server could write: not the other servers' API
-// calls, nor the leader that took over its lease (6 s by default). An
-// Update waits on its server only between statements, for milliseconds.
+// calls, nor the leader that took over its lease (6 s by default). A
+// write's server sends its statements one after another, its own work
+// between them taking milliseconds. A database still sending a large
+// result to a cut-off server is not idle: it waits for TCP's
+// retransmissions to give up (minutes).
 const WriteIdleTimeout = 10 * time.Second
 
 // WriteTimeout bounds an Update's transaction on this server's side,

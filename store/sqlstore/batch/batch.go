@@ -213,7 +213,7 @@ func (b *Batcher) write(calls []*batchCall) {
 			established = true
 		}
 		mark := log.Mark()
-		c.err = b.call(callContext{Context: ctx, values: c.ctx}, stx, cache, log, b.Now(), c, &unprepared)
+		c.err = b.callWithin(ctx, stx, cache, log, c, &unprepared)
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
 			ok++
@@ -276,16 +276,18 @@ func (b *Batcher) write(calls []*batchCall) {
 	txobserve.Write(len(calls), d)
 }
 
-// callContext is an Update's context inside its batch: the caller's
-// values (a fence, a request's identity) with the batch's deadline and
-// cancellation, not the caller's.
-type callContext struct {
-	context.Context
-	values context.Context
+// callWithin runs c within the batch's ctx: with its caller's values (a
+// fence, a request's identity) and the batch's deadline, not the
+// caller's cancellation.
+func (b *Batcher) callWithin(ctx context.Context, stx *sql.Tx, cache *sqlstore.ReadCache, log *appendlog.Log, c *batchCall, unprepared *[]string) error {
+	cctx := context.WithoutCancel(c.ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithDeadline(cctx, deadline)
+		defer cancel()
+	}
+	return b.call(cctx, stx, cache, log, b.Now(), c, unprepared)
 }
-
-// Value returns the caller's value for key.
-func (c callContext) Value(key any) any { return c.values.Value(key) }
 
 // timedOut says, in the error of each call that failed once the batch's
 // Timeout ran out, that the database did not complete the write in time:
@@ -304,7 +306,7 @@ func (b *Batcher) timedOut(ctx context.Context, calls []*batchCall) {
 }
 
 // errWriteTimedOut marks a write its batch's Timeout ended.
-var errWriteTimedOut = core.Errorf(core.EUNAVAILABLE, "store: the database did not complete the write in time")
+var errWriteTimedOut = core.Errorf(core.EUNAVAILABLE, "store: the database did not answer the write in time (it may not have been applied)")
 
 // call runs one Update's check and fn in stx with ctx, the batch's cache
 // and log and now, catching a panic for its caller; the queries it ran unprepared

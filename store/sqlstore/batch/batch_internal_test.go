@@ -284,7 +284,7 @@ type ctxKey struct{}
 // keeps its caller's values inside the batch.
 func TestBatchTimeout(t *testing.T) {
 	b, _ := newBatcher(t)
-	b.Timeout = 200 * time.Millisecond
+	b.Timeout = 500 * time.Millisecond
 	var seen any
 	b.Check = func(ctx context.Context, tx *sql.Tx) error { seen = ctx.Value(ctxKey{}); return nil }
 	ctx := context.WithValue(t.Context(), ctxKey{}, "caller's")
@@ -292,7 +292,7 @@ func TestBatchTimeout(t *testing.T) {
 		if err := tx.PutSetting("slow", "1"); err != nil {
 			return err
 		}
-		time.Sleep(400 * time.Millisecond) // a statement the database never answered
+		time.Sleep(time.Second) // a statement the database never answered
 		return tx.PutSetting("slow", "2")
 	})
 	if core.ErrorCode(err) != core.EUNAVAILABLE || !errors.Is(err, errWriteTimedOut) {
@@ -313,7 +313,7 @@ func TestBatchTimeout(t *testing.T) {
 	}
 	go func() {
 		// The held Update ends; the next batch's second Update outlasts it.
-		_ = b.Update(t.Context(), func(tx store.Tx) error { time.Sleep(400 * time.Millisecond); return tx.PutSetting("slow", "3") })
+		_ = b.Update(t.Context(), func(tx store.Tx) error { time.Sleep(time.Second); return tx.PutSetting("slow", "3") })
 	}()
 	for b.Waiting() < 2 {
 		time.Sleep(time.Millisecond)
