@@ -607,7 +607,7 @@ func (h *Host) ReportAgain() {
 // now is the host's clock's time.
 func (h *Host) now() time.Time {
 	if h.clock == nil {
-		return time.Now()
+		return core.SystemClock{}.Now()
 	}
 	return h.clock.Now()
 }
