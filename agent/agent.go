@@ -361,7 +361,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 			}
 		}
 		before := a.client.Servers()[0]
-		resp, err := a.client.Sync(ctx, req, wait)
+		sctx, cancel := context.WithTimeout(ctx, syncBound(wait, interval))
+		resp, err := a.client.Sync(sctx, req, wait)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -431,6 +433,19 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// syncBound is how long a sync may take: the long poll's wait, and half
+// the node's lease (interval is a third of it), at least 2 s, for the
+// server to answer. A server that accepts the call and does not answer
+// (one cut off from its database, whose writes wait out their own 30 s
+// bound) would otherwise hold the agent's heartbeat past its lease, the
+// HTTP client's own limit being a minute: the node would be declared lost
+// and its jobs run again. Past the bound the agent calls again on a new
+// connection, which a load balancer gives to a ready server, or moves to
+// the next server it knows.
+func syncBound(wait, interval time.Duration) time.Duration {
+	return wait + max(2*time.Second, interval*3/2)
 }
 
 func (a *Agent) running() []node.RankRef {

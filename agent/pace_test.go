@@ -53,3 +53,56 @@ func TestSyncKeepsThePaceTheServerSays(t *testing.T) {
 		t.Fatalf("the syncs waited %q, want [3s 7s 7s]", waits)
 	}
 }
+
+// A server that takes a sync and does not answer (one cut off from its
+// database) does not hold the node's heartbeat past its lease: past the
+// sync's bound the agent calls again, on a new connection, and the call
+// that answers comes within the lease (3 s + 3 s here).
+func TestSyncDoesNotWaitOnAServerThatDoesNotAnswer(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/agent/v1/sync" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		i := len(at)
+		at = append(at, time.Now())
+		mu.Unlock()
+		if i == 0 {
+			select { // the first call: taken, never answered
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		json.NewEncoder(w).Encode(node.AgentSyncResponse{Exit: true})
+	}))
+	defer srv.Close()
+	defer close(release)
+	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), ServerURL: srv.URL, JoinToken: "t",
+		Containers: ctrhost.ContainersOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ctr = ctrhost.Open(context.Background(), a.cfg.containerHost(), a.log)
+	defer a.ctr.Close()
+	a.join = &node.JoinResponse{NodeID: "n", HeartbeatInterval: time.Second, LeaseTTL: 3 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.syncLoop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("%d syncs, want 2 (the unanswered one, then one answered)", len(at))
+	}
+	if gap := at[1].Sub(at[0]); gap >= 6*time.Second {
+		t.Errorf("the next sync came %v after the unanswered one; want within the lease (6 s)", gap)
+	} else {
+		t.Logf("the next sync came %v after the unanswered one (bound %v)", gap.Round(time.Millisecond), syncBound(time.Second, time.Second))
+	}
+}
