@@ -227,9 +227,11 @@ func (a *imageApp) once(ctx context.Context) error {
 		return err
 	}
 	// The container goes with this start, however it ends: a background
-	// context, since ctx may be what ended.
+	// context, since ctx may be what ended. The engine gets a minute past
+	// the grace: podman on a loaded host has taken over 20 s to remove a
+	// stopped container, and one left behind outlives the instance.
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), appStopGrace+20*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), appStopGrace+time.Minute)
 		defer cancel()
 		_ = rt.Stop(sctx, id, appStopGrace)
 		if err := rt.Remove(sctx, id); err != nil {
