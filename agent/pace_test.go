@@ -14,6 +14,20 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 )
 
+// syncingAgent is an agent of node "n", without containers, whose server
+// is at url, ready to run its sync loop once a.join is set.
+func syncingAgent(t *testing.T, url string) *Agent {
+	t.Helper()
+	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), ServerURL: url, JoinToken: "t",
+		Containers: ctrhost.ContainersOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ctr = ctrhost.Open(context.Background(), a.cfg.containerHost(), a.log)
+	t.Cleanup(a.ctr.Close)
+	return a
+}
+
 // The agent keeps the pace each sync's answer sets, not only the join's:
 // a fleet's lease grows and shrinks with it (decide/nodelease). Joined at
 // 3 s, told 7 s, it waits 7 s on its next sync; an answer without a pace
@@ -34,13 +48,7 @@ func TestSyncKeepsThePaceTheServerSays(t *testing.T) {
 		json.NewEncoder(w).Encode(answers[min(i, len(answers)-1)])
 	}))
 	defer srv.Close()
-	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), ServerURL: srv.URL, JoinToken: "t",
-		Containers: ctrhost.ContainersOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.ctr = ctrhost.Open(context.Background(), a.cfg.containerHost(), a.log)
-	defer a.ctr.Close()
+	a := syncingAgent(t, srv.URL)
 	a.join = &node.JoinResponse{NodeID: "n", HeartbeatInterval: 3 * time.Second, LeaseTTL: 9 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -82,13 +90,7 @@ func TestSyncDoesNotWaitOnAServerThatDoesNotAnswer(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	a, err := newAgent(Config{Accounts: runas.Unisolated(), NodeID: "n", WorkDir: t.TempDir(), ServerURL: srv.URL, JoinToken: "t",
-		Containers: ctrhost.ContainersOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.ctr = ctrhost.Open(context.Background(), a.cfg.containerHost(), a.log)
-	defer a.ctr.Close()
+	a := syncingAgent(t, srv.URL)
 	a.join = &node.JoinResponse{NodeID: "n", HeartbeatInterval: time.Second, LeaseTTL: 3 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
