@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // errNoPID means the node has no (valid) pid file: it never started or was
@@ -57,6 +58,35 @@ func removePID(dir string, pid int) {
 	if got, err := readPID(dir); err == nil && got == pid {
 		os.Remove(filepath.Join(dir, PIDFile))
 	}
+}
+
+// awaitExec waits, a second at most, until process pid's command line can
+// be read. exec(2) closes the close-on-exec pipe that tells cmd.Start it
+// succeeded before the kernel has set the new program's arguments: for
+// that moment /proc/<pid>/cmdline reads empty, and isAgent takes the new
+// agent for none (on a loaded host the moment lasted long enough for a
+// test to see it). Writing the pid file only after it keeps every reader
+// of the file seeing an agent. A process that is gone or a zombie ends the
+// wait at once.
+func awaitExec(pid int) {
+	for range 200 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || len(b) > 0 || zombie(pid) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// zombie reports whether process pid has exited (or is gone) but not been
+// reaped: its state in /proc/<pid>/stat is Z or X, or the file is gone.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // isAgent reports whether process pid is the agent of node id: its command

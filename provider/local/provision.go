@@ -169,6 +169,7 @@ func (p *Provider) start(n *node) (err error) {
 	n.state = stateRunning
 	go p.reap(n, cmd)
 
+	awaitExec(n.pid)
 	if err := writePID(n.dir, n.pid); err != nil {
 		// Without its pid file the agent could not be adopted after a
 		// restart and would run on unseen: stop it.
