@@ -13,7 +13,6 @@ import (
 	"github.com/shoal-ml/shoal/service/agentapi"
 	"github.com/shoal-ml/shoal/service/jobdata"
 	"github.com/shoal-ml/shoal/service/parallel"
-	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/service/tracking"
 	"github.com/shoal-ml/shoal/store"
 )
@@ -82,11 +81,12 @@ func (s *Services) AgentTask(tx store.Tx, j *job.Job, a *job.Attempt, n *node.No
 // given its next job at once, the answer carries that job's task, so the
 // agent starts it without waiting for its next sync.
 func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, rank int, rep *node.RankReport) ([]*node.AgentTask, error) {
-	var wake []string
+	var eff rankEffects
 	var next []*node.AgentTask
 	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		outcomes.Reset()
+		eff, next = rankEffects{}, nil // a batch may run this again
 		w, err := agentapi.LoadRankWork(tx, nodeID, attemptID, rank)
 		if err != nil {
 			return err
@@ -102,11 +102,11 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
 			rep = &r
 		}
-		var started *scheduling.Started
-		if wake, started, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
+		if eff, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
 			return err
 		}
 		outcomes.note(before, j)
+		started := eff.started
 		if started == nil {
 			return nil
 		}
@@ -125,15 +125,17 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 			t.Identities = access.JobIdentities(tx, c, nj)
 		}
 		next = append(next, t)
-		wake = slices.DeleteFunc(wake, func(id string) bool { return id == n.ID })
+		eff.wake = slices.DeleteFunc(eff.wake, func(id string) bool { return id == n.ID })
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.Report(&outcomes)
-	s.nodes.Wake(wake...)
-	s.notify()
+	s.nodes.Wake(eff.wake...)
+	if eff.replan {
+		s.notify()
+	}
 	return next, nil
 }
 
@@ -160,6 +162,7 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.R
 	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		outcomes.Reset()
+		wake = nil
 		w, err := agentapi.LoadRankWork(tx, nodeID, ref.AttemptID, ref.Rank)
 		if err != nil {
 			return err
@@ -175,9 +178,11 @@ func (s *Services) endRankForNode(ctx context.Context, nodeID string, ref node.R
 			r.Services = jobservice.KeepReported(j, rs.Rank, rep.Services)
 			rep = &r
 		}
-		if wake, _, err = s.applyRankReport(ctx, tx, j, a, rs, n, rep); err != nil {
+		eff, err := s.applyRankReport(ctx, tx, j, a, rs, n, rep)
+		if err != nil {
 			return err
 		}
+		wake = eff.wake
 		outcomes.note(before, j)
 		return nil
 	})

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,6 +67,9 @@ type harness struct {
 	// serviceClock gives the services the harness clock too (their
 	// reads' "now", such as a cluster's next scale window change).
 	serviceClock bool
+	// notified counts the services' calls for a placement pass (the
+	// server's pokes: Config.Notify, and Submitted, which falls back to it).
+	notified atomic.Int64
 }
 
 // newHarness builds a server from a config document (may be empty).
@@ -119,6 +123,7 @@ func (h *harness) bootWith(key *sealing.Key) {
 		Providers: map[string]node.Provider{"local": h.prov}, ServerURL: "http://shoal.test",
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
 		CuratedEnvironments: h.cfg.CuratedEnvironments, Clock: h.serviceClockOrNil(),
+		Notify: func() { h.notified.Add(1) },
 	})
 	h.ctrl = control.New(h.svc, 1)
 }
