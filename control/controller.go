@@ -192,8 +192,22 @@ func (c *Controller) RunPlacement(ctx context.Context, now time.Time) error {
 // submitted to them need, decided without scheduling or planning the
 // other computes.
 func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys map[string]bool) error {
+	return c.placementFor(ctx, now, keys, PassSubmitted)
+}
+
+// RunPlacementForChanged is RunPlacementFor after a change confined to
+// the computes in keys (a node of theirs joined, a cluster created): the
+// pass over every queue's heads and every cluster would find nothing
+// else to do.
+func (c *Controller) RunPlacementForChanged(ctx context.Context, now time.Time, keys map[string]bool) error {
+	return c.placementFor(ctx, now, keys, PassComputes)
+}
+
+// placementFor runs the scheduler and the autoscaler for the queues of
+// the computes in keys, observed as kind.
+func (c *Controller) placementFor(ctx context.Context, now time.Time, keys map[string]bool, kind PassKind) error {
 	asked, got := c.lockPlacement()
-	defer c.observePass(PassSubmitted, asked, got)
+	defer c.observePass(kind, asked, got)
 	defer c.placeMu.Unlock()
 	var errs []error
 	st, err := c.place.RunFor(ctx, now, keys)

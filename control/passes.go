@@ -12,11 +12,16 @@ const (
 	// PassFull is the placement inside a full controller pass (a tick).
 	PassFull PassKind = "full"
 	// PassChanges is a placement pass over the heads of every queue,
-	// run on a change (a node freed, a compute created or deleted).
+	// run on a change (a node freed with no next job, a job queued
+	// again, a compute changed or deleted).
 	PassChanges PassKind = "changes"
 	// PassSubmitted is a pass over the queues of computes that jobs
 	// were just submitted to, alone: a new job's decision.
 	PassSubmitted PassKind = "submitted"
+	// PassComputes is a pass over the queues of computes whose change
+	// touches nothing else (a node of theirs joined, a cluster created),
+	// alone.
+	PassComputes PassKind = "computes"
 	// PassWholeQueue reads the whole queue (every waiting job's reason,
 	// backfill); it takes no placement lock.
 	PassWholeQueue PassKind = "whole_queue"

@@ -51,10 +51,13 @@ func TestEveryPlacementPassIsObservedByKind(t *testing.T) {
 	if err := c.RunPlacementFor(ctx, now, map[string]bool{"ws/cpu": true}); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.RunPlacementForChanged(ctx, now, map[string]bool{"ws/cpu": true}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.RunWholeQueue(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	want := []control.PassKind{control.PassFull, control.PassChanges, control.PassSubmitted, control.PassWholeQueue}
+	want := []control.PassKind{control.PassFull, control.PassChanges, control.PassSubmitted, control.PassComputes, control.PassWholeQueue}
 	if len(log.kinds) != len(want) {
 		t.Fatalf("observed %v, want %v", log.kinds, want)
 	}

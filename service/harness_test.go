@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,6 +71,10 @@ type harness struct {
 	// notified counts the services' calls for a placement pass (the
 	// server's pokes: Config.Notify, and Submitted, which falls back to it).
 	notified atomic.Int64
+	// changed records the keys of the computes a change confined to one
+	// compute named (Config.Changed).
+	changedMu sync.Mutex
+	changed   []string
 }
 
 // newHarness builds a server from a config document (may be empty).
@@ -124,6 +129,11 @@ func (h *harness) bootWith(key *sealing.Key) {
 		NodeLeaseTTL: time.Duration(h.cfg.NodeLease), NodeLeaseGrace: time.Duration(h.cfg.NodeLeaseGrace),
 		CuratedEnvironments: h.cfg.CuratedEnvironments, Clock: h.serviceClockOrNil(),
 		Notify: func() { h.notified.Add(1) },
+		Changed: func(key string) {
+			h.changedMu.Lock()
+			h.changed = append(h.changed, key)
+			h.changedMu.Unlock()
+		},
 	})
 	h.ctrl = control.New(h.svc, 1)
 }

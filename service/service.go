@@ -51,6 +51,11 @@ type Config struct {
 	// submitted, with its compute's key (shoal.ComputeKey): the server
 	// then decides for that compute's queue alone. It must not block.
 	Submitted func(computeKey string)
+	// Changed, when set, is called instead of Notify after a change
+	// confined to one compute (a node of it joined), with its key: the
+	// server then decides for that compute's queue alone. It must not
+	// block.
+	Changed func(computeKey string)
 	// AgentReads bounds the read transactions agents' syncs hold at once
 	// (agentapi); 0 takes the store's (shoal.ReadPool) half, or 2.
 	AgentReads int
@@ -162,6 +167,7 @@ type Services struct {
 	log       *slog.Logger
 	notify    func()
 	submitted func(computeKey string) // Config.Submitted, else notify
+	changed   func(computeKey string) // Config.Changed, else notify
 	cfg       Config
 	nodes     live.Wakes
 	reasons   live.WaitReasons
@@ -235,11 +241,14 @@ func New(cfg Config) *Services {
 	if s.submitted = cfg.Submitted; s.submitted == nil {
 		s.submitted = func(string) { s.notify() }
 	}
+	if s.changed = cfg.Changed; s.changed == nil {
+		s.changed = func(string) { s.notify() }
+	}
 	s.outputs = &joboutputs.Outputs{Store: audited, Files: cfg.Files, Find: s.FindJob}
 	s.workspacesService = workspaces.New(workspaces.Config{Store: audited, Catalog: cfg.Catalog, Access: s.accessService})
 	s.storageService = storage.New(storage.Config{Store: audited, Files: cfg.Files})
 	s.computesService = computes.New(computes.Config{
-		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Wake: s.nodes.Wake,
+		Store: audited, Catalog: cfg.Catalog, Logger: s.log, Notify: s.notify, Changed: s.changed, Wake: s.nodes.Wake,
 		Files: cfg.Files, Providers: cfg.Providers, Live: s.live, Access: s.accessService, Quota: s, Logs: s,
 		Random: cfg.Random, InstancePolicy: cfg.InstancePolicy, IdleMinute: cfg.IdleMinute,
 		ServerURL: cfg.ServerURL, PublicURL: cfg.PublicURL, AppsURL: cfg.AppsURL, Clock: cfg.Clock,
@@ -261,7 +270,7 @@ func New(cfg Config) *Services {
 			return n, err
 		}})
 	s.agentServer = agentapi.New(agentapi.Config{
-		Store: audited, Files: cfg.Files, Logger: s.log, Notify: s.notify, Wakes: s.nodes,
+		Store: audited, Files: cfg.Files, Logger: s.log, Notify: s.notify, Changed: s.changed, Wakes: s.nodes,
 		Jobs: s, Computes: s.computesService, Tokens: s.accessService, Storage: s.storageService,
 		NodeReady: func(workspace, compute string, took time.Duration) {
 			s.Observe().NodeReady(workspace, compute, took)

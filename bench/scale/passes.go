@@ -76,7 +76,7 @@ func parsePasses(b []byte) passTotals {
 // job's decision (the submitted passes) waited behind.
 func passLine(before, after passTotals) string {
 	var parts []string
-	for _, kind := range []string{"submitted", "changes", "full", "whole_queue"} {
+	for _, kind := range []string{"submitted", "computes", "changes", "full", "whole_queue"} {
 		a, b := after[kind], before[kind]
 		n := a.count - b.count
 		if n <= 0 {

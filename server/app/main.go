@@ -361,7 +361,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 		SecretsKey:     secretsKey,
 		InstancePolicy: computes.InstancePolicy{DefaultSchedules: defSchedules, DefaultIdleMinutes: defIdle, MaxIdleMinutes: maxIdle},
 		IdleMinute:     idleMinute, Clock: opts.Clock,
-		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Submitted: m.pokeSubmitted, Files: files,
+		Store: store, Catalog: catalog, Logger: opts.Logger, Notify: m.poke, Submitted: m.pokeSubmitted, Changed: m.pokeChanged, Files: files,
 		Providers: providers, ServerURL: serverURL, Servers: servers, ServerCA: m.caPEM, PublicURL: m.publicURL(cfg), AppsURL: m.appsOrigin,
 		NodeLeaseTTL: time.Duration(cfg.NodeLease), NodeLeaseGrace: time.Duration(cfg.NodeLeaseGrace), MaxHeartbeatsPerSecond: cfg.HeartbeatRate(),
 		KillGrace: time.Duration(cfg.KillGrace), GPUSampleInterval: time.Duration(cfg.GPUSampleInterval),

@@ -28,21 +28,29 @@ import (
 // at a time; the whole queue is read and scheduled without it.
 
 // pokes is what woke the placement loop since its last pass: a change
-// of any kind (a full placement pass), or only submissions to the
-// computes in keys (a pass over their queues alone).
+// of any kind (a full placement pass), submissions to the computes in
+// keys, or changes confined to the computes in changed (a pass over
+// their queues alone).
 type pokes struct {
 	mu      sync.Mutex
 	general bool
 	keys    map[string]bool
+	changed map[string]bool
 }
 
 // take returns what woke the loop and forgets it.
-func (p *pokes) take() (general bool, keys map[string]bool) {
+func (p *pokes) take() (w wakeup) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	general, keys = p.general, p.keys
-	p.general, p.keys = false, nil
-	return general, keys
+	w = wakeup{general: p.general, submitted: p.keys, changed: p.changed}
+	p.general, p.keys, p.changed = false, nil, nil
+	return w
+}
+
+// wakeup is what one wake of the placement loop found recorded.
+type wakeup struct {
+	general            bool
+	submitted, changed map[string]bool
 }
 
 // poke wakes the controllers for a change of any kind, without blocking.
@@ -61,6 +69,18 @@ func (m *Main) pokeSubmitted(key string) {
 		m.pokes.keys = map[string]bool{}
 	}
 	m.pokes.keys[key] = true
+	m.pokes.mu.Unlock()
+	m.signal()
+}
+
+// pokeChanged wakes the controllers for a change confined to the compute
+// of key (a node of it joined), without blocking.
+func (m *Main) pokeChanged(key string) {
+	m.pokes.mu.Lock()
+	if m.pokes.changed == nil {
+		m.pokes.changed = map[string]bool{}
+	}
+	m.pokes.changed[key] = true
 	m.pokes.mu.Unlock()
 	m.signal()
 }
@@ -137,12 +157,15 @@ func (m *Main) runPlacements(ctx context.Context) {
 			return
 		case <-m.wake:
 		}
-		general, keys := m.pokes.take()
+		w := m.pokes.take()
 		var errs []error
-		for _, kind := range placementPasses(general, keys) {
-			if kind == control.PassSubmitted {
-				errs = append(errs, m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), keys))
-			} else {
+		for _, kind := range placementPasses(w) {
+			switch kind {
+			case control.PassSubmitted:
+				errs = append(errs, m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), w.submitted))
+			case control.PassComputes:
+				errs = append(errs, m.ctrl.RunPlacementForChanged(ctx, m.opts.Clock.Now(), w.changed))
+			default:
 				errs = append(errs, m.ctrl.RunPlacement(ctx, m.opts.Clock.Now()))
 			}
 		}
@@ -159,18 +182,23 @@ func (m *Main) runPlacements(ctx context.Context) {
 }
 
 // placementPasses are the passes a wake of the placement loop runs, in
-// order: for jobs just submitted (keys), a pass over their computes'
-// queues alone, first; for a change of any kind (general, or a wake with
-// nothing recorded), a pass over the heads of every queue. New jobs'
-// decisions go first because the pass over every queue costs several
-// times more, and they waited for it when it ran for both.
-func placementPasses(general bool, keys map[string]bool) []control.PassKind {
+// order: for jobs just submitted, a pass over their computes' queues
+// alone, first; for a change of any kind (general, or a wake with
+// nothing recorded), a pass over the heads of every queue; else, for
+// changes confined to some computes, a pass over theirs alone (the pass
+// over every queue covers them). New jobs' decisions go first because
+// the pass over every queue costs several times more, and they waited
+// for it when it ran for both.
+func placementPasses(w wakeup) []control.PassKind {
 	var passes []control.PassKind
-	if len(keys) > 0 {
+	if len(w.submitted) > 0 {
 		passes = append(passes, control.PassSubmitted)
 	}
-	if general || len(keys) == 0 {
+	switch {
+	case w.general || len(w.submitted) == 0 && len(w.changed) == 0:
 		passes = append(passes, control.PassChanges)
+	case len(w.changed) > 0:
+		passes = append(passes, control.PassComputes)
 	}
 	return passes
 }

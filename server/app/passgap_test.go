@@ -40,21 +40,26 @@ func TestWholeQueueGap(t *testing.T) {
 
 // A wake with new jobs and a change runs the new jobs' pass first: it
 // costs a fraction of the pass over every queue, and their decisions
-// waited for that pass when it ran for both.
+// waited for that pass when it ran for both. A change confined to some
+// computes (a node joined) runs a pass over theirs alone, unless a
+// change of any kind runs the pass over every queue anyway.
 func TestSubmittedPassRunsBeforeTheChangesPass(t *testing.T) {
 	keys := map[string]bool{"ws/cpu": true}
+	changed := map[string]bool{"ws/gpu": true}
 	for _, c := range []struct {
-		general bool
-		keys    map[string]bool
-		want    []control.PassKind
+		w    wakeup
+		want []control.PassKind
 	}{
-		{true, keys, []control.PassKind{control.PassSubmitted, control.PassChanges}},
-		{false, keys, []control.PassKind{control.PassSubmitted}},
-		{true, nil, []control.PassKind{control.PassChanges}},
-		{false, nil, []control.PassKind{control.PassChanges}}, // a wake with nothing recorded still looks
+		{wakeup{general: true, submitted: keys}, []control.PassKind{control.PassSubmitted, control.PassChanges}},
+		{wakeup{submitted: keys}, []control.PassKind{control.PassSubmitted}},
+		{wakeup{general: true}, []control.PassKind{control.PassChanges}},
+		{wakeup{}, []control.PassKind{control.PassChanges}}, // a wake with nothing recorded still looks
+		{wakeup{changed: changed}, []control.PassKind{control.PassComputes}},
+		{wakeup{submitted: keys, changed: changed}, []control.PassKind{control.PassSubmitted, control.PassComputes}},
+		{wakeup{general: true, changed: changed}, []control.PassKind{control.PassChanges}},
 	} {
-		if got := placementPasses(c.general, c.keys); !slices.Equal(got, c.want) {
-			t.Errorf("placementPasses(%v, %v) = %v, want %v", c.general, c.keys, got, c.want)
+		if got := placementPasses(c.w); !slices.Equal(got, c.want) {
+			t.Errorf("placementPasses(%+v) = %v, want %v", c.w, got, c.want)
 		}
 	}
 }

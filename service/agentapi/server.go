@@ -95,9 +95,12 @@ type Config struct {
 	Computes Computes
 	Tokens   Tokens
 	Storage  Storage
-	// Notify tells the controllers of a change (a node joined or became
-	// free); it must not block.
+	// Notify tells the controllers of a change (a node became free); it
+	// must not block.
 	Notify func()
+	// Changed tells the controllers of a change confined to the compute
+	// of key (shoal.ComputeKey): a node of it joined. Nil: Notify.
+	Changed func(computeKey string)
 	// NodeReady is told how long a node took from creation to join
 	// (metrics); it must not block.
 	NodeReady func(workspace, compute string, took time.Duration)
@@ -171,6 +174,10 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Notify == nil {
 		cfg.Notify = func() {}
+	}
+	if cfg.Changed == nil {
+		notify := cfg.Notify
+		cfg.Changed = func(string) { notify() }
 	}
 	if cfg.NodeReady == nil {
 		cfg.NodeReady = func(string, string, time.Duration) {}

@@ -96,7 +96,13 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 	if err != nil {
 		return nil, false, err
 	}
-	s.notify()
+	if created && !out.IsInstance() {
+		// A new cluster has no nodes, no jobs, and takes quota only as
+		// it grows: nothing for a pass over the other queues to find.
+		s.cfg.Changed(compute.ComputeKey(out.Workspace, out.Name))
+	} else {
+		s.notify()
+	}
 	return out, created, nil
 }
 

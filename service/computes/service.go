@@ -52,6 +52,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Notify tells the control loops of a change; it must not block.
 	Notify func()
+	// Changed tells them of a change confined to the compute of key
+	// (shoal.ComputeKey): a cluster created. Nil: Notify.
+	Changed func(computeKey string)
 	// Wake ends the long polls of the named nodes' agents, so they sync
 	// at once.
 	Wake func(nodeIDs ...string)
@@ -107,6 +110,10 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Notify == nil {
 		cfg.Notify = func() {}
+	}
+	if cfg.Changed == nil {
+		notify := cfg.Notify
+		cfg.Changed = func(string) { notify() }
 	}
 	if cfg.Wake == nil {
 		cfg.Wake = func(...string) {}
