@@ -196,9 +196,9 @@ func (c *Controller) RunPlacementFor(ctx context.Context, now time.Time, keys ma
 }
 
 // RunPlacementForChanged is RunPlacementFor after a change confined to
-// the computes in keys (a node of theirs joined, a cluster created): the
-// pass over every queue's heads and every cluster would find nothing
-// else to do.
+// the computes in keys (a node of theirs joined or pre-pulled its images,
+// a cluster created): the pass over every queue's heads and every
+// cluster would find nothing else to do.
 func (c *Controller) RunPlacementForChanged(ctx context.Context, now time.Time, keys map[string]bool) error {
 	return c.placementFor(ctx, now, keys, PassComputes)
 }

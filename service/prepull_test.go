@@ -108,11 +108,22 @@ func TestPrepullKeepsNodeOutOfPlacement(t *testing.T) {
 
 	// The pulls end, one failed: the node takes the job.
 	withCache := &catalog.ContainerRuntimeInfo{Engine: "podman", Version: "4.3.1", CachedImages: 1, CacheBytes: 200 << 20}
+	notified := h.notified.Load()
+	h.changedMu.Lock()
+	h.changed = nil
+	h.changedMu.Unlock()
 	if _, err := h.svc.SyncNode(h.ctx, id, &node.AgentSyncRequest{Runtime: withCache, Prepulled: &compute.PrepullReport{
 		Pulled: wantImages[:1], Failed: []compute.PrepullFailure{{Image: wantImages[1], Error: "manifest unknown"}}, Seconds: 2.5,
 	}}, 0); err != nil {
 		t.Fatal(err)
 	}
+	// Free for its own compute's queue alone, as a joined node is: a
+	// pass over that queue, not one over every queue's heads.
+	h.changedMu.Lock()
+	if want := compute.ComputeKey(ws, "cpu"); !slices.Equal(h.changed, []string{want}) || h.notified.Load() != notified {
+		t.Errorf("the pulls' end named computes %q and asked for %d passes over every queue, want [%q] and none", h.changed, h.notified.Load()-notified, want)
+	}
+	h.changedMu.Unlock()
 	n = h.mustNode("cpu", id)
 	if len(n.PullingImages) != 0 || n.StateReason != "" || n.Runtime == nil || n.Runtime.CachedImages != 1 {
 		t.Errorf("after the report: pulling %v, reason %q, runtime %+v", n.PullingImages, n.StateReason, n.Runtime)

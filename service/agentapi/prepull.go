@@ -89,7 +89,7 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *node.
 	if req.Runtime == nil && req.Prepulled == nil {
 		return nil
 	}
-	freed := false
+	freed, key := false, ""
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		n, err := tx.GetNode(nodeID)
 		if core.ErrorCode(err) == core.ENOTFOUND {
@@ -106,6 +106,7 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *node.
 			now := tx.Now()
 			pulled := n.PullingImages
 			n.PullingImages, n.StateReason, changed, freed = nil, "", true, true
+			key = compute.ComputeKey(n.Workspace, n.Compute)
 			if n.State == node.NodeIdle {
 				// Its idle time starts now: it was not free before.
 				n.IdleSince = &now
@@ -138,7 +139,8 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *node.
 	}
 	if freed {
 		s.log.Info("node pre-pulled its images", slog.String("node", nodeID))
-		s.notify()
+		// Free for its own compute's queue alone, as a joined node is.
+		s.cfg.Changed(key)
 	}
 	return nil
 }
