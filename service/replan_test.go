@@ -112,3 +112,37 @@ func TestANewClusterAsksForItsOwnPassAlone(t *testing.T) {
 		t.Errorf("changing a cluster asked for %d passes over every queue, want 1", got)
 	}
 }
+
+// A rank's end whose node the hand-on cannot give the queue's head (a
+// job of two nodes) asks for a pass: the freed node and another free one
+// can take it together, which only a pass decides.
+func TestARefusedHandOnAsksForAPass(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 2, 3600)
+	h.submit("one", "cpu", 1, "")
+	h.step(0)
+	h.joinAll()
+	h.step(0)
+	n := h.nodeIDs("cpu")[0]
+	task := h.start(n)
+	h.submit("pair", "cpu", 2, "")
+	h.step(0)
+	h.joinAll() // the second node, for the pair
+	h.step(0)
+	h.wantJob("pair", job.JobQueued)
+	before := h.notified.Load()
+	code := 0
+	next, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &node.RankReport{State: node.RankCompleted, ExitCode: &code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(h.agent(n).running, task.RankRef)
+	if len(next) != 0 {
+		t.Fatalf("the freed node alone was handed %+v; the pair needs two", next)
+	}
+	if got := h.notified.Load() - before; got != 1 {
+		t.Errorf("an end with the hand-on refused asked for %d passes, want 1", got)
+	}
+	h.step(0)
+	h.wantJob("pair", job.JobPreparing)
+}

@@ -52,7 +52,8 @@ type Config struct {
 	// then decides for that compute's queue alone. It must not block.
 	Submitted func(computeKey string)
 	// Changed, when set, is called instead of Notify after a change
-	// confined to one compute (a node of it joined), with its key: the
+	// confined to one compute (a node of it joined or pre-pulled its
+	// images, a cluster created), with its key: the
 	// server then decides for that compute's queue alone. It must not
 	// block.
 	Changed func(computeKey string)

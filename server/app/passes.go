@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -74,7 +75,8 @@ func (m *Main) pokeSubmitted(key string) {
 }
 
 // pokeChanged wakes the controllers for a change confined to the compute
-// of key (a node of it joined), without blocking.
+// of key (a node of it joined or pre-pulled its images, a cluster
+// created), without blocking.
 func (m *Main) pokeChanged(key string) {
 	m.pokes.mu.Lock()
 	if m.pokes.changed == nil {
@@ -147,9 +149,10 @@ func (m *Main) runFullPasses(ctx context.Context) {
 	}
 }
 
-// runPlacements runs a placement pass on every change: over the heads of
-// every queue, or, when only jobs were submitted since the last pass,
-// over their computes' queues alone.
+// runPlacements runs a placement pass on every change that may place
+// something: over the heads of every queue, or, when only jobs were
+// submitted or only some computes changed (a node joined) since the last
+// pass, over their computes' queues alone.
 func (m *Main) runPlacements(ctx context.Context) {
 	for {
 		select {
@@ -162,7 +165,13 @@ func (m *Main) runPlacements(ctx context.Context) {
 		for _, kind := range placementPasses(w) {
 			switch kind {
 			case control.PassSubmitted:
-				errs = append(errs, m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), w.submitted))
+				// The computes whose change is theirs alone ride along.
+				keys := w.submitted
+				if len(w.changed) > 0 {
+					keys = maps.Clone(w.submitted)
+					maps.Copy(keys, w.changed)
+				}
+				errs = append(errs, m.ctrl.RunPlacementFor(ctx, m.opts.Clock.Now(), keys))
 			case control.PassComputes:
 				errs = append(errs, m.ctrl.RunPlacementForChanged(ctx, m.opts.Clock.Now(), w.changed))
 			default:
@@ -183,7 +192,8 @@ func (m *Main) runPlacements(ctx context.Context) {
 
 // placementPasses are the passes a wake of the placement loop runs, in
 // order: for jobs just submitted, a pass over their computes' queues
-// alone, first; for a change of any kind (general, or a wake with
+// alone, first (with the computes whose change is theirs alone: one pass
+// serves both); for a change of any kind (general, or a wake with
 // nothing recorded), a pass over the heads of every queue; else, for
 // changes confined to some computes, a pass over theirs alone (the pass
 // over every queue covers them). New jobs' decisions go first because
@@ -197,7 +207,7 @@ func placementPasses(w wakeup) []control.PassKind {
 	switch {
 	case w.general || len(w.submitted) == 0 && len(w.changed) == 0:
 		passes = append(passes, control.PassChanges)
-	case len(w.changed) > 0:
+	case len(w.changed) > 0 && len(w.submitted) == 0:
 		passes = append(passes, control.PassComputes)
 	}
 	return passes

@@ -41,8 +41,9 @@ func TestWholeQueueGap(t *testing.T) {
 // A wake with new jobs and a change runs the new jobs' pass first: it
 // costs a fraction of the pass over every queue, and their decisions
 // waited for that pass when it ran for both. A change confined to some
-// computes (a node joined) runs a pass over theirs alone, unless a
-// change of any kind runs the pass over every queue anyway.
+// computes (a node joined) runs a pass over theirs alone, with the new
+// jobs' when there are some, unless a change of any kind runs the pass
+// over every queue anyway.
 func TestSubmittedPassRunsBeforeTheChangesPass(t *testing.T) {
 	keys := map[string]bool{"ws/cpu": true}
 	changed := map[string]bool{"ws/gpu": true}
@@ -55,7 +56,7 @@ func TestSubmittedPassRunsBeforeTheChangesPass(t *testing.T) {
 		{wakeup{general: true}, []control.PassKind{control.PassChanges}},
 		{wakeup{}, []control.PassKind{control.PassChanges}}, // a wake with nothing recorded still looks
 		{wakeup{changed: changed}, []control.PassKind{control.PassComputes}},
-		{wakeup{submitted: keys, changed: changed}, []control.PassKind{control.PassSubmitted, control.PassComputes}},
+		{wakeup{submitted: keys, changed: changed}, []control.PassKind{control.PassSubmitted}}, // over both: one pass serves them
 		{wakeup{general: true, changed: changed}, []control.PassKind{control.PassChanges}},
 	} {
 		if got := placementPasses(c.w); !slices.Equal(got, c.want) {

@@ -34,6 +34,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"embed"
 	"errors"
@@ -112,6 +113,9 @@ type DB struct {
 	clock core.Clock
 	log   *slog.Logger
 	where string // the URL without its password, for messages
+	// origin names this handle's changes in their notifications, so
+	// that its own listener skips them (ListenChanges).
+	origin string
 }
 
 var _ store.Store = (*DB)(nil)
@@ -145,7 +149,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", where, err)
 	}
-	db := &DB{pool: pool, db: stdlib.OpenDBFromPool(pool), clock: cfg.Clock, log: cfg.Logger, where: where}
+	db := &DB{pool: pool, db: stdlib.OpenDBFromPool(pool), clock: cfg.Clock, log: cfg.Logger, where: where, origin: rand.Text()}
 	if db.clock == nil {
 		db.clock = core.SystemClock{}
 	}
@@ -172,13 +176,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	db.batch = &batch.Batcher{DB: db.db, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now, Timeout: WriteTimeout,
 		// The lock, and a notification for the other servers that
 		// PostgreSQL delivers only if the change commits: the leader's
-		// controllers react to a change made on any server.
+		// controllers react to a change made on any server. It names
+		// this handle, whose own listener skips it.
 		// And the bound on the transaction's idle waits
 		// (WriteIdleTimeout), for this transaction only: in the same
 		// statement, so no round trip more.
 		Begin: func(ctx context.Context, tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', ''),
-				set_config('idle_in_transaction_session_timeout', $2, true)`, writeLockKey, writeIdle); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', $3),
+				set_config('idle_in_transaction_session_timeout', $2, true)`, writeLockKey, writeIdle, db.origin); err != nil {
 				return fmt.Errorf("postgres: take the write lock: %w", err)
 			}
 			return nil

@@ -62,7 +62,9 @@ func TestLeaseAndFence(t *testing.T) {
 }
 
 // A change committed through one store wakes a listener on another (two
-// servers on one database); a change rolled back does not.
+// servers on one database); a change rolled back does not, nor does a
+// change through the listener's own store: its server woke its own
+// controllers as it made it, where a pass could find something to do.
 func TestListenChanges(t *testing.T) {
 	pg := testpg.Start(t)
 	url := pg.NewDatabase(t)
@@ -76,10 +78,11 @@ func TestListenChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	woken := make(chan struct{}, 10)
+	woken, self := make(chan struct{}, 10), make(chan struct{}, 10)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go b.ListenChanges(ctx, func() { woken <- struct{}{} })
+	go a.ListenChanges(ctx, func() { self <- struct{}{} })
 	time.Sleep(200 * time.Millisecond) // LISTEN is under way
 	errRollback := errors.New("rolled back")
 	if err := a.Update(t.Context(), func(tx store.Tx) error { tx.PutSetting("k", "v"); return errRollback }); err != errRollback {
@@ -97,5 +100,21 @@ func TestListenChanges(t *testing.T) {
 	case <-woken:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a committed change did not wake the other store's listener")
+	}
+	// The notification reached b: a's listener, on the same channel, had
+	// it as soon, and skipped it.
+	select {
+	case <-self:
+		t.Fatal("a store's own committed change woke its own listener")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// And a's listener still hears b's changes.
+	if err := b.Update(t.Context(), func(tx store.Tx) error { return tx.PutSetting("k", "w") }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-self:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a committed change through b did not wake a's listener")
 	}
 }

@@ -8,9 +8,13 @@ import (
 // changesChannel is the channel every committed change notifies.
 const changesChannel = "shoal_changes"
 
-// ListenChanges calls changed after changes committed by any server
-// sharing the database (several in a row may come as one call), until
-// ctx ends. It holds one connection of the pool, and reconnects with
+// ListenChanges calls changed after changes committed by any other
+// server sharing the database (several in a row may come as one call),
+// until ctx ends. Changes made through this handle are skipped: the
+// server that made them woke its own controllers as it made them, where
+// a pass could find something to do (as on SQLite, which has no other
+// server); a pass over every queue for each of its own writes was most
+// of the leader's passes on the job path. It holds one connection of the pool, and reconnects with
 // backoff when the connection is lost (then it calls changed once: what
 // happened meanwhile is unknown).
 func (db *DB) ListenChanges(ctx context.Context, changed func()) {
@@ -43,8 +47,12 @@ func (db *DB) listenOnce(ctx context.Context, changed func()) error {
 		return err
 	}
 	for {
-		if _, err := pc.WaitForNotification(ctx); err != nil {
+		n, err := pc.WaitForNotification(ctx)
+		if err != nil {
 			return err
+		}
+		if n.Payload == db.origin {
+			continue // this server's own: it woke its controllers already where it had to
 		}
 		changed()
 	}
