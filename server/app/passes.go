@@ -64,25 +64,20 @@ func (m *Main) poke() {
 
 // pokeSubmitted wakes the controllers for a job submitted to the compute
 // of key, without blocking.
-func (m *Main) pokeSubmitted(key string) {
-	m.pokes.mu.Lock()
-	if m.pokes.keys == nil {
-		m.pokes.keys = map[string]bool{}
-	}
-	m.pokes.keys[key] = true
-	m.pokes.mu.Unlock()
-	m.signal()
-}
+func (m *Main) pokeSubmitted(key string) { m.pokeKey(&m.pokes.keys, key) }
 
 // pokeChanged wakes the controllers for a change confined to the compute
 // of key (a node of it joined or pre-pulled its images, a cluster
 // created), without blocking.
-func (m *Main) pokeChanged(key string) {
+func (m *Main) pokeChanged(key string) { m.pokeKey(&m.pokes.changed, key) }
+
+// pokeKey records key in one of the pokes' sets and wakes the loop.
+func (m *Main) pokeKey(set *map[string]bool, key string) {
 	m.pokes.mu.Lock()
-	if m.pokes.changed == nil {
-		m.pokes.changed = map[string]bool{}
+	if *set == nil {
+		*set = map[string]bool{}
 	}
-	m.pokes.changed[key] = true
+	(*set)[key] = true
 	m.pokes.mu.Unlock()
 	m.signal()
 }
