@@ -30,9 +30,9 @@ type rankEffects struct {
 	// before: the report freed a node that took no next job, queued the
 	// job again, or marked the node preempted. A rank that starts, or
 	// ends and hands its node the next job at once, changes neither the
-	// free nodes nor the queue's jobs a pass could place: at one pass per
-	// job over every queue's heads and every cluster, those passes were
-	// work for nothing on the job path.
+	// free nodes nor the queue's jobs a pass could place: the passes over
+	// every queue's heads and every cluster they asked for were work for
+	// nothing on the job path.
 	replan bool
 }
 
