@@ -6,6 +6,7 @@ package batch
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -74,6 +75,9 @@ type batchCall struct {
 	done bool
 	// panicked holds what fn panicked with, re-raised in its caller.
 	panicked any
+	// ran: fn ran under the batch's deadline (callWithin). A caller gone
+	// before its turn did not, and its error is its own context's.
+	ran bool
 }
 
 // Update runs fn in a read-write transaction shared with the Updates
@@ -213,6 +217,7 @@ func (b *Batcher) write(calls []*batchCall) {
 			established = true
 		}
 		mark := log.Mark()
+		c.ran = true
 		c.err = b.callWithin(ctx, stx, cache, log, c, &unprepared)
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
@@ -295,16 +300,13 @@ func (b *Batcher) callWithin(ctx context.Context, stx *sql.Tx, cache *sqlstore.R
 // own answer (an error with a code: not found, a conflict) stays its
 // answer: it wrote nothing either way.
 func (b *Batcher) timedOut(ctx context.Context, calls []*batchCall) {
-	// Each statement's context has the batch's deadline on a timer of
-	// its own (callWithin): one may end a statement a moment before
-	// ctx's timer fires, so the deadline itself is compared, on the
-	// wall clock both timers follow (a CI run saw the error come back
-	// with ctx not yet done).
-	if dl, ok := ctx.Deadline(); ctx.Err() == nil && (!ok || time.Now().Before(dl)) {
-		return
-	}
+	// Each Update's context has the batch's deadline on a timer of its
+	// own (callWithin), and no other deadline: one that ran and ended on
+	// a deadline ended on the batch's, even when ctx's own timer has not
+	// fired yet (a CI run saw the error come back with ctx not yet done).
 	for _, c := range calls {
-		if c.err != nil && core.ErrorCode(c.err) == core.EINTERNAL {
+		onDeadline := ctx.Err() != nil || c.ran && errors.Is(c.err, context.DeadlineExceeded)
+		if onDeadline && c.err != nil && core.ErrorCode(c.err) == core.EINTERNAL {
 			c.err = fmt.Errorf("%w (%s): %w", errWriteTimedOut, b.Timeout, c.err)
 		}
 	}
