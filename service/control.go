@@ -28,6 +28,11 @@ func (s *Services) Logger() *slog.Logger { return s.log }
 // placement pass soon.
 func (s *Services) Notify() { s.notify() }
 
+// Changed tells the server of a change confined to the compute of key
+// (by compute.ComputeKey), so that it runs a placement pass over that
+// compute's queue soon, not one over every queue.
+func (s *Services) Changed(key string) { s.changed(key) }
+
 // Live is what instances' agents last reported.
 func (s *Services) Live() live.InstanceState { return s.live }
 

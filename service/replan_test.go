@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/shoal-ml/shoal/domain/compute"
+	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // A rank's report asks the server for a placement pass only when a pass
@@ -145,4 +147,54 @@ func TestARefusedHandOnAsksForAPass(t *testing.T) {
 	}
 	h.step(0)
 	h.wantJob("pair", job.JobPreparing)
+}
+
+// A deleted cluster asks for a pass over its own queue and nodes alone,
+// and each node it releases for the computes its quota was shared with
+// (its location's, here the other cluster): not a pass over every
+// queue for either.
+func TestADeletedClusterAndItsReleasesAskForTheirComputesPasses(t *testing.T) {
+	h := newHarness(t, "")
+	h.compute("cpu", 0, 1, 3600)
+	h.compute("gpu", 0, 1, 3600)
+	h.submit("one", "cpu", 1, "")
+	h.step(0)
+	n := h.joinAll()[0]
+	h.step(0)
+	h.finish(n, h.start(n), node.RankCompleted)
+	h.step(0)
+
+	h.changedMu.Lock()
+	h.changed = nil
+	h.changedMu.Unlock()
+	before := h.notified.Load()
+	if _, err := h.svc.DeleteCompute(h.ctx, ws, "cpu", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.notified.Load() - before; got != 0 {
+		t.Errorf("deleting a cluster asked for %d passes over every queue, want 0", got)
+	}
+	cpu, gpu := compute.ComputeKey(ws, "cpu"), compute.ComputeKey(ws, "gpu")
+	h.changedMu.Lock()
+	if !slices.Equal(h.changed, []string{cpu}) {
+		t.Errorf("deleting a cluster named computes %q, want [%q]", h.changed, cpu)
+	}
+	h.changed = nil
+	h.changedMu.Unlock()
+
+	// The pass releases its idle node; the release names both clusters
+	// of the location, the deleted one first.
+	before = h.notified.Load()
+	h.pass()
+	if err := h.store.View(h.ctx, func(tx store.Tx) error { _, err := tx.GetNode(n); return err }); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Fatalf("node %s of the deleted cluster: %v, want it gone", n, err)
+	}
+	h.changedMu.Lock()
+	defer h.changedMu.Unlock()
+	if !slices.Contains(h.changed, cpu) || !slices.Contains(h.changed, gpu) {
+		t.Errorf("releasing the deleted cluster's node named computes %q, want %q and %q", h.changed, cpu, gpu)
+	}
+	if got := h.notified.Load() - before; got != 0 {
+		t.Errorf("the pass that released the node asked for %d passes over every queue, want 0", got)
+	}
 }

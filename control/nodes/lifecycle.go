@@ -243,7 +243,11 @@ func (c *Loop) Release(ctx context.Context, n *node.Node) {
 			}
 		}
 		c.releases.Succeeded(n.ID)
+		// freed are the computes whose queues the node's quota may now
+		// serve: none when it was not removed.
+		var freed []string
 		err := c.s.Store().Update(ctx, func(tx store.Tx) error {
+			freed = nil
 			cur, err := tx.GetNode(n.ID)
 			if core.ErrorCode(err) == core.ENOTFOUND {
 				return nil
@@ -254,6 +258,9 @@ func (c *Loop) Release(ctx context.Context, n *node.Node) {
 				return nil // it got work again meanwhile; leave it
 			}
 			if err := tx.DeleteNode(n.ID); err != nil {
+				return err
+			}
+			if freed, err = quotaSharers(tx, n, c.locationName); err != nil {
 				return err
 			}
 			comp := &compute.Compute{Workspace: n.Workspace}
@@ -273,7 +280,15 @@ func (c *Loop) Release(ctx context.Context, n *node.Node) {
 		})
 		if err != nil {
 			c.s.Logger().Warn("node removal failed", slog.String("node", n.ID), slog.Any("err", err))
+			c.s.Notify() // whatever it left, a pass over every queue sees it
+			return
 		}
-		c.s.Notify()
+		// A pass over the queues the freed quota may serve, not over
+		// every queue: at 10,000 nodes a pass over every queue's heads
+		// cost several times one over a few computes, and each release
+		// asked for one.
+		for _, key := range freed {
+			c.s.Changed(key)
+		}
 	}()
 }

@@ -26,6 +26,9 @@ import (
 type Services interface {
 	loop.Base
 	loop.Notifier
+	// Changed asks for a placement pass over the queue of the compute
+	// of key alone (a released node's quota concerns a few computes).
+	Changed(key string)
 	// ProviderFor is a location's provider, or nil.
 	ProviderFor(location string) node.Provider
 	// LoseNode marks a node unusable and ends its rank as Lost.

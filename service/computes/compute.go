@@ -324,7 +324,14 @@ func (s *Service) DeleteCompute(ctx context.Context, workspace, name, ifMatch st
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	if out.IsInstance() {
+		s.notify()
+	} else {
+		// A cluster being deleted concerns its own queue (its jobs' reasons)
+		// and nodes (released); the quota they free asks for the passes of
+		// the computes that share it as each is released (control/nodes).
+		s.cfg.Changed(compute.ComputeKey(out.Workspace, out.Name))
+	}
 	return out, nil
 }
 
