@@ -13,14 +13,15 @@ const (
 	PassFull PassKind = "full"
 	// PassChanges is a placement pass over the heads of every queue,
 	// run on a change (a node freed with no next job, a job queued
-	// again, a compute changed or deleted).
+	// again, a compute changed, an instance deleted).
 	PassChanges PassKind = "changes"
 	// PassSubmitted is a pass over the queues of computes that jobs
 	// were just submitted to, alone: a new job's decision.
 	PassSubmitted PassKind = "submitted"
 	// PassComputes is a pass over the queues of computes whose change
-	// touches nothing else (a node of theirs joined, a cluster created),
-	// alone.
+	// touches nothing else (a node of theirs joined, a cluster created
+	// or deleted, a node released: the computes its quota was shared
+	// with), alone.
 	PassComputes PassKind = "computes"
 	// PassWholeQueue reads the whole queue (every waiting job's reason,
 	// backfill); it takes no placement lock.

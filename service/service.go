@@ -53,7 +53,8 @@ type Config struct {
 	Submitted func(computeKey string)
 	// Changed, when set, is called instead of Notify after a change
 	// confined to one compute (a node of it joined or pre-pulled its
-	// images, a cluster created), with its key: the
+	// images, a cluster created or deleted, a node released: once for
+	// each compute its quota was shared with), with its key: the
 	// server then decides for that compute's queue alone. It must not
 	// block.
 	Changed func(computeKey string)

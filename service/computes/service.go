@@ -53,7 +53,8 @@ type Config struct {
 	// Notify tells the control loops of a change; it must not block.
 	Notify func()
 	// Changed tells them of a change confined to the compute of key
-	// (shoal.ComputeKey): here, a cluster created. Nil: Notify.
+	// (shoal.ComputeKey): here, a cluster created or deleted. Nil:
+	// Notify.
 	Changed func(computeKey string)
 	// Wake ends the long polls of the named nodes' agents, so they sync
 	// at once.
