@@ -169,8 +169,17 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 		return p, nil
 	}
 	snap := scheduler.Snapshot{Clusters: map[string]scheduler.ClusterState{}}
+	// The clusters of the jobs read alone: the scheduler places a job on
+	// its own cluster's nodes, and a cluster without queued jobs (a fleet
+	// of 10,000 idle nodes) added nothing but a copy of each of its nodes
+	// to every pass.
+	var keyOf computeKeys
+	queuedOn := map[string]bool{}
+	for _, j := range st.Queued {
+		queuedOn[keyOf.get(j.Workspace, j.ComputeKey)] = true
+	}
 	for key, ci := range st.Clusters {
-		if keys != nil && !keys[key] {
+		if keys != nil && !keys[key] || !queuedOn[key] {
 			continue // only these queues' jobs are in the snapshot
 		}
 		l.addCluster(&snap, key, ci, now)
@@ -181,7 +190,6 @@ func (l *Loop) Plan(ctx context.Context, now time.Time, full bool, keys map[stri
 	refs := queueRefs{queued: st.Queued, at: make(map[string]int32, len(st.Queued))}
 	deleting := map[string]scheduler.Reason{}
 	snap.Jobs = make([]scheduler.Job, 0, len(st.Queued))
-	var keyOf computeKeys
 	for i, j := range st.Queued {
 		key := keyOf.get(j.Workspace, j.ComputeKey)
 		id := j.Workspace + "/" + j.Name

@@ -44,10 +44,10 @@ func TestRunForPlacesOneComputesQueue(t *testing.T) {
 	if a, b := status("on-cpa"), status("on-cpb"); a == job.JobQueued || b != job.JobQueued {
 		t.Fatalf("after a pass for a alone: on-a %s, on-b %s; want on-a started and on-b queued", a, b)
 	}
-	if len(st.Clusters) != 2 || len(st.Nodes) != 2 {
-		t.Errorf("the pass's state holds %d clusters and %d nodes, want 2 and 2", len(st.Clusters), len(st.Nodes))
+	if len(st.Clusters) != 2 || len(st.AllNodes()) != 2 {
+		t.Errorf("the pass's state holds %d clusters and %d nodes, want 2 and 2", len(st.Clusters), len(st.AllNodes()))
 	}
-	if n := st.Nodes["cpa-n1"]; n == nil || n.CurrentAttemptID == "" {
+	if n := st.Node("cpa-n1"); n == nil || n.CurrentAttemptID == "" {
 		t.Errorf("the state does not show a-n1 taken: %+v", n)
 	}
 	if _, err := pass.RunOnce(ctx, clock.Now(), false); err != nil {

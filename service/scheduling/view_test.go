@@ -57,19 +57,19 @@ func checkView(t *testing.T, s store.Store, v *scheduling.View, what string) {
 	}
 	for _, st := range []*scheduling.State{got, want} {
 		slices.SortFunc(st.Stopped, func(a, b *compute.Compute) int { return strings.Compare(a.Name, b.Name) })
-		for _, n := range st.Nodes {
+		for _, n := range st.AllNodes() {
 			n.LastHeartbeat = time.Time{} // not kept by the view
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s: the view's state differs from the store's:\n view  %d nodes %v\n store %d nodes %v", what, len(got.Nodes), keys(got.Nodes), len(want.Nodes), keys(want.Nodes))
+		t.Fatalf("%s: the view's state differs from the store's:\n view  %d nodes %v\n store %d nodes %v", what, len(got.AllNodes()), keys(got.AllNodes()), len(want.AllNodes()), keys(want.AllNodes()))
 	}
 }
 
-func keys(m map[string]*node.Node) []string {
+func keys(nodes []*node.Node) []string {
 	var out []string
-	for id, n := range m {
-		out = append(out, id+":"+string(n.State))
+	for _, n := range nodes {
+		out = append(out, n.ID+":"+string(n.State))
 	}
 	slices.Sort(out)
 	return out
