@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal/control/accounting"
@@ -64,6 +65,9 @@ type Controller struct {
 	// decide for the same demand. Only these passes hold it: a pass over
 	// the whole queue plans without it.
 	placeMu sync.Mutex
+	// placing counts the placement passes waiting for placeMu or holding
+	// it (yieldToPlacement).
+	placing atomic.Int32
 	// lastPrune is when node deletions the view has read were last
 	// pruned from the store.
 	lastPrune time.Time
@@ -208,7 +212,7 @@ func (c *Controller) RunPlacementForChanged(ctx context.Context, now time.Time, 
 func (c *Controller) placementFor(ctx context.Context, now time.Time, keys map[string]bool, kind PassKind) error {
 	asked, got := c.lockPlacement()
 	defer c.observePass(kind, asked, got)
-	defer c.placeMu.Unlock()
+	defer c.unlockPlacement()
 	var errs []error
 	st, err := c.place.RunFor(ctx, now, keys)
 	if err != nil {
@@ -231,7 +235,7 @@ func (c *Controller) placementFor(ctx context.Context, now time.Time, keys map[s
 func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) (int, error) {
 	began := time.Now() // the wall clock, as lockPlacement's
 	defer c.observePass(PassWholeQueue, began, began)
-	p, err := c.place.Plan(ctx, now, true, nil)
+	p, err := c.place.Plan(placement.WithYield(ctx, c.yieldToPlacement), now, true, nil)
 	if err != nil || p == nil {
 		return 0, err
 	}
@@ -244,7 +248,7 @@ func (c *Controller) RunWholeQueue(ctx context.Context, now time.Time) (int, err
 func (c *Controller) placement(ctx context.Context, now time.Time, full bool, kind PassKind) error {
 	asked, got := c.lockPlacement()
 	defer c.observePass(kind, asked, got)
-	defer c.placeMu.Unlock()
+	defer c.unlockPlacement()
 	var errs []error
 	st, err := c.place.RunOnce(ctx, now, full)
 	if err != nil {

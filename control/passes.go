@@ -1,6 +1,9 @@
 package control
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // PassKind names a placement pass by what started it, for the pass
 // observer (and the metrics an operator reads to see what a new job's
@@ -43,8 +46,31 @@ func (c *Controller) SetPassObserver(o PassObserver) { c.observe = o }
 // fake clock in a test does not advance.
 func (c *Controller) lockPlacement() (asked, got time.Time) {
 	asked = time.Now()
+	c.placing.Add(1)
 	c.placeMu.Lock()
 	return asked, time.Now()
+}
+
+// unlockPlacement releases what lockPlacement took.
+func (c *Controller) unlockPlacement() {
+	c.placeMu.Unlock()
+	c.placing.Add(-1)
+}
+
+// yieldToPlacement waits while placement passes wait for the placement
+// lock or hold it: a pass over the whole queue, which takes no lock,
+// calls it between its pages (placement.WithYield), so that a new job's
+// decision does not share the server's core with it. It holds nothing
+// the placement passes need.
+func (c *Controller) yieldToPlacement() {
+	for c.placing.Load() > 0 {
+		// Behind the pass that holds the lock; a pass that has not
+		// taken it yet is given the processor.
+		// (An empty section: waiting for the holder is the point.)
+		c.placeMu.Lock()
+		c.placeMu.Unlock()
+		runtime.Gosched()
+	}
 }
 
 // observePass reports a pass that asked for the lock at asked and got it

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/catalog"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/service"
+	"github.com/shoal-ml/shoal/store"
 )
 
 // passLog records what a controller's pass observer is told.
@@ -85,5 +86,44 @@ func TestSubmittedPassReportsItsWaitForTheLock(t *testing.T) {
 	defer log.mu.Unlock()
 	if got := log.waited[control.PassSubmitted]; got < held {
 		t.Errorf("the submitted pass waited %v by its own account, want at least the %v the lock was held", got, held)
+	}
+}
+
+// A pass over the whole queue, which takes no lock, lets the placement
+// passes that wait for the lock or hold it go first between its pages: a
+// new job's decision does not share the server's core with a read of
+// 100,000 queued jobs. It waits while one holds the lock and ends once
+// it is released.
+func TestWholeQueuePassYieldsToPlacementPasses(t *testing.T) {
+	db, _ := teststore.Open(t)
+	err := db.Update(t.Context(), func(tx store.Tx) error {
+		cl, none := teststore.Cluster(tx, "backlog"), 0
+		cl.MaxInstances = &none // the job waits
+		if err := tx.InsertCompute(cl); err != nil {
+			return err
+		}
+		return tx.InsertJob(teststore.QueuedJob(tx, "waits", "backlog", 1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := control.New(service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)}), 1)
+	release := c.HoldPlacement()
+	done := make(chan error, 1)
+	go func() { _, err := c.RunWholeQueue(t.Context(), time.Now()); done <- err }()
+	// A pass over one queued job ends in well under this: one still
+	// running waits for the lock's holder.
+	select {
+	case err := <-done:
+		t.Fatalf("the whole-queue pass ended (%v) while a placement pass held the lock", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -274,6 +274,7 @@ func (l *Loop) planWhole(ctx context.Context, now time.Time, blocked map[string]
 		}
 		w = newWholePass(l, now, p.st, blocked, int(l.waitingHint.Load()))
 		err = scheduling.EachComputeQueue(tx, p.st, l.page, func(key string, page []store.QueuedJobRef, first bool) error {
+			yieldIn(ctx)
 			p.queued += len(page)
 			if first {
 				w.finish()
