@@ -15,16 +15,16 @@ const (
 	// PassFull is the placement inside a full controller pass (a tick).
 	PassFull PassKind = "full"
 	// PassChanges is a placement pass over the heads of every queue,
-	// run on a change (a node freed with no next job, a job queued
-	// again, a compute changed, an instance deleted).
+	// run on a change (a compute changed, an instance deleted, a rank
+	// ended by the server itself).
 	PassChanges PassKind = "changes"
 	// PassSubmitted is a pass over the queues of computes that jobs
 	// were just submitted to, alone: a new job's decision.
 	PassSubmitted PassKind = "submitted"
 	// PassComputes is a pass over the queues of computes whose change
-	// touches nothing else (a node of theirs joined, a cluster created
-	// or deleted, a node released: the computes its quota was shared
-	// with), alone.
+	// touches nothing else (a node of theirs joined or freed with no
+	// next job, a job queued again, a cluster created or deleted, a node
+	// released: the computes its quota was shared with), alone.
 	PassComputes PassKind = "computes"
 	// PassWholeQueue reads the whole queue (every waiting job's reason,
 	// backfill); it takes no placement lock.

@@ -134,7 +134,7 @@ func (s *Services) ReportRank(ctx context.Context, nodeID, attemptID string, ran
 	s.Report(&outcomes)
 	s.nodes.Wake(eff.wake...)
 	if eff.replan {
-		s.notify()
+		s.changed(eff.replanKey)
 	}
 	return next, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-ml/shoal/decide/jobrun"
+	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/job"
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service/computes"
@@ -32,8 +33,13 @@ type rankEffects struct {
 	// ends and hands its node the next job at once, changes neither the
 	// free nodes nor the queue's jobs a pass could place: the passes over
 	// every queue's heads and every cluster they asked for were work for
-	// nothing on the job path.
-	replan bool
+	// nothing on the job path. What it may decide concerns the node's
+	// compute alone (replanKey): the scheduler places a compute's jobs
+	// on its own nodes, a free node still holds its quota, and the quota
+	// of a node taken back is free only once the node is released (which
+	// asks for the passes of the computes it was shared with).
+	replan    bool
+	replanKey string
 }
 
 // applyRankReport moves a rank, its attempt and its job forward (the
@@ -61,7 +67,7 @@ func (s *Services) applyRankReport(ctx context.Context, tx store.Tx, j *job.Job,
 	if err := appendStepEvents(ctx, tx, j, out.Events); err != nil {
 		return rankEffects{}, err
 	}
-	eff := rankEffects{wake: out.Wake, replan: out.Requeued || j.Status == job.JobQueued}
+	eff := rankEffects{wake: out.Wake, replan: out.Requeued || j.Status == job.JobQueued, replanKey: compute.ComputeKey(n.Workspace, n.Compute)}
 	if out.MarkPreempted && n.Role == "" && n.State != node.NodePreempted && n.State != node.NodeLeaving && n.State != node.NodeUnusable {
 		// The node's own agent says its machine is being taken back (a
 		// Slurm pilot's SIGTERM) before the server heard so: no more

@@ -16,6 +16,8 @@ import (
 // again. A rank that starts, or one that ends and hands its node the next
 // job at once, changes neither; each of those asked for a pass over every
 // queue's heads and every cluster, one or two per job on the job path.
+// What a report changes is its compute's alone: the pass it asks for is
+// over that compute's queue.
 func TestRankReportsAskForAPassOnlyWhenOneCanPlace(t *testing.T) {
 	h := newHarness(t, "")
 	h.compute("cpu", 0, 1, 3600) // one node: the second job waits for it
@@ -26,12 +28,24 @@ func TestRankReportsAskForAPassOnlyWhenOneCanPlace(t *testing.T) {
 	h.step(0)
 	n := h.nodeIDs("cpu")[0]
 
-	asked := func(what string, want int64, report func()) {
+	// want is how many passes over the compute's queue the report asks
+	// for; none may be over every queue: what it changes is the
+	// compute's alone.
+	cpu := compute.ComputeKey(ws, "cpu")
+	asked := func(what string, want int, report func()) {
 		t.Helper()
 		before := h.notified.Load()
+		h.changedMu.Lock()
+		h.changed = nil
+		h.changedMu.Unlock()
 		report()
-		if got := h.notified.Load() - before; got != want {
-			t.Errorf("%s asked for %d placement passes, want %d", what, got, want)
+		if got := h.notified.Load() - before; got != 0 {
+			t.Errorf("%s asked for %d passes over every queue, want 0", what, got)
+		}
+		h.changedMu.Lock()
+		defer h.changedMu.Unlock()
+		if len(h.changed) != want || want > 0 && h.changed[0] != cpu {
+			t.Errorf("%s asked for passes over %q, want %d over %q", what, h.changed, want, cpu)
 		}
 	}
 	var task *node.AgentTask
@@ -133,6 +147,9 @@ func TestARefusedHandOnAsksForAPass(t *testing.T) {
 	h.step(0)
 	h.wantJob("pair", job.JobQueued)
 	before := h.notified.Load()
+	h.changedMu.Lock()
+	h.changed = nil
+	h.changedMu.Unlock()
 	code := 0
 	next, err := h.svc.ReportRank(h.ctx, n, task.AttemptID, task.Rank, &node.RankReport{State: node.RankCompleted, ExitCode: &code})
 	if err != nil {
@@ -142,10 +159,17 @@ func TestARefusedHandOnAsksForAPass(t *testing.T) {
 	if len(next) != 0 {
 		t.Fatalf("the freed node alone was handed %+v; the pair needs two", next)
 	}
-	if got := h.notified.Load() - before; got != 1 {
-		t.Errorf("an end with the hand-on refused asked for %d passes, want 1", got)
+	cpu := compute.ComputeKey(ws, "cpu")
+	h.changedMu.Lock()
+	changed := slices.Clone(h.changed)
+	h.changedMu.Unlock()
+	if got := h.notified.Load() - before; got != 0 || !slices.Equal(changed, []string{cpu}) {
+		t.Errorf("an end with the hand-on refused asked for %d passes over every queue and passes over %q, want 0 and one over %q", got, changed, cpu)
 	}
-	h.step(0)
+	// The pass it asked for, over its compute alone, places the pair.
+	if err := h.ctrl.RunPlacementForChanged(h.ctx, h.clock.Now(), map[string]bool{cpu: true}); err != nil {
+		t.Fatal(err)
+	}
 	h.wantJob("pair", job.JobPreparing)
 }
 

@@ -52,9 +52,10 @@ type Config struct {
 	// then decides for that compute's queue alone. It must not block.
 	Submitted func(computeKey string)
 	// Changed, when set, is called instead of Notify after a change
-	// confined to one compute (a node of it joined or pre-pulled its
-	// images, a cluster created or deleted, a node released: once for
-	// each compute its quota was shared with), with its key: the
+	// confined to one compute (a node of it joined, pre-pulled its
+	// images or was freed with no next job, a job of it queued again, a
+	// cluster created or deleted, a node released: once for each compute
+	// its quota was shared with), with its key: the
 	// server then decides for that compute's queue alone. It must not
 	// block.
 	Changed func(computeKey string)

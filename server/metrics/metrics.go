@@ -63,7 +63,7 @@ func New(svc *service.Services) *Metrics {
 	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy)
 	passBuckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m.passWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_placement_lock_wait_seconds",
-		Help:    "How long a placement pass waited for another to end before it ran, by what started it (full: a tick; changes; submitted: a new job's decision; computes: a node joined or pre-pulled, a cluster created or deleted, a node released; whole_queue takes no lock).",
+		Help:    "How long a placement pass waited for another to end before it ran, by what started it (full: a tick; changes; submitted: a new job's decision; computes: a node joined, pre-pulled or freed, a job queued again, a cluster created or deleted, a node released; whole_queue takes no lock).",
 		Buckets: passBuckets}, []string{"pass"})
 	m.passRun = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_placement_pass_seconds",
 		Help:    "How long a placement pass ran once it held the placement lock (scheduling and the autoscaler), by what started it.",
