@@ -16,9 +16,9 @@ import (
 // workspace. A job slot holds no quota: its instance alone may want it.
 // The quotas the autoscaler checks are the location's and the
 // workspace's (autoscaler.Snapshot.Quotas and WorkspaceQuotas); a compute
-// outside both was never held back by this node.
-// A compute's location is named through location (a compute that names
-// none is in the catalog's default location).
+// outside both was never held back by this node. A compute keeps its
+// location as written (a name or an alias); location gives the catalog's
+// name for it, which a node carries.
 func quotaSharers(tx store.Tx, n *node.Node, location func(string) string) ([]string, error) {
 	own := compute.ComputeKey(n.Workspace, n.Compute)
 	if n.Role == node.NodeRoleJobSlot {
@@ -45,13 +45,10 @@ func quotaSharers(tx store.Tx, n *node.Node, location func(string) string) ([]st
 	return keys, nil
 }
 
-// locationName is the catalog's name for a compute's location: the
-// default location's for a compute that names none, the name as given
-// for one the catalog no longer has.
+// locationName is the catalog's name for a compute's location as
+// written (a name or an alias), as the autoscaler resolves it; the name as
+// given for one the catalog no longer has.
 func (c *Loop) locationName(name string) string {
-	if name == "" {
-		return c.s.Catalog().DefaultLocation()
-	}
 	if loc, err := c.s.Catalog().Location(name); err == nil {
 		return loc.Name
 	}

@@ -19,8 +19,10 @@ import (
 func TestQuotaSharers(t *testing.T) {
 	ctx := context.Background()
 	db, _ := teststore.Open(t)
+	// A compute keeps its location as written: "near" is an alias of
+	// "local".
 	location := func(name string) string {
-		if name == "" {
+		if name == "near" {
 			return "local"
 		}
 		return name
@@ -30,7 +32,7 @@ func TestQuotaSharers(t *testing.T) {
 			return err
 		}
 		for _, c := range []struct{ ws, name, loc string }{
-			{"ws", "a", "local"}, {"ws", "nameless", ""}, {"other", "b", "local"}, {"ws", "c", "lab"}, {"other", "d", "lab"},
+			{"ws", "a", "local"}, {"ws", "aliased", "near"}, {"other", "b", "local"}, {"ws", "c", "lab"}, {"other", "d", "lab"},
 		} {
 			cl := teststore.Cluster(tx, c.name)
 			cl.Workspace, cl.Location = c.ws, c.loc
@@ -57,13 +59,13 @@ func TestQuotaSharers(t *testing.T) {
 	}
 	key := compute.ComputeKey
 	n := &node.Node{ID: "a-n1", Workspace: "ws", Compute: "a", Location: "local", VCPUs: 4}
-	if got, want := sharers(n), []string{key("other", "b"), key("ws", "a"), key("ws", "nameless")}; !slices.Equal(got, want) {
+	if got, want := sharers(n), []string{key("other", "b"), key("ws", "a"), key("ws", "aliased")}; !slices.Equal(got, want) {
 		t.Errorf("without workspace limits: %q, want %q", got, want)
 	}
 	if err := db.Update(ctx, func(tx store.Tx) error { return tx.PutWorkspaceQuota("ws", "standardDSv2Family", 8) }); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sharers(n), []string{key("other", "b"), key("ws", "a"), key("ws", "c"), key("ws", "nameless")}; !slices.Equal(got, want) {
+	if got, want := sharers(n), []string{key("other", "b"), key("ws", "a"), key("ws", "aliased"), key("ws", "c")}; !slices.Equal(got, want) {
 		t.Errorf("with workspace limits: %q, want %q", got, want)
 	}
 	slot := &node.Node{ID: "a-j1", Workspace: "ws", Compute: "a", Location: "local", Role: node.NodeRoleJobSlot}
