@@ -29,14 +29,20 @@ func (l *passLog) observe(k control.PassKind, waited, _ time.Duration) {
 func newController(t *testing.T) (*control.Controller, *passLog) {
 	t.Helper()
 	db, _ := teststore.Open(t)
+	c := controllerOver(t, db)
+	log := &passLog{waited: map[control.PassKind]time.Duration{}}
+	c.SetPassObserver(log.observe)
+	return c, log
+}
+
+// controllerOver is a controller over db, with one location ("local").
+func controllerOver(t *testing.T, db store.Store) *control.Controller {
+	t.Helper()
 	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := control.New(service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)}), 1)
-	log := &passLog{waited: map[control.PassKind]time.Duration{}}
-	c.SetPassObserver(log.observe)
-	return c, log
+	return control.New(service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)}), 1)
 }
 
 // Each pass the server runs is reported once, under what started it.
@@ -107,11 +113,7 @@ func TestWholeQueuePassYieldsToPlacementPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := catalog.NewCatalog([]*catalog.Location{{Name: "local", Provider: "fake", Quota: catalog.DefaultQuotaLimits()}}, catalog.BuiltinSizes(), "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := control.New(service.New(service.Config{Store: db, Catalog: cat, Files: teststore.Files(t)}), 1)
+	c := controllerOver(t, db)
 	release := c.HoldPlacement()
 	done := make(chan error, 1)
 	go func() { _, err := c.RunWholeQueue(t.Context(), time.Now()); done <- err }()

@@ -48,6 +48,50 @@ type State struct {
 	WsQuotas map[string]map[string]int
 }
 
+// ReplaceNode puts n in st in place of the record of its ID, in the
+// nodes and in its cluster's list, without modifying the old record
+// (shared with a View).
+func (st *State) ReplaceNode(n *node.Node) {
+	old := st.Node(n.ID)
+	if old == nil {
+		return
+	}
+	st.byID[n.ID] = n
+	if ci := st.Clusters[compute.ComputeKey(n.Workspace, n.Compute)]; ci != nil {
+		for i, m := range ci.Nodes {
+			if m == old {
+				ci.Nodes[i] = n
+				break
+			}
+		}
+	}
+}
+
+// Node returns the node of that ID as st holds it (nil: none).
+func (st *State) Node(id string) *node.Node {
+	if st.byID == nil {
+		st.byID = make(map[string]*node.Node, len(st.all))
+		for _, n := range st.all {
+			st.byID[n.ID] = n
+		}
+	}
+	return st.byID[id]
+}
+
+// AllNodes returns every node st holds, in the order read, as st holds
+// them now (ReplaceNode's records in place of those they replaced). The
+// slice may be st's own: the caller must not modify it.
+func (st *State) AllNodes() []*node.Node {
+	if st.byID == nil {
+		return st.all
+	}
+	out := make([]*node.Node, len(st.all))
+	for i, n := range st.all {
+		out[i] = st.byID[n.ID]
+	}
+	return out
+}
+
 // ReadPlacementState reads what a placement pass needs: every compute and
 // node, and only the first jobs of each queue (as many as that compute has
 // free nodes, at least one), which is all that can start now. A long queue
