@@ -100,6 +100,10 @@ type Tx interface {
 	// RenewNodeLease sets a node's LastHeartbeat to the transaction's
 	// time and changes nothing else (a heartbeat). Returns ENOTFOUND.
 	RenewNodeLease(id string) error
+	// RenewNodeLeases renews the lease of every node in ids as
+	// RenewNodeLease does, in as few statements as it can (a round of
+	// heartbeats); the IDs of nodes not stored are skipped.
+	RenewNodeLeases(ids []string) error
 	// DeleteNode removes a node. Returns ENOTFOUND.
 	DeleteNode(id string) error
 	// ViewGeneration returns the store's view generation (ViewGen).

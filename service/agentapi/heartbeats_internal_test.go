@@ -202,3 +202,57 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 		t.Errorf("%d writes, want 2 (the failed round, then b and c together)", n)
 	}
 }
+
+// A steady stream of heartbeats (300 nodes, one every half millisecond)
+// is written in rounds that grow with it: after each write the next round
+// gathers for a time in proportion to the last one's size, so the stream
+// takes a few transactions, not one per write's worth of arrivals; and
+// every lease is written when its beat returns.
+func TestHeartbeatRoundsGrowWithTheStream(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	const nodes = 300
+	err := db.Update(ctx, func(tx storekind.Tx) error {
+		for i := range nodes {
+			n := &node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: db}
+	b := newHeartbeatBatch()
+	clock.Advance(time.Minute)
+	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("n%d", i)
+			if err := b.beat(ctx, store, id); err != nil {
+				t.Error(err)
+				return
+			}
+			db.View(ctx, func(tx storekind.Tx) error {
+				if n, err := tx.GetNode(id); err != nil || !n.LastHeartbeat.Equal(want) {
+					t.Errorf("node %s: beat returned before its lease was written (%v, %v)", id, n, err)
+				}
+				return nil
+			})
+		}()
+		time.Sleep(time.Millisecond / 2)
+	}
+	wg.Wait()
+	// Without the cooling, each round began as its predecessor ended: a
+	// transaction for every write's worth of arrivals (over 100 here).
+	if n := store.updates.Load(); n > 30 {
+		t.Errorf("%d transactions for a stream of %d heartbeats, want at most 30", n, nodes)
+	}
+	t.Logf("%d transactions for %d heartbeats", store.updates.Load(), nodes)
+}

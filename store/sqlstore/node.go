@@ -248,6 +248,61 @@ func (t *tx) RenewNodeLease(id string) error {
 	return nil
 }
 
+// leaseBatches are the sizes of RenewNodeLeases' statements: a batch
+// is padded (its last ID repeated, which matches no row twice) to the
+// smallest that holds it, so that three statement texts, each prepared
+// once, serve every batch.
+var leaseBatches = [...]int{1, 16, 128}
+
+// renewLeasesQuery is the statement renewing size leases at once.
+var renewLeasesQuery = func() map[int]string {
+	m := map[int]string{}
+	for _, n := range leaseBatches {
+		var b strings.Builder
+		b.WriteString(`UPDATE nodes SET last_heartbeat = $1 WHERE id IN (`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", i+2)
+		}
+		b.WriteString(")")
+		m[n] = b.String()
+	}
+	return m
+}()
+
+// RenewNodeLeases sets the LastHeartbeat of every node in ids to the
+// transaction's time, writing nothing else, in one statement per
+// leaseBatches' largest size: a round of heartbeats is a statement, not a
+// statement a node. IDs of nodes no longer stored are skipped.
+func (t *tx) RenewNodeLeases(ids []string) error {
+	if err := t.writable("renew node leases"); err != nil {
+		return err
+	}
+	now := sqlq.Micros(t.now)
+	for len(ids) > 0 {
+		size := leaseBatches[len(leaseBatches)-1]
+		for _, s := range leaseBatches {
+			if s >= len(ids) {
+				size = s
+				break
+			}
+		}
+		chunk := ids[:min(size, len(ids))]
+		ids = ids[len(chunk):]
+		args := make([]any, 0, size+1)
+		args = append(args, now)
+		for i := range size {
+			args = append(args, chunk[min(i, len(chunk)-1)])
+		}
+		if _, err := t.exec(renewLeasesQuery[size], args...); err != nil {
+			return fmt.Errorf("store: renew the leases of %d nodes: %w", len(chunk), err)
+		}
+	}
+	return nil
+}
+
 // DeleteNode removes a node. Returns ENOTFOUND.
 func (t *tx) DeleteNode(id string) error {
 	if err := t.deleteOne(fmt.Sprintf("node %q", id), fmt.Sprintf("node %q not found", id),

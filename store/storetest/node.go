@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -381,6 +382,68 @@ func testNodeLeaseRenewal(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error { return tx.RenewNodeLease("node-404") })
 	stcheck.WantCode(t, "RenewNodeLease of a missing node", err, core.ENOTFOUND)
+}
+
+// testNodeLeasesRenewal: RenewNodeLeases moves the lease of every node
+// named, across its statements' sizes (1, padded to 16, several of 128
+// and a remainder), leaves the rest of each node and every node not
+// named as it was, and skips IDs of nodes not stored.
+func testNodeLeasesRenewal(t *testing.T, s store.Store, clock *stcheck.Clock) {
+	at := stcheck.Now(clock.Now())
+	var all []*node.Node
+	for i := range 300 {
+		all = append(all, minimalNode("prod", "gpu", fmt.Sprintf("n-%03d", i), at))
+	}
+	insertNodes(t, s, all...)
+	before := map[string]*node.Node{}
+	for _, n := range all {
+		before[n.ID] = getNode(t, s, n.ID)
+	}
+	renewed := map[string]bool{}
+	for _, batch := range [][]string{
+		{"n-000"},
+		{"n-001", "n-002", "gone-1"},
+		idsFrom(10, 27),     // 17: padded to 128
+		idsFrom(40, 40+280), // beyond the nodes: 260 stored and 20 not
+	} {
+		later := stcheck.Now(clock.Advance(time.Minute))
+		stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLeases(batch) })
+		for _, id := range batch {
+			if _, ok := before[id]; !ok {
+				continue
+			}
+			renewed[id] = true
+			if got := getNode(t, s, id); !got.LastHeartbeat.Equal(later) {
+				t.Errorf("%s: lease after renewal %v, want %v", id, got.LastHeartbeat, later)
+			}
+		}
+	}
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLeases(nil) })
+	for _, n := range all {
+		got := getNode(t, s, n.ID)
+		if !renewed[n.ID] {
+			stcheck.Equal(t, n.ID+", not named", got, before[n.ID])
+			continue
+		}
+		got.LastHeartbeat = before[n.ID].LastHeartbeat
+		stcheck.Equal(t, "the rest of "+n.ID+" after a renewal", got, before[n.ID])
+	}
+	if len(renewed) != 1+2+17+260 {
+		t.Errorf("%d nodes renewed, want %d", len(renewed), 1+2+17+260)
+	}
+	err := s.View(t.Context(), func(tx store.Tx) error { return tx.RenewNodeLeases([]string{"n-000"}) })
+	if err == nil {
+		t.Error("RenewNodeLeases in a View: no error")
+	}
+}
+
+// idsFrom names the nodes n-<from> to n-<to-1>.
+func idsFrom(from, to int) []string {
+	var ids []string
+	for i := from; i < to; i++ {
+		ids = append(ids, fmt.Sprintf("n-%03d", i))
+	}
+	return ids
 }
 
 // testNodeListDue: ListNodesDue returns the nodes neither idle nor

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T, clock core.Clock) store.Store) {
 		{Name: "NodeRoundTrip", Fn: testNodeRoundTrip},
 		{Name: "NodeUpdate", Fn: testNodeUpdate},
 		{Name: "NodeLeaseRenewal", Fn: testNodeLeaseRenewal},
+		{Name: "NodeLeasesRenewal", Fn: testNodeLeasesRenewal},
 		{Name: "NodeDelete", Fn: testNodeDelete},
 		{Name: "NodeList", Fn: testNodeList},
 		{Name: "NodeCountLive", Fn: testNodeCountLive},
