@@ -94,3 +94,28 @@ func (c *credCache) put(hash, node string, now time.Time, ttl time.Duration) {
 	c.m[hash] = credEntry{node: node, at: now, until: now.Add(ttl)}
 	c.cur[node] = hash
 }
+
+// renew records a read of node, begun at now, that found it holding
+// hash (a sync reads its node anyway). When hash is node's latest here,
+// it is trusted again from now, for ttl. When node's latest here is
+// another hash, that one is dropped: the store names a different
+// credential, and the one cached is read again before it is trusted
+// (an old agent's credential, replaced on another server, stops at its
+// next request instead of when its entry expires). renew never makes a
+// hash the latest: a read that began before a join must not bring back
+// the credential that join retired.
+func (c *credCache) renew(hash, node string, now time.Time, ttl time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok := c.cur[node]
+	switch {
+	case !ok || hash == "":
+	case cur != hash:
+		delete(c.m, cur)
+		delete(c.cur, node)
+	default:
+		if e, ok := c.m[hash]; ok && e.node == node && !now.Before(e.at) {
+			c.m[hash] = credEntry{node: node, at: now, until: now.Add(ttl)}
+		}
+	}
+}

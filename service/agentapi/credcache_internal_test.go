@@ -141,3 +141,135 @@ func forget(t *testing.T, db store.Store, id string) {
 		t.Fatal(err)
 	}
 }
+
+// A read of the node that found the cached credential trusts it again
+// from the read; one that found another drops the cached one; none makes
+// a hash the latest, so a read begun before a join cannot bring back the
+// credential the join retired.
+func TestCredCacheRenew(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	var c credCache
+	c.put("h", "n1", t0, credCacheTTL)
+	c.renew("h", "n1", t0.Add(8*time.Second), credCacheTTL)
+	if _, ok := c.get("h", t0.Add(15*time.Second)); !ok {
+		t.Error("not trusted again after a read that found it")
+	}
+	c.renew("h", "n1", t0.Add(-time.Second), credCacheTTL) // an older read
+	if e := c.m["h"]; !e.at.Equal(t0.Add(8 * time.Second)) {
+		t.Errorf("an older read moved the trust to %v", e.at)
+	}
+	c.renew("other", "n2", t0, credCacheTTL)
+	if _, ok := c.m["other"]; ok {
+		t.Error("a read of an uncached node added an entry")
+	}
+
+	c.put("new", "n1", t0.Add(9*time.Second), credCacheTTL) // a join here
+	c.renew("h", "n1", t0.Add(9*time.Second), credCacheTTL) // a read begun before it
+	if _, ok := c.get("h", t0.Add(10*time.Second)); ok {
+		t.Error("a read begun before the join brought back the retired credential")
+	}
+	if _, ok := c.get("new", t0.Add(10*time.Second)); ok {
+		t.Error("the join's credential still trusted after a read that named another: want it read again")
+	}
+
+	c.put("h2", "n3", t0, credCacheTTL)
+	c.renew("h3", "n3", t0.Add(time.Second), credCacheTTL) // replaced elsewhere
+	if _, ok := c.get("h2", t0.Add(2*time.Second)); ok {
+		t.Error("a credential the store no longer names is still trusted")
+	}
+	if _, ok := c.get("h3", t0.Add(2*time.Second)); ok {
+		t.Error("a read made a credential the latest without authenticating it")
+	}
+}
+
+// An agent's sync vouches for its credential: in a fleet whose lease is
+// 30 s, a credential read once and then seen by every sync is never read
+// again on its own (a third of the syncs read it before). A credential
+// the store no longer names (replaced by a join on another server) is
+// refused at the request after the sync that saw it, not when its cache
+// entry expires.
+func TestASyncVouchesForItsCredential(t *testing.T) {
+	ctx := context.Background()
+	db, clock := teststore.Open(t)
+	const cred = "credential-of-n07"
+	if err := db.Update(ctx, func(tx store.Tx) error {
+		for i := range 40 {
+			n := &node.Node{ID: fmt.Sprintf("n%02d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1, CredentialHash: identity.HashToken(fmt.Sprint("credential-of-", i))}
+			if i == 7 {
+				n.CredentialHash = identity.HashToken(cred)
+			}
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(ctx context.Context) (n int, err error) {
+		err = db.View(ctx, func(tx store.Tx) error {
+			n, err = tx.CountNodes()
+			return err
+		})
+		return n, err
+	}
+	// 40 nodes at 4 syncs a second: a 30 s lease, a sync every 10 s.
+	s := New(Config{Store: db, NodeLeaseTTL: 10 * time.Second, Clock: clock,
+		Lease: nodelease.New(nodelease.Config{Min: 10 * time.Second, MaxRate: 4, Count: count})})
+	sync := func() {
+		t.Helper()
+		id, err := s.AuthenticateNode(ctx, cred)
+		if err != nil {
+			t.Fatalf("authentication at %v: %v", clock.Now(), err)
+		}
+		if _, err := s.SyncNode(ctx, id, &node.AgentSyncRequest{}, 0); err != nil {
+			t.Fatalf("sync at %v: %v", clock.Now(), err)
+		}
+	}
+	sync() // the credential read at 0 s
+	clock.Advance(10 * time.Second)
+	sync()
+	clock.Advance(10 * time.Second)
+	sync() // the node read at 20 s
+	// Past the lease since the credential's own read, within it since
+	// the last sync's: had the cache gone to the store, this would fail.
+	hide(t, db, "n07", func() {
+		clock.Advance(11 * time.Second)
+		if id, err := s.AuthenticateNode(ctx, cred); err != nil || id != "n07" {
+			t.Fatalf("31 s after the credential's read, 11 s after the last sync: %q %v; want it trusted without a read", id, err)
+		}
+	})
+
+	// Replaced on another server: this one's cache still has it, and the
+	// next sync's read names another.
+	forget(t, db, "n07")
+	clock.Advance(time.Second)
+	sync()
+	if _, err := s.AuthenticateNode(ctx, cred); core.ErrorCode(err) != core.EUNAUTHORIZED {
+		t.Fatalf("after a sync read another credential: %v, want the old one read again and refused", err)
+	}
+}
+
+// hide gives node id a credential no agent holds while fn runs, and its
+// own back after.
+func hide(t *testing.T, db store.Store, id string, fn func()) {
+	t.Helper()
+	var was string
+	set := func(to func(string) string) {
+		if err := db.Update(context.Background(), func(tx store.Tx) error {
+			n, err := tx.GetNode(id)
+			if err != nil {
+				return err
+			}
+			was, n.CredentialHash = n.CredentialHash, to(n.CredentialHash)
+			return tx.UpdateNode(n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(func(string) string { return identity.HashToken("hidden") })
+	orig := was
+	fn()
+	set(func(string) string { return orig })
+}
