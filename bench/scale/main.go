@@ -338,6 +338,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	// Steady state: nothing but heartbeats and the controller's passes.
 	time.Sleep(10 * time.Second)
 	_, cpu0 := s.usage()
+	writes0 := s.readWrites()
 	s0, t0 := syncs.Load(), time.Now()
 	// The RSS is sampled twice a second through the window: it rises and
 	// falls with the controller's passes, and one reading at the end
@@ -357,6 +358,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	st := steadyState{rss: rssMax, cores: cores / wall.Seconds(), beats: float64(syncs.Load()-s0) / wall.Seconds(), mem: s.memStats()}
 	fmt.Printf("steady state over %s: server CPU %.2f cores, RSS max %.0f MB, median %.0f MB, min %.0f MB (%d samples), %.0f heartbeats/s, %d sync errors\n",
 		wall.Round(time.Second), st.cores, mb(rssMax), mb(rssMed), mb(rssSamples[0]), len(rssSamples), st.beats, syncErrors.Load())
+	fmt.Println(writeLine(writes0, s.readWrites()))
 	fmt.Printf("server heap: %s\n", st.mem)
 	st.growth = growthOf(base, withQueue, s.mark(), *jobs, n)
 	fmt.Printf("growth: %s\n", st.growth)
@@ -393,7 +395,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	// decide is each submission's time to its decision; posted, the
 	// part of it the submission's own request took.
 	var decide, posted []time.Duration
-	passesBefore := s.readPasses()
+	passesBefore, writesBefore := s.readPasses(), s.readWrites()
 	var profiled sync.WaitGroup
 	if profile != "" {
 		// What the decisions wait for: the server's CPU over their
@@ -456,6 +458,7 @@ func point(v variant, n int, profile string, full bool) steadyState {
 	}
 	fmt.Printf("slowest decisions: %s\n", strings.Join(slow, ", "))
 	fmt.Println(passLine(passesBefore, s.readPasses()))
+	fmt.Println(writeLine(writesBefore, s.readWrites()))
 	profiled.Wait()
 	fmt.Printf("submit → scale-up decision (as its event), %d submissions: p50 %s, p99 %s, max %s\n",
 		len(decide), pct(decide, 50).Round(100*time.Microsecond), pct(decide, 99).Round(100*time.Microsecond), pct(decide, 100).Round(100*time.Microsecond))

@@ -97,8 +97,12 @@ func (t *tx) ListNodes(filter node.NodeFilter) ([]*node.Node, error) {
 
 // queryNodesDue is ListNodesDue's query. last_heartbeat = 0 is a row
 // whose lease is still in its document (migration 0014): it may be due.
-const queryNodesDue = `SELECT ` + nodeColumns + ` FROM nodes
-	WHERE state NOT IN ('idle', 'running') OR last_heartbeat <= $1 OR last_heartbeat = 0 ORDER BY id`
+//
+// The nodes are found in the index nodes_due (migration 0040), which
+// holds the three columns the search reads, and only they are read from
+// the table.
+const queryNodesDue = `SELECT ` + nodeColumns + ` FROM nodes WHERE id IN (SELECT id FROM nodes
+	WHERE state NOT IN ('idle', 'running') OR last_heartbeat <= $1 OR last_heartbeat = 0) ORDER BY id`
 
 // ListNodesDue returns, ordered by ID, the nodes the node loop may have
 // to act on at a pass: every node neither idle nor running (by the state
@@ -209,7 +213,10 @@ func (t *tx) UpdateNode(n *node.Node) error {
 	}
 	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
-		// are: then no index entry moves (state has no index).
+		// are: then no index entry moves but nodes_due's, whose state and
+		// last_heartbeat are set here (a second statement, to match them
+		// unchanged, would cost more than the small index's write: a
+		// job's placement and end change the state).
 		`UPDATE nodes SET workspace = $2, provider_ref = $3, join_token_expires = $4, version = $5, doc = $6, last_heartbeat = $12, gen = $13,
 			state = $15, draining = $16, pulling = $17
 		WHERE id = $1 AND workspace_key = $7 AND compute_key = $8 AND location = $9

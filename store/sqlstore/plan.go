@@ -32,6 +32,8 @@ func HotQueries() []HotQuery {
 		{"SummarizeMetrics", querySummarizeMetrics, []any{"w", "j"}},
 		// every placement pass reads the nodes written since its last
 		{"ListNodesChangedSince", queryNodesChangedSince, []any{int64(1)}},
+		// every pass of the node loop looks for the nodes it may act on
+		{"ListNodesDue", queryNodesDue, []any{int64(1)}},
 	}
 	for _, f := range [][2]string{{"p", ""}, {"", "w"}, {"p", "w"}} {
 		q, args := identstore.ListRoleAssignmentsQuery(f[0], f[1])

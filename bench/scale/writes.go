@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// writeTotals are the server's write-path counters, read from its
+// /metrics: write transactions, the Updates they carried and the seconds
+// they held the store's writer.
+type writeTotals struct {
+	txs, updates, busy float64
+	at                 time.Time
+}
+
+// readWrites scrapes the server's write-path totals.
+func (s *server) readWrites() writeTotals {
+	st, b := s.get("/metrics")
+	if st != 200 {
+		fatalf("metrics: %d %s", st, b)
+	}
+	w := parseWrites(b)
+	w.at = time.Now()
+	return w
+}
+
+// parseWrites reads the three unlabelled counters from the Prometheus
+// text format.
+func parseWrites(b []byte) writeTotals {
+	var w writeTotals
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "shoal_store_write_transactions_total":
+			w.txs = v
+		case "shoal_store_write_updates_total":
+			w.updates = v
+		case "shoal_store_write_busy_seconds_total":
+			w.busy = v
+		}
+	}
+	return w
+}
+
+// writeLine says how the write path was used between before and after:
+// what every Update (a submission's among them) queued behind.
+func writeLine(before, after writeTotals) string {
+	secs := after.at.Sub(before.at).Seconds()
+	txs := after.txs - before.txs
+	if secs <= 0 || txs <= 0 {
+		return "write path: no write transactions observed"
+	}
+	return fmt.Sprintf("write path: %.0f transactions/s, %.1f Updates each, busy %.0f %% of the time",
+		txs/secs, (after.updates-before.updates)/txs, 100*(after.busy-before.busy)/secs)
+}
