@@ -15,22 +15,24 @@ import (
 // result. So at most one round is writing and one gathering, no caller waits
 // longer than two writes and a cooling (below), and each sees only its own
 // round's error. A lone heartbeat finds nothing in progress and is written
-// at once. With thousands of nodes
+// at once, or after at most coolPerLease. With thousands of nodes
 // heartbeating, a transaction per heartbeat queued behind SQLite's single
 // writer and took most of the server's CPU; batched, a few transactions a
 // second carry them all.
 //
 // After each write the next round gathers for a while before it writes
-// (coolPerLease for each lease of the round just written but the first,
-// at most maxCool). Rounds that each began as soon as the last ended held
+// (coolPerLease for each lease of the round just written, at most
+// maxCool). Rounds that each began as soon as the last ended held
 // about one lease each at 10,000 nodes (1,006 write transactions a second
 // for 994 heartbeats in bench/scale), and their transactions (a begin and
 // a commit each, two thirds of their cost) took 11 % of the server's CPU,
 // queued before every other writer. Cooling
 // in proportion to the last round grows a busy fleet's rounds to maxCool's
-// worth of heartbeats (20 at 1,000 a second), while a round of one (a
-// small fleet, or a busy node's sync between two jobs) is followed by no
-// wait at all.
+// worth of heartbeats (20 at 1,000 a second), while after a round of one
+// (a small fleet, or a busy node's sync between two jobs) a heartbeat
+// waits at most coolPerLease, and only if it comes within that time. A
+// round of one must cool too: otherwise rounds that are written faster
+// than heartbeats arrive never grow.
 type heartbeatBatch struct {
 	mu      sync.Mutex
 	idle    *sync.Cond // signalled when a write or a cooling ends
@@ -100,21 +102,16 @@ func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID
 		return tx.RenewNodeLeases(ids)
 	})
 	close(r.done)
-	cool := min(time.Duration(len(ids)-1)*coolPerLease, maxCool)
+	cool := min(time.Duration(len(ids))*coolPerLease, maxCool)
 	b.mu.Lock()
-	b.writing, b.cooling = false, cool > 0
-	if cool == 0 {
-		b.idle.Broadcast() // the gathering round's leader, if one waits
-	}
+	b.writing, b.cooling = false, true
 	b.mu.Unlock()
-	if cool > 0 {
-		// The pace is no decision: a real timer, whatever the clock.
-		time.AfterFunc(cool, func() {
-			b.mu.Lock()
-			b.cooling = false
-			b.idle.Broadcast()
-			b.mu.Unlock()
-		})
-	}
+	// The pace is no decision: a real timer, whatever the clock.
+	time.AfterFunc(cool, func() {
+		b.mu.Lock()
+		b.cooling = false
+		b.idle.Broadcast() // the gathering round's leader, if one waits
+		b.mu.Unlock()
+	})
 	return r.err
 }

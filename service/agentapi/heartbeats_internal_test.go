@@ -203,15 +203,15 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 	}
 }
 
-// A steady stream of heartbeats (300 nodes, one every half millisecond)
-// is written in rounds that grow with it: after each write the next round
-// gathers for a time in proportion to the last one's size, so the stream
-// takes a few transactions, not one per write's worth of arrivals; and
-// every lease is written when its beat returns.
-func TestHeartbeatRoundsGrowWithTheStream(t *testing.T) {
+// After a round is written, the next gathers for a time in proportion to
+// it before it writes: heartbeats that come one after another while it
+// cools share one transaction, where each would otherwise begin one as
+// soon as the last ended (at 10,000 nodes, a transaction a heartbeat).
+// Every lease is written when its beat returns.
+func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 	ctx := context.Background()
 	db, clock := teststore.Open(t)
-	const nodes = 300
+	const nodes = 25
 	err := db.Update(ctx, func(tx storekind.Tx) error {
 		for i := range nodes {
 			n := &node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
@@ -225,34 +225,54 @@ func TestHeartbeatRoundsGrowWithTheStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &countingStore{Store: db}
+	store := &countingStore{Store: db, hold: make(chan struct{}), held: make(chan struct{})}
 	b := newHeartbeatBatch()
 	clock.Advance(time.Minute)
 	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
 	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			id := fmt.Sprintf("n%d", i)
-			if err := b.beat(ctx, store, id); err != nil {
-				t.Error(err)
-				return
+	beat := func(i int) {
+		defer wg.Done()
+		id := fmt.Sprintf("n%d", i)
+		if err := b.beat(ctx, store, id); err != nil {
+			t.Error(err)
+			return
+		}
+		db.View(ctx, func(tx storekind.Tx) error {
+			if n, err := tx.GetNode(id); err != nil || !n.LastHeartbeat.Equal(want) {
+				t.Errorf("node %s: beat returned before its lease was written (%v, %v)", id, n, err)
 			}
-			db.View(ctx, func(tx storekind.Tx) error {
-				if n, err := tx.GetNode(id); err != nil || !n.LastHeartbeat.Equal(want) {
-					t.Errorf("node %s: beat returned before its lease was written (%v, %v)", id, n, err)
-				}
-				return nil
-			})
-		}()
-		time.Sleep(time.Millisecond / 2)
+			return nil
+		})
+	}
+	// A round of 10 (behind a first beat held in its write): the next
+	// cools for 20 ms.
+	wg.Add(1)
+	go beat(0)
+	<-store.held
+	for i := 1; i <= 10; i++ {
+		wg.Add(1)
+		go beat(i)
+	}
+	for gathered := 0; gathered < 10; {
+		time.Sleep(time.Millisecond)
+		b.mu.Lock()
+		if b.next != nil {
+			gathered = len(b.next.ids)
+		}
+		b.mu.Unlock()
+	}
+	close(store.hold)
+	wg.Wait()
+	before := store.updates.Load()
+	// Beats one after another, each beginning as the last returns would
+	// have written: while the round before cools, they gather.
+	for i := 11; i < nodes; i++ {
+		wg.Add(1)
+		go beat(i)
+		time.Sleep(100 * time.Microsecond)
 	}
 	wg.Wait()
-	// Without the cooling, each round began as its predecessor ended: a
-	// transaction for every write's worth of arrivals (over 100 here).
-	if n := store.updates.Load(); n > 30 {
-		t.Errorf("%d transactions for a stream of %d heartbeats, want at most 30", n, nodes)
+	if n := store.updates.Load() - before; n != 1 {
+		t.Errorf("%d transactions for %d heartbeats that came while a round of 10 cooled, want 1", n, nodes-11)
 	}
-	t.Logf("%d transactions for %d heartbeats", store.updates.Load(), nodes)
 }
