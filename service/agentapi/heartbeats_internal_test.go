@@ -3,6 +3,7 @@ package agentapi
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -262,14 +263,23 @@ func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 		b.mu.Unlock()
 	}
 	close(store.hold)
-	wg.Wait()
+	// The round of 10 written (its cooling begins).
+	for {
+		b.mu.Lock()
+		written := !b.writing && store.updates.Load() == 2
+		b.mu.Unlock()
+		if written {
+			break
+		}
+		runtime.Gosched()
+	}
 	before := store.updates.Load()
-	// Beats one after another, each beginning as the last returns would
-	// have written: while the round before cools, they gather.
+	// Beats one after another, each of which would begin a transaction
+	// of its own as the last ended: while the round before cools, they
+	// gather.
 	for i := 11; i < nodes; i++ {
 		wg.Add(1)
 		go beat(i)
-		time.Sleep(100 * time.Microsecond)
 	}
 	wg.Wait()
 	if n := store.updates.Load() - before; n != 1 {
