@@ -34,27 +34,12 @@ func (s *server) readPasses() passTotals {
 // Prometheus text format.
 func parsePasses(b []byte) passTotals {
 	out := passTotals{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		name, rest, ok := strings.Cut(line, "{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !ok {
-			continue
-		}
+	eachMetric(b, func(name, labels string, v float64) {
 		kind, ok := strings.CutPrefix(labels, `pass="`)
 		if !ok {
-			continue
+			return
 		}
 		kind = strings.TrimSuffix(kind, `"`)
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
 		t := out[kind]
 		switch name {
 		case "shoal_placement_pass_seconds_count":
@@ -64,11 +49,42 @@ func parsePasses(b []byte) passTotals {
 		case "shoal_placement_lock_wait_seconds_sum":
 			t.waited = v
 		default:
-			continue
+			return
 		}
 		out[kind] = t
-	}
+	})
 	return out
+}
+
+// eachMetric calls fn with each sample of the Prometheus text format in
+// b: its name, its labels as written between the braces ("" for none)
+// and its value.
+func eachMetric(b []byte, fn func(name, labels string, v float64)) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		var name, labels, value string
+		if n, rest, ok := strings.Cut(line, "{"); ok {
+			l, v, ok := strings.Cut(rest, "} ")
+			if !ok {
+				continue
+			}
+			name, labels, value = n, l, v
+		} else if n, v, ok := strings.Cut(line, " "); ok {
+			name, value = n, v
+		} else {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		fn(name, labels, v)
+	}
 }
 
 // passLine says, for each kind of pass between before and after, how

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -32,17 +28,7 @@ func (s *server) readWrites() writeTotals {
 // text format.
 func parseWrites(b []byte) writeTotals {
 	var w writeTotals
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
+	eachMetric(b, func(name, labels string, v float64) {
 		switch name {
 		case "shoal_store_write_transactions_total":
 			w.txs = v
@@ -51,7 +37,7 @@ func parseWrites(b []byte) writeTotals {
 		case "shoal_store_write_busy_seconds_total":
 			w.busy = v
 		}
-	}
+	})
 	return w
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/internal/teststore"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/storetest"
 )
 
 // Entries live for the TTL given; a full cache drops expired entries first
@@ -80,37 +81,8 @@ func TestCredCacheRetiresReplacedCredential(t *testing.T) {
 // Past the lease the credential is read again.
 func TestCredentialTrustedForTheFleetsLease(t *testing.T) {
 	ctx := context.Background()
-	ids := make([]string, 40)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("n%02d", i)
-	}
-	db, clock := teststore.Open(t)
 	const cred = "credential-of-n07"
-	if err := db.Update(ctx, func(tx store.Tx) error {
-		for _, id := range ids {
-			n := &node.Node{ID: id, Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
-			if id == "n07" {
-				n.CredentialHash = identity.HashToken(cred)
-			}
-			if err := tx.InsertNode(n); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	count := func(ctx context.Context) (n int, err error) {
-		err = db.View(ctx, func(tx store.Tx) error {
-			n, err = tx.CountNodes()
-			return err
-		})
-		return n, err
-	}
-	// 40 nodes at 4 syncs a second: a 30 s lease, a sync every 10 s.
-	s := New(Config{Store: db, NodeLeaseTTL: 10 * time.Second, Clock: clock,
-		Lease: nodelease.New(nodelease.Config{Min: 10 * time.Second, MaxRate: 4, Count: count})})
+	s, db, clock := fleetOf40(t, cred)
 	if id, err := s.AuthenticateNode(ctx, cred); err != nil || id != "n07" {
 		t.Fatalf("first authentication: %q %v", id, err)
 	}
@@ -190,33 +162,8 @@ func TestCredCacheRenew(t *testing.T) {
 // entry expires.
 func TestASyncVouchesForItsCredential(t *testing.T) {
 	ctx := context.Background()
-	db, clock := teststore.Open(t)
 	const cred = "credential-of-n07"
-	if err := db.Update(ctx, func(tx store.Tx) error {
-		for i := range 40 {
-			n := &node.Node{ID: fmt.Sprintf("n%02d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1, CredentialHash: identity.HashToken(fmt.Sprint("credential-of-", i))}
-			if i == 7 {
-				n.CredentialHash = identity.HashToken(cred)
-			}
-			if err := tx.InsertNode(n); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	count := func(ctx context.Context) (n int, err error) {
-		err = db.View(ctx, func(tx store.Tx) error {
-			n, err = tx.CountNodes()
-			return err
-		})
-		return n, err
-	}
-	// 40 nodes at 4 syncs a second: a 30 s lease, a sync every 10 s.
-	s := New(Config{Store: db, NodeLeaseTTL: 10 * time.Second, Clock: clock,
-		Lease: nodelease.New(nodelease.Config{Min: 10 * time.Second, MaxRate: 4, Count: count})})
+	s, db, clock := fleetOf40(t, cred)
 	sync := func() {
 		t.Helper()
 		id, err := s.AuthenticateNode(ctx, cred)
@@ -272,4 +219,37 @@ func hide(t *testing.T, db store.Store, id string, fn func()) {
 	orig := was
 	fn()
 	set(func(string) string { return orig })
+}
+
+// fleetOf40 is a server over 40 idle nodes, n07's credential cred, whose
+// lease the fleet stretches: at 4 syncs a second, a 30 s lease and a sync
+// every 10 s.
+func fleetOf40(t *testing.T, cred string) (*Server, store.Store, *storetest.Clock) {
+	t.Helper()
+	db, clock := teststore.Open(t)
+	if err := db.Update(context.Background(), func(tx store.Tx) error {
+		for i := range 40 {
+			n := &node.Node{ID: fmt.Sprintf("n%02d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1, CredentialHash: identity.HashToken(fmt.Sprint("credential-of-", i))}
+			if i == 7 {
+				n.CredentialHash = identity.HashToken(cred)
+			}
+			if err := tx.InsertNode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(ctx context.Context) (n int, err error) {
+		err = db.View(ctx, func(tx store.Tx) error {
+			n, err = tx.CountNodes()
+			return err
+		})
+		return n, err
+	}
+	s := New(Config{Store: db, NodeLeaseTTL: 10 * time.Second, Clock: clock,
+		Lease: nodelease.New(nodelease.Config{Min: 10 * time.Second, MaxRate: 4, Count: count})})
+	return s, db, clock
 }

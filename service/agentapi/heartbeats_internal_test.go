@@ -40,21 +40,8 @@ func (c *countingStore) Update(ctx context.Context, fn func(tx storekind.Tx) err
 // fewer transactions than beats; a lone beat is written at once.
 func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	ctx := context.Background()
-	db, clock := teststore.Open(t)
 	const nodes = 200
-	err := db.Update(ctx, func(tx storekind.Tx) error {
-		for i := range nodes {
-			n := &node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
-			if err := tx.InsertNode(n); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, clock := idleNodes(t, nodes)
 	store := &countingStore{Store: db, hold: make(chan struct{}), held: make(chan struct{})}
 	b := newHeartbeatBatch()
 	clock.Advance(time.Minute)
@@ -67,28 +54,13 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	}
 	// The first beat writes alone and is held in its write; the others
 	// gather meanwhile into the next round, which one transaction writes.
-	wg.Add(1)
-	go beat(0)
-	<-store.held
-	for i := 1; i < nodes; i++ {
-		wg.Add(1)
-		go beat(i)
-	}
-	for gathered := 0; gathered < nodes-1; {
-		time.Sleep(time.Millisecond)
-		b.mu.Lock()
-		if b.next != nil {
-			gathered = len(b.next.ids)
-		}
-		b.mu.Unlock()
-	}
-	close(store.hold)
+	heldThenGathered(b, store, &wg, beat, nodes-1)
 	wg.Wait()
 	if n := store.updates.Load(); n != 2 {
 		t.Errorf("%d transactions for %d concurrent heartbeats, want 2 (one held, one for the round gathered behind it)", n, nodes)
 	}
 	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
-	err = db.View(ctx, func(tx storekind.Tx) error {
+	err := db.View(ctx, func(tx storekind.Tx) error {
 		for i := range nodes {
 			n, err := tx.GetNode(fmt.Sprintf("n%d", i))
 			if err != nil {
@@ -211,21 +183,8 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 // Every lease is written when its beat returns.
 func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 	ctx := context.Background()
-	db, clock := teststore.Open(t)
 	const nodes = 25
-	err := db.Update(ctx, func(tx storekind.Tx) error {
-		for i := range nodes {
-			n := &node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
-				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}
-			if err := tx.InsertNode(n); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, clock := idleNodes(t, nodes)
 	store := &countingStore{Store: db, hold: make(chan struct{}), held: make(chan struct{})}
 	b := newHeartbeatBatch()
 	clock.Advance(time.Minute)
@@ -247,22 +206,7 @@ func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 	}
 	// A round of 10 (behind a first beat held in its write): the next
 	// cools for 20 ms.
-	wg.Add(1)
-	go beat(0)
-	<-store.held
-	for i := 1; i <= 10; i++ {
-		wg.Add(1)
-		go beat(i)
-	}
-	for gathered := 0; gathered < 10; {
-		time.Sleep(time.Millisecond)
-		b.mu.Lock()
-		if b.next != nil {
-			gathered = len(b.next.ids)
-		}
-		b.mu.Unlock()
-	}
-	close(store.hold)
+	heldThenGathered(b, store, &wg, beat, 10)
 	// The round of 10 written (its cooling begins).
 	for {
 		b.mu.Lock()
@@ -285,4 +229,45 @@ func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 	if n := store.updates.Load() - before; n != 1 {
 		t.Errorf("%d transactions for %d heartbeats that came while a round of 10 cooled, want 1", n, nodes-11)
 	}
+}
+
+// idleNodes opens a store with n idle nodes, n0 to n<n-1>.
+func idleNodes(t *testing.T, n int) (storekind.Store, *storetest.Clock) {
+	t.Helper()
+	db, clock := teststore.Open(t)
+	err := db.Update(context.Background(), func(tx storekind.Tx) error {
+		for i := range n {
+			if err := tx.InsertNode(&node.Node{ID: fmt.Sprintf("n%d", i), Workspace: "ws", Compute: "cpu", Location: "local", State: node.NodeIdle,
+				CreatedOn: tx.Now(), LastHeartbeat: tx.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, clock
+}
+
+// heldThenGathered starts beat(0), whose write store holds, then beats 1
+// to k, waits until they have gathered into the next round, and lets the
+// held write go.
+func heldThenGathered(b *heartbeatBatch, store *countingStore, wg *sync.WaitGroup, beat func(int), k int) {
+	wg.Add(1)
+	go beat(0)
+	<-store.held
+	for i := 1; i <= k; i++ {
+		wg.Add(1)
+		go beat(i)
+	}
+	for gathered := 0; gathered < k; {
+		time.Sleep(time.Millisecond)
+		b.mu.Lock()
+		if b.next != nil {
+			gathered = len(b.next.ids)
+		}
+		b.mu.Unlock()
+	}
+	close(store.hold)
 }
