@@ -296,7 +296,9 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 		}
 	}
 	if writeBeat {
-		if err := s.beats.beat(ctx, s.store, nodeID); err != nil {
+		// A sync that answers at once does not wait for other leases
+		// to gather: its node waits for the answer (a job to start).
+		if err := s.beats.beat(ctx, s.store, nodeID, answerNow(resp, req, 1)); err != nil {
 			return nil, err
 		}
 	}

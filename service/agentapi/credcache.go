@@ -66,13 +66,20 @@ func (c *credCache) get(hash string, now time.Time) (string, bool) {
 }
 
 // put records hash, read at now, as node's latest credential, trusted for
-// ttl; it retires any earlier one at once. A full cache first drops the
-// entries no longer trusted.
+// ttl; it retires any earlier one at once. A read older than the one that
+// made another hash node's latest (a join recorded meanwhile) records
+// nothing: the credential the join retired must not come back. A full
+// cache first drops the entries no longer trusted.
 func (c *credCache) put(hash, node string, now time.Time, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m, c.cur = map[string]credEntry{}, map[string]string{}
+	}
+	if cur, ok := c.cur[node]; ok && cur != hash {
+		if e, ok := c.m[cur]; ok && e.at.After(now) {
+			return
+		}
 	}
 	if len(c.m) >= credCacheMax {
 		for h, e := range c.m {

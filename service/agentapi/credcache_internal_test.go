@@ -73,6 +73,15 @@ func TestCredCacheRetiresReplacedCredential(t *testing.T) {
 	if id, ok := c.get("new", t0.Add(2*time.Second)); !ok || id != "n1" {
 		t.Errorf("the new credential: %q %v", id, ok)
 	}
+	// An old agent's request read its credential before the join and
+	// records it after: the join's stands.
+	c.put("old", "n1", t0.Add(500*time.Millisecond), credCacheTTL)
+	if _, ok := c.get("old", t0.Add(2*time.Second)); ok {
+		t.Error("a read begun before the join brought back the credential it retired")
+	}
+	if _, ok := c.get("new", t0.Add(2*time.Second)); !ok {
+		t.Error("a read begun before the join retired the join's credential")
+	}
 }
 
 // In a fleet whose lease grew past 10 s, an agent's next sync (a third of

@@ -15,7 +15,7 @@ import (
 // result. So at most one round is writing and one gathering, no caller waits
 // longer than two writes and a cooling (below), and each sees only its own
 // round's error. A lone heartbeat finds nothing in progress and is written
-// at once, or after at most coolPerLease. With thousands of nodes
+// at once, or after the cooling of the round before. With thousands of nodes
 // heartbeating, a transaction per heartbeat queued behind SQLite's single
 // writer and took most of the server's CPU; batched, a few transactions a
 // second carry them all.
@@ -29,21 +29,28 @@ import (
 // queued before every other writer. Cooling
 // in proportion to the last round grows a busy fleet's rounds to maxCool's
 // worth of heartbeats (20 at 1,000 a second), while after a round of one
-// (a small fleet, or a busy node's sync between two jobs) a heartbeat
-// waits at most coolPerLease, and only if it comes within that time. A
-// round of one must cool too: otherwise rounds that are written faster
-// than heartbeats arrive never grow.
+// (a small fleet) a heartbeat waits at most coolPerLease, and only if it
+// comes within that time. A round of one must cool too: otherwise rounds
+// that are written faster than heartbeats arrive never grow.
+//
+// A sync that answers at once (a job to start or stop, an exit: what
+// answerNow says) is urgent: its node waits for the answer, so the round
+// it joins does not wait for the cooling, only for a write in progress.
+// The parked syncs, nearly all of a large fleet's, are not urgent.
 type heartbeatBatch struct {
 	mu      sync.Mutex
-	idle    *sync.Cond // signalled when a write or a cooling ends
+	idle    *sync.Cond // signalled when a write or a cooling ends, or a round turns urgent
 	writing bool
 	cooling bool
 	next    *heartbeatRound // the round gathering, nil when none is
+	// coolPer and maxCool pace the rounds (coolPerLease and maxCool;
+	// tests set their own).
+	coolPer, maxCool time.Duration
 }
 
-// coolPerLease and maxCool pace the rounds (heartbeatBatch): a lease
-// renewal may wait up to maxCool more, which a lease of seconds
-// (node_lease, 10 s by default) does not notice.
+// coolPerLease and maxCool pace the rounds (heartbeatBatch): a parked
+// sync's lease renewal may wait up to maxCool more, which a lease of
+// seconds (node_lease, 10 s by default) does not notice.
 const (
 	coolPerLease = 2 * time.Millisecond
 	maxCool      = 20 * time.Millisecond
@@ -51,21 +58,22 @@ const (
 
 // heartbeatRound is one group-committed write.
 type heartbeatRound struct {
-	ids  map[string]bool
-	done chan struct{} // closed when written; err is then set
-	err  error
+	ids    map[string]bool
+	urgent bool          // a member's sync answers at once: no cooling
+	done   chan struct{} // closed when written; err is then set
+	err    error
 }
 
 func newHeartbeatBatch() *heartbeatBatch {
-	b := &heartbeatBatch{}
+	b := &heartbeatBatch{coolPer: coolPerLease, maxCool: maxCool}
 	b.idle = sync.NewCond(&b.mu)
 	return b
 }
 
 // beat renews nodeID's lease, returning once it is written (or ctx ends;
 // the lease is then still written with its round). The lease is the
-// transaction's time.
-func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID string) error {
+// transaction's time. urgent says its sync answers at once.
+func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID string, urgent bool) error {
 	b.mu.Lock()
 	r, lead := b.next, false
 	if r == nil {
@@ -73,6 +81,10 @@ func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID
 		b.next = r
 	}
 	r.ids[nodeID] = true
+	if urgent && !r.urgent {
+		r.urgent = true
+		b.idle.Broadcast() // the round's leader, if it waits for a cooling
+	}
 	if !lead {
 		b.mu.Unlock()
 		select {
@@ -82,9 +94,9 @@ func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID
 			return ctx.Err()
 		}
 	}
-	// Gather while the previous round writes and cools, then close
-	// this one.
-	for b.writing || b.cooling {
+	// Gather while the previous round writes and cools (unless this
+	// one turns urgent), then close this one.
+	for b.writing || b.cooling && !r.urgent {
 		b.idle.Wait()
 	}
 	b.writing, b.next = true, nil
@@ -102,16 +114,20 @@ func (b *heartbeatBatch) beat(ctx context.Context, store storekind.Store, nodeID
 		return tx.RenewNodeLeases(ids)
 	})
 	close(r.done)
-	cool := min(time.Duration(len(ids))*coolPerLease, maxCool)
+	cool := min(time.Duration(len(ids))*b.coolPer, b.maxCool)
 	b.mu.Lock()
 	b.writing, b.cooling = false, true
+	b.idle.Broadcast() // an urgent round's leader waits for the write alone
 	b.mu.Unlock()
 	// The pace is no decision: a real timer, whatever the clock.
-	time.AfterFunc(cool, func() {
-		b.mu.Lock()
-		b.cooling = false
-		b.idle.Broadcast() // the gathering round's leader, if one waits
-		b.mu.Unlock()
-	})
+	time.AfterFunc(cool, b.cooled)
 	return r.err
+}
+
+// cooled ends a round's cooling.
+func (b *heartbeatBatch) cooled() {
+	b.mu.Lock()
+	b.cooling = false
+	b.idle.Broadcast() // the gathering round's leader, if one waits
+	b.mu.Unlock()
 }

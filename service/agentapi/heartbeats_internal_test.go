@@ -48,7 +48,7 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	var wg sync.WaitGroup
 	beat := func(i int) {
 		defer wg.Done()
-		if err := b.beat(ctx, store, fmt.Sprintf("n%d", i)); err != nil {
+		if err := b.beat(ctx, store, fmt.Sprintf("n%d", i), false); err != nil {
 			t.Error(err)
 		}
 	}
@@ -78,7 +78,7 @@ func TestHeartbeatsAreGroupCommitted(t *testing.T) {
 	// A lone heartbeat is written before beat returns.
 	clock.Advance(time.Minute)
 	before := store.updates.Load()
-	if err := b.beat(ctx, store, "n7"); err != nil {
+	if err := b.beat(ctx, store, "n7", false); err != nil {
 		t.Fatal(err)
 	}
 	if store.updates.Load() != before+1 {
@@ -132,12 +132,12 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 	store := &gatedStore{Store: db, gate: make(chan struct{}), entered: make(chan struct{})}
 	b := newHeartbeatBatch()
 	first := make(chan error, 1)
-	go func() { first <- b.beat(ctx, store, "a") }()
+	go func() { first <- b.beat(ctx, store, "a", false) }()
 	<-store.entered
 	later := make(chan error, 2)
 	for _, id := range []string{"b", "c"} {
 		go func() {
-			err := b.beat(ctx, store, id)
+			err := b.beat(ctx, store, id, false)
 			if err == nil {
 				db.View(ctx, func(tx storekind.Tx) error {
 					n, _ := tx.GetNode(id)
@@ -176,24 +176,27 @@ func TestHeartbeatRoundsKeepTheirOwnResult(t *testing.T) {
 	}
 }
 
-// After a round is written, the next gathers for a time in proportion to
-// it before it writes: heartbeats that come one after another while it
-// cools share one transaction, where each would otherwise begin one as
-// soon as the last ended (at 10,000 nodes, a transaction a heartbeat).
-// Every lease is written when its beat returns.
+// After a round is written, the next gathers while it cools before it
+// writes: heartbeats that come one after another meanwhile share one
+// transaction, where each would otherwise begin one as soon as the last
+// ended (at 10,000 nodes, a transaction a heartbeat). An urgent beat (its
+// sync has a job to hand over) does not wait for the cooling. Every lease
+// is written when its beat returns. The cooling lasts an hour here and the
+// test ends it, so that no machine's pace decides what gathers.
 func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 	ctx := context.Background()
-	const nodes = 25
+	const nodes = 26
 	db, clock := idleNodes(t, nodes)
 	store := &countingStore{Store: db, hold: make(chan struct{}), held: make(chan struct{})}
 	b := newHeartbeatBatch()
+	b.coolPer, b.maxCool = time.Hour, time.Hour
 	clock.Advance(time.Minute)
 	want := storetest.Start.Add(time.Minute).Truncate(time.Microsecond)
 	var wg sync.WaitGroup
-	beat := func(i int) {
+	beatAs := func(i int, urgent bool) {
 		defer wg.Done()
 		id := fmt.Sprintf("n%d", i)
-		if err := b.beat(ctx, store, id); err != nil {
+		if err := b.beat(ctx, store, id, urgent); err != nil {
 			t.Error(err)
 			return
 		}
@@ -204,30 +207,84 @@ func TestHeartbeatRoundsGatherWhileTheLastCools(t *testing.T) {
 			return nil
 		})
 	}
-	// A round of 10 (behind a first beat held in its write): the next
-	// cools for 20 ms.
-	heldThenGathered(b, store, &wg, beat, 10)
-	// The round of 10 written (its cooling begins).
-	for {
-		b.mu.Lock()
-		written := !b.writing && store.updates.Load() == 2
-		b.mu.Unlock()
-		if written {
-			break
-		}
-		runtime.Gosched()
-	}
-	before := store.updates.Load()
-	// Beats one after another, each of which would begin a transaction
-	// of its own as the last ended: while the round before cools, they
-	// gather.
-	for i := 11; i < nodes; i++ {
+	beat := func(i int) { beatAs(i, false) }
+	// A round of 10, behind a first beat held in its write: the first
+	// round's cooling ended by hand, the second's left to run.
+	wg.Add(1)
+	go beat(0)
+	<-store.held
+	for i := 1; i <= 10; i++ {
 		wg.Add(1)
 		go beat(i)
 	}
+	waitGathered(t, b, 10)
+	close(store.hold)
+	waitCooling(t, b)
+	b.cooled()
+	wg.Wait()
+	waitCooling(t, b)
+	before := store.updates.Load()
+	// Beats one after another while the round of 10 cools: they gather.
+	for i := 11; i < 25; i++ {
+		wg.Add(1)
+		go beat(i)
+	}
+	waitGathered(t, b, 14)
+	if n := store.updates.Load() - before; n != 0 {
+		t.Fatalf("%d transactions while the round before cooled, want none", n)
+	}
+	b.cooled()
 	wg.Wait()
 	if n := store.updates.Load() - before; n != 1 {
-		t.Errorf("%d transactions for %d heartbeats that came while a round of 10 cooled, want 1", n, nodes-11)
+		t.Errorf("%d transactions for 14 heartbeats that came while a round of 10 cooled, want 1", n)
+	}
+	// The 14 cool for an hour: an urgent beat does not wait for it.
+	waitCooling(t, b)
+	urgent := make(chan struct{})
+	wg.Add(1)
+	go func() { beatAs(25, true); close(urgent) }()
+	select {
+	case <-urgent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an urgent beat waited for the cooling of the round before")
+	}
+	if n := store.updates.Load() - before; n != 2 {
+		t.Errorf("an urgent beat during a cooling: %d transactions in all, want 2", n)
+	}
+}
+
+// waitCooling waits until a round's write has ended and its cooling begun.
+func waitCooling(t *testing.T, b *heartbeatBatch) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		b.mu.Lock()
+		cooling := b.cooling && !b.writing
+		b.mu.Unlock()
+		if cooling {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no round's write ended in 10 s")
+		}
+	}
+}
+
+// waitGathered waits until k beats have joined the gathering round.
+func waitGathered(t *testing.T, b *heartbeatBatch, k int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		n := 0
+		if b.next != nil {
+			n = len(b.next.ids)
+		}
+		b.mu.Unlock()
+		if n >= k {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d beats gathered in 10 s, want %d: they were written without waiting for the cooling", n, k)
+		}
 	}
 }
 

@@ -98,9 +98,10 @@ func (t *tx) ListNodes(filter node.NodeFilter) ([]*node.Node, error) {
 // queryNodesDue is ListNodesDue's query. last_heartbeat = 0 is a row
 // whose lease is still in its document (migration 0014): it may be due.
 //
-// The nodes are found in the index nodes_due (migration 0040), which
-// holds the three columns the search reads, and only they are read from
-// the table.
+// On SQLite the nodes are found in the index nodes_due (migration 0040),
+// which holds the three columns the search reads, and only they are read
+// from the table. PostgreSQL has no such index (its 0040 says why) and
+// scans the table's columns, as before.
 const queryNodesDue = `SELECT ` + nodeColumns + ` FROM nodes WHERE id IN (SELECT id FROM nodes
 	WHERE state NOT IN ('idle', 'running') OR last_heartbeat <= $1 OR last_heartbeat = 0) ORDER BY id`
 
@@ -213,7 +214,8 @@ func (t *tx) UpdateNode(n *node.Node) error {
 	}
 	k, err := t.update(
 		// Heartbeats and state changes leave the indexed columns as they
-		// are: then no index entry moves but nodes_due's, whose state and
+		// are: then no index entry moves but nodes_gen's (gen is set on
+		// every write) and, on SQLite, nodes_due's, whose state and
 		// last_heartbeat are set here (a second statement, to match them
 		// unchanged, would cost more than the small index's write: a
 		// job's placement and end change the state).
