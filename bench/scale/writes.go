@@ -20,6 +20,8 @@ func (s *server) readWrites() writeTotals {
 		fatalf("metrics: %d %s", st, b)
 	}
 	w := parseWrites(b)
+	// Wall time: a rate over the bench's own window, as every figure
+	// bench/scale prints; no decision of the server reads it.
 	w.at = time.Now()
 	return w
 }
