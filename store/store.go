@@ -97,12 +97,10 @@ type Tx interface {
 	InsertNode(n *node.Node) error
 	// UpdateNode replaces the stored node of the same ID. Returns ENOTFOUND.
 	UpdateNode(n *node.Node) error
-	// RenewNodeLease sets a node's LastHeartbeat to the transaction's
-	// time and changes nothing else (a heartbeat). Returns ENOTFOUND.
-	RenewNodeLease(id string) error
-	// RenewNodeLeases renews the lease of every node in ids as
-	// RenewNodeLease does, in as few statements as it can (a round of
-	// heartbeats); the IDs of nodes not stored are skipped.
+	// RenewNodeLeases sets the LastHeartbeat of every node in ids to the
+	// transaction's time and changes nothing else (a round of
+	// heartbeats), in as few statements as it can; the IDs of nodes not
+	// stored are skipped.
 	RenewNodeLeases(ids []string) error
 	// DeleteNode removes a node. Returns ENOTFOUND.
 	DeleteNode(id string) error

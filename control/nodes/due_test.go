@@ -78,7 +78,7 @@ func TestRunOnceReadsOnlyTheNodesThatMayBeDue(t *testing.T) {
 	clock.Advance(16 * time.Second)
 	if err := db.Update(ctx, func(tx store.Tx) error {
 		for i := range fresh {
-			if err := tx.RenewNodeLease(fmt.Sprintf("n-%03d", i)); err != nil {
+			if err := tx.RenewNodeLeases([]string{fmt.Sprintf("n-%03d", i)}); err != nil {
 				return err
 			}
 		}

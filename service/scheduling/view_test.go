@@ -159,7 +159,7 @@ func TestViewFollowsWrites(t *testing.T) {
 	checkView(t, s, v, "after another server's writes")
 
 	// A heartbeat changes no record the view keeps.
-	viewUpdate(t, other, func(tx store.Tx) error { return tx.RenewNodeLease("n07") })
+	viewUpdate(t, other, func(tx store.Tx) error { return tx.RenewNodeLeases([]string{"n07"}) })
 	checkView(t, s, v, "after a lease renewal")
 	if _, full := v.Stats(); full != 1 {
 		t.Fatalf("%d full reads after writes the view could follow, want 1", full)

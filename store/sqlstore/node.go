@@ -239,24 +239,6 @@ func (t *tx) UpdateNode(n *node.Node) error {
 	return nil
 }
 
-// RenewNodeLease sets a node's LastHeartbeat to the transaction's time,
-// writing nothing else. Returns ENOTFOUND.
-func (t *tx) RenewNodeLease(id string) error {
-	if err := t.writable("renew node lease"); err != nil {
-		return err
-	}
-	res, err := t.exec(`UPDATE nodes SET last_heartbeat = $2 WHERE id = $1`, id, sqlq.Micros(t.now))
-	if err != nil {
-		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
-	}
-	if k, err := affected(res); err != nil {
-		return fmt.Errorf("store: renew lease of node %q: %w", id, err)
-	} else if k == 0 {
-		return core.Errorf(core.ENOTFOUND, "node %q not found", id)
-	}
-	return nil
-}
-
 // leaseBatches are the sizes of RenewNodeLeases' statements: a batch
 // is padded (its last ID repeated, which matches no row twice) to the
 // smallest that holds it, so that three statement texts, each prepared

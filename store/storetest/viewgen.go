@@ -60,7 +60,7 @@ func testViewGeneration(t *testing.T, s store.Store, clock *stcheck.Clock) {
 	all, _ := changedSince(t, s, -1)
 	stcheck.Equal(t, "every node (since -1)", all, map[string]int64{"n1": g1.Gen, "n2": g1.Gen})
 
-	stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLease("n1") })
+	stcheck.Update(t, s, func(tx store.Tx) error { return tx.RenewNodeLeases([]string{"n1"}) })
 	if g := viewGen(t, s); g.Gen != g1.Gen {
 		t.Errorf("a lease renewal moved the generation %d → %d", g1.Gen, g.Gen)
 	}
