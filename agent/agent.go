@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal/agent/ctrhost"
@@ -126,6 +127,9 @@ type Agent struct {
 
 	// outbox holds finished ranks' results until the server takes them.
 	outbox *files.Outbox
+	// reportsTakeLog: the server last heard from writes a log's end
+	// carried by a final report (node.AgentSyncResponse.ReportsTakeLog).
+	reportsTakeLog atomic.Bool
 	// outage keeps the log short while the server is away and knows when
 	// it last answered.
 	outage *outageLog
@@ -310,6 +314,7 @@ func (a *Agent) joinServer(ctx context.Context, port int) error {
 		if err == nil {
 			a.join = resp
 			a.client.SetServers(resp.Servers)
+			a.reportsTakeLog.Store(resp.ReportsTakeLog)
 			a.outage.succeeded()
 			return nil
 		}
@@ -402,6 +407,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 		b.reset()
 		moved = 0
 		a.client.SetServers(resp.Servers)
+		a.reportsTakeLog.Store(resp.ReportsTakeLog)
 		if resp.HeartbeatInterval > 0 {
 			// The lease follows the fleet's size (decide/nodelease):
 			// the server says the pace on every sync.

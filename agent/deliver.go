@@ -10,8 +10,9 @@ import (
 // the node may bring its next task, which starts at once. accepted says
 // the server took the result (not refused it).
 func (a *Agent) deliver(ctx context.Context, p *files.Result) (accepted bool, err error) {
-	resp, err := a.outbox.Deliver(ctx, a.client, p, a.accounts != nil && a.accounts.Isolated(), a.log)
+	resp, err := a.outbox.Deliver(ctx, a.client, p, a.accounts != nil && a.accounts.Isolated(), a.reportsTakeLog.Load(), a.log)
 	if resp != nil {
+		a.reportsTakeLog.Store(resp.ReportsTakeLog)
 		for _, t := range resp.Start {
 			a.startRank(ctx, t)
 		}

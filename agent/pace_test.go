@@ -108,3 +108,38 @@ func TestSyncDoesNotWaitOnAServerThatDoesNotAnswer(t *testing.T) {
 		t.Logf("the next sync came %v after the unanswered one (bound %v)", gap.Round(time.Millisecond), syncBound(time.Second, time.Second))
 	}
 }
+
+// The agent carries a log's end in a final report only while the server
+// last heard from says its reports take one: a sync's answer from an
+// older server (no reports_take_log) withdraws it, as failing over to
+// one during an upgrade does.
+func TestSyncFollowsTheServersWordOnLogsInReports(t *testing.T) {
+	var mu sync.Mutex
+	var held []bool
+	answers := []node.AgentSyncResponse{{ReportsTakeLog: true}, {}, {Exit: true}}
+	var a *Agent
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/agent/v1/sync" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		i := len(held)
+		held = append(held, a.reportsTakeLog.Load())
+		mu.Unlock()
+		json.NewEncoder(w).Encode(answers[min(i, len(answers)-1)])
+	}))
+	defer srv.Close()
+	a = syncingAgent(t, srv.URL)
+	a.join = &node.JoinResponse{NodeID: "n", HeartbeatInterval: 3 * time.Second, LeaseTTL: 9 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.syncLoop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []bool{false, true, false}; len(held) != 3 || held[0] != want[0] || held[1] != want[1] || held[2] != want[2] {
+		t.Fatalf("the agent carried logs in reports %v at its syncs, want %v", held, want)
+	}
+}

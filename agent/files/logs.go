@@ -49,25 +49,11 @@ func (l *LogShipper) Loop(ctx context.Context) {
 // file, once; it returns the first error (the offset stays at the last
 // chunk that was accepted, so a later call resumes there).
 func (l *LogShipper) ShipAll(ctx context.Context) error {
-	// Without the poller's five idle system calls (plainfile): one
-	// open of the log per ship.
-	f, err := plainfile.Open(l.path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil // no log written: nothing to ship
-	}
-	defer f.Close()
-	// Most polls find nothing new: they cost a stat, not a buffer (a
-	// chunk-sized buffer per poll was most of a busy agent's garbage).
-	fi, err := f.Stat()
-	if err != nil {
+	f, end, err := l.open()
+	if f == nil || err != nil {
 		return err
 	}
-	end := fi.Size()
-	if limit := l.limit(); end > limit {
-		if end, err = cutLog(l.path, limit, end); err != nil {
-			return err
-		}
-	}
+	defer f.Close()
 	if end <= l.Offset {
 		return nil
 	}
@@ -91,6 +77,57 @@ func (l *LogShipper) ShipAll(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// open opens the log and returns it with its size, the log cut to its
+// cap first; a nil file when no log was written.
+func (l *LogShipper) open() (*os.File, int64, error) {
+	// Without the poller's five idle system calls (plainfile): one
+	// open of the log per ship.
+	f, err := plainfile.Open(l.path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, 0, nil // no log written: nothing to ship
+	}
+	// Most polls find nothing new: they cost a stat, not a buffer (a
+	// chunk-sized buffer per poll was most of a busy agent's garbage).
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	end := fi.Size()
+	if limit := l.limit(); end > limit {
+		if end, err = cutLog(l.path, limit, end); err != nil {
+			f.Close()
+			return nil, 0, err
+		}
+	}
+	return f, end, nil
+}
+
+// Tail returns the part of the log the server does not have, for a
+// final report to carry (node.RankReport.Log) instead of an upload of
+// its own: nil when there is none, or when it is longer than max
+// (ShipAll uploads it then). The log is cut to its cap first, as
+// ShipAll cuts it.
+func (l *LogShipper) Tail(max int64) (*node.RankLogTail, error) {
+	f, end, err := l.open()
+	if f == nil || err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if end <= l.Offset || end-l.Offset > max {
+		return nil, nil
+	}
+	buf := make([]byte, end-l.Offset)
+	n, err := f.ReadAt(buf, l.Offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil // truncated meanwhile
+	}
+	return &node.RankLogTail{Offset: l.Offset, Data: buf[:n]}, nil
 }
 
 // LogChunk is the most of a log one upload carries.

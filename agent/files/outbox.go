@@ -420,7 +420,12 @@ var errUnreachable = errors.New("server unreachable")
 // accepted report is returned, since a report that freed the node may
 // bring its next task; sameOwner packs only files of the outputs' owner
 // (see UploadOutputs).
-func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner bool, log *slog.Logger) (*node.AgentSyncResponse, error) {
+//
+// With logInReport (the server said its reports take a log,
+// node.AgentSyncResponse.ReportsTakeLog) an end of the log up to
+// node.MaxReportLog rides with the report instead of an upload of its
+// own: a quick rank's end then costs one request, not two.
+func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, sameOwner, logInReport bool, log *slog.Logger) (*node.AgentSyncResponse, error) {
 	if !p.OutputsUploaded && p.OutputsDir != "" && dirHasEntries(p.OutputsDir) {
 		_, _ = c.Report(ctx, p.Ref, &node.RankReport{State: node.RankFinalizing})
 		err := UploadOutputs(ctx, c, p.Ref, p.OutputsDir, sameOwner)
@@ -444,15 +449,35 @@ func (o *Outbox) Deliver(ctx context.Context, c *client.AgentClient, p *Result, 
 			log.Warn("recording the upload of outputs failed", "err", err)
 		}
 	}
+	// The report sent: the stored one, with the log's end when it rides
+	// along (never stored: what the server lacks is read again at each
+	// try).
+	report := p.Report
+	var ship *LogShipper
 	if p.LogPath != "" {
-		ship := NewLogShipper(c, p.Ref, p.LogPath)
+		ship = NewLogShipper(c, p.Ref, p.LogPath)
 		ship.Offset = p.LogOffset
 		ship.Max = p.LogMax
+		if logInReport {
+			// A log that cannot be read here is ShipAll's to say.
+			report.Log, _ = ship.Tail(node.MaxReportLog)
+		}
+		if report.Log == nil {
+			if err := ship.ShipAll(ctx); err != nil && !isAnswer(err) {
+				return nil, fmt.Errorf("%w: %v", errUnreachable, err)
+			}
+		}
+	}
+	resp, err := c.Report(ctx, p.Ref, &report)
+	if report.Log != nil && core.ErrorCode(err) == core.EINVALID {
+		// A server that does not take a log in a report (an older one,
+		// reached after one that does): the log goes apart, as before,
+		// and the report again without it.
 		if err := ship.ShipAll(ctx); err != nil && !isAnswer(err) {
 			return nil, fmt.Errorf("%w: %v", errUnreachable, err)
 		}
+		resp, err = c.Report(ctx, p.Ref, &p.Report)
 	}
-	resp, err := c.Report(ctx, p.Ref, &p.Report)
 	if err != nil && !isAnswer(err) {
 		return nil, fmt.Errorf("%w: %v", errUnreachable, err)
 	}

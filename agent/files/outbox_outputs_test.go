@@ -56,7 +56,7 @@ func TestDeliverUploadsADeclaredEmptyOutputFolder(t *testing.T) {
 		{Ref: node.RankRef{AttemptID: "att-declared"}, JobName: "p-a", OutputsDir: declared, Report: node.RankReport{State: node.RankCompleted}},
 		{Ref: node.RankRef{AttemptID: "att-none"}, JobName: "j", OutputsDir: none, Report: node.RankReport{State: node.RankCompleted}},
 	} {
-		if _, err := o.Deliver(context.Background(), c, r, false, log); err != nil {
+		if _, err := o.Deliver(context.Background(), c, r, false, false, log); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,7 +117,7 @@ func TestDeliverRefusedOutputsFailTheRank(t *testing.T) {
 	r := &Result{Ref: node.RankRef{AttemptID: "att-1"}, JobName: "p-a", OutputsDir: out,
 		Report: node.RankReport{State: node.RankCompleted, ExitCode: &zero}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if _, err := o.Deliver(context.Background(), c, r, false, log); err != nil {
+	if _, err := o.Deliver(context.Background(), c, r, false, false, log); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -86,7 +86,7 @@ func (a *testAgent) Finish(ctx context.Context, p *files.Result) bool {
 	a.finished[p.Ref] = true
 	a.results[p.Ref] = *p
 	a.mu.Unlock()
-	if _, err := a.outbox.Deliver(ctx, a.Client, p, a.Accounts.Isolated(), a.Log); err != nil {
+	if _, err := a.outbox.Deliver(ctx, a.Client, p, a.Accounts.Isolated(), false, a.Log); err != nil {
 		a.Log.Warn("delivering a result failed", "err", err)
 		return false
 	}

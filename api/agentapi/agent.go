@@ -173,12 +173,35 @@ func (h *Handlers) Report(w http.ResponseWriter, r *http.Request) {
 		h.errs.Write(w, r, err)
 		return
 	}
+	if rep.Log != nil {
+		// The end of the rank's log, written before the report is
+		// applied, as the upload it replaces was: a job seen ended has
+		// its whole log.
+		if rep.Log.Offset < 0 {
+			h.errs.Write(w, r, core.FieldErrorf("log.offset", "must be a whole number of bytes"))
+			return
+		}
+		if len(rep.Log.Data) > nodekind.MaxReportLog {
+			h.errs.Write(w, r, core.FieldErrorf("log.data", "carries %d bytes; a report carries at most %d (upload a longer log to .../logs first)", len(rep.Log.Data), nodekind.MaxReportLog))
+			return
+		}
+		err := h.svc.WriteRankLog(r.Context(), httpx.NodeFrom(r), attempt, rank, rep.Log.Offset, rep.Log.Data)
+		if err != nil && core.Transient(core.ErrorCode(err)) {
+			// The agent keeps the result and tries again later.
+			h.errs.Write(w, r, err)
+			return
+		}
+		// A log refused for good did not hold the report up when it
+		// was uploaded apart, and does not now: the report says why
+		// it is refused, if it is.
+		rep.Log = nil
+	}
 	next, err := h.svc.ReportRank(r.Context(), httpx.NodeFrom(r), attempt, rank, &rep)
 	if err != nil {
 		h.errs.Write(w, r, err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, nodekind.AgentSyncResponse{Start: next})
+	httpx.WriteJSON(w, http.StatusOK, nodekind.AgentSyncResponse{Start: next, ReportsTakeLog: true})
 }
 
 // GPUSample records a rank's GPU utilisation sample.

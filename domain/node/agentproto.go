@@ -46,6 +46,8 @@ type JoinResponse struct {
 	// cluster's prepull_images); the node says when it is done
 	// (AgentSyncRequest.Prepulled) and gets no work until then.
 	Prepull *compute.PrepullOrder `json:"prepull,omitempty"`
+	// ReportsTakeLog: see AgentSyncResponse.ReportsTakeLog.
+	ReportsTakeLog bool `json:"reports_take_log,omitempty"`
 }
 
 // GPUSample is a node's GPUs' utilisation while it runs a rank; the
@@ -128,6 +130,11 @@ type AgentSyncResponse struct {
 	// whose server stops answering moves to another (no load balancer
 	// needed in front of them).
 	Servers []string `json:"servers,omitempty"`
+	// ReportsTakeLog says this server writes the end of a rank's log
+	// carried by its final report (RankReport.Log). An older server
+	// refuses a report with a field it does not know, so an agent
+	// carries the log only after a server said it takes it.
+	ReportsTakeLog bool `json:"reports_take_log,omitempty"`
 }
 
 // NodeSSH is the admin account of a cluster's nodes (the seed's
@@ -335,7 +342,26 @@ type RankReport struct {
 	// Services, on a Running report, are the job's services on the node
 	// as they are now (a Running report is sent again when they change).
 	Services []interactive.ServiceInstance `json:"services,omitempty"`
+	// Log, on a final report, is the end of the rank's log that the
+	// server does not have yet: written, at its offset, before the
+	// report is applied, exactly as a log upload would have written it.
+	// A quick rank's whole log fits, and its end then costs no request
+	// of its own (at most MaxReportLog bytes; a longer end is uploaded
+	// first, as before).
+	Log *RankLogTail `json:"log,omitempty"`
 }
+
+// RankLogTail is the end of a rank's log carried by a report.
+type RankLogTail struct {
+	// Offset is where Data goes in the log (what the server had).
+	Offset int64 `json:"offset"`
+	// Data is the log from Offset to its end.
+	Data []byte `json:"data"`
+}
+
+// MaxReportLog is the most of a log a report carries: a quick rank's
+// whole log and more, well within a request's bound once encoded.
+const MaxReportLog = 64 << 10
 
 // Node roles: what a node is for. Cluster nodes have none.
 const (

@@ -66,7 +66,7 @@ func (s *Server) JoinNode(ctx context.Context, joinToken string, req nodekind.Jo
 			return err
 		}
 		node = n
-		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: nodelease.Interval(lease), LeaseTTL: lease, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx)}
+		resp = &nodekind.JoinResponse{NodeID: n.ID, Credential: cred, HeartbeatInterval: nodelease.Interval(lease), LeaseTTL: lease, GPUSampleInterval: s.cfg.GPUSampleInterval, Prepull: prepull, Servers: s.servers(ctx), ReportsTakeLog: true}
 		c := &compute.Compute{Workspace: n.Workspace}
 		c.Name = n.Compute
 		what := "is idle"
@@ -154,7 +154,7 @@ func (s *Server) syncOnce(ctx context.Context, nodeID string, req *nodekind.Agen
 	// trusted again from here (credCache.renew).
 	readFrom := s.cfg.Clock.Now()
 	var credential string
-	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx), HeartbeatInterval: nodelease.Interval(lease)}
+	resp := &nodekind.AgentSyncResponse{Servers: s.servers(ctx), HeartbeatInterval: nodelease.Interval(lease), ReportsTakeLog: true}
 	writeBeat := false
 	var unstarted *nodekind.RankRef
 	var unstartedReason string
@@ -397,14 +397,20 @@ func (s *Server) CheckNodeRank(ctx context.Context, nodeID, attemptID string, ra
 
 // WriteRankLog appends (at offset) to the log of a rank, for its node.
 func (s *Server) WriteRankLog(ctx context.Context, nodeID, attemptID string, rank int, offset int64, data []byte) error {
-	a, err := s.CheckNodeRank(ctx, nodeID, attemptID, rank)
-	if err != nil {
-		return err
-	}
 	// The workspace's cap and storage quota hold whatever the agent
 	// does: past either, the log keeps one marker line and nothing more.
+	// Read in the check's own transaction: one read transaction per
+	// chunk, not two (on PostgreSQL each is round trips of its own).
+	var a *job.Attempt
 	var l money.WorkspaceLimits
 	if err := s.store.View(ctx, func(tx store.Tx) error {
+		n, err := tx.GetNode(nodeID)
+		if err != nil {
+			return err
+		}
+		if a, _, err = nodeRank(tx, n, attemptID, rank); err != nil {
+			return err
+		}
 		l, err = tx.GetWorkspaceLimits(a.Workspace)
 		return err
 	}); err != nil {

@@ -207,10 +207,17 @@ func (s *Store) writeLog(workspace, job string, attempt, rank int, offset int64,
 	if err != nil {
 		return err
 	}
+	p := path.Join(dir, fmt.Sprintf("rank-%d.log", rank))
+	err = s.writeAt(workspace, p, offset, data)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// The rank's first chunk: its folders are made then, not walked
+	// again for each of the chunks a running rank ships every 100 ms.
 	if err := s.root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return s.writeAt(workspace, path.Join(dir, fmt.Sprintf("rank-%d.log", rank)), offset, data)
+	return s.writeAt(workspace, p, offset, data)
 }
 
 // writeAt writes data at offset of the file p of a workspace, counting
