@@ -387,6 +387,10 @@ func (r *Rank) fail(ctx context.Context, logPath, state string, failure job.Rank
 	r.n.Agent.Finish(ctx, &files.Result{Ref: r.t.RankRef, JobName: r.t.JobName, LogPath: logPath, Report: rep})
 }
 
+// errStartedBefore: an earlier agent process on this node started the
+// rank (its folder is there); it is not run again.
+var errStartedBefore = errors.New("this node's agent was restarted after it had started this rank, so the rank may have run: it is not run a second time, and the job runs again as a new attempt")
+
 // prepareFailureState says whose fault a failed preparation is: the job's
 // when the server refused what it asked for (an input or artifact that
 // does not exist, a bad reference) or its archive was refused for safety
@@ -425,14 +429,24 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	// under the hand-over's walk. Once everything below is the account's,
 	// the folder opens (0711) for the work to pass through to code,
 	// inputs and outputs, never to user_logs, where the agent writes the
-	// rank's log. A folder left by an earlier run is started afresh.
-	unmountStale(r.dir)
-	if err := os.RemoveAll(r.dir); err != nil {
-		return "", err
+	// rank's log.
+	//
+	// A folder already there was made by an earlier agent process on
+	// this node, which started this rank and died before its result was
+	// kept: the rank may have run, in part or whole. It is not run a
+	// second time (errStartedBefore: the server runs the job again as a
+	// new attempt). The agent's memory of the ranks it started
+	// (agent.startedRanks) does not survive its restart; the folder does,
+	// and the server may still hand the rank out (its Running report had
+	// not come, so it looks unstarted). What the earlier run mounted is
+	// given back; the folder stays as it was left.
+	if _, err := os.Lstat(r.dir); err == nil {
+		unmountStale(r.dir)
+		return "", errStartedBefore
 	}
-	// The folder was just removed, so it is made here, not found (a link
-	// put there meanwhile fails the Mkdir). Its mode is 0700 or closer
-	// (the umask only takes away), until the 0711 at the end.
+	// Made here, not found (a link put there meanwhile fails the Mkdir).
+	// Its mode is 0700 or closer (the umask only takes away), until the
+	// 0711 at the end.
 	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, fs.ErrNotExist) {
 		// The node's first rank: the attempts folder is not there yet.
 		err = files.MkdirMode(r.dir, 0o700)
