@@ -33,32 +33,43 @@ func syncingAgent(t *testing.T, url string) *Agent {
 // 3 s, told 7 s, it waits 7 s on its next sync; an answer without a pace
 // (an older server) keeps it.
 func TestSyncKeepsThePaceTheServerSays(t *testing.T) {
-	var mu sync.Mutex
 	var waits []string
-	answers := []node.AgentSyncResponse{{HeartbeatInterval: 7 * time.Second}, {}, {Exit: true}}
+	syncAnswers(t, []node.AgentSyncResponse{{HeartbeatInterval: 7 * time.Second}, {}, {Exit: true}}, func(_ *Agent, r *http.Request) {
+		waits = append(waits, r.URL.Query().Get("wait"))
+	})
+	if len(waits) != 3 || waits[0] != "3s" || waits[1] != "7s" || waits[2] != "7s" {
+		t.Fatalf("the syncs waited %q, want [3s 7s 7s]", waits)
+	}
+}
+
+// syncAnswers runs the sync loop of an agent joined at a 3 s pace against
+// a server that gives answers in turn (the last again and again), calling
+// seen with the agent and each sync's request before it is answered, one
+// at a time; it returns once the loop has ended.
+func syncAnswers(t *testing.T, answers []node.AgentSyncResponse, seen func(a *Agent, r *http.Request)) {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	var a *Agent
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/agent/v1/sync" {
 			http.NotFound(w, r)
 			return
 		}
 		mu.Lock()
-		i := len(waits)
-		waits = append(waits, r.URL.Query().Get("wait"))
+		i := n
+		n++
+		seen(a, r)
 		mu.Unlock()
 		json.NewEncoder(w).Encode(answers[min(i, len(answers)-1)])
 	}))
 	defer srv.Close()
-	a := syncingAgent(t, srv.URL)
+	a = syncingAgent(t, srv.URL)
 	a.join = &node.JoinResponse{NodeID: "n", HeartbeatInterval: 3 * time.Second, LeaseTTL: 9 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.syncLoop(ctx); err != nil {
 		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(waits) != 3 || waits[0] != "3s" || waits[1] != "7s" || waits[2] != "7s" {
-		t.Fatalf("the syncs waited %q, want [3s 7s 7s]", waits)
 	}
 }
 
@@ -114,31 +125,10 @@ func TestSyncDoesNotWaitOnAServerThatDoesNotAnswer(t *testing.T) {
 // older server (no reports_take_log) withdraws it, as failing over to
 // one during an upgrade does.
 func TestSyncFollowsTheServersWordOnLogsInReports(t *testing.T) {
-	var mu sync.Mutex
 	var held []bool
-	answers := []node.AgentSyncResponse{{ReportsTakeLog: true}, {}, {Exit: true}}
-	var a *Agent
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/agent/v1/sync" {
-			http.NotFound(w, r)
-			return
-		}
-		mu.Lock()
-		i := len(held)
+	syncAnswers(t, []node.AgentSyncResponse{{ReportsTakeLog: true}, {}, {Exit: true}}, func(a *Agent, _ *http.Request) {
 		held = append(held, a.reportsTakeLog.Load())
-		mu.Unlock()
-		json.NewEncoder(w).Encode(answers[min(i, len(answers)-1)])
-	}))
-	defer srv.Close()
-	a = syncingAgent(t, srv.URL)
-	a.join = &node.JoinResponse{NodeID: "n", HeartbeatInterval: 3 * time.Second, LeaseTTL: 9 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.syncLoop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	})
 	if want := []bool{false, true, false}; len(held) != 3 || held[0] != want[0] || held[1] != want[1] || held[2] != want[2] {
 		t.Fatalf("the agent carried logs in reports %v at its syncs, want %v", held, want)
 	}
