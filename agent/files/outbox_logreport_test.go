@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +49,7 @@ func (s *logServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{}`))
 			return
 		}
-		s.seen = append(s.seen, "status+log@"+itoa(rep.Log.Offset))
+		s.seen = append(s.seen, "status+log@"+strconv.FormatInt(rep.Log.Offset, 10))
 		if s.refuseLog {
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = w.Write([]byte(`{"error":{"code":"invalid","field":"log","message":"log: unknown key"}}`))
@@ -60,8 +61,6 @@ func (s *logServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 	}
 }
-
-func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // deliverLog delivers a Completed result whose log holds content, of
 // which the server has offset bytes, and returns what the agent sent.
