@@ -31,7 +31,7 @@ func TestJobsLogCutAtTheWorkspaceCap(t *testing.T) {
 	if len(log) != 1024+len(marker) || !strings.HasSuffix(log, marker) || !strings.HasPrefix(log, "line 1 of") {
 		t.Errorf("streamed log (%d bytes), tail %q", len(log), log[max(0, len(log)-120):])
 	}
-	nodeLogs, _ := filepath.Glob(filepath.Join(s.nodesDir, "*", "attempts", "*", "user_logs", "std_log.txt"))
+	nodeLogs, _ := filepath.Glob(filepath.Join(s.nodesDir, "*", "attempts", "*", "std_log.txt"))
 	if len(nodeLogs) != 1 {
 		t.Fatalf("node logs: %v", nodeLogs)
 	}

@@ -122,7 +122,7 @@ func runRank(t *testing.T, a *testAgent, task *node.AgentTask, during func(r *Ra
 	case <-time.After(4 * time.Minute):
 		t.Fatal("the rank did not end")
 	}
-	b, _ := os.ReadFile(filepath.Join(r.dir, "user_logs", "std_log.txt"))
+	b, _ := os.ReadFile(r.logPath())
 	return string(b)
 }
 

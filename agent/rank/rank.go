@@ -109,6 +109,16 @@ func (r *Rank) Stop(reason string) {
 	}
 }
 
+// logPath is the rank's log, written by the agent and by the rank's
+// processes through the file the agent opens for them. It sits in the
+// rank's folder, which is the agent's (0711 once the work runs: the job's
+// account passes through it to its own folders but cannot list it or
+// write in it), as root's 0600 file, and so do the services' files beside
+// it (services.go). A folder of its own (user_logs, until 2026-12-03)
+// was one more inode a job, made for every job on a node running hundreds
+// a second, and closed nothing the rank's folder does not.
+func (r *Rank) logPath() string { return filepath.Join(r.dir, "std_log.txt") }
+
 // Run prepares the folders, runs the processes, ships logs, and hands the
 // result (the outputs, the log's end and the final report) to the agent
 // (Agent.Finish).
@@ -116,7 +126,7 @@ func (r *Rank) Run(ctx context.Context) {
 	t := r.t
 	t0 := time.Now()
 	log := r.n.Log.With("job", t.JobName, "attempt", t.Attempt, "rank", t.Rank)
-	logPath := filepath.Join(r.dir, "user_logs", "std_log.txt")
+	logPath := r.logPath()
 	outDir := filepath.Join(r.dir, "outputs")
 	// What the rank holds of the node's data (cache entries, read-only
 	// mounts) is given back however it ends.
@@ -428,8 +438,8 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	// unpacked and handed over, and so cannot swap a folder for a link
 	// under the hand-over's walk. Once everything below is the account's,
 	// the folder opens (0711) for the work to pass through to code,
-	// inputs and outputs, never to user_logs, where the agent writes the
-	// rank's log.
+	// inputs and outputs. The agent's own files stay in it, root's and
+	// 0600 (logPath), where the account can neither list nor read them.
 	//
 	// A folder already there was made by an earlier agent process on
 	// this node, which started this rank and died before its result was
@@ -464,7 +474,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	if hasFileInputs(t) {
 		owned = append(owned, inputsDir)
 	}
-	for _, d := range append(owned, filepath.Join(r.dir, "user_logs")) {
+	for _, d := range owned {
 		// In the folder just made: Mkdir, not MkdirAll (which looks
 		// first), one syscall fewer per folder on every job's start.
 		if err := os.Mkdir(d, 0o700); err != nil {

@@ -25,10 +25,10 @@ func TestRankStartedByAnEarlierAgentIsNotRunAgain(t *testing.T) {
 	tk.Outputs = nil
 	r := a.newRank(tk)
 	// What the earlier agent process left: the folder, its log so far.
-	if err := os.MkdirAll(filepath.Join(r.Dir(), "user_logs"), 0o700); err != nil {
+	if err := os.MkdirAll(r.Dir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(r.Dir(), "user_logs", "std_log.txt"), []byte("epoch 1\n"), 0o600); err != nil {
+	if err := os.WriteFile(r.logPath(), []byte("epoch 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r.Run(t.Context())
