@@ -2,6 +2,7 @@ package rank
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,14 +13,15 @@ import (
 	"github.com/shoal-ml/shoal/internal/testenv"
 )
 
-// A rank's log and its services' files are the agent's. The job's account
-// writes its log through the open file the agent hands its processes; it
-// can neither read that file back (the agent writes its own lines there
-// too), nor list the rank's folder or put anything in it. The job tries
-// each from its working folder and writes what it managed into ./outputs,
-// which comes back. A service's files (a Jupyter's output, with its token,
-// which only the submitter in person reaches through the proxy) sit
-// beside the log, made by the agent as the log is: root's, 0600.
+// A rank's log and the agent's other files of the rank are the agent's.
+// The job's account writes its log through the open file the agent hands
+// its processes; it can neither read that file back (the agent writes its
+// own lines there too), nor list the rank's folder or put anything in it.
+// The job tries each from its working folder and writes what it managed
+// into ./outputs, which comes back. A service's files (a Jupyter's output,
+// an ssh service's host key) sit beside the log, made by the agent as the
+// log is: root's, 0600. Another account on the node cannot enter the
+// rank's folder at all, not even to stat a file whose name it guesses.
 func TestJobCannotReachTheAgentsFilesInItsRankFolder(t *testing.T) {
 	testenv.Root(t, "runs the job as an account of its own, as an agent as root does")
 	accounts, err := runas.New()
@@ -29,10 +31,8 @@ func TestJobCannotReachTheAgentsFilesInItsRankFolder(t *testing.T) {
 	srv := newOutputsServer(t)
 	a := newTestAgent(t, Node{ServerURL: srv.URL, NodeID: "logprivacy", Accounts: accounts})
 	tk := artifactsTask("att-logprivacy", `echo secret-line; `+
-		`for f in ../std_log.txt ../user_logs/std_log.txt; do `+
-		`cat "$f" >/dev/null 2>&1 && echo "read $f" >> outputs/reached; done; `+
+		`cat ../std_log.txt >/dev/null 2>&1 && echo "read ../std_log.txt" >> outputs/reached; `+
 		`ls .. >/dev/null 2>&1 && echo "listed .." >> outputs/reached; `+
-		`ls ../user_logs >/dev/null 2>&1 && echo "listed ../user_logs" >> outputs/reached; `+
 		`touch ../planted 2>/dev/null && echo "wrote .." >> outputs/reached; `+
 		`echo done > outputs/ran`)
 	tk.Outputs = nil
@@ -65,5 +65,28 @@ func TestJobCannotReachTheAgentsFilesInItsRankFolder(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the rank's log is uid %d mode %v, want root's 0600", st.Uid, fi.Mode().Perm())
+	}
+	acct, err := accounts.For("workspace:ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	di, err := os.Stat(r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := di.Sys().(*syscall.Stat_t); st.Uid != 0 || st.Gid != acct.GID || di.Mode().Perm() != 0o710 {
+		t.Errorf("the rank's folder is %d:%d mode %v, want root's, the job account's group (%d), 0710", st.Uid, st.Gid, di.Mode().Perm(), acct.GID)
+	}
+	// Another account, one that knows the attempt's folder by name.
+	other, err := accounts.For("workspace:other-ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{{"stat", r.logPath()}, {"ls", r.Dir()}, {"ls", filepath.Join(r.Dir(), "outputs")}} {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.SysProcAttr = other.Apply(nil)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("another account ran %v in the rank's folder: %s", argv, out)
+		}
 	}
 }

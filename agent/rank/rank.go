@@ -111,13 +111,47 @@ func (r *Rank) Stop(reason string) {
 
 // logPath is the rank's log, written by the agent and by the rank's
 // processes through the file the agent opens for them. It sits in the
-// rank's folder, which is the agent's (0711 once the work runs: the job's
-// account passes through it to its own folders but cannot list it or
-// write in it), as root's 0600 file, and so do the services' files beside
-// it (services.go). A folder of its own (user_logs, until 2026-12-03)
-// was one more inode a job, made for every job on a node running hundreds
-// a second, and closed nothing the rank's folder does not.
+// rank's folder, which is the agent's (openRankDir: the job's account
+// passes through it to its own folders but cannot list it or write in
+// it, and no other account enters it), as root's 0600 file, and so do
+// the agent's other files of the rank beside it: its services' output
+// (services.go), its ssh service's host key, its container's start gates.
+// A folder of their own (user_logs, until 2026-12-03) was one more inode
+// a job, made for every job on a node running hundreds a second.
 func (r *Rank) logPath() string { return filepath.Join(r.dir, "std_log.txt") }
+
+// earlierLogPath is where an agent before 2026-12-03 kept the log of a
+// rank it started (a folder of its own), if that log is there: a rank
+// such an agent left, found by its successor (errStartedBefore), ends
+// with the log it wrote, not an empty one. Otherwise logPath.
+func (r *Rank) earlierLogPath() string {
+	old := filepath.Join(r.dir, "user_logs", "std_log.txt")
+	if fi, err := os.Lstat(old); err == nil && fi.Mode().IsRegular() {
+		return old
+	}
+	return r.logPath()
+}
+
+// openRankDir opens the rank's folder, filled, to the job's account: the
+// account's processes pass through it to code, inputs and outputs (their
+// own, 0700) but cannot list it or write in it. When the work runs as an
+// account of its own the folder's group becomes the account's own group
+// (each is made with one, runas) and its mode 0710, so that no other
+// account on the node enters it: not even by a guessed name, to learn
+// the size or times of the agent's files in it. Otherwise everything runs
+// as the agent's own user, the folder's owner, and 0711 keeps the mode
+// the folder always had.
+func openRankDir(dir string, acct *runas.Account) error {
+	if !acct.Switched() {
+		return os.Chmod(dir, 0o711)
+	}
+	// Group first, while the mode is still 0700: the folder is never
+	// open to a group that is not the account's.
+	if err := os.Lchown(dir, -1, int(acct.GID)); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o710)
+}
 
 // Run prepares the folders, runs the processes, ships logs, and hands the
 // result (the outputs, the log's end and the final report) to the agent
@@ -148,6 +182,9 @@ func (r *Rank) Run(ctx context.Context) {
 	if err != nil {
 		r.releaseData()
 		r.closeNetwork()
+		if errors.Is(err, errStartedBefore) {
+			logPath = r.earlierLogPath()
+		}
 		if r.stoppedBeforeStart(ctx, logPath) {
 			return
 		}
@@ -437,8 +474,8 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	// another job of the same user included, can reach what is being
 	// unpacked and handed over, and so cannot swap a folder for a link
 	// under the hand-over's walk. Once everything below is the account's,
-	// the folder opens (0711) for the work to pass through to code,
-	// inputs and outputs. The agent's own files stay in it, root's and
+	// the folder opens for the work to pass through to code, inputs and
+	// outputs (openRankDir). The agent's own files stay in it, root's and
 	// 0600 (logPath), where the account can neither list nor read them.
 	//
 	// A folder already there was made by an earlier agent process on
@@ -455,8 +492,8 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		return "", errStartedBefore
 	}
 	// Made here, not found (a link put there meanwhile fails the Mkdir).
-	// Its mode is 0700 or closer (the umask only takes away), until the
-	// 0711 at the end.
+	// Its mode is 0700 or closer (the umask only takes away), until
+	// openRankDir at the end.
 	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, fs.ErrNotExist) {
 		// The node's first rank: the attempts folder is not there yet.
 		err = files.MkdirMode(r.dir, 0o700)
@@ -491,7 +528,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		if err = r.mountInputs(); err != nil {
 			return
 		}
-		err = os.Chmod(r.dir, 0o711)
+		err = openRankDir(r.dir, acct)
 	}()
 	if t.Code != "" {
 		if err := r.fetch(ctx, t.Code, codeDir); err != nil {

@@ -39,6 +39,29 @@ func TestRankStartedByAnEarlierAgentIsNotRunAgain(t *testing.T) {
 	if rep.State != node.RankLost || rep.Failure != node.RankPrepareFailed || !strings.Contains(rep.Reason, "not run a second time") {
 		t.Fatalf("final report %+v, want Lost (prepare_failed) saying it is not run again", rep)
 	}
+	// The rank's log ends with what the earlier agent wrote, and says why
+	// it went no further.
+	if b, err := os.ReadFile(a.result(tk.RankRef).LogPath); err != nil || !strings.HasPrefix(string(b), "epoch 1\n") || !strings.Contains(string(b), "not run a second time") {
+		t.Errorf("the rank's log %q (%v), want the earlier agent's line and why it ends", b, err)
+	}
+	// A folder an agent before 2026-12-03 left keeps its log in a folder
+	// of its own: that log is the one the rank ends with.
+	legacy := artifactsTask("att-twice-legacy", "echo again >> "+marker)
+	legacy.Outputs = nil
+	lr := a.newRank(legacy)
+	if err := os.MkdirAll(filepath.Join(lr.Dir(), "user_logs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lr.Dir(), "user_logs", "std_log.txt"), []byte("epoch 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lr.Run(t.Context())
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the earlier agent's rank ran a second time")
+	}
+	if b, err := os.ReadFile(a.result(legacy.RankRef).LogPath); err != nil || !strings.HasPrefix(string(b), "epoch 7\n") {
+		t.Errorf("the earlier agent's rank ended with the log %q (%v), want the one it wrote", b, err)
+	}
 	// A rank whose folder is not there runs, as ever.
 	fresh := artifactsTask("att-once", "echo once >> "+marker)
 	fresh.Outputs = nil
