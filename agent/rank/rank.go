@@ -111,9 +111,9 @@ func (r *Rank) Stop(reason string) {
 
 // logPath is the rank's log, written by the agent and by the rank's
 // processes through the file the agent opens for them. It sits in the
-// rank's folder, which is the agent's (openRankDir: the job's account
-// passes through it to its own folders but cannot list it or write in
-// it, and no other account enters it), as root's 0600 file, and so do
+// rank's folder, which is the agent's (runas.Account.LetThrough: the
+// job's account passes through it to its own folders but cannot list it
+// or write in it, and no other account enters it), as root's 0600 file, and so do
 // the agent's other files of the rank beside it: its services' output
 // (services.go), its ssh service's host key, its container's start gates.
 // A folder of their own (user_logs, until 2026-12-03) was one more inode
@@ -130,27 +130,6 @@ func (r *Rank) earlierLogPath() string {
 		return old
 	}
 	return r.logPath()
-}
-
-// openRankDir opens the rank's folder, filled, to the job's account: the
-// account's processes pass through it to code, inputs and outputs (their
-// own, 0700) but cannot list it or write in it. When the work runs as an
-// account of its own the folder's group becomes the account's own group
-// (each is made with one, runas) and its mode 0710, so that no other
-// account on the node enters it: not even by a guessed name, to learn
-// the size or times of the agent's files in it. Otherwise everything runs
-// as the agent's own user, the folder's owner, and 0711 keeps the mode
-// the folder always had.
-func openRankDir(dir string, acct *runas.Account) error {
-	if !acct.Switched() {
-		return os.Chmod(dir, 0o711)
-	}
-	// Group first, while the mode is still 0700: the folder is never
-	// open to a group that is not the account's.
-	if err := os.Lchown(dir, -1, int(acct.GID)); err != nil {
-		return err
-	}
-	return os.Chmod(dir, 0o710)
 }
 
 // Run prepares the folders, runs the processes, ships logs, and hands the
@@ -475,7 +454,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	// unpacked and handed over, and so cannot swap a folder for a link
 	// under the hand-over's walk. Once everything below is the account's,
 	// the folder opens for the work to pass through to code, inputs and
-	// outputs (openRankDir). The agent's own files stay in it, root's and
+	// outputs (Account.LetThrough). The agent's own files stay in it, root's and
 	// 0600 (logPath), where the account can neither list nor read them.
 	//
 	// A folder already there was made by an earlier agent process on
@@ -493,7 +472,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 	}
 	// Made here, not found (a link put there meanwhile fails the Mkdir).
 	// Its mode is 0700 or closer (the umask only takes away), until
-	// openRankDir at the end.
+	// Account.LetThrough at the end.
 	if err := os.Mkdir(r.dir, 0o700); errors.Is(err, fs.ErrNotExist) {
 		// The node's first rank: the attempts folder is not there yet.
 		err = files.MkdirMode(r.dir, 0o700)
@@ -528,7 +507,7 @@ func (r *Rank) prepare(ctx context.Context, outDir string) (_ string, err error)
 		if err = r.mountInputs(); err != nil {
 			return
 		}
-		err = openRankDir(r.dir, acct)
+		err = acct.LetThrough(r.dir)
 	}()
 	if t.Code != "" {
 		if err := r.fetch(ctx, t.Code, codeDir); err != nil {

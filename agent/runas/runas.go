@@ -83,6 +83,26 @@ func (a *Account) Own(path string) error {
 	return os.Lchown(path, int(a.UID), int(a.GID))
 }
 
+// LetThrough opens dir, a folder of the agent's already filled, to the
+// account's processes: they may pass through it to what they own below
+// (a rank's code, inputs and outputs) but neither list it nor write in
+// it, and no other account may enter it, not even to stat a name it
+// guesses. Its group becomes the account's own group (each account is
+// made with one, useradd --user-group) and its mode 0710; the group is
+// set first, while the agent still keeps the folder 0700, so that it is
+// never open to a group that is not the account's. When processes do not
+// switch, everything runs as the folder's owner, and it gets 0711, the
+// mode such folders always had.
+func (a *Account) LetThrough(dir string) error {
+	if !a.Switched() {
+		return os.Chmod(dir, 0o711)
+	}
+	if err := os.Lchown(dir, -1, int(a.GID)); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o710)
+}
+
 // OwnTree hands root and everything below it to the account. It follows no
 // symbolic link, so it must run before any of the account's processes can
 // change the tree (the agent prepares a folder, then starts the work).

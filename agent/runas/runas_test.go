@@ -121,6 +121,52 @@ func TestAccounts(t *testing.T) {
 	if out, _ := run(bob, "ls "+work+" || echo REFUSED"); !strings.Contains(out, "REFUSED") {
 		t.Errorf("bob listed alice's folder: %s", out)
 	}
+
+	// A folder of the agent's that alice passes through (a rank's): she
+	// reaches her own folder in it, and nothing else of it; bob cannot
+	// even stat a name in it.
+	passage := filepath.Join(dir, "passage")
+	if err := os.MkdirAll(filepath.Join(passage, "own"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(passage, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	agents := filepath.Join(passage, "agents.log")
+	if err := os.WriteFile(agents, []byte("the agent's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.Own(filepath.Join(passage, "own")); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.LetThrough(passage); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(alice, "ls "+passage+"/own && echo REACHED"); err != nil || !strings.Contains(out, "REACHED") {
+		t.Errorf("alice did not reach her folder through the passage: %s (%v)", out, err)
+	}
+	for _, probe := range []string{"ls " + passage, "cat " + agents, "touch " + passage + "/planted"} {
+		if out, _ := run(alice, probe+" || echo REFUSED"); !strings.Contains(out, "REFUSED") {
+			t.Errorf("alice ran %q in the passage: %s", probe, out)
+		}
+	}
+	for _, probe := range []string{"stat " + agents, "ls " + passage + "/own"} {
+		if out, _ := run(bob, probe+" || echo REFUSED"); !strings.Contains(out, "REFUSED") {
+			t.Errorf("bob ran %q in alice's passage: %s", probe, out)
+		}
+	}
+	// Not switching, the agent's own user runs everything: the folder
+	// keeps the mode such folders always had.
+	self, err := Unisolated().For("user:alice-runas-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := self.LetThrough(passage); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(passage); err != nil || fi.Mode().Perm() != 0o711 {
+		t.Errorf("unswitched, the passage is %v (%v), want 0711", fi.Mode().Perm(), err)
+	}
 }
 
 // A folder whose parents others cannot enter is named with its mode.
