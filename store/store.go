@@ -20,7 +20,12 @@ import (
 // rows written by one change agree on it.
 type Store interface {
 	// Update runs fn in a read-write transaction and commits it when fn
-	// returns nil. Writes are serialised.
+	// returns nil. Writes are serialisable: their outcome is that of
+	// running them one at a time. On PostgreSQL with several servers fn
+	// may run more than once (a write that conflicted with another
+	// server's runs again, and only its last run commits), so fn must
+	// have no effect outside tx that a second run would repeat: what it
+	// hands its caller it sets, never appends or counts.
 	Update(ctx context.Context, fn func(tx Tx) error) error
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(tx Tx) error) error

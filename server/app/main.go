@@ -416,6 +416,7 @@ func Start(ctx context.Context, opts Options) (*Main, error) {
 	apiServer.SetRequestObserver(met.ObserveRequest)
 	txobserve.Set(met.ObserveTransaction)
 	txobserve.SetWrites(met.ObserveWrite)
+	txobserve.SetRetries(met.ObserveRetry)
 	m.ctrl.SetPassObserver(func(k control.PassKind, waited, ran time.Duration) { met.ObservePass(string(k), waited, ran) })
 	apiServer.SetMetrics(met.Handler(), cfg.MetricsPublic)
 	m.notif = newNotifications(notifyPolicy, store, secretsKey, m.publicURL(cfg), met)

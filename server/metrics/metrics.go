@@ -31,6 +31,8 @@ type Metrics struct {
 	// The write path: transactions, the Updates they carried and the
 	// time they held the store's writer (ObserveWrite).
 	writeTxs, writeUpdates, writeBusy prometheus.Counter
+	// writeRetries counts write transactions run again (ObserveRetry).
+	writeRetries prometheus.Counter
 	// The controller's placement passes: how long each waited for the
 	// placement lock and ran (ObservePass).
 	passWait, passRun *prometheus.HistogramVec
@@ -60,7 +62,9 @@ func New(svc *service.Services) *Metrics {
 		Help: "Updates the write transactions carried."})
 	m.writeBusy = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_busy_seconds_total",
 		Help: "Time write transactions held the store's writer (SQLite's write connection; on PostgreSQL from begin to commit, the write lock's wait included): a rate near 1 means the write path is the bound."})
-	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy)
+	m.writeRetries = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_retries_total",
+		Help: "Write transactions run again because PostgreSQL would not commit them beside another server's (a serialization failure or deadlock); always 0 on SQLite and with one server."})
+	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy, m.writeRetries)
 	passBuckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	m.passWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shoal_placement_lock_wait_seconds",
 		Help:    "How long a placement pass waited for another to end before it ran, by what started it (full: a tick; changes; submitted: a new job's decision; computes: a node joined, pre-pulled or freed, a job queued again, a cluster created or deleted, a node released; whole_queue takes no lock).",
@@ -132,6 +136,9 @@ func (m *Metrics) ObserveWrite(updates int, held time.Duration) {
 	m.writeUpdates.Add(float64(updates))
 	m.writeBusy.Add(held.Seconds())
 }
+
+// ObserveRetry records a write transaction run again.
+func (m *Metrics) ObserveRetry() { m.writeRetries.Inc() }
 
 // ObservePass records a placement pass of a kind (control.PassKind):
 // how long it waited for the placement lock and how long it ran.

@@ -13,6 +13,17 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 )
 
+// eventLogLockKey is the advisory lock a transaction takes as it inserts
+// events (the ASCII of "shoalevt"), held until it commits. The notifier
+// follows the log by ID (core.EventFilter.AfterID): were IDs committed
+// out of the order they were drawn in, a reader could see a later ID,
+// move its cursor past it, and never see the earlier one committed after.
+// Holding the lock from the draw to the commit makes each transaction's
+// IDs visible before the next transaction's are drawn. It is held for the
+// last two statements of a write (this insert, the commit), so the
+// servers' writes still run side by side until they write events.
+const eventLogLockKey int64 = 0x73686f616c657674
+
 // logWriter writes a batch's events and audit records (appendlog) in its
 // transaction, each log's rows in one INSERT from arrays: one statement
 // text whatever their number, so that pgx prepares it once per
@@ -33,9 +44,14 @@ func (w logWriter) Events(ctx context.Context, events []*core.Event) error {
 		times[i] = sqlq.Micros(e.Time)
 		cols[0][i], cols[1][i], cols[2][i], cols[3][i], cols[4][i], cols[5][i] = e.Workspace, e.ResourceType, e.ResourceName, e.Kind, e.Actor, e.Reason
 	}
+	// The event log's lock first (an InitPlan, run once before the
+	// first row is formed, and with it before the first ID is drawn),
+	// held to the commit: the IDs drawn after it are committed after
+	// these.
 	ids, err := w.insert(ctx, n, `INSERT INTO events (time, workspace, resource_type, resource_name, kind, actor, reason)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) RETURNING id`,
-		times, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5])
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+		WHERE (SELECT true FROM pg_advisory_xact_lock($8)) RETURNING id`,
+		times, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], eventLogLockKey)
 	if err != nil {
 		return fmt.Errorf("store: append %d events: %w", n, err)
 	}

@@ -3,32 +3,44 @@
 // package sqlstore, shared with the SQLite store, run unchanged).
 //
 // Several Shoal servers may share one database. Every Update transaction
-// first takes one transaction-scoped advisory lock, so read-modify-write
-// changes (ETag checks, counters, placement) are serialised across all
-// servers exactly as SQLite's single writer serialises them in one
-// process: the same rules hold on both stores, and no change is lost to a
-// concurrent one. View transactions are REPEATABLE READ and read-only: a
-// consistent snapshot that never waits for writers. A write transaction
-// left waiting WriteIdleTimeout for its server's next statement is ended
-// by the database, so that a server cut off mid-write does not hold the
-// lock for as long as its dead connection goes unnoticed.
+// is SERIALIZABLE: PostgreSQL lets the servers' writes run at once and
+// commits only those whose outcome is that of some order of them, one
+// after another, so read-modify-write changes (ETag checks, counters,
+// quotas, placement) keep the rules they have on SQLite, whose single
+// writer runs them one by one. Two writes that touch different rows (two
+// workspaces' jobs, two clusters' nodes) do not wait for each other; of
+// two that read what the other writes, PostgreSQL fails one with a
+// serialization failure, and that write runs again (batch.Batcher's
+// Retry), reading what the other committed. Before, every Update took one
+// store-wide advisory lock, so a server's writes waited for every other
+// server's. The event log is the exception: its IDs must be committed in
+// the order they are drawn, since the notifier follows the log by ID, so
+// a transaction takes an advisory lock just before it inserts events,
+// held for the insert and the commit (logWriter.Events). View
+// transactions are REPEATABLE READ and read-only: a consistent snapshot
+// that never waits for writers. A write transaction left waiting
+// WriteIdleTimeout for its server's next statement is ended by the
+// database, so that a server cut off mid-write does not hold its row
+// locks (or the event log's) for as long as its dead connection goes
+// unnoticed.
 //
 // The Updates of one server that wait at the same time share a
 // transaction (sqlstore/batch), and with it the reads of computes,
 // workspaces and workspace limits (sqlstore.ReadCache): a row read again
-// under the lock is not read again from the database. That is correct
-// only because no other writer can change those rows while the lock is
-// held; a finer-grained lock must scope the shared reads to what it locks.
-// What bounds the job path is the write transactions' statements, each a
-// round trip run one after another (docs/internals/reliability.md, "Issue
-// 40 measurements: PostgreSQL"), so a batch writes its events and audit
-// records in one statement each (sqlstore/appendlog), and every statement
-// is prepared once per connection, by pgx's statement cache, and kept for
-// the connection's life. PostgreSQL's plan cache then runs as its default
-// (plan_cache_mode auto) has it: after five executions it may keep a
-// generic plan, made with the statistics of that moment; a plan made while
-// a table was nearly empty lasts until autovacuum next analyzes the table.
-// An operator who would rather have every execution planned adds
+// in the transaction is not read again from the database. A SERIALIZABLE
+// transaction reads one snapshot, taken at its first statement, so the
+// row read again would be the same, and PostgreSQL already tracks the
+// first read. What bounds the job path is the write transactions'
+// statements, each a round trip run one after another
+// (docs/internals/reliability.md, "Issue 40 measurements: PostgreSQL"),
+// so a batch writes its events and audit records in one statement each
+// (sqlstore/appendlog), and every statement is prepared once per
+// connection, by pgx's statement cache, and kept for the connection's
+// life. PostgreSQL's plan cache then runs as its default (plan_cache_mode
+// auto) has it: after five executions it may keep a generic plan, made
+// with the statistics of that moment; a plan made while a table was
+// nearly empty lasts until autovacuum next analyzes the table. An
+// operator who would rather have every execution planned adds
 // plan_cache_mode=force_custom_plan to the URL (docs/operations/stores.md).
 package postgres
 
@@ -44,6 +56,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -61,8 +74,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// writeLockKey is the advisory lock every Update holds (the ASCII of
-// "shoalwri").
+// writeLockKey is the advisory lock a migration and a copy into the
+// database hold (the ASCII of "shoalwri"): several servers starting at
+// once apply each migration once.
 const writeLockKey int64 = 0x73686f616c777269
 
 // WriteIdleTimeout is how long the database lets an Update's transaction
@@ -87,6 +101,21 @@ const WriteIdleTimeout = 10 * time.Second
 // connection. A batch of Updates writes in milliseconds, the largest (a
 // whole-queue pass's reasons) in well under a second.
 const WriteTimeout = 30 * time.Second
+
+// MaxWriteRetries bounds how many times more a batch of Updates runs when
+// PostgreSQL will not commit it beside another server's write. Each run
+// again follows a random wait of up to 2, 4, … 256 ms; a write that still
+// conflicts fails with core.EUNAVAILABLE (HTTP 503), which Azure's SDKs
+// and Shoal's agents retry.
+const MaxWriteRetries = 8
+
+// mustRunAgain says whether err is PostgreSQL asking for the transaction
+// to be run again: a serialization failure (40001) or a deadlock
+// (40P01), both of which roll it back.
+func mustRunAgain(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
 
 // writeIdle is WriteIdleTimeout as the setting's value, in milliseconds.
 var writeIdle = strconv.FormatInt(WriteIdleTimeout.Milliseconds(), 10)
@@ -173,22 +202,26 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	// deallocated it as it ended — two round trips more per statement —
 	// and PostgreSQL, seeing each statement run once, planned it at every
 	// execution instead of keeping a generic plan.
-	db.batch = &batch.Batcher{DB: db.db, Options: &sql.TxOptions{Isolation: sql.LevelReadCommitted}, Now: db.clock.Now, Timeout: WriteTimeout,
-		// The lock, and a notification for the other servers that
-		// PostgreSQL delivers only if the change commits: the leader's
-		// controllers react to a change made on any server. It names
-		// this handle, whose own listener skips it.
-		// And the bound on the transaction's idle waits
-		// (WriteIdleTimeout), for this transaction only: in the same
-		// statement, so no round trip more.
+	db.batch = &batch.Batcher{DB: db.db, Options: &sql.TxOptions{Isolation: sql.LevelSerializable}, Now: db.clock.Now, Timeout: WriteTimeout,
+		// A notification for the other servers that PostgreSQL delivers
+		// only if the change commits: the leader's controllers react to
+		// a change made on any server. It names this handle, whose own
+		// listener skips it. And the bound on the transaction's idle
+		// waits (WriteIdleTimeout), for this transaction only: in the
+		// same statement, so no round trip more.
 		Begin: func(ctx context.Context, tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1), pg_notify('`+changesChannel+`', $3),
-				set_config('idle_in_transaction_session_timeout', $2, true)`, writeLockKey, writeIdle, db.origin); err != nil {
-				return fmt.Errorf("postgres: take the write lock: %w", err)
+			if _, err := tx.ExecContext(ctx, `SELECT pg_notify('`+changesChannel+`', $2),
+				set_config('idle_in_transaction_session_timeout', $1, true)`, writeIdle, db.origin); err != nil {
+				return fmt.Errorf("postgres: begin a write: %w", err)
 			}
 			return nil
 		},
 		Check: checkFence,
+		// Two servers' writes that PostgreSQL cannot order (a
+		// serialization failure, a deadlock) run again: the one it chose
+		// to give way reads, at its next run, what the other committed.
+		Retry:      mustRunAgain,
+		MaxRetries: MaxWriteRetries,
 		// A batch's events and audit records in one statement each.
 		Logs: func(tx *sql.Tx) appendlog.Writer { return logWriter{tx} },
 	}
@@ -196,7 +229,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	return db, nil
 }
 
-// lockWrites takes the store's write lock for the rest of tx.
+// lockWrites takes the lock that serialises the servers' migrations and
+// a copy into the database, for the rest of tx. Updates do not take it.
 func lockWrites(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey); err != nil {
 		return fmt.Errorf("postgres: take the write lock: %w", err)
@@ -204,18 +238,20 @@ func lockWrites(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// Update runs fn in a read-write transaction, serialised with every other
-// Update of every server on the database, and commits it when fn returns
-// nil; otherwise fn's changes are rolled back and its error returned
-// unchanged. Under a fence (shoal.WithFence: a leader's controllers) it
-// fails, writing nothing, once the fence's term is over.
+// Update runs fn in a SERIALIZABLE read-write transaction and commits it
+// when fn returns nil; otherwise fn's changes are rolled back and its
+// error returned unchanged. Its outcome is that of every server's Updates
+// run one at a time; when PostgreSQL cannot commit it beside another
+// server's write, fn runs again in a new transaction (at most
+// MaxWriteRetries times more), so fn must have no effect outside tx that
+// a second run would repeat. Under a fence (shoal.WithFence: a leader's
+// controllers) it fails, writing nothing, once the fence's term is over.
 //
 // The Updates of this server that arrive while one is being written share
-// the next transaction (batch.Batcher), each in a savepoint of its own:
-// every write takes the store-wide lock, and a batch takes it, begins and
-// commits once for all of its Updates instead of once each, which is what
-// bounded the job path on PostgreSQL (143 jobs/s against SQLite's 294,
-// the writers queueing on the lock one round trip at a time).
+// the next transaction (batch.Batcher), each in a savepoint of its own: a
+// batch begins and commits once for all of its Updates instead of once
+// each, which is what bounded the job path on PostgreSQL (143 jobs/s
+// against SQLite's 294, the writers queueing one round trip at a time).
 func (db *DB) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	return db.batch.Update(ctx, fn)
 }

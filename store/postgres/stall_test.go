@@ -15,11 +15,12 @@ import (
 
 // A server cut off from the database in the middle of a write — its
 // packets dropped, not refused, so the database sees no close — holds
-// the write lock only until the database ends its idle transaction
+// its locks (here a row's, which another server's write needs) only until
+// the database ends its idle transaction
 // (postgres.WriteIdleTimeout), not until the operating system's TCP
 // keepalive gives up on the connection (two hours by default): the other
 // servers write again, and a new leader can decide.
-func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
+func TestWriterCutOffMidTransactionReleasesItsLocks(t *testing.T) {
 	t.Parallel() // it mostly waits out the two bounds
 	pg := testpg.Start(t)
 	raw := pg.NewDatabase(t)
@@ -50,8 +51,11 @@ func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
 			if err := tx.PutSetting("cut-off", "a"); err != nil {
 				return err
 			}
+			if err := tx.PutSetting("writer", "a"); err != nil {
+				return err
+			}
 			close(inTx)
-			// Cut off here: the write lock is held, and the next
+			// Cut off here: the row "writer" is locked, and the next
 			// statement never reaches the database.
 			f.Freeze()
 			return tx.PutSetting("writer", "a, again")
@@ -65,7 +69,7 @@ func TestWriterCutOffMidTransactionReleasesTheLock(t *testing.T) {
 		t.Fatal("the first server's write did not begin")
 	}
 
-	// The other server's write waits for the lock with no deadline of
+	// The other server's write of the same row waits for its lock with no deadline of
 	// its own (a batch's transaction is its Updates', not one caller's):
 	// if it still waits, the test resets the cut-off connection, which
 	// the database does see, and fails.

@@ -14,7 +14,7 @@ import (
 // The conformance suite the SQLite store passes, nothing skipped, against
 // a real PostgreSQL server: each case on a database of its own.
 func TestStore(t *testing.T) {
-	t.Parallel() // beside TestWriterCutOffMidTransactionReleasesTheLock, which mostly waits
+	t.Parallel() // beside TestWriterCutOffMidTransactionReleasesItsLocks, which mostly waits
 	pg := testpg.Start(t)
 	storetest.Run(t, func(t *testing.T, clock core.Clock) store.Store {
 		db, err := postgres.Open(t.Context(), postgres.Config{URL: pg.NewDatabase(t), Clock: clock})

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -53,6 +54,15 @@ type Batcher struct {
 	// stopped carrying waited until the operating system gave up on it,
 	// and with it every Update of the store.
 	Timeout time.Duration
+	// Retry, when set, says whether err (a statement's or the commit's)
+	// is the database asking for the whole transaction to be run again:
+	// PostgreSQL's serialization failure or deadlock. The batch is then
+	// rolled back and every Update's fn runs again in a new transaction,
+	// up to MaxRetries times, after a random wait; fn must then have no
+	// effect outside tx that a second run would repeat (store.Store).
+	Retry func(err error) bool
+	// MaxRetries bounds the runs again of one batch.
+	MaxRetries int
 	// Logs, when set, writes a batch's events and audit records in tx:
 	// the Updates' appends wait in an appendlog.Log and are written in
 	// one statement per log before the batch commits, instead of a round
@@ -138,7 +148,9 @@ func (c *batchCall) result() error {
 	return c.err
 }
 
-// write runs calls in one transaction and marks each done.
+// write runs calls in one transaction and marks each done. When the
+// database asks for the transaction to be run again (Retry), every call
+// runs again in a new one, up to MaxRetries times.
 func (b *Batcher) write(calls []*batchCall) {
 	defer func() {
 		for _, c := range calls {
@@ -146,15 +158,8 @@ func (b *Batcher) write(calls []*batchCall) {
 		}
 	}()
 	began := time.Now() // latency is wall time, whatever the store's clock says
-	fail := func(err error) {
-		for _, c := range calls {
-			if c.err == nil && c.panicked == nil {
-				c.err = err
-			}
-		}
-	}
 	if err := failpoint.Check(); err != nil {
-		fail(err)
+		failAll(calls, err)
 		return
 	}
 	// The transaction is not the callers': one caller giving up must not
@@ -162,7 +167,7 @@ func (b *Batcher) write(calls []*batchCall) {
 	// context's values but not its cancellation (a statement cancelled
 	// half-way breaks the connection, and with it the batch); a caller
 	// already gone when its turn comes is not run. Only the batch's own
-	// bound (Timeout) ends it.
+	// bound (Timeout), over all its tries, ends it.
 	ctx := context.Background()
 	if b.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -170,10 +175,86 @@ func (b *Batcher) write(calls []*batchCall) {
 		defer cancel()
 		defer b.timedOut(ctx, calls)
 	}
+	for try := 1; ; try++ {
+		err := b.attempt(ctx, calls)
+		if err == nil {
+			break
+		}
+		// Run again: nothing of this try was committed. What the calls
+		// were told by it is forgotten, and the next try runs each of
+		// them anew, in a transaction whose snapshot follows the
+		// conflicting writer's commit.
+		if try > b.MaxRetries || ctx.Err() != nil {
+			for _, c := range calls {
+				if b.Retry(c.err) || c.err == nil && c.panicked == nil {
+					c.err = fmt.Errorf("%w (%d tries): %w", errNotSerialised, try, err)
+				}
+			}
+			break
+		}
+		txobserve.Retried()
+		for _, c := range calls {
+			c.err, c.panicked, c.ran = nil, nil, false
+		}
+		if !sleepCtx(ctx, backoff(try)) {
+			failAll(calls, fmt.Errorf("%w: %w", errNotSerialised, ctx.Err()))
+			break
+		}
+	}
+	// One observation per Update, each the batch's duration: what its
+	// caller waited for the store.
+	d := time.Since(began)
+	for _, c := range calls {
+		txobserve.Transaction(false, d, c.err)
+	}
+	// The leader began as soon as its batch was taken: the batch held
+	// the write path all along.
+	txobserve.Write(len(calls), d)
+}
+
+// errNotSerialised marks a write the database would not commit beside
+// another server's, however often it was run again.
+var errNotSerialised = core.Errorf(core.EUNAVAILABLE, "store: the write conflicted with another server's write each time it was run")
+
+// failAll gives err to every call that has no outcome yet.
+func failAll(calls []*batchCall, err error) {
+	for _, c := range calls {
+		if c.err == nil && c.panicked == nil {
+			c.err = err
+		}
+	}
+}
+
+// backoff is how long a batch waits before its try+1'th run: a random
+// time up to 2^try milliseconds (at most 256), so that the servers whose
+// writes conflicted do not meet again at once.
+func backoff(try int) time.Duration {
+	ceiling := time.Millisecond << min(try, 8)
+	return time.Duration(rand.Int64N(int64(ceiling)))
+}
+
+// sleepCtx waits d, or until ctx is done (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// attempt runs calls once in one transaction, setting each call's
+// outcome, and returns the error for which the database asks for the
+// whole transaction to be run again (Retry), rolled back with nothing of
+// it committed; nil when the calls' outcomes are final.
+func (b *Batcher) attempt(ctx context.Context, calls []*batchCall) (again error) {
+	retry := func(err error) bool { return b.Retry != nil && err != nil && b.Retry(err) }
 	stx, err := b.DB.BeginTx(ctx, b.Options)
 	if err != nil {
-		fail(fmt.Errorf("store: begin transaction: %w", err))
-		return
+		failAll(calls, fmt.Errorf("store: begin transaction: %w", err))
+		return nil
 	}
 	committed := false
 	defer func() {
@@ -183,14 +264,19 @@ func (b *Batcher) write(calls []*batchCall) {
 	}()
 	if b.Begin != nil {
 		if err := b.Begin(ctx, stx); err != nil {
-			fail(err)
-			return
+			if retry(err) {
+				return err
+			}
+			failAll(calls, err)
+			return nil
 		}
 	}
 	var unprepared []string
 	// The Updates of the batch share its reads of rarely written rows
-	// (sqlstore.ReadCache): the batch holds the store's write lock from
-	// its first statement to its commit.
+	// (sqlstore.ReadCache): on SQLite the batch holds the only write
+	// connection from its first statement to its commit; on PostgreSQL
+	// its snapshot is the transaction's, taken at its first statement,
+	// so a row read again would read the same (Options: SERIALIZABLE).
 	cache := sqlstore.NewReadCache()
 	var log *appendlog.Log
 	if b.Logs != nil {
@@ -211,14 +297,23 @@ func (b *Batcher) write(calls []*batchCall) {
 		}
 		if savepoint && !established {
 			if _, err := stx.ExecContext(ctx, "SAVEPOINT shoal_call"); err != nil {
-				fail(fmt.Errorf("store: savepoint: %w", err))
-				return
+				if retry(err) {
+					return err
+				}
+				failAll(calls, fmt.Errorf("store: savepoint: %w", err))
+				return nil
 			}
 			established = true
 		}
 		mark := log.Mark()
 		c.ran = true
 		c.err = b.callWithin(ctx, stx, cache, log, c, &unprepared)
+		if retry(c.err) {
+			// The database chose this transaction to give way to
+			// another's: all of it runs again, the Updates before this
+			// one included, none of it committed.
+			return c.err
+		}
 		failed := c.err != nil || c.panicked != nil
 		if !failed {
 			ok++
@@ -226,7 +321,7 @@ func (b *Batcher) write(calls []*batchCall) {
 		switch {
 		case !savepoint:
 			if c.panicked != nil {
-				return
+				return nil
 			}
 		case failed:
 			// What the failed Update read may show its own writes, and
@@ -234,13 +329,19 @@ func (b *Batcher) write(calls []*batchCall) {
 			cache.Reset()
 			log.Undo(mark)
 			if _, err := stx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
-				fail(fmt.Errorf("store: roll back to savepoint: %w", err))
-				return
+				if retry(err) {
+					return err
+				}
+				failAll(calls, fmt.Errorf("store: roll back to savepoint: %w", err))
+				return nil
 			}
 		case i < len(calls)-1:
 			if _, err := stx.ExecContext(ctx, "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"); err != nil {
-				fail(fmt.Errorf("store: release savepoint: %w", err))
-				return
+				if retry(err) {
+					return err
+				}
+				failAll(calls, fmt.Errorf("store: release savepoint: %w", err))
+				return nil
 			}
 		}
 	}
@@ -248,17 +349,20 @@ func (b *Batcher) write(calls []*batchCall) {
 		// The log rows go in last, in the transaction: they commit or
 		// roll back with the Updates that appended them.
 		if err := log.Flush(); err != nil {
-			fail(diskfull.Classify(fmt.Errorf("store: write the batch's events and audit records: %w", err)))
-			return
+			if retry(err) {
+				return err
+			}
+			failAll(calls, diskfull.Classify(fmt.Errorf("store: write the batch's events and audit records: %w", err)))
+			return nil
 		}
 		if err := stx.Commit(); err != nil {
-			err = diskfull.Classify(fmt.Errorf("store: commit: %w", err))
-			for _, c := range calls {
-				if c.err == nil && c.panicked == nil {
-					c.err = err
-				}
+			if retry(err) {
+				// A serialization failure at commit: rolled back.
+				committed = true
+				return err
 			}
-			return
+			failAll(calls, diskfull.Classify(fmt.Errorf("store: commit: %w", err)))
+			return nil
 		}
 		committed = true
 	} else {
@@ -270,15 +374,7 @@ func (b *Batcher) write(calls []*batchCall) {
 	if len(unprepared) > 0 && b.Stmts != nil {
 		b.Stmts.Prepare(context.Background(), unprepared)
 	}
-	// One observation per Update, each the batch's duration: what its
-	// caller waited for the store.
-	d := time.Since(began)
-	for _, c := range calls {
-		txobserve.Transaction(false, d, c.err)
-	}
-	// The leader began as soon as its batch was taken: the batch held
-	// the write path all along.
-	txobserve.Write(len(calls), d)
+	return nil
 }
 
 // callWithin runs c within the batch's ctx: with its caller's values (a

@@ -331,3 +331,92 @@ func TestBatchTimeout(t *testing.T) {
 		t.Errorf("the timed-out batch's rows: %d, %v; want none", n, err)
 	}
 }
+
+// errRunAgain stands for PostgreSQL's serialization failure in the
+// tests of Retry.
+var errRunAgain = errors.New("run again")
+
+// A batch in which one Update meets an error the database says calls
+// for the whole transaction to run again (Retry) runs again from its
+// begin, every Update of it anew, the ones before that Update included,
+// and commits what the last run wrote: nothing of the first run is kept,
+// and each caller gets its last run's outcome.
+func TestBatchRunsAgainWhenTheDatabaseAsks(t *testing.T) {
+	b, txs := newBatcher(t)
+	b.Retry = func(err error) bool { return errors.Is(err, errRunAgain) }
+	b.MaxRetries = 3
+	release := make(chan struct{})
+	held := hold(t, b, release)
+	var runs [3]atomic.Int64
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = b.Update(t.Context(), func(tx store.Tx) error {
+				run := runs[i].Add(1)
+				if err := tx.PutSetting(fmt.Sprint("k", i), fmt.Sprint("run ", run)); err != nil {
+					return err
+				}
+				switch {
+				case i == 1 && run == 1:
+					return fmt.Errorf("a statement: %w", errRunAgain)
+				case i == 2:
+					return core.Errorf(core.ENOTFOUND, "its own answer")
+				}
+				return nil
+			})
+		}()
+		waitQueued(t, b, i+1)
+	}
+	before := txs.Load()
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil || core.ErrorCode(errs[2]) != core.ENOTFOUND {
+		t.Fatalf("outcomes %v; want nil, nil and the third's own not found", errs)
+	}
+	// The third had not run when the second asked: it runs once.
+	for i, want := range []int64{2, 2, 1} {
+		if got := runs[i].Load(); got != want {
+			t.Errorf("Update %d ran %d times; want %d (the batch ran again from its first)", i, got, want)
+		}
+	}
+	if got := txs.Load() - before; got != 2 {
+		t.Errorf("%d transactions for the batch; want 2 (one run again)", got)
+	}
+	for i, want := range []string{"run 2", "run 2", ""} {
+		if v, _ := setting(t, b, fmt.Sprint("k", i)); v != want {
+			t.Errorf("k%d = %q; want %q", i, v, want)
+		}
+	}
+}
+
+// A write that the database asks to run again every time fails, after
+// MaxRetries runs again, as unavailable (a 503, which clients retry),
+// with the database's words, and writes nothing.
+func TestBatchThatAlwaysConflictsFailsUnavailable(t *testing.T) {
+	b, _ := newBatcher(t)
+	b.Retry = func(err error) bool { return errors.Is(err, errRunAgain) }
+	b.MaxRetries = 2
+	var runs atomic.Int64
+	err := b.Update(t.Context(), func(tx store.Tx) error {
+		runs.Add(1)
+		if err := tx.PutSetting("k", "v"); err != nil {
+			return err
+		}
+		return errRunAgain
+	})
+	if core.ErrorCode(err) != core.EUNAVAILABLE || !errors.Is(err, errRunAgain) {
+		t.Fatalf("err = %v; want unavailable, wrapping the database's error", err)
+	}
+	if got := runs.Load(); got != 3 {
+		t.Errorf("ran %d times; want 3 (MaxRetries 2 runs again)", got)
+	}
+	if _, ok := setting(t, b, "k"); ok {
+		t.Error("a write that never committed left its setting")
+	}
+}

@@ -1,0 +1,241 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the test's own connection
+
+	"github.com/shoal-ml/shoal/domain/core"
+	"github.com/shoal-ml/shoal/internal/testpg"
+	"github.com/shoal-ml/shoal/store"
+)
+
+// Two servers' writes of different rows run side by side: one server's
+// write held open does not hold up the other's. Every Update used to
+// take one store-wide lock, and the second server's write waited for
+// the first's to commit.
+func TestServersWriteDifferentRowsAtOnce(t *testing.T) {
+	t.Parallel()
+	url := testpg.Start(t).NewDatabase(t)
+	a, b := openOn(t, url), openOn(t, url)
+	ctx := t.Context()
+
+	let := make(chan struct{})
+	running := make(chan struct{})
+	aDone := make(chan error, 1)
+	go func() {
+		aDone <- a.Update(ctx, func(tx store.Tx) error {
+			if err := tx.PutSetting("a", "1"); err != nil {
+				return err
+			}
+			close(running)
+			<-let
+			return nil
+		})
+	}()
+	<-running
+	// Well under WriteIdleTimeout, after which the database would end
+	// a's idle transaction and release whatever it holds.
+	bDone := make(chan error, 1)
+	go func() { bDone <- b.Update(ctx, func(tx store.Tx) error { return tx.PutSetting("b", "1") }) }()
+	select {
+	case err := <-bDone:
+		if err != nil {
+			t.Fatalf("the second server's write: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		close(let)
+		<-aDone
+		<-bDone
+		t.Fatal("the second server's write of another row waited for the first server's write to end: the servers' writes are serialised store-wide")
+	}
+	close(let)
+	if err := <-aDone; err != nil {
+		t.Fatalf("the first server's write: %v", err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if err := b.View(ctx, func(tx store.Tx) error { _, err := tx.GetSetting(k); return err }); err != nil {
+			t.Errorf("setting %s after both writes: %v", k, err)
+		}
+	}
+}
+
+// Two servers that read a counter and write it plus one at the same
+// time both count: PostgreSQL fails one of the writes (a serialization
+// failure), and that write runs again, reading what the other committed.
+// Without SERIALIZABLE (READ COMMITTED with no lock) both would write 1.
+func TestConcurrentReadModifyWritesRunAgainAndLoseNothing(t *testing.T) {
+	t.Parallel()
+	url := testpg.Start(t).NewDatabase(t)
+	a, b := openOn(t, url), openOn(t, url)
+	ctx := t.Context()
+	if err := a.Update(ctx, func(tx store.Tx) error { return tx.PutSetting("counter", "0") }); err != nil {
+		t.Fatal(err)
+	}
+	// Both first runs read before either writes.
+	var read sync.WaitGroup
+	read.Add(2)
+	var runs atomic.Int64
+	increment := func(first *sync.Once) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			runs.Add(1)
+			v, err := tx.GetSetting("counter")
+			if err != nil {
+				return err
+			}
+			first.Do(func() {
+				read.Done()
+				read.Wait()
+			})
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return err
+			}
+			return tx.PutSetting("counter", strconv.Itoa(n+1))
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, db := range []interface {
+		Update(context.Context, func(store.Tx) error) error
+	}{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.Update(ctx, increment(new(sync.Once)))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("server %d's increment: %v", i, err)
+		}
+	}
+	var got string
+	if err := a.View(ctx, func(tx store.Tx) error { var err error; got, err = tx.GetSetting("counter"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got != "2" {
+		t.Errorf("counter = %s after two increments read at once; want 2 (an increment lost)", got)
+	}
+	if r := runs.Load(); r < 3 {
+		t.Errorf("the increments ran %d times; want 3 or more (the one that gave way runs again)", r)
+	}
+}
+
+// The event log's IDs are committed in the order they are drawn, though
+// the servers' writes run side by side: a server whose events were given
+// IDs after another's, still uncommitted, waits for that one to commit
+// before it draws them. Otherwise a reader following the log by ID (the
+// notifier: core.EventFilter.AfterID) could see the later IDs, move past
+// them, and never see the earlier ones committed after.
+func TestEventLogIDsCommitInTheOrderTheyAreDrawn(t *testing.T) {
+	t.Parallel()
+	url := testpg.Start(t).NewDatabase(t)
+	a, b := openOn(t, url), openOn(t, url)
+	ctx := t.Context()
+	raw, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	// A trigger holds a's transaction after its events are inserted
+	// (their IDs drawn) and before it commits, for as long as the test
+	// holds advisory lock 42 on a connection of its own.
+	const holdKey = 42
+	for _, q := range []string{
+		`CREATE FUNCTION hold_events() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM pg_advisory_xact_lock_shared(42); RETURN NULL; END $$`,
+		`CREATE TRIGGER hold_events AFTER INSERT ON events FOR EACH ROW WHEN (NEW.workspace = 'held') EXECUTE FUNCTION hold_events()`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, holdKey); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, holdKey); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer release()
+
+	appendEvent := func(ws string, e **core.Event) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			*e = &core.Event{Time: time.Now(), Workspace: ws, ResourceType: "test", ResourceName: ws, Kind: "Test"}
+			return tx.AppendEvent(*e)
+		}
+	}
+	var ea, eb *core.Event
+	aDone, bDone := make(chan error, 1), make(chan error, 1)
+	go func() { aDone <- a.Update(ctx, appendEvent("held", &ea)) }()
+	waitFor(t, "the first server's events inserted and held before its commit", func() bool {
+		var n int
+		err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, holdKey).Scan(&n)
+		return err == nil && n > 0
+	})
+	go func() { bDone <- b.Update(ctx, appendEvent("free", &eb)) }()
+	// b must wait for the event log's lock, which a holds to its commit.
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := false; !waiting; {
+		select {
+		case err := <-bDone:
+			release()
+			<-aDone
+			t.Fatalf("the second server's events committed (%v) while the first's, given IDs before them, were not", err)
+		default:
+		}
+		var n int
+		if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND objid <> $1 AND NOT granted`, holdKey).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		waiting = n > 0
+		if !waiting && time.Now().After(deadline) {
+			t.Fatal("the second server's write neither committed nor waited for the event log")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A reader now sees neither.
+	var seen []*core.Event
+	if err := b.View(ctx, func(tx store.Tx) error { var err error; seen, err = tx.ListEvents(core.EventFilter{}); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 0 {
+		t.Errorf("a reader saw %d events while both writes were uncommitted", len(seen))
+	}
+	release()
+	if err := errors.Join(<-aDone, <-bDone); err != nil {
+		t.Fatal(err)
+	}
+	if ea.ID >= eb.ID {
+		t.Errorf("event IDs %d (committed first) and %d (after): want them in commit order", ea.ID, eb.ID)
+	}
+}
+
+// waitFor polls cond for up to 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
