@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/job"
 	nodekind "github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/sqlstore/failpoint"
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 )
 
@@ -956,7 +957,11 @@ func TestFinishedNodeTakesTheNextJobAtOnce(t *testing.T) {
 	// before the node was written once, the placement handed back the
 	// attempt and job it wrote, and the node with its work, the queue's
 	// head with its job, were read in one statement each.
-	if got, want := stmts.Load(), int64(maxHandOnStatements); got > want {
+	want := int64(maxHandOnStatements)
+	if failpoint.RunAgain() {
+		want *= 2 // every write runs twice (scripts/test's run-again sweep)
+	}
+	if got := stmts.Load(); got > want {
 		t.Errorf("a report that hands its node on ran %d statements, want at most %d", got, want)
 	}
 	// No pass has run since "second" was submitted: the report placed it,

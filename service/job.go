@@ -70,7 +70,12 @@ func (s *Services) submitJob(ctx context.Context, workspace string, spec *job.Jo
 	}
 	var out *job.Job
 	created := false
+	named := spec.Compute
 	err = s.store.Update(ctx, func(tx store.Tx) error {
+		// A run again (store.Store.Update) starts from the request: its
+		// compute as asked (serverless is replaced by its pool below),
+		// nothing created.
+		spec.Compute, out, created = named, nil, false
 		ws, err := tx.GetWorkspace(workspace)
 		if err != nil {
 			if core.ErrorCode(err) == core.ENOTFOUND {
@@ -359,6 +364,7 @@ func (s *Services) CancelJob(ctx context.Context, workspace, name string) (*job.
 	var outcomes JobOutcomes
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		outcomes.Reset()
+		wake = nil // a run again starts over
 		j, err := s.getJob(tx, workspace, name)
 		if err != nil {
 			return err

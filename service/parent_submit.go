@@ -153,6 +153,7 @@ func (s *Services) insertParent(ctx context.Context, workspace, name, hash strin
 	var out *job.Job
 	created := false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		out, created = nil, false // a run again starts over
 		ws, err := tx.GetWorkspace(workspace)
 		if err != nil {
 			if core.ErrorCode(err) == core.ENOTFOUND {

@@ -9,9 +9,9 @@ import (
 )
 
 // Place starts a job on nodes if the job is still queued and the nodes
-// still free (scheduling.Placer.Place).
-func (s *Services) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *scheduling.State) (bool, error) {
-	return s.placer.Place(ctx, tx, ref, nodeIDs, st)
+// still free, and returns the nodes as written (scheduling.Placer.Place).
+func (s *Services) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string) ([]*node.Node, error) {
+	return s.placer.Place(ctx, tx, ref, nodeIDs)
 }
 
 // handOn gives a node that has just finished its work the job a pass

@@ -121,6 +121,7 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 	if changed || idleChanged || len(out.Events) > 0 {
 		stale := false
 		err := s.Store().Update(ctx, func(tx store.Tx) error {
+			stale = false // a run again (store.Store.Update) decides anew
 			cur, err := tx.GetCompute(in.Compute.Workspace, in.Compute.Name)
 			if core.ErrorCode(err) == core.ENOTFOUND {
 				stale = true
@@ -140,7 +141,6 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 			if err := computes.SaveInstance(tx, cur); err != nil {
 				return err
 			}
-			c.idleWritten(key, now)
 			for _, e := range out.Events {
 				if err := compute.AppendComputeEvent(ctx, tx, cur, e.Kind, e.Reason); err != nil {
 					return err
@@ -151,6 +151,9 @@ func (c *Loop) instanceStep(ctx context.Context, in instance.Input, now time.Tim
 		if err != nil || stale {
 			return err
 		}
+		// Written: the idle clock kept in memory is the stored one now
+		// (not before the commit, which a run again may not repeat).
+		c.idleWritten(key, now)
 		if changed {
 			s.Notify() // the scheduler sees a started or stopped instance
 		}
@@ -194,6 +197,9 @@ func (c *Loop) provisionInstance(ctx context.Context, comp *compute.Compute, now
 	var loc *catalog.Location
 	var failure error
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
+		// A run again starts over: a node or failure of a run rolled
+		// back is none.
+		node, token, loc, failure = nil, "", nil, nil
 		cur, err := tx.GetCompute(comp.Workspace, comp.Name)
 		if err != nil {
 			return err
@@ -297,7 +303,9 @@ func (c *Loop) releaseInstanceNodes(ctx context.Context, in instance.Input, why 
 // markLeavingAndRelease marks a node leaving and releases it.
 func (c *Loop) markLeavingAndRelease(ctx context.Context, n *nodekind.Node, why string) {
 	s := c.s
+	var marked *nodekind.Node
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
+		marked = nil // a run again starts over
 		cur, err := tx.GetNode(n.ID)
 		if err != nil {
 			return err
@@ -307,12 +315,15 @@ func (c *Loop) markLeavingAndRelease(ctx context.Context, n *nodekind.Node, why 
 		}
 		cur.State, cur.StateReason, cur.Draining = nodekind.NodeLeaving, why, true
 		cur.Version++
-		n = cur
+		marked = cur
 		return tx.UpdateNode(cur)
 	})
 	if err != nil && core.ErrorCode(err) != core.ENOTFOUND {
 		s.Logger().Warn("marking a node leaving failed", slog.String("node", n.ID), slog.Any("err", err))
 		return
+	}
+	if marked != nil {
+		n = marked
 	}
 	s.WakeNodes(n.ID)
 	c.release(ctx, n)

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-ml/shoal/domain/compute"
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/domain/job"
+	"github.com/shoal-ml/shoal/domain/node"
 	"github.com/shoal-ml/shoal/service"
 	"github.com/shoal-ml/shoal/service/scheduling"
 	"github.com/shoal-ml/shoal/store"
@@ -34,13 +35,16 @@ func (l *Loop) applyOneByOne(ctx context.Context, now time.Time, st *scheduling.
 		items[i] = loop.Item[scheduler.Placement]{Key: p.JobID, Value: p}
 	}
 	loop.Each(l.failures, now, s.Logger(), "placing a job", items, func(p scheduler.Placement) error {
-		ok := false
+		var nodes []*node.Node
 		err := s.Store().Update(ctx, func(tx store.Tx) (err error) {
-			ok, err = s.Place(ctx, tx, refs.get(p.JobID), p.NodeIDs, st)
+			nodes, err = s.Place(ctx, tx, refs.get(p.JobID), p.NodeIDs)
 			return err
 		})
-		if err == nil && ok {
+		if err == nil && nodes != nil {
 			wake = append(wake, p.NodeIDs...)
+			for _, n := range nodes {
+				st.ReplaceNode(n)
+			}
 			l.placed(st, refs.get(p.JobID))
 		}
 		return err

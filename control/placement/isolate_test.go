@@ -20,11 +20,11 @@ type refusingPlace struct {
 	bad string
 }
 
-func (r refusingPlace) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *scheduling.State) (bool, error) {
+func (r refusingPlace) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string) ([]*node.Node, error) {
 	if ref.Name == r.bad {
-		return false, core.Errorf(core.EUNAVAILABLE, "the store refused the write")
+		return nil, core.Errorf(core.EUNAVAILABLE, "the store refused the write")
 	}
-	return r.Services.Place(ctx, tx, ref, nodeIDs, st)
+	return r.Services.Place(ctx, tx, ref, nodeIDs)
 }
 
 // One job whose placement cannot be written does not keep the others of

@@ -33,7 +33,7 @@ type Services interface {
 	loop.Base
 	accounting.BudgetReader
 	// Place starts a queued job on nodes the scheduler chose.
-	Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *scheduling.State) (bool, error)
+	Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string) ([]*node.Node, error)
 	// WaitReasons keeps the queued jobs' wait reasons the API shows on
 	// every replica.
 	WaitReasons() live.WaitReasons
@@ -353,19 +353,22 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 	var wake []string
 	if len(res.Placements) > 0 || (reasons != nil && !reasons.Empty()) {
 		var placed []string
+		var nodes []*node.Node
 		err = s.Store().Update(sys, func(tx store.Tx) error {
-			wake, placed = wake[:0], placed[:0]
+			// A run again (store.Store.Update) starts over.
+			wake, placed, nodes = wake[:0], placed[:0], nodes[:0]
 			for _, p := range res.Placements {
 				if !l.failures.Due(p.JobID, now) {
 					continue // its last placement failed: retried after its wait
 				}
-				ok, err := s.Place(sys, tx, refs.get(p.JobID), p.NodeIDs, st)
+				on, err := s.Place(sys, tx, refs.get(p.JobID), p.NodeIDs)
 				if err != nil {
 					return loop.Context(err, "job %s", p.JobID)
 				}
-				if ok {
+				if on != nil {
 					wake = append(wake, p.NodeIDs...)
 					placed = append(placed, p.JobID)
+					nodes = append(nodes, on...)
 				}
 			}
 			if reasons == nil {
@@ -379,7 +382,11 @@ func (l *Loop) Apply(ctx context.Context, p *Pass) (*scheduling.State, error) {
 			return reasons.Write(tx)
 		})
 		if err == nil {
-			// The demand they met is met once they are written.
+			// The autoscaler sees the nodes taken, and the demand they
+			// met is met, once they are written.
+			for _, n := range nodes {
+				st.ReplaceNode(n)
+			}
 			for _, id := range placed {
 				l.placed(st, refs.get(id))
 				l.failures.Succeeded(id)

@@ -230,6 +230,9 @@ func (a scaleActuator) ScaleUp(ctx context.Context, d autoscaler.Decision) error
 	var todo []pending
 	var loc *catalog.Location
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
+		// A run again (store.Store.Update) starts over: the nodes of a
+		// run rolled back are none.
+		todo = todo[:0]
 		ws, name, _ := strings.Cut(d.Cluster, "/")
 		comp, err := tx.GetCompute(ws, name)
 		if err != nil {
@@ -319,6 +322,9 @@ func (a scaleActuator) Release(ctx context.Context, d autoscaler.Decision) error
 	var leaving []*node.Node
 	var gangBackoff time.Duration
 	err := s.Store().Update(ctx, func(tx store.Tx) error {
+		// A run again starts over: a node marked leaving by a run
+		// rolled back may have taken a job since.
+		wake, leaving, gangBackoff = wake[:0], leaving[:0], 0
 		for _, id := range d.NodeIDs {
 			n, err := tx.GetNode(id)
 			if core.ErrorCode(err) == core.ENOTFOUND {

@@ -61,7 +61,7 @@ func New(svc *service.Services) *Metrics {
 	m.writeUpdates = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_updates_total",
 		Help: "Updates the write transactions carried."})
 	m.writeBusy = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_busy_seconds_total",
-		Help: "Time write transactions held the store's writer (SQLite's write connection; on PostgreSQL from begin to commit, the write lock's wait included): a rate near 1 means the write path is the bound."})
+		Help: "Time write transactions held the store's writer (SQLite's write connection; on PostgreSQL from begin to commit, waits for row locks and runs again included): a rate near 1 means the write path is the bound."})
 	m.writeRetries = prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_store_write_retries_total",
 		Help: "Write transactions run again because PostgreSQL would not commit them beside another server's (a serialization failure or deadlock); always 0 on SQLite and with one server."})
 	m.reg.MustRegister(m.writeTxs, m.writeUpdates, m.writeBusy, m.writeRetries)

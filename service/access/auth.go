@@ -56,6 +56,7 @@ const settingAdminTokenID = "admin_token_id"
 func (s *Service) BootstrapAdminToken(ctx context.Context) (string, error) {
 	var token string
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		token = "" // a run again may find another server's token made
 		if _, err := tx.GetSetting(settingAdminTokenID); err == nil {
 			return nil
 		} else if core.ErrorCode(err) != core.ENOTFOUND {

@@ -91,6 +91,7 @@ func (s *Server) recordNodeReport(ctx context.Context, nodeID string, req *node.
 	}
 	freed, key := false, ""
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		freed, key = false, "" // a run again (store.Store.Update) starts over
 		n, err := tx.GetNode(nodeID)
 		if core.ErrorCode(err) == core.ENOTFOUND {
 			return nil // released: the sync says so

@@ -55,7 +55,11 @@ func (s *Service) CreateEndpoint(ctx context.Context, workspace string, e *batch
 		return nil, false, err
 	}
 	created := false
+	// The transaction fills in e's stored fields; a run again
+	// (store.Store.Update) starts from the request's.
+	request := *e
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		*e, created = request, false
 		w, err := core.WorkspaceForWrite(tx, workspace)
 		if err != nil {
 			return err
@@ -158,7 +162,11 @@ func (s *Service) CreateDeployment(ctx context.Context, workspace string, d *bat
 	}
 	d.Compute = trial.Compute
 	created := false
+	// The transaction fills in d's stored fields; a run again starts
+	// from the request's.
+	request := *d
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		*d, created = request, false
 		w, err := core.WorkspaceForWrite(tx, workspace)
 		if err != nil {
 			return err

@@ -226,6 +226,7 @@ func (s *Service) commit(ctx context.Context, ws, container, name, id string, si
 		b.ContentType = "application/octet-stream"
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		b.Created = time.Time{} // a run again starts over: PutBlob sets a new blob's
 		if err := frozen(tx, ws, container, name); err != nil {
 			return err
 		}

@@ -21,7 +21,19 @@ func (s *Service) CreateOrApplyCompute(ctx context.Context, workspace string, sp
 	var created bool
 	// Only the job service makes serverless pools (EnsureServerlessPool).
 	spec.Serverless = false
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+	// The transaction changes spec as it stores it (normalised, its
+	// password sealed, identities filled in); a run again
+	// (store.Store.Update) starts from the request.
+	request, err := spec.Clone()
+	if err != nil {
+		return nil, false, core.Errorf(core.EINVALID, "%v", err)
+	}
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		again, err := request.Clone()
+		if err != nil {
+			return err
+		}
+		*spec, out, created = *again, nil, false
 		ws, err := core.WorkspaceForWrite(tx, workspace)
 		if err != nil {
 			return err

@@ -86,6 +86,7 @@ func MarkPreempted(ctx context.Context, tx store.Tx, c *compute.Compute, n *node
 func (s *Service) NodeLeaving(ctx context.Context, nodeID, why string) error {
 	changed := false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		changed = false // a run again starts over
 		n, err := tx.GetNode(nodeID)
 		if core.ErrorCode(err) == core.ENOTFOUND {
 			return nil

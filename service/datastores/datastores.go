@@ -67,6 +67,7 @@ func (s *Service) Create(ctx context.Context, workspace string, spec *asset.Data
 		created bool
 	)
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		out, created = nil, false // a run again starts over
 		w, err := core.WorkspaceForWrite(tx, workspace)
 		if err != nil {
 			return err

@@ -35,6 +35,7 @@ func (s *Service) Complete(ctx context.Context, c *Caller, req pproto.CompleteRe
 	}
 	out := &pproto.CompleteResponse{}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		*out = pproto.CompleteResponse{} // a run again starts over
 		p, err := tx.GetParallelPlan(c.Workspace, c.Job)
 		if err != nil {
 			return err

@@ -95,7 +95,11 @@ func (s *Service) CreateOrUpdate(ctx context.Context, workspace string, sc *dsch
 		return nil, false, err
 	}
 	created := false
+	// The transaction fills in sc's stored fields; a run again
+	// (store.Store.Update) starts from the request's.
+	request := *sc
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		*sc, created = request, false
 		w, err := core.WorkspaceForWrite(tx, workspace)
 		if err != nil {
 			return err

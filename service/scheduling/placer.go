@@ -34,37 +34,37 @@ type Placer struct {
 }
 
 // Place starts a job on nodes if the job is still queued and the nodes
-// still free; otherwise it leaves both for the next pass. It updates the
-// node records of st so the autoscaler sees the placement (replacing
-// them: the records a State holds may be shared with a View).
-func (s *Placer) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string, st *State) (bool, error) {
+// still free, and returns the nodes as written; otherwise it leaves both
+// for the next pass and returns none. Its caller hands the nodes to its
+// State (State.ReplaceNode: the records a State holds may be shared with
+// a View) once the transaction has committed, so that the autoscaler sees
+// the placement, and only a placement that was written: a transaction
+// run again (store.Store.Update) may not place the job again.
+func (s *Placer) Place(ctx context.Context, tx store.Tx, ref store.QueuedJobRef, nodeIDs []string) ([]*node.Node, error) {
 	j, err := tx.GetJob(ref.Workspace, ref.Name)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if j.Status != job.JobQueued {
-		return false, nil
+		return nil, nil
 	}
 	nodes := make([]*node.Node, len(nodeIDs))
 	for i, id := range nodeIDs {
 		n, err := tx.GetNode(id)
 		if core.ErrorCode(err) == core.ENOTFOUND {
-			return false, nil
+			return nil, nil
 		} else if err != nil {
-			return false, err
+			return nil, err
 		}
 		if !NodeFree(n) {
-			return false, nil
+			return nil, nil
 		}
 		nodes[i] = n
 	}
 	if _, err := s.startAttempt(ctx, tx, j, nodes); err != nil {
-		return false, err
+		return nil, err
 	}
-	for _, n := range nodes {
-		st.ReplaceNode(n)
-	}
-	return true, nil
+	return nodes, nil
 }
 
 // startAttempt creates the next attempt of j on nodes (rank i on nodes[i])

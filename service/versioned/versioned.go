@@ -88,7 +88,11 @@ func (s *Service[T]) Create(ctx context.Context, a T) (T, bool, error) {
 		}
 	}
 	out, created := zero, false
+	// insert gives a its version and creation; a run again
+	// (store.Store.Update) starts from the request's.
+	meta := a.AssetMeta()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		a.SetAssetMeta(meta)
 		var err error
 		out, created, err = s.insert(tx, a, identity.ActorName(ctx))
 		return err

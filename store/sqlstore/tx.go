@@ -32,8 +32,9 @@ import (
 	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 )
 
-// run runs fn and commits, or rolls back when fn fails or panics.
-func (t *tx) run(fn func(tx store.Tx) error) error {
+// run runs fn and commits, or rolls back when fn fails or panics, or
+// when discard says so (failpoint.RunAgain).
+func (t *tx) run(fn func(tx store.Tx) error, discard bool) error {
 	stx := t.tx
 	committed := false
 	defer func() {
@@ -41,7 +42,7 @@ func (t *tx) run(fn func(tx store.Tx) error) error {
 			_ = stx.Rollback()
 		}
 	}()
-	if err := fn(t); err != nil {
+	if err := fn(t); err != nil || discard {
 		return err
 	}
 	if err := stx.Commit(); err != nil {
@@ -151,6 +152,21 @@ var affected = sqlq.Affected
 // there). The statements fn ran unprepared are prepared in stmts
 // afterwards, once the transaction has released its connection.
 func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx store.Tx) error) error {
+	if (opts == nil || !opts.ReadOnly) && failpoint.RunAgain() {
+		// The tests that look for an Update not safe to run twice: a
+		// first run rolled back, as PostgreSQL's serialization failure
+		// rolls one back (batch.Batcher's Retry). Its own error is the
+		// write's, as it would be.
+		if err := runOnce(ctx, h, stmts, opts, now, before, fn, true); err != nil {
+			return err
+		}
+	}
+	return runOnce(ctx, h, stmts, opts, now, before, fn, false)
+}
+
+// runOnce is Run's one transaction; discard rolls it back where it would
+// commit.
+func runOnce(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx store.Tx) error, discard bool) error {
 	began := time.Now() // latency is wall time, whatever the store's clock says
 	if err := failpoint.Check(); err != nil {
 		return err
@@ -181,7 +197,7 @@ func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOpt
 	t.Blobs = blobstore.New(querier{t}, t.now, t.readOnly)
 	t.Assets = assetstore.New(querier{t}, t.now, t.readOnly)
 	t.Counts = nodecounts.New(querier{t}, t.now, t.readOnly)
-	err = diskfull.Classify(t.run(fn))
+	err = diskfull.Classify(t.run(fn, discard))
 	if len(t.unprepared) > 0 && stmts != nil {
 		stmts.Prepare(ctx, t.unprepared)
 	}

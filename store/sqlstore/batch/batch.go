@@ -176,7 +176,7 @@ func (b *Batcher) write(calls []*batchCall) {
 		defer b.timedOut(ctx, calls)
 	}
 	for try := 1; ; try++ {
-		err := b.attempt(ctx, calls)
+		err := b.attempt(ctx, calls, try)
 		if err == nil {
 			break
 		}
@@ -186,7 +186,7 @@ func (b *Batcher) write(calls []*batchCall) {
 		// conflicting writer's commit.
 		if try > b.MaxRetries || ctx.Err() != nil {
 			for _, c := range calls {
-				if b.Retry(c.err) || c.err == nil && c.panicked == nil {
+				if b.Retry != nil && b.Retry(c.err) || c.err == nil && c.panicked == nil {
 					c.err = fmt.Errorf("%w (%d tries): %w", errNotSerialised, try, err)
 				}
 			}
@@ -215,6 +215,10 @@ func (b *Batcher) write(calls []*batchCall) {
 // errNotSerialised marks a write the database would not commit beside
 // another server's, however often it was run again.
 var errNotSerialised = core.Errorf(core.EUNAVAILABLE, "store: the write conflicted with another server's write each time it was run")
+
+// errRunAgainInjected has a write run again in the tests that look for
+// an Update not safe to run twice (failpoint.RunAgain).
+var errRunAgainInjected = errors.New("store: failpoint: run again")
 
 // failAll gives err to every call that has no outcome yet.
 func failAll(calls []*batchCall, err error) {
@@ -245,11 +249,11 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// attempt runs calls once in one transaction, setting each call's
-// outcome, and returns the error for which the database asks for the
+// attempt runs calls once in one transaction (the try'th time), setting
+// each call's outcome, and returns the error for which the database asks for the
 // whole transaction to be run again (Retry), rolled back with nothing of
 // it committed; nil when the calls' outcomes are final.
-func (b *Batcher) attempt(ctx context.Context, calls []*batchCall) (again error) {
+func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int) (again error) {
 	retry := func(err error) bool { return b.Retry != nil && err != nil && b.Retry(err) }
 	stx, err := b.DB.BeginTx(ctx, b.Options)
 	if err != nil {
@@ -344,6 +348,9 @@ func (b *Batcher) attempt(ctx context.Context, calls []*batchCall) (again error)
 				return nil
 			}
 		}
+	}
+	if ok > 0 && try == 1 && failpoint.RunAgain() {
+		return errRunAgainInjected
 	}
 	if ok > 0 {
 		// The log rows go in last, in the transaction: they commit or

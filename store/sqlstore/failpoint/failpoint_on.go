@@ -39,3 +39,12 @@ func Check() error {
 	}
 	return nil
 }
+
+// runAgain is SHOAL_FAILPOINT_RUN_AGAIN=1: every write runs twice.
+var runAgain = os.Getenv("SHOAL_FAILPOINT_RUN_AGAIN") == "1"
+
+// RunAgain says whether every write transaction is to be run again once
+// before it commits, as PostgreSQL has a write run again when another
+// server's conflicts with it (batch.Batcher's Retry): the tests run with
+// it to find an Update whose fn is not safe to run twice.
+func RunAgain() bool { return runAgain }
