@@ -11,7 +11,10 @@
 // workspaces' jobs, two clusters' nodes) do not wait for each other; of
 // two that read what the other writes, PostgreSQL fails one with a
 // serialization failure, and that write runs again (batch.Batcher's
-// Retry), reading what the other committed. Before, every Update took one
+// Retry), reading what the other committed, and alone: every write takes
+// the write gate (an advisory lock) shared, and a run again takes it
+// exclusive before it begins (runAlone), so it cannot conflict again and
+// no write runs more than twice. Before, every Update took one
 // store-wide advisory lock, so a server's writes waited for every other
 // server's. The event log is the exception: its IDs must be committed in
 // the order they are drawn, since the notifier follows the log by ID, so
@@ -48,6 +51,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -102,11 +106,59 @@ const WriteIdleTimeout = 10 * time.Second
 // whole-queue pass's reasons) in well under a second.
 const WriteTimeout = 30 * time.Second
 
+// writeGateKey is the advisory lock every write transaction takes shared
+// and a write run again takes exclusive (runAlone), the ASCII of
+// "shoalgat".
+const writeGateKey int64 = 0x73686f616c676174
+
+// runAlone takes the write gate exclusive for conn's session, before its
+// transaction begins, and returns what releases it: the transaction's
+// snapshot is then taken once every write in progress has ended, and no
+// other write runs until it has committed, so that it cannot meet
+// another write again. A server cut off from the database while it holds
+// the gate outside a transaction is ended by the database after
+// WriteIdleTimeout (idle_session_timeout, for this session while it holds
+// the gate), as one cut off inside a transaction is.
+func runAlone(ctx context.Context, conn *sql.Conn) (func(), error) {
+	if _, err := conn.ExecContext(ctx, `SELECT set_config('idle_session_timeout', $1, false), pg_advisory_lock($2)`, writeIdle, writeGateKey); err != nil {
+		dropSession(conn)
+		return nil, fmt.Errorf("postgres: take the write gate: %w", err)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), WriteIdleTimeout)
+		defer cancel()
+		var released bool
+		err := conn.QueryRowContext(ctx, `SELECT pg_advisory_unlock($1), set_config('idle_session_timeout', '0', false) IS NOT NULL`, writeGateKey).Scan(&released, new(bool))
+		if err != nil || !released {
+			// Not sure the gate is open: the connection goes, and with
+			// its session the gate.
+			dropSession(conn)
+		}
+	}, nil
+}
+
+// dropSession closes conn's connection to the database, ending its
+// session and the locks it holds, rather than handing it back to the
+// pool (which keeps the session: closing a database/sql connection over
+// pgxpool only releases it).
+func dropSession(conn *sql.Conn) {
+	_ = conn.Raw(func(dc any) error {
+		if c, ok := dc.(*stdlib.Conn); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = c.Conn().Close(ctx)
+		}
+		return driver.ErrBadConn
+	})
+}
+
 // MaxWriteRetries bounds how many times more a batch of Updates runs when
-// PostgreSQL will not commit it beside another server's write. Each run
-// again follows a random wait of up to 2, 4, … 256 ms; a write that still
-// conflicts fails with core.EUNAVAILABLE (HTTP 503), which Azure's SDKs
-// and Shoal's agents retry.
+// PostgreSQL will not commit it beside another server's write. A run
+// again runs alone (runAlone) and so does not conflict again: the bound
+// is a guard, not a figure that is reached. Each run again follows a
+// random wait of up to 2, 4, … 256 ms; a write that still conflicts fails
+// with core.EUNAVAILABLE (HTTP 503), which Azure's SDKs and Shoal's agents
+// retry.
 const MaxWriteRetries = 8
 
 // mustRunAgain says whether err is PostgreSQL asking for the transaction
@@ -209,9 +261,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// listener skips it. And the bound on the transaction's idle
 		// waits (WriteIdleTimeout), for this transaction only: in the
 		// same statement, so no round trip more.
+		// And the write gate, shared: a run again that takes it
+		// exclusive (Exclusive) waits for the writes in progress and
+		// holds up the next ones until it has committed.
 		Begin: func(ctx context.Context, tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_notify('`+changesChannel+`', $2),
-				set_config('idle_in_transaction_session_timeout', $1, true)`, writeIdle, db.origin); err != nil {
+				set_config('idle_in_transaction_session_timeout', $1, true), pg_advisory_xact_lock_shared($3)`, writeIdle, db.origin, writeGateKey); err != nil {
 				return fmt.Errorf("postgres: begin a write: %w", err)
 			}
 			return nil
@@ -222,6 +277,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// to give way reads, at its next run, what the other committed.
 		Retry:      mustRunAgain,
 		MaxRetries: MaxWriteRetries,
+		Exclusive:  runAlone,
 		// A batch's events and audit records in one statement each.
 		Logs: func(tx *sql.Tx) appendlog.Writer { return logWriter{tx} },
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,8 @@ import (
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/testpg"
 	"github.com/shoal-ml/shoal/store"
+	"github.com/shoal-ml/shoal/store/postgres"
+	"github.com/shoal-ml/shoal/store/sqlstore/txobserve"
 )
 
 // Two servers' writes of different rows run side by side: one server's
@@ -79,13 +83,30 @@ func TestConcurrentReadModifyWritesRunAgainAndLoseNothing(t *testing.T) {
 	if err := a.Update(ctx, func(tx store.Tx) error { return tx.PutSetting("counter", "0") }); err != nil {
 		t.Fatal(err)
 	}
+	raw, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
 	// Both first runs read before either writes.
 	var read sync.WaitGroup
 	read.Add(2)
-	var runs atomic.Int64
+	var runs, alone atomic.Int64
 	increment := func(first *sync.Once) func(tx store.Tx) error {
+		ran := false
 		return func(tx store.Tx) error {
 			runs.Add(1)
+			if ran {
+				// A run again runs alone: it holds the write gate
+				// exclusive ("shoalgat"), which every write takes shared.
+				var n int
+				if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted
+					AND classid = x'73686f61'::int::oid AND objid = x'6c676174'::int::oid`).Scan(&n); err != nil {
+					return err
+				}
+				alone.Add(int64(n))
+			}
+			ran = true
 			v, err := tx.GetSetting("counter")
 			if err != nil {
 				return err
@@ -125,8 +146,11 @@ func TestConcurrentReadModifyWritesRunAgainAndLoseNothing(t *testing.T) {
 	if got != "2" {
 		t.Errorf("counter = %s after two increments read at once; want 2 (an increment lost)", got)
 	}
-	if r := runs.Load(); r < 3 {
-		t.Errorf("the increments ran %d times; want 3 or more (the one that gave way runs again)", r)
+	if r := runs.Load(); r != 3 {
+		t.Errorf("the increments ran %d times; want 3 (the one that gave way runs again, once: alone)", r)
+	}
+	if alone.Load() != 1 {
+		t.Errorf("the run again held the write gate alone %d times; want 1", alone.Load())
 	}
 }
 
@@ -236,6 +260,100 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// Two servers writing as fast as they can, each with 16 callers: writes
+// of rows of their own, and writes that each also draw the next value of
+// one counter (a row every write changes, as every job submission draws
+// the job sequence). No write fails however often the servers' writes of
+// the counter meet: a write run again runs alone (the write gate), so
+// it runs at most twice. It logs the writes a second and the runs again
+// of each arm beside one server's: SHOAL_PG_WRITES_SECONDS=4 go test
+// -run TestTwoServersWritingAtOnce -v ./store/postgres/ measures them
+// (docs/internals/benchmarks.md).
+func TestTwoServersWritingAtOnce(t *testing.T) {
+	t.Parallel()
+	pg := testpg.Start(t)
+	seconds := 0.5
+	if v := os.Getenv("SHOAL_PG_WRITES_SECONDS"); v != "" {
+		var err error
+		if seconds, err = strconv.ParseFloat(v, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var retries atomic.Int64
+	txobserve.SetRetries(func() { retries.Add(1) })
+	defer txobserve.SetRetries(nil)
+	for _, counter := range []bool{false, true} {
+		for _, servers := range []int{1, 2} {
+			url := pg.NewDatabase(t)
+			var dbs []*postgres.DB
+			for range servers {
+				dbs = append(dbs, openOn(t, url))
+			}
+			retries.Store(0)
+			var ok atomic.Int64
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var failures []error
+			stop := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+			for si, db := range dbs {
+				for g := range 16 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; time.Now().Before(stop); i++ {
+							err := db.Update(t.Context(), func(tx store.Tx) error {
+								if counter {
+									if _, err := tx.NextSeq("job"); err != nil {
+										return err
+									}
+								}
+								return tx.PutSetting(fmt.Sprintf("k-%d-%d-%d", si, g, i), "v")
+							})
+							if err != nil {
+								mu.Lock()
+								failures = append(failures, err)
+								mu.Unlock()
+								return
+							}
+							ok.Add(1)
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			arm := fmt.Sprintf("%d server(s), counter %v", servers, counter)
+			for _, err := range failures {
+				t.Errorf("%s: a write failed: %v", arm, err)
+			}
+			// Every write that returned is there, and the counter counted
+			// each once.
+			var n int64
+			raw, err := sql.Open("pgx", url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = raw.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM settings WHERE key LIKE 'k-%'`).Scan(&n)
+			raw.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != ok.Load() {
+				t.Errorf("%s: %d writes returned, %d are stored", arm, ok.Load(), n)
+			}
+			if counter {
+				var next int64
+				if err := dbs[0].Update(t.Context(), func(tx store.Tx) (err error) { next, err = tx.NextSeq("job"); return err }); err != nil {
+					t.Fatal(err)
+				}
+				if next != n+1 {
+					t.Errorf("%s: the counter's next value is %d after %d writes; want %d", arm, next, n, n+1)
+				}
+			}
+			t.Logf("%s: %.0f writes/s, %d runs again", arm, float64(ok.Load())/seconds, retries.Load())
 		}
 	}
 }

@@ -63,6 +63,16 @@ type Batcher struct {
 	Retry func(err error) bool
 	// MaxRetries bounds the runs again of one batch.
 	MaxRetries int
+	// Exclusive, when set, makes a batch's runs again the only write in
+	// progress: it is called on the run's connection before its
+	// transaction begins and returns what ends that once the transaction
+	// has ended (PostgreSQL: an advisory lock every write's Begin takes
+	// shared, taken exclusive for the session). Such a run cannot meet
+	// another write, so a batch runs at most twice. A release that
+	// cannot be sure it ended it marks the connection bad (database/sql
+	// then closes it), so that no pooled connection keeps the store's
+	// writes waiting.
+	Exclusive func(ctx context.Context, conn *sql.Conn) (release func(), err error)
 	// Logs, when set, writes a batch's events and audit records in tx:
 	// the Updates' appends wait in an appendlog.Log and are written in
 	// one statement per log before the batch commits, instead of a round
@@ -255,7 +265,28 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // it committed; nil when the calls' outcomes are final.
 func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int) (again error) {
 	retry := func(err error) bool { return b.Retry != nil && err != nil && b.Retry(err) }
-	stx, err := b.DB.BeginTx(ctx, b.Options)
+	begin := func() (*sql.Tx, error) { return b.DB.BeginTx(ctx, b.Options) }
+	if try > 1 && b.Exclusive != nil {
+		// A run again runs alone: no other write is in progress while
+		// it runs, so it does not conflict again, however busy the
+		// other servers are (before, a batch that met another server's
+		// writes of one row nine times in a row failed).
+		conn, err := b.DB.Conn(ctx)
+		if err != nil {
+			failAll(calls, fmt.Errorf("store: begin transaction: %w", err))
+			return nil
+		}
+		defer conn.Close()
+		release, err := b.Exclusive(ctx, conn)
+		if err != nil {
+			failAll(calls, fmt.Errorf("store: run a write again alone: %w", err))
+			return nil
+		}
+		// Deferred after the rollback below is deferred: runs after it.
+		defer release()
+		begin = func() (*sql.Tx, error) { return conn.BeginTx(ctx, b.Options) }
+	}
+	stx, err := begin()
 	if err != nil {
 		failAll(calls, fmt.Errorf("store: begin transaction: %w", err))
 		return nil
