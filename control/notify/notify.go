@@ -130,7 +130,7 @@ func (n *Notifier) prefetch(ctx context.Context, now time.Time) (jobs map[string
 		if err != nil {
 			return err
 		}
-		evs, err := tx.ListEvents(core.EventFilter{AfterID: cur, Limit: n.cfg.Batch})
+		evs, err := tx.ListEvents(core.EventFilter{AfterID: cur, Following: true, Limit: n.cfg.Batch})
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (n *Notifier) batch(tx store.Tx, now time.Time, jobs map[string]*job.Job) (
 	if err != nil {
 		return 0, nil, err
 	}
-	evs, err := tx.ListEvents(core.EventFilter{AfterID: cur, Limit: n.cfg.Batch})
+	evs, err := tx.ListEvents(core.EventFilter{AfterID: cur, Following: true, Limit: n.cfg.Batch})
 	if err != nil || len(evs) == 0 {
 		return 0, nil, err
 	}

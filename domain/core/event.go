@@ -90,6 +90,12 @@ type EventFilter struct {
 	ResourceName string
 	// AfterID keeps events with a larger ID, for following a log.
 	AfterID int64
+	// Following reads the log as its follower does, by ID (with AfterID,
+	// from 0 on): only events committed, with their IDs, none that the
+	// reading transaction appended and has not written yet (a follower
+	// that saw those would see them again once committed). AfterID > 0
+	// implies it.
+	Following bool
 	// Since keeps events at or after a time (zero: all): a compute's log
 	// starts at its creation, so that one deleted and created again under
 	// its name does not show the old one's events as its own.

@@ -24,7 +24,11 @@ func (a AuditingStore) Update(ctx context.Context, fn func(tx store.Tx) error) e
 	if ri == nil || ri.Audited || p == nil || p.Kind == identity.PrincipalNode || p.Kind == identity.PrincipalSystem {
 		return a.Store.Update(ctx, fn)
 	}
+	detail := ri.Detail
 	err := a.Store.Update(ctx, func(tx store.Tx) error {
+		// fn may say more of the request (identity.SetAuditDetail); a
+		// run again (store.Store.Update) starts from what it said before.
+		ri.Detail = detail
 		if err := fn(tx); err != nil {
 			return err
 		}

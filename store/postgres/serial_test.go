@@ -98,10 +98,10 @@ func TestConcurrentReadModifyWritesRunAgainAndLoseNothing(t *testing.T) {
 			runs.Add(1)
 			if ran {
 				// A run again runs alone: it holds the write gate
-				// exclusive ("shoalgat"), which every write takes shared.
+				// exclusive, which every write takes shared.
 				var n int
-				if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted
-					AND classid = x'73686f61'::int::oid AND objid = x'6c676174'::int::oid`).Scan(&n); err != nil {
+				if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+					WHERE c.relname = 'write_gate' AND l.mode = 'ExclusiveLock' AND l.granted`).Scan(&n); err != nil {
 					return err
 				}
 				alone.Add(int64(n))
@@ -355,5 +355,71 @@ func TestTwoServersWritingAtOnce(t *testing.T) {
 			}
 			t.Logf("%s: %.0f writes/s, %d runs again", arm, float64(ok.Load())/seconds, retries.Load())
 		}
+	}
+}
+
+// A reader following the event log by ID inside a write (the notifier)
+// never moves past an event another server commits after the write's
+// snapshot: the events the write appended are not written, nor their
+// IDs drawn, until it is about to commit, so the reader cannot see them
+// with IDs above that event's. (They were written for any read of the
+// log: the reader saw its own batch's events, above the other server's,
+// and its cursor skipped the other server's for good.) A read that does
+// not follow the log still sees what its transaction appended.
+func TestFollowerInAWriteMissesNoOtherServersEvent(t *testing.T) {
+	t.Parallel()
+	url := testpg.Start(t).NewDatabase(t)
+	a, b := openOn(t, url), openOn(t, url)
+	ctx := t.Context()
+	ev := func(ws string) *core.Event {
+		return &core.Event{Time: time.Now(), Workspace: ws, ResourceType: "test", ResourceName: ws, Kind: "Test"}
+	}
+	first := ev("first")
+	if err := a.Update(ctx, func(tx store.Tx) error { return tx.AppendEvent(first) }); err != nil {
+		t.Fatal(err)
+	}
+	appended, other := make(chan struct{}), make(chan error, 1)
+	var followed, all, following []*core.Event
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(ctx, func(tx store.Tx) error {
+			if err := tx.AppendEvent(ev("mine")); err != nil {
+				return err
+			}
+			close(appended)
+			if err := <-other; err != nil {
+				return err
+			}
+			var err error
+			if followed, err = tx.ListEvents(core.EventFilter{AfterID: first.ID, Limit: 10}); err != nil {
+				return err
+			}
+			if following, err = tx.ListEvents(core.EventFilter{Following: true}); err != nil {
+				return err
+			}
+			all, err = tx.ListEvents(core.EventFilter{})
+			return err
+		})
+	}()
+	<-appended
+	other <- b.Update(ctx, func(tx store.Tx) error { return tx.AppendEvent(ev("theirs")) })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range followed {
+		t.Errorf("the follower read event %d (%s) inside the write; want none: its own are not committed, the other server's after its snapshot", e.ID, e.Workspace)
+	}
+	if len(following) != 1 || following[0].ID != first.ID {
+		t.Errorf("Following from 0 read %v; want only the first event", following)
+	}
+	if len(all) != 2 || all[1].Workspace != "mine" {
+		t.Errorf("a plain read in the write read %d events; want the first and its own", len(all))
+	}
+	var log []*core.Event
+	if err := b.View(ctx, func(tx store.Tx) (err error) { log, err = tx.ListEvents(core.EventFilter{}); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 || log[1].Workspace != "theirs" || log[2].Workspace != "mine" {
+		t.Errorf("the log after both: %d events; want first, theirs, mine (IDs in commit order)", len(log))
 	}
 }

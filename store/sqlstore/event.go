@@ -37,12 +37,45 @@ func (t *tx) AppendEvent(e *core.Event) error {
 }
 
 // ListEvents returns the events matching filter, by ascending ID. Workspace
-// and resource names compare case-insensitively.
+// and resource names compare case-insensitively. What this transaction
+// appended is part of what it reads, after the stored events, with no ID
+// yet in a batch that defers its log rows (Within's log): they are not
+// written for the read. Written in the middle of the transaction, they
+// would draw their IDs then, above the IDs another server commits after
+// this transaction's snapshot, and a reader following the log by ID in
+// it (AfterID) would move past those IDs, never to see them; and on
+// PostgreSQL the event log's lock would be held from then to the commit.
+// A read that follows the log (Following, AfterID) gets no unwritten
+// events: it reads them once they are committed, with their IDs.
 func (t *tx) ListEvents(filter core.EventFilter) ([]*core.Event, error) {
-	// What this transaction appended is part of what it reads.
-	if err := t.log.FlushEvents(); err != nil {
-		return nil, fmt.Errorf("store: list events: %w", err)
+	out, err := t.listStoredEvents(filter)
+	if err != nil || filter.Following || filter.AfterID > 0 {
+		return out, err
 	}
+	for _, e := range t.log.PendingEvents() {
+		if filter.Limit > 0 && len(out) >= filter.Limit {
+			break
+		}
+		if eventMatches(e, filter) {
+			c := *e
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+// eventMatches says whether an event not yet written matches filter, as
+// listStoredEvents's query would.
+func eventMatches(e *core.Event, f core.EventFilter) bool {
+	return (f.Workspace == "" || strings.EqualFold(e.Workspace, f.Workspace)) &&
+		(f.ResourceType == "" || e.ResourceType == f.ResourceType) &&
+		(f.ResourceName == "" || strings.EqualFold(e.ResourceName, f.ResourceName)) &&
+		(f.Since.IsZero() || !stored(e.Time).Before(stored(f.Since)))
+}
+
+// listStoredEvents returns the stored events matching filter, by
+// ascending ID.
+func (t *tx) listStoredEvents(filter core.EventFilter) ([]*core.Event, error) {
 	var where []string
 	var args []any
 	add := func(cond string, arg any) {

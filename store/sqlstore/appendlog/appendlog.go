@@ -5,12 +5,15 @@
 // On PostgreSQL every statement is a round trip, and the write
 // transactions of one server run one after another, so their statements
 // bound the job path. Appending an event was the most frequent of them
-// (3.8 a job: a submission's, a start's, an end's, a hand-on's), and no
-// statement of a batch reads a log it appends to (a read of one writes
-// what is pending first: Log.FlushEvents, Log.FlushAudit). The rows are
-// written inside the transaction, under the same lock and before the same
-// commit, so that they commit or roll back with the Updates that appended
-// them, in the order appended, and take their IDs in that order.
+// (3.8 a job: a submission's, a start's, an end's, a hand-on's). A read of
+// the event log adds the matching events that wait to what it read from
+// the database (PendingEvents), so that the events are written, and their
+// IDs drawn, only as the batch is about to commit (on PostgreSQL under a
+// lock held to the commit: see store/postgres); a read of the audit log
+// writes what waits first (Log.FlushAudit). The rows are written inside
+// the transaction, before its commit, so that they commit or roll back
+// with the Updates that appended them, in the order appended, and take
+// their IDs in that order.
 //
 // Who may reach it: only the store's own transactions; nothing here
 // is read from a request.
@@ -90,6 +93,16 @@ func (l *Log) Undo(m Mark) {
 	}
 	clear(l.audit[m.audit:])
 	l.audit = l.audit[:m.audit]
+}
+
+// PendingEvents returns the events that wait to be written, in the order
+// appended (their IDs are 0 until they are). The slice is l's: read it
+// before the next AddEvent.
+func (l *Log) PendingEvents() []*core.Event {
+	if l == nil {
+		return nil
+	}
+	return l.events[l.eventsWritten:]
 }
 
 // Pending returns how many rows wait to be written.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -43,8 +44,11 @@ type Batcher struct {
 	Options *sql.TxOptions
 	// Now gives each Update its time.
 	Now func() time.Time
-	// Begin runs first in each transaction (the store's write lock).
-	Begin func(ctx context.Context, tx *sql.Tx) error
+	// Begin runs first in each transaction; alone is true in a run again
+	// (Retry), which Begin makes the only write in progress (PostgreSQL:
+	// the write gate, which other writes take shared, taken exclusive),
+	// so that it cannot conflict again and a batch runs at most twice.
+	Begin func(ctx context.Context, tx *sql.Tx, alone bool) error
 	// Check runs before each Update with that Update's context (a
 	// fence's check); its error is the Update's.
 	Check func(ctx context.Context, tx *sql.Tx) error
@@ -63,16 +67,14 @@ type Batcher struct {
 	Retry func(err error) bool
 	// MaxRetries bounds the runs again of one batch.
 	MaxRetries int
-	// Exclusive, when set, makes a batch's runs again the only write in
-	// progress: it is called on the run's connection before its
-	// transaction begins and returns what ends that once the transaction
-	// has ended (PostgreSQL: an advisory lock every write's Begin takes
-	// shared, taken exclusive for the session). Such a run cannot meet
-	// another write, so a batch runs at most twice. A release that
-	// cannot be sure it ended it marks the connection bad (database/sql
-	// then closes it), so that no pooled connection keeps the store's
-	// writes waiting.
-	Exclusive func(ctx context.Context, conn *sql.Conn) (release func(), err error)
+	// AloneFor, when set, is how long after a run again this store's
+	// batches run alone from their first run (Begin's alone), since
+	// writes that just conflicted with others' are likely to again: two
+	// servers drawing one counter flat out then take turns as under one
+	// lock instead of each running most batches twice.
+	AloneFor time.Duration
+	// lastRunAgain is when a batch last ran again (Unix nanoseconds).
+	lastRunAgain atomic.Int64
 	// Logs, when set, writes a batch's events and audit records in tx:
 	// the Updates' appends wait in an appendlog.Log and are written in
 	// one statement per log before the batch commits, instead of a round
@@ -185,19 +187,29 @@ func (b *Batcher) write(calls []*batchCall) {
 		defer cancel()
 		defer b.timedOut(ctx, calls)
 	}
+	// While this store's writes keep meeting others' (a run again in the
+	// last AloneFor), a batch runs alone from its first run: run first
+	// beside the others, it would most likely conflict again and run
+	// twice.
+	alone := b.AloneFor > 0 && time.Since(time.Unix(0, b.lastRunAgain.Load())) < b.AloneFor
 	for try := 1; ; try++ {
-		err := b.attempt(ctx, calls, try)
+		err := b.attempt(ctx, calls, try, alone || try > 1)
 		if err == nil {
 			break
 		}
+		b.lastRunAgain.Store(time.Now().UnixNano())
 		// Run again: nothing of this try was committed. What the calls
 		// were told by it is forgotten, and the next try runs each of
 		// them anew, in a transaction whose snapshot follows the
 		// conflicting writer's commit.
 		if try > b.MaxRetries || ctx.Err() != nil {
+			why := fmt.Errorf("%w (%d tries): %w", errNotSerialised, try, err)
+			if ctx.Err() != nil {
+				why = fmt.Errorf("%w (%s, %d tries): %w", errWriteTimedOut, b.Timeout, try, err)
+			}
 			for _, c := range calls {
 				if b.Retry != nil && b.Retry(c.err) || c.err == nil && c.panicked == nil {
-					c.err = fmt.Errorf("%w (%d tries): %w", errNotSerialised, try, err)
+					c.err = why
 				}
 			}
 			break
@@ -224,7 +236,7 @@ func (b *Batcher) write(calls []*batchCall) {
 
 // errNotSerialised marks a write the database would not commit beside
 // another server's, however often it was run again.
-var errNotSerialised = core.Errorf(core.EUNAVAILABLE, "store: the write conflicted with another server's write each time it was run")
+var errNotSerialised = core.Errorf(core.EUNAVAILABLE, "store: the write conflicted with another write each time it was run")
 
 // errRunAgainInjected has a write run again in the tests that look for
 // an Update not safe to run twice (failpoint.RunAgain).
@@ -259,34 +271,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// attempt runs calls once in one transaction (the try'th time), setting
-// each call's outcome, and returns the error for which the database asks for the
+// attempt runs calls once in one transaction (the try'th time; alone: as
+// the only write in progress, Begin's), setting each call's outcome, and returns the error for which the database asks for the
 // whole transaction to be run again (Retry), rolled back with nothing of
 // it committed; nil when the calls' outcomes are final.
-func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int) (again error) {
+func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int, alone bool) (again error) {
 	retry := func(err error) bool { return b.Retry != nil && err != nil && b.Retry(err) }
-	begin := func() (*sql.Tx, error) { return b.DB.BeginTx(ctx, b.Options) }
-	if try > 1 && b.Exclusive != nil {
-		// A run again runs alone: no other write is in progress while
-		// it runs, so it does not conflict again, however busy the
-		// other servers are (before, a batch that met another server's
-		// writes of one row nine times in a row failed).
-		conn, err := b.DB.Conn(ctx)
-		if err != nil {
-			failAll(calls, fmt.Errorf("store: begin transaction: %w", err))
-			return nil
-		}
-		defer conn.Close()
-		release, err := b.Exclusive(ctx, conn)
-		if err != nil {
-			failAll(calls, fmt.Errorf("store: run a write again alone: %w", err))
-			return nil
-		}
-		// Deferred after the rollback below is deferred: runs after it.
-		defer release()
-		begin = func() (*sql.Tx, error) { return conn.BeginTx(ctx, b.Options) }
-	}
-	stx, err := begin()
+	stx, err := b.DB.BeginTx(ctx, b.Options)
 	if err != nil {
 		failAll(calls, fmt.Errorf("store: begin transaction: %w", err))
 		return nil
@@ -298,7 +289,11 @@ func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int) (aga
 		}
 	}()
 	if b.Begin != nil {
-		if err := b.Begin(ctx, stx); err != nil {
+		// A run again runs alone: no other write is in progress while
+		// it runs, so it does not conflict again, however busy the
+		// other servers are (before, a batch that met another server's
+		// writes of one row nine times in a row failed).
+		if err := b.Begin(ctx, stx, alone); err != nil {
 			if retry(err) {
 				return err
 			}

@@ -40,7 +40,7 @@ func newBatcher(t *testing.T) (*Batcher, *atomic.Int64) {
 	db := openSettings(t)
 	var txs atomic.Int64
 	b := &Batcher{DB: db, Stmts: stmtcache.New(db), Now: time.Now,
-		Begin: func(ctx context.Context, tx *sql.Tx) error { txs.Add(1); return nil }}
+		Begin: func(ctx context.Context, tx *sql.Tx, alone bool) error { txs.Add(1); return nil }}
 	t.Cleanup(func() { b.Stmts.Close() })
 	return b, &txs
 }
@@ -345,6 +345,12 @@ func TestBatchRunsAgainWhenTheDatabaseAsks(t *testing.T) {
 	b, txs := newBatcher(t)
 	b.Retry = func(err error) bool { return errors.Is(err, errRunAgain) }
 	b.MaxRetries = 3
+	var alone []bool // each transaction's Begin: a run again runs alone
+	begin := b.Begin
+	b.Begin = func(ctx context.Context, tx *sql.Tx, a bool) error {
+		alone = append(alone, a)
+		return begin(ctx, tx, a)
+	}
 	release := make(chan struct{})
 	held := hold(t, b, release)
 	var runs [3]atomic.Int64
@@ -387,6 +393,10 @@ func TestBatchRunsAgainWhenTheDatabaseAsks(t *testing.T) {
 	}
 	if got := txs.Load() - before; got != 2 {
 		t.Errorf("%d transactions for the batch; want 2 (one run again)", got)
+	}
+	// The held Update's transaction, the batch's, its run again.
+	if fmt.Sprint(alone) != "[false false true]" {
+		t.Errorf("Begin's alone, transaction by transaction: %v; want [false false true] (only the run again alone)", alone)
 	}
 	for i, want := range []string{"run 2", "run 2", ""} {
 		if v, _ := setting(t, b, fmt.Sprint("k", i)); v != want {

@@ -36,6 +36,7 @@ var NotCopied = map[string]string{
 	"wait_reasons":   "the leader's latest scheduler pass: the next pass writes them again",
 	"view_gen":       "the destination's own: Copy moves its generation past the copied nodes', and a server's first view reads every node",
 	"node_deletions": "deletions a view of the source had yet to read: a view of the destination starts by reading every node",
+	"write_gate":     "PostgreSQL's write transactions lock it; it holds no rows",
 }
 
 // Endpoint is one side of a copy: a database with Shoal's schema.
