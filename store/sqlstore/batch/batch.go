@@ -190,7 +190,9 @@ func (b *Batcher) write(calls []*batchCall) {
 	// While this store's writes keep meeting others' (a run again in the
 	// last AloneFor), a batch runs alone from its first run: run first
 	// beside the others, it would most likely conflict again and run
-	// twice.
+	// twice. Wall time, as began's: how busy the database is now, which
+	// the store's clock (a simulation's, a test's) does not say; no
+	// decision of Shoal's reads it.
 	alone := b.AloneFor > 0 && time.Since(time.Unix(0, b.lastRunAgain.Load())) < b.AloneFor
 	for try := 1; ; try++ {
 		err := b.attempt(ctx, calls, try, alone || try > 1)
@@ -253,7 +255,9 @@ func failAll(calls []*batchCall, err error) {
 
 // backoff is how long a batch waits before its try+1'th run: a random
 // time up to 2^try milliseconds (at most 256), so that the servers whose
-// writes conflicted do not meet again at once.
+// writes conflicted do not meet again at once. The global source, not an
+// injected one: the jitter spreads load on the database and decides
+// nothing that a simulation replays.
 func backoff(try int) time.Duration {
 	ceiling := time.Millisecond << min(try, 8)
 	return time.Duration(rand.Int64N(int64(ceiling)))
