@@ -221,7 +221,7 @@ func (b *Batcher) write(calls []*batchCall) {
 			c.err, c.panicked, c.ran = nil, nil, false
 		}
 		if !sleepCtx(ctx, backoff(try)) {
-			failAll(calls, fmt.Errorf("%w: %w", errNotSerialised, ctx.Err()))
+			failAll(calls, fmt.Errorf("%w (%s, %d tries): %w", errWriteTimedOut, b.Timeout, try, err))
 			break
 		}
 	}
