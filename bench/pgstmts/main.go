@@ -47,7 +47,7 @@ func main() {
 	if len(c.lengths) > 0 {
 		sort.Ints(c.lengths)
 		at := func(q float64) int { return c.lengths[int(q*float64(len(c.lengths)-1))] }
-		fmt.Printf("statements per write transaction (the write lock held, in round trips): p50 %d, p99 %d, max %d\n", at(0.5), at(0.99), c.lengths[len(c.lengths)-1])
+		fmt.Printf("statements per write transaction (its server's write path held, in round trips): p50 %d, p99 %d, max %d\n", at(0.5), at(0.99), c.lengths[len(c.lengths)-1])
 	}
 	if *jobs > 0 {
 		n := float64(*jobs)
@@ -79,7 +79,7 @@ type counts struct {
 	// byQuery counts the write transactions' statements by text (cut).
 	byQuery map[string]int
 	// lengths are the statements of each write transaction, begin and
-	// commit included: how long each held the store's write lock, in
+	// commit included: how long each held its server's write path, in
 	// round trips.
 	lengths []int
 }

@@ -81,8 +81,9 @@ func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 			return total, err
 		}
 		if events == 0 {
-			// Nothing new: no write transaction, which on PostgreSQL
-			// would take the store's write lock only to read the cursor.
+			// Nothing new: no write transaction, which on one server's
+			// PostgreSQL store would wait its turn among the writes only
+			// to read the cursor.
 			break
 		}
 		var read int
@@ -114,9 +115,9 @@ func (n *Notifier) RunOnce(ctx context.Context, now time.Time) (int, error) {
 // prefetch reads, in a read-only transaction, the jobs that the next
 // batch's events are about, keyed by jobKey (nil: the job is gone). The
 // batch's write transaction then reads none of them: on PostgreSQL each
-// read is a round trip, and the write transaction holds the store's
-// write lock, which every other write of every server waits for (a
-// batch of 500 jobs' ends read 500 jobs one after another under it). A
+// read is a round trip, and a server's write transactions run one after
+// another, so its other writes wait for them (a batch of 500 jobs' ends
+// read 500 jobs one after another in it). A
 // job read a moment before the write is as good as one read in it: the
 // notification is of an event already in the log, and a job changed
 // since says the same of how it ended (its status read now would be no

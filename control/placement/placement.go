@@ -82,10 +82,11 @@ var principal = identity.SystemPrincipal("scheduler")
 // autoscaler plans from in the same pass.
 //
 // The state is read and the placement decided in a read-only transaction;
-// only the placements take the write lock, each re-checked (job still
-// queued, nodes still free) since the world may have moved in between.
-// Holding the single writer while reading every node and the whole queue
-// would stall every agent's report behind each pass.
+// only the placements are written, each re-checked (job still queued,
+// nodes still free) since the world may have moved in between. Reading
+// every node and the whole queue in a write would stall every agent's
+// report behind each pass (SQLite's single writer, a server's writes one
+// batch at a time on PostgreSQL).
 //
 // A full pass reads the whole queue and refreshes every waiting job's
 // reason; a partial one reads only the heads of the queues and leaves the

@@ -86,12 +86,13 @@ const writeLockKey int64 = 0x73686f616c777269
 
 // WriteIdleTimeout is how long the database lets an Update's transaction
 // wait for its server's next statement before it ends the session, and
-// with it the transaction and its write lock. A server cut off from the
+// with it the transaction and its locks. A server cut off from the
 // database in the middle of a write (its packets dropped, not refused:
-// the database sees no close) would otherwise hold the lock until the
-// operating system's TCP keepalive gave up on the connection, two hours
-// by default, and no server could write: not the other servers' API
-// calls, nor the leader that took over its lease (6 s by default). A
+// the database sees no close) would otherwise hold its row locks (and,
+// should a run again queue for the write gate behind it, every write)
+// until the operating system's TCP keepalive gave up on the connection,
+// two hours by default: not the other servers' API calls, nor the leader
+// that took over its lease (6 s by default), could write those rows. A
 // write's server sends its statements one after another, its own work
 // between them taking milliseconds. A database still sending a large
 // result to a cut-off server is not idle: it waits for TCP's
@@ -280,7 +281,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // a copy into the database, for the rest of tx. Updates do not take it.
 func lockWrites(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey); err != nil {
-		return fmt.Errorf("postgres: take the write lock: %w", err)
+		return fmt.Errorf("postgres: take the migrations' and copies' lock: %w", err)
 	}
 	return nil
 }
@@ -331,7 +332,7 @@ func (db *DB) Close() error {
 
 // CopyEndpoint is the database as a copy's source or destination
 // (backups, restores, moving to another store): read on a REPEATABLE READ
-// snapshot, written under the write lock, with the identity sequences
+// snapshot, written under the migrations' and copies' lock, with the identity sequences
 // moved past the copied IDs.
 func (db *DB) CopyEndpoint() storecopy.Endpoint {
 	return storecopy.Endpoint{

@@ -148,8 +148,8 @@ var affected = sqlq.Affected
 // (truncated to the stored precision), and commits it when fn returns nil;
 // otherwise it rolls back and returns fn's error unchanged, but for a full
 // disk, which becomes a storage_full error (diskfull.Classify). before, when
-// set, runs first inside the transaction (a store takes its write lock
-// there). The statements fn ran unprepared are prepared in stmts
+// set, runs first inside the transaction (a store's own first
+// statement). The statements fn ran unprepared are prepared in stmts
 // afterwards, once the transaction has released its connection.
 func Run(ctx context.Context, h *sql.DB, stmts *stmtcache.Cache, opts *sql.TxOptions, now time.Time, before func(context.Context, *sql.Tx) error, fn func(tx store.Tx) error) error {
 	if (opts == nil || !opts.ReadOnly) && failpoint.RunAgain() {

@@ -21,17 +21,18 @@ var cachedTables = []string{"computes", "workspaces", "workspace_limits"}
 // Cache keeps the single-row reads of cachedTables for the rest of one
 // transaction, which a store's write transaction may share among the
 // Updates it runs (batch.Batcher): on PostgreSQL each read it answers is a
-// round trip less, and the writers' round trips, one after another under
-// the store's write lock, are what bound the job path (35 statements per
+// round trip less, and the writers' round trips, one after another in a
+// server's batches, are what bound the job path (35 statements per
 // job in the write transactions, 5 of them reads of these rows already
 // read in the same transaction).
 //
 // A row read earlier in a transaction is what the database would return
-// again only while no one else can change it: in a View (one snapshot),
-// in a SQLite write transaction (one writer) and in a PostgreSQL write
-// transaction, which holds the store-wide write lock that every writer
-// of these tables takes. A store that lets writers in at finer grain must
-// not share a Cache beyond what its transaction has locked. The
+// again: in a View (one snapshot), in a SQLite write transaction (one
+// writer) and in a PostgreSQL write transaction, which is SERIALIZABLE
+// and so reads one snapshot, taken at its first read, while PostgreSQL
+// tracks that first read against other servers' writes. A store whose
+// write transactions read the latest committed rows at each statement
+// (READ COMMITTED) must not share a Cache unless it locks what it read. The
 // transaction's own writes to a table forget what was read of it (any
 // statement that is not a SELECT and names the table), and whoever rolls
 // part of a transaction back (to a savepoint) calls Reset.

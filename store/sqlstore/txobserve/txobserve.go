@@ -34,8 +34,9 @@ func Transaction(readOnly bool, d time.Duration, err error) {
 
 // writes, when set, is told of every write transaction once it ends: how
 // many Updates it carried (more than one when a batch shared it) and how
-// long it held the store's writer (SQLite's one write connection,
-// PostgreSQL's write lock). Its rate over a run says how busy the write
+// long it held the store's writer (SQLite's one write connection; on
+// PostgreSQL from its begin to its commit, a server's writes running one
+// batch at a time). Its rate over a run says how busy the write
 // path was: near one second a second, the writes are the bound.
 var writes atomic.Pointer[func(updates int, held time.Duration)]
 
