@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
 	"github.com/shoal-ml/shoal/internal/testpg"
@@ -78,5 +79,52 @@ func openHeld(t *testing.T) (db *postgres.DB, release func()) {
 		if err := <-held; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An Update that goes on after one of its own statements failed (it
+// took the error for something it may ignore) leaves the transaction
+// aborted: it fails alone, and the Updates that share its batch are
+// committed. Taken for a swallowed conflict, the batch runs again alone,
+// where the error can only be the Update's own.
+func TestUpdateThatSwallowsItsErrorFailsAlone(t *testing.T) {
+	db, release := openHeld(t)
+	keys := []string{"x", "y", "z"}
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = db.Update(t.Context(), func(tx store.Tx) error {
+				if k == "x" {
+					_ = tx.PutSetting(k, "nul\x00byte") // refused, and ignored
+					return nil
+				}
+				return tx.PutSetting(k, "v")
+			})
+		}()
+		for db.Waiting() < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	release()
+	wg.Wait()
+	if errs[0] == nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("outcomes %v; want x's failure alone", errs)
+	}
+	err := db.View(t.Context(), func(tx store.Tx) error {
+		for _, k := range []string{"y", "z"} {
+			if _, err := tx.GetSetting(k); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		if _, err := tx.GetSetting("x"); core.ErrorCode(err) != core.ENOTFOUND {
+			return fmt.Errorf("x: %v, want not found", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }

@@ -14,8 +14,10 @@
 // Retry), reading what the other committed, and alone: every write takes
 // the write gate (a table lock, 0041_write_gate.sql) shared in its first
 // statement, and a run again takes it exclusive (beginWrite), so it waits
-// for the writes in progress and holds up new ones, and cannot conflict
-// again: no write runs more than twice. Before, every Update took one
+// for the writes in progress and holds up new ones, and meets no other
+// write (but in a rare race with the commit of the last write it waited
+// for, which costs one run more): a write runs twice at most, all but
+// always. Before, every Update took one
 // store-wide advisory lock, so a server's writes waited for every other
 // server's. The event log is the exception: its IDs must be committed in
 // the order they are drawn, since the notifier follows the log by ID, so
@@ -110,8 +112,8 @@ const WriteTimeout = 30 * time.Second
 
 // MaxWriteRetries bounds how many times more a batch of Updates runs when
 // PostgreSQL will not commit it beside another server's write. A run
-// again runs alone (beginWrite) and so does not conflict again: the bound
-// is a guard, not a figure that is reached. Each run again follows a
+// again runs alone (beginWrite) and so all but never conflicts again: the
+// bound is a guard, not a figure that is reached. Each run again follows a
 // random wait of up to 2, 4, … 256 ms; a write that still conflicts fails
 // with core.EUNAVAILABLE (HTTP 503), which Azure's SDKs and Shoal's agents
 // retry.
@@ -125,22 +127,22 @@ const writeAloneFor = 500 * time.Millisecond
 
 // mustRunAgain says whether err is PostgreSQL asking for the transaction
 // to be run again: a serialization failure (40001) or a deadlock
-// (40P01), both of which roll it back. Also a statement refused because
-// the transaction was aborted (25P02), or a commit that rolled back
-// instead: an Update read that PostgreSQL failed with a serialization
-// failure, took the failure for the row's absence (some reads mean "if
-// there is one"), and went on; the run again, alone, meets no conflict.
-// An Update that swallows an error of another kind fails this way at
-// every run, and after MaxWriteRetries as unavailable.
+// (40P01), both of which roll it back.
 func mustRunAgain(err error) bool {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "40001", "40P01", "25P02":
-			return true
-		}
-	}
-	return errors.Is(err, pgx.ErrTxCommitRollback)
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// wasAborted says whether err is a statement refused because the
+// transaction was already aborted (25P02), or a commit that rolled back
+// instead: what an Update leaves when it took a read's serialization
+// failure for the row's absence (some reads mean "if there is one") and
+// went on. The batch runs again alone if it ran beside other writes
+// (batch.Batcher.Aborted); alone, it is the Update's own error, which
+// fails that Update only.
+func wasAborted(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25P02" || errors.Is(err, pgx.ErrTxCommitRollback)
 }
 
 // beginWrite is a write transaction's first statements: the write gate
@@ -268,6 +270,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		// serialization failure, a deadlock) run again: the one it chose
 		// to give way reads, at its next run, what the other committed.
 		Retry:      mustRunAgain,
+		Aborted:    wasAborted,
 		MaxRetries: MaxWriteRetries,
 		AloneFor:   writeAloneFor,
 		// A batch's events and audit records in one statement each.

@@ -47,7 +47,8 @@ type Batcher struct {
 	// Begin runs first in each transaction; alone is true in a run again
 	// (Retry), which Begin makes the only write in progress (PostgreSQL:
 	// the write gate, which other writes take shared, taken exclusive),
-	// so that it cannot conflict again and a batch runs at most twice.
+	// so that it meets no other write and a batch runs twice at most, all
+	// but always.
 	Begin func(ctx context.Context, tx *sql.Tx, alone bool) error
 	// Check runs before each Update with that Update's context (a
 	// fence's check); its error is the Update's.
@@ -65,6 +66,15 @@ type Batcher struct {
 	// up to MaxRetries times, after a random wait; fn must then have no
 	// effect outside tx that a second run would repeat (store.Store).
 	Retry func(err error) bool
+	// Aborted, when set, says whether err is the database refusing a
+	// statement because the transaction was already aborted, or a commit
+	// that rolled back instead: what an Update leaves behind when it took
+	// a conflict (Retry's) for a row's absence and went on. A batch that
+	// ran beside other writes runs again alone for it; one that ran alone
+	// cannot have met a conflict, so there it is the Update's own error,
+	// and the Update fails alone (rolled back to its savepoint). It does
+	// not make the store's next batches run alone (AloneFor).
+	Aborted func(err error) bool
 	// MaxRetries bounds the runs again of one batch.
 	MaxRetries int
 	// AloneFor, when set, is how long after a run again this store's
@@ -73,8 +83,10 @@ type Batcher struct {
 	// servers drawing one counter flat out then take turns as under one
 	// lock instead of each running most batches twice.
 	AloneFor time.Duration
-	// lastRunAgain is when a batch last ran again (Unix nanoseconds).
-	lastRunAgain atomic.Int64
+	// lastConflict is when a batch last met a conflict (Retry), as the
+	// time since monotonicStart in nanoseconds (0: never): a step of the
+	// wall clock does not stretch AloneFor.
+	lastConflict atomic.Int64
 	// Logs, when set, writes a batch's events and audit records in tx:
 	// the Updates' appends wait in an appendlog.Log and are written in
 	// one statement per log before the batch commits, instead of a round
@@ -193,13 +205,16 @@ func (b *Batcher) write(calls []*batchCall) {
 	// twice. Wall time, as began's: how busy the database is now, which
 	// the store's clock (a simulation's, a test's) does not say; no
 	// decision of Shoal's reads it.
-	alone := b.AloneFor > 0 && time.Since(time.Unix(0, b.lastRunAgain.Load())) < b.AloneFor
+	last := b.lastConflict.Load()
+	alone := b.AloneFor > 0 && last != 0 && time.Since(monotonicStart)-time.Duration(last) < b.AloneFor
 	for try := 1; ; try++ {
 		err := b.attempt(ctx, calls, try, alone || try > 1)
 		if err == nil {
 			break
 		}
-		b.lastRunAgain.Store(time.Now().UnixNano())
+		if b.Retry != nil && b.Retry(err) {
+			b.lastConflict.Store(int64(max(time.Since(monotonicStart), 1)))
+		}
 		// Run again: nothing of this try was committed. What the calls
 		// were told by it is forgotten, and the next try runs each of
 		// them anew, in a transaction whose snapshot follows the
@@ -210,7 +225,7 @@ func (b *Batcher) write(calls []*batchCall) {
 				why = fmt.Errorf("%w (%s, %d tries): %w", errWriteTimedOut, b.Timeout, try, err)
 			}
 			for _, c := range calls {
-				if b.Retry != nil && b.Retry(c.err) || c.err == nil && c.panicked == nil {
+				if b.Retry != nil && b.Retry(c.err) || b.Aborted != nil && b.Aborted(c.err) || c.err == nil && c.panicked == nil {
 					c.err = why
 				}
 			}
@@ -235,6 +250,10 @@ func (b *Batcher) write(calls []*batchCall) {
 	// the write path all along.
 	txobserve.Write(len(calls), d)
 }
+
+// monotonicStart is the process's start on the monotonic clock, which
+// the time of the last conflict counts from (Batcher.lastConflict).
+var monotonicStart = time.Now()
 
 // errNotSerialised marks a write the database would not commit beside
 // another server's, however often it was run again.
@@ -280,7 +299,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // whole transaction to be run again (Retry), rolled back with nothing of
 // it committed; nil when the calls' outcomes are final.
 func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int, alone bool) (again error) {
-	retry := func(err error) bool { return b.Retry != nil && err != nil && b.Retry(err) }
+	retry := func(err error) bool {
+		return err != nil && (b.Retry != nil && b.Retry(err) || !alone && b.Aborted != nil && b.Aborted(err))
+	}
 	stx, err := b.DB.BeginTx(ctx, b.Options)
 	if err != nil {
 		failAll(calls, fmt.Errorf("store: begin transaction: %w", err))
@@ -369,13 +390,33 @@ func (b *Batcher) attempt(ctx context.Context, calls []*batchCall, try int, alon
 				failAll(calls, fmt.Errorf("store: roll back to savepoint: %w", err))
 				return nil
 			}
-		case i < len(calls)-1:
-			if _, err := stx.ExecContext(ctx, "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"); err != nil {
+		case i < len(calls)-1 || alone:
+			// Run alone, the last Update releases its savepoint too (a
+			// round trip more, on this rare path): an Update that went
+			// on after a statement of its own failed leaves the
+			// transaction aborted, and it is found here, where it can
+			// fail alone, rather than at the commit, which would fail
+			// every Update of the batch.
+			release := "RELEASE SAVEPOINT shoal_call; SAVEPOINT shoal_call"
+			if i == len(calls)-1 {
+				release = "RELEASE SAVEPOINT shoal_call"
+			}
+			if _, err := stx.ExecContext(ctx, release); err != nil {
 				if retry(err) {
 					return err
 				}
-				failAll(calls, fmt.Errorf("store: release savepoint: %w", err))
-				return nil
+				if !(alone && b.Aborted != nil && b.Aborted(err)) {
+					failAll(calls, fmt.Errorf("store: release savepoint: %w", err))
+					return nil
+				}
+				c.err = fmt.Errorf("store: the update went on after the database refused one of its statements: %w", err)
+				ok--
+				cache.Reset()
+				log.Undo(mark)
+				if _, err := stx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT shoal_call"); err != nil {
+					failAll(calls, fmt.Errorf("store: roll back to savepoint: %w", err))
+					return nil
+				}
 			}
 		}
 	}
