@@ -1,6 +1,7 @@
 // Package batch group-commits a SQL store's Updates: those that arrive
 // while another is being written share one transaction (Batcher), each in
-// a savepoint of its own, with the queries of sqlstore.
+// a savepoint of its own, with the queries of sqlstore; a batch the
+// database will not commit beside another writer's runs again.
 package batch
 
 import (
@@ -10,7 +11,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoal-ml/shoal/domain/core"
@@ -28,14 +28,14 @@ import (
 const maxBatch = 64
 
 // Batcher runs the Updates that arrive while another is being written in
-// one transaction (group commit). On a store whose writers are
-// serialised by a lock that costs round trips (PostgreSQL's advisory
-// lock: begin, lock, commit), the callers then share those round trips
-// and one lock acquisition instead of queueing on the lock one by one,
-// each holding a connection. Each Update keeps its own outcome: it runs
-// inside a savepoint, and a failing one is rolled back to it without
-// touching the others. Every Update still runs exactly once, in order of
-// arrival, with its own context values (a fence) and its own time.
+// one transaction (group commit). On a store whose every transaction
+// costs round trips (PostgreSQL: begin, the write gate, commit), the
+// callers then share those round trips instead of each paying them,
+// holding a connection. Each Update keeps its own outcome: it runs inside
+// a savepoint, and a failing one is rolled back to it without touching
+// the others. The Updates run in order of arrival, with their own context
+// values (a fence) and their own time, once, or again with the whole
+// batch when the database asks (Retry): only the last run commits.
 type Batcher struct {
 	// DB is the pool transactions are begun on, Stmts its statement cache
 	// and Options the transactions' options.
@@ -77,16 +77,12 @@ type Batcher struct {
 	Aborted func(err error) bool
 	// MaxRetries bounds the runs again of one batch.
 	MaxRetries int
-	// AloneFor, when set, is how long after a run again this store's
-	// batches run alone from their first run (Begin's alone), since
+	// AloneFor, when set, is how long (by Now) after a conflict this
+	// store's batches run alone from their first run (Begin's alone), since
 	// writes that just conflicted with others' are likely to again: two
 	// servers drawing one counter flat out then take turns as under one
 	// lock instead of each running most batches twice.
 	AloneFor time.Duration
-	// lastConflict is when a batch last met a conflict (Retry), as the
-	// time since monotonicStart in nanoseconds (0: never): a step of the
-	// wall clock does not stretch AloneFor.
-	lastConflict atomic.Int64
 	// Logs, when set, writes a batch's events and audit records in tx:
 	// the Updates' appends wait in an appendlog.Log and are written in
 	// one statement per log before the batch commits, instead of a round
@@ -96,6 +92,9 @@ type Batcher struct {
 	mu      sync.Mutex
 	queue   []*batchCall
 	leading bool
+	// lastConflict is when, by Now, a batch last met a conflict (Retry);
+	// zero: never. Guarded by mu.
+	lastConflict time.Time
 }
 
 // batchCall is one Update waiting in a Batcher.
@@ -199,21 +198,18 @@ func (b *Batcher) write(calls []*batchCall) {
 		defer cancel()
 		defer b.timedOut(ctx, calls)
 	}
-	// While this store's writes keep meeting others' (a run again in the
-	// last AloneFor), a batch runs alone from its first run: run first
-	// beside the others, it would most likely conflict again and run
-	// twice. Wall time, as began's: how busy the database is now, which
-	// the store's clock (a simulation's, a test's) does not say; no
-	// decision of Shoal's reads it.
-	last := b.lastConflict.Load()
-	alone := b.AloneFor > 0 && last != 0 && time.Since(monotonicStart)-time.Duration(last) < b.AloneFor
+	// While this store's writes keep meeting others' (a conflict in the
+	// last AloneFor, by the store's clock), a batch runs alone from its
+	// first run: run first beside the others, it would most likely
+	// conflict again and run twice.
+	alone := b.aloneNow()
 	for try := 1; ; try++ {
 		err := b.attempt(ctx, calls, try, alone || try > 1)
 		if err == nil {
 			break
 		}
 		if b.Retry != nil && b.Retry(err) {
-			b.lastConflict.Store(int64(max(time.Since(monotonicStart), 1)))
+			b.conflicted()
 		}
 		// Run again: nothing of this try was committed. What the calls
 		// were told by it is forgotten, and the next try runs each of
@@ -251,9 +247,25 @@ func (b *Batcher) write(calls []*batchCall) {
 	txobserve.Write(len(calls), d)
 }
 
-// monotonicStart is the process's start on the monotonic clock, which
-// the time of the last conflict counts from (Batcher.lastConflict).
-var monotonicStart = time.Now()
+// aloneNow says whether a batch begun now runs alone from its first run
+// (AloneFor).
+func (b *Batcher) aloneNow() bool {
+	if b.AloneFor <= 0 {
+		return false
+	}
+	b.mu.Lock()
+	last := b.lastConflict
+	b.mu.Unlock()
+	return !last.IsZero() && b.Now().Sub(last) < b.AloneFor
+}
+
+// conflicted records that a batch met a conflict now.
+func (b *Batcher) conflicted() {
+	now := b.Now()
+	b.mu.Lock()
+	b.lastConflict = now
+	b.mu.Unlock()
+}
 
 // errNotSerialised marks a write the database would not commit beside
 // another server's, however often it was run again.

@@ -430,3 +430,50 @@ func TestBatchThatAlwaysConflictsFailsUnavailable(t *testing.T) {
 		t.Error("a write that never committed left its setting")
 	}
 }
+
+// After a batch met a conflict, the store's batches run alone from their
+// first run for AloneFor by the store's clock, and beside others again
+// after it; an aborted transaction (Aborted) does not count as a conflict.
+func TestBatchesRunAloneForAWhileAfterAConflict(t *testing.T) {
+	b, _ := newBatcher(t)
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	b.Now = func() time.Time { return now }
+	b.Retry = func(err error) bool { return errors.Is(err, errRunAgain) }
+	b.Aborted = func(err error) bool { return errors.Is(err, errAborted) }
+	b.MaxRetries = 3
+	b.AloneFor = 500 * time.Millisecond
+	var alone []bool
+	begin := b.Begin
+	b.Begin = func(ctx context.Context, tx *sql.Tx, a bool) error {
+		alone = append(alone, a)
+		return begin(ctx, tx, a)
+	}
+	write := func(fail error) {
+		t.Helper()
+		runs := 0
+		err := b.Update(t.Context(), func(tx store.Tx) error {
+			runs++
+			if runs == 1 && fail != nil {
+				return fail
+			}
+			return tx.PutSetting("k", fmt.Sprint(runs))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(nil)                 // beside others
+	write(errRunAgain)         // a conflict: run again alone
+	write(nil)                 // within AloneFor: alone
+	now = now.Add(time.Second) // past it
+	write(nil)                 // beside others again
+	write(errAborted)          // aborted beside others: run again alone, no conflict counted
+	write(nil)                 // beside others
+	if got, want := fmt.Sprint(alone), "[false false true true false false true false]"; got != want {
+		t.Errorf("Begin's alone, transaction by transaction: %s; want %s", got, want)
+	}
+}
+
+// errAborted stands for a statement PostgreSQL refused in an aborted
+// transaction.
+var errAborted = errors.New("aborted")
